@@ -1,0 +1,1 @@
+"""Transformer Explorer: the Qt application around `model` (panels observe one session state)."""

@@ -1,0 +1,117 @@
+"""`TransformerConfig`: every size of the model in one dataclass, passed whole (nanoGPT style)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+KINDS = ("encoder_decoder", "encoder_only", "decoder_only")
+POSITIONAL = ("sinusoidal", "learned")
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot describe a working Transformer."""
+
+
+@dataclass
+class TransformerConfig:
+    """Sizes of the paper's model (Table 3 names: N layers, d_model, d_ff, h, P_drop)."""
+
+    src_vocab_size: int
+    tgt_vocab_size: int
+    d_model: int = 512
+    n_heads: int = 8
+    d_ff: int = 2048
+    n_encoder_layers: int = 6
+    n_decoder_layers: int = 6
+    dropout: float = 0.1
+    max_len: int = 512
+    share_embeddings: bool = False
+    norm_first: bool = False  # False = post-LN, as in the paper: LayerNorm(x + Sublayer(x))
+    positional: str = "sinusoidal"  # Table 3 row (E) compares learned embeddings
+    pad_id: int = 0
+    kind: str = "encoder_decoder"  # later variants: "encoder_only" (BERT-like), "decoder_only" (GPT-like)
+    layer_norm_eps: float = 1e-5
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    @property
+    def d_k(self) -> int:
+        """Per-head width, d_k = d_v = d_model / h (Section 3.2.2)."""
+        return self.d_model // self.n_heads
+
+    @property
+    def has_encoder(self) -> bool:
+        return self.kind in ("encoder_decoder", "encoder_only")
+
+    @property
+    def has_decoder(self) -> bool:
+        return self.kind in ("encoder_decoder", "decoder_only")
+
+    def validate(self) -> None:
+        """Raise `ConfigError` naming the field when the sizes cannot work together."""
+        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+        for name in ("n_encoder_layers", "n_decoder_layers"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ConfigError(f"{name} must be a non-negative integer, got {value!r}")
+        if self.d_model % self.n_heads != 0:
+            raise ConfigError(
+                f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads}) "
+                "so each head gets d_k = d_model / h dimensions"
+            )
+        if self.positional == "sinusoidal" and self.d_model % 2 != 0:
+            raise ConfigError(f"sinusoidal positional encoding needs an even d_model, got {self.d_model}")
+        if not 0.0 <= float(self.dropout) < 1.0:
+            raise ConfigError(f"dropout must be in [0, 1), got {self.dropout!r}")
+        if self.positional not in POSITIONAL:
+            raise ConfigError(f"positional must be one of {POSITIONAL}, got {self.positional!r}")
+        if self.kind not in KINDS:
+            raise ConfigError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        if self.has_encoder and self.n_encoder_layers < 1:
+            raise ConfigError(f"a {self.kind} model needs n_encoder_layers >= 1")
+        if self.has_decoder and self.n_decoder_layers < 1:
+            raise ConfigError(f"a {self.kind} model needs n_decoder_layers >= 1")
+        if self.share_embeddings and self.kind == "encoder_decoder" and self.src_vocab_size != self.tgt_vocab_size:
+            raise ConfigError(
+                "share_embeddings needs one shared vocabulary: "
+                f"src_vocab_size {self.src_vocab_size} != tgt_vocab_size {self.tgt_vocab_size}"
+            )
+        if not 0 <= self.pad_id < min(self.src_vocab_size, self.tgt_vocab_size):
+            raise ConfigError(f"pad_id {self.pad_id} is outside the vocabulary")
+
+    # -- the paper's Table 3 -------------------------------------------------------------
+    @classmethod
+    def base(cls, src_vocab_size: int, tgt_vocab_size: int, **overrides) -> "TransformerConfig":
+        """Table 3 'base': N=6, d_model=512, d_ff=2048, h=8, P_drop=0.1, shared embeddings."""
+        params = dict(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6,
+                      dropout=0.1, share_embeddings=src_vocab_size == tgt_vocab_size)
+        params.update(overrides)
+        return cls(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size, **params)
+
+    @classmethod
+    def big(cls, src_vocab_size: int, tgt_vocab_size: int, **overrides) -> "TransformerConfig":
+        """Table 3 'big': N=6, d_model=1024, d_ff=4096, h=16, P_drop=0.3."""
+        params = dict(d_model=1024, n_heads=16, d_ff=4096, dropout=0.3)
+        params.update(overrides)
+        return cls.base(src_vocab_size, tgt_vocab_size, **params)
+
+    # -- (de)serialisation for checkpoints -----------------------------------------------
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TransformerConfig":
+        """Build from a checkpoint's dict; unknown keys are an error that names them."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"model config must be a JSON object, got {type(data).__name__}")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"unknown model config keys: {', '.join(unknown)}")
+        try:
+            return cls(**data)
+        except TypeError as exc:  # a missing required field
+            raise ConfigError(f"incomplete model config: {exc}") from None

@@ -1,0 +1,133 @@
+"""The Transformer of Figure 1, with the encoder-only and decoder-only variants from the same layers."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .config import TransformerConfig
+from .layers import Decoder, Encoder
+from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, TokenEmbedding
+from .recorder import current_trace, emit
+
+
+def subsequent_mask(size: int, device: torch.device | str | None = None) -> torch.Tensor:
+    """(1, T, T) boolean: position i may attend j only if j <= i (Section 3.2.3)."""
+    return torch.ones(size, size, dtype=torch.bool, device=device).tril().unsqueeze(0)
+
+
+def padding_mask(ids: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """(B, 1, 1, T) boolean: True on real tokens, so no query ever attends a pad key."""
+    return (ids != pad_id)[:, None, None, :]
+
+
+def decoder_mask(tgt: torch.Tensor, pad_id: int, causal: bool = True) -> torch.Tensor:
+    """(B, 1, T, T): target padding keys blocked and, when `causal`, the future too."""
+    mask = padding_mask(tgt, pad_id)  # (B, 1, 1, T)
+    if causal:
+        mask = mask & subsequent_mask(tgt.size(1), tgt.device).unsqueeze(1)  # (B, 1, T, T)
+    else:
+        mask = mask.expand(-1, -1, tgt.size(1), -1)
+    return mask
+
+
+class Transformer(nn.Module):
+    """Figure 1: embeddings + positions → N encoder layers → N decoder layers → linear → softmax.
+
+    `forward(src, tgt)` returns logits (B, T_tgt, V_tgt) for teacher-forced `tgt` (which
+    starts with <bos>); `encode` and `decode` are the two halves, as in the paper.
+    """
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        config.validate()
+        self.config = cfg = config
+        if cfg.positional == "sinusoidal":
+            self.positional = SinusoidalPositionalEncoding(cfg.d_model, cfg.max_len)
+        else:
+            self.positional = LearnedPositionalEmbedding(cfg.d_model, cfg.max_len)
+        self.embed_dropout = nn.Dropout(cfg.dropout)
+        out_vocab = cfg.tgt_vocab_size if cfg.has_decoder else cfg.src_vocab_size
+        if cfg.has_encoder:
+            self.src_embed = TokenEmbedding(cfg.src_vocab_size, cfg.d_model, cfg.pad_id)
+            self.encoder = Encoder(cfg)
+        if cfg.has_decoder:
+            if cfg.share_embeddings and cfg.has_encoder:
+                self.tgt_embed = self.src_embed  # Section 3.4: one weight matrix for both embeddings
+            else:
+                self.tgt_embed = TokenEmbedding(cfg.tgt_vocab_size, cfg.d_model, cfg.pad_id)
+            self.decoder = Decoder(cfg, cross_attention=cfg.kind == "encoder_decoder")
+        self.generator = nn.Linear(cfg.d_model, out_vocab)
+        self._init_weights()
+        if cfg.share_embeddings:
+            # ... and the pre-softmax linear transformation (Section 3.4).
+            self.generator.weight = (self.tgt_embed if cfg.has_decoder else self.src_embed).lut.weight
+
+    def _init_weights(self) -> None:
+        for name, p in self.named_parameters():
+            if p.dim() > 1 and "lut" not in name and "positional" not in name:
+                nn.init.xavier_uniform_(p)
+            elif name.endswith(".bias"):
+                nn.init.zeros_(p)
+
+    # -- Figure 1, bottom: inputs ------------------------------------------------------------
+    def embed(self, ids: torch.Tensor, table: TokenEmbedding, stack: str) -> torch.Tensor:
+        """Token embedding × √d_model + positional encoding, then dropout (Sections 3.4, 3.5)."""
+        axis = "src" if stack == "encoder" else "tgt"
+        if current_trace() is None:
+            x = table(ids) * table.scale + self.positional(ids.size(1))
+            return self.embed_dropout(x)
+        tokens = table(ids)  # (B, T, d_model)
+        emit(None, f"{stack}.embedding.tokens", tokens, "E[token]",
+             "Each token id looks up its learned vector in the embedding table.", ("batch", axis, "d_model"))
+        scaled = tokens * table.scale
+        emit(None, f"{stack}.embedding.scaled", scaled, "E[token] · √d_model",
+             "The embeddings are multiplied by √d_model (Section 3.4) so they are not drowned by the positions.",
+             ("batch", axis, "d_model"))
+        pe = self.positional(ids.size(1))  # (T, d_model)
+        emit(None, f"{stack}.positional", pe, "PE(pos, 2i) = sin(pos/10000^(2i/d)), PE(pos, 2i+1) = cos(…)"
+             if self.config.positional == "sinusoidal" else "P[pos] (learned)",
+             "The positional encoding: the only place the model learns where each token is.", (axis, "d_model"))
+        x = scaled + pe
+        emit(None, f"{stack}.input", x, "E[token] · √d_model + PE(pos)",
+             "What enters the first layer: meaning plus position, one vector per token.", ("batch", axis, "d_model"))
+        return self.embed_dropout(x)
+
+    # -- the two halves ------------------------------------------------------------------------
+    def encode(self, src: torch.Tensor) -> torch.Tensor:
+        """src (B, T_src) token ids → memory (B, T_src, d_model)."""
+        return self.encoder(self.embed(src, self.src_embed, "encoder"), padding_mask(src, self.config.pad_id))
+
+    def decode(self, memory: torch.Tensor | None, src: torch.Tensor | None, tgt: torch.Tensor,
+               causal: bool = True) -> torch.Tensor:
+        """tgt (B, T_tgt) ids → decoder output (B, T_tgt, d_model), attending `memory` of `src`.
+
+        `causal=False` removes the look-ahead mask: an ablation for teaching, never for training.
+        """
+        src_mask = padding_mask(src, self.config.pad_id) if src is not None else None
+        tgt_mask = decoder_mask(tgt, self.config.pad_id, causal)
+        return self.decoder(self.embed(tgt, self.tgt_embed, "decoder"), memory, src_mask, tgt_mask)
+
+    def project(self, hidden: torch.Tensor, axis: str = "tgt") -> torch.Tensor:
+        """The final linear layer: (B, T, d_model) → logits (B, T, V); softmax recorded for viewers."""
+        logits = self.generator(hidden)  # (B, T, V)
+        if current_trace() is not None:
+            emit(None, "generator.logits", logits, "x Wᵀ + b",
+                 "One score per vocabulary entry for the next token.", ("batch", axis, "vocab"))
+            emit(None, "generator.probs", logits.float().softmax(-1), "softmax(logits)",
+                 "The predicted next-token distribution.", ("batch", axis, "vocab"))
+        return logits
+
+    def forward(self, src: torch.Tensor | None, tgt: torch.Tensor | None = None, causal: bool = True) -> torch.Tensor:
+        """Teacher-forced logits. encoder_decoder: (B, T_tgt, V_tgt); encoder_only: (B, T_src, V);
+        decoder_only: logits over `tgt` (src is ignored and may be None)."""
+        kind = self.config.kind
+        if kind == "encoder_only":
+            return self.project(self.encode(src), axis="src")
+        if kind == "decoder_only":
+            return self.project(self.decode(None, None, tgt, causal))
+        memory = self.encode(src)
+        return self.project(self.decode(memory, src, tgt, causal))
+
+    def num_parameters(self) -> int:
+        """Distinct parameters (tied embeddings counted once)."""
+        return sum(p.numel() for p in self.parameters())
