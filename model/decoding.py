@@ -24,6 +24,13 @@ def _next_logits(model: Transformer, memory, src, prefix: torch.Tensor) -> torch
     return model.project(model.decode(memory, src, prefix))[:, -1].float()
 
 
+def _never(logits: torch.Tensor, bos_id: int, pad_id: int) -> torch.Tensor:
+    """<bos> and <pad> are never valid outputs (an untrained model may still score them highest)."""
+    logits = logits.clone()
+    logits[..., [bos_id, pad_id]] = float("-inf")
+    return logits
+
+
 def _start(src: torch.Tensor | None, bos_id: int, batch: int | None = None, device=None) -> torch.Tensor:
     b = src.size(0) if src is not None else (batch or 1)
     return torch.full((b, 1), bos_id, dtype=torch.long, device=device if src is None else src.device)
@@ -65,7 +72,7 @@ def sample_decode(model: Transformer, src: torch.Tensor | None, bos_id: int, eos
     pad = model.config.pad_id
     done = torch.zeros(ys.size(0), dtype=torch.bool, device=ys.device)
     while ys.size(1) < max_len + 1 and not done.all():
-        logits = _next_logits(model, memory, src, ys)
+        logits = _never(_next_logits(model, memory, src, ys), bos_id, pad)
         if temperature == 0:
             nxt = logits.argmax(-1)
         else:
@@ -128,7 +135,7 @@ def beam_search(model: Transformer, src: torch.Tensor | None, bos_id: int, eos_i
                                 device=src.device if src is not None else None)
         mem = memory.expand(len(beam), -1, -1) if memory is not None else None
         s = src.expand(len(beam), -1) if src is not None else None
-        logp = _next_logits(model, mem, s, prefixes).log_softmax(-1)  # (beam, V)
+        logp = _never(_next_logits(model, mem, s, prefixes).log_softmax(-1), bos_id, model.config.pad_id)  # (beam, V)
         total = logp + torch.tensor([nodes[n].log_prob for n in beam], device=logp.device)[:, None]
         k = min(beam_size * 2, total.numel())
         vals, idx = total.flatten().topk(k)
@@ -139,8 +146,11 @@ def beam_search(model: Transformer, src: torch.Tensor | None, bos_id: int, eos_i
             nodes.append(node)
             candidates.append(node)
         new_beam = []
-        for node in sorted(candidates, key=lambda n: n.score, reverse=True):
-            if node.finished and len(finished) < beam_size:
+        # Candidates come best first. An <eos> candidate completes a hypothesis only if it ranks
+        # within the top beam_size (as fairseq does), so beam_size 1 is exactly greedy decoding;
+        # the other beam_size slots go to the best open hypotheses.
+        for rank, node in enumerate(candidates):
+            if node.finished and rank < beam_size and len(finished) < beam_size:
                 finished.append(node.id)
             elif not node.finished and len(new_beam) < beam_size:
                 new_beam.append(node.id)
@@ -149,8 +159,11 @@ def beam_search(model: Transformer, src: torch.Tensor | None, bos_id: int, eos_i
         beam = new_beam
         if len(finished) >= beam_size or not beam:
             break
-    for n in beam:  # open hypotheses at max_len still count
-        finished.append(n)
+    if len(finished) < beam_size:  # ran out of steps: open hypotheses at max_len still count
+        finished.extend(beam)
+    else:  # stopped with beam_size complete hypotheses: the open ones were cut short, not finished
+        for n in beam:
+            nodes[n].pruned = True
     best = max(finished, key=lambda n: nodes[n].score)
     return BeamResult(_seq(nodes, best), nodes[best].score, nodes, finished)
 
@@ -203,11 +216,12 @@ def decode_steps(model: Transformer, src: torch.Tensor | None, bos_id: int, eos_
         with record(model) as trace:
             logits = model.project(model.decode(memory, src, ys))[0, -1].float()  # (V,)
         model_probs = logits.softmax(-1).cpu()
+        allowed = _never(logits, bos_id, cfg.pad_id)
         if temperature == 0:
             probs = model_probs
-            chosen = int(logits.argmax())
+            chosen = int(allowed.argmax())
         else:
-            probs = filter_logits(logits, temperature, top_k, top_p).softmax(-1).cpu()
+            probs = filter_logits(allowed, temperature, top_k, top_p).softmax(-1).cpu()
             chosen = int(torch.multinomial(probs, 1, generator=generator))
         if forced is not None:
             if t >= len(forced):

@@ -1,0 +1,145 @@
+"""`ModelBundle`: a model with its tokenizers and task — what a checkpoint loads and the GUI shows.
+
+`bundle.run(text)` is the one call a viewer needs: it validates the input, decodes an output
+(or takes a given target), and records the teacher-forced forward over it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from .config import TransformerConfig
+from .decoding import beam_search, greedy_decode, sample_decode
+from .recorder import Trace, record
+from .tokenizers import BOS_ID, EOS_ID, Encoded, Tokenizer
+from .transformer import Transformer
+
+
+class InputError(ValueError):
+    """Text the model cannot take (empty, too long, nothing it knows); the message says why."""
+
+
+@dataclass
+class ForwardResult:
+    """One recorded forward pass and the token labels for its axes."""
+
+    trace: Trace
+    source: Encoded
+    src_pieces: list[str]  # encoder positions
+    tgt_pieces: list[str]  # decoder input positions: <bos> y1 … y_n
+    out_pieces: list[str]  # what each decoder position predicts: y1 … y_n <eos>
+    output_text: str  # the model's greedy output (or the given target when teacher forcing)
+    target_text: str | None  # the target the user gave, if any
+
+
+@dataclass
+class ModelBundle:
+    model: Transformer
+    src_tokenizer: Tokenizer
+    tgt_tokenizer: Tokenizer
+    task: dict = field(default_factory=dict)  # {"name", "params", "examples", ...}
+    metrics: dict = field(default_factory=dict)
+    name: str = "model"
+    path: str | None = None
+
+    @property
+    def config(self) -> TransformerConfig:
+        return self.model.config
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @property
+    def examples(self) -> list[str]:
+        return list(self.task.get("examples") or [])
+
+    @property
+    def max_input_len(self) -> int:
+        return self.config.max_len
+
+    # -- input ---------------------------------------------------------------------------------
+    def encode_source(self, text: str) -> tuple[torch.Tensor, Encoded]:
+        """Validate and encode source text → ids (1, S). Unknown symbols are kept as <unk> and
+        reported in the returned `Encoded`; input made only of unknown symbols is refused."""
+        if not isinstance(text, str) or not text.strip():
+            raise InputError("The input is empty: type some text for the model to read.")
+        enc = self.src_tokenizer.encode(text)
+        limit = self.max_input_len
+        if len(enc.ids) > limit:
+            raise InputError(f"The input has {len(enc.ids)} tokens; this model reads at most {limit}.")
+        if len(enc.unknown) == len(enc.ids):
+            shown = "".join(sorted({p for _, p in enc.unknown}))[:40]
+            raise InputError(f"The model knows none of the input's symbols ({shown!r}); "
+                             f"it was trained on: {self.describe_alphabet()}")
+        return torch.tensor([enc.ids], dtype=torch.long, device=self.device), enc
+
+    def describe_alphabet(self) -> str:
+        vocab = self.src_tokenizer.vocab[4:]
+        sep = "" if self.src_tokenizer.kind == "char" else " "
+        text = sep.join(vocab)
+        return text if len(text) <= 60 else text[:57] + "…"
+
+    def encode_target(self, text: str) -> list[int]:
+        enc = self.tgt_tokenizer.encode(text)
+        if len(enc.ids) + 1 > self.config.max_len:
+            raise InputError(f"The target has {len(enc.ids)} tokens; this model decodes at most {self.config.max_len - 1}.")
+        return enc.ids
+
+    # -- decoding ------------------------------------------------------------------------------
+    def default_max_output(self, src_len: int) -> int:
+        task_max = int(self.task.get("max_tgt_len") or 0)
+        return min(self.config.max_len - 1, max(task_max, src_len) + 8)
+
+    @torch.no_grad()
+    def generate_ids(self, src: torch.Tensor, method: str = "greedy", max_len: int | None = None,
+                     beam_size: int = 4, alpha: float = 0.6, temperature: float = 1.0, top_k: int = 0,
+                     top_p: float = 1.0, seed: int | None = None) -> list[int]:
+        """Output ids (without <bos>/<eos>) for one source (1, S)."""
+        self.model.eval()
+        max_len = max_len or self.default_max_output(src.size(1))
+        if method == "greedy":
+            ids = greedy_decode(self.model, src, BOS_ID, EOS_ID, max_len)[0].tolist()
+        elif method == "beam":
+            ids = beam_search(self.model, src, BOS_ID, EOS_ID, max_len, beam_size, alpha).tokens
+        elif method == "sample":
+            gen = torch.Generator(device=src.device)
+            if seed is not None:
+                gen.manual_seed(seed)
+            ids = sample_decode(self.model, src, BOS_ID, EOS_ID, max_len, temperature, top_k, top_p, gen)[0].tolist()
+        else:
+            raise ValueError(f"unknown decoding method {method!r}; use greedy, beam or sample")
+        out = []
+        for i in ids[1:]:
+            if i == EOS_ID:
+                break
+            out.append(i)
+        return out
+
+    def translate(self, text: str, **decoding) -> str:
+        """Source text → the model's output text (greedy unless `method='beam'|'sample'`)."""
+        src, _ = self.encode_source(text)
+        return self.tgt_tokenizer.decode(self.generate_ids(src, **decoding))
+
+    # -- a recorded forward pass --------------------------------------------------------------
+    @torch.no_grad()
+    def run(self, text: str, target: str | None = None) -> ForwardResult:
+        """Record the teacher-forced forward over the given target, or over the model's own
+        greedy output when no target is given (so every step shows what the model really did)."""
+        src, enc = self.encode_source(text)
+        if target is not None and target.strip():
+            y = self.encode_target(target)
+        else:
+            target = None
+            y = self.generate_ids(src)
+        tgt_in = torch.tensor([[BOS_ID] + y], dtype=torch.long, device=self.device)
+        self.model.eval()
+        with record(self.model) as trace:
+            self.model(src, tgt_in)
+        tok = self.tgt_tokenizer
+        return ForwardResult(
+            trace=trace, source=enc, src_pieces=enc.pieces,
+            tgt_pieces=tok.pieces([BOS_ID] + y), out_pieces=tok.pieces(y + [EOS_ID]),
+            output_text=tok.decode(y), target_text=target,
+        )
