@@ -117,7 +117,7 @@ class WordTokenizer(Tokenizer):
 
     @classmethod
     def from_texts(cls, texts) -> "WordTokenizer":
-        words = sorted({w for t in texts for w in t.split()})
+        words = sorted({w for t in texts for w in t.split()} - set(SPECIALS))  # a literal "<eos>" word is text
         return cls(list(SPECIALS) + words)
 
     def split(self, text: str) -> list[str]:

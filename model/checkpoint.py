@@ -1,0 +1,278 @@
+"""Checkpoints as a folder: `model.safetensors` (weights, never pickle) + `config.json`.
+
+config.json holds everything needed to rebuild the bundle: the model config, both
+tokenizers with their vocabularies, the task and its parameters, training metrics, the
+project version and a format version. Saving is atomic: the new checkpoint is written into
+a temporary folder beside the target and renamed into place, so an interrupted save leaves
+the previous checkpoint as it was.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import torch
+
+from .bundle import ModelBundle
+from .config import ConfigError, TransformerConfig
+from .tokenizers import TokenizerError, tokenizer_from_dict
+from .transformer import Transformer
+
+FORMAT = "transformer-explorer-checkpoint"
+FORMAT_VERSION = 1
+WEIGHTS, CONFIG = "model.safetensors", "config.json"
+PICKLE_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle")
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be saved or loaded; the message names the file and the problem."""
+
+
+def assets_dir() -> Path:
+    import model
+
+    return Path(model.__file__).resolve().parent.parent / "assets" / "checkpoints"
+
+
+def bundled_checkpoints() -> dict[str, Path]:
+    """name → folder for every checkpoint shipped under <repo>/assets/checkpoints/."""
+    root = assets_dir()
+    if not root.is_dir():
+        return {}
+    return {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and (p / CONFIG).is_file()}
+
+
+def random_bundle(task_name: str = "reverse", **config_overrides) -> ModelBundle:
+    """An untrained small model for a built-in task (what the GUI shows before any training)."""
+    from .tasks import get_task
+
+    task = get_task(task_name)
+    src_tok, tgt_tok = task.build_tokenizers()
+    params = dict(d_model=64, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=256, max_len=64, dropout=0.1)
+    params.update(config_overrides)
+    config = TransformerConfig(src_vocab_size=len(src_tok), tgt_vocab_size=len(tgt_tok), **params)
+    return ModelBundle(Transformer(config), src_tok, tgt_tok, task.to_dict(), {}, name=f"{task_name} (untrained)")
+
+
+# -- weights ------------------------------------------------------------------------------------
+def _unique_state(model: torch.nn.Module) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
+    """The state dict with tied tensors stored once (safetensors refuses shared memory).
+
+    Returns (tensors to save, alias → saved name), e.g. {"generator.weight": "src_embed.lut.weight"}.
+    """
+    tensors, aliases, seen = {}, {}, {}
+    for name, t in model.state_dict().items():
+        key = (t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape), t.dtype)
+        if key in seen:
+            aliases[name] = seen[key]
+            continue
+        seen[key] = name
+        tensors[name] = t.detach().to("cpu").contiguous()
+    return tensors, aliases
+
+
+def _config_dict(bundle: ModelBundle, metrics: dict | None, aliases: dict[str, str]) -> dict:
+    from . import __version__
+
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "project_version": __version__,
+        "saved_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "name": bundle.name,
+        "model": bundle.config.to_dict(),
+        "src_tokenizer": bundle.src_tokenizer.to_dict(),
+        "tgt_tokenizer": bundle.tgt_tokenizer.to_dict(),
+        "task": bundle.task,
+        "metrics": dict(metrics if metrics is not None else bundle.metrics),
+        "tied_weights": aliases,
+    }
+
+
+def save_checkpoint(bundle: ModelBundle, path: str | Path, metrics: dict | None = None) -> Path:
+    """Write the bundle to the folder `path` atomically; returns the folder.
+
+    Refuses to replace a non-empty folder that is not a checkpoint (it would delete it).
+    """
+    from safetensors.torch import save_file
+
+    path = Path(path)
+    if path.exists():
+        if not path.is_dir():
+            raise CheckpointError(f"{path}: exists and is a file, not a checkpoint folder")
+        if any(path.iterdir()) and not (path / CONFIG).is_file():
+            raise CheckpointError(f"{path}: the folder is not empty and is not a checkpoint; "
+                                  "refusing to overwrite it (choose another folder)")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.saving-", dir=path.parent))
+        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private; a checkpoint is an ordinary folder
+    except OSError as exc:
+        raise CheckpointError(f"{path}: cannot create the checkpoint folder ({exc.strerror or exc})") from None
+    try:
+        tensors, aliases = _unique_state(bundle.model)
+        save_file(tensors, str(tmp / WEIGHTS), metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)})
+        text = json.dumps(_config_dict(bundle, metrics, aliases), indent=2, ensure_ascii=False, default=_json_default)
+        with open(tmp / CONFIG, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        for f in (WEIGHTS, CONFIG):
+            os.chmod(tmp / f, 0o666 & ~_umask())
+        _swap_into_place(tmp, path)
+    except OSError as exc:
+        raise CheckpointError(f"{path}: could not save the checkpoint ({exc.strerror or exc})") from None
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    bundle.path = str(path)
+    return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _swap_into_place(tmp: Path, path: Path) -> None:
+    """Rename the finished temp folder onto `path`; an old checkpoint is moved aside first and
+    deleted only after the new one is in place."""
+    if not path.exists():
+        os.replace(tmp, path)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=path.parent))
+    os.rmdir(old)
+    os.replace(path, old)
+    try:
+        os.replace(tmp, path)
+    except OSError:
+        os.replace(old, path)  # put the previous checkpoint back
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _json_default(obj):
+    if isinstance(obj, Path):
+        return str(obj)
+    if isinstance(obj, torch.Tensor) and obj.numel() == 1:
+        return obj.item()
+    if isinstance(obj, tuple):
+        return list(obj)
+    raise TypeError(f"cannot store {type(obj).__name__} in config.json")
+
+
+# -- loading ------------------------------------------------------------------------------------
+def _locate(path: Path) -> Path:
+    """The checkpoint folder for `path` (a folder, or its config.json / model.safetensors)."""
+    if not path.exists():
+        raise CheckpointError(f"{path}: no such file or folder")
+    if path.is_file():
+        if path.suffix.lower() in PICKLE_SUFFIXES:
+            raise CheckpointError(f"{path}: a PyTorch pickle file; it is never loaded, because unpickling can run "
+                                  "arbitrary code. Checkpoints are folders with model.safetensors + config.json.")
+        if path.name in (WEIGHTS, CONFIG):
+            return path.parent
+        raise CheckpointError(f"{path}: not a checkpoint (expected a folder with {WEIGHTS} and {CONFIG})")
+    if not (path / CONFIG).is_file():
+        pickles = sorted(p.name for p in path.iterdir() if p.suffix.lower() in PICKLE_SUFFIXES)
+        hint = f"; it holds PyTorch pickle files ({', '.join(pickles[:3])}), which are never loaded" if pickles else ""
+        raise CheckpointError(f"{path}: not a checkpoint folder, {CONFIG} is missing{hint}")
+    return path
+
+
+def read_config(folder: str | Path) -> dict:
+    """Parse and check config.json (format, version); errors name the file."""
+    folder = _locate(Path(folder))
+    cfg_path = folder / CONFIG
+    try:
+        data = json.loads(cfg_path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise CheckpointError(f"{cfg_path}: not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise CheckpointError(f"{cfg_path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except OSError as exc:
+        raise CheckpointError(f"{cfg_path}: cannot read it ({exc.strerror or exc})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise CheckpointError(f"{cfg_path}: not a Transformer Explorer checkpoint config (no \"format\": \"{FORMAT}\")")
+    version = data.get("format_version")
+    if not isinstance(version, int):
+        raise CheckpointError(f"{cfg_path}: format_version is missing or not an integer")
+    if version > FORMAT_VERSION:
+        raise CheckpointError(f"{cfg_path}: written by a newer version (checkpoint format {version}, project "
+                              f"{data.get('project_version', '?')}); this version reads format {FORMAT_VERSION} "
+                              "at most — upgrade transformer-explorer")
+    for key in ("model", "src_tokenizer", "tgt_tokenizer"):
+        if key not in data:
+            raise CheckpointError(f"{cfg_path}: the \"{key}\" entry is missing")
+    return data
+
+
+def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> ModelBundle:
+    """Rebuild the bundle saved in `path` (weights mapped to `device`, CPU by default)."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    folder = _locate(Path(path))
+    data = read_config(folder)
+    cfg_path, w_path = folder / CONFIG, folder / WEIGHTS
+    try:
+        config = TransformerConfig.from_dict(data["model"])
+        src_tok = tokenizer_from_dict(data["src_tokenizer"])
+        tgt_tok = tokenizer_from_dict(data["tgt_tokenizer"])
+    except (ConfigError, TokenizerError) as exc:
+        raise CheckpointError(f"{cfg_path}: {exc}") from None
+    for side, tok, size in (("source", src_tok, config.src_vocab_size), ("target", tgt_tok, config.tgt_vocab_size)):
+        if len(tok) != size:
+            raise CheckpointError(f"{cfg_path}: the {side} vocabulary has {len(tok)} entries but the model config "
+                                  f"says {size}")
+    if not w_path.is_file():
+        raise CheckpointError(f"{w_path}: missing (the weights of this checkpoint)")
+    try:
+        tensors = load_file(str(w_path), device="cpu")
+    except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
+        raise CheckpointError(f"{w_path}: not a readable safetensors file, truncated or corrupt ({exc})") from None
+    model = Transformer(config)
+    _load_weights(model, tensors, w_path)
+    task = data.get("task") if isinstance(data.get("task"), dict) else {}
+    metrics = data.get("metrics") if isinstance(data.get("metrics"), dict) else {}
+    bundle = ModelBundle(model, src_tok, tgt_tok, task, metrics, name=str(data.get("name") or folder.name),
+                         path=str(folder))
+    try:
+        from .devices import resolve_device
+
+        model.to(resolve_device(device))
+    except ValueError as exc:
+        raise CheckpointError(str(exc)) from None
+    model.eval()
+    return bundle
+
+
+def _load_weights(model: Transformer, tensors: dict[str, torch.Tensor], w_path: Path) -> None:
+    """Copy tensors in after checking names and shapes, so a mismatch is a clear message."""
+    expected, aliases = _unique_state(model)
+    missing = sorted(set(expected) - set(tensors))
+    unexpected = sorted(set(tensors) - set(expected))
+    if missing or unexpected:
+        parts = []
+        if missing:
+            parts.append(f"missing tensors {missing[:4]}{' …' if len(missing) > 4 else ''}")
+        if unexpected:
+            parts.append(f"unexpected tensors {unexpected[:4]}{' …' if len(unexpected) > 4 else ''}")
+        raise CheckpointError(f"{w_path}: does not match the model in config.json: {'; '.join(parts)}")
+    for name, want in expected.items():
+        got = tensors[name]
+        if tuple(got.shape) != tuple(want.shape):
+            raise CheckpointError(f"{w_path}: tensor {name!r} has shape {tuple(got.shape)} but config.json "
+                                  f"describes {tuple(want.shape)}; the weights and the config do not belong together")
+        if got.dtype != want.dtype and not got.is_floating_point():
+            raise CheckpointError(f"{w_path}: tensor {name!r} has dtype {got.dtype}, expected {want.dtype}")
+    model.load_state_dict({**tensors, **{a: tensors[n] for a, n in aliases.items()}}, strict=True)
+
+
+__all__ = ["save_checkpoint", "load_checkpoint", "bundled_checkpoints", "random_bundle", "read_config",
+           "CheckpointError", "FORMAT_VERSION"]

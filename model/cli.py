@@ -1,0 +1,270 @@
+"""`transformer-explorer train …`: headless training (no Qt), e.g. on a GPU box over ssh.
+
+    transformer-explorer train --task reverse --out runs/reverse --steps 4000
+    transformer-explorer train --data pairs.tsv --tokenizer word --out runs/mine --device cuda
+
+Prints a progress bar to stderr, saves the checkpoint to --out (also every --save-every
+steps) and ends with `eval exact_match: 0.995 (n=1000)` on held-out inputs. Errors print one
+clear line and exit non-zero, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+USAGE_EXAMPLE = "transformer-explorer train --task reverse --out runs/reverse --steps 4000"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="transformer-explorer train",
+                                description="Train a Transformer on a built-in task or a TSV file, headless.",
+                                epilog=f"example: {USAGE_EXAMPLE}")
+    src = p.add_argument_group("data")
+    src.add_argument("--task", help="built-in task: copy, reverse, sort, addition, dates, translation")
+    src.add_argument("--data", metavar="PAIRS.tsv", help="train on your own UTF-8 'source<TAB>target' lines")
+    src.add_argument("--tokenizer", choices=("char", "word"), default="char", help="for --data (default char)")
+    p.add_argument("--out", required=True, metavar="DIR", help="checkpoint folder to write")
+    p.add_argument("--init", metavar="DIR", help="continue from this checkpoint (its sizes and tokenizers)")
+    m = p.add_argument_group("model (ignored with --init)")
+    m.add_argument("--d-model", type=int, default=None, help="default 64")
+    m.add_argument("--layers", type=int, default=None, help="encoder and decoder layers (default 2)")
+    m.add_argument("--encoder-layers", type=int, default=None)
+    m.add_argument("--decoder-layers", type=int, default=None)
+    m.add_argument("--heads", type=int, default=None, help="default 4")
+    m.add_argument("--d-ff", type=int, default=None, help="default 4 × d_model")
+    m.add_argument("--dropout", type=float, default=None, help="default 0.1")
+    m.add_argument("--max-len", type=int, default=None, help="longest sequence in tokens (default 64)")
+    m.add_argument("--pre-ln", action="store_true", help="LayerNorm before each sublayer (default: the paper's post-LN)")
+    m.add_argument("--share-embeddings", action="store_true", help="tie embeddings and output (needs one vocabulary)")
+    m.add_argument("--learned-positions", action="store_true", help="learned instead of sinusoidal positions")
+    t = p.add_argument_group("training")
+    t.add_argument("--steps", type=int, default=2000)
+    t.add_argument("--batch-size", type=int, default=64)
+    t.add_argument("--warmup", type=int, default=400)
+    t.add_argument("--lr-scale", type=float, default=1.0, help="multiplies the paper's learning-rate schedule")
+    t.add_argument("--label-smoothing", type=float, default=0.1)
+    t.add_argument("--clip-grad", type=float, default=None, help="max gradient norm (default: no clipping)")
+    t.add_argument("--device", default="auto", help="auto (CUDA, then MPS, then CPU), cpu, cuda, mps")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: torch's choice)")
+    t.add_argument("--eval-every", type=int, default=0, help="held-out evaluation every N steps (0: only at the end)")
+    t.add_argument("--eval-size", type=int, default=1000, help="held-out pairs in the final evaluation")
+    t.add_argument("--save-every", type=int, default=1000, help="save the checkpoint every N steps (0: only at the end)")
+    t.add_argument("--name", help="model name stored in the checkpoint (default: the task's)")
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+class Progress:
+    """A one-line progress bar on stderr: steps, steps/s, loss, ETA. Redrawn with \\r on a
+    terminal; one line every `every_s` seconds when stderr is a file (logs stay readable)."""
+
+    def __init__(self, total: int, start_step: int = 0, stream=None, every_s: float = 0.2):
+        self.total, self.start_step = total, start_step
+        self.stream = stream or sys.stderr
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.every_s = every_s if self.tty else 10.0
+        self.t0 = time.perf_counter()
+        self.last = 0.0
+
+    def update(self, step: int, loss: float, extra: str = "", force: bool = False) -> None:
+        now = time.perf_counter()
+        if not force and now - self.last < self.every_s:
+            return
+        self.last = now
+        done = step - self.start_step
+        rate = done / max(now - self.t0, 1e-9)
+        eta = (self.total - done) / rate if rate > 0 else float("inf")
+        frac = done / max(self.total, 1)
+        bar = "#" * int(frac * 24) + "." * (24 - int(frac * 24))
+        line = (f"step {step}/{self.start_step + self.total} [{bar}] {frac:4.0%} {rate:6.1f} steps/s "
+                f"loss {loss:.4f} ETA {_clock(eta)}{extra}")
+        if self.tty:
+            self.stream.write("\r" + line.ljust(100))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _clock(seconds: float) -> str:
+    if seconds != seconds or seconds == float("inf"):
+        return "--:--"
+    s = int(seconds)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60:02d}:{s % 60:02d}"
+
+
+def _model_overrides(args) -> dict:
+    names = {"d_model": args.d_model, "n_heads": args.heads, "d_ff": args.d_ff, "dropout": args.dropout,
+             "max_len": args.max_len}
+    out = {k: v for k, v in names.items() if v is not None}
+    if args.layers is not None:
+        out["n_encoder_layers"] = out["n_decoder_layers"] = args.layers
+    if args.encoder_layers is not None:
+        out["n_encoder_layers"] = args.encoder_layers
+    if args.decoder_layers is not None:
+        out["n_decoder_layers"] = args.decoder_layers
+    if args.pre_ln:
+        out["norm_first"] = True
+    if args.share_embeddings:
+        out["share_embeddings"] = True
+    if args.learned_positions:
+        out["positional"] = "learned"
+    return out
+
+
+def _build(args):
+    """(bundle, task, previous steps) from the arguments."""
+    import torch
+
+    from .bundle import ModelBundle
+    from .checkpoint import load_checkpoint
+    from .config import TransformerConfig
+    from .data import tsv_task
+    from .tasks import get_task
+    from .training import task_from_info
+    from .transformer import Transformer
+
+    overrides = _model_overrides(args)
+    if args.init:
+        if overrides:
+            raise _UsageError(f"--init continues a checkpoint with its own sizes; drop {', '.join(sorted(overrides))}")
+        bundle = load_checkpoint(args.init)
+        if args.data:
+            task = tsv_task(args.data, args.tokenizer)
+        elif args.task:
+            task = get_task(args.task)
+        else:
+            task = task_from_info(bundle.task)
+        src_tok, tgt_tok = task.build_tokenizers()
+        if args.data or args.task:
+            unknown = set(src_tok.vocab) - set(bundle.src_tokenizer.vocab) | (set(tgt_tok.vocab) - set(bundle.tgt_tokenizer.vocab))
+            if unknown:
+                raise _UsageError(f"the task uses symbols the checkpoint's vocabulary lacks: {sorted(unknown)[:8]}")
+        bundle.task = task.to_dict()
+        return bundle, task, int(bundle.metrics.get("steps", 0) or 0)
+    if args.data:
+        task = tsv_task(args.data, args.tokenizer)
+    elif args.task:
+        task = get_task(args.task)
+    else:
+        raise _UsageError("say what to learn: --task NAME (copy, reverse, sort, addition, dates, translation) "
+                          "or --data PAIRS.tsv")
+    src_tok, tgt_tok = task.build_tokenizers()
+    d_model = overrides.get("d_model", 64)
+    params = dict(d_model=d_model, n_heads=4, d_ff=4 * d_model, n_encoder_layers=2, n_decoder_layers=2,
+                  dropout=0.1, max_len=max(64, task.max_src_len, task.max_tgt_len + 2))
+    params.update(overrides)
+    if params.get("share_embeddings") and src_tok.vocab != tgt_tok.vocab:
+        merged = sorted(set(src_tok.vocab[4:]) | set(tgt_tok.vocab[4:]))
+        src_tok = tgt_tok = type(src_tok)(src_tok.vocab[:4] + merged)
+    torch.manual_seed(args.seed)
+    config = TransformerConfig(src_vocab_size=len(src_tok), tgt_vocab_size=len(tgt_tok), **params)
+    bundle = ModelBundle(Transformer(config), src_tok, tgt_tok, task.to_dict(), {}, name=args.name or task.name)
+    return bundle, task, 0
+
+
+class _UsageError(ValueError):
+    pass
+
+
+def _describe(bundle) -> str:
+    c = bundle.config
+    return (f"d_model {c.d_model}, heads {c.n_heads}, layers {c.n_encoder_layers}+{c.n_decoder_layers}, "
+            f"d_ff {c.d_ff}, max_len {c.max_len}, {'pre' if c.norm_first else 'post'}-LN, "
+            f"{bundle.model.num_parameters():,} parameters")
+
+
+def train(args) -> int:
+    import torch
+
+    from .checkpoint import save_checkpoint
+    from .training import EvalEvent, TrainConfig, Trainer
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    bundle, task, prev_steps = _build(args)
+    if args.name:
+        bundle.name = args.name
+    cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, warmup=args.warmup, lr_scale=args.lr_scale,
+                      label_smoothing=args.label_smoothing, clip_grad=args.clip_grad, device=args.device,
+                      seed=args.seed, eval_every=args.eval_every, eval_size=min(args.eval_size, 500))
+    trainer = Trainer(bundle, task, cfg)
+    err = sys.stderr
+    print(f"task {task.name}: {task.description}", file=err)
+    print(f"model: {_describe(bundle)}; device {trainer.metrics()['device']}", file=err)
+    progress = None if args.quiet else Progress(cfg.steps, 0)
+    t0 = time.perf_counter()
+
+    def save(final: bool = False) -> None:
+        metrics = trainer.metrics()
+        metrics["steps"] = prev_steps + trainer.step_count
+        metrics["command"] = "transformer-explorer train " + " ".join(args.argv)
+        bundle.metrics = metrics
+        save_checkpoint(bundle, args.out, metrics)
+
+    interrupted = False
+    try:
+        for event in trainer.events():
+            if isinstance(event, EvalEvent):
+                msg = f"step {prev_steps + event.step}: eval exact_match {event.exact_match:.3f} (n={event.n})"
+                if progress:
+                    progress.close()
+                print(msg, file=err)
+                continue
+            if progress:
+                progress.update(event.step, event.loss, f"  acc {event.token_accuracy:.3f}",
+                                force=event.step == cfg.steps)
+            if args.save_every and event.step % args.save_every == 0 and event.step < cfg.steps:
+                save()
+    except KeyboardInterrupt:
+        interrupted = True
+        print("\ninterrupted: saving what was trained so far", file=err)
+    if progress:
+        progress.close()
+    train_s = time.perf_counter() - t0
+    final = trainer.evaluate(args.eval_size)
+    save(final=True)
+    print(f"trained {trainer.step_count} steps in {train_s:.1f} s; saved {args.out}", file=err)
+    for src, tgt, out in final.examples[:3]:
+        print(f"  {src!r} → {out!r}" + ("" if out == tgt else f" (expected {tgt!r})"), file=err)
+    print(f"eval exact_match: {final.exact_match:.3f} (n={final.n})", flush=True)
+    return 130 if interrupted else 0
+
+
+def train_main(argv=None) -> int:
+    """Entry point of `transformer-explorer train`; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed usage + the error
+        return int(exc.code or 0)
+    args.argv = argv
+    from .checkpoint import CheckpointError
+    from .config import ConfigError
+    from .data import DataError
+    from .devices import DeviceError
+    from .tasks import TaskError
+    from .tokenizers import TokenizerError
+    from .training import TrainingError
+
+    known = (CheckpointError, ConfigError, DataError, DeviceError, TaskError, TokenizerError, TrainingError,
+             _UsageError, OSError)
+    try:
+        return train(args)
+    except known as exc:
+        print(f"transformer-explorer train: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("transformer-explorer train: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(train_main())

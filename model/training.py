@@ -1,0 +1,375 @@
+"""Training with the paper's recipe (Section 5), as a UI-free `Trainer` that yields events.
+
+Section 5.3: Adam with β1 = 0.9, β2 = 0.98, ε = 1e-9 and the learning rate
+    lrate = d_model^-0.5 · min(step^-0.5, step · warmup_steps^-1.5)
+(times `lr_scale`, 1.0 in the paper). Section 5.4: residual dropout and label smoothing
+ε_ls = 0.1. Like minGPT's trainer this file knows nothing of who watches: a GUI drives
+`events()` from a worker thread and calls `pause()` / `resume()` / `stop()` from its own.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import random
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Iterator
+
+import torch
+from torch import nn
+
+from .bundle import ModelBundle
+from .data import Batch, make_batch
+from .decoding import greedy_decode
+from .devices import describe, resolve_device
+from .tasks import Task, get_task
+from .tokenizers import BOS_ID, EOS_ID, PAD_ID, Tokenizer
+from .transformer import Transformer
+
+ADAM_BETAS = (0.9, 0.98)  # Section 5.3
+ADAM_EPS = 1e-9
+
+
+class TrainingError(RuntimeError):
+    """Training cannot go on (a diverged loss, out of memory, a bad setting); the message says why."""
+
+
+def noam_lr(step: int, d_model: int, warmup: int, scale: float = 1.0) -> float:
+    """Eq. 3 (Section 5.3): scale · d_model^-0.5 · min(step^-0.5, step · warmup^-1.5).
+
+    Rises linearly for `warmup` steps, peaks at step == warmup, then decays as 1/√step.
+    Steps count from 1 (the first optimisation step).
+    """
+    if step < 1:
+        raise ValueError(f"steps count from 1, got {step}")
+    if warmup < 1:
+        raise ValueError(f"warmup must be at least 1 step, got {warmup}")
+    return scale * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+
+
+def make_optimizer(model: nn.Module, d_model: int, warmup: int, scale: float = 1.0
+                   ) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
+    """Adam(β1 0.9, β2 0.98, ε 1e-9) whose learning rate LambdaLR sets to `noam_lr` every step."""
+    params = list(dict.fromkeys(model.parameters()))  # tied embeddings once
+    opt = torch.optim.Adam(params, lr=1.0, betas=ADAM_BETAS, eps=ADAM_EPS)
+    # LambdaLR multiplies the base lr (1.0) by lambda(k), k = 0 before the first step → noam_lr(1).
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: noam_lr(k + 1, d_model, warmup, scale))
+    return opt, sched
+
+
+@dataclass
+class TrainConfig:
+    """Everything that shapes a training run (the model's own sizes live in TransformerConfig)."""
+
+    steps: int = 2000
+    batch_size: int = 64
+    warmup: int = 400  # the paper used 4000 for 100k steps on WMT; small tasks need far fewer
+    lr_scale: float = 1.0
+    label_smoothing: float = 0.1  # ε_ls, Section 5.4
+    clip_grad: float | None = None  # max gradient norm; None = no clipping (the paper clips nothing)
+    device: str = "auto"  # "auto" | "cpu" | "cuda" | "mps"
+    seed: int = 0
+    eval_every: int = 0  # steps between held-out evaluations; 0 = only when asked
+    eval_size: int = 200
+    amp: bool = True  # bf16 autocast on CUDA (ignored elsewhere)
+
+    def validate(self) -> None:
+        for name in ("steps", "batch_size", "warmup", "eval_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise TrainingError(f"{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.eval_every, int) or self.eval_every < 0:
+            raise TrainingError(f"eval_every must be 0 (off) or a positive integer, got {self.eval_every!r}")
+        if not (isinstance(self.lr_scale, (int, float)) and math.isfinite(self.lr_scale) and self.lr_scale > 0):
+            raise TrainingError(f"lr_scale must be a positive number, got {self.lr_scale!r}")
+        if not 0.0 <= self.label_smoothing < 1.0:
+            raise TrainingError(f"label_smoothing must be in [0, 1), got {self.label_smoothing!r}")
+        if self.clip_grad is not None and not self.clip_grad > 0:
+            raise TrainingError(f"clip_grad must be positive or None, got {self.clip_grad!r}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class StepEvent:
+    """One optimisation step. tokens_per_s counts source + target tokens (pads excluded), as the
+    paper sizes its batches (Section 5.1)."""
+
+    step: int
+    loss: float
+    token_accuracy: float  # argmax == target over non-pad target tokens (teacher forced)
+    lr: float
+    tokens_per_s: float
+    grad_norm: float  # before clipping
+    elapsed: float  # seconds of training so far (pauses excluded)
+
+
+@dataclass
+class EvalEvent:
+    """A held-out evaluation: greedy decoding, exact match of the whole output string."""
+
+    step: int
+    exact_match: float
+    examples: list[tuple[str, str, str]] = field(default_factory=list)  # (source, target, output)
+    n: int = 0
+
+
+def task_from_info(info: dict) -> Task:
+    """Rebuild the task a bundle or checkpoint describes (`Task.to_dict()`), built-in or TSV."""
+    from .data import tsv_task
+
+    params = dict(info.get("params") or {})
+    if "path" in params:
+        return tsv_task(params["path"], params.get("tokenizer", "char"))
+    return get_task(info.get("name", ""), **params)
+
+
+class Trainer:
+    """Trains a Transformer on a task with the paper's recipe; no UI knowledge.
+
+    Drive it with `step()` (one update), `events()` (a generator of StepEvent / EvalEvent) or
+    `run(callback)`. `pause()`, `resume()` and `stop()` may be called from any thread.
+    """
+
+    def __init__(self, model: ModelBundle | Transformer, task: Task | str | None = None,
+                 config: TrainConfig | None = None, src_tokenizer: Tokenizer | None = None,
+                 tgt_tokenizer: Tokenizer | None = None):
+        self.config = cfg = config or TrainConfig()
+        cfg.validate()
+        if isinstance(model, ModelBundle):
+            self.bundle = model
+            model, src_tokenizer, tgt_tokenizer = model.model, model.src_tokenizer, model.tgt_tokenizer
+            if task is None:
+                task = task_from_info(self.bundle.task)
+        else:
+            self.bundle = None
+        if isinstance(task, str):
+            task = get_task(task)
+        if task is None:
+            raise TrainingError("a task is needed (a built-in name, a Task, or a bundle that names one)")
+        if model.config.kind != "encoder_decoder":
+            raise TrainingError(f"the Trainer trains encoder-decoder models, not {model.config.kind}")
+        if src_tokenizer is None or tgt_tokenizer is None:
+            src_tokenizer, tgt_tokenizer = task.build_tokenizers()
+        self._check_fits(model, task, src_tokenizer, tgt_tokenizer)
+        self.task, self.src_tokenizer, self.tgt_tokenizer = task, src_tokenizer, tgt_tokenizer
+        self.device = resolve_device(cfg.device)
+        self.model = model.to(self.device)
+        torch.manual_seed(cfg.seed)
+        self._stream = task.stream(seed=cfg.seed, split="train")
+        self.optimizer, self.scheduler = make_optimizer(self.model, model.config.d_model, cfg.warmup, cfg.lr_scale)
+        self.loss_fn = nn.CrossEntropyLoss(label_smoothing=cfg.label_smoothing, ignore_index=PAD_ID)
+        self.step_count = 0
+        self.elapsed = 0.0
+        self.last_step: StepEvent | None = None
+        self.last_eval: EvalEvent | None = None
+        self._running = threading.Event()
+        self._running.set()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()  # one step or evaluation at a time
+
+    # -- checks ----------------------------------------------------------------------------
+    @staticmethod
+    def _check_fits(model: Transformer, task: Task, src_tok: Tokenizer, tgt_tok: Tokenizer) -> None:
+        mc = model.config
+        if len(src_tok) != mc.src_vocab_size or len(tgt_tok) != mc.tgt_vocab_size:
+            raise TrainingError(
+                f"tokenizers ({len(src_tok)} source, {len(tgt_tok)} target symbols) do not match the model's "
+                f"vocabularies ({mc.src_vocab_size}, {mc.tgt_vocab_size})")
+        longest = max(task.max_src_len, task.max_tgt_len + 1)
+        if longest > mc.max_len:
+            raise TrainingError(f"task {task.name!r} needs sequences of {longest} tokens but the model's "
+                                f"max_len is {mc.max_len}")
+
+    # -- thread controls -----------------------------------------------------------------------
+    def pause(self) -> None:
+        """Make `events()` / `run()` wait before their next step (thread-safe)."""
+        self._running.clear()
+
+    def resume(self) -> None:
+        self._running.set()
+
+    def stop(self) -> None:
+        """End `events()` / `run()` after the current step (thread-safe); also wakes a paused run."""
+        self._stop.set()
+        self._running.set()
+
+    @property
+    def paused(self) -> bool:
+        return not self._running.is_set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    # -- one step ----------------------------------------------------------------------------
+    def next_batch(self) -> Batch:
+        pairs = [next(self._stream) for _ in range(self.config.batch_size)]
+        return make_batch(pairs, self.src_tokenizer, self.tgt_tokenizer)
+
+    def _autocast(self):
+        if self.device.type == "cuda" and self.config.amp:
+            return torch.autocast("cuda", dtype=torch.bfloat16)
+        return torch.autocast(self.device.type, enabled=False)
+
+    def step(self) -> StepEvent:
+        """One optimisation step on a fresh batch. Raises `TrainingError` (weights untouched)
+        if the loss or the gradient is not finite, or the device runs out of memory."""
+        with self._lock:
+            step = self.step_count + 1
+            try:
+                return self._step(step)
+            except torch.cuda.OutOfMemoryError:
+                self.optimizer.zero_grad(set_to_none=True)
+                if self.device.type == "cuda":
+                    torch.cuda.empty_cache()
+                raise TrainingError(
+                    f"out of GPU memory at step {step} (batch size {self.config.batch_size}, "
+                    f"d_model {self.model.config.d_model}): use a smaller --batch-size or model") from None
+
+    def _step(self, step: int) -> StepEvent:
+        start = time.perf_counter()
+        batch = self.next_batch().to(self.device)
+        self.model.train()
+        with self._autocast():
+            logits = self.model(batch.src, batch.tgt_in)  # (B, T, V)
+        logits = logits.float()
+        loss = self.loss_fn(logits.reshape(-1, logits.size(-1)), batch.tgt_out.reshape(-1))
+        loss_value = float(loss.detach())
+        lr = self.optimizer.param_groups[0]["lr"]
+        if not math.isfinite(loss_value):
+            raise TrainingError(f"loss became {loss_value} at step {step} (lr {lr:.3g}); the weights are those "
+                                "after the last good step. Lower the learning rate (lr_scale) or raise warmup.")
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        max_norm = self.config.clip_grad if self.config.clip_grad is not None else float("inf")
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.optimizer.param_groups[0]["params"], max_norm))
+        if not math.isfinite(grad_norm):
+            self.optimizer.zero_grad(set_to_none=True)
+            raise TrainingError(f"gradient norm became {grad_norm} at step {step} (lr {lr:.3g}); the weights are "
+                                "those after the last good step. Lower the learning rate or set clip_grad.")
+        self.optimizer.step()
+        self.scheduler.step()
+        with torch.no_grad():
+            real = batch.tgt_out != PAD_ID
+            correct = ((logits.argmax(-1) == batch.tgt_out) & real).sum()
+            n_tgt = real.sum()
+            n_src = (batch.src != PAD_ID).sum()
+            acc = float(correct) / max(int(n_tgt), 1)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        dt = time.perf_counter() - start
+        self.elapsed += dt
+        self.step_count = step
+        event = StepEvent(step, loss_value, acc, lr, float(n_src + n_tgt) / max(dt, 1e-9), grad_norm, self.elapsed)
+        self.last_step = event
+        return event
+
+    # -- evaluation -------------------------------------------------------------------------
+    def eval_pairs(self, n: int, seed: int = 1) -> list[tuple[str, str]]:
+        """n held-out pairs (a TSV task's whole eval split, up to n)."""
+        split_pairs = getattr(self.task, "split_pairs", None)
+        if split_pairs is not None:
+            return list(split_pairs["eval"][:n])
+        return self.task.pairs(n, seed=seed, split="eval")
+
+    def evaluate(self, n: int | None = None, batch_size: int = 250, n_examples: int = 5) -> EvalEvent:
+        """Exact match of greedy outputs on n held-out pairs (batched)."""
+        n = n or self.config.eval_size
+        with self._lock:
+            start = time.perf_counter()
+            pairs = self.eval_pairs(n)
+            outputs = translate_batch(self.model, self.src_tokenizer, self.tgt_tokenizer, [s for s, _ in pairs],
+                                      max_output=self.task.max_tgt_len + 2, batch_size=batch_size)
+            hits = [out == tgt for out, (_, tgt) in zip(outputs, pairs)]
+            wrong = [(s, t, o) for (s, t), o, h in zip(pairs, outputs, hits) if not h]
+            right = [(s, t, o) for (s, t), o, h in zip(pairs, outputs, hits) if h]
+            event = EvalEvent(self.step_count, sum(hits) / max(len(hits), 1), (wrong + right)[:n_examples], len(hits))
+            self.elapsed += time.perf_counter() - start
+            self.last_eval = event
+            return event
+
+    # -- loops -------------------------------------------------------------------------------
+    def events(self) -> Iterator[StepEvent | EvalEvent]:
+        """Train until `config.steps` (or `stop()`), yielding each StepEvent and, every
+        `eval_every` steps and at the end, an EvalEvent. Blocks while paused."""
+        cfg = self.config
+        while self.step_count < cfg.steps and not self._stop.is_set():
+            while not self._running.wait(timeout=0.1):
+                pass
+            if self._stop.is_set():
+                break
+            event = self.step()
+            yield event
+            if cfg.eval_every and (event.step % cfg.eval_every == 0 or event.step == cfg.steps):
+                yield self.evaluate(cfg.eval_size)
+
+    def run(self, callback: Callable[[StepEvent | EvalEvent], object] | None = None) -> dict:
+        """Run `events()` to the end, passing each to `callback`; returns `metrics()`."""
+        for event in self.events():
+            if callback is not None:
+                callback(event)
+        return self.metrics()
+
+    def metrics(self) -> dict:
+        """What a checkpoint records about this run."""
+        out = {"steps": self.step_count, "train_seconds": round(self.elapsed, 2), "device": describe(self.device),
+               "train_config": self.config.to_dict()}
+        if self.last_step is not None:
+            out.update(loss=self.last_step.loss, token_accuracy=self.last_step.token_accuracy)
+        if self.last_eval is not None:
+            out.update(exact_match=self.last_eval.exact_match, eval_size=self.last_eval.n,
+                       eval_step=self.last_eval.step)
+        return out
+
+    def to_bundle(self, name: str | None = None) -> ModelBundle:
+        """The trained model as a bundle (sharing the model, weights on their device)."""
+        base = self.bundle
+        return ModelBundle(self.model, self.src_tokenizer, self.tgt_tokenizer, self.task.to_dict(), self.metrics(),
+                           name=name or (base.name if base else self.task.name), path=base.path if base else None)
+
+    def snapshot(self) -> dict:
+        """A CPU copy of the weights (e.g. to hand to another thread)."""
+        with self._lock:
+            return {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
+
+
+@torch.no_grad()
+def translate_batch(model: Transformer, src_tok: Tokenizer, tgt_tok: Tokenizer, sources: list[str],
+                    max_output: int = 32, batch_size: int = 250) -> list[str]:
+    """Greedy outputs for many sources at once (padded batches, sorted by length for speed)."""
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    max_output = min(max_output, model.config.max_len - 1)
+    order = sorted(range(len(sources)), key=lambda i: len(src_tok.encode(sources[i]).ids))
+    outputs: list[str] = [""] * len(sources)
+    for start in range(0, len(order), batch_size):
+        idx = order[start:start + batch_size]
+        rows = [src_tok.encode(sources[i]).ids[: model.config.max_len] for i in idx]
+        width = max(len(r) for r in rows)
+        src = torch.tensor([r + [PAD_ID] * (width - len(r)) for r in rows], dtype=torch.long, device=device)
+        ys = greedy_decode(model, src, BOS_ID, EOS_ID, max_output)
+        for i, row in zip(idx, ys.tolist()):
+            outputs[i] = tgt_tok.decode(row)
+    model.train(was_training)
+    return outputs
+
+
+def exact_match(bundle: ModelBundle, pairs: list[tuple[str, str]], batch_size: int = 250) -> float:
+    """Fraction of pairs whose greedy output equals the target exactly."""
+    max_out = int(bundle.task.get("max_tgt_len") or 32) + 2
+    outs = translate_batch(bundle.model, bundle.src_tokenizer, bundle.tgt_tokenizer, [s for s, _ in pairs],
+                           max_output=max_out, batch_size=batch_size)
+    return sum(o == t for o, (_, t) in zip(outs, pairs)) / max(len(pairs), 1)
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    torch.manual_seed(seed)
+
+
+__all__ = ["TrainConfig", "Trainer", "StepEvent", "EvalEvent", "TrainingError", "noam_lr", "make_optimizer",
+           "translate_batch", "exact_match", "task_from_info", "ADAM_BETAS", "ADAM_EPS"]
