@@ -1,0 +1,81 @@
+"""`AttentionData`: every attention map of one forward pass as numpy, ready to draw.
+
+The attention panel never reads torch tensors while painting: a recorded `Trace` (or any
+trace a training thread sends) is turned once into plain float32 arrays per kind,
+`(layers, heads, T_q, T_k)`, plus the boolean mask the model applied (Section 3.2.3: the
+decoder may not look ahead; padding is never attended). Keeping the mask separate is what
+lets the panel draw a *blocked* cell differently from a cell whose weight is merely ~0.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from model.recorder import ATTENTION_KINDS, Trace
+
+KIND_AXES = {"encoder": ("src", "src"), "decoder_self": ("tgt", "tgt"), "cross": ("tgt", "src")}
+
+
+@dataclass
+class AttentionData:
+    """weights[kind]: (L, h, T_q, T_k) float32; allowed[kind]: (T_q, T_k) bool (True = may attend);
+    labels[kind]: (query tokens, key tokens)."""
+
+    weights: dict[str, np.ndarray] = field(default_factory=dict)
+    allowed: dict[str, np.ndarray] = field(default_factory=dict)
+    labels: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
+
+    @property
+    def kinds(self) -> list[str]:
+        return [k for k in ATTENTION_KINDS if k in self.weights]
+
+    def n_layers(self, kind: str) -> int:
+        return self.weights[kind].shape[0] if kind in self.weights else 0
+
+    def n_heads(self, kind: str) -> int:
+        return self.weights[kind].shape[1] if kind in self.weights else 0
+
+    def head(self, kind: str, layer: int, head: int) -> np.ndarray:
+        """One head's (T_q, T_k) weights — the exact numbers the model computed."""
+        return self.weights[kind][layer, head]
+
+    @classmethod
+    def from_trace(cls, trace: Trace, src_pieces=None, tgt_pieces=None, batch: int = 0) -> "AttentionData":
+        """Collect every `<sublayer>.weights` (and its `.mask`) of `trace` for one batch row.
+
+        Missing labels fall back to position numbers, so a bare training trace still draws.
+        """
+        data = cls()
+        for kind in trace.attention_kinds():
+            n = trace.n_layers(kind)
+            maps = np.stack([trace.attention(kind, layer)[batch].numpy() for layer in range(n)])  # (L, h, Tq, Tk)
+            data.weights[kind] = np.ascontiguousarray(maps, dtype=np.float32)
+            mask_name = ATTENTION_KINDS[kind].format(layer=0) + ".mask"
+            if mask_name in trace:
+                data.allowed[kind] = trace[mask_name].tensor[batch].numpy().astype(bool)
+            else:
+                data.allowed[kind] = np.ones(maps.shape[-2:], dtype=bool)
+            q_axis, k_axis = KIND_AXES[kind]
+            pieces = {"src": src_pieces, "tgt": tgt_pieces}
+            Tq, Tk = maps.shape[-2:]
+            data.labels[kind] = (_labels(pieces[q_axis], Tq), _labels(pieces[k_axis], Tk))
+        return data
+
+    @classmethod
+    def from_result(cls, result) -> "AttentionData":
+        """From a `ForwardResult` (labels: src_pieces / tgt_pieces) or a bare `Trace`."""
+        if isinstance(result, Trace):
+            return cls.from_trace(result)
+        return cls.from_trace(result.trace, result.src_pieces, result.tgt_pieces)
+
+
+def _labels(pieces, n: int) -> list[str]:
+    if pieces is not None and len(pieces) == n:
+        return [_visible(p) for p in pieces]
+    return [str(i) for i in range(n)]
+
+
+def _visible(piece: str) -> str:
+    """A space token would be an invisible axis label; show it as ␣."""
+    return "␣" if piece == " " else piece

@@ -1,0 +1,169 @@
+"""The model view (like BertViz's): every layer × head of a kind as small heatmaps.
+
+One composed image per kind (see `attention_mosaic`), created once and refilled in place,
+so a 6 × 8 model's 144 maps of all three kinds repaint within a frame during training.
+Clicking a map selects that layer and head; the wheel zooms and dragging pans for long inputs.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Signal
+from PySide6.QtGui import QPen
+from PySide6.QtWidgets import QGraphicsRectItem, QVBoxLayout, QWidget
+
+from explorer import attention_style as st
+from explorer.attention_data import AttentionData
+from explorer.attention_items import MaskOverlay
+from explorer.attention_mosaic import MosaicLayout, blocked_rects, compose
+
+SHORT_TITLES = {"encoder": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
+                "cross": "Cross-attention (target × source)"}
+
+
+class _KindPane:
+    """One kind's mosaic: a plot with layer/head tick labels, the image, the hatch, a selection box."""
+
+    def __init__(self, kind: str, cmap: pg.ColorMap):
+        self.kind = kind
+        self.plot = pg.PlotItem()
+        self.plot.invertY(True)
+        self.plot.setAspectLocked(True)
+        self.plot.hideButtons()
+        self.plot.setMenuEnabled(False)
+        self.plot.vb.setDefaultPadding(0.01)
+        self.plot.showAxis("top")
+        self.plot.hideAxis("bottom")
+        for name, label in (("left", "layer"), ("top", "head")):
+            st.style_axis(self.plot.getAxis(name), label)
+            self.plot.getAxis(name).setPen(pg.mkPen(None))  # labels only: an axis line would run past the mosaic
+        st.set_title(self.plot, SHORT_TITLES[kind])
+        self.image = pg.ImageItem()
+        self.image.setLookupTable(cmap.getLookupTable(nPts=256))
+        self.image.setLevels(st.WEIGHT_LEVELS)
+        self.mask = MaskOverlay()
+        self.plot.addItem(self.mask)
+        self.plot.addItem(self.image)
+        self.box = QGraphicsRectItem()
+        pen = QPen(st.SELECTED)
+        pen.setWidthF(3.0)
+        pen.setCosmetic(True)
+        self.box.setPen(pen)
+        self.box.setZValue(5)
+        self.plot.addItem(self.box)
+        self.layout: MosaicLayout | None = None
+        self.mosaic: np.ndarray | None = None
+        self._allowed_key: bytes | None = None
+
+    def update(self, weights: np.ndarray, allowed: np.ndarray) -> None:
+        layout = MosaicLayout.for_shape(weights.shape)
+        self.mosaic = compose(weights, allowed, layout, out=self.mosaic)
+        self.image.setImage(self.mosaic, autoLevels=False, levels=st.WEIGHT_LEVELS)
+        key = allowed.tobytes() + bytes(str(weights.shape), "ascii")
+        if layout != self.layout or key != self._allowed_key:  # geometry changed (rare)
+            self.layout, self._allowed_key = layout, key
+            self.mask.set_rects(blocked_rects(allowed, layout))
+            rows, cols = layout.shape
+            self.plot.getAxis("left").setTicks([[(layout.origin(l, 0)[0] + layout.t_q / 2, str(l)) for l in range(layout.layers)]])
+            self.plot.getAxis("top").setTicks([[(layout.origin(0, h)[1] + layout.t_k / 2, str(h)) for h in range(layout.heads)]])
+            self.plot.vb.setLimits(xMin=-cols, xMax=2 * cols, yMin=-rows, yMax=2 * rows)  # before setRange
+            self.plot.vb.setRange(xRange=(0, cols), yRange=(0, rows))
+
+    def select(self, layer: int, head: int) -> None:
+        if self.layout is None or layer >= self.layout.layers or head >= self.layout.heads:
+            self.box.setVisible(False)
+            return
+        r, c = self.layout.origin(layer, head)
+        pad = self.layout.gap / 2
+        self.box.setRect(QRectF(c - pad, r - pad, self.layout.t_k + 2 * pad, self.layout.t_q + 2 * pad))
+        self.box.setVisible(True)
+
+    def locate(self, scene_pos):
+        if self.layout is None or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
+            return None
+        pt = self.plot.vb.mapSceneToView(scene_pos)
+        return self.layout.locate(pt.y(), pt.x())
+
+
+class AttentionGrid(QWidget):
+    """All heads of the shown kinds. Signals: cellClicked(kind, layer, head), hovered(text)."""
+
+    cellClicked = Signal(str, int, int)
+    hovered = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.canvas = st.graphics_widget()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.canvas)
+        self._cmap = st.weight_cmap()
+        self.panes: dict[str, _KindPane] = {}
+        self.shown: list[str] = []
+        self.colorbar = st.colorbar(self._cmap, st.WEIGHT_LEVELS, "attention weight")
+        self.data: AttentionData | None = None
+        self._selection = ("encoder", 0, 0)
+        self.canvas.scene().sigMouseClicked.connect(self._on_click)
+        self.canvas.scene().sigMouseMoved.connect(self._on_move)
+
+    def pane(self, kind: str) -> _KindPane:
+        if kind not in self.panes:  # created once per kind, never per frame
+            self.panes[kind] = _KindPane(kind, self._cmap)
+        return self.panes[kind]
+
+    def show_kinds(self, kinds: list[str]) -> None:
+        """Lay out one pane per kind, side by side, and a shared colour bar."""
+        if list(kinds) == self.shown:
+            return
+        self.canvas.ci.clear()
+        for i, kind in enumerate(kinds):
+            self.canvas.ci.addItem(self.pane(kind).plot, row=0, col=i)
+        self.canvas.ci.addItem(self.colorbar, row=0, col=len(kinds))
+        self.shown = list(kinds)
+        if self.data is not None:
+            self.set_data(self.data)
+
+    def set_data(self, data: AttentionData) -> None:
+        self.data = data
+        for kind in self.shown:
+            pane = self.pane(kind)
+            if kind in data.weights:
+                pane.update(data.weights[kind], data.allowed[kind])
+            else:
+                pane.image.clear()
+        self.select(*self._selection)
+
+    def select(self, kind: str, layer: int, head: int) -> None:
+        self._selection = (kind, layer, head)
+        for k in self.shown:
+            pane = self.pane(k)
+            if k == kind:
+                pane.select(layer, head)
+            else:
+                pane.box.setVisible(False)
+
+    def _hit(self, scene_pos):
+        for kind in self.shown:
+            found = self.pane(kind).locate(scene_pos)
+            if found is not None:
+                return kind, found
+        return None
+
+    def _on_click(self, event) -> None:
+        hit = self._hit(event.scenePos())
+        if hit is not None and event.button() == pg.QtCore.Qt.MouseButton.LeftButton:
+            kind, (layer, head, _q, _k) = hit
+            self.cellClicked.emit(kind, layer, head)
+
+    def _on_move(self, scene_pos) -> None:
+        hit = self._hit(scene_pos)
+        if hit is None or self.data is None:
+            self.hovered.emit("")
+            return
+        kind, (layer, head, q, k) = hit
+        qs, ks = self.data.labels[kind]
+        if not self.data.allowed[kind][q, k]:
+            value = "blocked by the mask (weight exactly 0)"
+        else:
+            value = f"{self.data.weights[kind][layer, head, q, k]:.4f}"
+        self.hovered.emit(f"layer {layer}, head {head}: query {q} “{qs[q]}” → key {k} “{ks[k]}” = {value}   (click to open)")

@@ -1,0 +1,208 @@
+"""Graphics items shared by the heatmap views: token axes, the blocked-cell hatch, cell numbers,
+and `HeatmapPlot` — one plot with one image, created once and updated in place."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFontMetrics, QPainterPath
+
+from explorer import attention_style as st
+from explorer.attention_mosaic import blocked_rects
+
+
+class TokenAxis(pg.AxisItem):
+    """An axis labelled with tokens at cell centres, thinning labels only when they would collide
+    (so zooming in on a long input brings every label back)."""
+
+    def __init__(self, orientation: str, **kwargs):
+        super().__init__(orientation, **kwargs)
+        self.setStyle(hideOverlappingLabels=40)  # let an end label (e.g. <bos>) reach past the corner
+        self._tokens: list[str] = []
+        self._need_px = 20.0
+
+    def set_tokens(self, tokens: list[str]) -> None:
+        self._tokens = list(tokens)
+        metrics = QFontMetrics(st.font(st.TICK_PT))
+        if self.orientation in ("bottom", "top"):
+            widest = max((metrics.horizontalAdvance(t) for t in self._tokens), default=10)
+            self._need_px = widest + 8
+        else:
+            self._need_px = metrics.height() + 2
+        self.picture = None
+        self.update()
+
+    def tickValues(self, minVal, maxVal, size):  # noqa: N802 (pyqtgraph's name)
+        n = len(self._tokens)
+        if n == 0:
+            return []
+        minVal, maxVal = min(minVal, maxVal), max(minVal, maxVal)  # an inverted view passes them reversed
+        lo, hi = max(0, math.ceil(minVal - 0.5)), min(n - 1, math.floor(maxVal - 0.5))
+        if hi < lo:
+            return []
+        per_token = size / max(maxVal - minVal, 1e-9)
+        stride = max(1, math.ceil(self._need_px / max(per_token, 1e-9)))
+        start = lo + (-lo) % stride
+        return [(float(stride), [i + 0.5 for i in range(start, hi + 1, stride)])]
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802
+        n = len(self._tokens)
+        return [self._tokens[int(v)] if 0 <= int(v) < n else "" for v in values]
+
+
+class MaskOverlay(pg.GraphicsObject):
+    """Grey, hatched rectangles under blocked cells. The hatch is drawn in device pixels, so it
+    keeps the same fine spacing at any zoom."""
+
+    def __init__(self):
+        super().__init__()
+        self._path = QPainterPath()
+        self.setZValue(-1)  # under the image, which is transparent (NaN) on blocked cells
+
+    def set_rects(self, rects) -> None:
+        path = QPainterPath()
+        for x, y, w, h in rects:
+            path.addRect(QRectF(x, y, w, h))
+        self.prepareGeometryChange()
+        self._path = path
+        self.update()
+
+    def boundingRect(self):  # noqa: N802
+        return self._path.boundingRect()
+
+    def paint(self, p, *args):
+        if self._path.isEmpty():
+            return
+        device = p.transform().map(self._path)
+        p.save()
+        p.resetTransform()
+        p.setPen(Qt.PenStyle.NoPen)
+        p.fillPath(device, st.MASK_FILL)
+        p.fillPath(device, QBrush(st.MASK_HATCH, Qt.BrushStyle.BDiagPattern))
+        p.restore()
+
+
+class CellNumbers(pg.GraphicsObject):
+    """The weight written in each cell, drawn only where a cell is big enough on screen to hold it."""
+
+    MIN_PT = 8
+
+    def __init__(self):
+        super().__init__()
+        self._values: np.ndarray | None = None
+        self.setZValue(2)
+
+    def set_values(self, values: np.ndarray | None) -> None:
+        self.prepareGeometryChange()
+        self._values = values
+        self.update()
+
+    def boundingRect(self):  # noqa: N802
+        if self._values is None:
+            return QRectF()
+        rows, cols = self._values.shape
+        return QRectF(0, 0, cols, rows)
+
+    def _fitting_font(self, cell: QRectF):
+        """The largest font (≤ the tick font) in which "0.00" fits a cell, or None if none is legible."""
+        for pt in range(st.TICK_PT, self.MIN_PT - 1, -1):
+            f = st.font(pt)
+            m = QFontMetrics(f)
+            if m.horizontalAdvance("0.00") + 4 <= abs(cell.width()) and m.height() <= abs(cell.height()):
+                return f
+        return None
+
+    def paint(self, p, *args):
+        v = self._values
+        if v is None:
+            return
+        tr = p.transform()
+        cell = tr.mapRect(QRectF(0, 0, 1, 1))
+        f = self._fitting_font(cell)
+        if f is None:
+            return
+        view = self.getViewBox()
+        visible = self.mapRectFromView(view.viewRect()) if view is not None else self.boundingRect()
+        r0, r1 = max(0, int(visible.top())), min(v.shape[0], int(math.ceil(visible.bottom())))
+        c0, c1 = max(0, int(visible.left())), min(v.shape[1], int(math.ceil(visible.right())))
+        p.save()
+        p.resetTransform()
+        p.setFont(f)
+        for r in range(r0, r1):
+            for c in range(c0, c1):
+                x = v[r, c]
+                if not np.isfinite(x):
+                    continue
+                rect = tr.mapRect(QRectF(c, r, 1, 1))
+                p.setPen(QColor("black") if x > 0.55 else QColor("white"))  # viridis is bright above ~0.55
+                p.drawText(rect, Qt.AlignmentFlag.AlignCenter, f"{x:.2f}")
+        p.restore()
+
+
+class HeatmapPlot:
+    """A (rows × columns) map with token axes: one PlotItem, one ImageItem, fixed levels.
+
+    Blocked cells are NaN in the image (transparent) over the grey hatch of `MaskOverlay`.
+    `values` keeps the exact numbers for the readout and for tests.
+    """
+
+    def __init__(self, layout: pg.GraphicsLayout, row: int, col: int, cmap: pg.ColorMap,
+                 levels: tuple[float, float], x_label: str, y_label: str, numbers: bool = False):
+        self.x_axis, self.y_axis = TokenAxis("bottom"), TokenAxis("left")
+        self.plot: pg.PlotItem = layout.addPlot(row=row, col=col, axisItems={"bottom": self.x_axis, "left": self.y_axis})
+        self.plot.invertY(True)
+        self.plot.hideButtons()
+        self.plot.setMenuEnabled(False)
+        self.plot.vb.setDefaultPadding(0.0)
+        st.style_axis(self.x_axis, x_label)
+        st.style_axis(self.y_axis, y_label)
+        self.image = pg.ImageItem()
+        self.image.setLookupTable(cmap.getLookupTable(nPts=256))
+        self.levels = levels
+        self.image.setLevels(levels)
+        self.mask = MaskOverlay()
+        self.plot.addItem(self.mask)
+        self.plot.addItem(self.image)
+        self.numbers = CellNumbers() if numbers else None
+        if self.numbers is not None:
+            self.plot.addItem(self.numbers)
+        self.values: np.ndarray | None = None
+        self.allowed: np.ndarray | None = None
+        self._shape: tuple | None = None
+
+    def set_map(self, values: np.ndarray, allowed: np.ndarray | None = None, x_labels=None, y_labels=None) -> None:
+        """Show `values` (rows × cols); cells where `allowed` is False are drawn as blocked."""
+        values = np.asarray(values, dtype=np.float32)
+        shown = values if allowed is None else np.where(allowed, values, np.nan).astype(np.float32)
+        self.values, self.allowed = values, allowed
+        self.image.setImage(shown, autoLevels=False, levels=self.levels)
+        if self.numbers is not None:
+            self.numbers.set_values(shown)
+        key = (values.shape, None if allowed is None else allowed.tobytes(), tuple(x_labels or ()), tuple(y_labels or ()))
+        if key != self._shape:  # geometry changed: new mask, labels, range (not every frame)
+            self._shape = key
+            self.mask.set_rects(blocked_rects(allowed) if allowed is not None else [])
+            self.x_axis.set_tokens(x_labels or [str(i) for i in range(values.shape[1])])
+            self.y_axis.set_tokens(y_labels or [str(i) for i in range(values.shape[0])])
+            self.plot.vb.setLimits(xMin=-0.5, xMax=values.shape[1] + 0.5, yMin=-0.5, yMax=values.shape[0] + 0.5)
+            self.plot.vb.setRange(xRange=(0, values.shape[1]), yRange=(0, values.shape[0]), padding=0)
+
+    def clear(self) -> None:
+        self.values = self.allowed = None
+        self._shape = None
+        self.image.clear()
+        self.mask.set_rects([])
+        if self.numbers is not None:
+            self.numbers.set_values(None)
+
+    def cell_at(self, scene_pos) -> tuple[int, int] | None:
+        """(row, col) under a scene position, or None outside the map."""
+        if self.values is None or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
+            return None
+        pt: QPointF = self.plot.vb.mapSceneToView(scene_pos)
+        r, c = math.floor(pt.y()), math.floor(pt.x())
+        if 0 <= r < self.values.shape[0] and 0 <= c < self.values.shape[1]:
+            return r, c
+        return None

@@ -1,0 +1,173 @@
+"""The head view (like BertViz's head view / tensor2tensor's attention view): the query tokens
+in one column, the key tokens in another, a line from each query to each key whose opacity is
+the weight. Hovering a token keeps only its lines and writes their weights beside them, which
+is how a lecturer walks through "what does this word look at?"."""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtWidgets import QWidget
+
+from explorer import attention_style as st
+
+LINE_COLOR = QColor(31, 119, 180)  # blue; opacity carries the weight
+FOCUS_COLOR = QColor(228, 87, 46)  # the hovered token's lines
+MIN_WEIGHT = 0.01  # lighter lines are invisible on screen anyway; skipping them keeps painting fast
+
+
+class LineView(QWidget):
+    """Signals: hovered(text). `drawn_lines()` is exactly what `paintEvent` draws."""
+
+    hovered = Signal(str)
+    ROW_MIN, HEADER = 26, 64
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setMouseTracking(True)
+        self.setMinimumSize(420, 200)
+        self.weights: np.ndarray | None = None
+        self.allowed: np.ndarray | None = None
+        self.q_labels: list[str] = []
+        self.k_labels: list[str] = []
+        self.title = ""
+        self.q_name, self.k_name = "query", "key"
+        self.hover: tuple[str, int] | None = None  # ("q" | "k", index)
+
+    def set_map(self, weights: np.ndarray, allowed: np.ndarray, q_labels, k_labels, title: str = "",
+                names: tuple[str, str] = ("query", "key")) -> None:
+        self.weights, self.allowed = np.asarray(weights, dtype=np.float32), np.asarray(allowed, dtype=bool)
+        self.q_labels, self.k_labels, self.title = list(q_labels), list(k_labels), title
+        self.q_name, self.k_name = names
+        if self.hover is not None:
+            side, i = self.hover
+            if i >= (len(self.q_labels) if side == "q" else len(self.k_labels)):
+                self.hover = None
+        self.setMinimumHeight(self.HEADER + self.ROW_MIN * max(len(self.q_labels), len(self.k_labels)) + 10)
+        self.update()
+
+    # -- geometry --------------------------------------------------------------------------------
+    def _row_height(self) -> float:
+        n = max(len(self.q_labels), len(self.k_labels), 1)
+        return max(self.ROW_MIN, min(44.0, (self.height() - self.HEADER - 10) / n))
+
+    def _columns(self) -> tuple[float, float]:
+        w = self.width()
+        return w * 0.36, w * 0.64  # x where lines start (query side) and end (key side)
+
+    def token_rect(self, side: str, index: int) -> QRectF:
+        """Where a token's label is drawn (and where hovering picks it)."""
+        row = self._row_height()
+        xq, xk = self._columns()
+        y = self.HEADER + index * row
+        if side == "q":
+            return QRectF(xq - 190, y, 182, row)
+        return QRectF(xk + 8, y, 182, row)
+
+    def _anchor(self, side: str, index: int) -> QPointF:
+        row = self._row_height()
+        xq, xk = self._columns()
+        return QPointF(xq if side == "q" else xk, self.HEADER + (index + 0.5) * row)
+
+    # -- what is drawn ---------------------------------------------------------------------------
+    def drawn_lines(self) -> list[tuple[int, int, float]]:
+        """(query, key, weight) of every line on screen: all of them, or only the hovered token's."""
+        if self.weights is None:
+            return []
+        w = np.where(self.allowed, self.weights, 0.0)
+        keep = w >= MIN_WEIGHT
+        if self.hover is not None:
+            side, i = self.hover
+            only = np.zeros_like(keep)
+            if side == "q":
+                only[i, :] = True
+            else:
+                only[:, i] = True
+            keep &= only
+        qs, ks = np.nonzero(keep)
+        return [(int(q), int(k), float(w[q, k])) for q, k in zip(qs, ks)]
+
+    def set_hover(self, hover: tuple[str, int] | None) -> None:
+        if hover == self.hover:
+            return
+        self.hover = hover
+        self.update()
+        if hover is None or self.weights is None:
+            self.hovered.emit("")
+            return
+        side, i = hover
+        if side == "q":
+            row = np.where(self.allowed[i], self.weights[i], 0.0)
+            top = np.argsort(-row)[:3]
+            best = ", ".join(f"“{self.k_labels[k]}” {row[k]:.3f}" for k in top if row[k] > 0)
+            self.hovered.emit(f"query {i} “{self.q_labels[i]}” attends most to: {best}")
+        else:
+            col = np.where(self.allowed[:, i], self.weights[:, i], 0.0)
+            self.hovered.emit(f"key {i} “{self.k_labels[i]}”: total weight received {col.sum():.3f} "
+                              f"from {int((col >= MIN_WEIGHT).sum())} queries")
+
+    # -- Qt events -------------------------------------------------------------------------------
+    def mouseMoveEvent(self, event):  # noqa: N802
+        pos = event.position()
+        found = None
+        for side, labels in (("q", self.q_labels), ("k", self.k_labels)):
+            for i in range(len(labels)):
+                if self.token_rect(side, i).contains(pos):
+                    found = (side, i)
+                    break
+        self.set_hover(found)
+
+    def leaveEvent(self, event):  # noqa: N802
+        self.set_hover(None)
+
+    def paintEvent(self, event):  # noqa: N802
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.fillRect(self.rect(), QColor("white"))
+        xq, xk = self._columns()
+        p.setPen(QColor(st.FOREGROUND))
+        p.setFont(st.font(st.TITLE_PT, bold=True))
+        p.drawText(QRectF(0, 4, self.width(), 28), Qt.AlignmentFlag.AlignCenter, self.title)
+        p.setFont(st.font(st.LABEL_PT))
+        p.setPen(QColor(st.MUTED))
+        p.drawText(QRectF(xq - 260, 32, 252, 26), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, self.q_name)
+        p.drawText(QRectF(xk + 8, 32, 260, 26), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self.k_name)
+        if self.weights is None:
+            return
+        focus = self.hover is not None
+        for q, k, w in self.drawn_lines():
+            color = QColor(FOCUS_COLOR if focus else LINE_COLOR)
+            color.setAlphaF(min(1.0, max(0.08, w) if focus else w))
+            pen = QPen(color)
+            pen.setWidthF(2.0 + 3.0 * w if focus else 2.5)
+            p.setPen(pen)
+            p.drawLine(self._anchor("q", q), self._anchor("k", k))
+        self._paint_tokens(p)
+
+    def _paint_tokens(self, p: QPainter) -> None:
+        p.setFont(st.font(st.LABEL_PT))
+        weights_shown = {}
+        if self.hover is not None:
+            side, i = self.hover
+            for q, k, w in self.drawn_lines():
+                weights_shown[("k", k) if side == "q" else ("q", q)] = w
+        for side, labels in (("q", self.q_labels), ("k", self.k_labels)):
+            align = (Qt.AlignmentFlag.AlignRight if side == "q" else Qt.AlignmentFlag.AlignLeft) | Qt.AlignmentFlag.AlignVCenter
+            for i, text in enumerate(labels):
+                rect = self.token_rect(side, i)
+                blocked = (self.hover is not None and self.hover[0] != side and
+                           not (self.allowed[self.hover[1], i] if side == "k" else self.allowed[i, self.hover[1]]))
+                if self.hover == (side, i):
+                    p.fillRect(rect, QColor(255, 230, 200))
+                p.setPen(QColor(st.MASK_FILL) if blocked else QColor(st.FOREGROUND))
+                p.drawText(rect.adjusted(4, 0, -4, 0), align, text + ("  (masked)" if blocked and side == "k" else ""))
+                if (side, i) in weights_shown:
+                    p.setPen(QColor(FOCUS_COLOR))
+                    note = f"{weights_shown[(side, i)]:.2f}"
+                    advance = p.fontMetrics().horizontalAdvance(text)
+                    if side == "k":
+                        box = QRectF(rect.left() + advance + 16, rect.top(), 80, rect.height())
+                        p.drawText(box, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, note)
+                    else:
+                        box = QRectF(rect.right() - advance - 96, rect.top(), 80, rect.height())
+                        p.drawText(box, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, note)

@@ -1,0 +1,67 @@
+"""One head, large: query tokens down the side, key tokens along the bottom, the weight of
+every cell (written in when there is room), the exact value under the mouse, a colour bar."""
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from explorer import attention_style as st
+from explorer.attention_data import AttentionData
+from explorer.attention_items import HeatmapPlot
+
+KIND_AXIS_NAMES = {"encoder": ("source", "source"), "decoder_self": ("target", "target"), "cross": ("target", "source")}
+
+
+def head_title(kind: str, layer: int, head: int) -> str:
+    names = {"encoder": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
+             "cross": "Encoder–decoder (cross) attention"}
+    return f"{names[kind]} — layer {layer}, head {head}"
+
+
+class SingleHeadView(QWidget):
+    """Signals: hovered(text) with the exact weight under the mouse."""
+
+    hovered = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.canvas = st.graphics_widget()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.canvas)
+        self.heatmap = HeatmapPlot(self.canvas.ci, 0, 0, st.weight_cmap(), st.WEIGHT_LEVELS,
+                                   "key (attended to)", "query (attending)", numbers=True)
+        self.canvas.ci.addItem(st.colorbar(st.weight_cmap(), st.WEIGHT_LEVELS, "attention weight"), row=0, col=1)
+        self.selection = ("encoder", 0, 0)
+        self.data: AttentionData | None = None
+        self.canvas.scene().sigMouseMoved.connect(self._on_move)
+
+    @property
+    def image(self):
+        return self.heatmap.image
+
+    def set_data(self, data: AttentionData, kind: str, layer: int, head: int) -> None:
+        self.data, self.selection = data, (kind, layer, head)
+        if kind not in data.weights or layer >= data.n_layers(kind) or head >= data.n_heads(kind):
+            self.heatmap.clear()
+            return
+        q_labels, k_labels = data.labels[kind]
+        self.heatmap.set_map(data.head(kind, layer, head), data.allowed[kind], k_labels, q_labels)
+        q_name, k_name = KIND_AXIS_NAMES[kind]
+        st.style_axis(self.heatmap.y_axis, f"query: {q_name} token (attending)")
+        st.style_axis(self.heatmap.x_axis, f"key: {k_name} token (attended to)")
+        st.set_title(self.heatmap.plot, head_title(kind, layer, head))
+
+    def _on_move(self, scene_pos) -> None:
+        cell = self.heatmap.cell_at(scene_pos)
+        if cell is None or self.data is None:
+            self.hovered.emit("")
+            return
+        kind, layer, head = self.selection
+        q, k = cell
+        qs, ks = self.data.labels[kind]
+        if self.heatmap.allowed is not None and not self.heatmap.allowed[q, k]:
+            value = "blocked by the mask: score set to −∞, weight exactly 0"
+        else:
+            value = f"{float(self.heatmap.values[q, k]):.6f}"
+        self.hovered.emit(f"query {q} “{qs[q]}” → key {k} “{ks[k]}”: weight = {value}")

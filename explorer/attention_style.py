@@ -1,0 +1,75 @@
+"""Look of the heatmap panels (attention maps, positional encodings): projector-legible.
+
+Big type, a perceptually uniform colormap for weights (viridis: 0 is dark, 1 is bright, and
+it survives a washed-out projector and colour-blind viewers), a diverging map for signed
+values (blue < 0 < red), and a grey hatch for blocked cells that no colormap value can be
+mistaken for. If the main window's `explorer.style` provides fonts or colours, they win.
+"""
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtGui import QColor, QFont
+
+pg.setConfigOptions(imageAxisOrder="row-major")  # a [query, key] matrix must not show transposed
+
+try:  # the main window's shared style, when it exists
+    from explorer import style as _app  # type: ignore
+except ImportError:  # pragma: no cover - depends on what the other panels ship
+    _app = None
+
+FONT_FAMILY = getattr(_app, "SANS_FAMILY", "DejaVu Sans")
+TICK_PT = getattr(_app, "BASE_POINT_SIZE", 12)
+LABEL_PT = TICK_PT + 1
+TITLE_PT = getattr(_app, "TITLE_POINT_SIZE", 14)
+BACKGROUND = "w"
+FOREGROUND = "#1f2328"
+MUTED = "#57606a"
+SELECTED = QColor("#e4572e")  # outline of the selected head; not a viridis colour
+MASK_FILL = QColor(getattr(_app, "MASKED", QColor("#9aa0a6")))
+MASK_HATCH = QColor(getattr(_app, "MASKED_HATCH", QColor("#4a4f55")))
+WEIGHT_LEVELS = (0.0, 1.0)
+SEQUENTIAL = getattr(_app, "SEQUENTIAL", "viridis")
+DIVERGING = getattr(_app, "DIVERGING", "CET-D1A")
+
+
+def weight_cmap() -> pg.ColorMap:
+    """Attention weights in [0, 1]."""
+    return pg.colormap.get(SEQUENTIAL)
+
+
+def signed_cmap() -> pg.ColorMap:
+    """Signed values (positional encodings, embeddings): blue − / white 0 / red +."""
+    return pg.colormap.get(DIVERGING)
+
+
+def font(pt: int = TICK_PT, bold: bool = False) -> QFont:
+    f = QFont(FONT_FAMILY)
+    f.setPointSize(pt)
+    f.setBold(bold)
+    return f
+
+
+def style_axis(axis: pg.AxisItem, label: str | None = None) -> None:
+    axis.setTickFont(font(TICK_PT))
+    axis.setTextPen(FOREGROUND)
+    axis.setPen(MUTED)
+    if label is not None:
+        axis.setLabel(label, color=FOREGROUND, **{"font-size": f"{LABEL_PT}pt"})
+
+
+def set_title(plot: pg.PlotItem, text: str) -> None:
+    plot.setTitle(text, color=FOREGROUND, size=f"{TITLE_PT}pt")
+
+
+def graphics_widget() -> pg.GraphicsLayoutWidget:
+    """A white plotting canvas (white reads best on a projector in a lit room)."""
+    w = pg.GraphicsLayoutWidget()
+    w.setBackground(BACKGROUND)
+    return w
+
+
+def colorbar(cmap: pg.ColorMap, values: tuple[float, float], label: str) -> pg.ColorBarItem:
+    bar = pg.ColorBarItem(values=values, colorMap=cmap, interactive=False, width=22, pen=MUTED)
+    style_axis(bar.axis, label)
+    bar.axis.setWidth(72)  # room for tick values *and* the label, which otherwise overlap
+    return bar

@@ -1,0 +1,234 @@
+"""Attention maps panel: every head of every layer, one head large, the line view, and the
+derived maps (mean over heads, rollout) — for the three kinds of attention of Section 3.2.3.
+
+It observes `SessionState`: a new result redraws, `attentionSelected` moves the selection,
+and picking a head here calls `state.select_attention` so the stepper and diagram follow.
+`show_result(result_or_trace)` is public so a training run can stream snapshots into it.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea, QStackedWidget,
+                               QTabWidget, QVBoxLayout, QWidget)
+
+from explorer import attention_style as st
+from explorer.attention_data import AttentionData
+from explorer.attention_derived_view import DerivedView
+from explorer.attention_grid import AttentionGrid
+from explorer.attention_lines import LineView
+from explorer.attention_single import KIND_AXIS_NAMES, SingleHeadView, head_title
+from explorer.state import KIND_LABELS, SessionState
+
+VIEWS = ("grid", "single", "lines", "derived")
+VIEW_TITLES = ("All heads", "One head", "Lines", "Mean && rollout (derived)")
+MASK_LEGEND = ("<span style='background:#9aa0a6;color:#2b2f33'>&nbsp;╱╱╱&nbsp;</span>&nbsp;masked: blocked "
+               "before the softmax (future / padding), not a weight near 0")
+
+
+class AttentionPanel(QWidget):
+    panel_name = "attention"
+    title = "Attention maps"
+
+    def __init__(self, state: SessionState, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.data: AttentionData | None = None
+        self.kind, self.layer, self.head = "encoder", 0, 0
+        self._dirty = set(VIEWS)
+        self._build()
+        state.bundleChanged.connect(self._on_bundle)
+        state.resultChanged.connect(self.show_result)
+        state.attentionSelected.connect(self._follow)
+        if state.bundle is not None:
+            self._on_bundle(state.bundle)
+        if state.result is not None:
+            self.show_result(state.result)
+
+    # -- construction -------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.kind_box, self.layer_box, self.head_box = QComboBox(), QComboBox(), QComboBox()
+        for box in (self.kind_box, self.layer_box, self.head_box):
+            box.setFont(st.font(st.LABEL_PT))
+        self.all_kinds = QCheckBox("all kinds")
+        self.all_kinds.setToolTip("Show encoder, decoder and cross-attention grids side by side")
+        self.all_kinds.setFont(st.font(st.LABEL_PT))
+        controls = QHBoxLayout()
+        for text, box in (("Attention:", self.kind_box), ("Layer:", self.layer_box), ("Head:", self.head_box)):
+            label = QLabel(text)
+            label.setFont(st.font(st.LABEL_PT))
+            controls.addWidget(label)
+            controls.addWidget(box)
+        controls.addWidget(self.all_kinds)
+        controls.addStretch(1)
+
+        self.grid = AttentionGrid()
+        self.single = SingleHeadView()
+        self.lines = LineView()
+        scroll = QScrollArea()
+        scroll.setWidget(self.lines)
+        scroll.setWidgetResizable(True)
+        scroll.setStyleSheet("background: white;")
+        self.derived = DerivedView()
+        self.tabs = QTabWidget()
+        self.tabs.setFont(st.font(st.LABEL_PT))
+        for widget, text in zip((self.grid, self.single, scroll, self.derived), VIEW_TITLES):
+            self.tabs.addTab(widget, text)
+        self.readout = QLabel(" ")
+        self.readout.setFont(st.font(st.LABEL_PT))
+        self.readout.setWordWrap(True)
+        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        legend = QLabel(MASK_LEGEND)
+        legend.setFont(st.font(st.TICK_PT))
+        legend.setWordWrap(True)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.readout, 3)
+        bottom.addWidget(legend, 2)
+
+        self.empty = QLabel("Load a model and run an input to see its attention maps.")
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setFont(st.font(st.TITLE_PT))
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.empty)
+        self.stack.addWidget(self.tabs)
+
+        lay = QVBoxLayout(self)
+        lay.addLayout(controls)
+        lay.addWidget(self.stack, 1)
+        lay.addLayout(bottom)
+
+        self.kind_box.currentIndexChanged.connect(self._on_controls)
+        self.layer_box.currentIndexChanged.connect(self._on_controls)
+        self.head_box.currentIndexChanged.connect(self._on_controls)
+        self.all_kinds.toggled.connect(lambda _: self._refresh(force=True))
+        self.tabs.currentChanged.connect(lambda _: self._refresh())
+        self.grid.cellClicked.connect(self._on_grid_click)
+        for view in (self.grid, self.single, self.lines, self.derived):
+            view.hovered.connect(self._on_hover)
+
+    # -- public ----------------------------------------------------------------------------------
+    @property
+    def view(self) -> str:
+        return VIEWS[self.tabs.currentIndex()]
+
+    def set_view(self, view: str) -> None:
+        self.tabs.setCurrentIndex(VIEWS.index(view))
+
+    def show_result(self, result) -> None:
+        """Show every map of a `ForwardResult` or a bare `Trace` (e.g. a training snapshot)."""
+        if result is None:
+            self.show_data(None)
+            return
+        self.show_data(AttentionData.from_result(result))
+
+    def show_data(self, data: AttentionData | None) -> None:
+        self.data = data
+        if data is None or not data.kinds:
+            self.stack.setCurrentWidget(self.empty)
+            return
+        self.stack.setCurrentWidget(self.tabs)
+        self._sync_controls()
+        self._dirty = set(VIEWS)
+        self._refresh()
+
+    def select(self, kind: str, layer: int, head: int) -> None:
+        """Select a head here and tell everyone else (through the shared state)."""
+        self._apply(kind, layer, head)
+        if self.state.bundle is not None and kind in self.state.available_kinds():
+            self.state.select_attention(kind, layer, head)
+
+    # -- state → view -------------------------------------------------------------------------
+    def _kinds(self) -> list[str]:
+        kinds = self.state.available_kinds() if self.state.bundle is not None else []
+        if self.data is not None:
+            kinds = [k for k in kinds if k in self.data.kinds] if kinds else self.data.kinds
+        return kinds
+
+    def _on_bundle(self, bundle) -> None:
+        self.data = None
+        self.stack.setCurrentWidget(self.empty)
+        self.kind, self.layer, self.head = self.state.kind, self.state.layer, self.state.head
+        self._sync_controls()
+
+    def _follow(self, kind: str, layer: int, head: int) -> None:
+        if (kind, layer, head) != (self.kind, self.layer, self.head):
+            self._apply(kind, layer, head)
+
+    def _apply(self, kind: str, layer: int, head: int) -> None:
+        changed_kind = kind != self.kind
+        self.kind, self.layer, self.head = kind, int(layer), int(head)
+        self._sync_controls()
+        self._dirty |= {"single", "lines", "derived"} | ({"grid"} if changed_kind else set())
+        self.grid.select(self.kind, self.layer, self.head)
+        self._refresh()
+
+    def _sync_controls(self) -> None:
+        """Fill the combo boxes from what the model has, clamp the selection, without echoing."""
+        kinds = self._kinds()
+        if kinds and self.kind not in kinds:
+            self.kind = kinds[0]
+        n_layers = self.data.n_layers(self.kind) if self.data is not None else self.state.n_layers(self.kind)
+        n_heads = self.data.n_heads(self.kind) if self.data is not None else (
+            self.state.bundle.config.n_heads if self.state.bundle is not None else 0)
+        self.layer = min(self.layer, max(0, n_layers - 1))
+        self.head = min(self.head, max(0, n_heads - 1))
+        for box in (self.kind_box, self.layer_box, self.head_box):
+            box.blockSignals(True)
+        self._fill(self.kind_box, [KIND_LABELS[k] for k in kinds], kinds)
+        self._fill(self.layer_box, [f"{i}" for i in range(n_layers)], list(range(n_layers)))
+        self._fill(self.head_box, [f"{i}" for i in range(n_heads)], list(range(n_heads)))
+        if kinds:
+            self.kind_box.setCurrentIndex(kinds.index(self.kind))
+        self.layer_box.setCurrentIndex(self.layer if n_layers else -1)
+        self.head_box.setCurrentIndex(self.head if n_heads else -1)
+        for box in (self.kind_box, self.layer_box, self.head_box):
+            box.blockSignals(False)
+
+    @staticmethod
+    def _fill(box: QComboBox, texts: list[str], values: list) -> None:
+        if [box.itemData(i) for i in range(box.count())] == values:
+            return
+        box.clear()
+        for text, value in zip(texts, values):
+            box.addItem(text, value)
+
+    def _refresh(self, force: bool = False) -> None:
+        """Redraw the visible view if its data changed; hidden views wait until shown."""
+        if self.data is None:
+            return
+        view = self.view
+        self.all_kinds.setEnabled(view == "grid")
+        if not force and view not in self._dirty:
+            return
+        self._dirty.discard(view)
+        self.readout.setText(" ")  # a value read from another map would now be wrong
+        d, kind, layer, head = self.data, self.kind, self.layer, self.head
+        if view == "grid":
+            self.grid.show_kinds(d.kinds if self.all_kinds.isChecked() else [kind])
+            self.grid.set_data(d)
+            self.grid.select(kind, layer, head)
+        elif view == "single":
+            self.single.set_data(d, kind, layer, head)
+        elif view == "lines" and kind in d.weights:
+            q_labels, k_labels = d.labels[kind]
+            q_name, k_name = KIND_AXIS_NAMES[kind]
+            self.lines.set_map(d.head(kind, layer, head), d.allowed[kind], q_labels, k_labels,
+                               head_title(kind, layer, head) + " — hover a token",
+                               (f"queries ({q_name})", f"keys ({k_name})"))
+        elif view == "derived":
+            self.derived.set_data(d, kind, layer)
+
+    # -- view → state -------------------------------------------------------------------------
+    def _on_controls(self, _index: int = 0) -> None:
+        kind = self.kind_box.currentData()
+        layer = self.layer_box.currentData()
+        head = self.head_box.currentData()
+        if kind is None:
+            return
+        self.select(kind, layer or 0, head or 0)
+
+    def _on_grid_click(self, kind: str, layer: int, head: int) -> None:
+        self.select(kind, layer, head)
+        self.set_view("single")
+
+    def _on_hover(self, text: str) -> None:
+        self.readout.setText(text or " ")
