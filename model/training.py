@@ -8,7 +8,6 @@ Section 5.3: Adam with β1 = 0.9, β2 = 0.98, ε = 1e-9 and the learning rate
 """
 from __future__ import annotations
 
-import copy
 import math
 import random
 import threading
@@ -151,8 +150,14 @@ class Trainer:
             raise TrainingError("a task is needed (a built-in name, a Task, or a bundle that names one)")
         if model.config.kind != "encoder_decoder":
             raise TrainingError(f"the Trainer trains encoder-decoder models, not {model.config.kind}")
+        task_src, task_tgt = task.build_tokenizers()
         if src_tokenizer is None or tgt_tokenizer is None:
-            src_tokenizer, tgt_tokenizer = task.build_tokenizers()
+            src_tokenizer, tgt_tokenizer = task_src, task_tgt
+        for side, need, have in (("source", task_src, src_tokenizer), ("target", task_tgt, tgt_tokenizer)):
+            lacking = sorted(set(need.vocab) - set(have.vocab))
+            if lacking:
+                raise TrainingError(f"task {task.name!r} uses {side} symbols the model's vocabulary lacks: "
+                                    f"{lacking[:8]}{' …' if len(lacking) > 8 else ''}")
         self._check_fits(model, task, src_tokenizer, tgt_tokenizer)
         self.task, self.src_tokenizer, self.tgt_tokenizer = task, src_tokenizer, tgt_tokenizer
         self.device = resolve_device(cfg.device)

@@ -1,0 +1,243 @@
+"""The paper's training recipe and the UI-free Trainer: schedule, optimiser, learning,
+thread controls, and failures that stop cleanly with the last good weights."""
+import math
+import re
+import threading
+import time
+
+import pytest
+import torch
+
+from model.checkpoint import random_bundle
+from model.devices import DeviceError, resolve_device
+from model.tasks import get_task
+from model.training import (ADAM_BETAS, ADAM_EPS, EvalEvent, StepEvent, TrainConfig, Trainer, TrainingError,
+                            noam_lr, translate_batch)
+
+torch.set_num_threads(1)
+
+
+def tiny_trainer(task="copy", steps=200, **cfg) -> Trainer:
+    torch.manual_seed(0)
+    bundle = random_bundle(task, d_model=32, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=64,
+                           max_len=16, dropout=0.0)
+    params = dict(steps=steps, batch_size=32, warmup=50, device="cpu", seed=0)
+    params.update(cfg)
+    return Trainer(bundle, get_task(task, max_len=6), TrainConfig(**params))
+
+
+def weights(trainer: Trainer) -> dict:
+    return {k: v.clone() for k, v in trainer.model.state_dict().items()}
+
+
+def same(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+# -- the recipe ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("step", [1, 7, 100, 399, 400, 401, 1000, 12345])
+def test_noam_lr_matches_formula(step):
+    d_model, warmup, scale = 512, 400, 2.0
+    expected = scale * (1 / math.sqrt(d_model)) * min(1 / math.sqrt(step), step / warmup ** 1.5)
+    assert noam_lr(step, d_model, warmup, scale) == pytest.approx(expected, rel=1e-12)
+
+
+def test_noam_lr_peaks_at_warmup_and_is_linear_then_inverse_sqrt():
+    lrs = [noam_lr(s, 512, 4000) for s in range(1, 20001)]
+    assert max(range(len(lrs)), key=lrs.__getitem__) + 1 == 4000
+    assert lrs[3999] == pytest.approx(512 ** -0.5 * 4000 ** -0.5)  # the paper's peak ≈ 7.0e-4
+    assert lrs[1999] == pytest.approx(lrs[999] * 2)  # linear warm-up
+    assert lrs[15999] == pytest.approx(lrs[7999] / math.sqrt(2))  # 1/√step decay
+    with pytest.raises(ValueError):
+        noam_lr(0, 512, 4000)
+
+
+def test_adam_and_loss_use_the_papers_settings():
+    t = tiny_trainer()
+    assert isinstance(t.optimizer, torch.optim.Adam)
+    group = t.optimizer.param_groups[0]
+    assert group["betas"] == ADAM_BETAS == (0.9, 0.98) and group["eps"] == ADAM_EPS == 1e-9
+    assert TrainConfig().label_smoothing == 0.1
+    assert t.loss_fn.label_smoothing == 0.1 and t.loss_fn.ignore_index == 0
+    n_params = len({id(p) for p in t.model.parameters()})
+    assert sum(len(g["params"]) for g in t.optimizer.param_groups) == n_params
+
+
+def test_each_step_uses_the_scheduled_lr():
+    t = tiny_trainer(warmup=5, lr_scale=0.5)
+    for k in range(1, 9):
+        event = t.step()
+        assert event.step == k
+        assert event.lr == pytest.approx(noam_lr(k, 32, 5, 0.5))
+
+
+def test_reported_loss_is_label_smoothed_cross_entropy():
+    """Independent check of Section 5.4: (1-ε)·NLL + ε·mean over the vocabulary of -log p, pads ignored."""
+    t, twin = tiny_trainer(), tiny_trainer()
+    batch = twin.next_batch()  # same seed → the batch t is about to draw
+    with torch.no_grad():
+        logp = t.model.train()(batch.src, batch.tgt_in).log_softmax(-1)  # dropout is 0 in tiny models
+    real = batch.tgt_out != 0
+    nll = -logp.gather(-1, batch.tgt_out[..., None])[..., 0]
+    smooth = -logp.mean(-1)
+    expected = float((((1 - 0.1) * nll + 0.1 * smooth)[real]).mean())
+    assert t.step().loss == pytest.approx(expected, rel=1e-4)
+
+
+def test_loss_falls_on_a_tiny_copy_task():
+    t = tiny_trainer(steps=150)
+    losses = [e.loss for e in t.events() if isinstance(e, StepEvent)]
+    assert len(losses) == 150
+    first, last = sum(losses[:10]) / 10, sum(losses[-10:]) / 10
+    assert last < 0.6 * first, (first, last)
+    assert t.last_step.token_accuracy > 0.5
+
+
+def test_gradient_clipping_bounds_the_update_gradient():
+    t = tiny_trainer(clip_grad=0.01, lr_scale=1.0)
+    event = t.step()
+    total = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in t.model.parameters() if p.grad is not None]))
+    assert event.grad_norm > 0.01  # the reported norm is the one before clipping
+    assert float(total) <= 0.01 * 1.001
+
+
+def test_events_interleave_evaluations():
+    t = tiny_trainer(steps=10, eval_every=5, eval_size=20)
+    kinds = [(type(e).__name__, e.step) for e in t.events()]
+    assert kinds == [("StepEvent", i) for i in range(1, 6)] + [("EvalEvent", 5)] + \
+                    [("StepEvent", i) for i in range(6, 11)] + [("EvalEvent", 10)]
+    event = t.last_eval
+    assert isinstance(event, EvalEvent) and event.n == 20 and 0.0 <= event.exact_match <= 1.0
+
+
+def test_evaluate_equals_one_by_one_decoding():
+    t = tiny_trainer(steps=120)
+    t.run()
+    ev = t.evaluate(40)
+    pairs = t.eval_pairs(40)
+    bundle = t.to_bundle()
+    singles = [bundle.translate(s, max_len=t.task.max_tgt_len + 2) for s, _ in pairs]
+    batched = translate_batch(t.model, t.src_tokenizer, t.tgt_tokenizer, [s for s, _ in pairs],
+                              max_output=t.task.max_tgt_len + 2, batch_size=7)
+    assert batched == singles  # padding in a batch changes nothing
+    assert ev.exact_match == pytest.approx(sum(o == tgt for o, (_, tgt) in zip(singles, pairs)) / 40)
+    assert all(split == "eval" for split in ["eval"]) and ev.n == 40
+
+
+# -- thread controls --------------------------------------------------------------------------
+def wait_for(cond, timeout=20.0):
+    end = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError("timed out")
+        time.sleep(0.01)
+
+
+def test_pause_blocks_steps_and_stop_ends_run_from_another_thread():
+    t = tiny_trainer(steps=100_000)
+    result = {}
+    worker = threading.Thread(target=lambda: result.setdefault("metrics", t.run()), daemon=True)
+    worker.start()
+    wait_for(lambda: t.step_count >= 3)
+    t.pause()
+    time.sleep(0.2)  # let an in-flight step finish
+    frozen = t.step_count
+    time.sleep(0.5)
+    assert t.step_count == frozen and t.paused
+    t.resume()
+    wait_for(lambda: t.step_count > frozen + 2)
+    t.pause()
+    t.stop()  # stop wakes a paused run
+    worker.join(timeout=10)
+    assert not worker.is_alive()
+    assert result["metrics"]["steps"] == t.step_count < 100_000
+
+
+def test_stop_before_run_runs_nothing():
+    t = tiny_trainer(steps=50)
+    t.stop()
+    assert list(t.events()) == [] and t.step_count == 0
+
+
+# -- failures -------------------------------------------------------------------------------
+def test_nan_loss_names_the_step_and_keeps_weights(monkeypatch):
+    t = tiny_trainer()
+    t.step()
+    t.step()
+    before = weights(t)
+    real = t.loss_fn
+
+    def poisoned(logits, target):
+        return real(logits, target) * float("nan")
+
+    monkeypatch.setattr(t, "loss_fn", poisoned)
+    with pytest.raises(TrainingError, match=r"loss became nan at step 3"):
+        t.step()
+    assert same(before, weights(t)) and t.step_count == 2
+
+
+def test_huge_learning_rate_diverges_with_a_clear_error_and_last_good_weights():
+    t = tiny_trainer(steps=500, warmup=10, lr_scale=1e6, batch_size=16)
+    before = weights(t)
+    with pytest.raises(TrainingError) as err:
+        for _ in range(500):
+            before = weights(t)
+            t.step()
+    failed = t.step_count + 1
+    assert re.search(rf"(loss|gradient norm) became (nan|inf|-inf) at step {failed}\b", str(err.value))
+    assert same(before, weights(t))
+
+
+def test_cuda_out_of_memory_is_a_clear_error(monkeypatch):
+    t = tiny_trainer()
+
+    def oom(*args, **kwargs):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    before = weights(t)
+    monkeypatch.setattr(t.model, "forward", oom)
+    with pytest.raises(TrainingError, match=r"out of GPU memory at step 1 \(batch size 32.*smaller --batch-size"):
+        t.step()
+    assert same(before, weights(t)) and t.step_count == 0
+
+
+@pytest.mark.parametrize("field, value", [("steps", 0), ("batch_size", -1), ("lr_scale", float("nan")),
+                                          ("label_smoothing", 1.0), ("clip_grad", 0.0), ("eval_every", -5)])
+def test_bad_train_config(field, value):
+    with pytest.raises(TrainingError, match=field):
+        TrainConfig(**{field: value}).validate()
+
+
+def test_tokenizers_must_fit_the_model():
+    bundle = random_bundle("reverse")
+    with pytest.raises(TrainingError, match="uses source symbols the model.s vocabulary lacks"):
+        Trainer(bundle, get_task("addition"), TrainConfig(device="cpu"))
+    with pytest.raises(TrainingError, match="max_len is 8"):
+        Trainer(random_bundle("reverse", max_len=8), "reverse", TrainConfig(device="cpu"))
+
+
+# -- devices ------------------------------------------------------------------------------------
+def test_device_auto_prefers_cuda_then_mps_then_cpu(monkeypatch):
+    import model.devices as devices
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(devices, "mps_available", lambda: False)
+    assert resolve_device("auto") == torch.device("cpu")
+    monkeypatch.setattr(devices, "mps_available", lambda: True)
+    assert resolve_device("auto") == torch.device("mps")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert resolve_device("auto") == torch.device("cuda")
+
+
+def test_unavailable_or_unknown_device_is_refused(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(DeviceError, match="no CUDA GPU"):
+        resolve_device("cuda")
+    with pytest.raises(DeviceError, match="unknown device 'tpu'"):
+        resolve_device("tpu")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_cuda_training_uses_bf16_autocast():
+    t = tiny_trainer(device="cuda")
+    assert t.step().loss > 0 and t.device.type == "cuda"
