@@ -47,17 +47,19 @@ class AttentionData:
         Missing labels fall back to position numbers, so a bare training trace still draws.
         """
         data = cls()
-        for kind in trace.attention_kinds():
-            n = trace.n_layers(kind)
-            maps = np.stack([trace.attention(kind, layer)[batch].numpy() for layer in range(n)])  # (L, h, Tq, Tk)
+        tensors = {step.name: step.tensor for step in trace.steps}  # one pass; a later step wins, as in trace[name]
+        pieces = {"src": src_pieces, "tgt": tgt_pieces}
+        for kind, pattern in ATTENTION_KINDS.items():
+            names = []
+            while pattern.format(layer=len(names)) + ".weights" in tensors:
+                names.append(pattern.format(layer=len(names)))
+            if not names:
+                continue
+            maps = np.stack([tensors[n + ".weights"][batch].numpy() for n in names])  # (L, h, Tq, Tk)
             data.weights[kind] = np.ascontiguousarray(maps, dtype=np.float32)
-            mask_name = ATTENTION_KINDS[kind].format(layer=0) + ".mask"
-            if mask_name in trace:
-                data.allowed[kind] = trace[mask_name].tensor[batch].numpy().astype(bool)
-            else:
-                data.allowed[kind] = np.ones(maps.shape[-2:], dtype=bool)
+            mask = tensors.get(names[0] + ".mask")  # one mask per kind: every layer of a stack shares it
+            data.allowed[kind] = mask[batch].numpy().astype(bool) if mask is not None else np.ones(maps.shape[-2:], bool)
             q_axis, k_axis = KIND_AXES[kind]
-            pieces = {"src": src_pieces, "tgt": tgt_pieces}
             Tq, Tk = maps.shape[-2:]
             data.labels[kind] = (_labels(pieces[q_axis], Tq), _labels(pieces[k_axis], Tk))
         return data

@@ -1,0 +1,216 @@
+"""The attention panel shows the trace's exact weights, marks masked cells, and shares the selection."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from PySide6.QtCore import QPointF, Qt  # noqa: E402
+
+from explorer.attention_data import AttentionData  # noqa: E402
+from explorer.attention_derived import rollout  # noqa: E402
+from explorer.attention_mosaic import MosaicLayout, compose  # noqa: E402
+from explorer.panels.attention import AttentionPanel  # noqa: E402
+from explorer.state import SessionState  # noqa: E402
+from model.checkpoint import random_bundle  # noqa: E402
+
+SOURCE, TARGET = "abcdefg", "gfedcba"
+
+
+def make_bundle(**overrides):
+    torch.manual_seed(0)
+    params = dict(n_encoder_layers=2, n_decoder_layers=3, n_heads=4, d_model=32, d_ff=64, dropout=0.0)
+    params.update(overrides)
+    return random_bundle("reverse", **params)
+
+
+@pytest.fixture
+def setup(qtbot):
+    bundle = make_bundle()
+    state = SessionState()
+    panel = AttentionPanel(state)
+    qtbot.addWidget(panel)
+    panel.resize(1280, 720)
+    panel.show()
+    qtbot.waitExposed(panel)
+    state.set_bundle(bundle)
+    result = bundle.run(SOURCE, target=TARGET)
+    state.set_result(result)
+    return state, panel, result
+
+
+def expected(trace, kind, layer, head):
+    """The trace's weights with masked cells as NaN (what the image must hold)."""
+    w = trace.attention(kind, layer)[0, head].numpy()
+    mask_name = {"encoder": "encoder", "decoder_self": "decoder", "cross": "decoder"}[kind]
+    sub = "cross_attn" if kind == "cross" else "self_attn"
+    allowed = trace[f"{mask_name}.layers.{layer}.{sub}.mask"].tensor[0].numpy()
+    return np.where(allowed, w, np.nan), allowed
+
+
+@pytest.mark.parametrize("kind, layer, head", [("encoder", 1, 2), ("decoder_self", 2, 1), ("cross", 0, 3)])
+def test_single_view_shows_the_selected_trace_tensor(setup, kind, layer, head):
+    state, panel, result = setup
+    panel.set_view("single")
+    state.select_attention(kind, layer, head)
+    want, _ = expected(result.trace, kind, layer, head)
+    np.testing.assert_array_equal(panel.single.image.image, want)
+    assert (panel.kind_box.currentData(), panel.layer_box.currentData(), panel.head_box.currentData()) == (kind, layer, head)
+    # axis labels come from the result's pieces
+    q_axis = result.tgt_pieces if kind != "encoder" else result.src_pieces
+    assert panel.single.heatmap.y_axis._tokens == q_axis
+
+
+def test_combo_boxes_change_the_shared_selection_and_the_image(setup):
+    state, panel, result = setup
+    panel.set_view("single")
+    panel.kind_box.setCurrentIndex(panel.kind_box.findData("cross"))
+    panel.layer_box.setCurrentIndex(2)
+    panel.head_box.setCurrentIndex(1)
+    assert (state.kind, state.layer, state.head) == ("cross", 2, 1)
+    want, _ = expected(result.trace, "cross", 2, 1)
+    np.testing.assert_array_equal(panel.single.image.image, want)
+    assert panel.single.image.image.shape == (len(result.tgt_pieces), len(result.src_pieces))  # target × source
+
+
+def test_grid_mosaic_holds_every_head(setup):
+    state, panel, result = setup
+    panel.set_view("grid")
+    panel.all_kinds.setChecked(True)
+    for kind in ("encoder", "decoder_self", "cross"):
+        pane = panel.grid.pane(kind)
+        for layer in range(result.trace.n_layers(kind)):
+            for head in range(4):
+                want, _ = expected(result.trace, kind, layer, head)
+                np.testing.assert_array_equal(pane.layout.block(pane.image.image, layer, head), want)
+
+
+def _pixel_patch(view, heatmap, row, col, half=2):
+    """Mean RGB of a small patch near the corner of cell (row, col) as painted on screen (away
+    from the number written in the middle)."""
+    scene = heatmap.plot.vb.mapViewToScene(QPointF(col + 0.2, row + 0.2))
+    pt = view.canvas.mapFromScene(scene)
+    img = view.canvas.grab().toImage()
+    pixels = [img.pixelColor(pt.x() + dx, pt.y() + dy) for dx in range(-half, half + 1) for dy in range(-half, half + 1)]
+    return np.array([[c.red(), c.green(), c.blue()] for c in pixels], dtype=float).mean(axis=0)
+
+
+def test_masked_cell_is_drawn_differently_from_a_zero_weight(setup, qtbot):
+    state, panel, result = setup
+    data = AttentionData.from_result(result)
+    data.weights["decoder_self"][1, 0, 5, 2] = 0.0  # a lower-triangle (allowed) cell with weight 0
+    assert data.allowed["decoder_self"][5, 2] and not data.allowed["decoder_self"][2, 5]
+    panel.show_data(data)
+    panel.set_view("single")
+    state.select_attention("decoder_self", 1, 0)
+    qtbot.wait(10)
+    zero = _pixel_patch(panel.single, panel.single.heatmap, 5, 2)
+    masked = _pixel_patch(panel.single, panel.single.heatmap, 2, 5)
+    viridis0 = np.array(panel.single.heatmap.image.lut[0][:3], dtype=float)
+    assert np.abs(zero - viridis0).max() < 12  # weight 0 is the colormap's 0 ...
+    assert np.abs(masked - zero).max() > 60  # ... and a blocked cell looks nothing like it
+    assert abs(masked[0] - masked[1]) < 20 and abs(masked[1] - masked[2]) < 20  # grey
+    # the composed grid image keeps them apart too: NaN (blocked) vs 0.0 (allowed)
+    layout = MosaicLayout.for_shape(data.weights["decoder_self"].shape)
+    mosaic = compose(data.weights["decoder_self"], data.allowed["decoder_self"], layout)
+    block = layout.block(mosaic, 1, 0)
+    assert block[5, 2] == 0.0 and np.isnan(block[2, 5])
+
+
+def test_clicking_a_grid_cell_selects_that_layer_and_head(setup, qtbot):
+    state, panel, result = setup
+    panel.set_view("grid")
+    pane = panel.grid.pane("encoder")
+    r, c = pane.layout.origin(1, 3)
+    scene = pane.plot.vb.mapViewToScene(QPointF(c + pane.layout.t_k / 2, r + pane.layout.t_q / 2))
+    pos = panel.grid.canvas.mapFromScene(scene)
+    assert (state.layer, state.head) != (1, 3)
+    qtbot.mouseClick(panel.grid.canvas.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    assert (state.kind, state.layer, state.head) == ("encoder", 1, 3)
+    assert panel.view == "single"  # opened large
+    want, _ = expected(result.trace, "encoder", 1, 3)
+    np.testing.assert_array_equal(panel.single.image.image, want)
+
+
+def test_panel_follows_a_selection_made_elsewhere(setup):
+    state, panel, _ = setup
+    state.select_attention("decoder_self", 2, 3)
+    assert (panel.kind, panel.layer, panel.head) == ("decoder_self", 2, 3)
+    assert panel.head_box.currentData() == 3
+    box = panel.grid.pane("decoder_self").box if "decoder_self" in panel.grid.panes else None
+    if box is not None:
+        assert box.isVisible()
+
+
+def test_hovering_a_token_in_the_line_view_keeps_only_its_lines(setup, qtbot):
+    state, panel, _ = setup
+    state.select_attention("encoder", 0, 1)
+    panel.set_view("lines")
+    lines = panel.lines
+    before = lines.drawn_lines()
+    assert len({q for q, _, _ in before}) > 1
+    qtbot.mouseMove(lines, lines.token_rect("q", 3).center().toPoint())
+    assert lines.hover == ("q", 3)
+    shown = lines.drawn_lines()
+    assert shown and {q for q, _, _ in shown} == {3}
+    assert "query 3" in panel.readout.text()
+    qtbot.mouseMove(lines, lines.token_rect("k", 2).center().toPoint())
+    assert lines.hover == ("k", 2)
+    assert {k for _, k, _ in lines.drawn_lines()} == {2}
+
+
+def test_rollout_rows_sum_to_one_and_match_an_independent_computation(setup):
+    state, panel, result = setup
+    panel.set_view("derived")
+    for kind in ("encoder", "decoder_self"):
+        n = result.trace.n_layers(kind)
+        state.select_attention(kind, n - 1, 0)
+        shown = panel.derived.rollout_values
+        np.testing.assert_allclose(shown.sum(axis=1), 1.0, atol=1e-5)
+        # independent: torch, float64, right-to-left product Ã_{L-1} ··· Ã_0
+        mats = []
+        for layer in range(n):
+            a = result.trace.attention(kind, layer)[0].double().mean(0)
+            a = 0.5 * a + 0.5 * torch.eye(a.shape[0], dtype=torch.float64)
+            mats.append(a / a.sum(-1, keepdim=True))
+        want = mats[0]
+        for a in mats[1:]:
+            want = a @ want
+        np.testing.assert_allclose(shown, want.numpy(), atol=1e-5)
+        mean = result.trace.attention(kind, n - 1)[0].double().mean(0).numpy()
+        np.testing.assert_allclose(panel.derived.mean_values, mean, atol=1e-6)
+    state.select_attention("cross", 0, 0)
+    assert not panel.derived.rollout_defined
+    assert panel.derived.right.currentWidget() is panel.derived.note
+
+
+def test_rollout_refuses_rectangular_maps():
+    with pytest.raises(ValueError):
+        rollout(np.ones((2, 1, 3, 4), dtype=np.float32) / 4)
+
+
+def test_only_the_models_kinds_are_offered(qtbot):
+    bundle = make_bundle(kind="decoder_only")
+    state = SessionState()
+    panel = AttentionPanel(state)
+    qtbot.addWidget(panel)
+    state.set_bundle(bundle)
+    state.set_result(bundle.run("abc", target="cba"))
+    kinds = [panel.kind_box.itemData(i) for i in range(panel.kind_box.count())]
+    assert kinds == ["decoder_self"]
+
+
+def test_a_bare_trace_can_be_streamed_in(qtbot):
+    """Training snapshots arrive as traces without a state bundle: positions label the axes."""
+    bundle = make_bundle()
+    panel = AttentionPanel(SessionState())
+    qtbot.addWidget(panel)
+    trace = bundle.run("abcd", target="dcba").trace
+    panel.set_view("single")
+    panel.show_result(trace)
+    assert panel.stack.currentWidget() is panel.tabs
+    np.testing.assert_array_equal(panel.single.image.image, trace.attention("encoder", 0)[0, 0].numpy())
+    assert panel.single.heatmap.x_axis._tokens == ["0", "1", "2", "3"]
