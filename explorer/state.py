@@ -135,6 +135,15 @@ class SessionState(QObject):
             if name in self.result.trace:
                 self.select_step(self.result.trace.index(name))
 
+    def select_head(self, head: int) -> None:
+        """Change only the head (the stepper's head selector): the step stays where it is."""
+        head = int(head)
+        if self.bundle is not None:
+            head = max(0, min(head, self.bundle.config.n_heads - 1))
+        if head != self.head:
+            self.head = head
+            self.attentionSelected.emit(self.kind, self.layer, self.head)
+
     def available_kinds(self) -> list[str]:
         if self.bundle is None:
             return []

@@ -1,0 +1,99 @@
+"""`transformer-explorer`: start the window (or, with --screenshot, render one figure and exit).
+
+The window opens at once with the bundled `reverse` model (a small untrained one if none is
+bundled) and runs an example input, so the first screen already shows a forward pass.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+DEFAULT_INPUT = "attention"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="transformer-explorer",
+        description="See the Transformer of 'Attention Is All You Need' work. "
+                    "'transformer-explorer train --help' trains a model.")
+    p.add_argument("--checkpoint", metavar="DIR", help="a checkpoint folder, or the name of a bundled one")
+    p.add_argument("--input", metavar="TEXT", help=f"the source text to run (default: {DEFAULT_INPUT!r})")
+    p.add_argument("--target", metavar="TEXT", help="teacher-force the decoder on this target")
+    p.add_argument("--panel", metavar="NAME", default="step", help="the panel to bring to the front")
+    p.add_argument("--step", metavar="NAME", help="select this step (e.g. encoder.layers.0.self_attn.weights)")
+    p.add_argument("--screenshot", metavar="FILE.png", help="render offscreen, save a PNG and exit")
+    p.add_argument("--size", metavar="WxH", default="1280x800", help="window size for --screenshot")
+    p.add_argument("--reset-layout", action="store_true", help="ignore the saved dock layout")
+    return p
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"--size must look like 1280x800, got {text!r}") from None
+    if not (200 <= w <= 8000 and 200 <= h <= 8000):
+        raise ValueError(f"--size {text}: width and height must be between 200 and 8000 pixels")
+    return w, h
+
+
+def panel_names() -> list[str]:
+    from explorer.panels import panel_classes
+    return [cls.panel_name for cls in panel_classes()]
+
+
+def check_panel(name: str) -> None:
+    names = panel_names()
+    if name not in names:
+        raise ValueError(f"unknown panel {name!r}; valid panels: {', '.join(names)}")
+
+
+def run_app(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.screenshot:
+        if not os.environ.get("QT_QPA_PLATFORM"):
+            os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before any QApplication exists
+        from explorer.headless import screenshot
+        return screenshot(args)
+    try:
+        check_panel(args.panel)
+    except ValueError as exc:
+        print(f"transformer-explorer: error: {exc}", file=sys.stderr)
+        return 2
+
+    from PySide6.QtWidgets import QApplication
+
+    from explorer import style
+    from explorer.main_window import MainWindow
+    from explorer.runner import Runner
+    from explorer.state import SessionState
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Transformer Explorer")
+    style.apply_app_style(app)
+    state = SessionState()
+    runner = Runner(state)
+    window = MainWindow(state, runner, restore=not args.reset_layout)
+    if args.panel != "step":
+        window.focus_panel(args.panel)
+    window.show()
+    if args.step:
+        def select_once(_result) -> None:
+            state.resultChanged.disconnect(select_once)
+            if not state.select_step_named(args.step):
+                state.inform(f"No step named {args.step!r} in this trace.", "warning")
+        state.resultChanged.connect(select_once)
+    text = args.input or DEFAULT_INPUT
+    if args.checkpoint:
+        def fall_back(_message: str) -> None:  # a bad --checkpoint: say so, but still open a model
+            runner.failed.disconnect(fall_back)
+            if state.bundle is None:
+                runner.load_default(then_run=text)
+        runner.failed.connect(fall_back)
+        runner.load(args.checkpoint, then_run=text, then_target=args.target)
+    else:
+        runner.load_default(then_run=text, then_target=args.target)
+    code = app.exec()
+    runner.wait()
+    return code

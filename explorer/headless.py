@@ -1,0 +1,85 @@
+"""Figures without a screen: `transformer-explorer --panel NAME --screenshot FILE.png`.
+
+Builds the real window offscreen (the caller set QT_QPA_PLATFORM), loads the model and runs
+the forward synchronously (no thread: nothing here can freeze a user's window), brings the
+panel's dock to the front, lets Qt lay everything out, and saves a PNG of the window.
+Any problem → a one-line message on stderr and a non-zero exit status.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+EXIT_USAGE = 2
+
+
+class HeadlessError(Exception):
+    """A problem with the request (panel, checkpoint, input, step, file); the message says which."""
+
+
+def _fail(message: str) -> int:
+    print(f"transformer-explorer: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def screenshot(args) -> int:
+    try:
+        return _screenshot(args)
+    except HeadlessError as exc:
+        return _fail(str(exc))
+
+
+def _screenshot(args) -> int:
+    from explorer.app import DEFAULT_INPUT, check_panel, parse_size
+    try:
+        check_panel(args.panel)
+        width, height = parse_size(args.size)
+    except ValueError as exc:
+        raise HeadlessError(str(exc)) from None
+    out = Path(args.screenshot)
+    if out.suffix.lower() != ".png":
+        raise HeadlessError(f"--screenshot must name a .png file, got {out}")
+    if not out.parent.exists():
+        raise HeadlessError(f"the folder {out.parent} does not exist")
+
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from explorer import style
+    from explorer.main_window import MainWindow
+    from explorer.runner import Runner, default_bundle, load_bundle
+    from explorer.state import SessionState
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    style.apply_app_style(app)
+    try:
+        bundle = load_bundle(args.checkpoint) if args.checkpoint else default_bundle()
+    except (ValueError, OSError) as exc:
+        raise HeadlessError(f"cannot load checkpoint {args.checkpoint}: {exc}") from None
+
+    state = SessionState()
+    runner = Runner(state, synchronous=True)
+    errors: list[str] = []
+    runner.failed.connect(errors.append)
+    # Figures always use the default layout, and never overwrite the user's saved one.
+    window = MainWindow(state, runner, settings=QSettings(), restore=False, persist=False)
+    window.resize(width, height)
+    state.set_bundle(bundle)
+    runner.run(args.input if args.input is not None else DEFAULT_INPUT, args.target)
+    if errors:
+        raise HeadlessError(f"bad input: {errors[0]}")
+    if args.step and not state.select_step_named(args.step):
+        names = state.trace.names()
+        hint = ", ".join(n for n in names if args.step.split(".")[0] in n)[:300] or ", ".join(names[:8])
+        raise HeadlessError(f"no step named {args.step!r} in the trace; e.g. {hint}")
+    window.show()
+    window.focus_panel(args.panel)
+    for _ in range(6):  # layout, then pyqtgraph's deferred axis/label updates, then paint
+        app.processEvents()
+    image = window.grab()
+    window.hide()
+    if image.isNull() or not image.save(str(out), "PNG"):
+        raise HeadlessError(f"could not write {out}")
+    print(f"wrote {out} ({image.width()}×{image.height()}, panel {args.panel})")
+    window.close()
+    return 0

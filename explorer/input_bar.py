@@ -1,0 +1,194 @@
+"""The input bar: which model, what it reads, (optionally) what it should output.
+
+Enter runs the model. While typing, the bar echoes the tokens the model will see, with
+symbols it does not know in red and underlined, and the token count against the model's
+limit. A refused input (empty, too long, nothing known) is explained in the status line and
+the previous trace stays on screen.
+"""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
+                               QSizePolicy, QWidget)
+
+from explorer import style
+from explorer.runner import bundled_checkpoints, describe_device
+
+OPEN_ITEM = "Open checkpoint folder…"
+MAX_ECHO = 120  # tokens echoed; the count still covers all of them
+
+
+def token_echo_html(bundle, text: str) -> tuple[str, int]:
+    """Rich text of the tokens `text` becomes, unknown ones red and underlined; and their count."""
+    enc = bundle.src_tokenizer.encode(text)
+    unknown = {i for i, _ in enc.unknown}
+    parts = []
+    for i, piece in enumerate(enc.pieces[:MAX_ECHO]):
+        shown = html.escape(piece if piece.strip() else "␣")
+        if i in unknown:
+            parts.append(f'<span style="color:{style.ERROR.name()}; text-decoration: underline; '
+                         f'font-weight: bold;">{shown}</span>')
+        else:
+            parts.append(shown)
+    more = " …" if len(enc.pieces) > MAX_ECHO else ""
+    return " ".join(parts) + more, len(enc.ids)
+
+
+class InputBar(QWidget):
+    """Model chooser, source and target fields, Run; a token echo line and a status line."""
+
+    def __init__(self, state, runner, parent=None):
+        super().__init__(parent)
+        self.state, self.runner = state, runner
+        self.model_combo = QComboBox()
+        self.model_combo.setMinimumWidth(150)
+        self.model_combo.setToolTip("The model to explore: a bundled checkpoint, or open a checkpoint folder")
+        self.model_combo.activated.connect(self._model_chosen)
+        self.source = QLineEdit(placeholderText="Type an input and press Enter")
+        self.source.setFont(style.font(style.TITLE_POINT_SIZE, mono=True))
+        self.source.setMinimumWidth(160)
+        self.source.returnPressed.connect(self.run)
+        self.source.textChanged.connect(self._echo)
+        self.target = QLineEdit(placeholderText="(optional, teacher forcing)")
+        self.target.setFont(style.font(style.BASE_POINT_SIZE + 1, mono=True))
+        self.target.setToolTip("Leave empty to record the model's own greedy output; type a target to see the "
+                               "decoder teacher-forced on it")
+        self.target.returnPressed.connect(self.run)
+        self.target.setMinimumWidth(120)
+        self.run_button = QPushButton("Run ⏎")
+        self.run_button.clicked.connect(self.run)
+        self.device_label = QLabel("–")
+        self.device_label.setStyleSheet(f"color: {style.MUTED.name()};")
+        self.echo = QLabel()
+        self.echo.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
+        self.echo.setTextFormat(Qt.RichText)
+        self.status = QLabel()
+        self.status.setTextFormat(Qt.RichText)
+        self.status.setWordWrap(False)
+        for label in (self.echo, self.status):  # long lines are cut, never widen the window
+            label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+            label.setMinimumHeight(26)
+
+        grid = QGridLayout(self)
+        grid.setContentsMargins(6, 2, 6, 2)
+        grid.setHorizontalSpacing(8)
+        grid.setVerticalSpacing(2)
+        grid.addWidget(QLabel("Model:"), 0, 0)
+        grid.addWidget(self.model_combo, 0, 1)
+        grid.addWidget(QLabel("Input:"), 0, 2)
+        grid.addWidget(self.source, 0, 3)
+        grid.addWidget(QLabel("Target:"), 0, 4)
+        grid.addWidget(self.target, 0, 5)
+        grid.addWidget(self.run_button, 0, 6)
+        grid.addWidget(self.device_label, 0, 7)
+        second = QHBoxLayout()
+        second.addWidget(self.echo, 1)
+        second.addWidget(self.status, 1)
+        grid.addLayout(second, 1, 0, 1, 8)
+        grid.setColumnStretch(3, 3)
+        grid.setColumnStretch(5, 2)
+
+        state.bundleChanged.connect(self._on_bundle)
+        state.inputChanged.connect(self._on_input)
+        state.resultChanged.connect(self._on_result)
+        state.busyChanged.connect(self._on_busy)
+        runner.failed.connect(self.show_error)
+        self._fill_models()
+
+    # -- actions ------------------------------------------------------------------------------
+    def run(self) -> None:
+        """Validate and run what is typed; a refusal leaves the current view as it is."""
+        self.status.setText("")
+        self.runner.run(self.source.text(), self.target.text() or None)
+
+    def show_error(self, message: str) -> None:
+        self.status.setText(f'<span style="color:{style.ERROR.name()}; font-weight:bold;">'
+                            f'⚠ {html.escape(message)}</span>')
+        self.status.setToolTip(message)
+
+    # -- model chooser ------------------------------------------------------------------------
+    def _fill_models(self) -> None:
+        self.model_combo.blockSignals(True)
+        self.model_combo.clear()
+        for name, path in sorted(bundled_checkpoints().items()):
+            self.model_combo.addItem(name, str(path))
+        self.model_combo.insertSeparator(self.model_combo.count())
+        self.model_combo.addItem(OPEN_ITEM, None)
+        self.model_combo.blockSignals(False)
+
+    def _model_chosen(self, row: int) -> None:
+        if self.model_combo.itemText(row) == OPEN_ITEM:
+            folder = QFileDialog.getExistingDirectory(self, "Open a checkpoint folder")
+            if folder:
+                self.runner.load(folder)
+            else:
+                self._select_current_model()
+            return
+        path = self.model_combo.itemData(row)
+        if path and self.state.bundle is not None and str(self.state.bundle.path or "") == path:
+            return
+        if path:
+            self.runner.load(path)
+
+    def _select_current_model(self) -> None:
+        bundle = self.state.bundle
+        if bundle is None:
+            return
+        self.model_combo.blockSignals(True)
+        for row in range(self.model_combo.count()):
+            data = self.model_combo.itemData(row)
+            if data and bundle.path and Path(data).resolve() == Path(bundle.path).resolve():
+                self.model_combo.setCurrentIndex(row)
+                break
+        else:  # an opened folder or an untrained model: list it at the top
+            self.model_combo.insertItem(0, bundle.name, str(bundle.path) if bundle.path else None)
+            self.model_combo.setCurrentIndex(0)
+        self.model_combo.blockSignals(False)
+
+    # -- observing -----------------------------------------------------------------------------
+    def _on_bundle(self, bundle) -> None:
+        self._fill_models()
+        self._select_current_model()
+        self.device_label.setText(f"on {describe_device(bundle)}")
+        self.device_label.setToolTip("The device the model runs on")
+        examples = ", ".join(bundle.examples[:3])
+        self.source.setToolTip(f"At most {bundle.max_input_len} tokens." + (f" Try: {examples}" if examples else ""))
+        self._echo(self.source.text())
+
+    def _on_input(self, source: str, target) -> None:
+        if self.source.text() != source:
+            self.source.setText(source)
+        if (self.target.text() or None) != (target or None):
+            self.target.setText(target or "")
+
+    def _on_result(self, result) -> None:
+        forced = " (teacher-forced target)" if result.target_text else ""
+        self.status.setText(f'Output{forced}: <b style="font-family:{style.MONO_FAMILY}; color:'
+                            f'{style.OK.name()};">{html.escape(result.output_text) or "(empty)"}</b>')
+        self.status.setToolTip("")
+
+    def _on_busy(self, busy: bool, what: str) -> None:
+        self.run_button.setEnabled(not busy)
+        if busy and what:
+            self.status.setText(html.escape(what))
+
+    def _echo(self, text: str) -> None:
+        """Live: the tokens the model will read; unknown symbols and over-long input flagged."""
+        bundle = self.state.bundle
+        if bundle is None or not text:
+            self.echo.setText("")
+            return
+        shown, n = token_echo_html(bundle, text)
+        limit = bundle.max_input_len
+        count = f"{n}/{limit} tokens"
+        if n > limit:
+            count = f'<span style="color:{style.ERROR.name()}; font-weight:bold;">{n} tokens: over the limit of {limit}</span>'
+        unknown = bundle.src_tokenizer.encode(text).unknown
+        note = ""
+        if unknown:
+            symbols = html.escape(" ".join(sorted({p for _, p in unknown})))
+            note = (f' <span style="color:{style.ERROR.name()};">unknown: {symbols} → &lt;unk&gt;</span>')
+        self.echo.setText(f"{count}: {shown}{note}")

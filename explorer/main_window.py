@@ -1,0 +1,214 @@
+"""The main window: assembly only (docks, menus, toolbar, status bar, saved layout).
+
+Every registered panel (`explorer.panels.panel_classes()`) becomes a dock named
+`dock_<panel_name>`, so Qt's `saveState`/`restoreState` can put the layout back between runs.
+The window holds no logic of its own: panels observe `SessionState`, slow work goes through
+`Runner`.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QByteArray, QSettings, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QLabel, QMainWindow, QMessageBox, QProgressBar,
+                               QScrollArea, QTabWidget, QToolBar, QWidget)
+
+from explorer import style
+from explorer.input_bar import InputBar
+from explorer.panels import panel_classes
+
+LAYOUT_VERSION = 1  # bump when the default layout changes so old saved layouts are not restored
+LEFT_PANELS = ("architecture",)
+SHORTCUTS_HELP = ("← / →  previous / next step\nSpace  play / pause\nHome / End  first / last step\n"
+                  "Enter (in the input)  run the model\nMouse wheel  zoom a diagram or heatmap, drag to pan")
+
+
+class PanelScroll(QScrollArea):
+    """A panel wider or taller than its dock scrolls instead of forcing the window larger.
+
+    Unlike `widgetResizable`, the panel gets exactly the viewport's size (never its
+    preferred height for the width), so stretchable plots fill the dock."""
+
+    def __init__(self, panel: QWidget):
+        super().__init__()
+        self.setWidget(panel)
+        self.setWidgetResizable(False)
+        self.setFrameShape(QFrame.NoFrame)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        panel, view = self.widget(), self.maximumViewportSize()
+        least = panel.minimumSizeHint().expandedTo(panel.minimumSize())
+        panel.resize(max(view.width(), least.width()), max(view.height(), least.height()))
+
+
+def default_settings() -> QSettings:
+    return QSettings("TransformerExplorer", "explorer")
+
+
+class MainWindow(QMainWindow):
+    """One window: the input toolbar on top, every panel in a dock."""
+
+    def __init__(self, state, runner, settings: QSettings | None = None, restore: bool = True,
+                 persist: bool = True, parent=None):
+        """restore: put back the saved layout; persist: save the layout on close (not for figures)."""
+        super().__init__(parent)
+        self.state, self.runner = state, runner
+        self.persist = persist
+        self.settings = settings if settings is not None else default_settings()
+        self.setWindowTitle("Transformer Explorer — Attention Is All You Need")
+        self.setDockNestingEnabled(True)
+        self.setDockOptions(QMainWindow.AnimatedDocks | QMainWindow.AllowTabbedDocks | QMainWindow.AllowNestedDocks)
+        self.setTabPosition(Qt.AllDockWidgetAreas, QTabWidget.North)
+
+        self.input_bar = InputBar(state, runner, self)
+        toolbar = QToolBar("Input", self)
+        toolbar.setObjectName("toolbar_input")
+        toolbar.setMovable(False)
+        toolbar.addWidget(self.input_bar)
+        self.addToolBar(Qt.TopToolBarArea, toolbar)
+
+        self.panels: dict[str, QWidget] = {}
+        self.docks: dict[str, QDockWidget] = {}
+        self._add_docks()
+        self._build_menus()
+        self._build_status_bar()
+        self.resize(1280, 800)
+        self._default_state = self.saveState(LAYOUT_VERSION)
+        self._default_geometry = self.saveGeometry()
+        if restore:
+            self.restore_layout()
+
+    # -- assembly ----------------------------------------------------------------------------
+    def _add_docks(self) -> None:
+        """Architecture on the left; every other panel tabbed on the right, the stepper in front."""
+        right: list[QDockWidget] = []
+        for cls in panel_classes():
+            panel = cls(self.state, self)
+            dock = QDockWidget(cls.title, self)
+            dock.setObjectName(f"dock_{cls.panel_name}")
+            dock.setWidget(PanelScroll(panel))
+            dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
+                             | QDockWidget.DockWidgetClosable)
+            self.panels[cls.panel_name], self.docks[cls.panel_name] = panel, dock
+            if cls.panel_name in LEFT_PANELS:
+                self.addDockWidget(Qt.LeftDockWidgetArea, dock)
+            else:
+                self.addDockWidget(Qt.RightDockWidgetArea, dock)
+                if right:
+                    self.tabifyDockWidget(right[0], dock)
+                right.append(dock)
+        if "step" in self.docks:
+            self.docks["step"].raise_()
+        self._size_docks()
+
+    def _size_docks(self, focus: str | None = None) -> None:
+        left = [self.docks[n] for n in LEFT_PANELS if n in self.docks]
+        right = [d for n, d in self.docks.items() if n not in LEFT_PANELS]
+        if left and right:
+            share = 0.62 if focus in LEFT_PANELS else 0.45
+            w = max(self.width(), 800)
+            self.resizeDocks([left[0], right[0]], [int(w * share), int(w * (1 - share))], Qt.Horizontal)
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        open_action = QAction("&Open checkpoint folder…", self, shortcut=QKeySequence.Open)
+        open_action.triggered.connect(self._open_checkpoint)
+        shot_action = QAction("Save &screenshot…", self)
+        shot_action.triggered.connect(self._save_screenshot)
+        quit_action = QAction("&Quit", self, shortcut=QKeySequence.Quit)
+        quit_action.triggered.connect(self.close)
+        for action in (open_action, shot_action):
+            file_menu.addAction(action)
+        file_menu.addSeparator()
+        file_menu.addAction(quit_action)
+
+        view_menu = self.menuBar().addMenu("&View")
+        for name, dock in self.docks.items():
+            view_menu.addAction(dock.toggleViewAction())
+        view_menu.addSeparator()
+        self.reset_layout_action = QAction("&Reset layout", self)
+        self.reset_layout_action.triggered.connect(self.reset_layout)
+        view_menu.addAction(self.reset_layout_action)
+
+        help_menu = self.menuBar().addMenu("&Help")
+        keys = QAction("&Keyboard shortcuts", self)
+        keys.triggered.connect(lambda: QMessageBox.information(self, "Keyboard shortcuts", SHORTCUTS_HELP))
+        help_menu.addAction(keys)
+
+    def _build_status_bar(self) -> None:
+        self.busy_bar = QProgressBar()
+        self.busy_bar.setRange(0, 0)  # indeterminate: something is running
+        self.busy_bar.setMaximumWidth(160)
+        self.busy_bar.hide()
+        self.busy_label = QLabel()
+        self.statusBar().addPermanentWidget(self.busy_label)
+        self.statusBar().addPermanentWidget(self.busy_bar)
+        self.state.busyChanged.connect(self._on_busy)
+        self.state.message.connect(self._on_message)
+        self.state.bundleChanged.connect(self._on_bundle)
+
+    # -- public ------------------------------------------------------------------------------
+    def focus_panel(self, name: str) -> QDockWidget:
+        """Bring a panel's dock to the front and give it most of the room (headless figures)."""
+        dock = self.docks[name]
+        dock.show()
+        dock.raise_()
+        self._size_docks(focus=name)
+        return dock
+
+    def reset_layout(self) -> None:
+        for dock in self.docks.values():
+            dock.setFloating(False)
+            dock.show()
+        self.restoreState(self._default_state, LAYOUT_VERSION)
+        if "step" in self.docks:
+            self.docks["step"].raise_()
+        self._size_docks()
+
+    def save_layout(self) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState(LAYOUT_VERSION))
+        self.settings.sync()
+
+    def restore_layout(self) -> bool:
+        """Put back the last saved layout; False (default layout kept) when none or outdated."""
+        geometry = self.settings.value("window/geometry")
+        state = self.settings.value("window/state")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        return isinstance(state, QByteArray) and self.restoreState(state, LAYOUT_VERSION)
+
+    # -- events ------------------------------------------------------------------------------
+    def closeEvent(self, event) -> None:  # noqa: N802
+        if self.persist:
+            self.save_layout()
+        self.runner.wait(10000)  # never leave a worker running against a dying window
+        super().closeEvent(event)
+
+    def _on_busy(self, busy: bool, what: str) -> None:
+        self.busy_bar.setVisible(busy)
+        self.busy_label.setText(what if busy else "")
+
+    def _on_message(self, level: str, text: str) -> None:
+        colour = style.ERROR if level == "error" else (style.TEXT if level == "info" else style.ACCENT)
+        self.statusBar().setStyleSheet(f"color: {colour.name()};")
+        self.statusBar().showMessage(text, 15000)
+
+    def _on_bundle(self, bundle) -> None:
+        cfg = bundle.config
+        self.setWindowTitle(f"Transformer Explorer — {bundle.name} ({cfg.kind.replace('_', '-')}, "
+                            f"N={max(cfg.n_encoder_layers, cfg.n_decoder_layers)}, d_model={cfg.d_model}, "
+                            f"h={cfg.n_heads}, {'pre' if cfg.norm_first else 'post'}-LN)")
+
+    def _open_checkpoint(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Open a checkpoint folder")
+        if folder:
+            self.runner.load(folder)
+
+    def _save_screenshot(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "explorer.png", "PNG images (*.png)")
+        if path and not self.grab().save(path):
+            self.state.inform(f"Could not write {path}.", "error")

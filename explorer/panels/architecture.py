@@ -1,0 +1,164 @@
+"""The architecture panel: Figure 1 of the paper, drawn from the loaded model, live.
+
+Each block shows the real shape of the tensor flowing out of it for the current input;
+clicking a block moves the forward-pass stepper there (`state.select_step_named`), and the
+stepper's current step lights its block up. Layers can be collapsed into one "N×" layer (the
+paper's drawing) or expanded to all N.
+"""
+from __future__ import annotations
+
+import re
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetricsF
+from PySide6.QtWidgets import QGraphicsScene, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+
+from explorer import style
+from explorer.panels.diagram_items import BLOCK_W, BlockItem, ZoomView
+from explorer.panels.figure1 import Figure, Figure1Builder
+
+_LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.")
+
+
+def _tokens_line(pieces: list[str] | None, font, width: float) -> str:
+    """The tokens separated by spaces, elided to one column's width."""
+    if not pieces:
+        return ""
+    return QFontMetricsF(font).elidedText(" ".join(pieces), Qt.ElideRight, width)
+
+
+class ArchitecturePanel(QWidget):
+    """Figure 1 from the model's config, with shapes from the trace; clicks select steps."""
+
+    panel_name = "architecture"
+    title = "Architecture (Figure 1)"
+
+    def __init__(self, state, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.expanded = False
+        self.shown_layer = {"encoder": 0, "decoder": 0}
+        self.figure = Figure()
+        self.scene = QGraphicsScene(self)
+        self.view = ZoomView(self.scene, self)
+
+        self.expand_button = QToolButton(text="Expand all layers", checkable=True)
+        self.expand_button.setToolTip("Draw every layer instead of one layer marked N×")
+        self.expand_button.toggled.connect(self.set_expanded)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.expand_button)
+        buttons.addStretch(1)
+        for label, tip, slot in (("−", "Zoom out", lambda: self.view.zoom(1 / 1.25)),
+                                 ("+", "Zoom in", lambda: self.view.zoom(1.25)),
+                                 ("Fit", "Fit the whole figure", self.view.fit)):
+            b = QToolButton(text=label)
+            b.setToolTip(tip)
+            b.setMinimumWidth(40)
+            b.clicked.connect(slot)
+            buttons.addWidget(b)
+        self.caption = QLabel("Click a block to step to it.")
+        self.caption.setFont(style.font(style.BASE_POINT_SIZE, mono=False))
+        self.caption.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(buttons)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(self.caption)
+
+        state.bundleChanged.connect(self._rebuild)
+        state.resultChanged.connect(self._refresh)
+        state.stepChanged.connect(self._on_step)
+        if state.bundle is not None:
+            self._rebuild()
+
+    # -- public, for tests and the window ---------------------------------------------------
+    def blocks(self) -> dict[str, BlockItem]:
+        """Every clickable block by the step prefix it currently stands for."""
+        return {e.item.key: e.item for e in self.figure.elements}
+
+    def block(self, key: str) -> BlockItem:
+        return self.blocks()[key]
+
+    def highlighted_keys(self) -> list[str]:
+        return [e.item.key for e in self.figure.elements if e.item.highlighted]
+
+    def set_expanded(self, on: bool) -> None:
+        if bool(on) == self.expanded:
+            return
+        self.expanded = bool(on)
+        self.expand_button.setChecked(self.expanded)
+        self.expand_button.setText("Collapse to N×" if self.expanded else "Expand all layers")
+        self._rebuild()
+
+    # -- building ---------------------------------------------------------------------------
+    def _rebuild(self, *_) -> None:
+        self.scene.clear()
+        self.figure = Figure()
+        if self.state.bundle is None:
+            return
+        self.figure = Figure1Builder(self.scene, self.state.bundle.config, self.expanded).build()
+        for element in self.figure.elements:
+            element.item.on_click = self._clicked
+        for box, _stack, _template in self.figure.boxes:
+            box.on_click = self._clicked
+        self._resolve_keys()
+        self._refresh()
+        self.view.fit()
+
+    def _resolve_keys(self) -> None:
+        """Fill `{layer}` with the layer each collapsed stack currently shows."""
+        for e in self.figure.elements:
+            e.item.key = e.template.format(layer=self.shown_layer.get(e.stack, 0))
+        for box, stack, template in self.figure.boxes:
+            box.key = template.format(layer=self.shown_layer.get(stack, 0))
+        for stack, label in self.figure.layer_labels.items():
+            n = self.state.n_layers("encoder" if stack == "encoder" else "decoder_self")
+            label.setText(f"layer {self.shown_layer[stack] + 1}/{n}")
+
+    def _refresh(self, *_) -> None:
+        """New trace: shapes into every block, tokens under the inputs and outputs."""
+        trace = self.state.trace
+        for e in self.figure.elements:
+            shape_name = e.shape_template.format(layer=self.shown_layer.get(e.stack, 0))
+            shape = ""
+            tip = [e.item.title.replace("\n", " ")]
+            if trace is not None and shape_name in trace:
+                shape = style.format_shape(trace[shape_name].shape)
+                tip += [f"{s.name}  {style.format_shape(s.shape)}" for s in trace
+                        if s.name == e.item.key or s.name.startswith(e.item.key + ".")]
+            e.item.set_shape_text(shape)
+            e.item.setToolTip("\n".join(tip))
+        result = self.state.result
+        pieces = {"src": result.src_pieces, "tgt": result.tgt_pieces, "out": result.out_pieces} if result else {}
+        for axis, item in self.figure.token_texts.items():
+            centre = item.sceneBoundingRect().center()
+            item.setText(_tokens_line(pieces.get(axis), item.font(), BLOCK_W + 60))
+            item.setPos(centre.x() - item.boundingRect().width() / 2, item.pos().y())
+        self._on_step(self.state.step)
+
+    # -- selection ----------------------------------------------------------------------------
+    def _clicked(self, key: str) -> None:
+        self.state.select_step_named(key)
+
+    def _on_step(self, _index: int = 0) -> None:
+        step = self.state.current_step
+        name = step.name if step is not None else ""
+        m = _LAYER.match(name)
+        if m and not self.expanded and self.shown_layer.get(m.group(1)) != int(m.group(2)):
+            self.shown_layer[m.group(1)] = int(m.group(2))
+            self._resolve_keys()
+            self._refresh()
+            return  # _refresh calls back here with the keys resolved
+        best = None
+        for e in self.figure.elements:
+            key = e.item.key
+            if name == key or name.startswith(key + "."):
+                if best is None or len(key) > len(best.item.key):
+                    best = e
+        for e in self.figure.elements:
+            e.item.set_highlighted(e is best)
+        if step is not None:
+            self.caption.setText(f"Step {self.state.step + 1}/{self.state.n_steps()}:  <b>{name}</b>  "
+                                 f"<tt>{style.format_shape(step.shape)}</tt>")
+        if best is not None and not self.view.auto_fit:
+            self.view.ensureVisible(best.item, 40, 40)

@@ -1,0 +1,249 @@
+"""Lays out the paper's Figure 1 for a given `TransformerConfig` in a `QGraphicsScene`.
+
+The figure is drawn from the real config — which stacks exist (`has_encoder`,
+`has_decoder`, cross-attention only in an encoder-decoder), how many layers, pre-LN or
+post-LN — never from a static image. Flow goes bottom-up as in the paper; the encoder's
+residual connections run on its left, the decoder's on its right.
+
+Every clickable element carries a `template` key: the step-name prefix it stands for, with
+`{layer}` left open when the layers are collapsed into one "N×" layer (the panel fills in
+whichever layer the stepper is in).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem
+
+from explorer import style
+from explorer.panels.diagram_items import BLOCK_H, BLOCK_W, AdderItem, BlockItem, StackBox, WaveItem, arrow, text
+
+GAP = 22.0  # between elements
+SUB_GAP = 36.0  # before a sublayer: room for the residual branch and the Q/K/V fork
+RESIDUAL_OFFSET = 24.0  # residual line, outside the blocks
+BOX_PAD_OUTER, BOX_PAD_INNER, BOX_PAD_V = 40.0, 16.0, 12.0
+COLUMN_GAP = 130.0
+LAYER_GAP = 12.0  # extra room between layers so each layer's box holds its own residual branch  # between the two stacks: the encoder→decoder bus runs here
+
+
+@dataclass
+class Element:
+    """A placed clickable item and what it shows."""
+
+    item: BlockItem
+    stack: str  # "encoder" | "decoder" | "generator"
+    template: str  # step-name prefix, maybe with {layer}
+    shape_template: str  # step whose tensor shape is shown
+
+
+@dataclass
+class Figure:
+    """What the builder placed: elements to update, and texts to refresh per input."""
+
+    elements: list[Element] = field(default_factory=list)
+    boxes: list[tuple[StackBox, str, str]] = field(default_factory=list)  # (box, stack, template)
+    token_texts: dict[str, QGraphicsSimpleTextItem] = field(default_factory=dict)  # "src" | "tgt" | "out"
+    layer_labels: dict[str, QGraphicsSimpleTextItem] = field(default_factory=dict)  # collapsed: "layer i of N"
+
+
+class Figure1Builder:
+    """Builds one figure; `build()` returns the `Figure` bookkeeping."""
+
+    def __init__(self, scene: QGraphicsScene, config, expanded: bool):
+        self.scene, self.cfg, self.expanded = scene, config, expanded
+        self.fig = Figure()
+
+    # -- public -------------------------------------------------------------------------------
+    def build(self) -> Figure:
+        cfg = self.cfg
+        enc_x = 0.0
+        dec_x = BLOCK_W + COLUMN_GAP if cfg.has_encoder else 0.0
+        memory_top = None
+        if cfg.has_encoder:
+            top = self._column("encoder", enc_x, residual_right=False, cross=False)
+            memory_top = top
+            if not cfg.has_decoder:  # encoder-only: the generator sits on the encoder
+                self._generator(enc_x, top, axis="src")
+        if cfg.has_decoder:
+            cross = cfg.kind == "encoder_decoder"
+            top = self._column("decoder", dec_x, residual_right=True, cross=cross,
+                               memory=(memory_top, enc_x) if cross else None)
+            self._generator(dec_x, top, axis="tgt")
+        return self.fig
+
+    # -- pieces ------------------------------------------------------------------------------
+    def _add(self, item: BlockItem, stack: str, template: str, shape_template: str, pos: QPointF) -> BlockItem:
+        item.setPos(pos)
+        self.scene.addItem(item)
+        item.template = template
+        self.fig.elements.append(Element(item, stack, template, shape_template))
+        return item
+
+    def _column(self, stack: str, cx: float, residual_right: bool, cross: bool, memory=None) -> QPointF:
+        """Inputs → embedding → ⊕ positions → N layers (→ final norm); returns the column's top point."""
+        cfg = self.cfg
+        axis = "src" if stack == "encoder" else "tgt"
+        outer = 1.0 if residual_right else -1.0
+        y = 0.0
+        label = "Inputs" if stack == "encoder" else (
+            "Outputs (shifted right)" if cfg.kind == "encoder_decoder" else "Inputs (shifted right)")
+        text(self.scene, label, QPointF(cx, y), style.BASE_POINT_SIZE + 1, bold=True)
+        self.fig.token_texts[axis] = text(self.scene, "", QPointF(cx, y + 24), style.BASE_POINT_SIZE, mono=True,
+                                          colour=style.MUTED)
+        prev = QPointF(cx, y - 14)
+        y -= 14 + GAP + BLOCK_H / 2
+        title = "Input Embedding" if stack == "encoder" else "Output Embedding"
+        emb = self._add(BlockItem("", title, "embedding"), stack, f"{stack}.embedding",
+                        f"{stack}.embedding.scaled", QPointF(cx, y))
+        arrow(self.scene, [prev, emb.bottom()])
+        y -= BLOCK_H / 2 + GAP + 18
+        adder = self._add(AdderItem("", "⊕", label_right=not residual_right), stack, f"{stack}.input",
+                          f"{stack}.input", QPointF(cx, y))
+        arrow(self.scene, [emb.top(), adder.mapToScene(QPointF(0, 15))])
+        wave = self._add(WaveItem(""), stack, f"{stack}.positional",
+                         f"{stack}.positional", QPointF(cx + outer * (BLOCK_W / 2 + 62), y))
+        arrow(self.scene, [wave.mapToScene(QPointF(-outer * 20, 0)), adder.mapToScene(QPointF(outer * 15, 0))])
+        flow_top = adder.mapToScene(QPointF(0, -15))
+        y -= 15 + GAP
+
+        layers = range(self._n_layers(stack)) if self.expanded else [None]
+        for layer in layers:
+            y, flow_top = self._layer(stack, cx, y, flow_top, layer, outer, cross, memory)
+        if cfg.norm_first:
+            y -= BLOCK_H / 2
+            final = self._add(BlockItem("", "Final LayerNorm", "norm"), stack, f"{stack}.final_norm",
+                              f"{stack}.final_norm", QPointF(cx, y))
+            arrow(self.scene, [flow_top, final.bottom()])
+            flow_top = final.top()
+            y -= BLOCK_H / 2 + GAP
+        return flow_top
+
+    def _n_layers(self, stack: str) -> int:
+        return self.cfg.n_encoder_layers if stack == "encoder" else self.cfg.n_decoder_layers
+
+    def _layer(self, stack, cx, y, flow_top, layer, outer, cross, memory):
+        """One layer's sublayers inside its grey box; returns (next y, top of the flow)."""
+        n = self._n_layers(stack)
+        lid = "{layer}" if layer is None else str(layer)
+        prefix = f"{stack}.layers.{lid}"
+        subs = [("self_attn", "Multi-Head Attention" if stack == "encoder" else "Masked Multi-Head Attention",
+                 "attention", "qkv", "add_norm1")]
+        if stack == "decoder" and cross:
+            subs.append(("cross_attn", "Multi-Head Cross-Attention", "attention", "cross", "add_norm2"))
+        subs.append(("ffn", "Feed Forward", "ffn", "single", "add_norm3" if stack == "decoder" else "add_norm2"))
+        y -= LAYER_GAP
+        box_bottom = None
+        for sub, title, role, entry, add_norm in subs:
+            y, new_top, branch_y = self._sublayer(stack, cx, y, flow_top, f"{prefix}.{sub}", title, role, entry,
+                                                  f"{prefix}.{add_norm}", outer, memory)
+            box_bottom = branch_y + 6 if box_bottom is None else box_bottom
+            flow_top = new_top
+        # the grey layer box, and its labels on the outer side
+        top = flow_top.y() - 6
+        left = cx - BLOCK_W / 2 - (BOX_PAD_OUTER if outer < 0 else BOX_PAD_INNER)
+        right = cx + BLOCK_W / 2 + (BOX_PAD_OUTER if outer > 0 else BOX_PAD_INNER)
+        rect = QRectF(left, top, right - left, box_bottom - top)
+        box = StackBox("", rect)
+        box.template = prefix
+        self.scene.addItem(box)
+        self.fig.boxes.append((box, stack, prefix))
+        edge = QPointF(right + 8 if outer > 0 else left - 8, rect.center().y())
+        align = Qt.AlignLeft if outer > 0 else Qt.AlignRight
+        name = "Encoder" if stack == "encoder" else "Decoder"
+        if layer is None:
+            text(self.scene, name, edge + QPointF(0, -36), style.BASE_POINT_SIZE, bold=True, align=align)
+            text(self.scene, f"{n}×", edge, 24, bold=True, align=align)
+            self.fig.layer_labels[stack] = text(self.scene, f"layer 1/{n}", edge + QPointF(0, 34),
+                                                style.SMALL_POINT_SIZE, colour=style.MUTED, align=align)
+        else:
+            text(self.scene, f"{name}\nlayer\n{layer + 1}/{n}", edge, style.SMALL_POINT_SIZE, bold=True,
+                 align=align)
+        return y, flow_top
+
+    def _sublayer(self, stack, cx, y, flow_top, key, title, role, entry, add_key, outer, memory):
+        """Post-LN: Sublayer → Add & Norm. Pre-LN: Norm → Sublayer → Add (⊕). Residual around it.
+
+        Returns (next y, top of the flow, y where the residual leaves the stream)."""
+        side_x = cx + outer * (BLOCK_W / 2 + RESIDUAL_OFFSET)
+        y -= SUB_GAP - GAP
+        if self.cfg.norm_first:
+            y -= BLOCK_H / 2
+            norm = self._add(BlockItem("", "LayerNorm", "norm"), stack, f"{add_key}.norm", f"{add_key}.norm",
+                             QPointF(cx, y))
+            arrow(self.scene, [flow_top, norm.bottom()])
+            first_bottom = norm.bottom()
+            y -= BLOCK_H / 2 + SUB_GAP
+            inp = norm.top()
+        else:
+            inp = flow_top
+        y -= BLOCK_H / 2
+        block = self._add(BlockItem("", title, role), stack, key, f"{key}.output", QPointF(cx, y))
+        if not self.cfg.norm_first:
+            first_bottom = block.bottom()
+        self._enter(block, inp, entry, outer, memory)
+        y -= BLOCK_H / 2 + GAP
+        if self.cfg.norm_first:
+            y -= 15
+            add = self._add(AdderItem("", "Add", label_right=outer < 0), stack, f"{add_key}.residual",
+                            f"{add_key}.residual", QPointF(cx, y))
+            arrow(self.scene, [block.top(), add.mapToScene(QPointF(0, 15))])
+            target = add.mapToScene(QPointF(outer * 15, 0))
+            out_top = add.mapToScene(QPointF(0, -15))
+            y -= 15 + GAP
+        else:
+            y -= BLOCK_H / 2 * 0.8
+            add = self._add(BlockItem("", "Add & Norm", "norm", height=BLOCK_H * 0.8), stack, add_key,
+                            f"{add_key}.norm", QPointF(cx, y))
+            arrow(self.scene, [block.top(), add.bottom()])
+            target = add.side(outer > 0)
+            out_top = add.top()
+            y -= BLOCK_H / 2 * 0.8 + GAP
+        branch = QPointF(cx, first_bottom.y() + SUB_GAP - 10)  # below any Q/K/V fork
+        arrow(self.scene, [branch, QPointF(side_x, branch.y()), QPointF(side_x, target.y()), target])
+        return y, out_top, branch.y()
+
+    def _enter(self, block: BlockItem, inp: QPointF, entry: str, outer: float, memory) -> None:
+        """Arrows into a sublayer: one (FFN), three (Q, K, V from the stream), or Q from the
+        stream and K, V from the encoder's output (cross-attention, Section 3.2.3)."""
+        b = block.bottom()
+        off = BLOCK_W * 0.28
+        if entry == "single":
+            arrow(self.scene, [inp, b])
+            return
+        if entry == "qkv":
+            fork = QPointF(b.x(), b.y() + 14)
+            arrow(self.scene, [inp, fork], head=False)
+            arrow(self.scene, [fork, b])
+            for dx in (-off, off):
+                arrow(self.scene, [fork, QPointF(b.x() + dx, fork.y()), QPointF(b.x() + dx, b.y())])
+            return
+        # cross: Q from the decoder stream on the outer side, K and V from the encoder memory
+        jog = QPointF(b.x(), b.y() + 22)
+        arrow(self.scene, [inp, jog, QPointF(b.x() + outer * off, jog.y()), QPointF(b.x() + outer * off, b.y())])
+        if memory is None or memory[0] is None:
+            return
+        mem_top, enc_x = memory
+        bus_x = enc_x + BLOCK_W / 2 + COLUMN_GAP / 2
+        kv_y = b.y() + 10
+        rise = QPointF(mem_top.x(), mem_top.y() - 22)
+        arrow(self.scene, [mem_top, rise, QPointF(bus_x, rise.y()), QPointF(bus_x, kv_y), QPointF(b.x(), kv_y),
+                           b], colour=style.ACCENT.darker(130))
+        arrow(self.scene, [QPointF(b.x() - outer * off, kv_y), QPointF(b.x() - outer * off, b.y())],
+              colour=style.ACCENT.darker(130))
+
+    def _generator(self, cx: float, flow_top: QPointF, axis: str) -> None:
+        """Linear → Softmax → output probabilities (Section 3.4)."""
+        y = flow_top.y() - GAP - BLOCK_H / 2
+        linear = self._add(BlockItem("", "Linear", "linear"), "generator", "generator.logits", "generator.logits",
+                           QPointF(cx, y))
+        arrow(self.scene, [flow_top, linear.bottom()])
+        y -= BLOCK_H + GAP
+        soft = self._add(BlockItem("", "Softmax", "softmax"), "generator", "generator.probs", "generator.probs",
+                         QPointF(cx, y))
+        arrow(self.scene, [linear.top(), soft.bottom()])
+        y -= BLOCK_H / 2 + GAP + 10
+        arrow(self.scene, [soft.top(), QPointF(cx, y + 12)])
+        self.fig.token_texts["out"] = text(self.scene, "", QPointF(cx, y), style.BASE_POINT_SIZE, mono=True,
+                                           colour=style.MUTED)
+        text(self.scene, "Output Probabilities", QPointF(cx, y - 24), style.BASE_POINT_SIZE + 1, bold=True)

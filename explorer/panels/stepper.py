@@ -1,0 +1,315 @@
+"""The forward-pass stepper and tensor inspector: walk every recorded step of the forward, in
+order, and look at the exact tensor each one produced.
+
+Navigation: |◀ ◀ Play ▶ ▶| buttons, an adjustable play speed, a scrub slider, a jump list
+grouped by block, a find box, and the keys ← → Space Home End (window-wide shortcuts, which
+Qt hands to a text field first, so typing an input never moves the stepper).
+"""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QFont, QKeySequence, QShortcut, QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import (QComboBox, QCompleter, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QSizePolicy, QSlider,
+                               QToolButton, QVBoxLayout, QWidget)
+
+from explorer import style
+from explorer.panels.inspector_view import TensorView, slice_for_view
+
+STEP_ROLE = Qt.UserRole + 1
+
+
+def view_kind(name: str, tensor) -> str:
+    """How to colour a step: probabilities/weights sequential, masks two-coloured, else by sign."""
+    if tensor.dtype == bool or name.endswith(".mask"):
+        return "mask"
+    if name.endswith((".weights", ".probs")):
+        return "probs"
+    return "auto"
+
+
+class StepperPanel(QWidget):
+    """Every step of the recorded forward pass, one at a time, with its tensor inspected."""
+
+    panel_name = "step"
+    title = "Forward pass"
+
+    def __init__(self, state, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.timer = QTimer(self)
+        self.timer.timeout.connect(self._tick)
+        self._build_controls()
+        self.view = TensorView(self)
+        self.view.hovered.connect(self._on_hover)
+        self._build_layout()
+        self._build_shortcuts()
+
+        state.resultChanged.connect(self._on_result)
+        state.stepChanged.connect(self._on_step)
+        state.attentionSelected.connect(self._on_attention)
+        state.bundleChanged.connect(self._on_bundle)
+        if state.bundle is not None:
+            self._on_bundle()
+        if state.result is not None:
+            self._on_result()
+
+    # -- construction -------------------------------------------------------------------------
+    def _button(self, text: str, tip: str, slot) -> QToolButton:
+        b = QToolButton(text=text)
+        b.setToolTip(tip)
+        b.setMinimumSize(40, 34)
+        b.clicked.connect(slot)
+        return b
+
+    def _build_controls(self) -> None:
+        self.first_button = self._button("|◀", "First step (Home)", self.first)
+        self.prev_button = self._button("◀", "Previous step (←)", self.previous)
+        self.play_button = self._button("Play", "Play / pause (Space)", self.toggle_play)
+        self.next_button = self._button("▶", "Next step (→)", self.next)
+        self.last_button = self._button("▶|", "Last step (End)", self.last)
+        self.speed = QDoubleSpinBox(minimum=0.25, maximum=20.0, value=2.0, singleStep=0.5, suffix=" /s")
+        self.speed.setToolTip("Play speed")
+        self.speed.valueChanged.connect(self._speed_changed)
+        self.slider = QSlider(Qt.Horizontal)
+        self.slider.setMinimum(0)
+        self.slider.setPageStep(5)
+        self.slider.valueChanged.connect(self.state.select_step)
+        self.counter = QLabel("– / –")
+        self.counter.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
+        self.jump = QComboBox()
+        self.jump.setModel(QStandardItemModel(self.jump))
+        self.jump.setMaxVisibleItems(25)
+        self.jump.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.jump.setMinimumContentsLength(14)
+        self.jump.setToolTip("Jump to a step, grouped by block")
+        self.jump.activated.connect(self._jumped)
+        self.find = QLineEdit(placeholderText="find step…")
+        self.find.setToolTip("Type part of a step name (e.g. 'cross_attn.weights') and press Enter")
+        self.find.setMaximumWidth(220)
+        self.find.returnPressed.connect(self._find)
+        self.head = QComboBox()
+        self.head.setToolTip("Which attention head a (batch, head, …) tensor shows")
+        self.head.currentIndexChanged.connect(self._head_chosen)
+        self.head_label = QLabel("Head:")
+
+    def _build_layout(self) -> None:
+        row1 = QHBoxLayout()
+        for w in (self.first_button, self.prev_button, self.play_button, self.next_button, self.last_button):
+            row1.addWidget(w)
+        row1.addWidget(self.speed)
+        row1.addSpacing(8)
+        row1.addWidget(self.jump, 1)
+        row1.addWidget(self.find)
+        row2 = QHBoxLayout()
+        row2.addWidget(self.slider, 1)
+        row2.addWidget(self.counter)
+
+        self.name_label = QLabel()
+        self.name_label.setFont(style.font(style.TITLE_POINT_SIZE, bold=True, mono=True))
+        self.name_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.formula_label = QLabel()
+        self.formula_label.setFont(style.font(style.TITLE_POINT_SIZE + 1))
+        self.formula_label.setStyleSheet(f"color: {style.ACCENT.darker(120).name()};")
+        self.formula_label.setWordWrap(True)
+        self.description_label = QLabel()
+        self.description_label.setWordWrap(True)
+        self.shape_label = QLabel()
+        self.shape_label.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
+        self.shape_label.setWordWrap(True)
+        self.stats_label = QLabel()
+        self.stats_label.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
+        self.stats_label.setWordWrap(True)
+        self.readout = QLabel("Hover over a cell to read its exact value.")
+        self.readout.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
+        self.readout.setStyleSheet("background: #fff8c5; padding: 4px; border-radius: 4px;")
+        self.readout.setMinimumHeight(30)
+        self.readout.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+        row3 = QHBoxLayout()
+        row3.addWidget(self.name_label, 1)
+        row3.addWidget(self.head_label)
+        row3.addWidget(self.head)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setSpacing(4)
+        layout.addLayout(row1)
+        layout.addLayout(row2)
+        layout.addLayout(row3)
+        layout.addWidget(self.formula_label)
+        layout.addWidget(self.description_label)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(self.readout)
+        layout.addWidget(self.shape_label)
+        layout.addWidget(self.stats_label)
+
+    def _build_shortcuts(self) -> None:
+        """Window-wide keys; a focused text field takes them first (Qt's ShortcutOverride)."""
+        self.shortcuts = {}
+        for key, slot in ((Qt.Key_Left, self.previous), (Qt.Key_Right, self.next), (Qt.Key_Space, self.toggle_play),
+                          (Qt.Key_Home, self.first), (Qt.Key_End, self.last)):
+            sc = QShortcut(QKeySequence(key), self)
+            sc.setContext(Qt.WindowShortcut)
+            sc.activated.connect(slot)
+            self.shortcuts[key] = sc
+
+    # -- navigation ---------------------------------------------------------------------------
+    def next(self) -> None:
+        self.state.select_step(self.state.step + 1)
+
+    def previous(self) -> None:
+        self.state.select_step(self.state.step - 1)
+
+    def first(self) -> None:
+        self.stop()
+        self.state.select_step(0)
+
+    def last(self) -> None:
+        self.stop()
+        self.state.select_step(self.state.n_steps() - 1)
+
+    def toggle_play(self) -> None:
+        if self.timer.isActive():
+            self.stop()
+        elif self.state.n_steps():
+            if self.state.step >= self.state.n_steps() - 1:
+                self.state.select_step(0)  # play again from the start
+            self.timer.start(int(1000 / self.speed.value()))
+            self.play_button.setText("Pause")
+
+    def stop(self) -> None:
+        self.timer.stop()
+        self.play_button.setText("Play")
+
+    def _tick(self) -> None:
+        if self.state.step >= self.state.n_steps() - 1:
+            self.stop()
+        else:
+            self.next()
+
+    def _speed_changed(self, value: float) -> None:
+        if self.timer.isActive():
+            self.timer.setInterval(int(1000 / value))
+
+    def _jumped(self, row: int) -> None:
+        index = self.jump.itemData(row, STEP_ROLE)
+        if index is not None:
+            self.state.select_step(int(index))
+
+    def _find(self) -> None:
+        text = self.find.text().strip()
+        if not text or self.state.trace is None:
+            return
+        names = self.state.trace.names()
+        hits = [i for i, n in enumerate(names) if text in n]
+        if not hits:
+            self.state.inform(f"No step name contains {text!r}.", "warning")
+            return
+        later = [i for i in hits if i > self.state.step]  # Enter again → next match
+        self.state.select_step(later[0] if later else hits[0])
+
+    def _head_chosen(self, index: int) -> None:
+        if index >= 0 and index != self.state.head:
+            self.state.select_head(index)
+
+    # -- observing the state ------------------------------------------------------------------
+    def _on_bundle(self, *_) -> None:
+        self.head.blockSignals(True)
+        self.head.clear()
+        self.head.addItems([f"{i + 1}" for i in range(self.state.bundle.config.n_heads)])
+        self.head.setCurrentIndex(min(self.state.head, self.head.count() - 1))
+        self.head.blockSignals(False)
+
+    def _on_result(self, *_) -> None:
+        trace = self.state.trace
+        self.stop()
+        self.slider.blockSignals(True)
+        self.slider.setMaximum(max(0, len(trace) - 1))
+        self.slider.blockSignals(False)
+        model = self.jump.model()
+        model.clear()
+        block = None
+        bold = QFont(style.font(style.BASE_POINT_SIZE, bold=True))
+        for i, step in enumerate(trace):
+            if step.block != block:
+                block = step.block
+                header = QStandardItem(block)
+                header.setFlags(Qt.NoItemFlags)
+                header.setFont(bold)
+                model.appendRow(header)
+            item = QStandardItem(f"    {step.name.rsplit('.', 1)[-1]}   {style.format_shape(step.shape)}")
+            item.setData(i, STEP_ROLE)
+            item.setToolTip(step.name)
+            model.appendRow(item)
+        completer = QCompleter(trace.names(), self.find)
+        completer.setFilterMode(Qt.MatchContains)
+        completer.setCaseSensitivity(Qt.CaseInsensitive)
+        self.find.setCompleter(completer)
+        self._on_step(self.state.step)
+
+    def _on_attention(self, kind: str, layer: int, head: int) -> None:
+        if self.head.currentIndex() != head:
+            self.head.blockSignals(True)
+            self.head.setCurrentIndex(head)
+            self.head.blockSignals(False)
+            self._show_step()
+
+    def _on_step(self, index: int) -> None:
+        if self.state.trace is None:
+            return
+        n = self.state.n_steps()
+        self.slider.blockSignals(True)
+        self.slider.setValue(index)
+        self.slider.blockSignals(False)
+        self.counter.setText(f"{index + 1:>3} / {n}")
+        for row in range(self.jump.count()):
+            if self.jump.itemData(row, STEP_ROLE) == index:
+                self.jump.setCurrentIndex(row)
+                break
+        self._show_step()
+
+    def _show_step(self) -> None:
+        step = self.state.current_step
+        if step is None:
+            return
+        tensor = step.tensor.numpy()
+        has_head = "head" in step.axes
+        self.head.setVisible(has_head)
+        self.head_label.setVisible(has_head)
+        matrix, row_axis, col_axis = slice_for_view(tensor, step.axes, self.state.head)
+        self.view.show_matrix(matrix, row_axis, col_axis, self._labels(row_axis), self._labels(col_axis),
+                              view_kind(step.name, step.tensor))
+        self.name_label.setText(step.name)
+        self.formula_label.setText(step.formula)
+        self.description_label.setText(step.description)
+        dims = ", ".join(f"{a} {s}" for a, s in zip(step.axes, step.shape))
+        shown = f"batch 0, head {self.state.head + 1}" if has_head else ("batch 0" if "batch" in step.axes else "")
+        self.shape_label.setText(f"shape {style.format_shape(step.shape)} = ({dims})"
+                                 + (f"   showing {shown}" if shown else ""))
+        self.stats_label.setText(self._stats(step.tensor.numpy()))
+        self.readout.setText("Hover over a cell to read its exact value.")
+
+    def _labels(self, axis: str) -> list[str] | None:
+        if axis in ("src", "tgt"):
+            return self.state.axis_labels(axis)
+        if axis == "vocab" and self.state.bundle is not None:
+            cfg = self.state.bundle.config
+            tok = self.state.bundle.tgt_tokenizer if cfg.has_decoder else self.state.bundle.src_tokenizer
+            return list(tok.vocab)
+        return None
+
+    @staticmethod
+    def _stats(t: np.ndarray) -> str:
+        if t.dtype == bool:
+            return f"allowed {int(t.sum())} of {t.size} entries, blocked {int((~t).sum())}"
+        finite = t[np.isfinite(t)]
+        if finite.size == 0:
+            return "no finite entries"
+        text = (f"min {style.format_value(float(finite.min()))}   max {style.format_value(float(finite.max()))}   "
+                f"mean {style.format_value(float(finite.mean()))}")
+        n_inf = int(np.isneginf(t).sum())
+        return text + (f"   (−∞ entries: {n_inf})" if n_inf else "")
+
+    def _on_hover(self, text: str) -> None:
+        if text:
+            self.readout.setText(text)
