@@ -1,0 +1,104 @@
+"""`TopKBars`: the next-token distribution of one decoding step as labelled bars.
+
+Bar heights are the model's own softmax (DecodeStep.model_probs) — the numbers a lecturer
+reads off are exactly the model's. When sampling, the distribution that was actually
+sampled from (after temperature / top-k / top-p) is drawn as outlines on top, so the
+effect of those knobs is visible next to the model's belief.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtGui import QColor
+
+from explorer import style
+from explorer.decoding_heatmap import display_piece
+
+BAR = QColor("#8fb8e8")
+CHOSEN = QColor("#e8590c")  # the token the decoder emitted at this step
+
+
+class TopKBars(pg.PlotWidget):
+    """The k most probable next tokens (plus the chosen one if it ranks lower)."""
+
+    def __init__(self, k: int = 10, parent=None):
+        super().__init__(parent=parent)
+        self.k = k
+        plot = self.getPlotItem()
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        plot.setMouseEnabled(x=False, y=False)
+        plot.showGrid(y=True, alpha=0.25)
+        plot.setLabel("left", "probability", **{"font-size": f"{style.SMALL_POINT_SIZE}pt"})
+        bottom = plot.getAxis("bottom")
+        bottom.setStyle(tickFont=style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True), tickLength=0)
+        plot.getAxis("left").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))
+        self.bars = pg.BarGraphItem(x=[0], height=[0], width=0.7, brush=BAR, pen=BAR)  # pyqtgraph rejects empty pens
+        self.sampled = pg.BarGraphItem(x=[], height=[], width=0.7, brush=None,
+                                       pen=pg.mkPen(style.TEXT, width=2, style=pg.QtCore.Qt.DashLine))
+        plot.addItem(self.bars)
+        plot.addItem(self.sampled)
+        self.labels: list[pg.TextItem] = []
+        self.token_ids: list[int] = []
+        self.heights = np.zeros(0, dtype=np.float32)
+        self.chosen: int | None = None
+        plot.setYRange(0, 1.05, padding=0)
+
+    def set_caption(self, text: str) -> None:
+        self.getPlotItem().setTitle(text, size=f"{style.BASE_POINT_SIZE}pt")
+        self.getPlotItem().titleLabel.setMinimumWidth(0)  # never widen the panel for a caption
+
+    def _label(self, i: int) -> pg.TextItem:
+        while len(self.labels) <= i:
+            item = pg.TextItem(anchor=(0.5, 1.0), color=style.TEXT)
+            item.setFont(style.font(style.SMALL_POINT_SIZE))
+            self.getPlotItem().addItem(item)
+            self.labels.append(item)
+        return self.labels[i]
+
+    def set_data(self, probs, pieces: list[str], chosen: int | None, sample_probs=None) -> None:
+        """probs: (V,) the model's distribution; pieces: the target vocabulary; chosen: the id
+        the decoder emitted; sample_probs: (V,) what sampling drew from, or None."""
+        probs = np.asarray(probs, dtype=np.float64)
+        k = min(self.k, len(probs))
+        ids = [int(i) for i in np.argsort(-probs, kind="stable")[:k]]
+        if chosen is not None and chosen not in ids:
+            ids.append(int(chosen))  # always show what was picked, even from the tail
+        x = np.arange(len(ids))
+        heights = probs[ids].astype(np.float32)
+        self.token_ids, self.heights, self.chosen = ids, heights, chosen
+        self.bars.setVisible(True)
+        self.bars.setOpts(x=x, height=heights, width=0.7,
+                          brushes=[CHOSEN if i == chosen else BAR for i in ids],
+                          pens=[pg.mkPen(CHOSEN.darker(130) if i == chosen else BAR.darker(140), width=1.5) for i in ids])
+        if sample_probs is not None:
+            sp = np.asarray(sample_probs, dtype=np.float64)[ids]
+            self.sampled.setOpts(x=x, height=sp, width=0.7)
+            self.sampled.setVisible(True)
+        else:
+            self.sampled.setVisible(False)
+        for j, (i, h) in enumerate(zip(ids, heights)):
+            label = self._label(j)
+            label.setText(f"{h:.2f}" if h >= 0.005 else f"{h:.0e}")
+            if h > 0.8:  # a tall bar carries its number inside, so it is never clipped at the top
+                label.setAnchor((0.5, 0.0))
+                label.setColor("#ffffff" if i == chosen else style.TEXT)
+                label.setPos(j, float(h) - 0.01)
+            else:
+                label.setAnchor((0.5, 1.0))
+                label.setColor(CHOSEN.darker(130) if i == chosen else style.TEXT)
+                label.setPos(j, float(h) + 0.01)
+            label.setVisible(True)
+        for label in self.labels[len(ids):]:
+            label.setVisible(False)
+        self.getPlotItem().getAxis("bottom").setTicks([[(j, display_piece(pieces[i])) for j, i in enumerate(ids)]])
+        self.getPlotItem().setXRange(-0.6, max(len(ids), self.k) - 0.4, padding=0)
+
+    def clear_data(self) -> None:
+        self.bars.setOpts(x=[0], height=[0], brushes=[BAR], pens=[pg.mkPen(BAR)])
+        self.bars.setVisible(False)
+        self.sampled.setVisible(False)
+        for label in self.labels:
+            label.setVisible(False)
+        self.token_ids, self.heights, self.chosen = [], np.zeros(0, dtype=np.float32), None
+        self.getPlotItem().getAxis("bottom").setTicks([[]])

@@ -1,0 +1,161 @@
+"""`BeamTreeView`: beam search (Section 6.1: beam 4, α = 0.6) drawn as its tree of hypotheses.
+
+x is the decoding step, y a slot within the step; children are ordered under their parent
+so no edge crosses another. Every node of `BeamResult.nodes` is one dot labelled with its
+token and length-penalised score; candidates that did not survive a step are greyed, the
+finished ones (<eos>) are green, and the winning hypothesis is drawn in orange.
+"""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtGui import QColor
+
+from explorer import style
+from explorer.decoding_heatmap import display_piece
+
+ALIVE = QColor("#3b7dd8")
+PRUNED = QColor("#c3c7cc")
+FINISHED = QColor("#2da44e")
+BEST = QColor("#e8590c")
+
+
+def tree_layout(nodes) -> dict[int, tuple[float, float]]:
+    """(x, y) of every node: x = the decoding step t that produced its token (the <bos> root
+    sits at -1), so the tree lines up with the step-by-step view; within a step, children follow their parent's order
+    and then their cumulative log-probability, centred on 0."""
+    pos: dict[int, tuple[float, float]] = {}
+    by_step: dict[int, list] = {}
+    for n in nodes:
+        by_step.setdefault(n.step, []).append(n)
+    for step in sorted(by_step):
+        group = by_step[step]
+        group.sort(key=lambda n: (pos[n.parent][1] if n.parent in pos else 0.0, -n.log_prob))
+        offset = (len(group) - 1) / 2
+        for i, n in enumerate(group):
+            pos[n.id] = (float(step - 1), i - offset)  # x = the decoding step that emitted it; <bos> at -1
+    return pos
+
+
+def best_path(result) -> set[int]:
+    """Node ids on the winning hypothesis."""
+    best = max(result.finished, key=lambda i: result.nodes[i].score) if result.finished else None
+    ids = set()
+    while best is not None:
+        ids.add(best)
+        best = result.nodes[best].parent
+    return ids
+
+
+def node_colour(node, on_best: bool) -> QColor:
+    if on_best:
+        return BEST
+    if node.pruned:
+        return PRUNED
+    if node.finished:
+        return FINISHED
+    return ALIVE
+
+
+class BeamTreeView(pg.PlotWidget):
+    """All hypotheses beam search expanded; one dot per `BeamNode`."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent=parent)
+        plot = self.getPlotItem()
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        plot.hideAxis("left")
+        plot.invertY(True)
+        plot.setLabel("bottom", "decoding step (the token each hypothesis ends with)", **{"font-size": f"{style.SMALL_POINT_SIZE}pt"})
+        plot.getAxis("bottom").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))
+        self.current = pg.LinearRegionItem(values=(0.5, 1.5), movable=False,
+                                           brush=pg.mkBrush(QColor(9, 105, 218, 28)), pen=pg.mkPen(None))
+        plot.addItem(self.current)
+        self.pruned_edges = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(PRUNED, width=1.5))
+        self.live_edges = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(ALIVE.darker(120), width=2))
+        self.best_edges = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(BEST, width=4))
+        self.scatter = pg.ScatterPlotItem(size=15, pxMode=True, hoverable=True, tip=self._tip)
+        for item in (self.pruned_edges, self.live_edges, self.best_edges, self.scatter):
+            plot.addItem(item)
+        self.labels: list[pg.TextItem] = []
+        self.colours: list[QColor] = []  # per node, in BeamResult order (what the tests inspect)
+        self.result = None
+
+    def _label(self, i: int) -> pg.TextItem:
+        while len(self.labels) <= i:
+            item = pg.TextItem(anchor=(-0.08, 0.5))
+            self.getPlotItem().addItem(item)
+            self.labels.append(item)
+        return self.labels[i]
+
+    def _tip(self, x, y, data) -> str:
+        """Hover text of a node: its whole hypothesis and both scores."""
+        if self.result is None or data is None:
+            return ""
+        node = self.result.nodes[int(data)]
+        seq = self.result.sequence(node.id)[1:]
+        text = "".join(display_piece(self._pieces[i]) if i < len(self._pieces) else f"#{i}" for i in seq)
+        state = "pruned" if node.pruned else ("finished" if node.finished else "kept")
+        return (f"{text or '<bos>'}\nlog p = {node.log_prob:.3f}\nscore = log p / lp = {node.score:.3f}\n"
+                f"step {node.step}, {state}")
+
+    def set_result(self, result, pieces: list[str]) -> None:
+        """Draw `result` (a BeamResult); `pieces` is the target vocabulary for token labels."""
+        self.result = result
+        nodes = result.nodes
+        pos = tree_layout(nodes)
+        best = best_path(result)
+        self.colours = [node_colour(n, n.id in best) for n in nodes]
+        self.scatter.setData(
+            [{"pos": pos[n.id], "brush": pg.mkBrush(c), "pen": pg.mkPen(c.darker(140), width=1.5),
+              "symbol": "s" if n.finished else "o", "data": n.id} for n, c in zip(nodes, self.colours)])
+        edges = {"pruned": [], "live": [], "best": []}
+        for n in nodes:
+            if n.parent is None:
+                continue
+            kind = "best" if n.id in best else ("pruned" if n.pruned else "live")
+            edges[kind] += [pos[n.parent], pos[n.id]]
+        for kind, item in (("pruned", self.pruned_edges), ("live", self.live_edges), ("best", self.best_edges)):
+            xy = np.array(edges[kind], dtype=float).reshape(-1, 2)
+            item.setData(xy[:, 0], xy[:, 1])
+        for i, n in enumerate(nodes):
+            label = self._label(i)
+            colour = "#9aa0a6" if n.pruned and n.id not in best else "#1f2328"
+            token = display_piece(pieces[n.token]) if n.token < len(pieces) else str(n.token)
+            # Scores of survivors and finished hypotheses are printed; a pruned one shows its
+            # token only (its score is in the hover tip), so a 4-beam tree stays readable.
+            show_score = n.parent is not None and (not n.pruned or n.id in best)
+            score = f"<br><span style='font-size:{style.SMALL_POINT_SIZE - 1}pt'>{n.score:.2f}</span>" if show_score else ""
+            weight = "bold" if n.id in best else "normal"
+            label.setHtml(f"<div style='color:{colour}; line-height:90%'><span style='font-size:{style.BASE_POINT_SIZE}pt; "
+                          f"font-weight:{weight}; font-family:{style.MONO_FAMILY}'>{html.escape(token)}</span>{score}</div>")
+            label.setPos(*pos[n.id])
+            label.setVisible(True)
+        for label in self.labels[len(nodes):]:
+            label.setVisible(False)
+        xs = [p[0] for p in pos.values()]
+        ys = [p[1] for p in pos.values()]
+        self.getPlotItem().setRange(xRange=(min(xs) - 0.3, max(xs) + 0.9), yRange=(min(ys) - 0.7, max(ys) + 0.7), padding=0)
+        steps = range(int(min(xs)), int(max(xs)) + 1)
+        self.getPlotItem().getAxis("bottom").setTicks([[(t, "<bos>" if t < 0 else str(t)) for t in steps]])
+        self._pieces = pieces
+
+    def set_current_step(self, t: int | None) -> None:
+        """Shade the tree column of decoding step t."""
+        if t is None:
+            self.current.setVisible(False)
+            return
+        self.current.setRegion((t - 0.4, t + 0.4))
+        self.current.setVisible(True)
+
+    def clear_data(self) -> None:
+        self.result = None
+        self.colours = []
+        self.scatter.clear()
+        for item in (self.pruned_edges, self.live_edges, self.best_edges):
+            item.setData([], [])
+        for label in self.labels:
+            label.setVisible(False)

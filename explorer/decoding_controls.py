@@ -1,0 +1,146 @@
+"""`DecodingControls`: strategy and its knobs, the step transport, and the layer/head choice.
+
+It only reads widgets and emits: `settingsChanged(DecodeSettings)` when the strategy or a
+knob changes (the panel decodes again), `transport(str)` for reset/back/step/play, and
+`headChanged(layer, head)`. Defaults follow Section 6.1 (beam 4, α = 0.6).
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSpinBox,
+                               QStackedWidget, QStyle, QVBoxLayout, QWidget)
+
+from explorer import style
+from explorer.decoding_worker import STRATEGIES, DecodeSettings
+
+
+def _labelled(layout: QHBoxLayout, text: str, widget: QWidget, tip: str) -> QWidget:
+    label = QLabel(text)
+    label.setToolTip(tip)
+    widget.setToolTip(tip)
+    widget.setMaximumWidth(90)
+    layout.addWidget(label)
+    layout.addWidget(widget)
+    return widget
+
+
+def _page() -> tuple[QWidget, QHBoxLayout]:
+    page = QWidget()
+    layout = QHBoxLayout(page)
+    layout.setContentsMargins(0, 0, 0, 0)
+    return page, layout
+
+
+class DecodingControls(QWidget):
+    settingsChanged = Signal(object)  # DecodeSettings
+    transport = Signal(str)  # "reset" | "back" | "step" | "play"
+    headChanged = Signal(int, int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.strategy = QComboBox()
+        for key, label in STRATEGIES.items():
+            self.strategy.addItem(label, key)
+        self.strategy.setToolTip("How the next token is chosen from the model's distribution")
+
+        sample_page, sl = _page()
+        self.temperature = _labelled(sl, "T", QDoubleSpinBox(minimum=0.05, maximum=5.0, singleStep=0.1, value=1.0),
+                                     "Temperature: logits are divided by T before the softmax")
+        self.top_k = _labelled(sl, "top-k", QSpinBox(minimum=0, maximum=1000, value=0, specialValueText="off"),
+                               "Keep only the k most probable tokens (0 = off)")
+        self.top_p = _labelled(sl, "top-p", QDoubleSpinBox(minimum=0.05, maximum=1.0, singleStep=0.05, value=1.0),
+                               "Keep the smallest set of tokens whose probabilities sum to p (nucleus sampling)")
+        self.seed = _labelled(sl, "seed", QSpinBox(minimum=0, maximum=999_999, value=0),
+                              "Random seed: the same seed gives the same sample")
+        beam_page, bl = _page()
+        self.beam_size = _labelled(bl, "beam", QSpinBox(minimum=1, maximum=12, value=4),
+                                   "Beam size (the paper uses 4)")
+        self.alpha = _labelled(bl, "α", QDoubleSpinBox(minimum=0.0, maximum=2.0, singleStep=0.1, value=0.6),
+                               "Length penalty α: score = log p / ((5 + |Y|) / 6)^α (the paper uses 0.6)")
+        self.params = QStackedWidget()
+        sl.addStretch(1)
+        bl.addStretch(1)
+        self.params.addWidget(QWidget())
+        self.params.addWidget(sample_page)
+        self.params.addWidget(beam_page)
+        for page in (sample_page, beam_page):
+            page.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Ignored)
+
+        icons = self.style()
+        self.reset = QPushButton(icons.standardIcon(QStyle.SP_MediaSkipBackward), "Reset")
+        self.back = QPushButton(icons.standardIcon(QStyle.SP_MediaSeekBackward), "Back")
+        self.step = QPushButton(icons.standardIcon(QStyle.SP_MediaSeekForward), "Step")
+        self.play = QPushButton(icons.standardIcon(QStyle.SP_MediaPlay), "Play")
+        self.play.setCheckable(True)
+        for name, button in (("reset", self.reset), ("back", self.back), ("step", self.step), ("play", self.play)):
+            button.clicked.connect(lambda _=False, n=name: self.transport.emit(n))
+        self.step_label = QLabel("–")
+        self.step_label.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
+        self.layer = QComboBox()
+        self.head = QComboBox()
+        self.layer.setToolTip("Decoder layer whose attention is shown")
+        self.head.setToolTip("Attention head shown")
+
+        row1 = QHBoxLayout()
+        row1.addWidget(QLabel("Strategy"))
+        row1.addWidget(self.strategy)
+        row1.addWidget(self.params, 1)
+        row2 = QHBoxLayout()
+        for button in (self.reset, self.back, self.step, self.play):
+            row2.addWidget(button)
+        row2.addSpacing(8)
+        row2.addWidget(self.step_label)
+        row2.addStretch(1)
+        row2.addWidget(QLabel("Layer"))
+        row2.addWidget(self.layer)
+        row2.addWidget(QLabel("Head"))
+        row2.addWidget(self.head)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 2, 4, 2)
+        layout.setSpacing(2)
+        layout.addLayout(row1)
+        layout.addLayout(row2)
+
+        self.strategy.currentIndexChanged.connect(self._strategy_changed)
+        for spin in (self.temperature, self.top_k, self.top_p, self.seed, self.beam_size, self.alpha):
+            spin.setKeyboardTracking(False)  # decode again when the user is done typing
+            spin.valueChanged.connect(lambda _v: self.settingsChanged.emit(self.settings()))
+        self.layer.currentIndexChanged.connect(self._head_changed)
+        self.head.currentIndexChanged.connect(self._head_changed)
+
+    def settings(self) -> DecodeSettings:
+        return DecodeSettings(strategy=self.strategy.currentData(), temperature=self.temperature.value(),
+                              top_k=self.top_k.value(), top_p=self.top_p.value(), seed=self.seed.value(),
+                              beam_size=self.beam_size.value(), alpha=self.alpha.value())
+
+    def set_strategy(self, key: str) -> None:
+        self.strategy.setCurrentIndex(self.strategy.findData(key))
+
+    def set_shape(self, n_layers: int, n_heads: int) -> None:
+        """Fill the layer/head choices for a model, keeping the selection where possible."""
+        for combo, n, name in ((self.layer, n_layers, "layer"), (self.head, n_heads, "head")):
+            keep = max(combo.currentIndex(), 0)
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItems([str(i + 1) for i in range(n)])
+            combo.setCurrentIndex(min(keep, n - 1))
+            combo.blockSignals(False)
+
+    def select_head(self, layer: int, head: int) -> None:
+        for combo, i in ((self.layer, layer), (self.head, head)):
+            if 0 <= i < combo.count():
+                combo.blockSignals(True)
+                combo.setCurrentIndex(i)
+                combo.blockSignals(False)
+        self._head_changed()
+
+    def _strategy_changed(self, _index: int) -> None:
+        index = self.strategy.currentIndex()
+        for i in range(self.params.count()):  # only the visible page may ask for width
+            policy = QSizePolicy.Preferred if i == index else QSizePolicy.Ignored
+            self.params.widget(i).setSizePolicy(policy, policy)
+        self.params.setCurrentIndex(index)
+        self.settingsChanged.emit(self.settings())
+
+    def _head_changed(self, *_args) -> None:
+        self.headChanged.emit(max(self.layer.currentIndex(), 0), max(self.head.currentIndex(), 0))

@@ -1,0 +1,213 @@
+"""`TokenHeatmap`: a [query, key] matrix labelled with tokens, for the decoding panel.
+
+The decoding panel draws the causal mask and the attention of one step inside a fixed
+T×T frame, so the lecturer sees the grid *grow* by one row and one column per step
+(Section 3.2.3's "prevent leftward information flow"). Cells a mask blocks are drawn in
+the shared grey hatching of `explorer.style`; the current query row gets an accent frame.
+Plot items are created once and updated in place.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QBrush, QFontMetricsF, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from explorer import style
+
+
+def display_piece(piece: str) -> str:
+    """A token as a tick label: spaces made visible, long words shortened."""
+    piece = piece.replace(" ", "␣")
+    return piece if len(piece) <= 9 else piece[:8] + "…"
+
+
+def _blocked_path(blocked: np.ndarray) -> QPainterPath:
+    """One path covering every True cell (merged per row into runs, so it paints fast)."""
+    path = QPainterPath()
+    for r, row in enumerate(blocked):
+        c = 0
+        while c < len(row):
+            if row[c]:
+                start = c
+                while c < len(row) and row[c]:
+                    c += 1
+                path.addRect(QRectF(start, r, c - start, 1))
+            else:
+                c += 1
+    return path
+
+
+def _staircase(rows: int, cols: int) -> QPainterPath:
+    """The edge between j <= i (allowed) and j > i (the future) of a causal mask."""
+    path = QPainterPath()
+    n = min(rows, cols)
+    if n == 0:
+        return path
+    path.moveTo(1, 0)
+    for i in range(n - 1):
+        path.lineTo(i + 1, i + 1)
+        path.lineTo(i + 2, i + 1)
+    path.lineTo(n, n)
+    return path
+
+
+class ElidedLabel(QLabel):
+    """A one-line centred title that shortens itself with … instead of widening its panel."""
+
+    def __init__(self, text: str = "", parent=None):
+        super().__init__(parent)
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+        self.setAlignment(Qt.AlignCenter)
+        self.setText(text)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        self.full_text = text
+        self.setToolTip(text)
+        self._elide()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        width = max(self.width(), 20)
+        QLabel.setText(self, self.fontMetrics().elidedText(self.full_text, Qt.ElideRight, width))
+
+
+class _FittingPlot(pg.PlotWidget):
+    """A PlotWidget that refits its grid after every resize."""
+
+    resized = None
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self.resized is not None:
+            self.resized()
+
+
+class TokenHeatmap(QWidget):
+    """An image of a (rows × cols) matrix in a (frame_rows × frame_cols) token grid, titled.
+
+    The title is a QLabel above the plot, not the plot's own title: pyqtgraph makes a plot at
+    least as wide as its title, which would crop a narrow map.
+    """
+
+    def __init__(self, title: str = "", colormap: pg.ColorMap | None = None, parent=None):
+        super().__init__(parent)
+        self.title = ElidedLabel(title)
+        self.title.setFont(style.font(style.BASE_POINT_SIZE))
+        self.plot_widget = _FittingPlot()
+        self.plot_widget.setMinimumSize(110, 110)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.plot_widget, 1)
+        plot = self.plot_widget.getPlotItem()
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        plot.setMouseEnabled(x=False, y=False)
+        plot.invertY(True)  # query 0 at the top, as in the paper's figures
+        for name in ("left", "bottom"):
+            axis = plot.getAxis(name)
+            axis.setStyle(tickFont=style.font(style.SMALL_POINT_SIZE, mono=True), tickLength=0)
+            axis.setTextPen(style.TEXT)
+        self._char_width = QFontMetricsF(style.font(style.SMALL_POINT_SIZE, mono=True)).horizontalAdvance("m")
+        self.image = pg.ImageItem()
+        self.image.setColorMap(colormap or style.colormap(style.SEQUENTIAL))
+        plot.addItem(self.image)
+        self.hatch_fill = QGraphicsPathItem()  # grey under the hatch lines
+        self.hatch_fill.setPen(QPen(Qt.NoPen))
+        self.hatch_fill.setBrush(QBrush(style.MASKED))
+        self.hatch = QGraphicsPathItem()
+        self.hatch.setPen(QPen(Qt.NoPen))
+        self.hatch.setBrush(QBrush(style.MASKED_HATCH, Qt.BDiagPattern))
+        plot.addItem(self.hatch_fill)
+        plot.addItem(self.hatch)
+        self.row_frame = QGraphicsRectItem()
+        pen = QPen(style.ACCENT, 3)
+        pen.setCosmetic(True)
+        self.row_frame.setPen(pen)
+        self.row_frame.setZValue(10)
+        plot.addItem(self.row_frame)
+        self.outline = QGraphicsRectItem()  # the frame of the full grid, so growth is visible
+        outline_pen = QPen(style.MUTED, 1, Qt.DashLine)
+        outline_pen.setCosmetic(True)
+        self.outline.setPen(outline_pen)
+        plot.addItem(self.outline)
+        self.boundary = QGraphicsPathItem()  # the causal mask's edge, drawn when the mask is off
+        boundary_pen = QPen(style.ERROR, 3, Qt.DashLine)
+        boundary_pen.setCosmetic(True)
+        self.boundary.setPen(boundary_pen)
+        self.boundary.setZValue(9)
+        plot.addItem(self.boundary)
+        self.matrix = np.zeros((0, 0), dtype=np.float32)
+        self.blocked: np.ndarray | None = None
+        self.highlight_row: int | None = None
+        self._row_labels: list[str] = []
+        self._col_labels: list[str] = []
+        self._frame = (1, 1)
+        self.plot_widget.scene().sigMouseMoved.connect(self._hover)
+        self.plot_widget.resized = self._fit
+
+    # -- data ---------------------------------------------------------------------------------
+    def set_data(self, matrix: np.ndarray, row_labels: list[str], col_labels: list[str],
+                 frame: tuple[int, int] | None = None, blocked: np.ndarray | None = None,
+                 highlight_row: int | None = None, levels: tuple[float, float] = (0.0, 1.0),
+                 boundary: bool = False) -> None:
+        """Show `matrix` (r × c) in the top-left of a `frame` grid (default: its own size);
+        `blocked` (r × c bool) cells are hatched; `highlight_row` is framed in the accent colour;
+        `boundary` draws where the causal mask would cut (everything right of it is the future)."""
+        matrix = np.asarray(matrix, dtype=np.float32)
+        rows, cols = matrix.shape
+        fr, fc = frame or (rows, cols)
+        self.matrix, self.blocked, self.highlight_row = matrix, blocked, highlight_row
+        self._row_labels, self._col_labels = list(row_labels), list(col_labels)
+        if rows and cols:
+            self.image.setImage(matrix, levels=levels, autoLevels=False)
+            self.image.setRect(QRectF(0, 0, cols, rows))
+        self.image.setVisible(bool(rows and cols))
+        path = _blocked_path(blocked) if blocked is not None else QPainterPath()
+        self.hatch.setPath(path)
+        self.hatch_fill.setPath(path)
+        if highlight_row is not None and 0 <= highlight_row < rows:
+            self.row_frame.setRect(QRectF(0, highlight_row, cols, 1))
+            self.row_frame.setVisible(True)
+        else:
+            self.row_frame.setVisible(False)
+        self.outline.setRect(QRectF(0, 0, fc, fr))
+        self.boundary.setPath(_staircase(rows, cols) if boundary else QPainterPath())
+        plot = self.plot_widget.getPlotItem()
+        longest = max((len(display_piece(p)) for p in row_labels[:fr]), default=1)
+        plot.getAxis("left").setWidth(int(12 + longest * self._char_width))
+        plot.getAxis("left").setTicks([[(r + 0.5, display_piece(p)) for r, p in enumerate(row_labels[:fr])]])
+        plot.getAxis("bottom").setTicks([[(c + 0.5, display_piece(p)) for c, p in enumerate(col_labels[:fc])]])
+        self._frame = (max(fr, 1), max(fc, 1))
+        self._fit()
+
+    def _fit(self) -> None:
+        """Show the whole frame; with square cells one axis gets extra room."""
+        fr, fc = self._frame
+        self.plot_widget.getPlotItem().getViewBox().setRange(xRange=(0, fc), yRange=(0, fr), padding=0.02)
+
+    def set_title(self, title: str) -> None:
+        self.title.setText(title)
+
+    def clear_data(self) -> None:
+        self.set_data(np.zeros((0, 0)), [], [])
+
+    # -- hover readout -----------------------------------------------------------------------
+    def _hover(self, scene_pos) -> None:
+        pos = self.plot_widget.getPlotItem().getViewBox().mapSceneToView(scene_pos)
+        r, c = int(np.floor(pos.y())), int(np.floor(pos.x()))
+        if 0 <= r < self.matrix.shape[0] and 0 <= c < self.matrix.shape[1]:
+            q = self._row_labels[r] if r < len(self._row_labels) else str(r)
+            k = self._col_labels[c] if c < len(self._col_labels) else str(c)
+            blocked = self.blocked is not None and bool(self.blocked[r, c])
+            note = " (blocked by the mask)" if blocked else ""
+            self.plot_widget.setToolTip(
+                f"query {r} {q!r} → key {c} {k!r}: {style.format_value(float(self.matrix[r, c]))}{note}")
+        else:
+            self.plot_widget.setToolTip("")

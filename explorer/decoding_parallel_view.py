@@ -1,0 +1,176 @@
+"""`ParallelPassView`: the teacher-forced pass beside the sequential run, and the mask ablation.
+
+Training feeds the decoder the whole target at once; the causal mask (Section 3.2.3) is
+what makes row t of that pass equal step t of decoding one token at a time. This view shows
+the equality as a number (max |Δp|), and a switch that removes the mask: the attention then
+reaches into the upper triangle — the future — and the per-position predictions change.
+That is the "cheating" the mask prevents.
+"""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHeaderView, QLabel, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
+
+from explorer import style
+from explorer.decoding_heatmap import TokenHeatmap, display_piece
+
+CHANGED = QColor("#ffd8d3")  # a prediction the mask ablation changed
+CURRENT = QColor("#dbe9fb")  # the column of the current step
+EQUAL_ATOL = 1e-5  # float32 rounding between the sequential and the parallel pass stays far below
+ROWS = ("decoder input", "predicted, with mask", "predicted, no mask")
+
+
+class ParallelPassView(QWidget):
+    """Parallel pass of the decoded sequence, with or without the causal mask."""
+
+    causalChanged = Signal(bool)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.run = None
+        self.t = 0
+        self.layer = self.head = 0
+        self.remove_mask = QCheckBox("Remove the causal mask")
+        self.remove_mask.setToolTip("Ablation: run the parallel pass with causal=False, so every position "
+                                    "can attend the tokens after it — the future the mask hides in training.")
+        self.remove_mask.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
+        self.remove_mask.toggled.connect(self._on_toggle)
+        self.equality = QLabel()
+        self.equality.setFont(style.font(style.BASE_POINT_SIZE + 1, bold=True))
+        self.equality.setWordWrap(True)
+        self.heatmap = TokenHeatmap()
+        self.future = QLabel()
+        self.future.setFont(style.font(style.BASE_POINT_SIZE))
+        self.future.setWordWrap(True)
+        self.table = QTableWidget(len(ROWS), 0)
+        self.table.setVerticalHeaderLabels(list(ROWS))
+        self.table.setFont(style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True))
+        self.table.verticalHeader().setFont(style.font(style.SMALL_POINT_SIZE))
+        self.table.horizontalHeader().setFont(style.font(style.SMALL_POINT_SIZE))
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.setSelectionMode(QAbstractItemView.NoSelection)
+        self.table.setFocusPolicy(Qt.NoFocus)
+        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.remove_mask)
+        layout.addWidget(self.equality)
+        layout.addWidget(self.heatmap, 1)
+        layout.addWidget(self.future)
+        layout.addWidget(self.table)
+
+    @property
+    def causal(self) -> bool:
+        return not self.remove_mask.isChecked()
+
+    @property
+    def current(self):
+        """The parallel pass on display (masked or the ablation)."""
+        if self.run is None:
+            return None
+        return self.run.masked if self.causal else self.run.unmasked
+
+    # -- inputs from the panel ------------------------------------------------------------------
+    def set_run(self, run) -> None:
+        self.run = run
+        self.t = min(self.t, len(run.steps) - 1) if run is not None else 0
+        self._fill_table()
+        self.refresh()
+
+    def set_step(self, t: int) -> None:
+        self.t = t
+        self.refresh()
+
+    def set_head(self, layer: int, head: int) -> None:
+        self.layer, self.head = layer, head
+        self.refresh()
+
+    def _on_toggle(self, _checked: bool) -> None:
+        self.refresh()
+        self.causalChanged.emit(self.causal)
+
+    # -- drawing ----------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        run, p = self.run, self.current
+        if run is None:
+            self.heatmap.clear_data()
+            self.equality.setText("")
+            self.future.setText("")
+            return
+        t, causal = self.t, self.causal
+        labels = run.pieces(p.tgt_in)
+        att = p.self_attention[self.layer, self.head].numpy()  # (T, T)
+        self.heatmap.set_data(att, labels, labels, blocked=~p.mask.numpy(), highlight_row=t,
+                              boundary=not causal)
+        mode = "causal mask ON" if causal else "causal mask OFF"
+        self.heatmap.set_title(f"Parallel pass, {mode}: self-attention L{self.layer + 1} H{self.head + 1}")
+        diff = run.difference(t, causal)
+        if causal:
+            self.equality.setText(f"Row {t} of the parallel pass = step {t}: max |Δp| = {diff:.1e}")
+            self.equality.setStyleSheet(f"color: {style.OK.name()}")
+        else:
+            shown = f"{diff:.2f}" if diff >= 0.01 else f"{diff:.1e}"
+            same = diff < EQUAL_ATOL  # e.g. the last row of a one-layer model: it has no future
+            self.equality.setText(f"Without the mask, row {t} {'=' if same else '≠'} step {t}: max |Δp| = {shown}")
+            self.equality.setStyleSheet(f"color: {(style.OK if same else style.ERROR).name()}")
+        mass = p.future_mass(self.layer, self.head).numpy()
+        changed = sum(a != b for a, b in zip(run.masked.predicted, run.unmasked.predicted))
+        self.future.setText(
+            f"Attention on future positions (upper triangle): row {t}: {100 * mass[t]:.0f}\u00a0%, "
+            f"all rows: {100 * mass.mean():.0f}\u00a0%. Removing the mask changes {changed} of "
+            f"{len(run.masked.predicted)} predictions (red).")
+        self._mark_current_column()
+
+    def _fill_table(self) -> None:
+        run = self.run
+        table = self.table
+        if run is None:
+            table.setColumnCount(0)
+            return
+        masked, unmasked = run.masked.predicted, run.unmasked.predicted
+        table.setColumnCount(len(masked))
+        table.setHorizontalHeaderLabels([str(i) for i in range(len(masked))])
+        rows = (run.pieces(run.masked.tgt_in), run.pieces(masked), run.pieces(unmasked))
+        for r, pieces in enumerate(rows):
+            for c, piece in enumerate(pieces):
+                item = QTableWidgetItem(display_piece(piece))
+                item.setTextAlignment(Qt.AlignCenter)
+                if r == 2 and masked[c] != unmasked[c]:
+                    item.setForeground(QBrush(style.ERROR))
+                    item.setToolTip(f"with the mask: {masked[c]!r}, without: {unmasked[c]!r}")
+                table.setItem(r, c, item)
+        table.resizeColumnsToContents()
+        table.resizeRowsToContents()
+        height = table.horizontalHeader().height() + sum(table.rowHeight(r) for r in range(len(ROWS)))
+        table.setFixedHeight(height + table.horizontalScrollBar().sizeHint().height() + 4)
+
+    def _mark_current_column(self) -> None:
+        run = self.run
+        if run is None:
+            return
+        masked, unmasked = run.masked.predicted, run.unmasked.predicted
+        for c in range(self.table.columnCount()):
+            for r in range(len(ROWS)):
+                item = self.table.item(r, c)
+                if item is None:
+                    continue
+                if r == 2 and masked[c] != unmasked[c]:
+                    item.setBackground(QBrush(CHANGED))
+                elif c == self.t:
+                    item.setBackground(QBrush(CURRENT))
+                else:
+                    item.setBackground(QBrush(Qt.NoBrush))
+
+    def changed_positions(self) -> list[int]:
+        """Positions whose predicted token differs with vs. without the mask."""
+        if self.run is None:
+            return []
+        return [i for i, (a, b) in enumerate(zip(self.run.masked.predicted, self.run.unmasked.predicted)) if a != b]
+
+    def displayed_attention(self) -> np.ndarray:
+        return self.heatmap.matrix

@@ -1,0 +1,165 @@
+"""Decoding off the GUI thread: one `DecodeRun` holds everything the decoding panel shows.
+
+`compute_run` (no Qt) decodes the input step by step with the chosen strategy and runs the
+teacher-forced parallel pass twice, with and without the causal mask, so stepping and the
+"remove the causal mask" switch are instant afterwards. `DecodingWorker` runs it on a
+one-thread pool (napari-style worker: it never touches a widget, it emits a finished
+`DecodeRun` or an error text; a newer request makes older results stale).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import torch
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from model.bundle import InputError, ModelBundle
+from model.decoding import BeamResult, DecodeStep, beam_search, decode_steps
+from model.teacher_forcing import ParallelPass, decoder_input, parallel_pass, step_difference
+from model.tokenizers import BOS_ID, EOS_ID
+
+STRATEGIES = {"greedy": "Greedy (argmax)", "sample": "Sampling", "beam": "Beam search"}
+
+
+@dataclass(frozen=True)
+class DecodeSettings:
+    """How to decode (Section 6.1 uses beam 4, α = 0.6)."""
+
+    strategy: str = "greedy"
+    temperature: float = 1.0
+    top_k: int = 0  # 0 = no top-k filter
+    top_p: float = 1.0
+    seed: int = 0
+    beam_size: int = 4
+    alpha: float = 0.6
+
+    def with_(self, **changes) -> "DecodeSettings":
+        return replace(self, **changes)
+
+
+@dataclass
+class DecodeRun:
+    """The sequential run, the beam tree (beam search only) and both parallel passes."""
+
+    settings: DecodeSettings
+    source_text: str
+    src_pieces: list[str]
+    vocab: list[str]  # target token string for every id
+    steps: list[DecodeStep]
+    masked: ParallelPass
+    unmasked: ParallelPass
+    beam: BeamResult | None = None
+    unknown: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def output_ids(self) -> list[int]:
+        return [s.chosen for s in self.steps]
+
+    def pieces(self, ids) -> list[str]:
+        return [self.vocab[i] if 0 <= i < len(self.vocab) else f"#{i}" for i in ids]
+
+    def difference(self, t: int, causal: bool = True) -> float:
+        """max |Δp| between step t and row t of the parallel pass (with or without the mask)."""
+        return step_difference(self.steps[t], self.masked if causal else self.unmasked)
+
+
+def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings) -> DecodeRun:
+    """Decode `source_text` with `settings` and record both parallel passes. Raises
+    InputError with a readable message for input the model cannot take."""
+    cfg = bundle.config
+    if not cfg.has_decoder:
+        raise InputError("This model has no decoder (encoder-only): there is nothing to decode step by step.")
+    src, enc = bundle.encode_source(source_text)
+    if cfg.kind == "decoder_only":
+        src = None  # a decoder-only model generates from <bos>; it has no source to attend to
+    model = bundle.model
+    max_len = bundle.default_max_output(len(enc.ids))
+    with torch.no_grad():
+        beam = None
+        if settings.strategy == "beam":
+            beam = beam_search(model, src, BOS_ID, EOS_ID, max_len, int(settings.beam_size), float(settings.alpha))
+            steps = list(decode_steps(model, src, BOS_ID, EOS_ID, max_len, forced=beam.tokens[1:]))
+        elif settings.strategy == "sample":
+            gen = torch.Generator(device=bundle.device)
+            gen.manual_seed(int(settings.seed))
+            steps = list(decode_steps(model, src, BOS_ID, EOS_ID, max_len, temperature=float(settings.temperature),
+                                      top_k=int(settings.top_k), top_p=float(settings.top_p), generator=gen))
+        elif settings.strategy == "greedy":
+            steps = list(decode_steps(model, src, BOS_ID, EOS_ID, max_len))
+        else:
+            raise ValueError(f"unknown strategy {settings.strategy!r}; use one of {', '.join(STRATEGIES)}")
+        if not steps:
+            raise InputError("The decoder produced no step (maximum output length is 0).")
+        tgt_in = decoder_input(steps)
+        masked = parallel_pass(model, src, tgt_in, causal=True)
+        unmasked = parallel_pass(model, src, tgt_in, causal=False)
+    return DecodeRun(settings, source_text, list(enc.pieces), list(bundle.tgt_tokenizer.vocab), steps,
+                     masked, unmasked, beam, list(enc.unknown))
+
+
+class _Signals(QObject):
+    done = Signal(int, object)
+    error = Signal(int, str)
+
+
+class _Job(QRunnable):
+    def __init__(self, generation: int, bundle: ModelBundle, text: str, settings: DecodeSettings, signals: _Signals):
+        super().__init__()
+        self.generation, self.bundle, self.text, self.settings, self.signals = generation, bundle, text, settings, signals
+
+    def run(self) -> None:
+        emit_done, emit_error = self.signals.done.emit, self.signals.error.emit
+        try:
+            result = compute_run(self.bundle, self.text, self.settings)
+        except InputError as exc:
+            emit_error(self.generation, str(exc))
+        except Exception as exc:  # a worker must report, never die silently
+            emit_error(self.generation, f"Decoding failed: {type(exc).__name__}: {exc}")
+        else:
+            emit_done(self.generation, result)
+
+
+class DecodingWorker(QObject):
+    """Runs `compute_run` on its own thread; emits `finished(DecodeRun)` or `failed(str)` for
+    the newest request only."""
+
+    finished = Signal(object)
+    failed = Signal(str)
+    busyChanged = Signal(bool)
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self.pool = QThreadPool(self)
+        self.pool.setMaxThreadCount(1)
+        self.signals = _Signals(self)
+        self.signals.done.connect(self._on_done)
+        self.signals.error.connect(self._on_error)
+        self.generation = 0
+        self.pending = False
+
+    def submit(self, bundle: ModelBundle, text: str, settings: DecodeSettings, synchronous: bool = False) -> None:
+        """Start decoding; `synchronous` computes on the calling thread (headless screenshots)."""
+        self.generation += 1
+        self.pending = True
+        self.busyChanged.emit(True)
+        job = _Job(self.generation, bundle, text, settings, self.signals)
+        if synchronous:
+            job.run()  # direct connections: the result is delivered before this returns
+        else:
+            self.pool.start(job)
+
+    def wait(self, timeout_ms: int = 30000) -> bool:
+        """Block until queued jobs are done (their results still need the event loop)."""
+        return self.pool.waitForDone(timeout_ms)
+
+    def _on_done(self, generation: int, run: DecodeRun) -> None:
+        if generation == self.generation:
+            self.pending = False
+            self.busyChanged.emit(False)
+            self.finished.emit(run)
+
+    def _on_error(self, generation: int, text: str) -> None:
+        if generation == self.generation:
+            self.pending = False
+            self.busyChanged.emit(False)
+            self.failed.emit(text)

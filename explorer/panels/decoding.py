@@ -1,0 +1,331 @@
+"""Masked vs. unmasked decoding: autoregressive steps beside the teacher-forced parallel pass.
+
+Left: decoding one token at a time (Section 3.2.3, Figure 1's "outputs (shifted right)") —
+the prefix, the causal mask in force growing by a row and a column per step, that step's
+masked self-attention and cross-attention (query row framed), and the next-token
+distribution with the chosen token in orange. Right: the same sequence run in parallel as
+in training, where row t equals step t only because of the mask — and a switch that
+removes it, or the beam-search tree. All decoding runs in `DecodingWorker`; stepping
+through the finished `DecodeRun` is instant.
+"""
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, Qt, QTimer
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
+
+from explorer import style
+from explorer.decoding_bars import TopKBars
+from explorer.decoding_beam_view import BeamTreeView
+from explorer.decoding_controls import DecodingControls
+from explorer.decoding_heatmap import TokenHeatmap, display_piece
+from explorer.decoding_parallel_view import ParallelPassView
+from explorer.decoding_worker import DecodeRun, DecodingWorker
+from model.tokenizers import EOS_ID
+
+PLAY_INTERVAL_MS = 800
+DECODER_KINDS = ("decoder_self", "cross")
+
+
+def _chip(piece: str, colour: str = "#eef0f3", text: str = "#1f2328") -> str:
+    return (f"<span style='background:{colour}; color:{text}; font-family:{style.MONO_FAMILY};'>"
+            f"&nbsp;{html.escape(display_piece(piece))}&nbsp;</span>")
+
+
+class DecodingPanel(QWidget):
+    """Decoding step by step, the parallel pass with/without the causal mask, and beam search."""
+
+    panel_name = "decoding"
+    title = "Decoding"
+    # None = automatic: decode on the calling thread when Qt runs offscreen (headless figures
+    # and tests: no user whose window could freeze, and the figure must show the result);
+    # True / False force it.
+    synchronous: bool | None = None
+
+    def __init__(self, state, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.run: DecodeRun | None = None
+        self.t = 0
+        self.layer = self.head = 0
+        self._requested = None  # (bundle id, text, settings) of the newest request
+        self.worker = DecodingWorker(self)
+        self.worker.finished.connect(self._on_run)
+        self.worker.failed.connect(self._on_failed)
+        self.worker.busyChanged.connect(self._on_busy)
+        self._debounce = QTimer(self, singleShot=True, interval=40)
+        self._debounce.timeout.connect(self._decode)
+        self._player = QTimer(self, interval=PLAY_INTERVAL_MS)
+        self._player.timeout.connect(self._tick)
+        self._build()
+        state.bundleChanged.connect(self._on_bundle)
+        state.inputChanged.connect(lambda *_: self.request())
+        state.resultChanged.connect(lambda *_: self.request())
+        state.attentionSelected.connect(self._on_attention_selected)
+        if state.bundle is not None:
+            self._on_bundle(state.bundle)
+        else:
+            self._show_message("Load a model to watch it decode.", "info")
+
+    # -- layout -------------------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.controls = DecodingControls()
+        self.controls.settingsChanged.connect(lambda _s: self.request())
+        self.controls.transport.connect(self._on_transport)
+        self.controls.headChanged.connect(self._on_head)
+        self.banner = QLabel()
+        self.banner.setWordWrap(True)
+        self.banner.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
+        self.banner.setVisible(False)
+        self.prefix = QLabel()
+        self.prefix.setFont(style.font(style.TITLE_POINT_SIZE))
+        self.prefix.setTextFormat(Qt.RichText)
+        self.prefix.setWordWrap(True)
+        self.mask_map = TokenHeatmap("Mask in force", style.mask_colormap())
+        self.self_map = TokenHeatmap("Self-attention")
+        self.cross_map = TokenHeatmap("Cross-attention")
+        self.bars = TopKBars()
+        maps = QHBoxLayout()
+        for w in (self.mask_map, self.self_map, self.cross_map):
+            maps.addWidget(w)
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(4, 4, 4, 4)
+        ll.addWidget(self.prefix)
+        ll.addLayout(maps, 3)
+        ll.addWidget(self.bars, 2)
+        self.parallel = ParallelPassView()
+        self.beam_summary = QLabel()
+        self.beam_summary.setWordWrap(True)
+        self.beam_summary.setFont(style.font(style.BASE_POINT_SIZE))
+        self.beam_view = BeamTreeView()
+        beam_page = QWidget()
+        bl = QVBoxLayout(beam_page)
+        bl.setContentsMargins(4, 4, 4, 4)
+        bl.addWidget(self.beam_summary)
+        bl.addWidget(self.beam_view, 1)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.parallel, "Masked vs. unmasked")
+        self.tabs.addTab(beam_page, "Beam tree")
+        left_tabs = QTabWidget()  # one tab, so both halves wear the same kind of title
+        left_tabs.addTab(left, "Step by step (autoregressive)")
+        splitter = QSplitter(Qt.Horizontal)
+        splitter.addWidget(left_tabs)
+        splitter.addWidget(self.tabs)
+        splitter.setStretchFactor(0, 11)
+        splitter.setStretchFactor(1, 9)
+        splitter.setSizes([1100, 900])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.controls)
+        layout.addWidget(self.banner)
+        layout.addWidget(splitter, 1)
+
+    # -- requests -----------------------------------------------------------------------------------
+    @property
+    def decodes_synchronously(self) -> bool:
+        if self.synchronous is None:
+            return QGuiApplication.platformName() == "offscreen"
+        return bool(self.synchronous)
+
+    def request(self) -> None:
+        """Decode the state's current input with the current settings (coalesced)."""
+        if self.decodes_synchronously:
+            self._decode()
+        else:
+            self._debounce.start()
+
+    def _decode(self) -> None:
+        bundle, text = self.state.bundle, self.state.source_text
+        if bundle is None:
+            self._clear("Load a model to watch it decode.", "info")
+            return
+        if not text or not text.strip():
+            self._clear("Type an input to watch the model decode it one token at a time.", "info")
+            return
+        settings = self.controls.settings()
+        key = (id(bundle), text, settings)
+        if key == self._requested and (self.run is not None or self.worker.pending):
+            return  # the same request is done or under way (inputChanged then resultChanged)
+        self._requested = key
+        self._stop_play()
+        self.worker.submit(bundle, text, settings, synchronous=self.decodes_synchronously)
+
+    def settle(self, timeout_ms: int = 30000) -> bool:
+        """Finish any pending decode and deliver its result (headless screenshots, tests)."""
+        if self._debounce.isActive():
+            self._debounce.stop()
+            self._decode()
+        clock = QElapsedTimer()
+        clock.start()
+        while self.worker.pending and clock.elapsed() < timeout_ms:
+            self.worker.wait(50)
+            QCoreApplication.processEvents()
+        return not self.worker.pending
+
+    # -- results ------------------------------------------------------------------------------------
+    def _on_run(self, run: DecodeRun) -> None:
+        self.run = run
+        self._show_message(self._unknown_note(run), "info")
+        self.t = len(run.steps) - 1  # arrive complete; Reset / Step walk through it
+        self.parallel.set_run(run)
+        if run.beam is not None:
+            self.beam_view.set_result(run.beam, run.vocab)
+            s = run.settings
+            best = "".join(run.pieces(t for t in run.beam.tokens[1:] if t != EOS_ID))
+            self.beam_summary.setText(
+                f"Beam {s.beam_size}, α = {s.alpha:g}: {len(run.beam.nodes)} hypotheses expanded. "
+                f"Score = log p / ((5 + |Y|)/6)^α. Best {best!r}: {run.beam.score:.3f}. "
+                "Orange = best, green = finished, grey = pruned.")
+            self.tabs.setCurrentIndex(1)
+        else:
+            self.beam_view.clear_data()
+            self.beam_summary.setText("Choose “Beam search” as the strategy to grow its tree of hypotheses here.")
+            if self.tabs.currentIndex() == 1:
+                self.tabs.setCurrentIndex(0)
+        self._show_step()
+
+    @staticmethod
+    def _unknown_note(run: DecodeRun) -> str:
+        if not run.unknown:
+            return ""
+        shown = ", ".join(repr(p) for _, p in run.unknown[:6])
+        return f"Unknown symbols read as <unk>: {shown}."
+
+    def _on_failed(self, text: str) -> None:
+        self._clear(text, "error")
+
+    def _on_busy(self, busy: bool) -> None:
+        if busy:
+            self.controls.step_label.setText("decoding…")
+        elif self.run is not None:
+            self._update_step_label()
+
+    def _clear(self, text: str, level: str) -> None:
+        self._stop_play()
+        self.run = None
+        self._requested = None
+        for view in (self.mask_map, self.self_map, self.cross_map, self.bars, self.beam_view):
+            view.clear_data()
+        self.parallel.set_run(None)
+        self.prefix.setText("")
+        self.beam_summary.setText("")
+        self.controls.step_label.setText("–")
+        self._show_message(text, level)
+
+    def _show_message(self, text: str, level: str) -> None:
+        colours = {"info": ("#ddf4ff", "#0a3069"), "warning": ("#fff8c5", "#6b4e00"), "error": ("#ffebe9", "#82071e")}
+        bg, fg = colours.get(level, colours["info"])
+        self.banner.setStyleSheet(f"background:{bg}; color:{fg}; padding:6px; border-radius:4px;")
+        self.banner.setText(text)
+        self.banner.setVisible(bool(text))
+
+    # -- the model changed -----------------------------------------------------------------------
+    def _on_bundle(self, bundle) -> None:
+        cfg = bundle.config
+        self.controls.set_shape(max(cfg.n_decoder_layers, 1), cfg.n_heads)
+        if self.state.kind in DECODER_KINDS:
+            self.controls.select_head(self.state.layer, self.state.head)
+        self.layer = max(self.controls.layer.currentIndex(), 0)
+        self.head = max(self.controls.head.currentIndex(), 0)
+        self.parallel.set_head(self.layer, self.head)
+        self._requested = None
+        self.request()
+
+    def _on_attention_selected(self, kind: str, layer: int, head: int) -> None:
+        if kind in DECODER_KINDS:
+            self.controls.select_head(layer, head)
+
+    def _on_head(self, layer: int, head: int) -> None:
+        self.layer, self.head = layer, head
+        self.parallel.set_head(layer, head)
+        self._show_step()
+
+    # -- stepping -----------------------------------------------------------------------------------
+    def _on_transport(self, action: str) -> None:
+        if self.run is None:
+            self.controls.play.setChecked(False)
+            return
+        n = len(self.run.steps)
+        if action == "reset":
+            self._stop_play()
+            self.set_step(0)
+        elif action == "back":
+            self._stop_play()
+            self.set_step(self.t - 1)
+        elif action == "step":
+            self._stop_play()
+            self.set_step(self.t + 1)
+        elif action == "play":
+            if self.controls.play.isChecked():
+                if self.t >= n - 1:
+                    self.set_step(0)
+                self._player.start()
+            else:
+                self._stop_play()
+
+    def _tick(self) -> None:
+        if self.run is None or self.t >= len(self.run.steps) - 1:
+            self._stop_play()
+            return
+        self.set_step(self.t + 1)
+
+    def _stop_play(self) -> None:
+        self._player.stop()
+        self.controls.play.setChecked(False)
+
+    def set_step(self, t: int) -> None:
+        """Show decoding step t (clamped to the run)."""
+        if self.run is None:
+            return
+        self.t = max(0, min(int(t), len(self.run.steps) - 1))
+        self._show_step()
+
+    def _update_step_label(self) -> None:
+        n = len(self.run.steps)
+        self.controls.step_label.setText(f"step {self.t} / {n - 1}")
+        self.controls.back.setEnabled(self.t > 0)
+        self.controls.step.setEnabled(self.t < n - 1)
+
+    def _show_step(self) -> None:
+        run = self.run
+        if run is None:
+            return
+        t, step = self.t, run.steps[self.t]
+        n = len(run.steps)
+        layer, head = min(self.layer, step.self_attention.shape[0] - 1), min(self.head, step.self_attention.shape[1] - 1)
+        prefix = run.pieces(step.prefix)
+        rows = prefix + [""] * (n - len(prefix))  # future rows stay unlabelled: they are not decoded yet
+        mask = step.mask.numpy()
+        self.mask_map.set_data(mask.astype("float32"), rows, rows, frame=(n, n), blocked=~mask, highlight_row=t)
+        self.mask_map.set_title(f"Mask in force {t + 1}×{t + 1}")
+        self.self_map.set_data(step.self_attention[layer, head].numpy(), rows, rows, frame=(n, n),
+                               blocked=~mask, highlight_row=t)
+        self.self_map.set_title(f"Self-attention L{layer + 1} H{head + 1}")
+        if step.cross_attention is not None:
+            self.cross_map.setVisible(True)
+            self.cross_map.set_data(step.cross_attention[layer, head].numpy(), rows, run.src_pieces,
+                                    frame=(n, len(run.src_pieces)), highlight_row=t)
+            self.cross_map.set_title(f"Cross-attention L{layer + 1} H{head + 1}")
+        else:
+            self.cross_map.setVisible(False)
+        sampled = step.probs if run.settings.strategy == "sample" else None
+        self.bars.set_data(step.model_probs.numpy(), run.vocab, step.chosen,
+                           None if sampled is None else sampled.numpy())
+        p = float(step.model_probs[step.chosen])
+        chips = "&#8203;".join([_chip(x) for x in prefix[:-1]] + [_chip(prefix[-1], "#dbe9fb", "#0a3069")])  # may wrap
+        how = {"greedy": "argmax", "sample": "sampled", "beam": "beam's best"}[run.settings.strategy]
+        self.prefix.setText(f"<b>Step {t}</b>&nbsp; {chips} &nbsp;→&nbsp;"
+                            f"{_chip(run.vocab[step.chosen], '#e8590c', '#ffffff')}")
+        self.bars.set_caption(f"Next token at step {t}: {how} {display_piece(run.vocab[step.chosen])!r}, p = {p:.3f}")
+        self.parallel.set_step(t)
+        self.beam_view.set_current_step(t if run.beam is not None else None)
+        self._update_step_label()
+
+    # -- lifetime --------------------------------------------------------------------------------
+    def closeEvent(self, event) -> None:
+        self._stop_play()
+        self.worker.wait(5000)
+        super().closeEvent(event)

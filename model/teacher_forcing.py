@@ -1,0 +1,81 @@
+"""The teacher-forced parallel pass, with and without the causal mask (Section 3.2.3).
+
+Training runs the decoder over the whole target at once; the look-ahead mask is what makes
+row t of that parallel pass equal to step t of autoregressive decoding. `parallel_pass`
+records that pass (or its ablation without the mask) as plain CPU tensors a viewer can
+compare with `decoding.decode_steps`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .decoding import DecodeStep
+from .recorder import record
+from .transformer import Transformer, decoder_mask
+
+
+@dataclass
+class ParallelPass:
+    """One teacher-forced forward over `tgt_in` (<bos> y1 … y_{T-1}).
+
+    probs: (T, V) the model's softmax at every position; predicted: argmax per row (never
+    <bos>/<pad>, as in decoding); mask: (T, T) bool, True where a query may attend a key;
+    self_attention: (L, h, T, T); cross_attention: (L, h, T, S) or None.
+    """
+
+    tgt_in: list[int]
+    causal: bool
+    probs: torch.Tensor
+    predicted: list[int]
+    mask: torch.Tensor
+    self_attention: torch.Tensor
+    cross_attention: torch.Tensor | None
+
+    def future_mass(self, layer: int, head: int) -> torch.Tensor:
+        """(T,) attention weight each query row puts on later positions (0 under the mask)."""
+        att = self.self_attention[layer, head]  # (T, T)
+        return att.triu(diagonal=1).sum(-1)
+
+
+@torch.no_grad()
+def parallel_pass(model: Transformer, src: torch.Tensor | None, tgt_in: list[int], causal: bool = True,
+                  never: tuple[int, ...] = (1, 0)) -> ParallelPass:
+    """Run `model(src, tgt_in, causal)` once, recording attention. `never` lists ids excluded
+    from `predicted` (<bos>, <pad>), matching what the decoders may emit."""
+    if not tgt_in:
+        raise ValueError("the decoder input needs at least <bos>")
+    cfg = model.config
+    if not cfg.has_decoder:
+        raise ValueError("this model has no decoder: there is nothing to teacher-force")
+    model.eval()
+    device = next(model.parameters()).device
+    tgt = torch.tensor([tgt_in], dtype=torch.long, device=device)  # (1, T)
+    with record(model) as trace:
+        logits = model(src, tgt, causal=causal)[0].float()  # (T, V)
+    probs = logits.softmax(-1).cpu()
+    allowed = logits.clone()
+    allowed[:, list(never)] = float("-inf")
+    layers = range(cfg.n_decoder_layers)
+    self_att = torch.stack([trace.attention("decoder_self", i)[0] for i in layers])  # (L, h, T, T)
+    cross = (torch.stack([trace.attention("cross", i)[0] for i in layers])
+             if cfg.kind == "encoder_decoder" else None)  # (L, h, T, S)
+    mask = decoder_mask(tgt, cfg.pad_id, causal)[0, 0].cpu()  # (T, T)
+    return ParallelPass(list(tgt_in), causal, probs, allowed.argmax(-1).tolist(), mask, self_att, cross)
+
+
+def step_difference(step: DecodeStep, parallel: ParallelPass) -> float:
+    """max |Δp| between step t's distribution and row t of the parallel pass."""
+    return float((step.model_probs - parallel.probs[step.t]).abs().max())
+
+
+def decoder_input(steps: list[DecodeStep]) -> list[int]:
+    """The sequence the sequential run fed its decoder at its last step: <bos> y1 … y_{n-1},
+    so the parallel pass over it has exactly one row per step."""
+    if not steps:
+        raise ValueError("no decoding steps")
+    return list(steps[-1].prefix)
+
+
+__all__ = ["ParallelPass", "parallel_pass", "step_difference", "decoder_input"]

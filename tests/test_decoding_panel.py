@@ -1,0 +1,254 @@
+"""Decoding panel: stepping equals greedy decoding, row t of the parallel pass equals step t,
+the mask ablation really shows the future, the bars are the model's probabilities, the beam
+tree draws every node, and bad input gives a message. Every reference is computed here
+directly from the model, not through the panel's helpers."""
+import numpy as np
+import pyqtgraph as pg
+import pytest
+import torch
+from PySide6.QtCore import Qt
+
+from explorer.decoding_bars import CHOSEN
+from explorer.decoding_beam_view import PRUNED, best_path
+from explorer.decoding_worker import DecodeSettings, compute_run
+from explorer.panels.decoding import DecodingPanel
+from explorer.state import SessionState
+from model.bundle import ModelBundle
+from model.decoding import beam_search, greedy_decode, sample_decode
+from model.teacher_forcing import parallel_pass
+from model.tasks import get_task
+from model.tokenizers import BOS_ID, EOS_ID, PAD_ID
+
+TEXT = "attention"
+
+
+@pytest.fixture
+def bundle(make_model):
+    """A small random reverse model whose greedy output varies and can end (biased generator)."""
+    src_tok, tgt_tok = get_task("reverse").build_tokenizers()
+    model = make_model(seed=3, src_vocab_size=len(src_tok), tgt_vocab_size=len(tgt_tok))
+    with torch.no_grad():
+        model.generator.bias.copy_(torch.randn(len(tgt_tok), generator=torch.Generator().manual_seed(5)) * 1.5)
+    return ModelBundle(model, src_tok, tgt_tok, get_task("reverse").to_dict(), name="reverse (random)")
+
+
+@pytest.fixture
+def panel(qtbot, bundle):
+    """A panel decoding off the GUI thread (as in the real window), with a result on display."""
+    state = SessionState()
+    widget = DecodingPanel(state)
+    widget.synchronous = False
+    qtbot.addWidget(widget)
+    widget.resize(1280, 720)
+    widget.show()
+    state.set_bundle(bundle)
+    state.set_input(TEXT)
+    qtbot.waitUntil(lambda: widget.run is not None, timeout=20000)
+    return widget
+
+
+def src_of(bundle, text=TEXT):
+    return bundle.encode_source(text)[0]
+
+
+def click(qtbot, button):
+    qtbot.mouseClick(button, Qt.LeftButton)
+
+
+# -- stepping ------------------------------------------------------------------------------------
+def test_stepping_reproduces_greedy_decode_token_by_token(qtbot, panel, bundle):
+    src = src_of(bundle)
+    expected = greedy_decode(bundle.model, src, BOS_ID, EOS_ID, bundle.default_max_output(src.size(1)))[0, 1:].tolist()
+    controls = panel.controls
+    click(qtbot, controls.reset)
+    shown, grids = [], []
+    while True:
+        shown.append(panel.bars.chosen)  # the token drawn as chosen (orange) at this step
+        grids.append(panel.mask_map.matrix.shape)
+        assert panel.mask_map.matrix.shape == panel.self_map.matrix.shape
+        if not controls.step.isEnabled():
+            break
+        click(qtbot, controls.step)
+    assert shown == expected
+    assert grids == [(t + 1, t + 1) for t in range(len(expected))]  # the mask grows one row per step
+    assert all(np.array_equal(np.tril(np.ones((t + 1, t + 1))), panel.run.steps[t].mask.numpy())
+               for t in range(len(expected)))
+    click(qtbot, controls.back)
+    assert panel.t == len(expected) - 2 and panel.bars.chosen == expected[-2]
+
+
+def test_play_walks_to_the_end(qtbot, panel):
+    click(qtbot, panel.controls.reset)
+    panel._player.setInterval(5)
+    click(qtbot, panel.controls.play)
+    qtbot.waitUntil(lambda: not panel._player.isActive(), timeout=5000)
+    assert panel.t == len(panel.run.steps) - 1 and not panel.controls.play.isChecked()
+
+
+# -- masked vs. unmasked -------------------------------------------------------------------------
+def test_row_t_of_the_parallel_pass_equals_step_t(qtbot, panel, bundle):
+    src = src_of(bundle)
+    tgt_in = [BOS_ID] + panel.run.output_ids[:-1]
+    with torch.no_grad():
+        reference = bundle.model(src, torch.tensor([tgt_in])).softmax(-1)[0]  # (T, V), one parallel forward
+    click(qtbot, panel.controls.reset)
+    for t in range(len(tgt_in)):
+        panel.set_step(t)
+        step = panel.run.steps[t]
+        torch.testing.assert_close(step.model_probs, reference[t], atol=1e-5, rtol=0)
+        text = panel.parallel.equality.text()
+        assert text.startswith(f"Row {t} of the parallel pass = step {t}: max |Δp| = ")
+        assert float(text.rsplit("= ", 1)[1]) < 1e-5
+
+
+def test_removing_the_causal_mask_shows_the_future(qtbot, panel, bundle):
+    view = panel.parallel
+    panel.set_step(2)
+    masked_shown = view.displayed_attention().copy()
+    assert np.all(np.triu(masked_shown, k=1) == 0)  # with the mask: nothing above the diagonal
+    masked_text = view.equality.text()
+    view.remove_mask.click()
+    assert not view.causal
+    unmasked_shown = view.displayed_attention()
+    assert np.triu(unmasked_shown, k=1).sum() > 0.05 * unmasked_shown.shape[0]  # the future is attended
+    assert not np.allclose(unmasked_shown, masked_shown)
+    assert view.equality.text() != masked_text and "Without the mask" in view.equality.text()
+    # the shown matrix is the model's own unmasked attention, and the "no mask" predictions its argmax
+    src = src_of(bundle)
+    tgt = torch.tensor([panel.run.masked.tgt_in])
+    from model.recorder import record
+    with torch.no_grad(), record(bundle.model) as trace:
+        logits = bundle.model(src, tgt, causal=False)[0]
+    att = trace.attention("decoder_self", panel.layer)[0, panel.head].numpy()
+    np.testing.assert_allclose(unmasked_shown, att, atol=1e-6)
+    logits[:, [BOS_ID, PAD_ID]] = float("-inf")
+    no_mask_row = [view.table.item(2, c).text() for c in range(view.table.columnCount())]
+    expected = [bundle.tgt_tokenizer.vocab[i] for i in logits.argmax(-1).tolist()]
+    assert no_mask_row == expected
+    view.remove_mask.click()
+    np.testing.assert_array_equal(view.displayed_attention(), masked_shown)
+
+
+def test_parallel_pass_without_the_mask_attends_the_future(make_model):
+    src_tok, tgt_tok = get_task("reverse").build_tokenizers()
+    model = make_model(seed=0, src_vocab_size=len(src_tok), tgt_vocab_size=len(tgt_tok), n_decoder_layers=1)
+    src = torch.tensor([src_tok.encode("fedcba").ids])
+    tgt_in = [BOS_ID] + tgt_tok.encode("abcdef").ids
+    masked = parallel_pass(model, src, tgt_in, causal=True)
+    unmasked = parallel_pass(model, src, tgt_in, causal=False)
+    assert torch.all(masked.self_attention.triu(diagonal=1) == 0)
+    assert torch.all(unmasked.future_mass(0, 0)[:-1] > 0)  # every row but the last has a future
+    assert unmasked.future_mass(0, 0)[-1] == 0
+    # The last position sees the whole sequence either way: in a one-layer model it is unchanged.
+    torch.testing.assert_close(masked.probs[-1], unmasked.probs[-1], atol=1e-5, rtol=0)
+    assert not torch.allclose(masked.probs[0], unmasked.probs[0], atol=1e-4)
+
+
+# -- the next-token bars ---------------------------------------------------------------------------
+def test_topk_bars_are_the_models_softmax(qtbot, panel, bundle):
+    src = src_of(bundle)
+    ids = panel.run.output_ids
+    for t in (0, len(ids) // 2, len(ids) - 1):
+        panel.set_step(t)
+        prefix = torch.tensor([[BOS_ID] + ids[:t]])
+        with torch.no_grad():
+            probs = bundle.model(src, prefix)[0, -1].softmax(-1)  # the model's own logits → softmax
+        k = panel.bars.k
+        top = probs.topk(k)
+        drawn = np.asarray(panel.bars.bars.opts["height"], dtype=np.float64)[:k]
+        np.testing.assert_allclose(drawn, top.values.numpy(), atol=1e-5)
+        assert panel.bars.token_ids[:k] == top.indices.tolist() or np.allclose(
+            probs[panel.bars.token_ids[:k]].numpy(), top.values.numpy(), atol=1e-6)  # ties may swap order
+        assert panel.bars.chosen == ids[t]
+        colours = [pg.mkBrush(b).color().name() for b in panel.bars.bars.opts["brushes"]]
+        assert [c == CHOSEN.name() for c in colours] == [i == ids[t] for i in panel.bars.token_ids]
+
+
+def test_sampling_with_a_seed_matches_sample_decode(qtbot, panel, bundle):
+    controls = panel.controls
+    controls.temperature.setValue(1.5)
+    controls.top_k.setValue(5)
+    controls.seed.setValue(7)
+    controls.set_strategy("sample")
+    qtbot.waitUntil(lambda: panel.run is not None and panel.run.settings.strategy == "sample"
+                    and panel.run.settings.seed == 7 and panel.run.settings.top_k == 5, timeout=20000)
+    src = src_of(bundle)
+    gen = torch.Generator().manual_seed(7)
+    ref = sample_decode(bundle.model, src, BOS_ID, EOS_ID, bundle.default_max_output(src.size(1)),
+                        temperature=1.5, top_k=5, generator=gen)[0, 1:].tolist()
+    ref = ref[: ref.index(EOS_ID) + 1] if EOS_ID in ref else ref
+    assert panel.run.output_ids == ref
+    assert panel.bars.sampled.isVisible()  # the filtered distribution is drawn over the model's
+
+
+# -- beam search -------------------------------------------------------------------------------------
+def test_beam_tree_draws_every_node_and_greys_the_pruned(qtbot, panel, bundle):
+    panel.controls.beam_size.setValue(3)
+    panel.controls.set_strategy("beam")
+    qtbot.waitUntil(lambda: panel.run is not None and panel.run.beam is not None
+                    and panel.run.settings.beam_size == 3, timeout=20000)
+    src = src_of(bundle)
+    ref = beam_search(bundle.model, src, BOS_ID, EOS_ID, bundle.default_max_output(src.size(1)), 3, 0.6)
+    view = panel.beam_view
+    assert len(view.scatter.data) == len(ref.nodes) == len(panel.run.beam.nodes)
+    assert panel.run.beam.tokens == ref.tokens
+    brushes = [b.color().name() for b in view.scatter.data["brush"]]
+    best = best_path(panel.run.beam)
+    pruned = [n.id for n in panel.run.beam.nodes if n.pruned]
+    assert pruned, "a beam of 3 over a 30-token vocabulary always prunes"
+    assert all(brushes[i] == PRUNED.name() for i in pruned if i not in best)
+    assert all(brushes[i] != PRUNED.name() for i in range(len(brushes)) if i not in pruned)
+    # the step-by-step view follows the best hypothesis
+    assert [BOS_ID] + panel.run.output_ids == ref.tokens
+    assert panel.tabs.currentIndex() == 1
+
+
+# -- input problems and threading -------------------------------------------------------------------
+def test_bad_and_empty_input_give_a_message_not_a_crash(qtbot, panel):
+    state = panel.state
+    state.set_input("")
+    qtbot.waitUntil(lambda: panel.banner.isVisible(), timeout=5000)
+    assert "input" in panel.banner.text().lower() and panel.run is None
+    state.set_input("12345")  # the reverse task knows only lowercase letters
+    qtbot.waitUntil(lambda: "knows none" in panel.banner.text(), timeout=20000)
+    assert panel.run is None and panel.bars.token_ids == []
+    click(qtbot, panel.controls.step)  # stepping with nothing to show does nothing
+    state.set_input("x" * 500)
+    qtbot.waitUntil(lambda: "at most" in panel.banner.text(), timeout=20000)
+    state.set_input(TEXT)
+    qtbot.waitUntil(lambda: panel.run is not None, timeout=20000)
+    assert not panel.banner.isVisible()
+
+
+def test_no_model_and_encoder_only_models_explain_themselves(qtbot, make_model):
+    state = SessionState()
+    widget = DecodingPanel(state)
+    qtbot.addWidget(widget)
+    assert "Load a model" in widget.banner.text()
+    src_tok, tgt_tok = get_task("reverse").build_tokenizers()
+    model = make_model(src_vocab_size=len(src_tok), tgt_vocab_size=len(tgt_tok), kind="encoder_only")
+    state.set_bundle(ModelBundle(model, src_tok, tgt_tok))
+    state.set_input(TEXT)
+    widget.settle()
+    assert "no decoder" in widget.banner.text() and widget.run is None
+
+
+def test_decoding_runs_off_the_gui_thread_and_headless_is_synchronous(qtbot, bundle):
+    state = SessionState()
+    widget = DecodingPanel(state)
+    qtbot.addWidget(widget)
+    assert widget.decodes_synchronously  # offscreen = headless figures: the result is there at once
+    state.set_bundle(bundle)
+    state.set_input(TEXT)
+    assert widget.run is not None and widget.t == len(widget.run.steps) - 1
+    widget.synchronous = False
+    state.set_input("transformer")
+    assert widget.run.source_text == TEXT  # not computed on this thread
+    assert widget.settle(20000) and widget.run.source_text == "transformer"
+
+
+def test_compute_run_is_exact_and_qt_free_in_its_inputs(bundle):
+    run = compute_run(bundle, TEXT, DecodeSettings())
+    assert run.masked.tgt_in == [BOS_ID] + run.output_ids[:-1]
+    assert max(run.difference(t) for t in range(len(run.steps))) < 1e-5
+    assert max(run.difference(t, causal=False) for t in range(len(run.steps))) > 1e-3
