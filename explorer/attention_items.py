@@ -26,6 +26,7 @@ class TokenAxis(pg.AxisItem):
 
     def set_tokens(self, tokens: list[str]) -> None:
         self._tokens = list(tokens)
+        self._numeric = self._tokens == [str(i) for i in range(len(self._tokens))]
         metrics = QFontMetrics(st.font(st.TICK_PT))
         if self.orientation in ("bottom", "top"):
             widest = max((metrics.horizontalAdvance(t) for t in self._tokens), default=10)
@@ -45,6 +46,8 @@ class TokenAxis(pg.AxisItem):
             return []
         per_token = size / max(maxVal - minVal, 1e-9)
         stride = max(1, math.ceil(self._need_px / max(per_token, 1e-9)))
+        if self._numeric and stride > 1:  # positions / dimensions: label round numbers (5, 10, 20, 50 …)
+            stride = next(m * 10 ** e for e in range(7) for m in (1, 2, 5) if m * 10 ** e >= stride)
         start = lo + (-lo) % stride
         return [(float(stride), [i + 0.5 for i in range(start, hi + 1, stride)])]
 
@@ -192,6 +195,11 @@ class HeatmapPlot:
             self.y_axis.set_tokens(y_labels or [str(i) for i in range(values.shape[0])])
             self.plot.vb.setLimits(xMin=-0.5, xMax=values.shape[1] + 0.5, yMin=-0.5, yMax=values.shape[0] + 0.5)
             self.plot.vb.setRange(xRange=(0, values.shape[1]), yRange=(0, values.shape[0]), padding=0)
+
+    def set_levels(self, levels: tuple[float, float]) -> None:
+        """Change the colour scale (signed data whose range depends on the model)."""
+        self.levels = (float(levels[0]), float(levels[1]))
+        self.image.setLevels(self.levels)
 
     def clear(self) -> None:
         self.values = self.allowed = None

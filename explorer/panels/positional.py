@@ -1,0 +1,160 @@
+"""Positional-encoding panel (Section 3.5): the sinusoids as waves and as a heatmap, how alike
+positions are and why an offset is a linear map, and what the current input actually adds.
+
+Values are the model's own: its `positional.table` buffer (or, for a d_model / length the
+model does not have, the same `get_positional_encoding` function it was built with). A model
+with learned positional embeddings (Table 3 row E) shows its learned table, labelled so.
+"""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget
+
+from explorer import attention_style as st
+from explorer.positional_input import InputView
+from explorer.positional_math import sinusoid_table
+from explorer.positional_views import PEHeatmapView, SimilarityShiftView
+from explorer.positional_waves import WavesView
+from explorer.state import SessionState
+
+PAPER_D_MODEL = 512
+DEFAULT_POSITIONS = 100
+MAX_D_MODEL = 2048
+MAX_POSITIONS = 2048
+
+
+class PositionalPanel(QWidget):
+    panel_name = "positional"
+    title = "Positional encoding"
+
+    def __init__(self, state: SessionState, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.table: np.ndarray | None = None
+        self.source = "formula"  # "model" (the buffer), "learned" (the parameter) or "formula"
+        self._build()
+        state.bundleChanged.connect(self._on_bundle)
+        state.resultChanged.connect(self.input_view.set_result)
+        if state.bundle is not None:
+            self._on_bundle(state.bundle)
+        else:
+            self.refresh()
+        if state.result is not None:
+            self.input_view.set_result(state.result)
+
+    def _build(self) -> None:
+        self.d_spin, self.len_spin = QSpinBox(), QSpinBox()
+        self.d_spin.setRange(2, MAX_D_MODEL)
+        self.d_spin.setSingleStep(2)
+        self.d_spin.setValue(PAPER_D_MODEL)
+        self.len_spin.setRange(2, MAX_POSITIONS)
+        self.len_spin.setValue(DEFAULT_POSITIONS)
+        self.learned_box = QCheckBox("learned table")
+        self.learned_box.setToolTip("This model learns its positional embeddings (Table 3 row E): show them")
+        self.reset_button = QPushButton("Use the model's")
+        self.reset_button.setToolTip("Back to the loaded model's d_model and length")
+        self.source_label = QLabel(" ")
+        self.source_label.setWordWrap(True)
+        row = QHBoxLayout()
+        for text, widget in (("d_model", self.d_spin), ("positions", self.len_spin)):
+            label = QLabel(text)
+            label.setFont(st.font(st.LABEL_PT))
+            row.addWidget(label)
+            row.addWidget(widget)
+        for widget in (self.d_spin, self.len_spin, self.learned_box, self.reset_button, self.source_label):
+            widget.setFont(st.font(st.LABEL_PT))
+        row.addWidget(self.learned_box)
+        row.addWidget(self.reset_button)
+        row.addWidget(self.source_label, 1)
+
+        self.waves = WavesView()
+        self.heatmap = PEHeatmapView()
+        self.similarity = SimilarityShiftView()
+        self.input_view = InputView()
+        self.tabs = QTabWidget()
+        self.tabs.setFont(st.font(st.LABEL_PT))
+        for widget, text in ((self.waves, "Waves"), (self.heatmap, "Position × dimension"),
+                             (self.similarity, "Similarity && shift"), (self.input_view, "This input")):
+            self.tabs.addTab(widget, text)
+        lay = QVBoxLayout(self)
+        lay.addLayout(row)
+        lay.addWidget(self.tabs, 1)
+
+        for spin in (self.d_spin, self.len_spin):
+            spin.setKeyboardTracking(False)  # typing "128" must not redraw for 1 and 12 first
+        self.d_spin.valueChanged.connect(lambda _: self._on_d_model())
+        self.len_spin.valueChanged.connect(lambda _: self.refresh())
+        self.learned_box.toggled.connect(lambda _: self.refresh())
+        self.reset_button.clicked.connect(self.use_model_sizes)
+
+    # -- sizes -----------------------------------------------------------------------------------
+    def set_d_model(self, d_model: int) -> None:
+        self.d_spin.setValue(int(d_model))
+        self._on_d_model()
+
+    def _on_d_model(self) -> None:
+        d = self.d_spin.value()
+        if d % 2:  # the sinusoids come in (sin, cos) pairs: an odd width has no last partner
+            self.d_spin.setValue(d + 1)
+            self.state.inform(f"d_model must be even for the sinusoidal encoding; using {d + 1}.", "warning")
+            return
+        self.refresh()
+
+    def use_model_sizes(self) -> None:
+        bundle = self.state.bundle
+        if bundle is None:
+            return
+        cfg = bundle.config
+        for spin, value in ((self.d_spin, cfg.d_model), (self.len_spin, min(cfg.max_len, DEFAULT_POSITIONS))):
+            spin.blockSignals(True)
+            spin.setValue(value)
+            spin.blockSignals(False)
+        self.refresh()
+
+    def _on_bundle(self, bundle) -> None:
+        learned = bundle.config.positional == "learned"
+        self.learned_box.blockSignals(True)
+        self.learned_box.setEnabled(learned)
+        self.learned_box.setChecked(learned)
+        self.learned_box.blockSignals(False)
+        self.input_view.set_result(None)
+        self.use_model_sizes()
+
+    # -- the table ------------------------------------------------------------------------------
+    def current_table(self) -> tuple[np.ndarray, str, str]:
+        """(table, source, description): the model's values whenever it has the asked-for size."""
+        d, length = self.d_spin.value(), self.len_spin.value()
+        bundle = self.state.bundle
+        if bundle is not None:
+            cfg = bundle.config
+            table = bundle.model.positional.table.detach().cpu().numpy()
+            if cfg.positional == "learned" and self.learned_box.isChecked():
+                n = min(length, table.shape[0])
+                note = f" (the model has {table.shape[0]} positions)" if length > table.shape[0] else ""
+                return table[:n].copy(), "learned", (f"LEARNED positional embeddings of the loaded model "
+                                                     f"(Table 3 row E), d_model = {cfg.d_model}{note}")
+            if cfg.positional == "sinusoidal" and d == cfg.d_model and length <= table.shape[0]:
+                return table[:length].copy(), "model", f"The loaded model's sinusoidal buffer, d_model = {d}"
+            why = (f"the loaded model has d_model = {cfg.d_model}, max_len = {cfg.max_len}"
+                   + (", learned positions" if cfg.positional == "learned" else ""))
+            return sinusoid_table(d, length), "formula", f"The paper's formula for d_model = {d} ({why})"
+        return sinusoid_table(d, length), "formula", f"The paper's formula for d_model = {d} (no model loaded)"
+
+    def refresh(self) -> None:
+        """Recompute the table and redraw every view that depends on it."""
+        bundle = self.state.bundle
+        learned_mode = bundle is not None and bundle.config.positional == "learned" and self.learned_box.isChecked()
+        self.d_spin.setEnabled(not learned_mode)
+        if learned_mode and self.d_spin.value() != bundle.config.d_model:
+            self.d_spin.blockSignals(True)
+            self.d_spin.setValue(bundle.config.d_model)
+            self.d_spin.blockSignals(False)
+        self.table, self.source, text = self.current_table()
+        learned = self.source == "learned"
+        self.source_label.setText(text)
+        length, d = self.table.shape
+        kind = "Learned positional embedding" if learned else "PE(pos, 2i) = sin(pos/10000^(2i/d)),  PE(pos, 2i+1) = cos(…)"
+        self.waves.set_table(self.table, learned, kind)
+        self.heatmap.set_table(self.table, learned, f"{'Learned P' if learned else 'P'}ositional encoding: "
+                                                    f"{length} positions × d_model = {d}")
+        self.similarity.set_table(self.table, learned, "")

@@ -1,0 +1,156 @@
+"""Views 2 and 3 of the positional-encoding panel: the position × dimension heatmap, and the
+similarity of positions with the linear-shift demonstration (PE(pos+k) = M_k·PE(pos))."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+
+from explorer import attention_style as st
+from explorer.attention_items import HeatmapPlot
+from explorer.positional_math import rotation, shift_error, similarity
+
+
+def _numbers(n: int) -> list[str]:
+    return [str(i) for i in range(n)]
+
+
+def symmetric_levels(*arrays: np.ndarray) -> tuple[float, float]:
+    """(−m, m) with m the largest |value|, so white is exactly 0 on the diverging map."""
+    m = max(float(np.abs(a).max()) for a in arrays if a.size) if arrays else 1.0
+    m = m if m > 0 else 1.0
+    return -m, m
+
+
+class PEHeatmapView(QWidget):
+    """Every position (rows) × every dimension (columns), blue −1 … white 0 … red +1.
+
+    The model stores sin and cos interleaved (dims 2i, 2i+1); "sin dims, then cos dims"
+    regroups the columns (labels keep the true dimension) into the familiar two fans.
+    """
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.grouped = QCheckBox("sin dims first, then cos dims (columns regrouped; labels keep the true dimension)")
+        self.grouped.setFont(st.font(st.TICK_PT))
+        self.canvas = st.graphics_widget()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.grouped)
+        lay.addWidget(self.canvas, 1)
+        self.heatmap = HeatmapPlot(self.canvas.ci, 0, 0, st.signed_cmap(), (-1.0, 1.0), "dimension i", "position pos")
+        self.bar = st.colorbar(st.signed_cmap(), (-1.0, 1.0), "PE(pos, i)")
+        self.canvas.ci.addItem(self.bar, row=0, col=1)
+        self.table: np.ndarray | None = None
+        self.columns: np.ndarray | None = None  # which model dimension each shown column is
+        self._args = None
+        self.grouped.toggled.connect(lambda _: self._args and self.set_table(*self._args))
+
+    def set_table(self, table: np.ndarray, learned: bool, title: str) -> None:
+        self._args = (table, learned, title)
+        self.table = table
+        d = table.shape[1]
+        self.columns = (np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)]) if self.grouped.isChecked()
+                        else np.arange(d))
+        levels = symmetric_levels(table) if learned else (-1.0, 1.0)
+        self.heatmap.set_levels(levels)
+        self.bar.setLevels(levels)
+        self.heatmap.set_map(table[:, self.columns], None, [str(c) for c in self.columns], _numbers(table.shape[0]))
+        st.set_title(self.heatmap.plot, title)
+
+
+class SimilarityShiftView(QWidget):
+    """Left: PE(p)·PE(q) for every pair of positions. Right: M_k·PE(pos) on top of PE(pos+k)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.sim_canvas = st.graphics_widget()
+        self.sim = HeatmapPlot(self.sim_canvas.ci, 0, 0, st.weight_cmap(), (0.0, 1.0), "position q", "position p")
+        self.sim_bar = st.colorbar(st.weight_cmap(), (0.0, 1.0), "PE(p) · PE(q)")
+        self.sim_canvas.ci.addItem(self.sim_bar, row=0, col=1)
+
+        self.shift_canvas = st.graphics_widget()
+        self.shift_plot = self.shift_canvas.addPlot()
+        self.shift_plot.hideButtons()
+        self.shift_plot.showGrid(x=True, y=True, alpha=0.25)
+        st.style_axis(self.shift_plot.getAxis("bottom"), "dimension i")
+        st.style_axis(self.shift_plot.getAxis("left"), "value")
+        self.shift_plot.getAxis("left").enableAutoSIPrefix(False)
+        self.legend = legend = self.shift_plot.addLegend(offset=(-10, 10), labelTextSize=f"{st.TICK_PT}pt", labelTextColor=st.FOREGROUND,
+                                           brush=pg.mkBrush(255, 255, 255, 230), pen=pg.mkPen(st.MUTED))
+        self.curve_pos = self.shift_plot.plot(pen=pg.mkPen("#b0b7bf", width=1.5), name="PE(pos)")
+        self.curve_target = self.shift_plot.plot(pen=pg.mkPen("#0969da", width=2.5), name="PE(pos + k)")
+        self.curve_rotated = self.shift_plot.plot(pen=None, symbol="x", symbolSize=9, symbolPen=pg.mkPen("#e4572e", width=2),
+                                                  name="M_k · PE(pos)")
+        legend.setVisible(True)
+        self.pos_spin, self.k_spin = QSpinBox(), QSpinBox()
+        for spin, value in ((self.pos_spin, 3), (self.k_spin, 5)):
+            spin.setFont(st.font(st.LABEL_PT))
+            spin.setRange(0, 10_000)
+            spin.setValue(value)
+            spin.valueChanged.connect(self._update_shift)
+        self.k_spin.setMinimum(1)
+        self.result = QLabel(" ")
+        self.result.setFont(st.font(st.LABEL_PT))
+        self.result.setWordWrap(True)
+        controls = QHBoxLayout()
+        for text, spin in (("pos", self.pos_spin), ("offset k", self.k_spin)):
+            label = QLabel(text)
+            label.setFont(st.font(st.LABEL_PT))
+            controls.addWidget(label)
+            controls.addWidget(spin)
+        controls.addStretch(1)
+        right = QVBoxLayout()
+        right.addWidget(self.shift_canvas, 1)
+        right.addLayout(controls)
+        right.addWidget(self.result)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.sim_canvas, 1)
+        lay.addLayout(right, 1)
+        self.table: np.ndarray | None = None
+        self.learned = False
+        self.similarity: np.ndarray | None = None
+        self.error: float | None = None
+
+    def set_table(self, table: np.ndarray, learned: bool, title: str) -> None:
+        self.table, self.learned = table, learned
+        self.similarity = similarity(table)
+        lo, hi = float(self.similarity.min()), float(self.similarity.max())
+        self.sim.set_levels((lo, hi))
+        self.sim_bar.setLevels((lo, hi))
+        self.sim.set_map(self.similarity, None, _numbers(table.shape[0]), _numbers(table.shape[0]))
+        st.set_title(self.sim.plot, "PE(p)·PE(q)" + (" (learned)" if learned else ": near positions alike"))
+        self.pos_spin.setMaximum(max(0, table.shape[0] - 2))
+        self.k_spin.setMaximum(max(1, table.shape[0] - 1))
+        self._update_shift()
+
+    def _update_shift(self) -> None:
+        table = self.table
+        if table is None:
+            return
+        length, d = table.shape
+        k = min(self.k_spin.value(), length - 1)
+        p = min(self.pos_spin.value(), length - 1 - k)
+        dims = np.arange(d)
+        self.curve_pos.setData(dims, table[p])
+        self.legend.removeItem(self.curve_rotated)
+        if self.learned or k < 1 or p < 0:
+            self.curve_target.setData(dims, table[min(p + k, length - 1)] if p >= 0 else [])
+            self.curve_rotated.setData([], [])
+            self.error = None
+            st.set_title(self.shift_plot, "Shift by k: a rotation exists for sinusoids only")
+            self.result.setText("Learned embeddings have no built-in M_k: the linear-shift property of "
+                                "Section 3.5 is a property of the sinusoids." if self.learned
+                                else "Increase the number of positions to try an offset.")
+            return
+        self.legend.addItem(self.curve_rotated, "M_k · PE(pos)")
+        rotated = rotation(d, k) @ table[p].astype(np.float64)  # M_k · PE(pos)
+        self.curve_target.setData(dims, table[p + k])
+        self.curve_rotated.setData(dims, rotated)
+        self.error = shift_error(table, k)
+        st.set_title(self.shift_plot, f"PE({p} + {k}) and M_{k} · PE({p}) coincide")
+        self.result.setText(f"M_k rotates each (sin, cos) pair by the angle ω_i·k, whatever pos is.  "
+                            f"max |M_{k}·PE(pos) − PE(pos+{k})| over all {length - k} positions × {d} dims = "
+                            f"{self.error:.1e} (float32 rounding): PE(pos+k) is a linear function of PE(pos).")

@@ -1,0 +1,135 @@
+"""View 1 of the positional-encoding panel: PE(pos, i) against position for chosen dimensions.
+
+Each chosen pair i is one colour: sin (dim 2i) solid, cos (dim 2i+1) dashed, and the legend
+gives its wavelength 2π·10000^(2i/d_model) — the geometric progression of Section 3.5. The
+dots are the values the model adds (defined at whole positions only); the thin line through
+them is the same formula between positions, so a fast wave is not mistaken for a zig-zag.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+
+from explorer import attention_style as st
+from explorer.positional_math import default_pairs, pair_wavelength, sinusoid_curve
+
+PALETTE = ["#0969da", "#e4572e", "#1a7f37", "#8250df", "#bf8700", "#cf222e", "#1b7c83", "#6e7781"]
+SMOOTH = 8  # formula samples per position for the line between the dots
+
+
+def wavelength_text(value: float) -> str:
+    return f"{value:.5g}"
+
+
+class WavesView(QWidget):
+    """Signals: pairsChanged(list of pair indices). `curves` holds (dimension, dots item)."""
+
+    pairsChanged = Signal(list)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.pairs_list = QListWidget()
+        self.pairs_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.pairs_list.setFont(st.font(st.TICK_PT))
+        self.pairs_list.setMaximumWidth(250)
+        hint = QLabel("Dimensions (sin, cos)\nctrl-click: several")
+        hint.setFont(st.font(st.TICK_PT))
+        left = QVBoxLayout()
+        left.addWidget(hint)
+        left.addWidget(self.pairs_list, 1)
+        self.canvas = st.graphics_widget()
+        self.plot = self.canvas.addPlot(row=0, col=0)
+        self.plot.showGrid(x=True, y=True, alpha=0.25)
+        self.plot.hideButtons()
+        st.style_axis(self.plot.getAxis("bottom"), "position pos")
+        st.style_axis(self.plot.getAxis("left"), "PE(pos, dim)")
+        self.plot.getAxis("left").enableAutoSIPrefix(False)  # show the values themselves, no "(x0.001)"
+        self.legend = QLabel()  # beside the plot, never over the waves; rich text wraps and stays big
+        self.legend.setFont(st.font(st.TICK_PT))
+        self.legend.setWordWrap(True)
+        self.legend.setFixedWidth(300)
+        self.legend.setAlignment(Qt.AlignmentFlag.AlignTop)
+        self.legend.setStyleSheet("background: white; padding: 8px;")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addLayout(left)
+        lay.addWidget(self.canvas, 1)
+        lay.addWidget(self.legend)
+        self.curves: list[tuple[int, pg.PlotDataItem]] = []  # (dimension, the model's values)
+        self.lines: list[tuple[int, pg.PlotDataItem]] = []  # (dimension, the formula between positions)
+        self.table: np.ndarray | None = None
+        self.learned = False
+        self._d_model = 0
+        self.pairs_list.itemSelectionChanged.connect(self._on_selection)
+
+    def selected_pairs(self) -> list[int]:
+        return sorted(item.data(Qt.ItemDataRole.UserRole) for item in self.pairs_list.selectedItems())
+
+    def select_pairs(self, pairs: list[int]) -> None:
+        self.pairs_list.blockSignals(True)
+        for row in range(self.pairs_list.count()):
+            item = self.pairs_list.item(row)
+            item.setSelected(item.data(Qt.ItemDataRole.UserRole) in pairs)
+        self.pairs_list.blockSignals(False)
+        self._rebuild()
+
+    def set_table(self, table: np.ndarray, learned: bool, title: str) -> None:
+        d_model = table.shape[1]
+        same = (d_model, learned) == (self._d_model, self.learned)
+        keep = self.selected_pairs() if same else default_pairs(d_model)
+        self.table, self.learned = table, learned
+        if not same or self.pairs_list.count() == 0:
+            self._d_model = d_model
+            self.pairs_list.blockSignals(True)
+            self.pairs_list.clear()
+            for i in range(d_model // 2):
+                item = QListWidgetItem(f"{2 * i}, {2 * i + 1}" if learned else
+                                       f"{2 * i}, {2 * i + 1}   λ = {wavelength_text(pair_wavelength(d_model, i))}")
+                item.setData(Qt.ItemDataRole.UserRole, i)
+                self.pairs_list.addItem(item)
+            self.pairs_list.blockSignals(False)
+        st.set_title(self.plot, title)
+        self.select_pairs(keep)
+
+    def _on_selection(self) -> None:
+        self._rebuild()
+        self.pairsChanged.emit(self.selected_pairs())
+
+    def _rebuild(self) -> None:
+        """Curves for the chosen pairs (rebuilt on a selection or table change, not per frame)."""
+        for _, item in self.curves + self.lines:
+            self.plot.removeItem(item)
+        self.curves, self.lines = [], []
+        entries = []
+        if self.table is None:
+            return
+        length = self.table.shape[0]
+        pos = np.arange(length)
+        fine = np.linspace(0, length - 1, (length - 1) * SMOOTH + 1)
+        for n, i in enumerate(self.selected_pairs()):
+            color = PALETTE[n % len(PALETTE)]
+            lam = wavelength_text(pair_wavelength(self._d_model, i))
+            if self.learned:
+                entries.append(f"<span style='color:{color}'>━━ dim {2 * i} &nbsp; ╍╍ dim {2 * i + 1}</span> (learned)")
+            else:
+                entries.append(f"<span style='color:{color}'><b>━━ sin</b> dim {2 * i} &nbsp; <b>╍╍ cos</b> dim {2 * i + 1}</span>"
+                               f"<br>&nbsp;&nbsp;λ = 2π·10000<sup>{2 * i}/{self._d_model}</sup> = {lam}")
+            for dim, style in ((2 * i, Qt.PenStyle.SolidLine), (2 * i + 1, Qt.PenStyle.DashLine)):
+                pen = pg.mkPen(color, width=2.2, style=style)
+                if self.learned:
+                    dots = self.plot.plot(pos, self.table[:, dim], pen=pen, symbol="o", symbolSize=5,
+                                          symbolBrush=color, symbolPen=None)
+                else:
+                    line = self.plot.plot(fine, sinusoid_curve(self._d_model, dim, fine), pen=pen)
+                    self.lines.append((dim, line))
+                    dots = self.plot.plot(pos, self.table[:, dim], pen=None, symbol="o", symbolSize=6,
+                                          symbolBrush=color, symbolPen=None)
+                self.curves.append((dim, dots))
+        heading = "Learned dimensions" if self.learned else "Wavelengths 2π·10000<sup>2i/d</sup>"
+        self.legend.setText(f"<b>{heading}</b><br><br>" + "<br><br>".join(entries) +
+                            ("" if self.learned else "<br><br><span style='color:#57606a'>dots: the values the model adds "
+                             "(whole positions); lines: the same formula in between</span>"))
+        self.plot.enableAutoRange()

@@ -1,0 +1,150 @@
+"""The positional-encoding panel shows the model's own values, and they are the paper's formula."""
+from __future__ import annotations
+
+import math
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from explorer.panels.positional import PositionalPanel  # noqa: E402
+from explorer.positional_math import rotation, shift_error  # noqa: E402
+from explorer.state import SessionState  # noqa: E402
+from model.checkpoint import random_bundle  # noqa: E402
+
+
+def paper_pe(pos: int, dim: int, d_model: int) -> float:
+    """Section 3.5, written out independently with math.sin / math.cos."""
+    angle = pos / 10000 ** ((dim - dim % 2) / d_model)
+    return math.sin(angle) if dim % 2 == 0 else math.cos(angle)
+
+
+def make_panel(qtbot, **overrides):
+    torch.manual_seed(0)
+    params = dict(d_model=32, n_heads=4, d_ff=64, n_encoder_layers=1, n_decoder_layers=1, dropout=0.0, max_len=40)
+    params.update(overrides)
+    bundle = random_bundle("reverse", **params)
+    state = SessionState()
+    panel = PositionalPanel(state)
+    qtbot.addWidget(panel)
+    panel.resize(1280, 720)
+    state.set_bundle(bundle)
+    return state, panel, bundle
+
+
+def test_the_panel_shows_the_models_buffer_and_it_is_the_formula(qtbot):
+    _, panel, bundle = make_panel(qtbot)
+    assert panel.source == "model"
+    length = panel.len_spin.value()
+    np.testing.assert_array_equal(panel.table, bundle.model.positional.table[:length].numpy())
+    formula = np.array([[paper_pe(p, i, 32) for i in range(32)] for p in range(length)])
+    np.testing.assert_allclose(panel.table, formula, atol=2e-6)
+
+
+def test_wave_curves_equal_the_formula(qtbot):
+    _, panel, _ = make_panel(qtbot)
+    panel.waves.select_pairs([0, 3, 9])
+    dims = sorted(dim for dim, _ in panel.waves.curves)
+    assert dims == [0, 1, 6, 7, 18, 19]
+    for dim, curve in panel.waves.curves:
+        x, y = curve.getData()
+        np.testing.assert_allclose(y, [paper_pe(int(p), dim, 32) for p in x], atol=2e-6)
+    for dim, line in panel.waves.lines:  # the smooth line between positions is the same formula
+        x, y = line.getData()
+        want = [math.sin(p / 10000 ** ((dim - dim % 2) / 32)) if dim % 2 == 0 else math.cos(p / 10000 ** ((dim - 1) / 32))
+                for p in x]
+        np.testing.assert_allclose(y, want, atol=1e-9)
+    assert "10000<sup>6/32</sup>" in panel.waves.legend.text()  # the wavelength of pair i=3 is in the legend
+
+
+def test_changing_d_model_updates_every_view(qtbot):
+    _, panel, _ = make_panel(qtbot)
+    panel.set_d_model(128)
+    length = panel.len_spin.value()
+    assert panel.source == "formula" and "128" in panel.source_label.text()
+    formula = np.array([[paper_pe(p, i, 128) for i in range(128)] for p in range(length)])
+    np.testing.assert_allclose(panel.table, formula, atol=2e-6)
+    np.testing.assert_allclose(panel.heatmap.heatmap.values, formula, atol=2e-6)  # heatmap
+    assert panel.waves.pairs_list.count() == 64  # waves: one entry per pair
+    for dim, curve in panel.waves.curves:
+        x, y = curve.getData()
+        np.testing.assert_allclose(y, [paper_pe(int(p), dim, 128) for p in x], atol=2e-6)
+    sim = panel.similarity.similarity  # similarity: PE(p)·PE(p) = d_model/2 on the diagonal
+    assert sim.shape == (length, length)
+    np.testing.assert_allclose(np.diag(sim), 64.0, rtol=1e-5)
+    assert panel.similarity.sim.values.shape == (length, length)
+    assert panel.similarity.error is not None and panel.similarity.error < 1e-5
+    assert "128 dims" in panel.similarity.result.text()
+
+
+def test_shift_by_k_is_a_rotation(qtbot):
+    _, panel, _ = make_panel(qtbot)
+    view = panel.similarity
+    view.pos_spin.setValue(4)
+    view.k_spin.setValue(7)
+    _, rotated = view.curve_rotated.getData()
+    np.testing.assert_allclose(rotated, [paper_pe(11, i, 32) for i in range(32)], atol=1e-5)  # M_7·PE(4) = PE(11)
+    assert view.error < 1e-5 and f"{view.error:.1e}" in view.result.text()
+    # M_k is orthogonal and independent of pos: it maps every row to the row k later
+    m = rotation(32, 7)
+    np.testing.assert_allclose(m @ m.T, np.eye(32), atol=1e-12)
+    assert shift_error(panel.table, 7) < 1e-5
+    shuffled = panel.table.copy()
+    shuffled[20] = shuffled[21]
+    assert shift_error(shuffled, 7) > 1e-2  # the check can fail
+
+
+def test_learned_model_shows_its_learned_table(qtbot):
+    _, panel, bundle = make_panel(qtbot, positional="learned")
+    assert panel.source == "learned" and "LEARNED" in panel.source_label.text()
+    learned = bundle.model.positional.table.numpy()
+    length = panel.table.shape[0]
+    np.testing.assert_array_equal(panel.table, learned[:length])
+    np.testing.assert_array_equal(panel.heatmap.heatmap.values, learned[:length])
+    for dim, curve in panel.waves.curves:
+        np.testing.assert_array_equal(curve.getData()[1], learned[:length, dim])
+    assert not panel.d_spin.isEnabled()  # a learned table has the model's width only
+    assert panel.similarity.error is None  # no rotation claim for learned embeddings
+    panel.learned_box.setChecked(False)  # the sinusoids for comparison
+    assert panel.source == "formula"
+    np.testing.assert_allclose(panel.table[5, 2], paper_pe(5, 2, 32), atol=2e-6)
+
+
+def test_this_input_view_shows_the_recorded_sum(qtbot):
+    state, panel, bundle = make_panel(qtbot)
+    result = bundle.run("abcde", target="edcba")
+    state.set_result(result)
+    view = panel.input_view
+    assert view.stack_box.count() == 2
+    scaled, pe, total = view.values
+    trace = result.trace
+    np.testing.assert_array_equal(scaled, trace["encoder.embedding.scaled"].tensor[0].numpy())
+    np.testing.assert_array_equal(pe, trace["encoder.positional"].tensor.numpy())
+    np.testing.assert_array_equal(total, trace["encoder.input"].tensor[0].numpy())
+    np.testing.assert_allclose(pe, [[paper_pe(p, i, 32) for i in range(32)] for p in range(5)], atol=2e-6)
+    assert view.maps[0].y_axis._tokens == list("abcde")
+    view.stack_box.setCurrentIndex(view.stack_box.findData("decoder"))
+    np.testing.assert_array_equal(view.values[2], trace["decoder.input"].tensor[0].numpy())
+    assert view.maps[1].values.shape == (6, 32)  # <bos> e d c b a
+
+
+def test_odd_d_model_is_corrected_with_a_message(qtbot):
+    state, panel, _ = make_panel(qtbot)
+    messages = []
+    state.message.connect(lambda level, text: messages.append((level, text)))
+    panel.set_d_model(33)
+    assert panel.d_spin.value() == 34 and panel.table.shape[1] == 34
+    assert messages and messages[0][0] == "warning"
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_heatmap_columns_are_labelled_with_the_true_dimension(qtbot, grouped):
+    _, panel, _ = make_panel(qtbot)
+    panel.heatmap.grouped.setChecked(grouped)
+    cols = panel.heatmap.columns
+    np.testing.assert_array_equal(panel.heatmap.heatmap.values, panel.table[:, cols])
+    assert panel.heatmap.heatmap.x_axis._tokens == [str(c) for c in cols]
+    assert (list(cols[:3]) == [0, 2, 4]) == grouped
