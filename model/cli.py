@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: torch's choice)")
     t.add_argument("--eval-every", type=int, default=0, help="held-out evaluation every N steps (0: only at the end)")
     t.add_argument("--eval-size", type=int, default=1000, help="held-out pairs in the final evaluation")
+    t.add_argument("--stop-at", type=float, default=None, metavar="EXACT_MATCH",
+                   help="stop early once a periodic evaluation (--eval-every) reaches this exact match, e.g. 0.995")
     t.add_argument("--save-every", type=int, default=1000, help="save the checkpoint every N steps (0: only at the end)")
     t.add_argument("--name", help="model name stored in the checkpoint (default: the task's)")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -188,12 +190,14 @@ def train(args) -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.stop_at is not None and not args.eval_every:
+        raise _UsageError("--stop-at needs --eval-every N (how often to check)")
     bundle, task, prev_steps = _build(args)
     if args.name:
         bundle.name = args.name
     cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, warmup=args.warmup, lr_scale=args.lr_scale,
                       label_smoothing=args.label_smoothing, clip_grad=args.clip_grad, device=args.device,
-                      seed=args.seed, eval_every=args.eval_every, eval_size=min(args.eval_size, 500))
+                      seed=args.seed, eval_every=args.eval_every, eval_size=args.eval_size)
     trainer = Trainer(bundle, task, cfg)
     err = sys.stderr
     print(f"task {task.name}: {task.description}", file=err)
@@ -216,6 +220,9 @@ def train(args) -> int:
                 if progress:
                     progress.close()
                 print(msg, file=err)
+                if args.stop_at is not None and event.exact_match >= args.stop_at:
+                    print(f"reached --stop-at {args.stop_at}: stopping", file=err)
+                    trainer.stop()
                 continue
             if progress:
                 progress.update(event.step, event.loss, f"  acc {event.token_accuracy:.3f}",

@@ -116,3 +116,12 @@ def test_progress_bar_format():
     p.update(50, 1.2345, force=True)
     line = buf.getvalue()
     assert re.match(r"step 50/100 \[#{12}\.{12}\]  50% +[\d.]+ steps/s loss 1\.2345 ETA \d\d:\d\d\n", line)
+
+
+def test_stop_at_ends_training_early(tmp_path, capsys):
+    code, out, err = run(["--task", "copy", "--out", str(tmp_path / "s"), "--steps", "500", "--eval-every", "5",
+                          "--eval-size", "10", "--stop-at", "0.0", *TINY], capsys)
+    assert code == 0 and "reached --stop-at 0.0" in err
+    assert load_checkpoint(tmp_path / "s").metrics["steps"] == 5
+    code, out, err = run(["--task", "copy", "--out", str(tmp_path / "t"), "--stop-at", "0.9"], capsys)
+    assert code == 1 and "--stop-at needs --eval-every" in err
