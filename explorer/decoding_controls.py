@@ -63,6 +63,7 @@ class DecodingControls(QWidget):
         self.params.addWidget(QWidget())
         self.params.addWidget(sample_page)
         self.params.addWidget(beam_page)
+        self.params.addWidget(QWidget())  # follow the target: nothing to set
         for page in (sample_page, beam_page):
             page.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Ignored)
 
@@ -78,6 +79,8 @@ class DecodingControls(QWidget):
         self.step_label.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
         self.layer = QComboBox()
         self.head = QComboBox()
+        for combo in (self.layer, self.head):
+            combo.setMaximumWidth(70)
         self.layer.setToolTip("Decoder layer whose attention is shown")
         self.head.setToolTip("Attention head shown")
 

@@ -20,7 +20,7 @@ from explorer.decoding_heatmap import TokenHeatmap, display_piece
 CHANGED = QColor("#ffd8d3")  # a prediction the mask ablation changed
 CURRENT = QColor("#dbe9fb")  # the column of the current step
 EQUAL_ATOL = 1e-5  # float32 rounding between the sequential and the parallel pass stays far below
-ROWS = ("decoder input", "predicted, with mask", "predicted, no mask")
+ROWS = ("input", "with mask", "no mask")  # decoder input; the prediction at each position
 
 
 class ParallelPassView(QWidget):
@@ -47,7 +47,9 @@ class ParallelPassView(QWidget):
         self.future.setWordWrap(True)
         self.table = QTableWidget(len(ROWS), 0)
         self.table.setVerticalHeaderLabels(list(ROWS))
-        self.table.setFont(style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True))
+        self.table.setFont(style.font(style.BASE_POINT_SIZE, bold=True, mono=True))
+        self.table.setToolTip("Row 'input': what the decoder reads at each position (<bos> y1 y2 …). "
+                              "The rows below: the token it predicts there, with and without the causal mask.")
         self.table.verticalHeader().setFont(style.font(style.SMALL_POINT_SIZE))
         self.table.horizontalHeader().setFont(style.font(style.SMALL_POINT_SIZE))
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
@@ -120,10 +122,17 @@ class ParallelPassView(QWidget):
             self.equality.setStyleSheet(f"color: {(style.OK if same else style.ERROR).name()}")
         mass = p.future_mass(self.layer, self.head).numpy()
         changed = sum(a != b for a, b in zip(run.masked.predicted, run.unmasked.predicted))
-        self.future.setText(
-            f"Attention on future positions (upper triangle): row {t}: {100 * mass[t]:.0f}\u00a0%, "
-            f"all rows: {100 * mass.mean():.0f}\u00a0%. Removing the mask changes {changed} of "
-            f"{len(run.masked.predicted)} predictions (red).")
+        n = len(run.masked.predicted)
+        if causal:
+            self.future.setText(
+                f"With the mask no row attends a later token ({100 * mass.max():.0f}\u00a0% above the diagonal), so row {t} "
+                f"computes exactly what the decoder computed at step {t}. Without it, {changed} of {n} "
+                "predictions would change (red).")
+        else:
+            self.future.setText(
+                f"Row {t} puts {100 * mass[t]:.0f}\u00a0% of its attention on later tokens (all rows: "
+                f"{100 * mass.mean():.0f}\u00a0%) — tokens it cannot see while decoding, including the one it "
+                f"must predict. {changed} of {n} predictions change (red).")
         self._mark_current_column()
 
     def _fill_table(self) -> None:

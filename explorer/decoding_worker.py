@@ -18,7 +18,8 @@ from model.decoding import BeamResult, DecodeStep, beam_search, decode_steps
 from model.teacher_forcing import ParallelPass, decoder_input, parallel_pass, step_difference
 from model.tokenizers import BOS_ID, EOS_ID
 
-STRATEGIES = {"greedy": "Greedy (argmax)", "sample": "Sampling", "beam": "Beam search"}
+STRATEGIES = {"greedy": "Greedy (argmax)", "sample": "Sampling", "beam": "Beam search",
+              "target": "Follow the target"}
 
 
 @dataclass(frozen=True)
@@ -63,9 +64,13 @@ class DecodeRun:
         return step_difference(self.steps[t], self.masked if causal else self.unmasked)
 
 
-def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings) -> DecodeRun:
+def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings,
+                target_text: str | None = None) -> DecodeRun:
     """Decode `source_text` with `settings` and record both parallel passes. Raises
-    InputError with a readable message for input the model cannot take."""
+    InputError with a readable message for input the model cannot take.
+
+    Strategy "target" feeds the given target (plus <eos>) one token per step instead of the
+    model's own choices: the sequential form of teacher forcing, next to its parallel form."""
     cfg = bundle.config
     if not cfg.has_decoder:
         raise InputError("This model has no decoder (encoder-only): there is nothing to decode step by step.")
@@ -84,6 +89,11 @@ def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings)
             gen.manual_seed(int(settings.seed))
             steps = list(decode_steps(model, src, BOS_ID, EOS_ID, max_len, temperature=float(settings.temperature),
                                       top_k=int(settings.top_k), top_p=float(settings.top_p), generator=gen))
+        elif settings.strategy == "target":
+            if not target_text or not target_text.strip():
+                raise InputError("Type a target (in the Target field) for the decoder to follow step by step.")
+            forced = bundle.encode_target(target_text) + [EOS_ID]
+            steps = list(decode_steps(model, src, BOS_ID, EOS_ID, len(forced), forced=forced))
         elif settings.strategy == "greedy":
             steps = list(decode_steps(model, src, BOS_ID, EOS_ID, max_len))
         else:
@@ -103,14 +113,16 @@ class _Signals(QObject):
 
 
 class _Job(QRunnable):
-    def __init__(self, generation: int, bundle: ModelBundle, text: str, settings: DecodeSettings, signals: _Signals):
+    def __init__(self, generation: int, bundle: ModelBundle, text: str, settings: DecodeSettings,
+                 target: str | None, signals: _Signals):
         super().__init__()
-        self.generation, self.bundle, self.text, self.settings, self.signals = generation, bundle, text, settings, signals
+        self.generation, self.bundle, self.text, self.settings = generation, bundle, text, settings
+        self.target, self.signals = target, signals
 
     def run(self) -> None:
         emit_done, emit_error = self.signals.done.emit, self.signals.error.emit
         try:
-            result = compute_run(self.bundle, self.text, self.settings)
+            result = compute_run(self.bundle, self.text, self.settings, self.target)
         except InputError as exc:
             emit_error(self.generation, str(exc))
         except Exception as exc:  # a worker must report, never die silently
@@ -137,12 +149,13 @@ class DecodingWorker(QObject):
         self.generation = 0
         self.pending = False
 
-    def submit(self, bundle: ModelBundle, text: str, settings: DecodeSettings, synchronous: bool = False) -> None:
+    def submit(self, bundle: ModelBundle, text: str, settings: DecodeSettings, target: str | None = None,
+               synchronous: bool = False) -> None:
         """Start decoding; `synchronous` computes on the calling thread (headless screenshots)."""
         self.generation += 1
         self.pending = True
         self.busyChanged.emit(True)
-        job = _Job(self.generation, bundle, text, settings, self.signals)
+        job = _Job(self.generation, bundle, text, settings, target, self.signals)
         if synchronous:
             job.run()  # direct connections: the result is delivered before this returns
         else:

@@ -144,6 +144,21 @@ def test_parallel_pass_without_the_mask_attends_the_future(make_model):
     assert not torch.allclose(masked.probs[0], unmasked.probs[0], atol=1e-4)
 
 
+def test_a_typed_target_is_followed_step_by_step(qtbot, panel, bundle):
+    panel.state.set_input(TEXT, "noitnetta")
+    qtbot.waitUntil(lambda: panel.run is not None and panel.run.settings.strategy == "target", timeout=20000)
+    target = bundle.tgt_tokenizer.encode("noitnetta").ids + [EOS_ID]
+    assert panel.controls.settings().strategy == "target"
+    assert panel.run.output_ids == target and panel.bars.chosen == EOS_ID
+    src = src_of(bundle)
+    with torch.no_grad():
+        reference = bundle.model(src, torch.tensor([[BOS_ID] + target[:-1]])).softmax(-1)[0]
+    for t, step in enumerate(panel.run.steps):
+        torch.testing.assert_close(step.model_probs, reference[t], atol=1e-5, rtol=0)
+    panel.state.set_input(TEXT, None)
+    qtbot.waitUntil(lambda: panel.run is not None and panel.run.settings.strategy == "greedy", timeout=20000)
+
+
 # -- the next-token bars ---------------------------------------------------------------------------
 def test_topk_bars_are_the_models_softmax(qtbot, panel, bundle):
     src = src_of(bundle)

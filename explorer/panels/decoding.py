@@ -61,7 +61,7 @@ class DecodingPanel(QWidget):
         self._player.timeout.connect(self._tick)
         self._build()
         state.bundleChanged.connect(self._on_bundle)
-        state.inputChanged.connect(lambda *_: self.request())
+        state.inputChanged.connect(self._on_input)
         state.resultChanged.connect(lambda *_: self.request())
         state.attentionSelected.connect(self._on_attention_selected)
         if state.bundle is not None:
@@ -146,12 +146,13 @@ class DecodingPanel(QWidget):
             self._clear("Type an input to watch the model decode it one token at a time.", "info")
             return
         settings = self.controls.settings()
-        key = (id(bundle), text, settings)
+        target = self.state.target_text if settings.strategy == "target" else None
+        key = (id(bundle), text, settings, target)
         if key == self._requested and (self.run is not None or self.worker.pending):
             return  # the same request is done or under way (inputChanged then resultChanged)
         self._requested = key
         self._stop_play()
-        self.worker.submit(bundle, text, settings, synchronous=self.decodes_synchronously)
+        self.worker.submit(bundle, text, settings, target, synchronous=self.decodes_synchronously)
 
     def settle(self, timeout_ms: int = 30000) -> bool:
         """Finish any pending decode and deliver its result (headless screenshots, tests)."""
@@ -233,6 +234,16 @@ class DecodingPanel(QWidget):
         self.parallel.set_head(self.layer, self.head)
         self._requested = None
         self.request()
+
+    def _on_input(self, _source: str, target) -> None:
+        """A typed target is followed step by step; clearing it returns to greedy decoding."""
+        strategy = self.controls.settings().strategy
+        if target and target.strip() and strategy != "target":
+            self.controls.set_strategy("target")  # emits settingsChanged → request
+        elif not (target and target.strip()) and strategy == "target":
+            self.controls.set_strategy("greedy")
+        else:
+            self.request()
 
     def _on_attention_selected(self, kind: str, layer: int, head: int) -> None:
         if kind in DECODER_KINDS:
@@ -316,7 +327,7 @@ class DecodingPanel(QWidget):
                            None if sampled is None else sampled.numpy())
         p = float(step.model_probs[step.chosen])
         chips = "&#8203;".join([_chip(x) for x in prefix[:-1]] + [_chip(prefix[-1], "#dbe9fb", "#0a3069")])  # may wrap
-        how = {"greedy": "argmax", "sample": "sampled", "beam": "beam's best"}[run.settings.strategy]
+        how = {"greedy": "argmax", "sample": "sampled", "beam": "beam's best", "target": "target"}[run.settings.strategy]
         self.prefix.setText(f"<b>Step {t}</b>&nbsp; {chips} &nbsp;→&nbsp;"
                             f"{_chip(run.vocab[step.chosen], '#e8590c', '#ffffff')}")
         self.bars.set_caption(f"Next token at step {t}: {how} {display_piece(run.vocab[step.chosen])!r}, p = {p:.3f}")
