@@ -21,57 +21,30 @@ DEFAULT_TASK = "reverse"
 
 
 # -- where models come from -------------------------------------------------------------------
-def _checkpoint_module():
-    """model.checkpoint, or None while it is not written yet."""
-    try:
-        from model import checkpoint
-    except ModuleNotFoundError as exc:
-        if exc.name == "model.checkpoint":
-            return None
-        raise
-    return checkpoint
-
-
 def bundled_checkpoints() -> dict[str, Path]:
-    ckpt = _checkpoint_module()
-    return dict(ckpt.bundled_checkpoints()) if ckpt is not None else {}
+    from model.checkpoint import bundled_checkpoints as bundled
+    return dict(bundled())
 
 
 def load_bundle(path_or_name: str | Path) -> ModelBundle:
     """A checkpoint folder, or the name of a bundled one ("reverse"), → ModelBundle.
 
     Raises ValueError (CheckpointError is one) with a message naming the problem."""
-    ckpt = _checkpoint_module()
+    from model.checkpoint import load_checkpoint
     bundled = bundled_checkpoints()
     if str(path_or_name) in bundled:
         path_or_name = bundled[str(path_or_name)]
-    if ckpt is None:
-        raise ValueError(f"cannot load {path_or_name}: checkpoint loading (model.checkpoint) is not available")
     path = Path(path_or_name)
     if not path.exists():
         names = ", ".join(sorted(bundled)) or "none bundled"
         raise ValueError(f"checkpoint {path} does not exist (bundled checkpoints: {names})")
-    return ckpt.load_checkpoint(path)
+    return load_checkpoint(path)
 
 
 def random_bundle(task_name: str = DEFAULT_TASK) -> ModelBundle:
-    """An untrained small model for `task_name` (used when nothing is bundled yet)."""
-    ckpt = _checkpoint_module()
-    if ckpt is not None:
-        return ckpt.random_bundle(task_name)
-    # Temporary fallback until model/checkpoint.py exists: a tiny random model.
-    import torch
-
-    from model.config import TransformerConfig
-    from model.tasks import get_task
-    from model.transformer import Transformer
-
-    task = get_task(task_name)
-    src_tok, tgt_tok = task.build_tokenizers()
-    torch.manual_seed(0)
-    cfg = TransformerConfig(len(src_tok), len(tgt_tok), d_model=64, n_heads=4, d_ff=128,
-                            n_encoder_layers=2, n_decoder_layers=2, dropout=0.0, max_len=64)
-    return ModelBundle(Transformer(cfg).eval(), src_tok, tgt_tok, task.to_dict(), {}, f"{task_name} (untrained)")
+    """An untrained small model for `task_name` (what the window shows when nothing is bundled)."""
+    from model.checkpoint import random_bundle as untrained
+    return untrained(task_name, dropout=0.0)
 
 
 def default_bundle() -> ModelBundle:

@@ -37,6 +37,7 @@ class StepperPanel(QWidget):
     def __init__(self, state, parent=None):
         super().__init__(parent)
         self.state = state
+        self._shown_head = -1
         self.timer = QTimer(self)
         self.timer.timeout.connect(self._tick)
         self._build_controls()
@@ -252,6 +253,7 @@ class StepperPanel(QWidget):
             self.head.blockSignals(True)
             self.head.setCurrentIndex(head)
             self.head.blockSignals(False)
+        if self._shown_head != head:
             self._show_step()
 
     def _on_step(self, index: int) -> None:
@@ -276,6 +278,7 @@ class StepperPanel(QWidget):
         has_head = "head" in step.axes
         self.head.setVisible(has_head)
         self.head_label.setVisible(has_head)
+        self._shown_head = self.state.head
         matrix, row_axis, col_axis = slice_for_view(tensor, step.axes, self.state.head)
         self.view.show_matrix(matrix, row_axis, col_axis, self._labels(row_axis), self._labels(col_axis),
                               view_kind(step.name, step.tensor))

@@ -1,0 +1,137 @@
+"""The architecture diagram: drawn from the config, shapes from the trace, clicks select steps."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtTest import QTest  # noqa: E402
+
+from explorer import style  # noqa: E402
+from explorer.panels.architecture import ArchitecturePanel  # noqa: E402
+from explorer.state import SessionState  # noqa: E402
+from model.checkpoint import random_bundle  # noqa: E402
+
+
+def make_bundle(**overrides):
+    torch.manual_seed(0)
+    params = dict(n_encoder_layers=2, n_decoder_layers=3, n_heads=4, d_model=32, d_ff=64, dropout=0.0)
+    params.update(overrides)
+    return random_bundle("reverse", **params)
+
+
+@pytest.fixture
+def setup(qtbot):
+    bundle = make_bundle()
+    state = SessionState()
+    panel = ArchitecturePanel(state)
+    qtbot.addWidget(panel)
+    panel.resize(900, 1000)
+    panel.show()
+    qtbot.waitExposed(panel)
+    state.set_bundle(bundle)
+    state.set_result(bundle.run("abcdefg", target="gfedcba"))
+    return state, panel, bundle
+
+
+def click_item(qtbot, panel, item):
+    view = panel.view
+    view.ensureVisible(item)
+    pos = view.mapFromScene(item.sceneBoundingRect().center())
+    QTest.mouseClick(view.viewport(), Qt.LeftButton, Qt.NoModifier, pos)
+
+
+def test_blocks_show_the_traced_shapes(setup):
+    state, panel, bundle = setup
+    trace = state.trace
+    for key, step in [("encoder.layers.0.self_attn", "encoder.layers.0.self_attn.output"),
+                      ("decoder.layers.0.cross_attn", "decoder.layers.0.cross_attn.output"),
+                      ("encoder.embedding", "encoder.embedding.scaled"),
+                      ("encoder.positional", "encoder.positional"),
+                      ("generator.probs", "generator.probs")]:
+        assert panel.block(key).shape_text == style.format_shape(trace[step].shape)
+    assert panel.block("encoder.layers.0.self_attn").shape_text == "(1, 7, 32)"
+    assert panel.block("generator.logits").shape_text == f"(1, 8, {bundle.config.tgt_vocab_size})"
+    state.set_result(bundle.run("abc", target="cba"))  # a new input: every shape follows
+    assert panel.block("encoder.layers.0.self_attn").shape_text == "(1, 3, 32)"
+    assert panel.block("decoder.layers.0.self_attn").shape_text == "(1, 4, 32)"
+
+
+def test_clicking_a_block_selects_its_step(setup, qtbot):
+    state, panel, _ = setup
+    for key in ("decoder.layers.0.cross_attn", "encoder.layers.0.ffn", "generator.probs", "decoder.input"):
+        click_item(qtbot, panel, panel.block(key))
+        name = state.current_step.name
+        assert name == key or name.startswith(key + "."), (key, name)
+        assert panel.highlighted_keys() == [key]
+
+
+def test_current_step_is_highlighted_and_collapsed_layers_follow_it(setup):
+    state, panel, _ = setup
+    assert not panel.expanded
+    state.select_step_named("decoder.layers.2.cross_attn.weights")
+    assert panel.highlighted_keys() == ["decoder.layers.2.cross_attn"]
+    assert panel.figure.layer_labels["decoder"].text() == "layer 3/3"
+    state.select_step_named("encoder.layers.1.add_norm1.norm")
+    assert panel.highlighted_keys() == ["encoder.layers.1.add_norm1"]
+    assert panel.figure.layer_labels["encoder"].text() == "layer 2/2"
+
+
+def test_expand_draws_every_layer(setup):
+    state, panel, _ = setup
+    collapsed = [k for k in panel.blocks() if k.endswith("self_attn")]
+    assert sorted(collapsed) == ["decoder.layers.0.self_attn", "encoder.layers.0.self_attn"]
+    panel.expand_button.click()
+    assert panel.expanded
+    expanded = [k for k in panel.blocks() if k.endswith("self_attn")]
+    assert len(expanded) == 2 + 3
+    assert panel.block("decoder.layers.2.cross_attn").shape_text == "(1, 8, 32)"
+
+
+@pytest.mark.parametrize("kind, has_enc, has_dec, has_cross", [
+    ("encoder_decoder", True, True, True), ("encoder_only", True, False, False), ("decoder_only", False, True, False)])
+def test_only_the_stacks_the_model_has_are_drawn(qtbot, kind, has_enc, has_dec, has_cross):
+    state = SessionState()
+    panel = ArchitecturePanel(state)
+    qtbot.addWidget(panel)
+    state.set_bundle(make_bundle(kind=kind))
+    keys = set(panel.blocks())
+    assert ("encoder.layers.0.self_attn" in keys) == has_enc
+    assert ("decoder.layers.0.self_attn" in keys) == has_dec
+    assert ("decoder.layers.0.cross_attn" in keys) == has_cross
+    assert {"generator.logits", "generator.probs"} <= keys
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_norm_drawn_after_or_before_the_sublayer(qtbot, norm_first):
+    """Post-LN: LayerNorm(x + Sublayer(x)) — the norm sits above the sublayer (flow is upward).
+    Pre-LN: x + Sublayer(LayerNorm(x)) — a LayerNorm block below it, the ⊕ above it."""
+    state = SessionState()
+    panel = ArchitecturePanel(state)
+    qtbot.addWidget(panel)
+    state.set_bundle(make_bundle(norm_first=norm_first))
+    blocks = panel.blocks()
+    sub_y = blocks["encoder.layers.0.self_attn"].scenePos().y()
+    if norm_first:
+        assert blocks["encoder.layers.0.add_norm1.norm"].scenePos().y() > sub_y  # below
+        assert blocks["encoder.layers.0.add_norm1.residual"].scenePos().y() < sub_y  # above
+        assert "encoder.final_norm" in blocks
+    else:
+        assert blocks["encoder.layers.0.add_norm1"].scenePos().y() < sub_y
+        assert blocks["encoder.layers.0.add_norm1"].title == "Add & Norm"
+        assert "encoder.final_norm" not in blocks
+
+
+def test_zoom_buttons_and_fit(setup):
+    _, panel, _ = setup
+    before = panel.view.transform().m11()
+    panel.view.zoom(2.0)
+    assert panel.view.transform().m11() == pytest.approx(before * 2.0)
+    assert not panel.view.auto_fit
+    panel.view.fit()
+    assert panel.view.transform().m11() == pytest.approx(before)
+    rect = panel.view.mapToScene(panel.view.viewport().rect()).boundingRect()
+    assert rect.contains(panel.scene.itemsBoundingRect())  # fit shows the whole figure
