@@ -18,16 +18,22 @@ import torch
 from model import Transformer, TransformerConfig, record
 
 
-def median_ms(fn, repeats: int, warmup: int = 3) -> float:
-    """Median wall time of `fn()` in milliseconds."""
+def median_ms(fns: dict, repeats: int, warmup: int = 3) -> dict[str, float]:
+    """Median wall time of each `fn()` in milliseconds.
+
+    The functions take turns within every repeat, so a noisy neighbour on a shared machine
+    slows them alike instead of skewing the ratio.
+    """
     for _ in range(warmup):
-        fn()
-    times = []
+        for fn in fns.values():
+            fn()
+    times = {name: [] for name in fns}
     for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) * 1000 for name, t in times.items()}
 
 
 def measure(model: Transformer, batch: int, length: int, repeats: int) -> tuple[float, float, int]:
@@ -47,7 +53,8 @@ def measure(model: Transformer, batch: int, length: int, repeats: int) -> tuple[
         return trace
 
     n_steps = len(recorded())
-    return median_ms(plain, repeats), median_ms(recorded, repeats), n_steps
+    ms = median_ms({"plain": plain, "recorded": recorded}, repeats)
+    return ms["plain"], ms["recorded"], n_steps
 
 
 def main(argv: list[str] | None = None) -> float:

@@ -104,12 +104,18 @@ class Trace:
 
     # -- filled by the model while recording ---------------------------------------------
     def add(self, name: str, tensor: torch.Tensor, formula: str, description: str, axes: tuple[str, ...]) -> None:
-        t = tensor.detach()
+        if len(axes) != tensor.dim():
+            raise ValueError(f"step {name}: {len(axes)} axis names for a {tensor.dim()}-d tensor")
+        # Exactly one copy per step (a GUI forward emits ~150 of them, so each op counts):
+        # conversion to float32 and the move to the CPU each make one already; else clone.
+        # Under no_grad nothing requires grad, and skipping detach() saves a dispatch per step.
+        t = tensor.detach() if tensor.requires_grad else tensor
         if t.is_floating_point() and t.dtype != torch.float32:
-            t = t.float()
-        t = t.to("cpu", copy=True)
-        if len(axes) != t.dim():
-            raise ValueError(f"step {name}: {len(axes)} axis names for a {t.dim()}-d tensor")
+            t = t.to("cpu", torch.float32, copy=True)
+        elif t.is_cpu:
+            t = t.clone()
+        else:
+            t = t.cpu()
         self.steps.append(Step(name, t, formula, description, tuple(axes)))
 
 

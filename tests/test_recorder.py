@@ -262,3 +262,34 @@ def test_concurrent_recordings_stay_separate(make_model):
         assert len(traces[i]) == 4 * n
         assert all(s.tensor.shape == traces[i][s.name].tensor.shape for s in traces[i])
         assert traces[i].attention("cross", 1).shape == (src.size(0), 4, tgt.size(1), src.size(1))
+
+
+def test_steps_are_float32_whatever_the_model_dtype(make_model):
+    """A float64 (or half) model records float32 copies; boolean masks stay boolean."""
+    model = make_model().double()
+    src, tgt = batch_with_padding()
+    with torch.no_grad(), record(model) as trace:
+        logits = model(src, tgt)
+    assert logits.dtype == torch.float64
+    assert trace["generator.logits"].tensor.dtype == torch.float32
+    torch.testing.assert_close(trace["generator.logits"].tensor, logits.float())
+    assert trace["encoder.layers.0.self_attn.mask"].tensor.dtype == torch.bool
+    assert all(s.tensor.dtype in (torch.float32, torch.bool) for s in trace)
+
+
+def test_record_overhead_benchmark_runs(capsys):
+    """benchmarks/record_overhead.py stays runnable and ends with its summary line."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "record_overhead.py"
+    spec = importlib.util.spec_from_file_location("record_overhead", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    threads = torch.get_num_threads()
+    try:
+        ratio = bench.main(["--repeats", "1"])
+    finally:
+        torch.set_num_threads(threads)
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last == f"record_overhead: {ratio:.2f}" and ratio > 0
