@@ -28,15 +28,14 @@ class _KindPane:
         self.kind = kind
         self.plot = pg.PlotItem()
         self.plot.invertY(True)
-        self.plot.setAspectLocked(True)
-        self.plot.hideButtons()
-        self.plot.setMenuEnabled(False)
-        self.plot.vb.setDefaultPadding(0.01)
+        # Not aspect-locked: the mosaic fills the pane (bigger cells on a projector) and the
+        # layer / head labels stay next to it; the wheel still zooms for long inputs.
+        self.plot.setMenuEnabled(False)  # the "A" button (bottom left, after zooming) fits the view again
+        self.plot.vb.setDefaultPadding(0.005)
         self.plot.showAxis("top")
         self.plot.hideAxis("bottom")
         for name, label in (("left", "layer"), ("top", "head")):
-            st.style_axis(self.plot.getAxis(name), label)
-            self.plot.getAxis(name).setPen(pg.mkPen(None))  # labels only: an axis line would run past the mosaic
+            st.style_axis(self.plot.getAxis(name), label, line=False)  # an axis line would run past the mosaic
         st.set_title(self.plot, SHORT_TITLES[kind])
         self.image = pg.ImageItem()
         self.image.setLookupTable(cmap.getLookupTable(nPts=256))
@@ -66,8 +65,8 @@ class _KindPane:
             rows, cols = layout.shape
             self.plot.getAxis("left").setTicks([[(layout.origin(l, 0)[0] + layout.t_q / 2, str(l)) for l in range(layout.layers)]])
             self.plot.getAxis("top").setTicks([[(layout.origin(0, h)[1] + layout.t_k / 2, str(h)) for h in range(layout.heads)]])
-            self.plot.vb.setLimits(xMin=-cols, xMax=2 * cols, yMin=-rows, yMax=2 * rows)  # before setRange
-            self.plot.vb.setRange(xRange=(0, cols), yRange=(0, rows))
+            self.plot.vb.setLimits(xMin=-cols, xMax=2 * cols, yMin=-rows, yMax=2 * rows)
+            self.plot.vb.enableAutoRange()  # fit the mosaic, and keep fitting on resize until the user zooms
 
     def select(self, layer: int, head: int) -> None:
         if self.layout is None or layer >= self.layout.layers or head >= self.layout.heads:

@@ -49,10 +49,10 @@ def font(pt: int = TICK_PT, bold: bool = False) -> QFont:
     return f
 
 
-def style_axis(axis: pg.AxisItem, label: str | None = None) -> None:
+def style_axis(axis: pg.AxisItem, label: str | None = None, line: bool = True) -> None:
     axis.setTickFont(font(TICK_PT))
+    axis.setPen(MUTED if line else pg.mkPen(None))  # (setPen also recolours the label, so it comes first)
     axis.setTextPen(FOREGROUND)
-    axis.setPen(MUTED)
     if label is not None:
         axis.setLabel(label, color=FOREGROUND, **{"font-size": f"{LABEL_PT}pt"})
 

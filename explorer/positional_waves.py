@@ -33,8 +33,8 @@ class WavesView(QWidget):
         self.pairs_list = QListWidget()
         self.pairs_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.pairs_list.setFont(st.font(st.TICK_PT))
-        self.pairs_list.setMaximumWidth(250)
-        hint = QLabel("Dimensions (sin, cos)\nctrl-click: several")
+        self.pairs_list.setMaximumWidth(230)
+        hint = QLabel("Dimension pairs\nctrl-click: several")
         hint.setFont(st.font(st.TICK_PT))
         left = QVBoxLayout()
         left.addWidget(hint)
@@ -46,18 +46,18 @@ class WavesView(QWidget):
         st.style_axis(self.plot.getAxis("bottom"), "position pos")
         st.style_axis(self.plot.getAxis("left"), "PE(pos, dim)")
         self.plot.getAxis("left").enableAutoSIPrefix(False)  # show the values themselves, no "(x0.001)"
-        self.legend = QLabel()  # beside the plot, never over the waves; rich text wraps and stays big
+        self.legend = QLabel()  # under the plot, never over the waves; rich text wraps and stays big
         self.legend.setFont(st.font(st.TICK_PT))
         self.legend.setWordWrap(True)
-        self.legend.setFixedWidth(300)
-        self.legend.setAlignment(Qt.AlignmentFlag.AlignTop)
-        self.legend.setStyleSheet("background: white; padding: 8px;")
+        self.legend.setStyleSheet("background: white; padding: 4px 10px;")
+        right = QVBoxLayout()
+        right.setSpacing(0)
+        right.addWidget(self.canvas, 1)
+        right.addWidget(self.legend)
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(0)
         lay.addLayout(left)
-        lay.addWidget(self.canvas, 1)
-        lay.addWidget(self.legend)
+        lay.addLayout(right, 1)
         self.curves: list[tuple[int, pg.PlotDataItem]] = []  # (dimension, the model's values)
         self.lines: list[tuple[int, pg.PlotDataItem]] = []  # (dimension, the formula between positions)
         self.table: np.ndarray | None = None
@@ -113,10 +113,10 @@ class WavesView(QWidget):
             color = PALETTE[n % len(PALETTE)]
             lam = wavelength_text(pair_wavelength(self._d_model, i))
             if self.learned:
-                entries.append(f"<span style='color:{color}'>━━ dim {2 * i} &nbsp; ╍╍ dim {2 * i + 1}</span> (learned)")
+                entries.append(f"<span style='color:{color}'>━━ dim {2 * i} &nbsp;╍╍ dim {2 * i + 1}</span>")
             else:
-                entries.append(f"<span style='color:{color}'><b>━━ sin</b> dim {2 * i} &nbsp; <b>╍╍ cos</b> dim {2 * i + 1}</span>"
-                               f"<br>&nbsp;&nbsp;λ = 2π·10000<sup>{2 * i}/{self._d_model}</sup> = {lam}")
+                entries.append(f"<span style='color:{color}'><b>━━ sin</b> {2 * i} &nbsp;<b>╍╍ cos</b> {2 * i + 1}</span>"
+                               f" λ = 2π·10000<sup>{2 * i}/{self._d_model}</sup> = {lam}")
             for dim, style in ((2 * i, Qt.PenStyle.SolidLine), (2 * i + 1, Qt.PenStyle.DashLine)):
                 pen = pg.mkPen(color, width=2.2, style=style)
                 if self.learned:
@@ -128,8 +128,10 @@ class WavesView(QWidget):
                     dots = self.plot.plot(pos, self.table[:, dim], pen=None, symbol="o", symbolSize=6,
                                           symbolBrush=color, symbolPen=None)
                 self.curves.append((dim, dots))
-        heading = "Learned dimensions" if self.learned else "Wavelengths 2π·10000<sup>2i/d</sup>"
-        self.legend.setText(f"<b>{heading}</b><br><br>" + "<br><br>".join(entries) +
-                            ("" if self.learned else "<br><br><span style='color:#57606a'>dots: the values the model adds "
-                             "(whole positions); lines: the same formula in between</span>"))
+        sep = " &nbsp;&nbsp;&nbsp; "
+        if self.learned:
+            self.legend.setText("<b>Learned</b> dimensions: " + sep.join(entries))
+        else:
+            self.legend.setText(sep.join(entries) + "<br><span style='color:#57606a'>dots: the values the model adds "
+                                "(whole positions) · lines: the same formula in between · wavelength λ = 2π·10000<sup>2i/d</sup></span>")
         self.plot.enableAutoRange()

@@ -21,8 +21,11 @@ from explorer.state import KIND_LABELS, SessionState
 
 VIEWS = ("grid", "single", "lines", "derived")
 VIEW_TITLES = ("All heads", "One head", "Lines", "Mean && rollout (derived)")
-MASK_LEGEND = ("<span style='background:#9aa0a6;color:#2b2f33'>&nbsp;╱╱╱&nbsp;</span>&nbsp;masked: blocked "
-               "before the softmax (future / padding), not a weight near 0")
+MASK_LEGEND = "<span style='background:#9aa0a6;color:#2b2f33'>&nbsp;╱╱╱&nbsp;</span>&nbsp;masked (not a 0 weight)"
+MASK_TIP = ("Grey hatched cells were blocked before the softmax (future positions in the decoder, padding): "
+            "their score was set to −∞, so the weight is exactly 0 by construction — unlike a weight the "
+            "model computed to be near 0, drawn dark in the colour map.")
+SHORT_KIND = {"encoder": "Encoder self", "decoder_self": "Decoder masked self", "cross": "Cross (enc–dec)"}
 
 
 class AttentionPanel(QWidget):
@@ -79,10 +82,10 @@ class AttentionPanel(QWidget):
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         legend = QLabel(MASK_LEGEND)
         legend.setFont(st.font(st.TICK_PT))
-        legend.setWordWrap(True)
+        legend.setToolTip(MASK_TIP)
         bottom = QHBoxLayout()
-        bottom.addWidget(self.readout, 3)
-        bottom.addWidget(legend, 2)
+        bottom.addWidget(self.readout, 1)
+        bottom.addWidget(legend)
 
         self.empty = QLabel("Load a model and run an input to see its attention maps.")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -173,7 +176,9 @@ class AttentionPanel(QWidget):
         self.head = min(self.head, max(0, n_heads - 1))
         for box in (self.kind_box, self.layer_box, self.head_box):
             box.blockSignals(True)
-        self._fill(self.kind_box, [KIND_LABELS[k] for k in kinds], kinds)
+        self._fill(self.kind_box, [SHORT_KIND[k] for k in kinds], kinds)
+        for i, k in enumerate(kinds):
+            self.kind_box.setItemData(i, KIND_LABELS[k], Qt.ItemDataRole.ToolTipRole)
         self._fill(self.layer_box, [f"{i}" for i in range(n_layers)], list(range(n_layers)))
         self._fill(self.head_box, [f"{i}" for i in range(n_heads)], list(range(n_heads)))
         if kinds:

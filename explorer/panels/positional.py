@@ -61,11 +61,13 @@ class PositionalPanel(QWidget):
             label.setFont(st.font(st.LABEL_PT))
             row.addWidget(label)
             row.addWidget(widget)
-        for widget in (self.d_spin, self.len_spin, self.learned_box, self.reset_button, self.source_label):
+        for widget in (self.d_spin, self.len_spin, self.learned_box, self.reset_button):
             widget.setFont(st.font(st.LABEL_PT))
         row.addWidget(self.learned_box)
         row.addWidget(self.reset_button)
-        row.addWidget(self.source_label, 1)
+        row.addStretch(1)
+        self.source_label.setFont(st.font(st.TICK_PT))
+        self.source_label.setStyleSheet(f"color: {st.MUTED};")
 
         self.waves = WavesView()
         self.heatmap = PEHeatmapView()
@@ -78,6 +80,7 @@ class PositionalPanel(QWidget):
             self.tabs.addTab(widget, text)
         lay = QVBoxLayout(self)
         lay.addLayout(row)
+        lay.addWidget(self.source_label)
         lay.addWidget(self.tabs, 1)
 
         for spin in (self.d_spin, self.len_spin):
