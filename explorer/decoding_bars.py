@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFontMetricsF
 
 from explorer import style
-from explorer.decoding_heatmap import display_piece
+from explorer.decoding_heatmap import fitted_ticks
 
 BAR = QColor("#8fb8e8")
 CHOSEN = QColor("#e8590c")  # the token the decoder emitted at this step
@@ -39,6 +39,8 @@ class TopKBars(pg.PlotWidget):
         plot.addItem(self.bars)
         plot.addItem(self.sampled)
         self.labels: list[pg.TextItem] = []
+        self._char_width = QFontMetricsF(style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True)).horizontalAdvance("m")
+        self._tick_labels: list[str] = []
         self.token_ids: list[int] = []
         self.heights = np.zeros(0, dtype=np.float32)
         self.chosen: int | None = None
@@ -91,8 +93,19 @@ class TopKBars(pg.PlotWidget):
             label.setVisible(True)
         for label in self.labels[len(ids):]:
             label.setVisible(False)
-        self.getPlotItem().getAxis("bottom").setTicks([[(j, display_piece(pieces[i])) for j, i in enumerate(ids)]])
+        self._tick_labels = [pieces[i] for i in ids]
         self.getPlotItem().setXRange(-0.6, max(len(ids), self.k) - 0.4, padding=0)
+        self._fit_ticks()
+
+    def _fit_ticks(self) -> None:
+        view = self.getPlotItem().getViewBox()
+        slot = view.width() / (max(len(self._tick_labels), self.k) + 0.2) if view.width() > 0 else 60.0
+        self.getPlotItem().getAxis("bottom").setTicks([fitted_ticks(self._tick_labels, slot, self._char_width)])
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if "_tick_labels" in self.__dict__:
+            self._fit_ticks()
 
     def clear_data(self) -> None:
         self.bars.setOpts(x=[0], height=[0], brushes=[BAR], pens=[pg.mkPen(BAR)])
@@ -101,4 +114,5 @@ class TopKBars(pg.PlotWidget):
         for label in self.labels:
             label.setVisible(False)
         self.token_ids, self.heights, self.chosen = [], np.zeros(0, dtype=np.float32), None
+        self._tick_labels = []
         self.getPlotItem().getAxis("bottom").setTicks([[]])

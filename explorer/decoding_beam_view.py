@@ -121,27 +121,52 @@ class BeamTreeView(pg.PlotWidget):
         for kind, item in (("pruned", self.pruned_edges), ("live", self.live_edges), ("best", self.best_edges)):
             xy = np.array(edges[kind], dtype=float).reshape(-1, 2)
             item.setData(xy[:, 0], xy[:, 1])
+        self._label_parts = []
         for i, n in enumerate(nodes):
             label = self._label(i)
             colour = "#9aa0a6" if n.pruned and n.id not in best else "#1f2328"
             token = display_piece(pieces[n.token]) if n.token < len(pieces) else str(n.token)
-            # Scores of survivors and finished hypotheses are printed; a pruned one shows its
-            # token only (its score is in the hover tip), so a 4-beam tree stays readable.
-            show_score = n.parent is not None and (not n.pruned or n.id in best)
-            score = f"<br><span style='font-size:{style.SMALL_POINT_SIZE - 1}pt'>{n.score:.2f}</span>" if show_score else ""
             weight = "bold" if n.id in best else "normal"
-            label.setHtml(f"<div style='color:{colour}; line-height:90%'><span style='font-size:{style.BASE_POINT_SIZE}pt; "
-                          f"font-weight:{weight}; font-family:{style.MONO_FAMILY}'>{html.escape(token)}</span>{score}</div>")
+            head = (f"<div style='color:{colour}; line-height:90%'><span style='font-size:{style.BASE_POINT_SIZE}pt; "
+                    f"font-weight:{weight}; font-family:{style.MONO_FAMILY}'>{html.escape(token)}</span>")
+            score = (f"<br><span style='font-size:{style.SMALL_POINT_SIZE - 1}pt'>{n.score:.2f}</span>"
+                     if n.parent is not None else "")
+            self._label_parts.append((n, n.id in best, head, score))
             label.setPos(*pos[n.id])
-            label.setVisible(True)
         for label in self.labels[len(nodes):]:
             label.setVisible(False)
         xs = [p[0] for p in pos.values()]
         ys = [p[1] for p in pos.values()]
-        self.getPlotItem().setRange(xRange=(min(xs) - 0.3, max(xs) + 0.9), yRange=(min(ys) - 0.7, max(ys) + 0.7), padding=0)
+        self.getPlotItem().setRange(xRange=(min(xs) - 0.3, max(xs) + 1.4), yRange=(min(ys) - 0.7, max(ys) + 0.7), padding=0)
         steps = range(int(min(xs)), int(max(xs)) + 1)
         self.getPlotItem().getAxis("bottom").setTicks([[(t, "<bos>" if t < 0 else str(t)) for t in steps]])
         self._pieces = pieces
+        self._n_steps = len(steps)
+        self._density = None
+        self._apply_density()
+
+    def _apply_density(self) -> None:
+        """Label as much as the width allows: the best path always; survivors' tokens, then
+        their scores, then pruned tokens as each step column gets wider (zoom with the wheel). Every score stays in
+        the hover tip."""
+        if not self._label_parts:
+            return
+        px = self.getPlotItem().getViewBox().width() / (self._n_steps + 1.2)
+        density = (px >= 26, px >= 34, px >= 56)  # kept tokens, kept scores, pruned tokens
+        if density == self._density:
+            return
+        self._density = density
+        kept_tokens, kept_scores, pruned_tokens = density
+        for label, (node, on_best, head, score) in zip(self.labels, self._label_parts):
+            visible = on_best or (pruned_tokens if node.pruned else kept_tokens)
+            with_score = on_best or (kept_scores and not node.pruned)
+            label.setHtml(head + (score if with_score else "") + "</div>")
+            label.setVisible(visible)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if "_label_parts" in self.__dict__:
+            self._apply_density()
 
     def set_current_step(self, t: int | None) -> None:
         """Shade the tree column of decoding step t."""
@@ -153,6 +178,7 @@ class BeamTreeView(pg.PlotWidget):
 
     def clear_data(self) -> None:
         self.result = None
+        self._label_parts = []
         self.colours = []
         self.scatter.clear()
         for item in (self.pruned_edges, self.live_edges, self.best_edges):

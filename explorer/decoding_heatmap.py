@@ -23,6 +23,26 @@ def display_piece(piece: str) -> str:
     return piece if len(piece) <= 9 else piece[:8] + "…"
 
 
+def fitted_ticks(labels: list[str], slot_px: float, char_px: float, offset: float = 0.0) -> list[tuple[float, str]]:
+    """Tick labels that fit `slot_px` pixels each: shortened with … (or to their first
+    character), and when not even one character fits, only every k-th label — pyqtgraph
+    would otherwise draw them on top of each other."""
+    fit = int((slot_px - 2) / char_px)
+    step = 1
+    if fit < 1:
+        step = int(np.ceil(2 * char_px / max(slot_px, 1.0)))
+        fit = 1
+    out = []
+    for i, label in enumerate(labels):
+        if i % step:
+            continue
+        text = display_piece(label)
+        if len(text) > fit:
+            text = text[: fit - 1] + "…" if fit >= 2 else text[0]
+        out.append((i + offset, text))
+    return out
+
+
 def _blocked_path(blocked: np.ndarray) -> QPainterPath:
     """One path covering every True cell (merged per row into runs, so it paints fast)."""
     path = QPainterPath()
@@ -183,14 +203,16 @@ class TokenHeatmap(QWidget):
         longest = max((len(display_piece(p)) for p in row_labels[:fr]), default=1)
         plot.getAxis("left").setWidth(int(12 + longest * self._char_width))
         plot.getAxis("left").setTicks([[(r + 0.5, display_piece(p)) for r, p in enumerate(row_labels[:fr])]])
-        plot.getAxis("bottom").setTicks([[(c + 0.5, display_piece(p)) for c, p in enumerate(col_labels[:fc])]])
         self._frame = (max(fr, 1), max(fc, 1))
         self._fit()
 
     def _fit(self) -> None:
-        """Show the whole frame; with square cells one axis gets extra room."""
+        """Show the whole frame, and column labels that fit the width each column now has."""
         fr, fc = self._frame
-        self.plot_widget.getPlotItem().getViewBox().setRange(xRange=(0, fc), yRange=(0, fr), padding=0.02)
+        plot = self.plot_widget.getPlotItem()
+        plot.getViewBox().setRange(xRange=(0, fc), yRange=(0, fr), padding=0.02)
+        slot = plot.getViewBox().width() / (fc * 1.04) if plot.getViewBox().width() > 0 else 40.0
+        plot.getAxis("bottom").setTicks([fitted_ticks(self._col_labels[:fc], slot, self._char_width, 0.5)])
 
     def set_title(self, title: str) -> None:
         self.title.setText(title)

@@ -330,7 +330,9 @@ class DecodingPanel(QWidget):
         how = {"greedy": "argmax", "sample": "sampled", "beam": "beam's best", "target": "target"}[run.settings.strategy]
         self.prefix.setText(f"<b>Step {t}</b>&nbsp; {chips} &nbsp;→&nbsp;"
                             f"{_chip(run.vocab[step.chosen], '#e8590c', '#ffffff')}")
-        self.bars.set_caption(f"Next token at step {t}: {how} {display_piece(run.vocab[step.chosen])!r}, p = {p:.3f}")
+        note = " (dashed: after T / top-k / top-p)" if sampled is not None else ""
+        self.bars.set_caption(f"Next token at step {t}: {how} {display_piece(run.vocab[step.chosen])!r}, "
+                              f"p = {p:.3f}{note}")
         self.parallel.set_step(t)
         self.beam_view.set_current_step(t if run.beam is not None else None)
         self._update_step_label()
