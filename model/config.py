@@ -11,6 +11,10 @@ class ConfigError(ValueError):
     """A configuration that cannot describe a working Transformer."""
 
 
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 @dataclass
 class TransformerConfig:
     """Sizes of the paper's model (Table 3 names: N layers, d_model, d_ff, h, P_drop)."""
@@ -64,8 +68,15 @@ class TransformerConfig:
             )
         if self.positional == "sinusoidal" and self.d_model % 2 != 0:
             raise ConfigError(f"sinusoidal positional encoding needs an even d_model, got {self.d_model}")
-        if not 0.0 <= float(self.dropout) < 1.0:
-            raise ConfigError(f"dropout must be in [0, 1), got {self.dropout!r}")
+        if not _is_number(self.dropout) or not 0.0 <= self.dropout < 1.0:
+            raise ConfigError(f"dropout must be a number in [0, 1), got {self.dropout!r}")
+        if not _is_number(self.layer_norm_eps) or not self.layer_norm_eps > 0:
+            raise ConfigError(f"layer_norm_eps must be a positive number, got {self.layer_norm_eps!r}")
+        for name in ("share_embeddings", "norm_first"):  # a checkpoint's "no" must not read as True
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if not isinstance(self.pad_id, int) or isinstance(self.pad_id, bool):
+            raise ConfigError(f"pad_id must be an integer, got {self.pad_id!r}")
         if self.positional not in POSITIONAL:
             raise ConfigError(f"positional must be one of {POSITIONAL}, got {self.positional!r}")
         if self.kind not in KINDS:

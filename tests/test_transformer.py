@@ -192,7 +192,13 @@ def test_table3_presets():
     (dict(positional="rotary"), "positional must be one of"),
     (dict(kind="seq2seq"), "kind must be one of"),
     (dict(share_embeddings=True), "share_embeddings needs one shared vocabulary"),
-    (dict(dropout=1.0), "dropout must be in"),
+    (dict(dropout=1.0), r"dropout must be a number in \[0, 1\)"),
+    (dict(dropout="0.1"), "dropout must be a number"),  # a hand-edited checkpoint, say
+    (dict(dropout=None), "dropout must be a number"),
+    (dict(layer_norm_eps=0), "layer_norm_eps must be a positive number"),
+    (dict(norm_first="no"), "norm_first must be true or false"),
+    (dict(share_embeddings=1), "share_embeddings must be true or false"),
+    (dict(pad_id=1.5), "pad_id must be an integer"),
     (dict(pad_id=11), "pad_id 11 is outside the vocabulary"),
     (dict(d_model=36, n_heads=4, positional="sinusoidal", d_ff=8), None),  # fine: even and divisible
     (dict(d_model=30, n_heads=5, positional="sinusoidal"), None),
