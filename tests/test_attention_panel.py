@@ -214,3 +214,34 @@ def test_a_bare_trace_can_be_streamed_in(qtbot):
     assert panel.stack.currentWidget() is panel.tabs
     np.testing.assert_array_equal(panel.single.image.image, trace.attention("encoder", 0)[0, 0].numpy())
     assert panel.single.heatmap.x_axis._tokens == ["0", "1", "2", "3"]
+
+
+def _count_near(image, rgb, tol=6) -> int:
+    """How many pixels of a QImage are within `tol` of an RGB colour."""
+    from PySide6.QtGui import QImage
+
+    img = image.convertToFormat(QImage.Format.Format_RGB888)
+    arr = np.frombuffer(img.constBits(), dtype=np.uint8).reshape(img.height(), img.bytesPerLine())[:, : img.width() * 3]
+    arr = arr.reshape(img.height(), img.width(), 3).astype(int)
+    return int((np.abs(arr - np.array(rgb)).max(axis=-1) <= tol).sum())
+
+
+@pytest.mark.slow
+def test_screenshot_cli_shows_the_attention_panel(tmp_path):
+    import subprocess
+    import sys
+
+    from PySide6.QtGui import QImage
+
+    out = tmp_path / "attention.png"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    proc = subprocess.run([sys.executable, "-m", "explorer", "--panel", "attention", "--screenshot", str(out)],
+                          capture_output=True, text=True, timeout=180, env=env)
+    assert proc.returncode == 0, proc.stderr
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (1280, 800)
+    # the heatmaps are on screen: plenty of viridis colours, which nothing else in the window uses
+    from explorer.attention_style import weight_cmap
+
+    lut = weight_cmap().getLookupTable(nPts=256)
+    assert sum(_count_near(image, lut[i][:3]) for i in (0, 20, 40)) > 2000

@@ -148,3 +148,27 @@ def test_heatmap_columns_are_labelled_with_the_true_dimension(qtbot, grouped):
     np.testing.assert_array_equal(panel.heatmap.heatmap.values, panel.table[:, cols])
     assert panel.heatmap.heatmap.x_axis._tokens == [str(c) for c in cols]
     assert (list(cols[:3]) == [0, 2, 4]) == grouped
+
+
+@pytest.mark.slow
+def test_screenshot_cli_shows_the_positional_panel(tmp_path):
+    import subprocess
+    import sys
+
+    from PySide6.QtGui import QImage
+
+    from explorer.positional_waves import PALETTE
+
+    out = tmp_path / "positional.png"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    proc = subprocess.run([sys.executable, "-m", "explorer", "--panel", "positional", "--screenshot", str(out)],
+                          capture_output=True, text=True, timeout=180, env=env)
+    assert proc.returncode == 0, proc.stderr
+    image = QImage(str(out)).convertToFormat(QImage.Format.Format_RGB888)
+    assert (image.width(), image.height()) == (1280, 800)
+    arr = np.frombuffer(image.constBits(), dtype=np.uint8).reshape(800, image.bytesPerLine())[:, :1280 * 3]
+    arr = arr.reshape(800, 1280, 3).astype(int)
+    wave = np.array([int(PALETTE[1][i:i + 2], 16) for i in (1, 3, 5)])  # the second pair's colour
+    assert (np.abs(arr - wave).max(axis=-1) <= 8).sum() > 300  # the waves are drawn ...
+    dark_viridis = np.array([68, 1, 84])
+    assert (np.abs(arr - dark_viridis).max(axis=-1) <= 6).sum() < 50  # ... and not the attention maps
