@@ -30,7 +30,7 @@ def screenshot(args) -> int:
 
 
 def _screenshot(args) -> int:
-    from explorer.app import DEFAULT_INPUT, check_panel, parse_size
+    from explorer.app import check_panel, parse_size
     try:
         check_panel(args.panel)
         width, height = parse_size(args.size)
@@ -64,6 +64,15 @@ def _screenshot(args) -> int:
     # Figures always use the default layout, and never overwrite the user's saved one.
     window = MainWindow(state, runner, settings=QSettings(), restore=False, persist=False)
     window.resize(width, height)
+    try:
+        return _render(app, window, state, runner, errors, bundle, args, out)
+    finally:
+        window.close()
+        window.deleteLater()
+
+
+def _render(app, window, state, runner, errors, bundle, args, out) -> int:
+    from explorer.app import DEFAULT_INPUT
     state.set_bundle(bundle)
     runner.run(args.input if args.input is not None else DEFAULT_INPUT, args.target)
     if errors:
@@ -77,9 +86,7 @@ def _screenshot(args) -> int:
     for _ in range(6):  # layout, then pyqtgraph's deferred axis/label updates, then paint
         app.processEvents()
     image = window.grab()
-    window.hide()
     if image.isNull() or not image.save(str(out), "PNG"):
         raise HeadlessError(f"could not write {out}")
     print(f"wrote {out} ({image.width()}×{image.height()}, panel {args.panel})")
-    window.close()
     return 0
