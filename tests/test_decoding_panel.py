@@ -221,18 +221,30 @@ def test_beam_tree_draws_every_node_and_greys_the_pruned(qtbot, panel, bundle):
 # -- input problems and threading -------------------------------------------------------------------
 def test_bad_and_empty_input_give_a_message_not_a_crash(qtbot, panel):
     state = panel.state
+    good = panel.run
     state.set_input("")
     qtbot.waitUntil(lambda: panel.banner.isVisible(), timeout=5000)
-    assert "input" in panel.banner.text().lower() and panel.run is None
+    assert "empty" in panel.banner.text() and "Still showing 'attention'" in panel.banner.text()
+    assert panel.run is good  # nothing lost: the last good run stays on screen
     state.set_input("12345")  # the reverse task knows only lowercase letters
     qtbot.waitUntil(lambda: "knows none" in panel.banner.text(), timeout=20000)
-    assert panel.run is None and panel.bars.token_ids == []
-    click(qtbot, panel.controls.step)  # stepping with nothing to show does nothing
+    assert panel.run is good and panel.bars.token_ids
     state.set_input("x" * 500)
     qtbot.waitUntil(lambda: "at most" in panel.banner.text(), timeout=20000)
-    state.set_input(TEXT)
-    qtbot.waitUntil(lambda: panel.run is not None, timeout=20000)
-    assert not panel.banner.isVisible()
+    state.set_input("transformer")
+    qtbot.waitUntil(lambda: panel.run is not good, timeout=20000)
+    assert panel.run.source_text == "transformer" and not panel.banner.isVisible()
+
+
+def test_bad_input_without_a_previous_run_clears_the_views(qtbot, bundle):
+    state = SessionState()
+    widget = DecodingPanel(state)
+    qtbot.addWidget(widget)
+    state.set_bundle(bundle)
+    state.set_input("12345")
+    widget.settle()
+    assert "knows none" in widget.banner.text() and widget.run is None and widget.bars.token_ids == []
+    click(qtbot, widget.controls.step)  # stepping with nothing to show does nothing
 
 
 def test_no_model_and_encoder_only_models_explain_themselves(qtbot, make_model):

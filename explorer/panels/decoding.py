@@ -143,7 +143,8 @@ class DecodingPanel(QWidget):
             self._clear("Load a model to watch it decode.", "info")
             return
         if not text or not text.strip():
-            self._clear("Type an input to watch the model decode it one token at a time.", "info")
+            self._refuse("The input is empty: type some text to watch the model decode it one token at a time.",
+                         "info")
             return
         settings = self.controls.settings()
         target = self.state.target_text if settings.strategy == "target" else None
@@ -196,7 +197,16 @@ class DecodingPanel(QWidget):
         return f"Unknown symbols read as <unk>: {shown}."
 
     def _on_failed(self, text: str) -> None:
-        self._clear(text, "error")
+        self._refuse(text, "error")
+
+    def _refuse(self, text: str, level: str) -> None:
+        """Input this model cannot decode: say why, and keep the last good run on screen."""
+        self._requested = None
+        if self.run is None:
+            self._clear(text, level)
+            return
+        self._show_message(f"{text}  (Still showing {self.run.source_text!r}.)", level)
+        self._update_step_label()
 
     def _on_busy(self, busy: bool) -> None:
         if busy:
@@ -225,6 +235,7 @@ class DecodingPanel(QWidget):
 
     # -- the model changed -----------------------------------------------------------------------
     def _on_bundle(self, bundle) -> None:
+        self._clear("", "info")  # the old model's run means nothing for the new one
         cfg = bundle.config
         self.controls.set_shape(max(cfg.n_decoder_layers, 1), cfg.n_heads)
         if self.state.kind in DECODER_KINDS:
