@@ -245,3 +245,22 @@ def test_screenshot_cli_shows_the_attention_panel(tmp_path):
 
     lut = weight_cmap().getLookupTable(nPts=256)
     assert sum(_count_near(image, lut[i][:3]) for i in (0, 20, 40)) > 2000
+
+
+def test_value_under_the_mouse_is_the_exact_weight(setup, qtbot):
+    state, panel, result = setup
+    panel.set_view("single")
+    state.select_attention("decoder_self", 1, 2)
+    qtbot.wait(20)
+    heatmap = panel.single.heatmap
+
+    def hover(row, col):
+        scene = heatmap.plot.vb.mapViewToScene(QPointF(col + 0.5, row + 0.5))
+        qtbot.mouseMove(panel.single.canvas.viewport(), panel.single.canvas.mapFromScene(scene))
+        qtbot.wait(30)
+        return panel.readout.text()
+
+    text = hover(4, 1)
+    weight = float(result.trace.attention("decoder_self", 1)[0, 2, 4, 1])
+    assert f"{weight:.6f}" in text and f"“{result.tgt_pieces[4]}”" in text
+    assert "blocked" in hover(1, 4)  # a future position: masked, not a number

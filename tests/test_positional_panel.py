@@ -11,7 +11,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from explorer.panels.positional import PositionalPanel  # noqa: E402
-from explorer.positional_math import rotation, shift_error  # noqa: E402
+from explorer.positional_math import rotate, rotation, shift_error  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from model.checkpoint import random_bundle  # noqa: E402
 
@@ -91,6 +91,7 @@ def test_shift_by_k_is_a_rotation(qtbot):
     # M_k is orthogonal and independent of pos: it maps every row to the row k later
     m = rotation(32, 7)
     np.testing.assert_allclose(m @ m.T, np.eye(32), atol=1e-12)
+    np.testing.assert_allclose(rotate(panel.table, 7), panel.table.astype(np.float64) @ m.T, atol=1e-12)
     assert shift_error(panel.table, 7) < 1e-5
     shuffled = panel.table.copy()
     shuffled[20] = shuffled[21]

@@ -20,7 +20,7 @@ from explorer.state import SessionState
 PAPER_D_MODEL = 512
 DEFAULT_POSITIONS = 100
 MAX_D_MODEL = 2048
-MAX_POSITIONS = 2048
+MAX_POSITIONS = 1024
 
 
 class PositionalPanel(QWidget):
