@@ -8,7 +8,7 @@ one-thread pool (napari-style worker: it never touches a widget, it emits a fini
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import torch
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
@@ -33,9 +33,6 @@ class DecodeSettings:
     seed: int = 0
     beam_size: int = 4
     alpha: float = 0.6
-
-    def with_(self, **changes) -> "DecodeSettings":
-        return replace(self, **changes)
 
 
 @dataclass
