@@ -1,0 +1,473 @@
+"""Live training panel: train a Transformer with the paper's recipe (Section 5) and watch it learn.
+
+Choose a task, a model size and a device; start, pause, single-step or stop. The curves show
+the loss falling, accuracy rising and the learning rate of Eq. 3 warming up then decaying; a
+fixed probe input shows the model's output and attention map changing as it trains (the
+reverse task's anti-diagonal appears), and — with "Show in other panels" — every other panel
+follows the run. Training runs in `explorer.training_worker` on its own thread; this panel
+only draws what the worker sends and forwards clicks. When a run ends the trained model (a
+CPU copy) becomes the session's model.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QEvent, QEventLoop, Qt, QTimer
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QSplitter, QVBoxLayout, QWidget
+
+from explorer import style
+from explorer.state import SessionState
+from explorer.training_controls import CONTINUE, TSV, TrainingControls, format_duration
+from explorer.training_curves import TrainingCurves
+from explorer.training_probe import ProbeView
+from explorer.training_setup import TrainingRequest, last_run_dir
+from explorer.training_snapshots import SnapshotTimeline
+from explorer.training_worker import Offer, RunInfo, Snapshot, TrainingRun
+
+PUBLISH_INTERVAL = 0.5  # s: other panels redraw at most twice a second while training …
+PUBLISH_COST_FACTOR = 8  # … and spend at most 1/8 of the GUI thread's time on it
+ETA_WINDOW = 10.0  # s of recent running time used for the steps/s behind "time left"
+EVAL_SIZE = 100
+WARNING = QColor("#9a6700")
+WIDE = 900  # px: wider than this, curves and probe sit side by side
+
+
+class TrainingPanel(QWidget):
+    panel_name = "training"
+    title = "Training"
+
+    def __init__(self, state: SessionState, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.run: TrainingRun | None = None
+        self.phase = "idle"
+        self.step = 0
+        self.total_steps = 0
+        self.info: RunInfo | None = None
+        self.trained: Offer | None = None  # the last model a run handed over
+        self.timeline: SnapshotTimeline[Snapshot] = SnapshotTimeline()
+        self.live = True
+        self.viewed = -1  # timeline index on show
+        self._walls = np.empty(0)
+        self._wall_steps = np.empty(0)
+        self._pending: Snapshot | None = None
+        self._last_publish = 0.0
+        self._publish_cost = 0.0
+        self._publishing_ok = False  # the session's model has this run's shape (else panels would misread)
+        self._watched = None
+        self._publish_timer = QTimer(self, singleShot=True)
+        self._publish_timer.timeout.connect(self._flush_publish)
+        self._build()
+        state.bundleChanged.connect(self._on_bundle)
+        if state.bundle is not None:
+            self._on_bundle(state.bundle)
+        app = QApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+
+    # -- construction -------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.controls = TrainingControls()
+        self.curves = TrainingCurves()
+        self.probe = ProbeView()
+        self.message = QLabel(" ")
+        self.message.setWordWrap(True)
+        self.message.setFont(style.font(style.BASE_POINT_SIZE))
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.splitter = QSplitter(Qt.Horizontal)
+        self.splitter.addWidget(self.curves)
+        self.splitter.addWidget(self.probe)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setChildrenCollapsible(False)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(8, 6, 8, 6)
+        lay.setSpacing(6)
+        lay.addWidget(self.controls)
+        lay.addWidget(self.message)
+        lay.addWidget(self.splitter, 1)
+
+        c = self.controls
+        c.startClicked.connect(self._on_start_clicked)
+        c.pauseClicked.connect(self.pause)
+        c.stepClicked.connect(self.single_step)
+        c.stopClicked.connect(self.stop)
+        c.saveClicked.connect(self._on_save_clicked)
+        c.useClicked.connect(self.use_model)
+        c.taskChanged.connect(self._on_task_changed)
+        self.probe.probeEdited.connect(self._on_probe_edited)
+        self.probe.timelineMoved.connect(self.select_snapshot)
+        self.probe.liveRequested.connect(self.follow_live)
+        self.probe.showInOthersChanged.connect(self._on_show_others)
+        self._on_task_changed(c.task_name())
+        self._show_phase()
+
+    # -- public controls ------------------------------------------------------------------------
+    def request(self, start_paused: bool = False) -> TrainingRequest:
+        """The run the controls describe."""
+        from model.training import TrainConfig
+
+        c = self.controls
+        train = TrainConfig(steps=c.steps_spin.value(), batch_size=c.batch_spin.value(),
+                            warmup=c.warmup_spin.value(), device=c.device_box.currentData(), eval_size=EVAL_SIZE)
+        tsv = c.tsv_path if c.task_box.currentData() == TSV else None
+        preset = c.model_box.currentData()
+        return TrainingRequest(task=c.task_name(), tsv_path=tsv, tsv_tokenizer=c.tokenizer_box.currentText(),
+                               preset=preset if preset != CONTINUE else "tiny",
+                               continue_from=self.state.bundle if preset == CONTINUE else None, train=train,
+                               probe=self.probe.probe_edit.text().strip(), snapshots=True, start_paused=start_paused)
+
+    def start(self, request: TrainingRequest | None = None) -> None:
+        """Start a new run (the controls' settings unless a request is given)."""
+        if self.run is not None:
+            return
+        request = request or self.request()
+        self.total_steps = request.train.steps
+        self.step = 0
+        self.info = None
+        self.timeline.clear()
+        self.probe.clear()
+        self.curves.reset(request.train.warmup)
+        self._walls, self._wall_steps = np.empty(0), np.empty(0)
+        self._publishing_ok = False
+        self.live = True
+        self.run = run = TrainingRun(request)
+        w = run.worker
+        w.info.connect(self._on_info)
+        w.rows.connect(self._on_rows)
+        w.evaluated.connect(self._on_eval)
+        w.snapshot.connect(self._on_snapshot)
+        w.probe_failed.connect(self._on_probe_failed)
+        w.offered.connect(self._on_offered)
+        w.saved.connect(self._on_saved)
+        w.save_failed.connect(self._on_save_failed)
+        w.failed.connect(self._on_failed)
+        w.phase.connect(self._on_phase)
+        w.finished.connect(self._on_finished)
+        w.set_offer_text(self.state.source_text)
+        self.phase = "building"
+        self._say("Building the model…")
+        self._show_phase()
+        run.start()
+
+    def pause(self) -> None:
+        if self.run is not None:
+            self.run.worker.pause()
+
+    def resume(self) -> None:
+        if self.run is not None:
+            self.run.worker.resume()
+
+    def single_step(self) -> None:
+        """Exactly one optimisation step (starting a paused run first if none is going)."""
+        if self.run is None:
+            self.start(self.request(start_paused=True))
+        self.run.worker.step_once()
+
+    def stop(self) -> None:
+        """End the run; the worker hands the trained model over, then its thread ends."""
+        if self.run is not None:
+            self.run.worker.set_offer_text(self.state.source_text)
+            self.run.worker.stop(offer=True)
+
+    def save_checkpoint(self, folder: str | Path) -> None:
+        """Save the weights: by the worker between two steps during a run, else the last trained model."""
+        folder = str(folder)
+        if self.run is not None:
+            self.run.worker.save(folder)
+            self._say(f"Saving a checkpoint to {folder} …")
+        elif self.trained is not None:
+            from model.checkpoint import CheckpointError, save_checkpoint  # a private copy: nobody trains it
+
+            try:
+                save_checkpoint(self.trained.bundle, folder)
+            except (CheckpointError, OSError) as exc:
+                self._on_save_failed(str(exc))
+            else:
+                self._on_saved(folder)
+
+    def use_model(self) -> None:
+        """Make the model being trained (a CPU copy of it now) the session's model."""
+        if self.run is not None:
+            self.run.worker.offer(self.state.source_text)
+        elif self.trained is not None:
+            self._publish_offer(self.trained)
+
+    def select_snapshot(self, index: int) -> None:
+        """Show (and publish) an earlier snapshot; the newest one means 'follow live'."""
+        if not len(self.timeline):
+            return
+        index = max(0, min(int(index), len(self.timeline) - 1))
+        self.live = index == len(self.timeline) - 1
+        self._show(index, publish_now=True)
+
+    def follow_live(self) -> None:
+        self.select_snapshot(len(self.timeline) - 1)
+
+    def train_for(self, seconds: float) -> int:
+        """Headless use (`--train-seconds`): train for `seconds` with the event loop running, then
+        stop, wait for the worker and deliver its last signals. Returns the steps trained."""
+        if self.run is None:
+            self.start()
+        elif self.phase == "paused":
+            self.resume()
+        loop = QEventLoop()
+        QTimer.singleShot(int(seconds * 1000), loop.quit)
+        loop.exec()
+        run = self.run
+        if run is not None:
+            self.stop()
+            run.join()
+        for _ in range(5):  # queued rows, the offered model, `finished`
+            QApplication.processEvents()
+        return self.step
+
+    def shutdown(self) -> Path | None:
+        """Stop a run for good (window closing, app quitting): the weights go to the last-run
+        folder. Blocks until the worker's thread has ended. Returns the folder, if saved."""
+        run, self.run = self.run, None
+        if run is None:
+            return None
+        folder = last_run_dir()
+        run.worker.stop(save_to=str(folder), offer=False)
+        run.join()
+        self.phase = "idle"
+        self._show_phase()
+        saved = run.worker.last_saved
+        if saved:
+            text = f"Training stopped at step {run.worker.steps_done:,}; the last run was saved to {saved}"
+            print(f"transformer-explorer: {text}", file=sys.stderr)
+            self._say(text)
+            self.state.inform(text, "info")
+            return Path(saved)
+        return None
+
+    # -- worker signals (GUI thread; anything from a run that is no longer current is dropped) --
+    def _mine(self) -> bool:
+        return self.run is not None and self.sender() is self.run.worker
+
+    def _on_info(self, info: RunInfo) -> None:
+        if not self._mine():
+            return
+        self.info = info
+        self.total_steps = info.steps
+        self.probe.set_probe_text(info.probe)
+        self._check_shape(info)
+        self._say(f"Training <b>{info.task}</b>: {info.model} on <b>{info.device}</b> "
+                  f"({info.threads} thread{'s' if info.threads != 1 else ''}), warm-up {info.warmup:,} steps.")
+
+    def _on_rows(self, rows) -> None:
+        if not self._mine() or not len(rows):
+            return
+        self.curves.add_rows(rows)
+        self.step = int(rows.step[-1])
+        self._walls = np.concatenate([self._walls, rows.wall])[-4096:]
+        self._wall_steps = np.concatenate([self._wall_steps, rows.step.astype(float)])[-4096:]
+        self._show_progress()
+
+    def _on_eval(self, event) -> None:
+        if self._mine():
+            self.curves.add_exact_match(event.step, event.exact_match)
+
+    def _on_snapshot(self, snap: Snapshot) -> None:
+        if not self._mine():
+            return
+        viewed_step = self.timeline[self.viewed][0] if (not self.live and 0 <= self.viewed < len(self.timeline)) else None
+        self.timeline.add(snap.step, snap)
+        if self.live:
+            self._show(len(self.timeline) - 1)
+        else:
+            self.viewed = self.timeline.index_of_step(viewed_step)
+            self._update_timeline()
+
+    def _on_probe_failed(self, text: str) -> None:
+        if self._mine():
+            self._say(f"Probe input: {text}", "warning")
+
+    def _on_offered(self, offer: Offer) -> None:
+        if not self._mine():
+            return
+        self.trained = offer
+        self._publish_offer(offer)
+
+    def _on_saved(self, folder: str) -> None:
+        text = f"Checkpoint saved to {folder}"
+        self._say(text)
+        self.state.inform(text, "info")
+
+    def _on_save_failed(self, text: str) -> None:
+        self._say(f"Could not save the checkpoint: {text}", "error")
+        self.state.inform(f"Could not save the checkpoint: {text}", "error")
+
+    def _on_failed(self, text: str) -> None:
+        if not self._mine():
+            return
+        self._say(text, "error")
+        self.state.inform(text, "error")
+
+    def _on_phase(self, phase: str) -> None:
+        if self._mine():
+            self.phase = phase
+            self._show_phase()
+
+    def _on_finished(self, outcome: str) -> None:
+        if not self._mine():
+            return
+        run, self.run = self.run, None
+        run.join()
+        self.phase = "idle"
+        self._show_phase()
+        if outcome == "failed":
+            return
+        self._flush_publish()
+        what = "finished" if outcome == "finished" else "stopped"
+        handed = self.trained is not None and self.trained.reason == outcome
+        extra = " The trained model is now the model of every panel." if handed else ""
+        self._say(f"Training {what} after {self.step:,} steps.{extra}")
+        self._show_progress(done=True)
+
+    # -- snapshots ------------------------------------------------------------------------------
+    def _show(self, index: int, publish_now: bool = False) -> None:
+        self.viewed = index
+        step, snap = self.timeline[index]
+        self.probe.show_snapshot(step, snap.result, snap.probe)
+        self._update_timeline()
+        if not self.probe.show_others.isChecked() or not self._publishing_ok:
+            return
+        self._pending = snap
+        if publish_now:
+            self._flush_publish()
+        else:
+            self._publish_later()
+
+    def _update_timeline(self) -> None:
+        n = len(self.timeline)
+        step = self.timeline[self.viewed][0] if 0 <= self.viewed < n else 0
+        self.probe.set_timeline(n, self.viewed, step, self.live)
+
+    def _publish_later(self) -> None:
+        """Other panels redraw far less often than the probe refreshes: by time and by cost."""
+        wait = max(PUBLISH_INTERVAL, PUBLISH_COST_FACTOR * self._publish_cost) - (time.monotonic() - self._last_publish)
+        if wait <= 0:
+            self._flush_publish()
+        elif not self._publish_timer.isActive():
+            self._publish_timer.start(int(wait * 1000))
+
+    def _flush_publish(self) -> None:
+        snap, self._pending = self._pending, None
+        if snap is None or not self._publishing_ok:
+            return
+        start = time.monotonic()
+        self.state.set_result(snap.result)
+        self._last_publish = time.monotonic()
+        self._publish_cost = self._last_publish - start
+
+    def _check_shape(self, info: RunInfo) -> None:
+        """Snapshots may go to the other panels only if the session's model has this run's shape
+        and vocabularies; otherwise hand them a copy of the run's model first."""
+        b = self.state.bundle
+        self._publishing_ok = (b is not None and b.config.to_dict() == info.config
+                               and list(b.src_tokenizer.vocab) == info.src_vocab
+                               and list(b.tgt_tokenizer.vocab) == info.tgt_vocab)
+        if not self._publishing_ok and self.probe.show_others.isChecked() and self.run is not None:
+            self.run.worker.offer(self.probe.probe_edit.text(), "start")
+
+    def _publish_offer(self, offer: Offer) -> None:
+        self.state.set_bundle(offer.bundle)
+        if offer.result is not None:
+            self.state.set_result(offer.result)
+        self._publishing_ok = True
+        if offer.reason == "asked":
+            self._say(f"The model at step {offer.step:,} is now the model of every panel.")
+        elif offer.reason == "start":
+            self._say("The other panels now follow the model being trained.")
+
+    def _on_show_others(self, on: bool) -> None:
+        if on and self.info is not None and self.run is not None:
+            self._check_shape(self.info)
+        if on and 0 <= self.viewed < len(self.timeline):
+            self._show(self.viewed, publish_now=True)
+
+    # -- controls -----------------------------------------------------------------------------
+    def _on_start_clicked(self) -> None:
+        if self.run is None:
+            self.start()
+        else:
+            self.resume()
+
+    def _on_save_clicked(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Save the checkpoint into a folder")
+        if not folder:
+            return
+        path = Path(folder)
+        if any(path.iterdir()) and not (path / "config.json").is_file():
+            path = path / f"{self.info.task if self.info else 'model'}-step{self.step}"  # never clobber a folder
+        self.save_checkpoint(path)
+
+    def _on_task_changed(self, name: str) -> None:
+        if name in ("tsv", ""):
+            self.probe.set_probe_text("")
+            return
+        from model.tasks import get_task
+        from explorer.training_setup import default_probe
+
+        self.probe.set_probe_text(default_probe(get_task(name)))
+
+    def _on_probe_edited(self, text: str) -> None:
+        if self.run is not None:
+            self.run.worker.set_probe(text.strip())
+
+    def _on_bundle(self, bundle) -> None:
+        self.controls.set_continue_available(bundle)
+
+    # -- display ------------------------------------------------------------------------------
+    def _show_phase(self) -> None:
+        self.controls.set_phase(self.phase, has_model=self.trained is not None)
+
+    def _show_progress(self, done: bool = False) -> None:
+        total = max(1, self.total_steps)
+        pct = 100.0 * self.step / total
+        text = f"step {self.step:,} / {total:,} · {pct:.0f} %"
+        if not done and len(self._walls) >= 2:
+            recent = self._walls >= self._walls[-1] - ETA_WINDOW
+            w, s = self._walls[recent], self._wall_steps[recent]
+            if len(w) >= 2 and w[-1] > w[0]:
+                rate = (s[-1] - s[0]) / (w[-1] - w[0])
+                text += f" · {rate:.1f} steps/s · {format_duration((total - self.step) / max(rate, 1e-9))} left"
+        elif done:
+            text += " · done" if self.step >= total else " · stopped"
+        self.controls.set_progress(self.step, total, text)
+
+    def _say(self, text: str, level: str = "info") -> None:
+        colour = {"error": style.ERROR, "warning": WARNING}.get(level, style.TEXT)
+        self.message.setStyleSheet(f"color: {colour.name()};")
+        self.message.setText(text)
+
+    # -- lifetime -------------------------------------------------------------------------------
+    def showEvent(self, event) -> None:  # noqa: N802
+        super().showEvent(event)
+        top = self.window()
+        if top is not self and top is not self._watched:
+            top.installEventFilter(self)  # the main window closing must stop the run too
+            self._watched = top
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802
+        if obj is self._watched and event.type() == QEvent.Type.Close:
+            self.shutdown()
+        return False
+
+    def closeEvent(self, event) -> None:  # noqa: N802
+        self.shutdown()
+        super().closeEvent(event)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        orientation = Qt.Horizontal if self.width() >= WIDE else Qt.Vertical
+        if self.splitter.orientation() != orientation:
+            self.splitter.setOrientation(orientation)
+
+

@@ -1,0 +1,236 @@
+"""The training panel's controls: what to learn, how big a model, where, for how long — and the
+transport buttons (start / pause / one step / stop), checkpoint saving, and the progress bar.
+
+Pure widgets: they describe a `TrainingRequest` and emit what was clicked; the panel decides.
+"""
+from __future__ import annotations
+
+import torch
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QStandardItemModel
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton,
+                               QSpinBox, QStyle, QVBoxLayout, QWidget)
+
+from explorer import style
+from explorer.training_setup import BUILTIN_TASKS, MODEL_PRESETS, PRESET_LABELS
+
+CONTINUE = "continue"  # the "model" combo's entry for continuing the session's model
+TSV = "tsv"
+DEVICES = (("auto", "auto"), ("cpu", "CPU"), ("cuda", "CUDA"))
+DEFAULT_STEPS = {"tiny": 3000, "small": 4000, "paper-base": 2000}
+
+
+def _label(text: str, bold: bool = False) -> QLabel:
+    label = QLabel(text)
+    label.setFont(style.font(style.BASE_POINT_SIZE, bold=bold))
+    return label
+
+
+def format_duration(seconds: float) -> str:
+    if seconds != seconds or seconds == float("inf"):
+        return "—"
+    s = int(round(seconds))
+    if s >= 3600:
+        return f"{s // 3600} h {s // 60 % 60:02d} min"
+    if s >= 60:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s} s"
+
+
+class TrainingControls(QWidget):
+    """Signals: startClicked, pauseClicked, stepClicked, stopClicked, saveClicked, useClicked, taskChanged(str)."""
+
+    startClicked = Signal()
+    pauseClicked = Signal()
+    stepClicked = Signal()
+    stopClicked = Signal()
+    saveClicked = Signal()
+    useClicked = Signal()
+    taskChanged = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.tsv_path: str | None = None
+        self._locked = False
+        self._build()
+
+    def _build(self) -> None:
+        f = style.font(style.BASE_POINT_SIZE)
+        self.task_box = QComboBox()
+        for name in BUILTIN_TASKS:
+            self.task_box.addItem(name, name)
+        self.task_box.addItem("TSV file…", TSV)
+        self.task_box.setCurrentIndex(max(0, self.task_box.findData("reverse")))
+        self.task_box.setToolTip("A built-in task, or your own UTF-8 'source<TAB>target' file")
+        self.task_box.activated.connect(self._on_task_activated)
+        self.tokenizer_box = QComboBox()
+        self.tokenizer_box.addItems(["char", "word"])
+        self.tokenizer_box.setToolTip("How the TSV file's text is split into tokens")
+        self.tokenizer_box.setVisible(False)
+
+        self.model_box = QComboBox()
+        for name in MODEL_PRESETS:
+            self.model_box.addItem(PRESET_LABELS[name], name)
+        self.model_box.addItem("continue training the loaded model", CONTINUE)
+        self.model_box.setToolTip("A new model of a preset size, or a copy of the model the other panels show")
+        self.model_box.currentIndexChanged.connect(self._on_model_changed)
+        self.set_continue_available(None)
+
+        self.device_box = QComboBox()
+        for key, text in DEVICES:
+            self.device_box.addItem(text, key)
+        if not torch.cuda.is_available():  # greyed out, with the reason in the tooltip
+            item = self.device_box.model().item(self.device_box.findData("cuda"))
+            item.setEnabled(False)
+            item.setToolTip("PyTorch sees no CUDA GPU on this machine")
+        self.steps_spin = QSpinBox()
+        self.steps_spin.setRange(1, 10_000_000)
+        self.steps_spin.setSingleStep(500)
+        self.steps_spin.setValue(DEFAULT_STEPS["tiny"])
+        self.steps_spin.setGroupSeparatorShown(True)
+        self.warmup_spin = QSpinBox()
+        self.warmup_spin.setRange(1, 1_000_000)
+        self.warmup_spin.setValue(400)
+        self.warmup_spin.setToolTip("Steps of linearly rising learning rate before the 1/√step decay (Section 5.3)")
+        self.batch_spin = QSpinBox()
+        self.batch_spin.setRange(1, 4096)
+        self.batch_spin.setValue(64)
+        self.batch_spin.setToolTip("Sentence pairs per optimisation step")
+        for w in (self.task_box, self.tokenizer_box, self.model_box, self.device_box, self.steps_spin,
+                  self.warmup_spin, self.batch_spin):
+            w.setFont(f)
+
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(8)
+        grid.setVerticalSpacing(4)
+        task_row = QHBoxLayout()
+        task_row.addWidget(self.task_box, 1)
+        task_row.addWidget(self.tokenizer_box)
+        grid.addWidget(_label("Task"), 0, 0)
+        grid.addLayout(task_row, 0, 1)
+        grid.addWidget(_label("Model"), 0, 2)
+        grid.addWidget(self.model_box, 0, 3, 1, 3)
+        grid.addWidget(_label("Device"), 1, 0)
+        grid.addWidget(self.device_box, 1, 1)
+        numbers = QHBoxLayout()
+        numbers.setSpacing(6)
+        for text, spin in (("Steps", self.steps_spin), ("Warm-up", self.warmup_spin), ("Batch", self.batch_spin)):
+            numbers.addSpacing(8)
+            numbers.addWidget(_label(text))
+            numbers.addWidget(spin)
+        numbers.addStretch(1)
+        grid.addLayout(numbers, 1, 2, 1, 4)
+        grid.setColumnStretch(1, 1)
+        grid.setColumnStretch(3, 2)
+
+        self.start_button = self._button("Start", QStyle.SP_MediaPlay, self.startClicked, "Start training (or resume)")
+        self.pause_button = self._button("Pause", QStyle.SP_MediaPause, self.pauseClicked, "Pause after this step")
+        self.step_button = self._button("Step", QStyle.SP_MediaSkipForward, self.stepClicked,
+                                        "Exactly one optimisation step, then pause")
+        self.stop_button = self._button("Stop", QStyle.SP_MediaStop, self.stopClicked,
+                                        "End the run and hand the trained model to the other panels")
+        self.save_button = self._button("Save checkpoint…", QStyle.SP_DialogSaveButton, self.saveClicked,
+                                        "Write the current weights to a checkpoint folder")
+        self.use_button = self._button("Use this model", QStyle.SP_ArrowRight, self.useClicked,
+                                       "Show the model being trained in all the other panels now")
+        buttons = QHBoxLayout()
+        for b in (self.start_button, self.pause_button, self.step_button, self.stop_button):
+            buttons.addWidget(b)
+        buttons.addSpacing(16)
+        buttons.addWidget(self.save_button)
+        buttons.addWidget(self.use_button)
+        buttons.addStretch(1)
+
+        self.progress = QProgressBar()
+        self.progress.setRange(0, DEFAULT_STEPS["tiny"])
+        self.progress.setValue(0)
+        self.progress.setTextVisible(True)
+        self.progress.setFormat("not started")
+        self.progress.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
+        self.progress.setMinimumHeight(28)
+        self.progress.setAlignment(Qt.AlignCenter)
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(6)
+        lay.addLayout(grid)
+        lay.addLayout(buttons)
+        lay.addWidget(self.progress)
+        self.set_phase("idle", has_model=False)
+
+    def _button(self, text: str, icon, signal, tip: str) -> QPushButton:
+        b = QPushButton(self.style().standardIcon(icon), text)
+        b.setFont(style.font(style.BASE_POINT_SIZE, bold=text in ("Start", "Pause")))
+        b.setToolTip(tip)
+        b.setMinimumHeight(32)
+        b.clicked.connect(signal)
+        return b
+
+    # -- state ---------------------------------------------------------------------------------
+    def set_phase(self, phase: str, has_model: bool) -> None:
+        """Enable what makes sense: idle / building / running / paused / finishing."""
+        active = phase in ("building", "running", "paused", "finishing")
+        self.start_button.setText("Resume" if phase == "paused" else "Start")
+        self.start_button.setEnabled(phase in ("idle", "paused"))
+        self.pause_button.setEnabled(phase == "running")
+        self.step_button.setEnabled(phase in ("idle", "paused"))
+        self.stop_button.setEnabled(phase in ("running", "paused", "building"))
+        self.save_button.setEnabled(phase in ("running", "paused") or (phase == "idle" and has_model))
+        self.use_button.setEnabled(phase in ("running", "paused") or (phase == "idle" and has_model))
+        self._locked = active  # a run's settings are fixed while it runs
+        for w in (self.model_box, self.device_box, self.steps_spin, self.warmup_spin, self.batch_spin):
+            w.setEnabled(not active)
+        self._on_model_changed()
+
+    def set_continue_available(self, bundle) -> None:
+        """Offer 'continue training' only for an encoder-decoder model the Trainer can train."""
+        index = self.model_box.findData(CONTINUE)
+        item = self.model_box.model().item(index) if isinstance(self.model_box.model(), QStandardItemModel) else None
+        ok = bundle is not None and bundle.config.kind == "encoder_decoder"
+        self.model_box.setItemText(index, f"continue training “{bundle.name}”" if ok else
+                                   "continue training the loaded model (none)")
+        if item is not None:
+            item.setEnabled(ok)
+        if not ok and self.model_box.currentData() == CONTINUE:
+            self.model_box.setCurrentIndex(0)
+
+    def continuing(self) -> bool:
+        return self.model_box.currentData() == CONTINUE
+
+    def task_name(self) -> str:
+        return self.task_box.currentData() if self.task_box.currentData() != TSV else "tsv"
+
+    def _on_model_changed(self, _index: int = 0) -> None:
+        """Continuing a model trains it on its own task: the task box then has nothing to say."""
+        free = not self._locked and not self.continuing()
+        self.task_box.setEnabled(free)
+        self.tokenizer_box.setEnabled(free)
+
+    def _on_task_activated(self, _index: int) -> None:
+        if self.task_box.currentData() == TSV:
+            path, _ = QFileDialog.getOpenFileName(self, "Parallel data (source<TAB>target per line)", "",
+                                                  "Tab-separated text (*.tsv *.txt);;All files (*)")
+            if path:
+                self.set_tsv(path)
+            elif self.tsv_path is None:
+                self.task_box.setCurrentIndex(max(0, self.task_box.findData("reverse")))
+        self.tokenizer_box.setVisible(self.task_box.currentData() == TSV)
+        self.taskChanged.emit(self.task_name())
+
+    def set_tsv(self, path: str) -> None:
+        from pathlib import Path
+
+        self.tsv_path = path
+        index = self.task_box.findData(TSV)
+        self.task_box.setItemText(index, f"file: {Path(path).name}")
+        self.task_box.setItemData(index, path, Qt.ToolTipRole)
+        self.task_box.setCurrentIndex(index)
+        self.tokenizer_box.setVisible(True)
+
+    def set_progress(self, step: int, total: int, text: str) -> None:
+        self.progress.setRange(0, max(1, total))
+        self.progress.setValue(min(step, total))
+        self.progress.setFormat(text)
+
+
+__all__ = ["TrainingControls", "format_duration", "CONTINUE", "TSV", "DEFAULT_STEPS"]

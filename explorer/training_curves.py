@@ -1,0 +1,163 @@
+"""Live training curves: loss, accuracy (token and held-out exact match), the learning rate of
+Section 5.3 (warm-up rising, then decaying as 1/√step) and throughput.
+
+The plot items are created once; each batch of metric rows is appended to growing numpy
+buffers and handed to `setData` in place (pyqtgraph clips to the view and downsamples, so
+a run of 100 000 steps redraws as fast as one of 100). Noisy series are shown raw (faint)
+and smoothed with a debiased exponential moving average (bold), as TensorBoard does.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+
+from explorer import style
+from explorer.training_worker import MetricRows
+
+pg.setConfigOptions(imageAxisOrder="row-major")
+
+SMOOTHING = 0.9  # EMA factor per step
+LOSS_COLOUR, ACC_COLOUR, EXACT_COLOUR = "#0969da", "#1a7f37", "#d1242f"
+LR_COLOUR, SPEED_COLOUR = "#8250df", "#bc4c00"
+
+
+class Series:
+    """A growing float column with its debiased EMA, stored in amortised-doubling buffers."""
+
+    def __init__(self, smoothing: float = SMOOTHING):
+        self.smoothing = smoothing
+        self.n = 0
+        self._x = np.empty(256)
+        self._y = np.empty(256)
+        self._s = np.empty(256)
+        self._ema = 0.0
+
+    def clear(self) -> None:
+        self.n, self._ema = 0, 0.0
+
+    @property
+    def x(self) -> np.ndarray:
+        return self._x[: self.n]
+
+    @property
+    def y(self) -> np.ndarray:
+        return self._y[: self.n]
+
+    @property
+    def smoothed(self) -> np.ndarray:
+        return self._s[: self.n]
+
+    def extend(self, x: np.ndarray, y: np.ndarray) -> None:
+        m = len(x)
+        if self.n + m > len(self._x):
+            size = max(2 * len(self._x), self.n + m)
+            for name in ("_x", "_y", "_s"):
+                grown = np.empty(size)
+                grown[: self.n] = getattr(self, name)[: self.n]
+                setattr(self, name, grown)
+        self._x[self.n:self.n + m] = x
+        self._y[self.n:self.n + m] = y
+        b, ema, k = self.smoothing, self._ema, self.n
+        for i, v in enumerate(np.asarray(y, dtype=float)):
+            ema = b * ema + (1 - b) * (v if np.isfinite(v) else ema)
+            self._s[k + i] = ema / (1 - b ** (k + i + 1))  # debiased: no pull towards 0 at the start
+        self._ema = ema
+        self.n += m
+
+
+def _plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y_label: str) -> pg.PlotItem:
+    plot = layout.addPlot(row=row, col=col)
+    plot.setTitle(title, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
+    plot.showGrid(x=True, y=True, alpha=0.25)
+    plot.setMenuEnabled(False)
+    for name, label in (("bottom", "step"), ("left", y_label)):
+        axis = plot.getAxis(name)
+        axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
+        axis.setPen(style.MUTED.name())
+        axis.setTextPen(style.TEXT.name())
+        axis.setLabel(label, color=style.TEXT.name(), **{"font-size": f"{style.SMALL_POINT_SIZE}pt"})
+    plot.getAxis("left").setWidth(62)
+    return plot
+
+
+def _curve(plot: pg.PlotItem, colour: str, width: float, alpha: int = 255, name: str | None = None,
+           **kwargs) -> pg.PlotDataItem:
+    c = pg.mkColor(colour)
+    c.setAlpha(alpha)
+    return plot.plot([], [], pen=pg.mkPen(c, width=width), name=name, clipToView=True, autoDownsample=True,
+                     downsampleMethod="peak", **kwargs)
+
+
+class TrainingCurves(pg.GraphicsLayoutWidget):
+    """Four plots sharing the step axis."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setBackground("w")
+        self.series = {name: Series() for name in ("loss", "accuracy", "lr", "tokens_per_s")}
+        self.exact_steps: list[int] = []
+        self.exact_values: list[float] = []
+        self.loss_plot = _plot(self, 0, 0, "Training loss", "cross-entropy")
+        self.acc_plot = _plot(self, 0, 1, "Accuracy", "fraction")
+        self.lr_plot = _plot(self, 1, 0, "Learning rate (Eq. 3)", "lr")
+        self.speed_plot = _plot(self, 1, 1, "Throughput", "tokens / s")
+        for plot in (self.acc_plot, self.lr_plot, self.speed_plot):
+            plot.setXLink(self.loss_plot)
+        self.acc_plot.setYRange(0, 1.02, padding=0)
+        self.acc_plot.setLimits(yMin=-0.02, yMax=1.05)
+        legend = self.acc_plot.addLegend(offset=(8, 8), labelTextSize=f"{style.SMALL_POINT_SIZE}pt",
+                                         brush=pg.mkBrush(255, 255, 255, 220))
+        legend.setZValue(10)
+        self.curves = {
+            "loss_raw": _curve(self.loss_plot, LOSS_COLOUR, 1, alpha=70),
+            "loss": _curve(self.loss_plot, LOSS_COLOUR, 3),
+            "accuracy": _curve(self.acc_plot, ACC_COLOUR, 3, name="token accuracy (train)"),
+            "exact": _curve(self.acc_plot, EXACT_COLOUR, 3, name="exact match (held-out)", symbol="o",
+                            symbolSize=8, symbolBrush=EXACT_COLOUR, symbolPen=None),
+            "lr": _curve(self.lr_plot, LR_COLOUR, 3),
+            "tokens_per_s": _curve(self.speed_plot, SPEED_COLOUR, 3),
+        }
+        self.warmup_line = pg.InfiniteLine(angle=90, movable=False,
+                                           pen=pg.mkPen(style.MUTED.name(), width=1.5, style=Qt.DashLine),
+                                           label="warm-up ends", labelOpts=dict(position=0.88, color=style.MUTED.name(),
+                                                                                  anchors=[(0, 0), (0, 0)]))
+        self.warmup_line.label.setFont(style.font(style.SMALL_POINT_SIZE))
+        self.warmup_line.hide()
+        self.lr_plot.addItem(self.warmup_line)
+        self.lr_plot.getAxis("left").enableAutoSIPrefix(False)
+
+    # -- data ------------------------------------------------------------------------------------
+    def reset(self, warmup: int | None = None) -> None:
+        for s in self.series.values():
+            s.clear()
+        self.exact_steps.clear()
+        self.exact_values.clear()
+        for c in self.curves.values():
+            c.setData([], [])
+        if warmup:
+            self.warmup_line.setValue(warmup)
+            self.warmup_line.show()
+        else:
+            self.warmup_line.hide()
+
+    def add_rows(self, rows: MetricRows) -> None:
+        x = rows.step.astype(float)
+        for name in self.series:
+            self.series[name].extend(x, getattr(rows, name))
+        loss = self.series["loss"]
+        self.curves["loss_raw"].setData(loss.x, loss.y)
+        self.curves["loss"].setData(loss.x, loss.smoothed)
+        for name in ("accuracy", "tokens_per_s"):
+            s = self.series[name]
+            self.curves[name].setData(s.x, s.smoothed)
+        lr = self.series["lr"]
+        self.curves["lr"].setData(lr.x, lr.y)  # exact, not smoothed: the schedule is the point
+
+    def add_exact_match(self, step: int, value: float) -> None:
+        self.exact_steps.append(step)
+        self.exact_values.append(value)
+        self.curves["exact"].setData(np.asarray(self.exact_steps, float), np.asarray(self.exact_values, float))
+
+
+__all__ = ["TrainingCurves", "Series", "SMOOTHING"]

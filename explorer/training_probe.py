@@ -1,0 +1,217 @@
+"""Live internals during training: one fixed probe input, the model's current greedy output for
+it, and one attention map — so students watch the reverse task's anti-diagonal appear.
+
+The map shows the encoder–decoder (cross) attention of Section 3.2.3 when the model has one
+(else the first kind it has), averaged over heads or one head: rows are decoder positions
+labelled with the token each one *predicts*, columns the source tokens it attends to. A
+timeline slider scrubs back through earlier snapshots of the same probe.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
+                               QSlider, QVBoxLayout, QWidget)
+
+from explorer import style
+
+pg.setConfigOptions(imageAxisOrder="row-major")  # [query, key] must not show transposed
+
+KIND_TITLES = {"cross": "Cross-attention (encoder–decoder)", "encoder": "Encoder self-attention",
+               "decoder_self": "Decoder masked self-attention"}
+
+
+def token_ticks(pieces: list[str], room: int) -> list[list[tuple[float, str]]]:
+    """Tick labels at cell centres; when there is no room for all, every k-th (pyqtgraph would overlap them)."""
+    k = max(1, -(-len(pieces) // max(1, room)))
+    return [[(i + 0.5, p) for i, p in enumerate(pieces) if i % k == 0]]
+
+
+def attention_map(result, kind: str, layer: int, head: int | None) -> np.ndarray:
+    """(T_q, T_k) weights of the first batch row: one head, or the mean over heads."""
+    weights = result.trace.attention(kind, layer)[0].numpy()  # (h, Tq, Tk)
+    return weights.mean(axis=0) if head is None else weights[head]
+
+
+def preferred_kind(result) -> str | None:
+    kinds = result.trace.attention_kinds()
+    return "cross" if "cross" in kinds else (kinds[0] if kinds else None)
+
+
+def _label(text: str = " ", pt: int = style.BASE_POINT_SIZE, bold: bool = False, mono: bool = False) -> QLabel:
+    label = QLabel(text)
+    label.setFont(style.font(pt, bold=bold, mono=mono))
+    return label
+
+
+class ProbeView(QWidget):
+    """Signals: probeEdited(text), timelineMoved(index), showInOthersChanged(on)."""
+
+    probeEdited = Signal(str)
+    timelineMoved = Signal(int)
+    showInOthersChanged = Signal(bool)
+    liveRequested = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.result = None
+        self.kind: str | None = None
+        self._build()
+
+    def _build(self) -> None:
+        self.probe_edit = QLineEdit()
+        self.probe_edit.setFont(style.font(style.TITLE_POINT_SIZE, mono=True))
+        self.probe_edit.setPlaceholderText("probe input (default: the task's first example)")
+        self.probe_edit.setToolTip("A fixed input the model is run on while it trains; press Enter to change it")
+        self.probe_edit.returnPressed.connect(lambda: self.probeEdited.emit(self.probe_edit.text()))
+        self.output_label = _label("—", style.TITLE_POINT_SIZE + 2, bold=True, mono=True)
+        self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.output_label.setToolTip("The model's greedy output for the probe at this step")
+        self.layer_box, self.head_box = QComboBox(), QComboBox()
+        for box in (self.layer_box, self.head_box):
+            box.setFont(style.font(style.SMALL_POINT_SIZE))
+            box.currentIndexChanged.connect(lambda _i: self._redraw())
+        self.show_others = QCheckBox("Show in other panels")
+        self.show_others.setChecked(True)
+        self.show_others.setToolTip("Publish each snapshot to the attention map, stepper and diagram panels")
+        self.show_others.toggled.connect(self.showInOthersChanged)
+
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(8)
+        grid.addWidget(_label("Probe", bold=True), 0, 0)
+        grid.addWidget(self.probe_edit, 0, 1, 1, 3)
+        grid.addWidget(_label("Output", bold=True), 1, 0)
+        grid.addWidget(self.output_label, 1, 1, 1, 3)
+        grid.setColumnStretch(1, 1)
+
+        self.map_title = _label("Cross-attention", style.BASE_POINT_SIZE, bold=True)
+        self.map_title.setToolTip("Which source tokens each decoder position looks at (Section 3.2.3); "
+                                  "rows are labelled with the token that position predicts")
+        pick = QHBoxLayout()
+        pick.addWidget(self.map_title, 1)
+        pick.addWidget(self.layer_box)
+        pick.addWidget(self.head_box)
+
+        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas.setBackground("w")
+        self.plot = self.canvas.addPlot()
+        self.plot.setMenuEnabled(False)
+        self.plot.setMouseEnabled(False, False)
+        self.plot.hideButtons()
+        self.plot.invertY(True)
+        self.plot.setAspectLocked(False)
+        self.image = pg.ImageItem(levels=(0.0, 1.0))
+        self.image.setColorMap(pg.colormap.get(style.SEQUENTIAL))
+        self.plot.addItem(self.image)
+        for name, text in (("bottom", "source token (attended to)"), ("left", "predicting")):
+            axis = self.plot.getAxis(name)
+            axis.setTickFont(style.font(style.SMALL_POINT_SIZE, mono=True))
+            axis.setPen(style.MUTED.name())
+            axis.setTextPen(style.TEXT.name())
+            axis.setLabel(text, color=style.TEXT.name(), **{"font-size": f"{style.SMALL_POINT_SIZE}pt"})
+        self.plot.getAxis("left").setWidth(70)
+        bar = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get(style.SEQUENTIAL), interactive=False, width=14)
+        bar.axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
+        self.canvas.addItem(bar)
+        self.canvas.setMinimumSize(220, 200)
+
+        self.slider = QSlider(Qt.Horizontal)
+        self.slider.setRange(0, 0)
+        self.slider.setToolTip("Go back to a snapshot taken earlier in the run")
+        self.slider.valueChanged.connect(self.timelineMoved)
+        self.live_button = QPushButton("Live")
+        self.live_button.setToolTip("Follow the newest snapshot again")
+        self.live_button.clicked.connect(self.liveRequested)
+        self.timeline_label = _label("no snapshots yet", style.SMALL_POINT_SIZE)
+        timeline = QHBoxLayout()
+        timeline.addWidget(_label("Timeline", bold=True))
+        timeline.addWidget(self.slider, 1)
+        timeline.addWidget(self.live_button)
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 0, 0, 0)
+        lay.addLayout(grid)
+        lay.addLayout(pick)
+        lay.addWidget(self.canvas, 1)
+        lay.addLayout(timeline)
+        lay.addWidget(self.timeline_label)
+        lay.addWidget(self.show_others)
+
+    # -- public ------------------------------------------------------------------------------
+    def set_probe_text(self, text: str) -> None:
+        if self.probe_edit.text() != text:
+            self.probe_edit.setText(text)
+
+    def show_snapshot(self, step: int, result, probe: str) -> None:
+        """Show one snapshot (the newest while live, or the one picked on the timeline)."""
+        first = self.result is None
+        self.result = result
+        kind = preferred_kind(result)
+        if kind != self.kind or first:
+            self.kind = kind
+            self._fill_boxes(result)
+        self.output_label.setText(result.output_text or "(empty)")
+        self.output_label.setToolTip(f"Greedy output for {probe!r} after {step} steps")
+        self._redraw()
+
+    def set_timeline(self, count: int, index: int, step: int, live: bool) -> None:
+        self.slider.blockSignals(True)
+        self.slider.setRange(0, max(0, count - 1))
+        self.slider.setValue(max(0, index))
+        self.slider.blockSignals(False)
+        if count == 0:
+            self.timeline_label.setText("no snapshots yet")
+        else:
+            where = "live — newest" if live else f"snapshot {index + 1} of {count}"
+            self.timeline_label.setText(f"step {step:,} · {where}")
+        self.live_button.setEnabled(not live and count > 0)
+
+    def clear(self) -> None:
+        self.result, self.kind = None, None
+        self.image.clear()
+        self.output_label.setText("—")
+        self.set_timeline(0, 0, 0, True)
+
+    # -- drawing -----------------------------------------------------------------------------
+    def _fill_boxes(self, result) -> None:
+        n_layers = result.trace.n_layers(self.kind) if self.kind else 0
+        n_heads = result.trace.attention(self.kind, 0).shape[1] if self.kind else 0
+        for box, items, default in ((self.layer_box, [f"layer {i + 1}" for i in range(n_layers)], n_layers - 1),
+                                    (self.head_box, ["mean"] + [f"head {h + 1}" for h in range(n_heads)], 0)):
+            box.blockSignals(True)
+            keep = box.currentIndex() if box.count() == len(items) else default
+            box.clear()
+            box.addItems(items)
+            box.setCurrentIndex(max(0, keep))
+            box.blockSignals(False)
+
+    def selection(self) -> tuple[str | None, int, int | None]:
+        head = self.head_box.currentIndex() - 1
+        return self.kind, max(0, self.layer_box.currentIndex()), (None if head < 0 else head)
+
+    def current_map(self) -> np.ndarray | None:
+        kind, layer, head = self.selection()
+        if self.result is None or kind is None:
+            return None
+        return attention_map(self.result, kind, layer, head)
+
+    def _redraw(self) -> None:
+        values = self.current_map()
+        if values is None:
+            self.image.clear()
+            return
+        kind, layer, head = self.selection()
+        self.image.setImage(values, autoLevels=False, levels=(0.0, 1.0))
+        self.image.setRect(0, 0, values.shape[1], values.shape[0])
+        r = self.result
+        keys = r.src_pieces if kind != "decoder_self" else r.tgt_pieces
+        queries = r.out_pieces if kind != "encoder" else r.src_pieces
+        self.plot.getAxis("bottom").setTicks(token_ticks(keys[: values.shape[1]], self.canvas.width() // 18))
+        self.plot.getAxis("left").setTicks(token_ticks(queries[: values.shape[0]], self.canvas.height() // 20))
+        self.plot.setRange(xRange=(0, values.shape[1]), yRange=(0, values.shape[0]), padding=0)
+        self.map_title.setText(KIND_TITLES.get(kind, kind))
+        self.plot.getAxis("left").setLabel("predicting" if kind != "encoder" else "query (attending)")
+
+
+__all__ = ["ProbeView", "attention_map", "preferred_kind"]

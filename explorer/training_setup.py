@@ -1,0 +1,125 @@
+"""What a live training run is made of: a task, a model size, the paper's recipe (Section 5).
+
+`TrainingRequest` is the plain description the panel fills in on the GUI thread;
+`build_trainer(request)` turns it into a `model.training.Trainer` and runs on the worker
+thread, because building a paper-base model or copying a loaded one takes a while.
+Nothing here touches a widget.
+"""
+from __future__ import annotations
+
+import copy
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from model.bundle import ModelBundle
+from model.config import TransformerConfig
+from model.tasks import TASKS, Task, get_task
+from model.training import TrainConfig, Trainer, TrainingError
+from model.transformer import Transformer
+
+# Sizes students can train in seconds (tiny), minutes (small), and Table 3's base model.
+MODEL_PRESETS: dict[str, dict] = {
+    "tiny": dict(d_model=64, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=256),
+    "small": dict(d_model=128, n_heads=4, n_encoder_layers=3, n_decoder_layers=3, d_ff=512),
+    "paper-base": dict(d_model=512, n_heads=8, n_encoder_layers=6, n_decoder_layers=6, d_ff=2048),
+}
+PRESET_LABELS = {
+    "tiny": "tiny — d_model 64, 2+2 layers, 4 heads",
+    "small": "small — d_model 128, 3+3 layers, 4 heads",
+    "paper-base": "paper base — d_model 512, 6+6 layers, 8 heads",
+}
+BUILTIN_TASKS = tuple(TASKS)
+DATA_ENV = "TRANSFORMER_EXPLORER_DATA"  # overrides where the last run is kept (tests, kiosks)
+
+
+@dataclass
+class TrainingRequest:
+    """Everything the worker needs to start; built on the GUI thread from the controls."""
+
+    task: str = "reverse"  # a built-in task name (ignored when tsv_path or continue_from is set)
+    tsv_path: str | None = None
+    tsv_tokenizer: str = "char"
+    preset: str = "tiny"
+    continue_from: ModelBundle | None = None  # the session's model: copied by the worker, never trained
+    train: TrainConfig = field(default_factory=TrainConfig)
+    probe: str = ""  # "" → the task's first example
+    snapshots: bool = True
+    start_paused: bool = False
+    threads: int | None = None  # torch threads in the worker; None → all cores but one
+
+
+def worker_threads() -> int:
+    """Leave one core to the GUI thread so the window stays responsive while training."""
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+def load_task(request: TrainingRequest) -> Task:
+    if request.tsv_path:
+        from model.data import tsv_task
+
+        return tsv_task(request.tsv_path, request.tsv_tokenizer)
+    return get_task(request.task)
+
+
+def default_probe(task: Task) -> str:
+    """The probe input students watch: the task's first example, else a held-out source."""
+    if task.examples:
+        return task.examples[0]
+    pairs = task.pairs(1, seed=0, split="eval")
+    return pairs[0][0] if pairs else ""
+
+
+def new_bundle(task: Task, preset: str, seed: int = 0) -> ModelBundle:
+    """An untrained model of a preset size for `task`, with the task's own tokenizers."""
+    import torch
+
+    if preset not in MODEL_PRESETS:
+        raise TrainingError(f"unknown model size {preset!r}; choose one of {', '.join(MODEL_PRESETS)}")
+    src_tok, tgt_tok = task.build_tokenizers()
+    sizes = dict(MODEL_PRESETS[preset], dropout=0.1, max_len=max(64, task.max_src_len + 2, task.max_tgt_len + 2))
+    torch.manual_seed(seed)
+    if preset == "paper-base":  # Table 3 base; embeddings shared only when the vocabularies are one
+        config = TransformerConfig.base(len(src_tok), len(tgt_tok), max_len=sizes["max_len"],
+                                        share_embeddings=src_tok.vocab == tgt_tok.vocab)
+    else:
+        config = TransformerConfig(src_vocab_size=len(src_tok), tgt_vocab_size=len(tgt_tok), **sizes)
+    return ModelBundle(Transformer(config), src_tok, tgt_tok, task.to_dict(), {}, name=f"{task.name} ({preset})")
+
+
+def build_trainer(request: TrainingRequest) -> Trainer:
+    """The Trainer for a request: a fresh model, or a private copy of the session's model."""
+    if request.continue_from is not None:
+        bundle = copy.deepcopy(request.continue_from)  # the other panels keep showing the original
+        bundle.path = None
+        task = load_task(request) if request.tsv_path else None  # None → the bundle's own task
+        return Trainer(bundle, task, request.train)
+    task = load_task(request)
+    return Trainer(new_bundle(task, request.preset, request.train.seed), task, request.train)
+
+
+def describe_model(trainer: Trainer) -> str:
+    c = trainer.model.config
+    n = sum(p.numel() for p in dict.fromkeys(trainer.model.parameters()))
+    return (f"d_model {c.d_model}, {c.n_encoder_layers}+{c.n_decoder_layers} layers, {c.n_heads} heads, "
+            f"d_ff {c.d_ff} · {n:,} parameters")
+
+
+def data_dir() -> Path:
+    """Where the app keeps its own files: $TRANSFORMER_EXPLORER_DATA, else Qt's AppDataLocation."""
+    override = os.environ.get(DATA_ENV)
+    if override:
+        return Path(override)
+    from PySide6.QtCore import QStandardPaths
+
+    location = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
+    return Path(location or Path.home() / ".transformer-explorer")
+
+
+def last_run_dir() -> Path:
+    """The checkpoint folder written when the window closes during a run."""
+    return data_dir() / "last-run"
+
+
+__all__ = ["MODEL_PRESETS", "PRESET_LABELS", "BUILTIN_TASKS", "TrainingRequest", "build_trainer", "new_bundle",
+           "default_probe", "load_task", "worker_threads", "last_run_dir", "data_dir", "describe_model"]

@@ -1,0 +1,72 @@
+"""A bounded timeline of probe snapshots, so a student can scrub back through a run.
+
+A run of thousands of steps sends a snapshot ~3× a second; keeping every one would grow
+without bound. When the list is full every second *older* entry is dropped (the first and
+the newest stay), so the timeline always spans the whole run with roughly even spacing —
+dense near the present, where students look, after repeated thinning.
+"""
+from __future__ import annotations
+
+from bisect import bisect_left
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+MAX_SNAPSHOTS = 200
+
+
+class SnapshotTimeline(Generic[T]):
+    """(step, item) pairs in step order, at most `capacity` of them."""
+
+    def __init__(self, capacity: int = MAX_SNAPSHOTS):
+        if capacity < 4:
+            raise ValueError(f"a timeline needs room for at least 4 snapshots, got {capacity}")
+        self.capacity = capacity
+        self._steps: list[int] = []
+        self._items: list[T] = []
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+    def __getitem__(self, index: int) -> tuple[int, T]:
+        return self._steps[index], self._items[index]
+
+    @property
+    def steps(self) -> list[int]:
+        return list(self._steps)
+
+    def clear(self) -> None:
+        self._steps.clear()
+        self._items.clear()
+
+    def add(self, step: int, item: T) -> None:
+        """Append (a snapshot at the same step as the last one replaces it: e.g. a new probe)."""
+        if self._steps and step < self._steps[-1]:
+            raise ValueError(f"snapshots arrive in step order: {step} after {self._steps[-1]}")
+        if self._steps and step == self._steps[-1]:
+            self._items[-1] = item
+            return
+        self._steps.append(step)
+        self._items.append(item)
+        if len(self._steps) > self.capacity:
+            self._thin()
+
+    def _thin(self) -> None:
+        """Keep the first, every second one after it, and always the newest."""
+        keep = list(range(0, len(self._steps) - 1, 2)) + [len(self._steps) - 1]
+        keep = sorted(set(keep))
+        self._steps = [self._steps[i] for i in keep]
+        self._items = [self._items[i] for i in keep]
+
+    def index_of_step(self, step: int) -> int:
+        """Index of the snapshot nearest to `step` (−1 when empty)."""
+        if not self._steps:
+            return -1
+        i = bisect_left(self._steps, step)
+        if i == len(self._steps):
+            return i - 1
+        if i > 0 and step - self._steps[i - 1] <= self._steps[i] - step:
+            return i - 1
+        return i
+
+
+__all__ = ["SnapshotTimeline", "MAX_SNAPSHOTS"]

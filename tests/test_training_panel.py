@@ -1,0 +1,271 @@
+"""Live training panel: a real tiny training in a worker thread, driven like a user would.
+
+Every test trains a tiny reverse model for a few dozen steps (batch 8, one torch thread), so
+each takes seconds; what is checked is what a student sees: curves that move the right way,
+controls that really stop the step counter, errors that appear as messages, snapshots that
+reach the other panels, and a window that can close mid-run without losing the run.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QTimer  # noqa: E402
+from PySide6.QtWidgets import QMainWindow  # noqa: E402
+
+from explorer import training_worker  # noqa: E402
+from explorer.panels.training import TrainingPanel  # noqa: E402
+from explorer.state import SessionState  # noqa: E402
+from explorer.training_controls import CONTINUE  # noqa: E402
+from explorer.training_snapshots import SnapshotTimeline  # noqa: E402
+from model.checkpoint import load_checkpoint, random_bundle  # noqa: E402
+from model.training import Trainer, noam_lr  # noqa: E402
+
+TIMEOUT = 60_000  # ms: generous, CI machines are shared
+
+
+@pytest.fixture
+def state():
+    s = SessionState()
+    s.set_bundle(random_bundle("reverse"))
+    return s
+
+
+@pytest.fixture
+def panel(qtbot, state, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRANSFORMER_EXPLORER_DATA", str(tmp_path / "appdata"))
+    monkeypatch.setattr(training_worker, "worker_threads", lambda: 1)
+    p = TrainingPanel(state)
+    qtbot.addWidget(p)
+    configure(p)
+    yield p
+    p.shutdown()
+
+
+def configure(p: TrainingPanel, steps: int = 10_000, warmup: int = 10, batch: int = 8) -> None:
+    p.controls.steps_spin.setValue(steps)
+    p.controls.warmup_spin.setValue(warmup)
+    p.controls.batch_spin.setValue(batch)
+
+
+def wait_steps(qtbot, p: TrainingPanel, n: int) -> None:
+    qtbot.waitUntil(lambda: p.step >= n, timeout=TIMEOUT)
+
+
+def wait_idle(qtbot, p: TrainingPanel) -> None:
+    qtbot.waitUntil(lambda: p.run is None and p.phase == "idle", timeout=TIMEOUT)
+
+
+def test_training_emits_batched_events_and_the_loss_falls(qtbot, panel, state):
+    configure(panel, steps=60, warmup=10, batch=16)
+    emits = []
+    panel.start()
+    panel.run.worker.rows.connect(lambda rows: emits.append(len(rows)))
+    start = time.monotonic()
+    wait_idle(qtbot, panel)
+    wall = time.monotonic() - start
+    loss = panel.curves.series["loss"]
+    assert loss.n == 60 and list(loss.x) == list(range(1, 61))
+    assert loss.smoothed[-1] < loss.smoothed[0] - 0.2, (loss.smoothed[0], loss.smoothed[-1])
+    assert np.isfinite(panel.curves.series["tokens_per_s"].y).all() and panel.curves.series["tokens_per_s"].y.min() > 0
+    # Throttled by time, not one signal per step.
+    assert sum(emits) == 60 and len(emits) <= wall / training_worker.EMIT_INTERVAL + 4
+    assert panel.controls.progress.value() == 60
+    # The run ended: its trained model (a copy) is now the session's model, with a forward.
+    assert state.bundle.metrics["steps"] == 60 and "60 steps" in state.bundle.name
+    assert state.result is not None and state.result.trace.attention_kinds()
+
+
+def test_learning_rate_curve_warms_up_then_decays(qtbot, panel):
+    configure(panel, steps=30, warmup=8)
+    panel.start()
+    wait_idle(qtbot, panel)
+    lr = panel.curves.series["lr"]
+    steps, values = lr.x.astype(int), lr.y
+    assert len(values) == 30
+    peak = int(np.argmax(values))
+    assert steps[peak] == 8
+    assert (np.diff(values[: peak + 1]) > 0).all() and (np.diff(values[peak:]) < 0).all()
+    expected = [noam_lr(s, 64, 8) for s in steps]  # Eq. 3 with the tiny model's d_model
+    assert np.allclose(values, expected, rtol=1e-6)
+    assert panel.curves.curves["lr"].getData()[1] is not None and len(panel.curves.curves["lr"].getData()[1]) == 30
+
+
+def test_pause_stops_the_step_counter_and_resume_goes_on(qtbot, panel):
+    panel.start()
+    wait_steps(qtbot, panel, 3)
+    panel.pause()
+    qtbot.waitUntil(lambda: panel.phase == "paused", timeout=TIMEOUT)
+    paused_at = panel.run.worker.trainer.step_count
+    assert panel.step == paused_at
+    qtbot.wait(600)
+    assert panel.run.worker.trainer.step_count == paused_at and panel.step == paused_at
+    assert panel.controls.start_button.text() == "Resume" and not panel.controls.pause_button.isEnabled()
+    panel.resume()
+    wait_steps(qtbot, panel, paused_at + 2)
+    panel.stop()
+    wait_idle(qtbot, panel)
+
+
+def test_single_step_advances_by_exactly_one(qtbot, panel):
+    panel.single_step()  # from idle: starts a paused run and takes one step
+    qtbot.waitUntil(lambda: panel.step == 1 and panel.phase == "paused", timeout=TIMEOUT)
+    panel.single_step()
+    qtbot.waitUntil(lambda: panel.step == 2, timeout=TIMEOUT)
+    qtbot.wait(400)
+    assert panel.step == 2 and panel.run.worker.trainer.step_count == 2
+    assert panel.curves.series["loss"].n == 2
+    panel.stop()
+    wait_idle(qtbot, panel)
+
+
+def test_stop_joins_the_thread_and_hands_over_a_copy(qtbot, panel, state):
+    panel.start()
+    wait_steps(qtbot, panel, 2)
+    run = panel.run
+    panel.stop()
+    wait_idle(qtbot, panel)
+    assert not run.thread.isRunning() and run.thread.isFinished()
+    trained = run.worker.trainer.model
+    assert state.bundle.model is not trained  # the session gets a copy, never the trained object
+    for (name, a), b in zip(state.bundle.model.state_dict().items(), trained.state_dict().values()):
+        assert torch.equal(a, b.cpu()), name
+    assert state.bundle.metrics["steps"] == run.worker.trainer.step_count
+
+
+def test_continuing_the_loaded_model_never_trains_the_sessions_object(qtbot, panel, state):
+    original = state.bundle
+    before = {k: v.clone() for k, v in original.model.state_dict().items()}
+    panel.controls.model_box.setCurrentIndex(panel.controls.model_box.findData(CONTINUE))
+    assert not panel.controls.task_box.isEnabled()  # the model's own task
+    panel.start()
+    wait_steps(qtbot, panel, 3)
+    assert panel.run.worker.trainer.model is not original.model
+    panel.stop()
+    wait_idle(qtbot, panel)
+    for k, v in original.model.state_dict().items():
+        assert torch.equal(v, before[k]), k
+    assert state.bundle is not original and state.bundle.config.to_dict() == original.config.to_dict()
+
+
+def test_a_worker_exception_is_a_message_and_the_app_stays_responsive(qtbot, panel, state, monkeypatch):
+    def broken(self):
+        raise RuntimeError("boom in the optimiser")
+
+    monkeypatch.setattr(Trainer, "step", broken)
+    messages = []
+    state.message.connect(lambda level, text: messages.append((level, text)))
+    panel.start()
+    qtbot.waitUntil(lambda: any(level == "error" for level, _ in messages), timeout=TIMEOUT)
+    assert "boom in the optimiser" in panel.message.text()
+    assert any("boom in the optimiser" in text and "step 1" in text for _, text in messages)
+    qtbot.waitUntil(lambda: panel.phase == "paused", timeout=TIMEOUT)
+    timer = QTimer()
+    timer.setInterval(20)
+    with qtbot.waitSignal(timer.timeout, timeout=2000):
+        timer.start()
+    assert panel.run.thread.isRunning()  # paused, not dead: the weights can still be saved
+    panel.stop()
+    wait_idle(qtbot, panel)
+
+
+def test_a_nan_loss_shows_the_training_error_naming_the_step(qtbot, panel, state, monkeypatch):
+    calls = {"n": 0}
+    original = torch.nn.CrossEntropyLoss.forward
+
+    def nan_from_step_4(self, logits, target):
+        calls["n"] += 1
+        loss = original(self, logits, target)
+        return loss * float("nan") if calls["n"] >= 4 else loss
+
+    monkeypatch.setattr(torch.nn.CrossEntropyLoss, "forward", nan_from_step_4)
+    messages = []
+    state.message.connect(lambda level, text: messages.append((level, text)))
+    panel.start()
+    qtbot.waitUntil(lambda: any(level == "error" for level, _ in messages), timeout=TIMEOUT)
+    text = panel.message.text()
+    assert "loss became nan at step 4" in text, text
+    qtbot.waitUntil(lambda: panel.phase == "paused", timeout=TIMEOUT)
+    assert panel.step == 3 and panel.run.worker.trainer.step_count == 3  # the last good step stays
+    panel.stop()
+    wait_idle(qtbot, panel)
+    assert state.bundle.metrics["steps"] == 3 and all(math.isfinite(float(v.float().sum()))
+                                                      for v in state.bundle.model.state_dict().values())
+
+
+def test_timeline_keeps_snapshots_and_an_older_one_is_published(qtbot, panel, state, monkeypatch):
+    monkeypatch.setattr(training_worker, "PROBE_INTERVAL", 0.05)
+    monkeypatch.setattr(training_worker, "PROBE_BUDGET", 1.0)
+    panel.start()
+    qtbot.waitUntil(lambda: len(panel.timeline) >= 4 and panel._publishing_ok, timeout=TIMEOUT)
+    steps = panel.timeline.steps
+    assert steps == sorted(steps) and steps[0] == 0 and steps[-1] > 0
+    assert panel.probe.slider.maximum() == len(panel.timeline) - 1
+    panel.probe.slider.setValue(0)  # as a user dragging the slider back
+    old_step, old_snap = panel.timeline[0]
+    assert not panel.live and state.result is old_snap.result
+    assert panel.probe.output_label.text() == (old_snap.result.output_text or "(empty)")
+    assert np.allclose(panel.probe.image.image, old_snap.result.trace.attention("cross", 1)[0].mean(0).numpy())
+    n = len(panel.timeline)
+    qtbot.waitUntil(lambda: len(panel.timeline) > n, timeout=TIMEOUT)
+    assert panel.probe.slider.value() == 0 and state.result is old_snap.result  # stays where the user put it
+    panel.follow_live()
+    assert panel.live and state.result is panel.timeline[len(panel.timeline) - 1][1].result
+    panel.stop()
+    wait_idle(qtbot, panel)
+
+
+def test_closing_the_panel_mid_training_writes_the_last_run(qtbot, panel, tmp_path):
+    panel.show()
+    panel.start()
+    wait_steps(qtbot, panel, 3)
+    run = panel.run
+    panel.close()
+    assert not run.thread.isRunning()
+    folder = tmp_path / "appdata" / "last-run"
+    assert (folder / "config.json").is_file() and (folder / "model.safetensors").is_file()
+    restored = load_checkpoint(folder)
+    assert restored.metrics["steps"] == run.worker.trainer.step_count >= 3
+    assert str(folder) in panel.message.text()
+
+
+def test_closing_the_main_window_stops_the_run(qtbot, state, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRANSFORMER_EXPLORER_DATA", str(tmp_path))
+    window = QMainWindow()
+    qtbot.addWidget(window)
+    p = TrainingPanel(state, window)
+    configure(p)
+    window.setCentralWidget(p)
+    window.show()
+    p.start()
+    wait_steps(qtbot, p, 2)
+    run = p.run
+    window.close()
+    assert not run.thread.isRunning() and p.run is None
+    assert (tmp_path / "last-run" / "config.json").is_file()
+
+
+def test_cuda_is_offered_only_when_torch_sees_one(panel):
+    box = panel.controls.device_box
+    assert box.model().item(box.findData("cuda")).isEnabled() == torch.cuda.is_available()
+
+
+def test_snapshot_timeline_is_bounded_and_spans_the_run():
+    timeline = SnapshotTimeline(capacity=10)
+    for step in range(0, 1000, 5):
+        timeline.add(step, f"snapshot {step}")
+    assert 5 <= len(timeline) <= 10
+    steps = timeline.steps
+    assert steps[0] == 0 and steps[-1] == 995 and steps == sorted(steps)
+    assert timeline[timeline.index_of_step(0)][0] == 0
+    assert timeline.index_of_step(10_000) == len(timeline) - 1
+    timeline.add(995, "replaced")
+    assert timeline[len(timeline) - 1] == (995, "replaced")
+    with pytest.raises(ValueError):
+        timeline.add(3, "going back in time")
