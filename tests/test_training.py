@@ -241,3 +241,32 @@ def test_unavailable_or_unknown_device_is_refused(monkeypatch):
 def test_cuda_training_uses_bf16_autocast():
     t = tiny_trainer(device="cuda")
     assert t.step().loss > 0 and t.device.type == "cuda"
+
+
+# -- the training fast paths compute the paper's numbers ------------------------------------
+def test_fused_projections_and_cpu_dropout_path_match_eq1():
+    """Self-attention's one (3·d)-wide projection, cross-attention's fused K/V, and the written-out
+    Eq. 1 used for CPU training all equal separate projections + softmax(QKᵀ/√d_k)V."""
+    from torch import nn
+
+    from model.attention import MultiHeadAttention, attention
+
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(32, 4, dropout=0.1)
+    x, mem = torch.randn(3, 7, 32), torch.randn(3, 5, 32)
+    mask = torch.ones(3, 1, 7, 7, dtype=torch.bool).tril()
+
+    def reference(q_in, kv_in, m):
+        split = lambda t: t.view(3, -1, 4, 8).transpose(1, 2)  # noqa: E731
+        ctx, _ = attention(split(mha.w_q(q_in)), split(mha.w_k(kv_in)), split(mha.w_v(kv_in)), m)
+        return mha.w_o(ctx.transpose(1, 2).reshape(3, -1, 32))
+
+    mha.eval()  # SDPA path
+    assert torch.allclose(mha(x, x, x, mask), reference(x, x, mask), atol=1e-5)
+    assert torch.allclose(mha(x, mem, mem, None), reference(x, mem, None), atol=1e-5)
+    mha.train()
+    mha.dropout = nn.Identity()  # the CPU training path, with dropping switched off to compare numbers
+    assert torch.allclose(mha(x, x, x, mask), reference(x, x, mask), atol=1e-5)
+    out = mha(x, x, x, mask)
+    out.sum().backward()
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in (mha.w_q.weight, mha.w_k.weight, mha.w_v.weight))
