@@ -2,11 +2,14 @@
 Section 5.3 (warm-up rising, then decaying as 1/√step) and throughput.
 
 The plot items are created once; each batch of metric rows is appended to growing numpy
-buffers and handed to `setData` in place (pyqtgraph clips to the view and downsamples, so
-a run of 100 000 steps redraws as fast as one of 100). Noisy series are shown raw (faint)
+buffers, and `refresh()` (called as often as the panel's redraw budget allows) hands them
+to `setData` in place (pyqtgraph clips to the view and downsamples, so a run of 100 000
+steps redraws as fast as one of 100). Noisy series are shown raw (faint)
 and smoothed with a debiased exponential moving average (bold), as TensorBoard does.
 """
 from __future__ import annotations
+
+import time
 
 import numpy as np
 import pyqtgraph as pg
@@ -69,7 +72,6 @@ class Series:
 def _plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y_label: str) -> pg.PlotItem:
     plot = layout.addPlot(row=row, col=col)
     plot.setTitle(title, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
-    plot.showGrid(x=True, y=True, alpha=0.25)
     plot.setMenuEnabled(False)
     for name, label in (("bottom", "step"), ("left", y_label)):
         axis = plot.getAxis(name)
@@ -78,6 +80,7 @@ def _plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y_lab
         axis.setTextPen(style.TEXT.name())
         axis.setLabel(label, color=style.TEXT.name(), **{"font-size": f"{style.SMALL_POINT_SIZE}pt"})
     plot.getAxis("left").setWidth(62)
+    plot.getAxis("left").enableAutoSIPrefix(False)  # relabelling the axis on every range change costs
     return plot
 
 
@@ -85,11 +88,30 @@ def _curve(plot: pg.PlotItem, colour: str, width: float, alpha: int = 255, name:
            **kwargs) -> pg.PlotDataItem:
     c = pg.mkColor(colour)
     c.setAlpha(alpha)
+    # No antialiasing: it doubles the paint time, and every ms the GUI thread paints (holding
+    # the GIL) is taken from the training thread.
     return plot.plot([], [], pen=pg.mkPen(c, width=width), name=name, clipToView=True, autoDownsample=True,
-                     downsampleMethod="peak", **kwargs)
+                     downsampleMethod="peak", antialias=False, **kwargs)
 
 
-class TrainingCurves(pg.GraphicsLayoutWidget):
+class TimedCanvas(pg.GraphicsLayoutWidget):
+    """A plotting canvas that adds up the time its paints take (`take_paint_time()` reads and
+    resets it), so the panel can space redraws by their real cost: every ms the GUI thread
+    paints holds Python's GIL, which the training thread needs between its torch ops."""
+
+    _paint_time = 0.0
+
+    def paintEvent(self, event) -> None:  # noqa: N802
+        start = time.perf_counter()
+        super().paintEvent(event)
+        self._paint_time += time.perf_counter() - start
+
+    def take_paint_time(self) -> float:
+        spent, self._paint_time = self._paint_time, 0.0
+        return spent
+
+
+class TrainingCurves(TimedCanvas):
     """Four plots sharing the step axis."""
 
     def __init__(self, parent=None):
@@ -98,6 +120,7 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         self.series = {name: Series() for name in ("loss", "accuracy", "lr", "tokens_per_s")}
         self.exact_steps: list[int] = []
         self.exact_values: list[float] = []
+        self._dirty = False
         self.loss_plot = _plot(self, 0, 0, "Training loss", "cross-entropy")
         self.acc_plot = _plot(self, 0, 1, "Accuracy", "fraction")
         self.lr_plot = _plot(self, 1, 0, "Learning rate (Eq. 3)", "lr")
@@ -125,7 +148,6 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         self.warmup_line.label.setFont(style.font(style.SMALL_POINT_SIZE))
         self.warmup_line.hide()
         self.lr_plot.addItem(self.warmup_line)
-        self.lr_plot.getAxis("left").enableAutoSIPrefix(False)
 
     # -- data ------------------------------------------------------------------------------------
     def reset(self, warmup: int | None = None) -> None:
@@ -135,6 +157,7 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         self.exact_values.clear()
         for c in self.curves.values():
             c.setData([], [])
+        self._dirty = False
         if warmup:
             self.warmup_line.setValue(warmup)
             self.warmup_line.show()
@@ -142,9 +165,16 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
             self.warmup_line.hide()
 
     def add_rows(self, rows: MetricRows) -> None:
+        """Append to the buffers only; `refresh()` hands them to the plot items."""
         x = rows.step.astype(float)
         for name in self.series:
             self.series[name].extend(x, getattr(rows, name))
+        self._dirty = True
+
+    def refresh(self) -> None:
+        if not self._dirty:
+            return
+        self._dirty = False
         loss = self.series["loss"]
         self.curves["loss_raw"].setData(loss.x, loss.y)
         self.curves["loss"].setData(loss.x, loss.smoothed)
@@ -153,11 +183,12 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
             self.curves[name].setData(s.x, s.smoothed)
         lr = self.series["lr"]
         self.curves["lr"].setData(lr.x, lr.y)  # exact, not smoothed: the schedule is the point
+        self.curves["exact"].setData(np.asarray(self.exact_steps, float), np.asarray(self.exact_values, float))
 
     def add_exact_match(self, step: int, value: float) -> None:
         self.exact_steps.append(step)
         self.exact_values.append(value)
-        self.curves["exact"].setData(np.asarray(self.exact_steps, float), np.asarray(self.exact_values, float))
+        self._dirty = True
 
 
-__all__ = ["TrainingCurves", "Series", "SMOOTHING"]
+__all__ = ["TrainingCurves", "TimedCanvas", "Series", "SMOOTHING"]

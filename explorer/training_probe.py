@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QHBoxLayout, Q
                                QSlider, QVBoxLayout, QWidget)
 
 from explorer import style
+from explorer.training_curves import TimedCanvas
 
 pg.setConfigOptions(imageAxisOrder="row-major")  # [query, key] must not show transposed
 
@@ -93,7 +94,7 @@ class ProbeView(QWidget):
         pick.addWidget(self.layer_box)
         pick.addWidget(self.head_box)
 
-        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas = TimedCanvas()
         self.canvas.setBackground("w")
         self.plot = self.canvas.addPlot()
         self.plot.setMenuEnabled(False)

@@ -27,10 +27,10 @@ from explorer.training_setup import TrainingRequest, build_trainer, default_prob
 
 EMIT_INTERVAL = 0.15  # s between metric batches: the curves look live, the GUI thread stays idle
 PROBE_INTERVAL = 0.3  # s between probe forwards (attention maps refresh ~3× a second)
-PROBE_BUDGET = 0.05  # a probe may cost at most this share of wall time (big models probe less often)
-EVAL_BUDGET = 0.02  # same for held-out evaluation
-EVAL_MIN_INTERVAL = 2.0
-EVAL_SIZE = 100
+PROBE_BUDGET = 0.04  # a probe may cost at most this share of wall time (big models probe less often)
+EVAL_BUDGET = 0.015  # same for held-out evaluation
+EVAL_MIN_INTERVAL = 3.0
+EVAL_SIZE = 50
 COLUMNS = ("step", "loss", "accuracy", "lr", "tokens_per_s", "wall")
 
 

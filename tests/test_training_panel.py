@@ -206,6 +206,7 @@ def test_timeline_keeps_snapshots_and_an_older_one_is_published(qtbot, panel, st
     qtbot.waitUntil(lambda: len(panel.timeline) >= 4 and panel._publishing_ok, timeout=TIMEOUT)
     steps = panel.timeline.steps
     assert steps == sorted(steps) and steps[0] == 0 and steps[-1] > 0
+    panel.redraw()  # what the paced redraw timer does a moment later
     assert panel.probe.slider.maximum() == len(panel.timeline) - 1
     panel.probe.slider.setValue(0)  # as a user dragging the slider back
     old_step, old_snap = panel.timeline[0]

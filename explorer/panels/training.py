@@ -28,10 +28,14 @@ from explorer.training_setup import TrainingRequest, last_run_dir
 from explorer.training_snapshots import SnapshotTimeline
 from explorer.training_worker import Offer, RunInfo, Snapshot, TrainingRun
 
-PUBLISH_INTERVAL = 0.5  # s: other panels redraw at most twice a second while training …
-PUBLISH_COST_FACTOR = 8  # … and spend at most 1/8 of the GUI thread's time on it
+# Every ms the GUI thread spends drawing holds Python's GIL, which the training thread needs
+# between its torch ops: so redraws are spaced by what they cost, not only by the clock.
+FRAME_MIN = 0.25  # s between redraws of the curves and the probe (at most 4 a second) …
+GUI_BUDGET = 0.04  # … and their measured cost stays under this share of the time
+PUBLISH_INTERVAL = 1.0  # s: the other panels follow a run at most once a second …
+PUBLISH_COST_FACTOR = 20  # … and spend at most 1/20 of the GUI thread on it
 ETA_WINDOW = 10.0  # s of recent running time used for the steps/s behind "time left"
-EVAL_SIZE = 100
+EVAL_SIZE = 50  # held-out pairs per live evaluation (a full evaluation is the CLI's job)
 WARNING = QColor("#9a6700")
 WIDE = 900  # px: wider than this, curves and probe sit side by side
 
@@ -61,6 +65,11 @@ class TrainingPanel(QWidget):
         self._watched = None
         self._publish_timer = QTimer(self, singleShot=True)
         self._publish_timer.timeout.connect(self._flush_publish)
+        self._redraw_timer = QTimer(self, singleShot=True)
+        self._redraw_timer.timeout.connect(self.redraw)
+        self._last_redraw = 0.0
+        self._frame_cost = 0.0
+        self._show_newest = False
         self._build()
         state.bundleChanged.connect(self._on_bundle)
         if state.bundle is not None:
@@ -267,11 +276,12 @@ class TrainingPanel(QWidget):
         self.step = int(rows.step[-1])
         self._walls = np.concatenate([self._walls, rows.wall])[-4096:]
         self._wall_steps = np.concatenate([self._wall_steps, rows.step.astype(float)])[-4096:]
-        self._show_progress()
+        self._schedule_redraw()
 
     def _on_eval(self, event) -> None:
         if self._mine():
             self.curves.add_exact_match(event.step, event.exact_match)
+            self._schedule_redraw()
 
     def _on_snapshot(self, snap: Snapshot) -> None:
         if not self._mine():
@@ -279,10 +289,10 @@ class TrainingPanel(QWidget):
         viewed_step = self.timeline[self.viewed][0] if (not self.live and 0 <= self.viewed < len(self.timeline)) else None
         self.timeline.add(snap.step, snap)
         if self.live:
-            self._show(len(self.timeline) - 1)
+            self._show_newest = True
         else:
             self.viewed = self.timeline.index_of_step(viewed_step)
-            self._update_timeline()
+        self._schedule_redraw()
 
     def _on_probe_failed(self, text: str) -> None:
         if self._mine():
@@ -321,6 +331,7 @@ class TrainingPanel(QWidget):
         run.join()
         self.phase = "idle"
         self._show_phase()
+        self.redraw()
         if outcome == "failed":
             return
         self._flush_publish()
@@ -329,6 +340,30 @@ class TrainingPanel(QWidget):
         extra = " The trained model is now the model of every panel." if handed else ""
         self._say(f"Training {what} after {self.step:,} steps.{extra}")
         self._show_progress(done=True)
+
+    # -- drawing, paced by its cost ----------------------------------------------------------------
+    def _schedule_redraw(self) -> None:
+        if self._redraw_timer.isActive():
+            return
+        gap = max(FRAME_MIN, self._frame_cost / GUI_BUDGET)
+        wait = gap - (time.monotonic() - self._last_redraw)
+        self._redraw_timer.start(max(0, int(wait * 1000)))
+
+    def redraw(self) -> None:
+        """Hand everything received since the last redraw to the plots (one batch of work)."""
+        self._redraw_timer.stop()
+        start = time.perf_counter()
+        self.curves.refresh()
+        if self._show_newest and self.live and len(self.timeline):
+            self._show(len(self.timeline) - 1)
+        else:
+            self._update_timeline()
+        self._show_newest = False
+        self._show_progress(done=self.run is None)
+        # This frame's Python work + what painting took since the last frame (about the same next time).
+        self._frame_cost = (time.perf_counter() - start + self.curves.take_paint_time()
+                            + self.probe.canvas.take_paint_time())
+        self._last_redraw = time.monotonic()
 
     # -- snapshots ------------------------------------------------------------------------------
     def _show(self, index: int, publish_now: bool = False) -> None:

@@ -1,0 +1,192 @@
+"""Does watching a training run slow it down, and does training freeze the window?
+
+Measured in one process, offscreen, in alternating blocks (GUI, headless, GUI, …) so that
+drifts in machine load hit both alike:
+
+* GUI: the training panel runs a real training of the tiny reverse model (its worker thread,
+  snapshots on and published, curves drawn) while the Qt event loop runs for N seconds.
+* headless: the same `Trainer.step()` loop, same request and config, same seconds, no GUI.
+
+Throughput is optimisation steps per second (both runs draw the same seeded batches, so
+steps/s is proportional to tokens/s). Event-loop latency: a 10 ms precise `QTimer` on the GUI
+thread during the GUI blocks records how late each tick fires.
+
+    .venv/bin/python benchmarks/training_gui.py [--seconds 10] [--rounds 3] [--batch 64] [--window]
+
+`--window` runs the whole main window (every panel following the snapshots) instead of the
+panel alone. Last lines: `event_loop_p99_ms: Y` and `training_gui_ratio: X` (GUI ÷ headless);
+targets X ≥ 0.9, Y ≤ 50.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("TRANSFORMER_EXPLORER_DATA", tempfile.mkdtemp(prefix="training-gui-bench-"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--seconds", type=float, default=10.0, help="length of each block")
+    p.add_argument("--rounds", type=int, default=3, help="GUI + headless block pairs")
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--threads", type=int, default=None, help="torch threads (default: cores − 1)")
+    p.add_argument("--window", action="store_true", help="the whole main window, not the panel alone")
+    return p.parse_args(argv)
+
+
+def percentile(values: list[float], q: float) -> float:
+    import numpy as np
+
+    return float(np.percentile(np.asarray(values), q)) if values else float("nan")
+
+
+class LatencyProbe:
+    """A 10 ms timer on the GUI thread; each tick's lateness in ms."""
+
+    def __init__(self, interval_ms: int = 10):
+        from PySide6.QtCore import Qt, QTimer
+
+        self.interval = interval_ms / 1000
+        self.late: list[float] = []
+        self.timer = QTimer()
+        self.timer.setTimerType(Qt.PreciseTimer)
+        self.timer.setInterval(interval_ms)
+        self.timer.timeout.connect(self._tick)
+        self._last = None
+
+    def start(self) -> None:
+        self._last = time.perf_counter()
+        self.timer.start()
+
+    def stop(self) -> None:
+        self.timer.stop()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.late.append(max(0.0, (now - self._last - self.interval) * 1000))
+        self._last = now
+
+
+def gui_block(app, panel, request, seconds: float, probe: LatencyProbe) -> tuple[int, int]:
+    """(steps trained, snapshots received) with the event loop running for `seconds`."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    panel.start(request)
+    run = panel.run
+    loop = QEventLoop()
+    QTimer.singleShot(int(seconds * 1000), loop.quit)
+    probe.start()
+    loop.exec()
+    probe.stop()
+    steps = run.worker.trainer.step_count if run.worker.trainer is not None else 0
+    panel.stop()
+    run.join()
+    for _ in range(5):
+        app.processEvents()
+    return steps, len(panel.timeline)
+
+
+def headless_block(request, seconds: float, threads: int) -> int:
+    import torch
+
+    from explorer.training_setup import build_trainer
+
+    torch.set_num_threads(threads)
+    deadline = time.perf_counter() + seconds
+    trainer = build_trainer(request)
+    while time.perf_counter() < deadline:
+        trainer.step()
+    return trainer.step_count
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    import torch
+    from PySide6.QtWidgets import QApplication
+
+    from explorer import style
+    from explorer.panels.training import TrainingPanel
+    from explorer.runner import Runner, random_bundle
+    from explorer.state import SessionState
+    from explorer.training_setup import worker_threads
+
+    threads = args.threads or worker_threads()
+    torch.set_num_threads(threads)
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    style.apply_app_style(app)
+    state = SessionState()
+    state.set_bundle(random_bundle("reverse"))
+    if args.window:
+        from PySide6.QtCore import QSettings
+
+        from explorer.main_window import MainWindow
+
+        window = MainWindow(state, Runner(state), settings=QSettings(), restore=False, persist=False)
+        window.resize(1280, 800)
+        window.show()
+        window.focus_panel("training")
+        panel = window.panels["training"]
+    else:
+        panel = TrainingPanel(state)
+        panel.resize(1280, 720)
+        panel.show()
+    c = panel.controls
+    c.steps_spin.setValue(1_000_000)
+    c.warmup_spin.setValue(400)
+    c.batch_spin.setValue(args.batch)
+    request = panel.request()
+    request.threads = threads
+    app.processEvents()
+
+    probe = LatencyProbe()
+    gui_steps, head_steps, snaps = [], [], []
+    print(f"tiny reverse model, batch {args.batch}, {threads} torch thread(s), {args.rounds} × "
+          f"({args.seconds:.0f} s GUI + {args.seconds:.0f} s headless), "
+          f"{'main window' if args.window else 'training panel'}, {os.cpu_count()} cores")
+    for r in range(args.rounds):
+        steps, n_snap = gui_block(app, panel, request, args.seconds, probe)
+        gui_steps.append(steps)
+        snaps.append(n_snap)
+        head_steps.append(headless_block(request, args.seconds, threads))
+        print(f"  round {r + 1}: GUI {steps / args.seconds:7.2f} steps/s ({n_snap} snapshots)   "
+              f"headless {head_steps[-1] / args.seconds:7.2f} steps/s")
+    gui_rate = sum(gui_steps) / (args.rounds * args.seconds)
+    head_rate = sum(head_steps) / (args.rounds * args.seconds)
+    tokens = mean_tokens_per_batch(request)
+    ratio = gui_rate / head_rate if head_rate else float("nan")
+    print(f"GUI attached:  {gui_rate:.2f} steps/s ≈ {gui_rate * tokens:,.0f} tokens/s "
+          f"(snapshots per block: {statistics.mean(snaps):.0f})")
+    print(f"headless:      {head_rate:.2f} steps/s ≈ {head_rate * tokens:,.0f} tokens/s")
+    print(f"per-round ratios: {', '.join(f'{g / h:.3f}' for g, h in zip(gui_steps, head_steps) if h)}")
+    print(f"event loop lateness over {len(probe.late)} ticks of 10 ms: p50 {percentile(probe.late, 50):.1f} ms, "
+          f"p99 {percentile(probe.late, 99):.1f} ms, max {max(probe.late, default=float('nan')):.1f} ms")
+    print(f"event_loop_p99_ms: {percentile(probe.late, 99):.1f}")
+    print(f"training_gui_ratio: {ratio:.3f}")
+    panel.shutdown()
+    return 0
+
+
+def mean_tokens_per_batch(request, n: int = 50) -> float:
+    """Source + target tokens (no padding) per batch of the seeded stream both runs draw."""
+    from model.tokenizers import PAD_ID
+
+    from explorer.training_setup import build_trainer
+
+    trainer = build_trainer(request)
+    total = 0
+    for _ in range(n):
+        b = trainer.next_batch()
+        total += int((b.src != PAD_ID).sum()) + int((b.tgt_out != PAD_ID).sum())
+    return total / n
+
+
+if __name__ == "__main__":
+    sys.exit(main())
