@@ -12,7 +12,7 @@ import torch
 from .config import TransformerConfig
 from .decoding import beam_search, greedy_decode, sample_decode
 from .recorder import Trace, record
-from .tokenizers import BOS_ID, EOS_ID, Encoded, Tokenizer
+from .tokenizers import Encoded, Tokenizer
 from .transformer import Transformer
 
 
@@ -27,8 +27,8 @@ class ForwardResult:
     trace: Trace
     source: Encoded
     src_pieces: list[str]  # encoder positions
-    tgt_pieces: list[str]  # decoder input positions: <bos> y1 … y_n
-    out_pieces: list[str]  # what each decoder position predicts: y1 … y_n <eos>
+    tgt_pieces: list[str]  # decoder input positions: <bos> y1 … y_n ([] for an encoder-only model)
+    out_pieces: list[str]  # what each decoder position predicts: y1 … y_n <eos> (encoder-only: each source position)
     output_text: str  # the model's greedy output (or the given target when teacher forcing)
     target_text: str | None  # the target the user gave, if any
 
@@ -69,13 +69,17 @@ class ModelBundle:
         limit = self.max_input_len
         if len(enc.ids) > limit:
             raise InputError(f"The input has {len(enc.ids)} tokens; this model reads at most {limit}.")
-        if len(enc.unknown) == len(enc.ids):
+        # Pretrained tokenizers add their own markers ([CLS] … [SEP], … </s>): those are not the input.
+        specials = getattr(self.src_tokenizer, "special_ids", frozenset())
+        if len(enc.unknown) == sum(1 for i in enc.ids if i not in specials):
             shown = "".join(sorted({p for _, p in enc.unknown}))[:40]
             raise InputError(f"The model knows none of the input's symbols ({shown!r}); "
                              f"it was trained on: {self.describe_alphabet()}")
         return torch.tensor([enc.ids], dtype=torch.long, device=self.device), enc
 
     def describe_alphabet(self) -> str:
+        if hasattr(self.src_tokenizer, "describe"):  # a pretrained sub-word vocabulary
+            return self.src_tokenizer.describe()
         vocab = self.src_tokenizer.vocab[4:]
         sep = "" if self.src_tokenizer.kind == "char" else " "
         text = sep.join(vocab)
@@ -96,23 +100,29 @@ class ModelBundle:
     def generate_ids(self, src: torch.Tensor, method: str = "greedy", max_len: int | None = None,
                      beam_size: int = 4, alpha: float = 0.6, temperature: float = 1.0, top_k: int = 0,
                      top_p: float = 1.0, seed: int | None = None) -> list[int]:
-        """Output ids (without <bos>/<eos>) for one source (1, S)."""
+        """Output ids (without <bos>/<eos>) for one source (1, S).
+
+        <bos>/<eos> are the target tokenizer's own ids: a pretrained model has its own
+        (Marian starts from the pad id and ends with </s> = 0)."""
+        if not self.config.has_decoder:
+            raise InputError("An encoder-only model does not generate text; run it to see what it computes.")
+        bos, eos = self.tgt_tokenizer.bos_id, self.tgt_tokenizer.eos_id
         self.model.eval()
         max_len = max_len or self.default_max_output(src.size(1))
         if method == "greedy":
-            ids = greedy_decode(self.model, src, BOS_ID, EOS_ID, max_len)[0].tolist()
+            ids = greedy_decode(self.model, src, bos, eos, max_len)[0].tolist()
         elif method == "beam":
-            ids = beam_search(self.model, src, BOS_ID, EOS_ID, max_len, beam_size, alpha).tokens
+            ids = beam_search(self.model, src, bos, eos, max_len, beam_size, alpha).tokens
         elif method == "sample":
             gen = torch.Generator(device=src.device)
             if seed is not None:
                 gen.manual_seed(seed)
-            ids = sample_decode(self.model, src, BOS_ID, EOS_ID, max_len, temperature, top_k, top_p, gen)[0].tolist()
+            ids = sample_decode(self.model, src, bos, eos, max_len, temperature, top_k, top_p, gen)[0].tolist()
         else:
             raise ValueError(f"unknown decoding method {method!r}; use greedy, beam or sample")
         out = []
         for i in ids[1:]:
-            if i == EOS_ID:
+            if i == eos:
                 break
             out.append(i)
         return out
@@ -128,18 +138,32 @@ class ModelBundle:
         """Record the teacher-forced forward over the given target, or over the model's own
         greedy output when no target is given (so every step shows what the model really did)."""
         src, enc = self.encode_source(text)
+        if not self.config.has_decoder:
+            return self._run_encoder_only(src, enc)
+        bos, eos = self.tgt_tokenizer.bos_id, self.tgt_tokenizer.eos_id
         if target is not None and target.strip():
             y = self.encode_target(target)
         else:
             target = None
             y = self.generate_ids(src)
-        tgt_in = torch.tensor([[BOS_ID] + y], dtype=torch.long, device=self.device)
+        tgt_in = torch.tensor([[bos] + y], dtype=torch.long, device=self.device)
         self.model.eval()
         with record(self.model) as trace:
             self.model(src, tgt_in)
         tok = self.tgt_tokenizer
         return ForwardResult(
             trace=trace, source=enc, src_pieces=enc.pieces,
-            tgt_pieces=tok.pieces([BOS_ID] + y), out_pieces=tok.pieces(y + [EOS_ID]),
+            tgt_pieces=tok.pieces([bos] + y), out_pieces=tok.pieces(y + [eos]),
             output_text=tok.decode(y), target_text=target,
         )
+
+    def _run_encoder_only(self, src: torch.Tensor, enc: Encoded) -> ForwardResult:
+        """An encoder-only (BERT-like) model: record the encoder; each source position's
+        argmax over the generator is what it "predicts" (there is no target)."""
+        self.model.eval()
+        with record(self.model) as trace:
+            logits = self.model(src)  # (1, S, V)
+        tok = self.src_tokenizer
+        predicted = logits[0].argmax(-1).tolist()
+        return ForwardResult(trace=trace, source=enc, src_pieces=enc.pieces, tgt_pieces=[],
+                             out_pieces=tok.pieces(predicted), output_text=tok.decode(predicted), target_text=None)

@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 
 KINDS = ("encoder_decoder", "encoder_only", "decoder_only")
-POSITIONAL = ("sinusoidal", "learned")
+POSITIONAL = ("sinusoidal", "learned", "sinusoidal_halves")  # halves: Marian's layout (model.positional)
+ACTIVATIONS = ("relu", "gelu", "swish")  # Eq. 2 uses ReLU; BERT uses GELU, Marian (opus-mt) swish
 
 
 class ConfigError(ValueError):
@@ -34,6 +35,11 @@ class TransformerConfig:
     pad_id: int = 0
     kind: str = "encoder_decoder"  # later variants: "encoder_only" (BERT-like), "decoder_only" (GPT-like)
     layer_norm_eps: float = 1e-5
+    # Later models built from the same parts (model.pretrained loads them); the defaults are the paper's.
+    activation: str = "relu"  # the FFN's non-linearity (Eq. 2: max(0, ·))
+    scale_embeddings: bool = True  # Section 3.4's × √d_model; BERT does not scale
+    embedding_norm: bool = False  # BERT: LayerNorm over embedding + position (+ token type)
+    type_vocab_size: int = 0  # BERT's token-type ("segment") table; 0 = none. Type 0 is always used.
 
     def __post_init__(self) -> None:
         self.validate()
@@ -66,17 +72,21 @@ class TransformerConfig:
                 f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads}) "
                 "so each head gets d_k = d_model / h dimensions"
             )
-        if self.positional == "sinusoidal" and self.d_model % 2 != 0:
+        if self.positional in ("sinusoidal", "sinusoidal_halves") and self.d_model % 2 != 0:
             raise ConfigError(f"sinusoidal positional encoding needs an even d_model, got {self.d_model}")
         if not _is_number(self.dropout) or not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"dropout must be a number in [0, 1), got {self.dropout!r}")
         if not _is_number(self.layer_norm_eps) or not self.layer_norm_eps > 0:
             raise ConfigError(f"layer_norm_eps must be a positive number, got {self.layer_norm_eps!r}")
-        for name in ("share_embeddings", "norm_first"):  # a checkpoint's "no" must not read as True
+        for name in ("share_embeddings", "norm_first", "scale_embeddings", "embedding_norm"):  # a checkpoint's "no" must not read as True
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.pad_id, int) or isinstance(self.pad_id, bool):
             raise ConfigError(f"pad_id must be an integer, got {self.pad_id!r}")
+        if self.activation not in ACTIVATIONS:
+            raise ConfigError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
+        if not isinstance(self.type_vocab_size, int) or isinstance(self.type_vocab_size, bool) or self.type_vocab_size < 0:
+            raise ConfigError(f"type_vocab_size must be a non-negative integer, got {self.type_vocab_size!r}")
         if self.positional not in POSITIONAL:
             raise ConfigError(f"positional must be one of {POSITIONAL}, got {self.positional!r}")
         if self.kind not in KINDS:

@@ -11,22 +11,38 @@ from .config import TransformerConfig
 from .recorder import emit
 
 
-class FeedForward(nn.Module):
-    """Eq. 2: FFN(x) = max(0, x W1 + b1) W2 + b2, applied to each position separately."""
+# The FFN's non-linearity: (function, how the formula writes it, its name in a description).
+# Eq. 2 uses ReLU; BERT uses GELU (Hendrycks & Gimpel 2016, the exact erf form, as torch's
+# default), Marian/opus-mt uses swish = x·sigmoid(x) (torch's SiLU).
+FFN_ACTIVATIONS = {
+    "relu": (torch.relu, "max(0, {})", "ReLU"),
+    "gelu": (nn.functional.gelu, "GELU({})", "GELU"),
+    "swish": (nn.functional.silu, "swish({})", "swish"),
+}
 
-    def __init__(self, d_model: int, d_ff: int, dropout: float, axis: str):
+
+class FeedForward(nn.Module):
+    """Eq. 2: FFN(x) = max(0, x W1 + b1) W2 + b2, applied to each position separately.
+
+    `activation` swaps max(0, ·) for a later model's GELU or swish (config.activation).
+    """
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float, axis: str, activation: str = "relu"):
         super().__init__()
         self.w_1 = nn.Linear(d_model, d_ff)
         self.w_2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)
         self.axis = axis
+        self.act, pattern, self.act_name = FFN_ACTIVATIONS[activation]
+        self.hidden_formula = pattern.format("x W₁ + b₁")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        hidden = torch.relu(self.w_1(x))  # (B, T, d_ff)
-        emit(self, "hidden", hidden, "max(0, x W₁ + b₁)",
-             "The feed-forward layer's wide hidden layer after ReLU: d_ff features per token.", ("batch", self.axis, "d_ff"))
+        hidden = self.act(self.w_1(x))  # (B, T, d_ff)
+        emit(self, "hidden", hidden, self.hidden_formula,
+             f"The feed-forward layer's wide hidden layer after {self.act_name}: d_ff features per token.",
+             ("batch", self.axis, "d_ff"))
         out = self.w_2(self.dropout(hidden))  # (B, T, d_model)
-        emit(self, "output", out, "FFN(x) = max(0, x W₁ + b₁) W₂ + b₂",
+        emit(self, "output", out, f"FFN(x) = {self.hidden_formula} W₂ + b₂",
              "Projected back to d_model; each position is transformed on its own.", ("batch", self.axis, "d_model"))
         return out
 
@@ -67,7 +83,7 @@ class EncoderLayer(nn.Module):
         super().__init__()
         self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout, axes=(axis, axis))
         self.add_norm1 = AddNorm(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps, axis)
-        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout, axis)
+        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout, axis, cfg.activation)
         self.add_norm2 = AddNorm(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps, axis)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
@@ -90,7 +106,7 @@ class DecoderLayer(nn.Module):
             self.add_norm2 = AddNorm(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps, "tgt")
         else:
             self.cross_attn = None
-        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout, "tgt")
+        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout, "tgt", cfg.activation)
         self.add_norm3 = AddNorm(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps, "tgt")
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor | None, src_mask: torch.Tensor | None,

@@ -7,11 +7,19 @@ import torch
 from torch import nn
 
 
-def get_positional_encoding(d_model: int, max_len: int) -> torch.Tensor:
+LAYOUTS = ("interleaved", "halves")
+
+
+def get_positional_encoding(d_model: int, max_len: int, layout: str = "interleaved") -> torch.Tensor:
     """Section 3.5: PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(same).
 
     Returns (max_len, d_model) in float32 — a pure function, so a panel can draw any d_model.
+    `layout="halves"` puts the same sines in dims [0, d/2) and the cosines in [d/2, d), as
+    Marian (opus-mt) does (transformers' MarianSinusoidalPositionalEmbedding): the same
+    numbers, permuted.
     """
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     if d_model <= 0 or d_model % 2:
         raise ValueError(f"d_model must be a positive even number, got {d_model}")
     if max_len <= 0:
@@ -20,8 +28,12 @@ def get_positional_encoding(d_model: int, max_len: int) -> torch.Tensor:
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (d_model/2,)
     angle = pos / torch.pow(10000.0, two_i / d_model)  # (max_len, d_model/2)
     pe = torch.zeros(max_len, d_model, dtype=torch.float64)
-    pe[:, 0::2] = torch.sin(angle)
-    pe[:, 1::2] = torch.cos(angle)
+    if layout == "halves":
+        pe[:, : d_model // 2] = torch.sin(angle)
+        pe[:, d_model // 2:] = torch.cos(angle)
+    else:
+        pe[:, 0::2] = torch.sin(angle)
+        pe[:, 1::2] = torch.cos(angle)
     return pe.float()
 
 
@@ -34,9 +46,9 @@ def wavelengths(d_model: int) -> torch.Tensor:
 class SinusoidalPositionalEncoding(nn.Module):
     """The fixed encoding as a (non-trainable, non-saved) buffer, sliced to the sequence length."""
 
-    def __init__(self, d_model: int, max_len: int):
+    def __init__(self, d_model: int, max_len: int, layout: str = "interleaved"):
         super().__init__()
-        self.register_buffer("pe", get_positional_encoding(d_model, max_len), persistent=False)
+        self.register_buffer("pe", get_positional_encoding(d_model, max_len, layout), persistent=False)
 
     def forward(self, length: int) -> torch.Tensor:
         if length > self.pe.size(0):

@@ -21,8 +21,14 @@ def padding_mask(ids: torch.Tensor, pad_id: int) -> torch.Tensor:
 
 
 def decoder_mask(tgt: torch.Tensor, pad_id: int, causal: bool = True) -> torch.Tensor:
-    """(B, 1, T, T): target padding keys blocked and, when `causal`, the future too."""
-    mask = padding_mask(tgt, pad_id)  # (B, 1, 1, T)
+    """(B, 1, T, T): target padding keys blocked and, when `causal`, the future too.
+
+    The first position is the start symbol and never padding, even when its id is pad_id:
+    Marian (opus-mt) starts decoding with the pad id itself (decoder_start_token_id).
+    """
+    mask = padding_mask(tgt, pad_id)  # (B, 1, 1, T), a fresh tensor
+    if tgt.size(1):
+        mask[..., 0] = True
     if causal:
         mask = mask & subsequent_mask(tgt.size(1), tgt.device).unsqueeze(1)  # (B, 1, T, T)
     else:
@@ -43,9 +49,17 @@ class Transformer(nn.Module):
         self.config = cfg = config
         if cfg.positional == "sinusoidal":
             self.positional = SinusoidalPositionalEncoding(cfg.d_model, cfg.max_len)
+        elif cfg.positional == "sinusoidal_halves":
+            self.positional = SinusoidalPositionalEncoding(cfg.d_model, cfg.max_len, layout="halves")
         else:
             self.positional = LearnedPositionalEmbedding(cfg.d_model, cfg.max_len)
         self.embed_dropout = nn.Dropout(cfg.dropout)
+        # BERT's additions to the input (Devlin et al. 2019, Fig. 2): a token-type ("segment")
+        # embedding (the source is all type 0) and a LayerNorm over the sum, per stack.
+        self.token_type = nn.Embedding(cfg.type_vocab_size, cfg.d_model) if cfg.type_vocab_size else None
+        stacks = [s for s, has in (("encoder", cfg.has_encoder), ("decoder", cfg.has_decoder)) if has]
+        self.embed_norm = (nn.ModuleDict({s: nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) for s in stacks})
+                           if cfg.embedding_norm else None)
         out_vocab = cfg.tgt_vocab_size if cfg.has_decoder else cfg.src_vocab_size
         if cfg.has_encoder:
             self.src_embed = TokenEmbedding(cfg.src_vocab_size, cfg.d_model, cfg.pad_id)
@@ -71,26 +85,62 @@ class Transformer(nn.Module):
 
     # -- Figure 1, bottom: inputs ------------------------------------------------------------
     def embed(self, ids: torch.Tensor, table: TokenEmbedding, stack: str) -> torch.Tensor:
-        """Token embedding × √d_model + positional encoding, then dropout (Sections 3.4, 3.5)."""
+        """Token embedding × √d_model + positional encoding, then dropout (Sections 3.4, 3.5).
+
+        BERT-like configs skip the √d_model (scale_embeddings), add the type-0 token-type
+        vector to the source (type_vocab_size) and normalise the sum (embedding_norm).
+        """
         axis = "src" if stack == "encoder" else "tgt"
+        cfg = self.config
+        scale = table.scale if cfg.scale_embeddings else 1.0
+        token_type = self.token_type if stack == "encoder" else None
         if current_trace() is None:
-            x = table(ids) * table.scale + self.positional(ids.size(1))
+            x = table(ids) * scale + self.positional(ids.size(1))
+            if token_type is not None:
+                x = x + token_type(torch.zeros_like(ids))
+            if self.embed_norm is not None:
+                x = self.embed_norm[stack](x)
             return self.embed_dropout(x)
         tokens = table(ids)  # (B, T, d_model)
         emit(None, f"{stack}.embedding.tokens", tokens, "E[token]",
              "Each token id looks up its learned vector in the embedding table.", ("batch", axis, "d_model"))
-        scaled = tokens * table.scale
-        emit(None, f"{stack}.embedding.scaled", scaled, "E[token] · √d_model",
-             "The embeddings are multiplied by √d_model (Section 3.4) so they are not drowned by the positions.",
-             ("batch", axis, "d_model"))
+        if cfg.scale_embeddings:
+            scaled = tokens * scale
+            emit(None, f"{stack}.embedding.scaled", scaled, "E[token] · √d_model",
+                 "The embeddings are multiplied by √d_model (Section 3.4) so they are not drowned by the positions.",
+                 ("batch", axis, "d_model"))
+        else:
+            scaled = tokens
+            emit(None, f"{stack}.embedding.scaled", scaled, "E[token] (not scaled)",
+                 "This model adds its embeddings unscaled (no × √d_model, unlike Section 3.4).",
+                 ("batch", axis, "d_model"))
         pe = self.positional(ids.size(1))  # (T, d_model)
-        emit(None, f"{stack}.positional", pe, "PE(pos, 2i) = sin(pos/10000^(2i/d)), PE(pos, 2i+1) = cos(…)"
-             if self.config.positional == "sinusoidal" else "P[pos] (learned)",
+        emit(None, f"{stack}.positional", pe, self._positional_formula(),
              "The positional encoding: the only place the model learns where each token is.", (axis, "d_model"))
         x = scaled + pe
-        emit(None, f"{stack}.input", x, "E[token] · √d_model + PE(pos)",
-             "What enters the first layer: meaning plus position, one vector per token.", ("batch", axis, "d_model"))
+        formula = ("E[token] · √d_model" if cfg.scale_embeddings else "E[token]") + " + PE(pos)"
+        if token_type is not None:
+            types = token_type(torch.zeros_like(ids))  # (B, T, d_model)
+            emit(None, f"{stack}.embedding.token_type", types, "T[0]",
+                 "BERT's token-type (segment) embedding; a single sentence is all type 0.", ("batch", axis, "d_model"))
+            x = x + types
+            formula += " + T[0]"
+        emit(None, f"{stack}.input", x, formula,
+             "What enters the first layer: meaning plus position, one vector per token."
+             if self.embed_norm is None else "Meaning plus position, one vector per token, before the LayerNorm.",
+             ("batch", axis, "d_model"))
+        if self.embed_norm is not None:
+            x = self.embed_norm[stack](x)
+            emit(None, f"{stack}.input_norm", x, f"LayerNorm({formula})",
+                 "BERT normalises the summed embeddings; this is what enters the first layer.", ("batch", axis, "d_model"))
         return self.embed_dropout(x)
+
+    def _positional_formula(self) -> str:
+        if self.config.positional == "sinusoidal":
+            return "PE(pos, 2i) = sin(pos/10000^(2i/d)), PE(pos, 2i+1) = cos(…)"
+        if self.config.positional == "sinusoidal_halves":
+            return "PE(pos, i) = sin(pos/10000^(2i/d)), PE(pos, d/2 + i) = cos(…)"
+        return "P[pos] (learned)"
 
     # -- the two halves ------------------------------------------------------------------------
     def encode(self, src: torch.Tensor) -> torch.Tensor:
