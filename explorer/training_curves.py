@@ -129,7 +129,8 @@ class TrainingCurves(TimedCanvas):
             plot.setXLink(self.loss_plot)
         self.acc_plot.setYRange(0, 1.02, padding=0)
         self.acc_plot.setLimits(yMin=-0.02, yMax=1.05)
-        legend = self.acc_plot.addLegend(offset=(8, 8), labelTextSize=f"{style.SMALL_POINT_SIZE}pt",
+        # Bottom right: empty both early in a run (curves near 0 on the left) and late (near 1).
+        legend = self.acc_plot.addLegend(offset=(-8, -8), labelTextSize=f"{style.SMALL_POINT_SIZE}pt",
                                          brush=pg.mkBrush(255, 255, 255, 220))
         legend.setZValue(10)
         self.curves = {
@@ -143,7 +144,7 @@ class TrainingCurves(TimedCanvas):
         }
         self.warmup_line = pg.InfiniteLine(angle=90, movable=False,
                                            pen=pg.mkPen(style.MUTED.name(), width=1.5, style=Qt.DashLine),
-                                           label="warm-up ends", labelOpts=dict(position=0.88, color=style.MUTED.name(),
+                                           label="warm-up ends", labelOpts=dict(position=0.1, color=style.MUTED.name(),
                                                                                   anchors=[(0, 0), (0, 0)]))
         self.warmup_line.label.setFont(style.font(style.SMALL_POINT_SIZE))
         self.warmup_line.hide()

@@ -106,14 +106,16 @@ def describe_model(trainer: Trainer) -> str:
 
 
 def data_dir() -> Path:
-    """Where the app keeps its own files: $TRANSFORMER_EXPLORER_DATA, else Qt's AppDataLocation."""
+    """Where the app keeps its own files: $TRANSFORMER_EXPLORER_DATA, else the platform's data
+    folder (QStandardPaths; e.g. ~/.local/share/transformer-explorer on Linux). Named
+    explicitly, so it does not depend on whether the application name was set."""
     override = os.environ.get(DATA_ENV)
     if override:
         return Path(override)
     from PySide6.QtCore import QStandardPaths
 
-    location = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
-    return Path(location or Path.home() / ".transformer-explorer")
+    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericDataLocation)
+    return Path(base) / "transformer-explorer" if base else Path.home() / ".transformer-explorer"
 
 
 def last_run_dir() -> Path:

@@ -270,3 +270,48 @@ def test_snapshot_timeline_is_bounded_and_spans_the_run():
     assert timeline[len(timeline) - 1] == (995, "replaced")
     with pytest.raises(ValueError):
         timeline.add(3, "going back in time")
+
+
+def test_saving_mid_run_writes_a_loadable_checkpoint_between_steps(qtbot, panel, tmp_path):
+    panel.start()
+    wait_steps(qtbot, panel, 2)
+    folder = tmp_path / "mid-run"
+    with qtbot.waitSignal(panel.run.worker.saved, timeout=TIMEOUT) as saved:
+        panel.save_checkpoint(folder)
+    assert saved.args == [str(folder)]
+    restored = load_checkpoint(folder)
+    assert restored.metrics["steps"] >= 2 and "Checkpoint saved" in panel.message.text()
+    panel.pause()
+    qtbot.waitUntil(lambda: panel.phase == "paused", timeout=TIMEOUT)
+    panel.save_checkpoint(folder)  # paused: these are exactly the weights the trainer holds
+    qtbot.waitUntil(lambda: load_checkpoint(folder).metrics["steps"] == panel.step, timeout=TIMEOUT)
+    trained = panel.run.worker.trainer.model.state_dict()
+    for name, value in load_checkpoint(folder).model.state_dict().items():
+        assert torch.equal(value, trained[name].cpu()), name
+    panel.stop()
+    wait_idle(qtbot, panel)
+
+
+def test_use_this_model_hands_a_copy_to_the_session_during_the_run(qtbot, panel, state):
+    panel.start()
+    wait_steps(qtbot, panel, 2)
+    panel.pause()
+    qtbot.waitUntil(lambda: panel.phase == "paused", timeout=TIMEOUT)
+    with qtbot.waitSignal(state.bundleChanged, timeout=TIMEOUT):
+        panel.use_model()
+    assert state.bundle.metrics["steps"] == panel.step and state.bundle.model is not panel.run.worker.trainer.model
+    assert "now the model of every panel" in panel.message.text()
+    panel.stop()
+    wait_idle(qtbot, panel)
+
+
+def test_a_broken_tsv_file_is_a_message_not_a_crash(qtbot, panel, state, tmp_path):
+    bad = tmp_path / "pairs.tsv"
+    bad.write_text("hello\tolleh\nno tab on this line\n", encoding="utf-8")
+    panel.controls.set_tsv(str(bad))
+    messages = []
+    state.message.connect(lambda level, text: messages.append((level, text)))
+    panel.start()
+    wait_idle(qtbot, panel)
+    assert any(level == "error" and "pairs.tsv" in text and "line 2" in text for level, text in messages), messages
+    assert "pairs.tsv" in panel.message.text() and panel.controls.start_button.isEnabled()
