@@ -70,8 +70,8 @@ class ModelBundle:
         if len(enc.ids) > limit:
             raise InputError(f"The input has {len(enc.ids)} tokens; this model reads at most {limit}.")
         # Pretrained tokenizers add their own markers ([CLS] … [SEP], … </s>): those are not the input.
-        specials = getattr(self.src_tokenizer, "special_ids", frozenset())
-        if len(enc.unknown) == sum(1 for i in enc.ids if i not in specials):
+        markers = getattr(self.src_tokenizer, "special_ids", frozenset()) - {self.src_tokenizer.unk_id}
+        if len(enc.unknown) == sum(1 for i in enc.ids if i not in markers):
             shown = "".join(sorted({p for _, p in enc.unknown}))[:40]
             raise InputError(f"The model knows none of the input's symbols ({shown!r}); "
                              f"it was trained on: {self.describe_alphabet()}")
