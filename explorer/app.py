@@ -96,4 +96,5 @@ def run_app(argv: list[str] | None = None) -> int:
         runner.load_default(then_run=text, then_target=args.target)
     code = app.exec()
     runner.wait()
+    window.deleteLater()  # run_app may be called again in the same process (tests)
     return code

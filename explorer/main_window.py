@@ -7,17 +7,17 @@ The window holds no logic of its own: panels observe `SessionState`, slow work g
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QByteArray, QSettings, Qt
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QLabel, QMainWindow, QMessageBox, QProgressBar,
-                               QScrollArea, QTabWidget, QToolBar, QWidget)
+                               QScrollArea, QTabBar, QTabWidget, QToolBar, QWidget)
 
 from explorer import style
 from explorer.input_bar import InputBar
 from explorer.panels import panel_classes
 
 LAYOUT_VERSION = 1  # bump when the default layout changes so old saved layouts are not restored
-LEFT_PANELS = ("architecture",)
+LEFT_PANELS = ("architecture", "positional")  # the rest share the right side; few tabs each, none elided
 SHORTCUTS_HELP = ("← / →  previous / next step\nSpace  play / pause\nHome / End  first / last step\n"
                   "Enter (in the input)  run the model\nMouse wheel  zoom a diagram or heatmap, drag to pan")
 
@@ -60,7 +60,8 @@ class MainWindow(QMainWindow):
         self.settings = settings if settings is not None else default_settings()
         self.setWindowTitle("Transformer Explorer — Attention Is All You Need")
         self.setDockNestingEnabled(True)
-        self.setDockOptions(QMainWindow.AnimatedDocks | QMainWindow.AllowTabbedDocks | QMainWindow.AllowNestedDocks)
+        # No AnimatedDocks: geometry must be final at once for figures and for hide_stale_tab_bars.
+        self.setDockOptions(QMainWindow.AllowTabbedDocks | QMainWindow.AllowNestedDocks)
         self.setTabPosition(Qt.AllDockWidgetAreas, QTabWidget.North)
 
         self.input_bar = InputBar(state, runner, self)
@@ -83,8 +84,9 @@ class MainWindow(QMainWindow):
 
     # -- assembly ----------------------------------------------------------------------------
     def _add_docks(self) -> None:
-        """Architecture on the left; every other panel tabbed on the right, the stepper in front."""
-        right: list[QDockWidget] = []
+        """Architecture (and positions) on the left, the other panels tabbed on the right;
+        the architecture and the stepper in front."""
+        areas: dict[bool, list[QDockWidget]] = {True: [], False: []}
         for cls in panel_classes():
             panel = cls(self.state, self)
             dock = QDockWidget(cls.title, self)
@@ -93,22 +95,24 @@ class MainWindow(QMainWindow):
             dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
                              | QDockWidget.DockWidgetClosable)
             self.panels[cls.panel_name], self.docks[cls.panel_name] = panel, dock
-            if cls.panel_name in LEFT_PANELS:
-                self.addDockWidget(Qt.LeftDockWidgetArea, dock)
+            left = cls.panel_name in LEFT_PANELS
+            if areas[left]:
+                self.tabifyDockWidget(areas[left][0], dock)
             else:
-                self.addDockWidget(Qt.RightDockWidgetArea, dock)
-                if right:
-                    self.tabifyDockWidget(right[0], dock)
-                right.append(dock)
-        if "step" in self.docks:
-            self.docks["step"].raise_()
+                self.addDockWidget(Qt.LeftDockWidgetArea if left else Qt.RightDockWidgetArea, dock)
+            areas[left].append(dock)
+            for signal in (dock.dockLocationChanged, dock.topLevelChanged, dock.visibilityChanged):
+                signal.connect(self._tidy_tab_bars_later)
+        for name in ("architecture", "step"):
+            if name in self.docks:
+                self.docks[name].raise_()
         self._size_docks()
 
     def _size_docks(self, focus: str | None = None) -> None:
         left = [self.docks[n] for n in LEFT_PANELS if n in self.docks]
         right = [d for n, d in self.docks.items() if n not in LEFT_PANELS]
         if left and right:
-            share = 0.62 if focus in LEFT_PANELS else 0.45
+            share = 0.58 if focus in LEFT_PANELS else 0.45
             w = max(self.width(), 800)
             self.resizeDocks([left[0], right[0]], [int(w * share), int(w * (1 - share))], Qt.Horizontal)
 
@@ -157,6 +161,7 @@ class MainWindow(QMainWindow):
         dock.show()
         dock.raise_()
         self._size_docks(focus=name)
+        self._tidy_tab_bars_later()
         return dock
 
     def reset_layout(self) -> None:
@@ -164,9 +169,11 @@ class MainWindow(QMainWindow):
             dock.setFloating(False)
             dock.show()
         self.restoreState(self._default_state, LAYOUT_VERSION)
-        if "step" in self.docks:
-            self.docks["step"].raise_()
+        for name in ("architecture", "step"):
+            if name in self.docks:
+                self.docks[name].raise_()
         self._size_docks()
+        self._tidy_tab_bars_later()
 
     def save_layout(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
@@ -179,9 +186,37 @@ class MainWindow(QMainWindow):
         state = self.settings.value("window/state")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
-        return isinstance(state, QByteArray) and self.restoreState(state, LAYOUT_VERSION)
+        restored = isinstance(state, QByteArray) and self.restoreState(state, LAYOUT_VERSION)
+        self._tidy_tab_bars_later()
+        return restored
+
+    # -- a Qt 6.10 quirk -----------------------------------------------------------------------
+    def _tidy_tab_bars_later(self, *_) -> None:
+        QTimer.singleShot(0, self.hide_stale_tab_bars)
+
+    def hide_stale_tab_bars(self) -> int:
+        """Hide dock tab bars that Qt left behind, still visible, after re-tabbing docks.
+
+        Qt 6.10 keeps an old tab bar painted at a stale position whenever a third dock joins a
+        tab group (and after restoreState); on a figure it covers the input bar. A live tab bar
+        always touches the top (tabs North) or bottom of one of its docks."""
+        docks = [d.geometry() for d in self.docks.values() if d.isVisible() and not d.isFloating()]
+        hidden = 0
+        for bar in self.findChildren(QTabBar, options=Qt.FindDirectChildrenOnly):
+            g = bar.geometry()
+            if not bar.isVisible() or any(
+                    min(abs(g.bottom() + 1 - d.top()), abs(g.top() - 1 - d.bottom())) <= 3
+                    and g.left() < d.right() and d.left() < g.right() for d in docks):
+                continue
+            bar.hide()
+            hidden += 1
+        return hidden
 
     # -- events ------------------------------------------------------------------------------
+    def showEvent(self, event) -> None:  # noqa: N802
+        super().showEvent(event)
+        self._tidy_tab_bars_later()
+
     def closeEvent(self, event) -> None:  # noqa: N802
         if self.persist:
             self.save_layout()

@@ -2,6 +2,7 @@
 refuses bad input without losing the view, keeps its layout, and renders figures headless."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,10 +11,9 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
-from PySide6.QtCore import QSettings, Qt, QTimer  # noqa: E402
+from PySide6.QtCore import QSettings, Qt  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import style  # noqa: E402
 from explorer.app import run_app  # noqa: E402
@@ -154,24 +154,48 @@ def test_layout_save_restore_roundtrip(qtbot, tmp_path):
     assert fresh.dockWidgetArea(fresh.docks["architecture"]) == Qt.LeftDockWidgetArea
 
 
-def test_run_app_opens_the_window_with_a_trace(qapp):
-    """The real entry point: the window opens, loads the model off-thread and runs the input."""
-    seen = {}
+RUN_APP_DRIVER = """
+import json, sys
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from explorer.app import run_app
+from explorer.main_window import MainWindow
 
-    def check():
-        windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
-        if windows and windows[0].state.result is not None:
-            seen["source"] = windows[0].state.source_text
-            seen["steps"] = windows[0].state.n_steps()
-            windows[0].close()
-            qapp.quit()
-        else:
-            QTimer.singleShot(50, check)
+app = QApplication(sys.argv[:1])
+seen = {}
 
-    QTimer.singleShot(0, check)
-    QTimer.singleShot(30000, qapp.quit)  # never hang the test run
-    assert run_app(["--input", "hello", "--step", "generator.probs"]) == 0
-    assert seen == {"source": "hello", "steps": seen.get("steps")} and seen["steps"] > 50
+def check():
+    windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
+    if windows and windows[0].state.result is not None:
+        s = windows[0].state
+        seen.update(source=s.source_text, steps=s.n_steps(), step=s.current_step.name, bundle=s.bundle.name)
+        windows[0].close()
+        app.quit()
+    else:
+        QTimer.singleShot(50, check)
+
+QTimer.singleShot(0, check)
+QTimer.singleShot(60000, app.quit)
+code = run_app(["--input", "hello", "--step", "generator.probs"])
+print("RESULT", json.dumps(dict(seen, code=code)))
+"""
+
+
+@pytest.mark.slow
+def test_run_app_opens_the_window_with_a_trace(tmp_path):
+    """The real entry point: the window opens, loads the model off-thread and runs the input.
+    (In a subprocess: a finished QApplication.exec() leaves the test process unable to
+    activate windows, which later keyboard tests need.)"""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-c", RUN_APP_DRIVER], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=120)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-2000:]
+    seen = json.loads(lines[-1][len("RESULT "):])
+    assert seen["code"] == 0 and seen["source"] == "hello" and seen["steps"] > 50
+    assert seen["step"] == "generator.probs"  # --step selected it once the trace arrived
+    assert "reverse" in seen["bundle"]
+    assert (tmp_path / "TransformerExplorer" / "explorer.conf").exists()  # the layout was saved on close
 
 
 @pytest.mark.slow

@@ -134,6 +134,8 @@ class ArchitecturePanel(QWidget):
             centre = item.sceneBoundingRect().center()
             item.setText(_tokens_line(pieces.get(axis), item.font(), BLOCK_W + 60))
             item.setPos(centre.x() - item.boundingRect().width() / 2, item.pos().y())
+        if self.view.auto_fit:  # longer token lines change the figure's extent
+            self.view.fit()
         self._on_step(self.state.step)
 
     # -- selection ----------------------------------------------------------------------------

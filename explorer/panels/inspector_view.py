@@ -168,6 +168,11 @@ class TensorView(QWidget):
         self._set_overlay(masked)
         self.plot.setLimits(xMin=-0.5, xMax=cols + 0.5, yMin=-0.5, yMax=rows + 0.5,
                             minXRange=min(cols, 2), minYRange=min(rows, 2))
+        self.reset_view()
+
+    def reset_view(self) -> None:
+        """The whole tensor in view (after the user zoomed into a vocabulary or d_ff axis)."""
+        rows, cols = self.data.shape
         self.plot.setRange(xRange=(0, cols), yRange=(0, rows), padding=0)
 
     def _set_overlay(self, masked: np.ndarray) -> None:
