@@ -37,6 +37,12 @@ def token_echo_html(bundle, text: str) -> tuple[str, int]:
     return " ".join(parts) + more, len(enc.ids)
 
 
+def unknown_symbols(bundle, text: str) -> str:
+    """The distinct symbols of `text` the model's tokenizer does not know, space-separated."""
+    unknown = bundle.src_tokenizer.encode(text).unknown
+    return " ".join(sorted({p if p.strip() else "␣" for _, p in unknown}))
+
+
 class InputBar(QWidget):
     """Model chooser, source and target fields, Run; a token echo line and a status line."""
 
@@ -102,7 +108,10 @@ class InputBar(QWidget):
     def run(self) -> None:
         """Validate and run what is typed; a refusal leaves the current view as it is."""
         self.status.setText("")
-        self.runner.run(self.source.text(), self.target.text() or None)
+        text = self.source.text()
+        if self.state.bundle is not None and (symbols := unknown_symbols(self.state.bundle, text)):
+            self.state.inform(f"The model does not know {symbols}; it reads them as <unk>.", "warning")
+        self.runner.run(text, self.target.text() or None)
 
     def show_error(self, message: str) -> None:
         self.status.setText(f'<span style="color:{style.ERROR.name()}; font-weight:bold;">'
@@ -186,9 +195,9 @@ class InputBar(QWidget):
         count = f"{n}/{limit} tokens"
         if n > limit:
             count = f'<span style="color:{style.ERROR.name()}; font-weight:bold;">{n} tokens: over the limit of {limit}</span>'
-        unknown = bundle.src_tokenizer.encode(text).unknown
         note = ""
-        if unknown:
-            symbols = html.escape(" ".join(sorted({p for _, p in unknown})))
-            note = (f' <span style="color:{style.ERROR.name()};">unknown: {symbols} → &lt;unk&gt;</span>')
-        self.echo.setText(f"{count}: {shown}{note}")
+        symbols = unknown_symbols(bundle, text)
+        if symbols:
+            note = (f', <span style="color:{style.ERROR.name()};">unknown: {html.escape(symbols)} '
+                    f'→ &lt;unk&gt;</span>')
+        self.echo.setText(f"{count}{note}: {shown}")

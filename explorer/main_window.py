@@ -57,6 +57,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.state, self.runner = state, runner
         self.persist = persist
+        self._shown_once = False
         self.settings = settings if settings is not None else default_settings()
         self.setWindowTitle("Transformer Explorer — Attention Is All You Need")
         self.setDockNestingEnabled(True)
@@ -216,6 +217,9 @@ class MainWindow(QMainWindow):
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
         self._tidy_tab_bars_later()
+        if "step" in self.panels and not self._shown_once:  # ← → step at once, not move a text cursor
+            self._shown_once = True
+            QTimer.singleShot(0, self.panels["step"].setFocus)
 
     def closeEvent(self, event) -> None:  # noqa: N802
         if self.persist:

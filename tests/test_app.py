@@ -104,14 +104,37 @@ def test_bad_input_shows_a_message_and_keeps_the_trace(app_window, qtbot, text, 
     assert window.panels["step"].slider.maximum() == len(before.trace) - 1
 
 
-def test_unknown_characters_are_highlighted(app_window):
+def test_unknown_characters_are_highlighted_and_reported(app_window, qtbot):
     window, state, _ = app_window
     window.input_bar.source.setText("ab1c")
     echo = window.input_bar.echo.text()
     assert f'color:{style.ERROR.name()}' in echo and ">1</span>" in echo
     assert "unknown: 1" in echo
+    messages = []
+    state.message.connect(lambda level, text: messages.append((level, text)))
+    with qtbot.waitSignal(state.resultChanged, timeout=30000):
+        window.input_bar.run()
+    assert messages and messages[0][0] == "warning" and "1" in messages[0][1]
+    assert state.result.source.unknown == [(2, "1")]  # run anyway, the 1 read as <unk>
     window.input_bar.source.setText("a" * 70)
     assert "over the limit of 64" in window.input_bar.echo.text()
+
+
+def test_model_chooser_loads_a_bundled_checkpoint(app_window, qtbot):
+    window, state, _ = app_window
+    combo = window.input_bar.model_combo
+    names = [combo.itemText(i) for i in range(combo.count())]
+    assert names[-1] == "Open checkpoint folder…"
+    if "addition" not in names:
+        pytest.skip("no bundled addition checkpoint")
+    with qtbot.waitSignal(state.resultChanged, timeout=30000):
+        combo.activated.emit(names.index("addition"))
+    assert state.bundle.task["name"] == "addition"
+    # "attention" means nothing to an addition model: one of its examples ran instead
+    assert state.source_text in state.bundle.examples
+    assert combo.currentText() == "addition"
+    assert window.panels["architecture"].block("generator.logits").shape_text.endswith(
+        f", {state.bundle.config.tgt_vocab_size})")
 
 
 def test_stale_results_are_dropped(app_window, qtbot):

@@ -45,6 +45,7 @@ class StepperPanel(QWidget):
         self.view.hovered.connect(self._on_hover)
         self._build_layout()
         self._build_shortcuts()
+        self.setFocusPolicy(Qt.StrongFocus)  # a click on the panel takes focus from the input field
 
         state.resultChanged.connect(self._on_result)
         state.stepChanged.connect(self._on_step)
