@@ -84,44 +84,50 @@ class TrainingControls(QWidget):
             item.setEnabled(False)
             item.setToolTip("PyTorch sees no CUDA GPU on this machine")
         self.steps_spin = QSpinBox()
-        self.steps_spin.setRange(1, 10_000_000)
+        self.steps_spin.setRange(1, 1_000_000)
         self.steps_spin.setSingleStep(500)
         self.steps_spin.setValue(DEFAULT_STEPS["tiny"])
         self.steps_spin.setGroupSeparatorShown(True)
         self.warmup_spin = QSpinBox()
-        self.warmup_spin.setRange(1, 1_000_000)
+        self.warmup_spin.setRange(1, 100_000)
         self.warmup_spin.setValue(400)
         self.warmup_spin.setToolTip("Steps of linearly rising learning rate before the 1/√step decay (Section 5.3)")
         self.batch_spin = QSpinBox()
-        self.batch_spin.setRange(1, 4096)
+        self.batch_spin.setRange(1, 2048)
         self.batch_spin.setValue(64)
         self.batch_spin.setToolTip("Sentence pairs per optimisation step")
         for w in (self.task_box, self.tokenizer_box, self.model_box, self.device_box, self.steps_spin,
                   self.warmup_spin, self.batch_spin):
             w.setFont(f)
+        for box, chars in ((self.task_box, 7), (self.model_box, 8), (self.device_box, 4)):  # may shrink
+            box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(chars)
 
-        grid = QGridLayout()
-        grid.setHorizontalSpacing(8)
+        grid = QGridLayout()  # two rows that fit a dock ~600 px wide
+        grid.setHorizontalSpacing(6)
         grid.setVerticalSpacing(4)
         task_row = QHBoxLayout()
         task_row.addWidget(self.task_box, 1)
         task_row.addWidget(self.tokenizer_box)
-        grid.addWidget(_label("Task"), 0, 0)
-        grid.addLayout(task_row, 0, 1)
-        grid.addWidget(_label("Model"), 0, 2)
-        grid.addWidget(self.model_box, 0, 3, 1, 3)
-        grid.addWidget(_label("Device"), 1, 0)
-        grid.addWidget(self.device_box, 1, 1)
+        for col, (text, field) in enumerate((("Task", task_row), ("Model", self.model_box), ("Device", self.device_box))):
+            grid.addWidget(_label(text), 0, 2 * col)
+            if isinstance(field, QHBoxLayout):
+                grid.addLayout(field, 0, 2 * col + 1)
+            else:
+                grid.addWidget(field, 0, 2 * col + 1)
         numbers = QHBoxLayout()
         numbers.setSpacing(6)
-        for text, spin in (("Steps", self.steps_spin), ("Warm-up", self.warmup_spin), ("Batch", self.batch_spin)):
-            numbers.addSpacing(8)
+        for i, (text, spin) in enumerate((("Steps", self.steps_spin), ("Warm-up", self.warmup_spin),
+                                          ("Batch", self.batch_spin))):
+            if i:
+                numbers.addSpacing(10)
             numbers.addWidget(_label(text))
             numbers.addWidget(spin)
         numbers.addStretch(1)
-        grid.addLayout(numbers, 1, 2, 1, 4)
-        grid.setColumnStretch(1, 1)
-        grid.setColumnStretch(3, 2)
+        grid.addLayout(numbers, 1, 0, 1, 6)
+        grid.setColumnStretch(1, 2)
+        grid.setColumnStretch(3, 3)
+        grid.setColumnStretch(5, 1)
 
         self.start_button = self._button("Start", QStyle.SP_MediaPlay, self.startClicked, "Start training (or resume)")
         self.pause_button = self._button("Pause", QStyle.SP_MediaPause, self.pauseClicked, "Pause after this step")
@@ -129,14 +135,14 @@ class TrainingControls(QWidget):
                                         "Exactly one optimisation step, then pause")
         self.stop_button = self._button("Stop", QStyle.SP_MediaStop, self.stopClicked,
                                         "End the run and hand the trained model to the other panels")
-        self.save_button = self._button("Save checkpoint…", QStyle.SP_DialogSaveButton, self.saveClicked,
-                                        "Write the current weights to a checkpoint folder")
-        self.use_button = self._button("Use this model", QStyle.SP_ArrowRight, self.useClicked,
+        self.save_button = self._button("Save…", None, self.saveClicked,
+                                        "Save a checkpoint: the current weights, written to a folder")
+        self.use_button = self._button("Use this model", None, self.useClicked,
                                        "Show the model being trained in all the other panels now")
         buttons = QHBoxLayout()
         for b in (self.start_button, self.pause_button, self.step_button, self.stop_button):
             buttons.addWidget(b)
-        buttons.addSpacing(16)
+        buttons.addSpacing(12)
         buttons.addWidget(self.save_button)
         buttons.addWidget(self.use_button)
         buttons.addStretch(1)
@@ -159,7 +165,7 @@ class TrainingControls(QWidget):
         self.set_phase("idle", has_model=False)
 
     def _button(self, text: str, icon, signal, tip: str) -> QPushButton:
-        b = QPushButton(self.style().standardIcon(icon), text)
+        b = QPushButton(text) if icon is None else QPushButton(self.style().standardIcon(icon), text)
         b.setFont(style.font(style.BASE_POINT_SIZE, bold=text in ("Start", "Pause")))
         b.setToolTip(tip)
         b.setMinimumHeight(32)

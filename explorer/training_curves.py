@@ -23,6 +23,9 @@ pg.setConfigOptions(imageAxisOrder="row-major")
 SMOOTHING = 0.9  # EMA factor per step
 LOSS_COLOUR, ACC_COLOUR, EXACT_COLOUR = "#0969da", "#1a7f37", "#d1242f"
 LR_COLOUR, SPEED_COLOUR = "#8250df", "#bc4c00"
+NARROW = 620  # px: below this the accuracy legend would hide the curves
+NARROW_ACC_TITLE = (f"<span style='color:{ACC_COLOUR}'>tokens</span> · "
+                    f"<span style='color:{EXACT_COLOUR}'>exact</span>")
 
 
 class Series:
@@ -69,9 +72,25 @@ class Series:
         self.n += m
 
 
+def _let_shrink(label: pg.LabelItem, width: float = 40) -> None:
+    """In a narrow dock a long title may be clipped, but must not push the plots out of view
+    (pyqtgraph's LabelItem makes its whole text width its minimum, again on every resize)."""
+    original = label.updateMin
+
+    def update_min() -> None:
+        original()
+        label.setMinimumWidth(width)
+        label._sizeHint[Qt.SizeHint.MinimumSize] = (width, label._sizeHint[Qt.SizeHint.MinimumSize][1])
+        label.updateGeometry()
+
+    label.updateMin = update_min
+    update_min()
+
+
 def _plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y_label: str) -> pg.PlotItem:
     plot = layout.addPlot(row=row, col=col)
     plot.setTitle(title, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
+    _let_shrink(plot.titleLabel)
     plot.setMenuEnabled(False)
     for name, label in (("bottom", "step"), ("left", y_label)):
         axis = plot.getAxis(name)
@@ -122,17 +141,23 @@ class TrainingCurves(TimedCanvas):
         self.exact_values: list[float] = []
         self._dirty = False
         self.loss_plot = _plot(self, 0, 0, "Training loss", "cross-entropy")
-        self.acc_plot = _plot(self, 0, 1, "Accuracy", "fraction")
+        self.acc_plot = _plot(self, 0, 1, "Accuracy", "accuracy")
         self.lr_plot = _plot(self, 1, 0, "Learning rate (Eq. 3)", "lr")
         self.speed_plot = _plot(self, 1, 1, "Throughput", "tokens / s")
         for plot in (self.acc_plot, self.lr_plot, self.speed_plot):
             plot.setXLink(self.loss_plot)
+        for plot in (self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot):
+            plot.setPreferredSize(1, 1)  # equal shares: the layout then splits the room by stretch only
+        for i in range(2):
+            self.ci.layout.setColumnStretchFactor(i, 1)
+            self.ci.layout.setRowStretchFactor(i, 1)
         self.acc_plot.setYRange(0, 1.02, padding=0)
         self.acc_plot.setLimits(yMin=-0.02, yMax=1.05)
         # Bottom right: empty both early in a run (curves near 0 on the left) and late (near 1).
         legend = self.acc_plot.addLegend(offset=(-8, -8), labelTextSize=f"{style.SMALL_POINT_SIZE}pt",
                                          brush=pg.mkBrush(255, 255, 255, 220))
         legend.setZValue(10)
+        self.legend = legend
         self.curves = {
             "loss_raw": _curve(self.loss_plot, LOSS_COLOUR, 1, alpha=70),
             "loss": _curve(self.loss_plot, LOSS_COLOUR, 3),
@@ -142,13 +167,24 @@ class TrainingCurves(TimedCanvas):
             "lr": _curve(self.lr_plot, LR_COLOUR, 3),
             "tokens_per_s": _curve(self.speed_plot, SPEED_COLOUR, 3),
         }
-        self.warmup_line = pg.InfiniteLine(angle=90, movable=False,
-                                           pen=pg.mkPen(style.MUTED.name(), width=1.5, style=Qt.DashLine),
-                                           label="warm-up ends", labelOpts=dict(position=0.1, color=style.MUTED.name(),
-                                                                                  anchors=[(0, 0), (0, 0)]))
+        self.warmup_line = pg.InfiniteLine(
+            angle=90, movable=False, pen=pg.mkPen(style.MUTED.name(), width=1.5, style=Qt.DashLine),
+            label="warm-up ends", labelOpts=dict(position=0.04, color=style.MUTED.name(), anchors=[(0, 1), (0, 1)]))
         self.warmup_line.label.setFont(style.font(style.SMALL_POINT_SIZE))
         self.warmup_line.hide()
         self.lr_plot.addItem(self.warmup_line)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        """A narrow accuracy plot has no room for a legend: the title names the colours instead."""
+        super().resizeEvent(event)
+        legend = getattr(self, "legend", None)  # pyqtgraph calls this once before __init__ is done
+        if legend is None:
+            return
+        narrow = self.width() < NARROW
+        if narrow == legend.isVisible():
+            legend.setVisible(not narrow)
+            self.acc_plot.setTitle(NARROW_ACC_TITLE if narrow else "Accuracy", color=style.TEXT.name(),
+                                   size=f"{style.TITLE_POINT_SIZE}pt")
 
     # -- data ------------------------------------------------------------------------------------
     def reset(self, warmup: int | None = None) -> None:

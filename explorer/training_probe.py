@@ -19,8 +19,8 @@ from explorer.training_curves import TimedCanvas
 
 pg.setConfigOptions(imageAxisOrder="row-major")  # [query, key] must not show transposed
 
-KIND_TITLES = {"cross": "Cross-attention (encoder–decoder)", "encoder": "Encoder self-attention",
-               "decoder_self": "Decoder masked self-attention"}
+KIND_TITLES = {"cross": "Cross-attention", "encoder": "Encoder self-attention",
+               "decoder_self": "Decoder self-attention"}
 
 
 def token_ticks(pieces: list[str], room: int) -> list[list[tuple[float, str]]]:
@@ -66,12 +66,18 @@ class ProbeView(QWidget):
         self.probe_edit.setPlaceholderText("probe input (default: the task's first example)")
         self.probe_edit.setToolTip("A fixed input the model is run on while it trains; press Enter to change it")
         self.probe_edit.returnPressed.connect(lambda: self.probeEdited.emit(self.probe_edit.text()))
-        self.output_label = _label("—", style.TITLE_POINT_SIZE + 2, bold=True, mono=True)
-        self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Read-only line edit, not a label: a long untrained babble scrolls instead of widening the panel.
+        self.output_label = QLineEdit("—")
+        self.output_label.setReadOnly(True)
+        self.output_label.setFrame(False)
+        self.output_label.setFont(style.font(style.TITLE_POINT_SIZE + 2, bold=True, mono=True))
+        self.output_label.setStyleSheet("QLineEdit { background: transparent; }")
         self.output_label.setToolTip("The model's greedy output for the probe at this step")
         self.layer_box, self.head_box = QComboBox(), QComboBox()
         for box in (self.layer_box, self.head_box):
             box.setFont(style.font(style.SMALL_POINT_SIZE))
+            box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(6)
             box.currentIndexChanged.connect(lambda _i: self._redraw())
         self.show_others = QCheckBox("Show in other panels")
         self.show_others.setChecked(True)
@@ -89,10 +95,10 @@ class ProbeView(QWidget):
         self.map_title = _label("Cross-attention", style.BASE_POINT_SIZE, bold=True)
         self.map_title.setToolTip("Which source tokens each decoder position looks at (Section 3.2.3); "
                                   "rows are labelled with the token that position predicts")
-        pick = QHBoxLayout()
-        pick.addWidget(self.map_title, 1)
+        pick = QHBoxLayout()  # under the title, so the probe column stays narrow
         pick.addWidget(self.layer_box)
         pick.addWidget(self.head_box)
+        pick.addStretch(1)
 
         self.canvas = TimedCanvas()
         self.canvas.setBackground("w")
@@ -105,7 +111,7 @@ class ProbeView(QWidget):
         self.image = pg.ImageItem(levels=(0.0, 1.0))
         self.image.setColorMap(pg.colormap.get(style.SEQUENTIAL))
         self.plot.addItem(self.image)
-        for name, text in (("bottom", "source token (attended to)"), ("left", "predicting")):
+        for name, text in (("bottom", "source token"), ("left", "predicting")):
             axis = self.plot.getAxis(name)
             axis.setTickFont(style.font(style.SMALL_POINT_SIZE, mono=True))
             axis.setPen(style.MUTED.name())
@@ -115,7 +121,7 @@ class ProbeView(QWidget):
         bar = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get(style.SEQUENTIAL), interactive=False, width=14)
         bar.axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
         self.canvas.addItem(bar)
-        self.canvas.setMinimumSize(220, 200)
+        self.canvas.setMinimumSize(200, 140)
 
         self.slider = QSlider(Qt.Horizontal)
         self.slider.setRange(0, 0)
@@ -133,6 +139,7 @@ class ProbeView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 0, 0, 0)
         lay.addLayout(grid)
+        lay.addWidget(self.map_title)
         lay.addLayout(pick)
         lay.addWidget(self.canvas, 1)
         lay.addLayout(timeline)
@@ -153,6 +160,7 @@ class ProbeView(QWidget):
             self.kind = kind
             self._fill_boxes(result)
         self.output_label.setText(result.output_text or "(empty)")
+        self.output_label.setCursorPosition(0)
         self.output_label.setToolTip(f"Greedy output for {probe!r} after {step} steps")
         self._redraw()
 

@@ -37,7 +37,6 @@ PUBLISH_COST_FACTOR = 20  # … and spend at most 1/20 of the GUI thread on it
 ETA_WINDOW = 10.0  # s of recent running time used for the steps/s behind "time left"
 EVAL_SIZE = 50  # held-out pairs per live evaluation (a full evaluation is the CLI's job)
 WARNING = QColor("#9a6700")
-WIDE = 900  # px: wider than this, curves and probe sit side by side
 
 
 class TrainingPanel(QWidget):
@@ -82,6 +81,7 @@ class TrainingPanel(QWidget):
     def _build(self) -> None:
         self.controls = TrainingControls()
         self.curves = TrainingCurves()
+        self.curves.setMinimumSize(330, 260)  # below this the 2 × 2 plots would be clipped
         self.probe = ProbeView()
         self.message = QLabel(" ")
         self.message.setWordWrap(True)
@@ -500,9 +500,8 @@ class TrainingPanel(QWidget):
         super().closeEvent(event)
 
     def resizeEvent(self, event) -> None:  # noqa: N802
+        """Curves beside the probe, unless the panel is tall and narrow (a portrait dock)."""
         super().resizeEvent(event)
-        orientation = Qt.Horizontal if self.width() >= WIDE else Qt.Vertical
+        orientation = Qt.Vertical if self.height() > 1.2 * self.width() else Qt.Horizontal
         if self.splitter.orientation() != orientation:
             self.splitter.setOrientation(orientation)
-
-
