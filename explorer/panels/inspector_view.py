@@ -24,26 +24,37 @@ AXIS_TITLES = {"src": "source tokens", "tgt": "target tokens", "d_model": "featu
 
 
 class LabelAxis(pg.AxisItem):
-    """An axis with one label per cell (tokens, vocabulary, feature indices), thinned to a
-    readable stride for whatever zoom the view is at: big tensors stay legible."""
+    """An axis with one label per cell, thinned for whatever zoom the view is at, so big
+    tensors (a vocabulary, d_ff = 2048) stay legible and labels never overlap.
+
+    Feature indices (`numeric=True`) are shown every k-th cell, k in 1, 2, 5, 10, 20 …;
+    tokens are placed greedily left to right, so one wide `<bos>` does not hide the
+    one-letter tokens beside it."""
 
     def __init__(self, orientation: str, **kwargs):
         super().__init__(orientation, **kwargs)
         self.labels: list[str] | None = None
+        self.numeric = True
+        self._widths: list[float] = []
         self._label_px = 12.0
         self.setStyle(tickFont=style.font(style.SMALL_POINT_SIZE, mono=True), tickTextOffset=4)
 
-    def set_labels(self, labels: list[str] | None) -> None:
+    @property
+    def vertical(self) -> bool:
+        return self.orientation in ("left", "right")
+
+    def set_labels(self, labels: list[str] | None, numeric: bool = False) -> None:
         self.labels = list(labels) if labels is not None else None
+        self.numeric = numeric
         metrics = QFontMetricsF(style.font(style.SMALL_POINT_SIZE, mono=True))
         if self.labels:
-            if self.orientation in ("left", "right"):
-                self._label_px = metrics.height()
+            if self.vertical:
+                self._widths = [metrics.height()] * len(self.labels)
                 title_room = 26  # the axis title ("source tokens") sits left of the labels
                 self.setWidth(min(150, max(metrics.horizontalAdvance(s) for s in self.labels) + 14) + title_room)
-            else:  # a rare wide label (<bos>) must not thin out a row of one-letter tokens
-                widths = [metrics.horizontalAdvance(s) for s in self.labels]
-                self._label_px = float(np.percentile(widths, 90))
+            else:
+                self._widths = [metrics.horizontalAdvance(s) for s in self.labels]
+            self._label_px = max(self._widths)
         self.picture = None
         self.update()
 
@@ -59,16 +70,27 @@ class LabelAxis(pg.AxisItem):
                     return m * magnitude
             magnitude *= 10
 
+    def visible_ticks(self, lo: float, hi: float, size: float) -> list[int]:
+        """Indices of the cells that get a label when cells lo…hi fill `size` pixels."""
+        n = len(self.labels)
+        first, last = max(0, int(math.floor(lo))), min(n, int(math.ceil(hi)))
+        if self.numeric:
+            k = self.stride(lo, hi, size)
+            return [i for i in range(first - first % k, last, k) if 0 <= i < n]
+        px = size / max(hi - lo, 1e-9)
+        shown, right_edge = [], -math.inf
+        for i in range(first, last):
+            centre, half = (i + 0.5 - lo) * px, self._widths[i] / 2
+            if centre - half >= right_edge + MIN_LABEL_GAP_PX:
+                shown.append(i)
+                right_edge = centre + half
+        return shown
+
     def tickValues(self, minVal, maxVal, size):  # noqa: N802 - pyqtgraph API
         if not self.labels:
             return super().tickValues(minVal, maxVal, size)
-        n = len(self.labels)
         minVal, maxVal = sorted((minVal, maxVal))  # an inverted axis passes them swapped
-        k = self.stride(minVal, maxVal, size)
-        lo = max(0, int(math.floor(minVal)))
-        hi = min(n, int(math.ceil(maxVal)))
-        first = lo - lo % k
-        return [(float(k), [i + 0.5 for i in range(first, hi, k) if 0 <= i < n])]
+        return [(1.0, [i + 0.5 for i in self.visible_ticks(minVal, maxVal, size)])]
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph API
         if not self.labels:
@@ -142,8 +164,8 @@ class TensorView(QWidget):
         self.row_axis, self.col_axis = row_axis, col_axis
         self.row_labels = [visible_text(s) for s in row_labels] if row_labels else [str(i) for i in range(rows)]
         self.col_labels = [visible_text(s) for s in col_labels] if col_labels else [str(i) for i in range(cols)]
-        self.left.set_labels(self.row_labels)
-        self.bottom.set_labels(self.col_labels)
+        self.left.set_labels(self.row_labels, numeric=not row_labels)
+        self.bottom.set_labels(self.col_labels, numeric=not col_labels)
         self.left.setLabel(AXIS_TITLES.get(row_axis, row_axis))
         self.bottom.setLabel(AXIS_TITLES.get(col_axis, col_axis))
 
