@@ -27,6 +27,8 @@ def screenshot(args) -> int:
         return _screenshot(args)
     except HeadlessError as exc:
         return _fail(str(exc))
+    except Exception as exc:  # noqa: BLE001 - a figure run must end with a message, not a traceback
+        return _fail(f"unexpected {type(exc).__name__}: {exc}")
 
 
 def _screenshot(args) -> int:

@@ -15,7 +15,7 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QLineEdit, QMainWindow, QVBoxLayout, QWidget  # noqa: E402
 
 from explorer import style  # noqa: E402
-from explorer.panels.inspector_view import LabelAxis, slice_for_view  # noqa: E402
+from explorer.panels.inspector_view import LabelAxis, masked_runs, slice_for_view  # noqa: E402
 from explorer.panels.stepper import StepperPanel  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from model.checkpoint import random_bundle  # noqa: E402
@@ -199,6 +199,20 @@ def test_info_lines_show_formula_description_shape_and_stats(setup):
     t = step.tensor.numpy()
     assert style.format_value(float(t.max())) in panel.stats_label.text()
     assert panel.view.data.shape == (7, 32)  # a 2-D tensor is shown as it is
+
+
+def test_masked_runs_cover_exactly_the_masked_cells():
+    rng = np.random.default_rng(0)
+    masked = rng.random((9, 13)) < 0.4
+    masked[:, -1] = True  # runs touching either edge
+    masked[2, :] = True
+    covered = np.zeros_like(masked)
+    for r, start, stop in masked_runs(masked):
+        assert not covered[r, start:stop].any()
+        covered[r, start:stop] = True
+    np.testing.assert_array_equal(covered, masked)
+    causal = ~np.tri(6, dtype=bool)
+    assert len(masked_runs(causal)) == 5  # one rectangle per blocked row
 
 
 def test_slicing_and_label_density():

@@ -200,8 +200,8 @@ class TensorView(QWidget):
     def _set_overlay(self, masked: np.ndarray) -> None:
         """One path through every masked cell: solid grey plus hatching (drawn in screen pixels)."""
         path = QPainterPath()
-        for r, c in zip(*np.nonzero(masked)):
-            path.addRect(QRectF(float(c), float(r), 1.0, 1.0))
+        for r, start, stop in masked_runs(masked):  # one rectangle per run: a causal mask is one per row
+            path.addRect(QRectF(float(start), float(r), float(stop - start), 1.0))
         self.mask_fill.setPath(path)
         self.mask_hatch.setPath(path)
 
@@ -244,6 +244,15 @@ class TensorView(QWidget):
         self.hovered.emit(self.readout_at(row, col))
 
 
+def masked_runs(masked: np.ndarray) -> list[tuple[int, int, int]]:
+    """(row, first column, one past the last) for every horizontal run of True cells."""
+    padded = np.zeros((masked.shape[0], masked.shape[1] + 2), dtype=np.int8)
+    padded[:, 1:-1] = masked
+    edges = np.diff(padded, axis=1)  # +1 where a run starts, -1 one past where it ends
+    starts, stops = np.nonzero(edges == 1), np.nonzero(edges == -1)
+    return list(zip(starts[0].tolist(), starts[1].tolist(), stops[1].tolist()))
+
+
 def slice_for_view(tensor: np.ndarray, axes: tuple[str, ...], head: int) -> tuple[np.ndarray, str, str]:
     """The 2-D slice a heatmap shows: batch 0, the chosen head, the last two axes as (rows, cols).
 
@@ -260,4 +269,4 @@ def slice_for_view(tensor: np.ndarray, axes: tuple[str, ...], head: int) -> tupl
     return t, names[0], names[1]
 
 
-__all__ = ["LabelAxis", "TensorView", "slice_for_view", "visible_text"]
+__all__ = ["LabelAxis", "TensorView", "masked_runs", "slice_for_view", "visible_text"]

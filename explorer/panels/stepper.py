@@ -248,6 +248,8 @@ class StepperPanel(QWidget):
             item.setData(i, STEP_ROLE)
             item.setToolTip(step.name)
             model.appendRow(item)
+        if self.find.completer() is not None:
+            self.find.completer().deleteLater()
         completer = QCompleter(trace.names(), self.find)
         completer.setFilterMode(Qt.MatchContains)
         completer.setCaseSensitivity(Qt.CaseInsensitive)
