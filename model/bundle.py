@@ -165,5 +165,8 @@ class ModelBundle:
             logits = self.model(src)  # (1, S, V)
         tok = self.src_tokenizer
         predicted = logits[0].argmax(-1).tolist()
+        # The text shows the input's own positions, not those of markers such as [CLS]/[SEP].
+        markers = getattr(tok, "special_ids", frozenset()) - {tok.unk_id}
+        shown = [p for p, i in zip(predicted, enc.ids) if i not in markers]
         return ForwardResult(trace=trace, source=enc, src_pieces=enc.pieces, tgt_pieces=[],
-                             out_pieces=tok.pieces(predicted), output_text=tok.decode(predicted), target_text=None)
+                             out_pieces=tok.pieces(predicted), output_text=tok.decode(shown), target_text=None)

@@ -173,6 +173,9 @@ def test_run_records_everything_a_panel_needs(minilm):
     trace = result.trace
     assert result.src_pieces[:3] == ["[CLS]", "the", "cat"] and result.tgt_pieces == []
     assert len(result.out_pieces) == len(result.src_pieces)
+    best = trace["generator.probs"].tensor[0].argmax(-1).tolist()  # each position's nearest vocabulary entry
+    assert result.out_pieces == minilm.src_tokenizer.pieces(best)
+    assert result.output_text == minilm.src_tokenizer.decode(best[1:-1])  # without the [CLS]/[SEP] positions
     assert trace.attention_kinds() == ["encoder"] and trace.n_layers("encoder") == 6
     for name in ("encoder.embedding.tokens", "encoder.embedding.scaled", "encoder.positional",
                  "encoder.embedding.token_type", "encoder.input", "encoder.input_norm",
