@@ -93,7 +93,8 @@ class Figure1Builder:
                                           colour=style.MUTED)
         prev = QPointF(cx, y - 14)
         y -= 14 + GAP + BLOCK_H / 2
-        title = "Input Embedding" if stack == "encoder" else "Output Embedding"
+        title = ("Input Embedding" if stack == "encoder" else
+                 "Output Embedding" if cfg.kind == "encoder_decoder" else "Token Embedding")
         emb = self._add(BlockItem("", title, "embedding"), stack, f"{stack}.embedding",
                         f"{stack}.embedding.scaled", QPointF(cx, y))
         arrow(self.scene, [prev, emb.bottom()])
@@ -243,7 +244,7 @@ class Figure1Builder:
                          QPointF(cx, y))
         arrow(self.scene, [linear.top(), soft.bottom()])
         y -= BLOCK_H / 2 + GAP + 10
-        arrow(self.scene, [soft.top(), QPointF(cx, y + 12)])
+        arrow(self.scene, [soft.top(), QPointF(cx, y + 16)])
         self.fig.token_texts["out"] = text(self.scene, "", QPointF(cx, y), style.BASE_POINT_SIZE, mono=True,
                                            colour=style.MUTED)
         text(self.scene, "Output Probabilities", QPointF(cx, y - 24), style.BASE_POINT_SIZE + 1, bold=True)
