@@ -9,6 +9,7 @@ are checked against transformers' MarianTokenizer.
 import io
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -297,3 +298,41 @@ def test_no_tokenizer_files_is_a_clear_error(tmp_path):
     tiny_marian(tmp_path, seed=5)
     with pytest.raises(PretrainedError, match="no tokenizer.json and no source.spm"):
         load_pretrained(tmp_path)
+
+
+# -- older files, folders offered to the GUI, tokenizers saved in a checkpoint ----------------------
+def test_a_legacy_bin_with_saved_position_tables_loads_the_same(marian, tmp_path):
+    """pytorch_model.bin files of older opus-mt models keep every tied copy and the sinusoid
+    tables; the tables must be Marian's layout or the load is refused."""
+    bundle, reference = marian
+    state = {k: v.clone() for k, v in reference.state_dict().items()}
+    assert "model.encoder.embed_positions.weight" in state
+    for name in ("config.json", "tokenizer.json"):
+        (tmp_path / name).write_bytes(Path(bundle.path, name).read_bytes())
+    torch.save(state, tmp_path / "pytorch_model.bin")
+    again = load_pretrained(tmp_path)
+    for (name, ours), theirs in zip(again.model.state_dict().items(), bundle.model.state_dict().values()):
+        assert torch.equal(ours, theirs), name
+    state["model.decoder.embed_positions.weight"][3] += 1.0
+    torch.save(state, tmp_path / "pytorch_model.bin")
+    with pytest.raises(PretrainedError, match="decoder.embed_positions.weight is not Marian's sinusoidal table"):
+        load_pretrained(tmp_path)
+
+
+def test_folders_in_the_environment_are_offered(marian, monkeypatch):
+    from model.pretrained import ENV_FOLDERS, available_pretrained
+    bundle, _ = marian
+    monkeypatch.setenv(ENV_FOLDERS, f"{bundle.path}{os.pathsep}/no/such/folder")
+    found = available_pretrained()
+    assert found[Path(bundle.path).name] == Path(bundle.path)
+    assert load_pretrained(Path(bundle.path).name).config == bundle.config  # by its offered name
+
+
+def test_tokenizers_round_trip_through_to_dict(marian):
+    from model.pretrained import tokenizer_from_dict
+    bundle, _ = marian
+    for tok in (bundle.src_tokenizer, bundle.tgt_tokenizer):
+        data = json.loads(json.dumps(tok.to_dict()))  # what a checkpoint's config.json would hold
+        again = tokenizer_from_dict(data)
+        assert again == tok and again.encode("the cat sat").ids == tok.encode("the cat sat").ids
+    assert bundle.src_tokenizer.encode("the cat").ids[-1] == EOS and bundle.tgt_tokenizer.encode("the cat").ids[-1] != EOS
