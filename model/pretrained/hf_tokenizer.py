@@ -73,8 +73,10 @@ class PretrainedTokenizer:
 
     def describe(self) -> str:
         """A short line for messages ("the model knows …")."""
-        where = self.source.get("folder")
-        return f"{len(self.vocab):,} {self.kind} pieces" + (f" from {Path(where).name}" if where else "")
+        where = Path(self.source["folder"]) if self.source.get("folder") else None
+        if where is not None and where.name == "model":  # a folder inside a pip package
+            where = where.parent
+        return f"{len(self.vocab):,} {self.kind} pieces" + (f" of {where.name}" if where else "")
 
     def to_dict(self) -> dict:
         """Where the tokenizer came from (its folder and role) and its special ids; the files
