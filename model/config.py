@@ -78,14 +78,16 @@ class TransformerConfig:
             raise ConfigError(f"dropout must be a number in [0, 1), got {self.dropout!r}")
         if not _is_number(self.layer_norm_eps) or not self.layer_norm_eps > 0:
             raise ConfigError(f"layer_norm_eps must be a positive number, got {self.layer_norm_eps!r}")
-        for name in ("share_embeddings", "norm_first", "scale_embeddings", "embedding_norm"):  # a checkpoint's "no" must not read as True
+        # a checkpoint's "no" must not read as True
+        for name in ("share_embeddings", "norm_first", "scale_embeddings", "embedding_norm"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.pad_id, int) or isinstance(self.pad_id, bool):
             raise ConfigError(f"pad_id must be an integer, got {self.pad_id!r}")
         if self.activation not in ACTIVATIONS:
             raise ConfigError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
-        if not isinstance(self.type_vocab_size, int) or isinstance(self.type_vocab_size, bool) or self.type_vocab_size < 0:
+        types = self.type_vocab_size
+        if not isinstance(types, int) or isinstance(types, bool) or types < 0:
             raise ConfigError(f"type_vocab_size must be a non-negative integer, got {self.type_vocab_size!r}")
         if self.positional not in POSITIONAL:
             raise ConfigError(f"positional must be one of {POSITIONAL}, got {self.positional!r}")
