@@ -8,9 +8,11 @@
 # Every run evaluates on held-out inputs every 500 steps and stops once 1000 held-out pairs
 # reach --stop-at exact match (the seed fixes data, initialisation and so the stopping step on
 # a given machine). The sizes are small on purpose: 2+2 layers, 4 heads, d_model 64–128, so
-# every attention map is legible on a projector. Dropout is 0: the tasks have unlimited fresh
-# data, and sharp attention is what these models are for; the rest is the paper's recipe
-# (Adam 0.9/0.98/1e-9, the warm-up schedule, label smoothing 0.1), at half the paper's rate.
+# every attention map is legible on a projector. All use the paper's recipe (Adam 0.9/0.98/1e-9,
+# the warm-up schedule, label smoothing 0.1). addition, dates and translation use dropout 0 at
+# half the paper's rate with batch 128: the tasks have unlimited fresh data, and so they reach
+# the target in 2–3k steps, where dropout 0.1 at the full rate with batch 64 left addition
+# stalled near 50% token accuracy after 2000 steps.
 # Measured held-out exact match of the shipped models: tests/test_bundled_models.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,18 +21,20 @@ DEVICE=${DEVICE:-auto}
 THREADS=${THREADS:-1}
 OUT=${OUT:-assets/checkpoints}
 COMMON=(--device "$DEVICE" --threads "$THREADS" --eval-every 500 --eval-size 1000 --stop-at 0.998
-        --heads 4 --layers 2 --dropout 0.0 --lr-scale 0.5 --warmup 1000 --batch-size 128 --seed 0)
+        --heads 4 --layers 2 --seed 0 --steps 15000)
 
-train() {  # name, then the task's own arguments
+train() {  # name, then the model's own arguments
   local name=$1; shift
   echo "== $name" >&2
-  "$PY" -m explorer train --out "$OUT/$name" "${COMMON[@]}" "$@"
+  "$PY" -m explorer train --task "$name" --out "$OUT/$name" "${COMMON[@]}" "$@"
 }
 
-run_reverse()     { train reverse     --task reverse     --d-model 64  --d-ff 256 --steps 15000; }
-run_addition()    { train addition    --task addition    --d-model 128 --d-ff 512 --steps 15000; }
-run_dates()       { train dates       --task dates       --d-model 128 --d-ff 512 --steps 15000; }
-run_translation() { train translation --task translation --d-model 128 --d-ff 512 --steps 15000; }
+# reverse keeps the paper's dropout 0.1 and full rate: it learns more slowly than with
+# dropout 0, but every cross-attention head of the last layer becomes a clean anti-diagonal.
+run_reverse()     { train reverse     --d-model 64  --d-ff 256 --dropout 0.1 --lr-scale 1.0 --warmup 400  --batch-size 64; }
+run_addition()    { train addition    --d-model 128 --d-ff 512 --dropout 0.0 --lr-scale 0.5 --warmup 1000 --batch-size 128; }
+run_dates()       { train dates       --d-model 128 --d-ff 512 --dropout 0.0 --lr-scale 0.5 --warmup 1000 --batch-size 128; }
+run_translation() { train translation --d-model 128 --d-ff 512 --dropout 0.0 --lr-scale 0.5 --warmup 1000 --batch-size 128; }
 
 names=("$@")
 [ ${#names[@]} -eq 0 ] && names=(reverse addition dates translation)
