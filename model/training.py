@@ -9,7 +9,6 @@ Section 5.3: Adam with β1 = 0.9, β2 = 0.98, ε = 1e-9 and the learning rate
 from __future__ import annotations
 
 import math
-import random
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -369,11 +368,6 @@ def exact_match(bundle: ModelBundle, pairs: list[tuple[str, str]], batch_size: i
     outs = translate_batch(bundle.model, bundle.src_tokenizer, bundle.tgt_tokenizer, [s for s, _ in pairs],
                            max_output=max_out, batch_size=batch_size)
     return sum(o == t for o, (_, t) in zip(outs, pairs)) / max(len(pairs), 1)
-
-
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    torch.manual_seed(seed)
 
 
 __all__ = ["TrainConfig", "Trainer", "StepEvent", "EvalEvent", "TrainingError", "noam_lr", "make_optimizer",
