@@ -196,6 +196,7 @@ def test_info_lines_show_formula_description_shape_and_stats(setup):
     assert panel.formula_label.text() == step.formula
     assert panel.description_label.text() == step.description
     assert "(7, 32)" in panel.shape_label.text()
+    assert panel.view.readout_at(2, 5) == f"src 2 “c”,  d_model 5  =  {style.format_value(float(step.tensor[2, 5]))}"
     t = step.tensor.numpy()
     assert style.format_value(float(t.max())) in panel.stats_label.text()
     assert panel.view.data.shape == (7, 32)  # a 2-D tensor is shown as it is

@@ -228,8 +228,9 @@ class TensorView(QWidget):
             value = style.format_value(float(v))
             if np.isneginf(v):
                 value += "  (masked)"
-        return (f"{self.row_axis} {row} “{self.row_labels[row]}”,  {self.col_axis} {col} "
-                f"“{self.col_labels[col]}”  =  {value}")
+        row_name = f"{self.row_axis} {row}" + ("" if self.left.numeric else f" “{self.row_labels[row]}”")
+        col_name = f"{self.col_axis} {col}" + ("" if self.bottom.numeric else f" “{self.col_labels[col]}”")
+        return f"{row_name},  {col_name}  =  {value}"
 
     def cell_to_scene(self, row: int, col: int) -> QPointF:
         """Scene position of a cell's centre (tests move the mouse there)."""
