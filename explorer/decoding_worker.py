@@ -16,7 +16,6 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 from model.bundle import InputError, ModelBundle
 from model.decoding import BeamResult, DecodeStep, beam_search, decode_steps
 from model.teacher_forcing import ParallelPass, decoder_input, parallel_pass, step_difference
-from model.tokenizers import BOS_ID, EOS_ID
 
 STRATEGIES = {"greedy": "Greedy (argmax)", "sample": "Sampling", "beam": "Beam search",
               "target": "Follow the target"}
@@ -48,6 +47,8 @@ class DecodeRun:
     unmasked: ParallelPass
     beam: BeamResult | None = None
     unknown: list[tuple[int, str]] = field(default_factory=list)
+    bos_id: int = 1  # the target tokenizer's start and end symbols (a pretrained model has its own)
+    eos_id: int = 2
 
     @property
     def output_ids(self) -> list[int]:
@@ -76,23 +77,26 @@ def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings,
         src = None  # a decoder-only model generates from <bos>; it has no source to attend to
     model = bundle.model
     max_len = bundle.default_max_output(len(enc.ids))
+    # The model's own start/end symbols: ours are <bos>=1/<eos>=2, Marian starts from <pad>
+    # and ends with </s>=0.
+    bos, eos = bundle.tgt_tokenizer.bos_id, bundle.tgt_tokenizer.eos_id
     with torch.no_grad():
         beam = None
         if settings.strategy == "beam":
-            beam = beam_search(model, src, BOS_ID, EOS_ID, max_len, int(settings.beam_size), float(settings.alpha))
-            steps = list(decode_steps(model, src, BOS_ID, EOS_ID, max_len, forced=beam.tokens[1:]))
+            beam = beam_search(model, src, bos, eos, max_len, int(settings.beam_size), float(settings.alpha))
+            steps = list(decode_steps(model, src, bos, eos, max_len, forced=beam.tokens[1:]))
         elif settings.strategy == "sample":
             gen = torch.Generator(device=bundle.device)
             gen.manual_seed(int(settings.seed))
-            steps = list(decode_steps(model, src, BOS_ID, EOS_ID, max_len, temperature=float(settings.temperature),
+            steps = list(decode_steps(model, src, bos, eos, max_len, temperature=float(settings.temperature),
                                       top_k=int(settings.top_k), top_p=float(settings.top_p), generator=gen))
         elif settings.strategy == "target":
             if not target_text or not target_text.strip():
                 raise InputError("Type a target (in the Target field) for the decoder to follow step by step.")
-            forced = bundle.encode_target(target_text) + [EOS_ID]
-            steps = list(decode_steps(model, src, BOS_ID, EOS_ID, len(forced), forced=forced))
+            forced = bundle.encode_target(target_text) + [eos]
+            steps = list(decode_steps(model, src, bos, eos, len(forced), forced=forced))
         elif settings.strategy == "greedy":
-            steps = list(decode_steps(model, src, BOS_ID, EOS_ID, max_len))
+            steps = list(decode_steps(model, src, bos, eos, max_len))
         else:
             raise ValueError(f"unknown strategy {settings.strategy!r}; use one of {', '.join(STRATEGIES)}")
         if not steps:
@@ -101,7 +105,7 @@ def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings,
         masked = parallel_pass(model, src, tgt_in, causal=True)
         unmasked = parallel_pass(model, src, tgt_in, causal=False)
     return DecodeRun(settings, source_text, list(enc.pieces), list(bundle.tgt_tokenizer.vocab), steps,
-                     masked, unmasked, beam, list(enc.unknown))
+                     masked, unmasked, beam, list(enc.unknown), bos, eos)
 
 
 class _Signals(QObject):

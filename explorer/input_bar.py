@@ -15,9 +15,11 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout,
                                QSizePolicy, QWidget)
 
 from explorer import style
-from explorer.runner import bundled_checkpoints, describe_device
+from explorer.runner import bundled_checkpoints, describe_device, pretrained_models
 
 OPEN_ITEM = "Open checkpoint folder…"
+PRETRAINED_SUFFIX = " (pretrained)"
+LOAD_ROLE = Qt.UserRole + 1  # what `Runner.load` is given for a row, when not its folder
 MAX_ECHO = 120  # tokens echoed; the count still covers all of them
 
 
@@ -51,7 +53,8 @@ class InputBar(QWidget):
         self.state, self.runner = state, runner
         self.model_combo = QComboBox()
         self.model_combo.setMinimumWidth(150)
-        self.model_combo.setToolTip("The model to explore: a bundled checkpoint, or open a checkpoint folder")
+        self.model_combo.setToolTip("The model to explore: a bundled checkpoint, an installed pretrained model, "
+                                    "or open a folder (ours, or a Hugging Face folder with config.json)")
         self.model_combo.activated.connect(self._model_chosen)
         self.source = QLineEdit(placeholderText="Type an input and press Enter")
         self.source.setFont(style.font(style.TITLE_POINT_SIZE, mono=True))
@@ -102,6 +105,7 @@ class InputBar(QWidget):
         state.resultChanged.connect(self._on_result)
         state.busyChanged.connect(self._on_busy)
         runner.failed.connect(self.show_error)
+        runner.failed.connect(self._restore_selection)  # a failed load keeps (and shows) the previous model
         self._fill_models()
 
     # -- actions ------------------------------------------------------------------------------
@@ -124,23 +128,37 @@ class InputBar(QWidget):
         self.model_combo.clear()
         for name, path in sorted(bundled_checkpoints().items()):
             self.model_combo.addItem(name, str(path))
+        pretrained = sorted(pretrained_models().items())
+        if pretrained:
+            self.model_combo.insertSeparator(self.model_combo.count())
+        for name, path in pretrained:  # real models (BERT / Marian) loaded into our Transformer
+            self.model_combo.addItem(name + PRETRAINED_SUFFIX, str(path))
+            self.model_combo.setItemData(self.model_combo.count() - 1, name, LOAD_ROLE)
+            self.model_combo.setItemData(self.model_combo.count() - 1, f"Pretrained, from {path}", Qt.ToolTipRole)
         self.model_combo.insertSeparator(self.model_combo.count())
         self.model_combo.addItem(OPEN_ITEM, None)
         self.model_combo.blockSignals(False)
 
     def _model_chosen(self, row: int) -> None:
         if self.model_combo.itemText(row) == OPEN_ITEM:
-            folder = QFileDialog.getExistingDirectory(self, "Open a checkpoint folder")
+            folder = QFileDialog.getExistingDirectory(self, "Open a checkpoint folder (ours, or a Hugging Face model)")
             if folder:
-                self.runner.load(folder)
+                self.runner.load(folder)  # the runner tells a Hugging Face folder from ours
             else:
                 self._select_current_model()
             return
         path = self.model_combo.itemData(row)
         if path and self.state.bundle is not None and str(self.state.bundle.path or "") == path:
             return
-        if path:
-            self.runner.load(path)
+        key = self.model_combo.itemData(row, LOAD_ROLE) or path
+        if key:
+            self.runner.load(key)
+
+    def _restore_selection(self, *_args) -> None:
+        """Show the model actually in use (after a load that failed, the previous one)."""
+        if self.state.bundle is not None:
+            self._fill_models()
+            self._select_current_model()
 
     def _select_current_model(self) -> None:
         bundle = self.state.bundle

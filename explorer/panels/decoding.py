@@ -23,7 +23,6 @@ from explorer.decoding_controls import DecodingControls
 from explorer.decoding_heatmap import TokenHeatmap, display_piece
 from explorer.decoding_parallel_view import ParallelPassView
 from explorer.decoding_worker import DecodeRun, DecodingWorker
-from model.tokenizers import EOS_ID
 
 PLAY_INTERVAL_MS = 800
 DECODER_KINDS = ("decoder_self", "cross")
@@ -176,7 +175,7 @@ class DecodingPanel(QWidget):
         if run.beam is not None:
             self.beam_view.set_result(run.beam, run.vocab)
             s = run.settings
-            best = "".join(run.pieces(t for t in run.beam.tokens[1:] if t != EOS_ID))
+            best = "".join(run.pieces(t for t in run.beam.tokens[1:] if t != run.eos_id))
             self.beam_summary.setText(
                 f"Beam {s.beam_size}, α = {s.alpha:g}: {len(run.beam.nodes)} hypotheses expanded. "
                 f"Score = log p / ((5 + |Y|)/6)^α. Best {best!r}: {run.beam.score:.3f}. "

