@@ -4,7 +4,7 @@ The worker owns the `Trainer` and is the only one that touches its model. Betwee
 optimisation steps it also does everything else that reads the weights — the probe forward
 students watch, held-out evaluation, checkpoint snapshots — so nothing ever races an update.
 It talks to the GUI only through queued signals carrying plain copies: numpy metric columns
-(at most every ~150 ms, never one signal per step), `ForwardResult`s of detached CPU tensors
+(at most every ~200 ms, never one signal per step), `ForwardResult`s of detached CPU tensors
 (at most every ~300 ms) and CPU copies of the model. The GUI steers it through thread-safe
 methods (`pause`, `resume`, `step_once`, `stop`, `save`, `offer`, `set_probe`).
 """
@@ -25,9 +25,9 @@ from model.transformer import Transformer
 
 from explorer.training_setup import TrainingRequest, build_trainer, default_probe, describe_model, worker_threads
 
-EMIT_INTERVAL = 0.15  # s between metric batches: the curves look live, the GUI thread stays idle
+EMIT_INTERVAL = 0.2  # s between metric batches: the curves look live, the GUI thread stays idle
 PROBE_INTERVAL = 0.3  # s between probe forwards (attention maps refresh ~3× a second)
-PROBE_BUDGET = 0.04  # a probe may cost at most this share of wall time (big models probe less often)
+PROBE_BUDGET = 0.03  # a probe may cost at most this share of wall time (big models probe less often)
 EVAL_BUDGET = 0.015  # same for held-out evaluation
 EVAL_MIN_INTERVAL = 3.0
 EVAL_SIZE = 50
