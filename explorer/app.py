@@ -25,6 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--screenshot", metavar="FILE.png", help="render offscreen, save a PNG and exit")
     p.add_argument("--size", metavar="WxH", default="1280x800", help="window size for --screenshot")
     p.add_argument("--reset-layout", action="store_true", help="ignore the saved dock layout")
+    p.add_argument("--presentation", action="store_true", help="start in presentation mode (large fonts, high contrast)")
+    p.add_argument("--theme", choices=("light", "dark"), help="colour theme")
+    p.add_argument("--scene", metavar="FILE.json", help="open a scene or tour file (PageDown / PageUp step through it)")
     return p
 
 
@@ -78,6 +81,15 @@ def run_app(argv: list[str] | None = None) -> int:
     if args.panel != "step":
         window.focus_panel(args.panel)
     window.show()
+    if args.theme:
+        window.lecture.set_theme(args.theme)
+    if args.presentation:
+        window.lecture.presentation.enter()
+    if args.scene:
+        def open_scene(_result) -> None:  # after the first model is in: the scene may keep it
+            state.resultChanged.disconnect(open_scene)
+            window.lecture.deck.open(args.scene)
+        state.resultChanged.connect(open_scene)
     if args.step:
         def select_once(_result) -> None:
             state.resultChanged.disconnect(select_once)

@@ -69,6 +69,9 @@ def _screenshot(args) -> int:
     try:
         return _render(app, window, state, runner, errors, bundle, args, out)
     finally:
+        from explorer.presentation import apply_theme
+        window.lecture.presentation.leave()  # scale and theme are process-wide: put them back
+        apply_theme(app, "light")
         window.close()
         window.deleteLater()
 
@@ -84,7 +87,23 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
         hint = ", ".join(n for n in names if args.step.split(".")[0] in n)[:300] or ", ".join(names[:8])
         raise HeadlessError(f"no step named {args.step!r} in the trace; e.g. {hint}")
     window.show()
-    window.focus_panel(args.panel)
+    lecture = window.lecture
+    if getattr(args, "presentation", False):
+        lecture.presentation.enter(full_screen=False)  # the figure keeps the --size asked for
+    if getattr(args, "theme", None):
+        from explorer.presentation import apply_theme
+        apply_theme(app, args.theme)  # for this figure only: the user's saved theme is not changed
+    if getattr(args, "scene", None):
+        from explorer.scenes import SceneError, load_tour
+        try:
+            load_tour(args.scene)
+        except SceneError as exc:
+            raise HeadlessError(str(exc)) from None
+        lecture.deck.open(args.scene)
+        if errors:
+            raise HeadlessError(f"scene {args.scene}: {errors[-1]}")
+    if not getattr(args, "scene", None) or args.panel != "step":
+        window.focus_panel(args.panel)
     for _ in range(6):  # layout, then pyqtgraph's deferred axis/label updates, then paint
         app.processEvents()
     image = window.grab()

@@ -14,12 +14,14 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QLabel, QMainWi
 
 from explorer import style
 from explorer.input_bar import InputBar
+from explorer.lecture import LectureTools
 from explorer.panels import panel_classes
 
 LAYOUT_VERSION = 1  # bump when the default layout changes so old saved layouts are not restored
 LEFT_PANELS = ("architecture", "positional")  # the rest share the right side; few tabs each, none elided
 SHORTCUTS_HELP = ("← / →  previous / next step\nSpace  play / pause\nHome / End  first / last step\n"
-                  "Enter (in the input)  run the model\nMouse wheel  zoom a diagram or heatmap, drag to pan")
+                  "Enter (in the input)  run the model\nMouse wheel  zoom a diagram or heatmap, drag to pan\n"
+                  "F11  presentation mode (Esc leaves)\nPage Down / Page Up  next / previous scene of a tour")
 
 
 class PanelScroll(QScrollArea):
@@ -77,6 +79,7 @@ class MainWindow(QMainWindow):
         self._add_docks()
         self._build_menus()
         self._build_status_bar()
+        self.lecture = LectureTools(self)  # presentation mode, themes, scenes, exports
         self.resize(1280, 800)
         self._default_state = self.saveState(LAYOUT_VERSION)
         self._default_geometry = self.saveGeometry()
@@ -188,6 +191,9 @@ class MainWindow(QMainWindow):
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
         restored = isinstance(state, QByteArray) and self.restoreState(state, LAYOUT_VERSION)
+        if state is not None and not restored:
+            self.state.inform("The saved window layout could not be read (damaged or from another version); "
+                              "using the default layout.", "warning")
         self._tidy_tab_bars_later()
         return restored
 

@@ -45,9 +45,24 @@ DIVERGING = "CET-D1A"  # blue–white–red: signed values, white is exactly zer
 SEQUENTIAL = "viridis"  # probabilities, weights, non-negative activations
 
 
+# Lecture mode (explorer.presentation) enlarges everything by this factor; widgets built after a
+# change read it through `font()`, widgets already built are rescaled by the presentation module.
+_scale = 1.0
+
+
+def scale() -> float:
+    """The current font / line-width factor (1.0 normally, larger in presentation mode)."""
+    return _scale
+
+
+def set_scale(factor: float) -> None:
+    global _scale
+    _scale = max(0.5, min(float(factor), 4.0))
+
+
 def font(point_size: int = BASE_POINT_SIZE, bold: bool = False, mono: bool = False) -> QFont:
     f = QFont(MONO_FAMILY if mono else SANS_FAMILY)
-    f.setPointSize(point_size)
+    f.setPointSizeF(point_size * _scale)
     f.setBold(bold)
     return f
 

@@ -1,0 +1,233 @@
+"""Pictures and numbers for slides: any panel as PNG or SVG at a chosen size, the forward-pass
+stepper as a numbered PNG sequence (and an animated GIF when Pillow is installed), the
+training curves as CSV.
+
+Why render at the chosen size instead of scaling a screenshot: a slide wants 1920×1080 with
+the panel laid out for that room, not a blurry upscale of a 600-px dock. The panel is resized
+to the requested size, rendered (`QWidget.render` into a `QImage`, or into Qt's
+`QSvgGenerator` for vector output), and put back.
+"""
+from __future__ import annotations
+
+import contextlib
+import csv
+import importlib.util
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from PySide6.QtCore import QRect, QSize
+from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtWidgets import QApplication, QWidget
+
+FORMATS = ("png", "svg")
+MIN_SIDE, MAX_SIDE = 100, 8000
+
+
+class ExportError(Exception):
+    """An export that could not be written; the message names the file and the reason."""
+
+
+def check_size(size) -> QSize:
+    w, h = (size.width(), size.height()) if isinstance(size, QSize) else (int(size[0]), int(size[1]))
+    if not (MIN_SIDE <= w <= MAX_SIDE and MIN_SIDE <= h <= MAX_SIDE):
+        raise ExportError(f"size {w}×{h}: width and height must be between {MIN_SIDE} and {MAX_SIDE} pixels")
+    return QSize(w, h)
+
+
+def _settle(rounds: int = 4) -> None:
+    for _ in range(rounds):  # layout, pyqtgraph's deferred updates, paint
+        QApplication.processEvents()
+
+
+@contextlib.contextmanager
+def laid_out_at(widget: QWidget, size: QSize | None):
+    """Temporarily give `widget` the size asked for (its layout reflows), then put it back."""
+    if size is None or size == widget.size():
+        _settle(2)
+        yield widget.size()
+        return
+    old = widget.size()
+    widget.resize(size)
+    _settle()
+    try:
+        yield widget.size()
+    finally:
+        widget.resize(old)
+        _settle(1)
+
+
+def _background(widget: QWidget) -> QColor:
+    return widget.palette().color(widget.backgroundRole())
+
+
+def render_image(widget: QWidget, size=None) -> QImage:
+    """The widget drawn into a QImage of `size` (default: its current size)."""
+    size = check_size(size) if size is not None else None
+    with laid_out_at(widget, size) as actual:
+        image = QImage(actual, QImage.Format_ARGB32)
+        image.fill(_background(widget))
+        painter = QPainter(image)
+        painter.setRenderHint(QPainter.Antialiasing)
+        widget.render(painter)
+        painter.end()
+    return image
+
+
+def export_png(widget: QWidget, path: str | Path, size=None) -> Path:
+    path = Path(path)
+    _check_folder(path)
+    image = render_image(widget, size)
+    if image.isNull() or not image.save(str(path), "PNG"):
+        raise ExportError(f"could not write {path}")
+    return path
+
+
+def export_svg(widget: QWidget, path: str | Path, size=None, title: str = "") -> Path:
+    """Vector output through Qt's SVG generator (text stays text, lines stay lines)."""
+    from PySide6.QtSvg import QSvgGenerator
+
+    path = Path(path)
+    _check_folder(path)
+    size = check_size(size) if size is not None else None
+    with laid_out_at(widget, size) as actual:
+        gen = QSvgGenerator()
+        gen.setFileName(str(path))
+        gen.setSize(actual)
+        gen.setViewBox(QRect(0, 0, actual.width(), actual.height()))
+        gen.setTitle(title or widget.windowTitle() or "Transformer Explorer")
+        gen.setDescription("Exported from Transformer Explorer")
+        painter = QPainter()
+        if not painter.begin(gen):
+            raise ExportError(f"could not write {path}")
+        painter.fillRect(QRect(0, 0, actual.width(), actual.height()), _background(widget))
+        widget.render(painter)
+        painter.end()
+    check_svg(path)
+    return path
+
+
+def check_svg(path: str | Path, min_elements: int = 10) -> int:
+    """Parse the SVG; raise ExportError unless it is well-formed XML with real content."""
+    try:
+        root = ET.parse(str(path)).getroot()
+    except (ET.ParseError, OSError) as exc:
+        raise ExportError(f"{path} is not a valid SVG file: {exc}") from None
+    n = sum(1 for _ in root.iter())
+    if not root.tag.endswith("svg") or n < min_elements:
+        raise ExportError(f"{path}: the SVG is (nearly) empty ({n} elements)")
+    return n
+
+
+def export_panel(widget: QWidget, path: str | Path, size=None, fmt: str | None = None) -> Path:
+    """PNG or SVG, by `fmt` or the file's suffix."""
+    path = Path(path)
+    fmt = (fmt or path.suffix.lstrip(".")).lower()
+    if fmt not in FORMATS:
+        raise ExportError(f"{path}: choose a .png or .svg file (got {fmt or 'no suffix'!r})")
+    if path.suffix.lower() != f".{fmt}":
+        path = path.with_suffix(f".{fmt}")
+    return export_png(widget, path, size) if fmt == "png" else export_svg(widget, path, size)
+
+
+def _check_folder(path: Path) -> None:
+    if not path.parent.is_dir():
+        raise ExportError(f"the folder {path.parent} does not exist")
+
+
+# -- the forward pass as an animation -----------------------------------------------------------------
+def pillow_available() -> bool:
+    return importlib.util.find_spec("PIL") is not None
+
+
+def export_steps(state, widget: QWidget, folder: str | Path, size=None, gif: bool = True,
+                 frame_ms: int = 700, first: int = 0, last: int | None = None) -> dict:
+    """Walk the recorded steps, grab `widget` (the stepper panel) at each, write frame_000.png … and,
+    when Pillow is importable and `gif`, steps.gif. The selected step is restored afterwards.
+
+    Returns {"frames": [paths], "gif": path or None}."""
+    folder = Path(folder)
+    n = state.n_steps()
+    if n == 0:
+        raise ExportError("nothing to export: run the model first")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExportError(f"cannot create {folder}: {exc.strerror or exc}") from None
+    last = n - 1 if last is None else min(last, n - 1)
+    keep = state.step
+    size = check_size(size) if size is not None else None
+    frames: list[Path] = []
+    images: list[QImage] = []
+    with laid_out_at(widget, size):
+        try:
+            for i in range(max(0, first), last + 1):
+                state.select_step(i)
+                _settle(2)
+                image = QImage(widget.size(), QImage.Format_ARGB32)
+                image.fill(_background(widget))
+                painter = QPainter(image)
+                widget.render(painter)
+                painter.end()
+                path = folder / f"frame_{len(frames):03d}.png"
+                if not image.save(str(path), "PNG"):
+                    raise ExportError(f"could not write {path}")
+                frames.append(path)
+                images.append(image)
+        finally:
+            state.select_step(keep)
+    gif_path = _write_gif(images, folder / "steps.gif", frame_ms) if gif and pillow_available() else None
+    return {"frames": frames, "gif": gif_path}
+
+
+def _write_gif(images: list[QImage], path: Path, frame_ms: int) -> Path:
+    from PIL import Image  # optional: only when installed
+
+    frames = []
+    for image in images:
+        rgba = image.convertToFormat(QImage.Format_RGBA8888)
+        frames.append(Image.frombuffer("RGBA", (rgba.width(), rgba.height()), bytes(rgba.constBits()),
+                                       "raw", "RGBA", rgba.bytesPerLine(), 1).convert("RGB"))
+    frames[0].save(path, save_all=True, append_images=frames[1:], duration=frame_ms, loop=0)
+    return path
+
+
+# -- training metrics ------------------------------------------------------------------------------
+CSV_COLUMNS = ("step", "loss", "loss_smoothed", "accuracy", "lr", "tokens_per_s", "exact_match")
+
+
+def training_rows(curves) -> list[dict]:
+    """One row per recorded step from the training panel's curves (`TrainingCurves.series`
+    and its held-out exact-match points), raw values plus the smoothed loss shown bold."""
+    series = curves.series
+    rows: dict[int, dict] = {}
+    for name, s in series.items():
+        for x, y in zip(s.x, s.y):
+            rows.setdefault(int(x), {"step": int(x)})[name] = float(y)
+    loss = series.get("loss")
+    if loss is not None:
+        for x, y in zip(loss.x, loss.smoothed):
+            rows[int(x)]["loss_smoothed"] = float(y)
+    for x, y in zip(getattr(curves, "exact_steps", []), getattr(curves, "exact_values", [])):
+        rows.setdefault(int(x), {"step": int(x)})["exact_match"] = float(y)
+    return [rows[k] for k in sorted(rows)]
+
+
+def export_training_csv(curves, path: str | Path) -> int:
+    """Write the training metrics as CSV (empty cells where a metric was not measured). Returns rows."""
+    path = Path(path)
+    _check_folder(path)
+    rows = training_rows(curves)
+    if not rows:
+        raise ExportError("no training metrics yet: start a training run first")
+    try:
+        with path.open("w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS, restval="")
+            writer.writeheader()
+            writer.writerows(rows)
+    except OSError as exc:
+        raise ExportError(f"could not write {path}: {exc.strerror or exc}") from None
+    return len(rows)
+
+
+__all__ = ["ExportError", "export_panel", "export_png", "export_svg", "export_steps", "export_training_csv",
+           "render_image", "check_svg", "pillow_available", "training_rows"]

@@ -1,0 +1,279 @@
+"""The lecture tools of the main window: presentation mode, themes, scenes and exports.
+
+The main window stays assembly-only: it creates one `LectureTools(window)`, which adds the
+menu entries, the keyboard shortcuts (F11, PageUp/PageDown for a presentation clicker) and a
+small lecture toolbar, and keeps the logic in `presentation`, `scenes` and `export`. Every
+action that can fail (a bad file, a full disk) ends in a message in the status bar.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QSize, Qt
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout,
+                               QInputDialog, QLabel, QLineEdit, QMenu, QPushButton, QSpinBox, QToolBar)
+
+from explorer import export
+from explorer.presentation import THEMES, PresentationMode, apply_theme, read_theme
+from explorer.scenes import TOUR_PATH, SceneDeck, SceneError, Tour, capture, save_tour
+
+class ExportDialog(QDialog):
+    """File → Export panel…: which dock, what size, which format, where."""
+
+    def __init__(self, window, parent=None):
+        super().__init__(parent or window)
+        self.setWindowTitle("Export a panel")
+        self.panel = QComboBox()
+        for name, dock in window.docks.items():
+            self.panel.addItem(dock.windowTitle(), name)
+        self.width_box = QSpinBox(minimum=export.MIN_SIDE, maximum=export.MAX_SIDE, value=1920, suffix=" px")
+        self.height_box = QSpinBox(minimum=export.MIN_SIDE, maximum=export.MAX_SIDE, value=1080, suffix=" px")
+        self.format = QComboBox()
+        self.format.addItem("PNG (bitmap)", "png")
+        self.format.addItem("SVG (vector)", "svg")
+        self.path = QLineEdit(str(Path.home() / "panel.png"))
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        self.format.currentIndexChanged.connect(self._suffix)
+        size_row, path_row = QHBoxLayout(), QHBoxLayout()
+        size_row.addWidget(self.width_box)
+        size_row.addWidget(QLabel("×"))
+        size_row.addWidget(self.height_box)
+        path_row.addWidget(self.path, 1)
+        path_row.addWidget(browse)
+        form = QFormLayout(self)
+        form.addRow("Panel", self.panel)
+        form.addRow("Size", size_row)
+        form.addRow("Format", self.format)
+        form.addRow("File", path_row)
+        buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def choice(self) -> tuple[str, Path, QSize, str]:
+        return (self.panel.currentData(), Path(self.path.text()),
+                QSize(self.width_box.value(), self.height_box.value()), self.format.currentData())
+
+    def _suffix(self) -> None:
+        self.path.setText(str(Path(self.path.text()).with_suffix("." + self.format.currentData())))
+
+    def _browse(self) -> None:
+        fmt = self.format.currentData()
+        path, _ = QFileDialog.getSaveFileName(self, "Export to", self.path.text(), f"{fmt.upper()} (*.{fmt})")
+        if path:
+            self.path.setText(path)
+
+
+class LectureTools(QObject):
+    """Menus, shortcuts and the lecture toolbar; owns the presentation mode and the scene deck."""
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.window = window
+        self.state = window.state
+        self.presentation = PresentationMode(window)
+        self.deck = SceneDeck(window)
+        self._build_actions()
+        self._build_toolbar()
+        self.presentation.toggled.connect(self._on_presenting)
+        self.deck.sceneShown.connect(self._on_scene)
+        theme = read_theme(window.settings)
+        if theme != "light":
+            apply_theme_app(theme)
+
+    # -- assembly -----------------------------------------------------------------------------------
+    def _action(self, text: str, slot, shortcut=None, checkable: bool = False) -> QAction:
+        action = QAction(text, self.window)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+            action.setShortcutContext(Qt.WindowShortcut)
+        action.setCheckable(checkable)
+        action.triggered.connect(slot)
+        self.window.addAction(action)  # shortcuts keep working while the menu bar is hidden
+        return action
+
+    def _build_actions(self) -> None:
+        w = self.window
+        self.present_action = self._action("&Presentation mode", self.presentation.toggle, Qt.Key_F11, True)
+        self.leave_action = self._action("Leave presentation mode", self.presentation.leave, Qt.Key_Escape)
+        self.leave_action.setEnabled(False)
+        self.scale_action = self._action("Presentation &scale…", self._ask_scale)
+        self.next_action = self._action("&Next scene", self.deck.next, Qt.Key_PageDown)
+        self.prev_action = self._action("&Previous scene", self.deck.previous, Qt.Key_PageUp)
+        self.tour_action = self._action("Open &tour…", self._open_tour)
+        self.default_tour_action = self._action("Start the &paper tour", lambda: self.deck.open(TOUR_PATH))
+        self.save_scene_action = self._action("Save current s&cene…", self._save_scene)
+        self.export_action = self._action("&Export panel…", self._export_dialog, "Ctrl+E")
+        self.export_steps_action = self._action("Export forward pass as &frames / GIF…", self._export_steps)
+        self.export_csv_action = self._action("Export training &metrics (CSV)…", self._export_csv)
+        self.theme_group = QActionGroup(self)
+        self.theme_actions = {}
+        for name in THEMES:
+            action = self._action(f"{name.capitalize()} theme", lambda _=False, n=name: self.set_theme(n),
+                                  checkable=True)
+            self.theme_group.addAction(action)
+            self.theme_actions[name] = action
+        self.theme_actions[read_theme(w.settings)].setChecked(True)
+
+        menus = {m.title().replace("&", ""): m for m in w.menuBar().findChildren(QMenu)}
+        file_menu, view_menu = menus.get("File"), menus.get("View")
+        if file_menu is not None:
+            first = file_menu.actions()[-2] if len(file_menu.actions()) >= 2 else None  # before the Quit separator
+            for action in (self.tour_action, self.default_tour_action, self.save_scene_action, None,
+                           self.export_action, self.export_steps_action, self.export_csv_action, None):
+                if action is None:
+                    file_menu.insertSeparator(first) if first else file_menu.addSeparator()
+                elif first is not None:
+                    file_menu.insertAction(first, action)
+                else:
+                    file_menu.addAction(action)
+        if view_menu is not None:
+            view_menu.addSeparator()
+            for action in (self.present_action, self.scale_action, *self.theme_actions.values(),
+                           self.prev_action, self.next_action):
+                view_menu.addAction(action)
+
+    def _build_toolbar(self) -> None:
+        bar = QToolBar("Lecture", self.window)
+        bar.setObjectName("toolbar_lecture")
+        bar.setMovable(False)
+        bar.addAction(self.present_action)
+        bar.addAction(self.prev_action)
+        self.scene_label = QLabel("")
+        self.scene_label.setTextFormat(Qt.PlainText)
+        self.scene_label.setMinimumWidth(40)
+        bar.addWidget(self.scene_label)
+        bar.addAction(self.next_action)
+        bar.addAction(self.export_action)
+        self.toolbar = bar
+        self.window.addToolBarBreak(Qt.TopToolBarArea)  # its own row: the input bar keeps its width
+        self.window.addToolBar(Qt.TopToolBarArea, bar)
+        bar.hide()  # shown only while presenting or stepping through a tour
+
+    # -- actions ------------------------------------------------------------------------------------
+    def set_theme(self, name: str) -> None:
+        self.presentation.set_theme(name)
+        self.theme_actions[name].setChecked(True)
+        if self.state.result is not None:
+            self.state.stepChanged.emit(self.state.step)
+
+    def _ask_scale(self) -> None:
+        value, ok = QInputDialog.getDouble(self.window, "Presentation scale",
+                                           "Fonts and lines in presentation mode, × normal size:",
+                                           self.presentation.scale, 1.0, 3.0, 2)
+        if ok:
+            self.presentation.set_scale(value)
+
+    def _open_tour(self) -> None:
+        start = str(TOUR_PATH.parent) if TOUR_PATH.parent.is_dir() else ""
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open a tour or scene", start, "Scenes (*.json)")
+        if path:
+            self.deck.open(path)
+
+    def save_scene(self, path: str | Path, name: str, caption: str = "") -> bool:
+        """The current state as a one-scene tour file (append it to a tour by editing the JSON)."""
+        try:
+            scene = capture(self.window, name, caption)
+            save_tour(Tour([scene], title=name), path)
+        except (SceneError, OSError) as exc:
+            self.state.inform(f"Could not save the scene to {path}: {exc}", "error")
+            return False
+        self.state.inform(f"Saved scene {name!r} to {path}.", "info")
+        return True
+
+    def _save_scene(self) -> None:
+        name, ok = QInputDialog.getText(self.window, "Save current scene", "Scene title:")
+        if not ok or not name.strip():
+            return
+        path, _ = QFileDialog.getSaveFileName(self.window, "Save scene", f"{name.strip()}.json", "Scenes (*.json)")
+        if path:
+            self.save_scene(path, name.strip())
+
+    def export_panel(self, name: str, path: str | Path, size=None, fmt: str | None = None) -> Path | None:
+        panel = self.window.panels.get(name)
+        if panel is None:
+            self.state.inform(f"No panel named {name!r}.", "error")
+            return None
+        try:
+            self.window.focus_panel(name)
+            written = export.export_panel(panel, path, size, fmt)
+        except (export.ExportError, OSError) as exc:
+            self.state.inform(f"Export failed: {exc}", "error")
+            return None
+        self.state.inform(f"Exported {self.window.docks[name].windowTitle()} to {written}.", "info")
+        return written
+
+    def _export_dialog(self) -> None:
+        dialog = ExportDialog(self.window)
+        current = self._front_panel()
+        if current:
+            dialog.panel.setCurrentIndex(dialog.panel.findData(current))
+        if dialog.exec() == QDialog.Accepted:
+            self.export_panel(*dialog.choice())
+
+    def _front_panel(self) -> str | None:
+        for name, dock in self.window.docks.items():
+            if dock.isVisible() and not dock.visibleRegion().isEmpty() and name not in ("architecture", "positional"):
+                return name
+        return None
+
+    def export_steps(self, folder: str | Path, size=None, gif: bool = True) -> dict | None:
+        panel = self.window.panels.get("step")
+        if panel is None:
+            self.state.inform("There is no forward-pass panel to export.", "error")
+            return None
+        try:
+            self.window.focus_panel("step")
+            out = export.export_steps(self.state, panel, folder, size, gif=gif)
+        except (export.ExportError, OSError) as exc:
+            self.state.inform(f"Export failed: {exc}", "error")
+            return None
+        note = f" and {out['gif'].name}" if out["gif"] else " (install Pillow for an animated GIF)"
+        self.state.inform(f"Wrote {len(out['frames'])} frames to {folder}{note}.", "info")
+        return out
+
+    def _export_steps(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self.window, "Folder for the frames")
+        if folder:
+            self.export_steps(folder)
+
+    def export_csv(self, path: str | Path) -> int:
+        panel = self.window.panels.get("training")
+        curves = getattr(panel, "curves", None)
+        if curves is None:
+            self.state.inform("There is no training panel to export.", "error")
+            return 0
+        try:
+            n = export.export_training_csv(curves, path)
+        except (export.ExportError, OSError) as exc:
+            self.state.inform(f"Export failed: {exc}", "error")
+            return 0
+        self.state.inform(f"Wrote {n} rows of training metrics to {path}.", "info")
+        return n
+
+    def _export_csv(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export training metrics", "training.csv", "CSV (*.csv)")
+        if path:
+            self.export_csv(path)
+
+    # -- feedback -----------------------------------------------------------------------------------
+    def _on_presenting(self, active: bool) -> None:
+        self.present_action.setChecked(active)
+        self.leave_action.setEnabled(active)
+        self.toolbar.setVisible(active or self.deck.tour is not None)
+
+    def _on_scene(self, index: int, scene) -> None:
+        tour = self.deck.tour
+        count = f"{index + 1}/{len(tour.scenes)}  " if tour is not None and index >= 0 else ""
+        self.scene_label.setText(f" {count}{scene.name} ")
+        self.toolbar.show()
+
+
+def apply_theme_app(name: str) -> None:
+    from PySide6.QtWidgets import QApplication
+    apply_theme(QApplication.instance(), name)
+
+
+__all__ = ["LectureTools", "ExportDialog"]

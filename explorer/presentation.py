@@ -1,0 +1,276 @@
+"""Lecture mode: full screen, everything larger, high-contrast maps, a light or dark theme.
+
+A lecturer drives the explorer on a projector for a whole room: the text on a 1280×720 beamer
+must be read from the back row, thin 1-px curves vanish on a washed-out image, and a dark
+room wants a dark theme. `PresentationMode` switches all of that in one step (F11) and back.
+
+How it scales without touching the panels: `style.font()` multiplies by `style.scale()` (for
+widgets built later), and `rescale()` walks the widgets already built — every widget with an
+explicitly set font, every pyqtgraph axis, text item, title and curve pen — multiplying by the
+ratio of the new factor to the old one. Themes are a `QPalette` + stylesheet; pyqtgraph's
+background/foreground follow (`pg.setConfigOptions` for new plots, `setBackground` / axis pens
+for existing ones). The scale and theme persist in QSettings.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, QSettings, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QPalette, QPen
+from PySide6.QtWidgets import (QApplication, QGraphicsSimpleTextItem, QGraphicsTextItem, QGraphicsView, QWidget)
+
+from explorer import style
+
+SCALE_KEY = "presentation/scale"
+THEME_KEY = "appearance/theme"
+DEFAULT_SCALE = 1.5  # 12 pt → 18 pt: legible from the back of a 200-seat room on 1280×720
+HIGH_CONTRAST_SEQUENTIAL = "inferno"  # black → yellow: the widest lightness range of the CET/mpl maps
+NORMAL_SEQUENTIAL = style.SEQUENTIAL
+
+
+@dataclass(frozen=True)
+class Theme:
+    name: str
+    window: str
+    base: str
+    text: str
+    muted: str
+    plot_background: str
+    plot_foreground: str
+    dock_title: str
+    highlight: str
+    button: str
+
+
+THEMES = {
+    "light": Theme("light", "#f6f8fa", "#ffffff", "#1f2328", "#57606a", "#ffffff", "#1f2328", "#e7ebf0",
+                   "#0969da", "#eef1f4"),
+    "dark": Theme("dark", "#1b1d21", "#0d1117", "#f0f3f6", "#b0b8c1", "#0d1117", "#f0f3f6", "#2d333b",
+                  "#58a6ff", "#2d333b"),
+}
+
+_applied_scale = 1.0  # the factor the widgets on screen are drawn at
+_applied_theme = "light"
+
+
+def current_theme() -> str:
+    return _applied_theme
+
+
+def applied_scale() -> float:
+    return _applied_scale
+
+
+def read_scale(settings: QSettings) -> float:
+    """The persisted presentation scale; a corrupt value falls back to the default."""
+    try:
+        value = float(settings.value(SCALE_KEY, DEFAULT_SCALE))
+    except (TypeError, ValueError):
+        return DEFAULT_SCALE
+    return value if 1.0 <= value <= 3.0 else DEFAULT_SCALE
+
+
+def read_theme(settings: QSettings) -> str:
+    value = settings.value(THEME_KEY, "light")
+    return value if value in THEMES else "light"
+
+
+# -- themes ---------------------------------------------------------------------------------------
+def apply_theme(app: QApplication, name: str) -> Theme:
+    """Palette + stylesheet for every widget, and pyqtgraph plots recoloured in place."""
+    global _applied_theme
+    if name not in THEMES:
+        raise ValueError(f"unknown theme {name!r}; themes: {', '.join(THEMES)}")
+    theme = THEMES[name]
+    pal = QPalette()
+    for role, colour in ((QPalette.Window, theme.window), (QPalette.Base, theme.base),
+                         (QPalette.AlternateBase, theme.window), (QPalette.Text, theme.text),
+                         (QPalette.WindowText, theme.text), (QPalette.ButtonText, theme.text),
+                         (QPalette.Button, theme.button), (QPalette.ToolTipBase, theme.base),
+                         (QPalette.ToolTipText, theme.text), (QPalette.PlaceholderText, theme.muted),
+                         (QPalette.Highlight, theme.highlight), (QPalette.HighlightedText, "#ffffff")):
+        pal.setColor(role, QColor(colour))
+    app.setPalette(pal)
+    title_pt = round(style.TITLE_POINT_SIZE * _applied_scale)
+    app.setStyleSheet(
+        f"QDockWidget::title {{ background: {theme.dock_title}; color: {theme.text}; padding: 5px; "
+        f"font-weight: bold; }}"
+        f"QDockWidget {{ font-size: {title_pt}pt; }}"
+        f"QToolTip {{ font-size: {round(12 * _applied_scale)}pt; }}")
+    pg.setConfigOptions(background=theme.plot_background, foreground=theme.plot_foreground)
+    for view in _plot_views(app):
+        view.setBackground(theme.plot_background)
+        for item in view.scene().items():
+            if isinstance(item, pg.AxisItem):
+                item.setPen(pg.mkPen(theme.plot_foreground))
+                item.setTextPen(pg.mkPen(theme.plot_foreground))
+    _keep_light_boxes_dark_text(app)
+    _applied_theme = name
+    return theme
+
+
+_BACKGROUND = re.compile(r"background(?:-color)?\s*:\s*(#[0-9a-fA-F]{3,8}|white)")
+_COLOUR = re.compile(r"(?<![-\w])color\s*:")
+
+
+def _keep_light_boxes_dark_text(app: QApplication) -> None:
+    """A label that paints its own light box (a yellow readout, a white legend) must keep dark
+    text when the dark theme turns the palette's text white."""
+    for widget in app.allWidgets():
+        sheet = widget.styleSheet()
+        if not sheet or "{" in sheet or _COLOUR.search(sheet):
+            continue
+        m = _BACKGROUND.search(sheet)
+        if m and QColor(m.group(1)).lightnessF() > 0.6:
+            widget.setStyleSheet(sheet.rstrip().rstrip(";") + f"; color: {THEMES['light'].text};")
+
+
+def _plot_views(app: QApplication) -> list[pg.GraphicsView]:
+    return [w for w in app.allWidgets() if isinstance(w, pg.GraphicsView)]
+
+
+# -- scaling --------------------------------------------------------------------------------------
+def rescale(app: QApplication, factor: float) -> float:
+    """Draw everything at `factor` × the normal size (1.0 = normal). Returns the ratio applied."""
+    global _applied_scale
+    factor = max(1.0, min(float(factor), 3.0))
+    ratio = factor / _applied_scale
+    if abs(ratio - 1.0) < 1e-6:
+        return 1.0
+    style.set_scale(factor)
+    app.setFont(style.font(style.BASE_POINT_SIZE))
+    for widget in app.allWidgets():
+        if widget.testAttribute(Qt.WA_SetFont):
+            _scale_font_of(widget, ratio)
+    for view in _plot_views(app):
+        _rescale_scene(view, ratio)
+    _applied_scale = factor
+    apply_theme(app, _applied_theme)  # the stylesheet's point sizes follow the scale
+    return ratio
+
+
+def _scale_font_of(obj, ratio: float) -> None:
+    f = obj.font()
+    if f.pointSizeF() > 0:
+        f.setPointSizeF(max(6.0, f.pointSizeF() * ratio))
+    elif f.pixelSize() > 0:
+        f.setPixelSize(max(8, round(f.pixelSize() * ratio)))
+    obj.setFont(f)
+
+
+def _scaled_pen(pen, ratio: float) -> QPen:
+    pen = QPen(pg.mkPen(pen))
+    pen.setWidthF(max(1.0, pen.widthF()) * ratio)
+    return pen
+
+
+def _rescale_scene(view: QGraphicsView, ratio: float) -> None:
+    """Axes, titles, text and curve widths of one pyqtgraph canvas, in place."""
+    for item in view.scene().items():
+        if isinstance(item, pg.AxisItem):
+            tick = item.style.get("tickFont")
+            if tick is None:  # pyqtgraph's default: the widget font; start from the shared small size
+                tick = style.font(style.SMALL_POINT_SIZE)
+            else:
+                tick = QFont(tick)
+                tick.setPointSizeF(max(6.0, tick.pointSizeF() * ratio))
+            item.setStyle(tickFont=tick)
+            item.setPen(_scaled_pen(item.pen(), ratio))
+        elif isinstance(item, pg.LabelItem):
+            size = str(item.opts.get("size") or f"{style.BASE_POINT_SIZE}pt")
+            if size.endswith("pt"):
+                try:
+                    item.setText(item.text, size=f"{float(size[:-2]) * ratio:.1f}pt")
+                except ValueError:
+                    pass
+        elif isinstance(item, pg.PlotDataItem):
+            pen = item.opts.get("pen")
+            if pen is not None:
+                item.setPen(_scaled_pen(pen, ratio))
+        elif isinstance(item, pg.PlotCurveItem) and not isinstance(item.parentItem(), pg.PlotDataItem):
+            item.setPen(_scaled_pen(item.opts["pen"], ratio))
+        elif isinstance(item, (QGraphicsTextItem, QGraphicsSimpleTextItem)) and not isinstance(
+                item.parentItem(), pg.LabelItem):
+            _scale_font_of(item, ratio)
+
+
+# -- the mode -------------------------------------------------------------------------------------
+class PresentationMode(QObject):
+    """F11: full screen + scale + high-contrast maps + the lecture toolbar; F11 / Esc: back."""
+
+    toggled = Signal(bool)
+
+    def __init__(self, window, settings: QSettings | None = None):
+        super().__init__(window)
+        self.window = window
+        self.settings = settings if settings is not None else window.settings
+        self.active = False
+        self._was_maximized = False
+        self._hidden: list[QWidget] = []
+
+    @property
+    def scale(self) -> float:
+        return read_scale(self.settings)
+
+    def set_scale(self, factor: float) -> None:
+        """Persist the presentation scale (and apply it at once when presenting)."""
+        factor = max(1.0, min(float(factor), 3.0))
+        self.settings.setValue(SCALE_KEY, factor)
+        if self.active:
+            rescale(QApplication.instance(), factor)
+            self._refresh_views()
+
+    def set_theme(self, name: str) -> None:
+        apply_theme(QApplication.instance(), name)
+        self.settings.setValue(THEME_KEY, name)
+
+    def toggle(self) -> None:
+        self.leave() if self.active else self.enter()
+
+    def enter(self, full_screen: bool = True) -> None:
+        if self.active:
+            return
+        self.active = True
+        app = QApplication.instance()
+        style.SEQUENTIAL = HIGH_CONTRAST_SEQUENTIAL
+        rescale(app, self.scale)
+        apply_theme(app, read_theme(self.settings))
+        self._hidden = [w for w in self._lecture_hidden() if w.isVisible()]
+        for w in self._hidden:
+            w.hide()
+        self._was_maximized = self.window.isMaximized()
+        if full_screen:
+            self.window.showFullScreen()
+        self._refresh_views()
+        self.toggled.emit(True)
+
+    def leave(self) -> None:
+        if not self.active:
+            return
+        self.active = False
+        app = QApplication.instance()
+        style.SEQUENTIAL = NORMAL_SEQUENTIAL
+        rescale(app, 1.0)
+        for w in self._hidden:
+            w.show()
+        self._hidden = []
+        if self.window.isFullScreen():
+            self.window.showMaximized() if self._was_maximized else self.window.showNormal()
+        self._refresh_views()
+        self.toggled.emit(False)
+
+    def _lecture_hidden(self) -> list[QWidget]:
+        """What a lecture does not need: the menu bar (its shortcuts stay live) and the device label."""
+        hidden = [self.window.menuBar()]
+        bar = getattr(self.window, "input_bar", None)
+        if bar is not None and hasattr(bar, "device_label"):
+            hidden.append(bar.device_label)
+        return hidden
+
+    def _refresh_views(self) -> None:
+        """Views that pick a colormap per update redraw with the current one."""
+        state = self.window.state
+        if state.result is not None:
+            state.stepChanged.emit(state.step)

@@ -1,0 +1,371 @@
+"""Scenes: named, saved states of the explorer that a lecture steps through like slides.
+
+A scene file is plain JSON a lecturer can edit and share. Schema (version 1):
+
+    {
+      "version": 1,
+      "title": "A tour of Attention Is All You Need",      # optional
+      "scenes": [                                          # or one scene object at top level
+        {
+          "name": "Self-attention",                        # required: shown as the slide title
+          "caption": "Each query takes a softmax-weighted average of the values (Eq. 1).",
+          "checkpoint": "dates",        # a bundled checkpoint's name or a folder; optional
+          "task": "reverse",            # untrained model for this task when no checkpoint; optional
+          "input": "2016-03-07",        # the source text; optional (keeps the current one)
+          "target": null,               # teacher-forced target; optional
+          "panel": "attention",         # dock to raise: architecture, step, attention, positional,
+                                        # decoding, training; optional
+          "step": "encoder.layers.0.self_attn.weights",   # step name (or prefix); optional
+          "attention": {"kind": "encoder", "layer": 0, "head": 0},          # optional
+          "decoding": {"strategy": "beam", "beam_size": 4, "alpha": 0.6},   # optional: any of
+                        # strategy, temperature, top_k, top_p, seed, beam_size, alpha
+          "solo": false,                # optional: true shows only this panel (a big picture)
+          "layout": "<base64 of QMainWindow.saveState()>"  # optional: the dock layout
+        }
+      ]
+    }
+
+Unknown keys are refused (a typo must not silently do nothing); a wrong file gives a
+`SceneError` naming the file and the field. `SceneDeck` applies scenes to a window and steps
+through them (PageDown / PageUp, which a presentation clicker sends).
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QObject, Signal
+
+SCENE_VERSION = 1
+TOUR_PATH = Path(__file__).resolve().parent.parent / "assets" / "scenes" / "tour.json"
+SCENE_KEYS = {"solo", "name", "caption", "checkpoint", "task", "input", "target", "panel", "step", "attention",
+              "decoding", "layout"}
+DECODING_KEYS = {"strategy": str, "temperature": float, "top_k": int, "top_p": float, "seed": int,
+                 "beam_size": int, "alpha": float}
+ATTENTION_KINDS = ("encoder", "decoder_self", "cross")
+MAX_FILE_BYTES = 5_000_000
+
+
+class SceneError(ValueError):
+    """A scene file that cannot be used; the message names the file and the problem."""
+
+
+@dataclass
+class Scene:
+    name: str
+    caption: str = ""
+    checkpoint: str | None = None
+    task: str | None = None
+    input: str | None = None
+    target: str | None = None
+    panel: str | None = None
+    step: str | None = None
+    attention: dict | None = None
+    decoding: dict | None = None
+    layout: str | None = None
+    solo: bool = False
+
+    def to_dict(self) -> dict:
+        return {"name": self.name} | {k: v for k, v in dataclasses.asdict(self).items()
+                                      if v is not None and v != "" and v is not False}
+
+
+@dataclass
+class Tour:
+    scenes: list[Scene]
+    title: str = ""
+    path: Path | None = None
+    version: int = SCENE_VERSION
+
+    def to_dict(self) -> dict:
+        return {"version": self.version, "title": self.title, "scenes": [s.to_dict() for s in self.scenes]}
+
+
+# -- reading and writing -----------------------------------------------------------------------------
+def _check_scene(raw, where: str) -> Scene:
+    if not isinstance(raw, dict):
+        raise SceneError(f"{where}: a scene must be a JSON object, got {type(raw).__name__}")
+    unknown = sorted(set(raw) - SCENE_KEYS)
+    if unknown:
+        raise SceneError(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}; "
+                         f"valid fields: {', '.join(sorted(SCENE_KEYS))}")
+    if not isinstance(raw.get("name"), str) or not raw["name"].strip():
+        raise SceneError(f"{where}: 'name' must be a non-empty string")
+    for key in ("caption", "checkpoint", "task", "input", "target", "panel", "step", "layout"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise SceneError(f"{where}: {key!r} must be a string, got {type(raw[key]).__name__}")
+    if not isinstance(raw.get("solo", False), bool):
+        raise SceneError(f"{where}: 'solo' must be true or false")
+    att = raw.get("attention")
+    if att is not None:
+        if (not isinstance(att, dict) or att.get("kind") not in ATTENTION_KINDS
+                or not all(isinstance(att.get(k, 0), int) and att.get(k, 0) >= 0 for k in ("layer", "head"))):
+            raise SceneError(f"{where}: 'attention' must be {{\"kind\": one of {', '.join(ATTENTION_KINDS)}, "
+                             f"\"layer\": int ≥ 0, \"head\": int ≥ 0}}")
+    dec = raw.get("decoding")
+    if dec is not None:
+        if not isinstance(dec, dict):
+            raise SceneError(f"{where}: 'decoding' must be an object")
+        for key, value in dec.items():
+            kind = DECODING_KEYS.get(key)
+            if kind is None:
+                raise SceneError(f"{where}: unknown decoding setting {key!r}; valid: {', '.join(DECODING_KEYS)}")
+            if not isinstance(value, (int, float) if kind is float else kind) or isinstance(value, bool):
+                raise SceneError(f"{where}: decoding setting {key!r} must be a {kind.__name__}")
+    if raw.get("layout"):
+        try:
+            base64.b64decode(raw["layout"], validate=True)
+        except (binascii.Error, ValueError):
+            raise SceneError(f"{where}: 'layout' is not base64 text") from None
+    return Scene(**raw)
+
+
+def parse_tour(data, source: str = "<scene>") -> Tour:
+    """A decoded JSON document (a tour or one scene) → Tour; SceneError if it does not fit the schema."""
+    if not isinstance(data, dict):
+        raise SceneError(f"{source}: expected a JSON object with \"version\" and \"scenes\"")
+    version = data.get("version")
+    if version != SCENE_VERSION:
+        raise SceneError(f"{source}: unsupported scene format version {version!r} (this explorer reads "
+                         f"version {SCENE_VERSION})")
+    if "scenes" not in data:  # a single scene file
+        body = {k: v for k, v in data.items() if k != "version"}
+        return Tour([_check_scene(body, source)], title=body.get("name", ""))
+    scenes = data["scenes"]
+    if not isinstance(scenes, list) or not scenes:
+        raise SceneError(f"{source}: 'scenes' must be a non-empty list")
+    extra = sorted(set(data) - {"version", "title", "scenes"})
+    if extra:
+        raise SceneError(f"{source}: unknown field(s) {', '.join(map(repr, extra))}")
+    title = data.get("title", "")
+    if not isinstance(title, str):
+        raise SceneError(f"{source}: 'title' must be a string")
+    return Tour([_check_scene(s, f"{source}, scene {i + 1}") for i, s in enumerate(scenes)], title=title)
+
+
+def load_tour(path: str | Path) -> Tour:
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise SceneError(f"{path}: {path.stat().st_size:,} bytes is too large for a scene file")
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SceneError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise SceneError(f"{path}: is a folder, not a scene file") from None
+    except UnicodeDecodeError:
+        raise SceneError(f"{path}: not UTF-8 text (is it a scene file?)") from None
+    except OSError as exc:
+        raise SceneError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SceneError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    tour = parse_tour(data, str(path))
+    tour.path = path
+    return tour
+
+
+def save_tour(tour: Tour, path: str | Path) -> Path:
+    path = Path(path)
+    path.write_text(json.dumps(tour.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+# -- a window's state ------------------------------------------------------------------------------
+def decoding_settings(window) -> dict | None:
+    """The decoding panel's settings (strategy, temperature, …), or None without that panel."""
+    panel = getattr(window, "panels", {}).get("decoding")
+    controls = getattr(panel, "controls", None)
+    if controls is None or not hasattr(controls, "settings"):
+        return None
+    settings = controls.settings()
+    return {k: getattr(settings, k) for k in DECODING_KEYS if hasattr(settings, k)}
+
+
+def set_decoding_settings(window, values: dict) -> None:
+    panel = getattr(window, "panels", {}).get("decoding")
+    controls = getattr(panel, "controls", None)
+    if controls is None:
+        return
+    for key, value in values.items():
+        if key == "strategy":
+            if controls.strategy.findData(value) < 0:
+                raise SceneError(f"unknown decoding strategy {value!r}")
+            controls.set_strategy(value)
+        elif hasattr(controls, key):
+            getattr(controls, key).setValue(value)
+
+
+def current_panel(window) -> str | None:
+    """The panel the user looks at: the visible dock that has focus, else the first raised one on the right."""
+    for name, dock in window.docks.items():
+        if dock.isVisible() and dock.isAncestorOf(window.focusWidget() or dock):
+            return name
+    return None
+
+
+def capture(window, name: str, caption: str = "") -> Scene:
+    """The window's current state as a scene."""
+    state = window.state
+    bundle = state.bundle
+    checkpoint = str(bundle.path) if bundle is not None and bundle.path else None
+    from explorer.runner import bundled_checkpoints
+    for bundled_name, folder in bundled_checkpoints().items():
+        if checkpoint and Path(folder).resolve() == Path(checkpoint).resolve():
+            checkpoint = bundled_name
+    task = None
+    if checkpoint is None and bundle is not None:
+        task = (bundle.task or {}).get("name")
+    layout = bytes(window.saveState(_layout_version()).toBase64()).decode("ascii")
+    step = state.current_step.name if state.current_step is not None else None
+    return Scene(name=name, caption=caption, checkpoint=checkpoint, task=task, input=state.source_text or None,
+                 target=state.target_text, panel=current_panel(window), step=step,
+                 attention={"kind": state.kind, "layer": state.layer, "head": state.head},
+                 decoding=decoding_settings(window), layout=layout)
+
+
+def _layout_version() -> int:
+    from explorer.main_window import LAYOUT_VERSION  # lazily: the main window imports this module
+    return LAYOUT_VERSION
+
+
+def _available(checkpoint: str) -> bool:
+    from explorer.runner import bundled_checkpoints
+    return checkpoint in bundled_checkpoints() or Path(checkpoint).exists()
+
+
+def _same_model(bundle, checkpoint: str | None) -> bool:
+    if bundle is None or checkpoint is None:
+        return checkpoint is None and bundle is not None
+    from explorer.runner import bundled_checkpoints
+    path = bundled_checkpoints().get(checkpoint, checkpoint)
+    return bool(bundle.path) and Path(bundle.path).resolve() == Path(path).resolve()
+
+
+class SceneDeck(QObject):
+    """Applies scenes to a main window and steps through a tour like slides."""
+
+    sceneShown = Signal(int, object)  # index, Scene
+
+    def __init__(self, window, parent=None):
+        super().__init__(parent or window)
+        self.window = window
+        self.tour: Tour | None = None
+        self.index = -1
+        self._pending: Scene | None = None
+        self._solo_hidden: list = []  # docks a solo scene hid, shown again by the next scene
+        window.state.resultChanged.connect(self._on_result)
+        window.runner.failed.connect(self._on_failed)
+
+    # -- tours -------------------------------------------------------------------------------------
+    def open(self, path: str | Path, show_first: bool = True) -> bool:
+        """Load a tour (or one scene) file; a bad file → a message, the current tour kept."""
+        try:
+            tour = load_tour(path)
+        except SceneError as exc:
+            self.window.state.inform(f"Could not open the scene file: {exc}", "error")
+            return False
+        self.tour, self.index = tour, -1
+        if show_first:
+            self.go(0)
+        return True
+
+    def go(self, index: int) -> bool:
+        if self.tour is None or not self.tour.scenes:
+            self.window.state.inform("No tour is open: File → Open tour…", "warning")
+            return False
+        index = max(0, min(int(index), len(self.tour.scenes) - 1))
+        self.index = index
+        self.apply(self.tour.scenes[index])
+        return True
+
+    def next(self) -> bool:
+        if self.tour is not None and self.index >= len(self.tour.scenes) - 1:
+            self.window.state.inform("That was the last scene of the tour.", "info")
+            return False
+        return self.go(self.index + 1)
+
+    def previous(self) -> bool:
+        if self.tour is not None and self.index <= 0:
+            self.window.state.inform("This is the first scene of the tour.", "info")
+            return False
+        return self.go(self.index - 1)
+
+    # -- one scene ---------------------------------------------------------------------------------
+    def apply(self, scene: Scene) -> None:
+        """Model, input, layout, dock, then (when the forward has run) the step and the head."""
+        window, state, runner = self.window, self.window.state, self.window.runner
+        if scene.layout:
+            raw = QByteArray.fromBase64(QByteArray(scene.layout.encode("ascii")))
+            if not window.restoreState(raw, _layout_version()):
+                state.inform(f"Scene {scene.name!r}: its saved layout does not fit this version; "
+                             "keeping the current layout.", "warning")
+        for dock in self._solo_hidden:
+            dock.show()
+        self._solo_hidden = []
+        if scene.solo and scene.panel in window.docks:
+            self._solo_hidden = [d for n, d in window.docks.items() if n != scene.panel and d.isVisible()]
+            for dock in self._solo_hidden:
+                dock.hide()
+        if scene.panel:
+            if scene.panel in window.docks:
+                from explorer.main_window import LEFT_PANELS
+                if scene.panel not in LEFT_PANELS and "architecture" in window.docks and not scene.solo:
+                    window.docks["architecture"].raise_()  # the map of the model beside the detail
+                window.focus_panel(scene.panel)
+            else:
+                state.inform(f"Scene {scene.name!r}: no panel named {scene.panel!r}.", "warning")
+        if scene.decoding:
+            try:
+                set_decoding_settings(window, scene.decoding)
+            except SceneError as exc:
+                state.inform(f"Scene {scene.name!r}: {exc}", "warning")
+        self._pending = scene
+        self._show_caption(scene)
+        text = scene.input if scene.input is not None else state.source_text
+        checkpoint = scene.checkpoint
+        if checkpoint and scene.task and not _available(checkpoint):  # e.g. a model not bundled here
+            state.inform(f"Scene {scene.name!r}: no checkpoint {checkpoint!r}; using an untrained "
+                         f"{scene.task} model.", "warning")
+            checkpoint = None
+        if checkpoint and not _same_model(state.bundle, checkpoint):
+            runner.load(checkpoint, then_run=text, then_target=scene.target)
+        elif checkpoint is None and scene.task and (
+                state.bundle is None or (state.bundle.task or {}).get("name") != scene.task):
+            runner.load_random(scene.task, then_run=text)
+        elif text:
+            runner.run(text, scene.target)
+        else:
+            self._select(scene)
+
+    def _on_result(self, _result) -> None:
+        scene, self._pending = self._pending, None
+        if scene is not None:
+            self._select(scene)
+
+    def _on_failed(self, message: str) -> None:
+        if self._pending is not None:
+            scene, self._pending = self._pending, None
+            self.window.state.inform(f"Scene {scene.name!r}: {message}", "error")
+
+    def _select(self, scene: Scene) -> None:
+        state = self.window.state
+        if scene.attention and scene.attention["kind"] in state.available_kinds():
+            a = scene.attention
+            layer = min(a.get("layer", 0), max(state.n_layers(a["kind"]) - 1, 0))
+            head = min(a.get("head", 0), state.bundle.config.n_heads - 1)
+            state.select_attention(a["kind"], layer, head)
+        if scene.step and state.result is not None and not state.select_step_named(scene.step):
+            state.inform(f"Scene {scene.name!r}: this model has no step {scene.step!r}.", "warning")
+        self._show_caption(scene)
+
+    def _show_caption(self, scene: Scene) -> None:
+        text = scene.caption or scene.name  # the lecture toolbar shows the scene's number and name
+        self.window.statusBar().setStyleSheet("")
+        self.window.statusBar().showMessage(text)  # stays until the next message
+        self.sceneShown.emit(self.index, scene)
