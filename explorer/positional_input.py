@@ -1,5 +1,11 @@
 """View 4 of the positional-encoding panel: for the current input, the scaled token embedding,
-the positional encoding and their sum — the three tensors the model records (Sections 3.4–3.5)."""
+the positional encoding and their sum — the three tensors the model records (Sections 3.4–3.5).
+
+A BERT encoder (MiniLM) builds its input differently, and the view shows what it really
+does: E[token] unscaled + P[pos] (learned) + T[0] (the token-type vector) = the sum
+(`encoder.input`), then a LayerNorm (`encoder.input_norm`) is what enters layer 0. The
+LayerNorm is checked against its own formula with the model's γ, β and ε.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -11,6 +17,15 @@ from explorer.positional_views import symmetric_levels
 
 STACKS = {"encoder": "Encoder (source)", "decoder": "Decoder (target)"}
 TITLES = ("E[token]·√d_model", "+ PE(pos)", "= input to layer 0")
+MAX_MAPS = 5  # E, + P, + T, = sum, LayerNorm (BERT); three for the paper's model
+
+
+def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
+    """LayerNorm over the last axis, in float64: (x − mean) / √(var + ε) · γ + β."""
+    x = x.astype(np.float64)
+    mean = x.mean(-1, keepdims=True)
+    var = x.var(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * weight + bias
 
 
 class InputView(QWidget):
@@ -29,19 +44,32 @@ class InputView(QWidget):
         row.addWidget(self.check, 1)
         self.canvas = st.graphics_widget()
         self.maps = [HeatmapPlot(self.canvas.ci, 0, i, st.signed_cmap(), (-1.0, 1.0), "dimension", "token" if i == 0 else "")
-                     for i in range(3)]
+                     for i in range(MAX_MAPS)]
         self.bar = st.colorbar(st.signed_cmap(), (-1.0, 1.0), "value")
-        self.canvas.ci.addItem(self.bar, row=0, col=3)
+        self.canvas.ci.addItem(self.bar, row=0, col=MAX_MAPS)
+        self._shown = MAX_MAPS
+        self._show_maps(len(TITLES))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(row)
         lay.addWidget(self.canvas, 1)
         self.result = None
-        self.values: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.norm = None  # (γ, β, ε) of the model's embedding LayerNorm per stack, when it has one
+        self.values: tuple[np.ndarray, ...] | None = None  # the maps shown, left to right
+        self.terms: list[str] = []  # the recorded step each map shows
+        self.error: float | None = None  # max |Σ terms − recorded sum|
+        self.norm_error: float | None = None  # max |LayerNorm(sum) − recorded input_norm|
         self.stack_box.currentIndexChanged.connect(lambda _: self._draw())
 
-    def set_result(self, result) -> None:
+    def set_result(self, result, bundle=None) -> None:
+        """The forward pass to show; `bundle` supplies the LayerNorm's γ, β for BERT's check."""
         self.result = result
+        self.norm = None
+        model = getattr(bundle, "model", None)
+        if model is not None and getattr(model, "embed_norm", None) is not None:
+            self.norm = {s: (ln.weight.detach().cpu().numpy().astype(np.float64),
+                             ln.bias.detach().cpu().numpy().astype(np.float64), float(ln.eps))
+                         for s, ln in model.embed_norm.items()}
         stacks = [s for s in STACKS if result is not None and f"{s}.input" in result.trace] if result is not None else []
         current = self.stack_box.currentData()
         self.stack_box.blockSignals(True)
@@ -53,27 +81,79 @@ class InputView(QWidget):
         self.stack_box.blockSignals(False)
         self._draw()
 
+    def _show_maps(self, n: int) -> None:
+        """Keep the first `n` maps in the layout (created once; the others are taken out, not deleted)."""
+        if n == self._shown:
+            return
+        layout = self.canvas.ci
+        for i, m in enumerate(self.maps):
+            inside = m.plot in layout.items
+            if i < n and not inside:
+                layout.addItem(m.plot, row=0, col=i)
+            elif i >= n and inside:
+                layout.removeItem(m.plot)
+                m.plot.setVisible(False)
+            m.plot.setVisible(i < n)
+            layout.layout.setColumnStretchFactor(i, 1 if i < n else 0)  # equal widths for the maps shown
+        self._shown = n
+
+    def _terms(self, stack: str) -> list[tuple[str, str, str]]:
+        """(recorded step, map title, short name) for each term of this stack's input."""
+        trace = self.result.trace
+        scaled = "√" in trace[f"{stack}.embedding.scaled"].formula
+        learned = trace[f"{stack}.positional"].formula.startswith("P[pos]")
+        terms = [(f"{stack}.embedding.scaled", "E[token]·√d_model" if scaled else "E[token] (not scaled)",
+                  "scaled" if scaled else "E"),
+                 (f"{stack}.positional", "+ P[pos] (learned)" if learned else "+ PE(pos)", "P" if learned else "PE")]
+        if f"{stack}.embedding.token_type" in trace:
+            terms.append((f"{stack}.embedding.token_type", "+ T[0] (token type)", "T"))
+        normed = f"{stack}.input_norm" in trace
+        terms.append((f"{stack}.input", "= sum" if normed else "= input to layer 0", "input"))
+        if normed:
+            terms.append((f"{stack}.input_norm", "LayerNorm → layer 0", "LayerNorm"))
+        return terms
+
     def _draw(self) -> None:
         stack = self.stack_box.currentData()
+        self.error = self.norm_error = None
         if self.result is None or stack is None:
-            self.values = None
+            self.values, self.terms = None, []
             for m in self.maps:
                 m.clear()
             self.check.setText("Run an input to see its embeddings.")
             return
         trace = self.result.trace
-        scaled = trace[f"{stack}.embedding.scaled"].tensor[0].numpy()  # (T, d_model)
-        pe = trace[f"{stack}.positional"].tensor.numpy()  # (T, d_model)
-        total = trace[f"{stack}.input"].tensor[0].numpy()
-        self.values = (scaled, pe, total)
+        terms = self._terms(stack)
+        self.terms = [name for name, _, _ in terms]
+        arrays = []
+        for name, _, _ in terms:
+            t = trace[name].tensor
+            arrays.append((t[0] if t.dim() == 3 else t).numpy())  # (T, d_model); PE has no batch axis
+        self.values = tuple(arrays)
+        normed = self.terms[-1].endswith("input_norm")
+        addends, total = arrays[:-2 if normed else -1], arrays[-2 if normed else -1]
+        self._show_maps(len(arrays))
         labels = list(self.result.src_pieces if stack == "encoder" else self.result.tgt_pieces)
-        labels = labels if len(labels) == scaled.shape[0] else [str(i) for i in range(scaled.shape[0])]
-        levels = symmetric_levels(scaled, pe, total)
+        labels = labels if len(labels) == total.shape[0] else [str(i) for i in range(total.shape[0])]
+        levels = symmetric_levels(*addends, total)  # one scale for the terms and their sum
         self.bar.setLevels(levels)
-        for m, values, title in zip(self.maps, self.values, TITLES):
-            m.set_levels(levels)
-            m.set_map(values, None, [str(i) for i in range(values.shape[1])], labels)
-            st.set_title(m.plot, title)
-        err = float(np.abs(scaled + pe - total).max())
-        self.check.setText(f"Recorded in this forward pass ({stack}.embedding.scaled, {stack}.positional, {stack}.input); "
-                           f"max |scaled + PE − input| = {err:.1e}. The same colour scale for all three.")
+        for i, (m, values, (_, title, _short)) in enumerate(zip(self.maps, arrays, terms)):
+            own = normed and i == len(arrays) - 1
+            lv = symmetric_levels(values) if own else levels
+            m.set_levels(lv)
+            m.set_map(values, None, [str(c) for c in range(values.shape[1])], labels)
+            st.set_title(m.plot, f"{title} (±{lv[1]:.2g})" if own else title)
+        self.error = float(np.abs(sum(addends) - total).max())
+        names = ", ".join(self.terms)
+        summed = " + ".join(short for _, _, short in terms[:len(addends)])
+        text = f"Recorded in this forward pass ({names}); max |{summed} − input| = {self.error:.1e}."
+        if normed:
+            text += " BERT then normalises the sum: LayerNorm(x) = (x − mean)/√(var + ε)·γ + β over each token's d_model values"
+            if self.norm is not None and stack in self.norm:
+                weight, bias, eps = self.norm[stack]
+                self.norm_error = float(np.abs(layer_norm(total, weight, bias, eps) - arrays[-1]).max())
+                text += f" (max |LayerNorm(sum) − {stack}.input_norm| = {self.norm_error:.1e} with the model's γ, β)"
+            text += "; that, not the sum, enters layer 0. The LayerNorm map has its own colour scale, the others share one."
+        else:
+            text += " The same colour scale for all three."
+        self.check.setText(text)

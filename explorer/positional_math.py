@@ -5,6 +5,10 @@ exactly what the model adds; the tests check it against `math.sin`/`math.cos` in
 The linear-shift property the paper cites ("for any fixed offset k, PE_{pos+k} can be
 represented as a linear function of PE_pos") is made concrete by `rotation`: each (sin, cos)
 pair of frequency ω is rotated by the angle ω·k, independent of pos.
+
+`layout` is where a pair lives: "interleaved" (the paper, and our models: sin in dim 2i, cos
+in dim 2i+1) or "halves" (Marian/opus-mt: sin in dim i, cos in dim d/2 + i). The values are
+the same; only the columns differ.
 """
 from __future__ import annotations
 
@@ -13,9 +17,28 @@ import numpy as np
 from model.positional import get_positional_encoding, wavelengths
 
 
-def sinusoid_table(d_model: int, length: int) -> np.ndarray:
-    """(length, d_model) float32: PE(pos, 2i) = sin(pos/10000^(2i/d)), PE(pos, 2i+1) = cos(…)."""
-    return get_positional_encoding(d_model, length).numpy()
+LAYOUTS = ("interleaved", "halves")
+
+
+def pair_columns(d_model: int, layout: str = "interleaved") -> tuple[np.ndarray, np.ndarray]:
+    """(sin dims, cos dims) of every pair i, in the table's own columns."""
+    if layout == "halves":
+        half = d_model // 2
+        return np.arange(half), np.arange(half, 2 * half)
+    if layout != "interleaved":
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    return np.arange(0, d_model, 2), np.arange(1, d_model, 2)
+
+
+def pair_dims(d_model: int, i: int, layout: str = "interleaved") -> tuple[int, int]:
+    """(sin dim, cos dim) of pair i: (2i, 2i+1) in the paper's layout, (i, d/2 + i) in Marian's."""
+    return (i, d_model // 2 + i) if layout == "halves" else (2 * i, 2 * i + 1)
+
+
+def sinusoid_table(d_model: int, length: int, layout: str = "interleaved") -> np.ndarray:
+    """(length, d_model) float32: PE(pos, 2i) = sin(pos/10000^(2i/d)), PE(pos, 2i+1) = cos(…)
+    (layout "halves": the sines in the first d/2 dims, the cosines in the second)."""
+    return get_positional_encoding(d_model, length, layout=layout).numpy()
 
 
 def pair_wavelength(d_model: int, i: int) -> float:
@@ -29,37 +52,40 @@ def frequencies(d_model: int) -> np.ndarray:
     return 1.0 / np.power(10000.0, two_i / d_model)
 
 
-def rotation(d_model: int, k: int) -> np.ndarray:
+def rotation(d_model: int, k: int, layout: str = "interleaved") -> np.ndarray:
     """M_k (d_model × d_model), block diagonal, such that PE(pos + k) = M_k · PE(pos) for every pos.
 
     sin(ω(p+k)) =  cos(ωk)·sin(ωp) + sin(ωk)·cos(ωp)
     cos(ω(p+k)) = −sin(ωk)·sin(ωp) + cos(ωk)·cos(ωp)
+    (in the "halves" layout the same 2×2 blocks act on dims i and d/2 + i).
     """
     m = np.zeros((d_model, d_model))
-    for i, w in enumerate(frequencies(d_model)):
+    sin_dims, cos_dims = pair_columns(d_model, layout)
+    for w, a, b in zip(frequencies(d_model), sin_dims, cos_dims):
         c, s = np.cos(w * k), np.sin(w * k)
-        m[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[c, s], [-s, c]]
+        m[a, a], m[a, b], m[b, a], m[b, b] = c, s, -s, c
     return m
 
 
-def rotate(rows: np.ndarray, k: int) -> np.ndarray:
+def rotate(rows: np.ndarray, k: int, layout: str = "interleaved") -> np.ndarray:
     """M_k · PE for each row of `rows` (N, d_model), pair by pair — O(N·d) instead of a d × d product."""
     d_model = rows.shape[-1]
     w = frequencies(d_model) * k
     c, s = np.cos(w), np.sin(w)
-    sin_part, cos_part = rows[..., 0::2].astype(np.float64), rows[..., 1::2].astype(np.float64)
+    sin_dims, cos_dims = pair_columns(d_model, layout)
+    sin_part, cos_part = rows[..., sin_dims].astype(np.float64), rows[..., cos_dims].astype(np.float64)
     out = np.empty(rows.shape, dtype=np.float64)
-    out[..., 0::2] = c * sin_part + s * cos_part
-    out[..., 1::2] = -s * sin_part + c * cos_part
+    out[..., sin_dims] = c * sin_part + s * cos_part
+    out[..., cos_dims] = -s * sin_part + c * cos_part
     return out
 
 
-def shift_error(table: np.ndarray, k: int) -> float:
+def shift_error(table: np.ndarray, k: int, layout: str = "interleaved") -> float:
     """max over pos and dims of |M_k·PE(pos) − PE(pos+k)| for a sinusoid table (float32 rounding only)."""
     length = table.shape[0]
     if k >= length:
         return float("nan")
-    return float(np.abs(rotate(table[: length - k], k) - table[k:]).max())
+    return float(np.abs(rotate(table[: length - k], k, layout) - table[k:]).max())
 
 
 def similarity(table: np.ndarray) -> np.ndarray:
@@ -74,7 +100,12 @@ def default_pairs(d_model: int) -> list[int]:
     return sorted({i for i in (0, half // 8, half // 2) if 0 <= i < half})
 
 
-def sinusoid_curve(d_model: int, dim: int, positions: np.ndarray) -> np.ndarray:
+def sinusoid_curve(d_model: int, dim: int, positions: np.ndarray, layout: str = "interleaved") -> np.ndarray:
     """PE(pos, dim) at any (also fractional) positions: the smooth wave the integer samples lie on."""
-    w = 1.0 / np.power(10000.0, (dim // 2 * 2) / d_model)
-    return np.sin(positions * w) if dim % 2 == 0 else np.cos(positions * w)
+    if layout == "halves":
+        half = d_model // 2
+        i, is_sin = (dim, True) if dim < half else (dim - half, False)
+    else:
+        i, is_sin = dim // 2, dim % 2 == 0
+    w = 1.0 / np.power(10000.0, 2 * i / d_model)
+    return np.sin(positions * w) if is_sin else np.cos(positions * w)

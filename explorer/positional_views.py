@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLay
 
 from explorer import attention_style as st
 from explorer.attention_items import HeatmapPlot
-from explorer.positional_math import rotation, shift_error, similarity
+from explorer.positional_math import pair_dims, rotation, shift_error, similarity
 
 
 def _numbers(n: int) -> list[str]:
@@ -26,7 +26,8 @@ class PEHeatmapView(QWidget):
     """Every position (rows) × every dimension (columns), blue −1 … white 0 … red +1.
 
     The model stores sin and cos interleaved (dims 2i, 2i+1); "sin dims, then cos dims"
-    regroups the columns (labels keep the true dimension) into the familiar two fans.
+    regroups the columns (labels keep the true dimension) into the familiar two fans. A Marian
+    model already stores them so ("halves" layout): its columns are shown as they are.
     """
 
     def __init__(self, parent=None):
@@ -46,12 +47,16 @@ class PEHeatmapView(QWidget):
         self._args = None
         self.grouped.toggled.connect(lambda _: self._args and self.set_table(*self._args))
 
-    def set_table(self, table: np.ndarray, learned: bool, title: str) -> None:
-        self._args = (table, learned, title)
+    def set_table(self, table: np.ndarray, learned: bool, title: str, layout: str = "interleaved") -> None:
+        self._args = (table, learned, title, layout)
         self.table = table
         d = table.shape[1]
-        self.columns = (np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)]) if self.grouped.isChecked()
-                        else np.arange(d))
+        halves = layout == "halves"
+        self.grouped.setEnabled(not halves)
+        self.grouped.setToolTip("This model already stores the sines in dims 0…d/2−1 and the cosines in d/2…d−1"
+                                if halves else "")
+        self.columns = (np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
+                        if self.grouped.isChecked() and not halves else np.arange(d))
         levels = symmetric_levels(table) if learned else (-1.0, 1.0)
         self.heatmap.set_levels(levels)
         self.bar.setLevels(levels)
@@ -110,11 +115,12 @@ class SimilarityShiftView(QWidget):
         lay.addLayout(right, 1)
         self.table: np.ndarray | None = None
         self.learned = False
+        self.layout = "interleaved"
         self.similarity: np.ndarray | None = None
         self.error: float | None = None
 
-    def set_table(self, table: np.ndarray, learned: bool, title: str) -> None:
-        self.table, self.learned = table, learned
+    def set_table(self, table: np.ndarray, learned: bool, title: str, layout: str = "interleaved") -> None:
+        self.table, self.learned, self.layout = table, learned, layout
         self.similarity = similarity(table)
         lo, hi = float(self.similarity.min()), float(self.similarity.max())
         self.sim.set_levels((lo, hi))
@@ -145,11 +151,12 @@ class SimilarityShiftView(QWidget):
                                 else "Increase the number of positions to try an offset.")
             return
         self.legend.addItem(self.curve_rotated, "M_k · PE(pos)")
-        rotated = rotation(d, k) @ table[p].astype(np.float64)  # M_k · PE(pos)
+        rotated = rotation(d, k, self.layout) @ table[p].astype(np.float64)  # M_k · PE(pos)
         self.curve_target.setData(dims, table[p + k])
         self.curve_rotated.setData(dims, rotated)
-        self.error = shift_error(table, k)
+        self.error = shift_error(table, k, self.layout)
         st.set_title(self.shift_plot, f"PE({p} + {k}) and M_{k} · PE({p}) coincide")
-        self.result.setText(f"M_k rotates each (sin, cos) pair by the angle ω_i·k, whatever pos is.  "
+        where = " (dims i and d/2 + i in this model)" if self.layout == "halves" else ""
+        self.result.setText(f"M_k rotates each (sin, cos) pair{where} by the angle ω_i·k, whatever pos is.  "
                             f"max |M_{k}·PE(pos) − PE(pos+{k})| over all {length - k} positions × {d} dims = "
                             f"{self.error:.1e} (float32 rounding): PE(pos+k) is a linear function of PE(pos).")

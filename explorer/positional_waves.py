@@ -4,6 +4,7 @@ Each chosen pair i is one colour: sin (dim 2i) solid, cos (dim 2i+1) dashed, and
 gives its wavelength 2π·10000^(2i/d_model) — the geometric progression of Section 3.5. The
 dots are the values the model adds (defined at whole positions only); the thin line through
 them is the same formula between positions, so a fast wave is not mistaken for a zig-zag.
+A Marian model stores pair i in dims i and d/2 + i ("halves" layout): the labels say so.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from explorer import attention_style as st
-from explorer.positional_math import default_pairs, pair_wavelength, sinusoid_curve
+from explorer.positional_math import default_pairs, pair_dims, pair_wavelength, sinusoid_curve
 
 PALETTE = ["#0969da", "#e4572e", "#1a7f37", "#8250df", "#bf8700", "#cf222e", "#1b7c83", "#6e7781"]
 SMOOTH = 8  # formula samples per position for the line between the dots
@@ -62,6 +63,7 @@ class WavesView(QWidget):
         self.lines: list[tuple[int, pg.PlotDataItem]] = []  # (dimension, the formula between positions)
         self.table: np.ndarray | None = None
         self.learned = False
+        self.layout = "interleaved"  # where pair i lives: dims (2i, 2i+1), or (i, d/2 + i) for Marian
         self._d_model = 0
         self.pairs_list.itemSelectionChanged.connect(self._on_selection)
 
@@ -76,18 +78,19 @@ class WavesView(QWidget):
         self.pairs_list.blockSignals(False)
         self._rebuild()
 
-    def set_table(self, table: np.ndarray, learned: bool, title: str) -> None:
+    def set_table(self, table: np.ndarray, learned: bool, title: str, layout: str = "interleaved") -> None:
         d_model = table.shape[1]
-        same = (d_model, learned) == (self._d_model, self.learned)
+        same = (d_model, learned, layout) == (self._d_model, self.learned, self.layout)
         keep = self.selected_pairs() if same else default_pairs(d_model)
-        self.table, self.learned = table, learned
+        self.table, self.learned, self.layout = table, learned, layout
         if not same or self.pairs_list.count() == 0:
             self._d_model = d_model
             self.pairs_list.blockSignals(True)
             self.pairs_list.clear()
             for i in range(d_model // 2):
-                item = QListWidgetItem(f"{2 * i}, {2 * i + 1}" if learned else
-                                       f"{2 * i}, {2 * i + 1}   λ = {wavelength_text(pair_wavelength(d_model, i))}")
+                a, b = pair_dims(d_model, i, layout)
+                item = QListWidgetItem(f"{a}, {b}" if learned else
+                                       f"{a}, {b}   λ = {wavelength_text(pair_wavelength(d_model, i))}")
                 item.setData(Qt.ItemDataRole.UserRole, i)
                 self.pairs_list.addItem(item)
             self.pairs_list.blockSignals(False)
@@ -112,18 +115,19 @@ class WavesView(QWidget):
         for n, i in enumerate(self.selected_pairs()):
             color = PALETTE[n % len(PALETTE)]
             lam = wavelength_text(pair_wavelength(self._d_model, i))
+            sin_dim, cos_dim = pair_dims(self._d_model, i, self.layout)
             if self.learned:
-                entries.append(f"<span style='color:{color}'>━━ dim {2 * i} &nbsp;╍╍ dim {2 * i + 1}</span>")
+                entries.append(f"<span style='color:{color}'>━━ dim {sin_dim} &nbsp;╍╍ dim {cos_dim}</span>")
             else:
-                entries.append(f"<span style='color:{color}'><b>━━ sin</b> {2 * i} &nbsp;<b>╍╍ cos</b> {2 * i + 1}</span>"
+                entries.append(f"<span style='color:{color}'><b>━━ sin</b> {sin_dim} &nbsp;<b>╍╍ cos</b> {cos_dim}</span>"
                                f" λ = 2π·10000<sup>{2 * i}/{self._d_model}</sup> = {lam}")
-            for dim, style in ((2 * i, Qt.PenStyle.SolidLine), (2 * i + 1, Qt.PenStyle.DashLine)):
+            for dim, style in ((sin_dim, Qt.PenStyle.SolidLine), (cos_dim, Qt.PenStyle.DashLine)):
                 pen = pg.mkPen(color, width=2.2, style=style)
                 if self.learned:
                     dots = self.plot.plot(pos, self.table[:, dim], pen=pen, symbol="o", symbolSize=5,
                                           symbolBrush=color, symbolPen=None)
                 else:
-                    line = self.plot.plot(fine, sinusoid_curve(self._d_model, dim, fine), pen=pen)
+                    line = self.plot.plot(fine, sinusoid_curve(self._d_model, dim, fine, self.layout), pen=pen)
                     self.lines.append((dim, line))
                     dots = self.plot.plot(pos, self.table[:, dim], pen=None, symbol="o", symbolSize=6,
                                           symbolBrush=color, symbolPen=None)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 
+import numpy as np
 import pytest
 import torch
 
@@ -202,3 +203,97 @@ def test_a_pretrained_checkpoint_whose_tokenizer_folder_is_gone_is_a_clear_error
     (folder / "config.json").write_text(json.dumps(data))
     with pytest.raises(CheckpointError, match="config.json.*tokenizer"):
         load_checkpoint(folder)
+
+
+# -- the positional panel: Marian's half-split table, BERT's embedding pipeline ---------------------
+def _positional_panel(qtbot, bundle):
+    from explorer.panels.positional import PositionalPanel
+    state = SessionState()
+    panel = PositionalPanel(state)
+    qtbot.addWidget(panel)
+    panel.resize(1280, 720)
+    state.set_bundle(bundle)
+    return state, panel
+
+
+def _tiny(**overrides):
+    from model.checkpoint import random_bundle
+    params = dict(d_model=32, n_heads=4, d_ff=64, n_encoder_layers=1, n_decoder_layers=1, dropout=0.0, max_len=40)
+    params.update(overrides)
+    torch.manual_seed(0)
+    return random_bundle("reverse", **params)
+
+
+def test_a_half_split_model_shows_its_own_table_labelled_as_such(qtbot):
+    import math
+    bundle = _tiny(positional="sinusoidal_halves")
+    _, panel = _positional_panel(qtbot, bundle)
+    assert panel.source == "model" and panel.layout == "halves"
+    np.testing.assert_array_equal(panel.table, bundle.model.positional.table[:panel.table.shape[0]].numpy())
+    # written out independently: sin in dim i, cos in dim d/2 + i, frequency 1/10000^(2i/d)
+    d = 32
+    for pos in (0, 3, 17):
+        for i in (0, 5, 15):
+            angle = pos / 10000 ** (2 * i / d)
+            assert panel.table[pos, i] == pytest.approx(math.sin(angle), abs=2e-6)
+            assert panel.table[pos, d // 2 + i] == pytest.approx(math.cos(angle), abs=2e-6)
+    assert "d/2 + i" in panel.source_label.text() and "Marian" in panel.source_label.text()
+    waves = panel.waves
+    assert waves.pairs_list.item(5).text().startswith("5, 21")
+    waves.select_pairs([5])
+    dims = [dim for dim, _ in waves.curves]
+    assert dims == [5, 21]
+    np.testing.assert_array_equal(waves.curves[1][1].yData, panel.table[:, 21])
+    assert not panel.heatmap.grouped.isEnabled()  # already sin dims, then cos dims
+    assert panel.similarity.error < 1e-5  # the shift is still a rotation, pairs (i, d/2 + i)
+    # the paper's interleaved table would fail the same check: the layout really matters
+    from explorer.positional_math import shift_error
+    assert shift_error(panel.table, 5, "interleaved") > 0.1
+
+
+def test_our_model_keeps_the_papers_interleaved_layout(qtbot):
+    _, panel = _positional_panel(qtbot, _tiny())
+    assert panel.layout == "interleaved" and panel.heatmap.grouped.isEnabled()
+    assert panel.waves.pairs_list.item(5).text().startswith("10, 11")
+
+
+def test_this_input_shows_berts_token_type_and_layernorm(qtbot):
+    bundle = _tiny(kind="encoder_only", n_decoder_layers=0, positional="learned", embedding_norm=True,
+                   type_vocab_size=2, scale_embeddings=False)
+    with torch.no_grad():  # γ, β away from 1, 0 so that the check uses them
+        bundle.model.embed_norm["encoder"].weight.normal_()
+        bundle.model.embed_norm["encoder"].bias.normal_()
+    state, panel = _positional_panel(qtbot, bundle)
+    result = bundle.run("abcde")
+    state.set_result(result)
+    view = panel.input_view
+    trace = result.trace
+    assert view.terms == ["encoder.embedding.scaled", "encoder.positional", "encoder.embedding.token_type",
+                          "encoder.input", "encoder.input_norm"]
+    tokens, pe, types, total, normed = view.values
+    np.testing.assert_array_equal(types, trace["encoder.embedding.token_type"].tensor[0].numpy())
+    np.testing.assert_array_equal(types[3], bundle.model.token_type.weight[0].detach().numpy())  # type 0 everywhere
+    np.testing.assert_array_equal(normed, trace["encoder.input_norm"].tensor[0].numpy())
+    assert view.error < 1e-6 and view.norm_error < 1e-5
+    reference = torch.nn.functional.layer_norm(torch.tensor(total), (32,), bundle.model.embed_norm["encoder"].weight,
+                                               bundle.model.embed_norm["encoder"].bias, bundle.config.layer_norm_eps)
+    np.testing.assert_allclose(normed, reference.detach().numpy(), atol=1e-5)
+    text = view.check.text()
+    assert "T" in text and "LayerNorm" in text and "error" not in text.lower()
+    assert sum(m.plot.isVisible() for m in view.maps) == 5
+    # back to a model of the paper: three maps again
+    ours = _tiny()
+    state.set_bundle(ours)
+    state.set_result(ours.run("abc"))
+    assert len(view.values) == 3 and sum(m.plot.isVisible() for m in view.maps) == 3
+    assert view.norm_error is None and view.error < 1e-6
+
+
+def test_this_input_with_minilm(qtbot):
+    needs_minilm()
+    bundle = load_bundle(MINILM)
+    state, panel = _positional_panel(qtbot, bundle)
+    state.set_result(bundle.run("The cat sat on the mat."))
+    view = panel.input_view
+    assert len(view.values) == 5 and view.error < 1e-5 and view.norm_error < 1e-4
+    assert view.maps[0].y_axis._tokens[0] == "[CLS]"

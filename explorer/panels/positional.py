@@ -3,7 +3,9 @@ positions are and why an offset is a linear map, and what the current input actu
 
 Values are the model's own: its `positional.table` buffer (or, for a d_model / length the
 model does not have, the same `get_positional_encoding` function it was built with). A model
-with learned positional embeddings (Table 3 row E) shows its learned table, labelled so.
+with learned positional embeddings (Table 3 row E) shows its learned table, labelled so. A
+Marian (opus-mt) model uses the same sinusoids with sin in the first d/2 dims and cos in the
+second ("sinusoidal_halves"): its own table is shown in that layout and labelled so.
 """
 from __future__ import annotations
 
@@ -32,15 +34,16 @@ class PositionalPanel(QWidget):
         self.state = state
         self.table: np.ndarray | None = None
         self.source = "formula"  # "model" (the buffer), "learned" (the parameter) or "formula"
+        self.layout = "interleaved"  # sin/cos in dims (2i, 2i+1) as in the paper; "halves" for Marian
         self._build()
         state.bundleChanged.connect(self._on_bundle)
-        state.resultChanged.connect(self.input_view.set_result)
+        state.resultChanged.connect(lambda result: self.input_view.set_result(result, self.state.bundle))
         if state.bundle is not None:
             self._on_bundle(state.bundle)
         else:
             self.refresh()
         if state.result is not None:
-            self.input_view.set_result(state.result)
+            self.input_view.set_result(state.result, state.bundle)
 
     def _build(self) -> None:
         self.d_spin, self.len_spin = QSpinBox(), QSpinBox()
@@ -124,10 +127,19 @@ class PositionalPanel(QWidget):
         self.use_model_sizes()
 
     # -- the table ------------------------------------------------------------------------------
+    def model_layout(self) -> str:
+        """Where the loaded model keeps each (sin, cos) pair: "halves" for Marian, else the paper's."""
+        bundle = self.state.bundle
+        halves = bundle is not None and bundle.config.positional == "sinusoidal_halves"
+        return "halves" if halves else "interleaved"
+
     def current_table(self) -> tuple[np.ndarray, str, str]:
         """(table, source, description): the model's values whenever it has the asked-for size."""
         d, length = self.d_spin.value(), self.len_spin.value()
         bundle = self.state.bundle
+        layout = self.model_layout()
+        halves_note = (" in Marian's layout: sin(pos/10000^(2i/d)) in dim i, cos(…) in dim d/2 + i "
+                       "(the paper's values, columns regrouped)") if layout == "halves" else ""
         if bundle is not None:
             cfg = bundle.config
             table = bundle.model.positional.table.detach().cpu().numpy()
@@ -136,11 +148,13 @@ class PositionalPanel(QWidget):
                 note = f" (the model has {table.shape[0]} positions)" if length > table.shape[0] else ""
                 return table[:n].copy(), "learned", (f"LEARNED positional embeddings of the loaded model "
                                                      f"(Table 3 row E), d_model = {cfg.d_model}{note}")
-            if cfg.positional == "sinusoidal" and d == cfg.d_model and length <= table.shape[0]:
-                return table[:length].copy(), "model", f"The loaded model's sinusoidal buffer, d_model = {d}"
+            if cfg.positional in ("sinusoidal", "sinusoidal_halves") and d == cfg.d_model and length <= table.shape[0]:
+                return table[:length].copy(), "model", f"The loaded model's sinusoidal buffer, d_model = {d}{halves_note}"
             why = (f"the loaded model has d_model = {cfg.d_model}, max_len = {cfg.max_len}"
                    + (", learned positions" if cfg.positional == "learned" else ""))
-            return sinusoid_table(d, length), "formula", f"The paper's formula for d_model = {d} ({why})"
+            whose = "The model's formula" if layout == "halves" else "The paper's formula"
+            return (sinusoid_table(d, length, layout), "formula",
+                    f"{whose} for d_model = {d}{halves_note} ({why})")
         return sinusoid_table(d, length), "formula", f"The paper's formula for d_model = {d} (no model loaded)"
 
     def refresh(self) -> None:
@@ -153,11 +167,19 @@ class PositionalPanel(QWidget):
             self.d_spin.setValue(bundle.config.d_model)
             self.d_spin.blockSignals(False)
         self.table, self.source, text = self.current_table()
+        self.layout = "interleaved" if self.source == "learned" else self.model_layout()
         learned = self.source == "learned"
         self.source_label.setText(text)
         length, d = self.table.shape
-        kind = "Learned positional embedding" if learned else "PE(pos, 2i) = sin(pos/10000^(2i/d)),  PE(pos, 2i+1) = cos(…)"
-        self.waves.set_table(self.table, learned, kind)
+        if learned:
+            kind = "Learned positional embedding"
+        elif self.layout == "halves":
+            kind = "PE(pos, i) = sin(pos/10000^(2i/d)),  PE(pos, d/2 + i) = cos(…)   (Marian: sines first, then cosines)"
+        else:
+            kind = "PE(pos, 2i) = sin(pos/10000^(2i/d)),  PE(pos, 2i+1) = cos(…)"
+        self.waves.set_table(self.table, learned, kind, self.layout)
         self.heatmap.set_table(self.table, learned, f"{'Learned P' if learned else 'P'}ositional encoding: "
-                                                    f"{length} positions × d_model = {d}")
-        self.similarity.set_table(self.table, learned, "")
+                                                    f"{length} positions × d_model = {d}"
+                                                    + (" (sin dims, then cos dims)" if self.layout == "halves" else ""),
+                               self.layout)
+        self.similarity.set_table(self.table, learned, "", self.layout)
