@@ -297,3 +297,59 @@ def test_this_input_with_minilm(qtbot):
     view = panel.input_view
     assert len(view.values) == 5 and view.error < 1e-5 and view.norm_error < 1e-4
     assert view.maps[0].y_axis._tokens[0] == "[CLS]"
+
+
+# -- Figure 1: BERT's embedding LayerNorm and token-type input -------------------------------------
+def _architecture(qtbot, bundle, text="abcde"):
+    from explorer.panels.architecture import ArchitecturePanel
+    state = SessionState()
+    panel = ArchitecturePanel(state)
+    qtbot.addWidget(panel)
+    panel.resize(900, 1000)
+    panel.show()
+    qtbot.waitExposed(panel)
+    state.set_bundle(bundle)
+    state.set_result(bundle.run(text))
+    return state, panel
+
+
+def _click(panel, item):
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+    view = panel.view
+    view.ensureVisible(item)
+    QTest.mouseClick(view.viewport(), Qt.LeftButton, Qt.NoModifier, view.mapFromScene(item.sceneBoundingRect().center()))
+
+
+def test_figure1_draws_berts_layernorm_and_token_type(qtbot):
+    bert_like = _tiny(kind="encoder_only", n_decoder_layers=0, positional="learned", embedding_norm=True,
+                      type_vocab_size=2, scale_embeddings=False)
+    state, panel = _architecture(qtbot, bert_like)
+    blocks = panel.blocks()
+    norm, types, adder = blocks["encoder.input_norm"], blocks["encoder.embedding.token_type"], blocks["encoder.input"]
+    layer0 = blocks["encoder.layers.0.self_attn"]
+    # flow is upward: ⊕ below the LayerNorm, the LayerNorm below the first layer
+    assert adder.scenePos().y() > norm.scenePos().y() > layer0.scenePos().y()
+    assert types.scenePos().y() > adder.scenePos().y()  # an input into the ⊕, beside the token embedding
+    assert norm.title == "LayerNorm" and norm.shape_text == "(1, 5, 32)"
+    assert types.shape_text == "(1, 5, 32)"
+    _click(panel, norm)
+    assert state.current_step.name == "encoder.input_norm" and panel.highlighted_keys() == ["encoder.input_norm"]
+    _click(panel, types)
+    assert state.current_step.name == "encoder.embedding.token_type"
+    assert panel.highlighted_keys() == ["encoder.embedding.token_type"]
+
+
+def test_figure1_of_the_paper_has_neither(qtbot):
+    _, panel = _architecture(qtbot, _tiny())
+    keys = set(panel.blocks())
+    assert "encoder.input_norm" not in keys and "decoder.input_norm" not in keys
+    assert "encoder.embedding.token_type" not in keys
+    assert "encoder.input" in keys
+
+
+def test_figure1_of_minilm(qtbot):
+    needs_minilm()
+    state, panel = _architecture(qtbot, load_bundle(MINILM), "The cat sat on the mat.")
+    assert panel.block("encoder.input_norm").shape_text == "(1, 9, 384)"
+    assert panel.block("encoder.embedding.token_type").shape_text == "(1, 9, 384)"

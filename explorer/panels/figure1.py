@@ -8,6 +8,10 @@ residual connections run on its left, the decoder's on its right.
 Every clickable element carries a `template` key: the step-name prefix it stands for, with
 `{layer}` left open when the layers are collapsed into one "N×" layer (the panel fills in
 whichever layer the stepper is in).
+
+A BERT-family encoder (MiniLM) builds its input differently from the paper, and the figure
+says so: a "Token Type" embedding T[0] joins the ⊕ (`type_vocab_size` > 0) and a LayerNorm
+sits between the ⊕ and the first layer (`embedding_norm`, Devlin et al. 2019, Fig. 2).
 """
 from __future__ import annotations
 
@@ -17,13 +21,14 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem
 
 from explorer import style
-from explorer.panels.diagram_items import BLOCK_H, BLOCK_W, AdderItem, BlockItem, StackBox, WaveItem, arrow, text
+from explorer.panels.diagram_items import ADDER_R, BLOCK_H, BLOCK_W, AdderItem, BlockItem, StackBox, WaveItem, arrow, text
 
 GAP = 22.0  # between elements
 SUB_GAP = 36.0  # before a sublayer: room for the residual branch and the Q/K/V fork
 RESIDUAL_OFFSET = 24.0  # residual line, outside the blocks
 BOX_PAD_OUTER, BOX_PAD_INNER, BOX_PAD_V = 40.0, 16.0, 12.0
 COLUMN_GAP = 130.0
+TYPE_W = 170.0  # BERT's token-type embedding block, beside the token embedding
 LAYER_GAP = 12.0  # extra room between layers so each layer's box holds its own residual branch  # between the two stacks: the encoder→decoder bus runs here
 
 
@@ -105,8 +110,17 @@ class Figure1Builder:
         wave = self._add(WaveItem(""), stack, f"{stack}.positional",
                          f"{stack}.positional", QPointF(cx + outer * (BLOCK_W / 2 + 62), y))
         arrow(self.scene, [wave.mapToScene(QPointF(-outer * 20, 0)), adder.mapToScene(QPointF(outer * 15, 0))])
+        if stack == "encoder" and cfg.type_vocab_size:
+            self._token_type(stack, cx, emb, adder, -outer)
         flow_top = adder.mapToScene(QPointF(0, -15))
         y -= 15 + GAP
+        if cfg.embedding_norm:  # BERT: LayerNorm(E + P + T) is what enters layer 0
+            y -= BLOCK_H / 2 * 0.8
+            norm = self._add(BlockItem("", "LayerNorm", "norm", height=BLOCK_H * 0.8), stack, f"{stack}.input_norm",
+                             f"{stack}.input_norm", QPointF(cx, y))
+            arrow(self.scene, [flow_top, norm.bottom()])
+            flow_top = norm.top()
+            y -= BLOCK_H / 2 * 0.8 + GAP
 
         layers = range(self._n_layers(stack)) if self.expanded else [None]
         for layer in layers:
@@ -119,6 +133,17 @@ class Figure1Builder:
             flow_top = final.top()
             y -= BLOCK_H / 2 + GAP
         return flow_top
+
+    def _token_type(self, stack: str, cx: float, emb: BlockItem, adder: AdderItem, side: float) -> None:
+        """BERT's token-type (segment) embedding beside the token embedding, into the ⊕ from below
+        (under the ⊕'s shape label); a single sentence is all type 0."""
+        width = TYPE_W
+        x = cx + side * (BLOCK_W / 2 + 36 + width / 2)
+        block = self._add(BlockItem("", "Token Type", "embedding", width=width), stack,
+                          f"{stack}.embedding.token_type", f"{stack}.embedding.token_type", QPointF(x, emb.pos().y()))
+        entry = adder.mapToScene(QPointF(side * ADDER_R * 0.7, ADDER_R * 0.7))
+        below = entry.y() + 14
+        arrow(self.scene, [block.top(), QPointF(x, below), QPointF(entry.x() + side * 14, below), entry])
 
     def _n_layers(self, stack: str) -> int:
         return self.cfg.n_encoder_layers if stack == "encoder" else self.cfg.n_decoder_layers
