@@ -73,6 +73,9 @@ def load_bundle(path_or_name: str | Path) -> ModelBundle:
         path = path.parent
     if is_pretrained_folder(path):
         from model.pretrained import load_pretrained
+        for name, folder in pretrained.items():  # an installed model's folder keeps its proper name
+            if Path(folder).resolve() == path.resolve():
+                return load_pretrained(name)
         return load_pretrained(path)
     return load_checkpoint(path)
 
