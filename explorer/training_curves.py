@@ -143,7 +143,7 @@ class TrainingCurves(TimedCanvas):
         self.loss_plot = _plot(self, 0, 0, "Training loss", "cross-entropy")
         self.acc_plot = _plot(self, 0, 1, "Accuracy", "accuracy")
         self.lr_plot = _plot(self, 1, 0, "Learning rate (Eq. 3)", "lr")
-        self.speed_plot = _plot(self, 1, 1, "Throughput", "tokens / s")
+        self.speed_plot = _plot(self, 1, 1, "Throughput", "thousand tokens / s")
         for plot in (self.acc_plot, self.lr_plot, self.speed_plot):
             plot.setXLink(self.loss_plot)
         for plot in (self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot):
@@ -215,9 +215,9 @@ class TrainingCurves(TimedCanvas):
         loss = self.series["loss"]
         self.curves["loss_raw"].setData(loss.x, loss.y)
         self.curves["loss"].setData(loss.x, loss.smoothed)
-        for name in ("accuracy", "tokens_per_s"):
-            s = self.series[name]
-            self.curves[name].setData(s.x, s.smoothed)
+        acc, speed = self.series["accuracy"], self.series["tokens_per_s"]
+        self.curves["accuracy"].setData(acc.x, acc.smoothed)
+        self.curves["tokens_per_s"].setData(speed.x, speed.smoothed / 1000)  # short tick labels
         lr = self.series["lr"]
         self.curves["lr"].setData(lr.x, lr.y)  # exact, not smoothed: the schedule is the point
         self.curves["exact"].setData(np.asarray(self.exact_steps, float), np.asarray(self.exact_values, float))

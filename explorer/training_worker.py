@@ -17,7 +17,7 @@ import traceback
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal, Slot
 
 from model.bundle import ForwardResult, InputError, ModelBundle
 from model.training import EvalEvent, TrainingError
@@ -364,7 +364,8 @@ class TrainingWorker(QObject):
         if self.trainer.step_count > 0:
             if outcome == "finished":
                 self._maybe_evaluate(force=True)
-                self._maybe_probe(force=True)
+            if offer:  # (not when the window is closing: nobody would see it)
+                self._maybe_probe(force=True)  # the timeline ends at the last step
             if save_to:
                 self._save(save_to)
             if offer:
@@ -405,4 +406,33 @@ class TrainingRun:
         return self.thread.wait(timeout_ms)
 
 
-__all__ = ["TrainingWorker", "TrainingRun", "MetricRows", "RunInfo", "Snapshot", "Offer", "COLUMNS"]
+class _SaveSignals(QObject):
+    saved = Signal(str)
+    failed = Signal(str)
+
+
+class _SaveJob(QRunnable):
+    def __init__(self, bundle: ModelBundle, folder: str, signals: _SaveSignals):
+        super().__init__()
+        self.bundle, self.folder, self.signals = bundle, folder, signals
+
+    def run(self) -> None:
+        from model.checkpoint import CheckpointError, save_checkpoint
+
+        try:
+            save_checkpoint(self.bundle, self.folder)
+        except (CheckpointError, OSError) as exc:
+            self.signals.failed.emit(str(exc))
+        else:
+            self.signals.saved.emit(self.folder)
+
+
+def save_in_background(bundle: ModelBundle, folder: str, parent: QObject) -> _SaveSignals:
+    """Save a model nobody trains (a finished run's copy) on a pool thread; connect the returned
+    signals (they live on the caller's thread, so results arrive queued)."""
+    signals = _SaveSignals(parent)
+    QThreadPool.globalInstance().start(_SaveJob(bundle, folder, signals))
+    return signals
+
+
+__all__ = ["TrainingWorker", "TrainingRun", "save_in_background", "MetricRows", "RunInfo", "Snapshot", "Offer", "COLUMNS"]

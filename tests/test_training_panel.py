@@ -315,3 +315,14 @@ def test_a_broken_tsv_file_is_a_message_not_a_crash(qtbot, panel, state, tmp_pat
     wait_idle(qtbot, panel)
     assert any(level == "error" and "pairs.tsv" in text and "line 2" in text for level, text in messages), messages
     assert "pairs.tsv" in panel.message.text() and panel.controls.start_button.isEnabled()
+
+
+def test_after_the_run_the_trained_model_can_still_be_saved(qtbot, panel, tmp_path):
+    configure(panel, steps=3)
+    panel.start()
+    wait_idle(qtbot, panel)
+    assert panel.controls.save_button.isEnabled()
+    folder = tmp_path / "after"
+    panel.save_checkpoint(folder)
+    qtbot.waitUntil(lambda: "Checkpoint saved" in panel.message.text(), timeout=TIMEOUT)
+    assert load_checkpoint(folder).metrics["steps"] == 3

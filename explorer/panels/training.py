@@ -26,7 +26,7 @@ from explorer.training_curves import TrainingCurves
 from explorer.training_probe import ProbeView
 from explorer.training_setup import TrainingRequest, last_run_dir
 from explorer.training_snapshots import SnapshotTimeline
-from explorer.training_worker import Offer, RunInfo, Snapshot, TrainingRun
+from explorer.training_worker import Offer, RunInfo, Snapshot, TrainingRun, save_in_background
 
 # Every ms the GUI thread spends drawing holds Python's GIL, which the training thread needs
 # between its torch ops: so redraws are spaced by what they cost, not only by the clock.
@@ -189,15 +189,11 @@ class TrainingPanel(QWidget):
         if self.run is not None:
             self.run.worker.save(folder)
             self._say(f"Saving a checkpoint to {folder} …")
-        elif self.trained is not None:
-            from model.checkpoint import CheckpointError, save_checkpoint  # a private copy: nobody trains it
-
-            try:
-                save_checkpoint(self.trained.bundle, folder)
-            except (CheckpointError, OSError) as exc:
-                self._on_save_failed(str(exc))
-            else:
-                self._on_saved(folder)
+        elif self.trained is not None:  # a finished run's copy: nobody trains it, a pool thread writes it
+            signals = save_in_background(self.trained.bundle, folder, self)
+            signals.saved.connect(self._on_saved)
+            signals.failed.connect(self._on_save_failed)
+            self._say(f"Saving a checkpoint to {folder} …")
 
     def use_model(self) -> None:
         """Make the model being trained (a CPU copy of it now) the session's model."""
@@ -246,14 +242,17 @@ class TrainingPanel(QWidget):
         run.join()
         self.phase = "idle"
         self._show_phase()
-        saved = run.worker.last_saved
-        if saved:
-            text = f"Training stopped at step {run.worker.steps_done:,}; the last run was saved to {saved}"
-            print(f"transformer-explorer: {text}", file=sys.stderr)
-            self._say(text)
-            self.state.inform(text, "info")
-            return Path(saved)
-        return None
+        w = run.worker
+        if w.steps_done == 0:
+            return None
+        if w.last_saved == str(folder):
+            text, level = f"Training stopped at step {w.steps_done:,}; the last run was saved to {folder}", "info"
+        else:
+            text, level = f"Training stopped at step {w.steps_done:,}; saving the last run failed: {w.last_error}", "error"
+        print(f"transformer-explorer: {text}", file=sys.stderr)
+        self._say(text, level)
+        self.state.inform(text, level)
+        return folder if level == "info" else None
 
     # -- worker signals (GUI thread; anything from a run that is no longer current is dropped) --
     def _mine(self) -> bool:
