@@ -51,6 +51,7 @@ THEMES = {
                   "#58a6ff", "#2d333b"),
 }
 
+_SAVED_FONT = "_q_styleSheetWidgetFont"
 _applied_scale = 1.0  # the factor the widgets on screen are drawn at
 _applied_theme = "light"
 
@@ -158,6 +159,11 @@ def _scale_font_of(obj, ratio: float) -> None:
     elif f.pixelSize() > 0:
         f.setPixelSize(max(8, round(f.pixelSize() * ratio)))
     obj.setFont(f)
+    # Qt's style-sheet style keeps the font it saw at polish time in this property and puts it
+    # back on the next re-polish (any setStyleSheet): keep it in step, or a theme change would
+    # undo the scaling.
+    if isinstance(obj, QWidget) and obj.property(_SAVED_FONT) is not None:
+        obj.setProperty(_SAVED_FONT, f)
 
 
 def _scaled_pen(pen, ratio: float) -> QPen:

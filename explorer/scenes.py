@@ -315,7 +315,8 @@ class SceneDeck(QObject):
         if scene.panel:
             if scene.panel in window.docks:
                 from explorer.main_window import LEFT_PANELS
-                if scene.panel not in LEFT_PANELS and "architecture" in window.docks and not scene.solo:
+                if scene.panel not in LEFT_PANELS and "architecture" in window.docks \
+                        and not scene.solo and not scene.layout:
                     window.docks["architecture"].raise_()  # the map of the model beside the detail
                 window.focus_panel(scene.panel)
             else:

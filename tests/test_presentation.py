@@ -1,0 +1,115 @@
+"""Presentation mode: fonts, axes and curve widths really grow by the chosen scale and come
+back exactly; the lecture chrome hides and returns; themes recolour the palette and every
+pyqtgraph canvas; the scale persists; a damaged setting falls back; the figure CLI renders
+dark and light presentation figures."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+import pyqtgraph as pg  # noqa: E402
+import pytest  # noqa: E402
+from PySide6.QtCore import QSettings, Qt  # noqa: E402
+from PySide6.QtGui import QImage, QPalette  # noqa: E402
+from PySide6.QtWidgets import QApplication, QLabel  # noqa: E402
+
+from explorer import presentation, style  # noqa: E402
+from explorer.main_window import MainWindow  # noqa: E402
+from explorer.runner import Runner, random_bundle  # noqa: E402
+from explorer.state import SessionState  # noqa: E402
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    state = SessionState()
+    runner = Runner(state, synchronous=True)
+    w = MainWindow(state, runner, settings=QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat),
+                   restore=False, persist=False)
+    qtbot.addWidget(w)
+    w.resize(1280, 720)
+    w.show()
+    runner.set_bundle(random_bundle("reverse"), then_run="attention")
+    yield w
+    w.lecture.presentation.leave()
+    presentation.apply_theme(QApplication.instance(), "light")
+
+
+def test_enter_scales_fonts_axes_and_curves_and_leave_restores(window, qtbot):
+    source = window.input_bar.source
+    size0 = source.font().pointSizeF()
+    axis = next(i for v in presentation._plot_views(QApplication.instance()) for i in v.scene().items()
+                if isinstance(i, pg.AxisItem))
+    tick0 = axis.style["tickFont"].pointSizeF() if axis.style.get("tickFont") else style.SMALL_POINT_SIZE
+    curve = window.panels["training"].curves.curves["loss"]
+    width0 = curve.opts["pen"].widthF()
+    window.settings.setValue(presentation.SCALE_KEY, 1.75)
+    window.lecture.presentation.enter(full_screen=False)
+    assert window.lecture.presentation.active and style.scale() == pytest.approx(1.75)
+    assert source.font().pointSizeF() == pytest.approx(size0 * 1.75)
+    assert QApplication.font().pointSizeF() == pytest.approx(style.BASE_POINT_SIZE * 1.75)
+    assert axis.style["tickFont"].pointSizeF() == pytest.approx(tick0 * 1.75)
+    assert pg.mkPen(curve.opts["pen"]).widthF() == pytest.approx(width0 * 1.75)
+    assert style.font(10).pointSizeF() == pytest.approx(17.5)  # widgets built now are large too
+    assert window.menuBar().isHidden() and window.input_bar.device_label.isHidden()
+    assert window.lecture.toolbar.isVisible() and window.lecture.present_action.isChecked()
+    assert style.SEQUENTIAL == presentation.HIGH_CONTRAST_SEQUENTIAL
+    window.lecture.presentation.leave()
+    assert source.font().pointSizeF() == pytest.approx(size0)
+    assert pg.mkPen(curve.opts["pen"]).widthF() == pytest.approx(width0)
+    assert style.scale() == 1.0 and style.SEQUENTIAL == presentation.NORMAL_SEQUENTIAL
+    assert not window.menuBar().isHidden() and not window.lecture.toolbar.isVisible()
+
+
+def test_f11_toggles_full_screen_and_escape_leaves(window, qtbot):
+    qtbot.keyClick(window, Qt.Key_F11)
+    assert window.lecture.presentation.active and window.isFullScreen()
+    qtbot.keyClick(window, Qt.Key_Escape)
+    assert not window.lecture.presentation.active and not window.isFullScreen()
+
+
+def test_scale_persists_and_a_damaged_value_falls_back(window, tmp_path):
+    window.lecture.presentation.set_scale(2.25)
+    again = QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat)
+    assert presentation.read_scale(again) == pytest.approx(2.25)
+    again.setValue(presentation.SCALE_KEY, "huge")
+    assert presentation.read_scale(again) == presentation.DEFAULT_SCALE
+    again.setValue(presentation.SCALE_KEY, 40)
+    assert presentation.read_scale(again) == presentation.DEFAULT_SCALE
+    again.setValue(presentation.THEME_KEY, "purple")
+    assert presentation.read_theme(again) == "light"
+
+
+def test_dark_theme_recolours_palette_and_plots_and_keeps_light_boxes_readable(window):
+    readout = QLabel("Hover over a cell", window)
+    readout.setStyleSheet("background: #fff8c5; padding: 4px;")
+    window.lecture.set_theme("dark")
+    app = QApplication.instance()
+    assert app.palette().color(QPalette.Window).lightnessF() < 0.2
+    assert app.palette().color(QPalette.WindowText).lightnessF() > 0.8
+    views = presentation._plot_views(app)
+    assert views and all(v.backgroundBrush().color().lightnessF() < 0.2 for v in views)
+    assert "color: #1f2328" in readout.styleSheet()  # dark text on its own yellow box
+    assert window.settings.value(presentation.THEME_KEY) == "dark"
+    window.lecture.set_theme("light")
+    assert app.palette().color(QPalette.Window).lightnessF() > 0.8
+    assert all(v.backgroundBrush().color().lightnessF() > 0.8 for v in presentation._plot_views(app))
+
+
+def _mean_lightness(path) -> float:
+    image = QImage(str(path)).convertToFormat(QImage.Format_Grayscale8)
+    arr = np.frombuffer(bytes(image.constBits()), np.uint8)
+    return float(arr.mean())
+
+
+def test_screenshot_cli_presentation_dark_and_light(tmp_path, qapp):
+    from explorer.app import run_app
+    dark, light = tmp_path / "dark.png", tmp_path / "light.png"
+    assert run_app(["--panel", "attention", "--presentation", "--theme", "dark", "--size", "1280x720",
+                    "--screenshot", str(dark)]) == 0
+    assert run_app(["--panel", "attention", "--presentation", "--theme", "light", "--size", "1280x720",
+                    "--screenshot", str(light)]) == 0
+    assert QImage(str(dark)).size().toTuple() == (1280, 720)
+    assert _mean_lightness(dark) + 60 < _mean_lightness(light)
+    assert style.scale() == 1.0  # the figure run put the process-wide scale back

@@ -1,0 +1,182 @@
+"""Scenes: the shipped paper tour walks embeddings → … → training, each scene raising the
+right dock and selecting the right step; PageDown/PageUp step through it; a scene saved from
+the window comes back identically in a fresh window; a damaged or wrong scene file is a
+message naming the file and the field, and the current tour is kept."""
+from __future__ import annotations
+
+import json
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+from PySide6.QtCore import QSettings, Qt  # noqa: E402
+
+from explorer.main_window import MainWindow  # noqa: E402
+from explorer.runner import Runner, random_bundle  # noqa: E402
+from explorer.scenes import TOUR_PATH, Scene, SceneError, Tour, capture, load_tour, save_tour  # noqa: E402
+from explorer.state import SessionState  # noqa: E402
+from model.checkpoint import bundled_checkpoints  # noqa: E402
+
+TOUR_ORDER = ["embedding", "positional", "self-attention", "multi-head", "masking", "decoder attention",
+              "decoding", "training"]
+
+
+def make_window(qtbot, tmp_path, name="s.ini"):
+    state = SessionState()
+    runner = Runner(state, synchronous=True)
+    w = MainWindow(state, runner, settings=QSettings(str(tmp_path / name), QSettings.IniFormat),
+                   restore=False, persist=False)
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    runner.set_bundle(random_bundle("reverse"), then_run="attention")
+    return w
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    return make_window(qtbot, tmp_path)
+
+
+def messages_of(window):
+    seen = []
+    window.state.message.connect(lambda level, text: seen.append((level, text)))
+    return seen
+
+
+def raised(window, name) -> bool:
+    dock = window.docks[name]
+    return dock.isVisible() and not dock.visibleRegion().isEmpty()
+
+
+def test_the_tour_follows_the_paper_and_each_scene_selects_its_step(window, qtbot):
+    tour = load_tour(TOUR_PATH)
+    names = [s.name.lower() for s in tour.scenes]
+    assert len(names) == len(TOUR_ORDER)
+    for name, topic in zip(names, TOUR_ORDER):
+        assert topic.split()[0] in name, (name, topic)
+    seen = messages_of(window)
+    deck = window.lecture.deck
+    assert deck.open(TOUR_PATH)
+    for i, scene in enumerate(tour.scenes):
+        if i:
+            qtbot.keyClick(window, Qt.Key_PageDown)  # what a presentation clicker sends
+        qtbot.wait(10)
+        assert deck.index == i
+        state = window.state
+        assert raised(window, scene.panel), (scene.name, scene.panel)
+        if scene.step:
+            assert state.current_step.name.startswith(scene.step), (scene.name, state.current_step.name)
+        if scene.attention:
+            assert state.kind == scene.attention["kind"]
+        if "dates" in bundled_checkpoints() and scene.checkpoint == "dates":
+            assert state.bundle.name == "dates" and state.source_text == scene.input
+        assert window.lecture.scene_label.text().strip().startswith(f"{i + 1}/{len(tour.scenes)}")
+        assert window.statusBar().currentMessage() == scene.caption
+    assert not [t for level, t in seen if level == "error"], seen
+    decoding = window.panels["decoding"].controls.settings()
+    assert decoding.strategy == "beam" and decoding.beam_size == 4  # scene 7 set it
+    assert window.docks["architecture"].isHidden()  # scene 8 is "solo"
+    qtbot.keyClick(window, Qt.Key_PageUp)
+    qtbot.keyClick(window, Qt.Key_PageUp)  # scene 6 is not solo: every dock is back
+    assert deck.index == len(tour.scenes) - 3 and not window.docks["architecture"].isHidden()
+    for _ in range(3):
+        qtbot.keyClick(window, Qt.Key_PageDown)  # the last one goes past the end: stays, says so
+    assert deck.index == len(tour.scenes) - 1 and "last scene" in seen[-1][1]
+
+
+def test_a_saved_scene_comes_back_in_a_fresh_window(window, qtbot, tmp_path):
+    window.lecture.set_theme("light")
+    window.state.select_attention("decoder_self", 1, 2)
+    window.state.select_step_named("decoder.layers.1.self_attn.masked_scores")
+    window.docks["positional"].raise_()
+    window.panels["decoding"].controls.set_strategy("sample")
+    window.panels["decoding"].controls.temperature.setValue(0.7)
+    path = tmp_path / "scene.json"
+    assert window.lecture.save_scene(path, "Masked scores", "see the −∞")
+    data = json.loads(path.read_text())
+    assert data["version"] == 1 and data["scenes"][0]["name"] == "Masked scores"
+    assert data["scenes"][0]["decoding"]["temperature"] == pytest.approx(0.7)
+
+    other = make_window(qtbot, tmp_path, "other.ini")
+    other.runner.set_bundle(random_bundle("reverse"), then_run="xyz")
+    assert other.lecture.deck.open(path)
+    s = other.state
+    assert s.source_text == "attention"
+    assert s.current_step.name == "decoder.layers.1.self_attn.masked_scores"
+    assert (s.kind, s.layer, s.head) == ("decoder_self", 1, 2)
+    controls = other.panels["decoding"].controls
+    assert controls.settings().strategy == "sample" and controls.temperature.value() == pytest.approx(0.7)
+    assert raised(other, "positional")
+
+
+def test_scene_schema_round_trip(tmp_path):
+    tour = Tour([Scene("a", caption="c", checkpoint="dates", input="x", step="encoder.positional",
+                       attention={"kind": "cross", "layer": 1, "head": 3}, decoding={"strategy": "greedy"}),
+                 Scene("b", task="reverse", panel="training", solo=True)], title="t")
+    back = load_tour(save_tour(tour, tmp_path / "t.json"))
+    assert [s.to_dict() for s in back.scenes] == [s.to_dict() for s in tour.scenes] and back.title == "t"
+
+
+BAD_FILES = [
+    ("not json", "{ nope", "not valid JSON"),
+    ("binary", b"\x89PNG\r\n\x1a\n\x00\xff\xfe", "not UTF-8"),
+    ("list", "[1, 2]", "expected a JSON object"),
+    ("no version", '{"scenes": [{"name": "a"}]}', "version"),
+    ("future version", '{"version": 99, "scenes": [{"name": "a"}]}', "version 99"),
+    ("typo", '{"version": 1, "scenes": [{"name": "a", "stpe": "x"}]}', "'stpe'"),
+    ("no name", '{"version": 1, "scenes": [{"caption": "a"}]}', "'name'"),
+    ("empty", '{"version": 1, "scenes": []}', "non-empty"),
+    ("bad attention", '{"version": 1, "scenes": [{"name": "a", "attention": {"kind": "sideways"}}]}', "attention"),
+    ("bad decoding", '{"version": 1, "scenes": [{"name": "a", "decoding": {"beam_size": "four"}}]}', "beam_size"),
+    ("input not text", '{"version": 1, "scenes": [{"name": "a", "input": 5}]}', "'input' must be a string"),
+    ("bad layout", '{"version": 1, "scenes": [{"name": "a", "layout": "%%%"}]}', "base64"),
+]
+
+
+@pytest.mark.parametrize("label,content,words", BAD_FILES, ids=[b[0] for b in BAD_FILES])
+def test_bad_scene_files_are_a_message_naming_the_file_and_the_tour_is_kept(window, tmp_path, label, content,
+                                                                           words):
+    deck = window.lecture.deck
+    assert deck.open(TOUR_PATH)
+    before = (deck.tour, deck.index, window.state.result)
+    path = tmp_path / "bad.json"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(SceneError, match="bad.json"):
+        load_tour(path)
+    seen = messages_of(window)
+    assert not deck.open(path)
+    level, text = seen[-1]
+    assert level == "error" and "bad.json" in text and words in text, text
+    assert (deck.tour, deck.index, window.state.result) == before
+
+
+def test_missing_file_and_folder_are_messages(window, tmp_path):
+    seen = messages_of(window)
+    assert not window.lecture.deck.open(tmp_path / "nope.json")
+    assert "no such file" in seen[-1][1]
+    assert not window.lecture.deck.open(tmp_path)
+    assert "folder" in seen[-1][1]
+
+
+def test_a_scene_for_a_missing_checkpoint_falls_back_to_its_task(window, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"version": 1, "name": "x", "checkpoint": "no-such-model", "task": "sort",
+                                "input": "dcba", "step": "encoder.positional"}))
+    seen = messages_of(window)
+    assert window.lecture.deck.open(path)
+    assert window.state.bundle.task["name"] == "sort" and window.state.current_step.name == "encoder.positional"
+    assert any("no-such-model" in t for _, t in seen)
+    path.write_text(json.dumps({"version": 1, "name": "y", "checkpoint": "no-such-model", "input": "abc"}))
+    before = window.state.bundle
+    assert window.lecture.deck.open(path)  # the file is fine; the model is not: a message, the model kept
+    assert window.state.bundle is before and seen[-1][0] == "error" and "no-such-model" in seen[-1][1]
+
+
+def test_capture_names_bundled_models(window):
+    if "dates" not in bundled_checkpoints():
+        pytest.skip("no bundled dates model")
+    window.runner.load("dates", then_run="Nov 22, 2026")
+    scene = capture(window, "now")
+    assert scene.checkpoint == "dates" and scene.input == "Nov 22, 2026" and scene.layout
