@@ -353,3 +353,19 @@ def test_figure1_of_minilm(qtbot):
     state, panel = _architecture(qtbot, load_bundle(MINILM), "The cat sat on the mat.")
     assert panel.block("encoder.input_norm").shape_text == "(1, 9, 384)"
     assert panel.block("encoder.embedding.token_type").shape_text == "(1, 9, 384)"
+
+
+def test_open_folder_in_the_chooser_accepts_a_hugging_face_folder(qtbot, marian_folder, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    from explorer.input_bar import OPEN_ITEM, InputBar
+    state = SessionState()
+    runner = Runner(state, synchronous=True)
+    bar = InputBar(state, runner)
+    qtbot.addWidget(bar)
+    runner.set_bundle(_our_bundle(), then_run="abc")
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(marian_folder))
+    bar.model_combo.activated.emit(bar.model_combo.findText(OPEN_ITEM))
+    assert state.bundle.task["model_type"] == "marian" and state.bundle.path == str(marian_folder)
+    assert bar.model_combo.currentText() == marian_folder.name
+    assert state.result is not None and state.result.tgt_pieces[0] == "<pad>"  # an example ran, from <pad>
