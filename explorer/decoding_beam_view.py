@@ -139,7 +139,9 @@ class BeamTreeView(pg.PlotWidget):
         ys = [p[1] for p in pos.values()]
         self.getPlotItem().setRange(xRange=(min(xs) - 0.3, max(xs) + 1.4), yRange=(min(ys) - 0.7, max(ys) + 0.7), padding=0)
         steps = range(int(min(xs)), int(max(xs)) + 1)
-        self.getPlotItem().getAxis("bottom").setTicks([[(t, "<bos>" if t < 0 else str(t)) for t in steps]])
+        root = next((n.token for n in nodes if n.parent is None), None)  # the model's start symbol (Marian: <pad>)
+        start = pieces[root] if root is not None and 0 <= root < len(pieces) else "<bos>"
+        self.getPlotItem().getAxis("bottom").setTicks([[(t, start if t < 0 else str(t)) for t in steps]])
         self._pieces = pieces
         self._n_steps = len(steps)
         self._density = None

@@ -167,6 +167,11 @@ def test_the_decoding_panel_decodes_marian(qtbot, marian):
     widget.settle()
     assert widget.run is not None and widget.run.steps[0].prefix == [PAD]
     assert "no decoder" not in widget.banner.text()
+    widget.controls.set_strategy("beam")
+    widget.settle()
+    assert widget.run.beam is not None and widget.run.beam.tokens[0] == PAD
+    ticks = widget.beam_view.getPlotItem().getAxis("bottom")._tickLevels[0]
+    assert ticks[0] == (-1, "<pad>")  # the tree's root is the model's own start symbol
 
 
 def test_the_decoding_panel_says_minilm_has_no_decoder(qtbot):
