@@ -23,9 +23,15 @@ pg.setConfigOptions(imageAxisOrder="row-major")
 SMOOTHING = 0.9  # EMA factor per step
 LOSS_COLOUR, ACC_COLOUR, EXACT_COLOUR = "#0969da", "#1a7f37", "#d1242f"
 LR_COLOUR, SPEED_COLOUR = "#8250df", "#bc4c00"
-NARROW = 620  # px: below this the accuracy legend would hide the curves
-NARROW_ACC_TITLE = (f"<span style='color:{ACC_COLOUR}'>tokens</span> · "
-                    f"<span style='color:{EXACT_COLOUR}'>exact</span>")
+NARROW = 620  # px: below this the legend would hide the curves and long titles would collide
+# (wide title, narrow title) per plot; a narrow accuracy plot names its colours in the title.
+TITLES = {
+    "loss": ("Training loss", "Loss"),
+    "acc": ("Accuracy", f"<span style='color:{ACC_COLOUR}'>tokens</span> · "
+                        f"<span style='color:{EXACT_COLOUR}'>exact</span>"),
+    "lr": ("Learning rate (Eq. 3)", "Learning rate"),
+    "speed": ("Throughput", "Throughput"),
+}
 
 
 class Series:
@@ -140,10 +146,10 @@ class TrainingCurves(TimedCanvas):
         self.exact_steps: list[int] = []
         self.exact_values: list[float] = []
         self._dirty = False
-        self.loss_plot = _plot(self, 0, 0, "Training loss", "cross-entropy")
-        self.acc_plot = _plot(self, 0, 1, "Accuracy", "accuracy")
-        self.lr_plot = _plot(self, 1, 0, "Learning rate (Eq. 3)", "lr")
-        self.speed_plot = _plot(self, 1, 1, "Throughput", "thousand tokens / s")
+        self.loss_plot = _plot(self, 0, 0, TITLES["loss"][0], "cross-entropy")
+        self.acc_plot = _plot(self, 0, 1, TITLES["acc"][0], "accuracy")
+        self.lr_plot = _plot(self, 1, 0, TITLES["lr"][0], "lr")
+        self.speed_plot = _plot(self, 1, 1, TITLES["speed"][0], "k tokens / s")
         for plot in (self.acc_plot, self.lr_plot, self.speed_plot):
             plot.setXLink(self.loss_plot)
         for plot in (self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot):
@@ -175,16 +181,19 @@ class TrainingCurves(TimedCanvas):
         self.lr_plot.addItem(self.warmup_line)
 
     def resizeEvent(self, event) -> None:  # noqa: N802
-        """A narrow accuracy plot has no room for a legend: the title names the colours instead."""
+        """Narrow: short titles, no legend (the accuracy title names the colours instead)."""
         super().resizeEvent(event)
         legend = getattr(self, "legend", None)  # pyqtgraph calls this once before __init__ is done
         if legend is None:
             return
         narrow = self.width() < NARROW
-        if narrow == legend.isVisible():
-            legend.setVisible(not narrow)
-            self.acc_plot.setTitle(NARROW_ACC_TITLE if narrow else "Accuracy", color=style.TEXT.name(),
-                                   size=f"{style.TITLE_POINT_SIZE}pt")
+        if narrow != legend.isVisible():
+            return
+        legend.setVisible(not narrow)
+        for key, plot in (("loss", self.loss_plot), ("acc", self.acc_plot), ("lr", self.lr_plot),
+                          ("speed", self.speed_plot)):
+            plot.setTitle(TITLES[key][int(narrow)], color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
+        self.warmup_line.label.setFormat("warm-up" if narrow else "warm-up ends")
 
     # -- data ------------------------------------------------------------------------------------
     def reset(self, warmup: int | None = None) -> None:

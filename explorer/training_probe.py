@@ -130,9 +130,10 @@ class ProbeView(QWidget):
         self.live_button = QPushButton("Live")
         self.live_button.setToolTip("Follow the newest snapshot again")
         self.live_button.clicked.connect(self.liveRequested)
-        self.timeline_label = _label("no snapshots yet", style.SMALL_POINT_SIZE)
+        self.timeline_label = _label("step —", style.SMALL_POINT_SIZE, bold=True)
+        self.timeline_label.setToolTip("The step of the snapshot shown; drag the slider to go back in the run")
         timeline = QHBoxLayout()
-        timeline.addWidget(_label("Timeline", bold=True))
+        timeline.addWidget(self.timeline_label)
         timeline.addWidget(self.slider, 1)
         timeline.addWidget(self.live_button)
 
@@ -143,7 +144,6 @@ class ProbeView(QWidget):
         lay.addLayout(pick)
         lay.addWidget(self.canvas, 1)
         lay.addLayout(timeline)
-        lay.addWidget(self.timeline_label)
         lay.addWidget(self.show_others)
 
     # -- public ------------------------------------------------------------------------------
@@ -170,10 +170,10 @@ class ProbeView(QWidget):
         self.slider.setValue(max(0, index))
         self.slider.blockSignals(False)
         if count == 0:
-            self.timeline_label.setText("no snapshots yet")
+            self.timeline_label.setText("step —")
         else:
-            where = "live — newest" if live else f"snapshot {index + 1} of {count}"
-            self.timeline_label.setText(f"step {step:,} · {where}")
+            self.timeline_label.setText(f"step {step:,} ({'live' if live else 'past'})")
+            self.slider.setToolTip(f"Snapshot {index + 1} of {count}: drag to go back to an earlier step of the run")
         self.live_button.setEnabled(not live and count > 0)
 
     def clear(self) -> None:
