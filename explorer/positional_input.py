@@ -46,6 +46,7 @@ class InputView(QWidget):
         self.maps = [HeatmapPlot(self.canvas.ci, 0, i, st.signed_cmap(), (-1.0, 1.0), "dimension", "token" if i == 0 else "")
                      for i in range(MAX_MAPS)]
         self.bar = st.colorbar(st.signed_cmap(), (-1.0, 1.0), "value")
+        self.bar.axis.enableAutoSIPrefix(False)  # the values themselves: "0.9", not "900" with a hidden "m"
         self.canvas.ci.addItem(self.bar, row=0, col=MAX_MAPS)
         self._shown = MAX_MAPS
         self._show_maps(len(TITLES))
@@ -108,7 +109,7 @@ class InputView(QWidget):
         if f"{stack}.embedding.token_type" in trace:
             terms.append((f"{stack}.embedding.token_type", "+ T[0] (token type)", "T"))
         normed = f"{stack}.input_norm" in trace
-        terms.append((f"{stack}.input", "= sum" if normed else "= input to layer 0", "input"))
+        terms.append((f"{stack}.input", "= sum, before the norm" if normed else "= input to layer 0", "input"))
         if normed:
             terms.append((f"{stack}.input_norm", "LayerNorm → layer 0", "LayerNorm"))
         return terms
