@@ -109,7 +109,8 @@ class TrainingControls(QWidget):
         task_row = QHBoxLayout()
         task_row.addWidget(self.task_box, 1)
         task_row.addWidget(self.tokenizer_box)
-        for col, (text, field) in enumerate((("Task", task_row), ("Model", self.model_box), ("Device", self.device_box))):
+        fields = (("Task", task_row), ("Model", self.model_box), ("Device", self.device_box))
+        for col, (text, field) in enumerate(fields):
             grid.addWidget(_label(text), 0, 2 * col)
             if isinstance(field, QHBoxLayout):
                 grid.addLayout(field, 0, 2 * col + 1)

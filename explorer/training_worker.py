@@ -435,4 +435,5 @@ def save_in_background(bundle: ModelBundle, folder: str, parent: QObject) -> _Sa
     return signals
 
 
-__all__ = ["TrainingWorker", "TrainingRun", "save_in_background", "MetricRows", "RunInfo", "Snapshot", "Offer", "COLUMNS"]
+__all__ = ["TrainingWorker", "TrainingRun", "save_in_background", "MetricRows", "RunInfo", "Snapshot", "Offer",
+           "COLUMNS"]

@@ -326,3 +326,14 @@ def test_after_the_run_the_trained_model_can_still_be_saved(qtbot, panel, tmp_pa
     panel.save_checkpoint(folder)
     qtbot.waitUntil(lambda: "Checkpoint saved" in panel.message.text(), timeout=TIMEOUT)
     assert load_checkpoint(folder).metrics["steps"] == 3
+
+
+def test_train_for_trains_then_hands_over_the_model(qtbot, panel, state):
+    """What `--train-seconds N` calls before taking a screenshot."""
+    configure(panel, steps=40)
+    start = time.monotonic()
+    steps = panel.train_for(30.0)  # ends as soon as the 40 steps are done
+    assert steps == 40 and time.monotonic() - start < 30.0
+    assert panel.run is None and panel.phase == "idle"
+    assert state.bundle.metrics["steps"] == 40 and state.result is not None
+    assert panel.curves.curves["loss"].getData()[0] is not None

@@ -62,6 +62,7 @@ class TrainingPanel(QWidget):
         self._publish_cost = 0.0
         self._publishing_ok = False  # the session's model has this run's shape (else panels would misread)
         self._watched = None
+        self._train_loop: QEventLoop | None = None
         self._publish_timer = QTimer(self, singleShot=True)
         self._publish_timer.timeout.connect(self._flush_publish)
         self._redraw_timer = QTimer(self, singleShot=True)
@@ -220,9 +221,10 @@ class TrainingPanel(QWidget):
             self.start()
         elif self.phase == "paused":
             self.resume()
-        loop = QEventLoop()
+        self._train_loop = loop = QEventLoop()
         QTimer.singleShot(int(seconds * 1000), loop.quit)
-        loop.exec()
+        loop.exec()  # ends early if the run finishes (all steps) or cannot start
+        self._train_loop = None
         run = self.run
         if run is not None:
             self.stop()
@@ -248,7 +250,8 @@ class TrainingPanel(QWidget):
         if w.last_saved == str(folder):
             text, level = f"Training stopped at step {w.steps_done:,}; the last run was saved to {folder}", "info"
         else:
-            text, level = f"Training stopped at step {w.steps_done:,}; saving the last run failed: {w.last_error}", "error"
+            text = f"Training stopped at step {w.steps_done:,}; saving the last run failed: {w.last_error}"
+            level = "error"
         print(f"transformer-explorer: {text}", file=sys.stderr)
         self._say(text, level)
         self.state.inform(text, level)
@@ -285,7 +288,8 @@ class TrainingPanel(QWidget):
     def _on_snapshot(self, snap: Snapshot) -> None:
         if not self._mine():
             return
-        viewed_step = self.timeline[self.viewed][0] if (not self.live and 0 <= self.viewed < len(self.timeline)) else None
+        viewing_past = not self.live and 0 <= self.viewed < len(self.timeline)
+        viewed_step = self.timeline[self.viewed][0] if viewing_past else None
         self.timeline.add(snap.step, snap)
         if self.live:
             self._show_newest = True
@@ -331,6 +335,8 @@ class TrainingPanel(QWidget):
         self.phase = "idle"
         self._show_phase()
         self.redraw()
+        if self._train_loop is not None:
+            self._train_loop.quit()
         if outcome == "failed":
             return
         self._flush_publish()
