@@ -15,7 +15,7 @@ import importlib.util
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from PySide6.QtCore import QRect, QSize
+from PySide6.QtCore import QPoint, QRect, QSize
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QWidget
 
@@ -46,12 +46,15 @@ def laid_out_at(widget: QWidget, size: QSize | None):
         _settle(2)
         yield widget.size()
         return
-    old = widget.size()
-    widget.resize(size)
+    _settle(2)  # pending layout first (e.g. the dock just raised), so it cannot undo the size
+    old, least, most = widget.size(), widget.minimumSize(), widget.maximumSize()
+    widget.setFixedSize(size)  # fixed: a scroll area fitting its panel cannot resize it meanwhile
     _settle()
     try:
         yield widget.size()
     finally:
+        widget.setMinimumSize(least)
+        widget.setMaximumSize(most)
         widget.resize(old)
         _settle(1)
 
@@ -68,7 +71,7 @@ def render_image(widget: QWidget, size=None) -> QImage:
         image.fill(_background(widget))
         painter = QPainter(image)
         painter.setRenderHint(QPainter.Antialiasing)
-        widget.render(painter)
+        widget.render(painter, QPoint())
         painter.end()
     return image
 
@@ -100,7 +103,7 @@ def export_svg(widget: QWidget, path: str | Path, size=None, title: str = "") ->
         if not painter.begin(gen):
             raise ExportError(f"could not write {path}")
         painter.fillRect(QRect(0, 0, actual.width(), actual.height()), _background(widget))
-        widget.render(painter)
+        widget.render(painter, QPoint())
         painter.end()
     check_svg(path)
     return path
@@ -166,7 +169,7 @@ def export_steps(state, widget: QWidget, folder: str | Path, size=None, gif: boo
                 image = QImage(widget.size(), QImage.Format_ARGB32)
                 image.fill(_background(widget))
                 painter = QPainter(image)
-                widget.render(painter)
+                widget.render(painter, QPoint())
                 painter.end()
                 path = folder / f"frame_{len(frames):03d}.png"
                 if not image.save(str(path), "PNG"):
