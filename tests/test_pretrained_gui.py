@@ -338,6 +338,7 @@ def test_figure1_draws_berts_layernorm_and_token_type(qtbot):
     assert types.scenePos().y() > adder.scenePos().y()  # an input into the ⊕, beside the token embedding
     assert norm.title == "LayerNorm" and norm.shape_text == "(1, 5, 32)"
     assert types.shape_text == "(1, 5, 32)"
+    assert blocks["encoder.positional"].title == "Positional\nEmbedding"  # learned, not the sinusoids
     _click(panel, norm)
     assert state.current_step.name == "encoder.input_norm" and panel.highlighted_keys() == ["encoder.input_norm"]
     _click(panel, types)
@@ -351,6 +352,7 @@ def test_figure1_of_the_paper_has_neither(qtbot):
     assert "encoder.input_norm" not in keys and "decoder.input_norm" not in keys
     assert "encoder.embedding.token_type" not in keys
     assert "encoder.input" in keys
+    assert panel.block("encoder.positional").title == "Positional\nEncoding"
 
 
 def test_figure1_of_minilm(qtbot):

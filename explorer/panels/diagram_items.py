@@ -152,8 +152,8 @@ class AdderItem(BlockItem):
 class WaveItem(BlockItem):
     """The positional-encoding symbol: a circle with a sine wave, its label and shape under it."""
 
-    def __init__(self, key: str, label_right: bool = True):
-        super().__init__(key, "Positional\nEncoding", "positional", 40, 40)
+    def __init__(self, key: str, label_right: bool = True, title: str = "Positional\nEncoding"):
+        super().__init__(key, title, "positional", 40, 40)
 
     def boundingRect(self) -> QRectF:  # noqa: N802
         return QRectF(-70, -24, 140, 100)
