@@ -109,7 +109,8 @@ class Figure1Builder:
         arrow(self.scene, [emb.top(), adder.mapToScene(QPointF(0, 15))])
         # Table 3 row E and BERT learn a table of positions instead of the sinusoids
         wave_title = "Positional\nEmbedding" if cfg.positional == "learned" else "Positional\nEncoding"
-        wave = self._add(WaveItem("", title=wave_title), stack, f"{stack}.positional", f"{stack}.positional", QPointF(cx + outer * (BLOCK_W / 2 + 62), y))
+        wave = self._add(WaveItem("", title=wave_title), stack, f"{stack}.positional", f"{stack}.positional",
+                         QPointF(cx + outer * (BLOCK_W / 2 + 62), y))
         arrow(self.scene, [wave.mapToScene(QPointF(-outer * 20, 0)), adder.mapToScene(QPointF(outer * 15, 0))])
         if stack == "encoder" and cfg.type_vocab_size:
             self._token_type(stack, cx, emb, adder, -outer)
