@@ -180,3 +180,20 @@ def test_capture_names_bundled_models(window):
     window.runner.load("dates", then_run="Nov 22, 2026")
     scene = capture(window, "now")
     assert scene.checkpoint == "dates" and scene.input == "Nov 22, 2026" and scene.layout
+
+
+def test_screenshot_cli_opens_a_scene_and_refuses_a_bad_one(tmp_path, qapp, capsys):
+    from PySide6.QtGui import QImage
+
+    from explorer.app import run_app
+    scene = tmp_path / "scene.json"
+    scene.write_text(json.dumps({"version": 1, "name": "Masking", "task": "reverse", "input": "abc",
+                                 "panel": "attention", "step": "decoder.layers.0.self_attn.masked_scores"}))
+    out = tmp_path / "s.png"
+    assert run_app(["--scene", str(scene), "--size", "1024x640", "--screenshot", str(out)]) == 0
+    assert QImage(str(out)).size().toTuple() == (1024, 640)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"version": 1, "name": "x", "stpe": 3}')
+    assert run_app(["--scene", str(bad), "--screenshot", str(tmp_path / "b.png")]) == 2
+    err = capsys.readouterr().err
+    assert "bad.json" in err and "'stpe'" in err and "Traceback" not in err
