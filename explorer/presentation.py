@@ -101,12 +101,7 @@ def apply_theme(app: QApplication, name: str) -> Theme:
         f"QDockWidget {{ font-size: {title_pt}pt; }}"
         f"QToolTip {{ font-size: {round(12 * _applied_scale)}pt; }}")
     pg.setConfigOptions(background=theme.plot_background, foreground=theme.plot_foreground)
-    for view in _plot_views(app):
-        view.setBackground(theme.plot_background)
-        for item in view.scene().items():
-            if isinstance(item, pg.AxisItem):
-                item.setPen(pg.mkPen(theme.plot_foreground))
-                item.setTextPen(pg.mkPen(theme.plot_foreground))
+    restyle_plots(app, theme)
     _keep_light_boxes_dark_text(app)
     _applied_theme = name
     return theme
@@ -126,6 +121,46 @@ def _keep_light_boxes_dark_text(app: QApplication) -> None:
         m = _BACKGROUND.search(sheet)
         if m and QColor(m.group(1)).lightnessF() > 0.6:
             widget.setStyleSheet(sheet.rstrip().rstrip(";") + f"; color: {THEMES['light'].text};")
+
+
+def restyle_plots(app: QApplication, theme: Theme | None = None) -> None:
+    """Every pyqtgraph canvas in the theme's colours (again after a panel reset its titles)."""
+    theme = theme or THEMES[_applied_theme]
+    for view in _plot_views(app):
+        view.setBackground(theme.plot_background)
+        for item in view.scene().items():
+            if isinstance(item, pg.AxisItem):
+                item.setPen(pg.mkPen(theme.plot_foreground))
+                item.setTextPen(pg.mkPen(theme.plot_foreground))
+            elif isinstance(item, pg.LabelItem) and _in_legend(item):
+                if item.opts.get("color") is None:  # else pyqtgraph takes the (now light) foreground
+                    item.setText(item.text, color=THEMES["light"].text)
+            elif isinstance(item, pg.LabelItem) and _is_plain_text_colour(item.opts.get("color")):
+                item.setText(item.text, color=theme.plot_foreground)  # titles in the theme's text colour
+
+
+def _in_legend(item) -> bool:
+    """Legend entries sit on the legend's own light box: their text stays dark."""
+    parent = item.parentItem()
+    while parent is not None:
+        if isinstance(parent, pg.LegendItem):
+            return True
+        parent = parent.parentItem()
+    return False
+
+
+_PLAIN_TEXT = {QColor(c).name() for c in ("#1f2328", "#222222", "#f0f3f6", "#000000", "#ffffff")}
+
+
+def _is_plain_text_colour(colour) -> bool:
+    """Black-ish / white-ish title colours follow the theme; deliberate colours (a legend in the
+    title: green tokens, red exact match) stay."""
+    if colour is None:
+        return True
+    try:
+        return pg.mkColor(colour).name() in _PLAIN_TEXT
+    except Exception:  # noqa: BLE001 - an unusual colour spec: leave it alone
+        return False
 
 
 def _plot_views(app: QApplication) -> list[pg.GraphicsView]:

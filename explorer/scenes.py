@@ -364,6 +364,11 @@ class SceneDeck(QObject):
         if scene.step and state.result is not None and not state.select_step_named(scene.step):
             state.inform(f"Scene {scene.name!r}: this model has no step {scene.step!r}.", "warning")
         self._show_caption(scene)
+        from PySide6.QtCore import QTimer
+        from PySide6.QtWidgets import QApplication
+
+        from explorer.presentation import restyle_plots
+        QTimer.singleShot(150, lambda: restyle_plots(QApplication.instance()))  # after panels re-laid out
 
     def _show_caption(self, scene: Scene) -> None:
         text = scene.caption or scene.name  # the lecture toolbar shows the scene's number and name
