@@ -9,8 +9,10 @@ seconds: types a new input and runs it, steps through the forward pass, switches
 samples the resident memory (VmRSS from /proc/self/status) every 10 s.
 
 Memory growth is measured after a warm-up (default: the first third of the run, at least
-60 s: allocator arenas, pyqtgraph caches and the snapshot timeline fill up first), as the
-median of the last three samples minus the median of the first three after warm-up.
+60 s, and until the training panel's bounded snapshot timeline has filled and thinned once
+when that happens a minute before the end: allocator arenas, pyqtgraph caches and the
+timeline fill up first), as the median of the last three samples minus the median of the
+first three after warm-up.
 Anything that crashed (an exception reaching Qt's event loop, a training error message) is
 counted and printed.
 
@@ -102,6 +104,7 @@ def main(argv=None) -> int:
     tick = {"n": 0}
 
     timeline_samples: list[float] = []
+    timeline_counts: list[int] = []
 
     def timeline_mb() -> float:
         """Bytes held on purpose by the training panel's bounded snapshot timeline (≤ 200 traces)."""
@@ -114,6 +117,7 @@ def main(argv=None) -> int:
         t = time.monotonic() - start
         samples.append((t, rss_mb()))
         timeline_samples.append(timeline_mb())
+        timeline_counts.append(len(panel.timeline))
         print(f"t={t:6.0f}s rss={samples[-1][1]:8.1f} MB step={panel.step:,} phase={panel.phase} "
               f"timeline={len(panel.timeline)} snapshots, {timeline_samples[-1]:.1f} MB", flush=True)
 
@@ -153,8 +157,11 @@ def main(argv=None) -> int:
     runner.wait()
     window.close()
 
+    counts = [len_ for len_ in timeline_counts]
+    thinned = next((samples[i][0] for i in range(1, len(counts)) if counts[i] < counts[i - 1]), None)
+    if args.warmup is None and thinned is not None and thinned <= total - 60:
+        warmup = max(warmup, thinned)  # the bounded timeline is full once it has thinned: steady state
     after = [m for t, m in samples if t >= warmup]
-    tl_after = [m for (t, _), m in zip(samples, timeline_samples) if t >= warmup]
     if len(after) >= 6:
         growth = statistics.median(m for m in after[-3:]) - statistics.median(m for m in after[:3])
     elif len(after) >= 2:
@@ -165,10 +172,8 @@ def main(argv=None) -> int:
     print(f"training steps: {steps:,}  training thread alive at the end: {alive}")
     print(f"rss start {samples[0][1]:.1f} MB, at warm-up end {after[0] if after else float('nan'):.1f} MB, "
           f"end {samples[-1][1]:.1f} MB, peak {max(m for _, m in samples):.1f} MB")
-    if len(tl_after) >= 2:
-        tl_growth = tl_after[-1] - tl_after[0]
-        print(f"of which the bounded snapshot timeline: {tl_growth:+.1f} MB ({len(panel.timeline)} snapshots); "
-              f"growth not explained by it: {growth - tl_growth:.1f} MB")
+    print(f"snapshot timeline (bounded, thins from 200 to 100): peak {max(timeline_samples):.1f} MB of tensors; "
+          f"first thinned at {thinned if thinned is not None else float('nan'):.0f} s")
     print(f"crashes: {len(crashes)}  error messages: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
     print(f"soak_rss_growth_mb: {growth:.1f}")
     return 1 if crashes or (not alive and not args.no_training) else 0
