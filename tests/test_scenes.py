@@ -56,6 +56,7 @@ def test_the_tour_follows_the_paper_and_each_scene_selects_its_step(window, qtbo
     assert len(names) == len(TOUR_ORDER)
     for name, topic in zip(names, TOUR_ORDER):
         assert topic.split()[0] in name, (name, topic)
+    assert all(len(s.caption) <= 90 for s in tour.scenes)  # one status-bar line at 1280 px, presentation scale
     seen = messages_of(window)
     deck = window.lecture.deck
     assert deck.open(TOUR_PATH)
