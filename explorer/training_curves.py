@@ -159,8 +159,8 @@ class TrainingCurves(TimedCanvas):
             self.ci.layout.setRowStretchFactor(i, 1)
         self.acc_plot.setYRange(0, 1.02, padding=0)
         self.acc_plot.setLimits(yMin=-0.02, yMax=1.05)
-        # Bottom right: empty both early in a run (curves near 0 on the left) and late (near 1).
-        legend = self.acc_plot.addLegend(offset=(-8, -8), labelTextSize=f"{style.SMALL_POINT_SIZE}pt",
+        # Top left: accuracy rises from the bottom left, so that corner stays empty all run long.
+        legend = self.acc_plot.addLegend(offset=(8, 4), labelTextSize=f"{style.SMALL_POINT_SIZE}pt",
                                          brush=pg.mkBrush(255, 255, 255, 220))
         legend.setZValue(10)
         self.legend = legend

@@ -326,6 +326,7 @@ class TrainingPanel(QWidget):
         if self._mine():
             self.phase = phase
             self._show_phase()
+            self._show_progress()
 
     def _on_finished(self, outcome: str) -> None:
         if not self._mine():
@@ -472,7 +473,9 @@ class TrainingPanel(QWidget):
         total = max(1, self.total_steps)
         pct = 100.0 * self.step / total
         text = f"step {self.step:,} / {total:,} · {pct:.0f} %"
-        if not done and len(self._walls) >= 2:
+        if self.phase == "paused":
+            text += " · paused"
+        elif not done and len(self._walls) >= 2:
             recent = self._walls >= self._walls[-1] - ETA_WINDOW
             w, s = self._walls[recent], self._wall_steps[recent]
             if len(w) >= 2 and w[-1] > w[0]:
