@@ -18,7 +18,7 @@ from explorer.scenes import TOUR_PATH, Scene, SceneError, Tour, capture, load_to
 from explorer.state import SessionState  # noqa: E402
 from model.checkpoint import bundled_checkpoints  # noqa: E402
 
-TOUR_ORDER = ["embedding", "positional", "self-attention", "multi-head", "masking", "decoder attention",
+TOUR_ORDER = ["transformer", "embedding", "positional", "self-attention", "multi-head", "masking", "decoder attention",
               "decoding", "training"]
 
 
@@ -74,17 +74,30 @@ def test_the_tour_follows_the_paper_and_each_scene_selects_its_step(window, qtbo
         if "dates" in bundled_checkpoints() and scene.checkpoint == "dates":
             assert state.bundle.name == "dates" and state.source_text == scene.input
         assert window.lecture.scene_label.text().strip().startswith(f"{i + 1}/{len(tour.scenes)}")
+        others = [d for n, d in window.docks.items() if n != scene.panel]
+        assert not scene.solo or all(d.isHidden() for d in others), scene.name
         assert window.statusBar().currentMessage() == scene.caption
     assert not [t for level, t in seen if level == "error"], seen
     decoding = window.panels["decoding"].controls.settings()
     assert decoding.strategy == "beam" and decoding.beam_size == 4  # scene 7 set it
-    assert window.docks["architecture"].isHidden()  # scene 8 is "solo"
     qtbot.keyClick(window, Qt.Key_PageUp)
-    qtbot.keyClick(window, Qt.Key_PageUp)  # scene 6 is not solo: every dock is back
-    assert deck.index == len(tour.scenes) - 3 and not window.docks["architecture"].isHidden()
+    qtbot.keyClick(window, Qt.Key_PageUp)
+    back = tour.scenes[deck.index]
+    assert deck.index == len(tour.scenes) - 3 and not window.docks[back.panel].isHidden()
     for _ in range(3):
         qtbot.keyClick(window, Qt.Key_PageDown)  # the last one goes past the end: stays, says so
     assert deck.index == len(tour.scenes) - 1 and "last scene" in seen[-1][1]
+
+
+def test_a_scene_after_a_solo_scene_shows_every_panel_again(window, tmp_path):
+    path = tmp_path / "t.json"
+    save_tour(Tour([Scene("solo", panel="decoding", solo=True), Scene("all", panel="attention")]), path)
+    deck = window.lecture.deck
+    assert deck.open(path)
+    assert [n for n, d in window.docks.items() if not d.isHidden()] == ["decoding"]
+    assert deck.next()
+    assert all(not d.isHidden() for d in window.docks.values()) and raised(window, "attention")
+    assert raised(window, "architecture")  # the model's map beside the detail
 
 
 def test_a_saved_scene_comes_back_in_a_fresh_window(window, qtbot, tmp_path):
