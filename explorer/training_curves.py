@@ -193,7 +193,9 @@ class TrainingCurves(TimedCanvas):
         for key, plot in (("loss", self.loss_plot), ("acc", self.acc_plot), ("lr", self.lr_plot),
                           ("speed", self.speed_plot)):
             plot.setTitle(TITLES[key][int(narrow)], color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
-        self.warmup_line.label.setFormat("warm-up" if narrow else "warm-up ends")
+        text = "warm-up" if narrow else "warm-up ends"
+        self.warmup_line.label.setFormat(text)
+        self.warmup_line.label.setText(text)  # (setFormat alone skips a hidden label)
 
     # -- data ------------------------------------------------------------------------------------
     def reset(self, warmup: int | None = None) -> None:

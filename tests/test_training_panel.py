@@ -337,3 +337,20 @@ def test_train_for_trains_then_hands_over_the_model(qtbot, panel, state):
     assert panel.run is None and panel.phase == "idle"
     assert state.bundle.metrics["steps"] == 40 and state.result is not None
     assert panel.curves.curves["loss"].getData()[0] is not None
+
+
+def test_narrow_curves_trade_the_legend_for_short_titles(qtbot):
+    from explorer.training_curves import NARROW, TrainingCurves
+
+    curves = TrainingCurves()
+    qtbot.addWidget(curves)
+    curves.reset(warmup=10)
+    curves.resize(NARROW + 300, 500)
+    curves.show()
+    qtbot.waitUntil(lambda: curves.legend.isVisible())
+    assert "Learning rate (Eq. 3)" in curves.lr_plot.titleLabel.text
+    curves.resize(NARROW - 100, 500)
+    qtbot.waitUntil(lambda: not curves.legend.isVisible())
+    assert "Learning rate" in curves.lr_plot.titleLabel.text and "(Eq. 3)" not in curves.lr_plot.titleLabel.text
+    assert "tokens" in curves.acc_plot.titleLabel.text and "exact" in curves.acc_plot.titleLabel.text
+    assert curves.warmup_line.label.toPlainText() == "warm-up"
