@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, QSettings, Qt, Signal
+from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QPalette, QPen
 from PySide6.QtWidgets import (QApplication, QGraphicsSimpleTextItem, QGraphicsTextItem, QGraphicsView, QWidget)
 
@@ -249,6 +249,7 @@ class PresentationMode(QObject):
         self.settings = settings if settings is not None else window.settings
         self.active = False
         self._was_maximized = False
+        self._geometry = None
         self._hidden: list[QWidget] = []
 
     @property
@@ -282,8 +283,10 @@ class PresentationMode(QObject):
         for w in self._hidden:
             w.hide()
         self._was_maximized = self.window.isMaximized()
+        self._geometry = self.window.saveGeometry()
         if full_screen:
             self.window.showFullScreen()
+            QTimer.singleShot(300, self._cover_screen)
         self._refresh_views()
         self.toggled.emit(True)
 
@@ -299,8 +302,17 @@ class PresentationMode(QObject):
         self._hidden = []
         if self.window.isFullScreen():
             self.window.showMaximized() if self._was_maximized else self.window.showNormal()
+        if not self._was_maximized and self._geometry is not None:
+            self.window.restoreGeometry(self._geometry)
         self._refresh_views()
         self.toggled.emit(False)
+
+    def _cover_screen(self) -> None:
+        """Without a window manager (a bare X server, some kiosk set-ups) full screen is only a
+        hint: make the window cover its screen anyway, so nothing hangs below a 720-px beamer."""
+        screen = self.window.screen()
+        if self.active and screen is not None and self.window.geometry() != screen.geometry():
+            self.window.setGeometry(screen.geometry())
 
     def _lecture_hidden(self) -> list[QWidget]:
         """What a lecture does not need: the menu bar (its shortcuts stay live) and the device label."""
