@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 import pyqtgraph as pg
+from shiboken6 import isValid
 from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QPalette, QPen
 from PySide6.QtWidgets import (QApplication, QGraphicsSimpleTextItem, QGraphicsTextItem, QGraphicsView, QWidget)
@@ -114,7 +115,7 @@ _COLOUR = re.compile(r"(?<![-\w])color\s*:")
 def _keep_light_boxes_dark_text(app: QApplication) -> None:
     """A label that paints its own light box (a yellow readout, a white legend) must keep dark
     text when the dark theme turns the palette's text white."""
-    for widget in app.allWidgets():
+    for widget in _widgets(app):
         sheet = widget.styleSheet()
         if not sheet or "{" in sheet or _COLOUR.search(sheet):
             continue
@@ -163,8 +164,30 @@ def _is_plain_text_colour(colour) -> bool:
         return False
 
 
-def _plot_views(app: QApplication) -> list[pg.GraphicsView]:
-    return [w for w in app.allWidgets() if isinstance(w, pg.GraphicsView)]
+_windows: list[QWidget] = []  # the main windows whose widgets a theme / scale change walks
+
+
+def register_window(window: QWidget) -> None:
+    """Walk only our own live windows, never `QApplication.allWidgets()`: that list can hold
+    widgets of closed windows waiting for deletion, and touching those aborts the process."""
+    if window not in _windows:
+        _windows.append(window)
+        window.destroyed.connect(lambda *_: _windows.remove(window) if window in _windows else None)
+
+
+def _widgets(_app=None) -> list[QWidget]:
+    out: list[QWidget] = []
+    for window in list(_windows):
+        if not isValid(window):
+            _windows.remove(window)
+            continue
+        out.append(window)
+        out.extend(window.findChildren(QWidget))
+    return out
+
+
+def _plot_views(app: QApplication | None = None) -> list[pg.GraphicsView]:
+    return [w for w in _widgets(app) if isinstance(w, pg.GraphicsView)]
 
 
 # -- scaling --------------------------------------------------------------------------------------
@@ -177,7 +200,7 @@ def rescale(app: QApplication, factor: float) -> float:
         return 1.0
     style.set_scale(factor)
     app.setFont(style.font(style.BASE_POINT_SIZE))
-    for widget in app.allWidgets():
+    for widget in _widgets(app):
         if widget.testAttribute(Qt.WA_SetFont):
             _scale_font_of(widget, ratio)
     for view in _plot_views(app):
@@ -246,6 +269,7 @@ class PresentationMode(QObject):
     def __init__(self, window, settings: QSettings | None = None):
         super().__init__(window)
         self.window = window
+        register_window(window)
         self.settings = settings if settings is not None else window.settings
         self.active = False
         self._was_maximized = False

@@ -259,6 +259,11 @@ class SceneDeck(QObject):
         self.index = -1
         self._pending: Scene | None = None
         self._solo_hidden: list = []  # docks a solo scene hid, shown again by the next scene
+        from PySide6.QtCore import QTimer
+
+        from explorer.presentation import restyle_plots
+        self._restyle = QTimer(self, singleShot=True, interval=150)  # a child: dies with the window
+        self._restyle.timeout.connect(lambda: restyle_plots(None))
         window.state.resultChanged.connect(self._on_result)
         window.runner.failed.connect(self._on_failed)
 
@@ -364,11 +369,7 @@ class SceneDeck(QObject):
         if scene.step and state.result is not None and not state.select_step_named(scene.step):
             state.inform(f"Scene {scene.name!r}: this model has no step {scene.step!r}.", "warning")
         self._show_caption(scene)
-        from PySide6.QtCore import QTimer
-        from PySide6.QtWidgets import QApplication
-
-        from explorer.presentation import restyle_plots
-        QTimer.singleShot(150, lambda: restyle_plots(QApplication.instance()))  # after panels re-laid out
+        self._restyle.start()  # plot titles in the theme's colours once the panels are laid out again
 
     def _show_caption(self, scene: Scene) -> None:
         text = scene.caption or scene.name  # the lecture toolbar shows the scene's number and name
