@@ -21,6 +21,14 @@ OPEN_ITEM = "Open checkpoint folder…"
 PRETRAINED_SUFFIX = " (pretrained)"
 LOAD_ROLE = Qt.UserRole + 1  # what `Runner.load` is given for a row, when not its folder
 MAX_ECHO = 120  # tokens echoed; the count still covers all of them
+MAX_CHARS = 1 << 24  # QLineEdit's default (32767) silently cut a long paste: the length message lied
+
+
+def printable(piece: str) -> str:
+    """A token as a person can read it: a space → ␣, control characters (NUL, ESC, CR, RTL
+    override …) as escapes like \\x00 or U+202E, never raw into a label or a message."""
+    return "".join("␣" if c == " " else c if c.isprintable() else
+                   (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"U+{ord(c):04X}") for c in piece)
 
 
 def token_echo_html(bundle, text: str) -> tuple[str, int]:
@@ -29,7 +37,7 @@ def token_echo_html(bundle, text: str) -> tuple[str, int]:
     unknown = {i for i, _ in enc.unknown}
     parts = []
     for i, piece in enumerate(enc.pieces[:MAX_ECHO]):
-        shown = html.escape(piece if piece.strip() else "␣")
+        shown = html.escape(printable(piece))
         if i in unknown:
             parts.append(f'<span style="color:{style.ERROR.name()}; text-decoration: underline; '
                          f'font-weight: bold;">{shown}</span>')
@@ -42,7 +50,7 @@ def token_echo_html(bundle, text: str) -> tuple[str, int]:
 def unknown_symbols(bundle, text: str) -> str:
     """The distinct symbols of `text` the model's tokenizer does not know, space-separated."""
     unknown = bundle.src_tokenizer.encode(text).unknown
-    return " ".join(sorted({p if p.strip() else "␣" for _, p in unknown}))
+    return " ".join(sorted({printable(p) for _, p in unknown}))
 
 
 class InputBar(QWidget):
@@ -59,6 +67,7 @@ class InputBar(QWidget):
         self.source = QLineEdit(placeholderText="Type an input and press Enter")
         self.source.setFont(style.font(style.TITLE_POINT_SIZE, mono=True))
         self.source.setMinimumWidth(160)
+        self.source.setMaxLength(MAX_CHARS)
         self.source.returnPressed.connect(self.run)
         self.source.textChanged.connect(self._echo)
         self.target = QLineEdit(placeholderText="(optional, teacher forcing)")
@@ -67,6 +76,7 @@ class InputBar(QWidget):
                                "decoder teacher-forced on it")
         self.target.returnPressed.connect(self.run)
         self.target.setMinimumWidth(120)
+        self.target.setMaxLength(MAX_CHARS)
         self.run_button = QPushButton("Run ⏎")
         self.run_button.clicked.connect(self.run)
         self.device_label = QLabel("–")

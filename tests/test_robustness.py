@@ -92,9 +92,14 @@ def test_a_pasted_megabyte_is_refused_quickly(window):
     seen = messages_of(window)
     before = window.state.result
     start = time.perf_counter()
-    type_and_run(window, "abc " * 262_144)  # 1 MB
+    text = "abc " * 262_144  # 1 MB
+    type_and_run(window, text)
     assert time.perf_counter() - start < 5.0
-    assert window.state.result is before and "at most" in seen[-1][1]
+    assert window.input_bar.source.text() == text  # not cut at QLineEdit's default 32767 characters
+    n = len(window.state.bundle.src_tokenizer.encode(text).ids)
+    limit = window.state.bundle.max_input_len
+    assert n > 32767 and window.state.result is before
+    assert f"{n} tokens" in seen[-1][1] and f"at most {limit}" in seen[-1][1], seen[-1]
 
 
 MIXED = ["ab😀c", "שלום abc", "abc\u202edef", "e\u0301a\u0301b", "ab\x00c", "ab\x1bc", "ab\rc", "a\u200bb"]
@@ -107,6 +112,16 @@ def test_mixed_input_runs_and_names_the_unknown_symbols(window, text):
     assert window.state.source_text == text and window.state.result is not None
     assert any(level == "warning" and "<unk>" in t for level, t in seen), seen
     assert window.state.result.source.unknown  # read as <unk>, and the trace says which
+    warning = next(t for level, t in seen if level == "warning")
+    assert all(c.isprintable() for c in warning), repr(warning)  # NUL, ESC, CR … shown escaped, not raw
+    assert all(c.isprintable() or c == "\n" for c in window.input_bar.echo.text()), window.input_bar.echo.text()
+
+
+def test_control_characters_are_named_not_printed(window):
+    seen = messages_of(window)
+    type_and_run(window, "ab\x00\x1bc\u202e")
+    warning = next(t for level, t in seen if level == "warning")
+    assert "\\x00" in warning and "\\x1b" in warning and "U+202E" in warning, warning
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
