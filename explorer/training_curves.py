@@ -15,7 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
-from explorer import style
+from explorer import presentation, style
 from explorer.training_worker import MetricRows
 
 pg.setConfigOptions(imageAxisOrder="row-major")
@@ -190,9 +190,12 @@ class TrainingCurves(TimedCanvas):
         if narrow != legend.isVisible():
             return
         legend.setVisible(not narrow)
+        # in the current theme's text colour and presentation scale, not the light/normal defaults
+        colour = presentation.THEMES[presentation.current_theme()].plot_foreground
+        size = f"{style.TITLE_POINT_SIZE * presentation.applied_scale():.1f}pt"
         for key, plot in (("loss", self.loss_plot), ("acc", self.acc_plot), ("lr", self.lr_plot),
                           ("speed", self.speed_plot)):
-            plot.setTitle(TITLES[key][int(narrow)], color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
+            plot.setTitle(TITLES[key][int(narrow)], color=colour, size=size)
         text = "warm-up" if narrow else "warm-up ends"
         self.warmup_line.label.setFormat(text)
         self.warmup_line.label.setText(text)  # (setFormat alone skips a hidden label)

@@ -97,6 +97,19 @@ def test_dark_theme_recolours_palette_and_plots_and_keeps_light_boxes_readable(w
     assert all(v.backgroundBrush().color().lightnessF() > 0.8 for v in presentation._plot_views(app))
 
 
+def test_training_titles_keep_theme_and_scale_when_the_panel_narrows(window):
+    curves = window.panels["training"].curves
+    window.settings.setValue(presentation.SCALE_KEY, 2.0)
+    window.lecture.set_theme("dark")
+    window.lecture.presentation.enter(full_screen=False)
+    for width in (300, 1200, 300):  # wide → narrow re-titles the plots
+        curves.resize(width, 400)
+        assert curves.legend.isVisible() == (width > 600)  # the narrow/wide switch really ran
+        title = curves.loss_plot.titleLabel
+        assert pg.mkColor(title.opts["color"]).lightnessF() > 0.8, title.opts  # light text on the dark canvas
+        assert float(title.opts["size"][:-2]) == pytest.approx(style.TITLE_POINT_SIZE * 2.0, abs=0.1)
+
+
 def _mean_lightness(path) -> float:
     image = QImage(str(path)).convertToFormat(QImage.Format_Grayscale8)
     arr = np.frombuffer(bytes(image.constBits()), np.uint8)
