@@ -28,7 +28,7 @@ from explorer.training_setup import TrainingRequest, build_trainer, default_prob
 EMIT_INTERVAL = 0.2  # s between metric batches: the curves look live, the GUI thread stays idle
 PROBE_INTERVAL = 0.3  # s between probe forwards (attention maps refresh ~3× a second)
 PROBE_BUDGET = 0.03  # a probe may cost at most this share of wall time (big models probe less often)
-EVAL_BUDGET = 0.015  # same for held-out evaluation
+EVAL_BUDGET = 0.01  # same for held-out evaluation
 EVAL_MIN_INTERVAL = 3.0
 EVAL_SIZE = 50
 COLUMNS = ("step", "loss", "accuracy", "lr", "tokens_per_s", "wall")

@@ -31,7 +31,7 @@ from explorer.training_worker import Offer, RunInfo, Snapshot, TrainingRun, save
 # Every ms the GUI thread spends drawing holds Python's GIL, which the training thread needs
 # between its torch ops: so redraws are spaced by what they cost, not only by the clock.
 FRAME_MIN = 0.25  # s between redraws of the curves and the probe (at most 4 a second) …
-GUI_BUDGET = 0.04  # … and their measured cost stays under this share of the time
+GUI_BUDGET = 0.025  # … and their measured cost stays under this share of the time
 PUBLISH_INTERVAL = 1.0  # s: the other panels follow a run at most once a second …
 PUBLISH_COST_FACTOR = 20  # … and spend at most 1/20 of the GUI thread on it
 ETA_WINDOW = 10.0  # s of recent running time used for the steps/s behind "time left"
