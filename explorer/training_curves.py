@@ -196,6 +196,7 @@ class TrainingCurves(TimedCanvas):
         for key, plot in (("loss", self.loss_plot), ("acc", self.acc_plot), ("lr", self.lr_plot),
                           ("speed", self.speed_plot)):
             plot.setTitle(TITLES[key][int(narrow)], color=colour, size=size)
+            plot.getAxis("bottom").setStyle(maxTextLevel=0 if narrow else 1)  # "0 1000", not "0 5001000"
         text = "warm-up" if narrow else "warm-up ends"
         self.warmup_line.label.setFormat(text)
         self.warmup_line.label.setText(text)  # (setFormat alone skips a hidden label)
