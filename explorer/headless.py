@@ -43,6 +43,12 @@ def _screenshot(args) -> int:
         raise HeadlessError(f"--screenshot must name a .png file, got {out}")
     if not out.parent.exists():
         raise HeadlessError(f"the folder {out.parent} does not exist")
+    if getattr(args, "scene", None):  # a bad scene file is refused before any window is built
+        from explorer.scenes import SceneError, load_tour
+        try:
+            load_tour(args.scene)
+        except SceneError as exc:
+            raise HeadlessError(str(exc)) from None
 
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
@@ -93,12 +99,7 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
     if getattr(args, "theme", None):
         from explorer.presentation import apply_theme
         apply_theme(app, args.theme)  # for this figure only: the user's saved theme is not changed
-    if getattr(args, "scene", None):
-        from explorer.scenes import SceneError, load_tour
-        try:
-            load_tour(args.scene)
-        except SceneError as exc:
-            raise HeadlessError(str(exc)) from None
+    if getattr(args, "scene", None):  # (checked by _screenshot before the window was built)
         lecture.deck.open(args.scene)
         if errors:
             raise HeadlessError(f"scene {args.scene}: {errors[-1]}")

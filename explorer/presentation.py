@@ -96,11 +96,12 @@ def apply_theme(app: QApplication, name: str) -> Theme:
         pal.setColor(role, QColor(colour))
     app.setPalette(pal)
     title_pt = round(style.TITLE_POINT_SIZE * _applied_scale)
-    app.setStyleSheet(
-        f"QDockWidget::title {{ background: {theme.dock_title}; color: {theme.text}; padding: 5px; "
-        f"font-weight: bold; }}"
-        f"QDockWidget {{ font-size: {title_pt}pt; }}"
-        f"QToolTip {{ font-size: {round(12 * _applied_scale)}pt; }}")
+    sheet = (f"QDockWidget::title {{ background: {theme.dock_title}; color: {theme.text}; padding: 5px; "
+             f"font-weight: bold; }}"
+             f"QDockWidget {{ font-size: {title_pt}pt; }}"
+             f"QToolTip {{ font-size: {round(12 * _applied_scale)}pt; }}")
+    if app.styleSheet() != sheet:  # an app-wide sheet re-polishes every widget: only when it changes
+        app.setStyleSheet(sheet)
     pg.setConfigOptions(background=theme.plot_background, foreground=theme.plot_foreground)
     restyle_plots(app, theme)
     _keep_light_boxes_dark_text(app)
