@@ -64,6 +64,14 @@ def _screenshot(args) -> int:
         bundle = load_bundle(args.checkpoint) if args.checkpoint else default_bundle()
     except (ValueError, OSError) as exc:
         raise HeadlessError(f"cannot load checkpoint {args.checkpoint}: {exc}") from None
+    from explorer.app import DEFAULT_INPUT
+    from model.bundle import InputError
+    try:  # the same check the runner makes, before a window is built for nothing
+        bundle.encode_source(args.input if args.input is not None else DEFAULT_INPUT)
+        if args.target and args.target.strip():
+            bundle.encode_target(args.target)
+    except InputError as exc:
+        raise HeadlessError(f"bad input: {exc}") from None
 
     state = SessionState()
     runner = Runner(state, synchronous=True)
