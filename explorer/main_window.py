@@ -199,7 +199,7 @@ class MainWindow(QMainWindow):
 
     # -- a Qt 6.10 quirk -----------------------------------------------------------------------
     def _tidy_tab_bars_later(self, *_) -> None:
-        QTimer.singleShot(0, self.hide_stale_tab_bars)
+        QTimer.singleShot(0, self, self.hide_stale_tab_bars)  # cancelled if the window dies first
 
     def hide_stale_tab_bars(self) -> int:
         """Hide dock tab bars that Qt left behind, still visible, after re-tabbing docks.
@@ -225,7 +225,7 @@ class MainWindow(QMainWindow):
         self._tidy_tab_bars_later()
         if "step" in self.panels and not self._shown_once:  # ← → step at once, not move a text cursor
             self._shown_once = True
-            QTimer.singleShot(0, self.panels["step"].setFocus)
+            QTimer.singleShot(0, self.panels["step"], self.panels["step"].setFocus)
 
     def closeEvent(self, event) -> None:  # noqa: N802
         if self.persist:

@@ -311,7 +311,7 @@ class PresentationMode(QObject):
         self._geometry = self.window.saveGeometry()
         if full_screen:
             self.window.showFullScreen()
-            QTimer.singleShot(300, self._cover_screen)
+            QTimer.singleShot(300, self.window, self._cover_screen)  # cancelled if the window dies first
         self._refresh_views()
         self.toggled.emit(True)
 
