@@ -43,6 +43,9 @@ def _screenshot(args) -> int:
         raise HeadlessError(f"--screenshot must name a .png file, got {out}")
     if not out.parent.exists():
         raise HeadlessError(f"the folder {out.parent} does not exist")
+    train_seconds = getattr(args, "train_seconds", None)
+    if train_seconds is not None and not 0 < train_seconds <= 3600:
+        raise HeadlessError(f"--train-seconds must be between 0 and 3600, got {train_seconds:g}")
     if getattr(args, "scene", None):  # a bad scene file is refused before any window is built
         from explorer.scenes import SceneError, load_tour
         try:
@@ -84,10 +87,13 @@ def _screenshot(args) -> int:
         return _render(app, window, state, runner, errors, bundle, args, out)
     finally:
         from explorer.presentation import apply_theme
+        from explorer.app import close_window
         window.lecture.presentation.leave()  # scale and theme are process-wide: put them back
         apply_theme(app, "light")
-        window.close()
-        window.deleteLater()
+        training = window.panels.get("training")
+        if training is not None:
+            training.shutdown()
+        close_window(app, window)
 
 
 def _render(app, window, state, runner, errors, bundle, args, out) -> int:
@@ -113,6 +119,9 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
             raise HeadlessError(f"scene {args.scene}: {errors[-1]}")
     if not getattr(args, "scene", None) or args.panel != "step":
         window.focus_panel(args.panel)
+    if getattr(args, "train_seconds", None):
+        trained = window.panels["training"].train_for(args.train_seconds)
+        print(f"trained {trained} steps in {args.train_seconds:g} s")
     for _ in range(6):  # layout, then pyqtgraph's deferred axis/label updates, then paint
         app.processEvents()
     image = window.grab()

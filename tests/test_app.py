@@ -235,6 +235,21 @@ def test_screenshot_cli_writes_a_real_picture(tmp_path):
     assert len(colours) > 200  # a rendered window, not a blank or single-colour image
 
 
+@pytest.mark.slow
+def test_train_seconds_trains_before_the_training_figure(tmp_path):
+    """`--panel training --train-seconds N`: the figure shows a run that really trained, and
+    the session's model afterwards is the trained copy (its name counts the steps)."""
+    out = tmp_path / "training.png"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", TRANSFORMER_EXPLORER_DATA=str(tmp_path / "data"))
+    proc = subprocess.run([sys.executable, "-m", "explorer", "--panel", "training", "--train-seconds", "3",
+                           "--screenshot", str(out), "--size", "1000x700"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    trained = [line for line in proc.stdout.splitlines() if line.startswith("trained ")]
+    assert trained and int(trained[0].split()[1]) > 0, proc.stdout
+    assert QImage(str(out)).width() == 1000
+
+
 @pytest.mark.parametrize("argv, words", [
     (["--panel", "nope"], "valid panels: architecture, step"),
     (["--checkpoint", "{tmp}/missing"], "does not exist"),
@@ -243,6 +258,7 @@ def test_screenshot_cli_writes_a_real_picture(tmp_path):
     (["--input", "a" * 200], "at most"),
     (["--step", "no.such.step"], "no step named"),
     (["--size", "huge"], "--size"),
+    (["--train-seconds", "-1"], "--train-seconds"),
 ])
 def test_screenshot_errors_are_clear(tmp_path, capsys, qapp, argv, words):
     (tmp_path / "broken").mkdir()
