@@ -6,21 +6,16 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
-import torch  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
 from explorer import style  # noqa: E402
 from explorer.panels.architecture import ArchitecturePanel  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
-from model.checkpoint import random_bundle  # noqa: E402
+from support import small_bundle  # noqa: E402
 
 
-def make_bundle(**overrides):
-    torch.manual_seed(0)
-    params = dict(n_encoder_layers=2, n_decoder_layers=3, n_heads=4, d_model=32, d_ff=64, dropout=0.0)
-    params.update(overrides)
-    return random_bundle("reverse", **params)
+make_bundle = small_bundle
 
 
 @pytest.fixture

@@ -15,16 +15,12 @@ from explorer.attention_derived import rollout  # noqa: E402
 from explorer.attention_mosaic import MosaicLayout, compose  # noqa: E402
 from explorer.panels.attention import AttentionPanel  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
-from model.checkpoint import random_bundle  # noqa: E402
+from support import small_bundle  # noqa: E402
 
 SOURCE, TARGET = "abcdefg", "gfedcba"
 
 
-def make_bundle(**overrides):
-    torch.manual_seed(0)
-    params = dict(n_encoder_layers=2, n_decoder_layers=3, n_heads=4, d_model=32, d_ff=64, dropout=0.0)
-    params.update(overrides)
-    return random_bundle("reverse", **params)
+make_bundle = small_bundle
 
 
 @pytest.fixture

@@ -12,28 +12,19 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from PySide6.QtCore import QSettings, QSize  # noqa: E402
+from PySide6.QtCore import QSize  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
 
 from explorer import export  # noqa: E402
 from explorer.lecture import ExportDialog  # noqa: E402
-from explorer.main_window import MainWindow  # noqa: E402
-from explorer.runner import Runner, random_bundle  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from explorer.training_worker import MetricRows  # noqa: E402
+from support import make_main_window  # noqa: E402
 
 
 @pytest.fixture
 def window(qtbot, tmp_path):
-    state = SessionState()
-    runner = Runner(state, synchronous=True)
-    w = MainWindow(state, runner, settings=QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat),
-                   restore=False, persist=False)
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.show()
-    runner.set_bundle(random_bundle("reverse"), then_run="attention")
-    return w
+    return make_main_window(qtbot, tmp_path)
 
 
 def pixels(path) -> np.ndarray:

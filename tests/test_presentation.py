@@ -16,21 +16,12 @@ from PySide6.QtGui import QImage, QPalette  # noqa: E402
 from PySide6.QtWidgets import QApplication, QLabel  # noqa: E402
 
 from explorer import presentation, style  # noqa: E402
-from explorer.main_window import MainWindow  # noqa: E402
-from explorer.runner import Runner, random_bundle  # noqa: E402
-from explorer.state import SessionState  # noqa: E402
+from support import make_main_window  # noqa: E402
 
 
 @pytest.fixture
 def window(qtbot, tmp_path):
-    state = SessionState()
-    runner = Runner(state, synchronous=True)
-    w = MainWindow(state, runner, settings=QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat),
-                   restore=False, persist=False)
-    qtbot.addWidget(w)
-    w.resize(1280, 720)
-    w.show()
-    runner.set_bundle(random_bundle("reverse"), then_run="attention")
+    w = make_main_window(qtbot, tmp_path, size=(1280, 720))
     yield w
     w.lecture.presentation.leave()
     presentation.apply_theme(QApplication.instance(), "light")

@@ -35,19 +35,14 @@ from explorer.state import SessionState  # noqa: E402
 from model.bundle import InputError  # noqa: E402
 from model.checkpoint import CONFIG, WEIGHTS, load_checkpoint, save_checkpoint  # noqa: E402
 from model.training import Trainer  # noqa: E402
+from support import make_main_window, messages_of  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 TIMEOUT = 60_000
 
 
 def make_window(qtbot, tmp_path, settings=None):
-    state = SessionState()
-    runner = Runner(state, synchronous=True)
-    w = MainWindow(state, runner, settings=settings or QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat),
-                   restore=settings is not None, persist=False)
-    qtbot.addWidget(w)
-    runner.set_bundle(random_bundle("reverse"), then_run="attention")
-    return w
+    return make_main_window(qtbot, tmp_path, settings=settings, show=False)
 
 
 @pytest.fixture
@@ -55,10 +50,6 @@ def window(qtbot, tmp_path):
     return make_window(qtbot, tmp_path)
 
 
-def messages_of(window):
-    seen = []
-    window.state.message.connect(lambda level, text: seen.append((level, text)))
-    return seen
 
 
 def type_and_run(window, text):

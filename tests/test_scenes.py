@@ -10,28 +10,19 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
-from PySide6.QtCore import QSettings, Qt  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
 
-from explorer.main_window import MainWindow  # noqa: E402
-from explorer.runner import Runner, random_bundle  # noqa: E402
+from explorer.runner import random_bundle  # noqa: E402
 from explorer.scenes import TOUR_PATH, Scene, SceneError, Tour, capture, load_tour, save_tour  # noqa: E402
-from explorer.state import SessionState  # noqa: E402
 from model.checkpoint import bundled_checkpoints  # noqa: E402
+from support import make_main_window, messages_of  # noqa: E402
 
 TOUR_ORDER = ["transformer", "embedding", "positional", "self-attention", "multi-head", "masking", "decoder attention",
               "decoding", "training"]
 
 
 def make_window(qtbot, tmp_path, name="s.ini"):
-    state = SessionState()
-    runner = Runner(state, synchronous=True)
-    w = MainWindow(state, runner, settings=QSettings(str(tmp_path / name), QSettings.IniFormat),
-                   restore=False, persist=False)
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.show()
-    runner.set_bundle(random_bundle("reverse"), then_run="attention")
-    return w
+    return make_main_window(qtbot, tmp_path, name=name)
 
 
 @pytest.fixture
@@ -39,10 +30,6 @@ def window(qtbot, tmp_path):
     return make_window(qtbot, tmp_path)
 
 
-def messages_of(window):
-    seen = []
-    window.state.message.connect(lambda level, text: seen.append((level, text)))
-    return seen
 
 
 def raised(window, name) -> bool:

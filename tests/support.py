@@ -1,0 +1,41 @@
+"""Helpers shared by the GUI tests (pytest puts tests/ on sys.path, so `from support import …`)."""
+from __future__ import annotations
+
+import torch
+from PySide6.QtCore import QSettings
+
+from explorer.main_window import MainWindow
+from explorer.runner import Runner
+from explorer.state import SessionState
+from model.checkpoint import random_bundle
+
+
+def small_bundle(**overrides):
+    """A seeded, untrained reverse-task model with 2+3 layers: small, but every kind of step."""
+    torch.manual_seed(0)
+    params = dict(n_encoder_layers=2, n_decoder_layers=3, n_heads=4, d_model=32, d_ff=64, dropout=0.0)
+    params.update(overrides)
+    return random_bundle("reverse", **params)
+
+
+def make_main_window(qtbot, tmp_path, size=(1280, 800), settings: QSettings | None = None,
+                     name: str = "s.ini", show: bool = True) -> MainWindow:
+    """The real main window with a synchronous runner, its settings in `tmp_path` (or the given
+    ones, then restored from), the untrained reverse model loaded and "attention" run."""
+    state = SessionState()
+    runner = Runner(state, synchronous=True)
+    w = MainWindow(state, runner, settings=settings or QSettings(str(tmp_path / name), QSettings.IniFormat),
+                   restore=settings is not None, persist=False)
+    qtbot.addWidget(w)
+    if show:
+        w.resize(*size)
+        w.show()
+    runner.set_bundle(random_bundle("reverse"), then_run="attention")
+    return w
+
+
+def messages_of(window) -> list[tuple[str, str]]:
+    """Every (level, text) the window's state reports from now on."""
+    seen: list[tuple[str, str]] = []
+    window.state.message.connect(lambda level, text: seen.append((level, text)))
+    return seen
