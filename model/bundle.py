@@ -1,7 +1,9 @@
 """`ModelBundle`: a model with its tokenizers and task — what a checkpoint loads and the GUI shows.
 
 `bundle.run(text)` is the one call a viewer needs: it validates the input, decodes an output
-(or takes a given target), and records the teacher-forced forward over it.
+(or takes a given target), and records the teacher-forced forward over it. The text is a
+source sentence for the paper's encoder-decoder, a prompt to continue for a decoder-only
+(GPT-like) model, and a sentence with [MASK] blanks for an encoder-only masked LM.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import torch
 
 from .config import TransformerConfig
 from .decoding import beam_search, greedy_decode, sample_decode
+from .masking import mask_id_of
 from .recorder import Trace, record
 from .tokenizers import Encoded, Tokenizer
 from .transformer import Transformer
@@ -18,6 +21,19 @@ from .transformer import Transformer
 
 class InputError(ValueError):
     """Text the model cannot take (empty, too long, nothing it knows); the message says why."""
+
+
+MASK_TOP_K = 5
+
+
+@dataclass
+class MaskPrediction:
+    """What a masked LM predicts for one [MASK] in the input: its position among the source
+    tokens and the top-k (piece, probability) pairs, best first."""
+
+    position: int
+    pieces: list[str]
+    probs: list[float]
 
 
 @dataclass
@@ -31,6 +47,8 @@ class ForwardResult:
     out_pieces: list[str]  # what each decoder position predicts: y1 … y_n <eos> (encoder-only: each source position)
     output_text: str  # the model's greedy output (or the given target when teacher forcing)
     target_text: str | None  # the target the user gave, if any
+    n_prompt: int = 0  # decoder-only: tgt_pieces[1 : 1 + n_prompt] are the prompt, the rest its continuation
+    mask_predictions: list[MaskPrediction] = field(default_factory=list)  # masked LM: one per [MASK]
 
 
 @dataclass
@@ -53,11 +71,31 @@ class ModelBundle:
 
     @property
     def examples(self) -> list[str]:
-        return list(self.task.get("examples") or [])
+        """Example inputs; a corpus serves both variants, so those with a mask token go to a
+        masked LM and the rest (prompts) to the others."""
+        examples = list(self.task.get("examples") or [])
+        mask = mask_id_of(self.src_tokenizer)
+        if mask is None or self.task.get("pretrained"):
+            return examples
+        token = self.src_tokenizer.pieces([mask])[0]
+        return [e for e in examples if (token in e.split()) == self.fills_masks] or examples
 
     @property
     def max_input_len(self) -> int:
-        return self.config.max_len
+        # a decoder-only model reads <bos> + the prompt and needs room to write at least one token
+        return self.config.max_len - 2 if self.config.kind == "decoder_only" else self.config.max_len
+
+    @property
+    def fills_masks(self) -> bool:
+        """An encoder-only model trained as a masked LM (ours; a loaded pretrained encoder's
+        output layer is not a trained masked-LM head, so it is not offered as one)."""
+        return (self.config.kind == "encoder_only" and mask_id_of(self.src_tokenizer) is not None
+                and not self.task.get("pretrained"))
+
+    @property
+    def mask_token(self) -> str | None:
+        i = mask_id_of(self.src_tokenizer)
+        return None if i is None else self.src_tokenizer.pieces([i])[0]
 
     # -- input ---------------------------------------------------------------------------------
     def encode_source(self, text: str) -> tuple[torch.Tensor, Encoded]:
@@ -93,7 +131,11 @@ class ModelBundle:
 
     # -- decoding ------------------------------------------------------------------------------
     def default_max_output(self, src_len: int) -> int:
+        """How many tokens to generate at most: a little more than the task's longest target,
+        within the model's max_len (a decoder-only model's prompt takes room from it)."""
         task_max = int(self.task.get("max_tgt_len") or 0)
+        if self.config.kind == "decoder_only":
+            return max(1, min(self.config.max_len - 1 - src_len, task_max or 32))
         return min(self.config.max_len - 1, max(task_max, src_len) + 8)
 
     @torch.no_grad()
@@ -102,6 +144,8 @@ class ModelBundle:
                      top_p: float = 1.0, seed: int | None = None) -> list[int]:
         """Output ids (without <bos>/<eos>) for one source (1, S).
 
+        For a decoder-only model `src` is the prompt: generation starts from <bos> + prompt,
+        max_len counts the new tokens, and only those are returned.
         <bos>/<eos> are the target tokenizer's own ids: a pretrained model has its own
         (Marian starts from the pad id and ends with </s> = 0)."""
         if not self.config.has_decoder:
@@ -109,19 +153,27 @@ class ModelBundle:
         bos, eos = self.tgt_tokenizer.bos_id, self.tgt_tokenizer.eos_id
         self.model.eval()
         max_len = max_len or self.default_max_output(src.size(1))
+        prompt, prefix, skip = None, None, 1
+        if self.config.kind == "decoder_only":
+            prompt = src[0].tolist()
+            prefix = torch.cat([torch.full((1, 1), bos, dtype=torch.long, device=src.device), src], dim=1)
+            skip = 1 + len(prompt)
+            max_len = min(max_len + len(prompt), self.config.max_len - 1)
+            src = None
         if method == "greedy":
-            ids = greedy_decode(self.model, src, bos, eos, max_len)[0].tolist()
+            ids = greedy_decode(self.model, src, bos, eos, max_len, prefix=prefix)[0].tolist()
         elif method == "beam":
-            ids = beam_search(self.model, src, bos, eos, max_len, beam_size, alpha).tokens
+            ids = beam_search(self.model, src, bos, eos, max_len - (skip - 1), beam_size, alpha, prompt=prompt).tokens
         elif method == "sample":
-            gen = torch.Generator(device=src.device)
+            gen = torch.Generator(device=self.device)
             if seed is not None:
                 gen.manual_seed(seed)
-            ids = sample_decode(self.model, src, bos, eos, max_len, temperature, top_k, top_p, gen)[0].tolist()
+            ids = sample_decode(self.model, src, bos, eos, max_len, temperature, top_k, top_p, gen,
+                                prefix=prefix)[0].tolist()
         else:
             raise ValueError(f"unknown decoding method {method!r}; use greedy, beam or sample")
         out = []
-        for i in ids[1:]:
+        for i in ids[skip:]:
             if i == eos:
                 break
             out.append(i)
@@ -146,11 +198,22 @@ class ModelBundle:
         else:
             target = None
             y = self.generate_ids(src)
-        tgt_in = torch.tensor([[bos] + y], dtype=torch.long, device=self.device)
+        tok = self.tgt_tokenizer
         self.model.eval()
+        if self.config.kind == "decoder_only":  # one sequence: <bos> prompt continuation
+            prompt = src[0].tolist()
+            if 1 + len(prompt) + len(y) > self.config.max_len:
+                raise InputError(f"Prompt and continuation have {len(prompt) + len(y)} tokens; this model reads "
+                                 f"at most {self.config.max_len - 1}.")
+            seq = [bos] + prompt + y
+            with record(self.model) as trace:
+                self.model(None, torch.tensor([seq], dtype=torch.long, device=self.device))
+            return ForwardResult(trace=trace, source=enc, src_pieces=[], tgt_pieces=tok.pieces(seq),
+                                 out_pieces=tok.pieces(prompt + y + [eos]), output_text=tok.decode(y),
+                                 target_text=target, n_prompt=len(prompt))
+        tgt_in = torch.tensor([[bos] + y], dtype=torch.long, device=self.device)
         with record(self.model) as trace:
             self.model(src, tgt_in)
-        tok = self.tgt_tokenizer
         return ForwardResult(
             trace=trace, source=enc, src_pieces=enc.pieces,
             tgt_pieces=tok.pieces([bos] + y), out_pieces=tok.pieces(y + [eos]),
@@ -159,12 +222,27 @@ class ModelBundle:
 
     def _run_encoder_only(self, src: torch.Tensor, enc: Encoded) -> ForwardResult:
         """An encoder-only (BERT-like) model: record the encoder; each source position's
-        argmax over the generator is what it "predicts" (there is no target)."""
+        argmax over the generator is what it "predicts" (there is no target).
+
+        A masked LM fills each [MASK] of the input with its argmax (the output text) and
+        reports its top-k candidates there; the other tokens are the input's own."""
         self.model.eval()
         with record(self.model) as trace:
             logits = self.model(src)  # (1, S, V)
         tok = self.src_tokenizer
         predicted = logits[0].argmax(-1).tolist()
+        masks: list[MaskPrediction] = []
+        if self.fills_masks:
+            mask_id = mask_id_of(tok)
+            probs = logits[0].float().softmax(-1)
+            for pos, i in enumerate(enc.ids):
+                if i == mask_id:
+                    top = probs[pos].topk(min(MASK_TOP_K, probs.size(-1)))
+                    masks.append(MaskPrediction(pos, tok.pieces(top.indices.tolist()), top.values.tolist()))
+            filled = [p if i == mask_id else i for p, i in zip(predicted, enc.ids)]
+            return ForwardResult(trace=trace, source=enc, src_pieces=enc.pieces, tgt_pieces=[],
+                                 out_pieces=tok.pieces(predicted), output_text=tok.decode(filled),
+                                 target_text=None, mask_predictions=masks)
         # The text shows the input's own positions, not those of markers such as [CLS]/[SEP].
         markers = getattr(tok, "special_ids", frozenset()) - {tok.unk_id}
         shown = [p for p, i in zip(predicted, enc.ids) if i not in markers]

@@ -2,6 +2,8 @@
 
     transformer-explorer train --task reverse --out runs/reverse --steps 4000
     transformer-explorer train --data pairs.tsv --tokenizer word --out runs/mine --device cuda
+    transformer-explorer train --task facts --kind encoder_only --out runs/bert   # BERT-like MLM
+    transformer-explorer train --task facts --kind decoder_only --out runs/gpt    # GPT-like LM
 
 Prints a progress bar to stderr, saves the checkpoint to --out (also every --save-every
 steps) and ends with `eval exact_match: 0.995 (n=1000)` on held-out inputs. Errors print one
@@ -21,12 +23,16 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Train a Transformer on a built-in task or a TSV file, headless.",
                                 epilog=f"example: {USAGE_EXAMPLE}")
     src = p.add_argument_group("data")
-    src.add_argument("--task", help="built-in task: copy, reverse, sort, addition, dates, translation")
+    src.add_argument("--task", help="built-in task: copy, reverse, sort, addition, dates, translation, "
+                                    "facts (a text corpus for --kind encoder_only / decoder_only)")
     src.add_argument("--data", metavar="PAIRS.tsv", help="train on your own UTF-8 'source<TAB>target' lines")
     src.add_argument("--tokenizer", choices=("char", "word"), default="char", help="for --data (default char)")
     p.add_argument("--out", required=True, metavar="DIR", help="checkpoint folder to write")
     p.add_argument("--init", metavar="DIR", help="continue from this checkpoint (its sizes and tokenizers)")
     m = p.add_argument_group("model (ignored with --init)")
+    m.add_argument("--kind", choices=("encoder_decoder", "encoder_only", "decoder_only"), default=None,
+                   help="encoder_decoder (the paper's, default), encoder_only (BERT-like: masked-LM training) "
+                        "or decoder_only (GPT-like: next-token training)")
     m.add_argument("--d-model", type=int, default=None, help="default 64")
     m.add_argument("--layers", type=int, default=None, help="encoder and decoder layers (default 2)")
     m.add_argument("--encoder-layers", type=int, default=None)
@@ -50,8 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: torch's choice)")
     t.add_argument("--eval-every", type=int, default=0, help="held-out evaluation every N steps (0: only at the end)")
     t.add_argument("--eval-size", type=int, default=1000, help="held-out pairs in the final evaluation")
-    t.add_argument("--stop-at", type=float, default=None, metavar="EXACT_MATCH",
-                   help="stop early once a periodic evaluation (--eval-every) reaches this exact match, e.g. 0.995")
+    t.add_argument("--stop-at", type=float, default=None, metavar="SCORE",
+                   help="stop early once a periodic evaluation (--eval-every) reaches this held-out score "
+                        "(exact match; masked-token / next-token accuracy for the variants), e.g. 0.995")
     t.add_argument("--save-every", type=int, default=1000, help="save the checkpoint every N steps (0: only at the end)")
     t.add_argument("--name", help="model name stored in the checkpoint (default: the task's)")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -117,6 +124,8 @@ def _model_overrides(args) -> dict:
         out["share_embeddings"] = True
     if args.learned_positions:
         out["positional"] = "learned"
+    if args.kind is not None:
+        out["kind"] = args.kind
     return out
 
 
@@ -162,6 +171,10 @@ def _build(args):
     params = dict(d_model=d_model, n_heads=4, d_ff=4 * d_model, n_encoder_layers=2, n_decoder_layers=2,
                   dropout=0.1, max_len=max(64, task.max_src_len, task.max_tgt_len + 2))
     params.update(overrides)
+    if params.get("kind") == "encoder_only":
+        params["n_decoder_layers"] = 0  # the stacks a model lacks have no layers
+    elif params.get("kind") == "decoder_only":
+        params["n_encoder_layers"] = 0
     if params.get("share_embeddings") and src_tok.vocab != tgt_tok.vocab:
         merged = sorted(set(src_tok.vocab[4:]) | set(tgt_tok.vocab[4:]))
         src_tok = tgt_tok = type(src_tok)(src_tok.vocab[:4] + merged)
@@ -216,11 +229,11 @@ def train(args) -> int:
     try:
         for event in trainer.events():
             if isinstance(event, EvalEvent):
-                msg = f"step {prev_steps + event.step}: eval exact_match {event.exact_match:.3f} (n={event.n})"
+                msg = f"step {prev_steps + event.step}: eval {event.metric} {event.exact_match:.3f} (n={event.n})"
                 if progress:
                     progress.close()
                 print(msg, file=err)
-                if args.stop_at is not None and event.exact_match >= args.stop_at:
+                if args.stop_at is not None and event.score >= args.stop_at:
                     print(f"reached --stop-at {args.stop_at}: stopping", file=err)
                     trainer.stop()
                 continue
@@ -240,7 +253,7 @@ def train(args) -> int:
     print(f"trained {trainer.step_count} steps in {train_s:.1f} s; saved {args.out}", file=err)
     for src, tgt, out in final.examples[:3]:
         print(f"  {src!r} → {out!r}" + ("" if out == tgt else f" (expected {tgt!r})"), file=err)
-    print(f"eval exact_match: {final.exact_match:.3f} (n={final.n})", flush=True)
+    print(f"eval {final.metric}: {final.exact_match:.3f} (n={final.n})", flush=True)
     return 130 if interrupted else 0
 
 

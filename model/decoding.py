@@ -102,6 +102,7 @@ class BeamNode:
     score: float  # log_prob / lp(length)
     finished: bool = False
     pruned: bool = False
+    prompt: bool = False  # a token of the given prompt (decoder-only), not a choice of the search
 
 
 @dataclass
@@ -117,18 +118,21 @@ class BeamResult:
 
 @torch.no_grad()
 def beam_search(model: Transformer, src: torch.Tensor | None, bos_id: int, eos_id: int, max_len: int,
-                beam_size: int = 4, alpha: float = 0.6) -> BeamResult:
+                beam_size: int = 4, alpha: float = 0.6, prompt: list[int] | None = None) -> BeamResult:
     """Beam search for one sequence (Section 6.1: beam 4, α 0.6), keeping the whole tree.
 
     Every expanded candidate becomes a node; those that do not survive a step are marked
-    `pruned` so the GUI can grey them out.
+    `pruned` so the GUI can grey them out. `prompt` (a decoder-only model's given text)
+    becomes a chain of `prompt` nodes after <bos> at step 0; max_len counts generated tokens.
     """
     if src is not None and src.size(0) != 1:
         raise ValueError("beam_search decodes one sequence at a time (batch size 1)")
     model.eval()
     memory = _memory(model, src)
     nodes = [BeamNode(0, None, bos_id, 0, 0.0, 0.0)]
-    beam = [0]
+    for tok in prompt or []:
+        nodes.append(BeamNode(len(nodes), len(nodes) - 1, int(tok), 0, 0.0, 0.0, prompt=True))
+    beam = [len(nodes) - 1]
     finished: list[int] = []
     for step in range(1, max_len + 1):
         prefixes = torch.tensor([_seq(nodes, n) for n in beam], dtype=torch.long,
@@ -181,35 +185,40 @@ def _seq(nodes: list[BeamNode], nid: int) -> list[int]:
 class DecodeStep:
     """What the decoder did to produce position `t` (0-based, the first token after <bos>).
 
-    self_attention: (L, h, t+1, t+1) masked self-attention over the prefix; the last row is
-    this step's query. cross_attention: (L, h, t+1, T_src), or None for decoder-only models.
+    self_attention: (L, h, P, P) masked self-attention over the prefix of P = len(prefix)
+    tokens (t + 1 without a prompt); the last row is this step's query. cross_attention:
+    (L, h, P, T_src), or None for decoder-only models.
     """
 
     t: int
-    prefix: list[int]  # ids fed to the decoder, starting with <bos>
+    prefix: list[int]  # ids fed to the decoder, starting with <bos> (then the prompt, if any)
     probs: torch.Tensor  # (V,) next-token distribution (after temperature/top-k/top-p when sampling)
     model_probs: torch.Tensor  # (V,) the model's own softmax, unfiltered
     chosen: int
     mask: torch.Tensor  # (t+1, t+1) bool causal mask in force
     self_attention: torch.Tensor
     cross_attention: torch.Tensor | None
+    n_prompt: int = 0  # prompt tokens after <bos> in `prefix` (decoder-only continuation)
 
 
 @torch.no_grad()
 def decode_steps(model: Transformer, src: torch.Tensor | None, bos_id: int, eos_id: int, max_len: int,
                  temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0,
                  generator: torch.Generator | None = None,
-                 forced: list[int] | None = None) -> Iterator[DecodeStep]:
+                 forced: list[int] | None = None, prompt: list[int] | None = None) -> Iterator[DecodeStep]:
     """Yield one `DecodeStep` per generated position, recording that step's attention.
 
     temperature 0 = greedy. `forced` (target ids without <bos>) makes it follow a given
     target instead of its own choices, to compare against the teacher-forced pass.
+    `prompt` (ids) is text a decoder-only model continues: it follows <bos> in every
+    prefix, and the attention matrices grow from len(prompt) + 1 rows.
     """
     if src is not None and src.size(0) != 1:
         raise ValueError("decode_steps follows one sequence (batch size 1)")
     model.eval()
     memory = _memory(model, src)
-    prefix = [bos_id]
+    prompt = [int(i) for i in prompt or []]
+    prefix = [bos_id] + prompt
     cfg = model.config
     for t in range(max_len):
         ys = torch.tensor([prefix], dtype=torch.long, device=src.device if src is not None else None)
@@ -230,7 +239,8 @@ def decode_steps(model: Transformer, src: torch.Tensor | None, bos_id: int, eos_
         self_att = torch.stack([trace.attention("decoder_self", i)[0] for i in range(cfg.n_decoder_layers)])
         cross = (torch.stack([trace.attention("cross", i)[0] for i in range(cfg.n_decoder_layers)])
                  if cfg.kind == "encoder_decoder" else None)
-        yield DecodeStep(t, list(prefix), probs, model_probs, chosen, subsequent_mask(len(prefix))[0], self_att, cross)
+        yield DecodeStep(t, list(prefix), probs, model_probs, chosen, subsequent_mask(len(prefix))[0], self_att, cross,
+                         len(prompt))
         prefix.append(chosen)
         if chosen == eos_id and forced is None:
             return

@@ -203,10 +203,19 @@ def translation_task() -> Task:
                  "this tiny mouse likes that huge golden cat"], 12, 12)
 
 
+def facts_task() -> Task:
+    """The language-model corpus (model.corpus): sentences about a toy world."""
+    from .corpus import facts_task as build  # corpus builds on Task: imported late, no cycle
+
+    return build()
+
+
 TASKS: dict[str, Callable[..., Task]] = {
     "copy": copy_task, "reverse": reverse_task, "sort": sort_task, "addition": addition_task,
-    "dates": dates_task, "translation": translation_task,
+    "dates": dates_task, "translation": translation_task, "facts": facts_task,
 }
+# Tasks whose pairs are (text, text): corpora for the encoder-only / decoder-only variants.
+CORPUS_TASKS = ("facts",)
 
 
 def get_task(name: str, **params) -> Task:

@@ -3,7 +3,12 @@
 Section 5.3: Adam with β1 = 0.9, β2 = 0.98, ε = 1e-9 and the learning rate
     lrate = d_model^-0.5 · min(step^-0.5, step · warmup_steps^-1.5)
 (times `lr_scale`, 1.0 in the paper). Section 5.4: residual dropout and label smoothing
-ε_ls = 0.1. Like minGPT's trainer this file knows nothing of who watches: a GUI drives
+ε_ls = 0.1.
+
+The same Trainer trains the two descendants built from the same layers, choosing the
+objective from the model's kind: an encoder-only model learns BERT's masked-language-model
+task (model.masking: 15% of tokens chosen, 80/10/10), a decoder-only model GPT's next-token
+prediction over the target text (the decoder half of the paper's loss, with no source). Like minGPT's trainer this file knows nothing of who watches: a GUI drives
 `events()` from a worker thread and calls `pause()` / `resume()` / `stop()` from its own.
 """
 from __future__ import annotations
@@ -21,12 +26,19 @@ from .bundle import ModelBundle
 from .data import Batch, make_batch
 from .decoding import greedy_decode
 from .devices import describe, resolve_device
+from .masking import mask_id_of, mask_tokens
 from .tasks import Task, get_task
 from .tokenizers import BOS_ID, EOS_ID, PAD_ID, Tokenizer
 from .transformer import Transformer
 
 ADAM_BETAS = (0.9, 0.98)  # Section 5.3
 ADAM_EPS = 1e-9
+
+# What each kind of model learns, and the held-out score that says how well.
+OBJECTIVES = {"encoder_decoder": "seq2seq", "encoder_only": "mlm", "decoder_only": "lm"}
+EVAL_METRICS = {"seq2seq": "exact_match", "mlm": "masked_accuracy", "lm": "next_token_accuracy"}
+METRIC_LABELS = {"exact_match": "held-out exact match", "masked_accuracy": "held-out masked-token accuracy",
+                 "next_token_accuracy": "held-out next-token accuracy"}
 
 
 class TrainingError(RuntimeError):
@@ -97,7 +109,7 @@ class StepEvent:
 
     step: int
     loss: float
-    token_accuracy: float  # argmax == target over non-pad target tokens (teacher forced)
+    token_accuracy: float  # argmax == label over the positions with a label (teacher forced / masked)
     lr: float
     tokens_per_s: float
     grad_norm: float  # before clipping
@@ -106,12 +118,27 @@ class StepEvent:
 
 @dataclass
 class EvalEvent:
-    """A held-out evaluation: greedy decoding, exact match of the whole output string."""
+    """A held-out evaluation. `exact_match` holds the score that `metric` names:
+    - "exact_match" (encoder-decoder): greedy output string == target;
+    - "masked_accuracy" (encoder-only MLM): each token of each held-out sentence masked in
+      turn, argmax == the original token;
+    - "next_token_accuracy" (decoder-only LM): teacher-forced argmax == the next token.
+    examples are (source, target, output): for an MLM (text with a [MASK], the original,
+    the text as filled in), for an LM (a prompt, the held-out sentence, the continuation)."""
 
     step: int
     exact_match: float
-    examples: list[tuple[str, str, str]] = field(default_factory=list)  # (source, target, output)
+    examples: list[tuple[str, str, str]] = field(default_factory=list)
     n: int = 0
+    metric: str = "exact_match"
+
+    @property
+    def score(self) -> float:
+        return self.exact_match
+
+    @property
+    def label(self) -> str:
+        return METRIC_LABELS.get(self.metric, self.metric)
 
 
 def task_from_info(info: dict) -> Task:
@@ -147,18 +174,28 @@ class Trainer:
             task = get_task(task)
         if task is None:
             raise TrainingError("a task is needed (a built-in name, a Task, or a bundle that names one)")
-        if model.config.kind != "encoder_decoder":
-            raise TrainingError(f"the Trainer trains encoder-decoder models, not {model.config.kind}")
+        self.objective = OBJECTIVES[model.config.kind]
+        self.metric = EVAL_METRICS[self.objective]
         task_src, task_tgt = task.build_tokenizers()
         if src_tokenizer is None or tgt_tokenizer is None:
             src_tokenizer, tgt_tokenizer = task_src, task_tgt
-        for side, need, have in (("source", task_src, src_tokenizer), ("target", task_tgt, tgt_tokenizer)):
+        sides = {"seq2seq": (("source", task_src, src_tokenizer), ("target", task_tgt, tgt_tokenizer)),
+                 "mlm": (("source", task_src, src_tokenizer),), "lm": (("target", task_tgt, tgt_tokenizer),)}
+        for side, need, have in sides[self.objective]:
             lacking = sorted(set(need.vocab) - set(have.vocab))
             if lacking:
                 raise TrainingError(f"task {task.name!r} uses {side} symbols the model's vocabulary lacks: "
                                     f"{lacking[:8]}{' …' if len(lacking) > 8 else ''}")
-        self._check_fits(model, task, src_tokenizer, tgt_tokenizer)
+        self._check_fits(model, task, src_tokenizer, tgt_tokenizer, self.objective)
         self.task, self.src_tokenizer, self.tgt_tokenizer = task, src_tokenizer, tgt_tokenizer
+        if self.objective == "mlm":
+            self.mask_id = mask_id_of(src_tokenizer)
+            if self.mask_id is None:
+                raise TrainingError(f"a masked language model needs a [MASK] token, and task {task.name!r} has "
+                                    "none: train encoder-only models on a corpus task such as 'facts'")
+            words = [i for i in range(len(src_tokenizer)) if i >= 4 and i != self.mask_id]
+            self._mask_candidates = torch.tensor(words, dtype=torch.long)
+            self._mask_generator = torch.Generator().manual_seed(cfg.seed)
         self.device = resolve_device(cfg.device)
         self.model = model.to(self.device)
         torch.manual_seed(cfg.seed)
@@ -176,13 +213,16 @@ class Trainer:
 
     # -- checks ----------------------------------------------------------------------------
     @staticmethod
-    def _check_fits(model: Transformer, task: Task, src_tok: Tokenizer, tgt_tok: Tokenizer) -> None:
+    def _check_fits(model: Transformer, task: Task, src_tok: Tokenizer, tgt_tok: Tokenizer,
+                    objective: str = "seq2seq") -> None:
         mc = model.config
-        if len(src_tok) != mc.src_vocab_size or len(tgt_tok) != mc.tgt_vocab_size:
+        if ((objective != "lm" and len(src_tok) != mc.src_vocab_size)
+                or (objective != "mlm" and len(tgt_tok) != mc.tgt_vocab_size)):
             raise TrainingError(
                 f"tokenizers ({len(src_tok)} source, {len(tgt_tok)} target symbols) do not match the model's "
                 f"vocabularies ({mc.src_vocab_size}, {mc.tgt_vocab_size})")
-        longest = max(task.max_src_len, task.max_tgt_len + 1)
+        longest = {"seq2seq": max(task.max_src_len, task.max_tgt_len + 1), "mlm": task.max_src_len,
+                   "lm": task.max_tgt_len + 1}[objective]
         if longest > mc.max_len:
             raise TrainingError(f"task {task.name!r} needs sequences of {longest} tokens but the model's "
                                 f"max_len is {mc.max_len}")
@@ -233,14 +273,32 @@ class Trainer:
                     f"out of GPU memory at step {step} (batch size {self.config.batch_size}, "
                     f"d_model {self.model.config.d_model}): use a smaller --batch-size or model") from None
 
+    def _forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(logits, labels, tokens read) for this model's objective; labels are PAD_ID where
+        nothing is to be predicted. The batch is on the CPU (MLM masks are drawn there, so
+        a seed repeats them on any device)."""
+        if self.objective == "mlm":
+            masked = mask_tokens(batch.src, self.mask_id, self._mask_candidates, (PAD_ID, BOS_ID, EOS_ID),
+                                 ignore_id=PAD_ID, generator=self._mask_generator)
+            inputs, labels = masked.inputs.to(self.device), masked.labels.to(self.device)
+            with self._autocast():
+                logits = self.model(inputs)  # (B, S, V)
+            return logits.float(), labels, (inputs != PAD_ID).sum()
+        batch = batch.to(self.device)
+        with self._autocast():
+            if self.objective == "lm":
+                logits = self.model(None, batch.tgt_in)  # (B, T, V): position t predicts token t+1
+                read = (batch.tgt_in != PAD_ID).sum()
+            else:
+                logits = self.model(batch.src, batch.tgt_in)  # (B, T, V)
+                read = (batch.src != PAD_ID).sum() + (batch.tgt_out != PAD_ID).sum()
+        return logits.float(), batch.tgt_out, read
+
     def _step(self, step: int) -> StepEvent:
         start = time.perf_counter()
-        batch = self.next_batch().to(self.device)
         self.model.train()
-        with self._autocast():
-            logits = self.model(batch.src, batch.tgt_in)  # (B, T, V)
-        logits = logits.float()
-        loss = self.loss_fn(logits.reshape(-1, logits.size(-1)), batch.tgt_out.reshape(-1))
+        logits, labels, n_read = self._forward(self.next_batch())
+        loss = self.loss_fn(logits.reshape(-1, logits.size(-1)), labels.reshape(-1))
         loss_value = float(loss.detach())
         lr = self.optimizer.param_groups[0]["lr"]
         if not math.isfinite(loss_value):
@@ -257,17 +315,15 @@ class Trainer:
         self.optimizer.step()
         self.scheduler.step()
         with torch.no_grad():
-            real = batch.tgt_out != PAD_ID
-            correct = ((logits.argmax(-1) == batch.tgt_out) & real).sum()
-            n_tgt = real.sum()
-            n_src = (batch.src != PAD_ID).sum()
-            acc = float(correct) / max(int(n_tgt), 1)
+            real = labels != PAD_ID
+            correct = ((logits.argmax(-1) == labels) & real).sum()
+            acc = float(correct) / max(int(real.sum()), 1)
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         dt = time.perf_counter() - start
         self.elapsed += dt
         self.step_count = step
-        event = StepEvent(step, loss_value, acc, lr, float(n_src + n_tgt) / max(dt, 1e-9), grad_norm, self.elapsed)
+        event = StepEvent(step, loss_value, acc, lr, float(n_read) / max(dt, 1e-9), grad_norm, self.elapsed)
         self.last_step = event
         return event
 
@@ -280,8 +336,20 @@ class Trainer:
         return self.task.pairs(n, seed=seed, split="eval")
 
     def evaluate(self, n: int | None = None, batch_size: int = 250, n_examples: int = 5) -> EvalEvent:
-        """Exact match of greedy outputs on n held-out pairs (batched)."""
+        """The held-out score of this objective on n held-out pairs (see EvalEvent)."""
         n = n or self.config.eval_size
+        if self.objective != "seq2seq":
+            with self._lock:
+                start = time.perf_counter()
+                texts = [s for s, _ in self.eval_pairs(n)]
+                if self.objective == "mlm":
+                    score, examples = masked_accuracy(self.model, self.src_tokenizer, texts, self.mask_id)
+                else:
+                    score, examples = next_token_accuracy(self.model, self.tgt_tokenizer, texts)
+                event = EvalEvent(self.step_count, score, examples[:n_examples], len(texts), self.metric)
+                self.elapsed += time.perf_counter() - start
+                self.last_eval = event
+                return event
         with self._lock:
             start = time.perf_counter()
             pairs = self.eval_pairs(n)
@@ -324,8 +392,9 @@ class Trainer:
         if self.last_step is not None:
             out.update(loss=self.last_step.loss, token_accuracy=self.last_step.token_accuracy)
         if self.last_eval is not None:
-            out.update(exact_match=self.last_eval.exact_match, eval_size=self.last_eval.n,
-                       eval_step=self.last_eval.step)
+            out.update({self.last_eval.metric: self.last_eval.exact_match, "eval_size": self.last_eval.n,
+                        "eval_step": self.last_eval.step})
+        out["objective"] = self.objective
         return out
 
     def to_bundle(self, name: str | None = None) -> ModelBundle:
@@ -362,6 +431,71 @@ def translate_batch(model: Transformer, src_tok: Tokenizer, tgt_tok: Tokenizer, 
     return outputs
 
 
+def _padded(rows: list[list[int]], device) -> torch.Tensor:
+    width = max(len(r) for r in rows)
+    return torch.tensor([r + [PAD_ID] * (width - len(r)) for r in rows], dtype=torch.long, device=device)
+
+
+@torch.no_grad()
+def masked_accuracy(model: Transformer, tok: Tokenizer, texts: list[str], mask_id: int,
+                    batch_size: int = 512) -> tuple[float, list[tuple[str, str, str]]]:
+    """Mask each token of each text in turn (one [MASK] per input) and score argmax == original.
+
+    Returns (accuracy over every token position, one example per text: the text with its
+    middle token masked, the text, the text as the model filled it)."""
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    queries, examples = [], []  # (row ids, position, original id)
+    for text in texts:
+        ids = tok.encode(text).ids[: model.config.max_len]
+        for i, original in enumerate(ids):
+            queries.append((ids[:i] + [mask_id] + ids[i + 1:], i, original))
+    hits = []
+    for start in range(0, len(queries), batch_size):
+        chunk = queries[start:start + batch_size]
+        logits = model(_padded([q[0] for q in chunk], device))  # (B, S, V)
+        rows = torch.arange(len(chunk), device=device)
+        cols = torch.tensor([q[1] for q in chunk], device=device)
+        pred = logits[rows, cols].argmax(-1).tolist()
+        hits += [p == q[2] for p, q in zip(pred, chunk)]
+        for (ids, i, original), p in zip(chunk, pred):
+            if i == len(ids) // 2 and len(examples) < 8:  # the middle token of a text: an example
+                filled = ids[:i] + [p] + ids[i + 1:]
+                examples.append((tok.join(tok.pieces(ids)), tok.join(tok.pieces(ids[:i] + [original] + ids[i + 1:])),
+                                 tok.join(tok.pieces(filled))))
+    model.train(was_training)
+    return sum(hits) / max(len(hits), 1), examples
+
+
+@torch.no_grad()
+def next_token_accuracy(model: Transformer, tok: Tokenizer, texts: list[str], prompt_words: int = 2,
+                        batch_size: int = 250) -> tuple[float, list[tuple[str, str, str]]]:
+    """Teacher-forced next-token accuracy of a decoder-only model over texts (every position
+    from the first word to <eos>), plus examples: a text's first words → greedy continuation."""
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    correct = total = 0
+    limit = model.config.max_len - 1
+    for start in range(0, len(texts), batch_size):
+        rows = [tok.encode(t).ids[:limit] for t in texts[start:start + batch_size]]
+        tin = _padded([[BOS_ID] + r for r in rows], device)
+        tout = _padded([r + [EOS_ID] for r in rows], device)
+        logits = model(None, tin)
+        real = tout != PAD_ID
+        correct += int(((logits.argmax(-1) == tout) & real).sum())
+        total += int(real.sum())
+    examples = []
+    for text in texts[:8]:
+        ids = tok.encode(text).ids[:prompt_words]
+        prefix = torch.tensor([[BOS_ID] + ids], dtype=torch.long, device=device)
+        out = greedy_decode(model, None, BOS_ID, EOS_ID, limit, prefix=prefix)[0, 1:].tolist()
+        examples.append((tok.decode(ids), text, tok.decode(out)))
+    model.train(was_training)
+    return correct / max(total, 1), examples
+
+
 def exact_match(bundle: ModelBundle, pairs: list[tuple[str, str]], batch_size: int = 250) -> float:
     """Fraction of pairs whose greedy output equals the target exactly."""
     max_out = int(bundle.task.get("max_tgt_len") or 32) + 2
@@ -371,4 +505,5 @@ def exact_match(bundle: ModelBundle, pairs: list[tuple[str, str]], batch_size: i
 
 
 __all__ = ["TrainConfig", "Trainer", "StepEvent", "EvalEvent", "TrainingError", "noam_lr", "make_optimizer",
-           "translate_batch", "exact_match", "task_from_info", "ADAM_BETAS", "ADAM_EPS"]
+           "translate_batch", "exact_match", "masked_accuracy", "next_token_accuracy", "task_from_info",
+           "OBJECTIVES", "EVAL_METRICS", "METRIC_LABELS", "ADAM_BETAS", "ADAM_EPS"]

@@ -1,0 +1,127 @@
+"""A small generated text corpus for the language-model variants: sentences about a toy world.
+
+BERT-like and GPT-like models (the paper's encoder and decoder on their own) learn from
+plain text, not from pairs. A lecture needs text whose blanks and continuations can be
+*right or wrong*, so the corpus states facts of a fixed little world — every animal has one
+sound, home, food and colour:
+
+    "the cow says moo and eats grass ."
+    "a young owl lives in the tree , is brown and says hoot ."
+
+A masked-LM can then fill "the [MASK] says moo" (→ cow) and a causal LM can continue
+"the duck" (→ "says quack …"), and `check_facts` tells whether what a model wrote is true.
+The corpus is a `Task` whose pairs are (sentence, sentence), so the same train/eval split by
+stable hash, tokenizers, checkpoints and Trainer serve it.
+"""
+from __future__ import annotations
+
+import random
+import re
+
+from .tasks import Task
+
+MASK_TOKEN = "[MASK]"  # BERT's spelling; typed as-is in the GUI ("the [MASK] says moo")
+
+# animal: (sound, home, food, colour). Sounds, homes and foods are unique where it matters
+# (so a masked animal can be recovered from its facts); colours are shared on purpose.
+WORLD: dict[str, tuple[str, str, str, str]] = {
+    "cow": ("moo", "barn", "grass", "brown"),
+    "dog": ("woof", "kennel", "bones", "black"),
+    "cat": ("meow", "house", "milk", "grey"),
+    "duck": ("quack", "pond", "bread", "white"),
+    "sheep": ("baa", "field", "clover", "white"),
+    "pig": ("oink", "sty", "apples", "pink"),
+    "horse": ("neigh", "stable", "hay", "brown"),
+    "owl": ("hoot", "tree", "mice", "brown"),
+    "frog": ("croak", "lake", "flies", "green"),
+    "bee": ("buzz", "hive", "nectar", "yellow"),
+    "lion": ("roar", "den", "meat", "golden"),
+    "mouse": ("squeak", "hole", "cheese", "grey"),
+    "snake": ("hiss", "rock", "eggs", "green"),
+    "goat": ("bleat", "hill", "weeds", "white"),
+    "wolf": ("howl", "forest", "deer", "grey"),
+    "crow": ("caw", "nest", "seeds", "black"),
+}
+ADJECTIVES = ("little", "big", "old", "young", "happy", "sleepy")  # free choice: not predictable
+RELATIONS = ("says", "lives", "eats", "is")
+FACT_TEMPLATES = {
+    "says": "says {0}",
+    "lives": "lives in the {1}",
+    "eats": "eats {2}",
+    "is": "is {3}",
+}
+
+
+def _join(clauses: list[str]) -> str:
+    """'a', 'a and b', 'a , b and c' — commas are tokens of their own (word tokenizer)."""
+    if len(clauses) == 1:
+        return clauses[0]
+    return " , ".join(clauses[:-1]) + " and " + clauses[-1]
+
+
+def facts_sentence(rng: random.Random) -> str:
+    """One sentence stating one to three facts about one animal."""
+    animal = rng.choice(sorted(WORLD))
+    facts = WORLD[animal]
+    det = rng.choice(("the", "the", "a"))
+    adj = [rng.choice(ADJECTIVES)] if rng.random() < 0.3 else []
+    relations = rng.sample(RELATIONS, rng.choice((1, 2, 2, 3)))
+    clauses = [FACT_TEMPLATES[r].format(*facts) for r in relations]
+    return " ".join([det, *adj, animal, _join(clauses), "."])
+
+
+def facts_vocabulary() -> list[str]:
+    words = {"the", "a", "in", "and", ",", ".", MASK_TOKEN, *ADJECTIVES, *RELATIONS}
+    for animal, facts in WORLD.items():
+        words.add(animal)
+        words.update(facts)
+    return sorted(words)
+
+
+def facts_task() -> Task:
+    """The corpus as a Task of (sentence, sentence): a masked LM reads the source side, a
+    causal LM learns the target side. [MASK] is in the vocabulary but never in the text."""
+    def draw(rng: random.Random) -> tuple[str, str]:
+        s = facts_sentence(rng)
+        return s, s
+
+    vocab = " ".join(facts_vocabulary())
+    return Task("facts", "Sentences about a toy world: each animal has one sound, home, food and colour.",
+                draw, [vocab], [vocab], "word",
+                # [MASK] examples are for a masked LM, the others prompts for a causal LM (ModelBundle.examples)
+                ["the [MASK] says moo", "a young owl lives in the [MASK] and eats [MASK] .",
+                 "the [MASK] eats cheese and lives in the hole .", "the duck", "a sleepy lion", "the frog lives in the"],
+                max_src_len=20, max_tgt_len=20)
+
+
+_FACT_PATTERNS = (
+    ("says", re.compile(r"\bsays (\w+)")),
+    ("lives", re.compile(r"\blives in the (\w+)")),
+    ("eats", re.compile(r"\beats (\w+)")),
+    ("is", re.compile(r"\bis (\w+)")),
+)
+
+
+def check_facts(text: str) -> tuple[int, int]:
+    """(true, false) counts of the facts stated in `text` about the animal it names first.
+
+    Used to score what a causal LM writes: a continuation of "the cow" that says "moo"
+    and "eats grass" states two true facts; "eats bones" would be a false one. Text that
+    names no known animal states no checkable fact: (0, 0).
+    """
+    words = text.split()
+    animal = next((w for w in words if w in WORLD), None)
+    if animal is None:
+        return 0, 0
+    truth = dict(zip(RELATIONS, WORLD[animal]))
+    true = false = 0
+    for relation, pattern in _FACT_PATTERNS:
+        for value in pattern.findall(text):
+            if value == truth[relation]:
+                true += 1
+            else:
+                false += 1
+    return true, false
+
+
+__all__ = ["MASK_TOKEN", "WORLD", "facts_task", "facts_sentence", "facts_vocabulary", "check_facts"]
