@@ -3,7 +3,9 @@
 x is the decoding step, y a slot within the step; children are ordered under their parent
 so no edge crosses another. Every node of `BeamResult.nodes` is one dot labelled with its
 token and length-penalised score; candidates that did not survive a step are greyed, the
-finished ones (<eos>) are green, and the winning hypothesis is drawn in orange.
+finished ones (<eos>) are green, and the winning hypothesis is drawn in orange. A
+decoder-only model's prompt is not searched: its tokens form a fixed purple stem left of
+step 0, from which the hypotheses branch.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QColor
 
 from explorer import style
-from explorer.decoding_heatmap import display_piece
+from explorer.decoding_heatmap import PROMPT, display_piece
 
 ALIVE = QColor("#3b7dd8")
 PRUNED = QColor("#c3c7cc")
@@ -32,6 +34,11 @@ def tree_layout(nodes) -> dict[int, tuple[float, float]]:
         by_step.setdefault(n.step, []).append(n)
     for step in sorted(by_step):
         group = by_step[step]
+        if step == 0 and len(group) > 1:  # <bos> + a prompt: one straight stem ending at x = -1
+            group.sort(key=lambda n: n.id)
+            for i, n in enumerate(group):
+                pos[n.id] = (float(i - len(group)), 0.0)
+            continue
         group.sort(key=lambda n: (pos[n.parent][1] if n.parent in pos else 0.0, -n.log_prob))
         offset = (len(group) - 1) / 2
         for i, n in enumerate(group):
@@ -49,7 +56,13 @@ def best_path(result) -> set[int]:
     return ids
 
 
+def is_prompt(node) -> bool:
+    return bool(getattr(node, "prompt", False))
+
+
 def node_colour(node, on_best: bool) -> QColor:
+    if is_prompt(node):
+        return PROMPT
     if on_best:
         return BEST
     if node.pruned:
@@ -77,8 +90,9 @@ class BeamTreeView(pg.PlotWidget):
         self.pruned_edges = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(PRUNED, width=1.5))
         self.live_edges = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(ALIVE.darker(120), width=2))
         self.best_edges = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(BEST, width=4))
+        self.prompt_edges = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(PROMPT, width=4))
         self.scatter = pg.ScatterPlotItem(size=15, pxMode=True, hoverable=True, tip=self._tip)
-        for item in (self.pruned_edges, self.live_edges, self.best_edges, self.scatter):
+        for item in (self.pruned_edges, self.live_edges, self.best_edges, self.prompt_edges, self.scatter):
             plot.addItem(item)
         self.labels: list[pg.TextItem] = []
         self.colours: list[QColor] = []  # per node, in BeamResult order (what the tests inspect)
@@ -98,6 +112,8 @@ class BeamTreeView(pg.PlotWidget):
         node = self.result.nodes[int(data)]
         seq = self.result.sequence(node.id)[1:]
         text = "".join(display_piece(self._pieces[i]) if i < len(self._pieces) else f"#{i}" for i in seq)
+        if is_prompt(node) or node.parent is None:
+            return f"{text or '<bos>'}\n{'given in the prompt, not searched' if is_prompt(node) else 'start'}"
         state = "pruned" if node.pruned else ("finished" if node.finished else "kept")
         return (f"{text or '<bos>'}\nlog p = {node.log_prob:.3f}\nscore = log p / lp = {node.score:.3f}\n"
                 f"step {node.step}, {state}")
@@ -111,27 +127,30 @@ class BeamTreeView(pg.PlotWidget):
         self.colours = [node_colour(n, n.id in best) for n in nodes]
         self.scatter.setData(
             [{"pos": pos[n.id], "brush": pg.mkBrush(c), "pen": pg.mkPen(c.darker(140), width=1.5),
-              "symbol": "s" if n.finished else "o", "data": n.id} for n, c in zip(nodes, self.colours)])
-        edges = {"pruned": [], "live": [], "best": []}
+              "symbol": "s" if n.finished else ("d" if is_prompt(n) else "o"), "data": n.id}
+             for n, c in zip(nodes, self.colours)])
+        edges = {"pruned": [], "live": [], "best": [], "prompt": []}
         for n in nodes:
             if n.parent is None:
                 continue
-            kind = "best" if n.id in best else ("pruned" if n.pruned else "live")
+            kind = ("prompt" if is_prompt(n) else "best" if n.id in best else ("pruned" if n.pruned else "live"))
             edges[kind] += [pos[n.parent], pos[n.id]]
-        for kind, item in (("pruned", self.pruned_edges), ("live", self.live_edges), ("best", self.best_edges)):
+        for kind, item in (("pruned", self.pruned_edges), ("live", self.live_edges), ("best", self.best_edges),
+                           ("prompt", self.prompt_edges)):
             xy = np.array(edges[kind], dtype=float).reshape(-1, 2)
             item.setData(xy[:, 0], xy[:, 1])
         self._label_parts = []
         for i, n in enumerate(nodes):
             label = self._label(i)
-            colour = "#9aa0a6" if n.pruned and n.id not in best else "#1f2328"
+            colour = ("#9aa0a6" if n.pruned and n.id not in best else
+                      PROMPT.darker(130).name() if is_prompt(n) else "#1f2328")
             token = display_piece(pieces[n.token]) if n.token < len(pieces) else str(n.token)
             weight = "bold" if n.id in best else "normal"
             head = (f"<div style='color:{colour}; line-height:90%'><span style='font-size:{style.BASE_POINT_SIZE}pt; "
                     f"font-weight:{weight}; font-family:{style.MONO_FAMILY}'>{html.escape(token)}</span>")
             score = (f"<br><span style='font-size:{style.SMALL_POINT_SIZE - 1}pt'>{n.score:.2f}</span>"
-                     if n.parent is not None else "")
-            self._label_parts.append((n, n.id in best, head, score))
+                     if n.parent is not None and not is_prompt(n) else "")
+            self._label_parts.append((n, n.id in best or is_prompt(n), head, score))
             label.setPos(*pos[n.id])
         for label in self.labels[len(nodes):]:
             label.setVisible(False)
@@ -141,7 +160,11 @@ class BeamTreeView(pg.PlotWidget):
         steps = range(int(min(xs)), int(max(xs)) + 1)
         root = next((n.token for n in nodes if n.parent is None), None)  # the model's start symbol (Marian: <pad>)
         start = pieces[root] if root is not None and 0 <= root < len(pieces) else "<bos>"
-        self.getPlotItem().getAxis("bottom").setTicks([[(t, start if t < 0 else str(t)) for t in steps]])
+        n_prompt = sum(is_prompt(n) for n in nodes)
+        ticks = [(t, str(t)) for t in steps if t >= 0] + [(-1.0 - n_prompt, start)]
+        if n_prompt:
+            ticks.append(((-n_prompt - 1) / 2, "prompt"))  # centred under the stem
+        self.getPlotItem().getAxis("bottom").setTicks([ticks])
         self._pieces = pieces
         self._n_steps = len(steps)
         self._density = None
@@ -183,7 +206,7 @@ class BeamTreeView(pg.PlotWidget):
         self._label_parts = []
         self.colours = []
         self.scatter.clear()
-        for item in (self.pruned_edges, self.live_edges, self.best_edges):
+        for item in (self.pruned_edges, self.live_edges, self.best_edges, self.prompt_edges):
             item.setData([], [])
         for label in self.labels:
             label.setVisible(False)

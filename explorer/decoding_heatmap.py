@@ -11,10 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QBrush, QFontMetricsF, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from explorer import style
+
+PROMPT = QColor("#8250df")  # a decoder-only model's given prompt: read, never chosen
+PROMPT_FILL = QColor("#eadcff")
 
 
 def display_piece(piece: str) -> str:
@@ -163,6 +166,13 @@ class TokenHeatmap(QWidget):
         self.boundary.setPen(boundary_pen)
         self.boundary.setZValue(9)
         plot.addItem(self.boundary)
+        self.separator = QGraphicsPathItem()  # after <bos> + prompt: given tokens | generated ones
+        separator_pen = QPen(PROMPT, 3)
+        separator_pen.setCosmetic(True)
+        self.separator.setPen(separator_pen)
+        self.separator.setZValue(8)
+        plot.addItem(self.separator)
+        self.separator_at: int | None = None
         self.matrix = np.zeros((0, 0), dtype=np.float32)
         self.blocked: np.ndarray | None = None
         self.highlight_row: int | None = None
@@ -176,10 +186,12 @@ class TokenHeatmap(QWidget):
     def set_data(self, matrix: np.ndarray, row_labels: list[str], col_labels: list[str],
                  frame: tuple[int, int] | None = None, blocked: np.ndarray | None = None,
                  highlight_row: int | None = None, levels: tuple[float, float] = (0.0, 1.0),
-                 boundary: bool = False) -> None:
+                 boundary: bool = False, separator: int | None = None) -> None:
         """Show `matrix` (r × c) in the top-left of a `frame` grid (default: its own size);
         `blocked` (r × c bool) cells are hatched; `highlight_row` is framed in the accent colour;
-        `boundary` draws where the causal mask would cut (everything right of it is the future)."""
+        `boundary` draws where the causal mask would cut (everything right of it is the future);
+        `separator` (a decoder-only model's <bos> + prompt length) draws a line below that many
+        rows and right of that many columns: the given prompt above/left, generated text after."""
         matrix = np.asarray(matrix, dtype=np.float32)
         rows, cols = matrix.shape
         fr, fc = frame or (rows, cols)
@@ -199,6 +211,16 @@ class TokenHeatmap(QWidget):
             self.row_frame.setVisible(False)
         self.outline.setRect(QRectF(0, 0, fc, fr))
         self.boundary.setPath(_staircase(rows, cols) if boundary else QPainterPath())
+        self.separator_at = separator if separator else None
+        line = QPainterPath()
+        if self.separator_at is not None:
+            if self.separator_at < fr:
+                line.moveTo(0, self.separator_at)
+                line.lineTo(fc, self.separator_at)
+            if self.separator_at < fc:
+                line.moveTo(self.separator_at, 0)
+                line.lineTo(self.separator_at, fr)
+        self.separator.setPath(line)
         plot = self.plot_widget.getPlotItem()
         longest = max((len(display_piece(p)) for p in row_labels[:fr]), default=1)
         plot.getAxis("left").setWidth(int(12 + longest * self._char_width))

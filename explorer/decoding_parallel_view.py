@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHeaderView, QLabel
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from explorer import style
-from explorer.decoding_heatmap import TokenHeatmap, display_piece
+from explorer.decoding_heatmap import PROMPT, PROMPT_FILL, TokenHeatmap, display_piece
 
 CHANGED = QColor("#ffd8d3")  # a prediction the mask ablation changed
 CURRENT = QColor("#dbe9fb")  # the column of the current step
@@ -105,32 +105,33 @@ class ParallelPassView(QWidget):
             self.future.setText("")
             return
         t, causal = self.t, self.causal
+        row = run.row(t)  # n_prompt + t: a decoder-only model's prompt rows come first
         labels = run.pieces(p.tgt_in)
         att = p.self_attention[self.layer, self.head].numpy()  # (T, T)
-        self.heatmap.set_data(att, labels, labels, blocked=~p.mask.numpy(), highlight_row=t,
-                              boundary=not causal)
+        self.heatmap.set_data(att, labels, labels, blocked=~p.mask.numpy(), highlight_row=row,
+                              boundary=not causal, separator=1 + run.n_prompt if run.n_prompt else None)
         mode = "causal mask ON" if causal else "causal mask OFF"
         self.heatmap.set_title(f"Parallel pass, {mode}: self-attention L{self.layer + 1} H{self.head + 1}")
         diff = run.difference(t, causal)
         if causal:
-            self.equality.setText(f"Row {t} of the parallel pass = step {t}: max |Δp| = {diff:.1e}")
+            self.equality.setText(f"Row {row} of the parallel pass = step {t}: max |Δp| = {diff:.1e}")
             self.equality.setStyleSheet(f"color: {style.OK.name()}")
         else:
             shown = f"{diff:.2f}" if diff >= 0.01 else f"{diff:.1e}"
             same = diff < EQUAL_ATOL  # e.g. the last row of a one-layer model: it has no future
-            self.equality.setText(f"Without the mask, row {t} {'=' if same else '≠'} step {t}: max |Δp| = {shown}")
+            self.equality.setText(f"Without the mask, row {row} {'=' if same else '≠'} step {t}: max |Δp| = {shown}")
             self.equality.setStyleSheet(f"color: {(style.OK if same else style.ERROR).name()}")
         mass = p.future_mass(self.layer, self.head).numpy()
         changed = sum(a != b for a, b in zip(run.masked.predicted, run.unmasked.predicted))
         n = len(run.masked.predicted)
         if causal:
             self.future.setText(
-                f"With the mask no row attends a later token ({100 * mass.max():.0f}\u00a0% above the diagonal), so row {t} "
+                f"With the mask no row attends a later token ({100 * mass.max():.0f}\u00a0% above the diagonal), so row {row} "
                 f"computes exactly what the decoder computed at step {t}. Without it, {changed} of {n} "
                 "predictions would change (red).")
         else:
             self.future.setText(
-                f"Row {t} puts {100 * mass[t]:.0f}\u00a0% of its attention on later tokens (all rows: "
+                f"Row {row} puts {100 * mass[row]:.0f}\u00a0% of its attention on later tokens (all rows: "
                 f"{100 * mass.mean():.0f}\u00a0%) — tokens it cannot see while decoding, including the one it "
                 f"must predict. {changed} of {n} predictions change (red).")
         self._mark_current_column()
@@ -149,6 +150,9 @@ class ParallelPassView(QWidget):
             for c, piece in enumerate(pieces):
                 item = QTableWidgetItem(display_piece(piece))
                 item.setTextAlignment(Qt.AlignCenter)
+                if r == 0 and 1 <= c <= run.n_prompt:
+                    item.setForeground(QBrush(PROMPT))
+                    item.setToolTip("given in the prompt, not generated")
                 if r == 2 and masked[c] != unmasked[c]:
                     item.setForeground(QBrush(style.ERROR))
                     item.setToolTip(f"with the mask: {masked[c]!r}, without: {unmasked[c]!r}")
@@ -163,6 +167,7 @@ class ParallelPassView(QWidget):
         if run is None:
             return
         masked, unmasked = run.masked.predicted, run.unmasked.predicted
+        current = run.row(self.t) if run.steps else self.t
         for c in range(self.table.columnCount()):
             for r in range(len(ROWS)):
                 item = self.table.item(r, c)
@@ -170,8 +175,10 @@ class ParallelPassView(QWidget):
                     continue
                 if r == 2 and masked[c] != unmasked[c]:
                     item.setBackground(QBrush(CHANGED))
-                elif c == self.t:
+                elif c == current:
                     item.setBackground(QBrush(CURRENT))
+                elif r == 0 and 1 <= c <= run.n_prompt:
+                    item.setBackground(QBrush(PROMPT_FILL))
                 else:
                     item.setBackground(QBrush(Qt.NoBrush))
 

@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from model.bundle import InputError, ModelBundle
 from model.decoding import BeamResult, DecodeStep, beam_search, decode_steps
-from model.teacher_forcing import ParallelPass, decoder_input, parallel_pass, step_difference
+from model.teacher_forcing import ParallelPass, decoder_input, parallel_pass, parallel_row, step_difference
 
 STRATEGIES = {"greedy": "Greedy (argmax)", "sample": "Sampling", "beam": "Beam search",
               "target": "Follow the target"}
@@ -49,6 +49,20 @@ class DecodeRun:
     unknown: list[tuple[int, str]] = field(default_factory=list)
     bos_id: int = 1  # the target tokenizer's start and end symbols (a pretrained model has its own)
     eos_id: int = 2
+    n_prompt: int = 0  # decoder-only: the prompt's tokens follow <bos> in every prefix
+
+    @property
+    def prompt_ids(self) -> list[int]:
+        return list(self.steps[0].prefix[1:1 + self.n_prompt]) if self.steps else []
+
+    @property
+    def length(self) -> int:
+        """Rows of the parallel pass = tokens in the last step's prefix (<bos> [prompt] y1 … y_{n-1})."""
+        return len(self.steps[-1].prefix)
+
+    def row(self, t: int) -> int:
+        """The parallel pass's row that equals decoding step t (n_prompt + t)."""
+        return parallel_row(self.steps[t])
 
     @property
     def output_ids(self) -> list[int]:
@@ -58,7 +72,7 @@ class DecodeRun:
         return [self.vocab[i] if 0 <= i < len(self.vocab) else f"#{i}" for i in ids]
 
     def difference(self, t: int, causal: bool = True) -> float:
-        """max |Δp| between step t and row t of the parallel pass (with or without the mask)."""
+        """max |Δp| between step t and its row n_prompt + t of the parallel pass (with or without the mask)."""
         return step_difference(self.steps[t], self.masked if causal else self.unmasked)
 
 
@@ -67,45 +81,57 @@ def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings,
     """Decode `source_text` with `settings` and record both parallel passes. Raises
     InputError with a readable message for input the model cannot take.
 
+    For the paper's encoder-decoder the text is the source; a decoder-only (GPT-like) model
+    continues it as a prompt: every prefix is <bos> + prompt + what was generated so far.
     Strategy "target" feeds the given target (plus <eos>) one token per step instead of the
-    model's own choices: the sequential form of teacher forcing, next to its parallel form."""
+    model's own choices — the sequential form of teacher forcing, next to its parallel form
+    (decoder-only: a given continuation of the prompt)."""
     cfg = bundle.config
     if not cfg.has_decoder:
         raise InputError("This model has no decoder (encoder-only): there is nothing to decode step by step.")
     src, enc = bundle.encode_source(source_text)
+    prompt = None
     if cfg.kind == "decoder_only":
-        src = None  # a decoder-only model generates from <bos>; it has no source to attend to
+        prompt = list(enc.ids)  # the decoder reads <bos> + prompt; there is no source to attend to
+        src = None
     model = bundle.model
-    max_len = bundle.default_max_output(len(enc.ids))
+    max_len = bundle.default_max_output(len(enc.ids))  # generated tokens (a prompt takes room from it)
     # The model's own start/end symbols: ours are <bos>=1/<eos>=2, Marian starts from <pad>
     # and ends with </s>=0.
     bos, eos = bundle.tgt_tokenizer.bos_id, bundle.tgt_tokenizer.eos_id
+    skip = 1 + len(prompt or [])  # <bos> and the prompt open every sequence
     with torch.no_grad():
         beam = None
         if settings.strategy == "beam":
-            beam = beam_search(model, src, bos, eos, max_len, int(settings.beam_size), float(settings.alpha))
-            steps = list(decode_steps(model, src, bos, eos, max_len, forced=beam.tokens[1:]))
+            beam = beam_search(model, src, bos, eos, max_len, int(settings.beam_size), float(settings.alpha),
+                               prompt=prompt)
+            steps = list(decode_steps(model, src, bos, eos, max_len, forced=beam.tokens[skip:], prompt=prompt))
         elif settings.strategy == "sample":
             gen = torch.Generator(device=bundle.device)
             gen.manual_seed(int(settings.seed))
             steps = list(decode_steps(model, src, bos, eos, max_len, temperature=float(settings.temperature),
-                                      top_k=int(settings.top_k), top_p=float(settings.top_p), generator=gen))
+                                      top_k=int(settings.top_k), top_p=float(settings.top_p), generator=gen,
+                                      prompt=prompt))
         elif settings.strategy == "target":
             if not target_text or not target_text.strip():
-                raise InputError("Type a target (in the Target field) for the decoder to follow step by step.")
+                what = "a continuation of the prompt" if prompt is not None else "a target"
+                raise InputError(f"Type {what} (in the Target field) for the decoder to follow step by step.")
             forced = bundle.encode_target(target_text) + [eos]
-            steps = list(decode_steps(model, src, bos, eos, len(forced), forced=forced))
+            if skip + len(forced) - 1 > cfg.max_len:
+                raise InputError(f"Prompt and continuation have {skip - 1 + len(forced) - 1} tokens; this model "
+                                 f"reads at most {cfg.max_len - 1}.")
+            steps = list(decode_steps(model, src, bos, eos, len(forced), forced=forced, prompt=prompt))
         elif settings.strategy == "greedy":
-            steps = list(decode_steps(model, src, bos, eos, max_len))
+            steps = list(decode_steps(model, src, bos, eos, max_len, prompt=prompt))
         else:
             raise ValueError(f"unknown strategy {settings.strategy!r}; use one of {', '.join(STRATEGIES)}")
         if not steps:
             raise InputError("The decoder produced no step (maximum output length is 0).")
-        tgt_in = decoder_input(steps)
+        tgt_in = decoder_input(steps)  # <bos> [prompt] y1 … y_{n-1}
         masked = parallel_pass(model, src, tgt_in, causal=True)
         unmasked = parallel_pass(model, src, tgt_in, causal=False)
     return DecodeRun(settings, source_text, list(enc.pieces), list(bundle.tgt_tokenizer.vocab), steps,
-                     masked, unmasked, beam, list(enc.unknown), bos, eos)
+                     masked, unmasked, beam, list(enc.unknown), bos, eos, n_prompt=len(prompt or []))
 
 
 class _Signals(QObject):

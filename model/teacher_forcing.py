@@ -65,17 +65,24 @@ def parallel_pass(model: Transformer, src: torch.Tensor | None, tgt_in: list[int
     return ParallelPass(list(tgt_in), causal, probs, allowed.argmax(-1).tolist(), mask, self_att, cross)
 
 
+def parallel_row(step: DecodeStep) -> int:
+    """The row of the parallel pass that computes what `step` computed: its last query,
+    n_prompt + t (a decoder-only model's prompt rows come first; without a prompt, row t)."""
+    return len(step.prefix) - 1
+
+
 def step_difference(step: DecodeStep, parallel: ParallelPass) -> float:
-    """max |Δp| between step t's distribution and row t of the parallel pass."""
-    return float((step.model_probs - parallel.probs[step.t]).abs().max())
+    """max |Δp| between step t's distribution and its row (n_prompt + t) of the parallel pass."""
+    return float((step.model_probs - parallel.probs[parallel_row(step)]).abs().max())
 
 
 def decoder_input(steps: list[DecodeStep]) -> list[int]:
-    """The sequence the sequential run fed its decoder at its last step: <bos> y1 … y_{n-1},
-    so the parallel pass over it has exactly one row per step."""
+    """The sequence the sequential run fed its decoder at its last step: <bos> y1 … y_{n-1}
+    (decoder-only: <bos> prompt y1 … y_{n-1}), so the parallel pass over it has one row per
+    step after the prompt's rows."""
     if not steps:
         raise ValueError("no decoding steps")
     return list(steps[-1].prefix)
 
 
-__all__ = ["ParallelPass", "parallel_pass", "step_difference", "decoder_input"]
+__all__ = ["ParallelPass", "parallel_pass", "parallel_row", "step_difference", "decoder_input"]

@@ -7,6 +7,11 @@ distribution with the chosen token in orange. Right: the same sequence run in pa
 in training, where row t equals step t only because of the mask — and a switch that
 removes it, or the beam-search tree. All decoding runs in `DecodingWorker`; stepping
 through the finished `DecodeRun` is instant.
+
+A decoder-only (GPT-like) model continues the typed text: the prompt (purple) opens every
+prefix, so its rows come first and step t is row n_prompt + t of the parallel pass. An
+encoder-only masked LM (BERT-like) has nothing to decode: the panel shows its guesses for
+each [MASK] instead (`MaskPredictionsView`).
 """
 from __future__ import annotations
 
@@ -14,15 +19,16 @@ import html
 
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from explorer import style
 from explorer.decoding_bars import TopKBars
 from explorer.decoding_beam_view import BeamTreeView
 from explorer.decoding_controls import DecodingControls
-from explorer.decoding_heatmap import TokenHeatmap, display_piece
+from explorer.decoding_heatmap import PROMPT, PROMPT_FILL, TokenHeatmap, display_piece
 from explorer.decoding_parallel_view import ParallelPassView
 from explorer.decoding_worker import DecodeRun, DecodingWorker
+from explorer.mask_predictions_view import MaskPredictionsView
 
 PLAY_INTERVAL_MS = 800
 DECODER_KINDS = ("decoder_self", "cross")
@@ -61,10 +67,12 @@ class DecodingPanel(QWidget):
         self._build()
         state.bundleChanged.connect(self._on_bundle)
         state.inputChanged.connect(self._on_input)
-        state.resultChanged.connect(lambda *_: self.request())
+        state.resultChanged.connect(self._on_result)
         state.attentionSelected.connect(self._on_attention_selected)
         if state.bundle is not None:
             self._on_bundle(state.bundle)
+            if state.result is not None and self.fills_masks:
+                self.mask_view.set_result(state.result)
         else:
             self._show_message("Load a model to watch it decode.", "info")
 
@@ -116,11 +124,26 @@ class DecodingPanel(QWidget):
         splitter.setStretchFactor(0, 11)
         splitter.setStretchFactor(1, 9)
         splitter.setSizes([1100, 900])
+        decode_page = QWidget()
+        dl = QVBoxLayout(decode_page)
+        dl.setContentsMargins(0, 0, 0, 0)
+        dl.addWidget(self.controls)
+        dl.addWidget(splitter, 1)
+        self.mask_view = MaskPredictionsView()  # a masked LM has no decoder: its [MASK] guesses
+        self.pages = QStackedWidget()
+        self.pages.addWidget(decode_page)
+        self.pages.addWidget(self.mask_view)
+        self.decode_page = decode_page
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.controls)
         layout.addWidget(self.banner)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.pages, 1)
+
+    @property
+    def fills_masks(self) -> bool:
+        """The loaded model is a masked LM: the panel shows its [MASK] predictions."""
+        bundle = self.state.bundle
+        return bool(bundle is not None and getattr(bundle, "fills_masks", False))
 
     # -- requests -----------------------------------------------------------------------------------
     @property
@@ -141,6 +164,8 @@ class DecodingPanel(QWidget):
         if bundle is None:
             self._clear("Load a model to watch it decode.", "info")
             return
+        if self.fills_masks:
+            return  # nothing to decode; the mask view follows resultChanged
         if not text or not text.strip():
             self._refuse("The input is empty: type some text to watch the model decode it one token at a time.",
                          "info")
@@ -175,11 +200,12 @@ class DecodingPanel(QWidget):
         if run.beam is not None:
             self.beam_view.set_result(run.beam, run.vocab)
             s = run.settings
-            best = "".join(run.pieces(t for t in run.beam.tokens[1:] if t != run.eos_id))
+            best = "".join(run.pieces(t for t in run.beam.tokens[1 + run.n_prompt:] if t != run.eos_id))
+            stem = " Purple = the prompt (given, not searched)." if run.n_prompt else ""
             self.beam_summary.setText(
                 f"Beam {s.beam_size}, α = {s.alpha:g}: {len(run.beam.nodes)} hypotheses expanded. "
                 f"Score = log p / ((5 + |Y|)/6)^α. Best {best!r}: {run.beam.score:.3f}. "
-                "Orange = best, green = finished, grey = pruned.")
+                f"Orange = best, green = finished, grey = pruned.{stem}")
             self.tabs.setCurrentIndex(1)
         else:
             self.beam_view.clear_data()
@@ -235,6 +261,16 @@ class DecodingPanel(QWidget):
     # -- the model changed -----------------------------------------------------------------------
     def _on_bundle(self, bundle) -> None:
         self._clear("", "info")  # the old model's run means nothing for the new one
+        if getattr(bundle, "fills_masks", False):
+            mask = bundle.mask_token
+            example = next((e for e in bundle.examples if mask and mask in e.split()), None)
+            self.mask_view.set_mask_token(mask, example)
+            self.mask_view.set_result(None)
+            self.pages.setCurrentWidget(self.mask_view)
+            self._requested = None
+            return
+        self.mask_view.clear_data()
+        self.pages.setCurrentWidget(self.decode_page)
         cfg = bundle.config
         self.controls.set_shape(max(cfg.n_decoder_layers, 1), cfg.n_heads)
         if self.state.kind in DECODER_KINDS:
@@ -245,8 +281,17 @@ class DecodingPanel(QWidget):
         self._requested = None
         self.request()
 
+    def _on_result(self, result) -> None:
+        """A new recorded forward: a masked LM's [MASK] guesses are in it; a decoder decodes again."""
+        if self.fills_masks:
+            self.mask_view.set_result(result)
+        else:
+            self.request()
+
     def _on_input(self, _source: str, target) -> None:
         """A typed target is followed step by step; clearing it returns to greedy decoding."""
+        if self.fills_masks:
+            return  # the runner's ForwardResult (resultChanged) carries the predictions
         strategy = self.controls.settings().strategy
         if target and target.strip() and strategy != "target":
             self.controls.set_strategy("target")  # emits settingsChanged → request
@@ -304,6 +349,24 @@ class DecodingPanel(QWidget):
         self.t = max(0, min(int(t), len(self.run.steps) - 1))
         self._show_step()
 
+    @staticmethod
+    def _prefix_chips(prefix: list[str], n_prompt: int) -> str:
+        """The decoder's input as chips: the prompt (decoder-only) purple and labelled, the last
+        token — this step's query — blue. Zero-width spaces let a long prefix wrap."""
+        chips = []
+        for i, piece in enumerate(prefix):
+            if i == len(prefix) - 1:
+                chips.append(_chip(piece, "#dbe9fb", "#0a3069"))
+            elif 1 <= i <= n_prompt:
+                chips.append(_chip(piece, PROMPT_FILL.name(), PROMPT.darker(140).name()))
+            else:
+                chips.append(_chip(piece))
+            if n_prompt and i == 0:
+                chips.append(f"<span style='color:{PROMPT.name()};'><i>prompt:</i></span>")
+            if n_prompt and i == n_prompt and i < len(prefix) - 1:
+                chips.append(f"<span style='color:{PROMPT.name()};'>|</span>")
+        return "&#8203;".join(chips)
+
     def _update_step_label(self) -> None:
         n = len(self.run.steps)
         self.controls.step_label.setText(f"step {self.t} / {n - 1}")
@@ -315,20 +378,23 @@ class DecodingPanel(QWidget):
         if run is None:
             return
         t, step = self.t, run.steps[self.t]
-        n = len(run.steps)
+        n = run.length  # the grid of the last step: <bos> [prompt] y1 … y_{n-1}
+        q = len(step.prefix) - 1  # this step's query row (n_prompt + t)
+        sep = 1 + run.n_prompt if run.n_prompt else None  # below/right of it: generated tokens
         layer, head = min(self.layer, step.self_attention.shape[0] - 1), min(self.head, step.self_attention.shape[1] - 1)
         prefix = run.pieces(step.prefix)
         rows = prefix + [""] * (n - len(prefix))  # future rows stay unlabelled: they are not decoded yet
         mask = step.mask.numpy()
-        self.mask_map.set_data(mask.astype("float32"), rows, rows, frame=(n, n), blocked=~mask, highlight_row=t)
-        self.mask_map.set_title(f"Mask in force {t + 1}×{t + 1}")
+        self.mask_map.set_data(mask.astype("float32"), rows, rows, frame=(n, n), blocked=~mask, highlight_row=q,
+                               separator=sep)
+        self.mask_map.set_title(f"Mask in force {q + 1}×{q + 1}")
         self.self_map.set_data(step.self_attention[layer, head].numpy(), rows, rows, frame=(n, n),
-                               blocked=~mask, highlight_row=t)
+                               blocked=~mask, highlight_row=q, separator=sep)
         self.self_map.set_title(f"Self-attention L{layer + 1} H{head + 1}")
         if step.cross_attention is not None:
             self.cross_map.setVisible(True)
             self.cross_map.set_data(step.cross_attention[layer, head].numpy(), rows, run.src_pieces,
-                                    frame=(n, len(run.src_pieces)), highlight_row=t)
+                                    frame=(n, len(run.src_pieces)), highlight_row=q)
             self.cross_map.set_title(f"Cross-attention L{layer + 1} H{head + 1}")
         else:
             self.cross_map.setVisible(False)
@@ -336,8 +402,9 @@ class DecodingPanel(QWidget):
         self.bars.set_data(step.model_probs.numpy(), run.vocab, step.chosen,
                            None if sampled is None else sampled.numpy())
         p = float(step.model_probs[step.chosen])
-        chips = "&#8203;".join([_chip(x) for x in prefix[:-1]] + [_chip(prefix[-1], "#dbe9fb", "#0a3069")])  # may wrap
-        how = {"greedy": "argmax", "sample": "sampled", "beam": "beam's best", "target": "target"}[run.settings.strategy]
+        chips = self._prefix_chips(prefix, run.n_prompt)
+        how = {"greedy": "argmax", "sample": "sampled", "beam": "beam's best",
+               "target": "given continuation" if run.n_prompt else "target"}[run.settings.strategy]
         self.prefix.setText(f"<b>Step {t}</b>&nbsp; {chips} &nbsp;→&nbsp;"
                             f"{_chip(run.vocab[step.chosen], '#e8590c', '#ffffff')}")
         note = " (dashed: after T / top-k / top-p)" if sampled is not None else ""

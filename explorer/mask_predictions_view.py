@@ -1,0 +1,227 @@
+"""`MaskPredictionsView`: what a masked language model (BERT-like, encoder-only) guesses for each [MASK].
+
+An encoder-only model has no decoder to step through: it reads the whole sentence at once
+(every position attends every other — no causal mask) and, trained with BERT's masked-LM
+objective, predicts the token hidden behind each [MASK] from context on *both* sides. So
+this view shows, per [MASK] in the input, its position and context and the model's top-5
+candidates as horizontal probability bars (the best in the decoding panel's orange), in
+fonts a projector audience can read. It observes `ForwardResult.mask_predictions` (the
+model's softmax at the masked position, computed in `ModelBundle.run`); plot items are
+created once per group and updated in place.
+"""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetricsF
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from explorer import style
+from explorer.decoding_bars import BAR, CHOSEN
+from explorer.decoding_heatmap import display_piece
+
+TOP_K = 5
+MASK_FILL = "#fff1e6"  # the blank in the sentence, in a light shade of the chosen orange
+GROUP_COLUMNS = 2  # side by side on a wide dock; a single [MASK] gets the whole width
+
+
+def _chip(text: str, background: str, colour: str = "#1f2328", bold: bool = False) -> str:
+    weight = "font-weight:bold;" if bold else ""
+    return (f"<span style='background:{background}; color:{colour}; font-family:{style.MONO_FAMILY}; {weight}'>"
+            f"&nbsp;{html.escape(text)}&nbsp;</span>")
+
+
+def context_html(pieces: list[str], position: int, filled: str | None = None, window: int = 4) -> str:
+    """The words around position `position`, the masked one shown as a blank (or its filling)."""
+    lo, hi = max(0, position - window), min(len(pieces), position + window + 1)
+    words = []
+    for i in range(lo, hi):
+        if i == position:
+            words.append(_chip(filled if filled is not None else "____", MASK_FILL, CHOSEN.darker(130).name(), True))
+        else:
+            words.append(html.escape(display_piece(pieces[i])))
+    return ("… " if lo > 0 else "") + " ".join(words) + (" …" if hi < len(pieces) else "")
+
+
+class MaskBars(pg.PlotWidget):
+    """Top-k candidates for one [MASK]: horizontal bars, best on top, probability at each bar's end."""
+
+    def __init__(self, k: int = TOP_K, parent=None):
+        super().__init__(parent=parent)
+        self.k = k
+        plot = self.getPlotItem()
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        plot.setMouseEnabled(x=False, y=False)
+        plot.invertY(True)  # the best candidate on top, read first
+        plot.showGrid(x=True, alpha=0.25)
+        plot.setLabel("bottom", "probability", **{"font-size": f"{style.SMALL_POINT_SIZE}pt"})
+        self.tick_font = style.font(style.TITLE_POINT_SIZE, bold=True, mono=True)
+        plot.getAxis("left").setStyle(tickFont=self.tick_font, tickLength=0)
+        plot.getAxis("bottom").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))
+        self.bars = pg.BarGraphItem(x0=[0], y=[0], width=[0], height=0.7, brush=BAR, pen=BAR)
+        plot.addItem(self.bars)
+        self.values: list[pg.TextItem] = []
+        for _ in range(k):
+            item = pg.TextItem(anchor=(0.0, 0.5), color=style.TEXT)
+            item.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
+            plot.addItem(item)
+            self.values.append(item)
+        plot.setXRange(0, 1.18, padding=0)  # room right of a full bar for its number
+        plot.setYRange(-0.6, k - 0.4, padding=0)
+        self.pieces: list[str] = []
+        self.probs = np.zeros(0, dtype=np.float64)
+        self.setMinimumHeight(int(QFontMetricsF(self.tick_font).height() * (k + 2.5)))
+
+    def set_data(self, pieces: list[str], probs: list[float]) -> None:
+        """pieces/probs: the candidates, best first (MaskPrediction.pieces / .probs)."""
+        n = min(len(pieces), self.k)
+        self.pieces, self.probs = list(pieces[:n]), np.asarray(probs[:n], dtype=np.float64)
+        y = np.arange(n)
+        self.bars.setOpts(x0=np.zeros(n), y=y, width=self.probs, height=0.7,
+                          brushes=[CHOSEN if i == 0 else BAR for i in range(n)],
+                          pens=[pg.mkPen((CHOSEN if i == 0 else BAR).darker(135), width=1.5) for i in range(n)])
+        for i, item in enumerate(self.values):
+            item.setVisible(i < n)
+            if i < n:
+                p = float(self.probs[i])
+                item.setText(f"{p:.2f}" if p >= 0.005 else f"{p:.0e}")
+                item.setColor(CHOSEN.darker(130) if i == 0 else style.TEXT)
+                item.setPos(p + 0.01, i)
+        left = self.getPlotItem().getAxis("left")
+        left.setTicks([[(i, display_piece(piece)) for i, piece in enumerate(self.pieces)]])
+        widest = max((QFontMetricsF(self.tick_font).horizontalAdvance(display_piece(p)) for p in self.pieces),
+                     default=20.0)
+        left.setWidth(int(widest + 14))
+
+
+class MaskGroup(QFrame):
+    """One [MASK]: a heading (which blank, where), its context, and its candidate bars."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setFrameShape(QFrame.StyledPanel)
+        self.heading = QLabel()
+        self.heading.setFont(style.font(style.TITLE_POINT_SIZE, bold=True))
+        self.context = QLabel()
+        self.context.setTextFormat(Qt.RichText)
+        self.context.setFont(style.font(style.TITLE_POINT_SIZE))
+        self.context.setWordWrap(True)
+        self.bars = MaskBars()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.heading)
+        layout.addWidget(self.context)
+        layout.addWidget(self.bars, 1)
+        self.position = -1
+
+    def set_prediction(self, number: int, prediction, pieces: list[str]) -> None:
+        self.position = int(prediction.position)
+        best = prediction.pieces[0] if prediction.pieces else "?"
+        self.heading.setText(f"[MASK] {number} · token {self.position}: best guess “{display_piece(best)}”")
+        self.context.setText(context_html(pieces, self.position))
+        self.bars.set_data(list(prediction.pieces), list(prediction.probs))
+
+
+class MaskPredictionsView(QWidget):
+    """The masked LM's guesses for every [MASK] of the input, or a hint when there is none."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.sentence = QLabel()
+        self.sentence.setTextFormat(Qt.RichText)
+        self.sentence.setWordWrap(True)
+        self.sentence.setFont(style.font(style.TITLE_POINT_SIZE))
+        self.hint = QLabel()
+        self.hint.setWordWrap(True)
+        self.hint.setFont(style.font(style.TITLE_POINT_SIZE))
+        self.hint.setAlignment(Qt.AlignCenter)
+        self.hint.setStyleSheet("padding: 24px;")
+        self.explain = QLabel(
+            "Encoder-only (BERT-like): the whole sentence is read at once — no causal mask, so each "
+            "blank is guessed from the words on both sides. Bars: the model's softmax at that position "
+            "(top 5; orange = the filling).")
+        self.explain.setWordWrap(True)
+        self.explain.setFont(style.font(style.BASE_POINT_SIZE))
+        self.explain.setStyleSheet(f"color: {style.MUTED.name()}")
+        self.grid_host = QWidget()
+        self.grid = QGridLayout(self.grid_host)
+        self.grid.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.NoFrame)
+        scroll.setWidget(self.grid_host)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.sentence)
+        layout.addWidget(self.explain)
+        layout.addWidget(self.hint)
+        layout.addWidget(scroll, 1)
+        self.groups: list[MaskGroup] = []  # a pool: grows to the most masks seen, extras hidden
+        self.n_shown = 0
+        self.mask_token = "[MASK]"
+        self.example = "the [MASK] says moo"
+        self.set_result(None)
+
+    def set_mask_token(self, token: str | None, example: str | None = None) -> None:
+        """The loaded model's mask symbol and an example sentence with it (for the hint)."""
+        self.mask_token = token or "[MASK]"
+        self.example = example or f"the {self.mask_token} says moo"
+
+    @property
+    def shown_groups(self) -> list[MaskGroup]:
+        return self.groups[: self.n_shown]
+
+    def _group(self, i: int) -> MaskGroup:
+        while len(self.groups) <= i:
+            self.groups.append(MaskGroup())
+        return self.groups[i]
+
+    def set_result(self, result) -> None:
+        """Show a ForwardResult's mask predictions (None: nothing yet)."""
+        predictions = list(getattr(result, "mask_predictions", None) or [])
+        pieces = list(result.src_pieces) if result is not None else []
+        for i, prediction in enumerate(predictions):
+            group = self._group(i)
+            group.set_prediction(i + 1, prediction, pieces)
+            if self.grid.indexOf(group) < 0 or self._cell(group) != self._slot(i, len(predictions)):
+                self.grid.addWidget(group, *self._slot(i, len(predictions)))
+            group.setVisible(True)
+        for group in self.groups[len(predictions):]:
+            group.setVisible(False)
+        self.n_shown = len(predictions)
+        self.sentence.setText(self._sentence_html(pieces, predictions) if result is not None else "")
+        self.sentence.setVisible(result is not None)
+        self.explain.setVisible(bool(predictions))
+        self.hint.setVisible(not predictions)
+        self.hint.setText(
+            f"No {self.mask_token} in the input. Type {self.mask_token} where a word is missing, "
+            f"e.g. “{self.example}”, and the model guesses the word from the words around it.")
+
+    @staticmethod
+    def _slot(i: int, n: int) -> tuple[int, int]:
+        columns = 1 if n == 1 else GROUP_COLUMNS
+        return divmod(i, columns)
+
+    def _cell(self, widget) -> tuple[int, int]:
+        r, c, _rs, _cs = self.grid.getItemPosition(self.grid.indexOf(widget))
+        return r, c
+
+    def _sentence_html(self, pieces: list[str], predictions) -> str:
+        at = {p.position: (i + 1, p.pieces[0] if p.pieces else "?") for i, p in enumerate(predictions)}
+        words = []
+        for i, piece in enumerate(pieces):
+            if i in at:
+                n, best = at[i]
+                words.append(_chip(display_piece(best), MASK_FILL, CHOSEN.darker(130).name(), True)
+                             + f"<sub>{n}</sub>")
+            else:
+                words.append(html.escape(display_piece(piece)))
+        label = "Filled in" if predictions else "Input"
+        return f"<b>{label}:</b>&nbsp; " + " ".join(words)
+
+    def clear_data(self) -> None:
+        self.set_result(None)
