@@ -124,4 +124,101 @@ def check_facts(text: str) -> tuple[int, int]:
     return true, false
 
 
-__all__ = ["MASK_TOKEN", "WORLD", "facts_task", "facts_sentence", "facts_vocabulary", "check_facts"]
+# Cues that ask for one fact: "the cow says" → moo. (Sounds, homes and foods are unique, so
+# the reverse question "the [MASK] says moo" has one answer too; colours are shared, so not.)
+CUES = {"says": "says", "lives": "lives in the", "eats": "eats", "is": "is"}
+
+
+def fact_fill_ins() -> list[tuple[str, str]]:
+    """(text with one [MASK], the one right word) for every fact, asked both ways round
+    where the answer is unique: 16 animals × 4 facts + 16 × 3 reverse = 112 questions."""
+    out = []
+    for animal, facts in WORLD.items():
+        for relation, value in zip(RELATIONS, facts):
+            out.append((f"the {animal} {CUES[relation]} {MASK_TOKEN} .", value))
+            if relation != "is":
+                out.append((f"the {MASK_TOKEN} {CUES[relation]} {value} .", animal))
+    return out
+
+
+def fact_prompts() -> list[tuple[str, str]]:
+    """(prompt, the right next word) for a causal LM: "the cow says" → "moo"; 64 prompts."""
+    return [(f"the {animal} {CUES[relation]}", value)
+            for animal, facts in WORLD.items() for relation, value in zip(RELATIONS, facts)]
+
+
+def score_fill_ins(bundle) -> float:
+    """Fraction of `fact_fill_ins` a masked-LM bundle answers with its top prediction."""
+    questions = fact_fill_ins()
+    hits = sum(bundle.run(text).mask_predictions[0].pieces[0] == answer for text, answer in questions)
+    return hits / len(questions)
+
+
+def score_continuations(bundle) -> tuple[float, float]:
+    """A causal-LM bundle's (next-word accuracy on `fact_prompts`, share of true facts among
+    all facts its greedy continuations of "the <animal>" state)."""
+    prompts = fact_prompts()
+    hits = sum(bundle.translate(p).split()[:1] == [answer] for p, answer in prompts)
+    true = false = 0
+    for animal in WORLD:
+        t, f = check_facts(f"the {animal} " + bundle.translate(f"the {animal}"))
+        true, false = true + t, false + f
+    return hits / len(prompts), true / max(true + false, 1)
+
+
+def sentence_distribution() -> dict[tuple[str, ...], float]:
+    """Every sentence `facts_sentence` can draw, with its probability (8,960 of them).
+
+    Mirrors the generator: animal 1/16, "the" 2/3 or "a" 1/3, an adjective with p 0.3
+    (1/6 each), 1, 2 or 3 facts with p 1/4, 1/2, 1/4 in a uniformly random order."""
+    from itertools import permutations
+
+    out: dict[tuple[str, ...], float] = {}
+    for animal, facts in WORLD.items():
+        for det, p_det in (("the", 2 / 3), ("a", 1 / 3)):
+            for adj, p_adj in [(None, 0.7)] + [(a, 0.3 / len(ADJECTIVES)) for a in ADJECTIVES]:
+                for k, p_k in ((1, 0.25), (2, 0.5), (3, 0.25)):
+                    orders = list(permutations(RELATIONS, k))
+                    for order in orders:
+                        clauses = [FACT_TEMPLATES[r].format(*facts) for r in order]
+                        words = [det] + ([adj] if adj else []) + [animal] + _join(clauses).split() + ["."]
+                        key = tuple(words)
+                        out[key] = out.get(key, 0.0) + p_det * p_adj * p_k / len(orders) / len(WORLD)
+    return out
+
+
+def best_possible_scores(texts: list[str]) -> tuple[float, float]:
+    """The Bayes-optimal (masked-token accuracy, next-token accuracy) on `texts`, from the
+    exact corpus distribution: the ceiling a perfect model reaches, since adjectives,
+    determiners and the order of facts are free choices no model can guess.
+
+    Masked: each token masked in turn, the answer the most probable word given all the
+    others. Next-token: the most probable next word (or the end) given the words so far."""
+    dist = sentence_distribution()
+    fill: dict[tuple, dict[str, float]] = {}
+    nxt: dict[tuple, dict[str, float]] = {}
+    for words, p in dist.items():
+        for i, w in enumerate(words):
+            key = (i, words[:i] + words[i + 1:])
+            fill.setdefault(key, {})
+            fill[key][w] = fill[key].get(w, 0.0) + p
+        for i, w in enumerate(words + ("<eos>",)):
+            nxt.setdefault(words[:i], {})
+            nxt[words[:i]][w] = nxt[words[:i]].get(w, 0.0) + p
+    m_hits = m_total = n_hits = n_total = 0
+    for text in texts:
+        words = tuple(text.split())
+        for i, w in enumerate(words):
+            options = fill[(i, words[:i] + words[i + 1:])]
+            m_hits += max(options, key=options.get) == w
+            m_total += 1
+        for i, w in enumerate(words + ("<eos>",)):
+            options = nxt[words[:i]]
+            n_hits += max(options, key=options.get) == w
+            n_total += 1
+    return m_hits / max(m_total, 1), n_hits / max(n_total, 1)
+
+
+__all__ = ["MASK_TOKEN", "WORLD", "facts_task", "facts_sentence", "facts_vocabulary", "check_facts",
+           "fact_fill_ins", "fact_prompts", "score_fill_ins", "score_continuations",
+           "sentence_distribution", "best_possible_scores"]

@@ -93,3 +93,69 @@ def test_reverse_cross_attention_is_an_anti_diagonal(bundles):
             total += n
         best = max(best, hits / total)
     assert best >= 0.95, f"best layer's anti-diagonal agreement {best:.2f}"
+
+
+# -- the two variants, trained on the facts corpus -----------------------------------------------
+# (kind, held-out metric, the share of the best possible score it must reach: the corpus has free
+# choices — determiners, adjectives, the order of facts — so no model can score 100%)
+VARIANTS = {"bert-facts": ("encoder_only", "masked_accuracy", 0.97),
+            "gpt-facts": ("decoder_only", "next_token_accuracy", 0.95)}
+
+
+@pytest.fixture(scope="module")
+def variants():
+    found = bundled_checkpoints()
+    missing = sorted(set(VARIANTS) - set(found))
+    assert not missing, f"missing bundled variants {missing} (train them with scripts/train_bundled.sh)"
+    return {name: load_checkpoint(found[name]) for name in VARIANTS}
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_bundled_variant_is_small_legible_and_of_its_kind(name, variants):
+    kind, metric, _ = VARIANTS[name]
+    bundle = variants[name]
+    c = bundle.config
+    assert c.kind == kind and c.n_heads == 4 and 64 <= c.d_model <= 128 and c.max_len <= 64
+    assert 2 <= max(c.n_encoder_layers, c.n_decoder_layers) <= 3 and min(c.n_encoder_layers, c.n_decoder_layers) == 0
+    size = sum(p.stat().st_size for p in bundled_checkpoints()[name].iterdir())
+    assert size <= MAX_BYTES
+    assert bundle.metrics.get("command", "").startswith("transformer-explorer train")
+    assert bundle.metrics.get("objective") == {"encoder_only": "mlm", "decoder_only": "lm"}[kind]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_bundled_variant_held_out_score(name, variants):
+    """Masked-token / next-token accuracy on held-out sentences, measured afresh here, against
+    the Bayes-optimal score on the same sentences (model.corpus.best_possible_scores)."""
+    from model.corpus import best_possible_scores
+    from model.training import TrainConfig, Trainer
+
+    _, metric, share = VARIANTS[name]
+    bundle = variants[name]
+    trainer = Trainer(bundle, config=TrainConfig(steps=1, seed=EVAL_SEED))
+    texts = [s for s, _ in trainer.eval_pairs(300)]
+    assert all(split_of(s) == "eval" for s in texts)
+    event = trainer.evaluate(300)
+    assert event.metric == metric and event.n == 300
+    best = dict(zip(("masked_accuracy", "next_token_accuracy"), best_possible_scores(texts)))[metric]
+    assert event.score >= share * best, f"{name}: {metric} {event.score:.3f} < {share} × best possible {best:.3f}"
+
+
+def test_bundled_bert_fills_in_the_facts(variants):
+    """Every fact of the toy world asked as a blank, both ways round (112 questions)."""
+    from model.corpus import score_fill_ins
+
+    bundle = variants["bert-facts"]
+    assert bundle.fills_masks
+    assert score_fill_ins(bundle) >= 0.97
+    assert bundle.run("the [MASK] says moo").output_text == "the cow says moo"
+
+
+def test_bundled_gpt_continues_with_true_facts(variants):
+    from model.corpus import score_continuations
+
+    bundle = variants["gpt-facts"]
+    next_word, truth = score_continuations(bundle)
+    assert next_word >= 0.97 and truth >= 0.97, (next_word, truth)
+    assert bundle.translate("the duck says") == "quack" or bundle.translate("the duck says").startswith("quack ")

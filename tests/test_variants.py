@@ -297,3 +297,27 @@ def test_facts_vocabulary_covers_the_corpus_and_mask():
     for _ in range(200):
         assert not src.encode(facts_sentence(rng)).has_unknown
     assert get_task("facts").name == "facts" and len(WORLD) == 16
+
+
+def test_sentence_distribution_is_the_generators():
+    """The exact distribution behind best_possible_scores matches what facts_sentence draws."""
+    from collections import Counter
+
+    from model.corpus import best_possible_scores, sentence_distribution
+
+    dist = sentence_distribution()
+    assert sum(dist.values()) == pytest.approx(1.0)
+    rng = random.Random(7)
+    n = 20000
+    drawn = [tuple(facts_sentence(rng).split()) for _ in range(n)]
+    assert all(s in dist for s in drawn)
+    for feature, p in (("a", 1 / 3),):  # determiner "a" one time in three
+        count = sum(s[0] == feature for s in drawn)
+        assert abs(_z(count, n, p)) < 4
+    lengths = Counter(sum(w in ("says", "lives", "eats", "is") for w in s) for s in drawn)
+    for k, p in ((1, 0.25), (2, 0.5), (3, 0.25)):
+        assert abs(_z(lengths[k], n, p)) < 4
+    # a perfect predictor of the corpus cannot guess free choices, but gets facts right
+    masked, nxt = best_possible_scores(["a cow says moo ."])
+    assert masked == pytest.approx(4 / 5)  # a masked "a" is guessed "the" (2/3 prior); cow, says, moo, "." are forced
+    assert 0 < nxt < 1
