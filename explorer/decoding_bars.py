@@ -7,6 +7,8 @@ effect of those knobs is visible next to the model's belief.
 """
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFontMetricsF
@@ -40,6 +42,7 @@ class TopKBars(pg.PlotWidget):
         plot.addItem(self.sampled)
         self.labels: list[pg.TextItem] = []
         self._char_width = QFontMetricsF(style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True)).horizontalAdvance("m")
+        self._value_width = QFontMetricsF(style.font(style.SMALL_POINT_SIZE)).horizontalAdvance("1e-03")
         self._tick_labels: list[str] = []
         self.token_ids: list[int] = []
         self.heights = np.zeros(0, dtype=np.float32)
@@ -47,7 +50,8 @@ class TopKBars(pg.PlotWidget):
         plot.setYRange(0, 1.05, padding=0)
 
     def set_caption(self, text: str) -> None:
-        self.getPlotItem().setTitle(text, size=f"{style.BASE_POINT_SIZE}pt")
+        # the title is rich text: a token such as <eos> would otherwise vanish as an unknown tag
+        self.getPlotItem().setTitle(html.escape(text), size=f"{style.BASE_POINT_SIZE}pt")
         self.getPlotItem().titleLabel.setMinimumWidth(0)  # never widen the panel for a caption
 
     def _label(self, i: int) -> pg.TextItem:
@@ -82,6 +86,7 @@ class TopKBars(pg.PlotWidget):
         for j, (i, h) in enumerate(zip(ids, heights)):
             label = self._label(j)
             label.setText(f"{h:.2f}" if h >= 0.005 else f"{h:.0e}")
+            label.setToolTip(f"p = {h:.6f}")
             if h > 0.8:  # a tall bar carries its number inside, so it is never clipped at the top
                 label.setAnchor((0.5, 0.0))
                 label.setColor("#ffffff" if i == chosen else style.TEXT)
@@ -101,6 +106,11 @@ class TopKBars(pg.PlotWidget):
         view = self.getPlotItem().getViewBox()
         slot = view.width() / (max(len(self._tick_labels), self.k) + 0.2) if view.width() > 0 else 60.0
         self.getPlotItem().getAxis("bottom").setTicks([fitted_ticks(self._tick_labels, slot, self._char_width)])
+        # "1e-03" over every tail bar runs together on a narrow plot: keep those numbers for the
+        # tooltip then, and the readable ones (≥ 0.005, "0.12") on the bars
+        roomy = slot >= self._value_width + 4
+        for label, h in zip(self.labels, self.heights):
+            label.setVisible(bool(roomy or h >= 0.005))
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

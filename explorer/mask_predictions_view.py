@@ -70,6 +70,7 @@ class MaskBars(pg.PlotWidget):
             item.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
             plot.addItem(item)
             self.values.append(item)
+        plot.getAxis("bottom").setTicks([[(v, f"{v:g}") for v in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)], []])
         plot.setXRange(0, 1.18, padding=0)  # room right of a full bar for its number
         plot.setYRange(-0.6, k - 0.4, padding=0)
         self.pieces: list[str] = []
