@@ -15,6 +15,12 @@ import numpy as np
 from model.recorder import ATTENTION_KINDS, Trace
 
 KIND_AXES = {"encoder": ("src", "src"), "decoder_self": ("tgt", "tgt"), "cross": ("tgt", "src")}
+# What the query / key tokens of each kind are, for axis titles. A decoder-only model's one
+# sequence is <bos> + prompt + continuation, an encoder-only model's its input: neither has a
+# "source" and a "target" (AttentionData.from_result picks these names for such models).
+KIND_AXIS_NAMES = {"encoder": ("source", "source"), "decoder_self": ("target", "target"), "cross": ("target", "source")}
+DECODER_ONLY_NAMES = ("prompt | continuation", "prompt | continuation")
+ENCODER_ONLY_NAMES = ("input", "input")
 
 
 @dataclass
@@ -25,6 +31,11 @@ class AttentionData:
     weights: dict[str, np.ndarray] = field(default_factory=dict)
     allowed: dict[str, np.ndarray] = field(default_factory=dict)
     labels: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
+    names: dict[str, tuple[str, str]] = field(default_factory=lambda: dict(KIND_AXIS_NAMES))
+
+    def axis_names(self, kind: str) -> tuple[str, str]:
+        """(query, key) token names for axis titles, e.g. ("target", "source") for cross-attention."""
+        return self.names.get(kind, KIND_AXIS_NAMES.get(kind, ("query", "key")))
 
     @property
     def kinds(self) -> list[str]:
@@ -69,7 +80,13 @@ class AttentionData:
         """From a `ForwardResult` (labels: src_pieces / tgt_pieces) or a bare `Trace`."""
         if isinstance(result, Trace):
             return cls.from_trace(result)
-        return cls.from_trace(result.trace, result.src_pieces, result.tgt_pieces)
+        data = cls.from_trace(result.trace, result.src_pieces, result.tgt_pieces)
+        kinds = data.kinds
+        if "decoder_self" in kinds and "cross" not in kinds and "encoder" not in kinds:
+            data.names["decoder_self"] = DECODER_ONLY_NAMES
+        elif kinds == ["encoder"]:
+            data.names["encoder"] = ENCODER_ONLY_NAMES
+        return data
 
 
 def _labels(pieces, n: int) -> list[str]:

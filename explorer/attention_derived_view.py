@@ -9,7 +9,6 @@ from explorer import attention_style as st
 from explorer.attention_data import AttentionData
 from explorer.attention_derived import ROLLOUT_KINDS, ROLLOUT_UNDEFINED, mean_over_heads, rollout
 from explorer.attention_items import HeatmapPlot
-from explorer.attention_single import KIND_AXIS_NAMES
 
 
 class DerivedView(QWidget):
@@ -56,7 +55,7 @@ class DerivedView(QWidget):
         w, allowed = data.weights[kind], data.allowed[kind]
         q_labels, k_labels = data.labels[kind]
         h = w.shape[1]
-        q_name, k_name = KIND_AXIS_NAMES[kind]
+        q_name, k_name = data.axis_names(kind)
         for heatmap, (x_text, y_text) in ((self.mean, (f"key ({k_name})", f"query ({q_name})")),
                                           (self.rollout, (f"input token ({k_name})", f"position after layer {layer}"))):
             st.style_axis(heatmap.x_axis, x_text)

@@ -6,10 +6,9 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer import attention_style as st
-from explorer.attention_data import AttentionData
+from explorer.attention_data import KIND_AXIS_NAMES, AttentionData
 from explorer.attention_items import HeatmapPlot
 
-KIND_AXIS_NAMES = {"encoder": ("source", "source"), "decoder_self": ("target", "target"), "cross": ("target", "source")}
 
 
 def head_title(kind: str, layer: int, head: int) -> str:
@@ -47,7 +46,7 @@ class SingleHeadView(QWidget):
             return
         q_labels, k_labels = data.labels[kind]
         self.heatmap.set_map(data.head(kind, layer, head), data.allowed[kind], k_labels, q_labels)
-        q_name, k_name = KIND_AXIS_NAMES[kind]
+        q_name, k_name = data.axis_names(kind)
         st.style_axis(self.heatmap.y_axis, f"query: {q_name} token (attending)")
         st.style_axis(self.heatmap.x_axis, f"key: {k_name} token (attended to)")
         st.set_title(self.heatmap.plot, head_title(kind, layer, head))

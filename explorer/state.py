@@ -173,6 +173,19 @@ class SessionState(QObject):
             return list(self.result.tgt_pieces)
         return None
 
+    def axis_title(self, axis: str) -> str | None:
+        """What a token axis holds for this model, where the encoder-decoder names ("source" /
+        "target tokens") would mislead: a decoder-only model reads one sequence, <bos> + prompt
+        + its continuation; an encoder-only model reads only its input. None: the usual title."""
+        if self.bundle is None:
+            return None
+        kind = self.bundle.config.kind
+        if kind == "decoder_only" and axis == "tgt":
+            return "tokens: <bos> prompt | continuation"
+        if kind == "encoder_only" and axis == "src":
+            return "input tokens"
+        return None
+
     # -- feedback ------------------------------------------------------------------------------
     def set_busy(self, busy: bool, what: str = "") -> None:
         self.busy = busy

@@ -16,7 +16,7 @@ from explorer.attention_data import AttentionData
 from explorer.attention_derived_view import DerivedView
 from explorer.attention_grid import AttentionGrid
 from explorer.attention_lines import LineView
-from explorer.attention_single import KIND_AXIS_NAMES, SingleHeadView, head_title
+from explorer.attention_single import SingleHeadView, head_title
 from explorer.state import KIND_LABELS, SessionState
 
 VIEWS = ("grid", "single", "lines", "derived")
@@ -215,7 +215,7 @@ class AttentionPanel(QWidget):
             self.single.set_data(d, kind, layer, head)
         elif view == "lines" and kind in d.weights:
             q_labels, k_labels = d.labels[kind]
-            q_name, k_name = KIND_AXIS_NAMES[kind]
+            q_name, k_name = d.axis_names(kind)
             self.lines.set_map(d.head(kind, layer, head), d.allowed[kind], q_labels, k_labels,
                                head_title(kind, layer, head) + " — hover a token",
                                (f"queries ({q_name})", f"keys ({k_name})"))

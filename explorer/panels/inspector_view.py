@@ -155,8 +155,10 @@ class TensorView(QWidget):
 
     # -- showing ------------------------------------------------------------------------------
     def show_matrix(self, data: np.ndarray, row_axis: str, col_axis: str, row_labels: list[str] | None,
-                    col_labels: list[str] | None, kind: str) -> None:
-        """data (R, C): float (maybe with −∞) or bool. kind: "probs" | "signed" | "mask" | "auto"."""
+                    col_labels: list[str] | None, kind: str, titles: tuple[str | None, str | None] = (None, None)
+                    ) -> None:
+        """data (R, C): float (maybe with −∞) or bool. kind: "probs" | "signed" | "mask" | "auto".
+        titles: (row, column) axis titles replacing the defaults of AXIS_TITLES (None: default)."""
         data = np.asarray(data)
         self.is_bool = data.dtype == bool
         self.data = data.astype(np.float32)
@@ -166,8 +168,8 @@ class TensorView(QWidget):
         self.col_labels = [visible_text(s) for s in col_labels] if col_labels else [str(i) for i in range(cols)]
         self.left.set_labels(self.row_labels, numeric=not row_labels)
         self.bottom.set_labels(self.col_labels, numeric=not col_labels)
-        self.left.setLabel(AXIS_TITLES.get(row_axis, row_axis))
-        self.bottom.setLabel(AXIS_TITLES.get(col_axis, col_axis))
+        self.left.setLabel(titles[0] or AXIS_TITLES.get(row_axis, row_axis))
+        self.bottom.setLabel(titles[1] or AXIS_TITLES.get(col_axis, col_axis))
 
         masked = self.masked()
         finite = self.data[np.isfinite(self.data)]

@@ -290,7 +290,8 @@ class StepperPanel(QWidget):
         self._shown_head = self.state.head
         matrix, row_axis, col_axis = slice_for_view(tensor, step.axes, self.state.head)
         self.view.show_matrix(matrix, row_axis, col_axis, self._labels(row_axis), self._labels(col_axis),
-                              view_kind(step.name, step.tensor))
+                              view_kind(step.name, step.tensor),
+                              (self.state.axis_title(row_axis), self.state.axis_title(col_axis)))
         self.name_label.setText(step.name)
         self.formula_label.setText(step.formula)
         self.description_label.setText(step.description)
