@@ -47,6 +47,70 @@ def token_echo_html(bundle, text: str) -> tuple[str, int]:
     return " ".join(parts) + more, len(enc.ids)
 
 
+# What the input fields mean for each kind of model: (input label, placeholder, target label,
+# target placeholder, target tooltip); None: no target field (an encoder-only model has none).
+FIELD_TEXTS = {
+    "encoder_decoder": ("Source:", "Type a source sentence and press Enter", "Target:",
+                        "(optional, teacher forcing)",
+                        "Leave empty to record the model's own greedy output; type a target to see the decoder "
+                        "teacher-forced on it"),
+    "decoder_only": ("Prompt:", "Type the start of a sentence and press Enter", "Continuation:",
+                     "(optional: a given continuation)",
+                     "Leave empty: the model continues the prompt greedily. Type a continuation to see the model "
+                     "teacher-forced on prompt + that continuation"),
+    "encoder_only_mlm": ("Text with [MASK]:", "Type a sentence with [MASK] for the words to guess", None, "", ""),
+    "encoder_only": ("Input:", "Type an input and press Enter", None, "", ""),
+}
+
+
+def field_texts(bundle) -> tuple:
+    """The labels and hints of the input fields for `bundle`'s kind (FIELD_TEXTS)."""
+    kind = bundle.config.kind if bundle is not None else "encoder_decoder"
+    if kind == "encoder_only" and bundle.fills_masks:
+        label, hint, *rest = FIELD_TEXTS["encoder_only_mlm"]
+        mask = bundle.mask_token or "[MASK]"
+        return (f"Text with {mask}:", f"Type a sentence with {mask} for each word to guess", *rest)
+    return FIELD_TEXTS.get(kind, FIELD_TEXTS["encoder_decoder"])
+
+
+def output_html(result, bundle) -> str:
+    """The status line's rich text for a result: the output, the continuation after its
+    prompt (decoder-only), or the sentence with each [MASK] filled in and the fills marked
+    (masked LM). Every piece of text is escaped."""
+    ok = style.OK.name()
+    mono = f"font-family:{style.MONO_FAMILY};"
+    if result.mask_predictions and bundle is not None:
+        tok = bundle.src_tokenizer
+        fills = {m.position: m for m in result.mask_predictions}
+        parts = []
+        for i, piece in enumerate(result.source.pieces):
+            if i in fills:
+                parts.append(f'<span style="color:{ok}; font-weight:bold; text-decoration: underline;">'
+                             f'{html.escape(printable(fills[i].pieces[0]))}</span>')
+            else:
+                parts.append(html.escape(printable(piece)))
+        n = len(fills)
+        return (f'Filled ({n} mask{"s" if n != 1 else ""}): '
+                f'<span style="{mono} color:{style.TEXT.name()};">{tok.join(parts)}</span>')
+    text = html.escape(result.output_text) or "(empty)"
+    if result.src_pieces == [] and result.tgt_pieces:  # decoder-only: the prompt, then what it wrote
+        given = " (given)" if result.target_text else ""
+        prompt = html.escape(bundle.tgt_tokenizer.join(result.tgt_pieces[1:1 + result.n_prompt])) if bundle else ""
+        return (f'Continuation{given}: <span style="{mono} color:{style.MUTED.name()};">{prompt}</span> '
+                f'<b style="{mono} color:{ok};">{text}</b>')
+    forced = " (teacher-forced target)" if result.target_text else ""
+    return f'Output{forced}: <b style="{mono} color:{ok};">{text}</b>'
+
+
+def mask_tooltip(result) -> str:
+    """Each [MASK]'s top candidates with their probabilities (a masked LM's result), or ""."""
+    lines = []
+    for m in result.mask_predictions:
+        cands = ", ".join(f"{printable(p)} {q:.0%}" for p, q in zip(m.pieces, m.probs))
+        lines.append(f"position {m.position}: {cands}")
+    return "\n".join(lines)
+
+
 def unknown_symbols(bundle, text: str) -> str:
     """The distinct symbols of `text` the model's tokenizer does not know, space-separated."""
     unknown = bundle.src_tokenizer.encode(text).unknown
@@ -64,16 +128,22 @@ class InputBar(QWidget):
         self.model_combo.setToolTip("The model to explore: a bundled checkpoint, an installed pretrained model, "
                                     "or open a folder (ours, or a Hugging Face folder with config.json)")
         self.model_combo.activated.connect(self._model_chosen)
-        self.source = QLineEdit(placeholderText="Type an input and press Enter")
+        self.source = QLineEdit(placeholderText=FIELD_TEXTS["encoder_decoder"][1])
         self.source.setFont(style.font(style.TITLE_POINT_SIZE, mono=True))
         self.source.setMinimumWidth(160)
         self.source.setMaxLength(MAX_CHARS)
         self.source.returnPressed.connect(self.run)
         self.source.textChanged.connect(self._echo)
-        self.target = QLineEdit(placeholderText="(optional, teacher forcing)")
+        self.target = QLineEdit(placeholderText=FIELD_TEXTS["encoder_decoder"][3])
         self.target.setFont(style.font(style.BASE_POINT_SIZE + 1, mono=True))
-        self.target.setToolTip("Leave empty to record the model's own greedy output; type a target to see the "
-                               "decoder teacher-forced on it")
+        self.target.setToolTip(FIELD_TEXTS["encoder_decoder"][4])
+        self.source_label = QLabel(FIELD_TEXTS["encoder_decoder"][0])
+        self.target_label = QLabel(FIELD_TEXTS["encoder_decoder"][2])
+        self.examples = QComboBox()
+        self.examples.setToolTip("Example inputs for this model: pick one to run it")
+        self.examples.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.examples.setMinimumContentsLength(8)
+        self.examples.activated.connect(self._example_chosen)
         self.target.returnPressed.connect(self.run)
         self.target.setMinimumWidth(120)
         self.target.setMaxLength(MAX_CHARS)
@@ -97,13 +167,14 @@ class InputBar(QWidget):
         grid.setVerticalSpacing(2)
         grid.addWidget(QLabel("Model:"), 0, 0)
         grid.addWidget(self.model_combo, 0, 1)
-        grid.addWidget(QLabel("Input:"), 0, 2)
+        grid.addWidget(self.source_label, 0, 2)
         grid.addWidget(self.source, 0, 3)
-        grid.addWidget(QLabel("Target:"), 0, 4)
+        grid.addWidget(self.target_label, 0, 4)
         grid.addWidget(self.target, 0, 5)
         grid.addWidget(self.run_button, 0, 6)
         grid.addWidget(self.device_label, 0, 7)
         second = QHBoxLayout()
+        second.addWidget(self.examples)
         second.addWidget(self.echo, 1)
         second.addWidget(self.status, 1)
         grid.addLayout(second, 1, 0, 1, 8)
@@ -125,7 +196,8 @@ class InputBar(QWidget):
         text = self.source.text()
         if self.state.bundle is not None and (symbols := unknown_symbols(self.state.bundle, text)):
             self.state.inform(f"The model does not know {symbols}; it reads them as <unk>.", "warning")
-        self.runner.run(text, self.target.text() or None)
+        target = "" if self.target.isHidden() else self.target.text()  # hidden: an encoder-only model
+        self.runner.run(text, target or None)
 
     def show_error(self, message: str) -> None:
         self.status.setText(f'<span style="color:{style.ERROR.name()}; font-weight:bold;">'
@@ -193,7 +265,42 @@ class InputBar(QWidget):
         self.device_label.setToolTip("The device the model runs on")
         examples = ", ".join(bundle.examples[:3])
         self.source.setToolTip(f"At most {bundle.max_input_len} tokens." + (f" Try: {examples}" if examples else ""))
+        self._show_field_texts(bundle)
+        self._fill_examples(bundle)
         self._echo(self.source.text())
+
+    def _show_field_texts(self, bundle) -> None:
+        """Say what the fields mean for this kind of model: Source / Prompt / Text with [MASK]."""
+        label, hint, target_label, target_hint, target_tip = field_texts(bundle)
+        self.source_label.setText(label)
+        self.source.setPlaceholderText(hint)
+        has_target = target_label is not None
+        self.target_label.setVisible(has_target)
+        self.target.setVisible(has_target)
+        if has_target:
+            self.target_label.setText(target_label)
+            self.target.setPlaceholderText(target_hint)
+            self.target.setToolTip(target_tip)
+        else:
+            self.target.clear()  # an encoder-only model is never teacher-forced
+
+    def _fill_examples(self, bundle) -> None:
+        self.examples.blockSignals(True)
+        self.examples.clear()
+        self.examples.addItem("Examples…", None)
+        for text in bundle.examples:
+            self.examples.addItem(" ".join(printable(word) for word in text.split(" ")), text)
+        self.examples.setEnabled(bool(bundle.examples))
+        self.examples.setCurrentIndex(0)
+        self.examples.blockSignals(False)
+
+    def _example_chosen(self, row: int) -> None:
+        text = self.examples.itemData(row)
+        self.examples.setCurrentIndex(0)
+        if text:
+            self.source.setText(text)
+            self.target.clear()
+            self.run()
 
     def _on_input(self, source: str, target) -> None:
         if self.source.text() != source:
@@ -202,10 +309,8 @@ class InputBar(QWidget):
             self.target.setText(target or "")
 
     def _on_result(self, result) -> None:
-        forced = " (teacher-forced target)" if result.target_text else ""
-        self.status.setText(f'Output{forced}: <b style="font-family:{style.MONO_FAMILY}; color:'
-                            f'{style.OK.name()};">{html.escape(result.output_text) or "(empty)"}</b>')
-        self.status.setToolTip("")
+        self.status.setText(output_html(result, self.state.bundle))
+        self.status.setToolTip(mask_tooltip(result))
 
     def _on_busy(self, busy: bool, what: str) -> None:
         self.run_button.setEnabled(not busy)
