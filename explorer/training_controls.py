@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout,
                                QSpinBox, QStyle, QVBoxLayout, QWidget)
 
 from explorer import style
-from explorer.training_setup import BUILTIN_TASKS, MODEL_PRESETS, PRESET_LABELS
+from explorer.training_setup import BUILTIN_TASKS, KIND_TASKS, MODEL_KINDS, MODEL_PRESETS, PRESET_LABELS
 
 CONTINUE = "continue"  # the "model" combo's entry for continuing the session's model
 TSV = "tsv"
@@ -24,6 +24,17 @@ def _label(text: str, bold: bool = False) -> QLabel:
     label = QLabel(text)
     label.setFont(style.font(style.BASE_POINT_SIZE, bold=bold))
     return label
+
+
+def continue_refusal(bundle) -> str | None:
+    """Why the loaded model cannot be trained further here, or None if it can."""
+    if bundle is None:
+        return "No model is loaded"
+    if bundle.task.get("pretrained"):
+        return "A pretrained model's own training task is not one this trainer has"
+    if bundle.config.kind == "encoder_only" and not bundle.fills_masks:
+        return "An encoder-only model is trained as a masked LM, which needs a [MASK] token in its vocabulary"
+    return None
 
 
 def format_duration(seconds: float) -> str:
@@ -38,7 +49,8 @@ def format_duration(seconds: float) -> str:
 
 
 class TrainingControls(QWidget):
-    """Signals: startClicked, pauseClicked, stepClicked, stopClicked, saveClicked, useClicked, taskChanged(str)."""
+    """Signals: startClicked, pauseClicked, stepClicked, stopClicked, saveClicked, useClicked, taskChanged(str)
+    (also when a new kind of model changes which task is chosen)."""
 
     startClicked = Signal()
     pauseClicked = Signal()
@@ -52,6 +64,7 @@ class TrainingControls(QWidget):
         super().__init__(parent)
         self.tsv_path: str | None = None
         self._locked = False
+        self._continue_kind: str | None = None
         self._build()
 
     def _build(self) -> None:
@@ -67,6 +80,14 @@ class TrainingControls(QWidget):
         self.tokenizer_box.addItems(["char", "word"])
         self.tokenizer_box.setToolTip("How the TSV file's text is split into tokens")
         self.tokenizer_box.setVisible(False)
+
+        self.kind_box = QComboBox()
+        for key, text in MODEL_KINDS.items():
+            self.kind_box.addItem(text, key)
+        self.kind_box.setToolTip("The kind of new model: the paper's encoder-decoder, or one of its two descendants "
+                                 "(an encoder-only masked LM like BERT, a decoder-only next-token LM like GPT), "
+                                 "which learn from a text corpus")
+        self.kind_box.currentIndexChanged.connect(self._on_kind_changed)
 
         self.model_box = QComboBox()
         for name in MODEL_PRESETS:
@@ -96,10 +117,10 @@ class TrainingControls(QWidget):
         self.batch_spin.setRange(1, 2048)
         self.batch_spin.setValue(64)
         self.batch_spin.setToolTip("Sentence pairs per optimisation step")
-        for w in (self.task_box, self.tokenizer_box, self.model_box, self.device_box, self.steps_spin,
+        for w in (self.task_box, self.tokenizer_box, self.kind_box, self.model_box, self.device_box, self.steps_spin,
                   self.warmup_spin, self.batch_spin):
             w.setFont(f)
-        for box, chars in ((self.task_box, 7), (self.model_box, 8), (self.device_box, 4)):  # may shrink
+        for box, chars in ((self.task_box, 7), (self.kind_box, 8), (self.model_box, 8), (self.device_box, 4)):
             box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
             box.setMinimumContentsLength(chars)
 
@@ -109,7 +130,10 @@ class TrainingControls(QWidget):
         task_row = QHBoxLayout()
         task_row.addWidget(self.task_box, 1)
         task_row.addWidget(self.tokenizer_box)
-        fields = (("Task", task_row), ("Model", self.model_box), ("Device", self.device_box))
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.kind_box, 1)
+        model_row.addWidget(self.model_box, 1)
+        fields = (("Task", task_row), ("Model", model_row), ("Device", self.device_box))
         for col, (text, field) in enumerate(fields):
             grid.addWidget(_label(text), 0, 2 * col)
             if isinstance(field, QHBoxLayout):
@@ -189,15 +213,47 @@ class TrainingControls(QWidget):
             w.setEnabled(not active)
         self._on_model_changed()
 
+    def kind(self) -> str:
+        """The kind of model the run trains: the loaded model's own when continuing it."""
+        if self.continuing() and self._continue_kind:
+            return self._continue_kind
+        return self.kind_box.currentData()
+
+    def set_kind(self, kind: str) -> None:
+        self.kind_box.setCurrentIndex(max(0, self.kind_box.findData(kind)))
+
+    def _on_kind_changed(self, _index: int = 0) -> None:
+        """Only the tasks this kind can learn stay selectable (the variants: a text corpus);
+        a task it cannot learn gives way to the first one it can."""
+        allowed = KIND_TASKS.get(self.kind_box.currentData(), BUILTIN_TASKS)
+        model = self.task_box.model()
+        for row in range(self.task_box.count()):
+            name = self.task_box.itemData(row)
+            ok = allowed is BUILTIN_TASKS or name in allowed  # (a TSV file pairs sources with targets)
+            item = model.item(row) if isinstance(model, QStandardItemModel) else None
+            if item is not None:
+                item.setEnabled(ok)
+                item.setToolTip("" if ok else f"a {self.kind_box.currentText()} model learns from a text corpus: "
+                                              f"{', '.join(allowed)}")
+        if self.task_box.currentData() not in allowed and allowed is not BUILTIN_TASKS:
+            self.task_box.setCurrentIndex(max(0, self.task_box.findData(allowed[0])))
+            self.tokenizer_box.setVisible(False)
+        self.taskChanged.emit(self.task_name())
+
     def set_continue_available(self, bundle) -> None:
-        """Offer 'continue training' only for an encoder-decoder model the Trainer can train."""
+        """Offer 'continue training' only for a model the Trainer can train with its own task: any
+        of our kinds (an encoder-only one only as a masked LM, with its [MASK] token); never a
+        loaded pretrained model (its task is not one the Trainer has)."""
         index = self.model_box.findData(CONTINUE)
         item = self.model_box.model().item(index) if isinstance(self.model_box.model(), QStandardItemModel) else None
-        ok = bundle is not None and bundle.config.kind == "encoder_decoder"
+        why = continue_refusal(bundle)
+        ok = why is None
+        self._continue_kind = bundle.config.kind if ok else None
         self.model_box.setItemText(index, f"continue training “{bundle.name}”" if ok else
                                    "continue training the loaded model (none)")
         if item is not None:
             item.setEnabled(ok)
+            item.setToolTip(why or "Train a copy of the model the other panels show, on its own task")
         if not ok and self.model_box.currentData() == CONTINUE:
             self.model_box.setCurrentIndex(0)
 
@@ -208,10 +264,12 @@ class TrainingControls(QWidget):
         return self.task_box.currentData() if self.task_box.currentData() != TSV else "tsv"
 
     def _on_model_changed(self, _index: int = 0) -> None:
-        """Continuing a model trains it on its own task: the task box then has nothing to say."""
+        """Continuing a model trains it on its own task and keeps its kind: the task and kind
+        boxes then have nothing to say."""
         free = not self._locked and not self.continuing()
         self.task_box.setEnabled(free)
         self.tokenizer_box.setEnabled(free)
+        self.kind_box.setEnabled(free)
 
     def _on_task_activated(self, _index: int) -> None:
         if self.task_box.currentData() == TSV:
@@ -240,4 +298,4 @@ class TrainingControls(QWidget):
         self.progress.setFormat(text)
 
 
-__all__ = ["TrainingControls", "format_duration", "CONTINUE", "TSV", "DEFAULT_STEPS"]
+__all__ = ["TrainingControls", "format_duration", "continue_refusal", "CONTINUE", "TSV", "DEFAULT_STEPS"]

@@ -1,4 +1,5 @@
-"""Live training curves: loss, accuracy (token and held-out exact match), the learning rate of
+"""Live training curves: loss, accuracy (token and a held-out score: exact match, or for the
+variants masked-token / next-token accuracy), the learning rate of
 Section 5.3 (warm-up rising, then decaying as 1/√step) and throughput.
 
 The plot items are created once; each batch of metric rows is appended to growing numpy
@@ -25,10 +26,21 @@ LOSS_COLOUR, ACC_COLOUR, EXACT_COLOUR = "#0969da", "#1a7f37", "#d1242f"
 LR_COLOUR, SPEED_COLOUR = "#8250df", "#bc4c00"
 NARROW = 620  # px: below this the legend would hide the curves and long titles would collide
 # (wide title, narrow title) per plot; a narrow accuracy plot names its colours in the title.
+# The held-out score each objective reports (EvalEvent.metric): legend name, narrow-title word.
+METRIC_NAMES = {"exact_match": ("exact match (held-out)", "exact"),
+                "masked_accuracy": ("masked-token accuracy (held-out)", "masked"),
+                "next_token_accuracy": ("next-token accuracy (held-out)", "next")}
+
+
+def acc_titles(metric: str = "exact_match") -> tuple[str, str]:
+    short = METRIC_NAMES.get(metric, (metric, metric))[1]
+    return ("Accuracy", f"<span style='color:{ACC_COLOUR}'>tokens</span> · "
+                        f"<span style='color:{EXACT_COLOUR}'>{short}</span>")
+
+
 TITLES = {
     "loss": ("Training loss", "Loss"),
-    "acc": ("Accuracy", f"<span style='color:{ACC_COLOUR}'>tokens</span> · "
-                        f"<span style='color:{EXACT_COLOUR}'>exact</span>"),
+    "acc": acc_titles(),
     "lr": ("Learning rate (Eq. 3)", "Learning rate"),
     "speed": ("Throughput", "Throughput"),
 }
@@ -145,6 +157,7 @@ class TrainingCurves(TimedCanvas):
         self.series = {name: Series() for name in ("loss", "accuracy", "lr", "tokens_per_s")}
         self.exact_steps: list[int] = []
         self.exact_values: list[float] = []
+        self.metric = "exact_match"  # what the held-out points are (EvalEvent.metric)
         self._dirty = False
         self.loss_plot = _plot(self, 0, 0, TITLES["loss"][0], "cross-entropy")
         self.acc_plot = _plot(self, 0, 1, TITLES["acc"][0], "accuracy")
@@ -168,7 +181,7 @@ class TrainingCurves(TimedCanvas):
             "loss_raw": _curve(self.loss_plot, LOSS_COLOUR, 1, alpha=70),
             "loss": _curve(self.loss_plot, LOSS_COLOUR, 3),
             "accuracy": _curve(self.acc_plot, ACC_COLOUR, 3, name="token accuracy (train)"),
-            "exact": _curve(self.acc_plot, EXACT_COLOUR, 3, name="exact match (held-out)", symbol="o",
+            "exact": _curve(self.acc_plot, EXACT_COLOUR, 3, name=METRIC_NAMES["exact_match"][0], symbol="o",
                             symbolSize=8, symbolBrush=EXACT_COLOUR, symbolPen=None),
             "lr": _curve(self.lr_plot, LR_COLOUR, 3),
             "tokens_per_s": _curve(self.speed_plot, SPEED_COLOUR, 3),
@@ -193,9 +206,10 @@ class TrainingCurves(TimedCanvas):
         # in the current theme's text colour and presentation scale, not the light/normal defaults
         colour = presentation.THEMES[presentation.current_theme()].plot_foreground
         size = f"{style.TITLE_POINT_SIZE * presentation.applied_scale():.1f}pt"
+        titles = dict(TITLES, acc=acc_titles(self.metric))
         for key, plot in (("loss", self.loss_plot), ("acc", self.acc_plot), ("lr", self.lr_plot),
                           ("speed", self.speed_plot)):
-            plot.setTitle(TITLES[key][int(narrow)], color=colour, size=size)
+            plot.setTitle(titles[key][int(narrow)], color=colour, size=size)
             plot.getAxis("bottom").setStyle(maxTextLevel=0 if narrow else 1)  # "0 1000", not "0 5001000"
         text = "warm-up" if narrow else "warm-up ends"
         self.warmup_line.label.setFormat(text)
@@ -241,6 +255,29 @@ class TrainingCurves(TimedCanvas):
         self.exact_steps.append(step)
         self.exact_values.append(value)
         self._dirty = True
+
+    def add_eval(self, event) -> None:
+        """A held-out evaluation (`EvalEvent`), its points named by what it measured."""
+        self.set_metric(getattr(event, "metric", "exact_match"))
+        self.add_exact_match(event.step, event.score)
+
+    def set_metric(self, metric: str) -> None:
+        """Name the held-out curve by its metric: exact match (encoder-decoder), masked-token
+        accuracy (masked LM) or next-token accuracy (decoder-only LM)."""
+        if metric == self.metric:
+            return
+        self.metric = metric
+        curve = self.curves["exact"]
+        self.legend.removeItem(curve)
+        self.legend.addItem(curve, METRIC_NAMES.get(metric, (metric,))[0])
+        if not self.legend.isVisible():  # narrow: the accuracy title names the colours
+            colour = presentation.THEMES[presentation.current_theme()].plot_foreground
+            size = f"{style.TITLE_POINT_SIZE * presentation.applied_scale():.1f}pt"
+            self.acc_plot.setTitle(acc_titles(metric)[1], color=colour, size=size)
+
+    def held_out_name(self) -> str:
+        """The legend's name of the held-out curve (what the points measure)."""
+        return METRIC_NAMES.get(self.metric, (self.metric,))[0]
 
 
 __all__ = ["TrainingCurves", "TimedCanvas", "Series", "SMOOTHING"]

@@ -2,7 +2,8 @@
 it, and one attention map — so students watch the reverse task's anti-diagonal appear.
 
 The map shows the encoder–decoder (cross) attention of Section 3.2.3 when the model has one
-(else the first kind it has), averaged over heads or one head: rows are decoder positions
+(else the first kind it has: a decoder-only model's masked self-attention, an encoder-only
+model's self-attention), averaged over heads or one head: rows are decoder positions
 labelled with the token each one *predicts*, columns the source tokens it attends to. A
 timeline slider scrubs back through earlier snapshots of the same probe.
 """
@@ -21,6 +22,29 @@ pg.setConfigOptions(imageAxisOrder="row-major")  # [query, key] must not show tr
 
 KIND_TITLES = {"cross": "Cross-attention", "encoder": "Encoder self-attention",
                "decoder_self": "Decoder self-attention"}
+
+
+KIND_TIPS = {
+    "cross": "Which source tokens each decoder position looks at (Section 3.2.3); rows are labelled with the "
+             "token that position predicts",
+    "encoder": "Which input tokens each position looks at (Section 3.2.1); a masked LM must fill each [MASK] "
+               "from the words around it",
+    "decoder_self": "Which earlier tokens each position looks at when predicting the next one (masked "
+                    "self-attention, Section 3.2.3); rows are labelled with the token that position predicts",
+}
+
+
+def map_axes(result, kind: str) -> tuple[list[str], list[str], str, str]:
+    """(key labels, query labels, key axis title, query axis title) of a probe map.
+
+    Cross-attention: keys are source tokens, each decoder row is labelled with what it predicts.
+    Decoder self-attention (decoder-only: <bos> prompt continuation): keys are the tokens read,
+    rows what each position predicts. Encoder self-attention: the input on both axes."""
+    if kind == "encoder":
+        return list(result.src_pieces), list(result.src_pieces), "key token", "query (attending)"
+    if kind == "decoder_self":
+        return list(result.tgt_pieces), list(result.out_pieces), "token read", "predicting"
+    return list(result.src_pieces), list(result.out_pieces), "source token", "predicting"
 
 
 def token_ticks(pieces: list[str], room: int) -> list[list[tuple[float, str]]]:
@@ -93,8 +117,7 @@ class ProbeView(QWidget):
         grid.setColumnStretch(1, 1)
 
         self.map_title = _label("Cross-attention", style.BASE_POINT_SIZE, bold=True)
-        self.map_title.setToolTip("Which source tokens each decoder position looks at (Section 3.2.3); "
-                                  "rows are labelled with the token that position predicts")
+        self.map_title.setToolTip(KIND_TIPS["cross"])
         pick = QHBoxLayout()  # under the title, so the probe column stays narrow
         pick.addWidget(self.layer_box)
         pick.addWidget(self.head_box)
@@ -214,13 +237,14 @@ class ProbeView(QWidget):
         self.image.setImage(values, autoLevels=False, levels=(0.0, 1.0))
         self.image.setRect(0, 0, values.shape[1], values.shape[0])
         r = self.result
-        keys = r.src_pieces if kind != "decoder_self" else r.tgt_pieces
-        queries = r.out_pieces if kind != "encoder" else r.src_pieces
+        keys, queries, key_title, query_title = map_axes(r, kind)
         self.plot.getAxis("bottom").setTicks(token_ticks(keys[: values.shape[1]], self.canvas.width() // 18))
         self.plot.getAxis("left").setTicks(token_ticks(queries[: values.shape[0]], self.canvas.height() // 20))
         self.plot.setRange(xRange=(0, values.shape[1]), yRange=(0, values.shape[0]), padding=0)
         self.map_title.setText(KIND_TITLES.get(kind, kind))
-        self.plot.getAxis("left").setLabel("predicting" if kind != "encoder" else "query (attending)")
+        self.map_title.setToolTip(KIND_TIPS.get(kind, ""))
+        self.plot.getAxis("left").setLabel(query_title)
+        self.plot.getAxis("bottom").setLabel(key_title)
 
 
-__all__ = ["ProbeView", "attention_map", "preferred_kind"]
+__all__ = ["ProbeView", "attention_map", "preferred_kind", "map_axes"]

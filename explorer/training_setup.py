@@ -14,7 +14,7 @@ from pathlib import Path
 
 from model.bundle import ModelBundle
 from model.config import TransformerConfig
-from model.tasks import TASKS, Task, get_task
+from model.tasks import CORPUS_TASKS, TASKS, Task, get_task
 from model.training import TrainConfig, Trainer, TrainingError
 from model.transformer import Transformer
 
@@ -30,6 +30,15 @@ PRESET_LABELS = {
     "paper-base": "paper base — d_model 512, 6+6 layers, 8 heads",
 }
 BUILTIN_TASKS = tuple(TASKS)
+# The three kinds a new model can be (Section 3's Transformer and its two descendants), with
+# what each learns (model.training.OBJECTIVES) and the tasks it can learn from: the variants
+# learn a language model of a corpus, the encoder-decoder any task of (source, target) pairs.
+MODEL_KINDS = {
+    "encoder_decoder": "encoder-decoder (paper)",
+    "encoder_only": "encoder-only, masked LM (BERT-like)",
+    "decoder_only": "decoder-only, next-token LM (GPT-like)",
+}
+KIND_TASKS = {"encoder_decoder": BUILTIN_TASKS, "encoder_only": CORPUS_TASKS, "decoder_only": CORPUS_TASKS}
 DATA_ENV = "TRANSFORMER_EXPLORER_DATA"  # overrides where the last run is kept (tests, kiosks)
 
 
@@ -41,6 +50,7 @@ class TrainingRequest:
     tsv_path: str | None = None
     tsv_tokenizer: str = "char"
     preset: str = "tiny"
+    kind: str = "encoder_decoder"  # of a new model (MODEL_KINDS); a continued model keeps its own
     continue_from: ModelBundle | None = None  # the session's model: copied by the worker, never trained
     train: TrainConfig = field(default_factory=TrainConfig)
     probe: str = ""  # "" → the task's first example
@@ -62,29 +72,48 @@ def load_task(request: TrainingRequest) -> Task:
     return get_task(request.task)
 
 
-def default_probe(task: Task) -> str:
-    """The probe input students watch: the task's first example, else a held-out source."""
+def default_probe(task: Task, kind: str = "encoder_decoder") -> str:
+    """The probe input students watch: the task's first example fit for the model's kind (a
+    sentence with [MASK] for a masked LM, a prompt without one for the others; a corpus lists
+    both, as `ModelBundle.examples` sorts them), else a held-out source."""
     if task.examples:
-        return task.examples[0]
+        fit = [e for e in task.examples if ("[MASK]" in e.split()) == (kind == "encoder_only")]
+        return (fit or task.examples)[0]
     pairs = task.pairs(1, seed=0, split="eval")
     return pairs[0][0] if pairs else ""
 
 
-def new_bundle(task: Task, preset: str, seed: int = 0) -> ModelBundle:
-    """An untrained model of a preset size for `task`, with the task's own tokenizers."""
+def check_kind_task(kind: str, task_name: str) -> None:
+    """A variant learns a language model of a corpus; refuse other tasks with the reason."""
+    if kind not in MODEL_KINDS:
+        raise TrainingError(f"unknown model kind {kind!r}; choose one of {', '.join(MODEL_KINDS)}")
+    if kind != "encoder_decoder" and task_name not in KIND_TASKS[kind]:
+        raise TrainingError(f"an {MODEL_KINDS[kind]} model learns from a text corpus "
+                            f"({', '.join(KIND_TASKS[kind])}), not from the {task_name!r} task")
+
+
+def new_bundle(task: Task, preset: str, seed: int = 0, kind: str = "encoder_decoder") -> ModelBundle:
+    """An untrained model of a preset size and kind for `task`, with the task's own tokenizers.
+    A variant keeps the preset's layers on its one stack (tiny: 2 encoder or 2 decoder layers)."""
     import torch
 
     if preset not in MODEL_PRESETS:
         raise TrainingError(f"unknown model size {preset!r}; choose one of {', '.join(MODEL_PRESETS)}")
+    check_kind_task(kind, task.name)
     src_tok, tgt_tok = task.build_tokenizers()
     sizes = dict(MODEL_PRESETS[preset], dropout=0.1, max_len=max(64, task.max_src_len + 2, task.max_tgt_len + 2))
+    stacks = {"encoder_only": dict(n_decoder_layers=0), "decoder_only": dict(n_encoder_layers=0)}.get(kind, {})
     torch.manual_seed(seed)
     if preset == "paper-base":  # Table 3 base; embeddings shared only when the vocabularies are one
         config = TransformerConfig.base(len(src_tok), len(tgt_tok), max_len=sizes["max_len"],
-                                        share_embeddings=src_tok.vocab == tgt_tok.vocab)
+                                        share_embeddings=kind == "encoder_decoder" and src_tok.vocab == tgt_tok.vocab,
+                                        kind=kind, **stacks)
     else:
-        config = TransformerConfig(src_vocab_size=len(src_tok), tgt_vocab_size=len(tgt_tok), **sizes)
-    return ModelBundle(Transformer(config), src_tok, tgt_tok, task.to_dict(), {}, name=f"{task.name} ({preset})")
+        config = TransformerConfig(src_vocab_size=len(src_tok), tgt_vocab_size=len(tgt_tok), kind=kind,
+                                   **{**sizes, **stacks})
+    short = {"encoder_only": "masked LM, ", "decoder_only": "next-token LM, "}.get(kind, "")
+    return ModelBundle(Transformer(config), src_tok, tgt_tok, task.to_dict(), {},
+                       name=f"{task.name} ({short}{preset})")
 
 
 def build_trainer(request: TrainingRequest) -> Trainer:
@@ -94,15 +123,19 @@ def build_trainer(request: TrainingRequest) -> Trainer:
         bundle.path = None
         task = load_task(request) if request.tsv_path else None  # None → the bundle's own task
         return Trainer(bundle, task, request.train)
+    if request.tsv_path:
+        check_kind_task(request.kind, "tsv")
     task = load_task(request)
-    return Trainer(new_bundle(task, request.preset, request.train.seed), task, request.train)
+    return Trainer(new_bundle(task, request.preset, request.train.seed, request.kind), task, request.train)
 
 
 def describe_model(trainer: Trainer) -> str:
     c = trainer.model.config
     n = sum(p.numel() for p in dict.fromkeys(trainer.model.parameters()))
-    return (f"d_model {c.d_model}, {c.n_encoder_layers}+{c.n_decoder_layers} layers, {c.n_heads} heads, "
-            f"d_ff {c.d_ff} · {n:,} parameters")
+    layers = {"encoder_only": f"{c.n_encoder_layers} encoder layers (masked LM)",
+              "decoder_only": f"{c.n_decoder_layers} decoder layers (next-token LM)"}.get(
+        c.kind, f"{c.n_encoder_layers}+{c.n_decoder_layers} layers")
+    return f"d_model {c.d_model}, {layers}, {c.n_heads} heads, d_ff {c.d_ff} · {n:,} parameters"
 
 
 def data_dir() -> Path:
@@ -123,5 +156,5 @@ def last_run_dir() -> Path:
     return data_dir() / "last-run"
 
 
-__all__ = ["MODEL_PRESETS", "PRESET_LABELS", "BUILTIN_TASKS", "TrainingRequest", "build_trainer", "new_bundle",
+__all__ = ["MODEL_PRESETS", "PRESET_LABELS", "BUILTIN_TASKS", "MODEL_KINDS", "KIND_TASKS", "check_kind_task", "TrainingRequest", "build_trainer", "new_bundle",
            "default_probe", "load_task", "worker_threads", "last_run_dir", "data_dir", "describe_model"]

@@ -192,7 +192,7 @@ class TrainingWorker(QObject):
         cfg = trainer.config
         with self._lock:
             if not self._probe.strip():
-                self._probe = default_probe(trainer.task)
+                self._probe = default_probe(trainer.task, trainer.model.config.kind)
         self._task_dict = trainer.task.to_dict()
         self.info.emit(RunInfo(trainer.task.name, describe_model(trainer), str(trainer.device), cfg.steps,
                                cfg.warmup, self._probe, torch_threads(), trainer.model.config.to_dict(),

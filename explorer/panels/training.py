@@ -127,7 +127,7 @@ class TrainingPanel(QWidget):
         tsv = c.tsv_path if c.task_box.currentData() == TSV else None
         preset = c.model_box.currentData()
         return TrainingRequest(task=c.task_name(), tsv_path=tsv, tsv_tokenizer=c.tokenizer_box.currentText(),
-                               preset=preset if preset != CONTINUE else "tiny",
+                               preset=preset if preset != CONTINUE else "tiny", kind=c.kind(),
                                continue_from=self.state.bundle if preset == CONTINUE else None, train=train,
                                probe=self.probe.probe_edit.text().strip(), snapshots=True, start_paused=start_paused)
 
@@ -142,6 +142,10 @@ class TrainingPanel(QWidget):
         self.timeline.clear()
         self.probe.clear()
         self.curves.reset(request.train.warmup)
+        from model.training import EVAL_METRICS, OBJECTIVES
+
+        kind = request.continue_from.config.kind if request.continue_from is not None else request.kind
+        self.curves.set_metric(EVAL_METRICS[OBJECTIVES.get(kind, "encoder_decoder")])
         self._walls, self._wall_steps = np.empty(0), np.empty(0)
         self._publishing_ok = False
         self.live = True
@@ -282,7 +286,7 @@ class TrainingPanel(QWidget):
 
     def _on_eval(self, event) -> None:
         if self._mine():
-            self.curves.add_exact_match(event.step, event.exact_match)
+            self.curves.add_eval(event)
             self._schedule_redraw()
 
     def _on_snapshot(self, snap: Snapshot) -> None:
@@ -456,7 +460,7 @@ class TrainingPanel(QWidget):
         from model.tasks import get_task
         from explorer.training_setup import default_probe
 
-        self.probe.set_probe_text(default_probe(get_task(name)))
+        self.probe.set_probe_text(default_probe(get_task(name), self.controls.kind()))
 
     def _on_probe_edited(self, text: str) -> None:
         if self.run is not None:
