@@ -1,0 +1,221 @@
+"""Every panel other than decoding, with the two descendants of the paper's model: a decoder-only
+(GPT-like) next-token LM and an encoder-only (BERT-like) masked LM, both on the 'facts' corpus.
+
+What is checked is what a person sees: the input bar names what to type (a prompt, a text with
+[MASK]) and marks the words the model filled in; the stepper and the attention panel name the
+prompt + continuation axes and offer only the attention kinds the model has; the training panel
+trains either kind with the same Trainer, labels the held-out curve by what it measures, and
+continues a loaded variant but never a pretrained model.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+pytest.importorskip("pytestqt")
+
+from explorer import training_worker  # noqa: E402
+from explorer.input_bar import InputBar, output_html  # noqa: E402
+from explorer.panels.attention import AttentionPanel  # noqa: E402
+from explorer.panels.stepper import StepperPanel  # noqa: E402
+from explorer.panels.training import TrainingPanel  # noqa: E402
+from explorer.runner import Runner  # noqa: E402
+from explorer.state import SessionState  # noqa: E402
+from explorer.training_controls import CONTINUE  # noqa: E402
+from explorer.training_setup import TrainingRequest, build_trainer, default_probe  # noqa: E402
+from model.checkpoint import random_bundle  # noqa: E402
+from model.tasks import CORPUS_TASKS, get_task  # noqa: E402
+from model.training import TrainConfig, TrainingError  # noqa: E402
+
+TIMEOUT = 60_000
+
+
+def gpt():
+    torch.manual_seed(0)
+    return random_bundle("facts", kind="decoder_only", n_encoder_layers=0, d_model=32, n_heads=4, d_ff=64,
+                         dropout=0.0)
+
+
+def bert():
+    torch.manual_seed(0)
+    return random_bundle("facts", kind="encoder_only", n_decoder_layers=0, d_model=32, n_heads=4, d_ff=64,
+                         dropout=0.0)
+
+
+@pytest.fixture
+def session(qtbot):
+    state = SessionState()
+    runner = Runner(state, synchronous=True)
+    bar = InputBar(state, runner)
+    qtbot.addWidget(bar)
+    return state, runner, bar
+
+
+# -- input bar -------------------------------------------------------------------------------
+def test_the_input_bar_names_what_each_kind_reads(session):
+    state, runner, bar = session
+    runner.set_bundle(random_bundle("reverse", dropout=0.0), then_run="abc")
+    assert bar.source_label.text() == "Source:" and not bar.target.isHidden()
+    runner.set_bundle(gpt(), then_run="the duck")
+    assert bar.source_label.text() == "Prompt:" and bar.target_label.text() == "Continuation:"
+    assert not bar.target.isHidden()
+    bar.target.setText("eats")
+    runner.set_bundle(bert(), then_run="the [MASK] says moo")
+    assert bar.source_label.text() == "Text with [MASK]:" and "[MASK]" in bar.source.placeholderText()
+    assert bar.target.isHidden() and bar.target.text() == ""  # nothing to teacher-force
+    examples = [bar.examples.itemData(i) for i in range(1, bar.examples.count())]
+    assert examples == state.bundle.examples and all("[MASK]" in e for e in examples)
+
+
+def test_choosing_an_example_runs_it(session):
+    state, runner, bar = session
+    runner.set_bundle(gpt(), then_run="the duck")
+    row = bar.examples.findData("a sleepy lion")
+    assert row > 0
+    bar.examples.activated.emit(row)
+    assert state.source_text == "a sleepy lion" and state.result.n_prompt == 3
+    assert bar.examples.currentIndex() == 0  # ready for the next pick
+
+
+def test_the_masked_lms_fill_ins_are_marked_and_the_prompt_is_set_apart(session):
+    state, runner, bar = session
+    runner.set_bundle(bert(), then_run="the [MASK] says moo")
+    result = state.result
+    filled = result.mask_predictions[0].pieces[0]
+    text = bar.status.text()
+    assert f'text-decoration: underline;">{filled}</span>' in text and "[MASK]" not in text
+    assert text.startswith("Filled (1 mask)")
+    assert f"{filled} " in bar.status.toolTip() and "%" in bar.status.toolTip()  # top-k candidates
+    runner.set_bundle(gpt(), then_run="the duck")
+    text = output_html(state.result, state.bundle)
+    prompt_at, continuation_at = text.index("the duck"), text.index("<b")
+    assert text.startswith("Continuation:") and prompt_at < continuation_at
+
+
+# -- stepper and attention ---------------------------------------------------------------------
+def test_the_stepper_names_the_decoder_only_axes_prompt_and_continuation(qtbot):
+    state = SessionState()
+    runner = Runner(state, synchronous=True)
+    panel = StepperPanel(state)
+    qtbot.addWidget(panel)
+    runner.set_bundle(gpt(), then_run="the duck")
+    assert state.select_step_named("decoder.embedding.tokens")
+    view = panel.view
+    assert view.left.labelText == "tokens: <bos> prompt | continuation"
+    assert view.row_labels[:3] == ["<bos>", "the", "duck"] and len(view.row_labels) == len(state.result.tgt_pieces)
+    runner.set_bundle(bert(), then_run="the [MASK] says moo")
+    assert state.select_step_named("encoder.embedding.tokens")
+    assert view.left.labelText == "input tokens" and view.row_labels == ["the", "[MASK]", "says", "moo"]
+
+
+@pytest.mark.parametrize("make, text, kinds, names", [
+    (gpt, "the duck", ["decoder_self"], "prompt | continuation"),
+    (bert, "the [MASK] says moo", ["encoder"], "input")])
+def test_the_attention_panel_offers_only_the_kinds_the_model_has(qtbot, make, text, kinds, names):
+    state = SessionState()
+    runner = Runner(state, synchronous=True)
+    panel = AttentionPanel(state)
+    qtbot.addWidget(panel)
+    runner.set_bundle(make(), then_run=text)
+    offered = [panel.kind_box.itemData(i) for i in range(panel.kind_box.count())]
+    assert offered == kinds
+    assert panel.data.axis_names(kinds[0]) == (names, names)
+    panel.set_view("single")
+    assert names in panel.single.heatmap.y_axis.labelText
+    if kinds == ["decoder_self"]:  # rows: <bos> prompt continuation
+        q_labels, _ = panel.data.labels["decoder_self"]
+        assert q_labels == state.result.tgt_pieces and q_labels[1:3] == ["the", "duck"]
+
+
+def test_the_encoder_decoder_keeps_source_and_target_names(qtbot):
+    state = SessionState()
+    runner = Runner(state, synchronous=True)
+    panel = AttentionPanel(state)
+    qtbot.addWidget(panel)
+    runner.set_bundle(random_bundle("reverse", dropout=0.0), then_run="abc")
+    assert panel.data.axis_names("cross") == ("target", "source")
+    assert state.axis_title("tgt") is None  # the inspector's usual "target tokens"
+
+
+# -- training ---------------------------------------------------------------------------------
+@pytest.fixture
+def panel(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRANSFORMER_EXPLORER_DATA", str(tmp_path / "appdata"))
+    monkeypatch.setattr(training_worker, "worker_threads", lambda: 1)
+    state = SessionState()
+    state.set_bundle(random_bundle("reverse"))
+    p = TrainingPanel(state)
+    qtbot.addWidget(p)
+    p.controls.steps_spin.setValue(6)
+    p.controls.warmup_spin.setValue(4)
+    p.controls.batch_spin.setValue(8)
+    yield p
+    p.shutdown()
+
+
+def enabled_tasks(controls) -> list[str]:
+    model = controls.task_box.model()
+    return [controls.task_box.itemData(r) for r in range(controls.task_box.count()) if model.item(r).isEnabled()]
+
+
+def test_the_kind_chooser_restricts_the_tasks_to_the_corpus(panel):
+    c = panel.controls
+    assert "reverse" in enabled_tasks(c) and c.task_name() == "reverse"
+    c.set_kind("decoder_only")
+    assert enabled_tasks(c) == list(CORPUS_TASKS) and c.task_name() == "facts"
+    assert panel.probe.probe_edit.text() == default_probe(get_task("facts"), "decoder_only")
+    assert "[MASK]" not in panel.probe.probe_edit.text()
+    c.set_kind("encoder_only")
+    assert "[MASK]" in panel.probe.probe_edit.text()  # a masked LM is probed with a blank to fill
+    req = panel.request()
+    assert req.kind == "encoder_only" and req.task == "facts"
+    c.set_kind("encoder_decoder")
+    assert "reverse" in enabled_tasks(c) and c.task_name() == "facts"  # the choice stays, all tasks open
+
+
+def test_a_variant_is_refused_a_task_that_is_not_a_corpus():
+    with pytest.raises(TrainingError, match="corpus"):
+        build_trainer(TrainingRequest(task="reverse", kind="decoder_only", train=TrainConfig(steps=1, batch_size=2)))
+
+
+def test_continue_training_is_offered_for_variants_but_not_for_pretrained_models(panel):
+    c, state = panel.controls, panel.state
+    row = c.model_box.findData(CONTINUE)
+    for bundle in (gpt(), bert()):
+        state.set_bundle(bundle)
+        assert c.model_box.model().item(row).isEnabled(), bundle.config.kind
+    c.model_box.setCurrentIndex(row)
+    assert c.kind() == "encoder_only" and not c.kind_box.isEnabled()
+    pretrained = bert()
+    pretrained.task = dict(pretrained.task, pretrained=True)
+    state.set_bundle(pretrained)
+    assert not c.model_box.model().item(row).isEnabled() and c.model_box.currentData() != CONTINUE
+    assert "pretrained" in c.model_box.model().item(row).toolTip()
+
+
+@pytest.mark.parametrize("kind, metric, kind_shown", [
+    ("decoder_only", "next_token_accuracy", "decoder_self"), ("encoder_only", "masked_accuracy", "encoder")])
+def test_training_a_variant_through_the_worker(qtbot, panel, kind, metric, kind_shown):
+    c = panel.controls
+    c.set_kind(kind)
+    evals = []
+    panel.start()
+    panel.run.worker.evaluated.connect(evals.append)
+    qtbot.waitUntil(lambda: panel.run is None and panel.phase == "idle", timeout=TIMEOUT)
+    assert panel.step == 6
+    assert evals and all(e.metric == metric for e in evals) and 0.0 <= evals[-1].score <= 1.0
+    assert panel.curves.metric == metric and "held-out" in panel.curves.held_out_name()
+    assert panel.curves.curves["exact"].getData()[1][-1] == pytest.approx(evals[-1].score)
+    label = panel.curves.legend.getLabel(panel.curves.curves["exact"]).text
+    assert label == panel.curves.held_out_name() and ("next-token" in label if kind == "decoder_only"
+                                                      else "masked" in label)
+    # The probe watched the kind's own attention, labelled by what each axis holds.
+    assert panel.probe.kind == kind_shown and len(panel.timeline) >= 2
+    assert panel.probe.plot.getAxis("left").labelText in ("predicting", "query (attending)")
+    # The trained model (a copy) is the session's, of the same kind, with a forward to show.
+    bundle = panel.state.bundle
+    assert bundle.config.kind == kind and bundle.metrics["steps"] == 6
+    assert bundle.metrics[metric] == pytest.approx(evals[-1].score) and bundle.metrics["objective"]
+    assert panel.state.result is not None and panel.state.result.trace.attention_kinds() == [kind_shown]
+    # … and it can be trained on: "continue training" is offered for it.
+    assert c.model_box.model().item(c.model_box.findData(CONTINUE)).isEnabled()
