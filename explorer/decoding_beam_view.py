@@ -140,6 +140,7 @@ class BeamTreeView(pg.PlotWidget):
             xy = np.array(edges[kind], dtype=float).reshape(-1, 2)
             item.setData(xy[:, 0], xy[:, 1])
         self._label_parts = []
+        stem = any(is_prompt(n) for n in nodes)
         for i, n in enumerate(nodes):
             label = self._label(i)
             colour = ("#9aa0a6" if n.pruned and n.id not in best else
@@ -152,11 +153,18 @@ class BeamTreeView(pg.PlotWidget):
                      if n.parent is not None and not is_prompt(n) else "")
             self._label_parts.append((n, n.id in best or is_prompt(n), head, score))
             label.setPos(*pos[n.id])
+            x, y = pos[n.id]
+            if stem and y == 0.0 and x < 0:  # the stem: centred under its dots, every other one lower,
+                label.setAnchor((0.5, -0.35 if int(-x) % 2 else -1.35))  # so long words never overlap
+            else:
+                label.setAnchor((-0.08, 0.5))
         for label in self.labels[len(nodes):]:
             label.setVisible(False)
         xs = [p[0] for p in pos.values()]
         ys = [p[1] for p in pos.values()]
-        self.getPlotItem().setRange(xRange=(min(xs) - 0.3, max(xs) + 1.4), yRange=(min(ys) - 0.7, max(ys) + 0.7), padding=0)
+        left = 0.6 if stem else 0.3  # a centred stem label reaches half a word left of <bos>
+        self.getPlotItem().setRange(xRange=(min(xs) - left, max(xs) + 1.4), yRange=(min(ys) - 1.0, max(ys) + 0.7),
+                                    padding=0)
         steps = range(int(min(xs)), int(max(xs)) + 1)
         root = next((n.token for n in nodes if n.parent is None), None)  # the model's start symbol (Marian: <pad>)
         start = pieces[root] if root is not None and 0 <= root < len(pieces) else "<bos>"
@@ -177,16 +185,21 @@ class BeamTreeView(pg.PlotWidget):
         if not self._label_parts:
             return
         px = self.getPlotItem().getViewBox().width() / (self._n_steps + 1.2)
-        density = (px >= 26, px >= 34, px >= 56)  # kept tokens, kept scores, pruned tokens
+        # kept tokens, kept scores, pruned tokens; and whether the best path's labels (always
+        # shown) must alternate above/right of their dots so neighbours do not run together
+        density = (px >= 26, px >= 34, px >= 56, px < 80)
         if density == self._density:
             return
         self._density = density
-        kept_tokens, kept_scores, pruned_tokens = density
+        kept_tokens, kept_scores, pruned_tokens, crowded = density
         for label, (node, on_best, head, score) in zip(self.labels, self._label_parts):
             visible = on_best or (pruned_tokens if node.pruned else kept_tokens)
             with_score = on_best or (kept_scores and not node.pruned)
             label.setHtml(head + (score if with_score else "") + "</div>")
             label.setVisible(visible)
+            if label.pos().x() >= 0:  # the stem (x < 0) keeps its own placement
+                above = crowded and on_best and int(round(label.pos().x())) % 2 == 1
+                label.setAnchor((0.5, 1.5) if above else (-0.08, 0.5))
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

@@ -50,6 +50,7 @@ class DecodeRun:
     bos_id: int = 1  # the target tokenizer's start and end symbols (a pretrained model has its own)
     eos_id: int = 2
     n_prompt: int = 0  # decoder-only: the prompt's tokens follow <bos> in every prefix
+    beam_text: str = ""  # the best hypothesis as text (the tokenizer joins words with spaces)
 
     @property
     def prompt_ids(self) -> list[int]:
@@ -130,8 +131,12 @@ def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings,
         tgt_in = decoder_input(steps)  # <bos> [prompt] y1 … y_{n-1}
         masked = parallel_pass(model, src, tgt_in, causal=True)
         unmasked = parallel_pass(model, src, tgt_in, causal=False)
+    beam_text = ""
+    if beam is not None:
+        beam_text = bundle.tgt_tokenizer.decode([i for i in beam.tokens[skip:] if i != eos])
     return DecodeRun(settings, source_text, list(enc.pieces), list(bundle.tgt_tokenizer.vocab), steps,
-                     masked, unmasked, beam, list(enc.unknown), bos, eos, n_prompt=len(prompt or []))
+                     masked, unmasked, beam, list(enc.unknown), bos, eos, n_prompt=len(prompt or []),
+                     beam_text=beam_text)
 
 
 class _Signals(QObject):

@@ -140,7 +140,7 @@ class MaskPredictionsView(QWidget):
         self.hint.setWordWrap(True)
         self.hint.setFont(style.font(style.TITLE_POINT_SIZE))
         self.hint.setAlignment(Qt.AlignCenter)
-        self.hint.setStyleSheet("padding: 24px;")
+        self.hint.setStyleSheet("background:#ddf4ff; color:#0a3069; padding:18px; border-radius:6px;")
         self.explain = QLabel(
             "Encoder-only (BERT-like): the whole sentence is read at once — no causal mask, so each "
             "blank is guessed from the words on both sides. Bars: the model's softmax at that position "

@@ -170,7 +170,8 @@ def test_beam_search_draws_the_prompt_as_a_fixed_stem(qtbot, gpt):
     assert all(brushes[n.id] != PROMPT.name() for n in searched)
     assert all(pos[n.id][0] == n.step - 1 for n in searched)  # decoding step t at x = t
     assert "prompt" in [label for _x, label in view.getPlotItem().getAxis("bottom")._tickLevels[0]]
-    best = "".join(run.pieces(t for t in ref.tokens[1 + len(prompt):] if t != eos))
+    best = gpt.tgt_tokenizer.decode([t for t in ref.tokens[1 + len(prompt):] if t != eos])
+    assert " " in best  # words, not glued pieces
     assert f"Best {best!r}" in panel.beam_summary.text()
 
 

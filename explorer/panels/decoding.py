@@ -200,7 +200,7 @@ class DecodingPanel(QWidget):
         if run.beam is not None:
             self.beam_view.set_result(run.beam, run.vocab)
             s = run.settings
-            best = "".join(run.pieces(t for t in run.beam.tokens[1 + run.n_prompt:] if t != run.eos_id))
+            best = run.beam_text
             stem = " Purple = the prompt (given, not searched)." if run.n_prompt else ""
             self.beam_summary.setText(
                 f"Beam {s.beam_size}, α = {s.alpha:g}: {len(run.beam.nodes)} hypotheses expanded. "
