@@ -18,7 +18,7 @@ from model.checkpoint import bundled_checkpoints  # noqa: E402
 from support import make_main_window, messages_of  # noqa: E402
 
 TOUR_ORDER = ["transformer", "embedding", "positional", "self-attention", "multi-head", "masking", "decoder attention",
-              "decoding", "training"]
+              "decoding", "training", "bert-like", "gpt-like"]
 
 
 def make_window(qtbot, tmp_path, name="s.ini"):
@@ -64,9 +64,14 @@ def test_the_tour_follows_the_paper_and_each_scene_selects_its_step(window, qtbo
         others = [d for n, d in window.docks.items() if n != scene.panel]
         assert not scene.solo or all(d.isHidden() for d in others), scene.name
         assert window.statusBar().currentMessage() == scene.caption
+        if scene.decoding:
+            decoding = window.panels["decoding"].controls.settings()
+            assert decoding.strategy == scene.decoding["strategy"]  # scene 7 asks for beam 4, 10 for greedy
+            assert scene.decoding["strategy"] != "beam" or decoding.beam_size == scene.decoding["beam_size"]
+        if scene.checkpoint in ("bert-facts", "gpt-facts") and scene.checkpoint in bundled_checkpoints():
+            assert state.bundle.name == scene.checkpoint and state.source_text == scene.input
+            assert state.bundle.config.kind == {"bert-facts": "encoder_only", "gpt-facts": "decoder_only"}[scene.checkpoint]
     assert not [t for level, t in seen if level == "error"], seen
-    decoding = window.panels["decoding"].controls.settings()
-    assert decoding.strategy == "beam" and decoding.beam_size == 4  # scene 7 set it
     qtbot.keyClick(window, Qt.Key_PageUp)
     qtbot.keyClick(window, Qt.Key_PageUp)
     back = tour.scenes[deck.index]
