@@ -275,6 +275,9 @@ class InputBar(QWidget):
         self.source_label.setText(label)
         self.source.setPlaceholderText(hint)
         has_target = target_label is not None
+        grid = self.layout()
+        grid.removeWidget(self.source)  # without a target field the source takes its room
+        grid.addWidget(self.source, 0, 3, 1, 1 if has_target else 3)
         self.target_label.setVisible(has_target)
         self.target.setVisible(has_target)
         if has_target:

@@ -14,7 +14,9 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout,
 from explorer import style
 from explorer.training_setup import BUILTIN_TASKS, KIND_TASKS, MODEL_KINDS, MODEL_PRESETS, PRESET_LABELS
 
-CONTINUE = "continue"  # the "model" combo's entry for continuing the session's model
+CONTINUE = "continue"
+KIND_SHORT = {"encoder_decoder": "encoder-decoder", "encoder_only": "encoder-only · masked LM",
+              "decoder_only": "decoder-only · next-token LM"}  # the "model" combo's entry for continuing the session's model
 TSV = "tsv"
 DEVICES = (("auto", "auto"), ("cpu", "CPU"), ("cuda", "CUDA"))
 DEFAULT_STEPS = {"tiny": 3000, "small": 4000, "paper-base": 2000}
@@ -83,7 +85,8 @@ class TrainingControls(QWidget):
 
         self.kind_box = QComboBox()
         for key, text in MODEL_KINDS.items():
-            self.kind_box.addItem(text, key)
+            self.kind_box.addItem(KIND_SHORT[key], key)
+            self.kind_box.setItemData(self.kind_box.count() - 1, text, Qt.ToolTipRole)
         self.kind_box.setToolTip("The kind of new model: the paper's encoder-decoder, or one of its two descendants "
                                  "(an encoder-only masked LM like BERT, a decoder-only next-token LM like GPT), "
                                  "which learn from a text corpus")
@@ -120,7 +123,7 @@ class TrainingControls(QWidget):
         for w in (self.task_box, self.tokenizer_box, self.kind_box, self.model_box, self.device_box, self.steps_spin,
                   self.warmup_spin, self.batch_spin):
             w.setFont(f)
-        for box, chars in ((self.task_box, 7), (self.kind_box, 8), (self.model_box, 8), (self.device_box, 4)):
+        for box, chars in ((self.task_box, 7), (self.kind_box, 12), (self.model_box, 8), (self.device_box, 4)):
             box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
             box.setMinimumContentsLength(chars)
 
@@ -130,25 +133,24 @@ class TrainingControls(QWidget):
         task_row = QHBoxLayout()
         task_row.addWidget(self.task_box, 1)
         task_row.addWidget(self.tokenizer_box)
-        model_row = QHBoxLayout()
-        model_row.addWidget(self.kind_box, 1)
-        model_row.addWidget(self.model_box, 1)
-        fields = (("Task", task_row), ("Model", model_row), ("Device", self.device_box))
+        fields = (("Task", task_row), ("Kind", self.kind_box), ("Device", self.device_box))
         for col, (text, field) in enumerate(fields):
             grid.addWidget(_label(text), 0, 2 * col)
             if isinstance(field, QHBoxLayout):
                 grid.addLayout(field, 0, 2 * col + 1)
             else:
                 grid.addWidget(field, 0, 2 * col + 1)
-        numbers = QHBoxLayout()
+        numbers = QHBoxLayout()  # the size (or the loaded model to continue), then the run's numbers
         numbers.setSpacing(6)
+        numbers.addWidget(_label("Model"))
+        numbers.addWidget(self.model_box, 1)
+        numbers.addSpacing(10)
         for i, (text, spin) in enumerate((("Steps", self.steps_spin), ("Warm-up", self.warmup_spin),
                                           ("Batch", self.batch_spin))):
             if i:
                 numbers.addSpacing(10)
             numbers.addWidget(_label(text))
             numbers.addWidget(spin)
-        numbers.addStretch(1)
         grid.addLayout(numbers, 1, 0, 1, 6)
         grid.setColumnStretch(1, 2)
         grid.setColumnStretch(3, 3)

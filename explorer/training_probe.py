@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
                                QSlider, QVBoxLayout, QWidget)
 
@@ -137,6 +138,7 @@ class ProbeView(QWidget):
         for name, text in (("bottom", "source token"), ("left", "predicting")):
             axis = self.plot.getAxis(name)
             axis.setTickFont(style.font(style.SMALL_POINT_SIZE, mono=True))
+            axis.setStyle(hideOverlappingLabels=False)  # a first word ("<bos>") is wider than its cell
             axis.setPen(style.MUTED.name())
             axis.setTextPen(style.TEXT.name())
             axis.setLabel(text, color=style.TEXT.name(), **{"font-size": f"{style.SMALL_POINT_SIZE}pt"})
@@ -145,6 +147,7 @@ class ProbeView(QWidget):
         bar.axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
         self.canvas.addItem(bar)
         self.canvas.setMinimumSize(200, 140)
+        self._blank_axes()
 
         self.slider = QSlider(Qt.Horizontal)
         self.slider.setRange(0, 0)
@@ -199,9 +202,24 @@ class ProbeView(QWidget):
             self.slider.setToolTip(f"Snapshot {index + 1} of {count}: drag to go back to an earlier step of the run")
         self.live_button.setEnabled(not live and count > 0)
 
+    def expect_kind(self, model_kind: str) -> None:
+        """Before a run's first snapshot: title the map with the attention this kind of model
+        will show (cross-attention needs both stacks)."""
+        if self.result is None:
+            kind = {"encoder_only": "encoder", "decoder_only": "decoder_self"}.get(model_kind, "cross")
+            self.map_title.setText(KIND_TITLES[kind])
+            self.map_title.setToolTip(KIND_TIPS[kind])
+
+    def _blank_axes(self) -> None:
+        """No snapshot yet: an empty square, not pyqtgraph's default numbers around nothing."""
+        for name in ("bottom", "left"):
+            self.plot.getAxis(name).setTicks([[]])
+        self.plot.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+
     def clear(self) -> None:
         self.result, self.kind = None, None
         self.image.clear()
+        self._blank_axes()
         self.output_label.setText("—")
         self.set_timeline(0, 0, 0, True)
 
@@ -238,8 +256,15 @@ class ProbeView(QWidget):
         self.image.setRect(0, 0, values.shape[1], values.shape[0])
         r = self.result
         keys, queries, key_title, query_title = map_axes(r, kind)
-        self.plot.getAxis("bottom").setTicks(token_ticks(keys[: values.shape[1]], self.canvas.width() // 18))
-        self.plot.getAxis("left").setTicks(token_ticks(queries[: values.shape[0]], self.canvas.height() // 20))
+        # Room for whole labels: word tokens ("bread", "[MASK]") are far wider than characters.
+        metrics = QFontMetrics(style.font(style.SMALL_POINT_SIZE, mono=True))
+        keys, queries = keys[: values.shape[1]], queries[: values.shape[0]]
+        widest = max((metrics.horizontalAdvance(p) for p in keys), default=8) + 8
+        room = self.plot.getViewBox().width() or self.canvas.width() - 150
+        self.plot.getAxis("bottom").setTicks(token_ticks(keys, max(1, int(room) // widest)))
+        self.plot.getAxis("left").setTicks(token_ticks(queries, self.canvas.height() // 20))
+        left = max((metrics.horizontalAdvance(p) for p in queries), default=0)
+        self.plot.getAxis("left").setWidth(max(70, min(140, left + 36)))  # + the axis title's room
         self.plot.setRange(xRange=(0, values.shape[1]), yRange=(0, values.shape[0]), padding=0)
         self.map_title.setText(KIND_TITLES.get(kind, kind))
         self.map_title.setToolTip(KIND_TIPS.get(kind, ""))

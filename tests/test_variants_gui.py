@@ -219,3 +219,43 @@ def test_training_a_variant_through_the_worker(qtbot, panel, kind, metric, kind_
     assert panel.state.result is not None and panel.state.result.trace.attention_kinds() == [kind_shown]
     # … and it can be trained on: "continue training" is offered for it.
     assert c.model_box.model().item(c.model_box.findData(CONTINUE)).isEnabled()
+
+
+def test_the_diagram_shows_the_masked_lms_fill_ins_as_its_output(qtbot):
+    from explorer.panels.architecture import ArchitecturePanel, output_pieces
+
+    state = SessionState()
+    runner = Runner(state, synchronous=True)
+    panel = ArchitecturePanel(state)
+    qtbot.addWidget(panel)
+    runner.set_bundle(bert(), then_run="the [MASK] says moo")
+    result = state.result
+    guess = result.mask_predictions[0].pieces[0]
+    assert output_pieces(result) == ["the", guess, "says", "moo"]
+    assert panel.figure.token_texts["out"].text().split() == ["the", guess, "says", "moo"]
+    assert "encoder.layers.0.self_attn" in panel.blocks() and "decoder.layers.0.self_attn" not in panel.blocks()
+
+
+def test_before_a_run_the_probe_titles_the_attention_the_kind_will_show(panel):
+    c, probe = panel.controls, panel.probe
+    assert probe.map_title.text() == "Cross-attention"
+    c.set_kind("decoder_only")
+    assert probe.map_title.text() == "Decoder self-attention"
+    c.set_kind("encoder_only")
+    assert probe.map_title.text() == "Encoder self-attention"
+
+
+def test_a_narrow_accuracy_plot_names_the_held_out_metric(qtbot):
+    from model.training import EvalEvent
+
+    from explorer.training_curves import TrainingCurves
+
+    curves = TrainingCurves()
+    qtbot.addWidget(curves)
+    curves.resize(400, 300)
+    curves.show()
+    qtbot.waitExposed(curves)
+    curves.add_eval(EvalEvent(step=5, exact_match=0.25, metric="masked_accuracy"))
+    assert "masked" in curves.acc_plot.titleLabel.text and "exact" not in curves.acc_plot.titleLabel.text
+    curves.refresh()
+    assert list(curves.curves["exact"].getData()[1]) == [0.25]

@@ -27,6 +27,18 @@ def _tokens_line(pieces: list[str] | None, font, width: float) -> str:
     return QFontMetricsF(font).elidedText(" ".join(pieces), Qt.ElideRight, width)
 
 
+
+def output_pieces(result) -> list[str]:
+    """The tokens under "Output Probabilities": what each position predicts, except for a
+    masked LM, whose output is its input with each [MASK] replaced by its top guess (the other
+    positions are not trained to predict anything, so their argmax would only confuse)."""
+    if not result.mask_predictions:
+        return list(result.out_pieces)
+    out = list(result.source.pieces)
+    for m in result.mask_predictions:
+        out[m.position] = m.pieces[0]
+    return out
+
 class ArchitecturePanel(QWidget):
     """Figure 1 from the model's config, with shapes from the trace; clicks select steps."""
 
@@ -129,7 +141,7 @@ class ArchitecturePanel(QWidget):
             e.item.set_shape_text(shape)
             e.item.setToolTip("\n".join(tip))
         result = self.state.result
-        pieces = {"src": result.src_pieces, "tgt": result.tgt_pieces, "out": result.out_pieces} if result else {}
+        pieces = {"src": result.src_pieces, "tgt": result.tgt_pieces, "out": output_pieces(result)} if result else {}
         for axis, item in self.figure.token_texts.items():
             centre = item.sceneBoundingRect().center()
             item.setText(_tokens_line(pieces.get(axis), item.font(), BLOCK_W + 60))

@@ -461,6 +461,7 @@ class TrainingPanel(QWidget):
         from explorer.training_setup import default_probe
 
         self.probe.set_probe_text(default_probe(get_task(name), self.controls.kind()))
+        self.probe.expect_kind(self.controls.kind())
 
     def _on_probe_edited(self, text: str) -> None:
         if self.run is not None:
