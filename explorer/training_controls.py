@@ -123,7 +123,9 @@ class TrainingControls(QWidget):
         for w in (self.task_box, self.tokenizer_box, self.kind_box, self.model_box, self.device_box, self.steps_spin,
                   self.warmup_spin, self.batch_spin):
             w.setFont(f)
-        for box, chars in ((self.task_box, 7), (self.kind_box, 12), (self.model_box, 8), (self.device_box, 4)):
+        for spin, width in ((self.steps_spin, 105), (self.warmup_spin, 85), (self.batch_spin, 70)):
+            spin.setMaximumWidth(width)  # (a hint sized for 1,000,000 would push the panel wider than its dock)
+        for box, chars in ((self.task_box, 7), (self.kind_box, 8), (self.model_box, 6), (self.device_box, 4)):
             box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
             box.setMinimumContentsLength(chars)
 
