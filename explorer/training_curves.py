@@ -157,7 +157,9 @@ class TrainingCurves(TimedCanvas):
         self.series = {name: Series() for name in ("loss", "accuracy", "lr", "tokens_per_s")}
         self.exact_steps: list[int] = []
         self.exact_values: list[float] = []
-        self.metric = "exact_match"  # what the held-out points are (EvalEvent.metric)
+        # What the held-out points are (EvalEvent.metric). Not named `metric`: on a QWidget that
+        # name would shadow QPaintDevice.metric(), which Qt calls for fonts, and crash the app.
+        self.held_out_metric = "exact_match"
         self._dirty = False
         self.loss_plot = _plot(self, 0, 0, TITLES["loss"][0], "cross-entropy")
         self.acc_plot = _plot(self, 0, 1, TITLES["acc"][0], "accuracy")
@@ -206,7 +208,7 @@ class TrainingCurves(TimedCanvas):
         # in the current theme's text colour and presentation scale, not the light/normal defaults
         colour = presentation.THEMES[presentation.current_theme()].plot_foreground
         size = f"{style.TITLE_POINT_SIZE * presentation.applied_scale():.1f}pt"
-        titles = dict(TITLES, acc=acc_titles(self.metric))
+        titles = dict(TITLES, acc=acc_titles(self.held_out_metric))
         for key, plot in (("loss", self.loss_plot), ("acc", self.acc_plot), ("lr", self.lr_plot),
                           ("speed", self.speed_plot)):
             plot.setTitle(titles[key][int(narrow)], color=colour, size=size)
@@ -264,9 +266,9 @@ class TrainingCurves(TimedCanvas):
     def set_metric(self, metric: str) -> None:
         """Name the held-out curve by its metric: exact match (encoder-decoder), masked-token
         accuracy (masked LM) or next-token accuracy (decoder-only LM)."""
-        if metric == self.metric:
+        if metric == self.held_out_metric:
             return
-        self.metric = metric
+        self.held_out_metric = metric
         curve = self.curves["exact"]
         self.legend.removeItem(curve)
         self.legend.addItem(curve, METRIC_NAMES.get(metric, (metric,))[0])
@@ -277,7 +279,7 @@ class TrainingCurves(TimedCanvas):
 
     def held_out_name(self) -> str:
         """The legend's name of the held-out curve (what the points measure)."""
-        return METRIC_NAMES.get(self.metric, (self.metric,))[0]
+        return METRIC_NAMES.get(self.held_out_metric, (self.held_out_metric,))[0]
 
 
 __all__ = ["TrainingCurves", "TimedCanvas", "Series", "SMOOTHING"]

@@ -204,7 +204,7 @@ def test_training_a_variant_through_the_worker(qtbot, panel, kind, metric, kind_
     qtbot.waitUntil(lambda: panel.run is None and panel.phase == "idle", timeout=TIMEOUT)
     assert panel.step == 6
     assert evals and all(e.metric == metric for e in evals) and 0.0 <= evals[-1].score <= 1.0
-    assert panel.curves.metric == metric and "held-out" in panel.curves.held_out_name()
+    assert panel.curves.held_out_metric == metric and "held-out" in panel.curves.held_out_name()
     assert panel.curves.curves["exact"].getData()[1][-1] == pytest.approx(evals[-1].score)
     label = panel.curves.legend.getLabel(panel.curves.curves["exact"]).text
     assert label == panel.curves.held_out_name() and ("next-token" in label if kind == "decoder_only"
