@@ -4,6 +4,7 @@
     transformer-explorer train --data pairs.tsv --tokenizer word --out runs/mine --device cuda
     transformer-explorer train --task facts --kind encoder_only --out runs/bert   # BERT-like MLM
     transformer-explorer train --task facts --kind decoder_only --out runs/gpt    # GPT-like LM
+    transformer-explorer train --text lines.txt --kind decoder_only --out runs/mygpt
 
 Prints a progress bar to stderr, saves the checkpoint to --out (also every --save-every
 steps) and ends with `eval exact_match: 0.995 (n=1000)` on held-out inputs. Errors print one
@@ -26,7 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--task", help="built-in task: copy, reverse, sort, addition, dates, translation, "
                                     "facts (a text corpus for --kind encoder_only / decoder_only)")
     src.add_argument("--data", metavar="PAIRS.tsv", help="train on your own UTF-8 'source<TAB>target' lines")
-    src.add_argument("--tokenizer", choices=("char", "word"), default="char", help="for --data (default char)")
+    src.add_argument("--text", metavar="LINES.txt",
+                     help="train a --kind encoder_only / decoder_only model on your own UTF-8 text, one sentence a line")
+    src.add_argument("--tokenizer", choices=("char", "word"), default="char",
+                     help="for --data / --text (default char)")
     p.add_argument("--out", required=True, metavar="DIR", help="checkpoint folder to write")
     p.add_argument("--init", metavar="DIR", help="continue from this checkpoint (its sizes and tokenizers)")
     m = p.add_argument_group("model (ignored with --init)")
@@ -136,24 +140,31 @@ def _build(args):
     from .bundle import ModelBundle
     from .checkpoint import load_checkpoint
     from .config import TransformerConfig
-    from .data import tsv_task
+    from .data import text_task, tsv_task
     from .tasks import get_task
     from .training import task_from_info
     from .transformer import Transformer
 
     overrides = _model_overrides(args)
+    if sum(bool(x) for x in (args.task, args.data, args.text)) > 1:
+        raise _UsageError("give one of --task, --data, --text")
+    if args.text and not args.init and overrides.get("kind") not in ("encoder_only", "decoder_only"):
+        raise _UsageError("--text trains a language model: add --kind encoder_only (masked LM) or "
+                          "--kind decoder_only (next-token LM)")
     if args.init:
         if overrides:
             raise _UsageError(f"--init continues a checkpoint with its own sizes; drop {', '.join(sorted(overrides))}")
         bundle = load_checkpoint(args.init)
         if args.data:
             task = tsv_task(args.data, args.tokenizer)
+        elif args.text:
+            task = text_task(args.text, args.tokenizer)
         elif args.task:
             task = get_task(args.task)
         else:
             task = task_from_info(bundle.task)
         src_tok, tgt_tok = task.build_tokenizers()
-        if args.data or args.task:
+        if args.data or args.task or args.text:
             unknown = set(src_tok.vocab) - set(bundle.src_tokenizer.vocab) | (set(tgt_tok.vocab) - set(bundle.tgt_tokenizer.vocab))
             if unknown:
                 raise _UsageError(f"the task uses symbols the checkpoint's vocabulary lacks: {sorted(unknown)[:8]}")
@@ -161,11 +172,13 @@ def _build(args):
         return bundle, task, int(bundle.metrics.get("steps", 0) or 0)
     if args.data:
         task = tsv_task(args.data, args.tokenizer)
+    elif args.text:
+        task = text_task(args.text, args.tokenizer)
     elif args.task:
         task = get_task(args.task)
     else:
-        raise _UsageError("say what to learn: --task NAME (copy, reverse, sort, addition, dates, translation) "
-                          "or --data PAIRS.tsv")
+        raise _UsageError("say what to learn: --task NAME (copy, reverse, sort, addition, dates, translation, "
+                          "facts), --data PAIRS.tsv or --text LINES.txt")
     src_tok, tgt_tok = task.build_tokenizers()
     d_model = overrides.get("d_model", 64)
     params = dict(d_model=d_model, n_heads=4, d_ff=4 * d_model, n_encoder_layers=2, n_decoder_layers=2,

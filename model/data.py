@@ -1,4 +1,5 @@
-"""A user's parallel data (UTF-8 TSV) and batching of text pairs into padded id tensors."""
+"""A user's data — parallel text (UTF-8 TSV) or plain text for the language-model variants —
+and batching of text pairs into padded id tensors."""
 from __future__ import annotations
 
 import random
@@ -8,7 +9,7 @@ from pathlib import Path
 import torch
 
 from .tasks import Task, split_of
-from .tokenizers import BOS_ID, EOS_ID, PAD_ID, Tokenizer
+from .tokenizers import BOS_ID, EOS_ID, MASK, PAD_ID, Tokenizer
 
 MAX_TSV_LINE_CHARS = 1000
 
@@ -20,7 +21,8 @@ class DataError(ValueError):
 class PairsTask(Task):
     """A task over a fixed list of pairs (from a TSV file): train/eval split by the same stable hash."""
 
-    def __init__(self, name: str, pairs: list[tuple[str, str]], tokenizer: str = "char", params: dict | None = None):
+    def __init__(self, name: str, pairs: list[tuple[str, str]], tokenizer: str = "char", params: dict | None = None,
+                 extra_symbols: list[str] | None = None):
         train = [p for p in pairs if split_of(p[0]) == "train"]
         evals = [p for p in pairs if split_of(p[0]) == "eval"]
         if not evals:  # tiny files: hold out the last pair so evaluation still means something
@@ -30,6 +32,7 @@ class PairsTask(Task):
         super().__init__(
             name=name, description=f"Parallel data: {len(pairs)} pairs", draw=lambda rng: rng.choice(train),
             src_texts=[s for s, _ in pairs], tgt_texts=[t for _, t in pairs], tokenizer=tokenizer,
+            extra_symbols=list(extra_symbols or []),
             examples=[s for s, _ in evals[:3]],
             max_src_len=max(len(split(s)) for s, _ in pairs), max_tgt_len=max(len(split(t)) for _, t in pairs),
             params=dict(params or {}),
@@ -74,6 +77,45 @@ def tsv_task(path: str | Path, tokenizer: str = "char") -> PairsTask:
     if tokenizer not in ("char", "word"):
         raise DataError(f"tokenizer must be 'char' or 'word', got {tokenizer!r}")
     return PairsTask(Path(path).stem, read_tsv(path), tokenizer, {"path": str(path), "tokenizer": tokenizer})
+
+
+def read_text(path: str | Path, max_line_chars: int = MAX_TSV_LINE_CHARS) -> list[str]:
+    """Non-blank lines of a UTF-8 text file, one training sentence each."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise DataError(f"{path}, line {line}: not valid UTF-8") from None
+    lines = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line:
+            continue
+        if len(line) > max_line_chars:
+            raise DataError(f"{path}, line {n}: {len(line)} characters, longer than the limit of {max_line_chars}")
+        if MASK in line:
+            raise DataError(f"{path}, line {n}: contains {MASK}, which is the masked LM's blank, not text")
+        lines.append(line)
+    if len(lines) < 2:
+        raise DataError(f"{path}: a text corpus needs at least 2 non-blank lines, found {len(lines)}")
+    return lines
+
+
+def text_task(path: str | Path, tokenizer: str = "word") -> PairsTask:
+    """A corpus for the variants from a plain text file, one sentence per line: pairs are
+    (line, line) like the built-in 'facts', and the vocabulary has [MASK] for a masked LM."""
+    if tokenizer not in ("char", "word"):
+        raise DataError(f"tokenizer must be 'char' or 'word', got {tokenizer!r}")
+    lines = read_text(path)
+    task = PairsTask(Path(path).stem, [(s, s) for s in lines], tokenizer,
+                     {"text_path": str(path), "tokenizer": tokenizer}, extra_symbols=[MASK])
+    task.description = f"Text: {len(lines)} lines"
+    return task
 
 
 @dataclass

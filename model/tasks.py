@@ -40,6 +40,7 @@ class Task:
     max_src_len: int = 32  # in tokens, without <bos>/<eos>
     max_tgt_len: int = 32
     params: dict = field(default_factory=dict)
+    extra_symbols: list[str] = field(default_factory=list)  # whole vocabulary entries, e.g. [MASK]
 
     def sample(self, rng: random.Random, split: str = "train") -> tuple[str, str]:
         """One pair from the wanted split (rejection sampling on the stable hash)."""
@@ -59,7 +60,11 @@ class Task:
 
     def build_tokenizers(self) -> tuple[Tokenizer, Tokenizer]:
         cls = CharTokenizer if self.tokenizer == "char" else WordTokenizer
-        return cls.from_texts(self.src_texts), cls.from_texts(self.tgt_texts)
+        src, tgt = cls.from_texts(self.src_texts), cls.from_texts(self.tgt_texts)
+        if self.extra_symbols:  # kept whole (a character vocabulary would split them)
+            src = cls(src.vocab + [s for s in self.extra_symbols if s not in src.index])
+            tgt = cls(tgt.vocab + [s for s in self.extra_symbols if s not in tgt.index])
+        return src, tgt
 
     def to_dict(self) -> dict:
         return {"name": self.name, "params": dict(self.params), "description": self.description,

@@ -5,11 +5,13 @@ reported with their positions, so the GUI can highlight them.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
 SPECIALS = (PAD, BOS, EOS, UNK)
 PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3
+MASK = "[MASK]"  # a masked LM's blank: one token even in a character vocabulary
 
 
 class TokenizerError(ValueError):
@@ -104,7 +106,10 @@ class CharTokenizer(Tokenizer):
         return cls(list(SPECIALS) + chars)
 
     def split(self, text: str) -> list[str]:
-        return list(text)
+        """One piece per character; a vocabulary with [MASK] (a masked LM's) reads "[MASK]" as one."""
+        if MASK not in self.index:
+            return list(text)
+        return [p for part in re.split(r"(\[MASK\])", text) for p in ([part] if part == MASK else list(part))]
 
     def join(self, pieces: list[str]) -> str:
         return "".join(pieces)

@@ -143,9 +143,11 @@ class EvalEvent:
 
 def task_from_info(info: dict) -> Task:
     """Rebuild the task a bundle or checkpoint describes (`Task.to_dict()`), built-in or TSV."""
-    from .data import tsv_task
+    from .data import text_task, tsv_task
 
     params = dict(info.get("params") or {})
+    if "text_path" in params:
+        return text_task(params["text_path"], params.get("tokenizer", "word"))
     if "path" in params:
         return tsv_task(params["path"], params.get("tokenizer", "char"))
     return get_task(info.get("name", ""), **params)
@@ -436,21 +438,31 @@ def _padded(rows: list[list[int]], device) -> torch.Tensor:
     return torch.tensor([r + [PAD_ID] * (width - len(r)) for r in rows], dtype=torch.long, device=device)
 
 
+def scored_positions(n: int, max_positions: int = 16) -> list[int]:
+    """Which of n token positions `masked_accuracy` masks: all of them, or for a longer text
+    `max_positions` evenly spaced ones (first and last included) plus the middle one."""
+    if n <= max_positions:
+        return list(range(n))
+    return sorted({round(k * (n - 1) / (max_positions - 1)) for k in range(max_positions)} | {n // 2})
+
+
 @torch.no_grad()
 def masked_accuracy(model: Transformer, tok: Tokenizer, texts: list[str], mask_id: int,
-                    batch_size: int = 512) -> tuple[float, list[tuple[str, str, str]]]:
+                    batch_size: int = 512, max_positions: int = 16) -> tuple[float, list[tuple[str, str, str]]]:
     """Mask each token of each text in turn (one [MASK] per input) and score argmax == original.
 
-    Returns (accuracy over every token position, one example per text: the text with its
-    middle token masked, the text, the text as the model filled it)."""
+    A text longer than `max_positions` tokens (a line of a user's text file) is scored at
+    that many evenly spaced positions, so evaluation stays quick. Returns (accuracy over the
+    positions scored, one example per text: the text with its middle token masked, the text,
+    the text as the model filled it)."""
     was_training = model.training
     model.eval()
     device = next(model.parameters()).device
     queries, examples = [], []  # (row ids, position, original id)
     for text in texts:
         ids = tok.encode(text).ids[: model.config.max_len]
-        for i, original in enumerate(ids):
-            queries.append((ids[:i] + [mask_id] + ids[i + 1:], i, original))
+        for i in scored_positions(len(ids), max_positions):
+            queries.append((ids[:i] + [mask_id] + ids[i + 1:], i, ids[i]))
     hits = []
     for start in range(0, len(queries), batch_size):
         chunk = queries[start:start + batch_size]
@@ -505,5 +517,5 @@ def exact_match(bundle: ModelBundle, pairs: list[tuple[str, str]], batch_size: i
 
 
 __all__ = ["TrainConfig", "Trainer", "StepEvent", "EvalEvent", "TrainingError", "noam_lr", "make_optimizer",
-           "translate_batch", "exact_match", "masked_accuracy", "next_token_accuracy", "task_from_info",
+           "translate_batch", "exact_match", "masked_accuracy", "next_token_accuracy", "scored_positions", "task_from_info",
            "OBJECTIVES", "EVAL_METRICS", "METRIC_LABELS", "ADAM_BETAS", "ADAM_EPS"]

@@ -321,3 +321,75 @@ def test_sentence_distribution_is_the_generators():
     masked, nxt = best_possible_scores(["a cow says moo ."])
     assert masked == pytest.approx(4 / 5)  # a masked "a" is guessed "the" (2/3 prior); cow, says, moo, "." are forced
     assert 0 < nxt < 1
+
+
+# -- a user's own text file --------------------------------------------------------------------
+def _lines(tmp_path, text):
+    path = tmp_path / "lines.txt"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_char_tokenizer_reads_mask_as_one_token_only_when_it_has_one():
+    from model.tokenizers import CharTokenizer
+
+    plain = CharTokenizer.from_texts(["ab[]MASK"])
+    assert plain.split("a[MASK]") == list("a[MASK]")
+    masked = CharTokenizer(plain.vocab + [MASK_TOKEN])
+    assert masked.split("a[MASK]b") == ["a", MASK_TOKEN, "b"]
+    assert masked.decode(masked.encode("a[MASK]b").ids) == "a[MASK]b"
+
+
+def test_text_file_trains_both_variants_and_round_trips(tmp_path, capsys):
+    from model.data import text_task
+    from model.training import task_from_info
+
+    path = _lines(tmp_path, "\n".join(facts_sentence(random.Random(i)) for i in range(60)) + "\n\n")
+    task = text_task(path, "char")
+    src, tgt = task.build_tokenizers()
+    assert MASK_TOKEN in src.index and src.split("th[MASK]")[-1] == MASK_TOKEN
+    assert all(s == t for s, t in task.split_pairs["train"]) and task.split_pairs["eval"]
+    for kind, metric in (("encoder_only", "masked_accuracy"), ("decoder_only", "next_token_accuracy")):
+        out = tmp_path / kind
+        code = train_main(["--text", str(path), "--kind", kind, "--out", str(out), "--steps", "3",
+                           "--d-model", "32", "--eval-size", "5", "--quiet"])
+        assert code == 0
+        assert f"eval {metric}:" in capsys.readouterr().out
+        bundle = load_checkpoint(out)
+        assert task_from_info(bundle.task).split_pairs == task.split_pairs  # the checkpoint names its corpus
+    assert load_checkpoint(tmp_path / "encoder_only").run("the c[MASK]w says moo").mask_predictions
+
+
+@pytest.mark.parametrize("content, message", [
+    ("one line only\n", "at least 2"),
+    ("a line\nwith [MASK] in it\n", "line 2: contains"),
+    ("ok\n" + "x" * 1001 + "\n", "line 2: 1001 characters"),
+])
+def test_bad_text_files_are_refused_with_the_line(tmp_path, content, message):
+    from model.data import DataError, text_task
+
+    with pytest.raises(DataError, match=message):
+        text_task(_lines(tmp_path, content))
+
+
+def test_text_needs_a_variant_kind(tmp_path, capsys):
+    path = _lines(tmp_path, "a b\nc d\n")
+    assert train_main(["--text", str(path), "--out", str(tmp_path / "o"), "--steps", "1"]) == 1
+    assert "--kind encoder_only" in capsys.readouterr().err
+
+
+def test_long_texts_are_scored_at_a_bounded_number_of_positions():
+    from model.training import scored_positions
+
+    assert scored_positions(10, 16) == list(range(10))
+    pos = scored_positions(40, 16)
+    assert pos[0] == 0 and pos[-1] == 39 and 20 in pos and 16 <= len(pos) <= 17 and len(set(pos)) == len(pos)
+    bundle = small("encoder_only", max_len=64)
+    tok, model = bundle.src_tokenizer, bundle.model.eval()
+    long_text = " ".join(["the cow says moo , a duck eats bread ."] * 4)  # 40 tokens
+    ids = tok.encode(long_text).ids
+    assert len(ids) == 40
+    mask = mask_id_of(tok)
+    hits = [int(model(torch.tensor([ids[:i] + [mask] + ids[i + 1:]]))[0, i].argmax()) == ids[i] for i in pos]
+    score, _ = masked_accuracy(model, tok, [long_text], mask, max_positions=16)
+    assert score == pytest.approx(sum(hits) / len(pos))
