@@ -116,6 +116,11 @@ class DecodingControls(QWidget):
                               top_k=self.top_k.value(), top_p=self.top_p.value(), seed=self.seed.value(),
                               beam_size=self.beam_size.value(), alpha=self.alpha.value())
 
+    def set_target_label(self, text: str) -> None:
+        """Name the "follow a given text" strategy as the input bar names that text (a target
+        for the encoder-decoder, a continuation for a decoder-only model)."""
+        self.strategy.setItemText(self.strategy.findData("target"), text)
+
     def set_strategy(self, key: str) -> None:
         self.strategy.setCurrentIndex(self.strategy.findData(key))
 

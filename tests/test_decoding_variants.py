@@ -238,9 +238,12 @@ def test_switching_models_switches_the_page(qtbot, bert, gpt):
     panel.state.set_input("attention")
     assert panel.pages.currentWidget() is panel.decode_page
     assert panel.run is not None and panel.run.n_prompt == 0 and panel.mask_view.shown_groups == []
+    box = panel.controls.strategy
+    assert box.itemText(box.findData("target")) == "Follow the target"
     panel.state.set_bundle(gpt)
     panel.state.set_input(PROMPT_TEXT)
     assert panel.pages.currentWidget() is panel.decode_page and panel.run.n_prompt == 2
+    assert box.itemText(box.findData("target")) == "Follow the continuation"  # as the input bar names it
     panel.state.set_bundle(bert)
     assert panel.pages.currentWidget() is panel.mask_view and panel.run is None
 

@@ -27,7 +27,7 @@ from explorer.decoding_beam_view import BeamTreeView
 from explorer.decoding_controls import DecodingControls
 from explorer.decoding_heatmap import PROMPT, PROMPT_FILL, TokenHeatmap, display_piece
 from explorer.decoding_parallel_view import ParallelPassView
-from explorer.decoding_worker import DecodeRun, DecodingWorker
+from explorer.decoding_worker import STRATEGIES, DecodeRun, DecodingWorker
 from explorer.mask_predictions_view import MaskPredictionsView
 
 PLAY_INTERVAL_MS = 800
@@ -273,6 +273,8 @@ class DecodingPanel(QWidget):
         self.pages.setCurrentWidget(self.decode_page)
         cfg = bundle.config
         self.controls.set_shape(max(cfg.n_decoder_layers, 1), cfg.n_heads)
+        self.controls.set_target_label("Follow the continuation" if cfg.kind == "decoder_only"
+                                       else STRATEGIES["target"])
         if self.state.kind in DECODER_KINDS:
             self.controls.select_head(self.state.layer, self.state.head)
         self.layer = max(self.controls.layer.currentIndex(), 0)
