@@ -26,10 +26,7 @@ class TopKBars(pg.PlotWidget):
     def __init__(self, k: int = 10, parent=None):
         super().__init__(parent=parent)
         self.k = k
-        plot = self.getPlotItem()
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        plot.setMouseEnabled(x=False, y=False)
+        plot = style.still_plot(self.getPlotItem())
         plot.showGrid(y=True, alpha=0.25)
         plot.setLabel("left", "probability", **{"font-size": f"{style.SMALL_POINT_SIZE}pt"})
         bottom = plot.getAxis("bottom")

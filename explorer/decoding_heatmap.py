@@ -128,10 +128,7 @@ class TokenHeatmap(QWidget):
         layout.setSpacing(0)
         layout.addWidget(self.title)
         layout.addWidget(self.plot_widget, 1)
-        plot = self.plot_widget.getPlotItem()
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        plot.setMouseEnabled(x=False, y=False)
+        plot = style.still_plot(self.plot_widget.getPlotItem())
         plot.invertY(True)  # query 0 at the top, as in the paper's figures
         for name in ("left", "bottom"):
             axis = plot.getAxis(name)

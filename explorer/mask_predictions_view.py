@@ -52,10 +52,7 @@ class MaskBars(pg.PlotWidget):
     def __init__(self, k: int = TOP_K, parent=None):
         super().__init__(parent=parent)
         self.k = k
-        plot = self.getPlotItem()
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        plot.setMouseEnabled(x=False, y=False)
+        plot = style.still_plot(self.getPlotItem())
         plot.invertY(True)  # the best candidate on top, read first
         plot.showGrid(x=True, alpha=0.25)
         plot.setLabel("bottom", "probability", **{"font-size": f"{style.SMALL_POINT_SIZE}pt"})

@@ -94,6 +94,15 @@ def apply_app_style(app: QApplication) -> None:
     )
 
 
+def still_plot(plot: pg.PlotItem) -> pg.PlotItem:
+    """A plot shown as a fixed picture: no context menu, no autoscale button, no mouse pan or
+    zoom (a stray drag in a lecture must not move the view)."""
+    plot.setMenuEnabled(False)
+    plot.hideButtons()
+    plot.setMouseEnabled(x=False, y=False)
+    return plot
+
+
 def format_value(value: float) -> str:
     """A tensor value as a lecturer would read it aloud: −∞ for masked, 4 significant digits."""
     if np.isneginf(value):

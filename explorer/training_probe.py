@@ -126,10 +126,7 @@ class ProbeView(QWidget):
 
         self.canvas = TimedCanvas()
         self.canvas.setBackground("w")
-        self.plot = self.canvas.addPlot()
-        self.plot.setMenuEnabled(False)
-        self.plot.setMouseEnabled(False, False)
-        self.plot.hideButtons()
+        self.plot = style.still_plot(self.canvas.addPlot())
         self.plot.invertY(True)
         self.plot.setAspectLocked(False)
         self.image = pg.ImageItem(levels=(0.0, 1.0))

@@ -152,28 +152,28 @@ class ModelBundle:
             raise InputError("An encoder-only model does not generate text; run it to see what it computes.")
         bos, eos = self.tgt_tokenizer.bos_id, self.tgt_tokenizer.eos_id
         self.model.eval()
-        max_len = max_len or self.default_max_output(src.size(1))
-        prompt, prefix, skip = None, None, 1
+        new_tokens = max_len or self.default_max_output(src.size(1))
+        prompt, prefix = [], None
         if self.config.kind == "decoder_only":
             prompt = src[0].tolist()
             prefix = torch.cat([torch.full((1, 1), bos, dtype=torch.long, device=src.device), src], dim=1)
-            skip = 1 + len(prompt)
-            max_len = min(max_len + len(prompt), self.config.max_len - 1)
+            new_tokens = min(new_tokens, self.config.max_len - 1 - len(prompt))
             src = None
+        total = new_tokens + len(prompt)  # greedy and sampling count the prompt in their length; beam does not
         if method == "greedy":
-            ids = greedy_decode(self.model, src, bos, eos, max_len, prefix=prefix)[0].tolist()
+            ids = greedy_decode(self.model, src, bos, eos, total, prefix=prefix)[0].tolist()
         elif method == "beam":
-            ids = beam_search(self.model, src, bos, eos, max_len - (skip - 1), beam_size, alpha, prompt=prompt).tokens
+            ids = beam_search(self.model, src, bos, eos, new_tokens, beam_size, alpha, prompt=prompt or None).tokens
         elif method == "sample":
             gen = torch.Generator(device=self.device)
             if seed is not None:
                 gen.manual_seed(seed)
-            ids = sample_decode(self.model, src, bos, eos, max_len, temperature, top_k, top_p, gen,
+            ids = sample_decode(self.model, src, bos, eos, total, temperature, top_k, top_p, gen,
                                 prefix=prefix)[0].tolist()
         else:
             raise ValueError(f"unknown decoding method {method!r}; use greedy, beam or sample")
         out = []
-        for i in ids[skip:]:
+        for i in ids[1 + len(prompt):]:
             if i == eos:
                 break
             out.append(i)

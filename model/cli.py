@@ -133,6 +133,18 @@ def _model_overrides(args) -> dict:
     return out
 
 
+def _named_task(args):
+    """The task --data, --text or --task names (None when none is given)."""
+    from .data import text_task, tsv_task
+    from .tasks import get_task
+
+    if args.data:
+        return tsv_task(args.data, args.tokenizer)
+    if args.text:
+        return text_task(args.text, args.tokenizer)
+    return get_task(args.task) if args.task else None
+
+
 def _build(args):
     """(bundle, task, previous steps) from the arguments."""
     import torch
@@ -140,8 +152,6 @@ def _build(args):
     from .bundle import ModelBundle
     from .checkpoint import load_checkpoint
     from .config import TransformerConfig
-    from .data import text_task, tsv_task
-    from .tasks import get_task
     from .training import task_from_info
     from .transformer import Transformer
 
@@ -155,14 +165,7 @@ def _build(args):
         if overrides:
             raise _UsageError(f"--init continues a checkpoint with its own sizes; drop {', '.join(sorted(overrides))}")
         bundle = load_checkpoint(args.init)
-        if args.data:
-            task = tsv_task(args.data, args.tokenizer)
-        elif args.text:
-            task = text_task(args.text, args.tokenizer)
-        elif args.task:
-            task = get_task(args.task)
-        else:
-            task = task_from_info(bundle.task)
+        task = _named_task(args) or task_from_info(bundle.task)
         src_tok, tgt_tok = task.build_tokenizers()
         if args.data or args.task or args.text:
             unknown = set(src_tok.vocab) - set(bundle.src_tokenizer.vocab) | (set(tgt_tok.vocab) - set(bundle.tgt_tokenizer.vocab))
@@ -170,13 +173,8 @@ def _build(args):
                 raise _UsageError(f"the task uses symbols the checkpoint's vocabulary lacks: {sorted(unknown)[:8]}")
         bundle.task = task.to_dict()
         return bundle, task, int(bundle.metrics.get("steps", 0) or 0)
-    if args.data:
-        task = tsv_task(args.data, args.tokenizer)
-    elif args.text:
-        task = text_task(args.text, args.tokenizer)
-    elif args.task:
-        task = get_task(args.task)
-    else:
+    task = _named_task(args)
+    if task is None:
         raise _UsageError("say what to learn: --task NAME (copy, reverse, sort, addition, dates, translation, "
                           "facts), --data PAIRS.tsv or --text LINES.txt")
     src_tok, tgt_tok = task.build_tokenizers()

@@ -42,9 +42,9 @@ class PairsTask(Task):
         return rng.choice(self.split_pairs[split])
 
 
-def read_tsv(path: str | Path, max_line_chars: int = MAX_TSV_LINE_CHARS) -> list[tuple[str, str]]:
-    """Read `source<TAB>target` lines; blank lines are skipped, anything else malformed is an error."""
-    path = Path(path)
+def _numbered_lines(path: Path, max_line_chars: int) -> list[tuple[int, str]]:
+    """(line number, line) for every non-blank line of a UTF-8 file; an unreadable file, bad
+    UTF-8 or an overlong line is a DataError naming the file and line."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -54,12 +54,21 @@ def read_tsv(path: str | Path, max_line_chars: int = MAX_TSV_LINE_CHARS) -> list
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise DataError(f"{path}, line {line}: not valid UTF-8") from None
-    pairs = []
+    out = []
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         if len(line) > max_line_chars:
             raise DataError(f"{path}, line {n}: {len(line)} characters, longer than the limit of {max_line_chars}")
+        out.append((n, line))
+    return out
+
+
+def read_tsv(path: str | Path, max_line_chars: int = MAX_TSV_LINE_CHARS) -> list[tuple[str, str]]:
+    """Read `source<TAB>target` lines; blank lines are skipped, anything else malformed is an error."""
+    path = Path(path)
+    pairs = []
+    for n, line in _numbered_lines(path, max_line_chars):
         parts = line.split("\t")
         if len(parts) != 2:
             raise DataError(f"{path}, line {n}: expected 'source<TAB>target' (one tab), found {len(parts) - 1} tabs")
@@ -82,25 +91,11 @@ def tsv_task(path: str | Path, tokenizer: str = "char") -> PairsTask:
 def read_text(path: str | Path, max_line_chars: int = MAX_TSV_LINE_CHARS) -> list[str]:
     """Non-blank lines of a UTF-8 text file, one training sentence each."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise DataError(f"{path}, line {line}: not valid UTF-8") from None
     lines = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        line = line.strip()
-        if not line:
-            continue
-        if len(line) > max_line_chars:
-            raise DataError(f"{path}, line {n}: {len(line)} characters, longer than the limit of {max_line_chars}")
+    for n, line in _numbered_lines(path, max_line_chars):
         if MASK in line:
             raise DataError(f"{path}, line {n}: contains {MASK}, which is the masked LM's blank, not text")
-        lines.append(line)
+        lines.append(line.strip())
     if len(lines) < 2:
         raise DataError(f"{path}: a text corpus needs at least 2 non-blank lines, found {len(lines)}")
     return lines

@@ -340,30 +340,29 @@ class Trainer:
     def evaluate(self, n: int | None = None, batch_size: int = 250, n_examples: int = 5) -> EvalEvent:
         """The held-out score of this objective on n held-out pairs (see EvalEvent)."""
         n = n or self.config.eval_size
-        if self.objective != "seq2seq":
-            with self._lock:
-                start = time.perf_counter()
-                texts = [s for s, _ in self.eval_pairs(n)]
-                if self.objective == "mlm":
-                    score, examples = masked_accuracy(self.model, self.src_tokenizer, texts, self.mask_id)
-                else:
-                    score, examples = next_token_accuracy(self.model, self.tgt_tokenizer, texts)
-                event = EvalEvent(self.step_count, score, examples[:n_examples], len(texts), self.metric)
-                self.elapsed += time.perf_counter() - start
-                self.last_eval = event
-                return event
         with self._lock:
             start = time.perf_counter()
             pairs = self.eval_pairs(n)
-            outputs = translate_batch(self.model, self.src_tokenizer, self.tgt_tokenizer, [s for s, _ in pairs],
-                                      max_output=self.task.max_tgt_len + 2, batch_size=batch_size)
-            hits = [out == tgt for out, (_, tgt) in zip(outputs, pairs)]
-            wrong = [(s, t, o) for (s, t), o, h in zip(pairs, outputs, hits) if not h]
-            right = [(s, t, o) for (s, t), o, h in zip(pairs, outputs, hits) if h]
-            event = EvalEvent(self.step_count, sum(hits) / max(len(hits), 1), (wrong + right)[:n_examples], len(hits))
+            texts = [s for s, _ in pairs]
+            if self.objective == "mlm":
+                score, examples = masked_accuracy(self.model, self.src_tokenizer, texts, self.mask_id)
+            elif self.objective == "lm":
+                score, examples = next_token_accuracy(self.model, self.tgt_tokenizer, texts)
+            else:
+                score, examples = self._exact_match(pairs, batch_size)
+            event = EvalEvent(self.step_count, score, examples[:n_examples], len(pairs), self.metric)
             self.elapsed += time.perf_counter() - start
             self.last_eval = event
             return event
+
+    def _exact_match(self, pairs: list[tuple[str, str]], batch_size: int) -> tuple[float, list]:
+        """Greedy outputs against targets; examples show the wrong ones first."""
+        outputs = translate_batch(self.model, self.src_tokenizer, self.tgt_tokenizer, [s for s, _ in pairs],
+                                  max_output=self.task.max_tgt_len + 2, batch_size=batch_size)
+        hits = [out == tgt for out, (_, tgt) in zip(outputs, pairs)]
+        wrong = [(s, t, o) for (s, t), o, h in zip(pairs, outputs, hits) if not h]
+        right = [(s, t, o) for (s, t), o, h in zip(pairs, outputs, hits) if h]
+        return sum(hits) / max(len(hits), 1), wrong + right
 
     # -- loops -------------------------------------------------------------------------------
     def events(self) -> Iterator[StepEvent | EvalEvent]:
