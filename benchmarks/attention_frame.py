@@ -52,7 +52,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
 
     app = QApplication.instance() or QApplication([])
-    from explorer.panels.attention import AttentionPanel
+    from explorer.panels.attention.panel import AttentionPanel
     from explorer.state import SessionState
 
     bundle, results = make_results(8, args.tokens)

@@ -124,10 +124,10 @@ def main(argv=None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from explorer import style
-    from explorer.panels.training import TrainingPanel
+    from explorer.panels.training.panel import TrainingPanel
     from explorer.runner import Runner, random_bundle
     from explorer.state import SessionState
-    from explorer.training_setup import worker_threads
+    from explorer.panels.training.setup import worker_threads
 
     threads = args.threads or worker_threads()
     torch.set_num_threads(threads)
@@ -157,7 +157,7 @@ def main(argv=None) -> int:
     request.threads = threads
     app.processEvents()
 
-    from explorer.training_setup import build_trainer
+    from explorer.panels.training.setup import build_trainer
 
     # Both runs start once and stay alive, so the blocks measure steady training, not start-up;
     # the GUI run is paused (its worker asleep) while the headless one trains, and vice versa.
@@ -208,7 +208,7 @@ def mean_tokens_per_batch(request, n: int = 50) -> float:
     """Source + target tokens (no padding) per batch of the seeded stream both runs draw."""
     from model.tokenizers import PAD_ID
 
-    from explorer.training_setup import build_trainer
+    from explorer.panels.training.setup import build_trainer
 
     trainer = build_trainer(request)
     total = 0

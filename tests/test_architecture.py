@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
 from explorer import style  # noqa: E402
-from explorer.panels.architecture import ArchitecturePanel  # noqa: E402
+from explorer.panels.architecture.panel import ArchitecturePanel  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from support import small_bundle  # noqa: E402
 

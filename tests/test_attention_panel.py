@@ -10,10 +10,10 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from PySide6.QtCore import QPointF, Qt  # noqa: E402
 
-from explorer.attention_data import AttentionData  # noqa: E402
-from explorer.attention_derived import rollout  # noqa: E402
-from explorer.attention_mosaic import MosaicLayout, compose  # noqa: E402
-from explorer.panels.attention import AttentionPanel  # noqa: E402
+from explorer.panels.attention.data import AttentionData  # noqa: E402
+from explorer.panels.attention.derived import rollout  # noqa: E402
+from explorer.drawing.mosaic import MosaicLayout, compose  # noqa: E402
+from explorer.panels.attention.panel import AttentionPanel  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from support import small_bundle  # noqa: E402
 
@@ -237,7 +237,7 @@ def test_screenshot_cli_shows_the_attention_panel(tmp_path):
     image = QImage(str(out))
     assert (image.width(), image.height()) == (1280, 800)
     # the heatmaps are on screen: plenty of viridis colours, which nothing else in the window uses
-    from explorer.attention_style import weight_cmap
+    from explorer.drawing.plot_style import weight_cmap
 
     lut = weight_cmap().getLookupTable(nPts=256)
     assert sum(_count_near(image, lut[i][:3]) for i in (0, 20, 40)) > 2000

@@ -8,10 +8,10 @@ import pytest
 import torch
 from PySide6.QtCore import Qt
 
-from explorer.decoding_bars import CHOSEN
-from explorer.decoding_beam_view import PRUNED, best_path
-from explorer.decoding_worker import DecodeSettings, compute_run
-from explorer.panels.decoding import DecodingPanel
+from explorer.panels.decoding.bars import CHOSEN
+from explorer.panels.decoding.beam_view import PRUNED, best_path
+from explorer.panels.decoding.worker import DecodeSettings, compute_run
+from explorer.panels.decoding.panel import DecodingPanel
 from explorer.state import SessionState
 from model.bundle import ModelBundle
 from model.decoding import beam_search, greedy_decode, sample_decode

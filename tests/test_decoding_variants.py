@@ -7,10 +7,10 @@ import pytest
 import torch
 from PySide6.QtCore import Qt
 
-from explorer.decoding_beam_view import PROMPT, tree_layout
-from explorer.decoding_worker import DecodeSettings, compute_run
-from explorer.mask_predictions_view import MaskPredictionsView
-from explorer.panels.decoding import DecodingPanel
+from explorer.panels.decoding.beam_view import PROMPT, tree_layout
+from explorer.panels.decoding.worker import DecodeSettings, compute_run
+from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
+from explorer.panels.decoding.panel import DecodingPanel
 from explorer.state import SessionState
 from model.checkpoint import random_bundle
 from model.decoding import beam_search

@@ -10,8 +10,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from explorer.panels.positional import PositionalPanel  # noqa: E402
-from explorer.positional_math import rotate, rotation, shift_error  # noqa: E402
+from explorer.panels.positional.panel import PositionalPanel  # noqa: E402
+from explorer.panels.positional.sinusoids import rotate, rotation, shift_error  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from model.checkpoint import random_bundle  # noqa: E402
 
@@ -158,7 +158,7 @@ def test_screenshot_cli_shows_the_positional_panel(tmp_path):
 
     from PySide6.QtGui import QImage
 
-    from explorer.positional_waves import PALETTE
+    from explorer.panels.positional.waves import PALETTE
 
     out = tmp_path / "positional.png"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.decoding_worker import DecodeSettings, compute_run
+from explorer.panels.decoding.worker import DecodeSettings, compute_run
 from explorer.runner import Runner, is_pretrained_folder, load_bundle, pretrained_models
 from explorer.state import SessionState
 from model.bundle import ModelBundle
@@ -158,7 +158,7 @@ def test_marian_decodes_from_pad_and_ends_with_its_eos(marian):
 
 
 def test_the_decoding_panel_decodes_marian(qtbot, marian):
-    from explorer.panels.decoding import DecodingPanel
+    from explorer.panels.decoding.panel import DecodingPanel
     state = SessionState()
     widget = DecodingPanel(state)
     qtbot.addWidget(widget)
@@ -176,7 +176,7 @@ def test_the_decoding_panel_decodes_marian(qtbot, marian):
 
 def test_the_decoding_panel_says_minilm_has_no_decoder(qtbot):
     needs_minilm()
-    from explorer.panels.decoding import DecodingPanel
+    from explorer.panels.decoding.panel import DecodingPanel
     state = SessionState()
     widget = DecodingPanel(state)
     qtbot.addWidget(widget)
@@ -212,7 +212,7 @@ def test_a_pretrained_checkpoint_whose_tokenizer_folder_is_gone_is_a_clear_error
 
 # -- the positional panel: Marian's half-split table, BERT's embedding pipeline ---------------------
 def _positional_panel(qtbot, bundle):
-    from explorer.panels.positional import PositionalPanel
+    from explorer.panels.positional.panel import PositionalPanel
     state = SessionState()
     panel = PositionalPanel(state)
     qtbot.addWidget(panel)
@@ -252,7 +252,7 @@ def test_a_half_split_model_shows_its_own_table_labelled_as_such(qtbot):
     assert not panel.heatmap.grouped.isEnabled()  # already sin dims, then cos dims
     assert panel.similarity.error < 1e-5  # the shift is still a rotation, pairs (i, d/2 + i)
     # the paper's interleaved table would fail the same check: the layout really matters
-    from explorer.positional_math import shift_error
+    from explorer.panels.positional.sinusoids import shift_error
     assert shift_error(panel.table, 5, "interleaved") > 0.1
 
 
@@ -306,7 +306,7 @@ def test_this_input_with_minilm(qtbot):
 
 # -- Figure 1: BERT's embedding LayerNorm and token-type input -------------------------------------
 def _architecture(qtbot, bundle, text="abcde"):
-    from explorer.panels.architecture import ArchitecturePanel
+    from explorer.panels.architecture.panel import ArchitecturePanel
     state = SessionState()
     panel = ArchitecturePanel(state)
     qtbot.addWidget(panel)

@@ -15,8 +15,8 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QLineEdit, QMainWindow, QVBoxLayout, QWidget  # noqa: E402
 
 from explorer import style  # noqa: E402
-from explorer.panels.inspector_view import LabelAxis, masked_runs, slice_for_view  # noqa: E402
-from explorer.panels.stepper import StepperPanel  # noqa: E402
+from explorer.panels.stepper.inspector_view import LabelAxis, masked_runs, slice_for_view  # noqa: E402
+from explorer.panels.stepper.panel import StepperPanel  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from model.checkpoint import random_bundle  # noqa: E402
 

@@ -20,10 +20,10 @@ from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtWidgets import QMainWindow  # noqa: E402
 
 from explorer import training_worker  # noqa: E402
-from explorer.panels.training import TrainingPanel  # noqa: E402
+from explorer.panels.training.panel import TrainingPanel  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
-from explorer.training_controls import CONTINUE  # noqa: E402
-from explorer.training_snapshots import SnapshotTimeline  # noqa: E402
+from explorer.panels.training.controls import CONTINUE  # noqa: E402
+from explorer.panels.training.snapshots import SnapshotTimeline  # noqa: E402
 from model.checkpoint import load_checkpoint, random_bundle  # noqa: E402
 from model.training import Trainer, noam_lr  # noqa: E402
 
@@ -340,7 +340,7 @@ def test_train_for_trains_then_hands_over_the_model(qtbot, panel, state):
 
 
 def test_narrow_curves_trade_the_legend_for_short_titles(qtbot):
-    from explorer.training_curves import NARROW, TrainingCurves
+    from explorer.panels.training.curves import NARROW, TrainingCurves
 
     curves = TrainingCurves()
     qtbot.addWidget(curves)

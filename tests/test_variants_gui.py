@@ -16,13 +16,13 @@ pytest.importorskip("pytestqt")
 
 from explorer import training_worker  # noqa: E402
 from explorer.input_bar import InputBar, output_html  # noqa: E402
-from explorer.panels.attention import AttentionPanel  # noqa: E402
-from explorer.panels.stepper import StepperPanel  # noqa: E402
-from explorer.panels.training import TrainingPanel  # noqa: E402
+from explorer.panels.attention.panel import AttentionPanel  # noqa: E402
+from explorer.panels.stepper.panel import StepperPanel  # noqa: E402
+from explorer.panels.training.panel import TrainingPanel  # noqa: E402
 from explorer.runner import Runner  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
-from explorer.training_controls import CONTINUE  # noqa: E402
-from explorer.training_setup import TrainingRequest, build_trainer, default_probe  # noqa: E402
+from explorer.panels.training.controls import CONTINUE  # noqa: E402
+from explorer.panels.training.setup import TrainingRequest, build_trainer, default_probe  # noqa: E402
 from model.checkpoint import random_bundle  # noqa: E402
 from model.tasks import CORPUS_TASKS, get_task  # noqa: E402
 from model.training import TrainConfig, TrainingError  # noqa: E402
@@ -222,7 +222,7 @@ def test_training_a_variant_through_the_worker(qtbot, panel, kind, metric, kind_
 
 
 def test_the_diagram_shows_the_masked_lms_fill_ins_as_its_output(qtbot):
-    from explorer.panels.architecture import ArchitecturePanel, output_pieces
+    from explorer.panels.architecture.panel import ArchitecturePanel, output_pieces
 
     state = SessionState()
     runner = Runner(state, synchronous=True)
@@ -248,7 +248,7 @@ def test_before_a_run_the_probe_titles_the_attention_the_kind_will_show(panel):
 def test_a_narrow_accuracy_plot_names_the_held_out_metric(qtbot):
     from model.training import EvalEvent
 
-    from explorer.training_curves import TrainingCurves
+    from explorer.panels.training.curves import TrainingCurves
 
     curves = TrainingCurves()
     qtbot.addWidget(curves)

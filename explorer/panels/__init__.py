@@ -1,4 +1,6 @@
-"""The explorer's panels. Each module defines one `QWidget` subclass with
+"""The explorer's panels: one package each (`panels/<name>/`), its panel class in
+`panels/<name>/panel.py` and its own helpers beside it. Each panel module defines one
+`QWidget` subclass with
 
     panel_name = "attention"        # used by `--panel NAME` and the dock's objectName
     title = "Attention maps"        # the dock's title
@@ -20,9 +22,9 @@ def panel_classes() -> list[type]:
     classes = []
     for name in PANEL_MODULES:
         try:
-            module = importlib.import_module(f"{__name__}.{name}")
+            module = importlib.import_module(f"{__name__}.{name}.panel")
         except ModuleNotFoundError as exc:
-            if exc.name == f"{__name__}.{name}":
+            if exc.name in (f"{__name__}.{name}", f"{__name__}.{name}.panel"):
                 continue
             raise
         classes.extend(obj for obj in vars(module).values()

@@ -16,7 +16,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QColor
 
 from explorer import style
-from explorer.decoding_heatmap import PROMPT, display_piece
+from explorer.drawing.token_heatmap import PROMPT, display_piece
 
 ALIVE = QColor("#3b7dd8")
 PRUNED = QColor("#c3c7cc")

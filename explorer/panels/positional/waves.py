@@ -13,8 +13,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
-from explorer import attention_style as st
-from explorer.positional_math import default_pairs, pair_dims, pair_wavelength, sinusoid_curve
+from explorer.drawing import plot_style as st
+from explorer.panels.positional.sinusoids import default_pairs, pair_dims, pair_wavelength, sinusoid_curve
 
 PALETTE = ["#0969da", "#e4572e", "#1a7f37", "#8250df", "#bf8700", "#cf222e", "#1b7c83", "#6e7781"]
 SMOOTH = 8  # formula samples per position for the line between the dots

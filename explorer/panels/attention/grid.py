@@ -12,10 +12,10 @@ from PySide6.QtCore import QRectF, Signal
 from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QGraphicsRectItem, QVBoxLayout, QWidget
 
-from explorer import attention_style as st
-from explorer.attention_data import AttentionData
-from explorer.attention_items import MaskOverlay
-from explorer.attention_mosaic import MosaicLayout, blocked_rects, compose
+from explorer.drawing import plot_style as st
+from explorer.panels.attention.data import AttentionData
+from explorer.drawing.heatmap_items import MaskOverlay
+from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose
 
 SHORT_TITLES = {"encoder": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
                 "cross": "Cross-attention (target × source)"}

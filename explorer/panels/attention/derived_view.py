@@ -5,10 +5,10 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QStackedWidget, QWidget
 
-from explorer import attention_style as st
-from explorer.attention_data import AttentionData
-from explorer.attention_derived import ROLLOUT_KINDS, ROLLOUT_UNDEFINED, mean_over_heads, rollout
-from explorer.attention_items import HeatmapPlot
+from explorer.drawing import plot_style as st
+from explorer.panels.attention.data import AttentionData
+from explorer.panels.attention.derived import ROLLOUT_KINDS, ROLLOUT_UNDEFINED, mean_over_heads, rollout
+from explorer.drawing.heatmap_items import HeatmapPlot
 
 
 class DerivedView(QWidget):

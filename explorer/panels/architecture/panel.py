@@ -14,8 +14,8 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QGraphicsScene, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from explorer import style
-from explorer.panels.diagram_items import BLOCK_W, BlockItem, ZoomView
-from explorer.panels.figure1 import Figure, Figure1Builder
+from explorer.panels.architecture.diagram_items import BLOCK_W, BlockItem, ZoomView
+from explorer.panels.architecture.figure1 import Figure, Figure1Builder
 
 _LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.")
 

@@ -11,12 +11,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea, QStackedWidget,
                                QTabWidget, QVBoxLayout, QWidget)
 
-from explorer import attention_style as st
-from explorer.attention_data import AttentionData
-from explorer.attention_derived_view import DerivedView
-from explorer.attention_grid import AttentionGrid
-from explorer.attention_lines import LineView
-from explorer.attention_single import SingleHeadView, head_title
+from explorer.drawing import plot_style as st
+from explorer.panels.attention.data import AttentionData
+from explorer.panels.attention.derived_view import DerivedView
+from explorer.panels.attention.grid import AttentionGrid
+from explorer.panels.attention.lines import LineView
+from explorer.panels.attention.single import SingleHeadView, head_title
 from explorer.state import KIND_LABELS, SessionState
 
 VIEWS = ("grid", "single", "lines", "derived")

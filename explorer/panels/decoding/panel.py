@@ -22,13 +22,13 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from explorer import style
-from explorer.decoding_bars import TopKBars
-from explorer.decoding_beam_view import BeamTreeView
-from explorer.decoding_controls import DecodingControls
-from explorer.decoding_heatmap import PROMPT, PROMPT_FILL, TokenHeatmap, display_piece
-from explorer.decoding_parallel_view import ParallelPassView
-from explorer.decoding_worker import STRATEGIES, DecodeRun, DecodingWorker
-from explorer.mask_predictions_view import MaskPredictionsView
+from explorer.panels.decoding.bars import TopKBars
+from explorer.panels.decoding.beam_view import BeamTreeView
+from explorer.panels.decoding.controls import DecodingControls
+from explorer.drawing.token_heatmap import PROMPT, PROMPT_FILL, TokenHeatmap, display_piece
+from explorer.panels.decoding.parallel_view import ParallelPassView
+from explorer.panels.decoding.worker import STRATEGIES, DecodeRun, DecodingWorker
+from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 
 PLAY_INTERVAL_MS = 800
 DECODER_KINDS = ("decoder_self", "cross")

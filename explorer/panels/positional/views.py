@@ -6,9 +6,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
-from explorer import attention_style as st
-from explorer.attention_items import HeatmapPlot
-from explorer.positional_math import pair_dims, rotation, shift_error, similarity
+from explorer.drawing import plot_style as st
+from explorer.drawing.heatmap_items import HeatmapPlot
+from explorer.panels.positional.sinusoids import pair_dims, rotation, shift_error, similarity
 
 
 def _numbers(n: int) -> list[str]:

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, Q
                                QStackedWidget, QStyle, QVBoxLayout, QWidget)
 
 from explorer import style
-from explorer.decoding_worker import STRATEGIES, DecodeSettings
+from explorer.panels.decoding.worker import STRATEGIES, DecodeSettings
 
 
 def _labelled(layout: QHBoxLayout, text: str, widget: QWidget, tip: str) -> QWidget:

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QHBoxLayout, Q
                                QSlider, QVBoxLayout, QWidget)
 
 from explorer import style
-from explorer.training_curves import TimedCanvas
+from explorer.panels.training.curves import TimedCanvas
 
 pg.setConfigOptions(imageAxisOrder="row-major")  # [query, key] must not show transposed
 

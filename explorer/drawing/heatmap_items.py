@@ -10,8 +10,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetrics, QPainterPath
 from PySide6.QtWidgets import QGraphicsItem
 
-from explorer import attention_style as st
-from explorer.attention_mosaic import blocked_rects
+from explorer.drawing import plot_style as st
+from explorer.drawing.mosaic import blocked_rects
 
 
 class TokenAxis(pg.AxisItem):

@@ -20,8 +20,8 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from explorer import style
-from explorer.decoding_bars import BAR, CHOSEN
-from explorer.decoding_heatmap import display_piece
+from explorer.panels.decoding.bars import BAR, CHOSEN
+from explorer.drawing.token_heatmap import display_piece
 
 TOP_K = 5
 MASK_FILL = "#fff1e6"  # the blank in the sentence, in a light shade of the chosen orange

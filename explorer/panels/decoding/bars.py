@@ -14,7 +14,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFontMetricsF
 
 from explorer import style
-from explorer.decoding_heatmap import fitted_ticks
+from explorer.drawing.token_heatmap import fitted_ticks
 
 BAR = QColor("#8fb8e8")
 CHOSEN = QColor("#e8590c")  # the token the decoder emitted at this step

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHeaderView, QLabel
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from explorer import style
-from explorer.decoding_heatmap import PROMPT, PROMPT_FILL, TokenHeatmap, display_piece
+from explorer.drawing.token_heatmap import PROMPT, PROMPT_FILL, TokenHeatmap, display_piece
 
 CHANGED = QColor("#ffd8d3")  # a prediction the mask ablation changed
 CURRENT = QColor("#dbe9fb")  # the column of the current step

@@ -23,7 +23,7 @@ from model.bundle import ForwardResult, InputError, ModelBundle
 from model.training import EvalEvent, TrainingError
 from model.transformer import Transformer
 
-from explorer.training_setup import TrainingRequest, build_trainer, default_probe, describe_model, worker_threads
+from explorer.panels.training.setup import TrainingRequest, build_trainer, default_probe, describe_model, worker_threads
 
 EMIT_INTERVAL = 0.2  # s between metric batches: the curves look live, the GUI thread stays idle
 PROBE_INTERVAL = 0.3  # s between probe forwards (attention maps refresh ~3× a second)

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout,
                                QSpinBox, QStyle, QVBoxLayout, QWidget)
 
 from explorer import style
-from explorer.training_setup import BUILTIN_TASKS, KIND_TASKS, MODEL_KINDS, MODEL_PRESETS, PRESET_LABELS
+from explorer.panels.training.setup import BUILTIN_TASKS, KIND_TASKS, MODEL_KINDS, MODEL_PRESETS, PRESET_LABELS
 
 CONTINUE = "continue"
 KIND_SHORT = {"encoder_decoder": "encoder-decoder", "encoder_only": "encoder-only · masked LM",

@@ -4,7 +4,7 @@ Choose a task, a model size and a device; start, pause, single-step or stop. The
 the loss falling, accuracy rising and the learning rate of Eq. 3 warming up then decaying; a
 fixed probe input shows the model's output and attention map changing as it trains (the
 reverse task's anti-diagonal appears), and — with "Show in other panels" — every other panel
-follows the run. Training runs in `explorer.training_worker` on its own thread; this panel
+follows the run. Training runs in `explorer.panels.training.worker` on its own thread; this panel
 only draws what the worker sends and forwards clicks. When a run ends the trained model (a
 CPU copy) becomes the session's model.
 """
@@ -21,12 +21,12 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QSplitter, QVBo
 
 from explorer import style
 from explorer.state import SessionState
-from explorer.training_controls import CONTINUE, TSV, TrainingControls, format_duration
-from explorer.training_curves import TrainingCurves
-from explorer.training_probe import ProbeView
-from explorer.training_setup import TrainingRequest, last_run_dir
-from explorer.training_snapshots import SnapshotTimeline
-from explorer.training_worker import Offer, RunInfo, Snapshot, TrainingRun, save_in_background
+from explorer.panels.training.controls import CONTINUE, TSV, TrainingControls, format_duration
+from explorer.panels.training.curves import TrainingCurves
+from explorer.panels.training.probe import ProbeView
+from explorer.panels.training.setup import TrainingRequest, last_run_dir
+from explorer.panels.training.snapshots import SnapshotTimeline
+from explorer.panels.training.worker import Offer, RunInfo, Snapshot, TrainingRun, save_in_background
 
 # Every ms the GUI thread spends drawing holds Python's GIL, which the training thread needs
 # between its torch ops: so redraws are spaced by what they cost, not only by the clock.
@@ -458,7 +458,7 @@ class TrainingPanel(QWidget):
             self.probe.set_probe_text("")
             return
         from model.tasks import get_task
-        from explorer.training_setup import default_probe
+        from explorer.panels.training.setup import default_probe
 
         self.probe.set_probe_text(default_probe(get_task(name), self.controls.kind()))
         self.probe.expect_kind(self.controls.kind())

@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget
 
-from explorer import attention_style as st
-from explorer.positional_input import InputView
-from explorer.positional_math import sinusoid_table
-from explorer.positional_views import PEHeatmapView, SimilarityShiftView
-from explorer.positional_waves import WavesView
+from explorer.drawing import plot_style as st
+from explorer.panels.positional.input_view import InputView
+from explorer.panels.positional.sinusoids import sinusoid_table
+from explorer.panels.positional.views import PEHeatmapView, SimilarityShiftView
+from explorer.panels.positional.waves import WavesView
 from explorer.state import SessionState
 
 PAPER_D_MODEL = 512

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from explorer import attention_style as st
-from explorer.attention_items import HeatmapPlot
-from explorer.positional_views import symmetric_levels
+from explorer.drawing import plot_style as st
+from explorer.drawing.heatmap_items import HeatmapPlot
+from explorer.panels.positional.views import symmetric_levels
 
 STACKS = {"encoder": "Encoder (source)", "decoder": "Decoder (target)"}
 TITLES = ("E[token]·√d_model", "+ PE(pos)", "= input to layer 0")

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QComboBox, QCompleter, QDoubleSpinBox, QHBoxLayou
                                QToolButton, QVBoxLayout, QWidget)
 
 from explorer import style
-from explorer.panels.inspector_view import TensorView, slice_for_view
+from explorer.panels.stepper.inspector_view import TensorView, slice_for_view
 
 STEP_ROLE = Qt.UserRole + 1
 

@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from explorer import presentation, style
-from explorer.training_worker import MetricRows
+from explorer.panels.training.worker import MetricRows
 
 pg.setConfigOptions(imageAxisOrder="row-major")
 

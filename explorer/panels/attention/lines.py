@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
-from explorer import attention_style as st
+from explorer.drawing import plot_style as st
 
 LINE_COLOR = QColor(31, 119, 180)  # blue; opacity carries the weight
 FOCUS_COLOR = QColor(228, 87, 46)  # the hovered token's lines

@@ -5,9 +5,9 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from explorer import attention_style as st
-from explorer.attention_data import KIND_AXIS_NAMES, AttentionData
-from explorer.attention_items import HeatmapPlot
+from explorer.drawing import plot_style as st
+from explorer.panels.attention.data import KIND_AXIS_NAMES, AttentionData
+from explorer.drawing.heatmap_items import HeatmapPlot
 
 
 

@@ -21,7 +21,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem
 
 from explorer import style
-from explorer.panels.diagram_items import ADDER_R, BLOCK_H, BLOCK_W, AdderItem, BlockItem, StackBox, WaveItem, arrow, text
+from explorer.panels.architecture.diagram_items import ADDER_R, BLOCK_H, BLOCK_W, AdderItem, BlockItem, StackBox, WaveItem, arrow, text
 
 GAP = 22.0  # between elements
 SUB_GAP = 36.0  # before a sublayer: room for the residual branch and the Q/K/V fork
