@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .config import TransformerConfig
+from .kinds import InputFields, ModelKind, mask_filling_fields
 from .decoding import beam_search, greedy_decode, sample_decode
 from .masking import mask_id_of
 from .recorder import Trace, record
@@ -64,6 +65,15 @@ class ModelBundle:
     @property
     def config(self) -> TransformerConfig:
         return self.model.config
+
+    @property
+    def model_kind(self) -> ModelKind:
+        return self.config.model_kind
+
+    @property
+    def input_fields(self) -> InputFields:
+        """What the input bar asks for: the kind's fields, or a masked LM's "Text with [MASK]"."""
+        return mask_filling_fields(self.mask_token) if self.fills_masks else self.model_kind.fields
 
     @property
     def device(self) -> torch.device:

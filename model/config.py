@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
-KINDS = ("encoder_decoder", "encoder_only", "decoder_only")
+from .kinds import MODEL_KINDS, ModelKind
+
+KINDS = tuple(MODEL_KINDS)  # "encoder_decoder", "encoder_only", "decoder_only"
 POSITIONAL = ("sinusoidal", "learned", "sinusoidal_halves")  # halves: Marian's layout (model.positional)
 ACTIVATIONS = ("relu", "gelu", "swish")  # Eq. 2 uses ReLU; BERT uses GELU, Marian (opus-mt) swish
 
@@ -50,12 +52,17 @@ class TransformerConfig:
         return self.d_model // self.n_heads
 
     @property
+    def model_kind(self) -> ModelKind:
+        """The kind as one object (stacks, input fields, axis names): `model.kinds`."""
+        return MODEL_KINDS[self.kind]
+
+    @property
     def has_encoder(self) -> bool:
-        return self.kind in ("encoder_decoder", "encoder_only")
+        return self.model_kind.has_encoder
 
     @property
     def has_decoder(self) -> bool:
-        return self.kind in ("encoder_decoder", "decoder_only")
+        return self.model_kind.has_decoder
 
     def validate(self) -> None:
         """Raise `ConfigError` naming the field when the sizes cannot work together."""

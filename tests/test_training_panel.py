@@ -19,7 +19,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtWidgets import QMainWindow  # noqa: E402
 
-from explorer import training_worker  # noqa: E402
+from explorer.panels.training import worker as training_worker  # noqa: E402
 from explorer.panels.training.panel import TrainingPanel  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from explorer.panels.training.controls import CONTINUE  # noqa: E402

@@ -14,7 +14,7 @@ import torch
 
 pytest.importorskip("pytestqt")
 
-from explorer import training_worker  # noqa: E402
+from explorer.panels.training import worker as training_worker  # noqa: E402
 from explorer.input_bar import InputBar, output_html  # noqa: E402
 from explorer.panels.attention.panel import AttentionPanel  # noqa: E402
 from explorer.panels.stepper.panel import StepperPanel  # noqa: E402

@@ -1,0 +1,108 @@
+"""`ModelKind`: what kind of Transformer a model is, as one object every view reads.
+
+The paper's encoder-decoder, the encoder-only (BERT-like) and the decoder-only (GPT-like)
+variants differ in a handful of facts: which stacks exist, which attention sublayers they
+record, what the typed text is (a source, a prompt, a sentence with blanks), what a token axis
+holds, and what the output means. Asking this object — `config.model_kind.has_cross_attention`,
+`bundle.model_kind.continues_prompt` — replaces `if config.kind == "decoder_only"` branches
+scattered through the code, so a new kind is one new instance here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class InputFields:
+    """What the input bar asks for: the text's label and placeholder, and the target field's
+    (None: the kind has no target field)."""
+
+    label: str
+    placeholder: str
+    target_label: str | None = None
+    target_placeholder: str = ""
+    target_tooltip: str = ""
+
+
+@dataclass(frozen=True)
+class ModelKind:
+    """One kind of Transformer (the `kind` string of `TransformerConfig`)."""
+
+    name: str  # "encoder_decoder" | "encoder_only" | "decoder_only" (the config and checkpoint value)
+    title: str  # how the app names it: "encoder-decoder (the paper's)"
+    has_encoder: bool
+    has_decoder: bool
+    fields: InputFields
+    objective: str  # what training minimises, in words
+    metric: str  # the held-out score's name (`EvalEvent.metric`)
+    src_axis_title: str | None = None  # what a "src" axis holds when the usual "source tokens" would mislead
+    tgt_axis_title: str | None = None  # likewise for "tgt"
+
+    @property
+    def has_cross_attention(self) -> bool:
+        """Only the paper's encoder-decoder has encoder-decoder attention (Section 3.2.3)."""
+        return self.has_encoder and self.has_decoder
+
+    @property
+    def continues_prompt(self) -> bool:
+        """The typed text is a prompt the decoder continues: one sequence, no source."""
+        return self.has_decoder and not self.has_encoder
+
+    @property
+    def generates(self) -> bool:
+        """The model writes text token by token (it has a decoder to step)."""
+        return self.has_decoder
+
+    @property
+    def attention_kinds(self) -> tuple[str, ...]:
+        """The attention sublayers its trace records, in Figure 1's order (recorder's names)."""
+        kinds = (("encoder",) if self.has_encoder else ()) + (("decoder_self",) if self.has_decoder else ())
+        return kinds + (("cross",) if self.has_cross_attention else ())
+
+    @property
+    def dashed_name(self) -> str:
+        return self.name.replace("_", "-")
+
+    def axis_title(self, axis: str) -> str | None:
+        """The title of a token axis ("src" / "tgt") where the encoder-decoder names would
+        mislead, else None (the usual title)."""
+        return self.src_axis_title if axis == "src" else self.tgt_axis_title if axis == "tgt" else None
+
+
+ENCODER_DECODER = ModelKind(
+    name="encoder_decoder", title="encoder-decoder (the paper's)", has_encoder=True, has_decoder=True,
+    fields=InputFields(
+        "Source:", "Type a source sentence and press Enter", "Target:", "(optional, teacher forcing)",
+        "Leave empty to record the model's own greedy output; type a target to see the decoder "
+        "teacher-forced on it"),
+    objective="sequence-to-sequence cross-entropy with label smoothing", metric="exact_match")
+
+ENCODER_ONLY = ModelKind(
+    name="encoder_only", title="encoder-only (BERT-like)", has_encoder=True, has_decoder=False,
+    fields=InputFields("Input:", "Type an input and press Enter"),
+    objective="masked language modelling (BERT)", metric="masked_accuracy", src_axis_title="input tokens")
+
+DECODER_ONLY = ModelKind(
+    name="decoder_only", title="decoder-only (GPT-like)", has_encoder=False, has_decoder=True,
+    fields=InputFields(
+        "Prompt:", "Type the start of a sentence and press Enter", "Continuation:",
+        "(optional: a given continuation)",
+        "Leave empty: the model continues the prompt greedily. Type a continuation to see the model "
+        "teacher-forced on prompt + that continuation"),
+    objective="next-token prediction (GPT)", metric="next_token_accuracy",
+    tgt_axis_title="tokens: <bos> prompt | continuation")
+
+MODEL_KINDS: dict[str, ModelKind] = {k.name: k for k in (ENCODER_DECODER, ENCODER_ONLY, DECODER_ONLY)}
+
+
+def model_kind(name: str) -> ModelKind:
+    """The `ModelKind` called `name`; ValueError naming the valid ones otherwise."""
+    try:
+        return MODEL_KINDS[name]
+    except KeyError:
+        raise ValueError(f"unknown model kind {name!r}; expected one of {', '.join(MODEL_KINDS)}") from None
+
+
+def mask_filling_fields(mask_token: str) -> InputFields:
+    """The input bar of a masked LM: the text carries blanks to fill."""
+    return InputFields(f"Text with {mask_token}:", f"Type a sentence with {mask_token} for each word to guess")
