@@ -1,11 +1,8 @@
-"""Everything slow, off the GUI thread: loading a checkpoint and recording a forward pass.
+"""Everything slow, off the GUI thread: loading a checkpoint and computing the Frame.
 
-Pattern (ephyviewer / napari workers): a `QRunnable` does the work on a `QThreadPool` thread
-and reports through a signals object that lives on the GUI thread, so the result arrives as
-a queued signal. Workers never touch widgets; they hand back the finished `ForwardResult` /
-`ModelBundle` (plain Python objects holding detached CPU tensors). Every request gets a
-number; a result for a request that is no longer the latest is dropped, so typing fast or
-switching models mid-run never shows a stale trace.
+Workers never touch widgets; they hand back a finished `Frame` / `ModelBundle` (plain Python
+objects holding detached CPU tensors), and a result for a request that is no longer the
+latest is dropped.
 """
 from __future__ import annotations
 
@@ -13,9 +10,11 @@ import traceback
 from pathlib import Path
 from typing import Callable
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QThreadPool, Signal
+from superqt.utils import create_worker
 
 from model.bundle import InputError, ModelBundle
+from model.frame import compute_frame
 
 DEFAULT_TASK = "reverse"
 
@@ -102,35 +101,17 @@ def describe_device(bundle: ModelBundle) -> str:
         return str(bundle.device)
 
 
-# -- the worker ----------------------------------------------------------------------------------
-class _Signals(QObject):
-    done = Signal(int, object)  # request id, result
-    failed = Signal(int, str)  # request id, message
-
-
-class _Job(QRunnable):
-    def __init__(self, request: int, fn: Callable[[], object], signals: _Signals):
-        super().__init__()
-        self.request, self.fn, self.signals = request, fn, signals
-
-    def run(self) -> None:  # on a pool thread: compute, then only emit
-        try:
-            result = self.fn()
-        except (InputError, ValueError, OSError, KeyError) as exc:
-            self.signals.failed.emit(self.request, str(exc))
-        except Exception as exc:  # noqa: BLE001 - a bug must reach the user, not kill the thread
-            traceback.print_exc()
-            self.signals.failed.emit(self.request, f"{type(exc).__name__}: {exc}")
-        else:
-            self.signals.done.emit(self.request, result)
-
-
+# -- the pipeline ----------------------------------------------------------------------------------
 class Runner(QObject):
-    """Runs forwards and loads for one `SessionState`; results land in the state.
+    """The explorer's one pipeline: session → `compute_frame` → `state.set_frame`.
 
-    `run(source, target)` → on success `state.set_input` + `state.set_result`; on failure
-    `state.inform(message, "error")` and `failed(message)`, the previous trace untouched.
-    `synchronous=True` (headless screenshots, tests) does the same work on the calling thread.
+    It watches the session (model, model shown, text, decoding settings) and recomputes the
+    Frame off the GUI thread with superqt's `create_worker` (napari's worker abstraction),
+    one job at a time: a change made while a job runs waits for it, and only the newest
+    request's result is shown, so typing fast or switching models never shows a stale frame.
+    A failure leaves the previous frame on screen and says why (`state.inform`, `failed`).
+    `synchronous=True` (headless figures, tests) does the same work on the calling thread —
+    the only place the explorer chooses between the two.
     """
 
     failed = Signal(str)
@@ -140,33 +121,38 @@ class Runner(QObject):
         super().__init__(parent)
         self.state = state
         self.synchronous = synchronous
-        self.pool = QThreadPool(self)
-        self.pool.setMaxThreadCount(1)  # one model, one forward at a time
-        self._signals = _Signals(self)
-        self._signals.done.connect(self._on_done)
-        self._signals.failed.connect(self._on_failed)
-        self._latest = 0
-        self._handlers: dict[int, Callable[[object], None]] = {}
+        self._latest = 0  # the newest request's number
+        self._job: tuple[int, Callable[[], object], Callable[[object], None], str] | None = None  # queued
+        self._worker = None  # the job running now
+        self._held = 0  # > 0 while run() changes several fields: one request at the end
+        self._dirty = False
+        ev = state.session.events
+        ev.input.connect(self._on_session_changed)
+        for signal in (ev.bundle, ev.decoding, ev.shown_model):  # changes that keep the text
+            signal.connect(self._on_model_or_settings_changed)
 
     # -- requests ---------------------------------------------------------------------------
     def run(self, source: str, target: str | None = None) -> int:
-        """Record the forward of `source` (teacher-forced on `target` if given)."""
-        bundle = self.state.bundle
+        """Show `source` (teacher-forced on `target` if given): one Frame, computed once."""
+        if self.state.bundle is None:
+            return self._fail_now("No model is loaded yet.")
+        self._held += 1
+        try:
+            self.state.set_input(source, target)
+        finally:
+            self._held -= 1
+        self._dirty = False
+        return self.request()
+
+    def request(self) -> int:
+        """Recompute the Frame for the session as it is now."""
+        session = self.state.session
+        bundle = session.model
         if bundle is None:
             return self._fail_now("No model is loaded yet.")
-        target = target if target and target.strip() else None
-        try:  # cheap validation on the GUI thread: a bad input never starts a job
-            bundle.encode_source(source)
-            if target is not None:
-                bundle.encode_target(target)
-        except InputError as exc:
-            return self._fail_now(str(exc))
-
-        def apply(result) -> None:
-            self.state.set_input(source, target)
-            self.state.set_result(result)
-
-        return self._submit(lambda: bundle.run(source, target), apply, f"Running the model on {source!r}…")
+        args = (bundle, session.source, session.target, session.decoding, session.model_label, self.state.frame)
+        return self._submit(lambda: compute_frame(*args), self.state.set_frame,
+                            f"Running {session.model_label} on {session.source!r}…")
 
     def load(self, path_or_name: str | Path, then_run: str | None = None, then_target: str | None = None) -> int:
         """Load a checkpoint (folder or bundled name), make it the session's model, run an input."""
@@ -183,17 +169,37 @@ class Runner(QObject):
 
     def set_bundle(self, bundle: ModelBundle, then_run: str | None = None) -> None:
         """Use an already built bundle (no work to do off-thread except the forward)."""
-        self._latest += 1  # any forward in flight belongs to the previous model
+        self._latest += 1  # any job in flight belongs to the previous model
         self._apply_bundle(bundle, then_run)
 
     def wait(self, msecs: int = 30000) -> bool:
-        """Block until queued jobs finished (closing the window, tests)."""
-        return self.pool.waitForDone(msecs)
+        """Block until the running and queued jobs are done and their results delivered."""
+        clock = QElapsedTimer()
+        clock.start()
+        while (self._worker is not None or self._job is not None) and clock.elapsed() < msecs:
+            QThreadPool.globalInstance().waitForDone(20)
+            QCoreApplication.sendPostedEvents()
+            QCoreApplication.processEvents()
+        return self._worker is None and self._job is None
 
     # -- plumbing ---------------------------------------------------------------------------
+    def _on_session_changed(self, *_) -> None:
+        if self._held:
+            self._dirty = True
+        elif self.state.bundle is not None:
+            self.request()
+
+    def _on_model_or_settings_changed(self, *_) -> None:
+        if self.state.session.source:  # nothing typed yet: nothing to show, nothing to refuse
+            self._on_session_changed()
+
     def _apply_bundle(self, bundle: ModelBundle, then_run: str | None, then_target: str | None = None) -> None:
         """The new model, then an input it can read: the one asked for, the previous one, or an example."""
-        self.state.set_bundle(bundle)
+        self._held += 1
+        try:
+            self.state.set_bundle(bundle)
+        finally:
+            self._held -= 1
         text = then_run if then_run is not None else self.state.source_text
         candidates = [(t, then_target if t == then_run else None) for t in (text, *bundle.examples) if t]
         for candidate, target in candidates:
@@ -207,36 +213,56 @@ class Runner(QObject):
     def _submit(self, fn: Callable[[], object], on_done: Callable[[object], None], what: str) -> int:
         self._latest += 1
         request = self._latest
-        self._handlers = {request: on_done}  # older handlers can never fire: they are stale
         if self.synchronous:
             try:
                 result = fn()
-            except (InputError, ValueError, OSError, KeyError) as exc:
-                self._on_failed(request, str(exc))
+            except Exception as exc:  # noqa: BLE001 - reported like a worker's error
+                self._on_failed(request, exc)
             else:
-                self._on_done(request, result)
+                self._on_done(request, on_done, result)
             return request
-        self.state.set_busy(True, what)
-        self.pool.start(_Job(request, fn, self._signals))
+        self._job = (request, fn, on_done, what)  # replaces a queued, not yet started job: it is stale
+        if self._worker is None:
+            self._start_next()
         return request
 
-    def _on_done(self, request: int, result) -> None:
-        handler = self._handlers.pop(request, None)
-        if request == self._latest:
+    def _start_next(self) -> None:
+        job, self._job = self._job, None
+        if job is None:
+            return
+        request, fn, on_done, what = job
+        self.state.set_busy(True, what)
+        worker = create_worker(fn, _start_thread=False, _ignore_errors=True)  # errored reports them
+        worker.returned.connect(lambda result: self._on_done(request, on_done, result))
+        worker.errored.connect(lambda exc: self._on_failed(request, exc))
+        worker.finished.connect(self._on_finished)
+        self._worker = worker
+        worker.start()
+
+    def _on_finished(self) -> None:
+        self._worker = None
+        if self._job is not None:
+            self._start_next()
+        else:
             self.state.set_busy(False, "")
-        if handler is None or request != self._latest:
+
+    def _on_done(self, request: int, on_done: Callable[[object], None], result) -> None:
+        if request != self._latest:
             return  # stale: a newer request superseded this one
-        handler(result)
+        on_done(result)
         self.succeeded.emit()
 
-    def _on_failed(self, request: int, message: str) -> None:
-        self._handlers.pop(request, None)
+    def _on_failed(self, request: int, exc: BaseException) -> None:
         if request != self._latest:
             return
-        self.state.set_busy(False, "")
+        if isinstance(exc, (InputError, ValueError, OSError, KeyError)):
+            message = str(exc)
+        else:  # a bug must reach the user, not kill the thread
+            traceback.print_exception(exc)
+            message = f"{type(exc).__name__}: {exc}"
         self._fail_now(message)
 
     def _fail_now(self, message: str) -> int:
-        self.state.inform(message, "error")
+        self.state.frame_failed(message)
         self.failed.emit(message)
         return -1

@@ -1,9 +1,10 @@
 """`SessionState`: the one object every panel observes (napari's components / glue's state).
 
-It holds data only — the loaded bundle, the current input and its recorded forward pass,
-and the selection (step, attention kind, layer, head). Panels read it, listen to its
-signals, and change it through its setters; they never call each other. Nothing here runs
-a model: slow work lives in `explorer.runner`.
+The Qt adapter of the Qt-free `Session` (explorer.session): it re-emits the session's events
+as Qt signals, holds the `Frame` drawn now (computed by `explorer.runner` off the GUI thread),
+and maps the selected step's name to an index into the Frame's trace. Panels read it, listen
+to its signals, and change the session through its setters; they never call each other.
+Nothing here runs a model.
 """
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import re
 
 from PySide6.QtCore import QObject, Signal
 
+from explorer.session import Session
 from model.bundle import ForwardResult, ModelBundle
+from model.frame import Frame
 from model.recorder import ATTENTION_KINDS
 
 _ATTN_STEP = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.(self_attn|cross_attn)\.")
@@ -34,52 +37,124 @@ def attention_of_step(name: str) -> tuple[str, int] | None:
 
 
 class SessionState(QObject):
-    """Shared state of one explorer window."""
+    """The Qt face of one window's `Session` (explorer.session) and of the `Frame` drawn now.
 
-    bundleChanged = Signal(object)  # ModelBundle
+    Panels connect to these signals and read `frame` / the selection; they write choices back
+    through the setters, which change the Qt-free `session`. `bundle` is the model the panels
+    show (a training run's while it is shown), `session.bundle` the session's own."""
+
+    bundleChanged = Signal(object)  # ModelBundle the panels show
     resultChanged = Signal(object)  # ForwardResult (a new trace)
+    frameChanged = Signal(object)  # Frame: forward + decode for the model, text and settings
     stepChanged = Signal(int)  # index into result.trace.steps
     attentionSelected = Signal(str, int, int)  # kind, layer, head
     inputChanged = Signal(str, object)  # source text, target text or None
+    decodingChanged = Signal(object)  # DecodeSettings
+    causalMaskChanged = Signal(bool)
+    decodeStepChanged = Signal(object)  # int or None (the last step)
+    viewChanged = Signal(str, str)  # panel, tab
+    shownModelChanged = Signal(object)  # ShownModel or None
+    frameFailed = Signal(str)  # why no Frame could be computed for the session now (the last stays)
     message = Signal(str, str)  # level ("info" | "warning" | "error"), text
     busyChanged = Signal(bool, str)  # busy?, what is running
 
-    def __init__(self, parent: QObject | None = None):
+    def __init__(self, parent: QObject | None = None, session: Session | None = None):
         super().__init__(parent)
-        self.bundle: ModelBundle | None = None
+        self.session = session or Session()
+        self.frame: Frame | None = None
         self.result: ForwardResult | None = None
-        self.source_text = ""
-        self.target_text: str | None = None
         self.step = 0
-        self.kind = "encoder"
-        self.layer = 0
-        self.head = 0
         self.busy = False
+        self._shown_bundle = None
+        ev = self.session.events
+        ev.bundle.connect(self._on_session_model)
+        ev.shown_model.connect(self._on_shown_model)
+        ev.input.connect(self.inputChanged.emit)
+        ev.decoding.connect(self.decodingChanged.emit)
+        ev.causal_mask.connect(self.causalMaskChanged.emit)
+        ev.decode_step.connect(self.decodeStepChanged.emit)
+        ev.view.connect(self.viewChanged.emit)
+        ev.attention.connect(lambda a: self.attentionSelected.emit(a.kind, a.layer, a.head))
 
     # -- data ------------------------------------------------------------------------------------
+    @property
+    def bundle(self) -> ModelBundle | None:
+        return self.session.model
+
+    @property
+    def source_text(self) -> str:
+        return self.session.source
+
+    @property
+    def target_text(self) -> str | None:
+        return self.session.target
+
+    @property
+    def kind(self) -> str:
+        return self.session.attention.kind
+
+    @property
+    def layer(self) -> int:
+        return self.session.attention.layer
+
+    @property
+    def head(self) -> int:
+        return self.session.attention.head
+
     @property
     def trace(self):
         return self.result.trace if self.result is not None else None
 
     def set_bundle(self, bundle: ModelBundle) -> None:
-        self.bundle = bundle
-        self.result = None
+        """Make `bundle` the session's own model (a training run shown is put away)."""
+        self.session.show_model(None)
+        if bundle is self.session.bundle:
+            self._model_changed(bundle)  # the same object again: panels still start afresh
+        self.session.set_bundle(bundle)
+
+    def _on_session_model(self, bundle) -> None:
+        if self.session.shown_model is None:
+            self._model_changed(bundle)
+
+    def _on_shown_model(self, shown) -> None:
+        self.shownModelChanged.emit(shown)
+        self._model_changed(self.session.model)
+
+    def _model_changed(self, bundle) -> None:
+        """A different model on screen: its trace is not drawn yet; keep a selection it has."""
+        if bundle is None or bundle is self._shown_bundle:
+            return
+        old = self._shown_bundle
+        self._shown_bundle = bundle
+        if old is not None and old.config.to_dict() == bundle.config.to_dict():
+            self.bundleChanged.emit(bundle)  # same shape (a training snapshot): the selection holds
+            return
+        self.result = self.frame = None
         kinds = self.available_kinds()
-        self.kind = kinds[0] if kinds else "encoder"
-        self.layer = min(self.layer, max(0, self.n_layers(self.kind) - 1))
-        self.head = min(self.head, bundle.config.n_heads - 1)
+        a = self.session.attention
+        kind = a.kind if a.kind in kinds else (kinds[0] if kinds else "encoder")
+        self.session.set_attention(kind, min(a.layer, max(0, self.n_layers(kind) - 1)),
+                                   min(a.head, bundle.config.n_heads - 1))
         self.bundleChanged.emit(bundle)
 
     def set_input(self, source: str, target: str | None = None) -> None:
-        self.source_text, self.target_text = source, target
-        self.inputChanged.emit(source, target)
+        self.session.set_input(source, target)
+
+    def set_frame(self, frame: Frame) -> None:
+        """A newly computed Frame: its forward becomes the trace every panel reads."""
+        self.frame = frame
+        self.set_result(frame.forward)
+        self.frameChanged.emit(frame)
 
     def set_result(self, result: ForwardResult) -> None:
         """A new recorded forward: keep the step's name if it still exists, else clamp."""
-        old_name = self.current_step.name if self.current_step is not None else None
+        old_name = self.session.step if self.session.step is not None else (
+            self.current_step.name if self.current_step is not None else None)
         self.result = result
         names = result.trace.names()
         self.step = names.index(old_name) if old_name in names else min(self.step, len(names) - 1)
+        if names:
+            self.session.set_step(names[self.step])
         self.resultChanged.emit(result)
         self.stepChanged.emit(self.step)
 
@@ -102,11 +177,11 @@ class SessionState(QObject):
         if index == self.step:
             return
         self.step = index
+        self.session.set_step(self.result.trace.steps[index].name)
         self.stepChanged.emit(index)
         found = attention_of_step(self.result.trace.steps[index].name)
         if found and (found[0], found[1]) != (self.kind, self.layer):
-            self.kind, self.layer = found
-            self.attentionSelected.emit(self.kind, self.layer, self.head)
+            self.session.set_attention(found[0], found[1], self.head)
 
     def select_step_named(self, name: str) -> bool:
         """Select the last step called `name`, or the first whose name starts with `name.`."""
@@ -126,10 +201,7 @@ class SessionState(QObject):
         """Select a head; the stepper follows to that sublayer's softmax weights."""
         if kind not in ATTENTION_KINDS:
             raise ValueError(f"unknown attention kind {kind!r}")
-        changed = (kind, layer, head) != (self.kind, self.layer, self.head)
-        self.kind, self.layer, self.head = kind, int(layer), int(head)
-        if changed:
-            self.attentionSelected.emit(self.kind, self.layer, self.head)
+        self.session.set_attention(kind, layer, head)
         if self.result is not None:
             name = ATTENTION_KINDS[kind].format(layer=layer) + ".weights"
             if name in self.result.trace:
@@ -140,22 +212,10 @@ class SessionState(QObject):
         head = int(head)
         if self.bundle is not None:
             head = max(0, min(head, self.bundle.config.n_heads - 1))
-        if head != self.head:
-            self.head = head
-            self.attentionSelected.emit(self.kind, self.layer, self.head)
+        self.session.set_attention(self.kind, self.layer, head)
 
     def available_kinds(self) -> list[str]:
-        if self.bundle is None:
-            return []
-        cfg = self.bundle.config
-        kinds = []
-        if cfg.has_encoder:
-            kinds.append("encoder")
-        if cfg.has_decoder:
-            kinds.append("decoder_self")
-        if cfg.kind == "encoder_decoder":
-            kinds.append("cross")
-        return kinds
+        return list(self.bundle.model_kind.attention_kinds) if self.bundle is not None else []
 
     def n_layers(self, kind: str) -> int:
         if self.bundle is None:
@@ -174,22 +234,26 @@ class SessionState(QObject):
         return None
 
     def axis_title(self, axis: str) -> str | None:
-        """What a token axis holds for this model, where the encoder-decoder names ("source" /
-        "target tokens") would mislead: a decoder-only model reads one sequence, <bos> + prompt
-        + its continuation; an encoder-only model reads only its input. None: the usual title."""
-        if self.bundle is None:
-            return None
-        kind = self.bundle.config.kind
-        if kind == "decoder_only" and axis == "tgt":
-            return "tokens: <bos> prompt | continuation"
-        if kind == "encoder_only" and axis == "src":
-            return "input tokens"
-        return None
+        """What a token axis holds where the encoder-decoder names ("source" / "target tokens")
+        would mislead (`ModelKind.axis_title`); None: the usual title."""
+        return self.bundle.model_kind.axis_title(axis) if self.bundle is not None else None
+
+    # -- settings and view (written by panels, kept in the session) ---------------------------
+    def set_decoding(self, settings=None, **changes) -> None:
+        self.session.set_decoding(settings, **changes)
+
+    def set_view(self, panel: str, tab: str) -> None:
+        self.session.set_view(panel, tab)
 
     # -- feedback ------------------------------------------------------------------------------
     def set_busy(self, busy: bool, what: str = "") -> None:
         self.busy = busy
         self.busyChanged.emit(busy, what)
+
+    def frame_failed(self, text: str) -> None:
+        """The pipeline could not compute a Frame (bad input …): the last one stays on screen."""
+        self.frameFailed.emit(text)
+        self.inform(text, "error")
 
     def inform(self, text: str, level: str = "info") -> None:
         self.message.emit(level, text)

@@ -196,10 +196,15 @@ class ModelBundle:
 
     # -- a recorded forward pass --------------------------------------------------------------
     @torch.no_grad()
-    def run(self, text: str, target: str | None = None) -> ForwardResult:
+    def run(self, text: str, target: str | None = None, *, encoded: tuple[torch.Tensor, Encoded] | None = None,
+            output_ids: list[int] | None = None) -> ForwardResult:
         """Record the teacher-forced forward over the given target, or over the model's own
-        greedy output when no target is given (so every step shows what the model really did)."""
-        src, enc = self.encode_source(text)
+        greedy output when no target is given (so every step shows what the model really did).
+
+        `encoded` (from `encode_source(text)`) and `output_ids` (the greedy output, without
+        <bos>/<eos>) let a caller that has already tokenized and decoded (`model.frame`) reuse
+        that work instead of doing it twice."""
+        src, enc = encoded if encoded is not None else self.encode_source(text)
         if not self.config.has_decoder:
             return self._run_encoder_only(src, enc)
         bos, eos = self.tgt_tokenizer.bos_id, self.tgt_tokenizer.eos_id
@@ -207,7 +212,7 @@ class ModelBundle:
             y = self.encode_target(target)
         else:
             target = None
-            y = self.generate_ids(src)
+            y = list(output_ids) if output_ids is not None else self.generate_ids(src)
         tok = self.tgt_tokenizer
         self.model.eval()
         if self.config.kind == "decoder_only":  # one sequence: <bos> prompt continuation

@@ -10,8 +10,9 @@ from PySide6.QtCore import Qt
 
 from explorer.panels.decoding.bars import CHOSEN
 from explorer.panels.decoding.beam_view import PRUNED, best_path
-from explorer.panels.decoding.worker import DecodeSettings, compute_run
+from model.frame import DecodeSettings, compute_run
 from explorer.panels.decoding.panel import DecodingPanel
+from explorer.runner import Runner
 from explorer.state import SessionState
 from model.bundle import ModelBundle
 from model.decoding import beam_search, greedy_decode, sample_decode
@@ -37,7 +38,7 @@ def panel(qtbot, bundle):
     """A panel decoding off the GUI thread (as in the real window), with a result on display."""
     state = SessionState()
     widget = DecodingPanel(state)
-    widget.synchronous = False
+    widget.runner = Runner(state)  # the pipeline off the GUI thread, as in the real window
     qtbot.addWidget(widget)
     widget.resize(1280, 720)
     widget.show()
@@ -239,10 +240,11 @@ def test_bad_and_empty_input_give_a_message_not_a_crash(qtbot, panel):
 def test_bad_input_without_a_previous_run_clears_the_views(qtbot, bundle):
     state = SessionState()
     widget = DecodingPanel(state)
+    widget.runner = Runner(state, synchronous=True)
     qtbot.addWidget(widget)
     state.set_bundle(bundle)
     state.set_input("12345")
-    widget.settle()
+    widget.runner.wait()
     assert "knows none" in widget.banner.text() and widget.run is None and widget.bars.token_ids == []
     click(qtbot, widget.controls.step)  # stepping with nothing to show does nothing
 
@@ -250,28 +252,29 @@ def test_bad_input_without_a_previous_run_clears_the_views(qtbot, bundle):
 def test_no_model_and_encoder_only_models_explain_themselves(qtbot, make_model):
     state = SessionState()
     widget = DecodingPanel(state)
+    widget.runner = Runner(state, synchronous=True)
     qtbot.addWidget(widget)
     assert "Load a model" in widget.banner.text()
     src_tok, tgt_tok = get_task("reverse").build_tokenizers()
     model = make_model(src_vocab_size=len(src_tok), tgt_vocab_size=len(tgt_tok), kind="encoder_only")
     state.set_bundle(ModelBundle(model, src_tok, tgt_tok))
     state.set_input(TEXT)
-    widget.settle()
+    widget.runner.wait()
     assert "no decoder" in widget.banner.text() and widget.run is None
 
 
 def test_decoding_runs_off_the_gui_thread_and_headless_is_synchronous(qtbot, bundle):
     state = SessionState()
     widget = DecodingPanel(state)
+    widget.runner = Runner(state, synchronous=True)
     qtbot.addWidget(widget)
-    assert widget.decodes_synchronously  # offscreen = headless figures: the result is there at once
     state.set_bundle(bundle)
     state.set_input(TEXT)
     assert widget.run is not None and widget.t == len(widget.run.steps) - 1
-    widget.synchronous = False
+    widget.runner.synchronous = False
     state.set_input("transformer")
     assert widget.run.source_text == TEXT  # not computed on this thread
-    assert widget.settle(20000) and widget.run.source_text == "transformer"
+    assert widget.runner.wait(20000) and widget.run.source_text == "transformer"
 
 
 def test_compute_run_is_exact_and_qt_free_in_its_inputs(bundle):

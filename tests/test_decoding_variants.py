@@ -8,7 +8,7 @@ import torch
 from PySide6.QtCore import Qt
 
 from explorer.panels.decoding.beam_view import PROMPT, tree_layout
-from explorer.panels.decoding.worker import DecodeSettings, compute_run
+from model.frame import DecodeSettings, compute_run
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 from explorer.panels.decoding.panel import DecodingPanel
 from explorer.state import SessionState

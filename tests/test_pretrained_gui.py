@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.panels.decoding.worker import DecodeSettings, compute_run
+from model.frame import DecodeSettings, compute_run
 from explorer.runner import Runner, is_pretrained_folder, load_bundle, pretrained_models
 from explorer.state import SessionState
 from model.bundle import ModelBundle

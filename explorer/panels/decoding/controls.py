@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, Q
                                QStackedWidget, QStyle, QVBoxLayout, QWidget)
 
 from explorer import style
-from explorer.panels.decoding.worker import STRATEGIES, DecodeSettings
+from model.frame import STRATEGIES, DecodeSettings
 
 
 def _labelled(layout: QHBoxLayout, text: str, widget: QWidget, tip: str) -> QWidget:
@@ -115,6 +115,26 @@ class DecodingControls(QWidget):
         return DecodeSettings(strategy=self.strategy.currentData(), temperature=self.temperature.value(),
                               top_k=self.top_k.value(), top_p=self.top_p.value(), seed=self.seed.value(),
                               beam_size=self.beam_size.value(), alpha=self.alpha.value())
+
+    def show_settings(self, settings: DecodeSettings) -> None:
+        """Show the session's settings without announcing them back as a change."""
+        if settings == self.settings():
+            return
+        widgets = [self.strategy, self.temperature, self.top_k, self.top_p, self.seed, self.beam_size, self.alpha]
+        for w in widgets:
+            w.blockSignals(True)
+        try:
+            self.strategy.setCurrentIndex(max(self.strategy.findData(settings.strategy), 0))
+            for name in ("temperature", "top_k", "top_p", "seed", "beam_size", "alpha"):
+                getattr(self, name).setValue(getattr(settings, name))
+        finally:
+            for w in widgets:
+                w.blockSignals(False)
+        index = self.strategy.currentIndex()
+        for i in range(self.params.count()):
+            policy = QSizePolicy.Preferred if i == index else QSizePolicy.Ignored
+            self.params.widget(i).setSizePolicy(policy, policy)
+        self.params.setCurrentIndex(index)
 
     def set_target_label(self, text: str) -> None:
         """Name the "follow a given text" strategy as the input bar names that text (a target

@@ -5,8 +5,9 @@ the prefix, the causal mask in force growing by a row and a column per step, tha
 masked self-attention and cross-attention (query row framed), and the next-token
 distribution with the chosen token in orange. Right: the same sequence run in parallel as
 in training, where row t equals step t only because of the mask — and a switch that
-removes it, or the beam-search tree. All decoding runs in `DecodingWorker`; stepping
-through the finished `DecodeRun` is instant.
+removes it, or the beam-search tree. The panel only draws: the decode is part of the session's
+`Frame` (model.frame.compute_frame, run by the explorer's one pipeline), the settings it
+shows and writes are the session's, and stepping through the finished `DecodeRun` is instant.
 
 A decoder-only (GPT-like) model continues the typed text: the prompt (purple) opens every
 prefix, so its rows come first and step t is row n_prompt + t of the parallel pass. An
@@ -17,8 +18,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QCoreApplication, QElapsedTimer, Qt, QTimer
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from explorer import style
@@ -27,7 +27,7 @@ from explorer.panels.decoding.beam_view import BeamTreeView
 from explorer.panels.decoding.controls import DecodingControls
 from explorer.drawing.token_heatmap import PROMPT, PROMPT_FILL, TokenHeatmap, display_piece
 from explorer.panels.decoding.parallel_view import ParallelPassView
-from explorer.panels.decoding.worker import STRATEGIES, DecodeRun, DecodingWorker
+from model.frame import STRATEGIES, DecodeRun
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 
 PLAY_INTERVAL_MS = 800
@@ -44,10 +44,6 @@ class DecodingPanel(QWidget):
 
     panel_name = "decoding"
     title = "Decoding"
-    # None = automatic: decode on the calling thread when Qt runs offscreen (headless figures
-    # and tests: no user whose window could freeze, and the figure must show the result);
-    # True / False force it.
-    synchronous: bool | None = None
 
     def __init__(self, state, parent=None):
         super().__init__(parent)
@@ -55,31 +51,28 @@ class DecodingPanel(QWidget):
         self.run: DecodeRun | None = None
         self.t = 0
         self.layer = self.head = 0
-        self._requested = None  # (bundle id, text, settings) of the newest request
-        self.worker = DecodingWorker(self)
-        self.worker.finished.connect(self._on_run)
-        self.worker.failed.connect(self._on_failed)
-        self.worker.busyChanged.connect(self._on_busy)
-        self._debounce = QTimer(self, singleShot=True, interval=40)
-        self._debounce.timeout.connect(self._decode)
         self._player = QTimer(self, interval=PLAY_INTERVAL_MS)
         self._player.timeout.connect(self._tick)
         self._build()
         state.bundleChanged.connect(self._on_bundle)
-        state.inputChanged.connect(self._on_input)
-        state.resultChanged.connect(self._on_result)
+        state.frameChanged.connect(self._on_frame)
+        state.decodingChanged.connect(self.controls.show_settings)
+        state.causalMaskChanged.connect(self._on_causal_mask)
         state.attentionSelected.connect(self._on_attention_selected)
+        state.frameFailed.connect(self._on_frame_failed)
+        state.busyChanged.connect(self._on_busy)
+        self.controls.show_settings(state.session.decoding)
         if state.bundle is not None:
             self._on_bundle(state.bundle)
-            if state.result is not None and self.fills_masks:
-                self.mask_view.set_result(state.result)
+            if state.frame is not None:
+                self._on_frame(state.frame)
         else:
             self._show_message("Load a model to watch it decode.", "info")
 
     # -- layout -------------------------------------------------------------------------------------
     def _build(self) -> None:
         self.controls = DecodingControls()
-        self.controls.settingsChanged.connect(lambda _s: self.request())
+        self.controls.settingsChanged.connect(self.state.set_decoding)
         self.controls.transport.connect(self._on_transport)
         self.controls.headChanged.connect(self._on_head)
         self.banner = QLabel()
@@ -104,6 +97,7 @@ class DecodingPanel(QWidget):
         ll.addLayout(maps, 3)
         ll.addWidget(self.bars, 2)
         self.parallel = ParallelPassView()
+        self.parallel.causalChanged.connect(self.state.session.set_causal_mask)
         self.beam_summary = QLabel()
         self.beam_summary.setWordWrap(True)
         self.beam_summary.setFont(style.font(style.BASE_POINT_SIZE))
@@ -145,53 +139,28 @@ class DecodingPanel(QWidget):
         bundle = self.state.bundle
         return bool(bundle is not None and getattr(bundle, "fills_masks", False))
 
-    # -- requests -----------------------------------------------------------------------------------
-    @property
-    def decodes_synchronously(self) -> bool:
-        if self.synchronous is None:
-            return QGuiApplication.platformName() == "offscreen"
-        return bool(self.synchronous)
+    # -- the frame ----------------------------------------------------------------------------------
+    def _on_frame(self, frame) -> None:
+        """A new Frame: a masked LM's guesses, the decode, or why this input cannot be decoded."""
+        if frame.bundle.fills_masks:
+            self.mask_view.set_result(frame.forward)
+        elif not frame.bundle.model_kind.has_decoder:
+            self._clear("This model has no decoder (encoder-only): there is nothing to decode step by step.", "info")
+        elif frame.decode is not None:
+            if frame.decode is not self.run:
+                self._on_run(frame.decode)
+        elif frame.decode_error:
+            self._refuse(frame.decode_error, "info" if frame.settings.strategy == "target" else "error")
 
-    def request(self) -> None:
-        """Decode the state's current input with the current settings (coalesced)."""
-        if self.decodes_synchronously:
-            self._decode()
-        else:
-            self._debounce.start()
+    def _on_frame_failed(self, text: str) -> None:
+        """The pipeline refused the input: say so here too, keeping the last good decode."""
+        if self.state.bundle is not None and not self.fills_masks:
+            self._refuse(text, "error")
 
-    def _decode(self) -> None:
-        bundle, text = self.state.bundle, self.state.source_text
-        if bundle is None:
-            self._clear("Load a model to watch it decode.", "info")
-            return
-        if self.fills_masks:
-            return  # nothing to decode; the mask view follows resultChanged
-        if not text or not text.strip():
-            self._refuse("The input is empty: type some text to watch the model decode it one token at a time.",
-                         "info")
-            return
-        settings = self.controls.settings()
-        target = self.state.target_text if settings.strategy == "target" else None
-        key = (id(bundle), text, settings, target)
-        if key == self._requested and (self.run is not None or self.worker.pending):
-            return  # the same request is done or under way (inputChanged then resultChanged)
-        self._requested = key
-        self._stop_play()
-        self.worker.submit(bundle, text, settings, target, synchronous=self.decodes_synchronously)
+    def _on_causal_mask(self, on: bool) -> None:
+        if self.parallel.causal != on:
+            self.parallel.remove_mask.setChecked(not on)
 
-    def settle(self, timeout_ms: int = 30000) -> bool:
-        """Finish any pending decode and deliver its result (headless screenshots, tests)."""
-        if self._debounce.isActive():
-            self._debounce.stop()
-            self._decode()
-        clock = QElapsedTimer()
-        clock.start()
-        while self.worker.pending and clock.elapsed() < timeout_ms:
-            self.worker.wait(50)
-            QCoreApplication.processEvents()
-        return not self.worker.pending
-
-    # -- results ------------------------------------------------------------------------------------
     def _on_run(self, run: DecodeRun) -> None:
         self.run = run
         self._show_message(self._unknown_note(run), "info")
@@ -226,14 +195,13 @@ class DecodingPanel(QWidget):
 
     def _refuse(self, text: str, level: str) -> None:
         """Input this model cannot decode: say why, and keep the last good run on screen."""
-        self._requested = None
         if self.run is None:
             self._clear(text, level)
             return
         self._show_message(f"{text}  (Still showing {self.run.source_text!r}.)", level)
         self._update_step_label()
 
-    def _on_busy(self, busy: bool) -> None:
+    def _on_busy(self, busy: bool, _what: str = "") -> None:
         if busy:
             self.controls.step_label.setText("decoding…")
         elif self.run is not None:
@@ -242,7 +210,6 @@ class DecodingPanel(QWidget):
     def _clear(self, text: str, level: str) -> None:
         self._stop_play()
         self.run = None
-        self._requested = None
         for view in (self.mask_map, self.self_map, self.cross_map, self.bars, self.beam_view):
             view.clear_data()
         self.parallel.set_run(None)
@@ -267,7 +234,6 @@ class DecodingPanel(QWidget):
             self.mask_view.set_mask_token(mask, example)
             self.mask_view.set_result(None)
             self.pages.setCurrentWidget(self.mask_view)
-            self._requested = None
             return
         self.mask_view.clear_data()
         self.pages.setCurrentWidget(self.decode_page)
@@ -280,27 +246,6 @@ class DecodingPanel(QWidget):
         self.layer = max(self.controls.layer.currentIndex(), 0)
         self.head = max(self.controls.head.currentIndex(), 0)
         self.parallel.set_head(self.layer, self.head)
-        self._requested = None
-        self.request()
-
-    def _on_result(self, result) -> None:
-        """A new recorded forward: a masked LM's [MASK] guesses are in it; a decoder decodes again."""
-        if self.fills_masks:
-            self.mask_view.set_result(result)
-        else:
-            self.request()
-
-    def _on_input(self, _source: str, target) -> None:
-        """A typed target is followed step by step; clearing it returns to greedy decoding."""
-        if self.fills_masks:
-            return  # the runner's ForwardResult (resultChanged) carries the predictions
-        strategy = self.controls.settings().strategy
-        if target and target.strip() and strategy != "target":
-            self.controls.set_strategy("target")  # emits settingsChanged → request
-        elif not (target and target.strip()) and strategy == "target":
-            self.controls.set_strategy("greedy")
-        else:
-            self.request()
 
     def _on_attention_selected(self, kind: str, layer: int, head: int) -> None:
         if kind in DECODER_KINDS:
@@ -419,5 +364,4 @@ class DecodingPanel(QWidget):
     # -- lifetime --------------------------------------------------------------------------------
     def closeEvent(self, event) -> None:
         self._stop_play()
-        self.worker.wait(5000)
         super().closeEvent(event)

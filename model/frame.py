@@ -1,21 +1,22 @@
-"""Decoding off the GUI thread: one `DecodeRun` holds everything the decoding panel shows.
+"""The one compute step: `compute_frame(bundle, source, target, settings) -> Frame`.
 
-`compute_run` (no Qt) decodes the input step by step with the chosen strategy and runs the
-teacher-forced parallel pass twice, with and without the causal mask, so stepping and the
-"remove the causal mask" switch are instant afterwards. `DecodingWorker` runs it on a
-one-thread pool (napari-style worker: it never touches a widget, it emits a finished
-`DecodeRun` or an error text; a newer request makes older results stale).
+Everything the explorer's panels draw for one model, one text and one set of decoding
+settings, computed in one pure function (no Qt) that tokenizes the text once: the recorded
+forward pass (`ForwardResult`), the step-by-step decode with both teacher-forced parallel
+passes and the beam tree (`DecodeRun`), and a masked LM's guesses (inside the forward).
+With greedy decoding and no target the forward is recorded over the decode's own output,
+so one Enter runs one greedy decode. The GUI runs this off its thread and draws the Frame;
+tests and scripts call it directly.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from model.bundle import InputError, ModelBundle
-from model.decoding import BeamResult, DecodeStep, beam_search, decode_steps
-from model.teacher_forcing import ParallelPass, decoder_input, parallel_pass, parallel_row, step_difference
+from .bundle import ForwardResult, InputError, ModelBundle
+from .decoding import BeamResult, DecodeStep, beam_search, decode_steps
+from .teacher_forcing import ParallelPass, decoder_input, parallel_pass, parallel_row, step_difference
 
 STRATEGIES = {"greedy": "Greedy (argmax)", "sample": "Sampling", "beam": "Beam search",
               "target": "Follow the target"}
@@ -78,7 +79,7 @@ class DecodeRun:
 
 
 def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings,
-                target_text: str | None = None) -> DecodeRun:
+                target_text: str | None = None, encoded=None) -> DecodeRun:
     """Decode `source_text` with `settings` and record both parallel passes. Raises
     InputError with a readable message for input the model cannot take.
 
@@ -90,7 +91,7 @@ def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings,
     cfg = bundle.config
     if not cfg.has_decoder:
         raise InputError("This model has no decoder (encoder-only): there is nothing to decode step by step.")
-    src, enc = bundle.encode_source(source_text)
+    src, enc = encoded if encoded is not None else bundle.encode_source(source_text)
     prompt = None
     if cfg.kind == "decoder_only":
         prompt = list(enc.ids)  # the decoder reads <bos> + prompt; there is no source to attend to
@@ -139,72 +140,56 @@ def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings,
                      beam_text=beam_text)
 
 
-class _Signals(QObject):
-    done = Signal(int, object)
-    error = Signal(int, str)
+@dataclass
+class Frame:
+    """What every panel draws: the model that computed it (and how the header names it), the
+    text, the settings, the recorded forward, and the decode (None for an encoder-only model,
+    or with `decode_error` saying why this input cannot be decoded step by step)."""
+
+    bundle: ModelBundle
+    model_label: str
+    source: str
+    target: str | None
+    settings: DecodeSettings
+    forward: ForwardResult
+    decode: DecodeRun | None = None
+    decode_error: str | None = None
+
+    @property
+    def output_text(self) -> str:
+        return self.forward.output_text
 
 
-class _Job(QRunnable):
-    def __init__(self, generation: int, bundle: ModelBundle, text: str, settings: DecodeSettings,
-                 target: str | None, signals: _Signals):
-        super().__init__()
-        self.generation, self.bundle, self.text, self.settings = generation, bundle, text, settings
-        self.target, self.signals = target, signals
+def compute_frame(bundle: ModelBundle, source: str, target: str | None = None,
+                  settings: DecodeSettings | None = None, model_label: str | None = None,
+                  previous: Frame | None = None) -> Frame:
+    """Tokenize once, decode once, record the forward: the Frame for this session state.
 
-    def run(self) -> None:
-        emit_done, emit_error = self.signals.done.emit, self.signals.error.emit
+    Raises InputError (with a message for the user) for text the model cannot take.
+    `previous`: the Frame shown now; when only the decoding settings changed, its forward
+    pass is reused (it does not depend on them)."""
+    settings = settings or DecodeSettings()
+    target = target if target and target.strip() else None
+    label = model_label or bundle.name
+    same_input = (previous is not None and previous.bundle is bundle and previous.source == source
+                  and previous.target == target)
+    if same_input and previous.settings == settings:
+        return replace(previous, model_label=label)
+    encoded = bundle.encode_source(source)  # the one tokenization (raises InputError)
+    if not bundle.config.has_decoder:
+        forward = previous.forward if same_input else bundle.run(source, encoded=encoded)
+        return Frame(bundle, label, source, target, settings, forward)
+    decode, decode_error = None, None
+    with torch.no_grad():
         try:
-            result = compute_run(self.bundle, self.text, self.settings, self.target)
+            decode = compute_run(bundle, source, settings, target, encoded=encoded)
         except InputError as exc:
-            emit_error(self.generation, str(exc))
-        except Exception as exc:  # a worker must report, never die silently
-            emit_error(self.generation, f"Decoding failed: {type(exc).__name__}: {exc}")
-        else:
-            emit_done(self.generation, result)
-
-
-class DecodingWorker(QObject):
-    """Runs `compute_run` on its own thread; emits `finished(DecodeRun)` or `failed(str)` for
-    the newest request only."""
-
-    finished = Signal(object)
-    failed = Signal(str)
-    busyChanged = Signal(bool)
-
-    def __init__(self, parent: QObject | None = None):
-        super().__init__(parent)
-        self.pool = QThreadPool(self)
-        self.pool.setMaxThreadCount(1)
-        self.signals = _Signals(self)
-        self.signals.done.connect(self._on_done)
-        self.signals.error.connect(self._on_error)
-        self.generation = 0
-        self.pending = False
-
-    def submit(self, bundle: ModelBundle, text: str, settings: DecodeSettings, target: str | None = None,
-               synchronous: bool = False) -> None:
-        """Start decoding; `synchronous` computes on the calling thread (headless screenshots)."""
-        self.generation += 1
-        self.pending = True
-        self.busyChanged.emit(True)
-        job = _Job(self.generation, bundle, text, settings, target, self.signals)
-        if synchronous:
-            job.run()  # direct connections: the result is delivered before this returns
-        else:
-            self.pool.start(job)
-
-    def wait(self, timeout_ms: int = 30000) -> bool:
-        """Block until queued jobs are done (their results still need the event loop)."""
-        return self.pool.waitForDone(timeout_ms)
-
-    def _on_done(self, generation: int, run: DecodeRun) -> None:
-        if generation == self.generation:
-            self.pending = False
-            self.busyChanged.emit(False)
-            self.finished.emit(run)
-
-    def _on_error(self, generation: int, text: str) -> None:
-        if generation == self.generation:
-            self.pending = False
-            self.busyChanged.emit(False)
-            self.failed.emit(text)
+            decode_error = str(exc)
+    if same_input:
+        forward = previous.forward
+    else:
+        own_greedy = None
+        if decode is not None and target is None and settings.strategy == "greedy":
+            own_greedy = [i for i in decode.output_ids if i != decode.eos_id]  # the greedy output, reused
+        forward = bundle.run(source, target, encoded=encoded, output_ids=own_greedy)
+    return Frame(bundle, label, source, target, settings, forward, decode, decode_error)

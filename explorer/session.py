@@ -1,0 +1,176 @@
+"""`Session`: everything that decides a picture, as one Qt-free evented model (napari's
+`Dims` / `Camera` are the example).
+
+The model, the text and target, the decoding settings, the selection (trace step, attention
+kind / layer / head, decoding step), each panel's view tab, the theme and scale, and the
+model a training run shows in place of the session's own. Each change emits one psygnal
+event; `SessionState` (explorer.state) is the thin Qt adapter panels connect to, and the
+pipeline (explorer.runner) turns the session into a `Frame`. A scene is this object
+serialised (`to_scene_dict` / `apply_scene_dict`): loading one sets every field, so the same
+scene gives the same picture whatever was clicked before.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+
+from psygnal import Signal, SignalGroup
+
+from model.frame import STRATEGIES, DecodeSettings
+
+ATTENTION_KINDS = ("encoder", "decoder_self", "cross")
+# The tab each panel opens on when a scene (or a new session) does not name one.
+DEFAULT_VIEWS = {"attention": "grid", "decoding": "parallel", "positional": "waves"}
+
+
+@dataclass(frozen=True)
+class AttentionSelection:
+    """The head a user looks at: kind ("encoder" | "decoder_self" | "cross"), layer and head,
+    counted from 0 here (the screen counts from 1)."""
+
+    kind: str = "encoder"
+    layer: int = 0
+    head: int = 0
+
+
+@dataclass(frozen=True)
+class ShownModel:
+    """A model shown in place of the session's own (a live training run): its bundle and the
+    name the header gives it ("training run, step 472")."""
+
+    bundle: object
+    label: str
+
+
+class SessionEvents(SignalGroup):
+    bundle = Signal(object)  # the session's own ModelBundle
+    input = Signal(str, object)  # source text, target text or None
+    decoding = Signal(object)  # DecodeSettings
+    causal_mask = Signal(bool)  # the decoding panel's "remove the causal mask" ablation
+    step = Signal(object)  # the selected trace step's name (or None)
+    attention = Signal(object)  # AttentionSelection
+    decode_step = Signal(object)  # the decoding panel's step t (None: the last)
+    view = Signal(str, str)  # panel name, tab name
+    theme = Signal(str)
+    scale = Signal(float)
+    shown_model = Signal(object)  # ShownModel or None
+
+
+class Session:
+    """The explorer's state; setters emit an event only when the value really changes."""
+
+    def __init__(self) -> None:
+        self.events = SessionEvents()
+        self.bundle = None
+        self.source = ""
+        self.target: str | None = None
+        self.decoding = DecodeSettings()
+        self.causal_mask = True
+        self.step: str | None = None
+        self.attention = AttentionSelection()
+        self.decode_step: int | None = None
+        self.views: dict[str, str] = dict(DEFAULT_VIEWS)
+        self.theme = "light"
+        self.scale = 1.0
+        self.shown_model: ShownModel | None = None
+
+    # -- what the frames are computed from -------------------------------------------------------
+    @property
+    def model(self):
+        """The bundle the panels show: a training run's while one is shown, else the session's."""
+        return self.shown_model.bundle if self.shown_model is not None else self.bundle
+
+    @property
+    def model_label(self) -> str:
+        if self.shown_model is not None:
+            return self.shown_model.label
+        return self.bundle.name if self.bundle is not None else ""
+
+    def set_bundle(self, bundle) -> None:
+        if bundle is not self.bundle:
+            self.bundle = bundle
+            self.events.bundle.emit(bundle)
+
+    def set_input(self, source: str, target: str | None = None) -> None:
+        target = target if target and target.strip() else None
+        if (source, target) != (self.source, self.target):
+            self.source, self.target = source, target
+            # A typed target is followed step by step; clearing it returns to greedy decoding.
+            if target is not None and self.decoding.strategy != "target":
+                self.set_decoding(strategy="target")
+            elif target is None and self.decoding.strategy == "target":
+                self.set_decoding(strategy="greedy")
+            self.events.input.emit(source, target)
+
+    def set_decoding(self, settings: DecodeSettings | None = None, **changes) -> None:
+        settings = replace(settings or self.decoding, **changes)
+        if settings.strategy not in STRATEGIES:
+            raise ValueError(f"unknown decoding strategy {settings.strategy!r}; use one of {', '.join(STRATEGIES)}")
+        if settings != self.decoding:
+            self.decoding = settings
+            self.events.decoding.emit(settings)
+
+    def set_causal_mask(self, on: bool) -> None:
+        if bool(on) != self.causal_mask:
+            self.causal_mask = bool(on)
+            self.events.causal_mask.emit(self.causal_mask)
+
+    def show_model(self, shown: ShownModel | None) -> None:
+        """Show a training run's model in every panel (None: back to the session's own)."""
+        if shown != self.shown_model:
+            self.shown_model = shown
+            self.events.shown_model.emit(shown)
+
+    # -- selection and view --------------------------------------------------------------------
+    def set_step(self, name: str | None) -> None:
+        if name != self.step:
+            self.step = name
+            self.events.step.emit(name)
+
+    def set_attention(self, kind: str, layer: int, head: int) -> None:
+        if kind not in ATTENTION_KINDS:
+            raise ValueError(f"unknown attention kind {kind!r}; use one of {', '.join(ATTENTION_KINDS)}")
+        selection = AttentionSelection(kind, max(0, int(layer)), max(0, int(head)))
+        if selection != self.attention:
+            self.attention = selection
+            self.events.attention.emit(selection)
+
+    def set_decode_step(self, t: int | None) -> None:
+        if t != self.decode_step:
+            self.decode_step = t
+            self.events.decode_step.emit(t)
+
+    def view(self, panel: str) -> str | None:
+        return self.views.get(panel)
+
+    def set_view(self, panel: str, tab: str) -> None:
+        if self.views.get(panel) != tab:
+            self.views[panel] = tab
+            self.events.view.emit(panel, tab)
+
+    def set_theme(self, theme: str) -> None:
+        if theme != self.theme:
+            self.theme = theme
+            self.events.theme.emit(theme)
+
+    def set_scale(self, scale: float) -> None:
+        if float(scale) != self.scale:
+            self.scale = float(scale)
+            self.events.scale.emit(self.scale)
+
+    # -- scenes ----------------------------------------------------------------------------------
+    def to_scene_dict(self) -> dict:
+        """The picture-deciding fields a scene file stores (the model by name elsewhere)."""
+        return {"input": self.source or None, "target": self.target, "step": self.step,
+                "attention": asdict(self.attention), "decoding": asdict(self.decoding),
+                "causal_mask": self.causal_mask, "views": dict(self.views)}
+
+    def reset_view_state(self, views: dict | None = None, decoding: dict | None = None,
+                         causal_mask: bool = True) -> None:
+        """Set the view fields a scene decides, each to the scene's value or its default, so
+        nothing clicked before leaks into the picture."""
+        self.set_decoding(DecodeSettings(**{f.name: (decoding or {}).get(f.name, f.default)
+                                            for f in fields(DecodeSettings)}))
+        self.set_causal_mask(causal_mask)
+        self.set_decode_step(None)
+        for panel, tab in (DEFAULT_VIEWS | (views or {})).items():
+            self.set_view(panel, tab)
