@@ -124,6 +124,7 @@ class Runner(QObject):
         self._latest = 0  # the newest request's number
         self._job: tuple[int, Callable[[], object], Callable[[object], None], str] | None = None  # queued
         self._worker = None  # the job running now
+        self._on_job_failed: Callable[[], None] | None = None  # the newest request's clean-up on failure
         self._held = 0  # > 0 while run() changes several fields: one request at the end
         self._dirty = False
         ev = state.session.events
@@ -152,7 +153,7 @@ class Runner(QObject):
             return self._fail_now("No model is loaded yet.")
         args = (bundle, session.source, session.target, session.decoding, session.model_label, self.state.frame)
         return self._submit(lambda: compute_frame(*args), self.state.set_frame,
-                            f"Running {session.model_label} on {session.source!r}…")
+                            f"Running {session.model_label} on {session.source!r}…", on_failed=self._keep_frame_input)
 
     def load(self, path_or_name: str | Path, then_run: str | None = None, then_target: str | None = None) -> int:
         """Load a checkpoint (folder or bundled name), make it the session's model, run an input."""
@@ -210,9 +211,17 @@ class Runner(QObject):
             self.run(candidate, target)
             return
 
-    def _submit(self, fn: Callable[[], object], on_done: Callable[[object], None], what: str) -> int:
+    def _keep_frame_input(self) -> None:
+        """A refused text: the session goes back to the text of the frame still shown."""
+        frame = self.state.frame
+        if frame is not None:
+            self.state.session.revert_input(frame.source, frame.target)
+
+    def _submit(self, fn: Callable[[], object], on_done: Callable[[object], None], what: str,
+                on_failed: Callable[[], None] | None = None) -> int:
         self._latest += 1
         request = self._latest
+        self._on_job_failed = on_failed
         if self.synchronous:
             try:
                 result = fn()
@@ -255,6 +264,8 @@ class Runner(QObject):
     def _on_failed(self, request: int, exc: BaseException) -> None:
         if request != self._latest:
             return
+        if self._on_job_failed is not None:
+            self._on_job_failed()
         if isinstance(exc, (InputError, ValueError, OSError, KeyError)):
             message = str(exc)
         else:  # a bug must reach the user, not kill the thread

@@ -1,9 +1,13 @@
 """Scenes: named, saved states of the explorer that a lecture steps through like slides.
 
-A scene file is plain JSON a lecturer can edit and share. Schema (version 1):
+A scene is the session (explorer.session) serialised: applying one sets every field that
+decides a picture — model, text, decoding settings, the mask ablation, the selected step and
+head, each panel's view tab — to the scene's value or its default, so the same scene gives the
+same picture whatever was clicked before. A scene file is plain JSON a lecturer can edit and
+share. Schema (version 2; version 1 files, without "views" and "causal_mask", still load):
 
     {
-      "version": 1,
+      "version": 2,
       "title": "A tour of Attention Is All You Need",      # optional
       "scenes": [                                          # or one scene object at top level
         {
@@ -19,6 +23,9 @@ A scene file is plain JSON a lecturer can edit and share. Schema (version 1):
           "attention": {"kind": "encoder", "layer": 0, "head": 0},          # optional
           "decoding": {"strategy": "beam", "beam_size": 4, "alpha": 0.6},   # optional: any of
                         # strategy, temperature, top_k, top_p, seed, beam_size, alpha
+          "causal_mask": true,          # optional: false = the decoding panel's mask ablation
+          "views": {"attention": "grid"},   # optional: each panel's tab (attention: grid,
+                                        # single, lines, derived)
           "solo": false,                # optional: true shows only this panel (a big picture)
           "layout": "<base64 of QMainWindow.saveState()>"  # optional: the dock layout
         }
@@ -40,10 +47,12 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QObject, Signal
 
-SCENE_VERSION = 1
+SCENE_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 TOUR_PATH = Path(__file__).resolve().parent.parent / "assets" / "scenes" / "tour.json"
 SCENE_KEYS = {"solo", "name", "caption", "checkpoint", "task", "input", "target", "panel", "step", "attention",
-              "decoding", "layout"}
+              "decoding", "layout", "views", "causal_mask"}
+VIEW_CHOICES = {"attention": ("grid", "single", "lines", "derived")}
 DECODING_KEYS = {"strategy": str, "temperature": float, "top_k": int, "top_p": float, "seed": int,
                  "beam_size": int, "alpha": float}
 ATTENTION_KINDS = ("encoder", "decoder_self", "cross")
@@ -68,10 +77,13 @@ class Scene:
     decoding: dict | None = None
     layout: str | None = None
     solo: bool = False
+    views: dict | None = None
+    causal_mask: bool = True
 
     def to_dict(self) -> dict:
         return {"name": self.name} | {k: v for k, v in dataclasses.asdict(self).items()
-                                      if v is not None and v != "" and v is not False}
+                                      if v is not None and v != "" and v is not False and v != {}
+                                      and not (k == "causal_mask" and v is True)}
 
 
 @dataclass
@@ -98,8 +110,17 @@ def _check_scene(raw, where: str) -> Scene:
     for key in ("caption", "checkpoint", "task", "input", "target", "panel", "step", "layout"):
         if raw.get(key) is not None and not isinstance(raw[key], str):
             raise SceneError(f"{where}: {key!r} must be a string, got {type(raw[key]).__name__}")
-    if not isinstance(raw.get("solo", False), bool):
-        raise SceneError(f"{where}: 'solo' must be true or false")
+    for key in ("solo", "causal_mask"):
+        if not isinstance(raw.get(key, False), bool):
+            raise SceneError(f"{where}: {key!r} must be true or false")
+    views = raw.get("views")
+    if views is not None:
+        if not isinstance(views, dict):
+            raise SceneError(f"{where}: 'views' must be an object, e.g. {{\"attention\": \"grid\"}}")
+        for panel, tab in views.items():
+            if tab not in VIEW_CHOICES.get(panel, ()):
+                valid = "; ".join(f"{p}: {', '.join(t)}" for p, t in VIEW_CHOICES.items())
+                raise SceneError(f"{where}: no view {tab!r} for panel {panel!r}; valid: {valid}")
     att = raw.get("attention")
     if att is not None:
         if (not isinstance(att, dict) or att.get("kind") not in ATTENTION_KINDS
@@ -129,9 +150,9 @@ def parse_tour(data, source: str = "<scene>") -> Tour:
     if not isinstance(data, dict):
         raise SceneError(f"{source}: expected a JSON object with \"version\" and \"scenes\"")
     version = data.get("version")
-    if version != SCENE_VERSION:
+    if version not in READABLE_VERSIONS:
         raise SceneError(f"{source}: unsupported scene format version {version!r} (this explorer reads "
-                         f"version {SCENE_VERSION})")
+                         f"versions {', '.join(map(str, READABLE_VERSIONS))})")
     if "scenes" not in data:  # a single scene file
         body = {k: v for k, v in data.items() if k != "version"}
         return Tour([_check_scene(body, source)], title=body.get("name", ""))
@@ -177,30 +198,6 @@ def save_tour(tour: Tour, path: str | Path) -> Path:
 
 
 # -- a window's state ------------------------------------------------------------------------------
-def decoding_settings(window) -> dict | None:
-    """The decoding panel's settings (strategy, temperature, …), or None without that panel."""
-    panel = getattr(window, "panels", {}).get("decoding")
-    controls = getattr(panel, "controls", None)
-    if controls is None or not hasattr(controls, "settings"):
-        return None
-    settings = controls.settings()
-    return {k: getattr(settings, k) for k in DECODING_KEYS if hasattr(settings, k)}
-
-
-def set_decoding_settings(window, values: dict) -> None:
-    panel = getattr(window, "panels", {}).get("decoding")
-    controls = getattr(panel, "controls", None)
-    if controls is None:
-        return
-    for key, value in values.items():
-        if key == "strategy":
-            if controls.strategy.findData(value) < 0:
-                raise SceneError(f"unknown decoding strategy {value!r}")
-            controls.set_strategy(value)
-        elif hasattr(controls, key):
-            getattr(controls, key).setValue(value)
-
-
 def current_panel(window) -> str | None:
     """The panel the user looks at: the visible dock that has focus, else the first raised one on the right."""
     for name, dock in window.docks.items():
@@ -223,10 +220,11 @@ def capture(window, name: str, caption: str = "") -> Scene:
         task = (bundle.task or {}).get("name")
     layout = bytes(window.saveState(_layout_version()).toBase64()).decode("ascii")
     step = state.current_step.name if state.current_step is not None else None
-    return Scene(name=name, caption=caption, checkpoint=checkpoint, task=task, input=state.source_text or None,
-                 target=state.target_text, panel=current_panel(window), step=step,
-                 attention={"kind": state.kind, "layer": state.layer, "head": state.head},
-                 decoding=decoding_settings(window), layout=layout)
+    session = state.session.to_scene_dict()
+    return Scene(name=name, caption=caption, checkpoint=checkpoint, task=task, input=session["input"],
+                 target=session["target"], panel=current_panel(window), step=step,
+                 attention=session["attention"], decoding=session["decoding"], layout=layout,
+                 views=session["views"], causal_mask=session["causal_mask"])
 
 
 def _layout_version() -> int:
@@ -326,11 +324,11 @@ class SceneDeck(QObject):
                 window.focus_panel(scene.panel)
             else:
                 state.inform(f"Scene {scene.name!r}: no panel named {scene.panel!r}.", "warning")
-        if scene.decoding:
-            try:
-                set_decoding_settings(window, scene.decoding)
-            except SceneError as exc:
-                state.inform(f"Scene {scene.name!r}: {exc}", "warning")
+        try:  # every view field: the scene's value or the default, never what was clicked before
+            state.session.reset_view_state(scene.views, scene.decoding, scene.causal_mask)
+        except ValueError as exc:
+            state.inform(f"Scene {scene.name!r}: {exc}", "warning")
+            state.session.reset_view_state(scene.views, None, scene.causal_mask)
         self._pending = scene
         self._show_caption(scene)
         text = scene.input if scene.input is not None else state.source_text
@@ -360,14 +358,21 @@ class SceneDeck(QObject):
             self.window.state.inform(f"Scene {scene.name!r}: {message}", "error")
 
     def _select(self, scene: Scene) -> None:
+        """The selection: the scene's head (else the model's first, layer 1, head 1) and step
+        (else the head's weights, else the first step)."""
         state = self.window.state
-        if scene.attention and scene.attention["kind"] in state.available_kinds():
-            a = scene.attention
-            layer = min(a.get("layer", 0), max(state.n_layers(a["kind"]) - 1, 0))
-            head = min(a.get("head", 0), state.bundle.config.n_heads - 1)
-            state.select_attention(a["kind"], layer, head)
-        if scene.step and state.result is not None and not state.select_step_named(scene.step):
-            state.inform(f"Scene {scene.name!r}: this model has no step {scene.step!r}.", "warning")
+        kinds = state.available_kinds()
+        a = scene.attention if scene.attention and scene.attention["kind"] in kinds else None
+        if kinds:
+            kind = a["kind"] if a else kinds[0]
+            layer = min((a or {}).get("layer", 0), max(state.n_layers(kind) - 1, 0))
+            head = min((a or {}).get("head", 0), state.bundle.config.n_heads - 1)
+            state.select_attention(kind, layer, head)
+        if state.result is not None:
+            if scene.step and not state.select_step_named(scene.step):
+                state.inform(f"Scene {scene.name!r}: this model has no step {scene.step!r}.", "warning")
+            elif not scene.step and not a:
+                state.select_step(0)
         self._show_caption(scene)
         self._restyle.start()  # plot titles in the theme's colours once the panels are laid out again
 

@@ -19,7 +19,7 @@ from model.frame import STRATEGIES, DecodeSettings
 
 ATTENTION_KINDS = ("encoder", "decoder_self", "cross")
 # The tab each panel opens on when a scene (or a new session) does not name one.
-DEFAULT_VIEWS = {"attention": "grid", "decoding": "parallel", "positional": "waves"}
+DEFAULT_VIEWS = {"attention": "grid"}
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,11 @@ class Session:
             elif target is None and self.decoding.strategy == "target":
                 self.set_decoding(strategy="greedy")
             self.events.input.emit(source, target)
+
+    def revert_input(self, source: str, target: str | None) -> None:
+        """Back to the text the picture shows, after a text the model refused. No event: the
+        picture did not change, and the input field keeps what was typed, to be fixed."""
+        self.source, self.target = source, target
 
     def set_decoding(self, settings: DecodeSettings | None = None, **changes) -> None:
         settings = replace(settings or self.decoding, **changes)

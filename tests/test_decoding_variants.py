@@ -11,6 +11,7 @@ from explorer.panels.decoding.beam_view import PROMPT, tree_layout
 from model.frame import DecodeSettings, compute_run
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 from explorer.panels.decoding.panel import DecodingPanel
+from explorer.runner import Runner
 from explorer.state import SessionState
 from model.checkpoint import random_bundle
 from model.decoding import beam_search
@@ -45,6 +46,7 @@ def bert():
 def make_panel(qtbot, bundle, text=PROMPT_TEXT, target=None):
     state = SessionState()
     panel = DecodingPanel(state)  # offscreen: decodes synchronously
+    panel.runner = Runner(state, synchronous=True)  # the pipeline that computes its frames
     qtbot.addWidget(panel)
     panel.resize(1400, 800)
     panel.show()

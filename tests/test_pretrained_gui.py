@@ -161,14 +161,15 @@ def test_the_decoding_panel_decodes_marian(qtbot, marian):
     from explorer.panels.decoding.panel import DecodingPanel
     state = SessionState()
     widget = DecodingPanel(state)
+    widget.runner = Runner(state, synchronous=True)  # the pipeline that computes its frames
     qtbot.addWidget(widget)
     state.set_bundle(marian)
     state.set_input("the cat sat")
-    widget.settle()
+    widget.runner.wait()
     assert widget.run is not None and widget.run.steps[0].prefix == [PAD]
     assert "no decoder" not in widget.banner.text()
     widget.controls.set_strategy("beam")
-    widget.settle()
+    widget.runner.wait()
     assert widget.run.beam is not None and widget.run.beam.tokens[0] == PAD
     ticks = widget.beam_view.getPlotItem().getAxis("bottom")._tickLevels[0]
     assert ticks[0] == (-1, "<pad>")  # the tree's root is the model's own start symbol
@@ -179,10 +180,11 @@ def test_the_decoding_panel_says_minilm_has_no_decoder(qtbot):
     from explorer.panels.decoding.panel import DecodingPanel
     state = SessionState()
     widget = DecodingPanel(state)
+    widget.runner = Runner(state, synchronous=True)  # the pipeline that computes its frames
     qtbot.addWidget(widget)
     state.set_bundle(load_bundle(MINILM))
     state.set_input("The cat sat on the mat.")
-    widget.settle()
+    widget.runner.wait()
     assert "no decoder" in widget.banner.text() and widget.run is None
 
 

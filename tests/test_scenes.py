@@ -102,7 +102,7 @@ def test_a_saved_scene_comes_back_in_a_fresh_window(window, qtbot, tmp_path):
     path = tmp_path / "scene.json"
     assert window.lecture.save_scene(path, "Masked scores", "see the −∞")
     data = json.loads(path.read_text())
-    assert data["version"] == 1 and data["scenes"][0]["name"] == "Masked scores"
+    assert data["version"] == 2 and data["scenes"][0]["name"] == "Masked scores"
     assert data["scenes"][0]["decoding"]["temperature"] == pytest.approx(0.7)
 
     other = make_window(qtbot, tmp_path, "other.ini")

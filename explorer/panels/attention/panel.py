@@ -39,6 +39,7 @@ class AttentionPanel(QWidget):
         self.kind, self.layer, self.head = "encoder", 0, 0
         self._dirty = set(VIEWS)
         self._build()
+        self._on_view(self.panel_name, state.session.view(self.panel_name) or VIEWS[0])
         state.bundleChanged.connect(self._on_bundle)
         state.resultChanged.connect(self.show_result)
         state.attentionSelected.connect(self._follow)
@@ -103,7 +104,8 @@ class AttentionPanel(QWidget):
         self.layer_box.currentIndexChanged.connect(self._on_controls)
         self.head_box.currentIndexChanged.connect(self._on_controls)
         self.all_kinds.toggled.connect(lambda _: self._refresh(force=True))
-        self.tabs.currentChanged.connect(lambda _: self._refresh())
+        self.tabs.currentChanged.connect(self._on_tab)
+        self.state.viewChanged.connect(self._on_view)
         self.grid.cellClicked.connect(self._on_grid_click)
         for view in (self.grid, self.single, self.lines, self.derived):
             view.hovered.connect(self._on_hover)
@@ -114,7 +116,16 @@ class AttentionPanel(QWidget):
         return VIEWS[self.tabs.currentIndex()]
 
     def set_view(self, view: str) -> None:
-        self.tabs.setCurrentIndex(VIEWS.index(view))
+        self.state.set_view(self.panel_name, view)  # the tab is the session's: a scene sets it
+
+    def _on_tab(self, index: int) -> None:
+        if 0 <= index < len(VIEWS):
+            self.state.set_view(self.panel_name, VIEWS[index])
+        self._refresh()
+
+    def _on_view(self, panel: str, view: str) -> None:
+        if panel == self.panel_name and view in VIEWS and self.view != view:
+            self.tabs.setCurrentIndex(VIEWS.index(view))
 
     def show_result(self, result) -> None:
         """Show every map of a `ForwardResult` or a bare `Trace` (e.g. a training snapshot)."""

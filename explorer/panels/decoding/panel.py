@@ -56,6 +56,7 @@ class DecodingPanel(QWidget):
         self._build()
         state.bundleChanged.connect(self._on_bundle)
         state.frameChanged.connect(self._on_frame)
+        state.resultChanged.connect(self._on_result)
         state.decodingChanged.connect(self.controls.show_settings)
         state.causalMaskChanged.connect(self._on_causal_mask)
         state.attentionSelected.connect(self._on_attention_selected)
@@ -66,6 +67,8 @@ class DecodingPanel(QWidget):
             self._on_bundle(state.bundle)
             if state.frame is not None:
                 self._on_frame(state.frame)
+            if state.result is not None:
+                self._on_result(state.result)
         else:
             self._show_message("Load a model to watch it decode.", "info")
 
@@ -143,7 +146,7 @@ class DecodingPanel(QWidget):
     def _on_frame(self, frame) -> None:
         """A new Frame: a masked LM's guesses, the decode, or why this input cannot be decoded."""
         if frame.bundle.fills_masks:
-            self.mask_view.set_result(frame.forward)
+            return  # its forward (resultChanged) carries the guesses
         elif not frame.bundle.model_kind.has_decoder:
             self._clear("This model has no decoder (encoder-only): there is nothing to decode step by step.", "info")
         elif frame.decode is not None:
@@ -151,6 +154,11 @@ class DecodingPanel(QWidget):
                 self._on_run(frame.decode)
         elif frame.decode_error:
             self._refuse(frame.decode_error, "info" if frame.settings.strategy == "target" else "error")
+
+    def _on_result(self, result) -> None:
+        """A masked LM's [MASK] guesses are part of its recorded forward."""
+        if self.fills_masks:
+            self.mask_view.set_result(result)
 
     def _on_frame_failed(self, text: str) -> None:
         """The pipeline refused the input: say so here too, keeping the last good decode."""
