@@ -60,7 +60,7 @@ def parallel_pass(model: Transformer, src: torch.Tensor | None, tgt_in: list[int
     layers = range(cfg.n_decoder_layers)
     self_att = torch.stack([trace.attention("decoder_self", i)[0] for i in layers])  # (L, h, T, T)
     cross = (torch.stack([trace.attention("cross", i)[0] for i in layers])
-             if cfg.kind == "encoder_decoder" else None)  # (L, h, T, S)
+             if cfg.model_kind.has_cross_attention else None)  # (L, h, T, S)
     mask = decoder_mask(tgt, cfg.pad_id, causal)[0, 0].cpu()  # (T, T)
     return ParallelPass(list(tgt_in), causal, probs, allowed.argmax(-1).tolist(), mask, self_att, cross)
 

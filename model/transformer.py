@@ -69,7 +69,7 @@ class Transformer(nn.Module):
                 self.tgt_embed = self.src_embed  # Section 3.4: one weight matrix for both embeddings
             else:
                 self.tgt_embed = TokenEmbedding(cfg.tgt_vocab_size, cfg.d_model, cfg.pad_id)
-            self.decoder = Decoder(cfg, cross_attention=cfg.kind == "encoder_decoder")
+            self.decoder = Decoder(cfg, cross_attention=cfg.model_kind.has_cross_attention)
         self.generator = nn.Linear(cfg.d_model, out_vocab)
         self._init_weights()
         if cfg.share_embeddings:
@@ -170,10 +170,10 @@ class Transformer(nn.Module):
     def forward(self, src: torch.Tensor | None, tgt: torch.Tensor | None = None, causal: bool = True) -> torch.Tensor:
         """Teacher-forced logits. encoder_decoder: (B, T_tgt, V_tgt); encoder_only: (B, T_src, V);
         decoder_only: logits over `tgt` (src is ignored and may be None)."""
-        kind = self.config.kind
-        if kind == "encoder_only":
+        kind = self.config.model_kind
+        if not kind.has_decoder:
             return self.project(self.encode(src), axis="src")
-        if kind == "decoder_only":
+        if not kind.has_encoder:
             return self.project(self.decode(None, None, tgt, causal))
         memory = self.encode(src)
         return self.project(self.decode(memory, src, tgt, causal))
