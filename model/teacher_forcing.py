@@ -47,7 +47,7 @@ def parallel_pass(model: Transformer, src: torch.Tensor | None, tgt_in: list[int
     if not tgt_in:
         raise ValueError("the decoder input needs at least <bos>")
     cfg = model.config
-    if not cfg.has_decoder:
+    if not cfg.model_kind.has_decoder:
         raise ValueError("this model has no decoder: there is nothing to teacher-force")
     model.eval()
     device = next(model.parameters()).device
