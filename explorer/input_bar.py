@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout,
 
 from explorer import style
 from explorer.runner import bundled_checkpoints, describe_device, pretrained_models
+from model.kinds import ENCODER_DECODER
 
 OPEN_ITEM = "Open checkpoint folder…"
 PRETRAINED_SUFFIX = " (pretrained)"
@@ -47,30 +48,12 @@ def token_echo_html(bundle, text: str) -> tuple[str, int]:
     return " ".join(parts) + more, len(enc.ids)
 
 
-# What the input fields mean for each kind of model: (input label, placeholder, target label,
-# target placeholder, target tooltip); None: no target field (an encoder-only model has none).
-FIELD_TEXTS = {
-    "encoder_decoder": ("Source:", "Type a source sentence and press Enter", "Target:",
-                        "(optional, teacher forcing)",
-                        "Leave empty to record the model's own greedy output; type a target to see the decoder "
-                        "teacher-forced on it"),
-    "decoder_only": ("Prompt:", "Type the start of a sentence and press Enter", "Continuation:",
-                     "(optional: a given continuation)",
-                     "Leave empty: the model continues the prompt greedily. Type a continuation to see the model "
-                     "teacher-forced on prompt + that continuation"),
-    "encoder_only_mlm": ("Text with [MASK]:", "Type a sentence with [MASK] for the words to guess", None, "", ""),
-    "encoder_only": ("Input:", "Type an input and press Enter", None, "", ""),
-}
-
-
 def field_texts(bundle) -> tuple:
-    """The labels and hints of the input fields for `bundle`'s kind (FIELD_TEXTS)."""
-    kind = bundle.config.kind if bundle is not None else "encoder_decoder"
-    if kind == "encoder_only" and bundle.fills_masks:
-        label, hint, *rest = FIELD_TEXTS["encoder_only_mlm"]
-        mask = bundle.mask_token or "[MASK]"
-        return (f"Text with {mask}:", f"Type a sentence with {mask} for each word to guess", *rest)
-    return FIELD_TEXTS.get(kind, FIELD_TEXTS["encoder_decoder"])
+    """The labels and hints of the input fields for `bundle` (its `input_fields`; the paper's
+    encoder-decoder's without a bundle): (input label, placeholder, target label, target
+    placeholder, target tooltip), the target label None where there is no target field."""
+    f = bundle.input_fields if bundle is not None else ENCODER_DECODER.fields
+    return f.label, f.placeholder, f.target_label, f.target_placeholder, f.target_tooltip
 
 
 def output_html(result, bundle) -> str:
@@ -128,17 +111,18 @@ class InputBar(QWidget):
         self.model_combo.setToolTip("The model to explore: a bundled checkpoint, an installed pretrained model, "
                                     "or open a folder (ours, or a Hugging Face folder with config.json)")
         self.model_combo.activated.connect(self._model_chosen)
-        self.source = QLineEdit(placeholderText=FIELD_TEXTS["encoder_decoder"][1])
+        label, hint, target_label, target_hint, target_tip = field_texts(None)
+        self.source = QLineEdit(placeholderText=hint)
         self.source.setFont(style.font(style.TITLE_POINT_SIZE, mono=True))
         self.source.setMinimumWidth(160)
         self.source.setMaxLength(MAX_CHARS)
         self.source.returnPressed.connect(self.run)
         self.source.textChanged.connect(self._echo)
-        self.target = QLineEdit(placeholderText=FIELD_TEXTS["encoder_decoder"][3])
+        self.target = QLineEdit(placeholderText=target_hint)
         self.target.setFont(style.font(style.BASE_POINT_SIZE + 1, mono=True))
-        self.target.setToolTip(FIELD_TEXTS["encoder_decoder"][4])
-        self.source_label = QLabel(FIELD_TEXTS["encoder_decoder"][0])
-        self.target_label = QLabel(FIELD_TEXTS["encoder_decoder"][2])
+        self.target.setToolTip(target_tip)
+        self.source_label = QLabel(label)
+        self.target_label = QLabel(target_label)
         self.examples = QComboBox()
         self.examples.setToolTip("Example inputs for this model: pick one to run it")
         self.examples.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)

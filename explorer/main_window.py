@@ -244,7 +244,7 @@ class MainWindow(QMainWindow):
 
     def _on_bundle(self, bundle) -> None:
         cfg = bundle.config
-        self.setWindowTitle(f"Transformer Explorer — {bundle.name} ({cfg.kind.replace('_', '-')}, "
+        self.setWindowTitle(f"Transformer Explorer — {bundle.name} ({bundle.model_kind.dashed_name}, "
                             f"N={max(cfg.n_encoder_layers, cfg.n_decoder_layers)}, d_model={cfg.d_model}, "
                             f"h={cfg.n_heads}, {'pre' if cfg.norm_first else 'post'}-LN)")
 

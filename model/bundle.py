@@ -93,13 +93,13 @@ class ModelBundle:
     @property
     def max_input_len(self) -> int:
         # a decoder-only model reads <bos> + the prompt and needs room to write at least one token
-        return self.config.max_len - 2 if self.config.kind == "decoder_only" else self.config.max_len
+        return self.config.max_len - 2 if self.model_kind.continues_prompt else self.config.max_len
 
     @property
     def fills_masks(self) -> bool:
         """An encoder-only model trained as a masked LM (ours; a loaded pretrained encoder's
         output layer is not a trained masked-LM head, so it is not offered as one)."""
-        return (self.config.kind == "encoder_only" and mask_id_of(self.src_tokenizer) is not None
+        return (not self.model_kind.has_decoder and mask_id_of(self.src_tokenizer) is not None
                 and not self.task.get("pretrained"))
 
     @property
@@ -144,7 +144,7 @@ class ModelBundle:
         """How many tokens to generate at most: a little more than the task's longest target,
         within the model's max_len (a decoder-only model's prompt takes room from it)."""
         task_max = int(self.task.get("max_tgt_len") or 0)
-        if self.config.kind == "decoder_only":
+        if self.model_kind.continues_prompt:
             return max(1, min(self.config.max_len - 1 - src_len, task_max or 32))
         return min(self.config.max_len - 1, max(task_max, src_len) + 8)
 
@@ -158,13 +158,13 @@ class ModelBundle:
         max_len counts the new tokens, and only those are returned.
         <bos>/<eos> are the target tokenizer's own ids: a pretrained model has its own
         (Marian starts from the pad id and ends with </s> = 0)."""
-        if not self.config.has_decoder:
+        if not self.model_kind.generates:
             raise InputError("An encoder-only model does not generate text; run it to see what it computes.")
         bos, eos = self.tgt_tokenizer.bos_id, self.tgt_tokenizer.eos_id
         self.model.eval()
         new_tokens = max_len or self.default_max_output(src.size(1))
         prompt, prefix = [], None
-        if self.config.kind == "decoder_only":
+        if self.model_kind.continues_prompt:
             prompt = src[0].tolist()
             prefix = torch.cat([torch.full((1, 1), bos, dtype=torch.long, device=src.device), src], dim=1)
             new_tokens = min(new_tokens, self.config.max_len - 1 - len(prompt))
@@ -205,7 +205,7 @@ class ModelBundle:
         <bos>/<eos>) let a caller that has already tokenized and decoded (`model.frame`) reuse
         that work instead of doing it twice."""
         src, enc = encoded if encoded is not None else self.encode_source(text)
-        if not self.config.has_decoder:
+        if not self.model_kind.has_decoder:
             return self._run_encoder_only(src, enc)
         bos, eos = self.tgt_tokenizer.bos_id, self.tgt_tokenizer.eos_id
         if target is not None and target.strip():
@@ -215,7 +215,7 @@ class ModelBundle:
             y = list(output_ids) if output_ids is not None else self.generate_ids(src)
         tok = self.tgt_tokenizer
         self.model.eval()
-        if self.config.kind == "decoder_only":  # one sequence: <bos> prompt continuation
+        if self.model_kind.continues_prompt:  # one sequence: <bos> prompt continuation
             prompt = src[0].tolist()
             if 1 + len(prompt) + len(y) > self.config.max_len:
                 raise InputError(f"Prompt and continuation have {len(prompt) + len(y)} tokens; this model reads "

@@ -16,6 +16,8 @@ import argparse
 import sys
 import time
 
+from .kinds import ENCODER_DECODER, MODEL_KINDS, model_kind
+
 USAGE_EXAMPLE = "transformer-explorer train --task reverse --out runs/reverse --steps 4000"
 
 
@@ -34,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="DIR", help="checkpoint folder to write")
     p.add_argument("--init", metavar="DIR", help="continue from this checkpoint (its sizes and tokenizers)")
     m = p.add_argument_group("model (ignored with --init)")
-    m.add_argument("--kind", choices=("encoder_decoder", "encoder_only", "decoder_only"), default=None,
+    m.add_argument("--kind", choices=tuple(MODEL_KINDS), default=None,
                    help="encoder_decoder (the paper's, default), encoder_only (BERT-like: masked-LM training) "
                         "or decoder_only (GPT-like: next-token training)")
     m.add_argument("--d-model", type=int, default=None, help="default 64")
@@ -158,7 +160,7 @@ def _build(args):
     overrides = _model_overrides(args)
     if sum(bool(x) for x in (args.task, args.data, args.text)) > 1:
         raise _UsageError("give one of --task, --data, --text")
-    if args.text and not args.init and overrides.get("kind") not in ("encoder_only", "decoder_only"):
+    if args.text and not args.init and model_kind(overrides.get("kind", ENCODER_DECODER.name)).has_cross_attention:
         raise _UsageError("--text trains a language model: add --kind encoder_only (masked LM) or "
                           "--kind decoder_only (next-token LM)")
     if args.init:
@@ -182,9 +184,10 @@ def _build(args):
     params = dict(d_model=d_model, n_heads=4, d_ff=4 * d_model, n_encoder_layers=2, n_decoder_layers=2,
                   dropout=0.1, max_len=max(64, task.max_src_len, task.max_tgt_len + 2))
     params.update(overrides)
-    if params.get("kind") == "encoder_only":
+    kind = model_kind(params.get("kind", ENCODER_DECODER.name))
+    if not kind.has_decoder:
         params["n_decoder_layers"] = 0  # the stacks a model lacks have no layers
-    elif params.get("kind") == "decoder_only":
+    if not kind.has_encoder:
         params["n_encoder_layers"] = 0
     if params.get("share_embeddings") and src_tok.vocab != tgt_tok.vocab:
         merged = sorted(set(src_tok.vocab[4:]) | set(tgt_tok.vocab[4:]))

@@ -16,7 +16,7 @@ from .transformer import Transformer, subsequent_mask
 
 
 def _memory(model: Transformer, src: torch.Tensor | None) -> torch.Tensor | None:
-    return model.encode(src) if model.config.kind == "encoder_decoder" else None
+    return model.encode(src) if model.config.model_kind.has_cross_attention else None
 
 
 def _next_logits(model: Transformer, memory, src, prefix: torch.Tensor) -> torch.Tensor:
@@ -238,7 +238,7 @@ def decode_steps(model: Transformer, src: torch.Tensor | None, bos_id: int, eos_
             chosen = int(forced[t])
         self_att = torch.stack([trace.attention("decoder_self", i)[0] for i in range(cfg.n_decoder_layers)])
         cross = (torch.stack([trace.attention("cross", i)[0] for i in range(cfg.n_decoder_layers)])
-                 if cfg.kind == "encoder_decoder" else None)
+                 if cfg.model_kind.has_cross_attention else None)
         yield DecodeStep(t, list(prefix), probs, model_probs, chosen, subsequent_mask(len(prefix))[0], self_att, cross,
                          len(prompt))
         prefix.append(chosen)

@@ -47,7 +47,7 @@ def parallel_pass(model: Transformer, src: torch.Tensor | None, tgt_in: list[int
     if not tgt_in:
         raise ValueError("the decoder input needs at least <bos>")
     cfg = model.config
-    if not cfg.has_decoder:
+    if not cfg.model_kind.has_decoder:
         raise ValueError("this model has no decoder: there is nothing to teacher-force")
     model.eval()
     device = next(model.parameters()).device
@@ -60,7 +60,7 @@ def parallel_pass(model: Transformer, src: torch.Tensor | None, tgt_in: list[int
     layers = range(cfg.n_decoder_layers)
     self_att = torch.stack([trace.attention("decoder_self", i)[0] for i in layers])  # (L, h, T, T)
     cross = (torch.stack([trace.attention("cross", i)[0] for i in layers])
-             if cfg.kind == "encoder_decoder" else None)  # (L, h, T, S)
+             if cfg.model_kind.has_cross_attention else None)  # (L, h, T, S)
     mask = decoder_mask(tgt, cfg.pad_id, causal)[0, 0].cpu()  # (T, T)
     return ParallelPass(list(tgt_in), causal, probs, allowed.argmax(-1).tolist(), mask, self_att, cross)
 

@@ -26,6 +26,7 @@ from .bundle import ModelBundle
 from .data import Batch, make_batch
 from .decoding import greedy_decode
 from .devices import describe, resolve_device
+from .kinds import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY
 from .masking import mask_id_of, mask_tokens
 from .tasks import Task, get_task
 from .tokenizers import BOS_ID, EOS_ID, PAD_ID, Tokenizer
@@ -35,7 +36,7 @@ ADAM_BETAS = (0.9, 0.98)  # Section 5.3
 ADAM_EPS = 1e-9
 
 # What each kind of model learns, and the held-out score that says how well.
-OBJECTIVES = {"encoder_decoder": "seq2seq", "encoder_only": "mlm", "decoder_only": "lm"}
+OBJECTIVES = {ENCODER_DECODER.name: "seq2seq", ENCODER_ONLY.name: "mlm", DECODER_ONLY.name: "lm"}
 EVAL_METRICS = {"seq2seq": "exact_match", "mlm": "masked_accuracy", "lm": "next_token_accuracy"}
 METRIC_LABELS = {"exact_match": "held-out exact match", "masked_accuracy": "held-out masked-token accuracy",
                  "next_token_accuracy": "held-out next-token accuracy"}
@@ -176,8 +177,8 @@ class Trainer:
             task = get_task(task)
         if task is None:
             raise TrainingError("a task is needed (a built-in name, a Task, or a bundle that names one)")
-        self.objective = OBJECTIVES[model.config.kind]
-        self.metric = EVAL_METRICS[self.objective]
+        self.objective = OBJECTIVES[model.config.model_kind.name]
+        self.metric = model.config.model_kind.metric  # = EVAL_METRICS[self.objective]
         task_src, task_tgt = task.build_tokenizers()
         if src_tokenizer is None or tgt_tokenizer is None:
             src_tokenizer, tgt_tokenizer = task_src, task_tgt

@@ -57,24 +57,25 @@ class Transformer(nn.Module):
         # BERT's additions to the input (Devlin et al. 2019, Fig. 2): a token-type ("segment")
         # embedding (the source is all type 0) and a LayerNorm over the sum, per stack.
         self.token_type = nn.Embedding(cfg.type_vocab_size, cfg.d_model) if cfg.type_vocab_size else None
-        stacks = [s for s, has in (("encoder", cfg.has_encoder), ("decoder", cfg.has_decoder)) if has]
+        kind = cfg.model_kind
+        stacks = [s for s, has in (("encoder", kind.has_encoder), ("decoder", kind.has_decoder)) if has]
         self.embed_norm = (nn.ModuleDict({s: nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) for s in stacks})
                            if cfg.embedding_norm else None)
-        out_vocab = cfg.tgt_vocab_size if cfg.has_decoder else cfg.src_vocab_size
-        if cfg.has_encoder:
+        out_vocab = cfg.tgt_vocab_size if kind.has_decoder else cfg.src_vocab_size
+        if kind.has_encoder:
             self.src_embed = TokenEmbedding(cfg.src_vocab_size, cfg.d_model, cfg.pad_id)
             self.encoder = Encoder(cfg)
-        if cfg.has_decoder:
-            if cfg.share_embeddings and cfg.has_encoder:
+        if kind.has_decoder:
+            if cfg.share_embeddings and kind.has_encoder:
                 self.tgt_embed = self.src_embed  # Section 3.4: one weight matrix for both embeddings
             else:
                 self.tgt_embed = TokenEmbedding(cfg.tgt_vocab_size, cfg.d_model, cfg.pad_id)
-            self.decoder = Decoder(cfg, cross_attention=cfg.kind == "encoder_decoder")
+            self.decoder = Decoder(cfg, cross_attention=kind.has_cross_attention)
         self.generator = nn.Linear(cfg.d_model, out_vocab)
         self._init_weights()
         if cfg.share_embeddings:
             # ... and the pre-softmax linear transformation (Section 3.4).
-            self.generator.weight = (self.tgt_embed if cfg.has_decoder else self.src_embed).lut.weight
+            self.generator.weight = (self.tgt_embed if kind.has_decoder else self.src_embed).lut.weight
 
     def _init_weights(self) -> None:
         for name, p in self.named_parameters():
@@ -170,10 +171,10 @@ class Transformer(nn.Module):
     def forward(self, src: torch.Tensor | None, tgt: torch.Tensor | None = None, causal: bool = True) -> torch.Tensor:
         """Teacher-forced logits. encoder_decoder: (B, T_tgt, V_tgt); encoder_only: (B, T_src, V);
         decoder_only: logits over `tgt` (src is ignored and may be None)."""
-        kind = self.config.kind
-        if kind == "encoder_only":
+        kind = self.config.model_kind
+        if not kind.has_decoder:
             return self.project(self.encode(src), axis="src")
-        if kind == "decoder_only":
+        if not kind.has_encoder:
             return self.project(self.decode(None, None, tgt, causal))
         memory = self.encode(src)
         return self.project(self.decode(memory, src, tgt, causal))

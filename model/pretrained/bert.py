@@ -26,6 +26,7 @@ from pathlib import Path
 import torch
 
 from ..config import TransformerConfig
+from ..kinds import ENCODER_ONLY
 from ..transformer import Transformer
 from .files import PretrainedError, Weights, load_into, read_json
 from .hf_tokenizer import HFTokenizer, read_tokenizer_json, read_wordpiece_vocab, special_tokens
@@ -54,7 +55,7 @@ def bert_config(hf: dict, file: Path) -> TransformerConfig:
             n_encoder_layers=int(hf["num_hidden_layers"]), n_decoder_layers=0,
             dropout=float(hf.get("hidden_dropout_prob", 0.1)), max_len=int(hf.get("max_position_embeddings", 512)),
             share_embeddings=True, norm_first=False, positional="learned", pad_id=int(hf.get("pad_token_id") or 0),
-            kind="encoder_only", layer_norm_eps=float(hf.get("layer_norm_eps", 1e-12)), activation=ACTIVATIONS[act],
+            kind=ENCODER_ONLY.name, layer_norm_eps=float(hf.get("layer_norm_eps", 1e-12)), activation=ACTIVATIONS[act],
             scale_embeddings=False, embedding_norm=True, type_vocab_size=int(hf.get("type_vocab_size", 2)),
         )
     except KeyError as exc:

@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 
 from ..config import TransformerConfig
+from ..kinds import ENCODER_DECODER
 from ..positional import get_positional_encoding
 from ..transformer import Transformer
 from .files import PretrainedError, Weights, load_into, read_json
@@ -62,7 +63,7 @@ def marian_config(hf: dict, file: Path) -> TransformerConfig:
             n_encoder_layers=int(hf["encoder_layers"]), n_decoder_layers=int(hf["decoder_layers"]),
             dropout=float(hf.get("dropout", 0.1)), max_len=int(hf.get("max_position_embeddings", 512)),
             share_embeddings=shared, norm_first=False, positional="sinusoidal_halves",
-            pad_id=int(hf["pad_token_id"]), kind="encoder_decoder", layer_norm_eps=1e-5,  # nn.LayerNorm's default
+            pad_id=int(hf["pad_token_id"]), kind=ENCODER_DECODER.name, layer_norm_eps=1e-5,  # nn.LayerNorm's default
             activation=ACTIVATIONS[act], scale_embeddings=bool(hf.get("scale_embedding", False)),
         )
     except KeyError as exc:

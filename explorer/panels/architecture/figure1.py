@@ -1,6 +1,6 @@
 """Lays out the paper's Figure 1 for a given `TransformerConfig` in a `QGraphicsScene`.
 
-The figure is drawn from the real config — which stacks exist (`has_encoder`,
+The figure is drawn from the real config — which stacks exist (`model_kind.has_encoder`,
 `has_decoder`, cross-attention only in an encoder-decoder), how many layers, pre-LN or
 post-LN — never from a static image. Flow goes bottom-up as in the paper; the encoder's
 residual connections run on its left, the decoder's on its right.
@@ -61,17 +61,17 @@ class Figure1Builder:
 
     # -- public -------------------------------------------------------------------------------
     def build(self) -> Figure:
-        cfg = self.cfg
+        kind = self.cfg.model_kind
         enc_x = 0.0
-        dec_x = BLOCK_W + COLUMN_GAP if cfg.has_encoder else 0.0
+        dec_x = BLOCK_W + COLUMN_GAP if kind.has_encoder else 0.0
         memory_top = None
-        if cfg.has_encoder:
+        if kind.has_encoder:
             top = self._column("encoder", enc_x, residual_right=False, cross=False)
             memory_top = top
-            if not cfg.has_decoder:  # encoder-only: the generator sits on the encoder
+            if not kind.has_decoder:  # encoder-only: the generator sits on the encoder
                 self._generator(enc_x, top, axis="src")
-        if cfg.has_decoder:
-            cross = cfg.kind == "encoder_decoder"
+        if kind.has_decoder:
+            cross = kind.has_cross_attention
             top = self._column("decoder", dec_x, residual_right=True, cross=cross,
                                memory=(memory_top, enc_x) if cross else None)
             self._generator(dec_x, top, axis="tgt")
@@ -92,14 +92,14 @@ class Figure1Builder:
         outer = 1.0 if residual_right else -1.0
         y = 0.0
         label = "Inputs" if stack == "encoder" else (
-            "Outputs (shifted right)" if cfg.kind == "encoder_decoder" else "Inputs (shifted right)")
+            "Inputs (shifted right)" if cfg.model_kind.continues_prompt else "Outputs (shifted right)")
         text(self.scene, label, QPointF(cx, y), style.BASE_POINT_SIZE + 1, bold=True)
         self.fig.token_texts[axis] = text(self.scene, "", QPointF(cx, y + 24), style.BASE_POINT_SIZE, mono=True,
                                           colour=style.MUTED)
         prev = QPointF(cx, y - 14)
         y -= 14 + GAP + BLOCK_H / 2
         title = ("Input Embedding" if stack == "encoder" else
-                 "Output Embedding" if cfg.kind == "encoder_decoder" else "Token Embedding")
+                 "Token Embedding" if cfg.model_kind.continues_prompt else "Output Embedding")
         emb = self._add(BlockItem("", title, "embedding"), stack, f"{stack}.embedding",
                         f"{stack}.embedding.scaled", QPointF(cx, y))
         arrow(self.scene, [prev, emb.bottom()])

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from model.kinds import MODEL_KINDS
 from model.recorder import ATTENTION_KINDS, Trace
 
 KIND_AXES = {"encoder": ("src", "src"), "decoder_self": ("tgt", "tgt"), "cross": ("tgt", "src")}
@@ -81,10 +82,10 @@ class AttentionData:
         if isinstance(result, Trace):
             return cls.from_trace(result)
         data = cls.from_trace(result.trace, result.src_pieces, result.tgt_pieces)
-        kinds = data.kinds
-        if "decoder_self" in kinds and "cross" not in kinds and "encoder" not in kinds:
+        kind = next((k for k in MODEL_KINDS.values() if list(k.attention_kinds) == data.kinds), None)
+        if kind is not None and kind.continues_prompt:
             data.names["decoder_self"] = DECODER_ONLY_NAMES
-        elif kinds == ["encoder"]:
+        elif kind is not None and not kind.has_decoder:
             data.names["encoder"] = ENCODER_ONLY_NAMES
         return data
 

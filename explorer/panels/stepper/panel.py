@@ -305,8 +305,8 @@ class StepperPanel(QWidget):
         if axis in ("src", "tgt"):
             return self.state.axis_labels(axis)
         if axis == "vocab" and self.state.bundle is not None:
-            cfg = self.state.bundle.config
-            tok = self.state.bundle.tgt_tokenizer if cfg.has_decoder else self.state.bundle.src_tokenizer
+            bundle = self.state.bundle
+            tok = bundle.tgt_tokenizer if bundle.model_kind.has_decoder else bundle.src_tokenizer
             return list(tok.vocab)
         return None
 

@@ -12,11 +12,13 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout,
                                QSpinBox, QStyle, QVBoxLayout, QWidget)
 
 from explorer import style
-from explorer.panels.training.setup import BUILTIN_TASKS, KIND_TASKS, MODEL_KINDS, MODEL_PRESETS, PRESET_LABELS
+from explorer.panels.training.setup import (BUILTIN_TASKS, KIND_TASKS, LANGUAGE_MODELS, MODEL_KINDS, MODEL_PRESETS,
+                                            PRESET_LABELS)
+from model.kinds import MODEL_KINDS as KINDS
 
 CONTINUE = "continue"
-KIND_SHORT = {"encoder_decoder": "encoder-decoder", "encoder_only": "encoder-only · masked LM",
-              "decoder_only": "decoder-only · next-token LM"}  # the "model" combo's entry for continuing the session's model
+# the "kind" combo's entries: "encoder-decoder", "encoder-only · masked LM", "decoder-only · next-token LM"
+KIND_SHORT = {k.name: k.dashed_name + (f" · {LANGUAGE_MODELS[k]}" if k in LANGUAGE_MODELS else "") for k in KINDS.values()}
 TSV = "tsv"
 DEVICES = (("auto", "auto"), ("cpu", "CPU"), ("cuda", "CUDA"))
 DEFAULT_STEPS = {"tiny": 3000, "small": 4000, "paper-base": 2000}
@@ -34,7 +36,7 @@ def continue_refusal(bundle) -> str | None:
         return "No model is loaded"
     if bundle.task.get("pretrained"):
         return "A pretrained model's own training task is not one this trainer has"
-    if bundle.config.kind == "encoder_only" and not bundle.fills_masks:
+    if not bundle.model_kind.has_decoder and not bundle.fills_masks:
         return "An encoder-only model is trained as a masked LM, which needs a [MASK] token in its vocabulary"
     return None
 

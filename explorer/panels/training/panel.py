@@ -142,10 +142,11 @@ class TrainingPanel(QWidget):
         self.timeline.clear()
         self.probe.clear()
         self.curves.reset(request.train.warmup)
-        from model.training import EVAL_METRICS, OBJECTIVES
+        from model.kinds import model_kind
 
-        kind = request.continue_from.config.kind if request.continue_from is not None else request.kind
-        self.curves.set_metric(EVAL_METRICS[OBJECTIVES.get(kind, "encoder_decoder")])
+        kind = (request.continue_from.model_kind if request.continue_from is not None
+                else model_kind(request.kind))
+        self.curves.set_metric(kind.metric)
         self._walls, self._wall_steps = np.empty(0), np.empty(0)
         self._publishing_ok = False
         self.live = True

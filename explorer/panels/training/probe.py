@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QHBoxLayout, Q
 
 from explorer import style
 from explorer.panels.training.curves import TimedCanvas
+from model.kinds import model_kind as kind_named
 
 pg.setConfigOptions(imageAxisOrder="row-major")  # [query, key] must not show transposed
 
@@ -61,7 +62,11 @@ def attention_map(result, kind: str, layer: int, head: int | None) -> np.ndarray
 
 
 def preferred_kind(result) -> str | None:
-    kinds = result.trace.attention_kinds()
+    return _preferred(result.trace.attention_kinds())
+
+
+def _preferred(kinds) -> str | None:
+    """The attention a probe map shows first: cross-attention where there is one."""
     return "cross" if "cross" in kinds else (kinds[0] if kinds else None)
 
 
@@ -203,7 +208,7 @@ class ProbeView(QWidget):
         """Before a run's first snapshot: title the map with the attention this kind of model
         will show (cross-attention needs both stacks)."""
         if self.result is None:
-            kind = {"encoder_only": "encoder", "decoder_only": "decoder_self"}.get(model_kind, "cross")
+            kind = _preferred(kind_named(model_kind).attention_kinds)
             self.map_title.setText(KIND_TITLES[kind])
             self.map_title.setToolTip(KIND_TIPS[kind])
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from model.bundle import ModelBundle
 from model.config import TransformerConfig
+from model.kinds import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY, model_kind
+from model.kinds import MODEL_KINDS as KINDS
 from model.tasks import CORPUS_TASKS, TASKS, Task, get_task
 from model.training import TrainConfig, Trainer, TrainingError
 from model.transformer import Transformer
@@ -34,11 +36,12 @@ BUILTIN_TASKS = tuple(TASKS)
 # what each learns (model.training.OBJECTIVES) and the tasks it can learn from: the variants
 # learn a language model of a corpus, the encoder-decoder any task of (source, target) pairs.
 MODEL_KINDS = {
-    "encoder_decoder": "encoder-decoder (paper)",
-    "encoder_only": "encoder-only, masked LM (BERT-like)",
-    "decoder_only": "decoder-only, next-token LM (GPT-like)",
+    ENCODER_DECODER.name: "encoder-decoder (paper)",
+    ENCODER_ONLY.name: "encoder-only, masked LM (BERT-like)",
+    DECODER_ONLY.name: "decoder-only, next-token LM (GPT-like)",
 }
-KIND_TASKS = {"encoder_decoder": BUILTIN_TASKS, "encoder_only": CORPUS_TASKS, "decoder_only": CORPUS_TASKS}
+KIND_TASKS = {k.name: BUILTIN_TASKS if k.has_cross_attention else CORPUS_TASKS for k in KINDS.values()}
+LANGUAGE_MODELS = {ENCODER_ONLY: "masked LM", DECODER_ONLY: "next-token LM"}  # what a variant learns, in short
 DATA_ENV = "TRANSFORMER_EXPLORER_DATA"  # overrides where the last run is kept (tests, kiosks)
 
 
@@ -50,7 +53,7 @@ class TrainingRequest:
     tsv_path: str | None = None
     tsv_tokenizer: str = "char"
     preset: str = "tiny"
-    kind: str = "encoder_decoder"  # of a new model (MODEL_KINDS); a continued model keeps its own
+    kind: str = ENCODER_DECODER.name  # of a new model (MODEL_KINDS); a continued model keeps its own
     continue_from: ModelBundle | None = None  # the session's model: copied by the worker, never trained
     train: TrainConfig = field(default_factory=TrainConfig)
     probe: str = ""  # "" → the task's first example
@@ -72,12 +75,13 @@ def load_task(request: TrainingRequest) -> Task:
     return get_task(request.task)
 
 
-def default_probe(task: Task, kind: str = "encoder_decoder") -> str:
+def default_probe(task: Task, kind: str = ENCODER_DECODER.name) -> str:
     """The probe input students watch: the task's first example fit for the model's kind (a
     sentence with [MASK] for a masked LM, a prompt without one for the others; a corpus lists
     both, as `ModelBundle.examples` sorts them), else a held-out source."""
     if task.examples:
-        fit = [e for e in task.examples if ("[MASK]" in e.split()) == (kind == "encoder_only")]
+        fills_masks = not model_kind(kind).has_decoder
+        fit = [e for e in task.examples if ("[MASK]" in e.split()) == fills_masks]
         return (fit or task.examples)[0]
     pairs = task.pairs(1, seed=0, split="eval")
     return pairs[0][0] if pairs else ""
@@ -87,12 +91,12 @@ def check_kind_task(kind: str, task_name: str) -> None:
     """A variant learns a language model of a corpus; refuse other tasks with the reason."""
     if kind not in MODEL_KINDS:
         raise TrainingError(f"unknown model kind {kind!r}; choose one of {', '.join(MODEL_KINDS)}")
-    if kind != "encoder_decoder" and task_name not in KIND_TASKS[kind]:
+    if not model_kind(kind).has_cross_attention and task_name not in KIND_TASKS[kind]:
         raise TrainingError(f"an {MODEL_KINDS[kind]} model learns from a text corpus "
                             f"({', '.join(KIND_TASKS[kind])}), not from the {task_name!r} task")
 
 
-def new_bundle(task: Task, preset: str, seed: int = 0, kind: str = "encoder_decoder") -> ModelBundle:
+def new_bundle(task: Task, preset: str, seed: int = 0, kind: str = ENCODER_DECODER.name) -> ModelBundle:
     """An untrained model of a preset size and kind for `task`, with the task's own tokenizers.
     A variant keeps the preset's layers on its one stack (tiny: 2 encoder or 2 decoder layers)."""
     import torch
@@ -102,16 +106,17 @@ def new_bundle(task: Task, preset: str, seed: int = 0, kind: str = "encoder_deco
     check_kind_task(kind, task.name)
     src_tok, tgt_tok = task.build_tokenizers()
     sizes = dict(MODEL_PRESETS[preset], dropout=0.1, max_len=max(64, task.max_src_len + 2, task.max_tgt_len + 2))
-    stacks = {"encoder_only": dict(n_decoder_layers=0), "decoder_only": dict(n_encoder_layers=0)}.get(kind, {})
+    mk = model_kind(kind)
+    stacks = {**({} if mk.has_encoder else dict(n_encoder_layers=0)), **({} if mk.has_decoder else dict(n_decoder_layers=0))}
     torch.manual_seed(seed)
     if preset == "paper-base":  # Table 3 base; embeddings shared only when the vocabularies are one
         config = TransformerConfig.base(len(src_tok), len(tgt_tok), max_len=sizes["max_len"],
-                                        share_embeddings=kind == "encoder_decoder" and src_tok.vocab == tgt_tok.vocab,
+                                        share_embeddings=mk.has_cross_attention and src_tok.vocab == tgt_tok.vocab,
                                         kind=kind, **stacks)
     else:
         config = TransformerConfig(src_vocab_size=len(src_tok), tgt_vocab_size=len(tgt_tok), kind=kind,
                                    **{**sizes, **stacks})
-    short = {"encoder_only": "masked LM, ", "decoder_only": "next-token LM, "}.get(kind, "")
+    short = f"{LANGUAGE_MODELS[mk]}, " if mk in LANGUAGE_MODELS else ""
     return ModelBundle(Transformer(config), src_tok, tgt_tok, task.to_dict(), {},
                        name=f"{task.name} ({short}{preset})")
 
@@ -132,9 +137,12 @@ def build_trainer(request: TrainingRequest) -> Trainer:
 def describe_model(trainer: Trainer) -> str:
     c = trainer.model.config
     n = sum(p.numel() for p in dict.fromkeys(trainer.model.parameters()))
-    layers = {"encoder_only": f"{c.n_encoder_layers} encoder layers (masked LM)",
-              "decoder_only": f"{c.n_decoder_layers} decoder layers (next-token LM)"}.get(
-        c.kind, f"{c.n_encoder_layers}+{c.n_decoder_layers} layers")
+    mk = c.model_kind
+    if mk.has_cross_attention:
+        layers = f"{c.n_encoder_layers}+{c.n_decoder_layers} layers"
+    else:  # a variant: its one stack, and the language model it learns
+        stack, depth = ("encoder", c.n_encoder_layers) if mk.has_encoder else ("decoder", c.n_decoder_layers)
+        layers = f"{depth} {stack} layers ({LANGUAGE_MODELS[mk]})"
     return f"d_model {c.d_model}, {layers}, {c.n_heads} heads, d_ff {c.d_ff} · {n:,} parameters"
 
 
@@ -156,5 +164,5 @@ def last_run_dir() -> Path:
     return data_dir() / "last-run"
 
 
-__all__ = ["MODEL_PRESETS", "PRESET_LABELS", "BUILTIN_TASKS", "MODEL_KINDS", "KIND_TASKS", "check_kind_task", "TrainingRequest", "build_trainer", "new_bundle",
+__all__ = ["MODEL_PRESETS", "PRESET_LABELS", "BUILTIN_TASKS", "MODEL_KINDS", "KIND_TASKS", "LANGUAGE_MODELS", "check_kind_task", "TrainingRequest", "build_trainer", "new_bundle",
            "default_probe", "load_task", "worker_threads", "last_run_dir", "data_dir", "describe_model"]
