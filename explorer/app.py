@@ -9,7 +9,7 @@ import argparse
 import os
 import sys
 
-DEFAULT_INPUT = "attention"
+from explorer.launch import DEFAULT_INPUT, check_panel, close_window, panel_names, parse_size  # noqa: F401
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,27 +31,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--train-seconds", metavar="N", type=float,
                    help="with --screenshot: live-train in the Training panel for N seconds first")
     return p
-
-
-def parse_size(text: str) -> tuple[int, int]:
-    try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise ValueError(f"--size must look like 1280x800, got {text!r}") from None
-    if not (200 <= w <= 8000 and 200 <= h <= 8000):
-        raise ValueError(f"--size {text}: width and height must be between 200 and 8000 pixels")
-    return w, h
-
-
-def panel_names() -> list[str]:
-    from explorer.panels import panel_classes
-    return [cls.panel_name for cls in panel_classes()]
-
-
-def check_panel(name: str) -> None:
-    names = panel_names()
-    if name not in names:
-        raise ValueError(f"unknown panel {name!r}; valid panels: {', '.join(names)}")
 
 
 def run_app(argv: list[str] | None = None) -> int:
@@ -112,20 +91,3 @@ def run_app(argv: list[str] | None = None) -> int:
     runner.wait()
     close_window(app, window)
     return code
-
-
-def close_window(app, window) -> None:
-    """Destroy the window's C++ side now, while the QApplication still exists.
-
-    A window left for interpreter shutdown is torn down in whatever order Python frees its
-    wrappers, after Qt's own globals: that crashed the process at exit (SIGSEGV, about one
-    run in three). Deleting it here, then flushing deferred deletes, makes exit orderly; it
-    also lets run_app be called again in the same process (tests)."""
-    import shiboken6
-    from PySide6.QtCore import QEvent
-
-    window.close()
-    if shiboken6.isValid(window):
-        shiboken6.delete(window)
-    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-    app.processEvents()

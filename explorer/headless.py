@@ -32,7 +32,7 @@ def screenshot(args) -> int:
 
 
 def _screenshot(args) -> int:
-    from explorer.app import check_panel, parse_size
+    from explorer.launch import check_panel, parse_size
     try:
         check_panel(args.panel)
         width, height = parse_size(args.size)
@@ -67,7 +67,7 @@ def _screenshot(args) -> int:
         bundle = load_bundle(args.checkpoint) if args.checkpoint else default_bundle()
     except (ValueError, OSError) as exc:
         raise HeadlessError(f"cannot load checkpoint {args.checkpoint}: {exc}") from None
-    from explorer.app import DEFAULT_INPUT
+    from explorer.launch import DEFAULT_INPUT
     from model.bundle import InputError
     try:  # the same check the runner makes, before a window is built for nothing
         bundle.encode_source(args.input if args.input is not None else DEFAULT_INPUT)
@@ -87,7 +87,7 @@ def _screenshot(args) -> int:
         return _render(app, window, state, runner, errors, bundle, args, out)
     finally:
         from explorer.presentation import apply_theme
-        from explorer.app import close_window
+        from explorer.launch import close_window
         window.lecture.presentation.leave()  # scale and theme are process-wide: put them back
         apply_theme(app, "light")
         training = window.panels.get("training")
@@ -97,7 +97,7 @@ def _screenshot(args) -> int:
 
 
 def _render(app, window, state, runner, errors, bundle, args, out) -> int:
-    from explorer.app import DEFAULT_INPUT
+    from explorer.launch import DEFAULT_INPUT
     state.set_bundle(bundle)
     runner.run(args.input if args.input is not None else DEFAULT_INPUT, args.target)
     if errors:

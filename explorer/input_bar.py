@@ -96,8 +96,12 @@ def mask_tooltip(result) -> str:
 
 def unknown_symbols(bundle, text: str) -> str:
     """The distinct symbols of `text` the model's tokenizer does not know, space-separated."""
-    unknown = bundle.src_tokenizer.encode(text).unknown
-    return " ".join(sorted({printable(p) for _, p in unknown}))
+    return describe_unknown(bundle.src_tokenizer.encode(text))
+
+
+def describe_unknown(encoded) -> str:
+    """The distinct unknown symbols of an already tokenized text, space-separated."""
+    return " ".join(sorted({printable(p) for _, p in encoded.unknown}))
 
 
 class InputBar(QWidget):
@@ -168,6 +172,7 @@ class InputBar(QWidget):
         state.bundleChanged.connect(self._on_bundle)
         state.inputChanged.connect(self._on_input)
         state.resultChanged.connect(self._on_result)
+        state.frameChanged.connect(self._warn_unknown)
         state.busyChanged.connect(self._on_busy)
         runner.failed.connect(self.show_error)
         runner.failed.connect(self._restore_selection)  # a failed load keeps (and shows) the previous model
@@ -178,10 +183,13 @@ class InputBar(QWidget):
         """Validate and run what is typed; a refusal leaves the current view as it is."""
         self.status.setText("")
         text = self.source.text()
-        if self.state.bundle is not None and (symbols := unknown_symbols(self.state.bundle, text)):
-            self.state.inform(f"The model does not know {symbols}; it reads them as <unk>.", "warning")
         target = "" if self.target.isHidden() else self.target.text()  # hidden: an encoder-only model
         self.runner.run(text, target or None)
+
+    def _warn_unknown(self, frame) -> None:
+        """Symbols the model read as <unk>, from the frame's own tokenization (not a second one)."""
+        if frame.forward.source is not None and (symbols := describe_unknown(frame.forward.source)):
+            self.state.inform(f"The model does not know {symbols}; it reads them as <unk>.", "warning")
 
     def show_error(self, message: str) -> None:
         self.status.setText(f'<span style="color:{style.ERROR.name()}; font-weight:bold;">'

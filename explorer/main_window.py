@@ -13,12 +13,11 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QLabel, QMainWi
                                QScrollArea, QTabBar, QTabWidget, QToolBar, QWidget)
 
 from explorer import style
+from explorer.dock_layout import LAYOUT_VERSION, LEFT_PANELS
 from explorer.input_bar import InputBar
 from explorer.lecture import LectureTools
 from explorer.panels import panel_classes
 
-LAYOUT_VERSION = 1  # bump when the default layout changes so old saved layouts are not restored
-LEFT_PANELS = ("architecture", "positional")  # the rest share the right side; few tabs each, none elided
 SHORTCUTS_HELP = ("← / →  previous / next step\nSpace  play / pause\nHome / End  first / last step\n"
                   "Enter (in the input)  run the model\nMouse wheel  zoom a diagram or heatmap, drag to pan\n"
                   "F11  presentation mode (Esc leaves)\nPage Down / Page Up  next / previous scene of a tour")

@@ -42,7 +42,7 @@ import base64
 import binascii
 import dataclasses
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QObject, Signal
@@ -228,7 +228,7 @@ def capture(window, name: str, caption: str = "") -> Scene:
 
 
 def _layout_version() -> int:
-    from explorer.main_window import LAYOUT_VERSION  # lazily: the main window imports this module
+    from explorer.dock_layout import LAYOUT_VERSION
     return LAYOUT_VERSION
 
 
@@ -317,7 +317,7 @@ class SceneDeck(QObject):
                 dock.hide()
         if scene.panel:
             if scene.panel in window.docks:
-                from explorer.main_window import LEFT_PANELS
+                from explorer.dock_layout import LEFT_PANELS
                 if scene.panel not in LEFT_PANELS and "architecture" in window.docks \
                         and not scene.solo and not scene.layout:
                     window.docks["architecture"].raise_()  # the map of the model beside the detail

@@ -104,7 +104,7 @@ class TransformerConfig:
             raise ConfigError(f"a {self.kind} model needs n_encoder_layers >= 1")
         if self.has_decoder and self.n_decoder_layers < 1:
             raise ConfigError(f"a {self.kind} model needs n_decoder_layers >= 1")
-        if self.share_embeddings and self.kind == "encoder_decoder" and self.src_vocab_size != self.tgt_vocab_size:
+        if self.share_embeddings and self.model_kind.has_cross_attention and self.src_vocab_size != self.tgt_vocab_size:
             raise ConfigError(
                 "share_embeddings needs one shared vocabulary: "
                 f"src_vocab_size {self.src_vocab_size} != tgt_vocab_size {self.tgt_vocab_size}"

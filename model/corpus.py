@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 import re
 
-from .tasks import Task
+from .task import Task
 
 MASK_TOKEN = "[MASK]"  # BERT's spelling; typed as-is in the GUI ("the [MASK] says moo")
 

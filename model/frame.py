@@ -93,7 +93,7 @@ def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings,
         raise InputError("This model has no decoder (encoder-only): there is nothing to decode step by step.")
     src, enc = encoded if encoded is not None else bundle.encode_source(source_text)
     prompt = None
-    if cfg.kind == "decoder_only":
+    if cfg.model_kind.continues_prompt:
         prompt = list(enc.ids)  # the decoder reads <bos> + prompt; there is no source to attend to
         src = None
     model = bundle.model

@@ -66,7 +66,10 @@ class _KindPane:
             self.plot.getAxis("left").setTicks([[(layout.origin(l, 0)[0] + layout.t_q / 2, str(l)) for l in range(layout.layers)]])
             self.plot.getAxis("top").setTicks([[(layout.origin(0, h)[1] + layout.t_k / 2, str(h)) for h in range(layout.heads)]])
             self.plot.vb.setLimits(xMin=-cols, xMax=2 * cols, yMin=-rows, yMax=2 * rows)
-            self.plot.vb.enableAutoRange()  # fit the mosaic, and keep fitting on resize until the user zooms
+            # Fit the new mosaic now (a deferred auto-range does not run while the tab is hidden, so
+            # the view kept the previous input's range), then keep fitting until the user zooms.
+            self.plot.vb.setRange(xRange=(0, cols), yRange=(0, rows), padding=0.005)
+            self.plot.vb.enableAutoRange()
 
     def select(self, layer: int, head: int) -> None:
         if self.layout is None or layer >= self.layout.layers or head >= self.layout.heads:

@@ -247,7 +247,7 @@ class DecodingPanel(QWidget):
         self.pages.setCurrentWidget(self.decode_page)
         cfg = bundle.config
         self.controls.set_shape(max(cfg.n_decoder_layers, 1), cfg.n_heads)
-        self.controls.set_target_label("Follow the continuation" if cfg.kind == "decoder_only"
+        self.controls.set_target_label("Follow the continuation" if cfg.model_kind.continues_prompt
                                        else STRATEGIES["target"])
         if self.state.kind in DECODER_KINDS:
             self.controls.select_head(self.state.layer, self.state.head)

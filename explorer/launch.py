@@ -1,0 +1,44 @@
+"""What starting the explorer needs, shared by the window (explorer.app) and the headless
+figures (explorer.headless): the default input, checks of --size and --panel, and an orderly
+close. On its own so that neither of those two modules imports the other."""
+from __future__ import annotations
+
+DEFAULT_INPUT = "attention"
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"--size must look like 1280x800, got {text!r}") from None
+    if not (200 <= w <= 8000 and 200 <= h <= 8000):
+        raise ValueError(f"--size {text}: width and height must be between 200 and 8000 pixels")
+    return w, h
+
+
+def panel_names() -> list[str]:
+    from explorer.panels import panel_classes
+    return [cls.panel_name for cls in panel_classes()]
+
+
+def check_panel(name: str) -> None:
+    names = panel_names()
+    if name not in names:
+        raise ValueError(f"unknown panel {name!r}; valid panels: {', '.join(names)}")
+
+
+def close_window(app, window) -> None:
+    """Destroy the window's C++ side now, while the QApplication still exists.
+
+    A window left for interpreter shutdown is torn down in whatever order Python frees its
+    wrappers, after Qt's own globals: that crashed the process at exit (SIGSEGV, about one
+    run in three). Deleting it here, then flushing deferred deletes, makes exit orderly; it
+    also lets run_app be called again in the same process (tests)."""
+    import shiboken6
+    from PySide6.QtCore import QEvent
+
+    window.close()
+    if shiboken6.isValid(window):
+        shiboken6.delete(window)
+    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    app.processEvents()
