@@ -150,7 +150,7 @@ class InputBar(QWidget):
         self.run_button = QPushButton("Run ⏎")
         self.run_button.clicked.connect(self.run)
         self.device_label = QLabel("–")
-        self.device_label.setStyleSheet(f"color: {style.MUTED.name()};")
+        style.set_sheet(self.device_label, "color: {muted};")
         self.echo = QLabel()
         self.echo.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
         self.echo.setTextFormat(Qt.RichText)
