@@ -47,7 +47,8 @@ TEXT_PAIRS = [
     *((fg, bg) for fg in ("text", "muted", "accent", "accent_text", "error", "success", "warning")
       for bg in ("window", "base", "canvas")),
     ("text", "panel"), ("text", "button"), ("on_accent", "accent"),
-    ("prompt_text", "base"), ("prompt_text", "canvas"), ("prompt_text", "prompt_fill"),
+    ("prompt", "base"), ("prompt", "canvas"), ("prompt_text", "base"), ("prompt_text", "canvas"),
+    ("prompt_text", "prompt_fill"),
     ("chosen_text", "canvas"), ("chosen_text", "mask_blank"), ("on_chosen", "chosen"),
     ("text", "changed"), ("text", "current_column"), ("text", "prompt_fill"),
     ("readout_text", "readout_bg"), ("info_text", "info_bg"), ("warning_text", "warning_bg"),

@@ -149,7 +149,7 @@ class ParallelPassView(QWidget):
                 item = QTableWidgetItem(display_piece(piece))
                 item.setTextAlignment(Qt.AlignCenter)
                 if r == 0 and 1 <= c <= run.n_prompt:
-                    item.setForeground(QBrush(style.colour("prompt_text")))
+                    item.setForeground(QBrush(style.colour("prompt")))
                     item.setToolTip("given in the prompt, not generated")
                 if r == 2 and masked[c] != unmasked[c]:
                     item.setForeground(QBrush(style.ERROR))
