@@ -76,6 +76,10 @@ def apply_theme(app: QApplication, name: str) -> Theme:
     restyle_plots(app, p)
     for widget in widgets:
         widget.update()
+    for window in list(_windows):  # views that pick colours per update redraw with the new palette
+        state = getattr(window, "state", None)
+        if state is not None and getattr(state, "result", None) is not None:
+            state.stepChanged.emit(state.step)
     return p
 
 
