@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
                                QSizePolicy, QWidget)
 
-from explorer import style
+from explorer import style, theme
 from explorer.runner import bundled_checkpoints, describe_device, pretrained_models
 from model.kinds import ENCODER_DECODER
 
@@ -138,7 +138,7 @@ class InputBar(QWidget):
         self.run_button = QPushButton("Run ⏎")
         self.run_button.clicked.connect(self.run)
         self.device_label = QLabel("–")
-        self.device_label.setStyleSheet(f"color: {style.MUTED.name()};")
+        style.set_sheet(self.device_label, "color: {muted};")
         self.echo = QLabel()
         self.echo.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
         self.echo.setTextFormat(Qt.RichText)
@@ -174,6 +174,7 @@ class InputBar(QWidget):
         state.resultChanged.connect(self._on_result)
         state.frameChanged.connect(self._warn_unknown)
         state.busyChanged.connect(self._on_busy)
+        theme.notifier().changed.connect(self._on_theme)
         runner.failed.connect(self.show_error)
         runner.failed.connect(self._restore_selection)  # a failed load keeps (and shows) the previous model
         self._fill_models()
@@ -306,6 +307,11 @@ class InputBar(QWidget):
     def _on_result(self, result) -> None:
         self.status.setText(output_html(result, self.state.bundle))
         self.status.setToolTip(mask_tooltip(result))
+
+    def _on_theme(self, *_) -> None:
+        """The output line's coloured spans in the new palette."""
+        if self.state.result is not None:
+            self._on_result(self.state.result)
 
     def _on_busy(self, busy: bool, what: str) -> None:
         self.run_button.setEnabled(not busy)

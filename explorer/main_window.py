@@ -237,8 +237,8 @@ class MainWindow(QMainWindow):
         self.busy_label.setText(what if busy else "")
 
     def _on_message(self, level: str, text: str) -> None:
-        colour = style.ERROR if level == "error" else (style.TEXT if level == "info" else style.ACCENT)
-        self.statusBar().setStyleSheet(f"color: {colour.name()};")
+        role = "error" if level == "error" else ("text" if level == "info" else "accent_text")
+        style.set_sheet(self.statusBar(), f"color: {{{role}}};")
         self.statusBar().showMessage(text, 15000)
 
     def _on_bundle(self, bundle) -> None:

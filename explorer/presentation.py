@@ -1,4 +1,4 @@
-"""Lecture mode: full screen, everything larger, high-contrast maps, a light or dark theme.
+"""Lecture mode: full screen, everything larger, a light or dark theme.
 
 A lecturer drives the explorer on a projector for a whole room: the text on a 1280×720 beamer
 must be read from the back row, thin 1-px curves vanish on a washed-out image, and a dark
@@ -7,13 +7,13 @@ room wants a dark theme. `PresentationMode` switches all of that in one step (F1
 How it scales without touching the panels: `style.font()` multiplies by `style.scale()` (for
 widgets built later), and `rescale()` walks the widgets already built — every widget with an
 explicitly set font, every pyqtgraph axis, text item, title and curve pen — multiplying by the
-ratio of the new factor to the old one. Themes are a `QPalette` + stylesheet; pyqtgraph's
-background/foreground follow (`pg.setConfigOptions` for new plots, `setBackground` / axis pens
-for existing ones). The scale and theme persist in QSettings.
+ratio of the new factor to the old one. Themes are data (`explorer.theme.Palette`): the
+`QPalette`, the stylesheet and pyqtgraph's background/foreground are generated from the current
+palette (`pg.setConfigOptions` for new plots, `setBackground` / axis pens for existing ones), and
+widgets read the palette when they draw. The scale and theme persist in QSettings.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import pyqtgraph as pg
@@ -22,43 +22,22 @@ from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QPalette, QPen
 from PySide6.QtWidgets import (QApplication, QGraphicsSimpleTextItem, QGraphicsTextItem, QGraphicsView, QWidget)
 
-from explorer import style
+from explorer import style, theme
 
 SCALE_KEY = "presentation/scale"
 THEME_KEY = "appearance/theme"
 DEFAULT_SCALE = 1.5  # 12 pt → 18 pt: legible from the back of a 200-seat room on 1280×720
-HIGH_CONTRAST_SEQUENTIAL = "inferno"  # black → yellow: the widest lightness range of the CET/mpl maps
-NORMAL_SEQUENTIAL = style.SEQUENTIAL
+SEQUENTIAL = style.SEQUENTIAL  # one colour map in every theme and in presentation mode
 
-
-@dataclass(frozen=True)
-class Theme:
-    name: str
-    window: str
-    base: str
-    text: str
-    muted: str
-    plot_background: str
-    plot_foreground: str
-    dock_title: str
-    highlight: str
-    button: str
-
-
-THEMES = {
-    "light": Theme("light", "#f6f8fa", "#ffffff", "#1f2328", "#57606a", "#ffffff", "#1f2328", "#e7ebf0",
-                   "#0969da", "#eef1f4"),
-    "dark": Theme("dark", "#1b1d21", "#0d1117", "#f0f3f6", "#b0b8c1", "#0d1117", "#f0f3f6", "#2d333b",
-                  "#58a6ff", "#2d333b"),
-}
+Theme = theme.Palette
+THEMES = theme.PALETTES
 
 _SAVED_FONT = "_q_styleSheetWidgetFont"
 _applied_scale = 1.0  # the factor the widgets on screen are drawn at
-_applied_theme = "light"
 
 
 def current_theme() -> str:
-    return _applied_theme
+    return theme.current().name
 
 
 def applied_scale() -> float:
@@ -81,68 +60,51 @@ def read_theme(settings: QSettings) -> str:
 
 # -- themes ---------------------------------------------------------------------------------------
 def apply_theme(app: QApplication, name: str) -> Theme:
-    """Palette + stylesheet for every widget, and pyqtgraph plots recoloured in place."""
-    global _applied_theme
+    """Palette + stylesheet for every widget, pyqtgraph plots recoloured in place, widgets whose
+    own stylesheet uses roles refilled, and everything repainted with the new palette."""
     if name not in THEMES:
         raise ValueError(f"unknown theme {name!r}; themes: {', '.join(THEMES)}")
-    theme = THEMES[name]
-    pal = QPalette()
-    for role, colour in ((QPalette.Window, theme.window), (QPalette.Base, theme.base),
-                         (QPalette.AlternateBase, theme.window), (QPalette.Text, theme.text),
-                         (QPalette.WindowText, theme.text), (QPalette.ButtonText, theme.text),
-                         (QPalette.Button, theme.button), (QPalette.ToolTipBase, theme.base),
-                         (QPalette.ToolTipText, theme.text), (QPalette.PlaceholderText, theme.muted),
-                         (QPalette.Highlight, theme.highlight), (QPalette.HighlightedText, "#ffffff")):
-        pal.setColor(role, QColor(colour))
-    app.setPalette(pal)
-    title_pt = round(style.TITLE_POINT_SIZE * _applied_scale)
-    sheet = (f"QDockWidget::title {{ background: {theme.dock_title}; color: {theme.text}; padding: 5px; "
-             f"font-weight: bold; }}"
-             f"QDockWidget {{ font-size: {title_pt}pt; }}"
-             f"QToolTip {{ font-size: {round(12 * _applied_scale)}pt; }}")
+    p = THEMES[name]
+    theme.set_current(name)  # listeners (the diagram, …) recolour their items
+    app.setPalette(theme.qpalette(p))
+    sheet = theme.stylesheet(p, _applied_scale, style.TITLE_POINT_SIZE)
     if app.styleSheet() != sheet:  # an app-wide sheet re-polishes every widget: only when it changes
         app.setStyleSheet(sheet)
-    pg.setConfigOptions(background=theme.plot_background, foreground=theme.plot_foreground)
-    restyle_plots(app, theme)
-    _keep_light_boxes_dark_text(app)
-    _applied_theme = name
-    return theme
+    pg.setConfigOptions(background=p.canvas, foreground=p.text)
+    widgets = _widgets(app)
+    theme.refresh_sheets(widgets)
+    restyle_plots(app, p)
+    for widget in widgets:
+        widget.update()
+    for window in list(_windows):  # views that pick colours per update redraw with the new palette
+        state = getattr(window, "state", None)
+        if state is not None and getattr(state, "result", None) is not None:
+            state.stepChanged.emit(state.step)
+    return p
 
 
-_BACKGROUND = re.compile(r"background(?:-color)?\s*:\s*(#[0-9a-fA-F]{3,8}|white)")
-_COLOUR = re.compile(r"(?<![-\w])color\s*:")
-
-
-def _keep_light_boxes_dark_text(app: QApplication) -> None:
-    """A label that paints its own light box (a yellow readout, a white legend) must keep dark
-    text when the dark theme turns the palette's text white."""
-    for widget in _widgets(app):
-        sheet = widget.styleSheet()
-        if not sheet or "{" in sheet or _COLOUR.search(sheet):
-            continue
-        m = _BACKGROUND.search(sheet)
-        if m and QColor(m.group(1)).lightnessF() > 0.6:
-            widget.setStyleSheet(sheet.rstrip().rstrip(";") + f"; color: {THEMES['light'].text};")
-
-
-def restyle_plots(app: QApplication, theme: Theme | None = None) -> None:
-    """Every pyqtgraph canvas in the theme's colours (again after a panel reset its titles)."""
-    theme = theme or THEMES[_applied_theme]
+def restyle_plots(app: QApplication, p: Theme | None = None) -> None:
+    """Every pyqtgraph canvas in the palette's colours (again after a panel reset its titles)."""
+    p = p or theme.current()
+    legend_fill = p.q("canvas")
+    legend_fill.setAlpha(230)
     for view in _plot_views(app):
-        view.setBackground(theme.plot_background)
+        view.setBackground(p.canvas)
         for item in view.scene().items():
             if isinstance(item, pg.AxisItem):
-                item.setPen(pg.mkPen(theme.plot_foreground))
-                item.setTextPen(pg.mkPen(theme.plot_foreground))
-            elif isinstance(item, pg.LabelItem) and _in_legend(item):
-                if item.opts.get("color") is None:  # else pyqtgraph takes the (now light) foreground
-                    item.setText(item.text, color=THEMES["light"].text)
-            elif isinstance(item, pg.LabelItem) and _is_plain_text_colour(item.opts.get("color")):
-                item.setText(item.text, color=theme.plot_foreground)  # titles in the theme's text colour
+                item.setPen(pg.mkPen(p.text, width=item.pen().widthF()))
+                item.setTextPen(pg.mkPen(p.text))
+            elif isinstance(item, pg.LegendItem):
+                item.setBrush(pg.mkBrush(legend_fill))
+                item.setPen(pg.mkPen(p.muted))
+                item.setLabelTextColor(p.text)
+            elif isinstance(item, pg.LabelItem) and not _in_legend(item) and _is_plain_text_colour(
+                    item.opts.get("color")):
+                item.setText(item.text, color=p.text)  # titles in the theme's text colour
 
 
 def _in_legend(item) -> bool:
-    """Legend entries sit on the legend's own light box: their text stays dark."""
+    """Legend entries are coloured with their legend (`setLabelTextColor`)."""
     parent = item.parentItem()
     while parent is not None:
         if isinstance(parent, pg.LegendItem):
@@ -151,7 +113,8 @@ def _in_legend(item) -> bool:
     return False
 
 
-_PLAIN_TEXT = {QColor(c).name() for c in ("#1f2328", "#222222", "#f0f3f6", "#000000", "#ffffff")}
+def _plain_text_colours() -> set[str]:
+    return {QColor(c).name() for p in THEMES.values() for c in (p.text, p.muted)}
 
 
 def _is_plain_text_colour(colour) -> bool:
@@ -160,7 +123,7 @@ def _is_plain_text_colour(colour) -> bool:
     if colour is None:
         return True
     try:
-        return pg.mkColor(colour).name() in _PLAIN_TEXT
+        return pg.mkColor(colour).name() in _plain_text_colours()
     except Exception:  # noqa: BLE001 - an unusual colour spec: leave it alone
         return False
 
@@ -207,7 +170,7 @@ def rescale(app: QApplication, factor: float) -> float:
     for view in _plot_views(app):
         _rescale_scene(view, ratio)
     _applied_scale = factor
-    apply_theme(app, _applied_theme)  # the stylesheet's point sizes follow the scale
+    apply_theme(app, current_theme())  # the stylesheet's point sizes follow the scale
     return ratio
 
 
@@ -263,7 +226,7 @@ def _rescale_scene(view: QGraphicsView, ratio: float) -> None:
 
 # -- the mode -------------------------------------------------------------------------------------
 class PresentationMode(QObject):
-    """F11: full screen + scale + high-contrast maps + the lecture toolbar; F11 / Esc: back."""
+    """F11: full screen + scale + the lecture toolbar; F11 / Esc: back."""
 
     toggled = Signal(bool)
 
@@ -292,6 +255,7 @@ class PresentationMode(QObject):
     def set_theme(self, name: str) -> None:
         apply_theme(QApplication.instance(), name)
         self.settings.setValue(THEME_KEY, name)
+        self._refresh_views()  # views that pick colours per update redraw with the new palette
 
     def toggle(self) -> None:
         self.leave() if self.active else self.enter()
@@ -301,7 +265,6 @@ class PresentationMode(QObject):
             return
         self.active = True
         app = QApplication.instance()
-        style.SEQUENTIAL = HIGH_CONTRAST_SEQUENTIAL
         rescale(app, self.scale)
         apply_theme(app, read_theme(self.settings))
         self._hidden = [w for w in self._lecture_hidden() if w.isVisible()]
@@ -320,7 +283,6 @@ class PresentationMode(QObject):
             return
         self.active = False
         app = QApplication.instance()
-        style.SEQUENTIAL = NORMAL_SEQUENTIAL
         rescale(app, 1.0)
         for w in self._hidden:
             w.show()
@@ -348,7 +310,7 @@ class PresentationMode(QObject):
         return hidden
 
     def _refresh_views(self) -> None:
-        """Views that pick a colormap per update redraw with the current one."""
+        """Views that pick colours per update redraw with the current palette."""
         state = self.window.state
         if state.result is not None:
             state.stepChanged.emit(state.step)

@@ -11,8 +11,12 @@ import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
+from explorer import theme as _theme
+from explorer.theme import DIVERGING, SEQUENTIAL, Palette, colour, current, set_sheet, set_text  # noqa: F401
+
 # pyqtgraph's default image order is column-major: a [query, key] map would show transposed.
-pg.setConfigOptions(imageAxisOrder="row-major", antialias=True, background="w", foreground="#222222")
+pg.setConfigOptions(imageAxisOrder="row-major", antialias=True, background=_theme.current().canvas,
+                   foreground=_theme.current().text)
 
 BASE_POINT_SIZE = 12  # ≥ 11 pt everywhere: readable from the back of a lecture hall
 SMALL_POINT_SIZE = 11
@@ -20,29 +24,18 @@ TITLE_POINT_SIZE = 14
 MONO_FAMILY = "DejaVu Sans Mono"
 SANS_FAMILY = "DejaVu Sans"
 
-TEXT = QColor("#1f2328")
-MUTED = QColor("#57606a")
-ACCENT = QColor("#0969da")  # the current selection (highlighted block, current step)
-ERROR = QColor("#cf222e")
-OK = QColor("#1a7f37")
-MASKED = QColor("#9aa0a6")  # cells blocked by a mask (drawn hatched on top of this grey)
-MASKED_HATCH = QColor("#4a4f55")
+# Colours are roles of the current theme's palette (explorer.theme). The old constant names
+# still work (`style.TEXT`, `style.ERROR` …) and give the *current* theme's colour each time.
+_LEGACY = {"TEXT": "text", "MUTED": "muted", "ACCENT": "accent", "ERROR": "error", "OK": "success",
+           "WARNING": "warning", "MASKED": "masked", "MASKED_HATCH": "mask_hatch"}
 
-# The paper's Figure 1 palette, slightly deepened so it survives a washed-out projector.
-BLOCK_COLOURS = {
-    "embedding": QColor("#f4c7c3"),  # pink: input / output embedding
-    "positional": QColor("#ffffff"),
-    "attention": QColor("#fbd38d"),  # orange: multi-head attention
-    "norm": QColor("#f2ee9b"),  # yellow: Add & Norm
-    "ffn": QColor("#a9d8f0"),  # blue: feed forward
-    "linear": QColor("#c9c3ef"),  # lavender: final linear
-    "softmax": QColor("#b7e4b5"),  # green: softmax
-    "stack": QColor("#eef0f3"),  # the grey N× box
-    "add": QColor("#ffffff"),
-}
 
-DIVERGING = "CET-D1A"  # blue–white–red: signed values, white is exactly zero
-SEQUENTIAL = "viridis"  # probabilities, weights, non-negative activations
+def __getattr__(name: str):
+    if name in _LEGACY:
+        return colour(_LEGACY[name])
+    if name == "BLOCK_COLOURS":
+        return {role: QColor(value) for role, value in current().blocks.items()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # Lecture mode (explorer.presentation) enlarges everything by this factor; widgets built after a
@@ -73,25 +66,16 @@ def colormap(name: str) -> pg.ColorMap:
 
 def mask_colormap() -> pg.ColorMap:
     """Two colours for boolean masks: blocked (0) dark grey, allowed (1) bright green."""
-    return pg.ColorMap(np.array([0.0, 1.0]), [MASKED_HATCH.getRgb(), (80, 200, 120, 255)])
+    p = current()
+    return pg.ColorMap(np.array([0.0, 1.0]), [p.q("mask_hatch").getRgb(), p.q("mask_allowed").getRgb()])
 
 
 def apply_app_style(app: QApplication) -> None:
-    """Big default font and a light, high-contrast palette for the whole application."""
+    """Big default font and the current theme's palette for the whole application."""
     app.setStyle("Fusion")
     app.setFont(font(BASE_POINT_SIZE))
-    pal = app.palette()
-    pal.setColor(QPalette.Window, QColor("#f6f8fa"))
-    pal.setColor(QPalette.Base, QColor("#ffffff"))
-    pal.setColor(QPalette.Text, TEXT)
-    pal.setColor(QPalette.WindowText, TEXT)
-    pal.setColor(QPalette.Highlight, ACCENT)
-    pal.setColor(QPalette.HighlightedText, QColor("#ffffff"))
-    app.setPalette(pal)
-    app.setStyleSheet(
-        "QDockWidget::title { background: #e7ebf0; padding: 5px; font-weight: bold; }"
-        "QToolTip { font-size: 12pt; }"
-    )
+    app.setPalette(_theme.qpalette(current()))
+    app.setStyleSheet(_theme.stylesheet(current(), _scale, TITLE_POINT_SIZE))
 
 
 def still_plot(plot: pg.PlotItem) -> pg.PlotItem:

@@ -8,8 +8,8 @@ import pytest
 import torch
 from PySide6.QtCore import Qt
 
-from explorer.panels.decoding.bars import CHOSEN
-from explorer.panels.decoding.beam_view import PRUNED, best_path
+from explorer.theme import colour
+from explorer.panels.decoding.beam_view import best_path
 from model.frame import DecodeSettings, compute_run
 from explorer.panels.decoding.panel import DecodingPanel
 from explorer.runner import Runner
@@ -177,7 +177,7 @@ def test_topk_bars_are_the_models_softmax(qtbot, panel, bundle):
             probs[panel.bars.token_ids[:k]].numpy(), top.values.numpy(), atol=1e-6)  # ties may swap order
         assert panel.bars.chosen == ids[t]
         colours = [pg.mkBrush(b).color().name() for b in panel.bars.bars.opts["brushes"]]
-        assert [c == CHOSEN.name() for c in colours] == [i == ids[t] for i in panel.bars.token_ids]
+        assert [c == colour("chosen").name() for c in colours] == [i == ids[t] for i in panel.bars.token_ids]
 
 
 def test_sampling_with_a_seed_matches_sample_decode(qtbot, panel, bundle):
@@ -212,8 +212,8 @@ def test_beam_tree_draws_every_node_and_greys_the_pruned(qtbot, panel, bundle):
     best = best_path(panel.run.beam)
     pruned = [n.id for n in panel.run.beam.nodes if n.pruned]
     assert pruned, "a beam of 3 over a 30-token vocabulary always prunes"
-    assert all(brushes[i] == PRUNED.name() for i in pruned if i not in best)
-    assert all(brushes[i] != PRUNED.name() for i in range(len(brushes)) if i not in pruned)
+    assert all(brushes[i] == colour("beam_pruned").name() for i in pruned if i not in best)
+    assert all(brushes[i] != colour("beam_pruned").name() for i in range(len(brushes)) if i not in pruned)
     # the step-by-step view follows the best hypothesis
     assert [BOS_ID] + panel.run.output_ids == ref.tokens
     assert panel.tabs.currentIndex() == 1

@@ -7,7 +7,8 @@ import pytest
 import torch
 from PySide6.QtCore import Qt
 
-from explorer.panels.decoding.beam_view import PROMPT, tree_layout
+from explorer.panels.decoding.beam_view import tree_layout
+from explorer.theme import colour
 from model.frame import DecodeSettings, compute_run
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 from explorer.panels.decoding.panel import DecodingPanel
@@ -16,6 +17,8 @@ from explorer.state import SessionState
 from model.checkpoint import random_bundle
 from model.decoding import beam_search
 from support import small_bundle
+
+PROMPT = colour("prompt")  # the light theme (tests run in it)
 
 PROMPT_TEXT = "the duck"
 MASKED = "the [MASK] says moo and the [MASK] says quack"

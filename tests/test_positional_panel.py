@@ -158,7 +158,8 @@ def test_screenshot_cli_shows_the_positional_panel(tmp_path):
 
     from PySide6.QtGui import QImage
 
-    from explorer.panels.positional.waves import PALETTE
+    from explorer.theme import current
+    PALETTE = current().series
 
     out = tmp_path / "positional.png"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")

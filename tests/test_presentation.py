@@ -45,11 +45,11 @@ def test_enter_scales_fonts_axes_and_curves_and_leave_restores(window, qtbot):
     assert style.font(10).pointSizeF() == pytest.approx(17.5)  # widgets built now are large too
     assert window.menuBar().isHidden() and window.input_bar.device_label.isHidden()
     assert window.lecture.toolbar.isVisible() and window.lecture.present_action.isChecked()
-    assert style.SEQUENTIAL == presentation.HIGH_CONTRAST_SEQUENTIAL
+    assert style.SEQUENTIAL == presentation.SEQUENTIAL  # one colour map in every mode and theme
     window.lecture.presentation.leave()
     assert source.font().pointSizeF() == pytest.approx(size0)
     assert pg.mkPen(curve.opts["pen"]).widthF() == pytest.approx(width0)
-    assert style.scale() == 1.0 and style.SEQUENTIAL == presentation.NORMAL_SEQUENTIAL
+    assert style.scale() == 1.0 and style.SEQUENTIAL == presentation.SEQUENTIAL
     assert not window.menuBar().isHidden() and not window.lecture.toolbar.isVisible()
 
 
@@ -72,16 +72,17 @@ def test_scale_persists_and_a_damaged_value_falls_back(window, tmp_path):
     assert presentation.read_theme(again) == "light"
 
 
-def test_dark_theme_recolours_palette_and_plots_and_keeps_light_boxes_readable(window):
+def test_dark_theme_recolours_palette_and_plots_and_role_sheets(window):
     readout = QLabel("Hover over a cell", window)
-    readout.setStyleSheet("background: #fff8c5; padding: 4px;")
+    style.set_sheet(readout, "background: {readout_bg}; color: {readout_text}; padding: 4px;")
     window.lecture.set_theme("dark")
     app = QApplication.instance()
     assert app.palette().color(QPalette.Window).lightnessF() < 0.2
     assert app.palette().color(QPalette.WindowText).lightnessF() > 0.8
     views = presentation._plot_views(app)
     assert views and all(v.backgroundBrush().color().lightnessF() < 0.2 for v in views)
-    assert "color: #1f2328" in readout.styleSheet()  # dark text on its own yellow box
+    dark = presentation.THEMES["dark"]
+    assert f"background: {dark.readout_bg}; color: {dark.readout_text}" in readout.styleSheet()
     assert window.settings.value(presentation.THEME_KEY) == "dark"
     window.lecture.set_theme("light")
     assert app.palette().color(QPalette.Window).lightnessF() > 0.8

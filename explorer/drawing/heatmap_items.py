@@ -86,8 +86,8 @@ class MaskOverlay(pg.GraphicsObject):
         p.save()
         p.resetTransform()
         p.setPen(Qt.PenStyle.NoPen)
-        p.fillPath(device, st.MASK_FILL)
-        p.fillPath(device, QBrush(st.MASK_HATCH, Qt.BrushStyle.BDiagPattern))
+        p.fillPath(device, st.colour("masked"))
+        p.fillPath(device, QBrush(st.colour("mask_hatch"), Qt.BrushStyle.BDiagPattern))
         p.restore()
 
 
@@ -143,7 +143,7 @@ class CellNumbers(pg.GraphicsObject):
                 if not np.isfinite(x):
                     continue
                 rect = tr.mapRect(QRectF(c, r, 1, 1))
-                p.setPen(QColor("black") if x > 0.55 else QColor("white"))  # viridis is bright above ~0.55
+                p.setPen(st.colour("on_bright_cell") if x > 0.55 else st.colour("on_dark_cell"))  # viridis is bright above ~0.55
                 p.drawText(rect, Qt.AlignmentFlag.AlignCenter, f"{x:.2f}")
         p.restore()
 

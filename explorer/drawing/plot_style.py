@@ -3,7 +3,7 @@
 Big type, a perceptually uniform colormap for weights (viridis: 0 is dark, 1 is bright, and
 it survives a washed-out projector and colour-blind viewers), a diverging map for signed
 values (blue < 0 < red), and a grey hatch for blocked cells that no colormap value can be
-mistaken for. If the main window's `explorer.style` provides fonts or colours, they win.
+mistaken for. Fonts come from `explorer.style`; colours from the current `explorer.theme` palette.
 """
 from __future__ import annotations
 
@@ -21,15 +21,20 @@ FONT_FAMILY = getattr(_app, "SANS_FAMILY", "DejaVu Sans")
 TICK_PT = getattr(_app, "BASE_POINT_SIZE", 12)
 LABEL_PT = TICK_PT + 1
 TITLE_PT = getattr(_app, "TITLE_POINT_SIZE", 14)
-BACKGROUND = "w"
-FOREGROUND = "#1f2328"
-MUTED = "#57606a"
-SELECTED = QColor("#e4572e")  # outline of the selected head; not a viridis colour
-MASK_FILL = QColor(getattr(_app, "MASKED", QColor("#9aa0a6")))
-MASK_HATCH = QColor(getattr(_app, "MASKED_HATCH", QColor("#4a4f55")))
+# Colours: roles of the current theme's palette, read when something is drawn.
+from explorer.theme import current  # noqa: E402
+
+
+def colour(role: str, alpha: int | None = None) -> QColor:
+    """`role` of the current palette as a QColor (optionally with an alpha of 0–255)."""
+    c = QColor(getattr(current(), role))
+    if alpha is not None:
+        c.setAlpha(alpha)
+    return c
+
+
 WEIGHT_LEVELS = (0.0, 1.0)
-SEQUENTIAL = getattr(_app, "SEQUENTIAL", "viridis")
-DIVERGING = getattr(_app, "DIVERGING", "CET-D1A")
+from explorer.theme import DIVERGING, SEQUENTIAL  # noqa: E402,F401  (one map in every theme)
 
 
 def weight_cmap() -> pg.ColorMap:
@@ -51,25 +56,26 @@ def font(pt: int = TICK_PT, bold: bool = False) -> QFont:
 
 def style_axis(axis: pg.AxisItem, label: str | None = None, line: bool = True) -> None:
     axis.setTickFont(font(TICK_PT))
-    axis.setPen(MUTED if line else pg.mkPen(None))  # (setPen also recolours the label, so it comes first)
-    axis.setTextPen(FOREGROUND)
+    axis.setPen(current().muted if line else pg.mkPen(None))  # (setPen also recolours the label: first)
+    axis.setTextPen(current().text)
     if label is not None:
-        axis.setLabel(label, color=FOREGROUND, **{"font-size": f"{LABEL_PT}pt"})
+        axis.setLabel(label, color=current().text, **{"font-size": f"{LABEL_PT}pt"})
 
 
 def set_title(plot: pg.PlotItem, text: str) -> None:
-    plot.setTitle(text, color=FOREGROUND, size=f"{TITLE_PT}pt")
+    plot.setTitle(text, color=current().text, size=f"{TITLE_PT}pt")
 
 
 def graphics_widget() -> pg.GraphicsLayoutWidget:
-    """A white plotting canvas (white reads best on a projector in a lit room)."""
+    """A plotting canvas in the theme's canvas colour (white in the light theme: it reads best on a
+    projector in a lit room)."""
     w = pg.GraphicsLayoutWidget()
-    w.setBackground(BACKGROUND)
+    w.setBackground(current().canvas)
     return w
 
 
 def colorbar(cmap: pg.ColorMap, values: tuple[float, float], label: str) -> pg.ColorBarItem:
-    bar = pg.ColorBarItem(values=values, colorMap=cmap, interactive=False, width=22, pen=MUTED)
+    bar = pg.ColorBarItem(values=values, colorMap=cmap, interactive=False, width=22, pen=current().muted)
     style_axis(bar.axis, label)
     bar.axis.setWidth(72)  # room for tick values *and* the label, which otherwise overlap
     return bar

@@ -16,8 +16,6 @@ from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QLabel, QSiz
 
 from explorer import style
 
-PROMPT = QColor("#8250df")  # a decoder-only model's given prompt: read, never chosen
-PROMPT_FILL = QColor("#eadcff")
 
 
 def display_piece(piece: str) -> str:
@@ -164,7 +162,7 @@ class TokenHeatmap(QWidget):
         self.boundary.setZValue(9)
         plot.addItem(self.boundary)
         self.separator = QGraphicsPathItem()  # after <bos> + prompt: given tokens | generated ones
-        separator_pen = QPen(PROMPT, 3)
+        separator_pen = QPen(style.colour("prompt"), 3)  # a decoder-only model's given prompt
         separator_pen.setCosmetic(True)
         self.separator.setPen(separator_pen)
         self.separator.setZValue(8)

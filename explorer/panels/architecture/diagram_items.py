@@ -15,12 +15,12 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPaint
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsObject, QGraphicsPathItem, QGraphicsScene,
                                QGraphicsSimpleTextItem, QGraphicsView)
 
-from explorer import style
+from explorer import style, theme
 
 BLOCK_W = 256.0
 BLOCK_H = 54.0
 ADDER_R = 15.0
-LINE = QColor("#30363d")
+THEME_ROLE = 0  # QGraphicsItem.data key: the palette roles of an item's pen and brush
 
 
 class Clickable:
@@ -85,20 +85,20 @@ class BlockItem(Clickable, QGraphicsObject):
         self.update()
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        fill = QColor(style.BLOCK_COLOURS.get(self.role, QColor("#ffffff")))
+        fill = QColor(style.current().blocks.get(self.role, style.current().canvas))
         if self._hover:
             fill = fill.lighter(108)
-        pen = QPen(style.ACCENT, 4.0) if self.highlighted else QPen(LINE, 1.6)
+        pen = QPen(style.ACCENT, 4.0) if self.highlighted else QPen(style.colour("line"), 1.6)
         painter.setPen(pen)
         painter.setBrush(QBrush(fill))
         painter.drawRoundedRect(self.rect(), 9, 9)
-        painter.setPen(style.TEXT)
+        painter.setPen(style.colour("block_text"))
         r = self.rect()
         painter.setFont(fitted_font(self.title, r.width() - 12, style.TITLE_POINT_SIZE))
         if self.shape_text:
             painter.drawText(QRectF(r.left(), r.top() + 3, r.width(), r.height() / 2), Qt.AlignCenter, self.title)
             painter.setFont(style.font(style.BASE_POINT_SIZE + 1, mono=True))
-            painter.setPen(QColor("#24292f"))
+            painter.setPen(style.colour("block_shape_text"))
             painter.drawText(QRectF(r.left(), r.center().y() - 1, r.width(), r.height() / 2 - 3), Qt.AlignCenter,
                              self.shape_text)
         else:
@@ -131,15 +131,15 @@ class AdderItem(BlockItem):
         return path
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        pen = QPen(style.ACCENT, 4.0) if self.highlighted else QPen(LINE, 1.8)
+        pen = QPen(style.ACCENT, 4.0) if self.highlighted else QPen(style.colour("line"), 1.8)
         painter.setPen(pen)
-        painter.setBrush(QBrush(QColor("#ffffff") if not self._hover else QColor("#eef6ff")))
+        painter.setBrush(QBrush(style.colour("canvas" if not self._hover else "hover_fill")))
         painter.drawEllipse(QPointF(0, 0), ADDER_R, ADDER_R)
-        painter.setPen(QPen(LINE, 2.2))
+        painter.setPen(QPen(style.colour("line"), 2.2))
         painter.drawLine(QPointF(-ADDER_R * 0.6, 0), QPointF(ADDER_R * 0.6, 0))
         painter.drawLine(QPointF(0, -ADDER_R * 0.6), QPointF(0, ADDER_R * 0.6))
         if self.shape_text:
-            painter.setPen(QColor("#24292f"))
+            painter.setPen(style.colour("block_shape_text"))
             painter.setFont(style.font(style.SMALL_POINT_SIZE + 1, mono=True))
             if self.label_right:
                 painter.drawText(QRectF(ADDER_R + 8, -ADDER_R, 170, 2 * ADDER_R), Qt.AlignLeft | Qt.AlignVCenter,
@@ -164,22 +164,22 @@ class WaveItem(BlockItem):
         return path
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        pen = QPen(style.ACCENT, 4.0) if self.highlighted else QPen(LINE, 1.8)
+        pen = QPen(style.ACCENT, 4.0) if self.highlighted else QPen(style.colour("line"), 1.8)
         painter.setPen(pen)
-        painter.setBrush(QBrush(QColor("#ffffff") if not self._hover else QColor("#eef6ff")))
+        painter.setBrush(QBrush(style.colour("canvas" if not self._hover else "hover_fill")))
         painter.drawEllipse(QPointF(0, 0), 20, 20)
         wave = QPainterPath(QPointF(-14, 0))
         for i in range(1, 29):
             wave.lineTo(QPointF(-14 + i, -8 * math.sin(i / 28 * 2 * math.pi)))
-        painter.setPen(QPen(LINE, 2.0))
+        painter.setPen(QPen(style.colour("line"), 2.0))
         painter.setBrush(Qt.NoBrush)
         painter.drawPath(wave)
-        painter.setPen(style.TEXT)
+        painter.setPen(style.colour("block_text"))
         painter.setFont(style.font(style.SMALL_POINT_SIZE))
         painter.drawText(QRectF(-70, 22, 140, 36), Qt.AlignHCenter | Qt.AlignTop, self.title)
         if self.shape_text:
             painter.setFont(style.font(style.SMALL_POINT_SIZE, mono=True))
-            painter.setPen(QColor("#24292f"))
+            painter.setPen(style.colour("block_shape_text"))
             painter.drawText(QRectF(-70, 56, 140, 20), Qt.AlignHCenter | Qt.AlignTop, self.shape_text)
 
 
@@ -192,14 +192,18 @@ class StackBox(Clickable, QGraphicsPathItem):
         path = QPainterPath()
         path.addRoundedRect(rect, 16, 16)
         self.setPath(path)
-        self.setBrush(QBrush(style.BLOCK_COLOURS["stack"]))
-        self.setPen(QPen(QColor("#8c959f"), 1.6))
+        self.restyle()
         self.setZValue(-10)
 
+    def restyle(self) -> None:
+        """Fill and edge from the current palette (again after a theme switch)."""
+        self.setBrush(QBrush(QColor(style.current().blocks["stack"])))
+        self.setPen(QPen(style.colour("stack_edge"), 1.6))
 
-def arrow(scene: QGraphicsScene, points: list[QPointF], head: bool = True, colour: QColor = LINE,
+
+def arrow(scene: QGraphicsScene, points: list[QPointF], head: bool = True, colour: str = "arrow",
           width: float = 1.8) -> QGraphicsPathItem:
-    """A polyline through `points` with an arrow head at the last point."""
+    """A polyline through `points` with an arrow head at the last point, in the palette role `colour`."""
     path = QPainterPath(points[0])
     for p in points[1:]:
         path.lineTo(p)
@@ -209,7 +213,9 @@ def arrow(scene: QGraphicsScene, points: list[QPointF], head: bool = True, colou
         size = 10.0
         left = QPointF(b.x() - size * math.cos(angle - 0.45), b.y() - size * math.sin(angle - 0.45))
         right = QPointF(b.x() - size * math.cos(angle + 0.45), b.y() - size * math.sin(angle + 0.45))
+    role, colour = colour, style.colour(colour)
     item = QGraphicsPathItem(path)
+    item.setData(THEME_ROLE, role)
     item.setPen(QPen(colour, width, Qt.SolidLine, Qt.RoundCap, Qt.RoundJoin))
     item.setBrush(Qt.NoBrush)
     item.setZValue(-5)
@@ -218,18 +224,21 @@ def arrow(scene: QGraphicsScene, points: list[QPointF], head: bool = True, colou
         tip = QPainterPath()
         tip.addPolygon(QPolygonF([b, left, right, b]))
         head_item = QGraphicsPathItem(tip, item)
+        head_item.setData(THEME_ROLE, role)
         head_item.setBrush(QBrush(colour))
         head_item.setPen(QPen(colour, 1))
     return item
 
 
 def text(scene: QGraphicsScene, value: str, pos: QPointF, point_size: int = style.BASE_POINT_SIZE,
-         bold: bool = False, mono: bool = False, colour: QColor = style.TEXT,
+         bold: bool = False, mono: bool = False, colour: str = "text",
          align: Qt.AlignmentFlag = Qt.AlignHCenter) -> QGraphicsSimpleTextItem:
-    """A text item anchored at `pos` (its centre, left or right edge by `align`)."""
+    """A text item anchored at `pos` (its centre, left or right edge by `align`), in the palette
+    role `colour`."""
     item = QGraphicsSimpleTextItem(value)
     item.setFont(style.font(point_size, bold=bold, mono=mono))
-    item.setBrush(QBrush(colour))
+    item.setData(THEME_ROLE, colour)
+    item.setBrush(QBrush(style.colour(colour)))
     scene.addItem(item)
     place_text(item, pos, align)
     return item
@@ -259,8 +268,27 @@ class ZoomView(QGraphicsView):
         self.setDragMode(QGraphicsView.ScrollHandDrag)
         self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
         self.setResizeAnchor(QGraphicsView.AnchorViewCenter)
-        self.setBackgroundBrush(QBrush(QColor("#ffffff")))
         self.auto_fit = True
+        self.restyle()
+        theme.notifier().changed.connect(self.restyle)
+
+    def restyle(self, *_) -> None:
+        """The canvas and every item built with a palette role, in the current palette."""
+        self.setBackgroundBrush(QBrush(style.colour("canvas")))
+        scene = self.scene()
+        for item in scene.items() if scene is not None else []:
+            role = item.data(THEME_ROLE)
+            if isinstance(item, StackBox):
+                item.restyle()
+            elif role and isinstance(item, QGraphicsSimpleTextItem):
+                item.setBrush(QBrush(style.colour(role)))
+            elif role and isinstance(item, QGraphicsPathItem):
+                pen = item.pen()
+                pen.setColor(style.colour(role))
+                item.setPen(pen)
+                if item.brush().style() != Qt.NoBrush:
+                    item.setBrush(QBrush(style.colour(role)))
+        self.viewport().update()
 
     def zoom(self, factor: float) -> None:
         current = self.transform().m11()

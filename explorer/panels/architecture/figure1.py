@@ -95,7 +95,7 @@ class Figure1Builder:
             "Inputs (shifted right)" if cfg.model_kind.continues_prompt else "Outputs (shifted right)")
         text(self.scene, label, QPointF(cx, y), style.BASE_POINT_SIZE + 1, bold=True)
         self.fig.token_texts[axis] = text(self.scene, "", QPointF(cx, y + 24), style.BASE_POINT_SIZE, mono=True,
-                                          colour=style.MUTED)
+                                          colour="muted")
         prev = QPointF(cx, y - 14)
         y -= 14 + GAP + BLOCK_H / 2
         title = ("Input Embedding" if stack == "encoder" else
@@ -183,7 +183,7 @@ class Figure1Builder:
             text(self.scene, name, edge + QPointF(0, -36), style.BASE_POINT_SIZE, bold=True, align=align)
             text(self.scene, f"{n}×", edge, 24, bold=True, align=align)
             self.fig.layer_labels[stack] = text(self.scene, f"layer 1/{n}", edge + QPointF(0, 34),
-                                                style.SMALL_POINT_SIZE, colour=style.MUTED, align=align)
+                                                style.SMALL_POINT_SIZE, colour="muted", align=align)
         else:
             text(self.scene, f"{name}\nlayer\n{layer + 1}/{n}", edge, style.SMALL_POINT_SIZE, bold=True,
                  align=align)
@@ -256,9 +256,9 @@ class Figure1Builder:
         kv_y = b.y() + 10
         rise = QPointF(mem_top.x(), mem_top.y() - 22)
         arrow(self.scene, [mem_top, rise, QPointF(bus_x, rise.y()), QPointF(bus_x, kv_y), QPointF(b.x(), kv_y),
-                           b], colour=style.ACCENT.darker(130))
+                           b], colour="accent_text")  # the encoder memory
         arrow(self.scene, [QPointF(b.x() - outer * off, kv_y), QPointF(b.x() - outer * off, b.y())],
-              colour=style.ACCENT.darker(130))
+              colour="accent_text")  # the encoder memory
 
     def _generator(self, cx: float, flow_top: QPointF, axis: str) -> None:
         """Linear → Softmax → output probabilities (Section 3.4)."""
@@ -273,5 +273,5 @@ class Figure1Builder:
         y -= BLOCK_H / 2 + GAP + 10
         arrow(self.scene, [soft.top(), QPointF(cx, y + 16)])
         self.fig.token_texts["out"] = text(self.scene, "", QPointF(cx, y), style.BASE_POINT_SIZE, mono=True,
-                                           colour=style.MUTED)
+                                           colour="muted")
         text(self.scene, "Output Probabilities", QPointF(cx, y - 24), style.BASE_POINT_SIZE + 1, bold=True)

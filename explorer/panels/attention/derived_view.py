@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QStackedWidget, QWidget
 
 from explorer.drawing import plot_style as st
+from explorer.theme import set_sheet
 from explorer.panels.attention.data import AttentionData
 from explorer.panels.attention.derived import ROLLOUT_KINDS, ROLLOUT_UNDEFINED, mean_over_heads, rollout
 from explorer.drawing.heatmap_items import HeatmapPlot
@@ -29,7 +30,7 @@ class DerivedView(QWidget):
         self.note.setWordWrap(True)
         self.note.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.note.setFont(st.font(st.LABEL_PT))
-        self.note.setStyleSheet(f"background: white; color: {st.MUTED}; padding: 24px;")
+        set_sheet(self.note, "background: {canvas}; color: {muted}; padding: 24px;")
         self.right = QStackedWidget()
         self.right.addWidget(self.rollout_canvas)
         self.right.addWidget(self.note)

@@ -44,7 +44,7 @@ class _KindPane:
         self.plot.addItem(self.mask)
         self.plot.addItem(self.image)
         self.box = QGraphicsRectItem()
-        pen = QPen(st.SELECTED)
+        pen = QPen(st.colour("selected"))
         pen.setWidthF(3.0)
         pen.setCosmetic(True)
         self.box.setPen(pen)

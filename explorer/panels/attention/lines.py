@@ -123,13 +123,13 @@ class LineView(QWidget):
     def paintEvent(self, event):  # noqa: N802
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        p.fillRect(self.rect(), QColor("white"))
+        p.fillRect(self.rect(), st.colour("canvas"))
         xq, xk = self._columns()
-        p.setPen(QColor(st.FOREGROUND))
+        p.setPen(st.colour("text"))
         p.setFont(st.font(st.TITLE_PT, bold=True))
         p.drawText(QRectF(0, 4, self.width(), 28), Qt.AlignmentFlag.AlignCenter, self.title)
         p.setFont(st.font(st.LABEL_PT))
-        p.setPen(QColor(st.MUTED))
+        p.setPen(st.colour("muted"))
         p.drawText(QRectF(xq - 260, 32, 252, 26), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, self.q_name)
         p.drawText(QRectF(xk + 8, 32, 260, 26), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self.k_name)
         if self.weights is None:
@@ -159,7 +159,7 @@ class LineView(QWidget):
                            not (self.allowed[self.hover[1], i] if side == "k" else self.allowed[i, self.hover[1]]))
                 if self.hover == (side, i):
                     p.fillRect(rect, QColor(255, 230, 200))
-                p.setPen(QColor(st.MASK_FILL) if blocked else QColor(st.FOREGROUND))
+                p.setPen(st.colour("masked") if blocked else st.colour("text"))
                 p.drawText(rect.adjusted(4, 0, -4, 0), align, text + ("  (masked)" if blocked and side == "k" else ""))
                 if (side, i) in weights_shown:
                     p.setPen(QColor(FOCUS_COLOR))

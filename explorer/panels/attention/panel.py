@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrol
                                QTabWidget, QVBoxLayout, QWidget)
 
 from explorer.drawing import plot_style as st
+from explorer.theme import set_sheet, set_text
 from explorer.panels.attention.data import AttentionData
 from explorer.panels.attention.derived_view import DerivedView
 from explorer.panels.attention.grid import AttentionGrid
@@ -21,7 +22,7 @@ from explorer.state import KIND_LABELS, SessionState
 
 VIEWS = ("grid", "single", "lines", "derived")
 VIEW_TITLES = ("All heads", "One head", "Lines", "Mean && rollout (derived)")
-MASK_LEGEND = "<span style='background:#9aa0a6;color:#2b2f33'>&nbsp;╱╱╱&nbsp;</span>&nbsp;masked (not a 0 weight)"
+MASK_LEGEND = "<span style='background:{masked};color:{mask_legend_text}'>&nbsp;╱╱╱&nbsp;</span>&nbsp;masked (not a 0 weight)"
 MASK_TIP = ("Grey hatched cells were blocked before the softmax (future positions in the decoder, padding): "
             "their score was set to −∞, so the weight is exactly 0 by construction — unlike a weight the "
             "model computed to be near 0, drawn dark in the colour map.")
@@ -71,7 +72,7 @@ class AttentionPanel(QWidget):
         scroll = QScrollArea()
         scroll.setWidget(self.lines)
         scroll.setWidgetResizable(True)
-        scroll.setStyleSheet("background: white;")
+        set_sheet(scroll, "background: {canvas};")
         self.derived = DerivedView()
         self.tabs = QTabWidget()
         self.tabs.setFont(st.font(st.LABEL_PT))
@@ -81,7 +82,8 @@ class AttentionPanel(QWidget):
         self.readout.setFont(st.font(st.LABEL_PT))
         self.readout.setWordWrap(True)
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        legend = QLabel(MASK_LEGEND)
+        legend = QLabel()
+        set_text(legend, MASK_LEGEND)
         legend.setFont(st.font(st.TICK_PT))
         legend.setToolTip(MASK_TIP)
         bottom = QHBoxLayout()

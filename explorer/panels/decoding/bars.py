@@ -16,8 +16,6 @@ from PySide6.QtGui import QColor, QFontMetricsF
 from explorer import style
 from explorer.drawing.token_heatmap import fitted_ticks
 
-BAR = QColor("#8fb8e8")
-CHOSEN = QColor("#e8590c")  # the token the decoder emitted at this step
 
 
 class TopKBars(pg.PlotWidget):
@@ -32,7 +30,7 @@ class TopKBars(pg.PlotWidget):
         bottom = plot.getAxis("bottom")
         bottom.setStyle(tickFont=style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True), tickLength=0)
         plot.getAxis("left").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))
-        self.bars = pg.BarGraphItem(x=[0], height=[0], width=0.7, brush=BAR, pen=BAR)  # pyqtgraph rejects empty pens
+        self.bars = pg.BarGraphItem(x=[0], height=[0], width=0.7, brush=style.colour("bar"), pen=style.colour("bar"))  # pyqtgraph rejects empty pens
         self.sampled = pg.BarGraphItem(x=[], height=[], width=0.7, brush=None,
                                        pen=pg.mkPen(style.TEXT, width=2, style=pg.QtCore.Qt.DashLine))
         plot.addItem(self.bars)
@@ -72,8 +70,8 @@ class TopKBars(pg.PlotWidget):
         self.token_ids, self.heights, self.chosen = ids, heights, chosen
         self.bars.setVisible(True)
         self.bars.setOpts(x=x, height=heights, width=0.7,
-                          brushes=[CHOSEN if i == chosen else BAR for i in ids],
-                          pens=[pg.mkPen(CHOSEN.darker(130) if i == chosen else BAR.darker(140), width=1.5) for i in ids])
+                          brushes=[style.colour("chosen" if i == chosen else "bar") for i in ids],
+                          pens=[pg.mkPen(style.colour("chosen_text" if i == chosen else "bar_edge"), width=1.5) for i in ids])
         if sample_probs is not None:
             sp = np.asarray(sample_probs, dtype=np.float64)[ids]
             self.sampled.setOpts(x=x, height=sp, width=0.7)
@@ -86,11 +84,11 @@ class TopKBars(pg.PlotWidget):
             label.setToolTip(f"p = {h:.6f}")
             if h > 0.8:  # a tall bar carries its number inside, so it is never clipped at the top
                 label.setAnchor((0.5, 0.0))
-                label.setColor("#ffffff" if i == chosen else style.TEXT)
+                label.setColor(style.colour("on_chosen") if i == chosen else style.TEXT)
                 label.setPos(j, float(h) - 0.01)
             else:
                 label.setAnchor((0.5, 1.0))
-                label.setColor(CHOSEN.darker(130) if i == chosen else style.TEXT)
+                label.setColor(style.colour("chosen_text") if i == chosen else style.TEXT)
                 label.setPos(j, float(h) + 0.01)
             label.setVisible(True)
         for label in self.labels[len(ids):]:
@@ -115,7 +113,7 @@ class TopKBars(pg.PlotWidget):
             self._fit_ticks()
 
     def clear_data(self) -> None:
-        self.bars.setOpts(x=[0], height=[0], brushes=[BAR], pens=[pg.mkPen(BAR)])
+        self.bars.setOpts(x=[0], height=[0], brushes=[style.colour("bar")], pens=[pg.mkPen(style.colour("bar"))])
         self.bars.setVisible(False)
         self.sampled.setVisible(False)
         for label in self.labels:

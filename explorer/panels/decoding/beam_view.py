@@ -16,12 +16,8 @@ import pyqtgraph as pg
 from PySide6.QtGui import QColor
 
 from explorer import style
-from explorer.drawing.token_heatmap import PROMPT, display_piece
+from explorer.drawing.token_heatmap import display_piece
 
-ALIVE = QColor("#3b7dd8")
-PRUNED = QColor("#c3c7cc")
-FINISHED = QColor("#2da44e")
-BEST = QColor("#e8590c")
 
 
 def tree_layout(nodes) -> dict[int, tuple[float, float]]:
@@ -62,14 +58,14 @@ def is_prompt(node) -> bool:
 
 def node_colour(node, on_best: bool) -> QColor:
     if is_prompt(node):
-        return PROMPT
+        return style.colour("prompt")
     if on_best:
-        return BEST
+        return style.colour("beam_best")
     if node.pruned:
-        return PRUNED
+        return style.colour("beam_pruned")
     if node.finished:
-        return FINISHED
-    return ALIVE
+        return style.colour("beam_finished")
+    return style.colour("beam_alive")
 
 
 class BeamTreeView(pg.PlotWidget):
@@ -87,10 +83,10 @@ class BeamTreeView(pg.PlotWidget):
         self.current = pg.LinearRegionItem(values=(0.5, 1.5), movable=False,
                                            brush=pg.mkBrush(QColor(9, 105, 218, 28)), pen=pg.mkPen(None))
         plot.addItem(self.current)
-        self.pruned_edges = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(PRUNED, width=1.5))
-        self.live_edges = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(ALIVE.darker(120), width=2))
-        self.best_edges = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(BEST, width=4))
-        self.prompt_edges = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(PROMPT, width=4))
+        self.pruned_edges = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(style.colour("beam_pruned"), width=1.5))
+        self.live_edges = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(style.colour("beam_alive").darker(120), width=2))
+        self.best_edges = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(style.colour("beam_best"), width=4))
+        self.prompt_edges = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(style.colour("prompt"), width=4))
         self.scatter = pg.ScatterPlotItem(size=15, pxMode=True, hoverable=True, tip=self._tip)
         for item in (self.pruned_edges, self.live_edges, self.best_edges, self.prompt_edges, self.scatter):
             plot.addItem(item)
@@ -143,8 +139,8 @@ class BeamTreeView(pg.PlotWidget):
         stem = any(is_prompt(n) for n in nodes)
         for i, n in enumerate(nodes):
             label = self._label(i)
-            colour = ("#9aa0a6" if n.pruned and n.id not in best else
-                      PROMPT.darker(130).name() if is_prompt(n) else "#1f2328")
+            colour = (style.current().disabled_text if n.pruned and n.id not in best else
+                      style.current().prompt_text if is_prompt(n) else style.current().text)
             token = display_piece(pieces[n.token]) if n.token < len(pieces) else str(n.token)
             weight = "bold" if n.id in best else "normal"
             head = (f"<div style='color:{colour}; line-height:90%'><span style='font-size:{style.BASE_POINT_SIZE}pt; "

@@ -20,15 +20,14 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from explorer import style
-from explorer.panels.decoding.bars import BAR, CHOSEN
 from explorer.drawing.token_heatmap import display_piece
 
 TOP_K = 5
-MASK_FILL = "#fff1e6"  # the blank in the sentence, in a light shade of the chosen orange
 GROUP_COLUMNS = 2  # side by side on a wide dock; a single [MASK] gets the whole width
 
 
-def _chip(text: str, background: str, colour: str = "#1f2328", bold: bool = False) -> str:
+def _chip(text: str, background: str, colour: str | None = None, bold: bool = False) -> str:
+    colour = colour or style.current().chip_text
     weight = "font-weight:bold;" if bold else ""
     return (f"<span style='background:{background}; color:{colour}; font-family:{style.MONO_FAMILY}; {weight}'>"
             f"&nbsp;{html.escape(text)}&nbsp;</span>")
@@ -40,7 +39,7 @@ def context_html(pieces: list[str], position: int, filled: str | None = None, wi
     words = []
     for i in range(lo, hi):
         if i == position:
-            words.append(_chip(filled if filled is not None else "____", MASK_FILL, CHOSEN.darker(130).name(), True))
+            words.append(_chip(filled if filled is not None else "____", style.current().mask_blank, style.current().chosen_text, True))
         else:
             words.append(html.escape(display_piece(pieces[i])))
     return ("… " if lo > 0 else "") + " ".join(words) + (" …" if hi < len(pieces) else "")
@@ -59,7 +58,7 @@ class MaskBars(pg.PlotWidget):
         self.tick_font = style.font(style.TITLE_POINT_SIZE, bold=True, mono=True)
         plot.getAxis("left").setStyle(tickFont=self.tick_font, tickLength=0)
         plot.getAxis("bottom").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))
-        self.bars = pg.BarGraphItem(x0=[0], y=[0], width=[0], height=0.7, brush=BAR, pen=BAR)
+        self.bars = pg.BarGraphItem(x0=[0], y=[0], width=[0], height=0.7, brush=style.colour("bar"), pen=style.colour("bar"))
         plot.addItem(self.bars)
         self.values: list[pg.TextItem] = []
         for _ in range(k):
@@ -80,14 +79,14 @@ class MaskBars(pg.PlotWidget):
         self.pieces, self.probs = list(pieces[:n]), np.asarray(probs[:n], dtype=np.float64)
         y = np.arange(n)
         self.bars.setOpts(x0=np.zeros(n), y=y, width=self.probs, height=0.7,
-                          brushes=[CHOSEN if i == 0 else BAR for i in range(n)],
-                          pens=[pg.mkPen((CHOSEN if i == 0 else BAR).darker(135), width=1.5) for i in range(n)])
+                          brushes=[style.colour("chosen" if i == 0 else "bar") for i in range(n)],
+                          pens=[pg.mkPen(style.colour("chosen_text" if i == 0 else "bar_edge"), width=1.5) for i in range(n)])
         for i, item in enumerate(self.values):
             item.setVisible(i < n)
             if i < n:
                 p = float(self.probs[i])
                 item.setText(f"{p:.2f}" if p >= 0.005 else f"{p:.0e}")
-                item.setColor(CHOSEN.darker(130) if i == 0 else style.TEXT)
+                item.setColor(style.colour("chosen_text") if i == 0 else style.TEXT)
                 item.setPos(p + 0.01, i)
         left = self.getPlotItem().getAxis("left")
         left.setTicks([[(i, display_piece(piece)) for i, piece in enumerate(self.pieces)]])
@@ -137,14 +136,14 @@ class MaskPredictionsView(QWidget):
         self.hint.setWordWrap(True)
         self.hint.setFont(style.font(style.TITLE_POINT_SIZE))
         self.hint.setAlignment(Qt.AlignCenter)
-        self.hint.setStyleSheet("background:#ddf4ff; color:#0a3069; padding:18px; border-radius:6px;")
+        style.set_sheet(self.hint, "background:{info_bg}; color:{info_text}; padding:18px; border-radius:6px;")
         self.explain = QLabel(
             "Encoder-only (BERT-like): the whole sentence is read at once — no causal mask, so each "
             "blank is guessed from the words on both sides. Bars: the model's softmax at that position "
             "(top 5; orange = the filling).")
         self.explain.setWordWrap(True)
         self.explain.setFont(style.font(style.BASE_POINT_SIZE))
-        self.explain.setStyleSheet(f"color: {style.MUTED.name()}")
+        style.set_sheet(self.explain, "color: {muted}")
         self.grid_host = QWidget()
         self.grid = QGridLayout(self.grid_host)
         self.grid.setContentsMargins(0, 0, 0, 0)
@@ -214,7 +213,7 @@ class MaskPredictionsView(QWidget):
         for i, piece in enumerate(pieces):
             if i in at:
                 n, best = at[i]
-                words.append(_chip(display_piece(best), MASK_FILL, CHOSEN.darker(130).name(), True)
+                words.append(_chip(display_piece(best), style.current().mask_blank, style.current().chosen_text, True)
                              + f"<sub>{n}</sub>")
             else:
                 words.append(html.escape(display_piece(piece)))

@@ -25,7 +25,7 @@ from explorer import style
 from explorer.panels.decoding.bars import TopKBars
 from explorer.panels.decoding.beam_view import BeamTreeView
 from explorer.panels.decoding.controls import DecodingControls
-from explorer.drawing.token_heatmap import PROMPT, PROMPT_FILL, TokenHeatmap, display_piece
+from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
 from explorer.panels.decoding.parallel_view import ParallelPassView
 from model.frame import STRATEGIES, DecodeRun
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
@@ -34,7 +34,8 @@ PLAY_INTERVAL_MS = 800
 DECODER_KINDS = ("decoder_self", "cross")
 
 
-def _chip(piece: str, colour: str = "#eef0f3", text: str = "#1f2328") -> str:
+def _chip(piece: str, colour: str | None = None, text: str | None = None) -> str:
+    colour, text = colour or style.current().chip_bg, text or style.current().chip_text
     return (f"<span style='background:{colour}; color:{text}; font-family:{style.MONO_FAMILY};'>"
             f"&nbsp;{html.escape(display_piece(piece))}&nbsp;</span>")
 
@@ -227,9 +228,8 @@ class DecodingPanel(QWidget):
         self._show_message(text, level)
 
     def _show_message(self, text: str, level: str) -> None:
-        colours = {"info": ("#ddf4ff", "#0a3069"), "warning": ("#fff8c5", "#6b4e00"), "error": ("#ffebe9", "#82071e")}
-        bg, fg = colours.get(level, colours["info"])
-        self.banner.setStyleSheet(f"background:{bg}; color:{fg}; padding:6px; border-radius:4px;")
+        level = level if level in ("info", "warning", "error") else "info"
+        style.set_sheet(self.banner, f"background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;")
         self.banner.setText(text)
         self.banner.setVisible(bool(text))
 
@@ -311,15 +311,15 @@ class DecodingPanel(QWidget):
         chips = []
         for i, piece in enumerate(prefix):
             if i == len(prefix) - 1:
-                chips.append(_chip(piece, "#dbe9fb", "#0a3069"))
+                chips.append(_chip(piece, style.current().source_bg, style.current().source_text))
             elif 1 <= i <= n_prompt:
-                chips.append(_chip(piece, PROMPT_FILL.name(), PROMPT.darker(140).name()))
+                chips.append(_chip(piece, style.current().prompt_fill, style.current().prompt_text))
             else:
                 chips.append(_chip(piece))
             if n_prompt and i == 0:
-                chips.append(f"<span style='color:{PROMPT.name()};'><i>prompt:</i></span>")
+                chips.append(f"<span style='color:{style.current().prompt};'><i>prompt:</i></span>")
             if n_prompt and i == n_prompt and i < len(prefix) - 1:
-                chips.append(f"<span style='color:{PROMPT.name()};'>|</span>")
+                chips.append(f"<span style='color:{style.current().prompt};'>|</span>")
         return "&#8203;".join(chips)
 
     def _update_step_label(self) -> None:
@@ -361,7 +361,7 @@ class DecodingPanel(QWidget):
         how = {"greedy": "argmax", "sample": "sampled", "beam": "beam's best",
                "target": "given continuation" if run.n_prompt else "target"}[run.settings.strategy]
         self.prefix.setText(f"<b>Step {t}</b>&nbsp; {chips} &nbsp;→&nbsp;"
-                            f"{_chip(run.vocab[step.chosen], '#e8590c', '#ffffff')}")
+                            f"{_chip(run.vocab[step.chosen], style.current().chosen, style.current().on_chosen)}")
         note = " (dashed: after T / top-k / top-p)" if sampled is not None else ""
         self.bars.set_caption(f"Next token at step {t}: {how} {display_piece(run.vocab[step.chosen])!r}, "
                               f"p = {p:.3f}{note}")

@@ -15,10 +15,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHeaderView, QLabel
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from explorer import style
-from explorer.drawing.token_heatmap import PROMPT, PROMPT_FILL, TokenHeatmap, display_piece
+from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
 
-CHANGED = QColor("#ffd8d3")  # a prediction the mask ablation changed
-CURRENT = QColor("#dbe9fb")  # the column of the current step
 EQUAL_ATOL = 1e-5  # float32 rounding between the sequential and the parallel pass stays far below
 ROWS = ("input", "with mask", "no mask")  # decoder input; the prediction at each position
 
@@ -115,12 +113,12 @@ class ParallelPassView(QWidget):
         diff = run.difference(t, causal)
         if causal:
             self.equality.setText(f"Row {row} of the parallel pass = step {t}: max |Δp| = {diff:.1e}")
-            self.equality.setStyleSheet(f"color: {style.OK.name()}")
+            style.set_sheet(self.equality, "color: {success}")
         else:
             shown = f"{diff:.2f}" if diff >= 0.01 else f"{diff:.1e}"
             same = diff < EQUAL_ATOL  # e.g. the last row of a one-layer model: it has no future
             self.equality.setText(f"Without the mask, row {row} {'=' if same else '≠'} step {t}: max |Δp| = {shown}")
-            self.equality.setStyleSheet(f"color: {(style.OK if same else style.ERROR).name()}")
+            style.set_sheet(self.equality, "color: {success}" if same else "color: {error}")
         mass = p.future_mass(self.layer, self.head).numpy()
         changed = sum(a != b for a, b in zip(run.masked.predicted, run.unmasked.predicted))
         n = len(run.masked.predicted)
@@ -151,7 +149,7 @@ class ParallelPassView(QWidget):
                 item = QTableWidgetItem(display_piece(piece))
                 item.setTextAlignment(Qt.AlignCenter)
                 if r == 0 and 1 <= c <= run.n_prompt:
-                    item.setForeground(QBrush(PROMPT))
+                    item.setForeground(QBrush(style.colour("prompt")))
                     item.setToolTip("given in the prompt, not generated")
                 if r == 2 and masked[c] != unmasked[c]:
                     item.setForeground(QBrush(style.ERROR))
@@ -174,11 +172,11 @@ class ParallelPassView(QWidget):
                 if item is None:
                     continue
                 if r == 2 and masked[c] != unmasked[c]:
-                    item.setBackground(QBrush(CHANGED))
+                    item.setBackground(QBrush(style.colour("changed")))  # the mask ablation changed it
                 elif c == current:
-                    item.setBackground(QBrush(CURRENT))
+                    item.setBackground(QBrush(style.colour("current_column")))
                 elif r == 0 and 1 <= c <= run.n_prompt:
-                    item.setBackground(QBrush(PROMPT_FILL))
+                    item.setBackground(QBrush(style.colour("prompt_fill")))
                 else:
                     item.setBackground(QBrush(Qt.NoBrush))
 

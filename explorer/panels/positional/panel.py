@@ -13,6 +13,7 @@ import numpy as np
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
+from explorer.theme import set_sheet
 from explorer.panels.positional.input_view import InputView
 from explorer.panels.positional.sinusoids import sinusoid_table
 from explorer.panels.positional.views import PEHeatmapView, SimilarityShiftView
@@ -70,7 +71,7 @@ class PositionalPanel(QWidget):
         row.addWidget(self.reset_button)
         row.addStretch(1)
         self.source_label.setFont(st.font(st.TICK_PT))
-        self.source_label.setStyleSheet(f"color: {st.MUTED};")
+        set_sheet(self.source_label, "color: {muted};")
 
         self.waves = WavesView()
         self.heatmap = PEHeatmapView()

@@ -14,9 +14,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
+from explorer.theme import set_sheet
 from explorer.panels.positional.sinusoids import default_pairs, pair_dims, pair_wavelength, sinusoid_curve
 
-PALETTE = ["#0969da", "#e4572e", "#1a7f37", "#8250df", "#bf8700", "#cf222e", "#1b7c83", "#6e7781"]
 SMOOTH = 8  # formula samples per position for the line between the dots
 
 
@@ -50,7 +50,7 @@ class WavesView(QWidget):
         self.legend = QLabel()  # under the plot, never over the waves; rich text wraps and stays big
         self.legend.setFont(st.font(st.TICK_PT))
         self.legend.setWordWrap(True)
-        self.legend.setStyleSheet("background: white; padding: 4px 10px;")
+        set_sheet(self.legend, "background: {canvas}; color: {text}; padding: 4px 10px;")
         right = QVBoxLayout()
         right.setSpacing(0)
         right.addWidget(self.canvas, 1)
@@ -113,7 +113,8 @@ class WavesView(QWidget):
         pos = np.arange(length)
         fine = np.linspace(0, length - 1, (length - 1) * SMOOTH + 1)
         for n, i in enumerate(self.selected_pairs()):
-            color = PALETTE[n % len(PALETTE)]
+            series = st.current().series
+            color = series[n % len(series)]
             lam = wavelength_text(pair_wavelength(self._d_model, i))
             sin_dim, cos_dim = pair_dims(self._d_model, i, self.layout)
             if self.learned:
@@ -136,6 +137,6 @@ class WavesView(QWidget):
         if self.learned:
             self.legend.setText("<b>Learned</b> dimensions: " + sep.join(entries))
         else:
-            self.legend.setText(sep.join(entries) + "<br><span style='color:#57606a'>dots: the values the model adds "
+            self.legend.setText(sep.join(entries) + "<br><span style='color:" + st.current().muted + "'>dots: the values the model adds "
                                 "(whole positions) · lines: the same formula in between · wavelength λ = 2π·10000<sup>2i/d</sup></span>")
         self.plot.enableAutoRange()

@@ -115,7 +115,7 @@ class TensorView(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.widget = pg.GraphicsLayoutWidget()
-        self.widget.setBackground("w")
+        self.widget.setBackground(style.current().canvas)
         self.left = LabelAxis("left")
         self.bottom = LabelAxis("bottom")
         self.plot = self.widget.addPlot(axisItems={"left": self.left, "bottom": self.bottom})

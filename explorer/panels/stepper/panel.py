@@ -121,7 +121,7 @@ class StepperPanel(QWidget):
         self.name_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.formula_label = QLabel()
         self.formula_label.setFont(style.font(style.TITLE_POINT_SIZE + 1))
-        self.formula_label.setStyleSheet(f"color: {style.ACCENT.darker(120).name()};")
+        style.set_sheet(self.formula_label, "color: {accent_text};")
         self.formula_label.setWordWrap(True)
         self.description_label = QLabel()
         self.description_label.setWordWrap(True)
@@ -133,7 +133,7 @@ class StepperPanel(QWidget):
         self.stats_label.setWordWrap(True)
         self.readout = QLabel("Hover over a cell to read its exact value.")
         self.readout.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
-        self.readout.setStyleSheet("background: #fff8c5; padding: 4px; border-radius: 4px;")
+        style.set_sheet(self.readout, "background: {readout_bg}; color: {readout_text}; padding: 4px; border-radius: 4px;")
         self.readout.setMinimumHeight(30)
         self.readout.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
 

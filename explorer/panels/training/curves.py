@@ -22,8 +22,6 @@ from explorer.panels.training.worker import MetricRows
 pg.setConfigOptions(imageAxisOrder="row-major")
 
 SMOOTHING = 0.9  # EMA factor per step
-LOSS_COLOUR, ACC_COLOUR, EXACT_COLOUR = "#0969da", "#1a7f37", "#d1242f"
-LR_COLOUR, SPEED_COLOUR = "#8250df", "#bc4c00"
 NARROW = 620  # px: below this the legend would hide the curves and long titles would collide
 # (wide title, narrow title) per plot; a narrow accuracy plot names its colours in the title.
 # The held-out score each objective reports (EvalEvent.metric): legend name, narrow-title word.
@@ -34,8 +32,8 @@ METRIC_NAMES = {"exact_match": ("exact match (held-out)", "exact"),
 
 def acc_titles(metric: str = "exact_match") -> tuple[str, str]:
     short = METRIC_NAMES.get(metric, (metric, metric))[1]
-    return ("Accuracy", f"<span style='color:{ACC_COLOUR}'>tokens</span> · "
-                        f"<span style='color:{EXACT_COLOUR}'>{short}</span>")
+    return ("Accuracy", f"<span style='color:{style.current().accuracy}'>tokens</span> · "
+                        f"<span style='color:{style.current().exact}'>{short}</span>")
 
 
 TITLES = {
@@ -153,7 +151,7 @@ class TrainingCurves(TimedCanvas):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.setBackground("w")
+        self.setBackground(style.current().canvas)
         self.series = {name: Series() for name in ("loss", "accuracy", "lr", "tokens_per_s")}
         self.exact_steps: list[int] = []
         self.exact_values: list[float] = []
@@ -180,13 +178,13 @@ class TrainingCurves(TimedCanvas):
         legend.setZValue(10)
         self.legend = legend
         self.curves = {
-            "loss_raw": _curve(self.loss_plot, LOSS_COLOUR, 1, alpha=70),
-            "loss": _curve(self.loss_plot, LOSS_COLOUR, 3),
-            "accuracy": _curve(self.acc_plot, ACC_COLOUR, 3, name="token accuracy (train)"),
-            "exact": _curve(self.acc_plot, EXACT_COLOUR, 3, name=METRIC_NAMES["exact_match"][0], symbol="o",
-                            symbolSize=8, symbolBrush=EXACT_COLOUR, symbolPen=None),
-            "lr": _curve(self.lr_plot, LR_COLOUR, 3),
-            "tokens_per_s": _curve(self.speed_plot, SPEED_COLOUR, 3),
+            "loss_raw": _curve(self.loss_plot, style.current().loss, 1, alpha=70),
+            "loss": _curve(self.loss_plot, style.current().loss, 3),
+            "accuracy": _curve(self.acc_plot, style.current().accuracy, 3, name="token accuracy (train)"),
+            "exact": _curve(self.acc_plot, style.current().exact, 3, name=METRIC_NAMES["exact_match"][0], symbol="o",
+                            symbolSize=8, symbolBrush=style.current().exact, symbolPen=None),
+            "lr": _curve(self.lr_plot, style.current().lr, 3),
+            "tokens_per_s": _curve(self.speed_plot, style.current().speed, 3),
         }
         self.warmup_line = pg.InfiniteLine(
             angle=90, movable=False, pen=pg.mkPen(style.MUTED.name(), width=1.5, style=Qt.DashLine),
@@ -206,7 +204,7 @@ class TrainingCurves(TimedCanvas):
             return
         legend.setVisible(not narrow)
         # in the current theme's text colour and presentation scale, not the light/normal defaults
-        colour = presentation.THEMES[presentation.current_theme()].plot_foreground
+        colour = style.current().text
         size = f"{style.TITLE_POINT_SIZE * presentation.applied_scale():.1f}pt"
         titles = dict(TITLES, acc=acc_titles(self.held_out_metric))
         for key, plot in (("loss", self.loss_plot), ("acc", self.acc_plot), ("lr", self.lr_plot),
@@ -273,7 +271,7 @@ class TrainingCurves(TimedCanvas):
         self.legend.removeItem(curve)
         self.legend.addItem(curve, METRIC_NAMES.get(metric, (metric,))[0])
         if not self.legend.isVisible():  # narrow: the accuracy title names the colours
-            colour = presentation.THEMES[presentation.current_theme()].plot_foreground
+            colour = style.current().text
             size = f"{style.TITLE_POINT_SIZE * presentation.applied_scale():.1f}pt"
             self.acc_plot.setTitle(acc_titles(metric)[1], color=colour, size=size)
 

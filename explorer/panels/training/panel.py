@@ -36,7 +36,6 @@ PUBLISH_INTERVAL = 1.0  # s: the other panels follow a run at most once a second
 PUBLISH_COST_FACTOR = 20  # … and spend at most 1/20 of the GUI thread on it
 ETA_WINDOW = 10.0  # s of recent running time used for the steps/s behind "time left"
 EVAL_SIZE = 50  # held-out pairs per live evaluation (a full evaluation is the CLI's job)
-WARNING = QColor("#9a6700")
 
 
 class TrainingPanel(QWidget):
@@ -492,7 +491,7 @@ class TrainingPanel(QWidget):
         self.controls.set_progress(self.step, total, text)
 
     def _say(self, text: str, level: str = "info") -> None:
-        colour = {"error": style.ERROR, "warning": WARNING}.get(level, style.TEXT)
+        colour = {"error": style.ERROR, "warning": style.WARNING}.get(level, style.TEXT)
         self.message.setStyleSheet(f"color: {colour.name()};")
         self.message.setText(text)
 

@@ -130,7 +130,7 @@ class ProbeView(QWidget):
         pick.addStretch(1)
 
         self.canvas = TimedCanvas()
-        self.canvas.setBackground("w")
+        self.canvas.setBackground(style.current().canvas)
         self.plot = style.still_plot(self.canvas.addPlot())
         self.plot.invertY(True)
         self.plot.setAspectLocked(False)

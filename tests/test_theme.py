@@ -1,0 +1,162 @@
+"""Theme as data: every text/background pair of both palettes passes WCAG 2.x AA (4.5:1); no
+colour literal lives outside explorer/theme.py; switching to dark really recolours live widgets."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import re  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pyqtgraph as pg  # noqa: E402
+import pytest  # noqa: E402
+from PySide6.QtGui import QColor, QPalette  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from explorer import presentation, theme  # noqa: E402
+from explorer.theme import DARK, LIGHT, PALETTES  # noqa: E402
+from support import make_main_window  # noqa: E402
+
+
+# -- (a) contrast ---------------------------------------------------------------------------------
+def _channel(c8: int) -> float:
+    """sRGB channel → linear light (WCAG 2.x relative-luminance definition)."""
+    c = c8 / 255.0
+    return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+
+def relative_luminance(hex_colour: str) -> float:
+    c = QColor(hex_colour)
+    return 0.2126 * _channel(c.red()) + 0.7152 * _channel(c.green()) + 0.0722 * _channel(c.blue())
+
+
+def contrast_ratio(a: str, b: str) -> float:
+    la, lb = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def test_contrast_ratio_matches_known_values():
+    assert contrast_ratio("#000000", "#ffffff") == pytest.approx(21.0)
+    assert contrast_ratio("#ffffff", "#ffffff") == pytest.approx(1.0)
+    assert contrast_ratio("#777777", "#ffffff") == pytest.approx(4.48, abs=0.01)
+
+
+# (text role, background role): every pair the explorer draws text with
+TEXT_PAIRS = [
+    *((fg, bg) for fg in ("text", "muted", "accent", "accent_text", "error", "success", "warning")
+      for bg in ("window", "base", "canvas")),
+    ("text", "panel"), ("text", "button"), ("on_accent", "accent"),
+    ("prompt", "base"), ("prompt", "canvas"), ("prompt_text", "base"), ("prompt_text", "canvas"),
+    ("prompt_text", "prompt_fill"),
+    ("chosen_text", "canvas"), ("chosen_text", "mask_blank"), ("on_chosen", "chosen"),
+    ("text", "changed"), ("text", "current_column"), ("text", "prompt_fill"),
+    ("readout_text", "readout_bg"), ("info_text", "info_bg"), ("warning_text", "warning_bg"),
+    ("error_text", "error_bg"), ("chip_text", "chip_bg"), ("source_text", "source_bg"),
+    ("mask_legend_text", "masked"),
+    *(("block_text", f"blocks.{role}") for role in LIGHT.blocks),
+    *(("block_shape_text", f"blocks.{role}") for role in LIGHT.blocks),
+]
+
+
+def _role(p, role: str) -> str:
+    if role.startswith("blocks."):
+        return p.blocks[role.split(".", 1)[1]]
+    return getattr(p, role)
+
+
+@pytest.mark.parametrize("name", sorted(PALETTES))
+@pytest.mark.parametrize("fg,bg", TEXT_PAIRS)
+def test_text_on_background_is_wcag_aa(name, fg, bg):
+    p = PALETTES[name]
+    ratio = contrast_ratio(_role(p, fg), _role(p, bg))
+    assert ratio >= 4.5, f"{name}: {fg} {_role(p, fg)} on {bg} {_role(p, bg)} is {ratio:.2f}:1"
+
+
+@pytest.mark.parametrize("name", sorted(PALETTES))
+def test_disabled_text_is_faint_but_visible(name):
+    """WCAG exempts inactive controls; they must still read (≥ 2.5:1) and look inactive (< text)."""
+    p = PALETTES[name]
+    for bg in (p.window, p.button, p.canvas):
+        assert 2.5 <= contrast_ratio(p.disabled_text, bg) < contrast_ratio(p.text, bg)
+
+
+def test_both_palettes_define_the_same_roles_and_block_types():
+    assert LIGHT.roles().keys() == DARK.roles().keys()
+    assert LIGHT.blocks.keys() == DARK.blocks.keys()
+    assert len(LIGHT.series) == len(DARK.series)
+
+
+# -- (b) no colour literal outside the theme -------------------------------------------------------
+EXPLORER = Path(__file__).resolve().parents[1] / "explorer"
+_STRING = re.compile(r"""(?:[rRbBfFuU]{0,2})("[^"\n]*"|'[^'\n]*')""")
+_HEX = re.compile(r"#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b")
+_NAMED = re.compile(r"""(?:QColor|mkColor|mkPen|mkBrush|setBackground|setForeground|fillRect)\([^)]*?["'](white|black|red|"""
+                    r"""green|blue|gray|grey|yellow|orange|purple|w|k|r|g|b)["']""")
+_CSS_NAMED = re.compile(r"(?:color|background(?:-color)?)\s*:\s*(white|black|red|green|blue|gr[ae]y)\b")
+
+
+def _offences(path: Path) -> list[str]:
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        code = line.split("  #")[0] if not line.lstrip().startswith("#") else ""
+        strings = " ".join(m.group(1) for m in _STRING.finditer(code))
+        if _HEX.search(strings) or _CSS_NAMED.search(strings) or _NAMED.search(code):
+            out.append(f"{path.relative_to(EXPLORER.parent)}:{n}: {line.strip()}")
+    return out
+
+
+def test_the_checker_finds_literals():
+    assert _HEX.search('"#1f2328"') and _HEX.search("'#fff'") and not _HEX.search('"&#8203;"')
+    assert _NAMED.search('QColor("white")') and _NAMED.search('w.setBackground("w")')
+    assert _CSS_NAMED.search("background: white; padding: 4px")
+
+
+def test_no_colour_literal_outside_the_theme_module():
+    files = [p for p in EXPLORER.rglob("*.py") if p != EXPLORER / "theme.py"]
+    assert len(files) > 20
+    offences = [o for p in files for o in _offences(p)]
+    assert not offences, "colour literals outside explorer/theme.py:\n" + "\n".join(offences)
+
+
+# -- (c) live widgets follow the theme -------------------------------------------------------------
+@pytest.fixture
+def window(qtbot, tmp_path):
+    w = make_main_window(qtbot, tmp_path, size=(1280, 720))
+    yield w
+    w.lecture.presentation.leave()
+    presentation.apply_theme(QApplication.instance(), "light")
+
+
+def _status_colour(window) -> str:
+    bar = window.statusBar()
+    m = re.search(r"color:\s*(#[0-9a-fA-F]{6})", bar.styleSheet())
+    return m.group(1) if m else bar.palette().color(QPalette.WindowText).name()
+
+
+def test_switching_to_dark_recolours_real_widgets(window, qtbot):
+    arch_view = window.panels["architecture"].view
+    plot = window.panels["training"].curves
+    window.state.message.emit("info", "hello")
+    assert arch_view.backgroundBrush().color().name() == LIGHT.canvas
+    assert plot.backgroundBrush().color().name() == LIGHT.canvas
+    assert _status_colour(window) == LIGHT.text
+
+    window.lecture.set_theme("dark")
+    assert theme.current() is DARK
+    assert arch_view.backgroundBrush().color().name() == DARK.canvas != LIGHT.canvas
+    assert plot.backgroundBrush().color().name() == DARK.canvas
+    assert _status_colour(window) == DARK.text != LIGHT.text
+    app = QApplication.instance()
+    assert app.palette().color(QPalette.Window).name() == DARK.window
+    assert app.palette().color(QPalette.Disabled, QPalette.ButtonText).name() == DARK.disabled_text
+    axis = plot.getPlotItem().getAxis("left") if hasattr(plot, "getPlotItem") else next(
+        i for i in plot.scene().items() if isinstance(i, pg.AxisItem))
+    assert axis.textPen().color().name() == DARK.text
+    texts = [i for i in arch_view.scene().items() if i.data(0) == "text"]
+    assert texts and all(t.brush().color().name() == DARK.text for t in texts)
+
+    window.lecture.set_theme("light")
+    assert arch_view.backgroundBrush().color().name() == LIGHT.canvas
+    assert _status_colour(window) == LIGHT.text
+    assert all(t.brush().color().name() == LIGHT.text for t in texts)
