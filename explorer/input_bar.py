@@ -4,6 +4,11 @@ Enter runs the model. While typing, the bar echoes the tokens the model will see
 symbols it does not know in red and underlined, and the token count against the model's
 limit. A refused input (empty, too long, nothing known) is explained in the status line and
 the previous trace stays on screen.
+
+The model chooser always names the session's own model. While the panels show another one in
+its place (a live training run's copy, `Session.show_model`), the bar says so beside the
+Output — "Showing: training run, step 472" — from the Frame itself (the model its output
+came from), with a "Back to <the session's model>" button.
 """
 from __future__ import annotations
 
@@ -110,6 +115,7 @@ class InputBar(QWidget):
     def __init__(self, state, runner, parent=None):
         super().__init__(parent)
         self.state, self.runner = state, runner
+        self._listed = None  # the session's model the chooser was last filled for
         self.model_combo = QComboBox()
         self.model_combo.setMinimumWidth(150)
         self.model_combo.setToolTip("The model to explore: a bundled checkpoint, an installed pretrained model, "
@@ -137,6 +143,15 @@ class InputBar(QWidget):
         self.target.setMaxLength(MAX_CHARS)
         self.run_button = QPushButton("Run ⏎")
         self.run_button.clicked.connect(self.run)
+        self.shown_label = QLabel()  # what computed the frames, when not the session's own model
+        self.shown_label.setTextFormat(Qt.RichText)
+        self.shown_label.setToolTip("The panels show this model in place of the session's own (the one chosen "
+                                    "under Model); its output is the one beside")
+        self.shown_label.setVisible(False)
+        self.back_button = QPushButton("Back")
+        self.back_button.setToolTip("Show the session's own model in every panel again")
+        self.back_button.clicked.connect(lambda: self.state.session.show_model(None))
+        self.back_button.setVisible(False)
         self.device_label = QLabel("–")
         style.set_sheet(self.device_label, "color: {muted};")
         self.echo = QLabel()
@@ -164,6 +179,8 @@ class InputBar(QWidget):
         second = QHBoxLayout()
         second.addWidget(self.examples)
         second.addWidget(self.echo, 1)
+        second.addWidget(self.shown_label)
+        second.addWidget(self.back_button)
         second.addWidget(self.status, 1)
         grid.addLayout(second, 1, 0, 1, 8)
         grid.setColumnStretch(3, 3)
@@ -173,6 +190,8 @@ class InputBar(QWidget):
         state.inputChanged.connect(self._on_input)
         state.resultChanged.connect(self._on_result)
         state.frameChanged.connect(self._warn_unknown)
+        state.frameChanged.connect(self._show_model_label)
+        state.shownModelChanged.connect(self._show_model_label)
         state.busyChanged.connect(self._on_busy)
         theme.notifier().changed.connect(self._on_theme)
         runner.failed.connect(self.show_error)
@@ -223,7 +242,10 @@ class InputBar(QWidget):
                 self._select_current_model()
             return
         path = self.model_combo.itemData(row)
-        if path and self.state.bundle is not None and str(self.state.bundle.path or "") == path:
+        own = self.state.session.bundle
+        if path and own is not None and str(own.path or "") == path:
+            if self.state.session.shown_model is not None:
+                self.state.session.show_model(None)  # choosing the session's model again: show it
             return
         key = self.model_combo.itemData(row, LOAD_ROLE) or path
         if key:
@@ -231,12 +253,12 @@ class InputBar(QWidget):
 
     def _restore_selection(self, *_args) -> None:
         """Show the model actually in use (after a load that failed, the previous one)."""
-        if self.state.bundle is not None:
+        if self.state.session.bundle is not None:
             self._fill_models()
             self._select_current_model()
 
     def _select_current_model(self) -> None:
-        bundle = self.state.bundle
+        bundle = self.state.session.bundle  # the session's own, never a training run's copy shown
         if bundle is None:
             return
         self.model_combo.blockSignals(True)
@@ -252,8 +274,10 @@ class InputBar(QWidget):
 
     # -- observing -----------------------------------------------------------------------------
     def _on_bundle(self, bundle) -> None:
-        self._fill_models()
-        self._select_current_model()
+        if self.state.session.bundle is not self._listed:  # (not for each copy a training run shows)
+            self._listed = self.state.session.bundle
+            self._fill_models()
+            self._select_current_model()
         self.device_label.setText(f"on {describe_device(bundle)}")
         self.device_label.setToolTip("The device the model runs on")
         examples = ", ".join(bundle.examples[:3])
@@ -303,6 +327,22 @@ class InputBar(QWidget):
             self.source.setText(source)
         if (self.target.text() or None) != (target or None):
             self.target.setText(target or "")
+
+    def _show_model_label(self, *_args) -> None:
+        """Name the model the frames come from when it is not the session's own."""
+        session, frame = self.state.session, self.state.frame
+        own = session.bundle
+        if frame is not None:
+            other, label = frame.bundle is not own, frame.model_label
+        else:
+            other, label = session.shown_model is not None, session.model_label
+        self.shown_label.setVisible(other)
+        self.shown_label.setText(f'Showing: <b style="color:{style.ACCENT.name()};">{html.escape(label)}</b>'
+                                 if other else "")
+        back = session.shown_model is not None and own is not None
+        self.back_button.setVisible(back)
+        if back:
+            self.back_button.setText(f"Back to {own.name}")
 
     def _on_result(self, result) -> None:
         self.status.setText(output_html(result, self.state.bundle))

@@ -2,8 +2,9 @@
 
 Every test trains a tiny reverse model for a few dozen steps (batch 8, one torch thread), so
 each takes seconds; what is checked is what a student sees: curves that move the right way,
-controls that really stop the step counter, errors that appear as messages, snapshots that
-reach the other panels, and a window that can close mid-run without losing the run.
+controls that really stop the step counter, errors that appear as messages, the run's model
+shown in the other panels without replacing the session's, and a window that can close
+mid-run without losing the run. (tests/test_training_sandbox.py: the header and the sandbox.)
 """
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtWidgets import QMainWindow  # noqa: E402
 
+from explorer.panels.training import panel as panel_module  # noqa: E402
 from explorer.panels.training import worker as training_worker  # noqa: E402
 from explorer.panels.training.panel import TrainingPanel  # noqa: E402
+from explorer.runner import Runner  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from explorer.panels.training.controls import CONTINUE  # noqa: E402
 from explorer.panels.training.snapshots import SnapshotTimeline  # noqa: E402
@@ -31,10 +34,17 @@ TIMEOUT = 60_000  # ms: generous, CI machines are shared
 
 
 @pytest.fixture
-def state():
+def pipeline():
+    """A session with the untrained reverse model on "abc", and its (synchronous) pipeline."""
     s = SessionState()
-    s.set_bundle(random_bundle("reverse"))
-    return s
+    runner = Runner(s, synchronous=True)
+    runner.set_bundle(random_bundle("reverse"), then_run="abc")
+    return s, runner
+
+
+@pytest.fixture
+def state(pipeline):
+    return pipeline[0]
 
 
 @pytest.fixture
@@ -77,9 +87,15 @@ def test_training_emits_batched_events_and_the_loss_falls(qtbot, panel, state):
     # Throttled by time, not one signal per step.
     assert sum(emits) == 60 and len(emits) <= wall / training_worker.EMIT_INTERVAL + 4
     assert panel.controls.progress.value() == 60
-    # The run ended: its trained model (a copy) is now the session's model, with a forward.
-    assert state.bundle.metrics["steps"] == 60 and "60 steps" in state.bundle.name
+    # The run ended: the session keeps its model; the trained one (a copy) is handed over for
+    # "Use this model", which makes it the session's model, with a forward on the session's text.
+    original = state.session.bundle
+    trained = panel.trained.bundle
+    assert trained.metrics["steps"] == 60 and "60 steps" in trained.name and state.bundle is original
+    panel.use_model()
+    assert state.session.bundle is trained and state.frame.bundle is trained
     assert state.result is not None and state.result.trace.attention_kinds()
+    assert state.frame.output_text == trained.translate(state.source_text)
 
 
 def test_learning_rate_curve_warms_up_then_decays(qtbot, panel):
@@ -133,10 +149,12 @@ def test_stop_joins_the_thread_and_hands_over_a_copy(qtbot, panel, state):
     wait_idle(qtbot, panel)
     assert not run.thread.isRunning() and run.thread.isFinished()
     trained = run.worker.trainer.model
-    assert state.bundle.model is not trained  # the session gets a copy, never the trained object
-    for (name, a), b in zip(state.bundle.model.state_dict().items(), trained.state_dict().values()):
+    handed = panel.trained.bundle
+    assert handed.model is not trained  # the panel gets a copy, never the trained object
+    for (name, a), b in zip(handed.model.state_dict().items(), trained.state_dict().values()):
         assert torch.equal(a, b.cpu()), name
-    assert state.bundle.metrics["steps"] == run.worker.trainer.step_count
+    assert handed.metrics["steps"] == run.worker.trainer.step_count
+    assert state.bundle is not handed and state.session.shown_model is None  # the session's own model stays
 
 
 def test_continuing_the_loaded_model_never_trains_the_sessions_object(qtbot, panel, state):
@@ -151,7 +169,10 @@ def test_continuing_the_loaded_model_never_trains_the_sessions_object(qtbot, pan
     wait_idle(qtbot, panel)
     for k, v in original.model.state_dict().items():
         assert torch.equal(v, before[k]), k
-    assert state.bundle is not original and state.bundle.config.to_dict() == original.config.to_dict()
+    assert state.session.bundle is original and state.frame.bundle is original
+    trained = panel.trained.bundle
+    assert trained is not original and trained.config.to_dict() == original.config.to_dict()
+    assert trained.metrics["steps"] == panel.step
 
 
 def test_a_worker_exception_is_a_message_and_the_app_stays_responsive(qtbot, panel, state, monkeypatch):
@@ -195,29 +216,37 @@ def test_a_nan_loss_shows_the_training_error_naming_the_step(qtbot, panel, state
     assert panel.step == 3 and panel.run.worker.trainer.step_count == 3  # the last good step stays
     panel.stop()
     wait_idle(qtbot, panel)
-    assert state.bundle.metrics["steps"] == 3 and all(math.isfinite(float(v.float().sum()))
-                                                      for v in state.bundle.model.state_dict().values())
+    trained = panel.trained.bundle
+    assert trained.metrics["steps"] == 3 and all(math.isfinite(float(v.float().sum()))
+                                                 for v in trained.model.state_dict().values())
 
 
-def test_timeline_keeps_snapshots_and_an_older_one_is_published(qtbot, panel, state, monkeypatch):
+def test_timeline_keeps_snapshots_and_the_other_panels_follow_only_live(qtbot, panel, state, monkeypatch):
     monkeypatch.setattr(training_worker, "PROBE_INTERVAL", 0.05)
     monkeypatch.setattr(training_worker, "PROBE_BUDGET", 1.0)
     panel.start()
-    qtbot.waitUntil(lambda: len(panel.timeline) >= 4 and panel._publishing_ok, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: len(panel.timeline) >= 4 and state.session.shown_model is not None, timeout=TIMEOUT)
     steps = panel.timeline.steps
     assert steps == sorted(steps) and steps[0] == 0 and steps[-1] > 0
     panel.redraw()  # what the paced redraw timer does a moment later
     assert panel.probe.slider.maximum() == len(panel.timeline) - 1
     panel.probe.slider.setValue(0)  # as a user dragging the slider back
     old_step, old_snap = panel.timeline[0]
-    assert not panel.live and state.result is old_snap.result
+    assert not panel.live
     assert panel.probe.output_label.text() == (old_snap.result.output_text or "(empty)")
     assert np.allclose(panel.probe.image.image, old_snap.result.trace.attention("cross", 1)[0].mean(0).numpy())
+    # Snapshots keep the probe's forward, not the weights: the other panels hold what they show.
+    held = state.session.shown_model
     n = len(panel.timeline)
-    qtbot.waitUntil(lambda: len(panel.timeline) > n, timeout=TIMEOUT)
-    assert panel.probe.slider.value() == 0 and state.result is old_snap.result  # stays where the user put it
+    qtbot.waitUntil(lambda: len(panel.timeline) > n + 2, timeout=TIMEOUT)
+    qtbot.wait(int(1000 * panel_module.PUBLISH_INTERVAL) + 200)
+    assert panel.probe.slider.value() == 0 and not panel.live  # stays where the user put it
+    assert state.session.shown_model is held and state.frame.model_label == held.label
     panel.follow_live()
-    assert panel.live and state.result is panel.timeline[len(panel.timeline) - 1][1].result
+    assert panel.live
+    qtbot.waitUntil(lambda: state.session.shown_model is not held, timeout=TIMEOUT)
+    assert state.frame.model_label.startswith("training run, step ")
+    assert state.frame.output_text == state.frame.bundle.translate(state.source_text)
     panel.stop()
     wait_idle(qtbot, panel)
 
@@ -297,12 +326,16 @@ def test_use_this_model_hands_a_copy_to_the_session_during_the_run(qtbot, panel,
     wait_steps(qtbot, panel, 2)
     panel.pause()
     qtbot.waitUntil(lambda: panel.phase == "paused", timeout=TIMEOUT)
+    original = state.session.bundle
     with qtbot.waitSignal(state.bundleChanged, timeout=TIMEOUT):
         panel.use_model()
-    assert state.bundle.metrics["steps"] == panel.step and state.bundle.model is not panel.run.worker.trainer.model
-    assert "now the model of every panel" in panel.message.text()
+    used = state.session.bundle
+    assert used is not original
+    assert used.metrics["steps"] == panel.step and used.model is not panel.run.worker.trainer.model
+    assert "now the session's model" in panel.message.text()
     panel.stop()
     wait_idle(qtbot, panel)
+    assert state.session.bundle is used  # the run's end keeps the model the user chose
 
 
 def test_a_broken_tsv_file_is_a_message_not_a_crash(qtbot, panel, state, tmp_path):
@@ -335,7 +368,10 @@ def test_train_for_trains_then_hands_over_the_model(qtbot, panel, state):
     steps = panel.train_for(30.0)  # ends as soon as the 40 steps are done
     assert steps == 40 and time.monotonic() - start < 30.0
     assert panel.run is None and panel.phase == "idle"
-    assert state.bundle.metrics["steps"] == 40 and state.result is not None
+    assert panel.trained.bundle.metrics["steps"] == 40 and state.result is not None
+    # The run was shown while it trained; now the session's own model is back on screen.
+    assert state.session.shown_model is None and state.frame.bundle is state.session.bundle
+    assert state.session.bundle.metrics.get("steps") is None
     assert panel.curves.curves["loss"].getData()[0] is not None
 
 

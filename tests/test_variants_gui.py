@@ -143,7 +143,8 @@ def panel(qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("TRANSFORMER_EXPLORER_DATA", str(tmp_path / "appdata"))
     monkeypatch.setattr(training_worker, "worker_threads", lambda: 1)
     state = SessionState()
-    state.set_bundle(random_bundle("reverse"))
+    runner = Runner(state, synchronous=True)  # (alive while this fixture is suspended)
+    runner.set_bundle(random_bundle("reverse"), then_run="abc")
     p = TrainingPanel(state)
     qtbot.addWidget(p)
     p.controls.steps_spin.setValue(6)
@@ -212,11 +213,16 @@ def test_training_a_variant_through_the_worker(qtbot, panel, kind, metric, kind_
     # The probe watched the kind's own attention, labelled by what each axis holds.
     assert panel.probe.kind == kind_shown and len(panel.timeline) >= 2
     assert panel.probe.plot.getAxis("left").labelText in ("predicting", "query (attending)")
-    # The trained model (a copy) is the session's, of the same kind, with a forward to show.
-    bundle = panel.state.bundle
+    # The session keeps its reverse model; "Use this model" makes the trained copy (of the
+    # same kind) the session's, with a forward on a text it reads (its probe: not "abc").
+    state = panel.state
+    assert state.session.bundle.task["name"] == "reverse" and state.frame.bundle is state.session.bundle
+    bundle = panel.trained.bundle
     assert bundle.config.kind == kind and bundle.metrics["steps"] == 6
     assert bundle.metrics[metric] == pytest.approx(evals[-1].score) and bundle.metrics["objective"]
-    assert panel.state.result is not None and panel.state.result.trace.attention_kinds() == [kind_shown]
+    panel.use_model()
+    assert state.session.bundle is bundle and state.frame.bundle is bundle
+    assert state.result is not None and state.result.trace.attention_kinds() == [kind_shown]
     # … and it can be trained on: "continue training" is offered for it.
     assert c.model_box.model().item(c.model_box.findData(CONTINUE)).isEnabled()
 

@@ -53,8 +53,8 @@ def format_duration(seconds: float) -> str:
 
 
 class TrainingControls(QWidget):
-    """Signals: startClicked, pauseClicked, stepClicked, stopClicked, saveClicked, useClicked, taskChanged(str)
-    (also when a new kind of model changes which task is chosen)."""
+    """Signals: startClicked, pauseClicked, stepClicked, stopClicked, saveClicked, useClicked, backClicked,
+    taskChanged(str) (also when a new kind of model changes which task is chosen)."""
 
     startClicked = Signal()
     pauseClicked = Signal()
@@ -62,6 +62,7 @@ class TrainingControls(QWidget):
     stopClicked = Signal()
     saveClicked = Signal()
     useClicked = Signal()
+    backClicked = Signal()
     taskChanged = Signal(str)
 
     def __init__(self, parent=None):
@@ -165,17 +166,23 @@ class TrainingControls(QWidget):
         self.step_button = self._button("Step", QStyle.SP_MediaSkipForward, self.stepClicked,
                                         "Exactly one optimisation step, then pause")
         self.stop_button = self._button("Stop", QStyle.SP_MediaStop, self.stopClicked,
-                                        "End the run and hand the trained model to the other panels")
+                                        "End the run; the other panels show the loaded model again "
+                                        "(“Use this model” keeps the trained one)")
         self.save_button = self._button("Save…", None, self.saveClicked,
                                         "Save a checkpoint: the current weights, written to a folder")
         self.use_button = self._button("Use this model", None, self.useClicked,
-                                       "Show the model being trained in all the other panels now")
+                                       "Make the trained model (a copy of it now) the session's model, in place "
+                                       "of the loaded one")
+        self.back_button = self._button("Back to the loaded model", None, self.backClicked,
+                                        "Show the session's own model in the other panels again (the run goes on)")
+        self.back_button.setEnabled(False)
         buttons = QHBoxLayout()
         for b in (self.start_button, self.pause_button, self.step_button, self.stop_button):
             buttons.addWidget(b)
         buttons.addSpacing(12)
         buttons.addWidget(self.save_button)
         buttons.addWidget(self.use_button)
+        buttons.addWidget(self.back_button)
         buttons.addStretch(1)
 
         self.progress = QProgressBar()
@@ -218,6 +225,23 @@ class TrainingControls(QWidget):
         for w in (self.model_box, self.device_box, self.steps_spin, self.warmup_spin, self.batch_spin):
             w.setEnabled(not active)
         self._on_model_changed()
+
+    def set_back(self, name: str, enabled: bool) -> None:
+        """“Back to <the session's model>”, enabled while a run's model is shown in its place."""
+        self.back_button.setText(f"Back to {name}" if name else "Back to the loaded model")
+        self.back_button.setEnabled(enabled)
+
+    def set_model_defaults(self, bundle) -> bool:
+        """A new run learns the loaded model's own task with its kind (gpt-facts: facts, decoder-only).
+        True if the task shown changed (a model of no built-in task changes nothing)."""
+        before = self.task_name()
+        kind, task = bundle.config.kind, (bundle.task or {}).get("name")
+        if kind in MODEL_KINDS and not (kind == "encoder_only" and not bundle.fills_masks):
+            self.set_kind(kind)
+        if task in BUILTIN_TASKS and task in KIND_TASKS.get(self.kind_box.currentData(), BUILTIN_TASKS):
+            self.task_box.setCurrentIndex(self.task_box.findData(task))
+            self.tokenizer_box.setVisible(False)
+        return self.task_name() != before
 
     def kind(self) -> str:
         """The kind of model the run trains: the loaded model's own when continuing it."""

@@ -3,10 +3,15 @@
 Choose a task, a model size and a device; start, pause, single-step or stop. The curves show
 the loss falling, accuracy rising and the learning rate of Eq. 3 warming up then decaying; a
 fixed probe input shows the model's output and attention map changing as it trains (the
-reverse task's anti-diagonal appears), and — with "Show in other panels" — every other panel
-follows the run. Training runs in `explorer.panels.training.worker` on its own thread; this panel
-only draws what the worker sends and forwards clicks. When a run ends the trained model (a
-CPU copy) becomes the session's model.
+reverse task's anti-diagonal appears). Training runs in `explorer.panels.training.worker` on
+its own thread; this panel only draws what the worker sends and forwards clicks.
+
+A run is a sandbox: it never replaces the session's model (the loaded checkpoint). With "Show
+in other panels" a CPU copy of the model being trained is *shown* in every panel in place of
+the session's own (`Session.show_model`, about once a second), run by the pipeline on the
+session's text, and the header names it ("training run, step 472"). "Back to <checkpoint>",
+turning "Show in other panels" off, or the end of the run bring the checkpoint back; only
+"Use this model" makes the trained copy the session's model.
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from explorer import style
+from explorer.session import ShownModel
 from explorer.state import SessionState
 from explorer.panels.training.controls import CONTINUE, TSV, TrainingControls, format_duration
 from explorer.panels.training.curves import TrainingCurves
@@ -33,9 +39,21 @@ from explorer.panels.training.worker import Offer, RunInfo, Snapshot, TrainingRu
 FRAME_MIN = 0.25  # s between redraws of the curves and the probe (at most 4 a second) …
 GUI_BUDGET = 0.025  # … and their measured cost stays under this share of the time
 PUBLISH_INTERVAL = 1.0  # s: the other panels follow a run at most once a second …
-PUBLISH_COST_FACTOR = 20  # … and spend at most 1/20 of the GUI thread on it
+PUBLISH_COST_FACTOR = 20  # … and a copy for them costs at most 1/20 of the GUI's and the worker's time
+RUN_LABEL = "training run"  # what the header calls a training run's model shown in the panels
 ETA_WINDOW = 10.0  # s of recent running time used for the steps/s behind "time left"
 EVAL_SIZE = 50  # held-out pairs per live evaluation (a full evaluation is the CLI's job)
+
+
+def readable(bundle, text: str) -> bool:
+    """Whether `bundle` can read `text` (not empty, not too long, not only unknown symbols)."""
+    from model.bundle import InputError
+
+    try:
+        bundle.encode_source(text)
+    except InputError:
+        return False
+    return True
 
 
 class TrainingPanel(QWidget):
@@ -51,15 +69,18 @@ class TrainingPanel(QWidget):
         self.total_steps = 0
         self.info: RunInfo | None = None
         self.trained: Offer | None = None  # the last model a run handed over
+        self.shown: Offer | None = None  # the run's copy the other panels show now (None: the session's own)
+        self._own = None  # the session's own model the controls were last set up for
+        self._defaults_pending = False  # it changed during a run: its task and kind once the run ends
+        self._text_before: tuple | None = None  # (source, target, probe): the text a shown run replaced
         self.timeline: SnapshotTimeline[Snapshot] = SnapshotTimeline()
         self.live = True
         self.viewed = -1  # timeline index on show
         self._walls = np.empty(0)
         self._wall_steps = np.empty(0)
-        self._pending: Snapshot | None = None
         self._last_publish = 0.0
         self._publish_cost = 0.0
-        self._publishing_ok = False  # the session's model has this run's shape (else panels would misread)
+        self._offer_pending = False  # a copy for the other panels is on its way from the worker
         self._watched = None
         self._train_loop: QEventLoop | None = None
         self._publish_timer = QTimer(self, singleShot=True)
@@ -71,8 +92,8 @@ class TrainingPanel(QWidget):
         self._show_newest = False
         self._build()
         state.bundleChanged.connect(self._on_bundle)
-        if state.bundle is not None:
-            self._on_bundle(state.bundle)
+        state.shownModelChanged.connect(self._on_shown_model)
+        self._on_bundle()
         app = QApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
@@ -107,6 +128,7 @@ class TrainingPanel(QWidget):
         c.stopClicked.connect(self.stop)
         c.saveClicked.connect(self._on_save_clicked)
         c.useClicked.connect(self.use_model)
+        c.backClicked.connect(self.back_to_session_model)
         c.taskChanged.connect(self._on_task_changed)
         self.probe.probeEdited.connect(self._on_probe_edited)
         self.probe.timelineMoved.connect(self.select_snapshot)
@@ -127,7 +149,8 @@ class TrainingPanel(QWidget):
         preset = c.model_box.currentData()
         return TrainingRequest(task=c.task_name(), tsv_path=tsv, tsv_tokenizer=c.tokenizer_box.currentText(),
                                preset=preset if preset != CONTINUE else "tiny", kind=c.kind(),
-                               continue_from=self.state.bundle if preset == CONTINUE else None, train=train,
+                               continue_from=self.state.session.bundle if preset == CONTINUE else None,
+                               train=train,
                                probe=self.probe.probe_edit.text().strip(), snapshots=True, start_paused=start_paused)
 
     def start(self, request: TrainingRequest | None = None) -> None:
@@ -147,7 +170,8 @@ class TrainingPanel(QWidget):
                 else model_kind(request.kind))
         self.curves.set_metric(kind.metric)
         self._walls, self._wall_steps = np.empty(0), np.empty(0)
-        self._publishing_ok = False
+        self._offer_pending = False
+        self._last_publish = 0.0
         self.live = True
         self.run = run = TrainingRun(request)
         w = run.worker
@@ -162,7 +186,6 @@ class TrainingPanel(QWidget):
         w.failed.connect(self._on_failed)
         w.phase.connect(self._on_phase)
         w.finished.connect(self._on_finished)
-        w.set_offer_text(self.state.source_text)
         self.phase = "building"
         self._say("Building the model…")
         self._show_phase()
@@ -183,9 +206,9 @@ class TrainingPanel(QWidget):
         self.run.worker.step_once()
 
     def stop(self) -> None:
-        """End the run; the worker hands the trained model over, then its thread ends."""
+        """End the run; the worker hands its last copy over (for Use / Save), then its thread
+        ends, and the panels show the session's own model again."""
         if self.run is not None:
-            self.run.worker.set_offer_text(self.state.source_text)
             self.run.worker.stop(offer=True)
 
     def save_checkpoint(self, folder: str | Path) -> None:
@@ -201,19 +224,29 @@ class TrainingPanel(QWidget):
             self._say(f"Saving a checkpoint to {folder} …")
 
     def use_model(self) -> None:
-        """Make the model being trained (a CPU copy of it now) the session's model."""
+        """Make the model being trained (a CPU copy of it now), or the last run's, the session's
+        model in place of the loaded one."""
         if self.run is not None:
-            self.run.worker.offer(self.state.source_text)
+            self.run.worker.offer("asked")
         elif self.trained is not None:
-            self._publish_offer(self.trained)
+            self._use(self.trained)
+
+    def back_to_session_model(self) -> None:
+        """Show the session's own model (the loaded checkpoint) again; the run goes on, seen
+        only here, until "Show in other panels" is ticked again."""
+        self.probe.show_others.setChecked(False)  # else the next copy would be shown at once
+        self._unshow()
 
     def select_snapshot(self, index: int) -> None:
-        """Show (and publish) an earlier snapshot; the newest one means 'follow live'."""
+        """Show an earlier snapshot in the probe; the newest one means 'follow live'. While the
+        probe looks back, the other panels hold the model they show (snapshots keep no weights)."""
         if not len(self.timeline):
             return
         index = max(0, min(int(index), len(self.timeline) - 1))
         self.live = index == len(self.timeline) - 1
-        self._show(index, publish_now=True)
+        self._show(index)
+        if self.live:
+            self._publish_later()
 
     def follow_live(self) -> None:
         self.select_snapshot(len(self.timeline) - 1)
@@ -248,6 +281,9 @@ class TrainingPanel(QWidget):
         run.join()
         self.phase = "idle"
         self._show_phase()
+        self._publish_timer.stop()
+        self._offer_pending = False
+        self._unshow()
         w = run.worker
         if w.steps_done == 0:
             return None
@@ -271,9 +307,12 @@ class TrainingPanel(QWidget):
         self.info = info
         self.total_steps = info.steps
         self.probe.set_probe_text(info.probe)
-        self._check_shape(info)
+        self._publish_later()  # the untrained model, at once
+        own = self.state.session.bundle
+        shown = (f" The other panels show this run's model (“{RUN_LABEL}, step N”) in place of “{own.name}” "
+                 f"until it ends or you go back." if self.probe.show_others.isChecked() and own is not None else "")
         self._say(f"Training <b>{info.task}</b>: {info.model} on <b>{info.device}</b> "
-                  f"({info.threads} thread{'s' if info.threads != 1 else ''}), warm-up {info.warmup:,} steps.")
+                  f"({info.threads} thread{'s' if info.threads != 1 else ''}), warm-up {info.warmup:,} steps.{shown}")
 
     def _on_rows(self, rows) -> None:
         if not self._mine() or not len(rows):
@@ -297,6 +336,7 @@ class TrainingPanel(QWidget):
         self.timeline.add(snap.step, snap)
         if self.live:
             self._show_newest = True
+            self._publish_later()
         else:
             self.viewed = self.timeline.index_of_step(viewed_step)
         self._schedule_redraw()
@@ -309,7 +349,12 @@ class TrainingPanel(QWidget):
         if not self._mine():
             return
         self.trained = offer
-        self._publish_offer(offer)
+        if offer.reason == "show":
+            self._offer_pending = False
+            if self.probe.show_others.isChecked() and self.live and self.phase != "finishing":
+                self._show_offer(offer)
+        elif offer.reason == "asked":
+            self._use(offer)
 
     def _on_saved(self, folder: str) -> None:
         text = f"Checkpoint saved to {folder}"
@@ -342,13 +387,21 @@ class TrainingPanel(QWidget):
         self.redraw()
         if self._train_loop is not None:
             self._train_loop.quit()
+        self._publish_timer.stop()
+        self._offer_pending = False
+        was_shown = self.shown is not None
+        self._unshow()  # the sandbox closes: the panels show the session's own model again
+        if self._defaults_pending:
+            self._apply_model_defaults()
         if outcome == "failed":
             return
-        self._flush_publish()
         what = "finished" if outcome == "finished" else "stopped"
-        handed = self.trained is not None and self.trained.reason == outcome
-        extra = " The trained model is now the model of every panel." if handed else ""
-        self._say(f"Training {what} after {self.step:,} steps.{extra}")
+        text = f"Training {what} after {self.step:,} steps."
+        own = self.state.session.bundle
+        if self.trained is not None and self.trained.reason == outcome and own is not None:
+            back = f" The panels show “{own.name}” again." if was_shown else ""
+            text += f"{back} “Use this model” makes the trained model (step {self.trained.step:,}) the session's model."
+        self._say(text)
         self._show_progress(done=True)
 
     # -- drawing, paced by its cost ----------------------------------------------------------------
@@ -376,66 +429,112 @@ class TrainingPanel(QWidget):
         self._last_redraw = time.monotonic()
 
     # -- snapshots ------------------------------------------------------------------------------
-    def _show(self, index: int, publish_now: bool = False) -> None:
+    def _show(self, index: int) -> None:
         self.viewed = index
         step, snap = self.timeline[index]
         self.probe.show_snapshot(step, snap.result, snap.probe)
         self._update_timeline()
-        if not self.probe.show_others.isChecked() or not self._publishing_ok:
-            return
-        self._pending = snap
-        if publish_now:
-            self._flush_publish()
-        else:
-            self._publish_later()
 
     def _update_timeline(self) -> None:
         n = len(self.timeline)
         step = self.timeline[self.viewed][0] if 0 <= self.viewed < n else 0
         self.probe.set_timeline(n, self.viewed, step, self.live)
 
+    # -- the other panels: a copy of the run's model shown in place of the session's ------------
     def _publish_later(self) -> None:
-        """Other panels redraw far less often than the probe refreshes: by time and by cost."""
-        wait = max(PUBLISH_INTERVAL, PUBLISH_COST_FACTOR * self._publish_cost) - (time.monotonic() - self._last_publish)
-        if wait <= 0:
+        """Ask the worker for a fresh copy to show, by time and by cost: the copy (worker) and
+        the frame it causes (GUI) stay a small share of each side's time."""
+        if (self.run is None or not self.probe.show_others.isChecked() or not self.live or self._offer_pending
+                or self.phase == "finishing"):
+            return
+        cost = max(self._publish_cost, self.shown.cost if self.shown is not None else 0.0)
+        wait = max(PUBLISH_INTERVAL, PUBLISH_COST_FACTOR * cost) - (time.monotonic() - self._last_publish)
+        if self._last_publish == 0.0 or wait <= 0:
             self._flush_publish()
         elif not self._publish_timer.isActive():
             self._publish_timer.start(int(wait * 1000))
 
     def _flush_publish(self) -> None:
-        snap, self._pending = self._pending, None
-        if snap is None or not self._publishing_ok:
+        if self.run is None or not self.probe.show_others.isChecked() or self._offer_pending:
             return
-        start = time.monotonic()
-        self.state.set_result(snap.result)
+        self._offer_pending = True
         self._last_publish = time.monotonic()
-        self._publish_cost = self._last_publish - start
+        self.run.worker.offer("show")
 
-    def _check_shape(self, info: RunInfo) -> None:
-        """Snapshots may go to the other panels only if the session's model has this run's shape
-        and vocabularies; otherwise hand them a copy of the run's model first."""
-        b = self.state.bundle
-        self._publishing_ok = (b is not None and b.config.to_dict() == info.config
-                               and list(b.src_tokenizer.vocab) == info.src_vocab
-                               and list(b.tgt_tokenizer.vocab) == info.tgt_vocab)
-        if not self._publishing_ok and self.probe.show_others.isChecked() and self.run is not None:
-            self.run.worker.offer(self.probe.probe_edit.text(), "start")
+    def _readable_text(self, bundle) -> None:
+        """If `bundle` cannot read the session's text (a run of another task), put the probe in
+        its place, remembering the text to give back when the session's model returns."""
+        session = self.state.session
+        if not session.source or readable(bundle, session.source):
+            return
+        probe = self.probe.probe_edit.text().strip() or (self.info.probe if self.info else "")
+        if probe and readable(bundle, probe):
+            if self._text_before is None:
+                self._text_before = (session.source, session.target, probe)
+            self.state.set_input(probe)
+            self._say(f"This run's model cannot read “{self._text_before[0]}”: "
+                      f"the panels show it on the probe “{probe}”.", "warning")
 
-    def _publish_offer(self, offer: Offer) -> None:
+    def _give_text_back(self) -> None:
+        before, self._text_before = self._text_before, None
+        own = self.state.session.bundle
+        if before is not None and own is not None and self.state.session.source == before[2] \
+                and readable(own, before[0]):
+            self.state.set_input(before[0], before[1])
+
+    def _show_offer(self, offer: Offer) -> None:
+        start = time.monotonic()
+        self.shown = offer
+        self._readable_text(offer.bundle)
+        self.state.session.show_model(ShownModel(offer.bundle, f"{RUN_LABEL}, step {offer.step:,}"))
+        self._publish_cost = time.monotonic() - start  # (a synchronous pipeline: the whole frame)
+        self._show_back()
+
+    def _unshow(self) -> None:
+        """The session's own model in every panel again (only if a run's copy is what they show)."""
+        shown, self.shown = self.shown, None
+        current = self.state.session.shown_model
+        if shown is not None and current is not None and current.bundle is shown.bundle:
+            self.state.session.show_model(None)
+            self._give_text_back()
+        self._show_back()
+
+    def _use(self, offer: Offer) -> None:
+        """The trained copy becomes the session's model (the loaded checkpoint is put away)."""
+        old = self.state.session.bundle
+        self.shown = None
+        self._readable_text(offer.bundle)
+        self._text_before = None  # the new model's text stays
         self.state.set_bundle(offer.bundle)
-        if offer.result is not None:
-            self.state.set_result(offer.result)
-        self._publishing_ok = True
-        if offer.reason == "asked":
-            self._say(f"The model at step {offer.step:,} is now the model of every panel.")
-        elif offer.reason == "start":
-            self._say("The other panels now follow the model being trained.")
+        was = f" in place of “{old.name}”" if old is not None and old is not offer.bundle else ""
+        self._say(f"The model at step {offer.step:,} (“{offer.bundle.name}”) is now the session's model{was}.")
+        self._show_back()
+
+    def _on_shown_model(self, shown) -> None:
+        if self.shown is not None and (shown is None or shown.bundle is not self.shown.bundle):
+            # Another hand (the header's "Back to …", a model loaded) put the run's copy away:
+            # the run is no longer shown until the user ticks "Show in other panels" again.
+            self.shown = None
+            self._give_text_back()
+            if self.run is not None and self.probe.show_others.isChecked():
+                self.probe.show_others.setChecked(False)
+                own = self.state.session.bundle
+                self._say(f"The other panels show “{own.name if own else 'the session'}” again; tick "
+                          f"“Show in other panels” to watch the run there.")
+        self._show_back()
+
+    def _show_back(self) -> None:
+        own = self.state.session.bundle
+        self.controls.set_back(own.name if own is not None else "",
+                               enabled=self.state.session.shown_model is not None)
 
     def _on_show_others(self, on: bool) -> None:
-        if on and self.info is not None and self.run is not None:
-            self._check_shape(self.info)
-        if on and 0 <= self.viewed < len(self.timeline):
-            self._show(self.viewed, publish_now=True)
+        if on:
+            self._last_publish = 0.0
+            self._publish_later()
+        else:
+            self._publish_timer.stop()
+            self._unshow()
 
     # -- controls -----------------------------------------------------------------------------
     def _on_start_clicked(self) -> None:
@@ -467,8 +566,25 @@ class TrainingPanel(QWidget):
         if self.run is not None:
             self.run.worker.set_probe(text.strip())
 
-    def _on_bundle(self, bundle) -> None:
-        self.controls.set_continue_available(bundle)
+    def _on_bundle(self, *_args) -> None:
+        """The session's own model changed (not a model merely shown): continue it, and learn
+        its task with its kind by default."""
+        own = self.state.session.bundle
+        self._show_back()
+        if own is self._own:
+            return
+        self._own = own
+        self.controls.set_continue_available(own)
+        if self.run is None:
+            self._apply_model_defaults()
+        else:  # a run's settings are fixed while it runs: once it ends
+            self._defaults_pending = True
+
+    def _apply_model_defaults(self) -> None:
+        self._defaults_pending = False
+        own = self.state.session.bundle
+        if own is not None and self.controls.set_model_defaults(own):
+            self._on_task_changed(self.controls.task_name())
 
     # -- display ------------------------------------------------------------------------------
     def _show_phase(self) -> None:

@@ -111,7 +111,9 @@ class ProbeView(QWidget):
             box.currentIndexChanged.connect(lambda _i: self._redraw())
         self.show_others = QCheckBox("Show in other panels")
         self.show_others.setChecked(True)
-        self.show_others.setToolTip("Publish each snapshot to the attention map, stepper and diagram panels")
+        self.show_others.setToolTip("Show a copy of the model being trained (about once a second) in every other "
+                                    "panel, on the session's text, in place of the loaded model; it comes back "
+                                    "when the run ends, on “Back to …”, or when this is turned off")
         self.show_others.toggled.connect(self.showInOthersChanged)
 
         grid = QGridLayout()

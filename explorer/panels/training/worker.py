@@ -5,7 +5,7 @@ optimisation steps it also does everything else that reads the weights — the p
 students watch, held-out evaluation, checkpoint snapshots — so nothing ever races an update.
 It talks to the GUI only through queued signals carrying plain copies: numpy metric columns
 (at most every ~200 ms, never one signal per step), `ForwardResult`s of detached CPU tensors
-(at most every ~300 ms) and CPU copies of the model. The GUI steers it through thread-safe
+(at most every ~300 ms) and CPU copies of the model (`Offer`). The GUI steers it through thread-safe
 methods (`pause`, `resume`, `step_once`, `stop`, `save`, `offer`, `set_probe`).
 """
 from __future__ import annotations
@@ -74,12 +74,13 @@ class Snapshot:
 
 @dataclass
 class Offer:
-    """A CPU copy of the trained model (nobody trains it) and its forward over `text`."""
+    """A CPU copy of the trained model (nobody trains it). The panel shows it in the other
+    panels (`Session.show_model`) or makes it the session's model; the pipeline runs it."""
 
     bundle: ModelBundle
-    result: ForwardResult | None
     step: int
-    reason: str  # "finished" | "stopped" | "asked" | "start"
+    reason: str  # "show" (a live view) | "asked" (use it) | "finished" | "stopped" (the run's end)
+    cost: float = 0.0  # s the worker spent copying it (paces the live views)
 
 
 class TrainingWorker(QObject):
@@ -113,7 +114,6 @@ class TrainingWorker(QObject):
         self._probe_dirty = False
         self._snapshots = request.snapshots
         self._rows: list[tuple] = []
-        self._offer_text = ""
         # Read by the GUI thread only after the thread has ended (shutdown):
         self.last_saved: str | None = None
         self.last_error: str | None = None
@@ -146,9 +146,9 @@ class TrainingWorker(QObject):
     def save(self, folder: str) -> None:
         self._command("save", folder, "")
 
-    def offer(self, text: str, reason: str = "asked") -> None:
-        """Send a CPU copy of the model as it is now, with its forward over `text`."""
-        self._command("offer", text, reason)
+    def offer(self, reason: str = "asked") -> None:
+        """Send a CPU copy of the model as it is now (between two steps)."""
+        self._command("offer", None, reason)
 
     def set_probe(self, text: str) -> None:
         with self._lock:
@@ -330,7 +330,7 @@ class TrainingWorker(QObject):
             if name == "save":
                 self._save(arg)
             elif name == "offer":
-                self._offer(arg, reason)
+                self._offer(reason)
 
     def _save(self, folder: str) -> None:
         from model.checkpoint import CheckpointError, save_checkpoint
@@ -345,22 +345,17 @@ class TrainingWorker(QObject):
         self.last_saved = str(folder)
         self.saved.emit(str(folder))
 
-    def _offer(self, text: str, reason: str) -> None:
+    def _offer(self, reason: str) -> None:
+        start = time.monotonic()
         bundle = self.cpu_bundle()
-        result = None
-        for candidate in (text, self._probe, *bundle.examples):
-            try:
-                result = bundle.run(candidate) if candidate else None
-            except InputError:
-                continue
-            if result is not None:
-                break
-        self.offered.emit(Offer(bundle, result, self.trainer.step_count, reason))
+        cost = time.monotonic() - start
+        self._wall += cost
+        self.offered.emit(Offer(bundle, self.trainer.step_count, reason, cost))
 
     def _finish(self, outcome: str) -> str:
         self.phase.emit("finishing")
         with self._lock:
-            save_to, offer, text = self._stop_save_to, self._stop_offer, self._offer_text
+            save_to, offer = self._stop_save_to, self._stop_offer
         if self.trainer.step_count > 0:
             if outcome == "finished":
                 self._maybe_evaluate(force=True)
@@ -369,13 +364,8 @@ class TrainingWorker(QObject):
             if save_to:
                 self._save(save_to)
             if offer:
-                self._offer(text, outcome)
+                self._offer(outcome)
         return outcome
-
-    def set_offer_text(self, text: str) -> None:
-        """The input to run the trained model on when it is offered at the end (the session's)."""
-        with self._lock:
-            self._offer_text = text
 
 
 def torch_threads() -> int:
