@@ -92,7 +92,8 @@ def restyle_plots(app: QApplication, p: Theme | None = None) -> None:
         view.setBackground(p.canvas)
         for item in view.scene().items():
             if isinstance(item, pg.AxisItem):
-                item.setPen(pg.mkPen(p.text, width=item.pen().widthF()))
+                if item.pen().style() != Qt.PenStyle.NoPen:  # an axis drawn without a line keeps none
+                    item.setPen(pg.mkPen(p.muted, width=item.pen().widthF()))  # as plot_style.style_axis
                 item.setTextPen(pg.mkPen(p.text))
             elif isinstance(item, pg.LegendItem):
                 item.setBrush(pg.mkBrush(legend_fill))

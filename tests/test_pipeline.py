@@ -64,15 +64,16 @@ def test_the_frame_is_what_the_model_computes(tmp_path):
 
 
 def grab(window, panel):
+    """The panel as drawn, once the scene deck's deferred restyle (if any) has run."""
+    from PySide6.QtWidgets import QApplication
+    deck = window.lecture.deck
+    while deck._restyle.isActive():
+        deck._restyle.stop()
+        deck._restyle.timeout.emit()
     window.panels[panel].repaint()
     for _ in range(4):
-        qtbot_app().processEvents()
+        QApplication.instance().processEvents()
     return window.panels[panel].grab().toImage()
-
-
-def qtbot_app():
-    from PySide6.QtWidgets import QApplication
-    return QApplication.instance()
 
 
 def test_a_scene_gives_the_same_picture_whatever_was_clicked_before(qtbot, tmp_path):
@@ -86,15 +87,17 @@ def test_a_scene_gives_the_same_picture_whatever_was_clicked_before(qtbot, tmp_p
     first = grab(window, "attention")
     settings = state.session.decoding
     # click around: another tab (which really changes the picture), another head, another
-    # strategy, the mask ablation, another input
+    # strategy, the mask ablation, another input, drawn
     attention.tabs.setCurrentIndex(2)  # Lines
     assert grab(window, "attention") != first
     state.select_attention("cross", 0, 3)
     decoding.controls.set_strategy("beam")
     decoding.parallel.remove_mask.setChecked(True)
     window.runner.run("transformer")
-    assert state.session.view("attention") == "lines" and state.session.decoding.strategy == "beam"
-    assert not state.session.causal_mask
+    attention.tabs.setCurrentIndex(0)
+    assert grab(window, "attention") != first
+    assert state.session.view("attention") == "grid" and state.session.decoding.strategy == "beam"
+    assert not state.session.causal_mask and state.source_text == "transformer"
     assert window.lecture.deck.open(path)
     assert grab(window, "attention") == first
     assert state.session.view("attention") == "grid" and state.session.decoding == settings
