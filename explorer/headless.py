@@ -111,8 +111,7 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
     if getattr(args, "presentation", False):
         lecture.presentation.enter(full_screen=False)  # the figure keeps the --size asked for
     if getattr(args, "theme", None):
-        from explorer.presentation import apply_theme
-        apply_theme(app, args.theme)  # for this figure only: the user's saved theme is not changed
+        window.state.session.set_theme(args.theme)  # for this figure only: the saved theme is not changed
     if getattr(args, "scene", None):  # (checked by _screenshot before the window was built)
         lecture.deck.open(args.scene)
         if errors:

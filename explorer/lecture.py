@@ -79,9 +79,8 @@ class LectureTools(QObject):
         self._build_toolbar()
         self.presentation.toggled.connect(self._on_presenting)
         self.deck.sceneShown.connect(self._on_scene)
-        theme = read_theme(window.settings)
-        if theme != "light":
-            apply_theme_app(theme)
+        self.state.session.events.theme.connect(self._on_theme)
+        self.state.session.set_theme(read_theme(window.settings))  # the saved theme is the session's
 
     # -- assembly -----------------------------------------------------------------------------------
     def _action(self, text: str, slot, shortcut=None, checkable: bool = False) -> QAction:
@@ -154,10 +153,11 @@ class LectureTools(QObject):
 
     # -- actions ------------------------------------------------------------------------------------
     def set_theme(self, name: str) -> None:
+        """The user picked a theme (menu, --theme): saved, and made the session's."""
         self.presentation.set_theme(name)
+
+    def _on_theme(self, name: str) -> None:
         self.theme_actions[name].setChecked(True)
-        if self.state.result is not None:
-            self.state.stepChanged.emit(self.state.step)
 
     def _ask_scale(self) -> None:
         value, ok = QInputDialog.getDouble(self.window, "Presentation scale",
@@ -269,11 +269,6 @@ class LectureTools(QObject):
         count = f"{index + 1}/{len(tour.scenes)}  " if tour is not None and index >= 0 else ""
         self.scene_label.setText(f" {count}{scene.name} ")
         self.toolbar.show()
-
-
-def apply_theme_app(name: str) -> None:
-    from PySide6.QtWidgets import QApplication
-    apply_theme(QApplication.instance(), name)
 
 
 __all__ = ["LectureTools", "ExportDialog"]

@@ -236,6 +236,10 @@ class PresentationMode(QObject):
         self.window = window
         register_window(window)
         self.settings = settings if settings is not None else window.settings
+        # Theme and scale are the session's (explorer.session); the application follows them.
+        self.session = window.state.session
+        self.session.events.theme.connect(self._on_theme)
+        self.session.events.scale.connect(self._on_scale)
         self.active = False
         self._was_maximized = False
         self._geometry = None
@@ -250,13 +254,23 @@ class PresentationMode(QObject):
         factor = max(1.0, min(float(factor), 3.0))
         self.settings.setValue(SCALE_KEY, factor)
         if self.active:
-            rescale(QApplication.instance(), factor)
-            self._refresh_views()
+            self.session.set_scale(factor)
 
     def set_theme(self, name: str) -> None:
-        apply_theme(QApplication.instance(), name)
+        """The user's choice: saved for the next start, and the session's theme."""
         self.settings.setValue(THEME_KEY, name)
+        if self.session.theme == name:
+            self._on_theme(name)  # applied again (a figure may have put the application back)
+        else:
+            self.session.set_theme(name)
+
+    def _on_theme(self, name: str) -> None:
+        apply_theme(QApplication.instance(), name)
         self._refresh_views()  # views that pick colours per update redraw with the new palette
+
+    def _on_scale(self, factor: float) -> None:
+        rescale(QApplication.instance(), factor)
+        self._refresh_views()
 
     def toggle(self) -> None:
         self.leave() if self.active else self.enter()
@@ -265,9 +279,8 @@ class PresentationMode(QObject):
         if self.active:
             return
         self.active = True
-        app = QApplication.instance()
-        rescale(app, self.scale)
-        apply_theme(app, read_theme(self.settings))
+        self.session.set_scale(self.scale)
+        apply_theme(QApplication.instance(), self.session.theme)
         self._hidden = [w for w in self._lecture_hidden() if w.isVisible()]
         for w in self._hidden:
             w.hide()
@@ -283,8 +296,7 @@ class PresentationMode(QObject):
         if not self.active:
             return
         self.active = False
-        app = QApplication.instance()
-        rescale(app, 1.0)
+        self.session.set_scale(1.0)
         for w in self._hidden:
             w.show()
         self._hidden = []

@@ -37,7 +37,7 @@ class AttentionPanel(QWidget):
         super().__init__(parent)
         self.state = state
         self.data: AttentionData | None = None
-        self.kind, self.layer, self.head = "encoder", 0, 0
+        self._drawn_kind: str | None = None  # the kind the grid shows now (a change redraws it)
         self._dirty = set(VIEWS)
         self._build()
         self._on_view(self.panel_name, state.session.view(self.panel_name) or VIEWS[0])
@@ -147,10 +147,33 @@ class AttentionPanel(QWidget):
         self._refresh()
 
     def select(self, kind: str, layer: int, head: int) -> None:
-        """Select a head here and tell everyone else (through the shared state)."""
-        self._apply(kind, layer, head)
+        """Select a head: the selection is the session's, so the stepper and diagram follow."""
         if self.state.bundle is not None and kind in self.state.available_kinds():
             self.state.select_attention(kind, layer, head)
+        else:  # a bare trace (no model loaded): the session still holds the choice
+            self.state.session.set_attention(kind, layer, head)
+
+    # -- the selection: the session's, clamped to what the shown data has (never stored here) ----
+    @property
+    def kind(self) -> str:
+        kinds = self._kinds()
+        return self.state.kind if not kinds or self.state.kind in kinds else kinds[0]
+
+    @property
+    def layer(self) -> int:
+        return min(self.state.layer, max(0, self._n_layers(self.kind) - 1))
+
+    @property
+    def head(self) -> int:
+        return min(self.state.head, max(0, self._n_heads(self.kind) - 1))
+
+    def _n_layers(self, kind: str) -> int:
+        return self.data.n_layers(kind) if self.data is not None else self.state.n_layers(kind)
+
+    def _n_heads(self, kind: str) -> int:
+        if self.data is not None:
+            return self.data.n_heads(kind)
+        return self.state.bundle.config.n_heads if self.state.bundle is not None else 0
 
     # -- state → view -------------------------------------------------------------------------
     def _kinds(self) -> list[str]:
@@ -162,31 +185,21 @@ class AttentionPanel(QWidget):
     def _on_bundle(self, bundle) -> None:
         self.data = None
         self.stack.setCurrentWidget(self.empty)
-        self.kind, self.layer, self.head = self.state.kind, self.state.layer, self.state.head
         self._sync_controls()
 
-    def _follow(self, kind: str, layer: int, head: int) -> None:
-        if (kind, layer, head) != (self.kind, self.layer, self.head):
-            self._apply(kind, layer, head)
-
-    def _apply(self, kind: str, layer: int, head: int) -> None:
-        changed_kind = kind != self.kind
-        self.kind, self.layer, self.head = kind, int(layer), int(head)
+    def _follow(self, *_selection) -> None:
+        """The session's head changed (here, in the stepper, the diagram or a scene)."""
+        kind = self.kind
         self._sync_controls()
-        self._dirty |= {"single", "lines", "derived"} | ({"grid"} if changed_kind else set())
-        self.grid.select(self.kind, self.layer, self.head)
+        self._dirty |= {"single", "lines", "derived"} | ({"grid"} if kind != self._drawn_kind else set())
+        self.grid.select(kind, self.layer, self.head)
         self._refresh()
 
     def _sync_controls(self) -> None:
-        """Fill the combo boxes from what the model has, clamp the selection, without echoing."""
+        """Fill the combo boxes from what the model has and show the selection, without echoing."""
         kinds = self._kinds()
-        if kinds and self.kind not in kinds:
-            self.kind = kinds[0]
-        n_layers = self.data.n_layers(self.kind) if self.data is not None else self.state.n_layers(self.kind)
-        n_heads = self.data.n_heads(self.kind) if self.data is not None else (
-            self.state.bundle.config.n_heads if self.state.bundle is not None else 0)
-        self.layer = min(self.layer, max(0, n_layers - 1))
-        self.head = min(self.head, max(0, n_heads - 1))
+        kind, layer, head = self.kind, self.layer, self.head
+        n_layers, n_heads = self._n_layers(kind), self._n_heads(kind)
         for box in (self.kind_box, self.layer_box, self.head_box):
             box.blockSignals(True)
         self._fill(self.kind_box, [SHORT_KIND[k] for k in kinds], kinds)
@@ -195,9 +208,9 @@ class AttentionPanel(QWidget):
         self._fill(self.layer_box, [f"{i}" for i in range(n_layers)], list(range(n_layers)))
         self._fill(self.head_box, [f"{i}" for i in range(n_heads)], list(range(n_heads)))
         if kinds:
-            self.kind_box.setCurrentIndex(kinds.index(self.kind))
-        self.layer_box.setCurrentIndex(self.layer if n_layers else -1)
-        self.head_box.setCurrentIndex(self.head if n_heads else -1)
+            self.kind_box.setCurrentIndex(kinds.index(kind))
+        self.layer_box.setCurrentIndex(layer if n_layers else -1)
+        self.head_box.setCurrentIndex(head if n_heads else -1)
         for box in (self.kind_box, self.layer_box, self.head_box):
             box.blockSignals(False)
 
@@ -221,6 +234,7 @@ class AttentionPanel(QWidget):
         self.readout.setText(" ")  # a value read from another map would now be wrong
         d, kind, layer, head = self.data, self.kind, self.layer, self.head
         if view == "grid":
+            self._drawn_kind = kind
             self.grid.show_kinds(d.kinds if self.all_kinds.isChecked() else [kind])
             self.grid.set_data(d)
             self.grid.select(kind, layer, head)

@@ -50,7 +50,6 @@ class DecodingPanel(QWidget):
         super().__init__(parent)
         self.state = state
         self.run: DecodeRun | None = None
-        self.t = 0
         self.layer = self.head = 0
         self._player = QTimer(self, interval=PLAY_INTERVAL_MS)
         self._player.timeout.connect(self._tick)
@@ -60,6 +59,7 @@ class DecodingPanel(QWidget):
         state.resultChanged.connect(self._on_result)
         state.decodingChanged.connect(self.controls.show_settings)
         state.causalMaskChanged.connect(self._on_causal_mask)
+        state.decodeStepChanged.connect(lambda _t: self._show_step())
         state.attentionSelected.connect(self._on_attention_selected)
         state.frameFailed.connect(self._on_frame_failed)
         state.busyChanged.connect(self._on_busy)
@@ -173,7 +173,7 @@ class DecodingPanel(QWidget):
     def _on_run(self, run: DecodeRun) -> None:
         self.run = run
         self._show_message(self._unknown_note(run), "info")
-        self.t = len(run.steps) - 1  # arrive complete; Reset / Step walk through it
+        self.state.session.set_decode_step(None)  # arrive complete; Reset / Step walk through it
         self.parallel.set_run(run)
         if run.beam is not None:
             self.beam_view.set_result(run.beam, run.vocab)
@@ -301,8 +301,16 @@ class DecodingPanel(QWidget):
         """Show decoding step t (clamped to the run)."""
         if self.run is None:
             return
-        self.t = max(0, min(int(t), len(self.run.steps) - 1))
+        self.state.session.set_decode_step(max(0, min(int(t), len(self.run.steps) - 1)))
         self._show_step()
+
+    @property
+    def t(self) -> int:
+        """The decoding step shown: the session's (None there = the last step of the run)."""
+        if self.run is None:
+            return 0
+        t = self.state.session.decode_step
+        return len(self.run.steps) - 1 if t is None else max(0, min(t, len(self.run.steps) - 1))
 
     @staticmethod
     def _prefix_chips(prefix: list[str], n_prompt: int) -> str:
