@@ -49,6 +49,12 @@ class RunInfo:
     src_vocab: list
     tgt_vocab: list
 
+    def headline(self) -> str:
+        """What the panel says once the model is built (rich text)."""
+        threads = f"{self.threads} thread{'s' if self.threads != 1 else ''}"
+        return (f"Training <b>{self.task}</b>: {self.model} on <b>{self.device}</b> ({threads}), "
+                f"warm-up {self.warmup:,} steps.")
+
 
 @dataclass
 class Snapshot:

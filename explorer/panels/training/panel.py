@@ -10,30 +10,22 @@ sandbox: it never replaces the session's model unless asked (`explorer.panels.tr
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import QEvent, QEventLoop, Qt, QTimer
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from explorer import style
 from explorer.state import SessionState
-from explorer.panels.training.controls import CONTINUE, TSV, TrainingControls, format_duration
+from explorer.panels.training.controls import TrainingControls
 from explorer.panels.training.curves import TrainingCurves
-from explorer.panels.training.probe import ProbeView
-from explorer.panels.training.setup import TrainingRequest, last_run_dir
+from explorer.panels.training.live import LiveDisplay
 from explorer.panels.training.messages import Offer, RunInfo, Snapshot
+from explorer.panels.training.probe import ProbeView
 from explorer.panels.training.sandbox import PUBLISH_INTERVAL, RUN_LABEL, Sandbox  # noqa: F401 - tests read it
-from explorer.panels.training.snapshots import SnapshotTimeline
+from explorer.panels.training.setup import TrainingRequest, last_run_dir
 from explorer.panels.training.worker import TrainingRun, save_in_background
 
-# Every ms the GUI thread spends drawing holds Python's GIL, which the training thread needs
-# between its torch ops: so redraws are spaced by what they cost, not only by the clock.
-FRAME_MIN = 0.25  # s between redraws of the curves and the probe (at most 4 a second) …
-GUI_BUDGET = 0.025  # … and their measured cost stays under this share of the time
-ETA_WINDOW = 10.0  # s of recent running time used for the steps/s behind "time left"
 EVAL_SIZE = 50  # held-out pairs per live evaluation (a full evaluation is the CLI's job)
 
 
@@ -52,22 +44,15 @@ class TrainingPanel(QWidget):
         self.trained: Offer | None = None  # the last model a run handed over
         self._own = None  # the session's own model the controls were last set up for
         self._defaults_pending = False  # it changed during a run: its task and kind once the run ends
-        self.timeline: SnapshotTimeline[Snapshot] = SnapshotTimeline()
-        self.live = True
-        self.viewed = -1  # timeline index on show
-        self._walls = np.empty(0)
-        self._wall_steps = np.empty(0)
         self._watched = None
         self._train_loop: QEventLoop | None = None
-        self._redraw_timer = QTimer(self, singleShot=True)
-        self._redraw_timer.timeout.connect(self.redraw)
-        self._last_redraw = 0.0
-        self._frame_cost = 0.0
-        self._show_newest = False
         self._build()
+        self.display = LiveDisplay(self.curves, self.probe, self.controls, self)
+        self.timeline = self.display.timeline  # (cleared for each run, never replaced)
         self.sandbox = Sandbox(self)
+        self.probe.showInOthersChanged.connect(self.sandbox.on_show_others)
         state.bundleChanged.connect(self._on_bundle)
-        state.shownModelChanged.connect(self._on_shown_model)
+        state.shownModelChanged.connect(self.sandbox.on_shown_model)
         self._on_bundle()
         app = QApplication.instance()
         if app is not None:
@@ -108,25 +93,14 @@ class TrainingPanel(QWidget):
         self.probe.probeEdited.connect(self._on_probe_edited)
         self.probe.timelineMoved.connect(self.select_snapshot)
         self.probe.liveRequested.connect(self.follow_live)
-        self.probe.showInOthersChanged.connect(self._on_show_others)
         self._on_task_changed(c.task_name())
         self._show_phase()
 
     # -- public controls ------------------------------------------------------------------------
     def request(self, start_paused: bool = False) -> TrainingRequest:
         """The run the controls describe."""
-        from model.training import TrainConfig
-
-        c = self.controls
-        train = TrainConfig(steps=c.steps_spin.value(), batch_size=c.batch_spin.value(),
-                            warmup=c.warmup_spin.value(), device=c.device_box.currentData(), eval_size=EVAL_SIZE)
-        tsv = c.tsv_path if c.task_box.currentData() == TSV else None
-        preset = c.model_box.currentData()
-        return TrainingRequest(task=c.task_name(), tsv_path=tsv, tsv_tokenizer=c.tokenizer_box.currentText(),
-                               preset=preset if preset != CONTINUE else "tiny", kind=c.kind(),
-                               continue_from=self.state.session.bundle if preset == CONTINUE else None,
-                               train=train,
-                               probe=self.probe.probe_edit.text().strip(), snapshots=True, start_paused=start_paused)
+        return self.controls.request(self.state.session.bundle, self.probe.probe_edit.text().strip(),
+                                     start_paused, EVAL_SIZE)
 
     def start(self, request: TrainingRequest | None = None) -> None:
         """Start a new run (the controls' settings unless a request is given)."""
@@ -136,30 +110,12 @@ class TrainingPanel(QWidget):
         self.total_steps = request.train.steps
         self.step = 0
         self.info = None
-        self.timeline.clear()
-        self.probe.clear()
-        self.curves.reset(request.train.warmup)
-        from model.kinds import model_kind
-
-        kind = (request.continue_from.model_kind if request.continue_from is not None
-                else model_kind(request.kind))
-        self.curves.set_metric(kind.metric)
-        self._walls, self._wall_steps = np.empty(0), np.empty(0)
+        self.display.reset(request.train.warmup, request.model_kind().metric)
         self.sandbox.reset()
-        self.live = True
         self.run = run = TrainingRun(request)
-        w = run.worker
-        w.info.connect(self._on_info)
-        w.rows.connect(self._on_rows)
-        w.evaluated.connect(self._on_eval)
-        w.snapshot.connect(self._on_snapshot)
-        w.probe_failed.connect(self._on_probe_failed)
-        w.offered.connect(self._on_offered)
-        w.saved.connect(self._on_saved)
-        w.save_failed.connect(self._on_save_failed)
-        w.failed.connect(self._on_failed)
-        w.phase.connect(self._on_phase)
-        w.finished.connect(self._on_finished)  # after the last message (and `errored`, if a bug)
+        for name in ("info", "rows", "evaluated", "snapshot", "probe_failed", "offered", "saved", "save_failed",
+                     "failed", "phase", "finished"):  # `finished`: after the last message (and `errored`)
+            getattr(run.worker, name).connect(getattr(self, f"_on_{name}"))
         self.phase = "building"
         self.say("Building the model…")
         self._show_phase()
@@ -192,7 +148,7 @@ class TrainingPanel(QWidget):
             self.run.steering.save(folder)
             self.say(f"Saving a checkpoint to {folder} …")
         elif self.trained is not None:  # a finished run's copy: nobody trains it, a pool thread writes it
-            save_in_background(self.trained.bundle, folder, self._on_saved, self._on_save_error)
+            save_in_background(self.trained.bundle, folder, self._on_saved, self._on_save_failed)
             self.say(f"Saving a checkpoint to {folder} …")
 
     def use_model(self) -> None:
@@ -212,12 +168,7 @@ class TrainingPanel(QWidget):
     def select_snapshot(self, index: int) -> None:
         """Show an earlier snapshot in the probe; the newest one means 'follow live'. While the
         probe looks back, the other panels hold the model they show (snapshots keep no weights)."""
-        if not len(self.timeline):
-            return
-        index = max(0, min(int(index), len(self.timeline) - 1))
-        self.live = index == len(self.timeline) - 1
-        self._show(index)
-        if self.live:
+        if self.display.select(index) and self.live:
             self.sandbox.publish_later()
 
     def follow_live(self) -> None:
@@ -254,17 +205,12 @@ class TrainingPanel(QWidget):
         self.phase = "idle"
         self._show_phase()
         self.sandbox.close()
-        w = run.steering
-        if w.steps_done == 0:
+        report = run.steering.closing_report(str(folder))
+        if report is None:
             return None
-        if w.last_saved == str(folder):
-            text, level = f"Training stopped at step {w.steps_done:,}; the last run was saved to {folder}", "info"
-        else:
-            text = f"Training stopped at step {w.steps_done:,}; saving the last run failed: {w.last_error}"
-            level = "error"
+        text, level = report
         print(f"transformer-explorer: {text}", file=sys.stderr)
-        self.say(text, level)
-        self.state.inform(text, level)
+        self.tell(text, level)
         return folder if level == "info" else None
 
     # -- worker signals (GUI thread; anything from a run that is no longer current is dropped) --
@@ -281,35 +227,24 @@ class TrainingPanel(QWidget):
         own = self.state.session.bundle
         shown = (f" The other panels show this run's model (“{RUN_LABEL}, step N”) in place of “{own.name}” "
                  f"until it ends or you go back." if self.probe.show_others.isChecked() and own is not None else "")
-        self.say(f"Training <b>{info.task}</b>: {info.model} on <b>{info.device}</b> "
-                  f"({info.threads} thread{'s' if info.threads != 1 else ''}), warm-up {info.warmup:,} steps.{shown}")
+        self.say(info.headline() + shown)
 
     def _on_rows(self, rows) -> None:
         if not self._mine() or not len(rows):
             return
-        self.curves.add_rows(rows)
         self.step = int(rows.step[-1])
-        self._walls = np.concatenate([self._walls, rows.wall])[-4096:]
-        self._wall_steps = np.concatenate([self._wall_steps, rows.step.astype(float)])[-4096:]
-        self._schedule_redraw()
+        self.display.add_rows(rows)
 
-    def _on_eval(self, event) -> None:
+    def _on_evaluated(self, event) -> None:
         if self._mine():
-            self.curves.add_eval(event)
-            self._schedule_redraw()
+            self.display.add_eval(event)
 
     def _on_snapshot(self, snap: Snapshot) -> None:
         if not self._mine():
             return
-        viewing_past = not self.live and 0 <= self.viewed < len(self.timeline)
-        viewed_step = self.timeline[self.viewed][0] if viewing_past else None
-        self.timeline.add(snap.step, snap)
+        self.display.add_snapshot(snap)
         if self.live:
-            self._show_newest = True
             self.sandbox.publish_later()
-        else:
-            self.viewed = self.timeline.index_of_step(viewed_step)
-        self._schedule_redraw()
 
     def _on_probe_failed(self, text: str) -> None:
         if self._mine():
@@ -325,22 +260,14 @@ class TrainingPanel(QWidget):
             self.sandbox.use(offer)
 
     def _on_saved(self, folder: str) -> None:
-        text = f"Checkpoint saved to {folder}"
-        self.say(text)
-        self.state.inform(text, "info")
+        self.tell(f"Checkpoint saved to {folder}")
 
-    def _on_save_failed(self, text: str) -> None:
-        self.say(f"Could not save the checkpoint: {text}", "error")
-        self.state.inform(f"Could not save the checkpoint: {text}", "error")
-
-    def _on_save_error(self, exc: BaseException) -> None:
-        self._on_save_failed(str(exc))
+    def _on_save_failed(self, error: str | BaseException) -> None:
+        self.tell(f"Could not save the checkpoint: {error}", "error")
 
     def _on_failed(self, text: str) -> None:
-        if not self._mine():
-            return
-        self.say(text, "error")
-        self.state.inform(text, "error")
+        if self._mine():
+            self.tell(text, "error")
 
     def _on_phase(self, phase: str) -> None:
         if self._mine():
@@ -374,47 +301,14 @@ class TrainingPanel(QWidget):
         self.say(text)
         self._show_progress(done=True)
 
-    # -- drawing, paced by its cost ----------------------------------------------------------------
-    def _schedule_redraw(self) -> None:
-        if self._redraw_timer.isActive():
-            return
-        gap = max(FRAME_MIN, self._frame_cost / GUI_BUDGET)
-        wait = gap - (time.monotonic() - self._last_redraw)
-        self._redraw_timer.start(max(0, int(wait * 1000)))
+    # -- drawing: `LiveDisplay`, paced by its cost ------------------------------------------------
+    @property
+    def live(self) -> bool:
+        return self.display.live
 
     def redraw(self) -> None:
         """Hand everything received since the last redraw to the plots (one batch of work)."""
-        self._redraw_timer.stop()
-        start = time.perf_counter()
-        self.curves.refresh()
-        if self._show_newest and self.live and len(self.timeline):
-            self._show(len(self.timeline) - 1)
-        else:
-            self._update_timeline()
-        self._show_newest = False
-        self._show_progress(done=self.run is None)
-        # This frame's Python work + what painting took since the last frame (about the same next time).
-        self._frame_cost = (time.perf_counter() - start + self.curves.take_paint_time()
-                            + self.probe.canvas.take_paint_time())
-        self._last_redraw = time.monotonic()
-
-    # -- snapshots ------------------------------------------------------------------------------
-    def _show(self, index: int) -> None:
-        self.viewed = index
-        step, snap = self.timeline[index]
-        self.probe.show_snapshot(step, snap.result, snap.probe)
-        self._update_timeline()
-
-    def _update_timeline(self) -> None:
-        n = len(self.timeline)
-        step = self.timeline[self.viewed][0] if 0 <= self.viewed < n else 0
-        self.probe.set_timeline(n, self.viewed, step, self.live)
-
-    def _on_shown_model(self, shown) -> None:
-        self.sandbox.on_shown_model(shown)
-
-    def _on_show_others(self, on: bool) -> None:
-        self.sandbox.on_show_others(on)
+        self.display.redraw(self.step, self.total_steps, self.phase, done=self.run is None)
 
     # -- controls -----------------------------------------------------------------------------
     def _on_start_clicked(self) -> None:
@@ -433,14 +327,7 @@ class TrainingPanel(QWidget):
         self.save_checkpoint(path)
 
     def _on_task_changed(self, name: str) -> None:
-        if name in ("tsv", ""):
-            self.probe.set_probe_text("")
-            return
-        from model.tasks import get_task
-        from explorer.panels.training.setup import default_probe
-
-        self.probe.set_probe_text(default_probe(get_task(name), self.controls.kind()))
-        self.probe.expect_kind(self.controls.kind())
+        self.probe.set_task(name, self.controls.kind())
 
     def _on_probe_edited(self, text: str) -> None:
         if self.run is not None:
@@ -471,25 +358,17 @@ class TrainingPanel(QWidget):
         self.controls.set_phase(self.phase, has_model=self.trained is not None)
 
     def _show_progress(self, done: bool = False) -> None:
-        total = max(1, self.total_steps)
-        pct = 100.0 * self.step / total
-        text = f"step {self.step:,} / {total:,} · {pct:.0f} %"
-        if self.phase == "paused":
-            text += " · paused"
-        elif not done and len(self._walls) >= 2:
-            recent = self._walls >= self._walls[-1] - ETA_WINDOW
-            w, s = self._walls[recent], self._wall_steps[recent]
-            if len(w) >= 2 and w[-1] > w[0]:
-                rate = (s[-1] - s[0]) / (w[-1] - w[0])
-                text += f" · {rate:.1f} steps/s · {format_duration((total - self.step) / max(rate, 1e-9))} left"
-        elif done:
-            text += " · done" if self.step >= total else " · stopped"
-        self.controls.set_progress(self.step, total, text)
+        self.display.show_progress(self.step, self.total_steps, self.phase, done)
 
     def say(self, text: str, level: str = "info") -> None:
         colour = {"error": style.ERROR, "warning": style.WARNING}.get(level, style.TEXT)
         self.message.setStyleSheet(f"color: {colour.name()};")
         self.message.setText(text)
+
+    def tell(self, text: str, level: str = "info") -> None:
+        """Say it here and in the window's status line."""
+        self.say(text, level)
+        self.state.inform(text, level)
 
     # -- lifetime -------------------------------------------------------------------------------
     def showEvent(self, event) -> None:  # noqa: N802

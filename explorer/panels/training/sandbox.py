@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QObject, QTimer
 
 from explorer.session import ShownModel
 from explorer.panels.training.messages import Offer
@@ -32,10 +32,12 @@ def readable(bundle, text: str) -> bool:
     return True
 
 
-class Sandbox:
-    """Publishes a training panel's run to the other panels, paced by cost, and takes it back."""
+class Sandbox(QObject):
+    """Publishes a training panel's run to the other panels, paced by cost, and takes it back
+    (a child of the panel: its connections end with it)."""
 
     def __init__(self, panel):
+        super().__init__(panel)
         self.panel = panel
         self.state = panel.state
         self.shown: Offer | None = None  # the run's copy the other panels show now (None: the session's own)
@@ -43,7 +45,7 @@ class Sandbox:
         self.last_publish = 0.0
         self.publish_cost = 0.0
         self.offer_pending = False  # a copy for the other panels is on its way from the worker
-        self.timer = QTimer(panel, singleShot=True)
+        self.timer = QTimer(self, singleShot=True)
         self.timer.timeout.connect(self.flush_publish)
         self.state.shownModelChanged.connect(self.on_shown_model)
 

@@ -15,7 +15,6 @@ not used: a paused run must still serve that queue, and a stopped one still save
 from __future__ import annotations
 
 import copy
-import queue
 import sys
 import threading
 import time
@@ -25,7 +24,7 @@ from functools import partial
 
 from PySide6.QtCore import QThreadPool, Qt, Signal
 from superqt.utils import GeneratorWorker, create_worker
-from superqt.utils._qthreading import GeneratorWorkerSignals
+from superqt.utils._qthreading import GeneratorWorkerSignals  # public in napari.qt.threading, for subclassing
 
 from model.bundle import InputError, ModelBundle
 from model.training import EvalEvent, Trainer, TrainingError
@@ -34,6 +33,7 @@ from model.transformer import Transformer
 from explorer.panels.training.messages import (COLUMNS, Failed, MetricRows, Offer, Phase, ProbeFailed, RunInfo,
                                                SaveFailed, Saved, Snapshot)
 from explorer.panels.training.setup import TrainingRequest, build_trainer, default_probe, describe_model, worker_threads
+from explorer.panels.training.steering import Steering
 
 EMIT_INTERVAL = 0.2  # s between metric batches: the curves look live, the GUI thread stays idle
 PROBE_INTERVAL = 0.3  # s between probe forwards (attention maps refresh ~3× a second)
@@ -42,107 +42,6 @@ EVAL_BUDGET = 0.01  # same for held-out evaluation
 EVAL_MIN_INTERVAL = 3.0
 EVAL_SIZE = 50
 PAUSED_POLL = 0.1  # s a paused run waits for a request before it looks at its flags again
-
-
-class Steering:
-    """Thread-safe steering of one run from the GUI thread.
-
-    Pause, resume and stop go to the Trainer's own flags (remembered until it is built);
-    the rest are requests the loop serves between two steps. The loop writes `steps_done`,
-    `last_saved` and `last_error`; the GUI reads them once the run has been joined.
-    """
-
-    def __init__(self, request: TrainingRequest):
-        self._lock = threading.Lock()
-        self._requests: queue.SimpleQueue[tuple[str, object]] = queue.SimpleQueue()
-        self.trainer: Trainer | None = None
-        self._pause, self._stop = request.start_paused, False
-        self.stop_save_to: str | None = None
-        self.stop_offer = True
-        self.snapshots = request.snapshots
-        self._began = self._cancelled = False
-        self.steps_done = 0
-        self.last_saved: str | None = None
-        self.last_error: str | None = None
-        self.outcome: str | None = None
-
-    # -- GUI thread ---------------------------------------------------------------------------
-    def pause(self) -> None:
-        with self._lock:
-            self._pause = True
-            if self.trainer is not None:
-                self.trainer.pause()
-
-    def resume(self) -> None:
-        with self._lock:
-            self._pause = False
-            if self.trainer is not None:
-                self.trainer.resume()
-        self._requests.put(("wake", None))
-
-    def step_once(self) -> None:
-        """Exactly one more optimisation step, then stay paused."""
-        self.pause()
-        self._requests.put(("step", None))
-
-    def stop(self, save_to: str | None = None, offer: bool = True) -> None:
-        """End after the current step; optionally save a checkpoint and/or offer the model."""
-        with self._lock:
-            self._stop, self.stop_save_to, self.stop_offer = True, save_to, offer
-            if self.trainer is not None:
-                self.trainer.stop()
-        self._requests.put(("wake", None))
-
-    def save(self, folder: str) -> None:
-        self._requests.put(("save", str(folder)))
-
-    def offer(self, reason: str = "asked") -> None:
-        """Send a CPU copy of the model as it is now (between two steps)."""
-        self._requests.put(("offer", reason))
-
-    def set_probe(self, text: str) -> None:
-        self._requests.put(("probe", text))
-
-    def set_snapshots(self, on: bool) -> None:
-        self.snapshots = bool(on)
-
-    def cancel_unbegun(self) -> bool:
-        """True if the loop has not begun: it never will (a window closed right after Start)."""
-        with self._lock:
-            self._cancelled = not self._began
-            return self._cancelled
-
-    # -- worker thread --------------------------------------------------------------------------
-    def begin(self) -> bool:
-        with self._lock:
-            self._began = not self._cancelled
-            return self._began
-
-    def attach(self, trainer: Trainer) -> None:
-        """The trainer is built: the flags set so far become its own."""
-        with self._lock:
-            self.trainer = trainer
-            if self._pause:
-                trainer.pause()
-            if self._stop:
-                trainer.stop()
-
-    def take(self, timeout: float) -> list[tuple[str, object]]:
-        """The requests waiting now (blocking up to `timeout` s for the first)."""
-        try:
-            first = self._requests.get(timeout=timeout) if timeout > 0 else self._requests.get_nowait()
-        except queue.Empty:
-            return []
-        taken = [first]
-        while True:
-            try:
-                taken.append(self._requests.get_nowait())
-            except queue.Empty:
-                return taken
-
-    @property
-    def began(self) -> bool:
-        return self._began
 
 
 def train(request: TrainingRequest, steering: Steering):
