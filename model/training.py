@@ -29,12 +29,10 @@ from .evaluation import (exact_match, masked_accuracy, next_token_accuracy,  # n
                          scored_positions, translate_batch)
 from .kinds import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY
 from .masking import mask_id_of, mask_tokens
+from .optimizer import ADAM_BETAS, ADAM_EPS, make_optimizer, noam_lr  # noqa: F401 - re-exported
 from .tasks import Task, get_task
 from .tokenizers import BOS_ID, EOS_ID, PAD_ID, Tokenizer
 from .transformer import Transformer
-
-ADAM_BETAS = (0.9, 0.98)  # Section 5.3
-ADAM_EPS = 1e-9
 
 # What each kind of model learns, and the held-out score that says how well.
 OBJECTIVES = {ENCODER_DECODER.name: "seq2seq", ENCODER_ONLY.name: "mlm", DECODER_ONLY.name: "lm"}
@@ -45,29 +43,6 @@ METRIC_LABELS = {"exact_match": "held-out exact match", "masked_accuracy": "held
 
 class TrainingError(RuntimeError):
     """Training cannot go on (a diverged loss, out of memory, a bad setting); the message says why."""
-
-
-def noam_lr(step: int, d_model: int, warmup: int, scale: float = 1.0) -> float:
-    """Eq. 3 (Section 5.3): scale · d_model^-0.5 · min(step^-0.5, step · warmup^-1.5).
-
-    Rises linearly for `warmup` steps, peaks at step == warmup, then decays as 1/√step.
-    Steps count from 1 (the first optimisation step).
-    """
-    if step < 1:
-        raise ValueError(f"steps count from 1, got {step}")
-    if warmup < 1:
-        raise ValueError(f"warmup must be at least 1 step, got {warmup}")
-    return scale * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
-
-
-def make_optimizer(model: nn.Module, d_model: int, warmup: int, scale: float = 1.0
-                   ) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
-    """Adam(β1 0.9, β2 0.98, ε 1e-9) whose learning rate LambdaLR sets to `noam_lr` every step."""
-    params = list(dict.fromkeys(model.parameters()))  # tied embeddings once
-    opt = torch.optim.Adam(params, lr=1.0, betas=ADAM_BETAS, eps=ADAM_EPS)
-    # LambdaLR multiplies the base lr (1.0) by lambda(k), k = 0 before the first step → noam_lr(1).
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: noam_lr(k + 1, d_model, warmup, scale))
-    return opt, sched
 
 
 @dataclass
