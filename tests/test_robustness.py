@@ -297,7 +297,7 @@ def test_cuda_out_of_memory_is_a_message_and_the_run_can_still_be_saved(training
     text = next(t for level, t in seen if level == "error")
     assert "out of memory" in text.lower() and "step 1" in text, text
     qtbot.waitUntil(lambda: panel.phase == "paused", timeout=TIMEOUT)
-    assert panel.run.thread.isRunning()
+    assert panel.run.is_running()
     _alive(qtbot)
     panel.save_checkpoint(tmp_path / "after-oom")
     qtbot.waitUntil(lambda: (tmp_path / "after-oom" / WEIGHTS).exists(), timeout=TIMEOUT)

@@ -118,10 +118,10 @@ def test_pause_stops_the_step_counter_and_resume_goes_on(qtbot, panel):
     wait_steps(qtbot, panel, 3)
     panel.pause()
     qtbot.waitUntil(lambda: panel.phase == "paused", timeout=TIMEOUT)
-    paused_at = panel.run.worker.trainer.step_count
+    paused_at = panel.run.trainer.step_count
     assert panel.step == paused_at
     qtbot.wait(600)
-    assert panel.run.worker.trainer.step_count == paused_at and panel.step == paused_at
+    assert panel.run.trainer.step_count == paused_at and panel.step == paused_at
     assert panel.controls.start_button.text() == "Resume" and not panel.controls.pause_button.isEnabled()
     panel.resume()
     wait_steps(qtbot, panel, paused_at + 2)
@@ -135,7 +135,7 @@ def test_single_step_advances_by_exactly_one(qtbot, panel):
     panel.single_step()
     qtbot.waitUntil(lambda: panel.step == 2, timeout=TIMEOUT)
     qtbot.wait(400)
-    assert panel.step == 2 and panel.run.worker.trainer.step_count == 2
+    assert panel.step == 2 and panel.run.trainer.step_count == 2
     assert panel.curves.series["loss"].n == 2
     panel.stop()
     wait_idle(qtbot, panel)
@@ -147,13 +147,13 @@ def test_stop_joins_the_thread_and_hands_over_a_copy(qtbot, panel, state):
     run = panel.run
     panel.stop()
     wait_idle(qtbot, panel)
-    assert not run.thread.isRunning() and run.thread.isFinished()
-    trained = run.worker.trainer.model
+    assert not run.is_running() and run.is_done()
+    trained = run.trainer.model
     handed = panel.trained.bundle
     assert handed.model is not trained  # the panel gets a copy, never the trained object
     for (name, a), b in zip(handed.model.state_dict().items(), trained.state_dict().values()):
         assert torch.equal(a, b.cpu()), name
-    assert handed.metrics["steps"] == run.worker.trainer.step_count
+    assert handed.metrics["steps"] == run.trainer.step_count
     assert state.bundle is not handed and state.session.shown_model is None  # the session's own model stays
 
 
@@ -164,7 +164,7 @@ def test_continuing_the_loaded_model_never_trains_the_sessions_object(qtbot, pan
     assert not panel.controls.task_box.isEnabled()  # the model's own task
     panel.start()
     wait_steps(qtbot, panel, 3)
-    assert panel.run.worker.trainer.model is not original.model
+    assert panel.run.trainer.model is not original.model
     panel.stop()
     wait_idle(qtbot, panel)
     for k, v in original.model.state_dict().items():
@@ -191,7 +191,7 @@ def test_a_worker_exception_is_a_message_and_the_app_stays_responsive(qtbot, pan
     timer.setInterval(20)
     with qtbot.waitSignal(timer.timeout, timeout=2000):
         timer.start()
-    assert panel.run.thread.isRunning()  # paused, not dead: the weights can still be saved
+    assert panel.run.is_running()  # paused, not dead: the weights can still be saved
     panel.stop()
     wait_idle(qtbot, panel)
 
@@ -213,7 +213,7 @@ def test_a_nan_loss_shows_the_training_error_naming_the_step(qtbot, panel, state
     text = panel.message.text()
     assert "loss became nan at step 4" in text, text
     qtbot.waitUntil(lambda: panel.phase == "paused", timeout=TIMEOUT)
-    assert panel.step == 3 and panel.run.worker.trainer.step_count == 3  # the last good step stays
+    assert panel.step == 3 and panel.run.trainer.step_count == 3  # the last good step stays
     panel.stop()
     wait_idle(qtbot, panel)
     trained = panel.trained.bundle
@@ -257,11 +257,11 @@ def test_closing_the_panel_mid_training_writes_the_last_run(qtbot, panel, tmp_pa
     wait_steps(qtbot, panel, 3)
     run = panel.run
     panel.close()
-    assert not run.thread.isRunning()
+    assert not run.is_running()
     folder = tmp_path / "appdata" / "last-run"
     assert (folder / "config.json").is_file() and (folder / "model.safetensors").is_file()
     restored = load_checkpoint(folder)
-    assert restored.metrics["steps"] == run.worker.trainer.step_count >= 3
+    assert restored.metrics["steps"] == run.trainer.step_count >= 3
     assert str(folder) in panel.message.text()
 
 
@@ -277,7 +277,7 @@ def test_closing_the_main_window_stops_the_run(qtbot, state, tmp_path, monkeypat
     wait_steps(qtbot, p, 2)
     run = p.run
     window.close()
-    assert not run.thread.isRunning() and p.run is None
+    assert not run.is_running() and p.run is None
     assert (tmp_path / "last-run" / "config.json").is_file()
 
 
@@ -314,7 +314,7 @@ def test_saving_mid_run_writes_a_loadable_checkpoint_between_steps(qtbot, panel,
     qtbot.waitUntil(lambda: panel.phase == "paused", timeout=TIMEOUT)
     panel.save_checkpoint(folder)  # paused: these are exactly the weights the trainer holds
     qtbot.waitUntil(lambda: load_checkpoint(folder).metrics["steps"] == panel.step, timeout=TIMEOUT)
-    trained = panel.run.worker.trainer.model.state_dict()
+    trained = panel.run.trainer.model.state_dict()
     for name, value in load_checkpoint(folder).model.state_dict().items():
         assert torch.equal(value, trained[name].cpu()), name
     panel.stop()
@@ -331,7 +331,7 @@ def test_use_this_model_hands_a_copy_to_the_session_during_the_run(qtbot, panel,
         panel.use_model()
     used = state.session.bundle
     assert used is not original
-    assert used.metrics["steps"] == panel.step and used.model is not panel.run.worker.trainer.model
+    assert used.metrics["steps"] == panel.step and used.model is not panel.run.trainer.model
     assert "now the session's model" in panel.message.text()
     panel.stop()
     wait_idle(qtbot, panel)

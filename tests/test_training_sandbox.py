@@ -81,7 +81,7 @@ def test_a_shown_run_is_named_in_the_header_and_stopping_restores_the_checkpoint
     frame = state.frame
     assert frame.model_label.startswith("training run, step ")
     assert frame.bundle.config.d_model == 64 and frame.bundle is not original
-    assert frame.bundle.model is not panel.run.worker.trainer.model  # a copy nobody trains
+    assert frame.bundle.model is not panel.run.trainer.model  # a copy nobody trains
     assert_header_agrees(state, bar)
     assert not bar.back_button.isHidden() and bar.back_button.text() == f"Back to {original.name}"
     assert panel.controls.back_button.isEnabled()
@@ -154,7 +154,7 @@ def test_use_this_model_during_the_run(qtbot, setup):
     panel.use_model()
     qtbot.waitUntil(lambda: state.session.bundle is not original, timeout=TIMEOUT)
     used = state.session.bundle
-    assert used.metrics["steps"] == panel.step and used.model is not panel.run.worker.trainer.model
+    assert used.metrics["steps"] == panel.step and used.model is not panel.run.trainer.model
     assert bar.model_combo.currentText() == used.name
     assert state.frame.output_text == state.frame.bundle.translate(TEXT)
     panel.stop()

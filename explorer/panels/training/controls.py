@@ -322,6 +322,20 @@ class TrainingControls(QWidget):
         self.task_box.setCurrentIndex(index)
         self.tokenizer_box.setVisible(True)
 
+    def request(self, session_bundle, probe: str, start_paused: bool = False, eval_size: int = 50):
+        """The run these controls describe (`session_bundle` is continued when "continue" is chosen)."""
+        from model.training import TrainConfig
+        from explorer.panels.training.setup import TrainingRequest
+
+        train = TrainConfig(steps=self.steps_spin.value(), batch_size=self.batch_spin.value(),
+                            warmup=self.warmup_spin.value(), device=self.device_box.currentData(), eval_size=eval_size)
+        preset = self.model_box.currentData()
+        return TrainingRequest(task=self.task_name(), tsv_path=self.tsv_path if self.task_name() == "tsv" else None,
+                               tsv_tokenizer=self.tokenizer_box.currentText(),
+                               preset=preset if preset != CONTINUE else "tiny", kind=self.kind(),
+                               continue_from=session_bundle if preset == CONTINUE else None, train=train,
+                               probe=probe, snapshots=True, start_paused=start_paused)
+
     def set_progress(self, step: int, total: int, text: str) -> None:
         self.progress.setRange(0, max(1, total))
         self.progress.setValue(min(step, total))

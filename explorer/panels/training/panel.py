@@ -4,56 +4,29 @@ Choose a task, a model size and a device; start, pause, single-step or stop. The
 the loss falling, accuracy rising and the learning rate of Eq. 3 warming up then decaying; a
 fixed probe input shows the model's output and attention map changing as it trains (the
 reverse task's anti-diagonal appears). Training runs in `explorer.panels.training.worker` on
-its own thread; this panel only draws what the worker sends and forwards clicks.
-
-A run is a sandbox: it never replaces the session's model (the loaded checkpoint). With "Show
-in other panels" a CPU copy of the model being trained is *shown* in every panel in place of
-the session's own (`Session.show_model`, about once a second), run by the pipeline on the
-session's text, and the header names it ("training run, step 472"). "Back to <checkpoint>",
-turning "Show in other panels" off, or the end of the run bring the checkpoint back; only
-"Use this model" makes the trained copy the session's model.
+its own thread; this panel only draws what the worker sends and forwards clicks. A run is a
+sandbox: it never replaces the session's model unless asked (`explorer.panels.training.sandbox`).
 """
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import QEvent, QEventLoop, Qt, QTimer
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from explorer import style
-from explorer.session import ShownModel
 from explorer.state import SessionState
-from explorer.panels.training.controls import CONTINUE, TSV, TrainingControls, format_duration
+from explorer.panels.training.controls import TrainingControls
 from explorer.panels.training.curves import TrainingCurves
+from explorer.panels.training.live import LiveDisplay
+from explorer.panels.training.messages import Offer, RunInfo, Snapshot
 from explorer.panels.training.probe import ProbeView
+from explorer.panels.training.sandbox import PUBLISH_INTERVAL, RUN_LABEL, Sandbox  # noqa: F401 - tests read it
 from explorer.panels.training.setup import TrainingRequest, last_run_dir
-from explorer.panels.training.snapshots import SnapshotTimeline
-from explorer.panels.training.worker import Offer, RunInfo, Snapshot, TrainingRun, save_in_background
+from explorer.panels.training.worker import TrainingRun, save_in_background
 
-# Every ms the GUI thread spends drawing holds Python's GIL, which the training thread needs
-# between its torch ops: so redraws are spaced by what they cost, not only by the clock.
-FRAME_MIN = 0.25  # s between redraws of the curves and the probe (at most 4 a second) …
-GUI_BUDGET = 0.025  # … and their measured cost stays under this share of the time
-PUBLISH_INTERVAL = 1.0  # s: the other panels follow a run at most once a second …
-PUBLISH_COST_FACTOR = 20  # … and a copy for them costs at most 1/20 of the GUI's and the worker's time
-RUN_LABEL = "training run"  # what the header calls a training run's model shown in the panels
-ETA_WINDOW = 10.0  # s of recent running time used for the steps/s behind "time left"
 EVAL_SIZE = 50  # held-out pairs per live evaluation (a full evaluation is the CLI's job)
-
-
-def readable(bundle, text: str) -> bool:
-    """Whether `bundle` can read `text` (not empty, not too long, not only unknown symbols)."""
-    from model.bundle import InputError
-
-    try:
-        bundle.encode_source(text)
-    except InputError:
-        return False
-    return True
 
 
 class TrainingPanel(QWidget):
@@ -69,30 +42,17 @@ class TrainingPanel(QWidget):
         self.total_steps = 0
         self.info: RunInfo | None = None
         self.trained: Offer | None = None  # the last model a run handed over
-        self.shown: Offer | None = None  # the run's copy the other panels show now (None: the session's own)
         self._own = None  # the session's own model the controls were last set up for
         self._defaults_pending = False  # it changed during a run: its task and kind once the run ends
-        self._text_before: tuple | None = None  # (source, target, probe): the text a shown run replaced
-        self.timeline: SnapshotTimeline[Snapshot] = SnapshotTimeline()
-        self.live = True
-        self.viewed = -1  # timeline index on show
-        self._walls = np.empty(0)
-        self._wall_steps = np.empty(0)
-        self._last_publish = 0.0
-        self._publish_cost = 0.0
-        self._offer_pending = False  # a copy for the other panels is on its way from the worker
         self._watched = None
         self._train_loop: QEventLoop | None = None
-        self._publish_timer = QTimer(self, singleShot=True)
-        self._publish_timer.timeout.connect(self._flush_publish)
-        self._redraw_timer = QTimer(self, singleShot=True)
-        self._redraw_timer.timeout.connect(self.redraw)
-        self._last_redraw = 0.0
-        self._frame_cost = 0.0
-        self._show_newest = False
         self._build()
+        self.display = LiveDisplay(self.curves, self.probe, self.controls, self)
+        self.timeline = self.display.timeline  # (cleared for each run, never replaced)
+        self.sandbox = Sandbox(self)
+        self.probe.showInOthersChanged.connect(self.sandbox.on_show_others)
         state.bundleChanged.connect(self._on_bundle)
-        state.shownModelChanged.connect(self._on_shown_model)
+        state.shownModelChanged.connect(self.sandbox.on_shown_model)
         self._on_bundle()
         app = QApplication.instance()
         if app is not None:
@@ -133,25 +93,14 @@ class TrainingPanel(QWidget):
         self.probe.probeEdited.connect(self._on_probe_edited)
         self.probe.timelineMoved.connect(self.select_snapshot)
         self.probe.liveRequested.connect(self.follow_live)
-        self.probe.showInOthersChanged.connect(self._on_show_others)
         self._on_task_changed(c.task_name())
         self._show_phase()
 
     # -- public controls ------------------------------------------------------------------------
     def request(self, start_paused: bool = False) -> TrainingRequest:
         """The run the controls describe."""
-        from model.training import TrainConfig
-
-        c = self.controls
-        train = TrainConfig(steps=c.steps_spin.value(), batch_size=c.batch_spin.value(),
-                            warmup=c.warmup_spin.value(), device=c.device_box.currentData(), eval_size=EVAL_SIZE)
-        tsv = c.tsv_path if c.task_box.currentData() == TSV else None
-        preset = c.model_box.currentData()
-        return TrainingRequest(task=c.task_name(), tsv_path=tsv, tsv_tokenizer=c.tokenizer_box.currentText(),
-                               preset=preset if preset != CONTINUE else "tiny", kind=c.kind(),
-                               continue_from=self.state.session.bundle if preset == CONTINUE else None,
-                               train=train,
-                               probe=self.probe.probe_edit.text().strip(), snapshots=True, start_paused=start_paused)
+        return self.controls.request(self.state.session.bundle, self.probe.probe_edit.text().strip(),
+                                     start_paused, EVAL_SIZE)
 
     def start(self, request: TrainingRequest | None = None) -> None:
         """Start a new run (the controls' settings unless a request is given)."""
@@ -161,92 +110,66 @@ class TrainingPanel(QWidget):
         self.total_steps = request.train.steps
         self.step = 0
         self.info = None
-        self.timeline.clear()
-        self.probe.clear()
-        self.curves.reset(request.train.warmup)
-        from model.kinds import model_kind
-
-        kind = (request.continue_from.model_kind if request.continue_from is not None
-                else model_kind(request.kind))
-        self.curves.set_metric(kind.metric)
-        self._walls, self._wall_steps = np.empty(0), np.empty(0)
-        self._offer_pending = False
-        self._last_publish = 0.0
-        self.live = True
+        self.display.reset(request.train.warmup, request.model_kind().metric)
+        self.sandbox.reset()
         self.run = run = TrainingRun(request)
-        w = run.worker
-        w.info.connect(self._on_info)
-        w.rows.connect(self._on_rows)
-        w.evaluated.connect(self._on_eval)
-        w.snapshot.connect(self._on_snapshot)
-        w.probe_failed.connect(self._on_probe_failed)
-        w.offered.connect(self._on_offered)
-        w.saved.connect(self._on_saved)
-        w.save_failed.connect(self._on_save_failed)
-        w.failed.connect(self._on_failed)
-        w.phase.connect(self._on_phase)
-        w.finished.connect(self._on_finished)
+        for name in ("info", "rows", "evaluated", "snapshot", "probe_failed", "offered", "saved", "save_failed",
+                     "failed", "phase", "finished"):  # `finished`: after the last message (and `errored`)
+            getattr(run.worker, name).connect(getattr(self, f"_on_{name}"))
         self.phase = "building"
-        self._say("Building the model…")
+        self.say("Building the model…")
         self._show_phase()
         run.start()
 
     def pause(self) -> None:
         if self.run is not None:
-            self.run.worker.pause()
+            self.run.steering.pause()
 
     def resume(self) -> None:
         if self.run is not None:
-            self.run.worker.resume()
+            self.run.steering.resume()
 
     def single_step(self) -> None:
         """Exactly one optimisation step (starting a paused run first if none is going)."""
         if self.run is None:
             self.start(self.request(start_paused=True))
-        self.run.worker.step_once()
+        self.run.steering.step_once()
 
     def stop(self) -> None:
         """End the run; the worker hands its last copy over (for Use / Save), then its thread
         ends, and the panels show the session's own model again."""
         if self.run is not None:
-            self.run.worker.stop(offer=True)
+            self.run.steering.stop(offer=True)
 
     def save_checkpoint(self, folder: str | Path) -> None:
         """Save the weights: by the worker between two steps during a run, else the last trained model."""
         folder = str(folder)
         if self.run is not None:
-            self.run.worker.save(folder)
-            self._say(f"Saving a checkpoint to {folder} …")
+            self.run.steering.save(folder)
+            self.say(f"Saving a checkpoint to {folder} …")
         elif self.trained is not None:  # a finished run's copy: nobody trains it, a pool thread writes it
-            signals = save_in_background(self.trained.bundle, folder, self)
-            signals.saved.connect(self._on_saved)
-            signals.failed.connect(self._on_save_failed)
-            self._say(f"Saving a checkpoint to {folder} …")
+            save_in_background(self.trained.bundle, folder, self._on_saved, self._on_save_failed)
+            self.say(f"Saving a checkpoint to {folder} …")
 
     def use_model(self) -> None:
         """Make the model being trained (a CPU copy of it now), or the last run's, the session's
         model in place of the loaded one."""
         if self.run is not None:
-            self.run.worker.offer("asked")
+            self.run.steering.offer("asked")
         elif self.trained is not None:
-            self._use(self.trained)
+            self.sandbox.use(self.trained)
 
     def back_to_session_model(self) -> None:
         """Show the session's own model (the loaded checkpoint) again; the run goes on, seen
         only here, until "Show in other panels" is ticked again."""
         self.probe.show_others.setChecked(False)  # else the next copy would be shown at once
-        self._unshow()
+        self.sandbox.unshow()
 
     def select_snapshot(self, index: int) -> None:
         """Show an earlier snapshot in the probe; the newest one means 'follow live'. While the
         probe looks back, the other panels hold the model they show (snapshots keep no weights)."""
-        if not len(self.timeline):
-            return
-        index = max(0, min(int(index), len(self.timeline) - 1))
-        self.live = index == len(self.timeline) - 1
-        self._show(index)
-        if self.live:
-            self._publish_later()
+        if self.display.select(index) and self.live:
+            self.sandbox.publish_later()
 
     def follow_live(self) -> None:
         self.select_snapshot(len(self.timeline) - 1)
@@ -277,29 +200,22 @@ class TrainingPanel(QWidget):
         if run is None:
             return None
         folder = last_run_dir()
-        run.worker.stop(save_to=str(folder), offer=False)
+        run.steering.stop(save_to=str(folder), offer=False)
         run.join()
         self.phase = "idle"
         self._show_phase()
-        self._publish_timer.stop()
-        self._offer_pending = False
-        self._unshow()
-        w = run.worker
-        if w.steps_done == 0:
+        self.sandbox.close()
+        report = run.steering.closing_report(str(folder))
+        if report is None:
             return None
-        if w.last_saved == str(folder):
-            text, level = f"Training stopped at step {w.steps_done:,}; the last run was saved to {folder}", "info"
-        else:
-            text = f"Training stopped at step {w.steps_done:,}; saving the last run failed: {w.last_error}"
-            level = "error"
+        text, level = report
         print(f"transformer-explorer: {text}", file=sys.stderr)
-        self._say(text, level)
-        self.state.inform(text, level)
+        self.tell(text, level)
         return folder if level == "info" else None
 
     # -- worker signals (GUI thread; anything from a run that is no longer current is dropped) --
     def _mine(self) -> bool:
-        return self.run is not None and self.sender() is self.run.worker
+        return self.run is not None and self.sender() is self.run.worker.signals
 
     def _on_info(self, info: RunInfo) -> None:
         if not self._mine():
@@ -307,69 +223,51 @@ class TrainingPanel(QWidget):
         self.info = info
         self.total_steps = info.steps
         self.probe.set_probe_text(info.probe)
-        self._publish_later()  # the untrained model, at once
+        self.sandbox.publish_later()  # the untrained model, at once
         own = self.state.session.bundle
         shown = (f" The other panels show this run's model (“{RUN_LABEL}, step N”) in place of “{own.name}” "
                  f"until it ends or you go back." if self.probe.show_others.isChecked() and own is not None else "")
-        self._say(f"Training <b>{info.task}</b>: {info.model} on <b>{info.device}</b> "
-                  f"({info.threads} thread{'s' if info.threads != 1 else ''}), warm-up {info.warmup:,} steps.{shown}")
+        self.say(info.headline() + shown)
 
     def _on_rows(self, rows) -> None:
         if not self._mine() or not len(rows):
             return
-        self.curves.add_rows(rows)
         self.step = int(rows.step[-1])
-        self._walls = np.concatenate([self._walls, rows.wall])[-4096:]
-        self._wall_steps = np.concatenate([self._wall_steps, rows.step.astype(float)])[-4096:]
-        self._schedule_redraw()
+        self.display.add_rows(rows)
 
-    def _on_eval(self, event) -> None:
+    def _on_evaluated(self, event) -> None:
         if self._mine():
-            self.curves.add_eval(event)
-            self._schedule_redraw()
+            self.display.add_eval(event)
 
     def _on_snapshot(self, snap: Snapshot) -> None:
         if not self._mine():
             return
-        viewing_past = not self.live and 0 <= self.viewed < len(self.timeline)
-        viewed_step = self.timeline[self.viewed][0] if viewing_past else None
-        self.timeline.add(snap.step, snap)
+        self.display.add_snapshot(snap)
         if self.live:
-            self._show_newest = True
-            self._publish_later()
-        else:
-            self.viewed = self.timeline.index_of_step(viewed_step)
-        self._schedule_redraw()
+            self.sandbox.publish_later()
 
     def _on_probe_failed(self, text: str) -> None:
         if self._mine():
-            self._say(f"Probe input: {text}", "warning")
+            self.say(f"Probe input: {text}", "warning")
 
     def _on_offered(self, offer: Offer) -> None:
         if not self._mine():
             return
         self.trained = offer
         if offer.reason == "show":
-            self._offer_pending = False
-            if self.probe.show_others.isChecked() and self.live and self.phase != "finishing":
-                self._show_offer(offer)
+            self.sandbox.on_offered(offer)
         elif offer.reason == "asked":
-            self._use(offer)
+            self.sandbox.use(offer)
 
     def _on_saved(self, folder: str) -> None:
-        text = f"Checkpoint saved to {folder}"
-        self._say(text)
-        self.state.inform(text, "info")
+        self.tell(f"Checkpoint saved to {folder}")
 
-    def _on_save_failed(self, text: str) -> None:
-        self._say(f"Could not save the checkpoint: {text}", "error")
-        self.state.inform(f"Could not save the checkpoint: {text}", "error")
+    def _on_save_failed(self, error: str | BaseException) -> None:
+        self.tell(f"Could not save the checkpoint: {error}", "error")
 
     def _on_failed(self, text: str) -> None:
-        if not self._mine():
-            return
-        self._say(text, "error")
-        self.state.inform(text, "error")
+        if self._mine():
+            self.tell(text, "error")
 
     def _on_phase(self, phase: str) -> None:
         if self._mine():
@@ -377,20 +275,19 @@ class TrainingPanel(QWidget):
             self._show_phase()
             self._show_progress()
 
-    def _on_finished(self, outcome: str) -> None:
+    def _on_finished(self) -> None:
         if not self._mine():
             return
         run, self.run = self.run, None
         run.join()
+        outcome = run.outcome
         self.phase = "idle"
         self._show_phase()
         self.redraw()
         if self._train_loop is not None:
             self._train_loop.quit()
-        self._publish_timer.stop()
-        self._offer_pending = False
-        was_shown = self.shown is not None
-        self._unshow()  # the sandbox closes: the panels show the session's own model again
+        was_shown = self.sandbox.shown is not None
+        self.sandbox.close()  # the panels show the session's own model again
         if self._defaults_pending:
             self._apply_model_defaults()
         if outcome == "failed":
@@ -401,140 +298,17 @@ class TrainingPanel(QWidget):
         if self.trained is not None and self.trained.reason == outcome and own is not None:
             back = f" The panels show “{own.name}” again." if was_shown else ""
             text += f"{back} “Use this model” makes the trained model (step {self.trained.step:,}) the session's model."
-        self._say(text)
+        self.say(text)
         self._show_progress(done=True)
 
-    # -- drawing, paced by its cost ----------------------------------------------------------------
-    def _schedule_redraw(self) -> None:
-        if self._redraw_timer.isActive():
-            return
-        gap = max(FRAME_MIN, self._frame_cost / GUI_BUDGET)
-        wait = gap - (time.monotonic() - self._last_redraw)
-        self._redraw_timer.start(max(0, int(wait * 1000)))
+    # -- drawing: `LiveDisplay`, paced by its cost ------------------------------------------------
+    @property
+    def live(self) -> bool:
+        return self.display.live
 
     def redraw(self) -> None:
         """Hand everything received since the last redraw to the plots (one batch of work)."""
-        self._redraw_timer.stop()
-        start = time.perf_counter()
-        self.curves.refresh()
-        if self._show_newest and self.live and len(self.timeline):
-            self._show(len(self.timeline) - 1)
-        else:
-            self._update_timeline()
-        self._show_newest = False
-        self._show_progress(done=self.run is None)
-        # This frame's Python work + what painting took since the last frame (about the same next time).
-        self._frame_cost = (time.perf_counter() - start + self.curves.take_paint_time()
-                            + self.probe.canvas.take_paint_time())
-        self._last_redraw = time.monotonic()
-
-    # -- snapshots ------------------------------------------------------------------------------
-    def _show(self, index: int) -> None:
-        self.viewed = index
-        step, snap = self.timeline[index]
-        self.probe.show_snapshot(step, snap.result, snap.probe)
-        self._update_timeline()
-
-    def _update_timeline(self) -> None:
-        n = len(self.timeline)
-        step = self.timeline[self.viewed][0] if 0 <= self.viewed < n else 0
-        self.probe.set_timeline(n, self.viewed, step, self.live)
-
-    # -- the other panels: a copy of the run's model shown in place of the session's ------------
-    def _publish_later(self) -> None:
-        """Ask the worker for a fresh copy to show, by time and by cost: the copy (worker) and
-        the frame it causes (GUI) stay a small share of each side's time."""
-        if (self.run is None or not self.probe.show_others.isChecked() or not self.live or self._offer_pending
-                or self.phase == "finishing"):
-            return
-        cost = max(self._publish_cost, self.shown.cost if self.shown is not None else 0.0)
-        wait = max(PUBLISH_INTERVAL, PUBLISH_COST_FACTOR * cost) - (time.monotonic() - self._last_publish)
-        if self._last_publish == 0.0 or wait <= 0:
-            self._flush_publish()
-        elif not self._publish_timer.isActive():
-            self._publish_timer.start(int(wait * 1000))
-
-    def _flush_publish(self) -> None:
-        if self.run is None or not self.probe.show_others.isChecked() or self._offer_pending:
-            return
-        self._offer_pending = True
-        self._last_publish = time.monotonic()
-        self.run.worker.offer("show")
-
-    def _readable_text(self, bundle) -> None:
-        """If `bundle` cannot read the session's text (a run of another task), put the probe in
-        its place, remembering the text to give back when the session's model returns."""
-        session = self.state.session
-        if not session.source or readable(bundle, session.source):
-            return
-        probe = self.probe.probe_edit.text().strip() or (self.info.probe if self.info else "")
-        if probe and readable(bundle, probe):
-            if self._text_before is None:
-                self._text_before = (session.source, session.target, probe)
-            self.state.set_input(probe)
-            self._say(f"This run's model cannot read “{self._text_before[0]}”: "
-                      f"the panels show it on the probe “{probe}”.", "warning")
-
-    def _give_text_back(self) -> None:
-        before, self._text_before = self._text_before, None
-        own = self.state.session.bundle
-        if before is not None and own is not None and self.state.session.source == before[2] \
-                and readable(own, before[0]):
-            self.state.set_input(before[0], before[1])
-
-    def _show_offer(self, offer: Offer) -> None:
-        start = time.monotonic()
-        self.shown = offer
-        self._readable_text(offer.bundle)
-        self.state.session.show_model(ShownModel(offer.bundle, f"{RUN_LABEL}, step {offer.step:,}"))
-        self._publish_cost = time.monotonic() - start  # (a synchronous pipeline: the whole frame)
-        self._show_back()
-
-    def _unshow(self) -> None:
-        """The session's own model in every panel again (only if a run's copy is what they show)."""
-        shown, self.shown = self.shown, None
-        current = self.state.session.shown_model
-        if shown is not None and current is not None and current.bundle is shown.bundle:
-            self.state.session.show_model(None)
-            self._give_text_back()
-        self._show_back()
-
-    def _use(self, offer: Offer) -> None:
-        """The trained copy becomes the session's model (the loaded checkpoint is put away)."""
-        old = self.state.session.bundle
-        self.shown = None
-        self._readable_text(offer.bundle)
-        self._text_before = None  # the new model's text stays
-        self.state.set_bundle(offer.bundle)
-        was = f" in place of “{old.name}”" if old is not None and old is not offer.bundle else ""
-        self._say(f"The model at step {offer.step:,} (“{offer.bundle.name}”) is now the session's model{was}.")
-        self._show_back()
-
-    def _on_shown_model(self, shown) -> None:
-        if self.shown is not None and (shown is None or shown.bundle is not self.shown.bundle):
-            # Another hand (the header's "Back to …", a model loaded) put the run's copy away:
-            # the run is no longer shown until the user ticks "Show in other panels" again.
-            self.shown = None
-            self._give_text_back()
-            if self.run is not None and self.probe.show_others.isChecked():
-                self.probe.show_others.setChecked(False)
-                own = self.state.session.bundle
-                self._say(f"The other panels show “{own.name if own else 'the session'}” again; tick "
-                          f"“Show in other panels” to watch the run there.")
-        self._show_back()
-
-    def _show_back(self) -> None:
-        own = self.state.session.bundle
-        self.controls.set_back(own.name if own is not None else "",
-                               enabled=self.state.session.shown_model is not None)
-
-    def _on_show_others(self, on: bool) -> None:
-        if on:
-            self._last_publish = 0.0
-            self._publish_later()
-        else:
-            self._publish_timer.stop()
-            self._unshow()
+        self.display.redraw(self.step, self.total_steps, self.phase, done=self.run is None)
 
     # -- controls -----------------------------------------------------------------------------
     def _on_start_clicked(self) -> None:
@@ -553,24 +327,17 @@ class TrainingPanel(QWidget):
         self.save_checkpoint(path)
 
     def _on_task_changed(self, name: str) -> None:
-        if name in ("tsv", ""):
-            self.probe.set_probe_text("")
-            return
-        from model.tasks import get_task
-        from explorer.panels.training.setup import default_probe
-
-        self.probe.set_probe_text(default_probe(get_task(name), self.controls.kind()))
-        self.probe.expect_kind(self.controls.kind())
+        self.probe.set_task(name, self.controls.kind())
 
     def _on_probe_edited(self, text: str) -> None:
         if self.run is not None:
-            self.run.worker.set_probe(text.strip())
+            self.run.steering.set_probe(text.strip())
 
     def _on_bundle(self, *_args) -> None:
         """The session's own model changed (not a model merely shown): continue it, and learn
         its task with its kind by default."""
         own = self.state.session.bundle
-        self._show_back()
+        self.sandbox.show_back()
         if own is self._own:
             return
         self._own = own
@@ -591,25 +358,17 @@ class TrainingPanel(QWidget):
         self.controls.set_phase(self.phase, has_model=self.trained is not None)
 
     def _show_progress(self, done: bool = False) -> None:
-        total = max(1, self.total_steps)
-        pct = 100.0 * self.step / total
-        text = f"step {self.step:,} / {total:,} · {pct:.0f} %"
-        if self.phase == "paused":
-            text += " · paused"
-        elif not done and len(self._walls) >= 2:
-            recent = self._walls >= self._walls[-1] - ETA_WINDOW
-            w, s = self._walls[recent], self._wall_steps[recent]
-            if len(w) >= 2 and w[-1] > w[0]:
-                rate = (s[-1] - s[0]) / (w[-1] - w[0])
-                text += f" · {rate:.1f} steps/s · {format_duration((total - self.step) / max(rate, 1e-9))} left"
-        elif done:
-            text += " · done" if self.step >= total else " · stopped"
-        self.controls.set_progress(self.step, total, text)
+        self.display.show_progress(self.step, self.total_steps, self.phase, done)
 
-    def _say(self, text: str, level: str = "info") -> None:
+    def say(self, text: str, level: str = "info") -> None:
         colour = {"error": style.ERROR, "warning": style.WARNING}.get(level, style.TEXT)
         self.message.setStyleSheet(f"color: {colour.name()};")
         self.message.setText(text)
+
+    def tell(self, text: str, level: str = "info") -> None:
+        """Say it here and in the window's status line."""
+        self.say(text, level)
+        self.state.inform(text, level)
 
     # -- lifetime -------------------------------------------------------------------------------
     def showEvent(self, event) -> None:  # noqa: N802

@@ -181,6 +181,17 @@ class ProbeView(QWidget):
         if self.probe_edit.text() != text:
             self.probe_edit.setText(text)
 
+    def set_task(self, name: str, kind: str) -> None:
+        """The default probe of a built-in task for a model of `kind` (none for a file of pairs)."""
+        if name in ("tsv", ""):
+            self.set_probe_text("")
+            return
+        from model.tasks import get_task
+        from explorer.panels.training.setup import default_probe
+
+        self.set_probe_text(default_probe(get_task(name), kind))
+        self.expect_kind(kind)
+
     def show_snapshot(self, step: int, result, probe: str) -> None:
         """Show one snapshot (the newest while live, or the one picked on the timeline)."""
         first = self.result is None

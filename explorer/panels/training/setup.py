@@ -61,6 +61,10 @@ class TrainingRequest:
     start_paused: bool = False
     threads: int | None = None  # torch threads in the worker; None → all cores but one
 
+    def model_kind(self):
+        """The kind of model the run trains (a continued model keeps its own)."""
+        return self.continue_from.model_kind if self.continue_from is not None else model_kind(self.kind)
+
 
 def worker_threads() -> int:
     """Leave one core to the GUI thread so the window stays responsive while training."""

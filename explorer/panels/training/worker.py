@@ -1,29 +1,39 @@
-"""The training loop off the GUI thread: a `QObject` moved to a `QThread` (ephyviewer / napari).
+"""The training loop off the GUI thread: a superqt generator worker (napari's `thread_worker`).
 
-The worker owns the `Trainer` and is the only one that touches its model. Between two
-optimisation steps it also does everything else that reads the weights — the probe forward
-students watch, held-out evaluation, checkpoint snapshots — so nothing ever races an update.
-It talks to the GUI only through queued signals carrying plain copies: numpy metric columns
-(at most every ~200 ms, never one signal per step), `ForwardResult`s of detached CPU tensors
-(at most every ~300 ms) and CPU copies of the model (`Offer`). The GUI steers it through thread-safe
-methods (`pause`, `resume`, `step_once`, `stop`, `save`, `offer`, `set_probe`).
+`train(request, steering)` is a generator that builds the `Trainer` and is the only code that
+touches its model. Between two optimisation steps it also does everything else that reads the
+weights — the probe forward students watch, held-out evaluation, checkpoints, copies — so
+nothing ever races an update. It yields plain data (`messages`): numpy metric columns at most
+every EMIT_INTERVAL (never one message per step), `ForwardResult`s of detached CPU tensors at
+most every PROBE_INTERVAL, evaluations, CPU copies of the model (`Offer`).
+
+The GUI steers a run through `Steering`: pause, resume and stop are the Trainer's own
+thread-safe flags; what must happen between two steps (save, offer a copy, one single step, a
+new probe text) goes through a queue the loop serves. GeneratorWorker's own pause()/quit() are
+not used: a paused run must still serve that queue, and a stopped one still saves its weights.
 """
 from __future__ import annotations
 
 import copy
+import sys
 import threading
 import time
 import traceback
-from dataclasses import dataclass
+import warnings
+from functools import partial
 
-import numpy as np
-from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal, Slot
+from PySide6.QtCore import QThreadPool, Qt, Signal
+from superqt.utils import GeneratorWorker, create_worker
+from superqt.utils._qthreading import GeneratorWorkerSignals  # public in napari.qt.threading, for subclassing
 
-from model.bundle import ForwardResult, InputError, ModelBundle
-from model.training import EvalEvent, TrainingError
+from model.bundle import InputError, ModelBundle
+from model.training import EvalEvent, Trainer, TrainingError
 from model.transformer import Transformer
 
+from explorer.panels.training.messages import (COLUMNS, Failed, MetricRows, Offer, Phase, ProbeFailed, RunInfo,
+                                               SaveFailed, Saved, Snapshot)
 from explorer.panels.training.setup import TrainingRequest, build_trainer, default_probe, describe_model, worker_threads
+from explorer.panels.training.steering import Steering
 
 EMIT_INTERVAL = 0.2  # s between metric batches: the curves look live, the GUI thread stays idle
 PROBE_INTERVAL = 0.3  # s between probe forwards (attention maps refresh ~3× a second)
@@ -31,285 +41,160 @@ PROBE_BUDGET = 0.03  # a probe may cost at most this share of wall time (big mod
 EVAL_BUDGET = 0.01  # same for held-out evaluation
 EVAL_MIN_INTERVAL = 3.0
 EVAL_SIZE = 50
-COLUMNS = ("step", "loss", "accuracy", "lr", "tokens_per_s", "wall")
+PAUSED_POLL = 0.1  # s a paused run waits for a request before it looks at its flags again
 
 
-@dataclass
-class MetricRows:
-    """Steps since the last batch as numpy columns (`wall`: seconds of running, pauses excluded)."""
+def train(request: TrainingRequest, steering: Steering):
+    """The generator a superqt `GeneratorWorker` runs: yields messages, returns the outcome
+    ("finished": all steps, "stopped", "failed": could not start)."""
+    import torch
 
-    step: np.ndarray
-    loss: np.ndarray
-    accuracy: np.ndarray
-    lr: np.ndarray
-    tokens_per_s: np.ndarray
-    wall: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.step)
+    if not steering.begin():
+        steering.outcome = "stopped"
+        return steering.outcome
+    torch.set_num_threads(request.threads or worker_threads())  # the GUI thread keeps a core
+    steering.outcome = yield from TrainingLoop(request, steering).run()
+    return steering.outcome
 
 
-@dataclass
-class RunInfo:
-    task: str
-    model: str
-    device: str
-    steps: int
-    warmup: int
-    probe: str
-    threads: int
-    config: dict  # the model's TransformerConfig.to_dict()
-    src_vocab: list
-    tgt_vocab: list
+class TrainingLoop:
+    """One run's state on the worker thread; its generator methods yield what the GUI is sent."""
 
+    def __init__(self, request: TrainingRequest, steering: Steering):
+        self.request, self.steering = request, steering
+        self.trainer: Trainer | None = None
+        self.probe_text = request.probe
+        self.rows: list[tuple] = []
+        self.wall = 0.0  # s of running, pauses excluded
+        self.last_emit = self.last_probe = time.monotonic()
+        self.probe_cost = self.eval_cost = self.last_eval_wall = 0.0
 
-@dataclass
-class Snapshot:
-    """The probe's recorded forward at one step of the run."""
-
-    step: int
-    result: ForwardResult
-    probe: str
-
-
-@dataclass
-class Offer:
-    """A CPU copy of the trained model (nobody trains it). The panel shows it in the other
-    panels (`Session.show_model`) or makes it the session's model; the pipeline runs it."""
-
-    bundle: ModelBundle
-    step: int
-    reason: str  # "show" (a live view) | "asked" (use it) | "finished" | "stopped" (the run's end)
-    cost: float = 0.0  # s the worker spent copying it (paces the live views)
-
-
-class TrainingWorker(QObject):
-    """Runs one training request; create, `moveToThread`, connect `thread.started` to `run`."""
-
-    info = Signal(object)  # RunInfo, once the model is built
-    rows = Signal(object)  # MetricRows
-    evaluated = Signal(object)  # EvalEvent
-    snapshot = Signal(object)  # Snapshot
-    probe_failed = Signal(str)
-    offered = Signal(object)  # Offer
-    saved = Signal(str)  # folder
-    save_failed = Signal(str)
-    failed = Signal(str)  # training error; the run pauses, nothing is lost
-    phase = Signal(str)  # "building" | "running" | "paused" | "finishing"
-    finished = Signal(str)  # "finished" (all steps) | "stopped" | "failed" (could not start)
-
-    def __init__(self, request: TrainingRequest):
-        super().__init__()
-        self.request = request
-        self.trainer = None
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._commands: list[tuple] = []
-        self._paused = request.start_paused
-        self._single_steps = 0
-        self._stop = False
-        self._stop_save_to: str | None = None
-        self._stop_offer = True
-        self._probe = request.probe
-        self._probe_dirty = False
-        self._snapshots = request.snapshots
-        self._rows: list[tuple] = []
-        # Read by the GUI thread only after the thread has ended (shutdown):
-        self.last_saved: str | None = None
-        self.last_error: str | None = None
-        self.steps_done = 0
-
-    # -- thread-safe controls (any thread) ---------------------------------------------------
-    def pause(self) -> None:
-        with self._lock:
-            self._paused = True
-        self._wake.set()
-
-    def resume(self) -> None:
-        with self._lock:
-            self._paused, self._single_steps = False, 0
-        self._wake.set()
-
-    def step_once(self) -> None:
-        """While paused: exactly one more optimisation step (then stay paused)."""
-        with self._lock:
-            self._paused = True
-            self._single_steps += 1
-        self._wake.set()
-
-    def stop(self, save_to: str | None = None, offer: bool = True) -> None:
-        """End after the current step; optionally save a checkpoint and/or offer the model."""
-        with self._lock:
-            self._stop, self._stop_save_to, self._stop_offer = True, save_to, offer
-        self._wake.set()
-
-    def save(self, folder: str) -> None:
-        self._command("save", folder, "")
-
-    def offer(self, reason: str = "asked") -> None:
-        """Send a CPU copy of the model as it is now (between two steps)."""
-        self._command("offer", None, reason)
-
-    def set_probe(self, text: str) -> None:
-        with self._lock:
-            self._probe, self._probe_dirty = text, True
-        self._wake.set()
-
-    def set_snapshots(self, on: bool) -> None:
-        with self._lock:
-            self._snapshots = bool(on)
-
-    def _command(self, *cmd) -> None:
-        with self._lock:
-            self._commands.append(cmd)
-        self._wake.set()
-
-    # -- the loop (worker thread) ---------------------------------------------------------------
-    @Slot()
-    def run(self) -> None:
-        import torch
-
-        torch.set_num_threads(self.request.threads or worker_threads())  # the GUI thread keeps a core
-        outcome = "failed"
-        try:
-            outcome = self._run()
-        except Exception as exc:  # noqa: BLE001 - a bug must reach the user, not kill the thread silently
-            traceback.print_exc()
-            self.last_error = f"{type(exc).__name__}: {exc}"
-            self.failed.emit(self.last_error)
-        finally:
-            self.finished.emit(outcome)
-            QThread.currentThread().quit()  # direct call: works before the thread's event loop starts
-
-    def _run(self) -> str:
-        self.phase.emit("building")
+    def run(self):
+        yield Phase("building")
         try:
             self.trainer = trainer = build_trainer(self.request)
         except (TrainingError, ValueError, OSError) as exc:  # bad task file, no CUDA, vocabulary mismatch …
-            self.last_error = str(exc)
-            self.failed.emit(self.last_error)
+            self.steering.last_error = str(exc)
+            yield Failed(str(exc))
             return "failed"
+        self.steering.attach(trainer)
         cfg = trainer.config
-        with self._lock:
-            if not self._probe.strip():
-                self._probe = default_probe(trainer.task, trainer.model.config.kind)
-        self._task_dict = trainer.task.to_dict()
-        self.info.emit(RunInfo(trainer.task.name, describe_model(trainer), str(trainer.device), cfg.steps,
-                               cfg.warmup, self._probe, torch_threads(), trainer.model.config.to_dict(),
-                               list(trainer.src_tokenizer.vocab), list(trainer.tgt_tokenizer.vocab)))
-        self._wall = 0.0
-        self._last_emit = self._last_probe = time.monotonic()
-        self._probe_cost, self._eval_cost, self._last_eval_wall = 0.0, 0.0, 0.0
-        was_paused = None
-        self._maybe_probe(force=True)  # the untrained model's attention: where the story starts
+        if not self.probe_text.strip():
+            self.probe_text = default_probe(trainer.task, trainer.model.config.kind)
+        self.task_dict = trainer.task.to_dict()
+        yield RunInfo(trainer.task.name, describe_model(trainer), str(trainer.device), cfg.steps, cfg.warmup,
+                      self.probe_text, torch_threads(), trainer.model.config.to_dict(),
+                      list(trainer.src_tokenizer.vocab), list(trainer.tgt_tokenizer.vocab))
+        self.last_emit = self.last_probe = time.monotonic()
+        yield from self.probe(force=True)  # the untrained model's attention: where the story starts
+        told = None  # the phase the GUI was last told
         while True:
-            self._run_commands()
-            with self._lock:
-                stop, paused, single = self._stop, self._paused, self._single_steps
-            if stop:
+            yield from self.serve(PAUSED_POLL if told == "paused" and trainer.paused else 0)
+            if trainer.stopped:
                 break
             if trainer.step_count >= cfg.steps:
-                self._flush()
-                return self._finish("finished")
-            if paused and not single:
-                if was_paused is not True:
-                    self._flush()
-                    self._maybe_probe(force=True)
-                    self.phase.emit("paused")
-                    was_paused = True
-                elif self._probe_dirty:
-                    self._maybe_probe(force=True)
-                self._wake.wait(0.1)
-                self._wake.clear()
+                yield from self.flush()
+                return (yield from self.finish("finished"))
+            if trainer.paused:
+                if told != "paused":
+                    yield from self.flush()
+                    yield from self.probe(force=True)
+                    yield Phase("paused")
+                    told = "paused"
                 continue
-            if was_paused is not False and not single:
-                self.phase.emit("running")
-                was_paused = False
-            self._one_step(single)
-        self._flush()
-        return self._finish("stopped")
+            if told != "running":
+                yield Phase("running")
+                told = "running"
+            yield from self.train_step()
+        yield from self.flush()
+        return (yield from self.finish("stopped"))
 
-    def _one_step(self, single: int) -> None:
+    def serve(self, timeout: float):
+        """The GUI's requests, between two steps."""
+        t = self.trainer
+        for kind, arg in self.steering.take(timeout):
+            if kind == "save":
+                yield from self.save(arg)
+            elif kind == "offer":
+                yield from self.offer(arg)
+            elif kind == "probe":
+                self.probe_text = arg
+                yield from self.probe(force=True)
+            elif kind == "step" and t.paused and not t.stopped and t.step_count < t.config.steps:
+                yield from self.train_step(single=True)
+
+    def train_step(self, single: bool = False):
         start = time.monotonic()
         try:
             event = self.trainer.step()
         except Exception as exc:  # noqa: BLE001 - NaN loss, OOM, a bug: say so and pause, keep the weights
-            if not isinstance(exc, TrainingError):
-                traceback.print_exc()
             if isinstance(exc, TrainingError):  # its message already names the step and what to do
-                self.last_error = f"Training paused: {exc}"
+                error = f"Training paused: {exc}"
             else:
-                self.last_error = f"Training paused at step {self.trainer.step_count + 1}: {type(exc).__name__}: {exc}"
-            with self._lock:
-                self._paused, self._single_steps = True, 0
-            self._flush()
-            self.failed.emit(self.last_error)
+                traceback.print_exc()
+                error = f"Training paused at step {self.trainer.step_count + 1}: {type(exc).__name__}: {exc}"
+            self.steering.last_error = error
+            self.trainer.pause()
+            yield from self.flush()
+            yield Failed(error)
             return
-        self._wall += time.monotonic() - start
-        self.steps_done = event.step
-        self._rows.append((event.step, event.loss, event.token_accuracy, event.lr, event.tokens_per_s, self._wall))
+        self.wall += time.monotonic() - start
+        self.steering.steps_done = event.step
+        self.rows.append((event.step, event.loss, event.token_accuracy, event.lr, event.tokens_per_s, self.wall))
         if single:
-            with self._lock:
-                self._single_steps = max(0, self._single_steps - 1)
-            self._flush()
-            self._maybe_probe(force=True)
+            yield from self.flush()
+            yield from self.probe(force=True)
             return
-        now = time.monotonic()
-        if now - self._last_emit >= EMIT_INTERVAL:
-            self._flush()
-        self._maybe_probe()
-        self._maybe_evaluate()
+        if time.monotonic() - self.last_emit >= EMIT_INTERVAL:
+            yield from self.flush()
+        yield from self.probe()
+        yield from self.evaluate()
 
-    def _flush(self) -> None:
-        self._last_emit = time.monotonic()
-        if not self._rows:
-            return
-        cols = list(zip(*self._rows))
-        self._rows = []
-        self.rows.emit(MetricRows(np.asarray(cols[0], dtype=np.int64),
-                                  *(np.asarray(c, dtype=np.float64) for c in cols[1:])))
+    def flush(self):
+        self.last_emit = time.monotonic()
+        if self.rows:
+            rows, self.rows = self.rows, []
+            yield MetricRows.from_tuples(rows)
 
     # -- probe, evaluation, copies (all between steps) ------------------------------------------
     def view(self) -> ModelBundle:
         """A bundle around the *training* model (no copy): for forwards on this thread only."""
         t = self.trainer
-        return ModelBundle(t.model, t.src_tokenizer, t.tgt_tokenizer, self._task_dict, {}, name=t.task.name)
+        return ModelBundle(t.model, t.src_tokenizer, t.tgt_tokenizer, self.task_dict, {}, name=t.task.name)
 
-    def _maybe_probe(self, force: bool = False) -> None:
-        with self._lock:
-            text, on, dirty = self._probe, self._snapshots, self._probe_dirty
-            self._probe_dirty = False
+    def probe(self, force: bool = False):
         now = time.monotonic()
-        if not (on or force or dirty):
+        if not (force or self.steering.snapshots):
             return
-        if not (force or dirty) and now - self._last_probe < max(PROBE_INTERVAL, self._probe_cost / PROBE_BUDGET):
+        if not force and now - self.last_probe < max(PROBE_INTERVAL, self.probe_cost / PROBE_BUDGET):
             return
+        text, result, error = self.probe_text, None, None
         try:
             result = self.view().run(text)
         except InputError as exc:
-            if dirty or force:
-                self.probe_failed.emit(str(exc))
-            result = None
+            error = str(exc)
         finally:
             self.trainer.model.train()
-            self._last_probe = time.monotonic()
-            self._probe_cost = self._last_probe - now
-            self._wall += self._probe_cost
+            self.last_probe = time.monotonic()
+            self.probe_cost = self.last_probe - now
+            self.wall += self.probe_cost
         if result is not None:
-            self.snapshot.emit(Snapshot(self.trainer.step_count, result, text))
+            yield Snapshot(self.trainer.step_count, result, text)
+        elif force:
+            yield ProbeFailed(error)
 
-    def _maybe_evaluate(self, force: bool = False) -> None:
-        due = self._wall - self._last_eval_wall >= max(EVAL_MIN_INTERVAL, self._eval_cost / EVAL_BUDGET)
+    def evaluate(self, force: bool = False):
+        due = self.wall - self.last_eval_wall >= max(EVAL_MIN_INTERVAL, self.eval_cost / EVAL_BUDGET)
         if not (force or due):
             return
         start = time.monotonic()
         event: EvalEvent = self.trainer.evaluate(min(EVAL_SIZE, self.trainer.config.eval_size))
         self.trainer.model.train()
-        self._eval_cost = time.monotonic() - start
-        self._wall += self._eval_cost
-        self._last_eval_wall = self._wall
-        self._flush()  # the curves' steps reach the eval's step first
-        self.evaluated.emit(event)
+        self.eval_cost = time.monotonic() - start
+        self.wall += self.eval_cost
+        self.last_eval_wall = self.wall
+        yield from self.flush()  # the curves' steps reach the eval's step first
+        yield event
 
     def cpu_bundle(self) -> ModelBundle:
         """A consistent CPU copy of the weights taken between steps (safe to hand to the GUI)."""
@@ -323,48 +208,37 @@ class TrainingWorker(QObject):
         name = f"{t.task.name} (trained {t.step_count} steps)"
         return ModelBundle(model, t.src_tokenizer, t.tgt_tokenizer, t.task.to_dict(), t.metrics(), name=name)
 
-    def _run_commands(self) -> None:
-        with self._lock:
-            commands, self._commands = self._commands, []
-        for name, arg, reason in commands:
-            if name == "save":
-                self._save(arg)
-            elif name == "offer":
-                self._offer(reason)
-
-    def _save(self, folder: str) -> None:
+    def save(self, folder: str):
         from model.checkpoint import CheckpointError, save_checkpoint
 
         try:
-            bundle = self.cpu_bundle()
-            save_checkpoint(bundle, folder)
+            save_checkpoint(self.cpu_bundle(), folder)
         except (CheckpointError, OSError) as exc:
-            self.last_error = str(exc)
-            self.save_failed.emit(str(exc))
+            self.steering.last_error = str(exc)
+            yield SaveFailed(str(exc))
             return
-        self.last_saved = str(folder)
-        self.saved.emit(str(folder))
+        self.steering.last_saved = folder
+        yield Saved(folder)
 
-    def _offer(self, reason: str) -> None:
+    def offer(self, reason: str):
         start = time.monotonic()
         bundle = self.cpu_bundle()
         cost = time.monotonic() - start
-        self._wall += cost
-        self.offered.emit(Offer(bundle, self.trainer.step_count, reason, cost))
+        self.wall += cost
+        yield Offer(bundle, self.trainer.step_count, reason, cost)
 
-    def _finish(self, outcome: str) -> str:
-        self.phase.emit("finishing")
-        with self._lock:
-            save_to, offer = self._stop_save_to, self._stop_offer
+    def finish(self, outcome: str):
+        yield Phase("finishing")
+        save_to, offer = self.steering.stop_save_to, self.steering.stop_offer
         if self.trainer.step_count > 0:
             if outcome == "finished":
-                self._maybe_evaluate(force=True)
+                yield from self.evaluate(force=True)
             if offer:  # (not when the window is closing: nobody would see it)
-                self._maybe_probe(force=True)  # the timeline ends at the last step
+                yield from self.probe(force=True)  # the timeline ends at the last step
             if save_to:
-                self._save(save_to)
+                yield from self.save(save_to)
             if offer:
-                self._offer(outcome)
+                yield from self.offer(outcome)
         return outcome
 
 
@@ -374,56 +248,107 @@ def torch_threads() -> int:
     return torch.get_num_threads()
 
 
+class TrainingSignals(GeneratorWorkerSignals):
+    """superqt's generator-worker signals plus one per kind of message (`worker.rows` …)."""
+
+    info = Signal(object)  # RunInfo, once the model is built
+    rows = Signal(object)  # MetricRows
+    evaluated = Signal(object)  # EvalEvent
+    snapshot = Signal(object)  # Snapshot
+    offered = Signal(object)  # Offer
+    probe_failed = Signal(str)
+    saved = Signal(str)  # folder
+    save_failed = Signal(str)
+    failed = Signal(str)  # training error; the run pauses, nothing is lost
+    phase = Signal(str)  # "building" | "running" | "paused" | "finishing"
+
+
+ROUTES = {RunInfo: "info", MetricRows: "rows", EvalEvent: "evaluated", Snapshot: "snapshot", Offer: "offered",
+          ProbeFailed: "probe_failed", Saved: "saved", SaveFailed: "save_failed", Failed: "failed", Phase: "phase"}
+TEXT_MESSAGES = (ProbeFailed, Saved, SaveFailed, Failed, Phase)
+
+
 class TrainingRun:
-    """One worker in its own QThread: start, steer, and join it."""
+    """One run: `train` in a superqt GeneratorWorker, its messages routed to `worker`'s signals
+    (on the GUI thread, in order), `returned` the outcome, then `finished`; join it on close."""
 
     def __init__(self, request: TrainingRequest):
-        self.thread = QThread()
-        self.thread.setObjectName("training")
-        self.worker = TrainingWorker(request)
-        self.worker.moveToThread(self.thread)
-        self.thread.started.connect(self.worker.run)
+        self.steering = Steering(request)
+        self._done = threading.Event()
+        self.worker = create_worker(train, request, self.steering, _start_thread=False, _ignore_errors=True,
+                                    _worker_class=GeneratorWorker, SignalsClass=TrainingSignals)
+        # Module functions, not this object's methods: queued messages may arrive after the
+        # panel has let go of a run (a window closed), and must then be dropped quietly.
+        signals = self.worker.signals
+        signals.yielded.connect(partial(_route, signals))
+        signals.errored.connect(partial(_report, signals, self.steering))
+        signals.warned.connect(lambda w: sys.stderr.write(warnings.formatwarning(*w[:4])))
+        # In the worker thread, after its last message: what `join` waits for.
+        signals.finished.connect(partial(_mark_done, self._done), Qt.ConnectionType.DirectConnection)
+
+    @property
+    def trainer(self) -> Trainer | None:
+        return self.steering.trainer
+
+    @property
+    def outcome(self) -> str:
+        """How the run ended: "finished" (all steps), "stopped", "failed" (could not start, or a bug)."""
+        return self.steering.outcome or "failed"
 
     def start(self) -> None:
-        self.thread.start()
+        pool = QThreadPool.globalInstance()
+        pool.setMaxThreadCount(pool.maxThreadCount() + 1)  # the run holds a pool thread all its life
+        self.worker.start()
 
     def is_running(self) -> bool:
-        return self.thread.isRunning()
+        return self.steering.began and not self._done.is_set()
+
+    def is_done(self) -> bool:
+        return self._done.is_set()
 
     def join(self, timeout_ms: int = 60000) -> bool:
-        """Block until the thread has ended (call `worker.stop()` first)."""
-        self.thread.quit()
-        return self.thread.wait(timeout_ms)
+        """Block until the worker has ended (call `steering.stop()` first)."""
+        if self.steering.cancel_unbegun():
+            return True
+        return self._done.wait(timeout_ms / 1000)
 
 
-class _SaveSignals(QObject):
-    saved = Signal(str)
-    failed = Signal(str)
+
+def _route(signals: TrainingSignals, message) -> None:
+    """A yielded message to its own signal (GUI thread)."""
+    signal = getattr(signals, ROUTES[type(message)])
+    signal.emit(message.text if isinstance(message, TEXT_MESSAGES) else message)
 
 
-class _SaveJob(QRunnable):
-    def __init__(self, bundle: ModelBundle, folder: str, signals: _SaveSignals):
-        super().__init__()
-        self.bundle, self.folder, self.signals = bundle, folder, signals
-
-    def run(self) -> None:
-        from model.checkpoint import CheckpointError, save_checkpoint
-
-        try:
-            save_checkpoint(self.bundle, self.folder)
-        except (CheckpointError, OSError) as exc:
-            self.signals.failed.emit(str(exc))
-        else:
-            self.signals.saved.emit(self.folder)
+def _report(signals: TrainingSignals, steering: Steering, exc: BaseException) -> None:
+    """A bug in the loop: it must reach the user, not end the thread silently."""
+    traceback.print_exception(exc)
+    steering.last_error = f"{type(exc).__name__}: {exc}"
+    signals.failed.emit(steering.last_error)
 
 
-def save_in_background(bundle: ModelBundle, folder: str, parent: QObject) -> _SaveSignals:
-    """Save a model nobody trains (a finished run's copy) on a pool thread; connect the returned
-    signals (they live on the caller's thread, so results arrive queued)."""
-    signals = _SaveSignals(parent)
-    QThreadPool.globalInstance().start(_SaveJob(bundle, folder, signals))
-    return signals
+def _mark_done(done: threading.Event) -> None:
+    pool = QThreadPool.globalInstance()
+    pool.setMaxThreadCount(pool.maxThreadCount() - 1)
+    done.set()
 
 
-__all__ = ["TrainingWorker", "TrainingRun", "save_in_background", "MetricRows", "RunInfo", "Snapshot", "Offer",
-           "COLUMNS"]
+def _save(bundle: ModelBundle, folder: str) -> str:
+    from model.checkpoint import save_checkpoint
+
+    save_checkpoint(bundle, folder)
+    return folder
+
+
+def save_in_background(bundle: ModelBundle, folder: str, on_saved, on_failed):
+    """Save a model nobody trains (a finished run's copy) on a pool thread: `on_saved(folder)`
+    or `on_failed(exception)` on the caller's thread. Returns the started superqt worker."""
+    worker = create_worker(_save, bundle, str(folder), _start_thread=False, _ignore_errors=True)
+    worker.returned.connect(on_saved)
+    worker.errored.connect(on_failed)
+    worker.start()
+    return worker
+
+
+__all__ = ["TrainingRun", "Steering", "train", "save_in_background", "MetricRows", "RunInfo", "Snapshot", "Offer",
+           "COLUMNS", "EMIT_INTERVAL", "PROBE_INTERVAL", "PROBE_BUDGET"]

@@ -1,0 +1,130 @@
+"""What the training panel draws while a run goes on: the curves, the probe's timeline of
+snapshots and the progress line, redrawn in batches paced by what drawing costs.
+
+Every ms the GUI thread spends drawing holds Python's GIL, which the training thread needs
+between its torch ops: so redraws are spaced by their measured cost, not only by the clock.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from PySide6.QtCore import QTimer
+
+from explorer.panels.training.controls import format_duration
+from explorer.panels.training.messages import MetricRows, Snapshot
+from explorer.panels.training.snapshots import SnapshotTimeline
+
+FRAME_MIN = 0.25  # s between redraws of the curves and the probe (at most 4 a second) …
+GUI_BUDGET = 0.025  # … and their measured cost stays under this share of the time
+ETA_WINDOW = 10.0  # s of recent running time used for the steps/s behind "time left"
+
+
+def progress_text(step: int, total: int, phase: str, walls: np.ndarray, wall_steps: np.ndarray,
+                  done: bool = False) -> str:
+    """"step 120 / 2,000 · 6 % · 41.3 steps/s · 45 s left" (the rate over the last ETA_WINDOW s)."""
+    total = max(1, total)
+    text = f"step {step:,} / {total:,} · {100.0 * step / total:.0f} %"
+    if phase == "paused":
+        return text + " · paused"
+    if done:
+        return text + (" · done" if step >= total else " · stopped")
+    if len(walls) >= 2:
+        recent = walls >= walls[-1] - ETA_WINDOW
+        w, s = walls[recent], wall_steps[recent]
+        if len(w) >= 2 and w[-1] > w[0]:
+            rate = (s[-1] - s[0]) / (w[-1] - w[0])
+            text += f" · {rate:.1f} steps/s · {format_duration((total - step) / max(rate, 1e-9))} left"
+    return text
+
+
+class LiveDisplay:
+    """The training panel's curves, probe timeline and progress; `schedule_redraw` after new data."""
+
+    def __init__(self, curves, probe, controls, parent):
+        self.curves, self.probe, self.controls = curves, probe, controls
+        self.timeline: SnapshotTimeline[Snapshot] = SnapshotTimeline()
+        self.live = True  # the probe follows the newest snapshot
+        self.viewed = -1  # timeline index on show
+        self._walls, self._wall_steps = np.empty(0), np.empty(0)
+        self._show_newest = False
+        self._last_redraw = 0.0
+        self._frame_cost = 0.0
+        self._timer = QTimer(parent, singleShot=True)
+        self._timer.timeout.connect(parent.redraw)
+
+    def reset(self, warmup: int, metric: str) -> None:
+        self.timeline.clear()
+        self.probe.clear()
+        self.curves.reset(warmup)
+        self.curves.set_metric(metric)
+        self._walls, self._wall_steps = np.empty(0), np.empty(0)
+        self.live = True
+
+    def add_rows(self, rows: MetricRows) -> None:
+        self.curves.add_rows(rows)
+        self._walls = np.concatenate([self._walls, rows.wall])[-4096:]
+        self._wall_steps = np.concatenate([self._wall_steps, rows.step.astype(float)])[-4096:]
+        self.schedule_redraw()
+
+    def add_eval(self, event) -> None:
+        self.curves.add_eval(event)
+        self.schedule_redraw()
+
+    def add_snapshot(self, snap: Snapshot) -> None:
+        viewing_past = not self.live and 0 <= self.viewed < len(self.timeline)
+        viewed_step = self.timeline[self.viewed][0] if viewing_past else None
+        self.timeline.add(snap.step, snap)
+        if self.live:
+            self._show_newest = True
+        else:
+            self.viewed = self.timeline.index_of_step(viewed_step)
+        self.schedule_redraw()
+
+    def select(self, index: int) -> bool:
+        """Show snapshot `index` in the probe (the newest: follow live). False if there is none."""
+        if not len(self.timeline):
+            return False
+        index = max(0, min(int(index), len(self.timeline) - 1))
+        self.live = index == len(self.timeline) - 1
+        self._show(index)
+        return True
+
+    # -- drawing, paced by its cost ----------------------------------------------------------------
+    def schedule_redraw(self) -> None:
+        if self._timer.isActive():
+            return
+        gap = max(FRAME_MIN, self._frame_cost / GUI_BUDGET)
+        wait = gap - (time.monotonic() - self._last_redraw)
+        self._timer.start(max(0, int(wait * 1000)))
+
+    def redraw(self, step: int, total: int, phase: str, done: bool) -> None:
+        """Hand everything received since the last redraw to the plots (one batch of work)."""
+        self._timer.stop()
+        start = time.perf_counter()
+        self.curves.refresh()
+        if self._show_newest and self.live and len(self.timeline):
+            self._show(len(self.timeline) - 1)
+        else:
+            self._update_timeline()
+        self._show_newest = False
+        self.show_progress(step, total, phase, done)
+        # This frame's Python work + what painting took since the last frame (about the same next time).
+        self._frame_cost = (time.perf_counter() - start + self.curves.take_paint_time()
+                            + self.probe.canvas.take_paint_time())
+        self._last_redraw = time.monotonic()
+
+    def show_progress(self, step: int, total: int, phase: str, done: bool = False) -> None:
+        text = progress_text(step, total, phase, self._walls, self._wall_steps, done)
+        self.controls.set_progress(step, max(1, total), text)
+
+    def _show(self, index: int) -> None:
+        self.viewed = index
+        step, snap = self.timeline[index]
+        self.probe.show_snapshot(step, snap.result, snap.probe)
+        self._update_timeline()
+
+    def _update_timeline(self) -> None:
+        n = len(self.timeline)
+        step = self.timeline[self.viewed][0] if 0 <= self.viewed < n else 0
+        self.probe.set_timeline(n, self.viewed, step, self.live)

@@ -1,0 +1,169 @@
+"""A run's model in the other panels: a CPU copy shown in place of the session's own.
+
+A run is a sandbox: it never replaces the session's model (the loaded checkpoint). With "Show
+in other panels" a copy of the model being trained is *shown* in every panel
+(`Session.show_model`, about once a second), run by the pipeline on the session's text, and the
+header names it ("training run, step 472"). "Back to <checkpoint>", turning "Show in other
+panels" off, or the end of the run bring the checkpoint back; only "Use this model" makes the
+trained copy the session's model. `Sandbox` is the training panel's helper for all of this.
+"""
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QObject, QTimer
+
+from explorer.session import ShownModel
+from explorer.panels.training.messages import Offer
+
+PUBLISH_INTERVAL = 1.0  # s: the other panels follow a run at most once a second …
+PUBLISH_COST_FACTOR = 20  # … and a copy for them costs at most 1/20 of the GUI's and the worker's time
+RUN_LABEL = "training run"  # what the header calls a training run's model shown in the panels
+
+
+def readable(bundle, text: str) -> bool:
+    """Whether `bundle` can read `text` (not empty, not too long, not only unknown symbols)."""
+    from model.bundle import InputError
+
+    try:
+        bundle.encode_source(text)
+    except InputError:
+        return False
+    return True
+
+
+class Sandbox(QObject):
+    """Publishes a training panel's run to the other panels, paced by cost, and takes it back
+    (a child of the panel: its connections end with it)."""
+
+    def __init__(self, panel):
+        super().__init__(panel)
+        self.panel = panel
+        self.state = panel.state
+        self.shown: Offer | None = None  # the run's copy the other panels show now (None: the session's own)
+        self.text_before: tuple | None = None  # (source, target, probe): the text a shown run replaced
+        self.last_publish = 0.0
+        self.publish_cost = 0.0
+        self.offer_pending = False  # a copy for the other panels is on its way from the worker
+        self.timer = QTimer(self, singleShot=True)
+        self.timer.timeout.connect(self.flush_publish)
+        self.state.shownModelChanged.connect(self.on_shown_model)
+
+    @property
+    def wanted(self) -> bool:
+        return self.panel.probe.show_others.isChecked()
+
+    def reset(self) -> None:
+        """A new run: the first copy goes out at once."""
+        self.offer_pending = False
+        self.last_publish = 0.0
+
+    def close(self) -> None:
+        """The run ended: no more copies; the panels show the session's own model again."""
+        self.timer.stop()
+        self.offer_pending = False
+        self.unshow()
+
+    def publish_later(self) -> None:
+        """Ask the worker for a fresh copy to show, by time and by cost: the copy (worker) and
+        the frame it causes (GUI) stay a small share of each side's time."""
+        p = self.panel
+        if p.run is None or not self.wanted or not p.live or self.offer_pending or p.phase == "finishing":
+            return
+        cost = max(self.publish_cost, self.shown.cost if self.shown is not None else 0.0)
+        wait = max(PUBLISH_INTERVAL, PUBLISH_COST_FACTOR * cost) - (time.monotonic() - self.last_publish)
+        if self.last_publish == 0.0 or wait <= 0:
+            self.flush_publish()
+        elif not self.timer.isActive():
+            self.timer.start(int(wait * 1000))
+
+    def flush_publish(self) -> None:
+        run = self.panel.run
+        if run is None or not self.wanted or self.offer_pending:
+            return
+        self.offer_pending = True
+        self.last_publish = time.monotonic()
+        run.steering.offer("show")
+
+    def on_offered(self, offer: Offer) -> None:
+        """A copy asked for by `flush_publish` arrived."""
+        self.offer_pending = False
+        p = self.panel
+        if self.wanted and p.live and p.phase != "finishing":
+            self.show_offer(offer)
+
+    def show_offer(self, offer: Offer) -> None:
+        start = time.monotonic()
+        self.shown = offer
+        self.readable_text(offer.bundle)
+        self.state.session.show_model(ShownModel(offer.bundle, f"{RUN_LABEL}, step {offer.step:,}"))
+        self.publish_cost = time.monotonic() - start  # (a synchronous pipeline: the whole frame)
+        self.show_back()
+
+    def unshow(self) -> None:
+        """The session's own model in every panel again (only if a run's copy is what they show)."""
+        shown, self.shown = self.shown, None
+        current = self.state.session.shown_model
+        if shown is not None and current is not None and current.bundle is shown.bundle:
+            self.state.session.show_model(None)
+            self.give_text_back()
+        self.show_back()
+
+    def use(self, offer: Offer) -> None:
+        """The trained copy becomes the session's model (the loaded checkpoint is put away)."""
+        old = self.state.session.bundle
+        self.shown = None
+        self.readable_text(offer.bundle)
+        self.text_before = None  # the new model's text stays
+        self.state.set_bundle(offer.bundle)
+        was = f" in place of “{old.name}”" if old is not None and old is not offer.bundle else ""
+        self.panel.say(f"The model at step {offer.step:,} (“{offer.bundle.name}”) is now the session's model{was}.")
+        self.show_back()
+
+    def readable_text(self, bundle) -> None:
+        """If `bundle` cannot read the session's text (a run of another task), put the probe in
+        its place, remembering the text to give back when the session's model returns."""
+        session = self.state.session
+        if not session.source or readable(bundle, session.source):
+            return
+        p = self.panel
+        probe = p.probe.probe_edit.text().strip() or (p.info.probe if p.info else "")
+        if probe and readable(bundle, probe):
+            if self.text_before is None:
+                self.text_before = (session.source, session.target, probe)
+            self.state.set_input(probe)
+            p.say(f"This run's model cannot read “{self.text_before[0]}”: "
+                  f"the panels show it on the probe “{probe}”.", "warning")
+
+    def give_text_back(self) -> None:
+        before, self.text_before = self.text_before, None
+        own = self.state.session.bundle
+        if before is not None and own is not None and self.state.session.source == before[2] \
+                and readable(own, before[0]):
+            self.state.set_input(before[0], before[1])
+
+    def on_shown_model(self, shown) -> None:
+        if self.shown is not None and (shown is None or shown.bundle is not self.shown.bundle):
+            # Another hand (the header's "Back to …", a model loaded) put the run's copy away:
+            # the run is no longer shown until the user ticks "Show in other panels" again.
+            self.shown = None
+            self.give_text_back()
+            if self.panel.run is not None and self.wanted:
+                self.panel.probe.show_others.setChecked(False)
+                own = self.state.session.bundle
+                self.panel.say(f"The other panels show “{own.name if own else 'the session'}” again; tick "
+                               f"“Show in other panels” to watch the run there.")
+        self.show_back()
+
+    def show_back(self) -> None:
+        own = self.state.session.bundle
+        self.panel.controls.set_back(own.name if own is not None else "",
+                                     enabled=self.state.session.shown_model is not None)
+
+    def on_show_others(self, on: bool) -> None:
+        if on:
+            self.last_publish = 0.0
+            self.publish_later()
+        else:
+            self.timer.stop()
+            self.unshow()
