@@ -236,7 +236,8 @@ class TrainingControls(QWidget):
         True if the task shown changed (a model of no built-in task changes nothing)."""
         before = self.task_name()
         kind, task = bundle.config.kind, (bundle.task or {}).get("name")
-        if kind in MODEL_KINDS and not (kind == "encoder_only" and not bundle.fills_masks):
+        # an encoder without a masked-LM head (a pretrained one) has no objective to train here
+        if kind in MODEL_KINDS and (bundle.model_kind.has_decoder or bundle.fills_masks):
             self.set_kind(kind)
         if task in BUILTIN_TASKS and task in KIND_TASKS.get(self.kind_box.currentData(), BUILTIN_TASKS):
             self.task_box.setCurrentIndex(self.task_box.findData(task))
