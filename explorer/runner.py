@@ -125,8 +125,7 @@ class Runner(QObject):
         self._job: tuple[int, Callable[[], object], Callable[[object], None], str] | None = None  # queued
         self._worker = None  # the job running now
         self._on_job_failed: Callable[[], None] | None = None  # the newest request's clean-up on failure
-        self._held = 0  # > 0 while run() changes several fields: one request at the end
-        self._dirty = False
+        self._held = 0  # > 0 while run() changes several fields: one request at the end, not one each
         ev = state.session.events
         ev.input.connect(self._on_session_changed)
         for signal in (ev.bundle, ev.decoding, ev.shown_model):  # changes that keep the text
@@ -142,7 +141,6 @@ class Runner(QObject):
             self.state.set_input(source, target)
         finally:
             self._held -= 1
-        self._dirty = False
         return self.request()
 
     def request(self) -> int:
@@ -185,9 +183,7 @@ class Runner(QObject):
 
     # -- plumbing ---------------------------------------------------------------------------
     def _on_session_changed(self, *_) -> None:
-        if self._held:
-            self._dirty = True
-        elif self.state.bundle is not None:
+        if not self._held and self.state.bundle is not None:
             self.request()
 
     def _on_model_or_settings_changed(self, *_) -> None:
