@@ -7,6 +7,8 @@ latest is dropped.
 from __future__ import annotations
 
 import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -102,6 +104,27 @@ def describe_device(bundle: ModelBundle) -> str:
 
 
 # -- the pipeline ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Job:
+    """One request: what to run off the GUI thread and what to do with its result."""
+
+    request: int
+    fn: Callable[[], object]
+    on_done: Callable[[object], None]
+    what: str  # shown while it runs
+    on_failed: Callable[[], None] | None = None
+    load: bool = False  # a model load (its own channel) rather than a frame
+
+
+def request_is_latest(job: _Job, latest_load: int | None, latest_frame: int) -> bool:
+    """A load's result counts while it is the newest load; a frame's while it is the newest
+    frame request and no model is loading (the new model will compute the frame again)."""
+    if job.load:
+        return job.request == latest_load
+    return job.request == latest_frame and latest_load is None
+
+
+# -- the pipeline ----------------------------------------------------------------------------------
 class Runner(QObject):
     """The explorer's one pipeline: session → `compute_frame` → `state.set_frame`.
 
@@ -122,9 +145,11 @@ class Runner(QObject):
         self.state = state
         self.synchronous = synchronous
         self._latest = 0  # the newest request's number
-        self._job: tuple[int, Callable[[], object], Callable[[object], None], str] | None = None  # queued
+        self._latest_load: int | None = None  # the load under way, if any
+        self._latest_frame = 0  # the newest frame request
+        self._frame_waits = False  # a frame was asked for while a model loads
+        self._job: _Job | None = None  # queued
         self._worker = None  # the job running now
-        self._on_job_failed: Callable[[], None] | None = None  # the newest request's clean-up on failure
         self._held = 0  # > 0 while run() changes several fields: one request at the end, not one each
         ev = state.session.events
         ev.input.connect(self._on_session_changed)
@@ -134,13 +159,10 @@ class Runner(QObject):
     # -- requests ---------------------------------------------------------------------------
     def run(self, source: str, target: str | None = None) -> int:
         """Show `source` (teacher-forced on `target` if given): one Frame, computed once."""
-        if self.state.bundle is None:
+        if self.state.bundle is None and self._latest_load is None:
             return self._fail_now("No model is loaded yet.")
-        self._held += 1
-        try:
+        with self.holding():
             self.state.set_input(source, target)
-        finally:
-            self._held -= 1
         return self.request()
 
     def request(self) -> int:
@@ -148,6 +170,9 @@ class Runner(QObject):
         session = self.state.session
         bundle = session.model
         if bundle is None:
+            if self._latest_load is not None:
+                self._frame_waits = True  # (the loaded model runs the session's text)
+                return -1
             return self._fail_now("No model is loaded yet.")
         args = (bundle, session.source, session.target, session.decoding, session.model_label, self.state.frame)
         return self._submit(lambda: compute_frame(*args), self.state.set_frame,
@@ -156,19 +181,21 @@ class Runner(QObject):
     def load(self, path_or_name: str | Path, then_run: str | None = None, then_target: str | None = None) -> int:
         """Load a checkpoint (folder or bundled name), make it the session's model, run an input."""
         return self._submit(lambda: load_bundle(path_or_name),
-                            lambda b: self._apply_bundle(b, then_run, then_target), f"Loading {path_or_name}…")
+                            lambda b: self._apply_bundle(b, then_run, then_target), f"Loading {path_or_name}…",
+                            load=True)
 
     def load_random(self, task_name: str = DEFAULT_TASK, then_run: str | None = None) -> int:
         return self._submit(lambda: random_bundle(task_name), lambda b: self._apply_bundle(b, then_run),
-                            f"Building an untrained {task_name} model…")
+                            f"Building an untrained {task_name} model…", load=True)
 
     def load_default(self, then_run: str | None = None, then_target: str | None = None) -> int:
         return self._submit(default_bundle, lambda b: self._apply_bundle(b, then_run, then_target),
-                            "Loading the model…")
+                            "Loading the model…", load=True)
 
     def set_bundle(self, bundle: ModelBundle, then_run: str | None = None) -> None:
         """Use an already built bundle (no work to do off-thread except the forward)."""
         self._latest += 1  # any job in flight belongs to the previous model
+        self._latest_load = None
         self._apply_bundle(bundle, then_run)
 
     def wait(self, msecs: int = 30000) -> bool:
@@ -192,11 +219,8 @@ class Runner(QObject):
 
     def _apply_bundle(self, bundle: ModelBundle, then_run: str | None, then_target: str | None = None) -> None:
         """The new model, then an input it can read: the one asked for, the previous one, or an example."""
-        self._held += 1
-        try:
+        with self.holding():
             self.state.set_bundle(bundle)
-        finally:
-            self._held -= 1
         text = then_run if then_run is not None else self.state.source_text
         candidates = [(t, then_target if t == then_run else None) for t in (text, *bundle.examples) if t]
         for candidate, target in candidates:
@@ -208,38 +232,63 @@ class Runner(QObject):
             return
 
     def _keep_frame_input(self) -> None:
-        """A refused text: the session goes back to the text of the frame still shown."""
+        """A refused text: the session goes back to the text and settings of the frame still shown."""
         frame = self.state.frame
         if frame is not None:
-            self.state.session.revert_input(frame.source, frame.target)
+            with self.holding():  # the frame on screen already shows them: nothing to compute
+                self.state.session.revert_input(frame.source, frame.target, frame.settings)
+
+    @contextmanager
+    def holding(self):
+        """Change several session fields (a scene, a model and its text) with one compute at the
+        end — the caller's own `run`/`request`/`load` — instead of one per field."""
+        self._held += 1
+        try:
+            yield self
+        finally:
+            self._held -= 1
 
     def _submit(self, fn: Callable[[], object], on_done: Callable[[object], None], what: str,
-                on_failed: Callable[[], None] | None = None) -> int:
+                on_failed: Callable[[], None] | None = None, load: bool = False) -> int:
+        """Run `fn` off the GUI thread. Loads and frames are separate channels: a frame asked for
+        while a model loads waits for it (and is computed with the new model); only a newer
+        load supersedes a load, only a newer frame request a frame request."""
         self._latest += 1
         request = self._latest
-        self._on_job_failed = on_failed
+        if load:
+            self._latest_load = request
+            self._frame_waits = False  # the loaded model runs the session's text anyway
+        elif self._latest_load is not None:
+            self._frame_waits = True
+            return request
+        else:
+            self._latest_frame = request
+        job = _Job(request, fn, on_done, what, on_failed, load)
         if self.synchronous:
             try:
                 result = fn()
             except Exception as exc:  # noqa: BLE001 - reported like a worker's error
-                self._on_failed(request, exc)
+                self._on_failed(job, exc)
             else:
-                self._on_done(request, on_done, result)
+                self._on_done(job, result)
             return request
-        self._job = (request, fn, on_done, what)  # replaces a queued, not yet started job: it is stale
+        if load or self._job is None or not self._job.load:  # a queued load is never dropped for a frame
+            self._job = job  # replaces a queued, not yet started job: it is stale
         if self._worker is None:
             self._start_next()
         return request
+
+    def _is_latest(self, job: "_Job") -> bool:
+        return request_is_latest(job, self._latest_load, self._latest_frame)
 
     def _start_next(self) -> None:
         job, self._job = self._job, None
         if job is None:
             return
-        request, fn, on_done, what = job
-        self.state.set_busy(True, what)
-        worker = create_worker(fn, _start_thread=False, _ignore_errors=True)  # errored reports them
-        worker.returned.connect(lambda result: self._on_done(request, on_done, result))
-        worker.errored.connect(lambda exc: self._on_failed(request, exc))
+        self.state.set_busy(True, job.what)
+        worker = create_worker(job.fn, _start_thread=False, _ignore_errors=True)  # errored reports them
+        worker.returned.connect(lambda result: self._on_done(job, result))
+        worker.errored.connect(lambda exc: self._on_failed(job, exc))
         worker.finished.connect(self._on_finished)
         self._worker = worker
         worker.start()
@@ -251,23 +300,28 @@ class Runner(QObject):
         else:
             self.state.set_busy(False, "")
 
-    def _on_done(self, request: int, on_done: Callable[[object], None], result) -> None:
-        if request != self._latest:
+    def _on_done(self, job: "_Job", result) -> None:
+        if not self._is_latest(job):
             return  # stale: a newer request superseded this one
-        on_done(result)
+        if job.load:
+            self._latest_load = None
+        job.on_done(result)
         self.succeeded.emit()
 
-    def _on_failed(self, request: int, exc: BaseException) -> None:
-        if request != self._latest:
-            return
-        if self._on_job_failed is not None:
-            self._on_job_failed()
-        if isinstance(exc, (InputError, ValueError, OSError, KeyError)):
-            message = str(exc)
-        else:  # a bug must reach the user, not kill the thread
+    def _on_failed(self, job: "_Job", exc: BaseException) -> None:
+        expected = isinstance(exc, (InputError, ValueError, OSError, KeyError))
+        if not expected:  # a bug must reach the user (and the log, even from a superseded job)
             traceback.print_exception(exc)
-            message = f"{type(exc).__name__}: {exc}"
-        self._fail_now(message)
+        if not self._is_latest(job):
+            return
+        if job.on_failed is not None:
+            job.on_failed()
+        self._fail_now(str(exc) if expected else f"{type(exc).__name__}: {exc}")
+        if job.load:
+            self._latest_load = None
+            if self._frame_waits:  # asked for while the failed load ran: the old model computes it
+                self._frame_waits = False
+                self.request()
 
     def _fail_now(self, message: str) -> int:
         self.state.frame_failed(message)

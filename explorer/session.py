@@ -101,10 +101,13 @@ class Session:
                 self.set_decoding(strategy="greedy")
             self.events.input.emit(source, target)
 
-    def revert_input(self, source: str, target: str | None) -> None:
-        """Back to the text the picture shows, after a text the model refused. No event: the
-        picture did not change, and the input field keeps what was typed, to be fixed."""
+    def revert_input(self, source: str, target: str | None, decoding: DecodeSettings | None = None) -> None:
+        """Back to the text (and the decoding settings a typed target switched) the picture
+        shows, after a text the model refused. No input event: the picture did not change, and
+        the input field keeps what was typed, to be fixed."""
         self.source, self.target = source, target
+        if decoding is not None:
+            self.set_decoding(decoding)
 
     def set_decoding(self, settings: DecodeSettings | None = None, **changes) -> None:
         settings = replace(settings or self.decoding, **changes)

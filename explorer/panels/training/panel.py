@@ -29,6 +29,9 @@ from explorer.panels.training.worker import TrainingRun, save_in_background
 EVAL_SIZE = 50  # held-out pairs per live evaluation (a full evaluation is the CLI's job)
 
 
+START_TIMEOUT = 60.0  # s: --train-seconds waits at most this long for the first step
+
+
 class TrainingPanel(QWidget):
     panel_name = "training"
     title = "Training"
@@ -176,14 +179,30 @@ class TrainingPanel(QWidget):
 
     def train_for(self, seconds: float) -> int:
         """Headless use (`--train-seconds`): train for `seconds` with the event loop running, then
-        stop, wait for the worker and deliver its last signals. Returns the steps trained."""
+        stop, wait for the worker and deliver its last signals. Returns the steps trained.
+
+        The seconds count from the first trained step (building the model and its first batch
+        can take seconds on a busy machine; the figure must show a run that really trained),
+        waiting at most START_TIMEOUT for it."""
         if self.run is None:
             self.start()
         elif self.phase == "paused":
             self.resume()
         self._train_loop = loop = QEventLoop()
-        QTimer.singleShot(int(seconds * 1000), loop.quit)
+        started = self.step
+        waiting = QTimer(self, interval=50)
+
+        def first_step() -> None:
+            if self.step > started:
+                waiting.stop()
+                QTimer.singleShot(int(seconds * 1000), loop.quit)
+
+        waiting.timeout.connect(first_step)
+        waiting.start()
+        QTimer.singleShot(int((START_TIMEOUT + seconds) * 1000), loop.quit)
         loop.exec()  # ends early if the run finishes (all steps) or cannot start
+        waiting.stop()
+        waiting.deleteLater()
         self._train_loop = None
         run = self.run
         if run is not None:
