@@ -79,7 +79,7 @@ class LectureTools(QObject):
         self._build_toolbar()
         self.presentation.toggled.connect(self._on_presenting)
         self.deck.sceneShown.connect(self._on_scene)
-        self.state.session.events.theme.connect(self._on_theme)
+        self.state.themeChanged.connect(self._on_theme)
         self.state.session.set_theme(read_theme(window.settings))  # the saved theme is the session's
 
     # -- assembly -----------------------------------------------------------------------------------

@@ -238,8 +238,8 @@ class PresentationMode(QObject):
         self.settings = settings if settings is not None else window.settings
         # Theme and scale are the session's (explorer.session); the application follows them.
         self.session = window.state.session
-        self.session.events.theme.connect(self._on_theme)
-        self.session.events.scale.connect(self._on_scale)
+        window.state.themeChanged.connect(self._on_theme)
+        window.state.scaleChanged.connect(self._on_scale)
         self.active = False
         self._was_maximized = False
         self._geometry = None

@@ -47,15 +47,16 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QObject, Signal
 
+from explorer.session import ATTENTION_KINDS
+from model.frame import DecodeSettings
+
 SCENE_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 TOUR_PATH = Path(__file__).resolve().parent.parent / "assets" / "scenes" / "tour.json"
 SCENE_KEYS = {"solo", "name", "caption", "checkpoint", "task", "input", "target", "panel", "step", "attention",
               "decoding", "layout", "views", "causal_mask"}
 VIEW_CHOICES = {"attention": ("grid", "single", "lines", "derived")}
-DECODING_KEYS = {"strategy": str, "temperature": float, "top_k": int, "top_p": float, "seed": int,
-                 "beam_size": int, "alpha": float}
-ATTENTION_KINDS = ("encoder", "decoder_self", "cross")
+DECODING_KEYS = {f.name: type(f.default) for f in dataclasses.fields(DecodeSettings)}  # strategy: str, …
 MAX_FILE_BYTES = 5_000_000
 
 
@@ -209,7 +210,7 @@ def current_panel(window) -> str | None:
 def capture(window, name: str, caption: str = "") -> Scene:
     """The window's current state as a scene."""
     state = window.state
-    bundle = state.bundle
+    bundle = state.session.bundle  # the session's own model (a training run shown is not saved)
     checkpoint = str(bundle.path) if bundle is not None and bundle.path else None
     from explorer.runner import bundled_checkpoints
     for bundled_name, folder in bundled_checkpoints().items():
@@ -324,11 +325,13 @@ class SceneDeck(QObject):
                 window.focus_panel(scene.panel)
             else:
                 state.inform(f"Scene {scene.name!r}: no panel named {scene.panel!r}.", "warning")
-        try:  # every view field: the scene's value or the default, never what was clicked before
-            state.session.reset_view_state(scene.views, scene.decoding, scene.causal_mask)
-        except ValueError as exc:
-            state.inform(f"Scene {scene.name!r}: {exc}", "warning")
-            state.session.reset_view_state(scene.views, None, scene.causal_mask)
+        with runner.holding():  # one compute for the whole scene, after its model and text are set
+            state.session.show_model(None)  # a training run shown is not part of any scene
+            try:  # every view field: the scene's value or the default, never what was clicked before
+                state.session.reset_view_state(scene.views, scene.decoding, scene.causal_mask)
+            except ValueError as exc:
+                state.inform(f"Scene {scene.name!r}: {exc}", "warning")
+                state.session.reset_view_state(scene.views, None, scene.causal_mask)
         self._pending = scene
         self._show_caption(scene)
         text = scene.input if scene.input is not None else state.source_text
@@ -337,13 +340,15 @@ class SceneDeck(QObject):
             state.inform(f"Scene {scene.name!r}: no checkpoint {checkpoint!r}; using an untrained "
                          f"{scene.task} model.", "warning")
             checkpoint = None
-        if checkpoint and not _same_model(state.bundle, checkpoint):
+        own = state.session.bundle
+        if checkpoint and not _same_model(own, checkpoint):
             runner.load(checkpoint, then_run=text, then_target=scene.target)
-        elif checkpoint is None and scene.task and (
-                state.bundle is None or (state.bundle.task or {}).get("name") != scene.task):
+        elif checkpoint is None and scene.task and (own is None or (own.task or {}).get("name") != scene.task):
             runner.load_random(scene.task, then_run=text)
         elif text:
             runner.run(text, scene.target)
+        elif state.frame is not None:
+            runner.request()  # the scene's decoding settings on the current text
         else:
             self._select(scene)
 

@@ -11,13 +11,15 @@ scene gives the same picture whatever was clicked before.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields, replace
 
 from psygnal import Signal, SignalGroup
 
 from model.frame import STRATEGIES, DecodeSettings
+from model.recorder import ATTENTION_KINDS as RECORDED_ATTENTION
 
-ATTENTION_KINDS = ("encoder", "decoder_self", "cross")
+ATTENTION_KINDS = tuple(RECORDED_ATTENTION)  # "encoder", "decoder_self", "cross": the recorder's names
 # The tab each panel opens on when a scene (or a new session) does not name one.
 DEFAULT_VIEWS = {"attention": "grid"}
 
@@ -60,6 +62,8 @@ class Session:
 
     def __init__(self) -> None:
         self.events = SessionEvents()
+        self._batching = 0
+        self._queued: dict[str, tuple] = {}  # event name → its latest arguments, while batching
         self.bundle = None
         self.source = ""
         self.target: str | None = None
@@ -72,6 +76,29 @@ class Session:
         self.theme = "light"
         self.scale = 1.0
         self.shown_model: ShownModel | None = None
+
+    # -- events ----------------------------------------------------------------------------------
+    def _emit(self, name: str, *args) -> None:
+        if self._batching:
+            self._queued.pop(name, None)
+            self._queued[name] = args  # the latest value, in the order of the last change
+        else:
+            getattr(self.events, name).emit(*args)
+
+    @contextmanager
+    def batch(self):
+        """Change several fields as one step: listeners hear each changed field once, after all
+        of them are set, so nothing computes on a half-changed session (a model and the text it
+        can read; a scene)."""
+        self._batching += 1
+        try:
+            yield self
+        finally:
+            self._batching -= 1
+            if not self._batching:
+                queued, self._queued = self._queued, {}
+                for name, args in queued.items():
+                    getattr(self.events, name).emit(*args)
 
     # -- what the frames are computed from -------------------------------------------------------
     @property
@@ -86,12 +113,19 @@ class Session:
         return self.bundle.name if self.bundle is not None else ""
 
     def set_bundle(self, bundle) -> None:
-        if bundle is not self.bundle:
-            self.bundle = bundle
-            self.events.bundle.emit(bundle)
+        """The session's own model; a training run shown in its place is put away in the same step."""
+        with self.batch():
+            self.show_model(None)
+            if bundle is not self.bundle:
+                self.bundle = bundle
+                self._emit("bundle", bundle)
 
     def set_input(self, source: str, target: str | None = None) -> None:
         target = target if target and target.strip() else None
+        with self.batch():  # the strategy a target switches and the text: one step
+            self._set_input(source, target)
+
+    def _set_input(self, source: str, target: str | None) -> None:
         if (source, target) != (self.source, self.target):
             self.source, self.target = source, target
             # A typed target is followed step by step; clearing it returns to greedy decoding.
@@ -99,7 +133,7 @@ class Session:
                 self.set_decoding(strategy="target")
             elif target is None and self.decoding.strategy == "target":
                 self.set_decoding(strategy="greedy")
-            self.events.input.emit(source, target)
+            self._emit("input", source, target)
 
     def revert_input(self, source: str, target: str | None, decoding: DecodeSettings | None = None) -> None:
         """Back to the text (and the decoding settings a typed target switched) the picture
@@ -115,24 +149,24 @@ class Session:
             raise ValueError(f"unknown decoding strategy {settings.strategy!r}; use one of {', '.join(STRATEGIES)}")
         if settings != self.decoding:
             self.decoding = settings
-            self.events.decoding.emit(settings)
+            self._emit("decoding", settings)
 
     def set_causal_mask(self, on: bool) -> None:
         if bool(on) != self.causal_mask:
             self.causal_mask = bool(on)
-            self.events.causal_mask.emit(self.causal_mask)
+            self._emit("causal_mask", self.causal_mask)
 
     def show_model(self, shown: ShownModel | None) -> None:
         """Show a training run's model in every panel (None: back to the session's own)."""
         if shown != self.shown_model:
             self.shown_model = shown
-            self.events.shown_model.emit(shown)
+            self._emit("shown_model", shown)
 
     # -- selection and view --------------------------------------------------------------------
     def set_step(self, name: str | None) -> None:
         if name != self.step:
             self.step = name
-            self.events.step.emit(name)
+            self._emit("step", name)
 
     def set_attention(self, kind: str, layer: int, head: int) -> None:
         if kind not in ATTENTION_KINDS:
@@ -140,12 +174,12 @@ class Session:
         selection = AttentionSelection(kind, max(0, int(layer)), max(0, int(head)))
         if selection != self.attention:
             self.attention = selection
-            self.events.attention.emit(selection)
+            self._emit("attention", selection)
 
     def set_decode_step(self, t: int | None) -> None:
         if t != self.decode_step:
             self.decode_step = t
-            self.events.decode_step.emit(t)
+            self._emit("decode_step", t)
 
     def view(self, panel: str) -> str | None:
         return self.views.get(panel)
@@ -153,17 +187,17 @@ class Session:
     def set_view(self, panel: str, tab: str) -> None:
         if self.views.get(panel) != tab:
             self.views[panel] = tab
-            self.events.view.emit(panel, tab)
+            self._emit("view", panel, tab)
 
     def set_theme(self, theme: str) -> None:
         if theme != self.theme:
             self.theme = theme
-            self.events.theme.emit(theme)
+            self._emit("theme", theme)
 
     def set_scale(self, scale: float) -> None:
         if float(scale) != self.scale:
             self.scale = float(scale)
-            self.events.scale.emit(self.scale)
+            self._emit("scale", self.scale)
 
     # -- scenes ----------------------------------------------------------------------------------
     def to_scene_dict(self) -> dict:

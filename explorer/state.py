@@ -54,6 +54,8 @@ class SessionState(QObject):
     decodeStepChanged = Signal(object)  # int or None (the last step)
     viewChanged = Signal(str, str)  # panel, tab
     shownModelChanged = Signal(object)  # ShownModel or None
+    themeChanged = Signal(str)
+    scaleChanged = Signal(float)
     frameFailed = Signal(str)  # why no Frame could be computed for the session now (the last stays)
     message = Signal(str, str)  # level ("info" | "warning" | "error"), text
     busyChanged = Signal(bool, str)  # busy?, what is running
@@ -74,6 +76,10 @@ class SessionState(QObject):
         ev.causal_mask.connect(self.causalMaskChanged.emit)
         ev.decode_step.connect(self.decodeStepChanged.emit)
         ev.view.connect(self.viewChanged.emit)
+        # Qt-side listeners connect to these Qt signals, never to the session's events directly:
+        # Qt disconnects them when their object dies, so a session outliving its window is safe.
+        ev.theme.connect(self.themeChanged.emit)
+        ev.scale.connect(self.scaleChanged.emit)
         ev.attention.connect(lambda a: self.attentionSelected.emit(a.kind, a.layer, a.head))
 
     # -- data ------------------------------------------------------------------------------------
@@ -107,9 +113,6 @@ class SessionState(QObject):
 
     def set_bundle(self, bundle: ModelBundle) -> None:
         """Make `bundle` the session's own model (a training run shown is put away)."""
-        self.session.show_model(None)
-        if bundle is self.session.bundle:
-            self._model_changed(bundle)  # the same object again: panels still start afresh
         self.session.set_bundle(bundle)
 
     def _on_session_model(self, bundle) -> None:
@@ -118,17 +121,16 @@ class SessionState(QObject):
 
     def _on_shown_model(self, shown) -> None:
         self.shownModelChanged.emit(shown)
+        drawn = self._shown_bundle
+        if shown is not None and drawn is not None and shown.bundle.config.to_dict() == drawn.config.to_dict():
+            return  # a training run's copy of the shape drawn: panels keep drawing until its frame comes
         self._model_changed(self.session.model)
 
     def _model_changed(self, bundle) -> None:
         """A different model on screen: its trace is not drawn yet; keep a selection it has."""
         if bundle is None or bundle is self._shown_bundle:
             return
-        old = self._shown_bundle
         self._shown_bundle = bundle
-        if old is not None and old.config.to_dict() == bundle.config.to_dict():
-            self.bundleChanged.emit(bundle)  # same shape (a training snapshot): the selection holds
-            return
         self.result = self.frame = None
         kinds = self.available_kinds()
         a = self.session.attention
@@ -201,6 +203,7 @@ class SessionState(QObject):
         """Select a head; the stepper follows to that sublayer's softmax weights."""
         if kind not in ATTENTION_KINDS:
             raise ValueError(f"unknown attention kind {kind!r}")
+        layer, head = self._clamped(kind, layer, head)
         self.session.set_attention(kind, layer, head)
         if self.result is not None:
             name = ATTENTION_KINDS[kind].format(layer=layer) + ".weights"
@@ -209,10 +212,15 @@ class SessionState(QObject):
 
     def select_head(self, head: int) -> None:
         """Change only the head (the stepper's head selector): the step stays where it is."""
-        head = int(head)
-        if self.bundle is not None:
-            head = max(0, min(head, self.bundle.config.n_heads - 1))
-        self.session.set_attention(self.kind, self.layer, head)
+        self.session.set_attention(self.kind, *self._clamped(self.kind, self.layer, head))
+
+    def _clamped(self, kind: str, layer: int, head: int) -> tuple[int, int]:
+        """(layer, head) within what the model shown has: the session never holds a head that
+        is not there (a scene or another kind's layer number may ask for one)."""
+        layer, head = max(0, int(layer)), max(0, int(head))
+        if self.bundle is None:
+            return layer, head
+        return min(layer, max(0, self.n_layers(kind) - 1)), min(head, self.bundle.config.n_heads - 1)
 
     def available_kinds(self) -> list[str]:
         return list(self.bundle.model_kind.attention_kinds) if self.bundle is not None else []

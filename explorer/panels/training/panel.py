@@ -55,7 +55,6 @@ class TrainingPanel(QWidget):
         self.sandbox = Sandbox(self)
         self.probe.showInOthersChanged.connect(self.sandbox.on_show_others)
         state.bundleChanged.connect(self._on_bundle)
-        state.shownModelChanged.connect(self.sandbox.on_shown_model)
         self._on_bundle()
         app = QApplication.instance()
         if app is not None:

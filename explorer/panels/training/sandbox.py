@@ -95,8 +95,9 @@ class Sandbox(QObject):
     def show_offer(self, offer: Offer) -> None:
         start = time.monotonic()
         self.shown = offer
-        self.readable_text(offer.bundle)
-        self.state.session.show_model(ShownModel(offer.bundle, f"{RUN_LABEL}, step {offer.step:,}"))
+        with self.state.session.batch():  # the run's model and a text it can read: one step
+            self.readable_text(offer.bundle)
+            self.state.session.show_model(ShownModel(offer.bundle, f"{RUN_LABEL}, step {offer.step:,}"))
         self.publish_cost = time.monotonic() - start  # (a synchronous pipeline: the whole frame)
         self.show_back()
 
@@ -105,17 +106,19 @@ class Sandbox(QObject):
         shown, self.shown = self.shown, None
         current = self.state.session.shown_model
         if shown is not None and current is not None and current.bundle is shown.bundle:
-            self.state.session.show_model(None)
-            self.give_text_back()
+            with self.state.session.batch():
+                self.state.session.show_model(None)
+                self.give_text_back()
         self.show_back()
 
     def use(self, offer: Offer) -> None:
         """The trained copy becomes the session's model (the loaded checkpoint is put away)."""
         old = self.state.session.bundle
         self.shown = None
-        self.readable_text(offer.bundle)
-        self.text_before = None  # the new model's text stays
-        self.state.set_bundle(offer.bundle)
+        with self.state.session.batch():  # the new model and a text it can read: one step
+            self.readable_text(offer.bundle)
+            self.text_before = None  # the new model's text stays
+            self.state.set_bundle(offer.bundle)
         was = f" in place of “{old.name}”" if old is not None and old is not offer.bundle else ""
         self.panel.say(f"The model at step {offer.step:,} (“{offer.bundle.name}”) is now the session's model{was}.")
         self.show_back()
@@ -136,11 +139,20 @@ class Sandbox(QObject):
                   f"the panels show it on the probe “{probe}”.", "warning")
 
     def give_text_back(self) -> None:
+        """The session's own model is back: the text the run replaced, or (if the user typed one
+        since that this model cannot read) one of its examples, so its picture is never empty."""
         before, self.text_before = self.text_before, None
-        own = self.state.session.bundle
-        if before is not None and own is not None and self.state.session.source == before[2] \
-                and readable(own, before[0]):
+        session, own = self.state.session, self.state.session.bundle
+        if own is None:
+            return
+        if before is not None and session.source == before[2] and readable(own, before[0]):
             self.state.set_input(before[0], before[1])
+        elif session.source and not readable(own, session.source):
+            example = next((e for e in own.examples if readable(own, e)), None)
+            if example is not None:
+                self.state.set_input(example)
+                self.panel.say(f"“{own.name}” cannot read “{session.source}”: its panels show “{example}”.",
+                               "warning")
 
     def on_shown_model(self, shown) -> None:
         if self.shown is not None and (shown is None or shown.bundle is not self.shown.bundle):
