@@ -43,13 +43,14 @@ import binascii
 import dataclasses
 import json
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QObject, Signal
 
 SCENE_VERSION = 2
 READABLE_VERSIONS = (1, 2)
-TOUR_PATH = Path(__file__).resolve().parent.parent / "assets" / "scenes" / "tour.json"
+TOUR_PATH = Path(str(files("explorer") / "assets" / "scenes" / "tour.json"))  # package data
 SCENE_KEYS = {"solo", "name", "caption", "checkpoint", "task", "input", "target", "panel", "step", "attention",
               "decoding", "layout", "views", "causal_mask"}
 VIEW_CHOICES = {"attention": ("grid", "single", "lines", "derived")}

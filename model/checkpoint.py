@@ -33,13 +33,15 @@ class CheckpointError(ValueError):
 
 
 def assets_dir() -> Path:
-    import model
+    """The bundled checkpoints: package data of `model` (model/assets/checkpoints/), found through
+    importlib.resources so a wheel, an sdist and an editable install all find them."""
+    from importlib.resources import files
 
-    return Path(model.__file__).resolve().parent.parent / "assets" / "checkpoints"
+    return Path(str(files("model") / "assets" / "checkpoints")).resolve()
 
 
 def bundled_checkpoints() -> dict[str, Path]:
-    """name → folder for every checkpoint shipped under <repo>/assets/checkpoints/."""
+    """name → folder for every checkpoint shipped in model/assets/checkpoints/."""
     root = assets_dir()
     if not root.is_dir():
         return {}
