@@ -187,6 +187,8 @@ def load_tour(path: str | Path) -> Tour:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SceneError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise SceneError(f"{path}: nested too deeply to be a scene file") from None
     tour = parse_tour(data, str(path))
     tour.path = path
     return tour
