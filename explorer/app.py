@@ -64,14 +64,27 @@ def run_app(argv: list[str] | None = None) -> int:
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
+    from explorer.startup import StartupWindow, import_in_background
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Transformer Explorer")
+    app.setWindowIcon(QIcon(str(ICON_PATH)))
+    # A window within a second, before torch and pyqtgraph are imported (seconds on a small
+    # machine); it keeps painting while torch loads on a worker thread, then the main window
+    # takes its place and loads the model behind its own busy indicator.
+    startup = StartupWindow()
+    startup.show()
+    app.processEvents()
+    import_in_background("torch", "model.frame")
+    if not startup.isVisible():  # closed while loading: the user changed their mind
+        return 0
+    startup.stage(1)
+
     from explorer import style
     from explorer.main_window import MainWindow
     from explorer.runner import Runner
     from explorer.state import SessionState
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setApplicationName("Transformer Explorer")
-    app.setWindowIcon(QIcon(str(ICON_PATH)))
     style.apply_app_style(app)
     state = SessionState()
     runner = Runner(state)
@@ -79,6 +92,8 @@ def run_app(argv: list[str] | None = None) -> int:
     if args.panel != "step":
         window.focus_panel(args.panel)
     window.show()
+    startup.close()
+    startup.deleteLater()
     if args.theme:
         window.lecture.set_theme(args.theme)
     if args.presentation:
