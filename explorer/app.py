@@ -8,8 +8,22 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from importlib.resources import files
+from pathlib import Path
 
 from explorer.launch import DEFAULT_INPUT, check_panel, close_window, panel_names, parse_size  # noqa: F401
+
+ICON_PATH = Path(str(files("explorer") / "assets" / "icons" / "transformer-explorer.svg"))  # package data
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("transformer-explorer")
+    except PackageNotFoundError:  # a source checkout on sys.path without an install
+        from model import __version__
+        return __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="transformer-explorer",
         description="See the Transformer of 'Attention Is All You Need' work. "
                     "'transformer-explorer train --help' trains a model.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     p.add_argument("--checkpoint", metavar="DIR", help="a checkpoint folder, or the name of a bundled one")
     p.add_argument("--input", metavar="TEXT", help=f"the source text to run (default: {DEFAULT_INPUT!r})")
     p.add_argument("--target", metavar="TEXT", help="teacher-force the decoder on this target")
@@ -46,15 +61,30 @@ def run_app(argv: list[str] | None = None) -> int:
         print(f"transformer-explorer: error: {exc}", file=sys.stderr)
         return 2
 
+    from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
+
+    from explorer.startup import StartupWindow, import_in_background
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Transformer Explorer")
+    app.setWindowIcon(QIcon(str(ICON_PATH)))
+    # A window within a second, before torch and pyqtgraph are imported (seconds on a small
+    # machine); it keeps painting while torch loads on a worker thread, then the main window
+    # takes its place and loads the model behind its own busy indicator.
+    startup = StartupWindow()
+    startup.show()
+    app.processEvents()
+    import_in_background("torch", "model.frame")
+    if not startup.isVisible():  # closed while loading: the user changed their mind
+        return 0
+    startup.stage(1)
 
     from explorer import style
     from explorer.main_window import MainWindow
     from explorer.runner import Runner
     from explorer.state import SessionState
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setApplicationName("Transformer Explorer")
     style.apply_app_style(app)
     state = SessionState()
     runner = Runner(state)
@@ -62,6 +92,8 @@ def run_app(argv: list[str] | None = None) -> int:
     if args.panel != "step":
         window.focus_panel(args.panel)
     window.show()
+    startup.close()
+    startup.deleteLater()
     if args.theme:
         window.lecture.set_theme(args.theme)
     if args.presentation:

@@ -126,5 +126,7 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
     image = window.grab()
     if image.isNull() or not image.save(str(out), "PNG"):
         raise HeadlessError(f"could not write {out}")
-    print(f"wrote {out} ({image.width()}×{image.height()}, panel {args.panel})")
+    frame = state.frame
+    shown = f", model {bundle.name}, output {frame.output_text!r}" if frame is not None else ""
+    print(f"wrote {out} ({image.width()}×{image.height()}, panel {args.panel}{shown})")
     return 0

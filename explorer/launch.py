@@ -21,7 +21,14 @@ def panel_names() -> list[str]:
     return [cls.panel_name for cls in panel_classes()]
 
 
+# The panels' names, known without importing them (that imports torch and pyqtgraph): start-up
+# checks --panel before anything heavy is loaded. tests/test_app.py keeps it equal to panel_names().
+PANEL_NAMES = ("architecture", "step", "attention", "positional", "decoding", "training")
+
+
 def check_panel(name: str) -> None:
+    if name in PANEL_NAMES:
+        return
     names = panel_names()
     if name not in names:
         raise ValueError(f"unknown panel {name!r}; valid panels: {', '.join(names)}")

@@ -43,6 +43,7 @@ import binascii
 import dataclasses
 import json
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QObject, Signal
@@ -52,7 +53,7 @@ from model.frame import DecodeSettings
 
 SCENE_VERSION = 2
 READABLE_VERSIONS = (1, 2)
-TOUR_PATH = Path(__file__).resolve().parent.parent / "assets" / "scenes" / "tour.json"
+TOUR_PATH = Path(str(files("explorer") / "assets" / "scenes" / "tour.json"))  # package data
 SCENE_KEYS = {"solo", "name", "caption", "checkpoint", "task", "input", "target", "panel", "step", "attention",
               "decoding", "layout", "views", "causal_mask"}
 VIEW_CHOICES = {"attention": ("grid", "single", "lines", "derived")}
@@ -187,6 +188,8 @@ def load_tour(path: str | Path) -> Tour:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SceneError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise SceneError(f"{path}: nested too deeply to be a scene file") from None
     tour = parse_tour(data, str(path))
     tour.path = path
     return tour

@@ -9,10 +9,12 @@ the previous checkpoint as it was.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import json
 import os
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 
 import torch
@@ -26,20 +28,27 @@ FORMAT = "transformer-explorer-checkpoint"
 FORMAT_VERSION = 1
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
 PICKLE_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle")
+MAX_CONFIG_BYTES = 50_000_000  # a config.json with a word-level vocabulary is well under 1 MB
 
 
 class CheckpointError(ValueError):
     """A checkpoint that cannot be saved or loaded; the message names the file and the problem."""
 
 
-def assets_dir() -> Path:
-    import model
+class CheckpointWarning(UserWarning):
+    """A checkpoint that loads but cannot work as it should (e.g. weights that are NaN)."""
 
-    return Path(model.__file__).resolve().parent.parent / "assets" / "checkpoints"
+
+def assets_dir() -> Path:
+    """The bundled checkpoints: package data of `model` (model/assets/checkpoints/), found through
+    importlib.resources so a wheel, an sdist and an editable install all find them."""
+    from importlib.resources import files
+
+    return Path(str(files("model") / "assets" / "checkpoints")).resolve()
 
 
 def bundled_checkpoints() -> dict[str, Path]:
-    """name → folder for every checkpoint shipped under <repo>/assets/checkpoints/."""
+    """name → folder for every checkpoint shipped in model/assets/checkpoints/."""
     root = assets_dir()
     if not root.is_dir():
         return {}
@@ -96,41 +105,110 @@ def _config_dict(bundle: ModelBundle, metrics: dict | None, aliases: dict[str, s
 def save_checkpoint(bundle: ModelBundle, path: str | Path, metrics: dict | None = None) -> Path:
     """Write the bundle to the folder `path` atomically; returns the folder.
 
-    Refuses to replace a non-empty folder that is not a checkpoint (it would delete it).
+    Refuses to replace a folder that is not one of our checkpoints (it would delete it). The
+    weights, the config and the folders are fsynced before the swap, and a save killed midway
+    is finished by the next save or load (`recover_interrupted_save`).
     """
-    from safetensors.torch import save_file
+    from safetensors.torch import save as safetensors_bytes
 
     path = Path(path)
-    if path.exists():
-        if not path.is_dir():
-            raise CheckpointError(f"{path}: exists and is a file, not a checkpoint folder")
-        if any(path.iterdir()) and not (path / CONFIG).is_file():
-            raise CheckpointError(f"{path}: the folder is not empty and is not a checkpoint; "
-                                  "refusing to overwrite it (choose another folder)")
+    try:
+        recover_interrupted_save(path)
+    except OSError as exc:
+        raise CheckpointError(f"{path}: cannot tidy up an earlier interrupted save ({exc.strerror or exc})") from None
+    check_save_target(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.saving-", dir=path.parent))
         os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private; a checkpoint is an ordinary folder
     except OSError as exc:
         raise CheckpointError(f"{path}: cannot create the checkpoint folder ({exc.strerror or exc})") from None
+    writing = WEIGHTS
     try:
         tensors, aliases = _unique_state(bundle.model)
-        save_file(tensors, str(tmp / WEIGHTS), metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)})
+        data = safetensors_bytes(tensors, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)})
+        _write_synced(tmp / WEIGHTS, data)
+        del data
+        writing = CONFIG
         text = json.dumps(_config_dict(bundle, metrics, aliases), indent=2, ensure_ascii=False, default=_json_default)
-        with open(tmp / CONFIG, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        for f in (WEIGHTS, CONFIG):
-            os.chmod(tmp / f, 0o666 & ~_umask())
+        _write_synced(tmp / CONFIG, (text + "\n").encode("utf-8"))
+        writing = "the folder"
+        _fsync_dir(tmp)
         _swap_into_place(tmp, path)
     except OSError as exc:
-        raise CheckpointError(f"{path}: could not save the checkpoint ({exc.strerror or exc})") from None
+        raise CheckpointError(f"{path}: could not save the checkpoint, writing {writing} failed: "
+                              f"{_os_reason(exc)}; the previous checkpoint, if any, is unchanged") from None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     bundle.path = str(path)
     return path
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "the disk is full (no space left on the device)"
+    if exc.errno == errno.EFBIG:
+        return "the file is larger than the size limit allows (disk quota or ulimit -f)"
+    return exc.strerror or str(exc)
+
+
+def _write_synced(file: Path, data: bytes) -> None:
+    """Write, flush and fsync, so a crash after the swap cannot leave a half-written file."""
+    with open(file, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.chmod(file, 0o666 & ~_umask())
+
+
+def _fsync_dir(folder: Path) -> None:
+    """fsync a folder so the names in it (files written, renames) survive a power cut."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return  # some platforms cannot open a folder; the data itself was synced
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _is_our_config(cfg_path: Path) -> bool:
+    """Whether cfg_path is a config.json we wrote (our "format" marker in it)."""
+    try:
+        if cfg_path.stat().st_size > MAX_CONFIG_BYTES:
+            return False
+        data = json.loads(cfg_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and data.get("format") == FORMAT
+
+
+def check_save_target(path: str | Path) -> None:
+    """Refuse to replace anything but one of our own checkpoints: a save deletes the old folder.
+    (`train` calls it before training, so a refused --out costs no training time.)"""
+    path = Path(path)
+    if not path.exists():
+        return
+    if not path.is_dir():
+        raise CheckpointError(f"{path}: exists and is a file, not a checkpoint folder")
+    try:
+        entries = sorted(p.name for p in path.iterdir())
+    except OSError as exc:
+        raise CheckpointError(f"{path}: cannot read the folder ({exc.strerror or exc})") from None
+    if not entries:
+        return
+    if CONFIG not in entries or not _is_our_config(path / CONFIG):
+        raise CheckpointError(f"{path}: the folder is not empty and is not a checkpoint (no config.json written by "
+                              "Transformer Explorer); refusing to overwrite it (choose another folder)")
+    foreign = [name for name in entries if name not in (WEIGHTS, CONFIG)]
+    if foreign:
+        raise CheckpointError(f"{path}: the checkpoint folder also holds {', '.join(foreign[:5])}"
+                              f"{' …' if len(foreign) > 5 else ''}, which saving would delete; refusing to overwrite "
+                              "it (move those files out or choose another folder)")
 
 
 def _umask() -> int:
@@ -139,11 +217,43 @@ def _umask() -> int:
     return mask
 
 
+def _leftovers(path: Path, kind: str) -> list[Path]:
+    """The `.NAME.old-*` or `.NAME.saving-*` folders an interrupted save left beside `path`, newest first."""
+    prefix = f".{path.name}.{kind}-"
+    if not path.parent.is_dir():
+        return []
+    found = [p for p in path.parent.iterdir() if p.name.startswith(prefix) and p.is_dir()]
+    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+
+
+def recover_interrupted_save(path: str | Path) -> bool:
+    """Finish what a save killed between its two renames left behind; True when a checkpoint was restored.
+
+    The swap moves the previous checkpoint to `.NAME.old-*`, then the new one (`.NAME.saving-*`)
+    to NAME. Killed in between, NAME is gone: the previous checkpoint is renamed back. Once NAME
+    exists, leftover `.old-*` and `.saving-*` folders are deleted.
+    """
+    path = Path(path)
+    restored = False
+    if not path.exists():
+        for old in _leftovers(path, "old"):
+            if (old / CONFIG).is_file() and (old / WEIGHTS).is_file():
+                os.replace(old, path)
+                _fsync_dir(path.parent)
+                restored = True
+                break
+    if path.is_dir():
+        for leftover in _leftovers(path, "old") + _leftovers(path, "saving"):
+            shutil.rmtree(leftover, ignore_errors=True)
+    return restored
+
+
 def _swap_into_place(tmp: Path, path: Path) -> None:
     """Rename the finished temp folder onto `path`; an old checkpoint is moved aside first and
-    deleted only after the new one is in place."""
+    deleted only after the new one is in place (recover_interrupted_save undoes a kill between)."""
     if not path.exists():
         os.replace(tmp, path)
+        _fsync_dir(path.parent)
         return
     old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=path.parent))
     os.rmdir(old)
@@ -153,6 +263,7 @@ def _swap_into_place(tmp: Path, path: Path) -> None:
     except OSError:
         os.replace(old, path)  # put the previous checkpoint back
         raise
+    _fsync_dir(path.parent)
     shutil.rmtree(old, ignore_errors=True)
 
 
@@ -169,6 +280,16 @@ def _json_default(obj):
 # -- loading ------------------------------------------------------------------------------------
 def _locate(path: Path) -> Path:
     """The checkpoint folder for `path` (a folder, or its config.json / model.safetensors)."""
+    try:
+        return _locate_folder(path)
+    except OSError as exc:  # an unreadable folder: say which, not a bare PermissionError
+        raise CheckpointError(f"{exc.filename or path}: cannot read it ({exc.strerror or exc})") from None
+
+
+def _locate_folder(path: Path) -> Path:
+    if not path.exists() and recover_interrupted_save(path):
+        warnings.warn(f"{path}: restored the previous checkpoint, which a save that was killed midway had "
+                      "moved aside", CheckpointWarning, stacklevel=4)
     if not path.exists():
         raise CheckpointError(f"{path}: no such file or folder")
     if path.is_file():
@@ -185,16 +306,26 @@ def _locate(path: Path) -> Path:
     return path
 
 
+def _read_bytes(file: Path, limit: int | None = None) -> bytes:
+    """The file's bytes; OSError (permission, I/O) is left to the caller to name the file."""
+    with open(file, "rb") as f:
+        if limit is not None and os.fstat(f.fileno()).st_size > limit:
+            raise CheckpointError(f"{file}: {os.fstat(f.fileno()).st_size:,} bytes is too large for a config file")
+        return f.read()
+
+
 def read_config(folder: str | Path) -> dict:
     """Parse and check config.json (format, version); errors name the file."""
     folder = _locate(Path(folder))
     cfg_path = folder / CONFIG
     try:
-        data = json.loads(cfg_path.read_text(encoding="utf-8"))
+        data = json.loads(_read_bytes(cfg_path, MAX_CONFIG_BYTES).decode("utf-8"))
     except UnicodeDecodeError:
         raise CheckpointError(f"{cfg_path}: not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise CheckpointError(f"{cfg_path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise CheckpointError(f"{cfg_path}: nested too deeply to be a checkpoint config") from None
     except OSError as exc:
         raise CheckpointError(f"{cfg_path}: cannot read it ({exc.strerror or exc})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -215,7 +346,7 @@ def read_config(folder: str | Path) -> dict:
 def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> ModelBundle:
     """Rebuild the bundle saved in `path` (weights mapped to `device`, CPU by default)."""
     from safetensors import SafetensorError
-    from safetensors.torch import load_file
+    from safetensors.torch import load as load_bytes
 
     folder = _locate(Path(path))
     data = read_config(folder)
@@ -235,11 +366,19 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Mod
     if not w_path.is_file():
         raise CheckpointError(f"{w_path}: missing (the weights of this checkpoint)")
     try:
-        tensors = load_file(str(w_path), device="cpu")
-    except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
+        raw = _read_bytes(w_path)
+    except OSError as exc:
+        raise CheckpointError(f"{w_path}: cannot read it ({exc.strerror or exc})") from None
+    try:
+        tensors = load_bytes(raw)
+    except (SafetensorError, ValueError, RuntimeError) as exc:
         raise CheckpointError(f"{w_path}: not a readable safetensors file, truncated or corrupt ({exc})") from None
+    del raw
+    aliases = data.get("tied_weights") if isinstance(data.get("tied_weights"), dict) else {}
+    _check_shapes(config, tensors, aliases, w_path)  # on the meta device: a wrong config allocates nothing
     model = Transformer(config)
     _load_weights(model, tensors, w_path)
+    _warn_if_not_finite(tensors, w_path)
     task = data.get("task") if isinstance(data.get("task"), dict) else {}
     metrics = data.get("metrics") if isinstance(data.get("metrics"), dict) else {}
     bundle = ModelBundle(model, src_tok, tgt_tok, task, metrics, name=str(data.get("name") or folder.name),
@@ -252,6 +391,35 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Mod
         raise CheckpointError(str(exc)) from None
     model.eval()
     return bundle
+
+
+def _check_shapes(config: TransformerConfig, tensors: dict[str, torch.Tensor], aliases: dict, w_path: Path) -> None:
+    """Compare the weights' names and shapes with the model config.json describes, built on the
+    meta device (no memory), before the real model is allocated. Tied tensors (`aliases`) are
+    stored once, under another name."""
+    with torch.device("meta"):
+        expected = {name: tuple(t.shape) for name, t in Transformer(config).state_dict().items()}
+    missing = sorted(set(expected) - set(tensors) - set(aliases))
+    unexpected = sorted(set(tensors) - set(expected))
+    if missing or unexpected:
+        parts = []
+        if missing:
+            parts.append(f"missing tensors {missing[:4]}{' …' if len(missing) > 4 else ''}")
+        if unexpected:
+            parts.append(f"unexpected tensors {unexpected[:4]}{' …' if len(unexpected) > 4 else ''}")
+        raise CheckpointError(f"{w_path}: does not match the model in config.json: {'; '.join(parts)}")
+    for name, shape in expected.items():  # in the model's order, so the first layer's mismatch is named
+        if name in tensors and tuple(tensors[name].shape) != shape:
+            raise CheckpointError(f"{w_path}: tensor {name!r} has shape {tuple(tensors[name].shape)} but config.json "
+                                  f"describes {shape}; the weights and the config do not belong together")
+
+
+def _warn_if_not_finite(tensors: dict[str, torch.Tensor], w_path: Path) -> None:
+    bad = [name for name, t in tensors.items() if t.is_floating_point() and not bool(torch.isfinite(t).all())]
+    if bad:
+        warnings.warn(f"{w_path}: {len(bad)} of {len(tensors)} weight tensors hold NaN or infinite values "
+                      f"({', '.join(bad[:3])}{' …' if len(bad) > 3 else ''}); the model's outputs are meaningless",
+                      CheckpointWarning, stacklevel=3)
 
 
 def _tokenizer(data):
@@ -285,4 +453,4 @@ def _load_weights(model: Transformer, tensors: dict[str, torch.Tensor], w_path: 
 
 
 __all__ = ["save_checkpoint", "load_checkpoint", "bundled_checkpoints", "random_bundle", "read_config",
-           "CheckpointError", "FORMAT_VERSION"]
+           "recover_interrupted_save", "check_save_target", "CheckpointError", "CheckpointWarning", "FORMAT_VERSION"]

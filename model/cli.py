@@ -212,9 +212,10 @@ def _describe(bundle) -> str:
 def train(args) -> int:
     import torch
 
-    from .checkpoint import save_checkpoint
+    from .checkpoint import check_save_target, save_checkpoint
     from .training import EvalEvent, TrainConfig, Trainer
 
+    check_save_target(args.out)  # before training: a refused --out must not cost the run
     if args.threads:
         torch.set_num_threads(args.threads)
     if args.stop_at is not None and not args.eval_every:

@@ -8,6 +8,14 @@ from .kinds import MODEL_KINDS, ModelKind
 KINDS = tuple(MODEL_KINDS)  # "encoder_decoder", "encoder_only", "decoder_only"
 POSITIONAL = ("sinusoidal", "learned", "sinusoidal_halves")  # halves: Marian's layout (model.positional)
 ACTIVATIONS = ("relu", "gelu", "swish")  # Eq. 2 uses ReLU; BERT uses GELU, Marian (opus-mt) swish
+# Upper bounds, so a typo or a hostile config.json is refused with the field's name instead of
+# hanging in a billion-layer loop or failing in the allocator. Table 3's big model and every
+# pretrained model this project loads are far below them.
+MAX_SIZES = {"src_vocab_size": 2**24, "tgt_vocab_size": 2**24, "d_model": 2**16, "n_heads": 2**10,
+             "d_ff": 2**18, "max_len": 2**20, "n_encoder_layers": 2**10, "n_decoder_layers": 2**10,
+             "type_vocab_size": 2**16}
+MAX_PARAMETERS = 2_000_000_000  # ~8 GB of float32 weights
+MAX_POSITION_TABLE = 2**27  # max_len × d_model entries of the positional table (512 MB)
 
 
 class ConfigError(ValueError):
@@ -74,6 +82,12 @@ class TransformerConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ConfigError(f"{name} must be a non-negative integer, got {value!r}")
+        for name, bound in MAX_SIZES.items():
+            if getattr(self, name) > bound:
+                raise ConfigError(f"{name} is {getattr(self, name):,}; at most {bound:,} is supported")
+        if self.max_len * self.d_model > MAX_POSITION_TABLE:
+            raise ConfigError(f"max_len {self.max_len:,} × d_model {self.d_model:,} makes a positional table of "
+                              f"{self.max_len * self.d_model:,} entries; at most {MAX_POSITION_TABLE:,}: lower max_len")
         if self.d_model % self.n_heads != 0:
             raise ConfigError(
                 f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads}) "
@@ -111,6 +125,20 @@ class TransformerConfig:
             )
         if not 0 <= self.pad_id < min(self.src_vocab_size, self.tgt_vocab_size):
             raise ConfigError(f"pad_id {self.pad_id} is outside the vocabulary")
+        if self.parameter_estimate() > MAX_PARAMETERS:
+            raise ConfigError(f"these sizes make a model of about {self.parameter_estimate():,} parameters "
+                              f"(d_model {self.d_model}, d_ff {self.d_ff}, layers {self.n_encoder_layers}+"
+                              f"{self.n_decoder_layers}); at most {MAX_PARAMETERS:,} are supported")
+
+    def parameter_estimate(self) -> int:
+        """Roughly how many weights these sizes make (embeddings, attention, FFN), without building them."""
+        d, ff = self.d_model, self.d_ff
+        embed = (self.src_vocab_size + self.tgt_vocab_size + self.type_vocab_size) * d
+        if self.positional == "learned":
+            embed += self.max_len * d
+        encoder = self.n_encoder_layers * (4 * d * d + 2 * d * ff)
+        decoder = self.n_decoder_layers * (8 * d * d + 2 * d * ff)
+        return embed + encoder + decoder + self.tgt_vocab_size * d
 
     # -- the paper's Table 3 -------------------------------------------------------------
     @classmethod

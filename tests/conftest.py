@@ -3,6 +3,18 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before anything imports Qt
 
+import atexit  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+
+# Every test process (each pytest-xdist worker too) keeps its QSettings (layout, theme, scale)
+# in a folder of its own, read before Qt resolves its paths: tests never read or overwrite the
+# user's saved settings, and parallel workers never race on one settings file. Subprocesses
+# inherit it.
+_SETTINGS_HOME = tempfile.mkdtemp(prefix="transformer-explorer-test-settings-")
+os.environ["XDG_CONFIG_HOME"] = _SETTINGS_HOME
+atexit.register(shutil.rmtree, _SETTINGS_HOME, ignore_errors=True)
+
 import pytest  # noqa: E402
 import torch  # noqa: E402
 

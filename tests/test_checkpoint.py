@@ -98,7 +98,7 @@ def test_interrupted_save_keeps_previous_checkpoint(tmp_path, bundle, monkeypatc
     def crash(*args, **kwargs):
         raise KeyboardInterrupt  # e.g. Ctrl-C in the middle of writing the weights
 
-    monkeypatch.setattr(safetensors.torch, "save_file", crash)
+    monkeypatch.setattr(safetensors.torch, "save", crash)
     with pytest.raises(KeyboardInterrupt):
         save_checkpoint(bundle, path, metrics={"v": 2})
     assert (path / "model.safetensors").read_bytes() == before
