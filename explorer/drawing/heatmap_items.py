@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QGraphicsItem
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.mosaic import blocked_rects
+from explorer.theme import current
 
 
 MIN_LABEL_PT = 8  # the smallest token label drawn: legible from the back row of a lecture room
@@ -48,6 +49,7 @@ class TokenAxis(pg.AxisItem):
         self.fit = LabelFit(st.TICK_PT, False, 1)
         self._shown: list[tuple[int, str]] = []
         self._note = ""
+        self.origin = 0.0
 
     @property
     def horizontal(self) -> bool:
@@ -61,7 +63,9 @@ class TokenAxis(pg.AxisItem):
     def numeric(self) -> bool:
         return self._numeric
 
-    def set_tokens(self, tokens: list[str], numeric: bool | None = None) -> None:
+    def set_tokens(self, tokens: list[str], numeric: bool | None = None, origin: float = 0.0) -> None:
+        """`origin`: the view coordinate of token 0's cell (a map inside a mosaic starts further on)."""
+        self.origin = float(origin)
         self._tokens = list(tokens)
         self._numeric = self._tokens == [str(i) for i in range(len(self._tokens))] if numeric is None else numeric
         self._metrics = {}
@@ -132,7 +136,7 @@ class TokenAxis(pg.AxisItem):
     def visible_ticks(self, lo: float, hi: float, size: float) -> list[int]:
         """Indices labelled when cells lo…hi fill `size` pixels."""
         n = len(self._tokens)
-        lo, hi = min(lo, hi), max(lo, hi)
+        lo, hi = min(lo, hi) - self.origin, max(lo, hi) - self.origin
         first, last = max(0, math.ceil(lo - 0.5)), min(n - 1, math.floor(hi - 0.5))
         if n == 0 or last < first or size <= 0:
             return []
@@ -141,11 +145,11 @@ class TokenAxis(pg.AxisItem):
 
     def tickValues(self, minVal, maxVal, size):  # noqa: N802 (pyqtgraph's name)
         ticks = self.visible_ticks(minVal, maxVal, size)
-        return [(1.0, [i + 0.5 for i in ticks])] if ticks else []
+        return [(1.0, [self.origin + i + 0.5 for i in ticks])] if ticks else []
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802
         n = len(self._tokens)
-        return [self._tokens[int(v)] if 0 <= int(v) < n else "" for v in values]
+        return [self._tokens[int(v - self.origin)] if 0 <= int(v - self.origin) < n else "" for v in values]
 
     def shown(self) -> list[tuple[int, str]]:
         """(index, text) of every label drawn last."""
@@ -179,7 +183,7 @@ class TokenAxis(pg.AxisItem):
         for i in self.visible_ticks(r0, r1, length):
             text, w = self._tokens[i], widths[i]
             if horizontal:
-                x = bounds.left() + (i + 0.5 - r0) * scale
+                x = bounds.left() + (self.origin + i + 0.5 - r0) * scale
                 if fit.rotated:
                     top = bounds.top() + offset if self.orientation == "bottom" else bounds.bottom() - offset - w
                     rect, flags = QRectF(x - height / 2, top, height, w), Qt.AlignmentFlag.AlignRight
@@ -189,7 +193,7 @@ class TokenAxis(pg.AxisItem):
                     rect, flags = QRectF(x - w / 2, top, w, height), Qt.AlignmentFlag.AlignHCenter
                     perp = max(perp, height)
             else:
-                y = bounds.bottom() - (i + 0.5 - r0) * scale
+                y = bounds.bottom() - (self.origin + i + 0.5 - r0) * scale
                 if self.orientation == "left":
                     rect = QRectF(bounds.right() - offset - w, y - height / 2, w, height)
                     flags = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
@@ -201,7 +205,7 @@ class TokenAxis(pg.AxisItem):
             shown.append((i, text))
         self._shown = shown
         self._updateMaxTextSize(int(math.ceil(perp)) + 2)
-        lo, hi = sorted((r0, r1))
+        lo, hi = sorted((r0 - self.origin, r1 - self.origin))
         in_view = max(0, min(len(self._tokens), math.floor(hi - 0.5) + 1) - max(0, math.ceil(lo - 0.5)))
         note = f"showing {len(shown)} of {in_view} labels, zoom in for all" if len(shown) < in_view and not self._numeric else ""
         if note != self._note:
@@ -211,6 +215,10 @@ class TokenAxis(pg.AxisItem):
 
     def _show_note(self) -> None:
         try:
+            if self._note and not self.labelText:  # an axis without a title still says what it left out
+                self.showLabel(True)
+            elif not self.labelText:
+                self.showLabel(False)
             self.label.setHtml(self.labelString())
         except RuntimeError:  # the axis was deleted meanwhile
             pass
@@ -218,6 +226,8 @@ class TokenAxis(pg.AxisItem):
     def labelString(self) -> str:  # noqa: N802
         s = super().labelString()
         note = getattr(self, "_note", "")  # (pyqtgraph asks before __init__ has run)
+        if note and not self.labelText:
+            return f"<span style='color: {current().muted}; font-size: {st.TICK_PT - 2}pt'>{note}</span>"
         if note and s.endswith("</span>"):
             s = s[: -len("</span>")] + f" ({note})</span>"
         return s
@@ -355,6 +365,7 @@ class HeatmapPlot:
         self.plot.hideButtons()
         self.plot.setMenuEnabled(False)
         self.plot.vb.setDefaultPadding(0.0)
+        self.square = square
         self.plot.setAspectLocked(square)
         st.style_axis(self.x_axis, x_label)
         st.style_axis(self.y_axis, y_label)
@@ -386,7 +397,8 @@ class HeatmapPlot:
             self.mask.set_rects(blocked_rects(allowed) if allowed is not None else [])
             self.x_axis.set_tokens(x_labels or [str(i) for i in range(values.shape[1])], numeric=True if not x_labels else None)
             self.y_axis.set_tokens(y_labels or [str(i) for i in range(values.shape[0])], numeric=True if not y_labels else None)
-            self.plot.vb.setLimits(xMin=-0.5, xMax=values.shape[1] + 0.5, yMin=-0.5, yMax=values.shape[0] + 0.5)
+            room = 4 * max(values.shape) if self.square else 0.5  # square cells need room beside the map
+            self.plot.vb.setLimits(xMin=-room, xMax=values.shape[1] + room, yMin=-room, yMax=values.shape[0] + room)
             self.plot.vb.setRange(xRange=(0, values.shape[1]), yRange=(0, values.shape[0]), padding=0)
 
     def set_levels(self, levels: tuple[float, float]) -> None:

@@ -205,8 +205,8 @@ class AttentionPanel(QWidget):
         self._fill(self.kind_box, [SHORT_KIND[k] for k in kinds], kinds)
         for i, k in enumerate(kinds):
             self.kind_box.setItemData(i, KIND_LABELS[k], Qt.ItemDataRole.ToolTipRole)
-        self._fill(self.layer_box, [f"{i}" for i in range(n_layers)], list(range(n_layers)))
-        self._fill(self.head_box, [f"{i}" for i in range(n_heads)], list(range(n_heads)))
+        self._fill(self.layer_box, [f"{i + 1}" for i in range(n_layers)], list(range(n_layers)))  # read from 1
+        self._fill(self.head_box, [f"{i + 1}" for i in range(n_heads)], list(range(n_heads)))
         if kinds:
             self.kind_box.setCurrentIndex(kinds.index(kind))
         self.layer_box.setCurrentIndex(layer if n_layers else -1)
