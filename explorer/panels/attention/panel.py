@@ -82,10 +82,11 @@ class AttentionPanel(QWidget):
         self.readout.setFont(st.font(st.LABEL_PT))
         self.readout.setWordWrap(True)
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        legend = QLabel()
+        self.mask_legend = legend = QLabel()
         set_text(legend, MASK_LEGEND)
         legend.setFont(st.font(st.TICK_PT))
         legend.setToolTip(MASK_TIP)
+        legend.setVisible(False)  # only where something is masked (see _refresh)
         bottom = QHBoxLayout()
         bottom.addWidget(self.readout, 1)
         bottom.addWidget(legend)
@@ -231,6 +232,8 @@ class AttentionPanel(QWidget):
         if not force and view not in self._dirty:
             return
         self._dirty.discard(view)
+        shown = self.data.kinds if view == "grid" and self.all_kinds.isChecked() else [self.kind]
+        self.mask_legend.setVisible(any(k in self.data.allowed and not self.data.allowed[k].all() for k in shown))
         self.readout.setText(" ")  # a value read from another map would now be wrong
         d, kind, layer, head = self.data, self.kind, self.layer, self.head
         if view == "grid":
