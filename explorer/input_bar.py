@@ -13,6 +13,8 @@ came from), with a "Back to <the session's model>" button.
 from __future__ import annotations
 
 import html
+import json
+import re
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -21,7 +23,9 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout,
 
 from explorer import style, theme
 from explorer.runner import bundled_checkpoints, describe_device, pretrained_models
-from model.kinds import ENCODER_DECODER
+from model.kinds import ENCODER_DECODER, MODEL_KINDS
+
+FIRST_HINT = "Type a sentence and press Enter — or press PageDown for the paper tour"
 
 OPEN_ITEM = "Open checkpoint folder…"
 PRETRAINED_SUFFIX = " (pretrained)"
@@ -37,20 +41,49 @@ def printable(piece: str) -> str:
                    (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"U+{ord(c):04X}") for c in piece)
 
 
-def token_echo_html(bundle, text: str) -> tuple[str, int]:
-    """Rich text of the tokens `text` becomes, unknown ones red and underlined; and their count."""
+def token_echo_html(bundle, text: str, limit: int = MAX_ECHO) -> tuple[str, int]:
+    """Rich text of the first `limit` tokens `text` becomes, unknown ones red and underlined,
+    and "… +N more" for the rest; and their count."""
     enc = bundle.src_tokenizer.encode(text)
     unknown = {i for i, _ in enc.unknown}
     parts = []
-    for i, piece in enumerate(enc.pieces[:MAX_ECHO]):
+    for i, piece in enumerate(enc.pieces[:limit]):
         shown = html.escape(printable(piece))
         if i in unknown:
             parts.append(f'<span style="color:{style.ERROR.name()}; text-decoration: underline; '
                          f'font-weight: bold;">{shown}</span>')
         else:
             parts.append(shown)
-    more = " …" if len(enc.pieces) > MAX_ECHO else ""
+    rest = len(enc.pieces) - limit
+    more = f" … +{rest} more" if rest > 0 else ""
     return " ".join(parts) + more, len(enc.ids)
+
+
+def echo_fit(pieces: list[str], prefix: str, width: float, advance) -> int:
+    """How many tokens fit after `prefix` in `width` pixels (`advance(text)` measures text),
+    leaving room for "… +N more": the echo is shortened with a count, never runs into the output."""
+    used = advance(prefix) + advance(" … +999 more") + 16
+    for k, piece in enumerate(pieces):
+        used += advance(printable(piece) + " ")
+        if used > width:
+            return k
+    return len(pieces)
+
+
+def model_description(name: str, folder) -> str:
+    """A chooser entry that says what the model does, from its checkpoint's task and kind:
+    "reverse — reverse a string of lowercase letters (encoder-decoder (the paper's))"."""
+    try:
+        config = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, TypeError):
+        return name
+    kind = MODEL_KINDS.get((config.get("model") or {}).get("kind") or "", ENCODER_DECODER)
+    what = str((config.get("task") or {}).get("description") or "").strip().rstrip(".")
+    if kind is not ENCODER_DECODER and kind.objective:
+        what = f"{kind.objective}: {what[:1].lower()}{what[1:]}" if what else kind.objective
+    elif what:
+        what = what[:1].lower() + what[1:]
+    return f"{name} — {what} ({kind.title})" if what else f"{name} ({kind.title})"
 
 
 def field_texts(bundle) -> tuple:
@@ -65,7 +98,9 @@ def output_html(result, bundle) -> str:
     """The status line's rich text for a result: the output, the continuation after its
     prompt (decoder-only), or the sentence with each [MASK] filled in and the fills marked
     (masked LM). Every piece of text is escaped."""
-    ok = style.OK.name()
+    # The output is plain text: no model here checks its answer, so no colour may say "correct".
+    ok = style.TEXT.name()
+    mark = style.ACCENT.name()  # a masked LM's fills are marked as fills, not as right answers
     mono = f"font-family:{style.MONO_FAMILY};"
     if result.mask_predictions and bundle is not None:
         tok = bundle.src_tokenizer
@@ -73,7 +108,7 @@ def output_html(result, bundle) -> str:
         parts = []
         for i, piece in enumerate(result.source.pieces):
             if i in fills:
-                parts.append(f'<span style="color:{ok}; font-weight:bold; text-decoration: underline;">'
+                parts.append(f'<span style="color:{mark}; font-weight:bold; text-decoration: underline;">'
                              f'{html.escape(printable(fills[i].pieces[0]))}</span>')
             else:
                 parts.append(html.escape(printable(piece)))
@@ -118,6 +153,8 @@ class InputBar(QWidget):
         self._listed = None  # the session's model the chooser was last filled for
         self.model_combo = QComboBox()
         self.model_combo.setMinimumWidth(150)
+        self.model_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.model_combo.setMinimumContentsLength(16)  # closed: short; the open list shows whole descriptions
         self.model_combo.setToolTip("The model to explore: a bundled checkpoint, an installed pretrained model, "
                                     "or open a folder (ours, or a Hugging Face folder with config.json)")
         self.model_combo.activated.connect(self._model_chosen)
@@ -154,6 +191,9 @@ class InputBar(QWidget):
         self.back_button.setVisible(False)
         self.device_label = QLabel("–")
         style.set_sheet(self.device_label, "color: {muted};")
+        self.hint = QLabel(FIRST_HINT)  # the first screen says what to do; gone after the first run
+        style.set_sheet(self.hint, "background: {info_bg}; color: {info_text}; padding: 2px 8px; border-radius: 4px;")
+        self.hint.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
         self.echo = QLabel()
         self.echo.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
         self.echo.setTextFormat(Qt.RichText)
@@ -179,10 +219,12 @@ class InputBar(QWidget):
         second = QHBoxLayout()
         second.addWidget(self.examples)
         second.addWidget(self.echo, 1)
+        second.addSpacing(12)  # the echo never touches "Output:"
         second.addWidget(self.shown_label)
         second.addWidget(self.back_button)
         second.addWidget(self.status, 1)
         grid.addLayout(second, 1, 0, 1, 8)
+        grid.addWidget(self.hint, 2, 0, 1, 8)  # its own line, on the first screen only
         grid.setColumnStretch(3, 3)
         grid.setColumnStretch(5, 2)
 
@@ -202,6 +244,7 @@ class InputBar(QWidget):
     def run(self) -> None:
         """Validate and run what is typed; a refusal leaves the current view as it is."""
         self.status.setText("")
+        self.hint.hide()
         text = self.source.text()
         target = "" if self.target.isHidden() else self.target.text()  # hidden: an encoder-only model
         self.runner.run(text, target or None)
@@ -221,7 +264,8 @@ class InputBar(QWidget):
         self.model_combo.blockSignals(True)
         self.model_combo.clear()
         for name, path in sorted(bundled_checkpoints().items()):
-            self.model_combo.addItem(name, str(path))
+            self.model_combo.addItem(model_description(name, path), str(path))
+            self.model_combo.setItemData(self.model_combo.count() - 1, name, Qt.ToolTipRole)
         pretrained = sorted(pretrained_models().items())
         if pretrained:
             self.model_combo.insertSeparator(self.model_combo.count())
@@ -231,6 +275,9 @@ class InputBar(QWidget):
             self.model_combo.setItemData(self.model_combo.count() - 1, f"Pretrained, from {path}", Qt.ToolTipRole)
         self.model_combo.insertSeparator(self.model_combo.count())
         self.model_combo.addItem(OPEN_ITEM, None)
+        metrics = self.model_combo.fontMetrics()
+        widest = max(metrics.horizontalAdvance(self.model_combo.itemText(i)) for i in range(self.model_combo.count()))
+        self.model_combo.view().setMinimumWidth(widest + 40)
         self.model_combo.blockSignals(False)
 
     def _model_chosen(self, row: int) -> None:
@@ -358,20 +405,28 @@ class InputBar(QWidget):
         if busy and what:
             self.status.setText(html.escape(what))
 
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._echo(self.source.text())  # as many tokens as the new width holds
+
     def _echo(self, text: str) -> None:
         """Live: the tokens the model will read; unknown symbols and over-long input flagged."""
         bundle = self.state.bundle
         if bundle is None or not text:
             self.echo.setText("")
             return
-        shown, n = token_echo_html(bundle, text)
         limit = bundle.max_input_len
+        encoded = bundle.src_tokenizer.encode(text)
+        n = len(encoded.ids)
         count = f"{n}/{limit} tokens"
         if n > limit:
             count = f'<span style="color:{style.ERROR.name()}; font-weight:bold;">{n} tokens: over the limit of {limit}</span>'
         note = ""
-        symbols = unknown_symbols(bundle, text)
+        symbols = describe_unknown(encoded)
         if symbols:
             note = (f', <span style="color:{style.ERROR.name()};">unknown: {html.escape(symbols)} '
                     f'→ &lt;unk&gt;</span>')
+        plain_prefix = html.unescape(re.sub("<[^>]+>", "", f"{count}{note}: "))
+        fits = echo_fit(encoded.pieces[:MAX_ECHO], plain_prefix, self.echo.width(), self.echo.fontMetrics().horizontalAdvance)
+        shown, _n = token_echo_html(bundle, text, limit=min(fits, MAX_ECHO))
         self.echo.setText(f"{count}{note}: {shown}")

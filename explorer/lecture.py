@@ -12,11 +12,30 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QSize, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout,
-                               QInputDialog, QLabel, QLineEdit, QMenu, QPushButton, QSpinBox, QToolBar)
+                               QInputDialog, QLabel, QLineEdit, QMenu, QPushButton, QSpinBox, QToolBar,
+                               QToolButton)
 
 from explorer import export
 from explorer.presentation import THEMES, PresentationMode, apply_theme, read_theme
 from explorer.scenes import TOUR_PATH, SceneDeck, SceneError, Tour, capture, save_tour
+
+PAPER_HELP = """Where each section of Attention Is All You Need (Vaswani et al., 2017) is in this app:
+
+§3 / Figure 1 — Model architecture: the Architecture panel draws Figure 1 from the loaded model.
+§3.1 — Encoder and decoder stacks: Architecture (click a block) and Forward pass (every step in order).
+§3.2.1 — Scaled dot-product attention (Eq. 1): Forward pass, the scores and weights steps.
+§3.2.2 — Multi-head attention: Attention maps → All heads (every layer × head) and One head.
+§3.2.3 — The three uses of attention: Attention maps → encoder self, decoder masked self, cross;
+         Decoding → the causal mask growing step by step, and the "remove the mask" ablation.
+§3.3 — Position-wise feed-forward networks: Forward pass, the feed_forward steps.
+§3.4 — Embeddings and softmax: Forward pass (embedding, output probabilities) and Decoding (next token).
+§3.5 — Positional encoding: the Positional encoding panel (waves, table, PE(pos+k) rotation).
+§5 — Training (Adam, warm-up learning rate, label smoothing): the Training panel, live.
+§6.1 — Beam search (beam 4, length penalty α 0.6): Decoding → strategy Beam.
+
+Layers and heads are counted from 1 everywhere ("L2 H3" = layer 2, head 3).
+Help → Start the tour (or PageDown) walks through these in order."""
+CAPTION_SCALE = 1.4  # tour captions: this × the window's base font, readable from the back row
 
 class ExportDialog(QDialog):
     """File → Export panel…: which dock, what size, which format, where."""
@@ -79,6 +98,7 @@ class LectureTools(QObject):
         self._build_toolbar()
         self.presentation.toggled.connect(self._on_presenting)
         self.deck.sceneShown.connect(self._on_scene)
+        self.deck.closed.connect(self._on_tour_closed)
         self.state.themeChanged.connect(self._on_theme)
         self.state.session.set_theme(read_theme(window.settings))  # the saved theme is the session's
 
@@ -99,8 +119,10 @@ class LectureTools(QObject):
         self.leave_action = self._action("Leave presentation mode", self.presentation.leave, Qt.Key_Escape)
         self.leave_action.setEnabled(False)
         self.scale_action = self._action("Presentation &scale…", self._ask_scale)
-        self.next_action = self._action("&Next scene", self.deck.next, Qt.Key_PageDown)
+        self.next_action = self._action("&Next scene", self.next_scene, Qt.Key_PageDown)
         self.prev_action = self._action("&Previous scene", self.deck.previous, Qt.Key_PageUp)
+        self.exit_tour_action = self._action("E&xit tour", self.deck.close)
+        self.exit_tour_action.setEnabled(False)
         self.tour_action = self._action("Open &tour…", self._open_tour)
         self.default_tour_action = self._action("Start the &paper tour", lambda: self.deck.open(TOUR_PATH))
         self.save_scene_action = self._action("Save current s&cene…", self._save_scene)
@@ -131,7 +153,7 @@ class LectureTools(QObject):
         if view_menu is not None:
             view_menu.addSeparator()
             for action in (self.present_action, self.scale_action, *self.theme_actions.values(),
-                           self.prev_action, self.next_action):
+                           self.prev_action, self.next_action, self.exit_tour_action):
                 view_menu.addAction(action)
 
     def _build_toolbar(self) -> None:
@@ -139,17 +161,55 @@ class LectureTools(QObject):
         bar.setObjectName("toolbar_lecture")
         bar.setMovable(False)
         bar.addAction(self.present_action)
-        bar.addAction(self.prev_action)
         self.scene_label = QLabel("")
         self.scene_label.setTextFormat(Qt.PlainText)
         self.scene_label.setMinimumWidth(40)
-        bar.addWidget(self.scene_label)
-        bar.addAction(self.next_action)
+        # The scene controls exist only while a tour is open (their keys work always: PageDown
+        # with no tour starts the paper tour).
+        self.tour_controls = [self._tool(bar, self.prev_action), bar.addWidget(self.scene_label),
+                              self._tool(bar, self.next_action), self._tool(bar, self.exit_tour_action)]
         bar.addAction(self.export_action)
         self.toolbar = bar
         self.window.addToolBarBreak(Qt.TopToolBarArea)  # its own row: the input bar keeps its width
         self.window.addToolBar(Qt.TopToolBarArea, bar)
         bar.hide()  # shown only while presenting or stepping through a tour
+        self.caption_bar = QToolBar("Tour caption", self.window)  # the scene's caption, large
+        self.caption_bar.setObjectName("toolbar_caption")
+        self.caption_bar.setMovable(False)
+        self.caption = QLabel("")
+        self.caption.setTextFormat(Qt.PlainText)
+        self.caption.setWordWrap(True)
+        font = self.caption.font()
+        font.setPointSizeF(font.pointSizeF() * CAPTION_SCALE)
+        font.setBold(True)
+        self.caption.setFont(font)
+        self.caption.setContentsMargins(8, 4, 8, 4)
+        self.caption_bar.addWidget(self.caption)
+        self.window.addToolBarBreak(Qt.TopToolBarArea)
+        self.window.addToolBar(Qt.TopToolBarArea, self.caption_bar)
+        self.caption_bar.hide()
+        self._show_tour_controls(False)
+
+    @staticmethod
+    def _tool(bar: QToolBar, action: QAction) -> QAction:
+        """`action` as a toolbar button that can be hidden without hiding its keyboard shortcut."""
+        button = QToolButton()
+        button.setDefaultAction(action)
+        button.setToolButtonStyle(Qt.ToolButtonTextOnly)
+        return bar.addWidget(button)
+
+    def _show_tour_controls(self, touring: bool) -> None:
+        for control in self.tour_controls:
+            control.setVisible(touring)
+        self.exit_tour_action.setEnabled(touring)
+        self.caption_bar.setVisible(touring)
+
+    def next_scene(self) -> None:
+        """PageDown: the next scene, or with no tour open the paper tour from its start."""
+        if self.deck.tour is None:
+            self.deck.open(TOUR_PATH)
+        else:
+            self.deck.next()
 
     # -- actions ------------------------------------------------------------------------------------
     def set_theme(self, name: str) -> None:
@@ -268,7 +328,16 @@ class LectureTools(QObject):
         tour = self.deck.tour
         count = f"{index + 1}/{len(tour.scenes)}  " if tour is not None and index >= 0 else ""
         self.scene_label.setText(f" {count}{scene.name} ")
+        self.caption.setText(scene.caption or scene.name)
+        self._show_tour_controls(tour is not None)
+        self.caption_bar.setVisible(True)
         self.toolbar.show()
+
+    def _on_tour_closed(self) -> None:
+        self._show_tour_controls(False)
+        self.scene_label.setText("")
+        self.caption.setText("")
+        self.toolbar.setVisible(self.presentation.active)
 
 
 __all__ = ["LectureTools", "ExportDialog"]

@@ -15,7 +15,8 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QLabel, QMainWi
 from explorer import style
 from explorer.dock_layout import LAYOUT_VERSION, LEFT_PANELS
 from explorer.input_bar import InputBar
-from explorer.lecture import LectureTools
+from explorer.lecture import PAPER_HELP, LectureTools
+from explorer.scenes import TOUR_PATH
 from explorer.panels import panel_classes
 
 SHORTCUTS_HELP = ("← / →  previous / next step\nSpace  play / pause\nHome / End  first / last step\n"
@@ -141,9 +142,15 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.reset_layout_action)
 
         help_menu = self.menuBar().addMenu("&Help")
+        self.paper_help_action = QAction("The &paper, section by section", self)
+        self.paper_help_action.triggered.connect(
+            lambda: QMessageBox.information(self, "Attention Is All You Need, section by section", PAPER_HELP))
+        self.start_tour_action = QAction("Start the &tour", self)
+        self.start_tour_action.triggered.connect(lambda: self.lecture.deck.open(TOUR_PATH))  # (lecture: built next)
         keys = QAction("&Keyboard shortcuts", self)
         keys.triggered.connect(lambda: QMessageBox.information(self, "Keyboard shortcuts", SHORTCUTS_HELP))
-        help_menu.addAction(keys)
+        for action in (self.paper_help_action, self.start_tour_action, keys):
+            help_menu.addAction(action)
 
     def _build_status_bar(self) -> None:
         self.busy_bar = QProgressBar()

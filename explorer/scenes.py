@@ -20,7 +20,8 @@ share. Schema (version 2; version 1 files, without "views" and "causal_mask", st
           "panel": "attention",         # dock to raise: architecture, step, attention, positional,
                                         # decoding, training; optional
           "step": "encoder.layers.0.self_attn.weights",   # step name (or prefix); optional
-          "attention": {"kind": "encoder", "layer": 0, "head": 0},          # optional
+          "attention": {"kind": "encoder", "layer": 0, "head": 0},          # optional; counted
+                        # from 0 here (the model's indices), shown from 1 in the app: layer 0 = "L1"
           "decoding": {"strategy": "beam", "beam_size": 4, "alpha": 0.6},   # optional: any of
                         # strategy, temperature, top_k, top_p, seed, beam_size, alpha
           "causal_mask": true,          # optional: false = the decoding panel's mask ablation
@@ -252,7 +253,8 @@ def _same_model(bundle, checkpoint: str | None) -> bool:
 class SceneDeck(QObject):
     """Applies scenes to a main window and steps through a tour like slides."""
 
-    sceneShown = Signal(int, object)  # index, Scene
+    sceneShown = Signal(int, object)  # index, Scene (the lecture tools show its caption)
+    closed = Signal()  # the tour was exited
 
     def __init__(self, window, parent=None):
         super().__init__(parent or window)
@@ -281,6 +283,14 @@ class SceneDeck(QObject):
         if show_first:
             self.go(0)
         return True
+
+    def close(self) -> None:
+        """Exit the tour: no scene controls, no caption; the panels keep what they show."""
+        for dock in self._solo_hidden:
+            dock.show()
+        self._solo_hidden = []
+        self.tour, self.index, self._pending = None, -1, None
+        self.closed.emit()
 
     def go(self, index: int) -> bool:
         if self.tour is None or not self.tour.scenes:
@@ -385,7 +395,5 @@ class SceneDeck(QObject):
         self._restyle.start()  # plot titles in the theme's colours once the panels are laid out again
 
     def _show_caption(self, scene: Scene) -> None:
-        text = scene.caption or scene.name  # the lecture toolbar shows the scene's number and name
-        self.window.statusBar().setStyleSheet("")
-        self.window.statusBar().showMessage(text)  # stays until the next message
+        """The caption goes to the lecture's caption bar (large, under the lecture toolbar)."""
         self.sceneShown.emit(self.index, scene)

@@ -63,7 +63,7 @@ def test_the_tour_follows_the_paper_and_each_scene_selects_its_step(window, qtbo
         assert window.lecture.scene_label.text().strip().startswith(f"{i + 1}/{len(tour.scenes)}")
         others = [d for n, d in window.docks.items() if n != scene.panel]
         assert not scene.solo or all(d.isHidden() for d in others), scene.name
-        assert window.statusBar().currentMessage() == scene.caption
+        assert window.lecture.caption.text() == scene.caption and window.lecture.caption_bar.isVisible()
         if scene.decoding:
             decoding = window.panels["decoding"].controls.settings()
             assert decoding.strategy == scene.decoding["strategy"]  # scene 7 asks for beam 4, 10 for greedy

@@ -15,7 +15,7 @@ from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from explorer import style
-
+from explorer.drawing.heatmap_items import TokenAxis
 
 
 def display_piece(piece: str) -> str:
@@ -119,7 +119,8 @@ class TokenHeatmap(QWidget):
         super().__init__(parent)
         self.title = ElidedLabel(title)
         self.title.setFont(style.font(style.BASE_POINT_SIZE))
-        self.plot_widget = _FittingPlot()
+        self.rows_axis, self.cols_axis = TokenAxis("left"), TokenAxis("bottom")
+        self.plot_widget = _FittingPlot(axisItems={"left": self.rows_axis, "bottom": self.cols_axis})
         self.plot_widget.setMinimumSize(110, 110)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -128,11 +129,11 @@ class TokenHeatmap(QWidget):
         layout.addWidget(self.plot_widget, 1)
         plot = style.still_plot(self.plot_widget.getPlotItem())
         plot.invertY(True)  # query 0 at the top, as in the paper's figures
+        plot.setAspectLocked(True)  # rows and columns are both tokens: square cells
         for name in ("left", "bottom"):
             axis = plot.getAxis(name)
             axis.setStyle(tickFont=style.font(style.SMALL_POINT_SIZE, mono=True), tickLength=0)
             axis.setTextPen(style.TEXT)
-        self._char_width = QFontMetricsF(style.font(style.SMALL_POINT_SIZE, mono=True)).horizontalAdvance("m")
         self.image = pg.ImageItem()
         self.image.setColorMap(colormap or style.colormap(style.SEQUENTIAL))
         plot.addItem(self.image)
@@ -216,20 +217,23 @@ class TokenHeatmap(QWidget):
                 line.moveTo(self.separator_at, 0)
                 line.lineTo(self.separator_at, fr)
         self.separator.setPath(line)
-        plot = self.plot_widget.getPlotItem()
-        longest = max((len(display_piece(p)) for p in row_labels[:fr]), default=1)
-        plot.getAxis("left").setWidth(int(12 + longest * self._char_width))
-        plot.getAxis("left").setTicks([[(r + 0.5, display_piece(p)) for r, p in enumerate(row_labels[:fr])]])
+        self.rows_axis.set_tokens([display_piece(p) for p in row_labels[:fr]], numeric=False)
+        self.cols_axis.set_tokens([display_piece(p) for p in col_labels[:fc]], numeric=False)
         self._frame = (max(fr, 1), max(fc, 1))
+        self._make_room()
         self._fit()
 
+    def _make_room(self) -> None:
+        """At least enough room that every label of a frame up to 32 tokens fits at ≥ 8 pt."""
+        fr, fc = (min(n, 32) for n in self._frame)
+        side = max(fr * self.rows_axis.min_cell_px(), fc * self.cols_axis.min_cell_px())  # square cells
+        self.plot_widget.setMinimumSize(int(max(110, side + 70)), int(max(110, side + 60)))
+
     def _fit(self) -> None:
-        """Show the whole frame, and column labels that fit the width each column now has."""
+        """Show the whole frame (the axes fit their labels to the cells they get)."""
         fr, fc = self._frame
         plot = self.plot_widget.getPlotItem()
         plot.getViewBox().setRange(xRange=(0, fc), yRange=(0, fr), padding=0.02)
-        slot = plot.getViewBox().width() / (fc * 1.04) if plot.getViewBox().width() > 0 else 40.0
-        plot.getAxis("bottom").setTicks([fitted_ticks(self._col_labels[:fc], slot, self._char_width, 0.5)])
 
     def set_title(self, title: str) -> None:
         self.title.setText(title)

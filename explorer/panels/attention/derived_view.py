@@ -10,10 +10,11 @@ from explorer.theme import set_sheet
 from explorer.panels.attention.data import AttentionData
 from explorer.panels.attention.derived import ROLLOUT_KINDS, ROLLOUT_UNDEFINED, mean_over_heads, rollout
 from explorer.drawing.heatmap_items import HeatmapPlot
+from explorer.panels.attention.grid import SCALE_RULE
 
 
 class DerivedView(QWidget):
-    """Left: mean_h A for the selected layer. Right: rollout through layers 0..selected."""
+    """Left: mean_h A for the selected layer. Right: rollout through layers 1..selected (as read)."""
 
     hovered = Signal(str)
 
@@ -22,10 +23,10 @@ class DerivedView(QWidget):
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.mean_canvas = st.graphics_widget()
-        self.mean = HeatmapPlot(self.mean_canvas.ci, 0, 0, st.weight_cmap(), st.WEIGHT_LEVELS, "key", "query", numbers=True)
+        self.mean = HeatmapPlot(self.mean_canvas.ci, 0, 0, st.weight_cmap(), st.WEIGHT_LEVELS, "key", "query", numbers=True, square=True)
         self.rollout_canvas = st.graphics_widget()
-        self.rollout = HeatmapPlot(self.rollout_canvas.ci, 0, 0, st.weight_cmap(), st.WEIGHT_LEVELS, "input token", "position", numbers=True)
-        self.mean_canvas.ci.addItem(st.colorbar(st.weight_cmap(), st.WEIGHT_LEVELS, "weight"), row=0, col=1)
+        self.rollout = HeatmapPlot(self.rollout_canvas.ci, 0, 0, st.weight_cmap(), st.WEIGHT_LEVELS, "input token", "position", numbers=True, square=True)
+        self.mean_canvas.ci.addItem(st.colorbar(st.weight_cmap(), st.WEIGHT_LEVELS, SCALE_RULE), row=0, col=1)
         self.note = QLabel(ROLLOUT_UNDEFINED)
         self.note.setWordWrap(True)
         self.note.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -58,16 +59,16 @@ class DerivedView(QWidget):
         h = w.shape[1]
         q_name, k_name = data.axis_names(kind)
         for heatmap, (x_text, y_text) in ((self.mean, (f"key ({k_name})", f"query ({q_name})")),
-                                          (self.rollout, (f"input token ({k_name})", f"position after layer {layer}"))):
+                                          (self.rollout, (f"input token ({k_name})", f"position after layer {layer + 1}"))):
             st.style_axis(heatmap.x_axis, x_text)
             st.style_axis(heatmap.y_axis, y_text)
         self.mean_values = mean_over_heads(w[layer])
         self.mean.set_map(self.mean_values, allowed, k_labels, q_labels)
-        st.set_title(self.mean.plot, f"DERIVED · mean of the {h} heads, layer {layer}")
+        st.set_title(self.mean.plot, f"DERIVED · mean of the {h} heads, layer {layer + 1}")
         if kind in ROLLOUT_KINDS:
             self.rollout_values = rollout(w, upto=layer)
             self.rollout.set_map(self.rollout_values, allowed, k_labels, q_labels)
-            span = "layer 0" if layer == 0 else f"layers 0–{layer}"
+            span = "layer 1" if layer == 0 else f"layers 1–{layer + 1}"  # counted from 1, as everywhere
             st.set_title(self.rollout.plot, f"DERIVED · attention rollout through {span}")
             self.right.setCurrentWidget(self.rollout_canvas)
         else:

@@ -14,8 +14,16 @@ from PySide6.QtWidgets import QGraphicsRectItem, QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
 from explorer.panels.attention.data import AttentionData
-from explorer.drawing.heatmap_items import MaskOverlay
+from explorer.drawing.heatmap_items import MaskOverlay, TokenAxis
 from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose
+
+SCALE_RULE = "attention weight: 0–1 on every map"
+
+
+def head_label(layer: int, head: int) -> str:
+    """A head as the user reads it, counted from 1 ("L2 H3" is layer index 1, head index 2)."""
+    return f"L{layer + 1} H{head + 1}"
+
 
 SHORT_TITLES = {"encoder": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
                 "cross": "Cross-attention (target × source)"}
@@ -26,16 +34,20 @@ class _KindPane:
 
     def __init__(self, kind: str, cmap: pg.ColorMap):
         self.kind = kind
-        self.plot = pg.PlotItem()
+        # The selected map's tokens: keys under the mosaic, queries at its right (the other maps
+        # share them: every map of a kind has the same query and key tokens).
+        self.key_axis, self.query_axis = TokenAxis("bottom"), TokenAxis("right")
+        self.plot = pg.PlotItem(axisItems={"bottom": self.key_axis, "right": self.query_axis})
         self.plot.invertY(True)
-        # Not aspect-locked: the mosaic fills the pane (bigger cells on a projector) and the
-        # layer / head labels stay next to it; the wheel still zooms for long inputs.
+        self.plot.setAspectLocked(True)  # square cells: a 9 × 9 map is a square, not a tall rectangle
         self.plot.setMenuEnabled(False)  # the "A" button (bottom left, after zooming) fits the view again
         self.plot.vb.setDefaultPadding(0.005)
         self.plot.showAxis("top")
-        self.plot.hideAxis("bottom")
-        for name, label in (("left", "layer"), ("top", "head")):
+        self.plot.showAxis("right")
+        for name, label in (("left", "layer"), ("top", "head"), ("bottom", None), ("right", None)):
             st.style_axis(self.plot.getAxis(name), label, line=False)  # an axis line would run past the mosaic
+        self.labels: tuple[list[str], list[str]] = ([], [])
+        self.selection = (0, 0)
         st.set_title(self.plot, SHORT_TITLES[kind])
         self.image = pg.ImageItem()
         self.image.setLookupTable(cmap.getLookupTable(nPts=256))
@@ -54,7 +66,9 @@ class _KindPane:
         self.mosaic: np.ndarray | None = None
         self._allowed_key: bytes | None = None
 
-    def update(self, weights: np.ndarray, allowed: np.ndarray) -> None:
+    def update(self, weights: np.ndarray, allowed: np.ndarray, labels: tuple[list[str], list[str]] | None = None) -> None:
+        if labels is not None:
+            self.labels = (list(labels[0]), list(labels[1]))
         layout = MosaicLayout.for_shape(weights.shape)
         self.mosaic = compose(weights, allowed, layout, out=self.mosaic)
         self.image.setImage(self.mosaic, autoLevels=False, levels=st.WEIGHT_LEVELS)
@@ -63,8 +77,8 @@ class _KindPane:
             self.layout, self._allowed_key = layout, key
             self.mask.set_rects(blocked_rects(allowed, layout))
             rows, cols = layout.shape
-            self.plot.getAxis("left").setTicks([[(layout.origin(l, 0)[0] + layout.t_q / 2, str(l)) for l in range(layout.layers)]])
-            self.plot.getAxis("top").setTicks([[(layout.origin(0, h)[1] + layout.t_k / 2, str(h)) for h in range(layout.heads)]])
+            self.plot.getAxis("left").setTicks([[(layout.origin(l, 0)[0] + layout.t_q / 2, str(l + 1)) for l in range(layout.layers)]])
+            self.plot.getAxis("top").setTicks([[(layout.origin(0, h)[1] + layout.t_k / 2, str(h + 1)) for h in range(layout.heads)]])
             self.plot.vb.setLimits(xMin=-cols, xMax=2 * cols, yMin=-rows, yMax=2 * rows)
             # Fit the new mosaic now (a deferred auto-range does not run while the tab is hidden, so
             # the view kept the previous input's range), then keep fitting until the user zooms.
@@ -74,8 +88,16 @@ class _KindPane:
     def select(self, layer: int, head: int) -> None:
         if self.layout is None or layer >= self.layout.layers or head >= self.layout.heads:
             self.box.setVisible(False)
+            self.key_axis.set_tokens([])
+            self.query_axis.set_tokens([])
+            st.set_title(self.plot, SHORT_TITLES[self.kind])
             return
+        self.selection = (layer, head)
         r, c = self.layout.origin(layer, head)
+        q_labels, k_labels = self.labels
+        self.key_axis.set_tokens(k_labels, numeric=False, origin=c)
+        self.query_axis.set_tokens(q_labels, numeric=False, origin=r)
+        st.set_title(self.plot, f"{SHORT_TITLES[self.kind]} · {head_label(layer, head)}")
         pad = self.layout.gap / 2
         self.box.setRect(QRectF(c - pad, r - pad, self.layout.t_k + 2 * pad, self.layout.t_q + 2 * pad))
         self.box.setVisible(True)
@@ -102,7 +124,7 @@ class AttentionGrid(QWidget):
         self._cmap = st.weight_cmap()
         self.panes: dict[str, _KindPane] = {}
         self.shown: list[str] = []
-        self.colorbar = st.colorbar(self._cmap, st.WEIGHT_LEVELS, "attention weight")
+        self.colorbar = st.colorbar(self._cmap, st.WEIGHT_LEVELS, SCALE_RULE)
         self.data: AttentionData | None = None
         self._selection = ("encoder", 0, 0)
         self.canvas.scene().sigMouseClicked.connect(self._on_click)
@@ -130,7 +152,7 @@ class AttentionGrid(QWidget):
         for kind in self.shown:
             pane = self.pane(kind)
             if kind in data.weights:
-                pane.update(data.weights[kind], data.allowed[kind])
+                pane.update(data.weights[kind], data.allowed[kind], data.labels[kind])
             else:
                 pane.image.clear()
         self.select(*self._selection)
@@ -168,4 +190,4 @@ class AttentionGrid(QWidget):
             value = "blocked by the mask (weight exactly 0)"
         else:
             value = f"{self.data.weights[kind][layer, head, q, k]:.4f}"
-        self.hovered.emit(f"layer {layer}, head {head}: query {q} “{qs[q]}” → key {k} “{ks[k]}” = {value}   (click to open)")
+        self.hovered.emit(f"layer {layer + 1}, head {head + 1}: query {q} “{qs[q]}” → key {k} “{ks[k]}” = {value}   (click to open)")

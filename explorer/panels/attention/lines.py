@@ -11,8 +11,9 @@ from PySide6.QtWidgets import QWidget
 
 from explorer.drawing import plot_style as st
 
-LINE_COLOR = QColor(31, 119, 180)  # blue; opacity carries the weight
-FOCUS_COLOR = QColor(228, 87, 46)  # the hovered token's lines
+# Colours are theme roles (legible on both canvases): every line in the accent colour, its
+# opacity the weight (0–1, the same rule as every map); the hovered token's lines in "chosen".
+LINE_ROLE, FOCUS_ROLE = "accent", "chosen"
 MIN_WEIGHT = 0.01  # lighter lines are invisible on screen anyway; skipping them keeps painting fast
 
 
@@ -20,7 +21,7 @@ class LineView(QWidget):
     """Signals: hovered(text). `drawn_lines()` is exactly what `paintEvent` draws."""
 
     hovered = Signal(str)
-    ROW_MIN, HEADER = 26, 64
+    ROW_MIN, ROW_MAX, HEADER = 26, 90, 64
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -49,11 +50,11 @@ class LineView(QWidget):
     # -- geometry --------------------------------------------------------------------------------
     def _row_height(self) -> float:
         n = max(len(self.q_labels), len(self.k_labels), 1)
-        return max(self.ROW_MIN, min(44.0, (self.height() - self.HEADER - 10) / n))
+        return max(self.ROW_MIN, min(self.ROW_MAX, (self.height() - self.HEADER - 10) / n))  # fill the panel
 
     def _columns(self) -> tuple[float, float]:
         w = self.width()
-        return w * 0.36, w * 0.64  # x where lines start (query side) and end (key side)
+        return w * 0.3, w * 0.7  # x where lines start (query side) and end (key side)
 
     def token_rect(self, side: str, index: int) -> QRectF:
         """Where a token's label is drawn (and where hovering picks it)."""
@@ -136,10 +137,10 @@ class LineView(QWidget):
             return
         focus = self.hover is not None
         for q, k, w in self.drawn_lines():
-            color = QColor(FOCUS_COLOR if focus else LINE_COLOR)
-            color.setAlphaF(min(1.0, max(0.08, w) if focus else w))
+            color = st.colour(FOCUS_ROLE if focus else LINE_ROLE)
+            color.setAlphaF(min(1.0, max(0.15, w)))  # opacity = weight on 0–1; faint lines stay visible
             pen = QPen(color)
-            pen.setWidthF(2.0 + 3.0 * w if focus else 2.5)
+            pen.setWidthF(2.0 + 4.0 * w)
             p.setPen(pen)
             p.drawLine(self._anchor("q", q), self._anchor("k", k))
         self._paint_tokens(p)
@@ -158,11 +159,11 @@ class LineView(QWidget):
                 blocked = (self.hover is not None and self.hover[0] != side and
                            not (self.allowed[self.hover[1], i] if side == "k" else self.allowed[i, self.hover[1]]))
                 if self.hover == (side, i):
-                    p.fillRect(rect, QColor(255, 230, 200))
+                    p.fillRect(rect, st.colour("hover_fill"))
                 p.setPen(st.colour("masked") if blocked else st.colour("text"))
                 p.drawText(rect.adjusted(4, 0, -4, 0), align, text + ("  (masked)" if blocked and side == "k" else ""))
                 if (side, i) in weights_shown:
-                    p.setPen(QColor(FOCUS_COLOR))
+                    p.setPen(st.colour("chosen_text"))
                     note = f"{weights_shown[(side, i)]:.2f}"
                     advance = p.fontMetrics().horizontalAdvance(text)
                     if side == "k":

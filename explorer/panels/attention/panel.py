@@ -82,10 +82,11 @@ class AttentionPanel(QWidget):
         self.readout.setFont(st.font(st.LABEL_PT))
         self.readout.setWordWrap(True)
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        legend = QLabel()
+        self.mask_legend = legend = QLabel()
         set_text(legend, MASK_LEGEND)
         legend.setFont(st.font(st.TICK_PT))
         legend.setToolTip(MASK_TIP)
+        legend.setVisible(False)  # only where something is masked (see _refresh)
         bottom = QHBoxLayout()
         bottom.addWidget(self.readout, 1)
         bottom.addWidget(legend)
@@ -205,8 +206,8 @@ class AttentionPanel(QWidget):
         self._fill(self.kind_box, [SHORT_KIND[k] for k in kinds], kinds)
         for i, k in enumerate(kinds):
             self.kind_box.setItemData(i, KIND_LABELS[k], Qt.ItemDataRole.ToolTipRole)
-        self._fill(self.layer_box, [f"{i}" for i in range(n_layers)], list(range(n_layers)))
-        self._fill(self.head_box, [f"{i}" for i in range(n_heads)], list(range(n_heads)))
+        self._fill(self.layer_box, [f"{i + 1}" for i in range(n_layers)], list(range(n_layers)))  # read from 1
+        self._fill(self.head_box, [f"{i + 1}" for i in range(n_heads)], list(range(n_heads)))
         if kinds:
             self.kind_box.setCurrentIndex(kinds.index(kind))
         self.layer_box.setCurrentIndex(layer if n_layers else -1)
@@ -231,6 +232,8 @@ class AttentionPanel(QWidget):
         if not force and view not in self._dirty:
             return
         self._dirty.discard(view)
+        shown = self.data.kinds if view == "grid" and self.all_kinds.isChecked() else [self.kind]
+        self.mask_legend.setVisible(any(k in self.data.allowed and not self.data.allowed[k].all() for k in shown))
         self.readout.setText(" ")  # a value read from another map would now be wrong
         d, kind, layer, head = self.data, self.kind, self.layer, self.head
         if view == "grid":

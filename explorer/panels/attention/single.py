@@ -8,13 +8,14 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from explorer.drawing import plot_style as st
 from explorer.panels.attention.data import KIND_AXIS_NAMES, AttentionData
 from explorer.drawing.heatmap_items import HeatmapPlot
+from explorer.panels.attention.grid import SCALE_RULE
 
 
 
 def head_title(kind: str, layer: int, head: int) -> str:
     names = {"encoder": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
              "cross": "Encoder–decoder (cross) attention"}
-    return f"{names[kind]} — layer {layer}, head {head}"
+    return f"{names[kind]} — layer {layer + 1}, head {head + 1}"  # counted from 1, as everywhere
 
 
 class SingleHeadView(QWidget):
@@ -29,8 +30,9 @@ class SingleHeadView(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.canvas)
         self.heatmap = HeatmapPlot(self.canvas.ci, 0, 0, st.weight_cmap(), st.WEIGHT_LEVELS,
-                                   "key (attended to)", "query (attending)", numbers=True)
-        self.canvas.ci.addItem(st.colorbar(st.weight_cmap(), st.WEIGHT_LEVELS, "attention weight"), row=0, col=1)
+                                   "key (attended to)", "query (attending)", numbers=True, square=True)
+        self.colorbar = st.colorbar(st.weight_cmap(), st.WEIGHT_LEVELS, SCALE_RULE)
+        self.canvas.ci.addItem(self.colorbar, row=0, col=1)
         self.selection = ("encoder", 0, 0)
         self.data: AttentionData | None = None
         self.canvas.scene().sigMouseMoved.connect(self._on_move)

@@ -16,86 +16,31 @@ from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem, QVBoxLayout, QWidget
 
 from explorer import style
+from explorer.drawing.heatmap_items import TokenAxis
 
-MIN_LABEL_GAP_PX = 6
+WEIGHT_LEVELS = (0.0, 1.0)
+SCALE_RULE = "weight: 0–1 on every map"
+TOKEN_AXES = ("src", "tgt")
+MAX_ROOM_TOKENS = 32  # inputs up to this long get every token label at 1280×720
 AXIS_TITLES = {"src": "source tokens", "tgt": "target tokens", "d_model": "feature (d_model)",
                "d_k": "feature within a head (d_k)", "d_ff": "hidden unit (d_ff)", "vocab": "vocabulary",
                "head": "head", "batch": "batch"}
 
 
-class LabelAxis(pg.AxisItem):
-    """An axis with one label per cell, thinned for whatever zoom the view is at, so big
-    tensors (a vocabulary, d_ff = 2048) stay legible and labels never overlap.
-
-    Feature indices (`numeric=True`) are shown every k-th cell, k in 1, 2, 5, 10, 20 …;
-    tokens are placed greedily left to right, so one wide `<bos>` does not hide the
-    one-letter tokens beside it."""
+class LabelAxis(TokenAxis):
+    """The inspector's axis: the shared `TokenAxis` (every token label drawn: smaller, turned,
+    or counted, never silently dropped), fed with a step's tokens or feature indices."""
 
     def __init__(self, orientation: str, **kwargs):
         super().__init__(orientation, **kwargs)
-        self.labels: list[str] | None = None
-        self.numeric = True
-        self._widths: list[float] = []
-        self._label_px = 12.0
         self.setStyle(tickFont=style.font(style.SMALL_POINT_SIZE, mono=True), tickTextOffset=4)
 
     @property
-    def vertical(self) -> bool:
-        return self.orientation in ("left", "right")
+    def labels(self) -> list[str]:
+        return self.tokens
 
     def set_labels(self, labels: list[str] | None, numeric: bool = False) -> None:
-        self.labels = list(labels) if labels is not None else None
-        self.numeric = numeric
-        metrics = QFontMetricsF(style.font(style.SMALL_POINT_SIZE, mono=True))
-        if self.labels:
-            if self.vertical:
-                self._widths = [metrics.height()] * len(self.labels)
-                title_room = 26  # the axis title ("source tokens") sits left of the labels
-                self.setWidth(min(150, max(metrics.horizontalAdvance(s) for s in self.labels) + 14) + title_room)
-            else:
-                self._widths = [metrics.horizontalAdvance(s) for s in self.labels]
-            self._label_px = max(self._widths)
-        self.picture = None
-        self.update()
-
-    def stride(self, lo: float, hi: float, size: float) -> int:
-        """Show every k-th label, k in 1, 2, 5, 10, 20, 50 … so labels never overlap."""
-        if size <= 0:
-            return 1
-        need = (self._label_px + MIN_LABEL_GAP_PX) / (size / max(hi - lo, 1e-9))
-        magnitude = 1
-        while True:
-            for m in (1, 2, 5):
-                if m * magnitude >= need:
-                    return m * magnitude
-            magnitude *= 10
-
-    def visible_ticks(self, lo: float, hi: float, size: float) -> list[int]:
-        """Indices of the cells that get a label when cells lo…hi fill `size` pixels."""
-        n = len(self.labels)
-        first, last = max(0, int(math.floor(lo))), min(n, int(math.ceil(hi)))
-        if self.numeric:
-            k = self.stride(lo, hi, size)
-            return [i for i in range(first - first % k, last, k) if 0 <= i < n]
-        px = size / max(hi - lo, 1e-9)
-        shown, right_edge = [], -math.inf
-        for i in range(first, last):
-            centre, half = (i + 0.5 - lo) * px, self._widths[i] / 2
-            if centre - half >= right_edge + MIN_LABEL_GAP_PX:
-                shown.append(i)
-                right_edge = centre + half
-        return shown
-
-    def tickValues(self, minVal, maxVal, size):  # noqa: N802 - pyqtgraph API
-        if not self.labels:
-            return super().tickValues(minVal, maxVal, size)
-        minVal, maxVal = sorted((minVal, maxVal))  # an inverted axis passes them swapped
-        return [(1.0, [i + 0.5 for i in self.visible_ticks(minVal, maxVal, size)])]
-
-    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph API
-        if not self.labels:
-            return super().tickStrings(values, scale, spacing)
-        return [self.labels[int(v)] if 0 <= int(v) < len(self.labels) else "" for v in values]
+        self.set_tokens(labels or [], numeric=numeric)
 
 
 def visible_text(piece: str) -> str:
@@ -151,6 +96,7 @@ class TensorView(QWidget):
         self.col_labels: list[str] = []
         self.row_axis = self.col_axis = ""
         self.colormap_name = style.SEQUENTIAL
+        self.square = False
         self.plot.scene().sigMouseMoved.connect(self._mouse_moved)
 
     # -- showing ------------------------------------------------------------------------------
@@ -178,7 +124,9 @@ class TensorView(QWidget):
         hi = float(finite.max()) if finite.size else 1.0
         if self.is_bool:
             self.colormap_name, levels, cmap = "mask", (0.0, 1.0), style.mask_colormap()
-        elif kind == "probs" or (kind == "auto" and lo >= 0):
+        elif kind == "probs":  # attention weights and probabilities: always 0–1, as on every other map
+            self.colormap_name, levels, cmap = style.SEQUENTIAL, WEIGHT_LEVELS, style.colormap(style.SEQUENTIAL)
+        elif kind == "auto" and lo >= 0:
             top = hi if hi > 0 else 1.0
             self.colormap_name, levels, cmap = style.SEQUENTIAL, (0.0, top), style.colormap(style.SEQUENTIAL)
         else:
@@ -188,11 +136,23 @@ class TensorView(QWidget):
         self.colorbar.setColorMap(cmap)
         self.image.setImage(shown, autoLevels=False, levels=levels)
         self.colorbar.setLevels(levels)
+        self.colorbar.getAxis("right").setLabel(SCALE_RULE if kind == "probs" else "")
+        self.square = row_axis in TOKEN_AXES and col_axis in TOKEN_AXES
+        self._make_room(rows if row_labels else 0)
+        self.plot.setAspectLocked(self.square)  # query × key: square cells, as in the paper's figures
         self.image.setRect(QRectF(0, 0, cols, rows))
         self._set_overlay(masked)
-        self.plot.setLimits(xMin=-0.5, xMax=cols + 0.5, yMin=-0.5, yMax=rows + 0.5,
+        room = 4 * max(rows, cols) if self.square else 0.5  # square cells may need room beside the map
+        self.plot.setLimits(xMin=-room, xMax=cols + room, yMin=-room, yMax=rows + room,
                             minXRange=min(cols, 2), minYRange=min(rows, 2))
         self.reset_view()
+
+    def _make_room(self, token_rows: int) -> None:
+        """Tall enough that up to MAX_ROOM_TOKENS token rows each get a legible (≥ 8 pt) label;
+        a longer input gets its labels thinned, and the axis says how many it shows."""
+        row_px = self.left.min_cell_px()
+        axes_px = 110  # the column labels, the axis title and the margins under the map
+        self.widget.setMinimumHeight(int(min(token_rows, MAX_ROOM_TOKENS) * row_px + axes_px) if token_rows else 0)
 
     def reset_view(self) -> None:
         """The whole tensor in view (after the user zoomed into a vocabulary or d_ff axis)."""

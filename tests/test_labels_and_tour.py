@@ -1,0 +1,183 @@
+"""Lecture legibility: every token label drawn at 1280×720, square query × key cells, one
+numbering (from 1), one colour-scale rule (0–1), the masked key only where something is
+masked, a guided first screen and a tour with its own controls. Measured, not pixel-compared."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+from PySide6.QtCore import QPointF  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from support import make_main_window  # noqa: E402
+
+LONG = "abcdefghijklmnopqrstuvwx"  # 24 letters: 24 source tokens for the reverse model
+
+
+def settle(qtbot, ms: int = 60) -> None:
+    for _ in range(3):
+        QApplication.processEvents()
+        qtbot.wait(ms // 3)
+
+
+def drawn_labels(axis) -> list[str]:
+    """The labels an axis draws now (its picture regenerated, as a paint would)."""
+    axis.picture = None
+    from PySide6.QtGui import QImage, QPainter
+    image = QImage(4, 4, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [text for _i, text in axis.shown()]
+
+
+def cell_px(plot_item) -> tuple[float, float]:
+    vb = plot_item.vb if hasattr(plot_item, "vb") else plot_item.getViewBox()
+    a, b = vb.mapViewToScene(QPointF(0, 0)), vb.mapViewToScene(QPointF(1, 1))
+    return abs(b.x() - a.x()), abs(b.y() - a.y())
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    w = make_main_window(qtbot, tmp_path, size=(1280, 720))
+    w.runner.run(LONG)
+    settle(qtbot)
+    return w
+
+
+def test_stepper_draws_all_24_labels_in_square_cells(window, qtbot):
+    window.focus_panel("step")
+    assert window.state.select_step_named("encoder.layers.0.self_attn.weights")
+    settle(qtbot, 150)
+    view = window.panels["step"].view
+    pieces = window.state.axis_labels("src")
+    assert len(pieces) >= 24
+    assert len(drawn_labels(view.bottom)) == len(pieces)
+    assert len(drawn_labels(view.left)) == len(pieces)
+    assert min(view.bottom.fit.pt, view.left.fit.pt) >= 8
+    w, h = cell_px(view.plot)
+    assert abs(w - h) <= 1
+    assert view.colorbar.levels() == (0.0, 1.0)
+
+
+
+def test_single_head_view_draws_all_24_labels_in_square_cells_on_0_to_1(window, qtbot):
+    window.focus_panel("attention")
+    panel = window.panels["attention"]
+    panel.set_view("single")
+    window.state.select_attention("encoder", 1, 2)
+    settle(qtbot, 150)
+    heatmap = panel.single.heatmap
+    pieces = window.state.axis_labels("src")
+    assert len(drawn_labels(heatmap.x_axis)) == len(pieces) == len(drawn_labels(heatmap.y_axis))
+    assert min(heatmap.x_axis.fit.pt, heatmap.y_axis.fit.pt) >= 8
+    w, h = cell_px(heatmap.plot)
+    assert abs(w - h) <= 1
+    assert tuple(heatmap.image.levels) == (0.0, 1.0) and tuple(panel.single.colorbar.levels()) == (0.0, 1.0)
+    assert "0–1" in panel.single.colorbar.axis.labelText
+    # one numbering: index 1 is read "layer 2", index 2 "head 3", in the title and the combo boxes
+    assert "layer 2, head 3" in heatmap.plot.titleLabel.text
+    assert panel.layer_box.currentText() == "2" and panel.head_box.currentText() == "3"
+    assert not panel.mask_legend.isVisible()  # encoder self-attention: nothing is masked
+
+
+def test_grid_labels_its_selected_head_and_the_masked_key_follows_the_mask(window, qtbot):
+    window.focus_panel("attention")
+    panel = window.panels["attention"]
+    panel.set_view("grid")
+    window.state.select_attention("encoder", 0, 1)
+    settle(qtbot, 150)
+    pane = panel.grid.pane("encoder")
+    assert "L1 H2" in pane.plot.titleLabel.text
+    assert [t for _v, t in pane.plot.getAxis("top")._tickLevels[0]][:2] == ["1", "2"]
+    assert pane.key_axis.tokens == panel.data.labels["encoder"][1]
+    w, h = cell_px(pane.plot)
+    assert abs(w - h) <= 1  # a 24 × 24 map is a square
+    assert not panel.mask_legend.isVisible()
+    window.state.select_attention("decoder_self", 0, 0)
+    settle(qtbot)
+    assert not panel.mask_legend.isHidden()  # the decoder's causal mask: the key is shown
+
+
+def test_decoding_map_draws_all_labels_in_square_cells(qtbot, tmp_path):
+    w = make_main_window(qtbot, tmp_path, size=(1280, 720))
+    w.runner.run("abcdefghijklmnopqrstuvw")  # 23 letters + <eos>: the decoder's frame is 24 tokens
+    settle(qtbot)
+    w.focus_panel("decoding")
+    panel = w.panels["decoding"]
+    settle(qtbot, 200)
+    heatmap = panel.self_map
+    assert heatmap.rows_axis.tokens and len(heatmap.rows_axis.tokens) >= 24
+    assert len(drawn_labels(heatmap.rows_axis)) == len(heatmap.rows_axis.tokens)
+    assert len(drawn_labels(heatmap.cols_axis)) == len(heatmap.cols_axis.tokens)
+    cw, ch = cell_px(heatmap.plot_widget.getPlotItem())
+    assert abs(cw - ch) <= 1
+
+
+def test_a_long_input_says_how_many_labels_it_shows():
+    from explorer.drawing.heatmap_items import TokenAxis
+    axis = TokenAxis("bottom")
+    axis.set_tokens([f"w{i}" for i in range(40)], numeric=False)
+    shown = axis.visible_ticks(0, 40, 40 * 4.0)  # 4 px a column: not even 8 pt turned fits
+    assert 1 < len(shown) < 40
+    assert axis.fit_for(4.0).pt == 8
+    axis.setLabel("keys")
+    axis._note = f"showing {len(shown)} of 40 labels, zoom in for all"
+    assert f"showing {len(shown)} of 40 labels" in axis.labelString()
+
+
+def test_input_bar_echo_is_shortened_with_a_count_and_the_output_is_plain(window, qtbot):
+    from PySide6.QtGui import QTextDocument
+    bar = window.input_bar
+    bar.source.setText("abcdefghijklmnopqrstuvwxyz" * 3)  # 78 tokens: more than the line holds at 1280
+    settle(qtbot)
+    doc = QTextDocument()
+    doc.setHtml(bar.echo.text())
+    plain = doc.toPlainText()
+    assert "more" in plain and "78" in plain  # shortened, saying how many
+    assert bar.echo.fontMetrics().horizontalAdvance(plain) <= bar.echo.width()  # never runs into "Output:"
+    from explorer import style
+    assert style.OK.name() not in bar.status.text()  # nobody checked the output: not "success" green
+    assert "Output" in bar.status.text()
+
+
+def test_first_screen_hint_and_model_chooser_descriptions(qtbot, tmp_path):
+    from explorer.input_bar import FIRST_HINT, InputBar
+    from explorer.runner import bundled_checkpoints
+    w = make_main_window(qtbot, tmp_path, size=(1280, 720))
+    bar: InputBar = w.input_bar
+    assert bar.hint.isVisible() and "press Enter" in FIRST_HINT and "PageDown" in FIRST_HINT
+    texts = [bar.model_combo.itemText(i) for i in range(bar.model_combo.count())]
+    for name in bundled_checkpoints():
+        entry = next(t for t in texts if t.startswith(name + " — "))
+        assert "(encoder" in entry or "(decoder" in entry
+    assert any("reverse a string" in t for t in texts if t.startswith("reverse"))
+    bar.run()
+    assert not bar.hint.isVisible()
+    menus = {m.title().replace("&", ""): m for m in w.menuBar().findChildren(type(w.menuBar().addMenu("x")))}
+    help_texts = [a.text().replace("&", "") for a in menus["Help"].actions()]
+    assert "The paper, section by section" in help_texts and "Start the tour" in help_texts
+    from explorer.lecture import PAPER_HELP
+    assert all(f"§{s}" in PAPER_HELP for s in ("3.1", "3.2", "3.3", "3.4", "3.5", "5"))
+
+
+def test_tour_caption_bar_exit_and_scene_controls(qtbot, tmp_path):
+    from PySide6.QtGui import QFontInfo
+    w = make_main_window(qtbot, tmp_path, size=(1280, 720))
+    lecture = w.lecture
+    assert not any(c.isVisible() for c in lecture.tour_controls)  # no tour: no Previous / Next
+    lecture.next_scene()  # PageDown with no tour opens the paper tour
+    settle(qtbot)
+    assert lecture.deck.tour is not None
+    assert all(c.isVisible() for c in lecture.tour_controls)
+    assert lecture.caption_bar.isVisible() and lecture.caption.text()
+    base = QFontInfo(w.font()).pointSizeF()
+    assert QFontInfo(lecture.caption.font()).pointSizeF() >= 1.3 * base
+    lecture.exit_tour_action.trigger()
+    settle(qtbot)
+    assert lecture.deck.tour is None
+    assert not any(c.isVisible() for c in lecture.tour_controls) and not lecture.caption_bar.isVisible()
