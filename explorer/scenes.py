@@ -57,7 +57,8 @@ READABLE_VERSIONS = (1, 2)
 TOUR_PATH = Path(str(files("explorer") / "assets" / "scenes" / "tour.json"))  # package data
 SCENE_KEYS = {"solo", "name", "caption", "checkpoint", "task", "input", "target", "panel", "step", "attention",
               "decoding", "layout", "views", "causal_mask"}
-VIEW_CHOICES = {"attention": ("grid", "single", "lines", "derived")}
+VIEW_CHOICES = {"attention": ("grid", "single", "lines", "derived"), "attention_grid": ("selected", "all"),
+                "decoding": ("parallel", "beam")}
 DECODING_KEYS = {f.name: type(f.default) for f in dataclasses.fields(DecodeSettings)}  # strategy: str, …
 MAX_FILE_BYTES = 5_000_000
 

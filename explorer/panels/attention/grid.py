@@ -140,9 +140,14 @@ class AttentionGrid(QWidget):
         if list(kinds) == self.shown:
             return
         self.canvas.ci.clear()
+        # A fresh grid: Qt's grid layout keeps the geometry of columns it no longer uses, so
+        # going back from every kind to one left the one grid squeezed to the right.
+        grid = pg.GraphicsLayout()
+        self.canvas.setCentralItem(grid)
+        self.canvas.ci = grid
         for i, kind in enumerate(kinds):
-            self.canvas.ci.addItem(self.pane(kind).plot, row=0, col=i)
-        self.canvas.ci.addItem(self.colorbar, row=0, col=len(kinds))
+            grid.addItem(self.pane(kind).plot, row=0, col=i)
+        grid.addItem(self.colorbar, row=0, col=len(kinds))
         self.shown = list(kinds)
         if self.data is not None:
             self.set_data(self.data)

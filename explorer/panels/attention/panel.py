@@ -106,7 +106,8 @@ class AttentionPanel(QWidget):
         self.kind_box.currentIndexChanged.connect(self._on_controls)
         self.layer_box.currentIndexChanged.connect(self._on_controls)
         self.head_box.currentIndexChanged.connect(self._on_controls)
-        self.all_kinds.toggled.connect(lambda _: self._refresh(force=True))
+        self.all_kinds.toggled.connect(
+            lambda on: self.state.set_view("attention_grid", "all" if on else "selected"))
         self.tabs.currentChanged.connect(self._on_tab)
         self.state.viewChanged.connect(self._on_view)
         self.grid.cellClicked.connect(self._on_grid_click)
@@ -127,6 +128,11 @@ class AttentionPanel(QWidget):
         self._refresh()
 
     def _on_view(self, panel: str, view: str) -> None:
+        if panel == "attention_grid":  # one kind's grid or every kind's side by side
+            if self.all_kinds.isChecked() != (view == "all"):
+                self.all_kinds.setChecked(view == "all")
+            self._refresh(force=True)
+            return
         if panel == self.panel_name and view in VIEWS and self.view != view:
             self.tabs.setCurrentIndex(VIEWS.index(view))
 

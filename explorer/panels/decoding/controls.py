@@ -154,13 +154,14 @@ class DecodingControls(QWidget):
             combo.setCurrentIndex(min(keep, n - 1))
             combo.blockSignals(False)
 
-    def select_head(self, layer: int, head: int) -> None:
+    def select_head(self, layer: int, head: int, announce: bool = True) -> None:
         for combo, i in ((self.layer, layer), (self.head, head)):
             if 0 <= i < combo.count():
                 combo.blockSignals(True)
                 combo.setCurrentIndex(i)
                 combo.blockSignals(False)
-        self._head_changed()
+        if announce:
+            self._head_changed()
 
     def _strategy_changed(self, _index: int) -> None:
         index = self.strategy.currentIndex()

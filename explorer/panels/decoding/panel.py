@@ -32,6 +32,7 @@ from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 
 PLAY_INTERVAL_MS = 800
 DECODER_KINDS = ("decoder_self", "cross")
+DECODING_VIEWS = ("parallel", "beam")  # the right-hand tabs, as the session (and a scene) names them
 
 
 def _chip(piece: str, colour: str | None = None, text: str | None = None) -> str:
@@ -50,7 +51,6 @@ class DecodingPanel(QWidget):
         super().__init__(parent)
         self.state = state
         self.run: DecodeRun | None = None
-        self.layer = self.head = 0
         self._player = QTimer(self, interval=PLAY_INTERVAL_MS)
         self._player.timeout.connect(self._tick)
         self._build()
@@ -114,6 +114,8 @@ class DecodingPanel(QWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.parallel, "Masked vs. unmasked")
         self.tabs.addTab(beam_page, "Beam tree")
+        self.tabs.currentChanged.connect(self._on_tab)
+        self.state.viewChanged.connect(self._on_view)
         left_tabs = QTabWidget()  # one tab, so both halves wear the same kind of title
         left_tabs.addTab(left, "Step by step (autoregressive)")
         splitter = QSplitter(Qt.Horizontal)
@@ -184,12 +186,11 @@ class DecodingPanel(QWidget):
                 f"Beam {s.beam_size}, α = {s.alpha:g}: {len(run.beam.nodes)} hypotheses expanded. "
                 f"Score = log p / ((5 + |Y|)/6)^α. Best {best!r}: {run.beam.score:.3f}. "
                 f"Orange = best, green = finished, grey = pruned.{stem}")
-            self.tabs.setCurrentIndex(1)
+            self.state.set_view(self.panel_name, "beam")
         else:
             self.beam_view.clear_data()
             self.beam_summary.setText("Choose “Beam search” as the strategy to grow its tree of hypotheses here.")
-            if self.tabs.currentIndex() == 1:
-                self.tabs.setCurrentIndex(0)
+            self.state.set_view(self.panel_name, "parallel")
         self._show_step()
 
     @staticmethod
@@ -249,20 +250,35 @@ class DecodingPanel(QWidget):
         self.controls.set_shape(max(cfg.n_decoder_layers, 1), cfg.n_heads)
         self.controls.set_target_label("Follow the continuation" if cfg.model_kind.continues_prompt
                                        else STRATEGIES["target"])
-        if self.state.kind in DECODER_KINDS:
-            self.controls.select_head(self.state.layer, self.state.head)
-        self.layer = max(self.controls.layer.currentIndex(), 0)
-        self.head = max(self.controls.head.currentIndex(), 0)
-        self.parallel.set_head(self.layer, self.head)
+        self._on_attention_selected()
 
-    def _on_attention_selected(self, kind: str, layer: int, head: int) -> None:
-        if kind in DECODER_KINDS:
-            self.controls.select_head(layer, head)
+    # -- the head shown: the session's selection (no copy here; a scene sets it) -----------------
+    @property
+    def layer(self) -> int:
+        n = self.state.bundle.config.n_decoder_layers if self.state.bundle is not None else 1
+        return min(self.state.layer, max(n - 1, 0))
+
+    @property
+    def head(self) -> int:
+        return self.state.head
+
+    def _on_attention_selected(self, *_selection) -> None:
+        self.controls.select_head(self.layer, self.head, announce=False)
+        self.parallel.set_head(self.layer, self.head)
+        self._show_step()
 
     def _on_head(self, layer: int, head: int) -> None:
-        self.layer, self.head = layer, head
-        self.parallel.set_head(layer, head)
-        self._show_step()
+        """A head picked here: the session's selection (a decoder kind), so every panel follows."""
+        kind = self.state.kind if self.state.kind in DECODER_KINDS else "decoder_self"
+        if self.state.bundle is not None and kind in self.state.available_kinds():
+            self.state.select_attention(kind, layer, head)
+
+    def _on_tab(self, index: int) -> None:
+        self.state.set_view(self.panel_name, DECODING_VIEWS[index])
+
+    def _on_view(self, panel: str, view: str) -> None:
+        if panel == self.panel_name and view in DECODING_VIEWS:
+            self.tabs.setCurrentIndex(DECODING_VIEWS.index(view))
 
     # -- stepping -----------------------------------------------------------------------------------
     def _on_transport(self, action: str) -> None:
