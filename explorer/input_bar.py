@@ -233,6 +233,8 @@ class InputBar(QWidget):
         state.resultChanged.connect(self._on_result)
         state.frameChanged.connect(self._warn_unknown)
         state.frameChanged.connect(self._show_model_label)
+        state.frameFailed.connect(self._show_model_label)
+        state.bundleChanged.connect(self._show_model_label)
         state.shownModelChanged.connect(self._show_model_label)
         state.busyChanged.connect(self._on_busy)
         theme.notifier().changed.connect(self._on_theme)
@@ -348,7 +350,9 @@ class InputBar(QWidget):
             self.target_label.setText(target_label)
             self.target.setPlaceholderText(target_hint)
             self.target.setToolTip(target_tip)
-        else:
+            if (self.target.text() or None) != self.state.session.target:  # the session's, shown again
+                self.target.setText(self.state.session.target or "")
+        elif bundle is self.state.session.bundle:
             self.target.clear()  # an encoder-only model is never teacher-forced
 
     def _fill_examples(self, bundle) -> None:
