@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QEventLoop, Qt, QTimer
+from PySide6.QtCore import QEvent, QEventLoop, Qt
 from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from explorer import style
@@ -22,14 +22,13 @@ from explorer.panels.training.curves import TrainingCurves
 from explorer.panels.training.live import LiveDisplay
 from explorer.panels.training.messages import Offer, RunInfo, Snapshot
 from explorer.panels.training.probe import ProbeView
+from explorer.panels.training.timed import train_for
 from explorer.panels.training.sandbox import PUBLISH_INTERVAL, RUN_LABEL, Sandbox  # noqa: F401 - tests read it
 from explorer.panels.training.setup import TrainingRequest, last_run_dir
 from explorer.panels.training.worker import TrainingRun, save_in_background
 
 EVAL_SIZE = 50  # held-out pairs per live evaluation (a full evaluation is the CLI's job)
 
-
-START_TIMEOUT = 60.0  # s: --train-seconds waits at most this long for the first step
 
 
 class TrainingPanel(QWidget):
@@ -177,39 +176,8 @@ class TrainingPanel(QWidget):
         self.select_snapshot(len(self.timeline) - 1)
 
     def train_for(self, seconds: float) -> int:
-        """Headless use (`--train-seconds`): train for `seconds` with the event loop running, then
-        stop, wait for the worker and deliver its last signals. Returns the steps trained.
-
-        The seconds count from the first trained step (building the model and its first batch
-        can take seconds on a busy machine; the figure must show a run that really trained),
-        waiting at most START_TIMEOUT for it."""
-        if self.run is None:
-            self.start()
-        elif self.phase == "paused":
-            self.resume()
-        self._train_loop = loop = QEventLoop()
-        started = self.step
-        waiting = QTimer(self, interval=50)
-
-        def first_step() -> None:
-            if self.step > started:
-                waiting.stop()
-                QTimer.singleShot(int(seconds * 1000), loop.quit)
-
-        waiting.timeout.connect(first_step)
-        waiting.start()
-        QTimer.singleShot(int((START_TIMEOUT + seconds) * 1000), loop.quit)
-        loop.exec()  # ends early if the run finishes (all steps) or cannot start
-        waiting.stop()
-        waiting.deleteLater()
-        self._train_loop = None
-        run = self.run
-        if run is not None:
-            self.stop()
-            run.join()
-        for _ in range(5):  # queued rows, the offered model, `finished`
-            QApplication.processEvents()
-        return self.step
+        """Headless use (`--train-seconds`): see `timed.train_for`. Returns the steps trained."""
+        return train_for(self, seconds)
 
     def shutdown(self) -> Path | None:
         """Stop a run for good (window closing, app quitting): the weights go to the last-run
