@@ -127,6 +127,6 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
     if image.isNull() or not image.save(str(out), "PNG"):
         raise HeadlessError(f"could not write {out}")
     frame = state.frame
-    shown = f", model {bundle.name}, output {frame.output_text!r}" if frame is not None else ""
+    shown = f", model {frame.model_label}, output {frame.output_text!r}" if frame is not None else ""
     print(f"wrote {out} ({image.width()}×{image.height()}, panel {args.panel}{shown})")
     return 0

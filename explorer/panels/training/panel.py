@@ -183,7 +183,7 @@ class TrainingPanel(QWidget):
         """Stop a run for good (window closing, app quitting): the weights go to the last-run
         folder. Blocks until the worker's thread has ended. Returns the folder, if saved."""
         run, self.run = self.run, None
-        if run is None:
+        if run is None or run.is_done():  # (a run stopped and joined already handed its model over)
             return None
         folder = last_run_dir()
         run.steering.stop(save_to=str(folder), offer=False)
