@@ -13,7 +13,6 @@ came from), with a "Back to <the session's model>" button.
 from __future__ import annotations
 
 import html
-import json
 import re
 from pathlib import Path
 
@@ -22,126 +21,17 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout,
                                QSizePolicy, QWidget)
 
 from explorer import style, theme
+from explorer.input_text import (  # noqa: F401 - field_texts, output_html: tests read them here
+    MAX_ECHO, describe_unknown, echo_fit, field_texts, mask_tooltip, model_description, output_html, printable,
+    token_echo_html)
 from explorer.runner import bundled_checkpoints, describe_device, pretrained_models
-from model.kinds import ENCODER_DECODER, MODEL_KINDS
 
 FIRST_HINT = "Type a sentence and press Enter — or press PageDown for the paper tour"
 
 OPEN_ITEM = "Open checkpoint folder…"
 PRETRAINED_SUFFIX = " (pretrained)"
 LOAD_ROLE = Qt.UserRole + 1  # what `Runner.load` is given for a row, when not its folder
-MAX_ECHO = 120  # tokens echoed; the count still covers all of them
 MAX_CHARS = 1 << 24  # QLineEdit's default (32767) silently cut a long paste: the length message lied
-
-
-def printable(piece: str) -> str:
-    """A token as a person can read it: a space → ␣, control characters (NUL, ESC, CR, RTL
-    override …) as escapes like \\x00 or U+202E, never raw into a label or a message."""
-    return "".join("␣" if c == " " else c if c.isprintable() else
-                   (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"U+{ord(c):04X}") for c in piece)
-
-
-def token_echo_html(bundle, text: str, limit: int = MAX_ECHO) -> tuple[str, int]:
-    """Rich text of the first `limit` tokens `text` becomes, unknown ones red and underlined,
-    and "… +N more" for the rest; and their count."""
-    enc = bundle.src_tokenizer.encode(text)
-    unknown = {i for i, _ in enc.unknown}
-    parts = []
-    for i, piece in enumerate(enc.pieces[:limit]):
-        shown = html.escape(printable(piece))
-        if i in unknown:
-            parts.append(f'<span style="color:{style.ERROR.name()}; text-decoration: underline; '
-                         f'font-weight: bold;">{shown}</span>')
-        else:
-            parts.append(shown)
-    rest = len(enc.pieces) - limit
-    more = f" … +{rest} more" if rest > 0 else ""
-    return " ".join(parts) + more, len(enc.ids)
-
-
-def echo_fit(pieces: list[str], prefix: str, width: float, advance) -> int:
-    """How many tokens fit after `prefix` in `width` pixels (`advance(text)` measures text),
-    leaving room for "… +N more": the echo is shortened with a count, never runs into the output."""
-    used = advance(prefix) + advance(" … +999 more") + 16
-    for k, piece in enumerate(pieces):
-        used += advance(printable(piece) + " ")
-        if used > width:
-            return k
-    return len(pieces)
-
-
-def model_description(name: str, folder) -> str:
-    """A chooser entry that says what the model does, from its checkpoint's task and kind:
-    "reverse — reverse a string of lowercase letters (encoder-decoder (the paper's))"."""
-    try:
-        config = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, TypeError):
-        return name
-    kind = MODEL_KINDS.get((config.get("model") or {}).get("kind") or "", ENCODER_DECODER)
-    what = str((config.get("task") or {}).get("description") or "").strip().rstrip(".")
-    if kind is not ENCODER_DECODER and kind.objective:
-        what = f"{kind.objective}: {what[:1].lower()}{what[1:]}" if what else kind.objective
-    elif what:
-        what = what[:1].lower() + what[1:]
-    return f"{name} — {what} ({kind.title})" if what else f"{name} ({kind.title})"
-
-
-def field_texts(bundle) -> tuple:
-    """The labels and hints of the input fields for `bundle` (its `input_fields`; the paper's
-    encoder-decoder's without a bundle): (input label, placeholder, target label, target
-    placeholder, target tooltip), the target label None where there is no target field."""
-    f = bundle.input_fields if bundle is not None else ENCODER_DECODER.fields
-    return f.label, f.placeholder, f.target_label, f.target_placeholder, f.target_tooltip
-
-
-def output_html(result, bundle) -> str:
-    """The status line's rich text for a result: the output, the continuation after its
-    prompt (decoder-only), or the sentence with each [MASK] filled in and the fills marked
-    (masked LM). Every piece of text is escaped."""
-    # The output is plain text: no model here checks its answer, so no colour may say "correct".
-    ok = style.TEXT.name()
-    mark = style.ACCENT.name()  # a masked LM's fills are marked as fills, not as right answers
-    mono = f"font-family:{style.MONO_FAMILY};"
-    if result.mask_predictions and bundle is not None:
-        tok = bundle.src_tokenizer
-        fills = {m.position: m for m in result.mask_predictions}
-        parts = []
-        for i, piece in enumerate(result.source.pieces):
-            if i in fills:
-                parts.append(f'<span style="color:{mark}; font-weight:bold; text-decoration: underline;">'
-                             f'{html.escape(printable(fills[i].pieces[0]))}</span>')
-            else:
-                parts.append(html.escape(printable(piece)))
-        n = len(fills)
-        return (f'Filled ({n} mask{"s" if n != 1 else ""}): '
-                f'<span style="{mono} color:{style.TEXT.name()};">{tok.join(parts)}</span>')
-    text = html.escape(result.output_text) or "(empty)"
-    if result.src_pieces == [] and result.tgt_pieces:  # decoder-only: the prompt, then what it wrote
-        given = " (given)" if result.target_text else ""
-        prompt = html.escape(bundle.tgt_tokenizer.join(result.tgt_pieces[1:1 + result.n_prompt])) if bundle else ""
-        return (f'Continuation{given}: <span style="{mono} color:{style.MUTED.name()};">{prompt}</span> '
-                f'<b style="{mono} color:{ok};">{text}</b>')
-    forced = " (teacher-forced target)" if result.target_text else ""
-    return f'Output{forced}: <b style="{mono} color:{ok};">{text}</b>'
-
-
-def mask_tooltip(result) -> str:
-    """Each [MASK]'s top candidates with their probabilities (a masked LM's result), or ""."""
-    lines = []
-    for m in result.mask_predictions:
-        cands = ", ".join(f"{printable(p)} {q:.0%}" for p, q in zip(m.pieces, m.probs))
-        lines.append(f"position {m.position}: {cands}")
-    return "\n".join(lines)
-
-
-def unknown_symbols(bundle, text: str) -> str:
-    """The distinct symbols of `text` the model's tokenizer does not know, space-separated."""
-    return describe_unknown(bundle.src_tokenizer.encode(text))
-
-
-def describe_unknown(encoded) -> str:
-    """The distinct unknown symbols of an already tokenized text, space-separated."""
-    return " ".join(sorted({printable(p) for _, p in encoded.unknown}))
 
 
 class InputBar(QWidget):

@@ -9,7 +9,6 @@ the previous checkpoint as it was.
 from __future__ import annotations
 
 import datetime as _dt
-import errno
 import json
 import os
 import shutil
@@ -20,6 +19,7 @@ from pathlib import Path
 import torch
 
 from .bundle import ModelBundle
+from .folders import fsync_dir, leftovers, os_reason, swap_into_place, umask, write_synced
 from .config import ConfigError, TransformerConfig
 from .tokenizers import TokenizerError, tokenizer_from_dict
 from .transformer import Transformer
@@ -120,60 +120,29 @@ def save_checkpoint(bundle: ModelBundle, path: str | Path, metrics: dict | None 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.saving-", dir=path.parent))
-        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private; a checkpoint is an ordinary folder
+        os.chmod(tmp, 0o777 & ~umask())  # mkdtemp makes it private; a checkpoint is an ordinary folder
     except OSError as exc:
         raise CheckpointError(f"{path}: cannot create the checkpoint folder ({exc.strerror or exc})") from None
     writing = WEIGHTS
     try:
         tensors, aliases = _unique_state(bundle.model)
         data = safetensors_bytes(tensors, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)})
-        _write_synced(tmp / WEIGHTS, data)
+        write_synced(tmp / WEIGHTS, data)
         del data
         writing = CONFIG
         text = json.dumps(_config_dict(bundle, metrics, aliases), indent=2, ensure_ascii=False, default=_json_default)
-        _write_synced(tmp / CONFIG, (text + "\n").encode("utf-8"))
+        write_synced(tmp / CONFIG, (text + "\n").encode("utf-8"))
         writing = "the folder"
-        _fsync_dir(tmp)
-        _swap_into_place(tmp, path)
+        fsync_dir(tmp)
+        swap_into_place(tmp, path)
     except OSError as exc:
         raise CheckpointError(f"{path}: could not save the checkpoint, writing {writing} failed: "
-                              f"{_os_reason(exc)}; the previous checkpoint, if any, is unchanged") from None
+                              f"{os_reason(exc)}; the previous checkpoint, if any, is unchanged") from None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     bundle.path = str(path)
     return path
-
-
-def _os_reason(exc: OSError) -> str:
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return "the disk is full (no space left on the device)"
-    if exc.errno == errno.EFBIG:
-        return "the file is larger than the size limit allows (disk quota or ulimit -f)"
-    return exc.strerror or str(exc)
-
-
-def _write_synced(file: Path, data: bytes) -> None:
-    """Write, flush and fsync, so a crash after the swap cannot leave a half-written file."""
-    with open(file, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.chmod(file, 0o666 & ~_umask())
-
-
-def _fsync_dir(folder: Path) -> None:
-    """fsync a folder so the names in it (files written, renames) survive a power cut."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return  # some platforms cannot open a folder; the data itself was synced
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _is_our_config(cfg_path: Path) -> bool:
@@ -211,21 +180,6 @@ def check_save_target(path: str | Path) -> None:
                               "it (move those files out or choose another folder)")
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _leftovers(path: Path, kind: str) -> list[Path]:
-    """The `.NAME.old-*` or `.NAME.saving-*` folders an interrupted save left beside `path`, newest first."""
-    prefix = f".{path.name}.{kind}-"
-    if not path.parent.is_dir():
-        return []
-    found = [p for p in path.parent.iterdir() if p.name.startswith(prefix) and p.is_dir()]
-    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
-
-
 def recover_interrupted_save(path: str | Path) -> bool:
     """Finish what a save killed between its two renames left behind; True when a checkpoint was restored.
 
@@ -236,35 +190,16 @@ def recover_interrupted_save(path: str | Path) -> bool:
     path = Path(path)
     restored = False
     if not path.exists():
-        for old in _leftovers(path, "old"):
+        for old in leftovers(path, "old"):
             if (old / CONFIG).is_file() and (old / WEIGHTS).is_file():
                 os.replace(old, path)
-                _fsync_dir(path.parent)
+                fsync_dir(path.parent)
                 restored = True
                 break
     if path.is_dir():
-        for leftover in _leftovers(path, "old") + _leftovers(path, "saving"):
+        for leftover in leftovers(path, "old") + leftovers(path, "saving"):
             shutil.rmtree(leftover, ignore_errors=True)
     return restored
-
-
-def _swap_into_place(tmp: Path, path: Path) -> None:
-    """Rename the finished temp folder onto `path`; an old checkpoint is moved aside first and
-    deleted only after the new one is in place (recover_interrupted_save undoes a kill between)."""
-    if not path.exists():
-        os.replace(tmp, path)
-        _fsync_dir(path.parent)
-        return
-    old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=path.parent))
-    os.rmdir(old)
-    os.replace(path, old)
-    try:
-        os.replace(tmp, path)
-    except OSError:
-        os.replace(old, path)  # put the previous checkpoint back
-        raise
-    _fsync_dir(path.parent)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def _json_default(obj):

@@ -1,0 +1,253 @@
+"""`TokenAxis`: an axis that names every token — shrinking its labels to a legible minimum,
+then turning them, and only then showing every k-th one and saying so."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt, QTimer
+from PySide6.QtGui import QFont, QFontMetricsF
+
+from explorer.drawing import plot_style as st
+from explorer.theme import current
+
+
+MIN_LABEL_PT = 8  # the smallest token label drawn: legible from the back row of a lecture room
+LABEL_GAP_PX = 3
+
+
+@dataclass(frozen=True)
+class LabelFit:
+    """How an axis draws its token labels at the current zoom: point size, turned 90° or not,
+    and every `stride`-th label (1 = every label; more only when not even 8 pt fits)."""
+
+    pt: int
+    rotated: bool
+    stride: int
+
+
+class TokenAxis(pg.AxisItem):
+    """An axis labelled with tokens at cell centres that never silently drops a label.
+
+    For the cell size it has, it shrinks the font (down to MIN_LABEL_PT), turns column labels
+    by 90° when they are wider than a column, and only when not even that fits shows every
+    k-th label — and then says so in its title ("showing 16 of 40 labels"). Zooming in brings
+    every label back. Position / dimension indices (`numeric`) are labelled at round numbers.
+    `shown()` is what was drawn last, for tests and the readout.
+    """
+
+    def __init__(self, orientation: str, **kwargs):
+        super().__init__(orientation, **kwargs)
+        self.setStyle(hideOverlappingLabels=40)  # an end label (e.g. <bos>) may reach past the corner
+        self._tokens: list[str] = []
+        self._numeric = False
+        self._metrics: dict[int, tuple[list[float], float]] = {}
+        self.fit = LabelFit(st.TICK_PT, False, 1)
+        self._shown: list[tuple[int, str]] = []
+        self._note = ""
+        self.origin = 0.0
+
+    @property
+    def horizontal(self) -> bool:
+        return self.orientation in ("bottom", "top")
+
+    @property
+    def tokens(self) -> list[str]:
+        return self._tokens
+
+    @property
+    def numeric(self) -> bool:
+        return self._numeric
+
+    def set_tokens(self, tokens: list[str], numeric: bool | None = None, origin: float = 0.0) -> None:
+        """`origin`: the view coordinate of token 0's cell (a map inside a mosaic starts further on)."""
+        self.origin = float(origin)
+        self._tokens = list(tokens)
+        self._numeric = self._tokens == [str(i) for i in range(len(self._tokens))] if numeric is None else numeric
+        self._metrics = {}
+        self.picture = None
+        self.update()
+
+    def setStyle(self, **kwargs):  # noqa: N802 - pyqtgraph's name
+        self._metrics = {}
+        return super().setStyle(**kwargs)
+
+    def setTickFont(self, font):  # noqa: N802
+        self._metrics = {}
+        return super().setTickFont(font)
+
+    # -- fitting --------------------------------------------------------------------------------
+    def label_font(self, pt: int) -> QFont:
+        f = QFont(self.style["tickFont"] or st.font(st.TICK_PT))
+        f.setPointSize(pt)
+        return f
+
+    def base_pt(self) -> int:
+        f = self.style["tickFont"]
+        return max(MIN_LABEL_PT, f.pointSize() if f is not None and f.pointSize() > 0 else st.TICK_PT)
+
+    def _measure(self, pt: int) -> tuple[list[float], float]:
+        if pt not in self._metrics:
+            m = QFontMetricsF(self.label_font(pt))
+            self._metrics[pt] = ([m.horizontalAdvance(t) for t in self._tokens], m.height())
+        return self._metrics[pt]
+
+    def _need_along(self, pt: int, rotated: bool) -> float:
+        """Pixels per cell the labels need side by side at `pt` (neighbours share the gap between
+        them, so one wide <bos> beside one-letter tokens still fits)."""
+        widths, height = self._measure(pt)
+        if not self.horizontal or rotated:
+            return 0.8 * height + 1  # Qt's line height has ~20% of air; pyqtgraph packs at 0.8 too
+        if len(widths) < 2:
+            return (widths[0] if widths else 0) + LABEL_GAP_PX
+        return max((a + b) / 2 for a, b in zip(widths, widths[1:])) + LABEL_GAP_PX
+
+    def fit_for(self, cell_px: float) -> LabelFit:
+        """The largest legible way to draw every label in cells of `cell_px` pixels."""
+        base = self.base_pt()
+        if self._numeric:
+            widths, height = self._measure(base)
+            need = (max(widths, default=10) + 8) if self.horizontal else height
+            stride = max(1, math.ceil(need / max(cell_px, 1e-9)))
+            if stride > 1:
+                stride = next(m * 10 ** e for e in range(9) for m in (1, 2, 5) if m * 10 ** e >= stride)
+            return LabelFit(base, False, stride)
+        sizes = range(base, MIN_LABEL_PT - 1, -1)
+        tries = [(pt, False) for pt in sizes if pt >= base - 3] + [(pt, True) for pt in sizes] if self.horizontal \
+            else [(pt, False) for pt in sizes]
+        for pt, rotated in tries:
+            if self._need_along(pt, rotated) <= cell_px:
+                return LabelFit(pt, rotated, 1)
+        if self.horizontal:
+            for pt in sizes:
+                if self._need_along(pt, False) <= cell_px:
+                    return LabelFit(pt, False, 1)
+        need = self._need_along(MIN_LABEL_PT, self.horizontal)
+        return LabelFit(MIN_LABEL_PT, self.horizontal, max(1, math.ceil(need / max(cell_px, 1e-9))))
+
+    def min_cell_px(self) -> float:
+        """Pixels per cell in which every label still fits at the legible minimum (turned if need be)."""
+        return self._need_along(MIN_LABEL_PT, self.horizontal)
+
+    def visible_ticks(self, lo: float, hi: float, size: float) -> list[int]:
+        """Indices labelled when cells lo…hi fill `size` pixels."""
+        n = len(self._tokens)
+        lo, hi = min(lo, hi) - self.origin, max(lo, hi) - self.origin
+        first, last = max(0, math.ceil(lo - 0.5)), min(n - 1, math.floor(hi - 0.5))
+        if n == 0 or last < first or size <= 0:
+            return []
+        stride = self.fit_for(size / max(hi - lo, 1e-9)).stride
+        return list(range(first + (-first) % stride, last + 1, stride))
+
+    def tickValues(self, minVal, maxVal, size):  # noqa: N802 (pyqtgraph's name)
+        ticks = self.visible_ticks(minVal, maxVal, size)
+        return [(1.0, [self.origin + i + 0.5 for i in ticks])] if ticks else []
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802
+        n = len(self._tokens)
+        return [self._tokens[int(v - self.origin)] if 0 <= int(v - self.origin) < n else "" for v in values]
+
+    def shown(self) -> list[tuple[int, str]]:
+        """(index, text) of every label drawn last."""
+        return list(self._shown)
+
+    # -- drawing --------------------------------------------------------------------------------
+    def generateDrawSpecs(self, p):  # noqa: N802
+        if not self._tokens or self.range is None:
+            return super().generateDrawSpecs(p)
+        bounds = self.mapRectFromParent(self.geometry())
+        horizontal = self.horizontal
+        if self.orientation == "left":
+            line = (bounds.topRight(), bounds.bottomRight())
+        elif self.orientation == "right":
+            line = (bounds.topLeft(), bounds.bottomLeft())
+        elif self.orientation == "top":
+            line = (bounds.bottomLeft(), bounds.bottomRight())
+        else:
+            line = (bounds.topLeft(), bounds.topRight())
+        axis_spec = (self.pen(), line[0], line[1])
+        r0, r1 = float(self.range[0]), float(self.range[1])
+        length = bounds.width() if horizontal else bounds.height()
+        if r1 == r0 or length <= 1:
+            self._shown = []
+            return axis_spec, [], []
+        scale = length / (r1 - r0)
+        self.fit = fit = self.fit_for(abs(scale))
+        widths, height = self._measure(fit.pt)
+        offset = max(0, self.style["tickLength"]) + self.style["tickTextOffset"][0 if not horizontal else 1]
+        specs, shown, perp = [], [], 0.0
+        for i in self.visible_ticks(r0, r1, length):
+            text, w = self._tokens[i], widths[i]
+            if horizontal:
+                x = bounds.left() + (self.origin + i + 0.5 - r0) * scale
+                if fit.rotated:
+                    top = bounds.top() + offset if self.orientation == "bottom" else bounds.bottom() - offset - w
+                    rect, flags = QRectF(x - height / 2, top, height, w), Qt.AlignmentFlag.AlignRight
+                    perp = max(perp, w)
+                else:
+                    top = bounds.top() + offset if self.orientation == "bottom" else bounds.bottom() - offset - height
+                    rect, flags = QRectF(x - w / 2, top, w, height), Qt.AlignmentFlag.AlignHCenter
+                    perp = max(perp, height)
+            else:
+                y = bounds.bottom() - (self.origin + i + 0.5 - r0) * scale
+                if self.orientation == "left":
+                    rect = QRectF(bounds.right() - offset - w, y - height / 2, w, height)
+                    flags = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                else:
+                    rect = QRectF(bounds.left() + offset, y - height / 2, w, height)
+                    flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+                perp = max(perp, w)
+            specs.append((rect, flags | Qt.TextFlag.TextDontClip, text))
+            shown.append((i, text))
+        self._shown = shown
+        self._updateMaxTextSize(int(math.ceil(perp)) + 2)
+        lo, hi = sorted((r0 - self.origin, r1 - self.origin))
+        in_view = max(0, min(len(self._tokens), math.floor(hi - 0.5) + 1) - max(0, math.ceil(lo - 0.5)))
+        note = f"showing {len(shown)} of {in_view} labels, zoom in for all" if len(shown) < in_view and not self._numeric else ""
+        if note != self._note:
+            self._note = note
+            QTimer.singleShot(0, self._show_note)
+        return axis_spec, [], specs
+
+    def _show_note(self) -> None:
+        try:
+            if self._note and not self.labelText:  # an axis without a title still says what it left out
+                self.showLabel(True)
+            elif not self.labelText:
+                self.showLabel(False)
+            self.label.setHtml(self.labelString())
+        except RuntimeError:  # the axis was deleted meanwhile
+            pass
+
+    def labelString(self) -> str:  # noqa: N802
+        s = super().labelString()
+        note = getattr(self, "_note", "")  # (pyqtgraph asks before __init__ has run)
+        if note and not self.labelText:
+            return f"<span style='color: {current().muted}; font-size: {st.TICK_PT - 2}pt'>{note}</span>"
+        if note and s.endswith("</span>"):
+            s = s[: -len("</span>")] + f" ({note})</span>"
+        return s
+
+    def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):  # noqa: N802
+        if not self._tokens:
+            return super().drawPicture(p, axisSpec, tickSpecs, textSpecs)
+        p.setRenderHint(p.RenderHint.TextAntialiasing, True)
+        pen, p1, p2 = axisSpec
+        p.setPen(pen)
+        p.drawLine(p1, p2)
+        p.setFont(self.label_font(self.fit.pt))
+        p.setPen(self.textPen())
+        for rect, flags, text in textSpecs:
+            if self.fit.rotated and self.horizontal:  # read bottom to top, ending at the axis
+                p.save()
+                p.translate(rect.center().x(), rect.top() if self.orientation == "bottom" else rect.bottom())
+                p.rotate(-90)
+                if self.orientation == "bottom":
+                    box, align = QRectF(-rect.height(), -rect.width() / 2, rect.height(), rect.width()), Qt.AlignmentFlag.AlignRight
+                else:
+                    box, align = QRectF(0, -rect.width() / 2, rect.height(), rect.width()), Qt.AlignmentFlag.AlignLeft
+                p.drawText(box, int(align | Qt.AlignmentFlag.AlignVCenter), text)
+                p.restore()
+            else:
+                p.drawText(rect, int(flags), text)
