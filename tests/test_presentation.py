@@ -94,6 +94,7 @@ def test_training_titles_keep_theme_and_scale_when_the_panel_narrows(window):
     window.settings.setValue(presentation.SCALE_KEY, 2.0)
     window.lecture.set_theme("dark")
     window.lecture.presentation.enter(full_screen=False)
+    window.focus_panel("training")  # presenting shows one panel: this one
     for width in (300, 1200, 300):  # wide → narrow re-titles the plots
         curves.resize(width, 400)
         assert curves.legend.isVisible() == (width > 600)  # the narrow/wide switch really ran
