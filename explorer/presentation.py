@@ -372,7 +372,9 @@ class PresentationMode(QObject):
             for name, dock in self.window.docks.items():
                 self.switcher.addItem(dock.windowTitle(), name)
             self.switcher.activated.connect(lambda i: self.window.focus_panel(self.switcher.itemData(i)))
-            self._switcher_action = toolbar.addWidget(self.switcher)
+            first = toolbar.actions()[1] if len(toolbar.actions()) > 1 else None  # right after "Presentation mode":
+            self._switcher_action = (toolbar.insertWidget(first, self.switcher) if first is not None  # never in »
+                                     else toolbar.addWidget(self.switcher))
         self._switcher_action.setVisible(on)
 
     def _restore_docks(self) -> None:
