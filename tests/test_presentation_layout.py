@@ -8,6 +8,7 @@ What is measured, per panel (architecture, step, attention, positional, decoding
   QTextDocument; wrapped text by heightForWidth) fits the widget — or it is elided on purpose
   ("…" and the whole text in its tooltip);
 - every shown pyqtgraph ViewBox (colour bars excepted) is at least 160×120 screen pixels;
+- decoding: the step-by-step maps' titles whole (not elided);
 - Figure 1: each block's name and shape inside the block's rectangle, no two text items of the
   figure overlapping, all of them in the view, and at 1280×720 a cap height of ≥ 11 px on screen.
 """
@@ -21,7 +22,8 @@ import pytest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import presentation  # noqa: E402
-from layout_checks import MIN_CAP_HEIGHT, clipped_texts, figure_problems, outside_window, small_plots  # noqa: E402
+from layout_checks import (MIN_CAP_HEIGHT, clipped_texts, figure_problems, outside_window, shown,  # noqa: E402
+                           small_plots)
 from support import make_main_window  # noqa: E402
 
 PANELS = ("architecture", "step", "attention", "positional", "decoding", "training")
@@ -57,6 +59,9 @@ def test_each_panel_alone_fits_at_projector_sizes(presenting, qtbot, name):
     problems = outside_window(panel, window) + clipped_texts(panel) + small_plots(panel)
     if name == "architecture":
         problems += figure_problems(panel, MIN_CAP_HEIGHT if size == (1280, 720) else None)
+    if name == "decoding":  # the step-by-step maps' titles whole, never "Mask in forc…"
+        problems += [f"title {m.title.text()!r} elided" for m in (panel.mask_map, panel.self_map, panel.cross_map)
+                     if shown(m) and m.title.text() != m.title.full_text]
     assert not problems, f"{name} at {size[0]}×{size[1]}:\n  " + "\n  ".join(problems)
     assert dock.geometry().width() >= size[0] - 4  # the panel has the window's whole width
 

@@ -377,6 +377,7 @@ class DecodingPanel(QWidget):
         note = " (dashed: after T / top-k / top-p)" if sampled is not None else ""
         self.bars.set_caption(f"Next token at step {t}: {how} {display_piece(run.vocab[step.chosen])!r}, "
                               f"p = {p:.3f}{note}")
+        self.plots.reflow()  # longer titles ("Mask in force 10×10") may want wider cells
         self.parallel.set_step(t)
         self.beam_view.set_current_step(t if run.beam is not None else None)
         self._update_step_label()

@@ -11,9 +11,11 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QEvent
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QGridLayout, QWidget
 
-MIN_CELL = (230, 210)  # a map's widget: its title, axes and a ≥ 160 × 120 plot area
+MIN_CELL = (230, 190)  # a map's widget: its title, axes and a ≥ 160 × 120 plot area
+TITLE_MARGIN = 12
 
 
 class PlotFlow(QWidget):
@@ -39,19 +41,27 @@ class PlotFlow(QWidget):
     def shown_widgets(self) -> list[QWidget]:
         return [w for w in self.widgets if not w.isHidden()]
 
+    def least_width(self, widget: QWidget) -> float:
+        """MIN_CELL's width, or more when the plot's title (a TokenHeatmap's) needs it whole."""
+        title = getattr(widget, "title", None)
+        text = getattr(title, "full_text", None)
+        if not text:
+            return MIN_CELL[0]
+        return max(MIN_CELL[0], QFontMetricsF(title.font()).horizontalAdvance(text) + TITLE_MARGIN)
+
     def best_columns(self, width: int, height: int, n: int) -> int:
         """The column count whose cells, clipped to the preferred aspect, are largest, among
-        those whose cells are all at least MIN_CELL (any, when none is)."""
+        those where every title is whole, then those whose cells are all at least MIN_CELL."""
         if n == 0:
             return 1
+        widest = max((self.least_width(w) for w in self.shown_widgets()), default=MIN_CELL[0])
         scored = []
         for c in range(1, n + 1):
             w, h = width / c, height / math.ceil(n / c)
             usable = min(w, h * self.aspect) * min(h, w / self.aspect)
-            roomy = w >= MIN_CELL[0] and h >= MIN_CELL[1]
             keep = c == self.columns  # a near tie keeps the current arrangement (no flapping)
-            scored.append((roomy, usable * (1.03 if keep else 1.0), c))
-        return max(scored)[2]
+            scored.append((w >= widest, h >= MIN_CELL[1], usable * (1.03 if keep else 1.0), c))
+        return max(scored)[3]
 
     def reflow(self, force: bool = False) -> None:
         shown = self.shown_widgets()

@@ -32,7 +32,9 @@ class PEHeatmapView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.grouped = QCheckBox("sin dims first, then cos dims (columns regrouped; labels keep the true dimension)")
+        self.grouped = QCheckBox("sin dims first, then cos dims")  # short: it fits 1024 px at presentation scale
+        self.grouped.setToolTip("Columns regrouped: every sin dimension, then every cos dimension; "
+                                "the labels keep the true dimension")
         self.grouped.setFont(st.font(st.TICK_PT))
         self.canvas = st.graphics_widget()
         lay = QVBoxLayout(self)
