@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QGraphicsSimpleTextItem,
                                QWidget)
 
 from explorer import style, theme
+from explorer.drawing import plot_style
 
 SCALE_KEY = "presentation/scale"
 THEME_KEY = "appearance/theme"
@@ -215,6 +216,9 @@ def _rescale_scene(view: QGraphicsView, ratio: float) -> None:
                     item.setText(item.text, size=f"{float(size[:-2]) * ratio:.1f}pt")
                 except ValueError:
                     pass
+                plot = item.parentItem()
+                if isinstance(plot, pg.PlotItem) and plot.titleLabel is item:
+                    plot_style.fit_title_row(plot)  # an enlarged title never prints over its plot
         elif isinstance(item, pg.PlotDataItem):
             pen = item.opts.get("pen")
             if pen is not None:

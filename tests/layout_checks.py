@@ -115,6 +115,23 @@ def small_plots(root: QWidget, least: tuple[int, int] = MIN_PLOT) -> list[str]:
     return problems
 
 
+def cramped_titles(root: QWidget) -> list[str]:
+    """Every shown plot title (pyqtgraph PlotItem) taller than the row the plot gives it: its
+    text would print over the plot."""
+    problems = []
+    for view in root.findChildren(pg.GraphicsView):
+        if not shown(view):
+            continue
+        for item in view.scene().items():
+            if isinstance(item, pg.PlotItem) and item.isVisible() and item.titleLabel.isVisible() \
+                    and item.titleLabel.text:
+                need = item.titleLabel.item.boundingRect().height()
+                has = item.titleLabel.geometry().height()
+                if need > has + 2:
+                    problems.append(f"plot title {item.titleLabel.text[:40]!r}: {need:.0f} px high in a {has:.0f}-px row")
+    return problems
+
+
 def _in_colorbar(item) -> bool:
     parent = item.parentItem()
     while parent is not None:

@@ -7,7 +7,8 @@ What is measured, per panel (architecture, step, attention, positional, decoding
 - every shown QLabel / QAbstractButton: its text's advance (QFontMetricsF; rich text through a
   QTextDocument; wrapped text by heightForWidth) fits the widget — or it is elided on purpose
   ("…" and the whole text in its tooltip);
-- every shown pyqtgraph ViewBox (colour bars excepted) is at least 160×120 screen pixels;
+- every shown pyqtgraph ViewBox (colour bars excepted) is at least 160×120 screen pixels, and
+  every plot title fits the row its plot gives it (pyqtgraph fixes it at 30 px);
 - decoding: the step-by-step maps' titles whole (not elided);
 - Figure 1: each block's name and shape inside the block's rectangle, no two text items of the
   figure overlapping, all of them in the view, and at 1280×720 a cap height of ≥ 11 px on screen.
@@ -22,7 +23,7 @@ import pytest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import presentation  # noqa: E402
-from layout_checks import (MIN_CAP_HEIGHT, clipped_texts, figure_problems, outside_window, shown,  # noqa: E402
+from layout_checks import (MIN_CAP_HEIGHT, clipped_texts, cramped_titles, figure_problems, outside_window, shown,  # noqa: E402
                            small_plots)
 from support import make_main_window  # noqa: E402
 
@@ -56,7 +57,7 @@ def test_each_panel_alone_fits_at_projector_sizes(presenting, qtbot, name):
     panel, dock = window.panels[name], window.docks[name]
     shown_docks = [n for n, d in window.docks.items() if d.isVisible()]
     assert shown_docks == [name]
-    problems = outside_window(panel, window) + clipped_texts(panel) + small_plots(panel)
+    problems = outside_window(panel, window) + clipped_texts(panel) + small_plots(panel) + cramped_titles(panel)
     if name == "architecture":
         problems += figure_problems(panel, MIN_CAP_HEIGHT if size == (1280, 720) else None)
     if name == "decoding":  # the step-by-step maps' titles whole, never "Mask in forc…"

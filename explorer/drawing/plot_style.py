@@ -64,6 +64,18 @@ def style_axis(axis: pg.AxisItem, label: str | None = None, line: bool = True) -
 
 def set_title(plot: pg.PlotItem, text: str) -> None:
     plot.setTitle(text, color=current().text, size=f"{TITLE_PT}pt")
+    fit_title_row(plot)
+
+
+def fit_title_row(plot: pg.PlotItem) -> None:
+    """pyqtgraph fixes a plot's title row at 30 px: a two-line or an enlarged (presentation)
+    title would print over the plot. Give the row the title's real height."""
+    label = plot.titleLabel
+    if not label.isVisible() or not label.text:
+        return
+    height = max(30.0, label.item.boundingRect().height() + 4)
+    label.setMaximumHeight(height)
+    plot.layout.setRowFixedHeight(0, height)
 
 
 def graphics_widget() -> pg.GraphicsLayoutWidget:

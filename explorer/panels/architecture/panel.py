@@ -179,7 +179,7 @@ class ArchitecturePanel(QWidget):
             label = self.figure.token_labels.get(axis)
             centre = (label or item).sceneBoundingRect().center().x()
             if self.figure.inline and label is not None:  # "Inputs  a t t e n t i o n" on one line
-                room = self.figure.column_width - label.boundingRect().width() - TOKENS_GAP  # clear of the ∿ labels
+                room = self.figure.column_width + 20 - label.boundingRect().width() - TOKENS_GAP  # clear of the ∿ labels
                 item.setText(_tokens_line(pieces.get(axis), item.font(), room))
                 both = label.boundingRect().width() + (TOKENS_GAP + item.boundingRect().width() if item.text() else 0)
                 label.setPos(centre - both / 2, label.pos().y())

@@ -14,6 +14,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFontMetricsF
 
 from explorer import style
+from explorer.drawing.plot_style import fit_title_row
 from explorer.drawing.token_heatmap import fitted_ticks
 
 
@@ -48,7 +49,8 @@ class TopKBars(pg.PlotWidget):
 
     def set_caption(self, text: str) -> None:
         # the title is rich text: a token such as <eos> would otherwise vanish as an unknown tag
-        self.getPlotItem().setTitle(html.escape(text), size=f"{style.BASE_POINT_SIZE}pt")
+        self.getPlotItem().setTitle(html.escape(text), size=f"{style.BASE_POINT_SIZE * style.scale():.1f}pt")
+        fit_title_row(self.getPlotItem())
         self.getPlotItem().titleLabel.setMinimumWidth(0)  # never widen the panel for a caption
 
     def _label(self, i: int) -> pg.TextItem:

@@ -17,6 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from explorer import presentation, style
+from explorer.drawing.plot_style import fit_title_row
 from explorer.panels.training.worker import MetricRows
 
 pg.setConfigOptions(imageAxisOrder="row-major")
@@ -240,6 +241,7 @@ class TrainingCurves(TimedCanvas):
         for key, plot in (("loss", self.loss_plot), ("acc", self.acc_plot), ("lr", self.lr_plot),
                           ("speed", self.speed_plot)):
             plot.setTitle(titles[key][int(narrow)], color=colour, size=size)
+            fit_title_row(plot)  # pyqtgraph's 30-px row would cut an enlarged title
             plot.getAxis("bottom").setStyle(maxTextLevel=0 if narrow else 1)  # "0 1000", not "0 5001000"
         text = "warm-up" if narrow else "warm-up ends"
         self.warmup_line.label.setFormat(text)
@@ -304,6 +306,7 @@ class TrainingCurves(TimedCanvas):
             colour = style.current().text
             size = f"{style.TITLE_POINT_SIZE * presentation.applied_scale():.1f}pt"
             self.acc_plot.setTitle(acc_titles(metric)[1], color=colour, size=size)
+            fit_title_row(self.acc_plot)
 
     def held_out_name(self) -> str:
         """The legend's name of the held-out curve (what the points measure)."""
