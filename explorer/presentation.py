@@ -212,10 +212,13 @@ def _rescale_scene(view: QGraphicsView, ratio: float) -> None:
         elif isinstance(item, pg.LabelItem):
             size = str(item.opts.get("size") or f"{style.BASE_POINT_SIZE}pt")
             if size.endswith("pt"):
+                least = item.minimumWidth()
                 try:
                     item.setText(item.text, size=f"{float(size[:-2]) * ratio:.1f}pt")
                 except ValueError:
                     pass
+                if least < item.minimumWidth():  # setText makes it as wide as its text again: a
+                    item.setMinimumWidth(least)  # title allowed to shrink (never widening its plot) stays so
                 plot = item.parentItem()
                 if isinstance(plot, pg.PlotItem) and plot.titleLabel is item:
                     plot_style.fit_title_row(plot)  # an enlarged title never prints over its plot

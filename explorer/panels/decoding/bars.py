@@ -14,12 +14,13 @@ import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFontMetricsF
 
 from explorer import style
-from explorer.drawing.plot_style import fit_title_row
+from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.drawing.token_heatmap import fitted_ticks
 
 
 
 Y_TOP = 1.2  # room above a bar of p = 1 for its number
+MIN_SLOT_CHARS = 4.5  # a bar's slot holds a 4-letter token ("<eos") or its value ("0.93")
 
 
 class TopKBars(pg.PlotWidget):
@@ -45,13 +46,13 @@ class TopKBars(pg.PlotWidget):
         self.heights = np.zeros(0, dtype=np.float32)
         self.chosen: int | None = None
         plot.setYRange(0, Y_TOP, padding=0)
+        let_shrink(plot.titleLabel)  # a caption never widens its cell, even enlarged for a lecture
         plot.getAxis("left").setTicks([[(v, f"{v:g}") for v in (0, 0.2, 0.4, 0.6, 0.8, 1.0)]])  # no "1.2"
 
     def set_caption(self, text: str) -> None:
         # the title is rich text: a token such as <eos> would otherwise vanish as an unknown tag
         self.getPlotItem().setTitle(html.escape(text), size=f"{style.BASE_POINT_SIZE * style.scale():.1f}pt")
         fit_title_row(self.getPlotItem())
-        self.getPlotItem().titleLabel.setMinimumWidth(0)  # never widen the panel for a caption
 
     def _label(self, i: int) -> pg.TextItem:
         while len(self.labels) <= i:
@@ -99,10 +100,15 @@ class TopKBars(pg.PlotWidget):
 
     def _fit_ticks(self) -> None:
         view = self.getPlotItem().getViewBox()
-        slot = view.width() / (max(len(self._tick_labels), self.k) + 0.2) if view.width() > 0 else 60.0
         axis = self.getPlotItem().getAxis("bottom")
         tick_font = axis.style.get("tickFont") or style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True)
         char_width = QFontMetricsF(tick_font).horizontalAdvance("m")  # the font now (presentation scales it)
+        # a narrow cell shows the most probable bars it has room for ("<eos", "0.93" each), not
+        # ten slivers with one-letter labels; the rest stay in the data (and in the tooltip's p)
+        total = max(len(self._tick_labels), self.k)
+        shown = total if view.width() <= 0 else max(3, min(total, int(view.width() // (MIN_SLOT_CHARS * char_width))))
+        self.getPlotItem().setXRange(-0.6, shown - 0.4, padding=0)
+        slot = view.width() / (shown + 0.2) if view.width() > 0 else 60.0
         axis.setTicks([fitted_ticks(self._tick_labels, slot, char_width)])
         # "1e-03" over every tail bar runs together on a narrow plot: keep those numbers for the
         # tooltip then, and the readable ones (≥ 0.005, "0.12") on the bars

@@ -375,8 +375,10 @@ class DecodingPanel(QWidget):
         self.prefix.setText(f"<b>Step {t}</b>&nbsp; {chips} &nbsp;→&nbsp;"
                             f"{_chip(run.vocab[step.chosen], style.current().chosen, style.current().on_chosen)}")
         note = " (dashed: after T / top-k / top-p)" if sampled is not None else ""
-        self.bars.set_caption(f"Next token at step {t}: {how} {display_piece(run.vocab[step.chosen])!r}, "
-                              f"p = {p:.3f}{note}")
+        # short enough for a quarter of a 1280-px beamer; the prefix row above says "Step t … →"
+        self.bars.set_caption(f"{how} {display_piece(run.vocab[step.chosen])!r}, p = {p:.2f}")
+        self.bars.setToolTip(f"Next token at step {t}: {how} {display_piece(run.vocab[step.chosen])!r}, "
+                             f"p = {p:.3f}{note}")
         self.plots.reflow()  # longer titles ("Mask in force 10×10") may want wider cells
         self.parallel.set_step(t)
         self.beam_view.set_current_step(t if run.beam is not None else None)

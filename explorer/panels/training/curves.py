@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from explorer import presentation, style
-from explorer.drawing.plot_style import fit_title_row
+from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.panels.training.worker import MetricRows
 
 pg.setConfigOptions(imageAxisOrder="row-major")
@@ -91,19 +91,7 @@ class Series:
         self.n += m
 
 
-def _let_shrink(label: pg.LabelItem, width: float = 40) -> None:
-    """In a narrow dock a long title may be clipped, but must not push the plots out of view
-    (pyqtgraph's LabelItem makes its whole text width its minimum, again on every resize)."""
-    original = label.updateMin
-
-    def update_min() -> None:
-        original()
-        label.setMinimumWidth(width)
-        label._sizeHint[Qt.SizeHint.MinimumSize] = (width, label._sizeHint[Qt.SizeHint.MinimumSize][1])
-        label.updateGeometry()
-
-    label.updateMin = update_min
-    update_min()
+_let_shrink = let_shrink  # (moved to plot_style: the decoding bars use it too)
 
 
 def _plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y_label: str) -> pg.PlotItem:
