@@ -218,7 +218,8 @@ class TrainingCurves(TimedCanvas):
             return
         self._arrange(self.width() > ROW_RATIO * self.height())
         self._thin_axes(self.height() / (1 if self.in_a_row else 2) < SHORT_ROW)
-        narrow = self.width() / (2 if self.in_a_row else 1) < NARROW  # each plot's share, as in 2 × 2
+        # each plot's share, as in 2 × 2; larger text (presentation) needs more room for the legend
+        narrow = self.width() / (2 if self.in_a_row else 1) < NARROW * (1 + (presentation.applied_scale() - 1) / 2)
         if narrow != legend.isVisible():
             return
         legend.setVisible(not narrow)
