@@ -74,6 +74,7 @@ class MainWindow(QMainWindow):
         toolbar.addWidget(self.input_bar)
         self.addToolBar(Qt.TopToolBarArea, toolbar)
 
+        self.current_panel: str | None = None  # the panel last brought forward (focus_panel)
         self.panels: dict[str, QWidget] = {}
         self.docks: dict[str, QDockWidget] = {}
         self._add_docks()
@@ -166,8 +167,15 @@ class MainWindow(QMainWindow):
 
     # -- public ------------------------------------------------------------------------------
     def focus_panel(self, name: str) -> QDockWidget:
-        """Bring a panel's dock to the front and give it most of the room (headless figures)."""
+        """Bring a panel's dock to the front and give it most of the room (headless figures);
+        while presenting, it is the one panel on screen."""
         dock = self.docks[name]
+        self.current_panel = name
+        lecture = getattr(self, "lecture", None)
+        if lecture is not None and lecture.presentation.active:
+            lecture.presentation.show_only([name])
+            self._tidy_tab_bars_later()
+            return dock
         dock.show()
         dock.raise_()
         self._size_docks(focus=name)

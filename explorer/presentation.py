@@ -20,9 +20,11 @@ import pyqtgraph as pg
 from shiboken6 import isValid
 from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QPalette, QPen
-from PySide6.QtWidgets import (QApplication, QGraphicsSimpleTextItem, QGraphicsTextItem, QGraphicsView, QWidget)
+from PySide6.QtWidgets import (QApplication, QComboBox, QGraphicsSimpleTextItem, QGraphicsTextItem, QGraphicsView,
+                               QWidget)
 
 from explorer import style, theme
+from explorer.drawing import plot_style
 
 SCALE_KEY = "presentation/scale"
 THEME_KEY = "appearance/theme"
@@ -210,10 +212,16 @@ def _rescale_scene(view: QGraphicsView, ratio: float) -> None:
         elif isinstance(item, pg.LabelItem):
             size = str(item.opts.get("size") or f"{style.BASE_POINT_SIZE}pt")
             if size.endswith("pt"):
+                least = item.minimumWidth()
                 try:
                     item.setText(item.text, size=f"{float(size[:-2]) * ratio:.1f}pt")
                 except ValueError:
                     pass
+                if least < item.minimumWidth():  # setText makes it as wide as its text again: a
+                    item.setMinimumWidth(least)  # title allowed to shrink (never widening its plot) stays so
+                plot = item.parentItem()
+                if isinstance(plot, pg.PlotItem) and plot.titleLabel is item:
+                    plot_style.fit_title_row(plot)  # an enlarged title never prints over its plot
         elif isinstance(item, pg.PlotDataItem):
             pen = item.opts.get("pen")
             if pen is not None:
@@ -227,7 +235,12 @@ def _rescale_scene(view: QGraphicsView, ratio: float) -> None:
 
 # -- the mode -------------------------------------------------------------------------------------
 class PresentationMode(QObject):
-    """F11: full screen + scale + the lecture toolbar; F11 / Esc: back."""
+    """F11: full screen + scale + the lecture toolbar + one panel filling the screen; F11 / Esc: back.
+
+    Presentation is a layout, not only a font size: on a 1280×720 beamer two docks side by
+    side leave each a thumbnail, so the front panel (or the one a scene names) gets the whole
+    window, without its dock title; a small "Panel" chooser in the lecture toolbar switches.
+    Leaving puts the saved dock layout back."""
 
     toggled = Signal(bool)
 
@@ -244,6 +257,10 @@ class PresentationMode(QObject):
         self._was_maximized = False
         self._geometry = None
         self._hidden: list[QWidget] = []
+        self._dock_state = None  # the window's dock layout before presenting, restored on leave
+        self.shown: list[str] = []  # the panels on screen while presenting
+        self.switcher: QComboBox | None = None
+        self._switcher_action = None
 
     @property
     def scale(self) -> float:
@@ -286,6 +303,9 @@ class PresentationMode(QObject):
             w.hide()
         self._was_maximized = self.window.isMaximized()
         self._geometry = self.window.saveGeometry()
+        self._dock_state = self.window.saveState()
+        self._show_switcher(True)
+        self.show_only([self.front_panel()])
         if full_screen:
             self.window.showFullScreen()
             QTimer.singleShot(300, self.window, self._cover_screen)  # cancelled if the window dies first
@@ -300,12 +320,83 @@ class PresentationMode(QObject):
         for w in self._hidden:
             w.show()
         self._hidden = []
+        self._show_switcher(False)
+        self._restore_docks()
         if self.window.isFullScreen():
             self.window.showMaximized() if self._was_maximized else self.window.showNormal()
         if not self._was_maximized and self._geometry is not None:
             self.window.restoreGeometry(self._geometry)
         self._refresh_views()
         self.toggled.emit(False)
+
+    # -- one panel at a time ---------------------------------------------------------------------
+    def front_panel(self) -> str:
+        """The panel a lecturer is looking at: the one with the keyboard focus, else the last one
+        brought forward, else the first visible dock on the right (the detail), else any."""
+        docks = self.window.docks
+        focus = QApplication.focusWidget()
+        for name, dock in docks.items():
+            if focus is not None and dock.isAncestorOf(focus) and not dock.visibleRegion().isEmpty():
+                return name
+        last = getattr(self.window, "current_panel", None)
+        if last in docks and docks[last].isVisible() and not docks[last].visibleRegion().isEmpty():
+            return last
+        from explorer.dock_layout import LEFT_PANELS
+        seen = [n for n, d in docks.items() if d.isVisible() and not d.visibleRegion().isEmpty()]
+        right = [n for n in seen if n not in LEFT_PANELS]
+        return (right or seen or list(docks))[0]
+
+    def show_only(self, names: list[str]) -> None:
+        """While presenting: these panels' docks (one, or a pair side by side) and no other."""
+        docks = self.window.docks
+        names = [n for n in names if n in docks] or [self.front_panel()]
+        self.shown = names
+        for name, dock in docks.items():
+            if name not in names:
+                dock.hide()
+        for name in names:
+            dock = docks[name]
+            if dock.titleBarWidget() is None:
+                dock.setTitleBarWidget(QWidget(dock))  # no title row: the chooser names the panel
+            dock.show()
+            dock.raise_()
+        if len(names) == 2:  # a scene's pair: side by side, the detail wider
+            w = max(self.window.width(), 800)
+            self.window.resizeDocks([docks[n] for n in names], [int(w * 0.42), int(w * 0.58)], Qt.Horizontal)
+        if self.switcher is not None:
+            self.switcher.blockSignals(True)
+            self.switcher.setCurrentIndex(max(self.switcher.findData(names[-1]), 0))
+            self.switcher.blockSignals(False)
+
+    def _show_switcher(self, on: bool) -> None:
+        toolbar = getattr(getattr(self.window, "lecture", None), "toolbar", None)
+        if toolbar is None:
+            return
+        if self.switcher is None:
+            self.switcher = QComboBox()
+            self.switcher.setObjectName("presentation_panel_chooser")
+            self.switcher.setToolTip("The panel shown while presenting")
+            for name, dock in self.window.docks.items():
+                self.switcher.addItem(dock.windowTitle(), name)
+            self.switcher.activated.connect(lambda i: self.window.focus_panel(self.switcher.itemData(i)))
+            first = toolbar.actions()[1] if len(toolbar.actions()) > 1 else None  # right after "Presentation mode":
+            self._switcher_action = (toolbar.insertWidget(first, self.switcher) if first is not None  # never in »
+                                     else toolbar.addWidget(self.switcher))
+        self._switcher_action.setVisible(on)
+
+    def _restore_docks(self) -> None:
+        for dock in self.window.docks.values():
+            if dock.titleBarWidget() is not None:
+                old = dock.titleBarWidget()
+                dock.setTitleBarWidget(None)
+                old.deleteLater()
+        if self._dock_state is not None:
+            self.window.restoreState(self._dock_state)
+        self._dock_state = None
+        self.shown = []
+        tidy = getattr(self.window, "_tidy_tab_bars_later", None)
+        if tidy is not None:
+            tidy()
 
     def _cover_screen(self) -> None:
         """Without a window manager (a bare X server, some kiosk set-ups) full screen is only a

@@ -94,8 +94,9 @@ def test_training_titles_keep_theme_and_scale_when_the_panel_narrows(window):
     window.settings.setValue(presentation.SCALE_KEY, 2.0)
     window.lecture.set_theme("dark")
     window.lecture.presentation.enter(full_screen=False)
+    window.focus_panel("training")  # presenting shows one panel: this one
     for width in (300, 1200, 300):  # wide → narrow re-titles the plots
-        curves.resize(width, 400)
+        curves.resize(width, 800)  # (not wider than 2 × its height: 2 × 2, not a row of four)
         assert curves.legend.isVisible() == (width > 600)  # the narrow/wide switch really ran
         title = curves.loss_plot.titleLabel
         assert pg.mkColor(title.opts["color"]).lightnessF() > 0.8, title.opts  # light text on the dark canvas

@@ -8,6 +8,7 @@ mistaken for. Fonts come from `explorer.style`; colours from the current `explor
 from __future__ import annotations
 
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont
 
 pg.setConfigOptions(imageAxisOrder="row-major")  # a [query, key] matrix must not show transposed
@@ -64,6 +65,18 @@ def style_axis(axis: pg.AxisItem, label: str | None = None, line: bool = True) -
 
 def set_title(plot: pg.PlotItem, text: str) -> None:
     plot.setTitle(text, color=current().text, size=f"{TITLE_PT}pt")
+    fit_title_row(plot)
+
+
+def fit_title_row(plot: pg.PlotItem) -> None:
+    """pyqtgraph fixes a plot's title row at 30 px: a two-line or an enlarged (presentation)
+    title would print over the plot. Give the row the title's real height."""
+    label = plot.titleLabel
+    if not label.isVisible() or not label.text:
+        return
+    height = max(30.0, label.item.boundingRect().height() + 4)
+    label.setMaximumHeight(height)
+    plot.layout.setRowFixedHeight(0, height)
 
 
 def graphics_widget() -> pg.GraphicsLayoutWidget:
@@ -79,3 +92,18 @@ def colorbar(cmap: pg.ColorMap, values: tuple[float, float], label: str) -> pg.C
     style_axis(bar.axis, label)
     bar.axis.setWidth(72)  # room for tick values *and* the label, which otherwise overlap
     return bar
+
+
+def let_shrink(label: pg.LabelItem, width: float = 40) -> None:
+    """In a narrow dock a long title may be clipped, but must not push the plots out of view
+    (pyqtgraph's LabelItem makes its whole text width its minimum, again on every resize)."""
+    original = label.updateMin
+
+    def update_min() -> None:
+        original()
+        label.setMinimumWidth(width)
+        label._sizeHint[Qt.SizeHint.MinimumSize] = (width, label._sizeHint[Qt.SizeHint.MinimumSize][1])
+        label.updateGeometry()
+
+    label.updateMin = update_min
+    update_min()

@@ -10,17 +10,62 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsObject, QGraphicsPathItem, QGraphicsScene,
                                QGraphicsSimpleTextItem, QGraphicsView)
 
 from explorer import style, theme
 
-BLOCK_W = 256.0
+BLOCK_W = 256.0  # the default width; Figure1Builder sizes blocks from their text (QFontMetrics)
 BLOCK_H = 54.0
 ADDER_R = 15.0
+WAVE_R = 20.0
 THEME_ROLE = 0  # QGraphicsItem.data key: the palette roles of an item's pen and brush
+PAD_X, PAD_Y, TEXT_GAP = 10.0, 4.0, 14.0  # inside a block: around and between its texts
+
+# The figure is one drawing: its fonts are NOT multiplied by the presentation scale
+# (`style.scale()`); the view scales text, boxes and arrows together (fitInView).
+TITLE_PT = 18  # block names
+SHAPE_PT = 17  # tensor shapes (mono)
+LABEL_PT = 18  # Inputs, Encoder, Output Probabilities (bold)
+SMALL_PT = 17  # layer i/N, the positional symbol's name, token lines
+STACK_PT = 28  # "N×"
+
+
+def diagram_font(point_size: float, bold: bool = False, mono: bool = False) -> QFont:
+    """A font of the drawing, at the drawing's own size (the view zooms it)."""
+    f = QFont(style.MONO_FAMILY if mono else style.SANS_FAMILY)
+    f.setPointSizeF(point_size)
+    f.setBold(bold)
+    return f
+
+
+def title_font() -> QFont:
+    return diagram_font(TITLE_PT, bold=True)
+
+
+def shape_font() -> QFont:
+    return diagram_font(SHAPE_PT, mono=True)
+
+
+def text_width(value: str, font: QFont) -> float:
+    """The width `value` takes in `font` (the widest line of a multi-line text)."""
+    fm = QFontMetricsF(font)
+    return max((fm.horizontalAdvance(line) for line in value.split("\n")), default=0.0)
+
+
+def line_height(font: QFont) -> float:
+    return QFontMetricsF(font).height()
+
+
+def _child_text(parent: QGraphicsItem, font: QFont, role: str) -> QGraphicsSimpleTextItem:
+    item = QGraphicsSimpleTextItem(parent)
+    item.setFont(font)
+    item.setData(THEME_ROLE, role)
+    item.setBrush(QBrush(style.colour(role)))
+    item.setAcceptedMouseButtons(Qt.NoButton)  # a click on the name is a click on the block
+    return item
 
 
 class Clickable:
@@ -37,28 +82,55 @@ class Clickable:
             event.ignore()
 
 
-def fitted_font(title: str, width: float, point_size: int, minimum: int = 11) -> QFont:
-    """The bold title font, shrunk a point at a time until `title` fits in `width`."""
-    size = point_size
-    while True:
-        f = style.font(size, bold=True)
-        if size <= minimum or QFontMetricsF(f).horizontalAdvance(title) <= width:
-            return f
-        size -= 1
-
-
 class BlockItem(Clickable, QGraphicsObject):
-    """A rounded box with a bold title and, under it, the tensor shape flowing out of it."""
+    """A rounded box with its name and the tensor shape flowing out of it: two text items,
+    under each other (`inline=False`) or side by side, placed inside the box by their metrics."""
 
-    def __init__(self, key: str, title: str, role: str, width: float = BLOCK_W, height: float = BLOCK_H):
+    def __init__(self, key: str, title: str, role: str, width: float = BLOCK_W, height: float = BLOCK_H,
+                 inline: bool = False):
         super().__init__()
         self.key, self.title, self.role = key, title, role
         self.shape_text = ""
         self.w, self.h = width, height
+        self.inline = inline
         self.highlighted = False
         self.setCursor(Qt.PointingHandCursor)
         self.setAcceptHoverEvents(True)
         self._hover = False
+        self._make_texts()
+
+    def _make_texts(self) -> None:
+        self.title_item = _child_text(self, title_font(), "block_text")
+        self.title_item.setText(self.title)
+        self.shape_item = _child_text(self, shape_font(), "block_shape_text")
+        self._place_texts()
+
+    @staticmethod
+    def size_for(titles: list[str], shape_room: float, inline: bool) -> tuple[float, float]:
+        """The (width, height) a block needs so that every title and a shape `shape_room` wide fit."""
+        tw = max((text_width(t, title_font()) for t in titles), default=0.0)
+        th, sh = line_height(title_font()), line_height(shape_font())
+        if inline:
+            return tw + TEXT_GAP + shape_room + 2 * PAD_X, max(th, sh) + 2 * PAD_Y
+        return max(tw, shape_room) + 2 * PAD_X, th + sh + 2 * PAD_Y
+
+    def texts(self) -> list[QGraphicsSimpleTextItem]:
+        """The text items drawn inside the box (for layout checks)."""
+        return [self.title_item] + ([self.shape_item] if self.shape_text else [])
+
+    def _place_texts(self) -> None:
+        r = self.rect()
+        title, shape = self.title_item.boundingRect(), self.shape_item.boundingRect()
+        self.shape_item.setVisible(bool(self.shape_text))
+        if not self.shape_text:
+            self.title_item.setPos(r.center().x() - title.width() / 2, r.center().y() - title.height() / 2)
+        elif self.inline:
+            self.title_item.setPos(r.left() + PAD_X, r.center().y() - title.height() / 2)
+            self.shape_item.setPos(r.right() - PAD_X - shape.width(), r.center().y() - shape.height() / 2)
+        else:
+            top = r.center().y() - (title.height() + shape.height()) / 2
+            self.title_item.setPos(r.center().x() - title.width() / 2, top)
+            self.shape_item.setPos(r.center().x() - shape.width() / 2, top + title.height())
 
     def boundingRect(self) -> QRectF:  # noqa: N802
         return QRectF(-self.w / 2 - 4, -self.h / 2 - 4, self.w + 8, self.h + 8)
@@ -69,7 +141,8 @@ class BlockItem(Clickable, QGraphicsObject):
     def set_shape_text(self, text: str) -> None:
         if text != self.shape_text:
             self.shape_text = text
-            self.update()
+            self.shape_item.setText(text)
+            self._place_texts()
 
     def set_highlighted(self, on: bool) -> None:
         if on != self.highlighted:
@@ -92,17 +165,6 @@ class BlockItem(Clickable, QGraphicsObject):
         painter.setPen(pen)
         painter.setBrush(QBrush(fill))
         painter.drawRoundedRect(self.rect(), 9, 9)
-        painter.setPen(style.colour("block_text"))
-        r = self.rect()
-        painter.setFont(fitted_font(self.title, r.width() - 12, style.TITLE_POINT_SIZE))
-        if self.shape_text:
-            painter.drawText(QRectF(r.left(), r.top() + 3, r.width(), r.height() / 2), Qt.AlignCenter, self.title)
-            painter.setFont(style.font(style.BASE_POINT_SIZE + 1, mono=True))
-            painter.setPen(style.colour("block_shape_text"))
-            painter.drawText(QRectF(r.left(), r.center().y() - 1, r.width(), r.height() / 2 - 3), Qt.AlignCenter,
-                             self.shape_text)
-        else:
-            painter.drawText(r, Qt.AlignCenter, self.title)
 
     # attachment points for arrows
     def top(self) -> QPointF:
@@ -119,11 +181,26 @@ class AdderItem(BlockItem):
     """The ⊕ of Figure 1 (embedding + positions, or a pre-LN residual add), with its shape beside it."""
 
     def __init__(self, key: str, title: str = "Add", label_right: bool = True):
-        super().__init__(key, title, "add", 2 * ADDER_R, 2 * ADDER_R)
         self.label_right = label_right
+        super().__init__(key, title, "add", 2 * ADDER_R, 2 * ADDER_R)
+
+    def _make_texts(self) -> None:
+        self.title_item = _child_text(self, title_font(), "block_text")
+        self.title_item.setVisible(False)  # the symbol is its name
+        self.shape_item = _child_text(self, shape_font(), "block_shape_text")
+        self._place_texts()
+
+    def texts(self) -> list[QGraphicsSimpleTextItem]:
+        return [self.shape_item] if self.shape_text else []
+
+    def _place_texts(self) -> None:
+        br = self.shape_item.boundingRect()
+        x = ADDER_R + 8 if self.label_right else -ADDER_R - 8 - br.width()
+        self.shape_item.setPos(x, -br.height() / 2)
+        self.shape_item.setVisible(bool(self.shape_text))
 
     def boundingRect(self) -> QRectF:  # noqa: N802
-        return QRectF(-190, -ADDER_R - 4, 380, 2 * ADDER_R + 8)
+        return QRectF(-ADDER_R - 4, -ADDER_R - 4, 2 * ADDER_R + 8, 2 * ADDER_R + 8)
 
     def shape(self) -> QPainterPath:  # clicks only on the circle, not on the text beside it
         path = QPainterPath()
@@ -138,49 +215,49 @@ class AdderItem(BlockItem):
         painter.setPen(QPen(style.colour("line"), 2.2))
         painter.drawLine(QPointF(-ADDER_R * 0.6, 0), QPointF(ADDER_R * 0.6, 0))
         painter.drawLine(QPointF(0, -ADDER_R * 0.6), QPointF(0, ADDER_R * 0.6))
-        if self.shape_text:
-            painter.setPen(style.colour("block_shape_text"))
-            painter.setFont(style.font(style.SMALL_POINT_SIZE + 1, mono=True))
-            if self.label_right:
-                painter.drawText(QRectF(ADDER_R + 8, -ADDER_R, 170, 2 * ADDER_R), Qt.AlignLeft | Qt.AlignVCenter,
-                                 self.shape_text)
-            else:
-                painter.drawText(QRectF(-ADDER_R - 178, -ADDER_R, 170, 2 * ADDER_R),
-                                 Qt.AlignRight | Qt.AlignVCenter, self.shape_text)
 
 
 class WaveItem(BlockItem):
-    """The positional-encoding symbol: a circle with a sine wave, its label and shape under it."""
+    """The positional-encoding symbol: a circle with a sine wave, its name and shape under it."""
 
     def __init__(self, key: str, label_right: bool = True, title: str = "Positional\nEncoding"):
-        super().__init__(key, title, "positional", 40, 40)
+        super().__init__(key, title, "positional", 2 * WAVE_R, 2 * WAVE_R)
+
+    def _make_texts(self) -> None:
+        self.title_item = _child_text(self, diagram_font(SMALL_PT), "block_text")
+        self.title_item.setText(self.title)
+        self.shape_item = _child_text(self, shape_font(), "block_shape_text")
+        self._place_texts()
+
+    def _place_texts(self) -> None:
+        title, shape = self.title_item.boundingRect(), self.shape_item.boundingRect()
+        self.title_item.setPos(-title.width() / 2, WAVE_R + 4)
+        self.shape_item.setPos(-shape.width() / 2, WAVE_R + 4 + title.height())
+        self.shape_item.setVisible(bool(self.shape_text))
+
+    def text_extent(self) -> float:
+        """How far its texts reach to each side of the symbol's centre."""
+        return max(self.title_item.boundingRect().width(), 1.0) / 2
 
     def boundingRect(self) -> QRectF:  # noqa: N802
-        return QRectF(-70, -24, 140, 100)
+        return QRectF(-WAVE_R - 4, -WAVE_R - 4, 2 * WAVE_R + 8, 2 * WAVE_R + 8)
 
     def shape(self) -> QPainterPath:
         path = QPainterPath()
-        path.addEllipse(QPointF(0, 0), 23, 23)
+        path.addEllipse(QPointF(0, 0), WAVE_R + 3, WAVE_R + 3)
         return path
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         pen = QPen(style.ACCENT, 4.0) if self.highlighted else QPen(style.colour("line"), 1.8)
         painter.setPen(pen)
         painter.setBrush(QBrush(style.colour("canvas" if not self._hover else "hover_fill")))
-        painter.drawEllipse(QPointF(0, 0), 20, 20)
+        painter.drawEllipse(QPointF(0, 0), WAVE_R, WAVE_R)
         wave = QPainterPath(QPointF(-14, 0))
         for i in range(1, 29):
             wave.lineTo(QPointF(-14 + i, -8 * math.sin(i / 28 * 2 * math.pi)))
         painter.setPen(QPen(style.colour("line"), 2.0))
         painter.setBrush(Qt.NoBrush)
         painter.drawPath(wave)
-        painter.setPen(style.colour("block_text"))
-        painter.setFont(style.font(style.SMALL_POINT_SIZE))
-        painter.drawText(QRectF(-70, 22, 140, 36), Qt.AlignHCenter | Qt.AlignTop, self.title)
-        if self.shape_text:
-            painter.setFont(style.font(style.SMALL_POINT_SIZE, mono=True))
-            painter.setPen(style.colour("block_shape_text"))
-            painter.drawText(QRectF(-70, 56, 140, 20), Qt.AlignHCenter | Qt.AlignTop, self.shape_text)
 
 
 class StackBox(Clickable, QGraphicsPathItem):
@@ -230,13 +307,13 @@ def arrow(scene: QGraphicsScene, points: list[QPointF], head: bool = True, colou
     return item
 
 
-def text(scene: QGraphicsScene, value: str, pos: QPointF, point_size: int = style.BASE_POINT_SIZE,
+def text(scene: QGraphicsScene, value: str, pos: QPointF, point_size: float = SMALL_PT,
          bold: bool = False, mono: bool = False, colour: str = "text",
          align: Qt.AlignmentFlag = Qt.AlignHCenter) -> QGraphicsSimpleTextItem:
     """A text item anchored at `pos` (its centre, left or right edge by `align`), in the palette
     role `colour`."""
     item = QGraphicsSimpleTextItem(value)
-    item.setFont(style.font(point_size, bold=bold, mono=mono))
+    item.setFont(diagram_font(point_size, bold=bold, mono=mono))
     item.setData(THEME_ROLE, colour)
     item.setBrush(QBrush(style.colour(colour)))
     scene.addItem(item)
@@ -261,6 +338,8 @@ class ZoomView(QGraphicsView):
     Until the user zooms, the view keeps the whole figure fitted to its size."""
 
     MIN_SCALE, MAX_SCALE = 0.1, 6.0
+    FIT_MAX = 1.25  # fitting never magnifies more (× the presentation scale): huge text helps nobody
+    resized = Signal()
 
     def __init__(self, scene: QGraphicsScene, parent=None):
         super().__init__(scene, parent)
@@ -297,16 +376,17 @@ class ZoomView(QGraphicsView):
         self.scale(factor, factor)
 
     def fit(self) -> None:
-        """Fit the whole figure, but never magnify beyond 1.25× (huge text helps nobody)."""
+        """Fit the whole figure as one drawing (aspect kept), never magnified beyond FIT_MAX."""
         self.auto_fit = True
         rect = self.scene().itemsBoundingRect().adjusted(-16, -16, 16, 16)
         if rect.isEmpty():
             return
         self.setSceneRect(rect)
         self.fitInView(rect, Qt.KeepAspectRatio)
-        if self.transform().m11() > 1.25:
+        most = self.FIT_MAX * max(style.scale(), 1.0)
+        if self.transform().m11() > most:
             self.resetTransform()
-            self.scale(1.25, 1.25)
+            self.scale(most, most)
             self.centerOn(rect.center())
 
     def wheelEvent(self, event) -> None:  # noqa: N802
@@ -319,6 +399,7 @@ class ZoomView(QGraphicsView):
         super().resizeEvent(event)
         if self.auto_fit:
             self.fit()
+        self.resized.emit()
 
 
 __all__ = ["AdderItem", "BlockItem", "QGraphicsItem", "StackBox", "WaveItem", "ZoomView", "arrow", "text"]

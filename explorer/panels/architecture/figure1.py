@@ -20,16 +20,36 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem
 
-from explorer import style
-from explorer.panels.architecture.diagram_items import ADDER_R, BLOCK_H, BLOCK_W, AdderItem, BlockItem, StackBox, WaveItem, arrow, text
+from explorer.panels.architecture.diagram_items import (ADDER_R, LABEL_PT, SMALL_PT, STACK_PT, WAVE_R, AdderItem,
+                                                       BlockItem, StackBox, WaveItem, arrow, diagram_font,
+                                                       line_height, shape_font, text, text_width)
 
-GAP = 22.0  # between elements
-SUB_GAP = 36.0  # before a sublayer: room for the residual branch and the Q/K/V fork
+GAP = 14.0  # between elements
+SUB_GAP = 28.0  # before a sublayer: room for the residual branch and the Q/K/V fork
 RESIDUAL_OFFSET = 24.0  # residual line, outside the blocks
 BOX_PAD_OUTER, BOX_PAD_INNER, BOX_PAD_V = 40.0, 16.0, 12.0
-COLUMN_GAP = 130.0
-TYPE_W = 170.0  # BERT's token-type embedding block, beside the token embedding
-LAYER_GAP = 12.0  # extra room between layers so each layer's box holds its own residual branch  # between the two stacks: the encoder→decoder bus runs here
+COLUMN_GAP = 130.0  # between the two stacks: the encoder→decoder bus runs here
+LAYER_GAP = 12.0  # extra room between layers so each layer's box holds its own residual branch
+LABEL_GAP = 10.0  # between a stack's box and its "Encoder / N× / layer" labels
+MAX_TOKENS_SHOWN = 999  # the shape room is reserved for up to this many positions
+
+
+def block_titles(cfg) -> list[str]:
+    """Every name a block of this model's figure can carry (the column width fits the longest)."""
+    kind = cfg.model_kind
+    titles = ["Input Embedding", "Output Embedding", "Token Embedding", "Multi-Head Attention",
+              "Masked Multi-Head Attention", "Feed Forward", "Add & Norm", "LayerNorm", "Linear", "Softmax"]
+    if kind.has_cross_attention:
+        titles.append("Multi-Head Cross-Attention")
+    if cfg.norm_first:
+        titles.append("Final LayerNorm")
+    return titles
+
+
+def shape_room(cfg) -> float:
+    """The width the widest shape string of this model can take, e.g. "(1, 999, 30522)"."""
+    widest = max(cfg.d_model, cfg.d_ff, getattr(cfg, "src_vocab_size", 0) or 0, getattr(cfg, "tgt_vocab_size", 0) or 0)
+    return text_width(f"(1, {MAX_TOKENS_SHOWN}, {widest})", shape_font())
 
 
 @dataclass
@@ -49,21 +69,33 @@ class Figure:
     elements: list[Element] = field(default_factory=list)
     boxes: list[tuple[StackBox, str, str]] = field(default_factory=list)  # (box, stack, template)
     token_texts: dict[str, QGraphicsSimpleTextItem] = field(default_factory=dict)  # "src" | "tgt" | "out"
+    token_labels: dict[str, QGraphicsSimpleTextItem] = field(default_factory=dict)  # "Inputs" … of each line
+    inline: bool = False  # shapes beside names; token lines beside their labels
     layer_labels: dict[str, QGraphicsSimpleTextItem] = field(default_factory=dict)  # collapsed: "layer i of N"
+    column_width: float = 256.0  # every block's width in this figure
 
 
 class Figure1Builder:
     """Builds one figure; `build()` returns the `Figure` bookkeeping."""
 
-    def __init__(self, scene: QGraphicsScene, config, expanded: bool):
-        self.scene, self.cfg, self.expanded = scene, config, expanded
-        self.fig = Figure()
+    def __init__(self, scene: QGraphicsScene, config, expanded: bool, inline: bool = False):
+        """inline: each block's shape beside its name (a wide, low figure for a wide screen);
+        otherwise under it (a narrow, tall one)."""
+        self.scene, self.cfg, self.expanded, self.inline = scene, config, expanded, inline
+        self.fig = Figure(inline=inline)
+        self.block_w, self.block_h = BlockItem.size_for(block_titles(config), shape_room(config), inline)
+        self.fig.column_width = self.block_w
+        wave = WaveItem("")
+        self.wave_offset = self.block_w / 2 + max(wave.text_extent(), WAVE_R) + 14  # its name clears the blocks
+
+    def _block(self, title: str, role: str, width: float | None = None) -> BlockItem:
+        return BlockItem("", title, role, width or self.block_w, self.block_h, inline=self.inline)
 
     # -- public -------------------------------------------------------------------------------
     def build(self) -> Figure:
         kind = self.cfg.model_kind
         enc_x = 0.0
-        dec_x = BLOCK_W + COLUMN_GAP if kind.has_encoder else 0.0
+        dec_x = self.block_w + COLUMN_GAP if kind.has_encoder else 0.0
         memory_top = None
         if kind.has_encoder:
             top = self._column("encoder", enc_x, residual_right=False, cross=False)
@@ -93,55 +125,56 @@ class Figure1Builder:
         y = 0.0
         label = "Inputs" if stack == "encoder" else (
             "Inputs (shifted right)" if cfg.model_kind.continues_prompt else "Outputs (shifted right)")
-        text(self.scene, label, QPointF(cx, y), style.BASE_POINT_SIZE + 1, bold=True)
-        self.fig.token_texts[axis] = text(self.scene, "", QPointF(cx, y + 24), style.BASE_POINT_SIZE, mono=True,
-                                          colour="muted")
-        prev = QPointF(cx, y - 14)
-        y -= 14 + GAP + BLOCK_H / 2
+        label_h = line_height(diagram_font(LABEL_PT, bold=True))
+        self.fig.token_labels[axis] = text(self.scene, label, QPointF(cx, y), LABEL_PT, bold=True)
+        tokens_y = y if self.inline else y + label_h / 2 + line_height(shape_font()) / 2  # beside or under it
+        self.fig.token_texts[axis] = text(self.scene, "", QPointF(cx, tokens_y), SMALL_PT, mono=True, colour="muted")
+        prev = QPointF(cx, y - label_h / 2 - 2)
+        y = prev.y() - GAP - self.block_h / 2
         title = ("Input Embedding" if stack == "encoder" else
                  "Token Embedding" if cfg.model_kind.continues_prompt else "Output Embedding")
-        emb = self._add(BlockItem("", title, "embedding"), stack, f"{stack}.embedding",
+        emb = self._add(self._block(title, "embedding"), stack, f"{stack}.embedding",
                         f"{stack}.embedding.scaled", QPointF(cx, y))
         arrow(self.scene, [prev, emb.bottom()])
-        y -= BLOCK_H / 2 + GAP + 18
+        y -= self.block_h / 2 + GAP + ADDER_R
         adder = self._add(AdderItem("", "⊕", label_right=not residual_right), stack, f"{stack}.input",
                           f"{stack}.input", QPointF(cx, y))
         arrow(self.scene, [emb.top(), adder.mapToScene(QPointF(0, 15))])
         # Table 3 row E and BERT learn a table of positions instead of the sinusoids
         wave_title = "Positional\nEmbedding" if cfg.positional == "learned" else "Positional\nEncoding"
         wave = self._add(WaveItem("", title=wave_title), stack, f"{stack}.positional", f"{stack}.positional",
-                         QPointF(cx + outer * (BLOCK_W / 2 + 62), y))
-        arrow(self.scene, [wave.mapToScene(QPointF(-outer * 20, 0)), adder.mapToScene(QPointF(outer * 15, 0))])
+                         QPointF(cx + outer * self.wave_offset, y))
+        arrow(self.scene, [wave.mapToScene(QPointF(-outer * WAVE_R, 0)), adder.mapToScene(QPointF(outer * 15, 0))])
         if stack == "encoder" and cfg.type_vocab_size:
             self._token_type(stack, cx, emb, adder, -outer)
         flow_top = adder.mapToScene(QPointF(0, -15))
         y -= 15 + GAP
         if cfg.embedding_norm:  # BERT: LayerNorm(E + P + T) is what enters layer 0
-            y -= BLOCK_H / 2 * 0.8
-            norm = self._add(BlockItem("", "LayerNorm", "norm", height=BLOCK_H * 0.8), stack, f"{stack}.input_norm",
+            y -= self.block_h / 2
+            norm = self._add(self._block("LayerNorm", "norm"), stack, f"{stack}.input_norm",
                              f"{stack}.input_norm", QPointF(cx, y))
             arrow(self.scene, [flow_top, norm.bottom()])
             flow_top = norm.top()
-            y -= BLOCK_H / 2 * 0.8 + GAP
+            y -= self.block_h / 2 + GAP
 
         layers = range(self._n_layers(stack)) if self.expanded else [None]
         for layer in layers:
             y, flow_top = self._layer(stack, cx, y, flow_top, layer, outer, cross, memory)
         if cfg.norm_first:
-            y -= BLOCK_H / 2
-            final = self._add(BlockItem("", "Final LayerNorm", "norm"), stack, f"{stack}.final_norm",
+            y -= self.block_h / 2
+            final = self._add(self._block("Final LayerNorm", "norm"), stack, f"{stack}.final_norm",
                               f"{stack}.final_norm", QPointF(cx, y))
             arrow(self.scene, [flow_top, final.bottom()])
             flow_top = final.top()
-            y -= BLOCK_H / 2 + GAP
+            y -= self.block_h / 2 + GAP
         return flow_top
 
     def _token_type(self, stack: str, cx: float, emb: BlockItem, adder: AdderItem, side: float) -> None:
         """BERT's token-type (segment) embedding beside the token embedding, into the ⊕ from below
         (under the ⊕'s shape label); a single sentence is all type 0."""
-        width = TYPE_W
-        x = cx + side * (BLOCK_W / 2 + 36 + width / 2)
-        block = self._add(BlockItem("", "Token Type", "embedding", width=width), stack,
+        width = BlockItem.size_for(["Token Type"], shape_room(self.cfg), self.inline)[0]
+        x = cx + side * (self.block_w / 2 + 36 + width / 2)
+        block = self._add(self._block("Token Type", "embedding", width), stack,
                           f"{stack}.embedding.token_type", f"{stack}.embedding.token_type", QPointF(x, emb.pos().y()))
         entry = adder.mapToScene(QPointF(side * ADDER_R * 0.7, ADDER_R * 0.7))
         below = entry.y() + 14
@@ -169,48 +202,50 @@ class Figure1Builder:
             flow_top = new_top
         # the grey layer box, and its labels on the outer side
         top = flow_top.y() - 6
-        left = cx - BLOCK_W / 2 - (BOX_PAD_OUTER if outer < 0 else BOX_PAD_INNER)
-        right = cx + BLOCK_W / 2 + (BOX_PAD_OUTER if outer > 0 else BOX_PAD_INNER)
+        left = cx - self.block_w / 2 - (BOX_PAD_OUTER if outer < 0 else BOX_PAD_INNER)
+        right = cx + self.block_w / 2 + (BOX_PAD_OUTER if outer > 0 else BOX_PAD_INNER)
         rect = QRectF(left, top, right - left, box_bottom - top)
         box = StackBox("", rect)
         box.template = prefix
         self.scene.addItem(box)
         self.fig.boxes.append((box, stack, prefix))
-        edge = QPointF(right + 8 if outer > 0 else left - 8, rect.center().y())
+        edge = QPointF(right + LABEL_GAP if outer > 0 else left - LABEL_GAP, rect.center().y())
         align = Qt.AlignLeft if outer > 0 else Qt.AlignRight
         name = "Encoder" if stack == "encoder" else "Decoder"
         if layer is None:
-            text(self.scene, name, edge + QPointF(0, -36), style.BASE_POINT_SIZE, bold=True, align=align)
-            text(self.scene, f"{n}×", edge, 24, bold=True, align=align)
-            self.fig.layer_labels[stack] = text(self.scene, f"layer 1/{n}", edge + QPointF(0, 34),
-                                                style.SMALL_POINT_SIZE, colour="muted", align=align)
+            big = line_height(diagram_font(STACK_PT, bold=True)) + 4  # a little air between the three lines
+            text(self.scene, name, edge + QPointF(0, -(big + line_height(diagram_font(LABEL_PT, bold=True))) / 2),
+                 LABEL_PT, bold=True, align=align)
+            text(self.scene, f"{n}×", edge, STACK_PT, bold=True, align=align)
+            self.fig.layer_labels[stack] = text(self.scene, f"layer 1/{n}",
+                                                edge + QPointF(0, (big + line_height(diagram_font(SMALL_PT))) / 2),
+                                                SMALL_PT, colour="muted", align=align)
         else:
-            text(self.scene, f"{name}\nlayer\n{layer + 1}/{n}", edge, style.SMALL_POINT_SIZE, bold=True,
-                 align=align)
+            text(self.scene, f"{name}\nlayer\n{layer + 1}/{n}", edge, SMALL_PT, bold=True, align=align)
         return y, flow_top
 
     def _sublayer(self, stack, cx, y, flow_top, key, title, role, entry, add_key, outer, memory):
         """Post-LN: Sublayer → Add & Norm. Pre-LN: Norm → Sublayer → Add (⊕). Residual around it.
 
         Returns (next y, top of the flow, y where the residual leaves the stream)."""
-        side_x = cx + outer * (BLOCK_W / 2 + RESIDUAL_OFFSET)
+        side_x = cx + outer * (self.block_w / 2 + RESIDUAL_OFFSET)
         y -= SUB_GAP - GAP
         if self.cfg.norm_first:
-            y -= BLOCK_H / 2
-            norm = self._add(BlockItem("", "LayerNorm", "norm"), stack, f"{add_key}.norm", f"{add_key}.norm",
+            y -= self.block_h / 2
+            norm = self._add(self._block("LayerNorm", "norm"), stack, f"{add_key}.norm", f"{add_key}.norm",
                              QPointF(cx, y))
             arrow(self.scene, [flow_top, norm.bottom()])
             first_bottom = norm.bottom()
-            y -= BLOCK_H / 2 + SUB_GAP
+            y -= self.block_h / 2 + SUB_GAP
             inp = norm.top()
         else:
             inp = flow_top
-        y -= BLOCK_H / 2
-        block = self._add(BlockItem("", title, role), stack, key, f"{key}.output", QPointF(cx, y))
+        y -= self.block_h / 2
+        block = self._add(self._block(title, role), stack, key, f"{key}.output", QPointF(cx, y))
         if not self.cfg.norm_first:
             first_bottom = block.bottom()
         self._enter(block, inp, entry, outer, memory)
-        y -= BLOCK_H / 2 + GAP
+        y -= self.block_h / 2 + GAP
         if self.cfg.norm_first:
             y -= 15
             add = self._add(AdderItem("", "Add", label_right=outer < 0), stack, f"{add_key}.residual",
@@ -220,13 +255,13 @@ class Figure1Builder:
             out_top = add.mapToScene(QPointF(0, -15))
             y -= 15 + GAP
         else:
-            y -= BLOCK_H / 2 * 0.8
-            add = self._add(BlockItem("", "Add & Norm", "norm", height=BLOCK_H * 0.8), stack, add_key,
+            y -= self.block_h / 2
+            add = self._add(self._block("Add & Norm", "norm"), stack, add_key,
                             f"{add_key}.norm", QPointF(cx, y))
             arrow(self.scene, [block.top(), add.bottom()])
             target = add.side(outer > 0)
             out_top = add.top()
-            y -= BLOCK_H / 2 * 0.8 + GAP
+            y -= self.block_h / 2 + GAP
         branch = QPointF(cx, first_bottom.y() + SUB_GAP - 10)  # below any Q/K/V fork
         arrow(self.scene, [branch, QPointF(side_x, branch.y()), QPointF(side_x, target.y()), target])
         return y, out_top, branch.y()
@@ -235,7 +270,7 @@ class Figure1Builder:
         """Arrows into a sublayer: one (FFN), three (Q, K, V from the stream), or Q from the
         stream and K, V from the encoder's output (cross-attention, Section 3.2.3)."""
         b = block.bottom()
-        off = BLOCK_W * 0.28
+        off = self.block_w * 0.28
         if entry == "single":
             arrow(self.scene, [inp, b])
             return
@@ -252,7 +287,7 @@ class Figure1Builder:
         if memory is None or memory[0] is None:
             return
         mem_top, enc_x = memory
-        bus_x = enc_x + BLOCK_W / 2 + COLUMN_GAP / 2
+        bus_x = enc_x + self.block_w / 2 + COLUMN_GAP / 2
         kv_y = b.y() + 10
         rise = QPointF(mem_top.x(), mem_top.y() - 22)
         arrow(self.scene, [mem_top, rise, QPointF(bus_x, rise.y()), QPointF(bus_x, kv_y), QPointF(b.x(), kv_y),
@@ -262,16 +297,18 @@ class Figure1Builder:
 
     def _generator(self, cx: float, flow_top: QPointF, axis: str) -> None:
         """Linear → Softmax → output probabilities (Section 3.4)."""
-        y = flow_top.y() - GAP - BLOCK_H / 2
-        linear = self._add(BlockItem("", "Linear", "linear"), "generator", "generator.logits", "generator.logits",
+        y = flow_top.y() - GAP - self.block_h / 2
+        linear = self._add(self._block("Linear", "linear"), "generator", "generator.logits", "generator.logits",
                            QPointF(cx, y))
         arrow(self.scene, [flow_top, linear.bottom()])
-        y -= BLOCK_H + GAP
-        soft = self._add(BlockItem("", "Softmax", "softmax"), "generator", "generator.probs", "generator.probs",
+        y -= self.block_h + GAP
+        soft = self._add(self._block("Softmax", "softmax"), "generator", "generator.probs", "generator.probs",
                          QPointF(cx, y))
         arrow(self.scene, [linear.top(), soft.bottom()])
-        y -= BLOCK_H / 2 + GAP + 10
-        arrow(self.scene, [soft.top(), QPointF(cx, y + 16)])
-        self.fig.token_texts["out"] = text(self.scene, "", QPointF(cx, y), style.BASE_POINT_SIZE, mono=True,
-                                           colour="muted")
-        text(self.scene, "Output Probabilities", QPointF(cx, y - 24), style.BASE_POINT_SIZE + 1, bold=True)
+        tokens_h, label_h = line_height(shape_font()), line_height(diagram_font(LABEL_PT, bold=True))
+        y -= self.block_h / 2 + GAP + (label_h if self.inline else tokens_h) / 2
+        arrow(self.scene, [soft.top(), QPointF(cx, y + (label_h if self.inline else tokens_h) / 2 + 2)])
+        self.fig.token_texts["out"] = text(self.scene, "", QPointF(cx, y), SMALL_PT, mono=True, colour="muted")
+        label_y = y if self.inline else y - (tokens_h + label_h) / 2
+        self.fig.token_labels["out"] = text(self.scene, "Output Probabilities", QPointF(cx, label_y), LABEL_PT,
+                                            bold=True)

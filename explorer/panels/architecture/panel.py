@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSizeF, Qt, QTimer
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QGraphicsScene, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from explorer import style
-from explorer.panels.architecture.diagram_items import BLOCK_W, BlockItem, ZoomView
+from explorer.panels.architecture.diagram_items import BlockItem, ZoomView
 from explorer.panels.architecture.figure1 import Figure, Figure1Builder
 
+TOKENS_GAP = 14.0  # between "Inputs" and its tokens on one line
 _LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.")
 
 
@@ -49,6 +50,10 @@ class ArchitecturePanel(QWidget):
         super().__init__(parent)
         self.state = state
         self.expanded = False
+        self.inline = False  # shapes beside the block names (wide view) or under them (tall view)
+        self._extents: dict[bool, QSizeF] = {}  # the figure's size in each arrangement, per model
+        self._relayout = QTimer(self, singleShot=True, interval=0)
+        self._relayout.timeout.connect(self._choose_arrangement)
         self.shown_layer = {"encoder": 0, "decoder": 0}
         self.figure = Figure()
         self.scene = QGraphicsScene(self)
@@ -59,7 +64,6 @@ class ArchitecturePanel(QWidget):
         self.expand_button.toggled.connect(self.set_expanded)
         buttons = QHBoxLayout()
         buttons.addWidget(self.expand_button)
-        buttons.addStretch(1)
         for label, tip, slot in (("−", "Zoom out", lambda: self.view.zoom(1 / 1.25)),
                                  ("+", "Zoom in", lambda: self.view.zoom(1.25)),
                                  ("Fit", "Fit the whole figure", self.view.fit)):
@@ -68,14 +72,16 @@ class ArchitecturePanel(QWidget):
             b.setMinimumWidth(40)
             b.clicked.connect(slot)
             buttons.addWidget(b)
-        self.caption = QLabel("Click a block to step to it.")
+        self.caption = QLabel("Click a block to step to it.")  # one row with the buttons: room for the figure
         self.caption.setFont(style.font(style.BASE_POINT_SIZE, mono=False))
         self.caption.setWordWrap(True)
+        self.caption.setMinimumWidth(80)
+        buttons.insertWidget(1, self.caption, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(buttons)
         layout.addWidget(self.view, 1)
-        layout.addWidget(self.caption)
+        self.view.resized.connect(self._relayout.start)
 
         state.bundleChanged.connect(self._rebuild)
         state.resultChanged.connect(self._refresh)
@@ -103,12 +109,39 @@ class ArchitecturePanel(QWidget):
         self._rebuild()
 
     # -- building ---------------------------------------------------------------------------
-    def _rebuild(self, *_) -> None:
+    def _measure(self) -> None:
+        """The figure's size shapes-under-names and shapes-beside-names, built once off screen."""
+        from PySide6.QtWidgets import QGraphicsScene as Scratch
+        self._extents = {}
+        for inline in (False, True):
+            scratch = Scratch()
+            Figure1Builder(scratch, self.state.bundle.config, self.expanded, inline).build()
+            self._extents[inline] = scratch.itemsBoundingRect().size()
+
+    def _better_inline(self) -> bool:
+        """The arrangement the view shows larger (a wide dock: shapes beside the names)."""
+        view = self.view.viewport().size()
+        if not self._extents or view.width() <= 0 or view.height() <= 0:
+            return self.inline
+
+        def fit(size: QSizeF) -> float:
+            return min(view.width() / max(size.width(), 1.0), view.height() / max(size.height(), 1.0))
+        return fit(self._extents[True]) > fit(self._extents[False]) * 1.02  # no flapping at the edge
+
+    def _choose_arrangement(self) -> None:
+        if self.state.bundle is not None and self._better_inline() != self.inline:
+            self.inline = not self.inline
+            self._rebuild(measure=False)
+
+    def _rebuild(self, *_, measure: bool = True) -> None:
         self.scene.clear()
         self.figure = Figure()
         if self.state.bundle is None:
             return
-        self.figure = Figure1Builder(self.scene, self.state.bundle.config, self.expanded).build()
+        if measure:
+            self._measure()
+            self.inline = self._better_inline()
+        self.figure = Figure1Builder(self.scene, self.state.bundle.config, self.expanded, self.inline).build()
         for element in self.figure.elements:
             element.item.on_click = self._clicked
         for box, _stack, _template in self.figure.boxes:
@@ -143,9 +176,18 @@ class ArchitecturePanel(QWidget):
         result = self.state.result
         pieces = {"src": result.src_pieces, "tgt": result.tgt_pieces, "out": output_pieces(result)} if result else {}
         for axis, item in self.figure.token_texts.items():
-            centre = item.sceneBoundingRect().center()
-            item.setText(_tokens_line(pieces.get(axis), item.font(), BLOCK_W + 60))
-            item.setPos(centre.x() - item.boundingRect().width() / 2, item.pos().y())
+            label = self.figure.token_labels.get(axis)
+            centre = (label or item).sceneBoundingRect().center().x()
+            if self.figure.inline and label is not None:  # "Inputs  a t t e n t i o n" on one line
+                room = self.figure.column_width + 20 - label.boundingRect().width() - TOKENS_GAP  # clear of the ∿ labels
+                item.setText(_tokens_line(pieces.get(axis), item.font(), room))
+                both = label.boundingRect().width() + (TOKENS_GAP + item.boundingRect().width() if item.text() else 0)
+                label.setPos(centre - both / 2, label.pos().y())
+                item.setPos(label.pos().x() + label.boundingRect().width() + TOKENS_GAP,
+                            label.sceneBoundingRect().center().y() - item.boundingRect().height() / 2)
+            else:
+                item.setText(_tokens_line(pieces.get(axis), item.font(), self.figure.column_width + 40))
+                item.setPos(centre - item.boundingRect().width() / 2, item.pos().y())
         if self.view.auto_fit:  # longer token lines change the figure's extent
             self.view.fit()
         self._on_step(self.state.step)

@@ -14,8 +14,13 @@ import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFontMetricsF
 
 from explorer import style
+from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.drawing.token_heatmap import fitted_ticks
 
+
+
+Y_TOP = 1.2  # room above a bar of p = 1 for its number
+MIN_SLOT_CHARS = 4.5  # a bar's slot holds a 4-letter token ("<eos") or its value ("0.93")
 
 
 class TopKBars(pg.PlotWidget):
@@ -36,18 +41,18 @@ class TopKBars(pg.PlotWidget):
         plot.addItem(self.bars)
         plot.addItem(self.sampled)
         self.labels: list[pg.TextItem] = []
-        self._char_width = QFontMetricsF(style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True)).horizontalAdvance("m")
-        self._value_width = QFontMetricsF(style.font(style.SMALL_POINT_SIZE)).horizontalAdvance("1e-03")
         self._tick_labels: list[str] = []
         self.token_ids: list[int] = []
         self.heights = np.zeros(0, dtype=np.float32)
         self.chosen: int | None = None
-        plot.setYRange(0, 1.05, padding=0)
+        plot.setYRange(0, Y_TOP, padding=0)
+        let_shrink(plot.titleLabel)  # a caption never widens its cell, even enlarged for a lecture
+        plot.getAxis("left").setTicks([[(v, f"{v:g}") for v in (0, 0.2, 0.4, 0.6, 0.8, 1.0)]])  # no "1.2"
 
     def set_caption(self, text: str) -> None:
         # the title is rich text: a token such as <eos> would otherwise vanish as an unknown tag
-        self.getPlotItem().setTitle(html.escape(text), size=f"{style.BASE_POINT_SIZE}pt")
-        self.getPlotItem().titleLabel.setMinimumWidth(0)  # never widen the panel for a caption
+        self.getPlotItem().setTitle(html.escape(text), size=f"{style.BASE_POINT_SIZE * style.scale():.1f}pt")
+        fit_title_row(self.getPlotItem())
 
     def _label(self, i: int) -> pg.TextItem:
         while len(self.labels) <= i:
@@ -82,14 +87,10 @@ class TopKBars(pg.PlotWidget):
             label = self._label(j)
             label.setText(f"{h:.2f}" if h >= 0.005 else f"{h:.0e}")
             label.setToolTip(f"p = {h:.6f}")
-            if h > 0.8:  # a tall bar carries its number inside, so it is never clipped at the top
-                label.setAnchor((0.5, 0.0))
-                label.setColor(style.colour("on_chosen") if i == chosen else style.TEXT)
-                label.setPos(j, float(h) - 0.01)
-            else:
-                label.setAnchor((0.5, 1.0))
-                label.setColor(style.colour("chosen_text") if i == chosen else style.TEXT)
-                label.setPos(j, float(h) + 0.01)
+            # always above its bar (the y range leaves room over a bar of 1.0): never over it
+            label.setAnchor((0.5, 1.0))
+            label.setColor(style.colour("chosen_text") if i == chosen else style.TEXT)
+            label.setPos(j, float(h) + 0.01)
             label.setVisible(True)
         for label in self.labels[len(ids):]:
             label.setVisible(False)
@@ -99,11 +100,20 @@ class TopKBars(pg.PlotWidget):
 
     def _fit_ticks(self) -> None:
         view = self.getPlotItem().getViewBox()
-        slot = view.width() / (max(len(self._tick_labels), self.k) + 0.2) if view.width() > 0 else 60.0
-        self.getPlotItem().getAxis("bottom").setTicks([fitted_ticks(self._tick_labels, slot, self._char_width)])
+        axis = self.getPlotItem().getAxis("bottom")
+        tick_font = axis.style.get("tickFont") or style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True)
+        char_width = QFontMetricsF(tick_font).horizontalAdvance("m")  # the font now (presentation scales it)
+        # a narrow cell shows the most probable bars it has room for ("<eos", "0.93" each), not
+        # ten slivers with one-letter labels; the rest stay in the data (and in the tooltip's p)
+        total = max(len(self._tick_labels), self.k)
+        shown = total if view.width() <= 0 else max(3, min(total, int(view.width() // (MIN_SLOT_CHARS * char_width))))
+        self.getPlotItem().setXRange(-0.6, shown - 0.4, padding=0)
+        slot = view.width() / (shown + 0.2) if view.width() > 0 else 60.0
+        axis.setTicks([fitted_ticks(self._tick_labels, slot, char_width)])
         # "1e-03" over every tail bar runs together on a narrow plot: keep those numbers for the
         # tooltip then, and the readable ones (≥ 0.005, "0.12") on the bars
-        roomy = slot >= self._value_width + 4
+        value_font = self.labels[0].textItem.font() if self.labels else style.font(style.SMALL_POINT_SIZE)
+        roomy = slot >= QFontMetricsF(value_font).horizontalAdvance("1e-03") + 6
         for label, h in zip(self.labels, self.heights):
             label.setVisible(bool(roomy or h >= 0.005))
 

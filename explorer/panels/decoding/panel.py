@@ -19,7 +19,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from explorer import style
 from explorer.panels.decoding.bars import TopKBars
@@ -27,12 +27,14 @@ from explorer.panels.decoding.beam_view import BeamTreeView
 from explorer.panels.decoding.controls import DecodingControls
 from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
 from explorer.panels.decoding.parallel_view import ParallelPassView
+from explorer.panels.decoding.plot_flow import PlotFlow
 from model.frame import STRATEGIES, DecodeRun
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 
 PLAY_INTERVAL_MS = 800
+STEP_TAB = "Step by step (autoregressive)"
+SIDE_BY_SIDE = (1200, 600)  # below this panel size the halves become tabs: each keeps readable maps
 DECODER_KINDS = ("decoder_self", "cross")
-DECODING_VIEWS = ("parallel", "beam")  # the right-hand tabs, as the session (and a scene) names them
 
 
 def _chip(piece: str, colour: str | None = None, text: str | None = None) -> str:
@@ -91,15 +93,13 @@ class DecodingPanel(QWidget):
         self.self_map = TokenHeatmap("Self-attention")
         self.cross_map = TokenHeatmap("Cross-attention")
         self.bars = TopKBars()
-        maps = QHBoxLayout()
-        for w in (self.mask_map, self.self_map, self.cross_map):
-            maps.addWidget(w)
+        self.plots = PlotFlow([self.mask_map, self.self_map, self.cross_map, self.bars])
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(4, 4, 4, 4)
         ll.addWidget(self.prefix)
-        ll.addLayout(maps, 3)
-        ll.addWidget(self.bars, 2)
+        ll.addWidget(self.plots, 1)
+        self.step_page = left
         self.parallel = ParallelPassView()
         self.parallel.causalChanged.connect(self.state.session.set_causal_mask)
         self.beam_summary = QLabel()
@@ -111,19 +111,22 @@ class DecodingPanel(QWidget):
         bl.setContentsMargins(4, 4, 4, 4)
         bl.addWidget(self.beam_summary)
         bl.addWidget(self.beam_view, 1)
+        self.beam_page = beam_page
         self.tabs = QTabWidget()
         self.tabs.addTab(self.parallel, "Masked vs. unmasked")
         self.tabs.addTab(beam_page, "Beam tree")
         self.tabs.currentChanged.connect(self._on_tab)
         self.state.viewChanged.connect(self._on_view)
-        left_tabs = QTabWidget()  # one tab, so both halves wear the same kind of title
-        left_tabs.addTab(left, "Step by step (autoregressive)")
+        self.left_tabs = QTabWidget()  # one tab, so both halves wear the same kind of title
+        self.left_tabs.addTab(left, STEP_TAB)
         splitter = QSplitter(Qt.Horizontal)
-        splitter.addWidget(left_tabs)
+        splitter.addWidget(self.left_tabs)
         splitter.addWidget(self.tabs)
         splitter.setStretchFactor(0, 11)
         splitter.setStretchFactor(1, 9)
         splitter.setSizes([1100, 900])
+        self.splitter = splitter
+        self.side_by_side = True  # the two halves beside each other, or all pages as tabs (reflow)
         decode_page = QWidget()
         dl = QVBoxLayout(decode_page)
         dl.setContentsMargins(0, 0, 0, 0)
@@ -273,12 +276,19 @@ class DecodingPanel(QWidget):
         if self.state.bundle is not None and kind in self.state.available_kinds():
             self.state.select_attention(kind, layer, head)
 
+    def _view_pages(self) -> dict:
+        return {"parallel": self.parallel, "beam": self.beam_page}
+
     def _on_tab(self, index: int) -> None:
-        self.state.set_view(self.panel_name, DECODING_VIEWS[index])
+        page = self.tabs.widget(index)
+        for view, widget in self._view_pages().items():
+            if widget is page:
+                self.state.set_view(self.panel_name, view)
 
     def _on_view(self, panel: str, view: str) -> None:
-        if panel == self.panel_name and view in DECODING_VIEWS:
-            self.tabs.setCurrentIndex(DECODING_VIEWS.index(view))
+        page = self._view_pages().get(view) if panel == self.panel_name else None
+        if page is not None and self.tabs.indexOf(page) >= 0 and self.tabs.currentWidget() is not page:
+            self.tabs.setCurrentWidget(page)
 
     # -- stepping -----------------------------------------------------------------------------------
     def _on_transport(self, action: str) -> None:
@@ -387,11 +397,40 @@ class DecodingPanel(QWidget):
         self.prefix.setText(f"<b>Step {t}</b>&nbsp; {chips} &nbsp;→&nbsp;"
                             f"{_chip(run.vocab[step.chosen], style.current().chosen, style.current().on_chosen)}")
         note = " (dashed: after T / top-k / top-p)" if sampled is not None else ""
-        self.bars.set_caption(f"Next token at step {t}: {how} {display_piece(run.vocab[step.chosen])!r}, "
-                              f"p = {p:.3f}{note}")
+        # short enough for a quarter of a 1280-px beamer; the prefix row above says "Step t … →"
+        self.bars.set_caption(f"{how} {display_piece(run.vocab[step.chosen])!r}, p = {p:.2f}")
+        self.bars.setToolTip(f"Next token at step {t}: {how} {display_piece(run.vocab[step.chosen])!r}, "
+                             f"p = {p:.3f}{note}")
+        self.plots.reflow()  # longer titles ("Mask in force 10×10") may want wider cells
         self.parallel.set_step(t)
         self.beam_view.set_current_step(t if run.beam is not None else None)
         self._update_step_label()
+
+    # -- reflow ---------------------------------------------------------------------------------------
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._set_side_by_side(self.width() >= SIDE_BY_SIDE[0] and self.height() >= SIDE_BY_SIDE[1])
+
+    def _set_side_by_side(self, on: bool) -> None:
+        """Wide and tall: step by step beside the parallel pass. Otherwise (a 1280×720 beamer,
+        a dock of a normal window) one tab each, so no map shrinks below a readable size."""
+        if on == self.side_by_side:
+            return
+        self.side_by_side = on
+        current = self.tabs.currentWidget()
+        if on:
+            self.tabs.removeTab(self.tabs.indexOf(self.step_page))
+            self.left_tabs.addTab(self.step_page, STEP_TAB)
+            self.left_tabs.show()
+            if current is self.step_page:
+                current = self.parallel
+        else:
+            self.left_tabs.removeTab(0)
+            self.tabs.insertTab(0, self.step_page, STEP_TAB)
+            self.left_tabs.hide()
+            if self.run is not None and self.run.beam is None:
+                current = self.step_page
+        self.tabs.setCurrentWidget(current)
 
     # -- lifetime --------------------------------------------------------------------------------
     def closeEvent(self, event) -> None:

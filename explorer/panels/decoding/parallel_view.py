@@ -9,10 +9,10 @@ That is the "cheating" the mask prevents.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHeaderView, QLabel, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QGridLayout, QHeaderView, QLabel, QTableWidget,
+                               QTableWidgetItem, QWidget)
 
 from explorer import style
 from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
@@ -56,13 +56,45 @@ class ParallelPassView(QWidget):
         self.table.setSelectionMode(QAbstractItemView.NoSelection)
         self.table.setFocusPolicy(Qt.NoFocus)
         self.table.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.remove_mask)
-        layout.addWidget(self.equality)
-        layout.addWidget(self.heatmap, 1)
-        layout.addWidget(self.future)
-        layout.addWidget(self.table)
+        self.table.installEventFilter(self)  # a new font (presentation) → a new fixed height
+        self.grid = QGridLayout(self)
+        self.grid.setContentsMargins(4, 4, 4, 4)
+        self.beside = None  # the map beside the texts (a wide, low page) or above them
+        self._arrange(False)
+
+    def _arrange(self, beside: bool) -> None:
+        """Reflow: on a wide, low page (a 1280×720 beamer) the map stands left of the texts and
+        the table, so it keeps its height; otherwise everything is stacked."""
+        if beside == self.beside:
+            return
+        self.beside = beside
+        g = self.grid
+        for w in (self.remove_mask, self.equality, self.heatmap, self.future, self.table):
+            g.removeWidget(w)
+        for r in range(6):
+            g.setRowStretch(r, 0)
+        for c in range(2):
+            g.setColumnStretch(c, 0)
+        if beside:
+            g.addWidget(self.heatmap, 0, 0, 5, 1)
+            for r, w in enumerate((self.remove_mask, self.equality, self.future, self.table)):
+                g.addWidget(w, r, 1)
+            g.setRowStretch(4, 1)
+            g.setColumnStretch(0, 5)
+            g.setColumnStretch(1, 6)
+        else:
+            for r, w in enumerate((self.remove_mask, self.equality, self.heatmap, self.future, self.table)):
+                g.addWidget(w, r, 0)
+            g.setRowStretch(2, 1)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._arrange(self.width() > 1.5 * self.height())
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802
+        if obj is self.table and event.type() == QEvent.FontChange:
+            self._fit_table()
+        return False
 
     @property
     def causal(self) -> bool:
@@ -155,9 +187,15 @@ class ParallelPassView(QWidget):
                     item.setForeground(QBrush(style.ERROR))
                     item.setToolTip(f"with the mask: {masked[c]!r}, without: {unmasked[c]!r}")
                 table.setItem(r, c, item)
+        self._fit_table()
+
+    def _fit_table(self) -> None:
+        """All three rows visible, at the table's current font."""
+        table = self.table
         table.resizeColumnsToContents()
         table.resizeRowsToContents()
-        height = table.horizontalHeader().height() + sum(table.rowHeight(r) for r in range(len(ROWS)))
+        header = max(table.horizontalHeader().sizeHint().height(), table.horizontalHeader().height())
+        height = header + sum(table.rowHeight(r) for r in range(len(ROWS)))
         table.setFixedHeight(height + table.horizontalScrollBar().sizeHint().height() + 4)
 
     def _mark_current_column(self) -> None:

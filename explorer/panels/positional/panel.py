@@ -35,7 +35,7 @@ class PositionalPanel(QWidget):
         self.state = state
         self.table: np.ndarray | None = None
         self.source = "formula"  # "model" (the buffer), "learned" (the parameter) or "formula"
-        self.layout = "interleaved"  # sin/cos in dims (2i, 2i+1) as in the paper; "halves" for Marian
+        self.pe_layout = "interleaved"  # sin/cos in dims (2i, 2i+1) as in the paper; "halves" for Marian
         self._build()
         state.bundleChanged.connect(self._on_bundle)
         state.resultChanged.connect(lambda result: self.input_view.set_result(result, self.state.bundle))
@@ -168,19 +168,19 @@ class PositionalPanel(QWidget):
             self.d_spin.setValue(bundle.config.d_model)
             self.d_spin.blockSignals(False)
         self.table, self.source, text = self.current_table()
-        self.layout = "interleaved" if self.source == "learned" else self.model_layout()
+        self.pe_layout = "interleaved" if self.source == "learned" else self.model_layout()
         learned = self.source == "learned"
         self.source_label.setText(text)
         length, d = self.table.shape
         if learned:
             kind = "Learned positional embedding"
-        elif self.layout == "halves":
+        elif self.pe_layout == "halves":
             kind = "PE(pos, i) = sin(pos/10000^(2i/d))<br>PE(pos, d/2+i) = cos(…)"  # two lines: fits a narrow dock
         else:
             kind = "PE(pos, 2i) = sin(pos/10000^(2i/d))<br>PE(pos, 2i+1) = cos(…)"
-        self.waves.set_table(self.table, learned, kind, self.layout)
+        self.waves.set_table(self.table, learned, kind, self.pe_layout)
         self.heatmap.set_table(self.table, learned, f"{'Learned P' if learned else 'P'}ositional encoding: "
                                                     f"{length} positions × d_model = {d}"
-                                                    + (" (sin dims, then cos dims)" if self.layout == "halves" else ""),
-                               self.layout)
-        self.similarity.set_table(self.table, learned, "", self.layout)
+                                                    + (" (sin dims, then cos dims)" if self.pe_layout == "halves" else ""),
+                               self.pe_layout)
+        self.similarity.set_table(self.table, learned, "", self.pe_layout)

@@ -32,7 +32,9 @@ class PEHeatmapView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.grouped = QCheckBox("sin dims first, then cos dims (columns regrouped; labels keep the true dimension)")
+        self.grouped = QCheckBox("sin dims first, then cos dims")  # short: it fits 1024 px at presentation scale
+        self.grouped.setToolTip("Columns regrouped: every sin dimension, then every cos dimension; "
+                                "the labels keep the true dimension")
         self.grouped.setFont(st.font(st.TICK_PT))
         self.canvas = st.graphics_widget()
         lay = QVBoxLayout(self)
@@ -115,12 +117,12 @@ class SimilarityShiftView(QWidget):
         lay.addLayout(right, 1)
         self.table: np.ndarray | None = None
         self.learned = False
-        self.layout = "interleaved"
+        self.pe_layout = "interleaved"
         self.similarity: np.ndarray | None = None
         self.error: float | None = None
 
     def set_table(self, table: np.ndarray, learned: bool, title: str, layout: str = "interleaved") -> None:
-        self.table, self.learned, self.layout = table, learned, layout
+        self.table, self.learned, self.pe_layout = table, learned, layout
         self.similarity = similarity(table)
         lo, hi = float(self.similarity.min()), float(self.similarity.max())
         self.sim.set_levels((lo, hi))
@@ -151,12 +153,12 @@ class SimilarityShiftView(QWidget):
                                 else "Increase the number of positions to try an offset.")
             return
         self.legend.addItem(self.curve_rotated, "M_k · PE(pos)")
-        rotated = rotation(d, k, self.layout) @ table[p].astype(np.float64)  # M_k · PE(pos)
+        rotated = rotation(d, k, self.pe_layout) @ table[p].astype(np.float64)  # M_k · PE(pos)
         self.curve_target.setData(dims, table[p + k])
         self.curve_rotated.setData(dims, rotated)
-        self.error = shift_error(table, k, self.layout)
+        self.error = shift_error(table, k, self.pe_layout)
         st.set_title(self.shift_plot, f"PE({p} + {k}) and M_{k} · PE({p}) coincide")
-        where = " (dims i and d/2 + i in this model)" if self.layout == "halves" else ""
+        where = " (dims i and d/2 + i in this model)" if self.pe_layout == "halves" else ""
         self.result.setText(f"M_k rotates each (sin, cos) pair{where} by the angle ω_i·k, whatever pos is.  "
                             f"max |M_{k}·PE(pos) − PE(pos+{k})| over all {length - k} positions × {d} dims = "
                             f"{self.error:.1e} (float32 rounding): PE(pos+k) is a linear function of PE(pos).")

@@ -63,9 +63,18 @@ class WavesView(QWidget):
         self.lines: list[tuple[int, pg.PlotDataItem]] = []  # (dimension, the formula between positions)
         self.table: np.ndarray | None = None
         self.learned = False
-        self.layout = "interleaved"  # where pair i lives: dims (2i, 2i+1), or (i, d/2 + i) for Marian
+        self.pe_layout = "interleaved"  # where pair i lives: dims (2i, 2i+1), or (i, d/2 + i) for Marian
         self._d_model = 0
         self.pairs_list.itemSelectionChanged.connect(self._on_selection)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        """The pairs list as wide as its longest entry at the current font (presentation scales
+        it), so "10, 11  λ = 26.49" is never cut; never more than a third of the view."""
+        super().resizeEvent(event)
+        widest = self.pairs_list.sizeHintForColumn(0) if self.pairs_list.count() else 0
+        room = widest + self.pairs_list.verticalScrollBar().sizeHint().width() + 2 * self.pairs_list.frameWidth() + 8
+        self.pairs_list.setMaximumWidth(max(230, min(room, self.width() // 3)))
+        self.pairs_list.setMinimumWidth(min(room, self.width() // 3))
 
     def selected_pairs(self) -> list[int]:
         return sorted(item.data(Qt.ItemDataRole.UserRole) for item in self.pairs_list.selectedItems())
@@ -80,9 +89,9 @@ class WavesView(QWidget):
 
     def set_table(self, table: np.ndarray, learned: bool, title: str, layout: str = "interleaved") -> None:
         d_model = table.shape[1]
-        same = (d_model, learned, layout) == (self._d_model, self.learned, self.layout)
+        same = (d_model, learned, layout) == (self._d_model, self.learned, self.pe_layout)
         keep = self.selected_pairs() if same else default_pairs(d_model)
-        self.table, self.learned, self.layout = table, learned, layout
+        self.table, self.learned, self.pe_layout = table, learned, layout
         if not same or self.pairs_list.count() == 0:
             self._d_model = d_model
             self.pairs_list.blockSignals(True)
@@ -116,7 +125,7 @@ class WavesView(QWidget):
             series = st.current().series
             color = series[n % len(series)]
             lam = wavelength_text(pair_wavelength(self._d_model, i))
-            sin_dim, cos_dim = pair_dims(self._d_model, i, self.layout)
+            sin_dim, cos_dim = pair_dims(self._d_model, i, self.pe_layout)
             if self.learned:
                 entries.append(f"<span style='color:{color}'>━━ dim {sin_dim} &nbsp;╍╍ dim {cos_dim}</span>")
             else:
@@ -128,7 +137,7 @@ class WavesView(QWidget):
                     dots = self.plot.plot(pos, self.table[:, dim], pen=pen, symbol="o", symbolSize=5,
                                           symbolBrush=color, symbolPen=None)
                 else:
-                    line = self.plot.plot(fine, sinusoid_curve(self._d_model, dim, fine, self.layout), pen=pen)
+                    line = self.plot.plot(fine, sinusoid_curve(self._d_model, dim, fine, self.pe_layout), pen=pen)
                     self.lines.append((dim, line))
                     dots = self.plot.plot(pos, self.table[:, dim], pen=None, symbol="o", symbolSize=6,
                                           symbolBrush=color, symbolPen=None)

@@ -176,14 +176,12 @@ class TrainingControls(QWidget):
         self.back_button = self._button("Back to the loaded model", None, self.backClicked,
                                         "Show the session's own model in the other panels again (the run goes on)")
         self.back_button.setEnabled(False)
-        buttons = QHBoxLayout()
-        for b in (self.start_button, self.pause_button, self.step_button, self.stop_button):
-            buttons.addWidget(b)
-        buttons.addSpacing(12)
-        buttons.addWidget(self.save_button)
-        buttons.addWidget(self.use_button)
-        buttons.addWidget(self.back_button)
-        buttons.addStretch(1)
+        # The run's buttons, its progress, then what to do with the model: one row when the panel
+        # is wide enough (a 1280×720 beamer: a row more for the plots), else two (1024 px).
+        self.button_grid = QGridLayout()
+        self.button_grid.setHorizontalSpacing(6)
+        self.button_grid.setVerticalSpacing(3)
+        self.one_row: bool | None = None
 
         self.progress = QProgressBar()
         self.progress.setRange(0, DEFAULT_STEPS["tiny"])
@@ -196,11 +194,42 @@ class TrainingControls(QWidget):
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(6)
+        lay.setSpacing(3)
         lay.addLayout(grid)
-        lay.addLayout(buttons)
-        lay.addWidget(self.progress)
+        lay.addLayout(self.button_grid)
+        self._arrange_buttons(False)
         self.set_phase("idle", has_model=False)
+
+    def _arrange_buttons(self, one_row: bool) -> None:
+        if one_row == self.one_row:
+            return
+        self.one_row = one_row
+        g = self.button_grid
+        run = (self.start_button, self.pause_button, self.step_button, self.stop_button)
+        model = (self.save_button, self.use_button, self.back_button)
+        for w in run + model + (self.progress,):
+            g.removeWidget(w)
+        for c in range(10):
+            g.setColumnStretch(c, 0)
+        for c, w in enumerate(run):
+            g.addWidget(w, 0, c)
+        if one_row:
+            g.addWidget(self.progress, 0, 4)
+            for c, w in enumerate(model):
+                g.addWidget(w, 0, 5 + c)
+            g.setColumnStretch(4, 1)
+        else:
+            g.addWidget(self.progress, 0, 4, 1, 4)
+            for c, w in enumerate(model):
+                g.addWidget(w, 1, c)
+            g.setColumnStretch(7, 1)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        buttons = (self.start_button, self.pause_button, self.step_button, self.stop_button, self.save_button,
+                   self.use_button, self.back_button)
+        need = sum(b.sizeHint().width() + 6 for b in buttons) + self.progress.minimumSizeHint().width() + 40
+        self._arrange_buttons(self.width() >= need)
 
     def _button(self, text: str, icon, signal, tip: str) -> QPushButton:
         b = QPushButton(text) if icon is None else QPushButton(self.style().standardIcon(icon), text)

@@ -17,11 +17,14 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from explorer import presentation, style
+from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.panels.training.worker import MetricRows
 
 pg.setConfigOptions(imageAxisOrder="row-major")
 
 SMOOTHING = 0.9  # EMA factor per step
+ROW_RATIO = 2.4
+SHORT_ROW = 230  # px: a row of plots lower than this drops the step axis' label  # wider than this × its height: the four plots in one row
 NARROW = 620  # px: below this the legend would hide the curves and long titles would collide
 # (wide title, narrow title) per plot; a narrow accuracy plot names its colours in the title.
 # The held-out score each objective reports (EvalEvent.metric): legend name, narrow-title word.
@@ -88,19 +91,7 @@ class Series:
         self.n += m
 
 
-def _let_shrink(label: pg.LabelItem, width: float = 40) -> None:
-    """In a narrow dock a long title may be clipped, but must not push the plots out of view
-    (pyqtgraph's LabelItem makes its whole text width its minimum, again on every resize)."""
-    original = label.updateMin
-
-    def update_min() -> None:
-        original()
-        label.setMinimumWidth(width)
-        label._sizeHint[Qt.SizeHint.MinimumSize] = (width, label._sizeHint[Qt.SizeHint.MinimumSize][1])
-        label.updateGeometry()
-
-    label.updateMin = update_min
-    update_min()
+_let_shrink = let_shrink  # (moved to plot_style: the decoding bars use it too)
 
 
 def _plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y_label: str) -> pg.PlotItem:
@@ -167,9 +158,7 @@ class TrainingCurves(TimedCanvas):
             plot.setXLink(self.loss_plot)
         for plot in (self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot):
             plot.setPreferredSize(1, 1)  # equal shares: the layout then splits the room by stretch only
-        for i in range(2):
-            self.ci.layout.setColumnStretchFactor(i, 1)
-            self.ci.layout.setRowStretchFactor(i, 1)
+        self._arrange(False)
         self.acc_plot.setYRange(0, 1.02, padding=0)
         self.acc_plot.setLimits(yMin=-0.02, yMax=1.05)
         # Top left: accuracy rises from the bottom left, so that corner stays empty all run long.
@@ -193,13 +182,44 @@ class TrainingCurves(TimedCanvas):
         self.warmup_line.hide()
         self.lr_plot.addItem(self.warmup_line)
 
+    def _arrange(self, in_a_row: bool) -> None:
+        """2 × 2, or the four plots in one row when the canvas is wide and low (a 1280×720
+        beamer): each keeps a readable height instead of four flat strips."""
+        plots = (self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot)
+        if getattr(self, "in_a_row", None) == in_a_row:
+            return
+        self.in_a_row = in_a_row
+        self.short_rows = None  # which axes are thinned depends on the arrangement
+        for plot in plots:
+            self.ci.removeItem(plot)
+        for i, plot in enumerate(plots):
+            row, col = (0, i) if in_a_row else divmod(i, 2)
+            self.ci.addItem(plot, row=row, col=col)
+        for i in range(4):
+            self.ci.layout.setColumnStretchFactor(i, 1 if in_a_row or i < 2 else 0)
+            self.ci.layout.setRowStretchFactor(i, 1 if (i == 0 or not in_a_row and i < 2) else 0)
+
+    def _thin_axes(self, short: bool) -> None:
+        """Short rows (a 720-px beamer): no "step" under every plot (the titles say what is
+        plotted against steps), and in 2 × 2 only the lower plots number the shared step axis."""
+        if getattr(self, "short_rows", None) == short:
+            return
+        self.short_rows = short
+        for i, plot in enumerate((self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot)):
+            axis = plot.getAxis("bottom")
+            axis.showLabel(not short)
+            axis.setStyle(showValues=not (short and not self.in_a_row and i < 2))
+
     def resizeEvent(self, event) -> None:  # noqa: N802
         """Narrow: short titles, no legend (the accuracy title names the colours instead)."""
         super().resizeEvent(event)
         legend = getattr(self, "legend", None)  # pyqtgraph calls this once before __init__ is done
         if legend is None:
             return
-        narrow = self.width() < NARROW
+        self._arrange(self.width() > ROW_RATIO * self.height())
+        self._thin_axes(self.height() / (1 if self.in_a_row else 2) < SHORT_ROW)
+        # each plot's share, as in 2 × 2; larger text (presentation) needs more room for the legend
+        narrow = self.width() / (2 if self.in_a_row else 1) < NARROW * (1 + (presentation.applied_scale() - 1) / 2)
         if narrow != legend.isVisible():
             return
         legend.setVisible(not narrow)
@@ -210,6 +230,7 @@ class TrainingCurves(TimedCanvas):
         for key, plot in (("loss", self.loss_plot), ("acc", self.acc_plot), ("lr", self.lr_plot),
                           ("speed", self.speed_plot)):
             plot.setTitle(titles[key][int(narrow)], color=colour, size=size)
+            fit_title_row(plot)  # pyqtgraph's 30-px row would cut an enlarged title
             plot.getAxis("bottom").setStyle(maxTextLevel=0 if narrow else 1)  # "0 1000", not "0 5001000"
         text = "warm-up" if narrow else "warm-up ends"
         self.warmup_line.label.setFormat(text)
@@ -274,6 +295,7 @@ class TrainingCurves(TimedCanvas):
             colour = style.current().text
             size = f"{style.TITLE_POINT_SIZE * presentation.applied_scale():.1f}pt"
             self.acc_plot.setTitle(acc_titles(metric)[1], color=colour, size=size)
+            fit_title_row(self.acc_plot)
 
     def held_out_name(self) -> str:
         """The legend's name of the held-out curve (what the points measure)."""

@@ -30,6 +30,8 @@ from explorer.panels.training.worker import TrainingRun, save_in_background
 EVAL_SIZE = 50  # held-out pairs per live evaluation (a full evaluation is the CLI's job)
 
 
+PROBE_SHARE = 0.38  # of the panel's width: the probe column when the panel is (re)sized
+
 
 class TrainingPanel(QWidget):
     panel_name = "training"
@@ -67,8 +69,10 @@ class TrainingPanel(QWidget):
         self.probe = ProbeView()
         self.message = QLabel(" ")
         self.message.setWordWrap(True)
+        self.message.setVisible(False)  # until there is something to say
         self.message.setFont(style.font(style.BASE_POINT_SIZE))
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._split_width = 0  # the panel width the splitter was last sized for
         self.splitter = QSplitter(Qt.Horizontal)
         self.splitter.addWidget(self.curves)
         self.splitter.addWidget(self.probe)
@@ -76,8 +80,8 @@ class TrainingPanel(QWidget):
         self.splitter.setStretchFactor(1, 2)
         self.splitter.setChildrenCollapsible(False)
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(8, 6, 8, 6)
-        lay.setSpacing(6)
+        lay.setContentsMargins(4, 2, 4, 2)  # tight: on a 720-px beamer every row is a plot's height
+        lay.setSpacing(3)
         lay.addWidget(self.controls)
         lay.addWidget(self.message)
         lay.addWidget(self.splitter, 1)
@@ -350,6 +354,7 @@ class TrainingPanel(QWidget):
         colour = {"error": style.ERROR, "warning": style.WARNING}.get(level, style.TEXT)
         self.message.setStyleSheet(f"color: {colour.name()};")
         self.message.setText(text)
+        self.message.setVisible(bool(text.strip()))  # no empty line taking a plot's height
 
     def tell(self, text: str, level: str = "info") -> None:
         """Say it here and in the window's status line."""
@@ -379,3 +384,9 @@ class TrainingPanel(QWidget):
         orientation = Qt.Vertical if self.height() > 1.2 * self.width() else Qt.Horizontal
         if self.splitter.orientation() != orientation:
             self.splitter.setOrientation(orientation)
+        width = self.width()
+        if orientation == Qt.Horizontal and abs(width - self._split_width) > 100:  # a new size, not a drag
+            self._split_width = width
+            # wide enough for the probe's map title and pickers on one row; the rest to the curves
+            probe = min(max(self.probe.minimumSizeHint().width(), int(width * PROBE_SHARE)), width // 2)
+            self.splitter.setSizes([max(width - probe, 1), probe])  # the curves get the room

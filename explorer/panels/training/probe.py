@@ -126,10 +126,10 @@ class ProbeView(QWidget):
 
         self.map_title = _label("Cross-attention", style.BASE_POINT_SIZE, bold=True)
         self.map_title.setToolTip(KIND_TIPS["cross"])
-        pick = QHBoxLayout()  # under the title, so the probe column stays narrow
-        pick.addWidget(self.layer_box)
-        pick.addWidget(self.head_box)
-        pick.addStretch(1)
+        self.pick = QGridLayout()  # beside the title when the column is wide enough, else under it
+        self.pick.setHorizontalSpacing(6)
+        self._pick_beside = None
+        self._arrange_pick(False)
 
         self.canvas = TimedCanvas()
         self.canvas.setBackground(style.current().canvas)
@@ -170,11 +170,34 @@ class ProbeView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 0, 0, 0)
         lay.addLayout(grid)
-        lay.addWidget(self.map_title)
-        lay.addLayout(pick)
+        lay.addLayout(self.pick)
         lay.addWidget(self.canvas, 1)
         lay.addLayout(timeline)
         lay.addWidget(self.show_others)
+
+    def _arrange_pick(self, beside: bool) -> None:
+        """The map's title and its layer / head pickers: one row (saves a row on a 720-px beamer)
+        when they fit the column, else the pickers under the title."""
+        if beside == self._pick_beside:
+            return
+        self._pick_beside = beside
+        for w in (self.map_title, self.layer_box, self.head_box):
+            self.pick.removeWidget(w)
+        if beside:
+            self.pick.addWidget(self.map_title, 0, 0)
+            self.pick.addWidget(self.layer_box, 0, 1)
+            self.pick.addWidget(self.head_box, 0, 2)
+        else:
+            self.pick.addWidget(self.map_title, 0, 0, 1, 3)
+            self.pick.addWidget(self.layer_box, 1, 0)
+            self.pick.addWidget(self.head_box, 1, 1)
+        for c in range(4):
+            self.pick.setColumnStretch(c, 1 if c == 3 else 0)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        need = self.map_title.sizeHint().width() + sum(w.minimumSizeHint().width() for w in (self.layer_box, self.head_box)) + 24
+        self._arrange_pick(self.width() >= need)
 
     # -- public ------------------------------------------------------------------------------
     def set_probe_text(self, text: str) -> None:

@@ -1,0 +1,208 @@
+"""Geometry checks of a panel on screen, measured with QFontMetrics (no pixel comparisons).
+
+Each check returns a list of problems in words (empty: fine), so a test can report every
+problem of a panel at once. Used by tests/test_presentation_layout.py."""
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import QRect, QRectF, Qt
+from PySide6.QtGui import QFontMetricsF, QTextDocument
+from PySide6.QtWidgets import (QAbstractButton, QAbstractScrollArea, QCheckBox, QGraphicsSimpleTextItem, QLabel,
+                               QPushButton, QRadioButton, QStyle, QStyleOptionButton, QWidget)
+
+MIN_PLOT = (160, 120)  # the smallest plot area (ViewBox) a back row can read, in screen pixels
+MIN_CAP_HEIGHT = 11.0  # Figure 1's text at 1280×720 presentation, in screen pixels
+BUTTON_MARGIN = 6  # a tool button's frame and padding, both sides together
+
+
+def shown(widget: QWidget) -> bool:
+    """On screen: visible (a hidden tab's page is not) and not of zero size. (visibleRegion()
+    is empty for every widget on the offscreen platform, so it cannot tell.)"""
+    return widget.isVisible() and widget.width() > 0 and widget.height() > 0
+
+
+def _label_text_fits(label: QLabel) -> str | None:
+    text = label.text()
+    if not text:
+        return None
+    room = label.contentsRect()
+    margin = label.margin() * 2 + label.indent() if label.indent() > 0 else label.margin() * 2
+    width = room.width() - margin
+    rich = label.textFormat() == Qt.RichText or (label.textFormat() == Qt.AutoText and Qt.mightBeRichText(text))
+    if rich:
+        doc = QTextDocument()
+        doc.setDefaultFont(label.font())
+        doc.setDocumentMargin(0)
+        doc.setHtml(text)
+        if label.wordWrap():
+            doc.setTextWidth(width)
+            need_w, need_h = doc.idealWidth(), doc.size().height()
+        else:
+            need_w, need_h = doc.idealWidth(), doc.size().height()
+        if need_w > width + 1 or need_h > room.height() + 2:
+            return f"needs {need_w:.0f}×{need_h:.0f}, has {width}×{room.height()}"
+        return None
+    if label.wordWrap():
+        need_h = label.heightForWidth(room.width() + label.contentsMargins().left() + label.contentsMargins().right())
+        if need_h > label.height() + 2:
+            return f"wraps to {need_h} px high, has {label.height()}"
+        return None
+    fm = QFontMetricsF(label.font())
+    need = max(fm.horizontalAdvance(line) for line in text.split("\n"))
+    if need > width + 1:
+        if "…" in text and label.toolTip():
+            return None  # elided on purpose, the whole text in its tooltip
+        return f"needs {need:.0f} px, has {width}"
+    return None
+
+
+def _button_room(button: QAbstractButton) -> int:
+    """The width the style leaves for the text (its contents rectangle, as the style draws it)."""
+    if isinstance(button, (QCheckBox, QRadioButton, QPushButton)):
+        opt = QStyleOptionButton()
+        opt.initFrom(button)
+        element = (QStyle.SE_CheckBoxContents if isinstance(button, QCheckBox) else
+                   QStyle.SE_RadioButtonContents if isinstance(button, QRadioButton) else QStyle.SE_PushButtonContents)
+        return button.style().subElementRect(element, opt, button).width()
+    return button.width() - BUTTON_MARGIN
+
+
+def _button_text_fits(button: QAbstractButton) -> str | None:
+    text = button.text().replace("&&", "\0").replace("&", "").replace("\0", "&")
+    if not text:
+        return None
+    need = QFontMetricsF(button.font()).horizontalAdvance(text)
+    if not button.icon().isNull():
+        need += button.iconSize().width() + 4
+    room = _button_room(button)
+    if need > room + 1:
+        return f"needs {need:.0f} px, has {room}"
+    return None
+
+
+def clipped_texts(root: QWidget) -> list[str]:
+    """Every shown QLabel / QAbstractButton under `root` whose text does not fit its widget."""
+    problems = []
+    for label in root.findChildren(QLabel):
+        if shown(label):
+            why = _label_text_fits(label)
+            if why:
+                problems.append(f"label {label.text()[:50]!r}: {why}")
+    for button in root.findChildren(QAbstractButton):
+        if shown(button) and button.parent() is not None and "qt_" not in button.objectName():
+            why = _button_text_fits(button)
+            if why:
+                problems.append(f"button {button.text()!r}: {why}")
+    return problems
+
+
+def small_plots(root: QWidget, least: tuple[int, int] = MIN_PLOT) -> list[str]:
+    """Every shown pyqtgraph plot area (ViewBox; colour bars excepted) smaller than `least`."""
+    problems = []
+    for view in root.findChildren(pg.GraphicsView):
+        if not shown(view):
+            continue
+        for item in view.scene().items():
+            if not isinstance(item, pg.ViewBox) or not item.isVisible():
+                continue
+            if isinstance(item.parentItem(), pg.ColorBarItem) or _in_colorbar(item):
+                continue
+            rect = view.mapFromScene(item.sceneBoundingRect()).boundingRect()
+            if rect.width() < least[0] or rect.height() < least[1]:
+                title = _plot_title(item)
+                problems.append(f"plot {title!r} in {type(view.parentWidget()).__name__}: "
+                                f"{rect.width()}×{rect.height()} px < {least[0]}×{least[1]}")
+    return problems
+
+
+def cramped_titles(root: QWidget) -> list[str]:
+    """Every shown plot title (pyqtgraph PlotItem) taller than the row the plot gives it: its
+    text would print over the plot."""
+    problems = []
+    for view in root.findChildren(pg.GraphicsView):
+        if not shown(view):
+            continue
+        for item in view.scene().items():
+            if isinstance(item, pg.PlotItem) and item.isVisible() and item.titleLabel.isVisible() \
+                    and item.titleLabel.text:
+                need = item.titleLabel.item.boundingRect().height()
+                has = item.titleLabel.geometry().height()
+                if need > has + 2:
+                    problems.append(f"plot title {item.titleLabel.text[:40]!r}: {need:.0f} px high in a {has:.0f}-px row")
+    return problems
+
+
+def _in_colorbar(item) -> bool:
+    parent = item.parentItem()
+    while parent is not None:
+        if isinstance(parent, (pg.ColorBarItem, pg.HistogramLUTItem)):
+            return True
+        parent = parent.parentItem()
+    return False
+
+
+def _plot_title(view_box) -> str:
+    parent = view_box.parentItem()
+    while parent is not None and not isinstance(parent, pg.PlotItem):
+        parent = parent.parentItem()
+    if parent is not None and parent.titleLabel.text:
+        return parent.titleLabel.text[:40]
+    return ""
+
+
+def outside_window(root: QWidget, window: QWidget) -> list[str]:
+    """Shown widgets of `root` reaching outside the window, and scroll bars on the panel's scroll
+    area (the panel is larger than its dock: part of it is off screen)."""
+    problems = []
+    frame = window.rect()
+    for widget in [root] + root.findChildren(QWidget):
+        if not shown(widget) or widget.isWindow():
+            continue
+        rect = QRect(widget.mapTo(window, widget.rect().topLeft()), widget.size())
+        if not frame.adjusted(-1, -1, 1, 1).contains(rect):
+            problems.append(f"{type(widget).__name__} {widget.objectName()!r} at {rect.getRect()} "
+                            f"outside the window {frame.getRect()}")
+    scroll = root.parentWidget().parentWidget() if root.parentWidget() is not None else None
+    if isinstance(scroll, QAbstractScrollArea):
+        for bar in (scroll.horizontalScrollBar(), scroll.verticalScrollBar()):
+            if bar.isVisible() and bar.maximum() > 0:
+                problems.append(f"the panel scrolls ({'horizontal' if bar.orientation() == Qt.Horizontal else 'vertical'}"
+                                f" by {bar.maximum()} px): part of it is off screen")
+    return problems
+
+
+def figure_problems(panel, min_cap: float | None) -> list[str]:
+    """Figure 1: every block's texts inside its box, no two texts overlapping, all of the
+    figure in the view, and (min_cap) every text's cap height on screen at least that."""
+    problems = []
+    view, scene = panel.view, panel.scene
+    for e in panel.figure.elements:
+        block = e.item
+        if type(block).__name__ != "BlockItem":
+            continue  # ⊕ and ∿ carry their texts beside them, checked by the overlap rule
+        box = block.mapRectToScene(block.rect())
+        for t in block.texts():
+            r = t.sceneBoundingRect()
+            if not box.contains(r):
+                problems.append(f"{t.text()!r} {_r(r)} sticks out of its block {block.title!r} {_r(box)}")
+    texts = [i for i in scene.items() if isinstance(i, QGraphicsSimpleTextItem) and i.isVisible() and i.text()]
+    for i, a in enumerate(texts):
+        for b in texts[i + 1:]:
+            overlap = a.sceneBoundingRect().intersected(b.sceneBoundingRect())
+            if overlap.width() > 0.5 and overlap.height() > 0.5:
+                problems.append(f"{a.text()!r} overlaps {b.text()!r}")
+    shown_rect = view.mapToScene(view.viewport().rect()).boundingRect()
+    for t in texts:
+        if not shown_rect.adjusted(-1, -1, 1, 1).contains(t.sceneBoundingRect()):
+            problems.append(f"{t.text()!r} is outside the view")
+    if min_cap is not None:
+        zoom = view.transform().m11()
+        for t in texts:
+            cap = QFontMetricsF(t.font()).capHeight() * zoom
+            if cap < min_cap:
+                problems.append(f"{t.text()!r}: cap height {cap:.1f} px < {min_cap}")
+    return problems
+
+
+def _r(rect: QRectF) -> str:
+    return f"({rect.x():.0f},{rect.y():.0f} {rect.width():.0f}×{rect.height():.0f})"

@@ -1,0 +1,84 @@
+"""Presentation is a layout: at 1280×720 and 1024×768 every panel, alone on the screen, shows
+its texts whole, its plots at a readable size, and nothing outside the window — measured with
+QFontMetrics and widget / item rectangles (tests/layout_checks.py), not compared as pixels.
+
+What is measured, per panel (architecture, step, attention, positional, decoding, training):
+- only that panel's dock is on screen, inside the window, and its scroll area does not scroll;
+- every shown QLabel / QAbstractButton: its text's advance (QFontMetricsF; rich text through a
+  QTextDocument; wrapped text by heightForWidth) fits the widget — or it is elided on purpose
+  ("…" and the whole text in its tooltip);
+- every shown pyqtgraph ViewBox (colour bars excepted) is at least 160×120 screen pixels, and
+  every plot title fits the row its plot gives it (pyqtgraph fixes it at 30 px);
+- decoding: the step-by-step maps' titles whole (not elided);
+- Figure 1: each block's name and shape inside the block's rectangle, no two text items of the
+  figure overlapping, all of them in the view, and at 1280×720 a cap height of ≥ 11 px on screen.
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from explorer import presentation  # noqa: E402
+from layout_checks import (MIN_CAP_HEIGHT, clipped_texts, cramped_titles, figure_problems, outside_window, shown,  # noqa: E402
+                           small_plots)
+from support import make_main_window  # noqa: E402
+
+PANELS = ("architecture", "step", "attention", "positional", "decoding", "training")
+SIZES = ((1280, 720), (1024, 768))
+
+
+def settle(qtbot, rounds: int = 4) -> None:
+    for _ in range(rounds):  # layout, pyqtgraph's deferred geometry, the figure's re-arrangement
+        QApplication.processEvents()
+        qtbot.wait(5)
+
+
+@pytest.fixture(params=SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def presenting(request, qtbot, tmp_path):
+    size = request.param
+    window = make_main_window(qtbot, tmp_path, size=size)
+    window.lecture.presentation.enter(full_screen=False)
+    window.resize(*size)
+    settle(qtbot)
+    yield window, size
+    window.lecture.presentation.leave()
+    presentation.apply_theme(QApplication.instance(), "light")
+
+
+@pytest.mark.parametrize("name", PANELS)
+def test_each_panel_alone_fits_at_projector_sizes(presenting, qtbot, name):
+    window, size = presenting
+    window.focus_panel(name)
+    settle(qtbot)
+    panel, dock = window.panels[name], window.docks[name]
+    shown_docks = [n for n, d in window.docks.items() if d.isVisible()]
+    assert shown_docks == [name]
+    problems = outside_window(panel, window) + clipped_texts(panel) + small_plots(panel) + cramped_titles(panel)
+    if name == "architecture":
+        problems += figure_problems(panel, MIN_CAP_HEIGHT if size == (1280, 720) else None)
+    if name == "decoding":  # the step-by-step maps' titles whole, never "Mask in forc…"
+        problems += [f"title {m.title.text()!r} elided" for m in (panel.mask_map, panel.self_map, panel.cross_map)
+                     if shown(m) and m.title.text() != m.title.full_text]
+    assert not problems, f"{name} at {size[0]}×{size[1]}:\n  " + "\n  ".join(problems)
+    assert dock.geometry().width() >= size[0] - 4  # the panel has the window's whole width
+
+
+def test_leaving_restores_docks_and_title_size(qtbot, tmp_path):
+    window = make_main_window(qtbot, tmp_path, size=(1280, 720))
+    settle(qtbot)
+    before = {n: d.isVisible() for n, d in window.docks.items()}
+    title_top = window.docks["step"].widget().geometry().top()  # the title bar's height
+    font = window.docks["step"].font().pointSizeF()
+    window.lecture.presentation.enter(full_screen=False)
+    window.focus_panel("decoding")
+    settle(qtbot)
+    assert window.docks["step"].isHidden() and window.docks["decoding"].widget().geometry().top() < title_top
+    window.lecture.presentation.leave()
+    settle(qtbot)
+    assert {n: d.isVisible() for n, d in window.docks.items()} == before
+    assert window.docks["step"].font().pointSizeF() == pytest.approx(font)
+    assert window.docks["step"].widget().geometry().top() == title_top  # the title back at its normal size
