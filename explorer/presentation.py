@@ -406,11 +406,13 @@ class PresentationMode(QObject):
             self.window.setGeometry(screen.geometry())
 
     def _lecture_hidden(self) -> list[QWidget]:
-        """What a lecture does not need: the menu bar (its shortcuts stay live) and the device label."""
+        """What a lecture does not need: the menu bar (its shortcuts stay live), the device label,
+        and the first-screen hint (the lecturer drives; the room needs the rows for the panel)."""
         hidden = [self.window.menuBar()]
         bar = getattr(self.window, "input_bar", None)
-        if bar is not None and hasattr(bar, "device_label"):
-            hidden.append(bar.device_label)
+        for name in ("device_label", "hint"):
+            if bar is not None and hasattr(bar, name):
+                hidden.append(getattr(bar, name))
         return hidden
 
     def _refresh_views(self) -> None:

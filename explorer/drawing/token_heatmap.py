@@ -115,8 +115,12 @@ class TokenHeatmap(QWidget):
     least as wide as its title, which would crop a narrow map.
     """
 
-    def __init__(self, title: str = "", colormap: pg.ColorMap | None = None, parent=None):
+    def __init__(self, title: str = "", colormap: pg.ColorMap | None = None, parent=None,
+                 max_room: int | None = None):
+        """max_room: the most pixels the map may ask for (a page with other work beside it at
+        1280×720); past it the axes thin their labels and say how many they show."""
         super().__init__(parent)
+        self.max_room = max_room
         self.title = ElidedLabel(title)
         self.title.setFont(style.font(style.BASE_POINT_SIZE))
         self.rows_axis, self.cols_axis = TokenAxis("left"), TokenAxis("bottom")
@@ -227,6 +231,8 @@ class TokenHeatmap(QWidget):
         """At least enough room that every label of a frame up to 32 tokens fits at ≥ 8 pt."""
         fr, fc = (min(n, 32) for n in self._frame)
         side = max(fr * self.rows_axis.min_cell_px(), fc * self.cols_axis.min_cell_px())  # square cells
+        if self.max_room is not None:
+            side = min(side, self.max_room)
         self.plot_widget.setMinimumSize(int(max(110, side + 70)), int(max(110, side + 60)))
 
     def _fit(self) -> None:

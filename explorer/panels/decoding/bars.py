@@ -11,7 +11,7 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QColor, QFontMetricsF
+from PySide6.QtGui import QFontMetricsF
 
 from explorer import style
 from explorer.drawing.plot_style import fit_title_row, let_shrink

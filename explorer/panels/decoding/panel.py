@@ -16,7 +16,6 @@ each [MASK] instead (`MaskPredictionsView`).
 """
 from __future__ import annotations
 
-import html
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
@@ -24,6 +23,8 @@ from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QTabWidget, QVB
 from explorer import style
 from explorer.panels.decoding.bars import TopKBars
 from explorer.panels.decoding.beam_view import BeamTreeView
+from explorer.panels.decoding.chips import chip, prefix_chips, unknown_note
+from explorer.panels.decoding.reflow import STEP_TAB, set_side_by_side
 from explorer.panels.decoding.controls import DecodingControls
 from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
 from explorer.panels.decoding.parallel_view import ParallelPassView
@@ -32,15 +33,8 @@ from model.frame import STRATEGIES, DecodeRun
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 
 PLAY_INTERVAL_MS = 800
-STEP_TAB = "Step by step (autoregressive)"
 SIDE_BY_SIDE = (1200, 600)  # below this panel size the halves become tabs: each keeps readable maps
 DECODER_KINDS = ("decoder_self", "cross")
-
-
-def _chip(piece: str, colour: str | None = None, text: str | None = None) -> str:
-    colour, text = colour or style.current().chip_bg, text or style.current().chip_text
-    return (f"<span style='background:{colour}; color:{text}; font-family:{style.MONO_FAMILY};'>"
-            f"&nbsp;{html.escape(display_piece(piece))}&nbsp;</span>")
 
 
 class DecodingPanel(QWidget):
@@ -145,15 +139,14 @@ class DecodingPanel(QWidget):
     @property
     def fills_masks(self) -> bool:
         """The loaded model is a masked LM: the panel shows its [MASK] predictions."""
-        bundle = self.state.bundle
-        return bool(bundle is not None and getattr(bundle, "fills_masks", False))
+        return self.state.bundle is not None and self.state.bundle.fills_masks
 
     # -- the frame ----------------------------------------------------------------------------------
     def _on_frame(self, frame) -> None:
         """A new Frame: a masked LM's guesses, the decode, or why this input cannot be decoded."""
         if frame.bundle.fills_masks:
             return  # its forward (resultChanged) carries the guesses
-        elif not frame.bundle.model_kind.has_decoder:
+        if not frame.bundle.model_kind.has_decoder:
             self._clear("This model has no decoder (encoder-only): there is nothing to decode step by step.", "info")
         elif frame.decode is not None:
             if frame.decode is not self.run:
@@ -177,7 +170,7 @@ class DecodingPanel(QWidget):
 
     def _on_run(self, run: DecodeRun) -> None:
         self.run = run
-        self._show_message(self._unknown_note(run), "info")
+        self._show_message(unknown_note(run), "info")
         self.state.session.set_decode_step(None)  # arrive complete; Reset / Step walk through it
         self.parallel.set_run(run)
         if run.beam is not None:
@@ -195,16 +188,6 @@ class DecodingPanel(QWidget):
             self.beam_summary.setText("Choose “Beam search” as the strategy to grow its tree of hypotheses here.")
             self.state.set_view(self.panel_name, "parallel")
         self._show_step()
-
-    @staticmethod
-    def _unknown_note(run: DecodeRun) -> str:
-        if not run.unknown:
-            return ""
-        shown = ", ".join(repr(p) for _, p in run.unknown[:6])
-        return f"Unknown symbols read as <unk>: {shown}."
-
-    def _on_failed(self, text: str) -> None:
-        self._refuse(text, "error")
 
     def _refuse(self, text: str, level: str) -> None:
         """Input this model cannot decode: say why, and keep the last good run on screen."""
@@ -240,7 +223,7 @@ class DecodingPanel(QWidget):
     # -- the model changed -----------------------------------------------------------------------
     def _on_bundle(self, bundle) -> None:
         self._clear("", "info")  # the old model's run means nothing for the new one
-        if getattr(bundle, "fills_masks", False):
+        if bundle.fills_masks:
             mask = bundle.mask_token
             example = next((e for e in bundle.examples if mask and mask in e.split()), None)
             self.mask_view.set_mask_token(mask, example)
@@ -338,24 +321,6 @@ class DecodingPanel(QWidget):
         t = self.state.session.decode_step
         return len(self.run.steps) - 1 if t is None else max(0, min(t, len(self.run.steps) - 1))
 
-    @staticmethod
-    def _prefix_chips(prefix: list[str], n_prompt: int) -> str:
-        """The decoder's input as chips: the prompt (decoder-only) purple and labelled, the last
-        token — this step's query — blue. Zero-width spaces let a long prefix wrap."""
-        chips = []
-        for i, piece in enumerate(prefix):
-            if i == len(prefix) - 1:
-                chips.append(_chip(piece, style.current().source_bg, style.current().source_text))
-            elif 1 <= i <= n_prompt:
-                chips.append(_chip(piece, style.current().prompt_fill, style.current().prompt_text))
-            else:
-                chips.append(_chip(piece))
-            if n_prompt and i == 0:
-                chips.append(f"<span style='color:{style.current().prompt};'><i>prompt:</i></span>")
-            if n_prompt and i == n_prompt and i < len(prefix) - 1:
-                chips.append(f"<span style='color:{style.current().prompt};'>|</span>")
-        return "&#8203;".join(chips)
-
     def _update_step_label(self) -> None:
         n = len(self.run.steps)
         self.controls.step_label.setText(f"step {self.t} / {n - 1}")
@@ -391,11 +356,11 @@ class DecodingPanel(QWidget):
         self.bars.set_data(step.model_probs.numpy(), run.vocab, step.chosen,
                            None if sampled is None else sampled.numpy())
         p = float(step.model_probs[step.chosen])
-        chips = self._prefix_chips(prefix, run.n_prompt)
+        chips = prefix_chips(prefix, run.n_prompt)
         how = {"greedy": "argmax", "sample": "sampled", "beam": "beam's best",
                "target": "given continuation" if run.n_prompt else "target"}[run.settings.strategy]
         self.prefix.setText(f"<b>Step {t}</b>&nbsp; {chips} &nbsp;→&nbsp;"
-                            f"{_chip(run.vocab[step.chosen], style.current().chosen, style.current().on_chosen)}")
+                            f"{chip(run.vocab[step.chosen], style.current().chosen, style.current().on_chosen)}")
         note = " (dashed: after T / top-k / top-p)" if sampled is not None else ""
         # short enough for a quarter of a 1280-px beamer; the prefix row above says "Step t … →"
         self.bars.set_caption(f"{how} {display_piece(run.vocab[step.chosen])!r}, p = {p:.2f}")
@@ -412,25 +377,7 @@ class DecodingPanel(QWidget):
         self._set_side_by_side(self.width() >= SIDE_BY_SIDE[0] and self.height() >= SIDE_BY_SIDE[1])
 
     def _set_side_by_side(self, on: bool) -> None:
-        """Wide and tall: step by step beside the parallel pass. Otherwise (a 1280×720 beamer,
-        a dock of a normal window) one tab each, so no map shrinks below a readable size."""
-        if on == self.side_by_side:
-            return
-        self.side_by_side = on
-        current = self.tabs.currentWidget()
-        if on:
-            self.tabs.removeTab(self.tabs.indexOf(self.step_page))
-            self.left_tabs.addTab(self.step_page, STEP_TAB)
-            self.left_tabs.show()
-            if current is self.step_page:
-                current = self.parallel
-        else:
-            self.left_tabs.removeTab(0)
-            self.tabs.insertTab(0, self.step_page, STEP_TAB)
-            self.left_tabs.hide()
-            if self.run is not None and self.run.beam is None:
-                current = self.step_page
-        self.tabs.setCurrentWidget(current)
+        set_side_by_side(self, on)
 
     # -- lifetime --------------------------------------------------------------------------------
     def closeEvent(self, event) -> None:

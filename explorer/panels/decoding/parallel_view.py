@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QGridLayout, QHeaderView, QLabel, QTableWidget,
                                QTableWidgetItem, QWidget)
 
@@ -39,7 +39,7 @@ class ParallelPassView(QWidget):
         self.equality = QLabel()
         self.equality.setFont(style.font(style.BASE_POINT_SIZE + 1, bold=True))
         self.equality.setWordWrap(True)
-        self.heatmap = TokenHeatmap()
+        self.heatmap = TokenHeatmap(max_room=290)  # the page also holds its texts and table
         self.future = QLabel()
         self.future.setFont(style.font(style.BASE_POINT_SIZE))
         self.future.setWordWrap(True)

@@ -1,0 +1,40 @@
+"""The decoding panel's text: token chips for the decoder's input (the prompt purple, the query
+blue, the chosen token orange) and the note on unknown symbols."""
+from __future__ import annotations
+
+import html
+
+from explorer import style
+from explorer.drawing.token_heatmap import display_piece
+from model.frame import DecodeRun
+
+
+def chip(piece: str, colour: str | None = None, text: str | None = None) -> str:
+    colour, text = colour or style.current().chip_bg, text or style.current().chip_text
+    return (f"<span style='background:{colour}; color:{text}; font-family:{style.MONO_FAMILY};'>"
+            f"&nbsp;{html.escape(display_piece(piece))}&nbsp;</span>")
+
+
+def prefix_chips(prefix: list[str], n_prompt: int) -> str:
+    """The decoder's input as chips: the prompt (decoder-only) purple and labelled, the last
+    token — this step's query — blue. Zero-width spaces let a long prefix wrap."""
+    chips = []
+    for i, piece in enumerate(prefix):
+        if i == len(prefix) - 1:
+            chips.append(chip(piece, style.current().source_bg, style.current().source_text))
+        elif 1 <= i <= n_prompt:
+            chips.append(chip(piece, style.current().prompt_fill, style.current().prompt_text))
+        else:
+            chips.append(chip(piece))
+        if n_prompt and i == 0:
+            chips.append(f"<span style='color:{style.current().prompt};'><i>prompt:</i></span>")
+        if n_prompt and i == n_prompt and i < len(prefix) - 1:
+            chips.append(f"<span style='color:{style.current().prompt};'>|</span>")
+    return "&#8203;".join(chips)
+
+
+def unknown_note(run: DecodeRun) -> str:
+    if not run.unknown:
+        return ""
+    shown = ", ".join(repr(p) for _, p in run.unknown[:6])
+    return f"Unknown symbols read as <unk>: {shown}."

@@ -1,0 +1,27 @@
+"""The decoding panel's reflow: its two halves side by side when there is room, one tab each
+when there is not (a 1280×720 beamer, a dock of a normal window)."""
+from __future__ import annotations
+
+STEP_TAB = "Step by step (autoregressive)"
+
+
+def set_side_by_side(panel, on: bool) -> None:
+    """Wide and tall: step by step beside the parallel pass. Otherwise (a 1280×720 beamer,
+    a dock of a normal window) one tab each, so no map shrinks below a readable size."""
+    if on == panel.side_by_side:
+        return
+    panel.side_by_side = on
+    current = panel.tabs.currentWidget()
+    if on:
+        panel.tabs.removeTab(panel.tabs.indexOf(panel.step_page))
+        panel.left_tabs.addTab(panel.step_page, STEP_TAB)
+        panel.left_tabs.show()
+        if current is panel.step_page:
+            current = panel.parallel
+    else:
+        panel.left_tabs.removeTab(0)
+        panel.tabs.insertTab(0, panel.step_page, STEP_TAB)
+        panel.left_tabs.hide()
+        if panel.run is not None and panel.run.beam is None:
+            current = panel.step_page
+    panel.tabs.setCurrentWidget(current)
