@@ -1,5 +1,5 @@
 """Graphics items of the architecture diagram: blocks, the ⊕ adder, the positional-encoding
-wave, arrows, and a zoomable view. Vector items in a `QGraphicsScene`, so the figure stays
+wave and arrows (the zoomable view: `zoom_view`). Vector items in a `QGraphicsScene`, so the figure stays
 crisp at any zoom and on any projector.
 
 Items know nothing of the session state: a clicked block calls the `on_click(key)` callback
@@ -10,12 +10,12 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsObject, QGraphicsPathItem, QGraphicsScene,
-                               QGraphicsSimpleTextItem, QGraphicsView)
+                               QGraphicsSimpleTextItem)
 
-from explorer import style, theme
+from explorer import style
 
 BLOCK_W = 256.0  # the default width; Figure1Builder sizes blocks from their text (QFontMetrics)
 BLOCK_H = 54.0
@@ -332,74 +332,4 @@ def place_text(item: QGraphicsSimpleTextItem, pos: QPointF, align=Qt.AlignHCente
     item.setPos(x, pos.y() - br.height() / 2)
 
 
-class ZoomView(QGraphicsView):
-    """Wheel (with or without Ctrl) zooms around the cursor, dragging the background pans.
-
-    Until the user zooms, the view keeps the whole figure fitted to its size."""
-
-    MIN_SCALE, MAX_SCALE = 0.1, 6.0
-    FIT_MAX = 1.25  # fitting never magnifies more (× the presentation scale): huge text helps nobody
-    resized = Signal()
-
-    def __init__(self, scene: QGraphicsScene, parent=None):
-        super().__init__(scene, parent)
-        self.setRenderHints(QPainter.Antialiasing | QPainter.TextAntialiasing | QPainter.SmoothPixmapTransform)
-        self.setDragMode(QGraphicsView.ScrollHandDrag)
-        self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
-        self.setResizeAnchor(QGraphicsView.AnchorViewCenter)
-        self.auto_fit = True
-        self.restyle()
-        theme.notifier().changed.connect(self.restyle)
-
-    def restyle(self, *_) -> None:
-        """The canvas and every item built with a palette role, in the current palette."""
-        self.setBackgroundBrush(QBrush(style.colour("canvas")))
-        scene = self.scene()
-        for item in scene.items() if scene is not None else []:
-            role = item.data(THEME_ROLE)
-            if isinstance(item, StackBox):
-                item.restyle()
-            elif role and isinstance(item, QGraphicsSimpleTextItem):
-                item.setBrush(QBrush(style.colour(role)))
-            elif role and isinstance(item, QGraphicsPathItem):
-                pen = item.pen()
-                pen.setColor(style.colour(role))
-                item.setPen(pen)
-                if item.brush().style() != Qt.NoBrush:
-                    item.setBrush(QBrush(style.colour(role)))
-        self.viewport().update()
-
-    def zoom(self, factor: float) -> None:
-        current = self.transform().m11()
-        factor = max(self.MIN_SCALE / current, min(self.MAX_SCALE / current, factor))
-        self.auto_fit = False
-        self.scale(factor, factor)
-
-    def fit(self) -> None:
-        """Fit the whole figure as one drawing (aspect kept), never magnified beyond FIT_MAX."""
-        self.auto_fit = True
-        rect = self.scene().itemsBoundingRect().adjusted(-16, -16, 16, 16)
-        if rect.isEmpty():
-            return
-        self.setSceneRect(rect)
-        self.fitInView(rect, Qt.KeepAspectRatio)
-        most = self.FIT_MAX * max(style.scale(), 1.0)
-        if self.transform().m11() > most:
-            self.resetTransform()
-            self.scale(most, most)
-            self.centerOn(rect.center())
-
-    def wheelEvent(self, event) -> None:  # noqa: N802
-        steps = event.angleDelta().y() / 120.0
-        if steps:
-            self.zoom(1.15 ** steps)
-        event.accept()
-
-    def resizeEvent(self, event) -> None:  # noqa: N802
-        super().resizeEvent(event)
-        if self.auto_fit:
-            self.fit()
-        self.resized.emit()
-
-
-__all__ = ["AdderItem", "BlockItem", "QGraphicsItem", "StackBox", "WaveItem", "ZoomView", "arrow", "text"]
+__all__ = ["AdderItem", "BlockItem", "QGraphicsItem", "StackBox", "WaveItem", "arrow", "text"]

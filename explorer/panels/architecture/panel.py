@@ -14,7 +14,8 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QGraphicsScene, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from explorer import style
-from explorer.panels.architecture.diagram_items import BlockItem, ZoomView
+from explorer.panels.architecture.diagram_items import BlockItem
+from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.panels.architecture.figure1 import Figure, Figure1Builder
 
 TOKENS_GAP = 14.0  # between "Inputs" and its tokens on one line
