@@ -49,7 +49,7 @@ class _KindPane:
         self.labels: tuple[list[str], list[str]] = ([], [])
         self.selection = (0, 0)
         st.set_title(self.plot, SHORT_TITLES[kind])
-        self.image = pg.ImageItem()
+        self.image = pg.ImageItem(autoDownsample=True)  # a 512-token mosaic is drawn at screen resolution
         self.image.setLookupTable(cmap.getLookupTable(nPts=256))
         self.image.setLevels(st.WEIGHT_LEVELS)
         self.mask = MaskOverlay()
