@@ -336,13 +336,7 @@ def _check_shapes(config: TransformerConfig, tensors: dict[str, torch.Tensor], a
         expected = {name: tuple(t.shape) for name, t in Transformer(config).state_dict().items()}
     missing = sorted(set(expected) - set(tensors) - set(aliases))
     unexpected = sorted(set(tensors) - set(expected))
-    if missing or unexpected:
-        parts = []
-        if missing:
-            parts.append(f"missing tensors {missing[:4]}{' …' if len(missing) > 4 else ''}")
-        if unexpected:
-            parts.append(f"unexpected tensors {unexpected[:4]}{' …' if len(unexpected) > 4 else ''}")
-        raise CheckpointError(f"{w_path}: does not match the model in config.json: {'; '.join(parts)}")
+    _refuse_other_names(w_path, missing, unexpected)
     for name, shape in expected.items():  # in the model's order, so the first layer's mismatch is named
         if name in tensors and tuple(tensors[name].shape) != shape:
             raise CheckpointError(f"{w_path}: tensor {name!r} has shape {tuple(tensors[name].shape)} but config.json "
@@ -355,6 +349,17 @@ def _warn_if_not_finite(tensors: dict[str, torch.Tensor], w_path: Path) -> None:
         warnings.warn(f"{w_path}: {len(bad)} of {len(tensors)} weight tensors hold NaN or infinite values "
                       f"({', '.join(bad[:3])}{' …' if len(bad) > 3 else ''}); the model's outputs are meaningless",
                       CheckpointWarning, stacklevel=3)
+
+
+def _refuse_other_names(w_path: Path, missing: list[str], unexpected: list[str]) -> None:
+    """CheckpointError naming (the first few) tensors the weights lack or have beyond the model's."""
+    if missing or unexpected:
+        parts = []
+        if missing:
+            parts.append(f"missing tensors {missing[:4]}{' …' if len(missing) > 4 else ''}")
+        if unexpected:
+            parts.append(f"unexpected tensors {unexpected[:4]}{' …' if len(unexpected) > 4 else ''}")
+        raise CheckpointError(f"{w_path}: does not match the model in config.json: {'; '.join(parts)}")
 
 
 def _tokenizer(data):
@@ -370,13 +375,7 @@ def _load_weights(model: Transformer, tensors: dict[str, torch.Tensor], w_path: 
     expected, aliases = _unique_state(model)
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))
-    if missing or unexpected:
-        parts = []
-        if missing:
-            parts.append(f"missing tensors {missing[:4]}{' …' if len(missing) > 4 else ''}")
-        if unexpected:
-            parts.append(f"unexpected tensors {unexpected[:4]}{' …' if len(unexpected) > 4 else ''}")
-        raise CheckpointError(f"{w_path}: does not match the model in config.json: {'; '.join(parts)}")
+    _refuse_other_names(w_path, missing, unexpected)
     for name, want in expected.items():
         got = tensors[name]
         if tuple(got.shape) != tuple(want.shape):
