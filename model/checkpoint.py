@@ -29,6 +29,7 @@ FORMAT_VERSION = 1
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
 PICKLE_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle")
 MAX_CONFIG_BYTES = 50_000_000  # a config.json with a word-level vocabulary is well under 1 MB
+CHEAP_TO_BUILD = 5_000_000  # parameters: a model this small is checked by building it (~20 MB, ms)
 
 
 class CheckpointError(ValueError):
@@ -330,10 +331,14 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Mod
 
 def _check_shapes(config: TransformerConfig, tensors: dict[str, torch.Tensor], aliases: dict, w_path: Path) -> None:
     """Compare the weights' names and shapes with the model config.json describes, built on the
-    meta device (no memory), before the real model is allocated. Tied tensors (`aliases`) are
+    meta device (no memory) before the real model is allocated — or, for a model small enough
+    that building it twice costs less than the meta device's first use, on the CPU. Tied tensors (`aliases`) are
     stored once, under another name."""
-    with torch.device("meta"):
+    if config.parameter_estimate() <= CHEAP_TO_BUILD:  # (torch's meta device costs ~1 s on first use)
         expected = {name: tuple(t.shape) for name, t in Transformer(config).state_dict().items()}
+    else:
+        with torch.device("meta"):
+            expected = {name: tuple(t.shape) for name, t in Transformer(config).state_dict().items()}
     missing = sorted(set(expected) - set(tensors) - set(aliases))
     unexpected = sorted(set(tensors) - set(expected))
     _refuse_other_names(w_path, missing, unexpected)
