@@ -105,7 +105,8 @@ def test_grid_labels_its_selected_head_and_the_masked_key_follows_the_mask(windo
 
 def test_decoding_map_draws_all_labels_in_square_cells(qtbot, tmp_path):
     w = make_main_window(qtbot, tmp_path, size=(1280, 720))
-    w.runner.run("abcdefghijklmnopqrstuvw")  # 23 letters + <eos>: the decoder's frame is 24 tokens
+    text = "abcdefghijklmnopqrstuvw"  # followed as a target: 23 letters + <eos> = a 24-token frame
+    w.runner.run(text, text[::-1])  # (an untrained model's own output may end at any length)
     settle(qtbot)
     w.focus_panel("decoding")
     panel = w.panels["decoding"]
