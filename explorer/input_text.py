@@ -113,11 +113,6 @@ def mask_tooltip(result) -> str:
     return "\n".join(lines)
 
 
-def unknown_symbols(bundle, text: str) -> str:
-    """The distinct symbols of `text` the model's tokenizer does not know, space-separated."""
-    return describe_unknown(bundle.src_tokenizer.encode(text))
-
-
 def describe_unknown(encoded) -> str:
     """The distinct unknown symbols of an already tokenized text, space-separated."""
     return " ".join(sorted({printable(p) for _, p in encoded.unknown}))

@@ -180,8 +180,7 @@ class PresentationMode(QObject):
             self.session.set_theme(name)
 
     def _on_theme(self, name: str) -> None:
-        apply_theme(QApplication.instance(), name)
-        self._refresh_views()  # views that pick colours per update redraw with the new palette
+        apply_theme(QApplication.instance(), name)  # (it also redraws views that pick colours per update)
 
     def _on_scale(self, factor: float) -> None:
         rescale(QApplication.instance(), factor)

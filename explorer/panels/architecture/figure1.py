@@ -27,7 +27,7 @@ from explorer.panels.architecture.diagram_items import (ADDER_R, LABEL_PT, SMALL
 GAP = 14.0  # between elements
 SUB_GAP = 28.0  # before a sublayer: room for the residual branch and the Q/K/V fork
 RESIDUAL_OFFSET = 24.0  # residual line, outside the blocks
-BOX_PAD_OUTER, BOX_PAD_INNER, BOX_PAD_V = 40.0, 16.0, 12.0
+BOX_PAD_OUTER, BOX_PAD_INNER = 40.0, 16.0
 COLUMN_GAP = 130.0  # between the two stacks: the encoder→decoder bus runs here
 LAYER_GAP = 12.0  # extra room between layers so each layer's box holds its own residual branch
 LABEL_GAP = 10.0  # between a stack's box and its "Encoder / N× / layer" labels
