@@ -13,6 +13,8 @@ from explorer.drawing import plot_style as st
 from explorer.theme import current
 
 
+_WIDTHS: dict[str, dict[str, float]] = {}  # font key → token → pixels
+
 MIN_LABEL_PT = 8  # the smallest token label drawn: legible from the back row of a lecture room
 LABEL_GAP_PX = 3
 
@@ -89,16 +91,28 @@ class TokenAxis(pg.AxisItem):
 
     def _measure(self, pt: int) -> tuple[list[float], float]:
         if pt not in self._metrics:
-            m = QFontMetricsF(self.label_font(pt))
-            self._metrics[pt] = ([m.horizontalAdvance(t) for t in self._tokens], m.height())
+            font = self.label_font(pt)
+            m = QFontMetricsF(font)
+            # Token widths are kept across inputs and axes: a 512-token axis measured every
+            # label at every size it tried, on every frame (~30 ms of a MiniLM frame).
+            known = _WIDTHS.setdefault(font.key(), {})
+            if len(known) > 50_000:
+                known.clear()
+            widths = [known.get(t) or known.setdefault(t, m.horizontalAdvance(t)) for t in self._tokens]
+            self._metrics[pt] = (widths, m.height())
         return self._metrics[pt]
+
+    def _height(self, pt: int) -> float:
+        if pt in self._metrics:
+            return self._metrics[pt][1]
+        return QFontMetricsF(self.label_font(pt)).height()
 
     def _need_along(self, pt: int, rotated: bool) -> float:
         """Pixels per cell the labels need side by side at `pt` (neighbours share the gap between
         them, so one wide <bos> beside one-letter tokens still fits)."""
-        widths, height = self._measure(pt)
         if not self.horizontal or rotated:
-            return 0.8 * height + 1  # Qt's line height has ~20% of air; pyqtgraph packs at 0.8 too
+            return 0.8 * self._height(pt) + 1  # Qt's line height has ~20% of air; pyqtgraph packs at 0.8 too
+        widths, _ = self._measure(pt)
         if len(widths) < 2:
             return (widths[0] if widths else 0) + LABEL_GAP_PX
         return max((a + b) / 2 for a, b in zip(widths, widths[1:])) + LABEL_GAP_PX

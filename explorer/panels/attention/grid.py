@@ -6,9 +6,11 @@ Clicking a map selects that layer and head; the wheel zooms and dragging pans fo
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Signal
+from PySide6.QtCore import QRectF, QTimer, Signal
 from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QGraphicsRectItem, QVBoxLayout, QWidget
 
@@ -16,6 +18,7 @@ from explorer.drawing import plot_style as st
 from explorer.panels.attention.data import AttentionData
 from explorer.drawing.heatmap_items import MaskOverlay, TokenAxis
 from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose
+from explorer.drawing.pooled_mosaic import average_down, compose_pooled, compose_region, overview_factor
 
 SCALE_RULE = "attention weight: 0–1 on every map"
 
@@ -52,9 +55,23 @@ class _KindPane:
         self.image = pg.ImageItem(autoDownsample=True)  # a 512-token mosaic is drawn at screen resolution
         self.image.setLookupTable(cmap.getLookupTable(nPts=256))
         self.image.setLevels(st.WEIGHT_LEVELS)
+        # Zoomed into a mosaic too big for the screen (see pooled_mosaic): the visible cells at
+        # the resolution the zoom needs, over the averaged overview.
+        self.detail = pg.ImageItem()
+        self.detail.setLookupTable(cmap.getLookupTable(nPts=256))
+        self.detail.setZValue(1)
+        self.detail.setVisible(False)
         self.mask = MaskOverlay()
         self.plot.addItem(self.mask)
         self.plot.addItem(self.image)
+        self.plot.addItem(self.detail)
+        self.factor = 1  # cells per pixel of the overview image (1: drawn at full resolution)
+        self._detail_timer = QTimer(self.plot)  # dies with the plot: never fires into deleted items
+        self._detail_timer.setSingleShot(True)
+        self._detail_timer.setInterval(40)
+        self._detail_timer.timeout.connect(self.refresh_detail)
+        self.plot.vb.sigRangeChanged.connect(lambda *_: self._detail_timer.start())
+        self.plot.vb.sigResized.connect(lambda *_: self._refit_overview())
         self.box = QGraphicsRectItem()
         pen = QPen(st.colour("selected"))
         pen.setWidthF(3.0)
@@ -66,13 +83,17 @@ class _KindPane:
         self.mosaic: np.ndarray | None = None
         self._allowed_key: bytes | None = None
 
-    def update(self, weights: np.ndarray, allowed: np.ndarray, labels: tuple[list[str], list[str]] | None = None) -> None:
+    def update(self, weights, allowed: np.ndarray, labels: tuple[list[str], list[str]] | None = None,
+               layers: list[np.ndarray] | None = None) -> None:
+        """`weights`: the (L, h, T_q, T_k) maps, or a `LayerStacks` entry's `layers` list to
+        average from without stacking (see `AttentionData.weights`)."""
         if labels is not None:
             self.labels = (list(labels[0]), list(labels[1]))
-        layout = MosaicLayout.for_shape(weights.shape)
-        self.mosaic = compose(weights, allowed, layout, out=self.mosaic)
-        self.image.setImage(self.mosaic, autoLevels=False, levels=st.WEIGHT_LEVELS)
-        key = allowed.tobytes() + bytes(str(weights.shape), "ascii")
+        shape = (len(weights), *weights[0].shape) if isinstance(weights, list) else weights.shape
+        layout = MosaicLayout.for_shape(shape)
+        self._weights, self._allowed = weights, allowed
+        self._draw_overview(layout)
+        key = allowed.tobytes() + bytes(str(shape), "ascii")
         if layout != self.layout or key != self._allowed_key:  # geometry changed (rare)
             self.layout, self._allowed_key = layout, key
             self.mask.set_rects(blocked_rects(allowed, layout))
@@ -84,6 +105,51 @@ class _KindPane:
             # the view kept the previous input's range), then keep fitting until the user zooms.
             self.plot.vb.setRange(xRange=(0, cols), yRange=(0, rows), padding=0.005)
             self.plot.vb.enableAutoRange()
+
+    def _draw_overview(self, layout: MosaicLayout) -> None:
+        vb = self.plot.vb
+        self.factor = overview_factor(layout, vb.width(), vb.height())
+        rows, cols = layout.shape
+        if self.factor == 1:
+            stacked = np.stack(self._weights) if isinstance(self._weights, list) else self._weights
+            self.mosaic = compose(stacked, self._allowed, layout, out=self.mosaic)
+            self.image.setImage(self.mosaic, autoLevels=False, levels=st.WEIGHT_LEVELS)
+            self.image.setRect(QRectF(0, 0, cols, rows))
+        else:
+            self.mosaic = None
+            image, width, height = compose_pooled(self._weights, self._allowed, layout, self.factor)
+            self.image.setImage(image, autoLevels=False, levels=st.WEIGHT_LEVELS)
+            self.image.setRect(QRectF(0, 0, width, height))
+        self.refresh_detail(layout)
+
+    def _refit_overview(self) -> None:
+        """A resized view may need another averaging factor (a window made larger shows more)."""
+        if self.layout is None or getattr(self, "_weights", None) is None:
+            return
+        vb = self.plot.vb
+        if overview_factor(self.layout, vb.width(), vb.height()) != self.factor:
+            self._draw_overview(self.layout)
+
+    def refresh_detail(self, layout: MosaicLayout | None = None) -> None:
+        """Over an averaged overview, draw the cells in view at the resolution the zoom needs."""
+        layout = layout or self.layout
+        if layout is None or self.factor == 1 or getattr(self, "_weights", None) is None:
+            self.detail.setVisible(False)
+            return
+        vb = self.plot.vb
+        view = vb.viewRect()
+        rows, cols = layout.shape
+        r0, r1 = max(0, math.floor(view.top())), min(rows, math.ceil(view.bottom()))
+        c0, c1 = max(0, math.floor(view.left())), min(cols, math.ceil(view.right()))
+        px = min(vb.width() / max(view.width(), 1e-9), vb.height() / max(view.height(), 1e-9))
+        need = max(1, math.floor(1.0 / max(px, 1e-9)))
+        if need >= self.factor or r1 <= r0 or c1 <= c0:
+            self.detail.setVisible(False)
+            return
+        crop = average_down(compose_region(self._weights, self._allowed, layout, (r0, r1), (c0, c1)), need)
+        self.detail.setImage(crop, autoLevels=False, levels=st.WEIGHT_LEVELS)
+        self.detail.setRect(QRectF(c0, r0, c1 - c0, r1 - r0))
+        self.detail.setVisible(True)
 
     def select(self, layer: int, head: int) -> None:
         if self.layout is None or layer >= self.layout.layers or head >= self.layout.heads:
@@ -157,7 +223,7 @@ class AttentionGrid(QWidget):
         for kind in self.shown:
             pane = self.pane(kind)
             if kind in data.weights:
-                pane.update(data.weights[kind], data.allowed[kind], data.labels[kind])
+                pane.update(data.weights.layers(kind), data.allowed[kind], data.labels[kind])
             else:
                 pane.image.clear()
         self.select(*self._selection)
