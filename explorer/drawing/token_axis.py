@@ -49,6 +49,8 @@ class TokenAxis(pg.AxisItem):
         self._shown: list[tuple[int, str]] = []
         self._note = ""
         self.origin = 0.0
+        self.period = 0.0
+        self.repeats = 1
 
     @property
     def horizontal(self) -> bool:
@@ -62,9 +64,14 @@ class TokenAxis(pg.AxisItem):
     def numeric(self) -> bool:
         return self._numeric
 
-    def set_tokens(self, tokens: list[str], numeric: bool | None = None, origin: float = 0.0) -> None:
-        """`origin`: the view coordinate of token 0's cell (a map inside a mosaic starts further on)."""
+    def set_tokens(self, tokens: list[str], numeric: bool | None = None, origin: float = 0.0,
+                   period: float | None = None, repeats: int = 1) -> None:
+        """`origin`: the view coordinate of token 0's cell (a map inside a mosaic starts further on).
+        `repeats` maps side by side, `period` cells apart (a mosaic's layers or heads), each get
+        the labels: whichever map the user zooms into is named under and beside it."""
         self.origin = float(origin)
+        self.repeats = max(1, int(repeats))
+        self.period = float(period if period is not None else len(tokens))
         self._tokens = list(tokens)
         self._numeric = self._tokens == [str(i) for i in range(len(self._tokens))] if numeric is None else numeric
         self._metrics = {}
@@ -144,23 +151,43 @@ class TokenAxis(pg.AxisItem):
         """Pixels per cell in which every label still fits at the legible minimum (turned if need be)."""
         return self._need_along(MIN_LABEL_PT, self.horizontal)
 
-    def visible_ticks(self, lo: float, hi: float, size: float) -> list[int]:
-        """Indices labelled when cells lo…hi fill `size` pixels."""
-        n = len(self._tokens)
-        lo, hi = min(lo, hi) - self.origin, max(lo, hi) - self.origin
-        first, last = max(0, math.ceil(lo - 0.5)), min(n - 1, math.floor(hi - 0.5))
-        if n == 0 or last < first or size <= 0:
+    def _in_view(self, lo: float, hi: float) -> list[tuple[float, int, int]]:
+        """(start of the map's cells, first, last token index in view) for each map in lo…hi."""
+        n, spans = len(self._tokens), []
+        for m in range(self.repeats if n else 0):
+            base = self.origin + m * self.period
+            first, last = max(0, math.ceil(lo - base - 0.5)), min(n - 1, math.floor(hi - base - 0.5))
+            if first <= last:
+                spans.append((base, first, last))
+        return spans
+
+    def visible_slots(self, lo: float, hi: float, size: float) -> list[tuple[float, int]]:
+        """(view coordinate of the cell, token index) of every label drawn when cells lo…hi fill
+        `size` pixels."""
+        lo, hi = min(lo, hi), max(lo, hi)
+        spans = self._in_view(lo, hi)
+        if not spans or size <= 0:
             return []
         stride = self.fit_for(size / max(hi - lo, 1e-9)).stride
-        return list(range(first + (-first) % stride, last + 1, stride))
+        return [(base + i, i) for base, first, last in spans
+                for i in range(first + (-first) % stride, last + 1, stride)]
+
+    def visible_ticks(self, lo: float, hi: float, size: float) -> list[int]:
+        """Token indices labelled when cells lo…hi fill `size` pixels."""
+        return [i for _pos, i in self.visible_slots(lo, hi, size)]
 
     def tickValues(self, minVal, maxVal, size):  # noqa: N802 (pyqtgraph's name)
-        ticks = self.visible_ticks(minVal, maxVal, size)
-        return [(1.0, [self.origin + i + 0.5 for i in ticks])] if ticks else []
+        slots = self.visible_slots(minVal, maxVal, size)
+        return [(1.0, [pos + 0.5 for pos, _i in slots])] if slots else []
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802
-        n = len(self._tokens)
-        return [self._tokens[int(v - self.origin)] if 0 <= int(v - self.origin) < n else "" for v in values]
+        n, out = len(self._tokens), []
+        for v in values:
+            offset = v - self.origin
+            if self.repeats > 1 and self.period > 0:
+                offset -= min(self.repeats - 1, max(0, math.floor(offset / self.period))) * self.period
+            out.append(self._tokens[int(offset)] if 0 <= int(offset) < n else "")
+        return out
 
     def shown(self) -> list[tuple[int, str]]:
         """(index, text) of every label drawn last."""
@@ -191,10 +218,10 @@ class TokenAxis(pg.AxisItem):
         widths, height = self._measure(fit.pt)
         offset = max(0, self.style["tickLength"]) + self.style["tickTextOffset"][0 if not horizontal else 1]
         specs, shown, perp = [], [], 0.0
-        for i in self.visible_ticks(r0, r1, length):
+        for pos, i in self.visible_slots(r0, r1, length):
             text, w = self._tokens[i], widths[i]
             if horizontal:
-                x = bounds.left() + (self.origin + i + 0.5 - r0) * scale
+                x = bounds.left() + (pos + 0.5 - r0) * scale
                 if fit.rotated:
                     top = bounds.top() + offset if self.orientation == "bottom" else bounds.bottom() - offset - w
                     rect, flags = QRectF(x - height / 2, top, height, w), Qt.AlignmentFlag.AlignRight
@@ -204,7 +231,7 @@ class TokenAxis(pg.AxisItem):
                     rect, flags = QRectF(x - w / 2, top, w, height), Qt.AlignmentFlag.AlignHCenter
                     perp = max(perp, height)
             else:
-                y = bounds.bottom() - (self.origin + i + 0.5 - r0) * scale
+                y = bounds.bottom() - (pos + 0.5 - r0) * scale
                 if self.orientation == "left":
                     rect = QRectF(bounds.right() - offset - w, y - height / 2, w, height)
                     flags = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
@@ -216,8 +243,7 @@ class TokenAxis(pg.AxisItem):
             shown.append((i, text))
         self._shown = shown
         self._updateMaxTextSize(int(math.ceil(perp)) + 2)
-        lo, hi = sorted((r0 - self.origin, r1 - self.origin))
-        in_view = max(0, min(len(self._tokens), math.floor(hi - 0.5) + 1) - max(0, math.ceil(lo - 0.5)))
+        in_view = sum(last - first + 1 for _base, first, last in self._in_view(min(r0, r1), max(r0, r1)))
         note = f"showing {len(shown)} of {in_view} labels, zoom in for all" if len(shown) < in_view and not self._numeric else ""
         if note != self._note:
             self._note = note

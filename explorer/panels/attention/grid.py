@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, QTimer, Signal
+from PySide6.QtCore import QEvent, QRectF, QTimer, Signal
 from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QGraphicsRectItem, QVBoxLayout, QWidget
 
@@ -37,8 +37,8 @@ class _KindPane:
 
     def __init__(self, kind: str, cmap: pg.ColorMap):
         self.kind = kind
-        # The selected map's tokens: keys under the mosaic, queries at its right (the other maps
-        # share them: every map of a kind has the same query and key tokens).
+        # Keys under every column of maps, queries right of every row (every map of a kind has
+        # the same query and key tokens), so a zoom into any map reads its tokens.
         self.key_axis, self.query_axis = TokenAxis("bottom"), TokenAxis("right")
         self.plot = pg.PlotItem(axisItems={"bottom": self.key_axis, "right": self.query_axis})
         self.plot.invertY(True)
@@ -161,8 +161,9 @@ class _KindPane:
         self.selection = (layer, head)
         r, c = self.layout.origin(layer, head)
         q_labels, k_labels = self.labels
-        self.key_axis.set_tokens(k_labels, numeric=False, origin=c)
-        self.query_axis.set_tokens(q_labels, numeric=False, origin=r)
+        lay = self.layout  # every map of a kind reads the same tokens: label each column and row of maps
+        self.key_axis.set_tokens(k_labels, numeric=False, period=lay.t_k + lay.gap, repeats=lay.heads)
+        self.query_axis.set_tokens(q_labels, numeric=False, period=lay.t_q + lay.gap, repeats=lay.layers)
         st.set_title(self.plot, f"{SHORT_TITLES[self.kind]} · {head_label(layer, head)}")
         pad = self.layout.gap / 2
         self.box.setRect(QRectF(c - pad, r - pad, self.layout.t_k + 2 * pad, self.layout.t_q + 2 * pad))
@@ -195,6 +196,37 @@ class AttentionGrid(QWidget):
         self._selection = ("encoder", 0, 0)
         self.canvas.scene().sigMouseClicked.connect(self._on_click)
         self.canvas.scene().sigMouseMoved.connect(self._on_move)
+        self.canvas.installEventFilter(self)
+
+    def eventFilter(self, obj, event):  # noqa: N802 (Qt's name)
+        if obj is self.canvas and event.type() == QEvent.Type.Resize:
+            QTimer.singleShot(0, self, self._hug_mosaics)
+        return False
+
+    def _hug_mosaics(self) -> None:
+        """Shrink each plot to its mosaic's shape, so the token labels on the right and below sit
+        against the maps instead of at the far edge of an aspect-locked plot."""
+        panes = [self.pane(k) for k in self.shown if self.pane(k).layout is not None]
+        try:
+            if not panes or not self.isVisible():
+                return
+        except RuntimeError:  # the widget was deleted before this deferred call
+            return
+        room_w = (self.canvas.width() - self.colorbar.boundingRect().width() - 16) / len(self.shown)
+        room_h = self.canvas.height() - 12
+        for pane in panes:
+            plot, vb = pane.plot, pane.plot.vb
+            extra_w, extra_h = plot.width() - vb.width(), plot.height() - vb.height()
+            rows, cols = pane.layout.shape
+            scale = min((room_w - extra_w) / cols, (room_h - extra_h) / rows)
+            if scale <= 0:
+                continue
+            title = plot.titleLabel.item.boundingRect().width() + 8
+            width = max(160.0, title, scale * cols * 1.02 + extra_w)
+            height = max(120.0, scale * rows * 1.02 + extra_h)
+            if abs(plot.maximumWidth() - width) > 1 or abs(plot.maximumHeight() - height) > 1:
+                plot.setMaximumWidth(width)
+                plot.setMaximumHeight(height)
 
     def pane(self, kind: str) -> _KindPane:
         if kind not in self.panes:  # created once per kind, never per frame
@@ -227,6 +259,7 @@ class AttentionGrid(QWidget):
             else:
                 pane.image.clear()
         self.select(*self._selection)
+        QTimer.singleShot(0, self, self._hug_mosaics)
 
     def select(self, kind: str, layer: int, head: int) -> None:
         self._selection = (kind, layer, head)
