@@ -47,6 +47,7 @@ class ComparisonMaps(QWidget):
         self.map_diff = HeatmapPlot(layout, 0, 3, st.signed_cmap(), (-1.0, 1.0), "key", "", square=True)
         self.diff_bar = st.colorbar(st.signed_cmap(), (-1.0, 1.0), "B − A")
         self.diff_bar.axis.enableAutoSIPrefix(False)  # "±0.26", never "±260 (×0.001)"
+        self.diff_bar.axis.setWidth(90)  # "-0.25" and the title beside it, apart
         layout.addItem(self.diff_bar, row=0, col=4)
         for plot in (self.map_a, self.map_b, self.map_diff):
             st.let_shrink(plot.plot.titleLabel)
@@ -70,7 +71,7 @@ class ComparisonMaps(QWidget):
         for plot, values in zip(self.plots, self.values):
             plot.set_map(values, allowed, k_labels, q_labels)
             st.style_axis(plot.x_axis, f"key ({axis_names[1]})")
-        st.style_axis(self.map_a.y_axis, f"query ({axis_names[0]})")
+            st.style_axis(plot.y_axis, f"query ({axis_names[0]})")  # on all three: maps of one size
         st.set_title(self.map_a.plot, f"A · {head}")
         st.set_title(self.map_b.plot, f"B · {head}")
         st.set_title(self.map_diff.plot, f"B − A, scale {scale_text(self.scale)}")

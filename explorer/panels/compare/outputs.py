@@ -107,6 +107,14 @@ class OutputBars(QWidget):
         theme.notifier().changed.connect(self.recolour)
 
     def _colour_legend(self) -> None:
+        p = theme.current()
+        fill = p.q("canvas")
+        fill.setAlpha(230)
+        self.legend.setBrush(pg.mkBrush(fill))
+        self.legend.setPen(pg.mkPen(p.muted))
+        self.legend.setLabelTextColor(p.text)
+        for _sample, label in self.legend.items:  # (pyqtgraph stores the colour; the text needs redrawing)
+            label.setText(label.text)
         colours = model_colours()
         for item, writer in zip(self._legend_items, "AB"):
             item.setOpts(brush=colours[writer], pen=None)

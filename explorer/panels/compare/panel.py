@@ -12,8 +12,8 @@ from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSlider, QTabWidget,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSlider,
+                               QTabWidget, QVBoxLayout, QWidget)
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.token_heatmap import ElidedLabel
@@ -28,7 +28,7 @@ from model.snapshots import run_snapshots
 
 VIEWS = ("maps", "outputs", "heads")
 VIEW_TITLES = ("Attention: A | B | B − A", "Outputs, scored by both", "Which heads changed")
-SHORT_KIND = {"encoder": "Encoder self", "decoder_self": "Decoder masked self", "cross": "Cross (enc–dec)"}
+SHORT_KIND = {"encoder": "Encoder", "decoder_self": "Decoder", "cross": "Cross"}  # (the full name: tooltip)
 NOTE_SHEETS = {"info": "background: {info_bg}; color: {info_text}; padding: 4px;",
                "error": "background: {error_bg}; color: {error_text}; padding: 4px;"}
 HINT = ("Compare the model (A) with another checkpoint of the same architecture (B): “Open B…”, or start "
@@ -78,6 +78,9 @@ class ComparePanel(QWidget):
         top.addWidget(self.open_button)
         for text, box in (("Attention:", self.kind_box), ("Layer:", self.layer_box), ("Head:", self.head_box)):
             box.setFont(st.font(st.LABEL_PT))
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(7 if box is self.kind_box else 2)  # "Decoder", "12"
+            box.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)  # the room goes to B's name
             top.addWidget(self._label(text))
             top.addWidget(box)
         self.slider = QSlider(Qt.Orientation.Horizontal)
@@ -272,6 +275,8 @@ class ComparePanel(QWidget):
                 box.clear()
                 for text, value in zip(texts, values):
                     box.addItem(text, value)
+                    if box is self.kind_box:
+                        box.setItemData(box.count() - 1, KIND_LABELS[value], Qt.ItemDataRole.ToolTipRole)
             box.blockSignals(False)
         for box, value in ((self.kind_box, kinds.index(self.kind) if kinds else -1),
                            (self.layer_box, self.layer if layers else -1), (self.head_box, self.head if heads else -1)):

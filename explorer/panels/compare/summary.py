@@ -30,6 +30,7 @@ class HeadChanges(QWidget):
         self.grid = HeatmapPlot(self.canvas.ci, 0, 0, st.weight_cmap(), (0.0, 1.0), "head", "layer")
         self.bar = st.colorbar(st.weight_cmap(), (0.0, 1.0), "mean |B − A|")
         self.bar.axis.enableAutoSIPrefix(False)
+        self.bar.axis.setWidth(90)  # "0.15" and the title beside it, apart
         self.canvas.ci.addItem(self.bar, row=0, col=1)
         st.let_shrink(self.grid.plot.titleLabel)
         self.values: np.ndarray | None = None
