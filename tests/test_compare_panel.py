@@ -88,3 +88,18 @@ def test_a_comparison_fits_at_projector_sizes(qtbot, tmp_path, run_folder):
     finally:
         window.lecture.presentation.leave()
         presentation.apply_theme(QApplication.instance(), "light")
+
+
+def test_a_scene_keeps_the_compared_checkpoint():
+    from explorer.scenes import parse_tour
+    from explorer.session import Session
+
+    scene = parse_tour({"version": 2, "scenes": [{"name": "x", "compare": "runs/a/step-000100",
+                                                   "views": {"compare": "heads"}}]}).scenes[0]
+    assert scene.compare == "runs/a/step-000100" and scene.to_dict()["compare"] == scene.compare
+    session, heard = Session(), []
+    session.events.compare.connect(heard.append)
+    session.reset_view_state(scene.views, scene.decoding, scene.causal_mask, scene.compare)
+    assert session.compare == scene.compare and session.view("compare") == "heads" and heard == [scene.compare]
+    session.reset_view_state()  # a scene without one: nothing compared, whatever was before
+    assert session.compare is None and heard == [scene.compare, None]
