@@ -51,6 +51,8 @@ class ComparisonMaps(QWidget):
         layout.addItem(self.diff_bar, row=0, col=4)
         for plot in (self.map_a, self.map_b, self.map_diff):
             st.let_shrink(plot.plot.titleLabel)
+        for col in (0, 1, 3):  # the three maps share the width equally; the colour bars keep theirs
+            layout.layout.setColumnStretchFactor(col, 1)
         self.scale = 1.0
         self.values: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.labels: tuple[list[str], list[str]] = ([], [])
@@ -70,7 +72,8 @@ class ComparisonMaps(QWidget):
         self.diff_bar.setLevels((-self.scale, self.scale))
         for plot, values in zip(self.plots, self.values):
             plot.set_map(values, allowed, k_labels, q_labels)
-            st.style_axis(plot.x_axis, f"key ({axis_names[1]})")
+            # a long name ("prompt | continuation") would run into the next map's: the query axis says it
+            st.style_axis(plot.x_axis, f"key ({axis_names[1]})" if len(axis_names[1]) <= 8 else "key")
             st.style_axis(plot.y_axis, f"query ({axis_names[0]})")  # on all three: maps of one size
         st.set_title(self.map_a.plot, f"A · {head}")
         st.set_title(self.map_b.plot, f"B · {head}")

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QPus
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.token_heatmap import ElidedLabel
-from explorer.panels.attention.data import KIND_AXIS_NAMES
+from explorer.panels.attention.data import DECODER_ONLY_NAMES, ENCODER_ONLY_NAMES, KIND_AXIS_NAMES
 from explorer.panels.compare.maps import ComparisonMaps
 from explorer.panels.compare.outputs import OutputBars, describe_token
 from explorer.panels.compare.summary import HeadChanges
@@ -292,9 +292,17 @@ class ComparePanel(QWidget):
         kind, layer, head = self.kind, self.layer, self.head
         q_labels, k_labels = c.labels[kind]
         self.maps.set_maps(c.attention_a[kind][layer, head], c.attention_b[kind][layer, head], c.allowed[kind],
-                           q_labels, k_labels, f"L{layer + 1} H{head + 1}", KIND_AXIS_NAMES[kind])
+                           q_labels, k_labels, f"L{layer + 1} H{head + 1}", self._axis_names(kind))
         self.heads.set_values(c.mean_abs_difference(kind), KIND_LABELS[kind])
         self.readout.setText(self._disagreement())
+
+    def _axis_names(self, kind: str) -> tuple[str, str]:
+        """What the query / key tokens are: a decoder-only model's one sequence is prompt |
+        continuation, an encoder-only model's its input (as the attention panel names them)."""
+        model_kind = self.comparison.frame_a.bundle.model_kind
+        if model_kind.continues_prompt:
+            return DECODER_ONLY_NAMES
+        return ENCODER_ONLY_NAMES if not model_kind.has_decoder else KIND_AXIS_NAMES[kind]
 
     def _disagreement(self) -> str:
         """The token the models disagree on most, in words (the readout until the mouse moves)."""
