@@ -35,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", metavar="DIR", help="a checkpoint folder, or the name of a bundled one")
     p.add_argument("--input", metavar="TEXT", help=f"the source text to run (default: {DEFAULT_INPUT!r})")
     p.add_argument("--target", metavar="TEXT", help="teacher-force the decoder on this target")
+    p.add_argument("--compare", metavar="DIR", help="a checkpoint of the same architecture to compare with "
+                   "(--panel compare), or a run's folder of step-… snapshots")
     p.add_argument("--panel", metavar="NAME", default="step", help="the panel to bring to the front")
     p.add_argument("--step", metavar="NAME", help="select this step (e.g. encoder.layers.0.self_attn.weights)")
     p.add_argument("--screenshot", metavar="FILE.png", help="render offscreen, save a PNG and exit")
@@ -89,8 +91,10 @@ def run_app(argv: list[str] | None = None) -> int:
     state = SessionState()
     runner = Runner(state)
     window = MainWindow(state, runner, restore=not args.reset_layout)
-    if args.panel != "step":
-        window.focus_panel(args.panel)
+    if args.compare:
+        state.session.set_compare(args.compare)
+    if args.panel != "step" or args.compare:
+        window.focus_panel("compare" if args.compare and args.panel == "step" else args.panel)
     window.show()
     startup.close()
     startup.deleteLater()

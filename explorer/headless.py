@@ -75,6 +75,7 @@ def _screenshot(args) -> int:
             bundle.encode_target(args.target)
     except InputError as exc:
         raise HeadlessError(f"bad input: {exc}") from None
+    _check_compare(bundle, getattr(args, "compare", None))
 
     state = SessionState()
     runner = Runner(state, synchronous=True)
@@ -96,8 +97,24 @@ def _screenshot(args) -> int:
         close_window(app, window)
 
 
+def _check_compare(bundle, reference: str | None) -> None:
+    """--compare: a checkpoint B that loads and has A's architecture, before a window is built."""
+    if not reference:
+        return
+    from explorer.panels.compare.worker import ModelCache
+    from explorer.runner import load_bundle
+    from model.comparison import ComparisonError, check_comparable
+    try:
+        check_comparable(bundle, load_bundle(ModelCache.resolve(reference)))
+    except ComparisonError as exc:
+        raise HeadlessError(str(exc)) from None
+    except (ValueError, OSError) as exc:
+        raise HeadlessError(f"cannot load --compare {reference}: {exc}") from None
+
+
 def _render(app, window, state, runner, errors, bundle, args, out) -> int:
     from explorer.launch import DEFAULT_INPUT
+    state.session.set_compare(getattr(args, "compare", None))
     state.set_bundle(bundle)
     runner.run(args.input if args.input is not None else DEFAULT_INPUT, args.target)
     if errors:
@@ -118,6 +135,9 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
             raise HeadlessError(f"scene {args.scene}: {errors[-1]}")
     if not getattr(args, "scene", None) or args.panel != "step":
         window.focus_panel(args.panel)
+    waiting = getattr(window.panels.get(args.panel), "wait_until_drawn", None)
+    if waiting is not None:  # a panel with work of its own (compare) finishes it before the picture
+        waiting()
     if getattr(args, "train_seconds", None):
         trained = window.panels["training"].train_for(args.train_seconds)
         print(f"trained {trained} steps in {args.train_seconds:g} s")
