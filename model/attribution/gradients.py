@@ -19,7 +19,7 @@ import torch
 
 from .problem import AttributionProblem
 
-IG_STEPS = 64
+IG_STEPS = 32  # Gauss-Legendre points: completeness holds to well under 1% on our models
 
 
 @contextmanager
@@ -63,13 +63,14 @@ def grad_x_input(problem: AttributionProblem) -> np.ndarray:
     return (grad * x).sum(-1)[0].detach().double().numpy()
 
 
-def integrated_gradients(problem: AttributionProblem, n_steps: int = IG_STEPS,
+def integrated_gradients(problem: AttributionProblem, n_steps: int | None = None,
                          return_delta: bool = False):
     """Captum's IntegratedGradients from the zero embedding to the input, summed over d_model.
 
     With `return_delta` also returns captum's convergence delta: Σ scores − (f(x) − f(0))."""
     from captum.attr import IntegratedGradients  # imported here: captum takes seconds to import
 
+    n_steps = n_steps or IG_STEPS
     x = input_embeddings(problem)
     ig = IntegratedGradients(lambda e: log_prob_of_embeddings(problem, e))
     with torch.enable_grad():
