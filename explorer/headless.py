@@ -118,6 +118,9 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
             raise HeadlessError(f"scene {args.scene}: {errors[-1]}")
     if not getattr(args, "scene", None) or args.panel != "step":
         window.focus_panel(args.panel)
+    wait_for_work = getattr(window.panels.get(args.panel), "wait_for_work", None)
+    if wait_for_work is not None:  # a panel computing off the GUI thread (attribution): its picture, drawn
+        wait_for_work()
     if getattr(args, "train_seconds", None):
         trained = window.panels["training"].train_for(args.train_seconds)
         print(f"trained {trained} steps in {args.train_seconds:g} s")
