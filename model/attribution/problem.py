@@ -124,8 +124,6 @@ def _encoder_only_problem(bundle: ModelBundle, src: torch.Tensor, enc, position:
     rows = [i for i, t in enumerate(ids) if t == mask_id] or list(range(len(ids)))
     predicted = bundle.model(src)[0].argmax(-1).tolist()  # the model's own guess at each position
     token_ids = [predicted[r] for r in rows]
-    tok = bundle.src_tokenizer
-    outputs = [f"{tok.pieces([ids[r]])[0]}→{p}" if ids[r] == mask_id else p
-               for r, p in zip(rows, tok.pieces(token_ids))]
+    outputs = bundle.src_tokenizer.pieces(token_ids)  # what the model puts at each [MASK]
     return AttributionProblem(bundle, src, None, (0, len(ids)), list(enc.pieces), outputs, rows, token_ids,
                               resolve_position(position, len(rows)))

@@ -54,6 +54,7 @@ class AttributionPanel(QWidget):
         self.output_box, self.layer_box, self.head_box = QComboBox(), QComboBox(), QComboBox()
         self.output_box.setToolTip("The output token whose inputs are scored: a decoding step, a [MASK], "
                                    "or a next-token position after the prompt")
+        self.output_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.previous_button, self.next_button = QPushButton("◀"), QPushButton("▶")
         self.previous_button.setToolTip("The previous output token")
         self.next_button.setToolTip("The next output token")
