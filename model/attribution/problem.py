@@ -9,8 +9,10 @@ The output tokens one can choose (`problem.outputs`, indexed by `position`):
 * decoder-only: the continuation y₁ … y_n <eos> that follows the prompt;
 * encoder-only masked LM: the [MASK] positions of the input (every position if it has none),
   explaining the model's own top guess there.
-A pretrained encoder without a trained masked-LM head has no output token to explain, so it
-is refused with `UnsupportedAttribution`.
+A pretrained encoder without a trained masked-LM head (MiniLM) has no output token to explain,
+so it is refused with `UnsupportedAttribution`. A pretrained Marian model is an encoder-decoder
+and is explained like ours (its source and target share one embedding table; only the
+source's lookup is perturbed, see `model.attribution.gradients`).
 """
 from __future__ import annotations
 
