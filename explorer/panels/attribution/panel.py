@@ -222,7 +222,6 @@ class AttributionPanel(QWidget):
         titles = {m: SHORT_NAMES[m] for m in view.scores}
         self.bars.set_data(view.input_pieces, view.scores, titles)
         self.table.set_data([SHORT_NAMES[m] for m in view.names], view.rho)
-        request = view.request
         self._say(f"Why “{display_piece(view.output_piece)}” (output {view.position + 1} of {len(view.outputs)})? "
                   f"Each row scaled to its largest |score| (right); outlined: top token; reddish: lowers p. "
                   f"head = {view.head_label}; table: Spearman ρ.")
