@@ -17,7 +17,7 @@ from PySide6.QtGui import QFontMetricsF
 
 from explorer import style
 from explorer.drawing import plot_style as st
-from explorer.drawing.token_heatmap import fitted_ticks
+from explorer.drawing.token_heatmap import display_piece, fitted_ticks
 from model.attribution import top1
 
 ROW_FILL = 0.78  # the tallest bar's share of its row
@@ -96,9 +96,20 @@ class MethodBars(pg.PlotWidget):
     def _fit_ticks(self) -> None:
         axis = self.getPlotItem().getAxis("bottom")
         width = self.getPlotItem().getViewBox().width()
-        char = QFontMetricsF(axis.style.get("tickFont") or style.font()).horizontalAdvance("m")
+        tick_font = style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True)  # at today's scale
+        axis.setStyle(tickFont=tick_font)
+        metrics = QFontMetricsF(tick_font)
+        char = metrics.horizontalAdvance("m")
         slot = width / max(len(self.pieces), 1) if width > 0 else 60.0
-        axis.setTicks([fitted_ticks(self.pieces, slot, char)])
+        longest = max((len(display_piece(p)) for p in self.pieces), default=1)
+        if slot - 2 >= longest * char or len(self.pieces) < 2:
+            axis.setHeight(None)
+            axis.setTicks([fitted_ticks(self.pieces, slot, char)])
+            return
+        axis.setHeight(2 * metrics.lineSpacing() + 8)
+        # Too narrow for whole words: every other label one line lower, so each gets two slots.
+        ticks = fitted_ticks(self.pieces, 2 * slot, char)
+        axis.setTicks([[(x, text if int(x) % 2 == 0 else "\n" + text) for x, text in ticks]])
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
