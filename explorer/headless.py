@@ -136,7 +136,7 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
     if not getattr(args, "scene", None) or args.panel != "step":
         window.focus_panel(args.panel)
     waiting = getattr(window.panels.get(args.panel), "wait_until_drawn", None)
-    if waiting is not None:  # a panel with work of its own (compare) finishes it before the picture
+    if waiting is not None:  # a panel with work of its own (compare, attribution) finishes it before the picture
         waiting()
     if getattr(args, "train_seconds", None):
         trained = window.panels["training"].train_for(args.train_seconds)

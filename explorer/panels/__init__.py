@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import importlib
 
-PANEL_MODULES = ("architecture", "stepper", "attention", "positional", "decoding", "training", "compare")
+PANEL_MODULES = ("architecture", "stepper", "attention", "positional", "decoding", "attribution", "compare",
+                 "training")
 
 
 def panel_classes() -> list[type]:
