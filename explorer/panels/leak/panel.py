@@ -9,8 +9,6 @@ the run with the mask. Run trains both (model.leak_lab) on a worker thread
 """
 from __future__ import annotations
 
-import html
-
 import numpy as np
 
 from PySide6.QtCore import QEvent, QEventLoop, Qt, QTimer
@@ -18,7 +16,8 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QGridLayout, QHBoxLayout
                                QSpinBox, QVBoxLayout, QWidget)
 
 from explorer import style, theme
-from explorer.panels.leak.views import AccuracyBars, AttentionPair, LossCurves, run_colour
+from explorer.drawing.token_heatmap import ElidedLabel
+from explorer.panels.leak.views import AccuracyBars, AttentionPair, LossCurves
 from explorer.panels.leak.worker import LeakPhase, LeakResult, LeakRun, StepRows
 from explorer.state import SessionState
 from model.leak_lab import RUN_LABELS, RUNS, LeakConfig
@@ -33,10 +32,19 @@ def verdict(result: LeakResult) -> str:
     """The finished lab in words, from its numbers."""
     m, leak = result.runs["masked"], result.runs["leaking"]
     below = "below" if leak.final_loss < result.loss_floor else "above"
-    return (f"No mask: loss {leak.final_loss:.2f}, {below} the {result.loss_floor:.2f} no model reading only the past "
-            f"can reach (with mask {m.final_loss:.2f}); teacher-forced {leak.teacher_forced:.0%}, best possible "
-            f"{result.best_accuracy:.0%}: it reads the answer. Generating, {leak.generated:.0%} of its sentences "
-            f"are right (with mask {m.generated:.0%}).")
+    return (f"No mask: loss {leak.final_loss:.2f}, {below} the {result.loss_floor:.2f} that no model reading only "
+            f"the past can reach (with mask {m.final_loss:.2f}); teacher-forced {leak.teacher_forced:.0%} against a "
+            f"best possible {result.best_accuracy:.0%}: it reads the answer. Yet {leak.generated:.0%} of its "
+            f"generated sentences are right (with mask {m.generated:.0%}).")
+
+
+def generation_lines(result: LeakResult) -> tuple[str, str]:
+    """(one line: the first held-out opening as each run continued it, all examples for a tooltip)."""
+    prompt = result.runs[RUNS[0]].generations[0][0]
+    line = f"Generated from “{prompt}”: " + " · ".join(
+        f"{RUN_LABELS[run]} → {result.runs[run].generations[0][1] or '(nothing)'}" for run in RUNS)
+    every = [f"{RUN_LABELS[run]}: {p} → {c or '(nothing)'}" for run in RUNS for p, c in result.runs[run].generations]
+    return line, "Greedy continuations of held-out openings:\n" + "\n".join(every)
 
 
 def leakiest_head(result: LeakResult) -> tuple[int, int]:
@@ -87,9 +95,8 @@ class LeakPanel(QWidget):
         self.message = QLabel(INTRO)
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.generations = QLabel("")
-        self.generations.setWordWrap(True)
-        self.generations.setTextFormat(Qt.RichText)
+        self.generations = ElidedLabel("")  # one line (a long one ends in …; all examples in its tooltip)
+        self.generations.setAlignment(Qt.AlignLeft | Qt.AlignVCenter)
         self.loss_plot = LossCurves()
         self.bars = AccuracyBars()
         self.maps = AttentionPair()
@@ -150,7 +157,7 @@ class LeakPanel(QWidget):
             grid.addWidget(self.loss_plot, 0, 0)
             grid.addWidget(self.bars, 0, 1)
             grid.addWidget(self.maps, 0, 2)
-            stretches, rows = (1, 1, 2), (1, 0)
+            stretches, rows = (4, 4, 5), (1, 0)  # the square maps are as high as the row allows
         else:
             grid.addWidget(self.loss_plot, 0, 0)
             grid.addWidget(self.bars, 0, 1)
@@ -271,12 +278,9 @@ class LeakPanel(QWidget):
         self._draw_maps()
         self.message.setText(verdict(result))
         style.set_sheet(self.message, "")
-        rows = []
-        for run in RUNS:
-            prompt, continuation = result.runs[run].generations[0]
-            rows.append(f"<span style='color:{run_colour(run)}'>■</span> {html.escape(RUN_LABELS[run])}: "
-                        f"<i>{html.escape(prompt)}</i> → {html.escape(continuation) or '(nothing)'}")
-        self.generations.setText("Generated: " + " &nbsp; ".join(rows))
+        line, every = generation_lines(result)
+        self.generations.setText(line)
+        self.generations.setToolTip(every)
 
     def _draw_maps(self) -> None:
         layer, head = tuple(self.head_combo.currentData() or (0, None))

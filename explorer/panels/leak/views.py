@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from explorer import style
@@ -18,10 +19,10 @@ from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.drawing.token_heatmap import TokenHeatmap
 from model.leak_lab import RUN_LABELS, RUNS, LeakResult
 
-CATEGORIES = (("teacher_forced", "teacher-forced"), ("free_running", "free-running"), ("generated", "generated"))
+# (RunScores field, axis name): two short lines each, so the axis stays narrow
+CATEGORIES = (("teacher_forced", "teacher-\nforced"), ("free_running", "free-\nrunning"), ("generated", "generated"))
 BAR = 0.3  # each run's bar height in a category's slot of 1 (its name above, in NAME_ROOM)
-NAME_ROOM = 0.34
-TOP = -0.38  # the plot's top edge: room above the first name for the "best possible" label
+NAME_ROOM = 0.2  # above a category's two bars
 X_RIGHT = 1.38  # room right of a full bar for its value
 
 
@@ -96,8 +97,7 @@ class LossCurves(pg.PlotWidget):
 
 
 class AccuracyBars(pg.PlotWidget):
-    """Held-out accuracy of each run: per category a name, then one horizontal bar per run with
-    its value at the end (names inside the plot, not on an axis: a narrow plot keeps its bars).
+    """Held-out accuracy of each run: per category one horizontal bar per run, its value at the end.
 
     teacher-forced: next word with the whole sentence given; free-running: the same words, each
     from its prefix alone; generated: openings continued into sentences the corpus can say."""
@@ -105,20 +105,16 @@ class AccuracyBars(pg.PlotWidget):
     def __init__(self, parent=None):
         super().__init__(parent=parent)
         plot = style.still_plot(self.getPlotItem())
-        _title(plot, "Held-out accuracy")
+        _title(plot, "Accuracy")
         _axes(plot, "", "")
-        plot.hideAxis("left")
+        left = plot.getAxis("left")
+        left.setTicks([[(i + 0.5, name) for i, (_, name) in enumerate(CATEGORIES)]])
+        left.setStyle(tickLength=0)
         plot.getAxis("bottom").setTicks([[(v, f"{v:.0%}") for v in (0, 0.5, 1.0)]])
         plot.invertY(True)  # teacher-forced at the top
         plot.setXRange(0, X_RIGHT, padding=0)  # room right of a full bar for its number
-        plot.setYRange(TOP, len(CATEGORIES), padding=0)
-        self.names = []
-        for i, (_, name) in enumerate(CATEGORIES):
-            item = pg.TextItem(name, anchor=(0, 0), color=style.TEXT.name())
-            item.setFont(style.font(style.SMALL_POINT_SIZE))
-            item.setPos(0, i)
-            plot.addItem(item)
-            self.names.append(item)
+        plot.getViewBox().sigResized.connect(self._fit_top)
+        self._fit_top()
         self.bars = {run: pg.BarGraphItem(x0=0, y=self._rows(run), width=np.zeros(len(CATEGORIES)), height=BAR,
                                           brush=run_colour(run), pen=run_colour(run)) for run in RUNS}
         for bars in self.bars.values():
@@ -134,6 +130,14 @@ class AccuracyBars(pg.PlotWidget):
         self.ceiling_label = pg.TextItem("", anchor=(0.5, 1.0), color=style.MUTED.name())
         self.ceiling_label.setFont(style.font(style.SMALL_POINT_SIZE))
         plot.addItem(self.ceiling_label)
+
+    def _fit_top(self, *_) -> None:
+        """Room above the first bars for one line of text (the "best possible" label), in data
+        units for the plot's current height: u = n·L / (h − L) for n categories, a line of L px."""
+        line = QFontMetricsF(style.font(style.SMALL_POINT_SIZE)).height() * 1.1
+        height = max(self.getPlotItem().getViewBox().height(), 2 * line)
+        top = len(CATEGORIES) * line / (height - line)
+        self.getPlotItem().setYRange(-top, len(CATEGORIES), padding=0)
 
     @staticmethod
     def _rows(run: str) -> np.ndarray:
@@ -156,16 +160,16 @@ class AccuracyBars(pg.PlotWidget):
             return
         best = result.best_accuracy  # next-word categories only: a generated sentence has no such ceiling
         top, bottom = NAME_ROOM - 0.05, NAME_ROOM + 2 * BAR + 0.05
-        self.ceiling.setData([best, best, np.nan, best, best], [TOP + 0.3, bottom, np.nan, 1 + top, 1 + bottom],
+        self.ceiling.setData([best, best, np.nan, best, best], [0, bottom, np.nan, 1 + top, 1 + bottom],
                              connect="finite")
         self.ceiling_label.setText("best possible")
-        self.ceiling_label.setPos(best, TOP + 0.3)
+        self.ceiling_label.setPos(best, 0)
         self.ceiling.setToolTip(f"best possible next-word accuracy on these sentences: {best:.0%}")
 
     def restyle(self) -> None:
         for run, bars in self.bars.items():
             bars.setOpts(brush=run_colour(run), pen=run_colour(run))
-        for item in [*self.names, *(i for items in self.labels.values() for i in items)]:
+        for item in (i for items in self.labels.values() for i in items):
             item.setColor(style.TEXT.name())
         self.ceiling.setPen(_dashed(2.5))
         self.ceiling_label.setColor(style.MUTED.name())
