@@ -18,7 +18,7 @@ share. Schema (version 2; version 1 files, without "views" and "causal_mask", st
           "input": "2016-03-07",        # the source text; optional (keeps the current one)
           "target": null,               # teacher-forced target; optional
           "panel": "attention",         # dock to raise: architecture, step, attention, positional,
-                                        # decoding, training; optional
+                                        # decoding, training, leak; optional
           "step": "encoder.layers.0.self_attn.weights",   # step name (or prefix); optional
           "attention": {"kind": "encoder", "layer": 0, "head": 0},          # optional; counted
                         # from 0 here (the model's indices), shown from 1 in the app: layer 0 = "L1"

@@ -11,10 +11,13 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from explorer import presentation  # noqa: E402
 from explorer.panels.leak.panel import LeakPanel  # noqa: E402
 from explorer.panels.leak.worker import LeakResult  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
+from layout_checks import clipped_texts, cramped_titles, outside_window, small_plots  # noqa: E402
 from model.leak_lab import RUNS, LeakConfig  # noqa: E402
+from support import make_main_window  # noqa: E402
 
 TIMEOUT = 60_000  # ms: CI machines are shared
 TINY = dict(steps=20, d_model=16, n_heads=2, batch_size=8, warmup=10, eval_size=12)
@@ -30,7 +33,33 @@ def panel(qtbot):
     p.shutdown()
 
 
-def test_a_run_draws_both_curves_the_bars_and_the_maps(qtbot, panel):
+def settle(qtbot, rounds: int = 4) -> None:
+    for _ in range(rounds):  # layout, pyqtgraph's deferred geometry
+        QApplication.processEvents()
+        qtbot.wait(5)
+
+
+def test_a_run_draws_both_curves_the_bars_and_the_maps_and_fits_a_projector(qtbot, tmp_path):
+    """In the main window, presenting at 1280×720: a finished lab's texts and plots fit (as
+    tests/test_presentation_layout.py checks the empty panel), and again at 1024×768."""
+    window = make_main_window(qtbot, tmp_path, size=(1280, 720))
+    window.lecture.presentation.enter(full_screen=False)
+    window.resize(1280, 720)
+    window.focus_panel("leak")
+    panel = window.panels["leak"]
+    try:
+        check_run(qtbot, panel)
+        for size in ((1280, 720), (1024, 768)):
+            window.resize(*size)
+            settle(qtbot)
+            problems = outside_window(panel, window) + clipped_texts(panel) + small_plots(panel) + cramped_titles(panel)
+            assert not problems, f"{size}:\n  " + "\n  ".join(problems)
+    finally:
+        window.lecture.presentation.leave()
+        presentation.apply_theme(QApplication.instance(), "light")
+
+
+def check_run(qtbot, panel):
     results = []
     panel.start(LeakConfig(**TINY), threads=1)
     panel.run.worker.yielded.connect(lambda m: results.append(m) if isinstance(m, LeakResult) else None)

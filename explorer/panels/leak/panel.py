@@ -157,7 +157,7 @@ class LeakPanel(QWidget):
             grid.addWidget(self.loss_plot, 0, 0)
             grid.addWidget(self.bars, 0, 1)
             grid.addWidget(self.maps, 0, 2)
-            stretches, rows = (4, 4, 5), (1, 0)  # the square maps are as high as the row allows
+            stretches, rows = (5, 6, 9), (1, 0)  # two maps: each needs ~60 px of token labels beside it
         else:
             grid.addWidget(self.loss_plot, 0, 0)
             grid.addWidget(self.bars, 0, 1)
