@@ -11,7 +11,7 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from explorer import presentation  # noqa: E402
+from explorer import presentation, theme  # noqa: E402
 from explorer.panels.leak.panel import LeakPanel  # noqa: E402
 from explorer.panels.leak.worker import LeakResult  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
@@ -94,6 +94,14 @@ def test_choosing_a_head_redraws_both_maps_from_the_result(qtbot, panel):
         assert np.allclose(panel.maps.maps[run].matrix, panel.result.runs[run].attention[0, 1])
     panel.head_combo.setCurrentIndex(data.index((0, None)))
     assert np.allclose(panel.maps.maps["leaking"].matrix, panel.result.runs["leaking"].attention[0].mean(0))
+    app = QApplication.instance()
+    try:  # a theme change recolours the curves and the legend's text in place
+        presentation.apply_theme(app, "dark")
+        assert panel.loss_plot.curves["leaking"].opts["pen"].color().name() == theme.DARK.series[1]
+        assert all(label.opts["color"] == theme.DARK.text for _, label in panel.loss_plot.legend.items)
+    finally:
+        presentation.apply_theme(app, "light")
+    assert panel.loss_plot.curves["leaking"].opts["pen"].color().name() == theme.LIGHT.series[1]
 
 
 def test_closing_mid_run_stops_and_joins_the_worker(qtbot, panel):
