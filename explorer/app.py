@@ -46,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--theme", choices=("light", "dark"), help="colour theme")
     p.add_argument("--scene", metavar="FILE.json", help="open a scene or tour file (PageDown / PageUp step through it)")
     p.add_argument("--train-seconds", metavar="N", type=float,
-                   help="with --screenshot: live-train in the Training panel for N seconds first")
+                   help="with --screenshot: live-train in the Training panel for N seconds first "
+                        "(with --panel leak: run the mask-leak lab, at most N seconds of training)")
     return p
 
 

@@ -91,9 +91,9 @@ def _screenshot(args) -> int:
         from explorer.launch import close_window
         window.lecture.presentation.leave()  # scale and theme are process-wide: put them back
         apply_theme(app, "light")
-        training = window.panels.get("training")
-        if training is not None:
-            training.shutdown()
+        for name in ("training", "leak"):
+            if window.panels.get(name) is not None:
+                window.panels[name].shutdown()
         close_window(app, window)
 
 
@@ -138,9 +138,10 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
     waiting = getattr(window.panels.get(args.panel), "wait_until_drawn", None)
     if waiting is not None:  # a panel with work of its own (compare, attribution) finishes it before the picture
         waiting()
-    if getattr(args, "train_seconds", None):
-        trained = window.panels["training"].train_for(args.train_seconds)
-        print(f"trained {trained} steps in {args.train_seconds:g} s")
+    if getattr(args, "train_seconds", None):  # the front panel's own training (the leak lab), else the Training panel's
+        trainer = window.panels.get(args.panel)
+        trained = (trainer if hasattr(trainer, "train_for") else window.panels["training"]).train_for(args.train_seconds)
+        print(f"trained {trained} steps in {'at most ' if args.panel == 'leak' else ''}{args.train_seconds:g} s")
     for _ in range(6):  # layout, then pyqtgraph's deferred axis/label updates, then paint
         app.processEvents()
     image = window.grab()
