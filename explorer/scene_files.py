@@ -1,0 +1,185 @@
+"""The scene file format: `Scene` and `Tour`, checked field by field on reading (see
+`explorer.scenes` for the schema, with an example, and for applying scenes to a window).
+
+Qt-free: a tour can be checked, written and read by a script or a test without a display.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import json
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+
+from explorer.session import ATTENTION_KINDS
+from model.frame import DecodeSettings
+
+SCENE_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+TOUR_PATH = Path(str(files("explorer") / "assets" / "scenes" / "tour.json"))  # package data
+SCENE_KEYS = {"solo", "name", "caption", "checkpoint", "task", "input", "target", "panel", "step", "attention",
+              "decoding", "layout", "views", "causal_mask", "compare", "panels"}
+VIEW_CHOICES = {"attention": ("grid", "single", "lines", "derived"), "attention_grid": ("selected", "all"),
+                "decoding": ("parallel", "beam"), "compare": ("maps", "outputs", "heads")}
+DECODING_KEYS = {f.name: type(f.default) for f in dataclasses.fields(DecodeSettings)}  # strategy: str, …
+MAX_FILE_BYTES = 5_000_000
+
+
+class SceneError(ValueError):
+    """A scene file that cannot be used; the message names the file and the problem."""
+
+
+@dataclass
+class Scene:
+    name: str
+    caption: str = ""
+    checkpoint: str | None = None
+    task: str | None = None
+    input: str | None = None
+    target: str | None = None
+    panel: str | None = None
+    step: str | None = None
+    attention: dict | None = None
+    decoding: dict | None = None
+    layout: str | None = None
+    solo: bool = False
+    views: dict | None = None
+    causal_mask: bool = True
+    compare: str | None = None
+    panels: list[str] | None = None
+
+    @property
+    def shown_panels(self) -> list[str]:
+        """The panels this scene puts in front: its pair, or its one panel."""
+        return list(self.panels) if self.panels else ([self.panel] if self.panel else [])
+
+    def to_dict(self) -> dict:
+        return {"name": self.name} | {k: v for k, v in dataclasses.asdict(self).items()
+                                      if v is not None and v != "" and v is not False and v != {}
+                                      and not (k == "causal_mask" and v is True)}
+
+
+@dataclass
+class Tour:
+    scenes: list[Scene]
+    title: str = ""
+    path: Path | None = None
+    version: int = SCENE_VERSION
+
+    def to_dict(self) -> dict:
+        return {"version": self.version, "title": self.title, "scenes": [s.to_dict() for s in self.scenes]}
+
+
+# -- reading and writing -----------------------------------------------------------------------------
+def _check_scene(raw, where: str) -> Scene:
+    if not isinstance(raw, dict):
+        raise SceneError(f"{where}: a scene must be a JSON object, got {type(raw).__name__}")
+    unknown = sorted(set(raw) - SCENE_KEYS)
+    if unknown:
+        raise SceneError(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}; "
+                         f"valid fields: {', '.join(sorted(SCENE_KEYS))}")
+    if not isinstance(raw.get("name"), str) or not raw["name"].strip():
+        raise SceneError(f"{where}: 'name' must be a non-empty string")
+    for key in ("caption", "checkpoint", "task", "input", "target", "panel", "step", "layout", "compare"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise SceneError(f"{where}: {key!r} must be a string, got {type(raw[key]).__name__}")
+    for key in ("solo", "causal_mask"):
+        if not isinstance(raw.get(key, False), bool):
+            raise SceneError(f"{where}: {key!r} must be true or false")
+    panels = raw.get("panels")
+    if panels is not None:
+        if (not isinstance(panels, list) or not 1 <= len(panels) <= 2
+                or not all(isinstance(p, str) and p for p in panels) or len(set(panels)) != len(panels)):
+            raise SceneError(f"{where}: 'panels' must be a list of one or two different panel names, "
+                             f"e.g. [\"architecture\", \"attention\"]")
+        if raw.get("panel") is not None and raw["panel"] not in panels:
+            raise SceneError(f"{where}: 'panel' {raw['panel']!r} is not one of 'panels' {panels}")
+    views = raw.get("views")
+    if views is not None:
+        if not isinstance(views, dict):
+            raise SceneError(f"{where}: 'views' must be an object, e.g. {{\"attention\": \"grid\"}}")
+        for panel, tab in views.items():
+            if tab not in VIEW_CHOICES.get(panel, ()):
+                valid = "; ".join(f"{p}: {', '.join(t)}" for p, t in VIEW_CHOICES.items())
+                raise SceneError(f"{where}: no view {tab!r} for panel {panel!r}; valid: {valid}")
+    att = raw.get("attention")
+    if att is not None:
+        if (not isinstance(att, dict) or att.get("kind") not in ATTENTION_KINDS
+                or not all(isinstance(att.get(k, 0), int) and att.get(k, 0) >= 0 for k in ("layer", "head"))):
+            raise SceneError(f"{where}: 'attention' must be {{\"kind\": one of {', '.join(ATTENTION_KINDS)}, "
+                             f"\"layer\": int ≥ 0, \"head\": int ≥ 0}}")
+    dec = raw.get("decoding")
+    if dec is not None:
+        if not isinstance(dec, dict):
+            raise SceneError(f"{where}: 'decoding' must be an object")
+        for key, value in dec.items():
+            kind = DECODING_KEYS.get(key)
+            if kind is None:
+                raise SceneError(f"{where}: unknown decoding setting {key!r}; valid: {', '.join(DECODING_KEYS)}")
+            if not isinstance(value, (int, float) if kind is float else kind) or isinstance(value, bool):
+                raise SceneError(f"{where}: decoding setting {key!r} must be a {kind.__name__}")
+    if raw.get("layout"):
+        try:
+            base64.b64decode(raw["layout"], validate=True)
+        except (binascii.Error, ValueError):
+            raise SceneError(f"{where}: 'layout' is not base64 text") from None
+    return Scene(**raw)
+
+
+def parse_tour(data, source: str = "<scene>") -> Tour:
+    """A decoded JSON document (a tour or one scene) → Tour; SceneError if it does not fit the schema."""
+    if not isinstance(data, dict):
+        raise SceneError(f"{source}: expected a JSON object with \"version\" and \"scenes\"")
+    version = data.get("version")
+    if version not in READABLE_VERSIONS:
+        raise SceneError(f"{source}: unsupported scene format version {version!r} (this explorer reads "
+                         f"versions {', '.join(map(str, READABLE_VERSIONS))})")
+    if "scenes" not in data:  # a single scene file
+        body = {k: v for k, v in data.items() if k != "version"}
+        return Tour([_check_scene(body, source)], title=body.get("name", ""))
+    scenes = data["scenes"]
+    if not isinstance(scenes, list) or not scenes:
+        raise SceneError(f"{source}: 'scenes' must be a non-empty list")
+    extra = sorted(set(data) - {"version", "title", "scenes"})
+    if extra:
+        raise SceneError(f"{source}: unknown field(s) {', '.join(map(repr, extra))}")
+    title = data.get("title", "")
+    if not isinstance(title, str):
+        raise SceneError(f"{source}: 'title' must be a string")
+    return Tour([_check_scene(s, f"{source}, scene {i + 1}") for i, s in enumerate(scenes)], title=title)
+
+
+def load_tour(path: str | Path) -> Tour:
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise SceneError(f"{path}: {path.stat().st_size:,} bytes is too large for a scene file")
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SceneError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise SceneError(f"{path}: is a folder, not a scene file") from None
+    except UnicodeDecodeError:
+        raise SceneError(f"{path}: not UTF-8 text (is it a scene file?)") from None
+    except OSError as exc:
+        raise SceneError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SceneError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise SceneError(f"{path}: nested too deeply to be a scene file") from None
+    tour = parse_tour(data, str(path))
+    tour.path = path
+    return tour
+
+
+def save_tour(tour: Tour, path: str | Path) -> Path:
+    path = Path(path)
+    path.write_text(json.dumps(tour.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+# -- a window's state ------------------------------------------------------------------------------
