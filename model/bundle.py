@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .config import TransformerConfig
-from .kinds import InputFields, ModelKind, mask_filling_fields
+from .kinds import InputFields, ModelKind, mask_filling_fields, sentence_fields
 from .decoding import beam_search, greedy_decode, sample_decode
 from .masking import mask_id_of
 from .recorder import Trace, record
@@ -72,8 +72,17 @@ class ModelBundle:
 
     @property
     def input_fields(self) -> InputFields:
-        """What the input bar asks for: the kind's fields, or a masked LM's "Text with [MASK]"."""
+        """What the input bar asks for: the kind's fields, a masked LM's "Text with [MASK]", or a
+        sentence encoder's "|"-separated sentences."""
+        if not self.has_output_layer:
+            return sentence_fields()
         return mask_filling_fields(self.mask_token) if self.fills_masks else self.model_kind.fields
+
+    @property
+    def has_output_layer(self) -> bool:
+        """False for a sentence encoder loaded without any LM head (all-MiniLM-L6-v2): no view
+        may show its generator's argmax as a prediction."""
+        return self.config.output_layer
 
     @property
     def device(self) -> torch.device:
@@ -100,7 +109,7 @@ class ModelBundle:
         """An encoder-only model trained as a masked LM (ours; a loaded pretrained encoder's
         output layer is not a trained masked-LM head, so it is not offered as one)."""
         return (not self.model_kind.has_decoder and mask_id_of(self.src_tokenizer) is not None
-                and not self.task.get("pretrained"))
+                and not self.task.get("pretrained") and self.has_output_layer)
 
     @property
     def mask_token(self) -> str | None:
@@ -240,8 +249,14 @@ class ModelBundle:
         argmax over the generator is what it "predicts" (there is no target).
 
         A masked LM fills each [MASK] of the input with its argmax (the output text) and
-        reports its top-k candidates there; the other tokens are the input's own."""
+        reports its top-k candidates there; the other tokens are the input's own. A model
+        without an output layer records its encoder only: no output, no fake predictions."""
         self.model.eval()
+        if not self.has_output_layer:
+            with record(self.model) as trace:
+                self.model.encode(src)
+            return ForwardResult(trace=trace, source=enc, src_pieces=enc.pieces, tgt_pieces=[], out_pieces=[],
+                                 output_text="", target_text=None)
         with record(self.model) as trace:
             logits = self.model(src)  # (1, S, V)
         tok = self.src_tokenizer

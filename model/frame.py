@@ -16,6 +16,7 @@ import torch
 
 from .bundle import ForwardResult, InputError, ModelBundle
 from .decoding import BeamResult, DecodeStep, beam_search, decode_steps
+from .embedding import SentenceEmbeddings, sentence_embeddings
 from .lens import LensView, lens_view
 from .teacher_forcing import ParallelPass, decoder_input, parallel_pass, parallel_row, step_difference
 
@@ -146,7 +147,9 @@ class Frame:
     """What every panel draws: the model that computed it (and how the header names it), the
     text, the settings, the recorded forward, and the decode (None for an encoder-only model,
     or with `decode_error` saying why this input cannot be decoded step by step). `lens`: the
-    logit lens's top-k per layer and position (None for a model without an output layer)."""
+    logit lens's top-k per layer and position (None for a model without an output layer).
+    `embedding`: a sentence encoder's (no output layer) embeddings of the "|"-separated
+    sentences and their cosine similarities; None for every other model."""
 
     bundle: ModelBundle
     model_label: str
@@ -157,6 +160,7 @@ class Frame:
     decode: DecodeRun | None = None
     decode_error: str | None = None
     lens: LensView | None = None
+    embedding: SentenceEmbeddings | None = None
 
     @property
     def output_text(self) -> str:
@@ -183,7 +187,9 @@ def compute_frame(bundle: ModelBundle, source: str, target: str | None = None,
         if same_input:
             return replace(previous, model_label=label, settings=settings)
         forward = bundle.run(source, encoded=encoded)
-        return Frame(bundle, label, source, target, settings, forward, lens=forward_lens(bundle, forward))
+        embedding = None if bundle.has_output_layer else sentence_embeddings(bundle, source)
+        return Frame(bundle, label, source, target, settings, forward, lens=forward_lens(bundle, forward),
+                     embedding=embedding)
     decode, decode_error = None, None
     with torch.no_grad():
         try:
