@@ -151,8 +151,11 @@ class ModelBundle:
     # -- decoding ------------------------------------------------------------------------------
     def default_max_output(self, src_len: int) -> int:
         """How many tokens to generate at most: a little more than the task's longest target,
-        within the model's max_len (a decoder-only model's prompt takes room from it)."""
+        within the model's max_len (a decoder-only model's prompt takes room from it); for a
+        pretrained model, the limit its own files give."""
         task_max = int(self.task.get("max_tgt_len") or 0)
+        if self.task.get("pretrained") and task_max:  # the model's own limit (opus-mt: 511), exactly
+            return min(self.config.max_len - 1, task_max)
         if self.model_kind.continues_prompt:
             return max(1, min(self.config.max_len - 1 - src_len, task_max or 32))
         return min(self.config.max_len - 1, max(task_max, src_len) + 8)
