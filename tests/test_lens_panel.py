@@ -36,7 +36,7 @@ def test_the_grid_is_the_frames_lens_with_the_output_layer_on_top(qtbot, bert):
     state, panel = _panel(qtbot, bert, "the cat can [MASK] .")
     lens, grid = state.frame.lens, panel.grid
     n, t = lens.n_layers, len(lens.positions)
-    assert grid.values.shape == (n, t) and grid.row_labels[0] == f"Layer {n} (output)"
+    assert grid.values.shape == (n, t) and grid.row_labels[0] == f"Layer {n}"
     assert np.allclose(grid.values[0], lens.top_probs[-1, :, 0].numpy())  # top row = the last layer
     assert np.allclose(grid.values[-1], lens.top_probs[0, :, 0].numpy())
     mask = state.result.mask_predictions[0]

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 from explorer import style
 from explorer.theme import SEQUENTIAL, current, notifier
 
-MIN_TEXT_PT = 9  # smallest cell text (before the presentation scale)
+MIN_TEXT_PT = 7  # smallest cell and column text (before the presentation scale: 10.5 pt when presenting)
 
 
 def _readable_on(colour: QColor) -> QColor:
@@ -115,11 +115,16 @@ class CellGrid(QWidget):
         fm = QFontMetricsF(label_font)
         p.setPen(pal.q("muted"))
         p.drawText(QRectF(0, 0, left - 6, top), Qt.AlignLeft | Qt.AlignVCenter, fm.elidedText(self.corner, Qt.ElideRight, left - 6))
+        col_font = self._column_font(self._cell_rect(0, 0).width() - 2)
+        p.setFont(col_font)
+        fm = QFontMetricsF(col_font)
         for c, label in enumerate(self.col_labels):
             rect = self._cell_rect(0, c)
             head = QRectF(rect.left(), 0, rect.width(), top)
             p.setPen(pal.q("accent_text" if c in self.marked_cols else "text"))
             p.drawText(head, Qt.AlignCenter, fm.elidedText(label, Qt.ElideRight, rect.width() - 2))
+        p.setFont(label_font)
+        fm = QFontMetricsF(label_font)
         p.setPen(pal.q("text"))
         for r, label in enumerate(self.row_labels):
             rect = self._cell_rect(r, 0)
@@ -159,6 +164,15 @@ class CellGrid(QWidget):
             fm = QFontMetricsF(font)
             box = QRectF(rect.left() + 2, rect.top() + i * line_h, rect.width() - 4, line_h)
             p.drawText(box, Qt.AlignCenter, fm.elidedText(line, Qt.ElideRight, box.width()))
+
+    def _column_font(self, width: float):
+        """The largest bold font (base size down to MIN_TEXT_PT) in which every column label fits `width`."""
+        for pt in range(style.BASE_POINT_SIZE, MIN_TEXT_PT, -1):
+            font = style.font(pt, bold=True)
+            fm = QFontMetricsF(font)
+            if all(fm.horizontalAdvance(label) <= width for label in self.col_labels):
+                return font
+        return style.font(MIN_TEXT_PT, bold=True)
 
     def _fitting_font(self, rect: QRectF, n_lines: int):
         """The largest font from the base size down to MIN_TEXT_PT whose lines fit the cell's height

@@ -58,7 +58,7 @@ class LensPanel(QWidget):
         self.detail.setFont(style.font(style.BASE_POINT_SIZE))
         self.detail.setAlignment(Qt.AlignTop | Qt.AlignLeft)
         self.detail.setWordWrap(True)
-        self.detail.setMinimumWidth(220)
+        self.detail.setMinimumWidth(180)
         row = QHBoxLayout()
         row.addWidget(self.grid, 4)
         row.addWidget(self.detail, 1)
@@ -94,14 +94,15 @@ class LensPanel(QWidget):
         marked = " Dashed columns: [MASK]." if lens.marked else ""
         self._say(f"Each row: one {lens.stack} layer's output read through the output layer"
                   f"{' (after the final LayerNorm)' if frame.bundle.config.norm_first else ''}; "
-                  f"each column: {reads}. Colour = probability; click a cell for its top 5.{marked}", "info")
+                  f"each column: {reads}. Top row: the last layer (the model's output). Colour = probability; "
+                  f"click a cell for its top 5.{marked}", "info")
         n = lens.n_layers
         rows = list(range(n - 1, -1, -1))  # the output layer's row on top, as in Figure 1
         probs = lens.top_probs[..., 0].numpy()  # (L, T)
         values = probs[rows]
         texts = [[[display_piece(printable(lens.top_pieces[layer][t][0])), f"{probs[layer, t]:.2f}"]
                   for t in range(len(lens.positions))] for layer in rows]
-        labels = [f"Layer {layer + 1}" + (" (output)" if layer == n - 1 else "") for layer in rows]
+        labels = [f"Layer {layer + 1}" for layer in rows]
         columns = [display_piece(printable(p)) for p in lens.positions]
         self.grid.set_cells(values, texts, labels, columns, marked_cols=lens.marked, corner=lens.stack)
         self._show_cell()
