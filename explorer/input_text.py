@@ -81,6 +81,8 @@ def output_html(result, bundle) -> str:
     ok = style.TEXT.name()
     mark = style.ACCENT.name()  # a masked LM's fills are marked as fills, not as right answers
     mono = f"font-family:{style.MONO_FAMILY};"
+    if bundle is not None and not bundle.has_output_layer:  # nothing it outputs is text: say so, in no success colour
+        return f'<span style="color:{style.MUTED.name()};">No LM head (embeddings)</span>'
     if result.mask_predictions and bundle is not None:
         tok = bundle.src_tokenizer
         fills = {m.position: m for m in result.mask_predictions}

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .config import TransformerConfig
-from .kinds import InputFields, ModelKind, mask_filling_fields
+from .kinds import InputFields, ModelKind, mask_filling_fields, sentence_fields
 from .decoding import beam_search, greedy_decode, sample_decode
 from .masking import mask_id_of
 from .recorder import Trace, record
@@ -73,8 +73,17 @@ class ModelBundle:
 
     @property
     def input_fields(self) -> InputFields:
-        """What the input bar asks for: the kind's fields, or a masked LM's "Text with [MASK]"."""
+        """What the input bar asks for: the kind's fields, a masked LM's "Text with [MASK]", or a
+        sentence encoder's "|"-separated sentences."""
+        if not self.has_output_layer:
+            return sentence_fields()
         return mask_filling_fields(self.mask_token) if self.fills_masks else self.model_kind.fields
+
+    @property
+    def has_output_layer(self) -> bool:
+        """False for a sentence encoder loaded without any LM head (all-MiniLM-L6-v2): no view
+        may show its generator's argmax as a prediction."""
+        return self.config.output_layer
 
     @property
     def device(self) -> torch.device:
@@ -101,7 +110,7 @@ class ModelBundle:
         """An encoder-only model trained as a masked LM (ours; a loaded pretrained encoder's
         output layer is not a trained masked-LM head, so it is not offered as one)."""
         return (not self.model_kind.has_decoder and mask_id_of(self.src_tokenizer) is not None
-                and not self.task.get("pretrained"))
+                and not self.task.get("pretrained") and self.has_output_layer)
 
     @property
     def mask_token(self) -> str | None:
@@ -143,8 +152,11 @@ class ModelBundle:
     # -- decoding ------------------------------------------------------------------------------
     def default_max_output(self, src_len: int) -> int:
         """How many tokens to generate at most: a little more than the task's longest target,
-        within the model's max_len (a decoder-only model's prompt takes room from it)."""
+        within the model's max_len (a decoder-only model's prompt takes room from it); for a
+        pretrained model, the limit its own files give."""
         task_max = int(self.task.get("max_tgt_len") or 0)
+        if self.task.get("pretrained") and task_max:  # the model's own limit (opus-mt: 511), exactly
+            return min(self.config.max_len - 1, task_max)
         if self.model_kind.continues_prompt:
             return max(1, min(self.config.max_len - 1 - src_len, task_max or 32))
         return min(self.config.max_len - 1, max(task_max, src_len) + 8)
@@ -241,8 +253,14 @@ class ModelBundle:
         argmax over the generator is what it "predicts" (there is no target).
 
         A masked LM fills each [MASK] of the input with its argmax (the output text) and
-        reports its top-k candidates there; the other tokens are the input's own."""
+        reports its top-k candidates there; the other tokens are the input's own. A model
+        without an output layer records its encoder only: no output, no fake predictions."""
         self.model.eval()
+        if not self.has_output_layer:
+            with record(self.model) as trace:
+                self.model.encode(src)
+            return ForwardResult(trace=trace, source=enc, src_pieces=enc.pieces, tgt_pieces=[], out_pieces=[],
+                                 output_text="", target_text=None)
         with record(self.model) as trace:
             logits = self.model(src)  # (1, S, V)
         tok = self.src_tokenizer

@@ -50,6 +50,10 @@ class TransformerConfig:
     scale_embeddings: bool = True  # Section 3.4's × √d_model; BERT does not scale
     embedding_norm: bool = False  # BERT: LayerNorm over embedding + position (+ token type)
     type_vocab_size: int = 0  # BERT's token-type ("segment") table; 0 = none. Type 0 is always used.
+    # False: the model has no trained output layer (a sentence encoder such as all-MiniLM-L6-v2,
+    # loaded without any language-model head). Its `generator` is then only the tied embedding
+    # matrix with a zero bias, kept so the module tree is the same; no view may read it as a prediction.
+    output_layer: bool = True
 
     def __post_init__(self) -> None:
         self.validate()
@@ -100,7 +104,7 @@ class TransformerConfig:
         if not _is_number(self.layer_norm_eps) or not self.layer_norm_eps > 0:
             raise ConfigError(f"layer_norm_eps must be a positive number, got {self.layer_norm_eps!r}")
         # a checkpoint's "no" must not read as True
-        for name in ("share_embeddings", "norm_first", "scale_embeddings", "embedding_norm"):
+        for name in ("share_embeddings", "norm_first", "scale_embeddings", "embedding_norm", "output_layer"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.pad_id, int) or isinstance(self.pad_id, bool):

@@ -16,6 +16,8 @@ import torch
 
 from .bundle import ForwardResult, InputError, ModelBundle
 from .decoding import BeamResult, DecodeStep, beam_search, decode_steps
+from .embedding import SentenceEmbeddings, sentence_embeddings
+from .lens import LensView, lens_view
 from .teacher_forcing import ParallelPass, decoder_input, parallel_pass, parallel_row, step_difference
 
 STRATEGIES = {"greedy": "Greedy (argmax)", "sample": "Sampling", "beam": "Beam search",
@@ -144,7 +146,10 @@ def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings,
 class Frame:
     """What every panel draws: the model that computed it (and how the header names it), the
     text, the settings, the recorded forward, and the decode (None for an encoder-only model,
-    or with `decode_error` saying why this input cannot be decoded step by step)."""
+    or with `decode_error` saying why this input cannot be decoded step by step). `lens`: the
+    logit lens's top-k per layer and position (None for a model without an output layer).
+    `embedding`: a sentence encoder's (no output layer) embeddings of the "|"-separated
+    sentences and their cosine similarities; None for every other model."""
 
     bundle: ModelBundle
     model_label: str
@@ -154,6 +159,8 @@ class Frame:
     forward: ForwardResult
     decode: DecodeRun | None = None
     decode_error: str | None = None
+    lens: LensView | None = None
+    embedding: SentenceEmbeddings | None = None
 
     @property
     def output_text(self) -> str:
@@ -177,8 +184,12 @@ def compute_frame(bundle: ModelBundle, source: str, target: str | None = None,
         return replace(previous, model_label=label)
     encoded = bundle.encode_source(source)  # the one tokenization (raises InputError)
     if not bundle.config.has_decoder:
-        forward = previous.forward if same_input else bundle.run(source, encoded=encoded)
-        return Frame(bundle, label, source, target, settings, forward)
+        if same_input:
+            return replace(previous, model_label=label, settings=settings)
+        forward = bundle.run(source, encoded=encoded)
+        embedding = None if bundle.has_output_layer else sentence_embeddings(bundle, source)
+        return Frame(bundle, label, source, target, settings, forward, lens=forward_lens(bundle, forward),
+                     embedding=embedding)
     decode, decode_error = None, None
     with torch.no_grad():
         try:
@@ -186,10 +197,23 @@ def compute_frame(bundle: ModelBundle, source: str, target: str | None = None,
         except InputError as exc:
             decode_error = str(exc)
     if same_input:
-        forward = previous.forward
+        forward, lens = previous.forward, previous.lens
     else:
         own_greedy = None
         if decode is not None and target is None and settings.strategy == "greedy":
             own_greedy = [i for i in decode.output_ids if i != decode.eos_id]  # the greedy output, reused
         forward = bundle.run(source, target, encoded=encoded, output_ids=own_greedy)
-    return Frame(bundle, label, source, target, settings, forward, decode, decode_error)
+        lens = forward_lens(bundle, forward)
+    return Frame(bundle, label, source, target, settings, forward, decode, decode_error, lens)
+
+
+def forward_lens(bundle: ModelBundle, forward: ForwardResult) -> LensView | None:
+    """The logit lens of the recorded forward (top-k per cell; cheap next to the forward):
+    the decoder's input positions, or the encoder's with a masked LM's [MASK]s marked.
+    None for a model without an output layer (there is nothing to read the layers through)."""
+    if not bundle.config.output_layer:
+        return None
+    if bundle.config.has_decoder:
+        return lens_view(forward.trace, bundle.tgt_tokenizer.vocab, forward.tgt_pieces, model=bundle.model)
+    marked = [m.position for m in forward.mask_predictions]
+    return lens_view(forward.trace, bundle.src_tokenizer.vocab, forward.src_pieces, marked, model=bundle.model)

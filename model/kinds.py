@@ -106,3 +106,8 @@ def model_kind(name: str) -> ModelKind:
 def mask_filling_fields(mask_token: str) -> InputFields:
     """The input bar of a masked LM: the text carries blanks to fill."""
     return InputFields(f"Text with {mask_token}:", f"Type a sentence with {mask_token} for each word to guess")
+
+
+def sentence_fields() -> InputFields:
+    """The input bar of a sentence encoder (no LM head): sentences to embed and compare."""
+    return InputFields("Sentences:", "Type sentences separated by | (e.g. A cat sat. | A dog ran.) and press Enter")

@@ -54,6 +54,9 @@ class Trace:
 
     steps: list[Step] = field(default_factory=list)
     module_names: dict[int, str] = field(default_factory=dict, repr=False)
+    # The recorded model, so a reading of the trace that needs its weights (the logit lens
+    # passes each layer through the output layer) needs no second argument.
+    model: nn.Module | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -135,7 +138,7 @@ def record(model: nn.Module) -> Iterator[Trace]:
     ...     logits = model(src, tgt)
     >>> trace.attention("cross", 0).shape  # (B, h, T_tgt, T_src)
     """
-    trace = Trace(module_names={id(m): name for name, m in model.named_modules()})
+    trace = Trace(module_names={id(m): name for name, m in model.named_modules()}, model=model)
     token = _current.set(trace)
     try:
         yield trace

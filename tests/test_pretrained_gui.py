@@ -175,17 +175,25 @@ def test_the_decoding_panel_decodes_marian(qtbot, marian):
     assert ticks[0] == (-1, "<pad>")  # the tree's root is the model's own start symbol
 
 
-def test_the_decoding_panel_says_minilm_has_no_decoder(qtbot):
+def test_the_decoding_panel_shows_minilms_sentence_similarities_not_fill_ins(qtbot):
     needs_minilm()
+    from explorer.input_text import output_html
     from explorer.panels.decoding.panel import DecodingPanel
     state = SessionState()
     widget = DecodingPanel(state)
     widget.runner = Runner(state, synchronous=True)  # the pipeline that computes its frames
     qtbot.addWidget(widget)
     state.set_bundle(load_bundle(MINILM))
-    state.set_input("The cat sat on the mat.")
+    state.set_input("The cat sat on the mat. | A cat was sitting on a mat. | Stocks fell.")
     widget.runner.wait()
-    assert "no decoder" in widget.banner.text() and widget.run is None
+    view = widget.embedding_view
+    assert widget.pages.currentWidget() is view and widget.run is None
+    assert "no language-model head" in view.note.text() and "384" in view.note.text()
+    sims = state.frame.embedding.similarity
+    assert view.matrix.values.shape == (3, 3) and view.matrix.texts[0][1] == [f"{float(sims[0, 1]):.2f}"]
+    assert sims[0, 1] > sims[0, 2]  # the paraphrase is closer than the unrelated sentence
+    html = output_html(state.result, state.bundle)
+    assert "No LM head" in html and state.result.output_text == ""  # no "word say moo … word word"
 
 
 # -- checkpoints ------------------------------------------------------------------------------------
@@ -362,6 +370,9 @@ def test_figure1_of_minilm(qtbot):
     state, panel = _architecture(qtbot, load_bundle(MINILM), "The cat sat on the mat.")
     assert panel.block("encoder.input_norm").shape_text == "(1, 9, 384)"
     assert panel.block("encoder.embedding.token_type").shape_text == "(1, 9, 384)"
+    assert "generator.logits" not in panel.blocks() and "generator.probs" not in panel.blocks()  # no LM head
+    texts = [i.text() for i in panel.scene.items() if hasattr(i, "text") and callable(i.text)]
+    assert "Sentence embedding" in texts and "Output Probabilities" not in texts
 
 
 def test_open_folder_in_the_chooser_accepts_a_hugging_face_folder(qtbot, marian_folder, monkeypatch):

@@ -336,3 +336,25 @@ def test_tokenizers_round_trip_through_to_dict(marian):
         again = tokenizer_from_dict(data)
         assert again == tok and again.encode("the cat sat").ids == tok.encode("the cat sat").ids
     assert bundle.src_tokenizer.encode("the cat").ids[-1] == EOS and bundle.tgt_tokenizer.encode("the cat").ids[-1] != EOS
+
+
+def test_the_output_length_is_the_models_own_not_a_cap(tmp_path):
+    """opus-mt's files allow 512 tokens (max_length counts the start symbol); the explorer used to
+    stop at about 72. A model that never says </s> writes exactly as many as its files allow."""
+    tiny_marian(tmp_path, max_position_embeddings=128)
+    write_tokenizer_json(tmp_path)
+    (tmp_path / "generation_config.json").write_text(json.dumps({"max_length": 100}))
+    bundle = load_pretrained(tmp_path)
+    assert bundle.default_max_output(5) == 99
+    with torch.no_grad():
+        bundle.model.generator.bias[EOS] = -1e9  # never end: the length limit alone stops it
+    src, _ = bundle.encode_source("the cat sat on the mat")
+    assert len(bundle.generate_ids(src)) == 99  # well past the old cap of ~72
+    (tmp_path / "generation_config.json").unlink()
+    config = json.loads((tmp_path / "config.json").read_text())
+    config.pop("max_length", None)
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert load_pretrained(tmp_path).default_max_output(5) == 127  # max_position_embeddings, less the start
+    config["max_length"] = 512  # more than the positions: the positions win
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert load_pretrained(tmp_path).default_max_output(5) == 127

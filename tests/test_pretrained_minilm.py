@@ -12,6 +12,9 @@ import torch
 
 from model.bundle import InputError
 from model.config import ConfigError, TransformerConfig
+from model.embedding import sentence_embeddings
+from model.frame import compute_frame
+from model.lens import LensError, logit_lens
 from model.pretrained import PretrainedError, available_pretrained, load_pretrained
 from model.recorder import record
 from model.transformer import Transformer
@@ -169,17 +172,17 @@ def test_long_input_is_refused_not_truncated(minilm):
 
 
 def test_run_records_everything_a_panel_needs(minilm):
+    """The encoder is recorded; there is no output layer, so no output text and no generator steps."""
     result = minilm.run("The cat sat on the mat.")
     trace = result.trace
     assert result.src_pieces[:3] == ["[CLS]", "the", "cat"] and result.tgt_pieces == []
-    assert len(result.out_pieces) == len(result.src_pieces)
-    best = trace["generator.probs"].tensor[0].argmax(-1).tolist()  # each position's nearest vocabulary entry
-    assert result.out_pieces == minilm.src_tokenizer.pieces(best)
-    assert result.output_text == minilm.src_tokenizer.decode(best[1:-1])  # without the [CLS]/[SEP] positions
+    assert result.out_pieces == [] and result.output_text == ""  # no argmax of the tied embeddings
+    assert not minilm.has_output_layer and not minilm.fills_masks
+    assert "generator.probs" not in trace and "generator.logits" not in trace
     assert trace.attention_kinds() == ["encoder"] and trace.n_layers("encoder") == 6
     for name in ("encoder.embedding.tokens", "encoder.embedding.scaled", "encoder.positional",
                  "encoder.embedding.token_type", "encoder.input", "encoder.input_norm",
-                 "encoder.layers.5.ffn.hidden", "generator.probs"):
+                 "encoder.layers.5.ffn.hidden", "encoder.layers.5.add_norm2.norm"):
         assert name in trace, name
     tokens = trace["encoder.embedding.tokens"].tensor
     assert torch.equal(trace["encoder.embedding.scaled"].tensor, tokens)  # BERT does not scale
@@ -188,6 +191,41 @@ def test_run_records_everything_a_panel_needs(minilm):
     assert torch.allclose(trace["encoder.input"].tensor, total)
     with pytest.raises(InputError, match="encoder-only"):
         minilm.translate("The cat sat.")
+
+
+# -- what it is for: the sentence embedding -----------------------------------------------------------
+def test_sentence_embedding_is_transformers_mean_pooled_and_normalised(minilm, reference):
+    """sentence-transformers' recipe, written out over transformers' BertModel: mean of the last
+    layer over attention_mask tokens, then L2 normalisation; similarity = cosine."""
+    ref_model, ref_tok = reference
+    batch = ref_tok(SENTENCES, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        hidden = ref_model(**batch).last_hidden_state  # (n, T, 384)
+    mask = batch["attention_mask"].unsqueeze(-1).float()
+    expected = torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1), dim=1)
+    ours = sentence_embeddings(minilm, " | ".join(SENTENCES))
+    assert ours.sentences == SENTENCES and ours.dim == 384
+    assert ours.n_tokens == batch["attention_mask"].sum(1).tolist()
+    assert (ours.vectors - expected).abs().max() <= TOL
+    cosine = torch.nn.functional.cosine_similarity(expected[:, None], expected[None], dim=-1)
+    assert (ours.similarity - cosine).abs().max() <= TOL
+
+
+def test_similar_sentences_are_closer_than_unrelated_ones(minilm):
+    sims = sentence_embeddings(minilm, "A man is playing a guitar. | Someone plays the guitar. | "
+                                       "The stock market fell sharply today.").similarity
+    assert torch.allclose(sims.diagonal(), torch.ones(3), atol=1e-5) and torch.allclose(sims, sims.T)
+    assert sims[0, 1] > sims[0, 2] + 0.3 and sims[0, 1] > sims[1, 2] + 0.3
+
+
+def test_views_needing_an_lm_head_say_there_is_none(minilm):
+    frame = compute_frame(minilm, "A cat sat. | A dog ran.")
+    assert frame.lens is None and frame.embedding is not None and frame.embedding.similarity.shape == (2, 2)
+    assert frame.output_text == "" and minilm.input_fields.label == "Sentences:" and "|" in minilm.input_fields.placeholder
+    with pytest.raises(LensError, match="no output layer"):
+        logit_lens(frame.forward.trace)
+    with pytest.raises(InputError, match="Sentence '😀'"):
+        sentence_embeddings(minilm, "A cat. | 😀")
 
 
 # -- clear errors ----------------------------------------------------------------------------------

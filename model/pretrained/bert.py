@@ -15,9 +15,10 @@ post-LN encoder layers, so every weight has a place (transformers' BertModel nam
     encoder.layer.i.intermediate.dense / output.dense → encoder.layers.i.ffn.w_1 / w_2
     encoder.layer.i.output.LayerNorm               → encoder.layers.i.add_norm2.norm
 
-Not used: the pooler and any pre-training heads (cls.*). Our generator is tied to the word
-embeddings with a zero bias, so its "prediction" at a position is the vocabulary entry whose
-embedding best matches the final hidden state — not a trained masked-LM head.
+Not used: the pooler and any pre-training heads (cls.*), so the model has no output layer
+(`output_layer=False`): our generator is only the word embeddings with a zero bias, kept so
+the module tree is the usual one, and no view reads it as a prediction. What a sentence
+encoder such as all-MiniLM-L6-v2 is for — its sentence embedding — is `model.embedding`.
 """
 from __future__ import annotations
 
@@ -57,6 +58,7 @@ def bert_config(hf: dict, file: Path) -> TransformerConfig:
             share_embeddings=True, norm_first=False, positional="learned", pad_id=int(hf.get("pad_token_id") or 0),
             kind=ENCODER_ONLY.name, layer_norm_eps=float(hf.get("layer_norm_eps", 1e-12)), activation=ACTIVATIONS[act],
             scale_embeddings=False, embedding_norm=True, type_vocab_size=int(hf.get("type_vocab_size", 2)),
+            output_layer=False,  # the pre-training heads (cls.*) are not loaded: no LM head
         )
     except KeyError as exc:
         raise PretrainedError(f"{file}: missing {exc.args[0]!r}") from None

@@ -72,6 +72,20 @@ def marian_config(hf: dict, file: Path) -> TransformerConfig:
         raise PretrainedError(f"{file}: {exc}") from None
 
 
+def marian_max_output(folder: Path, hf: dict, cfg: TransformerConfig) -> int:
+    """The most tokens the model may write, from its own files: generation_config.json's (or
+    config.json's) max_length, else max_position_embeddings (opus-mt: 512), within the decoder's
+    positions. HF's max_length counts the start symbol, so 512 allows 511 written tokens."""
+    generation = folder / "generation_config.json"
+    limit = read_json(generation).get("max_length") if generation.is_file() else None
+    limit = limit or hf.get("max_length") or cfg.max_len
+    try:
+        limit = int(limit)
+    except (TypeError, ValueError):
+        raise PretrainedError(f"{folder}: max_length must be a whole number, got {limit!r}") from None
+    return max(1, min(limit, cfg.max_len) - 1)
+
+
 def load_marian_weights(model: Transformer, weights: Weights) -> list[str]:
     """Copy a MarianMTModel checkpoint into `model`; returns notes."""
     cfg = model.config

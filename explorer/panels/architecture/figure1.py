@@ -100,8 +100,10 @@ class Figure1Builder:
         if kind.has_encoder:
             top = self._column("encoder", enc_x, residual_right=False, cross=False)
             memory_top = top
-            if not kind.has_decoder:  # encoder-only: the generator sits on the encoder
+            if not kind.has_decoder and self.cfg.output_layer:  # encoder-only: the generator sits on the encoder
                 self._generator(enc_x, top, axis="src")
+            elif not kind.has_decoder:  # a sentence encoder: no Linear, no Softmax to draw
+                self._no_head(enc_x, top)
         if kind.has_decoder:
             cross = kind.has_cross_attention
             top = self._column("decoder", dec_x, residual_right=True, cross=cross,
@@ -312,3 +314,12 @@ class Figure1Builder:
         label_y = y if self.inline else y - (tokens_h + label_h) / 2
         self.fig.token_labels["out"] = text(self.scene, "Output Probabilities", QPointF(cx, label_y), LABEL_PT,
                                             bold=True)
+
+    def _no_head(self, cx: float, flow_top: QPointF) -> None:
+        """A model without an output layer (all-MiniLM-L6-v2): say so where Linear → Softmax would be."""
+        label_h = line_height(diagram_font(LABEL_PT, bold=True))
+        y = flow_top.y() - GAP - label_h
+        arrow(self.scene, [flow_top, QPointF(cx, y + label_h / 2 + 2)])
+        text(self.scene, "Sentence embedding", QPointF(cx, y), LABEL_PT, bold=True)
+        text(self.scene, "mean over tokens, normalised (no LM head)", QPointF(cx, y - label_h), SMALL_PT,
+             colour="muted")

@@ -12,7 +12,8 @@ shows and writes are the session's, and stepping through the finished `DecodeRun
 A decoder-only (GPT-like) model continues the typed text: the prompt (purple) opens every
 prefix, so its rows come first and step t is row n_prompt + t of the parallel pass. An
 encoder-only masked LM (BERT-like) has nothing to decode: the panel shows its guesses for
-each [MASK] instead (`MaskPredictionsView`).
+each [MASK] instead (`MaskPredictionsView`); a sentence encoder without an LM head
+(all-MiniLM-L6-v2) its sentence embeddings' similarities (`EmbeddingView`).
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from explorer.panels.decoding.parallel_view import ParallelPassView
 from explorer.panels.decoding.plot_flow import PlotFlow
 from model.frame import STRATEGIES, DecodeRun
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
+from explorer.panels.decoding.embedding_view import EmbeddingView
 
 PLAY_INTERVAL_MS = 800
 SIDE_BY_SIDE = (1200, 600)  # below this panel size the halves become tabs: each keeps readable maps
@@ -131,6 +133,8 @@ class DecodingPanel(QWidget):
         self.pages = QStackedWidget()
         self.pages.addWidget(decode_page)
         self.pages.addWidget(self.mask_view)
+        self.embedding_view = EmbeddingView()  # no LM head: what it computes instead
+        self.pages.addWidget(self.embedding_view)
         self.decode_page = decode_page
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -147,6 +151,10 @@ class DecodingPanel(QWidget):
         """A new Frame: a masked LM's guesses, the decode, or why this input cannot be decoded."""
         if frame.bundle.fills_masks:
             return  # its forward (resultChanged) carries the guesses
+        if not frame.bundle.has_output_layer:
+            self._show_message("", "info")  # an earlier refusal is answered
+            self.embedding_view.set_embedding(frame.embedding, frame.bundle.config.d_model)
+            return
         if not frame.bundle.model_kind.has_decoder:
             self._clear("This model has no decoder (encoder-only): there is nothing to decode step by step.", "info")
         elif frame.decode is not None:
@@ -163,7 +171,7 @@ class DecodingPanel(QWidget):
     def _on_frame_failed(self, text: str) -> None:
         """The pipeline refused the input: say so here too, keeping the last good decode."""
         if self.state.bundle is not None and not self.fills_masks:
-            self._refuse(text, "error")
+            self._refuse(text, "error")  # (shown above the embedding view too, for a sentence encoder)
 
     def _on_causal_mask(self, on: bool) -> None:
         if self.parallel.causal != on:
@@ -232,6 +240,10 @@ class DecodingPanel(QWidget):
             self.pages.setCurrentWidget(self.mask_view)
             return
         self.mask_view.clear_data()
+        if not bundle.has_output_layer:
+            self.embedding_view.set_embedding(None, bundle.config.d_model)
+            self.pages.setCurrentWidget(self.embedding_view)
+            return
         self.pages.setCurrentWidget(self.decode_page)
         cfg = bundle.config
         self.controls.set_shape(max(cfg.n_decoder_layers, 1), cfg.n_heads)

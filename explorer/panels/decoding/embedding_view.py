@@ -1,0 +1,69 @@
+"""`EmbeddingView`: what a sentence encoder without a language-model head computes.
+
+all-MiniLM-L6-v2 decodes nothing and fills in no blanks: it turns each sentence into one
+vector (the mean of its last layer over the sentence's tokens, normalised to length 1) so
+that sentences meaning the same land close together. The user types sentences separated by
+"|"; this view shows their cosine similarities as a matrix (colour = cosine, the number in
+each cell) and says plainly that the model has no LM head. It draws `Frame.embedding`
+(model.embedding, computed in the one compute step).
+"""
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from explorer import style
+from explorer.drawing.cell_grid import CellGrid
+
+NO_HEAD = ("This model has no language-model head: it does not decode, predict or fill in words. "
+           "It is a sentence encoder: each sentence becomes one {dim}-number vector (the mean of the last "
+           "layer over its tokens, normalised to length 1). Type sentences separated by | to compare them.")
+
+
+class EmbeddingView(QWidget):
+    """The no-LM-head note, the sentences (S1, S2, …) and their cosine-similarity matrix."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        self.note.setFont(style.font(style.BASE_POINT_SIZE))
+        self.sentences = QLabel()
+        self.sentences.setWordWrap(True)
+        self.sentences.setTextFormat(Qt.RichText)
+        self.sentences.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+        self.sentences.setFont(style.font(style.BASE_POINT_SIZE))
+        self.matrix = CellGrid()
+        row = QHBoxLayout()
+        row.addWidget(self.matrix, 3)
+        row.addWidget(self.sentences, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.note)
+        layout.addLayout(row, 1)
+        self.embedding = None
+
+    def set_embedding(self, embedding, dim: int) -> None:
+        """Show `embedding` (model.embedding.SentenceEmbeddings, or None before any input)."""
+        self.embedding = embedding
+        style.set_sheet(self.note, "background:{info_bg}; color:{info_text}; padding:6px; border-radius:4px;")
+        self.note.setText(NO_HEAD.format(dim=dim))
+        if embedding is None:
+            self.matrix.clear_data()
+            self.sentences.setText("")
+            return
+        n = len(embedding.sentences)
+        names = [f"S{i + 1}" for i in range(n)]
+        sims = embedding.similarity.numpy()
+        texts = [[[f"{sims[r, c]:.2f}"] for c in range(n)] for r in range(n)]
+        self.matrix.set_cells(sims.clip(0.0, 1.0), texts, names, names, corner="cosine")
+        items = "".join(f"<li><b>S{i + 1}</b> ({k} tokens): {html.escape(s)}</li>"
+                        for i, (s, k) in enumerate(zip(embedding.sentences, embedding.n_tokens)))
+        hint = "" if n > 1 else "<br>Add a second sentence after a | to compare them."
+        self.sentences.setText(f"<ol style='margin-left:0; -qt-list-indent:0;'>{items}</ol>"
+                               f"Colour and number: cosine similarity (1 = same direction).{hint}")
+
+    def clear_data(self) -> None:
+        self.set_embedding(None, 0)

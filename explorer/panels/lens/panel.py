@@ -1,0 +1,148 @@
+"""The logit lens: each layer's residual stream read through the output layer (model.lens).
+
+A layer × position grid, the output layer's row on top as in Figure 1: each cell shows the
+token the output layer would pick from that layer's stream at that position and its
+probability (colour = probability, the theme's sequential map). Clicking a cell shows its
+top 5. For a masked LM the [MASK] columns are framed. A model without an output layer
+(all-MiniLM-L6-v2) has no lens, and the panel says so instead of drawing anything.
+
+The panel only draws `Frame.lens` (computed in the one compute step). The clicked cell is
+session state: the panel's view, "cell <layer> <position>", so a scene restores it.
+"""
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from explorer import style
+from explorer.drawing.cell_grid import CellGrid
+from explorer.drawing.token_heatmap import display_piece
+from explorer.input_text import printable
+
+NO_HEAD = ("{name} has no output layer (no language-model head): there is nothing to read its layers "
+           "through, so it has no logit lens. It is a sentence encoder: its sentence embeddings and their "
+           "similarities are in the Decoding panel.")
+
+
+def cell_view(layer: int, position: int) -> str:
+    return f"cell {layer} {position}"
+
+
+def parse_cell(view: str | None) -> tuple[int, int] | None:
+    """The (layer, position) a lens view names, or None."""
+    parts = (view or "").split()
+    if len(parts) == 3 and parts[0] == "cell" and parts[1].isdigit() and parts[2].isdigit():
+        return int(parts[1]), int(parts[2])
+    return None
+
+
+class LensPanel(QWidget):
+    """Layer × position: the output layer's top token from every layer; click for the top 5."""
+
+    panel_name = "lens"
+    title = "Logit lens"
+
+    def __init__(self, state, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.lens = None
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        self.note.setFont(style.font(style.BASE_POINT_SIZE))
+        self.grid = CellGrid()
+        self.grid.cellClicked.connect(self._on_cell_clicked)
+        self.detail = QLabel()
+        self.detail.setTextFormat(Qt.RichText)
+        self.detail.setFont(style.font(style.BASE_POINT_SIZE))
+        self.detail.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+        self.detail.setWordWrap(True)
+        self.detail.setMinimumWidth(180)
+        row = QHBoxLayout()
+        row.addWidget(self.grid, 4)
+        row.addWidget(self.detail, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.note)
+        layout.addLayout(row, 1)
+        state.bundleChanged.connect(self._on_bundle)
+        state.frameChanged.connect(self._on_frame)
+        state.viewChanged.connect(self._on_view)
+        if state.bundle is not None:
+            self._on_bundle(state.bundle)
+        if state.frame is not None:
+            self._on_frame(state.frame)
+
+    # -- session -> view ----------------------------------------------------------------------------
+    def _on_bundle(self, bundle) -> None:
+        self.lens = None
+        self.grid.clear_data()
+        self.detail.setText("")
+        if bundle.has_output_layer:
+            self._say("Run an input to read every layer through the output layer.", "info")
+        else:
+            self._say(NO_HEAD.format(name=bundle.name), "warning")
+
+    def _on_frame(self, frame) -> None:
+        if not frame.bundle.has_output_layer or frame.lens is None:
+            self._on_bundle(frame.bundle)
+            return
+        self.lens = lens = frame.lens
+        reads = ("the token the decoder reads (the cell: its guess for the next one)" if lens.stack == "decoder"
+                 else "an input token (the cell: the guess for that position)")
+        marked = " Dashed columns: [MASK]." if lens.marked else ""
+        self._say(f"Each row: one {lens.stack} layer's output read through the output layer"
+                  f"{' (after the final LayerNorm)' if frame.bundle.config.norm_first else ''}; "
+                  f"each column: {reads}. Top row: the last layer (the model's output). Colour = probability; "
+                  f"click a cell for its top 5.{marked}", "info")
+        n = lens.n_layers
+        rows = list(range(n - 1, -1, -1))  # the output layer's row on top, as in Figure 1
+        probs = lens.top_probs[..., 0].numpy()  # (L, T)
+        values = probs[rows]
+        texts = [[[display_piece(printable(lens.top_pieces[layer][t][0])), f"{probs[layer, t]:.2f}"]
+                  for t in range(len(lens.positions))] for layer in rows]
+        labels = [f"Layer {layer + 1}" for layer in rows]
+        columns = [display_piece(printable(p)) for p in lens.positions]
+        self.grid.set_cells(values, texts, labels, columns, marked_cols=lens.marked, corner=lens.stack)
+        self._show_cell()
+
+    def _on_view(self, panel: str, _view: str) -> None:
+        if panel == self.panel_name:
+            self._show_cell()
+
+    def _on_cell_clicked(self, row: int, col: int) -> None:
+        if self.lens is not None:
+            self.state.set_view(self.panel_name, cell_view(self.lens.n_layers - 1 - row, col))
+
+    # -- drawing ------------------------------------------------------------------------------------
+    def _selected(self) -> tuple[int, int]:
+        """The session's cell, clamped; by default the last layer at the first [MASK] (or the last position)."""
+        lens = self.lens
+        cell = parse_cell(self.state.session.view(self.panel_name))
+        if cell is None:
+            return lens.n_layers - 1, lens.marked[0] if lens.marked else len(lens.positions) - 1
+        return min(cell[0], lens.n_layers - 1), min(cell[1], len(lens.positions) - 1)
+
+    def _show_cell(self) -> None:
+        lens = self.lens
+        if lens is None or not lens.positions:
+            return
+        layer, t = self._selected()
+        self.grid.select((lens.n_layers - 1 - layer, t))
+        token = html.escape(printable(lens.positions[t]))
+        rows = "".join(
+            f"<tr><td>{k + 1}.&nbsp;</td><td><b>{html.escape(printable(piece))}</b>&nbsp;&nbsp;</td>"
+            f"<td align='right'>{float(lens.top_probs[layer, t, k]):.3f}</td></tr>"
+            for k, piece in enumerate(lens.top_pieces[layer][t]))
+        final = html.escape(printable(lens.top_pieces[-1][t][0]))
+        self.detail.setText(f"<b>Layer {layer + 1}, position {t + 1}</b><br>reads {token!s}<br>"
+                            f"<table>{rows}</table>Last layer: <b>{final}</b>")
+        self.detail.setToolTip(f"Top {len(lens.top_pieces[layer][t])} of layer {layer + 1} at position {t + 1}")
+
+    def _say(self, text: str, level: str) -> None:
+        style.set_sheet(self.note, f"background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;")
+        self.note.setText(text)
+
+
+__all__ = ["LensPanel", "parse_cell", "cell_view"]

@@ -1,0 +1,71 @@
+"""The logit lens panel draws `Frame.lens`: layer × position, the output layer's row on top; a click
+selects a cell (session state) and shows its top 5; [MASK] columns are marked; a model without an
+output layer gets a plain note instead of a grid."""
+import numpy as np
+import pytest
+import torch
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtTest import QTest
+
+from explorer.panels.lens.panel import LensPanel, parse_cell
+from explorer.runner import Runner
+from explorer.state import SessionState
+from model.checkpoint import bundled_checkpoints, load_checkpoint, random_bundle
+
+
+@pytest.fixture(scope="module")
+def bert():
+    torch.set_num_threads(1)
+    return load_checkpoint(bundled_checkpoints()["bert-facts"])
+
+
+def _panel(qtbot, bundle, text):
+    state = SessionState()
+    panel = LensPanel(state)
+    runner = Runner(state, synchronous=True)
+    qtbot.addWidget(panel)
+    panel.resize(1100, 600)
+    panel.show()
+    qtbot.waitExposed(panel)
+    runner.set_bundle(bundle, then_run=text)
+    runner.wait()
+    return state, panel
+
+
+def test_the_grid_is_the_frames_lens_with_the_output_layer_on_top(qtbot, bert):
+    state, panel = _panel(qtbot, bert, "the cat can [MASK] .")
+    lens, grid = state.frame.lens, panel.grid
+    n, t = lens.n_layers, len(lens.positions)
+    assert grid.values.shape == (n, t) and grid.row_labels[0] == f"Layer {n}"
+    assert np.allclose(grid.values[0], lens.top_probs[-1, :, 0].numpy())  # top row = the last layer
+    assert np.allclose(grid.values[-1], lens.top_probs[0, :, 0].numpy())
+    mask = state.result.mask_predictions[0]
+    assert grid.marked_cols == {mask.position}
+    assert grid.texts[0][mask.position][0] == mask.pieces[0]  # the last layer's pick = the model's guess
+    # by default the last layer at the [MASK] is selected, and its top 5 are listed
+    assert grid.selected == (0, mask.position)
+    for piece in mask.pieces:
+        assert f"<b>{piece}</b>" in panel.detail.text()
+
+
+def test_clicking_a_cell_selects_it_in_the_session(qtbot, bert):
+    state, panel = _panel(qtbot, bert, "the cat can [MASK] .")
+    grid, lens = panel.grid, state.frame.lens
+    rect = grid._cell_rect(grid.values.shape[0] - 1, 1)  # the bottom row: layer 1
+    QTest.mouseClick(grid, Qt.LeftButton, Qt.NoModifier, QPoint(int(rect.center().x()), int(rect.center().y())))
+    assert parse_cell(state.session.view("lens")) == (0, 1)
+    assert grid.selected == (grid.values.shape[0] - 1, 1)
+    assert "Layer 1, position 2" in panel.detail.text()
+    assert f"<b>{lens.top_pieces[0][1][4]}</b>" in panel.detail.text()  # the fifth of that cell too
+
+
+def test_a_model_without_an_output_layer_says_so(qtbot):
+    torch.manual_seed(0)
+    bundle = random_bundle("reverse", kind="encoder_only", n_decoder_layers=0, output_layer=False)
+    state, panel = _panel(qtbot, bundle, "abc")
+    assert state.frame.lens is None and state.frame.embedding is not None
+    assert "no output layer" in panel.note.text() and grid_empty(panel)
+
+
+def grid_empty(panel) -> bool:
+    return panel.grid.values.size == 0
