@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 from .bpe import encode_ids
 from .data import Batch, DataError, MAX_TSV_LINE_CHARS, _pad
@@ -37,9 +37,11 @@ class SlotPosition:
 
 
 def tsv_lines(path: str | Path, offset: int = 0, line: int = 0,
-              max_line_chars: int = MAX_TSV_LINE_CHARS) -> Iterator[tuple[int, int, tuple[str, str] | None]]:
+              max_line_chars: int | None = MAX_TSV_LINE_CHARS) -> Iterator[tuple[int, int, tuple[str, str] | None]]:
     """(byte offset after the line, line index, (source, target) or None for a blank line) from
-    `offset` on, one line at a time: memory stays flat whatever the file's size."""
+    `offset` on, one line at a time: memory stays flat whatever the file's size. A corpus such as
+    WMT has a few very long lines: `max_line_chars=None` reads them (batching then drops pairs
+    longer than the model's max_len and counts them)."""
     path = Path(path)
     try:
         f = open(path, "rb")
@@ -57,7 +59,7 @@ def tsv_lines(path: str | Path, offset: int = 0, line: int = 0,
             if not text.strip():
                 yield offset, n, None
                 continue
-            if len(text) > max_line_chars:
+            if max_line_chars is not None and len(text) > max_line_chars:
                 raise DataError(f"{path}, line {n + 1}: {len(text)} characters, longer than the limit of "
                                 f"{max_line_chars}")
             parts = text.split("\t")
@@ -97,7 +99,7 @@ class SlotStream:
 
     def __init__(self, path: str | Path, src_tok: Tokenizer, tgt_tok: Tokenizer, budget: int, slot: int,
                  n_slots: int, max_len: int, buffer_pairs: int = 20000, seed: int = 0,
-                 position: SlotPosition | None = None, lines: Callable = tsv_lines):
+                 position: SlotPosition | None = None):
         if budget < 2:
             raise DataError(f"the token budget per micro-batch must be at least 2, got {budget}")
         self.path, self.src_tok, self.tgt_tok = path, src_tok, tgt_tok
@@ -133,7 +135,7 @@ class SlotStream:
             epoch, start, line, skip = epoch + 1, 0, 0, 0
 
     def lines(self, offset: int, line: int):
-        return tsv_lines(self.path, offset, line)
+        return tsv_lines(self.path, offset, line, max_line_chars=None)
 
     def _emit(self, pairs, epoch: int, start: int, line: int, skip: int) -> Iterator[Batch]:
         src_ids = encode_ids(self.src_tok, [s for s, _ in pairs])

@@ -49,7 +49,8 @@ def _learn_vocabulary(args):
     from .bpe import BPETokenizer, corpus_texts
     from .tokenizers import TOKENIZERS
 
-    pairs = (pair for _, _, pair in tsv_lines(args.data) if pair is not None)
+    # One pass over the whole file before training: a malformed line stops the run now, not at hour 5.
+    pairs = (pair for _, _, pair in tsv_lines(args.data, max_line_chars=None) if pair is not None)
     if args.tokenizer == "bpe":
         tok = BPETokenizer.train(corpus_texts(pairs), args.vocab_size)
         return tok, tok
@@ -89,7 +90,7 @@ def _bundle(args, overrides: dict, procs):
     name = args.name or Path(args.data).stem
     task = {"name": name, "params": {"data": str(args.data), "tokenizer": args.tokenizer},
             "description": f"Parallel data: {args.data}", "examples": _examples(args.data),
-            "max_src_len": config.max_len - 1, "max_tgt_len": config.max_len - 2}
+            "max_src_len": config.max_len - 1, "max_tgt_len": min(50, config.max_len - 2)}  # the app decodes ≤ that + 8
     return ModelBundle(Transformer(config), src, tgt, task, {}, name=name)
 
 
@@ -97,7 +98,7 @@ def _examples(path, n: int = 3) -> list[str]:
     from .batching import tsv_lines
 
     found = []
-    for _, _, pair in tsv_lines(path):
+    for _, _, pair in tsv_lines(path, max_line_chars=None):
         if pair is not None:
             found.append(pair[0])
         if len(found) == n:
