@@ -20,6 +20,7 @@ from model.bpe import WORD_START, BPETokenizer  # noqa: E402
 from model.bundle import ModelBundle  # noqa: E402
 from model.checkpoint import bundled_checkpoints, load_checkpoint, random_bundle, save_checkpoint  # noqa: E402
 from model.cli import train_main  # noqa: E402
+from model.eval_cli import average_main  # noqa: E402
 from model.config import TransformerConfig  # noqa: E402
 from model.optimizer import noam_lr  # noqa: E402
 from model.resume import read_state  # noqa: E402
@@ -107,6 +108,10 @@ def test_average_is_the_mean_of_the_tensors(tmp_path):
     for name, tensor in averaged.items():
         expected = (states[1][name].double() + states[2][name].double() + states[3][name].double()) / 3
         assert torch.allclose(tensor.double(), expected, atol=1e-7), name
+    assert average_main(["--last", "3", str(steps_dir(out)), "--out", str(tmp_path / "avg")]) == 0  # the command
+    written = load_checkpoint(tmp_path / "avg").model.state_dict()
+    assert all(torch.equal(written[name], t) for name, t in averaged.items())
+    assert average_main(["--last", "9", str(steps_dir(out)), "--out", str(tmp_path / "avg9")]) == 1  # a clear error
 
 
 def test_bleu_of_a_perfect_output_is_100():
