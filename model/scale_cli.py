@@ -88,7 +88,7 @@ def _bundle(args, overrides: dict, procs):
     torch.manual_seed(args.seed)  # the same initial weights on every rank (DDP also copies rank 0's)
     config = TransformerConfig(src_vocab_size=len(src), tgt_vocab_size=len(tgt), **params)
     name = args.name or Path(args.data).stem
-    task = {"name": name, "params": {"data": str(args.data), "tokenizer": args.tokenizer},
+    task = {"name": name, "params": {"data": str(args.data), "tokenizer": args.tokenizer}, "at_scale": True,
             "description": f"Parallel data: {args.data}", "examples": _examples(args.data),
             "max_src_len": config.max_len - 1, "max_tgt_len": min(50, config.max_len - 2)}  # the app decodes ≤ that + 8
     return ModelBundle(Transformer(config), src, tgt, task, {}, name=name)
