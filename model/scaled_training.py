@@ -82,7 +82,8 @@ class ScaledTrainer:
         self.streams = [SlotStream(data_path, src_tok, tgt_tok, budget, slot, self.n_slots, model.config.max_len,
                                    config.buffer_pairs, config.seed, positions[slot]) for slot in mine]
         self.ddp = wrap(self.model, procs)
-        self.forward = torch.compile(self.ddp) if config.compile else self.ddp
+        # dynamic: every token batch has another shape; a static compile would recompile for each
+        self.forward = torch.compile(self.ddp, dynamic=True) if config.compile else self.ddp
         self.optimizer, self.scheduler = make_optimizer(self.model, model.config.d_model, config.warmup,
                                                         config.lr_scale)
         self.loss_fn = nn.CrossEntropyLoss(label_smoothing=config.label_smoothing, ignore_index=PAD_ID,
