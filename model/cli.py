@@ -5,6 +5,8 @@
     transformer-explorer train --task facts --kind encoder_only --out runs/bert   # BERT-like MLM
     transformer-explorer train --task facts --kind decoder_only --out runs/gpt    # GPT-like LM
     transformer-explorer train --text lines.txt --kind decoder_only --out runs/mygpt
+    torchrun --nproc-per-node 8 -m model.cli train --data wmt.tsv --tokenizer bpe --batch-tokens 25000 …
+        (the paper's scale: model.scale_cli)
 
 Prints a progress bar to stderr, saves the checkpoint to --out (also every --save-every
 steps) and ends with `eval exact_match: 0.995 (n=1000)` on held-out inputs. Errors print one

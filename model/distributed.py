@@ -7,11 +7,16 @@ torchrun there is one process and every helper here is a no-op, so the same code
 """
 from __future__ import annotations
 
+import datetime
 import os
 from dataclasses import dataclass
 
 import torch
 import torch.distributed as dist
+
+# Rank 0 learns the BPE vocabulary (minutes on WMT) while the others wait in a broadcast: a
+# collective must be allowed to wait that long (NCCL's default is 10 minutes).
+COLLECTIVE_TIMEOUT = datetime.timedelta(hours=2)
 
 
 @dataclass(frozen=True)
@@ -50,7 +55,7 @@ def setup(device: str = "auto") -> Processes:
         torch.cuda.set_device(local)
         wanted = torch.device("cuda", local)
     if not dist.is_initialized():
-        dist.init_process_group("nccl" if wanted.type == "cuda" else "gloo",
+        dist.init_process_group("nccl" if wanted.type == "cuda" else "gloo", timeout=COLLECTIVE_TIMEOUT,
                                 device_id=wanted if wanted.type == "cuda" else None)
     return Processes(rank, world, local, wanted)
 
