@@ -1,6 +1,6 @@
-"""Entry point: `transformer-explorer [train ...]` and `python -m explorer`.
+"""Entry point: `transformer-explorer [train|average|bleu ...]` and `python -m explorer`.
 
-`train` is dispatched before any Qt import so a headless GPU box never needs a display.
+The headless commands are dispatched before any Qt import so a GPU box never needs a display.
 """
 import sys
 
@@ -10,6 +10,9 @@ def main(argv=None) -> int:
     if argv and argv[0] == "train":
         from model.cli import train_main
         return train_main(argv[1:])
+    if argv and argv[0] in ("average", "bleu"):
+        from model import eval_cli
+        return getattr(eval_cli, f"{argv[0]}_main")(argv[1:])
     from explorer.app import run_app
     return run_app(argv)
 

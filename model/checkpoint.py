@@ -380,6 +380,9 @@ def _tokenizer(data):
     if isinstance(data, dict) and data.get("kind") == "pretrained":
         from .pretrained import tokenizer_from_dict as pretrained_tokenizer  # lazy: needs `tokenizers`
         return pretrained_tokenizer(data)
+    if isinstance(data, dict) and data.get("kind") == "bpe":  # a BPE vocabulary trained on the user's corpus
+        from .bpe import BPETokenizer  # lazy: needs `tokenizers`
+        return BPETokenizer.from_dict(data)
     return tokenizer_from_dict(data)
 
 

@@ -5,6 +5,8 @@
     transformer-explorer train --task facts --kind encoder_only --out runs/bert   # BERT-like MLM
     transformer-explorer train --task facts --kind decoder_only --out runs/gpt    # GPT-like LM
     transformer-explorer train --text lines.txt --kind decoder_only --out runs/mygpt
+    torchrun --nproc-per-node 8 -m model.cli train --data wmt.tsv --tokenizer bpe --batch-tokens 25000 …
+        (the paper's scale: model.scale_cli)
 
 Prints a progress bar to stderr, saves the checkpoint to --out (also every --save-every
 steps; with --snapshots DIR each of those saves is also kept as DIR/step-000100/ …) and ends
@@ -18,6 +20,7 @@ import sys
 import time
 
 from .kinds import ENCODER_DECODER, MODEL_KINDS, model_kind
+from .scale_cli import add_scale_arguments, train_scaled, wants_scale
 
 USAGE_EXAMPLE = "transformer-explorer train --task reverse --out runs/reverse --steps 4000"
 
@@ -32,8 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--data", metavar="PAIRS.tsv", help="train on your own UTF-8 'source<TAB>target' lines")
     src.add_argument("--text", metavar="LINES.txt",
                      help="train a --kind encoder_only / decoder_only model on your own UTF-8 text, one sentence a line")
-    src.add_argument("--tokenizer", choices=("char", "word"), default="char",
-                     help="for --data / --text (default char)")
+    src.add_argument("--tokenizer", choices=("char", "word", "bpe"), default="char",
+                     help="for --data / --text (default char); bpe: a shared byte-pair vocabulary learned from --data")
     p.add_argument("--out", required=True, metavar="DIR", help="checkpoint folder to write")
     p.add_argument("--init", metavar="DIR", help="continue from this checkpoint (its sizes and tokenizers)")
     m = p.add_argument_group("model (ignored with --init)")
@@ -72,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "them: transformer-explorer --panel compare --checkpoint DIR/step-001000 --compare DIR)")
     t.add_argument("--name", help="model name stored in the checkpoint (default: the task's)")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_scale_arguments(p)
     return p
 
 
@@ -234,6 +238,8 @@ def train(args) -> int:
     from .snapshots import save_snapshot
     from .training import EvalEvent, TrainConfig, Trainer
 
+    if wants_scale(args):  # torchrun, BPE, token batches: model.scale_cli
+        return train_scaled(args, _model_overrides(args), Progress)
     check_save_target(args.out)  # before training: a refused --out must not cost the run
     _check_snapshots(args)
     if args.threads:
@@ -308,11 +314,12 @@ def train_main(argv=None) -> int:
     from .data import DataError
     from .devices import DeviceError
     from .tasks import TaskError
+    from .resume import ResumeError
     from .tokenizers import TokenizerError
     from .training import TrainingError
 
     known = (CheckpointError, ConfigError, DataError, DeviceError, TaskError, TokenizerError, TrainingError,
-             _UsageError, OSError)
+             ResumeError, _UsageError, OSError)
     try:
         return train(args)
     except known as exc:
@@ -323,5 +330,6 @@ def train_main(argv=None) -> int:
         return 130
 
 
-if __name__ == "__main__":
-    sys.exit(train_main())
+if __name__ == "__main__":  # `python -m model.cli train …` (what torchrun -m runs) or without "train"
+    _argv = sys.argv[1:]
+    sys.exit(train_main(_argv[1:] if _argv[:1] == ["train"] else _argv))

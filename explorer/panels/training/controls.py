@@ -36,6 +36,8 @@ def continue_refusal(bundle) -> str | None:
         return "No model is loaded"
     if bundle.task.get("pretrained"):
         return "A pretrained model's own training task is not one this trainer has"
+    if bundle.task.get("at_scale"):
+        return "A model trained at scale (BPE, token batches) continues on the command line: train … --resume"
     if not bundle.model_kind.has_decoder and not bundle.fills_masks:
         return "An encoder-only model is trained as a masked LM, which needs a [MASK] token in its vocabulary"
     return None
