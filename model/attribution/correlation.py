@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import spearmanr
 
 
 def rank_correlations(scores: dict[str, np.ndarray]) -> tuple[list[str], np.ndarray]:
@@ -18,7 +17,7 @@ def rank_correlations(scores: dict[str, np.ndarray]) -> tuple[list[str], np.ndar
             x, y = np.asarray(scores[names[i]], float), np.asarray(scores[names[j]], float)
             if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
                 continue
-            rho[i, j] = 1.0 if i == j else spearmanr(x, y).statistic
+            rho[i, j] = 1.0 if i == j else _spearman(x, y)
     return names, rho
 
 
@@ -26,3 +25,8 @@ def top1(values: np.ndarray) -> int:
     """The token a method ranks first: the largest |score| (gradient scores are signed; a
     token that pushes the probability down also mattered)."""
     return int(np.argmax(np.abs(np.asarray(values, float))))
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+    from scipy.stats import spearmanr  # imported on first use: scipy.stats takes a second to import
+    return float(spearmanr(x, y).statistic)
