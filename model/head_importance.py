@@ -88,7 +88,8 @@ class HeadImportance:
     masking: dict[HeadKey, float]  # loss increase when the head is zeroed
     gradient: dict[HeadKey, float]  # Σ_batches |∂L/∂ξ_h|
     curve_order: list[HeadKey] = field(default_factory=list)  # the order heads were removed in
-    curve_scores: list[float] = field(default_factory=list)  # score after removing 0, 1, … heads
+    curve_counts: list[int] = field(default_factory=list)  # heads removed at each point of the curve
+    curve_scores: list[float] = field(default_factory=list)  # the held-out score at each point
     curve_by: str = "masking"
 
     @property
@@ -113,14 +114,15 @@ class HeadImportance:
         writer = csv.writer(out)
         writer.writerow(["kind", "layer", "head", "masking_loss_increase", "gradient_importance",
                          "rank_in_kind_masking", "rank_in_kind_gradient", "pruned_at", "score_after_pruning"])
-        if self.curve_scores:
-            writer.writerow(["(none)", "", "", "", "", "", "", 0, f"{self.curve_scores[0]:.6f}"])
+        after = dict(zip(self.curve_counts, self.curve_scores))  # heads removed → score
+        if 0 in after:
+            writer.writerow(["(none)", "", "", "", "", "", "", 0, f"{after[0]:.6f}"])
         ranks = {by: {k: i + 1 for kind in {h[0] for h in self.heads} for i, k in enumerate(self.ranking(kind, by))}
                  for by in ("masking", "gradient")}
         pruned = {k: i + 1 for i, k in enumerate(self.curve_order)}
         for key in self.heads:
             at = pruned.get(key)
-            score = f"{self.curve_scores[at]:.6f}" if at is not None and at < len(self.curve_scores) else ""
+            score = f"{after[at]:.6f}" if at in after else ""
             writer.writerow([*key, f"{self.masking[key]:.6f}", f"{self.gradient[key]:.6f}",
                              ranks["masking"][key], ranks["gradient"][key], at or "", score])
         return out.getvalue()
@@ -155,28 +157,42 @@ def gradient_importance(bundle: ModelBundle, pairs, batch_size: int = 32) -> dic
     return {(kind, layer, head): float(total[(kind, layer)][head]) for kind, layer in gates for head in range(h)}
 
 
-def pruning_curve(bundle: ModelBundle, order: list[HeadKey], pairs, progress: Progress | None = None) -> list[float]:
-    """Held-out score after zeroing the first k heads of `order`, for k = 0 … len(order)."""
+def curve_counts(n_heads: int, points: int | None = None) -> list[int]:
+    """How many heads are removed at each point: 0 … n_heads, or `points` evenly spaced counts
+    (0 and n_heads included) for a model with many heads."""
+    if points is None or points > n_heads:
+        return list(range(n_heads + 1))
+    points = max(points, 2)
+    return sorted({round(i * n_heads / (points - 1)) for i in range(points)})
+
+
+def pruning_curve(bundle: ModelBundle, order: list[HeadKey], pairs, counts: list[int] | None = None,
+                  progress: Progress | None = None) -> list[float]:
+    """Held-out score after zeroing the first k heads of `order`, for each k in `counts`
+    (default 0 … len(order))."""
+    counts = curve_counts(len(order)) if counts is None else counts
     scores = []
-    for k in range(len(order) + 1):
+    for i, k in enumerate(counts):
         if progress is not None:
-            progress(k, len(order) + 1, f"Pruning curve: {k} of {len(order)} heads removed")
+            progress(i, len(counts), f"Pruning curve: {k} of {len(order)} heads removed")
         with intervene(bundle.model, {key: "zero" for key in order[:k]}):
             scores.append(heldout_score(bundle, pairs))
     return scores
 
 
 def head_importance(bundle: ModelBundle, n_pairs: int = 200, curve: bool = True, curve_by: str = "masking",
-                    progress: Progress | None = None) -> HeadImportance:
+                    points: int | None = None, progress: Progress | None = None) -> HeadImportance:
     """Both importances on `n_pairs` held-out pairs and (if `curve`) the pruning curve, removing
-    the least important head first by `curve_by` ("masking" or "gradient")."""
+    the least important head first by `curve_by` ("masking" or "gradient"), at `points`
+    evenly spaced numbers of heads removed (None: every number)."""
     pairs = heldout_pairs(bundle, n_pairs)
     model = bundle.model
     was_training = model.training
     model.eval()  # no dropout: the same input gives the same loss
     try:
         n_heads = len(all_heads(model))
-        steps = n_heads + 1 + (n_heads + 1 if curve else 0)
+        counts = curve_counts(n_heads, points) if curve else []
+        steps = n_heads + 1 + len(counts)
         report = (lambda i, _n, what: progress(i, steps, what)) if progress is not None else None
         base, masking = masking_importance(bundle, pairs, report)
         if progress is not None:
@@ -186,7 +202,8 @@ def head_importance(bundle: ModelBundle, n_pairs: int = 200, curve: bool = True,
         if curve:
             order = list(reversed(result.ranking(None, curve_by)))  # least important first
             shifted = (lambda i, _n, what: progress(n_heads + 1 + i, steps, what)) if progress is not None else None
-            result.curve_order, result.curve_scores = order, pruning_curve(bundle, order, pairs, shifted)
+            result.curve_order, result.curve_counts = order, counts
+            result.curve_scores = pruning_curve(bundle, order, pairs, counts, shifted)
         if progress is not None:
             progress(steps, steps, "Done")
         return result
