@@ -25,6 +25,7 @@ share. Schema (version 2; version 1 files, without "views" and "causal_mask", st
           "decoding": {"strategy": "beam", "beam_size": 4, "alpha": 0.6},   # optional: any of
                         # strategy, temperature, top_k, top_p, seed, beam_size, alpha
           "causal_mask": true,          # optional: false = the decoding panel's mask ablation
+          "interventions": "cross:1:0=zero,encoder:0:2=uniform",  # optional: head surgery (from 0)
           "views": {"attention": "grid"},   # optional: each panel's tab (attention: grid,
                                         # single, lines, derived)
           "solo": false,                # optional: true shows only this panel (a big picture)
@@ -51,12 +52,13 @@ from PySide6.QtCore import QByteArray, QObject, Signal
 
 from explorer.session import ATTENTION_KINDS
 from model.frame import DecodeSettings
+from model.interventions import InterventionError, parse_heads
 
 SCENE_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 TOUR_PATH = Path(str(files("explorer") / "assets" / "scenes" / "tour.json"))  # package data
 SCENE_KEYS = {"solo", "name", "caption", "checkpoint", "task", "input", "target", "panel", "step", "attention",
-              "decoding", "layout", "views", "causal_mask"}
+              "decoding", "layout", "views", "causal_mask", "interventions"}
 VIEW_CHOICES = {"attention": ("grid", "single", "lines", "derived"), "attention_grid": ("selected", "all"),
                 "decoding": ("parallel", "beam")}
 DECODING_KEYS = {f.name: type(f.default) for f in dataclasses.fields(DecodeSettings)}  # strategy: str, …
@@ -83,6 +85,7 @@ class Scene:
     solo: bool = False
     views: dict | None = None
     causal_mask: bool = True
+    interventions: str | None = None  # head surgery, model.interventions.parse_heads text
 
     def to_dict(self) -> dict:
         return {"name": self.name} | {k: v for k, v in dataclasses.asdict(self).items()
@@ -111,12 +114,11 @@ def _check_scene(raw, where: str) -> Scene:
                          f"valid fields: {', '.join(sorted(SCENE_KEYS))}")
     if not isinstance(raw.get("name"), str) or not raw["name"].strip():
         raise SceneError(f"{where}: 'name' must be a non-empty string")
-    for key in ("caption", "checkpoint", "task", "input", "target", "panel", "step", "layout"):
+    for key in ("caption", "checkpoint", "task", "input", "target", "panel", "step", "layout", "interventions"):
         if raw.get(key) is not None and not isinstance(raw[key], str):
             raise SceneError(f"{where}: {key!r} must be a string, got {type(raw[key]).__name__}")
-    for key in ("solo", "causal_mask"):
-        if not isinstance(raw.get(key, False), bool):
-            raise SceneError(f"{where}: {key!r} must be true or false")
+    for key in (k for k in ("solo", "causal_mask") if not isinstance(raw.get(k, False), bool)):
+        raise SceneError(f"{where}: {key!r} must be true or false")
     views = raw.get("views")
     if views is not None:
         if not isinstance(views, dict):
@@ -141,11 +143,13 @@ def _check_scene(raw, where: str) -> Scene:
                 raise SceneError(f"{where}: unknown decoding setting {key!r}; valid: {', '.join(DECODING_KEYS)}")
             if not isinstance(value, (int, float) if kind is float else kind) or isinstance(value, bool):
                 raise SceneError(f"{where}: decoding setting {key!r} must be a {kind.__name__}")
-    if raw.get("layout"):
-        try:
-            base64.b64decode(raw["layout"], validate=True)
-        except (binascii.Error, ValueError):
-            raise SceneError(f"{where}: 'layout' is not base64 text") from None
+    try:
+        parse_heads(raw.get("interventions") or "")
+        base64.b64decode(raw.get("layout") or "", validate=True)
+    except InterventionError as exc:
+        raise SceneError(f"{where}: 'interventions': {exc}") from None
+    except (binascii.Error, ValueError):
+        raise SceneError(f"{where}: 'layout' is not base64 text") from None
     return Scene(**raw)
 
 
@@ -192,9 +196,7 @@ def load_tour(path: str | Path) -> Tour:
         raise SceneError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except RecursionError:
         raise SceneError(f"{path}: nested too deeply to be a scene file") from None
-    tour = parse_tour(data, str(path))
-    tour.path = path
-    return tour
+    return dataclasses.replace(parse_tour(data, str(path)), path=path)
 
 
 def save_tour(tour: Tour, path: str | Path) -> Path:
@@ -221,16 +223,14 @@ def capture(window, name: str, caption: str = "") -> Scene:
     for bundled_name, folder in bundled_checkpoints().items():
         if checkpoint and Path(folder).resolve() == Path(checkpoint).resolve():
             checkpoint = bundled_name
-    task = None
-    if checkpoint is None and bundle is not None:
-        task = (bundle.task or {}).get("name")
+    task = (bundle.task or {}).get("name") if checkpoint is None and bundle is not None else None
     layout = bytes(window.saveState(_layout_version()).toBase64()).decode("ascii")
     step = state.current_step.name if state.current_step is not None else None
     session = state.session.to_scene_dict()
     return Scene(name=name, caption=caption, checkpoint=checkpoint, task=task, input=session["input"],
                  target=session["target"], panel=current_panel(window), step=step,
                  attention=session["attention"], decoding=session["decoding"], layout=layout,
-                 views=session["views"], causal_mask=session["causal_mask"])
+                 views=session["views"], causal_mask=session["causal_mask"], interventions=session["interventions"])
 
 
 def _layout_version() -> int:
@@ -342,10 +342,10 @@ class SceneDeck(QObject):
         with runner.holding():  # one compute for the whole scene, after its model and text are set
             state.session.show_model(None)  # a training run shown is not part of any scene
             try:  # every view field: the scene's value or the default, never what was clicked before
-                state.session.reset_view_state(scene.views, scene.decoding, scene.causal_mask)
+                state.session.reset_view_state(scene.views, scene.decoding, scene.causal_mask, scene.interventions)
             except ValueError as exc:
                 state.inform(f"Scene {scene.name!r}: {exc}", "warning")
-                state.session.reset_view_state(scene.views, None, scene.causal_mask)
+                state.session.reset_view_state(scene.views, None, scene.causal_mask, scene.interventions)
         self._pending = scene
         self._show_caption(scene)
         text = scene.input if scene.input is not None else state.source_text

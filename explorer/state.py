@@ -54,6 +54,7 @@ class SessionState(QObject):
     decodeStepChanged = Signal(object)  # int or None (the last step)
     viewChanged = Signal(str, str)  # panel, tab
     shownModelChanged = Signal(object)  # ShownModel or None
+    interventionsChanged = Signal(object)  # {(kind, layer, head): "zero" | "mean" | "uniform"}
     themeChanged = Signal(str)
     scaleChanged = Signal(float)
     frameFailed = Signal(str)  # why no Frame could be computed for the session now (the last stays)
@@ -76,6 +77,7 @@ class SessionState(QObject):
         ev.causal_mask.connect(self.causalMaskChanged.emit)
         ev.decode_step.connect(self.decodeStepChanged.emit)
         ev.view.connect(self.viewChanged.emit)
+        ev.interventions.connect(self.interventionsChanged.emit)
         # Qt-side listeners connect to these Qt signals, never to the session's events directly:
         # Qt disconnects them when their object dies, so a session outliving its window is safe.
         ev.theme.connect(self.themeChanged.emit)

@@ -77,6 +77,18 @@ def validate_heads(model: nn.Module, heads: Mapping[HeadKey, str]) -> dict[HeadK
     return checked
 
 
+def heads_that_fit(model: nn.Module, heads: Mapping[HeadKey, str]) -> dict[HeadKey, str]:
+    """The entries of `heads` that `model` has (a session keeps its edits across a model switch
+    only where the new model has the same heads)."""
+    kept = {}
+    for key, op in dict(heads).items():
+        try:
+            kept.update(validate_heads(model, {key: op}))
+        except InterventionError:
+            continue
+    return kept
+
+
 @contextmanager
 def _plans_set(model: nn.Module, plans: dict[tuple[str, int], HeadPlan]) -> Iterator[None]:
     """Install per-sublayer plans for this thread, merged over any active ones; always restored."""
@@ -145,4 +157,4 @@ def format_heads(heads: Mapping[HeadKey, str]) -> str:
 
 
 __all__ = ["intervene", "gated", "InterventionError", "OPERATIONS", "all_heads", "attention_layers",
-           "attention_module", "validate_heads", "parse_heads", "format_heads"]
+           "attention_module", "validate_heads", "heads_that_fit", "parse_heads", "format_heads"]
