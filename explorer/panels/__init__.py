@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 
-PANEL_MODULES = ("architecture", "stepper", "attention", "positional", "decoding", "training")
+PANEL_MODULES = ("architecture", "stepper", "attention", "positional", "decoding", "training", "heads")
 
 
 def panel_classes() -> list[type]:
