@@ -44,6 +44,7 @@ class HeadsPanel(QWidget):
         self.state = state
         self.importance = None
         self._ranked_bundle = None
+        self.curve_points = CURVE_POINTS
         self._worker = None
         self._progress = _Progress(self)
         self._progress.moved.connect(self._on_progress)
@@ -140,7 +141,7 @@ class HeadsPanel(QWidget):
             return
         self._ranked_bundle = bundle
         args = (bundle, self.pairs_spin.value())
-        kwargs = dict(points=CURVE_POINTS, curve_by=self.by_box.currentData(), progress=self._progress.moved.emit)
+        kwargs = dict(points=self.curve_points, curve_by=self.by_box.currentData(), progress=self._progress.moved.emit)
         self.run_button.setEnabled(False)
         self.status.setText("Ranking heads…")
         if synchronous:
