@@ -71,7 +71,7 @@ def window(qtbot, tmp_path):
     return make_main_window(qtbot, tmp_path)
 
 
-def test_clicking_the_grid_changes_the_output_view_and_the_attention_maps(window, qtbot):
+def test_clicking_the_grid_changes_the_output_view_and_the_maps_and_heads_are_ranked(window, qtbot, tmp_path):
     panel = window.panels["heads"]
     window.focus_panel("heads")
     assert "No head is edited" in panel.changes.label.text()
@@ -97,12 +97,13 @@ def test_clicking_the_grid_changes_the_output_view_and_the_attention_maps(window
     window.runner.wait()
     assert window.state.session.interventions == {} and not window.state.frame.interventions
 
-
-def test_ranking_runs_and_exports_csv(window, tmp_path):
-    panel = window.panels["heads"]
+    # the ranking on a pool thread, with progress, and its CSV
     panel.pairs_spin.setValue(10)
     panel.curve_points = 3
-    panel.run_importance(synchronous=True)
+    panel.run_importance()
+    assert not panel.run_button.isEnabled()
+    qtbot.waitUntil(lambda: panel._worker is None and panel.importance is not None, timeout=60000)
+    assert panel.bar.value() == panel.bar.maximum() and panel.run_button.isEnabled()
     result = panel.importance
     assert result is not None and result.n_pairs == 10 and len(result.curve_scores) == 3
     assert panel.view.curve.getData()[0].tolist() == result.curve_counts

@@ -11,7 +11,7 @@ from explorer.theme import set_text
 from model.frame import Frame
 from model.output_change import TokenChange, describe_changes, output_changes
 
-MAX_LISTED = 6  # changed positions listed one by one (the rest are counted)
+MAX_LISTED = 3  # changed positions listed one by one (the rest are counted): it fits a projector
 
 
 def _esc(piece: str) -> str:
@@ -33,7 +33,8 @@ def _line(changes: list[TokenChange], before: bool) -> str:
         if piece is None:
             continue
         text = _esc(piece)
-        out.append(f"<b><span style='color:{{changed}}'>{text}</span></b>" if c.changed and not before else text)
+        out.append(f"<b><u><span style='color:{{accent_text}}'>{text}</span></u></b>" if c.changed and not before
+                   else text)
     return " ".join(out) or "(nothing)"
 
 
@@ -50,13 +51,14 @@ def describe(frame: Frame | None) -> str:
     lines = [f"<b>{describe_changes(changes)}</b>",
              f"before: {_line(changes, True)}", f"after: {_line(changes, False)}"]
     changed = [c for c in changes if c.changed]
+    items = []
     for c in changed[:MAX_LISTED]:
-        kept = f" (edited model gives “{_esc(c.before)}” {c.after_prob_of_before:.2f})" \
+        kept = f" (now p(“{_esc(c.before)}”) = {c.after_prob_of_before:.2f})" \
             if c.after_prob_of_before is not None and c.before is not None else ""
-        lines.append(f"position {c.position + 1}: {_token(c.before, c.before_prob)} → "
-                     f"{_token(c.after, c.after_prob)}{kept}")
-    if len(changed) > MAX_LISTED:
-        lines.append(f"… and {len(changed) - MAX_LISTED} more changed positions.")
+        items.append(f"{c.position + 1}: {_token(c.before, c.before_prob)} → {_token(c.after, c.after_prob)}{kept}")
+    if changed:
+        more = f" · … {len(changed) - MAX_LISTED} more" if len(changed) > MAX_LISTED else ""
+        lines.append("position " + " · ".join(items) + more)
     if not changed:
         worst = min(changes, key=lambda c: (c.after_prob or 0) - (c.before_prob or 0))
         lines.append(f"Largest drop: position {worst.position + 1}, {_token(worst.before, worst.before_prob)} → "

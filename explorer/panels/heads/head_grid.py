@@ -30,15 +30,15 @@ class HeadGrid(QWidget):
         self.row = QHBoxLayout(self)
         self.row.setContentsMargins(0, 0, 0, 0)
         self.buttons: dict[tuple[str, int, int], QToolButton] = {}
-        self.shape: tuple = ()
+        self.model_shape: tuple = ()
         self.heads: dict = {}
 
     def set_model(self, layers: dict[str, int], n_heads: int) -> None:
         """Rebuild the blocks for a model with these kinds ({kind: layers}) and heads per layer."""
         shape = (tuple(layers.items()), n_heads)
-        if shape == self.shape:
+        if shape == self.model_shape:
             return
-        self.shape = shape
+        self.model_shape = shape
         while self.row.count():
             item = self.row.takeAt(0)
             if item.widget() is not None:
