@@ -67,7 +67,7 @@ def load_bundle(path_or_name: str | Path) -> ModelBundle:
         from model.pretrained import load_pretrained
         return load_pretrained(key)
     path = Path(path_or_name).expanduser()
-    if not path.exists():
+    if not path.exists() and not _interrupted_save(path):
         names = ", ".join(sorted(bundled)) or "none bundled"
         extra = f"; pretrained: {', '.join(sorted(pretrained))}" if pretrained else ""
         raise ValueError(f"checkpoint {path} does not exist (bundled checkpoints: {names}{extra})")
@@ -80,6 +80,12 @@ def load_bundle(path_or_name: str | Path) -> ModelBundle:
                 return load_pretrained(name)
         return load_pretrained(path)
     return load_checkpoint(path)
+
+
+def _interrupted_save(path: Path) -> bool:
+    """A save killed between its two renames left the previous checkpoint aside: loading restores it."""
+    from model.folders import leftovers
+    return bool(leftovers(path, "old"))
 
 
 def random_bundle(task_name: str = DEFAULT_TASK) -> ModelBundle:
@@ -223,6 +229,8 @@ class Runner(QObject):
         """The new model, then an input it can read: the one asked for, the previous one, or an example."""
         with self.holding():
             self.state.set_bundle(bundle)
+        for note in bundle.load_notes:  # NaN weights, a restored save: said, not only logged
+            self.state.inform(note, "warning")
         text = then_run if then_run is not None else self.state.source_text
         candidates = [(t, then_target if t == then_run else None) for t in (text, *bundle.examples) if t]
         for candidate, target in candidates:

@@ -19,6 +19,8 @@ share. Schema (version 2; version 1 files, without "views" and "causal_mask", st
           "target": null,               # teacher-forced target; optional
           "panel": "attention",         # dock to raise: architecture, step, attention, positional,
                                         # decoding, training; optional
+          "panels": ["architecture", "attention"],   # optional, instead of "panel": a pair shown
+                                        # side by side (while presenting, the two fill the screen)
           "step": "encoder.layers.0.self_attn.weights",   # step name (or prefix); optional
           "attention": {"kind": "encoder", "layer": 0, "head": 0},          # optional; counted
                         # from 0 here (the model's indices), shown from 1 in the app: layer 0 = "L1"
@@ -58,7 +60,7 @@ SCENE_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 TOUR_PATH = Path(str(files("explorer") / "assets" / "scenes" / "tour.json"))  # package data
 SCENE_KEYS = {"solo", "name", "caption", "checkpoint", "task", "input", "target", "panel", "step", "attention",
-              "decoding", "layout", "views", "causal_mask", "interventions"}
+              "decoding", "layout", "views", "causal_mask", "panels", "interventions"}
 VIEW_CHOICES = {"attention": ("grid", "single", "lines", "derived"), "attention_grid": ("selected", "all"),
                 "decoding": ("parallel", "beam")}
 DECODING_KEYS = {f.name: type(f.default) for f in dataclasses.fields(DecodeSettings)}  # strategy: str, …
@@ -86,6 +88,12 @@ class Scene:
     views: dict | None = None
     causal_mask: bool = True
     interventions: str | None = None  # head surgery, model.interventions.parse_heads text
+    panels: list[str] | None = None
+
+    @property
+    def shown_panels(self) -> list[str]:
+        """The panels this scene puts in front: its pair, or its one panel."""
+        return list(self.panels) if self.panels else ([self.panel] if self.panel else [])
 
     def to_dict(self) -> dict:
         return {"name": self.name} | {k: v for k, v in dataclasses.asdict(self).items()
@@ -119,6 +127,14 @@ def _check_scene(raw, where: str) -> Scene:
             raise SceneError(f"{where}: {key!r} must be a string, got {type(raw[key]).__name__}")
     for key in (k for k in ("solo", "causal_mask") if not isinstance(raw.get(k, False), bool)):
         raise SceneError(f"{where}: {key!r} must be true or false")
+    panels = raw.get("panels")
+    if panels is not None:
+        if (not isinstance(panels, list) or not 1 <= len(panels) <= 2
+                or not all(isinstance(p, str) and p for p in panels) or len(set(panels)) != len(panels)):
+            raise SceneError(f"{where}: 'panels' must be a list of one or two different panel names, "
+                             f"e.g. [\"architecture\", \"attention\"]")
+        if raw.get("panel") is not None and raw["panel"] not in panels:
+            raise SceneError(f"{where}: 'panel' {raw['panel']!r} is not one of 'panels' {panels}")
     views = raw.get("views")
     if views is not None:
         if not isinstance(views, dict):
@@ -227,7 +243,10 @@ def capture(window, name: str, caption: str = "") -> Scene:
     layout = bytes(window.saveState(_layout_version()).toBase64()).decode("ascii")
     step = state.current_step.name if state.current_step is not None else None
     session = state.session.to_scene_dict()
-    return Scene(name=name, caption=caption, checkpoint=checkpoint, task=task, input=session["input"],
+    presentation = getattr(getattr(window, "lecture", None), "presentation", None)
+    pair = list(presentation.shown) if presentation is not None and presentation.active \
+        and len(presentation.shown) == 2 else None
+    return Scene(panels=pair, name=name, caption=caption, checkpoint=checkpoint, task=task, input=session["input"],
                  target=session["target"], panel=current_panel(window), step=step,
                  attention=session["attention"], decoding=session["decoding"], layout=layout,
                  views=session["views"], causal_mask=session["causal_mask"], interventions=session["interventions"])
@@ -326,19 +345,25 @@ class SceneDeck(QObject):
         for dock in self._solo_hidden:
             dock.show()
         self._solo_hidden = []
-        if scene.solo and scene.panel in window.docks:
-            self._solo_hidden = [d for n, d in window.docks.items() if n != scene.panel and d.isVisible()]
+        wanted = scene.shown_panels
+        missing = [n for n in wanted if n not in window.docks]
+        if missing:
+            state.inform(f"Scene {scene.name!r}: no panel named {', '.join(map(repr, missing))}.", "warning")
+        wanted = [n for n in wanted if n in window.docks]
+        if scene.solo and wanted:
+            self._solo_hidden = [d for n, d in window.docks.items() if n not in wanted and d.isVisible()]
             for dock in self._solo_hidden:
                 dock.hide()
-        if scene.panel:
-            if scene.panel in window.docks:
-                from explorer.dock_layout import LEFT_PANELS
-                if scene.panel not in LEFT_PANELS and "architecture" in window.docks \
-                        and not scene.solo and not scene.layout:
-                    window.docks["architecture"].raise_()  # the map of the model beside the detail
-                window.focus_panel(scene.panel)
-            else:
-                state.inform(f"Scene {scene.name!r}: no panel named {scene.panel!r}.", "warning")
+        presentation = getattr(getattr(window, "lecture", None), "presentation", None)
+        if len(wanted) == 2 and presentation is not None and presentation.active:
+            presentation.show_only(wanted)  # the pair fills the screen, side by side
+        elif wanted:
+            from explorer.dock_layout import LEFT_PANELS
+            if wanted[-1] not in LEFT_PANELS and "architecture" in window.docks \
+                    and not scene.solo and not scene.layout and len(wanted) == 1:
+                window.docks["architecture"].raise_()  # the map of the model beside the detail
+            for name in wanted:
+                window.focus_panel(name)
         with runner.holding():  # one compute for the whole scene, after its model and text are set
             state.session.show_model(None)  # a training run shown is not part of any scene
             try:  # every view field: the scene's value or the default, never what was clicked before

@@ -61,6 +61,7 @@ class ModelBundle:
     metrics: dict = field(default_factory=dict)
     name: str = "model"
     path: str | None = None
+    load_notes: tuple[str, ...] = ()  # warnings from loading (NaN weights, a restored save) the GUI shows
 
     @property
     def config(self) -> TransformerConfig:

@@ -214,18 +214,26 @@ def _json_default(obj):
 
 
 # -- loading ------------------------------------------------------------------------------------
-def _locate(path: Path) -> Path:
+def _note(notes: list[str] | None, text: str, stacklevel: int = 3) -> None:
+    """Warn (for scripts and tests) and keep the text (for the GUI, which shows a bundle's notes:
+    `warnings.catch_warnings` is process-wide, so a loading thread cannot use it)."""
+    warnings.warn(text, CheckpointWarning, stacklevel=stacklevel + 1)
+    if notes is not None:
+        notes.append(text)
+
+
+def _locate(path: Path, notes: list[str] | None = None) -> Path:
     """The checkpoint folder for `path` (a folder, or its config.json / model.safetensors)."""
     try:
-        return _locate_folder(path)
+        return _locate_folder(path, notes)
     except OSError as exc:  # an unreadable folder: say which, not a bare PermissionError
         raise CheckpointError(f"{exc.filename or path}: cannot read it ({exc.strerror or exc})") from None
 
 
-def _locate_folder(path: Path) -> Path:
+def _locate_folder(path: Path, notes: list[str] | None = None) -> Path:
     if not path.exists() and recover_interrupted_save(path):
-        warnings.warn(f"{path}: restored the previous checkpoint, which a save that was killed midway had "
-                      "moved aside", CheckpointWarning, stacklevel=4)
+        _note(notes, f"{path}: restored the previous checkpoint, which a save that was killed midway had "
+                     "moved aside", stacklevel=4)
     if not path.exists():
         raise CheckpointError(f"{path}: no such file or folder")
     if path.is_file():
@@ -284,7 +292,8 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Mod
     from safetensors import SafetensorError
     from safetensors.torch import load as load_bytes
 
-    folder = _locate(Path(path))
+    notes: list[str] = []
+    folder = _locate(Path(path), notes)
     data = read_config(folder)
     cfg_path, w_path = folder / CONFIG, folder / WEIGHTS
     try:
@@ -314,11 +323,11 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Mod
     _check_shapes(config, tensors, aliases, w_path)  # on the meta device: a wrong config allocates nothing
     model = Transformer(config)
     _load_weights(model, tensors, w_path)
-    _warn_if_not_finite(tensors, w_path)
+    _warn_if_not_finite(tensors, w_path, notes)
     task = data.get("task") if isinstance(data.get("task"), dict) else {}
     metrics = data.get("metrics") if isinstance(data.get("metrics"), dict) else {}
     bundle = ModelBundle(model, src_tok, tgt_tok, task, metrics, name=str(data.get("name") or folder.name),
-                         path=str(folder))
+                         path=str(folder), load_notes=tuple(notes))
     try:
         from .devices import resolve_device
 
@@ -348,12 +357,11 @@ def _check_shapes(config: TransformerConfig, tensors: dict[str, torch.Tensor], a
                                   f"describes {shape}; the weights and the config do not belong together")
 
 
-def _warn_if_not_finite(tensors: dict[str, torch.Tensor], w_path: Path) -> None:
+def _warn_if_not_finite(tensors: dict[str, torch.Tensor], w_path: Path, notes: list[str] | None = None) -> None:
     bad = [name for name, t in tensors.items() if t.is_floating_point() and not bool(torch.isfinite(t).all())]
     if bad:
-        warnings.warn(f"{w_path}: {len(bad)} of {len(tensors)} weight tensors hold NaN or infinite values "
-                      f"({', '.join(bad[:3])}{' …' if len(bad) > 3 else ''}); the model's outputs are meaningless",
-                      CheckpointWarning, stacklevel=3)
+        _note(notes, f"{w_path}: {len(bad)} of {len(tensors)} weight tensors hold NaN or infinite values "
+                     f"({', '.join(bad[:3])}{' …' if len(bad) > 3 else ''}); the model's outputs are meaningless")
 
 
 def _refuse_other_names(w_path: Path, missing: list[str], unexpected: list[str]) -> None:

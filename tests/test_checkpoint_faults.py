@@ -249,3 +249,40 @@ def test_nan_weights_load_with_a_warning(tmp_path, bundle):
     with warnings.catch_warnings():
         warnings.simplefilter("error", CheckpointWarning)
         load_checkpoint(save_checkpoint(bundle, tmp_path / "fine"))  # finite weights: no warning
+
+
+def _gui_runner(qtbot):
+    from explorer.runner import Runner
+    from explorer.state import SessionState
+    state = SessionState()
+    messages: list[tuple[str, str]] = []
+    state.message.connect(lambda level, text: messages.append((level, text)))
+    return Runner(state, synchronous=True), state, messages
+
+
+def test_the_gui_shows_the_nan_warning(qtbot, tmp_path, bundle):
+    import copy
+    nan = copy.deepcopy(bundle)
+    with torch.no_grad():
+        for p in nan.model.parameters():
+            p.fill_(float("nan"))
+    path = save_checkpoint(nan, tmp_path / "ck")
+    runner, state, messages = _gui_runner(qtbot)
+    with pytest.warns(CheckpointWarning):
+        runner.load(str(path))
+    assert state.bundle is not None and state.bundle.path == str(path)
+    warned = [text for level, text in messages if level == "warning"]
+    assert warned and "NaN" in warned[0] and "model.safetensors" in warned[0]
+
+
+def test_the_gui_restores_a_checkpoint_a_killed_save_moved_aside(qtbot, tmp_path, bundle):
+    """The state a kill between the two renames leaves (tested for real, with a kill, above):
+    `ck` gone, the previous checkpoint in `.ck.old-*`. Opening `ck` in the GUI restores it."""
+    path = save_checkpoint(bundle, tmp_path / "ck", metrics={"v": 2})
+    os.replace(path, tmp_path / ".ck.old-abc123")
+    runner, state, messages = _gui_runner(qtbot)
+    with pytest.warns(CheckpointWarning):
+        runner.load(str(path))
+    assert state.bundle is not None and state.bundle.metrics == {"v": 2}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ck"]
+    assert any(level == "warning" and "restored the previous checkpoint" in text for level, text in messages)

@@ -117,10 +117,29 @@ def test_a_saved_scene_comes_back_in_a_fresh_window(window, qtbot, tmp_path):
     assert raised(other, "positional")
 
 
+def test_a_scene_names_a_pair_that_fills_the_presentation(window, tmp_path):
+    window.resize(1280, 720)
+    window.lecture.presentation.enter(full_screen=False)
+    path = tmp_path / "pair.json"
+    save_tour(Tour([Scene("pair", panels=["architecture", "attention"], solo=True),
+                    Scene("one", panel="decoding")]), path)
+    assert window.lecture.deck.open(path)
+    shown = [n for n, d in window.docks.items() if not d.isHidden()]
+    assert shown == ["architecture", "attention"] and window.lecture.presentation.shown == ["architecture", "attention"]
+    left, right = (window.docks[n].geometry() for n in shown)
+    assert left.right() < right.left() and min(left.width(), right.width()) > 1280 * 0.3  # side by side, both large
+    saved = capture(window, "again")
+    assert saved.panels == ["architecture", "attention"]
+    assert window.lecture.deck.next()
+    assert [n for n, d in window.docks.items() if not d.isHidden()] == ["decoding"]
+    window.lecture.presentation.leave()
+
+
 def test_scene_schema_round_trip(tmp_path):
     tour = Tour([Scene("a", caption="c", checkpoint="dates", input="x", step="encoder.positional",
                        attention={"kind": "cross", "layer": 1, "head": 3}, decoding={"strategy": "greedy"}),
-                 Scene("b", task="reverse", panel="training", solo=True)], title="t")
+                 Scene("b", task="reverse", panel="training", solo=True),
+                 Scene("c", panels=["architecture", "decoding"])], title="t")
     back = load_tour(save_tour(tour, tmp_path / "t.json"))
     assert [s.to_dict() for s in back.scenes] == [s.to_dict() for s in tour.scenes] and back.title == "t"
 
@@ -138,6 +157,8 @@ BAD_FILES = [
     ("bad decoding", '{"version": 1, "scenes": [{"name": "a", "decoding": {"beam_size": "four"}}]}', "beam_size"),
     ("input not text", '{"version": 1, "scenes": [{"name": "a", "input": 5}]}', "'input' must be a string"),
     ("bad layout", '{"version": 1, "scenes": [{"name": "a", "layout": "%%%"}]}', "base64"),
+    ("three panels", '{"version": 2, "scenes": [{"name": "a", "panels": ["step", "attention", "decoding"]}]}',
+     "one or two"),
 ]
 
 

@@ -13,6 +13,8 @@ from explorer.drawing import plot_style as st
 from explorer.theme import current
 
 
+_WIDTHS: dict[str, dict[str, float]] = {}  # font key → token → pixels
+
 MIN_LABEL_PT = 8  # the smallest token label drawn: legible from the back row of a lecture room
 LABEL_GAP_PX = 3
 
@@ -47,6 +49,8 @@ class TokenAxis(pg.AxisItem):
         self._shown: list[tuple[int, str]] = []
         self._note = ""
         self.origin = 0.0
+        self.period = 0.0
+        self.repeats = 1
 
     @property
     def horizontal(self) -> bool:
@@ -60,9 +64,14 @@ class TokenAxis(pg.AxisItem):
     def numeric(self) -> bool:
         return self._numeric
 
-    def set_tokens(self, tokens: list[str], numeric: bool | None = None, origin: float = 0.0) -> None:
-        """`origin`: the view coordinate of token 0's cell (a map inside a mosaic starts further on)."""
+    def set_tokens(self, tokens: list[str], numeric: bool | None = None, origin: float = 0.0,
+                   period: float | None = None, repeats: int = 1) -> None:
+        """`origin`: the view coordinate of token 0's cell (a map inside a mosaic starts further on).
+        `repeats` maps side by side, `period` cells apart (a mosaic's layers or heads), each get
+        the labels: whichever map the user zooms into is named under and beside it."""
         self.origin = float(origin)
+        self.repeats = max(1, int(repeats))
+        self.period = float(period if period is not None else len(tokens))
         self._tokens = list(tokens)
         self._numeric = self._tokens == [str(i) for i in range(len(self._tokens))] if numeric is None else numeric
         self._metrics = {}
@@ -89,16 +98,28 @@ class TokenAxis(pg.AxisItem):
 
     def _measure(self, pt: int) -> tuple[list[float], float]:
         if pt not in self._metrics:
-            m = QFontMetricsF(self.label_font(pt))
-            self._metrics[pt] = ([m.horizontalAdvance(t) for t in self._tokens], m.height())
+            font = self.label_font(pt)
+            m = QFontMetricsF(font)
+            # Token widths are kept across inputs and axes: a 512-token axis measured every
+            # label at every size it tried, on every frame (~30 ms of a MiniLM frame).
+            known = _WIDTHS.setdefault(font.key(), {})
+            if len(known) > 50_000:
+                known.clear()
+            widths = [known.get(t) or known.setdefault(t, m.horizontalAdvance(t)) for t in self._tokens]
+            self._metrics[pt] = (widths, m.height())
         return self._metrics[pt]
+
+    def _height(self, pt: int) -> float:
+        if pt in self._metrics:
+            return self._metrics[pt][1]
+        return QFontMetricsF(self.label_font(pt)).height()
 
     def _need_along(self, pt: int, rotated: bool) -> float:
         """Pixels per cell the labels need side by side at `pt` (neighbours share the gap between
         them, so one wide <bos> beside one-letter tokens still fits)."""
-        widths, height = self._measure(pt)
         if not self.horizontal or rotated:
-            return 0.8 * height + 1  # Qt's line height has ~20% of air; pyqtgraph packs at 0.8 too
+            return 0.8 * self._height(pt) + 1  # Qt's line height has ~20% of air; pyqtgraph packs at 0.8 too
+        widths, _ = self._measure(pt)
         if len(widths) < 2:
             return (widths[0] if widths else 0) + LABEL_GAP_PX
         return max((a + b) / 2 for a, b in zip(widths, widths[1:])) + LABEL_GAP_PX
@@ -130,23 +151,43 @@ class TokenAxis(pg.AxisItem):
         """Pixels per cell in which every label still fits at the legible minimum (turned if need be)."""
         return self._need_along(MIN_LABEL_PT, self.horizontal)
 
-    def visible_ticks(self, lo: float, hi: float, size: float) -> list[int]:
-        """Indices labelled when cells lo…hi fill `size` pixels."""
-        n = len(self._tokens)
-        lo, hi = min(lo, hi) - self.origin, max(lo, hi) - self.origin
-        first, last = max(0, math.ceil(lo - 0.5)), min(n - 1, math.floor(hi - 0.5))
-        if n == 0 or last < first or size <= 0:
+    def _in_view(self, lo: float, hi: float) -> list[tuple[float, int, int]]:
+        """(start of the map's cells, first, last token index in view) for each map in lo…hi."""
+        n, spans = len(self._tokens), []
+        for m in range(self.repeats if n else 0):
+            base = self.origin + m * self.period
+            first, last = max(0, math.ceil(lo - base - 0.5)), min(n - 1, math.floor(hi - base - 0.5))
+            if first <= last:
+                spans.append((base, first, last))
+        return spans
+
+    def visible_slots(self, lo: float, hi: float, size: float) -> list[tuple[float, int]]:
+        """(view coordinate of the cell, token index) of every label drawn when cells lo…hi fill
+        `size` pixels."""
+        lo, hi = min(lo, hi), max(lo, hi)
+        spans = self._in_view(lo, hi)
+        if not spans or size <= 0:
             return []
         stride = self.fit_for(size / max(hi - lo, 1e-9)).stride
-        return list(range(first + (-first) % stride, last + 1, stride))
+        return [(base + i, i) for base, first, last in spans
+                for i in range(first + (-first) % stride, last + 1, stride)]
+
+    def visible_ticks(self, lo: float, hi: float, size: float) -> list[int]:
+        """Token indices labelled when cells lo…hi fill `size` pixels."""
+        return [i for _pos, i in self.visible_slots(lo, hi, size)]
 
     def tickValues(self, minVal, maxVal, size):  # noqa: N802 (pyqtgraph's name)
-        ticks = self.visible_ticks(minVal, maxVal, size)
-        return [(1.0, [self.origin + i + 0.5 for i in ticks])] if ticks else []
+        slots = self.visible_slots(minVal, maxVal, size)
+        return [(1.0, [pos + 0.5 for pos, _i in slots])] if slots else []
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802
-        n = len(self._tokens)
-        return [self._tokens[int(v - self.origin)] if 0 <= int(v - self.origin) < n else "" for v in values]
+        n, out = len(self._tokens), []
+        for v in values:
+            offset = v - self.origin
+            if self.repeats > 1 and self.period > 0:
+                offset -= min(self.repeats - 1, max(0, math.floor(offset / self.period))) * self.period
+            out.append(self._tokens[int(offset)] if 0 <= int(offset) < n else "")
+        return out
 
     def shown(self) -> list[tuple[int, str]]:
         """(index, text) of every label drawn last."""
@@ -177,10 +218,10 @@ class TokenAxis(pg.AxisItem):
         widths, height = self._measure(fit.pt)
         offset = max(0, self.style["tickLength"]) + self.style["tickTextOffset"][0 if not horizontal else 1]
         specs, shown, perp = [], [], 0.0
-        for i in self.visible_ticks(r0, r1, length):
+        for pos, i in self.visible_slots(r0, r1, length):
             text, w = self._tokens[i], widths[i]
             if horizontal:
-                x = bounds.left() + (self.origin + i + 0.5 - r0) * scale
+                x = bounds.left() + (pos + 0.5 - r0) * scale
                 if fit.rotated:
                     top = bounds.top() + offset if self.orientation == "bottom" else bounds.bottom() - offset - w
                     rect, flags = QRectF(x - height / 2, top, height, w), Qt.AlignmentFlag.AlignRight
@@ -190,7 +231,7 @@ class TokenAxis(pg.AxisItem):
                     rect, flags = QRectF(x - w / 2, top, w, height), Qt.AlignmentFlag.AlignHCenter
                     perp = max(perp, height)
             else:
-                y = bounds.bottom() - (self.origin + i + 0.5 - r0) * scale
+                y = bounds.bottom() - (pos + 0.5 - r0) * scale
                 if self.orientation == "left":
                     rect = QRectF(bounds.right() - offset - w, y - height / 2, w, height)
                     flags = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
@@ -202,8 +243,7 @@ class TokenAxis(pg.AxisItem):
             shown.append((i, text))
         self._shown = shown
         self._updateMaxTextSize(int(math.ceil(perp)) + 2)
-        lo, hi = sorted((r0 - self.origin, r1 - self.origin))
-        in_view = max(0, min(len(self._tokens), math.floor(hi - 0.5) + 1) - max(0, math.ceil(lo - 0.5)))
+        in_view = sum(last - first + 1 for _base, first, last in self._in_view(min(r0, r1), max(r0, r1)))
         note = f"showing {len(shown)} of {in_view} labels, zoom in for all" if len(shown) < in_view and not self._numeric else ""
         if note != self._note:
             self._note = note

@@ -8,6 +8,7 @@ lets the panel draw a *blocked* cell differently from a cell whose weight is mer
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,12 +25,56 @@ DECODER_ONLY_NAMES = ("prompt | continuation", "prompt | continuation")
 ENCODER_ONLY_NAMES = ("input", "input")
 
 
+class LayerStacks(Mapping):
+    """kind → (L, h, T_q, T_k) array, stacked from the per-layer maps only when first asked for.
+
+    A 512-token MiniLM forward holds 75 MB of weights: copying them into one array on every
+    frame cost more than drawing them. The grid averages them straight from the layers (see
+    `layers`); the stack is built when a hover or a derived view needs it, then kept."""
+
+    def __init__(self):
+        self._layers: dict[str, list[np.ndarray]] = {}
+        self._stacked: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, kind: str) -> np.ndarray:
+        if kind not in self._stacked:
+            stacked = np.ascontiguousarray(np.stack(self._layers[kind]), dtype=np.float32)
+            self._stacked[kind] = stacked
+            self._layers[kind] = list(stacked)  # views: the layers and the stack stay one set of numbers
+        return self._stacked[kind]
+
+    def __setitem__(self, kind: str, value) -> None:
+        """A stacked array, or a list of per-layer (h, T_q, T_k) arrays."""
+        if isinstance(value, np.ndarray):
+            self._stacked[kind] = np.ascontiguousarray(value, dtype=np.float32)
+            self._layers[kind] = list(self._stacked[kind])
+        else:
+            self._stacked.pop(kind, None)
+            self._layers[kind] = [np.asarray(layer, dtype=np.float32) for layer in value]
+
+    def layers(self, kind: str) -> list[np.ndarray]:
+        return self._layers[kind]
+
+    def shape(self, kind: str) -> tuple[int, ...]:
+        layers = self._layers[kind]
+        return (len(layers), *layers[0].shape)
+
+    def __contains__(self, kind) -> bool:  # Mapping's default would stack the maps to find out
+        return kind in self._layers
+
+    def __iter__(self):
+        return iter(self._layers)
+
+    def __len__(self) -> int:
+        return len(self._layers)
+
+
 @dataclass
 class AttentionData:
     """weights[kind]: (L, h, T_q, T_k) float32; allowed[kind]: (T_q, T_k) bool (True = may attend);
     labels[kind]: (query tokens, key tokens)."""
 
-    weights: dict[str, np.ndarray] = field(default_factory=dict)
+    weights: LayerStacks = field(default_factory=LayerStacks)
     allowed: dict[str, np.ndarray] = field(default_factory=dict)
     labels: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
     names: dict[str, tuple[str, str]] = field(default_factory=lambda: dict(KIND_AXIS_NAMES))
@@ -43,14 +88,14 @@ class AttentionData:
         return [k for k in ATTENTION_KINDS if k in self.weights]
 
     def n_layers(self, kind: str) -> int:
-        return self.weights[kind].shape[0] if kind in self.weights else 0
+        return self.weights.shape(kind)[0] if kind in self.weights else 0
 
     def n_heads(self, kind: str) -> int:
-        return self.weights[kind].shape[1] if kind in self.weights else 0
+        return self.weights.shape(kind)[1] if kind in self.weights else 0
 
     def head(self, kind: str, layer: int, head: int) -> np.ndarray:
         """One head's (T_q, T_k) weights — the exact numbers the model computed."""
-        return self.weights[kind][layer, head]
+        return self.weights.layers(kind)[layer][head]
 
     @classmethod
     def from_trace(cls, trace: Trace, src_pieces=None, tgt_pieces=None, batch: int = 0) -> "AttentionData":
@@ -67,12 +112,11 @@ class AttentionData:
                 names.append(pattern.format(layer=len(names)))
             if not names:
                 continue
-            maps = np.stack([tensors[n + ".weights"][batch].numpy() for n in names])  # (L, h, Tq, Tk)
-            data.weights[kind] = np.ascontiguousarray(maps, dtype=np.float32)
+            data.weights[kind] = [tensors[n + ".weights"][batch].numpy() for n in names]  # L × (h, Tq, Tk)
+            Tq, Tk = data.weights.shape(kind)[-2:]
             mask = tensors.get(names[0] + ".mask")  # one mask per kind: every layer of a stack shares it
-            data.allowed[kind] = mask[batch].numpy().astype(bool) if mask is not None else np.ones(maps.shape[-2:], bool)
+            data.allowed[kind] = mask[batch].numpy().astype(bool) if mask is not None else np.ones((Tq, Tk), bool)
             q_axis, k_axis = KIND_AXES[kind]
-            Tq, Tk = maps.shape[-2:]
             data.labels[kind] = (_labels(pieces[q_axis], Tq), _labels(pieces[k_axis], Tk))
         return data
 

@@ -6,9 +6,11 @@ Clicking a map selects that layer and head; the wheel zooms and dragging pans fo
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QGraphicsRectItem, QVBoxLayout, QWidget
 
@@ -16,6 +18,7 @@ from explorer.drawing import plot_style as st
 from explorer.panels.attention.data import AttentionData
 from explorer.drawing.heatmap_items import MaskOverlay, TokenAxis
 from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose
+from explorer.drawing.pooled_mosaic import average_down, compose_pooled, compose_region, overview_factor
 
 SCALE_RULE = "attention weight: 0–1 on every map"
 EDIT_SYMBOLS = {"zero": "0", "mean": "μ", "uniform": "≡"}  # as the head surgery panel writes them
@@ -35,8 +38,8 @@ class _KindPane:
 
     def __init__(self, kind: str, cmap: pg.ColorMap):
         self.kind = kind
-        # The selected map's tokens: keys under the mosaic, queries at its right (the other maps
-        # share them: every map of a kind has the same query and key tokens).
+        # Keys under every column of maps, queries right of every row (every map of a kind has
+        # the same query and key tokens), so a zoom into any map reads its tokens.
         self.key_axis, self.query_axis = TokenAxis("bottom"), TokenAxis("right")
         self.plot = pg.PlotItem(axisItems={"bottom": self.key_axis, "right": self.query_axis})
         self.plot.invertY(True)
@@ -53,9 +56,23 @@ class _KindPane:
         self.image = pg.ImageItem(autoDownsample=True)  # a 512-token mosaic is drawn at screen resolution
         self.image.setLookupTable(cmap.getLookupTable(nPts=256))
         self.image.setLevels(st.WEIGHT_LEVELS)
+        # Zoomed into a mosaic too big for the screen (see pooled_mosaic): the visible cells at
+        # the resolution the zoom needs, over the averaged overview.
+        self.detail = pg.ImageItem()
+        self.detail.setLookupTable(cmap.getLookupTable(nPts=256))
+        self.detail.setZValue(1)
+        self.detail.setVisible(False)
         self.mask = MaskOverlay()
         self.plot.addItem(self.mask)
         self.plot.addItem(self.image)
+        self.plot.addItem(self.detail)
+        self.factor = 1  # cells per pixel of the overview image (1: drawn at full resolution)
+        self._detail_timer = QTimer(self.plot)  # dies with the plot: never fires into deleted items
+        self._detail_timer.setSingleShot(True)
+        self._detail_timer.setInterval(40)
+        self._detail_timer.timeout.connect(self.refresh_detail)
+        self.plot.vb.sigRangeChanged.connect(lambda *_: self._detail_timer.start())
+        self.plot.vb.sigResized.connect(lambda *_: self._refit_overview())
         self.box = QGraphicsRectItem()
         pen = QPen(st.colour("selected"))
         pen.setWidthF(3.0)
@@ -68,13 +85,17 @@ class _KindPane:
         self.mosaic: np.ndarray | None = None
         self._allowed_key: bytes | None = None
 
-    def update(self, weights: np.ndarray, allowed: np.ndarray, labels: tuple[list[str], list[str]] | None = None) -> None:
+    def update(self, weights, allowed: np.ndarray, labels: tuple[list[str], list[str]] | None = None,
+               layers: list[np.ndarray] | None = None) -> None:
+        """`weights`: the (L, h, T_q, T_k) maps, or a `LayerStacks` entry's `layers` list to
+        average from without stacking (see `AttentionData.weights`)."""
         if labels is not None:
             self.labels = (list(labels[0]), list(labels[1]))
-        layout = MosaicLayout.for_shape(weights.shape)
-        self.mosaic = compose(weights, allowed, layout, out=self.mosaic)
-        self.image.setImage(self.mosaic, autoLevels=False, levels=st.WEIGHT_LEVELS)
-        key = allowed.tobytes() + bytes(str(weights.shape), "ascii")
+        shape = (len(weights), *weights[0].shape) if isinstance(weights, list) else weights.shape
+        layout = MosaicLayout.for_shape(shape)
+        self._weights, self._allowed = weights, allowed
+        self._draw_overview(layout)
+        key = allowed.tobytes() + bytes(str(shape), "ascii")
         if layout != self.layout or key != self._allowed_key:  # geometry changed (rare)
             self.layout, self._allowed_key = layout, key
             self.mask.set_rects(blocked_rects(allowed, layout))
@@ -87,6 +108,51 @@ class _KindPane:
             self.plot.vb.setRange(xRange=(0, cols), yRange=(0, rows), padding=0.005)
             self.plot.vb.enableAutoRange()
 
+    def _draw_overview(self, layout: MosaicLayout) -> None:
+        vb = self.plot.vb
+        self.factor = overview_factor(layout, vb.width(), vb.height())
+        rows, cols = layout.shape
+        if self.factor == 1:
+            stacked = np.stack(self._weights) if isinstance(self._weights, list) else self._weights
+            self.mosaic = compose(stacked, self._allowed, layout, out=self.mosaic)
+            self.image.setImage(self.mosaic, autoLevels=False, levels=st.WEIGHT_LEVELS)
+            self.image.setRect(QRectF(0, 0, cols, rows))
+        else:
+            self.mosaic = None
+            image, width, height = compose_pooled(self._weights, self._allowed, layout, self.factor)
+            self.image.setImage(image, autoLevels=False, levels=st.WEIGHT_LEVELS)
+            self.image.setRect(QRectF(0, 0, width, height))
+        self.refresh_detail(layout)
+
+    def _refit_overview(self) -> None:
+        """A resized view may need another averaging factor (a window made larger shows more)."""
+        if self.layout is None or getattr(self, "_weights", None) is None:
+            return
+        vb = self.plot.vb
+        if overview_factor(self.layout, vb.width(), vb.height()) != self.factor:
+            self._draw_overview(self.layout)
+
+    def refresh_detail(self, layout: MosaicLayout | None = None) -> None:
+        """Over an averaged overview, draw the cells in view at the resolution the zoom needs."""
+        layout = layout or self.layout
+        if layout is None or self.factor == 1 or getattr(self, "_weights", None) is None:
+            self.detail.setVisible(False)
+            return
+        vb = self.plot.vb
+        view = vb.viewRect()
+        rows, cols = layout.shape
+        r0, r1 = max(0, math.floor(view.top())), min(rows, math.ceil(view.bottom()))
+        c0, c1 = max(0, math.floor(view.left())), min(cols, math.ceil(view.right()))
+        px = min(vb.width() / max(view.width(), 1e-9), vb.height() / max(view.height(), 1e-9))
+        need = max(1, math.floor(1.0 / max(px, 1e-9)))
+        if need >= self.factor or r1 <= r0 or c1 <= c0:
+            self.detail.setVisible(False)
+            return
+        crop = average_down(compose_region(self._weights, self._allowed, layout, (r0, r1), (c0, c1)), need)
+        self.detail.setImage(crop, autoLevels=False, levels=st.WEIGHT_LEVELS)
+        self.detail.setRect(QRectF(c0, r0, c1 - c0, r1 - r0))
+        self.detail.setVisible(True)
+
     def select(self, layer: int, head: int) -> None:
         if self.layout is None or layer >= self.layout.layers or head >= self.layout.heads:
             self.box.setVisible(False)
@@ -97,8 +163,9 @@ class _KindPane:
         self.selection = (layer, head)
         r, c = self.layout.origin(layer, head)
         q_labels, k_labels = self.labels
-        self.key_axis.set_tokens(k_labels, numeric=False, origin=c)
-        self.query_axis.set_tokens(q_labels, numeric=False, origin=r)
+        lay = self.layout  # every map of a kind reads the same tokens: label each column and row of maps
+        self.key_axis.set_tokens(k_labels, numeric=False, period=lay.t_k + lay.gap, repeats=lay.heads)
+        self.query_axis.set_tokens(q_labels, numeric=False, period=lay.t_q + lay.gap, repeats=lay.layers)
         st.set_title(self.plot, f"{SHORT_TITLES[self.kind]} · {head_label(layer, head)}")
         pad = self.layout.gap / 2
         self.box.setRect(QRectF(c - pad, r - pad, self.layout.t_k + 2 * pad, self.layout.t_q + 2 * pad))
@@ -160,6 +227,37 @@ class AttentionGrid(QWidget):
         self._selection = ("encoder", 0, 0)
         self.canvas.scene().sigMouseClicked.connect(self._on_click)
         self.canvas.scene().sigMouseMoved.connect(self._on_move)
+        self.canvas.installEventFilter(self)
+
+    def eventFilter(self, obj, event):  # noqa: N802 (Qt's name)
+        if obj is self.canvas and event.type() == QEvent.Type.Resize:
+            QTimer.singleShot(0, self, self._hug_mosaics)
+        return False
+
+    def _hug_mosaics(self) -> None:
+        """Shrink each plot to its mosaic's shape, so the token labels on the right and below sit
+        against the maps instead of at the far edge of an aspect-locked plot."""
+        panes = [self.pane(k) for k in self.shown if self.pane(k).layout is not None]
+        try:
+            if not panes or not self.isVisible():
+                return
+        except RuntimeError:  # the widget was deleted before this deferred call
+            return
+        room_w = (self.canvas.width() - self.colorbar.boundingRect().width() - 16) / len(self.shown)
+        room_h = self.canvas.height() - 12
+        for pane in panes:
+            plot, vb = pane.plot, pane.plot.vb
+            extra_w, extra_h = plot.width() - vb.width(), plot.height() - vb.height()
+            rows, cols = pane.layout.shape
+            scale = min((room_w - extra_w) / cols, (room_h - extra_h) / rows)
+            if scale <= 0:
+                continue
+            title = plot.titleLabel.item.boundingRect().width() + 8
+            width = max(160.0, title, scale * cols * 1.02 + extra_w)
+            height = max(120.0, scale * rows * 1.02 + extra_h)
+            if abs(plot.maximumWidth() - width) > 1 or abs(plot.maximumHeight() - height) > 1:
+                plot.setMaximumWidth(width)
+                plot.setMaximumHeight(height)
 
     def pane(self, kind: str) -> _KindPane:
         if kind not in self.panes:  # created once per kind, never per frame
@@ -188,11 +286,12 @@ class AttentionGrid(QWidget):
         for kind in self.shown:
             pane = self.pane(kind)
             if kind in data.weights:
-                pane.update(data.weights[kind], data.allowed[kind], data.labels[kind])
+                pane.update(data.weights.layers(kind), data.allowed[kind], data.labels[kind])
             else:
                 pane.image.clear()
             pane.mark_edited({(l, h): op for (k, l, h), op in self.edits.items() if k == kind})
         self.select(*self._selection)
+        QTimer.singleShot(0, self, self._hug_mosaics)
 
     def set_edits(self, edits: dict) -> None:
         """The heads the drawn frame was computed with edited (outlined on the next `set_data`)."""

@@ -1,0 +1,106 @@
+"""Mosaics bigger than the screen are averaged per map (exactly the mean of each block, blocked
+cells left out) and detailed on zoom with the exact cells (issue 13: 512-token MiniLM grids)."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from explorer.drawing.mosaic import MosaicLayout, compose  # noqa: E402
+from explorer.drawing.pooled_mosaic import average_down, compose_pooled, compose_region, overview_factor  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def maps():
+    rng = np.random.default_rng(0)
+    L, h, t = 2, 3, 37  # 37: not a multiple of the factor, so edge blocks are partial
+    allowed = np.tril(np.ones((t, t), bool))
+    w = rng.random((L, h, t, t)).astype(np.float32)
+    w = np.where(allowed, w, 0.0)
+    return w / w.sum(-1, keepdims=True), allowed
+
+
+def test_each_pixel_is_the_mean_of_its_allowed_cells(maps):
+    w, allowed = maps
+    layout, f = MosaicLayout.for_shape(w.shape), 4
+    image, width, height = compose_pooled(list(w), allowed, layout, f)
+    assert (width, height) == (image.shape[1] * f, image.shape[0] * f)
+    for layer, head in [(0, 0), (1, 2)]:
+        r, c = layout.origin(layer, head)
+        r, c = round(r / f), round(c / f)
+        assert abs(r * f - layout.origin(layer, head)[0]) <= f / 2  # within half a pixel of the true origin
+        for i in range(0, 37, f):
+            for j in range(0, 37, f):
+                cells = w[layer, head, i:i + f, j:j + f][allowed[i:i + f, j:j + f]]
+                got = image[r + i // f, c + j // f]
+                if cells.size == 0:
+                    assert np.isnan(got)  # every cell blocked: transparent over the hatch
+                else:
+                    assert got == pytest.approx(cells.mean(), rel=1e-5)
+
+
+def test_a_region_is_the_full_mosaics_crop(maps):
+    w, allowed = maps
+    layout = MosaicLayout.for_shape(w.shape)
+    full = compose(w, allowed, layout)
+    for rows, cols in [((0, 10), (0, 10)), ((30, 60), (20, 95)), ((5, full.shape[0]), (0, full.shape[1]))]:
+        np.testing.assert_array_equal(compose_region(list(w), allowed, layout, rows, cols),
+                                      full[rows[0]:rows[1], cols[0]:cols[1]])
+
+
+def test_average_down_ignores_nan_and_keeps_all_nan_blocks_nan():
+    a = np.arange(30, dtype=np.float32).reshape(5, 6)
+    a[0, 0] = a[0, 1] = a[1, 0] = a[1, 1] = np.nan
+    a[4, 5] = np.nan
+    out = average_down(a, 2)
+    assert out.shape == (3, 3)
+    assert np.isnan(out[0, 0])
+    assert out[0, 1] == pytest.approx(np.nanmean(a[0:2, 2:4]))
+    assert out[2, 2] == pytest.approx(np.nanmean(a[4:5, 4:6]))  # a partial edge block
+
+
+def test_factor_is_cells_per_pixel():
+    layout = MosaicLayout.for_shape((6, 12, 512, 512))
+    rows, cols = layout.shape
+    assert overview_factor(layout, 1100, 600) == int(cols / 1100)
+    assert overview_factor(layout, cols * 2, rows * 2) == 1  # room for every cell: full resolution
+
+
+def test_the_grid_averages_a_long_input_and_zoom_brings_back_every_cell(qtbot):
+    from explorer.panels.attention.data import AttentionData
+    from explorer.panels.attention.grid import AttentionGrid
+    rng = np.random.default_rng(1)
+    t = 400
+    w = rng.random((2, 4, t, t)).astype(np.float32)
+    w /= w.sum(-1, keepdims=True)
+    data = AttentionData()
+    data.weights["encoder"] = list(w)
+    data.allowed["encoder"] = np.ones((t, t), bool)
+    data.labels["encoder"] = ([f"t{i}" for i in range(t)], [f"t{i}" for i in range(t)])
+    grid = AttentionGrid()
+    qtbot.addWidget(grid)
+    grid.resize(600, 400)
+    grid.show()
+    qtbot.waitExposed(grid)
+    grid.show_kinds(["encoder"])
+    grid.set_data(data)
+    pane = grid.pane("encoder")
+    qtbot.waitUntil(lambda: pane.factor > 1)
+    assert pane.image.image.shape[1] < t * 4 / 2  # averaged: far fewer pixels than cells
+    qtbot.waitUntil(lambda: not pane.detail.isVisible(), timeout=3000)  # the whole mosaic in view: no detail
+    layout = pane.layout
+    r, c = layout.origin(1, 2)
+    pane.plot.vb.setRange(xRange=(c + 10, c + 40), yRange=(r + 5, r + 35), padding=0)
+    qtbot.waitUntil(lambda: pane.detail.isVisible(), timeout=3000)
+    rect = pane.detail.mapRectToParent(pane.detail.boundingRect())
+    r0, c0 = int(rect.top()), int(rect.left())
+    crop = pane.detail.image
+    assert crop.shape == (int(rect.height()), int(rect.width()))  # one pixel per cell: full detail
+    full = compose(w, data.allowed["encoder"], layout)  # the full-resolution mosaic, built here only
+    np.testing.assert_array_equal(crop, full[r0:r0 + crop.shape[0], c0:c0 + crop.shape[1]])
+    assert r0 - r < 10 and c0 - c < 40 and np.isfinite(crop).sum() > 600  # the zoomed map's cells are there
+    pane.plot.vb.autoRange(padding=0)
+    qtbot.waitUntil(lambda: not pane.detail.isVisible(), timeout=3000)
