@@ -93,6 +93,10 @@ def test_clicking_the_grid_changes_the_output_view_and_the_maps_and_heads_are_ra
     attention._refresh(force=True)
     assert attention.grid.edits == {("encoder", 1, 3): "uniform"}
     assert attention.grid.pane("encoder").edit_marks  # the edited head is outlined
+    figure = window.panels["architecture"]
+    figure.set_expanded(True)  # Figure 1 rings the edited sublayer's block
+    assert [k for k, b in figure.blocks().items() if b.edited] == ["encoder.layers.1.self_attn"]
+    assert "head 4 uniform" in figure.block("encoder.layers.1.self_attn").toolTip()
     qtbot.mouseClick(panel.grid.buttons[("encoder", 1, 3)], Qt.MouseButton.LeftButton)  # again: restored
     window.runner.wait()
     assert window.state.session.interventions == {} and not window.state.frame.interventions
