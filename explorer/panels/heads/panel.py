@@ -85,8 +85,10 @@ class HeadsPanel(QWidget):
         self.pairs_spin.setValue(200)
         self.pairs_spin.setSuffix(" pairs")
         self.by_box = QComboBox()
-        self.by_box.addItem("by masking (Δ loss)", "masking")
-        self.by_box.addItem("by gradient (Michel et al.)", "gradient")
+        self.by_box.addItem("masking (Δ loss)", "masking")
+        self.by_box.addItem("gradient (Michel)", "gradient")
+        self.by_box.setToolTip("Which importance orders the heads: the loss increase when a head is zeroed, "
+                               "or Michel et al. 2019's |∂L/∂ξ_h| with a gate ξ_h = 1 on each head")
         self.by_box.currentIndexChanged.connect(self._redraw_importance)
         self.run_button = QPushButton("Rank heads")
         self.run_button.clicked.connect(self.run_importance)
@@ -102,12 +104,13 @@ class HeadsPanel(QWidget):
         for w in (self.run_button, self.pairs_spin, self.by_box, self.export_button):
             w.setFont(st.font(st.LABEL_PT))
             row.addWidget(w)
-        row.addWidget(self.bar, 1)
+        row.addStretch(1)
         self.status.setFont(st.font(st.TICK_PT))
         self.view = ImportanceView()
         ranking = QWidget()
         col = QVBoxLayout(ranking)
         col.addLayout(row)
+        col.addWidget(self.bar)
         col.addWidget(self.status)
         col.addWidget(self.view, 1)
 
