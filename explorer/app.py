@@ -35,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", metavar="DIR", help="a checkpoint folder, or the name of a bundled one")
     p.add_argument("--input", metavar="TEXT", help=f"the source text to run (default: {DEFAULT_INPUT!r})")
     p.add_argument("--target", metavar="TEXT", help="teacher-force the decoder on this target")
+    p.add_argument("--compare", metavar="DIR", help="a checkpoint of the same architecture to compare with "
+                   "(--panel compare), or a run's folder of step-… snapshots")
     p.add_argument("--panel", metavar="NAME", default="step", help="the panel to bring to the front")
     p.add_argument("--step", metavar="NAME", help="select this step (e.g. encoder.layers.0.self_attn.weights)")
     p.add_argument("--screenshot", metavar="FILE.png", help="render offscreen, save a PNG and exit")
@@ -46,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ablate", metavar="HEADS",
                    help="head surgery, e.g. encoder:0:1=zero,cross:1:0=uniform (kind:layer:head from 0 = zero|mean|uniform)")
     p.add_argument("--train-seconds", metavar="N", type=float,
-                   help="with --screenshot: live-train in the Training panel for N seconds first")
+                   help="with --screenshot: live-train in the Training panel for N seconds first "
+                        "(with --panel leak: run the mask-leak lab, at most N seconds of training)")
     return p
 
 
@@ -101,8 +104,10 @@ def run_app(argv: list[str] | None = None) -> int:
     runner = Runner(state)
     window = MainWindow(state, runner, restore=not args.reset_layout)
     state.session.set_interventions(heads)  # (heads the model lacks are dropped when it loads)
-    if args.panel != "step":
-        window.focus_panel(args.panel)
+    if args.compare:
+        state.session.set_compare(args.compare)
+    if args.panel != "step" or args.compare:
+        window.focus_panel("compare" if args.compare and args.panel == "step" else args.panel)
     window.show()
     startup.close()
     startup.deleteLater()

@@ -75,6 +75,7 @@ def _screenshot(args) -> int:
             bundle.encode_target(args.target)
     except InputError as exc:
         raise HeadlessError(f"bad input: {exc}") from None
+    _check_compare(bundle, getattr(args, "compare", None))
 
     state = SessionState()
     runner = Runner(state, synchronous=True)
@@ -90,14 +91,30 @@ def _screenshot(args) -> int:
         from explorer.launch import close_window
         window.lecture.presentation.leave()  # scale and theme are process-wide: put them back
         apply_theme(app, "light")
-        training = window.panels.get("training")
-        if training is not None:
-            training.shutdown()
+        for name in ("training", "leak"):
+            if window.panels.get(name) is not None:
+                window.panels[name].shutdown()
         close_window(app, window)
+
+
+def _check_compare(bundle, reference: str | None) -> None:
+    """--compare: a checkpoint B that loads and has A's architecture, before a window is built."""
+    if not reference:
+        return
+    from explorer.panels.compare.worker import ModelCache
+    from explorer.runner import load_bundle
+    from model.comparison import ComparisonError, check_comparable
+    try:
+        check_comparable(bundle, load_bundle(ModelCache.resolve(reference)))
+    except ComparisonError as exc:
+        raise HeadlessError(str(exc)) from None
+    except (ValueError, OSError) as exc:
+        raise HeadlessError(f"cannot load --compare {reference}: {exc}") from None
 
 
 def _render(app, window, state, runner, errors, bundle, args, out) -> int:
     from explorer.launch import DEFAULT_INPUT
+    state.session.set_compare(getattr(args, "compare", None))
     state.set_bundle(bundle)
     if getattr(args, "ablate", None):
         from model.interventions import InterventionError, parse_heads, validate_heads
@@ -124,9 +141,13 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
             raise HeadlessError(f"scene {args.scene}: {errors[-1]}")
     if not getattr(args, "scene", None) or args.panel != "step":
         window.focus_panel(args.panel)
-    if getattr(args, "train_seconds", None):
-        trained = window.panels["training"].train_for(args.train_seconds)
-        print(f"trained {trained} steps in {args.train_seconds:g} s")
+    waiting = getattr(window.panels.get(args.panel), "wait_until_drawn", None)
+    if waiting is not None:  # a panel with work of its own (compare, attribution) finishes it before the picture
+        waiting()
+    if getattr(args, "train_seconds", None):  # the front panel's own training (the leak lab), else the Training panel's
+        trainer = window.panels.get(args.panel)
+        trained = (trainer if hasattr(trainer, "train_for") else window.panels["training"]).train_for(args.train_seconds)
+        print(f"trained {trained} steps in {'at most ' if args.panel == 'leak' else ''}{args.train_seconds:g} s")
     for _ in range(6):  # layout, then pyqtgraph's deferred axis/label updates, then paint
         app.processEvents()
     image = window.grab()

@@ -93,6 +93,8 @@ def restyle_plots(app: QApplication, p: Theme | None = None) -> None:
                 item.setBrush(pg.mkBrush(legend_fill))
                 item.setPen(pg.mkPen(p.muted))
                 item.setLabelTextColor(p.text)
+                for _sample, label in item.items:  # setLabelTextColor stores the colour; the text keeps the old one
+                    label.setText(label.text)
             elif isinstance(item, pg.LabelItem) and not _in_legend(item) and _is_plain_text_colour(
                     item.opts.get("color")):
                 item.setText(item.text, color=p.text)  # titles in the theme's text colour

@@ -17,8 +17,7 @@ share. Schema (version 2; version 1 files, without "views" and "causal_mask", st
           "task": "reverse",            # untrained model for this task when no checkpoint; optional
           "input": "2016-03-07",        # the source text; optional (keeps the current one)
           "target": null,               # teacher-forced target; optional
-          "panel": "attention",         # dock to raise: architecture, step, attention, positional,
-                                        # decoding, training; optional
+          "panel": "attention",         # the dock to raise (a --panel name); optional
           "panels": ["architecture", "attention"],   # optional, instead of "panel": a pair shown
                                         # side by side (while presenting, the two fill the screen)
           "step": "encoder.layers.0.self_attn.weights",   # step name (or prefix); optional
@@ -28,8 +27,8 @@ share. Schema (version 2; version 1 files, without "views" and "causal_mask", st
                         # strategy, temperature, top_k, top_p, seed, beam_size, alpha
           "causal_mask": true,          # optional: false = the decoding panel's mask ablation
           "interventions": "cross:1:0=zero,encoder:0:2=uniform",  # optional: head surgery (from 0)
-          "views": {"attention": "grid"},   # optional: each panel's tab (attention: grid,
-                                        # single, lines, derived)
+          "compare": "runs/rev-steps/step-000500",  # optional: the compare panel's checkpoint B
+          "views": {"attention": "grid"},   # optional: each panel's tab (attention: grid|single|lines|derived)
           "solo": false,                # optional: true shows only this panel (a big picture)
           "layout": "<base64 of QMainWindow.saveState()>"  # optional: the dock layout
         }
@@ -60,9 +59,9 @@ SCENE_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 TOUR_PATH = Path(str(files("explorer") / "assets" / "scenes" / "tour.json"))  # package data
 SCENE_KEYS = {"solo", "name", "caption", "checkpoint", "task", "input", "target", "panel", "step", "attention",
-              "decoding", "layout", "views", "causal_mask", "panels", "interventions"}
+              "decoding", "layout", "views", "causal_mask", "compare", "panels", "interventions"}
 VIEW_CHOICES = {"attention": ("grid", "single", "lines", "derived"), "attention_grid": ("selected", "all"),
-                "decoding": ("parallel", "beam")}
+                "decoding": ("parallel", "beam"), "compare": ("maps", "outputs", "heads")}
 DECODING_KEYS = {f.name: type(f.default) for f in dataclasses.fields(DecodeSettings)}  # strategy: str, …
 MAX_FILE_BYTES = 5_000_000
 
@@ -88,6 +87,7 @@ class Scene:
     views: dict | None = None
     causal_mask: bool = True
     interventions: str | None = None  # head surgery, model.interventions.parse_heads text
+    compare: str | None = None
     panels: list[str] | None = None
 
     @property
@@ -122,7 +122,8 @@ def _check_scene(raw, where: str) -> Scene:
                          f"valid fields: {', '.join(sorted(SCENE_KEYS))}")
     if not isinstance(raw.get("name"), str) or not raw["name"].strip():
         raise SceneError(f"{where}: 'name' must be a non-empty string")
-    for key in ("caption", "checkpoint", "task", "input", "target", "panel", "step", "layout", "interventions"):
+    for key in ("caption", "checkpoint", "task", "input", "target", "panel", "step", "layout", "compare",
+                "interventions"):
         if raw.get(key) is not None and not isinstance(raw[key], str):
             raise SceneError(f"{where}: {key!r} must be a string, got {type(raw[key]).__name__}")
     for key in (k for k in ("solo", "causal_mask") if not isinstance(raw.get(k, False), bool)):
@@ -249,7 +250,8 @@ def capture(window, name: str, caption: str = "") -> Scene:
     return Scene(panels=pair, name=name, caption=caption, checkpoint=checkpoint, task=task, input=session["input"],
                  target=session["target"], panel=current_panel(window), step=step,
                  attention=session["attention"], decoding=session["decoding"], layout=layout,
-                 views=session["views"], causal_mask=session["causal_mask"], interventions=session["interventions"])
+                 views=session["views"], causal_mask=session["causal_mask"], compare=session["compare"],
+                 interventions=session["interventions"])
 
 
 def _layout_version() -> int:
@@ -367,10 +369,12 @@ class SceneDeck(QObject):
         with runner.holding():  # one compute for the whole scene, after its model and text are set
             state.session.show_model(None)  # a training run shown is not part of any scene
             try:  # every view field: the scene's value or the default, never what was clicked before
-                state.session.reset_view_state(scene.views, scene.decoding, scene.causal_mask, scene.interventions)
+                state.session.reset_view_state(scene.views, scene.decoding, scene.causal_mask, scene.compare,
+                                               scene.interventions)
             except ValueError as exc:
                 state.inform(f"Scene {scene.name!r}: {exc}", "warning")
-                state.session.reset_view_state(scene.views, None, scene.causal_mask, scene.interventions)
+                state.session.reset_view_state(scene.views, None, scene.causal_mask, scene.compare,
+                                               scene.interventions)
         self._pending = scene
         self._show_caption(scene)
         text = scene.input if scene.input is not None else state.source_text

@@ -3,11 +3,12 @@
 
 The model, the text and target, the decoding settings, the selection (trace step, attention
 kind / layer / head, decoding step), each panel's view tab, the theme and scale, and the
-model a training run shows in place of the session's own. Each change emits one psygnal
-event; `SessionState` (explorer.state) is the thin Qt adapter panels connect to, and the
-pipeline (explorer.runner) turns the session into a `Frame`. A scene is this object
-serialised (`to_scene_dict` / `apply_scene_dict`): loading one sets every field, so the same
-scene gives the same picture whatever was clicked before.
+model a training run shows in place of the session's own, and the checkpoint the compare
+panel sets beside it. Each change emits one psygnal event; `SessionState` (explorer.state) is
+the thin Qt adapter panels connect to, and the pipeline (explorer.runner) turns the session
+into a `Frame`. A scene is this object serialised (`to_scene_dict` / `apply_scene_dict`):
+loading one sets every field, so the same scene gives the same picture whatever was clicked
+before.
 """
 from __future__ import annotations
 
@@ -57,6 +58,7 @@ class SessionEvents(SignalGroup):
     scale = Signal(float)
     shown_model = Signal(object)  # ShownModel or None
     interventions = Signal(object)  # {(kind, layer, head): "zero" | "mean" | "uniform"} (head surgery)
+    compare = Signal(object)  # the checkpoint compared with the model (a folder or bundled name), or None
 
 
 class Session:
@@ -79,6 +81,7 @@ class Session:
         self.scale = 1.0
         self.shown_model: ShownModel | None = None
         self.interventions: dict[tuple[str, int, int], str] = {}  # model.interventions: heads edited
+        self.compare: str | None = None
 
     # -- events ----------------------------------------------------------------------------------
     def _emit(self, name: str, *args) -> None:
@@ -186,6 +189,13 @@ class Session:
             heads[(kind, int(layer), int(head))] = op
         self.set_interventions(heads)
 
+    def set_compare(self, checkpoint: str | None) -> None:
+        """The checkpoint the compare panel runs beside the model (None: nothing compared)."""
+        checkpoint = str(checkpoint) if checkpoint else None
+        if checkpoint != self.compare:
+            self.compare = checkpoint
+            self._emit("compare", checkpoint)
+
     # -- selection and view --------------------------------------------------------------------
     def set_step(self, name: str | None) -> None:
         if name != self.step:
@@ -228,17 +238,19 @@ class Session:
         """The picture-deciding fields a scene file stores (the model by name elsewhere)."""
         return {"input": self.source or None, "target": self.target, "step": self.step,
                 "attention": asdict(self.attention), "decoding": asdict(self.decoding),
-                "causal_mask": self.causal_mask, "views": dict(self.views),
+                "causal_mask": self.causal_mask, "views": dict(self.views), "compare": self.compare,
                 "interventions": format_heads(self.interventions) or None}
 
     def reset_view_state(self, views: dict | None = None, decoding: dict | None = None,
-                         causal_mask: bool = True, interventions: str | None = None) -> None:
+                         causal_mask: bool = True, compare: str | None = None,
+                         interventions: str | None = None) -> None:
         """Set the view fields a scene decides, each to the scene's value or its default, so
         nothing clicked before leaks into the picture (head edits: `parse_heads` text)."""
         self.set_interventions(parse_heads(interventions or ""))
         self.set_decoding(DecodeSettings(**{f.name: (decoding or {}).get(f.name, f.default)
                                             for f in fields(DecodeSettings)}))
         self.set_causal_mask(causal_mask)
+        self.set_compare(compare)
         self.set_decode_step(None)
         for panel, tab in (DEFAULT_VIEWS | (views or {})).items():
             self.set_view(panel, tab)

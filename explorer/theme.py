@@ -68,6 +68,7 @@ class Palette:
     prompt_text: str = "#000000"
     bar: str = "#000000"
     bar_edge: str = "#000000"
+    attribution_negative: str = "#000000"  # a score that lowers the explained token's probability
     chosen: str = "#000000"  # the token the decoder emitted
     chosen_text: str = "#000000"
     on_chosen: str = "#000000"
@@ -122,7 +123,7 @@ LIGHT = Palette(
     masked="#9aa0a6", mask_hatch="#4a4f55", mask_allowed="#50c878", mask_legend_text="#1f2328",
     on_bright_cell="#000000", on_dark_cell="#ffffff", selected="#e4572e",
     prompt="#8250df", prompt_fill="#eadcff", prompt_text="#5d399f", bar="#8fb8e8", bar_edge="#6683a6",
-    chosen="#c2410c", chosen_text="#b24409", on_chosen="#ffffff", changed="#ffd8d3", current_column="#dbe9fb",
+    attribution_negative="#e39a93", chosen="#c2410c", chosen_text="#b24409", on_chosen="#ffffff", changed="#ffd8d3", current_column="#dbe9fb",
     mask_blank="#fff1e6", beam_alive="#3b7dd8", beam_pruned="#c3c7cc", beam_finished="#2da44e", beam_best="#e8590c",
     readout_bg="#fff8c5", readout_text="#1f2328", info_bg="#ddf4ff", info_text="#0a3069",
     warning_bg="#fff8c5", warning_text="#6b4e00", error_bg="#ffebe9", error_text="#82071e",
@@ -142,7 +143,7 @@ DARK = Palette(
     masked="#484f58", mask_hatch="#c9d1d9", mask_allowed="#50c878", mask_legend_text="#f0f3f6",
     on_bright_cell="#000000", on_dark_cell="#ffffff", selected="#ff7b54",
     prompt="#bc8cff", prompt_fill="#3c2a66", prompt_text="#d2a8ff", bar="#3b6ea8", bar_edge="#79a6dc",
-    chosen="#f0883e", chosen_text="#ffa657", on_chosen="#0d1117", changed="#5d1f1a", current_column="#1c3a5e",
+    attribution_negative="#a8424b", chosen="#f0883e", chosen_text="#ffa657", on_chosen="#0d1117", changed="#5d1f1a", current_column="#1c3a5e",
     mask_blank="#4a2a12", beam_alive="#58a6ff", beam_pruned="#484f58", beam_finished="#3fb950", beam_best="#f0883e",
     readout_bg="#3d3000", readout_text="#f0f3f6", info_bg="#0c2d6b", info_text="#cae8ff",
     warning_bg="#3d2e00", warning_text="#f2cc60", error_bg="#5d0f12", error_text="#ffdcd7",

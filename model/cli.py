@@ -7,7 +7,8 @@
     transformer-explorer train --text lines.txt --kind decoder_only --out runs/mygpt
 
 Prints a progress bar to stderr, saves the checkpoint to --out (also every --save-every
-steps) and ends with `eval exact_match: 0.995 (n=1000)` on held-out inputs. Errors print one
+steps; with --snapshots DIR each of those saves is also kept as DIR/step-000100/ …) and ends
+with `eval exact_match: 0.995 (n=1000)` on held-out inputs. Errors print one
 clear line and exit non-zero, never a traceback.
 """
 from __future__ import annotations
@@ -66,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop early once a periodic evaluation (--eval-every) reaches this held-out score "
                         "(exact match; masked-token / next-token accuracy for the variants), e.g. 0.995")
     t.add_argument("--save-every", type=int, default=1000, help="save the checkpoint every N steps (0: only at the end)")
+    t.add_argument("--snapshots", metavar="DIR",
+                   help="also keep every periodic save and the final model as DIR/step-000100/ … (to compare "
+                        "them: transformer-explorer --panel compare --checkpoint DIR/step-001000 --compare DIR)")
     t.add_argument("--name", help="model name stored in the checkpoint (default: the task's)")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
@@ -202,6 +206,20 @@ class _UsageError(ValueError):
     pass
 
 
+def _check_snapshots(args) -> None:
+    """--snapshots must not be --out or inside it: saving --out replaces that whole folder."""
+    from pathlib import Path
+
+    if not args.snapshots:
+        return
+    out, snaps = Path(args.out).resolve(), Path(args.snapshots).resolve()
+    if snaps == out or out in snaps.parents:
+        raise _UsageError(f"--snapshots {args.snapshots} is inside --out {args.out}, which every save replaces; "
+                          "choose a folder beside it (e.g. --snapshots runs/NAME-steps)")
+    if not args.save_every:
+        raise _UsageError("--snapshots keeps the periodic saves: give --save-every N (N > 0)")
+
+
 def _describe(bundle) -> str:
     c = bundle.config
     return (f"d_model {c.d_model}, heads {c.n_heads}, layers {c.n_encoder_layers}+{c.n_decoder_layers}, "
@@ -213,9 +231,11 @@ def train(args) -> int:
     import torch
 
     from .checkpoint import check_save_target, save_checkpoint
+    from .snapshots import save_snapshot
     from .training import EvalEvent, TrainConfig, Trainer
 
     check_save_target(args.out)  # before training: a refused --out must not cost the run
+    _check_snapshots(args)
     if args.threads:
         torch.set_num_threads(args.threads)
     if args.stop_at is not None and not args.eval_every:
@@ -239,6 +259,8 @@ def train(args) -> int:
         metrics["command"] = "transformer-explorer train " + " ".join(args.argv)
         bundle.metrics = metrics
         save_checkpoint(bundle, args.out, metrics)
+        if args.snapshots:
+            save_snapshot(bundle, args.snapshots, metrics["steps"], metrics)
 
     interrupted = False
     try:

@@ -60,6 +60,7 @@ class TrainConfig:
     eval_every: int = 0  # steps between held-out evaluations; 0 = only when asked
     eval_size: int = 200
     amp: bool = True  # bf16 autocast on CUDA (ignored elsewhere)
+    causal_mask: bool = True  # False = the classic bug (model.leak_lab): the decoder sees the future in training
 
     def validate(self) -> None:
         for name in ("steps", "batch_size", "warmup", "eval_size"):
@@ -266,10 +267,10 @@ class Trainer:
         batch = batch.to(self.device)
         with self._autocast():
             if self.objective == "lm":
-                logits = self.model(None, batch.tgt_in)  # (B, T, V): position t predicts token t+1
+                logits = self.model(None, batch.tgt_in, causal=self.config.causal_mask)  # (B, T, V): t predicts t+1
                 read = (batch.tgt_in != PAD_ID).sum()
             else:
-                logits = self.model(batch.src, batch.tgt_in)  # (B, T, V)
+                logits = self.model(batch.src, batch.tgt_in, causal=self.config.causal_mask)  # (B, T, V)
                 read = (batch.src != PAD_ID).sum() + (batch.tgt_out != PAD_ID).sum()
         return logits.float(), batch.tgt_out, read
 

@@ -282,3 +282,15 @@ def test_compute_run_is_exact_and_qt_free_in_its_inputs(bundle):
     assert run.masked.tgt_in == [BOS_ID] + run.output_ids[:-1]
     assert max(run.difference(t) for t in range(len(run.steps))) < 1e-5
     assert max(run.difference(t, causal=False) for t in range(len(run.steps))) > 1e-3
+
+
+def test_a_long_prefix_keeps_its_newest_chips_and_counts_the_rest():
+    from explorer.panels.decoding.chips import chips_that_fit, prefix_chips
+    prefix = ["<bos>"] + list("zyxwvutsrqponmlkjihgfedcba")
+    keep = chips_that_fit(prefix[1:], room_px=100, chip_px=lambda piece: 10.0)
+    assert keep == 10
+    html = prefix_chips(prefix, 0, keep_last=keep)
+    assert "… 16 earlier" in html and "&lt;bos&gt;" in html
+    shown = [p for p in prefix[1:] if f"&nbsp;{p}&nbsp;" in html]
+    assert shown == prefix[-10:]  # the newest ten, in order; the query (last) among them
+    assert "earlier" not in prefix_chips(prefix, 0, keep_last=len(prefix))  # room for all: nothing hidden

@@ -18,7 +18,7 @@ from model.checkpoint import bundled_checkpoints  # noqa: E402
 from support import make_main_window, messages_of  # noqa: E402
 
 TOUR_ORDER = ["transformer", "embedding", "positional", "self-attention", "multi-head", "masking", "decoder attention",
-              "decoding", "training", "bert-like", "gpt-like"]
+              "decoding", "training", "bert-like", "gpt-like", "mask-leak"]
 
 
 def make_window(qtbot, tmp_path, name="s.ini"):

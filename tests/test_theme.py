@@ -160,3 +160,17 @@ def test_switching_to_dark_recolours_real_widgets(window, qtbot):
     assert arch_view.backgroundBrush().color().name() == LIGHT.canvas
     assert _status_colour(window) == LIGHT.text
     assert all(t.brush().color().name() == LIGHT.text for t in texts)
+
+
+def test_legend_entries_and_the_positional_note_follow_the_theme(window, qtbot):
+    """Seen on screen before: the training legend's entries and the waves' "dots: …" line kept
+    the light theme's dark text on the dark canvas."""
+    legend = window.panels["training"].curves.legend
+    waves = window.panels["positional"].waves
+    window.lecture.set_theme("dark")
+    entries = [label for _sample, label in legend.items]
+    assert entries and all(DARK.text.lower() in label.item.toHtml().lower() for label in entries)
+    assert DARK.muted.lower() in waves.legend.text().lower() and LIGHT.muted.lower() not in waves.legend.text().lower()
+    window.lecture.set_theme("light")
+    assert all(LIGHT.text.lower() in label.item.toHtml().lower() for label in entries)
+    assert LIGHT.muted.lower() in waves.legend.text().lower()

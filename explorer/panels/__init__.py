@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import importlib
 
-PANEL_MODULES = ("architecture", "stepper", "attention", "positional", "decoding", "training", "heads")
+PANEL_MODULES = ("architecture", "stepper", "attention", "positional", "decoding", "attribution", "compare",
+                 "leak", "heads", "training")
 
 
 def panel_classes() -> list[type]:

@@ -15,11 +15,29 @@ def chip(piece: str, colour: str | None = None, text: str | None = None) -> str:
             f"&nbsp;{html.escape(display_piece(piece))}&nbsp;</span>")
 
 
-def prefix_chips(prefix: list[str], n_prompt: int) -> str:
+def chips_that_fit(prefix: list[str], room_px: float, chip_px) -> int:
+    """How many of the prefix's last chips fit in `room_px` (`chip_px(piece)` measures one),
+    so a long decode's row keeps the newest tokens instead of growing line after line."""
+    used, n = 0.0, 0
+    for piece in reversed(prefix):
+        used += chip_px(piece)
+        if used > room_px:
+            break
+        n += 1
+    return max(1, n)
+
+
+def prefix_chips(prefix: list[str], n_prompt: int, keep_last: int | None = None) -> str:
     """The decoder's input as chips: the prompt (decoder-only) purple and labelled, the last
-    token — this step's query — blue. Zero-width spaces let a long prefix wrap."""
+    token — this step's query — blue. Zero-width spaces let a long prefix wrap. With
+    `keep_last`, older tokens (after the first) become one "… k earlier" mark."""
     chips = []
+    hidden = range(1, len(prefix) - keep_last) if keep_last is not None and keep_last + 1 < len(prefix) else range(0)
     for i, piece in enumerate(prefix):
+        if i in hidden:
+            if i == hidden.start:
+                chips.append(f"<span style='color:{style.current().muted};'>… {len(hidden)} earlier</span>")
+            continue
         if i == len(prefix) - 1:
             chips.append(chip(piece, style.current().source_bg, style.current().source_text))
         elif 1 <= i <= n_prompt:

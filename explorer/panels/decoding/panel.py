@@ -18,12 +18,13 @@ from __future__ import annotations
 
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from explorer import style
 from explorer.panels.decoding.bars import TopKBars
 from explorer.panels.decoding.beam_view import BeamTreeView
-from explorer.panels.decoding.chips import chip, prefix_chips, unknown_note
+from explorer.panels.decoding.chips import chip, chips_that_fit, prefix_chips, unknown_note
 from explorer.panels.decoding.reflow import STEP_TAB, set_side_by_side
 from explorer.panels.decoding.controls import DecodingControls
 from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
@@ -356,7 +357,7 @@ class DecodingPanel(QWidget):
         self.bars.set_data(step.model_probs.numpy(), run.vocab, step.chosen,
                            None if sampled is None else sampled.numpy())
         p = float(step.model_probs[step.chosen])
-        chips = prefix_chips(prefix, run.n_prompt)
+        chips = prefix_chips(prefix, run.n_prompt, self._chips_room(prefix, run.vocab[step.chosen]))
         how = {"greedy": "argmax", "sample": "sampled", "beam": "beam's best",
                "target": "given continuation" if run.n_prompt else "target"}[run.settings.strategy]
         self.prefix.setText(f"<b>Step {t}</b>&nbsp; {chips} &nbsp;→&nbsp;"
@@ -370,6 +371,17 @@ class DecodingPanel(QWidget):
         self.parallel.set_step(t)
         self.beam_view.set_current_step(t if run.beam is not None else None)
         self._update_step_label()
+
+    def _chips_room(self, prefix: list[str], chosen: str) -> int:
+        """How many of the newest prefix chips fit in two lines of the step row."""
+        font = QFont(self.prefix.font())
+        font.setFamily(style.MONO_FAMILY)
+        mono = QFontMetricsF(font)
+        bold = QFont(self.prefix.font())
+        bold.setBold(True)
+        chrome = QFontMetricsF(bold).horizontalAdvance("Step 999 → … 99 earlier") + mono.horizontalAdvance(f"  {chosen}  ")
+        room = 2 * max(200, self.prefix.width()) - chrome - mono.horizontalAdvance(f"  {prefix[0]}  ")
+        return chips_that_fit(prefix[1:], room * 0.9, lambda piece: mono.horizontalAdvance(f"  {piece}  "))
 
     # -- reflow ---------------------------------------------------------------------------------------
     def resizeEvent(self, event) -> None:  # noqa: N802

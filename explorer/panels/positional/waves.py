@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
-from explorer.theme import set_sheet
+from explorer.theme import notifier, set_sheet
 from explorer.panels.positional.sinusoids import default_pairs, pair_dims, pair_wavelength, sinusoid_curve
 
 SMOOTH = 8  # formula samples per position for the line between the dots
@@ -66,6 +66,7 @@ class WavesView(QWidget):
         self.pe_layout = "interleaved"  # where pair i lives: dims (2i, 2i+1), or (i, d/2 + i) for Marian
         self._d_model = 0
         self.pairs_list.itemSelectionChanged.connect(self._on_selection)
+        notifier().changed.connect(self._rebuild)  # the curves' colours and the legend's text follow the theme
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         """The pairs list as wide as its longest entry at the current font (presentation scales

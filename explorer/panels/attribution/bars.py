@@ -1,0 +1,134 @@
+"""`MethodBars`: every method's scores as a row of bars over one shared token axis.
+
+One plot, one row per method, the input tokens once along the bottom: a lecturer compares
+the methods by looking down a column, and the token labels get the plot's whole width (seven
+plots side by side would leave each token a few pixels). Each row is scaled to its own largest
+|score| (the methods' units differ: attention weights, log-probabilities, gradients), which is
+printed on the right-hand axis; a negative score is drawn in its own colour, and each method's
+top-1 token is outlined.
+"""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtGui import QFontMetricsF
+
+from explorer import style
+from explorer.drawing import plot_style as st
+from explorer.drawing.token_heatmap import display_piece, fitted_ticks
+from model.attribution import top1
+
+ROW_FILL = 0.78  # the tallest bar's share of its row
+
+
+def short_value(value: float) -> str:
+    """A row's largest |score| in at most 5 characters ("0.99", "4.45", "2e-3")."""
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 0.01:
+        return f"{value:.2f}"
+    return f"{value:.0e}".replace("e-0", "e-")
+
+
+class MethodBars(pg.PlotWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent=parent)
+        plot = style.still_plot(self.getPlotItem())
+        self.bars = pg.BarGraphItem(x=[0], y0=[0], height=[0], width=0.72, brush=st.colour("bar"), pen=st.colour("bar"))
+        self.bars.setVisible(False)
+        plot.addItem(self.bars)
+        self.pieces: list[str] = []
+        self.scores: dict[str, np.ndarray] = {}
+        self.titles: dict[str, str] = {}
+        self.restyle()
+
+    def restyle(self) -> None:
+        """The theme's colours and fonts (called again on a theme change)."""
+        self.setBackground(st.colour("canvas"))
+        plot = self.getPlotItem()
+        plot.showAxis("right")
+        for name in ("left", "bottom", "right"):
+            st.style_axis(plot.getAxis(name))
+        plot.getAxis("right").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE), tickLength=0)
+        plot.getAxis("bottom").setStyle(tickFont=style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True),
+                                        tickLength=0)
+        plot.getAxis("left").setStyle(tickFont=style.font(style.BASE_POINT_SIZE), tickLength=0)
+        if self.scores:
+            self.set_data(self.pieces, self.scores, self.titles)
+
+    def set_data(self, pieces: list[str], scores: dict[str, np.ndarray], titles: dict[str, str]) -> None:
+        """pieces: the input tokens; scores: method → one score per token (in display order,
+        top row first); titles: method → its row's short name."""
+        self.pieces, self.scores, self.titles = list(pieces), dict(scores), dict(titles)
+        n_rows, n = len(scores), len(pieces)
+        xs, y0s, heights, brushes, pens, maxima = [], [], [], [], [], []
+        for r, (method, values) in enumerate(scores.items()):
+            base = n_rows - 1 - r + 0.08
+            values = np.asarray(values, float)
+            peak = float(np.max(np.abs(values))) if len(values) else 0.0
+            best = top1(values) if peak > 0 else -1
+            for j, v in enumerate(values):
+                xs.append(j)
+                y0s.append(base)
+                heights.append(abs(v) / peak * ROW_FILL if peak > 0 else 0.0)
+                brushes.append(st.colour("bar" if v >= 0 else "attribution_negative"))
+                pens.append(pg.mkPen(st.colour("chosen"), width=3) if j == best else pg.mkPen(st.colour("bar_edge")))
+            maxima.append((base + 0.37, short_value(peak) if peak > 0 else "all 0"))
+        self.bars.setOpts(x=xs, y0=y0s, height=heights, width=0.72, brushes=brushes, pens=pens)
+        self.bars.setVisible(bool(xs))
+        plot = self.getPlotItem()
+        plot.setYRange(0, max(n_rows, 1), padding=0.01)
+        plot.setXRange(-0.5, max(n, 1) - 0.5, padding=0.01)
+        plot.getAxis("left").setTicks([[(n_rows - 1 - r + 0.45, titles.get(m, m)) for r, m in enumerate(scores)]])
+        plot.getAxis("right").setTicks([maxima])
+        self.setToolTip(self._tooltip())
+        self._fit_ticks()
+
+    def _tooltip(self) -> str:
+        rows = ["<tr><th></th>" + "".join(f"<th>{html.escape(p)}</th>" for p in self.pieces) + "</tr>"]
+        for method, values in self.scores.items():
+            cells = "".join(f"<td>{style.format_value(v)}</td>" for v in values)
+            rows.append(f"<tr><td>{html.escape(self.titles.get(method, method))}</td>{cells}</tr>")
+        return "<table>" + "".join(rows) + "</table>"
+
+    def _fit_ticks(self) -> None:
+        axis = self.getPlotItem().getAxis("bottom")
+        width = self.getPlotItem().getViewBox().width()
+        tick_font = style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True)  # at today's scale
+        axis.setStyle(tickFont=tick_font)
+        metrics = QFontMetricsF(tick_font)
+        char = metrics.horizontalAdvance("m")
+        slot = width / max(len(self.pieces), 1) if width > 0 else 60.0
+        longest = max((len(display_piece(p)) for p in self.pieces), default=1)
+        if slot - 2 >= longest * char or len(self.pieces) < 2:
+            axis.setHeight(None)
+            axis.setTicks([fitted_ticks(self.pieces, slot, char)])
+            return
+        axis.setHeight(2 * metrics.lineSpacing() + 8)
+        # Too narrow for whole words: every other label one line lower, so each gets two slots.
+        ticks = fitted_ticks(self.pieces, 2 * slot, char)
+        axis.setTicks([[(x, text if int(x) % 2 == 0 else "\n" + text) for x, text in ticks]])
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if "pieces" in self.__dict__:
+            self._fit_ticks()
+
+    def clear_data(self) -> None:
+        self.pieces, self.scores = [], {}
+        self.bars.setVisible(False)
+        for name in ("bottom", "right"):
+            self.getPlotItem().getAxis(name).setTicks([[]])
+        self.getPlotItem().getAxis("left").setTicks([[]])
+
+    def bar_count(self) -> int:
+        """How many bars are drawn (tests look at the view)."""
+        return len(self.bars.opts.get("x") or []) if self.bars.isVisible() else 0
+
+    def heights_of(self, method: str) -> np.ndarray:
+        """The drawn heights of one method's row, as fractions of its largest |score|."""
+        r = list(self.scores).index(method)
+        n = len(self.pieces)
+        return np.asarray(self.bars.opts["height"][r * n:(r + 1) * n]) / ROW_FILL

@@ -1,0 +1,63 @@
+"""`SpearmanTable`: the methods' Spearman rank correlations, as a small read-only table."""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+
+from explorer import style
+from explorer.drawing import plot_style as st
+from explorer.theme import set_sheet
+
+
+def short_rho(value: float) -> str:
+    """ρ in 4 characters, as tables in papers print it: ".93", "−.21", "1"."""
+    if abs(value) > 0.995:
+        return "1" if value > 0 else "-1"
+    return f"{value:.2f}".replace("0.", ".")  # ASCII "-": the narrow minus fits a narrow cell
+
+
+class SpearmanTable(QTableWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setTextElideMode(Qt.TextElideMode.ElideNone)  # "-.21" whole, never "-…"
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.horizontalHeader().setMinimumSectionSize(8)
+        self.setToolTip("Spearman's ρ between two methods' scores over the input tokens: 1 = the same "
+                        "ranking, 0 = unrelated, −1 = reversed. Blank: undefined (a method gave every "
+                        "token the same score, or there is one token).")
+        # tight cells: seven columns of "−.21" must fit beside the bars on a 1024-pixel projector
+        set_sheet(self, "QTableWidget::item {{ padding: 0px; }} QHeaderView::section {{ padding: 0px 1px; }}")
+        self.restyle()
+
+    def restyle(self) -> None:
+        self.setFont(style.font(style.BASE_POINT_SIZE))
+        for header in (self.horizontalHeader(), self.verticalHeader()):
+            header.setFont(style.font(style.SMALL_POINT_SIZE, bold=True))
+
+    def set_data(self, short_names: list[str], rho: np.ndarray) -> None:
+        n = len(short_names)
+        self.setRowCount(n)
+        self.setColumnCount(n)
+        self.setHorizontalHeaderLabels(short_names)
+        self.setVerticalHeaderLabels(short_names)
+        for i in range(n):
+            for j in range(n):
+                value = rho[i, j]
+                item = QTableWidgetItem("" if np.isnan(value) else short_rho(value))
+                item.setToolTip("" if np.isnan(value) else f"ρ({short_names[i]}, {short_names[j]}) = {value:.4f}")
+                item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+                item.setFont(style.font(style.SMALL_POINT_SIZE))
+                if i == j:
+                    item.setForeground(st.colour("muted"))
+                self.setItem(i, j, item)
+
+    def value(self, i: int, j: int) -> str:
+        item = self.item(i, j)
+        return item.text() if item is not None else ""

@@ -1,0 +1,141 @@
+"""Each model's output, scored by both: two bar charts over the output tokens.
+
+Left: A's output; each token's bar pair is the probability A gave it and the probability B
+gives the same token after the same prefix. Right: B's output, the same way round. Bars of A
+are always A's colour, bars of B always B's (series colours of the theme), so "A gives 0.93
+to 'x', B gives 0.41" reads off one pair of bars.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from explorer import theme
+from explorer.drawing import plot_style as st
+from explorer.drawing.heatmap_items import TokenAxis
+from explorer.drawing.token_heatmap import display_piece
+
+BAR = 0.38  # two bars per token, side by side
+
+
+def model_colours() -> dict[str, str]:
+    """A's and B's colours in the current theme."""
+    series = theme.current().series
+    return {"A": series[0], "B": series[1]}
+
+
+class ScoredBars:
+    """One output's bar pairs in one plot: the writer's bar left, the other model's right."""
+
+    def __init__(self, layout: pg.GraphicsLayout, col: int):
+        self.axis = TokenAxis("bottom")
+        self.plot: pg.PlotItem = layout.addPlot(row=0, col=col, axisItems={"bottom": self.axis})
+        self.plot.hideButtons()
+        self.plot.setMenuEnabled(False)
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.setYRange(0, 1.05, padding=0)
+        st.style_axis(self.plot.getAxis("left"), "probability")
+        st.style_axis(self.axis, "output token")
+        st.let_shrink(self.plot.titleLabel)
+        self.own = pg.BarGraphItem(x=[], height=[], width=BAR)
+        self.other = pg.BarGraphItem(x=[], height=[], width=BAR)
+        self.plot.addItem(self.own)
+        self.plot.addItem(self.other)
+        self.output = None
+
+    def set_output(self, output) -> None:
+        """`output`: a ScoredOutput (model.comparison)."""
+        self.output = output
+        x = np.arange(len(output.pieces), dtype=float)
+        colours = model_colours()
+        other_writer = "B" if output.writer == "A" else "A"
+        self.own.setOpts(x=x - BAR / 2, height=output.own, width=BAR, brush=colours[output.writer], pen=None)
+        self.other.setOpts(x=x + BAR / 2, height=output.other, width=BAR, brush=colours[other_writer], pen=None)
+        self.axis.set_tokens([display_piece(p) for p in output.pieces], numeric=False, origin=-0.5)
+        self.plot.setXRange(-0.6, max(len(x), 1) - 0.4, padding=0)
+        st.set_title(self.plot, f"{output.writer}'s output, scored by both")
+
+    def recolour(self) -> None:
+        if self.output is not None:
+            self.set_output(self.output)
+
+    def clear(self) -> None:
+        self.output = None
+        for bars in (self.own, self.other):
+            bars.setOpts(x=[], height=[], width=BAR)
+        self.axis.set_tokens([], numeric=False)
+        st.set_title(self.plot, "")
+
+    def token_at(self, scene_pos) -> int | None:
+        if self.output is None or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
+            return None
+        i = math.floor(self.plot.vb.mapSceneToView(scene_pos).x() + 0.5)
+        return i if 0 <= i < len(self.output.pieces) else None
+
+
+def describe_token(output, i: int) -> str:
+    """"A's token 3 'x': A gives it 0.93, B 0.41" (probabilities in the order A, B)."""
+    p = {output.writer: float(output.own[i]), ("B" if output.writer == "A" else "A"): float(output.other[i])}
+    return (f"{output.writer}'s token {i + 1} “{output.pieces[i]}”: A gives it {p['A']:.2f}, "
+            f"B gives it {p['B']:.2f}")
+
+
+class OutputBars(QWidget):
+    """Both outputs' bar charts; hovered(text) names the token and both probabilities."""
+
+    hovered = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.canvas = st.graphics_widget()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.canvas)
+        self.bars_a = ScoredBars(self.canvas.ci, 0)
+        self.bars_b = ScoredBars(self.canvas.ci, 1)
+        self.legend = pg.LegendItem(offset=(-10, 10), labelTextSize=f"{st.TICK_PT}pt")
+        self.legend.setParentItem(self.bars_b.plot.vb)
+        self._legend_items = (pg.BarGraphItem(x=[0], height=[1], width=1), pg.BarGraphItem(x=[0], height=[1], width=1))
+        self.legend.addItem(self._legend_items[0], "A")
+        self.legend.addItem(self._legend_items[1], "B")
+        self._colour_legend()
+        self.canvas.scene().sigMouseMoved.connect(self._on_move)
+        theme.notifier().changed.connect(self.recolour)
+
+    def _colour_legend(self) -> None:
+        p = theme.current()
+        fill = p.q("canvas")
+        fill.setAlpha(230)
+        self.legend.setBrush(pg.mkBrush(fill))
+        self.legend.setPen(pg.mkPen(p.muted))
+        self.legend.setLabelTextColor(p.text)
+        for _sample, label in self.legend.items:  # (pyqtgraph stores the colour; the text needs redrawing)
+            label.setText(label.text)
+        colours = model_colours()
+        for item, writer in zip(self._legend_items, "AB"):
+            item.setOpts(brush=colours[writer], pen=None)
+
+    def set_outputs(self, output_a, output_b) -> None:
+        self.bars_a.set_output(output_a)
+        self.bars_b.set_output(output_b)
+
+    def recolour(self, *_args) -> None:
+        self._colour_legend()
+        self.bars_a.recolour()
+        self.bars_b.recolour()
+
+    def clear(self) -> None:
+        self.bars_a.clear()
+        self.bars_b.clear()
+
+    def _on_move(self, scene_pos) -> None:
+        for bars in (self.bars_a, self.bars_b):
+            i = bars.token_at(scene_pos)
+            if i is not None:
+                self.hovered.emit(describe_token(bars.output, i))
+                return
+        self.hovered.emit("")

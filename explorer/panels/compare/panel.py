@@ -1,0 +1,318 @@
+"""Compare panel: the model (A) and another checkpoint of the same architecture (B) side by side.
+
+The same input through both: each model's output with the probability both give every token,
+A's and B's attention map of the selected head with their difference B − A, and which heads
+changed most. B is the session's `compare` field (a scene saves it); a slider steps through
+the saved snapshots of B's training run (`transformer-explorer train --snapshots DIR`). The
+comparison runs off the GUI thread (`ComparisonJobs`), only while the panel is on screen.
+"""
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSlider,
+                               QTabWidget, QVBoxLayout, QWidget)
+
+from explorer.drawing import plot_style as st
+from explorer.drawing.token_heatmap import ElidedLabel
+from explorer.panels.attention.data import DECODER_ONLY_NAMES, ENCODER_ONLY_NAMES, KIND_AXIS_NAMES
+from explorer.panels.compare.maps import ComparisonMaps
+from explorer.panels.compare.outputs import OutputBars, describe_token
+from explorer.panels.compare.summary import HeadChanges
+from explorer.panels.compare.worker import ComparisonJobs, ModelCache, describe_reference, run_comparison
+from explorer.state import KIND_LABELS, SessionState
+from explorer.theme import set_sheet
+from model.snapshots import run_snapshots
+
+VIEWS = ("maps", "outputs", "heads")
+VIEW_TITLES = ("Attention: A | B | B − A", "Outputs, scored by both", "Which heads changed")
+SHORT_KIND = {"encoder": "Encoder", "decoder_self": "Decoder", "cross": "Cross"}  # (the full name: tooltip)
+NOTE_SHEETS = {"info": "background: {info_bg}; color: {info_text}; padding: 4px;",
+               "error": "background: {error_bg}; color: {error_text}; padding: 4px;"}
+HINT = ("Compare the model (A) with another checkpoint of the same architecture (B): “Open B…”, or start "
+        "with --compare DIR. A run trained with --snapshots DIR gives a slider over its steps.")
+SLIDER_DELAY_MS = 150  # dragging the slider: compare where it rests, not every snapshot passed
+
+
+class ComparePanel(QWidget):
+    panel_name = "compare"
+    title = "Compare checkpoints"
+
+    def __init__(self, state: SessionState, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.comparison = None
+        self.snapshots = []
+        self._dirty = True  # the comparison shown is not the session's: compute when on screen
+        self.jobs = ComparisonJobs(self)
+        self._slider_timer = QTimer(self, singleShot=True, interval=SLIDER_DELAY_MS)
+        self._build()
+        self.jobs.done.connect(self.show_comparison)
+        self.jobs.failed.connect(self._on_failed)
+        self.jobs.busy.connect(self._on_busy)
+        self._slider_timer.timeout.connect(self._on_slider_rest)
+        state.frameChanged.connect(self._invalidate)
+        state.bundleChanged.connect(self._invalidate)
+        state.compareChanged.connect(self._on_compare)
+        state.attentionSelected.connect(self._redraw)
+        self._on_compare(state.session.compare)
+
+    # -- construction -------------------------------------------------------------------------
+    def _label(self, text: str) -> QLabel:
+        label = QLabel(text)
+        label.setFont(st.font(st.LABEL_PT))
+        return label
+
+    def _build(self) -> None:
+        self.b_name = ElidedLabel("nothing compared yet")
+        self.b_name.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.b_name.setFont(st.font(st.LABEL_PT, bold=True))
+        self.open_button = QPushButton("Open B…")
+        self.open_button.setToolTip("Choose a checkpoint folder (or a run's folder of step-… snapshots) as B")
+        self.kind_box, self.layer_box, self.head_box = QComboBox(), QComboBox(), QComboBox()
+        top = QHBoxLayout()
+        top.addWidget(self._label("B:"))
+        top.addWidget(self.b_name, 1)
+        top.addWidget(self.open_button)
+        for text, box in (("Attention:", self.kind_box), ("Layer:", self.layer_box), ("Head:", self.head_box)):
+            box.setFont(st.font(st.LABEL_PT))
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(7 if box is self.kind_box else 2)  # "Decoder", "12"
+            box.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)  # the room goes to B's name
+            top.addWidget(self._label(text))
+            top.addWidget(box)
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setToolTip("The saved snapshots of B's training run: drag to compare A with another step")
+        self.slider_label = self._label("")
+        self.slider_row = QWidget()
+        row = QHBoxLayout(self.slider_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self._label("Snapshot of B:"))
+        row.addWidget(self.slider, 1)
+        row.addWidget(self.slider_label)
+        self.note = QLabel(HINT)
+        self.note.setWordWrap(True)
+        self.note.setFont(st.font(st.LABEL_PT))
+        set_sheet(self.note, NOTE_SHEETS["info"])
+        self.outputs_line = ElidedLabel("")
+        self.outputs_line.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.outputs_line.setFont(st.font(st.LABEL_PT))
+        self.maps, self.bars, self.heads = ComparisonMaps(), OutputBars(), HeadChanges()
+        self.tabs = QTabWidget()
+        self.tabs.setFont(st.font(st.LABEL_PT))
+        for widget, text in zip((self.maps, self.bars, self.heads), VIEW_TITLES):
+            self.tabs.addTab(widget, text)
+        self.readout = ElidedLabel(" ")
+        self.readout.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.readout.setFont(st.font(st.LABEL_PT))
+        lay = QVBoxLayout(self)
+        lay.addLayout(top)
+        lay.addWidget(self.slider_row)
+        lay.addWidget(self.note)
+        lay.addWidget(self.outputs_line)
+        lay.addWidget(self.tabs, 1)
+        lay.addWidget(self.readout)
+        self.open_button.clicked.connect(self._choose_b)
+        self.slider.valueChanged.connect(lambda _v: self._slider_timer.start())
+        for box in (self.kind_box, self.layer_box, self.head_box):
+            box.currentIndexChanged.connect(self._on_controls)
+        for view in (self.maps, self.bars, self.heads):
+            view.hovered.connect(self._on_hover)
+        self.heads.headClicked.connect(lambda layer, head: self._select(self.kind, layer, head))
+        self.tabs.currentChanged.connect(lambda i: self.state.set_view(self.panel_name, VIEWS[i]))
+        self.state.viewChanged.connect(self._on_view)
+        self._show_content(False)
+
+    def _show_content(self, on: bool) -> None:
+        self.tabs.setVisible(on)
+        self.outputs_line.setVisible(on)
+        self.readout.setVisible(on)
+
+    # -- B, and when to compare -------------------------------------------------------------------
+    def _choose_b(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Checkpoint to compare with (B)")
+        if folder:
+            self.state.session.set_compare(folder)
+
+    def _on_compare(self, reference) -> None:
+        self.snapshots = run_snapshots(reference) if reference else []
+        self._sync_slider(reference)
+        self.b_name.setText(describe_reference(reference) if reference else "nothing compared yet")
+        self.b_name.setToolTip(str(reference or ""))
+        self._invalidate()
+
+    def _sync_slider(self, reference) -> None:
+        self.slider_row.setVisible(len(self.snapshots) >= 2)
+        if len(self.snapshots) < 2:
+            return
+        resolved = Path(ModelCache.resolve(reference)).resolve()
+        index = next((i for i, s in enumerate(self.snapshots) if s.path.resolve() == resolved), len(self.snapshots) - 1)
+        self.slider.blockSignals(True)
+        self.slider.setRange(0, len(self.snapshots) - 1)
+        self.slider.setValue(index)
+        self.slider.blockSignals(False)
+        self._label_slider(index)
+
+    def _label_slider(self, index: int) -> None:
+        self.slider_label.setText(f"{self.snapshots[index].label} ({index + 1} of {len(self.snapshots)})")
+
+    def _on_slider_rest(self) -> None:
+        index = self.slider.value()
+        if 0 <= index < len(self.snapshots):
+            self._label_slider(index)
+            self.select_snapshot(index)
+
+    def select_snapshot(self, index: int) -> None:
+        """Make the run's snapshot `index` (in step order) B: a session change, so a scene keeps it."""
+        self.state.session.set_compare(str(self.snapshots[index].path))
+
+    def _invalidate(self, *_args) -> None:
+        self._dirty = True
+        if self.isVisible():
+            self.request()
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if self._dirty:
+            self.request()
+
+    def request(self) -> None:
+        """Compare A (the model shown) with B on the session's input, off the GUI thread."""
+        session, bundle, frame = self.state.session, self.state.bundle, self.state.frame
+        self._dirty = False
+        if not session.compare:
+            self.jobs.cancel()
+            self._clear(HINT, "info")
+            return
+        if bundle is None or frame is None or not session.source:
+            self._dirty = True  # A's frame is on its way; its frameChanged comes back here
+            return
+        frame_a = frame if frame.bundle is bundle else None
+        self.jobs.submit(partial(run_comparison, self.jobs.cache, bundle, session.model_label, session.compare,
+                                 session.source, session.target, session.decoding, frame_a))
+
+    def wait_until_drawn(self, msecs: int = 60000) -> bool:
+        """Block until the comparison for the session is drawn (headless figures, tests)."""
+        if self._dirty:
+            self.request()
+        return self.jobs.wait(msecs)
+
+    # -- results ----------------------------------------------------------------------------------
+    def _on_busy(self, busy: bool) -> None:
+        if busy:
+            self._note(f"Comparing with {self.b_name.full_text}…", "info")
+
+    def _on_failed(self, message: str) -> None:
+        self._clear(f"Cannot compare: {message}", "error")
+
+    def _note(self, text: str, level: str) -> None:
+        self.note.setText(text)
+        set_sheet(self.note, NOTE_SHEETS[level])
+        self.note.setVisible(bool(text))
+
+    def _clear(self, text: str, level: str) -> None:
+        self.comparison = None
+        self.maps.clear()
+        self.bars.clear()
+        self.heads.clear()
+        self._show_content(False)
+        self._note(text, level)
+
+    def show_comparison(self, comparison) -> None:
+        """Draw a `model.comparison.Comparison` (the newest request's)."""
+        self.comparison = comparison
+        self._note("", "info")
+        self._show_content(True)
+        c = comparison
+        a_text, b_text = (text if text else "(empty)" for text in (c.frame_a.output_text, c.frame_b.output_text))
+        same = "the same output" if c.same_output else "different outputs"
+        self.outputs_line.setText(f"A ({c.label_a}): «{a_text}»   B ({c.label_b}): «{b_text}»   — {same}; "
+                                  f"both maps read {c.shared_input}")
+        self.bars.set_outputs(c.output_a, c.output_b)
+        self._sync_controls()
+        self._redraw()
+
+    # -- the selection: the session's, clamped to what the comparison has ---------------------------
+    @property
+    def kind(self) -> str:
+        kinds = self.comparison.kinds if self.comparison is not None else []
+        return self.state.kind if not kinds or self.state.kind in kinds else kinds[0]
+
+    def _shape(self) -> tuple[int, int]:
+        if self.comparison is None or self.kind not in self.comparison.attention_a:
+            return 0, 0
+        return self.comparison.attention_a[self.kind].shape[:2]
+
+    @property
+    def layer(self) -> int:
+        return min(self.state.layer, max(0, self._shape()[0] - 1))
+
+    @property
+    def head(self) -> int:
+        return min(self.state.head, max(0, self._shape()[1] - 1))
+
+    def _select(self, kind: str, layer: int, head: int) -> None:
+        if self.state.bundle is not None and kind in self.state.available_kinds():
+            self.state.select_attention(kind, layer, head)
+        else:
+            self.state.session.set_attention(kind, layer, head)
+
+    def _on_controls(self, _index: int = 0) -> None:
+        kind = self.kind_box.currentData()
+        if kind is not None:
+            self._select(kind, self.layer_box.currentData() or 0, self.head_box.currentData() or 0)
+
+    def _sync_controls(self) -> None:
+        kinds = self.comparison.kinds if self.comparison is not None else []
+        layers, heads = self._shape()
+        for box, texts, values in ((self.kind_box, [SHORT_KIND[k] for k in kinds], kinds),
+                                   (self.layer_box, [str(i + 1) for i in range(layers)], list(range(layers))),
+                                   (self.head_box, [str(i + 1) for i in range(heads)], list(range(heads)))):
+            box.blockSignals(True)
+            if [box.itemData(i) for i in range(box.count())] != values:
+                box.clear()
+                for text, value in zip(texts, values):
+                    box.addItem(text, value)
+                    if box is self.kind_box:
+                        box.setItemData(box.count() - 1, KIND_LABELS[value], Qt.ItemDataRole.ToolTipRole)
+            box.blockSignals(False)
+        for box, value in ((self.kind_box, kinds.index(self.kind) if kinds else -1),
+                           (self.layer_box, self.layer if layers else -1), (self.head_box, self.head if heads else -1)):
+            box.blockSignals(True)
+            box.setCurrentIndex(value)
+            box.blockSignals(False)
+
+    def _redraw(self, *_selection) -> None:
+        c = self.comparison
+        if c is None or self.kind not in c.attention_a:
+            return
+        self._sync_controls()
+        kind, layer, head = self.kind, self.layer, self.head
+        q_labels, k_labels = c.labels[kind]
+        self.maps.set_maps(c.attention_a[kind][layer, head], c.attention_b[kind][layer, head], c.allowed[kind],
+                           q_labels, k_labels, f"L{layer + 1} H{head + 1}", self._axis_names(kind))
+        self.heads.set_values(c.mean_abs_difference(kind), KIND_LABELS[kind])
+        self.readout.setText(self._disagreement())
+
+    def _axis_names(self, kind: str) -> tuple[str, str]:
+        """What the query / key tokens are: a decoder-only model's one sequence is prompt |
+        continuation, an encoder-only model's its input (as the attention panel names them)."""
+        model_kind = self.comparison.frame_a.bundle.model_kind
+        if model_kind.continues_prompt:
+            return DECODER_ONLY_NAMES
+        return ENCODER_ONLY_NAMES if not model_kind.has_decoder else KIND_AXIS_NAMES[kind]
+
+    def _disagreement(self) -> str:
+        """The token the models disagree on most, in words (the readout until the mouse moves)."""
+        out = self.comparison.output_a
+        i = out.largest_disagreement()
+        return f"Largest disagreement — {describe_token(out, i)}" if i is not None else " "
+
+    def _on_hover(self, text: str) -> None:
+        self.readout.setText(text or (self._disagreement() if self.comparison is not None else " "))
+
+    def _on_view(self, panel: str, view: str) -> None:
+        if panel == self.panel_name and view in VIEWS and VIEWS[self.tabs.currentIndex()] != view:
+            self.tabs.setCurrentIndex(VIEWS.index(view))

@@ -1,0 +1,138 @@
+"""The compare panel's one job at a time, off the GUI thread: load checkpoint B, run both models.
+
+A comparison is two Frames and two teacher-forced passes: too slow for the GUI thread on a
+big model. `ComparisonJobs` runs one job at a time with superqt's `create_worker` (the
+pattern `explorer.runner` uses), keeps only the newest request queued, and delivers only the
+newest request's result, so dragging the snapshot slider never shows a stale comparison.
+"""
+from __future__ import annotations
+
+import traceback
+from collections import OrderedDict
+from pathlib import Path
+from typing import Callable
+
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QThreadPool, Signal
+from superqt.utils import create_worker
+
+from model.bundle import InputError
+from model.comparison import ComparisonError, compare
+from model.snapshots import latest_snapshot
+
+EXPECTED = (ComparisonError, InputError, ValueError, OSError, KeyError)
+CACHED_MODELS = 6  # snapshots of a small run: reloading one the slider passes again costs nothing
+
+
+class ModelCache:
+    """Checkpoint B by reference, loaded once (a run's snapshots are small; the last few stay).
+    Only the worker thread calls `get`; one job runs at a time, so it needs no lock."""
+
+    def __init__(self, capacity: int = CACHED_MODELS):
+        self.capacity = capacity
+        self._bundles: OrderedDict[str, object] = OrderedDict()
+
+    @staticmethod
+    def resolve(reference: str) -> str:
+        """A folder of step folders means its newest snapshot."""
+        newest = latest_snapshot(reference) if Path(reference).expanduser().is_dir() else None
+        return str(newest) if newest is not None else reference
+
+    def get(self, reference: str):
+        from explorer.runner import load_bundle
+
+        key = self.resolve(reference)
+        if key in self._bundles:
+            self._bundles.move_to_end(key)
+            return self._bundles[key]
+        bundle = load_bundle(key)
+        self._bundles[key] = bundle
+        while len(self._bundles) > self.capacity:
+            self._bundles.popitem(last=False)
+        return bundle
+
+
+def run_comparison(cache: ModelCache, model_a, label_a: str, reference: str, source: str, target,
+                   settings, frame_a=None):
+    """Load B (cached) and compare it with A on the session's input; runs on the worker thread."""
+    bundle_b = cache.get(reference)
+    return compare(model_a, bundle_b, source, target, settings, label_a, describe_reference(reference),
+                   frame_a=frame_a)
+
+
+def describe_reference(reference: str, bundle=None) -> str:
+    """How the panel names B: a snapshot's run and step, a folder's name, a bundled name."""
+    path = Path(ModelCache.resolve(reference))
+    if path.name.startswith("step-") and path.name[5:].isdigit():
+        return f"{path.parent.name}, step {int(path.name[5:]):,}"
+    return path.name if path.exists() else reference
+
+
+class ComparisonJobs(QObject):
+    """Signals: done(Comparison), failed(message), busy(bool)."""
+
+    done = Signal(object)
+    failed = Signal(str)
+    busy = Signal(bool)
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self.cache = ModelCache()
+        self._latest = 0
+        self._queued: tuple[int, Callable[[], object]] | None = None
+        self._worker = None
+
+    def submit(self, fn: Callable[[], object]) -> int:
+        """Run `fn` off the GUI thread; a queued, not yet started job is replaced (it is stale)."""
+        self._latest += 1
+        self._queued = (self._latest, fn)
+        if self._worker is None:
+            self._start_next()
+        return self._latest
+
+    def cancel(self) -> None:
+        """Forget what is queued and drop the result of what runs (nothing to compare any more)."""
+        self._latest += 1
+        self._queued = None
+
+    @property
+    def running(self) -> bool:
+        return self._worker is not None or self._queued is not None
+
+    def wait(self, msecs: int = 60000) -> bool:
+        """Block (processing events) until every job is done and delivered: figures and tests."""
+        clock = QElapsedTimer()
+        clock.start()
+        while self.running and clock.elapsed() < msecs:
+            QThreadPool.globalInstance().waitForDone(20)
+            QCoreApplication.sendPostedEvents()
+            QCoreApplication.processEvents()
+        return not self.running
+
+    def _start_next(self) -> None:
+        job, self._queued = self._queued, None
+        if job is None:
+            self.busy.emit(False)
+            return
+        request, fn = job
+        self.busy.emit(True)
+        worker = create_worker(fn, _start_thread=False, _ignore_errors=True)
+        worker.returned.connect(lambda result: self._on_done(request, result))
+        worker.errored.connect(lambda exc: self._on_failed(request, exc))
+        worker.finished.connect(self._on_finished)
+        self._worker = worker
+        worker.start()
+
+    def _on_finished(self) -> None:
+        self._worker = None
+        self._start_next()
+
+    def _on_done(self, request: int, result) -> None:
+        if request == self._latest:
+            self.done.emit(result)
+
+    def _on_failed(self, request: int, exc: BaseException) -> None:
+        expected = isinstance(exc, EXPECTED)
+        if not expected:  # a bug must reach the log and the user, never end the thread silently
+            traceback.print_exception(exc)
+        if request == self._latest:
+            self.failed.emit(str(exc) if expected else f"{type(exc).__name__}: {exc}")

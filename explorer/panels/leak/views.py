@@ -1,0 +1,210 @@
+"""The leak lab's three pictures: both loss curves in one plot, held-out accuracies as bars, and
+the two runs' decoder self-attention over one sentence side by side.
+
+Colours are the theme's first two data series (masked run, leaking run), the same in all
+three pictures; reference lines (the loss floor, the best possible accuracy) are dashed in the
+muted colour. Plot items are created once and updated in place; `restyle()` recolours them
+after a theme change.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetricsF
+from PySide6.QtWidgets import QHBoxLayout, QWidget
+
+from explorer import style
+from explorer.drawing.plot_style import fit_title_row, let_shrink
+from explorer.drawing.token_heatmap import TokenHeatmap
+from model.leak_lab import RUN_LABELS, RUNS, LeakResult
+
+# (RunScores field, axis name): two short lines each, so the axis stays narrow
+CATEGORIES = (("teacher_forced", "teacher-\nforced"), ("free_running", "free-\nrunning"), ("generated", "generated"))
+BAR = 0.3  # each run's bar height in a category's slot of 1 (its name above, in NAME_ROOM)
+NAME_ROOM = 0.2  # above a category's two bars
+X_RIGHT = 1.38  # room right of a full bar for its value
+
+
+def run_colour(run: str) -> str:
+    return style.current().series[RUNS.index(run)]
+
+
+def _axes(plot: pg.PlotItem, bottom: str, left: str) -> None:
+    for name, label in (("bottom", bottom), ("left", left)):
+        axis = plot.getAxis(name)
+        axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
+        axis.setPen(style.MUTED.name())
+        axis.setTextPen(style.TEXT.name())
+        if label:
+            axis.setLabel(label, color=style.TEXT.name(), **{"font-size": f"{style.SMALL_POINT_SIZE}pt"})
+
+
+def _title(plot: pg.PlotItem, text: str) -> None:
+    plot.setTitle(text, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE * style.scale():.1f}pt")
+    let_shrink(plot.titleLabel)
+    fit_title_row(plot)
+
+
+def _dashed(width: float = 2.0):
+    return pg.mkPen(style.MUTED.name(), width=width, style=Qt.DashLine)
+
+
+class LossCurves(pg.PlotWidget):
+    """Training loss of both runs per step, and the floor no model that reads only the past can pass."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent=parent)
+        plot = style.still_plot(self.getPlotItem())
+        _title(plot, "Training loss")
+        _axes(plot, "step", "cross-entropy")
+        plot.getAxis("left").setWidth(62)
+        plot.showGrid(y=True, alpha=0.2)
+        self.legend = plot.addLegend(offset=(-8, 4), labelTextSize=f"{style.SMALL_POINT_SIZE * style.scale():.0f}pt")
+        self.curves = {run: plot.plot([], [], pen=pg.mkPen(run_colour(run), width=3), name=RUN_LABELS[run],
+                                      antialias=False) for run in RUNS}
+        self.floor = pg.InfiniteLine(angle=0, movable=False, pen=_dashed(),
+                                     label="best possible", labelOpts=dict(
+                                         position=0.98, color=style.MUTED.name(), anchors=[(1, 0), (1, 0)]))
+        self.floor.label.setFont(style.font(style.SMALL_POINT_SIZE))
+        self.floor.hide()
+        plot.addItem(self.floor)
+        self.steps = {run: np.zeros(0) for run in RUNS}
+        self.losses = {run: np.zeros(0) for run in RUNS}
+
+    def clear_runs(self) -> None:
+        for run in RUNS:
+            self.steps[run], self.losses[run] = np.zeros(0), np.zeros(0)
+            self.curves[run].setData([], [])
+        self.floor.hide()
+
+    def extend(self, run: str, steps: np.ndarray, losses: np.ndarray) -> None:
+        self.steps[run] = np.concatenate([self.steps[run], steps])
+        self.losses[run] = np.concatenate([self.losses[run], losses])
+        self.curves[run].setData(self.steps[run], self.losses[run])
+
+    def show_floor(self, value: float) -> None:
+        self.floor.setValue(value)
+        self.floor.show()
+
+    def restyle(self) -> None:
+        for run, curve in self.curves.items():
+            curve.setPen(pg.mkPen(run_colour(run), width=3))
+        for _, label in self.legend.items:  # (pyqtgraph recolours a legend's text only when it is set again)
+            label.setText(label.text, color=style.TEXT.name())
+        self.floor.setPen(_dashed())
+        self.floor.label.setColor(style.MUTED.name())
+
+
+class AccuracyBars(pg.PlotWidget):
+    """Held-out accuracy of each run: per category one horizontal bar per run, its value at the end.
+
+    teacher-forced: next word with the whole sentence given; free-running: the same words, each
+    from its prefix alone; generated: openings continued into sentences the corpus can say."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent=parent)
+        plot = style.still_plot(self.getPlotItem())
+        _title(plot, "Accuracy")
+        _axes(plot, "", "")
+        left = plot.getAxis("left")
+        left.setTicks([[(i + 0.5, name) for i, (_, name) in enumerate(CATEGORIES)]])
+        left.setStyle(tickLength=0)
+        plot.getAxis("bottom").setTicks([[(v, f"{v:.0%}") for v in (0, 0.5, 1.0)]])
+        plot.invertY(True)  # teacher-forced at the top
+        plot.setXRange(0, X_RIGHT, padding=0)  # room right of a full bar for its number
+        plot.getViewBox().sigResized.connect(self._fit_top)
+        self._fit_top()
+        self.bars = {run: pg.BarGraphItem(x0=0, y=self._rows(run), width=np.zeros(len(CATEGORIES)), height=BAR,
+                                          brush=run_colour(run), pen=run_colour(run)) for run in RUNS}
+        for bars in self.bars.values():
+            plot.addItem(bars)
+        self.values: dict[str, np.ndarray] = {}
+        self.labels = {run: [pg.TextItem(anchor=(0, 0.5), color=style.TEXT.name()) for _ in CATEGORIES] for run in RUNS}
+        for items in self.labels.values():
+            for item in items:
+                item.setFont(style.font(style.SMALL_POINT_SIZE))
+                plot.addItem(item)
+        self.ceiling = pg.PlotDataItem([], [], pen=_dashed(2.5))  # the best possible next-word accuracy
+        plot.addItem(self.ceiling)
+        self.ceiling_label = pg.TextItem("", anchor=(0.5, 1.0), color=style.MUTED.name())
+        self.ceiling_label.setFont(style.font(style.SMALL_POINT_SIZE))
+        plot.addItem(self.ceiling_label)
+
+    def _fit_top(self, *_) -> None:
+        """Room above the first bars for one line of text (the "best possible" label), in data
+        units for the plot's current height: u = n·L / (h − L) for n categories, a line of L px."""
+        line = QFontMetricsF(style.font(style.SMALL_POINT_SIZE)).height() * 1.1
+        height = max(self.getPlotItem().getViewBox().height(), 2 * line)
+        top = len(CATEGORIES) * line / (height - line)
+        self.getPlotItem().setYRange(-top, len(CATEGORIES), padding=0)
+
+    @staticmethod
+    def _rows(run: str) -> np.ndarray:
+        """Bar centres: below each category's name, the masked run first."""
+        return np.arange(len(CATEGORIES)) + NAME_ROOM + (RUNS.index(run) + 0.5) * BAR
+
+    def set_result(self, result: LeakResult | None) -> None:
+        for run in RUNS:
+            scores = result.runs[run] if result is not None else None
+            values = np.array([getattr(scores, key) if scores else 0.0 for key, _ in CATEGORIES])
+            self.values[run] = values
+            y = self._rows(run)
+            self.bars[run].setOpts(x0=0, y=y, width=values, height=BAR * 0.92)
+            for item, v, yy in zip(self.labels[run], values, y):
+                item.setText(f"{v:.0%}" if scores else "")
+                item.setPos(float(v) + 0.02, float(yy))
+        if result is None:
+            self.ceiling.setData([], [])
+            self.ceiling_label.setText("")
+            return
+        best = result.best_accuracy  # next-word categories only: a generated sentence has no such ceiling
+        top, bottom = NAME_ROOM - 0.05, NAME_ROOM + 2 * BAR + 0.05
+        self.ceiling.setData([best, best, np.nan, best, best], [0, bottom, np.nan, 1 + top, 1 + bottom],
+                             connect="finite")
+        self.ceiling_label.setText("best possible")
+        self.ceiling_label.setPos(best, 0)
+        self.ceiling.setToolTip(f"best possible next-word accuracy on these sentences: {best:.0%}")
+
+    def restyle(self) -> None:
+        for run, bars in self.bars.items():
+            bars.setOpts(brush=run_colour(run), pen=run_colour(run))
+        for item in (i for items in self.labels.values() for i in items):
+            item.setColor(style.TEXT.name())
+        self.ceiling.setPen(_dashed(2.5))
+        self.ceiling_label.setColor(style.MUTED.name())
+
+
+class AttentionPair(QWidget):
+    """The masked and the leaking run's decoder self-attention over the same sentence: the
+    masked one hatched above the diagonal (blocked), the leaking one with the mask's edge drawn."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.maps = {run: TokenHeatmap(RUN_LABELS[run]) for run in RUNS}
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+        for heatmap in self.maps.values():
+            layout.addWidget(heatmap, 1)
+        self.future: dict[str, float] = {}
+
+    def set_result(self, result: LeakResult | None, layer: int, head: int | None) -> None:
+        """head None: the mean over heads of `layer`."""
+        if result is None:
+            for run, heatmap in self.maps.items():
+                heatmap.clear_data()
+                heatmap.set_title(RUN_LABELS[run])
+            return
+        tokens = result.example
+        for run, heatmap in self.maps.items():
+            att = result.runs[run].attention[layer]  # (h, T, T)
+            matrix = att.mean(0) if head is None else att[head]
+            future = float(np.triu(matrix, 1).sum(-1).mean())
+            self.future[run] = future
+            blocked = np.triu(np.ones_like(matrix, dtype=bool), 1) if result.runs[run].causal_mask else None
+            heatmap.set_data(matrix, tokens, tokens, blocked=blocked, boundary=blocked is None)
+            heatmap.set_title(f"{RUN_LABELS[run]}: {future:.0%} ahead")  # weight on later positions
+
+
+__all__ = ["LossCurves", "AccuracyBars", "AttentionPair", "CATEGORIES", "run_colour"]

@@ -1,0 +1,71 @@
+"""The attribution panel draws the session's text, recomputes (off the GUI thread) when a click
+chooses another output token, and says plainly when a model has no output token to explain."""
+from __future__ import annotations
+
+import copy
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+
+from explorer.panels.attribution.panel import AttributionPanel  # noqa: E402
+from explorer.runner import Runner  # noqa: E402
+from explorer.state import SessionState  # noqa: E402
+from model.attribution import METHODS, attribute, gradients  # noqa: E402
+from model.checkpoint import bundled_checkpoints, load_checkpoint  # noqa: E402
+
+SOURCE = "abcdef"
+
+
+@pytest.fixture
+def setup(qtbot, monkeypatch):
+    monkeypatch.setattr(gradients, "IG_STEPS", 8)  # the picture, not IG's accuracy, is tested here
+    bundle = load_checkpoint(bundled_checkpoints()["reverse"])
+    state = SessionState()
+    runner = Runner(state, synchronous=True)
+    panel = AttributionPanel(state)
+    qtbot.addWidget(panel)
+    panel.resize(1280, 720)
+    panel.show()
+    qtbot.waitExposed(panel)
+    runner.set_bundle(bundle, then_run=SOURCE)
+    assert panel.wait_until_drawn()
+    return state, runner, panel, bundle
+
+
+def test_panel_draws_bars_for_the_sessions_text_and_a_click_changes_them(setup, qtbot):
+    state, runner, panel, bundle = setup
+    assert panel.bars.pieces == list(SOURCE)
+    assert panel.bars.bar_count() == len(METHODS) * len(SOURCE)
+    assert panel.table.rowCount() == panel.table.columnCount() == len(METHODS)
+    first = attribute(bundle, SOURCE, position=0, methods=["occlusion", "attention"])
+    drawn = panel.bars.heights_of("occlusion")
+    np.testing.assert_allclose(drawn, np.abs(first["occlusion"]) / np.abs(first["occlusion"]).max(), atol=1e-6)
+    assert np.argmax(panel.bars.heights_of("attention")) == len(SOURCE) - 1  # output 1 reads input n
+
+    qtbot.mouseClick(panel.next_button, Qt.MouseButton.LeftButton)  # the second output token
+    assert panel.wait_until_drawn()
+    assert panel.shown.position == 1 and state.session.view("attribution_output") == "1"
+    second = attribute(bundle, SOURCE, position=1, methods=["occlusion"])["occlusion"]
+    now = panel.bars.heights_of("occlusion")
+    np.testing.assert_allclose(now, np.abs(second) / np.abs(second).max(), atol=1e-6)
+    assert not np.allclose(now, drawn)
+    assert np.argmax(panel.bars.heights_of("attention")) == len(SOURCE) - 2
+    assert panel.output_box.currentIndex() == 1
+
+    runner.run("xyz")  # the session's new text is followed
+    assert panel.wait_until_drawn()
+    assert panel.bars.pieces == list("xyz") and panel.shown.position == 1
+
+
+def test_a_model_without_an_output_token_is_named_not_drawn(setup):
+    state, runner, panel, _ = setup
+    encoder = copy.copy(load_checkpoint(bundled_checkpoints()["bert-facts"]))
+    encoder.task = dict(encoder.task, pretrained=True)  # no trained masked-LM head, as a pretrained encoder
+    runner.set_bundle(encoder, then_run="the cow says moo")
+    assert panel.wait_until_drawn()
+    assert panel.bars.bar_count() == 0 and panel.shown is None
+    assert "masked-LM head" in panel.status.text()

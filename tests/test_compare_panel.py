@@ -1,0 +1,105 @@
+"""The compare panel: drive the session, then look at the view (napari's way)."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from explorer import presentation  # noqa: E402
+from layout_checks import clipped_texts, cramped_titles, outside_window, small_plots  # noqa: E402
+from model.checkpoint import random_bundle, save_checkpoint  # noqa: E402
+from model.snapshots import save_snapshot  # noqa: E402
+from support import make_main_window  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory):
+    """A "run" of two snapshots of the reverse architecture (two seeds stand in for two steps)."""
+    folder = tmp_path_factory.mktemp("run") / "rev-steps"
+    for step, seed in ((100, 5), (200, 6)):
+        torch.manual_seed(seed)
+        save_snapshot(random_bundle("reverse"), folder, step)
+    return folder
+
+
+def settle(qtbot, rounds: int = 4) -> None:
+    for _ in range(rounds):
+        QApplication.processEvents()
+        qtbot.wait(5)
+
+
+def test_slider_changes_b_and_the_view(qtbot, tmp_path, run_folder):
+    window = make_main_window(qtbot, tmp_path)
+    state, panel = window.state, window.panels["compare"]
+    window.focus_panel("compare")
+    state.session.set_compare(str(run_folder))  # a run's folder: its newest snapshot is B
+    assert panel.wait_until_drawn()
+    first = panel.comparison
+    assert first is not None and first.label_b == "rev-steps, step 200"
+    assert panel.slider_row.isVisible() and (panel.slider.maximum(), panel.slider.value()) == (1, 1)
+    kind, layer, head = panel.kind, panel.layer, panel.head
+    a, b, diff = panel.maps.values
+    np.testing.assert_array_equal(diff, first.attention_b[kind][layer, head] - first.attention_a[kind][layer, head])
+    assert panel.maps.scale == pytest.approx(np.abs(diff[first.allowed[kind]]).max())
+    panel.slider.setValue(0)
+    qtbot.waitUntil(lambda: state.session.compare == str(run_folder / "step-000100"), timeout=3000)
+    assert panel.wait_until_drawn()
+    second = panel.comparison
+    assert second is not first and second.label_b == "rev-steps, step 100"
+    assert panel.slider_label.text() == "step 100 (1 of 2)"
+    assert not np.array_equal(panel.maps.values[1], b)  # B's map is the other snapshot's
+    np.testing.assert_array_equal(panel.maps.values[0], a)  # A's is unchanged
+    state.select_attention("cross", 1, 2)  # the session's head: the maps follow without recomputing
+    np.testing.assert_array_equal(panel.maps.values[2], second.difference("cross")[1, 2])
+    assert panel.heads.most_changed() == np.unravel_index(
+        np.argmax(second.mean_abs_difference("cross")), second.mean_abs_difference("cross").shape)
+    assert state.session.to_scene_dict()["compare"] == str(run_folder / "step-000100")  # a scene saves B
+    # a mismatch: said in the error colours, the model's own picture kept
+    state.session.set_compare("translation")  # another task's model: other sizes and vocabulary
+    assert panel.wait_until_drawn()
+    assert panel.comparison is None and not panel.tabs.isVisible()
+    assert panel.note.text().startswith("Cannot compare:") and "vocabulary differs" in panel.note.text()
+    assert "error_bg" in panel.note.property("themeSheet")
+    assert state.frame is not None and state.frame.source == "attention"  # the model's own picture stays
+
+
+def test_a_comparison_fits_at_projector_sizes(qtbot, tmp_path, run_folder):
+    """tests/test_presentation_layout.py checks the panel with nothing compared; this, with a comparison."""
+    window = make_main_window(qtbot, tmp_path, size=(1280, 720))
+    window.lecture.presentation.enter(full_screen=False)
+    try:
+        window.focus_panel("compare")
+        window.state.session.set_compare(str(run_folder))
+        panel = window.panels["compare"]
+        assert panel.wait_until_drawn() and panel.comparison is not None
+        for size in ((1280, 720), (1024, 768)):
+            window.resize(*size)
+            for index in range(panel.tabs.count()):
+                panel.tabs.setCurrentIndex(index)
+                settle(qtbot)
+                problems = (outside_window(panel, window) + clipped_texts(panel) + small_plots(panel)
+                            + cramped_titles(panel))
+                assert not problems, f"tab {index} at {size}:\n  " + "\n  ".join(problems)
+    finally:
+        window.lecture.presentation.leave()
+        presentation.apply_theme(QApplication.instance(), "light")
+
+
+def test_a_scene_keeps_the_compared_checkpoint():
+    from explorer.scenes import parse_tour
+    from explorer.session import Session
+
+    scene = parse_tour({"version": 2, "scenes": [{"name": "x", "compare": "runs/a/step-000100",
+                                                   "views": {"compare": "heads"}}]}).scenes[0]
+    assert scene.compare == "runs/a/step-000100" and scene.to_dict()["compare"] == scene.compare
+    session, heard = Session(), []
+    session.events.compare.connect(heard.append)
+    session.reset_view_state(scene.views, scene.decoding, scene.causal_mask, scene.compare)
+    assert session.compare == scene.compare and session.view("compare") == "heads" and heard == [scene.compare]
+    session.reset_view_state()  # a scene without one: nothing compared, whatever was before
+    assert session.compare is None and heard == [scene.compare, None]

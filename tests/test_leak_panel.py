@@ -1,0 +1,116 @@
+"""The mask-leak panel: a real tiny lab run on its worker thread, driven like a user would, then
+what is drawn compared with the lab's own numbers; and a window closed mid-run."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from explorer import presentation, theme  # noqa: E402
+from explorer.panels.leak.panel import LeakPanel  # noqa: E402
+from explorer.panels.leak.worker import LeakResult  # noqa: E402
+from explorer.state import SessionState  # noqa: E402
+from layout_checks import clipped_texts, cramped_titles, outside_window, small_plots  # noqa: E402
+from model.leak_lab import RUNS, LeakConfig  # noqa: E402
+from support import make_main_window  # noqa: E402
+
+TIMEOUT = 60_000  # ms: CI machines are shared
+TINY = dict(steps=20, d_model=16, n_heads=2, batch_size=8, warmup=10, eval_size=12)
+
+
+@pytest.fixture
+def panel(qtbot):
+    p = LeakPanel(SessionState())
+    qtbot.addWidget(p)
+    p.resize(1200, 640)
+    p.show()
+    yield p
+    p.shutdown()
+
+
+def settle(qtbot, rounds: int = 4) -> None:
+    for _ in range(rounds):  # layout, pyqtgraph's deferred geometry
+        QApplication.processEvents()
+        qtbot.wait(5)
+
+
+def test_a_run_draws_both_curves_the_bars_and_the_maps_and_fits_a_projector(qtbot, tmp_path):
+    """In the main window, presenting at 1280×720: a finished lab's texts and plots fit (as
+    tests/test_presentation_layout.py checks the empty panel), and again at 1024×768."""
+    window = make_main_window(qtbot, tmp_path, size=(1280, 720))
+    window.lecture.presentation.enter(full_screen=False)
+    window.resize(1280, 720)
+    window.focus_panel("leak")
+    panel = window.panels["leak"]
+    try:
+        check_run(qtbot, panel)
+        for size in ((1280, 720), (1024, 768)):
+            window.resize(*size)
+            settle(qtbot)
+            problems = outside_window(panel, window) + clipped_texts(panel) + small_plots(panel) + cramped_titles(panel)
+            assert not problems, f"{size}:\n  " + "\n  ".join(problems)
+    finally:
+        window.lecture.presentation.leave()
+        presentation.apply_theme(QApplication.instance(), "light")
+
+
+def check_run(qtbot, panel):
+    results = []
+    panel.start(LeakConfig(**TINY), threads=1)
+    panel.run.worker.yielded.connect(lambda m: results.append(m) if isinstance(m, LeakResult) else None)
+    assert not panel.run_button.isEnabled() and panel.stop_button.isEnabled()
+    qtbot.waitUntil(lambda: panel.run is None, timeout=TIMEOUT)
+    assert results and panel.result is results[0]
+    result = results[0]
+    for run in RUNS:  # every step of both runs, as the lab recorded them
+        x, y = panel.loss_plot.curves[run].getData()
+        assert np.array_equal(x, np.arange(1, TINY["steps"] + 1))
+        assert np.allclose(y, result.runs[run].losses)
+    assert [label.text for _, label in panel.loss_plot.legend.items] == ["with mask", "no mask"]
+    assert panel.loss_plot.floor.isVisible() and panel.loss_plot.floor.value() == pytest.approx(result.loss_floor)
+    for run in RUNS:
+        r = result.runs[run]
+        assert np.allclose(panel.bars.values[run], [r.teacher_forced, r.free_running, r.generated])
+    masked, leaking = (panel.maps.maps[r] for r in RUNS)
+    assert masked.blocked is not None and np.triu(masked.matrix, 1).max() == 0.0  # hatched, and nothing there
+    assert leaking.blocked is None and np.triu(leaking.matrix, 1).max() > 0.0
+    assert masked.matrix.shape == (len(result.example),) * 2
+    assert "no mask →" in panel.generations.full_text and panel.run_button.isEnabled()
+    assert str(round(result.runs["leaking"].final_loss, 2))[:3] in panel.message.text()
+
+
+def test_choosing_a_head_redraws_both_maps_from_the_result(qtbot, panel):
+    panel.start(LeakConfig(**TINY), threads=1)
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=TIMEOUT)
+    data = [panel.head_combo.itemData(i) for i in range(panel.head_combo.count())]
+    index = data.index((0, 1))
+    panel.head_combo.setCurrentIndex(index)
+    for run in RUNS:
+        assert np.allclose(panel.maps.maps[run].matrix, panel.result.runs[run].attention[0, 1])
+    panel.head_combo.setCurrentIndex(data.index((0, None)))
+    assert np.allclose(panel.maps.maps["leaking"].matrix, panel.result.runs["leaking"].attention[0].mean(0))
+    app = QApplication.instance()
+    try:  # a theme change recolours the curves and the legend's text in place
+        presentation.apply_theme(app, "dark")
+        assert panel.loss_plot.curves["leaking"].opts["pen"].color().name() == theme.DARK.series[1]
+        assert all(label.opts["color"] == theme.DARK.text for _, label in panel.loss_plot.legend.items)
+    finally:
+        presentation.apply_theme(app, "light")
+    assert panel.loss_plot.curves["leaking"].opts["pen"].color().name() == theme.LIGHT.series[1]
+
+
+def test_closing_mid_run_stops_and_joins_the_worker(qtbot, panel):
+    panel.start(LeakConfig(**{**TINY, "steps": 100_000}), threads=1)
+    run = panel.run
+    qtbot.waitUntil(lambda: panel.step >= 2, timeout=TIMEOUT)
+    start = time.monotonic()
+    panel.close()  # closeEvent → shutdown: stop without scoring, join
+    assert run.is_done() and panel.run is None
+    assert time.monotonic() - start < 10
+    QApplication.processEvents()  # late messages of the old run are dropped quietly
+    assert panel.result is None
