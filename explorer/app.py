@@ -45,10 +45,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--presentation", action="store_true", help="start in presentation mode (large fonts, high contrast)")
     p.add_argument("--theme", choices=("light", "dark"), help="colour theme")
     p.add_argument("--scene", metavar="FILE.json", help="open a scene or tour file (PageDown / PageUp step through it)")
+    p.add_argument("--ablate", metavar="HEADS",
+                   help="head surgery, e.g. encoder:0:1=zero,cross:1:0=uniform (kind:layer:head from 0 = zero|mean|uniform)")
     p.add_argument("--train-seconds", metavar="N", type=float,
                    help="with --screenshot: live-train in the Training panel for N seconds first "
                         "(with --panel leak: run the mask-leak lab, at most N seconds of training)")
     return p
+
+
+def _parse_ablate(text: str | None) -> dict:
+    """--ablate's heads (torch is imported only when it is given: start-up stays fast)."""
+    if not text:
+        return {}
+    from model.interventions import parse_heads
+    return parse_heads(text)
 
 
 def run_app(argv: list[str] | None = None) -> int:
@@ -60,6 +70,7 @@ def run_app(argv: list[str] | None = None) -> int:
         return screenshot(args)
     try:
         check_panel(args.panel)
+        heads = _parse_ablate(args.ablate)
     except ValueError as exc:
         print(f"transformer-explorer: error: {exc}", file=sys.stderr)
         return 2
@@ -92,6 +103,7 @@ def run_app(argv: list[str] | None = None) -> int:
     state = SessionState()
     runner = Runner(state)
     window = MainWindow(state, runner, restore=not args.reset_layout)
+    state.session.set_interventions(heads)  # (heads the model lacks are dropped when it loads)
     if args.compare:
         state.session.set_compare(args.compare)
     if args.panel != "step" or args.compare:

@@ -116,6 +116,12 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
     from explorer.launch import DEFAULT_INPUT
     state.session.set_compare(getattr(args, "compare", None))
     state.set_bundle(bundle)
+    if getattr(args, "ablate", None):
+        from model.interventions import InterventionError, parse_heads, validate_heads
+        try:
+            state.session.set_interventions(validate_heads(bundle.model, parse_heads(args.ablate)))
+        except InterventionError as exc:
+            raise HeadlessError(f"--ablate: {exc}") from None
     runner.run(args.input if args.input is not None else DEFAULT_INPUT, args.target)
     if errors:
         raise HeadlessError(f"bad input: {errors[0]}")

@@ -17,6 +17,7 @@ from superqt.utils import create_worker
 
 from model.bundle import InputError, ModelBundle
 from model.frame import compute_frame
+from model.interventions import heads_that_fit
 
 DEFAULT_TASK = "reverse"
 
@@ -159,7 +160,7 @@ class Runner(QObject):
         self._held = 0  # > 0 while run() changes several fields: one request at the end, not one each
         ev = state.session.events
         ev.input.connect(self._on_session_changed)
-        for signal in (ev.bundle, ev.decoding, ev.shown_model):  # changes that keep the text
+        for signal in (ev.bundle, ev.decoding, ev.shown_model, ev.interventions):  # changes that keep the text
             signal.connect(self._on_model_or_settings_changed)
 
     # -- requests ---------------------------------------------------------------------------
@@ -180,7 +181,8 @@ class Runner(QObject):
                 self._frame_waits = True  # (the loaded model runs the session's text)
                 return -1
             return self._fail_now("No model is loaded yet.")
-        args = (bundle, session.source, session.target, session.decoding, session.model_label, self.state.frame)
+        heads = heads_that_fit(bundle.model, session.interventions)  # (a shown run may lack some)
+        args = (bundle, session.source, session.target, session.decoding, session.model_label, self.state.frame, heads)
         return self._submit(lambda: compute_frame(*args), self.state.set_frame,
                             f"Running {session.model_label} on {session.source!r}…", on_failed=self._keep_frame_input)
 

@@ -15,12 +15,13 @@ from pathlib import Path
 
 from explorer.session import ATTENTION_KINDS
 from model.frame import DecodeSettings
+from model.interventions import InterventionError, parse_heads
 
 SCENE_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 TOUR_PATH = Path(str(files("explorer") / "assets" / "scenes" / "tour.json"))  # package data
 SCENE_KEYS = {"solo", "name", "caption", "checkpoint", "task", "input", "target", "panel", "step", "attention",
-              "decoding", "layout", "views", "causal_mask", "compare", "panels"}
+              "decoding", "layout", "views", "causal_mask", "compare", "panels", "interventions"}
 VIEW_CHOICES = {"attention": ("grid", "single", "lines", "derived"), "attention_grid": ("selected", "all"),
                 "decoding": ("parallel", "beam"), "compare": ("maps", "outputs", "heads")}
 DECODING_KEYS = {f.name: type(f.default) for f in dataclasses.fields(DecodeSettings)}  # strategy: str, …
@@ -47,6 +48,7 @@ class Scene:
     solo: bool = False
     views: dict | None = None
     causal_mask: bool = True
+    interventions: str | None = None  # head surgery, model.interventions.parse_heads text
     compare: str | None = None
     panels: list[str] | None = None
 
@@ -82,7 +84,8 @@ def _check_scene(raw, where: str) -> Scene:
                          f"valid fields: {', '.join(sorted(SCENE_KEYS))}")
     if not isinstance(raw.get("name"), str) or not raw["name"].strip():
         raise SceneError(f"{where}: 'name' must be a non-empty string")
-    for key in ("caption", "checkpoint", "task", "input", "target", "panel", "step", "layout", "compare"):
+    for key in ("caption", "checkpoint", "task", "input", "target", "panel", "step", "layout", "compare",
+                "interventions"):
         if raw.get(key) is not None and not isinstance(raw[key], str):
             raise SceneError(f"{where}: {key!r} must be a string, got {type(raw[key]).__name__}")
     for key in ("solo", "causal_mask"):
@@ -120,11 +123,13 @@ def _check_scene(raw, where: str) -> Scene:
                 raise SceneError(f"{where}: unknown decoding setting {key!r}; valid: {', '.join(DECODING_KEYS)}")
             if not isinstance(value, (int, float) if kind is float else kind) or isinstance(value, bool):
                 raise SceneError(f"{where}: decoding setting {key!r} must be a {kind.__name__}")
-    if raw.get("layout"):
-        try:
-            base64.b64decode(raw["layout"], validate=True)
-        except (binascii.Error, ValueError):
-            raise SceneError(f"{where}: 'layout' is not base64 text") from None
+    try:
+        parse_heads(raw.get("interventions") or "")
+        base64.b64decode(raw.get("layout") or "", validate=True)
+    except InterventionError as exc:
+        raise SceneError(f"{where}: 'interventions': {exc}") from None
+    except (binascii.Error, ValueError):
+        raise SceneError(f"{where}: 'layout' is not base64 text") from None
     return Scene(**raw)
 
 

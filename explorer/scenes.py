@@ -26,6 +26,7 @@ share. Schema (version 2; version 1 files, without "views" and "causal_mask", st
           "decoding": {"strategy": "beam", "beam_size": 4, "alpha": 0.6},   # optional: any of
                         # strategy, temperature, top_k, top_p, seed, beam_size, alpha
           "causal_mask": true,          # optional: false = the decoding panel's mask ablation
+          "interventions": "cross:1:0=zero,encoder:0:2=uniform",  # optional: head surgery (from 0)
           "compare": "runs/rev-steps/step-000500",  # optional: the compare panel's checkpoint B
           "views": {"attention": "grid"},   # optional: each panel's tab (attention: grid|single|lines|derived)
           "solo": false,                # optional: true shows only this panel (a big picture)
@@ -66,9 +67,7 @@ def capture(window, name: str, caption: str = "") -> Scene:
     for bundled_name, folder in bundled_checkpoints().items():
         if checkpoint and Path(folder).resolve() == Path(checkpoint).resolve():
             checkpoint = bundled_name
-    task = None
-    if checkpoint is None and bundle is not None:
-        task = (bundle.task or {}).get("name")
+    task = (bundle.task or {}).get("name") if checkpoint is None and bundle is not None else None
     layout = bytes(window.saveState(_layout_version()).toBase64()).decode("ascii")
     step = state.current_step.name if state.current_step is not None else None
     session = state.session.to_scene_dict()
@@ -78,7 +77,8 @@ def capture(window, name: str, caption: str = "") -> Scene:
     return Scene(panels=pair, name=name, caption=caption, checkpoint=checkpoint, task=task, input=session["input"],
                  target=session["target"], panel=current_panel(window), step=step,
                  attention=session["attention"], decoding=session["decoding"], layout=layout,
-                 views=session["views"], causal_mask=session["causal_mask"], compare=session["compare"])
+                 views=session["views"], causal_mask=session["causal_mask"], compare=session["compare"],
+                 interventions=session["interventions"])
 
 
 def _layout_version() -> int:
@@ -196,10 +196,12 @@ class SceneDeck(QObject):
         with runner.holding():  # one compute for the whole scene, after its model and text are set
             state.session.show_model(None)  # a training run shown is not part of any scene
             try:  # every view field: the scene's value or the default, never what was clicked before
-                state.session.reset_view_state(scene.views, scene.decoding, scene.causal_mask, scene.compare)
+                state.session.reset_view_state(scene.views, scene.decoding, scene.causal_mask, scene.compare,
+                                               scene.interventions)
             except ValueError as exc:
                 state.inform(f"Scene {scene.name!r}: {exc}", "warning")
-                state.session.reset_view_state(scene.views, None, scene.causal_mask, scene.compare)
+                state.session.reset_view_state(scene.views, None, scene.causal_mask, scene.compare,
+                                               scene.interventions)
         self._pending = scene
         self._show_caption(scene)
         text = scene.input if scene.input is not None else state.source_text

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from psygnal import Signal, SignalGroup
 
 from model.frame import STRATEGIES, DecodeSettings
+from model.interventions import OPERATIONS, format_heads, heads_that_fit, parse_heads
 from model.recorder import ATTENTION_KINDS as RECORDED_ATTENTION
 
 ATTENTION_KINDS = tuple(RECORDED_ATTENTION)  # "encoder", "decoder_self", "cross": the recorder's names
@@ -56,6 +57,7 @@ class SessionEvents(SignalGroup):
     theme = Signal(str)
     scale = Signal(float)
     shown_model = Signal(object)  # ShownModel or None
+    interventions = Signal(object)  # {(kind, layer, head): "zero" | "mean" | "uniform"} (head surgery)
     compare = Signal(object)  # the checkpoint compared with the model (a folder or bundled name), or None
 
 
@@ -78,6 +80,7 @@ class Session:
         self.theme = "light"
         self.scale = 1.0
         self.shown_model: ShownModel | None = None
+        self.interventions: dict[tuple[str, int, int], str] = {}  # model.interventions: heads edited
         self.compare: str | None = None
 
     # -- events ----------------------------------------------------------------------------------
@@ -122,6 +125,8 @@ class Session:
             if bundle is not self.bundle:
                 self.bundle = bundle
                 self._emit("bundle", bundle)
+                if bundle is not None:  # edits of heads the new model lacks are dropped
+                    self.set_interventions(heads_that_fit(bundle.model, self.interventions))
 
     def set_input(self, source: str, target: str | None = None) -> None:
         target = target if target and target.strip() else None
@@ -164,6 +169,25 @@ class Session:
         if shown != self.shown_model:
             self.shown_model = shown
             self._emit("shown_model", shown)
+
+    def set_interventions(self, heads: dict | None) -> None:
+        """Head surgery: the heads edited for every frame ({} edits none). Checked against a
+        model when a frame is computed (model.interventions.intervene)."""
+        heads = dict(heads or {})
+        for key, op in heads.items():
+            if op not in OPERATIONS or not (isinstance(key, tuple) and len(key) == 3 and key[0] in ATTENTION_KINDS):
+                raise ValueError(f"not a head edit: {key!r} = {op!r}")
+        if heads != self.interventions:
+            self.interventions = heads
+            self._emit("interventions", dict(heads))
+
+    def set_head_intervention(self, kind: str, layer: int, head: int, op: str | None) -> None:
+        """Edit one head ("zero" | "mean" | "uniform"), or restore it (None)."""
+        heads = dict(self.interventions)
+        heads.pop((kind, int(layer), int(head)), None)
+        if op is not None:
+            heads[(kind, int(layer), int(head))] = op
+        self.set_interventions(heads)
 
     def set_compare(self, checkpoint: str | None) -> None:
         """The checkpoint the compare panel runs beside the model (None: nothing compared)."""
@@ -214,12 +238,15 @@ class Session:
         """The picture-deciding fields a scene file stores (the model by name elsewhere)."""
         return {"input": self.source or None, "target": self.target, "step": self.step,
                 "attention": asdict(self.attention), "decoding": asdict(self.decoding),
-                "causal_mask": self.causal_mask, "views": dict(self.views), "compare": self.compare}
+                "causal_mask": self.causal_mask, "views": dict(self.views), "compare": self.compare,
+                "interventions": format_heads(self.interventions) or None}
 
     def reset_view_state(self, views: dict | None = None, decoding: dict | None = None,
-                         causal_mask: bool = True, compare: str | None = None) -> None:
+                         causal_mask: bool = True, compare: str | None = None,
+                         interventions: str | None = None) -> None:
         """Set the view fields a scene decides, each to the scene's value or its default, so
-        nothing clicked before leaks into the picture."""
+        nothing clicked before leaks into the picture (head edits: `parse_heads` text)."""
+        self.set_interventions(parse_heads(interventions or ""))
         self.set_decoding(DecodeSettings(**{f.name: (decoding or {}).get(f.name, f.default)
                                             for f in fields(DecodeSettings)}))
         self.set_causal_mask(causal_mask)

@@ -54,6 +54,7 @@ class SessionState(QObject):
     decodeStepChanged = Signal(object)  # int or None (the last step)
     viewChanged = Signal(str, str)  # panel, tab
     shownModelChanged = Signal(object)  # ShownModel or None
+    interventionsChanged = Signal(object)  # {(kind, layer, head): "zero" | "mean" | "uniform"}
     compareChanged = Signal(object)  # the compared checkpoint (str) or None
     themeChanged = Signal(str)
     scaleChanged = Signal(float)
@@ -77,6 +78,7 @@ class SessionState(QObject):
         ev.causal_mask.connect(self.causalMaskChanged.emit)
         ev.decode_step.connect(self.decodeStepChanged.emit)
         ev.view.connect(self.viewChanged.emit)
+        ev.interventions.connect(self.interventionsChanged.emit)
         ev.compare.connect(self.compareChanged.emit)
         # Qt-side listeners connect to these Qt signals, never to the session's events directly:
         # Qt disconnects them when their object dies, so a session outliving its window is safe.

@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .head_edits import edit_context, edit_weights, plan_for
 from .recorder import current_trace, emit
 
 
@@ -72,6 +73,7 @@ class MultiHeadAttention(nn.Module):
         B, T_q, d_model = query.shape
         q, k, v = self._project(query, key, value)
         q, k, v = self._split(q), self._split(k), self._split(v)  # (B, h, T, d_k) each
+        plan = plan_for(self)  # head surgery (model.interventions); None almost always
         if current_trace() is None:
             dropout_p = self.dropout_p if self.training else 0.0
             if dropout_p > 0 and q.device.type == "cpu":
@@ -81,8 +83,10 @@ class MultiHeadAttention(nn.Module):
             else:
                 # Fast path: torch's fused kernel; nothing is recorded so nothing needs the weights.
                 ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+            if plan is not None:
+                ctx = edit_context(plan, ctx, v, mask, self.q_axis == "tgt", weights_edited=False)
         else:
-            ctx = self._recorded(q, k, v, mask)
+            ctx = self._recorded(q, k, v, mask, plan)
         concat = ctx.transpose(1, 2).reshape(B, T_q, d_model)  # (B, T_q, h*d_k)
         out = self.w_o(concat)  # (B, T_q, d_model)
         if current_trace() is not None:
@@ -93,7 +97,7 @@ class MultiHeadAttention(nn.Module):
                  "The output projection Wᴼ mixes what the heads found into one vector per token.", ("batch", qa, "d_model"))
         return out
 
-    def _recorded(self, q, k, v, mask) -> torch.Tensor:
+    def _recorded(self, q, k, v, mask, plan=None) -> torch.Tensor:
         """The same computation step by step, emitting every intermediate (Eq. 1 spelled out)."""
         qa, ka = self.q_axis, self.k_axis
         head = ("batch", "head")
@@ -112,9 +116,13 @@ class MultiHeadAttention(nn.Module):
             emit(self, "masked_scores", scores, "Q Kᵀ / √d_k + mask (−∞ where blocked)",
                  "Blocked positions get −∞, so the softmax gives them exactly zero weight.", head + (qa, ka))
         weights = scores.softmax(dim=-1)  # (B, h, T_q, T_k)
+        if plan is not None:
+            weights = edit_weights(plan, weights, mask)  # uniform heads: 1/T_k over the allowed keys
         emit(self, "weights", weights, "softmax(Q Kᵀ / √d_k + mask)",
              "Attention weights: each row sums to 1 and says how much each query takes from each key.", head + (qa, ka))
         ctx = self.dropout(weights) @ v  # (B, h, T_q, d_k)
+        if plan is not None:
+            ctx = edit_context(plan, ctx, v, mask, self.q_axis == "tgt", weights_edited=True)
         emit(self, "context", ctx, "head_i = softmax(…) V_i",
              "Each head's output: the weighted average of the values.", head + (qa, "d_k"))
         return ctx

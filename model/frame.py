@@ -18,6 +18,7 @@ from .bundle import ForwardResult, InputError, ModelBundle
 from .decoding import BeamResult, DecodeStep, beam_search, decode_steps
 from .embedding import SentenceEmbeddings, sentence_embeddings
 from .lens import LensView, lens_view
+from .interventions import HeadKey, intervene, validate_heads
 from .teacher_forcing import ParallelPass, decoder_input, parallel_pass, parallel_row, step_difference
 
 STRATEGIES = {"greedy": "Greedy (argmax)", "sample": "Sampling", "beam": "Beam search",
@@ -161,6 +162,10 @@ class Frame:
     decode_error: str | None = None
     lens: LensView | None = None
     embedding: SentenceEmbeddings | None = None
+    # Head surgery (model.interventions): the heads edited for everything above, and the same
+    # frame computed without them, so a view can show the output before → after.
+    interventions: dict[HeadKey, str] = field(default_factory=dict)
+    baseline: "Frame | None" = None
 
     @property
     def output_text(self) -> str:
@@ -169,19 +174,37 @@ class Frame:
 
 def compute_frame(bundle: ModelBundle, source: str, target: str | None = None,
                   settings: DecodeSettings | None = None, model_label: str | None = None,
-                  previous: Frame | None = None) -> Frame:
+                  previous: Frame | None = None, interventions: dict[HeadKey, str] | None = None) -> Frame:
     """Tokenize once, decode once, record the forward: the Frame for this session state.
 
-    Raises InputError (with a message for the user) for text the model cannot take.
-    `previous`: the Frame shown now; when only the decoding settings changed, its forward
-    pass is reused (it does not depend on them)."""
+    Raises InputError (with a message for the user) for text the model cannot take, and
+    InterventionError for a head the model does not have. `previous`: the Frame shown now;
+    when only the decoding settings changed, its forward pass is reused (it does not depend
+    on them). `interventions` ({(kind, layer, head): "zero" | "mean" | "uniform"}): the whole
+    frame (forward, decode, attention) is computed inside `intervene`, and `baseline` holds
+    the same frame without them."""
+    heads = validate_heads(bundle.model, interventions or {})
+    # Only a frame computed with the same heads edited may lend its forward pass.
+    plain = previous.baseline if previous is not None and previous.interventions else previous
+    if not heads:
+        return _compute_frame(bundle, source, target, settings, model_label, plain)
+    reusable = previous if previous is not None and previous.interventions == heads else None
+    baseline = _compute_frame(bundle, source, target, settings, model_label, plain)
+    with intervene(bundle.model, heads):
+        frame = _compute_frame(bundle, source, target, settings, model_label, reusable)
+    return replace(frame, interventions=heads, baseline=baseline)
+
+
+def _compute_frame(bundle: ModelBundle, source: str, target: str | None, settings: DecodeSettings | None,
+                   model_label: str | None, previous: Frame | None) -> Frame:
+    """compute_frame for the heads as they are (any intervention is already active)."""
     settings = settings or DecodeSettings()
     target = target if target and target.strip() else None
     label = model_label or bundle.name
     same_input = (previous is not None and previous.bundle is bundle and previous.source == source
                   and previous.target == target)
     if same_input and previous.settings == settings:
-        return replace(previous, model_label=label)
+        return replace(previous, model_label=label, interventions={}, baseline=None)
     encoded = bundle.encode_source(source)  # the one tokenization (raises InputError)
     if not bundle.config.has_decoder:
         if same_input:

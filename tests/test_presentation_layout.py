@@ -27,8 +27,8 @@ from layout_checks import (MIN_CAP_HEIGHT, clipped_texts, cramped_titles, figure
                            small_plots)
 from support import make_main_window  # noqa: E402
 
-PANELS = ("architecture", "step", "attention", "positional", "decoding", "lens", "attribution", "compare",
-          "leak", "training")
+PANELS = ("architecture", "step", "attention", "positional", "decoding", "heads", "lens", "attribution",
+          "compare", "leak", "training")
 SIZES = ((1280, 720), (1024, 768))
 
 

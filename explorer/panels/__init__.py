@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import importlib
 
-PANEL_MODULES = ("architecture", "stepper", "attention", "positional", "decoding", "lens", "attribution",
-                 "compare", "leak", "training")
+PANEL_MODULES = ("architecture", "stepper", "attention", "positional", "decoding", "heads", "lens",
+                 "attribution", "compare", "leak", "training")
 
 
 def panel_classes() -> list[type]:

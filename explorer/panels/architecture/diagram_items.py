@@ -94,6 +94,7 @@ class BlockItem(Clickable, QGraphicsObject):
         self.w, self.h = width, height
         self.inline = inline
         self.highlighted = False
+        self.edited = False  # an attention block with heads changed by head surgery (dashed outline)
         self.setCursor(Qt.PointingHandCursor)
         self.setAcceptHoverEvents(True)
         self._hover = False
@@ -149,6 +150,11 @@ class BlockItem(Clickable, QGraphicsObject):
             self.highlighted = on
             self.update()
 
+    def set_edited(self, on: bool) -> None:
+        if on != self.edited:
+            self.edited = on
+            self.update()
+
     def hoverEnterEvent(self, event) -> None:  # noqa: N802
         self._hover = True
         self.update()
@@ -165,6 +171,11 @@ class BlockItem(Clickable, QGraphicsObject):
         painter.setPen(pen)
         painter.setBrush(QBrush(fill))
         painter.drawRoundedRect(self.rect(), 9, 9)
+        if self.edited:  # heads changed by head surgery: a dashed ring just outside the box
+            ring = QPen(style.colour("accent_text"), 2.5, Qt.PenStyle.DashLine)
+            painter.setPen(ring)
+            painter.setBrush(Qt.NoBrush)
+            painter.drawRoundedRect(self.rect().adjusted(-3, -3, 3, 3), 11, 11)
 
     # attachment points for arrows
     def top(self) -> QPointF:

@@ -17,6 +17,7 @@ from explorer import style
 from explorer.panels.architecture.diagram_items import BlockItem
 from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.panels.architecture.figure1 import Figure, Figure1Builder
+from explorer.state import attention_of_step
 
 TOKENS_GAP = 14.0  # between "Inputs" and its tokens on one line
 _LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.")
@@ -164,6 +165,8 @@ class ArchitecturePanel(QWidget):
     def _refresh(self, *_) -> None:
         """New trace: shapes into every block, tokens under the inputs and outputs."""
         trace = self.state.trace
+        frame = self.state.frame
+        edits = frame.interventions if frame is not None else {}
         for e in self.figure.elements:
             shape_name = e.shape_template.format(layer=self.shown_layer.get(e.stack, 0))
             shape = ""
@@ -173,6 +176,10 @@ class ArchitecturePanel(QWidget):
                 tip += [f"{s.name}  {style.format_shape(s.shape)}" for s in trace
                         if s.name == e.item.key or s.name.startswith(e.item.key + ".")]
             e.item.set_shape_text(shape)
+            sublayer = attention_of_step(e.item.key + ".")
+            edited = sorted((h, op) for (k, l, h), op in edits.items() if sublayer == (k, l))
+            e.item.set_edited(bool(edited))
+            tip += [f"Head surgery: head {h + 1} {op}" for h, op in edited]
             e.item.setToolTip("\n".join(tip))
         result = self.state.result
         pieces = {"src": result.src_pieces, "tgt": result.tgt_pieces, "out": output_pieces(result)} if result else {}

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QRectF, QTimer, Signal
+from PySide6.QtCore import QEvent, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QGraphicsRectItem, QVBoxLayout, QWidget
 
@@ -21,6 +21,7 @@ from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose
 from explorer.drawing.pooled_mosaic import average_down, compose_pooled, compose_region, overview_factor
 
 SCALE_RULE = "attention weight: 0–1 on every map"
+EDIT_SYMBOLS = {"zero": "0", "mean": "μ", "uniform": "≡"}  # as the head surgery panel writes them
 
 
 def head_label(layer: int, head: int) -> str:
@@ -79,6 +80,7 @@ class _KindPane:
         self.box.setPen(pen)
         self.box.setZValue(5)
         self.plot.addItem(self.box)
+        self.edit_marks: list = []  # outlines and labels of heads edited by head surgery
         self.layout: MosaicLayout | None = None
         self.mosaic: np.ndarray | None = None
         self._allowed_key: bytes | None = None
@@ -169,6 +171,34 @@ class _KindPane:
         self.box.setRect(QRectF(c - pad, r - pad, self.layout.t_k + 2 * pad, self.layout.t_q + 2 * pad))
         self.box.setVisible(True)
 
+    def mark_edited(self, edits: dict[tuple[int, int], str]) -> None:
+        """Outline each edited head's map (dashed) and label it with its edit: the map shows the
+        weights of a model with those heads changed (model.interventions)."""
+        for item in self.edit_marks:
+            self.plot.removeItem(item)
+        self.edit_marks = []
+        if self.layout is None:
+            return
+        pen = QPen(st.colour("accent_text"))
+        pen.setWidthF(2.5)
+        pen.setCosmetic(True)
+        pen.setStyle(Qt.PenStyle.DashLine)
+        pad = self.layout.gap / 2
+        for (layer, head), op in edits.items():
+            if layer >= self.layout.layers or head >= self.layout.heads:
+                continue
+            r, c = self.layout.origin(layer, head)
+            box = QGraphicsRectItem(QRectF(c - pad, r - pad, self.layout.t_k + 2 * pad, self.layout.t_q + 2 * pad))
+            box.setPen(pen)
+            box.setZValue(4)
+            label = pg.TextItem(EDIT_SYMBOLS.get(op, op), color=st.colour("accent_text"), anchor=(0, 1))
+            label.setFont(st.font(st.TICK_PT, bold=True))
+            label.setPos(c, r)
+            label.setZValue(6)
+            for item in (box, label):
+                self.plot.addItem(item)
+                self.edit_marks.append(item)
+
     def locate(self, scene_pos):
         if self.layout is None or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
             return None
@@ -193,6 +223,7 @@ class AttentionGrid(QWidget):
         self.shown: list[str] = []
         self.colorbar = st.colorbar(self._cmap, st.WEIGHT_LEVELS, SCALE_RULE)
         self.data: AttentionData | None = None
+        self.edits: dict = {}  # {(kind, layer, head): op} of the frame drawn
         self._selection = ("encoder", 0, 0)
         self.canvas.scene().sigMouseClicked.connect(self._on_click)
         self.canvas.scene().sigMouseMoved.connect(self._on_move)
@@ -258,8 +289,13 @@ class AttentionGrid(QWidget):
                 pane.update(data.weights.layers(kind), data.allowed[kind], data.labels[kind])
             else:
                 pane.image.clear()
+            pane.mark_edited({(l, h): op for (k, l, h), op in self.edits.items() if k == kind})
         self.select(*self._selection)
         QTimer.singleShot(0, self, self._hug_mosaics)
+
+    def set_edits(self, edits: dict) -> None:
+        """The heads the drawn frame was computed with edited (outlined on the next `set_data`)."""
+        self.edits = dict(edits)
 
     def select(self, kind: str, layer: int, head: int) -> None:
         self._selection = (kind, layer, head)

@@ -245,6 +245,8 @@ class AttentionPanel(QWidget):
         if view == "grid":
             self._drawn_kind = kind
             self.grid.show_kinds(d.kinds if self.all_kinds.isChecked() else [kind])
+            frame = self.state.frame
+            self.grid.set_edits(frame.interventions if frame is not None else {})
             self.grid.set_data(d)
             self.grid.select(kind, layer, head)
         elif view == "single":

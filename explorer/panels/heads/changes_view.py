@@ -1,0 +1,83 @@
+"""The output before → after head surgery: both outputs as text, and each changed position with
+its token and probability before and after (`model.output_change`)."""
+from __future__ import annotations
+
+import html
+
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from explorer.drawing import plot_style as st
+from explorer.theme import set_text
+from model.frame import Frame
+from model.output_change import TokenChange, describe_changes, output_changes
+
+MAX_LISTED = 3  # changed positions listed one by one (the rest are counted): it fits a projector
+
+
+def _esc(piece: str) -> str:
+    """A token as rich text inside a {role} template (braces doubled)."""
+    return html.escape(piece).replace("{", "{{").replace("}", "}}")
+
+
+def _token(piece: str | None, prob: float | None) -> str:
+    if piece is None:
+        return "(ended)"
+    return f"“{_esc(piece)}” {prob:.2f}"
+
+
+def _line(changes: list[TokenChange], before: bool) -> str:
+    """The output as tokens, the changed ones in the `changed` colour."""
+    out = []
+    for c in changes:
+        piece = c.before if before else c.after
+        if piece is None:
+            continue
+        text = _esc(piece)
+        out.append(f"<b><u><span style='color:{{accent_text}}'>{text}</span></u></b>" if c.changed and not before
+                   else text)
+    return " ".join(out) or "(nothing)"
+
+
+def describe(frame: Frame | None) -> str:
+    """The view's rich text (with {role} colour fields) for a frame."""
+    if frame is None:
+        return "Run an input to see what the edited heads change."
+    if not frame.interventions:
+        return "No head is edited: click heads above to zero them, replace them by their mean, or make them uniform."
+    changes = output_changes(frame)
+    if not changes:
+        return ("The attention maps show the edit; this model has no trained output to compare "
+                "(a pretrained encoder has no task head).")
+    lines = [f"<b>{describe_changes(changes)}</b>",
+             f"before: {_line(changes, True)}", f"after: {_line(changes, False)}"]
+    changed = [c for c in changes if c.changed]
+    items = []
+    for c in changed[:MAX_LISTED]:
+        kept = f" (now p(“{_esc(c.before)}”) = {c.after_prob_of_before:.2f})" \
+            if c.after_prob_of_before is not None and c.before is not None else ""
+        items.append(f"{c.position + 1}: {_token(c.before, c.before_prob)} → {_token(c.after, c.after_prob)}{kept}")
+    if changed:
+        more = f" · … {len(changed) - MAX_LISTED} more" if len(changed) > MAX_LISTED else ""
+        lines.append("position " + " · ".join(items) + more)
+    if not changed:
+        worst = min(changes, key=lambda c: (c.after_prob or 0) - (c.before_prob or 0))
+        lines.append(f"Largest drop: position {worst.position + 1}, {_token(worst.before, worst.before_prob)} → "
+                     f"{_token(worst.after, worst.after_prob)}")
+    return "<br>".join(lines)
+
+
+class ChangesView(QWidget):
+    """A word-wrapped label; `show_frame` refills it."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.label = QLabel(" ")
+        self.label.setWordWrap(True)
+        self.label.setFont(st.font(st.LABEL_PT))
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 4, 0, 0)
+        lay.addWidget(self.label)
+        self.show_frame(None)
+
+    def show_frame(self, frame: Frame | None) -> None:
+        set_text(self.label, describe(frame))

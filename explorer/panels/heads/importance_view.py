@@ -1,0 +1,91 @@
+"""Head importance as a figure: each head's importance (bars, one colour per attention kind) and
+the pruning curve (held-out score versus heads removed, least important first).
+
+Plot items are created once and refilled (`show_result`); the ranking per kind is a text line
+under the plots.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from explorer.drawing import plot_style as st
+from explorer.theme import current
+from model.head_importance import HeadImportance
+
+KIND_SHORT = {"encoder": "enc", "decoder_self": "dec-self", "cross": "cross"}
+
+
+def head_name(key) -> str:
+    kind, layer, head = key
+    return f"{KIND_SHORT[kind]} L{layer + 1}H{head + 1}"
+
+
+class ImportanceView(QWidget):
+    """Bars of one importance measure and the pruning curve; `by` picks the measure drawn."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.canvas = st.graphics_widget()
+        self.bars_plot = self.canvas.addPlot(row=0, col=0)
+        self.curve_plot = self.canvas.addPlot(row=0, col=1)
+        for plot in (self.bars_plot, self.curve_plot):
+            plot.setMenuEnabled(False)
+            plot.setMouseEnabled(x=False, y=False)
+            plot.hideButtons()
+        self.bars: list[pg.BarGraphItem] = []
+        self.curve = self.curve_plot.plot([], [], symbol="o", symbolSize=6)
+        self.ranking = QLabel(" ")
+        self.ranking.setWordWrap(True)
+        self.ranking.setFont(st.font(st.TICK_PT))
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.canvas, 1)
+        lay.addWidget(self.ranking)
+        self.result: HeadImportance | None = None
+        self.by = "masking"
+        self.restyle()
+
+    def restyle(self) -> None:
+        self.canvas.setBackground(current().canvas)
+        st.style_axis(self.bars_plot.getAxis("left"), "Δ loss" if self.by == "masking" else "|∂L/∂ξ|")
+        st.style_axis(self.bars_plot.getAxis("bottom"), "head (by kind)")
+        st.style_axis(self.curve_plot.getAxis("left"), "exact match")
+        st.style_axis(self.curve_plot.getAxis("bottom"), "heads removed")
+        st.set_title(self.bars_plot, "Importance" + (" (masking)" if self.by == "masking" else " (gradient)"))
+        st.set_title(self.curve_plot, "Pruning curve")
+        self.curve.setPen(pg.mkPen(current().exact, width=2))
+        self.curve.setSymbolBrush(current().exact)
+        if self.result is not None:
+            self.show_result(self.result, self.by)
+
+    def show_result(self, result: HeadImportance, by: str = "masking") -> None:
+        self.result, self.by = result, by
+        for item in self.bars:
+            self.bars_plot.removeItem(item)
+        self.bars = []
+        scores = result.scores(by)
+        kinds = list(dict.fromkeys(k[0] for k in result.heads))
+        x = 0
+        ticks = []
+        for i, kind in enumerate(kinds):
+            heads = [k for k in result.heads if k[0] == kind]
+            xs = np.arange(x, x + len(heads))
+            colour = current().series[i % len(current().series)]
+            bar = pg.BarGraphItem(x=xs, height=[scores[k] for k in heads], width=0.8, brush=colour, pen=colour)
+            self.bars_plot.addItem(bar)
+            self.bars.append(bar)
+            ticks.append((float(xs.mean()), KIND_SHORT[kind]))
+            x += len(heads) + 1
+        self.bars_plot.getAxis("bottom").setTicks([ticks])
+        self.curve.setData(result.curve_counts, result.curve_scores)
+        self.curve_plot.setYRange(0, 1.02)
+        if result.curve_counts:
+            self.curve_plot.setXRange(0, max(result.curve_counts))
+        lines = []
+        for kind in kinds:
+            top = result.ranking(kind, by)[:3]
+            lines.append(f"<b>{KIND_SHORT[kind]}</b>: " + ", ".join(f"{head_name(k).split(' ')[1]} {scores[k]:.3g}"
+                                                                      for k in top))
+        self.ranking.setText("Most important per kind — " + "; ".join(lines))

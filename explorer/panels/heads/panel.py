@@ -1,0 +1,208 @@
+"""Head surgery panel: edit any attention head and see what the output does; rank the heads.
+
+"Surgery": a layers × heads grid per attention kind; clicking a head applies the edit chosen
+above it (zero, mean, uniform; clicking an edited head restores it). The edits are part of the
+session, so every panel (attention maps, Figure 1, decoding) redraws with them, and this panel
+shows the output before → after. "Importance": Michel et al. 2019's experiment on the model's
+held-out pairs, off the GUI thread with progress: each head's importance and the pruning curve,
+exportable as CSV.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSpinBox,
+                               QTabWidget, QVBoxLayout, QWidget)
+from superqt.utils import create_worker
+
+from explorer.drawing import plot_style as st
+from explorer.panels.heads.changes_view import ChangesView
+from explorer.panels.heads.head_grid import HeadGrid
+from explorer.panels.heads.importance_view import ImportanceView
+from explorer.state import SessionState
+from explorer.theme import notifier
+from model.head_importance import head_importance
+from model.interventions import attention_layers
+
+EDITS = (("zero", "Zero the head"), ("mean", "Mean over positions"), ("uniform", "Uniform attention"))
+CURVE_POINTS = 25  # at most this many points on the pruning curve (a big model has 100+ heads)
+
+
+class _Progress(QObject):
+    """Carries the worker thread's progress callbacks to the GUI thread (a queued signal)."""
+
+    moved = Signal(int, int, str)
+
+
+class HeadsPanel(QWidget):
+    panel_name = "heads"
+    title = "Head surgery"
+
+    def __init__(self, state: SessionState, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.importance = None
+        self._ranked_bundle = None
+        self.curve_points = CURVE_POINTS
+        self._worker = None
+        self._progress = _Progress(self)
+        self._progress.moved.connect(self._on_progress)
+        self._build()
+        state.bundleChanged.connect(self._on_bundle)
+        state.interventionsChanged.connect(self.grid.set_heads)
+        state.frameChanged.connect(self.changes.show_frame)
+        notifier().changed.connect(lambda *_: self.view.restyle())
+        if state.bundle is not None:
+            self._on_bundle(state.bundle)
+        self.grid.set_heads(state.session.interventions)
+        if state.frame is not None:
+            self.changes.show_frame(state.frame)
+
+    def _build(self) -> None:
+        self.edit_box = QComboBox()
+        for op, text in EDITS:
+            self.edit_box.addItem(text, op)
+        self.reset_button = QPushButton("Reset all heads")
+        self.reset_button.clicked.connect(lambda: self.state.session.set_interventions({}))
+        top = QHBoxLayout()
+        click = QLabel("Click a head to:")
+        for w in (click, self.edit_box, self.reset_button):
+            w.setFont(st.font(st.LABEL_PT))
+            top.addWidget(w)
+        top.addStretch(1)
+        self.grid = HeadGrid()
+        self.grid.headClicked.connect(self._on_head_clicked)
+        self.changes = ChangesView()
+        surgery = QWidget()
+        col = QVBoxLayout(surgery)
+        col.addLayout(top)
+        col.addWidget(self.grid, 1)
+        col.addWidget(self.changes)
+
+        self.pairs_spin = QSpinBox()
+        self.pairs_spin.setRange(10, 2000)
+        self.pairs_spin.setValue(200)
+        self.pairs_spin.setSuffix(" pairs")
+        self.by_box = QComboBox()
+        self.by_box.addItem("masking (Δ loss)", "masking")
+        self.by_box.addItem("gradient (Michel)", "gradient")
+        self.by_box.setToolTip("Which importance orders the heads: the loss increase when a head is zeroed, "
+                               "or Michel et al. 2019's |∂L/∂ξ_h| with a gate ξ_h = 1 on each head")
+        self.by_box.currentIndexChanged.connect(self._redraw_importance)
+        self.run_button = QPushButton("Rank heads")
+        self.run_button.clicked.connect(self.run_importance)
+        self.export_button = QPushButton("Export CSV…")
+        self.export_button.setEnabled(False)
+        self.export_button.clicked.connect(self._export)
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1)
+        self.bar.setValue(0)
+        self.status = QLabel("Held-out pairs of the model's task; removes heads least important first.")
+        self.status.setWordWrap(True)
+        row = QHBoxLayout()
+        for w in (self.run_button, self.pairs_spin, self.by_box, self.export_button):
+            w.setFont(st.font(st.LABEL_PT))
+            row.addWidget(w)
+        row.addStretch(1)
+        self.status.setFont(st.font(st.TICK_PT))
+        self.view = ImportanceView()
+        ranking = QWidget()
+        col = QVBoxLayout(ranking)
+        col.addLayout(row)
+        col.addWidget(self.bar)
+        col.addWidget(self.status)
+        col.addWidget(self.view, 1)
+
+        self.tabs = QTabWidget()
+        self.tabs.addTab(surgery, "Surgery")
+        self.tabs.addTab(ranking, "Importance")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(self.tabs)
+
+    # -- surgery -----------------------------------------------------------------------------
+    def _on_bundle(self, bundle) -> None:
+        self.grid.set_model(attention_layers(bundle.model), bundle.config.n_heads)
+        self.grid.set_heads(self.state.session.interventions)
+        if self.importance is not None and self._ranked_bundle is not bundle:
+            self.importance = None
+            self.export_button.setEnabled(False)
+            self.status.setText("A new model: rank its heads again.")
+
+    def _on_head_clicked(self, kind: str, layer: int, head: int) -> None:
+        """Apply the chosen edit; clicking a head that already has it restores the head."""
+        op = self.edit_box.currentData()
+        current = self.state.session.interventions.get((kind, layer, head))
+        self.state.session.set_head_intervention(kind, layer, head, None if current == op else op)
+
+    # -- importance --------------------------------------------------------------------------
+    def run_importance(self, synchronous: bool = False) -> None:
+        """Rank the session's own model's heads on a pool thread (`synchronous`: here, for tests)."""
+        bundle = self.state.session.bundle
+        if bundle is None or self._worker is not None:
+            return
+        self._ranked_bundle = bundle
+        args = (bundle, self.pairs_spin.value())
+        kwargs = dict(points=self.curve_points, curve_by=self.by_box.currentData(), progress=self._progress.moved.emit)
+        self.run_button.setEnabled(False)
+        self.status.setText("Ranking heads…")
+        if synchronous:
+            try:
+                self._on_done(head_importance(*args, **kwargs))
+            except ValueError as exc:
+                self._on_error(exc)
+            return
+        self._worker = create_worker(head_importance, *args, **kwargs, _start_thread=False, _ignore_errors=True)
+        self._worker.returned.connect(self._on_done)
+        self._worker.errored.connect(self._on_error)
+        self._worker.finished.connect(self._on_finished)
+        self._worker.start()
+
+    def _on_progress(self, done: int, total: int, what: str) -> None:
+        self.bar.setRange(0, max(total, 1))
+        self.bar.setValue(done)
+        self.status.setText(what)
+
+    def _on_done(self, result) -> None:
+        self.importance = result
+        self.run_button.setEnabled(True)
+        self.export_button.setEnabled(True)
+        self.status.setText(f"{result.task}: {result.n_pairs} held-out pairs, loss {result.base_loss:.3f} "
+                            f"with every head; exact match {result.curve_scores[0]:.2f} → "
+                            f"{result.curve_scores[-1]:.2f} with none.")
+        self._redraw_importance()
+
+    def _on_error(self, exc) -> None:
+        self.run_button.setEnabled(True)
+        self.status.setText(str(exc))
+        self.state.inform(str(exc), "warning")
+
+    def _on_finished(self) -> None:
+        self._worker = None
+        self.run_button.setEnabled(True)
+
+    def _redraw_importance(self, *_) -> None:
+        if self.importance is not None:
+            self.view.show_result(self.importance, self.by_box.currentData())
+
+    def export_csv(self, path: str | Path) -> Path:
+        """Write the ranking and the pruning curve (HeadImportance.to_csv) to `path`."""
+        if self.importance is None:
+            raise ValueError("Rank the heads first: there is nothing to export yet.")
+        path = Path(path)
+        path.write_text(self.importance.to_csv(), encoding="utf-8")
+        return path
+
+    def _export(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export head importance", "head_importance.csv", "CSV (*.csv)")
+        if path:
+            try:
+                self.state.inform(f"Wrote {self.export_csv(path)}")
+            except (OSError, ValueError) as exc:
+                self.state.inform(f"Could not write {path}: {exc}", "error")
+
+    def shutdown(self) -> None:
+        """Wait for a ranking still running (the window is closing)."""
+        if self._worker is not None:
+            self._worker.quit()

@@ -1,0 +1,115 @@
+"""Head surgery in the session, the Frame, scenes and the heads panel."""
+from __future__ import annotations
+
+import csv
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+
+from explorer.scenes import SceneError, capture, parse_tour  # noqa: E402
+from explorer.session import Session  # noqa: E402
+from model.checkpoint import bundled_checkpoints, load_checkpoint  # noqa: E402
+from model.frame import compute_frame  # noqa: E402
+from model.interventions import InterventionError, intervene  # noqa: E402
+from model.output_change import output_changes  # noqa: E402
+from support import make_main_window  # noqa: E402
+
+ALL_CROSS = {("cross", layer, head): "zero" for layer in range(2) for head in range(4)}
+
+
+@pytest.fixture(scope="module")
+def reverse():
+    return load_checkpoint(bundled_checkpoints()["reverse"])
+
+
+def test_the_frame_runs_inside_the_intervention_and_keeps_the_plain_output(reverse):
+    plain = compute_frame(reverse, "hello")
+    cut = compute_frame(reverse, "hello", interventions=ALL_CROSS, previous=plain)
+    assert plain.output_text == "olleh" and cut.output_text != "olleh"  # no source to read: no reversal
+    assert cut.baseline.output_text == "olleh" and cut.interventions == ALL_CROSS
+    assert torch.all(cut.forward.trace["decoder.layers.0.cross_attn.context"].tensor == 0)
+    with torch.no_grad(), intervene(reverse.model, ALL_CROSS):  # the decode is the edited model's own
+        again = compute_frame(reverse, "hello")
+    assert [s.chosen for s in again.decode.steps] == [s.chosen for s in cut.decode.steps]
+    changes = output_changes(cut)
+    assert changes[0].before == "o" and changes[0].before_prob == pytest.approx(
+        float(plain.decode.steps[0].model_probs.max()))
+    assert any(c.changed for c in changes)
+    back = compute_frame(reverse, "hello", previous=cut)  # the edited forward is never reused unedited
+    assert back.output_text == "olleh" and not back.interventions
+    with pytest.raises(InterventionError, match="out of range"):
+        compute_frame(reverse, "hello", interventions={("cross", 5, 0): "zero"})
+
+
+def test_session_field_event_and_scene_round_trip(reverse):
+    session = Session()
+    heard = []
+    session.events.interventions.connect(heard.append)
+    session.set_head_intervention("cross", 1, 0, "uniform")
+    session.set_head_intervention("encoder", 0, 2, "zero")
+    assert heard[-1] == {("cross", 1, 0): "uniform", ("encoder", 0, 2): "zero"}
+    saved = session.to_scene_dict()
+    assert saved["interventions"] == "cross:1:0=uniform,encoder:0:2=zero"
+    session.reset_view_state()  # a scene without edits clears them
+    assert session.interventions == {}
+    session.reset_view_state(interventions=saved["interventions"])
+    assert session.interventions == {("cross", 1, 0): "uniform", ("encoder", 0, 2): "zero"}
+    session.set_bundle(load_checkpoint(bundled_checkpoints()["gpt-facts"]))  # no encoder, no cross
+    assert session.interventions == {}
+    with pytest.raises(ValueError):
+        session.set_interventions({("cross", 0, 0): "drop"})
+    with pytest.raises(SceneError, match="interventions"):
+        parse_tour({"version": 2, "name": "x", "interventions": "cross:0=zero"})
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    return make_main_window(qtbot, tmp_path)
+
+
+def test_clicking_the_grid_changes_the_output_view_and_the_maps_and_heads_are_ranked(window, qtbot, tmp_path):
+    panel = window.panels["heads"]
+    window.focus_panel("heads")
+    assert "No head is edited" in panel.changes.label.text()
+    panel.edit_box.setCurrentIndex(panel.edit_box.findData("uniform"))
+    qtbot.mouseClick(panel.grid.buttons[("encoder", 1, 3)], Qt.MouseButton.LeftButton)
+    window.runner.wait()
+    frame = window.state.frame
+    assert window.state.session.interventions == {("encoder", 1, 3): "uniform"}
+    assert frame.interventions == {("encoder", 1, 3): "uniform"}
+    weights = frame.forward.trace.attention("encoder", 1)[0, 3]
+    assert torch.allclose(weights, torch.full_like(weights, 1 / weights.size(-1)))
+    text = panel.changes.label.text()
+    assert "before:" in text and "after:" in text
+    assert panel.grid.buttons[("encoder", 1, 3)].text() == "≡"
+    assert capture(window, "s").interventions == "encoder:1:3=uniform"
+    attention = window.panels["attention"]
+    window.focus_panel("attention")
+    attention.set_view("grid")
+    attention._refresh(force=True)
+    assert attention.grid.edits == {("encoder", 1, 3): "uniform"}
+    assert attention.grid.pane("encoder").edit_marks  # the edited head is outlined
+    figure = window.panels["architecture"]
+    figure.set_expanded(True)  # Figure 1 rings the edited sublayer's block
+    assert [k for k, b in figure.blocks().items() if b.edited] == ["encoder.layers.1.self_attn"]
+    assert "head 4 uniform" in figure.block("encoder.layers.1.self_attn").toolTip()
+    qtbot.mouseClick(panel.grid.buttons[("encoder", 1, 3)], Qt.MouseButton.LeftButton)  # again: restored
+    window.runner.wait()
+    assert window.state.session.interventions == {} and not window.state.frame.interventions
+
+    # the ranking on a pool thread, with progress, and its CSV
+    panel.pairs_spin.setValue(10)
+    panel.curve_points = 3
+    panel.run_importance()
+    assert not panel.run_button.isEnabled()
+    qtbot.waitUntil(lambda: panel._worker is None and panel.importance is not None, timeout=60000)
+    assert panel.bar.value() == panel.bar.maximum() and panel.run_button.isEnabled()
+    result = panel.importance
+    assert result is not None and result.n_pairs == 10 and len(result.curve_scores) == 3
+    assert panel.view.curve.getData()[0].tolist() == result.curve_counts
+    rows = list(csv.DictReader(open(panel.export_csv(tmp_path / "heads.csv"), encoding="utf-8")))
+    assert len(rows) == len(result.heads) + 1
