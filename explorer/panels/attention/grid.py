@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QGraphicsRectItem, QVBoxLayout, QWidget
 
@@ -227,37 +227,6 @@ class AttentionGrid(QWidget):
         self._selection = ("encoder", 0, 0)
         self.canvas.scene().sigMouseClicked.connect(self._on_click)
         self.canvas.scene().sigMouseMoved.connect(self._on_move)
-        self.canvas.installEventFilter(self)
-
-    def eventFilter(self, obj, event):  # noqa: N802 (Qt's name)
-        if obj is self.canvas and event.type() == QEvent.Type.Resize:
-            QTimer.singleShot(0, self, self._hug_mosaics)
-        return False
-
-    def _hug_mosaics(self) -> None:
-        """Shrink each plot to its mosaic's shape, so the token labels on the right and below sit
-        against the maps instead of at the far edge of an aspect-locked plot."""
-        panes = [self.pane(k) for k in self.shown if self.pane(k).layout is not None]
-        try:
-            if not panes or not self.isVisible():
-                return
-        except RuntimeError:  # the widget was deleted before this deferred call
-            return
-        room_w = (self.canvas.width() - self.colorbar.boundingRect().width() - 16) / len(self.shown)
-        room_h = self.canvas.height() - 12
-        for pane in panes:
-            plot, vb = pane.plot, pane.plot.vb
-            extra_w, extra_h = plot.width() - vb.width(), plot.height() - vb.height()
-            rows, cols = pane.layout.shape
-            scale = min((room_w - extra_w) / cols, (room_h - extra_h) / rows)
-            if scale <= 0:
-                continue
-            title = plot.titleLabel.item.boundingRect().width() + 8
-            width = max(160.0, title, scale * cols * 1.02 + extra_w)
-            height = max(120.0, scale * rows * 1.02 + extra_h)
-            if abs(plot.maximumWidth() - width) > 1 or abs(plot.maximumHeight() - height) > 1:
-                plot.setMaximumWidth(width)
-                plot.setMaximumHeight(height)
 
     def pane(self, kind: str) -> _KindPane:
         if kind not in self.panes:  # created once per kind, never per frame
@@ -291,7 +260,6 @@ class AttentionGrid(QWidget):
                 pane.image.clear()
             pane.mark_edited({(l, h): op for (k, l, h), op in self.edits.items() if k == kind})
         self.select(*self._selection)
-        QTimer.singleShot(0, self, self._hug_mosaics)
 
     def set_edits(self, edits: dict) -> None:
         """The heads the drawn frame was computed with edited (outlined on the next `set_data`)."""
