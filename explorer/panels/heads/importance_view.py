@@ -47,7 +47,7 @@ class ImportanceView(QWidget):
         self.by = "masking"
         self.restyle()
 
-    def restyle(self) -> None:
+    def restyle(self, *_) -> None:
         self.canvas.setBackground(current().canvas)
         st.style_axis(self.bars_plot.getAxis("left"), "Δ loss" if self.by == "masking" else "|∂L/∂ξ|")
         st.style_axis(self.bars_plot.getAxis("bottom"), "head (by kind)")

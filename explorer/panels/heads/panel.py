@@ -52,7 +52,7 @@ class HeadsPanel(QWidget):
         state.bundleChanged.connect(self._on_bundle)
         state.interventionsChanged.connect(self.grid.set_heads)
         state.frameChanged.connect(self.changes.show_frame)
-        notifier().changed.connect(lambda *_: self.view.restyle())
+        notifier().changed.connect(self.view.restyle)  # a bound method: disconnected when the view is deleted
         if state.bundle is not None:
             self._on_bundle(state.bundle)
         self.grid.set_heads(state.session.interventions)
