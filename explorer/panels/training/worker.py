@@ -184,11 +184,13 @@ class TrainingLoop:
             yield ProbeFailed(error)
 
     def evaluate(self, force: bool = False):
-        due = self.wall - self.last_eval_wall >= max(EVAL_MIN_INTERVAL, self.eval_cost / EVAL_BUDGET)
-        if not (force or due):
+        interval = self.request.eval_interval  # a lecture run shows its time to target: a fixed pace
+        gap = interval if interval else max(EVAL_MIN_INTERVAL, self.eval_cost / EVAL_BUDGET)
+        if not (force or self.wall - self.last_eval_wall >= gap):
             return
         start = time.monotonic()
-        event: EvalEvent = self.trainer.evaluate(min(EVAL_SIZE, self.trainer.config.eval_size))
+        size = self.trainer.config.eval_size if interval else min(EVAL_SIZE, self.trainer.config.eval_size)
+        event: EvalEvent = self.trainer.evaluate(size)
         self.trainer.model.train()
         self.eval_cost = time.monotonic() - start
         self.wall += self.eval_cost
