@@ -102,6 +102,7 @@ class TrainingControls(QWidget):
         self.model_box.addItem("continue training the loaded model", CONTINUE)
         self.model_box.setToolTip("A new model of a preset size, or a copy of the model the other panels show")
         self.model_box.currentIndexChanged.connect(self._on_model_changed)
+        self.model_box.currentIndexChanged.connect(self._apply_lecture)
         self.set_continue_available(None)
 
         self.device_box = QComboBox()
@@ -331,9 +332,8 @@ class TrainingControls(QWidget):
         self.task_box.setEnabled(free)
         self.tokenizer_box.setEnabled(free)
         self.kind_box.setEnabled(free and self.model_box.currentData() != LECTURE)
-        self._apply_lecture()
 
-    def _apply_lecture(self) -> None:
+    def _apply_lecture(self, _index: int = 0) -> None:
         """The lecture preset shows its own steps, warm-up, batch and kind for the chosen task."""
         preset = LECTURE_PRESETS.get(self.task_name())
         if self._locked or self.model_box.currentData() != LECTURE or preset is None:
