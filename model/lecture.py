@@ -77,7 +77,9 @@ class LecturePreset:
 REVERSE_MEASURED = (
     "reverse 1-16, d_model 64, 2+2 layers, d_ff 256, dropout 0, warm-up 200, lr x 1.0: batch 128 reached 99.5% at "
     "step 600 (48 CPU s, before fused Adam and buckets); batch 64 never held 99% within 2,000 steps (92 CPU s: "
-    "0.97 at step 1,500, then 0.85-0.91); the paper's schedule of the bundled model (lr x 0.5, warm-up 1,000, "
+    "0.97 at step 1,500, then 0.85-0.91); batch 128 with length buckets of 8 batches (model.streams: ~1.8x "
+    "fewer padded positions per step) plateaued at 0.87-0.91 from step 900 to 1,600 (97 CPU s), so buckets are "
+    "off; the paper's schedule of the bundled model (lr x 0.5, warm-up 1,000, "
     "dropout 0.1) needs 567 s (benchmarks/convergence.py).")
 TRANSLATION_MEASURED = "the reverse preset's recipe on the translation task; timed by benchmarks/lecture_demo.py"
 FACTS_MEASURED = ("the bundled gpt-facts sizes without dropout; target 0.64 next-token accuracy, 96% of the "
@@ -92,14 +94,14 @@ def _sizes(d_model: int, layers: tuple[int, int], d_ff: int, heads: int = 4) -> 
 LECTURE_PRESETS: dict[str, LecturePreset] = {
     "reverse": LecturePreset(
         task="reverse", kind="encoder_decoder", task_params=dict(min_len=1, max_len=16),
-        model=_sizes(64, (2, 2), 256), steps=3000, batch_size=128, warmup=200, lr_scale=1.0, bucket_batches=8,
+        model=_sizes(64, (2, 2), 256), steps=3000, batch_size=128, warmup=200, lr_scale=1.0,
         measured=REVERSE_MEASURED),
     "translation": LecturePreset(
         task="translation", kind="encoder_decoder", model=_sizes(64, (2, 2), 256), steps=3000, batch_size=128,
-        warmup=200, lr_scale=1.0, bucket_batches=8, measured=TRANSLATION_MEASURED),
+        warmup=200, lr_scale=1.0, measured=TRANSLATION_MEASURED),
     "facts": LecturePreset(
         task="facts", kind="decoder_only", model=_sizes(64, (0, 2), 256), steps=3000, batch_size=64, warmup=200,
-        lr_scale=1.0, bucket_batches=8, target=0.64, measured=FACTS_MEASURED),
+        lr_scale=1.0, target=0.64, measured=FACTS_MEASURED),
 }
 
 
