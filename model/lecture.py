@@ -6,7 +6,9 @@ has a minute. What changes, and why (the measurements are in `LecturePreset.meas
 - dropout 0: the tasks are generated afresh every step, so nothing is memorised and
   regularisation only slows learning down;
 - a short warm-up and a higher peak rate (`lr_scale`): a small model is stable there;
-- batches of similar lengths, and maybe a length curriculum (model.streams).
+- a batch of 128: half the steps of a batch of 64, whose updates are too noisy to hold 99%.
+A preset may also order its stream (`bucket_batches`, `curriculum`: model.streams); for
+reverse, length buckets were measured to stall it, so no preset uses them now.
 The CLI (`transformer-explorer train --preset lecture`) and the training panel both read
 these presets, so the demo shown is the one measured.
 """
