@@ -130,7 +130,7 @@ def main(argv=None) -> int:
     if run is not None:
         while panel.phase not in ("paused", "idle"):
             app.processEvents()
-        trainer = run.worker.trainer
+        trainer = run.trainer
         confirm = trainer.evaluate(args.confirm) if watch.reached_at is not None else None
         pump(app, 0.5)  # the last evaluation drawn
         print(f"panel shows: {panel.controls.progress.text()!r}")
