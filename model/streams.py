@@ -17,6 +17,8 @@ from typing import Iterator
 
 from .task import Task
 
+MAX_REJECTIONS = 200  # draws before a curriculum too strict for the task settles for the shortest
+
 
 @dataclass
 class ScheduledTask(Task):
@@ -50,13 +52,19 @@ class ScheduledTask(Task):
         return int(self.start_len + grown)
 
     def curriculum(self, rng: random.Random, split: str) -> Iterator[tuple[str, str]]:
-        """Pairs of the task, rejecting sources longer than the limit (the allowed lengths keep their odds)."""
+        """Pairs of the task, rejecting sources longer than the limit (the allowed lengths keep
+        their odds); a limit no source meets within MAX_REJECTIONS draws gets the shortest drawn."""
         drawn = 0
         while True:
             limit = self.length_limit(drawn)
-            pair = self.sample(rng, split)
-            while self.source_length(pair[0]) > limit:
+            pair = shortest = self.sample(rng, split)
+            for _ in range(MAX_REJECTIONS):
+                if self.source_length(pair[0]) <= limit:
+                    break
                 pair = self.sample(rng, split)
+                shortest = min(shortest, pair, key=lambda p: self.source_length(p[0]))
+            else:
+                pair = shortest
             drawn += 1
             yield pair
 

@@ -10,8 +10,6 @@
 """
 from __future__ import annotations
 
-import random
-
 import pytest
 import torch
 import torch.nn.functional as F
@@ -170,8 +168,10 @@ def test_the_curriculum_starts_short_and_reaches_every_length():
     assert all(t == s[::-1] for s, t in early + late)
 
 
-def test_scheduled_task_counts_words_for_a_word_task():
+def test_scheduled_task_counts_words_and_survives_a_limit_no_source_meets():
     task = get_task("translation")
-    cur = ScheduledTask.wrap(task, batch_size=4, start_len=3, ramp_pairs=10_000)
-    assert all(len(s.split()) <= 3 for s, _ in _take(cur.stream(seed=0), 20))
-    random.seed(0)
+    shortest = min(len(s.split()) for s, _ in task.pairs(500))
+    cur = ScheduledTask.wrap(task, batch_size=4, start_len=shortest + 1, ramp_pairs=10_000)
+    assert all(len(s.split()) <= shortest + 1 for s, _ in _take(cur.stream(seed=0), 20))
+    impossible = ScheduledTask.wrap(task, batch_size=4, start_len=1, ramp_pairs=10_000)
+    assert len(_take(impossible.stream(seed=0), 3)) == 3  # the shortest drawn, not a hang
