@@ -5,7 +5,7 @@
     transformer-explorer train --task facts --kind encoder_only --out runs/bert   # BERT-like MLM
     transformer-explorer train --task facts --kind decoder_only --out runs/gpt    # GPT-like LM
     transformer-explorer train --text lines.txt --kind decoder_only --out runs/mygpt
-    transformer-explorer train --preset lecture --task reverse --out runs/lecture   # ~1 minute
+    transformer-explorer train --preset lecture --task reverse --out runs/lecture   # fast settings
 
 Prints a progress bar to stderr, saves the checkpoint to --out (also every --save-every
 steps) and ends with `eval exact_match: 0.995 (n=1000)` on held-out inputs. Errors print one
@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     t = p.add_argument_group("training")
     t.add_argument("--preset", choices=(LECTURE,), default=None,
                    help="lecture: the model, schedule, batch and curriculum measured to learn --task reverse, "
-                        "translation or facts in about a minute (model.lecture); stops at its target score")
+                        "translation or facts fast (model.lecture); stops at its target score")
     t.add_argument("--steps", type=int, default=None, help="default 2000 (or the preset's)")
     t.add_argument("--batch-size", type=int, default=None, help="default 64 (or the preset's)")
     t.add_argument("--warmup", type=int, default=None, help="default 400 (or the preset's)")

@@ -31,7 +31,7 @@ PRESET_LABELS = {
     "tiny": "tiny — d_model 64, 2+2 layers, 4 heads",
     "small": "small — d_model 128, 3+3 layers, 4 heads",
     "paper-base": "paper base — d_model 512, 6+6 layers, 8 heads",
-    LECTURE: "lecture — learns in about a minute (reverse, translation, facts)",
+    LECTURE: "lecture — fast settings for a live demo (reverse, translation, facts)",
 }
 BUILTIN_TASKS = tuple(TASKS)
 # The three kinds a new model can be (Section 3's Transformer and its two descendants), with
