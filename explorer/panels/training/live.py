@@ -32,10 +32,10 @@ def progress_text(step: int, total: int, phase: str, walls: np.ndarray, wall_ste
                   done: bool = False, target: str = "") -> str:
     """"step 120 / 2,000 · 6 % · 41.3 steps/s · 45 s left" (the rate over the last ETA_WINDOW s);
     with a `target` clock (lecture preset) that clock instead of the rate and time left."""
+    if target:  # short: the bar is narrow on a projector
+        return f"step {step:,}" + (" · paused" if phase == "paused" else "") + f" · {target}"
     total = max(1, total)
     text = f"step {step:,} / {total:,} · {100.0 * step / total:.0f} %"
-    if target:
-        return text + (" · paused" if phase == "paused" else "") + f" · {target}"
     if phase == "paused":
         return text + " · paused"
     if done:
