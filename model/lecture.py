@@ -81,9 +81,10 @@ REVERSE_MEASURED = (
     "step 600 (48 CPU s, before fused Adam and buckets); batch 64 never held 99% within 2,000 steps (92 CPU s: "
     "0.97 at step 1,500, then 0.85-0.91); batch 128 with length buckets of 8 batches (model.streams: ~1.8x "
     "fewer padded positions per step) plateaued at 0.87-0.91 from step 900 to 1,600 (97 CPU s), so buckets are "
-    "off. With the GUI attached (benchmarks/lecture_demo.py, load average 8-10) this preset formed the "
-    "anti-diagonal at step 184 (18.8 CPU s) and reached 99% (n=100) at step 1,085 (539 s wall, ~110 CPU s): "
-    "0.92-0.96 from step 700 on; a preset that holds 99% by step 600 is still to be found; the paper's schedule of the bundled model (lr x 0.5, warm-up 1,000, "
+    "off. With the GUI attached (benchmarks/lecture_demo.py): the anti-diagonal formed at step 184 in both runs "
+    "(65 s wall at load 5-6, 21.7 CPU s); 99% (n=100) at step 1,085 (539 s wall, load 8-10) and at step 1,043 "
+    "(167.5 s wall at load 4-6, 113 CPU s; 0.953 on 1,000 held-out), 0.91-0.96 from step 600 on: a preset "
+    "that holds 99% by step 600 (the one-minute aim) is still to be found; the paper's schedule of the bundled model (lr x 0.5, warm-up 1,000, "
     "dropout 0.1) needs 567 s (benchmarks/convergence.py).")
 TRANSLATION_MEASURED = "the reverse preset's recipe on the translation task; not yet timed (benchmarks/lecture_demo.py)"
 FACTS_MEASURED = ("the bundled gpt-facts sizes without dropout; target 0.64 next-token accuracy, 96% of the "

@@ -66,7 +66,7 @@ def test_a_task_without_a_lecture_preset_says_so(controls):
 def test_progress_shows_the_time_to_target():
     walls, steps = np.array([0.0, 10.0]), np.array([1.0, 200.0])
     running = progress_text(200, 3000, "running", walls, steps, target=target_text(0.99, 0.87, None, 23.0))
-    assert "held-out 87% → 99% · 23 s" in running and "left" not in running
+    assert running == "step 200 · 87% → 99% · 23 s"
     done = progress_text(480, 3000, "running", walls, steps, target=target_text(0.99, 1.0, 41.0, 50.0))
-    assert done.endswith("99% reached in 41 s")
+    assert done == "step 480 · 99% at 41 s"
     assert "left" in progress_text(200, 3000, "running", walls, steps)  # no target: the plain clock

@@ -21,11 +21,11 @@ ETA_WINDOW = 10.0  # s of recent running time used for the steps/s behind "time 
 
 
 def target_text(target: float, score: float | None, reached_at: float | None, wall: float) -> str:
-    """The lecture preset's clock: "held-out 87 % → 99 % · 23 s", then "99 % reached in 41 s"."""
+    """The lecture preset's clock on held-out data: "87% → 99% · 23 s", then "99% at 41 s"."""
     if reached_at is not None:
-        return f"{target:.0%} reached in {format_duration(reached_at)}"
+        return f"{target:.0%} at {format_duration(reached_at)}"
     now = "—" if score is None else f"{score:.0%}"
-    return f"held-out {now} → {target:.0%} · {format_duration(wall)}"
+    return f"{now} → {target:.0%} · {format_duration(wall)}"
 
 
 def progress_text(step: int, total: int, phase: str, walls: np.ndarray, wall_steps: np.ndarray,
@@ -33,7 +33,7 @@ def progress_text(step: int, total: int, phase: str, walls: np.ndarray, wall_ste
     """"step 120 / 2,000 · 6 % · 41.3 steps/s · 45 s left" (the rate over the last ETA_WINDOW s);
     with a `target` clock (lecture preset) that clock instead of the rate and time left."""
     if target:  # short: the bar is narrow on a projector
-        return f"step {step:,}" + (" · paused" if phase == "paused" else "") + f" · {target}"
+        return f"step {step:,} · {target}"  # (paused: the Resume button says so)
     total = max(1, total)
     text = f"step {step:,} / {total:,} · {100.0 * step / total:.0f} %"
     if phase == "paused":
