@@ -4,7 +4,7 @@ Both get the same embeddings × √d_model, sinusoidal positions, output layer, 
 loss, Adam with the paper's schedule, the same pre-generated batches, on the same machine;
 timed blocks alternate (ours, theirs, ours, …) so drifts in machine load hit both alike.
 
-    .venv/bin/python benchmarks/train_throughput.py [--device cpu|cuda] [--threads 1] [--repeats 5]
+    .venv/bin/python benchmarks/train_throughput.py [--device cpu|cuda] [--threads 1] [--repeats 5] [--clock cpu]
 
 Tokens are source + target tokens without padding, as the paper counts batch sizes. The last
 line is `train_throughput_ratio: X` (ours ÷ torch.nn.Transformer). On CUDA it also prints the
@@ -67,11 +67,14 @@ def make_batches(n: int, batch_size: int, seed: int):
     return batches, len(src_tok), len(tgt_tok)
 
 
-def train_steps(model, opt, sched, loss_fn, batches, device, amp: bool) -> float:
+CLOCKS = {"wall": time.perf_counter, "cpu": time.thread_time}
+
+
+def train_steps(model, opt, sched, loss_fn, batches, device, amp: bool, clock=time.perf_counter) -> float:
     """Seconds for one optimisation step per batch."""
     if device.type == "cuda":
         torch.cuda.synchronize()
-    start = time.perf_counter()
+    start = clock()
     for b in batches:
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
             logits = model(b.src, b.tgt_in)
@@ -82,7 +85,7 @@ def train_steps(model, opt, sched, loss_fn, batches, device, amp: bool) -> float
         sched.step()
     if device.type == "cuda":
         torch.cuda.synchronize()
-    return time.perf_counter() - start
+    return clock() - start
 
 
 def flops_per_step(model: nn.Module, n_src: int, n_tgt: int, cfg: TransformerConfig, s_len: int, t_len: int) -> float:
@@ -106,6 +109,8 @@ def main(argv=None) -> int:
     p.add_argument("--layers", type=int, default=3)
     p.add_argument("--d-ff", type=int, default=1024)
     p.add_argument("--dropout", type=float, default=0.1)
+    p.add_argument("--clock", choices=tuple(CLOCKS), default="wall",
+                   help="cpu: this thread's CPU seconds (with --threads 1, on the CPU: immune to other processes)")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     device = resolve_device(args.device)
@@ -125,7 +130,7 @@ def main(argv=None) -> int:
         opt, sched = make_optimizer(m, cfg.d_model, warmup=4000)
         runs[name] = (m, opt, sched, nn.CrossEntropyLoss(label_smoothing=0.1, ignore_index=0))
         print(f"{name}: {sum(p.numel() for p in m.parameters()):,} parameters")
-    print(f"device {device}, threads {torch.get_num_threads()}, batch {args.batch_size}, "
+    print(f"device {device}, threads {torch.get_num_threads()}, {args.clock} clock, batch {args.batch_size}, "
           f"{tokens / args.steps:.0f} tokens/step, d_model {cfg.d_model}, heads {cfg.n_heads}, "
           f"layers {cfg.n_encoder_layers}+{cfg.n_decoder_layers}, d_ff {cfg.d_ff}, dropout {cfg.dropout}")
     for name, run in runs.items():  # warm-up (allocator, kernels)
@@ -134,7 +139,7 @@ def main(argv=None) -> int:
     for r in range(args.repeats):
         order = list(runs) if r % 2 == 0 else list(runs)[::-1]
         for name in order:
-            times[name].append(train_steps(*runs[name], batches, device, amp))
+            times[name].append(train_steps(*runs[name], batches, device, amp, CLOCKS[args.clock]))
     rates = {}
     for name, ts in times.items():
         rates[name] = tokens / statistics.median(ts)

@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .dropout import Dropout
 from .head_edits import edit_context, edit_weights, plan_for
 from .recorder import current_trace, emit
 
@@ -44,7 +45,7 @@ class MultiHeadAttention(nn.Module):
         self.w_v = nn.Linear(d_model, d_model)
         self.w_o = nn.Linear(d_model, d_model)
         self.dropout_p = dropout
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.q_axis, self.k_axis = axes
 
     def _project(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor):

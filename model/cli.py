@@ -5,6 +5,7 @@
     transformer-explorer train --task facts --kind encoder_only --out runs/bert   # BERT-like MLM
     transformer-explorer train --task facts --kind decoder_only --out runs/gpt    # GPT-like LM
     transformer-explorer train --text lines.txt --kind decoder_only --out runs/mygpt
+    transformer-explorer train --preset lecture --task reverse --out runs/lecture   # fast settings
     torchrun --nproc-per-node 8 -m model.cli train --data wmt.tsv --tokenizer bpe --batch-tokens 25000 …
         (the paper's scale: model.scale_cli)
 
@@ -23,6 +24,7 @@ from .kinds import ENCODER_DECODER, MODEL_KINDS, model_kind
 from .scale_cli import add_scale_arguments, train_scaled, wants_scale
 
 USAGE_EXAMPLE = "transformer-explorer train --task reverse --out runs/reverse --steps 4000"
+LECTURE = "lecture"  # model.lecture.LECTURE (that module loads torch: not imported before it is needed)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,11 +57,15 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--share-embeddings", action="store_true", help="tie embeddings and output (needs one vocabulary)")
     m.add_argument("--learned-positions", action="store_true", help="learned instead of sinusoidal positions")
     t = p.add_argument_group("training")
-    t.add_argument("--steps", type=int, default=2000)
-    t.add_argument("--batch-size", type=int, default=64)
-    t.add_argument("--warmup", type=int, default=400)
-    t.add_argument("--lr-scale", type=float, default=1.0, help="multiplies the paper's learning-rate schedule")
-    t.add_argument("--label-smoothing", type=float, default=0.1)
+    t.add_argument("--preset", choices=(LECTURE,), default=None,
+                   help="lecture: the model, schedule, batch and curriculum measured to learn --task reverse, "
+                        "translation or facts fast (model.lecture); stops at its target score")
+    t.add_argument("--steps", type=int, default=None, help="default 2000 (or the preset's)")
+    t.add_argument("--batch-size", type=int, default=None, help="default 64 (or the preset's)")
+    t.add_argument("--warmup", type=int, default=None, help="default 400 (or the preset's)")
+    t.add_argument("--lr-scale", type=float, default=None,
+                   help="multiplies the paper's learning-rate schedule (default 1.0, or the preset's)")
+    t.add_argument("--label-smoothing", type=float, default=None, help="default 0.1 (or the preset's)")
     t.add_argument("--clip-grad", type=float, default=None, help="max gradient norm (default: no clipping)")
     t.add_argument("--device", default="auto", help="auto (CUDA, then MPS, then CPU), cpu, cuda, mps")
     t.add_argument("--seed", type=int, default=0)
@@ -183,6 +189,8 @@ def _build(args):
                 raise _UsageError(f"the task uses symbols the checkpoint's vocabulary lacks: {sorted(unknown)[:8]}")
         bundle.task = task.to_dict()
         return bundle, task, int(bundle.metrics.get("steps", 0) or 0)
+    if args.preset == LECTURE:
+        return _lecture_build(args, overrides)
     task = _named_task(args)
     if task is None:
         raise _UsageError("say what to learn: --task NAME (copy, reverse, sort, addition, dates, translation, "
@@ -204,6 +212,41 @@ def _build(args):
     config = TransformerConfig(src_vocab_size=len(src_tok), tgt_vocab_size=len(tgt_tok), **params)
     bundle = ModelBundle(Transformer(config), src_tok, tgt_tok, task.to_dict(), {}, name=args.name or task.name)
     return bundle, task, 0
+
+
+def _lecture_build(args, overrides: dict):
+    """(bundle, task, 0) for --preset lecture: the preset's model and curriculum for --task."""
+    from .lecture import lecture_bundle, lecture_preset
+
+    if args.data or args.text or args.init or overrides:
+        given = ["--data" if args.data else "", "--text" if args.text else "", "--init" if args.init else ""]
+        raise _UsageError("--preset lecture chooses the model itself: drop "
+                          + ", ".join([g for g in given if g] + sorted(overrides)))
+    preset = lecture_preset(args.task or "reverse")
+    task = preset.build_task(args.batch_size)
+    bundle = lecture_bundle(preset, task, args.seed)
+    bundle.name = args.name or bundle.name
+    return bundle, task, 0
+
+
+def _train_config(args):
+    """TrainConfig from the flags; with --preset lecture its values fill the flags not given
+    (and it evaluates every 100 steps, stopping at its target score)."""
+    from .lecture import lecture_preset
+    from .training import TrainConfig
+
+    given = dict(steps=args.steps, batch_size=args.batch_size, warmup=args.warmup, lr_scale=args.lr_scale,
+                 label_smoothing=args.label_smoothing)
+    given = {k: v for k, v in given.items() if v is not None}
+    common = dict(clip_grad=args.clip_grad, device=args.device, seed=args.seed, eval_size=args.eval_size)
+    if args.preset != LECTURE:
+        defaults = dict(steps=2000, batch_size=64, warmup=400, lr_scale=1.0, label_smoothing=0.1)
+        return TrainConfig(**{**defaults, **given}, **common, eval_every=args.eval_every)
+    preset = lecture_preset(args.task or "reverse")
+    if args.stop_at is None:
+        args.stop_at = preset.target
+    common["eval_size"] = preset.eval_size  # the checks on the way; the final evaluation uses --eval-size
+    return preset.train_config(**given, **common, eval_every=args.eval_every or 100)
 
 
 class _UsageError(ValueError):
@@ -236,7 +279,7 @@ def train(args) -> int:
 
     from .checkpoint import check_save_target, save_checkpoint
     from .snapshots import save_snapshot
-    from .training import EvalEvent, TrainConfig, Trainer
+    from .training import EvalEvent, Trainer
 
     if wants_scale(args):  # torchrun, BPE, token batches: model.scale_cli
         return train_scaled(args, _model_overrides(args), Progress)
@@ -244,14 +287,12 @@ def train(args) -> int:
     _check_snapshots(args)
     if args.threads:
         torch.set_num_threads(args.threads)
-    if args.stop_at is not None and not args.eval_every:
+    if args.stop_at is not None and not args.eval_every and args.preset is None:
         raise _UsageError("--stop-at needs --eval-every N (how often to check)")
     bundle, task, prev_steps = _build(args)
     if args.name:
         bundle.name = args.name
-    cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, warmup=args.warmup, lr_scale=args.lr_scale,
-                      label_smoothing=args.label_smoothing, clip_grad=args.clip_grad, device=args.device,
-                      seed=args.seed, eval_every=args.eval_every, eval_size=args.eval_size)
+    cfg = _train_config(args)
     trainer = Trainer(bundle, task, cfg)
     err = sys.stderr
     print(f"task {task.name}: {task.description}", file=err)

@@ -8,6 +8,7 @@ from torch import nn
 
 from .attention import MultiHeadAttention
 from .config import TransformerConfig
+from .dropout import Dropout
 from .recorder import emit
 
 
@@ -31,7 +32,7 @@ class FeedForward(nn.Module):
         super().__init__()
         self.w_1 = nn.Linear(d_model, d_ff)
         self.w_2 = nn.Linear(d_ff, d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.axis = axis
         self.act, pattern, self.act_name = FFN_ACTIVATIONS[activation]
         self.hidden_formula = pattern.format("x W₁ + b₁")
@@ -54,7 +55,7 @@ class AddNorm(nn.Module):
     def __init__(self, d_model: int, dropout: float, norm_first: bool, eps: float, axis: str):
         super().__init__()
         self.norm = nn.LayerNorm(d_model, eps=eps)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.norm_first = norm_first
         self.axis = axis
 

@@ -5,6 +5,7 @@ import torch
 from torch import nn
 
 from .config import TransformerConfig
+from .dropout import Dropout
 from .layers import Decoder, Encoder
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, TokenEmbedding
 from .recorder import current_trace, emit
@@ -53,7 +54,7 @@ class Transformer(nn.Module):
             self.positional = SinusoidalPositionalEncoding(cfg.d_model, cfg.max_len, layout="halves")
         else:
             self.positional = LearnedPositionalEmbedding(cfg.d_model, cfg.max_len)
-        self.embed_dropout = nn.Dropout(cfg.dropout)
+        self.embed_dropout = Dropout(cfg.dropout)
         # BERT's additions to the input (Devlin et al. 2019, Fig. 2): a token-type ("segment")
         # embedding (the source is all type 0) and a LayerNorm over the sum, per stack.
         self.token_type = nn.Embedding(cfg.type_vocab_size, cfg.d_model) if cfg.type_vocab_size else None

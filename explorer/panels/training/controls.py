@@ -12,8 +12,9 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout,
                                QSpinBox, QStyle, QVBoxLayout, QWidget)
 
 from explorer import style
-from explorer.panels.training.setup import (BUILTIN_TASKS, KIND_TASKS, LANGUAGE_MODELS, MODEL_KINDS, MODEL_PRESETS,
-                                            PRESET_LABELS)
+from explorer.panels.training.setup import (BUILTIN_TASKS, KIND_TASKS, LANGUAGE_MODELS, LECTURE, MODEL_KINDS,
+                                            MODEL_PRESETS, PRESET_LABELS, lecture_request)
+from model.lecture import LECTURE_PRESETS
 from model.kinds import MODEL_KINDS as KINDS
 
 CONTINUE = "continue"
@@ -98,11 +99,12 @@ class TrainingControls(QWidget):
         self.kind_box.currentIndexChanged.connect(self._on_kind_changed)
 
         self.model_box = QComboBox()
-        for name in MODEL_PRESETS:
+        for name in (*MODEL_PRESETS, LECTURE):
             self.model_box.addItem(PRESET_LABELS[name], name)
         self.model_box.addItem("continue training the loaded model", CONTINUE)
         self.model_box.setToolTip("A new model of a preset size, or a copy of the model the other panels show")
         self.model_box.currentIndexChanged.connect(self._on_model_changed)
+        self.model_box.currentIndexChanged.connect(self._apply_lecture)
         self.set_continue_available(None)
 
         self.device_box = QComboBox()
@@ -331,7 +333,18 @@ class TrainingControls(QWidget):
         free = not self._locked and not self.continuing()
         self.task_box.setEnabled(free)
         self.tokenizer_box.setEnabled(free)
-        self.kind_box.setEnabled(free)
+        self.kind_box.setEnabled(free and self.model_box.currentData() != LECTURE)
+
+    def _apply_lecture(self, _index: int = 0) -> None:
+        """The lecture preset shows its own steps, warm-up, batch and kind for the chosen task."""
+        preset = LECTURE_PRESETS.get(self.task_name())
+        if self._locked or self.model_box.currentData() != LECTURE or preset is None:
+            return
+        for spin, value in ((self.steps_spin, preset.steps), (self.warmup_spin, preset.warmup),
+                            (self.batch_spin, preset.batch_size)):
+            spin.setValue(value)
+        if self.kind_box.currentData() != preset.kind:
+            self.set_kind(preset.kind)
 
     def _on_task_activated(self, _index: int) -> None:
         if self.task_box.currentData() == TSV:
@@ -342,6 +355,7 @@ class TrainingControls(QWidget):
             elif self.tsv_path is None:
                 self.task_box.setCurrentIndex(max(0, self.task_box.findData("reverse")))
         self.tokenizer_box.setVisible(self.task_box.currentData() == TSV)
+        self._apply_lecture()
         self.taskChanged.emit(self.task_name())
 
     def set_tsv(self, path: str) -> None:
@@ -362,11 +376,14 @@ class TrainingControls(QWidget):
         train = TrainConfig(steps=self.steps_spin.value(), batch_size=self.batch_spin.value(),
                             warmup=self.warmup_spin.value(), device=self.device_box.currentData(), eval_size=eval_size)
         preset = self.model_box.currentData()
-        return TrainingRequest(task=self.task_name(), tsv_path=self.tsv_path if self.task_name() == "tsv" else None,
+        request = TrainingRequest(task=self.task_name(), tsv_path=self.tsv_path if self.task_name() == "tsv" else None,
                                tsv_tokenizer=self.tokenizer_box.currentText(),
                                preset=preset if preset != CONTINUE else "tiny", kind=self.kind(),
                                continue_from=session_bundle if preset == CONTINUE else None, train=train,
                                probe=probe, snapshots=True, start_paused=start_paused)
+        if preset == LECTURE and request.tsv_path is None and request.task in LECTURE_PRESETS:
+            return lecture_request(request)
+        return request
 
     def set_progress(self, step: int, total: int, text: str) -> None:
         self.progress.setRange(0, max(1, total))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from model.bundle import ModelBundle
 from model.config import TransformerConfig
+from model.lecture import LECTURE, LECTURE_PRESETS, lecture_bundle, lecture_preset
 from model.kinds import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY, model_kind
 from model.kinds import MODEL_KINDS as KINDS
 from model.tasks import CORPUS_TASKS, TASKS, Task, get_task
@@ -30,6 +31,7 @@ PRESET_LABELS = {
     "tiny": "tiny — d_model 64, 2+2 layers, 4 heads",
     "small": "small — d_model 128, 3+3 layers, 4 heads",
     "paper-base": "paper base — d_model 512, 6+6 layers, 8 heads",
+    LECTURE: "lecture — fast settings for a live demo (reverse, translation, facts)",
 }
 BUILTIN_TASKS = tuple(TASKS)
 # The three kinds a new model can be (Section 3's Transformer and its two descendants), with
@@ -60,6 +62,8 @@ class TrainingRequest:
     snapshots: bool = True
     start_paused: bool = False
     threads: int | None = None  # torch threads in the worker; None → all cores but one
+    target: float | None = None  # a held-out score whose time to reach the panel shows (lecture preset)
+    eval_interval: float | None = None  # s between live evaluations; None → paced by their cost
 
     def model_kind(self):
         """The kind of model the run trains (a continued model keeps its own)."""
@@ -134,8 +138,27 @@ def build_trainer(request: TrainingRequest) -> Trainer:
         return Trainer(bundle, task, request.train)
     if request.tsv_path:
         check_kind_task(request.kind, "tsv")
+    if request.preset == LECTURE:
+        if request.tsv_path:
+            raise TrainingError(f"the lecture preset is for built-in tasks ({', '.join(LECTURE_PRESETS)}), "
+                                "not a TSV file")
+        preset = lecture_preset(request.task)
+        task = preset.build_task(request.train.batch_size)
+        return Trainer(lecture_bundle(preset, task, request.train.seed), task, request.train)
     task = load_task(request)
     return Trainer(new_bundle(task, request.preset, request.train.seed, request.kind), task, request.train)
+
+
+def lecture_request(request: TrainingRequest) -> TrainingRequest:
+    """The lecture preset's model, schedule and evaluation pace for the request's task (its
+    steps, warm-up and batch stay what the controls say: they show the preset's values)."""
+    preset = lecture_preset(request.task)
+    t = request.train
+    request.kind = preset.kind
+    request.train = preset.train_config(steps=t.steps, batch_size=t.batch_size, warmup=t.warmup, device=t.device,
+                                        seed=t.seed)
+    request.target, request.eval_interval = preset.target, preset.eval_every_s
+    return request
 
 
 def describe_model(trainer: Trainer) -> str:
@@ -168,5 +191,5 @@ def last_run_dir() -> Path:
     return data_dir() / "last-run"
 
 
-__all__ = ["MODEL_PRESETS", "PRESET_LABELS", "BUILTIN_TASKS", "MODEL_KINDS", "KIND_TASKS", "LANGUAGE_MODELS", "check_kind_task", "TrainingRequest", "build_trainer", "new_bundle",
+__all__ = ["LECTURE", "lecture_request", "MODEL_PRESETS", "PRESET_LABELS", "BUILTIN_TASKS", "MODEL_KINDS", "KIND_TASKS", "LANGUAGE_MODELS", "check_kind_task", "TrainingRequest", "build_trainer", "new_bundle",
            "default_probe", "load_task", "worker_threads", "last_run_dir", "data_dir", "describe_model"]

@@ -40,6 +40,7 @@ PROBE_INTERVAL = 0.3  # s between probe forwards (attention maps refresh ~3× a 
 PROBE_BUDGET = 0.03  # a probe may cost at most this share of wall time (big models probe less often)
 EVAL_BUDGET = 0.01  # same for held-out evaluation
 EVAL_MIN_INTERVAL = 3.0
+TARGET_EVAL_BUDGET = 0.08  # a run timed to a target (lecture preset) evaluates more often, still ≤ 8 %
 EVAL_SIZE = 50
 PAUSED_POLL = 0.1  # s a paused run waits for a request before it looks at its flags again
 
@@ -184,11 +185,14 @@ class TrainingLoop:
             yield ProbeFailed(error)
 
     def evaluate(self, force: bool = False):
-        due = self.wall - self.last_eval_wall >= max(EVAL_MIN_INTERVAL, self.eval_cost / EVAL_BUDGET)
-        if not (force or due):
+        interval = self.request.eval_interval  # a lecture run shows its time to target: evaluate often
+        gap = (max(interval, self.eval_cost / TARGET_EVAL_BUDGET) if interval
+               else max(EVAL_MIN_INTERVAL, self.eval_cost / EVAL_BUDGET))
+        if not (force or self.wall - self.last_eval_wall >= gap):
             return
         start = time.monotonic()
-        event: EvalEvent = self.trainer.evaluate(min(EVAL_SIZE, self.trainer.config.eval_size))
+        size = self.trainer.config.eval_size if interval else min(EVAL_SIZE, self.trainer.config.eval_size)
+        event: EvalEvent = self.trainer.evaluate(size)
         self.trainer.model.train()
         self.eval_cost = time.monotonic() - start
         self.wall += self.eval_cost

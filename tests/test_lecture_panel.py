@@ -1,0 +1,72 @@
+"""The training panel's lecture preset: the request it builds is the preset's, and the
+progress line shows the time to the target as a run goes."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from explorer.panels.training.controls import TrainingControls  # noqa: E402
+from explorer.panels.training.live import progress_text, target_text  # noqa: E402
+from explorer.panels.training.setup import LECTURE, build_trainer  # noqa: E402
+from model.lecture import lecture_preset  # noqa: E402
+from model.streams import ScheduledTask  # noqa: E402
+
+
+@pytest.fixture
+def controls(qtbot):
+    c = TrainingControls()
+    qtbot.addWidget(c)
+    return c
+
+
+def choose(c: TrainingControls, task: str) -> None:
+    c.task_box.setCurrentIndex(c.task_box.findData(task))
+    c._on_task_activated(c.task_box.currentIndex())
+    c.model_box.setCurrentIndex(c.model_box.findData(LECTURE))
+
+
+@pytest.mark.parametrize("task", ["reverse", "facts"])
+def test_choosing_the_lecture_preset_shows_and_requests_its_settings(controls, task):
+    choose(controls, task)
+    preset = lecture_preset(task)
+    assert (controls.steps_spin.value(), controls.warmup_spin.value(), controls.batch_spin.value()) == (
+        preset.steps, preset.warmup, preset.batch_size)
+    assert controls.kind() == preset.kind and not controls.kind_box.isEnabled()
+    request = controls.request(None, "")
+    assert request.preset == LECTURE and request.kind == preset.kind
+    assert request.train == preset.train_config(device=request.train.device)
+    assert (request.target, request.eval_interval) == (preset.target, preset.eval_every_s)
+
+
+def test_the_lecture_request_builds_the_presets_model_and_stream(controls):
+    choose(controls, "reverse")
+    controls.batch_spin.setValue(32)  # a changed batch: the buckets follow it
+    trainer = build_trainer(controls.request(None, ""))
+    preset = lecture_preset("reverse")
+    c = trainer.model.config
+    assert (c.d_model, c.d_ff, c.n_encoder_layers, c.dropout) == (
+        preset.model["d_model"], preset.model["d_ff"], preset.model["n_encoder_layers"], 0.0)
+    assert trainer.config.lr_scale == preset.lr_scale and trainer.config.batch_size == 32
+    if isinstance(trainer.task, ScheduledTask):
+        assert trainer.task.batch_size == 32
+    assert trainer.task.max_src_len == 16
+    assert len(trainer.next_batch().src) == 32
+
+
+def test_a_task_without_a_lecture_preset_says_so(controls):
+    from model.training import TrainingError
+
+    choose(controls, "sort")
+    with pytest.raises(TrainingError, match="no lecture preset"):
+        build_trainer(controls.request(None, ""))
+
+
+def test_progress_shows_the_time_to_target():
+    walls, steps = np.array([0.0, 10.0]), np.array([1.0, 200.0])
+    running = progress_text(200, 3000, "running", walls, steps, target=target_text(0.99, 0.87, None, 23.0))
+    assert running == "step 200 · 87% → 99% · 23 s"
+    done = progress_text(480, 3000, "running", walls, steps, target=target_text(0.99, 1.0, 41.0, 50.0))
+    assert done == "step 480 · 99% at 41 s"
+    assert "left" in progress_text(200, 3000, "running", walls, steps)  # no target: the plain clock
