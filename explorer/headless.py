@@ -92,7 +92,7 @@ def _screenshot(args) -> int:
         window.lecture.presentation.leave()  # scale and theme are process-wide: put them back
         apply_theme(app, "light")
         for name in ("training", "leak"):
-            if window.panels.get(name) is not None:
+            if window.panels.built(name) is not None:  # (a panel never shown was never built)
                 window.panels[name].shutdown()
         close_window(app, window)
 

@@ -17,6 +17,7 @@ from explorer.dock_layout import LAYOUT_VERSION, LEFT_PANELS
 from explorer.input_bar import InputBar
 from explorer.lecture import PAPER_HELP, LectureTools
 from explorer.scenes import TOUR_PATH
+from explorer.lazy_panels import LazyPanels
 from explorer.panels import panel_classes
 
 SHORTCUTS_HELP = ("← / →  previous / next step\nSpace  play / pause\nHome / End  first / last step\n"
@@ -30,11 +31,19 @@ class PanelScroll(QScrollArea):
     Unlike `widgetResizable`, the panel gets exactly the viewport's size (never its
     preferred height for the width), so stretchable plots fill the dock."""
 
-    def __init__(self, panel: QWidget):
+    def __init__(self, panel: QWidget | None = None):
         super().__init__()
-        self.setWidget(panel)
+        self.setWidget(panel if panel is not None else QWidget())  # None: the panel comes later (place)
         self.setWidgetResizable(False)
         self.setFrameShape(QFrame.NoFrame)
+
+    def place(self, panel: QWidget) -> None:
+        """Put the panel, built late (see LazyPanels), where the empty placeholder was."""
+        old = self.takeWidget()
+        self.setWidget(panel)
+        if old is not None:
+            old.deleteLater()
+        self._fit()
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
@@ -75,7 +84,9 @@ class MainWindow(QMainWindow):
         self.addToolBar(Qt.TopToolBarArea, toolbar)
 
         self.current_panel: str | None = None  # the panel last brought forward (focus_panel)
-        self.panels: dict[str, QWidget] = {}
+        self.panels = LazyPanels((cls.panel_name for cls in panel_classes()), self._build_panel)
+        self._panel_classes = {cls.panel_name: cls for cls in panel_classes()}
+        self._closing = False
         self.docks: dict[str, QDockWidget] = {}
         self._add_docks()
         self._build_menus()
@@ -93,13 +104,13 @@ class MainWindow(QMainWindow):
         the architecture and the stepper in front."""
         areas: dict[bool, list[QDockWidget]] = {True: [], False: []}
         for cls in panel_classes():
-            panel = cls(self.state, self)
             dock = QDockWidget(cls.title, self)
             dock.setObjectName(f"dock_{cls.panel_name}")
-            dock.setWidget(PanelScroll(panel))
+            dock.setWidget(PanelScroll())  # the panel itself is built when the dock is first shown
             dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
                              | QDockWidget.DockWidgetClosable)
-            self.panels[cls.panel_name], self.docks[cls.panel_name] = panel, dock
+            dock.visibilityChanged.connect(lambda visible, name=cls.panel_name: self._on_dock_shown(name, visible))
+            self.docks[cls.panel_name] = dock
             left = cls.panel_name in LEFT_PANELS
             if areas[left]:
                 self.tabifyDockWidget(areas[left][0], dock)
@@ -112,6 +123,15 @@ class MainWindow(QMainWindow):
             if name in self.docks:
                 self.docks[name].raise_()
         self._size_docks()
+
+    def _build_panel(self, name: str) -> QWidget:
+        panel = self._panel_classes[name](self.state, self)
+        self.docks[name].widget().place(panel)
+        return panel
+
+    def _on_dock_shown(self, name: str, visible: bool) -> None:
+        if visible and not self._closing and self.panels.built(name) is None:
+            self.panels[name]
 
     def _size_docks(self, focus: str | None = None) -> None:
         left = [self.docks[n] for n in LEFT_PANELS if n in self.docks]
@@ -242,6 +262,7 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self.panels["step"], self.panels["step"].setFocus)
 
     def closeEvent(self, event) -> None:  # noqa: N802
+        self._closing = True  # docks hidden while closing must not build their panels now
         if self.persist:
             self.save_layout()
         self.runner.wait(10000)  # never leave a worker running against a dying window

@@ -1,0 +1,44 @@
+"""`LazyPanels`: the window's panels by name, each built the first time it is needed.
+
+Eleven panels built up front cost over a second of start-up (and every test window paid it),
+while a lecture looks at two of them first. A panel is built when its dock is first shown or
+when code asks for it (`window.panels["decoding"]`); each panel already draws the session's
+current state when it is built, so a late panel shows the same picture an early one would.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+from PySide6.QtWidgets import QWidget
+
+
+class LazyPanels(Mapping):
+    """name → panel; `built(name)` peeks without building, `build_all()` builds every one."""
+
+    def __init__(self, names: Iterable[str], build: Callable[[str], QWidget]):
+        self._names = list(names)
+        self._build = build
+        self._built: dict[str, QWidget] = {}
+
+    def __getitem__(self, name: str) -> QWidget:
+        if name not in self._names:
+            raise KeyError(name)
+        if name not in self._built:
+            self._built[name] = self._build(name)
+        return self._built[name]
+
+    def __contains__(self, name) -> bool:
+        return name in self._names
+
+    def __iter__(self):
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def built(self, name: str) -> QWidget | None:
+        """The panel if it has been built, else None (shutting down need not build one)."""
+        return self._built.get(name)
+
+    def build_all(self) -> list[QWidget]:
+        return [self[name] for name in self._names]
