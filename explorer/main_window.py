@@ -43,6 +43,9 @@ class PanelScroll(QScrollArea):
         self.setWidget(panel)
         if old is not None:
             old.deleteLater()
+        # First the room there is, so a panel that reflows (decoding: tabs below 1200×600) picks
+        # its arrangement for this room, not for the size its widest arrangement asks for.
+        panel.resize(self.maximumViewportSize())
         self._fit()
 
     def resizeEvent(self, event) -> None:  # noqa: N802
@@ -53,6 +56,9 @@ class PanelScroll(QScrollArea):
         panel, view = self.widget(), self.maximumViewportSize()
         least = panel.minimumSizeHint().expandedTo(panel.minimumSize())
         panel.resize(max(view.width(), least.width()), max(view.height(), least.height()))
+
+
+EAGER_PANELS = ("decoding",)  # its two halves become tabs below 1200×600: it must see every size from the start
 
 
 def default_settings() -> QSettings:
@@ -119,6 +125,9 @@ class MainWindow(QMainWindow):
             areas[left].append(dock)
             for signal in (dock.dockLocationChanged, dock.topLevelChanged, dock.visibilityChanged):
                 signal.connect(self._tidy_tab_bars_later)
+        for name in EAGER_PANELS:  # reflows on every resize from the first: built with the window
+            if name in self.docks:
+                self.panels[name]
         for name in ("architecture", "step"):
             if name in self.docks:
                 self.docks[name].raise_()
@@ -207,6 +216,9 @@ class MainWindow(QMainWindow):
             dock.setFloating(False)
             dock.show()
         self.restoreState(self._default_state, LAYOUT_VERSION)
+        for name in EAGER_PANELS:  # reflows on every resize from the first: built with the window
+            if name in self.docks:
+                self.panels[name]
         for name in ("architecture", "step"):
             if name in self.docks:
                 self.docks[name].raise_()

@@ -194,6 +194,9 @@ class PresentationMode(QObject):
     def enter(self, full_screen: bool = True) -> None:
         if self.active:
             return
+        panels = getattr(self.window, "panels", None)
+        if hasattr(panels, "build_all"):  # built at the normal scale, then scaled like every widget
+            panels.build_all()
         self.active = True
         self.session.set_scale(self.scale)
         apply_theme(QApplication.instance(), self.session.theme)

@@ -21,6 +21,7 @@ import sys
 import time
 
 from .kinds import ENCODER_DECODER, MODEL_KINDS, model_kind
+from .train_flags import TRAIN_DEFAULTS
 from .scale_cli import add_scale_arguments, train_scaled, wants_scale
 
 USAGE_EXAMPLE = "transformer-explorer train --task reverse --out runs/reverse --steps 4000"
@@ -240,8 +241,7 @@ def _train_config(args):
     given = {k: v for k, v in given.items() if v is not None}
     common = dict(clip_grad=args.clip_grad, device=args.device, seed=args.seed, eval_size=args.eval_size)
     if args.preset != LECTURE:
-        defaults = dict(steps=2000, batch_size=64, warmup=400, lr_scale=1.0, label_smoothing=0.1)
-        return TrainConfig(**{**defaults, **given}, **common, eval_every=args.eval_every)
+        return TrainConfig(**{**TRAIN_DEFAULTS, **given}, **common, eval_every=args.eval_every)
     preset = lecture_preset(args.task or "reverse")
     if args.stop_at is None:
         args.stop_at = preset.target

@@ -276,9 +276,9 @@ def test_a_panel_is_built_when_its_dock_is_first_shown_and_draws_the_current_fra
     from support import make_main_window
     window = make_main_window(qtbot, tmp_path)
     shown = [name for name in window.panels if window.panels.built(name) is not None]
-    assert "architecture" in shown and "decoding" not in shown and len(shown) < len(window.panels)
-    window.focus_panel("decoding")
-    qtbot.waitUntil(lambda: window.panels.built("decoding") is not None)
-    decoding = window.panels.built("decoding")
-    assert decoding.run is not None and decoding.run is window.state.frame.decode  # drawn at once
-    assert decoding.window() is window and decoding.isVisible()
+    assert "architecture" in shown and "lens" not in shown and len(shown) < len(window.panels)
+    window.focus_panel("lens")
+    qtbot.waitUntil(lambda: window.panels.built("lens") is not None)
+    lens = window.panels.built("lens")
+    assert lens.lens is not None and lens.lens is window.state.frame.lens  # the current frame, drawn at once
+    assert lens.window() is window and lens.isVisible()
