@@ -119,3 +119,27 @@ def test_screenshot_cli_presentation_dark_and_light(tmp_path, qapp):
     assert QImage(str(dark)).size().toTuple() == (1280, 720)
     assert _mean_lightness(dark) + 60 < _mean_lightness(light)
     assert style.scale() == 1.0  # the figure run put the process-wide scale back
+
+
+def _settle(qtbot, rounds: int = 4) -> None:
+    for _ in range(rounds):  # layout, pyqtgraph's deferred geometry, the figure's re-arrangement
+        QApplication.processEvents()
+        qtbot.wait(5)
+
+
+def test_leaving_restores_docks_and_title_size(qtbot, tmp_path):
+    window = make_main_window(qtbot, tmp_path, size=(1280, 720))
+    _settle(qtbot)
+    before = {n: d.isVisible() for n, d in window.docks.items()}
+    title_top = window.docks["step"].widget().geometry().top()  # the title bar's height
+    font = window.docks["step"].font().pointSizeF()
+    window.lecture.presentation.enter(full_screen=False)
+    window.focus_panel("decoding")
+    _settle(qtbot)
+    assert window.docks["step"].isHidden() and window.docks["decoding"].widget().geometry().top() < title_top
+    window.lecture.presentation.leave()
+    _settle(qtbot)
+    assert {n: d.isVisible() for n, d in window.docks.items()} == before
+    assert window.docks["step"].font().pointSizeF() == pytest.approx(font)
+    assert window.docks["step"].widget().geometry().top() == title_top  # the title back at its normal size
+    presentation.apply_theme(QApplication.instance(), "light")

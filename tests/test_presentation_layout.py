@@ -25,7 +25,6 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from explorer import presentation  # noqa: E402
 from layout_checks import (MIN_CAP_HEIGHT, clipped_texts, cramped_titles, figure_problems, outside_window, shown,  # noqa: E402
                            small_plots)
-from support import make_main_window  # noqa: E402
 
 PANELS = ("architecture", "step", "attention", "positional", "decoding", "heads", "lens", "attribution",
           "compare", "leak", "training")
@@ -38,16 +37,32 @@ def settle(qtbot, rounds: int = 4) -> None:
         qtbot.wait(5)
 
 
-@pytest.fixture(params=SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def presenting(request, qtbot, tmp_path):
+@pytest.fixture(scope="module", params=SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def presenting(request, qapp, tmp_path_factory):
+    """One presenting window per size for every panel's check (each test brings its panel to
+    the front alone, which is all that differs between them)."""
+    from explorer.launch import close_window
+    from explorer.main_window import MainWindow
+    from explorer.runner import Runner
+    from explorer.state import SessionState
+    from model.checkpoint import random_bundle
+    from PySide6.QtCore import QSettings
     size = request.param
-    window = make_main_window(qtbot, tmp_path, size=size)
-    window.lecture.presentation.enter(full_screen=False)
+    state = SessionState()
+    runner = Runner(state, synchronous=True)
+    settings = QSettings(str(tmp_path_factory.mktemp("layout") / "s.ini"), QSettings.IniFormat)
+    window = MainWindow(state, runner, settings=settings, restore=False, persist=False)
     window.resize(*size)
-    settle(qtbot)
+    window.show()
+    runner.set_bundle(random_bundle("reverse"), then_run="attention")
+    window.lecture.presentation.enter(full_screen=False)  # scale and theme are process-wide: this module's
+    window.resize(*size)                                  # other windows are built in test_presentation.py
+    for _ in range(4):
+        QApplication.processEvents()
     yield window, size
     window.lecture.presentation.leave()
     presentation.apply_theme(QApplication.instance(), "light")
+    close_window(qapp, window)
 
 
 @pytest.mark.parametrize("name", PANELS)
@@ -66,20 +81,3 @@ def test_each_panel_alone_fits_at_projector_sizes(presenting, qtbot, name):
                      if shown(m) and m.title.text() != m.title.full_text]
     assert not problems, f"{name} at {size[0]}×{size[1]}:\n  " + "\n  ".join(problems)
     assert dock.geometry().width() >= size[0] - 4  # the panel has the window's whole width
-
-
-def test_leaving_restores_docks_and_title_size(qtbot, tmp_path):
-    window = make_main_window(qtbot, tmp_path, size=(1280, 720))
-    settle(qtbot)
-    before = {n: d.isVisible() for n, d in window.docks.items()}
-    title_top = window.docks["step"].widget().geometry().top()  # the title bar's height
-    font = window.docks["step"].font().pointSizeF()
-    window.lecture.presentation.enter(full_screen=False)
-    window.focus_panel("decoding")
-    settle(qtbot)
-    assert window.docks["step"].isHidden() and window.docks["decoding"].widget().geometry().top() < title_top
-    window.lecture.presentation.leave()
-    settle(qtbot)
-    assert {n: d.isVisible() for n, d in window.docks.items()} == before
-    assert window.docks["step"].font().pointSizeF() == pytest.approx(font)
-    assert window.docks["step"].widget().geometry().top() == title_top  # the title back at its normal size

@@ -45,7 +45,7 @@ def _shadowing(window) -> list[str]:
 @pytest.mark.parametrize("kind", ["encoder_decoder", "encoder_only", "decoder_only"])
 def test_no_instance_attribute_shadows_a_qt_method(qtbot, tmp_path, kind):
     window = make_main_window(qtbot, tmp_path)
-    assert window.panels.built("decoding") is None  # panels behind tabs are built when first shown …
+    assert window.panels.built("lens") is None  # panels behind tabs are built when first shown …
     window.panels.build_all()  # … so build every one to walk it
     if kind != "encoder_decoder":
         layers = {"n_decoder_layers": 0} if kind == "encoder_only" else {"n_encoder_layers": 0}
