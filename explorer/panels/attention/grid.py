@@ -12,9 +12,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QPen
-from PySide6.QtWidgets import QGraphicsRectItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsRectItem
 
 from explorer.drawing import plot_style as st
+from explorer.drawing.canvas_widget import CanvasWidget
 from explorer.panels.attention.data import AttentionData
 from explorer.drawing.heatmap_items import MaskOverlay, TokenAxis
 from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose
@@ -206,7 +207,7 @@ class _KindPane:
         return self.layout.locate(pt.y(), pt.x())
 
 
-class AttentionGrid(QWidget):
+class AttentionGrid(CanvasWidget):
     """All heads of the shown kinds. Signals: cellClicked(kind, layer, head), hovered(text)."""
 
     cellClicked = Signal(str, int, int)
@@ -214,10 +215,6 @@ class AttentionGrid(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.canvas = st.graphics_widget()
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.canvas)
         self._cmap = st.weight_cmap()
         self.panes: dict[str, _KindPane] = {}
         self.shown: list[str] = []

@@ -3,9 +3,9 @@ every cell (written in when there is room), the exact value under the mouse, a c
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
+from explorer.drawing.canvas_widget import CanvasWidget
 from explorer.panels.attention.data import KIND_AXIS_NAMES, AttentionData
 from explorer.drawing.heatmap_items import HeatmapPlot
 from explorer.panels.attention.grid import SCALE_RULE
@@ -18,17 +18,13 @@ def head_title(kind: str, layer: int, head: int) -> str:
     return f"{names[kind]} — layer {layer + 1}, head {head + 1}"  # counted from 1, as everywhere
 
 
-class SingleHeadView(QWidget):
+class SingleHeadView(CanvasWidget):
     """Signals: hovered(text) with the exact weight under the mouse."""
 
     hovered = Signal(str)
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.canvas = st.graphics_widget()
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.canvas)
         self.heatmap = HeatmapPlot(self.canvas.ci, 0, 0, st.weight_cmap(), st.WEIGHT_LEVELS,
                                    "key (attended to)", "query (attending)", numbers=True, square=True)
         self.colorbar = st.colorbar(st.weight_cmap(), st.WEIGHT_LEVELS, SCALE_RULE)

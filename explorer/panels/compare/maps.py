@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
+from explorer.drawing.canvas_widget import CanvasWidget
 from explorer.drawing.heatmap_items import HeatmapPlot
 
 MIN_SCALE = 1e-6  # a zero difference still needs a non-empty colour scale
@@ -28,17 +28,13 @@ def scale_text(m: float) -> str:
     return "±0 (no change)" if m <= MIN_SCALE else f"±{m:.2g}"
 
 
-class ComparisonMaps(QWidget):
+class ComparisonMaps(CanvasWidget):
     """Signals: hovered(text) with A's, B's weight and their difference under the mouse."""
 
     hovered = Signal(str)
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.canvas = st.graphics_widget()
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.canvas)
         layout = self.canvas.ci
         self.map_a = HeatmapPlot(layout, 0, 0, st.weight_cmap(), st.WEIGHT_LEVELS, "key", "query", square=True)
         self.map_b = HeatmapPlot(layout, 0, 1, st.weight_cmap(), st.WEIGHT_LEVELS, "key", "", square=True)

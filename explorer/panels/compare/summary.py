@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
+from explorer.drawing.canvas_widget import CanvasWidget
 from explorer.drawing.heatmap_items import HeatmapPlot
 from explorer.panels.compare.maps import MIN_SCALE
 
 
-class HeadChanges(QWidget):
+class HeadChanges(CanvasWidget):
     """Signals: hovered(text); headClicked(layer, head)."""
 
     hovered = Signal(str)
@@ -23,10 +23,6 @@ class HeadChanges(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.canvas = st.graphics_widget()
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.canvas)
         self.grid = HeatmapPlot(self.canvas.ci, 0, 0, st.weight_cmap(), (0.0, 1.0), "head", "layer")
         self.bar = st.colorbar(st.weight_cmap(), (0.0, 1.0), "mean |B − A|")
         self.bar.axis.enableAutoSIPrefix(False)
