@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from PySide6.QtCore import QEvent, QEventLoop, Qt, QTimer
+from PySide6.QtCore import QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import (QApplication, QComboBox, QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton,
                                QSpinBox, QVBoxLayout, QWidget)
 
@@ -19,6 +19,7 @@ from explorer import style, theme
 from explorer.drawing.token_heatmap import ElidedLabel
 from explorer.panels.leak.views import AccuracyBars, AttentionPair, LossCurves
 from explorer.panels.leak.worker import LeakPhase, LeakResult, LeakRun, StepRows
+from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.state import SessionState
 from model.leak_lab import RUN_LABELS, RUNS, LeakConfig
 
@@ -55,7 +56,7 @@ def leakiest_head(result: LeakResult) -> tuple[int, int]:
     return int(layer), int(head)
 
 
-class LeakPanel(QWidget):
+class LeakPanel(StopsWithWindow, QWidget):
     panel_name = "leak"
     title = "Mask leak"
 
@@ -67,7 +68,6 @@ class LeakPanel(QWidget):
         self.phase = "idle"
         self.step = 0
         self.total_steps = 0
-        self._watched = None
         self._build()
         theme.notifier().changed.connect(self._restyle)
         app = QApplication.instance()
@@ -307,18 +307,3 @@ class LeakPanel(QWidget):
             self.show_result(self.result)
 
     # -- lifetime ---------------------------------------------------------------------------
-    def showEvent(self, event) -> None:  # noqa: N802
-        super().showEvent(event)
-        top = self.window()
-        if top is not self and top is not self._watched:
-            top.installEventFilter(self)  # the main window closing must stop the lab too
-            self._watched = top
-
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802
-        if obj is self._watched and event.type() == QEvent.Type.Close:
-            self.shutdown()
-        return False
-
-    def closeEvent(self, event) -> None:  # noqa: N802
-        self.shutdown()
-        super().closeEvent(event)

@@ -12,10 +12,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QEventLoop, Qt
+from PySide6.QtCore import QEventLoop, Qt
 from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from explorer import style
+from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.state import SessionState
 from explorer.panels.training.controls import TrainingControls
 from explorer.panels.training.curves import TrainingCurves
@@ -33,7 +34,7 @@ EVAL_SIZE = 50  # held-out pairs per live evaluation (a full evaluation is the C
 PROBE_SHARE = 0.38  # of the panel's width: the probe column when the panel is (re)sized
 
 
-class TrainingPanel(QWidget):
+class TrainingPanel(StopsWithWindow, QWidget):
     panel_name = "training"
     title = "Training"
 
@@ -48,7 +49,6 @@ class TrainingPanel(QWidget):
         self.trained: Offer | None = None  # the last model a run handed over
         self._own = None  # the session's own model the controls were last set up for
         self._defaults_pending = False  # it changed during a run: its task and kind once the run ends
-        self._watched = None
         self._train_loop: QEventLoop | None = None
         self._build()
         self.display = LiveDisplay(self.curves, self.probe, self.controls, self)
@@ -362,22 +362,6 @@ class TrainingPanel(QWidget):
         self.state.inform(text, level)
 
     # -- lifetime -------------------------------------------------------------------------------
-    def showEvent(self, event) -> None:  # noqa: N802
-        super().showEvent(event)
-        top = self.window()
-        if top is not self and top is not self._watched:
-            top.installEventFilter(self)  # the main window closing must stop the run too
-            self._watched = top
-
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802
-        if obj is self._watched and event.type() == QEvent.Type.Close:
-            self.shutdown()
-        return False
-
-    def closeEvent(self, event) -> None:  # noqa: N802
-        self.shutdown()
-        super().closeEvent(event)
-
     def resizeEvent(self, event) -> None:  # noqa: N802
         """Curves beside the probe, unless the panel is tall and narrow (a portrait dock)."""
         super().resizeEvent(event)
