@@ -151,6 +151,14 @@ class TokenAxis(pg.AxisItem):
         """Pixels per cell in which every label still fits at the legible minimum (turned if need be)."""
         return self._need_along(MIN_LABEL_PT, self.horizontal)
 
+    def extent_px(self, pt: int, rotated: bool) -> float:
+        """Pixels the axis takes across the plot with its labels at `pt`: the widest label
+        beside a vertical axis (or under a horizontal one turned), else one line's height."""
+        widths, height = self._measure(pt)
+        across = max(widths, default=0.0) if (rotated or not self.horizontal) else height
+        offset = max(0, self.style["tickLength"]) + self.style["tickTextOffset"][1 if self.horizontal else 0]
+        return across + offset + 2
+
     def _in_view(self, lo: float, hi: float) -> list[tuple[float, int, int]]:
         """(start of the map's cells, first, last token index in view) for each map in lo…hi."""
         n, spans = len(self._tokens), []

@@ -15,7 +15,10 @@ from PySide6.QtGui import QBrush, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from explorer import style
-from explorer.drawing.heatmap_items import TokenAxis
+from explorer.drawing.heatmap_items import MIN_LABEL_PT, TokenAxis
+
+RANGE_PADDING = 0.02  # of the frame, around the map: its outline stays visible
+PLOT_MARGIN_PX = 12  # pyqtgraph's plot item and view margins, each side
 
 
 def display_piece(piece: str) -> str:
@@ -115,12 +118,10 @@ class TokenHeatmap(QWidget):
     least as wide as its title, which would crop a narrow map.
     """
 
-    def __init__(self, title: str = "", colormap: pg.ColorMap | None = None, parent=None,
-                 max_room: int | None = None):
-        """max_room: the most pixels the map may ask for (a page with other work beside it at
-        1280×720); past it the axes thin their labels and say how many they show."""
+    def __init__(self, title: str = "", colormap: pg.ColorMap | None = None, parent=None):
+        """The map asks for no room: where its cells are too small for every label even at the
+        legible minimum, the axes show every k-th label and say so (zoom brings them back)."""
         super().__init__(parent)
-        self.max_room = max_room
         self.title = ElidedLabel(title)
         self.title.setFont(style.font(style.BASE_POINT_SIZE))
         self.rows_axis, self.cols_axis = TokenAxis("left"), TokenAxis("bottom")
@@ -224,22 +225,26 @@ class TokenHeatmap(QWidget):
         self.rows_axis.set_tokens([display_piece(p) for p in row_labels[:fr]], numeric=False)
         self.cols_axis.set_tokens([display_piece(p) for p in col_labels[:fc]], numeric=False)
         self._frame = (max(fr, 1), max(fc, 1))
-        self._make_room()
         self._fit()
 
-    def _make_room(self) -> None:
-        """At least enough room that every label of a frame up to 32 tokens fits at ≥ 8 pt."""
-        fr, fc = (min(n, 32) for n in self._frame)
-        side = max(fr * self.rows_axis.min_cell_px(), fc * self.cols_axis.min_cell_px())  # square cells
-        if self.max_room is not None:
-            side = min(side, self.max_room)
-        self.plot_widget.setMinimumSize(int(max(110, side + 70)), int(max(110, side + 60)))
+    def least_size(self, most_tokens: int = 32) -> tuple[float, float]:
+        """The widget size (width, height) in which every token label of the frame (up to
+        `most_tokens` a side) is drawn at the legible minimum (turned if need be), in square
+        cells. Asked by the layout (`PlotFlow`), never set as a minimum: a minimum would make
+        the panel's scroll area grow instead of the maps reflowing to fit the screen."""
+        fr, fc = (min(n, most_tokens) for n in self._frame)
+        cell = max(self.rows_axis.min_cell_px(), self.cols_axis.min_cell_px())  # square cells
+        left = self.rows_axis.extent_px(MIN_LABEL_PT, rotated=False)
+        bottom = self.cols_axis.extent_px(MIN_LABEL_PT, rotated=self.cols_axis.fit_for(cell).rotated)
+        pad = 1 + 2 * RANGE_PADDING  # setRange's padding on each side
+        chrome = 2 * PLOT_MARGIN_PX
+        return (fc * cell * pad + left + chrome, fr * cell * pad + bottom + chrome + self.title.sizeHint().height())
 
     def _fit(self) -> None:
         """Show the whole frame (the axes fit their labels to the cells they get)."""
         fr, fc = self._frame
         plot = self.plot_widget.getPlotItem()
-        plot.getViewBox().setRange(xRange=(0, fc), yRange=(0, fr), padding=0.02)
+        plot.getViewBox().setRange(xRange=(0, fc), yRange=(0, fr), padding=RANGE_PADDING)
 
     def set_title(self, title: str) -> None:
         self.title.setText(title)

@@ -54,6 +54,12 @@ class TopKBars(pg.PlotWidget):
         self.getPlotItem().setTitle(html.escape(text), size=f"{style.BASE_POINT_SIZE * style.scale():.1f}pt")
         fit_title_row(self.getPlotItem())
 
+    def least_size(self) -> tuple[float, float]:
+        """The room its caption needs whole (asked by the decoding panel's `PlotFlow`)."""
+        title = self.getPlotItem().titleLabel
+        width = title.item.boundingRect().width() + 16 if title.isVisible() and title.text else 0.0
+        return width, 0.0
+
     def _label(self, i: int) -> pg.TextItem:
         while len(self.labels) <= i:
             item = pg.TextItem(anchor=(0.5, 1.0), color=style.TEXT)

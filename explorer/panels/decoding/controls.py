@@ -7,8 +7,8 @@ knob changes (the panel decodes again), `transport(str)` for reset/back/step/pla
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSpinBox,
-                               QStackedWidget, QStyle, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QBoxLayout, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSpinBox,
+                               QStackedWidget, QStyle, QWidget)
 
 from explorer import style
 from model.frame import STRATEGIES, DecodeSettings
@@ -98,11 +98,12 @@ class DecodingControls(QWidget):
         row2.addWidget(self.layer)
         row2.addWidget(QLabel("Head"))
         row2.addWidget(self.head)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 2, 4, 2)
-        layout.setSpacing(2)
-        layout.addLayout(row1)
-        layout.addLayout(row2)
+        self.rows = QBoxLayout(QBoxLayout.TopToBottom, self)  # one line where the width allows (resizeEvent)
+        self.rows.setContentsMargins(4, 2, 4, 2)
+        self.rows.setSpacing(2)
+        self.rows.addLayout(row1)
+        self.rows.addLayout(row2)
+        self.row1, self.row2 = row1, row2
 
         self.strategy.currentIndexChanged.connect(self._strategy_changed)
         for spin in (self.temperature, self.top_k, self.top_p, self.seed, self.beam_size, self.alpha):
@@ -110,6 +111,15 @@ class DecodingControls(QWidget):
             spin.valueChanged.connect(lambda _v: self.settingsChanged.emit(self.settings()))
         self.layer.currentIndexChanged.connect(self._head_changed)
         self.head.currentIndexChanged.connect(self._head_changed)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        """Strategy and transport on one line when both fit: a 1280×720 beamer's height goes to the maps."""
+        super().resizeEvent(event)
+        one_line = self.width() >= self.row1.sizeHint().width() + self.row2.sizeHint().width() + 24
+        direction = QBoxLayout.LeftToRight if one_line else QBoxLayout.TopToBottom
+        if self.rows.direction() != direction:
+            self.rows.setDirection(direction)
+            self.rows.setSpacing(16 if one_line else 2)
 
     def settings(self) -> DecodeSettings:
         return DecodeSettings(strategy=self.strategy.currentData(), temperature=self.temperature.value(),

@@ -90,7 +90,8 @@ class DecodingPanel(QWidget):
         self.self_map = TokenHeatmap("Self-attention")
         self.cross_map = TokenHeatmap("Cross-attention")
         self.bars = TopKBars()
-        self.plots = PlotFlow([self.mask_map, self.self_map, self.cross_map, self.bars])
+        self.plots = PlotFlow([self.mask_map, self.self_map, self.cross_map, self.bars], fold=self.mask_map,
+                              on_fold=lambda _folded: self._title_self_map())
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(4, 4, 4, 4)
@@ -357,7 +358,7 @@ class DecodingPanel(QWidget):
         self.mask_map.set_title(f"Mask in force {q + 1}×{q + 1}")
         self.self_map.set_data(step.self_attention[layer, head].numpy(), rows, rows, frame=(n, n),
                                blocked=~mask, highlight_row=q, separator=sep)
-        self.self_map.set_title(f"Self-attention L{layer + 1} H{head + 1}")
+        self._title_self_map()
         if step.cross_attention is not None:
             self.cross_map.setVisible(True)
             self.cross_map.set_data(step.cross_attention[layer, head].numpy(), rows, run.src_pieces,
@@ -383,6 +384,16 @@ class DecodingPanel(QWidget):
         self.parallel.set_step(t)
         self.beam_view.set_current_step(t if run.beam is not None else None)
         self._update_step_label()
+
+    def _title_self_map(self) -> None:
+        """Name the head; where the mask map is folded away (a long decode on a small screen)
+        say that this map carries the mask too (its hatched cells), in Figure 1's words."""
+        if self.run is None:
+            return
+        step = self.run.steps[self.t]
+        layer, head = min(self.layer, step.self_attention.shape[0] - 1), min(self.head, step.self_attention.shape[1] - 1)
+        name = "Masked self-attention" if self.plots.folded else "Self-attention"  # Figure 1's name for it
+        self.self_map.set_title(f"{name} L{layer + 1} H{head + 1}")
 
     def _chips_room(self, prefix: list[str], chosen: str) -> int:
         """How many of the newest prefix chips fit in two lines of the step row."""

@@ -39,7 +39,7 @@ class ParallelPassView(QWidget):
         self.equality = QLabel()
         self.equality.setFont(style.font(style.BASE_POINT_SIZE + 1, bold=True))
         self.equality.setWordWrap(True)
-        self.heatmap = TokenHeatmap(max_room=290)  # the page also holds its texts and table
+        self.heatmap = TokenHeatmap()
         self.future = QLabel()
         self.future.setFont(style.font(style.BASE_POINT_SIZE))
         self.future.setWordWrap(True)

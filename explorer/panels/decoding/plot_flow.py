@@ -1,10 +1,14 @@
 """`PlotFlow`: plots in as many columns as keep each one large — a row on a wide, low screen
 (a 1280×720 beamer), a 2 × 2 grid in a squarer dock, a column in a narrow one.
 
-A lecture must never show an 80-pixel map: the flow picks the number of columns whose cells
-are largest (a map wants about as much height as width) among those that keep every cell at
-least MIN_CELL. The plots themselves get no minimum size: a minimum would make the panel's
-scroll area grow the flow and freeze its columns; the flow adapts to the room it is given.
+A lecture must never show an 80-pixel map, nor a map that drops token labels: the flow picks
+the number of columns whose cells are largest (a map wants about as much height as width)
+among those that give every map the room its labels need at the legible minimum
+(`least_size()`), its title whole, and every cell at least MIN_CELL. When no arrangement
+gives every map its labels' room (a long decode on a 1280×720 beamer), the `fold` plot (the
+mask in force, which the self-attention map also draws as hatched cells) leaves the flow, so
+the others keep every label. The plots themselves get no minimum size: a minimum would make
+the panel's scroll area grow the flow (the panel scrolls) instead of the flow fitting the room.
 """
 from __future__ import annotations
 
@@ -21,16 +25,23 @@ TITLE_MARGIN = 12
 class PlotFlow(QWidget):
     """Lays `widgets` out in a grid whose number of columns follows the available size."""
 
-    def __init__(self, widgets: list[QWidget], aspect: float = 1.15, parent=None):
-        """aspect: the width / height a cell is best at (cells far from it count as smaller)."""
+    def __init__(self, widgets: list[QWidget], aspect: float = 1.15, parent=None, fold: QWidget | None = None,
+                 on_fold=None):
+        """aspect: the width / height a cell is best at (cells far from it count as smaller).
+        fold: the plot left out when the others need its room for their labels (`on_fold(bool)`
+        is told when that changes: a title may then say where its content went)."""
         super().__init__(parent)
         self.widgets = list(widgets)
+        self.fold, self.on_fold = fold, on_fold
+        self.folded = False
+        self._folding = False
         self.aspect = aspect
         self.grid = QGridLayout(self)
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.grid.setSpacing(6)
         self.columns = 0
         self._placed: list[QWidget] = []
+        self._stretch: tuple[list[int], list[int]] = ([], [])
         self.setMinimumSize(*MIN_CELL)
         for w in self.widgets:
             w.setParent(self)
@@ -39,7 +50,15 @@ class PlotFlow(QWidget):
         self.reflow()
 
     def shown_widgets(self) -> list[QWidget]:
-        return [w for w in self.widgets if not w.isHidden()]
+        """The plots their panel shows (the fold plot counts even while the flow folds it)."""
+        return [w for w in self.widgets if not w.isHidden() or (w is self.fold and self.folded)]
+
+    @staticmethod
+    def least_size(widget: QWidget) -> tuple[float, float]:
+        """The room a plot's labels need (a TokenHeatmap's `least_size()`), at least MIN_CELL."""
+        need = getattr(widget, "least_size", None)
+        w, h = need() if need is not None else MIN_CELL
+        return max(w, MIN_CELL[0]), max(h, MIN_CELL[1])
 
     def least_width(self, widget: QWidget) -> float:
         """MIN_CELL's width, or more when the plot's title (a TokenHeatmap's) needs it whole."""
@@ -49,26 +68,67 @@ class PlotFlow(QWidget):
             return MIN_CELL[0]
         return max(MIN_CELL[0], QFontMetricsF(title.font()).horizontalAdvance(text) + TITLE_MARGIN)
 
-    def best_columns(self, width: int, height: int, n: int) -> int:
-        """The column count whose cells, clipped to the preferred aspect, are largest, among
-        those where every title is whole, then those whose cells are all at least MIN_CELL."""
+    def _needs(self, plots: list[QWidget], columns: int) -> tuple[list[float], list[float]]:
+        """Each column's and each row's least size when `plots` flow into `columns` columns."""
+        cols, rows = [0.0] * columns, [0.0] * math.ceil(len(plots) / columns)
+        for i, w in enumerate(plots):
+            r, c = divmod(i, columns)
+            need_w, need_h = self.least_size(w)
+            cols[c], rows[r] = max(cols[c], need_w), max(rows[r], need_h)
+        return cols, rows
+
+    def _score(self, width: int, height: int, plots: list[QWidget]) -> tuple:
+        """(every label has room, every title whole, cells ≥ MIN_CELL, usable area, columns) of
+        the best column count for `plots`."""
+        n = len(plots)
         if n == 0:
-            return 1
-        widest = max((self.least_width(w) for w in self.shown_widgets()), default=MIN_CELL[0])
+            return (True, True, True, 0.0, 1)
+        widest = max(self.least_width(w) for w in plots)
+        spacing = self.grid.spacing()
         scored = []
         for c in range(1, n + 1):
-            w, h = width / c, height / math.ceil(n / c)
+            cols, rows = self._needs(plots, c)
+            fits = sum(cols) + spacing * (c - 1) <= width and sum(rows) + spacing * (len(rows) - 1) <= height
+            w, h = (width - spacing * (c - 1)) / c, (height - spacing * (len(rows) - 1)) / len(rows)
             usable = min(w, h * self.aspect) * min(h, w / self.aspect)
             keep = c == self.columns  # a near tie keeps the current arrangement (no flapping)
-            scored.append((w >= widest, h >= MIN_CELL[1], usable * (1.03 if keep else 1.0), c))
-        return max(scored)[3]
+            scored.append((fits, w >= widest, h >= MIN_CELL[1], usable * (1.03 if keep else 1.0), c))
+        return max(scored)
+
+    def best_columns(self, width: int, height: int, n: int | None = None) -> int:
+        """The column count for the shown plots (see the module's docstring)."""
+        return self.arrangement(width, height)[0]
+
+    def arrangement(self, width: int, height: int) -> tuple[int, bool]:
+        """(columns, fold the fold plot?): fold only when that is what gives every label room."""
+        shown = self.shown_widgets()
+        best = self._score(width, height, shown)
+        if not best[0] and self.fold in shown:
+            rest = self._score(width, height, [w for w in shown if w is not self.fold])
+            if rest[0]:
+                return rest[-1], True
+        return best[-1], False
 
     def reflow(self, force: bool = False) -> None:
-        shown = self.shown_widgets()
-        columns = self.best_columns(max(self.width(), 1), max(self.height(), 1), len(shown))
-        if not force and columns == self.columns and shown == self._placed:
+        columns, folded = self.arrangement(max(self.width(), 1), max(self.height(), 1))
+        if folded != self.folded:
+            self.folded = folded
+            if self.on_fold is not None:
+                self.on_fold(folded)
+        shown = [w for w in self.shown_widgets() if not (folded and w is self.fold)]
+        cols, rows = self._needs(shown, columns) if shown else ([], [])
+        # Columns share the width as their labels need it (a map of 32 source tokens beside
+        # the narrower bars); equal shares where nothing needs more than MIN_CELL.
+        stretch = [max(1, round(x / 10)) for x in cols], [max(1, round(y / 10)) for y in rows]
+        if not force and columns == self.columns and shown == self._placed and stretch == self._stretch:
             return
-        self.columns, self._placed = columns, shown
+        self.columns, self._placed, self._stretch = columns, shown, stretch
+        if self.fold is not None and self.fold.isHidden() != folded:
+            self._folding = True  # (its hide / show event is this flow's own doing)
+            try:
+                self.fold.setVisible(not folded)
+            finally:
+                self._folding = False
         for w in self.widgets:
             self.grid.removeWidget(w)
         for i in range(self.grid.columnCount()):
@@ -79,16 +139,16 @@ class PlotFlow(QWidget):
             row, col = divmod(i, columns)
             span = columns - col if i == len(shown) - 1 else 1  # the last plot takes the rest of its row
             self.grid.addWidget(w, row, col, 1, span)
-        for c in range(columns):
-            self.grid.setColumnStretch(c, 1)
-        for r in range(math.ceil(len(shown) / columns) if shown else 0):
-            self.grid.setRowStretch(r, 1)
+        for c, k in enumerate(stretch[0]):
+            self.grid.setColumnStretch(c, k)
+        for r, k in enumerate(stretch[1]):
+            self.grid.setRowStretch(r, k)
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
         self.reflow()
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802
-        if event.type() in (QEvent.ShowToParent, QEvent.HideToParent):
+        if event.type() in (QEvent.ShowToParent, QEvent.HideToParent) and not (obj is self.fold and self._folding):
             self.reflow()
         return False
