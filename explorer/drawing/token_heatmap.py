@@ -18,7 +18,7 @@ from explorer import style
 from explorer.drawing.heatmap_items import MIN_LABEL_PT, TokenAxis
 
 RANGE_PADDING = 0.02  # of the frame, around the map: its outline stays visible
-PLOT_MARGIN_PX = 12  # pyqtgraph's plot item and view margins, each side
+PLOT_MARGIN_PX = 3  # pyqtgraph's plot item and view margins, each side (measured: 1–2 px)
 
 
 def display_piece(piece: str) -> str:

@@ -20,6 +20,7 @@ from explorer.drawing.token_heatmap import fitted_ticks
 
 
 Y_TOP = 1.2  # room above a bar of p = 1 for its number
+CAPTION_MARGIN = 12  # pixels beside the caption: the title's own padding
 MIN_SLOT_CHARS = 4.5  # a bar's slot holds a 4-letter token ("<eos") or its value ("0.93")
 
 
@@ -29,6 +30,8 @@ class TopKBars(pg.PlotWidget):
     def __init__(self, k: int = 10, parent=None):
         super().__init__(parent=parent)
         self.k = k
+        self.caption = ""
+        self._caption_shown: tuple = ()
         plot = style.still_plot(self.getPlotItem())
         plot.showGrid(y=True, alpha=0.25)
         plot.setLabel("left", "probability", **{"font-size": f"{style.SMALL_POINT_SIZE}pt"})
@@ -49,16 +52,48 @@ class TopKBars(pg.PlotWidget):
         let_shrink(plot.titleLabel)  # a caption never widens its cell, even enlarged for a lecture
         plot.getAxis("left").setTicks([[(v, f"{v:g}") for v in (0, 0.2, 0.4, 0.6, 0.8, 1.0)]])  # no "1.2"
 
-    def set_caption(self, text: str) -> None:
+    def set_caption(self, text: str) -> None:  # noqa: D401
+        """The caption on one line, or broken after its last comma where the plot is narrower
+        (a long decode's maps take the width of a 1024-px beamer): always whole."""
+        self.caption, self._caption_shown = text, ()
+        self._show_caption()
+
+    def _caption_lines(self, text: str, width: float) -> list[str]:
+        if ", " not in text or self._line_width(text) + self._beside_caption() <= width:
+            return [text]
+        head, tail = text.rsplit(", ", 1)
+        return [head + ",", tail]
+
+    def _line_width(self, line: str) -> float:
+        return QFontMetricsF(self._caption_font()).horizontalAdvance(line)
+
+    def _caption_font(self):
+        f = style.font(style.BASE_POINT_SIZE)
+        f.setPointSizeF(style.BASE_POINT_SIZE * style.scale())  # the size set_caption gives the title
+        return f
+
+    def _show_caption(self) -> None:
+        lines = self._caption_lines(self.caption, self.width())
+        if (lines, style.scale()) == self._caption_shown:
+            return
+        self._caption_shown = (lines, style.scale())
         # the title is rich text: a token such as <eos> would otherwise vanish as an unknown tag
-        self.getPlotItem().setTitle(html.escape(text), size=f"{style.BASE_POINT_SIZE * style.scale():.1f}pt")
+        self.getPlotItem().setTitle("<br>".join(html.escape(line) for line in lines),
+                                    size=f"{style.BASE_POINT_SIZE * style.scale():.1f}pt")
         fit_title_row(self.getPlotItem())
 
     def least_size(self) -> tuple[float, float]:
-        """The room its caption needs whole (asked by the decoding panel's `PlotFlow`)."""
-        title = self.getPlotItem().titleLabel
-        width = title.item.boundingRect().width() + 16 if title.isVisible() and title.text else 0.0
-        return width, 0.0
+        """The room its caption needs whole, on two lines if need be (asked by the decoding
+        panel's `PlotFlow`)."""
+        if not self.caption:
+            return 0.0, 0.0
+        lines = self._caption_lines(self.caption, 0.0)
+        return max(self._line_width(line) for line in lines) + self._beside_caption(), 0.0
+
+    def _beside_caption(self) -> float:
+        """The plot's width the caption cannot use: it is centred over the bars, right of the
+        probability axis."""
+        return self.getPlotItem().getAxis("left").width() + CAPTION_MARGIN
 
     def _label(self, i: int) -> pg.TextItem:
         while len(self.labels) <= i:
@@ -125,6 +160,8 @@ class TopKBars(pg.PlotWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        if getattr(self, "caption", ""):
+            self._show_caption()
         if "_tick_labels" in self.__dict__:
             self._fit_ticks()
 

@@ -78,7 +78,7 @@ class PlotFlow(QWidget):
         return cols, rows
 
     def _score(self, width: int, height: int, plots: list[QWidget]) -> tuple:
-        """(every label has room, every title whole, cells ≥ MIN_CELL, usable area, columns) of
+        """(every label has room, cells ≥ MIN_CELL, every title whole, usable area, columns) of
         the best column count for `plots`."""
         n = len(plots)
         if n == 0:
@@ -92,7 +92,7 @@ class PlotFlow(QWidget):
             w, h = (width - spacing * (c - 1)) / c, (height - spacing * (len(rows) - 1)) / len(rows)
             usable = min(w, h * self.aspect) * min(h, w / self.aspect)
             keep = c == self.columns  # a near tie keeps the current arrangement (no flapping)
-            scored.append((fits, w >= widest, h >= MIN_CELL[1], usable * (1.03 if keep else 1.0), c))
+            scored.append((fits, w >= MIN_CELL[0] and h >= MIN_CELL[1], w >= widest, usable * (1.03 if keep else 1.0), c))
         return max(scored)
 
     def best_columns(self, width: int, height: int, n: int | None = None) -> int:
@@ -100,13 +100,12 @@ class PlotFlow(QWidget):
         return self.arrangement(width, height)[0]
 
     def arrangement(self, width: int, height: int) -> tuple[int, bool]:
-        """(columns, fold the fold plot?): fold only when that is what gives every label room."""
+        """(columns, fold the fold plot?): fold only when the plots lack room for every label
+        (then the others' cells grow: more of their labels are drawn, or all of them)."""
         shown = self.shown_widgets()
         best = self._score(width, height, shown)
         if not best[0] and self.fold in shown:
-            rest = self._score(width, height, [w for w in shown if w is not self.fold])
-            if rest[0]:
-                return rest[-1], True
+            return self._score(width, height, [w for w in shown if w is not self.fold])[-1], True
         return best[-1], False
 
     def reflow(self, force: bool = False) -> None:
@@ -115,6 +114,12 @@ class PlotFlow(QWidget):
             self.folded = folded
             if self.on_fold is not None:
                 self.on_fold(folded)
+        if self.fold is not None and self.fold.isHidden() != folded:
+            self._folding = True  # (its hide / show event is this flow's own doing)
+            try:
+                self.fold.setVisible(not folded)
+            finally:
+                self._folding = False
         shown = [w for w in self.shown_widgets() if not (folded and w is self.fold)]
         cols, rows = self._needs(shown, columns) if shown else ([], [])
         # Columns share the width as their labels need it (a map of 32 source tokens beside
@@ -123,12 +128,6 @@ class PlotFlow(QWidget):
         if not force and columns == self.columns and shown == self._placed and stretch == self._stretch:
             return
         self.columns, self._placed, self._stretch = columns, shown, stretch
-        if self.fold is not None and self.fold.isHidden() != folded:
-            self._folding = True  # (its hide / show event is this flow's own doing)
-            try:
-                self.fold.setVisible(not folded)
-            finally:
-                self._folding = False
         for w in self.widgets:
             self.grid.removeWidget(w)
         for i in range(self.grid.columnCount()):
