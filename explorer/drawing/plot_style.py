@@ -90,8 +90,17 @@ def graphics_widget() -> pg.GraphicsLayoutWidget:
 def colorbar(cmap: pg.ColorMap, values: tuple[float, float], label: str) -> pg.ColorBarItem:
     bar = pg.ColorBarItem(values=values, colorMap=cmap, interactive=False, width=22, pen=current().muted)
     style_axis(bar.axis, label)
-    bar.axis.setWidth(72)  # room for tick values *and* the label, which otherwise overlap
+    fit_colorbar_axis(bar)  # room for tick values *and* the label, which otherwise overlap
     return bar
+
+
+def fit_colorbar_axis(bar: pg.ColorBarItem) -> None:
+    """pyqtgraph fixes a colour bar's axis at 45 px and silently leaves out every tick label
+    wider than its box: at presentation size that is "−0.2" and "−0.1" — a diverging bar that
+    shows only its positive half. Let the axis be as wide as its widest tick label (plus its
+    title), at whatever size the fonts are now."""
+    bar.axis.setStyle(autoExpandTextSpace=True)
+    bar.axis.setWidth(None)
 
 
 def let_shrink(label: pg.LabelItem, width: float = 40) -> None:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QGraphicsPathItem, QVBoxLayout, QWidget
 
 from explorer import style
 from explorer.drawing.heatmap_items import TokenAxis
+from explorer.drawing.plot_style import fit_colorbar_axis
 
 WEIGHT_LEVELS = (0.0, 1.0)
 SCALE_RULE = "weight: 0–1 on every map"
@@ -76,6 +77,7 @@ class TensorView(QWidget):
                                         width=18)
         self.colorbar.setImageItem(self.image)
         self.colorbar.getAxis("right").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE, mono=True))
+        fit_colorbar_axis(self.colorbar)  # "−0.2" as whole as "0.2"
         self.widget.addItem(self.colorbar)
         self.mask_fill = QGraphicsPathItem()
         self.mask_fill.setBrush(QBrush(style.MASKED))
