@@ -206,3 +206,41 @@ def figure_problems(panel, min_cap: float | None) -> list[str]:
 
 def _r(rect: QRectF) -> str:
     return f"({rect.x():.0f},{rect.y():.0f} {rect.width():.0f}×{rect.height():.0f})"
+
+
+def colorbar_problems(root: QWidget) -> list[str]:
+    """Every shown colour bar of a diverging scale (below and above 0) draws its tick labels
+    whole: a negative one, 0 and a positive one, each inside the axis' box and the view, each
+    as wide as its text (QFontMetricsF). pyqtgraph silently leaves out a label wider than a
+    colour bar's axis — "−0.2" went missing while "0.2" stayed."""
+    from PySide6.QtGui import QImage, QPainter
+    problems = []
+    for view in root.findChildren(pg.GraphicsView):
+        if not shown(view):
+            continue
+        for bar in [i for i in view.scene().items() if isinstance(i, pg.ColorBarItem) and i.isVisible()]:
+            axis = bar.axis
+            lo, hi = sorted(float(v) for v in axis.range)
+            if not lo < 0 < hi:
+                continue
+            image = QImage(4, 4, QImage.Format_ARGB32)
+            painter = QPainter(image)
+            try:
+                texts = axis.generateDrawSpecs(painter)[2]
+            finally:
+                painter.end()
+            values = [float(t.replace("−", "-")) for _r, _f, t in texts]
+            if not (any(v < 0 for v in values) and 0.0 in values and any(v > 0 for v in values)):
+                problems.append(f"colour bar {lo:.2g}…{hi:.2g} labels only {[t for _r, _f, t in texts]}")
+            box = axis.mapRectFromParent(axis.geometry()).adjusted(-1, -1, 1, 1)
+            screen = QRectF(view.viewport().rect()).adjusted(-1, -1, 1, 1)
+            metrics = QFontMetricsF(axis.style["tickFont"] or axis.font())
+            for rect, _flags, text in texts:
+                if not box.contains(rect):
+                    problems.append(f"colour bar tick {text!r} {_r(rect)} outside its axis {_r(box)}")
+                if not screen.contains(QRectF(view.mapFromScene(axis.mapRectToScene(rect)).boundingRect())):
+                    problems.append(f"colour bar tick {text!r} outside the view")
+                if metrics.horizontalAdvance(text) > rect.width() + 1:
+                    problems.append(f"colour bar tick {text!r} needs {metrics.horizontalAdvance(text):.0f} px, "
+                                    f"has {rect.width():.0f}")
+    return problems

@@ -10,6 +10,8 @@ What is measured, per panel (architecture, step, attention, positional, decoding
 - every shown pyqtgraph ViewBox (colour bars excepted) is at least 160×120 screen pixels, and
   every plot title fits the row its plot gives it (pyqtgraph fixes it at 30 px);
 - decoding: the step-by-step maps' titles whole (not elided);
+- a diverging colour bar (the forward pass' signed tensors): its
+  negative, zero and positive tick labels all drawn whole;
 - Figure 1: each block's name and shape inside the block's rectangle, no two text items of the
   figure overlapping, all of them in the view, and at 1280×720 a cap height of ≥ 11 px on screen.
 """
@@ -20,11 +22,12 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
+import pyqtgraph as pg  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import presentation  # noqa: E402
-from layout_checks import (MIN_CAP_HEIGHT, clipped_texts, cramped_titles, figure_problems, outside_window, shown,  # noqa: E402
-                           small_plots)
+from layout_checks import (MIN_CAP_HEIGHT, clipped_texts, colorbar_problems, cramped_titles, figure_problems,  # noqa: E402
+                           outside_window, shown, small_plots)
 
 PANELS = ("architecture", "step", "attention", "positional", "decoding", "heads", "lens", "attribution",
           "compare", "leak", "training")
@@ -81,3 +84,18 @@ def test_each_panel_alone_fits_at_projector_sizes(presenting, qtbot, name):
                      if shown(m) and m.title.text() != m.title.full_text]
     assert not problems, f"{name} at {size[0]}×{size[1]}:\n  " + "\n  ".join(problems)
     assert dock.geometry().width() >= size[0] - 4  # the panel has the window's whole width
+
+
+@pytest.mark.parametrize("name, step", [("step", "encoder.embedding.tokens"), ("step", "encoder.layers.0.self_attn.scores")])
+def test_diverging_colour_bars_draw_every_tick(presenting, qtbot, name, step):
+    """A signed map's colour bar at presentation size: −, 0 and + ticks, each whole."""
+    window, size = presenting
+    window.focus_panel(name)
+    assert window.state.select_step_named(step)
+    settle(qtbot)
+    panel = window.panels[name]
+    bars = [i for v in panel.findChildren(pg.GraphicsView) if shown(v) for i in v.scene().items()
+            if isinstance(i, pg.ColorBarItem) and i.isVisible() and min(i.axis.range) < 0 < max(i.axis.range)]
+    assert bars, f"{name}: no diverging colour bar on screen"
+    problems = colorbar_problems(panel)
+    assert not problems, f"{name} at {size[0]}×{size[1]}:\n  " + "\n  ".join(problems)

@@ -1,0 +1,137 @@
+"""A long decode on a beamer: the decoding panel fits the screen and names every token.
+
+The bundled `reverse` model decodes the 26 letters into a 26-token sequence, so its step
+maps are 26 × 26 (cross-attention 26 × 26 source tokens). At 1280×720 and 1024×768 in
+presentation mode, built in the order `--screenshot` builds it (model and decode first, then
+the window shown and presenting — the order that once let the maps' minimum sizes make the
+panel scroll), the panel must:
+- not scroll, and keep every widget inside the window (tests/layout_checks.py);
+- keep every plot ≥ MIN_PLOT and every QLabel / button text whole;
+- draw every token label of every shown map (none skipped, none below the legible minimum),
+  each inside its map's view (QFontMetricsF-measured rectangles from the axis' draw specs);
+- show the next-token caption whole, and the step maps' titles unelided;
+- where the mask map gives up its room, say on the self-attention map that it is masked.
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+from PySide6.QtCore import QRectF  # noqa: E402
+from PySide6.QtGui import QFontMetricsF, QImage, QPainter  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from explorer import presentation  # noqa: E402
+from explorer.drawing.token_axis import MIN_LABEL_PT  # noqa: E402
+from layout_checks import clipped_texts, cramped_titles, outside_window, shown, small_plots  # noqa: E402
+
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+SIZES = ((1280, 720), (1024, 768))
+
+
+def settle(rounds: int = 8) -> None:
+    for _ in range(rounds):  # layout, pyqtgraph's deferred geometry, the flow's reflow, paint
+        QApplication.processEvents()
+
+
+@pytest.fixture(scope="module")
+def reverse_bundle():
+    from explorer.runner import load_bundle
+    return load_bundle("reverse")
+
+
+@pytest.fixture(scope="module", params=SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def long_decode(request, qapp, reverse_bundle, tmp_path_factory):
+    from explorer.launch import close_window
+    from explorer.main_window import MainWindow
+    from explorer.runner import Runner
+    from explorer.state import SessionState
+    from PySide6.QtCore import QSettings
+    size = request.param
+    state = SessionState()
+    runner = Runner(state, synchronous=True)
+    settings = QSettings(str(tmp_path_factory.mktemp("decode") / "s.ini"), QSettings.IniFormat)
+    window = MainWindow(state, runner, settings=settings, restore=False, persist=False)
+    window.resize(*size)
+    state.set_bundle(reverse_bundle)
+    runner.run(LETTERS, None)
+    window.show()
+    window.lecture.presentation.enter(full_screen=False)
+    window.focus_panel("decoding")
+    settle()
+    yield window, size
+    window.lecture.presentation.leave()
+    presentation.apply_theme(QApplication.instance(), "light")
+    close_window(qapp, window)
+
+
+def drawn_labels(axis) -> list[tuple[QRectF, str]]:
+    """(rectangle in the axis' coordinates, text) of every tick label the axis draws now."""
+    image = QImage(4, 4, QImage.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        _axis, _ticks, texts = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [(rect, text) for rect, _flags, text in texts]
+
+
+def label_problems(name: str, heatmap) -> list[str]:
+    """Every token of the map's frame labelled, at ≥ MIN_LABEL_PT, each label inside the view."""
+    problems = []
+    view = heatmap.plot_widget
+    frame = QRectF(view.viewport().rect()).adjusted(-1, -1, 1, 1)
+    for axis, n in ((heatmap.rows_axis, heatmap._frame[0]), (heatmap.cols_axis, heatmap._frame[1])):
+        labels = drawn_labels(axis)
+        if len(labels) != n:
+            problems.append(f"{name} {axis.orientation}: {len(labels)} of {n} token labels drawn")
+        if axis.fit.pt < MIN_LABEL_PT:
+            problems.append(f"{name} {axis.orientation}: labels at {axis.fit.pt} pt < {MIN_LABEL_PT}")
+        advance = QFontMetricsF(axis.label_font(axis.fit.pt)).horizontalAdvance
+        for rect, text in labels:
+            on_screen = view.mapFromScene(axis.mapRectToScene(rect)).boundingRect()
+            if not frame.contains(QRectF(on_screen)):
+                problems.append(f"{name} {axis.orientation}: label {text!r} at {on_screen.getRect()} outside the view")
+            along = rect.height() if axis.fit.rotated and axis.horizontal else rect.width()
+            if advance(text) > along + 1:
+                problems.append(f"{name} {axis.orientation}: label {text!r} needs {advance(text):.0f} px, has {along:.0f}")
+    return problems
+
+
+def test_long_decode_fits_and_names_every_token(long_decode):
+    window, size = long_decode
+    panel = window.panels["decoding"]
+    run = panel.run
+    assert run is not None and len(run.steps) >= 20  # a long decode (26 steps with the bundled model)
+    assert not panel.side_by_side  # a beamer: the two halves are tabs
+    assert panel.tabs.currentWidget() is panel.step_page
+    problems = outside_window(panel, window) + clipped_texts(panel) + small_plots(panel) + cramped_titles(panel)
+    maps = {"mask": panel.mask_map, "self": panel.self_map, "cross": panel.cross_map}
+    shown_maps = {name: m for name, m in maps.items() if shown(m)}
+    assert {"self", "cross"} <= set(shown_maps)
+    for name, heatmap in shown_maps.items():
+        problems += label_problems(name, heatmap)
+        if heatmap.title.text() != heatmap.title.full_text:
+            problems.append(f"title {heatmap.title.full_text!r} elided")
+    if "mask" not in shown_maps:  # its room went to the others' labels: the mask is named on the self map
+        assert panel.self_map.title.full_text.startswith("Masked self-attention")
+    caption = panel.bars.getPlotItem().titleLabel
+    need = caption.item.boundingRect().width()
+    if need > caption.geometry().width() + 1:
+        problems.append(f"caption {panel.bars.caption!r}: {need:.0f} px in a {caption.geometry().width():.0f}-px row")
+    assert not problems, f"decoding at {size[0]}×{size[1]}:\n  " + "\n  ".join(problems)
+
+
+def test_long_decode_parallel_pass_names_every_token(long_decode):
+    window, size = long_decode
+    panel = window.panels["decoding"]
+    panel.tabs.setCurrentWidget(panel.parallel)
+    try:
+        settle()
+        problems = outside_window(panel, window) + small_plots(panel) + label_problems("parallel", panel.parallel.heatmap)
+    finally:
+        panel.tabs.setCurrentWidget(panel.step_page)
+        settle()
+    assert not problems, f"parallel pass at {size[0]}×{size[1]}:\n  " + "\n  ".join(problems)
