@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog
                                QToolButton)
 
 from explorer import export
+from explorer.panel_dock import full_title
 from explorer.presentation import THEMES, PresentationMode, apply_theme, read_theme
 from explorer.scenes import TOUR_PATH, SceneDeck, SceneError, Tour, capture, save_tour
 
@@ -45,7 +46,7 @@ class ExportDialog(QDialog):
         self.setWindowTitle("Export a panel")
         self.panel = QComboBox()
         for name, dock in window.docks.items():
-            self.panel.addItem(dock.windowTitle(), name)
+            self.panel.addItem(full_title(dock), name)
         self.width_box = QSpinBox(minimum=export.MIN_SIDE, maximum=export.MAX_SIDE, value=1920, suffix=" px")
         self.height_box = QSpinBox(minimum=export.MIN_SIDE, maximum=export.MAX_SIDE, value=1080, suffix=" px")
         self.format = QComboBox()
@@ -262,7 +263,7 @@ class LectureTools(QObject):
         except (export.ExportError, OSError) as exc:
             self.state.inform(f"Export failed: {exc}", "error")
             return None
-        self.state.inform(f"Exported {self.window.docks[name].windowTitle()} to {written}.", "info")
+        self.state.inform(f"Exported {full_title(self.window.docks[name])} to {written}.", "info")
         return written
 
     def _export_dialog(self) -> None:

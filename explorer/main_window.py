@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QLabel, QMainWi
                                QScrollArea, QTabBar, QTabWidget, QToolBar, QWidget)
 
 from explorer import style
+from explorer.panel_dock import PanelDock, readable_tab_bars
 from explorer.dock_layout import LAYOUT_VERSION, LEFT_PANELS
 from explorer.input_bar import InputBar
 from explorer.lecture import PAPER_HELP, LectureTools
@@ -110,7 +111,7 @@ class MainWindow(QMainWindow):
         the architecture and the stepper in front."""
         areas: dict[bool, list[QDockWidget]] = {True: [], False: []}
         for cls in panel_classes():
-            dock = QDockWidget(cls.title, self)
+            dock = PanelDock(cls.title, getattr(cls, "tab_title", None), self)
             dock.setObjectName(f"dock_{cls.panel_name}")
             dock.setWidget(PanelScroll())  # the panel itself is built when the dock is first shown
             dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
@@ -254,6 +255,7 @@ class MainWindow(QMainWindow):
         tab group (and after restoreState); on a figure it covers the input bar. A live tab bar
         always touches the top (tabs North) or bottom of one of its docks."""
         docks = [d.geometry() for d in self.docks.values() if d.isVisible() and not d.isFloating()]
+        readable_tab_bars(self)  # (this runs after every change of the dock layout)
         hidden = 0
         for bar in self.findChildren(QTabBar, options=Qt.FindDirectChildrenOnly):
             g = bar.geometry()

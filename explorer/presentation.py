@@ -21,6 +21,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QApplication, QComboBox, QWidget)
 
 from explorer import style, theme
+from explorer.panel_dock import full_title
 from explorer.scaling import (  # noqa: F401 - applied_scale, register_window, _plot_views: read from here
     _plot_views, _widgets, _windows, applied_scale, register_window, scale_widgets)
 
@@ -279,7 +280,7 @@ class PresentationMode(QObject):
             self.switcher.setObjectName("presentation_panel_chooser")
             self.switcher.setToolTip("The panel shown while presenting")
             for name, dock in self.window.docks.items():
-                self.switcher.addItem(dock.windowTitle(), name)
+                self.switcher.addItem(full_title(dock), name)
             self.switcher.activated.connect(lambda i: self.window.focus_panel(self.switcher.itemData(i)))
             first = toolbar.actions()[1] if len(toolbar.actions()) > 1 else None  # right after "Presentation mode":
             self._switcher_action = (toolbar.insertWidget(first, self.switcher) if first is not None  # never in »

@@ -32,6 +32,7 @@ SHORT_KIND = {"encoder": "Encoder self", "decoder_self": "Decoder masked self", 
 class AttentionPanel(QWidget):
     panel_name = "attention"
     title = "Attention maps"
+    tab_title = "Attention"  # nine tabs share the right dock area: each must be readable
 
     def __init__(self, state: SessionState, parent=None):
         super().__init__(parent)

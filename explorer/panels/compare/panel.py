@@ -39,6 +39,7 @@ SLIDER_DELAY_MS = 150  # dragging the slider: compare where it rests, not every 
 class ComparePanel(QWidget):
     panel_name = "compare"
     title = "Compare checkpoints"
+    tab_title = "Compare"  # nine tabs share the right dock area: each must be readable
 
     def __init__(self, state: SessionState, parent=None):
         super().__init__(parent)

@@ -38,6 +38,7 @@ class _Progress(QObject):
 class HeadsPanel(QWidget):
     panel_name = "heads"
     title = "Head surgery"
+    tab_title = "Heads"  # nine tabs share the right dock area: each must be readable
 
     def __init__(self, state: SessionState, parent=None):
         super().__init__(parent)
