@@ -210,7 +210,7 @@ def _r(rect: QRectF) -> str:
 
 def colorbar_problems(root: QWidget) -> list[str]:
     """Every shown colour bar of a diverging scale (below and above 0) draws its tick labels
-    whole: a negative one, 0 and a positive one, each inside the axis' box and the view, each
+    whole: a negative one, 0 and a positive one, each inside what the axis paints and the view, each
     as wide as its text (QFontMetricsF). pyqtgraph silently leaves out a label wider than a
     colour bar's axis — "−0.2" went missing while "0.2" stayed."""
     from PySide6.QtGui import QImage, QPainter
@@ -232,7 +232,7 @@ def colorbar_problems(root: QWidget) -> list[str]:
             values = [float(t.replace("−", "-")) for _r, _f, t in texts]
             if not (any(v < 0 for v in values) and 0.0 in values and any(v > 0 for v in values)):
                 problems.append(f"colour bar {lo:.2g}…{hi:.2g} labels only {[t for _r, _f, t in texts]}")
-            box = axis.mapRectFromParent(axis.geometry()).adjusted(-1, -1, 1, 1)
+            box = axis.boundingRect().adjusted(-1, -1, 1, 1)  # what it paints (an end label may overhang)
             screen = QRectF(view.viewport().rect()).adjusted(-1, -1, 1, 1)
             metrics = QFontMetricsF(axis.style["tickFont"] or axis.font())
             for rect, _flags, text in texts:
