@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import html
 
+from PySide6.QtGui import QFont, QFontMetricsF
+
 from explorer import style
 from explorer.drawing.token_heatmap import display_piece
 from model.frame import DecodeRun
@@ -25,6 +27,18 @@ def chips_that_fit(prefix: list[str], room_px: float, chip_px) -> int:
             break
         n += 1
     return max(1, n)
+
+
+def chips_room(label, prefix: list[str], chosen: str) -> int:
+    """How many of the newest prefix chips fit in two lines of the step row `label`."""
+    font = QFont(label.font())
+    font.setFamily(style.MONO_FAMILY)
+    mono = QFontMetricsF(font)
+    bold = QFont(label.font())
+    bold.setBold(True)
+    chrome = QFontMetricsF(bold).horizontalAdvance("Step 999 → … 99 earlier") + mono.horizontalAdvance(f"  {chosen}  ")
+    room = 2 * max(200, label.width()) - chrome - mono.horizontalAdvance(f"  {prefix[0]}  ")
+    return chips_that_fit(prefix[1:], room * 0.9, lambda piece: mono.horizontalAdvance(f"  {piece}  "))
 
 
 def prefix_chips(prefix: list[str], n_prompt: int, keep_last: int | None = None) -> str:

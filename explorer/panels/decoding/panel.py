@@ -17,16 +17,14 @@ each [MASK] instead (`MaskPredictionsView`); a sentence encoder without an LM he
 """
 from __future__ import annotations
 
-
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from explorer import style
 from explorer.panels.decoding.bars import TopKBars
 from explorer.panels.decoding.beam_view import BeamTreeView
-from explorer.panels.decoding.chips import chip, chips_that_fit, prefix_chips, unknown_note
-from explorer.panels.decoding.reflow import STEP_TAB, set_side_by_side
+from explorer.panels.decoding.chips import chip, chips_room, prefix_chips, unknown_note
+from explorer.panels.decoding.reflow import STEP_TAB, offered_room, set_side_by_side
 from explorer.panels.decoding.controls import DecodingControls
 from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
 from explorer.panels.decoding.parallel_view import ParallelPassView
@@ -370,13 +368,12 @@ class DecodingPanel(QWidget):
         self.bars.set_data(step.model_probs.numpy(), run.vocab, step.chosen,
                            None if sampled is None else sampled.numpy())
         p = float(step.model_probs[step.chosen])
-        chips = prefix_chips(prefix, run.n_prompt, self._chips_room(prefix, run.vocab[step.chosen]))
+        chips = prefix_chips(prefix, run.n_prompt, chips_room(self.prefix, prefix, run.vocab[step.chosen]))
         how = {"greedy": "argmax", "sample": "sampled", "beam": "beam's best",
                "target": "given continuation" if run.n_prompt else "target"}[run.settings.strategy]
         self.prefix.setText(f"<b>Step {t}</b>&nbsp; {chips} &nbsp;→&nbsp;"
                             f"{chip(run.vocab[step.chosen], style.current().chosen, style.current().on_chosen)}")
         note = " (dashed: after T / top-k / top-p)" if sampled is not None else ""
-        # short enough for a quarter of a 1280-px beamer; the prefix row above says "Step t … →"
         self.bars.set_caption(f"{how} {display_piece(run.vocab[step.chosen])!r}, p = {p:.2f}")
         self.bars.setToolTip(f"Next token at step {t}: {how} {display_piece(run.vocab[step.chosen])!r}, "
                              f"p = {p:.3f}{note}")
@@ -386,35 +383,18 @@ class DecodingPanel(QWidget):
         self._update_step_label()
 
     def _title_self_map(self) -> None:
-        """Name the head; where the mask map is folded away (a long decode on a small screen)
-        say that this map carries the mask too (its hatched cells), in Figure 1's words."""
-        if self.run is None:
-            return
-        step = self.run.steps[self.t]
-        layer, head = min(self.layer, step.self_attention.shape[0] - 1), min(self.head, step.self_attention.shape[1] - 1)
-        name = "Masked self-attention" if self.plots.folded else "Self-attention"  # Figure 1's name for it
-        self.self_map.set_title(f"{name} L{layer + 1} H{head + 1}")
+        """The head; "Masked" (Figure 1's word: its hatched cells) when the mask map gave its room up."""
+        if self.run is not None:
+            shape = self.run.steps[self.t].self_attention.shape
+            name = "Masked self-attention" if self.plots.folded else "Self-attention"
+            self.self_map.set_title(f"{name} L{min(self.layer, shape[0] - 1) + 1} H{min(self.head, shape[1] - 1) + 1}")
 
-    def _chips_room(self, prefix: list[str], chosen: str) -> int:
-        """How many of the newest prefix chips fit in two lines of the step row."""
-        font = QFont(self.prefix.font())
-        font.setFamily(style.MONO_FAMILY)
-        mono = QFontMetricsF(font)
-        bold = QFont(self.prefix.font())
-        bold.setBold(True)
-        chrome = QFontMetricsF(bold).horizontalAdvance("Step 999 → … 99 earlier") + mono.horizontalAdvance(f"  {chosen}  ")
-        room = 2 * max(200, self.prefix.width()) - chrome - mono.horizontalAdvance(f"  {prefix[0]}  ")
-        return chips_that_fit(prefix[1:], room * 0.9, lambda piece: mono.horizontalAdvance(f"  {piece}  "))
-
-    # -- reflow ---------------------------------------------------------------------------------------
+    # -- reflow and lifetime ---------------------------------------------------------------------------
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
-        self._set_side_by_side(self.width() >= SIDE_BY_SIDE[0] and self.height() >= SIDE_BY_SIDE[1])
+        room = offered_room(self)  # the dock's, not this panel's own size: no history in the choice
+        set_side_by_side(self, room.width() >= SIDE_BY_SIDE[0] and room.height() >= SIDE_BY_SIDE[1])
 
-    def _set_side_by_side(self, on: bool) -> None:
-        set_side_by_side(self, on)
-
-    # -- lifetime --------------------------------------------------------------------------------
     def closeEvent(self, event) -> None:
         self._stop_play()
         super().closeEvent(event)
