@@ -7,9 +7,11 @@ mistaken for. Fonts come from `explorer.style`; colours from the current `explor
 """
 from __future__ import annotations
 
+import math
+
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QFontMetricsF
 
 pg.setConfigOptions(imageAxisOrder="row-major")  # a [query, key] matrix must not show transposed
 
@@ -90,17 +92,28 @@ def graphics_widget() -> pg.GraphicsLayoutWidget:
 def colorbar(cmap: pg.ColorMap, values: tuple[float, float], label: str) -> pg.ColorBarItem:
     bar = pg.ColorBarItem(values=values, colorMap=cmap, interactive=False, width=22, pen=current().muted)
     style_axis(bar.axis, label)
-    fit_colorbar_axis(bar)  # room for tick values *and* the label, which otherwise overlap
+    fit_colorbar_axis(bar, least=72)  # room for tick values *and* the label, which otherwise overlap
     return bar
 
 
-def fit_colorbar_axis(bar: pg.ColorBarItem) -> None:
+def fit_colorbar_axis(bar: pg.ColorBarItem, least: float = 0.0) -> None:
     """pyqtgraph fixes a colour bar's axis at 45 px and silently leaves out every tick label
     wider than its box: at presentation size that is "−0.2" and "−0.1" — a diverging bar that
-    shows only its positive half. Let the axis be as wide as its widest tick label (plus its
-    title), at whatever size the fonts are now."""
-    bar.axis.setStyle(autoExpandTextSpace=True)
-    bar.axis.setWidth(None)
+    shows only its positive half. Make the axis as wide as its widest tick label (at any bar
+    length) plus its title, now, for the bar's current levels and font: a width pyqtgraph found
+    only while painting would move the map beside it after it was drawn. Call again after
+    `setLevels` or a new tick font (the presentation scale re-shows every view)."""
+    axis = bar.axis
+    lo, hi = sorted(float(v) for v in axis.range)
+    metrics = QFontMetricsF(axis.style["tickFont"] or axis.font())
+    widest = 0.0
+    for length in (120.0, 240.0, 480.0, 960.0, float(axis.geometry().height())):
+        for spacing, values in (axis.tickValues(lo, hi, length)[:2] if hi > lo and length > 0 else []):
+            for text in axis.tickStrings(values, 1.0, spacing):  # the two labelled levels
+                widest = max(widest, metrics.horizontalAdvance(text))
+    title = axis.label.boundingRect().height() * 0.8 if axis.label.isVisible() else 0.0  # as pyqtgraph counts it
+    room = widest + axis.style["tickTextOffset"][0] + max(0, axis.style["tickLength"]) + title + 4
+    axis.setWidth(int(math.ceil(max(room, least))))
 
 
 def let_shrink(label: pg.LabelItem, width: float = 40) -> None:

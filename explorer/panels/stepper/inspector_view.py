@@ -139,6 +139,7 @@ class TensorView(QWidget):
         self.image.setImage(shown, autoLevels=False, levels=levels)
         self.colorbar.setLevels(levels)
         self.colorbar.getAxis("right").setLabel(SCALE_RULE if kind == "probs" else "")
+        fit_colorbar_axis(self.colorbar)  # its labels' width for these levels and this font, before the layout
         self.square = row_axis in TOKEN_AXES and col_axis in TOKEN_AXES
         self._make_room(rows if row_labels else 0)
         self.plot.setAspectLocked(self.square)  # query × key: square cells, as in the paper's figures
