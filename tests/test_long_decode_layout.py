@@ -79,7 +79,8 @@ def drawn_labels(axis) -> list[tuple[QRectF, str]]:
 
 
 def label_problems(name: str, heatmap) -> list[str]:
-    """Every token of the map's frame labelled, at ≥ MIN_LABEL_PT, each label inside the view."""
+    """Every token of the map's frame labelled, at ≥ MIN_LABEL_PT, each label inside its axis
+    and the view."""
     problems = []
     view = heatmap.plot_widget
     frame = QRectF(view.viewport().rect()).adjusted(-1, -1, 1, 1)
@@ -90,7 +91,10 @@ def label_problems(name: str, heatmap) -> list[str]:
         if axis.fit.pt < MIN_LABEL_PT:
             problems.append(f"{name} {axis.orientation}: labels at {axis.fit.pt} pt < {MIN_LABEL_PT}")
         advance = QFontMetricsF(axis.label_font(axis.fit.pt)).horizontalAdvance
+        painted = axis.boundingRect().adjusted(-1, -1, 1, 1)  # token axes clip their painting to it
         for rect, text in labels:
+            if not painted.contains(rect):
+                problems.append(f"{name} {axis.orientation}: label {text!r} outside its axis (cut off)")
             on_screen = view.mapFromScene(axis.mapRectToScene(rect)).boundingRect()
             if not frame.contains(QRectF(on_screen)):
                 problems.append(f"{name} {axis.orientation}: label {text!r} at {on_screen.getRect()} outside the view")
