@@ -70,3 +70,24 @@ def test_progress_shows_the_time_to_target():
     done = progress_text(480, 3000, "running", walls, steps, target=target_text(0.99, 1.0, 41.0, 50.0))
     assert done == "step 480 · 99% at 41 s"
     assert "left" in progress_text(200, 3000, "running", walls, steps)  # no target: the plain clock
+
+
+@pytest.mark.parametrize("target, confirmed", [(0.0, True), (1.01, False)])
+def test_a_check_that_reaches_the_target_is_confirmed_on_more_pairs(controls, target, confirmed):
+    """The lecture clock stops on a large held-out check, not on a lucky 99/100: a quick check at
+    or above the target is repeated on TARGET_CONFIRM_SIZE pairs, and that score is the one sent."""
+    from explorer.panels.training.steering import Steering
+    from explorer.panels.training.worker import TARGET_CONFIRM_SIZE, TrainingLoop
+
+    choose(controls, "reverse")
+    request = controls.request(None, "")
+    request.target = target
+    loop = TrainingLoop(request, Steering(request))
+    loop.trainer = build_trainer(request)
+    loop.trainer.step()
+    events = [m for m in loop.evaluate(force=True) if hasattr(m, "score")]
+    assert len(events) == 1
+    quick = request.train.eval_size
+    assert quick < TARGET_CONFIRM_SIZE
+    assert events[0].n == (TARGET_CONFIRM_SIZE if confirmed else quick)
+    assert events[0].score == pytest.approx(loop.trainer.evaluate(events[0].n).score)
