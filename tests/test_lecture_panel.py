@@ -91,3 +91,15 @@ def test_a_check_that_reaches_the_target_is_confirmed_on_more_pairs(controls, ta
     assert quick < TARGET_CONFIRM_SIZE
     assert events[0].n == (TARGET_CONFIRM_SIZE if confirmed else quick)
     assert events[0].score == pytest.approx(loop.trainer.evaluate(events[0].n).score)
+
+
+def test_the_rate_plot_names_the_schedule_the_run_uses(qtbot):
+    from explorer.panels.training.curves import TrainingCurves
+
+    curves = TrainingCurves()
+    qtbot.addWidget(curves)
+    curves.resize(1400, 800)
+    curves.reset(warmup=200, decay_steps=400)  # the lecture preset's
+    assert "linear decay to step 400" in curves.lr_plot.titleLabel.text
+    curves.reset(warmup=400)  # a plain run: Eq. 3 throughout
+    assert curves.lr_plot.titleLabel.text.endswith("(Eq. 3)")

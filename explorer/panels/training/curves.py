@@ -39,10 +39,19 @@ def acc_titles(metric: str = "exact_match") -> tuple[str, str]:
                         f"<span style='color:{style.current().exact}'>{short}</span>")
 
 
+def lr_titles(decay_steps: int = 0) -> tuple[str, str]:
+    """The rate's rule as the run uses it: Eq. 3 throughout, or Eq. 3's warm-up then a linear
+    decay (`TrainConfig.lr_decay_steps`, the lecture preset): a title must not claim Eq. 3 for
+    a curve that is not."""
+    if decay_steps:
+        return (f"Learning rate (warm-up, linear decay to step {decay_steps:,})", "Learning rate")
+    return ("Learning rate (Eq. 3)", "Learning rate")
+
+
 TITLES = {
     "loss": ("Training loss", "Loss"),
     "acc": acc_titles(),
-    "lr": ("Learning rate (Eq. 3)", "Learning rate"),
+    "lr": lr_titles(),
     "speed": ("Throughput", "Throughput"),
 }
 
@@ -149,6 +158,7 @@ class TrainingCurves(TimedCanvas):
         # What the held-out points are (EvalEvent.metric). Not named `metric`: on a QWidget that
         # name would shadow QPaintDevice.metric(), which Qt calls for fonts, and crash the app.
         self.held_out_metric = "exact_match"
+        self.lr_decay_steps = 0  # the run's TrainConfig.lr_decay_steps (0: Eq. 3)
         self._dirty = False
         self.loss_plot = _plot(self, 0, 0, TITLES["loss"][0], "cross-entropy")
         self.acc_plot = _plot(self, 0, 1, TITLES["acc"][0], "accuracy")
@@ -226,7 +236,7 @@ class TrainingCurves(TimedCanvas):
         # in the current theme's text colour and presentation scale, not the light/normal defaults
         colour = style.current().text
         size = f"{style.TITLE_POINT_SIZE * presentation.applied_scale():.1f}pt"
-        titles = dict(TITLES, acc=acc_titles(self.held_out_metric))
+        titles = dict(TITLES, acc=acc_titles(self.held_out_metric), lr=lr_titles(self.lr_decay_steps))
         for key, plot in (("loss", self.loss_plot), ("acc", self.acc_plot), ("lr", self.lr_plot),
                           ("speed", self.speed_plot)):
             plot.setTitle(titles[key][int(narrow)], color=colour, size=size)
@@ -237,7 +247,13 @@ class TrainingCurves(TimedCanvas):
         self.warmup_line.label.setText(text)  # (setFormat alone skips a hidden label)
 
     # -- data ------------------------------------------------------------------------------------
-    def reset(self, warmup: int | None = None) -> None:
+    def reset(self, warmup: int | None = None, decay_steps: int = 0) -> None:
+        if decay_steps != self.lr_decay_steps:
+            self.lr_decay_steps = decay_steps
+            colour = style.current().text
+            size = f"{style.TITLE_POINT_SIZE * presentation.applied_scale():.1f}pt"
+            self.lr_plot.setTitle(lr_titles(decay_steps)[int(not self.legend.isVisible())], color=colour, size=size)
+            fit_title_row(self.lr_plot)
         for s in self.series.values():
             s.clear()
         self.exact_steps.clear()
