@@ -7,6 +7,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from explorer import style  # noqa: E402
 from explorer.panels.training.controls import TrainingControls  # noqa: E402
 from explorer.panels.training.live import progress_text, target_text  # noqa: E402
 from explorer.panels.training.setup import LECTURE, build_trainer  # noqa: E402
@@ -103,3 +104,49 @@ def test_the_rate_plot_names_the_schedule_the_run_uses(qtbot):
     assert "linear decay to step 400" in curves.lr_plot.titleLabel.text
     curves.reset(warmup=400)  # a plain run: Eq. 3 throughout
     assert curves.lr_plot.titleLabel.text.endswith("(Eq. 3)")
+
+
+def test_the_progress_text_fits_its_bar_dropping_the_least_telling_parts(qtbot):
+    from PySide6.QtGui import QFontMetricsF
+
+    from explorer.panels.training.progress_bar import FittingProgressBar, shorter_forms
+
+    assert shorter_forms("step 120 / 2,000 · 6 % · 41.3 steps/s · 45 s left") == [
+        "step 120 / 2,000 · 6 % · 41.3 steps/s · 45 s left", "step 120 / 2,000 · 6 % · 45 s left",
+        "6 % · 45 s left", "45 s left"]
+    bar = FittingProgressBar()
+    qtbot.addWidget(bar)
+    bar.setFont(style.font(style.BASE_POINT_SIZE * 2, bold=True))  # a projector's scale
+    bar.resize(1200, 40)
+    bar.show()
+    text = "step 191 · 31% → 99% · 12 s"
+    bar.set_text(text)
+    assert bar.shown_text() == text  # room enough: all of it
+    fm = QFontMetricsF(bar.font())
+    bar.resize(int(fm.horizontalAdvance("31% → 99% · 12 s")) + 30, 40)
+    qtbot.waitUntil(lambda: bar.shown_text() != text)
+    assert bar.shown_text() == "31% → 99% · 12 s"  # the step count goes, the clock stays
+    assert fm.horizontalAdvance(bar.shown_text()) <= bar.contentsRect().width()
+    bar.resize(1200, 40)
+    qtbot.waitUntil(lambda: bar.shown_text() == text)  # wider again: the whole text is back
+
+
+
+def test_a_probe_map_too_short_for_every_row_label_says_how_many_it_shows(qtbot):
+    from explorer.panels.training.probe import ProbeView
+    from model.checkpoint import bundled_checkpoints, load_checkpoint
+
+    result = load_checkpoint(bundled_checkpoints()["reverse"]).run("abcdefghijklmnop")
+    probe = ProbeView()
+    qtbot.addWidget(probe)
+    probe.resize(700, 900)
+    probe.show()
+    probe.show_snapshot(10, result, "abcdefghijklmnop")
+    rows = len(result.out_pieces)
+    left = probe.plot.getAxis("left")
+    assert len(left._tickLevels[0]) == rows and left.labelText == "predicting"  # tall: every row named
+    probe.resize(700, 330)
+    qtbot.wait(20)
+    probe.show_snapshot(11, result, "abcdefghijklmnop")
+    shown = len(left._tickLevels[0])
+    assert shown < rows and left.labelText == f"predicting ({shown} of {rows})"
