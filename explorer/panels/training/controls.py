@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout,
                                QSpinBox, QStyle, QVBoxLayout, QWidget)
 
 from explorer import style
+from explorer.eliding_combo import ElidingComboBox
 from explorer.panels.training.progress_bar import FittingProgressBar
 from explorer.panels.training.setup import (BUILTIN_TASKS, KIND_TASKS, LANGUAGE_MODELS, LECTURE, MODEL_KINDS,
                                             MODEL_PRESETS, PRESET_LABELS, lecture_request)
@@ -99,7 +100,7 @@ class TrainingControls(QWidget):
                                  "which learn from a text corpus")
         self.kind_box.currentIndexChanged.connect(self._on_kind_changed)
 
-        self.model_box = QComboBox()
+        self.model_box = ElidingComboBox()
         for name in (*MODEL_PRESETS, LECTURE):
             self.model_box.addItem(PRESET_LABELS[name], name)
         self.model_box.addItem("continue training the loaded model", CONTINUE)
