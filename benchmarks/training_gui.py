@@ -90,7 +90,7 @@ def pump(app, seconds: float) -> None:
 
 def gui_block(app, panel, seconds: float, probe: LatencyProbe | None) -> tuple[int, float]:
     """Resume the panel's run, let the event loop run `seconds`, pause it: (steps, seconds)."""
-    trainer = panel.run.worker.trainer
+    trainer = panel.run.trainer
     panel.resume()
     while panel.phase != "running":
         app.processEvents()

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout,
                                QSizePolicy, QWidget)
 
 from explorer import style, theme
+from explorer.eliding_combo import ElidingComboBox
 from explorer.input_text import (  # noqa: F401 - field_texts, output_html: tests read them here
     MAX_ECHO, describe_unknown, echo_fit, field_texts, mask_tooltip, model_description, output_html, printable,
     token_echo_html)
@@ -41,7 +42,7 @@ class InputBar(QWidget):
         super().__init__(parent)
         self.state, self.runner = state, runner
         self._listed = None  # the session's model the chooser was last filled for
-        self.model_combo = QComboBox()
+        self.model_combo = ElidingComboBox()
         self.model_combo.setMinimumWidth(150)
         self.model_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.model_combo.setMinimumContentsLength(16)  # closed: short; the open list shows whole descriptions

@@ -66,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--warmup", type=int, default=None, help="default 400 (or the preset's)")
     t.add_argument("--lr-scale", type=float, default=None,
                    help="multiplies the paper's learning-rate schedule (default 1.0, or the preset's)")
+    t.add_argument("--lr-decay-steps", type=int, default=None, metavar="N",
+                   help="after the warm-up, decay the rate linearly to 5%% of its peak by step N and hold it "
+                        "(default 0: the paper's 1/√step decay, or the preset's)")
     t.add_argument("--label-smoothing", type=float, default=None, help="default 0.1 (or the preset's)")
     t.add_argument("--clip-grad", type=float, default=None, help="max gradient norm (default: no clipping)")
     t.add_argument("--device", default="auto", help="auto (CUDA, then MPS, then CPU), cpu, cuda, mps")
@@ -237,7 +240,7 @@ def _train_config(args):
     from .training import TrainConfig
 
     given = dict(steps=args.steps, batch_size=args.batch_size, warmup=args.warmup, lr_scale=args.lr_scale,
-                 label_smoothing=args.label_smoothing)
+                 lr_decay_steps=args.lr_decay_steps, label_smoothing=args.label_smoothing)
     given = {k: v for k, v in given.items() if v is not None}
     common = dict(clip_grad=args.clip_grad, device=args.device, seed=args.seed, eval_size=args.eval_size)
     if args.preset != LECTURE:

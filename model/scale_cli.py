@@ -122,10 +122,11 @@ def train_scaled(args, overrides: dict, progress_cls) -> int:
     try:
         bundle = _bundle(args, overrides, procs)
         from .train_flags import TRAIN_DEFAULTS  # None on the parser (so a preset can tell them apart)
-        given = {k: getattr(args, k) for k in ("steps", "warmup", "lr_scale", "label_smoothing")}
+        given = {k: getattr(args, k) for k in ("steps", "warmup", "lr_scale", "lr_decay_steps", "label_smoothing")}
         given = {k: TRAIN_DEFAULTS[k] if v is None else v for k, v in given.items()}
         cfg = ScaleConfig(steps=given["steps"], batch_tokens=args.batch_tokens or 25000, accumulate=args.accumulate,
-                          warmup=given["warmup"], lr_scale=given["lr_scale"], label_smoothing=given["label_smoothing"],
+                          warmup=given["warmup"], lr_scale=given["lr_scale"], lr_decay_steps=given["lr_decay_steps"],
+                          label_smoothing=given["label_smoothing"],
                           clip_grad=args.clip_grad, precision=args.precision, compile=args.compile, seed=args.seed,
                           buffer_pairs=args.buffer_pairs)
         state = read_state(args.out) if args.resume else None

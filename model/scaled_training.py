@@ -37,6 +37,7 @@ class ScaleConfig:
     accumulate: int = 1  # micro-batches per process per step
     warmup: int = 4000
     lr_scale: float = 1.0
+    lr_decay_steps: int = 0  # 0: Eq. 3's 1/√step; N: linear decay to 5 % of the peak by step N
     label_smoothing: float = 0.1
     clip_grad: float | None = None
     precision: str = "auto"  # auto: bf16 on CUDA, fp32 elsewhere
@@ -49,6 +50,9 @@ class ScaleConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise TrainingError(f"{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.lr_decay_steps, int) or self.lr_decay_steps < 0 or 0 < self.lr_decay_steps <= self.warmup:
+            raise TrainingError(f"lr_decay_steps must be 0 (the paper's 1/√step decay) or a step after the warm-up "
+                                f"({self.warmup}), got {self.lr_decay_steps!r}")
         if self.precision not in PRECISIONS:
             raise TrainingError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
 
@@ -85,7 +89,7 @@ class ScaledTrainer:
         # dynamic: every token batch has another shape; a static compile would recompile for each
         self.forward = torch.compile(self.ddp, dynamic=True) if config.compile else self.ddp
         self.optimizer, self.scheduler = make_optimizer(self.model, model.config.d_model, config.warmup,
-                                                        config.lr_scale)
+                                                        config.lr_scale, config.lr_decay_steps)
         self.loss_fn = nn.CrossEntropyLoss(label_smoothing=config.label_smoothing, ignore_index=PAD_ID,
                                            reduction="sum")
         self.bf16 = use_bf16(config.precision, procs.device)

@@ -53,6 +53,7 @@ class TrainConfig:
     batch_size: int = 64
     warmup: int = 400  # the paper used 4000 for 100k steps on WMT; small tasks need far fewer
     lr_scale: float = 1.0
+    lr_decay_steps: int = 0  # 0: Eq. 3's 1/√step decay; N: linear decay to 5 % of the peak by step N (model.optimizer)
     label_smoothing: float = 0.1  # ε_ls, Section 5.4
     clip_grad: float | None = None  # max gradient norm; None = no clipping (the paper clips nothing)
     device: str = "auto"  # "auto" | "cpu" | "cuda" | "mps"
@@ -69,6 +70,10 @@ class TrainConfig:
                 raise TrainingError(f"{name} must be a positive integer, got {value!r}")
         if not isinstance(self.eval_every, int) or self.eval_every < 0:
             raise TrainingError(f"eval_every must be 0 (off) or a positive integer, got {self.eval_every!r}")
+        if (not isinstance(self.lr_decay_steps, int) or isinstance(self.lr_decay_steps, bool)
+                or self.lr_decay_steps < 0 or 0 < self.lr_decay_steps <= self.warmup):
+            raise TrainingError(f"lr_decay_steps must be 0 (the paper's 1/√step decay) or a step after the warm-up "
+                                f"({self.warmup}), got {self.lr_decay_steps!r}")
         if not (isinstance(self.lr_scale, (int, float)) and math.isfinite(self.lr_scale) and self.lr_scale > 0):
             raise TrainingError(f"lr_scale must be a positive number, got {self.lr_scale!r}")
         if not 0.0 <= self.label_smoothing < 1.0:
@@ -180,7 +185,8 @@ class Trainer:
         self.model = model.to(self.device)
         torch.manual_seed(cfg.seed)
         self._stream = task.stream(seed=cfg.seed, split="train")
-        self.optimizer, self.scheduler = make_optimizer(self.model, model.config.d_model, cfg.warmup, cfg.lr_scale)
+        self.optimizer, self.scheduler = make_optimizer(self.model, model.config.d_model, cfg.warmup, cfg.lr_scale,
+                                                         cfg.lr_decay_steps)
         self.loss_fn = nn.CrossEntropyLoss(label_smoothing=cfg.label_smoothing, ignore_index=PAD_ID)
         self.step_count = 0
         self.elapsed = 0.0

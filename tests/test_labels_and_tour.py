@@ -45,6 +45,8 @@ def cell_px(plot_item) -> tuple[float, float]:
 def window(qtbot, tmp_path):
     w = make_main_window(qtbot, tmp_path, size=(1280, 720))
     w.runner.run(LONG)
+    # the frame is computed on a worker thread: on a loaded machine it takes more than a settle
+    qtbot.waitUntil(lambda: w.state.frame is not None and w.state.frame.source == LONG, timeout=20_000)
     settle(qtbot)
     return w
 

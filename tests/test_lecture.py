@@ -35,13 +35,16 @@ def test_the_cli_preset_uses_the_presets_schedule_and_lets_flags_override_it():
     preset = lecture_preset("reverse")
     args = build_parser().parse_args(["--preset", "lecture", "--task", "reverse", "--out", "x"])
     cfg = _train_config(args)
-    assert (cfg.steps, cfg.batch_size, cfg.warmup, cfg.lr_scale, cfg.label_smoothing) == (
-        preset.steps, preset.batch_size, preset.warmup, preset.lr_scale, preset.label_smoothing)
+    assert (cfg.steps, cfg.batch_size, cfg.warmup, cfg.lr_scale, cfg.lr_decay_steps, cfg.label_smoothing) == (
+        preset.steps, preset.batch_size, preset.warmup, preset.lr_scale, preset.lr_decay_steps, preset.label_smoothing)
+    assert preset.lr_decay_steps > preset.warmup  # the measured schedule anneals (model.lecture.REVERSE_MEASURED)
     assert args.stop_at == preset.target and cfg.eval_every > 0
     args = build_parser().parse_args(["--preset", "lecture", "--task", "reverse", "--out", "x", "--warmup", "7"])
     assert _train_config(args).warmup == 7
     plain = _train_config(build_parser().parse_args(["--task", "reverse", "--out", "x"]))
-    assert (plain.steps, plain.batch_size, plain.warmup, plain.lr_scale) == (2000, 64, 400, 1.0)
+    assert (plain.steps, plain.batch_size, plain.warmup, plain.lr_scale, plain.lr_decay_steps) == (2000, 64, 400, 1.0, 0)
+    decayed = _train_config(build_parser().parse_args(["--task", "reverse", "--out", "x", "--lr-decay-steps", "900"]))
+    assert decayed.lr_decay_steps == 900
 
 
 def test_cli_lecture_run_saves_the_presets_model(tmp_path, capsys):

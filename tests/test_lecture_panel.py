@@ -7,6 +7,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from explorer import style  # noqa: E402
 from explorer.panels.training.controls import TrainingControls  # noqa: E402
 from explorer.panels.training.live import progress_text, target_text  # noqa: E402
 from explorer.panels.training.setup import LECTURE, build_trainer  # noqa: E402
@@ -70,3 +71,82 @@ def test_progress_shows_the_time_to_target():
     done = progress_text(480, 3000, "running", walls, steps, target=target_text(0.99, 1.0, 41.0, 50.0))
     assert done == "step 480 · 99% at 41 s"
     assert "left" in progress_text(200, 3000, "running", walls, steps)  # no target: the plain clock
+
+
+@pytest.mark.parametrize("target, confirmed", [(0.0, True), (1.01, False)])
+def test_a_check_that_reaches_the_target_is_confirmed_on_more_pairs(controls, target, confirmed):
+    """The lecture clock stops on a large held-out check, not on a lucky 99/100: a quick check at
+    or above the target is repeated on TARGET_CONFIRM_SIZE pairs, and that score is the one sent."""
+    from explorer.panels.training.steering import Steering
+    from explorer.panels.training.worker import TARGET_CONFIRM_SIZE, TrainingLoop
+
+    choose(controls, "reverse")
+    request = controls.request(None, "")
+    request.target = target
+    loop = TrainingLoop(request, Steering(request))
+    loop.trainer = build_trainer(request)
+    loop.trainer.step()
+    events = [m for m in loop.evaluate(force=True) if hasattr(m, "score")]
+    assert len(events) == 1
+    quick = request.train.eval_size
+    assert quick < TARGET_CONFIRM_SIZE
+    assert events[0].n == (TARGET_CONFIRM_SIZE if confirmed else quick)
+    assert events[0].score == pytest.approx(loop.trainer.evaluate(events[0].n).score)
+
+
+def test_the_rate_plot_names_the_schedule_the_run_uses(qtbot):
+    from explorer.panels.training.curves import TrainingCurves
+
+    curves = TrainingCurves()
+    qtbot.addWidget(curves)
+    curves.resize(1400, 800)
+    curves.reset(warmup=200, decay_steps=400)  # the lecture preset's
+    assert "linear decay to step 400" in curves.lr_plot.titleLabel.text
+    curves.reset(warmup=400)  # a plain run: Eq. 3 throughout
+    assert curves.lr_plot.titleLabel.text.endswith("(Eq. 3)")
+
+
+def test_the_progress_text_fits_its_bar_dropping_the_least_telling_parts(qtbot):
+    from PySide6.QtGui import QFontMetricsF
+
+    from explorer.panels.training.progress_bar import FittingProgressBar, shorter_forms
+
+    assert shorter_forms("step 120 / 2,000 · 6 % · 41.3 steps/s · 45 s left") == [
+        "step 120 / 2,000 · 6 % · 41.3 steps/s · 45 s left", "step 120 / 2,000 · 6 % · 45 s left",
+        "6 % · 45 s left", "45 s left"]
+    bar = FittingProgressBar()
+    qtbot.addWidget(bar)
+    bar.setFont(style.font(style.BASE_POINT_SIZE * 2, bold=True))  # a projector's scale
+    bar.resize(1200, 40)
+    bar.show()
+    text = "step 191 · 31% → 99% · 12 s"
+    bar.set_text(text)
+    assert bar.shown_text() == text  # room enough: all of it
+    fm = QFontMetricsF(bar.font())
+    bar.resize(int(fm.horizontalAdvance("31% → 99% · 12 s")) + 30, 40)
+    qtbot.waitUntil(lambda: bar.shown_text() != text)
+    assert bar.shown_text() == "31% → 99% · 12 s"  # the step count goes, the clock stays
+    assert fm.horizontalAdvance(bar.shown_text()) <= bar.contentsRect().width()
+    bar.resize(1200, 40)
+    qtbot.waitUntil(lambda: bar.shown_text() == text)  # wider again: the whole text is back
+
+
+
+def test_a_probe_map_too_short_for_every_row_label_says_how_many_it_shows(qtbot):
+    from explorer.panels.training.probe import ProbeView
+    from model.checkpoint import bundled_checkpoints, load_checkpoint
+
+    result = load_checkpoint(bundled_checkpoints()["reverse"]).run("abcdefghijklmnop")
+    probe = ProbeView()
+    qtbot.addWidget(probe)
+    probe.resize(700, 900)
+    probe.show()
+    probe.show_snapshot(10, result, "abcdefghijklmnop")
+    rows = len(result.out_pieces)
+    left = probe.plot.getAxis("left")
+    assert len(left._tickLevels[0]) == rows and left.labelText == "predicting"  # tall: every row named
+    probe.resize(700, 330)
+    qtbot.wait(20)
+    probe.show_snapshot(11, result, "abcdefghijklmnop")
+    shown = len(left._tickLevels[0])
+    assert shown < rows and left.labelText == f"predicting ({shown} of {rows})"

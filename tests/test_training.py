@@ -11,6 +11,7 @@ import torch
 from model.checkpoint import random_bundle
 from model.devices import DeviceError, resolve_device
 from model.tasks import get_task
+from model.optimizer import LINEAR_DECAY_FLOOR, linear_decay_lr
 from model.training import (ADAM_BETAS, ADAM_EPS, EvalEvent, StepEvent, TrainConfig, Trainer, TrainingError,
                             noam_lr, translate_batch)
 
@@ -50,6 +51,27 @@ def test_noam_lr_peaks_at_warmup_and_is_linear_then_inverse_sqrt():
     assert lrs[15999] == pytest.approx(lrs[7999] / math.sqrt(2))  # 1/√step decay
     with pytest.raises(ValueError):
         noam_lr(0, 512, 4000)
+
+
+def test_linear_decay_shares_eq3s_warmup_then_falls_in_a_straight_line_to_its_floor():
+    d_model, warmup, scale, end = 64, 200, 1.0, 400
+    peak = scale * d_model ** -0.5 * warmup ** -0.5
+    for step in (1, 50, 199, 200):
+        assert linear_decay_lr(step, d_model, warmup, scale, end) == pytest.approx(noam_lr(step, d_model, warmup, scale))
+    assert linear_decay_lr(300, d_model, warmup, scale, end) == pytest.approx(peak * (1 + LINEAR_DECAY_FLOOR) / 2)
+    for step in (400, 401, 5000):  # held at the floor: a run that goes on keeps learning slowly
+        assert linear_decay_lr(step, d_model, warmup, scale, end) == pytest.approx(peak * LINEAR_DECAY_FLOOR)
+    with pytest.raises(ValueError, match="after the warm-up"):
+        linear_decay_lr(1, d_model, warmup, scale, warmup)
+
+
+def test_a_trainer_with_lr_decay_steps_follows_the_linear_schedule():
+    t = tiny_trainer(warmup=3, lr_scale=0.5, lr_decay_steps=6)
+    lrs = [t.step().lr for _ in range(8)]
+    assert lrs == pytest.approx([linear_decay_lr(k, 32, 3, 0.5, 6) for k in range(1, 9)])
+    assert lrs[2] > lrs[3] > lrs[4] > lrs[5] == lrs[6] == lrs[7]
+    with pytest.raises(TrainingError, match="lr_decay_steps"):
+        TrainConfig(warmup=10, lr_decay_steps=10).validate()
 
 
 def test_adam_and_loss_use_the_papers_settings():

@@ -281,6 +281,10 @@ class TokenAxis(pg.AxisItem):
         if not self._tokens:
             return super().drawPicture(p, axisSpec, tickSpecs, textSpecs)
         p.setRenderHint(p.RenderHint.TextAntialiasing, True)
+        # Nothing outside the item's bounds: a label wider than the axis is now (it grows to fit
+        # on the next layout pass) would leave pixels there that no repaint of the axis clears,
+        # seen on X11 as stray letters beside the map.
+        p.setClipRect(self.boundingRect())
         pen, p1, p2 = axisSpec
         p.setPen(pen)
         p.drawLine(p1, p2)

@@ -8,10 +8,12 @@ from __future__ import annotations
 import torch
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QStandardItemModel
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton,
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton,
                                QSpinBox, QStyle, QVBoxLayout, QWidget)
 
 from explorer import style
+from explorer.eliding_combo import ElidingComboBox
+from explorer.panels.training.progress_bar import FittingProgressBar
 from explorer.panels.training.setup import (BUILTIN_TASKS, KIND_TASKS, LANGUAGE_MODELS, LECTURE, MODEL_KINDS,
                                             MODEL_PRESETS, PRESET_LABELS, lecture_request)
 from model.lecture import LECTURE_PRESETS
@@ -98,7 +100,7 @@ class TrainingControls(QWidget):
                                  "which learn from a text corpus")
         self.kind_box.currentIndexChanged.connect(self._on_kind_changed)
 
-        self.model_box = QComboBox()
+        self.model_box = ElidingComboBox()
         for name in (*MODEL_PRESETS, LECTURE):
             self.model_box.addItem(PRESET_LABELS[name], name)
         self.model_box.addItem("continue training the loaded model", CONTINUE)
@@ -187,11 +189,11 @@ class TrainingControls(QWidget):
         self.button_grid.setVerticalSpacing(3)
         self.one_row: bool | None = None
 
-        self.progress = QProgressBar()
+        self.progress = FittingProgressBar()
         self.progress.setRange(0, DEFAULT_STEPS["tiny"])
         self.progress.setValue(0)
         self.progress.setTextVisible(True)
-        self.progress.setFormat("not started")
+        self.progress.set_text("not started")
         self.progress.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
         self.progress.setMinimumHeight(28)
         self.progress.setAlignment(Qt.AlignCenter)
@@ -388,7 +390,7 @@ class TrainingControls(QWidget):
     def set_progress(self, step: int, total: int, text: str) -> None:
         self.progress.setRange(0, max(1, total))
         self.progress.setValue(min(step, total))
-        self.progress.setFormat(text)
+        self.progress.set_text(text)
 
 
 __all__ = ["TrainingControls", "format_duration", "continue_refusal", "CONTINUE", "TSV", "DEFAULT_STEPS"]

@@ -15,6 +15,7 @@ import time
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetricsF
 
 from explorer import presentation, style
 from explorer.drawing.plot_style import fit_title_row, let_shrink
@@ -39,10 +40,20 @@ def acc_titles(metric: str = "exact_match") -> tuple[str, str]:
                         f"<span style='color:{style.current().exact}'>{short}</span>")
 
 
+def lr_titles(decay_steps: int = 0) -> tuple[str, ...]:
+    """The rate's rule as the run uses it, longest first (the plot shows the longest that fits):
+    Eq. 3 throughout, or Eq. 3's warm-up then a linear decay (`TrainConfig.lr_decay_steps`, the
+    lecture preset). A title must not claim Eq. 3 for a curve that is not."""
+    if decay_steps:
+        return (f"Learning rate (warm-up, linear decay to step {decay_steps:,})", "Learning rate (linear decay)",
+                "Learning rate")
+    return ("Learning rate (Eq. 3)", "Learning rate")
+
+
 TITLES = {
     "loss": ("Training loss", "Loss"),
     "acc": acc_titles(),
-    "lr": ("Learning rate (Eq. 3)", "Learning rate"),
+    "lr": lr_titles()[::len(lr_titles()) - 1],
     "speed": ("Throughput", "Throughput"),
 }
 
@@ -149,6 +160,7 @@ class TrainingCurves(TimedCanvas):
         # What the held-out points are (EvalEvent.metric). Not named `metric`: on a QWidget that
         # name would shadow QPaintDevice.metric(), which Qt calls for fonts, and crash the app.
         self.held_out_metric = "exact_match"
+        self.lr_decay_steps = 0  # the run's TrainConfig.lr_decay_steps (0: Eq. 3)
         self._dirty = False
         self.loss_plot = _plot(self, 0, 0, TITLES["loss"][0], "cross-entropy")
         self.acc_plot = _plot(self, 0, 1, TITLES["acc"][0], "accuracy")
@@ -218,6 +230,7 @@ class TrainingCurves(TimedCanvas):
             return
         self._arrange(self.width() > ROW_RATIO * self.height())
         self._thin_axes(self.height() / (1 if self.in_a_row else 2) < SHORT_ROW)
+        self._fit_lr_title()
         # each plot's share, as in 2 × 2; larger text (presentation) needs more room for the legend
         narrow = self.width() / (2 if self.in_a_row else 1) < NARROW * (1 + (presentation.applied_scale() - 1) / 2)
         if narrow != legend.isVisible():
@@ -227,17 +240,34 @@ class TrainingCurves(TimedCanvas):
         colour = style.current().text
         size = f"{style.TITLE_POINT_SIZE * presentation.applied_scale():.1f}pt"
         titles = dict(TITLES, acc=acc_titles(self.held_out_metric))
-        for key, plot in (("loss", self.loss_plot), ("acc", self.acc_plot), ("lr", self.lr_plot),
-                          ("speed", self.speed_plot)):
+        for key, plot in (("loss", self.loss_plot), ("acc", self.acc_plot), ("speed", self.speed_plot)):
             plot.setTitle(titles[key][int(narrow)], color=colour, size=size)
             fit_title_row(plot)  # pyqtgraph's 30-px row would cut an enlarged title
             plot.getAxis("bottom").setStyle(maxTextLevel=0 if narrow else 1)  # "0 1000", not "0 5001000"
+        self._fit_lr_title()
         text = "warm-up" if narrow else "warm-up ends"
         self.warmup_line.label.setFormat(text)
         self.warmup_line.label.setText(text)  # (setFormat alone skips a hidden label)
 
+    def _fit_lr_title(self) -> None:
+        """The longest of `lr_titles` that fits the plot's share of the width at the title's size."""
+        size = style.TITLE_POINT_SIZE * presentation.applied_scale()
+        f = style.font()
+        f.setPointSizeF(size)
+        room = self.width() / (4 if self.in_a_row else 2) - 24
+        choices = lr_titles(self.lr_decay_steps)
+        if not self.legend.isVisible():  # narrow: short titles throughout, as the other three plots
+            choices = choices[-1:]
+        text = next((t for t in choices if QFontMetricsF(f).horizontalAdvance(t) <= room), choices[-1])
+        if text != self.lr_plot.titleLabel.text:
+            self.lr_plot.setTitle(text, color=style.current().text, size=f"{size:.1f}pt")
+            fit_title_row(self.lr_plot)
+
     # -- data ------------------------------------------------------------------------------------
-    def reset(self, warmup: int | None = None) -> None:
+    def reset(self, warmup: int | None = None, decay_steps: int = 0) -> None:
+        if decay_steps != self.lr_decay_steps:
+            self.lr_decay_steps = decay_steps
+            self._fit_lr_title()
         for s in self.series.values():
             s.clear()
         self.exact_steps.clear()

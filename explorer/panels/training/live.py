@@ -67,11 +67,11 @@ class LiveDisplay:
         self._timer = QTimer(parent, singleShot=True)
         self._timer.timeout.connect(parent.redraw)
 
-    def reset(self, warmup: int, metric: str, target: float | None = None) -> None:
+    def reset(self, warmup: int, metric: str, target: float | None = None, decay_steps: int = 0) -> None:
         self.target, self.score, self.reached_at = target, None, None
         self.timeline.clear()
         self.probe.clear()
-        self.curves.reset(warmup)
+        self.curves.reset(warmup, decay_steps)
         self.curves.set_metric(metric)
         self._walls, self._wall_steps = np.empty(0), np.empty(0)
         self.live = True

@@ -115,7 +115,8 @@ class TrainingPanel(StopsWithWindow, QWidget):
         self.total_steps = request.train.steps
         self.step = 0
         self.info = None
-        self.display.reset(request.train.warmup, request.model_kind().metric, request.target)
+        self.display.reset(request.train.warmup, request.model_kind().metric, request.target,
+                           request.train.lr_decay_steps)
         self.sandbox.reset()
         self.run = run = TrainingRun(request)
         for name in ("info", "rows", "evaluated", "snapshot", "probe_failed", "offered", "saved", "save_failed",

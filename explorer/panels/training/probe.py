@@ -299,15 +299,18 @@ class ProbeView(QWidget):
         keys, queries = keys[: values.shape[1]], queries[: values.shape[0]]
         widest = max((metrics.horizontalAdvance(p) for p in keys), default=8) + 8
         room = self.plot.getViewBox().width() or self.canvas.width() - 150
-        self.plot.getAxis("bottom").setTicks(token_ticks(keys, max(1, int(room) // widest)))
-        self.plot.getAxis("left").setTicks(token_ticks(queries, self.canvas.height() // 20))
+        col_ticks, row_ticks = token_ticks(keys, max(1, int(room) // widest)), token_ticks(queries, self.canvas.height() // 20)
+        self.plot.getAxis("bottom").setTicks(col_ticks)
+        self.plot.getAxis("left").setTicks(row_ticks)
         left = max((metrics.horizontalAdvance(p) for p in queries), default=0)
         self.plot.getAxis("left").setWidth(max(70, min(140, left + 36)))  # + the axis title's room
         self.plot.setRange(xRange=(0, values.shape[1]), yRange=(0, values.shape[0]), padding=0)
         self.map_title.setText(KIND_TITLES.get(kind, kind))
         self.map_title.setToolTip(KIND_TIPS.get(kind, ""))
-        self.plot.getAxis("left").setLabel(query_title)
-        self.plot.getAxis("bottom").setLabel(key_title)
+        # a thinned axis says so (the grid's token axes do the same): no label is dropped silently
+        for name, title, ticks, pieces in (("left", query_title, row_ticks, queries), ("bottom", key_title, col_ticks, keys)):
+            shown = len(ticks[0])
+            self.plot.getAxis(name).setLabel(title if shown >= len(pieces) else f"{title} ({shown} of {len(pieces)})")
 
 
 __all__ = ["ProbeView", "attention_map", "preferred_kind", "map_axes"]

@@ -1,0 +1,44 @@
+"""A combo box that ends a text too long for it with "…", instead of cutting it mid-letter.
+
+The model chooser's entries say what each model does ("dates — human-written dates to ISO
+8601"); on a 1280×720 projector Qt's QComboBox cuts such a text at the box's edge
+("dates — human-writter"), which reads as a typo. This one elides it, and its tooltip holds the
+whole entry.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox, QStylePainter
+
+
+class ElidingComboBox(QComboBox):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.currentIndexChanged.connect(self._tip)
+
+    def _tip(self, _index: int = 0) -> None:
+        if self.toolTip() in ("", self.property("elided_tip")):  # a tooltip set by the owner stays
+            self.setToolTip(self.currentText())
+            self.setProperty("elided_tip", self.currentText())
+
+    def _field_width(self, opt: QStyleOptionComboBox) -> int:
+        return self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, opt,
+                                           QStyle.SubControl.SC_ComboBoxEditField, self).width()
+
+    def shown_text(self) -> str:
+        """The text as painted now: whole, or elided to the edit field's width."""
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        return self.fontMetrics().elidedText(opt.currentText, Qt.TextElideMode.ElideRight, self._field_width(opt))
+
+    def paintEvent(self, event) -> None:  # noqa: N802
+        painter = QStylePainter(self)
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, opt)
+        opt.currentText = self.fontMetrics().elidedText(opt.currentText, Qt.TextElideMode.ElideRight,
+                                                        self._field_width(opt))
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, opt)
+
+
+__all__ = ["ElidingComboBox"]

@@ -1,0 +1,54 @@
+"""A token axis paints only inside its own bounds.
+
+A label wider than the axis is at that moment (the axis grows to fit on the next layout pass)
+used to be drawn past the axis's left edge; no repaint of the axis ever cleared those pixels, so
+on X11 stray letters stayed beside the forward-pass map. Measured on the painted pixels."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+
+pytest.importorskip("pytestqt")
+
+import pyqtgraph as pg  # noqa: E402
+from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
+
+from explorer.drawing.token_axis import TokenAxis  # noqa: E402
+
+MARGIN = 120  # px of canvas around the axis's bounds
+
+
+@pytest.mark.parametrize("orientation", ["left", "bottom"])
+def test_labels_wider_than_the_axis_are_not_painted_outside_it(qtbot, orientation):
+    axis = TokenAxis(orientation)
+    plot = pg.PlotWidget(axisItems={orientation: axis})
+    qtbot.addWidget(plot)
+    plot.resize(500, 400)
+    plot.show()
+    axis.set_tokens(["extraordinarily", "long", "tokens", "overflow"])
+    plot.getPlotItem().setRange(xRange=(0, 4), yRange=(0, 4), padding=0)
+    if orientation == "left":
+        axis.setWidth(12)  # far narrower than "extraordinarily"
+    else:
+        axis.setHeight(12)
+    qtbot.wait(50)
+    bounds = axis.boundingRect()
+    image = QImage(int(bounds.width()) + 2 * MARGIN, int(bounds.height()) + 2 * MARGIN, QImage.Format_ARGB32)
+    image.fill(QColor(0, 0, 0, 0))
+    painter = QPainter(image)
+    painter.translate(MARGIN - bounds.left(), MARGIN - bounds.top())
+    specs = axis.generateDrawSpecs(painter)
+    assert specs is not None and specs[2], "the axis should have labels to draw"
+    axis.drawPicture(painter, *specs)
+    painter.end()
+    inside = (MARGIN, MARGIN, MARGIN + int(bounds.width()), MARGIN + int(bounds.height()))
+    outside = [(x, y) for y in range(0, image.height(), 2) for x in range(0, image.width(), 2)
+               if not (inside[0] - 1 <= x <= inside[2] + 1 and inside[1] - 1 <= y <= inside[3] + 1)
+               and image.pixelColor(x, y).alpha() > 0]
+    painted_inside = any(image.pixelColor(x, y).alpha() > 0
+                         for y in range(inside[1], inside[3], 2) for x in range(inside[0], inside[2], 2))
+    assert painted_inside
+    assert not outside, f"{len(outside)} pixels painted outside the axis, e.g. {outside[:3]}"
