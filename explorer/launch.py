@@ -35,6 +35,9 @@ def check_panel(name: str) -> None:
         raise ValueError(f"unknown panel {name!r}; valid panels: {', '.join(names)}")
 
 
+WORKERS_EXIT_WAIT_MS = 5000  # the longest a closing window waits for its panels' workers
+
+
 def close_window(app, window) -> None:
     """Destroy the window's C++ side now, while the QApplication still exists.
 
@@ -45,7 +48,14 @@ def close_window(app, window) -> None:
     import shiboken6
     from PySide6.QtCore import QEvent
 
+    from PySide6.QtCore import QThreadPool
+
     window.close()
+    # Workers still computing for a panel (superqt's, on the global pool) would emit into the
+    # deleted window ("Signal source has been deleted" printed at exit): let them finish first.
+    app.processEvents()
+    QThreadPool.globalInstance().waitForDone(WORKERS_EXIT_WAIT_MS)
+    app.processEvents()
     if shiboken6.isValid(window):
         shiboken6.delete(window)
     app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
