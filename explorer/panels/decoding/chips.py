@@ -50,7 +50,7 @@ def prefix_chips(prefix: list[str], n_prompt: int, keep_last: int | None = None)
     for i, piece in enumerate(prefix):
         if i in hidden:
             if i == hidden.start:
-                chips.append(f"<span style='color:{style.current().muted};'>… {len(hidden)} earlier</span>")
+                chips.append(f"<span style='color:{style.current().muted};'>&nbsp;… {len(hidden)} earlier&nbsp;</span>")
             continue
         if i == len(prefix) - 1:
             chips.append(chip(piece, style.current().source_bg, style.current().source_text))
