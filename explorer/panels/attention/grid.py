@@ -22,6 +22,8 @@ from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose
 from explorer.drawing.pooled_mosaic import average_down, compose_pooled, compose_region, overview_factor
 
 SCALE_RULE = "attention weight: 0–1 on every map"
+PLOT_MARGINS = (1.0, 1.0, 1.0, 1.0)  # pyqtgraph's own, around a plot's axes
+LEAST_VIEW = (168.0, 126.0)  # a hugging plot never shrinks its maps' area below this (layout checks: 160 × 120)
 EDIT_SYMBOLS = {"zero": "0", "mean": "μ", "uniform": "≡"}  # as the head surgery panel writes them
 
 
@@ -46,7 +48,7 @@ class _KindPane:
         self.plot.invertY(True)
         self.plot.setAspectLocked(True)  # square cells: a 9 × 9 map is a square, not a tall rectangle
         self.plot.setMenuEnabled(False)  # the "A" button (bottom left, after zooming) fits the view again
-        self.plot.vb.setDefaultPadding(0.005)
+        self.plot.vb.setDefaultPadding(0.0)  # the fit is `frame`: the mosaic and its selection box's margin
         self.plot.showAxis("top")
         self.plot.showAxis("right")
         for name, label in (("left", "layer"), ("top", "head"), ("bottom", None), ("right", None)):
@@ -80,11 +82,54 @@ class _KindPane:
         pen.setCosmetic(True)
         self.box.setPen(pen)
         self.box.setZValue(5)
-        self.plot.addItem(self.box)
+        self.plot.addItem(self.box, ignoreBounds=True)  # where it is must not move the fit (nor the labels)
+        # The fitted extent: the mosaic and half a gap around it (room for the selection box), the
+        # same whatever is selected or edited, so a frame is drawn the same after any clicks.
+        self.frame = QGraphicsRectItem()
+        self.frame.setPen(QPen(Qt.PenStyle.NoPen))
+        self.plot.addItem(self.frame)
         self.edit_marks: list = []  # outlines and labels of heads edited by head surgery
         self.layout: MosaicLayout | None = None
         self.mosaic: np.ndarray | None = None
         self._allowed_key: bytes | None = None
+        self._hugging = False
+        self.plot.geometryChanged.connect(self.hug)
+        self.plot.vb.sigResized.connect(lambda *_: self.hug())  # also after a token axis took more room
+
+    def hug(self) -> None:
+        """Margins inside the plot that give its view box the mosaic's shape, so the token labels
+        right of and below the maps sit against them, not at the far edge of an aspect-locked plot
+        wider (or taller) than its square-celled mosaic. Computed from the plot's size, its axes
+        and title and the mosaic's shape alone, starting from no margins every time (never from an
+        earlier fit): a window and a frame give the same picture whatever was clicked before."""
+        if self._hugging:
+            return
+        self._hugging = True  # the margins resize the view box, whose resize calls here
+        try:
+            self._fit_margins()
+        finally:
+            self._hugging = False
+
+    def _fit_margins(self) -> None:
+        grid = self.plot.layout
+        base_l, base_t, base_r, base_b = PLOT_MARGINS
+        grid.setContentsMargins(*PLOT_MARGINS)
+        if self.layout is None:
+            return
+        fit = self.frame.rect()
+        spare_w = spare_h = 0.0
+        for _ in range(4):  # the token axes' sizes follow the room they get: settle in a few passes
+            grid.setContentsMargins(base_l + spare_w / 2, base_t + spare_h / 2, base_r + spare_w / 2,
+                                    base_b + spare_h / 2)
+            grid.activate()
+            box = self.plot.vb.geometry()
+            title = self.plot.titleLabel.item.boundingRect().width() + 8
+            want_w = max(box.height() * fit.width() / fit.height(), LEAST_VIEW[0], title)
+            want_h = max(box.width() * fit.height() / fit.width(), LEAST_VIEW[1])
+            off_w, off_h = box.width() - want_w, box.height() - want_h
+            if abs(off_w) < 1 and abs(off_h) < 1:
+                return
+            spare_w, spare_h = max(0.0, spare_w + off_w), max(0.0, spare_h + off_h)
 
     def update(self, weights, allowed: np.ndarray, labels: tuple[list[str], list[str]] | None = None,
                layers: list[np.ndarray] | None = None) -> None:
@@ -106,8 +151,11 @@ class _KindPane:
             self.plot.vb.setLimits(xMin=-cols, xMax=2 * cols, yMin=-rows, yMax=2 * rows)
             # Fit the new mosaic now (a deferred auto-range does not run while the tab is hidden, so
             # the view kept the previous input's range), then keep fitting until the user zooms.
-            self.plot.vb.setRange(xRange=(0, cols), yRange=(0, rows), padding=0.005)
+            m = 0.7 * layout.gap + 0.02 * max(layout.t_q, layout.t_k) ** 0.5  # the box's margin and pen
+            self.frame.setRect(QRectF(-m, -m, cols + 2 * m, rows + 2 * m))
+            self.plot.vb.setRange(self.frame.rect(), padding=0.0)
             self.plot.vb.enableAutoRange()
+            self.hug()
 
     def _draw_overview(self, layout: MosaicLayout) -> None:
         vb = self.plot.vb
@@ -168,6 +216,7 @@ class _KindPane:
         self.key_axis.set_tokens(k_labels, numeric=False, period=lay.t_k + lay.gap, repeats=lay.heads)
         self.query_axis.set_tokens(q_labels, numeric=False, period=lay.t_q + lay.gap, repeats=lay.layers)
         st.set_title(self.plot, f"{SHORT_TITLES[self.kind]} · {head_label(layer, head)}")
+        self.hug()  # the token axes' widths and the title may have changed
         pad = self.layout.gap / 2
         self.box.setRect(QRectF(c - pad, r - pad, self.layout.t_k + 2 * pad, self.layout.t_q + 2 * pad))
         self.box.setVisible(True)
@@ -197,7 +246,7 @@ class _KindPane:
             label.setPos(c, r)
             label.setZValue(6)
             for item in (box, label):
-                self.plot.addItem(item)
+                self.plot.addItem(item, ignoreBounds=True)
                 self.edit_marks.append(item)
 
     def locate(self, scene_pos):
