@@ -84,3 +84,60 @@ def test_the_same_picture_after_another_history_of_clicks(wide, qtbot):
     after = label_gaps(panel.grid.pane("encoder"))
     for key in before:
         assert after[key] == pytest.approx(before[key], abs=0.6), (key, before, after)
+
+
+# -- a 6-layer model in a projector's height: pages of layers, never squeezed rows --------------
+def test_layer_pages_partition_the_layers():
+    from explorer.panels.attention.layer_pages import MIN_ROW_PX, layer_page, layers_fitting
+    room = 150 + 3 * MIN_ROW_PX + 10  # three rows fit
+    assert layers_fitting(room) == 3
+    assert [layer_page(6, s, room) for s in range(6)] == [(0, 3)] * 3 + [(3, 3)] * 3
+    assert layer_page(7, 6, room) == (4, 3)  # the last page ends at the last layer
+    assert layer_page(2, 1, room) == (0, 2)  # everything fits: no pages
+
+
+@pytest.fixture(scope="module")
+def deep(qapp):
+    """A 6-layer encoder-decoder in the all-heads grid at about a 1280×720 projector's grid size."""
+    from model.checkpoint import random_bundle
+    state = SessionState()
+    panel = AttentionPanel(state)
+    panel.resize(1270, 470)
+    panel.show()
+    bundle = random_bundle("reverse", n_encoder_layers=6, n_decoder_layers=6)
+    state.set_bundle(bundle)
+    state.set_result(bundle.run("abcdefgh", target="hgfedcba"))
+    panel.set_view("grid")
+    yield state, panel
+    panel.close()
+
+
+def map_rows(pane) -> tuple[list[str], float]:
+    """The layer numbers on the left axis and one map's height on screen (px)."""
+    lay, vb = pane.layout, pane.plot.vb
+    height = vb.mapViewToScene(QPointF(0, lay.t_q)).y() - vb.mapViewToScene(QPointF(0, 0)).y()
+    return [label for _pos, label in pane.plot.getAxis("left")._tickLevels[0]], height
+
+
+def test_deep_model_pages_layers_instead_of_squeezing_rows(deep, qtbot):
+    state, panel = deep
+    state.select_attention("encoder", 0, 0)
+    settle(qtbot)
+    pane = panel.grid.pane("encoder")
+    layers, height = map_rows(pane)
+    assert 1 <= len(layers) < 6 and layers[0] == "1"
+    assert height >= 60, f"a map is {height:.0f} px high"  # 6 rows in this room would be ~35 px
+    assert "of 6" in pane.plot.getAxis("left").labelText
+    cells = (pane.plot.vb.mapViewToScene(QPointF(1, 1)) - pane.plot.vb.mapViewToScene(QPointF(0, 0)))
+    assert cells.x() == pytest.approx(cells.y(), rel=0.01)  # still square cells
+    first_geometry = label_gaps(pane)
+    state.select_attention("encoder", 4, 2)  # layer 5: its page is drawn, the box on it
+    settle(qtbot)
+    assert "5" in map_rows(pane)[0] and pane.box.isVisible()
+    assert pane.locate(pane.box.sceneBoundingRect().center())[:2] == (4, 2)  # absolute layer
+    state.select_attention("encoder", 0, 0)
+    settle(qtbot)
+    assert map_rows(pane)[0] == layers
+    after = label_gaps(pane)
+    for key in first_geometry:
+        assert after[key] == pytest.approx(first_geometry[key], abs=0.6)

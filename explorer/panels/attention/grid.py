@@ -19,6 +19,7 @@ from explorer.drawing.canvas_widget import CanvasWidget
 from explorer.panels.attention.data import AttentionData
 from explorer.drawing.heatmap_items import MaskOverlay, TokenAxis
 from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose
+from explorer.panels.attention.layer_pages import layer_page, page_note
 from explorer.drawing.pooled_mosaic import average_down, compose_pooled, compose_region, overview_factor
 
 SCALE_RULE = "attention weight: 0–1 on every map"
@@ -92,6 +93,7 @@ class _KindPane:
         self.layout: MosaicLayout | None = None
         self.mosaic: np.ndarray | None = None
         self._allowed_key: bytes | None = None
+        self.first = 0  # the first layer drawn (a page of layers: `layer_pages`)
         self._hugging = False
         self.plot.geometryChanged.connect(self.hug)
         self.plot.vb.sigResized.connect(lambda *_: self.hug())  # also after a token axis took more room
@@ -132,21 +134,27 @@ class _KindPane:
             spare_w, spare_h = max(0.0, spare_w + off_w), max(0.0, spare_h + off_h)
 
     def update(self, weights, allowed: np.ndarray, labels: tuple[list[str], list[str]] | None = None,
-               layers: list[np.ndarray] | None = None) -> None:
+               page: tuple[int, int] | None = None) -> None:
         """`weights`: the (L, h, T_q, T_k) maps, or a `LayerStacks` entry's `layers` list to
-        average from without stacking (see `AttentionData.weights`)."""
+        average from without stacking (see `AttentionData.weights`); `page`: (first layer,
+        count) drawn (`layer_pages`), all by default."""
         if labels is not None:
             self.labels = (list(labels[0]), list(labels[1]))
+        n_layers = len(weights)
+        self.first, count = page or (0, n_layers)
+        weights = weights[self.first:self.first + count]
         shape = (len(weights), *weights[0].shape) if isinstance(weights, list) else weights.shape
         layout = MosaicLayout.for_shape(shape)
         self._weights, self._allowed = weights, allowed
         self._draw_overview(layout)
-        key = allowed.tobytes() + bytes(str(shape), "ascii")
+        key = allowed.tobytes() + bytes(f"{shape} {self.first}", "ascii")
         if layout != self.layout or key != self._allowed_key:  # geometry changed (rare)
             self.layout, self._allowed_key = layout, key
             self.mask.set_rects(blocked_rects(allowed, layout))
             rows, cols = layout.shape
-            self.plot.getAxis("left").setTicks([[(layout.origin(l, 0)[0] + layout.t_q / 2, str(l + 1)) for l in range(layout.layers)]])
+            self.plot.getAxis("left").setTicks([[(layout.origin(l, 0)[0] + layout.t_q / 2, str(self.first + l + 1))
+                                                 for l in range(layout.layers)]])
+            self.plot.getAxis("left").setLabel(page_note(self.first, layout.layers, n_layers))
             self.plot.getAxis("top").setTicks([[(layout.origin(0, h)[1] + layout.t_k / 2, str(h + 1)) for h in range(layout.heads)]])
             self.plot.vb.setLimits(xMin=-cols, xMax=2 * cols, yMin=-rows, yMax=2 * rows)
             # Fit the new mosaic now (a deferred auto-range does not run while the tab is hidden, so
@@ -203,7 +211,8 @@ class _KindPane:
         self.detail.setVisible(True)
 
     def select(self, layer: int, head: int) -> None:
-        if self.layout is None or layer >= self.layout.layers or head >= self.layout.heads:
+        layer -= self.first  # within the page drawn
+        if self.layout is None or not 0 <= layer < self.layout.layers or head >= self.layout.heads:
             self.box.setVisible(False)
             self.key_axis.set_tokens([])
             self.query_axis.set_tokens([])
@@ -235,7 +244,8 @@ class _KindPane:
         pen.setStyle(Qt.PenStyle.DashLine)
         pad = self.layout.gap / 2
         for (layer, head), op in edits.items():
-            if layer >= self.layout.layers or head >= self.layout.heads:
+            layer -= self.first
+            if not 0 <= layer < self.layout.layers or head >= self.layout.heads:
                 continue
             r, c = self.layout.origin(layer, head)
             box = QGraphicsRectItem(QRectF(c - pad, r - pad, self.layout.t_k + 2 * pad, self.layout.t_q + 2 * pad))
@@ -253,7 +263,8 @@ class _KindPane:
         if self.layout is None or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
             return None
         pt = self.plot.vb.mapSceneToView(scene_pos)
-        return self.layout.locate(pt.y(), pt.x())
+        found = self.layout.locate(pt.y(), pt.x())
+        return None if found is None else (found[0] + self.first, *found[1:])
 
 
 class AttentionGrid(CanvasWidget):
@@ -301,7 +312,10 @@ class AttentionGrid(CanvasWidget):
         for kind in self.shown:
             pane = self.pane(kind)
             if kind in data.weights:
-                pane.update(data.weights.layers(kind), data.allowed[kind], data.labels[kind])
+                layers = data.weights.layers(kind)
+                selected = self._selection[1] if self._selection[0] == kind else 0
+                page = layer_page(len(layers), selected, self.height())
+                pane.update(layers, data.allowed[kind], data.labels[kind], page)
             else:
                 pane.image.clear()
             pane.mark_edited({(l, h): op for (k, l, h), op in self.edits.items() if k == kind})
@@ -313,12 +327,29 @@ class AttentionGrid(CanvasWidget):
 
     def select(self, kind: str, layer: int, head: int) -> None:
         self._selection = (kind, layer, head)
+        if self.data is not None and kind in self.shown and self._page_changed():
+            self.set_data(self.data)  # draws the page that holds the selected layer, then selects
+            return
         for k in self.shown:
             pane = self.pane(k)
             if k == kind:
                 pane.select(layer, head)
             else:
                 pane.box.setVisible(False)
+
+    def _page_changed(self) -> bool:
+        """Would the selection or the room on screen draw another page of layers than is drawn?"""
+        kind, layer, _head = self._selection
+        pane = self.panes.get(kind)
+        if pane is None or pane.layout is None or kind not in self.shown or kind not in self.data.weights:
+            return False
+        n = len(self.data.weights.layers(kind))
+        return layer_page(n, layer, self.height()) != (pane.first, pane.layout.layers)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        if self.data is not None and self._page_changed():  # more or fewer rows of maps fit now
+            self.set_data(self.data)
 
     def _hit(self, scene_pos):
         for kind in self.shown:
