@@ -204,6 +204,19 @@ def figure_problems(panel, min_cap: float | None) -> list[str]:
     return problems
 
 
+def block_name_caps(panel) -> list[float]:
+    """Figure 1: the cap height on screen (px) of every block's name: the name font's cap height
+    times the scale its item is drawn at (scene zoom × any item transform)."""
+    caps = []
+    for e in panel.figure.elements:
+        if type(e.item).__name__ != "BlockItem":
+            continue
+        title = e.item.title_item
+        on_screen = title.deviceTransform(panel.view.viewportTransform())
+        caps.append(QFontMetricsF(title.font()).capHeight() * on_screen.m22())
+    return caps
+
+
 def _r(rect: QRectF) -> str:
     return f"({rect.x():.0f},{rect.y():.0f} {rect.width():.0f}×{rect.height():.0f})"
 

@@ -13,7 +13,8 @@ What is measured, per panel (architecture, step, attention, positional, decoding
 - a diverging colour bar (the forward pass' signed tensors): its
   negative, zero and positive tick labels all drawn whole;
 - Figure 1: each block's name and shape inside the block's rectangle, no two text items of the
-  figure overlapping, all of them in the view, and at 1280×720 a cap height of ≥ 11 px on screen.
+  figure overlapping, all of them in the view, and at 1280×720 a cap height of ≥ 11 px on screen;
+  block names ≥ 12 px at 1024×768 and ≥ 13.5 px at 1280×720.
 """
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ import pyqtgraph as pg  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import presentation  # noqa: E402
-from layout_checks import (MIN_CAP_HEIGHT, clipped_texts, colorbar_problems, cramped_titles, figure_problems,  # noqa: E402
-                           outside_window, shown, small_plots)
+from layout_checks import (MIN_CAP_HEIGHT, block_name_caps, clipped_texts, colorbar_problems, cramped_titles,  # noqa: E402
+                           figure_problems, outside_window, shown, small_plots)
 
 PANELS = ("architecture", "step", "attention", "positional", "decoding", "heads", "lens", "attribution",
           "compare", "leak", "training")
@@ -99,3 +100,19 @@ def test_diverging_colour_bars_draw_every_tick(presenting, qtbot, name, step):
     assert bars, f"{name}: no diverging colour bar on screen"
     problems = colorbar_problems(panel)
     assert not problems, f"{name} at {size[0]}×{size[1]}:\n  " + "\n  ".join(problems)
+
+
+# Figure 1's block names on screen (cap height: QFontMetricsF × the item's device transform);
+# the wider 1280×720 projector must draw them larger than 1024×768 does.
+LEAST_NAME_CAP = {(1024, 768): 12.0, (1280, 720): 13.5}
+
+
+def test_figure1_block_names_reach_a_back_row(presenting, qtbot):
+    window, size = presenting
+    window.focus_panel("architecture")
+    settle(qtbot)
+    panel = window.panels["architecture"]
+    caps = block_name_caps(panel)
+    assert len(caps) >= 10  # every block of both columns measured
+    assert min(caps) >= LEAST_NAME_CAP[size], f"block names' cap height {min(caps):.1f} px at {size}"
+    assert not figure_problems(panel, None)

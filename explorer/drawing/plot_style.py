@@ -66,7 +66,10 @@ def style_axis(axis: pg.AxisItem, label: str | None = None, line: bool = True) -
 
 
 def set_title(plot: pg.PlotItem, text: str) -> None:
-    plot.setTitle(text, color=current().text, size=f"{TITLE_PT}pt")
+    """At the current presentation scale: a title set after F11 (a click, a new page of layers)
+    is as large as the titles the scaling pass enlarged, and the next pass rescales it alike."""
+    factor = _app.scale() if _app is not None else 1.0
+    plot.setTitle(text, color=current().text, size=f"{TITLE_PT * factor:.1f}pt")
     fit_title_row(plot)
 
 

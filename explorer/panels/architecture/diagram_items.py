@@ -27,9 +27,9 @@ PAD_X, PAD_Y, TEXT_GAP = 10.0, 4.0, 14.0  # inside a block: around and between i
 # The figure is one drawing: its fonts are NOT multiplied by the presentation scale
 # (`style.scale()`); the view scales text, boxes and arrows together (fitInView).
 TITLE_PT = 18  # block names
-SHAPE_PT = 17  # tensor shapes (mono)
+SHAPE_PT = 14  # tensor shapes (mono): secondary to the names, and the widest part of a wide figure
 LABEL_PT = 18  # Inputs, Encoder, Output Probabilities (bold)
-SMALL_PT = 17  # layer i/N, the positional symbol's name, token lines
+SMALL_PT = 15  # layer i/N, the positional symbol's name, token lines
 STACK_PT = 28  # "N×"
 
 

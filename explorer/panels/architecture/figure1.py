@@ -24,25 +24,29 @@ from explorer.panels.architecture.diagram_items import (ADDER_R, LABEL_PT, SMALL
                                                        BlockItem, StackBox, WaveItem, arrow, diagram_font,
                                                        line_height, shape_font, text, text_width)
 
-GAP = 14.0  # between elements
+GAP = 12.0  # between elements
 SUB_GAP = 28.0  # before a sublayer: room for the residual branch and the Q/K/V fork
 RESIDUAL_OFFSET = 24.0  # residual line, outside the blocks
-BOX_PAD_OUTER, BOX_PAD_INNER = 40.0, 16.0
-COLUMN_GAP = 130.0  # between the two stacks: the encoder→decoder bus runs here
-LAYER_GAP = 12.0  # extra room between layers so each layer's box holds its own residual branch
+BOX_PAD_OUTER, BOX_PAD_INNER = 34.0, 14.0
+COLUMN_GAP = 64.0  # between the two stacks: the encoder→decoder bus runs here
+LAYER_GAP = 8.0  # extra room between layers so each layer's box holds its own residual branch
 LABEL_GAP = 10.0  # between a stack's box and its "Encoder / N× / layer" labels
 MAX_TOKENS_SHOWN = 999  # the shape room is reserved for up to this many positions
 
 
-def block_titles(cfg) -> list[str]:
-    """Every name a block of this model's figure can carry (the column width fits the longest)."""
+def block_titles(cfg, stack: str) -> list[str]:
+    """Every name a block of this column can carry: each column is as wide as its own longest
+    name (the encoder's blocks need not be as wide as "Masked Multi-Head Attention"), so the
+    figure is narrower and a projector draws it larger."""
     kind = cfg.model_kind
-    titles = ["Input Embedding", "Output Embedding", "Token Embedding", "Multi-Head Attention",
-              "Masked Multi-Head Attention", "Feed Forward", "Add & Norm", "LayerNorm", "Linear", "Softmax"]
+    common = ["Feed Forward", "Add & Norm", "LayerNorm", "Linear", "Softmax"]
+    if cfg.norm_first:
+        common.append("Final LayerNorm")
+    if stack == "encoder":
+        return ["Input Embedding", "Multi-Head Attention"] + common
+    titles = ["Output Embedding", "Token Embedding", "Masked Multi-Head Attention"] + common
     if kind.has_cross_attention:
         titles.append("Multi-Head Cross-Attention")
-    if cfg.norm_first:
-        titles.append("Final LayerNorm")
     return titles
 
 
@@ -72,7 +76,7 @@ class Figure:
     token_labels: dict[str, QGraphicsSimpleTextItem] = field(default_factory=dict)  # "Inputs" … of each line
     inline: bool = False  # shapes beside names; token lines beside their labels
     layer_labels: dict[str, QGraphicsSimpleTextItem] = field(default_factory=dict)  # collapsed: "layer i of N"
-    column_width: float = 256.0  # every block's width in this figure
+    column_width: dict[str, float] = field(default_factory=dict)  # the blocks' width under each token line
 
 
 class Figure1Builder:
@@ -83,10 +87,17 @@ class Figure1Builder:
         otherwise under it (a narrow, tall one)."""
         self.scene, self.cfg, self.expanded, self.inline = scene, config, expanded, inline
         self.fig = Figure(inline=inline)
-        self.block_w, self.block_h = BlockItem.size_for(block_titles(config), shape_room(config), inline)
-        self.fig.column_width = self.block_w
-        wave = WaveItem("")
-        self.wave_offset = self.block_w / 2 + max(wave.text_extent(), WAVE_R) + 14  # its name clears the blocks
+        self.widths = {}
+        for stack in ("encoder", "decoder"):
+            self.widths[stack], self.block_h = BlockItem.size_for(block_titles(config, stack), shape_room(config),
+                                                                  inline)
+        self.block_w = self.widths["encoder"]  # the column being built (`_use_column`)
+        self.wave_offset = 0.0
+
+    def _use_column(self, stack: str) -> None:
+        """Build in this column from now on: its block width, and its ∿ clear of its blocks."""
+        self.block_w = self.widths[stack]
+        self.wave_offset = self.block_w / 2 + max(WaveItem("").text_extent(), WAVE_R) + 14
 
     def _block(self, title: str, role: str, width: float | None = None) -> BlockItem:
         return BlockItem("", title, role, width or self.block_w, self.block_h, inline=self.inline)
@@ -95,7 +106,7 @@ class Figure1Builder:
     def build(self) -> Figure:
         kind = self.cfg.model_kind
         enc_x = 0.0
-        dec_x = self.block_w + COLUMN_GAP if kind.has_encoder else 0.0
+        dec_x = (self.widths["encoder"] + self.widths["decoder"]) / 2 + COLUMN_GAP if kind.has_encoder else 0.0
         memory_top = None
         if kind.has_encoder:
             top = self._column("encoder", enc_x, residual_right=False, cross=False)
@@ -123,6 +134,8 @@ class Figure1Builder:
         """Inputs → embedding → ⊕ positions → N layers (→ final norm); returns the column's top point."""
         cfg = self.cfg
         axis = "src" if stack == "encoder" else "tgt"
+        self._use_column(stack)
+        self.fig.column_width[axis] = self.block_w
         outer = 1.0 if residual_right else -1.0
         y = 0.0
         label = "Inputs" if stack == "encoder" else (
@@ -289,7 +302,7 @@ class Figure1Builder:
         if memory is None or memory[0] is None:
             return
         mem_top, enc_x = memory
-        bus_x = enc_x + self.block_w / 2 + COLUMN_GAP / 2
+        bus_x = enc_x + self.widths["encoder"] / 2 + COLUMN_GAP / 2
         kv_y = b.y() + 10
         rise = QPointF(mem_top.x(), mem_top.y() - 22)
         arrow(self.scene, [mem_top, rise, QPointF(bus_x, rise.y()), QPointF(bus_x, kv_y), QPointF(b.x(), kv_y),
@@ -299,6 +312,8 @@ class Figure1Builder:
 
     def _generator(self, cx: float, flow_top: QPointF, axis: str) -> None:
         """Linear → Softmax → output probabilities (Section 3.4)."""
+        self._use_column("encoder" if axis == "src" else "decoder")
+        self.fig.column_width["out"] = self.block_w
         y = flow_top.y() - GAP - self.block_h / 2
         linear = self._add(self._block("Linear", "linear"), "generator", "generator.logits", "generator.logits",
                            QPointF(cx, y))

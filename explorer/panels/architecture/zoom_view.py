@@ -56,7 +56,7 @@ class ZoomView(QGraphicsView):
     def fit(self) -> None:
         """Fit the whole figure as one drawing (aspect kept), never magnified beyond FIT_MAX."""
         self.auto_fit = True
-        rect = self.scene().itemsBoundingRect().adjusted(-16, -16, 16, 16)
+        rect = self.scene().itemsBoundingRect().adjusted(-8, -8, 8, 8)  # a thin margin: the drawing is the screen
         if rect.isEmpty():
             return
         self.setSceneRect(rect)

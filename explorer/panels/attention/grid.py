@@ -19,9 +19,12 @@ from explorer.drawing.canvas_widget import CanvasWidget
 from explorer.panels.attention.data import AttentionData
 from explorer.drawing.heatmap_items import MaskOverlay, TokenAxis
 from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose
+from explorer.panels.attention.layer_pages import layer_page, page_note
 from explorer.drawing.pooled_mosaic import average_down, compose_pooled, compose_region, overview_factor
 
 SCALE_RULE = "attention weight: 0–1 on every map"
+PLOT_MARGINS = (1.0, 1.0, 1.0, 1.0)  # pyqtgraph's own, around a plot's axes
+LEAST_VIEW = (168.0, 126.0)  # a hugging plot never shrinks its maps' area below this (layout checks: 160 × 120)
 EDIT_SYMBOLS = {"zero": "0", "mean": "μ", "uniform": "≡"}  # as the head surgery panel writes them
 
 
@@ -46,7 +49,7 @@ class _KindPane:
         self.plot.invertY(True)
         self.plot.setAspectLocked(True)  # square cells: a 9 × 9 map is a square, not a tall rectangle
         self.plot.setMenuEnabled(False)  # the "A" button (bottom left, after zooming) fits the view again
-        self.plot.vb.setDefaultPadding(0.005)
+        self.plot.vb.setDefaultPadding(0.0)  # the fit is `frame`: the mosaic and its selection box's margin
         self.plot.showAxis("top")
         self.plot.showAxis("right")
         for name, label in (("left", "layer"), ("top", "head"), ("bottom", None), ("right", None)):
@@ -80,34 +83,87 @@ class _KindPane:
         pen.setCosmetic(True)
         self.box.setPen(pen)
         self.box.setZValue(5)
-        self.plot.addItem(self.box)
+        self.plot.addItem(self.box, ignoreBounds=True)  # where it is must not move the fit (nor the labels)
+        # The fitted extent: the mosaic and half a gap around it (room for the selection box), the
+        # same whatever is selected or edited, so a frame is drawn the same after any clicks.
+        self.frame = QGraphicsRectItem()
+        self.frame.setPen(QPen(Qt.PenStyle.NoPen))
+        self.plot.addItem(self.frame)
         self.edit_marks: list = []  # outlines and labels of heads edited by head surgery
         self.layout: MosaicLayout | None = None
         self.mosaic: np.ndarray | None = None
         self._allowed_key: bytes | None = None
+        self.first = 0  # the first layer drawn (a page of layers: `layer_pages`)
+        self._hugging = False
+        self.plot.geometryChanged.connect(self.hug)
+        self.plot.vb.sigResized.connect(lambda *_: self.hug())  # also after a token axis took more room
+
+    def hug(self) -> None:
+        """Margins inside the plot that give its view box the mosaic's shape, so the token labels
+        right of and below the maps sit against them, not at the far edge of an aspect-locked plot
+        wider (or taller) than its square-celled mosaic. Computed from the plot's size, its axes
+        and title and the mosaic's shape alone, starting from no margins every time (never from an
+        earlier fit): a window and a frame give the same picture whatever was clicked before."""
+        if self._hugging:
+            return
+        self._hugging = True  # the margins resize the view box, whose resize calls here
+        try:
+            self._fit_margins()
+        finally:
+            self._hugging = False
+
+    def _fit_margins(self) -> None:
+        grid = self.plot.layout
+        base_l, base_t, base_r, base_b = PLOT_MARGINS
+        grid.setContentsMargins(*PLOT_MARGINS)
+        if self.layout is None:
+            return
+        fit = self.frame.rect()
+        spare_w = spare_h = 0.0
+        for _ in range(4):  # the token axes' sizes follow the room they get: settle in a few passes
+            grid.setContentsMargins(base_l + spare_w / 2, base_t + spare_h / 2, base_r + spare_w / 2,
+                                    base_b + spare_h / 2)
+            grid.activate()
+            box = self.plot.vb.geometry()
+            title = self.plot.titleLabel.item.boundingRect().width() + 8
+            want_w = max(box.height() * fit.width() / fit.height(), LEAST_VIEW[0], title)
+            want_h = max(box.width() * fit.height() / fit.width(), LEAST_VIEW[1])
+            off_w, off_h = box.width() - want_w, box.height() - want_h
+            if abs(off_w) < 1 and abs(off_h) < 1:
+                return
+            spare_w, spare_h = max(0.0, spare_w + off_w), max(0.0, spare_h + off_h)
 
     def update(self, weights, allowed: np.ndarray, labels: tuple[list[str], list[str]] | None = None,
-               layers: list[np.ndarray] | None = None) -> None:
+               page: tuple[int, int] | None = None) -> None:
         """`weights`: the (L, h, T_q, T_k) maps, or a `LayerStacks` entry's `layers` list to
-        average from without stacking (see `AttentionData.weights`)."""
+        average from without stacking (see `AttentionData.weights`); `page`: (first layer,
+        count) drawn (`layer_pages`), all by default."""
         if labels is not None:
             self.labels = (list(labels[0]), list(labels[1]))
+        n_layers = len(weights)
+        self.first, count = page or (0, n_layers)
+        weights = weights[self.first:self.first + count]
         shape = (len(weights), *weights[0].shape) if isinstance(weights, list) else weights.shape
         layout = MosaicLayout.for_shape(shape)
         self._weights, self._allowed = weights, allowed
         self._draw_overview(layout)
-        key = allowed.tobytes() + bytes(str(shape), "ascii")
+        key = allowed.tobytes() + bytes(f"{shape} {self.first}", "ascii")
         if layout != self.layout or key != self._allowed_key:  # geometry changed (rare)
             self.layout, self._allowed_key = layout, key
             self.mask.set_rects(blocked_rects(allowed, layout))
             rows, cols = layout.shape
-            self.plot.getAxis("left").setTicks([[(layout.origin(l, 0)[0] + layout.t_q / 2, str(l + 1)) for l in range(layout.layers)]])
+            self.plot.getAxis("left").setTicks([[(layout.origin(l, 0)[0] + layout.t_q / 2, str(self.first + l + 1))
+                                                 for l in range(layout.layers)]])
+            self.plot.getAxis("left").setLabel(page_note(self.first, layout.layers, n_layers))
             self.plot.getAxis("top").setTicks([[(layout.origin(0, h)[1] + layout.t_k / 2, str(h + 1)) for h in range(layout.heads)]])
             self.plot.vb.setLimits(xMin=-cols, xMax=2 * cols, yMin=-rows, yMax=2 * rows)
             # Fit the new mosaic now (a deferred auto-range does not run while the tab is hidden, so
             # the view kept the previous input's range), then keep fitting until the user zooms.
-            self.plot.vb.setRange(xRange=(0, cols), yRange=(0, rows), padding=0.005)
+            m = 0.7 * layout.gap + 0.02 * max(layout.t_q, layout.t_k) ** 0.5  # the box's margin and pen
+            self.frame.setRect(QRectF(-m, -m, cols + 2 * m, rows + 2 * m))
+            self.plot.vb.setRange(self.frame.rect(), padding=0.0)
             self.plot.vb.enableAutoRange()
+            self.hug()
 
     def _draw_overview(self, layout: MosaicLayout) -> None:
         vb = self.plot.vb
@@ -155,7 +211,8 @@ class _KindPane:
         self.detail.setVisible(True)
 
     def select(self, layer: int, head: int) -> None:
-        if self.layout is None or layer >= self.layout.layers or head >= self.layout.heads:
+        layer -= self.first  # within the page drawn
+        if self.layout is None or not 0 <= layer < self.layout.layers or head >= self.layout.heads:
             self.box.setVisible(False)
             self.key_axis.set_tokens([])
             self.query_axis.set_tokens([])
@@ -168,6 +225,7 @@ class _KindPane:
         self.key_axis.set_tokens(k_labels, numeric=False, period=lay.t_k + lay.gap, repeats=lay.heads)
         self.query_axis.set_tokens(q_labels, numeric=False, period=lay.t_q + lay.gap, repeats=lay.layers)
         st.set_title(self.plot, f"{SHORT_TITLES[self.kind]} · {head_label(layer, head)}")
+        self.hug()  # the token axes' widths and the title may have changed
         pad = self.layout.gap / 2
         self.box.setRect(QRectF(c - pad, r - pad, self.layout.t_k + 2 * pad, self.layout.t_q + 2 * pad))
         self.box.setVisible(True)
@@ -186,7 +244,8 @@ class _KindPane:
         pen.setStyle(Qt.PenStyle.DashLine)
         pad = self.layout.gap / 2
         for (layer, head), op in edits.items():
-            if layer >= self.layout.layers or head >= self.layout.heads:
+            layer -= self.first
+            if not 0 <= layer < self.layout.layers or head >= self.layout.heads:
                 continue
             r, c = self.layout.origin(layer, head)
             box = QGraphicsRectItem(QRectF(c - pad, r - pad, self.layout.t_k + 2 * pad, self.layout.t_q + 2 * pad))
@@ -197,14 +256,15 @@ class _KindPane:
             label.setPos(c, r)
             label.setZValue(6)
             for item in (box, label):
-                self.plot.addItem(item)
+                self.plot.addItem(item, ignoreBounds=True)
                 self.edit_marks.append(item)
 
     def locate(self, scene_pos):
         if self.layout is None or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
             return None
         pt = self.plot.vb.mapSceneToView(scene_pos)
-        return self.layout.locate(pt.y(), pt.x())
+        found = self.layout.locate(pt.y(), pt.x())
+        return None if found is None else (found[0] + self.first, *found[1:])
 
 
 class AttentionGrid(CanvasWidget):
@@ -252,7 +312,10 @@ class AttentionGrid(CanvasWidget):
         for kind in self.shown:
             pane = self.pane(kind)
             if kind in data.weights:
-                pane.update(data.weights.layers(kind), data.allowed[kind], data.labels[kind])
+                layers = data.weights.layers(kind)
+                selected = self._selection[1] if self._selection[0] == kind else 0
+                page = layer_page(len(layers), selected, self.height())
+                pane.update(layers, data.allowed[kind], data.labels[kind], page)
             else:
                 pane.image.clear()
             pane.mark_edited({(l, h): op for (k, l, h), op in self.edits.items() if k == kind})
@@ -264,12 +327,29 @@ class AttentionGrid(CanvasWidget):
 
     def select(self, kind: str, layer: int, head: int) -> None:
         self._selection = (kind, layer, head)
+        if self.data is not None and kind in self.shown and self._page_changed():
+            self.set_data(self.data)  # draws the page that holds the selected layer, then selects
+            return
         for k in self.shown:
             pane = self.pane(k)
             if k == kind:
                 pane.select(layer, head)
             else:
                 pane.box.setVisible(False)
+
+    def _page_changed(self) -> bool:
+        """Would the selection or the room on screen draw another page of layers than is drawn?"""
+        kind, layer, _head = self._selection
+        pane = self.panes.get(kind)
+        if pane is None or pane.layout is None or kind not in self.shown or kind not in self.data.weights:
+            return False
+        n = len(self.data.weights.layers(kind))
+        return layer_page(n, layer, self.height()) != (pane.first, pane.layout.layers)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        if self.data is not None and self._page_changed():  # more or fewer rows of maps fit now
+            self.set_data(self.data)
 
     def _hit(self, scene_pos):
         for kind in self.shown:

@@ -1,0 +1,143 @@
+"""The all-heads grid's token labels sit against its square-celled mosaic, not at the far edge of a
+plot wider than the mosaic, and where they sit depends only on the window and the frame: the same
+after any history of clicks (a scene must draw the same whatever was clicked before).
+
+Measured in screen pixels from item rectangles: the mosaic's edges mapped from data to scene
+coordinates by the view box, against the token axes' scene rectangles."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+from PySide6.QtCore import QPointF  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from explorer.panels.attention.panel import AttentionPanel  # noqa: E402
+from explorer.state import SessionState  # noqa: E402
+from support import small_bundle  # noqa: E402
+
+MOST_GAP = 8.0  # screen px between the mosaic's edge and its token labels (half a gap's margin + the axis's)
+
+
+def settle(qtbot) -> None:
+    for _ in range(4):
+        QApplication.processEvents()
+        qtbot.wait(5)
+
+
+def label_gaps(pane) -> dict[str, float]:
+    """Screen px from the mosaic's right edge to the query labels and from its bottom edge to the
+    key labels; also the mosaic's on-screen rectangle, to compare two histories."""
+    rows, cols = pane.layout.shape
+    vb = pane.plot.vb
+    top_left, bottom_right = vb.mapViewToScene(QPointF(0, 0)), vb.mapViewToScene(QPointF(cols, rows))
+    return {"right": pane.query_axis.sceneBoundingRect().left() - bottom_right.x(),
+            "below": pane.key_axis.sceneBoundingRect().top() - bottom_right.y(),
+            "x0": top_left.x(), "y0": top_left.y(), "x1": bottom_right.x(), "y1": bottom_right.y()}
+
+
+@pytest.fixture(scope="module")
+def wide(qapp):
+    """A panel much wider than its 2-layer mosaic is long: the aspect-locked plot has room to spare."""
+    state = SessionState()
+    panel = AttentionPanel(state)
+    panel.resize(1400, 520)
+    panel.show()
+    bundle = small_bundle()
+    state.set_bundle(bundle)
+    state.set_result(bundle.run("abcdefg", target="gfedcba"))
+    panel.set_view("grid")
+    yield state, panel
+    panel.close()
+
+
+def test_labels_sit_against_the_mosaic_and_cells_stay_square(wide, qtbot):
+    state, panel = wide
+    settle(qtbot)
+    pane = panel.grid.pane("encoder")
+    gaps = label_gaps(pane)
+    assert 0 <= gaps["right"] <= MOST_GAP, gaps
+    assert 0 <= gaps["below"] <= MOST_GAP, gaps
+    rows, cols = pane.layout.shape
+    cell_w, cell_h = (gaps["x1"] - gaps["x0"]) / cols, (gaps["y1"] - gaps["y0"]) / rows
+    assert cell_w == pytest.approx(cell_h, rel=0.01)  # square cells: rows and columns are tokens
+    assert pane.plot.vb.width() >= 160 and pane.plot.vb.height() >= 120
+
+
+def test_the_same_picture_after_another_history_of_clicks(wide, qtbot):
+    state, panel = wide
+    settle(qtbot)
+    before = label_gaps(panel.grid.pane("encoder"))
+    # another history: other heads and kinds selected, every kind shown, the window resized, back
+    state.select_attention("encoder", 1, 3)
+    state.select_attention("cross", 0, 2)
+    panel.all_kinds.setChecked(True)
+    settle(qtbot)
+    panel.resize(900, 700)
+    settle(qtbot)
+    panel.all_kinds.setChecked(False)
+    state.select_attention("encoder", 0, 0)
+    panel.resize(1400, 520)
+    settle(qtbot)
+    after = label_gaps(panel.grid.pane("encoder"))
+    for key in before:
+        assert after[key] == pytest.approx(before[key], abs=0.6), (key, before, after)
+
+
+# -- a 6-layer model in a projector's height: pages of layers, never squeezed rows --------------
+def test_layer_pages_partition_the_layers():
+    from explorer.panels.attention.layer_pages import MIN_ROW_PX, layer_page, layers_fitting
+    room = 150 + 3 * MIN_ROW_PX + 10  # three rows fit
+    assert layers_fitting(room) == 3
+    assert [layer_page(6, s, room) for s in range(6)] == [(0, 3)] * 3 + [(3, 3)] * 3
+    assert layer_page(7, 6, room) == (4, 3)  # the last page ends at the last layer
+    assert layer_page(2, 1, room) == (0, 2)  # everything fits: no pages
+
+
+@pytest.fixture(scope="module")
+def deep(qapp):
+    """A 6-layer encoder-decoder in the all-heads grid at about a 1280×720 projector's grid size."""
+    from model.checkpoint import random_bundle
+    state = SessionState()
+    panel = AttentionPanel(state)
+    panel.resize(1270, 470)
+    panel.show()
+    bundle = random_bundle("reverse", n_encoder_layers=6, n_decoder_layers=6)
+    state.set_bundle(bundle)
+    state.set_result(bundle.run("abcdefgh", target="hgfedcba"))
+    panel.set_view("grid")
+    yield state, panel
+    panel.close()
+
+
+def map_rows(pane) -> tuple[list[str], float]:
+    """The layer numbers on the left axis and one map's height on screen (px)."""
+    lay, vb = pane.layout, pane.plot.vb
+    height = vb.mapViewToScene(QPointF(0, lay.t_q)).y() - vb.mapViewToScene(QPointF(0, 0)).y()
+    return [label for _pos, label in pane.plot.getAxis("left")._tickLevels[0]], height
+
+
+def test_deep_model_pages_layers_instead_of_squeezing_rows(deep, qtbot):
+    state, panel = deep
+    state.select_attention("encoder", 0, 0)
+    settle(qtbot)
+    pane = panel.grid.pane("encoder")
+    layers, height = map_rows(pane)
+    assert 1 <= len(layers) < 6 and layers[0] == "1"
+    assert height >= 60, f"a map is {height:.0f} px high"  # 6 rows in this room would be ~35 px
+    assert "of 6" in pane.plot.getAxis("left").labelText
+    cells = (pane.plot.vb.mapViewToScene(QPointF(1, 1)) - pane.plot.vb.mapViewToScene(QPointF(0, 0)))
+    assert cells.x() == pytest.approx(cells.y(), rel=0.01)  # still square cells
+    first_geometry = label_gaps(pane)
+    state.select_attention("encoder", 4, 2)  # layer 5: its page is drawn, the box on it
+    settle(qtbot)
+    assert "5" in map_rows(pane)[0] and pane.box.isVisible()
+    assert pane.locate(pane.box.sceneBoundingRect().center())[:2] == (4, 2)  # absolute layer
+    state.select_attention("encoder", 0, 0)
+    settle(qtbot)
+    assert map_rows(pane)[0] == layers
+    after = label_gaps(pane)
+    for key in first_geometry:
+        assert after[key] == pytest.approx(first_geometry[key], abs=0.6)
