@@ -53,9 +53,7 @@ def close_window(app, window) -> None:
     window.close()
     # Workers still computing for a panel (superqt's, on the global pool) would emit into the
     # deleted window ("Signal source has been deleted" printed at exit): let them finish first.
-    app.processEvents()
     QThreadPool.globalInstance().waitForDone(WORKERS_EXIT_WAIT_MS)
-    app.processEvents()
     if shiboken6.isValid(window):
         shiboken6.delete(window)
     app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
