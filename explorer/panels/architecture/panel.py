@@ -187,20 +187,28 @@ class ArchitecturePanel(QWidget):
             label = self.figure.token_labels.get(axis)
             centre = (label or item).sceneBoundingRect().center().x()
             if self.figure.inline and label is not None:  # "Inputs  a t t e n t i o n" on one line
-                room = self.figure.column_width[axis] + 20 - label.boundingRect().width() - TOKENS_GAP  # clear of the ∿ labels
+                room = self._token_room(axis) - label.boundingRect().width() - TOKENS_GAP
                 item.setText(_tokens_line(pieces.get(axis), item.font(), room))
                 both = label.boundingRect().width() + (TOKENS_GAP + item.boundingRect().width() if item.text() else 0)
                 label.setPos(centre - both / 2, label.pos().y())
                 item.setPos(label.pos().x() + label.boundingRect().width() + TOKENS_GAP,
                             label.sceneBoundingRect().center().y() - item.boundingRect().height() / 2)
             else:
-                item.setText(_tokens_line(pieces.get(axis), item.font(), self.figure.column_width[axis] + 40))
+                item.setText(_tokens_line(pieces.get(axis), item.font(), self._token_room(axis)))
                 item.setPos(centre - item.boundingRect().width() / 2, item.pos().y())
         if self.view.auto_fit:  # longer token lines change the figure's extent
             self.view.fit()
         self._on_step(self.state.step)
 
     # -- selection ----------------------------------------------------------------------------
+
+    def _token_room(self, axis: str) -> float:
+        """How wide a token line may be: its column and a little (beside it sit the positional
+        encoding's shape labels), or twice the column when the model has only one stack."""
+        widths = self.figure.column_width
+        if "src" not in widths or "tgt" not in widths:
+            return 2 * widths[axis]
+        return widths[axis] + (20 if self.figure.inline else 40)
     def _clicked(self, key: str) -> None:
         self.state.select_step_named(key)
 

@@ -68,9 +68,26 @@ def compute(request: AttributionRequest):
     return view
 
 
+_preloaded = False
+
+
+def preload_libraries() -> None:
+    """Import captum (and the matplotlib it pulls in), networkx and scipy.stats here, on the GUI
+    thread, once (~1 s). Imported for the first time on the worker, while the GUI thread was
+    re-polishing every widget for F11, they crashed the process (SIGSEGV, seen in the suite)."""
+    global _preloaded
+    if _preloaded:
+        return
+    import captum.attr  # noqa: F401
+    import networkx.algorithms.flow  # noqa: F401
+    import scipy.stats  # noqa: F401
+    _preloaded = True
+
+
 def start(request: AttributionRequest, receiver) -> GeneratorWorker:
     """Start the work; its reports go to the receiver's bound methods (Qt drops them if the
     receiver is gone): on_progress((what, done, total)), on_done(view), on_failed(exc), on_finished()."""
+    preload_libraries()
     worker = create_worker(compute, request, _start_thread=False, _ignore_errors=True)
     worker.yielded.connect(receiver.on_progress)
     worker.returned.connect(receiver.on_done)
