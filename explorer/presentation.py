@@ -99,6 +99,9 @@ def restyle_plots(app: QApplication, p: Theme | None = None) -> None:
             elif isinstance(item, pg.LabelItem) and not _in_legend(item) and _is_plain_text_colour(
                     item.opts.get("color")):
                 item.setText(item.text, color=p.text)  # titles in the theme's text colour
+        # A QGraphicsView's update() does not repaint its viewport: on a real screen (X11) an axis
+        # recoloured here kept the old theme's text until something else repainted it.
+        view.viewport().update()
 
 
 def _in_legend(item) -> bool:
