@@ -116,3 +116,28 @@ def test_figure1_block_names_reach_a_back_row(presenting, qtbot):
     assert len(caps) >= 10  # every block of both columns measured
     assert min(caps) >= LEAST_NAME_CAP[size], f"block names' cap height {min(caps):.1f} px at {size}"
     assert not figure_problems(panel, None)
+
+
+def test_the_training_probe_labels_every_row_of_its_default_probe(presenting, qtbot):
+    """The probe map on a projector, with a run's message showing: every row of the default
+    9-letter probe (10 decoder positions) named, at ≥ 8 pt, none thinned."""
+    from PySide6.QtGui import QFontInfo
+    from model.checkpoint import bundled_checkpoints, load_checkpoint
+
+    window, size = presenting
+    window.focus_panel("training")
+    panel = window.panels["training"]
+    panel.say("Training <b>reverse</b>: d_model 64, 2+2 layers, 4 heads, d_ff 256 · 239,262 parameters on "
+              "<b>cpu</b> (1 thread), warm-up 200 steps. The other panels show this run's model in place of "
+              "“reverse” until it ends or you go back.")
+    settle(qtbot)
+    result = load_checkpoint(bundled_checkpoints()["reverse"]).run("attention")
+    rows = len(result.out_pieces)
+    assert rows == 10
+    panel.probe.show_snapshot(100, result, "attention")
+    settle(qtbot)
+    panel.probe.show_snapshot(100, result, "attention")  # drawn again at its settled size
+    left = panel.probe.plot.getAxis("left")
+    assert [t for _v, t in left._tickLevels[0]] == list(result.out_pieces), f"at {size}: {left.labelText}"
+    assert QFontInfo(left.style["tickFont"]).pointSize() >= 8
+    assert panel.message.compact and panel.message.toolTip().startswith("Training reverse: d_model 64")

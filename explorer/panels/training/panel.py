@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 from PySide6.QtCore import QEventLoop, Qt
-from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QFileDialog, QSplitter, QVBoxLayout, QWidget
 
-from explorer import style
+from explorer import presentation, style
 from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.state import SessionState
 from explorer.panels.training.controls import TrainingControls
@@ -23,10 +23,13 @@ from explorer.panels.training.curves import TrainingCurves
 from explorer.panels.training.live import LiveDisplay
 from explorer.panels.training.messages import Offer, RunInfo, Snapshot
 from explorer.panels.training.probe import ProbeView
+from explorer.panels.training.run_message import RunMessage
 from explorer.panels.training.timed import train_for
 from explorer.panels.training.sandbox import PUBLISH_INTERVAL, RUN_LABEL, Sandbox  # noqa: F401 - tests read it
 from explorer.panels.training.setup import TrainingRequest, last_run_dir
 from explorer.panels.training.worker import TrainingRun, save_in_background
+
+COMPACT_HEIGHT = 620  # px: a shorter panel, presenting (a 1280×720 projector), keeps its message to one line
 
 EVAL_SIZE = 50  # held-out pairs per live evaluation (a full evaluation is the CLI's job)
 
@@ -67,11 +70,7 @@ class TrainingPanel(StopsWithWindow, QWidget):
         self.curves = TrainingCurves()
         self.curves.setMinimumSize(330, 260)  # below this the 2 × 2 plots would be clipped
         self.probe = ProbeView()
-        self.message = QLabel(" ")
-        self.message.setWordWrap(True)
-        self.message.setVisible(False)  # until there is something to say
-        self.message.setFont(style.font(style.BASE_POINT_SIZE))
-        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message = RunMessage()
         self._split_width = 0  # the panel width the splitter was last sized for
         self.splitter = QSplitter(Qt.Horizontal)
         self.splitter.addWidget(self.curves)
@@ -354,8 +353,7 @@ class TrainingPanel(StopsWithWindow, QWidget):
     def say(self, text: str, level: str = "info") -> None:
         colour = {"error": style.ERROR, "warning": style.WARNING}.get(level, style.TEXT)
         self.message.setStyleSheet(f"color: {colour.name()};")
-        self.message.setText(text)
-        self.message.setVisible(bool(text.strip()))  # no empty line taking a plot's height
+        self.message.show_text(text)
 
     def tell(self, text: str, level: str = "info") -> None:
         """Say it here and in the window's status line."""
@@ -366,6 +364,8 @@ class TrainingPanel(StopsWithWindow, QWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802
         """Curves beside the probe, unless the panel is tall and narrow (a portrait dock)."""
         super().resizeEvent(event)
+        # presenting on a short screen (a 1280×720 beamer): the plots need the rows
+        self.message.set_compact(presentation.applied_scale() > 1.0 and self.height() < COMPACT_HEIGHT)
         orientation = Qt.Vertical if self.height() > 1.2 * self.width() else Qt.Horizontal
         if self.splitter.orientation() != orientation:
             self.splitter.setOrientation(orientation)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
                                QSlider, QVBoxLayout, QWidget)
 
@@ -21,6 +21,9 @@ from explorer.panels.training.curves import TimedCanvas
 from model.kinds import model_kind as kind_named
 
 pg.setConfigOptions(imageAxisOrder="row-major")  # [query, key] must not show transposed
+
+MIN_ROW_PT = 8  # the smallest row label (explorer.drawing.token_axis.MIN_LABEL_PT)
+SHORT_MAP_CANVAS = 220  # px: a shorter map canvas drops "source token" under the letters (the title says it)
 
 KIND_TITLES = {"cross": "Cross-attention", "encoder": "Encoder self-attention",
                "decoder_self": "Decoder self-attention"}
@@ -284,6 +287,28 @@ class ProbeView(QWidget):
             return None
         return attention_map(self.result, kind, layer, head)
 
+    def _row_font(self, rows: int):
+        """The largest row-label font, from the usual size down to the legible minimum (8 pt),
+        at which every row is labelled in the map's height; and how many rows fit at it."""
+        height = self._map_height()
+        base = style.font(style.SMALL_POINT_SIZE, mono=True)
+        for pt in range(max(MIN_ROW_PT, int(base.pointSizeF())), MIN_ROW_PT - 1, -1):
+            f = QFont(base)
+            f.setPointSize(pt)
+            per_row = 0.8 * QFontMetrics(f).height() + 1  # pyqtgraph packs tick labels at 0.8 of a line
+            if rows * per_row <= height or pt == MIN_ROW_PT:
+                return f, max(1, int(height // per_row))
+        return base, rows
+
+    def _map_height(self) -> float:
+        """The map's height in pixels: the canvas less the column labels, the key axis' title
+        (left out on a short canvas) and the margins."""
+        bottom = self.plot.getAxis("bottom")
+        short = self.canvas.height() < SHORT_MAP_CANVAS
+        if short == bottom.label.isVisible():
+            bottom.showLabel(not short)
+        return max(0.0, self.canvas.height() - bottom.height() - 12)
+
     def _redraw(self) -> None:
         values = self.current_map()
         if values is None:
@@ -299,7 +324,9 @@ class ProbeView(QWidget):
         keys, queries = keys[: values.shape[1]], queries[: values.shape[0]]
         widest = max((metrics.horizontalAdvance(p) for p in keys), default=8) + 8
         room = self.plot.getViewBox().width() or self.canvas.width() - 150
-        col_ticks, row_ticks = token_ticks(keys, max(1, int(room) // widest)), token_ticks(queries, self.canvas.height() // 20)
+        row_font, rows_fit = self._row_font(len(queries))
+        self.plot.getAxis("left").setTickFont(row_font)
+        col_ticks, row_ticks = token_ticks(keys, max(1, int(room) // widest)), token_ticks(queries, rows_fit)
         self.plot.getAxis("bottom").setTicks(col_ticks)
         self.plot.getAxis("left").setTicks(row_ticks)
         left = max((metrics.horizontalAdvance(p) for p in queries), default=0)
@@ -311,6 +338,7 @@ class ProbeView(QWidget):
         for name, title, ticks, pieces in (("left", query_title, row_ticks, queries), ("bottom", key_title, col_ticks, keys)):
             shown = len(ticks[0])
             self.plot.getAxis(name).setLabel(title if shown >= len(pieces) else f"{title} ({shown} of {len(pieces)})")
+        self.plot.getAxis("bottom").showLabel(self.canvas.height() >= SHORT_MAP_CANVAS)  # (setLabel shows it)
 
 
 __all__ = ["ProbeView", "attention_map", "preferred_kind", "map_axes"]

@@ -1,0 +1,59 @@
+"""The Training panel's message line: whole in a tall panel, one elided line in a short one.
+
+On a 1280×720 beamer the run's message ("Training reverse: d_model 64, 2+2 layers, … until it
+ends or you go back.") wrapped into three lines, taken from the probe map's height, whose row
+labels then could not all be drawn. A short panel keeps it to one line ending in "…"; the
+tooltip and the window's status line hold the whole text.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextDocumentFragment
+from PySide6.QtWidgets import QLabel
+
+from explorer import style
+
+
+class RunMessage(QLabel):
+    def __init__(self, parent=None):
+        super().__init__(" ", parent)
+        self.full_html = ""
+        self.compact = False  # one elided line (set by the panel from its height)
+        self.setWordWrap(True)
+        self.setVisible(False)  # until there is something to say
+        self.setFont(style.font(style.BASE_POINT_SIZE))
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+    def show_text(self, html: str) -> None:
+        self.full_html = html
+        self.setVisible(bool(html.strip()))  # no empty line taking a plot's height
+        self.fit()
+
+    def set_compact(self, compact: bool) -> None:
+        if compact != self.compact:
+            self.compact = compact
+            self.fit()
+
+    def plain_text(self) -> str:
+        return QTextDocumentFragment.fromHtml(self.full_html).toPlainText()
+
+    def fit(self) -> None:
+        if not self.compact:
+            self.setWordWrap(True)
+            self.setTextFormat(Qt.TextFormat.AutoText)
+            self.setText(self.full_html)
+            self.setToolTip("")
+            return
+        plain = self.plain_text()
+        self.setWordWrap(False)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setText(self.fontMetrics().elidedText(plain, Qt.TextElideMode.ElideRight, max(0, self.width() - 8)))
+        self.setToolTip(plain)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        if self.compact and self.full_html:
+            self.fit()
+
+
+__all__ = ["RunMessage"]
