@@ -353,7 +353,12 @@ class TrainingPanel(StopsWithWindow, QWidget):
     def say(self, text: str, level: str = "info") -> None:
         colour = {"error": style.ERROR, "warning": style.WARNING}.get(level, style.TEXT)
         self.message.setStyleSheet(f"color: {colour.name()};")
+        self.message.set_compact(self._short_presenting())
         self.message.show_text(text)
+
+    def _short_presenting(self) -> bool:
+        """Presenting on a short screen (a 1280×720 beamer): the plots need every row."""
+        return presentation.applied_scale() > 1.0 and self.height() < COMPACT_HEIGHT
 
     def tell(self, text: str, level: str = "info") -> None:
         """Say it here and in the window's status line."""
@@ -364,8 +369,7 @@ class TrainingPanel(StopsWithWindow, QWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802
         """Curves beside the probe, unless the panel is tall and narrow (a portrait dock)."""
         super().resizeEvent(event)
-        # presenting on a short screen (a 1280×720 beamer): the plots need the rows
-        self.message.set_compact(presentation.applied_scale() > 1.0 and self.height() < COMPACT_HEIGHT)
+        self.message.set_compact(self._short_presenting())
         orientation = Qt.Vertical if self.height() > 1.2 * self.width() else Qt.Horizontal
         if self.splitter.orientation() != orientation:
             self.splitter.setOrientation(orientation)
