@@ -307,8 +307,7 @@ class ProbeView(QWidget):
         short = self.canvas.height() < SHORT_MAP_CANVAS
         if short == bottom.label.isVisible():
             bottom.showLabel(not short)
-        laid_out = self.plot.getViewBox().height()  # exact once the canvas is laid out
-        return laid_out if laid_out > 0 else max(0.0, self.canvas.height() - bottom.height() - 12)
+        return max(0.0, self.canvas.height() - bottom.height() - 12)
 
     def _redraw(self) -> None:
         values = self.current_map()
@@ -327,9 +326,6 @@ class ProbeView(QWidget):
         room = self.plot.getViewBox().width() or self.canvas.width() - 150
         row_font, rows_fit = self._row_font(len(queries))
         self.plot.getAxis("left").setTickFont(row_font)
-        # a short map's column letters no larger than its row labels: the rows get that height
-        self.plot.getAxis("bottom").setTickFont(row_font if self.canvas.height() < SHORT_MAP_CANVAS else
-                                                style.font(style.SMALL_POINT_SIZE, mono=True))
         col_ticks, row_ticks = token_ticks(keys, max(1, int(room) // widest)), token_ticks(queries, rows_fit)
         self.plot.getAxis("bottom").setTicks(col_ticks)
         self.plot.getAxis("left").setTicks(row_ticks)
