@@ -17,12 +17,13 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QHBoxLayout, Q
                                QSlider, QVBoxLayout, QWidget)
 
 from explorer import style
+from explorer.drawing.token_axis import MIN_LABEL_PT
 from explorer.panels.training.curves import TimedCanvas
 from model.kinds import model_kind as kind_named
 
 pg.setConfigOptions(imageAxisOrder="row-major")  # [query, key] must not show transposed
 
-MIN_ROW_PT = 8  # the smallest row label (explorer.drawing.token_axis.MIN_LABEL_PT)
+MIN_ROW_PT = MIN_LABEL_PT  # the smallest row label: the token axes' legible minimum
 SHORT_MAP_CANVAS = 220  # px: a shorter map canvas drops "source token" under the letters (the title says it)
 
 KIND_TITLES = {"cross": "Cross-attention", "encoder": "Encoder self-attention",
@@ -296,9 +297,9 @@ class ProbeView(QWidget):
             f = QFont(base)
             f.setPointSize(pt)
             per_row = 0.8 * QFontMetrics(f).height() + 1  # pyqtgraph packs tick labels at 0.8 of a line
-            if rows * per_row <= height or pt == MIN_ROW_PT:
-                return f, max(1, int(height // per_row))
-        return base, rows
+            if rows * per_row <= height:
+                break  # every row at this size (else: the floor, with as many rows as fit)
+        return f, min(rows, max(1, int(height // per_row)))
 
     def _map_height(self) -> float:
         """The map's height in pixels: the canvas less the column labels, the key axis' title
