@@ -16,7 +16,7 @@ import html
 import re
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
                                QSizePolicy, QWidget)
 
@@ -94,6 +94,9 @@ class InputBar(QWidget):
         for label in (self.echo, self.status):  # long lines are cut, never widen the window
             label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
             label.setMinimumHeight(26)
+        # The echo's width also changes without the bar's: "Showing: run, step N" and its Back
+        # button come and go beside it during a run (the echo stayed "… +9 more" after one).
+        self.echo.installEventFilter(self)
 
         grid = QGridLayout(self)
         grid.setContentsMargins(6, 2, 6, 2)
@@ -303,6 +306,11 @@ class InputBar(QWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
         self._echo(self.source.text())  # as many tokens as the new width holds
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
+        if watched is self.echo and event.type() == QEvent.Type.Resize:
+            self._echo(self.source.text())  # as many tokens as the echo's new width holds
+        return super().eventFilter(watched, event)
 
     def _echo(self, text: str) -> None:
         """Live: the tokens the model will read; unknown symbols and over-long input flagged."""

@@ -148,6 +148,36 @@ def test_input_bar_echo_is_shortened_with_a_count_and_the_output_is_plain(window
     assert "Output" in bar.status.text()
 
 
+def test_the_echo_gives_its_tokens_back_when_a_shown_model_goes(window, qtbot):
+    """During a run "Showing: training run, step N" and its Back button narrow the echo; once
+    they go, the echo names as many tokens as before (it stayed "… +9 more" after a run)."""
+    from PySide6.QtGui import QTextDocument
+    from explorer.session import ShownModel
+
+    def echoed() -> str:
+        doc = QTextDocument()
+        doc.setHtml(window.input_bar.echo.text())
+        return doc.toPlainText()
+
+    bar = window.input_bar
+    bar.source.setText("abcdefghijklmnopqrstuvwxyz" + "abcdefghijklmn")  # 40 tokens: more than fit beside it
+    settle(qtbot)
+    before = echoed()
+    assert before.count(" ") > 10  # a line of tokens at 1280 px
+    session = window.state.session
+    from model.checkpoint import random_bundle
+    session.show_model(ShownModel(random_bundle("reverse"), "training run, step 1,234"))
+    qtbot.waitUntil(bar.shown_label.isVisible, timeout=20_000)
+    settle(qtbot)
+    narrow = echoed()
+    assert len(narrow) < len(before)  # fewer tokens beside the shown model's name
+    assert bar.echo.fontMetrics().horizontalAdvance(narrow) <= bar.echo.width()
+    session.show_model(None)
+    qtbot.waitUntil(lambda: not bar.shown_label.isVisible(), timeout=20_000)
+    settle(qtbot)
+    assert echoed() == before
+
+
 def test_first_screen_hint_and_model_chooser_descriptions(qtbot, tmp_path):
     from explorer.input_bar import FIRST_HINT, InputBar
     from explorer.runner import bundled_checkpoints
