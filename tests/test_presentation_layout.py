@@ -52,6 +52,9 @@ def presenting(request, qapp, tmp_path_factory):
     from model.checkpoint import random_bundle
     from PySide6.QtCore import QSettings
     size = request.param
+    # as the app starts: its stylesheet first (without one, entering presentation left the top
+    # bar's labels at their normal size, and the panels more height than on a real projector)
+    presentation.apply_theme(QApplication.instance(), "light")
     state = SessionState()
     runner = Runner(state, synchronous=True)
     settings = QSettings(str(tmp_path_factory.mktemp("layout") / "s.ini"), QSettings.IniFormat)
@@ -118,11 +121,18 @@ def test_figure1_block_names_reach_a_back_row(presenting, qtbot):
     assert not figure_problems(panel, None)
 
 
-def test_the_training_probe_names_its_rows_or_says_how_many_it_shows(presenting, qtbot):
-    """The probe map on a projector, with a run's message showing: the message keeps one line so
-    the map gets the height; row labels shrink to 8 pt before they thin, and a thinned axis says
-    how many of the rows it names (never a silent drop)."""
+def _probe_labels(panel):
+    """(row labels drawn, column labels drawn, left axis title, row label point size)."""
     from PySide6.QtGui import QFontInfo
+    left, bottom = panel.probe.plot.getAxis("left"), panel.probe.plot.getAxis("bottom")
+    return ([t for _v, t in left._tickLevels[0]], [t for _v, t in bottom._tickLevels[0]], left.labelText,
+            QFontInfo(left.style["tickFont"]).pointSize())
+
+
+def test_the_training_probe_names_every_row_and_column(presenting, qtbot):
+    """The probe map on a projector names every row and column of the default probe, with a
+    run's message showing (one line), and — during a run, when the settings fold away — of a
+    16-letter probe (17 rows: the lecture preset's longest input and its <eos>), at ≥ 8 pt."""
     from model.checkpoint import bundled_checkpoints, load_checkpoint
 
     window, size = presenting
@@ -134,15 +144,47 @@ def test_the_training_probe_names_its_rows_or_says_how_many_it_shows(presenting,
     settle(qtbot)
     assert panel.message.compact and panel.message.toolTip().startswith("Training reverse: d_model 64")
     assert panel.message.height() <= 2 * panel.message.fontMetrics().height()  # one line
-    result = load_checkpoint(bundled_checkpoints()["reverse"]).run("attention")
-    rows = list(result.out_pieces)
-    assert len(rows) == 10
-    panel.probe.show_snapshot(100, result, "attention")
+    model = load_checkpoint(bundled_checkpoints()["reverse"])
+    for probe, phase in (("attention", "idle"), ("abcdefghijklmnop", "running")):
+        panel.phase = phase
+        panel._show_phase()
+        assert panel.controls.settings.isVisible() == (phase == "idle")  # fixed during a run: folded
+        result = model.run(probe)
+        panel.probe.show_snapshot(100, result, probe)
+        settle(qtbot)
+        rows, cols, title, pt = _probe_labels(panel)
+        assert rows == list(result.out_pieces) and cols == list(result.src_pieces), (size, probe, title)
+        assert title == "predicting" and pt >= 8
+        assert panel.probe.layer_box.currentText() == "L2"  # short picker names, beside the map's title
+        assert panel.probe.map_title.geometry().top() == panel.probe.layer_box.geometry().top() or size[0] < 1280
+    panel.phase = "idle"
+    panel._show_phase()
+    assert panel.controls.settings.isVisible()
+
+
+def test_the_training_probe_says_how_many_rows_it_names_when_not_all_fit(presenting, qtbot):
+    """A probe longer than the map has room for at 8 pt (24 letters, settings shown): row labels
+    shrink to the floor before they thin, and the axis says how many it names."""
+    from model.checkpoint import bundled_checkpoints, load_checkpoint
+
+    window, size = presenting
+    window.focus_panel("training")
+    panel = window.panels["training"]
     settle(qtbot)
-    panel.probe.show_snapshot(100, result, "attention")  # drawn again at its settled size
+    probe = "abcdefghijklmnopqrstuvwx"
+    result = load_checkpoint(bundled_checkpoints()["reverse"]).run(probe)
+    panel.probe.show_snapshot(100, result, probe)
+    settle(qtbot)
+    rows, _cols, title, pt = _probe_labels(panel)
+    assert len(rows) < len(result.out_pieces) and pt == 8
+    assert title in (f"predicting ({len(rows)} of 25)", f"{len(rows)} of 25")  # the count, whole, along the map
     left = panel.probe.plot.getAxis("left")
-    named = [t for _v, t in left._tickLevels[0]]
-    assert QFontInfo(left.style["tickFont"]).pointSize() >= 8
-    if named != rows:  # too short even at 8 pt: it says so, with the count it drew
-        assert left.labelText == f"predicting ({len(named)} of {len(rows)})"
-        assert QFontInfo(left.style["tickFont"]).pointSize() == 8  # shrunk to the floor before thinning
+    assert left.label.boundingRect().width() <= left.geometry().height()  # (its text runs up the axis)
+
+
+def test_an_axis_title_keeps_its_count_when_the_axis_is_short():
+    from explorer.panels.training.probe import axis_title
+    advance = len  # one pixel a character
+    assert axis_title("predicting", 10, 10, 5, advance) == "predicting"  # all named: no count
+    assert axis_title("predicting", 9, 17, 100, advance) == "predicting (9 of 17)"
+    assert axis_title("predicting", 9, 17, 12, advance) == "9 of 17"  # the count, never cut

@@ -390,3 +390,52 @@ def test_narrow_curves_trade_the_legend_for_short_titles(qtbot):
     assert "Learning rate" in curves.lr_plot.titleLabel.text and "(Eq. 3)" not in curves.lr_plot.titleLabel.text
     assert "tokens" in curves.acc_plot.titleLabel.text and "exact" in curves.acc_plot.titleLabel.text
     assert curves.warmup_line.label.toPlainText() == "warm-up"
+
+
+@pytest.mark.parametrize("decay_steps", [0, 400])
+def test_the_warmup_label_stays_clear_of_the_learning_rate_curve(qtbot, decay_steps):
+    """At the lecture size (a 1280×720 beamer's curves, 2 × 2) the "warm-up ends" label sits
+    under the peak, on the canvas colour: no point of the rate curve inside it, with the paper's
+    decay or the lecture preset's linear one (beside the line it ran into the decay)."""
+    from PySide6.QtWidgets import QApplication
+    from explorer import presentation
+    from explorer.panels.training.curves import TrainingCurves
+
+    curves = TrainingCurves()  # not qtbot's: pyqtgraph's close() crashed the process after a failed assert
+    try:
+        _check_warmup_label(qtbot, curves, decay_steps)
+    finally:
+        presentation.apply_theme(QApplication.instance(), "light")
+        curves.hide()
+        curves.deleteLater()
+
+
+def _check_warmup_label(qtbot, curves, decay_steps: int) -> None:
+    import numpy as np
+    from PySide6.QtCore import QPointF
+    from PySide6.QtWidgets import QApplication
+    from explorer import presentation, theme
+    from explorer.panels.training.messages import MetricRows
+    from model.optimizer import linear_decay_lr, noam_lr
+
+    curves.resize(780, 390)
+    curves.show()
+    curves.reset(warmup=200, decay_steps=decay_steps)
+    steps = np.arange(1, 451)
+    lr = [linear_decay_lr(int(s), 64, 200, 1.0, decay_steps) if decay_steps else noam_lr(int(s), 64, 200)
+          for s in steps]
+    ones = np.ones(len(steps))
+    curves.add_rows(MetricRows(step=steps, loss=ones, accuracy=ones, lr=np.array(lr), tokens_per_s=ones, wall=ones))
+    curves.refresh()
+    qtbot.wait(50)
+    label = curves.warmup_line.label
+    assert label.isVisible() and label.toPlainText().startswith("warm-up")
+    box = label.sceneBoundingRect()
+    vb = curves.lr_plot.getViewBox()
+    inside = [s for s, y in zip(steps, lr) if box.contains(vb.mapViewToScene(QPointF(float(s), y)))]
+    assert not inside, f"the rate curve runs through the label at steps {inside[:5]}…"
+    assert box.left() > vb.sceneBoundingRect().left()  # whole, inside the plot
+    assert label.fill.color().name() == theme.current().canvas
+    presentation.apply_theme(QApplication.instance(), "dark")
+    curves.restyle_marks()
+    assert label.fill.color().name() == theme.DARK.canvas and label.color.name() == theme.DARK.muted

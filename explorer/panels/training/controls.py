@@ -24,6 +24,7 @@ CONTINUE = "continue"
 KIND_SHORT = {k.name: k.dashed_name + (f" · {LANGUAGE_MODELS[k]}" if k in LANGUAGE_MODELS else "") for k in KINDS.values()}
 TSV = "tsv"
 DEVICES = (("auto", "auto"), ("cpu", "CPU"), ("cuda", "CUDA"))
+ACTIVE_PHASES = ("building", "running", "paused", "finishing")  # a run's settings are fixed in these
 DEFAULT_STEPS = {"tiny": 3000, "small": 4000, "paper-base": 2000}
 
 
@@ -198,10 +199,13 @@ class TrainingControls(QWidget):
         self.progress.setMinimumHeight(28)
         self.progress.setAlignment(Qt.AlignCenter)
 
+        self.settings = QWidget()  # what the run learns, and how: folded away during a run on a short screen
+        grid.setContentsMargins(0, 0, 0, 0)
+        self.settings.setLayout(grid)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(3)
-        lay.addLayout(grid)
+        lay.addWidget(self.settings)
         lay.addLayout(self.button_grid)
         self._arrange_buttons(False)
         self.set_phase("idle", has_model=False)
@@ -248,7 +252,7 @@ class TrainingControls(QWidget):
     # -- state ---------------------------------------------------------------------------------
     def set_phase(self, phase: str, has_model: bool) -> None:
         """Enable what makes sense: idle / building / running / paused / finishing."""
-        active = phase in ("building", "running", "paused", "finishing")
+        active = phase in ACTIVE_PHASES
         self.start_button.setText("Resume" if phase == "paused" else "Start")
         self.start_button.setEnabled(phase in ("idle", "paused"))
         self.pause_button.setEnabled(phase == "running")
@@ -260,6 +264,11 @@ class TrainingControls(QWidget):
         for w in (self.model_box, self.device_box, self.steps_spin, self.warmup_spin, self.batch_spin):
             w.setEnabled(not active)
         self._on_model_changed()
+
+    def fold_settings(self, fold: bool) -> None:
+        """Hide the task / model / steps rows (a run's settings are fixed while it runs, and the
+        run's message names them): on a 720-px beamer their two rows go to the plots."""
+        self.settings.setVisible(not fold)
 
     def set_back(self, name: str, enabled: bool) -> None:
         """“Back to <the session's model>”, enabled while a run's model is shown in its place."""
@@ -393,4 +402,4 @@ class TrainingControls(QWidget):
         self.progress.set_text(text)
 
 
-__all__ = ["TrainingControls", "format_duration", "continue_refusal", "CONTINUE", "TSV", "DEFAULT_STEPS"]
+__all__ = ["ACTIVE_PHASES", "TrainingControls", "format_duration", "continue_refusal", "CONTINUE", "TSV", "DEFAULT_STEPS"]

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontMetricsF
 
 from explorer import presentation, style
@@ -137,6 +137,11 @@ class TimedCanvas(pg.GraphicsLayoutWidget):
     paints holds Python's GIL, which the training thread needs between its torch ops."""
 
     _paint_time = 0.0
+    resized = Signal()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self.resized.emit()
 
     def paintEvent(self, event) -> None:  # noqa: N802
         start = time.perf_counter()
@@ -187,12 +192,23 @@ class TrainingCurves(TimedCanvas):
             "lr": _curve(self.lr_plot, style.current().lr, 3),
             "tokens_per_s": _curve(self.speed_plot, style.current().speed, 3),
         }
+        # Its label sits centred on the line at the bottom, over the canvas colour: there, under
+        # the peak, neither the rise nor the decay passes (to one side it ran into the decay).
         self.warmup_line = pg.InfiniteLine(
             angle=90, movable=False, pen=pg.mkPen(style.MUTED.name(), width=1.5, style=Qt.DashLine),
-            label="warm-up ends", labelOpts=dict(position=0.04, color=style.MUTED.name(), anchors=[(0, 1), (0, 1)]))
+            label="warm-up ends", labelOpts=dict(position=0.04, anchors=[(0.5, 1), (0.5, 1)]))
         self.warmup_line.label.setFont(style.font(style.SMALL_POINT_SIZE))
+        self.restyle_marks()
         self.warmup_line.hide()
         self.lr_plot.addItem(self.warmup_line)
+
+    def restyle_marks(self) -> None:
+        """The warm-up line and its label in the current theme's colours (after a theme change)."""
+        p = style.current()
+        self.warmup_line.setPen(pg.mkPen(p.muted, width=1.5, style=Qt.DashLine))
+        self.warmup_line.label.setColor(p.muted)
+        self.warmup_line.label.fill = pg.mkBrush(p.canvas)
+        self.warmup_line.label.update()
 
     def _arrange(self, in_a_row: bool) -> None:
         """2 × 2, or the four plots in one row when the canvas is wide and low (a 1280×720

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QSplitter, QVBoxLayout,
 from explorer import presentation, style
 from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.state import SessionState
-from explorer.panels.training.controls import TrainingControls
+from explorer.panels.training.controls import ACTIVE_PHASES, TrainingControls
 from explorer.panels.training.curves import TrainingCurves
 from explorer.panels.training.live import LiveDisplay
 from explorer.panels.training.messages import Offer, RunInfo, Snapshot
@@ -59,6 +59,7 @@ class TrainingPanel(StopsWithWindow, QWidget):
         self.sandbox = Sandbox(self)
         self.probe.showInOthersChanged.connect(self.sandbox.on_show_others)
         state.bundleChanged.connect(self._on_bundle)
+        state.themeChanged.connect(lambda _name: self.curves.restyle_marks())
         self._on_bundle()
         app = QApplication.instance()
         if app is not None:
@@ -346,6 +347,7 @@ class TrainingPanel(StopsWithWindow, QWidget):
     # -- display ------------------------------------------------------------------------------
     def _show_phase(self) -> None:
         self.controls.set_phase(self.phase, has_model=self.trained is not None)
+        self._fit_to_height()
 
     def _show_progress(self, done: bool = False) -> None:
         self.display.show_progress(self.step, self.total_steps, self.phase, done)
@@ -353,12 +355,24 @@ class TrainingPanel(StopsWithWindow, QWidget):
     def say(self, text: str, level: str = "info") -> None:
         colour = {"error": style.ERROR, "warning": style.WARNING}.get(level, style.TEXT)
         self.message.setStyleSheet(f"color: {colour.name()};")
-        self.message.set_compact(self._short_presenting())
+        self._fit_to_height()
         self.message.show_text(text)
 
     def _short_presenting(self) -> bool:
         """Presenting on a short screen (a 1280×720 beamer): the plots need every row."""
         return presentation.applied_scale() > 1.0 and self.height() < COMPACT_HEIGHT
+
+    def _fit_to_height(self) -> None:
+        """On a short projector the plots get every row they can: the message keeps one line,
+        the probe's pickers sit beside the map's title, and during a run the settings (fixed
+        then, and named by the message) fold away — the probe map's row labels need the height."""
+        short = self._short_presenting()
+        self.message.set_compact(short)
+        if short != self.probe.compact:
+            self.probe.set_compact(short)
+            if self.splitter.orientation() == Qt.Horizontal and self._split_width:
+                self._split()  # the pickers' width changed
+        self.controls.fold_settings(short and self.phase in ACTIVE_PHASES)
 
     def tell(self, text: str, level: str = "info") -> None:
         """Say it here and in the window's status line."""
@@ -369,13 +383,18 @@ class TrainingPanel(StopsWithWindow, QWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802
         """Curves beside the probe, unless the panel is tall and narrow (a portrait dock)."""
         super().resizeEvent(event)
-        self.message.set_compact(self._short_presenting())
+        self._fit_to_height()
         orientation = Qt.Vertical if self.height() > 1.2 * self.width() else Qt.Horizontal
         if self.splitter.orientation() != orientation:
             self.splitter.setOrientation(orientation)
-        width = self.width()
-        if orientation == Qt.Horizontal and abs(width - self._split_width) > 100:  # a new size, not a drag
-            self._split_width = width
-            # wide enough for the probe's map title and pickers on one row; the rest to the curves
-            probe = min(max(self.probe.minimumSizeHint().width(), int(width * PROBE_SHARE)), width // 2)
-            self.splitter.setSizes([max(width - probe, 1), probe])  # the curves get the room
+        if orientation == Qt.Horizontal and abs(self.width() - self._split_width) > 100:  # a new size, not a drag
+            self._split()
+
+    def _split(self) -> None:
+        """The probe column's share of the width; on a short screen at least what puts the map's
+        title and its pickers on one row (the row they save goes to the map); the rest to the curves."""
+        width = self._split_width = self.width()
+        probe = max(self.probe.minimumSizeHint().width(), int(width * PROBE_SHARE),
+                    self.probe.pick_row_width() + 8 if self._short_presenting() else 0)
+        probe = min(probe, width // 2)
+        self.splitter.setSizes([max(width - probe, 1), probe])

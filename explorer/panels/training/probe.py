@@ -9,15 +9,17 @@ timeline slider scrubs back through earlier snapshots of the same probe.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
                                QSlider, QVBoxLayout, QWidget)
 
 from explorer import style
-from explorer.drawing.token_axis import MIN_LABEL_PT
+from explorer.drawing.token_axis import LABEL_GAP_PX, MIN_LABEL_PT
 from explorer.panels.training.curves import TimedCanvas
 from model.kinds import model_kind as kind_named
 
@@ -113,6 +115,10 @@ class ProbeView(QWidget):
             box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
             box.setMinimumContentsLength(6)
             box.currentIndexChanged.connect(lambda _i: self._redraw())
+        self.layer_box.setPlaceholderText("layer")  # (empty until the run's first snapshot)
+        self.head_box.setPlaceholderText("head")
+        self.layer_box.setToolTip("The layer whose attention the map shows (counted from 1; L2 = layer 2)")
+        self.head_box.setToolTip("One head (counted from 1; H1 = head 1), or the mean over the layer's heads")
         self.show_others = QCheckBox("Show in other panels")
         self.show_others.setChecked(True)
         self.show_others.setToolTip("Show a copy of the model being trained (about once a second) in every other "
@@ -134,6 +140,7 @@ class ProbeView(QWidget):
         self.pick.setHorizontalSpacing(6)
         self._pick_beside = None
         self._arrange_pick(False)
+        self.compact = False  # short picker names ("L2", "H1"), so that they fit beside the title
 
         self.canvas = TimedCanvas()
         self.canvas.setBackground(style.current().canvas)
@@ -151,10 +158,14 @@ class ProbeView(QWidget):
             axis.setTextPen(style.TEXT.name())
             axis.setLabel(text, color=style.TEXT.name(), **{"font-size": f"{style.SMALL_POINT_SIZE}pt"})
         self.plot.getAxis("left").setWidth(70)
-        bar = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get(style.SEQUENTIAL), interactive=False, width=14)
+        self.bar = bar = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get(style.SEQUENTIAL),
+                                         interactive=False, width=14)
         bar.axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
         self.canvas.addItem(bar)
         self.canvas.setMinimumSize(200, 140)
+        self._refit = QTimer(self, singleShot=True, interval=0)  # once the canvas has its new size:
+        self._refit.timeout.connect(self._redraw)                 # the labels that fit it (all, or a count)
+        self.canvas.resized.connect(self._refit.start)
         self._blank_axes()
 
         self.slider = QSlider(Qt.Horizontal)
@@ -164,6 +175,7 @@ class ProbeView(QWidget):
         self.live_button = QPushButton("Live")
         self.live_button.setToolTip("Follow the newest snapshot again")
         self.live_button.clicked.connect(self.liveRequested)
+        self.live_button.setEnabled(False)  # until the slider looks back at an earlier snapshot
         self.timeline_label = _label("step —", style.SMALL_POINT_SIZE, bold=True)
         self.timeline_label.setToolTip("The step of the snapshot shown; drag the slider to go back in the run")
         timeline = QHBoxLayout()
@@ -200,8 +212,36 @@ class ProbeView(QWidget):
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
-        need = self.map_title.sizeHint().width() + sum(w.minimumSizeHint().width() for w in (self.layer_box, self.head_box)) + 24
-        self._arrange_pick(self.width() >= need)
+        self._fit_pick()
+
+    def pick_row_width(self) -> int:
+        """The column's width at which the map's title and its pickers share one row."""
+        return self.map_title.sizeHint().width() + sum(w.sizeHint().width() for w in (self.layer_box, self.head_box)) + 24
+
+    def _fit_pick(self) -> None:
+        self._arrange_pick(self.width() >= self.pick_row_width())
+
+    def set_compact(self, compact: bool) -> None:
+        """A short screen (a 1280×720 beamer): the pickers say "L2" and "H1", as the decoding
+        panel's map titles do, so that they fit beside the map's title. The row they no longer
+        take goes to the map, whose row labels need it (all ten of a 10-letter probe's)."""
+        if compact == self.compact:
+            return
+        self.compact = compact
+        for box in (self.layer_box, self.head_box):
+            box.setMinimumContentsLength(4 if compact else 6)
+            for i in range(box.count()):
+                box.setItemText(i, self._pick_name(box, i))
+            box.setMinimumWidth(box.sizeHint().width())  # (QComboBox keeps its old minimumSizeHint)
+        self._fit_pick()
+
+    def _pick_name(self, box: QComboBox, index: int) -> str:
+        """Layers and heads counted from 1; the head picker's first entry is the mean of the heads."""
+        if box is self.head_box and index == 0:
+            return "mean"
+        number = index if box is self.head_box else index + 1
+        word, short = ("head", "H") if box is self.head_box else ("layer", "L")
+        return f"{short}{number}" if self.compact else f"{word} {number}"
 
     # -- public ------------------------------------------------------------------------------
     def set_probe_text(self, text: str) -> None:
@@ -263,18 +303,21 @@ class ProbeView(QWidget):
         self.image.clear()
         self._blank_axes()
         self.output_label.setText("—")
+        for box in (self.layer_box, self.head_box):  # back to their placeholders
+            box.blockSignals(True)
+            box.clear()
+            box.blockSignals(False)
         self.set_timeline(0, 0, 0, True)
 
     # -- drawing -----------------------------------------------------------------------------
     def _fill_boxes(self, result) -> None:
         n_layers = result.trace.n_layers(self.kind) if self.kind else 0
         n_heads = result.trace.attention(self.kind, 0).shape[1] if self.kind else 0
-        for box, items, default in ((self.layer_box, [f"layer {i + 1}" for i in range(n_layers)], n_layers - 1),
-                                    (self.head_box, ["mean"] + [f"head {h + 1}" for h in range(n_heads)], 0)):
+        for box, count, default in ((self.layer_box, n_layers, n_layers - 1), (self.head_box, n_heads + 1, 0)):
             box.blockSignals(True)
-            keep = box.currentIndex() if box.count() == len(items) else default
+            keep = box.currentIndex() if box.count() == count else default
             box.clear()
-            box.addItems(items)
+            box.addItems([self._pick_name(box, i) for i in range(count)])
             box.setCurrentIndex(max(0, keep))
             box.blockSignals(False)
 
@@ -288,27 +331,49 @@ class ProbeView(QWidget):
             return None
         return attention_map(self.result, kind, layer, head)
 
-    def _row_font(self, rows: int):
-        """The largest row-label font, from the usual size down to the legible minimum (8 pt),
-        at which every row is labelled in the map's height; and how many rows fit at it."""
-        height = self._map_height()
+    def _tick_font(self, labels: list[str], room: float, rows: bool) -> tuple[QFont, int]:
+        """The largest label font, from the usual size down to the legible minimum (8 pt), at
+        which every label has its own cell: row labels need 0.8 of a line each (pyqtgraph packs
+        tick labels that tight), column labels the widest one's advance and the token axes' gap
+        on each side. Returns the font and how many labels fit at it (all, or at the floor as
+        many as fit)."""
         base = style.font(style.SMALL_POINT_SIZE, mono=True)
         for pt in range(max(MIN_ROW_PT, int(base.pointSizeF())), MIN_ROW_PT - 1, -1):
             f = QFont(base)
             f.setPointSize(pt)
-            per_row = 0.8 * QFontMetrics(f).height() + 1  # pyqtgraph packs tick labels at 0.8 of a line
-            if rows * per_row <= height:
-                break  # every row at this size (else: the floor, with as many rows as fit)
-        return f, min(rows, max(1, int(height // per_row)))
+            metrics = QFontMetrics(f)
+            per_label = (0.8 * metrics.height() + 1 if rows else
+                         max((metrics.horizontalAdvance(p) for p in labels), default=8) + 2 * LABEL_GAP_PX)
+            if len(labels) * per_label <= room:
+                break  # every label at this size (else: the floor, with as many as fit)
+        return f, min(len(labels), max(1, int(room // per_label)))
 
-    def _map_height(self) -> float:
-        """The map's height in pixels: the canvas less the column labels, the key axis' title
-        (left out on a short canvas) and the margins."""
+    def _layout_axes(self, keys: list[str], queries: list[str]) -> tuple[QFont, int, QFont, int, float]:
+        """Fonts and how many labels fit, for the columns then the rows; and the map's height.
+
+        Computed from the canvas' size and font metrics, not read back from pyqtgraph's axes
+        (their sizes follow what they drew last: a first draw thinned rows a second one named).
+        The bottom axis is given the height it needs: its labels, and "source token" under them
+        unless the canvas is short (the map's title says what the columns are)."""
+        small = QFontMetrics(style.font(style.SMALL_POINT_SIZE, mono=True))
+        left_w = self._left_width(small, queries)  # the widest it can be: the rows' largest font
+        bar_w = self.bar.geometry().width() or 60
+        room = max(1.0, self.canvas.width() - left_w - bar_w - 16)
+        col_font, cols_fit = self._tick_font(keys, room, rows=False)
         bottom = self.plot.getAxis("bottom")
-        short = self.canvas.height() < SHORT_MAP_CANVAS
-        if short == bottom.label.isVisible():
-            bottom.showLabel(not short)
-        return max(0.0, self.canvas.height() - bottom.height() - 12)
+        caption = self.canvas.height() >= SHORT_MAP_CANVAS
+        height = QFontMetrics(col_font).height() + bottom.style["tickTextOffset"][1] + max(0, bottom.style["tickLength"])
+        if caption:
+            height += bottom.label.boundingRect().height() * 0.8  # as pyqtgraph adds it
+        bottom.setHeight(int(math.ceil(height)))
+        map_h = max(0.0, self.canvas.height() - height - 12)  # less the layout's margins
+        row_font, rows_fit = self._tick_font(queries, map_h, rows=True)
+        return col_font, cols_fit, row_font, rows_fit, map_h
+
+    @staticmethod
+    def _left_width(metrics: QFontMetrics, queries: list[str]) -> int:
+        """The row labels' width and the axis title's room beside them."""
+        return max(70, min(140, max((metrics.horizontalAdvance(p) for p in queries), default=0) + 36))
 
     def _redraw(self) -> None:
         values = self.current_map()
@@ -318,28 +383,35 @@ class ProbeView(QWidget):
         kind, layer, head = self.selection()
         self.image.setImage(values, autoLevels=False, levels=(0.0, 1.0))
         self.image.setRect(0, 0, values.shape[1], values.shape[0])
-        r = self.result
-        keys, queries, key_title, query_title = map_axes(r, kind)
+        keys, queries, key_title, query_title = map_axes(self.result, kind)
         # Room for whole labels: word tokens ("bread", "[MASK]") are far wider than characters.
-        metrics = QFontMetrics(style.font(style.SMALL_POINT_SIZE, mono=True))
         keys, queries = keys[: values.shape[1]], queries[: values.shape[0]]
-        widest = max((metrics.horizontalAdvance(p) for p in keys), default=8) + 8
-        room = self.plot.getViewBox().width() or self.canvas.width() - 150
-        row_font, rows_fit = self._row_font(len(queries))
-        self.plot.getAxis("left").setTickFont(row_font)
-        col_ticks, row_ticks = token_ticks(keys, max(1, int(room) // widest)), token_ticks(queries, rows_fit)
-        self.plot.getAxis("bottom").setTicks(col_ticks)
-        self.plot.getAxis("left").setTicks(row_ticks)
-        left = max((metrics.horizontalAdvance(p) for p in queries), default=0)
-        self.plot.getAxis("left").setWidth(max(70, min(140, left + 36)))  # + the axis title's room
+        col_font, cols_fit, row_font, rows_fit, map_h = self._layout_axes(keys, queries)
+        left, bottom = self.plot.getAxis("left"), self.plot.getAxis("bottom")
+        bottom.setTickFont(col_font)
+        left.setTickFont(row_font)
+        col_ticks, row_ticks = token_ticks(keys, cols_fit), token_ticks(queries, rows_fit)
+        bottom.setTicks(col_ticks)
+        left.setTicks(row_ticks)
+        left.setWidth(self._left_width(QFontMetrics(row_font), queries))
         self.plot.setRange(xRange=(0, values.shape[1]), yRange=(0, values.shape[0]), padding=0)
         self.map_title.setText(KIND_TITLES.get(kind, kind))
         self.map_title.setToolTip(KIND_TIPS.get(kind, ""))
         # a thinned axis says so (the grid's token axes do the same): no label is dropped silently
-        for name, title, ticks, pieces in (("left", query_title, row_ticks, queries), ("bottom", key_title, col_ticks, keys)):
-            shown = len(ticks[0])
-            self.plot.getAxis(name).setLabel(title if shown >= len(pieces) else f"{title} ({shown} of {len(pieces)})")
-        self.plot.getAxis("bottom").showLabel(self.canvas.height() >= SHORT_MAP_CANVAS)  # (setLabel shows it)
+        title_metrics = QFontMetrics(style.font(style.SMALL_POINT_SIZE))
+        for axis, title, ticks, pieces, length in ((left, query_title, row_ticks, queries, map_h),
+                                                   (bottom, key_title, col_ticks, keys, self.canvas.width())):
+            axis.setLabel(axis_title(title, len(ticks[0]), len(pieces), length, title_metrics.horizontalAdvance))
+        bottom.showLabel(self.canvas.height() >= SHORT_MAP_CANVAS)  # (setLabel shows it)
 
 
-__all__ = ["ProbeView", "attention_map", "preferred_kind", "map_axes"]
+def axis_title(title: str, shown: int, total: int, length: float, advance) -> str:
+    """The axis' title, with "(k of n)" when it names only k of its n labels; the count alone
+    when both do not fit along the axis (`advance(text)` measures text)."""
+    if shown >= total:
+        return title
+    full, count = f"{title} ({shown} of {total})", f"{shown} of {total}"
+    return full if advance(full) <= length else count
+
+
+__all__ = ["ProbeView", "attention_map", "axis_title", "preferred_kind", "map_axes"]
