@@ -149,4 +149,4 @@ def test_a_probe_map_too_short_for_every_row_label_says_how_many_it_shows(qtbot)
     qtbot.wait(20)
     probe.show_snapshot(11, result, "abcdefghijklmnop")
     shown = len(left._tickLevels[0])
-    assert shown < rows and left.labelText == f"predicting ({shown} of {rows})"
+    assert shown < rows and left.labelText in (f"predicting ({shown} of {rows})", f"{shown} of {rows}")  # (as fits)

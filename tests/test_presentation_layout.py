@@ -183,7 +183,7 @@ def test_the_training_probe_says_how_many_rows_it_names_when_not_all_fit(present
 
 
 def test_an_axis_title_keeps_its_count_when_the_axis_is_short():
-    from explorer.panels.training.probe import axis_title
+    from explorer.panels.training.probe_axes import axis_title
     advance = len  # one pixel a character
     assert axis_title("predicting", 10, 10, 5, advance) == "predicting"  # all named: no count
     assert axis_title("predicting", 9, 17, 100, advance) == "predicting (9 of 17)"

@@ -19,13 +19,12 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QHBoxLayout, Q
                                QSlider, QVBoxLayout, QWidget)
 
 from explorer import style
-from explorer.drawing.token_axis import LABEL_GAP_PX, MIN_LABEL_PT
 from explorer.panels.training.curves import TimedCanvas
+from explorer.panels.training.probe_axes import axis_title, left_width, map_axes, tick_font, token_ticks
 from model.kinds import model_kind as kind_named
 
 pg.setConfigOptions(imageAxisOrder="row-major")  # [query, key] must not show transposed
 
-MIN_ROW_PT = MIN_LABEL_PT  # the smallest row label: the token axes' legible minimum
 SHORT_MAP_CANVAS = 220  # px: a shorter map canvas drops "source token" under the letters (the title says it)
 
 KIND_TITLES = {"cross": "Cross-attention", "encoder": "Encoder self-attention",
@@ -40,25 +39,6 @@ KIND_TIPS = {
     "decoder_self": "Which earlier tokens each position looks at when predicting the next one (masked "
                     "self-attention, Section 3.2.3); rows are labelled with the token that position predicts",
 }
-
-
-def map_axes(result, kind: str) -> tuple[list[str], list[str], str, str]:
-    """(key labels, query labels, key axis title, query axis title) of a probe map.
-
-    Cross-attention: keys are source tokens, each decoder row is labelled with what it predicts.
-    Decoder self-attention (decoder-only: <bos> prompt continuation): keys are the tokens read,
-    rows what each position predicts. Encoder self-attention: the input on both axes."""
-    if kind == "encoder":
-        return list(result.src_pieces), list(result.src_pieces), "key token", "query (attending)"
-    if kind == "decoder_self":
-        return list(result.tgt_pieces), list(result.out_pieces), "token read", "predicting"
-    return list(result.src_pieces), list(result.out_pieces), "source token", "predicting"
-
-
-def token_ticks(pieces: list[str], room: int) -> list[list[tuple[float, str]]]:
-    """Tick labels at cell centres; when there is no room for all, every k-th (pyqtgraph would overlap them)."""
-    k = max(1, -(-len(pieces) // max(1, room)))
-    return [[(i + 0.5, p) for i, p in enumerate(pieces) if i % k == 0]]
 
 
 def attention_map(result, kind: str, layer: int, head: int | None) -> np.ndarray:
@@ -331,23 +311,6 @@ class ProbeView(QWidget):
             return None
         return attention_map(self.result, kind, layer, head)
 
-    def _tick_font(self, labels: list[str], room: float, rows: bool) -> tuple[QFont, int]:
-        """The largest label font, from the usual size down to the legible minimum (8 pt), at
-        which every label has its own cell: row labels need 0.8 of a line each (pyqtgraph packs
-        tick labels that tight), column labels the widest one's advance and the token axes' gap
-        on each side. Returns the font and how many labels fit at it (all, or at the floor as
-        many as fit)."""
-        base = style.font(style.SMALL_POINT_SIZE, mono=True)
-        for pt in range(max(MIN_ROW_PT, int(base.pointSizeF())), MIN_ROW_PT - 1, -1):
-            f = QFont(base)
-            f.setPointSize(pt)
-            metrics = QFontMetrics(f)
-            per_label = (0.8 * metrics.height() + 1 if rows else
-                         max((metrics.horizontalAdvance(p) for p in labels), default=8) + 2 * LABEL_GAP_PX)
-            if len(labels) * per_label <= room:
-                break  # every label at this size (else: the floor, with as many as fit)
-        return f, min(len(labels), max(1, int(room // per_label)))
-
     def _layout_axes(self, keys: list[str], queries: list[str]) -> tuple[QFont, int, QFont, int, float]:
         """Fonts and how many labels fit, for the columns then the rows; and the map's height.
 
@@ -356,10 +319,10 @@ class ProbeView(QWidget):
         The bottom axis is given the height it needs: its labels, and "source token" under them
         unless the canvas is short (the map's title says what the columns are)."""
         small = QFontMetrics(style.font(style.SMALL_POINT_SIZE, mono=True))
-        left_w = self._left_width(small, queries)  # the widest it can be: the rows' largest font
+        left_w = left_width(small, queries)  # the widest it can be: the rows' largest font
         bar_w = self.bar.geometry().width() or 60
         room = max(1.0, self.canvas.width() - left_w - bar_w - 16)
-        col_font, cols_fit = self._tick_font(keys, room, rows=False)
+        col_font, cols_fit = tick_font(keys, room, rows=False)
         bottom = self.plot.getAxis("bottom")
         caption = self.canvas.height() >= SHORT_MAP_CANVAS
         height = QFontMetrics(col_font).height() + bottom.style["tickTextOffset"][1] + max(0, bottom.style["tickLength"])
@@ -367,13 +330,8 @@ class ProbeView(QWidget):
             height += bottom.label.boundingRect().height() * 0.8  # as pyqtgraph adds it
         bottom.setHeight(int(math.ceil(height)))
         map_h = max(0.0, self.canvas.height() - height - 12)  # less the layout's margins
-        row_font, rows_fit = self._tick_font(queries, map_h, rows=True)
+        row_font, rows_fit = tick_font(queries, map_h, rows=True)
         return col_font, cols_fit, row_font, rows_fit, map_h
-
-    @staticmethod
-    def _left_width(metrics: QFontMetrics, queries: list[str]) -> int:
-        """The row labels' width and the axis title's room beside them."""
-        return max(70, min(140, max((metrics.horizontalAdvance(p) for p in queries), default=0) + 36))
 
     def _redraw(self) -> None:
         values = self.current_map()
@@ -393,7 +351,7 @@ class ProbeView(QWidget):
         col_ticks, row_ticks = token_ticks(keys, cols_fit), token_ticks(queries, rows_fit)
         bottom.setTicks(col_ticks)
         left.setTicks(row_ticks)
-        left.setWidth(self._left_width(QFontMetrics(row_font), queries))
+        left.setWidth(left_width(QFontMetrics(row_font), queries))
         self.plot.setRange(xRange=(0, values.shape[1]), yRange=(0, values.shape[0]), padding=0)
         self.map_title.setText(KIND_TITLES.get(kind, kind))
         self.map_title.setToolTip(KIND_TIPS.get(kind, ""))
@@ -405,13 +363,4 @@ class ProbeView(QWidget):
         bottom.showLabel(self.canvas.height() >= SHORT_MAP_CANVAS)  # (setLabel shows it)
 
 
-def axis_title(title: str, shown: int, total: int, length: float, advance) -> str:
-    """The axis' title, with "(k of n)" when it names only k of its n labels; the count alone
-    when both do not fit along the axis (`advance(text)` measures text)."""
-    if shown >= total:
-        return title
-    full, count = f"{title} ({shown} of {total})", f"{shown} of {total}"
-    return full if advance(full) <= length else count
-
-
-__all__ = ["ProbeView", "attention_map", "axis_title", "preferred_kind", "map_axes"]
+__all__ = ["ProbeView", "attention_map", "preferred_kind"]
