@@ -47,17 +47,6 @@ def continue_refusal(bundle) -> str | None:
     return None
 
 
-def format_duration(seconds: float) -> str:
-    if seconds != seconds or seconds == float("inf"):
-        return "—"
-    s = int(round(seconds))
-    if s >= 3600:
-        return f"{s // 3600} h {s // 60 % 60:02d} min"
-    if s >= 60:
-        return f"{s // 60} min {s % 60:02d} s"
-    return f"{s} s"
-
-
 class TrainingControls(QWidget):
     """Signals: startClicked, pauseClicked, stepClicked, stopClicked, saveClicked, useClicked, backClicked,
     taskChanged(str) (also when a new kind of model changes which task is chosen)."""
@@ -402,4 +391,4 @@ class TrainingControls(QWidget):
         self.progress.set_text(text)
 
 
-__all__ = ["ACTIVE_PHASES", "TrainingControls", "format_duration", "continue_refusal", "CONTINUE", "TSV", "DEFAULT_STEPS"]
+__all__ = ["ACTIVE_PHASES", "TrainingControls", "continue_refusal", "CONTINUE", "TSV", "DEFAULT_STEPS"]

@@ -11,13 +11,23 @@ import time
 import numpy as np
 from PySide6.QtCore import QTimer
 
-from explorer.panels.training.controls import format_duration
 from explorer.panels.training.messages import MetricRows, Snapshot
 from explorer.panels.training.snapshots import SnapshotTimeline
 
 FRAME_MIN = 0.25  # s between redraws of the curves and the probe (at most 4 a second) …
 GUI_BUDGET = 0.025  # … and their measured cost stays under this share of the time
 ETA_WINDOW = 10.0  # s of recent running time used for the steps/s behind "time left"
+
+
+def format_duration(seconds: float) -> str:
+    if seconds != seconds or seconds == float("inf"):
+        return "—"
+    s = int(round(seconds))
+    if s >= 3600:
+        return f"{s // 3600} h {s // 60 % 60:02d} min"
+    if s >= 60:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s} s"
 
 
 def target_text(target: float, score: float | None, reached_at: float | None, wall: float) -> str:
