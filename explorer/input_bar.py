@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
                                QSizePolicy, QWidget)
 
@@ -33,6 +34,14 @@ OPEN_ITEM = "Open checkpoint folder…"
 PRETRAINED_SUFFIX = " (pretrained)"
 LOAD_ROLE = Qt.UserRole + 1  # what `Runner.load` is given for a row, when not its folder
 MAX_CHARS = 1 << 24  # QLineEdit's default (32767) silently cut a long paste: the length message lied
+
+
+def rich_text_width(text: str, font) -> float:
+    """The width a QLabel needs for rich `text` on one line (QTextDocument's ideal width)."""
+    doc = QTextDocument()
+    doc.setDefaultFont(font)
+    doc.setHtml(text)
+    return doc.idealWidth()
 
 
 class InputBar(QWidget):
@@ -97,6 +106,8 @@ class InputBar(QWidget):
         # The echo's width also changes without the bar's: "Showing: run, step N" and its Back
         # button come and go beside it during a run (the echo stayed "… +9 more" after one).
         self.echo.installEventFilter(self)
+        self.status.installEventFilter(self)
+        self._fitted = None  # the result whose output the status line shows
 
         grid = QGridLayout(self)
         grid.setContentsMargins(6, 2, 6, 2)
@@ -139,6 +150,7 @@ class InputBar(QWidget):
     # -- actions ------------------------------------------------------------------------------
     def run(self) -> None:
         """Validate and run what is typed; a refusal leaves the current view as it is."""
+        self._fitted = None
         self.status.setText("")
         self.hint.hide()
         text = self.source.text()
@@ -151,6 +163,7 @@ class InputBar(QWidget):
             self.state.inform(f"The model does not know {symbols}; it reads them as <unk>.", "warning")
 
     def show_error(self, message: str) -> None:
+        self._fitted = None
         self.status.setText(f'<span style="color:{style.ERROR.name()}; font-weight:bold;">'
                             f'⚠ {html.escape(message)}</span>')
         self.status.setToolTip(message)
@@ -290,8 +303,24 @@ class InputBar(QWidget):
             self.back_button.setText(f"Back to {own.name}")
 
     def _on_result(self, result) -> None:
-        self.status.setText(output_html(result, self.state.bundle))
-        self.status.setToolTip(mask_tooltip(result))
+        """The output, as much of it as the line holds: a long one ends in "…" and the tooltip
+        holds it whole (an untrained model's babble ran off the window's edge)."""
+        bundle = self.state.bundle
+        text = output_html(result, bundle)
+        room = self.status.contentsRect().width()
+        whole = rich_text_width(text, self.status.font()) <= room
+        if not whole:  # the longest start of the output that fits
+            lo, hi = 0, len(result.output_text)
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if rich_text_width(output_html(result, bundle, mid), self.status.font()) <= room:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            text = output_html(result, bundle, lo)
+        self.status.setText(text)
+        self.status.setToolTip(mask_tooltip(result) or ("" if whole else result.output_text))
+        self._fitted = result  # (refitted on a resize while the line shows it)
 
     def _on_theme(self, *_) -> None:
         """The output line's coloured spans in the new palette."""
@@ -301,6 +330,7 @@ class InputBar(QWidget):
     def _on_busy(self, busy: bool, what: str) -> None:
         self.run_button.setEnabled(not busy)
         if busy and what:
+            self._fitted = None
             self.status.setText(html.escape(what))
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
@@ -310,6 +340,8 @@ class InputBar(QWidget):
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
         if watched is self.echo and event.type() == QEvent.Type.Resize:
             self._echo(self.source.text())  # as many tokens as the echo's new width holds
+        elif watched is self.status and event.type() == QEvent.Type.Resize and self._fitted is not None:
+            self._on_result(self._fitted)  # as much of the output as the new width holds
         return super().eventFilter(watched, event)
 
     def _echo(self, text: str) -> None:

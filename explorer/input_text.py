@@ -73,10 +73,11 @@ def field_texts(bundle) -> tuple:
     return f.label, f.placeholder, f.target_label, f.target_placeholder, f.target_tooltip
 
 
-def output_html(result, bundle) -> str:
+def output_html(result, bundle, limit: int | None = None) -> str:
     """The status line's rich text for a result: the output, the continuation after its
     prompt (decoder-only), or the sentence with each [MASK] filled in and the fills marked
-    (masked LM). Every piece of text is escaped."""
+    (masked LM). Every piece of text is escaped. `limit`: show only the output's first
+    `limit` characters and "…" (a long babble on a narrow line: the tooltip holds it all)."""
     # The output is plain text: no model here checks its answer, so no colour may say "correct".
     ok = style.TEXT.name()
     mark = style.ACCENT.name()  # a masked LM's fills are marked as fills, not as right answers
@@ -96,7 +97,10 @@ def output_html(result, bundle) -> str:
         n = len(fills)
         return (f'Filled ({n} mask{"s" if n != 1 else ""}): '
                 f'<span style="{mono} color:{style.TEXT.name()};">{tok.join(parts)}</span>')
-    text = html.escape(result.output_text) or "(empty)"
+    out = result.output_text
+    if limit is not None and len(out) > limit:
+        out = out[:limit] + "…"
+    text = html.escape(out) or "(empty)"
     if result.src_pieces == [] and result.tgt_pieces:  # decoder-only: the prompt, then what it wrote
         given = " (given)" if result.target_text else ""
         prompt = html.escape(bundle.tgt_tokenizer.join(result.tgt_pieces[1:1 + result.n_prompt])) if bundle else ""

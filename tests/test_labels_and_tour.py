@@ -178,6 +178,47 @@ def test_the_echo_gives_its_tokens_back_when_a_shown_model_goes(window, qtbot):
     assert echoed() == before
 
 
+def test_a_long_output_ends_in_an_ellipsis_inside_the_line(qtbot, tmp_path):
+    """An untrained model's 32-letter babble on a 1024×768 projector ran off the window's edge:
+    the top bar shows as much as fits, ending in "…", the tooltip holds all of it, and a wider
+    window shows more of it again."""
+    import torch
+    from PySide6.QtGui import QTextDocument
+    from explorer import presentation
+    from explorer.input_bar import rich_text_width
+    from model.checkpoint import random_bundle
+
+    def plain() -> str:
+        doc = QTextDocument()
+        doc.setHtml(w.input_bar.status.text())
+        return doc.toPlainText()
+
+    torch.manual_seed(1)  # an untrained model that babbles to the decoding limit
+    presentation.apply_theme(QApplication.instance(), "light")  # as the app starts: its stylesheet first
+    w = make_main_window(qtbot, tmp_path, size=(1024, 768))
+    w.lecture.presentation.enter(full_screen=False)
+    try:
+        w.resize(1024, 768)
+        text = "abcdefghijklmnopqrstuvwx"
+        w.runner.set_bundle(random_bundle("reverse"), then_run=text)
+        qtbot.waitUntil(lambda: w.state.frame is not None and w.state.frame.source == text, timeout=20_000)
+        settle(qtbot)
+        status, out = w.input_bar.status, w.state.result.output_text
+        assert len(out) >= 30  # long babble (else this test shows nothing)
+        assert rich_text_width(status.text(), status.font()) <= status.contentsRect().width()
+        shown = plain()
+        assert shown.endswith("…") and shown.startswith("Output: ") and out.startswith(shown[len("Output: "):-1])
+        assert status.toolTip() == out
+        w.resize(1900, 768)
+        settle(qtbot)
+        wider = plain()
+        assert len(wider) > len(shown) or wider == f"Output: {out}"
+        assert rich_text_width(status.text(), status.font()) <= status.contentsRect().width()
+    finally:
+        w.lecture.presentation.leave()
+        presentation.apply_theme(QApplication.instance(), "light")
+
+
 def test_first_screen_hint_and_model_chooser_descriptions(qtbot, tmp_path):
     from explorer.input_bar import FIRST_HINT, InputBar
     from explorer.runner import bundled_checkpoints

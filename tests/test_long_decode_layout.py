@@ -50,6 +50,7 @@ def long_decode(request, qapp, reverse_bundle, tmp_path_factory):
     from explorer.state import SessionState
     from PySide6.QtCore import QSettings
     size = request.param
+    presentation.apply_theme(QApplication.instance(), "light")  # as the app starts: its stylesheet first
     state = SessionState()
     runner = Runner(state, synchronous=True)
     settings = QSettings(str(tmp_path_factory.mktemp("decode") / "s.ini"), QSettings.IniFormat)
