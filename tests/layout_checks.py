@@ -6,13 +6,24 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import QRect, QRectF, Qt
-from PySide6.QtGui import QFontMetricsF, QTextDocument
+from PySide6.QtGui import QFontMetricsF, QImage, QPainter, QTextDocument
 from PySide6.QtWidgets import (QAbstractButton, QAbstractScrollArea, QCheckBox, QGraphicsSimpleTextItem, QLabel,
                                QPushButton, QRadioButton, QStyle, QStyleOptionButton, QWidget)
 
 MIN_PLOT = (160, 120)  # the smallest plot area (ViewBox) a back row can read, in screen pixels
 MIN_CAP_HEIGHT = 11.0  # Figure 1's text at 1280×720 presentation, in screen pixels
 BUTTON_MARGIN = 6  # a tool button's frame and padding, both sides together
+
+
+def drawn_labels(axis) -> list[tuple[QRectF, str]]:
+    """(rectangle in the axis' coordinates, text) of every tick label a pyqtgraph axis draws now."""
+    image = QImage(4, 4, QImage.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        _axis, _ticks, texts = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [(rect, text) for rect, _flags, text in texts]
 
 
 def shown(widget: QWidget) -> bool:

@@ -20,12 +20,12 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 from PySide6.QtCore import QRectF  # noqa: E402
-from PySide6.QtGui import QFontMetricsF, QImage, QPainter  # noqa: E402
+from PySide6.QtGui import QFontMetricsF  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import presentation  # noqa: E402
 from explorer.drawing.token_axis import MIN_LABEL_PT  # noqa: E402
-from layout_checks import clipped_texts, cramped_titles, outside_window, shown, small_plots  # noqa: E402
+from layout_checks import clipped_texts, cramped_titles, drawn_labels, outside_window, shown, small_plots  # noqa: E402
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 SIZES = ((1280, 720), (1024, 768))
@@ -66,17 +66,6 @@ def long_decode(request, qapp, reverse_bundle, tmp_path_factory):
     window.lecture.presentation.leave()
     presentation.apply_theme(QApplication.instance(), "light")
     close_window(qapp, window)
-
-
-def drawn_labels(axis) -> list[tuple[QRectF, str]]:
-    """(rectangle in the axis' coordinates, text) of every tick label the axis draws now."""
-    image = QImage(4, 4, QImage.Format_ARGB32)
-    painter = QPainter(image)
-    try:
-        _axis, _ticks, texts = axis.generateDrawSpecs(painter)
-    finally:
-        painter.end()
-    return [(rect, text) for rect, _flags, text in texts]
 
 
 def label_problems(name: str, heatmap) -> list[str]:

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import presentation  # noqa: E402
 from layout_checks import (MIN_CAP_HEIGHT, block_name_caps, clipped_texts, colorbar_problems, cramped_titles,  # noqa: E402
-                           figure_problems, outside_window, shown, small_plots)
+                           drawn_labels, figure_problems, outside_window, shown, small_plots)
 
 PANELS = ("architecture", "step", "attention", "positional", "decoding", "heads", "lens", "attribution",
           "compare", "leak", "training")
@@ -188,3 +188,30 @@ def test_an_axis_title_keeps_its_count_when_the_axis_is_short():
     assert axis_title("predicting", 10, 10, 5, advance) == "predicting"  # all named: no count
     assert axis_title("predicting", 9, 17, 100, advance) == "predicting (9 of 17)"
     assert axis_title("predicting", 9, 17, 12, advance) == "9 of 17"  # the count, never cut
+
+
+def test_the_training_curves_number_their_value_axes(presenting, qtbot):
+    """Every curve's value axis draws at least three numbers, each whole inside the axis: the
+    learning rate's "0.002" … "0.008" included (a fixed 62-px axis drew only "0" on a projector)."""
+    import numpy as np
+    from explorer.panels.training.messages import MetricRows
+    from model.optimizer import linear_decay_lr
+
+    window, size = presenting
+    window.focus_panel("training")
+    curves = window.panels["training"].curves
+    curves.reset(warmup=200, decay_steps=400)
+    steps = np.arange(1, 451)
+    lr = np.array([linear_decay_lr(int(s), 64, 200, 1.0, 400) for s in steps])
+    loss = 4.0 * np.exp(-steps / 150) + 0.5
+    curves.add_rows(MetricRows(step=steps, loss=loss, accuracy=1 - loss / 5, lr=lr, tokens_per_s=40 + 10 * np.sin(steps / 30),
+                               wall=steps / 15.0))
+    curves.refresh()
+    settle(qtbot)
+    for plot in (curves.loss_plot, curves.acc_plot, curves.lr_plot, curves.speed_plot):
+        axis = plot.getAxis("left")
+        labels = drawn_labels(axis)
+        bounds = axis.boundingRect()
+        assert len(labels) >= 3, (size, plot.titleLabel.text, labels)
+        for rect, text in labels:
+            assert bounds.contains(rect), f"{text!r} at {rect} outside its axis {bounds} ({size})"

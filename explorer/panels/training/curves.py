@@ -105,6 +105,11 @@ class Series:
 _let_shrink = let_shrink  # (moved to plot_style: the decoding bars use it too)
 
 
+# the widest tick label of each plot (loss, accuracy, learning rate, k tokens/s): a rate needs
+# "0.0006" (the paper's base peaks at 7e-4), a loss "10.5"
+WIDEST_VALUES = ("10.5", "0.8", "0.0006", "1000")
+
+
 def _plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y_label: str) -> pg.PlotItem:
     plot = layout.addPlot(row=row, col=col)
     plot.setTitle(title, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
@@ -246,6 +251,7 @@ class TrainingCurves(TimedCanvas):
             return
         self._arrange(self.width() > ROW_RATIO * self.height())
         self._thin_axes(self.height() / (1 if self.in_a_row else 2) < SHORT_ROW)
+        self._fit_value_axes()
         self._fit_lr_title()
         # each plot's share, as in 2 × 2; larger text (presentation) needs more room for the legend
         narrow = self.width() / (2 if self.in_a_row else 1) < NARROW * (1 + (presentation.applied_scale() - 1) / 2)
@@ -264,6 +270,18 @@ class TrainingCurves(TimedCanvas):
         text = "warm-up" if narrow else "warm-up ends"
         self.warmup_line.label.setFormat(text)
         self.warmup_line.label.setText(text)  # (setFormat alone skips a hidden label)
+
+    def _fit_value_axes(self) -> None:
+        """Each plot's value axis as wide as its widest number ("0.0006", a learning rate) and its
+        title, at the tick font's current size: a fixed 62 px dropped every rate but "0" when
+        presenting."""
+        for plot, widest in zip((self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot), WIDEST_VALUES):
+            axis = plot.getAxis("left")
+            metrics = QFontMetricsF(axis.style.get("tickFont") or style.font(style.SMALL_POINT_SIZE))
+            title = axis.label.boundingRect().height() if axis.label.isVisible() else 0  # (it runs up the axis)
+            width = max(62, int(metrics.horizontalAdvance(widest) + title + 14))  # + the tick and its gap
+            if abs(axis.width() - width) > 1:
+                axis.setWidth(width)
 
     def _fit_lr_title(self) -> None:
         """The longest of `lr_titles` that fits the plot's share of the width at the title's size."""
