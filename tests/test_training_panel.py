@@ -439,3 +439,31 @@ def _check_warmup_label(qtbot, curves, decay_steps: int) -> None:
     presentation.apply_theme(QApplication.instance(), "dark")
     curves.restyle_marks()
     assert label.fill.color().name() == theme.DARK.canvas and label.color.name() == theme.DARK.muted
+
+
+def test_the_warmup_label_stays_whole_when_the_warmup_just_ended(qtbot):
+    """Step 200 of a 200-step warm-up: the line is at the plot's right edge, and its label
+    goes beside it, to the left, whole inside the plot (centred, half of it was cut)."""
+    import numpy as np
+    from explorer.panels.training.curves import TrainingCurves
+    from explorer.panels.training.messages import MetricRows
+    from model.optimizer import linear_decay_lr
+
+    curves = TrainingCurves()  # not qtbot's: see test_the_warmup_label_stays_clear_of_the_learning_rate_curve
+    try:
+        curves.resize(560, 390)
+        curves.show()
+        curves.reset(warmup=200, decay_steps=400)
+        steps = np.arange(1, 201)
+        lr = np.array([linear_decay_lr(int(s), 64, 200, 1.0, 400) for s in steps])
+        ones = np.ones(len(steps))
+        curves.add_rows(MetricRows(step=steps, loss=ones, accuracy=ones, lr=lr, tokens_per_s=ones, wall=ones))
+        curves.refresh()
+        qtbot.wait(50)
+        label, vb = curves.warmup_line.label, curves.lr_plot.getViewBox()
+        assert label.isVisible()
+        assert vb.sceneBoundingRect().contains(label.sceneBoundingRect()), (label.sceneBoundingRect(),
+                                                                            vb.sceneBoundingRect())
+    finally:
+        curves.hide()
+        curves.deleteLater()

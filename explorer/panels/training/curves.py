@@ -10,6 +10,7 @@ and smoothed with a debiased exponential moving average (bold), as TensorBoard d
 """
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -105,9 +106,10 @@ class Series:
 _let_shrink = let_shrink  # (moved to plot_style: the decoding bars use it too)
 
 
-# the widest tick label of each plot (loss, accuracy, learning rate, k tokens/s): a rate needs
-# "0.0006" (the paper's base peaks at 7e-4), a loss "10.5"
-WIDEST_VALUES = ("10.5", "0.8", "0.0006", "1000")
+# the widest tick label of each plot (loss, accuracy, learning rate in units of its power of
+# ten, k tokens/s)
+WIDEST_VALUES = ("10.5", "0.8", "2.5", "1000")
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def _plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y_label: str) -> pg.PlotItem:
@@ -171,6 +173,7 @@ class TrainingCurves(TimedCanvas):
         # name would shadow QPaintDevice.metric(), which Qt calls for fonts, and crash the app.
         self.held_out_metric = "exact_match"
         self.lr_decay_steps = 0  # the run's TrainConfig.lr_decay_steps (0: Eq. 3)
+        self.rate_exponent = 0  # the rate axis counts in units of 10**rate_exponent
         self._dirty = False
         self.loss_plot = _plot(self, 0, 0, TITLES["loss"][0], "cross-entropy")
         self.acc_plot = _plot(self, 0, 1, TITLES["acc"][0], "accuracy")
@@ -206,6 +209,7 @@ class TrainingCurves(TimedCanvas):
         self.restyle_marks()
         self.warmup_line.hide()
         self.lr_plot.addItem(self.warmup_line)
+        self.lr_plot.getViewBox().sigXRangeChanged.connect(self._place_warmup_label)
 
     def restyle_marks(self) -> None:
         """The warm-up line and its label in the current theme's colours (after a theme change)."""
@@ -214,6 +218,19 @@ class TrainingCurves(TimedCanvas):
         self.warmup_line.label.setColor(p.muted)
         self.warmup_line.label.fill = pg.mkBrush(p.canvas)
         self.warmup_line.label.update()
+
+    def _place_warmup_label(self, *_args) -> None:
+        """Centred under the peak, or beside the line when that would cut it at the plot's edge
+        (the warm-up just ended: the line is at the right edge)."""
+        line, label = self.warmup_line, self.warmup_line.label
+        vb = self.lr_plot.getViewBox()
+        (left, right), px = vb.viewRange()[0], vb.viewPixelSize()[0]
+        half = label.boundingRect().width() * px / 2
+        x = line.value()
+        anchor = (1, 1) if x + half > right else (0, 1) if x - half < left else (0.5, 1)
+        if label.anchors[0] != anchor:
+            label.anchors = [anchor, anchor]
+            label.updatePosition()
 
     def _arrange(self, in_a_row: bool) -> None:
         """2 × 2, or the four plots in one row when the canvas is wide and low (a 1280×720
@@ -270,11 +287,11 @@ class TrainingCurves(TimedCanvas):
         text = "warm-up" if narrow else "warm-up ends"
         self.warmup_line.label.setFormat(text)
         self.warmup_line.label.setText(text)  # (setFormat alone skips a hidden label)
+        self._place_warmup_label()
 
     def _fit_value_axes(self) -> None:
-        """Each plot's value axis as wide as its widest number ("0.0006", a learning rate) and its
-        title, at the tick font's current size: a fixed 62 px dropped every rate but "0" when
-        presenting."""
+        """Each plot's value axis as wide as its widest number and its title, at the tick font's
+        current size: a fixed 62 px dropped every rate but "0" when presenting."""
         for plot, widest in zip((self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot), WIDEST_VALUES):
             axis = plot.getAxis("left")
             metrics = QFontMetricsF(axis.style.get("tickFont") or style.font(style.SMALL_POINT_SIZE))
@@ -306,6 +323,7 @@ class TrainingCurves(TimedCanvas):
             s.clear()
         self.exact_steps.clear()
         self.exact_values.clear()
+        self._scale_rate_axis(0.0)  # plain "lr" until the run's first rates
         for c in self.curves.values():
             c.setData([], [])
         self._dirty = False
@@ -334,7 +352,21 @@ class TrainingCurves(TimedCanvas):
         self.curves["tokens_per_s"].setData(speed.x, speed.smoothed / 1000)  # short tick labels
         lr = self.series["lr"]
         self.curves["lr"].setData(lr.x, lr.y)  # exact, not smoothed: the schedule is the point
+        self._scale_rate_axis(float(np.max(lr.y)) if len(lr.y) else 0.0)
         self.curves["exact"].setData(np.asarray(self.exact_steps, float), np.asarray(self.exact_values, float))
+
+    def _scale_rate_axis(self, peak: float) -> None:
+        """Rates in units of their peak's power of ten: "0 2 4 6 8" beside "lr (×10⁻³)". Numbers
+        like "0.0006" made the axis so wide that a 1024-px projector's rate plot became a strip.
+        Set only when the power changes (pyqtgraph's own SI prefix relabels on every range change)."""
+        exponent = math.floor(math.log10(peak)) if peak > 0 else 0
+        if exponent == self.rate_exponent:
+            return
+        self.rate_exponent = exponent
+        axis = self.lr_plot.getAxis("left")
+        axis.setScale(10.0 ** -exponent)
+        axis.setLabel(f"lr (×10{str(exponent).translate(SUPERSCRIPT)})" if exponent else "lr")
+        self._fit_value_axes()
 
     def add_exact_match(self, step: int, value: float) -> None:
         self.exact_steps.append(step)
