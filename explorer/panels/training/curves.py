@@ -103,9 +103,6 @@ class Series:
         self.n += m
 
 
-_let_shrink = let_shrink  # (moved to plot_style: the decoding bars use it too)
-
-
 # the widest tick label of each plot (loss, accuracy, learning rate in units of its power of
 # ten, k tokens/s)
 WIDEST_VALUES = ("10.5", "0.8", "2.5", "1000")
@@ -115,7 +112,7 @@ SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 def _plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y_label: str) -> pg.PlotItem:
     plot = layout.addPlot(row=row, col=col)
     plot.setTitle(title, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
-    _let_shrink(plot.titleLabel)
+    let_shrink(plot.titleLabel)
     plot.setMenuEnabled(False)
     for name, label in (("bottom", "step"), ("left", y_label)):
         axis = plot.getAxis(name)
