@@ -215,6 +215,12 @@ def test_the_training_curves_number_their_value_axes(presenting, qtbot):
         assert len(labels) >= (3 if plot is curves.lr_plot else 2), (size, plot.titleLabel.text, labels)
         for rect, text in labels:
             assert bounds.contains(rect), f"{text!r} at {rect} outside its axis {bounds} ({size})"
+    from PySide6.QtCore import QPointF
+    label, vb = curves.warmup.label, curves.lr_plot.getViewBox()  # the warm-up's label hides no rate
+    box = label.sceneBoundingRect()
+    assert vb.sceneBoundingRect().contains(box), size
+    crossed = [s for s, y in zip(steps, lr) if box.contains(vb.mapViewToScene(QPointF(float(s), y)))]
+    assert not crossed or curves.warmup.line.zValue() < curves.curves["lr"].zValue(), size  # (drawn under it)
     rate = curves.lr_plot.getAxis("left")
     assert rate.labelText == "lr (×10⁻³)"  # the lecture preset peaks at 8.8e-3
     shown = sorted(float(t) * 1e-3 for _r, t in drawn_labels(rate))

@@ -389,7 +389,7 @@ def test_narrow_curves_trade_the_legend_for_short_titles(qtbot):
     qtbot.waitUntil(lambda: not curves.legend.isVisible())
     assert "Learning rate" in curves.lr_plot.titleLabel.text and "(Eq. 3)" not in curves.lr_plot.titleLabel.text
     assert "tokens" in curves.acc_plot.titleLabel.text and "exact" in curves.acc_plot.titleLabel.text
-    assert curves.warmup_line.label.toPlainText() == "warm-up"
+    assert curves.warmup.label.toPlainText() == "warm-up"
 
 
 @pytest.mark.parametrize("decay_steps", [0, 400])
@@ -428,7 +428,7 @@ def _check_warmup_label(qtbot, curves, decay_steps: int) -> None:
     curves.add_rows(MetricRows(step=steps, loss=ones, accuracy=ones, lr=np.array(lr), tokens_per_s=ones, wall=ones))
     curves.refresh()
     qtbot.wait(50)
-    label = curves.warmup_line.label
+    label = curves.warmup.label
     assert label.isVisible() and label.toPlainText().startswith("warm-up")
     box = label.sceneBoundingRect()
     vb = curves.lr_plot.getViewBox()
@@ -460,7 +460,7 @@ def test_the_warmup_label_stays_whole_when_the_warmup_just_ended(qtbot):
         curves.add_rows(MetricRows(step=steps, loss=ones, accuracy=ones, lr=lr, tokens_per_s=ones, wall=ones))
         curves.refresh()
         qtbot.wait(50)
-        label, vb = curves.warmup_line.label, curves.lr_plot.getViewBox()
+        label, vb = curves.warmup.label, curves.lr_plot.getViewBox()
         assert label.isVisible()
         assert vb.sceneBoundingRect().contains(label.sceneBoundingRect()), (label.sceneBoundingRect(),
                                                                             vb.sceneBoundingRect())

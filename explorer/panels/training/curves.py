@@ -15,12 +15,13 @@ import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QFontMetricsF
 
 from explorer import presentation, style
 from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.panels.training.worker import MetricRows
+from explorer.panels.training.warmup_mark import WarmupMark
 
 pg.setConfigOptions(imageAxisOrder="row-major")
 
@@ -197,37 +198,11 @@ class TrainingCurves(TimedCanvas):
             "lr": _curve(self.lr_plot, style.current().lr, 3),
             "tokens_per_s": _curve(self.speed_plot, style.current().speed, 3),
         }
-        # Its label sits centred on the line at the bottom, over the canvas colour: there, under
-        # the peak, neither the rise nor the decay passes (to one side it ran into the decay).
-        self.warmup_line = pg.InfiniteLine(
-            angle=90, movable=False, pen=pg.mkPen(style.MUTED.name(), width=1.5, style=Qt.DashLine),
-            label="warm-up ends", labelOpts=dict(position=0.04, anchors=[(0.5, 1), (0.5, 1)]))
-        self.warmup_line.label.setFont(style.font(style.SMALL_POINT_SIZE))
-        self.restyle_marks()
-        self.warmup_line.hide()
-        self.lr_plot.addItem(self.warmup_line)
-        self.lr_plot.getViewBox().sigXRangeChanged.connect(self._place_warmup_label)
+        self.warmup = WarmupMark(self.lr_plot)
 
     def restyle_marks(self) -> None:
         """The warm-up line and its label in the current theme's colours (after a theme change)."""
-        p = style.current()
-        self.warmup_line.setPen(pg.mkPen(p.muted, width=1.5, style=Qt.DashLine))
-        self.warmup_line.label.setColor(p.muted)
-        self.warmup_line.label.fill = pg.mkBrush(p.canvas)
-        self.warmup_line.label.update()
-
-    def _place_warmup_label(self, *_args) -> None:
-        """Centred under the peak, or beside the line when that would cut it at the plot's edge
-        (the warm-up just ended: the line is at the right edge)."""
-        line, label = self.warmup_line, self.warmup_line.label
-        vb = self.lr_plot.getViewBox()
-        (left, right), px = vb.viewRange()[0], vb.viewPixelSize()[0]
-        half = label.boundingRect().width() * px / 2
-        x = line.value()
-        anchor = (1, 1) if x + half > right else (0, 1) if x - half < left else (0.5, 1)
-        if label.anchors[0] != anchor:
-            label.anchors = [anchor, anchor]
-            label.updatePosition()
+        self.warmup.restyle()
 
     def _arrange(self, in_a_row: bool) -> None:
         """2 × 2, or the four plots in one row when the canvas is wide and low (a 1280×720
@@ -281,10 +256,7 @@ class TrainingCurves(TimedCanvas):
             fit_title_row(plot)  # pyqtgraph's 30-px row would cut an enlarged title
             plot.getAxis("bottom").setStyle(maxTextLevel=0 if narrow else 1)  # "0 1000", not "0 5001000"
         self._fit_lr_title()
-        text = "warm-up" if narrow else "warm-up ends"
-        self.warmup_line.label.setFormat(text)
-        self.warmup_line.label.setText(text)  # (setFormat alone skips a hidden label)
-        self._place_warmup_label()
+        self.warmup.set_texts(narrow)
 
     def _fit_value_axes(self) -> None:
         """Each plot's value axis as wide as its widest number and its title, at the tick font's
@@ -324,11 +296,7 @@ class TrainingCurves(TimedCanvas):
         for c in self.curves.values():
             c.setData([], [])
         self._dirty = False
-        if warmup:
-            self.warmup_line.setValue(warmup)
-            self.warmup_line.show()
-        else:
-            self.warmup_line.hide()
+        self.warmup.show_at(warmup)
 
     def add_rows(self, rows: MetricRows) -> None:
         """Append to the buffers only; `refresh()` hands them to the plot items."""
@@ -350,6 +318,7 @@ class TrainingCurves(TimedCanvas):
         lr = self.series["lr"]
         self.curves["lr"].setData(lr.x, lr.y)  # exact, not smoothed: the schedule is the point
         self._scale_rate_axis(float(np.max(lr.y)) if len(lr.y) else 0.0)
+        self.warmup.set_rates(lr.x, lr.y)
         self.curves["exact"].setData(np.asarray(self.exact_steps, float), np.asarray(self.exact_values, float))
 
     def _scale_rate_axis(self, peak: float) -> None:
