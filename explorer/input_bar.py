@@ -54,7 +54,7 @@ class InputBar(QWidget):
         self.model_combo = ElidingComboBox()
         self.model_combo.setMinimumWidth(150)
         self.model_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-        self.model_combo.setMinimumContentsLength(16)  # closed: short; the open list shows whole descriptions
+        self.model_combo.setMinimumContentsLength(12)  # closed: short (a projector's source field needs the room)
         self.model_combo.setToolTip("The model to explore: a bundled checkpoint, an installed pretrained model, "
                                     "or open a folder (ours, or a Hugging Face folder with config.json)")
         self.model_combo.activated.connect(self._model_chosen)
@@ -76,7 +76,9 @@ class InputBar(QWidget):
         self.examples.setMinimumContentsLength(8)
         self.examples.activated.connect(self._example_chosen)
         self.target.returnPressed.connect(self.run)
-        self.target.setMinimumWidth(120)
+        self.target.setMinimumWidth(90)
+        # the optional target gives way first on a narrow screen: the source is what the room reads
+        self.target.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
         self.target.setMaxLength(MAX_CHARS)
         self.run_button = QPushButton("Run ⏎")
         self.run_button.clicked.connect(self.run)
@@ -131,7 +133,7 @@ class InputBar(QWidget):
         grid.addLayout(second, 1, 0, 1, 8)
         grid.addWidget(self.hint, 2, 0, 1, 8)  # its own line, on the first screen only
         grid.setColumnStretch(3, 3)
-        grid.setColumnStretch(5, 2)
+        grid.setColumnStretch(5, 1)  # the source gets the room: it is what the audience reads
 
         state.bundleChanged.connect(self._on_bundle)
         state.inputChanged.connect(self._on_input)
@@ -281,10 +283,14 @@ class InputBar(QWidget):
             self.run()
 
     def _on_input(self, source: str, target) -> None:
-        if self.source.text() != source:
-            self.source.setText(source)
-        if (self.target.text() or None) != (target or None):
-            self.target.setText(target or "")
+        """Text set from elsewhere (an example, a scene, --input) shows from its start when the
+        field is too narrow for all of it ("vember 2026" hid the day on a 1024-px projector);
+        the user's own typing keeps its cursor."""
+        for field, text in ((self.source, source), (self.target, target or "")):
+            if field.text() != text:
+                field.setText(text)
+                if not field.hasFocus():
+                    field.setCursorPosition(0)
 
     def _show_model_label(self, *_args) -> None:
         """Name the model the frames come from when it is not the session's own."""
@@ -323,9 +329,10 @@ class InputBar(QWidget):
         self._fitted = result  # (refitted on a resize while the line shows it)
 
     def _on_theme(self, *_) -> None:
-        """The output line's coloured spans in the new palette."""
+        """The output line's and the token echo's coloured spans in the new palette."""
         if self.state.result is not None:
             self._on_result(self.state.result)
+        self._echo(self.source.text())
 
     def _on_busy(self, busy: bool, what: str) -> None:
         self.run_button.setEnabled(not busy)
@@ -356,12 +363,17 @@ class InputBar(QWidget):
         count = f"{n}/{limit} tokens"
         if n > limit:
             count = f'<span style="color:{style.ERROR.name()}; font-weight:bold;">{n} tokens: over the limit of {limit}</span>'
-        note = ""
         symbols = describe_unknown(encoded)
-        if symbols:
-            note = (f', <span style="color:{style.ERROR.name()};">unknown: {html.escape(symbols)} '
-                    f'→ &lt;unk&gt;</span>')
-        plain_prefix = html.unescape(re.sub("<[^>]+>", "", f"{count}{note}: "))
-        fits = echo_fit(encoded.pieces[:MAX_ECHO], plain_prefix, self.echo.width(), self.echo.fontMetrics().horizontalAdvance)
+        red = f'<span style="color:{style.ERROR.name()};">'
+        # the unknown symbols by name, else how many, else only the red tokens: what fits beside "Output:"
+        notes = ([f', {red}unknown: {html.escape(symbols)} → &lt;unk&gt;</span>',
+                  f', {red}{len(symbols.split())} unknown</span>', ""] if symbols else [""])
+        advance, width = self.echo.fontMetrics().horizontalAdvance, self.echo.width()
+        for note in notes:
+            plain_prefix = html.unescape(re.sub("<[^>]+>", "", f"{count}{note}: "))
+            if advance(f"{plain_prefix} … +{n} more") + 8 <= width:
+                break
+        self.echo.setToolTip(f"unknown symbols, read as <unk>: {symbols}" if symbols else "")
+        fits = echo_fit(encoded.pieces[:MAX_ECHO], plain_prefix, width, advance)
         shown, _n = token_echo_html(bundle, text, limit=min(fits, MAX_ECHO))
         self.echo.setText(f"{count}{note}: {shown}")

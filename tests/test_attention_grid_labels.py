@@ -94,6 +94,12 @@ def test_layer_pages_partition_the_layers():
     assert [layer_page(6, s, room) for s in range(6)] == [(0, 3)] * 3 + [(3, 3)] * 3
     assert layer_page(7, 6, room) == (4, 3)  # the last page ends at the last layer
     assert layer_page(2, 1, room) == (0, 2)  # everything fits: no pages
+    from explorer.panels.attention.layer_pages import label_row_px, page_note
+    row = label_row_px(16, 11.4)  # 16 query tokens at the legible minimum
+    assert row == pytest.approx(17 * 11.4)
+    assert layer_page(2, 1, room, row) == (1, 1)  # each layer alone: room for every label
+    assert layer_page(2, 0, 150 + 2 * row + 1, row) == (0, 2)  # tall enough for both rows
+    assert page_note(1, 1, 2) == "layer 2 of 2 (Layer: pages)" and page_note(0, 3, 6).startswith("layers 1–3 of 6")
 
 
 @pytest.fixture(scope="module")

@@ -100,9 +100,26 @@ def test_grid_labels_its_selected_head_and_the_masked_key_follows_the_mask(windo
     w, h = cell_px(pane.plot)
     assert abs(w - h) <= 1  # a 24 × 24 map is a square
     assert not panel.mask_legend.isVisible()
+    # a target (teacher forcing) gives the decoder 25 positions whatever this untrained model
+    # outputs (with some seeds it stopped at once: a 1 × 1 map, where nothing is masked)
+    window.runner.run(LONG, LONG[::-1])
+    qtbot.waitUntil(lambda: window.state.frame is not None and window.state.frame.target == LONG[::-1], timeout=20_000)
     window.state.select_attention("decoder_self", 0, 0)
     settle(qtbot)
+    assert not panel.data.allowed["decoder_self"].all()
     assert not panel.mask_legend.isHidden()  # the decoder's causal mask: the key is shown
+    # the key follows the view on screen, redrawn or not: every kind in the grid (the decoder's
+    # masked maps among them), one encoder head alone, the grid again without a redraw
+    window.state.select_attention("encoder", 0, 0)
+    panel.all_kinds.setChecked(True)
+    settle(qtbot)
+    assert not panel.mask_legend.isHidden()
+    panel.set_view("single")
+    settle(qtbot)
+    assert panel.mask_legend.isHidden()
+    panel.set_view("grid")
+    settle(qtbot)
+    assert not panel.mask_legend.isHidden()
 
 
 def test_decoding_map_draws_all_labels_in_square_cells(qtbot, tmp_path):
@@ -214,6 +231,37 @@ def test_a_long_output_ends_in_an_ellipsis_inside_the_line(qtbot, tmp_path):
         wider = plain()
         assert len(wider) > len(shown) or wider == f"Output: {out}"
         assert rich_text_width(status.text(), status.font()) <= status.contentsRect().width()
+    finally:
+        w.lecture.presentation.leave()
+        presentation.apply_theme(QApplication.instance(), "light")
+
+
+def test_unknown_words_are_flagged_in_the_echo_even_when_the_line_is_short(qtbot, tmp_path):
+    """The translation model at 1280×720 presenting: "unknown: mat on sat → <unk>" ran into
+    "Output:". The echo says how many are unknown (in the theme's error colour), the tooltip
+    names them, and the line fits."""
+    from PySide6.QtGui import QTextDocument
+    from explorer import presentation, style
+    from explorer.runner import load_bundle
+
+    presentation.apply_theme(QApplication.instance(), "dark")  # as the app starts: its stylesheet first
+    w = make_main_window(qtbot, tmp_path, size=(1280, 720))
+    w.lecture.presentation.enter(full_screen=False)
+    try:
+        w.resize(1280, 720)
+        text = "the cat sat on the mat"
+        w.runner.set_bundle(load_bundle("translation"), then_run=text)
+        qtbot.waitUntil(lambda: w.state.frame is not None and w.state.frame.source == text, timeout=20_000)
+        settle(qtbot)
+        echo = w.input_bar.echo
+        doc = QTextDocument()
+        doc.setHtml(echo.text())
+        plain = doc.toPlainText()
+        assert "unknown" in plain and echo.fontMetrics().horizontalAdvance(plain) <= echo.width(), plain
+        assert "mat" in echo.toolTip() and "sat" in echo.toolTip()
+        w.lecture.set_theme("light")
+        settle(qtbot)
+        assert style.ERROR.name() in echo.text()  # redrawn in the new theme's red
     finally:
         w.lecture.presentation.leave()
         presentation.apply_theme(QApplication.instance(), "light")

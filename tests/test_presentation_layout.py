@@ -225,3 +225,40 @@ def test_the_training_curves_number_their_value_axes(presenting, qtbot):
     assert rate.labelText == "lr (×10⁻³)"  # the lecture preset peaks at 8.8e-3
     shown = sorted(float(t) * 1e-3 for _r, t in drawn_labels(rate))
     assert shown[0] >= 0 and shown[-1] <= lr.max() + 1e-3  # the numbers are the rates, rescaled
+
+
+def test_the_all_heads_grid_names_every_token_of_a_date(presenting, qtbot):
+    """`dates` on "22 November 2026" (16 tokens) at 1280×720: the grid read "2 ␣ o e b r 2 2".
+    It now shows as many layers as have room for every label (one, here: "layer 1 of 2"), and
+    names every token under and beside each map. At 1024×768 four maps side by side are too
+    narrow for 16 columns each: the axis says how many it shows."""
+    from explorer.drawing.token_axis import MIN_LABEL_PT
+    from explorer.runner import load_bundle
+    from model.checkpoint import random_bundle
+    from layout_checks import drawn_labels as drawn
+
+    window, size = presenting
+    text = "22 November 2026"
+    window.runner.set_bundle(load_bundle("dates"), then_run=text)
+    try:
+        qtbot.waitUntil(lambda: window.state.frame is not None and window.state.frame.source == text, timeout=20_000)
+        window.focus_panel("attention")
+        panel = window.panels["attention"]
+        panel.set_view("grid")
+        settle(qtbot, 6)
+        pane = panel.grid.pane("encoder")
+        tokens = panel.data.labels["encoder"][0]
+        assert len(tokens) == 16
+        rows = drawn(pane.query_axis)
+        if size == (1280, 720):
+            assert pane.layout.layers == 1 and "layer 1 of 2" in pane.plot.getAxis("left").labelText
+            assert [t for _r, t in rows] == [t for t in tokens], rows  # every row, beside the maps
+            cols = [t for _r, t in drawn(pane.key_axis)]
+            assert cols == tokens * 4  # every column, under each of the four heads' maps
+            assert min(pane.query_axis.fit.pt, pane.key_axis.fit.pt) >= MIN_LABEL_PT
+        elif len(rows) < len(tokens) * pane.layout.layers:
+            assert "of" in pane.query_axis.labelString()  # "showing k of n labels"
+    finally:
+        window.runner.set_bundle(random_bundle("reverse"), then_run="attention")
+        qtbot.waitUntil(lambda: window.state.frame is not None and window.state.frame.source == "attention",
+                        timeout=20_000)

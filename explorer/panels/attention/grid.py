@@ -19,7 +19,7 @@ from explorer.drawing.canvas_widget import CanvasWidget
 from explorer.panels.attention.data import AttentionData
 from explorer.drawing.heatmap_items import MaskOverlay, TokenAxis
 from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose
-from explorer.panels.attention.layer_pages import layer_page, page_note
+from explorer.panels.attention.layer_pages import label_row_px, layer_page, page_note
 from explorer.drawing.pooled_mosaic import average_down, compose_pooled, compose_region, overview_factor
 
 SCALE_RULE = "attention weight: 0–1 on every map"
@@ -314,7 +314,7 @@ class AttentionGrid(CanvasWidget):
             if kind in data.weights:
                 layers = data.weights.layers(kind)
                 selected = self._selection[1] if self._selection[0] == kind else 0
-                page = layer_page(len(layers), selected, self.height())
+                page = self._page(kind, len(layers), selected)
                 pane.update(layers, data.allowed[kind], data.labels[kind], page)
             else:
                 pane.image.clear()
@@ -344,7 +344,13 @@ class AttentionGrid(CanvasWidget):
         if pane is None or pane.layout is None or kind not in self.shown or kind not in self.data.weights:
             return False
         n = len(self.data.weights.layers(kind))
-        return layer_page(n, layer, self.height()) != (pane.first, pane.layout.layers)
+        return self._page(kind, n, layer) != (pane.first, pane.layout.layers)
+
+    def _page(self, kind: str, n_layers: int, layer: int) -> tuple[int, int]:
+        """The page of layers whose rows are tall enough to name each of the frame's query tokens."""
+        tokens = len(self.data.labels[kind][0]) if self.data is not None and kind in self.data.labels else 0
+        row = label_row_px(tokens, self.pane(kind).query_axis.min_cell_px())
+        return layer_page(n_layers, layer, self.height(), row)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)

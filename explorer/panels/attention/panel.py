@@ -236,11 +236,12 @@ class AttentionPanel(QWidget):
             return
         view = self.view
         self.all_kinds.setEnabled(view == "grid")
+        # the key follows the view shown now, drawn afresh or not (it kept another view's answer)
+        shown = self.data.kinds if view == "grid" and self.all_kinds.isChecked() else [self.kind]
+        self.mask_legend.setVisible(any(k in self.data.allowed and not self.data.allowed[k].all() for k in shown))
         if not force and view not in self._dirty:
             return
         self._dirty.discard(view)
-        shown = self.data.kinds if view == "grid" and self.all_kinds.isChecked() else [self.kind]
-        self.mask_legend.setVisible(any(k in self.data.allowed and not self.data.allowed[k].all() for k in shown))
         self.readout.setText(" ")  # a value read from another map would now be wrong
         d, kind, layer, head = self.data, self.kind, self.layer, self.head
         if view == "grid":
