@@ -262,3 +262,31 @@ def test_the_all_heads_grid_names_every_token_of_a_date(presenting, qtbot):
         window.runner.set_bundle(random_bundle("reverse"), then_run="attention")
         qtbot.waitUntil(lambda: window.state.frame is not None and window.state.frame.source == "attention",
                         timeout=20_000)
+
+
+def test_the_decoding_bars_name_the_chosen_token_whole(presenting, qtbot):
+    """The argmax's bar is labelled with the whole token ("<eos>", not "<eo…"): a label wider
+    than its slot shrinks (to 8 pt at least) before it is cut, each label inside its slot."""
+    from PySide6.QtGui import QFontInfo
+    from explorer.runner import load_bundle
+    from model.checkpoint import random_bundle
+    from layout_checks import drawn_labels as drawn
+
+    window, size = presenting
+    text = "transformer"
+    window.runner.set_bundle(load_bundle("reverse"), then_run=text)
+    try:
+        qtbot.waitUntil(lambda: window.state.frame is not None and window.state.frame.source == text, timeout=20_000)
+        window.focus_panel("decoding")
+        panel = window.panels["decoding"]
+        panel.set_step(len(text))  # the last step: <eos> is chosen
+        settle(qtbot, 6)
+        axis = panel.bars.getPlotItem().getAxis("bottom")
+        labels = [t for _r, t in drawn(axis)]
+        assert labels and labels[0] == "<eos>", labels
+        assert not any(t.endswith("…") for t in labels), labels
+        assert QFontInfo(axis.style["tickFont"]).pointSize() >= 8
+    finally:
+        window.runner.set_bundle(random_bundle("reverse"), then_run="attention")
+        qtbot.waitUntil(lambda: window.state.frame is not None and window.state.frame.source == "attention",
+                        timeout=20_000)

@@ -15,7 +15,8 @@ from PySide6.QtGui import QFontMetricsF
 
 from explorer import style
 from explorer.drawing.plot_style import fit_title_row, let_shrink
-from explorer.drawing.token_heatmap import fitted_ticks
+from explorer.drawing.token_axis import MIN_LABEL_PT
+from explorer.drawing.token_heatmap import display_piece, fitted_ticks
 
 
 
@@ -150,6 +151,15 @@ class TopKBars(pg.PlotWidget):
         shown = total if view.width() <= 0 else max(3, min(total, int(view.width() // (MIN_SLOT_CHARS * char_width))))
         self.getPlotItem().setXRange(-0.6, shown - 0.4, padding=0)
         slot = view.width() / (shown + 0.2) if view.width() > 0 else 60.0
+        # a token wider than its slot ("<eos>", the model's answer) shrinks, down to the token
+        # axes' legible minimum, before it is cut to "<eo…"
+        label_font = style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True)
+        widest = max((display_piece(t) for t in self._tick_labels[:shown]), key=len, default="")
+        while label_font.pointSizeF() > MIN_LABEL_PT and QFontMetricsF(label_font).horizontalAdvance(widest) > slot - 2:
+            label_font.setPointSizeF(max(MIN_LABEL_PT, label_font.pointSizeF() - 1))
+        if axis.style.get("tickFont") is None or axis.style["tickFont"] != label_font:
+            axis.setTickFont(label_font)
+        char_width = QFontMetricsF(label_font).horizontalAdvance("m")
         axis.setTicks([fitted_ticks(self._tick_labels, slot, char_width)])
         # "1e-03" over every tail bar runs together on a narrow plot: keep those numbers for the
         # tooltip then, and the readable ones (≥ 0.005, "0.12") on the bars
