@@ -4,6 +4,7 @@ masked, a guided first screen and a tour with its own controls. Measured, not pi
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -20,6 +21,33 @@ def settle(qtbot, ms: int = 60) -> None:
     for _ in range(3):
         QApplication.processEvents()
         qtbot.wait(ms // 3)
+
+
+def plain_text(rich: str) -> str:
+    """What a rich-text label reads as, without its markup."""
+    from PySide6.QtGui import QTextDocument
+    doc = QTextDocument()
+    doc.setHtml(rich)
+    return doc.toPlainText()
+
+
+@contextmanager
+def presenting_window(qtbot, tmp_path, size, theme: str, bundle, text: str):
+    """A main window presenting at `size` (its stylesheet set first, as the app starts) on
+    `bundle` and `text`; presentation left and the light theme back afterwards."""
+    from explorer import presentation
+    presentation.apply_theme(QApplication.instance(), theme)
+    w = make_main_window(qtbot, tmp_path, size=size)
+    w.lecture.presentation.enter(full_screen=False)
+    try:
+        w.resize(*size)
+        w.runner.set_bundle(bundle, then_run=text)
+        qtbot.waitUntil(lambda: w.state.frame is not None and w.state.frame.source == text, timeout=20_000)
+        settle(qtbot)
+        yield w
+    finally:
+        w.lecture.presentation.leave()
+        presentation.apply_theme(QApplication.instance(), "light")
 
 
 def drawn_labels(axis) -> list[str]:
@@ -151,13 +179,10 @@ def test_a_long_input_says_how_many_labels_it_shows():
 
 
 def test_input_bar_echo_is_shortened_with_a_count_and_the_output_is_plain(window, qtbot):
-    from PySide6.QtGui import QTextDocument
     bar = window.input_bar
     bar.source.setText("abcdefghijklmnopqrstuvwxyz" * 3)  # 78 tokens: more than the line holds at 1280
     settle(qtbot)
-    doc = QTextDocument()
-    doc.setHtml(bar.echo.text())
-    plain = doc.toPlainText()
+    plain = plain_text(bar.echo.text())
     assert "more" in plain and "78" in plain  # shortened, saying how many
     assert bar.echo.fontMetrics().horizontalAdvance(plain) <= bar.echo.width()  # never runs into "Output:"
     from explorer import style
@@ -168,13 +193,10 @@ def test_input_bar_echo_is_shortened_with_a_count_and_the_output_is_plain(window
 def test_the_echo_gives_its_tokens_back_when_a_shown_model_goes(window, qtbot):
     """During a run "Showing: training run, step N" and its Back button narrow the echo; once
     they go, the echo names as many tokens as before (it stayed "… +9 more" after a run)."""
-    from PySide6.QtGui import QTextDocument
     from explorer.session import ShownModel
 
     def echoed() -> str:
-        doc = QTextDocument()
-        doc.setHtml(window.input_bar.echo.text())
-        return doc.toPlainText()
+        return plain_text(window.input_bar.echo.text())
 
     bar = window.input_bar
     bar.source.setText("abcdefghijklmnopqrstuvwxyz" + "abcdefghijklmn")  # 40 tokens: more than fit beside it
@@ -200,71 +222,41 @@ def test_a_long_output_ends_in_an_ellipsis_inside_the_line(qtbot, tmp_path):
     the top bar shows as much as fits, ending in "…", the tooltip holds all of it, and a wider
     window shows more of it again."""
     import torch
-    from PySide6.QtGui import QTextDocument
-    from explorer import presentation
     from explorer.input_bar import rich_text_width
     from model.checkpoint import random_bundle
 
-    def plain() -> str:
-        doc = QTextDocument()
-        doc.setHtml(w.input_bar.status.text())
-        return doc.toPlainText()
-
     torch.manual_seed(1)  # an untrained model that babbles to the decoding limit
-    presentation.apply_theme(QApplication.instance(), "light")  # as the app starts: its stylesheet first
-    w = make_main_window(qtbot, tmp_path, size=(1024, 768))
-    w.lecture.presentation.enter(full_screen=False)
-    try:
-        w.resize(1024, 768)
-        text = "abcdefghijklmnopqrstuvwx"
-        w.runner.set_bundle(random_bundle("reverse"), then_run=text)
-        qtbot.waitUntil(lambda: w.state.frame is not None and w.state.frame.source == text, timeout=20_000)
-        settle(qtbot)
+    with presenting_window(qtbot, tmp_path, (1024, 768), "light", random_bundle("reverse"),
+                           "abcdefghijklmnopqrstuvwx") as w:
         status, out = w.input_bar.status, w.state.result.output_text
         assert len(out) >= 30  # long babble (else this test shows nothing)
         assert rich_text_width(status.text(), status.font()) <= status.contentsRect().width()
-        shown = plain()
+        shown = plain_text(status.text())
         assert shown.endswith("…") and shown.startswith("Output: ") and out.startswith(shown[len("Output: "):-1])
         assert status.toolTip() == out
         w.resize(1900, 768)
         settle(qtbot)
-        wider = plain()
+        wider = plain_text(status.text())
         assert len(wider) > len(shown) or wider == f"Output: {out}"
         assert rich_text_width(status.text(), status.font()) <= status.contentsRect().width()
-    finally:
-        w.lecture.presentation.leave()
-        presentation.apply_theme(QApplication.instance(), "light")
 
 
 def test_unknown_words_are_flagged_in_the_echo_even_when_the_line_is_short(qtbot, tmp_path):
     """The translation model at 1280×720 presenting: "unknown: mat on sat → <unk>" ran into
     "Output:". The echo says how many are unknown (in the theme's error colour), the tooltip
     names them, and the line fits."""
-    from PySide6.QtGui import QTextDocument
-    from explorer import presentation, style
+    from explorer import style
     from explorer.runner import load_bundle
 
-    presentation.apply_theme(QApplication.instance(), "dark")  # as the app starts: its stylesheet first
-    w = make_main_window(qtbot, tmp_path, size=(1280, 720))
-    w.lecture.presentation.enter(full_screen=False)
-    try:
-        w.resize(1280, 720)
-        text = "the cat sat on the mat"
-        w.runner.set_bundle(load_bundle("translation"), then_run=text)
-        qtbot.waitUntil(lambda: w.state.frame is not None and w.state.frame.source == text, timeout=20_000)
-        settle(qtbot)
+    with presenting_window(qtbot, tmp_path, (1280, 720), "dark", load_bundle("translation"),
+                           "the cat sat on the mat") as w:
         echo = w.input_bar.echo
-        doc = QTextDocument()
-        doc.setHtml(echo.text())
-        plain = doc.toPlainText()
+        plain = plain_text(echo.text())
         assert "unknown" in plain and echo.fontMetrics().horizontalAdvance(plain) <= echo.width(), plain
         assert "mat" in echo.toolTip() and "sat" in echo.toolTip()
         w.lecture.set_theme("light")
         settle(qtbot)
         assert style.ERROR.name() in echo.text()  # redrawn in the new theme's red
-    finally:
-        w.lecture.presentation.leave()
-        presentation.apply_theme(QApplication.instance(), "light")
 
 
 def test_first_screen_hint_and_model_chooser_descriptions(qtbot, tmp_path):

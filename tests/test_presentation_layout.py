@@ -19,6 +19,7 @@ What is measured, per panel (architecture, step, attention, positional, decoding
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -39,6 +40,23 @@ def settle(qtbot, rounds: int = 4) -> None:
     for _ in range(rounds):  # layout, pyqtgraph's deferred geometry, the figure's re-arrangement
         QApplication.processEvents()
         qtbot.wait(5)
+
+
+@contextmanager
+def showing(window, qtbot, bundle, text: str):
+    """The presenting window on another model and input, its own (untrained reverse, "attention")
+    back afterwards: the module's window is shared by every test."""
+    from model.checkpoint import random_bundle
+    try:
+        run_and_wait(window, qtbot, bundle, text)
+        yield
+    finally:
+        run_and_wait(window, qtbot, random_bundle("reverse"), "attention")
+
+
+def run_and_wait(window, qtbot, bundle, text: str) -> None:
+    window.runner.set_bundle(bundle, then_run=text)
+    qtbot.waitUntil(lambda: window.state.frame is not None and window.state.frame.source == text, timeout=20_000)
 
 
 @pytest.fixture(scope="module", params=SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -234,14 +252,9 @@ def test_the_all_heads_grid_names_every_token_of_a_date(presenting, qtbot):
     narrow for 16 columns each: the axis says how many it shows."""
     from explorer.drawing.token_axis import MIN_LABEL_PT
     from explorer.runner import load_bundle
-    from model.checkpoint import random_bundle
-    from layout_checks import drawn_labels as drawn
 
     window, size = presenting
-    text = "22 November 2026"
-    window.runner.set_bundle(load_bundle("dates"), then_run=text)
-    try:
-        qtbot.waitUntil(lambda: window.state.frame is not None and window.state.frame.source == text, timeout=20_000)
+    with showing(window, qtbot, load_bundle("dates"), "22 November 2026"):
         window.focus_panel("attention")
         panel = window.panels["attention"]
         panel.set_view("grid")
@@ -249,19 +262,15 @@ def test_the_all_heads_grid_names_every_token_of_a_date(presenting, qtbot):
         pane = panel.grid.pane("encoder")
         tokens = panel.data.labels["encoder"][0]
         assert len(tokens) == 16
-        rows = drawn(pane.query_axis)
+        rows = drawn_labels(pane.query_axis)
         if size == (1280, 720):
             assert pane.layout.layers == 1 and "layer 1 of 2" in pane.plot.getAxis("left").labelText
             assert [t for _r, t in rows] == [t for t in tokens], rows  # every row, beside the maps
-            cols = [t for _r, t in drawn(pane.key_axis)]
+            cols = [t for _r, t in drawn_labels(pane.key_axis)]
             assert cols == tokens * 4  # every column, under each of the four heads' maps
             assert min(pane.query_axis.fit.pt, pane.key_axis.fit.pt) >= MIN_LABEL_PT
         elif len(rows) < len(tokens) * pane.layout.layers:
             assert "of" in pane.query_axis.labelString()  # "showing k of n labels"
-    finally:
-        window.runner.set_bundle(random_bundle("reverse"), then_run="attention")
-        qtbot.waitUntil(lambda: window.state.frame is not None and window.state.frame.source == "attention",
-                        timeout=20_000)
 
 
 def test_the_decoding_bars_name_the_chosen_token_whole(presenting, qtbot):
@@ -269,24 +278,16 @@ def test_the_decoding_bars_name_the_chosen_token_whole(presenting, qtbot):
     than its slot shrinks (to 8 pt at least) before it is cut, each label inside its slot."""
     from PySide6.QtGui import QFontInfo
     from explorer.runner import load_bundle
-    from model.checkpoint import random_bundle
-    from layout_checks import drawn_labels as drawn
 
     window, size = presenting
     text = "transformer"
-    window.runner.set_bundle(load_bundle("reverse"), then_run=text)
-    try:
-        qtbot.waitUntil(lambda: window.state.frame is not None and window.state.frame.source == text, timeout=20_000)
+    with showing(window, qtbot, load_bundle("reverse"), text):
         window.focus_panel("decoding")
         panel = window.panels["decoding"]
         panel.set_step(len(text))  # the last step: <eos> is chosen
         settle(qtbot, 6)
         axis = panel.bars.getPlotItem().getAxis("bottom")
-        labels = [t for _r, t in drawn(axis)]
+        labels = [t for _r, t in drawn_labels(axis)]
         assert labels and labels[0] == "<eos>", labels
         assert not any(t.endswith("…") for t in labels), labels
         assert QFontInfo(axis.style["tickFont"]).pointSize() >= 8
-    finally:
-        window.runner.set_bundle(random_bundle("reverse"), then_run="attention")
-        qtbot.waitUntil(lambda: window.state.frame is not None and window.state.frame.source == "attention",
-                        timeout=20_000)
