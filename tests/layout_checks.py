@@ -126,6 +126,34 @@ def small_plots(root: QWidget, least: tuple[int, int] = MIN_PLOT) -> list[str]:
     return problems
 
 
+LEAST_FILL = 0.6  # the share of its plot area an aspect-locked map covers at least
+
+
+def loose_maps(root: QWidget, least: float = LEAST_FILL) -> list[str]:
+    """Every shown aspect-locked heatmap (square cells: query × key) that covers less than
+    `least` of its plot area in either direction: a small map in a wide (or tall) plot, its
+    token labels a hand's width from the rows and columns they name."""
+    problems = []
+    for view in root.findChildren(pg.GraphicsView):
+        if not shown(view):
+            continue
+        for item in view.scene().items():
+            if not isinstance(item, pg.ViewBox) or not item.isVisible() or _in_colorbar(item):
+                continue
+            if not item.state.get("aspectLocked"):
+                continue
+            images = [c for c in item.addedItems if isinstance(c, pg.ImageItem) and c.isVisible() and c.image is not None]
+            if not images:
+                continue
+            box = item.sceneBoundingRect()
+            drawn = images[0].sceneBoundingRect().intersected(box)
+            fill_w, fill_h = drawn.width() / max(box.width(), 1), drawn.height() / max(box.height(), 1)
+            if min(fill_w, fill_h) < least:
+                problems.append(f"map in {_plot_title(item)!r} ({type(view.parentWidget()).__name__}) covers "
+                                f"{fill_w:.0%} × {fill_h:.0%} of its {box.width():.0f}×{box.height():.0f}-px plot")
+    return problems
+
+
 def cramped_titles(root: QWidget) -> list[str]:
     """Every shown plot title (pyqtgraph PlotItem) taller than the row the plot gives it: its
     text would print over the plot."""

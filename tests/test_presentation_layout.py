@@ -9,6 +9,8 @@ What is measured, per panel (architecture, step, attention, positional, decoding
   ("…" and the whole text in its tooltip);
 - every shown pyqtgraph ViewBox (colour bars excepted) is at least 160×120 screen pixels, and
   every plot title fits the row its plot gives it (pyqtgraph fixes it at 30 px);
+- every square-celled (aspect-locked) map covers ≥ 60 % of its plot area each way, so its token
+  labels sit against it (`loose_maps`);
 - decoding: the step-by-step maps' titles whole (not elided);
 - a diverging colour bar (the forward pass' signed tensors): its
   negative, zero and positive tick labels all drawn whole;
@@ -29,7 +31,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import presentation  # noqa: E402
 from layout_checks import (MIN_CAP_HEIGHT, block_name_caps, clipped_texts, colorbar_problems, cramped_titles,  # noqa: E402
-                           drawn_labels, figure_problems, outside_window, shown, small_plots)
+                           drawn_labels, figure_problems, loose_maps, outside_window, shown, small_plots)
 
 PANELS = ("architecture", "step", "attention", "positional", "decoding", "heads", "lens", "attribution",
           "compare", "leak", "training")
@@ -98,7 +100,8 @@ def test_each_panel_alone_fits_at_projector_sizes(presenting, qtbot, name):
     panel, dock = window.panels[name], window.docks[name]
     shown_docks = [n for n, d in window.docks.items() if d.isVisible()]
     assert shown_docks == [name]
-    problems = outside_window(panel, window) + clipped_texts(panel) + small_plots(panel) + cramped_titles(panel)
+    problems = (outside_window(panel, window) + clipped_texts(panel) + small_plots(panel) + cramped_titles(panel)
+                + loose_maps(panel))
     if name == "architecture":
         problems += figure_problems(panel, MIN_CAP_HEIGHT if size == (1280, 720) else None)
     if name == "decoding":  # the step-by-step maps' titles whole, never "Mask in forc…"
@@ -291,3 +294,33 @@ def test_the_decoding_bars_name_the_chosen_token_whole(presenting, qtbot):
         assert labels and labels[0] == "<eos>", labels
         assert not any(t.endswith("…") for t in labels), labels
         assert QFontInfo(axis.style["tickFont"]).pointSize() >= 8
+
+
+def test_the_forward_pass_reads_its_step_beside_a_map_that_fills_its_plot(presenting, qtbot):
+    """The forward pass at a projector size: a 16-token self-attention map had ~220 px in a
+    full-width plot, its row labels far left of it, the texts around it scrolled off. Now the
+    step's texts stand in a column beside the map, the map fills its plot and names every
+    token, its axes say query and key, and its title counts layers from 1."""
+    from explorer.runner import load_bundle
+
+    window, size = presenting
+    with showing(window, qtbot, load_bundle("dates"), "22 November 2026"):
+        window.focus_panel("step")
+        assert window.state.select_step_named("encoder.layers.0.self_attn.weights")
+        settle(qtbot, 6)
+        panel = window.panels["step"]
+        view = panel.view
+        assert panel.beside and panel.info.isVisible()
+        assert panel.info.geometry().left() >= view.geometry().right()  # the column is right of the map
+        assert panel.name_label.text() == "Encoder layer 1 · self-attention · weights"
+        assert "encoder.layers.0.self_attn.weights" in panel.path_label.text().replace("\u200b", "")
+        assert view.left.labelText.startswith("query") and view.bottom.labelText.startswith("key")
+        tokens = window.state.axis_labels("src")
+        assert [t for _r, t in drawn_labels(view.left)] == [t.replace(" ", "␣") for t in tokens]
+        assert [t for _r, t in drawn_labels(view.bottom)] == [t.replace(" ", "␣") for t in tokens]
+        box, image = view.plot.vb.sceneBoundingRect(), view.image.sceneBoundingRect()
+        assert image.height() >= 300  # from 220 px
+        assert abs(box.width() - image.width()) <= 3 and abs(box.height() - image.height()) <= 3
+        scroll = window.docks["step"].widget()
+        assert not loose_maps(panel) and not clipped_texts(panel)
+        assert getattr(scroll, "verticalScrollBar", None) is None or scroll.verticalScrollBar().maximum() == 0

@@ -14,6 +14,7 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QGraphicsScene, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from explorer import style
+from model.step_names import readable_step_name
 from explorer.panels.architecture.diagram_items import BlockItem
 from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.panels.architecture.figure1 import Figure, Figure1Builder
@@ -230,7 +231,8 @@ class ArchitecturePanel(QWidget):
         for e in self.figure.elements:
             e.item.set_highlighted(e is best)
         if step is not None:
-            self.caption.setText(f"Step {self.state.step + 1}/{self.state.n_steps()}:  <b>{name}</b>  "
+            self.caption.setText(f"Step {self.state.step + 1}/{self.state.n_steps()}:  <b>{readable_step_name(name)}</b>  "
                                  f"<tt>{style.format_shape(step.shape)}</tt>")
+            self.caption.setToolTip(name)
         if best is not None and not self.view.auto_fit:
             self.view.ensureVisible(best.item, 40, 40)

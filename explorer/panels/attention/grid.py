@@ -18,6 +18,7 @@ from explorer.drawing import plot_style as st
 from explorer.drawing.canvas_widget import CanvasWidget
 from explorer.panels.attention.data import AttentionData
 from explorer.drawing.heatmap_items import MaskOverlay, TokenAxis
+from explorer.drawing.hug import hug_margins
 from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose
 from explorer.panels.attention.layer_pages import label_row_px, layer_page, page_note
 from explorer.drawing.pooled_mosaic import average_down, compose_pooled, compose_region, overview_factor
@@ -114,24 +115,13 @@ class _KindPane:
 
     def _fit_margins(self) -> None:
         grid = self.plot.layout
-        base_l, base_t, base_r, base_b = PLOT_MARGINS
-        grid.setContentsMargins(*PLOT_MARGINS)
         if self.layout is None:
+            grid.setContentsMargins(*PLOT_MARGINS)
             return
         fit = self.frame.rect()
-        spare_w = spare_h = 0.0
-        for _ in range(4):  # the token axes' sizes follow the room they get: settle in a few passes
-            grid.setContentsMargins(base_l + spare_w / 2, base_t + spare_h / 2, base_r + spare_w / 2,
-                                    base_b + spare_h / 2)
-            grid.activate()
-            box = self.plot.vb.geometry()
-            title = self.plot.titleLabel.item.boundingRect().width() + 8
-            want_w = max(box.height() * fit.width() / fit.height(), LEAST_VIEW[0], title)
-            want_h = max(box.width() * fit.height() / fit.width(), LEAST_VIEW[1])
-            off_w, off_h = box.width() - want_w, box.height() - want_h
-            if abs(off_w) < 1 and abs(off_h) < 1:
-                return
-            spare_w, spare_h = max(0.0, spare_w + off_w), max(0.0, spare_h + off_h)
+        title = self.plot.titleLabel.item.boundingRect().width() + 8
+        hug_margins(grid, self.plot.vb, fit.width() / fit.height(), (max(LEAST_VIEW[0], title), LEAST_VIEW[1]),
+                    PLOT_MARGINS)
 
     def update(self, weights, allowed: np.ndarray, labels: tuple[list[str], list[str]] | None = None,
                page: tuple[int, int] | None = None) -> None:

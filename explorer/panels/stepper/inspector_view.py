@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QGraphicsPathItem, QVBoxLayout, QWidget
 
 from explorer import style
 from explorer.drawing.heatmap_items import TokenAxis
+from explorer.drawing.hug import hug_margins
 from explorer.drawing.plot_style import fit_colorbar_axis
 
 WEIGHT_LEVELS = (0.0, 1.0)
@@ -99,6 +100,10 @@ class TensorView(QWidget):
         self.row_axis = self.col_axis = ""
         self.colormap_name = style.SEQUENTIAL
         self.square = False
+        self._hugging = False
+        # the colour bar's end labels ("1.0", "0") reach half a line past the map: room for them
+        self._base_margins = self.widget.ci.layout.getContentsMargins()
+        self.plot.vb.sigResized.connect(lambda *_: self.hug())
         self.plot.scene().sigMouseMoved.connect(self._mouse_moved)
 
     # -- showing ------------------------------------------------------------------------------
@@ -149,6 +154,27 @@ class TensorView(QWidget):
         self.plot.setLimits(xMin=-room, xMax=cols + room, yMin=-room, yMax=rows + room,
                             minXRange=min(cols, 2), minYRange=min(rows, 2))
         self.reset_view()
+        self.hug()
+
+    def hug(self) -> None:
+        """Square-celled maps: the map's shape for the plot (the spare room split around the plot
+        and its colour bar), so the token labels sit against the map, not at the far edges of a
+        wide panel. Other tensors fill the panel (no aspect to keep)."""
+        if self._hugging:
+            return
+        self._hugging = True  # the margins resize the view box, whose resize calls here
+        try:
+            layout = self.widget.ci.layout
+            if not self.square:
+                layout.setContentsMargins(*self._base_margins)
+                self.colorbar.layout.setContentsMargins(0, 0, 0, 0)
+                return
+            rows, cols = self.data.shape
+            hug_margins(layout, self.plot.vb, cols / max(rows, 1), (160.0, 120.0), self._base_margins)
+            # the bar as tall as the map (not running on beside the key labels under it)
+            self.colorbar.layout.setContentsMargins(0, 0, 0, self.bottom.geometry().height())
+        finally:
+            self._hugging = False
 
     def _make_room(self, token_rows: int) -> None:
         """Tall enough that up to MAX_ROOM_TOKENS token rows each get a legible (≥ 8 pt) label;

@@ -10,13 +10,20 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont, QKeySequence, QShortcut, QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import (QComboBox, QCompleter, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QSizePolicy, QSlider,
+from PySide6.QtWidgets import (QBoxLayout, QComboBox, QCompleter, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QSizePolicy, QSlider,
                                QToolButton, QVBoxLayout, QWidget)
 
 from explorer import style
-from explorer.panels.stepper.inspector_view import TensorView, slice_for_view
+from model.step_names import readable_step_name
+from explorer.panels.stepper.inspector_view import AXIS_TITLES, TOKEN_AXES, TensorView, slice_for_view
 
 STEP_ROLE = Qt.UserRole + 1
+HOVER_HINT = "Hover a cell: its value."  # one line beside the map at 1024×768
+ATTENTION_MAPS = (".scores", ".masked_scores", ".weights", ".mask")  # steps whose rows query their columns
+# A panel at least this wide, and this many times wider than tall, reads its texts beside the
+# map (a projector's 1024×768 and 1280×720), in a column of this share of its width.
+BESIDE_MIN_WIDTH, BESIDE_ASPECT = 760, 1.45
+INFO_SHARE, INFO_MIN_WIDTH, INFO_MAX_WIDTH = 0.4, 300, 560
 
 
 def view_kind(name: str, tensor) -> str:
@@ -100,13 +107,13 @@ class StepperPanel(QWidget):
                                        lambda: self.view.reset_view())
 
     def _build_layout(self) -> None:
-        row1 = QHBoxLayout()
+        self.row1 = row1 = QHBoxLayout()
         for w in (self.first_button, self.prev_button, self.play_button, self.next_button, self.last_button):
             row1.addWidget(w)
         row1.addWidget(self.speed)
         row1.addStretch(1)
         row1.addWidget(self.counter)
-        row2 = QHBoxLayout()
+        self.row2 = row2 = QHBoxLayout()
         row2.addWidget(self.slider, 1)
         row_jump = QHBoxLayout()
         row_jump.addWidget(QLabel("Jump to:"))
@@ -116,9 +123,14 @@ class StepperPanel(QWidget):
         row_jump.addWidget(self.head)
         row_jump.addWidget(self.fit_button)
 
-        self.name_label = QLabel()
-        self.name_label.setFont(style.font(style.TITLE_POINT_SIZE, bold=True, mono=True))
-        self.name_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.name_label = QLabel()  # the step as read aloud ("Encoder layer 1 · self-attention · weights")
+        self.name_label.setFont(style.font(style.TITLE_POINT_SIZE, bold=True))
+        self.name_label.setWordWrap(True)
+        self.path_label = QLabel()  # the recorder's name, as in the code ("encoder.layers.0.self_attn.weights")
+        self.path_label.setFont(style.font(style.SMALL_POINT_SIZE, mono=True))
+        self.path_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.path_label.setWordWrap(True)
+        style.set_sheet(self.path_label, "color: {muted};")
         self.formula_label = QLabel()
         self.formula_label.setFont(style.font(style.TITLE_POINT_SIZE + 1))
         style.set_sheet(self.formula_label, "color: {accent_text};")
@@ -131,11 +143,12 @@ class StepperPanel(QWidget):
         self.stats_label = QLabel()
         self.stats_label.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
         self.stats_label.setWordWrap(True)
-        self.readout = QLabel("Hover over a cell to read its exact value.")
+        self.readout = QLabel(HOVER_HINT)
         self.readout.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
+        self.readout.setWordWrap(True)
         style.set_sheet(self.readout, "background: {readout_bg}; color: {readout_text}; padding: 4px; border-radius: 4px;")
         self.readout.setMinimumHeight(30)
-        self.readout.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+        self.readout.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Minimum)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -143,13 +156,79 @@ class StepperPanel(QWidget):
         layout.addLayout(row1)
         layout.addLayout(row2)
         layout.addLayout(row_jump)
-        layout.addWidget(self.name_label)
-        layout.addWidget(self.formula_label)
-        layout.addWidget(self.description_label)
-        layout.addWidget(self.view, 1)
-        layout.addWidget(self.readout)
-        layout.addWidget(self.shape_label)
-        layout.addWidget(self.stats_label)
+        self.title_row = QVBoxLayout()
+        self.title_row.addWidget(self.name_label)
+        layout.addLayout(self.title_row)
+        # The texts about the step go above and below the map on a tall panel, beside it on a wide
+        # one (a projector: 1024×768 left a 260-px map between them and scrolled): `_arrange`.
+        self.above, self.below = QVBoxLayout(), QVBoxLayout()
+        self.body = QBoxLayout(QBoxLayout.TopToBottom)
+        self.info = QWidget()
+        self.column = QVBoxLayout(self.info)
+        self.column.setContentsMargins(0, 0, 0, 0)
+        self.column.addStretch(1)
+        self.info.setVisible(False)
+        self.body.addWidget(self.view, 1)
+        self.body.addWidget(self.info)
+        layout.addLayout(self.above)
+        layout.addLayout(self.body, 1)
+        layout.addLayout(self.below)
+        self.beside = None
+        self._arrange(False)
+
+    def _texts(self) -> tuple[list[QWidget], list[QWidget]]:
+        """The texts above the map and those below it (in that order, one column when beside)."""
+        return ([self.formula_label, self.description_label],
+                [self.readout, self.shape_label, self.stats_label, self.path_label])
+
+    def _arrange(self, beside: bool) -> None:
+        """Texts beside the map (a wide panel: the step's title heads the column, and the slider
+        joins the buttons' row, so the map gets the height) or above and below it (a tall one)."""
+        if beside == self.beside:
+            return
+        self.beside = beside
+        top, bottom = self._texts()
+        for widget in [self.name_label, *top, *bottom]:
+            for box in (self.title_row, self.above, self.below, self.column):
+                box.removeWidget(widget)
+        for box in (self.row1, self.row2):
+            box.removeWidget(self.slider)
+        if beside:
+            for i, widget in enumerate([self.name_label, *top, *bottom]):
+                self.column.insertWidget(i, widget)
+            self.row1.insertWidget(self.row1.count() - 1, self.slider, 4)  # before the counter
+            self.body.setDirection(QBoxLayout.LeftToRight)
+        else:
+            self.title_row.addWidget(self.name_label)
+            for widget in top:
+                self.above.addWidget(widget)
+            for widget in bottom:
+                self.below.addWidget(widget)
+            self.row2.addWidget(self.slider, 1)
+            self.body.setDirection(QBoxLayout.TopToBottom)
+        self.info.setVisible(beside)
+        for widget in [self.name_label, self.slider, *top, *bottom]:
+            widget.setVisible(True)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        width, height = event.size().width(), event.size().height()
+        beside = width >= BESIDE_MIN_WIDTH and width >= BESIDE_ASPECT * height
+        if beside:
+            self.info.setFixedWidth(int(min(INFO_MAX_WIDTH, max(INFO_MIN_WIDTH, INFO_SHARE * width))))
+        self._arrange(beside)
+        self._fit_column()
+        super().resizeEvent(event)
+
+    def _fit_column(self) -> None:
+        """The column as tall as its wrapped texts at its width: Qt's box layouts size a row by
+        one line of a word-wrapped label, which squeezed the description to its first lines."""
+        if not self.beside:
+            self.info.setMinimumHeight(0)
+            return
+        width = self.info.width() if self.info.width() > 0 else self.info.minimumWidth()
+        shown = [w for w in [self.name_label, *self._texts()[0], *self._texts()[1]] if not w.isHidden()]
+        need = sum(max(w.heightForWidth(width), w.minimumHeight()) for w in shown)
+        self.info.setMinimumHeight(need + self.column.spacing() * max(0, len(shown) - 1))
 
     def _build_shortcuts(self) -> None:
         """Window-wide keys; a focused text field takes them first (Qt's ShortcutOverride)."""
@@ -241,7 +320,8 @@ class StepperPanel(QWidget):
         for i, step in enumerate(trace):
             if step.block != block:
                 block = step.block
-                header = QStandardItem(block)
+                header = QStandardItem(readable_step_name(block))
+                header.setToolTip(block)
                 header.setFlags(Qt.NoItemFlags)
                 header.setFont(bold)
                 model.appendRow(header)
@@ -290,16 +370,26 @@ class StepperPanel(QWidget):
         self._shown_head = self.state.head
         matrix, row_axis, col_axis = slice_for_view(tensor, step.axes, self.state.head)
         self.view.show_matrix(matrix, row_axis, col_axis, self._labels(row_axis), self._labels(col_axis),
-                              view_kind(step.name, step.tensor),
-                              (self.state.axis_title(row_axis), self.state.axis_title(col_axis)))
-        self.name_label.setText(step.name)
+                              view_kind(step.name, step.tensor), self._titles(step.name, row_axis, col_axis))
+        self.name_label.setText(readable_step_name(step.name))
+        self.name_label.setToolTip(step.name)
+        self.path_label.setText("step " + step.name.replace(".", ".\u200b"))  # may break after a dot
         self.formula_label.setText(step.formula)
         self.description_label.setText(step.description)
-        dims = ", ".join(f"{a} {s}" for a, s in zip(step.axes, step.shape))
-        self.shape_label.setText(f"shape {style.format_shape(step.shape)} = ({dims})")
+        self.shape_label.setText(f"shape {style.format_shape(step.shape)}\n= {' × '.join(step.axes)}")
         self.shape_label.setToolTip("Shown: batch item 0" + (f", head {self.state.head + 1}" if has_head else ""))
         self.stats_label.setText(self._stats(step.tensor.numpy()))
-        self.readout.setText("Hover over a cell to read its exact value.")
+        self.readout.setText(HOVER_HINT)
+        self._fit_column()
+
+    def _titles(self, name: str, row_axis: str, col_axis: str) -> tuple[str | None, str | None]:
+        """Axis titles: an attention map's rows are its queries and its columns its keys ("query
+        (source tokens)", not "source tokens" on both axes of a self-attention map)."""
+        titles = [self.state.axis_title(row_axis), self.state.axis_title(col_axis)]
+        if name.endswith(ATTENTION_MAPS) and row_axis in TOKEN_AXES and col_axis in TOKEN_AXES:
+            for i, (role, axis) in enumerate((("query", row_axis), ("key", col_axis))):
+                titles[i] = f"{role} ({titles[i] or AXIS_TITLES[axis]})"
+        return titles[0], titles[1]
 
     def _labels(self, axis: str) -> list[str] | None:
         if axis in ("src", "tgt"):
@@ -325,3 +415,4 @@ class StepperPanel(QWidget):
     def _on_hover(self, text: str) -> None:
         if text:
             self.readout.setText(text)
+            self._fit_column()

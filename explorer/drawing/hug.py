@@ -1,0 +1,37 @@
+"""Margins that give an aspect-locked view box its picture's shape.
+
+pyqtgraph centres an aspect-locked picture (square cells of a query × key map) inside a view
+box that fills its plot, so on a wide panel the map sits in the middle of an empty strip and
+its token labels stay at the strip's far edges, a hand's width from the rows they name. The
+remedy is to give the spare room to margins around the plot (or around the plot and its colour
+bar together), so the axes, and their labels, sit against the map.
+"""
+from __future__ import annotations
+
+from PySide6.QtWidgets import QGraphicsLayout
+
+
+def hug_margins(layout: QGraphicsLayout, view_box, aspect: float, least: tuple[float, float] = (0.0, 0.0),
+                base: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0), passes: int = 4) -> tuple[float, float]:
+    """Set `layout`'s contents margins (`base` plus the spare room, split evenly) so that
+    `view_box` has the shape `aspect` (width / height) and is at least `least` pixels; return
+    the spare (width, height) given away.
+
+    Computed from no spare room every time, never from an earlier fit, so a window shows the same
+    picture whatever was drawn before; token axes whose size follows the room they get settle
+    within a few passes."""
+    left, top, right, bottom = base
+    spare_w = spare_h = 0.0
+    for _ in range(passes):
+        layout.setContentsMargins(left + spare_w / 2, top + spare_h / 2, right + spare_w / 2, bottom + spare_h / 2)
+        layout.activate()
+        box = view_box.geometry()
+        if box.width() <= 0 or box.height() <= 0 or aspect <= 0:
+            break
+        want_w = max(box.height() * aspect, least[0])
+        want_h = max(box.width() / aspect, least[1])
+        off_w, off_h = box.width() - want_w, box.height() - want_h
+        if abs(off_w) < 1 and abs(off_h) < 1:
+            break
+        spare_w, spare_h = max(0.0, spare_w + off_w), max(0.0, spare_h + off_h)
+    return spare_w, spare_h
