@@ -17,15 +17,13 @@ from PySide6.QtWidgets import QGraphicsRectItem
 from explorer.drawing import plot_style as st
 from explorer.drawing.canvas_widget import CanvasWidget
 from explorer.panels.attention.data import AttentionData
-from explorer.drawing.heatmap_items import MaskOverlay, TokenAxis
+from explorer.drawing.heatmap_items import LEAST_HUG, PLOT_MARGINS, MaskOverlay, TokenAxis
 from explorer.drawing.hug import hug_margins
 from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose
 from explorer.panels.attention.layer_pages import label_row_px, layer_page, page_note
 from explorer.drawing.pooled_mosaic import average_down, compose_pooled, compose_region, overview_factor
 
 SCALE_RULE = "attention weight: 0–1 on every map"
-PLOT_MARGINS = (1.0, 1.0, 1.0, 1.0)  # pyqtgraph's own, around a plot's axes
-LEAST_VIEW = (168.0, 126.0)  # a hugging plot never shrinks its maps' area below this (layout checks: 160 × 120)
 EDIT_SYMBOLS = {"zero": "0", "mean": "μ", "uniform": "≡"}  # as the head surgery panel writes them
 
 
@@ -120,7 +118,7 @@ class _KindPane:
             return
         fit = self.frame.rect()
         title = self.plot.titleLabel.item.boundingRect().width() + 8
-        hug_margins(grid, self.plot.vb, fit.width() / fit.height(), (max(LEAST_VIEW[0], title), LEAST_VIEW[1]),
+        hug_margins(grid, self.plot.vb, fit.width() / fit.height(), (max(LEAST_HUG[0], title), LEAST_HUG[1]),
                     PLOT_MARGINS)
 
     def update(self, weights, allowed: np.ndarray, labels: tuple[list[str], list[str]] | None = None,

@@ -24,8 +24,9 @@ def symmetric_scale(diff: np.ndarray, allowed: np.ndarray | None = None) -> floa
     return max(m, MIN_SCALE)
 
 
-def scale_text(m: float) -> str:
-    return "±0 (no change)" if m <= MIN_SCALE else f"±{m:.2g}"
+def diff_title(m: float) -> str:
+    """The difference map's title: its scale, or that there is nothing to scale."""
+    return "B − A: no change" if m <= MIN_SCALE else f"B − A (±{m:.2g})"
 
 
 class ComparisonMaps(CanvasWidget):
@@ -47,8 +48,11 @@ class ComparisonMaps(CanvasWidget):
         layout.addItem(self.diff_bar, row=0, col=4)
         for plot in (self.map_a, self.map_b, self.map_diff):
             st.let_shrink(plot.plot.titleLabel)
-        for col in (0, 1, 3):  # the three maps share the width equally; the colour bars keep theirs
+        for col, plot in zip((0, 1, 3), (self.map_a, self.map_b, self.map_diff)):
+            # the three maps share the width equally (their own preferred widths, which follow their
+            # titles and labels, gave B − A twice A's room); the colour bars keep theirs
             layout.layout.setColumnStretchFactor(col, 1)
+            plot.plot.setPreferredWidth(1)
         self.scale = 1.0
         self.values: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.labels: tuple[list[str], list[str]] = ([], [])
@@ -73,7 +77,9 @@ class ComparisonMaps(CanvasWidget):
             st.style_axis(plot.y_axis, f"query ({axis_names[0]})")  # on all three: maps of one size
         st.set_title(self.map_a.plot, f"A · {head}")
         st.set_title(self.map_b.plot, f"B · {head}")
-        st.set_title(self.map_diff.plot, f"B − A, scale {scale_text(self.scale)}")
+        st.set_title(self.map_diff.plot, diff_title(self.scale))
+        for plot in self.plots:
+            plot.hug()  # room for the title just set
 
     def clear(self) -> None:
         self.values = None

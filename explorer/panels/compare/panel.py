@@ -27,6 +27,7 @@ from explorer.theme import set_sheet
 from model.snapshots import run_snapshots
 
 VIEWS = ("maps", "outputs", "heads")
+AGREE_WITHIN = 0.005  # probabilities closer than this print the same at two decimals
 VIEW_TITLES = ("Attention: A | B | B − A", "Outputs, scored by both", "Which heads changed")
 SHORT_KIND = {"encoder": "Encoder", "decoder_self": "Decoder", "cross": "Cross"}  # (the full name: tooltip)
 NOTE_SHEETS = {"info": "background: {info_bg}; color: {info_text}; padding: 4px;",
@@ -228,8 +229,8 @@ class ComparePanel(QWidget):
         self._show_content(True)
         c = comparison
         a_text, b_text = (text if text else "(empty)" for text in (c.frame_a.output_text, c.frame_b.output_text))
-        same = "the same output" if c.same_output else "different outputs"
-        self.outputs_line.setText(f"A ({c.label_a}): «{a_text}»   B ({c.label_b}): «{b_text}»   — {same}; "
+        same = "Same output" if c.same_output else "Different outputs"  # first: a short line cuts the rest
+        self.outputs_line.setText(f"{same} — A ({c.label_a}): «{a_text}»   B ({c.label_b}): «{b_text}»;  "
                                   f"both maps read {c.shared_input}")
         self.bars.set_outputs(c.output_a, c.output_b)
         self._sync_controls()
@@ -309,7 +310,11 @@ class ComparePanel(QWidget):
         """The token the models disagree on most, in words (the readout until the mouse moves)."""
         out = self.comparison.output_a
         i = out.largest_disagreement()
-        return f"Largest disagreement — {describe_token(out, i)}" if i is not None else " "
+        if i is None:
+            return " "
+        if abs(float(out.own[i]) - float(out.other[i])) < AGREE_WITHIN:  # "0.92 vs 0.92" said nothing
+            return f"A and B agree: no output token's probability differs by {AGREE_WITHIN} or more."
+        return f"Largest disagreement — {describe_token(out, i)}"
 
     def _on_hover(self, text: str) -> None:
         self.readout.setText(text or (self._disagreement() if self.comparison is not None else " "))
