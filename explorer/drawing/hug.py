@@ -8,6 +8,7 @@ bar together), so the axes, and their labels, sit against the map.
 """
 from __future__ import annotations
 
+from PySide6.QtCore import QSizeF
 from PySide6.QtWidgets import QGraphicsLayout
 
 
@@ -21,6 +22,15 @@ def hug_margins(layout: QGraphicsLayout, view_box, aspect: float, least: tuple[f
     picture whatever was drawn before; token axes whose size follows the room they get settle
     within a few passes."""
     left, top, right, bottom = base
+    owner = layout.parentLayoutItem()  # the plot (or canvas) whose layout this is
+    if owner is not None:
+        # The spare room is no minimum: pin the owner's minimum at its base margins' (else the
+        # margins grew the plot past its view when the panel was made smaller, or, laid out on
+        # a top-level item, resized it at once) before any margins are given away.
+        layout.setContentsMargins(left, top, right, bottom)  # first: unpinned, the old margins' minimum
+        owner.setMinimumSize(QSizeF(-1, -1))                 # would resize a top-level plot at once
+        layout.activate()
+        owner.setMinimumSize(QSizeF(owner.minimumSize()))
     spare_w = spare_h = 0.0
     for _ in range(passes):
         layout.setContentsMargins(left + spare_w / 2, top + spare_h / 2, right + spare_w / 2, bottom + spare_h / 2)

@@ -30,14 +30,16 @@ def chips_that_fit(prefix: list[str], room_px: float, chip_px) -> int:
 
 
 def chips_room(label, prefix: list[str], chosen: str) -> int:
-    """How many of the newest prefix chips fit in two lines of the step row `label`."""
+    """How many of the newest prefix chips fit in one line of the step row `label` (a second
+    line took ~30 px from the maps below: a 26-step decode at 1280×720 lost every other label;
+    the maps name every token of the prefix anyway)."""
     font = QFont(label.font())
     font.setFamily(style.MONO_FAMILY)
     mono = QFontMetricsF(font)
     bold = QFont(label.font())
     bold.setBold(True)
     chrome = QFontMetricsF(bold).horizontalAdvance("Step 999 → … 99 earlier") + mono.horizontalAdvance(f"  {chosen}  ")
-    room = 2 * max(200, label.width()) - chrome - mono.horizontalAdvance(f"  {prefix[0]}  ")
+    room = max(200, label.width()) - chrome - mono.horizontalAdvance(f"  {prefix[0]}  ")
     return chips_that_fit(prefix[1:], room * 0.9, lambda piece: mono.horizontalAdvance(f"  {piece}  "))
 
 

@@ -17,10 +17,10 @@ each [MASK] instead (`MaskPredictionsView`); a sentence encoder without an LM he
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
-from explorer import style
+from explorer import style, theme
 from explorer.panels.decoding.bars import TopKBars
 from explorer.panels.decoding.beam_view import BeamTreeView
 from explorer.panels.decoding.chips import chip, chips_room, prefix_chips, unknown_note
@@ -60,6 +60,7 @@ class DecodingPanel(QWidget):
         state.attentionSelected.connect(self._on_attention_selected)
         state.frameFailed.connect(self._on_frame_failed)
         state.busyChanged.connect(self._on_busy)
+        theme.notifier().changed.connect(self._on_theme)  # a bound method: disconnected with the panel
         self.controls.show_settings(state.session.decoding)
         if state.bundle is not None:
             self._on_bundle(state.bundle)
@@ -84,6 +85,8 @@ class DecodingPanel(QWidget):
         self.prefix.setFont(style.font(style.TITLE_POINT_SIZE))
         self.prefix.setTextFormat(Qt.RichText)
         self.prefix.setWordWrap(True)
+        self._prefix_width = -1
+        self.prefix.installEventFilter(self)
         self.mask_map = TokenHeatmap("Mask in force", style.mask_colormap())
         self.self_map = TokenHeatmap("Self-attention")
         self.cross_map = TokenHeatmap("Cross-attention")
@@ -339,6 +342,30 @@ class DecodingPanel(QWidget):
         self.controls.back.setEnabled(self.t > 0)
         self.controls.step.setEnabled(self.t < n - 1)
 
+    def _draw_prefix(self) -> None:
+        """The step's input as chips, as many of the newest as the row holds now (again after
+        the row is resized: a first draw in a narrow window kept "… 6 earlier" on a wide one)."""
+        run = self.run
+        if run is None:
+            return
+        step = run.steps[self.t]
+        prefix = run.pieces(step.prefix)
+        chosen = run.vocab[step.chosen]
+        chips = prefix_chips(prefix, run.n_prompt, chips_room(self.prefix, prefix, chosen))
+        self.prefix.setText(f"<b>Step {self.t}</b>&nbsp; {chips} &nbsp;→&nbsp;"
+                            f"{chip(chosen, style.current().chosen, style.current().on_chosen)}")
+        self._prefix_width = self.prefix.width()
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+        if obj is self.prefix and event.type() == QEvent.Resize and self.prefix.width() != self._prefix_width:
+            self._draw_prefix()
+        return False
+
+    def _on_theme(self, _name: str) -> None:
+        """The step's chips and bars pick their colours as they are drawn: draw them again (the
+        chips kept a light strip on the dark theme)."""
+        self._show_step()
+
     def _show_step(self) -> None:
         run = self.run
         if run is None:
@@ -368,11 +395,9 @@ class DecodingPanel(QWidget):
         self.bars.set_data(step.model_probs.numpy(), run.vocab, step.chosen,
                            None if sampled is None else sampled.numpy())
         p = float(step.model_probs[step.chosen])
-        chips = prefix_chips(prefix, run.n_prompt, chips_room(self.prefix, prefix, run.vocab[step.chosen]))
+        self._draw_prefix()
         how = {"greedy": "argmax", "sample": "sampled", "beam": "beam's best",
                "target": "given continuation" if run.n_prompt else "target"}[run.settings.strategy]
-        self.prefix.setText(f"<b>Step {t}</b>&nbsp; {chips} &nbsp;→&nbsp;"
-                            f"{chip(run.vocab[step.chosen], style.current().chosen, style.current().on_chosen)}")
         note = " (dashed: after T / top-k / top-p)" if sampled is not None else ""
         self.bars.set_caption(f"{how} {display_piece(run.vocab[step.chosen])!r}, p = {p:.2f}")
         self.bars.setToolTip(f"Next token at step {t}: {how} {display_piece(run.vocab[step.chosen])!r}, "
