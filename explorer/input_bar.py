@@ -375,5 +375,9 @@ class InputBar(QWidget):
                 break
         self.echo.setToolTip(f"unknown symbols, read as <unk>: {symbols}" if symbols else "")
         fits = echo_fit(encoded.pieces[:MAX_ECHO], plain_prefix, width, advance)
+        if fits == 0 and not symbols:  # no token fits: the count alone (the tooltip lists them)
+            self.echo.setText(count)
+            self.echo.setToolTip(" ".join(printable(p) for p in encoded.pieces[:MAX_ECHO]))
+            return
         shown, _n = token_echo_html(bundle, text, limit=min(fits, MAX_ECHO))
         self.echo.setText(f"{count}{note}: {shown}")

@@ -41,7 +41,10 @@ def token_echo_html(bundle, text: str, limit: int = MAX_ECHO) -> tuple[str, int]
 def echo_fit(pieces: list[str], prefix: str, width: float, advance) -> int:
     """How many tokens fit after `prefix` in `width` pixels (`advance(text)` measures text),
     leaving room for "… +N more": the echo is shortened with a count, never runs into the output."""
-    used = advance(prefix) + advance(" … +999 more") + 16
+    whole = advance(prefix) + sum(advance(printable(piece) + " ") for piece in pieces) + 8
+    if whole <= width:  # all of them: no room kept for a count ("2/62 tokens: … +2 more" showed none)
+        return len(pieces)
+    used = advance(prefix) + advance(f" … +{len(pieces)} more") + 16
     for k, piece in enumerate(pieces):
         used += advance(printable(piece) + " ")
         if used > width:

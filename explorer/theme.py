@@ -12,6 +12,7 @@ Components read `current()` when they draw; those that keep colours on built ite
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QColor, QPalette
@@ -213,11 +214,30 @@ def qpalette(p: Palette) -> QPalette:
     return pal
 
 
+def tick_icon(p: Palette) -> str:
+    """The check box tick drawn on the palette's accent (a file of the package: it works from a wheel)."""
+    return (Path(__file__).parent / "assets" / "icons" / f"check-{p.name}.svg").as_posix()
+
+
 def stylesheet(p: Palette, scale: float = 1.0, title_point_size: int = 14) -> str:
-    """The application-wide stylesheet of `p` at a font scale."""
+    """The application-wide stylesheet of `p` at a font scale.
+
+    Check boxes and checked tool buttons are drawn from the palette: Fusion's own draw a dark
+    theme's box in the window's grey on the window (nearly invisible from the back of a room)
+    and a pressed "Presentation mode" like a released one."""
+    box = round(16 * scale)
     return (f"QDockWidget::title {{ background: {p.panel}; color: {p.text}; padding: 5px; font-weight: bold; }}"
             f"QDockWidget {{ font-size: {round(title_point_size * scale)}pt; }}"
-            f"QToolTip {{ font-size: {round(12 * scale)}pt; color: {p.text}; background: {p.base}; }}")
+            f"QToolTip {{ font-size: {round(12 * scale)}pt; color: {p.text}; background: {p.base}; }}"
+            f"QCheckBox::indicator {{ width: {box}px; height: {box}px; border: 2px solid {p.muted}; "
+            f"border-radius: 3px; background: {p.base}; }}"
+            f"QCheckBox::indicator:hover {{ border-color: {p.accent}; }}"
+            f"QCheckBox::indicator:checked {{ background: {p.accent}; border-color: {p.accent}; "
+            f"image: url({tick_icon(p)}); }}"
+            f"QCheckBox::indicator:disabled {{ border-color: {p.disabled_text}; background: {p.window}; }}"
+            f"QCheckBox::indicator:checked:disabled {{ background: {p.disabled_text}; }}"
+            f"QToolButton:checked {{ background: {p.accent}; color: {p.on_accent}; border: 1px solid {p.accent}; "
+            f"border-radius: 3px; padding: 3px; }}")
 
 
 # -- widgets whose own stylesheet uses roles ------------------------------------------------------

@@ -190,6 +190,30 @@ def test_input_bar_echo_is_shortened_with_a_count_and_the_output_is_plain(window
     assert "Output" in bar.status.text()
 
 
+def test_a_narrow_echo_shows_what_fits_never_a_count_of_nothing(window, qtbot):
+    """A 1024-px projector gave the echo ~330 px: "2/62 tokens: … +2 more" named no token of two.
+    All the tokens that fit are named; when none fits, the count stands alone."""
+    bar = window.input_bar
+    bar.echo.setFixedWidth(330)
+    try:
+        for text, whole in (("ab", True), ("abcdefghijklmnop", False)):
+            bar.source.setText(text)
+            settle(qtbot)
+            plain = plain_text(bar.echo.text())
+            assert bar.echo.fontMetrics().horizontalAdvance(plain) <= bar.echo.width()
+            if whole:
+                assert plain.endswith(": a b") and "more" not in plain, plain
+            else:
+                head, _, tail = plain.partition(": ")
+                assert head.startswith("16/") and (not tail or (tail[0] == "a" and "more" in tail)), plain
+        bar.echo.setFixedWidth(170)  # the count alone
+        settle(qtbot)
+        assert plain_text(bar.echo.text()).strip().endswith("tokens"), bar.echo.text()
+    finally:
+        bar.echo.setMinimumWidth(0)
+        bar.echo.setMaximumWidth(16777215)
+
+
 def test_the_echo_gives_its_tokens_back_when_a_shown_model_goes(window, qtbot):
     """During a run "Showing: training run, step N" and its Back button narrow the echo; once
     they go, the echo names as many tokens as before (it stayed "… +9 more" after a run)."""

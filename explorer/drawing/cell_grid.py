@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPen
+from PySide6.QtGui import QFont, QColor, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from explorer import style
@@ -130,9 +130,10 @@ class CellGrid(QWidget):
             rect = self._cell_rect(r, 0)
             p.drawText(QRectF(0, rect.top(), left - 6, rect.height()), Qt.AlignRight | Qt.AlignVCenter,
                        fm.elidedText(label, Qt.ElideRight, left - 6))
+        cell_font = self._grid_font(self._cell_rect(0, 0))
         for r in range(rows):
             for c in range(cols):
-                self._paint_cell(p, r, c)
+                self._paint_cell(p, r, c, cell_font)
         for c in sorted(self.marked_cols):  # a marked column ([MASK]) framed top to bottom
             if 0 <= c < cols:
                 rect = self._cell_rect(0, c).united(self._cell_rect(rows - 1, c))
@@ -145,7 +146,7 @@ class CellGrid(QWidget):
             p.drawRect(self._cell_rect(*self.selected).adjusted(1.5, 1.5, -1.5, -1.5))
         p.end()
 
-    def _paint_cell(self, p: QPainter, r: int, c: int) -> None:
+    def _paint_cell(self, p: QPainter, r: int, c: int, font=None) -> None:
         rect = self._cell_rect(r, c)
         value = float(np.clip(self.values[r, c], 0.0, 1.0))
         colour = self._cmap.map(value, mode="qcolor")
@@ -153,7 +154,7 @@ class CellGrid(QWidget):
         lines = self.texts[r][c] if r < len(self.texts) and c < len(self.texts[r]) else []
         if not lines:
             return
-        font = self._fitting_font(rect, len(lines))
+        font = QFont(font) if font is not None and len(lines) <= self._most_lines() else self._fitting_font(rect, len(lines))
         if font is None:
             return  # not even the smallest legible text fits: colour only (the click shows it)
         p.setPen(_readable_on(colour))
@@ -173,6 +174,31 @@ class CellGrid(QWidget):
             if all(fm.horizontalAdvance(label) <= width for label in self.col_labels):
                 return font
         return style.font(MIN_TEXT_PT, bold=True)
+
+    def _most_lines(self) -> int:
+        return max((len(lines) for row in self.texts for lines in row), default=0)
+
+    def _grid_font(self, rect: QRectF):
+        """One font for every cell: the largest whose lines fit a cell's height and in which every
+        cell's first line (its token, bold) fits whole — the lens cut "quack" to "qu…" at 1024 px
+        while a smaller size held it — else the largest that fits the height (then elided)."""
+        n = self._most_lines()
+        if not n:
+            return None
+        firsts = {lines[0] for row in self.texts for lines in row if lines}
+        fallback = None
+        for pt in range(style.BASE_POINT_SIZE, MIN_TEXT_PT - 1, -1):
+            font = style.font(pt)
+            fm = QFontMetricsF(font)
+            if fm.height() * n > rect.height() - 2 or fm.horizontalAdvance("ab…") > rect.width() - 4:
+                continue
+            fallback = fallback or font
+            bold = QFont(font)
+            bold.setBold(True)
+            wide = QFontMetricsF(bold)
+            if all(wide.horizontalAdvance(text) <= rect.width() - 4 for text in firsts):
+                return font
+        return fallback
 
     def _fitting_font(self, rect: QRectF, n_lines: int):
         """The largest font from the base size down to MIN_TEXT_PT whose lines fit the cell's height
