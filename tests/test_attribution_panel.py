@@ -69,3 +69,25 @@ def test_a_model_without_an_output_token_is_named_not_drawn(setup):
     assert panel.wait_until_drawn()
     assert panel.bars.bar_count() == 0 and panel.shown is None
     assert "masked-LM head" in panel.status.text()
+
+
+def test_the_spearman_table_column_names_fit_their_columns(qtbot):
+    """Seven stretched columns on a 1024-px projector ran "attn" into "head": the names are drawn
+    at the largest size at which each fits its column."""
+    import numpy as np
+    from PySide6.QtGui import QFontMetricsF
+
+    from explorer.panels.attribution.table import SpearmanTable
+
+    table = SpearmanTable()
+    qtbot.addWidget(table)
+    names = ["attn", "head", "roll", "flow", "g×i", "IG", "occl"]
+    table.set_data(names, np.eye(7))
+    for width in (700, 330):
+        table.resize(width, 300)
+        table.show()
+        qtbot.wait(20)
+        header = table.horizontalHeader()
+        font = table.horizontalHeaderItem(1).font()
+        widest = max(QFontMetricsF(font).horizontalAdvance(n) for n in names)
+        assert widest <= min(header.sectionSize(i) for i in range(7)) - 2, (width, font.pointSizeF())

@@ -113,3 +113,22 @@ def test_clicking_the_grid_changes_the_output_view_and_the_maps_and_heads_are_ra
     assert panel.view.curve.getData()[0].tolist() == result.curve_counts
     rows = list(csv.DictReader(open(panel.export_csv(tmp_path / "heads.csv"), encoding="utf-8")))
     assert len(rows) == len(result.heads) + 1
+
+
+def test_an_edit_that_moves_nothing_says_so_not_a_drop_of_zero(monkeypatch):
+    """"Largest drop: 0.92 → 0.92" read as a change; below 0.005 the view says nothing moved,
+    above it names the drop."""
+    from types import SimpleNamespace
+
+    from explorer.panels.heads import changes_view
+    from model.output_change import TokenChange
+
+    frame = SimpleNamespace(interventions={("cross", 0, 1): "zero"})
+    same = [TokenChange(0, "r", 0.921, "r", 0.919), TokenChange(1, "e", 0.80, "e", 0.80)]
+    monkeypatch.setattr(changes_view, "output_changes", lambda _frame: same)
+    text = changes_view.describe(frame)
+    assert "Largest drop" not in text and "changes nothing" in text
+    dropped = [TokenChange(0, "r", 0.92, "r", 0.61), TokenChange(1, "e", 0.80, "e", 0.80)]
+    monkeypatch.setattr(changes_view, "output_changes", lambda _frame: dropped)
+    text = changes_view.describe(frame)
+    assert "Largest drop: position 1" in text and "0.61" in text

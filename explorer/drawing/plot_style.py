@@ -51,8 +51,10 @@ def signed_cmap() -> pg.ColorMap:
 
 
 def font(pt: int = TICK_PT, bold: bool = False) -> QFont:
+    """`pt` at the current presentation scale: a panel restyled while presenting (its theme or
+    scale changed) kept its labels at the normal size ("Explain output:" at 12 pt on a projector)."""
     f = QFont(FONT_FAMILY)
-    f.setPointSize(pt)
+    f.setPointSizeF(pt * (_app.scale() if _app is not None else 1.0))
     f.setBold(bold)
     return f
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+from PySide6.QtGui import QFontMetricsF
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QTableWidget, QTableWidgetItem
 
 from explorer import style
 from explorer.drawing import plot_style as st
@@ -15,6 +16,9 @@ def short_rho(value: float) -> str:
     if abs(value) > 0.995:
         return "1" if value > 0 else "-1"
     return f"{value:.2f}".replace("0.", ".")  # ASCII "-": the narrow minus fits a narrow cell
+
+
+MIN_HEADER_PT = 8  # before the presentation scale
 
 
 class SpearmanTable(QTableWidget):
@@ -38,8 +42,30 @@ class SpearmanTable(QTableWidget):
 
     def restyle(self) -> None:
         self.setFont(style.font(style.BASE_POINT_SIZE))
-        for header in (self.horizontalHeader(), self.verticalHeader()):
-            header.setFont(style.font(style.SMALL_POINT_SIZE, bold=True))
+        self.verticalHeader().setFont(style.font(style.SMALL_POINT_SIZE, bold=True))
+        self._fit_header()
+
+    def _fit_header(self) -> None:
+        """The column names at the largest size (down to 8 pt) at which each fits its column:
+        stretched columns on a 1024-px projector ran "attn" into "head"."""
+        names = [self.horizontalHeaderItem(i).text() for i in range(self.columnCount()) if self.horizontalHeaderItem(i)]
+        header = self.horizontalHeader()
+        sections = [header.sectionSize(i) for i in range(self.columnCount())] or [self.viewport().width()]
+        margin = 2 * self.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header) + 2
+        room = min(sections) - margin
+        for pt in range(style.SMALL_POINT_SIZE, MIN_HEADER_PT - 1, -1):
+            font = style.font(pt, bold=True)
+            if not names or max(QFontMetricsF(font).horizontalAdvance(n) for n in names) <= room:
+                break
+        self.horizontalHeader().setFont(font)
+        for i in range(self.columnCount()):  # (an item's own font, set or not, is what the header draws)
+            item = self.horizontalHeaderItem(i)
+            if item is not None:
+                item.setFont(font)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._fit_header()
 
     def set_data(self, short_names: list[str], rho: np.ndarray) -> None:
         n = len(short_names)
@@ -47,6 +73,7 @@ class SpearmanTable(QTableWidget):
         self.setColumnCount(n)
         self.setHorizontalHeaderLabels(short_names)
         self.setVerticalHeaderLabels(short_names)
+        self._fit_header()
         for i in range(n):
             for j in range(n):
                 value = rho[i, j]

@@ -61,8 +61,12 @@ def describe(frame: Frame | None) -> str:
         lines.append("position " + " · ".join(items) + more)
     if not changed:
         worst = min(changes, key=lambda c: (c.after_prob or 0) - (c.before_prob or 0))
-        lines.append(f"Largest drop: position {worst.position + 1}, {_token(worst.before, worst.before_prob)} → "
-                     f"{_token(worst.after, worst.after_prob)}")
+        drop = (worst.before_prob or 0) - (worst.after_prob or 0)
+        if drop < 0.005:  # "0.92 → 0.92" said nothing: say that nothing moved
+            lines.append("No token's probability fell by 0.005 or more: at two decimals the edit changes nothing here.")
+        else:
+            lines.append(f"Largest drop: position {worst.position + 1}, {_token(worst.before, worst.before_prob)} → "
+                         f"{_token(worst.after, worst.after_prob)}")
     return "<br>".join(lines)
 
 
