@@ -147,3 +147,49 @@ def test_deep_model_pages_layers_instead_of_squeezing_rows(deep, qtbot):
     after = label_gaps(pane)
     for key in first_geometry:
         assert after[key] == pytest.approx(first_geometry[key], abs=0.6)
+
+
+def test_head_rows_wraps_only_to_name_every_token():
+    """Four 16-token maps in a 700 × 650 canvas: side by side their cells are ~9 px, too small
+    for 11-px labels; two rows of two give ~14 px. A wide, low canvas keeps one row; a room too
+    small for any arrangement keeps the fewest rows."""
+    from explorer.panels.attention.layer_pages import head_rows, mosaic_cell_px
+
+    assert mosaic_cell_px(1, 4, 16, 16, 2, 700, 650) < 11 < mosaic_cell_px(2, 2, 16, 16, 3, 700, 650)
+    assert head_rows(4, 16, 16, 700, 650, 11, 11, 3) == 2
+    assert head_rows(4, 16, 16, 1600, 300, 11, 11, 3) == 1  # a row of four already names them
+    assert head_rows(12, 16, 16, 700, 900, 11, 11, 3) in (3, 4)  # 12 heads: a divisor of 12
+
+
+def test_a_narrow_grid_wraps_one_layers_heads_and_names_every_token(qtbot, tmp_path):
+    """A 1920×1080 window's attention dock: four 16-token maps side by side drew 8 of 16 labels
+    each ("showing 32 of 64"). One layer a page, its heads in two rows, each map named ("H3"),
+    names every token; a click on the lower-left map selects head 3."""
+    from layout_checks import drawn_labels
+    from explorer.runner import load_bundle
+    from support import make_main_window
+
+    window = make_main_window(qtbot, tmp_path, size=(1920, 1080))
+    window.runner.set_bundle(load_bundle("dates"), then_run="22 November 2026")
+    qtbot.waitUntil(lambda: window.state.frame is not None and window.state.frame.source == "22 November 2026",
+                    timeout=20_000)
+    window.focus_panel("attention")
+    panel = window.panels["attention"]
+    panel.set_view("grid")
+    for _ in range(6):
+        QApplication.processEvents()
+        qtbot.wait(20)
+    pane = panel.grid.pane("encoder")
+    tokens = panel.data.labels["encoder"][0]
+    assert len(tokens) == 16 and (pane.count, pane.wrap) == (1, 2), (panel.grid.size(), pane.count, pane.wrap)
+    assert [n.textItem.toPlainText() for n in pane.head_names] == ["H1", "H2", "H3", "H4"]
+    assert [t for _r, t in drawn_labels(pane.query_axis)] == tokens * 2  # beside each row of maps
+    assert [t for _r, t in drawn_labels(pane.key_axis)] == tokens * 2  # under each column
+    r, c = pane.layout.origin(1, 0)
+    scene = pane.plot.vb.mapViewToScene(QPointF(c + 3.5, r + 3.5))
+    assert pane.locate(scene)[:2] == (0, 2)  # layer 1, head 3
+    window.state.select_attention("encoder", 0, 2)
+    QApplication.processEvents()
+    assert "L1 H3" in pane.plot.titleLabel.text and pane.box.isVisible()
+    box = pane.box.rect()
+    assert box.left() < c < box.right() and box.top() < r < box.bottom()

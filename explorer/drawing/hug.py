@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QGraphicsLayout
 
 
 def hug_margins(layout: QGraphicsLayout, view_box, aspect: float, least: tuple[float, float] = (0.0, 0.0),
-                base: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0), passes: int = 4) -> tuple[float, float]:
+                base: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0), passes: int = 6) -> tuple[float, float]:
     """Set `layout`'s contents margins (`base` plus the spare room, split evenly) so that
     `view_box` has the shape `aspect` (width / height) and is at least `least` pixels; return
     the spare (width, height) given away.
@@ -32,12 +32,12 @@ def hug_margins(layout: QGraphicsLayout, view_box, aspect: float, least: tuple[f
         layout.activate()
         owner.setMinimumSize(QSizeF(owner.minimumSize()))
     spare_w = spare_h = 0.0
-    for _ in range(passes):
+    for i in range(passes + 1):
         layout.setContentsMargins(left + spare_w / 2, top + spare_h / 2, right + spare_w / 2, bottom + spare_h / 2)
         layout.activate()
         box = view_box.geometry()
-        if box.width() <= 0 or box.height() <= 0 or aspect <= 0:
-            break
+        if i == passes or box.width() <= 0 or box.height() <= 0 or aspect <= 0:
+            break  # (the last pass's margins applied, not only computed)
         want_w = max(box.height() * aspect, least[0])
         want_h = max(box.width() / aspect, least[1])
         off_w, off_h = box.width() - want_w, box.height() - want_h

@@ -11,19 +11,22 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QPen
+from PySide6.QtGui import QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsRectItem
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.canvas_widget import CanvasWidget
 from explorer.panels.attention.data import AttentionData
-from explorer.drawing.heatmap_items import LEAST_HUG, PLOT_MARGINS, MaskOverlay, TokenAxis
+from explorer.drawing.heatmap_items import LEAST_HUG, MIN_LABEL_PT, PLOT_MARGINS, MaskOverlay, TokenAxis
 from explorer.drawing.hug import hug_margins
-from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose
-from explorer.panels.attention.layer_pages import label_row_px, layer_page, page_note
+from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose, gap_for
+from explorer.panels.attention.layer_pages import (CHROME_PX, WRAPPED_CHROME_PX, head_rows, label_row_px, layer_page,
+                                                   mosaic_cell_px, page_note, wrapped_gap)
 from explorer.drawing.pooled_mosaic import average_down, compose_pooled, compose_region, overview_factor
 
 SCALE_RULE = "attention weight: 0–1 on every map"
+WRAP_TOKENS = 32  # inputs up to this long may wrap a layer's heads into rows for larger maps
+COLORBAR_PX, SIDE_MARGIN_PX = 110.0, 12.0  # the shared colour bar before it is laid out; the plots' margins
 EDIT_SYMBOLS = {"zero": "0", "mean": "μ", "uniform": "≡"}  # as the head surgery panel writes them
 
 
@@ -92,7 +95,8 @@ class _KindPane:
         self.layout: MosaicLayout | None = None
         self.mosaic: np.ndarray | None = None
         self._allowed_key: bytes | None = None
-        self.first = 0  # the first layer drawn (a page of layers: `layer_pages`)
+        self.first, self.count, self.wrap = 0, 0, 1  # the page drawn: first layer, layers, rows of heads
+        self.head_names: list = []  # "H3" above each map when a layer's heads are wrapped
         self._hugging = False
         self.plot.geometryChanged.connect(self.hug)
         self.plot.vb.sigResized.connect(lambda *_: self.hug())  # also after a token axis took more room
@@ -129,21 +133,32 @@ class _KindPane:
         if labels is not None:
             self.labels = (list(labels[0]), list(labels[1]))
         n_layers = len(weights)
-        self.first, count = page or (0, n_layers)
-        weights = weights[self.first:self.first + count]
-        shape = (len(weights), *weights[0].shape) if isinstance(weights, list) else weights.shape
-        layout = MosaicLayout.for_shape(shape)
+        self.first, self.count, self.wrap = (tuple(page) + (1,))[:3] if page else (0, n_layers, 1)
+        weights = weights[self.first:self.first + self.count]
+        if self.wrap > 1:  # one layer's heads in `wrap` rows (`layer_pages.head_rows`)
+            one = np.asarray(weights[0])
+            weights = one.reshape(self.wrap, one.shape[0] // self.wrap, *one.shape[1:])
+            shape = weights.shape
+            layout = MosaicLayout(*shape, wrapped_gap(shape[2], shape[3]))
+        else:
+            shape = (len(weights), *weights[0].shape) if isinstance(weights, list) else weights.shape
+            layout = MosaicLayout.for_shape(shape)
         self._weights, self._allowed = weights, allowed
         self._draw_overview(layout)
-        key = allowed.tobytes() + bytes(f"{shape} {self.first}", "ascii")
+        key = allowed.tobytes() + bytes(f"{shape} {self.first} {self.wrap}", "ascii")
         if layout != self.layout or key != self._allowed_key:  # geometry changed (rare)
             self.layout, self._allowed_key = layout, key
             self.mask.set_rects(blocked_rects(allowed, layout))
             rows, cols = layout.shape
-            self.plot.getAxis("left").setTicks([[(layout.origin(l, 0)[0] + layout.t_q / 2, str(self.first + l + 1))
+            wrapped = self.wrap > 1  # then each map is named above it ("H3"): a column holds several heads
+            self.plot.getAxis("left").setTicks([[] if wrapped else
+                                                [(layout.origin(l, 0)[0] + layout.t_q / 2, str(self.first + l + 1))
                                                  for l in range(layout.layers)]])
-            self.plot.getAxis("left").setLabel(page_note(self.first, layout.layers, n_layers))
-            self.plot.getAxis("top").setTicks([[(layout.origin(0, h)[1] + layout.t_k / 2, str(h + 1)) for h in range(layout.heads)]])
+            self.plot.getAxis("left").setLabel(page_note(self.first, self.count, n_layers))
+            self.plot.getAxis("top").setTicks([[] if wrapped else
+                                               [(layout.origin(0, h)[1] + layout.t_k / 2, str(h + 1)) for h in range(layout.heads)]])
+            self.plot.getAxis("top").setLabel("" if wrapped else "head")
+            self._name_maps()
             self.plot.vb.setLimits(xMin=-cols, xMax=2 * cols, yMin=-rows, yMax=2 * rows)
             # Fit the new mosaic now (a deferred auto-range does not run while the tab is hidden, so
             # the view kept the previous input's range), then keep fitting until the user zooms.
@@ -198,16 +213,53 @@ class _KindPane:
         self.detail.setRect(QRectF(c0, r0, c1 - c0, r1 - r0))
         self.detail.setVisible(True)
 
+    def slot(self, layer: int, head: int) -> tuple[int, int] | None:
+        """(row, column) of a head's map in the mosaic drawn, or None when it is not on this page."""
+        if self.layout is None:
+            return None
+        layer -= self.first
+        if self.wrap > 1:
+            if layer != 0:
+                return None
+            row, col = divmod(head, self.layout.heads)
+        else:
+            row, col = layer, head
+        return (row, col) if 0 <= row < self.layout.layers and 0 <= col < self.layout.heads else None
+
+    def head_at(self, row: int, col: int) -> tuple[int, int]:
+        """(layer, head) of the map at a mosaic (row, column)."""
+        if self.wrap > 1:
+            return self.first, row * self.layout.heads + col
+        return self.first + row, col
+
+    def _name_maps(self) -> None:
+        """Wrapped heads: each map's head named above its top-right corner ("H3")."""
+        for item in self.head_names:
+            self.plot.removeItem(item)
+        self.head_names = []
+        if self.layout is None or self.wrap <= 1:
+            return
+        for row in range(self.layout.layers):
+            for col in range(self.layout.heads):
+                _layer, head = self.head_at(row, col)
+                r, c = self.layout.origin(row, col)
+                name = pg.TextItem(f"H{head + 1}", color=st.colour("text"), anchor=(1, 1))
+                name.setFont(st.font(st.TICK_PT, bold=True))
+                name.setPos(c + self.layout.t_k, r - self.layout.gap * 0.1)
+                name.setZValue(6)
+                self.plot.addItem(name, ignoreBounds=True)
+                self.head_names.append(name)
+
     def select(self, layer: int, head: int) -> None:
-        layer -= self.first  # within the page drawn
-        if self.layout is None or not 0 <= layer < self.layout.layers or head >= self.layout.heads:
+        at = self.slot(layer, head)
+        if at is None:
             self.box.setVisible(False)
             self.key_axis.set_tokens([])
             self.query_axis.set_tokens([])
             st.set_title(self.plot, SHORT_TITLES[self.kind])
             return
-        self.selection = (layer, head)
-        r, c = self.layout.origin(layer, head)
+        self.selection = at
+        r, c = self.layout.origin(*at)
         q_labels, k_labels = self.labels
         lay = self.layout  # every map of a kind reads the same tokens: label each column and row of maps
         self.key_axis.set_tokens(k_labels, numeric=False, period=lay.t_k + lay.gap, repeats=lay.heads)
@@ -232,10 +284,10 @@ class _KindPane:
         pen.setStyle(Qt.PenStyle.DashLine)
         pad = self.layout.gap / 2
         for (layer, head), op in edits.items():
-            layer -= self.first
-            if not 0 <= layer < self.layout.layers or head >= self.layout.heads:
+            at = self.slot(layer, head)
+            if at is None:
                 continue
-            r, c = self.layout.origin(layer, head)
+            r, c = self.layout.origin(*at)
             box = QGraphicsRectItem(QRectF(c - pad, r - pad, self.layout.t_k + 2 * pad, self.layout.t_q + 2 * pad))
             box.setPen(pen)
             box.setZValue(4)
@@ -252,7 +304,7 @@ class _KindPane:
             return None
         pt = self.plot.vb.mapSceneToView(scene_pos)
         found = self.layout.locate(pt.y(), pt.x())
-        return None if found is None else (found[0] + self.first, *found[1:])
+        return None if found is None else (*self.head_at(found[0], found[1]), *found[2:])
 
 
 class AttentionGrid(CanvasWidget):
@@ -332,13 +384,36 @@ class AttentionGrid(CanvasWidget):
         if pane is None or pane.layout is None or kind not in self.shown or kind not in self.data.weights:
             return False
         n = len(self.data.weights.layers(kind))
-        return self._page(kind, n, layer) != (pane.first, pane.layout.layers)
+        return self._page(kind, n, layer) != (pane.first, pane.count, pane.wrap)
 
-    def _page(self, kind: str, n_layers: int, layer: int) -> tuple[int, int]:
-        """The page of layers whose rows are tall enough to name each of the frame's query tokens."""
-        tokens = len(self.data.labels[kind][0]) if self.data is not None and kind in self.data.labels else 0
-        row = label_row_px(tokens, self.pane(kind).query_axis.min_cell_px())
-        return layer_page(n_layers, layer, self.height(), row)
+    def _page(self, kind: str, n_layers: int, layer: int) -> tuple[int, int, int]:
+        """(first layer, layers, rows of heads): the page of layers whose rows are tall enough to
+        name each of the frame's query tokens; a page of one layer whose maps side by side are too
+        narrow for their key labels wraps its heads into rows (`head_rows`)."""
+        pane = self.pane(kind)
+        labels = self.data.labels.get(kind) if self.data is not None else None
+        t_q, t_k = (len(labels[0]), len(labels[1])) if labels else (0, 0)
+        row = label_row_px(t_q, pane.query_axis.min_cell_px())
+        first, count = layer_page(n_layers, layer, self.height(), row)
+        wrap = 1
+        if t_q and t_k and len(self.shown) == 1:
+            heads = self.data.weights.layers(kind)[first].shape[0]
+            # from the fonts, never from the axes as drawn now: the left axis is narrower when the
+            # heads are wrapped (no layer numbers), and a measure of it flipped the page back and forth
+            left_axis = 2.2 * QFontMetricsF(st.font(st.LABEL_PT)).height() + 10  # its title and layer numbers
+            room_w = (self.width() - max(self.colorbar.width(), COLORBAR_PX) - left_axis
+                      - pane.query_axis.extent_px(MIN_LABEL_PT, False) - 2 * SIDE_MARGIN_PX)
+            need_q, need_k = pane.query_axis.min_cell_px(), pane.key_axis.min_cell_px()
+            cell = mosaic_cell_px(count, heads, t_q, t_k, gap_for(t_q, t_k), room_w, self.height() - CHROME_PX)
+            if cell < max(need_q, need_k):  # too narrow for every key label: one layer, its heads in rows?
+                gap, room_h = wrapped_gap(t_q, t_k), self.height() - WRAPPED_CHROME_PX
+                rows = head_rows(heads, t_q, t_k, room_w, room_h, need_q, need_k, gap)
+                wrapped = mosaic_cell_px(rows, heads // rows, t_q, t_k, gap, room_w, room_h)
+                # when that names every token, or a short input's maps grow by a third (more of
+                # their labels drawn); a long input keeps its overview of every layer
+                if rows > 1 and (wrapped >= max(need_q, need_k) or (max(t_q, t_k) <= WRAP_TOKENS and wrapped >= 1.3 * cell)):
+                    first, count, wrap = max(0, min(layer, n_layers - 1)), 1, rows
+        return first, count, wrap
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 MIN_ROW_PX = 80.0  # the least height of one layer's row of maps (its tokens still readable)
 CHROME_PX = 150.0  # the plot's title, head numbers and the key tokens under the maps
+WRAPPED_CHROME_PX = 120.0  # the same without the head numbers (wrapped maps are named above each)
 
 
 def layers_fitting(room_px: float, row_px: float = MIN_ROW_PX) -> int:
@@ -45,3 +46,32 @@ def page_note(first: int, count: int, n_layers: int) -> str:
     if count == 1:
         return f"layer {first + 1} of {n_layers} (Layer: pages)"
     return f"layers {first + 1}–{first + count} of {n_layers} (Layer: pages)"
+
+
+def mosaic_cell_px(rows: int, cols: int, t_q: int, t_k: int, gap: float, room_w: float, room_h: float) -> float:
+    """The side of a square cell when `rows` × `cols` maps of t_q × t_k cells, `gap` cells apart
+    and framed (the selection box's margin), fill at most `room_w` × `room_h` pixels."""
+    frame = 1.4 * gap + 1
+    return min(room_w / (cols * t_k + (cols - 1) * gap + frame), room_h / (rows * t_q + (rows - 1) * gap + frame))
+
+
+def head_rows(heads: int, t_q: int, t_k: int, room_w: float, room_h: float, need_q: float, need_k: float,
+              gap: float = 1.0) -> int:
+    """Into how many rows one layer's `heads` maps are wrapped so that every token label fits:
+    the fewest (a divisor of `heads`) whose square cells are at least `need_q` (a query label's
+    height) and `need_k` (a key label's width, turned if need be) pixels, in a `room_w` × `room_h`
+    canvas; else the one with the largest cells. Four 16-token maps side by side in a 1920×1080
+    window's dock drew every other label; two rows of two name them all."""
+    best, best_cell = 1, -1.0
+    for rows in (r for r in range(1, heads + 1) if heads % r == 0):
+        cell = mosaic_cell_px(rows, heads // rows, t_q, t_k, gap, room_w, room_h)
+        if cell >= max(need_q, need_k):
+            return rows
+        if cell > best_cell * 1.05:  # a near tie keeps fewer rows
+            best, best_cell = rows, cell
+    return best
+
+
+def wrapped_gap(t_q: int, t_k: int) -> int:
+    """The gap between wrapped rows of maps, in cells: room above each map for its head's name."""
+    return max(3, round(max(t_q, t_k) / 6))

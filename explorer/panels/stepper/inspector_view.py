@@ -101,6 +101,8 @@ class TensorView(QWidget):
         self.colormap_name = style.SEQUENTIAL
         self.square = False
         self._hugging = False
+        self._zoomed = False  # the user zoomed or panned this tensor (then a resize keeps their view)
+        self.plot.vb.sigRangeChangedManually.connect(self._on_manual_range)
         # the colour bar's end labels ("1.0", "0") reach half a line past the map: room for them
         self._base_margins = self.widget.ci.layout.getContentsMargins()
         self.plot.vb.sigResized.connect(lambda *_: self.hug())
@@ -171,6 +173,8 @@ class TensorView(QWidget):
                 return
             rows, cols = self.data.shape
             hug_margins(layout, self.plot.vb, cols / max(rows, 1), (160.0, 120.0), self._base_margins)
+            if not self._zoomed:  # the aspect lock widened the range while the box was reshaped: fit again
+                self.reset_view()
             # the bar as tall as the map (not running on beside the key labels under it)
             self.colorbar.layout.setContentsMargins(0, 0, 0, self.bottom.geometry().height())
         finally:
@@ -183,8 +187,12 @@ class TensorView(QWidget):
         axes_px = 110  # the column labels, the axis title and the margins under the map
         self.widget.setMinimumHeight(int(min(token_rows, MAX_ROOM_TOKENS) * row_px + axes_px) if token_rows else 0)
 
+    def _on_manual_range(self, *_) -> None:
+        self._zoomed = True
+
     def reset_view(self) -> None:
         """The whole tensor in view (after the user zoomed into a vocabulary or d_ff axis)."""
+        self._zoomed = False
         rows, cols = self.data.shape
         self.plot.setRange(xRange=(0, cols), yRange=(0, rows), padding=0)
 
