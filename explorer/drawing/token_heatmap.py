@@ -96,9 +96,19 @@ class ElidedLabel(QLabel):
         super().resizeEvent(event)
         self._elide()
 
+    break_at: str | None = None  # where a title too long for one line may break into two (": ")
+
     def _elide(self) -> None:
         width = max(self.width(), 20)
-        QLabel.setText(self, self.fontMetrics().elidedText(self.full_text, Qt.ElideRight, width))
+        metrics = self.fontMetrics()
+        text = self.full_text
+        if self.break_at and self.break_at in text and metrics.horizontalAdvance(text) > width:
+            head, _, tail = text.partition(self.break_at)
+            head += self.break_at.rstrip()
+            if max(metrics.horizontalAdvance(head), metrics.horizontalAdvance(tail)) <= width:
+                QLabel.setText(self, f"{head}\n{tail}")  # whole, on two lines
+                return
+        QLabel.setText(self, metrics.elidedText(text, Qt.ElideRight, width))
 
 
 class _FittingPlot(pg.PlotWidget):

@@ -134,10 +134,17 @@ class AccuracyBars(pg.PlotWidget):
     def _fit_top(self, *_) -> None:
         """Room above the first bars for one line of text (the "best possible" label), in data
         units for the plot's current height: u = n·L / (h − L) for n categories, a line of L px."""
-        line = QFontMetricsF(style.font(style.SMALL_POINT_SIZE)).height() * 1.1
-        height = max(self.getPlotItem().getViewBox().height(), 2 * line)
+        metrics = QFontMetricsF(style.font(style.SMALL_POINT_SIZE))
+        line = metrics.height() * 1.1
+        box = self.getPlotItem().getViewBox()
+        height = max(box.height(), 2 * line)
         top = len(CATEGORIES) * line / (height - line)
         self.getPlotItem().setYRange(-top, len(CATEGORIES), padding=0)
+        # and room right of a full bar for "100%" at this width: 1.02 + w·r/W ≤ r (a 1024-px
+        # projector's narrow plot cut it to "100'")
+        width = max(box.width(), 1.0)
+        need = (metrics.horizontalAdvance("100%") + 6) / width
+        self.getPlotItem().setXRange(0, max(X_RIGHT, 1.02 / max(1 - need, 0.2)), padding=0)
 
     @staticmethod
     def _rows(run: str) -> np.ndarray:
@@ -186,6 +193,7 @@ class AttentionPair(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(6)
         for heatmap in self.maps.values():
+            heatmap.title.break_at = ": "  # "no mask: 68% ahead" on two lines rather than "no mask: 68% a…"
             layout.addWidget(heatmap, 1)
         self.future: dict[str, float] = {}
 

@@ -116,7 +116,7 @@ class WavesView(QWidget):
         for _, item in self.curves + self.lines:
             self.plot.removeItem(item)
         self.curves, self.lines = [], []
-        entries = []
+        entries, tips = [], []
         if self.table is None:
             return
         length = self.table.shape[0]
@@ -130,8 +130,11 @@ class WavesView(QWidget):
             if self.learned:
                 entries.append(f"<span style='color:{color}'>━━ dim {sin_dim} &nbsp;╍╍ dim {cos_dim}</span>")
             else:
+                # the wavelength alone (its formula is said once below): three pairs fit one line
+                # of a 1024-px projector instead of wrapping over the plot's height
                 entries.append(f"<span style='color:{color}'><b>━━ sin</b> {sin_dim} &nbsp;<b>╍╍ cos</b> {cos_dim}</span>"
-                               f" λ = 2π·10000<sup>{2 * i}/{self._d_model}</sup> = {lam}")
+                               f" λ = {lam}")
+                tips.append(f"dims {sin_dim}, {cos_dim}: λ = 2π·10000^({2 * i}/{self._d_model}) = {lam}")
             for dim, style in ((sin_dim, Qt.PenStyle.SolidLine), (cos_dim, Qt.PenStyle.DashLine)):
                 pen = pg.mkPen(color, width=2.2, style=style)
                 if self.learned:
@@ -147,6 +150,7 @@ class WavesView(QWidget):
         if self.learned:
             self.legend.setText("<b>Learned</b> dimensions: " + sep.join(entries))
         else:
-            self.legend.setText(sep.join(entries) + "<br><span style='color:" + st.current().muted + "'>dots: the values the model adds "
-                                "(whole positions) · lines: the same formula in between · wavelength λ = 2π·10000<sup>2i/d</sup></span>")
+            self.legend.setText(sep.join(entries) + "<br><span style='color:" + st.current().muted + "'>dots: the model's "
+                                "values · lines: the formula between positions · λ = 2π·10000<sup>2i/d</sup></span>")
+            self.legend.setToolTip("\n".join(tips))
         self.plot.enableAutoRange()
