@@ -57,7 +57,9 @@ def test_wave_curves_equal_the_formula(qtbot):
         want = [math.sin(p / 10000 ** ((dim - dim % 2) / 32)) if dim % 2 == 0 else math.cos(p / 10000 ** ((dim - 1) / 32))
                 for p in x]
         np.testing.assert_allclose(y, want, atol=1e-9)
-    assert "10000<sup>6/32</sup>" in panel.waves.legend.text()  # the wavelength of pair i=3 is in the legend
+    lam = 2 * math.pi * 10000 ** (6 / 32)  # pair i=3's wavelength: its value in the legend, its formula in the tooltip
+    assert f"λ = {lam:.5g}" in panel.waves.legend.text()
+    assert f"10000^(6/32) = {lam:.5g}" in panel.waves.legend.toolTip()
 
 
 def test_changing_d_model_updates_every_view(qtbot):
