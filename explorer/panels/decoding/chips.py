@@ -32,15 +32,24 @@ def chips_that_fit(prefix: list[str], room_px: float, chip_px) -> int:
 def chips_room(label, prefix: list[str], chosen: str) -> int:
     """How many of the newest prefix chips fit in one line of the step row `label` (a second
     line took ~30 px from the maps below: a 26-step decode at 1280×720 lost every other label;
-    the maps name every token of the prefix anyway)."""
+    the maps name every token of the prefix anyway). Chips are measured as drawn: a token between
+    two no-break spaces in the mono face."""
     font = QFont(label.font())
     font.setFamily(style.MONO_FAMILY)
     mono = QFontMetricsF(font)
     bold = QFont(label.font())
     bold.setBold(True)
-    chrome = QFontMetricsF(bold).horizontalAdvance("Step 999 → … 99 earlier") + mono.horizontalAdvance(f"  {chosen}  ")
-    room = max(200, label.width()) - chrome - mono.horizontalAdvance(f"  {prefix[0]}  ")
-    return chips_that_fit(prefix[1:], room * 0.9, lambda piece: mono.horizontalAdvance(f"  {piece}  "))
+    plain = QFontMetricsF(label.font())
+
+    def width(piece: str) -> float:
+        return mono.horizontalAdvance(f"\u00a0{display_piece(piece)}\u00a0") + 2
+
+    room = max(200, label.width()) - 12
+    fixed = QFontMetricsF(bold).horizontalAdvance("Step 999") + plain.horizontalAdvance("  →  ") + width(chosen)
+    if fixed + sum(width(p) for p in prefix) <= room:
+        return len(prefix) - 1  # every chip after the first (<bos>, always shown)
+    hidden = plain.horizontalAdvance(" … 99 earlier ")
+    return chips_that_fit(prefix[1:], room - fixed - hidden - width(prefix[0]), width)
 
 
 def prefix_chips(prefix: list[str], n_prompt: int, keep_last: int | None = None) -> str:

@@ -6,7 +6,7 @@ knob changes (the panel decodes again), `transport(str)` for reset/back/step/pla
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import (QBoxLayout, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSpinBox,
                                QStackedWidget, QStyle, QWidget)
 
@@ -113,8 +113,21 @@ class DecodingControls(QWidget):
         self.head.currentIndexChanged.connect(self._head_changed)
 
     def resizeEvent(self, event) -> None:  # noqa: N802
-        """Strategy and transport on one line when both fit: a 1280×720 beamer's height goes to the maps."""
         super().resizeEvent(event)
+        self._arrange()
+
+    def event(self, event) -> bool:  # noqa: A003 - Qt's name
+        """Arranged again when the rows' contents change size without this widget's width changing
+        (presentation enlarges the fonts: a full-screen 1024-px projector kept the one line of a
+        normal window, the panel scrolled sideways and cut "step 11 / 11")."""
+        handled = super().event(event)
+        if event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.FontChange, QEvent.Type.StyleChange,
+                            QEvent.Type.Show):
+            self._arrange()
+        return handled
+
+    def _arrange(self) -> None:
+        """Strategy and transport on one line when both fit: a 1280×720 beamer's height goes to the maps."""
         one_line = self.width() >= self.row1.sizeHint().width() + self.row2.sizeHint().width() + 24
         direction = QBoxLayout.LeftToRight if one_line else QBoxLayout.TopToBottom
         if self.rows.direction() != direction:

@@ -354,10 +354,10 @@ class DecodingPanel(QWidget):
         chips = prefix_chips(prefix, run.n_prompt, chips_room(self.prefix, prefix, chosen))
         self.prefix.setText(f"<b>Step {self.t}</b>&nbsp; {chips} &nbsp;→&nbsp;"
                             f"{chip(chosen, style.current().chosen, style.current().on_chosen)}")
-        self._prefix_width = self.prefix.width()
+        self._prefix_width = self.prefix.width() if self.prefix.isVisible() else -1  # hidden: again when shown
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
-        if obj is self.prefix and event.type() == QEvent.Resize and self.prefix.width() != self._prefix_width:
+        if obj is self.prefix and event.type() in (QEvent.Resize, QEvent.Show) and self.prefix.width() != self._prefix_width:
             self._draw_prefix()
         return False
 
