@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem, QVBoxLayout, QWidget
 
@@ -101,6 +101,11 @@ class TensorView(QWidget):
         self.colormap_name = style.SEQUENTIAL
         self.square = False
         self._hugging = False
+        self._hug_again = QTimer(self)  # once more after the axes' deferred relayout (their labels' widths)
+        self._hug_again.setSingleShot(True)
+        self._hug_again.setInterval(0)
+        self._hug_again.timeout.connect(self._rehug)
+        self._rehugs = 0  # a few at most in a row: a shape that cannot settle never spins
         self._zoomed = False  # the user zoomed or panned this tensor (then a resize keeps their view)
         self.plot.vb.sigRangeChangedManually.connect(self._on_manual_range)
         # the colour bar's end labels ("1.0", "0") reach half a line past the map: room for them
@@ -175,10 +180,18 @@ class TensorView(QWidget):
             hug_margins(layout, self.plot.vb, cols / max(rows, 1), (160.0, 120.0), self._base_margins)
             if not self._zoomed:  # the aspect lock widened the range while the box was reshaped: fit again
                 self.reset_view()
+            box, rows_cols = self.plot.vb.geometry(), cols / max(rows, 1)
+            if abs(box.width() - box.height() * rows_cols) > 2 and self._rehugs < 3:
+                self._hug_again.start()  # not settled yet (an axis is still taking its width)
             # the bar as tall as the map (not running on beside the key labels under it)
             self.colorbar.layout.setContentsMargins(0, 0, 0, self.bottom.geometry().height())
         finally:
             self._hugging = False
+
+    def _rehug(self) -> None:
+        self._rehugs += 1
+        self.hug()
+        self._rehugs = 0 if not self._hug_again.isActive() else self._rehugs
 
     def _make_room(self, token_rows: int) -> None:
         """Tall enough that up to MAX_ROOM_TOKENS token rows each get a legible (≥ 8 pt) label;
