@@ -26,7 +26,7 @@ def symmetric_scale(diff: np.ndarray, allowed: np.ndarray | None = None) -> floa
 
 def diff_title(m: float) -> str:
     """The difference map's title: its scale, or that there is nothing to scale."""
-    return "B − A: no change" if m <= MIN_SCALE else f"B − A (±{m:.2g})"
+    return "B − A = 0" if m <= MIN_SCALE else f"B − A (±{m:.2g})"
 
 
 class ComparisonMaps(CanvasWidget):

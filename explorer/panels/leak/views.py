@@ -144,7 +144,12 @@ class AccuracyBars(pg.PlotWidget):
         # projector's narrow plot cut it to "100'")
         width = max(box.width(), 1.0)
         need = (metrics.horizontalAdvance("100%") + 6) / width
-        self.getPlotItem().setXRange(0, max(X_RIGHT, 1.02 / max(1 - need, 0.2)), padding=0)
+        right = max(X_RIGHT, 1.02 / max(1 - need, 0.2))
+        self.getPlotItem().setXRange(0, right, padding=0)
+        # "50%" only where it stands apart from "100%" ("50%100%" on a 1024-px projector)
+        half_px = 0.5 * width / right
+        marks = (0, 0.5, 1.0) if half_px >= metrics.horizontalAdvance("100%") + 8 else (0, 1.0)
+        self.getPlotItem().getAxis("bottom").setTicks([[(v, f"{v:.0%}") for v in marks]])
 
     @staticmethod
     def _rows(run: str) -> np.ndarray:
