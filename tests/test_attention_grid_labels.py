@@ -193,3 +193,10 @@ def test_a_narrow_grid_wraps_one_layers_heads_and_names_every_token(qtbot, tmp_p
     assert "L1 H3" in pane.plot.titleLabel.text and pane.box.isVisible()
     box = pane.box.rect()
     assert box.left() < c < box.right() and box.top() < r < box.bottom()
+    from explorer import presentation, theme
+    try:  # the names follow the theme (a TextItem keeps the colour it was made with)
+        presentation.apply_theme(QApplication.instance(), "dark")
+        assert pane.head_names[0].color.name() == theme.DARK.text
+    finally:
+        presentation.apply_theme(QApplication.instance(), "light")
+    assert pane.head_names[0].color.name() == theme.LIGHT.text

@@ -15,6 +15,7 @@ from PySide6.QtGui import QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsRectItem
 
 from explorer.drawing import plot_style as st
+from explorer.theme import notifier
 from explorer.drawing.canvas_widget import CanvasWidget
 from explorer.panels.attention.data import AttentionData
 from explorer.drawing.heatmap_items import LEAST_HUG, MIN_LABEL_PT, PLOT_MARGINS, MaskOverlay, TokenAxis
@@ -324,6 +325,13 @@ class AttentionGrid(CanvasWidget):
         self._selection = ("encoder", 0, 0)
         self.canvas.scene().sigMouseClicked.connect(self._on_click)
         self.canvas.scene().sigMouseMoved.connect(self._on_move)
+        notifier().changed.connect(self._recolour_names)  # a bound method: disconnected with the grid
+
+    def _recolour_names(self, _theme: str) -> None:
+        """The wrapped maps' head names in the new theme's text colour (a TextItem keeps its own)."""
+        for pane in self.panes.values():
+            for name in pane.head_names:
+                name.setColor(st.colour("text"))
 
     def pane(self, kind: str) -> _KindPane:
         if kind not in self.panes:  # created once per kind, never per frame
