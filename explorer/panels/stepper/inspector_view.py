@@ -110,6 +110,7 @@ class TensorView(QWidget):
         self.plot.vb.sigRangeChangedManually.connect(self._on_manual_range)
         # the colour bar's end labels ("1.0", "0") reach half a line past the map: room for them
         self._base_margins = self.widget.ci.layout.getContentsMargins()
+        self._bar_margins = self.colorbar.layout.getContentsMargins()  # its own, for tensors of any shape
         self.plot.vb.sigResized.connect(lambda *_: self.hug())
         self.plot.scene().sigMouseMoved.connect(self._mouse_moved)
 
@@ -174,7 +175,7 @@ class TensorView(QWidget):
             layout = self.widget.ci.layout
             if not self.square:
                 layout.setContentsMargins(*self._base_margins)
-                self.colorbar.layout.setContentsMargins(0, 0, 0, 0)
+                self.colorbar.layout.setContentsMargins(*self._bar_margins)
                 return
             rows, cols = self.data.shape
             hug_margins(layout, self.plot.vb, cols / max(rows, 1), (160.0, 120.0), self._base_margins)
@@ -184,7 +185,8 @@ class TensorView(QWidget):
             if abs(box.width() - box.height() * rows_cols) > 2 and self._rehugs < 3:
                 self._hug_again.start()  # not settled yet (an axis is still taking its width)
             # the bar as tall as the map (not running on beside the key labels under it)
-            self.colorbar.layout.setContentsMargins(0, 0, 0, self.bottom.geometry().height())
+            left, top, right, _bottom = self._bar_margins
+            self.colorbar.layout.setContentsMargins(left, top, right, self.bottom.geometry().height())
         finally:
             self._hugging = False
 
