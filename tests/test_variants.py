@@ -100,6 +100,7 @@ def test_trainer_mlm_batches_label_only_chosen_positions():
     assert trainer.objective == "mlm" and trainer.metric == "masked_accuracy"
     batch = trainer.next_batch()
     logits, labels, _ = trainer._forward(batch)
+    labels = labels.cpu()  # the trainer's device (CUDA where there is one); the batch stays on the CPU
     real = batch.src != PAD_ID
     labelled = labels != PAD_ID
     assert not bool((labelled & ~real).any())
