@@ -2,13 +2,17 @@
 
 The model chooser's entries say what each model does ("dates — human-written dates to ISO
 8601"); on a 1280×720 projector Qt's QComboBox cuts such a text at the box's edge
-("dates — human-writter"), which reads as a typo. This one elides it, and its tooltip holds the
-whole entry.
+("dates — human-writter"), which reads as a typo. This one shows the name alone ("dates") when
+the whole entry does not fit, elides only what still does not, and its tooltip holds the whole
+entry.
 """
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox, QStylePainter
+
+
+NAME_SEPARATOR = " — "  # "name — what it does" (explorer.input_text.model_description)
 
 
 class ElidingComboBox(QComboBox):
@@ -25,19 +29,24 @@ class ElidingComboBox(QComboBox):
         return self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, opt,
                                            QStyle.SubControl.SC_ComboBoxEditField, self).width()
 
+    def _fitted(self, opt: QStyleOptionComboBox) -> str:
+        text, room, metrics = opt.currentText, self._field_width(opt), self.fontMetrics()
+        if metrics.horizontalAdvance(text) > room and NAME_SEPARATOR in text:
+            text = text.split(NAME_SEPARATOR, 1)[0]  # "reverse", not "reverse — rever…"
+        return metrics.elidedText(text, Qt.TextElideMode.ElideRight, room)
+
     def shown_text(self) -> str:
-        """The text as painted now: whole, or elided to the edit field's width."""
+        """The text as painted now: whole, the name alone, or elided to the edit field's width."""
         opt = QStyleOptionComboBox()
         self.initStyleOption(opt)
-        return self.fontMetrics().elidedText(opt.currentText, Qt.TextElideMode.ElideRight, self._field_width(opt))
+        return self._fitted(opt)
 
     def paintEvent(self, event) -> None:  # noqa: N802
         painter = QStylePainter(self)
         opt = QStyleOptionComboBox()
         self.initStyleOption(opt)
         painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, opt)
-        opt.currentText = self.fontMetrics().elidedText(opt.currentText, Qt.TextElideMode.ElideRight,
-                                                        self._field_width(opt))
+        opt.currentText = self._fitted(opt)
         painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, opt)
 
 

@@ -42,30 +42,39 @@ def reverse_bundle():
     return load_bundle("reverse")
 
 
-@pytest.fixture(scope="module", params=SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def long_decode(request, qapp, reverse_bundle, tmp_path_factory):
-    from explorer.launch import close_window
+def open_decoding(qapp, bundle, text: str, size: tuple[int, int], folder):
+    """The window as `--screenshot` builds it: model and decode first, then shown and presenting."""
     from explorer.main_window import MainWindow
     from explorer.runner import Runner
     from explorer.state import SessionState
     from PySide6.QtCore import QSettings
-    size = request.param
     presentation.apply_theme(QApplication.instance(), "light")  # as the app starts: its stylesheet first
     state = SessionState()
     runner = Runner(state, synchronous=True)
-    settings = QSettings(str(tmp_path_factory.mktemp("decode") / "s.ini"), QSettings.IniFormat)
+    settings = QSettings(str(folder / "s.ini"), QSettings.IniFormat)
     window = MainWindow(state, runner, settings=settings, restore=False, persist=False)
     window.resize(*size)
-    state.set_bundle(reverse_bundle)
-    runner.run(LETTERS, None)
+    state.set_bundle(bundle)
+    runner.run(text, None)
     window.show()
     window.lecture.presentation.enter(full_screen=False)
     window.focus_panel("decoding")
     settle()
-    yield window, size
+    return window
+
+
+def close_decoding(qapp, window) -> None:
+    from explorer.launch import close_window
     window.lecture.presentation.leave()
     presentation.apply_theme(QApplication.instance(), "light")
     close_window(qapp, window)
+
+
+@pytest.fixture(scope="module", params=SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def long_decode(request, qapp, reverse_bundle, tmp_path_factory):
+    window = open_decoding(qapp, reverse_bundle, LETTERS, request.param, tmp_path_factory.mktemp("decode"))
+    yield window, request.param
+    close_decoding(qapp, window)
 
 
 def label_problems(name: str, heatmap) -> list[str]:
@@ -107,7 +116,7 @@ def test_long_decode_fits_and_names_every_token(long_decode):
     assert {"self", "cross"} <= set(shown_maps)
     for name, heatmap in shown_maps.items():
         problems += label_problems(name, heatmap)
-        if heatmap.title.text() != heatmap.title.full_text:
+        if heatmap.title.text().replace("\n", " ") != heatmap.title.full_text:
             problems.append(f"title {heatmap.title.full_text!r} elided")
     if "mask" not in shown_maps:  # its room went to the others' labels: the mask is named on the self map
         assert panel.self_map.title.full_text.startswith("Masked self-attention")
@@ -129,3 +138,23 @@ def test_long_decode_parallel_pass_names_every_token(long_decode):
         panel.tabs.setCurrentWidget(panel.step_page)
         settle()
     assert not problems, f"parallel pass at {size[0]}×{size[1]}:\n  " + "\n  ".join(problems)
+
+
+def test_a_short_decode_on_a_1024_beamer_shows_all_three_maps_with_every_label(qapp, reverse_bundle, tmp_path):
+    """"transformer" (12 × 12 maps) at 1024×768: the maps stand in one row of four, their titles
+    on two lines ("Cross-attention⏎L1 H1"), rather than in a 2 × 2 grid of 120-px maps that
+    showed every other token."""
+    window = open_decoding(qapp, reverse_bundle, "transformer", (1024, 768), tmp_path)
+    try:
+        panel = window.panels["decoding"]
+        maps = {"mask": panel.mask_map, "self": panel.self_map, "cross": panel.cross_map}
+        assert all(shown(m) for m in maps.values()), "a 12-token decode needs no map folded away"
+        assert panel.plots.columns == 4
+        problems = clipped_texts(panel)
+        for name, heatmap in maps.items():
+            problems += label_problems(name, heatmap)
+            if heatmap.title.text().replace("\n", " ") != heatmap.title.full_text:
+                problems.append(f"title {heatmap.title.full_text!r} elided to {heatmap.title.text()!r}")
+        assert not problems, "\n  ".join(problems)
+    finally:
+        close_decoding(qapp, window)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QBrush, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QFontMetricsF, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from explorer import style
@@ -96,16 +96,34 @@ class ElidedLabel(QLabel):
         super().resizeEvent(event)
         self._elide()
 
-    break_at: str | None = None  # where a title too long for one line may break into two (": ")
+    break_at: str | None = None  # where a title too long for one line may break into two (": ", " ")
+
+    def _splits(self, text: str) -> list[tuple[str, str]]:
+        """(first line, second line) at each place `break_at` allows, first to last."""
+        if not self.break_at:
+            return []
+        out, i = [], text.find(self.break_at)
+        while i >= 0:
+            out.append((text[:i] + self.break_at.rstrip(), text[i + len(self.break_at):]))
+            i = text.find(self.break_at, i + 1)
+        return out
+
+    def least_width(self) -> float:
+        """The narrowest width in which the title is whole: on one line, or on two where
+        `break_at` lets it break (a layout asks this before it narrows the title's column)."""
+        metrics = QFontMetricsF(self.font())
+        widths = [max(metrics.horizontalAdvance(a), metrics.horizontalAdvance(b)) for a, b in self._splits(self.full_text)]
+        return min([metrics.horizontalAdvance(self.full_text), *widths])
 
     def _elide(self) -> None:
         width = max(self.width(), 20)
         metrics = self.fontMetrics()
         text = self.full_text
-        if self.break_at and self.break_at in text and metrics.horizontalAdvance(text) > width:
-            head, _, tail = text.partition(self.break_at)
-            head += self.break_at.rstrip()
-            if max(metrics.horizontalAdvance(head), metrics.horizontalAdvance(tail)) <= width:
+        if metrics.horizontalAdvance(text) > width:
+            splits = [(max(metrics.horizontalAdvance(a), metrics.horizontalAdvance(b)), a, b)
+                      for a, b in self._splits(text)]
+            if splits and min(splits)[0] <= width:  # the most even break ("Self-attention⏎L1 H1")
+                _, head, tail = min(splits)
                 QLabel.setText(self, f"{head}\n{tail}")  # whole, on two lines
                 return
         QLabel.setText(self, metrics.elidedText(text, Qt.ElideRight, width))

@@ -90,6 +90,8 @@ class DecodingPanel(QWidget):
         self.mask_map = TokenHeatmap("Mask in force", style.mask_colormap())
         self.self_map = TokenHeatmap("Self-attention")
         self.cross_map = TokenHeatmap("Cross-attention")
+        for heatmap in (self.mask_map, self.self_map, self.cross_map):
+            heatmap.title.break_at = " "  # "Cross-attention⏎L1 H1" in a column of four on a 1024-px projector
         self.bars = TopKBars()
         self.plots = PlotFlow([self.mask_map, self.self_map, self.cross_map, self.bars], fold=self.mask_map,
                               on_fold=lambda _folded: self._title_self_map())
