@@ -467,3 +467,27 @@ def test_the_warmup_label_stays_whole_when_the_warmup_just_ended(qtbot):
     finally:
         curves.hide()
         curves.deleteLater()
+
+
+def test_a_short_panels_message_keeps_whole_sentences(qtbot):
+    """On a short projector the message is one line of whole sentences, not one cut mid-word
+    ("… “Use this mod…"), measured with the label's font; the tooltip keeps the rest."""
+    from explorer.panels.training.run_message import RunMessage, whole_sentences
+
+    stopped = ("Training stopped after 47 steps. The panels show “reverse” again. “Use this model” makes "
+               "the trained model (step 47) the session's model.")
+    assert whole_sentences(stopped, lambda t: len(t) <= 70) == "Training stopped after 47 steps. The panels show “reverse” again. …"
+    assert whole_sentences(stopped, lambda t: True) == stopped
+    assert whole_sentences("p = 0.92 and loss 1.07.", lambda t: len(t) < 30) == "p = 0.92 and loss 1.07."  # no break at "0.92"
+    assert whole_sentences(stopped, lambda t: len(t) < 20) == ""
+    message = RunMessage()
+    qtbot.addWidget(message)
+    message.show_text(stopped)
+    message.set_compact(True)
+    first_two = message.fontMetrics().horizontalAdvance("Training stopped after 47 steps. The panels show “reverse” again. …")
+    message.resize(first_two + 40, 30)
+    assert message.text() == "Training stopped after 47 steps. The panels show “reverse” again. …"
+    assert message.fontMetrics().horizontalAdvance(message.text()) <= message.width() - 8
+    assert message.toolTip() == stopped
+    message.resize(message.fontMetrics().horizontalAdvance("Training stopped") + 8, 30)
+    assert message.text().startswith("Training stop") and message.text().endswith("…")  # elided: even one is too long

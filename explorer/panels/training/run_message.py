@@ -2,16 +2,36 @@
 
 On a 1280×720 beamer the run's message ("Training reverse: d_model 64, 2+2 layers, … until it
 ends or you go back.") wrapped into three lines, taken from the probe map's height, whose row
-labels then could not all be drawn. A short panel keeps it to one line ending in "…"; the
-tooltip and the window's status line hold the whole text.
+labels then could not all be drawn. A short panel keeps it to one line: as many whole
+sentences as fit ("Training stopped after 47 steps. The panels show “reverse” again. …"), so
+the back row reads what happened rather than a sentence cut mid-word; only a first sentence
+too long for the line is elided. The tooltip and the window's status line hold the whole text.
 """
 from __future__ import annotations
+
+import re
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocumentFragment
 from PySide6.QtWidgets import QLabel
 
 from explorer import style
+
+SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=\S)")  # "… 47 steps. The panels …" (not "0.92")
+
+
+def whole_sentences(text: str, fits) -> str:
+    """The most leading sentences of `text` that `fits` (on one line), "…" after them where
+    sentences are left out and it fits too; "" when not even the first one fits."""
+    sentences = SENTENCE_BREAK.split(text.strip())
+    for n in range(len(sentences), 0, -1):
+        head = " ".join(sentences[:n])
+        if n < len(sentences) and fits(head + " …"):
+            return head + " …"
+        if fits(head):
+            return head
+    return ""
+
 
 
 class RunMessage(QLabel):
@@ -47,7 +67,9 @@ class RunMessage(QLabel):
         plain = self.plain_text()
         self.setWordWrap(False)
         self.setTextFormat(Qt.TextFormat.PlainText)
-        self.setText(self.fontMetrics().elidedText(plain, Qt.TextElideMode.ElideRight, max(0, self.width() - 8)))
+        room, metrics = max(0, self.width() - 8), self.fontMetrics()
+        shown = whole_sentences(plain, lambda t: metrics.horizontalAdvance(t) <= room)
+        self.setText(shown or metrics.elidedText(plain, Qt.TextElideMode.ElideRight, room))
         self.setToolTip(plain)
 
     def resizeEvent(self, event) -> None:  # noqa: N802
@@ -56,4 +78,4 @@ class RunMessage(QLabel):
             self.fit()
 
 
-__all__ = ["RunMessage"]
+__all__ = ["RunMessage", "whole_sentences"]
