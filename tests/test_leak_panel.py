@@ -54,6 +54,12 @@ def test_a_run_draws_both_curves_the_bars_and_the_maps_and_fits_a_projector(qtbo
             settle(qtbot)
             problems = outside_window(panel, window) + clipped_texts(panel) + small_plots(panel) + cramped_titles(panel)
             assert not problems, f"{size}:\n  " + "\n  ".join(problems)
+            # the legend stands under the plot, never over the curves (it covered their start at 1024)
+            plot = panel.loss_plot.getPlotItem()
+            view = plot.getViewBox().sceneBoundingRect()
+            legend = panel.loss_plot.legend.sceneBoundingRect()
+            assert legend.top() >= view.bottom() and not legend.intersects(view), (size, legend, view)
+            assert plot.sceneBoundingRect().contains(legend)
     finally:
         window.lecture.presentation.leave()
         presentation.apply_theme(QApplication.instance(), "light")
@@ -73,6 +79,9 @@ def check_run(qtbot, panel):
         assert np.allclose(y, result.runs[run].losses)
     assert [label.text for _, label in panel.loss_plot.legend.items] == ["with mask", "no mask"]
     assert panel.loss_plot.floor.isVisible() and panel.loss_plot.floor.value() == pytest.approx(result.loss_floor)
+    # the ceiling is an estimate on these sentences ("≈"): a masked run may land a point above it
+    assert panel.bars.ceiling_label.toPlainText() == f"ceiling ≈{result.best_accuracy:.0%}"
+    assert f"≈{result.best_accuracy:.0%} ceiling" in panel.message.text()
     for run in RUNS:
         r = result.runs[run]
         assert np.allclose(panel.bars.values[run], [r.teacher_forced, r.free_running, r.generated])

@@ -34,9 +34,9 @@ def verdict(result: LeakResult) -> str:
     m, leak = result.runs["masked"], result.runs["leaking"]
     below = "below" if leak.final_loss < result.loss_floor else "above"
     return (f"No mask: loss {leak.final_loss:.2f}, {below} the {result.loss_floor:.2f} that no model reading only "
-            f"the past can reach (with mask {m.final_loss:.2f}); teacher-forced {leak.teacher_forced:.0%} against a "
-            f"best possible {result.best_accuracy:.0%}: it reads the answer. Yet {leak.generated:.0%} of its "
-            f"generated sentences are right (with mask {m.generated:.0%}).")
+            f"the past can reach (with mask {m.final_loss:.2f}); teacher-forced {leak.teacher_forced:.0%}, above the "
+            f"≈{result.best_accuracy:.0%} ceiling of a model that reads only the past: it reads the answer. Yet "
+            f"{leak.generated:.0%} of its generated sentences are right (with mask {m.generated:.0%}).")
 
 
 def generation_lines(result: LeakResult) -> tuple[str, str]:

@@ -2,8 +2,8 @@
 the two runs' decoder self-attention over one sentence side by side.
 
 Colours are the theme's first two data series (masked run, leaking run), the same in all
-three pictures; reference lines (the loss floor, the best possible accuracy) are dashed in the
-muted colour. Plot items are created once and updated in place; `restyle()` recolours them
+three pictures; reference lines (the loss floor, the accuracy ceiling: the best a model that
+reads only the past can do) are dashed in the muted colour. Plot items are created once and updated in place; `restyle()` recolours them
 after a theme change.
 """
 from __future__ import annotations
@@ -60,11 +60,19 @@ class LossCurves(pg.PlotWidget):
         _axes(plot, "step", "cross-entropy")
         plot.getAxis("left").setWidth(62)
         plot.showGrid(y=True, alpha=0.2)
-        self.legend = plot.addLegend(offset=(-8, 4), labelTextSize=f"{style.SMALL_POINT_SIZE * style.scale():.0f}pt")
-        self.curves = {run: plot.plot([], [], pen=pg.mkPen(run_colour(run), width=3), name=RUN_LABELS[run],
-                                      antialias=False) for run in RUNS}
+        # The legend stands in a row under the plot, not over the curves: on a 1024-px projector
+        # a legend inside the view covered the steep start of both curves.
+        self.legend = pg.LegendItem(colCount=1, frame=False, labelTextColor=style.TEXT.name(),
+                                    labelTextSize=f"{style.SMALL_POINT_SIZE * style.scale():.0f}pt")
+        plot.layout.addItem(self.legend, 4, 1)
+        plot.layout.setAlignment(self.legend, Qt.AlignHCenter)
+        self.curves = {run: plot.plot([], [], pen=pg.mkPen(run_colour(run), width=3), antialias=False) for run in RUNS}
+        for run, curve in self.curves.items():
+            self.legend.addItem(curve, RUN_LABELS[run])
+        # "floor", short, right-aligned just under the dashed line: where the leaking curve has
+        # already fallen to 0 (a long "best possible" ran into its steep start at 1024 px)
         self.floor = pg.InfiniteLine(angle=0, movable=False, pen=_dashed(),
-                                     label="best possible", labelOpts=dict(
+                                     label="floor", labelOpts=dict(
                                          position=0.98, color=style.MUTED.name(), anchors=[(1, 0), (1, 0)]))
         self.floor.label.setFont(style.font(style.SMALL_POINT_SIZE))
         self.floor.hide()
@@ -85,7 +93,25 @@ class LossCurves(pg.PlotWidget):
 
     def show_floor(self, value: float) -> None:
         self.floor.setValue(value)
+        self.floor.setToolTip(f"The loss floor, {value:.2f}: the lowest cross-entropy a model that reads only "
+                              f"the past can reach on this corpus (its choices of words are free). Below it, "
+                              f"a model reads the answer.")
         self.floor.show()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._fit_legend()
+
+    def _fit_legend(self) -> None:
+        """The two entries side by side where the plot is wide enough, else one above the other
+        (measured on the widget: a legend wider than the view would widen the plot past its cell)."""
+        if getattr(self, "legend", None) is None:  # (a resize while pyqtgraph builds the widget)
+            return
+        metrics = QFontMetricsF(style.font(style.SMALL_POINT_SIZE))
+        sample = 2.5 * metrics.height()  # the line sample and the spacing around it
+        side_by_side = sum(metrics.horizontalAdvance(RUN_LABELS[run]) + sample for run in RUNS)
+        room = self.width() - self.getPlotItem().getAxis("left").width() - 16
+        self.legend.setColumnCount(2 if side_by_side <= room else 1)
 
     def restyle(self) -> None:
         for run, curve in self.curves.items():
@@ -113,8 +139,6 @@ class AccuracyBars(pg.PlotWidget):
         plot.getAxis("bottom").setTicks([[(v, f"{v:.0%}") for v in (0, 0.5, 1.0)]])
         plot.invertY(True)  # teacher-forced at the top
         plot.setXRange(0, X_RIGHT, padding=0)  # room right of a full bar for its number
-        plot.getViewBox().sigResized.connect(self._fit_top)
-        self._fit_top()
         self.bars = {run: pg.BarGraphItem(x0=0, y=self._rows(run), width=np.zeros(len(CATEGORIES)), height=BAR,
                                           brush=run_colour(run), pen=run_colour(run)) for run in RUNS}
         for bars in self.bars.values():
@@ -130,11 +154,14 @@ class AccuracyBars(pg.PlotWidget):
         self.ceiling_label = pg.TextItem("", anchor=(0.5, 1.0), color=style.MUTED.name())
         self.ceiling_label.setFont(style.font(style.SMALL_POINT_SIZE))
         plot.addItem(self.ceiling_label)
+        plot.getViewBox().sigResized.connect(self._fit_top)
+        self._fit_top()
 
     def _fit_top(self, *_) -> None:
-        """Room above the first bars for one line of text (the "best possible" label), in data
+        """Room above the first bars for one line of text (the ceiling's label), in data
         units for the plot's current height: u = n·L / (h − L) for n categories, a line of L px."""
-        metrics = QFontMetricsF(style.font(style.SMALL_POINT_SIZE))
+        metrics = QFontMetricsF(self.ceiling_label.textItem.font())  # as drawn (presentation scales it)
+        ticks = QFontMetricsF(self.getPlotItem().getAxis("bottom").style.get("tickFont") or metrics)
         line = metrics.height() * 1.1
         box = self.getPlotItem().getViewBox()
         height = max(box.height(), 2 * line)
@@ -148,7 +175,8 @@ class AccuracyBars(pg.PlotWidget):
         self.getPlotItem().setXRange(0, right, padding=0)
         # "50%" only where it stands apart from "100%" ("50%100%" on a 1024-px projector)
         half_px = 0.5 * width / right
-        marks = (0, 0.5, 1.0) if half_px >= metrics.horizontalAdvance("100%") + 8 else (0, 1.0)
+        gap = half_px - (ticks.horizontalAdvance("50%") + ticks.horizontalAdvance("100%")) / 2  # between the two, centred
+        marks = (0, 0.5, 1.0) if gap >= ticks.horizontalAdvance("0") * 1.5 else (0, 1.0)
         self.getPlotItem().getAxis("bottom").setTicks([[(v, f"{v:.0%}") for v in marks]])
 
     @staticmethod
@@ -174,9 +202,13 @@ class AccuracyBars(pg.PlotWidget):
         top, bottom = NAME_ROOM - 0.05, NAME_ROOM + 2 * BAR + 0.05
         self.ceiling.setData([best, best, np.nan, best, best], [0, bottom, np.nan, 1 + top, 1 + bottom],
                              connect="finite")
-        self.ceiling_label.setText("best possible")
+        # "≈": the ceiling is what the Bayes-optimal guess scores on these held-out sentences; a
+        # model that reads only the past can land a point above it by chance ("67%" beside "66%").
+        self.ceiling_label.setText(f"ceiling ≈{best:.0%}")
         self.ceiling_label.setPos(best, 0)
-        self.ceiling.setToolTip(f"best possible next-word accuracy on these sentences: {best:.0%}")
+        self.ceiling.setToolTip(f"The ceiling, {best:.0%}: what the best possible guess from the words so far "
+                                f"scores on these sentences. A model that reads only the past can land a point "
+                                f"above it by chance; far above it, it reads the answer.")
 
     def restyle(self) -> None:
         for run, bars in self.bars.items():
