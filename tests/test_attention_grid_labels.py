@@ -162,14 +162,15 @@ def test_head_rows_wraps_only_to_name_every_token():
 
 
 def test_a_narrow_grid_wraps_one_layers_heads_and_names_every_token(qtbot, tmp_path):
-    """A 1920×1080 window's attention dock: four 16-token maps side by side drew 8 of 16 labels
-    each ("showing 32 of 64"). One layer a page, its heads in two rows, each map named ("H3"),
-    names every token; a click on the lower-left map selects head 3."""
+    """A 1700×1080 window's attention dock: four 16-token maps side by side would draw 8 of 16
+    labels each ("showing 32 of 64"). One layer a page, its heads in two rows, each map named
+    ("H3"), names every token; a click on the lower-left map selects head 3. (At 1920×1080,
+    since the grid's margins are measured from its fonts, both layers' rows name every token.)"""
     from layout_checks import drawn_labels
     from explorer.runner import load_bundle
     from support import make_main_window
 
-    window = make_main_window(qtbot, tmp_path, size=(1920, 1080))
+    window = make_main_window(qtbot, tmp_path, size=(1700, 1080))  # (1920 px: both layers, every label)
     window.runner.set_bundle(load_bundle("dates"), then_run="22 November 2026")
     qtbot.waitUntil(lambda: window.state.frame is not None and window.state.frame.source == "22 November 2026",
                     timeout=20_000)
@@ -200,3 +201,19 @@ def test_a_narrow_grid_wraps_one_layers_heads_and_names_every_token(qtbot, tmp_p
     finally:
         presentation.apply_theme(QApplication.instance(), "light")
     assert pane.head_names[0].color.name() == theme.LIGHT.text
+
+
+def test_a_page_of_heads_holds_the_selected_one_and_needs_two_maps_at_least():
+    from explorer.panels.attention.layer_pages import head_note, head_page, mosaic_cell_px
+    # 24-token maps: room for three side by side at 11.2 px a cell, not four
+    need, room_h = 11.2, 340.0
+    room_w = 930.0  # 3 maps, 2 gaps of 3 cells and the frame: ~82 cells
+    assert mosaic_cell_px(1, 4, 24, 24, 3, room_w, room_h) < need <= mosaic_cell_px(1, 3, 24, 24, 3, room_w, room_h)
+    assert [head_page(4, h, 24, 24, room_w, room_h, room_h, need) for h in range(4)] == \
+        [(0, 3, 1)] * 3 + [(1, 3, 1)]  # the last page ends at the last head
+    assert head_page(4, 0, 24, 24, 1240, room_h, room_h, need) == (0, 4, 1)  # all four fit
+    assert head_page(4, 2, 24, 24, 24 * need * 1.5, room_h, room_h, need) is None  # one map a page: no
+    # MiniLM's 12 heads of 16 tokens, room for 3 maps across and 2 rows: pages of 6, wrapped
+    assert head_page(12, 7, 16, 16, 660, 440, 440, need) == (6, 6, 2)
+    assert head_note(0, 3, 4) == "heads 1–3 of 4" and head_note(3, 1, 4) == "head 4 of 4"
+    assert head_note(0, 0, 4) == head_note(0, 4, 4) == ""

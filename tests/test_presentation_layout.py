@@ -278,6 +278,37 @@ def test_the_all_heads_grid_names_every_token_of_a_date(presenting, qtbot):
             assert "of" in pane.query_axis.labelString()  # "showing k of n labels"
 
 
+def test_the_all_heads_grid_names_every_token_of_a_24_token_input(presenting, qtbot):
+    """24 letters on `reverse` (2 layers × 4 heads): four 24-token maps side by side are too
+    small for every label on either projector, so the grid shows a page of the layer's heads
+    ("heads 1–3 of 4") and names every token under and beside each map. Choosing head 4 turns
+    to the page that holds it."""
+    from explorer.drawing.token_axis import MIN_LABEL_PT
+    from explorer.runner import load_bundle
+
+    window, size = presenting
+    letters = "abcdefghijklmnopqrstuvwx"
+    with showing(window, qtbot, load_bundle("reverse"), letters):
+        window.focus_panel("attention")
+        panel = window.panels["attention"]
+        panel.set_view("grid")
+        for head in (0, 3):
+            window.state.select_attention("encoder", 0, head)
+            settle(qtbot, 6)
+            pane = panel.grid.pane("encoder")
+            tokens = panel.data.labels["encoder"][0]
+            assert len(tokens) == 24
+            shown_heads = pane.nheads or 4
+            assert 2 <= shown_heads < 4 and pane.head0 <= head < pane.head0 + shown_heads, (size, pane.head0, shown_heads)
+            note = f"heads {pane.head0 + 1}–{pane.head0 + shown_heads} of 4"
+            assert note in pane.plot.titleLabel.text and f"L1 H{head + 1}" in pane.plot.titleLabel.text
+            rows = [t for _r, t in drawn_labels(pane.query_axis)]
+            cols = [t for _r, t in drawn_labels(pane.key_axis)]
+            assert rows == tokens * pane.layout.layers and cols == tokens * pane.layout.heads, (size, len(rows), len(cols))
+            assert min(pane.query_axis.fit.pt, pane.key_axis.fit.pt) >= MIN_LABEL_PT
+            assert pane.box.isVisible()  # the selected head is on the page, boxed
+
+
 def test_the_decoding_bars_name_the_chosen_token_whole(presenting, qtbot):
     """The argmax's bar is labelled with the whole token ("<eos>", not "<eo…"): a label wider
     than its slot shrinks (to 8 pt at least) before it is cut, each label inside its slot."""

@@ -135,8 +135,9 @@ class TokenAxis(pg.AxisItem):
                 stride = next(m * 10 ** e for e in range(9) for m in (1, 2, 5) if m * 10 ** e >= stride)
             return LabelFit(base, False, stride)
         sizes = range(base, MIN_LABEL_PT - 1, -1)
-        tries = [(pt, False) for pt in sizes if pt >= base - 3] + [(pt, True) for pt in sizes] if self.horizontal \
-            else [(pt, False) for pt in sizes]
+        # The largest size that fits, upright where it fits upright at that size: one-letter
+        # tokens turned 90° (as a 16-letter date was at 11 pt) read worse than upright ones.
+        tries = [(pt, rotated) for pt in sizes for rotated in ((False, True) if self.horizontal else (False,))]
         for pt, rotated in tries:
             if self._need_along(pt, rotated) <= cell_px:
                 return LabelFit(pt, rotated, 1)

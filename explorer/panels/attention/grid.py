@@ -21,13 +21,14 @@ from explorer.panels.attention.data import AttentionData
 from explorer.drawing.heatmap_items import LEAST_HUG, MIN_LABEL_PT, PLOT_MARGINS, MaskOverlay, TokenAxis
 from explorer.drawing.hug import hug_margins
 from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose, gap_for
-from explorer.panels.attention.layer_pages import (CHROME_PX, WRAPPED_CHROME_PX, head_rows, label_row_px, layer_page,
-                                                   mosaic_cell_px, page_note, wrapped_gap)
+from explorer.panels.attention.layer_pages import (BOX_PAD, frame_margin, head_note, head_page, head_rows,
+                                                   label_row_px, layer_page, mosaic_cell_px, page_note, wrapped_gap)
 from explorer.drawing.pooled_mosaic import average_down, compose_pooled, compose_region, overview_factor
 
 SCALE_RULE = "attention weight: 0–1 on every map"
 WRAP_TOKENS = 32  # inputs up to this long may wrap a layer's heads into rows for larger maps
 COLORBAR_PX, SIDE_MARGIN_PX = 110.0, 12.0  # the shared colour bar before it is laid out; the plots' margins
+CANVAS_MARGIN_PX = 9.0  # pyqtgraph's GraphicsLayout around the plots
 EDIT_SYMBOLS = {"zero": "0", "mean": "μ", "uniform": "≡"}  # as the head surgery panel writes them
 
 
@@ -55,8 +56,10 @@ class _KindPane:
         self.plot.vb.setDefaultPadding(0.0)  # the fit is `frame`: the mosaic and its selection box's margin
         self.plot.showAxis("top")
         self.plot.showAxis("right")
-        for name, label in (("left", "layer"), ("top", "head"), ("bottom", None), ("right", None)):
+        for name, label in (("left", "layer"), ("top", None), ("bottom", None), ("right", None)):
             st.style_axis(self.plot.getAxis(name), label, line=False)  # an axis line would run past the mosaic
+        # heads are numbered "H1", "H2", … over the maps: no "head" title row (it cost a 24-token
+        # map its labels on a 1280×720 projector)
         self.labels: tuple[list[str], list[str]] = ([], [])
         self.selection = (0, 0)
         st.set_title(self.plot, SHORT_TITLES[kind])
@@ -96,7 +99,9 @@ class _KindPane:
         self.layout: MosaicLayout | None = None
         self.mosaic: np.ndarray | None = None
         self._allowed_key: bytes | None = None
-        self.first, self.count, self.wrap = 0, 0, 1  # the page drawn: first layer, layers, rows of heads
+        # the page drawn: first layer, layers, rows of heads, first head and heads (0: all of them)
+        self.first, self.count, self.wrap, self.head0, self.nheads = 0, 0, 1, 0, 0
+        self.heads_total = 0
         self.head_names: list = []  # "H3" above each map when a layer's heads are wrapped
         self._hugging = False
         self.plot.geometryChanged.connect(self.hug)
@@ -130,12 +135,16 @@ class _KindPane:
                page: tuple[int, int] | None = None) -> None:
         """`weights`: the (L, h, T_q, T_k) maps, or a `LayerStacks` entry's `layers` list to
         average from without stacking (see `AttentionData.weights`); `page`: (first layer,
-        count) drawn (`layer_pages`), all by default."""
+        count[, rows of heads, first head, heads]) drawn (`layer_pages`), all by default."""
         if labels is not None:
             self.labels = (list(labels[0]), list(labels[1]))
         n_layers = len(weights)
-        self.first, self.count, self.wrap = (tuple(page) + (1,))[:3] if page else (0, n_layers, 1)
+        self.first, self.count, self.wrap, self.head0, self.nheads = \
+            (tuple(page) + (1, 0, 0)[len(page) - 2:])[:5] if page else (0, n_layers, 1, 0, 0)
         weights = weights[self.first:self.first + self.count]
+        self.heads_total = int(np.shape(weights[0])[0])
+        if self.nheads:  # a page of some of one layer's heads (`layer_pages.head_page`)
+            weights = np.asarray(weights[0])[self.head0:self.head0 + self.nheads][None]
         if self.wrap > 1:  # one layer's heads in `wrap` rows (`layer_pages.head_rows`)
             one = np.asarray(weights[0])
             weights = one.reshape(self.wrap, one.shape[0] // self.wrap, *one.shape[1:])
@@ -146,7 +155,7 @@ class _KindPane:
             layout = MosaicLayout.for_shape(shape)
         self._weights, self._allowed = weights, allowed
         self._draw_overview(layout)
-        key = allowed.tobytes() + bytes(f"{shape} {self.first} {self.wrap}", "ascii")
+        key = allowed.tobytes() + bytes(f"{shape} {self.first} {self.wrap} {self.head0}", "ascii")
         if layout != self.layout or key != self._allowed_key:  # geometry changed (rare)
             self.layout, self._allowed_key = layout, key
             self.mask.set_rects(blocked_rects(allowed, layout))
@@ -157,13 +166,13 @@ class _KindPane:
                                                  for l in range(layout.layers)]])
             self.plot.getAxis("left").setLabel(page_note(self.first, self.count, n_layers))
             self.plot.getAxis("top").setTicks([[] if wrapped else
-                                               [(layout.origin(0, h)[1] + layout.t_k / 2, str(h + 1)) for h in range(layout.heads)]])
-            self.plot.getAxis("top").setLabel("" if wrapped else "head")
+                                               [(layout.origin(0, h)[1] + layout.t_k / 2, f"H{self.head0 + h + 1}")
+                                                for h in range(layout.heads)]])
             self._name_maps()
             self.plot.vb.setLimits(xMin=-cols, xMax=2 * cols, yMin=-rows, yMax=2 * rows)
             # Fit the new mosaic now (a deferred auto-range does not run while the tab is hidden, so
             # the view kept the previous input's range), then keep fitting until the user zooms.
-            m = 0.7 * layout.gap + 0.02 * max(layout.t_q, layout.t_k) ** 0.5  # the box's margin and pen
+            m = frame_margin(layout.gap, max(layout.t_q, layout.t_k))  # the box's margin and pen
             self.frame.setRect(QRectF(-m, -m, cols + 2 * m, rows + 2 * m))
             self.plot.vb.setRange(self.frame.rect(), padding=0.0)
             self.plot.vb.enableAutoRange()
@@ -218,7 +227,9 @@ class _KindPane:
         """(row, column) of a head's map in the mosaic drawn, or None when it is not on this page."""
         if self.layout is None:
             return None
-        layer -= self.first
+        layer, head = layer - self.first, head - self.head0
+        if self.nheads and not 0 <= head < self.nheads:
+            return None  # on another page of heads
         if self.wrap > 1:
             if layer != 0:
                 return None
@@ -230,8 +241,8 @@ class _KindPane:
     def head_at(self, row: int, col: int) -> tuple[int, int]:
         """(layer, head) of the map at a mosaic (row, column)."""
         if self.wrap > 1:
-            return self.first, row * self.layout.heads + col
-        return self.first + row, col
+            return self.first, self.head0 + row * self.layout.heads + col
+        return self.first + row, self.head0 + col
 
     def _name_maps(self) -> None:
         """Wrapped heads: each map's head named above its top-right corner ("H3")."""
@@ -265,9 +276,10 @@ class _KindPane:
         lay = self.layout  # every map of a kind reads the same tokens: label each column and row of maps
         self.key_axis.set_tokens(k_labels, numeric=False, period=lay.t_k + lay.gap, repeats=lay.heads)
         self.query_axis.set_tokens(q_labels, numeric=False, period=lay.t_q + lay.gap, repeats=lay.layers)
-        st.set_title(self.plot, f"{SHORT_TITLES[self.kind]} · {head_label(layer, head)}")
+        note = head_note(self.head0, self.nheads, self.heads_total)  # a page of some heads says which
+        st.set_title(self.plot, f"{SHORT_TITLES[self.kind]} · {head_label(layer, head)}" + (f" ({note})" if note else ""))
         self.hug()  # the token axes' widths and the title may have changed
-        pad = self.layout.gap / 2
+        pad = self.layout.gap * BOX_PAD
         self.box.setRect(QRectF(c - pad, r - pad, self.layout.t_k + 2 * pad, self.layout.t_q + 2 * pad))
         self.box.setVisible(True)
 
@@ -283,7 +295,7 @@ class _KindPane:
         pen.setWidthF(2.5)
         pen.setCosmetic(True)
         pen.setStyle(Qt.PenStyle.DashLine)
-        pad = self.layout.gap / 2
+        pad = self.layout.gap * BOX_PAD
         for (layer, head), op in edits.items():
             at = self.slot(layer, head)
             if at is None:
@@ -362,7 +374,8 @@ class AttentionGrid(CanvasWidget):
             if kind in data.weights:
                 layers = data.weights.layers(kind)
                 selected = self._selection[1] if self._selection[0] == kind else 0
-                page = self._page(kind, len(layers), selected)
+                head = self._selection[2] if self._selection[0] == kind else 0
+                page = self._page(kind, len(layers), selected, head)
                 pane.update(layers, data.allowed[kind], data.labels[kind], page)
             else:
                 pane.image.clear()
@@ -392,18 +405,22 @@ class AttentionGrid(CanvasWidget):
         if pane is None or pane.layout is None or kind not in self.shown or kind not in self.data.weights:
             return False
         n = len(self.data.weights.layers(kind))
-        return self._page(kind, n, layer) != (pane.first, pane.count, pane.wrap)
+        return self._page(kind, n, layer, self._selection[2]) != (pane.first, pane.count, pane.wrap, pane.head0,
+                                                                   pane.nheads)
 
-    def _page(self, kind: str, n_layers: int, layer: int) -> tuple[int, int, int]:
-        """(first layer, layers, rows of heads): the page of layers whose rows are tall enough to
-        name each of the frame's query tokens; a page of one layer whose maps side by side are too
-        narrow for their key labels wraps its heads into rows (`head_rows`)."""
+    def _page(self, kind: str, n_layers: int, layer: int, head: int = 0) -> tuple[int, int, int, int, int]:
+        """(first layer, layers, rows of heads, first head, heads or 0 for all): the page of layers
+        whose rows are tall enough to name each of the frame's query tokens; a page of one layer
+        whose maps side by side are too narrow for their key labels wraps its heads into rows
+        (`head_rows`); an input of at most WRAP_TOKENS tokens for which that is not enough either
+        shows a page of the layer's heads that holds `head` (`head_page`), every token named."""
         pane = self.pane(kind)
         labels = self.data.labels.get(kind) if self.data is not None else None
         t_q, t_k = (len(labels[0]), len(labels[1])) if labels else (0, 0)
         row = label_row_px(t_q, pane.query_axis.min_cell_px())
-        first, count = layer_page(n_layers, layer, self.height(), row)
-        wrap = 1
+        chrome, wrapped_chrome = self._chrome_px(pane, False), self._chrome_px(pane, True)
+        first, count = layer_page(n_layers, layer, self.height(), row, chrome)
+        wrap, head0, nheads = 1, 0, 0
         if t_q and t_k and len(self.shown) == 1:
             heads = self.data.weights.layers(kind)[first].shape[0]
             # from the fonts, never from the axes as drawn now: the left axis is narrower when the
@@ -412,16 +429,32 @@ class AttentionGrid(CanvasWidget):
             room_w = (self.width() - max(self.colorbar.width(), COLORBAR_PX) - left_axis
                       - pane.query_axis.extent_px(MIN_LABEL_PT, False) - 2 * SIDE_MARGIN_PX)
             need_q, need_k = pane.query_axis.min_cell_px(), pane.key_axis.min_cell_px()
-            cell = mosaic_cell_px(count, heads, t_q, t_k, gap_for(t_q, t_k), room_w, self.height() - CHROME_PX)
+            cell = mosaic_cell_px(count, heads, t_q, t_k, gap_for(t_q, t_k), room_w, self.height() - chrome)
             if cell < max(need_q, need_k):  # too narrow for every key label: one layer, its heads in rows?
-                gap, room_h = wrapped_gap(t_q, t_k), self.height() - WRAPPED_CHROME_PX
+                gap, room_h = wrapped_gap(t_q, t_k), self.height() - wrapped_chrome
                 rows = head_rows(heads, t_q, t_k, room_w, room_h, need_q, need_k, gap)
                 wrapped = mosaic_cell_px(rows, heads // rows, t_q, t_k, gap, room_w, room_h)
                 # when that names every token, or a short input's maps grow by a third (more of
                 # their labels drawn); a long input keeps its overview of every layer
                 if rows > 1 and (wrapped >= max(need_q, need_k) or (max(t_q, t_k) <= WRAP_TOKENS and wrapped >= 1.3 * cell)):
                     first, count, wrap = max(0, min(layer, n_layers - 1)), 1, rows
-        return first, count, wrap
+                if wrapped < max(need_q, need_k) and max(t_q, t_k) <= WRAP_TOKENS:  # still thinned: fewer heads a page
+                    page = head_page(heads, head, t_q, t_k, room_w, self.height() - chrome, room_h, max(need_q, need_k))
+                    if page is not None and page[1] < heads:
+                        first, count = max(0, min(layer, n_layers - 1)), 1
+                        head0, nheads, wrap = page
+        return first, count, wrap, head0, nheads
+
+    @staticmethod
+    def _chrome_px(pane: _KindPane, wrapped: bool) -> float:
+        """The canvas height that is not maps, from the fonts: the title, the head numbers over
+        the maps (none when wrapped: each map is named in the gap above it), the key tokens
+        under them at the legible minimum, the plot's and the canvas' margins."""
+        title = QFontMetricsF(st.font(st.TITLE_PT)).height() * 1.25 + 4
+        numbers = 0.0 if wrapped else QFontMetricsF(st.font(st.TICK_PT)).height() + 12
+        need = pane.key_axis.min_cell_px()
+        keys = pane.key_axis.extent_px(MIN_LABEL_PT, pane.key_axis.fit_for(need).rotated)
+        return title + numbers + keys + 2 * CANVAS_MARGIN_PX + 2 * PLOT_MARGINS[1] + 2
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)

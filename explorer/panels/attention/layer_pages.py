@@ -7,18 +7,21 @@ The page is a function of the model, the selected layer and the room on screen o
 earlier clicks: a scene draws the same whatever was shown before."""
 from __future__ import annotations
 
+from explorer.drawing.mosaic import gap_for
+
 MIN_ROW_PX = 80.0  # the least height of one layer's row of maps (its tokens still readable)
 CHROME_PX = 150.0  # the plot's title, head numbers and the key tokens under the maps
 WRAPPED_CHROME_PX = 120.0  # the same without the head numbers (wrapped maps are named above each)
 
 
-def layers_fitting(room_px: float, row_px: float = MIN_ROW_PX) -> int:
+def layers_fitting(room_px: float, row_px: float = MIN_ROW_PX, chrome_px: float = CHROME_PX) -> int:
     """How many rows of maps, each at least `row_px` high, fit a canvas `room_px` high (at least
-    one). A row that would not fit even alone (a long input's labels) asks only MIN_ROW_PX: its
-    labels are thinned, with a count, whatever the page, and the overview keeps its layers."""
-    if row_px > room_px - CHROME_PX:
+    one) beside `chrome_px` of titles and axes. A row that would not fit even alone (a long
+    input's labels) asks only MIN_ROW_PX: its labels are thinned, with a count, whatever the
+    page, and the overview keeps its layers."""
+    if row_px > room_px - chrome_px:
         row_px = MIN_ROW_PX
-    return max(1, int((room_px - CHROME_PX) // max(MIN_ROW_PX, row_px)))
+    return max(1, int((room_px - chrome_px) // max(MIN_ROW_PX, row_px)))
 
 
 def label_row_px(tokens: int, cell_px: float) -> float:
@@ -27,12 +30,13 @@ def label_row_px(tokens: int, cell_px: float) -> float:
     return (tokens + 1) * cell_px
 
 
-def layer_page(n_layers: int, selected: int, room_px: float, row_px: float = MIN_ROW_PX) -> tuple[int, int]:
+def layer_page(n_layers: int, selected: int, room_px: float, row_px: float = MIN_ROW_PX,
+               chrome_px: float = CHROME_PX) -> tuple[int, int]:
     """(first layer, number of layers) to draw: every layer if they fit, else the page of
     `layers_fitting` layers in a fixed partition (1–3, 4–6, …; the last page ends at the last
     layer) that holds `selected`. `row_px`: the height a row needs (its token labels: a
     16-token input's two layers at 1280×720 drew every other label; one layer a page names all)."""
-    per_page = layers_fitting(room_px, row_px)
+    per_page = layers_fitting(room_px, row_px, chrome_px)
     if n_layers <= per_page:
         return 0, n_layers
     first = min((max(0, selected) // per_page) * per_page, n_layers - per_page)
@@ -48,10 +52,27 @@ def page_note(first: int, count: int, n_layers: int) -> str:
     return f"layers {first + 1}–{first + count} of {n_layers} (Layer: pages)"
 
 
+def head_note(first: int, count: int, n_heads: int) -> str:
+    """Which heads a page of some of a layer's heads draws (for the title), else ""."""
+    if count in (0, n_heads):
+        return ""
+    heads = f"head {first + 1}" if count == 1 else f"heads {first + 1}–{first + count}"
+    return f"{heads} of {n_heads}"
+
+
+BOX_PAD = 0.35  # the selection box's distance from its map, in gaps (inside the gap between maps)
+
+
+def frame_margin(gap: float, tokens: int) -> float:
+    """Cells fitted around the mosaic: room for the selection box and its 3-px pen. (0.7 of a
+    gap before: a single row of 24-token maps lost 2 cells of height to it on a projector.)"""
+    return (BOX_PAD + 0.15) * gap + 0.02 * max(tokens, 1) ** 0.5
+
+
 def mosaic_cell_px(rows: int, cols: int, t_q: int, t_k: int, gap: float, room_w: float, room_h: float) -> float:
     """The side of a square cell when `rows` × `cols` maps of t_q × t_k cells, `gap` cells apart
     and framed (the selection box's margin), fill at most `room_w` × `room_h` pixels."""
-    frame = 1.4 * gap + 1
+    frame = 2 * frame_margin(gap, max(t_q, t_k)) + 0.5
     return min(room_w / (cols * t_k + (cols - 1) * gap + frame), room_h / (rows * t_q + (rows - 1) * gap + frame))
 
 
@@ -75,3 +96,21 @@ def head_rows(heads: int, t_q: int, t_k: int, room_w: float, room_h: float, need
 def wrapped_gap(t_q: int, t_k: int) -> int:
     """The gap between wrapped rows of maps, in cells: room above each map for its head's name."""
     return max(3, round(max(t_q, t_k) / 6))
+
+
+def head_page(heads: int, selected: int, t_q: int, t_k: int, room_w: float, room_h: float, wrapped_room_h: float,
+              need: float) -> tuple[int, int, int] | None:
+    """(first head, heads a page, rows) of one layer's page that names every token: the most
+    heads whose maps, side by side or wrapped into rows, get cells of at least `need` px in a
+    `room_w` × `room_h` canvas (`wrapped_room_h` when wrapped: the maps are named above each),
+    in a fixed partition (1–3, 2–4 for 3 of 4: the last page ends at the last head) that holds
+    `selected`. None when not even two maps have the room: the labels are thinned, with a
+    count, and the grid stays an overview (one head alone is the "One head" view's work).
+    Four 24-token maps on a 1280×720 projector named every other token; three a page name all."""
+    for n in range(heads, min(2, heads) - 1, -1):
+        for rows in (r for r in range(1, n + 1) if n % r == 0):
+            gap, h = (gap_for(t_q, t_k), room_h) if rows == 1 else (wrapped_gap(t_q, t_k), wrapped_room_h)
+            if mosaic_cell_px(rows, n // rows, t_q, t_k, gap, room_w, h) >= need:
+                first = min((max(0, selected) // n) * n, heads - n)
+                return first, n, rows
+    return None

@@ -18,6 +18,7 @@ from explorer.panels.attention.derived_view import DerivedView
 from explorer.panels.attention.grid import AttentionGrid
 from explorer.panels.attention.lines import LineView
 from explorer.panels.attention.single import SingleHeadView, head_title
+from explorer.panels.attention.tab_corner import TabCorner
 from explorer.state import KIND_LABELS, SessionState
 
 VIEWS = ("grid", "single", "lines", "derived")
@@ -79,18 +80,15 @@ class AttentionPanel(QWidget):
         self.tabs.setFont(st.font(st.LABEL_PT))
         for widget, text in zip((self.grid, self.single, scroll, self.derived), VIEW_TITLES):
             self.tabs.addTab(widget, text)
-        self.readout = QLabel(" ")
-        self.readout.setFont(st.font(st.LABEL_PT))
-        self.readout.setWordWrap(True)
-        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.mask_legend = legend = QLabel()
         set_text(legend, MASK_LEGEND)
         legend.setFont(st.font(st.TICK_PT))
         legend.setToolTip(MASK_TIP)
         legend.setVisible(False)  # only where something is masked (see _refresh)
-        bottom = QHBoxLayout()
-        bottom.addWidget(self.readout, 1)
-        bottom.addWidget(legend)
+        self.corner = TabCorner(self.tabs, legend)  # the readout and the key beside the tabs: no line of their own
+        self.readout = self.corner.readout
+        self.readout.setFont(st.font(st.LABEL_PT))
+        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         self.empty = QLabel("Load a model and run an input to see its attention maps.")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -102,7 +100,6 @@ class AttentionPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.addLayout(controls)
         lay.addWidget(self.stack, 1)
-        lay.addLayout(bottom)
 
         self.kind_box.currentIndexChanged.connect(self._on_controls)
         self.layer_box.currentIndexChanged.connect(self._on_controls)
