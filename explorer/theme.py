@@ -34,7 +34,7 @@ class Palette:
     # text and surfaces
     text: str
     muted: str  # secondary text, axis lines
-    disabled_text: str  # inactive controls (WCAG exempts them; still ≥ 2.5:1)
+    disabled_text: str  # inactive controls: ≥ 4.5:1 (read from the back row), fainter than text
     window: str  # the application background
     base: str  # inputs, tables, text fields
     canvas: str  # plot and diagram backgrounds
@@ -113,7 +113,7 @@ class Palette:
 
 
 LIGHT = Palette(
-    name="light", text="#1f2328", muted="#57606a", disabled_text="#8c959f", window="#f6f8fa", base="#ffffff",
+    name="light", text="#1f2328", muted="#57606a", disabled_text="#656d76", window="#f6f8fa", base="#ffffff",
     canvas="#ffffff", panel="#e7ebf0", button="#eef1f4", grid="#d0d7de", accent="#0969da", accent_text="#0751a8",
     on_accent="#ffffff", error="#cf222e", success="#1a7f37", warning="#9a6700",
     line="#30363d", arrow="#30363d", stack_edge="#8c959f", block_text="#1f2328", block_shape_text="#24292f",
@@ -134,7 +134,7 @@ LIGHT = Palette(
 )
 
 DARK = Palette(
-    name="dark", text="#f0f3f6", muted="#b0b8c1", disabled_text="#6e7681", window="#1b1d21", base="#0d1117",
+    name="dark", text="#f0f3f6", muted="#b0b8c1", disabled_text="#959da7", window="#1b1d21", base="#0d1117",
     canvas="#0d1117", panel="#2d333b", button="#2d333b", grid="#30363d", accent="#58a6ff", accent_text="#79c0ff",
     on_accent="#0d1117", error="#ff7b72", success="#3fb950", warning="#d29922",
     line="#9ea7b3", arrow="#9ea7b3", stack_edge="#6e7681", block_text="#f0f3f6", block_shape_text="#d0d7de",

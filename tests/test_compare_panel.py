@@ -103,3 +103,23 @@ def test_a_scene_keeps_the_compared_checkpoint():
     assert session.compare == scene.compare and session.view("compare") == "heads" and heard == [scene.compare]
     session.reset_view_state()  # a scene without one: nothing compared, whatever was before
     assert session.compare is None and heard == [scene.compare, None]
+
+
+def test_a_zero_difference_says_identical_instead_of_a_blank_box(qtbot):
+    """B − A = 0 everywhere drew a box of the diverging map's middle colour (a glaring pale
+    square on the dark theme); the map's place now says "identical". A real difference draws."""
+    from explorer.panels.compare.maps import ComparisonMaps
+
+    maps = ComparisonMaps()
+    qtbot.addWidget(maps)
+    a = np.random.default_rng(0).dirichlet(np.ones(5), size=5).astype(np.float32)
+    allowed = np.ones((5, 5), dtype=bool)
+    tokens = list("abcde")
+    maps.set_maps(a, a.copy(), allowed, tokens, tokens, "L1 H1")
+    assert maps.identical.isVisible() and not maps.map_diff.image.isVisible()
+    assert maps.map_diff.plot.titleLabel.text == "B − A = 0"
+    b = a.copy()
+    b[2, 3] += 0.1
+    maps.set_maps(a, b, allowed, tokens, tokens, "L1 H1")
+    assert not maps.identical.isVisible() and maps.map_diff.image.isVisible()
+    assert maps.map_diff.plot.titleLabel.text == "B − A (±0.1)"

@@ -2,17 +2,21 @@
 
 A and B use the weights' own map (viridis on [0, 1]); the difference uses the theme's
 diverging map on a symmetric scale ±m, where m is the largest |B − A| of this head (white is
-exactly no change), and the scale is written on the map's title and colour bar. Plot items
-are created once and updated in place.
+exactly no change), and the scale is written on the map's title and colour bar. A difference
+that is zero everywhere is not drawn as a box of the map's middle colour (a glaring pale square
+on the dark theme, saying nothing): the map's place says "identical". Plot items are created
+once and updated in place.
 """
 from __future__ import annotations
 
 import numpy as np
+import pyqtgraph as pg
 from PySide6.QtCore import Signal
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.canvas_widget import CanvasWidget
 from explorer.drawing.heatmap_items import HeatmapPlot
+from explorer.theme import notifier
 
 MIN_SCALE = 1e-6  # a zero difference still needs a non-empty colour scale
 
@@ -53,6 +57,12 @@ class ComparisonMaps(CanvasWidget):
             # titles and labels, gave B − A twice A's room); the colour bars keep theirs
             layout.layout.setColumnStretchFactor(col, 1)
             plot.plot.setPreferredWidth(1)
+        self.identical = pg.TextItem("identical", anchor=(0.5, 0.5))  # B − A = 0 everywhere
+        self.identical.setFont(st.font(st.LABEL_PT, bold=True))
+        self.identical.setVisible(False)
+        self.map_diff.plot.addItem(self.identical, ignoreBounds=True)
+        notifier().changed.connect(self._recolour)  # a TextItem keeps the colour it was given
+        self._recolour()
         self.scale = 1.0
         self.values: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.labels: tuple[list[str], list[str]] = ([], [])
@@ -78,11 +88,20 @@ class ComparisonMaps(CanvasWidget):
         st.set_title(self.map_a.plot, f"A · {head}")
         st.set_title(self.map_b.plot, f"B · {head}")
         st.set_title(self.map_diff.plot, diff_title(self.scale))
+        zero = self.scale <= MIN_SCALE
+        self.map_diff.image.setVisible(not zero)
+        self.identical.setVisible(zero)
+        self.identical.setPos(diff.shape[1] / 2, diff.shape[0] / 2)
         for plot in self.plots:
             plot.hug()  # room for the title just set
 
+    def _recolour(self, _theme: str = "") -> None:
+        self.identical.setColor(st.colour("text"))
+
     def clear(self) -> None:
         self.values = None
+        self.identical.setVisible(False)
+        self.map_diff.image.setVisible(True)
         for plot in self.plots:
             plot.clear()
             st.set_title(plot.plot, "")
