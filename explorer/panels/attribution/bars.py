@@ -49,8 +49,9 @@ class MethodBars(pg.PlotWidget):
         self.setBackground(st.colour("canvas"))
         plot = self.getPlotItem()
         plot.showAxis("right")
-        for name in ("left", "bottom", "right"):
+        for name in ("left", "bottom"):
             st.style_axis(plot.getAxis(name))
+        st.style_axis(plot.getAxis("right"), "row's largest |score|")  # what the numbers there are
         plot.getAxis("right").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE), tickLength=0)
         plot.getAxis("bottom").setStyle(tickFont=style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True),
                                         tickLength=0)
