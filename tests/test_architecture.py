@@ -130,3 +130,22 @@ def test_zoom_buttons_and_fit(setup):
     assert panel.view.transform().m11() == pytest.approx(before)
     rect = panel.view.mapToScene(panel.view.viewport().rect()).boundingRect()
     assert rect.contains(panel.scene.itemsBoundingRect())  # fit shows the whole figure
+
+
+def test_a_character_models_token_line_packs_its_letters_before_it_elides(qapp):
+    """Figure 1's "Outputs (shifted right)" line: "<bos> 2 0 2 6 - 1 1 - …" at 1280×720 showed
+    8 of 11 tokens; a character-level line packs its letters ("<bos> 2026-11-22") when spaced
+    letters do not fit. Word tokens keep their spaces and are elided, never run together."""
+    from PySide6.QtGui import QFont, QFontMetricsF
+    from explorer.panels.architecture.panel import _tokens_line
+
+    font = QFont("DejaVu Sans Mono", 10)
+    width = QFontMetricsF(font).horizontalAdvance
+    pieces = ["<bos>", *"2026-11-22"]
+    spaced = " ".join(pieces)
+    assert _tokens_line(pieces, font, width(spaced) + 2) == spaced  # room: spaced, as before
+    assert _tokens_line(pieces, font, width(spaced) - 20) == "<bos> 2026-11-22"
+    words = ["the", "goat", "says", "bleat"]
+    short = _tokens_line(words, font, width("the goat says") + 1)
+    assert short.endswith("…") and short.startswith("the goat")
+    assert _tokens_line([], font, 100) == ""

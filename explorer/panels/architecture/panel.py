@@ -25,10 +25,21 @@ _LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.")
 
 
 def _tokens_line(pieces: list[str] | None, font, width: float) -> str:
-    """The tokens separated by spaces, elided to one column's width."""
+    """The tokens separated by spaces, in one column's width. Where that is too wide and every
+    token but the specials is one character (a character-level model), the characters stand
+    together ("<bos> 2026-11-2…" held 8 more tokens than "<bos> 2 0 2 6 - 1 1 - …"); only
+    then is the line elided."""
     if not pieces:
         return ""
-    return QFontMetricsF(font).elidedText(" ".join(pieces), Qt.ElideRight, width)
+    metrics = QFontMetricsF(font)
+    line = " ".join(pieces)
+    if metrics.horizontalAdvance(line) > width and all(len(p) == 1 or _special(p) for p in pieces):
+        line = "".join(f" {p} " if _special(p) else p for p in pieces).strip().replace("  ", " ")
+    return metrics.elidedText(line, Qt.ElideRight, width)
+
+
+def _special(piece: str) -> bool:
+    return len(piece) > 2 and piece.startswith("<") and piece.endswith(">")
 
 
 
