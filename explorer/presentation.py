@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QApplication, QComboBox, QWidget)
 
 from explorer import style, theme
+from explorer.drawing import plot_style
 from explorer.panel_dock import full_title
 from explorer.scaling import (  # noqa: F401 - applied_scale, register_window, _plot_views: read from here
     _plot_views, _widgets, _windows, applied_scale, register_window, scale_widgets)
@@ -81,52 +81,8 @@ def apply_theme(app: QApplication, name: str) -> Theme:
 def restyle_plots(app: QApplication, p: Theme | None = None) -> None:
     """Every pyqtgraph canvas in the palette's colours (again after a panel reset its titles)."""
     p = p or theme.current()
-    legend_fill = p.q("canvas")
-    legend_fill.setAlpha(230)
     for view in _plot_views(app):
-        view.setBackground(p.canvas)
-        for item in view.scene().items():
-            if isinstance(item, pg.AxisItem):
-                if item.pen().style() != Qt.PenStyle.NoPen:  # an axis drawn without a line keeps none
-                    item.setPen(pg.mkPen(p.muted, width=item.pen().widthF()))  # as plot_style.style_axis
-                item.setTextPen(pg.mkPen(p.text))
-            elif isinstance(item, pg.LegendItem):
-                item.setBrush(pg.mkBrush(legend_fill))
-                item.setPen(pg.mkPen(p.muted))
-                item.setLabelTextColor(p.text)
-                for _sample, label in item.items:  # setLabelTextColor stores the colour; the text keeps the old one
-                    label.setText(label.text)
-            elif isinstance(item, pg.LabelItem) and not _in_legend(item) and _is_plain_text_colour(
-                    item.opts.get("color")):
-                item.setText(item.text, color=p.text)  # titles in the theme's text colour
-        # A QGraphicsView's update() does not repaint its viewport: on a real screen (X11) an axis
-        # recoloured here kept the old theme's text until something else repainted it.
-        view.viewport().update()
-
-
-def _in_legend(item) -> bool:
-    """Legend entries are coloured with their legend (`setLabelTextColor`)."""
-    parent = item.parentItem()
-    while parent is not None:
-        if isinstance(parent, pg.LegendItem):
-            return True
-        parent = parent.parentItem()
-    return False
-
-
-def _plain_text_colours() -> set[str]:
-    return {QColor(c).name() for p in THEMES.values() for c in (p.text, p.muted)}
-
-
-def _is_plain_text_colour(colour) -> bool:
-    """Black-ish / white-ish title colours follow the theme; deliberate colours (a legend in the
-    title: green tokens, red exact match) stay."""
-    if colour is None:
-        return True
-    try:
-        return pg.mkColor(colour).name() in _plain_text_colours()
-    except Exception:  # noqa: BLE001 - an unusual colour spec: leave it alone
-        return False
+        plot_style.restyle_view(view, p)
 
 
 def rescale(app: QApplication, factor: float) -> float:

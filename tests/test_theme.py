@@ -175,3 +175,24 @@ def test_legend_entries_and_the_positional_note_follow_the_theme(window, qtbot):
     window.lecture.set_theme("light")
     assert all(LIGHT.text.lower() in label.item.toHtml().lower() for label in entries)
     assert LIGHT.muted.lower() in waves.legend.text().lower()
+
+
+def test_the_grid_colour_bar_added_after_a_theme_change_wears_the_new_theme(qapp):
+    """Started with --theme dark on a real screen, the all-heads grid's colour bar read dark on
+    dark: it was built in the light theme and was in no scene when the theme changed (it joins
+    one with the first input), so the recolouring missed it."""
+    from explorer import presentation
+    from explorer.panels.attention.grid import AttentionGrid
+    from explorer.theme import DARK, LIGHT
+
+    presentation.apply_theme(QApplication.instance(), "light")
+    grid = AttentionGrid()
+    try:
+        assert grid.colorbar.axis.textPen().color().name() == LIGHT.text
+        presentation.apply_theme(QApplication.instance(), "dark")
+        grid.show_kinds(["encoder"])  # the first input: the bar joins the canvas
+        axis = grid.colorbar.axis
+        assert axis.textPen().color().name() == DARK.text and axis.labelStyle["color"] == DARK.text
+    finally:
+        presentation.apply_theme(QApplication.instance(), "light")
+        grid.deleteLater()

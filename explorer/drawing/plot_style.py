@@ -134,3 +134,54 @@ def let_shrink(label: pg.LabelItem, width: float = 40) -> None:
 
     label.updateMin = update_min
     update_min()
+
+
+# -- recolouring a canvas in place ------------------------------------------------------------------
+def restyle_view(view, p=None) -> None:
+    """One pyqtgraph canvas in the palette's colours: background, axes, legends and plain-coloured
+    titles (a deliberate colour — green tokens in a title — stays). `presentation.apply_theme`
+    does this for every canvas; a canvas that re-adds items after a theme change (the attention
+    grid's colour bar, out of every scene until the first input) does it for itself."""
+    p = p or current()
+    legend_fill = p.q("canvas")
+    legend_fill.setAlpha(230)
+    view.setBackground(p.canvas)
+    for item in view.scene().items():
+        if isinstance(item, pg.AxisItem):
+            if item.pen().style() != Qt.PenStyle.NoPen:  # an axis drawn without a line keeps none
+                item.setPen(pg.mkPen(p.muted, width=item.pen().widthF()))  # as style_axis
+            item.setTextPen(pg.mkPen(p.text))
+        elif isinstance(item, pg.LegendItem):
+            item.setBrush(pg.mkBrush(legend_fill))
+            item.setPen(pg.mkPen(p.muted))
+            item.setLabelTextColor(p.text)
+            for _sample, label in item.items:  # setLabelTextColor stores the colour; the text keeps the old one
+                label.setText(label.text)
+        elif isinstance(item, pg.LabelItem) and not _in_legend(item) and _is_plain_text_colour(item.opts.get("color")):
+            item.setText(item.text, color=p.text)  # titles in the theme's text colour
+    # A QGraphicsView's update() does not repaint its viewport: on a real screen (X11) an axis
+    # recoloured here kept the old theme's text until something else repainted it.
+    view.viewport().update()
+
+
+def _in_legend(item) -> bool:
+    """Legend entries are coloured with their legend (`setLabelTextColor`)."""
+    parent = item.parentItem()
+    while parent is not None:
+        if isinstance(parent, pg.LegendItem):
+            return True
+        parent = parent.parentItem()
+    return False
+
+
+def _is_plain_text_colour(colour) -> bool:
+    """Black-ish / white-ish title colours follow the theme; deliberate colours (a legend in the
+    title: green tokens, red exact match) stay."""
+    if colour is None:
+        return True
+    from explorer.theme import PALETTES
+    plain = {QColor(c).name() for q in PALETTES.values() for c in (q.text, q.muted)}
+    try:
+        return pg.mkColor(colour).name() in plain
+    except Exception:  # noqa: BLE001 - an unusual colour spec: leave it alone
+        return False

@@ -363,6 +363,9 @@ class AttentionGrid(CanvasWidget):
         for i, kind in enumerate(kinds):
             grid.addItem(self.pane(kind).plot, row=0, col=i)
         grid.addItem(self.colorbar, row=0, col=len(kinds))
+        # items out of every scene at the last theme change (the colour bar, before the first
+        # input; a kind's pane while another was shown) kept the old theme's colours: dark on dark
+        st.restyle_view(self.canvas)
         self.shown = list(kinds)
         if self.data is not None:
             self.set_data(self.data)
