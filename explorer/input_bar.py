@@ -33,6 +33,7 @@ FIRST_HINT = "Type a sentence and press Enter — or press PageDown for the pape
 OPEN_ITEM = "Open checkpoint folder…"
 PRETRAINED_SUFFIX = " (pretrained)"
 LOAD_ROLE = Qt.UserRole + 1  # what `Runner.load` is given for a row, when not its folder
+QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum"
 MAX_CHARS = 1 << 24  # QLineEdit's default (32767) silently cut a long paste: the length message lied
 
 
@@ -166,6 +167,7 @@ class InputBar(QWidget):
 
     def show_error(self, message: str) -> None:
         self._fitted = None
+        self._cap_status(None)
         self.status.setText(f'<span style="color:{style.ERROR.name()}; font-weight:bold;">'
                             f'⚠ {html.escape(message)}</span>')
         self.status.setToolTip(message)
@@ -313,8 +315,12 @@ class InputBar(QWidget):
         holds it whole (an untrained model's babble ran off the window's edge)."""
         bundle = self.state.bundle
         text = output_html(result, bundle)
+        need = rich_text_width(text, self.status.font())
+        # no wider than the whole output: the token echo beside it gets the rest (a 1024-px
+        # projector's echo named one token while "Output: remrofsnart" sat in half the row)
+        self._cap_status(need)
         room = self.status.contentsRect().width()
-        whole = rich_text_width(text, self.status.font()) <= room
+        whole = need <= room
         if not whole:  # the longest start of the output that fits
             lo, hi = 0, len(result.output_text)
             while lo < hi:
@@ -328,6 +334,13 @@ class InputBar(QWidget):
         self.status.setToolTip(mask_tooltip(result) or ("" if whole else result.output_text))
         self._fitted = result  # (refitted on a resize while the line shows it)
 
+    def _cap_status(self, need: float | None) -> None:
+        """The status line at most `need` px wide plus its margins (None: as wide as the row gives)."""
+        margins = self.status.contentsMargins()
+        cap = QWIDGETSIZE_MAX if need is None else int(need) + 4 + margins.left() + margins.right()
+        if self.status.maximumWidth() != cap:
+            self.status.setMaximumWidth(cap)
+
     def _on_theme(self, *_) -> None:
         """The output line's and the token echo's coloured spans in the new palette."""
         if self.state.result is not None:
@@ -338,6 +351,7 @@ class InputBar(QWidget):
         self.run_button.setEnabled(not busy)
         if busy and what:
             self._fitted = None
+            self._cap_status(None)
             self.status.setText(html.escape(what))
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name

@@ -323,3 +323,24 @@ def test_tour_caption_bar_exit_and_scene_controls(qtbot, tmp_path):
     settle(qtbot)
     assert lecture.deck.tour is None
     assert not any(c.isVisible() for c in lecture.tour_controls) and not lecture.caption_bar.isVisible()
+
+
+def test_a_short_output_leaves_the_rest_of_the_row_to_the_token_echo(window, qtbot):
+    """At 1024 px the echo and the output line shared the row half and half: "11/64 tokens: t …
+    +10 more" beside "Output: remrofsnart" and empty room. The output line is now no wider than
+    its text, and the echo names every token that fits in the rest."""
+    from explorer.input_bar import rich_text_width
+
+    bar = window.input_bar
+    window.resize(1024, 720)
+    window.runner.run("transformer")
+    qtbot.waitUntil(lambda: window.state.frame is not None and window.state.frame.source == "transformer",
+                    timeout=20_000)
+    settle(qtbot)
+    need = rich_text_width(bar.status.text(), bar.status.font())
+    assert bar.status.width() <= need + 30  # no wider than the output it shows
+    assert "…" not in plain_text(bar.status.text())  # and that output whole
+    assert "more" not in plain_text(bar.echo.text()), bar.echo.text()  # every one of the 11 tokens named
+    bar.show_error("A long message about a refused input that needs all of the row it can get to be read.")
+    settle(qtbot)
+    assert bar.status.maximumWidth() > 10_000  # an error line may take the whole row again
