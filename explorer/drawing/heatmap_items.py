@@ -12,7 +12,7 @@ from PySide6.QtGui import QBrush, QFontMetrics, QPainterPath
 from PySide6.QtWidgets import QGraphicsItem
 
 from explorer.drawing import plot_style as st
-from explorer.drawing.hug import hug_margins
+from explorer.drawing.hug import hug_margins, not_reentrant
 from explorer.drawing.mosaic import blocked_rects
 
 PLOT_MARGINS = (1.0, 1.0, 1.0, 1.0)  # pyqtgraph's own, around a plot's axes
@@ -148,24 +148,20 @@ class HeatmapPlot:
         self.values: np.ndarray | None = None
         self.allowed: np.ndarray | None = None
         self._shape: tuple | None = None
-        self._hugging = False
         if square:  # the plot takes the map's shape: its token labels against its rows and columns
             self.plot.vb.sigResized.connect(lambda *_: self.hug())
 
+    @not_reentrant
     def hug(self) -> None:
         """Give a square-celled map's spare room to the margins around its plot (`hug_margins`),
         never less than a legible plot area or its title's width."""
-        if not self.square or self.values is None or self._hugging:
+        if not self.square or self.values is None:
             return
-        self._hugging = True  # the margins resize the view box, whose resize calls here
-        try:
-            rows, cols = self.values.shape
-            title = self.plot.titleLabel
-            title_w = title.item.boundingRect().width() + 8 if title.isVisible() and title.text else 0.0
-            hug_margins(self.plot.layout, self.plot.vb, cols / max(rows, 1), (max(LEAST_HUG[0], title_w), LEAST_HUG[1]),
-                        PLOT_MARGINS)
-        finally:
-            self._hugging = False
+        rows, cols = self.values.shape
+        title = self.plot.titleLabel
+        title_w = title.item.boundingRect().width() + 8 if title.isVisible() and title.text else 0.0
+        hug_margins(self.plot.layout, self.plot.vb, cols / max(rows, 1), (max(LEAST_HUG[0], title_w), LEAST_HUG[1]),
+                    PLOT_MARGINS)
 
     def set_map(self, values: np.ndarray, allowed: np.ndarray | None = None, x_labels=None, y_labels=None) -> None:
         """Show `values` (rows × cols); cells where `allowed` is False are drawn as blocked."""

@@ -8,6 +8,8 @@ bar together), so the axes, and their labels, sit against the map.
 """
 from __future__ import annotations
 
+import functools
+
 from PySide6.QtCore import QSizeF
 from PySide6.QtWidgets import QGraphicsLayout
 
@@ -45,3 +47,22 @@ def hug_margins(layout: QGraphicsLayout, view_box, aspect: float, least: tuple[f
             break
         spare_w, spare_h = max(0.0, spare_w + off_w), max(0.0, spare_h + off_h)
     return spare_w, spare_h
+
+
+def not_reentrant(method):
+    """A method that returns at once when it is called again from inside itself: a hug's new
+    margins resize the view box, whose resize signal calls the hug again. (One guard for every
+    hugging plot, instead of a flag and a try/finally in each.)"""
+    running: set[int] = set()
+
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        if id(self) in running:
+            return None
+        running.add(id(self))
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            running.discard(id(self))
+
+    return guarded

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QLabel, QSiz
 
 from explorer import style
 from explorer.drawing.heatmap_items import LEAST_HUG, MIN_LABEL_PT, PLOT_MARGINS, TokenAxis
-from explorer.drawing.hug import hug_margins
+from explorer.drawing.hug import hug_margins, not_reentrant
 
 RANGE_PADDING = 0.02  # of the frame, around the map: its outline stays visible
 PLOT_MARGIN_PX = 3  # pyqtgraph's plot item and view margins, each side (measured: 1–2 px)
@@ -211,7 +211,6 @@ class TokenHeatmap(QWidget):
         self._frame = (1, 1)
         self.plot_widget.scene().sigMouseMoved.connect(self._hover)
         self.plot_widget.resized = self._fit
-        self._hugging = False
         plot.getViewBox().sigResized.connect(lambda *_: self._hug())
 
     # -- data ---------------------------------------------------------------------------------
@@ -278,19 +277,14 @@ class TokenHeatmap(QWidget):
         plot.getViewBox().setRange(xRange=(0, fc), yRange=(0, fr), padding=RANGE_PADDING)
         self._hug()
 
+    @not_reentrant
     def _hug(self) -> None:
         """The frame's shape for the plot: its token labels against its rows and columns, not at
         the far edges of a wide (or tall) cell of the flow. Again whenever the view box is resized
         (a token axis takes its width for its labels' font only when it is drawn)."""
-        if self._hugging:
-            return
-        self._hugging = True
-        try:
-            fr, fc = self._frame
-            plot = self.plot_widget.getPlotItem()
-            hug_margins(plot.layout, plot.getViewBox(), fc / fr, LEAST_HUG, PLOT_MARGINS)
-        finally:
-            self._hugging = False
+        fr, fc = self._frame
+        plot = self.plot_widget.getPlotItem()
+        hug_margins(plot.layout, plot.getViewBox(), fc / fr, LEAST_HUG, PLOT_MARGINS)
 
     def set_title(self, title: str) -> None:
         self.title.setText(title)

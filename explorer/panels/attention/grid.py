@@ -19,7 +19,7 @@ from explorer.theme import notifier
 from explorer.drawing.canvas_widget import CanvasWidget
 from explorer.panels.attention.data import AttentionData
 from explorer.drawing.heatmap_items import LEAST_HUG, MIN_LABEL_PT, PLOT_MARGINS, MaskOverlay, TokenAxis
-from explorer.drawing.hug import hug_margins
+from explorer.drawing.hug import hug_margins, not_reentrant
 from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose, gap_for
 from explorer.panels.attention.layer_pages import (BOX_PAD, frame_margin, head_note, head_page, head_rows,
                                                    label_row_px, layer_page, mosaic_cell_px, page_note, wrapped_gap)
@@ -103,23 +103,17 @@ class _KindPane:
         self.first, self.count, self.wrap, self.head0, self.nheads = 0, 0, 1, 0, 0
         self.heads_total = 0
         self.head_names: list = []  # "H3" above each map when a layer's heads are wrapped
-        self._hugging = False
         self.plot.geometryChanged.connect(self.hug)
         self.plot.vb.sigResized.connect(lambda *_: self.hug())  # also after a token axis took more room
 
+    @not_reentrant
     def hug(self) -> None:
         """Margins inside the plot that give its view box the mosaic's shape, so the token labels
         right of and below the maps sit against them, not at the far edge of an aspect-locked plot
         wider (or taller) than its square-celled mosaic. Computed from the plot's size, its axes
         and title and the mosaic's shape alone, starting from no margins every time (never from an
         earlier fit): a window and a frame give the same picture whatever was clicked before."""
-        if self._hugging:
-            return
-        self._hugging = True  # the margins resize the view box, whose resize calls here
-        try:
-            self._fit_margins()
-        finally:
-            self._hugging = False
+        self._fit_margins()
 
     def _fit_margins(self) -> None:
         grid = self.plot.layout

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QGraphicsPathItem, QVBoxLayout, QWidget
 
 from explorer import style
 from explorer.drawing.heatmap_items import TokenAxis
-from explorer.drawing.hug import hug_margins
+from explorer.drawing.hug import hug_margins, not_reentrant
 from explorer.drawing.plot_style import fit_colorbar_axis
 
 WEIGHT_LEVELS = (0.0, 1.0)
@@ -100,7 +100,6 @@ class TensorView(QWidget):
         self.row_axis = self.col_axis = ""
         self.colormap_name = style.SEQUENTIAL
         self.square = False
-        self._hugging = False
         self._hug_again = QTimer(self)  # once more after the axes' deferred relayout (their labels' widths)
         self._hug_again.setSingleShot(True)
         self._hug_again.setInterval(0)
@@ -164,31 +163,26 @@ class TensorView(QWidget):
         self.reset_view()
         self.hug()
 
+    @not_reentrant
     def hug(self) -> None:
         """Square-celled maps: the map's shape for the plot (the spare room split around the plot
         and its colour bar), so the token labels sit against the map, not at the far edges of a
         wide panel. Other tensors fill the panel (no aspect to keep)."""
-        if self._hugging:
+        layout = self.widget.ci.layout
+        if not self.square:
+            layout.setContentsMargins(*self._base_margins)
+            self.colorbar.layout.setContentsMargins(*self._bar_margins)
             return
-        self._hugging = True  # the margins resize the view box, whose resize calls here
-        try:
-            layout = self.widget.ci.layout
-            if not self.square:
-                layout.setContentsMargins(*self._base_margins)
-                self.colorbar.layout.setContentsMargins(*self._bar_margins)
-                return
-            rows, cols = self.data.shape
-            hug_margins(layout, self.plot.vb, cols / max(rows, 1), (160.0, 120.0), self._base_margins)
-            if not self._zoomed:  # the aspect lock widened the range while the box was reshaped: fit again
-                self.reset_view()
-            box, rows_cols = self.plot.vb.geometry(), cols / max(rows, 1)
-            if abs(box.width() - box.height() * rows_cols) > 2 and self._rehugs < 3:
-                self._hug_again.start()  # not settled yet (an axis is still taking its width)
-            # the bar as tall as the map (not running on beside the key labels under it)
-            left, top, right, _bottom = self._bar_margins
-            self.colorbar.layout.setContentsMargins(left, top, right, self.bottom.geometry().height())
-        finally:
-            self._hugging = False
+        rows, cols = self.data.shape
+        hug_margins(layout, self.plot.vb, cols / max(rows, 1), (160.0, 120.0), self._base_margins)
+        if not self._zoomed:  # the aspect lock widened the range while the box was reshaped: fit again
+            self.reset_view()
+        box, rows_cols = self.plot.vb.geometry(), cols / max(rows, 1)
+        if abs(box.width() - box.height() * rows_cols) > 2 and self._rehugs < 3:
+            self._hug_again.start()  # not settled yet (an axis is still taking its width)
+        # the bar as tall as the map (not running on beside the key labels under it)
+        left, top, right, _bottom = self._bar_margins
+        self.colorbar.layout.setContentsMargins(left, top, right, self.bottom.geometry().height())
 
     def _rehug(self) -> None:
         self._rehugs += 1
