@@ -128,12 +128,13 @@ class WavesView(QWidget):
             lam = wavelength_text(pair_wavelength(self._d_model, i))
             sin_dim, cos_dim = pair_dims(self._d_model, i, self.pe_layout)
             if self.learned:
-                entries.append(f"<span style='color:{color}'>━━ dim {sin_dim} &nbsp;╍╍ dim {cos_dim}</span>")
+                entries.append(f"<span style='color:{color}; white-space:nowrap'>━━ dim {sin_dim} &nbsp;╍╍ dim {cos_dim}</span>")
             else:
                 # the wavelength alone (its formula is said once below): three pairs fit one line
                 # of a 1024-px projector instead of wrapping over the plot's height
-                entries.append(f"<span style='color:{color}'><b>━━ sin</b> {sin_dim} &nbsp;<b>╍╍ cos</b> {cos_dim}</span>"
-                               f" λ = {lam}")
+                # one entry never breaks across lines ("sin⏎64 cos 65" at 1280×720)
+                entries.append(f"<span style='white-space:nowrap'><span style='color:{color}'><b>━━ sin</b> {sin_dim}"
+                               f" &nbsp;<b>╍╍ cos</b> {cos_dim}</span> λ = {lam}</span>")
                 tips.append(f"dims {sin_dim}, {cos_dim}: λ = 2π·10000^({2 * i}/{self._d_model}) = {lam}")
             for dim, style in ((sin_dim, Qt.PenStyle.SolidLine), (cos_dim, Qt.PenStyle.DashLine)):
                 pen = pg.mkPen(color, width=2.2, style=style)
@@ -151,6 +152,7 @@ class WavesView(QWidget):
             self.legend.setText("<b>Learned</b> dimensions: " + sep.join(entries))
         else:
             self.legend.setText(sep.join(entries) + "<br><span style='color:" + st.current().muted + "'>dots: the model's "
-                                "values · lines: the formula between positions · λ = 2π·10000<sup>2i/d</sup></span>")
+                                "values · lines: the formula between positions · <span style='white-space:nowrap'>"
+                                "λ = 2π·10000<sup>2i/d</sup></span></span>")
             self.legend.setToolTip("\n".join(tips))
         self.plot.enableAutoRange()
