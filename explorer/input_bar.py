@@ -314,6 +314,7 @@ class InputBar(QWidget):
         """The output, as much of it as the line holds: a long one ends in "…" and the tooltip
         holds it whole (an untrained model's babble ran off the window's edge)."""
         bundle = self.state.bundle
+        self._fitted = result  # first: the cap below resizes the line, whose resize refits this result
         text = output_html(result, bundle)
         need = rich_text_width(text, self.status.font())
         # no wider than the whole output: the token echo beside it gets the rest (a 1024-px

@@ -38,6 +38,9 @@ def make_model():
     return factory
 
 
+_LAST_TOPS: frozenset = frozenset()  # the top-level widgets after the last collection
+
+
 @pytest.fixture(autouse=True)
 def _delete_closed_windows():
     """Really delete the windows a test closed. pytest-qt closes them and calls deleteLater(), but
@@ -55,10 +58,17 @@ def _delete_closed_windows():
         return
     closed = [w for w in app.topLevelWidgets()
               if isinstance(w, QMainWindow) and w.parent() is None and not w.isVisible()]
-    if not closed:  # a full collection costs ~0.5 s in a worker holding torch and Qt: only when it frees
-        return      # a window (it ran after all ~700 tests: ~40% of the suite's time was teardown)
     for widget in closed:
         widget.deleteLater()
     QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    # A full collection costs ~0.5 s in a worker holding torch and Qt: only after a test that
+    # made or dropped a top-level widget (a window, a panel under test). It ran after every one
+    # of ~900 tests, model tests too: ~40% of the suite's time was teardown. Skipping it after
+    # GUI tests as well let Qt objects in dead cycles be re-polished by the next theme change:
+    # a segfault in setStyleSheet.
+    global _LAST_TOPS
+    if not closed and frozenset(id(w) for w in app.topLevelWidgets()) == _LAST_TOPS:
+        return
     import gc
     gc.collect()  # pyqtgraph's plot items sit in reference cycles holding ~400 parentless menus a window
+    _LAST_TOPS = frozenset(id(w) for w in app.topLevelWidgets())

@@ -134,8 +134,9 @@ def test_zoom_buttons_and_fit(setup):
 
 def test_a_character_models_token_line_packs_its_letters_before_it_elides(qapp):
     """Figure 1's "Outputs (shifted right)" line: "<bos> 2 0 2 6 - 1 1 - …" at 1280×720 showed
-    8 of 11 tokens; a character-level line packs its letters ("<bos> 2026-11-22") when spaced
-    letters do not fit. Word tokens keep their spaces and are elided, never run together."""
+    8 of 11 tokens; a character tokenizer's line packs its letters ("<bos> 2026-11-22") when
+    spaced letters do not fit. Word tokens keep their spaces and are elided, never run together,
+    even one-letter words."""
     from PySide6.QtGui import QFont, QFontMetricsF
     from explorer.panels.architecture.panel import _tokens_line
 
@@ -143,9 +144,12 @@ def test_a_character_models_token_line_packs_its_letters_before_it_elides(qapp):
     width = QFontMetricsF(font).horizontalAdvance
     pieces = ["<bos>", *"2026-11-22"]
     spaced = " ".join(pieces)
-    assert _tokens_line(pieces, font, width(spaced) + 2) == spaced  # room: spaced, as before
-    assert _tokens_line(pieces, font, width(spaced) - 20) == "<bos> 2026-11-22"
+    assert _tokens_line(pieces, font, width(spaced) + 2, characters=True) == spaced  # room: spaced, as before
+    assert _tokens_line(pieces, font, width(spaced) - 20, characters=True) == "<bos> 2026-11-22"
+    with_space = ["<bos>", " ", "a", "<eos>"]
+    assert _tokens_line(with_space, font, width("<bos>  a <eos>") + 1, characters=True) == "<bos>  a <eos>"  # its space stays
     words = ["the", "goat", "says", "bleat"]
     short = _tokens_line(words, font, width("the goat says") + 1)
     assert short.endswith("…") and short.startswith("the goat")
+    assert _tokens_line(["a", "I", "a", "b", "c"], font, width("a I a") + 1).startswith("a I")  # words: not "aIa"
     assert _tokens_line([], font, 100) == ""

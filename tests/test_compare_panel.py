@@ -123,3 +123,9 @@ def test_a_zero_difference_says_identical_instead_of_a_blank_box(qtbot):
     maps.set_maps(a, b, allowed, tokens, tokens, "L1 H1")
     assert not maps.identical.isVisible() and maps.map_diff.image.isVisible()
     assert maps.map_diff.plot.titleLabel.text == "B − A (±0.1)"
+    b = a.copy()
+    b[0, 0] += 3e-7  # below the colour scale's floor, but not zero: drawn, and its size said
+    maps.set_maps(a, b, allowed, tokens, tokens, "L1 H1")
+    tiny = float(np.abs(b - a).max())
+    assert 0 < tiny < 1e-6 and not maps.identical.isVisible()
+    assert maps.map_diff.plot.titleLabel.text == f"B − A (±{max(tiny, 1e-6):.2g})"

@@ -17,6 +17,7 @@ _WIDTHS: dict[str, dict[str, float]] = {}  # font key → token → pixels
 
 MIN_LABEL_PT = 8  # the smallest token label drawn: legible from the back row of a lecture room
 LABEL_GAP_PX = 3
+UPRIGHT_SLACK = 3  # points a turned label must gain over an upright one to be chosen
 
 
 @dataclass(frozen=True)
@@ -135,16 +136,15 @@ class TokenAxis(pg.AxisItem):
                 stride = next(m * 10 ** e for e in range(9) for m in (1, 2, 5) if m * 10 ** e >= stride)
             return LabelFit(base, False, stride)
         sizes = range(base, MIN_LABEL_PT - 1, -1)
-        # The largest size that fits, upright where it fits upright at that size: one-letter
-        # tokens turned 90° (as a 16-letter date was at 11 pt) read worse than upright ones.
-        tries = [(pt, rotated) for pt in sizes for rotated in ((False, True) if self.horizontal else (False,))]
-        for pt, rotated in tries:
-            if self._need_along(pt, rotated) <= cell_px:
-                return LabelFit(pt, rotated, 1)
-        if self.horizontal:
-            for pt in sizes:
-                if self._need_along(pt, False) <= cell_px:
-                    return LabelFit(pt, False, 1)
+        upright = next((pt for pt in sizes if self._need_along(pt, False) <= cell_px), None)
+        turned = next((pt for pt in sizes if self._need_along(pt, True) <= cell_px), None) if self.horizontal else None
+        # Upright unless turning buys UPRIGHT_SLACK points or more: one-letter tokens turned 90°
+        # (a 16-letter date at 11 pt, when 10 pt fitted upright) read worse than slightly smaller
+        # upright ones; long words turned stay far larger than upright ones squeezed to 8 pt.
+        if upright is not None and (turned is None or upright > turned - UPRIGHT_SLACK):
+            return LabelFit(upright, False, 1)
+        if turned is not None:
+            return LabelFit(turned, True, 1)
         need = self._need_along(MIN_LABEL_PT, self.horizontal)
         return LabelFit(MIN_LABEL_PT, self.horizontal, max(1, math.ceil(need / max(cell_px, 1e-9))))
 

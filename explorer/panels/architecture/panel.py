@@ -24,17 +24,23 @@ TOKENS_GAP = 14.0  # between "Inputs" and its tokens on one line
 _LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.")
 
 
-def _tokens_line(pieces: list[str] | None, font, width: float) -> str:
-    """The tokens separated by spaces, in one column's width. Where that is too wide and every
-    token but the specials is one character (a character-level model), the characters stand
-    together ("<bos> 2026-11-2…" held 8 more tokens than "<bos> 2 0 2 6 - 1 1 - …"); only
-    then is the line elided."""
+def _tokens_line(pieces: list[str] | None, font, width: float, characters: bool = False) -> str:
+    """The tokens separated by spaces, in one column's width. Where that is too wide and the
+    tokenizer reads characters (`characters`), the characters stand together, the specials
+    apart ("<bos> 2026-11-22" whole where "<bos> 2 0 2 6 - 1 1 - …" held 8 of 11 tokens); only
+    then is the line elided. A word tokenizer's tokens keep their spaces, whatever their length."""
     if not pieces:
         return ""
     metrics = QFontMetricsF(font)
     line = " ".join(pieces)
-    if metrics.horizontalAdvance(line) > width and all(len(p) == 1 or _special(p) for p in pieces):
-        line = "".join(f" {p} " if _special(p) else p for p in pieces).strip().replace("  ", " ")
+    if characters and metrics.horizontalAdvance(line) > width:
+        line = ""
+        for piece in pieces:
+            if _special(piece):
+                line += (" " if line and not line.endswith(" ") else "") + piece + " "
+            else:
+                line += piece
+        line = line.strip()
     return metrics.elidedText(line, Qt.ElideRight, width)
 
 
@@ -195,18 +201,22 @@ class ArchitecturePanel(QWidget):
             e.item.setToolTip("\n".join(tip))
         result = self.state.result
         pieces = {"src": result.src_pieces, "tgt": result.tgt_pieces, "out": output_pieces(result)} if result else {}
+        bundle = self.state.bundle
+        tokenizers = {"src": getattr(bundle, "src_tokenizer", None), "tgt": getattr(bundle, "tgt_tokenizer", None)}
+        tokenizers["out"] = tokenizers["tgt"] or tokenizers["src"]
         for axis, item in self.figure.token_texts.items():
+            characters = getattr(tokenizers.get(axis), "kind", "") == "char"
             label = self.figure.token_labels.get(axis)
             centre = (label or item).sceneBoundingRect().center().x()
             if self.figure.inline and label is not None:  # "Inputs  a t t e n t i o n" on one line
                 room = self._token_room(axis) - label.boundingRect().width() - TOKENS_GAP
-                item.setText(_tokens_line(pieces.get(axis), item.font(), room))
+                item.setText(_tokens_line(pieces.get(axis), item.font(), room, characters))
                 both = label.boundingRect().width() + (TOKENS_GAP + item.boundingRect().width() if item.text() else 0)
                 label.setPos(centre - both / 2, label.pos().y())
                 item.setPos(label.pos().x() + label.boundingRect().width() + TOKENS_GAP,
                             label.sceneBoundingRect().center().y() - item.boundingRect().height() / 2)
             else:
-                item.setText(_tokens_line(pieces.get(axis), item.font(), self._token_room(axis)))
+                item.setText(_tokens_line(pieces.get(axis), item.font(), self._token_room(axis), characters))
                 item.setPos(centre - item.boundingRect().width() / 2, item.pos().y())
         if self.view.auto_fit:  # longer token lines change the figure's extent
             self.view.fit()

@@ -88,4 +88,4 @@ class DerivedView(QWidget):
         else:
             value = f"{float(heatmap.values[q, k]):.6f}"
         extra = " (Abnar & Zuidema 2020: Π over layers of 0.5·mean_h A + 0.5·I, rows renormalised)" if what == "rollout" else ""
-        self.hovered.emit(f"{what}: “{qs[q]}” ({q}) ← “{ks[k]}” ({k}) = {value}{extra}")
+        self.hovered.emit(f"{what} {value} · “{qs[q]}” ({q}) ← “{ks[k]}” ({k}){extra}")  # the number first

@@ -149,7 +149,7 @@ class _KindPane:
             layout = MosaicLayout.for_shape(shape)
         self._weights, self._allowed = weights, allowed
         self._draw_overview(layout)
-        key = allowed.tobytes() + bytes(f"{shape} {self.first} {self.wrap} {self.head0}", "ascii")
+        key = allowed.tobytes() + bytes(f"{shape} {self.first} {self.wrap} {self.head0} {n_layers}", "ascii")
         if layout != self.layout or key != self._allowed_key:  # geometry changed (rare)
             self.layout, self._allowed_key = layout, key
             self.mask.set_rects(blocked_rects(allowed, layout))
@@ -370,6 +370,9 @@ class AttentionGrid(CanvasWidget):
             pane = self.pane(kind)
             if kind in data.weights:
                 layers = data.weights.layers(kind)
+                # the page is measured with this input's tokens (their widths), not the last one's
+                pane.key_axis.set_tokens(data.labels[kind][1], numeric=False)
+                pane.query_axis.set_tokens(data.labels[kind][0], numeric=False)
                 selected = self._selection[1] if self._selection[0] == kind else 0
                 head = self._selection[2] if self._selection[0] == kind else 0
                 page = self._page(kind, len(layers), selected, head)
@@ -427,6 +430,11 @@ class AttentionGrid(CanvasWidget):
                       - pane.query_axis.extent_px(MIN_LABEL_PT, False) - 2 * SIDE_MARGIN_PX)
             need_q, need_k = pane.query_axis.min_cell_px(), pane.key_axis.min_cell_px()
             cell = mosaic_cell_px(count, heads, t_q, t_k, gap_for(t_q, t_k), room_w, self.height() - chrome)
+            layer = max(0, min(layer, n_layers - 1))
+            if cell < max(need_q, need_k) and count > 1:  # the rows' estimate was short: one layer a page?
+                one = mosaic_cell_px(1, heads, t_q, t_k, gap_for(t_q, t_k), room_w, self.height() - chrome)
+                if one >= max(need_q, need_k):
+                    first, count, cell = layer, 1, one
             if cell < max(need_q, need_k):  # too narrow for every key label: one layer, its heads in rows?
                 gap, room_h = wrapped_gap(t_q, t_k), self.height() - wrapped_chrome
                 rows = head_rows(heads, t_q, t_k, room_w, room_h, need_q, need_k, gap)
@@ -434,11 +442,11 @@ class AttentionGrid(CanvasWidget):
                 # when that names every token, or a short input's maps grow by a third (more of
                 # their labels drawn); a long input keeps its overview of every layer
                 if rows > 1 and (wrapped >= max(need_q, need_k) or (max(t_q, t_k) <= WRAP_TOKENS and wrapped >= 1.3 * cell)):
-                    first, count, wrap = max(0, min(layer, n_layers - 1)), 1, rows
+                    first, count, wrap = layer, 1, rows
                 if wrapped < max(need_q, need_k) and max(t_q, t_k) <= WRAP_TOKENS:  # still thinned: fewer heads a page
                     page = head_page(heads, head, t_q, t_k, room_w, self.height() - chrome, room_h, max(need_q, need_k))
                     if page is not None and page[1] < heads:
-                        first, count = max(0, min(layer, n_layers - 1)), 1
+                        first, count = layer, 1
                         head0, nheads, wrap = page
         return first, count, wrap, head0, nheads
 
@@ -482,4 +490,4 @@ class AttentionGrid(CanvasWidget):
             value = "blocked by the mask (weight exactly 0)"
         else:
             value = f"{self.data.weights[kind][layer, head, q, k]:.4f}"
-        self.hovered.emit(f"layer {layer + 1}, head {head + 1}: query {q} “{qs[q]}” → key {k} “{ks[k]}” = {value}   (click to open)")
+        self.hovered.emit(f"{value} · L{layer + 1} H{head + 1}: query {q} “{qs[q]}” → key {k} “{ks[k]}” · click to open")

@@ -10,8 +10,7 @@ from __future__ import annotations
 from explorer.drawing.mosaic import gap_for
 
 MIN_ROW_PX = 80.0  # the least height of one layer's row of maps (its tokens still readable)
-CHROME_PX = 150.0  # the plot's title, head numbers and the key tokens under the maps
-WRAPPED_CHROME_PX = 120.0  # the same without the head numbers (wrapped maps are named above each)
+CHROME_PX = 150.0  # a default for the title, head numbers and key tokens (the grid measures its own)
 
 
 def layers_fitting(room_px: float, row_px: float = MIN_ROW_PX, chrome_px: float = CHROME_PX) -> int:
@@ -33,8 +32,8 @@ def label_row_px(tokens: int, cell_px: float) -> float:
 def layer_page(n_layers: int, selected: int, room_px: float, row_px: float = MIN_ROW_PX,
                chrome_px: float = CHROME_PX) -> tuple[int, int]:
     """(first layer, number of layers) to draw: every layer if they fit, else the page of
-    `layers_fitting` layers in a fixed partition (1–3, 4–6, …; the last page ends at the last
-    layer) that holds `selected`. `row_px`: the height a row needs (its token labels: a
+    `layers_fitting` layers that holds `selected`: pages 1–3, 4–6, …, the last one ending at
+    the last layer (so it may share layers with the page before). `row_px`: the height a row needs (its token labels: a
     16-token input's two layers at 1280×720 drew every other label; one layer a page names all)."""
     per_page = layers_fitting(room_px, row_px, chrome_px)
     if n_layers <= per_page:
@@ -103,8 +102,8 @@ def head_page(heads: int, selected: int, t_q: int, t_k: int, room_w: float, room
     """(first head, heads a page, rows) of one layer's page that names every token: the most
     heads whose maps, side by side or wrapped into rows, get cells of at least `need` px in a
     `room_w` × `room_h` canvas (`wrapped_room_h` when wrapped: the maps are named above each),
-    in a fixed partition (1–3, 2–4 for 3 of 4: the last page ends at the last head) that holds
-    `selected`. None when not even two maps have the room: the labels are thinned, with a
+    that holds `selected`: pages of n from the first head, the last one ending at the last head
+    (heads 1–3 and 2–4 for three of four). None when not even two maps have the room: the labels are thinned, with a
     count, and the grid stays an overview (one head alone is the "One head" view's work).
     Four 24-token maps on a 1280×720 projector named every other token; three a page name all."""
     for n in range(heads, min(2, heads) - 1, -1):

@@ -61,4 +61,4 @@ class SingleHeadView(CanvasWidget):
             value = "blocked by the mask: score set to −∞, weight exactly 0"
         else:
             value = f"{float(self.heatmap.values[q, k]):.6f}"
-        self.hovered.emit(f"query {q} “{qs[q]}” → key {k} “{ks[k]}”: weight = {value}")
+        self.hovered.emit(f"weight {value} · query {q} “{qs[q]}” → key {k} “{ks[k]}”")  # the number first: the line may be elided

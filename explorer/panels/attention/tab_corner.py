@@ -10,7 +10,7 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QTabWidget, QWidget
 
-from explorer.drawing.token_heatmap import ElidedLabel
+from explorer.drawing.elided_label import ElidedLabel
 
 GAP_PX = 16  # between the last tab and the readout
 
@@ -28,21 +28,29 @@ class TabCorner(QWidget):
         row.setContentsMargins(GAP_PX, 0, 4, 0)
         row.addWidget(self.readout, 1)
         row.addWidget(legend)
-        tabs.installEventFilter(self)  # its resize changes the room left
+        self._hint = QSize()
+        # The room left changes with the tabs' width and with the tab bar's own (fonts). Not the
+        # tabs' LayoutRequest: updateGeometry() posts one to them, and answering it looped.
+        tabs.installEventFilter(self)
+        tabs.tabBar().installEventFilter(self)
         tabs.setCornerWidget(self, Qt.Corner.TopRightCorner)
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         bar = self.tabs.tabBar()
         room = self.tabs.width() - bar.sizeHint().width() - 2
-        return QSize(max(room, self.legend.sizeHint().width() if self.legend.isVisible() else 0, 1),
-                     max(bar.sizeHint().height(), self.readout.sizeHint().height()))
+        margins = self.layout().contentsMargins()
+        legend = self.legend.sizeHint().width() + margins.left() + margins.right() if self.legend.isVisible() else 0
+        return QSize(max(room, legend, 1), max(bar.sizeHint().height(), self.readout.sizeHint().height()))
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         return QSize(1, 1)  # never a reason for the tabs to scroll
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
-        if obj is self.tabs and event.type() in (QEvent.Type.Resize, QEvent.Type.FontChange, QEvent.Type.LayoutRequest):
-            self.updateGeometry()
+        if event.type() in (QEvent.Type.Resize, QEvent.Type.FontChange):
+            hint = self.sizeHint()
+            if hint != self._hint:  # only a real change asks the tabs to lay out again
+                self._hint = hint
+                self.updateGeometry()
         return False
 
 

@@ -28,9 +28,15 @@ def symmetric_scale(diff: np.ndarray, allowed: np.ndarray | None = None) -> floa
     return max(m, MIN_SCALE)
 
 
-def diff_title(m: float) -> str:
-    """The difference map's title: its scale, or that there is nothing to scale."""
-    return "B − A = 0" if m <= MIN_SCALE else f"B − A (±{m:.2g})"
+def diff_title(m: float, zero: bool = False) -> str:
+    """The difference map's title: its scale, or (`zero`: B − A is exactly 0) that there is none."""
+    return "B − A = 0" if zero else f"B − A (±{m:.2g})"
+
+
+def exactly_zero(diff: np.ndarray, allowed: np.ndarray | None = None) -> bool:
+    """B − A is 0 in every cell a query may attend (not merely below the colour scale's floor)."""
+    cells = diff[allowed] if allowed is not None and allowed.any() else diff
+    return not np.any(cells)
 
 
 class ComparisonMaps(CanvasWidget):
@@ -87,8 +93,8 @@ class ComparisonMaps(CanvasWidget):
             st.style_axis(plot.y_axis, f"query ({axis_names[0]})")  # on all three: maps of one size
         st.set_title(self.map_a.plot, f"A · {head}")
         st.set_title(self.map_b.plot, f"B · {head}")
-        st.set_title(self.map_diff.plot, diff_title(self.scale))
-        zero = self.scale <= MIN_SCALE
+        zero = exactly_zero(diff, allowed)
+        st.set_title(self.map_diff.plot, diff_title(self.scale, zero))
         self.map_diff.image.setVisible(not zero)
         self.identical.setVisible(zero)
         self.identical.setPos(diff.shape[1] / 2, diff.shape[0] / 2)

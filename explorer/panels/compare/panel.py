@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QPus
                                QTabWidget, QVBoxLayout, QWidget)
 
 from explorer.drawing import plot_style as st
-from explorer.drawing.token_heatmap import ElidedLabel
+from explorer.drawing.elided_label import ElidedLabel
 from explorer.panels.attention.data import DECODER_ONLY_NAMES, ENCODER_ONLY_NAMES, KIND_AXIS_NAMES
 from explorer.panels.compare.maps import ComparisonMaps
 from explorer.panels.compare.outputs import OutputBars, describe_token

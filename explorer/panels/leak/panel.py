@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QGridLayout, QHBoxLayout
                                QSpinBox, QVBoxLayout, QWidget)
 
 from explorer import style, theme
-from explorer.drawing.token_heatmap import ElidedLabel
+from explorer.drawing.elided_label import ElidedLabel
 from explorer.panels.leak.views import AccuracyBars, AttentionPair, LossCurves
 from explorer.panels.leak.worker import LeakPhase, LeakResult, LeakRun, StepRows
 from explorer.panels.stops_with_window import StopsWithWindow
@@ -32,11 +32,15 @@ START_TIMEOUT = 60.0  # s: `train_for` waits at most this long for the lab to be
 def verdict(result: LeakResult) -> str:
     """The finished lab in words, from its numbers."""
     m, leak = result.runs["masked"], result.runs["leaking"]
-    below = "below" if leak.final_loss < result.loss_floor else "above"
-    return (f"No mask: loss {leak.final_loss:.2f}, {below} the {result.loss_floor:.2f} that no model reading only "
-            f"the past can reach (with mask {m.final_loss:.2f}); teacher-forced {leak.teacher_forced:.0%}, above the "
-            f"≈{result.best_accuracy:.0%} ceiling of a model that reads only the past: it reads the answer. Yet "
-            f"{leak.generated:.0%} of its generated sentences are right (with mask {m.generated:.0%}).")
+    below = leak.final_loss < result.loss_floor
+    above = leak.teacher_forced > result.best_accuracy
+    # "it reads the answer" only where both measures say so (a short run may show neither)
+    verdict = ": it reads the answer" if below and above else ""
+    return (f"No mask: loss {leak.final_loss:.2f}, {'below' if below else 'above'} the {result.loss_floor:.2f} that "
+            f"no model reading only the past can reach (with mask {m.final_loss:.2f}); teacher-forced "
+            f"{leak.teacher_forced:.0%}, {'above' if above else 'not above'} the ≈{result.best_accuracy:.0%} ceiling "
+            f"of a model that reads only the past{verdict}. Yet {leak.generated:.0%} of its generated sentences are "
+            f"right (with mask {m.generated:.0%}).")
 
 
 def generation_lines(result: LeakResult) -> tuple[str, str]:

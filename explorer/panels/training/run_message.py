@@ -26,10 +26,10 @@ def whole_sentences(text: str, fits) -> str:
     sentences = SENTENCE_BREAK.split(text.strip())
     for n in range(len(sentences), 0, -1):
         head = " ".join(sentences[:n])
-        if n < len(sentences) and fits(head + " …"):
-            return head + " …"
-        if fits(head):
+        if n == len(sentences) and fits(head):
             return head
+        if n < len(sentences) and fits(head + " …"):  # the "…" says that more was said
+            return head + " …"
     return ""
 
 

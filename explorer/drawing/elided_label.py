@@ -1,0 +1,67 @@
+"""`ElidedLabel`: a title or readout that fits the width it is given instead of asking for more.
+
+Maps' titles (decoding, mask leak), the compare panel's lines and the attention panel's hover
+readout use it: on a projector a label that asked for its text's width widened its panel until
+the panel scrolled sideways.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetricsF
+from PySide6.QtWidgets import QLabel, QSizePolicy
+
+
+class ElidedLabel(QLabel):
+    """A label that never widens its panel: its text whole, or on two lines where `break_at`
+    allows ("Cross-attention⏎L1 H1"), or shortened with "…"; the whole text in its tooltip and
+    `full_text`. Centred (a map's title) unless its owner aligns it otherwise (a readout)."""
+
+    def __init__(self, text: str = "", parent=None):
+        super().__init__(parent)
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+        self.setAlignment(Qt.AlignCenter)
+        self.setText(text)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        self.full_text = text
+        self.setToolTip(text)
+        self._elide()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    break_at: str | None = None  # where a title too long for one line may break into two (": ", " ")
+
+    def _splits(self, text: str) -> list[tuple[str, str]]:
+        """(first line, second line) at each place `break_at` allows, first to last."""
+        if not self.break_at:
+            return []
+        out, i = [], text.find(self.break_at)
+        while i >= 0:
+            out.append((text[:i] + self.break_at.rstrip(), text[i + len(self.break_at):]))
+            i = text.find(self.break_at, i + 1)
+        return out
+
+    def least_width(self) -> float:
+        """The narrowest width in which the title is whole: on one line, or on two where
+        `break_at` lets it break (a layout asks this before it narrows the title's column)."""
+        metrics = QFontMetricsF(self.font())
+        widths = [max(metrics.horizontalAdvance(a), metrics.horizontalAdvance(b)) for a, b in self._splits(self.full_text)]
+        return min([metrics.horizontalAdvance(self.full_text), *widths])
+
+    def _elide(self) -> None:
+        width = max(self.width(), 20)
+        metrics = self.fontMetrics()
+        text = self.full_text
+        if metrics.horizontalAdvance(text) > width:
+            splits = [(max(metrics.horizontalAdvance(a), metrics.horizontalAdvance(b)), a, b)
+                      for a, b in self._splits(text)]
+            if splits and min(splits)[0] <= width:  # the most even break ("Self-attention⏎L1 H1")
+                _, head, tail = min(splits)
+                QLabel.setText(self, f"{head}\n{tail}")  # whole, on two lines
+                return
+        QLabel.setText(self, metrics.elidedText(text, Qt.ElideRight, width))
+
+
+__all__ = ["ElidedLabel"]
