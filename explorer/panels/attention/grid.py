@@ -370,9 +370,6 @@ class AttentionGrid(CanvasWidget):
             pane = self.pane(kind)
             if kind in data.weights:
                 layers = data.weights.layers(kind)
-                # the page is measured with this input's tokens (their widths), not the last one's
-                pane.key_axis.set_tokens(data.labels[kind][1], numeric=False)
-                pane.query_axis.set_tokens(data.labels[kind][0], numeric=False)
                 selected = self._selection[1] if self._selection[0] == kind else 0
                 head = self._selection[2] if self._selection[0] == kind else 0
                 page = self._page(kind, len(layers), selected, head)
