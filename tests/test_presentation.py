@@ -95,12 +95,18 @@ def test_training_titles_keep_theme_and_scale_when_the_panel_narrows(window):
     window.lecture.set_theme("dark")
     window.lecture.presentation.enter(full_screen=False)
     window.focus_panel("training")  # presenting shows one panel: this one
-    for width in (300, 1200, 300):  # wide → narrow re-titles the plots
+    for width in (300, 1200, 300):  # presenting, at any width: short titles, the colours named in them
         curves.resize(width, 800)  # (not wider than 2 × its height: 2 × 2, not a row of four)
-        assert curves.legend.isVisible() == (width > 600)  # the narrow/wide switch really ran
+        assert not curves.legend.isVisible()  # (a legend box covered the 1280×720 accuracy plot)
         title = curves.loss_plot.titleLabel
         assert pg.mkColor(title.opts["color"]).lightnessF() > 0.8, title.opts  # light text on the dark canvas
         assert float(title.opts["size"][:-2]) == pytest.approx(style.TITLE_POINT_SIZE * 2.0, abs=0.1)
+    window.lecture.presentation.leave()
+    curves.resize(1200, 800)  # wide, not presenting: the legend again, the titles re-set at scale 1
+    assert curves.legend.isVisible()
+    title = curves.loss_plot.titleLabel
+    assert pg.mkColor(title.opts["color"]).lightnessF() > 0.8, title.opts
+    assert float(title.opts["size"][:-2]) == pytest.approx(style.TITLE_POINT_SIZE, abs=0.1)
 
 
 def _mean_lightness(path) -> float:

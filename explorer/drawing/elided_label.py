@@ -37,9 +37,11 @@ class ElidedLabel(QLabel):
         """(first line, second line) at each place `break_at` allows, first to last."""
         if not self.break_at:
             return []
+        # ": " and "; " end the first line ("no mask:"); a divider (" · ") is dropped at the break
+        keep = self.break_at.rstrip() if self.break_at.rstrip()[-1:] in (":", ";", ",") else ""
         out, i = [], text.find(self.break_at)
         while i >= 0:
-            out.append((text[:i] + self.break_at.rstrip(), text[i + len(self.break_at):]))
+            out.append((text[:i] + keep, text[i + len(self.break_at):]))
             i = text.find(self.break_at, i + 1)
         return out
 

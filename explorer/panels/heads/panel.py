@@ -118,6 +118,8 @@ class HeadsPanel(QWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(surgery, "Surgery")
         self.tabs.addTab(ranking, "Importance")
+        for page in (surgery, ranking):  # the window's colour, not the style's lighter tab pane
+            page.setAutoFillBackground(True)  # (a mid-grey slab on the dark theme, unlike every other panel)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.tabs)

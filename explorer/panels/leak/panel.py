@@ -99,7 +99,8 @@ class LeakPanel(StopsWithWindow, QWidget):
         self.message = QLabel(INTRO)
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.generations = ElidedLabel("")  # one line (a long one ends in …; all examples in its tooltip)
+        self.generations = ElidedLabel("")  # one line, or two at " · " (all examples in its tooltip)
+        self.generations.break_at = " · "  # "… no m…" at 1024 px hid the leaking run's sentence
         self.generations.setAlignment(Qt.AlignLeft | Qt.AlignVCenter)
         self.loss_plot = LossCurves()
         self.bars = AccuracyBars()

@@ -126,6 +126,12 @@ def _plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y_lab
     return plot
 
 
+def raw_alpha() -> int:
+    """The raw (unsmoothed) loss: faint behind the smoothed curve, yet visible; on the dark
+    canvas a 70/255 blue was a navy line on black."""
+    return 150 if style.current().name == "dark" else 70
+
+
 def _curve(plot: pg.PlotItem, colour: str, width: float, alpha: int = 255, name: str | None = None,
            **kwargs) -> pg.PlotDataItem:
     c = pg.mkColor(colour)
@@ -190,7 +196,7 @@ class TrainingCurves(TimedCanvas):
         legend.setZValue(10)
         self.legend = legend
         self.curves = {
-            "loss_raw": _curve(self.loss_plot, style.current().loss, 1, alpha=70),
+            "loss_raw": _curve(self.loss_plot, style.current().loss, 1, alpha=raw_alpha()),
             "loss": _curve(self.loss_plot, style.current().loss, 3),
             "accuracy": _curve(self.acc_plot, style.current().accuracy, 3, name="token accuracy (train)"),
             "exact": _curve(self.acc_plot, style.current().exact, 3, name=METRIC_NAMES["exact_match"][0], symbol="o",
@@ -201,7 +207,18 @@ class TrainingCurves(TimedCanvas):
         self.warmup = WarmupMark(self.lr_plot)
 
     def restyle_marks(self) -> None:
-        """The warm-up line and its label in the current theme's colours (after a theme change)."""
+        """The curves, the warm-up line and its label in the current theme's colours (after a
+        theme change: the curves kept the light theme's blues on the dark canvas)."""
+        theme = style.current()
+        colours = {"loss_raw": theme.loss, "loss": theme.loss, "accuracy": theme.accuracy, "exact": theme.exact,
+                   "lr": theme.lr, "tokens_per_s": theme.speed}
+        for key, curve in self.curves.items():
+            pen = pg.mkPen(curve.opts["pen"])
+            colour = pg.mkColor(colours[key])
+            colour.setAlpha(raw_alpha() if key == "loss_raw" else 255)
+            pen.setColor(colour)
+            curve.setPen(pen)
+        self.curves["exact"].setSymbolBrush(theme.exact)
         self.warmup.restyle()
 
     def _arrange(self, in_a_row: bool) -> None:
@@ -243,7 +260,10 @@ class TrainingCurves(TimedCanvas):
         self._fit_value_axes()
         self._fit_lr_title()
         # each plot's share, as in 2 × 2; larger text (presentation) needs more room for the legend
-        narrow = self.width() / (2 if self.in_a_row else 1) < NARROW * (1 + (presentation.applied_scale() - 1) / 2)
+        # presenting, the coloured accuracy title ("tokens · exact") names the series: a legend box
+        # covered two thirds of the 1280×720 projector's accuracy plot
+        narrow = (presentation.applied_scale() > 1.0
+                  or self.width() / (2 if self.in_a_row else 1) < NARROW * (1 + (presentation.applied_scale() - 1) / 2))
         if narrow != legend.isVisible():
             return
         legend.setVisible(not narrow)
