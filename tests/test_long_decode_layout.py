@@ -158,3 +158,26 @@ def test_a_short_decode_on_a_1024_beamer_shows_all_three_maps_with_every_label(q
         assert not problems, "\n  ".join(problems)
     finally:
         close_decoding(qapp, window)
+
+
+def test_a_maps_least_height_counts_the_title_lines_of_the_width_asked(qapp):
+    """The flow weighs column counts by each map's least size there: a title on two lines in a
+    narrow column, on one in a wide one — not the lines it happens to have now (the chosen
+    arrangement then depended on what was shown before)."""
+    import numpy as np
+    from PySide6.QtGui import QFontMetricsF
+    from explorer.drawing.token_heatmap import TokenHeatmap
+
+    heatmap = TokenHeatmap("Cross-attention L1 H1")
+    heatmap.title.break_at = " "
+    heatmap.set_data(np.eye(4), list("abcd"), list("abcd"))
+    whole = QFontMetricsF(heatmap.title.font()).horizontalAdvance(heatmap.title.full_text)
+    narrow, wide = heatmap.least_size(width=whole * 0.85), heatmap.least_size(width=whole * 2)
+    step = heatmap.title.fontMetrics().lineSpacing()
+    assert narrow[1] - wide[1] == step  # one more line where it must break
+    heatmap.resize(int(whole * 0.85), 300)  # now drawn on two lines: the answers stay the same
+    heatmap.show()
+    qapp.processEvents()
+    assert heatmap.title.text().count("\n") == 1
+    assert heatmap.least_size(width=whole * 0.85) == narrow and heatmap.least_size(width=whole * 2) == wide
+    heatmap.deleteLater()

@@ -52,6 +52,15 @@ class ElidedLabel(QLabel):
         widths = [max(metrics.horizontalAdvance(a), metrics.horizontalAdvance(b)) for a, b in self._splits(self.full_text)]
         return min([metrics.horizontalAdvance(self.full_text), *widths])
 
+    def lines_at(self, width: float) -> int:
+        """How many lines the title takes in `width` pixels: 1 (whole or elided) or 2 (broken)."""
+        metrics = QFontMetricsF(self.font())
+        if metrics.horizontalAdvance(self.full_text) <= width:
+            return 1
+        fits = [max(metrics.horizontalAdvance(a), metrics.horizontalAdvance(b)) <= width
+                for a, b in self._splits(self.full_text)]
+        return 2 if any(fits) else 1
+
     def _elide(self) -> None:
         width = max(self.width(), 20)
         metrics = self.fontMetrics()

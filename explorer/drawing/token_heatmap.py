@@ -207,18 +207,24 @@ class TokenHeatmap(QWidget):
         self._frame = (max(fr, 1), max(fc, 1))
         self._fit()
 
-    def least_size(self, most_tokens: int = 32) -> tuple[float, float]:
+    def least_size(self, most_tokens: int = 32, width: float | None = None) -> tuple[float, float]:
         """The widget size (width, height) in which every token label of the frame (up to
         `most_tokens` a side) is drawn at the legible minimum (turned if need be), in square
-        cells. Asked by the layout (`PlotFlow`), never set as a minimum: a minimum would make
-        the panel's scroll area grow instead of the maps reflowing to fit the screen."""
+        cells, its title on as many lines as it takes in `width` (as drawn now when None: a
+        layout weighing other widths must not count the lines the current one gave it). Asked
+        by the layout (`PlotFlow`), never set as a minimum: a minimum would make the panel's
+        scroll area grow instead of the maps reflowing to fit the screen."""
         fr, fc = (min(n, most_tokens) for n in self._frame)
         cell = max(self.rows_axis.min_cell_px(), self.cols_axis.min_cell_px())  # square cells
         left = self.rows_axis.extent_px(MIN_LABEL_PT, rotated=False)
         bottom = self.cols_axis.extent_px(MIN_LABEL_PT, rotated=self.cols_axis.fit_for(cell).rotated)
         pad = 1 + 2 * RANGE_PADDING  # setRange's padding on each side
         chrome = 2 * PLOT_MARGIN_PX
-        return (fc * cell * pad + left + chrome, fr * cell * pad + bottom + chrome + self.title.sizeHint().height())
+        title = self.title.sizeHint().height()
+        if width is not None:  # the lines it would take there, not the ones it has now
+            drawn = self.title.text().count("\n") + 1
+            title += (self.title.lines_at(width) - drawn) * self.title.fontMetrics().lineSpacing()
+        return (fc * cell * pad + left + chrome, fr * cell * pad + bottom + chrome + title)
 
     def _fit(self) -> None:
         """Show the whole frame (the axes fit their labels to the cells they get)."""

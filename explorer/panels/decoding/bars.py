@@ -83,9 +83,9 @@ class TopKBars(pg.PlotWidget):
                                     size=f"{style.BASE_POINT_SIZE * style.scale():.1f}pt")
         fit_title_row(self.getPlotItem())
 
-    def least_size(self) -> tuple[float, float]:
+    def least_size(self, width: float | None = None) -> tuple[float, float]:
         """The room its caption needs whole, on two lines if need be (asked by the decoding
-        panel's `PlotFlow`)."""
+        panel's `PlotFlow`; the plot's height does not depend on `width`)."""
         if not self.caption:
             return 0.0, 0.0
         lines = self._caption_lines(self.caption, 0.0)

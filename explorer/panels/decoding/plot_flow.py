@@ -54,10 +54,11 @@ class PlotFlow(QWidget):
         return [w for w in self.widgets if not w.isHidden() or (w is self.fold and self.folded)]
 
     @staticmethod
-    def least_size(widget: QWidget) -> tuple[float, float]:
-        """The room a plot's labels need (a TokenHeatmap's `least_size()`), at least MIN_CELL."""
+    def least_size(widget: QWidget, width: float | None = None) -> tuple[float, float]:
+        """The room a plot's labels need in a cell `width` wide (a TokenHeatmap's `least_size()`:
+        its title may take two lines there), at least MIN_CELL."""
         need = getattr(widget, "least_size", None)
-        w, h = need() if need is not None else MIN_CELL
+        w, h = need(width=width) if need is not None else MIN_CELL
         return max(w, MIN_CELL[0]), max(h, MIN_CELL[1])
 
     def least_width(self, widget: QWidget) -> float:
@@ -71,12 +72,14 @@ class PlotFlow(QWidget):
         need = least() if least is not None else QFontMetricsF(title.font()).horizontalAdvance(text)
         return max(MIN_CELL[0], need + TITLE_MARGIN)
 
-    def _needs(self, plots: list[QWidget], columns: int) -> tuple[list[float], list[float]]:
-        """Each column's and each row's least size when `plots` flow into `columns` columns."""
+    def _needs(self, plots: list[QWidget], columns: int, width: float | None = None) -> tuple[list[float], list[float]]:
+        """Each column's and each row's least size when `plots` flow into `columns` columns of a
+        flow `width` wide (None: the titles' lines as drawn now)."""
         cols, rows = [0.0] * columns, [0.0] * math.ceil(len(plots) / columns)
+        cell = None if width is None else (width - self.grid.spacing() * (columns - 1)) / columns
         for i, w in enumerate(plots):
             r, c = divmod(i, columns)
-            need_w, need_h = self.least_size(w)
+            need_w, need_h = self.least_size(w, cell)
             cols[c], rows[r] = max(cols[c], need_w), max(rows[r], need_h)
         return cols, rows
 
@@ -90,7 +93,7 @@ class PlotFlow(QWidget):
         spacing = self.grid.spacing()
         scored = []
         for c in range(1, n + 1):
-            cols, rows = self._needs(plots, c)
+            cols, rows = self._needs(plots, c, width)
             fits = sum(cols) + spacing * (c - 1) <= width and sum(rows) + spacing * (len(rows) - 1) <= height
             w, h = (width - spacing * (c - 1)) / c, (height - spacing * (len(rows) - 1)) / len(rows)
             usable = min(w, h * self.aspect) * min(h, w / self.aspect)
@@ -124,7 +127,7 @@ class PlotFlow(QWidget):
             finally:
                 self._folding = False
         shown = [w for w in self.shown_widgets() if not (folded and w is self.fold)]
-        cols, rows = self._needs(shown, columns) if shown else ([], [])
+        cols, rows = self._needs(shown, columns, max(self.width(), 1)) if shown else ([], [])
         # Columns share the width as their labels need it (a map of 32 source tokens beside
         # the narrower bars); equal shares where nothing needs more than MIN_CELL.
         stretch = [max(1, round(x / 10)) for x in cols], [max(1, round(y / 10)) for y in rows]
