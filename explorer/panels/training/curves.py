@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QFontMetricsF
+from PySide6.QtGui import QColor, QFontMetricsF
 
 from explorer import presentation, style
 from explorer.drawing.plot_style import fit_title_row, let_shrink
@@ -126,16 +126,26 @@ def _plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y_lab
     return plot
 
 
+# each curve's theme colour (Palette field): used when the curves are made and on a theme change
+CURVE_ROLES = {"loss_raw": "loss", "loss": "loss", "accuracy": "accuracy", "exact": "exact", "lr": "lr",
+               "tokens_per_s": "speed"}
+
+
+def curve_colour(key: str) -> QColor:
+    """A curve's colour in the current theme (the raw loss faint: `raw_alpha`)."""
+    colour = pg.mkColor(getattr(style.current(), CURVE_ROLES[key]))
+    colour.setAlpha(raw_alpha() if key == "loss_raw" else 255)
+    return colour
+
+
 def raw_alpha() -> int:
     """The raw (unsmoothed) loss: faint behind the smoothed curve, yet visible; on the dark
     canvas a 70/255 blue was a navy line on black."""
     return 150 if style.current().name == "dark" else 70
 
 
-def _curve(plot: pg.PlotItem, colour: str, width: float, alpha: int = 255, name: str | None = None,
-           **kwargs) -> pg.PlotDataItem:
-    c = pg.mkColor(colour)
-    c.setAlpha(alpha)
+def _curve(plot: pg.PlotItem, key: str, width: float, name: str | None = None, **kwargs) -> pg.PlotDataItem:
+    c = curve_colour(key)
     # No antialiasing: it doubles the paint time, and every ms the GUI thread paints (holding
     # the GIL) is taken from the training thread.
     return plot.plot([], [], pen=pg.mkPen(c, width=width), name=name, clipToView=True, autoDownsample=True,
@@ -191,34 +201,31 @@ class TrainingCurves(TimedCanvas):
         self.acc_plot.setYRange(0, 1.02, padding=0)
         self.acc_plot.setLimits(yMin=-0.02, yMax=1.05)
         # Top left: accuracy rises from the bottom left, so that corner stays empty all run long.
+        fill = style.current().q("canvas")  # the theme's canvas, as plot_style.restyle_view fills legends
+        fill.setAlpha(230)
         legend = self.acc_plot.addLegend(offset=(8, 4), labelTextSize=f"{style.SMALL_POINT_SIZE}pt",
-                                         brush=pg.mkBrush(255, 255, 255, 220))
+                                         brush=pg.mkBrush(fill))
         legend.setZValue(10)
         self.legend = legend
         self.curves = {
-            "loss_raw": _curve(self.loss_plot, style.current().loss, 1, alpha=raw_alpha()),
-            "loss": _curve(self.loss_plot, style.current().loss, 3),
-            "accuracy": _curve(self.acc_plot, style.current().accuracy, 3, name="token accuracy (train)"),
-            "exact": _curve(self.acc_plot, style.current().exact, 3, name=METRIC_NAMES["exact_match"][0], symbol="o",
+            "loss_raw": _curve(self.loss_plot, "loss_raw", 1),
+            "loss": _curve(self.loss_plot, "loss", 3),
+            "accuracy": _curve(self.acc_plot, "accuracy", 3, name="token accuracy (train)"),
+            "exact": _curve(self.acc_plot, "exact", 3, name=METRIC_NAMES["exact_match"][0], symbol="o",
                             symbolSize=8, symbolBrush=style.current().exact, symbolPen=None),
-            "lr": _curve(self.lr_plot, style.current().lr, 3),
-            "tokens_per_s": _curve(self.speed_plot, style.current().speed, 3),
+            "lr": _curve(self.lr_plot, "lr", 3),
+            "tokens_per_s": _curve(self.speed_plot, "tokens_per_s", 3),
         }
         self.warmup = WarmupMark(self.lr_plot)
 
     def restyle_marks(self) -> None:
         """The curves, the warm-up line and its label in the current theme's colours (after a
         theme change: the curves kept the light theme's blues on the dark canvas)."""
-        theme = style.current()
-        colours = {"loss_raw": theme.loss, "loss": theme.loss, "accuracy": theme.accuracy, "exact": theme.exact,
-                   "lr": theme.lr, "tokens_per_s": theme.speed}
         for key, curve in self.curves.items():
             pen = pg.mkPen(curve.opts["pen"])
-            colour = pg.mkColor(colours[key])
-            colour.setAlpha(raw_alpha() if key == "loss_raw" else 255)
-            pen.setColor(colour)
+            pen.setColor(curve_colour(key))
             curve.setPen(pen)
-        self.curves["exact"].setSymbolBrush(theme.exact)
+        self.curves["exact"].setSymbolBrush(style.current().exact)
         self.warmup.restyle()
 
     def _arrange(self, in_a_row: bool) -> None:
