@@ -69,10 +69,12 @@ def main(argv=None) -> int:
                         help="grab: render the widget into a pixmap; repaint: synchronous repaint + processEvents")
     parser.add_argument("--one-kind", action="store_true", help="grid of the selected kind only (48 maps)")
     parser.add_argument("--minilm", action="store_true", help="the real all-MiniLM-L6-v2 on --tokens (default 512) tokens")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (1: the conservative figure; the app leaves torch its default)")
     args = parser.parse_args(argv)
     if args.minilm and args.tokens == 20:
         args.tokens = 512
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
 
     app = QApplication.instance() or QApplication([])
     from explorer.panels.attention.panel import AttentionPanel

@@ -10,7 +10,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from explorer.drawing.mosaic import MosaicLayout, compose  # noqa: E402
-from explorer.drawing.pooled_mosaic import average_down, compose_pooled, compose_region, overview_factor  # noqa: E402
+import torch  # noqa: E402
+
+from explorer.drawing.pooled_mosaic import (average_down, block_sums, compose_pooled, compose_region,  # noqa: E402
+                                           overview_factor)
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +72,7 @@ def test_factor_is_cells_per_pixel():
     assert overview_factor(layout, cols * 2, rows * 2) == 1  # room for every cell: full resolution
 
 
-def test_the_grid_averages_a_long_input_and_zoom_brings_back_every_cell(qtbot):
+def test_the_grid_averages_a_long_input_and_zoom_brings_back_every_cell(qtbot, monkeypatch):
     from explorer.panels.attention.data import AttentionData
     from explorer.panels.attention.grid import AttentionGrid
     rng = np.random.default_rng(1)
@@ -104,3 +107,33 @@ def test_the_grid_averages_a_long_input_and_zoom_brings_back_every_cell(qtbot):
     assert r0 - r < 10 and c0 - c < 40 and np.isfinite(crop).sum() > 600  # the zoomed map's cells are there
     pane.plot.vb.autoRange(padding=0)
     qtbot.waitUntil(lambda: not pane.detail.isVisible(), timeout=3000)
+
+    # another head of the same frame keeps the average (it reads every weight); new maps replace it
+    import explorer.panels.attention.grid as grid_module
+    calls = []
+    monkeypatch.setattr(grid_module, "compose_pooled", lambda *a: calls.append(1) or compose_pooled(*a))
+    grid.select("encoder", 1, 3)
+    grid.set_data(data)
+    assert calls == []
+    w2 = w[:, :, ::-1, :].copy()  # the same shape, other weights
+    data2 = AttentionData()
+    data2.weights["encoder"] = list(w2)
+    data2.allowed["encoder"] = data.allowed["encoder"]
+    data2.labels["encoder"] = data.labels["encoder"]
+    grid.set_data(data2)
+    assert calls == [1]
+    expected, _w, _h = compose_pooled(list(w2), data2.allowed["encoder"], layout, pane.factor)
+    np.testing.assert_array_equal(pane.image.image, expected)
+
+
+@pytest.mark.parametrize("factor", [1, 2, 3, 5, 7])
+@pytest.mark.parametrize("shape", [(3, 10, 10), (2, 9, 14), (1, 7, 5)])
+def test_block_sums_match_avg_pool2d_times_block_area(shape, factor):
+    """The hand-rolled block sums against torch's own pooling (ceil mode: edge blocks partial)."""
+    import torch.nn.functional as F
+    x = torch.rand(*shape)
+    got = block_sums(x, factor)
+    mean = F.avg_pool2d(x[:, None], factor, factor, ceil_mode=True)[:, 0]
+    area = F.avg_pool2d(torch.ones(1, 1, *shape[1:]), factor, factor, ceil_mode=True, divisor_override=1)[0, 0]
+    assert got.shape == mean.shape
+    torch.testing.assert_close(got, mean * area, rtol=1e-5, atol=1e-5)
