@@ -18,6 +18,7 @@ from explorer.dock_layout import LAYOUT_VERSION, LEFT_PANELS
 from explorer.input_bar import InputBar
 from explorer.lecture import PAPER_HELP, LectureTools
 from explorer.scenes import TOUR_PATH
+from explorer.toast import StatusToast
 from explorer.lazy_panels import LazyPanels
 from explorer.panels import panel_classes
 
@@ -191,6 +192,7 @@ class MainWindow(QMainWindow):
         self.busy_label = QLabel()
         self.statusBar().addPermanentWidget(self.busy_label)
         self.statusBar().addPermanentWidget(self.busy_bar)
+        self.toast = StatusToast(self)  # the bar's message over the window while presenting (no bar then)
         self.state.busyChanged.connect(self._on_busy)
         self.state.message.connect(self._on_message)
         self.state.bundleChanged.connect(self._on_bundle)
@@ -285,10 +287,12 @@ class MainWindow(QMainWindow):
     def _on_busy(self, busy: bool, what: str) -> None:
         self.busy_bar.setVisible(busy)
         self.busy_label.setText(what if busy else "")
+        self.toast.set_busy(busy, what)
 
     def _on_message(self, level: str, text: str) -> None:
         role = "error" if level == "error" else ("text" if level == "info" else "accent_text")
         style.set_sheet(self.statusBar(), f"color: {{{role}}};")
+        self.toast.set_level(level)
         self.statusBar().showMessage(text, 15000)
 
     def _on_bundle(self, bundle) -> None:

@@ -163,6 +163,7 @@ class PresentationMode(QObject):
         self._hidden = [w for w in self._lecture_hidden() if w.isVisible()]
         for w in self._hidden:
             w.hide()
+        self._toast(True)
         self._was_maximized = self.window.isMaximized()
         self._geometry = self.window.saveGeometry()
         self._dock_state = self.window.saveState()
@@ -182,6 +183,7 @@ class PresentationMode(QObject):
         for w in self._hidden:
             w.show()
         self._hidden = []
+        self._toast(False)
         self._show_switcher(False)
         self._restore_docks()
         if self.window.isFullScreen():
@@ -267,10 +269,17 @@ class PresentationMode(QObject):
         if self.active and screen is not None and self.window.geometry() != screen.geometry():
             self.window.setGeometry(screen.geometry())
 
+    def _toast(self, on: bool) -> None:
+        toast = getattr(self.window, "toast", None)
+        if toast is not None:
+            toast.set_active(on)
+
     def _lecture_hidden(self) -> list[QWidget]:
         """What a lecture does not need: the menu bar (its shortcuts stay live), the device label,
-        and the first-screen hint (the lecturer drives; the room needs the rows for the panel)."""
-        hidden = [self.window.menuBar()]
+        the first-screen hint (the lecturer drives; the room needs the rows for the panel) and the
+        status bar (~50 px under every panel, mostly empty: its messages float over the window's
+        bottom edge instead, `explorer.toast`)."""
+        hidden = [self.window.menuBar(), self.window.statusBar()]
         bar = getattr(self.window, "input_bar", None)
         for name in ("device_label", "hint"):
             if bar is not None and hasattr(bar, name):

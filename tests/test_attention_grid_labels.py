@@ -203,8 +203,8 @@ def test_a_narrow_grid_wraps_one_layers_heads_and_names_every_token(qtbot, tmp_p
     assert pane.head_names[0].color.name() == theme.LIGHT.text
 
 
-def test_a_page_of_heads_holds_the_selected_one_and_needs_two_maps_at_least():
-    from explorer.panels.attention.layer_pages import head_note, head_page, mosaic_cell_px
+def test_a_page_of_heads_holds_the_selected_one():
+    from explorer.panels.attention.layer_pages import head_note, head_page, lone_note, mosaic_cell_px
     # 24-token maps: room for three side by side at 11.2 px a cell, not four
     need, room_h = 11.2, 340.0
     room_w = 930.0  # 3 maps, 2 gaps of 3 cells and the frame: ~82 cells
@@ -212,7 +212,12 @@ def test_a_page_of_heads_holds_the_selected_one_and_needs_two_maps_at_least():
     assert [head_page(4, h, 24, 24, room_w, room_h, room_h, need) for h in range(4)] == \
         [(0, 3, 1)] * 3 + [(1, 3, 1)]  # the last page ends at the last head
     assert head_page(4, 0, 24, 24, 1240, room_h, room_h, need) == (0, 4, 1)  # all four fit
-    assert head_page(4, 2, 24, 24, 24 * need * 1.5, room_h, room_h, need) is None  # one map a page: no
+    # room for one map a page: the selected head alone, framed with no selection box (`lone_margin`)
+    assert head_page(4, 2, 24, 24, 24 * need * 1.5, room_h, room_h, need) == (2, 1, 1)
+    assert head_page(4, 2, 32, 32, 900, 33 * need, 33 * need, need) == (2, 1, 1)  # 32 tokens fit alone
+    assert head_page(4, 2, 32, 32, 900, 30 * need, 30 * need, need) is None  # not even one: thinned, counted
+    assert lone_note(0, 1, 2, 2, 4) == "layer 1 of 2 · head 3 of 4 (Layer, Head: pages)"
+    assert lone_note(0, 1, 1, 0, 4) == "head 1 of 4 (Head: pages)"
     # MiniLM's 12 heads of 16 tokens, room for 3 maps across and 2 rows: pages of 6, wrapped
     assert head_page(12, 7, 16, 16, 660, 440, 440, need) == (6, 6, 2)
     assert head_note(0, 3, 4) == "heads 1–3 of 4" and head_note(3, 1, 4) == "head 4 of 4"

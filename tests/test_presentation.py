@@ -53,6 +53,41 @@ def test_enter_scales_fonts_axes_and_curves_and_leave_restores(window, qtbot):
     assert not window.menuBar().isHidden() and not window.lecture.toolbar.isVisible()
 
 
+def test_presenting_floats_status_messages_over_the_window_instead_of_a_status_bar(window, qtbot):
+    """While presenting there is no status bar (~50 px under every panel on a beamer); a message
+    floats over the window's bottom edge, whole, in its level's colour, and goes when the bar's
+    message would. Work that ends within a moment is not flashed; longer work is said."""
+    from explorer import theme
+    from explorer.toast import BUSY_DELAY_MS
+    window.lecture.presentation.enter(full_screen=False)
+    _settle(qtbot)
+    dock = window.docks[window.lecture.presentation.shown[0]]
+    toast = window.toast
+    assert window.statusBar().isHidden() and toast.text() == ""
+    assert window.height() - dock.geometry().bottom() < 20  # the panel reaches the window's bottom
+    text = "The model does not know “€”; it reads it as <unk>."
+    window.state.inform(text, "warning")
+    label = toast.label
+    assert toast.text() == text and label.isVisible()
+    geo = label.geometry()
+    assert 0 <= geo.left() and geo.right() <= window.width() and geo.bottom() <= window.height()
+    assert label.fontMetrics().horizontalAdvance(text) <= label.contentsRect().width()  # whole, one line
+    assert theme.current().accent_text in label.styleSheet()
+    window.statusBar().clearMessage()  # (what the bar's 15-s timeout does)
+    assert toast.text() == "" and not label.isVisible()
+    window.state.set_busy(True, "Running")
+    assert toast.text() == ""  # a run of a few ms is not announced
+    qtbot.wait(BUSY_DELAY_MS + 150)
+    assert toast.text() == "Running…"
+    window.state.set_busy(False, "")
+    assert toast.text() == ""
+    window.lecture.presentation.leave()
+    _settle(qtbot)
+    assert not window.statusBar().isHidden()
+    window.state.inform("an export was written", "info")
+    assert toast.text() == "" and window.statusBar().currentMessage() == "an export was written"
+
+
 def test_f11_toggles_full_screen_and_escape_leaves(window, qtbot):
     qtbot.keyClick(window, Qt.Key_F11)
     assert window.lecture.presentation.active and window.isFullScreen()

@@ -311,6 +311,36 @@ def test_the_all_heads_grid_names_every_token_of_a_24_token_input(presenting, qt
             assert pane.box.isVisible()  # the selected head is on the page, boxed
 
 
+def test_the_all_heads_grid_names_every_token_of_a_32_token_input(presenting, qtbot):
+    """The issue's bar: no label dropped for inputs up to 32 tokens at 1280×720. 32 letters on
+    `reverse` leave room for one map a page on either projector (two would squeeze the rows):
+    the map fills the canvas's height, every token is named, the left axis says which layer and
+    head and that Layer: and Head: turn the page, and the lone map wears no selection box."""
+    from explorer.drawing.token_axis import MIN_LABEL_PT
+    from explorer.runner import load_bundle
+
+    window, size = presenting
+    letters = "abcdefghijklmnopqrstuvwxyzabcdef"
+    with showing(window, qtbot, load_bundle("reverse"), letters):
+        window.focus_panel("attention")
+        panel = window.panels["attention"]
+        panel.set_view("grid")
+        for head in (1, 3):
+            window.state.select_attention("encoder", 1, head)
+            settle(qtbot, 6)
+            pane = panel.grid.pane("encoder")
+            tokens = panel.data.labels["encoder"][0]
+            assert len(tokens) == 32
+            rows = [t for _r, t in drawn_labels(pane.query_axis)]
+            cols = [t for _r, t in drawn_labels(pane.key_axis)]
+            assert rows == tokens * pane.layout.layers and cols == tokens * pane.layout.heads, (size, len(rows), len(cols))
+            assert min(pane.query_axis.fit.pt, pane.key_axis.fit.pt) >= MIN_LABEL_PT
+            assert pane.first == 1 and (pane.nheads == 0 or pane.head0 <= head < pane.head0 + pane.nheads)
+            if pane.nheads == 1:
+                assert pane.plot.getAxis("left").labelText == f"layer 2 of 2 · head {head + 1} of 4 (Layer, Head: pages)"
+                assert pane.plot.titleLabel.text.endswith(f"L2 H{head + 1}") and not pane.box.isVisible()
+
+
 def test_the_decoding_bars_name_the_chosen_token_whole(presenting, qtbot):
     """The argmax's bar is labelled with the whole token ("<eos>", not "<eo…"): a label wider
     than its slot shrinks (to 8 pt at least) before it is cut, each label inside its slot."""

@@ -22,7 +22,8 @@ from explorer.drawing.heatmap_items import LEAST_HUG, MIN_LABEL_PT, PLOT_MARGINS
 from explorer.drawing.hug import hug_margins, not_reentrant
 from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose, gap_for
 from explorer.panels.attention.layer_pages import (BOX_PAD, frame_margin, head_note, head_page, head_rows,
-                                                   label_row_px, layer_page, mosaic_cell_px, page_note, wrapped_gap)
+                                                   label_row_px, layer_page, lone_margin, lone_note, mosaic_cell_px,
+                                                   page_note, wrapped_gap)
 from explorer.drawing.pooled_mosaic import average_down, compose_pooled, compose_region, overview_factor
 
 SCALE_RULE = "attention weight: 0–1 on every map"
@@ -158,18 +159,21 @@ class _KindPane:
             self.mask.set_rects(blocked_rects(allowed, layout))
             rows, cols = layout.shape
             wrapped = self.wrap > 1  # then each map is named above it ("H3"): a column holds several heads
+            lone = self.nheads == 1  # one map a page: the title names its head, no row of head numbers
             self.plot.getAxis("left").setTicks([[] if wrapped else
                                                 [(layout.origin(l, 0)[0] + layout.t_q / 2, str(self.first + l + 1))
                                                  for l in range(layout.layers)]])
-            self.plot.getAxis("left").setLabel(page_note(self.first, self.count, n_layers))
-            self.plot.getAxis("top").setTicks([[] if wrapped else
+            self.plot.getAxis("left").setLabel(lone_note(self.first, self.count, n_layers, self.head0, self.heads_total)
+                                               if lone else page_note(self.first, self.count, n_layers))
+            self.plot.getAxis("top").setTicks([[] if wrapped or lone else
                                                [(layout.origin(0, h)[1] + layout.t_k / 2, f"H{self.head0 + h + 1}")
                                                 for h in range(layout.heads)]])
             self._name_maps()
             self.plot.vb.setLimits(xMin=-cols, xMax=2 * cols, yMin=-rows, yMax=2 * rows)
             # Fit the new mosaic now (a deferred auto-range does not run while the tab is hidden, so
             # the view kept the previous input's range), then keep fitting until the user zooms.
-            m = frame_margin(layout.gap, max(layout.t_q, layout.t_k))  # the box's margin and pen
+            m = (lone_margin(max(layout.t_q, layout.t_k)) if lone  # the box's margin and pen (none: no box)
+                 else frame_margin(layout.gap, max(layout.t_q, layout.t_k)))
             self.frame.setRect(QRectF(-m, -m, cols + 2 * m, rows + 2 * m))
             self.plot.vb.setRange(self.frame.rect(), padding=0.0)
             self.plot.vb.enableAutoRange()
@@ -281,7 +285,8 @@ class _KindPane:
         lay = self.layout  # every map of a kind reads the same tokens: label each column and row of maps
         changed = self.key_axis.set_tokens(k_labels, numeric=False, period=lay.t_k + lay.gap, repeats=lay.heads)
         changed |= self.query_axis.set_tokens(q_labels, numeric=False, period=lay.t_q + lay.gap, repeats=lay.layers)
-        note = head_note(self.head0, self.nheads, self.heads_total)  # a page of some heads says which
+        # a page of some heads says which (a lone map's left axis does: `lone_note`)
+        note = head_note(self.head0, self.nheads, self.heads_total) if self.nheads != 1 else ""
         title = f"{SHORT_TITLES[self.kind]} · {head_label(layer, head)}" + (f" ({note})" if note else "")
         if title != self._title:
             st.set_title(self.plot, title)
@@ -290,7 +295,7 @@ class _KindPane:
             self.hug()  # the token axes' widths or the title changed (each costs a layout pass)
         pad = self.layout.gap * BOX_PAD
         self.box.setRect(QRectF(c - pad, r - pad, self.layout.t_k + 2 * pad, self.layout.t_q + 2 * pad))
-        self.box.setVisible(True)
+        self.box.setVisible(self.nheads != 1)  # a lone map is the selected head (its title says so)
 
     def mark_edited(self, edits: dict[tuple[int, int], str]) -> None:
         """Outline each edited head's map (dashed) and label it with its edit: the map shows the

@@ -51,6 +51,16 @@ def page_note(first: int, count: int, n_layers: int) -> str:
     return f"layers {first + 1}–{first + count} of {n_layers} (Layer: pages)"
 
 
+def lone_note(first: int, count: int, n_layers: int, head: int, n_heads: int) -> str:
+    """The left axis's title on a page of one map: which layer and head, and what turns the page.
+    (The plot's title keeps to "Encoder self-attention · L1 H2": with the page note it was wider
+    than a lone map and its axes, and a view box that wide set the token labels off the map.)"""
+    heads = f"head {head + 1} of {n_heads}"
+    if count >= n_layers:
+        return f"{heads} (Head: pages)"
+    return f"layer {first + 1} of {n_layers} · {heads} (Layer, Head: pages)"
+
+
 def head_note(first: int, count: int, n_heads: int) -> str:
     """Which heads a page of some of a layer's heads draws (for the title), else ""."""
     if count in (0, n_heads):
@@ -66,6 +76,12 @@ def frame_margin(gap: float, tokens: int) -> float:
     """Cells fitted around the mosaic: room for the selection box and its 3-px pen. (0.7 of a
     gap before: a single row of 24-token maps lost 2 cells of height to it on a projector.)"""
     return (BOX_PAD + 0.15) * gap + 0.02 * max(tokens, 1) ** 0.5
+
+
+def lone_margin(tokens: int) -> float:
+    """`frame_margin` of a page of one map: no selection box around it (the map is the head the
+    title names), only the hair of room the box's frame leaves any mosaic."""
+    return frame_margin(0, tokens)
 
 
 def mosaic_cell_px(rows: int, cols: int, t_q: int, t_k: int, gap: float, room_w: float, room_h: float) -> float:
@@ -101,14 +117,17 @@ def head_page(heads: int, selected: int, t_q: int, t_k: int, room_w: float, room
               need: float) -> tuple[int, int, int] | None:
     """(first head, heads a page, rows) of one layer's page that names every token: the most
     heads whose maps, side by side or wrapped into rows, get cells of at least `need` px in a
-    `room_w` × `room_h` canvas (`wrapped_room_h` when wrapped: the maps are named above each),
-    that holds `selected`: pages of n from the first head, the last one ending at the last head
-    (heads 1–3 and 2–4 for three of four). None when not even two maps have the room: the labels are thinned, with a
-    count, and the grid stays an overview (one head alone is the "One head" view's work).
-    Four 24-token maps on a 1280×720 projector named every other token; three a page name all."""
-    for n in range(heads, min(2, heads) - 1, -1):
+    `room_w` × `room_h` canvas (`wrapped_room_h` when wrapped, or for a lone map: no row of head
+    numbers then, each map is named above it or in the title), that holds `selected`: pages of n
+    from the first head, the last one ending at the last head (heads 1–3 and 2–4 for three of
+    four). None when not even one map has the room: the labels are thinned, with a count.
+    Four 24-token maps on a 1280×720 projector named every other token; three a page name all;
+    a 31-token input names every token one map a page (it drew 22 of 62 labels)."""
+    for n in range(heads, 0, -1):
         for rows in (r for r in range(1, n + 1) if n % r == 0):
-            gap, h = (gap_for(t_q, t_k), room_h) if rows == 1 else (wrapped_gap(t_q, t_k), wrapped_room_h)
+            gap = gap_for(t_q, t_k) if rows == 1 else wrapped_gap(t_q, t_k)
+            h = room_h if rows == 1 and n > 1 else wrapped_room_h
+            gap = 0 if n == 1 else gap  # a lone map has no selection box to frame (`lone_margin`)
             if mosaic_cell_px(rows, n // rows, t_q, t_k, gap, room_w, h) >= need:
                 first = min((max(0, selected) // n) * n, heads - n)
                 return first, n, rows

@@ -1,0 +1,96 @@
+"""`StatusToast`: the status bar's message, floated over the window's bottom edge while presenting.
+
+On a 1280×720 beamer the status bar took ~50 px under every panel (its font is enlarged like
+everything else) and held nothing most of the time. While presenting the bar is hidden and
+its messages ("The model does not know “€”…", an export written, a scene's warning) float
+over the bottom of the window for as long as the bar would show them: nothing reflows when one
+comes and goes. Work that runs longer than a moment ("Loading all-MiniLM-L6-v2…") is said the
+same way; a run of a few milliseconds is not flashed at the room.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtWidgets import QLabel, QMainWindow
+
+from explorer import style
+
+BUSY_DELAY_MS = 600  # shorter work is not announced (every Enter runs the model)
+EDGE_PX = 8
+
+
+class StatusToast(QObject):
+    """Mirrors `window.statusBar()`'s message (and long busy work) into a label over the window
+    while `active`; the status bar itself keeps the message (tests and the normal layout read it)."""
+
+    def __init__(self, window: QMainWindow):
+        super().__init__(window)
+        self.window = window
+        self.active = False
+        self.label = QLabel(window)
+        self.label.setObjectName("status_toast")
+        self.label.setWordWrap(True)
+        self.label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)  # never in the way of a click
+        self.label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.label.hide()
+        self._busy_text = ""
+        self._level = "info"
+        self._busy_timer = QTimer(self)
+        self._busy_timer.setSingleShot(True)
+        self._busy_timer.setInterval(BUSY_DELAY_MS)
+        self._busy_timer.timeout.connect(self._refresh)
+        window.statusBar().messageChanged.connect(lambda _text: self._refresh())
+        window.installEventFilter(self)
+
+    # -- inputs --------------------------------------------------------------------------------
+    def set_active(self, on: bool) -> None:
+        self.active = on
+        self._refresh()
+
+    def set_level(self, level: str) -> None:
+        """The next message's kind: error, warning or info (its colour comes from the theme)."""
+        self._level = level
+
+    def set_busy(self, busy: bool, what: str) -> None:
+        self._busy_text = what if busy else ""
+        if busy:
+            self._busy_timer.start()  # said only if it is still running then
+        else:
+            self._busy_timer.stop()
+        self._refresh()
+
+    # -- drawing -------------------------------------------------------------------------------
+    def text(self) -> str:
+        """What the toast says now ("" when hidden)."""
+        return self.label.text() if self.label.isVisible() else ""
+
+    def _refresh(self) -> None:
+        message = self.window.statusBar().currentMessage()
+        busy = self._busy_text if self._busy_text and not self._busy_timer.isActive() else ""
+        text = message or (f"{busy}…" if busy and not busy.endswith("…") else busy)
+        if not self.active or not text:
+            self.label.hide()
+            return
+        role = {"error": "error", "warning": "accent_text"}.get(self._level, "text") if message else "muted"
+        edge = role if role in ("error", "accent_text") else "muted"
+        style.set_sheet(self.label, "QLabel#status_toast {{ color: {%s}; background: {window};"
+                                    " border: 2px solid {%s}; border-radius: 6px; padding: 6px 14px; }}" % (role, edge))
+        self.label.setText(text)
+        self._place()
+        self.label.show()
+        self.label.raise_()
+
+    def _place(self) -> None:
+        """Centred over the bottom edge, at most the window's width less a margin, as tall as
+        its (wrapped) text."""
+        room = max(100, self.window.width() - 2 * EDGE_PX)
+        natural = self.label.fontMetrics().horizontalAdvance(self.label.text()) + 40
+        width = min(room, natural)
+        height = self.label.heightForWidth(width)
+        height = height if height > 0 else self.label.sizeHint().height()
+        self.label.setGeometry((self.window.width() - width) // 2, self.window.height() - height - EDGE_PX,
+                               width, height)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+        if obj is self.window and event.type() == QEvent.Type.Resize and self.label.isVisible():
+            self._place()
+        return False
