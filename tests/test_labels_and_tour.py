@@ -125,6 +125,8 @@ def test_grid_labels_its_selected_head_and_the_masked_key_follows_the_mask(windo
     assert "L1 H2" in pane.plot.titleLabel.text
     if pane.wrap > 1:  # a layer's heads in rows: each map named above it
         assert [n.textItem.toPlainText() for n in pane.head_names][:2] == ["H1", "H2"]
+    elif pane.nheads == 1:  # one map a page: the left axis names its layer and head
+        assert "head 2 of 4" in pane.plot.getAxis("left").labelText
     else:
         ticks = [t for _v, t in pane.plot.getAxis("top")._tickLevels[0]]  # "H1", … (of a page of heads: its own)
         assert "H2" in ticks and ticks == [f"H{pane.head0 + i + 1}" for i in range(len(ticks))]

@@ -12,6 +12,7 @@ import functools
 
 from PySide6.QtCore import QSizeF
 from PySide6.QtWidgets import QGraphicsLayout
+from shiboken6 import isValid
 
 
 def hug_margins(layout: QGraphicsLayout, view_box, aspect: float, least: tuple[float, float] = (0.0, 0.0),
@@ -23,6 +24,8 @@ def hug_margins(layout: QGraphicsLayout, view_box, aspect: float, least: tuple[f
     Computed from no spare room every time, never from an earlier fit, so a window shows the same
     picture whatever was drawn before; token axes whose size follows the room they get settle
     within a few passes."""
+    if not isValid(layout) or not isValid(view_box):  # a resize signal from a window being torn down
+        return 0.0, 0.0
     left, top, right, bottom = base
     owner = layout.parentLayoutItem()  # the plot (or canvas) whose layout this is
     if owner is not None:

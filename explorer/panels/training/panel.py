@@ -29,7 +29,7 @@ from explorer.panels.training.sandbox import PUBLISH_INTERVAL, RUN_LABEL, Sandbo
 from explorer.panels.training.setup import TrainingRequest, last_run_dir
 from explorer.panels.training.worker import TrainingRun, save_in_background
 
-COMPACT_HEIGHT = 620  # px: a shorter panel, presenting (a 1280×720 projector), keeps its message to one line
+COMPACT_HEIGHT = 680  # px: a shorter panel, presenting (a 1280×720 or 1024×768 projector), keeps its message to one line
 
 EVAL_SIZE = 50  # held-out pairs per live evaluation (a full evaluation is the CLI's job)
 
