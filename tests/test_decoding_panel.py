@@ -123,7 +123,7 @@ def test_removing_the_causal_mask_shows_the_future(qtbot, panel, bundle):
     att = trace.attention("decoder_self", panel.layer)[0, panel.head].numpy()
     np.testing.assert_allclose(unmasked_shown, att, atol=1e-6)
     logits[:, [BOS_ID, PAD_ID]] = float("-inf")
-    no_mask_row = [view.table.item(2, c).text() for c in range(view.table.columnCount())]
+    no_mask_row = [view.cell(2, c).text() for c in range(view.positions())]
     expected = [bundle.tgt_tokenizer.vocab[i] for i in logits.argmax(-1).tolist()]
     assert no_mask_row == expected
     view.remove_mask.click()

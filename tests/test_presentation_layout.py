@@ -364,6 +364,41 @@ def test_the_decoding_bars_name_the_chosen_token_whole(presenting, qtbot):
         assert QFontInfo(axis.style["tickFont"]).pointSize() >= 8
 
 
+def test_the_parallel_pass_table_shows_every_position_without_scrolling(presenting, qtbot):
+    """"Masked vs. unmasked": the table of 12 positions (input, prediction with and without the
+    mask) scrolled sideways inside its half at 1024×768; it now wraps into bands of positions,
+    each numbered, every cell inside the table and wide enough for its token."""
+    from PySide6.QtGui import QFontMetrics
+    from explorer.runner import load_bundle
+
+    window, size = presenting
+    text = "transformer"
+    with showing(window, qtbot, load_bundle("reverse"), text):
+        window.focus_panel("decoding")
+        panel = window.panels["decoding"]
+        view = panel.parallel
+        panel.tabs.setCurrentWidget(view)
+        view.remove_mask.setChecked(True)
+        settle(qtbot, 6)
+        table = view.table
+        n = view.positions()
+        assert n == len(text) + 1 and view.run.unmasked is not None
+        assert table.horizontalScrollBar().maximum() == 0 and table.verticalScrollBar().maximum() == 0
+        port = table.viewport().rect()
+        metrics = QFontMetrics(table.font())
+        for c in range(n):
+            for r in range(3):
+                item = view.cell(r, c)
+                rect = table.visualItemRect(item)
+                assert port.contains(rect), (size, r, c, rect, port)
+                assert metrics.horizontalAdvance(item.text()) <= rect.width(), (size, item.text())
+        numbers = [table.item(row, col).text() for row in range(0, table.rowCount(), 4)
+                   for col in range(table.columnCount()) if table.item(row, col) is not None]
+        assert numbers == [str(i) for i in range(n)]
+        assert [view.cell(1, c).text() for c in range(n - 1)] == list(text[::-1])  # with the mask: the reversal
+        view.remove_mask.setChecked(False)
+
+
 def test_the_forward_pass_reads_its_step_beside_a_map_that_fills_its_plot(presenting, qtbot):
     """The forward pass at a projector size: a 16-token self-attention map had ~220 px in a
     full-width plot, its row labels far left of it, the texts around it scrolled off. Now the

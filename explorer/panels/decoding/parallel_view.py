@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QBrush
+from PySide6.QtGui import QBrush, QFontMetrics
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QGridLayout, QHeaderView, QLabel, QTableWidget,
                                QTableWidgetItem, QWidget)
 
@@ -19,6 +19,18 @@ from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
 
 EQUAL_ATOL = 1e-5  # float32 rounding between the sequential and the parallel pass stays far below
 ROWS = ("input", "with mask", "no mask")  # decoder input; the prediction at each position
+BAND_ROWS = 1 + len(ROWS)  # a band of positions: their numbers, then the three rows
+MAX_BANDS = 2  # more, and the table scrolls sideways instead
+
+
+def bands_of(widths: list[int], room: float) -> int:
+    """Positions a band holds: the most k for which k columns, each as wide as the widest of the
+    positions it holds in any band (j, j + k, j + 2k, …), fit `room` pixels (at least one)."""
+    n = len(widths)
+    for k in range(n, 1, -1):
+        if sum(max(widths[j::k]) for j in range(k)) <= room:
+            return k
+    return 1
 
 
 class ParallelPassView(QWidget):
@@ -45,13 +57,16 @@ class ParallelPassView(QWidget):
         self.future.setWordWrap(True)
         self.table = QTableWidget(len(ROWS), 0)
         self.table.setVerticalHeaderLabels(list(ROWS))
+        self._band = 1  # positions a band of the table holds (from its width)
+        self._refitting = False
         self.table.setFont(style.font(style.BASE_POINT_SIZE, bold=True, mono=True))
         self.table.setToolTip("Row 'input': what the decoder reads at each position (<bos> y1 y2 …). "
                               "The rows below: the token it predicts there, with and without the causal mask.")
         self.table.verticalHeader().setFont(style.font(style.SMALL_POINT_SIZE))
         self.table.horizontalHeader().setFont(style.font(style.SMALL_POINT_SIZE))
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
-        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.table.horizontalHeader().hide()  # each band numbers its own positions
+        self.table.horizontalHeader().setMinimumSectionSize(8)  # (its font's ~45 px widened one-letter columns)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.Fixed)  # rows sized in `_fit_table`
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.setSelectionMode(QAbstractItemView.NoSelection)
         self.table.setFocusPolicy(Qt.NoFocus)
@@ -90,10 +105,21 @@ class ParallelPassView(QWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
         self._arrange(self.width() > 1.5 * self.height())
+        # a page made lower may no longer hold two bands under its texts (and a taller one may)
+        if self.run is not None and event.oldSize().height() != event.size().height() and not self._refitting:
+            self._refitting = True
+            try:
+                self._fill_table()
+                self._mark_current_column()
+            finally:
+                self._refitting = False
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802
-        if obj is self.table and event.type() == QEvent.FontChange:
-            self._fit_table()
+        # a new font (presentation) or width: the bands are cut again
+        resized = event.type() == QEvent.Resize and event.oldSize().width() != event.size().width()
+        if obj is self.table and (resized or event.type() == QEvent.FontChange) and self.run is not None:
+            self._fill_table()
+            self._mark_current_column()
         return False
 
     @property
@@ -167,18 +193,49 @@ class ParallelPassView(QWidget):
         self._mark_current_column()
 
     def _fill_table(self) -> None:
+        """The positions in bands of as many columns as the table's width holds, each band a
+        row of position numbers over the three rows (12 positions at 1024×768 presenting
+        scrolled sideways: the no-mask row's red changes were out of sight)."""
         run = self.run
         table = self.table
         if run is None:
+            table.setRowCount(0)
             table.setColumnCount(0)
             return
         masked, unmasked = run.masked.predicted, run.unmasked.predicted
-        table.setColumnCount(len(masked))
-        table.setHorizontalHeaderLabels([str(i) for i in range(len(masked))])
         rows = (run.pieces(run.masked.tgt_in), run.pieces(masked), run.pieces(unmasked))
-        for r, pieces in enumerate(rows):
-            for c, piece in enumerate(pieces):
-                item = QTableWidgetItem(display_piece(piece))
+        n = len(masked)
+        texts = [[display_piece(p) for p in pieces] for pieces in rows]
+        metrics = QFontMetrics(table.font())
+        number_w = QFontMetrics(style.font(style.SMALL_POINT_SIZE)).horizontalAdvance(str(n))
+        widths = [max(number_w, *(metrics.horizontalAdvance(row[c]) for row in texts)) + 8 for c in range(n)]
+        header = table.verticalHeader()
+        header_w = max(QFontMetrics(header.font()).horizontalAdvance(r) for r in ("position", *ROWS)) + 16
+        header_w = max(header_w, header.width() if header.count() else 0)  # as laid out, once it has its labels
+        room = (self.table.width() or self.width()) - header_w - 2 * table.frameWidth() - 2
+        # before the table has its width (hidden, not laid out yet) one band: a transient tower
+        # of 12 one-column bands made the page so tall that it stacked for good
+        per_band = bands_of(widths, room) if table.isVisible() and room > 2 * max(widths) else n
+        bands = -(-n // per_band)
+        if bands > MAX_BANDS or (bands > 1 and bands * self._band_px() > self._table_room()):
+            per_band = n  # a narrow or low page: one band that scrolls (a tower of bands made the
+            # page taller, and so stacked, for good; a band below the page's bottom was cut off)
+        self._band = per_band
+        bands = -(-n // per_band)
+        table.clear()
+        table.setRowCount(bands * BAND_ROWS)
+        table.setColumnCount(per_band)
+        table.setVerticalHeaderLabels(["position", *ROWS] * bands)
+        muted = QBrush(style.colour("muted"))
+        for c in range(n):
+            band, col = divmod(c, per_band)
+            number = QTableWidgetItem(str(c))
+            number.setTextAlignment(Qt.AlignCenter)
+            number.setForeground(muted)
+            number.setFont(style.font(style.SMALL_POINT_SIZE))
+            table.setItem(band * BAND_ROWS, col, number)
+            for r in range(len(ROWS)):
+                item = QTableWidgetItem(texts[r][c])
                 item.setTextAlignment(Qt.AlignCenter)
                 if r == 0 and 1 <= c <= run.n_prompt:
                     item.setForeground(QBrush(style.colour("prompt")))
@@ -186,17 +243,42 @@ class ParallelPassView(QWidget):
                 if r == 2 and masked[c] != unmasked[c]:
                     item.setForeground(QBrush(style.ERROR))
                     item.setToolTip(f"with the mask: {masked[c]!r}, without: {unmasked[c]!r}")
-                table.setItem(r, c, item)
+                table.setItem(band * BAND_ROWS + 1 + r, col, item)
+        for col in range(per_band):  # a column as wide as its widest token in any band
+            table.setColumnWidth(col, max(widths[col::per_band]))
         self._fit_table()
 
+    def _row_px(self, font) -> int:
+        return QFontMetrics(font).height() + 2
+
+    def _band_px(self) -> int:
+        """A band's height: its numbers' row and the three rows of tokens."""
+        return self._row_px(style.font(style.SMALL_POINT_SIZE)) + len(ROWS) * self._row_px(self.table.font())
+
+    def _table_room(self) -> float:
+        """The height the page leaves the table below the texts (beside the map, or under it)."""
+        above = (self.remove_mask, self.equality, self.future) + (() if self.beside else (self.heatmap,))
+        spacing = self.grid.spacing() if self.grid.spacing() >= 0 else 6
+        return self.height() - sum(w.height() for w in above) - spacing * (len(above) + 1) - 8
+
+    def cell(self, row: int, position: int) -> QTableWidgetItem | None:
+        """The item of ROWS[row] at a decoder position, whichever band it is in."""
+        band, col = divmod(position, max(1, self._band))
+        return self.table.item(band * BAND_ROWS + 1 + row, col)
+
+    def positions(self) -> int:
+        return len(self.run.masked.predicted) if self.run is not None else 0
+
     def _fit_table(self) -> None:
-        """All three rows visible, at the table's current font."""
+        """Every band visible, at the table's current font (no scroll bars)."""
         table = self.table
-        table.resizeColumnsToContents()
-        table.resizeRowsToContents()
-        header = max(table.horizontalHeader().sizeHint().height(), table.horizontalHeader().height())
-        height = header + sum(table.rowHeight(r) for r in range(len(ROWS)))
-        table.setFixedHeight(height + table.horizontalScrollBar().sizeHint().height() + 4)
+        numbers, tokens = self._row_px(style.font(style.SMALL_POINT_SIZE)), self._row_px(table.font())
+        for r in range(table.rowCount()):
+            table.setRowHeight(r, numbers if r % BAND_ROWS == 0 else tokens)
+        height = sum(table.rowHeight(r) for r in range(table.rowCount()))
+        overflow = sum(table.columnWidth(c) for c in range(table.columnCount())) > table.viewport().width()
+        scroll = table.horizontalScrollBar().sizeHint().height() if overflow else 0  # (one band, narrow page)
+        table.setFixedHeight(height + 2 * table.frameWidth() + 2 + scroll)
 
     def _mark_current_column(self) -> None:
         run = self.run
@@ -204,9 +286,9 @@ class ParallelPassView(QWidget):
             return
         masked, unmasked = run.masked.predicted, run.unmasked.predicted
         current = run.row(self.t) if run.steps else self.t
-        for c in range(self.table.columnCount()):
+        for c in range(self.positions()):
             for r in range(len(ROWS)):
-                item = self.table.item(r, c)
+                item = self.cell(r, c)
                 if item is None:
                     continue
                 if r == 2 and masked[c] != unmasked[c]:

@@ -1,6 +1,6 @@
 """The head grid: one layers × heads block of buttons per attention kind; a click edits a head.
 
-Each button shows what is done to its head ("·" nothing, "0" zeroed, "μ" mean, "≡" uniform);
+Each button shows what is done to its head ("–" nothing, "0" zeroed, "μ" mean, "≡" uniform);
 an edited head is drawn in the theme's `changed` colour. The grid holds no state of its own:
 `set_heads` draws the session's interventions, and `headClicked` asks the panel to change them.
 """
@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QSizePolicy, QTo
 from explorer.drawing import plot_style as st
 from explorer.theme import set_sheet
 
-SYMBOLS = {None: "·", "zero": "0", "mean": "μ", "uniform": "≡"}
+SYMBOLS = {None: "–", "zero": "0", "mean": "μ", "uniform": "≡"}
 NAMES = {None: "unchanged", "zero": "zeroed", "mean": "replaced by its mean", "uniform": "uniform attention"}
 KIND_TITLES = {"encoder": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
 PLAIN_SHEET = "QToolButton {{ color: {text}; background: {button}; border: 1px solid {grid}; }}"

@@ -78,8 +78,9 @@ class HeadsPanel(QWidget):
         surgery = QWidget()
         col = QVBoxLayout(surgery)
         col.addLayout(top)
-        col.addWidget(self.grid, 1)
-        col.addWidget(self.changes)
+        col.addWidget(self.grid)
+        col.addWidget(self.changes)  # the effect right under the heads clicked (not at the far bottom)
+        col.addStretch(1)
 
         self.pairs_spin = QSpinBox()
         self.pairs_spin.setRange(10, 2000)

@@ -148,6 +148,8 @@ class AccuracyBars(pg.PlotWidget):
         for items in self.labels.values():
             for item in items:
                 item.setFont(style.font(style.SMALL_POINT_SIZE))
+                item.fill = pg.mkBrush(style.colour("canvas"))  # the ceiling's dash never runs through "42%"
+                item.setZValue(5)
                 plot.addItem(item)
         self.ceiling = pg.PlotDataItem([], [], pen=_dashed(2.5))  # the best possible next-word accuracy
         plot.addItem(self.ceiling)
@@ -215,6 +217,7 @@ class AccuracyBars(pg.PlotWidget):
             bars.setOpts(brush=run_colour(run), pen=run_colour(run))
         for item in (i for items in self.labels.values() for i in items):
             item.setColor(style.TEXT.name())
+            item.fill = pg.mkBrush(style.colour("canvas"))
         self.ceiling.setPen(_dashed(2.5))
         self.ceiling_label.setColor(style.MUTED.name())
 
