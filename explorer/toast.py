@@ -47,8 +47,10 @@ class StatusToast(QObject):
         self._refresh()
 
     def set_level(self, level: str) -> None:
-        """The next message's kind: error, warning or info (its colour comes from the theme)."""
+        """The next message's kind: error, warning or info (its colour comes from the theme). The
+        same text again at another level emits no `messageChanged`: redrawn here."""
         self._level = level
+        self._refresh()
 
     def set_busy(self, busy: bool, what: str) -> None:
         self._busy_text = what if busy else ""

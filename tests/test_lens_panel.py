@@ -69,3 +69,21 @@ def test_a_model_without_an_output_layer_says_so(qtbot):
 
 def grid_empty(panel) -> bool:
     return panel.grid.values.size == 0
+
+
+def test_a_lone_punctuation_mark_is_drawn_larger_as_far_as_its_line_fits(qapp):
+    """"," and "." at the words' size were specks in their cells; a word keeps its size."""
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QFontMetricsF
+    from explorer import style
+    from explorer.drawing.cell_grid import PUNCTUATION_SCALE, _punctuation_font
+    font = style.font(14, bold=True)
+    tall, short = QRectF(0, 0, 80, 200), QRectF(0, 0, 80, QFontMetricsF(font).height() * 1.3)
+    narrow = QRectF(0, 0, QFontMetricsF(font).horizontalAdvance("?") + 1, 200)
+    assert QFontMetricsF(_punctuation_font(font, "?", narrow)).horizontalAdvance("?") <= narrow.width()
+    assert _punctuation_font(font, ",", tall).pointSizeF() == font.pointSizeF() * PUNCTUATION_SCALE
+    squeezed = _punctuation_font(font, ".", short)
+    assert font.pointSizeF() < squeezed.pointSizeF() < font.pointSizeF() * PUNCTUATION_SCALE
+    assert QFontMetricsF(squeezed).height() <= short.height()
+    for text in ("the", "a", "7", " ", "—", "%", "€"):  # words and word-sized marks keep their size
+        assert _punctuation_font(font, text, tall).pointSizeF() == font.pointSizeF()

@@ -20,6 +20,25 @@ from explorer.theme import SEQUENTIAL, current, notifier
 MIN_TEXT_PT = 7  # smallest cell and column text (before the presentation scale: 10.5 pt when presenting)
 
 
+PUNCTUATION_SCALE = 2.0  # "," and "." at the words' size were specks in their cells on a projector
+SMALL_MARKS = set(",.;:'\"`!?")  # the marks that are specks (not "—", "%", "€": already word-sized)
+
+
+def _punctuation_font(font: QFont, text: str, box: QRectF) -> QFont:
+    """A lone punctuation mark's font: up to PUNCTUATION_SCALE times larger, as far as its line fits."""
+    if len(text) != 1 or text not in SMALL_MARKS:
+        return font
+    big = QFont(font)
+    pt = font.pointSizeF() * PUNCTUATION_SCALE
+    while pt > font.pointSizeF():
+        big.setPointSizeF(pt)
+        metrics = QFontMetricsF(big)
+        if metrics.height() <= box.height() and metrics.horizontalAdvance(text) <= box.width():
+            return big
+        pt -= 1
+    return font
+
+
 def _readable_on(colour: QColor) -> QColor:
     """The palette's text colour for a cell of this colour (relative luminance, WCAG)."""
     def channel(c: float) -> float:
@@ -122,7 +141,9 @@ class CellGrid(QWidget):
             rect = self._cell_rect(0, c)
             head = QRectF(rect.left(), 0, rect.width(), top)
             p.setPen(pal.q("accent_text" if c in self.marked_cols else "text"))
-            p.drawText(head, Qt.AlignCenter, fm.elidedText(label, Qt.ElideRight, rect.width() - 2))
+            shown = _punctuation_font(col_font, label, head)
+            p.setFont(shown)
+            p.drawText(head, Qt.AlignCenter, QFontMetricsF(shown).elidedText(label, Qt.ElideRight, rect.width() - 2))
         p.setFont(label_font)
         fm = QFontMetricsF(label_font)
         p.setPen(pal.q("text"))
@@ -161,9 +182,10 @@ class CellGrid(QWidget):
         line_h = rect.height() / len(lines)
         for i, line in enumerate(lines):
             font.setBold(i == 0)
-            p.setFont(font)
-            fm = QFontMetricsF(font)
             box = QRectF(rect.left() + 2, rect.top() + i * line_h, rect.width() - 4, line_h)
+            shown = _punctuation_font(font, line, box) if i == 0 else font
+            p.setFont(shown)
+            fm = QFontMetricsF(shown)
             p.drawText(box, Qt.AlignCenter, fm.elidedText(line, Qt.ElideRight, box.width()))
 
     def _column_font(self, width: float):

@@ -184,6 +184,7 @@ class _KindPane:
         self.factor = overview_factor(layout, vb.width(), vb.height())
         rows, cols = layout.shape
         if self.factor == 1:
+            self._pooled = None  # (it held the last long input's maps: ~75 MB for MiniLM at 512 tokens)
             stacked = np.stack(self._weights) if isinstance(self._weights, list) else self._weights
             self.mosaic = compose(stacked, self._allowed, layout, out=self.mosaic)
             self.image.setImage(self.mosaic, autoLevels=False, levels=st.WEIGHT_LEVELS)
@@ -309,7 +310,8 @@ class _KindPane:
         pen.setWidthF(2.5)
         pen.setCosmetic(True)
         pen.setStyle(Qt.PenStyle.DashLine)
-        pad = self.layout.gap * BOX_PAD
+        lone = self.nheads == 1  # a lone map has no gap around it: its outline and label go inside
+        pad = 0.0 if lone else self.layout.gap * BOX_PAD
         for (layer, head), op in edits.items():
             at = self.slot(layer, head)
             if at is None:
@@ -318,7 +320,8 @@ class _KindPane:
             box = QGraphicsRectItem(QRectF(c - pad, r - pad, self.layout.t_k + 2 * pad, self.layout.t_q + 2 * pad))
             box.setPen(pen)
             box.setZValue(4)
-            label = pg.TextItem(EDIT_SYMBOLS.get(op, op), color=st.colour("accent_text"), anchor=(0, 1))
+            label = pg.TextItem(EDIT_SYMBOLS.get(op, op), color=st.colour("accent_text"), anchor=(0, 0) if lone else (0, 1),
+                                fill=pg.mkBrush(st.colour("canvas")) if lone else None)
             label.setFont(st.font(st.TICK_PT, bold=True))
             label.setPos(c, r)
             label.setZValue(6)
@@ -396,6 +399,7 @@ class AttentionGrid(CanvasWidget):
                 pane.update(layers, data.allowed[kind], data.labels[kind], page)
             else:
                 pane.image.clear()
+                pane._pooled = None
             pane.mark_edited({(l, h): op for (k, l, h), op in self.edits.items() if k == kind})
         self.select(*self._selection)
 

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QGridLayout, QHeade
                                QTableWidgetItem, QWidget)
 
 from explorer import style
+from explorer.theme import notifier
 from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
 
 EQUAL_ATOL = 1e-5  # float32 rounding between the sequential and the parallel pass stays far below
@@ -59,6 +60,7 @@ class ParallelPassView(QWidget):
         self.table.setVerticalHeaderLabels(list(ROWS))
         self._band = 1  # positions a band of the table holds (from its width)
         self._refitting = False
+        notifier().changed.connect(self._on_theme)  # a bound method: disconnected with the view
         self.table.setFont(style.font(style.BASE_POINT_SIZE, bold=True, mono=True))
         self.table.setToolTip("Row 'input': what the decoder reads at each position (<bos> y1 y2 …). "
                               "The rows below: the token it predicts there, with and without the causal mask.")
@@ -117,7 +119,8 @@ class ParallelPassView(QWidget):
     def eventFilter(self, obj, event) -> bool:  # noqa: N802
         # a new font (presentation) or width: the bands are cut again
         resized = event.type() == QEvent.Resize and event.oldSize().width() != event.size().width()
-        if obj is self.table and (resized or event.type() == QEvent.FontChange) and self.run is not None:
+        # (and when shown: filled while its tab was hidden, it was cut for no width at all)
+        if obj is self.table and (resized or event.type() in (QEvent.FontChange, QEvent.Show)) and self.run is not None:
             self._fill_table()
             self._mark_current_column()
         return False
@@ -205,6 +208,10 @@ class ParallelPassView(QWidget):
         masked, unmasked = run.masked.predicted, run.unmasked.predicted
         rows = (run.pieces(run.masked.tgt_in), run.pieces(masked), run.pieces(unmasked))
         n = len(masked)
+        if n == 0:
+            table.setRowCount(0)
+            table.setColumnCount(0)
+            return
         texts = [[display_piece(p) for p in pieces] for pieces in rows]
         metrics = QFontMetrics(table.font())
         number_w = QFontMetrics(style.font(style.SMALL_POINT_SIZE)).horizontalAdvance(str(n))
@@ -257,9 +264,18 @@ class ParallelPassView(QWidget):
 
     def _table_room(self) -> float:
         """The height the page leaves the table below the texts (beside the map, or under it)."""
-        above = (self.remove_mask, self.equality, self.future) + (() if self.beside else (self.heatmap,))
+        above = (self.remove_mask, self.equality, self.future)
         spacing = self.grid.spacing() if self.grid.spacing() >= 0 else 6
-        return self.height() - sum(w.height() for w in above) - spacing * (len(above) + 1) - 8
+        # stacked, the map stretches into whatever the table leaves: count the least it needs,
+        # not the height it has now (that was the table's own last height, and one band stayed one)
+        heatmap = 0 if self.beside else self.heatmap.minimumSizeHint().height() + spacing
+        return self.height() - sum(w.height() for w in above) - heatmap - spacing * (len(above) + 1) - 8
+
+    def _on_theme(self, _name: str) -> None:
+        """The position numbers, prompt and change colours are set per item: set them again."""
+        if self.run is not None:
+            self._fill_table()
+            self._mark_current_column()
 
     def cell(self, row: int, position: int) -> QTableWidgetItem | None:
         """The item of ROWS[row] at a decoder position, whichever band it is in."""
