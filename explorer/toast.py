@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow
 from explorer import style
 
 BUSY_DELAY_MS = 600  # shorter work is not announced (every Enter runs the model)
+SHOWN_MS = 8000  # a message covers the panel's bottom edge this long (the bar keeps it 15 s)
 EDGE_PX = 8
 
 
@@ -38,6 +39,11 @@ class StatusToast(QObject):
         self._busy_timer.setSingleShot(True)
         self._busy_timer.setInterval(BUSY_DELAY_MS)
         self._busy_timer.timeout.connect(self._refresh)
+        self._expired = ""  # the message whose time over the panel is up (shown again only if said again)
+        self._expiry = QTimer(self)
+        self._expiry.setSingleShot(True)
+        self._expiry.setInterval(SHOWN_MS)
+        self._expiry.timeout.connect(self._expire)
         window.statusBar().messageChanged.connect(lambda _text: self._refresh())
         window.installEventFilter(self)
 
@@ -48,8 +54,11 @@ class StatusToast(QObject):
 
     def set_level(self, level: str) -> None:
         """The next message's kind: error, warning or info (its colour comes from the theme). The
-        same text again at another level emits no `messageChanged`: redrawn here."""
+        same text again (at another level, or after its time was up) emits no `messageChanged`:
+        redrawn here."""
         self._level = level
+        self._expired = ""
+        self._expiry.start()
         self._refresh()
 
     def set_busy(self, busy: bool, what: str) -> None:
@@ -67,6 +76,12 @@ class StatusToast(QObject):
 
     def _refresh(self) -> None:
         message = self.window.statusBar().currentMessage()
+        if message != self._expired:
+            self._expired = ""
+        if message and message == self._expired:
+            message = ""
+        elif message and message != self.label.text():
+            self._expiry.start()
         busy = self._busy_text if self._busy_text and not self._busy_timer.isActive() else ""
         text = message or (f"{busy}…" if busy and not busy.endswith("…") else busy)
         if not self.active or not text:
@@ -80,6 +95,10 @@ class StatusToast(QObject):
         self._place()
         self.label.show()
         self.label.raise_()
+
+    def _expire(self) -> None:
+        self._expired = self.window.statusBar().currentMessage()
+        self._refresh()
 
     def _place(self) -> None:
         """Centred over the bottom edge, at most the window's width less a margin, as tall as

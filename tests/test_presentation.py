@@ -75,6 +75,14 @@ def test_presenting_floats_status_messages_over_the_window_instead_of_a_status_b
     assert theme.current().accent_text in label.styleSheet()
     window.statusBar().clearMessage()  # (what the bar's 15-s timeout does)
     assert toast.text() == "" and not label.isVisible()
+    toast._expiry.setInterval(200)  # (SHOWN_MS: the panel's bottom is covered that long, not the bar's 15 s)
+    window.state.inform("Exported the panel.", "info")
+    assert toast.text() == "Exported the panel."
+    qtbot.waitUntil(lambda: toast.text() == "", timeout=3000)
+    assert window.statusBar().currentMessage() == "Exported the panel."  # the bar (hidden) still has it
+    window.state.inform("Exported the panel.", "error")  # said again: shown again
+    assert toast.text() == "Exported the panel." and theme.current().error in label.styleSheet()
+    window.statusBar().clearMessage()
     window.state.set_busy(True, "Running")
     assert toast.text() == ""  # a run of a few ms is not announced
     qtbot.wait(BUSY_DELAY_MS + 150)
