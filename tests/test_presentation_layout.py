@@ -279,37 +279,43 @@ def test_the_all_heads_grid_names_every_token_of_a_date(presenting, qtbot):
             assert "of" in pane.query_axis.labelString()  # "showing k of n labels"
 
 
+def _grid_names_every_token(window, qtbot, letters: str, layer: int, heads: tuple[int, ...]):
+    """For each of `heads` of `layer` selected in turn on `reverse` reading `letters`: check that
+    the all-heads grid names every token under and beside each map at ≥ 8 pt, then yield the
+    encoder's pane and the head for the test's own checks."""
+    from explorer.drawing.token_axis import MIN_LABEL_PT
+    from explorer.runner import load_bundle
+
+    with showing(window, qtbot, load_bundle("reverse"), letters):
+        window.focus_panel("attention")
+        panel = window.panels["attention"]
+        panel.set_view("grid")
+        for head in heads:
+            window.state.select_attention("encoder", layer, head)
+            settle(qtbot, 6)
+            pane = panel.grid.pane("encoder")
+            tokens = panel.data.labels["encoder"][0]
+            assert len(tokens) == len(letters)
+            rows = [t for _r, t in drawn_labels(pane.query_axis)]
+            cols = [t for _r, t in drawn_labels(pane.key_axis)]
+            assert rows == tokens * pane.layout.layers and cols == tokens * pane.layout.heads, (len(rows), len(cols))
+            assert min(pane.query_axis.fit.pt, pane.key_axis.fit.pt) >= MIN_LABEL_PT
+            yield pane, head
+
+
 def test_the_all_heads_grid_names_every_token_of_a_24_token_input(presenting, qtbot):
     """24 letters on `reverse` (2 layers × 4 heads): four 24-token maps side by side are too
     small for every label on either projector, so the grid shows a page of the layer's heads
     ("heads 1–3 of 4") and names every token under and beside each map. Choosing head 4 turns
     to the page that holds it."""
-    from explorer.drawing.token_axis import MIN_LABEL_PT
-    from explorer.runner import load_bundle
-
     window, size = presenting
-    letters = "abcdefghijklmnopqrstuvwx"
-    with showing(window, qtbot, load_bundle("reverse"), letters):
-        window.focus_panel("attention")
-        panel = window.panels["attention"]
-        panel.set_view("grid")
-        for head in (0, 3):
-            window.state.select_attention("encoder", 0, head)
-            settle(qtbot, 6)
-            pane = panel.grid.pane("encoder")
-            tokens = panel.data.labels["encoder"][0]
-            assert len(tokens) == 24
-            shown_heads = pane.nheads or 4  # (a page of heads here; all four where a font fits them)
-            assert 2 <= shown_heads <= 4 and pane.head0 <= head < pane.head0 + shown_heads, (size, pane.head0, shown_heads)
-            if shown_heads < 4:
-                note = f"heads {pane.head0 + 1}–{pane.head0 + shown_heads} of 4"
-                assert note in pane.plot.titleLabel.text
-            assert f"L1 H{head + 1}" in pane.plot.titleLabel.text
-            rows = [t for _r, t in drawn_labels(pane.query_axis)]
-            cols = [t for _r, t in drawn_labels(pane.key_axis)]
-            assert rows == tokens * pane.layout.layers and cols == tokens * pane.layout.heads, (size, len(rows), len(cols))
-            assert min(pane.query_axis.fit.pt, pane.key_axis.fit.pt) >= MIN_LABEL_PT
-            assert pane.box.isVisible()  # the selected head is on the page, boxed
+    for pane, head in _grid_names_every_token(window, qtbot, "abcdefghijklmnopqrstuvwx", 0, (0, 3)):
+        shown_heads = pane.nheads or 4  # (a page of heads here; all four where a font fits them)
+        assert 2 <= shown_heads <= 4 and pane.head0 <= head < pane.head0 + shown_heads, (size, pane.head0, shown_heads)
+        if shown_heads < 4:
+            assert f"heads {pane.head0 + 1}–{pane.head0 + shown_heads} of 4" in pane.plot.titleLabel.text
+        assert f"L1 H{head + 1}" in pane.plot.titleLabel.text
+        assert pane.box.isVisible()  # the selected head is on the page, boxed
 
 
 def test_the_all_heads_grid_names_every_token_of_a_32_token_input(presenting, qtbot):
@@ -317,28 +323,11 @@ def test_the_all_heads_grid_names_every_token_of_a_32_token_input(presenting, qt
     `reverse` leave room for one map a page on either projector (two would squeeze the rows):
     the map fills the canvas's height, every token is named, the left axis says which layer and
     head and that Layer: and Head: turn the page, and the lone map wears no selection box."""
-    from explorer.drawing.token_axis import MIN_LABEL_PT
-    from explorer.runner import load_bundle
-
     window, size = presenting
-    letters = "abcdefghijklmnopqrstuvwxyzabcdef"
-    with showing(window, qtbot, load_bundle("reverse"), letters):
-        window.focus_panel("attention")
-        panel = window.panels["attention"]
-        panel.set_view("grid")
-        for head in (1, 3):
-            window.state.select_attention("encoder", 1, head)
-            settle(qtbot, 6)
-            pane = panel.grid.pane("encoder")
-            tokens = panel.data.labels["encoder"][0]
-            assert len(tokens) == 32
-            rows = [t for _r, t in drawn_labels(pane.query_axis)]
-            cols = [t for _r, t in drawn_labels(pane.key_axis)]
-            assert rows == tokens * pane.layout.layers and cols == tokens * pane.layout.heads, (size, len(rows), len(cols))
-            assert min(pane.query_axis.fit.pt, pane.key_axis.fit.pt) >= MIN_LABEL_PT
-            assert (pane.first, pane.head0, pane.nheads) == (1, head, 1)  # one map a page, on either projector
-            assert pane.plot.getAxis("left").labelText == f"layer 2 of 2 · head {head + 1} of 4 (Layer, Head: pages)"
-            assert pane.plot.titleLabel.text.endswith(f"L2 H{head + 1}") and not pane.box.isVisible()
+    for pane, head in _grid_names_every_token(window, qtbot, "abcdefghijklmnopqrstuvwxyzabcdef", 1, (1, 3)):
+        assert (pane.first, pane.head0, pane.nheads) == (1, head, 1), size  # one map a page, on either projector
+        assert pane.plot.getAxis("left").labelText == f"layer 2 of 2 · head {head + 1} of 4 (Layer, Head: pages)"
+        assert pane.plot.titleLabel.text.endswith(f"L2 H{head + 1}") and not pane.box.isVisible()
 
 
 def test_the_decoding_bars_name_the_chosen_token_whole(presenting, qtbot):
