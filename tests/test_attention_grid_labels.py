@@ -219,6 +219,6 @@ def test_a_page_of_heads_holds_the_selected_one():
     assert lone_note(0, 1, 2, 2, 4) == "layer 1 of 2 · head 3 of 4 (Layer, Head: pages)"
     assert lone_note(0, 1, 1, 0, 4) == "head 1 of 4 (Head: pages)"
     # MiniLM's 12 heads of 16 tokens, room for 3 maps across and 2 rows: pages of 6, wrapped
-    assert head_page(12, 7, 16, 16, 660, 440, 440, need) == (6, 6, 2)
+    assert head_page(12, 7, 16, 16, 700, 470, 470, need) == (6, 6, 2)  # (wrapped: with WRAP_SAFETY of room)
     assert head_note(0, 3, 4) == "heads 1–3 of 4" and head_note(3, 1, 4) == "head 4 of 4"
     assert head_note(0, 0, 4) == head_note(0, 4, 4) == ""

@@ -69,6 +69,7 @@ def head_note(first: int, count: int, n_heads: int) -> str:
     return f"{heads} of {n_heads}"
 
 
+WRAP_SAFETY = 1.08  # wrapped pages must estimate this much more than the labels need
 BOX_PAD = 0.35  # the selection box's distance from its map, in gaps (inside the gap between maps)
 
 
@@ -101,7 +102,7 @@ def head_rows(heads: int, t_q: int, t_k: int, room_w: float, room_h: float, need
     best, best_cell = 1, -1.0
     for rows in (r for r in range(1, heads + 1) if heads % r == 0):
         cell = mosaic_cell_px(rows, heads // rows, t_q, t_k, gap, room_w, room_h)
-        if cell >= max(need_q, need_k):
+        if cell >= max(need_q, need_k) * (WRAP_SAFETY if rows > 1 else 1.0):
             return rows
         if cell > best_cell * 1.05:  # a near tie keeps fewer rows
             best, best_cell = rows, cell
@@ -128,7 +129,9 @@ def head_page(heads: int, selected: int, t_q: int, t_k: int, room_w: float, room
             gap = gap_for(t_q, t_k) if rows == 1 else wrapped_gap(t_q, t_k)
             h = room_h if rows == 1 and n > 1 else wrapped_room_h
             gap = 0 if n == 1 else gap  # a lone map has no selection box to frame (`lone_margin`)
-            if mosaic_cell_px(rows, n // rows, t_q, t_k, gap, room_w, h) >= need:
+            # wrapped rows' room is the rougher estimate (each map's name above it): a margin, or
+            # four 16-token maps in 2 rows at 1024×768 came out 0.3 px a cell short and dropped half the labels
+            if mosaic_cell_px(rows, n // rows, t_q, t_k, gap, room_w, h) >= need * (WRAP_SAFETY if rows > 1 else 1.0):
                 first = min((max(0, selected) // n) * n, heads - n)
                 return first, n, rows
     return None

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QGridLayout, QWidget
 
 MIN_CELL = (230, 190)  # a map's widget: its title, axes and a ≥ 160 × 120 plot area
 TITLE_MARGIN = 12
+CHROME_LINES = (2.5, 4.0)  # text lines around a map: query labels beside it; title and key labels over and under it
 
 
 class PlotFlow(QWidget):
@@ -91,12 +92,17 @@ class PlotFlow(QWidget):
             return (True, True, True, 0.0, 1)
         widest = max(self.least_width(w) for w in plots)
         spacing = self.grid.spacing()
+        line = QFontMetricsF(self.font()).height()  # (scaled while presenting, like the plots' text)
+        chrome_w, chrome_h = CHROME_LINES[0] * line, CHROME_LINES[1] * line
         scored = []
         for c in range(1, n + 1):
             cols, rows = self._needs(plots, c, width)
             fits = sum(cols) + spacing * (c - 1) <= width and sum(rows) + spacing * (len(rows) - 1) <= height
             w, h = (width - spacing * (c - 1)) / c, (height - spacing * (len(rows) - 1)) / len(rows)
-            usable = min(w, h * self.aspect) * min(h, w / self.aspect)
+            # the map inside a cell, less its title and token axes: a 2 × 2 grid's wide, low cells
+            # scored above a row's tall ones, yet their maps came out smaller (1024×768, 150 px vs 190 px)
+            w_map, h_map = max(1.0, w - chrome_w), max(1.0, h - chrome_h)
+            usable = min(w_map, h_map * self.aspect) * min(h_map, w_map / self.aspect)
             keep = c == self.columns  # a near tie keeps the current arrangement (no flapping)
             scored.append((fits, w >= MIN_CELL[0] and h >= MIN_CELL[1], w >= widest, usable * (1.03 if keep else 1.0), c))
         return max(scored)
