@@ -199,7 +199,12 @@ def test_info_lines_show_formula_description_shape_and_stats(setup):
     assert panel.view.readout_at(2, 5) == f"src 2 “c”,  d_model 5  =  {style.format_value(float(step.tensor[2, 5]))}"
     t = step.tensor.numpy()
     assert style.format_value(float(t.max())) in panel.stats_label.text()
+    assert not panel.stats_label.text().startswith("all")
     assert panel.view.data.shape == (7, 32)  # a 2-D tensor is shown as it is
+    state.select_step_named("encoder.layers.0.self_attn.weights")  # one head drawn, stats of all of them: said
+    weights = state.current_step.tensor.numpy()
+    assert panel.stats_label.text().startswith(f"all {weights.shape[1]} heads: min ")
+    assert style.format_value(float(weights.max())) in panel.stats_label.text()
 
 
 def test_masked_runs_cover_exactly_the_masked_cells():

@@ -378,7 +378,9 @@ class StepperPanel(QWidget):
         self.description_label.setText(step.description)
         self.shape_label.setText(f"shape {style.format_shape(step.shape)}\n= {' × '.join(step.axes)}")
         self.shape_label.setToolTip("Shown: batch item 0" + (f", head {self.state.head + 1}" if has_head else ""))
-        self.stats_label.setText(self._stats(step.tensor.numpy()))
+        stats = self._stats(step.tensor.numpy())  # of the whole tensor: say so when the map shows one head
+        heads = tensor.shape[step.axes.index("head")] if has_head else 1
+        self.stats_label.setText(f"all {heads} heads: {stats}" if heads > 1 else stats)
         self.readout.setText(HOVER_HINT)
         self._fit_column()
 
