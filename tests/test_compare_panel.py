@@ -116,12 +116,12 @@ def test_a_zero_difference_says_identical_instead_of_a_blank_box(qtbot):
     allowed = np.ones((5, 5), dtype=bool)
     tokens = list("abcde")
     maps.set_maps(a, a.copy(), allowed, tokens, tokens, "L1 H1")
-    assert maps.identical.isVisible() and not maps.map_diff.image.isVisible()
+    assert maps.identical.isVisible() and not maps.map_diff.image.isVisible() and not maps.diff_bar.isVisible()
     assert maps.map_diff.plot.titleLabel.text == "B − A = 0"
     b = a.copy()
     b[2, 3] += 0.1
     maps.set_maps(a, b, allowed, tokens, tokens, "L1 H1")
-    assert not maps.identical.isVisible() and maps.map_diff.image.isVisible()
+    assert not maps.identical.isVisible() and maps.map_diff.image.isVisible() and maps.diff_bar.isVisible()
     assert maps.map_diff.plot.titleLabel.text == "B − A (±0.1)"
     b = a.copy()
     b[0, 0] += 3e-7  # below the colour scale's floor, but not zero: drawn, and its size said

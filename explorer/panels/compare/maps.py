@@ -96,6 +96,7 @@ class ComparisonMaps(CanvasWidget):
         zero = exactly_zero(diff, allowed)
         st.set_title(self.map_diff.plot, diff_title(self.scale, zero))
         self.map_diff.image.setVisible(not zero)
+        self.diff_bar.setVisible(not zero)  # a ±1e-06 scale for nothing invited a misreading
         self.identical.setVisible(zero)
         self.identical.setPos(diff.shape[1] / 2, diff.shape[0] / 2)
         for plot in self.plots:
@@ -108,6 +109,7 @@ class ComparisonMaps(CanvasWidget):
         self.values = None
         self.identical.setVisible(False)
         self.map_diff.image.setVisible(True)
+        self.diff_bar.setVisible(True)
         for plot in self.plots:
             plot.clear()
             st.set_title(plot.plot, "")

@@ -55,7 +55,7 @@ class PositionalPanel(QWidget):
         self.len_spin.setValue(DEFAULT_POSITIONS)
         self.learned_box = QCheckBox("learned table")
         self.learned_box.setToolTip("This model learns its positional embeddings (Table 3 row E): show them")
-        self.reset_button = QPushButton("Use the model's")
+        self.reset_button = QPushButton("Model's sizes")  # ("Use the model's" read as a cut-off label)
         self.reset_button.setToolTip("Back to the loaded model's d_model and length")
         self.source_label = QLabel(" ")
         self.source_label.setWordWrap(True)
