@@ -12,6 +12,7 @@ from explorer.theme import colour
 from explorer.panels.decoding.beam_view import best_path
 from model.frame import DecodeSettings, compute_run
 from explorer.panels.decoding.panel import DecodingPanel
+from explorer.panels.decoding.parallel_view import MAX_DP
 from explorer.runner import Runner
 from explorer.state import SessionState
 from model.bundle import ModelBundle
@@ -98,7 +99,7 @@ def test_row_t_of_the_parallel_pass_equals_step_t(qtbot, panel, bundle):
         step = panel.run.steps[t]
         torch.testing.assert_close(step.model_probs, reference[t], atol=1e-5, rtol=0)
         text = panel.parallel.equality.text()
-        assert text.startswith(f"Row {t} of the parallel pass = step {t}: max |Δp| = ")
+        assert text.startswith(f"Row {t} of the parallel pass = step {t}: {MAX_DP} = ")
         assert float(text.rsplit("= ", 1)[1]) < 1e-5
 
 

@@ -12,6 +12,7 @@ from explorer.theme import colour
 from model.frame import DecodeSettings, compute_run
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 from explorer.panels.decoding.panel import DecodingPanel
+from explorer.panels.decoding.parallel_view import MAX_DP
 from explorer.runner import Runner
 from explorer.state import SessionState
 from model.checkpoint import random_bundle
@@ -106,7 +107,7 @@ def test_step_t_equals_parallel_row_n_prompt_plus_t(qtbot, gpt):
         panel.set_step(t)
         torch.testing.assert_close(step.model_probs, reference[n_prompt + t], atol=1e-5, rtol=0)
         text = panel.parallel.equality.text()
-        assert text.startswith(f"Row {n_prompt + t} of the parallel pass = step {t}: max |Δp| = ")
+        assert text.startswith(f"Row {n_prompt + t} of the parallel pass = step {t}: {MAX_DP} = ")
         assert float(text.rsplit("= ", 1)[1]) < 1e-5
         # the mask grows one row per step, from 1 + n_prompt rows; the query row is framed
         size = n_prompt + 1 + t

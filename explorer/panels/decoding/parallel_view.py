@@ -21,6 +21,7 @@ from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
 EQUAL_ATOL = 1e-5  # float32 rounding between the sequential and the parallel pass stays far below
 ROWS = ("input", "with mask", "no mask")  # decoder input; the prediction at each position
 BAND_ROWS = 1 + len(ROWS)  # a band of positions: their numbers, then the three rows
+MAX_DP = "max\u00a0|\u2060Δp\u2060|"  # never broken inside ("max |" ⏎ "Δp|" at 1280×720)
 MAX_BANDS = 2  # more, and the table scrolls sideways instead
 
 
@@ -173,12 +174,12 @@ class ParallelPassView(QWidget):
         self.heatmap.set_title(f"Parallel pass, {mode}: self-attention L{self.layer + 1} H{self.head + 1}")
         diff = run.difference(t, causal)
         if causal:
-            self.equality.setText(f"Row {row} of the parallel pass = step {t}: max |Δp| = {diff:.1e}")
+            self.equality.setText(f"Row {row} of the parallel pass = step {t}: {MAX_DP} = {diff:.1e}")
             style.set_sheet(self.equality, "color: {success}")
         else:
             shown = f"{diff:.2f}" if diff >= 0.01 else f"{diff:.1e}"
             same = diff < EQUAL_ATOL  # e.g. the last row of a one-layer model: it has no future
-            self.equality.setText(f"Without the mask, row {row} {'=' if same else '≠'} step {t}: max |Δp| = {shown}")
+            self.equality.setText(f"Without the mask, row {row} {'=' if same else '≠'} step {t}: {MAX_DP} = {shown}")
             style.set_sheet(self.equality, "color: {success}" if same else "color: {error}")
         mass = p.future_mass(self.layer, self.head).numpy()
         changed = sum(a != b for a, b in zip(run.masked.predicted, run.unmasked.predicted))
