@@ -109,11 +109,10 @@ class ParallelPassView(QWidget):
         super().resizeEvent(event)
         self._arrange(self.width() > 1.5 * self.height())
         # a page made lower may no longer hold two bands under its texts (and a taller one may)
-        if self.run is not None and event.oldSize().height() != event.size().height() and not self._refitting:
+        if event.oldSize().height() != event.size().height() and not self._refitting:
             self._refitting = True
             try:
-                self._fill_table()
-                self._mark_current_column()
+                self._refill()
             finally:
                 self._refitting = False
 
@@ -121,10 +120,15 @@ class ParallelPassView(QWidget):
         # a new font (presentation) or width: the bands are cut again
         resized = event.type() == QEvent.Resize and event.oldSize().width() != event.size().width()
         # (and when shown: filled while its tab was hidden, it was cut for no width at all)
-        if obj is self.table and (resized or event.type() in (QEvent.FontChange, QEvent.Show)) and self.run is not None:
+        if obj is self.table and (resized or event.type() in (QEvent.FontChange, QEvent.Show)):
+            self._refill()
+        return False
+
+    def _refill(self) -> None:
+        """The table cut again into bands for the room it has now, its colours marked."""
+        if self.run is not None:
             self._fill_table()
             self._mark_current_column()
-        return False
 
     @property
     def causal(self) -> bool:
@@ -217,18 +221,7 @@ class ParallelPassView(QWidget):
         metrics = QFontMetrics(table.font())
         number_w = QFontMetrics(style.font(style.SMALL_POINT_SIZE)).horizontalAdvance(str(n))
         widths = [max(number_w, *(metrics.horizontalAdvance(row[c]) for row in texts)) + 8 for c in range(n)]
-        header = table.verticalHeader()
-        header_w = max(QFontMetrics(header.font()).horizontalAdvance(r) for r in ("position", *ROWS)) + 16
-        header_w = max(header_w, header.width() if header.count() else 0)  # as laid out, once it has its labels
-        room = (self.table.width() or self.width()) - header_w - 2 * table.frameWidth() - 2
-        # before the table has its width (hidden, not laid out yet) one band: a transient tower
-        # of 12 one-column bands made the page so tall that it stacked for good
-        per_band = bands_of(widths, room) if table.isVisible() and room > 2 * max(widths) else n
-        bands = -(-n // per_band)
-        if bands > MAX_BANDS or (bands > 1 and bands * self._band_px() > self._table_room()):
-            per_band = n  # a narrow or low page: one band that scrolls (a tower of bands made the
-            # page taller, and so stacked, for good; a band below the page's bottom was cut off)
-        self._band = per_band
+        self._band = per_band = self._per_band(widths)
         bands = -(-n // per_band)
         table.clear()
         table.setRowCount(bands * BAND_ROWS)
@@ -256,6 +249,24 @@ class ParallelPassView(QWidget):
             table.setColumnWidth(col, max(widths[col::per_band]))
         self._fit_table()
 
+    def _per_band(self, widths: list[int]) -> int:
+        """Positions a band holds at the table's width, or all of them (one band that scrolls)."""
+        table, n = self.table, len(widths)
+        header = table.verticalHeader()
+        header_w = max(QFontMetrics(header.font()).horizontalAdvance(r) for r in ("position", *ROWS)) + 16
+        header_w = max(header_w, header.width() if header.count() else 0)  # as laid out, once it has its labels
+        room = (table.width() or self.width()) - header_w - 2 * table.frameWidth() - 2
+        # before the table has its width (hidden, not laid out yet) one band: a transient tower
+        # of 12 one-column bands made the page so tall that it stacked for good
+        if not table.isVisible() or room <= 2 * max(widths):
+            return n
+        per_band = bands_of(widths, room)
+        bands = -(-n // per_band)
+        if bands > MAX_BANDS or (bands > 1 and bands * self._band_px() > self._table_room()):
+            return n  # a narrow or low page: one band that scrolls (a tower of bands made the page
+            # taller, and so stacked, for good; a band below the page's bottom was cut off)
+        return per_band
+
     def _row_px(self, font) -> int:
         return QFontMetrics(font).height() + 2
 
@@ -274,9 +285,7 @@ class ParallelPassView(QWidget):
 
     def _on_theme(self, _name: str) -> None:
         """The position numbers, prompt and change colours are set per item: set them again."""
-        if self.run is not None:
-            self._fill_table()
-            self._mark_current_column()
+        self._refill()
 
     def cell(self, row: int, position: int) -> QTableWidgetItem | None:
         """The item of ROWS[row] at a decoder position, whichever band it is in."""
