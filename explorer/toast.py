@@ -3,8 +3,8 @@
 On a 1280×720 beamer the status bar took ~50 px under every panel (its font is enlarged like
 everything else) and held nothing most of the time. While presenting the bar is hidden and
 its messages ("The model does not know “€”…", an export written, a scene's warning) float
-over the bottom of the window for as long as the bar would show them: nothing reflows when one
-comes and goes. Work that runs longer than a moment ("Loading all-MiniLM-L6-v2…") is said the
+over the bottom of the window for SHOWN_MS (the hidden bar keeps them its 15 s): nothing
+reflows when one comes and goes. Work that runs longer than a moment ("Loading all-MiniLM-L6-v2…") is said the
 same way; a run of a few milliseconds is not flashed at the room.
 """
 from __future__ import annotations
