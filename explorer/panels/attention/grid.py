@@ -21,9 +21,9 @@ from explorer.panels.attention.data import AttentionData
 from explorer.drawing.heatmap_items import LEAST_HUG, MIN_LABEL_PT, PLOT_MARGINS, MaskOverlay, TokenAxis
 from explorer.drawing.hug import hug_margins, not_reentrant
 from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose, gap_for
-from explorer.panels.attention.layer_pages import (BOX_PAD, WRAP_SAFETY, frame_margin, head_note, head_page, head_rows,
+from explorer.panels.attention.layer_pages import (BOX_PAD, frame_margin, head_note, head_page, head_rows,
                                                    label_row_px, layer_page, lone_margin, lone_note, mosaic_cell_px,
-                                                   page_note, wrapped_gap)
+                                                   names_all, page_note, wrapped_gap)
 from explorer.drawing.pooled_mosaic import average_down, compose_pooled, compose_region, overview_factor
 
 SCALE_RULE = "attention weight: 0–1 on every map"
@@ -463,10 +463,10 @@ class AttentionGrid(CanvasWidget):
                 wrapped = mosaic_cell_px(rows, heads // rows, t_q, t_k, gap, room_w, room_h)
                 # when that names every token, or a short input's maps grow by a third (more of
                 # their labels drawn); a long input keeps its overview of every layer
-                names_all = wrapped >= max(need_q, need_k) * WRAP_SAFETY  # (the rougher estimate: a margin)
-                if rows > 1 and (names_all or (max(t_q, t_k) <= WRAP_TOKENS and wrapped >= 1.3 * cell)):
+                every = names_all(wrapped, max(need_q, need_k), rows)
+                if rows > 1 and (every or (max(t_q, t_k) <= WRAP_TOKENS and wrapped >= 1.3 * cell)):
                     first, count, wrap = layer, 1, rows
-                if not names_all and max(t_q, t_k) <= WRAP_TOKENS:  # still thinned: fewer heads a page
+                if not every and max(t_q, t_k) <= WRAP_TOKENS:  # still thinned: fewer heads a page
                     page = head_page(heads, head, t_q, t_k, room_w, self.height() - chrome, room_h, max(need_q, need_k))
                     if page is not None and page[1] < heads:
                         first, count = layer, 1

@@ -79,6 +79,13 @@ def frame_margin(gap: float, tokens: int) -> float:
     return (BOX_PAD + 0.15) * gap + 0.02 * max(tokens, 1) ** 0.5
 
 
+def names_all(cell: float, need: float, rows: int = 1) -> bool:
+    """Do cells of `cell` px name every token whose labels need `need` px? Wrapped rows' room is
+    the rougher estimate (each map's name above it), so they must show WRAP_SAFETY more: four
+    16-token maps in 2 rows at 1024×768 came out 0.3 px a cell short and dropped half the labels."""
+    return cell >= need * (WRAP_SAFETY if rows > 1 else 1.0)
+
+
 def lone_margin(tokens: int) -> float:
     """`frame_margin` of a page of one map: no selection box around it (the map is the head the
     title names), only the hair of room the box's frame leaves any mosaic."""
@@ -102,7 +109,7 @@ def head_rows(heads: int, t_q: int, t_k: int, room_w: float, room_h: float, need
     best, best_cell = 1, -1.0
     for rows in (r for r in range(1, heads + 1) if heads % r == 0):
         cell = mosaic_cell_px(rows, heads // rows, t_q, t_k, gap, room_w, room_h)
-        if cell >= max(need_q, need_k) * (WRAP_SAFETY if rows > 1 else 1.0):
+        if names_all(cell, max(need_q, need_k), rows):
             return rows
         if cell > best_cell * 1.05:  # a near tie keeps fewer rows
             best, best_cell = rows, cell
@@ -126,12 +133,10 @@ def head_page(heads: int, selected: int, t_q: int, t_k: int, room_w: float, room
     a 31-token input names every token one map a page (it drew 22 of 62 labels)."""
     for n in range(heads, 0, -1):
         for rows in (r for r in range(1, n + 1) if n % r == 0):
-            gap = gap_for(t_q, t_k) if rows == 1 else wrapped_gap(t_q, t_k)
+            # a lone map has no selection box to frame (`lone_margin`) and no row of head numbers
+            gap = 0 if n == 1 else gap_for(t_q, t_k) if rows == 1 else wrapped_gap(t_q, t_k)
             h = room_h if rows == 1 and n > 1 else wrapped_room_h
-            gap = 0 if n == 1 else gap  # a lone map has no selection box to frame (`lone_margin`)
-            # wrapped rows' room is the rougher estimate (each map's name above it): a margin, or
-            # four 16-token maps in 2 rows at 1024×768 came out 0.3 px a cell short and dropped half the labels
-            if mosaic_cell_px(rows, n // rows, t_q, t_k, gap, room_w, h) >= need * (WRAP_SAFETY if rows > 1 else 1.0):
+            if names_all(mosaic_cell_px(rows, n // rows, t_q, t_k, gap, room_w, h), need, rows):
                 first = min((max(0, selected) // n) * n, heads - n)
                 return first, n, rows
     return None
