@@ -7,11 +7,16 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
+import pyqtgraph as pg  # noqa: E402
 import pytest  # noqa: E402
+from PySide6.QtGui import QColor, QImage  # noqa: E402
+
+from explorer.theme import SEQUENTIAL  # noqa: E402
 
 from explorer.drawing.mosaic import MosaicLayout, compose  # noqa: E402
 import torch  # noqa: E402
 
+from explorer.drawing.indexed_image import NOTHING, colour_table, to_indices  # noqa: E402
 from explorer.drawing.pooled_mosaic import (average_down, block_sums, compose_pooled, compose_region,  # noqa: E402
                                            overview_factor)
 
@@ -123,7 +128,38 @@ def test_the_grid_averages_a_long_input_and_zoom_brings_back_every_cell(qtbot, m
     grid.set_data(data2)
     assert calls == [1]
     expected, _w, _h = compose_pooled(list(w2), data2.allowed["encoder"], layout, pane.factor)
-    np.testing.assert_array_equal(pane.image.image, expected)
+    np.testing.assert_array_equal(pane.overview, expected)
+    # drawn as colour indices (gaps: the transparent one), never averaged again by pyqtgraph
+    np.testing.assert_array_equal(pane.image.image, to_indices(expected, (0.0, 1.0)))
+    assert not pane.image.autoDownsample and pane.image.lut is pane._index_lut
+    pane.image.render()
+    qimage = pane.image.qimage
+    assert qimage.format() == QImage.Format.Format_Indexed8
+    gap_r, gap_c = np.argwhere(np.isnan(expected))[0]
+    assert QColor.fromRgba(qimage.pixel(int(gap_c), int(gap_r))).alpha() == 0  # the canvas shows between maps
+    r, c = np.argwhere(np.isfinite(expected))[0]
+    want = QColor(*(int(v) for v in pg.colormap.get(SEQUENTIAL).map(float(expected[r, c]), mode="byte")[:3]))
+    got = QColor.fromRgba(qimage.pixel(int(c), int(r)))
+    assert got.alpha() == 255 and max(abs(got.red() - want.red()), abs(got.green() - want.green()),
+                                       abs(got.blue() - want.blue())) <= 6  # the map's colour, a step apart at most
+
+
+def test_colour_indices_match_the_colour_map_and_keep_nan_transparent():
+    """`to_indices` + `colour_table` give each weight its colour map colour (to one of 255
+    steps); NaN, the gaps and blocked cells, the transparent entry; the ends clamp."""
+    cmap = pg.colormap.get(SEQUENTIAL)
+    values = np.array([[0.0, 0.25, 0.5], [0.999, 1.0, np.nan], [-0.5, 1.5, 0.1234]], dtype=np.float32)
+    idx = to_indices(values, (0.0, 1.0))
+    assert idx.dtype == np.uint8 and idx[1, 2] == NOTHING
+    assert idx[0, 0] == 0 and idx[1, 1] == NOTHING - 1 and idx[2, 0] == 0 and idx[2, 1] == NOTHING - 1
+    table = colour_table(cmap)
+    assert table.shape == (256, 4) and table[NOTHING, 3] == 0 and (table[:NOTHING, 3] == 255).all()
+    finite = np.isfinite(values)
+    want = cmap.map(np.clip(values[finite], 0, 1), mode="byte")[:, :3].astype(int)
+    got = table[idx[finite], :3].astype(int)
+    assert np.abs(got - want).max() <= 6
+    # other levels: the same colours for values scaled alike
+    np.testing.assert_array_equal(to_indices(values * 2 - 1, (-1.0, 1.0))[finite], idx[finite])
 
 
 @pytest.mark.parametrize("factor", [1, 2, 3, 5, 7])

@@ -24,6 +24,7 @@ from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose, gap_fo
 from explorer.panels.attention.layer_pages import (BOX_PAD, frame_margin, head_note, head_page, head_rows,
                                                    label_row_px, layer_page, lone_margin, lone_note, mosaic_cell_px,
                                                    names_all, page_note, wrapped_gap)
+from explorer.drawing.indexed_image import colour_table, to_indices
 from explorer.drawing.pooled_mosaic import average_down, compose_pooled, compose_region, overview_factor
 
 SCALE_RULE = "attention weight: 0–1 on every map"
@@ -65,8 +66,11 @@ class _KindPane:
         self.selection = (0, 0)
         st.set_title(self.plot, SHORT_TITLES[kind])
         self.image = pg.ImageItem(autoDownsample=True)  # a 512-token mosaic is drawn at screen resolution
-        self.image.setLookupTable(cmap.getLookupTable(nPts=256))
+        self._float_lut = cmap.getLookupTable(nPts=256)
+        self._index_lut = colour_table(cmap)  # the averaged overview is drawn as colour indices
+        self.image.setLookupTable(self._float_lut)
         self.image.setLevels(st.WEIGHT_LEVELS)
+        self.overview: np.ndarray | None = None  # the averaged overview's weights (NaN: gaps, blocked)
         # Zoomed into a mosaic too big for the screen (see pooled_mosaic): the visible cells at
         # the resolution the zoom needs, over the averaged overview.
         self.detail = pg.ImageItem()
@@ -185,9 +189,10 @@ class _KindPane:
         self.factor = overview_factor(layout, vb.width(), vb.height())
         rows, cols = layout.shape
         if self.factor == 1:
-            self._pooled = None  # (it held the last long input's maps: ~75 MB for MiniLM at 512 tokens)
+            self._pooled = self.overview = None  # (it held the last long input's maps: ~75 MB for MiniLM at 512 tokens)
             stacked = np.stack(self._weights) if isinstance(self._weights, list) else self._weights
             self.mosaic = compose(stacked, self._allowed, layout, out=self.mosaic)
+            self._image_mode(indexed=False)
             self.image.setImage(self.mosaic, autoLevels=False, levels=st.WEIGHT_LEVELS)
             self.image.setRect(QRectF(0, 0, cols, rows))
         else:
@@ -199,10 +204,19 @@ class _KindPane:
             if held is None or held[0] is not self._source or held[1] is not self._allowed or held[2] != page:
                 self._pooled = held = (self._source, self._allowed, page,
                                        compose_pooled(self._weights, self._allowed, layout, self.factor))
-            image, width, height = held[3]
-            self.image.setImage(image, autoLevels=False, levels=st.WEIGHT_LEVELS)
+            self.overview, width, height = held[3]
+            self._image_mode(indexed=True)
+            self.image.setImage(to_indices(self.overview, st.WEIGHT_LEVELS), autoLevels=False, levels=None)
             self.image.setRect(QRectF(0, 0, width, height))
         self.refresh_detail(layout)
+
+    def _image_mode(self, indexed: bool) -> None:
+        """Weights scaled by pyqtgraph at each paint (a full-resolution mosaic: it may be
+        downsampled), or colour indices (the overview, already about one pixel a cell; indices
+        must never be averaged)."""
+        if (self.image.lut is self._index_lut) != indexed:
+            self.image.setAutoDownsample(not indexed)
+            self.image.setLookupTable(self._index_lut if indexed else self._float_lut)
 
     def _refit_overview(self) -> None:
         """A resized view may need another averaging factor (a window made larger shows more)."""
