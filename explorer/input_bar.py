@@ -32,6 +32,7 @@ FIRST_HINT = "Type a sentence and press Enter — or press PageDown for the pape
 
 OPEN_ITEM = "Open checkpoint folder…"
 PRETRAINED_SUFFIX = " (pretrained)"
+OUTPUT_SHARE = 0.4  # of the second row: the output's least width when it needs that much
 LOAD_ROLE = Qt.UserRole + 1  # what `Runner.load` is given for a row, when not its folder
 QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum"
 MAX_CHARS = 1 << 24  # QLineEdit's default (32767) silently cut a long paste: the length message lied
@@ -131,6 +132,7 @@ class InputBar(QWidget):
         second.addWidget(self.shown_label)
         second.addWidget(self.back_button)
         second.addWidget(self.status, 1)
+        self._second = second
         grid.addLayout(second, 1, 0, 1, 8)
         grid.addWidget(self.hint, 2, 0, 1, 8)  # its own line, on the first screen only
         grid.setColumnStretch(3, 3)
@@ -151,6 +153,12 @@ class InputBar(QWidget):
         self._fill_models()
 
     # -- actions ------------------------------------------------------------------------------
+    def add_tail(self, widget: QWidget) -> None:
+        """`widget` at the end of the second row (the lecture's panel chooser while presenting:
+        its own toolbar row took 45–55 px of a 720-px beamer)."""
+        self._second.addSpacing(8)
+        self._second.addWidget(widget)
+
     def run(self) -> None:
         """Validate and run what is typed; a refusal leaves the current view as it is."""
         self._fitted = None
@@ -341,6 +349,10 @@ class InputBar(QWidget):
         cap = QWIDGETSIZE_MAX if need is None else int(need) + 4 + margins.left() + margins.right()
         if self.status.maximumWidth() != cap:
             self.status.setMaximumWidth(cap)
+        # a short output is read whole before the token echo gets room (up to OUTPUT_SHARE of the row)
+        least = 0 if need is None else min(cap, int(self.width() * OUTPUT_SHARE))
+        if self.status.minimumWidth() != least:
+            self.status.setMinimumWidth(least)
 
     def _on_theme(self, *_) -> None:
         """The output line's and the token echo's coloured spans in the new palette."""
@@ -357,6 +369,8 @@ class InputBar(QWidget):
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
+        if self._fitted is not None:  # the output's least width follows the row's
+            self._on_result(self._fitted)
         self._echo(self.source.text())  # as many tokens as the new width holds
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
@@ -384,15 +398,23 @@ class InputBar(QWidget):
         notes = ([f', {red}unknown: {html.escape(symbols)} → &lt;unk&gt;</span>',
                   f', {red}{len(symbols.split())} unknown</span>', ""] if symbols else [""])
         advance, width = self.echo.fontMetrics().horizontalAdvance, self.echo.width()
+        # never less than the count and how many are unknown: on a crowded row ("11/64 tok" was
+        # cut mid-word at 1024 px) the output gives way before the warning does
+        least = int(advance(html.unescape(re.sub("<[^>]+>", "", f"{count}{notes[min(1, len(notes) - 1)]}")))) + 10
+        if self.echo.minimumWidth() != least:
+            self.echo.setMinimumWidth(least)
         for note in notes:
             plain_prefix = html.unescape(re.sub("<[^>]+>", "", f"{count}{note}: "))
             if advance(f"{plain_prefix} … +{n} more") + 8 <= width:
                 break
         self.echo.setToolTip(f"unknown symbols, read as <unk>: {symbols}" if symbols else "")
         fits = echo_fit(encoded.pieces[:MAX_ECHO], plain_prefix, width, advance)
-        if fits == 0 and not symbols:  # no token fits: the count alone (the tooltip lists them)
-            self.echo.setText(count)
-            self.echo.setToolTip(" ".join(printable(p) for p in encoded.pieces[:MAX_ECHO]))
+        if fits == 0:  # no token fits: the count and what is unknown, as much as fits (the tooltip lists them)
+            note = next((note for note in notes
+                         if advance(html.unescape(re.sub("<[^>]+>", "", f"{count}{note}"))) + 8 <= width), "")
+            self.echo.setText(f"{count}{note}")
+            tokens = " ".join(printable(p) for p in encoded.pieces[:MAX_ECHO])
+            self.echo.setToolTip(tokens + (f"\nunknown symbols, read as <unk>: {symbols}" if symbols else ""))
             return
         shown, _n = token_echo_html(bundle, text, limit=min(fits, MAX_ECHO))
         self.echo.setText(f"{count}{note}: {shown}")

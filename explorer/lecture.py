@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject, QSize, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout,
                                QInputDialog, QLabel, QLineEdit, QMenu, QPushButton, QSpinBox, QToolBar,
-                               QToolButton)
+                               QToolButton, QWidget)
 
 from explorer import export
 from explorer.panel_dock import full_title
@@ -173,7 +173,25 @@ class LectureTools(QObject):
         self.toolbar = bar
         self.window.addToolBarBreak(Qt.TopToolBarArea)  # its own row: the input bar keeps its width
         self.window.addToolBar(Qt.TopToolBarArea, bar)
-        bar.hide()  # shown only while presenting or stepping through a tour
+        bar.hide()  # shown only while stepping through a tour
+        # While presenting, the panel chooser and a way out end the input bar's second row: a
+        # toolbar row of their own took 45–55 px of every panel on a 720-px beamer.
+        self.strip = QWidget()
+        self.strip.setObjectName("presenter_strip")
+        row = QHBoxLayout(self.strip)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(6)
+        self.leave_action.setIconText("Leave")
+        self.leave_action.setToolTip("Leave presentation mode (Esc or F11)")
+        leave = QToolButton()
+        leave.setObjectName("presenter_leave")
+        leave.setDefaultAction(self.leave_action)
+        leave.setToolButtonStyle(Qt.ToolButtonTextOnly)
+        row.addWidget(leave)
+        self.strip.hide()
+        input_bar = getattr(self.window, "input_bar", None)
+        if input_bar is not None:
+            input_bar.add_tail(self.strip)
         self.caption_bar = QToolBar("Tour caption", self.window)  # the scene's caption, large
         self.caption_bar.setObjectName("toolbar_caption")
         self.caption_bar.setMovable(False)
@@ -323,7 +341,8 @@ class LectureTools(QObject):
     def _on_presenting(self, active: bool) -> None:
         self.present_action.setChecked(active)
         self.leave_action.setEnabled(active)
-        self.toolbar.setVisible(active or self.deck.tour is not None)
+        self.strip.setVisible(active)
+        self.toolbar.setVisible(self.deck.tour is not None)
 
     def _on_scene(self, index: int, scene) -> None:
         tour = self.deck.tour
@@ -338,7 +357,7 @@ class LectureTools(QObject):
         self._show_tour_controls(False)
         self.scene_label.setText("")
         self.caption.setText("")
-        self.toolbar.setVisible(self.presentation.active)
+        self.toolbar.setVisible(False)
 
 
 __all__ = ["LectureTools", "ExportDialog"]

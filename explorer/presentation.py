@@ -21,12 +21,14 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QWidget)
 
 from explorer import style, theme
 from explorer.drawing import plot_style
+from explorer.eliding_combo import ElidingComboBox
 from explorer.panel_dock import full_title
 from explorer.scaling import (  # noqa: F401 - applied_scale, register_window, _plot_views: read from here
     _plot_views, _widgets, _windows, applied_scale, register_window, scale_widgets)
 
 SCALE_KEY = "presentation/scale"
 THEME_KEY = "appearance/theme"
+SWITCHER_TEXT = "Attention maps"  # the panel chooser's width: this whole, longer names end in "…"
 DEFAULT_SCALE = 1.5  # 12 pt → 18 pt: legible from the back of a 200-seat room on 1280×720
 SEQUENTIAL = style.SEQUENTIAL  # one colour map in every theme and in presentation mode
 
@@ -99,7 +101,7 @@ class PresentationMode(QObject):
 
     Presentation is a layout, not only a font size: on a 1280×720 beamer two docks side by
     side leave each a thumbnail, so the front panel (or the one a scene names) gets the whole
-    window, without its dock title; a small "Panel" chooser in the lecture toolbar switches.
+    window, without its dock title; a panel chooser at the end of the input bar switches.
     Leaving puts the saved dock layout back."""
 
     toggled = Signal(bool)
@@ -120,7 +122,6 @@ class PresentationMode(QObject):
         self._dock_state = None  # the window's dock layout before presenting, restored on leave
         self.shown: list[str] = []  # the panels on screen while presenting
         self.switcher: QComboBox | None = None
-        self._switcher_action = None
 
     @property
     def scale(self) -> float:
@@ -233,20 +234,21 @@ class PresentationMode(QObject):
             self.switcher.blockSignals(False)
 
     def _show_switcher(self, on: bool) -> None:
-        toolbar = getattr(getattr(self.window, "lecture", None), "toolbar", None)
-        if toolbar is None:
+        strip = getattr(getattr(self.window, "lecture", None), "strip", None)
+        if strip is None:
             return
         if self.switcher is None:
-            self.switcher = QComboBox()
+            self.switcher = ElidingComboBox()
             self.switcher.setObjectName("presentation_panel_chooser")
             self.switcher.setToolTip("The panel shown while presenting")
             for name, dock in self.window.docks.items():
                 self.switcher.addItem(full_title(dock), name)
             self.switcher.activated.connect(lambda i: self.window.focus_panel(self.switcher.itemData(i)))
-            first = toolbar.actions()[1] if len(toolbar.actions()) > 1 else None  # right after "Presentation mode":
-            self._switcher_action = (toolbar.insertWidget(first, self.switcher) if first is not None  # never in »
-                                     else toolbar.addWidget(self.switcher))
-        self._switcher_action.setVisible(on)
+            strip.layout().insertWidget(0, self.switcher)
+        if on:  # (the fonts are the presentation's by now) "Attention maps" whole; longer names end in "…"
+            metrics = self.switcher.fontMetrics()
+            self.switcher.setFixedWidth(metrics.horizontalAdvance(SWITCHER_TEXT) + 2 * metrics.height())
+        self.switcher.setVisible(on)
 
     def _restore_docks(self) -> None:
         for dock in self.window.docks.values():

@@ -39,3 +39,11 @@ def messages_of(window) -> list[tuple[str, str]]:
     seen: list[tuple[str, str]] = []
     window.state.message.connect(lambda level, text: seen.append((level, text)))
     return seen
+
+
+def plain_text(rich: str) -> str:
+    """What a rich-text label reads as, without its markup."""
+    from PySide6.QtGui import QTextDocument
+    doc = QTextDocument()
+    doc.setHtml(rich)
+    return doc.toPlainText()

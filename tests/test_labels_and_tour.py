@@ -12,7 +12,7 @@ import pytest  # noqa: E402
 from PySide6.QtCore import QPointF  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from support import make_main_window  # noqa: E402
+from support import make_main_window, plain_text  # noqa: E402
 
 LONG = "abcdefghijklmnopqrstuvwx"  # 24 letters: 24 source tokens for the reverse model
 
@@ -21,14 +21,6 @@ def settle(qtbot, ms: int = 60) -> None:
     for _ in range(3):
         QApplication.processEvents()
         qtbot.wait(ms // 3)
-
-
-def plain_text(rich: str) -> str:
-    """What a rich-text label reads as, without its markup."""
-    from PySide6.QtGui import QTextDocument
-    doc = QTextDocument()
-    doc.setHtml(rich)
-    return doc.toPlainText()
 
 
 @contextmanager

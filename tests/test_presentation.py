@@ -13,7 +13,7 @@ import pyqtgraph as pg  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import QSettings, Qt  # noqa: E402
 from PySide6.QtGui import QImage, QPalette  # noqa: E402
-from PySide6.QtWidgets import QApplication, QLabel  # noqa: E402
+from PySide6.QtWidgets import QApplication, QLabel, QToolButton  # noqa: E402
 
 from explorer import presentation, style  # noqa: E402
 from support import make_main_window  # noqa: E402
@@ -44,13 +44,39 @@ def test_enter_scales_fonts_axes_and_curves_and_leave_restores(window, qtbot):
     assert pg.mkPen(curve.opts["pen"]).widthF() == pytest.approx(width0 * 1.75)
     assert style.font(10).pointSizeF() == pytest.approx(17.5)  # widgets built now are large too
     assert window.menuBar().isHidden() and window.input_bar.device_label.isHidden()
-    assert window.lecture.toolbar.isVisible() and window.lecture.present_action.isChecked()
+    assert window.lecture.present_action.isChecked()
+    assert_one_line_of_lecture_chrome(window, qtbot)
     assert style.SEQUENTIAL == presentation.SEQUENTIAL  # one colour map in every mode and theme
     window.lecture.presentation.leave()
     assert source.font().pointSizeF() == pytest.approx(size0)
     assert pg.mkPen(curve.opts["pen"]).widthF() == pytest.approx(width0)
     assert style.scale() == 1.0 and style.SEQUENTIAL == presentation.SEQUENTIAL
     assert not window.menuBar().isHidden() and not window.lecture.toolbar.isVisible()
+    assert not window.lecture.strip.isVisible()
+
+
+def assert_one_line_of_lecture_chrome(window, qtbot):
+    """While presenting, the panel chooser and Leave end the input bar's second row: no toolbar
+    row of their own (it took 45–55 px of every panel on a 720-px beamer); the chooser names the
+    panel shown whole, Leave works, and the output stays whole beside them."""
+    from PySide6.QtCore import QPoint
+    lecture, bar = window.lecture, window.input_bar
+    qtbot.waitUntil(lambda: lecture.strip.isVisible())
+    assert not lecture.toolbar.isVisible()  # (no tour open: the tour row stays hidden too)
+    switcher = lecture.presentation.switcher
+    strip_top = lecture.strip.mapTo(window, QPoint(0, 0)).y()
+    echo_top = bar.echo.mapTo(window, QPoint(0, 0)).y()
+    assert abs((strip_top + lecture.strip.height() / 2) - (echo_top + bar.echo.height() / 2)) < 4  # one row
+    assert lecture.strip.mapTo(bar, QPoint(lecture.strip.width(), 0)).x() <= bar.width()  # inside the bar
+    front = switcher.itemText(switcher.currentIndex())
+    assert switcher.shown_text() in (front, front.split(" — ")[0]) or len(front) > len(presentation.SWITCHER_TEXT)
+    leave = lecture.strip.findChild(QToolButton, "presenter_leave")
+    assert leave.isVisible() and leave.fontMetrics().horizontalAdvance(leave.text()) <= leave.width()
+    if window.state.result is not None:  # the output whole, or as much as OUTPUT_SHARE of the row
+        from explorer.input_bar import OUTPUT_SHARE, output_html, rich_text_width
+        need = rich_text_width(output_html(window.state.result, window.state.bundle), bar.status.font())
+        assert bar.status.width() >= min(need, OUTPUT_SHARE * bar.width()) - 1
+        assert rich_text_width(bar.status.text(), bar.status.font()) <= bar.status.contentsRect().width() + 1
 
 
 def test_presenting_floats_status_messages_over_the_window_instead_of_a_status_bar(window, qtbot):
