@@ -63,6 +63,7 @@ class Palette:
     on_bright_cell: str = "#000000"  # a number on a bright colormap cell (the map is theme-independent)
     on_dark_cell: str = "#ffffff"
     selected: str = "#000000"  # outline of the selected head; not a viridis colour
+    map_edge: str = "#000000"  # a heatmap's thin outline: viridis' ends (dark purple, yellow) meet the canvas
     # tokens and decoding
     prompt: str = "#000000"
     prompt_fill: str = "#000000"
@@ -122,7 +123,7 @@ LIGHT = Palette(
     blocks={"embedding": "#f4c7c3", "positional": "#ffffff", "attention": "#fbd38d", "norm": "#f2ee9b",
             "ffn": "#a9d8f0", "linear": "#c9c3ef", "softmax": "#b7e4b5", "stack": "#eef0f3", "add": "#ffffff"},
     masked="#9aa0a6", mask_hatch="#4a4f55", mask_allowed="#50c878", mask_legend_text="#1f2328",
-    on_bright_cell="#000000", on_dark_cell="#ffffff", selected="#e4572e",
+    on_bright_cell="#000000", on_dark_cell="#ffffff", selected="#e4572e", map_edge="#8c959f",
     prompt="#8250df", prompt_fill="#eadcff", prompt_text="#5d399f", bar="#8fb8e8", bar_edge="#6683a6",
     attribution_negative="#e39a93", chosen="#c2410c", chosen_text="#b24409", on_chosen="#ffffff", changed="#ffd8d3", current_column="#dbe9fb",
     mask_blank="#fff1e6", beam_alive="#3b7dd8", beam_pruned="#c3c7cc", beam_finished="#2da44e", beam_best="#e8590c",
@@ -142,7 +143,7 @@ DARK = Palette(
     blocks={"embedding": "#5c2b29", "positional": "#0d1117", "attention": "#6b4a12", "norm": "#57531a",
             "ffn": "#1d4e6b", "linear": "#40386e", "softmax": "#245229", "stack": "#161b22", "add": "#0d1117"},
     masked="#484f58", mask_hatch="#c9d1d9", mask_allowed="#50c878", mask_legend_text="#f0f3f6",
-    on_bright_cell="#000000", on_dark_cell="#ffffff", selected="#ff7b54",
+    on_bright_cell="#000000", on_dark_cell="#ffffff", selected="#ff7b54", map_edge="#6e7681",
     prompt="#bc8cff", prompt_fill="#3c2a66", prompt_text="#d2a8ff", bar="#3b6ea8", bar_edge="#79a6dc",
     attribution_negative="#a8424b", chosen="#f0883e", chosen_text="#ffa657", on_chosen="#0d1117", changed="#5d1f1a", current_column="#1c3a5e",
     mask_blank="#4a2a12", beam_alive="#58a6ff", beam_pruned="#484f58", beam_finished="#3fb950", beam_best="#f0883e",

@@ -8,7 +8,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
-from PySide6.QtCore import QPointF, Qt  # noqa: E402
+from PySide6.QtCore import QPointF, QRectF, Qt  # noqa: E402
 
 from explorer.panels.attention.data import AttentionData  # noqa: E402
 from explorer.panels.attention.derived import rollout  # noqa: E402
@@ -82,6 +82,16 @@ def test_grid_mosaic_holds_every_head(setup):
             for head in range(4):
                 want, _ = expected(result.trace, kind, layer, head)
                 np.testing.assert_array_equal(pane.layout.block(pane.image.image, layer, head), want)
+        # every map outlined, exactly on its cells (viridis' ends melt into the canvases)
+        lay = pane.layout
+        edges = {(r.x(), r.y(), r.width(), r.height()) for r in pane.edges._path.toSubpathPolygons()
+                 for r in (r.boundingRect(),)}
+        assert edges == {(c, r, lay.t_k, lay.t_q) for l in range(lay.layers) for h in range(lay.heads)
+                         for r, c in (lay.origin(l, h),)}
+    panel.set_view("single")  # the one map too
+    heatmap = panel.single.heatmap
+    rows, cols = heatmap.values.shape
+    assert heatmap.edges._path.boundingRect() == QRectF(0, 0, cols, rows)
 
 
 def _pixel_patch(view, heatmap, row, col, half=2):

@@ -15,7 +15,7 @@ from PySide6.QtGui import QColor, QPalette  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import presentation, theme  # noqa: E402
-from explorer.theme import DARK, LIGHT, PALETTES  # noqa: E402
+from explorer.theme import DARK, LIGHT, PALETTES, SEQUENTIAL  # noqa: E402
 from support import make_main_window  # noqa: E402
 
 
@@ -80,6 +80,20 @@ def test_disabled_text_is_faint_but_readable(name):
     p = PALETTES[name]
     for bg in (p.window, p.button, p.canvas, p.base):
         assert 4.5 <= contrast_ratio(p.disabled_text, bg) < contrast_ratio(p.text, bg) / 2
+
+
+@pytest.mark.parametrize("name", sorted(PALETTES))
+def test_a_heatmaps_edge_stands_out_from_the_canvas_and_from_both_ends_of_viridis(name):
+    """WCAG's 3:1 for the edge of a graphic: without an outline a map of near-zero weights
+    (viridis' darkest purple) vanished into the dark canvas, and a map of ones (its yellow) into
+    the light one."""
+    import pyqtgraph as pg
+    p = PALETTES[name]
+    lut = pg.colormap.get(SEQUENTIAL).getLookupTable(nPts=256)
+    dark_end, bright_end = ("#%02x%02x%02x" % tuple(int(v) for v in lut[i][:3]) for i in (0, -1))
+    assert contrast_ratio(p.map_edge, p.canvas) >= 3.0
+    # the end that looks like the canvas is the one the edge must stand apart from
+    assert contrast_ratio(p.map_edge, dark_end if name == "dark" else bright_end) >= 2.0
 
 
 def test_both_palettes_define_the_same_roles_and_block_types():

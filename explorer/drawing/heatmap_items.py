@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QFontMetrics, QPainterPath
+from PySide6.QtGui import QBrush, QFontMetrics, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem
 
 from explorer.drawing import plot_style as st
@@ -55,6 +55,38 @@ class MaskOverlay(pg.GraphicsObject):
         p.fillPath(device, st.colour("masked"))
         p.fillPath(device, QBrush(st.colour("mask_hatch"), Qt.BrushStyle.BDiagPattern))
         p.restore()
+
+
+class MapEdges(pg.GraphicsObject):
+    """A thin outline around each map: viridis runs from a dark purple that melts into the dark
+    canvas to a yellow that melts into the light one, so a map of near-zero (or near-one) weights
+    had no edge. One device pixel wide at any zoom, in the theme's `map_edge` colour."""
+
+    def __init__(self):
+        super().__init__()
+        self._path = QPainterPath()
+        self.setZValue(2)  # over the image and a zoom's detail, under the selection box
+
+    def set_rects(self, rects) -> None:
+        path = QPainterPath()
+        for x, y, w, h in rects:
+            path.addRect(QRectF(x, y, w, h))
+        self.prepareGeometryChange()
+        self._path = path
+        self.update()
+
+    def boundingRect(self):  # noqa: N802
+        return self._path.boundingRect()
+
+    def paint(self, p, *args):
+        if self._path.isEmpty():
+            return
+        pen = QPen(st.colour("map_edge"))
+        pen.setCosmetic(True)
+        pen.setWidthF(1.0)
+        p.setPen(pen)
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.drawPath(self._path)
 
 
 class CellNumbers(pg.GraphicsObject):
@@ -142,6 +174,8 @@ class HeatmapPlot:
         self.mask = MaskOverlay()
         self.plot.addItem(self.mask)
         self.plot.addItem(self.image)
+        self.edges = MapEdges()
+        self.plot.addItem(self.edges, ignoreBounds=True)
         self.numbers = CellNumbers() if numbers else None
         if self.numbers is not None:
             self.plot.addItem(self.numbers)
@@ -175,6 +209,7 @@ class HeatmapPlot:
         if key != self._shape:  # geometry changed: new mask, labels, range (not every frame)
             self._shape = key
             self.mask.set_rects(blocked_rects(allowed) if allowed is not None else [])
+            self.edges.set_rects([(0, 0, values.shape[1], values.shape[0])])
             self.x_axis.set_tokens(x_labels or [str(i) for i in range(values.shape[1])], numeric=True if not x_labels else None)
             self.y_axis.set_tokens(y_labels or [str(i) for i in range(values.shape[0])], numeric=True if not y_labels else None)
             room = 4 * max(values.shape) if self.square else 0.5  # square cells need room beside the map
@@ -192,6 +227,7 @@ class HeatmapPlot:
         self._shape = None
         self.image.clear()
         self.mask.set_rects([])
+        self.edges.set_rects([])
         if self.numbers is not None:
             self.numbers.set_values(None)
 

@@ -18,7 +18,7 @@ from explorer.drawing import plot_style as st
 from explorer.theme import notifier
 from explorer.drawing.canvas_widget import CanvasWidget
 from explorer.panels.attention.data import AttentionData
-from explorer.drawing.heatmap_items import LEAST_HUG, MIN_LABEL_PT, PLOT_MARGINS, MaskOverlay, TokenAxis
+from explorer.drawing.heatmap_items import LEAST_HUG, MIN_LABEL_PT, PLOT_MARGINS, MapEdges, MaskOverlay, TokenAxis
 from explorer.drawing.hug import hug_margins, not_reentrant
 from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose, gap_for
 from explorer.panels.attention.layer_pages import (BOX_PAD, frame_margin, head_note, head_page, head_rows,
@@ -81,6 +81,8 @@ class _KindPane:
         self.plot.addItem(self.mask)
         self.plot.addItem(self.image)
         self.plot.addItem(self.detail)
+        self.edges = MapEdges()
+        self.plot.addItem(self.edges, ignoreBounds=True)
         self.factor = 1  # cells per pixel of the overview image (1: drawn at full resolution)
         self._detail_timer = QTimer(self.plot)  # dies with the plot: never fires into deleted items
         self._detail_timer.setSingleShot(True)
@@ -161,6 +163,8 @@ class _KindPane:
         if layout != self.layout or key != self._allowed_key:  # geometry changed (rare)
             self.layout, self._allowed_key = layout, key
             self.mask.set_rects(blocked_rects(allowed, layout))
+            self.edges.set_rects([(c, r, layout.t_k, layout.t_q) for l in range(layout.layers)
+                                  for h in range(layout.heads) for r, c in (layout.origin(l, h),)])
             rows, cols = layout.shape
             wrapped = self.wrap > 1  # then each map is named above it ("H3"): a column holds several heads
             lone = self.nheads == 1  # one map a page: the title names its head, no row of head numbers
@@ -412,9 +416,12 @@ class AttentionGrid(CanvasWidget):
                 head = self._selection[2] if self._selection[0] == kind else 0
                 page = self._page(kind, len(layers), selected, head)
                 pane.update(layers, data.allowed[kind], data.labels[kind], page)
-            else:
+            else:  # nothing of this kind: no maps, no hatch, no outlines (drawn afresh when it returns)
                 pane.image.clear()
-                pane._pooled = None
+                pane._pooled = pane.overview = None
+                pane.mask.set_rects([])
+                pane.edges.set_rects([])
+                pane.layout = pane._allowed_key = None
             pane.mark_edited({(l, h): op for (k, l, h), op in self.edits.items() if k == kind})
         self.select(*self._selection)
 
