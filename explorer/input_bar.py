@@ -16,10 +16,10 @@ import html
 import re
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
-                               QSizePolicy, QWidget)
+                               QSizePolicy, QStyle, QStyleOptionButton, QWidget)
 
 from explorer import style, theme
 from explorer.eliding_combo import ElidingComboBox
@@ -32,10 +32,18 @@ FIRST_HINT = "Type a sentence and press Enter — or press PageDown for the pape
 
 OPEN_ITEM = "Open checkpoint folder…"
 PRETRAINED_SUFFIX = " (pretrained)"
-OUTPUT_SHARE = 0.4  # of the second row: the output's least width when it needs that much
+OUTPUT_LEAST = "Output: <b>" + "m" * 5 + "</b>"  # the output's start, claimed on a crowded row
+OUTPUT_STRETCH = 2  # the output takes this many times the token echo's share of the second row (up to its width)
 LOAD_ROLE = Qt.UserRole + 1  # what `Runner.load` is given for a row, when not its folder
 QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum"
 MAX_CHARS = 1 << 24  # QLineEdit's default (32767) silently cut a long paste: the length message lied
+
+
+def _button_option(button: QPushButton, text: str) -> QStyleOptionButton:
+    option = QStyleOptionButton()
+    option.initFrom(button)
+    option.text = text
+    return option
 
 
 def rich_text_width(text: str, font) -> float:
@@ -89,10 +97,15 @@ class InputBar(QWidget):
         self.shown_label.setToolTip("The panels show this model in place of the session's own (the one chosen "
                                     "under Model); its output is the one beside")
         self.shown_label.setVisible(False)
+        # it shares the row (with the output), never widens it: "Showing: training run, step 76"
+        # beside the presenter's panel chooser held a 1024-px window at 1202 px
+        self.shown_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         self.back_button = QPushButton("Back")
         self.back_button.setToolTip("Show the session's own model in every panel again")
         self.back_button.clicked.connect(lambda: self.state.session.show_model(None))
         self.back_button.setVisible(False)
+        self._back_text = "Back"  # "Back to <the session's model>": shortened to "Back" on a crowded row
+        self._shown_html = self._shown_short = ""  # "Showing: <name>", and the name alone for a crowded row
         self.device_label = QLabel("–")
         style.set_sheet(self.device_label, "color: {muted};")
         self.hint = QLabel(FIRST_HINT)  # the first screen says what to do; gone after the first run
@@ -129,9 +142,9 @@ class InputBar(QWidget):
         second.addWidget(self.examples)
         second.addWidget(self.echo, 1)
         second.addSpacing(12)  # the echo never touches "Output:"
-        second.addWidget(self.shown_label)
+        second.addWidget(self.shown_label, OUTPUT_STRETCH)
         second.addWidget(self.back_button)
-        second.addWidget(self.status, 1)
+        second.addWidget(self.status, OUTPUT_STRETCH)  # a short output whole before the echo's tokens
         self._second = second
         grid.addLayout(second, 1, 0, 1, 8)
         grid.addWidget(self.hint, 2, 0, 1, 8)  # its own line, on the first screen only
@@ -158,6 +171,66 @@ class InputBar(QWidget):
         its own toolbar row took 45–55 px of a 720-px beamer)."""
         self._second.addSpacing(8)
         self._second.addWidget(widget)
+        self._tail = widget
+        widget.installEventFilter(self)  # shown or hidden: the row is refitted
+
+    def _fit_second_row(self) -> None:
+        """When the second row cannot hold everything (a training run's "Showing: …" and its Back
+        button beside the presenter's panel chooser on a 1024-px beamer cut "Showing" and "Output"
+        mid-word, and held the window 180 px wider than the screen), it gives way in steps until it
+        fits: the token echo goes, then the example chooser, then "Back to reverse" says "Back",
+        then "Showing: training run" says "training run". What is left is claimed whole (the
+        layout would share the row evenly and cut it); all of it comes back when there is room."""
+        row = self._second
+        margins = self.layout().contentsMargins()
+        room = self.width() - margins.left() - margins.right()
+        gap = row.spacing()
+        status_least = min(self.status.maximumWidth(), rich_text_width(OUTPUT_LEAST, self.status.font()))
+        tail = getattr(self, "_tail", None)
+        optional = [(self.examples, self.examples.sizeHint().width()), (self.echo, self.echo.minimumWidth())]
+        shortenings = [(self.back_button, self._back_text, "Back"),
+                       (self.shown_label, self._shown_html, self._shown_short)]
+
+        def need(optional_kept: int, shortened: int) -> float:
+            total = 12 + 8  # the spacings before "Output:" and before the tail
+            for widget, full, short in shortenings:
+                if not widget.isHidden():
+                    text = short if shortenings.index((widget, full, short)) < shortened else full
+                    total += self._text_width(widget, text) + gap
+            if not self.status.isHidden():
+                total += status_least + gap
+            if tail is not None and not tail.isHidden():
+                total += tail.minimumSizeHint().width() + gap
+            return total + sum(width + gap for _w, width in optional[:optional_kept])
+
+        steps = [(kept, 0) for kept in range(len(optional), -1, -1)] + [(0, n) for n in (1, 2)]
+        kept, shortened = next((step for step in steps if need(*step) <= room), steps[-1])
+        for i, (widget, width) in enumerate(optional):  # the first `kept` stay, in priority order
+            if widget.isHidden() == (i < kept):
+                widget.setVisible(i < kept)
+        for i, (widget, full, short) in enumerate(shortenings):
+            text = short if i < shortened else full
+            if widget.text() != text:
+                widget.setText(text)
+        claim = need(kept, shortened) <= room
+        shown_least = int(self._text_width(self.shown_label, self.shown_label.text())) \
+            if claim and not self.shown_label.isHidden() else 0
+        self.shown_label.setMaximumWidth(max(shown_least, int(self._text_width(self.shown_label,
+                                                                                 self.shown_label.text()))))
+        if self.shown_label.minimumWidth() != shown_least:
+            self.shown_label.setMinimumWidth(shown_least)
+        status_claim = int(status_least) if claim else 0
+        if self.status.minimumWidth() != status_claim:
+            self.status.setMinimumWidth(status_claim)
+
+    @staticmethod
+    def _text_width(widget, text: str) -> float:
+        """Pixels `widget` needs for `text`: a button's size hint for it, a rich label's ideal width."""
+        if isinstance(widget, QPushButton):
+            return widget.style().sizeFromContents(
+                QStyle.ContentsType.CT_PushButton, _button_option(widget, text),
+                widget.fontMetrics().size(Qt.TextFlag.TextShowMnemonic, text)).width()
+        return rich_text_width(text, widget.font()) + 8
 
     def run(self) -> None:
         """Validate and run what is typed; a refusal leaves the current view as it is."""
@@ -311,12 +384,15 @@ class InputBar(QWidget):
         else:
             other, label = session.shown_model is not None, session.model_label
         self.shown_label.setVisible(other)
-        self.shown_label.setText(f'Showing: <b style="color:{style.ACCENT.name()};">{html.escape(label)}</b>'
-                                 if other else "")
+        name = f'<b style="color:{style.ACCENT.name()};">{html.escape(label)}</b>' if other else ""
+        self._shown_html, self._shown_short = (f"Showing: {name}", name) if other else ("", "")
+        self.shown_label.setText(self._shown_html)  # (no wider than its text: `_fit_second_row`)
         back = session.shown_model is not None and own is not None
         self.back_button.setVisible(back)
         if back:
-            self.back_button.setText(f"Back to {own.name}")
+            self._back_text = f"Back to {own.name}"
+            self.back_button.setToolTip(f"Show the session's own model, {own.name}, in every panel again")
+        self._fit_second_row()
 
     def _on_result(self, result) -> None:
         """The output, as much of it as the line holds: a long one ends in "…" and the tooltip
@@ -349,10 +425,6 @@ class InputBar(QWidget):
         cap = QWIDGETSIZE_MAX if need is None else int(need) + 4 + margins.left() + margins.right()
         if self.status.maximumWidth() != cap:
             self.status.setMaximumWidth(cap)
-        # a short output is read whole before the token echo gets room (up to OUTPUT_SHARE of the row)
-        least = 0 if need is None else min(cap, int(self.width() * OUTPUT_SHARE))
-        if self.status.minimumWidth() != least:
-            self.status.setMinimumWidth(least)
 
     def _on_theme(self, *_) -> None:
         """The output line's and the token echo's coloured spans in the new palette."""
@@ -369,12 +441,13 @@ class InputBar(QWidget):
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
-        if self._fitted is not None:  # the output's least width follows the row's
-            self._on_result(self._fitted)
+        self._fit_second_row()
         self._echo(self.source.text())  # as many tokens as the new width holds
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
-        if watched is self.echo and event.type() == QEvent.Type.Resize:
+        if watched is getattr(self, "_tail", None) and event.type() in (QEvent.Type.Show, QEvent.Type.Hide):
+            QTimer.singleShot(0, self, self._fit_second_row)  # (never after the bar is gone)
+        elif watched is self.echo and event.type() == QEvent.Type.Resize:
             self._echo(self.source.text())  # as many tokens as the echo's new width holds
         elif watched is self.status and event.type() == QEvent.Type.Resize and self._fitted is not None:
             self._on_result(self._fitted)  # as much of the output as the new width holds

@@ -245,9 +245,11 @@ class PresentationMode(QObject):
                 self.switcher.addItem(full_title(dock), name)
             self.switcher.activated.connect(lambda i: self.window.focus_panel(self.switcher.itemData(i)))
             strip.layout().insertWidget(0, self.switcher)
-        if on:  # (the fonts are the presentation's by now) "Attention maps" whole; longer names end in "…"
+        if on:  # (the fonts are the presentation's by now) "Attention maps" whole, longer names end in
+            # "…"; on a crowded row (a training run's "Showing: …" beside the output) it gives way first
             metrics = self.switcher.fontMetrics()
-            self.switcher.setFixedWidth(metrics.horizontalAdvance(SWITCHER_TEXT) + 2 * metrics.height())
+            self.switcher.setMaximumWidth(metrics.horizontalAdvance(SWITCHER_TEXT) + 2 * metrics.height())
+            self.switcher.setMinimumWidth(metrics.horizontalAdvance(SWITCHER_TEXT[:4] + "…") + 2 * metrics.height())
         self.switcher.setVisible(on)
 
     def _restore_docks(self) -> None:

@@ -338,3 +338,43 @@ def test_a_short_output_leaves_the_rest_of_the_row_to_the_token_echo(window, qtb
     bar.show_error("A long message about a refused input that needs all of the row it can get to be read.")
     settle(qtbot)
     assert bar.status.maximumWidth() > 10_000  # an error line may take the whole row again
+
+
+@pytest.mark.parametrize("size", [(1024, 768), (1280, 720)])
+def test_a_crowded_second_row_gives_way_by_priority_never_cutting_a_word(qtbot, tmp_path, size):
+    """Presenting on a 1024-px beamer during a training run, the second row held the examples,
+    the echo, "Showing: training run, step N", its Back button, the output, the panel chooser and
+    Leave: "Sho" and "Out" were cut mid-word and the window grew to 1202 px. Now the echo gives
+    way first, then the examples, then "Back to reverse" says "Back"; nothing is cut, nothing
+    widens the window, and all of it comes back when the run is no longer shown."""
+    from PySide6.QtCore import QPoint
+    from explorer.input_bar import rich_text_width
+    from explorer.runner import load_bundle
+    from explorer.session import ShownModel
+    from model.checkpoint import random_bundle
+    with presenting_window(qtbot, tmp_path, size, "dark", load_bundle("reverse"), "attention") as w:
+        bar, session = w.input_bar, w.state.session
+        assert bar.echo.isVisible() and bar.examples.isVisible()
+        session.show_model(ShownModel(random_bundle("reverse"), "training run, step 1,234"))
+        qtbot.waitUntil(bar.shown_label.isVisible, timeout=20_000)
+        settle(qtbot)
+        assert w.width() == size[0]  # the row never widens the window
+        shown = [x for x in (bar.examples, bar.echo, bar.shown_label, bar.back_button, bar.status, w.lecture.strip)
+                 if x.isVisible()]
+        for x in shown:  # each inside the bar, none over the next
+            left = x.mapTo(bar, QPoint(0, 0)).x()
+            assert 0 <= left and left + x.width() <= bar.width(), x
+        lefts = sorted((x.mapTo(bar, QPoint(0, 0)).x(), x.width()) for x in shown)
+        assert all(a + wa <= b + 1 for (a, wa), (b, _) in zip(lefts, lefts[1:]))
+        # what the panels show is said whole, the output at least starts, Back fits its text
+        assert rich_text_width(bar.shown_label.text(), bar.shown_label.font()) <= bar.shown_label.width() + 1
+        assert plain_text(bar.status.text()).startswith("Output:")
+        assert rich_text_width(bar.status.text(), bar.status.font()) <= bar.status.contentsRect().width() + 1
+        assert bar.back_button.fontMetrics().horizontalAdvance(bar.back_button.text()) <= bar.back_button.width()
+        assert "reverse" in bar.back_button.toolTip()
+        if size[0] == 1024:
+            assert not bar.echo.isVisible()  # the first to give way
+        session.show_model(None)
+        qtbot.waitUntil(lambda: not bar.shown_label.isVisible(), timeout=20_000)
+        settle(qtbot)
+        assert bar.echo.isVisible() and bar.examples.isVisible()

@@ -72,10 +72,10 @@ def assert_one_line_of_lecture_chrome(window, qtbot):
     assert switcher.shown_text() in (front, front.split(" — ")[0]) or len(front) > len(presentation.SWITCHER_TEXT)
     leave = lecture.strip.findChild(QToolButton, "presenter_leave")
     assert leave.isVisible() and leave.fontMetrics().horizontalAdvance(leave.text()) <= leave.width()
-    if window.state.result is not None:  # the output whole, or as much as OUTPUT_SHARE of the row
-        from explorer.input_bar import OUTPUT_SHARE, output_html, rich_text_width
+    if window.state.result is not None:  # the output whole, or twice the echo's room
+        from explorer.input_bar import OUTPUT_STRETCH, output_html, rich_text_width
         need = rich_text_width(output_html(window.state.result, window.state.bundle), bar.status.font())
-        assert bar.status.width() >= min(need, OUTPUT_SHARE * bar.width()) - 1
+        assert bar.status.width() >= min(need, OUTPUT_STRETCH * (bar.echo.width() - bar.echo.minimumWidth())) - 2
         assert rich_text_width(bar.status.text(), bar.status.font()) <= bar.status.contentsRect().width() + 1
 
 

@@ -25,6 +25,13 @@ from model.leak_lab import RUN_LABELS, RUNS, LeakConfig
 
 INTRO = ("Trains one small GPT-like decoder twice on the facts corpus: same start, same batches, "
          "with and without the causal mask. Press Run.")
+def lab_model_text(config: LeakConfig) -> str:
+    """The lab's own model, named where the panel starts: the input bar above names the session's
+    model (a projector showed "Model: reverse · Output: noitnetta" over this lab's goat sentences)."""
+    return (f"Own model (not the one above): {config.n_layers} layer{'s' if config.n_layers != 1 else ''} × "
+            f"{config.n_heads} heads, d_model {config.d_model}, facts corpus")
+
+
 WIDE_RATIO = 1.6  # wider than this × its height: the plots and maps in one row
 START_TIMEOUT = 60.0  # s: `train_for` waits at most this long for the lab to be built
 
@@ -112,7 +119,11 @@ class LeakPanel(StopsWithWindow, QWidget):
         controls.setSpacing(6)
         for widget in (self.run_button, self.stop_button, self.steps_spin, self.head_combo, self.progress):
             controls.addWidget(widget)
-        controls.addStretch(1)
+        self.lab_model = ElidedLabel(lab_model_text(LeakConfig()))
+        self.lab_model.setObjectName("lab_model")
+        self.lab_model.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
+        style.set_sheet(self.lab_model, "color: {muted};")
+        controls.addWidget(self.lab_model, 1)
         self.grid = grid = QGridLayout()
         grid.setSpacing(4)
         self.in_a_row: bool | None = None
@@ -274,6 +285,7 @@ class LeakPanel(StopsWithWindow, QWidget):
     def show_result(self, result: LeakResult) -> None:
         """Draw a finished lab (the worker's, or one computed elsewhere)."""
         cfg = result.config
+        self.lab_model.setText(lab_model_text(cfg))
         chosen = self.head_combo.currentData() if self.result is result else leakiest_head(result)
         self._fill_head_combo(cfg.n_layers, cfg.n_heads, leakiest_head(result))
         self._choose(chosen)

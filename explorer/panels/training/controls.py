@@ -9,7 +9,7 @@ import torch
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton,
-                               QSpinBox, QStyle, QVBoxLayout, QWidget)
+                               QSizePolicy, QSpinBox, QStyle, QVBoxLayout, QWidget)
 
 from explorer import style
 from explorer.eliding_combo import ElidingComboBox
@@ -195,7 +195,14 @@ class TrainingControls(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(3)
         lay.addWidget(self.settings)
-        lay.addLayout(self.button_grid)
+        # The buttons' box claims only the two-row width: laid out in one row, its minimum width
+        # would hold the window at that width, so the row could never fold back (a 1024-px
+        # projector's window grew to 1219 px).
+        self.buttons = QWidget()
+        self.buttons.setLayout(self.button_grid)
+        self.button_grid.setContentsMargins(0, 0, 0, 0)
+        self.buttons.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        lay.addWidget(self.buttons)
         self._arrange_buttons(False)
         self.set_phase("idle", has_model=False)
 
@@ -229,6 +236,10 @@ class TrainingControls(QWidget):
                    self.use_button, self.back_button)
         need = sum(b.sizeHint().width() + 6 for b in buttons) + self.progress.minimumSizeHint().width() + 40
         self._arrange_buttons(self.width() >= need)
+        two_rows = max(sum(b.sizeHint().width() + 6 for b in buttons[:4]) + self.progress.minimumSizeHint().width(),
+                       sum(b.sizeHint().width() + 6 for b in buttons[4:]))
+        if self.buttons.minimumWidth() != two_rows:
+            self.buttons.setMinimumWidth(two_rows)
 
     def _button(self, text: str, icon, signal, tip: str) -> QPushButton:
         b = QPushButton(text) if icon is None else QPushButton(self.style().standardIcon(icon), text)

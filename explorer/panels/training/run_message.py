@@ -13,7 +13,7 @@ import re
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocumentFragment
-from PySide6.QtWidgets import QLabel
+from PySide6.QtWidgets import QLabel, QSizePolicy
 
 from explorer import style
 
@@ -43,6 +43,9 @@ class RunMessage(QLabel):
         self.setVisible(False)  # until there is something to say
         self.setFont(style.font(style.BASE_POINT_SIZE))
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # its width is the panel's to give: one line set while the window was wider held the
+        # window at that width (a 1024-px projector's grew to 1202 px during a run)
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
 
     def show_text(self, html: str) -> None:
         self.full_html = html
