@@ -35,6 +35,7 @@ def setup(qtbot, tmp_path, monkeypatch):
     runner = Runner(state, synchronous=True)
     bar = InputBar(state, runner)
     qtbot.addWidget(bar)
+    bar.resize(1280, 90)  # a window's width: its second row has room for "Back to reverse (untrained)"
     panel = TrainingPanel(state)
     qtbot.addWidget(panel)
     torch.manual_seed(0)

@@ -34,7 +34,7 @@ from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 from explorer.panels.decoding.embedding_view import EmbeddingView
 
 PLAY_INTERVAL_MS = 800
-SIDE_BY_SIDE = (1200, 600)  # below this panel size the halves become tabs: each keeps readable maps
+SIDE_BY_SIDE = (1200, 680)  # below this the halves become tabs, each with readable maps (a 1280×720 beamer: ~620 px high)
 DECODER_KINDS = ("decoder_self", "cross")
 
 

@@ -7,7 +7,8 @@ an edited head is drawn in the theme's `changed` colour. The grid holds no state
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QGridLayout, QHBoxLayout, QLabel, QLayout, QSizePolicy, QToolButton, QVBoxLayout,
+                               QWidget)
 
 from explorer.drawing import plot_style as st
 from explorer.theme import set_sheet
@@ -15,6 +16,7 @@ from explorer.theme import set_sheet
 SYMBOLS = {None: "–", "zero": "0", "mean": "μ", "uniform": "≡"}
 NAMES = {None: "unchanged", "zero": "zeroed", "mean": "replaced by its mean", "uniform": "uniform attention"}
 KIND_TITLES = {"encoder": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
+MAX_CELL_PX = 88  # a head's button grows with the room up to this (a big target on a projector)
 PLAIN_SHEET = "QToolButton {{ color: {text}; background: {button}; border: 1px solid {grid}; }}"
 EDITED_SHEET = ("QToolButton {{ color: {text}; background: {changed}; border: 2px solid {accent_text}; "
                 "font-weight: bold; }}")
@@ -29,6 +31,7 @@ class HeadGrid(QWidget):
         super().__init__(parent)
         self.row = QHBoxLayout(self)
         self.row.setContentsMargins(0, 0, 0, 0)
+        self.row.setSizeConstraint(QLayout.SizeConstraint.SetMinAndMaxSize)  # never taller than its cells allow
         self.buttons: dict[tuple[str, int, int], QToolButton] = {}
         self.model_shape: tuple = ()
         self.heads: dict = {}
@@ -52,14 +55,17 @@ class HeadGrid(QWidget):
         block = QWidget()
         column = QVBoxLayout(block)
         column.setContentsMargins(2, 0, 2, 0)
+        column.setSizeConstraint(QLayout.SizeConstraint.SetMinAndMaxSize)  # (so the grid is, see __init__)
         title = QLabel(KIND_TITLES[kind])
         title.setFont(st.font(st.LABEL_PT, bold=True))
+        title.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         column.addWidget(title)
         grid = QGridLayout()
         grid.setSpacing(3)
         for h in range(n_heads):
             label = QLabel(f"H{h + 1}")
             label.setFont(st.font(st.TICK_PT))
+            label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)  # the rows grow, not this
             grid.addWidget(label, 0, h + 1)
         for layer in range(n_layers):
             label = QLabel(f"L{layer + 1}")
@@ -69,13 +75,13 @@ class HeadGrid(QWidget):
                 button = QToolButton()
                 button.setFont(st.font(st.LABEL_PT))
                 button.setMinimumSize(30, 28)
-                button.setMaximumHeight(48)
-                button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+                button.setMaximumHeight(MAX_CELL_PX)
+                button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
                 button.clicked.connect(lambda _=False, k=kind, l=layer, hh=h: self.headClicked.emit(k, l, hh))
                 self.buttons[(kind, layer, h)] = button
                 grid.addWidget(button, layer + 1, h + 1)
-        column.addLayout(grid)
-        column.addStretch(1)
+            grid.setRowStretch(layer + 1, 1)  # the rows of heads grow, the head numbers stay on top of them
+        column.addLayout(grid, 1)
         return block
 
     def set_heads(self, heads: dict) -> None:

@@ -78,9 +78,11 @@ class HeadsPanel(QWidget):
         surgery = QWidget()
         col = QVBoxLayout(surgery)
         col.addLayout(top)
-        col.addWidget(self.grid)
-        col.addWidget(self.changes)  # the effect right under the heads clicked (not at the far bottom)
-        col.addStretch(1)
+        # the heads take the room a projector leaves (cells up to MAX_CELL_PX tall: big targets, big
+        # marks; ~40% of a 1024×768 screen stood empty), the effect right under them
+        col.addWidget(self.grid, 1)
+        col.addWidget(self.changes)
+        col.addStretch(0)  # what the heads cannot use (HeadGrid is never taller than its cells allow)
 
         self.pairs_spin = QSpinBox()
         self.pairs_spin.setRange(10, 2000)

@@ -33,6 +33,7 @@ def lab_model_text(config: LeakConfig) -> str:
 
 
 WIDE_RATIO = 1.6  # wider than this × its height: the plots and maps in one row
+STACK_HEIGHT = 720  # px: lower than this, two rows would leave the plots under 120 px (1024×768 presenting)
 START_TIMEOUT = 60.0  # s: `train_for` waits at most this long for the lab to be built
 
 
@@ -186,7 +187,7 @@ class LeakPanel(StopsWithWindow, QWidget):
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
-        self._arrange(self.width() > WIDE_RATIO * self.height())
+        self._arrange(self.width() > WIDE_RATIO * self.height() or self.height() < STACK_HEIGHT)
 
     # -- controls ---------------------------------------------------------------------------
     def config(self, **overrides) -> LeakConfig:
