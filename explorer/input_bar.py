@@ -33,7 +33,9 @@ FIRST_HINT = "Type a sentence and press Enter — or press PageDown for the pape
 OPEN_ITEM = "Open checkpoint folder…"
 PRETRAINED_SUFFIX = " (pretrained)"
 OUTPUT_LEAST = "Output: <b>" + "m" * 5 + "</b>"  # the output's start, claimed on a crowded row
-OUTPUT_STRETCH = 2  # the output takes this many times the token echo's share of the second row (up to its width)
+OUTPUT_STRETCH = 1  # the output and the token echo share the second row (the output up to its width)
+SHOWN_STRETCH = 100  # "Showing: <run>" is served first (up to its text's width)
+ROW_SPACING = 6
 LOAD_ROLE = Qt.UserRole + 1  # what `Runner.load` is given for a row, when not its folder
 QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum"
 MAX_CHARS = 1 << 24  # QLineEdit's default (32767) silently cut a long paste: the length message lied
@@ -106,6 +108,8 @@ class InputBar(QWidget):
         self.back_button.setVisible(False)
         self._back_text = "Back"  # "Back to <the session's model>": shortened to "Back" on a crowded row
         self._shown_html = self._shown_short = ""  # "Showing: <name>", and the name alone for a crowded row
+        self._echo_least = 0  # the echo's count and unknown note: the echo is shown only where it has this
+        self._status_cap = self._status_room = QWIDGETSIZE_MAX  # the output's width, and what the row leaves it
         self.device_label = QLabel("–")
         style.set_sheet(self.device_label, "color: {muted};")
         self.hint = QLabel(FIRST_HINT)  # the first screen says what to do; gone after the first run
@@ -139,12 +143,16 @@ class InputBar(QWidget):
         grid.addWidget(self.run_button, 0, 6)
         grid.addWidget(self.device_label, 0, 7)
         second = QHBoxLayout()
+        second.setSpacing(ROW_SPACING)  # (unset, it reads −1: the grid's two spacings differ)
         second.addWidget(self.examples)
         second.addWidget(self.echo, 1)
         second.addSpacing(12)  # the echo never touches "Output:"
-        second.addWidget(self.shown_label, OUTPUT_STRETCH)
+        # Room is given by stretch, never claimed by minimum widths (they held the window wider
+        # than the screen): the shown model's name first, up to its text's width, then the output
+        # twice the echo's share, up to its width.
+        second.addWidget(self.shown_label, SHOWN_STRETCH)
         second.addWidget(self.back_button)
-        second.addWidget(self.status, OUTPUT_STRETCH)  # a short output whole before the echo's tokens
+        second.addWidget(self.status, OUTPUT_STRETCH)
         self._second = second
         grid.addLayout(second, 1, 0, 1, 8)
         grid.addWidget(self.hint, 2, 0, 1, 8)  # its own line, on the first screen only
@@ -160,6 +168,8 @@ class InputBar(QWidget):
         state.bundleChanged.connect(self._show_model_label)
         state.shownModelChanged.connect(self._show_model_label)
         state.busyChanged.connect(self._on_busy)
+        # a new presentation scale gives the row's texts other widths (after the fonts are set)
+        state.scaleChanged.connect(lambda *_: QTimer.singleShot(0, self, self._fit_second_row))
         theme.notifier().changed.connect(self._on_theme)
         runner.failed.connect(self.show_error)
         runner.failed.connect(self._restore_selection)  # a failed load keeps (and shows) the previous model
@@ -179,15 +189,16 @@ class InputBar(QWidget):
         button beside the presenter's panel chooser on a 1024-px beamer cut "Showing" and "Output"
         mid-word, and held the window 180 px wider than the screen), it gives way in steps until it
         fits: the token echo goes, then the example chooser, then "Back to reverse" says "Back",
-        then "Showing: training run" says "training run". What is left is claimed whole (the
-        layout would share the row evenly and cut it); all of it comes back when there is room."""
+        then "Showing: training run" says "training run". What is left gets its room by stretch
+        and maximum widths, never minimum widths (they held the window wider than the screen, and
+        a window that cannot shrink never refits); all of it comes back when there is room."""
         row = self._second
         margins = self.layout().contentsMargins()
         room = self.width() - margins.left() - margins.right()
         gap = row.spacing()
         status_least = min(self.status.maximumWidth(), rich_text_width(OUTPUT_LEAST, self.status.font()))
         tail = getattr(self, "_tail", None)
-        optional = [(self.examples, self.examples.sizeHint().width()), (self.echo, self.echo.minimumWidth())]
+        optional = [(self.examples, self.examples.sizeHint().width()), (self.echo, self._echo_least)]
         shortenings = [(self.back_button, self._back_text, "Back"),
                        (self.shown_label, self._shown_html, self._shown_short)]
 
@@ -212,16 +223,13 @@ class InputBar(QWidget):
             text = short if i < shortened else full
             if widget.text() != text:
                 widget.setText(text)
-        claim = need(kept, shortened) <= room
-        shown_least = int(self._text_width(self.shown_label, self.shown_label.text())) \
-            if claim and not self.shown_label.isHidden() else 0
-        self.shown_label.setMaximumWidth(max(shown_least, int(self._text_width(self.shown_label,
-                                                                                 self.shown_label.text()))))
-        if self.shown_label.minimumWidth() != shown_least:
-            self.shown_label.setMinimumWidth(shown_least)
-        status_claim = int(status_least) if claim else 0
-        if self.status.minimumWidth() != status_claim:
-            self.status.setMinimumWidth(status_claim)
+        self.shown_label.setMaximumWidth(int(self._text_width(self.shown_label, self.shown_label.text())))
+        # the output no wider than what the others leave (the echo its count): a maximum, which
+        # never holds the window as a minimum would
+        self._status_room = max(int(status_least), int(room - need(kept, shortened) + status_least))
+        cap = min(self._status_cap, self._status_room)
+        if self.status.maximumWidth() != cap:
+            self.status.setMaximumWidth(cap)
 
     @staticmethod
     def _text_width(widget, text: str) -> float:
@@ -229,7 +237,7 @@ class InputBar(QWidget):
         if isinstance(widget, QPushButton):
             return widget.style().sizeFromContents(
                 QStyle.ContentsType.CT_PushButton, _button_option(widget, text),
-                widget.fontMetrics().size(Qt.TextFlag.TextShowMnemonic, text)).width()
+                widget.fontMetrics().size(Qt.TextFlag.TextShowMnemonic, text), widget).width()
         return rich_text_width(text, widget.font()) + 8
 
     def run(self) -> None:
@@ -422,7 +430,8 @@ class InputBar(QWidget):
     def _cap_status(self, need: float | None) -> None:
         """The status line at most `need` px wide plus its margins (None: as wide as the row gives)."""
         margins = self.status.contentsMargins()
-        cap = QWIDGETSIZE_MAX if need is None else int(need) + 4 + margins.left() + margins.right()
+        self._status_cap = QWIDGETSIZE_MAX if need is None else int(need) + 4 + margins.left() + margins.right()
+        cap = min(self._status_cap, self._status_room)
         if self.status.maximumWidth() != cap:
             self.status.setMaximumWidth(cap)
 
@@ -474,8 +483,9 @@ class InputBar(QWidget):
         # never less than the count and how many are unknown: on a crowded row ("11/64 tok" was
         # cut mid-word at 1024 px) the output gives way before the warning does
         least = int(advance(html.unescape(re.sub("<[^>]+>", "", f"{count}{notes[min(1, len(notes) - 1)]}")))) + 10
-        if self.echo.minimumWidth() != least:
-            self.echo.setMinimumWidth(least)
+        if least != self._echo_least:
+            self._echo_least = least
+            QTimer.singleShot(0, self, self._fit_second_row)
         for note in notes:
             plain_prefix = html.unescape(re.sub("<[^>]+>", "", f"{count}{note}: "))
             if advance(f"{plain_prefix} … +{n} more") + 8 <= width:

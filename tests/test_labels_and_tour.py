@@ -337,7 +337,8 @@ def test_a_short_output_leaves_the_rest_of_the_row_to_the_token_echo(window, qtb
     assert "more" not in plain_text(bar.echo.text()), bar.echo.text()  # every one of the 11 tokens named
     bar.show_error("A long message about a refused input that needs all of the row it can get to be read.")
     settle(qtbot)
-    assert bar.status.maximumWidth() > 10_000  # an error line may take the whole row again
+    # an error line is no longer held to the last output's width: it shares the row with the echo
+    assert bar.status.maximumWidth() > need + 100 and bar.status.width() >= bar.echo.width() - 2
 
 
 @pytest.mark.parametrize("size", [(1024, 768), (1280, 720)])
@@ -378,3 +379,30 @@ def test_a_crowded_second_row_gives_way_by_priority_never_cutting_a_word(qtbot, 
         qtbot.waitUntil(lambda: not bar.shown_label.isVisible(), timeout=20_000)
         settle(qtbot)
         assert bar.echo.isVisible() and bar.examples.isVisible()
+
+
+def test_the_second_row_never_holds_the_window_wider_than_asked(qtbot, tmp_path):
+    """Its room is given by stretch and maximum widths, never claimed by minimum widths: a window
+    presenting at 1280 with a run shown shrinks to 1024 (and refits: the echo goes), an over-long
+    input with unknown symbols typed at 1024 does not widen it, and leaving presentation puts the
+    window's own size back."""
+    from explorer.runner import load_bundle
+    from explorer.session import ShownModel
+    from model.checkpoint import random_bundle
+    with presenting_window(qtbot, tmp_path, (1280, 720), "light", load_bundle("reverse"), "attention") as w:
+        bar, session = w.input_bar, w.state.session
+        session.show_model(ShownModel(random_bundle("reverse"), "training run, step 1,234"))
+        qtbot.waitUntil(bar.shown_label.isVisible, timeout=20_000)
+        settle(qtbot)
+        w.resize(1024, 768)
+        settle(qtbot)
+        assert w.width() == 1024 and w.minimumSizeHint().width() <= 1024
+        assert not bar.echo.isVisible()  # refitted at the new width
+        session.show_model(None)
+        qtbot.waitUntil(lambda: not bar.shown_label.isVisible(), timeout=20_000)
+        bar.source.setText("é€" * 40)  # over the limit and unknown: the echo's note at its longest
+        settle(qtbot)
+        assert w.width() == 1024 and w.minimumSizeHint().width() <= 1024
+        w.resize(800, 600)
+        settle(qtbot)
+        assert w.width() <= 1024  # (as narrow as its first row allows)

@@ -142,6 +142,16 @@ def test_the_grid_averages_a_long_input_and_zoom_brings_back_every_cell(qtbot, m
     got = QColor.fromRgba(qimage.pixel(int(c), int(r)))
     assert got.alpha() == 255 and max(abs(got.red() - want.red()), abs(got.green() - want.green()),
                                        abs(got.blue() - want.blue())) <= 6  # the map's colour, a step apart at most
+    # a short input again: full resolution, weights scaled by pyqtgraph (downsampled if need be)
+    small = AttentionData()
+    small.weights["encoder"] = list(w[:, :, :9, :9] / w[:, :, :9, :9].sum(-1, keepdims=True))
+    small.allowed["encoder"] = np.ones((9, 9), bool)
+    small.labels["encoder"] = ([f"t{i}" for i in range(9)], [f"t{i}" for i in range(9)])
+    grid.set_data(small)
+    assert pane.factor == 1 and pane.overview is None
+    assert pane.image.image.dtype == np.float32 and pane.image.lut is pane._float_lut and pane.image.autoDownsample
+    np.testing.assert_array_equal(pane.layout.block(pane.image.image, 0, 0),  # the page's first map
+                                  small.weights["encoder"][pane.first][pane.head0])
 
 
 def test_colour_indices_match_the_colour_map_and_keep_nan_transparent():

@@ -65,17 +65,18 @@ def assert_one_line_of_lecture_chrome(window, qtbot):
     assert not lecture.toolbar.isVisible()  # (no tour open: the tour row stays hidden too)
     switcher = lecture.presentation.switcher
     strip_top = lecture.strip.mapTo(window, QPoint(0, 0)).y()
-    echo_top = bar.echo.mapTo(window, QPoint(0, 0)).y()
-    assert abs((strip_top + lecture.strip.height() / 2) - (echo_top + bar.echo.height() / 2)) < 4  # one row
+    status_top = bar.status.mapTo(window, QPoint(0, 0)).y()  # (the output is never hidden)
+    assert abs((strip_top + lecture.strip.height() / 2) - (status_top + bar.status.height() / 2)) < 4  # one row
     assert lecture.strip.mapTo(bar, QPoint(lecture.strip.width(), 0)).x() <= bar.width()  # inside the bar
     front = switcher.itemText(switcher.currentIndex())
-    assert switcher.shown_text() in (front, front.split(" — ")[0]) or len(front) > len(presentation.SWITCHER_TEXT)
+    shown = switcher.shown_text()  # the panel's name whole, or its start and "…", never cut mid-letter
+    assert shown == front or (shown.endswith("…") and front.startswith(shown[:-1].rstrip()))
     leave = lecture.strip.findChild(QToolButton, "presenter_leave")
     assert leave.isVisible() and leave.fontMetrics().horizontalAdvance(leave.text()) <= leave.width()
-    if window.state.result is not None:  # the output whole, or twice the echo's room
-        from explorer.input_bar import OUTPUT_STRETCH, output_html, rich_text_width
-        need = rich_text_width(output_html(window.state.result, window.state.bundle), bar.status.font())
-        assert bar.status.width() >= min(need, OUTPUT_STRETCH * (bar.echo.width() - bar.echo.minimumWidth())) - 2
+    if window.state.result is not None:  # the output whole, or twice the echo's share of the row
+        from explorer.input_bar import OUTPUT_STRETCH, rich_text_width
+        share = bar.echo.width() if bar.echo.isVisible() else bar.width()
+        assert bar.status.width() >= min(bar.status.maximumWidth(), OUTPUT_STRETCH * share) - 2
         assert rich_text_width(bar.status.text(), bar.status.font()) <= bar.status.contentsRect().width() + 1
 
 

@@ -76,7 +76,13 @@ class MapEdges(pg.GraphicsObject):
         self.update()
 
     def boundingRect(self):  # noqa: N802
-        return self._path.boundingRect()
+        """The rects and the pen's pixel around them (else a shrinking map left trails)."""
+        px = self.pixelSize() if self.getViewBox() is not None else None
+        pad_x, pad_y = (abs(px[0]), abs(px[1])) if px else (0.0, 0.0)
+        return self._path.boundingRect().adjusted(-pad_x, -pad_y, pad_x, pad_y)
+
+    def viewTransformChanged(self):  # noqa: N802 - pyqtgraph's name: the pixel pad follows the zoom
+        self.prepareGeometryChange()
 
     def paint(self, p, *args):
         if self._path.isEmpty():

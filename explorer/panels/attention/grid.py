@@ -422,6 +422,9 @@ class AttentionGrid(CanvasWidget):
                 pane.mask.set_rects([])
                 pane.edges.set_rects([])
                 pane.layout = pane._allowed_key = None
+                pane._name_maps()  # (none without a layout)
+                for name in ("left", "top"):
+                    pane.plot.getAxis(name).setTicks([[]])
             pane.mark_edited({(l, h): op for (k, l, h), op in self.edits.items() if k == kind})
         self.select(*self._selection)
 

@@ -34,6 +34,7 @@ def lab_model_text(config: LeakConfig) -> str:
 
 WIDE_RATIO = 1.6  # wider than this × its height: the plots and maps in one row
 STACK_HEIGHT = 720  # px: lower than this, two rows would leave the plots under 120 px (1024×768 presenting)
+ROW_WIDTH = 900  # px: … if one row has the width (a narrow dock stays stacked)
 START_TIMEOUT = 60.0  # s: `train_for` waits at most this long for the lab to be built
 
 
@@ -187,7 +188,8 @@ class LeakPanel(StopsWithWindow, QWidget):
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
-        self._arrange(self.width() > WIDE_RATIO * self.height() or self.height() < STACK_HEIGHT)
+        wide = self.width() > WIDE_RATIO * self.height()
+        self._arrange(wide or (self.height() < STACK_HEIGHT and self.width() >= ROW_WIDTH))
 
     # -- controls ---------------------------------------------------------------------------
     def config(self, **overrides) -> LeakConfig:

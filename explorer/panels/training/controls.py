@@ -232,12 +232,19 @@ class TrainingControls(QWidget):
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
-        buttons = (self.start_button, self.pause_button, self.step_button, self.stop_button, self.save_button,
-                   self.use_button, self.back_button)
-        need = sum(b.sizeHint().width() + 6 for b in buttons) + self.progress.minimumSizeHint().width() + 40
+        self._fit_buttons()
+
+    def _fit_buttons(self) -> None:
+        """One row where it fits; the box's least width is the two-row arrangement's, whose columns
+        the rows share (Start over Save…, Pause over Use this model, Step over Back to …)."""
+        run = (self.start_button, self.pause_button, self.step_button, self.stop_button)
+        model = (self.save_button, self.use_button, self.back_button)
+        spacing = self.button_grid.horizontalSpacing()
+        need = sum(b.sizeHint().width() + spacing for b in run + model) + self.progress.minimumSizeHint().width() + 40
         self._arrange_buttons(self.width() >= need)
-        two_rows = max(sum(b.sizeHint().width() + 6 for b in buttons[:4]) + self.progress.minimumSizeHint().width(),
-                       sum(b.sizeHint().width() + 6 for b in buttons[4:]))
+        columns = [max(a.sizeHint().width(), b.sizeHint().width()) for a, b in zip(run, model)]
+        columns += [b.sizeHint().width() for b in run[len(model):]]
+        two_rows = sum(columns) + self.progress.minimumSizeHint().width() + spacing * len(columns)
         if self.buttons.minimumWidth() != two_rows:
             self.buttons.setMinimumWidth(two_rows)
 
@@ -274,6 +281,7 @@ class TrainingControls(QWidget):
         """“Back to <the session's model>”, enabled while a run's model is shown in its place."""
         self.back_button.setText(f"Back to {name}" if name else "Back to the loaded model")
         self.back_button.setEnabled(enabled)
+        self._fit_buttons()  # (a longer name needs a wider column)
 
     def set_model_defaults(self, bundle) -> bool:
         """A new run learns the loaded model's own task with its kind (gpt-facts: facts, decoder-only).
