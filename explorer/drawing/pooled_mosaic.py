@@ -88,8 +88,11 @@ def _run_sums(x: torch.Tensor, dim: int, factor: int) -> torch.Tensor:
     shape[dim] = -(-size // factor)
     out = x.new_empty(shape)
     whole = out.narrow(dim, 0, q)
-    whole.copy_(body.select(dim + 1, 0))
-    for i in range(1, factor):
+    if factor == 1:
+        whole.copy_(body.select(dim + 1, 0))
+    else:  # the first two runs added straight into place: one pass over the result less than a copy first
+        torch.add(body.select(dim + 1, 0), body.select(dim + 1, 1), out=whole)
+    for i in range(2, factor):
         whole += body.select(dim + 1, i)
     if q * factor < size:
         out.narrow(dim, q, 1).copy_(x.narrow(dim, q * factor, size - q * factor).sum(dim, keepdim=True))
