@@ -33,6 +33,8 @@ class ElidingComboBox(QComboBox):
         text, room, metrics = opt.currentText, self._field_width(opt), self.fontMetrics()
         if metrics.horizontalAdvance(text) > room and NAME_SEPARATOR in text:
             text = text.split(NAME_SEPARATOR, 1)[0]  # "reverse", not "reverse — rever…"
+        if metrics.horizontalAdvance(text) > room and " (" in text:
+            text = text.split(" (", 1)[0]  # "Architecture", not "Architecture (Fi…"
         return metrics.elidedText(text, Qt.TextElideMode.ElideRight, room)
 
     def shown_text(self) -> str:

@@ -109,7 +109,15 @@ class InputBar(QWidget):
         self._back_text = "Back"  # "Back to <the session's model>": shortened to "Back" on a crowded row
         self._shown_html = self._shown_short = ""  # "Showing: <name>", and the name alone for a crowded row
         self._echo_least = 0  # the echo's count and unknown note: the echo is shown only where it has this
-        self._status_cap = self._status_room = QWIDGETSIZE_MAX  # the output's width, and what the row leaves it
+        self._status_cap = QWIDGETSIZE_MAX  # the output's width
+        self._pair_room = QWIDGETSIZE_MAX  # what the second row leaves the output and the echo together
+        # The second row is refitted once, after the event that asked (a resize, a new model label,
+        # a longer echo note): never inside a resize or a style sheet's re-polish, where hiding a
+        # widget changes the tree Qt is walking. The timer dies with the bar.
+        self._refit = QTimer(self)
+        self._refit.setSingleShot(True)
+        self._refit.setInterval(0)
+        self._refit.timeout.connect(self._fit_second_row)
         self.device_label = QLabel("–")
         style.set_sheet(self.device_label, "color: {muted};")
         self.hint = QLabel(FIRST_HINT)  # the first screen says what to do; gone after the first run
@@ -169,7 +177,7 @@ class InputBar(QWidget):
         state.shownModelChanged.connect(self._show_model_label)
         state.busyChanged.connect(self._on_busy)
         # a new presentation scale gives the row's texts other widths (after the fonts are set)
-        state.scaleChanged.connect(lambda *_: QTimer.singleShot(0, self, self._fit_second_row))
+        state.scaleChanged.connect(lambda *_: self._refit.start())
         theme.notifier().changed.connect(self._on_theme)
         runner.failed.connect(self.show_error)
         runner.failed.connect(self._restore_selection)  # a failed load keeps (and shows) the previous model
@@ -208,10 +216,12 @@ class InputBar(QWidget):
                 if not widget.isHidden():
                     text = short if shortenings.index((widget, full, short)) < shortened else full
                     total += self._text_width(widget, text) + gap
-            if not self.status.isHidden():
-                total += status_least + gap
+            if not self.status.isHidden():  # the output whole (up to half the row) before the echo or the
+                # examples stay; only once they are gone may it be shortened
+                whole = min(self._status_cap, room / 2)
+                total += (max(status_least, whole) if shortened == 0 and optional_kept else status_least) + gap
             if tail is not None and not tail.isHidden():
-                total += tail.minimumSizeHint().width() + gap
+                total += tail.sizeHint().width() + gap  # (what the layout gives it while the row has room)
             return total + sum(width + gap for _w, width in optional[:optional_kept])
 
         steps = [(kept, 0) for kept in range(len(optional), -1, -1)] + [(0, n) for n in (1, 2)]
@@ -224,12 +234,25 @@ class InputBar(QWidget):
             if widget.text() != text:
                 widget.setText(text)
         self.shown_label.setMaximumWidth(int(self._text_width(self.shown_label, self.shown_label.text())))
-        # the output no wider than what the others leave (the echo its count): a maximum, which
-        # never holds the window as a minimum would
-        self._status_room = max(int(status_least), int(room - need(kept, shortened) + status_least))
-        cap = min(self._status_cap, self._status_room)
-        if self.status.maximumWidth() != cap:
-            self.status.setMaximumWidth(cap)
+        # what the others leave to the output and the echo together
+        others = need(0, shortened) - (status_least + gap if not self.status.isHidden() else 0)
+        others += (self.examples.sizeHint().width() + gap if not self.examples.isHidden() else 0)
+        others += gap if not self.echo.isHidden() else 0
+        self._pair_room = int(room - others)
+        self._share_pair()
+
+    def _share_pair(self) -> None:
+        """The output and the token echo share what the row leaves them: the output first, up to
+        its width; the echo the rest, never less than its count. By maximum widths (both stretch
+        alike): a minimum would hold the window, and an even share cut a short output ("Output:
+        remrofs…") beside an echo with room to spare."""
+        echo_least = self._echo_least if not self.echo.isHidden() else 0
+        status = max(0, min(self._status_cap, self._pair_room - echo_least))
+        if self.status.maximumWidth() != status:
+            self.status.setMaximumWidth(status)
+        echo = max(echo_least, self._pair_room - status) if not self.echo.isHidden() else QWIDGETSIZE_MAX
+        if self.echo.maximumWidth() != echo:
+            self.echo.setMaximumWidth(min(echo, QWIDGETSIZE_MAX))
 
     @staticmethod
     def _text_width(widget, text: str) -> float:
@@ -400,7 +423,7 @@ class InputBar(QWidget):
         if back:
             self._back_text = f"Back to {own.name}"
             self.back_button.setToolTip(f"Show the session's own model, {own.name}, in every panel again")
-        self._fit_second_row()
+        self._refit.start()
 
     def _on_result(self, result) -> None:
         """The output, as much of it as the line holds: a long one ends in "…" and the tooltip
@@ -431,9 +454,7 @@ class InputBar(QWidget):
         """The status line at most `need` px wide plus its margins (None: as wide as the row gives)."""
         margins = self.status.contentsMargins()
         self._status_cap = QWIDGETSIZE_MAX if need is None else int(need) + 4 + margins.left() + margins.right()
-        cap = min(self._status_cap, self._status_room)
-        if self.status.maximumWidth() != cap:
-            self.status.setMaximumWidth(cap)
+        self._share_pair()
 
     def _on_theme(self, *_) -> None:
         """The output line's and the token echo's coloured spans in the new palette."""
@@ -450,12 +471,12 @@ class InputBar(QWidget):
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
-        self._fit_second_row()
+        self._refit.start()
         self._echo(self.source.text())  # as many tokens as the new width holds
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
         if watched is getattr(self, "_tail", None) and event.type() in (QEvent.Type.Show, QEvent.Type.Hide):
-            QTimer.singleShot(0, self, self._fit_second_row)  # (never after the bar is gone)
+            self._refit.start()
         elif watched is self.echo and event.type() == QEvent.Type.Resize:
             self._echo(self.source.text())  # as many tokens as the echo's new width holds
         elif watched is self.status and event.type() == QEvent.Type.Resize and self._fitted is not None:
@@ -485,7 +506,7 @@ class InputBar(QWidget):
         least = int(advance(html.unescape(re.sub("<[^>]+>", "", f"{count}{notes[min(1, len(notes) - 1)]}")))) + 10
         if least != self._echo_least:
             self._echo_least = least
-            QTimer.singleShot(0, self, self._fit_second_row)
+            self._refit.start()
         for note in notes:
             plain_prefix = html.unescape(re.sub("<[^>]+>", "", f"{count}{note}: "))
             if advance(f"{plain_prefix} … +{n} more") + 8 <= width:

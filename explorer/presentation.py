@@ -28,7 +28,7 @@ from explorer.scaling import (  # noqa: F401 - applied_scale, register_window, _
 
 SCALE_KEY = "presentation/scale"
 THEME_KEY = "appearance/theme"
-SWITCHER_TEXT = "Attention maps"  # the panel chooser's width: this whole, longer names end in "…"
+SWITCHER_TEXT = "Architecture"  # the panel chooser's width: each tab name whole ("Architecture (Figure 1)" drops its "(…)")
 DEFAULT_SCALE = 1.5  # 12 pt → 18 pt: legible from the back of a 200-seat room on 1280×720
 SEQUENTIAL = style.SEQUENTIAL  # one colour map in every theme and in presentation mode
 
@@ -241,8 +241,9 @@ class PresentationMode(QObject):
             self.switcher = ElidingComboBox()
             self.switcher.setObjectName("presentation_panel_chooser")
             self.switcher.setToolTip("The panel shown while presenting")
-            for name, dock in self.window.docks.items():
-                self.switcher.addItem(full_title(dock), name)
+            for i, (name, dock) in enumerate(self.window.docks.items()):  # the tab's short name, the whole on hover
+                self.switcher.addItem(dock.windowTitle(), name)
+                self.switcher.setItemData(i, full_title(dock), Qt.ItemDataRole.ToolTipRole)
             self.switcher.activated.connect(lambda i: self.window.focus_panel(self.switcher.itemData(i)))
             strip.layout().insertWidget(0, self.switcher)
         if on:  # (the fonts are the presentation's by now) "Attention maps" whole, longer names end in

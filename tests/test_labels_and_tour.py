@@ -40,6 +40,10 @@ def presenting_window(qtbot, tmp_path, size, theme: str, bundle, text: str):
     finally:
         w.lecture.presentation.leave()
         presentation.apply_theme(QApplication.instance(), "light")
+        # the panels' own workers (attribution's flows, on the global pool) end before the next
+        # window re-polishes every widget: one still emitting into this window crashed it
+        from PySide6.QtCore import QThreadPool
+        QThreadPool.globalInstance().waitForDone(30_000)
 
 
 def drawn_labels(axis) -> list[str]:
@@ -192,6 +196,7 @@ def test_a_narrow_echo_shows_what_fits_never_a_count_of_nothing(window, qtbot):
     """A 1024-px projector gave the echo ~330 px: "2/62 tokens: … +2 more" named no token of two.
     All the tokens that fit are named; when none fits, the count stands alone."""
     bar = window.input_bar
+    bar._share_pair = lambda: None  # the echo's width is this test's (the row would share it out)
     bar.echo.setFixedWidth(330)
     try:
         for text, whole in (("ab", True), ("abcdefghijklmnop", False)):
@@ -254,8 +259,10 @@ def test_a_long_output_ends_in_an_ellipsis_inside_the_line(qtbot, tmp_path):
         assert len(out) >= 30  # long babble (else this test shows nothing)
         assert rich_text_width(status.text(), status.font()) <= status.contentsRect().width()
         shown = plain_text(status.text())
-        assert shown.endswith("…") and shown.startswith("Output: ") and out.startswith(shown[len("Output: "):-1])
-        assert status.toolTip() == out
+        # whole (the echo and the examples gave way: the output comes first), or its start and "…"
+        assert shown == f"Output: {out}" or (shown.endswith("…") and shown.startswith("Output: ")
+                                              and out.startswith(shown[len("Output: "):-1]))
+        assert status.toolTip() == out or shown == f"Output: {out}"  # cut: the tooltip holds it all
         w.resize(1900, 768)
         settle(qtbot)
         wider = plain_text(status.text())

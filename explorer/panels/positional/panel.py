@@ -29,6 +29,7 @@ MAX_POSITIONS = 1024
 class PositionalPanel(QWidget):
     panel_name = "positional"
     title = "Positional encoding"
+    tab_title = "Positional"  # its dock tab and the presentation chooser (the whole name on the title bar)
 
     def __init__(self, state: SessionState, parent=None):
         super().__init__(parent)
