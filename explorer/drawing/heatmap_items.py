@@ -22,17 +22,12 @@ LEAST_HUG = (168.0, 126.0)  # a hugging plot never shrinks its map's area below 
 from explorer.drawing.token_axis import MIN_LABEL_PT, LabelFit, TokenAxis  # noqa: F401,E402 - re-exported
 
 
-class MaskOverlay(pg.GraphicsObject):
-    """Grey, hatched rectangles under blocked cells. The hatch is drawn in device pixels, so it
-    keeps the same fine spacing at any zoom."""
+class _Rects(pg.GraphicsObject):
+    """Rectangles in view coordinates, held as one path (the hatch and the outlines below)."""
 
     def __init__(self):
         super().__init__()
         self._path = QPainterPath()
-        self.setZValue(-1)  # under the image, which is transparent (NaN) on blocked cells
-        # The mask changes only with the input's length, not per frame: paint it once into a
-        # cached pixmap (hatching ~900 runs of a 6 × 8 decoder grid otherwise costs ~2.5 ms a frame).
-        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def set_rects(self, rects) -> None:
         path = QPainterPath()
@@ -41,6 +36,18 @@ class MaskOverlay(pg.GraphicsObject):
         self.prepareGeometryChange()
         self._path = path
         self.update()
+
+
+class MaskOverlay(_Rects):
+    """Grey, hatched rectangles under blocked cells. The hatch is drawn in device pixels, so it
+    keeps the same fine spacing at any zoom."""
+
+    def __init__(self):
+        super().__init__()
+        self.setZValue(-1)  # under the image, which is transparent (NaN) on blocked cells
+        # The mask changes only with the input's length, not per frame: paint it once into a
+        # cached pixmap (hatching ~900 runs of a 6 × 8 decoder grid otherwise costs ~2.5 ms a frame).
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def boundingRect(self):  # noqa: N802
         return self._path.boundingRect()
@@ -57,23 +64,14 @@ class MaskOverlay(pg.GraphicsObject):
         p.restore()
 
 
-class MapEdges(pg.GraphicsObject):
+class MapEdges(_Rects):
     """A thin outline around each map: viridis runs from a dark purple that melts into the dark
     canvas to a yellow that melts into the light one, so a map of near-zero (or near-one) weights
     had no edge. One device pixel wide at any zoom, in the theme's `map_edge` colour."""
 
     def __init__(self):
         super().__init__()
-        self._path = QPainterPath()
         self.setZValue(2)  # over the image and a zoom's detail, under the selection box
-
-    def set_rects(self, rects) -> None:
-        path = QPainterPath()
-        for x, y, w, h in rects:
-            path.addRect(QRectF(x, y, w, h))
-        self.prepareGeometryChange()
-        self._path = path
-        self.update()
 
     def boundingRect(self):  # noqa: N802
         """The rects and the pen's pixel around them (else a shrinking map left trails)."""
