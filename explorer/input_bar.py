@@ -48,6 +48,11 @@ def _button_option(button: QPushButton, text: str) -> QStyleOptionButton:
     return option
 
 
+def _plain(rich: str) -> str:
+    """What a line of our rich text reads as (its tags dropped, its entities read)."""
+    return html.unescape(re.sub("<[^>]+>", "", rich))
+
+
 def rich_text_width(text: str, font) -> float:
     """The width a QLabel needs for rich `text` on one line (QTextDocument's ideal width)."""
     doc = QTextDocument()
@@ -155,9 +160,9 @@ class InputBar(QWidget):
         second.addWidget(self.examples)
         second.addWidget(self.echo, 1)
         second.addSpacing(12)  # the echo never touches "Output:"
-        # Room is given by stretch, never claimed by minimum widths (they held the window wider
-        # than the screen): the shown model's name first, up to its text's width, then the output
-        # twice the echo's share, up to its width.
+        # Room is given by stretch and maximum widths, never claimed by minimum widths (they held
+        # the window wider than the screen): the shown model's name first, up to its text's width,
+        # then the output up to its width, the echo the rest (`_fit_second_row`, `_share_pair`).
         second.addWidget(self.shown_label, SHOWN_STRETCH)
         second.addWidget(self.back_button)
         second.addWidget(self.status, OUTPUT_STRETCH)
@@ -204,7 +209,7 @@ class InputBar(QWidget):
         margins = self.layout().contentsMargins()
         room = self.width() - margins.left() - margins.right()
         gap = row.spacing()
-        status_least = min(self.status.maximumWidth(), rich_text_width(OUTPUT_LEAST, self.status.font()))
+        status_least = min(self._status_cap, rich_text_width(OUTPUT_LEAST, self.status.font()))
         tail = getattr(self, "_tail", None)
         optional = [(self.examples, self.examples.sizeHint().width()), (self.echo, self._echo_least)]
         shortenings = [(self.back_button, self._back_text, "Back"),
@@ -212,10 +217,9 @@ class InputBar(QWidget):
 
         def need(optional_kept: int, shortened: int) -> float:
             total = 12 + 8  # the spacings before "Output:" and before the tail
-            for widget, full, short in shortenings:
+            for i, (widget, full, short) in enumerate(shortenings):
                 if not widget.isHidden():
-                    text = short if shortenings.index((widget, full, short)) < shortened else full
-                    total += self._text_width(widget, text) + gap
+                    total += self._text_width(widget, short if i < shortened else full) + gap
             if not self.status.isHidden():  # the output whole (up to half the row) before the echo or the
                 # examples stay; only once they are gone may it be shortened
                 whole = min(self._status_cap, room / 2)
@@ -503,19 +507,18 @@ class InputBar(QWidget):
         advance, width = self.echo.fontMetrics().horizontalAdvance, self.echo.width()
         # never less than the count and how many are unknown: on a crowded row ("11/64 tok" was
         # cut mid-word at 1024 px) the output gives way before the warning does
-        least = int(advance(html.unescape(re.sub("<[^>]+>", "", f"{count}{notes[min(1, len(notes) - 1)]}")))) + 10
+        least = int(advance(_plain(f"{count}{notes[min(1, len(notes) - 1)]}"))) + 10
         if least != self._echo_least:
             self._echo_least = least
             self._refit.start()
         for note in notes:
-            plain_prefix = html.unescape(re.sub("<[^>]+>", "", f"{count}{note}: "))
+            plain_prefix = _plain(f"{count}{note}: ")
             if advance(f"{plain_prefix} … +{n} more") + 8 <= width:
                 break
         self.echo.setToolTip(f"unknown symbols, read as <unk>: {symbols}" if symbols else "")
         fits = echo_fit(encoded.pieces[:MAX_ECHO], plain_prefix, width, advance)
         if fits == 0:  # no token fits: the count and what is unknown, as much as fits (the tooltip lists them)
-            note = next((note for note in notes
-                         if advance(html.unescape(re.sub("<[^>]+>", "", f"{count}{note}"))) + 8 <= width), "")
+            note = next((note for note in notes if advance(_plain(f"{count}{note}")) + 8 <= width), "")
             self.echo.setText(f"{count}{note}")
             tokens = " ".join(printable(p) for p in encoded.pieces[:MAX_ECHO])
             self.echo.setToolTip(tokens + (f"\nunknown symbols, read as <unk>: {symbols}" if symbols else ""))
