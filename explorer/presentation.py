@@ -246,8 +246,8 @@ class PresentationMode(QObject):
                 self.switcher.setItemData(i, full_title(dock), Qt.ItemDataRole.ToolTipRole)
             self.switcher.activated.connect(lambda i: self.window.focus_panel(self.switcher.itemData(i)))
             strip.layout().insertWidget(0, self.switcher)
-        if on:  # (the fonts are the presentation's by now) "Attention maps" whole, longer names end in
-            # "…"; on a crowded row (a training run's "Showing: …" beside the output) it gives way first
+        if on:  # (the fonts are the presentation's by now) each tab name whole (`SWITCHER_TEXT`); on a
+            # crowded row (a training run's "Showing: …" beside the output) it narrows toward "Arch…"
             metrics = self.switcher.fontMetrics()
             self.switcher.setMaximumWidth(metrics.horizontalAdvance(SWITCHER_TEXT) + 2 * metrics.height())
             self.switcher.setMinimumWidth(metrics.horizontalAdvance(SWITCHER_TEXT[:4] + "…") + 2 * metrics.height())
