@@ -12,6 +12,9 @@ full repaint, and reports the median and 95th percentile.
 The last line is `attention_frame_ms: X` (the median, in milliseconds); with --minilm it is
 `minilm_512_frame_ms: X` — the all-heads view of the real all-MiniLM-L6-v2 (6 layers × 12
 heads of 512 × 512 maps) drawing a new forward pass (BertViz breaks near 512 tokens, issue #82).
+Each MiniLM forward carries the block sums the app's compute step makes off the GUI thread
+(`model.map_sums`; their time is printed on its own line); `--no-sums` draws without them, as
+the GUI thread had to before: run both for a before → after in one sitting.
 """
 from __future__ import annotations
 
@@ -44,8 +47,11 @@ def make_results(n_results: int, tokens: int):
     return bundle, results
 
 
-def minilm_results(tokens: int):
-    """A few recorded forwards of the real all-MiniLM-L6-v2 on `tokens`-token inputs."""
+def minilm_results(tokens: int, sums: bool = True):
+    """A few recorded forwards of the real all-MiniLM-L6-v2 on `tokens`-token inputs, with their
+    maps summed over blocks as the app's compute step does off the GUI thread (`sums`), and the
+    milliseconds that summing took."""
+    from model.frame import with_map_sums
     from model.pretrained import load_pretrained
 
     bundle = load_pretrained("all-MiniLM-L6-v2")
@@ -58,7 +64,13 @@ def minilm_results(tokens: int):
         while len(bundle.src_tokenizer.encode(text).ids) > bundle.max_input_len:
             text = text.rsplit(" ", 1)[0]
         results.append(bundle.run(text))
-    return bundle, results
+    took = []
+    if sums:
+        for i, result in enumerate(results):
+            start = time.perf_counter()
+            results[i] = with_map_sums(result)
+            took.append((time.perf_counter() - start) * 1000)
+    return bundle, results, took
 
 
 def main(argv=None) -> int:
@@ -69,6 +81,8 @@ def main(argv=None) -> int:
                         help="grab: render the widget into a pixmap; repaint: synchronous repaint + processEvents")
     parser.add_argument("--one-kind", action="store_true", help="grid of the selected kind only (48 maps)")
     parser.add_argument("--minilm", action="store_true", help="the real all-MiniLM-L6-v2 on --tokens (default 512) tokens")
+    parser.add_argument("--no-sums", action="store_true",
+                        help="--minilm without the block sums the compute step makes (the GUI thread averages every weight)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (1: the conservative figure; the app leaves torch its default)")
     args = parser.parse_args(argv)
@@ -80,7 +94,10 @@ def main(argv=None) -> int:
     from explorer.panels.attention.panel import AttentionPanel
     from explorer.state import SessionState
 
-    bundle, results = minilm_results(args.tokens) if args.minilm else make_results(8, args.tokens)
+    if args.minilm:
+        bundle, results, summing = minilm_results(args.tokens, sums=not args.no_sums)
+    else:
+        (bundle, results), summing = make_results(8, args.tokens), []
     state = SessionState()
     panel = AttentionPanel(state)
     panel.resize(1280, 720)
@@ -126,6 +143,10 @@ def main(argv=None) -> int:
     if args.minilm:
         tokens = len(results[0].src_pieces)
         print(f"minilm tokens: {tokens}")
+        if summing:  # off the GUI thread, with the forward pass (not part of the frame)
+            print(f"block sums in the compute step (worker thread, once a forward): median {statistics.median(summing):.2f} ms")
+        else:
+            print("block sums: none (--no-sums): the GUI thread averages every weight")
         print(f"minilm_{args.tokens}_frame_ms: {median:.2f}")
     else:
         print(f"attention_frame_ms: {median:.2f}")

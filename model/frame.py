@@ -18,6 +18,7 @@ from .bundle import ForwardResult, InputError, ModelBundle
 from .decoding import BeamResult, DecodeStep, beam_search, decode_steps
 from .embedding import SentenceEmbeddings, sentence_embeddings
 from .lens import LensView, lens_view
+from .map_sums import attention_sums
 from .interventions import HeadKey, intervene, validate_heads
 from .teacher_forcing import ParallelPass, decoder_input, parallel_pass, parallel_row, step_difference
 
@@ -209,7 +210,7 @@ def _compute_frame(bundle: ModelBundle, source: str, target: str | None, setting
     if not bundle.config.has_decoder:
         if same_input:
             return replace(previous, model_label=label, settings=settings)
-        forward = bundle.run(source, encoded=encoded)
+        forward = with_map_sums(bundle.run(source, encoded=encoded))
         embedding = None if bundle.has_output_layer else sentence_embeddings(bundle, source)
         return Frame(bundle, label, source, target, settings, forward, lens=forward_lens(bundle, forward),
                      embedding=embedding)
@@ -225,7 +226,7 @@ def _compute_frame(bundle: ModelBundle, source: str, target: str | None, setting
         own_greedy = None
         if decode is not None and target is None and settings.strategy == "greedy":
             own_greedy = [i for i in decode.output_ids if i != decode.eos_id]  # the greedy output, reused
-        forward = bundle.run(source, target, encoded=encoded, output_ids=own_greedy)
+        forward = with_map_sums(bundle.run(source, target, encoded=encoded, output_ids=own_greedy))
         lens = forward_lens(bundle, forward)
     return Frame(bundle, label, source, target, settings, forward, decode, decode_error, lens)
 
@@ -240,3 +241,10 @@ def forward_lens(bundle: ModelBundle, forward: ForwardResult) -> LensView | None
         return lens_view(forward.trace, bundle.tgt_tokenizer.vocab, forward.tgt_pieces, model=bundle.model)
     marked = [m.position for m in forward.mask_predictions]
     return lens_view(forward.trace, bundle.src_tokenizer.vocab, forward.src_pieces, marked, model=bundle.model)
+
+
+def with_map_sums(forward: ForwardResult) -> ForwardResult:
+    """The forward with its long attention maps summed over blocks (`model.map_sums`): done here,
+    with the frame and off the GUI thread, so the attention panel draws a 512-token MiniLM
+    frame from the sums instead of reading all 75 MB of weights on the GUI thread."""
+    return replace(forward, map_sums=attention_sums(forward.trace))

@@ -7,6 +7,9 @@ pyqtgraph average it down took ~230 ms a frame; averaging each map first (one
 What is averaged is what the screen would have blended anyway: a pixel shows the mean weight of
 the cells under it. Zooming in replaces the overview, where the view is, by a crop composed at
 full resolution (or averaged only as much as the zoom still needs), so every cell comes back.
+A frame from the compute step carries its long maps already summed over blocks of 2 and 4 cells
+(`model.map_sums`, made off the GUI thread): the overview is then summed from those, and only
+the zoom's crop reads the weights themselves.
 
 Blocked cells stay honest: a pixel averages only the cells the model allowed, and a pixel whose
 cells are all blocked is NaN (transparent over the hatch).
@@ -18,6 +21,7 @@ import numpy as np
 import torch
 
 from explorer.drawing.mosaic import MosaicLayout
+from model.map_sums import SumLevel, block_means, block_sums
 
 
 def overview_factor(layout: MosaicLayout, px_wide: float, px_high: float) -> int:
@@ -29,14 +33,21 @@ def overview_factor(layout: MosaicLayout, px_wide: float, px_high: float) -> int
     return max(1, math.floor(1.0 / px_per_cell))
 
 
-def compose_pooled(weights, allowed: np.ndarray, layout: MosaicLayout, factor: int):
+def compose_pooled(weights, allowed: np.ndarray, layout: MosaicLayout, factor: int, level: SumLevel | None = None):
     """(L, h, T_q, T_k) weights (an array, or L arrays of (h, T_q, T_k): nothing is stacked)
     → (image, width_cells, height_cells): each pixel the mean of a
     `factor` × `factor` block of one map's cells, each map placed at its own origin ÷ factor
     (rounded: within half a pixel of where the full mosaic has it), so the image drawn in the rect
-    (0, 0, width_cells, height_cells) lines up with the ticks, the selection box and the hatch."""
-    pooled = [_average_maps(layer, allowed, factor) for layer in weights]  # L × (h, ⌈T_q/f⌉, ⌈T_k/f⌉)
-    L, (h, p_q, p_k) = len(pooled), pooled[0].shape
+    (0, 0, width_cells, height_cells) lines up with the ticks, the selection box and the hatch.
+    `level`: the same maps already summed over blocks (`model.map_sums`, its `sums` laid out as
+    `weights`), whose factor divides `factor`: the means are then summed from it, not from every weight."""
+    if level is not None:
+        pooled = [block_means(sums, level.counts, factor // level.factor) for sums in level.sums]
+    else:
+        keep = np.ascontiguousarray(allowed, dtype=np.float32)
+        masked = not bool(allowed.all())
+        pooled = [block_means(layer * keep if masked else layer, keep, factor) for layer in weights]
+    L, (h, p_q, p_k) = len(pooled), pooled[0].shape  # L × (h, ⌈T_q/f⌉, ⌈T_k/f⌉)
     rows, cols = layout.shape
     image = np.full((math.ceil(rows / factor), math.ceil(cols / factor)), np.nan, dtype=np.float32)
     for layer in range(L):
@@ -46,57 +57,6 @@ def compose_pooled(weights, allowed: np.ndarray, layout: MosaicLayout, factor: i
             block = image[r:r + p_q, c:c + p_k]
             block[...] = pooled[layer][head, :block.shape[0], :block.shape[1]]
     return image, image.shape[1] * factor, image.shape[0] * factor
-
-
-def _average_maps(maps: np.ndarray, allowed: np.ndarray, factor: int) -> np.ndarray:
-    """(h, T_q, T_k) → (h, ⌈T_q/f⌉, ⌈T_k/f⌉) block means; over the allowed cells only where the
-    model blocked some (blocked cells hold 0 weight and would dim the pixel), NaN where all are."""
-    w = torch.from_numpy(np.ascontiguousarray(maps, dtype=np.float32))
-    if bool(allowed.all()):
-        sums = block_sums(w, factor)
-        sums /= _block_sizes(w.shape[1], factor)[:, None] * _block_sizes(w.shape[2], factor)[None, :]
-        return sums.numpy()
-    keep = torch.from_numpy(np.ascontiguousarray(allowed, dtype=np.float32))
-    frac = block_sums(keep[None], factor)[0]
-    pooled = block_sums(w * keep, factor) / frac.clamp_min(1e-12)
-    pooled[:, frac <= 0] = float("nan")
-    return pooled.numpy()
-
-
-def _block_sizes(n: int, factor: int) -> torch.Tensor:
-    """Cells in each of the ⌈n/f⌉ blocks along an axis of n (the last may be partial)."""
-    sizes = torch.full((-(-n // factor),), float(factor))
-    if n % factor:
-        sizes[-1] = n % factor
-    return sizes
-
-
-def block_sums(x: torch.Tensor, factor: int) -> torch.Tensor:
-    """(n, R, C) → (n, ⌈R/f⌉, ⌈C/f⌉): the sum of each f × f block (the edges' partial blocks sum
-    what they have). Rows first, as f strided adds of contiguous row runs, then columns on the
-    f-times smaller result: ~1.6× faster than `avg_pool2d` on a MiniLM layer (12 × 512 × 512),
-    which is a third of a 512-token frame."""
-    return _run_sums(_run_sums(x, 1, factor), 2, factor)
-
-
-def _run_sums(x: torch.Tensor, dim: int, factor: int) -> torch.Tensor:
-    """Sums of runs of `factor` along `dim` (the last run partial), as f adds of strided slices."""
-    size = x.shape[dim]
-    q = size // factor
-    body = x.narrow(dim, 0, q * factor).unflatten(dim, (q, factor))
-    shape = list(x.shape)
-    shape[dim] = -(-size // factor)
-    out = x.new_empty(shape)
-    whole = out.narrow(dim, 0, q)
-    if factor == 1:
-        whole.copy_(body.select(dim + 1, 0))
-    else:  # the first two runs added straight into place: one pass over the result less than a copy first
-        torch.add(body.select(dim + 1, 0), body.select(dim + 1, 1), out=whole)
-    for i in range(2, factor):
-        whole += body.select(dim + 1, i)
-    if q * factor < size:
-        out.narrow(dim, q, 1).copy_(x.narrow(dim, q * factor, size - q * factor).sum(dim, keepdim=True))
-    return out
 
 
 def compose_region(weights, allowed: np.ndarray, layout: MosaicLayout,

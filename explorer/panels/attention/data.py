@@ -78,6 +78,9 @@ class AttentionData:
     allowed: dict[str, np.ndarray] = field(default_factory=dict)
     labels: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
     names: dict[str, tuple[str, str]] = field(default_factory=lambda: dict(KIND_AXIS_NAMES))
+    # kind → factor → the maps summed over blocks (`model.map_sums`): a long input's, made by the
+    # compute step off the GUI thread; the grid's overview is averaged from them
+    sums: dict[str, dict] = field(default_factory=dict)
 
     def axis_names(self, kind: str) -> tuple[str, str]:
         """(query, key) token names for axis titles, e.g. ("target", "source") for cross-attention."""
@@ -126,6 +129,7 @@ class AttentionData:
         if isinstance(result, Trace):
             return cls.from_trace(result)
         data = cls.from_trace(result.trace, result.src_pieces, result.tgt_pieces)
+        data.sums = dict(getattr(result, "map_sums", None) or {})
         kind = next((k for k in MODEL_KINDS.values() if list(k.attention_kinds) == data.kinds), None)
         if kind is not None and kind.continues_prompt:
             data.names["decoder_self"] = DECODER_ONLY_NAMES

@@ -7,6 +7,7 @@ Clicking a map selects that layer and head; the wheel zooms and dragging pans fo
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pyqtgraph as pg
@@ -26,6 +27,7 @@ from explorer.panels.attention.layer_pages import (BOX_PAD, frame_margin, head_n
                                                    names_all, page_note, wrapped_gap)
 from explorer.drawing.indexed_image import colour_table, to_indices
 from explorer.drawing.pooled_mosaic import average_down, compose_pooled, compose_region, overview_factor
+from model.map_sums import pick_level
 
 SCALE_RULE = "attention weight: 0–1 on every map"
 WRAP_TOKENS = 32  # inputs up to this long may wrap a layer's heads into rows for larger maps
@@ -84,6 +86,8 @@ class _KindPane:
         self.edges = MapEdges()
         self.plot.addItem(self.edges, ignoreBounds=True)
         self.factor = 1  # cells per pixel of the overview image (1: drawn at full resolution)
+        self.fit_factor = 1  # cells per screen pixel of the fitted mosaic (`factor` may be up to 4/3 of it)
+        self._levels: dict = {}  # the drawn maps summed over blocks (`model.map_sums`), paged as they are
         self._detail_timer = QTimer(self.plot)  # dies with the plot: never fires into deleted items
         self._detail_timer.setSingleShot(True)
         self._detail_timer.setInterval(40)
@@ -136,22 +140,21 @@ class _KindPane:
                     PLOT_MARGINS)
 
     def update(self, weights, allowed: np.ndarray, labels: tuple[list[str], list[str]] | None = None,
-               page: tuple[int, int] | None = None) -> None:
+               page: tuple[int, int] | None = None, sums: dict | None = None) -> None:
         """`weights`: the (L, h, T_q, T_k) maps, or a `LayerStacks` entry's `layers` list to
         average from without stacking (see `AttentionData.weights`); `page`: (first layer,
-        count[, rows of heads, first head, heads]) drawn (`layer_pages`), all by default."""
+        count[, rows of heads, first head, heads]) drawn (`layer_pages`), all by default;
+        `sums`: the same maps summed over blocks (factor → `model.map_sums.SumLevel`), if the
+        compute step made them."""
         if labels is not None:
             self.labels = (list(labels[0]), list(labels[1]))
         n_layers, self._source = len(weights), weights
         self.first, self.count, self.wrap, self.head0, self.nheads = \
             (tuple(page) + (1, 0, 0)[len(page) - 2:])[:5] if page else (0, n_layers, 1, 0, 0)
-        weights = weights[self.first:self.first + self.count]
         self.heads_total = int(np.shape(weights[0])[0])
-        if self.nheads:  # a page of some of one layer's heads (`layer_pages.head_page`)
-            weights = np.asarray(weights[0])[self.head0:self.head0 + self.nheads][None]
-        if self.wrap > 1:  # one layer's heads in `wrap` rows (`layer_pages.head_rows`)
-            one = np.asarray(weights[0])
-            weights = one.reshape(self.wrap, one.shape[0] // self.wrap, *one.shape[1:])
+        weights = self._paged(weights)
+        self._levels = {f: replace(level, sums=self._paged(level.sums)) for f, level in (sums or {}).items()}
+        if self.wrap > 1:
             shape = weights.shape
             layout = MosaicLayout(*shape, wrapped_gap(shape[2], shape[3]))
         else:
@@ -188,9 +191,23 @@ class _KindPane:
             self.plot.vb.enableAutoRange()
             self.hug()
 
+    def _paged(self, layers):
+        """The layers of the page drawn (per-layer (h, rows, cols) arrays, or an (L, h, rows, cols)
+        array), laid out as the mosaic draws them: a slice of layers, of one layer's heads, or
+        one layer's heads wrapped into rows. Maps and their block sums go through the same."""
+        layers = layers[self.first:self.first + self.count]
+        if self.nheads:  # a page of some of one layer's heads (`layer_pages.head_page`)
+            layers = np.asarray(layers[0])[self.head0:self.head0 + self.nheads][None]
+        if self.wrap > 1:  # one layer's heads in `wrap` rows (`layer_pages.head_rows`)
+            one = np.asarray(layers[0])
+            layers = one.reshape(self.wrap, one.shape[0] // self.wrap, *one.shape[1:])
+        return layers
+
     def _draw_overview(self, layout: MosaicLayout) -> None:
         vb = self.plot.vb
-        self.factor = overview_factor(layout, vb.width(), vb.height())
+        self.fit_factor = overview_factor(layout, vb.width(), vb.height())
+        # From the block sums when the compute step made them: a factor they divide, ≤ 4/3 of the fit
+        self.factor, level = pick_level(self.fit_factor, self._levels)
         rows, cols = layout.shape
         if self.factor == 1:
             self._pooled = self.overview = None  # (it held the last long input's maps: ~75 MB for MiniLM at 512 tokens)
@@ -207,7 +224,7 @@ class _KindPane:
             held = self._pooled
             if held is None or held[0] is not self._source or held[1] is not self._allowed or held[2] != page:
                 self._pooled = held = (self._source, self._allowed, page,
-                                       compose_pooled(self._weights, self._allowed, layout, self.factor))
+                                       compose_pooled(self._weights, self._allowed, layout, self.factor, level))
             self.overview, width, height = held[3]
             self._image_mode(indexed=True)
             self.image.setImage(to_indices(self.overview, st.WEIGHT_LEVELS), autoLevels=False, levels=None)
@@ -227,7 +244,7 @@ class _KindPane:
         if self.layout is None or getattr(self, "_weights", None) is None:
             return
         vb = self.plot.vb
-        if overview_factor(self.layout, vb.width(), vb.height()) != self.factor:
+        if overview_factor(self.layout, vb.width(), vb.height()) != self.fit_factor:
             self._draw_overview(self.layout)
 
     def refresh_detail(self, layout: MosaicLayout | None = None) -> None:
@@ -243,7 +260,7 @@ class _KindPane:
         c0, c1 = max(0, math.floor(view.left())), min(cols, math.ceil(view.right()))
         px = min(vb.width() / max(view.width(), 1e-9), vb.height() / max(view.height(), 1e-9))
         need = max(1, math.floor(1.0 / max(px, 1e-9)))
-        if need >= self.factor or r1 <= r0 or c1 <= c0:
+        if need >= self.fit_factor or r1 <= r0 or c1 <= c0:  # (the overview: as fine as the fit, or up to 4/3 coarser)
             self.detail.setVisible(False)
             return
         crop = average_down(compose_region(self._weights, self._allowed, layout, (r0, r1), (c0, c1)), need)
@@ -415,7 +432,7 @@ class AttentionGrid(CanvasWidget):
                 selected = self._selection[1] if self._selection[0] == kind else 0
                 head = self._selection[2] if self._selection[0] == kind else 0
                 page = self._page(kind, len(layers), selected, head)
-                pane.update(layers, data.allowed[kind], data.labels[kind], page)
+                pane.update(layers, data.allowed[kind], data.labels[kind], page, data.sums.get(kind))
             else:  # nothing of this kind: no maps, no hatch, no outlines (drawn afresh when it returns)
                 pane.image.clear()
                 pane._pooled = pane.overview = None
