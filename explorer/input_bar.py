@@ -496,14 +496,18 @@ class InputBar(QWidget):
         limit = bundle.max_input_len
         encoded = bundle.src_tokenizer.encode(text)
         n = len(encoded.ids)
-        count = f"{n}/{limit} tokens"
+        # the model's limit where it is near ("60/64 tokens"); further off the room names tokens
+        # instead (the tooltip always says it)
+        count = f"{n}/{limit} tokens" if 4 * n >= 3 * limit else f"{n} token{'s' if n != 1 else ''}"
+        limit_note = f"{n} of the {limit} tokens this model reads at most"
         if n > limit:
             count = f'<span style="color:{style.ERROR.name()}; font-weight:bold;">{n} tokens: over the limit of {limit}</span>'
         symbols = describe_unknown(encoded)
         red = f'<span style="color:{style.ERROR.name()};">'
-        # the unknown symbols by name, else how many, else only the red tokens: what fits beside "Output:"
+        # the unknown symbols by name, else how many: what fits beside "Output:" (a token never
+        # takes the place of the warning)
         notes = ([f', {red}unknown: {html.escape(symbols)} → &lt;unk&gt;</span>',
-                  f', {red}{len(symbols.split())} unknown</span>', ""] if symbols else [""])
+                  f', {red}{len(symbols.split())} unknown</span>'] if symbols else [""])
         advance, width = self.echo.fontMetrics().horizontalAdvance, self.echo.width()
         # never less than the count and how many are unknown: on a crowded row ("11/64 tok" was
         # cut mid-word at 1024 px) the output gives way before the warning does
@@ -515,13 +519,13 @@ class InputBar(QWidget):
             plain_prefix = _plain(f"{count}{note}: ")
             if advance(f"{plain_prefix} … +{n} more") + 8 <= width:
                 break
-        self.echo.setToolTip(f"unknown symbols, read as <unk>: {symbols}" if symbols else "")
+        self.echo.setToolTip(limit_note + (f"\nunknown symbols, read as <unk>: {symbols}" if symbols else ""))
         fits = echo_fit(encoded.pieces[:MAX_ECHO], plain_prefix, width, advance)
         if fits == 0:  # no token fits: the count and what is unknown, as much as fits (the tooltip lists them)
-            note = next((note for note in notes if advance(_plain(f"{count}{note}")) + 8 <= width), "")
+            note = next((note for note in notes if advance(_plain(f"{count}{note}")) + 8 <= width), notes[-1])
             self.echo.setText(f"{count}{note}")
             tokens = " ".join(printable(p) for p in encoded.pieces[:MAX_ECHO])
-            self.echo.setToolTip(tokens + (f"\nunknown symbols, read as <unk>: {symbols}" if symbols else ""))
+            self.echo.setToolTip(f"{limit_note}:\n{tokens}" + (f"\nunknown symbols, read as <unk>: {symbols}" if symbols else ""))
             return
         shown, _n = token_echo_html(bundle, text, limit=min(fits, MAX_ECHO))
         self.echo.setText(f"{count}{note}: {shown}")

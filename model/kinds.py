@@ -72,7 +72,7 @@ class ModelKind:
 ENCODER_DECODER = ModelKind(
     name="encoder_decoder", title="encoder-decoder (the paper's)", has_encoder=True, has_decoder=True,
     fields=InputFields(
-        "Source:", "Type a source sentence and press Enter", "Target:", "(optional, teacher forcing)",
+        "Source:", "Type a source sentence and press Enter", "Target:", "optional",
         "Leave empty to record the model's own greedy output; type a target to see the decoder "
         "teacher-forced on it"),
     objective="sequence-to-sequence cross-entropy with label smoothing", metric="exact_match")
@@ -86,7 +86,7 @@ DECODER_ONLY = ModelKind(
     name="decoder_only", title="decoder-only (GPT-like)", has_encoder=False, has_decoder=True,
     fields=InputFields(
         "Prompt:", "Type the start of a sentence and press Enter", "Continuation:",
-        "(optional: a given continuation)",
+        "optional",
         "Leave empty: the model continues the prompt greedily. Type a continuation to see the model "
         "teacher-forced on prompt + that continuation"),
     objective="next-token prediction (GPT)", metric="next_token_accuracy",

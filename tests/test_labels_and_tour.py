@@ -4,6 +4,7 @@ masked, a guided first screen and a tour with its own controls. Measured, not pi
 from __future__ import annotations
 
 import os
+import re
 from contextlib import contextmanager
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -199,16 +200,20 @@ def test_a_narrow_echo_shows_what_fits_never_a_count_of_nothing(window, qtbot):
     bar._share_pair = lambda: None  # the echo's width is this test's (the row would share it out)
     bar.echo.setFixedWidth(330)
     try:
-        for text, whole in (("ab", True), ("abcdefghijklmnop", False)):
+        for text, whole in (("ab", True), ("abcdefghijklmnop" * 2, False)):
             bar.source.setText(text)
             settle(qtbot)
             plain = plain_text(bar.echo.text())
             assert bar.echo.fontMetrics().horizontalAdvance(plain) <= bar.echo.width()
-            if whole:
-                assert plain.endswith(": a b") and "more" not in plain, plain
-            else:
+            if whole:  # the tokens on alternating tints, not spaced out: "ab" read as two tokens
+                assert plain.endswith(": ab") and "more" not in plain, plain
+                from explorer import theme
+                tints = re.findall(r"background-color:(#[0-9a-f]{6})", bar.echo.text())
+                assert tints == [theme.current().token_a, theme.current().token_b], bar.echo.text()
+            else:  # far below the model's limit of 64: the count alone, the tooltip names the limit
                 head, _, tail = plain.partition(": ")
-                assert head.startswith("16/") and (not tail or (tail[0] == "a" and "more" in tail)), plain
+                assert head == "32 tokens" and "64" in bar.echo.toolTip(), plain
+                assert not tail or (tail[0] == "a" and "more" in tail), plain
         bar.echo.setFixedWidth(170)  # the count alone
         settle(qtbot)
         assert plain_text(bar.echo.text()).strip().endswith("tokens"), bar.echo.text()
@@ -229,7 +234,7 @@ def test_the_echo_gives_its_tokens_back_when_a_shown_model_goes(window, qtbot):
     bar.source.setText("abcdefghijklmnopqrstuvwxyz" + "abcdefghijklmn")  # 40 tokens: more than fit beside it
     settle(qtbot)
     before = echoed()
-    assert before.count(" ") > 10  # a line of tokens at 1280 px
+    assert len(before.partition(": ")[2]) > 10  # a line of tokens at 1280 px
     session = window.state.session
     from model.checkpoint import random_bundle
     session.show_model(ShownModel(random_bundle("reverse"), "training run, step 1,234"))

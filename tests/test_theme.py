@@ -54,6 +54,7 @@ TEXT_PAIRS = [
     ("readout_text", "readout_bg"), ("info_text", "info_bg"), ("warning_text", "warning_bg"),
     ("error_text", "error_bg"), ("chip_text", "chip_bg"), ("source_text", "source_bg"),
     ("mask_legend_text", "masked"),
+    *((fg, bg) for fg in ("text", "error") for bg in ("token_a", "token_b")),  # the token echo
     *(("block_text", f"blocks.{role}") for role in LIGHT.blocks),
     *(("block_shape_text", f"blocks.{role}") for role in LIGHT.blocks),
 ]

@@ -71,6 +71,7 @@ class _KindPane:
         self._float_lut = cmap.getLookupTable(nPts=256)
         self._index_lut = colour_table(cmap)  # the averaged overview is drawn as colour indices
         self.image.setLookupTable(self._float_lut)
+        self._indexed = False  # drawing colour indices (the overview), not weights (`_image_mode`)
         self.image.setLevels(st.WEIGHT_LEVELS)
         self.overview: np.ndarray | None = None  # the averaged overview's weights (NaN: gaps, blocked)
         # Zoomed into a mosaic too big for the screen (see pooled_mosaic): the visible cells at
@@ -235,7 +236,8 @@ class _KindPane:
         """Weights scaled by pyqtgraph at each paint (a full-resolution mosaic: it may be
         downsampled), or colour indices (the overview, already about one pixel a cell; indices
         must never be averaged)."""
-        if (self.image.lut is self._index_lut) != indexed:
+        if self._indexed != indexed:
+            self._indexed = indexed
             self.image.setAutoDownsample(not indexed)
             self.image.setLookupTable(self._index_lut if indexed else self._float_lut)
 
@@ -324,7 +326,9 @@ class _KindPane:
         changed |= self.query_axis.set_tokens(q_labels, numeric=False, period=lay.t_q + lay.gap, repeats=lay.layers)
         # a page of some heads says which (a lone map's left axis does: `lone_note`)
         note = head_note(self.head0, self.nheads, self.heads_total) if self.nheads != 1 else ""
-        title = f"{SHORT_TITLES[self.kind]} · {head_label(layer, head)}" + (f" ({note})" if note else "")
+        # "selected": over a mosaic of many heads a bare "L1 H1" read as the name of all of them
+        title = (f"{SHORT_TITLES[self.kind]} · {head_label(layer, head)}" + ("" if self.nheads == 1 else " selected")
+                 + (f" ({note})" if note else ""))
         if title != self._title:
             st.set_title(self.plot, title)
             self._title, changed = title, True
