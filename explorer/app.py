@@ -61,6 +61,23 @@ def _parse_ablate(text: str | None) -> dict:
     return parse_heads(text)
 
 
+def collect_on_gui_thread():
+    """Python's cyclic garbage collection, from now on only on the GUI thread (pyqtgraph's
+    `GarbageCollector`: automatic collection off, a collection pass each second on a timer).
+
+    Collection runs in whichever thread happens to allocate. The frame, training and attribution
+    workers allocate all the time; a collection there could free pyqtgraph items or widgets caught
+    in reference cycles, destroying Qt objects off the GUI thread while it re-polishes them for a
+    theme or scale change: a segfault seen in the suite. What the start-up made is frozen first
+    (out of the collector's sight), so a full pass does not walk torch's and Qt's ~200,000 objects."""
+    import gc
+
+    from pyqtgraph.util.garbage_collector import GarbageCollector
+    gc.collect()
+    gc.freeze()
+    return GarbageCollector(interval=1.0)
+
+
 def run_app(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.screenshot:
@@ -111,6 +128,7 @@ def run_app(argv: list[str] | None = None) -> int:
     window.show()
     startup.close()
     startup.deleteLater()
+    collector = collect_on_gui_thread()  # (held until the event loop ends)
     if args.theme:
         window.lecture.set_theme(args.theme)
     if args.presentation:
@@ -139,4 +157,5 @@ def run_app(argv: list[str] | None = None) -> int:
     code = app.exec()
     runner.wait()
     close_window(app, window)
+    collector.timer.stop()
     return code

@@ -57,21 +57,32 @@ def scale_widgets(app: QApplication, factor: float) -> float:
         return 1.0
     style.set_scale(factor)
     app.setFont(style.font(style.BASE_POINT_SIZE))
-    for widget in _widgets(app):
-        if widget.testAttribute(Qt.WA_SetFont):
-            _scale_font_of(widget, ratio)
+    # Every new font is computed before any is set: setting a combo box's font also sets its
+    # popup's (a child with a font of its own), which this walk then scaled a second time —
+    # drop-down lists at 29 pt while presenting and 8.7 pt after.
+    targets = [(w, _scaled_font(w.font(), ratio)) for w in _widgets(app) if w.testAttribute(Qt.WA_SetFont)]
+    for widget, font in targets:
+        _set_font(widget, font)
     for view in _plot_views(app):
         _rescale_scene(view, ratio)
     _applied_scale = factor
     return ratio
 
 
-def _scale_font_of(obj, ratio: float) -> None:
-    f = obj.font()
+def _scaled_font(font: QFont, ratio: float) -> QFont:
+    f = QFont(font)
     if f.pointSizeF() > 0:
         f.setPointSizeF(max(6.0, f.pointSizeF() * ratio))
     elif f.pixelSize() > 0:
         f.setPixelSize(max(8, round(f.pixelSize() * ratio)))
+    return f
+
+
+def _scale_font_of(obj, ratio: float) -> None:
+    _set_font(obj, _scaled_font(obj.font(), ratio))
+
+
+def _set_font(obj, f: QFont) -> None:
     obj.setFont(f)
     # Qt's style-sheet style keeps the font it saw at polish time in this property and puts it
     # back on the next re-polish (any setStyleSheet): keep it in step, or a theme change would

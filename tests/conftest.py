@@ -35,7 +35,12 @@ def _freeze_imported_objects():
         import explorer.main_window  # noqa: F401 - imported for its objects' sake
     gc.collect()
     gc.freeze()
+    # As in the app (explorer.app.collect_on_gui_thread): no automatic collection, which would
+    # run in whatever thread allocates — a worker's could destroy a dead window's Qt objects
+    # while the test thread re-polishes them. Collected between tests, on this thread, below.
+    gc.disable()
     yield
+    gc.enable()
     gc.unfreeze()
 
 
@@ -64,7 +69,10 @@ def _delete_closed_windows():
     and every later app-wide `setStyleSheet` (a theme or scale change) re-polished all of them —
     the presentation and figure tests took 4× longer late in the suite than alone."""
     yield
+    import gc
     import sys
+    if gc.get_count()[0] > gc.get_threshold()[0]:  # the young objects, as automatic collection would
+        gc.collect(1)
     if "PySide6.QtWidgets" not in sys.modules:
         return
     from PySide6.QtCore import QCoreApplication, QEvent
@@ -85,6 +93,5 @@ def _delete_closed_windows():
     global _LAST_TOPS
     if not closed and frozenset(id(w) for w in app.topLevelWidgets()) == _LAST_TOPS:
         return
-    import gc
     gc.collect()  # pyqtgraph's plot items sit in reference cycles holding ~400 parentless menus a window
     _LAST_TOPS = frozenset(id(w) for w in app.topLevelWidgets())

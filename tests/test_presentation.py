@@ -11,7 +11,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import numpy as np  # noqa: E402
 import pyqtgraph as pg  # noqa: E402
 import pytest  # noqa: E402
-from PySide6.QtCore import QSettings, Qt  # noqa: E402
+from PySide6.QtCore import QSettings, Qt, QThreadPool  # noqa: E402
 from PySide6.QtGui import QImage, QPalette  # noqa: E402
 from PySide6.QtWidgets import QApplication, QLabel, QToolButton  # noqa: E402
 
@@ -24,6 +24,9 @@ def window(qtbot, tmp_path):
     w = make_main_window(qtbot, tmp_path, size=(1280, 720))
     yield w
     w.lecture.presentation.leave()
+    # leaving shows the docks again: the attribution panel may start its worker; re-polish the
+    # application only once it is done (a worker's garbage collection mid-polish segfaulted)
+    QThreadPool.globalInstance().waitForDone(30_000)
     presentation.apply_theme(QApplication.instance(), "light")
 
 
@@ -219,3 +222,37 @@ def test_leaving_restores_docks_and_title_size(qtbot, tmp_path):
     assert window.docks["step"].font().pointSizeF() == pytest.approx(font)
     assert window.docks["step"].widget().geometry().top() == title_top  # the title back at its normal size
     presentation.apply_theme(QApplication.instance(), "light")
+
+
+
+@pytest.mark.parametrize("name", ["positional", "training"])
+def test_every_font_is_scaled_once_while_presenting_and_put_back_after(qtbot, tmp_path, name):
+    """Each widget with a font of its own is drawn at exactly the presentation's scale, and at its
+    own size again after leaving. A combo box's popup follows its combo's font: scaled once with
+    the combo and once more by the walk, drop-down lists were 29 pt while presenting and 8.7 pt
+    after (13 pt before)."""
+    from PySide6.QtWidgets import QWidget
+    window = make_main_window(qtbot, tmp_path, size=(1280, 720))
+    panel = window.panels[name]
+
+    def fonts() -> dict[int, tuple[str, float]]:
+        return {id(w): (type(w).__name__, w.font().pointSizeF()) for w in [panel, *panel.findChildren(QWidget)]
+                if w.testAttribute(Qt.WA_SetFont) and w.font().pointSizeF() > 0}
+
+    before = fonts()
+    assert any(kind == "QFrame" for kind, _pt in before.values())  # (a combo's popup is among them)
+    window.lecture.presentation.enter(full_screen=False)
+    window.focus_panel(name)
+    _settle(qtbot)
+    scale = style.scale()
+    assert scale > 1.0
+    during = fonts()
+    wrong = {kind: (pt, during[key][1]) for key, (kind, pt) in before.items()
+             if key in during and during[key][1] != pytest.approx(max(6.0, pt * scale), abs=0.05)}
+    assert not wrong, wrong
+    window.lecture.presentation.leave()
+    _settle(qtbot)
+    after = fonts()
+    wrong = {kind: (pt, after[key][1]) for key, (kind, pt) in before.items()
+             if key in after and after[key][1] != pytest.approx(pt, abs=0.05)}
+    assert not wrong, wrong

@@ -356,3 +356,39 @@ def test_damaged_saved_window_state_is_ignored_with_a_message(qtbot, tmp_path, v
     qtbot.addWidget(window)
     assert any("layout" in t and "default" in t for _, t in seen), seen
     assert all(not d.isFloating() for d in window.docks.values())
+
+
+def test_garbage_is_collected_on_the_gui_thread_only(qapp):
+    """A worker that allocates (training, the frame, attribution) must never run Python's cyclic
+    collector: it would destroy whatever Qt objects sit in dead cycles off the GUI thread. With the
+    app's collector the cycle survives the worker's allocations and is freed by the GUI thread."""
+    import gc
+    import threading
+    import weakref
+
+    from explorer.app import collect_on_gui_thread
+
+    class Node:
+        pass
+
+    freed: list[str] = []
+
+    def drop_a_cycle() -> None:
+        node = Node()
+        node.me = node
+        weakref.finalize(node, lambda: freed.append(threading.current_thread().name))
+
+    gc.enable()  # Python's default (the suite runs with it off, as the app does)
+    collector = collect_on_gui_thread()
+    try:
+        assert not gc.isenabled() and collector.timer.isActive()
+        drop_a_cycle()
+        worker = threading.Thread(target=lambda: [[i] for i in range(200_000)], name="worker")
+        worker.start()
+        worker.join()
+        assert freed == []  # not collected by the worker's allocations
+        gc.collect()  # what the collector's timer does, on this thread
+        assert freed == [threading.current_thread().name]
+    finally:
+        collector.timer.stop()
+        gc.disable()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import traceback
 
-from PySide6.QtCore import QCoreApplication, QElapsedTimer, QThreadPool, Qt
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QThreadPool, Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget)
 
 from explorer.drawing import plot_style as st
@@ -209,7 +209,10 @@ class AttributionPanel(QWidget):
 
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
-        self.refresh()
+        # After the events now queued: entering presentation builds every panel and then hides
+        # all but one; started at once, this panel's work (importing captum, ~4 s on the GUI
+        # thread, then integrated gradients) ran for a panel nobody saw, on every first F11.
+        QTimer.singleShot(0, self, self.refresh)
 
     def closeEvent(self, event) -> None:  # noqa: N802
         self.shutdown()

@@ -28,7 +28,7 @@ INTRO = ("Trains one small GPT-like decoder twice on the facts corpus: same star
 def lab_model_text(config: LeakConfig) -> str:
     """The lab's own model, named where the panel starts: the input bar above names the session's
     model (a projector showed "Model: reverse · Output: noitnetta" over this lab's goat sentences)."""
-    return (f"Own model (not the one above): {config.n_layers} layer{'s' if config.n_layers != 1 else ''} × "
+    return (f"Own model: {config.n_layers} layer{'s' if config.n_layers != 1 else ''} × "
             f"{config.n_heads} heads, d_model {config.d_model}, facts corpus")
 
 
