@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QHBoxLayout, QWidget
 from explorer import style
 from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.drawing.token_heatmap import TokenHeatmap
+from explorer.drawing.spaced_axis import SpacedAxis
 from model.leak_lab import RUN_LABELS, RUNS, LeakResult
 
 # (RunScores field, axis name): two short lines each, so the axis stays narrow
@@ -54,7 +55,7 @@ class LossCurves(pg.PlotWidget):
     """Training loss of both runs per step, and the floor no model that reads only the past can pass."""
 
     def __init__(self, parent=None):
-        super().__init__(parent=parent)
+        super().__init__(parent=parent, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
         plot = style.still_plot(self.getPlotItem())
         _title(plot, "Training loss")
         _axes(plot, "step", "cross-entropy")

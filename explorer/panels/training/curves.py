@@ -22,6 +22,7 @@ from explorer import presentation, style
 from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.panels.training.worker import MetricRows
 from explorer.panels.training.warmup_mark import WarmupMark
+from explorer.drawing.spaced_axis import SpacedAxis
 
 pg.setConfigOptions(imageAxisOrder="row-major")
 
@@ -111,7 +112,7 @@ SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def _plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y_label: str) -> pg.PlotItem:
-    plot = layout.addPlot(row=row, col=col)
+    plot = layout.addPlot(row=row, col=col, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
     plot.setTitle(title, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
     let_shrink(plot.titleLabel)
     plot.setMenuEnabled(False)
