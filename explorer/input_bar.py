@@ -499,7 +499,8 @@ class InputBar(QWidget):
         # the model's limit where it is near ("60/64 tokens"); further off the room names tokens
         # instead (the tooltip always says it)
         count = f"{n}/{limit} tokens" if 4 * n >= 3 * limit else f"{n} token{'s' if n != 1 else ''}"
-        limit_note = f"{n} of the {limit} tokens this model reads at most"
+        limit_note = (f"{n} of the {limit} tokens this model reads at most" if n <= limit
+                      else f"{n} tokens; this model reads at most {limit}")
         if n > limit:
             count = f'<span style="color:{style.ERROR.name()}; font-weight:bold;">{n} tokens: over the limit of {limit}</span>'
         symbols = describe_unknown(encoded)

@@ -51,8 +51,9 @@ class ForwardResult:
     n_prompt: int = 0  # decoder-only: tgt_pieces[1 : 1 + n_prompt] are the prompt, the rest its continuation
     mask_predictions: list[MaskPrediction] = field(default_factory=list)  # masked LM: one per [MASK]
     # Long inputs' attention maps summed over blocks (`model.map_sums`), filled by the compute step
-    # off the GUI thread so that drawing them does not read every weight: kind → factor → level.
-    map_sums: dict = field(default_factory=dict)
+    # off the GUI thread so that drawing them does not read every weight: kind → factor → level
+    # (None: not summed yet; {}: none of its maps is long enough to need it).
+    map_sums: dict | None = None
 
 
 @dataclass

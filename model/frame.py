@@ -188,12 +188,12 @@ def compute_frame(bundle: ModelBundle, source: str, target: str | None = None,
     # Only a frame computed with the same heads edited may lend its forward pass.
     plain = previous.baseline if previous is not None and previous.interventions else previous
     if not heads:
-        return _compute_frame(bundle, source, target, settings, model_label, plain)
+        return _with_sums(_compute_frame(bundle, source, target, settings, model_label, plain))
     reusable = previous if previous is not None and previous.interventions == heads else None
     baseline = _compute_frame(bundle, source, target, settings, model_label, plain)
     with intervene(bundle.model, heads):
         frame = _compute_frame(bundle, source, target, settings, model_label, reusable)
-    return replace(frame, interventions=heads, baseline=baseline)
+    return _with_sums(replace(frame, interventions=heads, baseline=baseline))  # (the baseline's maps are not drawn)
 
 
 def _compute_frame(bundle: ModelBundle, source: str, target: str | None, settings: DecodeSettings | None,
@@ -210,7 +210,7 @@ def _compute_frame(bundle: ModelBundle, source: str, target: str | None, setting
     if not bundle.config.has_decoder:
         if same_input:
             return replace(previous, model_label=label, settings=settings)
-        forward = with_map_sums(bundle.run(source, encoded=encoded))
+        forward = bundle.run(source, encoded=encoded)
         embedding = None if bundle.has_output_layer else sentence_embeddings(bundle, source)
         return Frame(bundle, label, source, target, settings, forward, lens=forward_lens(bundle, forward),
                      embedding=embedding)
@@ -226,7 +226,7 @@ def _compute_frame(bundle: ModelBundle, source: str, target: str | None, setting
         own_greedy = None
         if decode is not None and target is None and settings.strategy == "greedy":
             own_greedy = [i for i in decode.output_ids if i != decode.eos_id]  # the greedy output, reused
-        forward = with_map_sums(bundle.run(source, target, encoded=encoded, output_ids=own_greedy))
+        forward = bundle.run(source, target, encoded=encoded, output_ids=own_greedy)
         lens = forward_lens(bundle, forward)
     return Frame(bundle, label, source, target, settings, forward, decode, decode_error, lens)
 
@@ -241,6 +241,11 @@ def forward_lens(bundle: ModelBundle, forward: ForwardResult) -> LensView | None
         return lens_view(forward.trace, bundle.tgt_tokenizer.vocab, forward.tgt_pieces, model=bundle.model)
     marked = [m.position for m in forward.mask_predictions]
     return lens_view(forward.trace, bundle.src_tokenizer.vocab, forward.src_pieces, marked, model=bundle.model)
+
+
+def _with_sums(frame: Frame) -> Frame:
+    """The frame whose forward carries its block sums (a reused forward has them already)."""
+    return frame if frame.forward.map_sums is not None else replace(frame, forward=with_map_sums(frame.forward))
 
 
 def with_map_sums(forward: ForwardResult) -> ForwardResult:

@@ -84,7 +84,10 @@ def sum_levels(layers: list[torch.Tensor], allowed: torch.Tensor, levels=LEVELS)
     The 4-level is summed from the 2-level (a quarter of the reading)."""
     keep = allowed.to(torch.float32)
     masked = not bool(allowed.all())
-    maps = [layer.to(torch.float32) * keep if masked else layer.to(torch.float32) for layer in layers]
+
+    def kept(layer: torch.Tensor) -> torch.Tensor:  # one layer at a time: a masked copy of all would double the memory
+        return layer.to(torch.float32) * keep if masked else layer.to(torch.float32)
+
     out: dict[int, SumLevel] = {}
     for f in sorted(levels):
         base = out.get(f // 2) if f % 2 == 0 and f // 2 in out else None
@@ -92,7 +95,7 @@ def sum_levels(layers: list[torch.Tensor], allowed: torch.Tensor, levels=LEVELS)
             sums = [block_sums(torch.from_numpy(s), 2) for s in base.sums]
             counts = block_sums(torch.from_numpy(base.counts)[None], 2)[0]
         else:
-            sums = [block_sums(m, f) for m in maps]
+            sums = [block_sums(kept(layer), f) for layer in layers]
             counts = block_sums(keep[None], f)[0]
         out[f] = SumLevel(f, [s.numpy() for s in sums], counts.numpy())
     return out

@@ -109,6 +109,9 @@ def test_a_long_minilm_frame_is_drawn_from_its_sums(qtbot, monkeypatch):
     data = AttentionData.from_result(frame.forward)
     t = len(frame.forward.src_pieces)
     assert t > 150 and sorted(data.sums["encoder"]) == sorted(LEVELS)
+    # with a head edited, the frame drawn is summed; the unedited baseline (its output only) is not
+    edited = compute_frame(bundle, text, interventions={("encoder", 0, 0): "zero"})
+    assert edited.forward.map_sums and edited.baseline.forward.map_sums is None
     levels_used = []
     monkeypatch.setattr(grid_module, "compose_pooled",
                         lambda *a: levels_used.append(a[4]) or compose_pooled(*a))

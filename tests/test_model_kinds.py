@@ -93,7 +93,7 @@ def test_the_input_bar_starts_with_the_encoder_decoders_fields(session):
     _, _, bar = session
     assert shown_fields(bar) == ENCODER_DECODER.fields
     assert field_texts(None) == ("Source:", "Type a source sentence and press Enter", "Target:",
-                                 "(optional, teacher forcing)", ENCODER_DECODER.fields.target_tooltip)
+                                 "optional", ENCODER_DECODER.fields.target_tooltip)
 
 
 @pytest.mark.parametrize("name", list(BUNDLED))

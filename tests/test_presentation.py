@@ -26,6 +26,7 @@ def window(qtbot, tmp_path):
     w.lecture.presentation.leave()
     # leaving shows the docks again: the attribution panel may start its worker; re-polish the
     # application only once it is done (a worker's garbage collection mid-polish segfaulted)
+    QApplication.processEvents()  # (the panel's refresh waits for the queued events)
     QThreadPool.globalInstance().waitForDone(30_000)
     presentation.apply_theme(QApplication.instance(), "light")
 

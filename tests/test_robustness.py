@@ -358,7 +358,7 @@ def test_damaged_saved_window_state_is_ignored_with_a_message(qtbot, tmp_path, v
     assert all(not d.isFloating() for d in window.docks.values())
 
 
-def test_garbage_is_collected_on_the_gui_thread_only(qapp):
+def test_garbage_is_collected_on_the_gui_thread_only(qapp, monkeypatch):
     """A worker that allocates (training, the frame, attribution) must never run Python's cyclic
     collector: it would destroy whatever Qt objects sit in dead cycles off the GUI thread. With the
     app's collector the cycle survives the worker's allocations and is freed by the GUI thread."""
@@ -378,6 +378,7 @@ def test_garbage_is_collected_on_the_gui_thread_only(qapp):
         node.me = node
         weakref.finalize(node, lambda: freed.append(threading.current_thread().name))
 
+    monkeypatch.setattr(gc, "freeze", lambda: None)  # (frozen mid-suite, the session's objects would never be freed)
     gc.enable()  # Python's default (the suite runs with it off, as the app does)
     collector = collect_on_gui_thread()
     try:

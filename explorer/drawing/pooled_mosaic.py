@@ -42,6 +42,7 @@ def compose_pooled(weights, allowed: np.ndarray, layout: MosaicLayout, factor: i
     `level`: the same maps already summed over blocks (`model.map_sums`, its `sums` laid out as
     `weights`), whose factor divides `factor`: the means are then summed from it, not from every weight."""
     if level is not None:
+        assert factor % level.factor == 0, (factor, level.factor)  # (`model.map_sums.pick_level` picks so)
         pooled = [block_means(sums, level.counts, factor // level.factor) for sums in level.sums]
     else:
         keep = np.ascontiguousarray(allowed, dtype=np.float32)

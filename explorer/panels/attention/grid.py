@@ -440,6 +440,7 @@ class AttentionGrid(CanvasWidget):
             else:  # nothing of this kind: no maps, no hatch, no outlines (drawn afresh when it returns)
                 pane.image.clear()
                 pane._pooled = pane.overview = None
+                pane._levels = {}  # (a long input's block sums: ~24 MB for MiniLM at 512 tokens)
                 pane.mask.set_rects([])
                 pane.edges.set_rects([])
                 pane.layout = pane._allowed_key = None
