@@ -83,6 +83,7 @@ class InputBar(QWidget):
         self.source.returnPressed.connect(self.run)
         self.source.textChanged.connect(self._echo)
         self.target = QLineEdit(placeholderText=target_hint)
+        self._target_hint = target_hint
         self.target.setFont(style.font(style.BASE_POINT_SIZE + 1, mono=True))
         self.target.setToolTip(target_tip)
         self.source_label = QLabel(label)
@@ -140,6 +141,7 @@ class InputBar(QWidget):
         # The echo's width also changes without the bar's: "Showing: run, step N" and its Back
         # button come and go beside it during a run (the echo stayed "… +9 more" after one).
         self.echo.installEventFilter(self)
+        self.target.installEventFilter(self)  # its hint is shown whole or not at all (`_fit_target_hint`)
         self.status.installEventFilter(self)
         self._fitted = None  # the result whose output the status line shows
 
@@ -375,7 +377,8 @@ class InputBar(QWidget):
         self.target.setVisible(has_target)
         if has_target:
             self.target_label.setText(target_label)
-            self.target.setPlaceholderText(target_hint)
+            self._target_hint = target_hint
+            self._fit_target_hint()
             self.target.setToolTip(target_tip)
             if (self.target.text() or None) != self.state.session.target:  # the session's, shown again
                 self.target.setText(self.state.session.target or "")
@@ -483,9 +486,21 @@ class InputBar(QWidget):
             self._refit.start()
         elif watched is self.echo and event.type() == QEvent.Type.Resize:
             self._echo(self.source.text())  # as many tokens as the echo's new width holds
+        elif watched is self.target and event.type() == QEvent.Type.Resize:
+            self._fit_target_hint()
         elif watched is self.status and event.type() == QEvent.Type.Resize and self._fitted is not None:
             self._on_result(self._fitted)  # as much of the output as the new width holds
         return super().eventFilter(watched, event)
+
+    def _fit_target_hint(self) -> None:
+        """The target field's hint ("optional") whole or not at all: a 1024-px beamer's narrow
+        field showed "opti…" (its tooltip says what the field is for either way)."""
+        margins = self.target.textMargins()
+        room = self.target.width() - margins.left() - margins.right() - 12  # the frame and Qt's own text margin
+        fits = self.target.fontMetrics().horizontalAdvance(self._target_hint) <= room
+        hint = self._target_hint if fits else ""
+        if self.target.placeholderText() != hint:
+            self.target.setPlaceholderText(hint)
 
     def _echo(self, text: str) -> None:
         """Live: the tokens the model will read; unknown symbols and over-long input flagged."""

@@ -40,11 +40,13 @@ def presenting_window(qtbot, tmp_path, size, theme: str, bundle, text: str):
         yield w
     finally:
         w.lecture.presentation.leave()
-        presentation.apply_theme(QApplication.instance(), "light")
-        # the panels' own workers (attribution's flows, on the global pool) end before the next
-        # window re-polishes every widget: one still emitting into this window crashed it
+        # the panels' own workers (attribution's flows, on the global pool; its refresh waits for
+        # the queued events) end before the application re-polishes every widget: one still
+        # running into a re-polish crashed it
         from PySide6.QtCore import QThreadPool
+        QApplication.processEvents()
         QThreadPool.globalInstance().waitForDone(30_000)
+        presentation.apply_theme(QApplication.instance(), "light")
 
 
 def drawn_labels(axis) -> list[str]:
@@ -291,6 +293,26 @@ def test_unknown_words_are_flagged_in_the_echo_even_when_the_line_is_short(qtbot
         w.lecture.set_theme("light")
         settle(qtbot)
         assert style.ERROR.name() in echo.text()  # redrawn in the new theme's red
+
+
+@pytest.mark.parametrize("size", [(1024, 768), (1280, 720)])
+def test_the_target_hint_is_whole_or_absent(qtbot, tmp_path, size):
+    """"optional" in the Target field, or nothing: a 1024-px beamer showed "opti…"."""
+    from explorer.runner import load_bundle
+    with presenting_window(qtbot, tmp_path, size, "light", load_bundle("reverse"), "attention") as w:
+        field = w.input_bar.target
+        hint = field.placeholderText()
+        assert hint in ("", "optional")
+        room = field.contentsRect().width() - field.textMargins().left() - field.textMargins().right()
+        if hint:
+            assert field.fontMetrics().horizontalAdvance(hint) <= room - 8, (hint, room)
+        else:  # (and it really would not fit whole)
+            assert field.fontMetrics().horizontalAdvance("optional") > room - 12
+        assert "target" in field.toolTip().lower()  # what the field is for, hint or not
+        w.lecture.presentation.leave()
+        w.resize(1920, 1080)
+        settle(qtbot)
+        assert field.placeholderText() == "optional"  # room again: the hint is back
 
 
 def test_first_screen_hint_and_model_chooser_descriptions(qtbot, tmp_path):
