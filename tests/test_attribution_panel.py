@@ -91,3 +91,21 @@ def test_the_spearman_table_column_names_fit_their_columns(qtbot):
         font = table.horizontalHeaderItem(1).font()
         widest = max(QFontMetricsF(font).horizontalAdvance(n) for n in names)
         assert widest <= min(header.sectionSize(i) for i in range(7)) - 2, (width, font.pointSizeF())
+
+
+def test_a_panel_just_shown_is_drawn_by_wait_until_drawn(qtbot, monkeypatch):
+    """A show starts the work only after the queued events (entering presentation shows and
+    hides every panel); a figure that waits right after the show still gets the drawn panel,
+    not "Computing …" (the contact sheet's attribution tiles were taken mid-computation)."""
+    monkeypatch.setattr(gradients, "IG_STEPS", 8)
+    state = SessionState()
+    runner = Runner(state, synchronous=True)
+    runner.set_bundle(load_checkpoint(bundled_checkpoints()["reverse"]), then_run=SOURCE)
+    panel = AttributionPanel(state)
+    qtbot.addWidget(panel)
+    panel.resize(1280, 720)
+    panel.show()  # no event processed after it: the refresh has not started
+    assert panel.worker is None and panel.shown is None
+    assert panel.wait_until_drawn()
+    assert panel.shown is not None and panel.shown.request == panel.request()
+    assert not panel.progress.isVisible()

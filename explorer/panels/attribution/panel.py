@@ -194,6 +194,7 @@ class AttributionPanel(QWidget):
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
         """Block until the running and queued work is drawn (headless figures, tests)."""
+        self.refresh()  # (a show's refresh waits for the queued events: it may not have started yet)
         clock = QElapsedTimer()
         clock.start()
         while (self.worker is not None or self._queued is not None) and clock.elapsed() < msecs:
