@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog
                                QInputDialog, QLabel, QLineEdit, QMenu, QPushButton, QSpinBox, QToolBar,
                                QToolButton, QWidget)
 
+from explorer.caption_label import CaptionLabel
 from explorer import export
 from explorer.panel_dock import full_title
 from explorer.presentation import THEMES, PresentationMode, apply_theme, read_theme
@@ -195,9 +196,8 @@ class LectureTools(QObject):
         self.caption_bar = QToolBar("Tour caption", self.window)  # the scene's caption, large
         self.caption_bar.setObjectName("toolbar_caption")
         self.caption_bar.setMovable(False)
-        self.caption = QLabel("")
+        self.caption = CaptionLabel("")  # the window's width, as many lines as that needs
         self.caption.setTextFormat(Qt.PlainText)
-        self.caption.setWordWrap(True)
         font = self.caption.font()
         font.setPointSizeF(font.pointSizeF() * CAPTION_SCALE)
         font.setBold(True)

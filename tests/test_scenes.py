@@ -224,3 +224,42 @@ def test_screenshot_cli_opens_a_scene_and_refuses_a_bad_one(tmp_path, qapp, caps
     assert run_app(["--scene", str(bad), "--screenshot", str(tmp_path / "b.png")]) == 2
     err = capsys.readouterr().err
     assert "bad.json" in err and "'stpe'" in err and "Traceback" not in err
+
+
+def test_a_tour_on_a_720_beamer_keeps_every_scene_on_screen(qtbot, tmp_path):
+    """Presenting the tour at 1280×720: the caption spans the window in as many lines as it
+    needs (it took three lines over the left 60 %), and a scene's panel fits under it without
+    scrolling — the masking scene's stepper scrolled both ways, "46 / 98" cut at the edge. The
+    stepper's least needed texts give way for it and come back once the tour is closed."""
+    from PySide6.QtWidgets import QApplication, QScrollArea
+    window = make_main_window(qtbot, tmp_path, size=(1280, 720))
+    window.lecture.presentation.enter(full_screen=False)
+    window.resize(1280, 720)
+    lecture = window.lecture
+    lecture.deck.open(TOUR_PATH)
+    tour = lecture.deck.tour
+    caption = lecture.caption
+    try:
+        for i, scene in enumerate(tour.scenes):
+            if i:
+                lecture.next_scene()
+            for _ in range(8):
+                QApplication.processEvents()
+                qtbot.wait(5)
+            assert caption.width() >= 0.9 * window.width(), (scene.name, caption.width())
+            assert caption.height() >= caption.heightForWidth(caption.width()) > 0  # every line shown
+            assert caption.height() <= caption.heightForWidth(caption.width()) + 12  # and no empty one
+            panel = window.panels[scene.panel]
+            area = next(a for a in window.findChildren(QScrollArea) if a.widget() is panel)
+            scrolls = (area.verticalScrollBar().maximum(), area.horizontalScrollBar().maximum())
+            assert scrolls == (0, 0), (scene.name, scrolls, panel.minimumSizeHint(), area.viewport().size())
+            if scene.panel == "step":  # what the step is stays: its name, formula and description
+                assert panel.formula_label.isVisible() and panel.description_label.isVisible()
+                assert panel.name_label.isVisible()
+    finally:
+        lecture.deck.close()
+        lecture.presentation.leave()
+    for _ in range(8):
+        QApplication.processEvents()
+        qtbot.wait(5)
+    assert not window.panels["step"]._squeezed  # room again: every text back

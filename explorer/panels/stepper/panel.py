@@ -174,6 +174,7 @@ class StepperPanel(QWidget):
         layout.addLayout(self.body, 1)
         layout.addLayout(self.below)
         self.beside = None
+        self._squeezed: list[QWidget] = []  # texts `_fit_column` hid for want of height
         self._arrange(False)
 
     def _texts(self) -> tuple[list[QWidget], list[QWidget]]:
@@ -221,14 +222,35 @@ class StepperPanel(QWidget):
 
     def _fit_column(self) -> None:
         """The column as tall as its wrapped texts at its width: Qt's box layouts size a row by
-        one line of a word-wrapped label, which squeezed the description to its first lines."""
+        one line of a word-wrapped label, which squeezed the description to its first lines.
+        Where the panel has less height than that (a tour's caption over a 720-px beamer), the
+        least needed texts give way, in `SQUEEZE` order, instead of the panel scrolling."""
+        for widget in self._squeezed:
+            widget.setVisible(True)
+        self._squeezed = []
         if not self.beside:
             self.info.setMinimumHeight(0)
             return
         width = self.info.width() if self.info.width() > 0 else self.info.minimumWidth()
         shown = [w for w in [self.name_label, *self._texts()[0], *self._texts()[1]] if not w.isHidden()]
-        need = sum(max(w.heightForWidth(width), w.minimumHeight()) for w in shown)
-        self.info.setMinimumHeight(need + self.column.spacing() * max(0, len(shown) - 1))
+        heights = {w: max(w.heightForWidth(width), w.minimumHeight()) + self.column.spacing() for w in shown}
+        need = sum(heights.values())
+        room = self._room()
+        for widget in (self.path_label, self.shape_label, self.readout):  # the code's name first (the title's tooltip has it)
+            if need <= room or widget not in heights:
+                break
+            widget.setVisible(False)
+            self._squeezed.append(widget)
+            need -= heights[widget]
+        self.info.setMinimumHeight(max(0, need - self.column.spacing()))
+
+    def _room(self) -> float:
+        """The height the column may take without the panel scrolling: from its top to the
+        bottom of what shows the panel (the dock's scroll area), less the panel's margin."""
+        view = self.parentWidget()
+        if view is None or self.info.y() <= 0:
+            return float("inf")
+        return view.height() - self.info.y() - self.layout().contentsMargins().bottom()
 
     def _build_shortcuts(self) -> None:
         """Window-wide keys; a focused text field takes them first (Qt's ShortcutOverride)."""
