@@ -191,6 +191,11 @@ class InputBar(QWidget):
         self._fill_models()
 
     # -- actions ------------------------------------------------------------------------------
+    def refit_later(self) -> None:
+        """Share the second row out again once the events now queued are handled (its tail, the
+        presenter's strip, showed or hid some of its buttons)."""
+        self._refit.start()
+
     def add_tail(self, widget: QWidget) -> None:
         """`widget` at the end of the second row (the lecture's panel chooser while presenting:
         its own toolbar row took 45–55 px of a 720-px beamer)."""

@@ -184,6 +184,24 @@ class LectureTools(QObject):
         row.setSpacing(6)
         self.leave_action.setIconText("Leave")
         self.leave_action.setToolTip("Leave presentation mode (Esc or F11)")
+        # A tour's controls too, while presenting: their toolbar row took another 48 px of a 720-px
+        # beamer under the caption (the training scene scrolled both ways).
+        self.strip_scene = QLabel("")
+        self.strip_scene.setObjectName("presenter_scene")
+        self.strip_tour: list[QWidget] = []
+        for text, action in (("◀", self.prev_action), (None, None), ("▶", self.next_action),
+                             ("Exit tour", self.exit_tour_action)):
+            if action is None:
+                widget = self.strip_scene
+            else:
+                widget = QToolButton()
+                widget.setText(text)
+                widget.setToolTip(f"{action.text().replace('&', '')}"
+                                  + (f" ({action.shortcut().toString()})" if not action.shortcut().isEmpty() else ""))
+                widget.clicked.connect(action.trigger)
+            widget.setVisible(False)
+            row.addWidget(widget)
+            self.strip_tour.append(widget)
         leave = QToolButton()
         leave.setObjectName("presenter_leave")
         leave.setDefaultAction(self.leave_action)
@@ -222,6 +240,19 @@ class LectureTools(QObject):
             control.setVisible(touring)
         self.exit_tour_action.setEnabled(touring)
         self.caption_bar.setVisible(touring)
+        self._place_tour_controls()
+
+    def _place_tour_controls(self) -> None:
+        """A tour's controls in their toolbar row, or while presenting at the end of the input
+        bar's second row (the toolbar row hidden: every scene's panel gets its height)."""
+        touring = self.deck.tour is not None
+        presenting = self.presentation.active
+        self.toolbar.setVisible(touring and not presenting)
+        for widget in self.strip_tour:
+            widget.setVisible(touring and presenting)
+        input_bar = getattr(self.window, "input_bar", None)
+        if input_bar is not None:
+            input_bar.refit_later()  # the row's tail changed width
 
     def next_scene(self) -> None:
         """PageDown: the next scene, or with no tour open the paper tour from its start."""
@@ -342,22 +373,24 @@ class LectureTools(QObject):
         self.present_action.setChecked(active)
         self.leave_action.setEnabled(active)
         self.strip.setVisible(active)
-        self.toolbar.setVisible(self.deck.tour is not None)
+        self._place_tour_controls()
 
     def _on_scene(self, index: int, scene) -> None:
         tour = self.deck.tour
         count = f"{index + 1}/{len(tour.scenes)}  " if tour is not None and index >= 0 else ""
         self.scene_label.setText(f" {count}{scene.name} ")
+        self.strip_scene.setText(count.strip())
+        self.strip_scene.setToolTip(scene.name)
         self.caption.setText(scene.caption or scene.name)
         self._show_tour_controls(tour is not None)
         self.caption_bar.setVisible(True)
-        self.toolbar.show()
 
     def _on_tour_closed(self) -> None:
         self._show_tour_controls(False)
         self.scene_label.setText("")
+        self.strip_scene.setText("")
         self.caption.setText("")
-        self.toolbar.setVisible(False)
+        self._place_tour_controls()
 
 
 __all__ = ["LectureTools", "ExportDialog"]

@@ -7,7 +7,7 @@ The window holds no logic of its own: panels observe `SessionState`, slow work g
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QLabel, QMainWindow, QMessageBox, QProgressBar,
                                QScrollArea, QTabBar, QTabWidget, QToolBar, QWidget)
@@ -38,12 +38,15 @@ class PanelScroll(QScrollArea):
         self.setWidget(panel if panel is not None else QWidget())  # None: the panel comes later (place)
         self.setWidgetResizable(False)
         self.setFrameShape(QFrame.NoFrame)
+        self.widget().installEventFilter(self)
 
     def place(self, panel: QWidget) -> None:
         """Put the panel, built late (see LazyPanels), where the empty placeholder was."""
         old = self.takeWidget()
         self.setWidget(panel)
+        panel.installEventFilter(self)
         if old is not None:
+            old.removeEventFilter(self)
             old.deleteLater()
         # First the room there is, so a panel that reflows (decoding: tabs below 1200×600) picks
         # its arrangement for this room, not for the size its widest arrangement asks for.
@@ -53,6 +56,14 @@ class PanelScroll(QScrollArea):
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
         self._fit()
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
+        """The panel's minimum changed (a row went from one line to two, texts gave way): fit it
+        again. Only a resize of this area did, and a panel whose minimum had shrunk stayed as
+        wide as its old minimum (a tour's decoding scene scrolled sideways with room to spare)."""
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self._fit()
+        return super().eventFilter(watched, event)
 
     def _fit(self) -> None:
         panel, view = self.widget(), self.maximumViewportSize()

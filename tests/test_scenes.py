@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from explorer.runner import random_bundle  # noqa: E402
 from explorer.scenes import TOUR_PATH, Scene, SceneError, Tour, capture, load_tour, save_tour  # noqa: E402
 from model.checkpoint import bundled_checkpoints  # noqa: E402
+from layout_checks import small_plots  # noqa: E402
 from support import make_main_window, messages_of  # noqa: E402
 
 TOUR_ORDER = ["transformer", "embedding", "positional", "self-attention", "multi-head", "masking", "decoder attention",
@@ -228,9 +229,12 @@ def test_screenshot_cli_opens_a_scene_and_refuses_a_bad_one(tmp_path, qapp, caps
 
 def test_a_tour_on_a_720_beamer_keeps_every_scene_on_screen(qtbot, tmp_path):
     """Presenting the tour at 1280×720: the caption spans the window in as many lines as it
-    needs (it took three lines over the left 60 %), and a scene's panel fits under it without
-    scrolling — the masking scene's stepper scrolled both ways, "46 / 98" cut at the edge. The
+    needs (it took three lines over the left 60 %), the tour's controls end the input bar's row
+    (their own row took 48 px), and every scene's panel fits under them without scrolling and
+    with readable plots — the masking scene's stepper scrolled both ways ("46 / 98" cut), the
+    beam-search scene sideways, the waves were ~40 px high, the training curves 113 px. The
     stepper's least needed texts give way for it and come back once the tour is closed."""
+    from PySide6.QtCore import QPoint
     from PySide6.QtWidgets import QApplication, QScrollArea
     window = make_main_window(qtbot, tmp_path, size=(1280, 720))
     window.lecture.presentation.enter(full_screen=False)
@@ -239,13 +243,18 @@ def test_a_tour_on_a_720_beamer_keeps_every_scene_on_screen(qtbot, tmp_path):
     lecture.deck.open(TOUR_PATH)
     tour = lecture.deck.tour
     caption = lecture.caption
+    bar = window.input_bar
     try:
         for i, scene in enumerate(tour.scenes):
             if i:
-                lecture.next_scene()
+                lecture.strip_tour[2].click()  # "▶" at the end of the input bar's row
             for _ in range(8):
                 QApplication.processEvents()
                 qtbot.wait(5)
+            assert not lecture.toolbar.isVisible() and all(w.isVisible() for w in lecture.strip_tour)
+            assert lecture.strip_scene.text() == f"{i + 1}/{len(tour.scenes)}"
+            right = lecture.strip.mapTo(bar, QPoint(lecture.strip.width(), 0)).x()
+            assert right <= bar.width(), (scene.name, right, bar.width())  # the row holds them
             assert caption.width() >= 0.9 * window.width(), (scene.name, caption.width())
             assert caption.height() >= caption.heightForWidth(caption.width()) > 0  # every line shown
             assert caption.height() <= caption.heightForWidth(caption.width()) + 12  # and no empty one
@@ -253,6 +262,7 @@ def test_a_tour_on_a_720_beamer_keeps_every_scene_on_screen(qtbot, tmp_path):
             area = next(a for a in window.findChildren(QScrollArea) if a.widget() is panel)
             scrolls = (area.verticalScrollBar().maximum(), area.horizontalScrollBar().maximum())
             assert scrolls == (0, 0), (scene.name, scrolls, panel.minimumSizeHint(), area.viewport().size())
+            assert not small_plots(panel), (scene.name, small_plots(panel))  # every plot still readable
             if scene.panel == "step":  # what the step is stays: its name, formula and description
                 assert panel.formula_label.isVisible() and panel.description_label.isVisible()
                 assert panel.name_label.isVisible()
@@ -263,3 +273,4 @@ def test_a_tour_on_a_720_beamer_keeps_every_scene_on_screen(qtbot, tmp_path):
         QApplication.processEvents()
         qtbot.wait(5)
     assert not window.panels["step"]._squeezed  # room again: every text back
+    assert not any(w.isVisible() for w in lecture.strip_tour)

@@ -6,7 +6,7 @@ knob changes (the panel decodes again), `transport(str)` for reset/back/step/pla
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Signal
+from PySide6.QtCore import QEvent, QPoint, Signal
 from PySide6.QtWidgets import (QBoxLayout, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSpinBox,
                                QStackedWidget, QStyle, QWidget)
 
@@ -128,11 +128,24 @@ class DecodingControls(QWidget):
 
     def _arrange(self) -> None:
         """Strategy and transport on one line when both fit: a 1280×720 beamer's height goes to the maps."""
-        one_line = self.width() >= self.row1.sizeHint().width() + self.row2.sizeHint().width() + 24
+        one_line = self._room() >= self.row1.sizeHint().width() + self.row2.sizeHint().width() + 24
         direction = QBoxLayout.LeftToRight if one_line else QBoxLayout.TopToBottom
         if self.rows.direction() != direction:
             self.rows.setDirection(direction)
             self.rows.setSpacing(16 if one_line else 2)
+
+    def _room(self) -> int:
+        """The width the row may have: what the dock offers the panel, less the panel's margins
+        on both sides of this row. Not its own width: one line sets a minimum that widens the
+        panel (it scrolls), and the row then measured that and stayed one line — a tour's beam
+        search scene on a 1280×720 beamer scrolled sideways, 1,551 px wide."""
+        from explorer.panels.decoding.reflow import offered_room
+        panel = self.parentWidget()
+        while panel is not None and not hasattr(panel, "side_by_side"):
+            panel = panel.parentWidget()
+        if panel is None:
+            return self.width()
+        return offered_room(panel).width() - 2 * max(0, self.mapTo(panel, QPoint(0, 0)).x())
 
     def settings(self) -> DecodeSettings:
         return DecodeSettings(strategy=self.strategy.currentData(), temperature=self.temperature.value(),

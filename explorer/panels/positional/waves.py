@@ -24,6 +24,8 @@ def wavelength_text(value: float) -> str:
     return f"{value:.5g}"
 
 
+COMPACT_HEIGHT = 420  # px: lower than this, the formula takes one line and the legend one (`_fit_height`)
+
 class WavesView(QWidget):
     """Signals: pairsChanged(list of pair indices). `curves` holds (dimension, dots item)."""
 
@@ -65,6 +67,8 @@ class WavesView(QWidget):
         self.learned = False
         self.pe_layout = "interleaved"  # where pair i lives: dims (2i, 2i+1), or (i, d/2 + i) for Marian
         self._d_model = 0
+        self._title = ""  # the formula, on two lines ("<br>") unless the view is short (`_fit_height`)
+        self.compact: bool | None = None  # short: the formula on one line, the legend's key in its tooltip
         self.pairs_list.itemSelectionChanged.connect(self._on_selection)
         notifier().changed.connect(self._rebuild)  # the curves' colours and the legend's text follow the theme
 
@@ -76,6 +80,21 @@ class WavesView(QWidget):
         room = widest + self.pairs_list.verticalScrollBar().sizeHint().width() + 2 * self.pairs_list.frameWidth() + 8
         self.pairs_list.setMaximumWidth(max(230, min(room, self.width() // 3)))
         self.pairs_list.setMinimumWidth(min(room, self.width() // 3))
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """Short (a tour's caption over a 720-px beamer left the waves ~40 px): the formula on one
+        line and the legend's second line (what dots and lines are, λ's formula) in its tooltip."""
+        compact = self.height() < COMPACT_HEIGHT
+        if compact == self.compact:
+            return
+        self.compact = compact
+        if self._title:
+            st.set_title(self.plot, self._shown_title())
+        self._rebuild()
+
+    def _shown_title(self) -> str:
+        return self._title.replace("<br>", " &nbsp; ") if self.compact else self._title
 
     def selected_pairs(self) -> list[int]:
         return sorted(item.data(Qt.ItemDataRole.UserRole) for item in self.pairs_list.selectedItems())
@@ -104,7 +123,8 @@ class WavesView(QWidget):
                 item.setData(Qt.ItemDataRole.UserRole, i)
                 self.pairs_list.addItem(item)
             self.pairs_list.blockSignals(False)
-        st.set_title(self.plot, title)
+        self._title = title
+        st.set_title(self.plot, self._shown_title())
         self.select_pairs(keep)
 
     def _on_selection(self) -> None:
@@ -151,8 +171,10 @@ class WavesView(QWidget):
         if self.learned:
             self.legend.setText("<b>Learned</b> dimensions: " + sep.join(entries))
         else:
-            self.legend.setText(sep.join(entries) + "<br><span style='color:" + st.current().muted + "'>dots: the model's "
-                                "values · lines: the formula between positions · <span style='white-space:nowrap'>"
-                                "λ = 2π·10000<sup>2i/d</sup></span></span>")
-            self.legend.setToolTip("\n".join(tips))
+            key = ("dots: the model's values · lines: the formula between positions · "
+                   "<span style='white-space:nowrap'>λ = 2π·10000<sup>2i/d</sup></span>")
+            self.legend.setText(sep.join(entries) + ("" if self.compact else
+                                                     f"<br><span style='color:{st.current().muted}'>{key}</span>"))
+            self.legend.setToolTip("\n".join(tips) + ("\ndots: the model's values · lines: the formula between "
+                                                       "positions · λ = 2π·10000^(2i/d)" if self.compact else ""))
         self.plot.enableAutoRange()

@@ -181,6 +181,10 @@ class TrainingCurves(TimedCanvas):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setBackground(style.current().canvas)
+        # pyqtgraph's 9-px margins and 6-px gaps cost each of two rows of plots ~10 px: a tour's
+        # caption over a 720-px beamer left the lower plots 113 px high
+        self.ci.layout.setContentsMargins(2, 2, 2, 2)
+        self.ci.layout.setSpacing(3)
         self.series = {name: Series() for name in ("loss", "accuracy", "lr", "tokens_per_s")}
         self.exact_steps: list[int] = []
         self.exact_values: list[float] = []
