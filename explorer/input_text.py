@@ -35,7 +35,7 @@ def token_echo_html(bundle, text: str, limit: int = MAX_ECHO) -> tuple[str, int]
         shown = html.escape(printable(piece))
         tint = f"background-color:{palette.token_b if i % 2 else palette.token_a};"
         if i in unknown:
-            parts.append(f'<span style="{tint} color:{style.ERROR.name()}; text-decoration: underline; '
+            parts.append(f'<span style="{tint} color:{palette.token_unknown}; text-decoration: underline; '
                          f'font-weight: bold;">{shown}</span>')
         else:
             parts.append(f'<span style="{tint}">{shown}</span>')

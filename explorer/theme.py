@@ -96,6 +96,7 @@ class Palette:
     source_text: str = "#000000"
     token_a: str = "#000000"  # the input bar's token echo: tokens in turn on these two tints (no spaces between)
     token_b: str = "#000000"
+    token_unknown: str = "#000000"  # a token the model reads as <unk>, on either tint
     # plotted series
     series: tuple = ()
     loss: str = "#000000"
@@ -132,8 +133,8 @@ LIGHT = Palette(
     readout_bg="#fff8c5", readout_text="#1f2328", info_bg="#ddf4ff", info_text="#0a3069",
     warning_bg="#fff8c5", warning_text="#6b4e00", error_bg="#ffebe9", error_text="#82071e",
     chip_bg="#eef0f3", chip_text="#1f2328", source_bg="#dbe9fb", source_text="#0a3069",
-    token_a="#e3eefc", token_b="#fdebd8",
-    series=_SERIES_LIGHT, loss="#0969da", accuracy="#1a7f37", exact="#d1242f", lr="#8250df", speed="#bc4c00",
+    token_a="#cfe1fa", token_b="#fbd9b8", token_unknown="#b3261e",
+    series=_SERIES_LIGHT, loss="#0969da", accuracy="#0969da", exact="#bc4c00", lr="#8250df", speed="#bc4c00",
     pe_pos="#b0b7bf", pe_target="#0969da", pe_rotated="#e4572e",
 )
 
@@ -153,8 +154,8 @@ DARK = Palette(
     readout_bg="#3d3000", readout_text="#f0f3f6", info_bg="#0c2d6b", info_text="#cae8ff",
     warning_bg="#3d2e00", warning_text="#f2cc60", error_bg="#5d0f12", error_text="#ffdcd7",
     chip_bg="#2d333b", chip_text="#f0f3f6", source_bg="#1c3a5e", source_text="#cae8ff",
-    token_a="#1c3a5e", token_b="#4d3214",
-    series=_SERIES_DARK, loss="#58a6ff", accuracy="#3fb950", exact="#ff7b72", lr="#bc8cff", speed="#f0883e",
+    token_a="#1f4470", token_b="#5a3a16", token_unknown="#ffa198",
+    series=_SERIES_DARK, loss="#58a6ff", accuracy="#58a6ff", exact="#f0883e", lr="#bc8cff", speed="#f0883e",
     pe_pos="#6e7681", pe_target="#58a6ff", pe_rotated="#ff7b54",
 )
 

@@ -54,7 +54,7 @@ TEXT_PAIRS = [
     ("readout_text", "readout_bg"), ("info_text", "info_bg"), ("warning_text", "warning_bg"),
     ("error_text", "error_bg"), ("chip_text", "chip_bg"), ("source_text", "source_bg"),
     ("mask_legend_text", "masked"),
-    *((fg, bg) for fg in ("text", "error") for bg in ("token_a", "token_b")),  # the token echo
+    *((fg, bg) for fg in ("text", "token_unknown") for bg in ("token_a", "token_b")),  # the token echo
     *(("block_text", f"blocks.{role}") for role in LIGHT.blocks),
     *(("block_shape_text", f"blocks.{role}") for role in LIGHT.blocks),
 ]
@@ -178,11 +178,15 @@ def test_switching_to_dark_recolours_real_widgets(window, qtbot):
     assert all(t.brush().color().name() == LIGHT.text for t in texts)
 
 
-def test_legend_entries_and_the_positional_note_follow_the_theme(window, qtbot):
+def test_legend_entries_and_the_positional_note_follow_the_theme(window, qtbot, monkeypatch):
     """Seen on screen before: the training legend's entries and the waves' "dots: …" line kept
     the light theme's dark text on the dark canvas."""
+    import explorer.panels.positional.waves as waves_module
     legend = window.panels["training"].curves.legend
     waves = window.panels["positional"].waves
+    monkeypatch.setattr(waves_module, "COMPACT_HEIGHT", 0)  # the "dots: …" line shown, however short the dock
+    waves._fit_height()
+    assert waves.compact is False
     window.lecture.set_theme("dark")
     entries = [label for _sample, label in legend.items]
     assert entries and all(DARK.text.lower() in label.item.toHtml().lower() for label in entries)

@@ -13,6 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
+from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.theme import notifier, set_sheet
 from explorer.panels.positional.sinusoids import default_pairs, pair_dims, pair_wavelength, sinusoid_curve
@@ -24,7 +25,7 @@ def wavelength_text(value: float) -> str:
     return f"{value:.5g}"
 
 
-COMPACT_HEIGHT = 420  # px: lower than this, the formula takes one line and the legend one (`_fit_height`)
+COMPACT_HEIGHT = 280  # px at the normal scale (× the presentation's): lower, the formula and the legend take one line each
 
 class WavesView(QWidget):
     """Signals: pairsChanged(list of pair indices). `curves` holds (dimension, dots item)."""
@@ -85,7 +86,7 @@ class WavesView(QWidget):
     def _fit_height(self) -> None:
         """Short (a tour's caption over a 720-px beamer left the waves ~40 px): the formula on one
         line and the legend's second line (what dots and lines are, λ's formula) in its tooltip."""
-        compact = self.height() < COMPACT_HEIGHT
+        compact = self.height() < COMPACT_HEIGHT * style.scale()  # (the text grows with the scale: so does the need)
         if compact == self.compact:
             return
         self.compact = compact
