@@ -224,7 +224,8 @@ class StepperPanel(QWidget):
         """The column as tall as its wrapped texts at its width: Qt's box layouts size a row by
         one line of a word-wrapped label, which squeezed the description to its first lines.
         Where the panel has less height than that (a tour's caption over a 720-px beamer), the
-        least needed texts give way, in `SQUEEZE` order, instead of the panel scrolling."""
+        least needed texts give way instead of the panel scrolling: the code's step name (the
+        title's tooltip has it), then the shape, then the hover line (its values go with it)."""
         for widget in self._squeezed:
             widget.setVisible(True)
         self._squeezed = []
@@ -236,9 +237,11 @@ class StepperPanel(QWidget):
         heights = {w: max(w.heightForWidth(width), w.minimumHeight()) + self.column.spacing() for w in shown}
         need = sum(heights.values())
         room = self._room()
-        for widget in (self.path_label, self.shape_label, self.readout):  # the code's name first (the title's tooltip has it)
-            if need <= room or widget not in heights:
+        for widget in (self.path_label, self.shape_label, self.readout):
+            if need <= room:
                 break
+            if widget not in heights:  # (not shown for this step anyway)
+                continue
             widget.setVisible(False)
             self._squeezed.append(widget)
             need -= heights[widget]
