@@ -203,8 +203,9 @@ def test_info_lines_show_formula_description_shape_and_stats(setup):
     assert panel.view.data.shape == (7, 32)  # a 2-D tensor is shown as it is
     state.select_step_named("encoder.layers.0.self_attn.weights")  # one head drawn, stats of all of them: said
     weights = state.current_step.tensor.numpy()
-    assert panel.stats_label.text().startswith(f"all {weights.shape[1]} heads: min ")
-    assert style.format_value(float(weights.max())) in panel.stats_label.text()
+    assert panel.stats_label.text().startswith(f"all {weights.shape[1]} heads: min\u00a0")
+    # each value bound to its name: a wrap never leaves "max" at a line's end and "0.9748" on the next
+    assert f"max\u00a0{style.format_value(float(weights.max()))}" in panel.stats_label.text()
 
 
 def test_masked_runs_cover_exactly_the_masked_cells():

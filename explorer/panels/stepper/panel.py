@@ -434,10 +434,11 @@ class StepperPanel(QWidget):
         finite = t[np.isfinite(t)]
         if finite.size == 0:
             return "no finite entries"
-        text = (f"min {style.format_value(float(finite.min()))}   max {style.format_value(float(finite.max()))}   "
-                f"mean {style.format_value(float(finite.mean()))}")
+        nb = "\u00a0"  # a wrapped line never ends in a name whose value starts the next ("max⏎0.9748")
+        text = (f"min{nb}{style.format_value(float(finite.min()))}   max{nb}{style.format_value(float(finite.max()))}"
+                f"   mean{nb}{style.format_value(float(finite.mean()))}")
         n_inf = int(np.isneginf(t).sum())
-        return text + (f"   (−∞ entries: {n_inf})" if n_inf else "")
+        return text + (f"   (−∞{nb}entries:{nb}{n_inf})" if n_inf else "")
 
     def _on_hover(self, text: str) -> None:
         if text:
