@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import math
 import numpy as np
-import torch
 
 from explorer.drawing.mosaic import MosaicLayout
-from model.map_sums import SumLevel, block_means, block_sums
+from model.map_sums import SumLevel, block_means
 
 
 def overview_factor(layout: MosaicLayout, px_wide: float, px_high: float) -> int:
@@ -86,9 +85,5 @@ def average_down(image: np.ndarray, factor: int) -> np.ndarray:
     partial blocks average the cells they have."""
     if factor <= 1:
         return image
-    t = torch.from_numpy(np.ascontiguousarray(image, dtype=np.float32))[None]
-    total = block_sums(torch.nan_to_num(t), factor)[0]
-    count = block_sums((~torch.isnan(t)).float(), factor)[0]
-    out = total / count.clamp_min(1e-12)
-    out[count <= 0] = float("nan")
-    return out.numpy()
+    image = np.asarray(image, dtype=np.float32)
+    return block_means(np.nan_to_num(image)[None], ~np.isnan(image), factor)[0]  # NaN: no cell counted
