@@ -10,6 +10,7 @@ from PySide6.QtCore import QEvent, QPoint, Signal
 from PySide6.QtWidgets import (QBoxLayout, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSpinBox,
                                QStackedWidget, QStyle, QWidget)
 
+from explorer.panel_room import offered_room
 from explorer import style
 from model.frame import STRATEGIES, DecodeSettings
 
@@ -139,7 +140,6 @@ class DecodingControls(QWidget):
         on both sides of this row. Not its own width: one line sets a minimum that widens the
         panel (it scrolls), and the row then measured that and stayed one line — a tour's beam
         search scene on a 1280×720 beamer scrolled sideways, 1,551 px wide."""
-        from explorer.panels.decoding.reflow import offered_room
         panel = self.parentWidget()
         while panel is not None and not hasattr(panel, "side_by_side"):
             panel = panel.parentWidget()

@@ -24,7 +24,8 @@ from explorer import style, theme
 from explorer.panels.decoding.bars import TopKBars
 from explorer.panels.decoding.beam_view import BeamTreeView
 from explorer.panels.decoding.chips import chip, chips_room, prefix_chips, unknown_note
-from explorer.panels.decoding.reflow import STEP_TAB, offered_room, set_side_by_side
+from explorer.panel_room import offered_room
+from explorer.panels.decoding.reflow import STEP_TAB, set_side_by_side
 from explorer.panels.decoding.controls import DecodingControls
 from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
 from explorer.panels.decoding.parallel_view import ParallelPassView

@@ -2,21 +2,7 @@
 when there is not (a 1280×720 beamer, a dock of a normal window)."""
 from __future__ import annotations
 
-from PySide6.QtCore import QSize
-from PySide6.QtWidgets import QAbstractScrollArea
-
 STEP_TAB = "Step by step (autoregressive)"
-
-
-def offered_room(panel) -> QSize:
-    """The room the panel's dock offers (its scroll area's viewport), not the panel's own size,
-    which a minimum of the arrangement shown now could have grown: the arrangement then
-    depended on the one before it."""
-    viewport = panel.parentWidget()
-    scroll = viewport.parentWidget() if viewport is not None else None
-    if isinstance(scroll, QAbstractScrollArea):
-        return scroll.maximumViewportSize()
-    return panel.size()
 
 
 def set_side_by_side(panel, on: bool) -> None:

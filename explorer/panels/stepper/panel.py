@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (QBoxLayout, QComboBox, QCompleter, QDoubleSpinBox
                                QToolButton, QVBoxLayout, QWidget)
 
 from explorer import style
+from explorer.panel_room import offered_room
 from model.step_names import readable_step_name
 from explorer.panels.stepper.inspector_view import AXIS_TITLES, TOKEN_AXES, TensorView, slice_for_view
 
@@ -250,10 +251,9 @@ class StepperPanel(QWidget):
     def _room(self) -> float:
         """The height the column may take without the panel scrolling: from its top to the
         bottom of what shows the panel (the dock's scroll area), less the panel's margin."""
-        view = self.parentWidget()
-        if view is None or self.info.y() <= 0:
+        if self.parentWidget() is None or self.info.y() <= 0:
             return float("inf")
-        return view.height() - self.info.y() - self.layout().contentsMargins().bottom()
+        return offered_room(self).height() - self.info.y() - self.layout().contentsMargins().bottom()
 
     def _build_shortcuts(self) -> None:
         """Window-wide keys; a focused text field takes them first (Qt's ShortcutOverride)."""
