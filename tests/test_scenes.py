@@ -235,6 +235,7 @@ def test_a_tour_on_a_720_beamer_keeps_every_scene_on_screen(qtbot, tmp_path):
     beam-search scene sideways, the waves were ~40 px high, the training curves 113 px. The
     stepper's least needed texts give way for it and come back once the tour is closed."""
     from PySide6.QtCore import QPoint
+    from PySide6.QtGui import QFontMetricsF
     from PySide6.QtWidgets import QApplication, QScrollArea
     window = make_main_window(qtbot, tmp_path, size=(1280, 720))
     window.lecture.presentation.enter(full_screen=False)
@@ -262,6 +263,14 @@ def test_a_tour_on_a_720_beamer_keeps_every_scene_on_screen(qtbot, tmp_path):
             area = next(a for a in window.findChildren(QScrollArea) if a.widget() is panel)
             scrolls = (area.verticalScrollBar().maximum(), area.horizontalScrollBar().maximum())
             assert scrolls == (0, 0), (scene.name, scrolls, panel.minimumSizeHint(), area.viewport().size())
+            for inner in panel.findChildren(QScrollArea):  # nor does a page inside it (the BERT bars did)
+                if inner.isVisible():
+                    assert inner.verticalScrollBar().maximum() == 0, (scene.name, inner.widget())
+            if scene.panel == "decoding" and panel.pages.currentWidget() is panel.mask_view:
+                for group in panel.mask_view.shown_groups:  # every candidate named beside its bar
+                    axis = group.bars.getPlotItem().getAxis("left")
+                    metrics = QFontMetricsF(axis.style["tickFont"])
+                    assert all(metrics.horizontalAdvance(p) < axis.width() for p in group.bars.pieces)
             assert not small_plots(panel), (scene.name, small_plots(panel))  # every plot still readable
             if scene.panel == "step":  # what the step is stays: its name, formula and description
                 assert panel.formula_label.isVisible() and panel.description_label.isVisible()

@@ -15,7 +15,7 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
@@ -71,7 +71,31 @@ class MaskBars(pg.PlotWidget):
         plot.setYRange(-0.6, k - 0.4, padding=0)
         self.pieces: list[str] = []
         self.probs = np.zeros(0, dtype=np.float64)
-        self.setMinimumHeight(int(QFontMetricsF(self.tick_font).height() * (k + 2.5)))
+        self._fit_axis()
+
+    def _axis_font(self):
+        """The left axis' font as drawn: presentation mode replaces it with a scaled copy, so
+        `tick_font` alone measured "goat" too narrow and pyqtgraph dropped the label."""
+        return self.getPlotItem().getAxis("left").style.get("tickFont") or self.tick_font
+
+    def _fit_axis(self) -> None:
+        """Axis width for the widest candidate and a height that gives each bar a text line."""
+        metrics = QFontMetricsF(self._axis_font())
+        self.setMinimumHeight(int(metrics.height() * (self.k + 2.5)))
+        widest = max((metrics.horizontalAdvance(display_piece(p)) for p in self.pieces), default=20.0)
+        left = self.getPlotItem().getAxis("left")
+        if left.width() != int(widest + 14):
+            left.setWidth(int(widest + 14))
+
+    def sizeHint(self):  # noqa: N802 - Qt's name
+        """Its least height: a scroll area sizes a word-wrapped page by preferred heights, and
+        QGraphicsView's 480 px pushed the fifth bar of a 1280×720 beamer below the fold."""
+        return QSize(400, self.minimumHeight())
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        if hasattr(self, "pieces"):  # (pyqtgraph resizes it while it is being built)
+            self._fit_axis()  # (presentation mode rescales the fonts, and the layout then resizes us)
 
     def set_data(self, pieces: list[str], probs: list[float]) -> None:
         """pieces/probs: the candidates, best first (MaskPrediction.pieces / .probs)."""
@@ -90,9 +114,7 @@ class MaskBars(pg.PlotWidget):
                 item.setPos(p + 0.01, i)
         left = self.getPlotItem().getAxis("left")
         left.setTicks([[(i, display_piece(piece)) for i, piece in enumerate(self.pieces)]])
-        widest = max((QFontMetricsF(self.tick_font).horizontalAdvance(display_piece(p)) for p in self.pieces),
-                     default=20.0)
-        left.setWidth(int(widest + 14))
+        self._fit_axis()
 
 
 class MaskGroup(QFrame):
