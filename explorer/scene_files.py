@@ -21,7 +21,8 @@ SCENE_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 TOUR_PATH = Path(str(files("explorer") / "assets" / "scenes" / "tour.json"))  # package data
 SCENE_KEYS = {"solo", "name", "caption", "checkpoint", "task", "input", "target", "panel", "step", "attention",
-              "decoding", "layout", "views", "causal_mask", "compare", "panels", "interventions"}
+              "decoding", "layout", "views", "causal_mask", "compare", "panels", "interventions", "start"}
+STARTABLE_PANELS = ("training", "leak")  # panels with a live run a scene may start ("start": true)
 VIEW_CHOICES = {"attention": ("grid", "single", "lines", "derived"), "attention_grid": ("selected", "all"),
                 "decoding": ("parallel", "beam"), "compare": ("maps", "outputs", "heads")}
 DECODING_KEYS = {f.name: type(f.default) for f in dataclasses.fields(DecodeSettings)}  # strategy: str, …
@@ -51,6 +52,7 @@ class Scene:
     interventions: str | None = None  # head surgery, model.interventions.parse_heads text
     compare: str | None = None
     panels: list[str] | None = None
+    start: bool = False  # the panel's live run starts when the scene is shown (training, leak)
 
     @property
     def shown_panels(self) -> list[str]:
@@ -88,9 +90,12 @@ def _check_scene(raw, where: str) -> Scene:
                 "interventions"):
         if raw.get(key) is not None and not isinstance(raw[key], str):
             raise SceneError(f"{where}: {key!r} must be a string, got {type(raw[key]).__name__}")
-    for key in ("solo", "causal_mask"):
+    for key in ("solo", "causal_mask", "start"):
         if not isinstance(raw.get(key, False), bool):
             raise SceneError(f"{where}: {key!r} must be true or false")
+    if raw.get("start") and raw.get("panel") not in STARTABLE_PANELS:
+        raise SceneError(f"{where}: 'start' runs a panel's live run: 'panel' must be one of "
+                         f"{', '.join(STARTABLE_PANELS)}, got {raw.get('panel')!r}")
     panels = raw.get("panels")
     if panels is not None:
         if (not isinstance(panels, list) or not 1 <= len(panels) <= 2

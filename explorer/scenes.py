@@ -30,6 +30,9 @@ share. Schema (version 2; version 1 files, without "views" and "causal_mask", st
           "compare": "runs/rev-steps/step-000500",  # optional: the compare panel's checkpoint B
           "views": {"attention": "grid"},   # optional: each panel's tab (attention: grid|single|lines|derived)
           "solo": false,                # optional: true shows only this panel (a big picture)
+          "start": false,               # optional, panel training or leak: its live run starts when
+                                        # the scene is shown (once; a training run the tour left is
+                                        # paused meanwhile and resumes when the scene comes back)
           "layout": "<base64 of QMainWindow.saveState()>"  # optional: the dock layout
         }
       ]
@@ -112,6 +115,7 @@ class SceneDeck(QObject):
         self.index = -1
         self._pending: Scene | None = None
         self._solo_hidden: list = []  # docks a solo scene hid, shown again by the next scene
+        self._started = None  # the panel whose live run a scene started, paused when the tour moves on
         from PySide6.QtCore import QTimer
 
         from explorer.presentation import restyle_plots
@@ -134,7 +138,9 @@ class SceneDeck(QObject):
         return True
 
     def close(self) -> None:
-        """Exit the tour: no scene controls, no caption; the panels keep what they show."""
+        """Exit the tour: no scene controls, no caption; the panels keep what they show (a run a
+        scene started goes on: the lecturer may stay with it)."""
+        self._started = None
         for dock in self._solo_hidden:
             dock.show()
         self._solo_hidden = []
@@ -166,6 +172,7 @@ class SceneDeck(QObject):
     def apply(self, scene: Scene) -> None:
         """Model, input, layout, dock, then (when the forward has run) the step and the head."""
         window, state, runner = self.window, self.window.state, self.window.runner
+        self._pause_started()
         if scene.layout:
             raw = QByteArray.fromBase64(QByteArray(scene.layout.encode("ascii")))
             if not window.restoreState(raw, _layout_version()):
@@ -249,7 +256,23 @@ class SceneDeck(QObject):
             elif not scene.step and not a:
                 state.select_step(0)
         self._show_caption(scene)
+        if scene.start:
+            self._start_run(scene.panel)
         self._restyle.start()  # plot titles in the theme's colours once the panels are laid out again
+
+    def _start_run(self, name: str) -> None:
+        """A scene that teaches by a run ("start": true) shows one moving at once, not an empty
+        plot and "Press Start" (the lecturer's review): its first run, or the one it left."""
+        panel = self.window.panels[name]
+        panel.start_for_scene()
+        self._started = panel
+
+    def _pause_started(self) -> None:
+        """Leaving a scene whose run goes on: a training run pauses (it would slow every later
+        scene's forward pass); the short mask-leak lab runs to its end."""
+        panel, self._started = self._started, None
+        if panel is not None and hasattr(panel, "pause"):
+            panel.pause()
 
     def _show_caption(self, scene: Scene) -> None:
         """The caption goes to the lecture's caption bar (large, under the lecture toolbar)."""

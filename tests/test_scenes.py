@@ -160,6 +160,8 @@ BAD_FILES = [
     ("bad layout", '{"version": 1, "scenes": [{"name": "a", "layout": "%%%"}]}', "base64"),
     ("three panels", '{"version": 2, "scenes": [{"name": "a", "panels": ["step", "attention", "decoding"]}]}',
      "one or two"),
+    ("start without a run", '{"version": 2, "scenes": [{"name": "a", "panel": "attention", "start": true}]}',
+     "'panel' must be one of training, leak"),
 ]
 
 
@@ -178,6 +180,41 @@ def test_bad_scene_files_are_a_message_naming_the_file_and_the_tour_is_kept(wind
     level, text = seen[-1]
     assert level == "error" and "bad.json" in text and words in text, text
     assert (deck.tour, deck.index, window.state.result) == before
+
+
+def test_a_scene_starts_its_run_once_and_the_tour_pauses_training_while_elsewhere(window, qtbot, tmp_path):
+    """"start": true shows a run moving, not "Press Start": training starts when its scene is
+    shown, pauses while the tour is on another scene (it would slow every forward pass there)
+    and goes on when the scene comes back; the mask-leak lab starts once and is not restarted."""
+    scenes = [{"name": "train", "panel": "training", "task": "reverse", "input": "abc", "start": True},
+              {"name": "look", "panel": "attention"},
+              {"name": "leak", "panel": "leak", "start": True}]
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps({"version": 2, "scenes": scenes}))
+    deck, training = window.lecture.deck, window.panels["training"]
+    assert training.run is None
+    assert deck.open(path)
+    run = training.run
+    assert run is not None  # started by the scene, with the panel's settings (the reverse task)
+    assert training.controls.task_name() == "reverse"
+    qtbot.waitUntil(lambda: training.step > 0, timeout=30_000)
+    assert deck.next()
+    qtbot.waitUntil(lambda: training.phase == "paused", timeout=10_000)
+    paused_at = training.step
+    qtbot.wait(400)
+    assert training.step == paused_at  # it really stands still
+    assert deck.previous()
+    assert training.run is run  # the same run, going on
+    qtbot.waitUntil(lambda: training.step > paused_at, timeout=10_000)
+    leak = window.panels["leak"]
+    deck.go(2)
+    lab = leak.run
+    assert lab is not None and training.phase in ("paused", "running")
+    deck.go(1)
+    deck.go(2)
+    assert leak.run is lab  # not restarted
+    training.shutdown()
+    leak.shutdown()
 
 
 def test_missing_file_and_folder_are_messages(window, tmp_path):

@@ -216,6 +216,11 @@ class LeakPanel(StopsWithWindow, QWidget):
         self._show_phase()
         run.start()
 
+    def start_for_scene(self) -> None:
+        """A tour scene's start: the lab once; coming back shows the run going on, or its result."""
+        if self.run is None and self.result is None:
+            self.start()
+
     def stop(self) -> None:
         """End training after the current step; the runs are still scored."""
         if self.run is not None:

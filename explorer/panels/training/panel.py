@@ -135,6 +135,14 @@ class TrainingPanel(StopsWithWindow, QWidget):
         if self.run is not None:
             self.run.steering.resume()
 
+    def start_for_scene(self) -> None:
+        """A tour scene's start: the first run with the panel's settings, else the run going on
+        (resumed: the tour paused it when it moved on); a finished run stays as it ended."""
+        if self.run is not None:
+            self.resume()
+        elif self.total_steps == 0:  # (set by `start`: no run was ever started here)
+            self.start()
+
     def single_step(self) -> None:
         """Exactly one optimisation step (starting a paused run first if none is going)."""
         if self.run is None:
