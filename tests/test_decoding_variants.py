@@ -107,7 +107,7 @@ def test_step_t_equals_parallel_row_n_prompt_plus_t(qtbot, gpt):
         panel.set_step(t)
         torch.testing.assert_close(step.model_probs, reference[n_prompt + t], atol=1e-5, rtol=0)
         text = panel.parallel.equality.text()
-        assert text.startswith(f"Row {n_prompt + t} of the parallel pass = step {t}: {MAX_DP} = ")
+        assert text.startswith(f"Row {n_prompt + t} of the parallel pass = step {t + 1}: {MAX_DP} = ")  # steps from 1
         assert float(text.rsplit("= ", 1)[1]) < 1e-5
         # the mask grows one row per step, from 1 + n_prompt rows; the query row is framed
         size = n_prompt + 1 + t
@@ -124,7 +124,8 @@ def test_step_t_equals_parallel_row_n_prompt_plus_t(qtbot, gpt):
         unmasked = gpt.model(None, torch.tensor([seq]), causal=False).softmax(-1)[0]
     diff = float((run.steps[t].model_probs - unmasked[n_prompt + t]).abs().max())
     assert abs(run.difference(t, causal=False) - diff) < 1e-6 and diff > 1e-3
-    assert f"row {n_prompt + t} ≠ step {t}" in panel.parallel.equality.text()
+    assert f"row {n_prompt + t} ≠ step {t + 1}" in panel.parallel.equality.text()
+    assert panel.controls.step_label.text() == f"step 1 / {len(run.steps)}"  # as the beam axis counts
 
 
 def test_prefix_chips_mark_the_prompt(qtbot, gpt):
@@ -175,6 +176,8 @@ def test_beam_search_draws_the_prompt_as_a_fixed_stem(qtbot, gpt):
     assert all(brushes[n.id] != PROMPT.name() for n in searched)
     assert all(pos[n.id][0] == n.step - 1 for n in searched)  # decoding step t at x = t
     assert "prompt" in [label for _x, label in view.getPlotItem().getAxis("bottom")._tickLevels[0]]
+    steps = [(x, label) for x, label in view.getPlotItem().getAxis("bottom")._tickLevels[0] if x >= 0]
+    assert steps and all(label == str(int(x) + 1) for x, label in steps)  # the step counter's numbers, from 1
     best = gpt.tgt_tokenizer.decode([t for t in ref.tokens[1 + len(prompt):] if t != eos])
     assert " " in best  # words, not glued pieces
     assert f"Best {best!r}" in panel.beam_summary.text()

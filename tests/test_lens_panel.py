@@ -55,7 +55,7 @@ def test_clicking_a_cell_selects_it_in_the_session(qtbot, bert):
     QTest.mouseClick(grid, Qt.LeftButton, Qt.NoModifier, QPoint(int(rect.center().x()), int(rect.center().y())))
     assert parse_cell(state.session.view("lens")) == (0, 1)
     assert grid.selected == (grid.values.shape[0] - 1, 1)
-    assert "Layer 1, position 2" in panel.detail.text()
+    assert "Layer 1, position 1" in panel.detail.text()  # positions from 0, as pos in PE
     assert f"<b>{lens.top_pieces[0][1][4]}</b>" in panel.detail.text()  # the fifth of that cell too
 
 

@@ -165,7 +165,7 @@ class BeamTreeView(pg.PlotWidget):
         root = next((n.token for n in nodes if n.parent is None), None)  # the model's start symbol (Marian: <pad>)
         start = pieces[root] if root is not None and 0 <= root < len(pieces) else "<bos>"
         n_prompt = sum(is_prompt(n) for n in nodes)
-        ticks = [(-1 - n_prompt, start)] + [(t, str(t)) for t in steps if t >= 0]  # the root first
+        ticks = [(-1 - n_prompt, start)] + [(t, str(t + 1)) for t in steps if t >= 0]  # the root first; steps from 1
         if n_prompt:
             ticks.append(((-n_prompt - 1) / 2, "prompt"))  # centred under the stem
         self.getPlotItem().getAxis("bottom").setTicks([ticks])

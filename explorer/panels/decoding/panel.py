@@ -341,7 +341,7 @@ class DecodingPanel(QWidget):
 
     def _update_step_label(self) -> None:
         n = len(self.run.steps)
-        self.controls.step_label.setText(f"step {self.t} / {n - 1}")
+        self.controls.step_label.setText(f"step {self.t + 1} / {n}")  # counted from 1, as the beam axis
         self.controls.back.setEnabled(self.t > 0)
         self.controls.step.setEnabled(self.t < n - 1)
 
@@ -355,7 +355,7 @@ class DecodingPanel(QWidget):
         prefix = run.pieces(step.prefix)
         chosen = run.vocab[step.chosen]
         chips = prefix_chips(prefix, run.n_prompt, chips_room(self.prefix, prefix, chosen))
-        self.prefix.setText(f"<b>Step {self.t}</b>&nbsp; {chips} &nbsp;→&nbsp;"
+        self.prefix.setText(f"<b>Step {self.t + 1}</b>&nbsp; {chips} &nbsp;→&nbsp;"
                             f"{chip(chosen, style.current().chosen, style.current().on_chosen)}")
         self._prefix_width = self.prefix.width() if self.prefix.isVisible() else -1  # hidden: again when shown
 
@@ -403,7 +403,7 @@ class DecodingPanel(QWidget):
                "target": "given continuation" if run.n_prompt else "target"}[run.settings.strategy]
         note = " (dashed: after T / top-k / top-p)" if sampled is not None else ""
         self.bars.set_caption(f"{how} {display_piece(run.vocab[step.chosen])!r}, p = {p:.2f}")
-        self.bars.setToolTip(f"Next token at step {t}: {how} {display_piece(run.vocab[step.chosen])!r}, "
+        self.bars.setToolTip(f"Next token at step {t + 1}: {how} {display_piece(run.vocab[step.chosen])!r}, "
                              f"p = {p:.3f}{note}")
         self.plots.reflow()  # longer titles ("Mask in force 10×10") may want wider cells
         self.parallel.set_step(t)

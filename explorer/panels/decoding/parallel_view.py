@@ -178,12 +178,12 @@ class ParallelPassView(QWidget):
         self.heatmap.set_title(f"Parallel pass, {mode}: self-attention L{self.layer + 1} H{self.head + 1}")
         diff = run.difference(t, causal)
         if causal:
-            self.equality.setText(f"Row {row} of the parallel pass = step {t}: {MAX_DP} = {diff:.1e}")
+            self.equality.setText(f"Row {row} of the parallel pass = step {t + 1}: {MAX_DP} = {diff:.1e}")
             style.set_sheet(self.equality, "color: {success}")
         else:
             shown = f"{diff:.2f}" if diff >= 0.01 else f"{diff:.1e}"
             same = diff < EQUAL_ATOL  # e.g. the last row of a one-layer model: it has no future
-            self.equality.setText(f"Without the mask, row {row} {'=' if same else '≠'} step {t}: {MAX_DP} = {shown}")
+            self.equality.setText(f"Without the mask, row {row} {'=' if same else '≠'} step {t + 1}: {MAX_DP} = {shown}")
             style.set_sheet(self.equality, "color: {success}" if same else "color: {error}")
         mass = p.future_mass(self.layer, self.head).numpy()
         changed = sum(a != b for a, b in zip(run.masked.predicted, run.unmasked.predicted))
@@ -191,7 +191,7 @@ class ParallelPassView(QWidget):
         if causal:
             self.future.setText(
                 f"With the mask no row attends a later token ({100 * mass.max():.0f}\u00a0% above the diagonal), so row {row} "
-                f"computes exactly what the decoder computed at step {t}. Without it, {changed} of {n} "
+                f"computes exactly what the decoder computed at step {t + 1}. Without it, {changed} of {n} "
                 "predictions would change (red).")
         else:
             self.future.setText(

@@ -136,9 +136,9 @@ class LensPanel(QWidget):
             f"<td align='right'>{float(lens.top_probs[layer, t, k]):.3f}</td></tr>"
             for k, piece in enumerate(lens.top_pieces[layer][t]))
         final = html.escape(printable(lens.top_pieces[-1][t][0]))
-        self.detail.setText(f"<b>Layer {layer + 1}, position {t + 1}</b><br>reads {token!s}<br>"
+        self.detail.setText(f"<b>Layer {layer + 1}, position {t}</b><br>reads {token!s}<br>"
                             f"<table>{rows}</table>Last layer: <b>{final}</b>")
-        self.detail.setToolTip(f"Top {len(lens.top_pieces[layer][t])} of layer {layer + 1} at position {t + 1}")
+        self.detail.setToolTip(f"Top {len(lens.top_pieces[layer][t])} of layer {layer + 1} at position {t}")
 
     def _say(self, text: str, level: str) -> None:
         style.set_sheet(self.note, f"background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;")
