@@ -24,7 +24,7 @@ SCENE_KEYS = {"solo", "name", "caption", "checkpoint", "task", "input", "target"
               "decoding", "layout", "views", "causal_mask", "compare", "panels", "interventions", "start"}
 STARTABLE_PANELS = ("training", "leak")  # panels with a live run a scene may start ("start": true)
 VIEW_CHOICES = {"attention": ("grid", "single", "lines", "derived"), "attention_grid": ("selected", "all"),
-                "decoding": ("parallel", "beam"), "compare": ("maps", "outputs", "heads")}
+                "decoding": ("steps", "parallel", "beam"), "compare": ("maps", "outputs", "heads")}
 DECODING_KEYS = {f.name: type(f.default) for f in dataclasses.fields(DecodeSettings)}  # strategy: str, …
 MAX_FILE_BYTES = 5_000_000
 

@@ -28,7 +28,8 @@ share. Schema (version 2; version 1 files, without "views" and "causal_mask", st
           "causal_mask": true,          # optional: false = the decoding panel's mask ablation
           "interventions": "cross:1:0=zero,encoder:0:2=uniform",  # optional: head surgery (from 0)
           "compare": "runs/rev-steps/step-000500",  # optional: the compare panel's checkpoint B
-          "views": {"attention": "grid"},   # optional: each panel's tab (attention: grid|single|lines|derived)
+          "views": {"attention": "grid"},   # optional: each panel's tab (attention: grid|single|lines|derived;
+                                        # decoding: steps|parallel|beam)
           "solo": false,                # optional: true shows only this panel (a big picture)
           "start": false,               # optional, panel training or leak: its live run starts when
                                         # the scene is shown (once; a training run the tour left is
@@ -202,6 +203,9 @@ class SceneDeck(QObject):
                 window.focus_panel(name)
         with runner.holding():  # one compute for the whole scene, after its model and text are set
             state.session.show_model(None)  # a training run shown is not part of any scene
+            training = window.panels.built("training")
+            if training is not None:
+                training.keep_to_itself()
             try:  # every view field: the scene's value or the default, never what was clicked before
                 state.session.reset_view_state(scene.views, scene.decoding, scene.causal_mask, scene.compare,
                                                scene.interventions)

@@ -23,7 +23,7 @@ from model.recorder import ATTENTION_KINDS as RECORDED_ATTENTION
 
 ATTENTION_KINDS = tuple(RECORDED_ATTENTION)  # "encoder", "decoder_self", "cross": the recorder's names
 # The tab each panel opens on when a scene (or a new session) does not name one.
-DEFAULT_VIEWS = {"attention": "grid", "attention_grid": "selected", "decoding": "parallel"}
+DEFAULT_VIEWS = {"attention": "grid", "attention_grid": "selected", "decoding": "steps"}
 
 
 @dataclass(frozen=True)

@@ -108,7 +108,7 @@ def test_a_scene_gives_the_same_picture_whatever_was_clicked_before(qtbot, tmp_p
     # the decoding panel: its run, step, head, tab and mask switch (compared as what it shows;
     # its aspect-locked maps may differ by a pixel of view range after another input)
     assert shown() == first_decoding
-    assert not attention.all_kinds.isChecked() and state.session.view("decoding") == "parallel"
+    assert not attention.all_kinds.isChecked() and state.session.view("decoding") == "steps"
     assert state.session.view("attention") == "grid" and state.session.decoding == settings
     assert state.session.causal_mask and attention.tabs.currentIndex() == 0
     assert (state.kind, state.layer, state.head) == ("encoder", 1, 2)

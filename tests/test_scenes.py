@@ -217,6 +217,37 @@ def test_a_scene_starts_its_run_once_and_the_tour_pauses_training_while_elsewher
     leak.shutdown()
 
 
+def test_a_greedy_scene_opens_on_the_same_tab_after_a_beam_scene_as_on_its_own(qtbot, tmp_path):
+    """On a 1280×720 beamer the decoding panel folds its halves into tabs. A greedy scene after
+    the tour's beam scene opened on "Masked vs. unmasked" (its table cut off), the same scene in
+    a fresh window on "Step by step": a scene's picture must not depend on the one before."""
+    from PySide6.QtWidgets import QApplication
+    window = make_main_window(qtbot, tmp_path, size=(1280, 720))
+    window.lecture.presentation.enter(full_screen=False)
+    window.resize(1280, 720)
+    beam = {"name": "beam", "panel": "decoding", "solo": True, "input": "abc",
+            "decoding": {"strategy": "beam", "beam_size": 3}}
+    greedy = {"name": "greedy", "panel": "decoding", "solo": True, "input": "abcd"}
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps({"version": 2, "scenes": [beam, greedy]}))
+    panel, deck = window.panels["decoding"], window.lecture.deck
+    seen = []
+    try:
+        for index in (0, 1):
+            assert deck.open(path, show_first=False) and deck.go(index)
+            for _ in range(6):
+                QApplication.processEvents()
+            assert not panel.side_by_side  # folded: one tab each
+            seen.append(panel.tabs.currentWidget())
+        assert seen == [panel.beam_page, panel.step_page]
+        single = tmp_path / "one.json"
+        single.write_text(json.dumps({"version": 2, "scenes": [greedy]}))
+        assert deck.open(single)
+        assert panel.tabs.currentWidget() is panel.step_page and window.state.session.view("decoding") == "steps"
+    finally:
+        window.lecture.presentation.leave()
+
+
 def test_missing_file_and_folder_are_messages(window, tmp_path):
     seen = messages_of(window)
     assert not window.lecture.deck.open(tmp_path / "nope.json")

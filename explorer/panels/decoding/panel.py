@@ -200,7 +200,9 @@ class DecodingPanel(QWidget):
         else:
             self.beam_view.clear_data()
             self.beam_summary.setText("Choose “Beam search” as the strategy to grow its tree of hypotheses here.")
-            self.state.set_view(self.panel_name, "parallel")
+            if self.state.session.view(self.panel_name) == "beam":  # no tree to show: the steps
+                self.state.set_view(self.panel_name, "steps")  # (not "parallel": a greedy scene after a
+                # beam scene opened on the masked table, a fresh window on the steps)
         self._show_step()
 
     def _refuse(self, text: str, level: str) -> None:
@@ -278,12 +280,15 @@ class DecodingPanel(QWidget):
             self.state.select_attention(kind, layer, head)
 
     def _view_pages(self) -> dict:
-        return {"parallel": self.parallel, "beam": self.beam_page}
+        """Each view's page. "steps" is the step-by-step half: a tab of its own when the halves
+        are folded into tabs, beside the parallel pass (the right half's page) when not."""
+        steps = self.parallel if self.side_by_side else self.step_page
+        return {"steps": steps, "parallel": self.parallel, "beam": self.beam_page}
 
     def _on_tab(self, index: int) -> None:
         page = self.tabs.widget(index)
         for view, widget in self._view_pages().items():
-            if widget is page:
+            if widget is page and not (view == "steps" and self.side_by_side):
                 self.state.set_view(self.panel_name, view)
 
     def _on_view(self, panel: str, view: str) -> None:

@@ -135,6 +135,13 @@ class TrainingPanel(StopsWithWindow, QWidget):
         if self.run is not None:
             self.run.steering.resume()
 
+    def keep_to_itself(self) -> None:
+        """The other panels show the session's model, not this run: "Show in other panels" off, so
+        a copy already on its way is dropped (a tour's next scene showed "dates (trained 0 steps)"
+        in place of its own model)."""
+        if self.run is not None:
+            self.probe.show_others.setChecked(False)
+
     def start_for_scene(self) -> None:
         """A tour scene's start: the first run with the panel's settings, else the run going on
         (resumed: the tour paused it when it moved on); a finished run stays as it ended."""
