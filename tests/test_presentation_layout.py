@@ -422,3 +422,37 @@ def test_the_forward_pass_reads_its_step_beside_a_map_that_fills_its_plot(presen
         scroll = window.docks["step"].widget()
         assert not loose_maps(panel) and not clipped_texts(panel)
         assert getattr(scroll, "verticalScrollBar", None) is None or scroll.verticalScrollBar().maximum() == 0
+
+
+def test_the_beam_tree_labels_are_projector_sized_and_never_overlap(presenting, qtbot):
+    """The tour's beam scene (dates, beam 4): the tree's labels are sized in their HTML, so the
+    presentation's font pass left them at ~8–11 px; they are now scaled like every text, and a
+    label a slot cannot hold (a score under its token) is left to the hover tip, not drawn over
+    the next slot's token. The best path keeps every token and score, inside the plot."""
+    import re
+    from explorer.runner import load_bundle
+    from explorer.style import BASE_POINT_SIZE, SMALL_POINT_SIZE
+    from model.frame import DecodeSettings
+
+    window, size = presenting
+    with showing(window, qtbot, load_bundle("dates"), "Nov 22, 2026"):
+        window.state.session.set_decoding(DecodeSettings(strategy="beam", beam_size=4, alpha=0.6))
+        window.focus_panel("decoding")
+        settle(qtbot, 6)
+        view = window.panels["decoding"].beam_view
+        assert view.isVisible() and view.result is not None
+        labels = [label for label in view.labels if label.isVisible()]
+        sizes = [float(s) for label in labels for s in re.findall(r"font-size:([\d.]+)pt", label.textItem.toHtml())]
+        assert sizes and min(sizes) >= SMALL_POINT_SIZE * presentation.applied_scale() - 0.5 > BASE_POINT_SIZE
+        box = view.getPlotItem().getViewBox().sceneBoundingRect()
+        rects = []  # the text's own area: its document's (empty) margins left out
+        for label in labels:
+            m = label.textItem.document().documentMargin()
+            rects.append(label.mapRectToScene(label.boundingRect()).adjusted(m, m, -m, -m))
+        best = sum(on_best for _n, on_best, _p, _s in view._label_parts)
+        assert len(labels) >= best  # the best path, token and score, always
+        for i, a in enumerate(rects):
+            assert box.contains(a), (size, labels[i].textItem.toPlainText(), a, box)
+            for j in range(i):
+                assert not a.intersects(rects[j]), (size, labels[i].textItem.toPlainText(),
+                                                     labels[j].textItem.toPlainText())

@@ -13,9 +13,9 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFontMetricsF, QTextDocument
 
-from explorer import style
+from explorer import presentation, style
 from explorer.drawing.token_heatmap import display_piece
 
 
@@ -40,6 +40,15 @@ def tree_layout(nodes) -> dict[int, tuple[float, float]]:
         for i, n in enumerate(group):
             pos[n.id] = (float(step - 1), i - offset)  # x = the decoding step that emitted it; <bos> at -1
     return pos
+
+
+def label_html(colour: str, weight: str, token: str, score: str, scale: float) -> str:
+    """A node's label: its token, and its score under it ("" for none), sized for `scale`."""
+    return (f"<div style='color:{colour}; line-height:90%'><span style='font-size:"
+            f"{style.BASE_POINT_SIZE * scale:.1f}pt; font-weight:{weight}; font-family:"
+            f"{style.MONO_FAMILY}'>{html.escape(token)}</span>"
+            + (f"<br><span style='font-size:{style.SMALL_POINT_SIZE * scale:.1f}pt'>{score}</span>" if score else "")
+            + "</div>")
 
 
 def best_path(result) -> set[int]:
@@ -143,11 +152,8 @@ class BeamTreeView(pg.PlotWidget):
                       style.current().prompt_text if is_prompt(n) else style.current().text)
             token = display_piece(pieces[n.token]) if n.token < len(pieces) else str(n.token)
             weight = "bold" if n.id in best else "normal"
-            head = (f"<div style='color:{colour}; line-height:90%'><span style='font-size:{style.BASE_POINT_SIZE}pt; "
-                    f"font-weight:{weight}; font-family:{style.MONO_FAMILY}'>{html.escape(token)}</span>")
-            score = (f"<br><span style='font-size:{style.SMALL_POINT_SIZE - 1}pt'>{n.score:.2f}</span>"
-                     if n.parent is not None and not is_prompt(n) else "")
-            self._label_parts.append((n, n.id in best or is_prompt(n), head, score))
+            score = f"{n.score:.2f}" if n.parent is not None and not is_prompt(n) else ""
+            self._label_parts.append((n, n.id in best or is_prompt(n), (colour, weight, token), score))
             label.setPos(*pos[n.id])
             x, y = pos[n.id]
             if stem and y == 0.0 and x < 0:  # the stem: centred under its dots, every other one lower,
@@ -171,6 +177,8 @@ class BeamTreeView(pg.PlotWidget):
         self.getPlotItem().getAxis("bottom").setTicks([ticks])
         self._pieces = pieces
         self._n_steps = len(steps)
+        self._n_rows = max(ys) - min(ys) + 1.7  # the y range drawn, in slots
+        self._y_range = (min(ys) - 1.0, max(ys) + 0.7)  # (y points down: room above is off `min`)
         self._density = None
         self._apply_density()
 
@@ -180,22 +188,56 @@ class BeamTreeView(pg.PlotWidget):
         the hover tip."""
         if not self._label_parts:
             return
-        px = self.getPlotItem().getViewBox().width() / (self._n_steps + 1.2)
+        scale = presentation.applied_scale()  # the labels' sizes are in their HTML: scaled here, not
+        box = self.getPlotItem().getViewBox()  # by the presentation's font pass
+        px = box.width() / (self._n_steps + 1.2) / scale  # (unscaled px) of a step's column
+        one, two = self._label_heights(scale)
+        crowded = self._best_label_width() + 12 > px * scale
+        above = 1.5 * (two + 8) if crowded else 0.0  # px over the top slot for the labels drawn above
+        # their dots (anchored 1.5 label heights up, document margins included)
+        row = (box.height() - above) / max(self._n_rows, 1.0)  # screen px between two slots of a step
+        lo, hi = self._y_range
+        box.setYRange(lo - above / max(row, 1.0), hi, padding=0)
         # kept tokens, kept scores, pruned tokens; and whether the best path's labels (always
-        # shown) must alternate above/right of their dots so neighbours do not run together
-        density = (px >= 26, px >= 34, px >= 56, px < 80)
+        # shown) must alternate above/right of their dots so neighbours do not run together.
+        # Heights are measured: a token beside a best-path label (token and score) needs half of
+        # each, a score under a kept token a second line (a 1280×720 beamer's 8-slot tree has
+        # room for tokens only: its scores ran into the next slot's tokens)
+        density = (px >= 26 and row >= (one + two) / 2, px >= 34 and row >= two, px >= 56 and row >= (one + two) / 2,
+                   crowded, scale)
         if density == self._density:
             return
         self._density = density
-        kept_tokens, kept_scores, pruned_tokens, crowded = density
-        for label, (node, on_best, head, score) in zip(self.labels, self._label_parts):
+        kept_tokens, kept_scores, pruned_tokens, crowded, _ = density
+        for label, (node, on_best, (colour, weight, token), score) in zip(self.labels, self._label_parts):
             visible = on_best or (pruned_tokens if node.pruned else kept_tokens)
-            with_score = on_best or (kept_scores and not node.pruned)
-            label.setHtml(head + (score if with_score else "") + "</div>")
+            with_score = score and (on_best or (kept_scores and not node.pruned))
+            label.setHtml(label_html(colour, weight, token, score if with_score else "", scale))
             label.setVisible(visible)
             if label.pos().x() >= 0:  # the stem (x < 0) keeps its own placement
                 above = crowded and on_best and int(round(label.pos().x())) % 2 == 1
                 label.setAnchor((0.5, 1.5) if above else (-0.08, 0.5))
+
+    def _label_heights(self, scale: float) -> tuple[float, float]:
+        """Screen px of a one-line (token) and a two-line (token and score) label's text, as the
+        labels lay it out (their document's margins left out: those are empty)."""
+        doc = QTextDocument()
+        doc.setDefaultFont(self.labels[0].textItem.font() if self.labels else style.font())
+        heights = []
+        for score in ("", "-0.00"):
+            doc.setHtml(label_html("#000", "bold", "0", score, scale))
+            heights.append(doc.size().height() - 2 * doc.documentMargin())
+        return heights[0], heights[1]
+
+    def _best_label_width(self) -> float:
+        """Screen px of the widest best-path label (token or score line) at this scale: wider
+        than a step's column, neighbours would run together."""
+        # (`style.font` sizes by the presentation scale itself)
+        token_font = style.font(style.BASE_POINT_SIZE, bold=True, mono=True)
+        score_font = style.font(style.SMALL_POINT_SIZE)
+        tokens, scores = QFontMetricsF(token_font), QFontMetricsF(score_font)
+        return max((max(tokens.horizontalAdvance(token), scores.horizontalAdvance(score))
+                    for _n, on_best, (_c, _w, token), score in self._label_parts if on_best), default=0.0)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
