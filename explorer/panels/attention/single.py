@@ -13,8 +13,10 @@ from explorer.panels.attention.grid import SCALE_RULE
 
 
 def head_title(kind: str, layer: int, head: int) -> str:
-    names = {"encoder": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
-             "cross": "Encoder–decoder (cross) attention"}
+    # Short: a title at least as wide as its plot held the axes a hand's width from a small map
+    # ("Encoder–decoder (cross) attention — …" over an 11 × 12 map on a 1280×720 beamer)
+    names = {"encoder": "Encoder self-attention", "decoder_self": "Masked self-attention",
+             "cross": "Cross-attention"}
     return f"{names[kind]} — layer {layer + 1}, head {head + 1}"  # counted from 1, as everywhere
 
 
