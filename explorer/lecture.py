@@ -12,8 +12,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QSize, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout,
-                               QInputDialog, QLabel, QLineEdit, QMenu, QPushButton, QSpinBox, QToolBar,
-                               QToolButton, QWidget)
+                               QInputDialog, QLabel, QLineEdit, QMenu, QPushButton, QSizePolicy, QSpinBox,
+                               QToolBar, QToolButton, QWidget)
 
 from explorer.caption_label import CaptionLabel
 from explorer import export
@@ -182,12 +182,15 @@ class LectureTools(QObject):
         row = QHBoxLayout(self.strip)
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(6)
+        row.addStretch(1)  # room the row gives the strip goes before its controls, not into "1/12"
         self.leave_action.setIconText("Leave")
         self.leave_action.setToolTip("Leave presentation mode (Esc or F11)")
         # A tour's controls too, while presenting: their toolbar row took another 48 px of a 720-px
         # beamer under the caption (the training scene scrolled both ways).
         self.strip_scene = QLabel("")
         self.strip_scene.setObjectName("presenter_scene")
+        self.strip_scene.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Preferred)  # (a 1024-px beamer showed
+        # "◀ 1/1" and a hand's width of nothing before "▶")
         self.strip_tour: list[QWidget] = []
         for text, action in (("◀", self.prev_action), (None, None), ("▶", self.next_action),
                              ("Exit tour", self.exit_tour_action)):

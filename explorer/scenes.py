@@ -139,8 +139,9 @@ class SceneDeck(QObject):
         return True
 
     def close(self) -> None:
-        """Exit the tour: no scene controls, no caption; the panels keep what they show (a run a
-        scene started goes on: the lecturer may stay with it)."""
+        """Exit the tour: no scene controls, no caption; the panels keep what they show (a run
+        the current scene started goes on: the lecturer may stay with it; a training run the tour
+        paused on leaving its scene stays paused: Resume in the training panel)."""
         self._started = None
         for dock in self._solo_hidden:
             dock.show()

@@ -124,7 +124,7 @@ def test_an_edit_that_moves_nothing_says_so_not_a_drop_of_zero(monkeypatch):
     from explorer.panels.heads import changes_view
     from model.output_change import TokenChange
 
-    frame = SimpleNamespace(interventions={("cross", 0, 1): "zero"})
+    frame = SimpleNamespace(interventions={("cross", 0, 1): "zero"}, decode=object())  # a decoder's frame
     same = [TokenChange(0, "r", 0.921, "r", 0.919), TokenChange(1, "e", 0.80, "e", 0.80)]
     monkeypatch.setattr(changes_view, "output_changes", lambda _frame: same)
     text = changes_view.describe(frame)
@@ -132,7 +132,9 @@ def test_an_edit_that_moves_nothing_says_so_not_a_drop_of_zero(monkeypatch):
     dropped = [TokenChange(0, "r", 0.92, "r", 0.61), TokenChange(1, "e", 0.80, "e", 0.80)]
     monkeypatch.setattr(changes_view, "output_changes", lambda _frame: dropped)
     text = changes_view.describe(frame)
-    assert "Largest drop: position 1" in text and "0.61" in text
+    assert "Largest drop: step 1" in text and "0.61" in text  # counted as the decoding panel counts steps
+    frame.decode = None  # a masked LM's: its outputs are the [MASK]s, numbered as the fill-in view does
+    assert "Largest drop: [MASK] 1" in changes_view.describe(frame)
 
 
 def test_on_a_projector_the_heads_grow_into_the_room_and_the_effect_stays_under_them(qtbot, tmp_path):

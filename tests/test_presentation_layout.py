@@ -449,8 +449,9 @@ def test_the_beam_tree_labels_are_projector_sized_and_never_overlap(presenting, 
         for label in labels:
             m = label.textItem.document().documentMargin()
             rects.append(label.mapRectToScene(label.boundingRect()).adjusted(m, m, -m, -m))
-        best = sum(on_best for _n, on_best, _p, _s in view._label_parts)
-        assert len(labels) >= best  # the best path, token and score, always
+        for label, (_n, on_best, (_c, _w, token), score) in zip(view.labels, view._label_parts):
+            if on_best:  # the best path: token and score, always
+                assert label.isVisible() and label.textItem.toPlainText().split() == [token, *([score] if score else [])]
         for i, a in enumerate(rects):
             assert box.contains(a), (size, labels[i].textItem.toPlainText(), a, box)
             for j in range(i):

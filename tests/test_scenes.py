@@ -213,7 +213,10 @@ def test_a_scene_starts_its_run_once_and_the_tour_pauses_training_while_elsewher
     deck.go(1)
     deck.go(2)
     assert leak.run is lab  # not restarted
-    training.shutdown()
+    training.shutdown()  # (the run ends: a finished run stays as it ended)
+    deck.go(0)
+    assert training.run is None and training.total_steps > 0  # shown, not started again
+    assert not training.probe.show_others.isChecked()  # its copies never left the panel
     leak.shutdown()
 
 
@@ -244,6 +247,17 @@ def test_a_greedy_scene_opens_on_the_same_tab_after_a_beam_scene_as_on_its_own(q
         single.write_text(json.dumps({"version": 2, "scenes": [greedy]}))
         assert deck.open(single)
         assert panel.tabs.currentWidget() is panel.step_page and window.state.session.view("decoding") == "steps"
+        # Unfolded (a wide screen), "steps" shows the parallel pass beside them and stays "steps",
+        # whether the halves were unfolded under it or the view came back to it from "beam"
+        from explorer.panels.decoding.reflow import set_side_by_side
+        session = window.state.session
+        set_side_by_side(panel, True)
+        assert session.view("decoding") == "steps" and panel.tabs.currentWidget() is panel.parallel
+        session.set_view("decoding", "beam")
+        session.set_view("decoding", "steps")
+        assert session.view("decoding") == "steps" and panel.tabs.currentWidget() is panel.parallel
+        set_side_by_side(panel, False)  # folded again: the steps, not "Masked vs. unmasked"
+        assert panel.tabs.currentWidget() is panel.step_page
     finally:
         window.lecture.presentation.leave()
 

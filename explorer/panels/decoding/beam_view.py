@@ -179,6 +179,7 @@ class BeamTreeView(pg.PlotWidget):
         self._n_steps = len(steps)
         self._n_rows = max(ys) - min(ys) + 1.7  # the y range drawn, in slots
         self._y_range = (min(ys) - 1.0, max(ys) + 0.7)  # (y points down: room above is off `min`)
+        self._y_applied = self._y_range  # (as set just above)
         self._density = None
         self._apply_density()
 
@@ -197,7 +198,10 @@ class BeamTreeView(pg.PlotWidget):
         # their dots (anchored 1.5 label heights up, document margins included)
         row = (box.height() - above) / max(self._n_rows, 1.0)  # screen px between two slots of a step
         lo, hi = self._y_range
-        box.setYRange(lo - above / max(row, 1.0), hi, padding=0)
+        wanted = (lo - above / max(row, 1.0), hi)
+        if wanted != self._y_applied:  # only when it changes: a resize keeps the user's zoom and pan
+            self._y_applied = wanted
+            box.setYRange(*wanted, padding=0)
         # kept tokens, kept scores, pruned tokens; and whether the best path's labels (always
         # shown) must alternate above/right of their dots so neighbours do not run together.
         # Heights are measured: a token beside a best-path label (token and score) needs half of
@@ -225,7 +229,7 @@ class BeamTreeView(pg.PlotWidget):
         doc.setDefaultFont(self.labels[0].textItem.font() if self.labels else style.font())
         heights = []
         for score in ("", "-0.00"):
-            doc.setHtml(label_html("#000", "bold", "0", score, scale))
+            doc.setHtml(label_html(style.current().text, "bold", "0", score, scale))
             heights.append(doc.size().height() - 2 * doc.documentMargin())
         return heights[0], heights[1]
 

@@ -287,6 +287,8 @@ class DecodingPanel(QWidget):
 
     def _on_tab(self, index: int) -> None:
         page = self.tabs.widget(index)
+        if self.side_by_side and page is self.parallel and self.state.session.view(self.panel_name) == "steps":
+            return  # side by side, "steps" shows the parallel pass beside them: still "steps"
         for view, widget in self._view_pages().items():
             if widget is page and not (view == "steps" and self.side_by_side):
                 self.state.set_view(self.panel_name, view)

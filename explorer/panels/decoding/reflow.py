@@ -2,6 +2,8 @@
 when there is not (a 1280×720 beamer, a dock of a normal window)."""
 from __future__ import annotations
 
+from PySide6.QtCore import QSignalBlocker
+
 STEP_TAB = "Step by step (autoregressive)"
 
 
@@ -11,7 +13,8 @@ def set_side_by_side(panel, on: bool) -> None:
     if on == panel.side_by_side:
         return
     panel.side_by_side = on
-    current = panel.tabs.currentWidget()
+    blocker = QSignalBlocker(panel.tabs)  # moving tabs is no choice of the user's: the session's view
+    current = panel.tabs.currentWidget()  # stays (it turned "steps" into "parallel" on widening)
     if on:
         panel.tabs.removeTab(panel.tabs.indexOf(panel.step_page))
         panel.left_tabs.addTab(panel.step_page, STEP_TAB)
@@ -24,3 +27,4 @@ def set_side_by_side(panel, on: bool) -> None:
         panel.left_tabs.hide()
         current = panel._view_pages().get(panel.state.session.view(panel.panel_name), current)
     panel.tabs.setCurrentWidget(current)
+    blocker.unblock()

@@ -38,6 +38,15 @@ def _line(changes: list[TokenChange], before: bool) -> str:
     return " ".join(out) or "(nothing)"
 
 
+def _unit(frame) -> str:
+    """What an output's number counts, as the panel that shows it counts it: a decoder's step
+    ("step 3", the decoding panel's), a masked LM's blank ("[MASK] 2", the fill-in view's);
+    not "position", which counts from 0 (<bos> is position 0) everywhere else."""
+    decoded = getattr(frame, "decode", None) is not None \
+        or getattr(getattr(frame, "baseline", None), "decode", None) is not None
+    return "step" if decoded else "[MASK]"
+
+
 def describe(frame: Frame | None) -> str:
     """The view's rich text (with {role} colour fields) for a frame."""
     if frame is None:
@@ -56,16 +65,17 @@ def describe(frame: Frame | None) -> str:
         kept = f" (now p(“{_esc(c.before)}”) = {c.after_prob_of_before:.2f})" \
             if c.after_prob_of_before is not None and c.before is not None else ""
         items.append(f"{c.position + 1}: {_token(c.before, c.before_prob)} → {_token(c.after, c.after_prob)}{kept}")
+    unit = _unit(frame)
     if changed:
         more = f" · … {len(changed) - MAX_LISTED} more" if len(changed) > MAX_LISTED else ""
-        lines.append("position " + " · ".join(items) + more)
+        lines.append(f"{unit} " + " · ".join(items) + more)
     if not changed:
         worst = min(changes, key=lambda c: (c.after_prob or 0) - (c.before_prob or 0))
         drop = (worst.before_prob or 0) - (worst.after_prob or 0)
         if drop < 0.005:  # "0.92 → 0.92" said nothing: say that nothing moved
             lines.append("No token's probability fell by 0.005 or more: at two decimals the edit changes nothing here.")
         else:
-            lines.append(f"Largest drop: position {worst.position + 1}, {_token(worst.before, worst.before_prob)} → "
+            lines.append(f"Largest drop: {unit} {worst.position + 1}, {_token(worst.before, worst.before_prob)} → "
                          f"{_token(worst.after, worst.after_prob)}")
     return "<br>".join(lines)
 

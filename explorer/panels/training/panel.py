@@ -148,7 +148,8 @@ class TrainingPanel(StopsWithWindow, QWidget):
         if self.run is not None:
             self.resume()
         elif self.total_steps == 0:  # (set by `start`: no run was ever started here)
-            self.start()
+            self.probe.show_others.setChecked(False)  # the scene's panel is this one: no copies for others,
+            self.start()  # as on every later visit (`keep_to_itself`), and no frame a second for them
 
     def single_step(self) -> None:
         """Exactly one optimisation step (starting a paused run first if none is going)."""
