@@ -134,6 +134,9 @@ class SceneDeck(QObject):
             self.window.state.inform(f"Could not open the scene file: {exc}", "error")
             return False
         self.tour, self.index = tour, -1
+        if any(s.start and s.panel == "training" for s in tour.scenes):
+            from explorer.panels.training.setup import warm_up_in_background
+            warm_up_in_background()  # its run starts in a second, not after 2.5 s of imports
         if show_first:
             self.go(0)
         return True
