@@ -176,3 +176,21 @@ def test_screenshot_cli_shows_the_positional_panel(tmp_path):
     assert (np.abs(arr - wave).max(axis=-1) <= 8).sum() > 300  # the waves are drawn ...
     dark_viridis = np.array([68, 1, 84])
     assert (np.abs(arr - dark_viridis).max(axis=-1) <= 6).sum() < 50  # ... and not the attention maps
+
+
+@pytest.mark.parametrize("width, one_line", [(700, False), (1400, True)])
+def test_a_short_waves_view_puts_the_formula_on_one_line_only_where_it_fits(qtbot, width, one_line):
+    """A short view (a tour's caption over a beamer) writes the formula on one line to save a
+    row, but a title is its plot's least width: at 1024 px beside the pairs list that line ran
+    the plot 170 px past the window, its right third (positions 47–63) cut off."""
+    from PySide6.QtWidgets import QApplication
+    _, panel, _ = make_panel(qtbot)
+    panel.show()
+    panel.resize(width, 330)  # shorter than COMPACT_HEIGHT: compact
+    for _ in range(5):
+        QApplication.processEvents()
+    waves = panel.waves
+    assert waves.compact
+    assert ("<br>" not in waves.plot.titleLabel.text) == one_line, (waves.width(), waves.pairs_list.width(), waves._one_line, waves.compact)
+    scene_width = waves.canvas.ci.geometry().width()  # the plot and its title, as laid out
+    assert scene_width <= waves.canvas.width() + 1, (scene_width, waves.canvas.width())

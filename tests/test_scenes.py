@@ -309,7 +309,8 @@ def test_screenshot_cli_opens_a_scene_and_refuses_a_bad_one(tmp_path, qapp, caps
     assert "bad.json" in err and "'stpe'" in err and "Traceback" not in err
 
 
-def test_a_tour_on_a_720_beamer_keeps_every_scene_on_screen(qtbot, tmp_path):
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280x720", "1024x768"])
+def test_a_tour_on_a_720_beamer_keeps_every_scene_on_screen(qtbot, tmp_path, size):
     """Presenting the tour at 1280×720: the caption spans the window in as many lines as it
     needs (it took three lines over the left 60 %), the tour's controls end the input bar's row
     (their own row took 48 px), and every scene's panel fits under them without scrolling and
@@ -319,9 +320,9 @@ def test_a_tour_on_a_720_beamer_keeps_every_scene_on_screen(qtbot, tmp_path):
     from PySide6.QtCore import QPoint
     from PySide6.QtGui import QFontMetricsF
     from PySide6.QtWidgets import QApplication, QScrollArea
-    window = make_main_window(qtbot, tmp_path, size=(1280, 720))
+    window = make_main_window(qtbot, tmp_path, size=size)
     window.lecture.presentation.enter(full_screen=False)
-    window.resize(1280, 720)
+    window.resize(*size)
     lecture = window.lecture
     lecture.deck.open(TOUR_PATH)
     tour = lecture.deck.tour
@@ -348,6 +349,7 @@ def test_a_tour_on_a_720_beamer_keeps_every_scene_on_screen(qtbot, tmp_path):
             for inner in panel.findChildren(QScrollArea):  # nor does a page inside it (the BERT bars did)
                 if inner.isVisible():
                     assert inner.verticalScrollBar().maximum() == 0, (scene.name, inner.widget())
+                    assert inner.horizontalScrollBar().maximum() == 0, (scene.name, inner.widget())
             if scene.panel == "decoding" and panel.pages.currentWidget() is panel.mask_view:
                 for group in panel.mask_view.shown_groups:  # every candidate named beside its bar
                     axis = group.bars.getPlotItem().getAxis("left")

@@ -125,6 +125,7 @@ class MaskGroup(QFrame):
         self.setFrameShape(QFrame.StyledPanel)
         self.heading = QLabel()
         self.heading.setFont(style.font(style.TITLE_POINT_SIZE, bold=True))
+        self.heading.setWordWrap(True)  # two lines, not a card wider than half a 1024-px beamer
         self.context = QLabel()
         self.context.setTextFormat(Qt.RichText)
         self.context.setFont(style.font(style.TITLE_POINT_SIZE))
@@ -140,7 +141,7 @@ class MaskGroup(QFrame):
     def set_prediction(self, number: int, prediction, pieces: list[str]) -> None:
         self.position = int(prediction.position)
         best = prediction.pieces[0] if prediction.pieces else "?"
-        self.heading.setText(f"[MASK] {number} · token {self.position}: best guess “{display_piece(best)}”")
+        self.heading.setText(f"[MASK] {number} · position {self.position}: best guess “{display_piece(best)}”")
         self.context.setText(context_html(pieces, self.position))
         self.bars.set_data(list(prediction.pieces), list(prediction.probs))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from explorer import style
@@ -70,6 +71,7 @@ class WavesView(QWidget):
         self._d_model = 0
         self._title = ""  # the formula, on two lines ("<br>") unless the view is short (`_fit_height`)
         self.compact: bool | None = None  # short: the formula on one line, the legend's key in its tooltip
+        self._one_line: bool | None = None  # … where that line fits the plot's width
         self.pairs_list.itemSelectionChanged.connect(self._on_selection)
         notifier().changed.connect(self._rebuild)  # the curves' colours and the legend's text follow the theme
 
@@ -87,15 +89,25 @@ class WavesView(QWidget):
         """Short (a tour's caption over a 720-px beamer left the waves ~40 px): the formula on one
         line and the legend's second line (what dots and lines are, λ's formula) in its tooltip."""
         compact = self.height() < COMPACT_HEIGHT * style.scale()  # (the text grows with the scale: so does the need)
-        if compact == self.compact:
+        one_line = compact and self._one_line_fits()
+        if (compact, one_line) == (self.compact, self._one_line):
             return
-        self.compact = compact
+        self.compact, self._one_line = compact, one_line
         if self._title:
             st.set_title(self.plot, self._shown_title())
         self._rebuild()
 
+    def _one_line_fits(self) -> bool:
+        """Whether the formula on one line fits beside the pairs list: on a 1024-px beamer it did
+        not, and a title is its plot's least width, so the plot ran 170 px past the window."""
+        text = QTextDocument()
+        text.setDefaultFont(st.font(st.TITLE_PT))
+        text.setHtml(self._title.replace("<br>", " &nbsp; "))
+        room = self.width() - self.pairs_list.width() - 40  # (the plot's axis and margins)
+        return text.idealWidth() <= room  # (`st.font` is at the presentation scale already)
+
     def _shown_title(self) -> str:
-        return self._title.replace("<br>", " &nbsp; ") if self.compact else self._title
+        return self._title.replace("<br>", " &nbsp; ") if self.compact and self._one_line else self._title
 
     def selected_pairs(self) -> list[int]:
         return sorted(item.data(Qt.ItemDataRole.UserRole) for item in self.pairs_list.selectedItems())
