@@ -70,8 +70,10 @@ def check_run(qtbot, panel):
     panel.start(LeakConfig(**TINY), threads=1)
     panel.run.worker.yielded.connect(lambda m: results.append(m) if isinstance(m, LeakResult) else None)
     assert not panel.run_button.isEnabled() and panel.stop_button.isEnabled()
+    assert panel.bars.pending.isVisible()  # the empty bars say when they fill, not bare axes
     qtbot.waitUntil(lambda: panel.run is None, timeout=TIMEOUT)
     assert results and panel.result is results[0]
+    assert not panel.bars.pending.isVisible()
     result = results[0]
     for run in RUNS:  # every step of both runs, as the lab recorded them
         x, y = panel.loss_plot.curves[run].getData()

@@ -123,6 +123,9 @@ class LossCurves(pg.PlotWidget):
         self.floor.label.setColor(style.MUTED.name())
 
 
+PENDING = "scored on held-out\nsentences when\ntraining ends"  # (three short lines: a 1024-px beamer's narrow plot)
+
+
 class AccuracyBars(pg.PlotWidget):
     """Held-out accuracy of each run: per category one horizontal bar per run, its value at the end.
 
@@ -157,6 +160,12 @@ class AccuracyBars(pg.PlotWidget):
         self.ceiling_label = pg.TextItem("", anchor=(0.5, 1.0), color=style.MUTED.name())
         self.ceiling_label.setFont(style.font(style.SMALL_POINT_SIZE))
         plot.addItem(self.ceiling_label)
+        # Until both runs are scored the bars are empty: say when they come (a lecturer's room
+        # took the bare axes for a broken plot while the curves beside them were moving)
+        self.pending = pg.TextItem(PENDING, anchor=(0.5, 0.5), color=style.MUTED.name())
+        self.pending.setFont(style.font(style.SMALL_POINT_SIZE))
+        self.pending.setPos(0.5, len(CATEGORIES) / 2)
+        plot.addItem(self.pending)
         plot.getViewBox().sigResized.connect(self._fit_top)
         self._fit_top()
 
@@ -197,6 +206,7 @@ class AccuracyBars(pg.PlotWidget):
             for item, v, yy in zip(self.labels[run], values, y):
                 item.setText(f"{v:.0%}" if scores else "")
                 item.setPos(float(v) + 0.02, float(yy))
+        self.pending.setVisible(result is None)
         if result is None:
             self.ceiling.setData([], [])
             self.ceiling_label.setText("")
@@ -221,6 +231,7 @@ class AccuracyBars(pg.PlotWidget):
             item.fill = pg.mkBrush(style.colour("canvas"))
         self.ceiling.setPen(_dashed(2.5))
         self.ceiling_label.setColor(style.MUTED.name())
+        self.pending.setColor(style.MUTED.name())
 
 
 class AttentionPair(QWidget):
@@ -243,7 +254,7 @@ class AttentionPair(QWidget):
         if result is None:
             for run, heatmap in self.maps.items():
                 heatmap.clear_data()
-                heatmap.set_title(RUN_LABELS[run])
+                heatmap.set_title(f"{RUN_LABELS[run]}: after training")  # (empty until then)
             return
         tokens = result.example
         for run, heatmap in self.maps.items():
