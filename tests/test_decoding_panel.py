@@ -295,3 +295,18 @@ def test_a_long_prefix_keeps_its_newest_chips_and_counts_the_rest():
     shown = [p for p in prefix[1:] if f"&nbsp;{p}&nbsp;" in html]
     assert shown == prefix[-10:]  # the newest ten, in order; the query (last) among them
     assert "earlier" not in prefix_chips(prefix, 0, keep_last=len(prefix))  # room for all: nothing hidden
+
+
+def test_a_folded_prompt_is_counted_as_prompt_not_called_the_prompt_of_generated_tokens():
+    """"prompt: … 4 earlier" labelled two generated words as the prompt (gpt-facts, "the duck",
+    on a 1024-px beamer): the hidden prompt tokens are counted apart, and "prompt:" stands only
+    before a prompt token on screen."""
+    from explorer.panels.decoding.chips import prefix_chips
+    from support import plain_text
+    prefix = ["<bos>", "the", "duck", "says", "quack", "and", "is", "white"]
+    folded = plain_text(prefix_chips(prefix, 2, keep_last=3))  # "and is white" shown
+    assert "… 2 prompt + 2 earlier" in folded.replace("\xa0", " ") and "prompt:" not in folded
+    partly = plain_text(prefix_chips(prefix, 2, keep_last=6))  # "duck" and on shown: one prompt token hidden
+    assert "… 1 prompt" in partly.replace("\xa0", " ") and "prompt:" in partly and "earlier" not in partly
+    whole = plain_text(prefix_chips(prefix, 2))
+    assert "prompt:" in whole and "…" not in whole

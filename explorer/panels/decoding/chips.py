@@ -58,10 +58,18 @@ def prefix_chips(prefix: list[str], n_prompt: int, keep_last: int | None = None)
     `keep_last`, older tokens (after the first) become one "… k earlier" mark."""
     chips = []
     hidden = range(1, len(prefix) - keep_last) if keep_last is not None and keep_last + 1 < len(prefix) else range(0)
+    # the prompt's hidden tokens are counted apart: "prompt: … 4 earlier" called two generated
+    # tokens the prompt (a 1024-px beamer, "the duck" + 2 words folded into one mark)
+    hidden_prompt = sum(1 <= i <= n_prompt for i in hidden)
     for i, piece in enumerate(prefix):
         if i in hidden:
             if i == hidden.start:
-                chips.append(f"<span style='color:{style.current().muted};'>&nbsp;… {len(hidden)} earlier&nbsp;</span>")
+                rest = len(hidden) - hidden_prompt
+                mark = (f"<span style='color:{style.current().prompt};'>&nbsp;… {hidden_prompt} prompt</span>"
+                        if hidden_prompt else "")
+                if rest:
+                    mark += f"<span style='color:{style.current().muted};'>&nbsp;{'+ ' if mark else '… '}{rest} earlier</span>"
+                chips.append(mark + "&nbsp;")
             continue
         if i == len(prefix) - 1:
             chips.append(chip(piece, style.current().source_bg, style.current().source_text))
@@ -69,7 +77,7 @@ def prefix_chips(prefix: list[str], n_prompt: int, keep_last: int | None = None)
             chips.append(chip(piece, style.current().prompt_fill, style.current().prompt_text))
         else:
             chips.append(chip(piece))
-        if n_prompt and i == 0:
+        if n_prompt > hidden_prompt and i == 0:  # ("prompt:" only before a prompt token shown)
             chips.append(f"<span style='color:{style.current().prompt};'><i>prompt:</i></span>")
         if n_prompt and i == n_prompt and i < len(prefix) - 1:
             chips.append(f"<span style='color:{style.current().prompt};'>|</span>")
