@@ -150,7 +150,7 @@ DARK = Palette(
     on_bright_cell="#000000", on_dark_cell="#ffffff", selected="#ff7b54", map_edge="#6e7681",
     prompt="#bc8cff", prompt_fill="#3c2a66", prompt_text="#d2a8ff", bar="#3b6ea8", bar_edge="#79a6dc",
     attribution_negative="#a8424b", chosen="#f0883e", chosen_text="#ffa657", on_chosen="#0d1117", changed="#5d1f1a", current_column="#1c3a5e",
-    mask_blank="#4a2a12", beam_alive="#58a6ff", beam_pruned="#484f58", beam_finished="#3fb950", beam_best="#f0883e",
+    mask_blank="#4a2a12", beam_alive="#58a6ff", beam_pruned="#6e7681", beam_finished="#3fb950", beam_best="#f0883e",
     readout_bg="#3d3000", readout_text="#f0f3f6", info_bg="#0c2d6b", info_text="#cae8ff",
     warning_bg="#3d2e00", warning_text="#f2cc60", error_bg="#5d0f12", error_text="#ffdcd7",
     chip_bg="#2d333b", chip_text="#f0f3f6", source_bg="#1c3a5e", source_text="#cae8ff",

@@ -215,3 +215,21 @@ def test_the_grid_colour_bar_added_after_a_theme_change_wears_the_new_theme(qapp
     finally:
         presentation.apply_theme(QApplication.instance(), "light")
         grid.deleteLater()
+
+
+def test_the_beam_tree_follows_the_theme(window, qtbot):
+    """The beam tree's edges were given their pens once: in the dark theme the pruned ones kept
+    the light theme's pale grey, the brightest lines on the black canvas, while its nodes took
+    the dark theme's grey. Edges, nodes and labels now follow a theme change."""
+    from model.frame import DecodeSettings
+    window.state.session.set_decoding(DecodeSettings(strategy="beam", beam_size=3))
+    view = window.panels["decoding"].beam_view
+    qtbot.waitUntil(lambda: view.result is not None, timeout=20_000)
+    try:
+        for theme, palette in (("dark", DARK), ("light", LIGHT)):
+            window.lecture.set_theme(theme)
+            assert view.pruned_edges.opts["pen"].color().name() == palette.beam_pruned.lower()
+            pruned = [c for c, n in zip(view.colours, view.result.nodes) if n.pruned and n.parent is not None]
+            assert pruned and all(c.name() in (palette.beam_pruned.lower(), palette.beam_best.lower()) for c in pruned)
+    finally:
+        window.lecture.set_theme("light")

@@ -17,6 +17,7 @@ from PySide6.QtGui import QColor, QFontMetricsF, QTextDocument
 
 from explorer import presentation, style
 from explorer.drawing.token_heatmap import display_piece
+from explorer.theme import notifier
 
 
 
@@ -92,16 +93,32 @@ class BeamTreeView(pg.PlotWidget):
         self.current = pg.LinearRegionItem(values=(0.5, 1.5), movable=False,
                                            brush=pg.mkBrush(QColor(9, 105, 218, 28)), pen=pg.mkPen(None))
         plot.addItem(self.current)
-        self.pruned_edges = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(style.colour("beam_pruned"), width=1.5))
-        self.live_edges = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(style.colour("beam_alive").darker(120), width=2))
-        self.best_edges = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(style.colour("beam_best"), width=4))
-        self.prompt_edges = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(style.colour("prompt"), width=4))
+        self.pruned_edges = pg.PlotDataItem(connect="pairs")
+        self.live_edges = pg.PlotDataItem(connect="pairs")
+        self.best_edges = pg.PlotDataItem(connect="pairs")
+        self.prompt_edges = pg.PlotDataItem(connect="pairs")
+        self._pen_edges()
         self.scatter = pg.ScatterPlotItem(size=15, pxMode=True, hoverable=True, tip=self._tip)
         for item in (self.pruned_edges, self.live_edges, self.best_edges, self.prompt_edges, self.scatter):
             plot.addItem(item)
         self.labels: list[pg.TextItem] = []
         self.colours: list[QColor] = []  # per node, in BeamResult order (what the tests inspect)
         self.result = None
+        notifier().changed.connect(self._restyle)  # a bound method: disconnected with the view
+
+    def _pen_edges(self) -> None:
+        # (scaled with the presentation, as every line: `_scaled_pen` widens what is set here)
+        self.pruned_edges.setPen(pg.mkPen(style.colour("beam_pruned"), width=1.5 * style.scale()))
+        self.live_edges.setPen(pg.mkPen(style.colour("beam_alive").darker(120), width=2 * style.scale()))
+        self.best_edges.setPen(pg.mkPen(style.colour("beam_best"), width=4 * style.scale()))
+        self.prompt_edges.setPen(pg.mkPen(style.colour("prompt"), width=4 * style.scale()))
+
+    def _restyle(self, *_) -> None:
+        """The theme changed: edges, nodes and labels in its colours (the dark theme kept the
+        light one's pale grey for pruned edges, the brightest lines on its black canvas)."""
+        self._pen_edges()
+        if self.result is not None and self._label_parts:
+            self.set_result(self.result, self._pieces)
 
     def _label(self, i: int) -> pg.TextItem:
         while len(self.labels) <= i:
