@@ -189,6 +189,21 @@ def _plot_title(view_box) -> str:
     return ""
 
 
+def overflowing_canvases(root: QWidget) -> list[str]:
+    """pyqtgraph canvases laid out wider or taller than their view: the overflow is cut off
+    without a scroll bar (a title or legend, its plot's least width, ran plots past the window)."""
+    problems = []
+    for view in root.findChildren(pg.GraphicsView):
+        central = view.centralWidget
+        if not shown(view) or central is None:
+            continue
+        size = central.geometry()
+        if size.width() > view.width() + 1 or size.height() > view.height() + 1:
+            problems.append(f"{type(view).__name__} canvas {size.width():.0f}×{size.height():.0f} px in a "
+                            f"{view.width()}×{view.height()} view ({_plot_title(central) if isinstance(central, pg.PlotItem) else ''})")
+    return problems
+
+
 def outside_window(root: QWidget, window: QWidget) -> list[str]:
     """Shown widgets of `root` reaching outside the window, and scroll bars on the panel's scroll
     area (the panel is larger than its dock: part of it is off screen)."""

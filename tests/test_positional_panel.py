@@ -194,3 +194,8 @@ def test_a_short_waves_view_puts_the_formula_on_one_line_only_where_it_fits(qtbo
     assert ("<br>" not in waves.plot.titleLabel.text) == one_line, (waves.width(), waves.pairs_list.width(), waves._one_line, waves.compact)
     scene_width = waves.canvas.ci.geometry().width()  # the plot and its title, as laid out
     assert scene_width <= waves.canvas.width() + 1, (scene_width, waves.canvas.width())
+    formula = waves._title
+    waves.set_table(panel.table, False, "PE")  # a short title fits on one line anywhere …
+    assert "<br>" not in waves.plot.titleLabel.text
+    waves.set_table(panel.table, False, formula)  # … and the formula after it is measured again
+    assert ("<br>" not in waves.plot.titleLabel.text) == one_line

@@ -31,7 +31,8 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import presentation  # noqa: E402
 from layout_checks import (MIN_CAP_HEIGHT, block_name_caps, clipped_texts, colorbar_problems, cramped_titles,  # noqa: E402
-                           drawn_labels, figure_problems, loose_maps, outside_window, shown, small_plots)
+                           drawn_labels, figure_problems, loose_maps, outside_window, overflowing_canvases, shown,
+                           small_plots)
 
 PANELS = ("architecture", "step", "attention", "positional", "decoding", "heads", "lens", "attribution",
           "compare", "leak", "training")
@@ -101,7 +102,7 @@ def test_each_panel_alone_fits_at_projector_sizes(presenting, qtbot, name):
     shown_docks = [n for n, d in window.docks.items() if d.isVisible()]
     assert shown_docks == [name]
     problems = (outside_window(panel, window) + clipped_texts(panel) + small_plots(panel) + cramped_titles(panel)
-                + loose_maps(panel))
+                + loose_maps(panel) + overflowing_canvases(panel))
     if name == "architecture":
         problems += figure_problems(panel, MIN_CAP_HEIGHT if size == (1280, 720) else None)
     if name == "decoding":  # the step-by-step maps' titles whole, never "Mask in forc…"

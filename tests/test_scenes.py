@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from explorer.runner import random_bundle  # noqa: E402
 from explorer.scenes import TOUR_PATH, Scene, SceneError, Tour, capture, load_tour, save_tour  # noqa: E402
 from model.checkpoint import bundled_checkpoints  # noqa: E402
-from layout_checks import small_plots  # noqa: E402
+from layout_checks import overflowing_canvases, small_plots  # noqa: E402
 from support import make_main_window, messages_of  # noqa: E402
 
 TOUR_ORDER = ["transformer", "embedding", "positional", "self-attention", "multi-head", "masking", "decoder attention",
@@ -350,6 +350,9 @@ def test_a_tour_on_a_720_beamer_keeps_every_scene_on_screen(qtbot, tmp_path, siz
                 if inner.isVisible():
                     assert inner.verticalScrollBar().maximum() == 0, (scene.name, inner.widget())
                     assert inner.horizontalScrollBar().maximum() == 0, (scene.name, inner.widget())
+            # no canvas laid out past its view (the waves' title ran their plot 170 px out at 1024,
+            # the leak's two-column legend its loss plot 43 px)
+            assert not overflowing_canvases(panel), (scene.name, overflowing_canvases(panel))
             if scene.panel == "decoding" and panel.pages.currentWidget() is panel.mask_view:
                 for group in panel.mask_view.shown_groups:  # every candidate named beside its bar
                     axis = group.bars.getPlotItem().getAxis("left")

@@ -225,9 +225,13 @@ def test_the_beam_tree_follows_the_theme(window, qtbot):
     window.state.session.set_decoding(DecodeSettings(strategy="beam", beam_size=3))
     view = window.panels["decoding"].beam_view
     qtbot.waitUntil(lambda: view.result is not None, timeout=20_000)
+    box = view.getPlotItem().getViewBox()
+    box.setRange(xRange=(2.0, 5.0), yRange=(-1.0, 1.0), padding=0)  # the user zoomed in
     try:
         for theme, palette in (("dark", DARK), ("light", LIGHT)):
             window.lecture.set_theme(theme)
+            (x0, x1), (y0, y1) = box.viewRange()
+            assert (round(x0, 3), round(x1, 3), round(y0, 3), round(y1, 3)) == (2.0, 5.0, -1.0, 1.0)  # kept
             assert view.pruned_edges.opts["pen"].color().name() == palette.beam_pruned.lower()
             pruned = [c for c, n in zip(view.colours, view.result.nodes) if n.pruned and n.parent is not None]
             assert pruned and all(c.name() in (palette.beam_pruned.lower(), palette.beam_best.lower()) for c in pruned)

@@ -118,7 +118,12 @@ class BeamTreeView(pg.PlotWidget):
         light one's pale grey for pruned edges, the brightest lines on its black canvas)."""
         self._pen_edges()
         if self.result is not None and self._label_parts:
+            box = self.getPlotItem().getViewBox()
+            (x0, x1), (y0, y1) = box.viewRange()  # the user's zoom and pan stay
+            applied = self._y_applied
             self.set_result(self.result, self._pieces)
+            self._y_applied = applied
+            box.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
 
     def _label(self, i: int) -> pg.TextItem:
         while len(self.labels) <= i:

@@ -48,7 +48,7 @@ def chips_room(label, prefix: list[str], chosen: str) -> int:
     fixed = QFontMetricsF(bold).horizontalAdvance("Step 999") + plain.horizontalAdvance("  →  ") + width(chosen)
     if fixed + sum(width(p) for p in prefix) <= room:
         return len(prefix) - 1  # every chip after the first (<bos>, always shown)
-    hidden = plain.horizontalAdvance(" … 99 earlier ")
+    hidden = plain.horizontalAdvance(" … 99 prompt + 99 earlier ")  # the widest mark (`prefix_chips`)
     return chips_that_fit(prefix[1:], room - fixed - hidden - width(prefix[0]), width)
 
 

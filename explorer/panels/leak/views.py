@@ -100,8 +100,9 @@ class LossCurves(pg.PlotWidget):
         self.floor.show()
 
     def resizeEvent(self, event) -> None:  # noqa: N802
-        super().resizeEvent(event)
-        self._fit_legend()
+        self._fit_legend()  # first: pyqtgraph then fits the plot to the view, within the legend's
+        super().resizeEvent(event)  # new least width (after, a two-column legend's 359 px stayed
+        # the plot's width in a 316-px view: its right side cut off on a 1280×720 beamer)
 
     def _fit_legend(self) -> None:
         """The two entries side by side where the plot is wide enough, else one above the other

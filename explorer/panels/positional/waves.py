@@ -103,7 +103,8 @@ class WavesView(QWidget):
         text = QTextDocument()
         text.setDefaultFont(st.font(st.TITLE_PT))
         text.setHtml(self._title.replace("<br>", " &nbsp; "))
-        room = self.width() - self.pairs_list.width() - 40  # (the plot's axis and margins)
+        listed = max(self.pairs_list.minimumWidth(), min(self.pairs_list.width(), self.pairs_list.maximumWidth()))
+        room = self.width() - listed - 40  # (the plot's axis and margins; the list as just sized, not as last laid out)
         return text.idealWidth() <= room  # (`st.font` is at the presentation scale already)
 
     def _shown_title(self) -> str:
@@ -137,6 +138,7 @@ class WavesView(QWidget):
                 self.pairs_list.addItem(item)
             self.pairs_list.blockSignals(False)
         self._title = title
+        self._one_line = bool(self.compact) and self._one_line_fits()  # (another title: another width)
         st.set_title(self.plot, self._shown_title())
         self.select_pairs(keep)
 
