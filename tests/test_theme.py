@@ -228,8 +228,8 @@ def test_the_beam_tree_follows_the_theme(window, qtbot):
     box = view.getPlotItem().getViewBox()
     box.setRange(xRange=(2.0, 5.0), yRange=(-1.0, 1.0), padding=0)  # the user zoomed in
     try:
-        for theme, palette in (("dark", DARK), ("light", LIGHT)):
-            window.lecture.set_theme(theme)
+        for name, palette in (("dark", DARK), ("light", LIGHT)):
+            window.lecture.set_theme(name)
             (x0, x1), (y0, y1) = box.viewRange()
             assert (round(x0, 3), round(x1, 3), round(y0, 3), round(y1, 3)) == (2.0, 5.0, -1.0, 1.0)  # kept
             assert view.pruned_edges.opts["pen"].color().name() == palette.beam_pruned.lower()
