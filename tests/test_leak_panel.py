@@ -70,7 +70,12 @@ def check_run(qtbot, panel):
     panel.start(LeakConfig(**TINY), threads=1)
     panel.run.worker.yielded.connect(lambda m: results.append(m) if isinstance(m, LeakResult) else None)
     assert not panel.run_button.isEnabled() and panel.stop_button.isEnabled()
-    assert panel.bars.pending.isVisible()  # the empty bars say when they fill, not bare axes
+    assert panel.bars.pending.isVisible()  # the empty bars say when they fill, not bare axes …
+    qtbot.wait(50)  # (drawn once: a TextItem places its text for the view's transform when painted)
+    box = panel.bars.getPlotItem().getViewBox().sceneBoundingRect()
+    text = panel.bars.pending.textItem
+    note = text.mapRectToScene(text.boundingRect())
+    assert box.contains(note), (box, note)  # … whole (a longer note was clipped by the plot's edges)
     qtbot.waitUntil(lambda: panel.run is None, timeout=TIMEOUT)
     assert results and panel.result is results[0]
     assert not panel.bars.pending.isVisible()

@@ -124,7 +124,7 @@ class LossCurves(pg.PlotWidget):
         self.floor.label.setColor(style.MUTED.name())
 
 
-PENDING = "scored on held-out\nsentences when\ntraining ends"  # (three short lines: a 1024-px beamer's narrow plot)
+PENDING = "scored after\ntraining"  # (short: a plot ~150 px wide on a 1280×720 beamer clips what is wider)
 
 
 class AccuracyBars(pg.PlotWidget):
@@ -165,7 +165,7 @@ class AccuracyBars(pg.PlotWidget):
         # took the bare axes for a broken plot while the curves beside them were moving)
         self.pending = pg.TextItem(PENDING, anchor=(0.5, 0.5), color=style.MUTED.name())
         self.pending.setFont(style.font(style.SMALL_POINT_SIZE))
-        self.pending.setPos(0.5, len(CATEGORIES) / 2)
+        self.pending.setPos(X_RIGHT / 2, len(CATEGORIES) / 2)  # (the middle of the x range: `_fit_top` widens it)
         plot.addItem(self.pending)
         plot.getViewBox().sigResized.connect(self._fit_top)
         self._fit_top()
@@ -186,6 +186,8 @@ class AccuracyBars(pg.PlotWidget):
         need = (metrics.horizontalAdvance("100%") + 6) / width
         right = max(X_RIGHT, 1.02 / max(1 - need, 0.2))
         self.getPlotItem().setXRange(0, right, padding=0)
+        if getattr(self, "pending", None) is not None:
+            self.pending.setPos(right / 2, len(CATEGORIES) / 2)
         # "50%" only where it stands apart from "100%" ("50%100%" on a 1024-px projector)
         half_px = 0.5 * width / right
         gap = half_px - (ticks.horizontalAdvance("50%") + ticks.horizontalAdvance("100%")) / 2  # between the two, centred
