@@ -15,6 +15,42 @@ MIN_CAP_HEIGHT = 11.0  # Figure 1's text at 1280×720 presentation, in screen pi
 BUTTON_MARGIN = 6  # a tool button's frame and padding, both sides together
 
 
+def layout_signature(root: QWidget) -> tuple:
+    """Where everything under `root` is: each shown widget's geometry, and each shown plot's
+    view boxes and axes (pyqtgraph lays its items out in posted events of its own)."""
+    out = []
+    for widget in [root, *root.findChildren(QWidget)]:
+        if widget.isVisible():
+            g = widget.geometry()
+            out.append((g.x(), g.y(), g.width(), g.height()))
+        if isinstance(widget, pg.GraphicsView) and widget.isVisible():
+            for item in widget.scene().items():
+                if isinstance(item, (pg.ViewBox, pg.AxisItem)) and item.isVisible():
+                    r = item.sceneBoundingRect()
+                    out.append((round(r.x()), round(r.y()), round(r.width()), round(r.height())))
+    return tuple(out)
+
+
+def settle_until_still(qtbot, root: QWidget, least: int = 4, most: int = 60) -> None:
+    """Process events until the layout under `root` stops moving (two rounds alike, after at
+    least `least`). A fixed number of rounds was not enough on a loaded CI machine: a resize
+    runs through several rounds of posted layout events (the decoding panel folds into tabs,
+    its plots re-arrange, pyqtgraph re-lays its items), and a check in between measured a
+    half-made layout (a side-by-side map at 216×126 px)."""
+    from PySide6.QtWidgets import QApplication
+    from shiboken6 import isValid
+    last = None
+    for i in range(most):
+        QApplication.processEvents()
+        qtbot.wait(5)
+        if not isValid(root):
+            return
+        now = layout_signature(root)
+        if i + 1 >= least and now == last:
+            return
+        last = now
+
+
 def drawn_labels(axis) -> list[tuple[QRectF, str]]:
     """(rectangle in the axis' coordinates, text) of every tick label a pyqtgraph axis draws now."""
     image = QImage(4, 4, QImage.Format_ARGB32)

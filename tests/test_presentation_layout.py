@@ -31,8 +31,8 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import presentation  # noqa: E402
 from layout_checks import (MIN_CAP_HEIGHT, block_name_caps, clipped_texts, colorbar_problems, cramped_titles,  # noqa: E402
-                           drawn_labels, figure_problems, loose_maps, outside_window, overflowing_canvases, shown,
-                           small_plots)
+                           drawn_labels, figure_problems, loose_maps, outside_window, overflowing_canvases,
+                           settle_until_still, shown, small_plots)
 
 PANELS = ("architecture", "step", "attention", "positional", "decoding", "heads", "lens", "attribution",
           "compare", "leak", "training")
@@ -40,9 +40,12 @@ SIZES = ((1280, 720), (1024, 768))
 
 
 def settle(qtbot, rounds: int = 4) -> None:
-    for _ in range(rounds):  # layout, pyqtgraph's deferred geometry, the figure's re-arrangement
-        QApplication.processEvents()
-        qtbot.wait(5)
+    """Layout, pyqtgraph's deferred geometry, the figure's re-arrangement: until nothing moves
+    (every window on screen; at least `rounds` rounds)."""
+    from PySide6.QtWidgets import QMainWindow
+    windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMainWindow) and w.isVisible()]
+    for window in windows:
+        settle_until_still(qtbot, window, least=rounds)
 
 
 @contextmanager
