@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from explorer.runner import random_bundle  # noqa: E402
 from explorer.scenes import TOUR_PATH, Scene, SceneError, Tour, capture, load_tour, save_tour  # noqa: E402
 from model.checkpoint import bundled_checkpoints  # noqa: E402
-from layout_checks import overflowing_canvases, small_plots  # noqa: E402
+from layout_checks import overflowing_canvases, settle_until_still, small_plots  # noqa: E402
 from support import make_main_window, messages_of  # noqa: E402
 
 TOUR_ORDER = ["transformer", "embedding", "positional", "self-attention", "multi-head", "masking", "decoder attention",
@@ -332,9 +332,7 @@ def test_a_tour_on_a_720_beamer_keeps_every_scene_on_screen(qtbot, tmp_path, siz
         for i, scene in enumerate(tour.scenes):
             if i:
                 lecture.strip_tour[2].click()  # "▶" at the end of the input bar's row
-            for _ in range(8):
-                QApplication.processEvents()
-                qtbot.wait(5)
+            settle_until_still(qtbot, window, least=8)  # (a fixed count measured half-made layouts under load)
             assert not lecture.toolbar.isVisible() and all(w.isVisible() for w in lecture.strip_tour)
             assert lecture.strip_scene.text() == f"{i + 1}/{len(tour.scenes)}"
             right = lecture.strip.mapTo(bar, QPoint(lecture.strip.width(), 0)).x()
