@@ -219,6 +219,32 @@ def best_possible_scores(texts: list[str]) -> tuple[float, float]:
     return m_hits / max(m_total, 1), n_hits / max(n_total, 1)
 
 
+def sample_ceilings(texts: list[str]) -> tuple[float, float]:
+    """The most any model can score on exactly these `texts` when it reads only what it is
+    given: (masked-token accuracy, next-token accuracy).
+
+    A model's guess is a function of what it reads (every other word for a masked slot; the
+    words so far for the next word), so every occurrence of one context gets one guess, and
+    the best one is the word that follows that context most often *in these texts*. That is a
+    hard bound on this sample, unlike `best_possible_scores` (the Bayes-optimal guess, which a
+    lucky model beats by a point on a finite sample): a causal model's bar can reach this line
+    but never pass it, so a bar past it has read the answer."""
+    fill: dict[tuple, dict[str, int]] = {}
+    nxt: dict[tuple, dict[str, int]] = {}
+    for text in texts:
+        words = tuple(text.split())
+        for i, w in enumerate(words):
+            counts = fill.setdefault((i, words[:i] + words[i + 1:]), {})
+            counts[w] = counts.get(w, 0) + 1
+        for i, w in enumerate(words + ("<eos>",)):
+            counts = nxt.setdefault(words[:i], {})
+            counts[w] = counts.get(w, 0) + 1
+    m_total = sum(sum(c.values()) for c in fill.values())
+    n_total = sum(sum(c.values()) for c in nxt.values())
+    return (sum(max(c.values()) for c in fill.values()) / max(m_total, 1),
+            sum(max(c.values()) for c in nxt.values()) / max(n_total, 1))
+
+
 __all__ = ["MASK_TOKEN", "WORLD", "facts_task", "facts_sentence", "facts_vocabulary", "check_facts",
            "fact_fill_ins", "fact_prompts", "score_fill_ins", "score_continuations",
-           "sentence_distribution", "best_possible_scores"]
+           "sentence_distribution", "best_possible_scores", "sample_ceilings"]

@@ -29,7 +29,7 @@ import torch
 from .config import TransformerConfig
 from .leak_scores import (entropy_floor, fact_answers, free_running_accuracy, future_mass, generation_accuracy,
                           sentence_batch, teacher_forced_accuracy)
-from .corpus import best_possible_scores
+from .corpus import sample_ceilings
 from .tasks import get_task
 from .teacher_forcing import parallel_pass
 from .tokenizers import BOS_ID
@@ -103,7 +103,7 @@ class LeakResult:
     runs: dict[str, RunScores]
     example: list[str]  # the example's decoder input tokens (<bos> w1 … wn): the maps' axes
     loss_floor: float  # entropy_floor(): the lowest loss reachable without reading the future
-    best_accuracy: float  # the Bayes-optimal next-token accuracy on the held-out sentences
+    best_accuracy: float  # the most a model reading only the past scores on these sentences (sample_ceilings)
     eval_n: int
     seconds: float
     stopped: bool  # True when stop() or the time budget ended training before config.steps
@@ -189,7 +189,7 @@ class LeakLab:
         runs = {name: self.score(name, texts, tgt_in, tgt_out, example) for name in RUNS}
         steps = min(r.steps for r in runs.values())
         return LeakResult(self.config, runs, self.tokenizer.pieces(example), entropy_floor(),
-                          best_possible_scores(texts)[1], len(texts), seconds, steps < self.config.steps)
+                          sample_ceilings(texts)[1], len(texts), seconds, steps < self.config.steps)
 
     def score(self, name: str, texts: list[str], tgt_in: torch.Tensor, tgt_out: torch.Tensor,
               example: list[int]) -> RunScores:

@@ -173,3 +173,36 @@ def test_stop_ends_training_early_and_still_scores():
     next(events)
     lab.stop(evaluate=False)
     assert all(isinstance(e, LeakStep) for e in events)  # no scoring: a closing window waits for nothing
+
+
+def test_the_ceiling_is_what_a_lookup_of_these_sentences_scores_and_no_causal_run_passes_it(lab, result):
+    """The ceiling drawn against the bars (model.corpus.sample_ceilings) is reached by the best
+    causal guesser there is for these sentences — a table from each prefix of token ids to the
+    token that follows it most often here, written against the ids rather than the words — and
+    it bounds the with-mask run's teacher-forced score (the Bayes-optimal guess's score, the
+    old "≈" line, is below it: a lucky run passed that by a point)."""
+    from model.corpus import best_possible_scores, sample_ceilings
+    lab, _ = lab
+    texts = lab.held_out()
+    tgt_in, tgt_out = sentence_batch(lab.tokenizer, texts, 32)
+    follows: dict[tuple, dict[int, int]] = {}
+    pairs = [(tuple(tgt_in[b, : t + 1].tolist()), int(tgt_out[b, t]))
+             for b in range(tgt_in.size(0)) for t in range(tgt_in.size(1)) if tgt_out[b, t] != PAD_ID]
+    for prefix, label in pairs:
+        follows.setdefault(prefix, {}).setdefault(label, 0)
+        follows[prefix][label] += 1
+    table = {prefix: max(counts, key=counts.get) for prefix, counts in follows.items()}
+    lookup = sum(table[prefix] == label for prefix, label in pairs) / len(pairs)
+    ceiling = sample_ceilings(texts)[1]
+    assert result.best_accuracy == pytest.approx(ceiling)
+    assert lookup == pytest.approx(ceiling, abs=1e-12)
+    assert best_possible_scores(texts)[1] <= ceiling
+    assert result.runs["masked"].teacher_forced <= ceiling + 1e-12
+
+
+def test_sample_ceilings_by_hand():
+    """Two sentences that part after "a cow": one of the twelve next words (five words and the
+    end, twice) cannot be guessed from the words so far; every masked word can, from the rest."""
+    from model.corpus import sample_ceilings
+    assert sample_ceilings(["a cow says moo .", "a cow eats grass ."]) == (1.0, 11 / 12)
+    assert sample_ceilings(["a cow says moo ."] * 3) == (1.0, 1.0)

@@ -218,13 +218,13 @@ class AccuracyBars(pg.PlotWidget):
         top, bottom = NAME_ROOM - 0.05, NAME_ROOM + 2 * BAR + 0.05
         self.ceiling.setData([best, best, np.nan, best, best], [0, bottom, np.nan, 1 + top, 1 + bottom],
                              connect="finite")
-        # "≈": the ceiling is what the Bayes-optimal guess scores on these held-out sentences; a
-        # model that reads only the past can land a point above it by chance ("67%" beside "66%").
-        self.ceiling_label.setText(f"ceiling ≈{best:.0%}")
+        # A hard bound on these very sentences (model.corpus.sample_ceilings): the Bayes-optimal
+        # guess's score, drawn before as "≈66%", stood below a with-mask bar of 67% (a lucky sample).
+        self.ceiling_label.setText(f"ceiling {best:.0%}")
         self.ceiling_label.setPos(best, 0)
-        self.ceiling.setToolTip(f"The ceiling, {best:.0%}: what the best possible guess from the words so far "
-                                f"scores on these sentences. A model that reads only the past can land a point "
-                                f"above it by chance; far above it, it reads the answer.")
+        self.ceiling.setToolTip(f"The ceiling, {best:.0%}: the most a model that reads only the words so far "
+                                f"can score on these {result.eval_n} sentences (for each opening, the word that "
+                                f"follows it most often here). A bar past it has read the answer.")
 
     def restyle(self) -> None:
         for run, bars in self.bars.items():
