@@ -97,6 +97,18 @@ def _scaled_pen(pen, ratio: float) -> QPen:
     return pen
 
 
+def _rescale_axis_title(axis: pg.AxisItem, ratio: float) -> None:
+    """An axis title's size lives in its HTML ("font-size" in pyqtgraph's labelStyle), which
+    wins over the text item's font: scale that, and let pyqtgraph rebuild the title."""
+    size = axis.labelStyle.get("font-size")
+    if isinstance(size, str) and size.endswith("pt"):
+        try:
+            axis.labelStyle["font-size"] = f"{max(6.0, float(size[:-2]) * ratio):.1f}pt"
+        except ValueError:
+            return
+        axis._updateLabel()  # (pyqtgraph's own: the title's HTML from labelStyle, and the axis' room)
+
+
 def _rescale_scene(view: QGraphicsView, ratio: float) -> None:
     """Axes, titles, text and curve widths of one pyqtgraph canvas, in place."""
     for item in view.scene().items():
@@ -109,6 +121,7 @@ def _rescale_scene(view: QGraphicsView, ratio: float) -> None:
                 tick.setPointSizeF(max(6.0, tick.pointSizeF() * ratio))
             item.setStyle(tickFont=tick)
             item.setPen(_scaled_pen(item.pen(), ratio))
+            _rescale_axis_title(item, ratio)
         elif isinstance(item, pg.LabelItem):
             size = str(item.opts.get("size") or f"{style.BASE_POINT_SIZE}pt")
             if size.endswith("pt"):

@@ -53,6 +53,13 @@ def set_scale(factor: float) -> None:
     _scale = max(0.5, min(float(factor), 4.0))
 
 
+def css_pt(point_size: float = SMALL_POINT_SIZE) -> str:
+    """A size for rich text (a pyqtgraph axis title's "font-size") at the current scale: HTML
+    sizes win over the item's font, so the scaling pass's font change never reached them
+    ("probability" stayed at 11 pt beside 16.5-pt ticks on a beamer)."""
+    return f"{point_size * _scale:.1f}pt"
+
+
 def font(point_size: int = BASE_POINT_SIZE, bold: bool = False, mono: bool = False) -> QFont:
     f = QFont(MONO_FAMILY if mono else SANS_FAMILY)
     f.setPointSizeF(point_size * _scale)

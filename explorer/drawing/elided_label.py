@@ -6,8 +6,8 @@ the panel scrolled sideways.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontMetricsF
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QFontMetrics, QFontMetricsF
 from PySide6.QtWidgets import QLabel, QSizePolicy
 
 
@@ -31,6 +31,11 @@ class ElidedLabel(QLabel):
         super().resizeEvent(event)
         self._elide()
 
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        if event.type() == QEvent.FontChange:  # elided for the old font: entering presentation at an
+            self._elide()  # unchanged width left "Self-attention L1 …" where "Self-attention⏎L1 H1" fits
+
     break_at: str | None = None  # where a title too long for one line may break into two (": ", " ")
 
     def _splits(self, text: str) -> list[tuple[str, str]]:
@@ -50,25 +55,32 @@ class ElidedLabel(QLabel):
         `break_at` lets it break (a layout asks this before it narrows the title's column)."""
         metrics = QFontMetricsF(self.font())
         widths = [max(metrics.horizontalAdvance(a), metrics.horizontalAdvance(b)) for a, b in self._splits(self.full_text)]
-        return min([metrics.horizontalAdvance(self.full_text), *widths])
+        return min([metrics.horizontalAdvance(self.full_text), *widths]) + 1  # (Qt cuts a text exactly its width)
 
     def lines_at(self, width: float) -> int:
         """How many lines the title takes in `width` pixels: 1 (whole or elided) or 2 (broken)."""
-        metrics = QFontMetricsF(self.font())
-        if metrics.horizontalAdvance(self.full_text) <= width:
+        metrics = QFontMetrics(self.font())  # (as drawn: `fontMetrics()`, whole pixels)
+        width = int(width)
+
+        def whole(line: str) -> bool:  # as `_elide` decides, with Qt's own test
+            return metrics.elidedText(line, Qt.ElideRight, width) == line
+
+        if whole(self.full_text):
             return 1
-        fits = [max(metrics.horizontalAdvance(a), metrics.horizontalAdvance(b)) <= width
-                for a, b in self._splits(self.full_text)]
-        return 2 if any(fits) else 1
+        return 2 if any(whole(a) and whole(b) for a, b in self._splits(self.full_text)) else 1
 
     def _elide(self) -> None:
         width = max(self.width(), 20)
         metrics = self.fontMetrics()
         text = self.full_text
-        if metrics.horizontalAdvance(text) > width:
+
+        def whole(line: str) -> bool:  # Qt's own test, as it draws: a text whose advance equals the
+            return metrics.elidedText(line, Qt.ElideRight, width) == line  # width was still cut ("L1 …")
+
+        if not whole(text):
             splits = [(max(metrics.horizontalAdvance(a), metrics.horizontalAdvance(b)), a, b)
-                      for a, b in self._splits(text)]
-            if splits and min(splits)[0] <= width:  # the most even break ("Self-attention⏎L1 H1")
+                      for a, b in self._splits(text) if whole(a) and whole(b)]
+            if splits:  # the most even break ("Self-attention⏎L1 H1")
                 _, head, tail = min(splits)
                 QLabel.setText(self, f"{head}\n{tail}")  # whole, on two lines
                 return

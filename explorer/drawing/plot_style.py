@@ -64,7 +64,8 @@ def style_axis(axis: pg.AxisItem, label: str | None = None, line: bool = True) -
     axis.setPen(current().muted if line else pg.mkPen(None))  # (setPen also recolours the label: first)
     axis.setTextPen(current().text)
     if label is not None:
-        axis.setLabel(label, color=current().text, **{"font-size": f"{LABEL_PT}pt"})
+        factor = _app.scale() if _app is not None else 1.0
+        axis.setLabel(label, color=current().text, **{"font-size": f"{LABEL_PT * factor:.1f}pt"})
 
 
 def set_title(plot: pg.PlotItem, text: str) -> None:

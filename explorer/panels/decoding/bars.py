@@ -35,7 +35,7 @@ class TopKBars(pg.PlotWidget):
         self._caption_shown: tuple = ()
         plot = style.still_plot(self.getPlotItem())
         plot.showGrid(y=True, alpha=0.25)
-        plot.setLabel("left", "probability", **{"font-size": f"{style.SMALL_POINT_SIZE}pt"})
+        plot.setLabel("left", "probability", **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
         bottom = plot.getAxis("bottom")
         bottom.setStyle(tickFont=style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True), tickLength=0)
         plot.getAxis("left").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))

@@ -54,7 +54,7 @@ class MaskBars(pg.PlotWidget):
         plot = style.still_plot(self.getPlotItem())
         plot.invertY(True)  # the best candidate on top, read first
         plot.showGrid(x=True, alpha=0.25)
-        plot.setLabel("bottom", "probability", **{"font-size": f"{style.SMALL_POINT_SIZE}pt"})
+        plot.setLabel("bottom", "probability", **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
         self.tick_font = style.font(style.TITLE_POINT_SIZE, bold=True, mono=True)
         plot.getAxis("left").setStyle(tickFont=self.tick_font, tickLength=0)
         plot.getAxis("bottom").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))

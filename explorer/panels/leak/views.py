@@ -38,7 +38,7 @@ def _axes(plot: pg.PlotItem, bottom: str, left: str) -> None:
         axis.setPen(style.MUTED.name())
         axis.setTextPen(style.TEXT.name())
         if label:
-            axis.setLabel(label, color=style.TEXT.name(), **{"font-size": f"{style.SMALL_POINT_SIZE}pt"})
+            axis.setLabel(label, color=style.TEXT.name(), **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
 
 
 def _title(plot: pg.PlotItem, text: str) -> None:

@@ -121,7 +121,7 @@ def _plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y_lab
         axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
         axis.setPen(style.MUTED.name())
         axis.setTextPen(style.TEXT.name())
-        axis.setLabel(label, color=style.TEXT.name(), **{"font-size": f"{style.SMALL_POINT_SIZE}pt"})
+        axis.setLabel(label, color=style.TEXT.name(), **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
     plot.getAxis("left").setWidth(62)
     plot.getAxis("left").enableAutoSIPrefix(False)  # relabelling the axis on every range change costs
     return plot

@@ -136,7 +136,7 @@ class ProbeView(QWidget):
             axis.setStyle(hideOverlappingLabels=False)  # a first word ("<bos>") is wider than its cell
             axis.setPen(style.MUTED.name())
             axis.setTextPen(style.TEXT.name())
-            axis.setLabel(text, color=style.TEXT.name(), **{"font-size": f"{style.SMALL_POINT_SIZE}pt"})
+            axis.setLabel(text, color=style.TEXT.name(), **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
         self.plot.getAxis("left").setWidth(70)
         self.bar = bar = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get(style.SEQUENTIAL),
                                          interactive=False, width=14)
