@@ -29,7 +29,7 @@ import torch
 from .config import TransformerConfig
 from .leak_scores import (entropy_floor, fact_answers, free_running_accuracy, future_mass, generation_accuracy,
                           sentence_batch, teacher_forced_accuracy)
-from .corpus import sample_ceilings
+from .corpus import next_word_ceiling
 from .tasks import get_task
 from .teacher_forcing import parallel_pass
 from .tokenizers import BOS_ID
@@ -103,7 +103,8 @@ class LeakResult:
     runs: dict[str, RunScores]
     example: list[str]  # the example's decoder input tokens (<bos> w1 … wn): the maps' axes
     loss_floor: float  # entropy_floor(): the lowest loss reachable without reading the future
-    best_accuracy: float  # the most a model reading only the past scores on these sentences (sample_ceilings)
+    best_accuracy: float  # the Bayes-optimal next-token accuracy, expected (corpus.next_word_ceiling)
+    ceiling_spread: float  # ± two standard deviations of that score on `eval_n` sentences
     eval_n: int
     seconds: float
     stopped: bool  # True when stop() or the time budget ended training before config.steps
@@ -119,6 +120,7 @@ class LeakResult:
                         f"{name}_fact_answers": round(r.fact_answers, 4),
                         f"{name}_future_attention": round(r.future_mass, 4)})
         out.update(loss_floor=round(self.loss_floor, 4), best_next_token_accuracy=round(self.best_accuracy, 4),
+                   best_next_token_spread=round(self.ceiling_spread, 4),
                    seconds=round(self.seconds, 2))
         return out
 
@@ -188,8 +190,9 @@ class LeakLab:
         example = self.example(texts)
         runs = {name: self.score(name, texts, tgt_in, tgt_out, example) for name in RUNS}
         steps = min(r.steps for r in runs.values())
-        return LeakResult(self.config, runs, self.tokenizer.pieces(example), entropy_floor(),
-                          sample_ceilings(texts)[1], len(texts), seconds, steps < self.config.steps)
+        best, sd = next_word_ceiling(len(texts))
+        return LeakResult(self.config, runs, self.tokenizer.pieces(example), entropy_floor(), best, 2 * sd,
+                          len(texts), seconds, steps < self.config.steps)
 
     def score(self, name: str, texts: list[str], tgt_in: torch.Tensor, tgt_out: torch.Tensor,
               example: list[int]) -> RunScores:

@@ -47,6 +47,13 @@ def _title(plot: pg.PlotItem, text: str) -> None:
     fit_title_row(plot)
 
 
+def _band_brush():
+    """The ceiling's band: the muted colour, faint (the bars over it stay the strong colours)."""
+    colour = style.colour("muted")
+    colour.setAlpha(70)
+    return pg.mkBrush(colour)
+
+
 def _dashed(width: float = 2.0):
     return pg.mkPen(style.MUTED.name(), width=width, style=Qt.DashLine)
 
@@ -158,6 +165,11 @@ class AccuracyBars(pg.PlotWidget):
                 plot.addItem(item)
         self.ceiling = pg.PlotDataItem([], [], pen=_dashed(2.5))  # the best possible next-word accuracy
         plot.addItem(self.ceiling)
+        # … and where its score on these sentences may fall (± 2 standard deviations): a with-mask
+        # bar a point past the line is inside the band, not past the ceiling
+        self.band = pg.BarGraphItem(x0=[], y0=[], width=[], height=[], brush=_band_brush(), pen=pg.mkPen(None))
+        self.band.setZValue(-1)
+        plot.addItem(self.band)
         self.ceiling_label = pg.TextItem("", anchor=(0.5, 1.0), color=style.MUTED.name())
         self.ceiling_label.setFont(style.font(style.SMALL_POINT_SIZE))
         plot.addItem(self.ceiling_label)
@@ -212,19 +224,25 @@ class AccuracyBars(pg.PlotWidget):
         self.pending.setVisible(result is None)
         if result is None:
             self.ceiling.setData([], [])
+            self.band.setOpts(x0=[], y0=[], width=[], height=[])
             self.ceiling_label.setText("")
             return
         best = result.best_accuracy  # next-word categories only: a generated sentence has no such ceiling
         top, bottom = NAME_ROOM - 0.05, NAME_ROOM + 2 * BAR + 0.05
         self.ceiling.setData([best, best, np.nan, best, best], [0, bottom, np.nan, 1 + top, 1 + bottom],
                              connect="finite")
-        # A hard bound on these very sentences (model.corpus.sample_ceilings): the Bayes-optimal
-        # guess's score, drawn before as "≈66%", stood below a with-mask bar of 67% (a lucky sample).
-        self.ceiling_label.setText(f"ceiling {best:.0%}")
+        spread = result.ceiling_spread
+        self.band.setOpts(x0=[best - spread] * 2, width=[2 * spread] * 2, y0=[0, 1 + top],
+                          height=[bottom, bottom - top])
+        # "≈": the best guess's expected score; its score on these sentences scatters by the band
+        self.ceiling_label.setText(f"ceiling ≈{best:.0%}")
         self.ceiling_label.setPos(best, 0)
-        self.ceiling.setToolTip(f"The ceiling, {best:.0%}: the most a model that reads only the words so far "
-                                f"can score on these {result.eval_n} sentences (for each opening, the word that "
-                                f"follows it most often here). A bar past it has read the answer.")
+        tip = (f"The ceiling, {best:.1%}: what the best possible guess from the words so far scores on average "
+               f"(the exact sentence distribution). On these {result.eval_n} sentences its score may fall "
+               f"anywhere in the band, {best - spread:.0%}–{best + spread:.0%} (± 2 standard deviations): a model "
+               f"that reads only the past ends inside it; one past the band reads the answer.")
+        self.ceiling.setToolTip(tip)
+        self.band.setToolTip(tip)
 
     def restyle(self) -> None:
         for run, bars in self.bars.items():
@@ -233,6 +251,7 @@ class AccuracyBars(pg.PlotWidget):
             item.setColor(style.TEXT.name())
             item.fill = pg.mkBrush(style.colour("canvas"))
         self.ceiling.setPen(_dashed(2.5))
+        self.band.setOpts(brush=_band_brush())
         self.ceiling_label.setColor(style.MUTED.name())
         self.pending.setColor(style.MUTED.name())
 
