@@ -99,7 +99,8 @@ def _screenshot(args) -> int:
 
 def _check_compare(bundle, reference: str | None) -> None:
     """--compare: a checkpoint B that loads and has A's architecture, before a window is built."""
-    if not reference:
+    from model.checkpoint import UNTRAINED
+    if not reference or reference == UNTRAINED:  # (A's own architecture: comparable by construction)
         return
     from explorer.panels.compare.worker import ModelCache
     from explorer.runner import load_bundle

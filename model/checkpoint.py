@@ -68,6 +68,21 @@ def random_bundle(task_name: str = "reverse", **config_overrides) -> ModelBundle
     return ModelBundle(Transformer(config), src_tok, tgt_tok, task.to_dict(), {}, name=f"{task_name} (untrained)")
 
 
+UNTRAINED = "untrained"  # a compare reference: the model A itself, before training
+
+
+def untrained_like(bundle: ModelBundle, seed: int = 0) -> ModelBundle:
+    """`bundle`'s architecture and tokenizers with freshly initialised weights (seeded, and the
+    caller's random state left as it was): what its training started from, in kind — the B of
+    "what did training change?" in the compare panel, with no second checkpoint to find."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = Transformer(bundle.config)
+    model.to(bundle.device).eval()
+    return ModelBundle(model, bundle.src_tokenizer, bundle.tgt_tokenizer, dict(bundle.task), {},
+                       name=f"{bundle.name} (untrained)")
+
+
 # -- weights ------------------------------------------------------------------------------------
 def _unique_state(model: torch.nn.Module) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
     """The state dict with tied tensors stored once (safetensors refuses shared memory).
@@ -402,5 +417,5 @@ def _load_weights(model: Transformer, tensors: dict[str, torch.Tensor], w_path: 
     model.load_state_dict({**tensors, **{a: tensors[n] for a, n in aliases.items()}}, strict=True)
 
 
-__all__ = ["save_checkpoint", "load_checkpoint", "bundled_checkpoints", "random_bundle", "read_config",
+__all__ = ["save_checkpoint", "load_checkpoint", "bundled_checkpoints", "random_bundle", "untrained_like", "UNTRAINED", "read_config",
            "recover_interrupted_save", "check_save_target", "CheckpointError", "CheckpointWarning", "FORMAT_VERSION"]

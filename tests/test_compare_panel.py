@@ -129,3 +129,35 @@ def test_a_zero_difference_says_identical_instead_of_a_blank_box(qtbot):
     tiny = float(np.abs(b - a).max())
     assert 0 < tiny < 1e-6 and not maps.identical.isVisible()
     assert maps.map_diff.plot.titleLabel.text == f"B − A (±{max(tiny, 1e-6):.2g})"
+
+
+def test_untrained_b_is_the_models_own_architecture_freshly_initialised(qtbot, tmp_path):
+    """"Untrained B": what did training change? B is A's architecture and tokenizers with fresh
+    weights (model.checkpoint.untrained_like): the trained reverse model writes the reversal,
+    the untrained one does not, and B's maps are its own (not A's)."""
+    from explorer.runner import load_bundle
+    from model.checkpoint import UNTRAINED, untrained_like
+    window = make_main_window(qtbot, tmp_path)
+    state, panel = window.state, window.panels["compare"]
+    window.runner.set_bundle(load_bundle("reverse"), then_run="transformer")
+    qtbot.waitUntil(lambda: state.frame is not None and state.frame.source == "transformer", timeout=20_000)
+    window.focus_panel("compare")
+    panel.untrained_button.click()
+    assert state.session.compare == UNTRAINED
+    assert panel.wait_until_drawn()
+    comparison = panel.comparison
+    assert comparison is not None and comparison.label_b == "untrained copy"
+    assert "".join(comparison.output_a.pieces[:-1]) == "remrofsnart"
+    assert comparison.output_b.pieces != comparison.output_a.pieces
+    kind = panel.kind
+    assert not np.allclose(comparison.attention_a[kind], comparison.attention_b[kind])
+    # B itself: A's config and tokenizers, other weights, the same for the same seed, and the
+    # caller's random state untouched
+    a = state.bundle
+    state_before = torch.random.get_rng_state()
+    b1, b2 = untrained_like(a), untrained_like(a)
+    assert torch.equal(torch.random.get_rng_state(), state_before)
+    assert b1.config == a.config and b1.src_tokenizer is a.src_tokenizer and b1.tgt_tokenizer is a.tgt_tokenizer
+    for (name, p1), p2, pa in zip(b1.model.named_parameters(), b2.model.parameters(), a.model.parameters()):
+        assert torch.equal(p1, p2), name
+    assert any(not torch.equal(p1, pa) for p1, pa in zip(b1.model.parameters(), a.model.parameters()))

@@ -78,9 +78,10 @@ class ScoredBars:
 
 
 def describe_token(output, i: int) -> str:
-    """"A's token 3 'x': A gives it 0.93, B 0.41" (probabilities in the order A, B)."""
+    """"A's step 3 “x”: A gives it 0.93, B gives it 0.41" (probabilities in the order A, B; steps
+    counted from 1, as the decoding panel counts the step that wrote the token)."""
     p = {output.writer: float(output.own[i]), ("B" if output.writer == "A" else "A"): float(output.other[i])}
-    return (f"{output.writer}'s token {i + 1} “{output.pieces[i]}”: A gives it {p['A']:.2f}, "
+    return (f"{output.writer}'s step {i + 1} “{output.pieces[i]}”: A gives it {p['A']:.2f}, "
             f"B gives it {p['B']:.2f}")
 
 

@@ -21,6 +21,7 @@ from explorer.panels.attention.data import DECODER_ONLY_NAMES, ENCODER_ONLY_NAME
 from explorer.panels.compare.maps import ComparisonMaps
 from explorer.panels.compare.outputs import OutputBars, describe_token
 from explorer.panels.compare.summary import HeadChanges
+from model.checkpoint import UNTRAINED
 from explorer.panels.compare.worker import ComparisonJobs, ModelCache, describe_reference, run_comparison
 from explorer.state import KIND_LABELS, SessionState
 from explorer.theme import set_sheet
@@ -32,8 +33,9 @@ VIEW_TITLES = ("Attention: A | B | B − A", "Outputs, scored by both", "Which h
 SHORT_KIND = {"encoder": "Encoder", "decoder_self": "Decoder", "cross": "Cross"}  # (the full name: tooltip)
 NOTE_SHEETS = {"info": "background: {info_bg}; color: {info_text}; padding: 4px;",
                "error": "background: {error_bg}; color: {error_text}; padding: 4px;"}
-HINT = ("Compare the model (A) with another checkpoint of the same architecture (B): “Open B…”, or start "
-        "with --compare DIR. A run trained with --snapshots DIR gives a slider over its steps.")
+HINT = ("Compare the model (A) with another checkpoint of the same architecture (B): “Untrained B” shows what "
+        "training changed; “Open B…” takes a checkpoint, or start with --compare DIR. A run trained with "
+        "--snapshots DIR gives a slider over its steps.")
 SLIDER_DELAY_MS = 150  # dragging the slider: compare where it rests, not every snapshot passed
 
 
@@ -73,10 +75,14 @@ class ComparePanel(QWidget):
         self.b_name.setFont(st.font(st.LABEL_PT, bold=True))
         self.open_button = QPushButton("Open B…")
         self.open_button.setToolTip("Choose a checkpoint folder (or a run's folder of step-… snapshots) as B")
+        self.untrained_button = QPushButton("Untrained B")
+        self.untrained_button.setToolTip("B = this model's architecture with fresh weights (seeded): which heads, "
+                                         "maps and outputs training changed")
         self.kind_box, self.layer_box, self.head_box = QComboBox(), QComboBox(), QComboBox()
         top = QHBoxLayout()
         top.addWidget(self._label("B:"))
         top.addWidget(self.b_name, 1)
+        top.addWidget(self.untrained_button)
         top.addWidget(self.open_button)
         for text, box in (("Attention:", self.kind_box), ("Layer:", self.layer_box), ("Head:", self.head_box)):
             box.setFont(st.font(st.LABEL_PT))
@@ -118,6 +124,7 @@ class ComparePanel(QWidget):
         lay.addWidget(self.tabs, 1)
         lay.addWidget(self.readout)
         self.open_button.clicked.connect(self._choose_b)
+        self.untrained_button.clicked.connect(lambda: self.state.session.set_compare(UNTRAINED))
         self.slider.valueChanged.connect(lambda _v: self._slider_timer.start())
         for box in (self.kind_box, self.layer_box, self.head_box):
             box.currentIndexChanged.connect(self._on_controls)

@@ -17,6 +17,7 @@ from superqt.utils import create_worker
 
 from model.bundle import InputError
 from model.comparison import ComparisonError, compare
+from model.checkpoint import UNTRAINED, untrained_like
 from model.snapshots import latest_snapshot
 
 EXPECTED = (ComparisonError, InputError, ValueError, OSError, KeyError)
@@ -37,9 +38,18 @@ class ModelCache:
         newest = latest_snapshot(reference) if Path(reference).expanduser().is_dir() else None
         return str(newest) if newest is not None else reference
 
-    def get(self, reference: str):
+    def get(self, reference: str, model_a=None):
+        """B for `reference`; "untrained" is A's architecture freshly initialised (one per A)."""
         from explorer.runner import load_bundle
 
+        if reference == UNTRAINED:
+            if model_a is None:
+                raise ComparisonError("“untrained” compares a model with itself before training: no model A")
+            key = f"{UNTRAINED}:{model_a.name}:{model_a.path}:{model_a.config!r}"
+            if key not in self._bundles:
+                self._bundles[key] = untrained_like(model_a)
+            self._bundles.move_to_end(key)
+            return self._bundles[key]
         key = self.resolve(reference)
         if key in self._bundles:
             self._bundles.move_to_end(key)
@@ -54,13 +64,15 @@ class ModelCache:
 def run_comparison(cache: ModelCache, model_a, label_a: str, reference: str, source: str, target,
                    settings, frame_a=None):
     """Load B (cached) and compare it with A on the session's input; runs on the worker thread."""
-    bundle_b = cache.get(reference)
+    bundle_b = cache.get(reference, model_a)
     return compare(model_a, bundle_b, source, target, settings, label_a, describe_reference(reference),
                    frame_a=frame_a)
 
 
 def describe_reference(reference: str, bundle=None) -> str:
     """How the panel names B: a snapshot's run and step, a folder's name, a bundled name."""
+    if reference == UNTRAINED:
+        return "untrained copy"
     path = Path(ModelCache.resolve(reference))
     if path.name.startswith("step-") and path.name[5:].isdigit():
         return f"{path.parent.name}, step {int(path.name[5:]):,}"
