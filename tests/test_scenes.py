@@ -19,7 +19,7 @@ from layout_checks import overflowing_canvases, settle_until_still, small_plots 
 from support import make_main_window, messages_of  # noqa: E402
 
 TOUR_ORDER = ["transformer", "embedding", "positional", "self-attention", "multi-head", "masking", "decoder attention",
-              "decoding", "training", "bert-like", "gpt-like", "mask-leak"]
+              "one head", "decoding", "training", "bert-like", "gpt-like", "mask-leak"]
 
 
 def make_window(qtbot, tmp_path, name="s.ini"):
@@ -69,6 +69,10 @@ def test_the_tour_follows_the_paper_and_each_scene_selects_its_step(window, qtbo
             decoding = window.panels["decoding"].controls.settings()
             assert decoding.strategy == scene.decoding["strategy"]  # scene 7 asks for beam 4, 10 for greedy
             assert scene.decoding["strategy"] != "beam" or decoding.beam_size == scene.decoding["beam_size"]
+        if scene.interventions and "dates" in bundled_checkpoints():  # the edit shown, and what it does
+            assert state.session.interventions == {("cross", 0, 3): "zero"} and state.frame.baseline is not None
+            said = window.panels["heads"].changes.label.text()
+            assert "unchanged" not in said.lower() and "→" in said, said  # the caption's "22 → 02" happens
         if scene.checkpoint in ("bert-facts", "gpt-facts") and scene.checkpoint in bundled_checkpoints():
             assert state.bundle.name == scene.checkpoint and state.source_text == scene.input
             assert state.bundle.config.kind == {"bert-facts": "encoder_only", "gpt-facts": "decoder_only"}[scene.checkpoint]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QTextDocument
+from PySide6.QtGui import QFontMetricsF, QTextDocument
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from explorer import style
@@ -104,7 +104,12 @@ class WavesView(QWidget):
         text.setDefaultFont(st.font(st.TITLE_PT))
         text.setHtml(self._title.replace("<br>", " &nbsp; "))
         listed = max(self.pairs_list.minimumWidth(), min(self.pairs_list.width(), self.pairs_list.maximumWidth()))
-        room = self.width() - listed - 40  # (the plot's axis and margins; the list as just sized, not as last laid out)
+        # the plot's left axis — tick labels ("-1.0"), its rotated title's line, tick marks — at the
+        # current scale (its title grows with the presentation: a fixed 40 px left a 965-px canvas
+        # in a 958-px view; the axis' own width lags a scale change), the margins; the list as just sized
+        ticks = QFontMetricsF(st.font(st.TICK_PT)).horizontalAdvance("-1.0")
+        axis = ticks + QFontMetricsF(st.font(st.LABEL_PT)).height() + 16
+        room = self.width() - listed - axis - 24
         return text.idealWidth() <= room  # (`st.font` is at the presentation scale already)
 
     def _shown_title(self) -> str:
