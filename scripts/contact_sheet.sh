@@ -20,10 +20,10 @@ for theme in light dark; do
   shot attention $theme --checkpoint dates --input "22 November 2026"
   shot positional $theme --checkpoint dates --input "22 November 2026"
   shot decoding $theme --checkpoint reverse --input "transformer"
-  shot heads $theme --checkpoint reverse --input "transformer" --ablate cross:0:1=zero
+  shot heads $theme --checkpoint dates --input "Nov 22, 2026" --ablate cross:0:3=zero
   shot lens $theme --checkpoint gpt-facts --input "the duck"
   shot attribution $theme --checkpoint reverse --input "transformer"
-  shot compare $theme --checkpoint reverse --compare reverse --input "transformer"
+  shot compare $theme --checkpoint reverse --compare untrained --input "transformer"
   shot leak $theme --train-seconds 20
   shot training $theme --checkpoint reverse --train-seconds 10
 done
