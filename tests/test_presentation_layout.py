@@ -163,12 +163,16 @@ def test_the_training_probe_names_every_row_and_column(presenting, qtbot):
     window, size = presenting
     window.focus_panel("training")
     panel = window.panels["training"]
-    panel.say("Training <b>reverse</b>: d_model 64, 2+2 layers, 4 heads, d_ff 256 · 239,262 parameters on "
-              "<b>cpu</b> (1 thread), warm-up 200 steps. The other panels show this run's model in place of "
-              "“reverse” until it ends or you go back.")
+    from explorer.panels.training.messages import RunInfo
+    info = RunInfo("reverse", "d_model 64, 2+2 layers, 4 heads, d_ff 256 · 239,262 parameters", "cpu", 400, 200,
+                   "attention", 1, {}, [], [])
+    panel.say(info.headline() + " The other panels show this run's model in place of “reverse” until it ends "
+              "or you go back.")
     settle(qtbot)
     assert panel.message.compact  # a short panel (both projectors): one line of whole sentences,
-    assert panel.message.toolTip().startswith("Training reverse: d_model 64")  # the rest in the tooltip
+    assert panel.message.text().startswith("Training reverse on cpu (1 thread): 239,262 parameters.")  # whole
+    assert panel.message.toolTip().startswith("Training reverse on cpu (1 thread): 239,262 parameters. "
+                                              "Sizes: d_model 64")  # the rest in the tooltip
     assert panel.message.height() <= 2 * panel.message.fontMetrics().height()  # one line
     model = load_checkpoint(bundled_checkpoints()["reverse"])
     for probe, phase in (("attention", "idle"), ("abcdefghijklmnop", "running")):

@@ -233,7 +233,7 @@ def test_timeline_keeps_snapshots_and_the_other_panels_follow_only_live(qtbot, p
     panel.probe.slider.setValue(0)  # as a user dragging the slider back
     old_step, old_snap = panel.timeline[0]
     assert not panel.live
-    assert panel.probe.output_label.text() == (old_snap.result.output_text or "(empty)")
+    assert panel.probe.output_label.full_text == (old_snap.result.output_text or "(empty)")
     assert np.allclose(panel.probe.image.image, old_snap.result.trace.attention("cross", 1)[0].mean(0).numpy())
     # Snapshots keep the probe's forward, not the weights: the other panels hold what they show.
     held = state.session.shown_model
@@ -491,3 +491,22 @@ def test_a_short_panels_message_keeps_whole_sentences(qtbot):
     assert message.toolTip() == stopped
     message.resize(message.fontMetrics().horizontalAdvance("Training stopped") + 8, 30)
     assert message.text().startswith("Training stop") and message.text().endswith("…")  # elided: even one is too long
+
+
+def test_a_long_probe_output_ends_in_an_ellipsis_with_the_whole_output_in_its_tooltip(qtbot, panel, state):
+    """An untrained model's output (25 letters of noise) ran out of a read-only field with no
+    sign of more: the probe's output line is never wider than its row, ends in "…" when cut,
+    and names the whole output in its tooltip."""
+    from dataclasses import replace
+    panel.resize(700, 600)
+    panel.show()
+    noise = "nynynmmnynynmmnynynmmnynynmmnynynmm"
+    result = replace(state.bundle.run("abc"), output_text=noise)
+    panel.probe.show_snapshot(0, result, "abc")
+    qtbot.wait(10)
+    label = panel.probe.output_label
+    assert label.full_text == noise and noise in label.toolTip()
+    shown = label.text()
+    assert shown.endswith("…") and noise.startswith(shown[:-1])
+    assert label.fontMetrics().horizontalAdvance(shown) <= label.width()
+    assert label.geometry().right() <= label.parentWidget().width()

@@ -52,8 +52,12 @@ class RunInfo:
     def headline(self) -> str:
         """What the panel says once the model is built (rich text)."""
         threads = f"{self.threads} thread{'s' if self.threads != 1 else ''}"
-        return (f"Training <b>{self.task}</b>: {self.model} on <b>{self.device}</b> ({threads}), "
-                f"warm-up {self.warmup:,} steps.")
+        sizes, _, parameters = self.model.rpartition(" · ")  # "d_model 64, … · 239,262 parameters"
+        # The essentials make the first sentence: a short beamer shows one line of whole sentences
+        # (the sizes in its tooltip), where the one long sentence ended "… (1 thread), w…".
+        first = f"Training <b>{self.task}</b> on <b>{self.device}</b> ({threads}): {parameters}."
+        rest = f" Sizes: {sizes}; warm-up {self.warmup:,} steps." if sizes else f" Warm-up {self.warmup:,} steps."
+        return first + rest
 
 
 @dataclass

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QHBoxLayout, Q
                                QSlider, QVBoxLayout, QWidget)
 
 from explorer import style
+from explorer.drawing.elided_label import ElidedLabel
 from explorer.panels.training.curves import TimedCanvas
 from explorer.panels.training.probe_axes import axis_title, left_width, map_axes, tick_font, token_ticks
 from model.kinds import model_kind as kind_named
@@ -83,12 +84,12 @@ class ProbeView(QWidget):
         self.probe_edit.setToolTip("A fixed input the model is run on while it trains; press Enter to change it")
         self.probe_edit.returnPressed.connect(lambda: self.probeEdited.emit(self.probe_edit.text()))
         # Read-only line edit, not a label: a long untrained babble scrolls instead of widening the panel.
-        self.output_label = QLineEdit("—")
-        self.output_label.setReadOnly(True)
-        self.output_label.setFrame(False)
+        # Never wider than its row: an untrained model's 25 letters of noise ran out of a read-only
+        # field with no sign of more; now they end in "…", the whole output in the tooltip.
+        self.output_label = ElidedLabel("—")
+        self.output_label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.output_label.setFont(style.font(style.TITLE_POINT_SIZE + 2, bold=True, mono=True))
-        self.output_label.setStyleSheet("QLineEdit { background: transparent; }")
-        self.output_label.setToolTip("The model's greedy output for the probe at this step")
         self.layer_box, self.head_box = QComboBox(), QComboBox()
         for box in (self.layer_box, self.head_box):
             box.setFont(style.font(style.SMALL_POINT_SIZE))
@@ -248,8 +249,7 @@ class ProbeView(QWidget):
             self.kind = kind
             self._fill_boxes(result)
         self.output_label.setText(result.output_text or "(empty)")
-        self.output_label.setCursorPosition(0)
-        self.output_label.setToolTip(f"Greedy output for {probe!r} after {step} steps")
+        self.output_label.setToolTip(f"{self.output_label.full_text}\n(greedy output for {probe!r} after {step} steps)")
         self._redraw()
 
     def set_timeline(self, count: int, index: int, step: int, live: bool) -> None:
