@@ -338,6 +338,28 @@ def test_the_all_heads_grid_names_every_token_of_a_32_token_input(presenting, qt
         assert pane.plot.titleLabel.text.endswith(f"L2 H{head + 1}") and not pane.box.isVisible()
 
 
+def test_the_decoding_controls_settle_on_one_arrangement_with_every_text_whole(presenting, qtbot):
+    """gpt-facts' strategy list is wider ("Follow the continuation"): its controls flipped between
+    one line and two on every layout pass (the rows inherited the outer spacing, 16 px on one
+    line, 2 on two, so each arrangement measured the other as fitting) and the beamer drew the
+    step counter cut, "step 7 ,". The arrangement holds, and every text of the panel is whole."""
+    from explorer.runner import load_bundle
+
+    window, size = presenting
+    with showing(window, qtbot, load_bundle("gpt-facts"), "the duck"):
+        window.focus_panel("decoding")
+        settle(qtbot)
+        controls = window.panels["decoding"].controls
+        direction = controls.rows.direction()
+        for _ in range(3):
+            controls._arrange()
+            QApplication.processEvents()
+            assert controls.rows.direction() == direction
+        label = controls.step_label
+        assert label.text().startswith("step ") and label.width() >= label.sizeHint().width(), label.text()
+        assert not clipped_texts(window.panels["decoding"]), clipped_texts(window.panels["decoding"])
+
+
 def test_the_decoding_bars_name_the_chosen_token_whole(presenting, qtbot):
     """The argmax's bar is labelled with the whole token ("<eos>", not "<eo…"): a label wider
     than its slot shrinks (to 8 pt at least) before it is cut, each label inside its slot."""

@@ -105,6 +105,9 @@ class DecodingControls(QWidget):
         self.rows.addLayout(row1)
         self.rows.addLayout(row2)
         self.row1, self.row2 = row1, row2
+        for row in (row1, row2):  # their own spacing: a row left unset inherits `rows`' (16 on one
+            row.setSpacing(6)  # line, 2 on two), so its width flipped the choice back and forth —
+            # the layout never settled and a 1280-px beamer drew "step 7 / 7" cut to "step 7 ,"
 
         self.strategy.currentIndexChanged.connect(self._strategy_changed)
         for spin in (self.temperature, self.top_k, self.top_p, self.seed, self.beam_size, self.alpha):
