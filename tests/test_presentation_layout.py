@@ -27,9 +27,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 import pyqtgraph as pg  # noqa: E402
+from PySide6.QtGui import QFontMetricsF  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from explorer import presentation  # noqa: E402
+from explorer import presentation, style  # noqa: E402
 from layout_checks import (MIN_CAP_HEIGHT, block_name_caps, clipped_texts, colorbar_problems, cramped_titles,  # noqa: E402
                            drawn_labels, figure_problems, loose_maps, outside_window, overflowing_canvases,
                            settle_until_still, shown, small_plots)
@@ -378,6 +379,32 @@ def test_the_decoding_bars_name_the_chosen_token_whole(presenting, qtbot):
         assert labels and labels[0] == "<eos>", labels
         assert not any(t.endswith("…") for t in labels), labels
         assert QFontInfo(axis.style["tickFont"]).pointSize() >= 8
+
+
+def test_the_decoding_bars_show_fewer_candidates_rather_than_shrink_their_names(presenting, qtbot):
+    """gpt-facts' ten candidates ("happy", "neigh", "<pad>") in one plot shrank every name to
+    8 pt on a 1280-px beamer: the bars show as many of the most probable as have room for their
+    names at the labels' own size (≥ 3), each label whole and inside the widget (its descenders
+    too: the axis was sized from text painted at a smaller size, "happy" cut through its "p")."""
+    from PySide6.QtCore import QPointF
+    from explorer.runner import load_bundle
+
+    window, size = presenting
+    with showing(window, qtbot, load_bundle("gpt-facts"), "the duck"):
+        window.focus_panel("decoding")
+        panel = window.panels["decoding"]
+        settle(qtbot, 6)
+        bars = panel.bars
+        axis = bars.getPlotItem().getAxis("bottom")
+        drawn = drawn_labels(axis)
+        names = [t for _r, t in drawn]
+        assert len(names) >= 3 and not any(t.endswith("…") for t in names), names
+        assert names == [bars._tick_labels[i] for i in range(len(names))]  # the most probable, in order
+        assert axis.style["tickFont"].pointSizeF() == pytest.approx((style.BASE_POINT_SIZE + 1) * style.scale())
+        for rect, text in drawn:
+            bottom = axis.mapToScene(QPointF(rect.center().x(), rect.bottom())).y()
+            assert bottom <= bars.viewport().height(), (text, bottom, bars.viewport().height())
+            assert QFontMetricsF(axis.style["tickFont"]).height() <= axis.geometry().height()
 
 
 def test_the_parallel_pass_table_shows_every_position_without_scrolling(presenting, qtbot):

@@ -8,6 +8,7 @@ effect of those knobs is visible next to the model's belief.
 from __future__ import annotations
 
 import html
+import math
 
 import numpy as np
 import pyqtgraph as pg
@@ -112,16 +113,31 @@ class TopKBars(pg.PlotWidget):
         ids = [int(i) for i in np.argsort(-probs, kind="stable")[:k]]
         if chosen is not None and chosen not in ids:
             ids.append(int(chosen))  # always show what was picked, even from the tail
-        x = np.arange(len(ids))
-        heights = probs[ids].astype(np.float32)
-        self.token_ids, self.heights, self.chosen = ids, heights, chosen
+        self._ranked = ids
+        self._probs = probs[ids].astype(np.float32)
+        self._sample = None if sample_probs is None else np.asarray(sample_probs, dtype=np.float64)[ids]
+        self._pieces = [pieces[i] for i in ids]
+        self.chosen = chosen
         self.bars.setVisible(True)
+        self._order = None
+        self._fit_ticks()
+
+    def _draw(self, order: list[int]) -> None:
+        """The ranked bars in `order` (indices into the ranking): the most probable first, and
+        the chosen token moved into view when the plot shows fewer bars than it ranks."""
+        if order == self._order:
+            return
+        self._order = order
+        ids = [self._ranked[j] for j in order]
+        heights = self._probs[order]
+        chosen = self.chosen
+        self.token_ids, self.heights = ids, heights
+        x = np.arange(len(ids))
         self.bars.setOpts(x=x, height=heights, width=0.7,
                           brushes=[style.colour("chosen" if i == chosen else "bar") for i in ids],
                           pens=[pg.mkPen(style.colour("chosen_text" if i == chosen else "bar_edge"), width=1.5) for i in ids])
-        if sample_probs is not None:
-            sp = np.asarray(sample_probs, dtype=np.float64)[ids]
-            self.sampled.setOpts(x=x, height=sp, width=0.7)
+        if self._sample is not None:
+            self.sampled.setOpts(x=x, height=self._sample[order], width=0.7)
             self.sampled.setVisible(True)
         else:
             self.sampled.setVisible(False)
@@ -136,29 +152,51 @@ class TopKBars(pg.PlotWidget):
             label.setVisible(True)
         for label in self.labels[len(ids):]:
             label.setVisible(False)
-        self._tick_labels = [pieces[i] for i in ids]
-        self.getPlotItem().setXRange(-0.6, max(len(ids), self.k) - 0.4, padding=0)
-        self._fit_ticks()
+        self._tick_labels = [self._pieces[j] for j in order]
+
+    def _shown_count(self, width: float, total: int) -> int:
+        """How many bars the plot shows: as many of the most probable as have slots wide enough
+        for their tokens at the labels' own size (at least 3). Ten slivers with labels shrunk to
+        8 pt ("happy", "neigh", "<pad>" on a 1280-px beamer) read worse than five whole ones;
+        the rest stay in the data and in the tooltips."""
+        if width <= 0:
+            return total
+        metrics = QFontMetricsF(style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True))
+        chars = metrics.horizontalAdvance("m")
+        most = max(3, min(total, int(width // (MIN_SLOT_CHARS * chars))))
+        for n in range(most, 3, -1):
+            widest = max((metrics.horizontalAdvance(display_piece(t)) for t in self._pieces[:n]), default=0.0)
+            if widest <= width / (n + 0.2) - 2:
+                return n
+        return 3
 
     def _fit_ticks(self) -> None:
         view = self.getPlotItem().getViewBox()
         axis = self.getPlotItem().getAxis("bottom")
-        tick_font = axis.style.get("tickFont") or style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True)
-        char_width = QFontMetricsF(tick_font).horizontalAdvance("m")  # the font now (presentation scales it)
-        # a narrow cell shows the most probable bars it has room for ("<eos", "0.93" each), not
-        # ten slivers with one-letter labels; the rest stay in the data (and in the tooltip's p)
-        total = max(len(self._tick_labels), self.k)
-        shown = total if view.width() <= 0 else max(3, min(total, int(view.width() // (MIN_SLOT_CHARS * char_width))))
-        self.getPlotItem().setXRange(-0.6, shown - 0.4, padding=0)
+        if "_ranked" not in self.__dict__:
+            return
+        total = max(len(self._ranked), self.k)
+        shown = min(self._shown_count(view.width(), total), len(self._ranked)) if self._ranked else total
+        order = list(range(len(self._ranked)))
+        c = self._ranked.index(self.chosen) if self.chosen in self._ranked else -1
+        if 0 < shown <= c:  # the chosen token in view: last of the shown bars (its rank in its tooltip)
+            order = order[:shown - 1] + [c] + order[shown - 1:c] + order[c + 1:]
+        self._draw(order)
+        self.getPlotItem().setXRange(-0.6, max(shown, 1) - 0.4, padding=0)
         slot = view.width() / (shown + 0.2) if view.width() > 0 else 60.0
-        # a token wider than its slot ("<eos>", the model's answer) shrinks, down to the token
-        # axes' legible minimum, before it is cut to "<eo…"
+        # a token still wider than its slot (three bars in a narrow cell) shrinks, down to the
+        # token axes' legible minimum, before it is cut to "<eo…"
         label_font = style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True)
         widest = max((display_piece(t) for t in self._tick_labels[:shown]), key=len, default="")
         while label_font.pointSizeF() > MIN_LABEL_PT and QFontMetricsF(label_font).horizontalAdvance(widest) > slot - 2:
             label_font.setPointSizeF(max(MIN_LABEL_PT, label_font.pointSizeF() - 1))
         if axis.style.get("tickFont") is None or axis.style["tickFont"] != label_font:
             axis.setTickFont(label_font)
+        # the axis as tall as its labels: pyqtgraph sizes it from the text it last painted, so a
+        # label font grown by the presentation was cut through its descenders ("happy")
+        need = QFontMetricsF(label_font).height() + axis.style["tickTextOffset"][1] + max(0, axis.style["tickLength"])
+        if axis.fixedHeight != math.ceil(need):
+            axis.setHeight(math.ceil(need))
         char_width = QFontMetricsF(label_font).horizontalAdvance("m")
         axis.setTicks([fitted_ticks(self._tick_labels, slot, char_width)])
         # "1e-03" over every tail bar runs together on a narrow plot: keep those numbers for the
@@ -183,4 +221,6 @@ class TopKBars(pg.PlotWidget):
             label.setVisible(False)
         self.token_ids, self.heights, self.chosen = [], np.zeros(0, dtype=np.float32), None
         self._tick_labels = []
+        self.__dict__.pop("_ranked", None)
+        self._order = None
         self.getPlotItem().getAxis("bottom").setTicks([[]])

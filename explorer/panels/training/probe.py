@@ -331,7 +331,11 @@ class ProbeView(QWidget):
         if caption:
             height += bottom.label.boundingRect().height() * 0.8  # as pyqtgraph adds it
         bottom.setHeight(int(math.ceil(height)))
-        map_h = max(0.0, self.canvas.height() - height - 12)  # less the layout's margins
+        # less the margins: the canvas' layout's and the plot's own (9 + 9 and 1 + 1 px; a guessed
+        # 12 px made the map 8 px taller than drawn, and a title measured to fit ran past its axis)
+        _l, top, _r, below = self.canvas.ci.layout.getContentsMargins()
+        _l, plot_top, _r, plot_below = self.plot.layout.getContentsMargins()
+        map_h = max(0.0, self.canvas.height() - height - top - below - plot_top - plot_below)
         row_font, rows_fit = tick_font(queries, map_h, rows=True)
         return col_font, cols_fit, row_font, rows_fit, map_h
 
@@ -358,10 +362,15 @@ class ProbeView(QWidget):
         self.map_title.setText(KIND_TITLES.get(kind, kind))
         self.map_title.setToolTip(KIND_TIPS.get(kind, ""))
         # a thinned axis says so (the grid's token axes do the same): no label is dropped silently
-        title_metrics = QFontMetrics(style.font(style.SMALL_POINT_SIZE))
+        title_metrics = QFontMetrics(style.font(style.SMALL_POINT_SIZE))  # (the titles' size, as scaled)
+        margin = 2 * left.label.document().documentMargin()  # the title's text item pads its text
+
+        def advance(text: str) -> float:
+            return title_metrics.horizontalAdvance(text) + margin
+
         for axis, title, ticks, pieces, length in ((left, query_title, row_ticks, queries, map_h),
                                                    (bottom, key_title, col_ticks, keys, self.canvas.width())):
-            axis.setLabel(axis_title(title, len(ticks[0]), len(pieces), length, title_metrics.horizontalAdvance))
+            axis.setLabel(axis_title(title, len(ticks[0]), len(pieces), length, advance))
         bottom.showLabel(self.canvas.height() >= SHORT_MAP_CANVAS)  # (setLabel shows it)
 
 
