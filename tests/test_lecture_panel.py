@@ -73,6 +73,17 @@ def test_progress_shows_the_time_to_target():
     assert "left" in progress_text(200, 3000, "running", walls, steps)  # no target: the plain clock
 
 
+def test_before_the_first_step_the_progress_says_what_is_happening():
+    """Not "step 0 / 400 · 0 %" for seconds (a tour's training scene looked stuck)."""
+    none = np.array([])
+    assert progress_text(0, 400, "building", none, none) == "building the model…"
+    assert progress_text(0, 400, "running", none, none) == "starting: the first steps…"
+    assert progress_text(0, 400, "running", none, none, target=target_text(0.99, None, None, 0.0)).startswith("starting")
+    assert progress_text(0, 400, "paused", none, none) == "step 0 / 400 · 0 % · paused"
+    assert progress_text(0, 400, "running", none, none, done=True) == "step 0 / 400 · 0 % · stopped"
+    assert progress_text(1, 400, "running", none, none).startswith("step 1 / 400")
+
+
 @pytest.mark.parametrize("target, confirmed", [(0.0, True), (1.01, False)])
 def test_a_check_that_reaches_the_target_is_confirmed_on_more_pairs(controls, target, confirmed):
     """The lecture clock stops on a large held-out check, not on a lucky 99/100: a quick check at
