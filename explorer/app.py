@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", metavar="TEXT", help="teacher-force the decoder on this target")
     p.add_argument("--compare", metavar="DIR", help="a checkpoint of the same architecture to compare with "
                    "(--panel compare), a run's folder of step-… snapshots, or `untrained`: the model's own "
-                   "architecture freshly initialised (what did training change?)")
+                   "architecture freshly initialised (what did training change?; a folder named so: ./untrained)")
     p.add_argument("--panel", metavar="NAME", default="step", help="the panel to bring to the front")
     p.add_argument("--step", metavar="NAME", help="select this step (e.g. encoder.layers.0.self_attn.weights)")
     p.add_argument("--screenshot", metavar="FILE.png", help="render offscreen, save a PNG and exit")

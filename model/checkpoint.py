@@ -75,8 +75,12 @@ def untrained_like(bundle: ModelBundle, seed: int = 0) -> ModelBundle:
     """`bundle`'s architecture and tokenizers with freshly initialised weights (seeded, and the
     caller's random state left as it was): what its training started from, in kind — the B of
     "what did training change?" in the compare panel, with no second checkpoint to find."""
+    # Only the CPU generator (the model is built on the CPU): `torch.manual_seed` would also
+    # reseed every GPU's, which fork_rng(devices=[]) does not put back. (A training run on another
+    # thread draws from the same CPU generator meanwhile: a few of its dropout draws may come
+    # from this seed for the milliseconds the build takes.)
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+        torch.random.default_generator.manual_seed(seed)
         model = Transformer(bundle.config)
     model.to(bundle.device).eval()
     return ModelBundle(model, bundle.src_tokenizer, bundle.tgt_tokenizer, dict(bundle.task), {},

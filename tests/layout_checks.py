@@ -31,12 +31,13 @@ def layout_signature(root: QWidget) -> tuple:
     return tuple(out)
 
 
-def settle_until_still(qtbot, root: QWidget, least: int = 4, most: int = 60) -> None:
+def settle_until_still(qtbot, root: QWidget, least: int = 4, most: int = 60) -> bool:
     """Process events until the layout under `root` stops moving (two rounds alike, after at
     least `least`). A fixed number of rounds was not enough on a loaded CI machine: a resize
     runs through several rounds of posted layout events (the decoding panel folds into tabs,
     its plots re-arrange, pyqtgraph re-lays its items), and a check in between measured a
-    half-made layout (a side-by-side map at 216×126 px)."""
+    half-made layout (a side-by-side map at 216×126 px). False when it never stops moving (a
+    layout that flips back and forth — assert on it)."""
     from PySide6.QtWidgets import QApplication
     from shiboken6 import isValid
     last = None
@@ -44,11 +45,12 @@ def settle_until_still(qtbot, root: QWidget, least: int = 4, most: int = 60) -> 
         QApplication.processEvents()
         qtbot.wait(5)
         if not isValid(root):
-            return
+            return True
         now = layout_signature(root)
         if i + 1 >= least and now == last:
-            return
+            return True
         last = now
+    return False
 
 
 def drawn_labels(axis) -> list[tuple[QRectF, str]]:

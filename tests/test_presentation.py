@@ -285,6 +285,7 @@ def test_axis_titles_grow_with_the_presentation_and_shrink_back(qtbot, tmp_path,
     _settle(qtbot)
     scale = style.scale()
     during = titles()
+    assert set(before) <= set(during)  # the same axes, measured again
     wrong = {text: (h, during[key][1]) for key, (text, h) in before.items()
              if key in during and not 1.3 < during[key][1] / h < 1.6}
     assert scale == pytest.approx(1.5) and not wrong, wrong

@@ -67,7 +67,7 @@ def test_the_tour_follows_the_paper_and_each_scene_selects_its_step(window, qtbo
         assert window.lecture.caption.text() == scene.caption and window.lecture.caption_bar.isVisible()
         if scene.decoding:
             decoding = window.panels["decoding"].controls.settings()
-            assert decoding.strategy == scene.decoding["strategy"]  # scene 7 asks for beam 4, 10 for greedy
+            assert decoding.strategy == scene.decoding["strategy"]  # scene 8 asks for beam 4, 11 for greedy
             assert scene.decoding["strategy"] != "beam" or decoding.beam_size == scene.decoding["beam_size"]
         if scene.interventions and "dates" in bundled_checkpoints():  # the edit shown, and what it does
             assert state.session.interventions == {("cross", 0, 3): "zero"} and state.frame.baseline is not None
@@ -336,7 +336,7 @@ def test_a_tour_on_a_720_beamer_keeps_every_scene_on_screen(qtbot, tmp_path, siz
         for i, scene in enumerate(tour.scenes):
             if i:
                 lecture.strip_tour[2].click()  # "▶" at the end of the input bar's row
-            settle_until_still(qtbot, window, least=8)  # (a fixed count measured half-made layouts under load)
+            assert settle_until_still(qtbot, window, least=8) or scene.start, scene.name  # (a live run's curves move)
             assert not lecture.toolbar.isVisible() and all(w.isVisible() for w in lecture.strip_tour)
             assert lecture.strip_scene.text() == f"{i + 1}/{len(tour.scenes)}"
             right = lecture.strip.mapTo(bar, QPoint(lecture.strip.width(), 0)).x()

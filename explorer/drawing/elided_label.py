@@ -20,6 +20,7 @@ class ElidedLabel(QLabel):
         super().__init__(parent)
         self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
         self.setAlignment(Qt.AlignCenter)
+        self.setTextFormat(Qt.PlainText)  # it measures plain text; a model's output "<b>…" is no markup
         self.setText(text)
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt's name

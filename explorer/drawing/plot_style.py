@@ -59,13 +59,17 @@ def font(pt: int = TICK_PT, bold: bool = False) -> QFont:
     return f
 
 
+def css_pt(pt: float) -> str:
+    """A rich-text size at the current presentation scale (HTML sizes win over item fonts)."""
+    return f"{pt * (_app.scale() if _app is not None else 1.0):.1f}pt"
+
+
 def style_axis(axis: pg.AxisItem, label: str | None = None, line: bool = True) -> None:
     axis.setTickFont(font(TICK_PT))
     axis.setPen(current().muted if line else pg.mkPen(None))  # (setPen also recolours the label: first)
     axis.setTextPen(current().text)
     if label is not None:
-        factor = _app.scale() if _app is not None else 1.0
-        axis.setLabel(label, color=current().text, **{"font-size": f"{LABEL_PT * factor:.1f}pt"})
+        axis.setLabel(label, color=current().text, **{"font-size": css_pt(LABEL_PT)})
 
 
 def set_title(plot: pg.PlotItem, text: str) -> None:

@@ -291,7 +291,7 @@ class TokenAxis(pg.AxisItem):
         s = super().labelString()
         note = getattr(self, "_note", "")  # (pyqtgraph asks before __init__ has run)
         if note and not self.labelText:
-            return f"<span style='color: {current().muted}; font-size: {st.TICK_PT - 2}pt'>{note}</span>"
+            return f"<span style='color: {current().muted}; font-size: {st.css_pt(st.TICK_PT - 2)}'>{note}</span>"
         if note and s.endswith("</span>"):
             s = s[: -len("</span>")] + f" ({note})</span>"
         return s

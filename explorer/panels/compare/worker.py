@@ -46,15 +46,14 @@ class ModelCache:
             if model_a is None:
                 raise ComparisonError("“untrained” compares a model with itself before training: no model A")
             key = f"{UNTRAINED}:{model_a.name}:{model_a.path}:{model_a.config!r}"
-            if key not in self._bundles:
-                self._bundles[key] = untrained_like(model_a)
-            self._bundles.move_to_end(key)
-            return self._bundles[key]
-        key = self.resolve(reference)
+            make = lambda: untrained_like(model_a)  # noqa: E731
+        else:
+            key = self.resolve(reference)
+            make = lambda: load_bundle(key)  # noqa: E731
         if key in self._bundles:
             self._bundles.move_to_end(key)
             return self._bundles[key]
-        bundle = load_bundle(key)
+        bundle = make()
         self._bundles[key] = bundle
         while len(self._bundles) > self.capacity:
             self._bundles.popitem(last=False)

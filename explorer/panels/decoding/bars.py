@@ -45,6 +45,11 @@ class TopKBars(pg.PlotWidget):
                                        pen=pg.mkPen(style.TEXT, width=2, style=pg.QtCore.Qt.DashLine))
         plot.addItem(self.bars)
         plot.addItem(self.sampled)
+        self.skip_line = pg.InfiniteLine(angle=90, movable=False,
+                                         pen=pg.mkPen(style.MUTED, width=2, style=pg.QtCore.Qt.DotLine))
+        self.skip_line.setToolTip("The chosen token, from further down the ranking (its rank in its value's tooltip)")
+        self.skip_line.setVisible(False)
+        plot.addItem(self.skip_line)
         self.labels: list[pg.TextItem] = []
         self._tick_labels: list[str] = []
         self.token_ids: list[int] = []
@@ -144,7 +149,8 @@ class TopKBars(pg.PlotWidget):
         for j, (i, h) in enumerate(zip(ids, heights)):
             label = self._label(j)
             label.setText(f"{h:.2f}" if h >= 0.005 else f"{h:.0e}")
-            label.setToolTip(f"p = {h:.6f}")
+            rank = order[j] + 1 if order[j] < self.k else None  # (the chosen token from the tail: below the top k)
+            label.setToolTip(f"p = {h:.6f}, " + (f"rank {rank}" if rank else f"below the top {self.k}"))
             # always above its bar (the y range leaves room over a bar of 1.0): never over it
             label.setAnchor((0.5, 1.0))
             label.setColor(style.colour("chosen_text") if i == chosen else style.TEXT)
@@ -153,6 +159,13 @@ class TopKBars(pg.PlotWidget):
         for label in self.labels[len(ids):]:
             label.setVisible(False)
         self._tick_labels = [self._pieces[j] for j in order]
+        # a chosen token moved into view from further down the ranking stands after a dotted
+        # line: it is not the next most probable
+        moved = next((j for j, r in enumerate(order) if r != j), None)
+        self.skip_line.setVisible(moved is not None)
+        if moved is not None:
+            self.skip_line.setValue(moved - 0.5)
+            self.skip_line.setPen(pg.mkPen(style.MUTED, width=2, style=pg.QtCore.Qt.DotLine))  # (the theme's now)
 
     def _shown_count(self, width: float, total: int) -> int:
         """How many bars the plot shows: as many of the most probable as have slots wide enough
@@ -179,7 +192,7 @@ class TopKBars(pg.PlotWidget):
         shown = min(self._shown_count(view.width(), total), len(self._ranked)) if self._ranked else total
         order = list(range(len(self._ranked)))
         c = self._ranked.index(self.chosen) if self.chosen in self._ranked else -1
-        if 0 < shown <= c:  # the chosen token in view: last of the shown bars (its rank in its tooltip)
+        if 0 < shown <= c:  # the chosen token in view: last of the shown bars, after a dotted line
             order = order[:shown - 1] + [c] + order[shown - 1:c] + order[c + 1:]
         self._draw(order)
         self.getPlotItem().setXRange(-0.6, max(shown, 1) - 0.4, padding=0)
@@ -217,6 +230,7 @@ class TopKBars(pg.PlotWidget):
         self.bars.setOpts(x=[0], height=[0], brushes=[style.colour("bar")], pens=[pg.mkPen(style.colour("bar"))])
         self.bars.setVisible(False)
         self.sampled.setVisible(False)
+        self.skip_line.setVisible(False)
         for label in self.labels:
             label.setVisible(False)
         self.token_ids, self.heights, self.chosen = [], np.zeros(0, dtype=np.float32), None

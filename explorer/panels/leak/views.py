@@ -238,9 +238,9 @@ class AccuracyBars(pg.PlotWidget):
         self.ceiling_label.setText(f"ceiling ≈{best:.0%}")
         self.ceiling_label.setPos(best, 0)
         tip = (f"The ceiling, {best:.1%}: what the best possible guess from the words so far scores on average "
-               f"(the exact sentence distribution). On these {result.eval_n} sentences its score may fall "
-               f"anywhere in the band, {best - spread:.0%}–{best + spread:.0%} (± 2 standard deviations): a model "
-               f"that reads only the past ends inside it; one past the band reads the answer.")
+               f"(the exact sentence distribution). The band, {best - spread:.0%}–{best + spread:.0%}, is that "
+               f"score's typical scatter (± 2 standard deviations) on {result.eval_n} sentences drawn at random: "
+               f"a model that reads only the past ends at or below it; one past the band reads the answer.")
         self.ceiling.setToolTip(tip)
         self.band.setToolTip(tip)
 

@@ -1,0 +1,74 @@
+"""`TopKBars` (explorer.panels.decoding.bars) on its own: which bars a narrow plot shows, in what
+order, and the chosen token kept in view — checked against the probabilities given."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from explorer.panels.decoding.bars import TopKBars  # noqa: E402
+from layout_checks import drawn_labels  # noqa: E402
+
+PIECES = [f"t{i}" for i in range(30)]
+
+
+def shown_bars(qtbot, width: int, probs, chosen, sample=None) -> TopKBars:
+    bars = TopKBars()
+    qtbot.addWidget(bars)
+    bars.resize(width, 320)
+    bars.show()
+    bars.set_data(probs, PIECES[: len(probs)], chosen, sample)
+    for _ in range(3):
+        QApplication.processEvents()
+    return bars
+
+
+def visible_count(bars: TopKBars) -> int:
+    x0, x1 = bars.getPlotItem().getViewBox().viewRange()[0]
+    return int(round(x1 + 0.4))
+
+
+def probabilities(n: int = 30) -> np.ndarray:
+    p = np.linspace(1.0, 0.1, n) ** 3
+    return p / p.sum()
+
+
+def test_a_narrow_plot_shows_the_most_probable_in_order_and_moves_a_lower_chosen_token_into_view(qtbot):
+    probs = probabilities()
+    chosen = 20  # sampled from the tail: rank 21, below the top 10
+    bars = shown_bars(qtbot, 300, probs, chosen)
+    n = visible_count(bars)
+    assert 3 <= n < 10
+    assert bars.token_ids[: n - 1] == list(range(n - 1))  # the most probable first, in order
+    assert bars.token_ids[n - 1] == chosen  # … and the chosen one, in view
+    assert np.allclose(bars.heights[:n], probs[bars.token_ids[:n]])
+    assert bars.skip_line.isVisible() and bars.skip_line.value() == pytest.approx(n - 1.5)
+    assert "below the top 10" in bars.labels[n - 1].toolTip()
+    assert [t for _r, t in drawn_labels(bars.getPlotItem().getAxis("bottom"))] == PIECES[: n - 1] + [PIECES[chosen]]
+    # wide: every one of the top 10 and the chosen one after them, no line needed
+    bars.resize(1600, 320)
+    for _ in range(3):
+        QApplication.processEvents()
+    assert bars.token_ids == list(range(10)) + [chosen] and not bars.skip_line.isVisible()
+
+
+def test_a_chosen_token_in_the_top_k_but_out_of_view_comes_forward(qtbot):
+    probs = probabilities()
+    bars = shown_bars(qtbot, 300, probs, 8)
+    n = visible_count(bars)
+    assert n < 9 and bars.token_ids[n - 1] == 8 and "rank 9" in bars.labels[n - 1].toolTip()
+    assert sorted(bars.token_ids) == list(range(10))  # nothing lost from the data
+
+
+def test_a_small_vocabulary_and_a_cleared_plot(qtbot):
+    probs = np.array([0.5, 0.3, 0.2])
+    bars = shown_bars(qtbot, 600, probs, 0)
+    assert bars.token_ids == [0, 1, 2] and not bars.skip_line.isVisible()
+    bars.clear_data()
+    assert bars.token_ids == [] and not bars.bars.isVisible()
+    bars.set_data(probs[::-1].copy(), PIECES[:3], 0)
+    assert bars.token_ids == [2, 1, 0] and bars.chosen == 0
