@@ -61,6 +61,7 @@ def _screenshot(args) -> int:
     from explorer.runner import Runner, default_bundle, load_bundle
     from explorer.state import SessionState
 
+    owned = QApplication.instance() is None  # this process is the figure's alone: nothing to put back after
     app = QApplication.instance() or QApplication(sys.argv[:1])
     style.apply_app_style(app)
     try:
@@ -89,8 +90,9 @@ def _screenshot(args) -> int:
     finally:
         from explorer.presentation import apply_theme
         from explorer.launch import close_window
-        window.lecture.presentation.leave()  # scale and theme are process-wide: put them back
-        apply_theme(app, "light")
+        if not owned:  # scale and theme are process-wide: put them back for the app's other windows
+            window.lecture.presentation.leave()  # (each re-styles every widget: ~1 s of a 10-s figure)
+            apply_theme(app, "light")
         for name in ("training", "leak"):
             if window.panels.built(name) is not None:  # (a panel never shown was never built)
                 window.panels[name].shutdown()
@@ -130,12 +132,12 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
         names = state.trace.names()
         hint = ", ".join(n for n in names if args.step.split(".")[0] in n)[:300] or ", ".join(names[:8])
         raise HeadlessError(f"no step named {args.step!r} in the trace; e.g. {hint}")
+    if getattr(args, "theme", None):  # before the panels are all built and scaled: one re-style less
+        window.state.session.set_theme(args.theme)  # for this figure only: the saved theme is not changed
     window.show()
     lecture = window.lecture
     if getattr(args, "presentation", False):
         lecture.presentation.enter(full_screen=False)  # the figure keeps the --size asked for
-    if getattr(args, "theme", None):
-        window.state.session.set_theme(args.theme)  # for this figure only: the saved theme is not changed
     if getattr(args, "scene", None):  # (checked by _screenshot before the window was built)
         lecture.deck.open(args.scene)
         if errors:
