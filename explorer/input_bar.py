@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtGui import QTextDocument
+from PySide6.QtGui import QTextDocument, QTextDocumentFragment
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
                                QSizePolicy, QStyle, QStyleOptionButton, QWidget)
 
@@ -450,7 +450,8 @@ class InputBar(QWidget):
         room = self.status.contentsRect().width()
         whole = need <= room
         if not whole:  # the longest start of the output that fits
-            lo, hi = 0, len(result.output_text)
+            pieces = result.source.pieces if result.mask_predictions else []  # (a masked LM's line is its sentence)
+            lo, hi = 0, max(len(result.output_text), sum(len(p) + 1 for p in pieces))
             while lo < hi:
                 mid = (lo + hi + 1) // 2
                 if rich_text_width(output_html(result, bundle, mid), self.status.font()) <= room:
@@ -459,7 +460,10 @@ class InputBar(QWidget):
                     hi = mid - 1
             text = output_html(result, bundle, lo)
         self.status.setText(text)
-        self.status.setToolTip(mask_tooltip(result) or ("" if whole else result.output_text))
+        tip = mask_tooltip(result)
+        if tip and not whole:  # the whole filled sentence too, where the line cut it
+            tip = QTextDocumentFragment.fromHtml(output_html(result, bundle)).toPlainText() + "\n" + tip
+        self.status.setToolTip(tip or ("" if whole else result.output_text))
         self._fitted = result  # (refitted on a resize while the line shows it)
 
     def _cap_status(self, need: float | None) -> None:

@@ -96,13 +96,18 @@ def output_html(result, bundle, limit: int | None = None) -> str:
     if result.mask_predictions and bundle is not None:
         tok = bundle.src_tokenizer
         fills = {m.position: m for m in result.mask_predictions}
-        parts = []
+        parts, used = [], 0
         for i, piece in enumerate(result.source.pieces):
+            shown = printable(fills[i].pieces[0]) if i in fills else printable(piece)
+            if limit is not None and used + len(shown) > limit:  # the line's room: the rest in the tooltip
+                parts.append("…")  # (the sentence ran under the panel chooser, cut mid-word)
+                break
+            used += len(shown) + 1
             if i in fills:
                 parts.append(f'<span style="color:{mark}; font-weight:bold; text-decoration: underline;">'
-                             f'{html.escape(printable(fills[i].pieces[0]))}</span>')
+                             f'{html.escape(shown)}</span>')
             else:
-                parts.append(html.escape(printable(piece)))
+                parts.append(html.escape(shown))
         n = len(fills)
         return (f'Filled ({n} mask{"s" if n != 1 else ""}): '
                 f'<span style="{mono} color:{style.TEXT.name()};">{tok.join(parts)}</span>')

@@ -279,6 +279,24 @@ def test_a_long_output_ends_in_an_ellipsis_inside_the_line(qtbot, tmp_path):
         assert rich_text_width(status.text(), status.font()) <= status.contentsRect().width()
 
 
+def test_a_filled_in_sentence_ends_in_an_ellipsis_inside_the_line(qtbot, tmp_path):
+    """bert-facts in the tour at 1280×720: "Filled (2 masks): the cow says moo and lives in" ran
+    under the panel chooser, cut mid-sentence. The filled sentence fits its line, ending in "…"
+    where it is cut, and the tooltip holds it whole with each blank's candidates."""
+    from explorer.input_bar import rich_text_width
+    from explorer.runner import load_bundle
+
+    text = "the [MASK] says moo and lives in the [MASK] ."
+    with presenting_window(qtbot, tmp_path, (1280, 720), "light", load_bundle("bert-facts"), text) as w:
+        status = w.input_bar.status
+        shown = plain_text(status.text())
+        assert rich_text_width(status.text(), status.font()) <= status.contentsRect().width()
+        whole = "Filled (2 masks): the cow says moo and lives in the barn ."
+        assert shown == whole or (shown.endswith("…") and whole.startswith(shown[:-1].rstrip())), shown
+        if shown != whole:
+            assert status.toolTip().startswith(whole) and "position 1: cow" in status.toolTip()
+
+
 def test_unknown_words_are_flagged_in_the_echo_even_when_the_line_is_short(qtbot, tmp_path):
     """The translation model at 1280×720 presenting: "unknown: mat on sat → <unk>" ran into
     "Output:". The echo says how many are unknown (in the theme's error colour), the tooltip
