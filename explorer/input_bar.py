@@ -442,7 +442,9 @@ class InputBar(QWidget):
         holds it whole (an untrained model's babble ran off the window's edge)."""
         bundle = self.state.bundle
         self._fitted = result  # first: the cap below resizes the line, whose resize refits this result
-        text = output_html(result, bundle)
+        frame = self.state.frame
+        edited = len(frame.interventions) if frame is not None and frame.forward is result else 0
+        text = output_html(result, bundle, edited=edited)
         need = rich_text_width(text, self.status.font())
         # no wider than the whole output: the token echo beside it gets the rest (a 1024-px
         # projector's echo named one token while "Output: remrofsnart" sat in half the row)
@@ -454,15 +456,15 @@ class InputBar(QWidget):
             lo, hi = 0, max(len(result.output_text), sum(len(p) + 1 for p in pieces))
             while lo < hi:
                 mid = (lo + hi + 1) // 2
-                if rich_text_width(output_html(result, bundle, mid), self.status.font()) <= room:
+                if rich_text_width(output_html(result, bundle, mid, edited), self.status.font()) <= room:
                     lo = mid
                 else:
                     hi = mid - 1
-            text = output_html(result, bundle, lo)
+            text = output_html(result, bundle, lo, edited)
         self.status.setText(text)
         tip = mask_tooltip(result)
         if tip and not whole:  # the whole filled sentence too, where the line cut it
-            tip = QTextDocumentFragment.fromHtml(output_html(result, bundle)).toPlainText() + "\n" + tip
+            tip = QTextDocumentFragment.fromHtml(output_html(result, bundle, edited=edited)).toPlainText() + "\n" + tip
         self.status.setToolTip(tip or ("" if whole else result.output_text))
         self._fitted = result  # (refitted on a resize while the line shows it)
 

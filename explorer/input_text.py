@@ -82,15 +82,20 @@ def field_texts(bundle) -> tuple:
     return f.label, f.placeholder, f.target_label, f.target_placeholder, f.target_tooltip
 
 
-def output_html(result, bundle, limit: int | None = None) -> str:
+def output_html(result, bundle, limit: int | None = None, edited: int = 0) -> str:
     """The status line's rich text for a result: the output, the continuation after its
     prompt (decoder-only), or the sentence with each [MASK] filled in and the fills marked
     (masked LM). Every piece of text is escaped. `limit`: show only the output's first
-    `limit` characters and "…" (a long babble on a narrow line: the tooltip holds it all)."""
+    `limit` characters and "…" (a long babble on a narrow line: the tooltip holds it all).
+    `edited`: how many heads the session has edited — the output is then the edited model's,
+    and the label says so (the tour's head-surgery scene showed "Output: 2026-11-02" as if the
+    dates model wrote it)."""
     # The output is plain text: no model here checks its answer, so no colour may say "correct".
     ok = style.TEXT.name()
     mark = style.ACCENT.name()  # a masked LM's fills are marked as fills, not as right answers
     mono = f"font-family:{style.MONO_FAMILY};"
+    heads = (f' <span style="color:{style.WARNING.name()};">({edited} head{"s" if edited != 1 else ""} edited)</span>'
+             if edited else "")
     if bundle is not None and not bundle.has_output_layer:  # nothing it outputs is text: say so, in no success colour
         return f'<span style="color:{style.MUTED.name()};">No LM head (embeddings)</span>'
     if result.mask_predictions and bundle is not None:
@@ -109,7 +114,7 @@ def output_html(result, bundle, limit: int | None = None) -> str:
             else:
                 parts.append(html.escape(shown))
         n = len(fills)
-        return (f'Filled ({n} mask{"s" if n != 1 else ""}): '
+        return (f'Filled ({n} mask{"s" if n != 1 else ""}){heads}: '
                 f'<span style="{mono} color:{style.TEXT.name()};">{tok.join(parts)}</span>')
     out = result.output_text
     if limit is not None and len(out) > limit:
@@ -118,10 +123,10 @@ def output_html(result, bundle, limit: int | None = None) -> str:
     if result.src_pieces == [] and result.tgt_pieces:  # decoder-only: the prompt, then what it wrote
         given = " (given)" if result.target_text else ""
         prompt = html.escape(bundle.tgt_tokenizer.join(result.tgt_pieces[1:1 + result.n_prompt])) if bundle else ""
-        return (f'Continuation{given}: <span style="{mono} color:{style.MUTED.name()};">{prompt}</span> '
+        return (f'Continuation{given}{heads}: <span style="{mono} color:{style.MUTED.name()};">{prompt}</span> '
                 f'<b style="{mono} color:{ok};">{text}</b>')
     forced = " (teacher-forced target)" if result.target_text else ""
-    return f'Output{forced}: <b style="{mono} color:{ok};">{text}</b>'
+    return f'Output{forced}{heads}: <b style="{mono} color:{ok};">{text}</b>'
 
 
 def mask_tooltip(result) -> str:

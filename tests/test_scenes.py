@@ -22,6 +22,11 @@ TOUR_ORDER = ["transformer", "embedding", "positional", "self-attention", "multi
               "one head", "decoding", "training", "bert-like", "gpt-like", "mask-leak"]
 
 
+def plain_text(html: str) -> str:
+    from PySide6.QtGui import QTextDocumentFragment
+    return QTextDocumentFragment.fromHtml(html).toPlainText()
+
+
 def make_window(qtbot, tmp_path, name="s.ini"):
     return make_main_window(qtbot, tmp_path, name=name)
 
@@ -73,6 +78,8 @@ def test_the_tour_follows_the_paper_and_each_scene_selects_its_step(window, qtbo
             assert state.session.interventions == {("cross", 0, 3): "zero"} and state.frame.baseline is not None
             said = window.panels["heads"].changes.label.text()
             assert "unchanged" not in said.lower() and "→" in said, said  # the caption's "22 → 02" happens
+            # the top bar's output is the edited model's, and says so
+            assert "Output (1 head edited): 2026-11-02" in plain_text(window.input_bar.status.text())
         if scene.checkpoint in ("bert-facts", "gpt-facts") and scene.checkpoint in bundled_checkpoints():
             assert state.bundle.name == scene.checkpoint and state.source_text == scene.input
             assert state.bundle.config.kind == {"bert-facts": "encoder_only", "gpt-facts": "decoder_only"}[scene.checkpoint]
