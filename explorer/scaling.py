@@ -107,6 +107,7 @@ def _rescale_axis_title(axis: pg.AxisItem, ratio: float) -> None:
         except ValueError:
             return
         axis._updateLabel()  # (pyqtgraph's own: the title's HTML from labelStyle, and the axis' room)
+        plot_style.refit_axis_title(axis)  # a title that fits only in short: its size changed, its axis not
 
 
 def _rescale_scene(view: QGraphicsView, ratio: float) -> None:

@@ -192,6 +192,24 @@ def loose_maps(root: QWidget, least: float = LEAST_FILL) -> list[str]:
     return problems
 
 
+def long_axis_titles(root: QWidget) -> list[str]:
+    """Every shown axis title (a colour bar's rule included) longer than its axis: its ends are
+    drawn past the plot and cut ("…tention weight: 0–1 on every ma" on a beamer)."""
+    problems = []
+    for view in root.findChildren(pg.GraphicsView):
+        if not shown(view):
+            continue
+        for item in view.scene().items():
+            if not (isinstance(item, pg.AxisItem) and item.isVisible() and item.label.isVisible() and item.labelText):
+                continue
+            rect = item.geometry()
+            length = rect.height() if item.orientation in ("left", "right") else rect.width()
+            need = item.label.boundingRect().width()
+            if length > 20 and need > length + 2:
+                problems.append(f"axis title {item.labelText!r}: {need:.0f} px along a {length:.0f}-px axis")
+    return problems
+
+
 def cramped_titles(root: QWidget) -> list[str]:
     """Every shown plot title (pyqtgraph PlotItem) taller than the row the plot gives it: its
     text would print over the plot."""

@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from explorer.runner import random_bundle  # noqa: E402
 from explorer.scenes import TOUR_PATH, Scene, SceneError, Tour, capture, load_tour, save_tour  # noqa: E402
 from model.checkpoint import bundled_checkpoints  # noqa: E402
-from layout_checks import overflowing_canvases, settle_until_still, small_plots  # noqa: E402
+from layout_checks import long_axis_titles, overflowing_canvases, settle_until_still, small_plots  # noqa: E402
 from support import make_main_window, messages_of  # noqa: E402
 
 TOUR_ORDER = ["transformer", "embedding", "positional", "self-attention", "multi-head", "masking", "decoder attention",
@@ -362,6 +362,7 @@ def test_a_tour_on_a_720_beamer_keeps_every_scene_on_screen(qtbot, tmp_path, siz
             # no canvas laid out past its view (the waves' title ran their plot 170 px out at 1024,
             # the leak's two-column legend its loss plot 43 px)
             assert not overflowing_canvases(panel), (scene.name, overflowing_canvases(panel))
+            assert not long_axis_titles(panel), (scene.name, long_axis_titles(panel))
             if scene.panel == "leak" and panel.bars.pending.isVisible():  # the lab trains: its note whole
                 text = panel.bars.pending.textItem
                 box = panel.bars.getPlotItem().getViewBox().sceneBoundingRect()

@@ -175,8 +175,11 @@ class _KindPane:
             self.plot.getAxis("left").setTicks([[] if wrapped else
                                                 [(layout.origin(l, 0)[0] + layout.t_q / 2, str(self.first + l + 1))
                                                  for l in range(layout.layers)]])
-            self.plot.getAxis("left").setLabel(lone_note(self.first, self.count, n_layers, self.head0, self.heads_total)
-                                               if lone else page_note(self.first, self.count, n_layers))
+            note = (lone_note(self.first, self.count, n_layers, self.head0, self.heads_total)
+                    if lone else page_note(self.first, self.count, n_layers))
+            # along a short mosaic (a beamer), without its "(Layer: pages)" hint: the hint ran
+            # 90 px past a 268-px axis; the whole note stays in the axis' tooltip
+            st.fit_axis_title(self.plot.getAxis("left"), tuple(dict.fromkeys((note, note.split(" (")[0]))))
             self.plot.getAxis("top").setTicks([[] if wrapped or lone else
                                                [(layout.origin(0, h)[1] + layout.t_k / 2, f"H{self.head0 + h + 1}")
                                                 for h in range(layout.heads)]])

@@ -49,6 +49,10 @@ class SingleHeadView(CanvasWidget):
         q_name, k_name = data.axis_names(kind)
         st.style_axis(self.heatmap.y_axis, f"query: {q_name} token (attending)")
         st.style_axis(self.heatmap.x_axis, f"key: {k_name} token (attended to)")
+        # a short plot on a beamer says it in fewer words ("query: target token (attending)" ran
+        # 74 px past a 346-px axis)
+        st.fit_axis_title(self.heatmap.y_axis, (f"query: {q_name} token (attending)", f"query: {q_name} token", "query"))
+        st.fit_axis_title(self.heatmap.x_axis, (f"key: {k_name} token (attended to)", f"key: {k_name} token", "key"))
         st.set_title(self.heatmap.plot, head_title(kind, layer, head))
 
     def _on_move(self, scene_pos) -> None:

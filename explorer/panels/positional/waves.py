@@ -50,6 +50,7 @@ class WavesView(QWidget):
         self.plot.hideButtons()
         st.style_axis(self.plot.getAxis("bottom"), "position pos")
         st.style_axis(self.plot.getAxis("left"), "PE(pos, dim)")
+        st.fit_axis_title(self.plot.getAxis("left"), ("PE(pos, dim)", "PE"))  # a short beamer's plot: "PE"
         self.plot.getAxis("left").enableAutoSIPrefix(False)  # show the values themselves, no "(x0.001)"
         self.legend = QLabel()  # under the plot, never over the waves; rich text wraps and stays big
         self.legend.setFont(st.font(st.TICK_PT))

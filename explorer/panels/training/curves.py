@@ -19,7 +19,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor, QFontMetricsF
 
 from explorer import presentation, style
-from explorer.drawing.plot_style import fit_title_row, let_shrink
+from explorer.drawing.plot_style import fit_axis_title, fit_title_row, let_shrink
 from explorer.panels.training.worker import MetricRows
 from explorer.panels.training.warmup_mark import WarmupMark
 from explorer.drawing.spaced_axis import SpacedAxis
@@ -109,6 +109,9 @@ class Series:
 # ten, k tokens/s)
 WIDEST_VALUES = ("10.5", "0.8", "2.5", "1000")
 SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+# a value axis shorter than its title (a 150-px plot on a 1280×720 beamer) says it in short;
+# the learning rate's title changes with its unit, and is short already
+SHORT_TITLES = {"cross-entropy": "CE", "accuracy": "acc.", "k tokens / s": "k tok/s"}
 
 
 def _plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y_label: str) -> pg.PlotItem:
@@ -122,6 +125,8 @@ def _plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y_lab
         axis.setPen(style.MUTED.name())
         axis.setTextPen(style.TEXT.name())
         axis.setLabel(label, color=style.TEXT.name(), **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
+    if y_label in SHORT_TITLES:
+        fit_axis_title(plot.getAxis("left"), (y_label, SHORT_TITLES[y_label]))
     plot.getAxis("left").setWidth(62)
     plot.getAxis("left").enableAutoSIPrefix(False)  # relabelling the axis on every range change costs
     return plot

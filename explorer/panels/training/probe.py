@@ -10,6 +10,7 @@ timeline slider scrubs back through earlier snapshots of the same probe.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 import pyqtgraph as pg
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QHBoxLayout, Q
 
 from explorer import style
 from explorer.drawing.elided_label import ElidedLabel
+from explorer.drawing.plot_style import axis_title_width
 from explorer.panels.training.curves import TimedCanvas
 from explorer.panels.training.probe_axes import axis_title, left_width, map_axes, tick_font, token_ticks
 from model.kinds import model_kind as kind_named
@@ -362,14 +364,9 @@ class ProbeView(QWidget):
         self.map_title.setText(KIND_TITLES.get(kind, kind))
         self.map_title.setToolTip(KIND_TIPS.get(kind, ""))
         # a thinned axis says so (the grid's token axes do the same): no label is dropped silently
-        title_metrics = QFontMetrics(style.font(style.SMALL_POINT_SIZE))  # (the titles' size, as scaled)
-        margin = 2 * left.label.document().documentMargin()  # the title's text item pads its text
-
-        def advance(text: str) -> float:
-            return title_metrics.horizontalAdvance(text) + margin
-
         for axis, title, ticks, pieces, length in ((left, query_title, row_ticks, queries, map_h),
                                                    (bottom, key_title, col_ticks, keys, self.canvas.width())):
+            advance = partial(axis_title_width, axis)  # (as drawn: its HTML size, font and margins)
             axis.setLabel(axis_title(title, len(ticks[0]), len(pieces), length, advance))
         bottom.showLabel(self.canvas.height() >= SHORT_MAP_CANVAS)  # (setLabel shows it)
 
