@@ -108,6 +108,8 @@ def _rescale_axis_title(axis: pg.AxisItem, ratio: float) -> None:
             return
         axis._updateLabel()  # (pyqtgraph's own: the title's HTML from labelStyle, and the axis' room)
         plot_style.refit_axis_title(axis)  # a title that fits only in short: its size changed, its axis not
+        axis.resizeEvent()  # centred again for its new length: pyqtgraph places the title only on a
+        # resize, and a title grown in place ran off the top of the attention grid's colour bar
 
 
 def _rescale_scene(view: QGraphicsView, ratio: float) -> None:

@@ -193,8 +193,9 @@ def loose_maps(root: QWidget, least: float = LEAST_FILL) -> list[str]:
 
 
 def long_axis_titles(root: QWidget) -> list[str]:
-    """Every shown axis title (a colour bar's rule included) longer than its axis: its ends are
-    drawn past the plot and cut ("…tention weight: 0–1 on every ma" on a beamer)."""
+    """Every shown axis title (a colour bar's rule included) longer than its axis, or drawn
+    outside its canvas: its ends are cut ("…tention weight: 0–1 on every ma" on a beamer; a
+    title enlarged in place kept the position of its smaller self and ran off the top)."""
     problems = []
     for view in root.findChildren(pg.GraphicsView):
         if not shown(view):
@@ -207,6 +208,11 @@ def long_axis_titles(root: QWidget) -> list[str]:
             need = item.label.boundingRect().width()
             if length > 20 and need > length + 2:
                 problems.append(f"axis title {item.labelText!r}: {need:.0f} px along a {length:.0f}-px axis")
+            m = item.label.document().documentMargin()  # (the text item's padding may stand outside)
+            drawn = item.label.mapRectToScene(item.label.boundingRect().adjusted(m, m, -m, -m))
+            canvas = view.mapToScene(view.viewport().rect()).boundingRect()
+            if length > 20 and not canvas.adjusted(-2, -2, 2, 2).contains(drawn):
+                problems.append(f"axis title {item.labelText!r} drawn at {_r(drawn)}, outside its canvas {_r(canvas)}")
     return problems
 
 

@@ -150,6 +150,7 @@ def refit_axis_title(axis: pg.AxisItem) -> None:
     chosen = next((v for v in variants if axis_title_width(axis, v) <= length), variants[-1])
     if axis.labelText != chosen:
         axis.setLabel(chosen)  # (the label's style — colour, size — is kept)
+        axis.resizeEvent()  # centred for its new length (pyqtgraph places a title only on a resize)
 
 
 def colorbar(cmap: pg.ColorMap, values: tuple[float, float], label: str) -> pg.ColorBarItem:
