@@ -187,6 +187,16 @@ def sentence_distribution() -> dict[tuple[str, ...], float]:
     return out
 
 
+def _next_word_guesses(dist: dict[tuple[str, ...], float]) -> dict[tuple[str, ...], str]:
+    """For every opening of a sentence in `dist`, the most probable next word (or "<eos>")."""
+    nxt: dict[tuple, dict[str, float]] = {}
+    for words, p in dist.items():
+        for i, w in enumerate(words + ("<eos>",)):
+            options = nxt.setdefault(words[:i], {})
+            options[w] = options.get(w, 0.0) + p
+    return {prefix: max(options, key=options.get) for prefix, options in nxt.items()}
+
+
 def best_possible_scores(texts: list[str]) -> tuple[float, float]:
     """The Bayes-optimal (masked-token accuracy, next-token accuracy) on `texts`, from the
     exact corpus distribution: the ceiling a perfect model reaches, since adjectives,
@@ -196,15 +206,12 @@ def best_possible_scores(texts: list[str]) -> tuple[float, float]:
     others. Next-token: the most probable next word (or the end) given the words so far."""
     dist = sentence_distribution()
     fill: dict[tuple, dict[str, float]] = {}
-    nxt: dict[tuple, dict[str, float]] = {}
     for words, p in dist.items():
         for i, w in enumerate(words):
             key = (i, words[:i] + words[i + 1:])
             fill.setdefault(key, {})
             fill[key][w] = fill[key].get(w, 0.0) + p
-        for i, w in enumerate(words + ("<eos>",)):
-            nxt.setdefault(words[:i], {})
-            nxt[words[:i]][w] = nxt[words[:i]].get(w, 0.0) + p
+    guess = _next_word_guesses(dist)
     m_hits = m_total = n_hits = n_total = 0
     for text in texts:
         words = tuple(text.split())
@@ -213,8 +220,7 @@ def best_possible_scores(texts: list[str]) -> tuple[float, float]:
             m_hits += max(options, key=options.get) == w
             m_total += 1
         for i, w in enumerate(words + ("<eos>",)):
-            options = nxt[words[:i]]
-            n_hits += max(options, key=options.get) == w
+            n_hits += guess[words[:i]] == w
             n_total += 1
     return m_hits / max(m_total, 1), n_hits / max(n_total, 1)
 
@@ -231,12 +237,7 @@ def next_word_ceiling(n_sentences: int) -> tuple[float, float]:
     openings occur once, and that bound reads 84%. Per-token accuracy is a ratio of per-sentence
     sums (hits X over tokens N), so its variance is Var(X − r·N) / (n·E[N]²), r = E[X]/E[N]."""
     dist = sentence_distribution()
-    nxt: dict[tuple, dict[str, float]] = {}
-    for words, p in dist.items():
-        for i, w in enumerate(words + ("<eos>",)):
-            nxt.setdefault(words[:i], {})
-            nxt[words[:i]][w] = nxt[words[:i]].get(w, 0.0) + p
-    guess = {prefix: max(options, key=options.get) for prefix, options in nxt.items()}
+    guess = _next_word_guesses(dist)
     per_sentence = [(p, sum(guess[words[:i]] == w for i, w in enumerate(words + ("<eos>",))), len(words) + 1)
                     for words, p in dist.items()]
     mean_x = sum(p * x for p, x, _ in per_sentence)

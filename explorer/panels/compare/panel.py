@@ -21,10 +21,10 @@ from explorer.panels.attention.data import DECODER_ONLY_NAMES, ENCODER_ONLY_NAME
 from explorer.panels.compare.maps import ComparisonMaps
 from explorer.panels.compare.outputs import OutputBars, describe_token
 from explorer.panels.compare.summary import HeadChanges
-from model.checkpoint import UNTRAINED
 from explorer.panels.compare.worker import ComparisonJobs, ModelCache, describe_reference, run_comparison
 from explorer.state import KIND_LABELS, SessionState
 from explorer.theme import set_sheet
+from model.checkpoint import UNTRAINED
 from model.snapshots import run_snapshots
 
 VIEWS = ("maps", "outputs", "heads")

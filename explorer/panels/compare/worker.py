@@ -42,18 +42,14 @@ class ModelCache:
         """B for `reference`; "untrained" is A's architecture freshly initialised (one per A)."""
         from explorer.runner import load_bundle
 
-        if reference == UNTRAINED:
-            if model_a is None:
-                raise ComparisonError("“untrained” compares a model with itself before training: no model A")
-            key = f"{UNTRAINED}:{model_a.name}:{model_a.path}:{model_a.config!r}"
-            make = lambda: untrained_like(model_a)  # noqa: E731
-        else:
-            key = self.resolve(reference)
-            make = lambda: load_bundle(key)  # noqa: E731
+        untrained = reference == UNTRAINED
+        if untrained and model_a is None:
+            raise ComparisonError("“untrained” compares a model with itself before training: no model A")
+        key = f"{UNTRAINED}:{model_a.name}:{model_a.path}:{model_a.config!r}" if untrained else self.resolve(reference)
         if key in self._bundles:
             self._bundles.move_to_end(key)
             return self._bundles[key]
-        bundle = make()
+        bundle = untrained_like(model_a) if untrained else load_bundle(key)
         self._bundles[key] = bundle
         while len(self._bundles) > self.capacity:
             self._bundles.popitem(last=False)

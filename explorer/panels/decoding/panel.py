@@ -279,7 +279,7 @@ class DecodingPanel(QWidget):
         if self.state.bundle is not None and kind in self.state.available_kinds():
             self.state.select_attention(kind, layer, head)
 
-    def _view_pages(self) -> dict:
+    def view_pages(self) -> dict:
         """Each view's page. "steps" is the step-by-step half: a tab of its own when the halves
         are folded into tabs, beside the parallel pass (the right half's page) when not."""
         steps = self.parallel if self.side_by_side else self.step_page
@@ -289,12 +289,13 @@ class DecodingPanel(QWidget):
         page = self.tabs.widget(index)
         if self.side_by_side and page is self.parallel and self.state.session.view(self.panel_name) == "steps":
             return  # side by side, "steps" shows the parallel pass beside them: still "steps"
-        for view, widget in self._view_pages().items():
-            if widget is page and not (view == "steps" and self.side_by_side):
-                self.state.set_view(self.panel_name, view)
+        # (side by side, "steps" and "parallel" share the parallel page: moving to it means "parallel")
+        views = [v for v, widget in self.view_pages().items() if widget is page and not (v == "steps" and self.side_by_side)]
+        if views:
+            self.state.set_view(self.panel_name, views[0])
 
     def _on_view(self, panel: str, view: str) -> None:
-        page = self._view_pages().get(view) if panel == self.panel_name else None
+        page = self.view_pages().get(view) if panel == self.panel_name else None
         if page is not None and self.tabs.indexOf(page) >= 0 and self.tabs.currentWidget() is not page:
             self.tabs.setCurrentWidget(page)
 

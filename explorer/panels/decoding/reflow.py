@@ -25,6 +25,6 @@ def set_side_by_side(panel, on: bool) -> None:
         panel.left_tabs.removeTab(0)
         panel.tabs.insertTab(0, panel.step_page, STEP_TAB)
         panel.left_tabs.hide()
-        current = panel._view_pages().get(panel.state.session.view(panel.panel_name), current)
+        current = panel.view_pages().get(panel.state.session.view(panel.panel_name), current)
     panel.tabs.setCurrentWidget(current)
     blocker.unblock()

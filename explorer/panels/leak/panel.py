@@ -48,9 +48,8 @@ def verdict(result: LeakResult) -> str:
     return (f"No mask: loss {leak.final_loss:.2f}, {'below' if below else 'above'} the {result.loss_floor:.2f} that "
             f"no model reading only the past can reach (with mask {m.final_loss:.2f}); teacher-forced "
             f"{leak.teacher_forced:.0%}, {'past' if above else 'not past'} the ≈{result.best_accuracy:.0%} ceiling "
-            f"of a model that reads only the past (its band reaches "
-            f"{result.best_accuracy + result.ceiling_spread:.0%}){verdict}. Yet {leak.generated:.0%} of its generated sentences are "
-            f"right (with mask {m.generated:.0%}).")
+            f"of a model that reads only the past (its band reaches {result.best_accuracy + result.ceiling_spread:.0%})"
+            f"{verdict}. Yet {leak.generated:.0%} of its generated sentences are right (with mask {m.generated:.0%}).")
 
 
 def generation_lines(result: LeakResult) -> tuple[str, str]:
