@@ -10,6 +10,7 @@ oscillates around 90-97 % for a thousand steps; annealing settles it (measured i
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -66,4 +67,23 @@ def make_optimizer(model: nn.Module, d_model: int, warmup: int, scale: float = 1
     return opt, sched
 
 
-__all__ = ["noam_lr", "linear_decay_lr", "LINEAR_DECAY_FLOOR", "make_optimizer", "ADAM_BETAS", "ADAM_EPS"]
+def planned_rates(scheduler: torch.optim.lr_scheduler.LambdaLR, steps: int, points: int = 1024,
+                  keep: tuple[int, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """The learning rate each step of a run will use, read from the run's own scheduler before
+    it starts: step s (counted from 1) uses base × λ(s − 1). So a plot can draw the whole
+    schedule of Section 5.3 ahead of the run (the warm-up's peak, the decay to come), and the
+    rates the run then reports lie on it.
+
+    At most about `points` steps, evenly spaced over 1…steps, plus every step in `keep` (the
+    warm-up's end, a decay's end: the corners of the curve, exact rather than cut off)."""
+    if steps < 1:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    at = np.arange(1, steps + 1) if steps <= points else np.linspace(1, steps, points).round().astype(np.int64)
+    at = np.unique(np.concatenate([at, [k for k in keep if 1 <= k <= steps]]).astype(np.int64))
+    base = scheduler.base_lrs[0]
+    rate = scheduler.lr_lambdas[0]
+    return at, np.array([base * rate(int(s) - 1) for s in at], dtype=float)
+
+
+__all__ = ["noam_lr", "linear_decay_lr", "LINEAR_DECAY_FLOOR", "make_optimizer", "planned_rates", "ADAM_BETAS",
+           "ADAM_EPS"]

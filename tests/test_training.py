@@ -5,6 +5,7 @@ import re
 import threading
 import time
 
+import numpy as np
 import pytest
 import torch
 
@@ -72,6 +73,24 @@ def test_a_trainer_with_lr_decay_steps_follows_the_linear_schedule():
     assert lrs[2] > lrs[3] > lrs[4] > lrs[5] == lrs[6] == lrs[7]
     with pytest.raises(TrainingError, match="lr_decay_steps"):
         TrainConfig(warmup=10, lr_decay_steps=10).validate()
+
+
+@pytest.mark.parametrize("decay", [0, 6])
+def test_the_planned_rates_are_those_the_run_then_uses(decay):
+    """`planned_rates`, read before the first step, gives each step's rate as the run's steps then
+    report it (Eq. 3, or its warm-up and a linear decay); sampled, it keeps the corners exact."""
+    from model.optimizer import planned_rates
+    t = tiny_trainer(warmup=3, lr_scale=0.5, lr_decay_steps=decay)
+    steps, rates = planned_rates(t.scheduler, 9)
+    assert list(steps) == list(range(1, 10))
+    assert [t.step().lr for _ in range(9)] == pytest.approx(list(rates), rel=1e-12)
+    sampled, values = planned_rates(tiny_trainer(warmup=3, lr_decay_steps=decay).scheduler, 10_000, points=50,
+                                     keep=(3, decay))
+    assert sampled[0] == 1 and sampled[-1] == 10_000 and 3 in sampled and len(sampled) <= 52
+    assert np.all(np.diff(sampled) > 0)
+    expected = [linear_decay_lr(int(s), 32, 3, 1.0, decay) if decay else noam_lr(int(s), 32, 3) for s in sampled]
+    assert values == pytest.approx(expected, rel=1e-12)
+    assert values.max() == pytest.approx(noam_lr(3, 32, 3))  # the peak itself, not a sample beside it
 
 
 def test_adam_and_loss_use_the_papers_settings():

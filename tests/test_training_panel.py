@@ -113,6 +113,28 @@ def test_learning_rate_curve_warms_up_then_decays(qtbot, panel):
     assert panel.curves.curves["lr"].getData()[1] is not None and len(panel.curves.curves["lr"].getData()[1]) == 30
 
 
+def test_the_rate_plot_shows_the_whole_runs_schedule_ahead(qtbot, panel):
+    """From the run's first message the rate plot draws the schedule of all 400 steps (warm-up
+    peak at 40, then the decay), dashed; the run's own rates trace over it, a dot at the last.
+    The rate plot spans the whole run while the loss plot spans the steps trained."""
+    configure(panel, steps=400, warmup=40)
+    panel.start()
+    qtbot.waitUntil(lambda: len(panel.curves.plan_steps) > 0, timeout=TIMEOUT)
+    plan_x, plan_y = panel.curves.plan.getData()
+    assert plan_x[0] == 1 and plan_x[-1] == 400 and plan_x[int(np.argmax(plan_y))] == 40
+    assert plan_y == pytest.approx([noam_lr(int(s), 64, 40) for s in plan_x], rel=1e-9)
+    wait_steps(qtbot, panel, 12)
+    panel.stop()
+    wait_idle(qtbot, panel)
+    panel.curves.refresh()
+    lr = panel.curves.series["lr"]
+    assert lr.y == pytest.approx(np.interp(lr.x, plan_x, plan_y), rel=1e-9)  # the run kept to its plan
+    assert list(panel.curves.curves["lr_now"].getData()[0]) == [lr.x[-1]]
+    rate_left, rate_right = panel.curves.lr_plot.getViewBox().viewRange()[0]
+    loss_right = panel.curves.loss_plot.getViewBox().viewRange()[0][1]
+    assert rate_left <= 1 and rate_right >= 400 and loss_right < 200, (rate_right, loss_right)
+
+
 def test_pause_stops_the_step_counter_and_resume_goes_on(qtbot, panel):
     panel.start()
     wait_steps(qtbot, panel, 3)

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF
 
 from explorer import presentation, style
@@ -134,13 +134,15 @@ def _plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y_lab
 
 # each curve's theme colour (Palette field): used when the curves are made and on a theme change
 CURVE_ROLES = {"loss_raw": "loss", "loss": "loss", "accuracy": "accuracy", "exact": "exact", "lr": "lr",
-               "tokens_per_s": "speed"}
+               "lr_now": "lr", "lr_plan": "lr", "tokens_per_s": "speed"}
+FAINT = ("loss_raw", "lr_plan")  # drawn faint: the raw loss behind its smoothed curve, the rate ahead of the run
 
 
 def curve_colour(key: str) -> QColor:
-    """A curve's colour in the current theme (the raw loss faint: `raw_alpha`)."""
+    """A curve's colour in the current theme (the raw loss and the planned rate faint: `raw_alpha`)."""
     colour = pg.mkColor(getattr(style.current(), CURVE_ROLES[key]))
-    colour.setAlpha(raw_alpha() if key == "loss_raw" else 255)
+    # the plan lighter than the run's own rates, yet a dashed line a projector still shows
+    colour.setAlpha(255 if key not in FAINT else raw_alpha() if key == "loss_raw" else 150)
     return colour
 
 
@@ -150,11 +152,13 @@ def raw_alpha() -> int:
     return 150 if style.current().name == "dark" else 70
 
 
-def _curve(plot: pg.PlotItem, key: str, width: float, name: str | None = None, **kwargs) -> pg.PlotDataItem:
+def _curve(plot: pg.PlotItem, key: str, width: float, name: str | None = None, dashed: bool = False,
+           **kwargs) -> pg.PlotDataItem:
     c = curve_colour(key)
     # No antialiasing: it doubles the paint time, and every ms the GUI thread paints (holding
     # the GIL) is taken from the training thread.
-    return plot.plot([], [], pen=pg.mkPen(c, width=width), name=name, clipToView=True, autoDownsample=True,
+    pen = pg.mkPen(c, width=width, style=Qt.DashLine if dashed else Qt.SolidLine)
+    return plot.plot([], [], pen=pen, name=name, clipToView=True, autoDownsample=True,
                      downsampleMethod="peak", antialias=False, **kwargs)
 
 
@@ -203,7 +207,9 @@ class TrainingCurves(TimedCanvas):
         self.acc_plot = _plot(self, 0, 1, TITLES["acc"][0], "accuracy")
         self.lr_plot = _plot(self, 1, 0, TITLES["lr"][0], "lr")
         self.speed_plot = _plot(self, 1, 1, TITLES["speed"][0], "k tokens / s")
-        for plot in (self.acc_plot, self.lr_plot, self.speed_plot):
+        # The rate plot spans the whole run (its schedule is known ahead, `set_plan`); the other
+        # three share the steps trained so far.
+        for plot in (self.acc_plot, self.speed_plot):
             plot.setXLink(self.loss_plot)
         for plot in (self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot):
             plot.setPreferredSize(1, 1)  # equal shares: the layout then splits the room by stretch only
@@ -224,18 +230,27 @@ class TrainingCurves(TimedCanvas):
             "exact": _curve(self.acc_plot, "exact", 3, name=METRIC_NAMES["exact_match"][0], symbol="o",
                             symbolSize=8, symbolBrush=style.current().exact, symbolPen=None),
             "lr": _curve(self.lr_plot, "lr", 3),
+            "lr_now": _curve(self.lr_plot, "lr", 0, symbol="o", symbolSize=10, symbolBrush=style.current().lr,
+                             symbolPen=None),
             "tokens_per_s": _curve(self.speed_plot, "tokens_per_s", 3),
         }
+        self.curves["lr_now"].setPen(None)  # a dot where the run is now, no line
+        self.plan = _curve(self.lr_plot, "lr_plan", 2, dashed=True)  # the rate ahead (`set_plan`)
+        self.plan.setZValue(-5)
+        self.plan_steps, self.plan_rates = np.zeros(0), np.zeros(0)
         self.warmup = WarmupMark(self.lr_plot)
 
     def restyle_marks(self) -> None:
         """The curves, the warm-up line and its label in the current theme's colours (after a
         theme change: the curves kept the light theme's blues on the dark canvas)."""
-        for key, curve in self.curves.items():
+        for key, curve in (*self.curves.items(), ("lr_plan", self.plan)):
+            if curve.opts["pen"] is None:
+                continue
             pen = pg.mkPen(curve.opts["pen"])
             pen.setColor(curve_colour(key))
             curve.setPen(pen)
         self.curves["exact"].setSymbolBrush(style.current().exact)
+        self.curves["lr_now"].setSymbolBrush(style.current().lr)
         self.warmup.restyle()
 
     def _arrange(self, in_a_row: bool) -> None:
@@ -257,14 +272,16 @@ class TrainingCurves(TimedCanvas):
 
     def _thin_axes(self, short: bool) -> None:
         """Short rows (a 720-px beamer): no "step" under every plot (the titles say what is
-        plotted against steps), and in 2 × 2 only the lower plots number the shared step axis."""
+        plotted against steps), and in 2 × 2 the accuracy plot leaves its steps to the throughput
+        plot under it, which shares them. (The loss plot keeps its numbers: the rate plot under
+        it spans the whole run.)"""
         if getattr(self, "short_rows", None) == short:
             return
         self.short_rows = short
-        for i, plot in enumerate((self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot)):
+        for plot in (self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot):
             axis = plot.getAxis("bottom")
             axis.showLabel(not short)
-            axis.setStyle(showValues=not (short and not self.in_a_row and i < 2))
+            axis.setStyle(showValues=not (short and not self.in_a_row and plot is self.acc_plot))
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         """Narrow: short titles, no legend (the accuracy title names the colours instead)."""
@@ -332,8 +349,26 @@ class TrainingCurves(TimedCanvas):
         self._scale_rate_axis(0.0)  # plain "lr" until the run's first rates
         for c in self.curves.values():
             c.setData([], [])
+        self.set_plan(np.zeros(0), np.zeros(0))
         self._dirty = False
         self.warmup.show_at(warmup)
+
+    def set_plan(self, steps: np.ndarray, rates: np.ndarray) -> None:
+        """The learning rate the run will use at each step (`RunInfo.planned_rates`), drawn dashed
+        across the whole run before it starts: Section 5.3's warm-up and decay are there to see
+        from the first second, and the run's own rates trace over them, a dot where it is now.
+        The rate plot then spans steps 0…the run's last; with no plan it follows the run."""
+        self.plan_steps, self.plan_rates = np.asarray(steps, float), np.asarray(rates, float)
+        self.plan.setData(self.plan_steps, self.plan_rates)
+        vb = self.lr_plot.getViewBox()
+        if len(self.plan_steps):
+            vb.setXRange(0, float(self.plan_steps[-1]), padding=0.02)
+            vb.setYRange(0, float(self.plan_rates.max()), padding=0.05)
+            vb.disableAutoRange()
+            self._scale_rate_axis(float(self.plan_rates.max()))
+            self.warmup.set_rates(self.plan_steps, self.plan_rates)
+        else:
+            vb.enableAutoRange()
 
     def add_rows(self, rows: MetricRows) -> None:
         """Append to the buffers only; `refresh()` hands them to the plot items."""
@@ -354,8 +389,12 @@ class TrainingCurves(TimedCanvas):
         self.curves["tokens_per_s"].setData(speed.x, speed.smoothed / 1000)  # short tick labels
         lr = self.series["lr"]
         self.curves["lr"].setData(lr.x, lr.y)  # exact, not smoothed: the schedule is the point
-        self._scale_rate_axis(float(np.max(lr.y)) if len(lr.y) else 0.0)
-        self.warmup.set_rates(lr.x, lr.y)
+        self.curves["lr_now"].setData(lr.x[-1:], lr.y[-1:])
+        peak = max(float(np.max(lr.y)) if len(lr.y) else 0.0, float(self.plan_rates.max()) if len(self.plan_rates) else 0.0)
+        self._scale_rate_axis(peak)
+        if len(self.plan_steps) and len(lr.y) and lr.y.max() > self.plan_rates.max() * 1.05:  # (not as planned)
+            self.lr_plot.getViewBox().setYRange(0, peak, padding=0.05)
+        self.warmup.set_rates(*((self.plan_steps, self.plan_rates) if len(self.plan_steps) else (lr.x, lr.y)))
         self.curves["exact"].setData(np.asarray(self.exact_steps, float), np.asarray(self.exact_values, float))
 
     def _scale_rate_axis(self, peak: float) -> None:

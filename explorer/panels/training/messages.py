@@ -48,6 +48,9 @@ class RunInfo:
     config: dict  # the model's TransformerConfig.to_dict()
     src_vocab: list
     tgt_vocab: list
+    # (steps, rates): the learning rate the run will use at each step, read from its scheduler
+    # (`model.optimizer.planned_rates`), drawn ahead of the run
+    planned_rates: tuple = ()
 
     def headline(self) -> str:
         """What the panel says once the model is built (rich text)."""

@@ -229,6 +229,8 @@ class TrainingPanel(StopsWithWindow, QWidget):
             return
         self.info = info
         self.total_steps = info.steps
+        if info.planned_rates:
+            self.curves.set_plan(*info.planned_rates)
         self.probe.set_probe_text(info.probe)
         self.sandbox.publish_later()  # the untrained model, at once
         own = self.state.session.bundle

@@ -27,6 +27,7 @@ from superqt.utils import GeneratorWorker, create_worker
 from superqt.utils._qthreading import GeneratorWorkerSignals  # public in napari.qt.threading, for subclassing
 
 from model.bundle import InputError, ModelBundle
+from model.optimizer import planned_rates
 from model.training import EvalEvent, Trainer, TrainingError
 from model.transformer import Transformer
 
@@ -88,7 +89,8 @@ class TrainingLoop:
         self.task_dict = trainer.task.to_dict()
         yield RunInfo(trainer.task.name, describe_model(trainer), str(trainer.device), cfg.steps, cfg.warmup,
                       self.probe_text, torch_threads(), trainer.model.config.to_dict(),
-                      list(trainer.src_tokenizer.vocab), list(trainer.tgt_tokenizer.vocab))
+                      list(trainer.src_tokenizer.vocab), list(trainer.tgt_tokenizer.vocab),
+                      planned_rates(trainer.scheduler, cfg.steps, keep=(cfg.warmup, cfg.lr_decay_steps)))
         self.last_emit = self.last_probe = time.monotonic()
         yield from self.probe(force=True)  # the untrained model's attention: where the story starts
         told = None  # the phase the GUI was last told
