@@ -10,6 +10,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtGui import QFontMetrics  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import style  # noqa: E402
 from explorer.drawing.elided_label import ElidedLabel  # noqa: E402
@@ -53,3 +54,26 @@ def test_a_new_font_is_fitted_again_at_the_same_width(qtbot):
     assert text == TITLE
     label.setFont(style.font(18.0))
     assert label.text() == "Self-attention\nL1 H1"
+
+
+def test_a_shorter_form_is_shown_whole_before_anything_is_cut(qtbot):
+    """`set_texts`: the longest form that is whole at the label's width ("Own model: 1 layer ×
+    4 heads" rather than "Own model: 1 layer × 4 heads, d_m…"); "…" only when none is; the whole
+    text always in the tooltip."""
+    forms = ("Own model: 1 layer × 4 heads, d_model 64, facts corpus", "Own model: 1 layer × 4 heads", "Own model")
+    metrics = QFontMetrics(style.font(18.0))
+    label = ElidedLabel()
+    label.setFont(style.font(18.0))
+    qtbot.addWidget(label)
+    label.set_texts(*forms)
+    label.show()
+    for width, shown in ((metrics.horizontalAdvance(forms[0]) + 4, forms[0]),
+                         (metrics.horizontalAdvance(forms[1]) + 4, forms[1]),
+                         (metrics.horizontalAdvance(forms[1]) - 4, forms[2])):
+        label.resize(width, 40)
+        QApplication.processEvents()
+        assert label.text() == shown, (width, label.text())
+        assert label.toolTip() == forms[0]
+    label.resize(metrics.horizontalAdvance("Own"), 40)
+    QApplication.processEvents()
+    assert label.text().endswith("…")  # not even the shortest fits: it is cut

@@ -76,9 +76,16 @@ def check_run(qtbot, panel):
     text = panel.bars.pending.textItem
     note = text.mapRectToScene(text.boundingRect())
     assert box.contains(note), (box, note)  # … whole (a longer note was clipped by the plot's edges)
+    for heatmap in panel.maps.maps.values():  # the empty maps say what they wait for, whole inside them
+        assert heatmap.note.isVisible() and "training ends" in heatmap.note.toPlainText()
+        view = heatmap.plot_widget.getPlotItem().getViewBox().sceneBoundingRect()
+        text = heatmap.note.textItem
+        assert view.contains(text.mapRectToScene(text.boundingRect())), heatmap.title.full_text
+    assert panel.lab_model.text() in [panel.lab_model.full_text, *panel.lab_model.shorter]  # whole, no "…"
     qtbot.waitUntil(lambda: panel.run is None, timeout=TIMEOUT)
     assert results and panel.result is results[0]
     assert not panel.bars.pending.isVisible()
+    assert not any(heatmap.note.isVisible() for heatmap in panel.maps.maps.values())
     result = results[0]
     for run in RUNS:  # every step of both runs, as the lab recorded them
         x, y = panel.loss_plot.curves[run].getData()

@@ -24,7 +24,13 @@ class ElidedLabel(QLabel):
         self.setText(text)
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        self.set_texts(text)
+
+    def set_texts(self, text: str, *shorter: str) -> None:
+        """`text`, or where it is not whole the first of the `shorter` forms that is ("Own model:
+        1 layer × 4 heads" for "…, d_model 64, facts corpus"), before anything is cut with "…"."""
         self.full_text = text
+        self.shorter = shorter
         self.setToolTip(text)
         self._elide()
 
@@ -38,6 +44,7 @@ class ElidedLabel(QLabel):
             self._elide()  # unchanged width left "Self-attention L1 …" where "Self-attention⏎L1 H1" fits
 
     break_at: str | None = None  # where a title too long for one line may break into two (": ", " ")
+    shorter: tuple[str, ...] = ()  # shorter forms of the text, tried in order before eliding (`set_texts`)
 
     def _splits(self, text: str) -> list[tuple[str, str]]:
         """(first line, second line) at each place `break_at` allows, first to last."""
@@ -85,6 +92,7 @@ class ElidedLabel(QLabel):
                 _, head, tail = min(splits)
                 QLabel.setText(self, f"{head}\n{tail}")  # whole, on two lines
                 return
+            text = next((short for short in self.shorter if whole(short)), self.shorter[-1] if self.shorter else text)
         QLabel.setText(self, metrics.elidedText(text, Qt.ElideRight, width))
 
 

@@ -153,6 +153,12 @@ class TokenHeatmap(QWidget):
         self.separator.setZValue(8)
         plot.addItem(self.separator)
         self.separator_at: int | None = None
+        # what an empty map is waiting for ("drawn when training ends"), in its middle: an empty
+        # frame under a title looked like a map that failed
+        self.note = pg.TextItem("", anchor=(0.5, 0.5))
+        self.note.setFont(style.font(style.SMALL_POINT_SIZE))
+        self.note.hide()
+        plot.addItem(self.note)
         self.matrix = np.zeros((0, 0), dtype=np.float32)
         self.blocked: np.ndarray | None = None
         self.highlight_row: int | None = None
@@ -205,6 +211,7 @@ class TokenHeatmap(QWidget):
         self.rows_axis.set_tokens([display_piece(p) for p in row_labels[:fr]], numeric=False)
         self.cols_axis.set_tokens([display_piece(p) for p in col_labels[:fc]], numeric=False)
         self._frame = (max(fr, 1), max(fc, 1))
+        self.note.hide()
         self._fit()
 
     def least_size(self, most_tokens: int = 32, width: float | None = None) -> tuple[float, float]:
@@ -245,8 +252,13 @@ class TokenHeatmap(QWidget):
     def set_title(self, title: str) -> None:
         self.title.setText(title)
 
-    def clear_data(self) -> None:
+    def clear_data(self, note: str = "") -> None:
+        """No map; `note` (may be "") says in its middle what it waits for."""
         self.set_data(np.zeros((0, 0)), [], [])
+        if note:
+            self.note.setText(note, color=style.current().muted)  # (the theme's now: set again on a change)
+            self.note.setPos(0.5, 0.5)  # the middle of the empty 1 × 1 frame
+            self.note.show()
 
     # -- hover readout -----------------------------------------------------------------------
     def _hover(self, scene_pos) -> None:

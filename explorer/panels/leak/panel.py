@@ -25,11 +25,13 @@ from model.leak_lab import RUN_LABELS, RUNS, LeakConfig
 
 INTRO = ("Trains one small GPT-like decoder twice on the facts corpus: same start, same batches, "
          "with and without the causal mask. Press Run.")
-def lab_model_text(config: LeakConfig) -> str:
+def lab_model_text(config: LeakConfig) -> tuple[str, ...]:
     """The lab's own model, named where the panel starts: the input bar above names the session's
-    model (a projector showed "Model: reverse · Output: noitnetta" over this lab's goat sentences)."""
-    return (f"Own model: {config.n_layers} layer{'s' if config.n_layers != 1 else ''} × "
-            f"{config.n_heads} heads, d_model {config.d_model}, facts corpus")
+    model (a projector showed "Model: reverse · Output: noitnetta" over this lab's goat sentences).
+    Longest first: a 1280-px beamer has room for "Own model: 1 layer × 4 heads" ("…, d_m…" cut)."""
+    shape = f"Own model: {config.n_layers} layer{'s' if config.n_layers != 1 else ''} × {config.n_heads} heads"
+    return (f"{shape}, d_model {config.d_model}, facts corpus", f"{shape}, d_model {config.d_model}", shape,
+            "Own model")
 
 
 WIDE_RATIO = 1.6  # wider than this × its height: the plots and maps in one row
@@ -103,7 +105,7 @@ class LeakPanel(StopsWithWindow, QWidget):
                                    "later positions (above the diagonal)")
         self.head_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.progress = QProgressBar()
-        self.progress.setTextVisible(False)
+        self.progress.setFormat("%p %")  # how far both runs are (the message names the step)
         self.progress.setMaximumWidth(160)
         self.message = QLabel(INTRO)
         self.message.setWordWrap(True)
@@ -121,7 +123,8 @@ class LeakPanel(StopsWithWindow, QWidget):
         controls.setSpacing(6)
         for widget in (self.run_button, self.stop_button, self.steps_spin, self.head_combo, self.progress):
             controls.addWidget(widget)
-        self.lab_model = ElidedLabel(lab_model_text(LeakConfig()))
+        self.lab_model = ElidedLabel()
+        self.lab_model.set_texts(*lab_model_text(LeakConfig()))
         self.lab_model.setObjectName("lab_model")
         self.lab_model.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
         style.set_sheet(self.lab_model, "color: {muted};")
@@ -293,7 +296,7 @@ class LeakPanel(StopsWithWindow, QWidget):
     def show_result(self, result: LeakResult) -> None:
         """Draw a finished lab (the worker's, or one computed elsewhere)."""
         cfg = result.config
-        self.lab_model.setText(lab_model_text(cfg))
+        self.lab_model.set_texts(*lab_model_text(cfg))
         chosen = self.head_combo.currentData() if self.result is result else leakiest_head(result)
         self._fill_head_combo(cfg.n_layers, cfg.n_heads, leakiest_head(result))
         self._choose(chosen)
@@ -330,5 +333,7 @@ class LeakPanel(StopsWithWindow, QWidget):
         self.bars.restyle()
         if self.result is not None:
             self.show_result(self.result)
+        else:
+            self.maps.set_result(None, 0, None)  # the empty maps' note in the new theme's colour
 
     # -- lifetime ---------------------------------------------------------------------------

@@ -131,6 +131,7 @@ class LossCurves(pg.PlotWidget):
         self.floor.label.setColor(style.MUTED.name())
 
 
+MAP_PENDING = "drawn when\ntraining ends"  # in an empty map (two short lines: a map is ~200 px wide on a beamer)
 PENDING = "scored after\ntraining"  # (short: a plot ~150 px wide on a 1280×720 beamer clips what is wider)
 
 
@@ -275,8 +276,8 @@ class AttentionPair(QWidget):
         """head None: the mean over heads of `layer`."""
         if result is None:
             for run, heatmap in self.maps.items():
-                heatmap.clear_data()
-                heatmap.set_title(f"{RUN_LABELS[run]}: after training")  # (empty until then)
+                heatmap.clear_data(MAP_PENDING)
+                heatmap.set_title(RUN_LABELS[run])
             return
         tokens = result.example
         for run, heatmap in self.maps.items():
