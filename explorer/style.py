@@ -107,5 +107,15 @@ def format_value(value: float) -> str:
     return f"{value:.4f}".replace("-", "−")
 
 
+def prob_text(p: float) -> str:
+    """A probability over its bar, in one notation a class reads aloud: "0.92", "0.004",
+    "<0.0001" (the bars mixed "0.01" with "2e-03"); the exact value belongs in a tooltip."""
+    if p >= 0.005:
+        return f"{p:.2f}"
+    if p <= 0:
+        return "0"
+    return f"{p:.1g}" if p >= 0.0001 else "<0.0001"
+
+
 def format_shape(shape) -> str:
     return "(" + ", ".join(str(int(s)) for s in shape) + ("," if len(shape) == 1 else "") + ")"

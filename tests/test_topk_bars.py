@@ -72,3 +72,21 @@ def test_a_small_vocabulary_and_a_cleared_plot(qtbot):
     assert bars.token_ids == [] and not bars.bars.isVisible()
     bars.set_data(probs[::-1].copy(), PIECES[:3], 0)
     assert bars.token_ids == [2, 1, 0] and bars.chosen == 0
+
+
+@pytest.mark.parametrize("p, text", [(0.925, "0.93"), (0.005, "0.01"), (0.0042, "0.004"), (0.00018, "0.0002"),
+                                     (0.0001, "0.0001"), (3e-6, "<0.0001"), (0.0, "0")])
+def test_probabilities_are_written_in_one_notation(p, text):
+    """Plain decimals, never "2e-03" beside "0.01"; what is written rounds to the value."""
+    from explorer.style import prob_text
+    assert prob_text(p) == text
+    if not text.startswith("<"):
+        assert abs(float(text) - p) <= 0.5 * 10 ** -(len(text.split(".")[-1]) if "." in text else 0) + 1e-12
+
+
+def test_the_bars_write_small_probabilities_as_decimals_with_the_exact_value_in_the_tooltip(qtbot):
+    probs = np.array([0.9, 0.0958, 0.0042, 2e-6])
+    bars = shown_bars(qtbot, 1600, probs / probs.sum(), 0)
+    texts = [bars.labels[j].toPlainText() for j in range(4)]
+    assert texts == ["0.90", "0.10", "0.004", "<0.0001"], texts
+    assert "p = 0.000002" in bars.labels[3].toolTip()

@@ -18,6 +18,7 @@ from explorer.drawing import plot_style as st
 from explorer.drawing.canvas_widget import CanvasWidget
 from explorer.drawing.heatmap_items import TokenAxis
 from explorer.drawing.token_heatmap import display_piece
+from explorer.style import prob_text
 
 BAR = 0.38  # two bars per token, side by side
 
@@ -81,8 +82,8 @@ def describe_token(output, i: int) -> str:
     """"A's step 3 “x”: A gives it 0.93, B gives it 0.41" (probabilities in the order A, B; steps
     counted from 1, as the decoding panel counts the step that wrote the token)."""
     p = {output.writer: float(output.own[i]), ("B" if output.writer == "A" else "A"): float(output.other[i])}
-    return (f"{output.writer}'s step {i + 1} “{output.pieces[i]}”: A gives it {p['A']:.2f}, "
-            f"B gives it {p['B']:.2f}")
+    return (f"{output.writer}'s step {i + 1} “{output.pieces[i]}”: A gives it {prob_text(p['A'])}, "
+            f"B gives it {prob_text(p['B'])}")
 
 
 class OutputBars(CanvasWidget):

@@ -148,7 +148,7 @@ class TopKBars(pg.PlotWidget):
             self.sampled.setVisible(False)
         for j, (i, h) in enumerate(zip(ids, heights)):
             label = self._label(j)
-            label.setText(f"{h:.2f}" if h >= 0.005 else f"{h:.0e}")
+            label.setText(style.prob_text(float(h)))
             rank = order[j] + 1 if order[j] < self.k else None  # (the chosen token from the tail: below the top k)
             label.setToolTip(f"p = {h:.6f}, " + (f"rank {rank}" if rank else f"below the top {self.k}"))
             # always above its bar (the y range leaves room over a bar of 1.0): never over it

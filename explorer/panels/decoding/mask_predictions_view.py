@@ -109,7 +109,7 @@ class MaskBars(pg.PlotWidget):
             item.setVisible(i < n)
             if i < n:
                 p = float(self.probs[i])
-                item.setText(f"{p:.2f}" if p >= 0.005 else f"{p:.0e}")
+                item.setText(style.prob_text(p))
                 item.setColor(style.colour("chosen_text") if i == 0 else style.TEXT)
                 item.setPos(p + 0.01, i)
         left = self.getPlotItem().getAxis("left")

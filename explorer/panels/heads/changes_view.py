@@ -7,6 +7,7 @@ import html
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
+from explorer.style import prob_text
 from explorer.theme import set_text
 from model.frame import Frame
 from model.output_change import TokenChange, describe_changes, output_changes
@@ -22,7 +23,7 @@ def _esc(piece: str) -> str:
 def _token(piece: str | None, prob: float | None) -> str:
     if piece is None:
         return "(ended)"
-    return f"“{_esc(piece)}” {prob:.2f}"
+    return f"“{_esc(piece)}” {prob_text(prob)}"
 
 
 def _line(changes: list[TokenChange], before: bool) -> str:
@@ -62,7 +63,7 @@ def describe(frame: Frame | None) -> str:
     changed = [c for c in changes if c.changed]
     items = []
     for c in changed[:MAX_LISTED]:
-        kept = f" (now p(“{_esc(c.before)}”) = {c.after_prob_of_before:.2f})" \
+        kept = f" (now p(“{_esc(c.before)}”) = {prob_text(c.after_prob_of_before)})" \
             if c.after_prob_of_before is not None and c.before is not None else ""
         items.append(f"{c.position + 1}: {_token(c.before, c.before_prob)} → {_token(c.after, c.after_prob)}{kept}")
     unit = _unit(frame)
