@@ -141,15 +141,20 @@ def test_long_decode_parallel_pass_names_every_token(long_decode):
 
 
 def test_a_short_decode_on_a_1024_beamer_shows_all_three_maps_with_every_label(qapp, reverse_bundle, tmp_path):
-    """"transformer" (12 × 12 maps) at 1024×768: the maps stand in one row of four, their titles
-    on two lines ("Cross-attention⏎L1 H1"), rather than in a 2 × 2 grid of 120-px maps that
-    showed every other token."""
+    """"transformer" (12 × 12 maps) at 1024×768: the three maps stand in one row over the bars,
+    which need less height than width: each map ≥ 200 px (a row of four gave them 172 px, and
+    a 2 × 2 grid 120-px maps that showed every other token)."""
     window = open_decoding(qapp, reverse_bundle, "transformer", (1024, 768), tmp_path)
     try:
         panel = window.panels["decoding"]
         maps = {"mask": panel.mask_map, "self": panel.self_map, "cross": panel.cross_map}
         assert all(shown(m) for m in maps.values()), "a 12-token decode needs no map folded away"
-        assert panel.plots.columns == 4
+        assert panel.plots.columns == 3
+        for heatmap in maps.values():
+            drawn = heatmap.image.sceneBoundingRect()
+            assert min(drawn.width(), drawn.height()) >= 200, (heatmap.title.full_text, drawn)
+        bars, cross = panel.bars.geometry(), panel.cross_map.geometry()
+        assert bars.top() >= cross.bottom() and bars.width() >= 3 * cross.width()  # the bars: a strip under them
         problems = clipped_texts(panel)
         for name, heatmap in maps.items():
             problems += label_problems(name, heatmap)

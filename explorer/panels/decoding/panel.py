@@ -95,7 +95,7 @@ class DecodingPanel(QWidget):
             heatmap.title.break_at = " "  # "Cross-attention⏎L1 H1" in a column of four on a 1024-px projector
         self.bars = TopKBars()
         self.plots = PlotFlow([self.mask_map, self.self_map, self.cross_map, self.bars], fold=self.mask_map,
-                              on_fold=lambda _folded: self._title_self_map())
+                              on_fold=lambda _folded: self._title_self_map(), strip=self.bars)
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(4, 4, 4, 4)

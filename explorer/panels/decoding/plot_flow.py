@@ -19,6 +19,7 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QGridLayout, QWidget
 
 MIN_CELL = (230, 190)  # a map's widget: its title, axes and a ≥ 160 × 120 plot area
+STRIP_SHARE = 0.36  # of the flow's height: a `strip` plot alone on the last row (the bars under the maps)
 TITLE_MARGIN = 12
 CHROME_LINES = (2.5, 4.0)  # text lines around a map: query labels beside it; title and key labels over and under it
 
@@ -27,13 +28,16 @@ class PlotFlow(QWidget):
     """Lays `widgets` out in a grid whose number of columns follows the available size."""
 
     def __init__(self, widgets: list[QWidget], aspect: float = 1.15, parent=None, fold: QWidget | None = None,
-                 on_fold=None):
+                 on_fold=None, strip: QWidget | None = None):
         """aspect: the width / height a cell is best at (cells far from it count as smaller).
         fold: the plot left out when the others need its room for their labels (`on_fold(bool)`
-        is told when that changes: a title may then say where its content went)."""
+        is told when that changes: a title may then say where its content went).
+        strip: a plot that reads as well low and wide (bars): alone on the last row it takes
+        only STRIP_SHARE of the height, the maps' rows the rest (three 230-px maps over the
+        bars, where a row of four gave each map 170 px on a 1024×768 beamer)."""
         super().__init__(parent)
         self.widgets = list(widgets)
-        self.fold, self.on_fold = fold, on_fold
+        self.fold, self.on_fold, self.strip = fold, on_fold, strip
         self.folded = False
         self._folding = False
         self.aspect = aspect
@@ -84,6 +88,17 @@ class PlotFlow(QWidget):
             cols[c], rows[r] = max(cols[c], need_w), max(rows[r], need_h)
         return cols, rows
 
+    def row_heights(self, plots: list[QWidget], columns: int, height: float) -> list[float]:
+        """The height each row of `plots` in `columns` columns is given: equal shares, but a
+        `strip` plot alone on the last row only as much as STRIP_SHARE of the height (or its
+        least height, if more), the rows of maps the rest."""
+        n_rows = math.ceil(len(plots) / columns)
+        room = height - self.grid.spacing() * (n_rows - 1)
+        if n_rows > 1 and self.strip is not None and plots[-1] is self.strip and len(plots) % columns == 1:
+            low = min(max(STRIP_SHARE * height, self.least_size(self.strip)[1]), room / n_rows)
+            return [(room - low) / (n_rows - 1)] * (n_rows - 1) + [low]
+        return [room / n_rows] * n_rows
+
     def _score(self, width: int, height: int, plots: list[QWidget]) -> tuple:
         """(every label has room, cells ≥ MIN_CELL, every title whole, usable area, columns) of
         the best column count for `plots`."""
@@ -98,13 +113,16 @@ class PlotFlow(QWidget):
         for c in range(1, n + 1):
             cols, rows = self._needs(plots, c, width)
             fits = sum(cols) + spacing * (c - 1) <= width and sum(rows) + spacing * (len(rows) - 1) <= height
-            w, h = (width - spacing * (c - 1)) / c, (height - spacing * (len(rows) - 1)) / len(rows)
+            heights = self.row_heights(plots, c, height)
+            w, h = (width - spacing * (c - 1)) / c, heights[0]  # (a map's row: the strip's may be lower)
+            fits = fits and all(have >= need for have, need in zip(heights, rows))
             # the map inside a cell, less its title and token axes: a 2 × 2 grid's wide, low cells
             # scored above a row's tall ones, yet their maps came out smaller (1024×768, 150 px vs 190 px)
             w_map, h_map = max(1.0, w - chrome_w), max(1.0, h - chrome_h)
             usable = min(w_map, h_map * self.aspect) * min(h_map, w_map / self.aspect)
             keep = c == self.columns  # a near tie keeps the current arrangement (no flapping)
-            scored.append((fits, w >= MIN_CELL[0] and h >= MIN_CELL[1], w >= widest, usable * (1.03 if keep else 1.0), c))
+            scored.append((fits, w >= MIN_CELL[0] and min(heights) >= MIN_CELL[1], w >= widest,
+                           usable * (1.03 if keep else 1.0), c))
         return max(scored)
 
     def best_columns(self, width: int, height: int, n: int | None = None) -> int:
@@ -137,6 +155,9 @@ class PlotFlow(QWidget):
         # Columns share the width as their labels need it (a map of 32 source tokens beside
         # the narrower bars); equal shares where nothing needs more than MIN_CELL.
         stretch = [max(1, round(x / 10)) for x in cols], [max(1, round(y / 10)) for y in rows]
+        heights = self.row_heights(shown, columns, max(self.height(), 1)) if shown else []
+        if len(set(round(h) for h in heights)) > 1:  # a low strip row under the maps: the heights it was scored with
+            stretch = stretch[0], [max(1, round(h / 10)) for h in heights]
         if not force and columns == self.columns and shown == self._placed and stretch == self._stretch:
             return
         self.columns, self._placed, self._stretch = columns, shown, stretch
