@@ -110,6 +110,8 @@ def format_value(value: float) -> str:
 def prob_text(p: float) -> str:
     """A probability over its bar, in one notation a class reads aloud: "0.92", "0.004",
     "<0.0001" (the bars mixed "0.01" with "2e-03"); the exact value belongs in a tooltip."""
+    if p != p:  # NaN: a broken distribution says so, not "<0.0001"
+        return "NaN"
     if p >= 0.005:
         return f"{p:.2f}"
     if p <= 0:

@@ -90,6 +90,16 @@ class ModelBundle:
         return self.config.output_layer
 
     @property
+    def label_smoothing(self) -> float:
+        """The ε_ls the model was trained with (Section 5.4; 0.0 when not known: untrained, or
+        loaded from elsewhere). A model fit to smoothed targets gives its best guess about
+        1 − ε + ε/V and every other token about ε/V (`smoothed_target`), never 1 and 0."""
+        train = self.metrics.get("train_config") if isinstance(self.metrics, dict) else None
+        value = train.get("label_smoothing", 0.0) if isinstance(train, dict) else 0.0
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value < 1.0
+        return float(value) if ok else 0.0
+
+    @property
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
 

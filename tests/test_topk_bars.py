@@ -75,12 +75,13 @@ def test_a_small_vocabulary_and_a_cleared_plot(qtbot):
 
 
 @pytest.mark.parametrize("p, text", [(0.925, "0.93"), (0.005, "0.01"), (0.0042, "0.004"), (0.00018, "0.0002"),
-                                     (0.0001, "0.0001"), (3e-6, "<0.0001"), (0.0, "0")])
+                                     (0.0001, "0.0001"), (3e-6, "<0.0001"), (0.0, "0"),
+                                     (float("nan"), "NaN")])
 def test_probabilities_are_written_in_one_notation(p, text):
     """Plain decimals, never "2e-03" beside "0.01"; what is written rounds to the value."""
     from explorer.style import prob_text
     assert prob_text(p) == text
-    if not text.startswith("<"):
+    if text[0].isdigit():
         assert abs(float(text) - p) <= 0.5 * 10 ** -(len(text.split(".")[-1]) if "." in text else 0) + 1e-12
 
 
@@ -90,3 +91,27 @@ def test_the_bars_write_small_probabilities_as_decimals_with_the_exact_value_in_
     texts = [bars.labels[j].toPlainText() for j in range(4)]
     assert texts == ["0.90", "0.10", "0.004", "<0.0001"], texts
     assert "p = 0.000002" in bars.labels[3].toolTip()
+
+
+def test_a_label_smoothed_models_bars_show_its_target_and_name_it_clear_of_the_values(qtbot):
+    """Section 5.4: trained with ε = 0.1 over 30 tokens the best guess aims at 1 − ε + ε/V
+    (0.903), every other token at ε/V; the line is drawn there, its name under it inside the
+    plot and clear of the top bar's value; none for a model whose ε is not known."""
+    from model.checkpoint import bundled_checkpoints, load_checkpoint, random_bundle
+    assert load_checkpoint(bundled_checkpoints()["reverse"]).label_smoothing == 0.1
+    assert random_bundle("reverse").label_smoothing == 0.0
+    probs = np.array([0.92] + [0.08 / 29] * 29)
+    for width in (300, 900):
+        bars = shown_bars(qtbot, width, probs, 0)
+        bars.set_smoothing(0.1, 30)
+        for _ in range(3):
+            QApplication.processEvents()
+        qtbot.wait(20)  # (a TextItem places its text for the view's transform when painted)
+        assert bars.smoothed.isVisible() and bars.smoothed.value() == pytest.approx(1 - 0.1 + 0.1 / 30)
+        name = bars.smoothed_label.textItem.mapRectToScene(bars.smoothed_label.textItem.boundingRect())
+        view = bars.getPlotItem().getViewBox().sceneBoundingRect()
+        value = bars.labels[0].textItem.mapRectToScene(bars.labels[0].textItem.boundingRect())
+        assert view.contains(name) and not name.intersects(value), (width, name, value, view)
+        assert "0.90" in bars.smoothed_label.toPlainText() and "ε = 0.1" in bars.smoothed.toolTip()
+        bars.set_smoothing(0.0, 30)
+        assert not bars.smoothed.isVisible() and not bars.smoothed_label.isVisible()

@@ -24,11 +24,13 @@ class ElidedLabel(QLabel):
         self.setText(text)
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        """One text (any shorter forms given before are dropped)."""
         self.set_texts(text)
 
     def set_texts(self, text: str, *shorter: str) -> None:
         """`text`, or where it is not whole the first of the `shorter` forms that is ("Own model:
-        1 layer × 4 heads" for "…, d_model 64, facts corpus"), before anything is cut with "…"."""
+        1 layer × 4 heads" for "…, d_model 64, facts corpus"), before anything is cut with "…".
+        (`least_width` and `lines_at`, asked by a flow of maps' titles, weigh the full text only.)"""
         self.full_text = text
         self.shorter = shorter
         self.setToolTip(text)

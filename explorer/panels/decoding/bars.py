@@ -22,6 +22,7 @@ from explorer.drawing.token_heatmap import display_piece, fitted_ticks
 
 
 Y_TOP = 1.2  # room above a bar of p = 1 for its number
+BAR_WIDTH = 0.7  # in slots
 CAPTION_MARGIN = 12  # pixels beside the caption: the title's own padding
 MIN_SLOT_CHARS = 4.5  # a bar's slot holds a 4-letter token ("<eos") or its value ("0.93")
 
@@ -50,6 +51,16 @@ class TopKBars(pg.PlotWidget):
         self.skip_line.setToolTip("The chosen token, from further down the ranking (its rank in its value's tooltip)")
         self.skip_line.setVisible(False)
         plot.addItem(self.skip_line)
+        # Section 5.4: a model trained on smoothed targets aims its best guess at 1 − ε + ε/V and
+        # every other token at ε/V: the line says why a sure model stops near 0.90, the rest ≈ 0.003
+        self.smoothed = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(style.MUTED, width=2, style=pg.QtCore.Qt.DashLine))
+        self.smoothed.setZValue(5)  # across the bar it concerns
+        self.smoothed_label = pg.TextItem(anchor=(0, 0), color=style.MUTED)  # under the line, right of the top bar
+        self.smoothed_label.setFont(style.font(style.SMALL_POINT_SIZE))
+        for item in (self.smoothed, self.smoothed_label):
+            item.setVisible(False)
+            plot.addItem(item, ignoreBounds=True)
+        self.smoothing = 0.0
         self.labels: list[pg.TextItem] = []
         self._tick_labels: list[str] = []
         self.token_ids: list[int] = []
@@ -58,6 +69,43 @@ class TopKBars(pg.PlotWidget):
         plot.setYRange(0, Y_TOP, padding=0)
         let_shrink(plot.titleLabel)  # a caption never widens its cell, even enlarged for a lecture
         plot.getAxis("left").setTicks([[(v, f"{v:g}") for v in (0, 0.2, 0.4, 0.6, 0.8, 1.0)]])  # no "1.2"
+
+    def set_smoothing(self, epsilon: float, vocab_size: int) -> None:
+        """The model was trained with label smoothing ε over `vocab_size` tokens (0: it was not,
+        or that is not known): a dashed line at the smoothed target's top, 1 − ε + ε/V."""
+        self.smoothing = epsilon if epsilon > 0 and vocab_size > 0 else 0.0
+        on = self.smoothing > 0
+        self.smoothed.setVisible(on)
+        self.smoothed_label.setVisible(on)
+        if not on:
+            return
+        top = 1 - epsilon + epsilon / vocab_size
+        self.smoothed.setValue(top)
+        self.smoothed.setPen(pg.mkPen(style.MUTED, width=2, style=pg.QtCore.Qt.DashLine))  # (the theme's now)
+        self.smoothed_label.setColor(style.MUTED)
+        tip = (f"Trained with label smoothing ε = {epsilon:g} (Section 5.4): the target gives the right token "
+               f"1 − ε + ε/V = {top:.3f} and each of the other {vocab_size - 1} tokens ε/V = {epsilon / vocab_size:.4f}, "
+               "so a well-trained model is never sure: its best guess stops near this line, the rest near ε/V.")
+        self.smoothed.setToolTip(tip)
+        self.smoothed_label.setToolTip(tip)
+        self._place_smoothed()
+
+    def _place_smoothed(self) -> None:
+        """The line's name under it, from the top bar's right edge over the tail's low bars: the
+        longest form that fits before the plot's right end (over the top bar it hid its value)."""
+        if self.smoothing <= 0:
+            return
+        view = self.getPlotItem().getViewBox()
+        (x0, x1), _ = view.viewRange()
+        left = BAR_WIDTH / 2 + 0.05  # (bar 0 spans ±BAR_WIDTH/2)
+        room = (x1 - left) * view.width() / max(x1 - x0, 1e-9) - 4
+        top = self.smoothed.value()
+        metrics = QFontMetricsF(self.smoothed_label.textItem.font())
+        forms = (f"smoothed target {top:.2f}", f"target {top:.2f}", f"{top:.2f}")
+        text = next((t for t in forms if metrics.horizontalAdvance(t) <= room), forms[-1])
+        if self.smoothed_label.toPlainText() != text:
+            self.smoothed_label.setText(text)
+        self.smoothed_label.setPos(left, top)
 
     def set_caption(self, text: str) -> None:  # noqa: D401
         """The caption on one line, or broken after its last comma where the plot is narrower
@@ -196,6 +244,7 @@ class TopKBars(pg.PlotWidget):
             order = order[:shown - 1] + [c] + order[shown - 1:c] + order[c + 1:]
         self._draw(order)
         self.getPlotItem().setXRange(-0.6, max(shown, 1) - 0.4, padding=0)
+        self._place_smoothed()
         slot = view.width() / (shown + 0.2) if view.width() > 0 else 60.0
         # a token still wider than its slot (three bars in a narrow cell) shrinks, down to the
         # token axes' legible minimum, before it is cut to "<eo…"
@@ -212,10 +261,11 @@ class TopKBars(pg.PlotWidget):
             axis.setHeight(math.ceil(need))
         char_width = QFontMetricsF(label_font).horizontalAdvance("m")
         axis.setTicks([fitted_ticks(self._tick_labels, slot, char_width)])
-        # "1e-03" over every tail bar runs together on a narrow plot: keep those numbers for the
+        # "0.003" over every tail bar runs together on a narrow plot: keep those numbers for the
         # tooltip then, and the readable ones (≥ 0.005, "0.12") on the bars
         value_font = self.labels[0].textItem.font() if self.labels else style.font(style.SMALL_POINT_SIZE)
-        roomy = slot >= QFontMetricsF(value_font).horizontalAdvance("1e-03") + 6
+        metrics = QFontMetricsF(value_font)
+        roomy = all(metrics.horizontalAdvance(style.prob_text(float(h))) + 6 <= slot for h in self.heights)
         for label, h in zip(self.labels, self.heights):
             label.setVisible(bool(roomy or h >= 0.005))
 

@@ -49,6 +49,7 @@ class DecodingPanel(QWidget):
         super().__init__(parent)
         self.state = state
         self.run: DecodeRun | None = None
+        self.smoothing = 0.0  # the shown model's label smoothing ε (ModelBundle.label_smoothing)
         self._player = QTimer(self, interval=PLAY_INTERVAL_MS)
         self._player.timeout.connect(self._tick)
         self._build()
@@ -163,6 +164,7 @@ class DecodingPanel(QWidget):
         if not frame.bundle.model_kind.has_decoder:
             self._clear("This model has no decoder (encoder-only): there is nothing to decode step by step.", "info")
         elif frame.decode is not None:
+            self.smoothing = frame.bundle.label_smoothing  # (the bars' smoothed-target line: 0 when not known)
             if frame.decode is not self.run:
                 self._on_run(frame.decode)
         elif frame.decode_error:
@@ -403,6 +405,7 @@ class DecodingPanel(QWidget):
         else:
             self.cross_map.setVisible(False)
         sampled = step.probs if run.settings.strategy == "sample" else None
+        self.bars.set_smoothing(self.smoothing, len(run.vocab))
         self.bars.set_data(step.model_probs.numpy(), run.vocab, step.chosen,
                            None if sampled is None else sampled.numpy())
         p = float(step.model_probs[step.chosen])

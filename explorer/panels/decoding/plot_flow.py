@@ -158,7 +158,13 @@ class PlotFlow(QWidget):
         heights = self.row_heights(shown, columns, max(self.height(), 1)) if shown else []
         if len(set(round(h) for h in heights)) > 1:  # a low strip row under the maps: the heights it was scored with
             stretch = stretch[0], [max(1, round(h / 10)) for h in heights]
-        if not force and columns == self.columns and shown == self._placed and stretch == self._stretch:
+        if not force and columns == self.columns and shown == self._placed:
+            if stretch != self._stretch:  # the same places, other shares (the strip row follows the height):
+                self._stretch = stretch   # no widget is moved
+                for c, k in enumerate(stretch[0]):
+                    self.grid.setColumnStretch(c, k)
+                for r, k in enumerate(stretch[1]):
+                    self.grid.setRowStretch(r, k)
             return
         self.columns, self._placed, self._stretch = columns, shown, stretch
         for w in self.widgets:

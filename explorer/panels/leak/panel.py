@@ -211,6 +211,7 @@ class LeakPanel(StopsWithWindow, QWidget):
         self.bars.set_result(None)
         self.maps.set_result(None, 0, None)
         self.generations.setText("")
+        self.progress.reset()  # (no "37 %" of a run before)
         self.run = run = LeakRun(config, threads)
         run.worker.yielded.connect(self._on_message)
         run.worker.errored.connect(self._on_error)
@@ -282,6 +283,7 @@ class LeakPanel(StopsWithWindow, QWidget):
     def _on_error(self, exc: BaseException) -> None:
         if self._mine():
             self.phase = "failed"
+            self.maps.clear()  # nothing is coming: no "drawn when training ends"
             self.message.setText(f"The lab failed: {type(exc).__name__}: {exc}")
             style.set_sheet(self.message, "color: {error};")
 
@@ -333,7 +335,7 @@ class LeakPanel(StopsWithWindow, QWidget):
         self.bars.restyle()
         if self.result is not None:
             self.show_result(self.result)
-        else:
+        elif self.run is not None:
             self.maps.set_result(None, 0, None)  # the empty maps' note in the new theme's colour
 
     # -- lifetime ---------------------------------------------------------------------------

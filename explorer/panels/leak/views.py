@@ -272,8 +272,15 @@ class AttentionPair(QWidget):
             layout.addWidget(heatmap, 1)
         self.future: dict[str, float] = {}
 
+    def clear(self) -> None:
+        """Empty maps, and no note: nothing is on its way (a lab that failed)."""
+        for run, heatmap in self.maps.items():
+            heatmap.clear_data()
+            heatmap.set_title(RUN_LABELS[run])
+
     def set_result(self, result: LeakResult | None, layer: int, head: int | None) -> None:
-        """head None: the mean over heads of `layer`."""
+        """head None: the mean over heads of `layer`; result None: a lab under way (the maps say
+        they are drawn when it ends)."""
         if result is None:
             for run, heatmap in self.maps.items():
                 heatmap.clear_data(MAP_PENDING)

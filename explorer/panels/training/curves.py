@@ -27,6 +27,7 @@ from explorer.drawing.spaced_axis import SpacedAxis
 pg.setConfigOptions(imageAxisOrder="row-major")
 
 SMOOTHING = 0.9  # EMA factor per step
+WAITING = "waiting for\nthe first steps"  # in each empty plot while a run starts (two short lines: ~150-px plots)
 ROW_RATIO = 2.4
 SHORT_ROW = 230  # px: a row of plots lower than this drops the step axis' label  # wider than this × its height: the four plots in one row
 NARROW = 620  # px: below this the legend would hide the curves and long titles would collide
@@ -139,7 +140,8 @@ FAINT = ("loss_raw", "lr_plan")  # drawn faint: the raw loss behind its smoothed
 
 
 def curve_colour(key: str) -> QColor:
-    """A curve's colour in the current theme (the raw loss and the planned rate faint: `raw_alpha`)."""
+    """A curve's colour in the current theme: the raw loss faint (`raw_alpha`), the planned rate
+    lighter than the run's own (alpha 150)."""
     colour = pg.mkColor(getattr(style.current(), CURVE_ROLES[key]))
     # the plan lighter than the run's own rates, yet a dashed line a projector still shows
     colour.setAlpha(255 if key not in FAINT else raw_alpha() if key == "loss_raw" else 150)
@@ -239,18 +241,28 @@ class TrainingCurves(TimedCanvas):
         self.plan.setZValue(-5)
         self.plan_steps, self.plan_rates = np.zeros(0), np.zeros(0)
         self.warmup = WarmupMark(self.lr_plot)
+        # Until the run's first steps arrive the three step-by-step plots say so: empty axes
+        # numbered 0–1 looked like a run that had failed (a tour's training scene, its first seconds).
+        self.waiting = []
+        for plot in (self.loss_plot, self.acc_plot, self.speed_plot):
+            note = pg.TextItem(WAITING, anchor=(0.5, 0.5), color=style.current().muted)
+            note.setFont(style.font(style.SMALL_POINT_SIZE))
+            note.setPos(0.5, 0.5)  # the middle of an empty plot's 0–1 ranges
+            note.hide()
+            plot.addItem(note, ignoreBounds=True)
+            self.waiting.append(note)
 
     def restyle_marks(self) -> None:
         """The curves, the warm-up line and its label in the current theme's colours (after a
         theme change: the curves kept the light theme's blues on the dark canvas)."""
         for key, curve in (*self.curves.items(), ("lr_plan", self.plan)):
-            if curve.opts["pen"] is None:
-                continue
-            pen = pg.mkPen(curve.opts["pen"])
+            pen = pg.mkPen(curve.opts["pen"])  # (the dot's NoPen stays NoPen)
             pen.setColor(curve_colour(key))
             curve.setPen(pen)
         self.curves["exact"].setSymbolBrush(style.current().exact)
         self.curves["lr_now"].setSymbolBrush(style.current().lr)
+        for note in self.waiting:
+            note.setColor(style.current().muted)
         self.warmup.restyle()
 
     def _arrange(self, in_a_row: bool) -> None:
@@ -352,6 +364,14 @@ class TrainingCurves(TimedCanvas):
         self.set_plan(np.zeros(0), np.zeros(0))
         self._dirty = False
         self.warmup.show_at(warmup)
+        for note in self.waiting:
+            note.setColor(style.current().muted)
+            note.show()
+
+    def stop_waiting(self) -> None:
+        """The run is over: the empty plots no longer say the first steps are coming."""
+        for note in self.waiting:
+            note.hide()
 
     def set_plan(self, steps: np.ndarray, rates: np.ndarray) -> None:
         """The learning rate the run will use at each step (`RunInfo.planned_rates`), drawn dashed
@@ -382,6 +402,8 @@ class TrainingCurves(TimedCanvas):
             return
         self._dirty = False
         loss = self.series["loss"]
+        for note in self.waiting:
+            note.setVisible(loss.n == 0)
         self.curves["loss_raw"].setData(loss.x, loss.y)
         self.curves["loss"].setData(loss.x, loss.smoothed)
         acc, speed = self.series["accuracy"], self.series["tokens_per_s"]

@@ -292,6 +292,7 @@ class TrainingPanel(StopsWithWindow, QWidget):
         outcome = run.outcome
         self.phase = "idle"
         self._show_phase()
+        self.curves.stop_waiting()  # (a run stopped or failed before its first step: nothing is coming)
         self.redraw()
         if self._train_loop is not None:
             self._train_loop.quit()
