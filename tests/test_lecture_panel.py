@@ -114,7 +114,7 @@ def test_the_rate_plot_names_the_schedule_the_run_uses(qtbot):
     curves.reset(warmup=200, decay_steps=400)  # the lecture preset's
     assert "linear decay to step 400" in curves.lr_plot.titleLabel.text
     curves.reset(warmup=400)  # a plain run: Eq. 3 throughout
-    assert curves.lr_plot.titleLabel.text.endswith("(Eq. 3)")
+    assert "(Eq. 3)" in curves.lr_plot.titleLabel.text
 
 
 def test_the_progress_text_fits_its_bar_dropping_the_least_telling_parts(qtbot):

@@ -273,7 +273,7 @@ class LeakPanel(StopsWithWindow, QWidget):
             self.progress.setValue(int(1000 * self.step / max(self.total_steps, 1)))
             last = {run: self.loss_plot.losses[run][-1] for run in RUNS if len(self.loss_plot.losses[run])}
             losses = " · ".join(f"{RUN_LABELS[r]} {v:.2f}" for r, v in last.items())
-            self.message.setText(f"Step {self.step} of {self.total_steps}. Training loss: {losses}")
+            self.message.setText(f"Step {self.step} of {self.total_steps}. Loss on the last batch: {losses}")
         elif isinstance(message, LeakPhase):
             self.phase = message.text
             self._show_phase()

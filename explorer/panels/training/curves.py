@@ -47,11 +47,13 @@ def acc_titles(metric: str = "exact_match") -> tuple[str, str]:
 def lr_titles(decay_steps: int = 0) -> tuple[str, ...]:
     """The rate's rule as the run uses it, longest first (the plot shows the longest that fits):
     Eq. 3 throughout, or Eq. 3's warm-up then a linear decay (`TrainConfig.lr_decay_steps`, the
-    lecture preset). A title must not claim Eq. 3 for a curve that is not."""
+    lecture preset). A title must not claim Eq. 3 for a curve that is not. Where there is room it
+    says the plot spans the whole run (its step axis is not the other plots')."""
     if decay_steps:
-        return (f"Learning rate (warm-up, linear decay to step {decay_steps:,})", "Learning rate (linear decay)",
+        return (f"Learning rate (warm-up, linear decay to step {decay_steps:,}), whole run",
+                f"Learning rate (warm-up, linear decay to step {decay_steps:,})", "Learning rate (linear decay)",
                 "Learning rate")
-    return ("Learning rate (Eq. 3)", "Learning rate")
+    return ("Learning rate (Eq. 3), whole run", "Learning rate (Eq. 3)", "Learning rate")
 
 
 TITLES = {
