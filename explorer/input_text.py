@@ -121,9 +121,10 @@ def output_html(result, bundle, limit: int | None = None, edited: int = 0) -> st
         out = out[:limit] + "…"
     text = html.escape(out) or "(empty)"
     if result.src_pieces == [] and result.tgt_pieces:  # decoder-only: the prompt, then what it wrote
-        given = " (given)" if result.target_text else ""
+        # "Output", as for the other kinds: "Continuation:" named the input field beside it too
+        given = " (given continuation)" if result.target_text else ""
         prompt = html.escape(bundle.tgt_tokenizer.join(result.tgt_pieces[1:1 + result.n_prompt])) if bundle else ""
-        return (f'Continuation{given}{heads}: <span style="{mono} color:{style.MUTED.name()};">{prompt}</span> '
+        return (f'Output{given}{heads}: <span style="{mono} color:{style.MUTED.name()};">{prompt}</span> '
                 f'<b style="{mono} color:{ok};">{text}</b>')
     forced = " (teacher-forced target)" if result.target_text else ""
     return f'Output{forced}{heads}: <b style="{mono} color:{ok};">{text}</b>'
