@@ -87,3 +87,15 @@ def test_a_lone_punctuation_mark_is_drawn_larger_as_far_as_its_line_fits(qapp):
     assert QFontMetricsF(squeezed).height() <= short.height()
     for text in ("the", "a", "7", " ", "—", "%", "€"):  # words and word-sized marks keep their size
         assert _punctuation_font(font, text, tall).pointSizeF() == font.pointSizeF()
+
+
+def test_a_label_smoothed_model_says_where_its_last_layer_aims(qtbot, bert):
+    """The last layer of a model trained with ε = 0.1 gives its best guess about 1 − ε + ε/V, so an
+    earlier layer may read surer (1.00 under 0.91): the detail says what the last layer aims at,
+    with the reason in its tooltip; an untrained model (ε unknown) gets no such line."""
+    _state, panel = _panel(qtbot, bert, "the cat can [MASK] .")
+    top = 1 - 0.1 + 0.1 / len(bert.tgt_tokenizer)
+    assert bert.label_smoothing == 0.1
+    assert f"the last layer aims at {top:.2f}" in panel.detail.text() and "Section 5.4" in panel.detail.toolTip()
+    _state, plain = _panel(qtbot, random_bundle("reverse"), "abc")
+    assert "aims at" not in plain.detail.text() and "Section 5.4" not in plain.detail.toolTip()

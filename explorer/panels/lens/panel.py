@@ -136,9 +136,24 @@ class LensPanel(QWidget):
             f"<td align='right'>{float(lens.top_probs[layer, t, k]):.3f}</td></tr>"
             for k, piece in enumerate(lens.top_pieces[layer][t]))
         final = html.escape(printable(lens.top_pieces[-1][t][0]))
-        self.detail.setText(f"<b>Layer {layer + 1}, position {t}</b><br>reads {token!s}<br>"
-                            f"<table>{rows}</table>Last layer: <b>{final}</b>")
-        self.detail.setToolTip(f"Top {len(lens.top_pieces[layer][t])} of layer {layer + 1} at position {t}")
+        self.detail.setText(f"<b>Layer {layer + 1}, position {t}</b><br>reads “{token!s}”<br>"
+                            f"<table>{rows}</table>Last layer: <b>{final}</b>{self._smoothing_note()}")
+        why = (" The model was trained on label-smoothed targets (Section 5.4), which give the right token "
+               "1 − ε + ε/V: its last layer is never sure, while an earlier layer read through the same output "
+               "layer is not held to that (1.00 under 0.91 is no contradiction).") if self._smoothing_note() else ""
+        self.detail.setToolTip(f"Top {len(lens.top_pieces[layer][t])} of layer {layer + 1} at position {t}.{why}")
+
+    def _smoothing_note(self) -> str:
+        """Why the last layer is less sure than an earlier one (1.00 under 0.91): it was trained
+        on label-smoothed targets (Section 5.4), which put 1 − ε + ε/V on the right token; an
+        earlier layer read through the same output layer was never held to that."""
+        frame = self.state.frame
+        epsilon = frame.bundle.label_smoothing if frame is not None else 0.0
+        if epsilon <= 0:
+            return ""
+        top = 1 - epsilon + epsilon / len(frame.bundle.tgt_tokenizer)
+        return (f"<p style='color:{style.MUTED.name()};'>Label smoothing (ε = {epsilon:g}): the last layer "
+                f"aims at {top:.2f}.</p>")  # (the rest in the tooltip: a 1024-px beamer's column is short)
 
     def _say(self, text: str, level: str) -> None:
         style.set_sheet(self.note, f"background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;")
