@@ -81,11 +81,14 @@ def check_run(qtbot, panel):
         view = heatmap.plot_widget.getPlotItem().getViewBox().sceneBoundingRect()
         text = heatmap.note.textItem
         assert view.contains(text.mapRectToScene(text.boundingRect())), heatmap.title.full_text
+        assert not heatmap.plot_widget.getPlotItem().getAxis("left").isVisible()  # no bare axes beside it
     assert panel.lab_model.text() in [panel.lab_model.full_text, *panel.lab_model.shorter]  # whole, no "…"
     qtbot.waitUntil(lambda: panel.run is None, timeout=TIMEOUT)
     assert results and panel.result is results[0]
     assert not panel.bars.pending.isVisible()
     assert not any(heatmap.note.isVisible() for heatmap in panel.maps.maps.values())
+    assert all(heatmap.plot_widget.getPlotItem().getAxis(name).isVisible()
+               for heatmap in panel.maps.maps.values() for name in ("left", "bottom"))  # the tokens named again
     result = results[0]
     for run in RUNS:  # every step of both runs, as the lab recorded them
         x, y = panel.loss_plot.curves[run].getData()

@@ -211,7 +211,7 @@ class TokenHeatmap(QWidget):
         self.rows_axis.set_tokens([display_piece(p) for p in row_labels[:fr]], numeric=False)
         self.cols_axis.set_tokens([display_piece(p) for p in col_labels[:fc]], numeric=False)
         self._frame = (max(fr, 1), max(fc, 1))
-        self.note.hide()
+        self._show_note("")
         self._fit()
 
     def least_size(self, most_tokens: int = 32, width: float | None = None) -> tuple[float, float]:
@@ -255,10 +255,19 @@ class TokenHeatmap(QWidget):
     def clear_data(self, note: str = "") -> None:
         """No map; `note` (may be "") says in its middle what it waits for."""
         self.set_data(np.zeros((0, 0)), [], [])
+        self._show_note(note)
+
+    def _show_note(self, note: str) -> None:
+        """The note alone in an empty map, or no note: the bare axes of an empty 1 × 1 frame, two
+        lines at odd places beside the note, looked like a broken drawing."""
+        plot = self.plot_widget.getPlotItem()
+        for name in ("left", "bottom"):
+            if plot.getAxis(name).isVisible() == bool(note):
+                plot.showAxis(name, not note)
         if note:
             self.note.setText(note, color=style.current().muted)  # (the theme's now: set again on a change)
             self.note.setPos(0.5, 0.5)  # the middle of the empty 1 × 1 frame
-            self.note.show()
+        self.note.setVisible(bool(note))
 
     # -- hover readout -----------------------------------------------------------------------
     def _hover(self, scene_pos) -> None:
