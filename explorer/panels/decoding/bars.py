@@ -27,6 +27,11 @@ CAPTION_MARGIN = 12  # pixels beside the caption: the title's own padding
 MIN_SLOT_CHARS = 4.5  # a bar's slot holds a 4-letter token ("<eos") or its value ("0.93")
 
 
+def _smoothed_pen():
+    """The label-smoothing target's line, in the theme's muted colour."""
+    return pg.mkPen(style.MUTED, width=2, style=pg.QtCore.Qt.DashLine)
+
+
 class TopKBars(pg.PlotWidget):
     """The k most probable next tokens (plus the chosen one if it ranks lower)."""
 
@@ -53,7 +58,7 @@ class TopKBars(pg.PlotWidget):
         plot.addItem(self.skip_line)
         # Section 5.4: a model trained on smoothed targets aims its best guess at 1 − ε + ε/V and
         # every other token at ε/V: the line says why a sure model stops near 0.90, the rest ≈ 0.003
-        self.smoothed = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(style.MUTED, width=2, style=pg.QtCore.Qt.DashLine))
+        self.smoothed = pg.InfiniteLine(angle=0, movable=False, pen=_smoothed_pen())
         self.smoothed.setZValue(5)  # across the bar it concerns
         self.smoothed_label = pg.TextItem(anchor=(0, 0), color=style.MUTED)  # under the line, right of the top bar
         self.smoothed_label.setFont(style.font(style.SMALL_POINT_SIZE))
@@ -81,7 +86,7 @@ class TopKBars(pg.PlotWidget):
             return
         top = 1 - epsilon + epsilon / vocab_size
         self.smoothed.setValue(top)
-        self.smoothed.setPen(pg.mkPen(style.MUTED, width=2, style=pg.QtCore.Qt.DashLine))  # (the theme's now)
+        self.smoothed.setPen(_smoothed_pen())  # (the theme's now)
         self.smoothed_label.setColor(style.MUTED)
         tip = (f"Trained with label smoothing ε = {epsilon:g} (Section 5.4): the target gives the right token "
                f"1 − ε + ε/V = {top:.3f} and each of the other {vocab_size - 1} tokens ε/V = {epsilon / vocab_size:.4f}, "
