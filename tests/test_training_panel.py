@@ -418,6 +418,16 @@ def test_narrow_curves_trade_the_legend_for_short_titles(qtbot):
     assert "Learning rate" in curves.lr_plot.titleLabel.text and "(Eq. 3)" not in curves.lr_plot.titleLabel.text
     assert "tokens" in curves.acc_plot.titleLabel.text and "exact" in curves.acc_plot.titleLabel.text
     assert curves.warmup.label.toPlainText() == "warm-up"
+    # the loss title names the thick line where it fits whole, else says "Loss"
+    from PySide6.QtGui import QFontMetricsF
+    title = curves.loss_plot.titleLabel
+    assert title.text in ("Loss (thick: smoothed)", "Loss")
+    for width in (NARROW - 100, 2 * NARROW):
+        curves.resize(width, 500)
+        qtbot.wait(20)
+        drawn = QFontMetricsF(title.item.font()).horizontalAdvance(title.text)
+        assert drawn <= curves.loss_plot.width(), (width, title.text, drawn)
+    assert "thick: smoothed" in title.text  # (a 1,240-px canvas: room for it)
 
 
 @pytest.mark.parametrize("decay_steps", [0, 400])

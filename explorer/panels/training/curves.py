@@ -56,6 +56,13 @@ def lr_titles(decay_steps: int = 0) -> tuple[str, ...]:
     return ("Learning rate (Eq. 3), whole run", "Learning rate (Eq. 3)", "Learning rate")
 
 
+def loss_titles(narrow: bool) -> tuple[str, ...]:
+    """Longest first: the title names the thick line (the smoothed loss) where there is room; the
+    thin one beside it, each step's own loss, was unexplained (no legend on this plot)."""
+    return (("Loss (thick: smoothed)", "Loss") if narrow else
+            ("Training loss (thick: smoothed)", "Loss (thick: smoothed)", "Training loss"))
+
+
 TITLES = {
     "loss": ("Training loss", "Loss"),
     "acc": acc_titles(),
@@ -323,7 +330,7 @@ class TrainingCurves(TimedCanvas):
             plot.setTitle(titles[key][int(narrow)], color=colour, size=size)
             fit_title_row(plot)  # pyqtgraph's 30-px row would cut an enlarged title
             plot.getAxis("bottom").setStyle(maxTextLevel=0 if narrow else 1)  # "0 1000", not "0 5001000"
-        self._fit_lr_title()
+        self._fit_lr_title()  # (and the loss title's longest form that fits)
         self.warmup.set_texts(narrow)
 
     def _fit_value_axes(self) -> None:
@@ -338,18 +345,21 @@ class TrainingCurves(TimedCanvas):
                 axis.setWidth(width)
 
     def _fit_lr_title(self) -> None:
-        """The longest of `lr_titles` that fits the plot's share of the width at the title's size."""
+        """The longest of `lr_titles` (and of `loss_titles`) that fits the plot's share of the
+        width at the title's size."""
         size = style.TITLE_POINT_SIZE * presentation.applied_scale()
         f = style.font()
         f.setPointSizeF(size)
         room = self.width() / (4 if self.in_a_row else 2) - 24
+        narrow = not self.legend.isVisible()
         choices = lr_titles(self.lr_decay_steps)
-        if not self.legend.isVisible():  # narrow: short titles throughout, as the other three plots
+        if narrow:  # narrow: short titles throughout, as the other three plots
             choices = choices[-1:]
-        text = next((t for t in choices if QFontMetricsF(f).horizontalAdvance(t) <= room), choices[-1])
-        if text != self.lr_plot.titleLabel.text:
-            self.lr_plot.setTitle(text, color=style.current().text, size=f"{size:.1f}pt")
-            fit_title_row(self.lr_plot)
+        for plot, forms in ((self.lr_plot, choices), (self.loss_plot, loss_titles(narrow))):
+            text = next((t for t in forms if QFontMetricsF(f).horizontalAdvance(t) <= room), forms[-1])
+            if text != plot.titleLabel.text:
+                plot.setTitle(text, color=style.current().text, size=f"{size:.1f}pt")
+                fit_title_row(plot)
 
     # -- data ------------------------------------------------------------------------------------
     def reset(self, warmup: int | None = None, decay_steps: int = 0) -> None:
