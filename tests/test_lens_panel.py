@@ -94,8 +94,10 @@ def test_a_label_smoothed_model_says_where_its_last_layer_aims(qtbot, bert):
     earlier layer may read surer (1.00 under 0.91): the detail says what the last layer aims at,
     with the reason in its tooltip; an untrained model (ε unknown) gets no such line."""
     _state, panel = _panel(qtbot, bert, "the cat can [MASK] .")
-    top = 1 - 0.1 + 0.1 / len(bert.tgt_tokenizer)
+    top = 1 - 0.1 + 0.1 / bert.model.generator.out_features  # V: what the output layer scores
+    assert bert.model.generator.out_features == len(bert.src_tokenizer)  # (an encoder-only model: its inputs')
     assert bert.label_smoothing == 0.1
-    assert f"the last layer aims at {top:.2f}" in panel.detail.text() and "Section 5.4" in panel.detail.toolTip()
+    assert f"at a [MASK] the last layer aims at {top:.2f}" in panel.detail.text()  # (scored only there)
+    assert "Section 5.4" in panel.detail.toolTip()
     _state, plain = _panel(qtbot, random_bundle("reverse"), "abc")
     assert "aims at" not in plain.detail.text() and "Section 5.4" not in plain.detail.toolTip()

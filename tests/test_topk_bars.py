@@ -115,3 +115,6 @@ def test_a_label_smoothed_models_bars_show_its_target_and_name_it_clear_of_the_v
         assert "0.90" in bars.smoothed_label.toPlainText() and "ε = 0.1" in bars.smoothed.toolTip()
         bars.set_smoothing(0.0, 30)
         assert not bars.smoothed.isVisible() and not bars.smoothed_label.isVisible()
+        bars.set_smoothing(0.1, 30)
+        bars.clear_data()  # (the next model, refused before it decodes: no line of the last one's)
+        assert not bars.smoothed.isVisible() and not bars.smoothed_label.isVisible()

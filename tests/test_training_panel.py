@@ -548,3 +548,32 @@ def test_a_long_probe_output_ends_in_an_ellipsis_with_the_whole_output_in_its_to
     assert shown.endswith("…") and noise.startswith(shown[:-1])
     assert label.fontMetrics().horizontalAdvance(shown) <= label.width()
     assert label.geometry().right() <= label.parentWidget().width()
+
+
+def test_the_waiting_notes_sit_inside_their_plots_on_a_second_run(qtbot):
+    """After a run, the next one's empty plots say "waiting for the first steps" inside them: the
+    views go back to the empty 0–1 ranges (auto-range kept the last run's, the notes off the plots)."""
+    from explorer.panels.training.curves import TrainingCurves
+    from explorer.panels.training.messages import MetricRows
+
+    curves = TrainingCurves()  # not qtbot's: see test_the_warmup_label_stays_clear_of_the_learning_rate_curve
+    try:
+        curves.resize(900, 500)
+        curves.show()
+        curves.reset(warmup=10)
+        steps = np.arange(1, 401)
+        curves.add_rows(MetricRows(step=steps, loss=4.0 - steps / 100, accuracy=steps / 400, lr=np.full(400, 1e-3),
+                                   tokens_per_s=5000 + steps, wall=steps / 10.0))
+        curves.refresh()
+        qtbot.wait(50)
+        curves.reset(warmup=10)  # the second run
+        qtbot.wait(50)
+        for note, plot in zip(curves.waiting, (curves.loss_plot, curves.acc_plot, curves.speed_plot)):
+            view = plot.getViewBox()
+            (x0, x1), (y0, y1) = view.viewRange()
+            assert note.isVisible() and x0 <= note.pos().x() <= x1 and y0 <= note.pos().y() <= y1, view.viewRange()
+            text = note.textItem
+            assert view.sceneBoundingRect().contains(text.mapRectToScene(text.boundingRect()))
+    finally:
+        curves.hide()
+        curves.deleteLater()

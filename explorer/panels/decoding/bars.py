@@ -282,6 +282,7 @@ class TopKBars(pg.PlotWidget):
             self._fit_ticks()
 
     def clear_data(self) -> None:
+        self.set_smoothing(0.0, 0)  # (no bars: no target line; the next model's ε comes with its decode)
         self.bars.setOpts(x=[0], height=[0], brushes=[style.colour("bar")], pens=[pg.mkPen(style.colour("bar"))])
         self.bars.setVisible(False)
         self.sampled.setVisible(False)

@@ -224,6 +224,7 @@ class DecodingPanel(QWidget):
     def _clear(self, text: str, level: str) -> None:
         self._stop_play()
         self.run = None
+        self.smoothing = 0.0
         for view in (self.mask_map, self.self_map, self.cross_map, self.bars, self.beam_view):
             view.clear_data()
         self.parallel.set_run(None)

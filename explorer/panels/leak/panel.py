@@ -335,7 +335,7 @@ class LeakPanel(StopsWithWindow, QWidget):
         self.bars.restyle()
         if self.result is not None:
             self.show_result(self.result)
-        elif self.run is not None:
+        elif self.run is not None and self.phase != "failed":
             self.maps.set_result(None, 0, None)  # the empty maps' note in the new theme's colour
 
     # -- lifetime ---------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from explorer import style
+from explorer import style, theme
 from explorer.drawing.cell_grid import CellGrid
 from explorer.drawing.token_heatmap import display_piece
 from explorer.input_text import printable
@@ -69,6 +69,7 @@ class LensPanel(QWidget):
         state.bundleChanged.connect(self._on_bundle)
         state.frameChanged.connect(self._on_frame)
         state.viewChanged.connect(self._on_view)
+        theme.notifier().changed.connect(self._on_theme)  # (a bound method: dropped with the panel)
         if state.bundle is not None:
             self._on_bundle(state.bundle)
         if state.frame is not None:
@@ -111,6 +112,9 @@ class LensPanel(QWidget):
         if panel == self.panel_name:
             self._show_cell()
 
+    def _on_theme(self, *_) -> None:
+        self._show_cell()  # the label-smoothing note's colour is in its HTML
+
     def _on_cell_clicked(self, row: int, col: int) -> None:
         if self.lens is not None:
             self.state.set_view(self.panel_name, cell_view(self.lens.n_layers - 1 - row, col))
@@ -151,8 +155,9 @@ class LensPanel(QWidget):
         epsilon = frame.bundle.label_smoothing if frame is not None else 0.0
         if epsilon <= 0:
             return ""
-        top = 1 - epsilon + epsilon / len(frame.bundle.tgt_tokenizer)
-        return (f"<p style='color:{style.MUTED.name()};'>Label smoothing (ε = {epsilon:g}): the last layer "
+        top = 1 - epsilon + epsilon / frame.bundle.model.generator.out_features  # V: the output layer's tokens
+        where = "at a [MASK] " if frame.bundle.fills_masks else ""  # (a masked LM is scored only there)
+        return (f"<p style='color:{style.MUTED.name()};'>Label smoothing (ε = {epsilon:g}): {where}the last layer "
                 f"aims at {top:.2f}.</p>")  # (the rest in the tooltip: a 1024-px beamer's column is short)
 
     def _say(self, text: str, level: str) -> None:

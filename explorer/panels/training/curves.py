@@ -374,6 +374,12 @@ class TrainingCurves(TimedCanvas):
         for c in self.curves.values():
             c.setData([], [])
         self.set_plan(np.zeros(0), np.zeros(0))
+        # the empty 0–1 ranges the waiting notes sit in: auto-range kept a last run's range while
+        # nothing had bounds, and the notes landed off the plots (the accuracy plot's x follows the loss')
+        for plot in (self.loss_plot, self.speed_plot):
+            view = plot.getViewBox()
+            view.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+            view.enableAutoRange()
         self._dirty = False
         self.warmup.show_at(warmup)
         for note in self.waiting:
