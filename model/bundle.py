@@ -56,6 +56,12 @@ class ForwardResult:
     map_sums: dict | None = None
 
 
+def smoothed_target(epsilon: float, vocab_size: int) -> float:
+    """The right token's share of a label-smoothed target (Section 5.4): PyTorch's
+    `CrossEntropyLoss(label_smoothing=ε)` spreads ε over all V logits, so 1 − ε + ε/V."""
+    return 1.0 - epsilon + epsilon / vocab_size
+
+
 @dataclass
 class ModelBundle:
     model: Transformer
@@ -98,6 +104,11 @@ class ModelBundle:
         value = train.get("label_smoothing", 0.0) if isinstance(train, dict) else 0.0
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value < 1.0
         return float(value) if ok else 0.0
+
+    @property
+    def output_size(self) -> int:
+        """V: the tokens the output layer scores (the target vocabulary; an encoder-only model's source)."""
+        return self.model.generator.out_features
 
     @property
     def device(self) -> torch.device:

@@ -18,6 +18,7 @@ from explorer import style
 from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.drawing.token_axis import MIN_LABEL_PT
 from explorer.drawing.token_heatmap import display_piece, fitted_ticks
+from model.bundle import smoothed_target
 
 
 
@@ -84,7 +85,7 @@ class TopKBars(pg.PlotWidget):
         self.smoothed_label.setVisible(on)
         if not on:
             return
-        top = 1 - epsilon + epsilon / vocab_size
+        top = smoothed_target(epsilon, vocab_size)
         self.smoothed.setValue(top)
         self.smoothed.setPen(_smoothed_pen())  # (the theme's now)
         self.smoothed_label.setColor(style.MUTED)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 from explorer import style, theme
 from explorer.drawing.cell_grid import CellGrid
 from explorer.drawing.token_heatmap import display_piece
+from model.bundle import smoothed_target
 from explorer.input_text import printable
 
 NO_HEAD = ("{name} has no output layer (no language-model head): there is nothing to read its layers "
@@ -140,11 +141,12 @@ class LensPanel(QWidget):
             f"<td align='right'>{float(lens.top_probs[layer, t, k]):.3f}</td></tr>"
             for k, piece in enumerate(lens.top_pieces[layer][t]))
         final = html.escape(printable(lens.top_pieces[-1][t][0]))
+        note = self._smoothing_note()
         self.detail.setText(f"<b>Layer {layer + 1}, position {t}</b><br>reads “{token!s}”<br>"
-                            f"<table>{rows}</table>Last layer: <b>{final}</b>{self._smoothing_note()}")
+                            f"<table>{rows}</table>Last layer: <b>{final}</b>{note}")
         why = (" The model was trained on label-smoothed targets (Section 5.4), which give the right token "
                "1 − ε + ε/V: its last layer is never sure, while an earlier layer read through the same output "
-               "layer is not held to that (1.00 under 0.91 is no contradiction).") if self._smoothing_note() else ""
+               "layer is not held to that (1.00 under 0.91 is no contradiction).") if note else ""
         self.detail.setToolTip(f"Top {len(lens.top_pieces[layer][t])} of layer {layer + 1} at position {t}.{why}")
 
     def _smoothing_note(self) -> str:
@@ -155,7 +157,7 @@ class LensPanel(QWidget):
         epsilon = frame.bundle.label_smoothing if frame is not None else 0.0
         if epsilon <= 0:
             return ""
-        top = 1 - epsilon + epsilon / frame.bundle.model.generator.out_features  # V: the output layer's tokens
+        top = smoothed_target(epsilon, frame.bundle.output_size)
         where = "at a [MASK] " if frame.bundle.fills_masks else ""  # (a masked LM is scored only there)
         return (f"<p style='color:{style.MUTED.name()};'>Label smoothing (ε = {epsilon:g}): {where}the last layer "
                 f"aims at {top:.2f}.</p>")  # (the rest in the tooltip: a 1024-px beamer's column is short)
