@@ -85,9 +85,29 @@ def test_a_comparison_fits_at_projector_sizes(qtbot, tmp_path, run_folder):
                 problems = (outside_window(panel, window) + clipped_texts(panel) + small_plots(panel)
                             + cramped_titles(panel))
                 assert not problems, f"tab {index} at {size}:\n  " + "\n  ".join(problems)
+            # B's name whole (a 1024-px beamer showed "B:" alone): the head choice takes a line of its own
+            assert panel.b_name.text() == panel.b_name.full_text == "rev-steps, step 200", size
+            assert panel.most_changed_button.isVisible() and panel.most_changed_button.isEnabled()
     finally:
         window.lecture.presentation.leave()
         presentation.apply_theme(QApplication.instance(), "light")
+
+
+def test_most_changed_shows_the_head_that_differs_most(qtbot, tmp_path, run_folder):
+    window = make_main_window(qtbot, tmp_path)
+    state, panel = window.state, window.panels["compare"]
+    window.focus_panel("compare")
+    assert not panel.most_changed_button.isEnabled()  # nothing compared yet
+    state.session.set_compare(str(run_folder))
+    assert panel.wait_until_drawn()
+    for kind in panel.comparison.kinds:
+        state.select_attention(kind, 0, 0)
+        panel.most_changed_button.click()
+        changes = panel.comparison.mean_abs_difference(kind)
+        layer, head = np.unravel_index(np.argmax(changes), changes.shape)
+        assert (state.kind, state.layer, state.head) == (kind, layer, head)
+        assert changes[layer, head] == changes.max() > changes.min()  # a real choice among the heads
+        np.testing.assert_array_equal(panel.maps.values[2], panel.comparison.difference(kind)[layer, head])
 
 
 def test_a_scene_keeps_the_compared_checkpoint():

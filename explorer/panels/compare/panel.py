@@ -11,12 +11,13 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSlider,
-                               QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtWidgets import (QBoxLayout, QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy,
+                               QSlider, QTabWidget, QVBoxLayout, QWidget)
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.elided_label import ElidedLabel
+from explorer.panel_room import offered_room
 from explorer.panels.attention.data import DECODER_ONLY_NAMES, ENCODER_ONLY_NAMES, KIND_AXIS_NAMES
 from explorer.panels.compare.maps import ComparisonMaps
 from explorer.panels.compare.outputs import OutputBars, describe_token
@@ -79,18 +80,31 @@ class ComparePanel(QWidget):
         self.untrained_button.setToolTip("B = this model's architecture with fresh weights (seeded): which heads, "
                                          "maps and outputs training changed")
         self.kind_box, self.layer_box, self.head_box = QComboBox(), QComboBox(), QComboBox()
-        top = QHBoxLayout()
-        top.addWidget(self._label("B:"))
-        top.addWidget(self.b_name, 1)
-        top.addWidget(self.untrained_button)
-        top.addWidget(self.open_button)
+        self.most_changed_button = QPushButton("Most changed")
+        self.most_changed_button.setToolTip("Show the head of this kind of attention whose map training changed most "
+                                            "(the largest mean |B − A|, as in “Which heads changed”)")
+        self.most_changed_button.setEnabled(False)
+        which = QHBoxLayout()  # which model is B
+        which.addWidget(self._label("B:"))
+        which.addWidget(self.b_name, 1)
+        which.addWidget(self.untrained_button)
+        which.addWidget(self.open_button)
+        heads = QHBoxLayout()  # which head the maps show
         for text, box in (("Attention:", self.kind_box), ("Layer:", self.layer_box), ("Head:", self.head_box)):
             box.setFont(st.font(st.LABEL_PT))
             box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             box.setMinimumContentsLength(7 if box is self.kind_box else 2)  # "Decoder", "12"
             box.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)  # the room goes to B's name
-            top.addWidget(self._label(text))
-            top.addWidget(box)
+            heads.addWidget(self._label(text))
+            heads.addWidget(box)
+        heads.addWidget(self.most_changed_button)
+        heads.addStretch(1)  # on a line of its own, the head choice stays left, under B's name
+        for row in (which, heads):
+            row.setSpacing(6)  # their own spacing: not the box's, which changes with the direction
+        self.which_row, self.heads_row = which, heads
+        top = QBoxLayout(QBoxLayout.Direction.LeftToRight)  # two lines where B's name would be cut
+        top.addLayout(which, 1)
+        top.addLayout(heads)
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setToolTip("The saved snapshots of B's training run: drag to compare A with another step")
         self.slider_label = self._label("")
@@ -117,6 +131,7 @@ class ComparePanel(QWidget):
         self.readout.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.readout.setFont(st.font(st.LABEL_PT))
         lay = QVBoxLayout(self)
+        self.top_rows = top
         lay.addLayout(top)
         lay.addWidget(self.slider_row)
         lay.addWidget(self.note)
@@ -131,12 +146,39 @@ class ComparePanel(QWidget):
         for view in (self.maps, self.bars, self.heads):
             view.hovered.connect(self._on_hover)
         self.heads.headClicked.connect(lambda layer, head: self._select(self.kind, layer, head))
+        self.most_changed_button.clicked.connect(self.show_most_changed)
         self.tabs.currentChanged.connect(lambda i: self.state.set_view(self.panel_name, VIEWS[i]))
         self.state.viewChanged.connect(self._on_view)
         self._show_content(False)
 
+    # -- one line or two: B's name whole (a 1024-px beamer cut "B: untrained copy" to "B:") ----------
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._arrange()
+
+    def event(self, event) -> bool:  # noqa: A003 - Qt's name
+        """Arranged again when a row's contents change width without this panel's (B's name, the
+        fonts of presentation mode)."""
+        handled = super().event(event)
+        if event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.FontChange, QEvent.Type.Show):
+            self._arrange()
+        return handled
+
+    def _arrange(self) -> None:
+        # (B's name asks for no width of its own, `ElidedLabel`: its row's hint leaves it out)
+        which = self.which_row.sizeHint().width() + self.b_name.fontMetrics().horizontalAdvance(self.b_name.full_text) + 2
+        margins = self.layout().contentsMargins() if self.layout() is not None else None
+        room = offered_room(self).width() - (margins.left() + margins.right() if margins is not None else 0)
+        one_line = room >= which + self.heads_row.sizeHint().width() + 16
+        direction = QBoxLayout.Direction.LeftToRight if one_line else QBoxLayout.Direction.TopToBottom
+        if self.top_rows.direction() != direction:
+            self.top_rows.setDirection(direction)
+            self.top_rows.setSpacing(16 if one_line else 4)
+            self.top_rows.setStretchFactor(self.which_row, 1 if one_line else 0)  # width, not height
+
     def _show_content(self, on: bool) -> None:
         self.tabs.setVisible(on)
+        self.most_changed_button.setEnabled(on)
         self.outputs_line.setVisible(on)
         self.readout.setVisible(on)
 
@@ -268,6 +310,12 @@ class ComparePanel(QWidget):
             self.state.select_attention(kind, layer, head)
         else:
             self.state.session.set_attention(kind, layer, head)
+
+    def show_most_changed(self) -> None:
+        """Select the head of the shown kind whose map differs most between A and B."""
+        head = self.heads.most_changed()
+        if head is not None:
+            self._select(self.kind, *head)
 
     def _on_controls(self, _index: int = 0) -> None:
         kind = self.kind_box.currentData()
