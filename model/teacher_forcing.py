@@ -38,6 +38,26 @@ class ParallelPass:
         att = self.self_attention[layer, head]  # (T, T)
         return att.triu(diagonal=1).sum(-1)
 
+    def alignment(self) -> torch.Tensor:
+        """(L, h): how clearly each decoder head aligns its rows with the tokens it reads — the
+        mean over query rows of the row's largest weight (1: each row on one token), times the
+        share of different tokens the rows pick (of min(rows, keys)): a head that puts every row
+        on <bos> is sharp and shows nothing. Cross-attention where the model has it (the
+        reversed letter, the date's field a class looks for), masked self-attention otherwise,
+        without <bos>'s row (it can only attend itself)."""
+        att = self.cross_attention
+        if att is None:
+            att = self.self_attention[:, :, 1:] if self.self_attention.shape[2] > 1 else self.self_attention
+        focus = att.amax(-1).mean(-1)
+        picks = att.argmax(-1)  # (L, h, rows)
+        distinct = torch.tensor([[len(set(row.tolist())) for row in layer] for layer in picks], dtype=focus.dtype)
+        return focus * distinct / min(att.shape[-2], att.shape[-1])
+
+    def sharpest_head(self) -> tuple[int, int]:
+        """(layer, head) of the head that aligns most clearly (`alignment`), the first of equals."""
+        score = self.alignment()
+        return divmod(int(torch.argmax(score.flatten())), score.shape[1])
+
 
 @torch.no_grad()
 def parallel_pass(model: Transformer, src: torch.Tensor | None, tgt_in: list[int], causal: bool = True,

@@ -222,3 +222,33 @@ def test_beam_search_rejects_batches(decoder_model):
     model = decoder_model(0)
     with pytest.raises(ValueError, match="batch size 1"):
         beam_search(model, source(0).expand(2, -1), BOS, EOS, max_len=5)
+
+
+def test_alignment_prefers_a_head_that_aligns_over_one_that_only_sinks():
+    """The decoding panel's "Sharpest head": each row's largest weight, averaged, times the share of
+    different tokens the rows pick — built here from maps whose answer is known."""
+    from model.teacher_forcing import ParallelPass
+
+    rows, keys = 4, 5
+    sink = torch.zeros(rows, keys)
+    sink[:, 0] = 1.0  # every row on one token: sharp, shows nothing
+    diagonal = torch.zeros(rows, keys)
+    diagonal[torch.arange(rows), torch.arange(rows)] = 0.9  # each row on its own token
+    diagonal += 0.1 / keys
+    even = torch.full((rows, keys), 1 / keys)  # no focus at all
+    cross = torch.stack([torch.stack([sink, even]), torch.stack([even, diagonal])])  # (L=2, h=2, rows, keys)
+    p = ParallelPass(tgt_in=[1, 5, 6, 7], causal=True, probs=torch.zeros(rows, 9), predicted=[5, 6, 7, 2],
+                     mask=torch.ones(rows, rows, dtype=torch.bool).tril(), self_attention=torch.zeros(2, 2, rows, rows),
+                     cross_attention=cross)
+    score = p.alignment()
+    assert score[0, 0].item() == pytest.approx(1.0 * 1 / 4)  # sharp, one distinct token of min(4, 5)
+    assert score[1, 1].item() == pytest.approx(0.92 * 4 / 4)
+    assert score[0, 1].item() == pytest.approx(0.2 * 1 / 4)  # argmax of a flat row: one token
+    assert p.sharpest_head() == (1, 1)
+    # without cross-attention (decoder-only) the masked self-attention decides, <bos>'s row left out
+    causal = torch.zeros(2, 2, rows, rows)
+    causal[..., 0] = 1.0  # every row on <bos>
+    causal[1, 0] = torch.eye(rows)  # each row on itself
+    p.cross_attention, p.self_attention = None, causal
+    assert p.sharpest_head() == (1, 0) and p.alignment()[1, 0].item() == pytest.approx(1.0)
+    assert p.alignment()[0, 0].item() == pytest.approx(1 / 3)  # three rows after <bos>, one token

@@ -310,3 +310,21 @@ def test_a_folded_prompt_is_counted_as_prompt_not_called_the_prompt_of_generated
     assert "… 1 prompt" in partly.replace("\xa0", " ") and "prompt:" in partly and "earlier" not in partly
     whole = plain_text(prefix_chips(prefix, 2))
     assert "prompt:" in whole and "…" not in whole
+
+
+def test_sharpest_selects_the_head_that_aligns_most_clearly(qtbot, panel, bundle):
+    """"Sharpest": the cross-attention head whose rows each sit on one source token, different
+    tokens for different rows — computed here from a parallel pass of our own."""
+    assert panel.controls.sharpest.isEnabled()
+    run = panel.run
+    ref = parallel_pass(bundle.model, src_of(bundle), [BOS_ID] + run.output_ids[:-1], causal=True)
+    cross = ref.cross_attention.numpy()  # (L, h, T, S)
+    rows, keys = cross.shape[-2:]
+    score = np.array([[cross[i, j].max(-1).mean() * len(set(cross[i, j].argmax(-1).tolist())) / min(rows, keys)
+                       for j in range(cross.shape[1])] for i in range(cross.shape[0])])
+    want = np.unravel_index(np.argmax(score), score.shape)
+    assert want != (0, 0) and (panel.state.layer, panel.state.head) == (0, 0)  # the click must move it
+    click(qtbot, panel.controls.sharpest)
+    assert (panel.state.kind, panel.state.layer, panel.state.head) == ("cross", *want)
+    assert (panel.controls.layer.currentIndex(), panel.controls.head.currentIndex()) == want
+    assert panel.cross_map.title.full_text == f"Cross-attention L{want[0] + 1} H{want[1] + 1}"

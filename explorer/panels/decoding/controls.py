@@ -2,7 +2,8 @@
 
 It only reads widgets and emits: `settingsChanged(DecodeSettings)` when the strategy or a
 knob changes (the panel decodes again), `transport(str)` for reset/back/step/play, and
-`headChanged(layer, head)`. Defaults follow Section 6.1 (beam 4, α = 0.6).
+`headChanged(layer, head)`, `sharpestRequested()` (the panel picks the head from its run).
+Defaults follow Section 6.1 (beam 4, α = 0.6).
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ class DecodingControls(QWidget):
     settingsChanged = Signal(object)  # DecodeSettings
     transport = Signal(str)  # "reset" | "back" | "step" | "play"
     headChanged = Signal(int, int)
+    sharpestRequested = Signal()
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -84,6 +86,12 @@ class DecodingControls(QWidget):
             combo.setMaximumWidth(70)
         self.layer.setToolTip("Decoder layer whose attention is shown")
         self.head.setToolTip("Attention head shown")
+        self.sharpest = QPushButton("Sharpest")
+        self.sharpest.setToolTip("Show the decoder head that aligns most clearly on this text: each row's largest "
+                                 "weight, averaged, times the share of different tokens the rows pick (a head that "
+                                 "puts every row on one token is sharp and shows nothing); cross-attention where "
+                                 "the model has it")
+        self.sharpest.clicked.connect(self.sharpestRequested)
 
         row1 = QHBoxLayout()
         row1.addWidget(QLabel("Strategy"))
@@ -99,6 +107,7 @@ class DecodingControls(QWidget):
         row2.addWidget(self.layer)
         row2.addWidget(QLabel("Head"))
         row2.addWidget(self.head)
+        row2.addWidget(self.sharpest)
         self.rows = QBoxLayout(QBoxLayout.TopToBottom, self)  # one line where the width allows (resizeEvent)
         self.rows.setContentsMargins(4, 2, 4, 2)
         self.rows.setSpacing(2)

@@ -79,6 +79,8 @@ class DecodingPanel(QWidget):
         self.controls.settingsChanged.connect(self.state.set_decoding)
         self.controls.transport.connect(self._on_transport)
         self.controls.headChanged.connect(self._on_head)
+        self.controls.sharpestRequested.connect(self.show_sharpest_head)
+        self.controls.sharpest.setEnabled(False)  # until a run is drawn
         self.banner = QLabel()
         self.banner.setWordWrap(True)
         self.banner.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
@@ -186,6 +188,7 @@ class DecodingPanel(QWidget):
 
     def _on_run(self, run: DecodeRun) -> None:
         self.run = run
+        self.controls.sharpest.setEnabled(True)
         self._show_message(unknown_note(run), "info")
         self.state.session.set_decode_step(None)  # arrive complete; Reset / Step walk through it
         self.parallel.set_run(run)
@@ -224,6 +227,7 @@ class DecodingPanel(QWidget):
     def _clear(self, text: str, level: str) -> None:
         self._stop_play()
         self.run = None
+        self.controls.sharpest.setEnabled(False)
         self.smoothing = 0.0
         for view in (self.mask_map, self.self_map, self.cross_map, self.bars, self.beam_view):
             view.clear_data()
@@ -280,6 +284,18 @@ class DecodingPanel(QWidget):
         """A head picked here: the session's selection (a decoder kind), so every panel follows."""
         kind = self.state.kind if self.state.kind in DECODER_KINDS else "decoder_self"
         if self.state.bundle is not None and kind in self.state.available_kinds():
+            self.state.select_attention(kind, layer, head)
+
+    def show_sharpest_head(self) -> None:
+        """Select the head whose rows align most clearly on the decoded text (`ParallelPass.alignment`,
+        over the masked parallel pass = every step's rows): cross-attention where the model has it.
+        The reverse model's default L1 H1 spreads its rows; an L2 head draws the anti-diagonal."""
+        run = self.run
+        if run is None or self.state.bundle is None:
+            return
+        layer, head = run.masked.sharpest_head()
+        kind = "cross" if run.masked.cross_attention is not None else "decoder_self"
+        if kind in self.state.available_kinds():
             self.state.select_attention(kind, layer, head)
 
     def view_pages(self) -> dict:
