@@ -217,8 +217,9 @@ def long_axis_titles(root: QWidget) -> list[str]:
 
 
 def cramped_titles(root: QWidget) -> list[str]:
-    """Every shown plot title (pyqtgraph PlotItem) taller than the row the plot gives it: its
-    text would print over the plot."""
+    """Every shown plot title (pyqtgraph PlotItem) taller than the row the plot gives it (its
+    text would print over the plot) or wider than its place (it runs past the plot, cut at the
+    canvas' edge: a 1024-px beamer's "tokens · exact")."""
     problems = []
     for view in root.findChildren(pg.GraphicsView):
         if not shown(view):
@@ -230,6 +231,11 @@ def cramped_titles(root: QWidget) -> list[str]:
                 has = item.titleLabel.geometry().height()
                 if need > has + 2:
                     problems.append(f"plot title {item.titleLabel.text[:40]!r}: {need:.0f} px high in a {has:.0f}-px row")
+                text = item.titleLabel.item
+                wide = text.boundingRect().width() - 2 * text.document().documentMargin()
+                room = item.titleLabel.geometry().width()
+                if room > 20 and wide > room + 2:
+                    problems.append(f"plot title {item.titleLabel.text[:40]!r}: {wide:.0f} px wide in a {room:.0f}-px place")
     return problems
 
 

@@ -11,6 +11,7 @@ and smoothed with a debiased exponential moving average (bold), as TensorBoard d
 from __future__ import annotations
 
 import math
+import re
 import time
 
 import numpy as np
@@ -39,9 +40,33 @@ METRIC_NAMES = {"exact_match": ("exact match (held-out)", "exact"),
 
 
 def acc_titles(metric: str = "exact_match") -> tuple[str, str]:
+    """(wide title, narrow title): narrow, the title names the colours (no legend)."""
+    return ("Accuracy", narrow_acc_titles(metric)[0])
+
+
+def narrow_acc_titles(metric: str = "exact_match") -> tuple[str, ...]:
+    """The accuracy title that names its colours, longest first: on one line, or on two where
+    the plot is narrower than it (a 1024-px beamer's 2 × 2 drew "tokens · exact" past the plot)."""
     short = METRIC_NAMES.get(metric, (metric, metric))[1]
-    return ("Accuracy", f"<span style='color:{style.current().accuracy}'>tokens</span> · "
-                        f"<span style='color:{style.current().exact}'>{short}</span>")
+    tokens = f"<span style='color:{style.current().accuracy}'>tokens</span>"
+    held_out = f"<span style='color:{style.current().exact}'>{short}</span>"
+    return (f"{tokens} · {held_out}", f"{tokens} ·<br>{held_out}")
+
+
+def _span_title(plot: pg.PlotItem, whole: bool) -> None:
+    """The title centred over the plot's data area (pyqtgraph's place), or (`whole`) over the
+    plot with its value axis: room for a colour key a narrow plot's data area cannot hold."""
+    layout, label = plot.layout, plot.titleLabel
+    if getattr(plot, "title_spans_axis", False) == whole:
+        return
+    plot.title_spans_axis = whole
+    layout.removeItem(label)
+    layout.addItem(label, 0, 0 if whole else 1, 1, 3 if whole else 1)
+
+
+def _plain_lines(title: str) -> list[str]:
+    """A title's lines as read (its HTML tags dropped): what its width is measured on."""
+    return [re.sub(r"<[^>]+>", "", line) for line in title.split("<br>")]
 
 
 def lr_titles(decay_steps: int = 0) -> tuple[str, ...]:
@@ -225,8 +250,8 @@ class TrainingCurves(TimedCanvas):
         for plot in (self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot):
             plot.setPreferredSize(1, 1)  # equal shares: the layout then splits the room by stretch only
         self._arrange(False)
-        self.acc_plot.setYRange(0, 1.02, padding=0)
-        self.acc_plot.setLimits(yMin=-0.02, yMax=1.05)
+        self.acc_plot.setYRange(-0.03, 1.02, padding=0)  # a score of 0 (the first held-out point) above the axis, not half under it
+        self.acc_plot.setLimits(yMin=-0.03, yMax=1.05)
         # Top left: accuracy rises from the bottom left, so that corner stays empty all run long.
         fill = style.current().q("canvas")  # the theme's canvas, as plot_style.restyle_view fills legends
         fill.setAlpha(230)
@@ -250,6 +275,8 @@ class TrainingCurves(TimedCanvas):
         self.plan.setZValue(-5)
         self.plan_steps, self.plan_rates = np.zeros(0), np.zeros(0)
         self.warmup = WarmupMark(self.lr_plot)
+        for plot in (self.loss_plot, self.acc_plot, self.lr_plot):  # a title fits its plot's data area,
+            plot.getViewBox().sigResized.connect(self._on_area_resized)  # known once laid out
         # Until the run's first steps arrive the three step-by-step plots say so: empty axes
         # numbered 0–1 looked like a run that had failed (a tour's training scene, its first seconds).
         self.waiting = []
@@ -313,7 +340,7 @@ class TrainingCurves(TimedCanvas):
         self._arrange(self.width() > ROW_RATIO * self.height())
         self._thin_axes(self.height() / (1 if self.in_a_row else 2) < SHORT_ROW)
         self._fit_value_axes()
-        self._fit_lr_title()
+        self._fit_titles()
         # each plot's share, as in 2 × 2; larger text (presentation) needs more room for the legend
         # presenting, the coloured accuracy title ("tokens · exact") names the series: a legend box
         # covered two thirds of the 1280×720 projector's accuracy plot
@@ -330,7 +357,7 @@ class TrainingCurves(TimedCanvas):
             plot.setTitle(titles[key][int(narrow)], color=colour, size=size)
             fit_title_row(plot)  # pyqtgraph's 30-px row would cut an enlarged title
             plot.getAxis("bottom").setStyle(maxTextLevel=0 if narrow else 1)  # "0 1000", not "0 5001000"
-        self._fit_lr_title()  # (and the loss title's longest form that fits)
+        self._fit_titles()  # the longest form of the rate's, loss' and accuracy's titles that fits
         self.warmup.set_texts(narrow)
 
     def _fit_value_axes(self) -> None:
@@ -344,28 +371,59 @@ class TrainingCurves(TimedCanvas):
             if abs(axis.width() - width) > 1:
                 axis.setWidth(width)
 
-    def _fit_lr_title(self) -> None:
-        """The longest of `lr_titles` (and of `loss_titles`) that fits the plot's share of the
-        width at the title's size."""
+    def _on_area_resized(self, _view_box) -> None:
+        if getattr(self, "legend", None) is not None:
+            self._fit_titles()
+
+    def _fit_titles(self) -> None:
+        """The longest of `lr_titles`, `loss_titles` and (narrow) `narrow_acc_titles` that fits
+        over its plot (a title is centred over the plot's data area, not its axes) at the
+        title's size."""
         size = style.TITLE_POINT_SIZE * presentation.applied_scale()
         f = style.font()
         f.setPointSizeF(size)
-        room = self.width() / (4 if self.in_a_row else 2) - 24
+        metrics = QFontMetricsF(f)
+        share = self.width() / (4 if self.in_a_row else 2) - 24
         narrow = not self.legend.isVisible()
         choices = lr_titles(self.lr_decay_steps)
         if narrow:  # narrow: short titles throughout, as the other three plots
             choices = choices[-1:]
+
+        def width(title: str) -> float:
+            return max(map(metrics.horizontalAdvance, _plain_lines(title)))
+
         for plot, forms in ((self.lr_plot, choices), (self.loss_plot, loss_titles(narrow))):
-            text = next((t for t in forms if QFontMetricsF(f).horizontalAdvance(t) <= room), forms[-1])
-            if text != plot.titleLabel.text:
-                plot.setTitle(text, color=style.current().text, size=f"{size:.1f}pt")
-                fit_title_row(plot)
+            room = self._data_width(plot, share)
+            self._set_title(plot, next((t for t in forms if width(t) <= room), forms[-1]), size)
+        acc = self.acc_plot
+        if not narrow:
+            _span_title(acc, False)
+            return
+        one_line, two_lines = narrow_acc_titles(self.held_out_metric)
+        # the colour key whole on one line: over the data area, else over the plot with its axis
+        # (a 1024-px beamer's 2 × 2), else on two lines
+        over_data = width(one_line) <= self._data_width(acc, share)
+        over_plot = not over_data and width(one_line) <= (acc.width() - 4 if acc.width() > 1 else share + 60)
+        _span_title(acc, over_plot)
+        self._set_title(acc, one_line if over_data or over_plot else two_lines, size)
+
+    @staticmethod
+    def _data_width(plot: pg.PlotItem, share: float) -> float:
+        """The width a title centred over the plot's data area has (before the first layout: the plot's share)."""
+        area = plot.getViewBox().width()
+        return area - 4 if area > 1 else share
+
+    @staticmethod
+    def _set_title(plot: pg.PlotItem, text: str, size: float) -> None:
+        if text != plot.titleLabel.text:
+            plot.setTitle(text, color=style.current().text, size=f"{size:.1f}pt")
+            fit_title_row(plot)
 
     # -- data ------------------------------------------------------------------------------------
     def reset(self, warmup: int | None = None, decay_steps: int = 0) -> None:
         if decay_steps != self.lr_decay_steps:
             self.lr_decay_steps = decay_steps
-            self._fit_lr_title()
+            self._fit_titles()
         for s in self.series.values():
             s.clear()
         self.exact_steps.clear()
@@ -400,7 +458,7 @@ class TrainingCurves(TimedCanvas):
         self.plan.setData(self.plan_steps, self.plan_rates)
         vb = self.lr_plot.getViewBox()
         if len(self.plan_steps):
-            vb.setXRange(0, float(self.plan_steps[-1]), padding=0.02)
+            vb.setXRange(0, float(self.plan_steps[-1]), padding=0.05)  # room for "0" under the start (it was dropped at the edge)
             vb.setYRange(0, float(self.plan_rates.max()), padding=0.05)
             vb.disableAutoRange()
             self._scale_rate_axis(float(self.plan_rates.max()))
@@ -470,10 +528,7 @@ class TrainingCurves(TimedCanvas):
         self.legend.removeItem(curve)
         self.legend.addItem(curve, METRIC_NAMES.get(metric, (metric,))[0])
         if not self.legend.isVisible():  # narrow: the accuracy title names the colours
-            colour = style.current().text
-            size = f"{style.TITLE_POINT_SIZE * presentation.applied_scale():.1f}pt"
-            self.acc_plot.setTitle(acc_titles(metric)[1], color=colour, size=size)
-            fit_title_row(self.acc_plot)
+            self._fit_titles()
 
     def held_out_name(self) -> str:
         """The legend's name of the held-out curve (what the points measure)."""
