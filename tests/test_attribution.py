@@ -216,3 +216,18 @@ def test_an_encoder_without_a_masked_lm_head_is_refused(bundles):
         attribute(bundle, "the cow says moo")
     with pytest.raises(ValueError, match="unknown attribution method"):
         attribute(bundles["reverse"], "abc", methods=["saliency"])
+
+
+def test_a_near_certain_output_flags_gradient_x_input_as_saturated(bundles):
+    """The panel's "g×i ≈ 0" note: for an output the model is sure of, log p is flat where the
+    input is (g×i tiny), while IG, integrated from the zero embedding, accounts for the whole
+    change in log p. Checked on the reverse model's first letter, p from the model itself."""
+    from model.attribution.gradients import gradient_saturated, grad_x_input
+
+    bundle = bundles["reverse"]
+    problem = build_problem(bundle, "transformer", position=0)
+    assert np.exp(log_p(bundle, problem)) > 0.9  # near certain (label smoothing caps it at ~0.92): the case the note is for
+    gxi, ig = grad_x_input(problem), integrated_gradients(problem)
+    assert np.abs(gxi).max() < 0.05 * np.abs(ig).max() and gradient_saturated(gxi, ig)
+    assert not gradient_saturated(np.array([0.5, -0.2]), np.array([1.0, 0.3]))  # comparable scales
+    assert not gradient_saturated(np.array([0.0]), np.array([0.0]))  # nothing to compare with

@@ -17,6 +17,8 @@ from explorer.state import SessionState  # noqa: E402
 from model.attribution import METHODS, attribute, gradients  # noqa: E402
 from model.checkpoint import bundled_checkpoints, load_checkpoint  # noqa: E402
 
+from explorer.panels.attribution.bars import short_value  # noqa: E402
+
 SOURCE = "abcdef"
 
 
@@ -45,6 +47,11 @@ def test_panel_draws_bars_for_the_sessions_text_and_a_click_changes_them(setup, 
     drawn = panel.bars.heights_of("occlusion")
     np.testing.assert_allclose(drawn, np.abs(first["occlusion"]) / np.abs(first["occlusion"]).max(), atol=1e-6)
     assert np.argmax(panel.bars.heights_of("attention")) == len(SOURCE) - 1  # output 1 reads input n
+    # the trained model is sure of "f" (p ≈ 0.92): g×i's specks are explained, with both scales
+    scores = attribute(bundle, SOURCE, position=0, methods=["grad_x_input", "integrated_gradients"])
+    gxi, ig = (float(np.abs(scores[m]).max()) for m in ("grad_x_input", "integrated_gradients"))
+    assert gxi < 0.05 * ig, (gxi, ig)  # (the case the note is for: else this test says nothing)
+    assert "g×i ≈ 0" in panel.status.text() and short_value(ig) in panel.status.text()
 
     qtbot.mouseClick(panel.next_button, Qt.MouseButton.LeftButton)  # the second output token
     assert panel.wait_until_drawn()

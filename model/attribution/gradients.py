@@ -78,3 +78,18 @@ def integrated_gradients(problem: AttributionProblem, n_steps: int | None = None
                                            internal_batch_size=n_steps, return_convergence_delta=True)
     scores = attributions.sum(-1)[0].detach().double().numpy()
     return (scores, float(delta.item())) if return_delta else scores
+
+
+SATURATED_RATIO = 0.05  # gradient × input's largest |score| below this share of IG's: a flat gradient
+
+
+def gradient_saturated(grad_x_input_scores: np.ndarray, ig_scores: np.ndarray,
+                       ratio: float = SATURATED_RATIO) -> bool:
+    """Gradient × input near 0 beside integrated gradients (largest |score| under `ratio` of
+    IG's): the output is near certain, log p is flat where the input is (its gradient carries a
+    factor 1 − p), so g×i's scores and signs say little — the top token "lowering p" is such a
+    sign. IG integrates the gradient from the baseline, where it is not flat; its scores add
+    up to the whole change in log p (completeness), which g×i's need not."""
+    top_ig = float(np.abs(ig_scores).max()) if np.size(ig_scores) else 0.0
+    top_gxi = float(np.abs(grad_x_input_scores).max()) if np.size(grad_x_input_scores) else 0.0
+    return top_ig > 0 and top_gxi < ratio * top_ig

@@ -17,15 +17,26 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QProgressBar, QPu
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.token_heatmap import display_piece
-from explorer.panels.attribution.bars import MethodBars
+from explorer.panels.attribution.bars import MethodBars, short_value
 from explorer.panels.attribution.job import SHORT_NAMES, AttributionRequest, AttributionView, legend_html, start
 from explorer.panels.attribution.table import SpearmanTable
 from explorer.state import SessionState
 from explorer.theme import set_sheet
+from model.attribution.gradients import gradient_saturated
 from model.bundle import InputError
 
 OUTPUT_VIEW, HEAD_VIEW = "attribution_output", "attribution_head"
 
+
+
+def saturation_note(scores: dict) -> str:
+    """A sentence when gradient × input is near 0 beside IG (`gradient_saturated`): its row of
+    specks, one of them "lowering p" on the top token, read as a finding."""
+    gxi, ig = scores.get("grad_x_input"), scores.get("integrated_gradients")
+    if gxi is None or ig is None or not gradient_saturated(gxi, ig):
+        return ""
+    return (f" g×i ≈ 0 (largest {short_value(float(abs(gxi).max()))}, IG's {short_value(float(abs(ig).max()))}): "
+            "a near-certain output's gradient is flat, so its signs say little.")
 
 class AttributionPanel(QWidget):
     panel_name = "attribution"
@@ -228,7 +239,7 @@ class AttributionPanel(QWidget):
         self.table.set_data([SHORT_NAMES[m] for m in view.names], view.rho)
         self._say(f"Why “{display_piece(view.output_piece)}” (output {view.position + 1} of {len(view.outputs)})? "
                   f"Each row scaled to its largest |score| (right); outlined: top token; reddish: lowers p. "
-                  f"head = {view.head_label}; table: Spearman ρ.")
+                  f"head = {view.head_label}; table: Spearman ρ.{saturation_note(view.scores)}")
         self.bars.setToolTip(legend_html() + self.bars.toolTip())
 
     def _fill_boxes(self, view: AttributionView) -> None:
