@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import presentation  # noqa: E402
 from layout_checks import clipped_texts, cramped_titles, outside_window, small_plots  # noqa: E402
-from model.checkpoint import random_bundle, save_checkpoint  # noqa: E402
+from model.checkpoint import random_bundle  # noqa: E402
 from model.snapshots import save_snapshot  # noqa: E402
 from support import make_main_window  # noqa: E402
 
