@@ -184,6 +184,12 @@ def test_a_narrow_grid_wraps_one_layers_heads_and_names_every_token(qtbot, tmp_p
     tokens = panel.data.labels["encoder"][0]
     assert len(tokens) == 16 and (pane.count, pane.wrap) == (1, 2), (panel.grid.size(), pane.count, pane.wrap)
     assert [n.textItem.toPlainText() for n in pane.head_names] == ["H1", "H2", "H3", "H4"]
+    for i, name in enumerate(pane.head_names):  # each name centred over its map, as unwrapped titles are
+        r, c = pane.layout.origin(*divmod(i, pane.layout.heads))
+        middle = pane.plot.vb.mapViewToScene(QPointF(c + pane.layout.t_k / 2, r)).x()
+        drawn = name.mapRectToScene(name.boundingRect())
+        assert abs(drawn.center().x() - middle) < 2, (name.textItem.toPlainText(), drawn, middle)
+        assert drawn.bottom() <= pane.plot.vb.mapViewToScene(QPointF(c, r)).y() + 1  # above the map
     assert [t for _r, t in drawn_labels(pane.query_axis)] == tokens * 2  # beside each row of maps
     assert [t for _r, t in drawn_labels(pane.key_axis)] == tokens * 2  # under each column
     r, c = pane.layout.origin(1, 0)

@@ -295,7 +295,8 @@ class _KindPane:
         return self.first + row, self.head0 + col
 
     def _name_maps(self) -> None:
-        """Wrapped heads: each map's head named above its top-right corner ("H3")."""
+        """Wrapped heads: each map's head named centred above it ("H3"), as the unwrapped row's
+        column titles are (top-right, beside centred titles at the next width, read as misplaced)."""
         for item in self.head_names:
             self.plot.removeItem(item)
         self.head_names = []
@@ -305,9 +306,9 @@ class _KindPane:
             for col in range(self.layout.heads):
                 _layer, head = self.head_at(row, col)
                 r, c = self.layout.origin(row, col)
-                name = pg.TextItem(f"H{head + 1}", color=st.colour("text"), anchor=(1, 1))
+                name = pg.TextItem(f"H{head + 1}", color=st.colour("text"), anchor=(0.5, 1))
                 name.setFont(st.font(st.TICK_PT, bold=True))
-                name.setPos(c + self.layout.t_k, r - self.layout.gap * 0.1)
+                name.setPos(c + self.layout.t_k / 2, r - self.layout.gap * 0.1)
                 name.setZValue(6)
                 self.plot.addItem(name, ignoreBounds=True)
                 self.head_names.append(name)
