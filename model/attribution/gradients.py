@@ -86,9 +86,9 @@ SATURATED_RATIO = 0.05  # gradient × input's largest |score| below this share o
 def gradient_saturated(grad_x_input_scores: np.ndarray, ig_scores: np.ndarray,
                        ratio: float = SATURATED_RATIO) -> bool:
     """Gradient × input near 0 beside integrated gradients (largest |score| under `ratio` of
-    IG's): the output is near certain, log p is flat where the input is (its gradient carries a
-    factor 1 − p), so g×i's scores and signs say little — the top token "lowering p" is such a
-    sign. IG integrates the gradient from the baseline, where it is not flat; its scores add
+    IG's): log p is flat where the input is — as it is for a near-certain output (the gradient
+    of log p carries a factor 1 − p) — so g×i's scores and signs say little; the top token
+    "lowering p" is such a sign. IG integrates the gradient from the baseline, where it is not flat; its scores add
     up to the whole change in log p (completeness), which g×i's need not."""
     top_ig = float(np.abs(ig_scores).max()) if np.size(ig_scores) else 0.0
     top_gxi = float(np.abs(grad_x_input_scores).max()) if np.size(grad_x_input_scores) else 0.0

@@ -28,7 +28,6 @@ from model.bundle import InputError
 OUTPUT_VIEW, HEAD_VIEW = "attribution_output", "attribution_head"
 
 
-
 def saturation_note(scores: dict) -> str:
     """A sentence when gradient × input is near 0 beside IG (`gradient_saturated`): its row of
     specks, one of them "lowering p" on the top token, read as a finding."""
@@ -36,7 +35,8 @@ def saturation_note(scores: dict) -> str:
     if gxi is None or ig is None or not gradient_saturated(gxi, ig):
         return ""
     return (f" g×i ≈ 0 (largest {short_value(float(abs(gxi).max()))}, IG's {short_value(float(abs(ig).max()))}): "
-            "a near-certain output's gradient is flat, so its signs say little.")
+            "log p is flat where the input is (as for a near-certain output), so its signs say little.")
+
 
 class AttributionPanel(QWidget):
     panel_name = "attribution"

@@ -103,6 +103,7 @@ class ComparePanel(QWidget):
             row.setSpacing(6)  # their own spacing: not the box's, which changes with the direction
         self.which_row, self.heads_row = which, heads
         top = QBoxLayout(QBoxLayout.Direction.LeftToRight)  # two lines where B's name would be cut
+        top.setSpacing(16)
         top.addLayout(which, 1)
         top.addLayout(heads)
         self.slider = QSlider(Qt.Orientation.Horizontal)

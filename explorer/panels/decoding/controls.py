@@ -90,7 +90,8 @@ class DecodingControls(QWidget):
         self.sharpest.setToolTip("Show the decoder head that aligns most clearly on this text: each row's largest "
                                  "weight, averaged, times the share of different tokens the rows pick (a head that "
                                  "puts every row on one token is sharp and shows nothing); cross-attention where "
-                                 "the model has it")
+                                 "the model has it, else masked self-attention (its early rows have few tokens "
+                                 "to choose from)")
         self.sharpest.clicked.connect(self.sharpestRequested)
 
         row1 = QHBoxLayout()

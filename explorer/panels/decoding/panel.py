@@ -289,7 +289,8 @@ class DecodingPanel(QWidget):
     def show_sharpest_head(self) -> None:
         """Select the head whose rows align most clearly on the decoded text (`ParallelPass.alignment`,
         over the masked parallel pass = every step's rows): cross-attention where the model has it.
-        The reverse model's default L1 H1 spreads its rows; an L2 head draws the anti-diagonal."""
+        The reverse model's default L1 H1 spreads its rows; the pick (L1 H2 on most words, an L2
+        head on some) draws the anti-diagonal a class expects."""
         run = self.run
         if run is None or self.state.bundle is None:
             return
