@@ -28,9 +28,10 @@ def symmetric_scale(diff: np.ndarray, allowed: np.ndarray | None = None) -> floa
     return max(m, MIN_SCALE)
 
 
-def diff_title(m: float, zero: bool = False) -> str:
-    """The difference map's title: its scale, or (`zero`: B − A is exactly 0) that there is none."""
-    return "B − A = 0" if zero else f"B − A (±{m:.2g})"
+def diff_titles(m: float, zero: bool = False) -> tuple[str, ...]:
+    """The difference map's title, its scale (or, `zero`: B − A is exactly 0, that there is
+    none), then shorter forms for a narrow map (the colour bar beside it is titled "B − A")."""
+    return ("B − A = 0",) if zero else (f"B − A (±{m:.2g})", f"B − A ±{m:.2g}", f"±{m:.2g}")
 
 
 def exactly_zero(diff: np.ndarray, allowed: np.ndarray | None = None) -> bool:
@@ -94,7 +95,7 @@ class ComparisonMaps(CanvasWidget):
         st.set_title(self.map_a.plot, f"A · {head}")
         st.set_title(self.map_b.plot, f"B · {head}")
         zero = exactly_zero(diff, allowed)
-        st.set_title(self.map_diff.plot, diff_title(self.scale, zero))
+        st.fit_plot_title(self.map_diff.plot, diff_titles(self.scale, zero))
         self.map_diff.image.setVisible(not zero)
         self.diff_bar.setVisible(not zero)  # a ±1e-06 scale for nothing invited a misreading
         self.identical.setVisible(zero)
@@ -112,7 +113,9 @@ class ComparisonMaps(CanvasWidget):
         self.diff_bar.setVisible(True)
         for plot in self.plots:
             plot.clear()
+        for plot in (self.map_a, self.map_b):
             st.set_title(plot.plot, "")
+        st.fit_plot_title(self.map_diff.plot, ("",))
 
     def _on_move(self, scene_pos) -> None:
         if self.values is None:

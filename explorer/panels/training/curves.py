@@ -403,15 +403,15 @@ class TrainingCurves(TimedCanvas):
         # the colour key whole on one line: over the data area, else over the plot with its axis
         # (a 1024-px beamer's 2 × 2), else on two lines
         over_data = width(one_line) <= self._data_width(acc, share)
-        over_plot = not over_data and width(one_line) <= (acc.width() - 4 if acc.width() > 1 else share + 60)
+        over_plot = not over_data and width(one_line) <= (acc.width() - 4 if self.isVisible() else share)
         _span_title(acc, over_plot)
         self._set_title(acc, one_line if over_data or over_plot else two_lines, size)
 
-    @staticmethod
-    def _data_width(plot: pg.PlotItem, share: float) -> float:
-        """The width a title centred over the plot's data area has (before the first layout: the plot's share)."""
+    def _data_width(self, plot: pg.PlotItem, share: float) -> float:
+        """The width a title centred over the plot's data area has (not yet shown, so not laid
+        out: the plot's share of the canvas)."""
         area = plot.getViewBox().width()
-        return area - 4 if area > 1 else share
+        return area - 4 if area > 1 and self.isVisible() else share
 
     @staticmethod
     def _set_title(plot: pg.PlotItem, text: str, size: float) -> None:
