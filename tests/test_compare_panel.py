@@ -88,6 +88,9 @@ def test_a_comparison_fits_at_projector_sizes(qtbot, tmp_path, run_folder):
             # B's name whole (a 1024-px beamer showed "B:" alone): the head choice takes a line of its own
             assert panel.b_name.text() == panel.b_name.full_text == "rev-steps, step 200", size
             assert panel.most_changed_button.isVisible() and panel.most_changed_button.isEnabled()
+            # what the maps read is said whole, whatever B wrote (1024 cut it with B's long output)
+            assert panel.outputs_line.text().splitlines()[-1].startswith("both maps read"), \
+                (size, panel.outputs_line.text())
     finally:
         window.lecture.presentation.leave()
         presentation.apply_theme(QApplication.instance(), "light")

@@ -47,6 +47,8 @@ class ElidedLabel(QLabel):
 
     break_at: str | None = None  # where a title too long for one line may break into two (": ", " ")
     shorter: tuple[str, ...] = ()  # shorter forms of the text, tried in order before eliding (`set_texts`)
+    keep_tail = False  # no break leaves both lines whole: cut the first line and keep the second whole
+    # (a line whose last part explains the rest: compare's "…; both maps read A's output")
 
     def _splits(self, text: str) -> list[tuple[str, str]]:
         """(first line, second line) at each place `break_at` allows, first to last."""
@@ -93,6 +95,11 @@ class ElidedLabel(QLabel):
             if splits:  # the most even break ("Self-attention⏎L1 H1")
                 _, head, tail = min(splits)
                 QLabel.setText(self, f"{head}\n{tail}")  # whole, on two lines
+                return
+            tails = [(head, tail) for head, tail in self._splits(text) if whole(tail)] if self.keep_tail else []
+            if tails:  # the first line as much as fits, the second whole
+                head, tail = tails[0]
+                QLabel.setText(self, f"{metrics.elidedText(head, Qt.ElideRight, width)}\n{tail}")
                 return
             text = next((short for short in self.shorter if whole(short)), self.shorter[-1] if self.shorter else text)
         QLabel.setText(self, metrics.elidedText(text, Qt.ElideRight, width))

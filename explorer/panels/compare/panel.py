@@ -121,6 +121,7 @@ class ComparePanel(QWidget):
         set_sheet(self.note, NOTE_SHEETS["info"])
         self.outputs_line = ElidedLabel("")
         self.outputs_line.break_at = ";  "  # "…; both maps read …" on a second line rather than cut
+        self.outputs_line.keep_tail = True  # (a long B output is cut on the first line, not the explanation)
         self.outputs_line.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.outputs_line.setFont(st.font(st.LABEL_PT))
         self.maps, self.bars, self.heads = ComparisonMaps(), OutputBars(), HeadChanges()
