@@ -9,15 +9,15 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+import torch  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
+from explorer.panels.attribution.bars import short_value  # noqa: E402
 from explorer.panels.attribution.panel import AttributionPanel  # noqa: E402
 from explorer.runner import Runner  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
-from model.attribution import METHODS, attribute, gradients  # noqa: E402
+from model.attribution import METHODS, attribute, build_problem, gradients  # noqa: E402
 from model.checkpoint import bundled_checkpoints, load_checkpoint  # noqa: E402
-
-from explorer.panels.attribution.bars import short_value  # noqa: E402
 
 SOURCE = "abcdef"
 
@@ -52,6 +52,10 @@ def test_panel_draws_bars_for_the_sessions_text_and_a_click_changes_them(setup, 
     gxi, ig = (float(np.abs(scores[m]).max()) for m in ("grad_x_input", "integrated_gradients"))
     assert gxi < 0.05 * ig, (gxi, ig)  # (the case the note is for: else this test says nothing)
     assert "g×i ≈ 0" in panel.status.text() and short_value(ig) in panel.status.text()
+    problem = build_problem(bundle, SOURCE, position=0)  # p by the model's own forward, not the problem's
+    with torch.no_grad():
+        p = bundle.model(problem.src, problem.tgt)[0, problem.row].softmax(-1)[problem.token_id].item()
+    assert p > 0.8 and f"at p = {p:.2f}" in panel.status.text()
 
     qtbot.mouseClick(panel.next_button, Qt.MouseButton.LeftButton)  # the second output token
     assert panel.wait_until_drawn()

@@ -79,6 +79,11 @@ class AttributionProblem:
         """log p(chosen token) at the chosen row, one per batch entry (B,)."""
         return logits[:, self.row].float().log_softmax(-1)[:, self.token_id]
 
+    def probability(self) -> float:
+        """p(chosen token) on the real input: what every method here explains."""
+        with torch.no_grad():
+            return float(self.log_prob(self.logits(self.attributed_ids)).exp()[0])
+
     def with_position(self, position: int) -> "AttributionProblem":
         return AttributionProblem(self.bundle, self.src, self.tgt, self.span, self.input_pieces, self.outputs,
                                   self.rows, self.token_ids, resolve_position(position, len(self.outputs)))

@@ -46,6 +46,7 @@ class AttributionView:
     scores: dict[str, np.ndarray] = field(default_factory=dict)
     names: list[str] = field(default_factory=list)
     rho: np.ndarray | None = None
+    probability: float | None = None  # p(the explained token), as the model gives it
 
     @property
     def output_piece(self) -> str:
@@ -60,7 +61,7 @@ def compute(request: AttributionRequest):
     # a position kept from a longer output is clamped to this output's last token
     problem = problem.with_position(max(-len(problem.outputs), min(request.position, len(problem.outputs) - 1)))
     view = AttributionView(request, problem.input_pieces, problem.outputs, problem.position,
-                           describe_head(problem, request.head))
+                           describe_head(problem, request.head), probability=problem.probability())
     for done, method in enumerate(METHODS, start=1):
         yield PROGRESS_TITLES[method], done, total
         view.scores.update(attribute_problem(problem, [method], request.head))

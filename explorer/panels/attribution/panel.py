@@ -28,14 +28,21 @@ from model.bundle import InputError
 OUTPUT_VIEW, HEAD_VIEW = "attribution_output", "attribution_head"
 
 
-def saturation_note(scores: dict) -> str:
+NEAR_CERTAIN = 0.8  # p above which the caption names a flat gradient's likely reason
+
+
+def saturation_note(scores: dict, probability: float | None = None) -> str:
     """A sentence when gradient × input is near 0 beside IG (`gradient_saturated`): its row of
-    specks, one of them "lowering p" on the top token, read as a finding."""
+    specks, one of them "lowering p" on the top token, read as a finding. The reason (a
+    near-certain output: ∇ log p carries a factor 1 − p) is named only when p says so."""
     gxi, ig = scores.get("grad_x_input"), scores.get("integrated_gradients")
     if gxi is None or ig is None or not gradient_saturated(gxi, ig):
         return ""
-    return (f" g×i ≈ 0 (largest {short_value(float(abs(gxi).max()))}, IG's {short_value(float(abs(ig).max()))}): "
-            "log p is flat where the input is (as for a near-certain output), so its signs say little.")
+    scales = f"largest {short_value(float(abs(gxi).max()))}, IG's {short_value(float(abs(ig).max()))}"
+    if probability is not None and probability >= NEAR_CERTAIN:
+        return (f" g×i ≈ 0 ({scales}): at p = {probability:.2f} the gradient at the input is nearly flat, "
+                "so its signs say little.")
+    return f" g×i ≈ 0 ({scales}): the gradient at the input is nearly flat, so its signs say little."
 
 
 class AttributionPanel(QWidget):
@@ -239,7 +246,7 @@ class AttributionPanel(QWidget):
         self.table.set_data([SHORT_NAMES[m] for m in view.names], view.rho)
         self._say(f"Why “{display_piece(view.output_piece)}” (output {view.position + 1} of {len(view.outputs)})? "
                   f"Each row scaled to its largest |score| (right); outlined: top token; reddish: lowers p. "
-                  f"head = {view.head_label}; table: Spearman ρ.{saturation_note(view.scores)}")
+                  f"head = {view.head_label}; table: Spearman ρ.{saturation_note(view.scores, view.probability)}")
         self.bars.setToolTip(legend_html() + self.bars.toolTip())
 
     def _fill_boxes(self, view: AttributionView) -> None:
