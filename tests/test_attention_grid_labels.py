@@ -190,6 +190,9 @@ def test_a_narrow_grid_wraps_one_layers_heads_and_names_every_token(qtbot, tmp_p
         drawn = name.mapRectToScene(name.boundingRect())
         assert abs(drawn.center().x() - middle) < 2, (name.textItem.toPlainText(), drawn, middle)
         assert drawn.bottom() <= pane.plot.vb.mapViewToScene(QPointF(c, r)).y() + 1  # above the map
+    frame = pane.box.mapRectToScene(pane.box.rect())  # H1 selected: its frame clear of "H3" under it
+    below = pane.head_names[2].mapRectToScene(pane.head_names[2].boundingRect())
+    assert pane.box.isVisible() and frame.bottom() + 2 <= below.top(), (frame, below)
     assert [t for _r, t in drawn_labels(pane.query_axis)] == tokens * 2  # beside each row of maps
     assert [t for _r, t in drawn_labels(pane.key_axis)] == tokens * 2  # under each column
     r, c = pane.layout.origin(1, 0)
@@ -228,3 +231,40 @@ def test_a_page_of_heads_holds_the_selected_one():
     assert head_page(12, 7, 16, 16, 700, 470, 470, need) == (6, 6, 2)  # (wrapped: with WRAP_SAFETY of room)
     assert head_note(0, 3, 4) == "heads 1–3 of 4" and head_note(3, 1, 4) == "head 4 of 4"
     assert head_note(0, 0, 4) == head_note(0, 4, 4) == ""
+
+
+def test_on_a_1024_beamer_the_selection_frame_stays_clear_of_the_next_rows_names(qtbot, tmp_path):
+    """Presenting at 1024×768, a 16-token layer wraps its four heads into two rows; the frame of
+    the selected H1 stood in the gap under it and touched "H3", the name of the map below."""
+    from PySide6.QtGui import QFontMetricsF
+    from PySide6.QtWidgets import QApplication
+    from explorer import presentation
+    from explorer.runner import load_bundle
+    from support import make_main_window
+
+    window = make_main_window(qtbot, tmp_path, size=(1024, 768))
+    window.lecture.presentation.enter(full_screen=False)
+    try:
+        window.runner.set_bundle(load_bundle("dates"), then_run="22 November 2026")
+        qtbot.waitUntil(lambda: window.state.frame is not None and window.state.frame.source == "22 November 2026",
+                        timeout=20_000)
+        window.focus_panel("attention")
+        panel = window.panels["attention"]
+        panel.set_view("grid")
+        window.state.select_attention("encoder", 0, 0)
+        for _ in range(8):
+            QApplication.processEvents()
+            qtbot.wait(20)
+        pane = panel.grid.pane("encoder")
+        assert pane.wrap == 2 and pane.box.isVisible(), (pane.wrap, panel.grid.size())
+        frame = pane.box.mapRectToScene(pane.box.rect())
+        name = pane.head_names[2]  # "H3": the top of its capitals, in the scene
+        assert name.textItem.toPlainText() == "H3"
+        metrics = QFontMetricsF(name.textItem.font())
+        margin = name.textItem.document().documentMargin()
+        below = name.mapRectToScene(name.boundingRect())
+        caps_top = below.top() + margin + metrics.ascent() - metrics.capHeight()
+        assert frame.bottom() + 1 <= caps_top, (frame, below, caps_top)
+    finally:
+        window.lecture.presentation.leave()
+        presentation.apply_theme(QApplication.instance(), "light")

@@ -22,7 +22,8 @@ from explorer.panels.attention.data import AttentionData
 from explorer.drawing.heatmap_items import LEAST_HUG, MIN_LABEL_PT, PLOT_MARGINS, MapEdges, MaskOverlay, TokenAxis
 from explorer.drawing.hug import hug_margins, not_reentrant
 from explorer.drawing.mosaic import MosaicLayout, blocked_rects, compose, gap_for
-from explorer.panels.attention.layer_pages import (BOX_PAD, frame_margin, head_note, head_page, head_rows,
+from explorer.panels.attention.layer_pages import (BOX_PAD, NAME_LIFT, WRAPPED_BOX_PAD, frame_margin, head_note,
+                                                   head_page, head_rows,
                                                    label_row_px, layer_page, lone_margin, lone_note, mosaic_cell_px,
                                                    names_all, page_note, wrapped_gap)
 from explorer.drawing.indexed_image import colour_table, to_indices
@@ -308,7 +309,7 @@ class _KindPane:
                 r, c = self.layout.origin(row, col)
                 name = pg.TextItem(f"H{head + 1}", color=st.colour("text"), anchor=(0.5, 1))
                 name.setFont(st.font(st.TICK_PT, bold=True))
-                name.setPos(c + self.layout.t_k / 2, r - self.layout.gap * 0.1)
+                name.setPos(c + self.layout.t_k / 2, r - self.layout.gap * NAME_LIFT)
                 name.setZValue(6)
                 self.plot.addItem(name, ignoreBounds=True)
                 self.head_names.append(name)
@@ -338,9 +339,14 @@ class _KindPane:
             self._title, changed = title, True
         if changed:
             self.hug()  # the token axes' widths or the title changed (each costs a layout pass)
-        pad = self.layout.gap * BOX_PAD
+        pad = self._box_pad()
         self.box.setRect(QRectF(c - pad, r - pad, self.layout.t_k + 2 * pad, self.layout.t_q + 2 * pad))
         self.box.setVisible(self.nheads != 1)  # a lone map is the selected head (its title says so)
+
+    def _box_pad(self) -> float:
+        """A frame's distance from its map (selection, edit), in cells: wrapped into rows, less —
+        the gap under a map holds the name of the map below, which a 1024-px beamer's frame touched."""
+        return self.layout.gap * (WRAPPED_BOX_PAD if self.wrap > 1 else BOX_PAD)
 
     def mark_edited(self, edits: dict[tuple[int, int], str]) -> None:
         """Outline each edited head's map (dashed) and label it with its edit: the map shows the
@@ -355,7 +361,7 @@ class _KindPane:
         pen.setCosmetic(True)
         pen.setStyle(Qt.PenStyle.DashLine)
         lone = self.nheads == 1  # a lone map has no gap around it: its outline and label go inside
-        pad = 0.0 if lone else self.layout.gap * BOX_PAD
+        pad = 0.0 if lone else self._box_pad()
         for (layer, head), op in edits.items():
             at = self.slot(layer, head)
             if at is None:

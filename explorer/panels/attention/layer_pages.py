@@ -71,6 +71,8 @@ def head_note(first: int, count: int, n_heads: int) -> str:
 
 WRAP_SAFETY = 1.08  # wrapped pages must estimate this much more than the labels need
 BOX_PAD = 0.35  # the selection box's distance from its map, in gaps (inside the gap between maps)
+WRAPPED_BOX_PAD = 0.1  # heads wrapped into rows: the gap under a map also holds the next map's name
+NAME_LIFT = 0.0  # a wrapped map's name ("H3") stands this many gaps above its map (its line's descent is gap enough)
 
 
 def frame_margin(gap: float, tokens: int) -> float:
