@@ -80,6 +80,18 @@ def set_title(plot: pg.PlotItem, text: str) -> None:
     fit_title_row(plot)
 
 
+def span_title(plot: pg.PlotItem, whole: bool) -> None:
+    """The title centred over the plot's data area (pyqtgraph's place), or (`whole`) over the
+    plot with its axes: room for a title its data area cannot hold, without widening the data
+    area for it (which moved an aspect-locked map's labels off the map)."""
+    layout, label = plot.layout, plot.titleLabel
+    if getattr(plot, "title_spans_axes", False) == whole:
+        return
+    plot.title_spans_axes = whole
+    layout.removeItem(label)
+    layout.addItem(label, 0, 0 if whole else 1, 1, 3 if whole else 1)
+
+
 def fit_plot_title(plot: pg.PlotItem, variants: tuple[str, ...]) -> None:
     """The longest of `variants` that fits over the plot's data area (where pyqtgraph centres its
     title), now and whenever that area is resized: a compare map's "B − A (±0.37)" ran 2 px past

@@ -137,7 +137,12 @@ class _KindPane:
             grid.setContentsMargins(*PLOT_MARGINS)
             return
         fit = self.frame.rect()
-        title = self.plot.titleLabel.item.boundingRect().width() + 8
+        # the title over the maps and their axes (the layer note left, the query tokens right): held
+        # to the maps' width alone, a tall wrapped mosaic's view box grew wider than its maps and the
+        # query labels stood 70 px right of them (a 1024-px beamer)
+        st.span_title(self.plot, True)
+        axes = sum(self.plot.getAxis(name).width() for name in ("left", "right") if self.plot.getAxis(name).isVisible())
+        title = self.plot.titleLabel.item.boundingRect().width() + 8 - axes
         hug_margins(grid, self.plot.vb, fit.width() / fit.height(), (max(LEAST_HUG[0], title), LEAST_HUG[1]),
                     PLOT_MARGINS)
 

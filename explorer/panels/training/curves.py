@@ -20,7 +20,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF
 
 from explorer import presentation, style
-from explorer.drawing.plot_style import fit_axis_title, fit_title_row, let_shrink
+from explorer.drawing.plot_style import fit_axis_title, fit_title_row, let_shrink, span_title
 from explorer.panels.training.worker import MetricRows
 from explorer.panels.training.warmup_mark import WarmupMark
 from explorer.drawing.spaced_axis import SpacedAxis
@@ -51,17 +51,6 @@ def narrow_acc_titles(metric: str = "exact_match") -> tuple[str, ...]:
     tokens = f"<span style='color:{style.current().accuracy}'>tokens</span>"
     held_out = f"<span style='color:{style.current().exact}'>{short}</span>"
     return (f"{tokens} · {held_out}", f"{tokens} ·<br>{held_out}")
-
-
-def _span_title(plot: pg.PlotItem, whole: bool) -> None:
-    """The title centred over the plot's data area (pyqtgraph's place), or (`whole`) over the
-    plot with its value axis: room for a colour key a narrow plot's data area cannot hold."""
-    layout, label = plot.layout, plot.titleLabel
-    if getattr(plot, "title_spans_axis", False) == whole:
-        return
-    plot.title_spans_axis = whole
-    layout.removeItem(label)
-    layout.addItem(label, 0, 0 if whole else 1, 1, 3 if whole else 1)
 
 
 def _plain_lines(title: str) -> list[str]:
@@ -397,14 +386,14 @@ class TrainingCurves(TimedCanvas):
             self._set_title(plot, next((t for t in forms if width(t) <= room), forms[-1]), size)
         acc = self.acc_plot
         if not narrow:
-            _span_title(acc, False)
+            span_title(acc, False)
             return
         one_line, two_lines = narrow_acc_titles(self.held_out_metric)
         # the colour key whole on one line: over the data area, else over the plot with its axis
         # (a 1024-px beamer's 2 × 2), else on two lines
         over_data = width(one_line) <= self._data_width(acc, share)
         over_plot = not over_data and width(one_line) <= (acc.width() - 4 if self.isVisible() else share)
-        _span_title(acc, over_plot)
+        span_title(acc, over_plot)
         self._set_title(acc, one_line if over_data or over_plot else two_lines, size)
 
     def _data_width(self, plot: pg.PlotItem, share: float) -> float:
