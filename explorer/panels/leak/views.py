@@ -21,7 +21,11 @@ from explorer.drawing.spaced_axis import SpacedAxis
 from model.leak_lab import RUN_LABELS, RUNS, LeakResult
 
 # (RunScores field, axis name): two short lines each, so the axis stays narrow
-CATEGORIES = (("teacher_forced", "teacher-\nforced"), ("free_running", "free-\nrunning"), ("generated", "generated"))
+CATEGORIES = (("teacher_forced", "teacher-\nforced"), ("free_running", "free-\nrunning"),
+              ("generated", "generated\nsentences"))  # (words above, whole sentences here: 67% and 100% agree)
+CATEGORY_TIP = ("teacher-forced: the next word, with the whole sentence given (words right, held out)<br>"
+                "free-running: the same words, each from its own prefix alone<br>"
+                "generated sentences: openings continued to the end, right when the corpus can say the sentence")
 BAR = 0.3  # each run's bar height in a category's slot of 1 (its name above, in NAME_ROOM)
 NAME_ROOM = 0.2  # above a category's two bars
 X_RIGHT = 1.38  # room right of a full bar for its value
@@ -148,6 +152,7 @@ class AccuracyBars(pg.PlotWidget):
         _axes(plot, "", "")
         left = plot.getAxis("left")
         left.setTicks([[(i + 0.5, name) for i, (_, name) in enumerate(CATEGORIES)]])
+        self.setToolTip(CATEGORY_TIP)
         left.setStyle(tickLength=0)
         plot.getAxis("bottom").setTicks([[(v, f"{v:.0%}") for v in (0, 0.5, 1.0)]])
         plot.invertY(True)  # teacher-forced at the top
