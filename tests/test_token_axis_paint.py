@@ -52,3 +52,41 @@ def test_labels_wider_than_the_axis_are_not_painted_outside_it(qtbot, orientatio
                          for y in range(inside[1], inside[3], 2) for x in range(inside[0], inside[2], 2))
     assert painted_inside
     assert not outside, f"{len(outside)} pixels painted outside the axis, e.g. {outside[:3]}"
+
+
+@pytest.mark.parametrize("orientation", ["left", "bottom"])
+def test_the_title_is_centred_again_when_its_note_comes_and_goes(qtbot, orientation):
+    """pyqtgraph places an axis title only on a resize: a "(showing 5 of 40 labels …)" note
+    added or dropped at an unchanged size left the title where the other text would have been
+    centred — in a 1920-px window "key (source)" stood 60 px right of its map."""
+    from PySide6.QtWidgets import QApplication
+
+    axis = TokenAxis(orientation)
+    plot = pg.PlotWidget(axisItems={orientation: axis})
+    qtbot.addWidget(plot)
+    plot.resize(500, 400)
+    plot.show()
+    axis.setLabel("key (source)")
+    tokens = [f"token{i}" for i in range(120)]
+    axis.set_tokens(tokens)
+    plot.getPlotItem().setRange(xRange=(0, 120), yRange=(0, 120), padding=0)
+
+    def settle():
+        for _ in range(5):
+            QApplication.processEvents()
+            qtbot.wait(10)
+
+    def centre_offset() -> float:
+        """How far the title's middle is from the axis' middle, along the axis."""
+        box = axis.label.mapRectToParent(axis.label.boundingRect())
+        if orientation == "bottom":
+            return box.center().x() - axis.size().width() / 2
+        return box.center().y() - axis.size().height() / 2
+
+    settle()
+    assert "zoom in for all" in axis.label.toPlainText()  # 120 long labels in 400 px: thinned, said
+    assert abs(centre_offset()) <= 1.5
+    plot.getPlotItem().setRange(xRange=(0, 4), yRange=(0, 4), padding=0)  # zoomed in: every label, no note
+    settle()
+    assert axis.label.toPlainText().strip() == "key (source)"
+    assert abs(centre_offset()) <= 1.5, centre_offset()

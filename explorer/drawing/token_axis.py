@@ -55,6 +55,15 @@ class TokenAxis(pg.AxisItem):
         self.period = 0.0
         self.repeats = 1
 
+    def _updateLabel(self) -> None:  # noqa: N802 - pyqtgraph's name
+        """The title placed again for its new text: pyqtgraph places it only when the axis is
+        resized, so a title changed at an unchanged size kept the place of the text before it —
+        in a 1920-px window the compare maps' "key (source)" stood 60 px right of its map and
+        "query (source)" under it, placed for "… (showing 5 of 9 labels, zoom in for all)", the
+        note of a smaller size the window had on its way."""
+        super()._updateLabel()
+        self.resizeEvent()
+
     @property
     def horizontal(self) -> bool:
         return self.orientation in ("bottom", "top")
@@ -284,6 +293,7 @@ class TokenAxis(pg.AxisItem):
             elif not self.labelText:
                 self.showLabel(False)
             self.label.setHtml(self.labelString())
+            self.resizeEvent()  # placed for its new width (a note come or gone; see `_updateLabel`)
         except RuntimeError:  # the axis was deleted meanwhile
             pass
 
