@@ -264,7 +264,7 @@ def test_on_a_1024_beamer_the_selection_frame_stays_clear_of_the_next_rows_names
         margin = name.textItem.document().documentMargin()
         below = name.mapRectToScene(name.boundingRect())
         caps_top = below.top() + margin + metrics.ascent() - metrics.capHeight()
-        assert frame.bottom() + 1 <= caps_top, (frame, below, caps_top)
+        assert frame.bottom() + pane.box.pen().widthF() / 2 + 1 <= caps_top, (frame, below, caps_top)
     finally:
         window.lecture.presentation.leave()
         presentation.apply_theme(QApplication.instance(), "light")

@@ -97,8 +97,8 @@ class ElidedLabel(QLabel):
                 QLabel.setText(self, f"{head}\n{tail}")  # whole, on two lines
                 return
             tails = [(head, tail) for head, tail in self._splits(text) if whole(tail)] if self.keep_tail else []
-            if tails:  # the first line as much as fits, the second whole
-                head, tail = tails[0]
+            if tails:  # the first line as much as fits, the second whole (the last break: the
+                head, tail = tails[-1]  # explanation, not a "; " inside a model's output)
                 QLabel.setText(self, f"{metrics.elidedText(head, Qt.ElideRight, width)}\n{tail}")
                 return
             text = next((short for short in self.shorter if whole(short)), self.shorter[-1] if self.shorter else text)

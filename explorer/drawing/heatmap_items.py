@@ -201,6 +201,10 @@ class HeatmapPlot:
         hug_margins(self.plot.layout, self.plot.vb, cols / max(rows, 1), (max(LEAST_HUG[0], title_w), LEAST_HUG[1]),
                     PLOT_MARGINS)
 
+    def drawn_width(self) -> float:
+        """The map's width on screen, px (an aspect-locked map may be narrower than its view box)."""
+        return self.image.mapRectToScene(self.image.boundingRect()).width() if self.values is not None else 0.0
+
     def set_map(self, values: np.ndarray, allowed: np.ndarray | None = None, x_labels=None, y_labels=None) -> None:
         """Show `values` (rows × cols); cells where `allowed` is False are drawn as blocked."""
         values = np.asarray(values, dtype=np.float32)

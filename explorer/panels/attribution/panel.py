@@ -40,8 +40,8 @@ def saturation_note(scores: dict, probability: float | None = None) -> str:
         return ""
     scales = f"largest {short_value(float(abs(gxi).max()))}, IG's {short_value(float(abs(ig).max()))}"
     if probability is not None and probability >= NEAR_CERTAIN:
-        return (f" g×i ≈ 0 ({scales}): at p = {probability:.2f} the gradient at the input is nearly flat, "
-                "so its signs say little.")
+        p = "p > 0.99" if probability >= 0.995 else f"p = {probability:.2f}"  # (never "1.00": not certainty)
+        return f" g×i ≈ 0 ({scales}): at {p} the gradient at the input is nearly flat, so its signs say little."
     return f" g×i ≈ 0 ({scales}): the gradient at the input is nearly flat, so its signs say little."
 
 

@@ -95,13 +95,23 @@ class ComparisonMaps(CanvasWidget):
         st.set_title(self.map_a.plot, f"A · {head}")
         st.set_title(self.map_b.plot, f"B · {head}")
         zero = exactly_zero(diff, allowed)
-        st.fit_plot_title(self.map_diff.plot, diff_titles(self.scale, zero))
+        st.fit_plot_title(self.map_diff.plot, diff_titles(self.scale, zero), self._diff_room)
         self.map_diff.image.setVisible(not zero)
         self.diff_bar.setVisible(not zero)  # a ±1e-06 scale for nothing invited a misreading
         self.identical.setVisible(zero)
         self.identical.setPos(diff.shape[1] / 2, diff.shape[0] / 2)
         for plot in self.plots:
             plot.hug()  # room for the title just set
+
+    def _diff_room(self) -> float:
+        """The difference map's width on screen ("identical" in its place: its view box's)."""
+        plot = self.map_diff
+        return plot.drawn_width() if plot.image.isVisible() and plot.drawn_width() > 1 else plot.plot.vb.width()
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """A title fitted while the tab was hidden had no room to measure: fit it to what is shown."""
+        super().showEvent(event)
+        st.refit_plot_title(self.map_diff.plot)
 
     def _recolour(self, _theme: str = "") -> None:
         self.identical.setColor(st.colour("text"))

@@ -171,8 +171,8 @@ class WavesView(QWidget):
             if self.learned:
                 entries.append(f"<span style='color:{color}; white-space:nowrap'>━━ dim {sin_dim} &nbsp;╍╍ dim {cos_dim}</span>")
             else:
-                # the wavelength alone (its formula is said once below): three pairs fit one line
-                # of a 1024-px projector instead of wrapping over the plot's height
+                # the wavelength alone (its formula is said once below): an entry a line at most
+                # on a projector, instead of wrapping over the plot's height
                 # one entry never breaks across lines ("sin⏎64 cos 65" at 1280×720); "dim": "sin 0"
                 # read as sin(0)
                 entries.append(f"<span style='white-space:nowrap'><span style='color:{color}'><b>━━ sin</b> dim {sin_dim}"
