@@ -90,3 +90,33 @@ def test_the_title_is_centred_again_when_its_note_comes_and_goes(qtbot, orientat
     settle()
     assert axis.label.toPlainText().strip() == "key (source)"
     assert abs(centre_offset()) <= 1.5, centre_offset()
+
+
+@pytest.mark.parametrize("orientation", ["left", "bottom"])
+def test_on_a_short_axis_the_note_shortens_to_fit_and_still_says_what_is_left_out(qtbot, orientation):
+    """A normal window's compare dock drew 78-px maps whose "key (source) (showing 5 of 9 labels,
+    zoom in for all)" ran 440 px over the neighbouring maps' titles: the note takes the longest
+    form that fits its axis, and says how many labels are shown in every form."""
+    from PySide6.QtWidgets import QApplication
+
+    axis = TokenAxis(orientation)
+    plot = pg.PlotWidget(axisItems={orientation: axis})
+    qtbot.addWidget(plot)
+    plot.resize(230, 230)
+    plot.show()
+    axis.setLabel("key (source)")
+    axis.set_tokens([f"token{i}" for i in range(60)])
+    plot.getPlotItem().setRange(xRange=(0, 60), yRange=(0, 60), padding=0)
+    for _ in range(5):
+        QApplication.processEvents()
+        qtbot.wait(10)
+    text = axis.label.toPlainText()
+    length = axis.size().height() if orientation == "left" else axis.size().width()
+    wide = axis.label.boundingRect().width() - 2 * axis.label.document().documentMargin()
+    assert "of 60 labels" in text and "zoom in for all" not in text, text  # shortened, the count kept
+    assert wide <= length + 2, (text, wide, length)
+    plot.resize(1400, 1400)  # room again: the whole note
+    for _ in range(8):
+        QApplication.processEvents()
+        qtbot.wait(10)
+    assert "zoom in for all" in axis.label.toPlainText() or "of 60" not in axis.label.toPlainText()

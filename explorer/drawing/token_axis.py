@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, QTimer
-from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
 
 from explorer.drawing import plot_style as st
 from explorer.theme import current
@@ -62,6 +62,7 @@ class TokenAxis(pg.AxisItem):
         "query (source)" under it, placed for "… (showing 5 of 9 labels, zoom in for all)", the
         note of a smaller size the window had on its way."""
         super()._updateLabel()
+        self._label_html = self.labelString()  # (what `super` set)
         self.resizeEvent()
 
     @property
@@ -283,6 +284,7 @@ class TokenAxis(pg.AxisItem):
         note = f"showing {len(shown)} of {in_view} labels, zoom in for all" if len(shown) < in_view and not self._numeric else ""
         if note != self._note:
             self._note = note
+            self._note_counts = (len(shown), in_view)
             QTimer.singleShot(0, self._show_note)
         return axis_spec, [], specs
 
@@ -292,7 +294,8 @@ class TokenAxis(pg.AxisItem):
                 self.showLabel(True)
             elif not self.labelText:
                 self.showLabel(False)
-            self.label.setHtml(self.labelString())
+            self._label_html = self.labelString()
+            self.label.setHtml(self._label_html)
             self.resizeEvent()  # placed for its new width (a note come or gone; see `_updateLabel`)
         except RuntimeError:  # the axis was deleted meanwhile
             pass
@@ -303,8 +306,38 @@ class TokenAxis(pg.AxisItem):
         if note and not self.labelText:
             return f"<span style='color: {current().muted}; font-size: {st.css_pt(st.TICK_PT - 2)}'>{note}</span>"
         if note and s.endswith("</span>"):
-            s = s[: -len("</span>")] + f" ({note})</span>"
+            # the note beside the title, shorter where the axis is short ("(5 of 9 labels)"), else
+            # the count alone, else the title alone: a 78-px compare map's "key (source) (showing
+            # 5 of 9 labels, zoom in for all)" ran 440 px over its neighbours' titles
+            shown, total = getattr(self, "_note_counts", (0, 0))
+            length = self.size().height() if self.orientation in ("left", "right") else self.size().width()
+            forms = [s[: -len("</span>")] + f"{tail}</span>" for tail in (f" ({note})", f" ({shown} of {total} labels)")]
+            # shorter still, what is left out before what the axis is: its hover readout names the rest
+            forms.append(f"<span style='color: {current().muted}; font-size: {st.css_pt(st.TICK_PT - 2)}'>"
+                         f"{shown} of {total} labels</span>")
+            if length <= 1:
+                return forms[0]
+            widths = [self._html_width(html) for html in forms]
+            fits = [html for html, w in zip(forms, widths) if w <= length]
+            return fits[0] if fits else min(zip(widths, forms))[1]  # (none fits: the narrowest)
         return s
+
+    def _html_width(self, html: str) -> float:
+        """`html` as the title would draw it: its font and the text item's margins."""
+        doc = QTextDocument()
+        doc.setDefaultFont(self.label.font())
+        doc.setDocumentMargin(self.label.document().documentMargin())
+        doc.setHtml(html)
+        return doc.size().width()
+
+    def resizeEvent(self, ev=None) -> None:  # noqa: N802 - pyqtgraph's name
+        """Placed for the new length, the note's form first chosen for it (`labelString`)."""
+        if self.label is not None and getattr(self, "_note", "") and self.labelText:
+            html = self.labelString()
+            if html != getattr(self, "_label_html", None):  # (the form last set, by any path)
+                self._label_html = html
+                self.label.setHtml(html)
+        super().resizeEvent(ev)
 
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):  # noqa: N802
         if not self._tokens:
