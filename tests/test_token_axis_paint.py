@@ -54,6 +54,19 @@ def test_labels_wider_than_the_axis_are_not_painted_outside_it(qtbot, orientatio
     assert not outside, f"{len(outside)} pixels painted outside the axis, e.g. {outside[:3]}"
 
 
+def titled_axis(qtbot, orientation: str, size: tuple[int, int], n: int):
+    """A shown plot whose `orientation` axis, titled "key (source)", labels n long tokens over its whole range."""
+    axis = TokenAxis(orientation)
+    plot = pg.PlotWidget(axisItems={orientation: axis})
+    qtbot.addWidget(plot)
+    plot.resize(*size)
+    plot.show()
+    axis.setLabel("key (source)")
+    axis.set_tokens([f"token{i}" for i in range(n)])
+    plot.getPlotItem().setRange(xRange=(0, n), yRange=(0, n), padding=0)
+    return axis, plot
+
+
 @pytest.mark.parametrize("orientation", ["left", "bottom"])
 def test_the_title_is_centred_again_when_its_note_comes_and_goes(qtbot, orientation):
     """pyqtgraph places an axis title only on a resize: a "(showing 5 of 40 labels …)" note
@@ -61,15 +74,7 @@ def test_the_title_is_centred_again_when_its_note_comes_and_goes(qtbot, orientat
     centred — in a 1920-px window "key (source)" stood 60 px right of its map."""
     from PySide6.QtWidgets import QApplication
 
-    axis = TokenAxis(orientation)
-    plot = pg.PlotWidget(axisItems={orientation: axis})
-    qtbot.addWidget(plot)
-    plot.resize(500, 400)
-    plot.show()
-    axis.setLabel("key (source)")
-    tokens = [f"token{i}" for i in range(120)]
-    axis.set_tokens(tokens)
-    plot.getPlotItem().setRange(xRange=(0, 120), yRange=(0, 120), padding=0)
+    axis, plot = titled_axis(qtbot, orientation, (500, 400), 120)
 
     def settle():
         for _ in range(5):
@@ -99,14 +104,7 @@ def test_on_a_short_axis_the_note_shortens_to_fit_and_still_says_what_is_left_ou
     form that fits its axis, and says how many labels are shown in every form."""
     from PySide6.QtWidgets import QApplication
 
-    axis = TokenAxis(orientation)
-    plot = pg.PlotWidget(axisItems={orientation: axis})
-    qtbot.addWidget(plot)
-    plot.resize(230, 230)
-    plot.show()
-    axis.setLabel("key (source)")
-    axis.set_tokens([f"token{i}" for i in range(60)])
-    plot.getPlotItem().setRange(xRange=(0, 60), yRange=(0, 60), padding=0)
+    axis, plot = titled_axis(qtbot, orientation, (230, 230), 60)
     for _ in range(5):
         QApplication.processEvents()
         qtbot.wait(10)
