@@ -235,7 +235,8 @@ def cramped_titles(root: QWidget) -> list[str]:
                 wide = text.boundingRect().width() - 2 * text.document().documentMargin()
                 room = item.titleLabel.geometry().width()
                 if room > 20 and wide > room + 2:
-                    problems.append(f"plot title {item.titleLabel.text[:40]!r}: {wide:.0f} px wide in a {room:.0f}-px place")
+                    problems.append(f"plot title {item.titleLabel.text[:40]!r}: {wide:.0f} px wide "
+                                    f"in a {room:.0f}-px place")
     return problems
 
 

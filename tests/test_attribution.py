@@ -226,7 +226,8 @@ def test_a_near_certain_output_flags_gradient_x_input_as_saturated(bundles):
 
     bundle = bundles["reverse"]
     problem = build_problem(bundle, "transformer", position=0)
-    assert np.exp(log_p(bundle, problem)) > 0.9  # near certain (label smoothing caps it at ~0.92): the case the note is for
+    # near certain (label smoothing caps it at ~0.92): the case the note is for
+    assert np.exp(log_p(bundle, problem)) > 0.9
     gxi, ig = grad_x_input(problem), integrated_gradients(problem)
     assert np.abs(gxi).max() < 0.05 * np.abs(ig).max() and gradient_saturated(gxi, ig)
     assert not gradient_saturated(np.array([0.5, -0.2]), np.array([1.0, 0.3]))  # comparable scales

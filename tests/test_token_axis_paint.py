@@ -89,7 +89,7 @@ def test_the_title_is_centred_again_when_its_note_comes_and_goes(qtbot, orientat
         return box.center().y() - axis.size().height() / 2
 
     settle()
-    assert "of 120 labels" in axis.label.toPlainText()  # 120 long labels in 400 px: thinned, said (in the form that fits)
+    assert "of 120 labels" in axis.label.toPlainText()  # 120 long labels in 400 px: thinned, said (a form that fits)
     assert abs(centre_offset()) <= 1.5
     plot.getPlotItem().setRange(xRange=(0, 4), yRange=(0, 4), padding=0)  # zoomed in: every label, no note
     settle()

@@ -123,7 +123,9 @@ def refit_plot_title(plot: pg.PlotItem) -> None:
     scene = plot.scene()
     shown = scene is not None and any(view.isVisible() for view in scene.views())
     metrics = QFontMetricsF(font(TITLE_PT))
-    text = forms[0] if room <= 1 or not shown else next((t for t in forms if metrics.horizontalAdvance(t) <= room), forms[-1])
+    text = forms[0]
+    if room > 1 and shown:
+        text = next((t for t in forms if metrics.horizontalAdvance(t) <= room), forms[-1])
     if text != plot.titleLabel.text:
         set_title(plot, text)
 

@@ -311,7 +311,8 @@ class TokenAxis(pg.AxisItem):
             # 5 of 9 labels, zoom in for all)" ran 440 px over its neighbours' titles
             shown, total = getattr(self, "_note_counts", (0, 0))
             length = self.size().height() if self.orientation in ("left", "right") else self.size().width()
-            forms = [s[: -len("</span>")] + f"{tail}</span>" for tail in (f" ({note})", f" ({shown} of {total} labels)")]
+            title = s[: -len("</span>")]
+            forms = [f"{title}{tail}</span>" for tail in (f" ({note})", f" ({shown} of {total} labels)")]
             # shorter still, what is left out before what the axis is: its hover readout names the rest
             forms.append(f"<span style='color: {current().muted}; font-size: {st.css_pt(st.TICK_PT - 2)}'>"
                          f"{shown} of {total} labels</span>")

@@ -119,6 +119,7 @@ class _KindPane:
         self._source = None  # the layers `update` was given (the pooled overview is kept for them)
         self._pooled = None  # (source, allowed, page, overview) drawn last
         self._title = ""  # the title set last (a select that changes nothing skips the layout pass)
+        st.span_title(self.plot, True)  # over the maps and their axes (the layer note left, the query tokens right)
         self.plot.geometryChanged.connect(self.hug)
         self.plot.vb.sigResized.connect(lambda *_: self.hug())  # also after a token axis took more room
 
@@ -137,10 +138,8 @@ class _KindPane:
             grid.setContentsMargins(*PLOT_MARGINS)
             return
         fit = self.frame.rect()
-        # the title over the maps and their axes (the layer note left, the query tokens right): held
-        # to the maps' width alone, a tall wrapped mosaic's view box grew wider than its maps and the
-        # query labels stood 70 px right of them (a 1024-px beamer)
-        st.span_title(self.plot, True)
+        # the title spans the maps and their axes (`__init__`): held to the maps' width alone, a tall
+        # wrapped mosaic's view box grew wider than its maps, its query labels 70 px right of them
         axes = sum(self.plot.getAxis(name).width() for name in ("left", "right") if self.plot.getAxis(name).isVisible())
         title = self.plot.titleLabel.item.boundingRect().width() + 8 - axes
         hug_margins(grid, self.plot.vb, fit.width() / fit.height(), (max(LEAST_HUG[0], title), LEAST_HUG[1]),

@@ -168,7 +168,8 @@ class ComparePanel(QWidget):
 
     def _arrange(self) -> None:
         # (B's name asks for no width of its own, `ElidedLabel`: its row's hint leaves it out)
-        which = self.which_row.sizeHint().width() + self.b_name.fontMetrics().horizontalAdvance(self.b_name.full_text) + 2
+        name = self.b_name.fontMetrics().horizontalAdvance(self.b_name.full_text) + 2
+        which = self.which_row.sizeHint().width() + name
         margins = self.layout().contentsMargins() if self.layout() is not None else None
         room = offered_room(self).width() - (margins.left() + margins.right() if margins is not None else 0)
         one_line = room >= which + self.heads_row.sizeHint().width() + 16

@@ -175,8 +175,8 @@ class WavesView(QWidget):
                 # on a projector, instead of wrapping over the plot's height
                 # one entry never breaks across lines ("sin⏎64 cos 65" at 1280×720); "dim": "sin 0"
                 # read as sin(0)
-                entries.append(f"<span style='white-space:nowrap'><span style='color:{color}'><b>━━ sin</b> dim {sin_dim}"
-                               f" &nbsp;<b>╍╍ cos</b> dim {cos_dim}</span> λ = {lam}</span>")
+                entries.append(f"<span style='white-space:nowrap'><span style='color:{color}'>"
+                               f"<b>━━ sin</b> dim {sin_dim} &nbsp;<b>╍╍ cos</b> dim {cos_dim}</span> λ = {lam}</span>")
                 tips.append(f"dims {sin_dim}, {cos_dim}: λ = 2π·10000^({2 * i}/{self._d_model}) = {lam}")
             for dim, dash in ((sin_dim, Qt.PenStyle.SolidLine), (cos_dim, Qt.PenStyle.DashLine)):
                 pen = pg.mkPen(color, width=2.2, style=dash)

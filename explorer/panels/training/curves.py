@@ -239,7 +239,8 @@ class TrainingCurves(TimedCanvas):
         for plot in (self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot):
             plot.setPreferredSize(1, 1)  # equal shares: the layout then splits the room by stretch only
         self._arrange(False)
-        self.acc_plot.setYRange(-0.03, 1.02, padding=0)  # a score of 0 (the first held-out point) above the axis, not half under it
+        # a score of 0 (the first held-out point) above the axis, not half under it
+        self.acc_plot.setYRange(-0.03, 1.02, padding=0)
         self.acc_plot.setLimits(yMin=-0.03, yMax=1.05)
         # Top left: accuracy rises from the bottom left, so that corner stays empty all run long.
         fill = style.current().q("canvas")  # the theme's canvas, as plot_style.restyle_view fills legends
@@ -447,7 +448,8 @@ class TrainingCurves(TimedCanvas):
         self.plan.setData(self.plan_steps, self.plan_rates)
         vb = self.lr_plot.getViewBox()
         if len(self.plan_steps):
-            vb.setXRange(0, float(self.plan_steps[-1]), padding=0.05)  # room for "0" under the start (it was dropped at the edge)
+            # room for "0" under the start (at the edge it was dropped)
+            vb.setXRange(0, float(self.plan_steps[-1]), padding=0.05)
             vb.setYRange(0, float(self.plan_rates.max()), padding=0.05)
             vb.disableAutoRange()
             self._scale_rate_axis(float(self.plan_rates.max()))
