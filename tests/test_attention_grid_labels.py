@@ -161,22 +161,29 @@ def test_head_rows_wraps_only_to_name_every_token():
     assert head_rows(12, 16, 16, 700, 900, 11, 11, 3) in (3, 4)  # 12 heads: a divisor of 12
 
 
-def test_a_narrow_grid_wraps_one_layers_heads_and_names_every_token(qtbot, tmp_path):
-    """A 1700×1080 window's attention dock: four 16-token maps side by side would draw 8 of 16
-    labels each ("showing 32 of 64"). One layer a page, its heads in two rows, each map named
-    ("H3"), names every token; a click on the lower-left map selects head 3. (At 1920×1080,
-    since the grid's margins are measured from its fonts, both layers' rows name every token.)"""
-    from layout_checks import drawn_labels
+def show_dates_grid(qtbot, window):
+    """The window's attention panel on its all-heads grid, for `dates` on a 16-token date."""
     from explorer.runner import load_bundle
-    from support import make_main_window
 
-    window = make_main_window(qtbot, tmp_path, size=(1700, 1080))  # (1920 px: both layers, every label)
     window.runner.set_bundle(load_bundle("dates"), then_run="22 November 2026")
     qtbot.waitUntil(lambda: window.state.frame is not None and window.state.frame.source == "22 November 2026",
                     timeout=20_000)
     window.focus_panel("attention")
     panel = window.panels["attention"]
     panel.set_view("grid")
+    return panel
+
+
+def test_a_narrow_grid_wraps_one_layers_heads_and_names_every_token(qtbot, tmp_path):
+    """A 1700×1080 window's attention dock: four 16-token maps side by side would draw 8 of 16
+    labels each ("showing 32 of 64"). One layer a page, its heads in two rows, each map named
+    ("H3"), names every token; a click on the lower-left map selects head 3. (At 1920×1080,
+    since the grid's margins are measured from its fonts, both layers' rows name every token.)"""
+    from layout_checks import drawn_labels
+    from support import make_main_window
+
+    window = make_main_window(qtbot, tmp_path, size=(1700, 1080))  # (1920 px: both layers, every label)
+    panel = show_dates_grid(qtbot, window)
     for _ in range(6):
         QApplication.processEvents()
         qtbot.wait(20)
@@ -239,18 +246,12 @@ def test_on_a_1024_beamer_the_selection_frame_stays_clear_of_the_next_rows_names
     from PySide6.QtGui import QFontMetricsF
     from PySide6.QtWidgets import QApplication
     from explorer import presentation
-    from explorer.runner import load_bundle
     from support import make_main_window
 
     window = make_main_window(qtbot, tmp_path, size=(1024, 768))
     window.lecture.presentation.enter(full_screen=False)
     try:
-        window.runner.set_bundle(load_bundle("dates"), then_run="22 November 2026")
-        qtbot.waitUntil(lambda: window.state.frame is not None and window.state.frame.source == "22 November 2026",
-                        timeout=20_000)
-        window.focus_panel("attention")
-        panel = window.panels["attention"]
-        panel.set_view("grid")
+        panel = show_dates_grid(qtbot, window)
         window.state.select_attention("encoder", 0, 0)
         for _ in range(8):
             QApplication.processEvents()
