@@ -13,7 +13,7 @@ The last line is `attention_frame_ms: X` (the median, in milliseconds); with --m
 `minilm_512_frame_ms: X` — the all-heads view of the real all-MiniLM-L6-v2 (6 layers × 12
 heads of 512 × 512 maps) drawing a new forward pass (BertViz breaks near 512 tokens, issue #82).
 Each MiniLM forward carries the block sums the app's compute step makes off the GUI thread
-(`model.map_sums`; their time is printed on its own line); `--no-sums` draws without them, as
+(`model.interpret.map_sums`; their time is printed on its own line); `--no-sums` draws without them, as
 the GUI thread had to before: run both for a before → after in one sitting.
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 def make_results(n_results: int, tokens: int):
     """`n_results` different recorded forwards of a 6 × 8 model on a `tokens`-long input."""
-    from model.checkpoint import random_bundle
+    from model.io.checkpoints import random_bundle
 
     torch.manual_seed(0)
     bundle = random_bundle("reverse", n_encoder_layers=6, n_decoder_layers=6, n_heads=8, d_model=64, d_ff=128,
@@ -51,8 +51,8 @@ def minilm_results(tokens: int, sums: bool = True):
     """A few recorded forwards of the real all-MiniLM-L6-v2 on `tokens`-token inputs, with their
     maps summed over blocks as the app's compute step does off the GUI thread (`sums`), and the
     milliseconds that summing took."""
-    from model.frame import with_map_sums
-    from model.pretrained import load_pretrained
+    from model.interpret.frame import with_map_sums
+    from model.io.pretrained import load_pretrained
 
     bundle = load_pretrained("all-MiniLM-L6-v2")
     words = "the quick brown fox jumps over the lazy dog while attention reads every token".split()

@@ -8,7 +8,7 @@ to it (two when a determiner occurs twice; either one counts).
 
 Over `--n` held-out pairs (the task's eval split, `Task.pairs(n, seed=1, split="eval")` as the
 Trainer evaluates), teacher-forced on the reference, each method's top-1 token (largest
-|score|, `model.attribution.top1`) is compared with the alignment at one output position per
+|score|, `model.interpret.attribution.top1`) is compared with the alignment at one output position per
 pair (drawn with a fixed seed; `--all-positions` scores every position but <eos>).
 
     PYTHONPATH=. .venv/bin/python benchmarks/attribution_agreement.py [--n 200] [--ig-steps 32]
@@ -28,10 +28,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.attribution import METHODS, attribute_problem, build_problem, top1  # noqa: E402
-from model.attribution import gradients  # noqa: E402
-from model.checkpoint import bundled_checkpoints, load_checkpoint  # noqa: E402
-from model.tasks import get_task  # noqa: E402
+from model.interpret.attribution import METHODS, attribute_problem, build_problem, top1  # noqa: E402
+from model.interpret.attribution import gradients  # noqa: E402
+from model.io.checkpoints import bundled_checkpoints, load_checkpoint  # noqa: E402
+from model.data.tasks import get_task  # noqa: E402
 
 
 def reverse_alignment(source_pieces: list[str], target_pieces: list[str]) -> list[set[int]]:

@@ -22,8 +22,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.checkpoint import random_bundle  # noqa: E402
-from model.training import StepEvent, TrainConfig, Trainer  # noqa: E402
+from model.io.checkpoints import random_bundle  # noqa: E402
+from model.train.trainer import StepEvent, TrainConfig, Trainer  # noqa: E402
 
 # The bundled reverse model's sizes (see scripts/train_bundled.sh); --dropout overrides.
 MODEL = dict(d_model=64, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=256, max_len=64, dropout=0.0)

@@ -1,5 +1,5 @@
 """The mask-leak lab's figures: one GPT-like decoder trained twice on the facts corpus, with and
-without the causal mask (model.leak_lab), then scored on held-out sentences.
+without the causal mask (model.interpret.leak_lab), then scored on held-out sentences.
 
     .venv/bin/python benchmarks/leak_lab.py [--steps 400] [--layers 1] [--threads 1] [--seed 0]
 
@@ -20,7 +20,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.leak_lab import LeakConfig, LeakLab  # noqa: E402
+from model.interpret.leak_lab import LeakConfig, LeakLab  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

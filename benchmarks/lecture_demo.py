@@ -6,7 +6,7 @@ Start, as in a lecture; the clock is the wall clock from that click. Two moments
 
 * the probe's pattern: for reverse, the first snapshot whose cross-attention (best head of
   any layer) puts at least --pattern of its weight on the anti-diagonal (output i reads
-  source n − 1 − i, `model.lecture.antidiagonal_mass`): what students should see form;
+  source n − 1 − i, `model.train.presets.antidiagonal_mass`): what students should see form;
 * the target: the first live held-out evaluation at or above the preset's target (99 % exact
   match for reverse 1–16 letters). It is then confirmed on --confirm held-out pairs
   (printed; the clock is not stopped again for that).
@@ -49,7 +49,7 @@ def load() -> str:
 
 def best_antidiagonal(result) -> float:
     """The probe's best cross-attention head's weight on the anti-diagonal (any layer)."""
-    from model.lecture import antidiagonal_mass
+    from model.train.presets import antidiagonal_mass
 
     trace = result.trace
     if "cross" not in trace.attention_kinds():
@@ -101,7 +101,7 @@ def main(argv=None) -> int:
     from explorer.panels.training.setup import LECTURE
     from explorer.runner import random_bundle
     from explorer.state import SessionState
-    from model.lecture import lecture_preset
+    from model.train.presets import lecture_preset
 
     preset = lecture_preset(args.task)
     app = QApplication.instance() or QApplication(sys.argv[:1])

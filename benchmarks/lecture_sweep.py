@@ -1,6 +1,6 @@
 """Steps and CPU seconds until a lecture preset's task reaches 99 % held-out, without a GUI.
 
-The measurements that chose `model.lecture`'s presets, repeatable: one Trainer on 1 torch
+The measurements that chose `model.train.presets`'s presets, repeatable: one Trainer on 1 torch
 thread, held-out exact match on --eval pairs every --every steps; the first score ≥ --target
 is confirmed on --confirm held-out pairs (the checks' pairs among them) --hold steps later (a preset must hold its score,
 not touch it once). Any preset field can be overridden, so a row of `REVERSE_MEASURED` is
@@ -23,8 +23,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.lecture import LECTURE_PRESETS, lecture_bundle  # noqa: E402
-from model.training import Trainer  # noqa: E402
+from model.train.presets import LECTURE_PRESETS, lecture_bundle  # noqa: E402
+from model.train.trainer import Trainer  # noqa: E402
 
 
 def parse_args(argv=None):

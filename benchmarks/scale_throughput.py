@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def write_toy_tsv(path: Path, n: int) -> Path:
     """Pairs of the built-in toy translation task: real sentence lengths, any machine, no download."""
     sys.path.insert(0, str(ROOT))
-    from model.tasks import get_task
+    from model.data.tasks import get_task
 
     with open(path, "w", encoding="utf-8") as f:
         f.writelines(f"{s}\t{t}\n" for s, t in get_task("translation").pairs(n))

@@ -25,11 +25,11 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from model import Transformer, TransformerConfig  # noqa: E402
-from model.data import make_batch  # noqa: E402
-from model.devices import resolve_device  # noqa: E402
-from model.positional import get_positional_encoding  # noqa: E402
-from model.tasks import get_task  # noqa: E402
-from model.training import make_optimizer  # noqa: E402
+from model.data.user_data import make_batch  # noqa: E402
+from model.nn.devices import resolve_device  # noqa: E402
+from model.nn.positional import get_positional_encoding  # noqa: E402
+from model.data.tasks import get_task  # noqa: E402
+from model.train.trainer import make_optimizer  # noqa: E402
 
 PEAK_TFLOPS_BF16 = {"H100": 989.0, "H200": 989.0, "A100": 312.0, "L4": 121.0, "A10": 125.0, "4090": 165.0}
 

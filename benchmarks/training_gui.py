@@ -206,7 +206,7 @@ def main(argv=None) -> int:
 
 def mean_tokens_per_batch(request, n: int = 50) -> float:
     """Source + target tokens (no padding) per batch of the seeded stream both runs draw."""
-    from model.tokenizers import PAD_ID
+    from model.data.tokenizers import PAD_ID
 
     from explorer.panels.training.setup import build_trainer
 

@@ -3,7 +3,7 @@
 Trains an encoder-only masked LM and a decoder-only LM of the bundled sizes (d_model 64,
 2 layers, 4 heads) from scratch with the same Trainer, evaluating every `--eval-every`
 steps on held-out sentences, and prints for each the wall time until its held-out score
-reaches `--share` of the Bayes-optimal score on the same sentences (model.corpus
+reaches `--share` of the Bayes-optimal score on the same sentences (model.data.corpus
 .best_possible_scores), and the share of fact questions it then answers right.
 
     .venv/bin/python benchmarks/variants.py [--device cpu] [--threads 1] [--max-steps 6000]
@@ -21,9 +21,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.checkpoint import random_bundle  # noqa: E402
-from model.corpus import best_possible_scores, score_continuations, score_fill_ins  # noqa: E402
-from model.training import StepEvent, TrainConfig, Trainer  # noqa: E402
+from model.io.checkpoints import random_bundle  # noqa: E402
+from model.data.corpus import best_possible_scores, score_continuations, score_fill_ins  # noqa: E402
+from model.train.trainer import StepEvent, TrainConfig, Trainer  # noqa: E402
 
 SIZES = dict(d_model=64, n_heads=4, d_ff=256, max_len=64, dropout=0.1)
 

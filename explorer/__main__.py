@@ -11,7 +11,7 @@ def main(argv=None) -> int:
         from model.cli import train_main
         return train_main(argv[1:])
     if argv and argv[0] in ("average", "bleu"):
-        from model import eval_cli
+        from model.cli import evaluate as eval_cli
         return getattr(eval_cli, f"{argv[0]}_main")(argv[1:])
     from explorer.app import run_app
     return run_app(argv)

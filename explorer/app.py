@@ -58,7 +58,7 @@ def _parse_ablate(text: str | None) -> dict:
     """--ablate's heads (torch is imported only when it is given: start-up stays fast)."""
     if not text:
         return {}
-    from model.interventions import parse_heads
+    from model.interpret.interventions import parse_heads
     return parse_heads(text)
 
 
@@ -107,7 +107,7 @@ def run_app(argv: list[str] | None = None) -> int:
     startup = StartupWindow()
     startup.show()
     app.processEvents()
-    import_in_background("torch", "model.frame")
+    import_in_background("torch", "model.interpret.frame")
     if not startup.isVisible():  # closed while loading: the user changed their mind
         return 0
     startup.stage(1)

@@ -69,7 +69,7 @@ def _screenshot(args) -> int:
     except (ValueError, OSError) as exc:
         raise HeadlessError(f"cannot load checkpoint {args.checkpoint}: {exc}") from None
     from explorer.launch import DEFAULT_INPUT
-    from model.bundle import InputError
+    from model.inference.bundle import InputError
     try:  # the same check the runner makes, before a window is built for nothing
         bundle.encode_source(args.input if args.input is not None else DEFAULT_INPUT)
         if args.target and args.target.strip():
@@ -101,12 +101,12 @@ def _screenshot(args) -> int:
 
 def _check_compare(bundle, reference: str | None) -> None:
     """--compare: a checkpoint B that loads and has A's architecture, before a window is built."""
-    from model.checkpoint import UNTRAINED
+    from model.io.checkpoints import UNTRAINED
     if not reference or reference == UNTRAINED:  # (A's own architecture: comparable by construction)
         return
     from explorer.panels.compare.worker import ModelCache
     from explorer.runner import load_bundle
-    from model.comparison import ComparisonError, check_comparable
+    from model.interpret.comparison import ComparisonError, check_comparable
     try:
         check_comparable(bundle, load_bundle(ModelCache.resolve(reference)))
     except ComparisonError as exc:
@@ -120,7 +120,7 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
     state.session.set_compare(getattr(args, "compare", None))
     state.set_bundle(bundle)
     if getattr(args, "ablate", None):
-        from model.interventions import InterventionError, parse_heads, validate_heads
+        from model.interpret.interventions import InterventionError, parse_heads, validate_heads
         try:
             state.session.set_interventions(validate_heads(bundle.model, parse_heads(args.ablate)))
         except InterventionError as exc:

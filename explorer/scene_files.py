@@ -14,8 +14,8 @@ from importlib.resources import files
 from pathlib import Path
 
 from explorer.session import ATTENTION_KINDS
-from model.frame import DecodeSettings
-from model.interventions import InterventionError, parse_heads
+from model.interpret.frame import DecodeSettings
+from model.interpret.interventions import InterventionError, parse_heads
 
 SCENE_VERSION = 2
 READABLE_VERSIONS = (1, 2)
@@ -49,7 +49,7 @@ class Scene:
     solo: bool = False
     views: dict | None = None
     causal_mask: bool = True
-    interventions: str | None = None  # head surgery, model.interventions.parse_heads text
+    interventions: str | None = None  # head surgery, model.interpret.interventions.parse_heads text
     compare: str | None = None
     panels: list[str] | None = None
     start: bool = False  # the panel's live run starts when the scene is shown (training, leak)

@@ -17,9 +17,9 @@ from dataclasses import asdict, dataclass, fields, replace
 
 from psygnal import Signal, SignalGroup
 
-from model.frame import STRATEGIES, DecodeSettings
-from model.interventions import OPERATIONS, format_heads, heads_that_fit, parse_heads
-from model.recorder import ATTENTION_KINDS as RECORDED_ATTENTION
+from model.interpret.frame import STRATEGIES, DecodeSettings
+from model.interpret.interventions import OPERATIONS, format_heads, heads_that_fit, parse_heads
+from model.nn.hooks import ATTENTION_KINDS as RECORDED_ATTENTION
 
 ATTENTION_KINDS = tuple(RECORDED_ATTENTION)  # "encoder", "decoder_self", "cross": the recorder's names
 # The tab each panel opens on when a scene (or a new session) does not name one.
@@ -80,7 +80,7 @@ class Session:
         self.theme = "light"
         self.scale = 1.0
         self.shown_model: ShownModel | None = None
-        self.interventions: dict[tuple[str, int, int], str] = {}  # model.interventions: heads edited
+        self.interventions: dict[tuple[str, int, int], str] = {}  # model.interpret.interventions: heads edited
         self.compare: str | None = None
 
     # -- events ----------------------------------------------------------------------------------
@@ -172,7 +172,7 @@ class Session:
 
     def set_interventions(self, heads: dict | None) -> None:
         """Head surgery: the heads edited for every frame ({} edits none). Checked against a
-        model when a frame is computed (model.interventions.intervene)."""
+        model when a frame is computed (model.interpret.interventions.intervene)."""
         heads = dict(heads or {})
         for key, op in heads.items():
             if op not in OPERATIONS or not (isinstance(key, tuple) and len(key) == 3 and key[0] in ATTENTION_KINDS):

@@ -1,5 +1,5 @@
 """Run by tests/test_scale_distributed.py, under `torchrun --nproc-per-node 2` (or alone): train a
-tiny model a few steps with model.scaled_training and write what each rank saw and computed
+tiny model a few steps with model.train.scaled and write what each rank saw and computed
 (`rank<R>.json`: the source rows of every step, the loss, a digest of the weights after every
 step), then save the checkpoint as `transformer-explorer train` does.
 
@@ -16,11 +16,11 @@ import torch
 
 def tiny_model(data: str, seed: int = 0):
     """A 1+1-layer model over the file's characters, the same on every rank and in the reference."""
-    from model.bundle import ModelBundle
-    from model.config import TransformerConfig
-    from model.data import read_tsv
-    from model.tokenizers import CharTokenizer
-    from model.transformer import Transformer
+    from model.inference.bundle import ModelBundle
+    from model.nn.config import TransformerConfig
+    from model.data.user_data import read_tsv
+    from model.data.tokenizers import CharTokenizer
+    from model.nn.transformer import Transformer
 
     pairs = read_tsv(data)
     tok = CharTokenizer.from_texts([s for s, _ in pairs] + [t for _, t in pairs])
@@ -42,9 +42,9 @@ def digest(model: torch.nn.Module) -> str:
 
 def run(data: str, out: str, steps: int, accumulate: int, procs=None) -> dict:
     """Train and record; returns this rank's record (also written to OUT/rank<R>.json)."""
-    from model.distributed import setup
-    from model.scale_cli import save_all
-    from model.scaled_training import ScaleConfig, ScaledTrainer
+    from model.train.distributed import setup
+    from model.cli.scale import save_all
+    from model.train.scaled import ScaleConfig, ScaledTrainer
 
     procs = procs or setup("cpu")
     bundle = tiny_model(data)
@@ -71,7 +71,7 @@ def _recording(batches, seen: list):
 
 
 if __name__ == "__main__":
-    from model.distributed import teardown
+    from model.train.distributed import teardown
 
     data_path, out_dir, n_steps, n_accumulate = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     torch.set_num_threads(1)

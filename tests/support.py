@@ -7,7 +7,7 @@ from PySide6.QtCore import QSettings
 from explorer.main_window import MainWindow
 from explorer.runner import Runner
 from explorer.state import SessionState
-from model.checkpoint import random_bundle
+from model.io.checkpoints import random_bundle
 
 
 def small_bundle(**overrides):

@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from model import record
-from model.attention import MultiHeadAttention, attention
+from model.nn.attention import MultiHeadAttention, attention
 
 D_MODEL, N_HEADS = 32, 4
 

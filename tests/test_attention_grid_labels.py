@@ -105,7 +105,7 @@ def test_layer_pages_partition_the_layers():
 @pytest.fixture(scope="module")
 def deep(qapp):
     """A 6-layer encoder-decoder in the all-heads grid at about a 1280×720 projector's grid size."""
-    from model.checkpoint import random_bundle
+    from model.io.checkpoints import random_bundle
     state = SessionState()
     panel = AttentionPanel(state)
     panel.resize(1270, 470)

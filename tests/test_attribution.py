@@ -1,4 +1,4 @@
-"""model.attribution against references computed here by other routes: rollout as a plain
+"""model.interpret.attribution against references computed here by other routes: rollout as a plain
 matrix product, flow as a minimum cut found by enumeration or scipy's max-flow, integrated
 gradients' completeness against two forwards, occlusion against a loop."""
 import copy
@@ -10,11 +10,11 @@ import torch
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_flow
 
-from model.attribution import UnsupportedAttribution, attribute, build_problem, rank_correlations, top1
-from model.attribution.gradients import integrated_gradients
-from model.attribution.graph import encoder_decoder_flow_graph, max_flows, stack_flow_graph
-from model.checkpoint import bundled_checkpoints, load_checkpoint
-from model.recorder import record
+from model.interpret.attribution import UnsupportedAttribution, attribute, build_problem, rank_correlations, top1
+from model.interpret.attribution.gradients import integrated_gradients
+from model.interpret.attribution.graph import encoder_decoder_flow_graph, max_flows, stack_flow_graph
+from model.io.checkpoints import bundled_checkpoints, load_checkpoint
+from model.nn.hooks import record
 
 
 @pytest.fixture(scope="module")
@@ -222,7 +222,7 @@ def test_a_near_certain_output_flags_gradient_x_input_as_saturated(bundles):
     """The panel's "g×i ≈ 0" note: for an output the model is sure of, log p is flat where the
     input is (g×i tiny), while IG, integrated from the zero embedding, accounts for the whole
     change in log p. Checked on the reverse model's first letter, p from the model itself."""
-    from model.attribution.gradients import gradient_saturated, grad_x_input
+    from model.interpret.attribution.gradients import gradient_saturated, grad_x_input
 
     bundle = bundles["reverse"]
     problem = build_problem(bundle, "transformer", position=0)

@@ -7,9 +7,9 @@ default run: a model that got worse must fail CI.
 import pytest
 import torch
 
-from model.checkpoint import bundled_checkpoints, load_checkpoint
-from model.tasks import get_task, split_of
-from model.training import exact_match, task_from_info
+from model.io.checkpoints import bundled_checkpoints, load_checkpoint
+from model.data.tasks import get_task, split_of
+from model.train.trainer import exact_match, task_from_info
 
 torch.set_num_threads(1)
 
@@ -66,7 +66,7 @@ def test_bundled_examples_translate(bundles):
 def reference_translation(src: str) -> str:
     """The synthetic grammar by hand: det adj* noun VERB det adj* noun [adv] →
     noun adj* det [adv] noun adj* det VERB, word by word through the task's lexicon."""
-    from model.tasks import ADJECTIVES, ADVERBS, DETERMINERS, NOUNS, VERBS, _pseudo_words
+    from model.data.tasks import ADJECTIVES, ADVERBS, DETERMINERS, NOUNS, VERBS, _pseudo_words
 
     lex = _pseudo_words(DETERMINERS + NOUNS + ADJECTIVES + VERBS + ADVERBS, seed=1706)
     words = src.split()
@@ -127,9 +127,9 @@ def test_bundled_variant_is_small_legible_and_of_its_kind(name, variants):
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_bundled_variant_held_out_score(name, variants):
     """Masked-token / next-token accuracy on held-out sentences, measured afresh here, against
-    the Bayes-optimal score on the same sentences (model.corpus.best_possible_scores)."""
-    from model.corpus import best_possible_scores
-    from model.training import TrainConfig, Trainer
+    the Bayes-optimal score on the same sentences (model.data.corpus.best_possible_scores)."""
+    from model.data.corpus import best_possible_scores
+    from model.train.trainer import TrainConfig, Trainer
 
     _, metric, share = VARIANTS[name]
     bundle = variants[name]
@@ -144,7 +144,7 @@ def test_bundled_variant_held_out_score(name, variants):
 
 def test_bundled_bert_fills_in_the_facts(variants):
     """Every fact of the toy world asked as a blank, both ways round (112 questions)."""
-    from model.corpus import score_fill_ins
+    from model.data.corpus import score_fill_ins
 
     bundle = variants["bert-facts"]
     assert bundle.fills_masks
@@ -153,7 +153,7 @@ def test_bundled_bert_fills_in_the_facts(variants):
 
 
 def test_bundled_gpt_continues_with_true_facts(variants):
-    from model.corpus import score_continuations
+    from model.data.corpus import score_continuations
 
     bundle = variants["gpt-facts"]
     next_word, truth = score_continuations(bundle)

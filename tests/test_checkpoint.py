@@ -7,9 +7,10 @@ import pytest
 import torch
 
 import model
-from model.checkpoint import (FORMAT_VERSION, CheckpointError, bundled_checkpoints, load_checkpoint, random_bundle,
+import model.io.checkpoints
+from model.io.checkpoints import (FORMAT_VERSION, CheckpointError, bundled_checkpoints, load_checkpoint, random_bundle,
                               save_checkpoint)
-from model.tokenizers import CharTokenizer
+from model.data.tokenizers import CharTokenizer
 
 torch.set_num_threads(1)
 
@@ -241,7 +242,7 @@ def test_random_bundle_defaults():
 
 def test_bundled_checkpoints_are_checkpoint_folders():
     found = bundled_checkpoints()
-    root = model.checkpoint.assets_dir()
-    assert root == model.checkpoint.assets_dir().resolve() and root.parts[-2:] == ("assets", "checkpoints")
+    root = model.io.checkpoints.assets_dir()
+    assert root == model.io.checkpoints.assets_dir().resolve() and root.parts[-2:] == ("assets", "checkpoints")
     for name, folder in found.items():
         assert folder.parent == root and folder.name == name and (folder / "config.json").is_file()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from model.checkpoint import (CheckpointError, CheckpointWarning, load_checkpoint, random_bundle,
+from model.io.checkpoints import (CheckpointError, CheckpointWarning, load_checkpoint, random_bundle,
                               recover_interrupted_save, save_checkpoint)
 from model.cli import train_main
 
@@ -95,7 +95,7 @@ def test_save_fsyncs_the_weights_the_config_and_the_folders(tmp_path, bundle, mo
 # 3 -- a kill between the two renames of the swap -----------------------------------------------
 KILL_BETWEEN_RENAMES = textwrap.dedent("""
     import os, signal, sys, torch
-    from model.checkpoint import random_bundle, save_checkpoint
+    from model.io.checkpoints import random_bundle, save_checkpoint
     path = sys.argv[1]
     torch.manual_seed(0)
     bundle = random_bundle("reverse", d_model=32, d_ff=64, max_len=32)
@@ -168,7 +168,7 @@ def test_train_refuses_a_billion_layers(tmp_path, capsys):
 def test_config_is_checked_against_the_weights_before_the_model_is_built(tmp_path, bundle, monkeypatch):
     path = save_checkpoint(bundle, tmp_path / "ck")
     edit_config(path, lambda d: d["model"].update(d_model=4096, n_heads=4, d_ff=16384))  # fits the bounds
-    import model.checkpoint as ck
+    import model.io.checkpoints as ck
     built = []
     real = ck.Transformer
 
@@ -209,7 +209,7 @@ def _deny(monkeypatch, target: Path) -> None:
     def denied(path):
         raise PermissionError(13, "Permission denied", str(path))
 
-    import model.checkpoint as ck
+    import model.io.checkpoints as ck
     monkeypatch.setattr(ck, "open", lambda file, *a, **k: denied(file) if Path(file) == target
                         else real_open(file, *a, **k), raising=False)
     monkeypatch.setattr(pathlib.Path, "is_file", lambda self: denied(self) if self.parent == target

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from explorer.__main__ import main
-from model.checkpoint import load_checkpoint, save_checkpoint, random_bundle
-from model.cli import Progress, train_main
+from model.io.checkpoints import load_checkpoint, save_checkpoint, random_bundle
+from model.cli.main import Progress, train_main
 
 torch.set_num_threads(1)
 TINY = ["--d-model", "32", "--heads", "2", "--layers", "1", "--d-ff", "64", "--batch-size", "16", "--threads", "1"]

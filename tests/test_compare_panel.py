@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import presentation  # noqa: E402
 from layout_checks import clipped_texts, cramped_titles, outside_window, small_plots  # noqa: E402
-from model.checkpoint import random_bundle  # noqa: E402
-from model.snapshots import save_snapshot  # noqa: E402
+from model.io.checkpoints import random_bundle  # noqa: E402
+from model.io.snapshots import save_snapshot  # noqa: E402
 from support import make_main_window  # noqa: E402
 
 
@@ -156,10 +156,10 @@ def test_a_zero_difference_says_identical_instead_of_a_blank_box(qtbot):
 
 def test_untrained_b_is_the_models_own_architecture_freshly_initialised(qtbot, tmp_path):
     """"Untrained B": what did training change? B is A's architecture and tokenizers with fresh
-    weights (model.checkpoint.untrained_like): the trained reverse model writes the reversal,
+    weights (model.io.checkpoints.untrained_like): the trained reverse model writes the reversal,
     the untrained one does not, and B's maps are its own (not A's)."""
     from explorer.runner import load_bundle
-    from model.checkpoint import UNTRAINED, untrained_like
+    from model.io.checkpoints import UNTRAINED, untrained_like
     window = make_main_window(qtbot, tmp_path)
     state, panel = window.state, window.panels["compare"]
     window.runner.set_bundle(load_bundle("reverse"), then_run="transformer")

@@ -1,4 +1,4 @@
-"""Two checkpoints side by side (model.comparison) and a run's snapshots (model.snapshots,
+"""Two checkpoints side by side (model.interpret.comparison) and a run's snapshots (model.io.snapshots,
 `train --snapshots`): checked against forwards and subtractions computed here, not by the module."""
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from model.checkpoint import bundled_checkpoints, load_checkpoint, random_bundle, save_checkpoint
+from model.io.checkpoints import bundled_checkpoints, load_checkpoint, random_bundle, save_checkpoint
 from model.cli import train_main
-from model.comparison import ComparisonError, check_comparable, compare
-from model.recorder import record
-from model.snapshots import run_snapshots, snapshot_folder
-from model.tokenizers import CharTokenizer
+from model.interpret.comparison import ComparisonError, check_comparable, compare
+from model.nn.hooks import record
+from model.io.snapshots import run_snapshots, snapshot_folder
+from model.data.tokenizers import CharTokenizer
 
 TEXT = "hello"
 

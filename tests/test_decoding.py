@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from model import beam_search, decode_steps, greedy_decode, sample_decode
-from model.decoding import filter_logits, length_penalty
+from model.inference.decoding import filter_logits, length_penalty
 
 PAD, BOS, EOS = 0, 1, 2
 V = 12
@@ -227,7 +227,7 @@ def test_beam_search_rejects_batches(decoder_model):
 def test_alignment_prefers_a_head_that_aligns_over_one_that_only_sinks():
     """The decoding panel's "Sharpest head": each row's largest weight, averaged, times the share of
     different tokens the rows pick — built here from maps whose answer is known."""
-    from model.teacher_forcing import ParallelPass
+    from model.inference.teacher_forcing import ParallelPass
 
     rows, keys = 4, 5
     sink = torch.zeros(rows, keys)

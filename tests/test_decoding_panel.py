@@ -10,16 +10,16 @@ from PySide6.QtCore import Qt
 
 from explorer.theme import colour
 from explorer.panels.decoding.beam_view import best_path
-from model.frame import DecodeSettings, compute_run
+from model.interpret.frame import DecodeSettings, compute_run
 from explorer.panels.decoding.panel import DecodingPanel
 from explorer.panels.decoding.parallel_view import MAX_DP
 from explorer.runner import Runner
 from explorer.state import SessionState
-from model.bundle import ModelBundle
-from model.decoding import beam_search, greedy_decode, sample_decode
-from model.teacher_forcing import parallel_pass
-from model.tasks import get_task
-from model.tokenizers import BOS_ID, EOS_ID, PAD_ID
+from model.inference.bundle import ModelBundle
+from model.inference.decoding import beam_search, greedy_decode, sample_decode
+from model.inference.teacher_forcing import parallel_pass
+from model.data.tasks import get_task
+from model.data.tokenizers import BOS_ID, EOS_ID, PAD_ID
 
 TEXT = "attention"
 
@@ -118,7 +118,7 @@ def test_removing_the_causal_mask_shows_the_future(qtbot, panel, bundle):
     # the shown matrix is the model's own unmasked attention, and the "no mask" predictions its argmax
     src = src_of(bundle)
     tgt = torch.tensor([panel.run.masked.tgt_in])
-    from model.recorder import record
+    from model.nn.hooks import record
     with torch.no_grad(), record(bundle.model) as trace:
         logits = bundle.model(src, tgt, causal=False)[0]
     att = trace.attention("decoder_self", panel.layer)[0, panel.head].numpy()

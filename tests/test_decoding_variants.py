@@ -9,14 +9,14 @@ from PySide6.QtCore import Qt
 
 from explorer.panels.decoding.beam_view import tree_layout
 from explorer.theme import colour
-from model.frame import DecodeSettings, compute_run
+from model.interpret.frame import DecodeSettings, compute_run
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 from explorer.panels.decoding.panel import DecodingPanel
 from explorer.panels.decoding.parallel_view import MAX_DP
 from explorer.runner import Runner
 from explorer.state import SessionState
-from model.checkpoint import random_bundle
-from model.decoding import beam_search
+from model.io.checkpoints import random_bundle
+from model.inference.decoding import beam_search
 from support import small_bundle
 
 PROMPT = colour("prompt")  # the light theme (tests run in it)

@@ -1,12 +1,12 @@
 """The faster training step (issue 18) computes what the plain one does.
 
-- `model.dropout.Dropout`: the byte mask drops at its stated rate, scales the rest so the
+- `model.nn.dropout.Dropout`: the byte mask drops at its stated rate, scales the rest so the
   expected value is kept, and its gradient is the same mask (checked against the mask read
   back from the output, an independent reference); in evaluation it is the identity.
 - The unrecorded (fast) forward in training mode, dropout on, equals the recorded one
   step by step (same seed → same masks), and the future stays blocked.
-- Fused Adam (model.optimizer) updates the weights as torch's plain Adam does.
-- Length buckets and the curriculum (model.streams) reorder the same pairs, never others.
+- Fused Adam (model.train.optimizer) updates the weights as torch's plain Adam does.
+- Length buckets and the curriculum (model.data.streams) reorder the same pairs, never others.
 """
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from model.dropout import Dropout, byte_dropout, byte_rate_close, byte_threshold
-from model.optimizer import make_optimizer, noam_lr
-from model.recorder import record
-from model.streams import ScheduledTask
-from model.tasks import get_task
+from model.nn.dropout import Dropout, byte_dropout, byte_rate_close, byte_threshold
+from model.train.optimizer import make_optimizer, noam_lr
+from model.nn.hooks import record
+from model.data.streams import ScheduledTask
+from model.data.tasks import get_task
 
 
 def test_byte_dropout_drops_at_its_rate_and_keeps_the_expected_value():

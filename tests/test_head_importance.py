@@ -6,13 +6,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from model.checkpoint import bundled_checkpoints, load_checkpoint
-from model.data import make_batch
-from model.evaluation import exact_match
-from model.head_importance import (ImportanceError, gradient_importance, head_importance, heldout_pairs,
+from model.io.checkpoints import bundled_checkpoints, load_checkpoint
+from model.data.user_data import make_batch
+from model.inference.evaluation import exact_match
+from model.interpret.importance import (ImportanceError, gradient_importance, head_importance, heldout_pairs,
                                    masking_importance)
-from model.interventions import all_heads
-from model.recorder import ATTENTION_KINDS
+from model.interpret.interventions import all_heads
+from model.nn.hooks import ATTENTION_KINDS
 
 N_PAIRS = 12
 

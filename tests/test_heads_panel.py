@@ -13,10 +13,10 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer.scenes import SceneError, capture, parse_tour  # noqa: E402
 from explorer.session import Session  # noqa: E402
-from model.checkpoint import bundled_checkpoints, load_checkpoint  # noqa: E402
-from model.frame import compute_frame  # noqa: E402
-from model.interventions import InterventionError, intervene  # noqa: E402
-from model.output_change import output_changes  # noqa: E402
+from model.io.checkpoints import bundled_checkpoints, load_checkpoint  # noqa: E402
+from model.interpret.frame import compute_frame  # noqa: E402
+from model.interpret.interventions import InterventionError, intervene  # noqa: E402
+from model.interpret.output_change import output_changes  # noqa: E402
 from support import make_main_window  # noqa: E402
 
 ALL_CROSS = {("cross", layer, head): "zero" for layer in range(2) for head in range(4)}
@@ -122,7 +122,7 @@ def test_an_edit_that_moves_nothing_says_so_not_a_drop_of_zero(monkeypatch):
     from types import SimpleNamespace
 
     from explorer.panels.heads import changes_view
-    from model.output_change import TokenChange
+    from model.interpret.output_change import TokenChange
 
     frame = SimpleNamespace(interventions={("cross", 0, 1): "zero"}, decode=object())  # a decoder's frame
     same = [TokenChange(0, "r", 0.921, "r", 0.919), TokenChange(1, "e", 0.80, "e", 0.80)]

@@ -68,4 +68,28 @@ def test_the_graph_sees_real_imports():
     """The reader must find what is there (else the tests above would pass on an empty graph)."""
     g = graph()
     assert g.has_edge("explorer.state", "explorer.session") and g.has_edge("explorer.state", "PySide6")
-    assert g.has_edge("model.frame", "model.bundle") and g.number_of_edges() > 100
+    assert g.has_edge("model.interpret.frame", "model.inference.bundle") and g.number_of_edges() > 100
+
+
+# model/ in layers, lowest first: a module may import its own layer and the layers below it.
+# interpret sits above train because the leak lab and head importance train or score with it.
+LAYERS = ("nn", "data", "inference", "train", "interpret", "io", "cli")
+
+
+def layer_of(name: str) -> int | None:
+    parts = name.split(".")
+    return LAYERS.index(parts[1]) if parts[0] == "model" and len(parts) > 1 and parts[1] in LAYERS else None
+
+
+def test_model_is_layered():
+    g = graph()
+    upward = [(a, b) for a, b in g.edges
+              if layer_of(a) is not None and layer_of(b) is not None and layer_of(b) > layer_of(a)]
+    assert upward == [], f"imports from a lower layer into a higher one: {upward}"
+
+
+def test_model_has_no_flat_modules_but_its_face():
+    """Every module lives in a layer's folder; model/__init__.py is the one flat public face."""
+    flat = sorted(p.name for p in (ROOT / "model").glob("*.py") if p.name != "__init__.py")
+    assert flat == []
+    assert all(layer_of(n) is not None for n in graph() if n.startswith("model.") and n != "model")

@@ -1,15 +1,15 @@
-"""Head surgery (model.interventions) against computations written out in the tests."""
+"""Head surgery (model.interpret.interventions) against computations written out in the tests."""
 import math
 import threading
 
 import pytest
 import torch
 
-from model.decoding import decode_steps, greedy_decode
-from model.interventions import InterventionError, format_heads, intervene, parse_heads
-from model.recorder import record
-from model.teacher_forcing import decoder_input, parallel_pass
-from model.transformer import padding_mask
+from model.inference.decoding import decode_steps, greedy_decode
+from model.interpret.interventions import InterventionError, format_heads, intervene, parse_heads
+from model.nn.hooks import record
+from model.inference.teacher_forcing import decoder_input, parallel_pass
+from model.nn.transformer import padding_mask
 
 SRC = torch.tensor([[5, 6, 7, 8, 9], [4, 7, 6, 0, 0]])  # the second row is padded
 TGT = torch.tensor([[1, 4, 5, 6], [1, 7, 8, 9]])

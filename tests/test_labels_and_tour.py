@@ -240,7 +240,7 @@ def test_the_echo_gives_its_tokens_back_when_a_shown_model_goes(window, qtbot):
     before = echoed()
     assert len(before.partition(": ")[2]) > 10  # a line of tokens at 1280 px
     session = window.state.session
-    from model.checkpoint import random_bundle
+    from model.io.checkpoints import random_bundle
     session.show_model(ShownModel(random_bundle("reverse"), "training run, step 1,234"))
     qtbot.waitUntil(bar.shown_label.isVisible, timeout=20_000)
     settle(qtbot)
@@ -259,7 +259,7 @@ def test_a_long_output_ends_in_an_ellipsis_inside_the_line(qtbot, tmp_path):
     window shows more of it again."""
     import torch
     from explorer.input_bar import rich_text_width
-    from model.checkpoint import random_bundle
+    from model.io.checkpoints import random_bundle
 
     torch.manual_seed(1)  # an untrained model that babbles to the decoding limit
     with presenting_window(qtbot, tmp_path, (1024, 768), "light", random_bundle("reverse"),
@@ -406,7 +406,7 @@ def test_a_crowded_second_row_gives_way_by_priority_never_cutting_a_word(qtbot, 
     from explorer.input_bar import rich_text_width
     from explorer.runner import load_bundle
     from explorer.session import ShownModel
-    from model.checkpoint import random_bundle
+    from model.io.checkpoints import random_bundle
     with presenting_window(qtbot, tmp_path, size, "dark", load_bundle("reverse"), "attention") as w:
         bar, session = w.input_bar, w.state.session
         assert bar.echo.isVisible() and bar.examples.isVisible()
@@ -442,7 +442,7 @@ def test_the_second_row_never_holds_the_window_wider_than_asked(qtbot, tmp_path)
     window's own size back."""
     from explorer.runner import load_bundle
     from explorer.session import ShownModel
-    from model.checkpoint import random_bundle
+    from model.io.checkpoints import random_bundle
     with presenting_window(qtbot, tmp_path, (1280, 720), "light", load_bundle("reverse"), "attention") as w:
         bar, session = w.input_bar, w.state.session
         session.show_model(ShownModel(random_bundle("reverse"), "training run, step 1,234"))

@@ -1,4 +1,4 @@
-"""The mask-leak lab (model.leak_lab): one tiny lab trained once (60 steps per run, d_model 32),
+"""The mask-leak lab (model.interpret.leak_lab): one tiny lab trained once (60 steps per run, d_model 32),
 then what it claims checked against computations written here: the leaking run attends to
 the future and the masked one exactly not, a changed future token changes the leaking model's
 earlier predictions and never the masked one's, the leak's loss ends lower, free-running
@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 import torch
 
-from model.corpus import sentence_distribution
-from model.leak_lab import RUNS, LeakConfig, LeakLab, LeakPhase, LeakResult, LeakStep
-from model.leak_scores import (animal_prompt, entropy_floor, free_running_accuracy, future_mass, sentence_batch,
+from model.data.corpus import sentence_distribution
+from model.interpret.leak_lab import RUNS, LeakConfig, LeakLab, LeakPhase, LeakResult, LeakStep
+from model.interpret.leak_scores import (animal_prompt, entropy_floor, free_running_accuracy, future_mass, sentence_batch,
                                teacher_forced_accuracy)
-from model.recorder import record
-from model.tokenizers import BOS_ID, EOS_ID, PAD_ID
+from model.nn.hooks import record
+from model.data.tokenizers import BOS_ID, EOS_ID, PAD_ID
 
 TINY = dict(steps=60, d_model=32, batch_size=16, warmup=20, eval_size=40)
 
@@ -176,14 +176,14 @@ def test_stop_ends_training_early_and_still_scores():
 
 
 def test_the_ceiling_and_its_band_against_sampled_held_out_sets(result):
-    """model.corpus.next_word_ceiling: the Bayes-optimal next-word guess's expected score and its
+    """model.data.corpus.next_word_ceiling: the Bayes-optimal next-word guess's expected score and its
     spread on n sentences, computed exactly from the distribution, against scores of that guess
     on 300 independently drawn sets of 50 sentences (facts_sentence, the generator itself): their
     mean within 3 standard errors, their standard deviation within 20 %. The with-mask bar of a
     lucky run may pass the line by a point, never the band."""
     import random
     import statistics
-    from model.corpus import facts_sentence, next_word_ceiling
+    from model.data.corpus import facts_sentence, next_word_ceiling
     best, sd = next_word_ceiling(50)
     assert 0.6 < best < 0.7 and 0.005 < sd < 0.05
     dist = sentence_distribution()

@@ -16,7 +16,7 @@ from explorer.panels.leak.panel import LeakPanel  # noqa: E402
 from explorer.panels.leak.worker import LeakResult  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from layout_checks import clipped_texts, cramped_titles, outside_window, small_plots  # noqa: E402
-from model.leak_lab import RUNS, LeakConfig  # noqa: E402
+from model.interpret.leak_lab import RUNS, LeakConfig  # noqa: E402
 from support import make_main_window  # noqa: E402
 
 TIMEOUT = 60_000  # ms: CI machines are shared

@@ -10,10 +10,10 @@ import json
 import pytest
 import torch
 
-from model.cli import build_parser, train_main, _train_config
-from model.lecture import LECTURE_PRESETS, antidiagonal_mass, lecture_bundle, lecture_preset
-from model.streams import ScheduledTask
-from model.training import TrainingError
+from model.cli.main import build_parser, train_main, _train_config
+from model.train.presets import LECTURE_PRESETS, antidiagonal_mass, lecture_bundle, lecture_preset
+from model.data.streams import ScheduledTask
+from model.train.trainer import TrainingError
 
 
 def test_reverse_preset_is_one_to_sixteen_letters_with_its_model():
@@ -37,7 +37,7 @@ def test_the_cli_preset_uses_the_presets_schedule_and_lets_flags_override_it():
     cfg = _train_config(args)
     assert (cfg.steps, cfg.batch_size, cfg.warmup, cfg.lr_scale, cfg.lr_decay_steps, cfg.label_smoothing) == (
         preset.steps, preset.batch_size, preset.warmup, preset.lr_scale, preset.lr_decay_steps, preset.label_smoothing)
-    assert preset.lr_decay_steps > preset.warmup  # the measured schedule anneals (model.lecture.REVERSE_MEASURED)
+    assert preset.lr_decay_steps > preset.warmup  # the measured schedule anneals (model.train.presets.REVERSE_MEASURED)
     assert args.stop_at == preset.target and cfg.eval_every > 0
     args = build_parser().parse_args(["--preset", "lecture", "--task", "reverse", "--out", "x", "--warmup", "7"])
     assert _train_config(args).warmup == 7

@@ -11,8 +11,8 @@ from explorer import style  # noqa: E402
 from explorer.panels.training.controls import TrainingControls  # noqa: E402
 from explorer.panels.training.live import progress_text, target_text  # noqa: E402
 from explorer.panels.training.setup import LECTURE, build_trainer  # noqa: E402
-from model.lecture import lecture_preset  # noqa: E402
-from model.streams import ScheduledTask  # noqa: E402
+from model.train.presets import lecture_preset  # noqa: E402
+from model.data.streams import ScheduledTask  # noqa: E402
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def test_the_lecture_request_builds_the_presets_model_and_stream(controls):
 
 
 def test_a_task_without_a_lecture_preset_says_so(controls):
-    from model.training import TrainingError
+    from model.train.trainer import TrainingError
 
     choose(controls, "sort")
     with pytest.raises(TrainingError, match="no lecture preset"):
@@ -145,7 +145,7 @@ def test_the_progress_text_fits_its_bar_dropping_the_least_telling_parts(qtbot):
 
 def test_a_probe_map_too_short_for_every_row_label_says_how_many_it_shows(qtbot):
     from explorer.panels.training.probe import ProbeView
-    from model.checkpoint import bundled_checkpoints, load_checkpoint
+    from model.io.checkpoints import bundled_checkpoints, load_checkpoint
 
     result = load_checkpoint(bundled_checkpoints()["reverse"]).run("abcdefghijklmnop")
     probe = ProbeView()

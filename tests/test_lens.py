@@ -1,4 +1,4 @@
-"""The logit lens (model.lens): every layer of the output-feeding stack read through the output layer.
+"""The logit lens (model.interpret.lens): every layer of the output-feeding stack read through the output layer.
 
 Checked against the model's own output (the last layer's lens must be it) and against a
 hand computation that runs the layers one by one outside any recording, for post-LN (no
@@ -8,13 +8,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from model.checkpoint import bundled_checkpoints, load_checkpoint
-from model.config import TransformerConfig
-from model.frame import compute_frame
-from model.interventions import logit_lens
-from model.lens import LensError, lens_view
-from model.recorder import record
-from model.transformer import Transformer, decoder_mask, padding_mask
+from model.io.checkpoints import bundled_checkpoints, load_checkpoint
+from model.nn.config import TransformerConfig
+from model.interpret.frame import compute_frame
+from model.interpret.interventions import logit_lens
+from model.interpret.lens import LensError, lens_view
+from model.nn.hooks import record
+from model.nn.transformer import Transformer, decoder_mask, padding_mask
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from PySide6.QtTest import QTest
 from explorer.panels.lens.panel import LensPanel, parse_cell
 from explorer.runner import Runner
 from explorer.state import SessionState
-from model.checkpoint import bundled_checkpoints, load_checkpoint, random_bundle
+from model.io.checkpoints import bundled_checkpoints, load_checkpoint, random_bundle
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import torch  # noqa: E402
 
 from explorer.drawing.mosaic import MosaicLayout  # noqa: E402
 from explorer.drawing.pooled_mosaic import compose_pooled  # noqa: E402
-from model.map_sums import LEVELS, attention_sums, pick_level, sum_levels  # noqa: E402
+from model.interpret.map_sums import LEVELS, attention_sums, pick_level, sum_levels  # noqa: E402
 
 
 def _maps(t: int, masked: bool, seed: int = 0):
@@ -100,8 +100,8 @@ def test_a_long_minilm_frame_is_drawn_from_its_sums(qtbot, monkeypatch):
     from explorer.panels.attention.data import AttentionData
     import explorer.panels.attention.grid as grid_module
     from support import averaged_encoder_grid
-    from model.frame import compute_frame
-    from model.pretrained import load_pretrained
+    from model.interpret.frame import compute_frame
+    from model.io.pretrained import load_pretrained
 
     bundle = load_pretrained("all-MiniLM-L6-v2")
     text = " ".join(["attention reads every token of a long input"] * 30)

@@ -1,4 +1,4 @@
-"""`model.kinds.ModelKind`: the one object the code asks what a model kind has and reads.
+"""`model.nn.kinds.ModelKind`: the one object the code asks what a model kind has and reads.
 
 Checked against what really happens: each bundled checkpoint's kind names exactly the attention
 sublayers a recorded forward pass holds, and the input bar shows the kind's own fields (a masked
@@ -14,9 +14,9 @@ pytest.importorskip("pytestqt")
 from explorer.input_bar import InputBar, field_texts  # noqa: E402
 from explorer.runner import Runner, load_bundle  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
-from model.checkpoint import random_bundle  # noqa: E402
-from model.cli import build_parser  # noqa: E402
-from model.kinds import (DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY, MODEL_KINDS, InputFields,  # noqa: E402
+from model.io.checkpoints import random_bundle  # noqa: E402
+from model.cli.main import build_parser  # noqa: E402
+from model.nn.kinds import (DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY, MODEL_KINDS, InputFields,  # noqa: E402
                          model_kind)
 
 BUNDLED = {"reverse": (ENCODER_DECODER, "abc"), "bert-facts": (ENCODER_ONLY, "the [MASK] says moo"),

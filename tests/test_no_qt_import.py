@@ -11,7 +11,7 @@ FORBIDDEN = ("PySide6", "pyqtgraph", "shiboken6", "explorer")
 PROBE = """
 import importlib, json, pkgutil, sys
 import model
-names = sorted(m.name for m in pkgutil.iter_modules(model.__path__, "model."))
+names = sorted(m.name for m in pkgutil.walk_packages(model.__path__, "model.") if not m.name.endswith("__main__"))
 for name in names:
     importlib.import_module(name)
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in %r)
@@ -24,7 +24,7 @@ def test_importing_every_model_module_loads_no_qt():
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.strip().splitlines()[-1])
     # the probe really imported the package's modules, not an empty or foreign `model`
-    assert {"model.attention", "model.recorder", "model.decoding", "model.transformer"} <= set(report["modules"])
+    assert {"model.nn.attention", "model.nn.hooks", "model.inference.decoding", "model.nn.transformer"} <= set(report["modules"])
     assert report["gui"] == [], f"model/ pulled in GUI modules: {report['gui']}"
 
 

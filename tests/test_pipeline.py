@@ -8,8 +8,8 @@ import sys
 import pytest
 from PySide6.QtCore import Qt
 
-import model.frame as frame_module
-from model.frame import DecodeSettings, compute_frame
+import model.interpret.frame as frame_module
+from model.interpret.frame import DecodeSettings, compute_frame
 from support import make_main_window, small_bundle
 
 

@@ -19,7 +19,7 @@ import torch  # noqa: E402
 from explorer.drawing.indexed_image import NOTHING, colour_table, to_indices  # noqa: E402
 from explorer.drawing.pooled_mosaic import (average_down, compose_pooled, compose_region,  # noqa: E402
                                            overview_factor)
-from model.map_sums import block_sums  # noqa: E402
+from model.interpret.map_sums import block_sums  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from model import get_positional_encoding, record
-from model.positional import wavelengths
+from model.nn.positional import wavelengths
 
 
 def paper_pe(pos: int, dim: int, d_model: int) -> float:

@@ -13,7 +13,7 @@ import torch  # noqa: E402
 from explorer.panels.positional.panel import PositionalPanel  # noqa: E402
 from explorer.panels.positional.sinusoids import rotate, rotation, shift_error  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
-from model.checkpoint import random_bundle  # noqa: E402
+from model.io.checkpoints import random_bundle  # noqa: E402
 
 
 def paper_pe(pos: int, dim: int, d_model: int) -> float:

@@ -66,7 +66,7 @@ def own_model():
     to <eos> at once, and the decoding check measured a 1 × 9 map that fills 18% of its plot (CI's
     failure of stop 28, order-dependent)."""
     import torch
-    from model.checkpoint import random_bundle
+    from model.io.checkpoints import random_bundle
     with torch.random.fork_rng():
         torch.manual_seed(0)
         return random_bundle("reverse")
@@ -169,7 +169,7 @@ def test_the_training_probe_names_every_row_and_column(presenting, qtbot):
     """The probe map on a projector names every row and column of the default probe, with a
     run's message showing (one line), and — during a run, when the settings fold away — of a
     16-letter probe (17 rows: the lecture preset's longest input and its <eos>), at ≥ 8 pt."""
-    from model.checkpoint import bundled_checkpoints, load_checkpoint
+    from model.io.checkpoints import bundled_checkpoints, load_checkpoint
 
     window, size = presenting
     window.focus_panel("training")
@@ -206,7 +206,7 @@ def test_the_training_probe_names_every_row_and_column(presenting, qtbot):
 def test_the_training_probe_says_how_many_rows_it_names_when_not_all_fit(presenting, qtbot):
     """A probe longer than the map has room for at 8 pt (24 letters, settings shown): row labels
     shrink to the floor before they thin, and the axis says how many it names."""
-    from model.checkpoint import bundled_checkpoints, load_checkpoint
+    from model.io.checkpoints import bundled_checkpoints, load_checkpoint
 
     window, size = presenting
     window.focus_panel("training")
@@ -236,7 +236,7 @@ def test_the_training_curves_number_their_value_axes(presenting, qtbot):
     at least three, in units of its power of ten (a fixed 62-px axis drew only "0" on a projector)."""
     import numpy as np
     from explorer.panels.training.messages import MetricRows
-    from model.optimizer import linear_decay_lr
+    from model.train.optimizer import linear_decay_lr
 
     window, size = presenting
     window.focus_panel("training")
@@ -503,7 +503,7 @@ def test_the_beam_tree_labels_are_projector_sized_and_never_overlap(presenting, 
     import re
     from explorer.runner import load_bundle
     from explorer.style import BASE_POINT_SIZE, SMALL_POINT_SIZE
-    from model.frame import DecodeSettings
+    from model.interpret.frame import DecodeSettings
 
     window, size = presenting
     with showing(window, qtbot, load_bundle("dates"), "Nov 22, 2026"):

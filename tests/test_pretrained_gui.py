@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 import torch
 
-from model.frame import DecodeSettings, compute_run
+from model.interpret.frame import DecodeSettings, compute_run
 from explorer.runner import Runner, is_pretrained_folder, load_bundle, pretrained_models
 from explorer.state import SessionState
-from model.bundle import ModelBundle
-from model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from model.decoding import decode_steps
-from model.tasks import get_task
+from model.inference.bundle import ModelBundle
+from model.io.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
+from model.inference.decoding import decode_steps
+from model.data.tasks import get_task
 
 MINILM = "all-MiniLM-L6-v2"
 VOCAB, PAD, EOS, UNK = 100, 99, 0, 1
@@ -56,7 +56,7 @@ def marian_folder(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def marian(marian_folder):
-    from model.pretrained import load_pretrained
+    from model.io.pretrained import load_pretrained
     return load_pretrained(marian_folder)
 
 
@@ -72,7 +72,7 @@ def test_a_hugging_face_folder_is_routed_to_the_pretrained_loader(marian_folder,
 
 
 def _our_bundle():
-    from model.checkpoint import random_bundle
+    from model.io.checkpoints import random_bundle
     return random_bundle("reverse", d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1)
 
 
@@ -232,7 +232,7 @@ def _positional_panel(qtbot, bundle):
 
 
 def _tiny(**overrides):
-    from model.checkpoint import random_bundle
+    from model.io.checkpoints import random_bundle
     params = dict(d_model=32, n_heads=4, d_ff=64, n_encoder_layers=1, n_decoder_layers=1, dropout=0.0, max_len=40)
     params.update(overrides)
     torch.manual_seed(0)

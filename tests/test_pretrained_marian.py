@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from model.decoding import decode_steps
-from model.positional import get_positional_encoding
-from model.pretrained import PretrainedError, load_pretrained
-from model.recorder import record
-from model.transformer import decoder_mask
+from model.inference.decoding import decode_steps
+from model.nn.positional import get_positional_encoding
+from model.io.pretrained import PretrainedError, load_pretrained
+from model.nn.hooks import record
+from model.nn.transformer import decoder_mask
 
 try:
     import tokenizers
@@ -320,7 +320,7 @@ def test_a_legacy_bin_with_saved_position_tables_loads_the_same(marian, tmp_path
 
 
 def test_folders_in_the_environment_are_offered(marian, monkeypatch):
-    from model.pretrained import ENV_FOLDERS, available_pretrained
+    from model.io.pretrained import ENV_FOLDERS, available_pretrained
     bundle, _ = marian
     monkeypatch.setenv(ENV_FOLDERS, f"{bundle.path}{os.pathsep}/no/such/folder")
     found = available_pretrained()
@@ -329,7 +329,7 @@ def test_folders_in_the_environment_are_offered(marian, monkeypatch):
 
 
 def test_tokenizers_round_trip_through_to_dict(marian):
-    from model.pretrained import tokenizer_from_dict
+    from model.io.pretrained import tokenizer_from_dict
     bundle, _ = marian
     for tok in (bundle.src_tokenizer, bundle.tgt_tokenizer):
         data = json.loads(json.dumps(tok.to_dict()))  # what a checkpoint's config.json would hold

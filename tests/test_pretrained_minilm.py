@@ -10,14 +10,14 @@ import shutil
 import pytest
 import torch
 
-from model.bundle import InputError
-from model.config import ConfigError, TransformerConfig
-from model.embedding import sentence_embeddings
-from model.frame import compute_frame
-from model.lens import LensError, logit_lens
-from model.pretrained import PretrainedError, available_pretrained, load_pretrained
-from model.recorder import record
-from model.transformer import Transformer
+from model.inference.bundle import InputError
+from model.nn.config import ConfigError, TransformerConfig
+from model.inference.embedding import sentence_embeddings
+from model.interpret.frame import compute_frame
+from model.interpret.lens import LensError, logit_lens
+from model.io.pretrained import PretrainedError, available_pretrained, load_pretrained
+from model.nn.hooks import record
+from model.nn.transformer import Transformer
 
 SENTENCES = [
     "The cat sat on the mat.",

@@ -32,9 +32,9 @@ from explorer.panels.training import worker as training_worker  # noqa: E402
 from explorer.main_window import MainWindow  # noqa: E402
 from explorer.runner import Runner, random_bundle  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
-from model.bundle import InputError  # noqa: E402
-from model.checkpoint import CONFIG, WEIGHTS, load_checkpoint, save_checkpoint  # noqa: E402
-from model.training import Trainer  # noqa: E402
+from model.inference.bundle import InputError  # noqa: E402
+from model.io.checkpoints import CONFIG, WEIGHTS, load_checkpoint, save_checkpoint  # noqa: E402
+from model.train.trainer import Trainer  # noqa: E402
 from support import make_main_window, messages_of  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -310,7 +310,7 @@ KILLER = textwrap.dedent("""
     import sys, torch
     torch.set_num_threads(1)
     sys.path.insert(0, sys.argv[2])
-    from model.checkpoint import random_bundle, save_checkpoint
+    from model.io.checkpoints import random_bundle, save_checkpoint
     bundle = random_bundle("reverse")
     i = 0
     while True:

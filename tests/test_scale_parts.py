@@ -13,18 +13,18 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 from test_scale_distributed import tiny_tsv  # noqa: E402
 
-from model.averaging import average_checkpoints, last_checkpoints, step_folder, steps_dir  # noqa: E402
-from model.batching import SlotStream, token_batches, tsv_lines  # noqa: E402
-from model.bleu import beam_translate, bleu_score  # noqa: E402
-from model.bpe import WORD_START, BPETokenizer  # noqa: E402
-from model.bundle import ModelBundle  # noqa: E402
-from model.checkpoint import bundled_checkpoints, load_checkpoint, random_bundle, save_checkpoint  # noqa: E402
-from model.cli import train_main  # noqa: E402
-from model.eval_cli import average_main  # noqa: E402
-from model.config import TransformerConfig  # noqa: E402
-from model.optimizer import noam_lr  # noqa: E402
-from model.resume import read_state  # noqa: E402
-from model.transformer import Transformer  # noqa: E402
+from model.io.averaging import average_checkpoints, last_checkpoints, step_folder, steps_dir  # noqa: E402
+from model.data.batching import SlotStream, token_batches, tsv_lines  # noqa: E402
+from model.train.bleu import beam_translate, bleu_score  # noqa: E402
+from model.data.bpe import WORD_START, BPETokenizer  # noqa: E402
+from model.inference.bundle import ModelBundle  # noqa: E402
+from model.io.checkpoints import bundled_checkpoints, load_checkpoint, random_bundle, save_checkpoint  # noqa: E402
+from model.cli.main import train_main  # noqa: E402
+from model.cli.evaluate import average_main  # noqa: E402
+from model.nn.config import TransformerConfig  # noqa: E402
+from model.train.optimizer import noam_lr  # noqa: E402
+from model.io.resume import read_state  # noqa: E402
+from model.nn.transformer import Transformer  # noqa: E402
 
 CORPUS = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog", "die Katze sitzt auf der Matte",
           "der Hund sitzt auf dem Baumstamm", "eine Katze und ein Hund"] * 20
@@ -74,7 +74,7 @@ def test_token_batches_never_exceed_the_budget():
 
 
 def test_slots_partition_the_stream_and_resume_where_they_stopped(tmp_path):
-    from model.tokenizers import CharTokenizer
+    from model.data.tokenizers import CharTokenizer
 
     data = tiny_tsv(tmp_path / "p.tsv", n=90)
     tok = CharTokenizer.from_texts(["abcdefgh"])
@@ -129,8 +129,8 @@ def test_bleu_of_a_perfect_output_is_100():
 
 
 def test_bf16_autocast_runs_on_the_cpu(tmp_path):
-    from model.distributed import Processes
-    from model.scaled_training import ScaleConfig, ScaledTrainer
+    from model.train.distributed import Processes
+    from model.train.scaled import ScaleConfig, ScaledTrainer
     from scale_worker import tiny_model
 
     data = str(tiny_tsv(tmp_path / "p.tsv", n=40))

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 
 from explorer.runner import random_bundle  # noqa: E402
 from explorer.scenes import TOUR_PATH, Scene, SceneError, Tour, capture, load_tour, save_tour  # noqa: E402
-from model.checkpoint import bundled_checkpoints  # noqa: E402
+from model.io.checkpoints import bundled_checkpoints  # noqa: E402
 from layout_checks import long_axis_titles, overflowing_canvases, settle_until_still, small_plots  # noqa: E402
 from support import make_main_window, messages_of  # noqa: E402
 

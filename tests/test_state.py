@@ -9,7 +9,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from explorer.state import SessionState, attention_of_step  # noqa: E402
-from model.checkpoint import random_bundle  # noqa: E402
+from model.io.checkpoints import random_bundle  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from explorer import style  # noqa: E402
 from explorer.panels.stepper.inspector_view import LabelAxis, masked_runs, slice_for_view  # noqa: E402
 from explorer.panels.stepper.panel import StepperPanel  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
-from model.checkpoint import random_bundle  # noqa: E402
+from model.io.checkpoints import random_bundle  # noqa: E402
 
 
 @pytest.fixture

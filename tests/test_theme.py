@@ -221,7 +221,7 @@ def test_the_beam_tree_follows_the_theme(window, qtbot):
     """The beam tree's edges were given their pens once: in the dark theme the pruned ones kept
     the light theme's pale grey, the brightest lines on the black canvas, while its nodes took
     the dark theme's grey. Edges, nodes and labels now follow a theme change."""
-    from model.frame import DecodeSettings
+    from model.interpret.frame import DecodeSettings
     window.state.session.set_decoding(DecodeSettings(strategy="beam", beam_size=3))
     view = window.panels["decoding"].beam_view
     qtbot.waitUntil(lambda: view.result is not None, timeout=20_000)

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.tokenizers import (BOS_ID, EOS_ID, PAD_ID, SPECIALS, UNK_ID, CharTokenizer, TokenizerError,
+from model.data.tokenizers import (BOS_ID, EOS_ID, PAD_ID, SPECIALS, UNK_ID, CharTokenizer, TokenizerError,
                               WordTokenizer, tokenizer_from_dict)
 
 

@@ -97,7 +97,7 @@ def test_a_label_smoothed_models_bars_show_its_target_and_name_it_clear_of_the_v
     """Section 5.4: trained with ε = 0.1 over 30 tokens the best guess aims at 1 − ε + ε/V
     (0.903), every other token at ε/V; the line is drawn there, its name under it inside the
     plot and clear of the top bar's value; none for a model whose ε is not known."""
-    from model.checkpoint import bundled_checkpoints, load_checkpoint, random_bundle
+    from model.io.checkpoints import bundled_checkpoints, load_checkpoint, random_bundle
     assert load_checkpoint(bundled_checkpoints()["reverse"]).label_smoothing == 0.1
     assert random_bundle("reverse").label_smoothing == 0.0
     probs = np.array([0.92] + [0.08 / 29] * 29)

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import torch
 
-from model.checkpoint import random_bundle
-from model.devices import DeviceError, resolve_device
-from model.tasks import get_task
-from model.optimizer import LINEAR_DECAY_FLOOR, linear_decay_lr
-from model.training import (ADAM_BETAS, ADAM_EPS, EvalEvent, StepEvent, TrainConfig, Trainer, TrainingError,
+from model.io.checkpoints import random_bundle
+from model.nn.devices import DeviceError, resolve_device
+from model.data.tasks import get_task
+from model.train.optimizer import LINEAR_DECAY_FLOOR, linear_decay_lr
+from model.train.trainer import (ADAM_BETAS, ADAM_EPS, EvalEvent, StepEvent, TrainConfig, Trainer, TrainingError,
                             noam_lr, translate_batch)
 
 torch.set_num_threads(1)
@@ -79,7 +79,7 @@ def test_a_trainer_with_lr_decay_steps_follows_the_linear_schedule():
 def test_the_planned_rates_are_those_the_run_then_uses(decay):
     """`planned_rates`, read before the first step, gives each step's rate as the run's steps then
     report it (Eq. 3, or its warm-up and a linear decay); sampled, it keeps the corners exact."""
-    from model.optimizer import planned_rates
+    from model.train.optimizer import planned_rates
     t = tiny_trainer(warmup=3, lr_scale=0.5, lr_decay_steps=decay)
     steps, rates = planned_rates(t.scheduler, 9)
     assert list(steps) == list(range(1, 10))
@@ -259,7 +259,7 @@ def test_tokenizers_must_fit_the_model():
 
 # -- devices ------------------------------------------------------------------------------------
 def test_device_auto_prefers_cuda_then_mps_then_cpu(monkeypatch):
-    import model.devices as devices
+    import model.nn.devices as devices
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(devices, "mps_available", lambda: False)
@@ -290,7 +290,7 @@ def test_fused_projections_and_cpu_dropout_path_match_eq1():
     Eq. 1 used for CPU training all equal separate projections + softmax(QKᵀ/√d_k)V."""
     from torch import nn
 
-    from model.attention import MultiHeadAttention, attention
+    from model.nn.attention import MultiHeadAttention, attention
 
     torch.manual_seed(0)
     mha = MultiHeadAttention(32, 4, dropout=0.1)

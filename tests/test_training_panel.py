@@ -27,8 +27,8 @@ from explorer.runner import Runner  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from explorer.panels.training.controls import CONTINUE  # noqa: E402
 from explorer.panels.training.snapshots import SnapshotTimeline  # noqa: E402
-from model.checkpoint import load_checkpoint, random_bundle  # noqa: E402
-from model.training import Trainer, noam_lr  # noqa: E402
+from model.io.checkpoints import load_checkpoint, random_bundle  # noqa: E402
+from model.train.trainer import Trainer, noam_lr  # noqa: E402
 
 TIMEOUT = 60_000  # ms: generous, CI machines are shared
 
@@ -454,7 +454,7 @@ def _check_warmup_label(qtbot, curves, decay_steps: int) -> None:
     from PySide6.QtWidgets import QApplication
     from explorer import presentation, theme
     from explorer.panels.training.messages import MetricRows
-    from model.optimizer import linear_decay_lr, noam_lr
+    from model.train.optimizer import linear_decay_lr, noam_lr
 
     curves.resize(780, 390)
     curves.show()
@@ -485,7 +485,7 @@ def test_the_warmup_label_stays_whole_when_the_warmup_just_ended(qtbot):
     import numpy as np
     from explorer.panels.training.curves import TrainingCurves
     from explorer.panels.training.messages import MetricRows
-    from model.optimizer import linear_decay_lr
+    from model.train.optimizer import linear_decay_lr
 
     curves = TrainingCurves()  # not qtbot's: see test_the_warmup_label_stays_clear_of_the_learning_rate_curve
     try:

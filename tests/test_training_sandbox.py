@@ -18,7 +18,7 @@ from explorer.panels.training import worker as training_worker  # noqa: E402
 from explorer.panels.training.panel import TrainingPanel  # noqa: E402
 from explorer.runner import Runner  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
-from model.checkpoint import random_bundle  # noqa: E402
+from model.io.checkpoints import random_bundle  # noqa: E402
 
 TIMEOUT = 60_000
 TEXT = "abcd"

@@ -6,15 +6,15 @@ import random
 import pytest
 import torch
 
-from model.bundle import InputError
-from model.checkpoint import load_checkpoint, random_bundle, save_checkpoint
+from model.inference.bundle import InputError
+from model.io.checkpoints import load_checkpoint, random_bundle, save_checkpoint
 from model.cli import train_main
-from model.corpus import MASK_TOKEN, WORLD, check_facts, facts_sentence, facts_task
-from model.decoding import beam_search, decode_steps, greedy_decode
-from model.masking import KEPT_OUT, MASK_PROB, MASKED, RANDOM, SPLIT, UNCHANGED, mask_id_of, mask_tokens
-from model.tasks import get_task
-from model.tokenizers import BOS_ID, EOS_ID, PAD_ID
-from model.training import TrainConfig, Trainer, TrainingError, masked_accuracy, next_token_accuracy
+from model.data.corpus import MASK_TOKEN, WORLD, check_facts, facts_sentence, facts_task
+from model.inference.decoding import beam_search, decode_steps, greedy_decode
+from model.data.masking import KEPT_OUT, MASK_PROB, MASKED, RANDOM, SPLIT, UNCHANGED, mask_id_of, mask_tokens
+from model.data.tasks import get_task
+from model.data.tokenizers import BOS_ID, EOS_ID, PAD_ID
+from model.train.trainer import TrainConfig, Trainer, TrainingError, masked_accuracy, next_token_accuracy
 
 torch.set_num_threads(1)
 
@@ -304,7 +304,7 @@ def test_sentence_distribution_is_the_generators():
     """The exact distribution behind best_possible_scores matches what facts_sentence draws."""
     from collections import Counter
 
-    from model.corpus import best_possible_scores, sentence_distribution
+    from model.data.corpus import best_possible_scores, sentence_distribution
 
     dist = sentence_distribution()
     assert sum(dist.values()) == pytest.approx(1.0)
@@ -332,7 +332,7 @@ def _lines(tmp_path, text):
 
 
 def test_char_tokenizer_reads_mask_as_one_token_only_when_it_has_one():
-    from model.tokenizers import CharTokenizer
+    from model.data.tokenizers import CharTokenizer
 
     plain = CharTokenizer.from_texts(["ab[]MASK"])
     assert plain.split("a[MASK]") == list("a[MASK]")
@@ -342,8 +342,8 @@ def test_char_tokenizer_reads_mask_as_one_token_only_when_it_has_one():
 
 
 def test_text_file_trains_both_variants_and_round_trips(tmp_path, capsys):
-    from model.data import text_task
-    from model.training import task_from_info
+    from model.data.user_data import text_task
+    from model.train.trainer import task_from_info
 
     path = _lines(tmp_path, "\n".join(facts_sentence(random.Random(i)) for i in range(60)) + "\n\n")
     task = text_task(path, "char")
@@ -367,7 +367,7 @@ def test_text_file_trains_both_variants_and_round_trips(tmp_path, capsys):
     ("ok\n" + "x" * 1001 + "\n", "line 2: 1001 characters"),
 ])
 def test_bad_text_files_are_refused_with_the_line(tmp_path, content, message):
-    from model.data import DataError, text_task
+    from model.data.user_data import DataError, text_task
 
     with pytest.raises(DataError, match=message):
         text_task(_lines(tmp_path, content))
@@ -380,7 +380,7 @@ def test_text_needs_a_variant_kind(tmp_path, capsys):
 
 
 def test_long_texts_are_scored_at_a_bounded_number_of_positions():
-    from model.training import scored_positions
+    from model.train.trainer import scored_positions
 
     assert scored_positions(10, 16) == list(range(10))
     pos = scored_positions(40, 16)

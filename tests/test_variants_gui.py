@@ -23,9 +23,9 @@ from explorer.runner import Runner  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from explorer.panels.training.controls import CONTINUE  # noqa: E402
 from explorer.panels.training.setup import TrainingRequest, build_trainer, default_probe  # noqa: E402
-from model.checkpoint import random_bundle  # noqa: E402
-from model.tasks import CORPUS_TASKS, get_task  # noqa: E402
-from model.training import TrainConfig, TrainingError  # noqa: E402
+from model.io.checkpoints import random_bundle  # noqa: E402
+from model.data.tasks import CORPUS_TASKS, get_task  # noqa: E402
+from model.train.trainer import TrainConfig, TrainingError  # noqa: E402
 
 TIMEOUT = 60_000
 
@@ -253,7 +253,7 @@ def test_before_a_run_the_probe_titles_the_attention_the_kind_will_show(panel):
 
 
 def test_a_narrow_accuracy_plot_names_the_held_out_metric(qtbot):
-    from model.training import EvalEvent
+    from model.train.trainer import EvalEvent
 
     from explorer.panels.training.curves import TrainingCurves
 

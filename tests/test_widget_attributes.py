@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QObject, SignalInstance
 from PySide6.QtWidgets import QGraphicsObject, QGraphicsWidget, QWidget
 
-from model.checkpoint import random_bundle
+from model.io.checkpoints import random_bundle
 from support import make_main_window
 
 

@@ -8,7 +8,7 @@ What is averaged is what the screen would have blended anyway: a pixel shows the
 the cells under it. Zooming in replaces the overview, where the view is, by a crop composed at
 full resolution (or averaged only as much as the zoom still needs), so every cell comes back.
 A frame from the compute step carries its long maps already summed over blocks of 2 and 4 cells
-(`model.map_sums`, made off the GUI thread): the overview is then summed from those, and only
+(`model.interpret.map_sums`, made off the GUI thread): the overview is then summed from those, and only
 the zoom's crop reads the weights themselves.
 
 Blocked cells stay honest: a pixel averages only the cells the model allowed, and a pixel whose
@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from explorer.drawing.mosaic import MosaicLayout
-from model.map_sums import SumLevel, block_means
+from model.interpret.map_sums import SumLevel, block_means
 
 
 def overview_factor(layout: MosaicLayout, px_wide: float, px_high: float) -> int:
@@ -38,10 +38,10 @@ def compose_pooled(weights, allowed: np.ndarray, layout: MosaicLayout, factor: i
     `factor` × `factor` block of one map's cells, each map placed at its own origin ÷ factor
     (rounded: within half a pixel of where the full mosaic has it), so the image drawn in the rect
     (0, 0, width_cells, height_cells) lines up with the ticks, the selection box and the hatch.
-    `level`: the same maps already summed over blocks (`model.map_sums`, its `sums` laid out as
+    `level`: the same maps already summed over blocks (`model.interpret.map_sums`, its `sums` laid out as
     `weights`), whose factor divides `factor`: the means are then summed from it, not from every weight."""
     if level is not None:
-        assert factor % level.factor == 0, (factor, level.factor)  # (`model.map_sums.pick_level` picks so)
+        assert factor % level.factor == 0, (factor, level.factor)  # (`model.interpret.map_sums.pick_level` picks so)
         pooled = [block_means(sums, level.counts, factor // level.factor) for sums in level.sums]
     else:
         keep = np.ascontiguousarray(allowed, dtype=np.float32)

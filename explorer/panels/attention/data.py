@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from model.kinds import MODEL_KINDS
-from model.recorder import ATTENTION_KINDS, Trace
+from model.nn.kinds import MODEL_KINDS
+from model.nn.hooks import ATTENTION_KINDS, Trace
 
 KIND_AXES = {"encoder": ("src", "src"), "decoder_self": ("tgt", "tgt"), "cross": ("tgt", "src")}
 # What the query / key tokens of each kind are, for axis titles. A decoder-only model's one
@@ -78,7 +78,7 @@ class AttentionData:
     allowed: dict[str, np.ndarray] = field(default_factory=dict)
     labels: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
     names: dict[str, tuple[str, str]] = field(default_factory=lambda: dict(KIND_AXIS_NAMES))
-    # kind → factor → the maps summed over blocks (`model.map_sums`): a long input's, made by the
+    # kind → factor → the maps summed over blocks (`model.interpret.map_sums`): a long input's, made by the
     # compute step off the GUI thread; the grid's overview is averaged from them
     sums: dict[str, dict] = field(default_factory=dict)
 

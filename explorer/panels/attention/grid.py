@@ -28,7 +28,7 @@ from explorer.panels.attention.layer_pages import (BOX_PAD, NAME_LIFT, WRAPPED_B
                                                    names_all, page_note, wrapped_gap)
 from explorer.drawing.indexed_image import colour_table, to_indices
 from explorer.drawing.pooled_mosaic import average_down, compose_pooled, compose_region, overview_factor
-from model.map_sums import pick_level
+from model.interpret.map_sums import pick_level
 
 SCALE_RULE = "attention weight: 0–1 on every map"
 WRAP_TOKENS = 32  # inputs up to this long may wrap a layer's heads into rows for larger maps
@@ -89,7 +89,7 @@ class _KindPane:
         self.plot.addItem(self.edges, ignoreBounds=True)
         self.factor = 1  # cells per pixel of the overview image (1: drawn at full resolution)
         self.fit_factor = 1  # cells per screen pixel of the fitted mosaic (`factor` may be up to 4/3 of it)
-        self._levels: dict = {}  # the drawn maps summed over blocks (`model.map_sums`), paged as they are
+        self._levels: dict = {}  # the drawn maps summed over blocks (`model.interpret.map_sums`), paged as they are
         self._detail_timer = QTimer(self.plot)  # dies with the plot: never fires into deleted items
         self._detail_timer.setSingleShot(True)
         self._detail_timer.setInterval(40)
@@ -150,7 +150,7 @@ class _KindPane:
         """`weights`: the (L, h, T_q, T_k) maps, or a `LayerStacks` entry's `layers` list to
         average from without stacking (see `AttentionData.weights`); `page`: (first layer,
         count[, rows of heads, first head, heads]) drawn (`layer_pages`), all by default;
-        `sums`: the same maps summed over blocks (factor → `model.map_sums.SumLevel`), if the
+        `sums`: the same maps summed over blocks (factor → `model.interpret.map_sums.SumLevel`), if the
         compute step made them."""
         if labels is not None:
             self.labels = (list(labels[0]), list(labels[1]))
@@ -354,7 +354,7 @@ class _KindPane:
 
     def mark_edited(self, edits: dict[tuple[int, int], str]) -> None:
         """Outline each edited head's map (dashed) and label it with its edit: the map shows the
-        weights of a model with those heads changed (model.interventions)."""
+        weights of a model with those heads changed (model.interpret.interventions)."""
         for item in self.edit_marks:
             self.plot.removeItem(item)
         self.edit_marks = []

@@ -18,7 +18,7 @@ from PySide6.QtGui import QFontMetricsF
 from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.token_heatmap import display_piece, fitted_ticks
-from model.attribution import top1
+from model.interpret.attribution import top1
 
 ROW_FILL = 0.78  # the tallest bar's share of its row
 

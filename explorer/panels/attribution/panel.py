@@ -1,6 +1,6 @@
 """Attribution panel: which input tokens mattered for one output token, by seven methods
 side by side (raw attention, one head, rollout, flow, gradient × input, integrated gradients,
-occlusion) and the Spearman table of how far they agree (model.attribution).
+occlusion) and the Spearman table of how far they agree (model.interpret.attribution).
 
 It follows the session's Frame (model, text, target) and keeps its choices in the session:
 the explained output token (`view("attribution_output")`) and the head
@@ -22,8 +22,8 @@ from explorer.panels.attribution.job import SHORT_NAMES, AttributionRequest, Att
 from explorer.panels.attribution.table import SpearmanTable
 from explorer.state import SessionState
 from explorer.theme import set_sheet
-from model.attribution.gradients import gradient_saturated
-from model.bundle import InputError
+from model.interpret.attribution.gradients import gradient_saturated
+from model.inference.bundle import InputError
 
 OUTPUT_VIEW, HEAD_VIEW = "attribution_output", "attribution_head"
 

@@ -49,7 +49,7 @@ class ScoredBars:
         self.output = None
 
     def set_output(self, output) -> None:
-        """`output`: a ScoredOutput (model.comparison)."""
+        """`output`: a ScoredOutput (model.interpret.comparison)."""
         self.output = output
         x = np.arange(len(output.pieces), dtype=float)
         colours = model_colours()

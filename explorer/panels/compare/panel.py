@@ -25,8 +25,8 @@ from explorer.panels.compare.summary import HeadChanges
 from explorer.panels.compare.worker import ComparisonJobs, ModelCache, describe_reference, run_comparison
 from explorer.state import KIND_LABELS, SessionState
 from explorer.theme import set_sheet
-from model.checkpoint import UNTRAINED
-from model.snapshots import run_snapshots
+from model.io.checkpoints import UNTRAINED
+from model.io.snapshots import run_snapshots
 
 VIEWS = ("maps", "outputs", "heads")
 AGREE_WITHIN = 0.005  # probabilities closer than this print the same at two decimals
@@ -276,7 +276,7 @@ class ComparePanel(QWidget):
         self._note(text, level)
 
     def show_comparison(self, comparison) -> None:
-        """Draw a `model.comparison.Comparison` (the newest request's)."""
+        """Draw a `model.interpret.comparison.Comparison` (the newest request's)."""
         self.comparison = comparison
         self._note("", "info")
         self._show_content(True)

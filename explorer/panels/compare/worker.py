@@ -15,10 +15,10 @@ from typing import Callable
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QThreadPool, Signal
 from superqt.utils import create_worker
 
-from model.bundle import InputError
-from model.comparison import ComparisonError, compare
-from model.checkpoint import UNTRAINED, untrained_like
-from model.snapshots import latest_snapshot
+from model.inference.bundle import InputError
+from model.interpret.comparison import ComparisonError, compare
+from model.io.checkpoints import UNTRAINED, untrained_like
+from model.io.snapshots import latest_snapshot
 
 EXPECTED = (ComparisonError, InputError, ValueError, OSError, KeyError)
 CACHED_MODELS = 6  # snapshots of a small run: reloading one the slider passes again costs nothing

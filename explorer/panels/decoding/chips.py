@@ -8,7 +8,7 @@ from PySide6.QtGui import QFont, QFontMetricsF
 
 from explorer import style
 from explorer.drawing.token_heatmap import display_piece
-from model.frame import DecodeRun
+from model.interpret.frame import DecodeRun
 
 
 def chip(piece: str, colour: str | None = None, text: str | None = None) -> str:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QBoxLayout, QComboBox, QDoubleSpinBox, QHBoxLayou
 
 from explorer.panel_room import offered_room
 from explorer import style
-from model.frame import STRATEGIES, DecodeSettings
+from model.interpret.frame import STRATEGIES, DecodeSettings
 
 
 def _labelled(layout: QHBoxLayout, text: str, widget: QWidget, tip: str) -> QWidget:

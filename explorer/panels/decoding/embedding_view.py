@@ -5,7 +5,7 @@ vector (the mean of its last layer over the sentence's tokens, normalised to len
 that sentences meaning the same land close together. The user types sentences separated by
 "|"; this view shows their cosine similarities as a matrix (colour = cosine, the number in
 each cell) and says plainly that the model has no LM head. It draws `Frame.embedding`
-(model.embedding, computed in the one compute step).
+(model.inference.embedding, computed in the one compute step).
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ class EmbeddingView(QWidget):
         self.embedding = None
 
     def set_embedding(self, embedding, dim: int) -> None:
-        """Show `embedding` (model.embedding.SentenceEmbeddings, or None before any input)."""
+        """Show `embedding` (model.inference.embedding.SentenceEmbeddings, or None before any input)."""
         self.embedding = embedding
         style.set_sheet(self.note, "background:{info_bg}; color:{info_text}; padding:6px; border-radius:4px;")
         self.note.setText(NO_HEAD.format(dim=dim))

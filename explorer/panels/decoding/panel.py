@@ -6,7 +6,7 @@ masked self-attention and cross-attention (query row framed), and the next-token
 distribution with the chosen token in orange. Right: the same sequence run in parallel as
 in training, where row t equals step t only because of the mask — and a switch that
 removes it, or the beam-search tree. The panel only draws: the decode is part of the session's
-`Frame` (model.frame.compute_frame, run by the explorer's one pipeline), the settings it
+`Frame` (model.interpret.frame.compute_frame, run by the explorer's one pipeline), the settings it
 shows and writes are the session's, and stepping through the finished `DecodeRun` is instant.
 
 A decoder-only (GPT-like) model continues the typed text: the prompt (purple) opens every
@@ -30,7 +30,7 @@ from explorer.panels.decoding.controls import DecodingControls
 from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
 from explorer.panels.decoding.parallel_view import ParallelPassView
 from explorer.panels.decoding.plot_flow import PlotFlow
-from model.frame import STRATEGIES, DecodeRun
+from model.interpret.frame import STRATEGIES, DecodeRun
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 from explorer.panels.decoding.embedding_view import EmbeddingView
 

@@ -1,5 +1,5 @@
 """The output before → after head surgery: both outputs as text, and each changed position with
-its token and probability before and after (`model.output_change`)."""
+its token and probability before and after (`model.interpret.output_change`)."""
 from __future__ import annotations
 
 import html
@@ -9,8 +9,8 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from explorer.drawing import plot_style as st
 from explorer.style import prob_text
 from explorer.theme import set_text
-from model.frame import Frame
-from model.output_change import TokenChange, describe_changes, output_changes
+from model.interpret.frame import Frame
+from model.interpret.output_change import TokenChange, describe_changes, output_changes
 
 MAX_LISTED = 3  # changed positions listed one by one (the rest are counted): it fits a projector
 

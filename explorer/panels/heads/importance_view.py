@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
 from explorer.theme import current
-from model.head_importance import HeadImportance
+from model.interpret.importance import HeadImportance
 
 KIND_SHORT = {"encoder": "enc", "decoder_self": "dec-self", "cross": "cross"}
 

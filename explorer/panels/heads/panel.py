@@ -22,8 +22,8 @@ from explorer.panels.heads.head_grid import HeadGrid
 from explorer.panels.heads.importance_view import ImportanceView
 from explorer.state import SessionState
 from explorer.theme import notifier
-from model.head_importance import head_importance
-from model.interventions import attention_layers
+from model.interpret.importance import head_importance
+from model.interpret.interventions import attention_layers
 
 EDITS = (("zero", "Zero the head"), ("mean", "Mean over positions"), ("uniform", "Uniform attention"))
 CURVE_POINTS = 25  # at most this many points on the pruning curve (a big model has 100+ heads)

@@ -4,7 +4,7 @@ The classic bug (Section 3.2.3 left out): without the look-ahead mask, position 
 t+1 — the answer it is trained to give. Its training loss falls below what any honest model
 can reach, its teacher-forced accuracy beats the best possible, and its attention sits above
 the diagonal; asked to generate, where the next token does not exist yet, it does worse than
-the run with the mask. Run trains both (model.leak_lab) on a worker thread
+the run with the mask. Run trains both (model.interpret.leak_lab) on a worker thread
 (`explorer.panels.leak.worker`); this panel draws what the worker sends.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from explorer.panels.leak.views import AccuracyBars, AttentionPair, LossCurves
 from explorer.panels.leak.worker import LeakPhase, LeakResult, LeakRun, StepRows
 from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.state import SessionState
-from model.leak_lab import RUN_LABELS, RUNS, LeakConfig
+from model.interpret.leak_lab import RUN_LABELS, RUNS, LeakConfig
 
 INTRO = ("Trains one small GPT-like decoder twice on the facts corpus: same start, same batches, "
          "with and without the causal mask. Press Run.")

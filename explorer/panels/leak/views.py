@@ -18,7 +18,7 @@ from explorer import style
 from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.drawing.token_heatmap import TokenHeatmap
 from explorer.drawing.spaced_axis import SpacedAxis
-from model.leak_lab import RUN_LABELS, RUNS, LeakResult
+from model.interpret.leak_lab import RUN_LABELS, RUNS, LeakResult
 
 # (RunScores field, axis name): two short lines each, so the axis stays narrow
 CATEGORIES = (("teacher_forced", "teacher-\nforced"), ("free_running", "free-\nrunning"),

@@ -16,7 +16,7 @@ import numpy as np
 from PySide6.QtCore import QThreadPool, Qt
 from superqt.utils import GeneratorWorker, create_worker
 
-from model.leak_lab import RUNS, LeakConfig, LeakLab, LeakPhase, LeakResult, LeakStep
+from model.interpret.leak_lab import RUNS, LeakConfig, LeakLab, LeakPhase, LeakResult, LeakStep
 
 from explorer.panels.training.setup import worker_threads
 

@@ -1,4 +1,4 @@
-"""The logit lens: each layer's residual stream read through the output layer (model.lens).
+"""The logit lens: each layer's residual stream read through the output layer (model.interpret.lens).
 
 A layer × position grid, the output layer's row on top as in Figure 1: each cell shows the
 token the output layer would pick from that layer's stream at that position and its
@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 from explorer import style, theme
 from explorer.drawing.cell_grid import CellGrid
 from explorer.drawing.token_heatmap import display_piece
-from model.bundle import smoothed_target
+from model.inference.bundle import smoothed_target
 from explorer.input_text import printable
 
 NO_HEAD = ("{name} has no output layer (no language-model head): there is nothing to read its layers "

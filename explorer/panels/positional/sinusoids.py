@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from model.positional import get_positional_encoding, wavelengths
+from model.nn.positional import get_positional_encoding, wavelengths
 
 
 LAYOUTS = ("interleaved", "halves")

@@ -16,8 +16,8 @@ from explorer.eliding_combo import ElidingComboBox
 from explorer.panels.training.progress_bar import FittingProgressBar
 from explorer.panels.training.setup import (BUILTIN_TASKS, KIND_TASKS, LANGUAGE_MODELS, LECTURE, MODEL_KINDS,
                                             MODEL_PRESETS, PRESET_LABELS, lecture_request)
-from model.lecture import LECTURE_PRESETS
-from model.kinds import MODEL_KINDS as KINDS
+from model.train.presets import LECTURE_PRESETS
+from model.nn.kinds import MODEL_KINDS as KINDS
 
 CONTINUE = "continue"
 # the "kind" combo's entries: "encoder-decoder", "encoder-only · masked LM", "decoder-only · next-token LM"
@@ -389,7 +389,7 @@ class TrainingControls(QWidget):
 
     def request(self, session_bundle, probe: str, start_paused: bool = False, eval_size: int = 50):
         """The run these controls describe (`session_bundle` is continued when "continue" is chosen)."""
-        from model.training import TrainConfig
+        from model.train.trainer import TrainConfig
         from explorer.panels.training.setup import TrainingRequest
 
         train = TrainConfig(steps=self.steps_spin.value(), batch_size=self.batch_spin.value(),

@@ -2,7 +2,7 @@
 
 The worker's generator yields one of these at a time (superqt's `yielded`); `TrainingRun`
 routes each to the signal of the same meaning (`rows`, `evaluated`, `saved` …). Besides
-these, a held-out `model.training.EvalEvent` goes to `evaluated` as it is.
+these, a held-out `model.train.trainer.EvalEvent` goes to `evaluated` as it is.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model.bundle import ForwardResult, ModelBundle
+from model.inference.bundle import ForwardResult, ModelBundle
 
 COLUMNS = ("step", "loss", "accuracy", "lr", "tokens_per_s", "wall")
 
@@ -49,7 +49,7 @@ class RunInfo:
     src_vocab: list
     tgt_vocab: list
     # (steps, rates): the learning rate the run will use at each step, read from its scheduler
-    # (`model.optimizer.planned_rates`), drawn ahead of the run
+    # (`model.train.optimizer.planned_rates`), drawn ahead of the run
     planned_rates: tuple = ()
 
     def headline(self) -> str:

@@ -24,7 +24,7 @@ from explorer.drawing.elided_label import ElidedLabel
 from explorer.drawing.plot_style import axis_title_width
 from explorer.panels.training.curves import TimedCanvas
 from explorer.panels.training.probe_axes import axis_title, left_width, map_axes, tick_font, token_ticks
-from model.kinds import model_kind as kind_named
+from model.nn.kinds import model_kind as kind_named
 
 pg.setConfigOptions(imageAxisOrder="row-major")  # [query, key] must not show transposed
 
@@ -236,7 +236,7 @@ class ProbeView(QWidget):
         if name in ("tsv", ""):
             self.set_probe_text("")
             return
-        from model.tasks import get_task
+        from model.data.tasks import get_task
         from explorer.panels.training.setup import default_probe
 
         self.set_probe_text(default_probe(get_task(name), kind))

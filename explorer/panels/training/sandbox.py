@@ -23,7 +23,7 @@ RUN_LABEL = "training run"  # what the header calls a training run's model shown
 
 def readable(bundle, text: str) -> bool:
     """Whether `bundle` can read `text` (not empty, not too long, not only unknown symbols)."""
-    from model.bundle import InputError
+    from model.inference.bundle import InputError
 
     try:
         bundle.encode_source(text)

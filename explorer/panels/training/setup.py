@@ -1,7 +1,7 @@
 """What a live training run is made of: a task, a model size, the paper's recipe (Section 5).
 
 `TrainingRequest` is the plain description the panel fills in on the GUI thread;
-`build_trainer(request)` turns it into a `model.training.Trainer` and runs on the worker
+`build_trainer(request)` turns it into a `model.train.trainer.Trainer` and runs on the worker
 thread, because building a paper-base model or copying a loaded one takes a while.
 Nothing here touches a widget.
 """
@@ -13,14 +13,14 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from model.bundle import ModelBundle
-from model.config import TransformerConfig
-from model.lecture import LECTURE, LECTURE_PRESETS, lecture_bundle, lecture_preset
-from model.kinds import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY, model_kind
-from model.kinds import MODEL_KINDS as KINDS
-from model.tasks import CORPUS_TASKS, TASKS, Task, get_task
-from model.training import TrainConfig, Trainer, TrainingError
-from model.transformer import Transformer
+from model.inference.bundle import ModelBundle
+from model.nn.config import TransformerConfig
+from model.train.presets import LECTURE, LECTURE_PRESETS, lecture_bundle, lecture_preset
+from model.nn.kinds import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY, model_kind
+from model.nn.kinds import MODEL_KINDS as KINDS
+from model.data.tasks import CORPUS_TASKS, TASKS, Task, get_task
+from model.train.trainer import TrainConfig, Trainer, TrainingError
+from model.nn.transformer import Transformer
 
 # Sizes students can train in seconds (tiny), minutes (small), and Table 3's base model.
 MODEL_PRESETS: dict[str, dict] = {
@@ -36,7 +36,7 @@ PRESET_LABELS = {
 }
 BUILTIN_TASKS = tuple(TASKS)
 # The three kinds a new model can be (Section 3's Transformer and its two descendants), with
-# what each learns (model.training.OBJECTIVES) and the tasks it can learn from: the variants
+# what each learns (model.train.trainer.OBJECTIVES) and the tasks it can learn from: the variants
 # learn a language model of a corpus, the encoder-decoder any task of (source, target) pairs.
 MODEL_KINDS = {
     ENCODER_DECODER.name: "encoder-decoder (paper)",
@@ -92,7 +92,7 @@ def worker_threads() -> int:
 
 def load_task(request: TrainingRequest) -> Task:
     if request.tsv_path:
-        from model.data import tsv_task
+        from model.data.user_data import tsv_task
 
         return tsv_task(request.tsv_path, request.tsv_tokenizer)
     return get_task(request.task)

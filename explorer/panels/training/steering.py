@@ -10,7 +10,7 @@ from __future__ import annotations
 import queue
 import threading
 
-from model.training import Trainer
+from model.train.trainer import Trainer
 
 from explorer.panels.training.setup import TrainingRequest
 

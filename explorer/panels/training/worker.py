@@ -26,10 +26,10 @@ from PySide6.QtCore import QThreadPool, Qt, Signal
 from superqt.utils import GeneratorWorker, create_worker
 from superqt.utils._qthreading import GeneratorWorkerSignals  # public in napari.qt.threading, for subclassing
 
-from model.bundle import InputError, ModelBundle
-from model.optimizer import planned_rates
-from model.training import EvalEvent, Trainer, TrainingError
-from model.transformer import Transformer
+from model.inference.bundle import InputError, ModelBundle
+from model.train.optimizer import planned_rates
+from model.train.trainer import EvalEvent, Trainer, TrainingError
+from model.nn.transformer import Transformer
 
 from explorer.panels.training.messages import (COLUMNS, Failed, MetricRows, Offer, Phase, ProbeFailed, RunInfo,
                                                SaveFailed, Saved, Snapshot)
@@ -221,7 +221,7 @@ class TrainingLoop:
         return ModelBundle(model, t.src_tokenizer, t.tgt_tokenizer, t.task.to_dict(), t.metrics(), name=name)
 
     def save(self, folder: str):
-        from model.checkpoint import CheckpointError, save_checkpoint
+        from model.io.checkpoints import CheckpointError, save_checkpoint
 
         try:
             save_checkpoint(self.cpu_bundle(), folder)
@@ -346,7 +346,7 @@ def _mark_done(done: threading.Event) -> None:
 
 
 def _save(bundle: ModelBundle, folder: str) -> str:
-    from model.checkpoint import save_checkpoint
+    from model.io.checkpoints import save_checkpoint
 
     save_checkpoint(bundle, folder)
     return folder

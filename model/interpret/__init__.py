@@ -1,0 +1,1 @@
+"""Looking inside: head surgery, logit lens, attribution, importance, comparison, the frame."""

@@ -1,0 +1,81 @@
+"""Which input mattered: six attribution methods side by side for one output token.
+
+`attribute(bundle, source, target=None, position=-1, methods=None, head=None)` returns a dict
+from method name to a 1-D numpy array over the source tokens (a decoder-only model's prompt),
+for the output token at `position` of the model's own greedy output (or of `target`):
+
+* "attention": the last layer's attention row, mean of heads (cross-attention for the
+  encoder-decoder); "attention_head": one head, `head=(layer, head)`, default the last
+  layer's first head;
+* "rollout" and "flow": Abnar & Zuidema (2020), see `model.interpret.attribution.graph` for how they
+  pass through an encoder-decoder's cross-attention;
+* "grad_x_input" and "integrated_gradients" (captum): on the token embeddings, signed sums
+  over d_model, see `model.interpret.attribution.gradients`;
+* "occlusion": the drop in log p(token) when the input token is replaced by <pad>.
+
+What `position` indexes, and what is unsupported (a pretrained encoder without a masked-LM
+head), is in `model.interpret.attribution.problem`. `rank_correlations` gives the Spearman table.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from model.interpret.attribution.attention_scores import attention_flow, attention_rollout, head_label, raw_attention, record_attention
+from model.interpret.attribution.correlation import rank_correlations, top1
+from model.interpret.attribution.gradients import grad_x_input, integrated_gradients
+from model.interpret.attribution.occlusion import occlusion
+from model.interpret.attribution.problem import AttributionProblem, UnsupportedAttribution, build_problem
+
+METHODS = ("attention", "attention_head", "rollout", "flow", "grad_x_input", "integrated_gradients", "occlusion")
+METHOD_TITLES = {
+    "attention": "attention (last layer, mean of heads)", "attention_head": "attention (one head)",
+    "rollout": "attention rollout", "flow": "attention flow", "grad_x_input": "gradient × input",
+    "integrated_gradients": "integrated gradients", "occlusion": "occlusion (leave one out)",
+}
+_ATTENTION_METHODS = {"attention", "attention_head", "rollout", "flow"}
+
+__all__ = ["METHODS", "METHOD_TITLES", "AttributionProblem", "UnsupportedAttribution", "attribute",
+           "attribute_problem", "build_problem", "rank_correlations", "top1"]
+
+
+def attribute(bundle, source: str, target: str | None = None, position: int = -1,
+              methods=None, head: tuple[int, int] | None = None) -> dict[str, np.ndarray]:
+    """Scores of every input token for one output token, per method (see the module docstring).
+
+    Raises InputError for text the model cannot take, UnsupportedAttribution for a model
+    with no output token to explain, ValueError for an unknown method name."""
+    return attribute_problem(build_problem(bundle, source, target, position), methods, head)
+
+
+def attribute_problem(problem: AttributionProblem, methods=None, head: tuple[int, int] | None = None,
+                      progress: Callable[[str], None] | None = None) -> dict[str, np.ndarray]:
+    """`attribute` for an already-built problem; `progress(method)` is called before each method
+    (the GUI's worker reports it)."""
+    methods = tuple(METHODS if methods is None else methods)
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ValueError(f"unknown attribution method(s) {unknown}; expected some of {', '.join(METHODS)}")
+    heads = record_attention(problem) if _ATTENTION_METHODS & set(methods) else None
+    layer_head = head if head is not None else (-1, 0)
+    compute = {
+        "attention": lambda: raw_attention(problem, heads),
+        "attention_head": lambda: raw_attention(problem, heads, layer_head),
+        "rollout": lambda: attention_rollout(problem, heads),
+        "flow": lambda: attention_flow(problem, heads),
+        "grad_x_input": lambda: grad_x_input(problem),
+        "integrated_gradients": lambda: integrated_gradients(problem),
+        "occlusion": lambda: occlusion(problem),
+    }
+    scores = {}
+    for method in methods:
+        if progress is not None:
+            progress(method)
+        scores[method] = np.asarray(compute[method](), dtype=np.float64)
+    return scores
+
+
+def describe_head(problem: AttributionProblem, head: tuple[int, int] | None = None) -> str:
+    """How the panel names the chosen head ("layer 2, head 1")."""
+    return head_label(problem, record_attention(problem), head if head is not None else (-1, 0))

@@ -1,0 +1,162 @@
+"""Head surgery: run a model with chosen attention heads zeroed, mean-replaced or made uniform.
+
+`intervene(model, heads)` is a context manager; inside it every forward of `model` (the
+fast path, `record`, every decoding function) runs with the edits, and leaving it restores
+the model exactly (the edits are held in a `ContextVar`, `model.nn.head_edits`, never on the
+modules: another thread running the same model is not affected).
+
+    >>> with intervene(model, {("cross", 1, 0): "zero", ("encoder", 0, 2): "uniform"}):
+    ...     ys = greedy_decode(model, src, bos, eos, 20)
+
+The three edits of head_i in Concat(head_1..head_h) W^O (Section 3.2.2):
+- "zero": head_i = 0 (Michel et al. 2019 mask a head this way);
+- "mean": head_i replaced by its mean over the query positions (`head_edits.positional_mean`
+  says exactly which: all real source positions in the encoder, a running mean over
+  0..t in the decoder so no position reads the future);
+- "uniform": softmax(…) replaced by 1/T_k on the keys the mask allows (0 where masked), so
+  the head averages the values instead of choosing among them.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator, Mapping
+
+import torch
+from torch import nn
+
+from model.nn.head_edits import OPERATIONS, HeadPlan, _plans
+from model.nn.hooks import ATTENTION_KINDS
+
+HeadKey = tuple[str, int, int]  # (kind, layer, head), counted from 0
+
+
+class InterventionError(ValueError):
+    """A head that the model does not have, or an unknown edit; the message says which."""
+
+
+def attention_module(model: nn.Module, kind: str, layer: int) -> nn.Module:
+    """The MultiHeadAttention of one sublayer ("encoder" | "decoder_self" | "cross", layer from 0)."""
+    if kind not in ATTENTION_KINDS:
+        raise InterventionError(f"unknown attention kind {kind!r}; use one of {', '.join(ATTENTION_KINDS)}")
+    n = attention_layers(model).get(kind, 0)
+    if n == 0:
+        raise InterventionError(f"this model has no {kind} attention (it has {', '.join(attention_layers(model))})")
+    if not isinstance(layer, int) or isinstance(layer, bool) or not 0 <= layer < n:
+        raise InterventionError(f"{kind} layer {layer!r} is out of range: this model has layers 0..{n - 1}")
+    return model.get_submodule(ATTENTION_KINDS[kind].format(layer=layer))
+
+
+def attention_layers(model: nn.Module) -> dict[str, int]:
+    """{kind: number of layers} for the attention kinds `model` has, in the paper's order."""
+    cfg = model.config
+    kinds = cfg.model_kind.attention_kinds
+    return {k: (cfg.n_encoder_layers if k == "encoder" else cfg.n_decoder_layers) for k in kinds}
+
+
+def all_heads(model: nn.Module) -> list[HeadKey]:
+    """Every (kind, layer, head) of the model, kind by kind, layer by layer."""
+    h = model.config.n_heads
+    return [(kind, layer, head) for kind, n in attention_layers(model).items() for layer in range(n)
+            for head in range(h)]
+
+
+def validate_heads(model: nn.Module, heads: Mapping[HeadKey, str]) -> dict[HeadKey, str]:
+    """`heads` checked against `model`: each key a real (kind, layer, head), each value an edit."""
+    checked = {}
+    for key, op in dict(heads).items():
+        if not (isinstance(key, tuple) and len(key) == 3):
+            raise InterventionError(f"a head is (kind, layer, head), got {key!r}")
+        kind, layer, head = key
+        attention_module(model, kind, layer)
+        h = model.config.n_heads
+        if not isinstance(head, int) or isinstance(head, bool) or not 0 <= head < h:
+            raise InterventionError(f"{kind} layer {layer}: head {head!r} is out of range: heads are 0..{h - 1}")
+        if op not in OPERATIONS:
+            raise InterventionError(f"unknown edit {op!r} for {kind}:{layer}:{head}; use one of {', '.join(OPERATIONS)}")
+        checked[(kind, layer, head)] = op
+    return checked
+
+
+def heads_that_fit(model: nn.Module, heads: Mapping[HeadKey, str]) -> dict[HeadKey, str]:
+    """The entries of `heads` that `model` has (a session keeps its edits across a model switch
+    only where the new model has the same heads)."""
+    kept = {}
+    for key, op in dict(heads).items():
+        try:
+            kept.update(validate_heads(model, {key: op}))
+        except InterventionError:
+            continue
+    return kept
+
+
+@contextmanager
+def _plans_set(model: nn.Module, plans: dict[tuple[str, int], HeadPlan]) -> Iterator[None]:
+    """Install per-sublayer plans for this thread, merged over any active ones; always restored."""
+    merged = dict(_plans.get() or {})
+    for (kind, layer), plan in plans.items():
+        module = attention_module(model, kind, layer)
+        outer = merged.get(id(module))
+        if outer is not None:  # a nested block adds to (and overrides) the outer one
+            plan = HeadPlan({**outer.ops, **plan.ops}, plan.gate if plan.gate is not None else outer.gate)
+        merged[id(module)] = plan
+    token = _plans.set(merged)
+    try:
+        yield
+    finally:
+        _plans.reset(token)
+
+
+@contextmanager
+def intervene(model: nn.Module, heads: Mapping[HeadKey, str] | None) -> Iterator[dict[HeadKey, str]]:
+    """Run every forward of `model` inside the block with `heads` edited (see the module doc).
+
+    heads: {(kind, layer, head): "zero" | "mean" | "uniform"}; empty or None edits nothing.
+    Raises InterventionError naming the first head the model does not have."""
+    checked = validate_heads(model, heads or {})
+    plans: dict[tuple[str, int], HeadPlan] = {}
+    for (kind, layer, head), op in checked.items():
+        plans.setdefault((kind, layer), HeadPlan({})).ops[head] = op
+    with _plans_set(model, plans):
+        yield checked
+
+
+@contextmanager
+def gated(model: nn.Module, gates: Mapping[tuple[str, int], torch.Tensor]) -> Iterator[None]:
+    """Multiply each head's output by a gate ξ (one (h,) tensor per (kind, layer)): Michel et
+    al.'s head-importance estimate differentiates the loss with respect to ξ at ξ = 1."""
+    with _plans_set(model, {key: HeadPlan({}, gate) for key, gate in gates.items()}):
+        yield
+
+
+# -- a text form, for the command line and scene files -------------------------------------
+def parse_heads(text: str) -> dict[HeadKey, str]:
+    """"encoder:0:1=zero,cross:1:0=uniform" → {("encoder", 0, 1): "zero", ("cross", 1, 0): "uniform"}
+    (layers and heads from 0, as in code). Checked against a model later, by `intervene`."""
+    heads: dict[HeadKey, str] = {}
+    for part in filter(None, (p.strip() for p in (text or "").split(","))):
+        where, _, op = part.partition("=")
+        bits = where.split(":")
+        if len(bits) != 3 or not op:
+            raise InterventionError(f"{part!r}: write kind:layer:head=edit, e.g. encoder:0:1=zero")
+        kind, layer, head = bits
+        try:
+            key = (kind.strip(), int(layer), int(head))
+        except ValueError:
+            raise InterventionError(f"{part!r}: layer and head must be whole numbers (from 0)") from None
+        if key[0] not in ATTENTION_KINDS:
+            raise InterventionError(f"{part!r}: unknown attention kind {key[0]!r}; use one of {', '.join(ATTENTION_KINDS)}")
+        if op.strip() not in OPERATIONS:
+            raise InterventionError(f"{part!r}: unknown edit {op.strip()!r}; use one of {', '.join(OPERATIONS)}")
+        heads[key] = op.strip()
+    return heads
+
+
+def format_heads(heads: Mapping[HeadKey, str]) -> str:
+    """The inverse of `parse_heads`, in a stable order."""
+    return ",".join(f"{k}:{layer}:{h}={op}" for (k, layer, h), op in sorted(heads.items()))
+
+
+__all__ = ["intervene", "gated", "InterventionError", "OPERATIONS", "all_heads", "attention_layers",
+           "attention_module", "validate_heads", "heads_that_fit", "parse_heads", "format_heads"]
+
+from model.interpret.lens import logit_lens  # noqa: E402,F401 - the logit lens (model.interpret.lens), named here as issue 14 asks

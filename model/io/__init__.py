@@ -1,0 +1,1 @@
+"""Files: checkpoints (safetensors + JSON), atomic folders, resume state, pretrained importers."""

@@ -1,0 +1,1 @@
+"""The network: config, attention, layers, positional encodings, the Transformer, hook sites."""
