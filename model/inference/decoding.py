@@ -77,7 +77,10 @@ def sample_decode(model: Transformer, src: torch.Tensor | None, bos_id: int, eos
             nxt = logits.argmax(-1)
         else:
             probs = filter_logits(logits, temperature, top_k, top_p).softmax(-1)
-            nxt = torch.multinomial(probs, 1, generator=generator).squeeze(1)
+            # drawn where the generator lives (the CPU for a seeded one), so a seed gives the
+            # same sample whichever device ran the model
+            draw_on = generator.device if generator is not None else probs.device
+            nxt = torch.multinomial(probs.to(draw_on), 1, generator=generator).squeeze(1).to(ys.device)
         nxt = torch.where(done, torch.full_like(nxt, pad), nxt)
         ys = torch.cat([ys, nxt[:, None]], dim=1)
         done |= nxt == eos_id

@@ -24,7 +24,7 @@ def record_attention(problem: AttributionProblem) -> dict[str, list[np.ndarray]]
 
 
 def _layers(trace: Trace, kind: str) -> list[np.ndarray]:
-    return [trace.attention(kind, l)[0].double().numpy() for l in range(trace.n_layers(kind))]
+    return [trace.attention(kind, l)[0].double().cpu().numpy() for l in range(trace.n_layers(kind))]
 
 
 def _raw_kind(problem: AttributionProblem) -> str:

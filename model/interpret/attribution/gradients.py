@@ -60,7 +60,7 @@ def grad_x_input(problem: AttributionProblem) -> np.ndarray:
     x = input_embeddings(problem).requires_grad_(True)
     with torch.enable_grad():
         (grad,) = torch.autograd.grad(log_prob_of_embeddings(problem, x).sum(), x)
-    return (grad * x).sum(-1)[0].detach().double().numpy()
+    return (grad * x).sum(-1)[0].detach().double().cpu().numpy()
 
 
 def integrated_gradients(problem: AttributionProblem, n_steps: int | None = None,
@@ -76,7 +76,7 @@ def integrated_gradients(problem: AttributionProblem, n_steps: int | None = None
     with torch.enable_grad():
         attributions, delta = ig.attribute(x, baselines=torch.zeros_like(x), n_steps=n_steps,
                                            internal_batch_size=n_steps, return_convergence_delta=True)
-    scores = attributions.sum(-1)[0].detach().double().numpy()
+    scores = attributions.sum(-1)[0].detach().double().cpu().numpy()
     return (scores, float(delta.item())) if return_delta else scores
 
 
