@@ -3,6 +3,7 @@ import pytest
 import torch
 
 from model import bundled_checkpoints, load_checkpoint, sample_decode
+from model.data.tokenizers import BOS_ID, EOS_ID
 from model.interpret.attribution import attribute
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -17,12 +18,11 @@ def reverse_pair():
 def test_a_seeded_sample_is_the_same_on_cuda_as_on_the_cpu(reverse_pair):
     cpu, gpu = reverse_pair
     src = torch.tensor([cpu.src_tokenizer.encode("transformer").ids])
-    cfg = cpu.model.config
 
     def draw(bundle):
         device = next(bundle.model.parameters()).device
         gen = torch.Generator().manual_seed(7)
-        return sample_decode(bundle.model, src.to(device), cfg.bos_id, cfg.eos_id, 16, temperature=1.5,
+        return sample_decode(bundle.model, src.to(device), BOS_ID, EOS_ID, 16, temperature=1.5,
                              generator=gen).cpu()
 
     assert torch.equal(draw(cpu), draw(gpu))
