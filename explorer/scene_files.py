@@ -14,7 +14,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from explorer.session import ATTENTION_KINDS
-from model.interpret.frame import DecodeSettings
+from model.interpret.frame import DecodeSettings, DecodeSettingsError
 from model.interpret.interventions import InterventionError, parse_heads
 
 SCENE_VERSION = 2
@@ -128,6 +128,10 @@ def _check_scene(raw, where: str) -> Scene:
                 raise SceneError(f"{where}: unknown decoding setting {key!r}; valid: {', '.join(DECODING_KEYS)}")
             if not isinstance(value, (int, float) if kind is float else kind) or isinstance(value, bool):
                 raise SceneError(f"{where}: decoding setting {key!r} must be a {kind.__name__}")
+        try:
+            DecodeSettings(**dec)
+        except DecodeSettingsError as exc:
+            raise SceneError(f"{where}: 'decoding': {exc}") from None
     try:
         parse_heads(raw.get("interventions") or "")
         base64.b64decode(raw.get("layout") or "", validate=True)

@@ -10,6 +10,7 @@ tests and scripts call it directly.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 import torch
@@ -26,6 +27,10 @@ STRATEGIES = {"greedy": "Greedy (argmax)", "sample": "Sampling", "beam": "Beam s
               "target": "Follow the target"}
 
 
+class DecodeSettingsError(ValueError):
+    """Decoding settings out of range (a beam of 0, top-p 0, a negative top-k …)."""
+
+
 @dataclass(frozen=True)
 class DecodeSettings:
     """How to decode (Section 6.1 uses beam 4, α = 0.6)."""
@@ -37,6 +42,24 @@ class DecodeSettings:
     seed: int = 0
     beam_size: int = 4
     alpha: float = 0.6
+
+    def __post_init__(self):
+        """Refuse settings no decoder can follow, with the reason, before any model runs."""
+        problems = []
+        if self.strategy not in STRATEGIES:
+            problems.append(f"strategy {self.strategy!r} is not one of {', '.join(STRATEGIES)}")
+        if not math.isfinite(self.temperature) or self.temperature < 0:
+            problems.append(f"temperature {self.temperature} must be ≥ 0 (0 = greedy)")
+        if self.top_k < 0:
+            problems.append(f"top-k {self.top_k} must be ≥ 0 (0 = no top-k filter)")
+        if not 0 < self.top_p <= 1:
+            problems.append(f"top-p {self.top_p} must be in (0, 1] (1 = no nucleus filter)")
+        if self.beam_size < 1:
+            problems.append(f"beam size {self.beam_size} must be ≥ 1")
+        if not math.isfinite(self.alpha) or self.alpha < 0:
+            problems.append(f"length penalty α {self.alpha} must be ≥ 0")
+        if problems:
+            raise DecodeSettingsError("; ".join(problems))
 
 
 @dataclass

@@ -22,7 +22,7 @@ from typing import Callable
 
 import numpy as np
 
-from model.interpret.attribution.attention_scores import attention_flow, attention_rollout, head_label, raw_attention, record_attention
+from model.interpret.attribution.attention_scores import attention_flow, attention_rollout, check_head, head_label, raw_attention, record_attention
 from model.interpret.attribution.correlation import rank_correlations, top1
 from model.interpret.attribution.gradients import grad_x_input, integrated_gradients
 from model.interpret.attribution.occlusion import occlusion
@@ -57,8 +57,8 @@ def attribute_problem(problem: AttributionProblem, methods=None, head: tuple[int
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ValueError(f"unknown attribution method(s) {unknown}; expected some of {', '.join(METHODS)}")
-    heads = record_attention(problem) if _ATTENTION_METHODS & set(methods) else None
-    layer_head = head if head is not None else (-1, 0)
+    heads = record_attention(problem) if _ATTENTION_METHODS & set(methods) or head is not None else None
+    layer_head = check_head(problem, heads, head) if head is not None else (-1, 0)
     compute = {
         "attention": lambda: raw_attention(problem, heads),
         "attention_head": lambda: raw_attention(problem, heads, layer_head),

@@ -7,6 +7,8 @@ the last layer's self-attention row otherwise (a decoder-only model's restricted
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 import torch
 
@@ -44,6 +46,23 @@ def raw_attention(problem: AttributionProblem, heads: dict[str, list[np.ndarray]
         weights = layers[layer][h]
     a, b = problem.span
     return weights[problem.row, a:b].copy()
+
+
+def check_head(problem: AttributionProblem, heads: dict[str, list[np.ndarray]], head) -> tuple[int, int]:
+    """`head` as (layer, head) ints inside the explained attention's stack (negative indices count
+    from the end), or InputError naming what this model has."""
+    from model.inference.bundle import InputError
+
+    layers = heads[_raw_kind(problem)]
+    n_layers, n_heads = len(layers), layers[0].shape[0]
+    try:
+        layer, h = (operator.index(v) for v in head)
+    except (TypeError, ValueError):
+        raise InputError(f"head must be a pair of integers (layer, head), got {head!r}") from None
+    if not (-n_layers <= layer < n_layers and -n_heads <= h < n_heads):
+        raise InputError(f"There is no head {(layer, h)}: this model's {_raw_kind(problem)} attention has "
+                         f"{n_layers} layers (0 … {n_layers - 1}) of {n_heads} heads (0 … {n_heads - 1}).")
+    return layer, h
 
 
 def head_label(problem: AttributionProblem, heads: dict[str, list[np.ndarray]], head: tuple[int, int]) -> str:

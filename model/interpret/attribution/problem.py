@@ -16,6 +16,8 @@ source's lookup is perturbed, see `model.interpret.attribution.gradients`).
 """
 from __future__ import annotations
 
+import numbers
+
 from dataclasses import dataclass
 
 import torch
@@ -90,6 +92,9 @@ class AttributionProblem:
 
 
 def resolve_position(position: int, n: int) -> int:
+    if isinstance(position, bool) or not isinstance(position, numbers.Integral):
+        raise InputError(f"position must be an integer (an index into the output tokens), got {position!r}")
+    position = int(position)
     if not -n <= position < n:
         raise InputError(f"There is no output token {position}: this output has {n} (0 … {n - 1}).")
     return position % n
