@@ -232,3 +232,18 @@ def test_a_near_certain_output_flags_gradient_x_input_as_saturated(bundles):
     assert np.abs(gxi).max() < 0.05 * np.abs(ig).max() and gradient_saturated(gxi, ig)
     assert not gradient_saturated(np.array([0.5, -0.2]), np.array([1.0, 0.3]))  # comparable scales
     assert not gradient_saturated(np.array([0.0]), np.array([0.0]))  # nothing to compare with
+
+
+def test_integrated_gradients_add_up_to_the_change_in_log_p_within_one_percent():
+    """Completeness, checked against f(x) − f(0) computed by a plain forward of each end."""
+    from model import bundled_checkpoints, load_checkpoint
+    from model.interpret.attribution import build_problem
+    from model.interpret.attribution.gradients import input_embeddings, integrated_gradients, log_prob_of_embeddings
+
+    bundle = load_checkpoint(bundled_checkpoints()["reverse"])
+    problem = build_problem(bundle, "transformer", None, 10)
+    scores = integrated_gradients(problem)
+    x = input_embeddings(problem)
+    with torch.no_grad():
+        change = float(log_prob_of_embeddings(problem, x) - log_prob_of_embeddings(problem, torch.zeros_like(x)))
+    assert abs(scores.sum() - change) <= 0.01 * max(abs(change), 1.0)

@@ -19,7 +19,9 @@ import torch
 
 from model.interpret.attribution.problem import AttributionProblem
 
-IG_STEPS = 32  # Gauss-Legendre points: completeness holds to well under 1% on our models
+IG_STEPS = 32  # Gauss-Legendre points to start with; doubled until completeness holds
+IG_MAX_STEPS = 512
+IG_TOLERANCE = 0.01  # |Σ scores − (f(x) − f(0))| allowed, as a share of |f(x) − f(0)| (or of 1 nat if smaller)
 
 
 @contextmanager
@@ -67,17 +69,25 @@ def integrated_gradients(problem: AttributionProblem, n_steps: int | None = None
                          return_delta: bool = False):
     """Captum's IntegratedGradients from the zero embedding to the input, summed over d_model.
 
-    With `return_delta` also returns captum's convergence delta: Σ scores − (f(x) − f(0))."""
+    With `n_steps` left out the integral is refined (32, 64, … up to IG_MAX_STEPS points) until
+    the scores add up to f(x) − f(0) within IG_TOLERANCE: a fixed 32 missed by up to 7% on a
+    near-certain output. With `return_delta` also returns captum's convergence delta,
+    Σ scores − (f(x) − f(0)), of the scores returned."""
     from captum.attr import IntegratedGradients  # imported here: captum takes seconds to import
 
-    n_steps = n_steps or IG_STEPS
     x = input_embeddings(problem)
     ig = IntegratedGradients(lambda e: log_prob_of_embeddings(problem, e))
-    with torch.enable_grad():
-        attributions, delta = ig.attribute(x, baselines=torch.zeros_like(x), n_steps=n_steps,
-                                           internal_batch_size=n_steps, return_convergence_delta=True)
-    scores = attributions.sum(-1)[0].detach().double().cpu().numpy()
-    return (scores, float(delta.item())) if return_delta else scores
+    steps = n_steps or IG_STEPS
+    while True:
+        with torch.enable_grad():
+            attributions, delta = ig.attribute(x, baselines=torch.zeros_like(x), n_steps=steps,
+                                               internal_batch_size=min(steps, 64), return_convergence_delta=True)
+        scores = attributions.sum(-1)[0].detach().double().cpu().numpy()
+        delta = float(delta.item())
+        change = float(scores.sum()) - delta  # f(x) − f(0)
+        if n_steps or steps >= IG_MAX_STEPS or abs(delta) <= IG_TOLERANCE * max(abs(change), 1.0):
+            return (scores, delta) if return_delta else scores
+        steps *= 2
 
 
 SATURATED_RATIO = 0.05  # gradient × input's largest |score| below this share of IG's: a flat gradient
