@@ -10,16 +10,16 @@ import binascii
 import dataclasses
 import json
 from dataclasses import dataclass
-from importlib.resources import files
 from pathlib import Path
 
 from explorer.session import ATTENTION_KINDS
 from model.interpret.frame import DecodeSettings
+from model.io.assets import asset_path
 from model.interpret.interventions import InterventionError, parse_heads
 
 SCENE_VERSION = 2
 READABLE_VERSIONS = (1, 2)
-TOUR_PATH = Path(str(files("explorer") / "assets" / "scenes" / "tour.json"))  # package data
+TOUR_PATH = asset_path("scenes", "tour.json")
 SCENE_KEYS = {"solo", "name", "caption", "checkpoint", "task", "input", "target", "panel", "step", "attention",
               "decoding", "layout", "views", "causal_mask", "compare", "panels", "interventions", "start"}
 STARTABLE_PANELS = ("training", "leak")  # panels with a live run a scene may start ("start": true)

@@ -12,10 +12,11 @@ Components read `current()` when they draw; those that keep colours on built ite
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QColor, QPalette
+
+from model.io.assets import asset_path
 
 SEQUENTIAL = "viridis"  # probabilities, weights, non-negative activations: one map in every theme
 DIVERGING = "CET-D1A"  # blue–white–red: signed values, white is exactly zero
@@ -221,8 +222,8 @@ def qpalette(p: Palette) -> QPalette:
 
 
 def tick_icon(p: Palette) -> str:
-    """The check box tick drawn on the palette's accent (a file of the package: it works from a wheel)."""
-    return (Path(__file__).parent / "assets" / "icons" / f"check-{p.name}.svg").as_posix()
+    """The check box tick drawn on the palette's accent (a bundled asset: it works from a wheel)."""
+    return asset_path("icons", f"check-{p.name}.svg").as_posix()
 
 
 def stylesheet(p: Palette, scale: float = 1.0, title_point_size: int = 14) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 
 from model.inference.bundle import ModelBundle
+from model.io.assets import asset_path
 from model.io.folders import fsync_dir, leftovers, os_reason, swap_into_place, umask, write_synced
 from model.nn.config import ConfigError, TransformerConfig
 from model.data.tokenizers import TokenizerError, tokenizer_from_dict
@@ -41,15 +42,12 @@ class CheckpointWarning(UserWarning):
 
 
 def assets_dir() -> Path:
-    """The bundled checkpoints: package data of `model` (model/assets/checkpoints/), found through
-    importlib.resources so a wheel, an sdist and an editable install all find them."""
-    from importlib.resources import files
-
-    return Path(str(files("model") / "assets" / "checkpoints")).resolve()
+    """The bundled checkpoints' folder (assets/checkpoints/; see `model.io.assets` for how it is found)."""
+    return asset_path("checkpoints")
 
 
 def bundled_checkpoints() -> dict[str, Path]:
-    """name → folder for every checkpoint shipped in model/assets/checkpoints/."""
+    """name → folder for every checkpoint shipped in assets/checkpoints/."""
     root = assets_dir()
     if not root.is_dir():
         return {}
