@@ -18,11 +18,11 @@ from pathlib import Path
 
 import torch
 
+from model.data.tokenizers import TokenizerError, tokenizer_from_dict
 from model.inference.bundle import ModelBundle
 from model.io.assets import asset_path
 from model.io.folders import fsync_dir, leftovers, os_reason, swap_into_place, umask, write_synced
 from model.nn.config import ConfigError, TransformerConfig
-from model.data.tokenizers import TokenizerError, tokenizer_from_dict
 from model.nn.transformer import Transformer
 
 FORMAT = "transformer-explorer-checkpoint"
@@ -419,5 +419,6 @@ def _load_weights(model: Transformer, tensors: dict[str, torch.Tensor], w_path: 
     model.load_state_dict({**tensors, **{a: tensors[n] for a, n in aliases.items()}}, strict=True)
 
 
-__all__ = ["save_checkpoint", "load_checkpoint", "bundled_checkpoints", "random_bundle", "untrained_like", "UNTRAINED", "read_config",
-           "recover_interrupted_save", "check_save_target", "CheckpointError", "CheckpointWarning", "FORMAT_VERSION"]
+__all__ = ["save_checkpoint", "load_checkpoint", "bundled_checkpoints", "random_bundle", "untrained_like", "UNTRAINED",
+           "read_config", "recover_interrupted_save", "check_save_target", "CheckpointError", "CheckpointWarning",
+           "FORMAT_VERSION"]
