@@ -203,10 +203,6 @@ def colour(role: str) -> QColor:
     return QColor(getattr(_current, role))
 
 
-def block_colour(role: str) -> QColor:
-    return QColor(_current.blocks.get(role, _current.canvas))
-
-
 def qpalette(p: Palette) -> QPalette:
     """Qt's palette for every widget, generated from `p` (disabled text included)."""
     pal = QPalette()
