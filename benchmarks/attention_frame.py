@@ -55,7 +55,8 @@ def minilm_results(tokens: int, sums: bool = True):
     from model.io.pretrained import load_pretrained
 
     bundle = load_pretrained("all-MiniLM-L6-v2")
-    words = "the quick brown fox jumps over the lazy dog while attention reads every token".split()
+    words = ["the", "quick", "brown", "fox", "jumps", "over", "the", "lazy", "dog", "while", "attention", "reads",
+             "every", "token"]
     results = []
     for shift in range(4):  # different texts: every frame differs
         text = " ".join(words[(i + shift) % len(words)] for i in range(tokens * 2))

@@ -28,10 +28,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.interpret.attribution import METHODS, attribute_problem, build_problem, top1  # noqa: E402
-from model.interpret.attribution import gradients  # noqa: E402
-from model.io.checkpoints import bundled_checkpoints, load_checkpoint  # noqa: E402
 from model.data.tasks import get_task  # noqa: E402
+from model.interpret.attribution import METHODS, attribute_problem, build_problem, gradients, top1  # noqa: E402
+from model.io.checkpoints import bundled_checkpoints, load_checkpoint  # noqa: E402
 
 
 def reverse_alignment(source_pieces: list[str], target_pieces: list[str]) -> list[set[int]]:

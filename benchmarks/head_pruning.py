@@ -22,9 +22,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.io.checkpoints import bundled_checkpoints, load_checkpoint  # noqa: E402
 from model.interpret.importance import head_importance, heldout_pairs, heldout_score  # noqa: E402
 from model.interpret.interventions import intervene  # noqa: E402
+from model.io.checkpoints import bundled_checkpoints, load_checkpoint  # noqa: E402
 
 
 def score_without(bundle, heads, pairs) -> float:

@@ -25,10 +25,10 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from model import Transformer, TransformerConfig  # noqa: E402
+from model.data.tasks import get_task  # noqa: E402
 from model.data.user_data import make_batch  # noqa: E402
 from model.nn.devices import resolve_device  # noqa: E402
 from model.nn.positional import get_positional_encoding  # noqa: E402
-from model.data.tasks import get_task  # noqa: E402
 from model.train.trainer import make_optimizer  # noqa: E402
 
 PEAK_TFLOPS_BF16 = {"H100": 989.0, "H200": 989.0, "A100": 312.0, "L4": 121.0, "A10": 125.0, "4090": 165.0}
@@ -133,7 +133,7 @@ def main(argv=None) -> int:
     print(f"device {device}, threads {torch.get_num_threads()}, {args.clock} clock, batch {args.batch_size}, "
           f"{tokens / args.steps:.0f} tokens/step, d_model {cfg.d_model}, heads {cfg.n_heads}, "
           f"layers {cfg.n_encoder_layers}+{cfg.n_decoder_layers}, d_ff {cfg.d_ff}, dropout {cfg.dropout}")
-    for name, run in runs.items():  # warm-up (allocator, kernels)
+    for run in runs.values():  # warm-up (allocator, kernels)
         train_steps(*run, batches[:3], device, amp)
     times = {name: [] for name in runs}
     for r in range(args.repeats):

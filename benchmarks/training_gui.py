@@ -125,9 +125,9 @@ def main(argv=None) -> int:
 
     from explorer import style
     from explorer.panels.training.panel import TrainingPanel
+    from explorer.panels.training.setup import worker_threads
     from explorer.runner import Runner, random_bundle
     from explorer.state import SessionState
-    from explorer.panels.training.setup import worker_threads
 
     threads = args.threads or worker_threads()
     torch.set_num_threads(threads)
@@ -206,9 +206,8 @@ def main(argv=None) -> int:
 
 def mean_tokens_per_batch(request, n: int = 50) -> float:
     """Source + target tokens (no padding) per batch of the seeded stream both runs draw."""
-    from model.data.tokenizers import PAD_ID
-
     from explorer.panels.training.setup import build_trainer
+    from model.data.tokenizers import PAD_ID
 
     trainer = build_trainer(request)
     total = 0

@@ -21,8 +21,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.io.checkpoints import random_bundle  # noqa: E402
 from model.data.corpus import best_possible_scores, score_continuations, score_fill_ins  # noqa: E402
+from model.io.checkpoints import random_bundle  # noqa: E402
 from model.train.trainer import StepEvent, TrainConfig, Trainer  # noqa: E402
 
 SIZES = dict(d_model=64, n_heads=4, d_ff=256, max_len=64, dropout=0.1)

@@ -8,12 +8,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from importlib.resources import files
-from pathlib import Path
 
 from explorer.launch import DEFAULT_INPUT, check_panel, close_window, panel_names, parse_size  # noqa: F401
+from model.io.assets import asset_path
 
-ICON_PATH = Path(str(files("explorer") / "assets" / "icons" / "transformer-explorer.svg"))  # package data
+ICON_PATH = asset_path("icons", "transformer-explorer.svg")
 
 
 def _version() -> str:

@@ -10,16 +10,16 @@ import binascii
 import dataclasses
 import json
 from dataclasses import dataclass
-from importlib.resources import files
 from pathlib import Path
 
 from explorer.session import ATTENTION_KINDS
 from model.interpret.frame import DecodeSettings, DecodeSettingsError
 from model.interpret.interventions import InterventionError, parse_heads
+from model.io.assets import asset_path
 
 SCENE_VERSION = 2
 READABLE_VERSIONS = (1, 2)
-TOUR_PATH = Path(str(files("explorer") / "assets" / "scenes" / "tour.json"))  # package data
+TOUR_PATH = asset_path("scenes", "tour.json")
 SCENE_KEYS = {"solo", "name", "caption", "checkpoint", "task", "input", "target", "panel", "step", "attention",
               "decoding", "layout", "views", "causal_mask", "compare", "panels", "interventions", "start"}
 STARTABLE_PANELS = ("training", "leak")  # panels with a live run a scene may start ("start": true)
@@ -113,11 +113,10 @@ def _check_scene(raw, where: str) -> Scene:
                 valid = "; ".join(f"{p}: {', '.join(t)}" for p, t in VIEW_CHOICES.items())
                 raise SceneError(f"{where}: no view {tab!r} for panel {panel!r}; valid: {valid}")
     att = raw.get("attention")
-    if att is not None:
-        if (not isinstance(att, dict) or att.get("kind") not in ATTENTION_KINDS
-                or not all(isinstance(att.get(k, 0), int) and att.get(k, 0) >= 0 for k in ("layer", "head"))):
-            raise SceneError(f"{where}: 'attention' must be {{\"kind\": one of {', '.join(ATTENTION_KINDS)}, "
-                             f"\"layer\": int ≥ 0, \"head\": int ≥ 0}}")
+    if att is not None and (not isinstance(att, dict) or att.get("kind") not in ATTENTION_KINDS
+                            or not all(isinstance(att.get(k, 0), int) and att.get(k, 0) >= 0 for k in ("layer", "head"))):
+        raise SceneError(f"{where}: 'attention' must be {{\"kind\": one of {', '.join(ATTENTION_KINDS)}, "
+                         f"\"layer\": int ≥ 0, \"head\": int ≥ 0}}")
     dec = raw.get("decoding")
     if dec is not None:
         if not isinstance(dec, dict):

@@ -12,10 +12,11 @@ Components read `current()` when they draw; those that keep colours on built ite
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QColor, QPalette
+
+from model.io.assets import asset_path
 
 SEQUENTIAL = "viridis"  # probabilities, weights, non-negative activations: one map in every theme
 DIVERGING = "CET-D1A"  # blue–white–red: signed values, white is exactly zero
@@ -128,7 +129,8 @@ LIGHT = Palette(
     masked="#9aa0a6", mask_hatch="#4a4f55", mask_allowed="#50c878", mask_legend_text="#1f2328",
     on_bright_cell="#000000", on_dark_cell="#ffffff", selected="#e4572e", map_edge="#8c959f",
     prompt="#8250df", prompt_fill="#eadcff", prompt_text="#5d399f", bar="#8fb8e8", bar_edge="#6683a6",
-    attribution_negative="#e39a93", chosen="#c2410c", chosen_text="#b24409", on_chosen="#ffffff", changed="#ffd8d3", current_column="#dbe9fb",
+    attribution_negative="#e39a93", chosen="#c2410c", chosen_text="#b24409", on_chosen="#ffffff",
+    changed="#ffd8d3", current_column="#dbe9fb",
     mask_blank="#fff1e6", beam_alive="#3b7dd8", beam_pruned="#c3c7cc", beam_finished="#2da44e", beam_best="#e8590c",
     readout_bg="#fff8c5", readout_text="#1f2328", info_bg="#ddf4ff", info_text="#0a3069",
     warning_bg="#fff8c5", warning_text="#6b4e00", error_bg="#ffebe9", error_text="#82071e",
@@ -149,7 +151,8 @@ DARK = Palette(
     masked="#484f58", mask_hatch="#c9d1d9", mask_allowed="#50c878", mask_legend_text="#f0f3f6",
     on_bright_cell="#000000", on_dark_cell="#ffffff", selected="#ff7b54", map_edge="#6e7681",
     prompt="#bc8cff", prompt_fill="#3c2a66", prompt_text="#d2a8ff", bar="#3b6ea8", bar_edge="#79a6dc",
-    attribution_negative="#a8424b", chosen="#f0883e", chosen_text="#ffa657", on_chosen="#0d1117", changed="#5d1f1a", current_column="#1c3a5e",
+    attribution_negative="#a8424b", chosen="#f0883e", chosen_text="#ffa657", on_chosen="#0d1117",
+    changed="#5d1f1a", current_column="#1c3a5e",
     mask_blank="#4a2a12", beam_alive="#58a6ff", beam_pruned="#6e7681", beam_finished="#3fb950", beam_best="#f0883e",
     readout_bg="#3d3000", readout_text="#f0f3f6", info_bg="#0c2d6b", info_text="#cae8ff",
     warning_bg="#3d2e00", warning_text="#f2cc60", error_bg="#5d0f12", error_text="#ffdcd7",
@@ -200,10 +203,6 @@ def colour(role: str) -> QColor:
     return QColor(getattr(_current, role))
 
 
-def block_colour(role: str) -> QColor:
-    return QColor(_current.blocks.get(role, _current.canvas))
-
-
 def qpalette(p: Palette) -> QPalette:
     """Qt's palette for every widget, generated from `p` (disabled text included)."""
     pal = QPalette()
@@ -221,8 +220,8 @@ def qpalette(p: Palette) -> QPalette:
 
 
 def tick_icon(p: Palette) -> str:
-    """The check box tick drawn on the palette's accent (a file of the package: it works from a wheel)."""
-    return (Path(__file__).parent / "assets" / "icons" / f"check-{p.name}.svg").as_posix()
+    """The check box tick drawn on the palette's accent (a bundled asset: it works from a wheel)."""
+    return asset_path("icons", f"check-{p.name}.svg").as_posix()
 
 
 def stylesheet(p: Palette, scale: float = 1.0, title_point_size: int = 14) -> str:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduce the trained models shipped in model/assets/checkpoints/ with the headless CLI.
+# Reproduce the trained models shipped in assets/checkpoints/ with the headless CLI.
 #
 #   scripts/train_bundled.sh                 # all six, one after another, on the CPU
 #   scripts/train_bundled.sh reverse dates   # only some
@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 DEVICE=${DEVICE:-auto}
 THREADS=${THREADS:-1}
-OUT=${OUT:-model/assets/checkpoints}
+OUT=${OUT:-assets/checkpoints}
 COMMON=(--device "$DEVICE" --threads "$THREADS" --eval-every 500 --eval-size 1000 --stop-at 0.998
         --heads 4 --layers 2 --seed 0 --steps 15000)
 

@@ -1,4 +1,4 @@
-"""The trained models shipped in model/assets/checkpoints/: small enough to ship, accurate on inputs
+"""The trained models shipped in assets/checkpoints/: small enough to ship, accurate on inputs
 they never saw in training, and with the attention patterns a lecturer wants to show.
 
 Slow-ish (a few seconds each: batched greedy decoding on 500 held-out pairs) but part of the
@@ -28,7 +28,7 @@ def bundles():
 @pytest.mark.parametrize("name", sorted(TARGETS))
 def test_bundled_model_exists_and_is_small(name):
     found = bundled_checkpoints()
-    assert name in found, f"model/assets/checkpoints/{name} is missing (train it with scripts/train_bundled.sh)"
+    assert name in found, f"assets/checkpoints/{name} is missing (train it with scripts/train_bundled.sh)"
     size = sum(p.stat().st_size for p in found[name].iterdir())
     assert size <= MAX_BYTES, f"{name}: {size / 1e6:.1f} MB"
     assert sorted(p.name for p in found[name].iterdir()) == ["config.json", "model.safetensors"]

@@ -112,9 +112,6 @@ class Comparison:
         allowed = self.allowed[kind]
         return diff[..., allowed].mean(-1) if allowed.any() else np.zeros(diff.shape[:2], np.float32)
 
-    def max_abs_difference(self, kind: str) -> float:
-        return float(np.abs(self.difference(kind)).max()) if self.attention_a[kind].size else 0.0
-
 
 # -- what each model writes ------------------------------------------------------------------------
 def output_ids(bundle: ModelBundle, frame: Frame, src: torch.Tensor) -> list[int]:

@@ -18,10 +18,11 @@ from pathlib import Path
 
 import torch
 
+from model.data.tokenizers import TokenizerError, tokenizer_from_dict
 from model.inference.bundle import ModelBundle
+from model.io.assets import asset_path
 from model.io.folders import fsync_dir, leftovers, os_reason, swap_into_place, umask, write_synced
 from model.nn.config import ConfigError, TransformerConfig
-from model.data.tokenizers import TokenizerError, tokenizer_from_dict
 from model.nn.transformer import Transformer
 
 FORMAT = "transformer-explorer-checkpoint"
@@ -41,15 +42,12 @@ class CheckpointWarning(UserWarning):
 
 
 def assets_dir() -> Path:
-    """The bundled checkpoints: package data of `model` (model/assets/checkpoints/), found through
-    importlib.resources so a wheel, an sdist and an editable install all find them."""
-    from importlib.resources import files
-
-    return Path(str(files("model") / "assets" / "checkpoints")).resolve()
+    """The bundled checkpoints' folder (assets/checkpoints/; see `model.io.assets` for how it is found)."""
+    return asset_path("checkpoints")
 
 
 def bundled_checkpoints() -> dict[str, Path]:
-    """name → folder for every checkpoint shipped in model/assets/checkpoints/."""
+    """name → folder for every checkpoint shipped in assets/checkpoints/."""
     root = assets_dir()
     if not root.is_dir():
         return {}
@@ -421,5 +419,6 @@ def _load_weights(model: Transformer, tensors: dict[str, torch.Tensor], w_path: 
     model.load_state_dict({**tensors, **{a: tensors[n] for a, n in aliases.items()}}, strict=True)
 
 
-__all__ = ["save_checkpoint", "load_checkpoint", "bundled_checkpoints", "random_bundle", "untrained_like", "UNTRAINED", "read_config",
-           "recover_interrupted_save", "check_save_target", "CheckpointError", "CheckpointWarning", "FORMAT_VERSION"]
+__all__ = ["save_checkpoint", "load_checkpoint", "bundled_checkpoints", "random_bundle", "untrained_like", "UNTRAINED",
+           "read_config", "recover_interrupted_save", "check_save_target", "CheckpointError", "CheckpointWarning",
+           "FORMAT_VERSION"]

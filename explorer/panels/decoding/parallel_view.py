@@ -326,11 +326,5 @@ class ParallelPassView(QWidget):
                 else:
                     item.setBackground(QBrush(Qt.NoBrush))
 
-    def changed_positions(self) -> list[int]:
-        """Positions whose predicted token differs with vs. without the mask."""
-        if self.run is None:
-            return []
-        return [i for i, (a, b) in enumerate(zip(self.run.masked.predicted, self.run.unmasked.predicted)) if a != b]
-
     def displayed_attention(self) -> np.ndarray:
         return self.heatmap.matrix

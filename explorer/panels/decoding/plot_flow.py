@@ -125,10 +125,6 @@ class PlotFlow(QWidget):
                            usable * (1.03 if keep else 1.0), c))
         return max(scored)
 
-    def best_columns(self, width: int, height: int, n: int | None = None) -> int:
-        """The column count for the shown plots (see the module's docstring)."""
-        return self.arrangement(width, height)[0]
-
     def arrangement(self, width: int, height: int) -> tuple[int, bool]:
         """(columns, fold the fold plot?): fold only when the plots lack room for every label
         (then the others' cells grow: more of their labels are drawn, or all of them)."""

@@ -74,9 +74,6 @@ class Steering:
     def set_probe(self, text: str) -> None:
         self._requests.put(("probe", text))
 
-    def set_snapshots(self, on: bool) -> None:
-        self.snapshots = bool(on)
-
     def cancel_unbegun(self) -> bool:
         """True if the loop has not begun: it never will (a window closed right after Start)."""
         with self._lock:

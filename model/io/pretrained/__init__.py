@@ -17,11 +17,11 @@ import os
 from pathlib import Path
 
 from model.inference.bundle import ModelBundle
-from model.nn.transformer import Transformer
 from model.io.pretrained.bert import bert_config, bert_tokenizer, load_bert_weights
 from model.io.pretrained.files import PretrainedError, Weights, read_json, read_weights
 from model.io.pretrained.hf_tokenizer import PretrainedTokenizer
 from model.io.pretrained.marian import load_marian_weights, marian_config, marian_max_output, marian_tokenizers
+from model.nn.transformer import Transformer
 
 ENV_FOLDERS = "TRANSFORMER_EXPLORER_PRETRAINED"  # extra folders to offer, separated like PATH
 

@@ -26,11 +26,11 @@ from pathlib import Path
 
 import torch
 
+from model.io.pretrained.files import PretrainedError, Weights, load_into, read_json
+from model.io.pretrained.hf_tokenizer import HFTokenizer, read_tokenizer_json, read_wordpiece_vocab, special_tokens
 from model.nn.config import TransformerConfig
 from model.nn.kinds import ENCODER_ONLY
 from model.nn.transformer import Transformer
-from model.io.pretrained.files import PretrainedError, Weights, load_into, read_json
-from model.io.pretrained.hf_tokenizer import HFTokenizer, read_tokenizer_json, read_wordpiece_vocab, special_tokens
 
 ACTIVATIONS = {"gelu": "gelu", "relu": "relu", "swish": "swish", "silu": "swish"}
 

@@ -20,13 +20,13 @@ from pathlib import Path
 
 import torch
 
+from model.io.pretrained.files import PretrainedError, Weights, load_into, read_json
+from model.io.pretrained.hf_tokenizer import HFTokenizer, PretrainedTokenizer, read_tokenizer_json, special_tokens
+from model.io.pretrained.spm_tokenizer import MarianSentencePieceTokenizer
 from model.nn.config import TransformerConfig
 from model.nn.kinds import ENCODER_DECODER
 from model.nn.positional import get_positional_encoding
 from model.nn.transformer import Transformer
-from model.io.pretrained.files import PretrainedError, Weights, load_into, read_json
-from model.io.pretrained.hf_tokenizer import HFTokenizer, PretrainedTokenizer, read_tokenizer_json, special_tokens
-from model.io.pretrained.spm_tokenizer import MarianSentencePieceTokenizer
 
 ACTIVATIONS = {"swish": "swish", "silu": "swish", "gelu": "gelu", "relu": "relu"}
 # BART-era switches some Marian config.json files still carry; true means a different model.
