@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from model.nn.hooks import Trace
+from model.nn.trace import Trace
 
 LENS_TOP_K = 5
 
