@@ -19,8 +19,8 @@ The three edits of head_i in Concat(head_1..head_h) W^O (Section 3.2.2):
 """
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Iterator, Mapping
 
 import torch
 from torch import nn
@@ -156,7 +156,18 @@ def format_heads(heads: Mapping[HeadKey, str]) -> str:
     return ",".join(f"{k}:{layer}:{h}={op}" for (k, layer, h), op in sorted(heads.items()))
 
 
-__all__ = ["intervene", "gated", "InterventionError", "OPERATIONS", "all_heads", "attention_layers",
-           "attention_module", "validate_heads", "heads_that_fit", "parse_heads", "format_heads"]
+__all__ = [
+    "OPERATIONS",
+    "InterventionError",
+    "all_heads",
+    "attention_layers",
+    "attention_module",
+    "format_heads",
+    "gated",
+    "heads_that_fit",
+    "intervene",
+    "parse_heads",
+    "validate_heads",
+]
 
-from model.interpret.lens import logit_lens  # noqa: E402,F401 - the logit lens (model.interpret.lens), named here as issue 14 asks
+from model.interpret.lens import logit_lens  # noqa: F401 - the logit lens (model.interpret.lens), named here as issue 14 asks

@@ -124,5 +124,5 @@ def pick_level(factor: int, levels: dict[int, SumLevel] | None) -> tuple[int, Su
     (factor, None) — sum the maps themselves — for factor 1 or when there are no levels."""
     if factor <= 1 or not levels:
         return factor, None
-    drawn, level = min(((p * -(-factor // p), -p) for p in levels))
+    drawn, level = min((p * -(-factor // p), -p) for p in levels)
     return drawn, levels[-level]

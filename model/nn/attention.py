@@ -5,7 +5,7 @@ its sites (model.nn.hooks), torch's fused kernel otherwise."""
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F

@@ -18,11 +18,11 @@ outside any hooks runs its fused kernels with no copies at all.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Callable, Iterator, Mapping
 
 import torch
 from torch import nn
@@ -30,10 +30,10 @@ from torch import nn
 from model.nn.steps import StepText, step_text
 from model.nn.trace import Step, Trace
 
-__all__ = ["Site", "HookFn", "HookSet", "hooks", "site", "hooked", "wants", "record", "patch", "Step", "Trace"]
+__all__ = ["HookFn", "HookSet", "Site", "Step", "Trace", "hooked", "hooks", "patch", "record", "site", "wants"]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Site:
     """Where a hook was called: the full step name, the module that owns the site, the model
     the hooks were set on, and what an attention site's hooks may need (its mask)."""
@@ -63,7 +63,8 @@ class HookSet:
         self.patterns = list(fns.items())
         self.paths = {id(m): name for name, m in model.named_modules()}
         self._by_name: dict[str, tuple[HookFn, ...]] = {}
-        self._covers: dict[tuple[int, str], bool] = {}
+        self._sites: dict[tuple[int, str], tuple[str | None, tuple[HookFn, ...]]] = {}
+        self._modules: dict[int, bool] = {}
 
     def name_of(self, module: nn.Module, local: str) -> str | None:
         """The site's full name in this set's model, or None for a module outside it."""
@@ -75,15 +76,27 @@ class HookSet:
     def fns(self, name: str) -> tuple[HookFn, ...]:
         found = self._by_name.get(name)
         if found is None:
-            found = self._by_name[name] = tuple(fn for pattern, fn in self.patterns if fnmatchcase(name, pattern))
+            found = self._by_name[name] = tuple(fn for pattern, fn in self.patterns
+                                                if pattern == "*" or fnmatchcase(name, pattern))
+        return found
+
+    def at(self, module: nn.Module, local: str) -> tuple[str | None, tuple[HookFn, ...]]:
+        """(full name, matching hooks) of a site, looked up once per set."""
+        key = (id(module), local)
+        found = self._sites.get(key)
+        if found is None:
+            name = self.name_of(module, local)
+            found = self._sites[key] = (name, self.fns(name) if name is not None else ())
         return found
 
     def covers(self, module: nn.Module, local: str) -> bool:
-        key = (id(module), local)
-        found = self._covers.get(key)
+        return bool(self.at(module, local)[1])
+
+    def covers_any(self, module: nn.Module) -> bool:
+        """Whether a hook matches one of the module's sites (`HOOK_SITES`)."""
+        found = self._modules.get(id(module))
         if found is None:
-            name = self.name_of(module, local)
-            found = self._covers[key] = name is not None and bool(self.fns(name))
+            found = self._modules[id(module)] = any(self.covers(module, local) for local in module.HOOK_SITES)
         return found
 
 
@@ -111,8 +124,7 @@ def site(module: nn.Module, local: str, tensor: torch.Tensor, mask: torch.Tensor
     if not active:
         return tensor
     for hook_set in active:
-        name = hook_set.name_of(module, local)
-        fns = hook_set.fns(name) if name is not None else ()
+        name, fns = hook_set.at(module, local)
         if fns:
             where = Site(name, local, module, hook_set.model, mask)
             for fn in fns:
@@ -132,7 +144,7 @@ def hooked(module: nn.Module) -> bool:
     """Whether any active hook matches one of `module`'s sites (`HOOK_SITES`): a module takes
     its fused kernel only when this is False."""
     active = _active.get()
-    return bool(active) and any(h.covers(module, local) for h in active for local in module.HOOK_SITES)
+    return bool(active) and any(h.covers_any(module) for h in active)
 
 
 @contextmanager
@@ -144,9 +156,12 @@ def record(model: nn.Module) -> Iterator[Trace]:
     >>> trace.attention("cross", 0).shape  # (B, h, T_tgt, T_src)
     """
     trace = Trace(model=model)
+    texts: dict[str, StepText] = {}  # name → text: a decoding loop records the same sites again
 
     def keep(tensor: torch.Tensor, where: Site) -> None:
-        text = where.text
+        text = texts.get(where.name)
+        if text is None:
+            text = texts[where.name] = where.text
         trace.add(where.name, tensor, text.formula, text.description, text.axes)
 
     with hooks(model, {"*": keep}, reads_only=True):

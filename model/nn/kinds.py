@@ -12,8 +12,8 @@ cross) once: their module paths, token axes and titles.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 import re
+from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -27,7 +27,7 @@ class AttentionKind(StrEnum):
     CROSS = "cross"  # encoder-decoder attention: decoder queries, encoder keys
 
     @classmethod
-    def parse(cls, text: str) -> "AttentionKind":
+    def parse(cls, text: str) -> AttentionKind:
         """The member called `text`; ValueError naming the valid ones otherwise."""
         try:
             return cls(text)
@@ -65,7 +65,7 @@ class AttentionKind(StrEnum):
                 "cross": "Encoder–decoder (cross) attention"}[self.value]
 
     @classmethod
-    def of_module(cls, name: str) -> tuple["AttentionKind", int] | None:
+    def of_module(cls, name: str) -> tuple[AttentionKind, int] | None:
         """(kind, layer) of the attention sublayer a module path or step name lies in, or None."""
         m = _ATTENTION_PATH.match(name)
         if not m:

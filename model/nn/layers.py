@@ -1,7 +1,7 @@
 """Encoder and decoder layers (Section 3.1): sublayers wrapped in residual + LayerNorm."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -10,7 +10,6 @@ from model.nn.attention import MultiHeadAttention
 from model.nn.config import TransformerConfig
 from model.nn.dropout import Dropout
 from model.nn.hooks import site
-
 
 # The FFN's non-linearity. Eq. 2 uses ReLU; BERT uses GELU (Hendrycks & Gimpel 2016, the exact
 # erf form, as torch's default), Marian/opus-mt uses swish = x·sigmoid(x) (torch's SiLU).
@@ -110,10 +109,10 @@ class Encoder(nn.Module):
 
     STEP_GROUP = "stack"
     HOOK_SITES = ("final_norm",)
-    step_axes = {"t": "src"}
 
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
+        self.step_axes = {"t": "src"}
         self.layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_encoder_layers))
         self.norm = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) if cfg.norm_first else None
 
@@ -130,10 +129,10 @@ class Decoder(nn.Module):
 
     STEP_GROUP = "stack"
     HOOK_SITES = ("final_norm",)
-    step_axes = {"t": "tgt"}
 
     def __init__(self, cfg: TransformerConfig, cross_attention: bool = True):
         super().__init__()
+        self.step_axes = {"t": "tgt"}
         self.layers = nn.ModuleList(DecoderLayer(cfg, cross_attention) for _ in range(cfg.n_decoder_layers))
         self.norm = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) if cfg.norm_first else None
 

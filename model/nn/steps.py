@@ -12,8 +12,9 @@ Axes in the catalogue name every dimension of the step's tensor: "batch", "head"
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
+from weakref import WeakKeyDictionary
 
 # What a step's name reads aloud as: the recorder's names are PyTorch module paths (stable,
 # greppable, what an engineer matches against the code); a student reads "Encoder layer 1 ·
@@ -141,11 +142,25 @@ CATALOGUE: dict[str, Callable[[object], dict[str, StepText]]] = {
 }
 
 
+# module → {site: its text}: a recording asks for ~150 texts per forward, the same each time.
+_TEXTS: WeakKeyDictionary = WeakKeyDictionary()
+
+
 def step_text(module, local: str) -> StepText:
     """The text of site `local` of `module`, its axes resolved to "src" / "tgt".
 
     The Transformer's sites are named with their stack ("encoder.input"): the stack picks the
     token axis, and the generator's axis follows the stack that feeds it."""
+    texts = _TEXTS.get(module)
+    if texts is None:
+        texts = _TEXTS[module] = {}
+    text = texts.get(local)
+    if text is None:
+        text = texts[local] = _resolve(module, local)
+    return text
+
+
+def _resolve(module, local: str) -> StepText:
     group = module.STEP_GROUP
     axes = dict(getattr(module, "step_axes", {}))
     if group == "model":

@@ -2,8 +2,8 @@
 axes) in the order the forward computed them, gathered in a `Trace` (`model.nn.hooks.record`)."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import torch
 from torch import nn

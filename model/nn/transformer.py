@@ -6,9 +6,13 @@ from torch import nn
 
 from model.nn.config import TransformerConfig
 from model.nn.dropout import Dropout
-from model.nn.layers import Decoder, Encoder
-from model.nn.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, TokenEmbedding
 from model.nn.hooks import site, wants
+from model.nn.layers import Decoder, Encoder
+from model.nn.positional import (
+    LearnedPositionalEmbedding,
+    SinusoidalPositionalEncoding,
+    TokenEmbedding,
+)
 
 
 def subsequent_mask(size: int, device: torch.device | str | None = None) -> torch.Tensor:
