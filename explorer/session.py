@@ -19,7 +19,7 @@ from psygnal import Signal, SignalGroup
 
 from model.interpret.frame import STRATEGIES, DecodeSettings
 from model.interpret.interventions import OPERATIONS, format_heads, heads_that_fit, parse_heads
-from model.nn.hooks import ATTENTION_KINDS as RECORDED_ATTENTION
+from model.nn.kinds import ATTENTION_KINDS as RECORDED_ATTENTION
 
 ATTENTION_KINDS = tuple(RECORDED_ATTENTION)  # "encoder", "decoder_self", "cross": the recorder's names
 # The tab each panel opens on when a scene (or a new session) does not name one.

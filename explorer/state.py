@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, Signal
 from explorer.session import Session
 from model.inference.bundle import ForwardResult, ModelBundle
 from model.interpret.frame import Frame
-from model.nn.hooks import ATTENTION_KINDS
+from model.nn.kinds import ATTENTION_KINDS
 
 _ATTN_STEP = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.(self_attn|cross_attn)\.")
 

@@ -19,7 +19,8 @@ from importlib import import_module
 from model.inference.decoding import (BeamResult, DecodeStep, beam_search, decode_steps, greedy_decode,
                                       sample_decode)
 from model.nn.config import ConfigError, TransformerConfig
-from model.nn.hooks import Step, Trace, record
+from model.nn.hooks import Step, Trace, hooks, patch, record
+from model.nn.kinds import AttentionKind
 from model.nn.positional import get_positional_encoding
 from model.nn.transformer import Transformer, decoder_mask, padding_mask, subsequent_mask
 
@@ -54,7 +55,7 @@ def __dir__():
 
 
 __all__ = [
-    "TransformerConfig", "ConfigError", "Transformer", "record", "Trace", "Step",
+    "TransformerConfig", "ConfigError", "Transformer", "record", "Trace", "Step", "hooks", "patch", "AttentionKind",
     "greedy_decode", "sample_decode", "beam_search", "decode_steps", "DecodeStep", "BeamResult",
     "get_positional_encoding", "subsequent_mask", "padding_mask", "decoder_mask", "__version__",
     *_LAZY,

@@ -12,7 +12,7 @@ from model.inference.evaluation import exact_match
 from model.interpret.importance import (ImportanceError, gradient_importance, head_importance, heldout_pairs,
                                    masking_importance)
 from model.interpret.interventions import all_heads
-from model.nn.hooks import ATTENTION_KINDS
+from model.nn.kinds import ATTENTION_KINDS
 
 N_PAIRS = 12
 

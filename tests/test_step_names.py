@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from model.nn.step_names import readable_step_name
+from model.nn.steps import readable_step_name
 
 
 @pytest.mark.parametrize("name, title", [

@@ -158,20 +158,17 @@ def _scored(writer: str, own_bundle: ModelBundle, own: ForwardResult, other: For
 # -- attention -------------------------------------------------------------------------------------
 def attention_maps(result: ForwardResult) -> tuple[dict, dict, dict]:
     """(weights, allowed, labels) per attention kind of one recorded forward."""
-    from model.nn.hooks import ATTENTION_KINDS
-
     trace = result.trace
-    axes = {"encoder": ("src", "src"), "decoder_self": ("tgt", "tgt"), "cross": ("tgt", "src")}
     pieces = {"src": list(result.src_pieces), "tgt": list(result.tgt_pieces)}
     weights, allowed, labels = {}, {}, {}
     for kind in trace.attention_kinds():
         n = trace.n_layers(kind)
         weights[kind] = np.stack([trace.attention(kind, i)[0].numpy() for i in range(n)]).astype(np.float32)
-        mask_name = ATTENTION_KINDS[kind].format(layer=0) + ".mask"
+        mask_name = kind.module_name(0) + ".mask"
         tq, tk = weights[kind].shape[-2:]
         allowed[kind] = (trace[mask_name].tensor[0].numpy().astype(bool).reshape(tq, tk)
                          if mask_name in trace else np.ones((tq, tk), bool))
-        q, k = axes[kind]
+        q, k = kind.axes
         labels[kind] = (pieces[q] if len(pieces[q]) == tq else [str(i) for i in range(tq)],
                         pieces[k] if len(pieces[k]) == tk else [str(i) for i in range(tk)])
     return weights, allowed, labels

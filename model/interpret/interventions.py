@@ -1,16 +1,17 @@
 """Head surgery: run a model with chosen attention heads zeroed, mean-replaced or made uniform.
 
-`intervene(model, heads)` is a context manager; inside it every forward of `model` (the
-fast path, `record`, every decoding function) runs with the edits, and leaving it restores
-the model exactly (the edits are held in a `ContextVar`, `model.nn.head_edits`, never on the
-modules: another thread running the same model is not affected).
+`intervene(model, heads)` is a context manager; inside it every forward of `model` (plain,
+`record`, every decoding function) runs with the edits, and leaving it restores the model
+exactly. The edits are hooks (model.nn.hooks) on the edited sublayers' "weights" and
+"context" sites, held in a `ContextVar`, never on the modules: another thread running the same
+model is not affected, and a recording made inside the block shows the edited weights.
 
     >>> with intervene(model, {("cross", 1, 0): "zero", ("encoder", 0, 2): "uniform"}):
     ...     ys = greedy_decode(model, src, bos, eos, 20)
 
 The three edits of head_i in Concat(head_1..head_h) W^O (Section 3.2.2):
 - "zero": head_i = 0 (Michel et al. 2019 mask a head this way);
-- "mean": head_i replaced by its mean over the query positions (`head_edits.positional_mean`
+- "mean": head_i replaced by its mean over the query positions (`model.interpret.head_edits.positional_mean`
   says exactly which: all real source positions in the encoder, a running mean over
   0..t in the decoder so no position reads the future);
 - "uniform": softmax(…) replaced by 1/T_k on the keys the mask allows (0 where masked), so
@@ -18,14 +19,15 @@ The three edits of head_i in Concat(head_1..head_h) W^O (Section 3.2.2):
 """
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Iterator, Mapping
 
 import torch
 from torch import nn
 
-from model.nn.head_edits import OPERATIONS, HeadPlan, _plans
-from model.nn.hooks import ATTENTION_KINDS
+from model.interpret.head_edits import OPERATIONS, HeadPlan, plan_hooks
+from model.nn.hooks import HookFn, hooks
+from model.nn.kinds import AttentionKind
 
 HeadKey = tuple[str, int, int]  # (kind, layer, head), counted from 0
 
@@ -36,21 +38,23 @@ class InterventionError(ValueError):
 
 def attention_module(model: nn.Module, kind: str, layer: int) -> nn.Module:
     """The MultiHeadAttention of one sublayer ("encoder" | "decoder_self" | "cross", layer from 0)."""
-    if kind not in ATTENTION_KINDS:
-        raise InterventionError(f"unknown attention kind {kind!r}; use one of {', '.join(ATTENTION_KINDS)}")
+    try:
+        kind = AttentionKind.parse(kind)
+    except ValueError as exc:
+        raise InterventionError(str(exc)) from None
     n = attention_layers(model).get(kind, 0)
     if n == 0:
         raise InterventionError(f"this model has no {kind} attention (it has {', '.join(attention_layers(model))})")
     if not isinstance(layer, int) or isinstance(layer, bool) or not 0 <= layer < n:
         raise InterventionError(f"{kind} layer {layer!r} is out of range: this model has layers 0..{n - 1}")
-    return model.get_submodule(ATTENTION_KINDS[kind].format(layer=layer))
+    return model.get_submodule(kind.module_name(layer))
 
 
-def attention_layers(model: nn.Module) -> dict[str, int]:
+def attention_layers(model: nn.Module) -> dict[AttentionKind, int]:
     """{kind: number of layers} for the attention kinds `model` has, in the paper's order."""
     cfg = model.config
     kinds = cfg.model_kind.attention_kinds
-    return {k: (cfg.n_encoder_layers if k == "encoder" else cfg.n_decoder_layers) for k in kinds}
+    return {k: (cfg.n_encoder_layers if k.stack == "encoder" else cfg.n_decoder_layers) for k in kinds}
 
 
 def all_heads(model: nn.Module) -> list[HeadKey]:
@@ -91,19 +95,13 @@ def heads_that_fit(model: nn.Module, heads: Mapping[HeadKey, str]) -> dict[HeadK
 
 @contextmanager
 def _plans_set(model: nn.Module, plans: dict[tuple[str, int], HeadPlan]) -> Iterator[None]:
-    """Install per-sublayer plans for this thread, merged over any active ones; always restored."""
-    merged = dict(_plans.get() or {})
+    """Set the hooks carrying out per-sublayer plans, for this thread; always removed on leaving."""
+    fns: dict[str, HookFn] = {}
     for (kind, layer), plan in plans.items():
-        module = attention_module(model, kind, layer)
-        outer = merged.get(id(module))
-        if outer is not None:  # a nested block adds to (and overrides) the outer one
-            plan = HeadPlan({**outer.ops, **plan.ops}, plan.gate if plan.gate is not None else outer.gate)
-        merged[id(module)] = plan
-    token = _plans.set(merged)
-    try:
+        attention_module(model, kind, layer)  # validated: a clear error for a sublayer the model lacks
+        fns.update(plan_hooks(AttentionKind(kind).module_name(layer), plan))
+    with hooks(model, fns):
         yield
-    finally:
-        _plans.reset(token)
 
 
 @contextmanager
@@ -111,7 +109,7 @@ def intervene(model: nn.Module, heads: Mapping[HeadKey, str] | None) -> Iterator
     """Run every forward of `model` inside the block with `heads` edited (see the module doc).
 
     heads: {(kind, layer, head): "zero" | "mean" | "uniform"}; empty or None edits nothing.
-    Raises InterventionError naming the first head the model does not have."""
+    Nested blocks both apply, the outer one's edits first. Raises InterventionError naming the first head the model does not have."""
     checked = validate_heads(model, heads or {})
     plans: dict[tuple[str, int], HeadPlan] = {}
     for (kind, layer, head), op in checked.items():
@@ -143,8 +141,10 @@ def parse_heads(text: str) -> dict[HeadKey, str]:
             key = (kind.strip(), int(layer), int(head))
         except ValueError:
             raise InterventionError(f"{part!r}: layer and head must be whole numbers (from 0)") from None
-        if key[0] not in ATTENTION_KINDS:
-            raise InterventionError(f"{part!r}: unknown attention kind {key[0]!r}; use one of {', '.join(ATTENTION_KINDS)}")
+        try:
+            AttentionKind.parse(key[0])
+        except ValueError as exc:
+            raise InterventionError(f"{part!r}: {exc}") from None
         if op.strip() not in OPERATIONS:
             raise InterventionError(f"{part!r}: unknown edit {op.strip()!r}; use one of {', '.join(OPERATIONS)}")
         heads[key] = op.strip()
@@ -156,7 +156,18 @@ def format_heads(heads: Mapping[HeadKey, str]) -> str:
     return ",".join(f"{k}:{layer}:{h}={op}" for (k, layer, h), op in sorted(heads.items()))
 
 
-__all__ = ["intervene", "gated", "InterventionError", "OPERATIONS", "all_heads", "attention_layers",
-           "attention_module", "validate_heads", "heads_that_fit", "parse_heads", "format_heads"]
+__all__ = [
+    "OPERATIONS",
+    "InterventionError",
+    "all_heads",
+    "attention_layers",
+    "attention_module",
+    "format_heads",
+    "gated",
+    "heads_that_fit",
+    "intervene",
+    "parse_heads",
+    "validate_heads",
+]
 
-from model.interpret.lens import logit_lens  # noqa: E402,F401 - the logit lens (model.interpret.lens), named here as issue 14 asks
+from model.interpret.lens import logit_lens  # noqa: F401 - the logit lens (model.interpret.lens), named here as issue 14 asks

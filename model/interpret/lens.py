@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from model.nn.hooks import Trace
+from model.nn.trace import Trace
 
 LENS_TOP_K = 5
 
@@ -122,4 +122,4 @@ def lens_view(trace: Trace, vocab: list[str], positions: list[str], marked: list
     return LensView(lens_stack(model), list(positions), top_ids, top_probs, pieces, list(marked or []))
 
 
-__all__ = ["logit_lens", "lens_view", "LensView", "LensError", "residual_names", "read_out", "LENS_TOP_K"]
+__all__ = ["LENS_TOP_K", "LensError", "LensView", "lens_view", "logit_lens", "read_out", "residual_names"]

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from model.nn.hooks import ATTENTION_KINDS, Trace
+from model.nn.kinds import AttentionKind
+from model.nn.trace import Trace
 
 LEVELS = (2, 4)  # every factor f ≥ 2 rounds up to an even one at most 4/3 of it (3 → 4, 5 → 6, 7 → 8);
 # a 3-level would make 3, 6, 9 exact but costs the worker another read of every weight (~20 ms)
@@ -110,7 +111,7 @@ def attention_sums(trace: Trace, batch: int = 0, least_cells: int = LEAST_CELLS)
         layers = [trace.attention(kind, layer)[batch].detach().cpu() for layer in range(n)]
         if not layers or n * math.prod(layers[0].shape) < least_cells:
             continue
-        mask_name = ATTENTION_KINDS[kind].format(layer=0) + ".mask"
+        mask_name = AttentionKind(kind).module_name(0) + ".mask"
         mask = trace[mask_name].tensor[batch].cpu().bool() if mask_name in set(trace.names()) else None
         allowed = mask if mask is not None else torch.ones(layers[0].shape[-2:], dtype=torch.bool)
         out[kind] = sum_levels(layers, allowed)
@@ -123,5 +124,5 @@ def pick_level(factor: int, levels: dict[int, SumLevel] | None) -> tuple[int, Su
     (factor, None) — sum the maps themselves — for factor 1 or when there are no levels."""
     if factor <= 1 or not levels:
         return factor, None
-    drawn, level = min(((p * -(-factor // p), -p) for p in levels))
+    drawn, level = min((p * -(-factor // p), -p) for p in levels)
     return drawn, levels[-level]

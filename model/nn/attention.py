@@ -1,39 +1,62 @@
-"""Scaled dot-product attention (Eq. 1) and multi-head attention (Section 3.2.2)."""
+"""Scaled dot-product attention (Eq. 1) and multi-head attention (Section 3.2.2).
+
+The forward is written once: Eq. 1 spelled out (`attention`) whenever a hook is set on one of
+its sites (model.nn.hooks), torch's fused kernel otherwise."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from model.nn.dropout import Dropout
-from model.nn.head_edits import edit_context, edit_weights, plan_for
-from model.nn.hooks import current_trace, emit
+from model.nn.hooks import hooked, site
+from model.nn.steps import ATTENTION
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None,
-              dropout: nn.Module | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+              dropout: nn.Module | None = None,
+              hook: Callable[[str, torch.Tensor], torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Eq. 1: softmax(QKᵀ/√d_k) V, as a pure function returning (output, weights).
 
     mask: boolean, broadcastable to (..., T_q, T_k); True where a query may attend a key.
+    hook: called as hook(name, tensor) on each intermediate ("scores", "mask", "masked_scores",
+    "weights", "context"), which goes on with what it returns (`MultiHeadAttention` passes its
+    hook sites).
     """
     d_k = q.size(-1)
     scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (B, h, T_q, T_k)
+    if hook is not None:
+        scores = hook("scores", scores)
     if mask is not None:
+        if hook is not None:
+            mask = hook("mask", mask.expand(q.size(0), 1, q.size(2), k.size(2))[:, 0])[:, None]  # (B, 1, T_q, T_k)
         scores = scores.masked_fill(~mask, float("-inf"))
+        if hook is not None:
+            scores = hook("masked_scores", scores)
     weights = scores.softmax(dim=-1)  # (B, h, T_q, T_k)
+    if hook is not None:
+        weights = hook("weights", weights)
     if dropout is not None:
         weights = dropout(weights)
-    return weights @ v, weights  # (B, h, T_q, d_k), (B, h, T_q, T_k)
+    out = weights @ v  # (B, h, T_q, d_k)
+    if hook is not None:
+        out = hook("context", out)
+    return out, weights
 
 
 class MultiHeadAttention(nn.Module):
     """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
 
     `axes` names what the query and key positions index ("src" or "tgt") so a recorded
-    trace can be labelled with the right tokens.
+    trace can be labelled with the right tokens. Its hook sites are `HOOK_SITES`, each with
+    the text the step catalogue (model.nn.steps) gives it.
     """
+
+    STEP_GROUP = "attention"
+    HOOK_SITES = tuple(ATTENTION)  # q, k, v, scores, mask, masked_scores, weights, context, concat, output
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, axes: tuple[str, str] = ("src", "src")):
         super().__init__()
@@ -47,6 +70,7 @@ class MultiHeadAttention(nn.Module):
         self.dropout_p = dropout
         self.dropout = Dropout(dropout)
         self.q_axis, self.k_axis = axes
+        self.step_axes = {"q": self.q_axis, "k": self.k_axis}
 
     def _project(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor):
         """Q W^Q, K W^K, V W^V. When the inputs are one tensor (self-attention) or key is value
@@ -72,58 +96,19 @@ class MultiHeadAttention(nn.Module):
                 mask: torch.Tensor | None = None) -> torch.Tensor:
         """query (B, T_q, d_model), key/value (B, T_k, d_model), mask bool (B|1, 1, T_q|1, T_k)."""
         B, T_q, d_model = query.shape
-        q, k, v = self._project(query, key, value)
-        q, k, v = self._split(q), self._split(k), self._split(v)  # (B, h, T, d_k) each
-        plan = plan_for(self)  # head surgery (model.interpret.interventions); None almost always
-        if current_trace() is None:
-            dropout_p = self.dropout_p if self.training else 0.0
-            if dropout_p > 0 and q.device.type == "cpu":
-                # On the CPU torch's fused kernel falls back to a slower path when it must drop
-                # weights; Eq. 1 written out is ~1.5x faster for training there.
-                ctx, _ = attention(q, k, v, mask, self.dropout)
-            else:
-                # Fast path: torch's fused kernel; nothing is recorded so nothing needs the weights.
-                ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
-            if plan is not None:
-                ctx = edit_context(plan, ctx, v, mask, self.q_axis == "tgt", weights_edited=False)
-        else:
-            ctx = self._recorded(q, k, v, mask, plan)
-        concat = ctx.transpose(1, 2).reshape(B, T_q, d_model)  # (B, T_q, h*d_k)
-        out = self.w_o(concat)  # (B, T_q, d_model)
-        if current_trace() is not None:
-            qa = self.q_axis
-            emit(self, "concat", concat, "Concat(head₁, …, head_h)",
-                 "The heads' outputs side by side again: h × d_k = d_model numbers per token.", ("batch", qa, "d_model"))
-            emit(self, "output", out, "MultiHead = Concat(heads) Wᴼ",
-                 "The output projection Wᴼ mixes what the heads found into one vector per token.", ("batch", qa, "d_model"))
-        return out
+        q, k, v = (self._split(x) for x in self._project(query, key, value))  # (B, h, T, d_k) each
+        dropout_p = self.dropout_p if self.training else 0.0
+        if hooked(self):  # recording, head surgery, patching: Eq. 1 spelled out, every step a hook site
+            def hook(local: str, tensor: torch.Tensor) -> torch.Tensor:
+                return site(self, local, tensor, mask)
 
-    def _recorded(self, q, k, v, mask, plan=None) -> torch.Tensor:
-        """The same computation step by step, emitting every intermediate (Eq. 1 spelled out)."""
-        qa, ka = self.q_axis, self.k_axis
-        head = ("batch", "head")
-        emit(self, "q", q, "Q_i = X W_i^Q", "Queries: what each token is looking for, one d_k vector per head.", head + (qa, "d_k"))
-        emit(self, "k", k, "K_i = X W_i^K", "Keys: what each token offers to be found by, per head.", head + (ka, "d_k"))
-        emit(self, "v", v, "V_i = X W_i^V", "Values: what each token passes on when attended to, per head.", head + (ka, "d_k"))
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, h, T_q, T_k)
-        emit(self, "scores", scores, "Q Kᵀ / √d_k",
-             "How well each query matches each key, scaled by √d_k so the softmax does not saturate.", head + (qa, ka))
-        if mask is not None:
-            full = mask.expand(q.size(0), 1, q.size(2), k.size(2))[:, 0]  # (B, T_q, T_k)
-            emit(self, "mask", full, "mask (1 = may attend, 0 = blocked)",
-                 "Which keys each query is allowed to see: padding and (in the decoder) the future are blocked.",
-                 ("batch", qa, ka))
-            scores = scores.masked_fill(~mask, float("-inf"))
-            emit(self, "masked_scores", scores, "Q Kᵀ / √d_k + mask (−∞ where blocked)",
-                 "Blocked positions get −∞, so the softmax gives them exactly zero weight.", head + (qa, ka))
-        weights = scores.softmax(dim=-1)  # (B, h, T_q, T_k)
-        if plan is not None:
-            weights = edit_weights(plan, weights, mask)  # uniform heads: 1/T_k over the allowed keys
-        emit(self, "weights", weights, "softmax(Q Kᵀ / √d_k + mask)",
-             "Attention weights: each row sums to 1 and says how much each query takes from each key.", head + (qa, ka))
-        ctx = self.dropout(weights) @ v  # (B, h, T_q, d_k)
-        if plan is not None:
-            ctx = edit_context(plan, ctx, v, mask, self.q_axis == "tgt", weights_edited=True)
-        emit(self, "context", ctx, "head_i = softmax(…) V_i",
-             "Each head's output: the weighted average of the values.", head + (qa, "d_k"))
-        return ctx
+            q, k, v = hook("q", q), hook("k", k), hook("v", v)
+            ctx, _ = attention(q, k, v, mask, self.dropout, hook)
+        elif dropout_p > 0 and q.device.type == "cpu":
+            # On the CPU torch's fused kernel falls back to a slower path when it must drop
+            # weights; Eq. 1 written out is ~1.5x faster for training there.
+            ctx, _ = attention(q, k, v, mask, self.dropout)
+        else:  # torch's fused kernel: no hook needs the weights
+            ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+        concat = site(self, "concat", ctx.transpose(1, 2).reshape(B, T_q, d_model))  # (B, T_q, h*d_k)
+        return site(self, "output", self.w_o(concat))  # (B, T_q, d_model)

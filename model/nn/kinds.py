@@ -6,10 +6,79 @@ record, what the typed text is (a source, a prompt, a sentence with blanks), wha
 holds, and what the output means. Asking this object — `config.model_kind.has_cross_attention`,
 `bundle.model_kind.continues_prompt` — replaces `if config.kind == "decoder_only"` branches
 scattered through the code, so a new kind is one new instance here.
+
+`AttentionKind` names the three attention sublayers (encoder self, decoder masked self,
+cross) once: their module paths, token axes and titles.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class AttentionKind(StrEnum):
+    """The three attention sublayers of Figure 1. The values are the strings saved in scene
+    files, intervention texts ("cross:1:0=zero") and checkpoints, so a member equals its string:
+    `AttentionKind.CROSS == "cross"`, and a dict keyed by either finds both."""
+
+    ENCODER = "encoder"  # the encoder's self-attention
+    DECODER_SELF = "decoder_self"  # the decoder's masked self-attention
+    CROSS = "cross"  # encoder-decoder attention: decoder queries, encoder keys
+
+    @classmethod
+    def parse(cls, text: str) -> AttentionKind:
+        """The member called `text`; ValueError naming the valid ones otherwise."""
+        try:
+            return cls(text)
+        except ValueError:
+            raise ValueError(f"unknown attention kind {text!r}; use one of {', '.join(cls)}") from None
+
+    @property
+    def stack(self) -> str:
+        """The stack holding the sublayer: "encoder" or "decoder"."""
+        return "encoder" if self is AttentionKind.ENCODER else "decoder"
+
+    @property
+    def module_pattern(self) -> str:
+        """The sublayer's module path with "{layer}" for the layer index."""
+        sublayer = "cross_attn" if self is AttentionKind.CROSS else "self_attn"
+        return f"{self.stack}.layers.{{layer}}.{sublayer}"
+
+    def module_name(self, layer: int) -> str:
+        """"decoder.layers.1.cross_attn" for (CROSS, 1): the recorded steps' prefix."""
+        return self.module_pattern.format(layer=layer)
+
+    @property
+    def axes(self) -> tuple[str, str]:
+        """What the query and key positions index: "src" or "tgt"."""
+        return {"encoder": ("src", "src"), "decoder_self": ("tgt", "tgt"), "cross": ("tgt", "src")}[self.value]
+
+    @property
+    def causal_queries(self) -> bool:
+        """The queries are decoder positions, which may never read a later one."""
+        return self.axes[0] == "tgt"
+
+    @property
+    def title(self) -> str:
+        return {"encoder": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
+                "cross": "Encoder–decoder (cross) attention"}[self.value]
+
+    @classmethod
+    def of_module(cls, name: str) -> tuple[AttentionKind, int] | None:
+        """(kind, layer) of the attention sublayer a module path or step name lies in, or None."""
+        m = _ATTENTION_PATH.match(name)
+        if not m:
+            return None
+        stack, layer, sublayer = m.groups()
+        kind = cls.ENCODER if stack == "encoder" else cls.DECODER_SELF if sublayer == "self_attn" else cls.CROSS
+        return kind, int(layer)
+
+
+_ATTENTION_PATH = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.(self_attn|cross_attn)(?:\.|$)")
+
+# kind → module path pattern, for callers that format paths (derived from the enum, not a table).
+ATTENTION_KINDS: dict[str, str] = {k.value: k.module_pattern for k in AttentionKind}
 
 
 @dataclass(frozen=True)
@@ -54,10 +123,11 @@ class ModelKind:
         return self.has_decoder
 
     @property
-    def attention_kinds(self) -> tuple[str, ...]:
-        """The attention sublayers its trace records, in Figure 1's order (recorder's names)."""
-        kinds = (("encoder",) if self.has_encoder else ()) + (("decoder_self",) if self.has_decoder else ())
-        return kinds + (("cross",) if self.has_cross_attention else ())
+    def attention_kinds(self) -> tuple[AttentionKind, ...]:
+        """The attention sublayers its trace records, in Figure 1's order."""
+        has = {AttentionKind.ENCODER: self.has_encoder, AttentionKind.DECODER_SELF: self.has_decoder,
+               AttentionKind.CROSS: self.has_cross_attention}
+        return tuple(k for k in AttentionKind if has[k])
 
     @property
     def dashed_name(self) -> str:

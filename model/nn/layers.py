@@ -1,7 +1,7 @@
 """Encoder and decoder layers (Section 3.1): sublayers wrapped in residual + LayerNorm."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -9,17 +9,11 @@ from torch import nn
 from model.nn.attention import MultiHeadAttention
 from model.nn.config import TransformerConfig
 from model.nn.dropout import Dropout
-from model.nn.hooks import emit
+from model.nn.hooks import site
 
-
-# The FFN's non-linearity: (function, how the formula writes it, its name in a description).
-# Eq. 2 uses ReLU; BERT uses GELU (Hendrycks & Gimpel 2016, the exact erf form, as torch's
-# default), Marian/opus-mt uses swish = x·sigmoid(x) (torch's SiLU).
-FFN_ACTIVATIONS = {
-    "relu": (torch.relu, "max(0, {})", "ReLU"),
-    "gelu": (nn.functional.gelu, "GELU({})", "GELU"),
-    "swish": (nn.functional.silu, "swish({})", "swish"),
-}
+# The FFN's non-linearity. Eq. 2 uses ReLU; BERT uses GELU (Hendrycks & Gimpel 2016, the exact
+# erf form, as torch's default), Marian/opus-mt uses swish = x·sigmoid(x) (torch's SiLU).
+FFN_ACTIVATIONS = {"relu": torch.relu, "gelu": nn.functional.gelu, "swish": nn.functional.silu}
 
 
 class FeedForward(nn.Module):
@@ -28,29 +22,30 @@ class FeedForward(nn.Module):
     `activation` swaps max(0, ·) for a later model's GELU or swish (config.activation).
     """
 
+    STEP_GROUP = "ffn"
+    HOOK_SITES = ("hidden", "output")
+
     def __init__(self, d_model: int, d_ff: int, dropout: float, axis: str, activation: str = "relu"):
         super().__init__()
         self.w_1 = nn.Linear(d_model, d_ff)
         self.w_2 = nn.Linear(d_ff, d_model)
         self.dropout = Dropout(dropout)
         self.axis = axis
-        self.act, pattern, self.act_name = FFN_ACTIVATIONS[activation]
-        self.hidden_formula = pattern.format("x W₁ + b₁")
+        self.step_axes = {"t": axis}
+        self.activation = activation
+        self.act = FFN_ACTIVATIONS[activation]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        hidden = self.act(self.w_1(x))  # (B, T, d_ff)
-        emit(self, "hidden", hidden, self.hidden_formula,
-             f"The feed-forward layer's wide hidden layer after {self.act_name}: d_ff features per token.",
-             ("batch", self.axis, "d_ff"))
-        out = self.w_2(self.dropout(hidden))  # (B, T, d_model)
-        emit(self, "output", out, f"FFN(x) = {self.hidden_formula} W₂ + b₂",
-             "Projected back to d_model; each position is transformed on its own.", ("batch", self.axis, "d_model"))
-        return out
+        hidden = site(self, "hidden", self.act(self.w_1(x)))  # (B, T, d_ff)
+        return site(self, "output", self.w_2(self.dropout(hidden)))  # (B, T, d_model)
 
 
 class AddNorm(nn.Module):
     """'Add & Norm': post-LN LayerNorm(x + Dropout(Sublayer(x))) as in the paper, or
     pre-LN x + Dropout(Sublayer(LayerNorm(x))) when `norm_first`."""
+
+    STEP_GROUP = "add_norm"
+    HOOK_SITES = ("norm", "residual")
 
     def __init__(self, d_model: int, dropout: float, norm_first: bool, eps: float, axis: str):
         super().__init__()
@@ -58,23 +53,14 @@ class AddNorm(nn.Module):
         self.dropout = Dropout(dropout)
         self.norm_first = norm_first
         self.axis = axis
+        self.step_axes = {"t": axis}
 
     def forward(self, x: torch.Tensor, sublayer: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
-        axes = ("batch", self.axis, "d_model")
         if self.norm_first:
-            normed = self.norm(x)
-            emit(self, "norm", normed, "LayerNorm(x)", "Pre-LN: the sublayer sees a normalised copy of the stream.", axes)
-            out = x + self.dropout(sublayer(normed))
-            emit(self, "residual", out, "x + Sublayer(LayerNorm(x))",
-                 "The residual stream: the sublayer's result is added to what came in.", axes)
-            return out
-        summed = x + self.dropout(sublayer(x))
-        emit(self, "residual", summed, "x + Sublayer(x)",
-             "The residual connection: the sublayer's result is added to its input.", axes)
-        out = self.norm(summed)
-        emit(self, "norm", out, "LayerNorm(x + Sublayer(x))",
-             "Post-LN (the paper): each token's vector is normalised to mean 0, variance 1, then scaled.", axes)
-        return out
+            normed = site(self, "norm", self.norm(x))
+            return site(self, "residual", x + self.dropout(sublayer(normed)))
+        summed = site(self, "residual", x + self.dropout(sublayer(x)))
+        return site(self, "norm", self.norm(summed))
 
 
 class EncoderLayer(nn.Module):
@@ -121,8 +107,12 @@ class DecoderLayer(nn.Module):
 class Encoder(nn.Module):
     """A stack of N encoder layers; pre-LN adds the final LayerNorm the residual stream then needs."""
 
+    STEP_GROUP = "stack"
+    HOOK_SITES = ("final_norm",)
+
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
+        self.step_axes = {"t": "src"}
         self.layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_encoder_layers))
         self.norm = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) if cfg.norm_first else None
 
@@ -130,17 +120,19 @@ class Encoder(nn.Module):
         for layer in self.layers:
             x = layer(x, mask)
         if self.norm is not None:
-            x = self.norm(x)
-            emit(self, "final_norm", x, "LayerNorm(x)", "Pre-LN stacks end with one more LayerNorm.",
-                 ("batch", "src", "d_model"))
+            x = site(self, "final_norm", self.norm(x))
         return x
 
 
 class Decoder(nn.Module):
     """A stack of N decoder layers (with or without cross-attention)."""
 
+    STEP_GROUP = "stack"
+    HOOK_SITES = ("final_norm",)
+
     def __init__(self, cfg: TransformerConfig, cross_attention: bool = True):
         super().__init__()
+        self.step_axes = {"t": "tgt"}
         self.layers = nn.ModuleList(DecoderLayer(cfg, cross_attention) for _ in range(cfg.n_decoder_layers))
         self.norm = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) if cfg.norm_first else None
 
@@ -148,7 +140,5 @@ class Decoder(nn.Module):
         for layer in self.layers:
             x = layer(x, memory, src_mask, tgt_mask)
         if self.norm is not None:
-            x = self.norm(x)
-            emit(self, "final_norm", x, "LayerNorm(x)", "Pre-LN stacks end with one more LayerNorm.",
-                 ("batch", "tgt", "d_model"))
+            x = site(self, "final_norm", self.norm(x))
         return x

@@ -6,9 +6,13 @@ from torch import nn
 
 from model.nn.config import TransformerConfig
 from model.nn.dropout import Dropout
+from model.nn.hooks import site, wants
 from model.nn.layers import Decoder, Encoder
-from model.nn.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, TokenEmbedding
-from model.nn.hooks import current_trace, emit
+from model.nn.positional import (
+    LearnedPositionalEmbedding,
+    SinusoidalPositionalEncoding,
+    TokenEmbedding,
+)
 
 
 def subsequent_mask(size: int, device: torch.device | str | None = None) -> torch.Tensor:
@@ -43,6 +47,8 @@ class Transformer(nn.Module):
     `forward(src, tgt)` returns logits (B, T_tgt, V_tgt) for teacher-forced `tgt` (which
     starts with <bos>); `encode` and `decode` are the two halves, as in the paper.
     """
+
+    STEP_GROUP = "model"
 
     def __init__(self, config: TransformerConfig):
         super().__init__()
@@ -91,58 +97,20 @@ class Transformer(nn.Module):
 
         BERT-like configs skip the √d_model (scale_embeddings), add the type-0 token-type
         vector to the source (type_vocab_size) and normalise the sum (embedding_norm).
+        Hook sites: `<stack>.embedding.tokens`, `.embedding.scaled`, `<stack>.positional`,
+        `.embedding.token_type`, `<stack>.input`, `<stack>.input_norm`.
         """
-        axis = "src" if stack == "encoder" else "tgt"
         cfg = self.config
         scale = table.scale if cfg.scale_embeddings else 1.0
-        token_type = self.token_type if stack == "encoder" else None
-        if current_trace() is None:
-            x = table(ids) * scale + self.positional(ids.size(1))
-            if token_type is not None:
-                x = x + token_type(torch.zeros_like(ids))
-            if self.embed_norm is not None:
-                x = self.embed_norm[stack](x)
-            return self.embed_dropout(x)
-        tokens = table(ids)  # (B, T, d_model)
-        emit(None, f"{stack}.embedding.tokens", tokens, "E[token]",
-             "Each token id looks up its learned vector in the embedding table.", ("batch", axis, "d_model"))
-        if cfg.scale_embeddings:
-            scaled = tokens * scale
-            emit(None, f"{stack}.embedding.scaled", scaled, "E[token] · √d_model",
-                 "The embeddings are multiplied by √d_model (Section 3.4) so they are not drowned by the positions.",
-                 ("batch", axis, "d_model"))
-        else:
-            scaled = tokens
-            emit(None, f"{stack}.embedding.scaled", scaled, "E[token] (not scaled)",
-                 "This model adds its embeddings unscaled (no × √d_model, unlike Section 3.4).",
-                 ("batch", axis, "d_model"))
-        pe = self.positional(ids.size(1))  # (T, d_model)
-        emit(None, f"{stack}.positional", pe, self._positional_formula(),
-             "The positional encoding: the only place the model learns where each token is.", (axis, "d_model"))
-        x = scaled + pe
-        formula = ("E[token] · √d_model" if cfg.scale_embeddings else "E[token]") + " + PE(pos)"
-        if token_type is not None:
-            types = token_type(torch.zeros_like(ids))  # (B, T, d_model)
-            emit(None, f"{stack}.embedding.token_type", types, "T[0]",
-                 "BERT's token-type (segment) embedding; a single sentence is all type 0.", ("batch", axis, "d_model"))
-            x = x + types
-            formula += " + T[0]"
-        emit(None, f"{stack}.input", x, formula,
-             "What enters the first layer: meaning plus position, one vector per token."
-             if self.embed_norm is None else "Meaning plus position, one vector per token, before the LayerNorm.",
-             ("batch", axis, "d_model"))
+        tokens = site(self, f"{stack}.embedding.tokens", table(ids))  # (B, T, d_model)
+        scaled = site(self, f"{stack}.embedding.scaled", tokens * scale)
+        x = scaled + site(self, f"{stack}.positional", self.positional(ids.size(1)))  # + (T, d_model)
+        if self.token_type is not None and stack == "encoder":
+            x = x + site(self, f"{stack}.embedding.token_type", self.token_type(torch.zeros_like(ids)))
+        x = site(self, f"{stack}.input", x)
         if self.embed_norm is not None:
-            x = self.embed_norm[stack](x)
-            emit(None, f"{stack}.input_norm", x, f"LayerNorm({formula})",
-                 "BERT normalises the summed embeddings; this is what enters the first layer.", ("batch", axis, "d_model"))
+            x = site(self, f"{stack}.input_norm", self.embed_norm[stack](x))
         return self.embed_dropout(x)
-
-    def _positional_formula(self) -> str:
-        if self.config.positional == "sinusoidal":
-            return "PE(pos, 2i) = sin(pos/10000^(2i/d)), PE(pos, 2i+1) = cos(…)"
-        if self.config.positional == "sinusoidal_halves":
-            return "PE(pos, i) = sin(pos/10000^(2i/d)), PE(pos, d/2 + i) = cos(…)"
-        return "P[pos] (learned)"
 
     # -- the two halves ------------------------------------------------------------------------
     def encode(self, src: torch.Tensor) -> torch.Tensor:
@@ -159,14 +127,12 @@ class Transformer(nn.Module):
         tgt_mask = decoder_mask(tgt, self.config.pad_id, causal)
         return self.decoder(self.embed(tgt, self.tgt_embed, "decoder"), memory, src_mask, tgt_mask)
 
-    def project(self, hidden: torch.Tensor, axis: str = "tgt") -> torch.Tensor:
-        """The final linear layer: (B, T, d_model) → logits (B, T, V); softmax recorded for viewers."""
-        logits = self.generator(hidden)  # (B, T, V)
-        if current_trace() is not None:
-            emit(None, "generator.logits", logits, "x Wᵀ + b",
-                 "One score per vocabulary entry for the next token.", ("batch", axis, "vocab"))
-            emit(None, "generator.probs", logits.float().softmax(-1), "softmax(logits)",
-                 "The predicted next-token distribution.", ("batch", axis, "vocab"))
+    def project(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The final linear layer: (B, T, d_model) → logits (B, T, V). Hook sites
+        `generator.logits` and `generator.probs` (the softmax, computed only for a hook)."""
+        logits = site(self, "generator.logits", self.generator(hidden))  # (B, T, V)
+        if wants(self, "generator.probs"):
+            site(self, "generator.probs", logits.float().softmax(-1))
         return logits
 
     def forward(self, src: torch.Tensor | None, tgt: torch.Tensor | None = None, causal: bool = True) -> torch.Tensor:
@@ -174,7 +140,7 @@ class Transformer(nn.Module):
         decoder_only: logits over `tgt` (src is ignored and may be None)."""
         kind = self.config.model_kind
         if not kind.has_decoder:
-            return self.project(self.encode(src), axis="src")
+            return self.project(self.encode(src))
         if not kind.has_encoder:
             return self.project(self.decode(None, None, tgt, causal))
         memory = self.encode(src)

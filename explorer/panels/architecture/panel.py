@@ -14,7 +14,7 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QGraphicsScene, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from explorer import style
-from model.nn.step_names import readable_step_name
+from model.nn.steps import readable_step_name
 from explorer.panels.architecture.diagram_items import BlockItem
 from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.panels.architecture.figure1 import Figure, Figure1Builder

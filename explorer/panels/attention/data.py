@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from model.nn.kinds import MODEL_KINDS
-from model.nn.hooks import ATTENTION_KINDS, Trace
+from model.nn.kinds import ATTENTION_KINDS
+from model.nn.trace import Trace
 
 KIND_AXES = {"encoder": ("src", "src"), "decoder_self": ("tgt", "tgt"), "cross": ("tgt", "src")}
 # What the query / key tokens of each kind are, for axis titles. A decoder-only model's one

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QBoxLayout, QComboBox, QCompleter, QDoubleSpinBox
 
 from explorer import style
 from explorer.panel_room import offered_room
-from model.nn.step_names import readable_step_name
+from model.nn.steps import readable_step_name
 from explorer.panels.stepper.inspector_view import AXIS_TITLES, TOKEN_AXES, TensorView, slice_for_view
 
 STEP_ROLE = Qt.UserRole + 1

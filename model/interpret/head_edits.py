@@ -1,21 +1,22 @@
-"""What `MultiHeadAttention` does to a head's output while an intervention is active.
+"""Head surgery as hooks (model.nn.hooks) on an attention module's "weights" and "context" sites.
 
-The edits live here, apart from `model.interpret.interventions` (which builds and validates them), so
-`model.nn.attention` imports only this small module. Which heads are edited is held in a
-`ContextVar`, like the recorder's trace: it is private to the thread that set it, so a GUI
-worker computing an ablated frame never changes what a training thread computes with the
-same modules, and leaving the `with` block always restores the previous plan.
+`model.interpret.interventions` validates which heads to edit and sets these hooks; like every
+hook they are private to the thread that set them, so a GUI worker computing an ablated frame
+never changes what a training thread computes with the same modules.
 
-Where the edits act (Section 3.2.2): on head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), the
-per-head context (B, h, T_q, d_k) *before* Concat(head_1..head_h) W^O, so a zeroed head is
-exactly its slice of the concatenation set to 0.
+Where the edits act (Section 3.2.2): "uniform" replaces a head's softmax rows (the "weights"
+site, so the weights a recording shows are the edited ones); "zero", "mean" and the gate act
+on head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), the per-head context (B, h, T_q, d_k)
+*before* Concat(head_1..head_h) W^O (the "context" site), so a zeroed head is exactly its
+slice of the concatenation set to 0.
 """
 from __future__ import annotations
 
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import torch
+
+from model.nn.hooks import HookFn, Site
 
 OPERATIONS = ("zero", "mean", "uniform")
 
@@ -31,16 +32,6 @@ class HeadPlan:
     @property
     def uniform_heads(self) -> list[int]:
         return [h for h, op in self.ops.items() if op == "uniform"]
-
-
-# id(MultiHeadAttention) → its plan, for the thread (and task) that set it.
-_plans: ContextVar[dict[int, HeadPlan] | None] = ContextVar("transformer_explorer_head_plans", default=None)
-
-
-def plan_for(module) -> HeadPlan | None:
-    """The plan for `module` in this thread, or None (the usual, unedited forward)."""
-    plans = _plans.get()
-    return None if plans is None else plans.get(id(module))
 
 
 def allowed_keys(mask: torch.Tensor | None, shape: tuple[int, int, int, int], device=None) -> torch.Tensor:
@@ -77,30 +68,40 @@ def positional_mean(ctx: torch.Tensor, mask: torch.Tensor | None, causal_queries
     return mean.expand_as(ctx)
 
 
-def edit_weights(plan: HeadPlan, weights: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-    """Uniform heads' softmax rows replaced by 1/T_k over the allowed keys (recorded path)."""
+def weights_hook(plan: HeadPlan) -> HookFn:
+    """The "weights" site: each uniform head's softmax rows become 1/T_k over the allowed keys."""
     heads = plan.uniform_heads
-    if not heads:
+
+    def edit(weights: torch.Tensor, where: Site) -> torch.Tensor:
+        weights = weights.clone()
+        weights[:, heads] = uniform_weights(where.mask, tuple(weights.shape), weights.device).to(weights.dtype)
         return weights
-    weights = weights.clone()
-    weights[:, heads] = uniform_weights(mask, tuple(weights.shape), weights.device).to(weights.dtype)
-    return weights
+
+    return edit
 
 
-def edit_context(plan: HeadPlan, ctx: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
-                 causal_queries: bool, weights_edited: bool) -> torch.Tensor:
-    """The per-head context (B, h, T_q, d_k) with the plan applied; `weights_edited`: the
-    uniform heads' weights were already replaced (the recorded path), so ctx holds them."""
-    ctx = ctx.clone()
-    B, h, T_q, _ = ctx.shape
-    for head, op in sorted(plan.ops.items()):
-        if op == "zero":
-            ctx[:, head] = 0.0
-        elif op == "mean":
-            ctx[:, head] = positional_mean(ctx[:, head:head + 1], mask, causal_queries)[:, 0]
-        elif op == "uniform" and not weights_edited:
-            uniform = uniform_weights(mask, (B, 1, T_q, v.size(2)), v.device).to(v.dtype)[:, 0]  # (B, T_q, T_k)
-            ctx[:, head] = uniform @ v[:, head]  # (B, T_q, d_k)
-    if plan.gate is not None:
-        ctx = ctx * plan.gate.to(ctx.dtype)[None, :, None, None]  # ξ_h · head_h
-    return ctx
+def context_hook(plan: HeadPlan) -> HookFn:
+    """The "context" site (B, h, T_q, d_k): zeroed and mean-replaced heads, then the gate ξ."""
+    def edit(ctx: torch.Tensor, where: Site) -> torch.Tensor:
+        causal = where.module.q_axis == "tgt"  # decoder queries: a running mean, never the future
+        ctx = ctx.clone()
+        for head, op in sorted(plan.ops.items()):
+            if op == "zero":
+                ctx[:, head] = 0.0
+            elif op == "mean":
+                ctx[:, head] = positional_mean(ctx[:, head:head + 1], where.mask, causal)[:, 0]
+        if plan.gate is not None:
+            ctx = ctx * plan.gate.to(ctx.dtype)[None, :, None, None]  # ξ_h · head_h
+        return ctx
+
+    return edit
+
+
+def plan_hooks(module_name: str, plan: HeadPlan) -> dict[str, HookFn]:
+    """The hooks that carry out `plan` on the attention module at `module_name`."""
+    fns = {}
+    if plan.uniform_heads:
+        fns[f"{module_name}.weights"] = weights_hook(plan)
+    if plan.gate is not None or any(op != "uniform" for op in plan.ops.values()):
+        fns[f"{module_name}.context"] = context_hook(plan)
+    return fns
