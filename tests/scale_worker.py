@@ -1,7 +1,8 @@
 """Run by tests/test_scale_distributed.py, under `torchrun --nproc-per-node 2` (or alone): train a
 tiny model a few steps with the Trainer in token batches and write what each rank saw and computed
 (`rank<R>.json`: the source rows of every step, the loss, a digest of the weights after every
-step), then save the checkpoint as `transformer-explorer train` does.
+step), save the checkpoint as `transformer-explorer train` does, then train again batched by
+sentences (the losses and the final weights' digest).
 
     python tests/scale_worker.py DATA.tsv OUT_DIR STEPS ACCUMULATE
 """
@@ -58,10 +59,23 @@ def run(data: str, out: str, steps: int, accumulate: int, procs=None) -> dict:
         digests.append(digest(bundle.model))
     record = {"rank": procs.rank, "world_size": procs.world_size, "rows": seen, "losses": losses, "digests": digests,
               "budget": cfg.micro_budget(procs.world_size)}
+    record["sentence_losses"], record["sentence_digest"] = sentence_run(data, steps, accumulate, procs)
     Path(out).mkdir(parents=True, exist_ok=True)
     (Path(out) / f"rank{procs.rank}.json").write_text(json.dumps(record))
     save_all(Namespace(out=str(Path(out) / "checkpoint"), keep_last=0, snapshots=None, argv=[]), bundle, trainer)
     return record
+
+
+def sentence_run(data: str, steps: int, accumulate: int, procs) -> tuple[list[float], str]:
+    """The same Trainer batched by sentences: 16 pairs a step from the TSV task's stream, shared by
+    the slots. Returns the losses and a digest of the weights at the end."""
+    from model.data.user_data import tsv_task
+    from model.train.trainer import TrainConfig, Trainer
+
+    bundle = tiny_model(data)
+    cfg = TrainConfig(steps=steps, batch_size=16, accumulate=accumulate, warmup=4)
+    trainer = Trainer(bundle, tsv_task(data, "char"), cfg, procs=procs)
+    return [trainer.step().loss for _ in range(steps)], digest(bundle.model)
 
 
 def _recording(batches, seen: list):

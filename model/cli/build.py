@@ -7,7 +7,7 @@ that reads its TSV in token batches builds the paper-base model of model.cli.sca
 from __future__ import annotations
 
 from model.nn.kinds import ENCODER_DECODER, model_kind
-from model.train.defaults import TRAIN_DEFAULTS
+from model.train.config import TRAIN_DEFAULTS
 
 LECTURE = "lecture"  # model.train.presets.LECTURE (that module loads torch: not imported before it is needed)
 

@@ -144,7 +144,7 @@ def train(args) -> int:
     token batches over many (torchrun); model.cli.build says what each run is made of."""
     import torch
 
-    from model.cli.scale import restore_state, resume_positions
+    from model.cli.scale import restore_state, resume_positions, wants_scale
     from model.train.distributed import setup, teardown
     from model.train.trainer import Trainer
 
@@ -153,6 +153,8 @@ def train(args) -> int:
         torch.set_num_threads(args.threads)
     if args.stop_at is not None and not args.eval_every and args.preset is None:
         raise UsageError("--stop-at needs --eval-every N (how often to check)")
+    if args.stop_at is not None and wants_scale(args):
+        raise UsageError("--stop-at checks a held-out task's score; token batches of a TSV have none")
     procs = setup(args.device)
     try:
         bundle, task, prev_steps, state = build_run(args, procs)
@@ -205,7 +207,7 @@ def _loop(args, bundle, trainer, prev_steps: int) -> int:
     final = trainer.evaluate(args.eval_size) if trainer.task is not None else None
     save_all(args, bundle, trainer, prev_steps)
     if main:
-        _report(args, bundle, trainer, final, train_s)
+        _report(args, bundle, trainer, final, train_s, prev_steps)
     return 130 if interrupted else 0
 
 
@@ -219,11 +221,11 @@ def _announce(bundle, trainer) -> None:
           f"{batch}, {'bf16' if trainer.bf16 else 'fp32'}", file=err)
 
 
-def _report(args, bundle, trainer, final, train_s: float) -> None:
+def _report(args, bundle, trainer, final, train_s: float, prev_steps: int) -> None:
     """The end of a run: held-out exact match (a task) or loss and throughput (token batches),
     then BLEU when --bleu-data is given."""
     err = sys.stderr
-    print(f"trained {trainer.step_count} steps in {train_s:.1f} s; saved {args.out}", file=err)
+    print(f"trained to step {prev_steps + trainer.step_count} in {train_s:.1f} s; saved {args.out}", file=err)
     if final is not None:
         for src, tgt, out in final.examples[:3]:
             print(f"  {src!r} → {out!r}" + ("" if out == tgt else f" (expected {tgt!r})"), file=err)

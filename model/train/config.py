@@ -7,7 +7,7 @@ and 25,000 target tokens a step), in one process or many, with gradient accumula
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 import torch
 
@@ -41,7 +41,7 @@ class TrainConfig:
     batch_size: int = 64  # sentences per step, all processes together (when batch_tokens is 0)
     warmup: int = 400  # the paper used 4000 for 100k steps on WMT; small tasks need far fewer
     lr_scale: float = 1.0
-    lr_decay_steps: int = 0  # 0: Eq. 3's 1/√step decay; N: linear decay to 5 % of the peak by step N (model.train.optimizer)
+    lr_decay_steps: int = 0  # 0: Eq. 3's 1/√step decay; N: linear decay to 5 % of the peak by step N
     label_smoothing: float = 0.1  # ε_ls, Section 5.4
     clip_grad: float | None = None  # max gradient norm; None = no clipping (the paper clips nothing)
     device: str = "auto"  # "auto" | "cpu" | "cuda" | "mps" (under torchrun: each rank's own GPU)
@@ -49,7 +49,7 @@ class TrainConfig:
     eval_every: int = 0  # steps between held-out evaluations; 0 = only when asked
     eval_size: int = 200
     amp: bool = True  # False: never bf16 autocast (whatever `precision` says)
-    causal_mask: bool = True  # False = the classic bug (model.interpret.leak_lab): the decoder sees the future in training
+    causal_mask: bool = True  # False: the classic bug (model.interpret.leak_lab), the decoder sees the future
     batch_tokens: int = 0  # > 0: tokens per step per side (source and target), all processes together
     accumulate: int = 1  # micro-batches per process per step (gradient accumulation)
     precision: str = "auto"  # auto: bf16 autocast on CUDA, fp32 elsewhere
@@ -99,6 +99,12 @@ class TrainConfig:
         return asdict(self)
 
 
+# The flags a preset may fill: the train command's parser leaves them None, so `--preset lecture`
+# can tell a flag given from one left out, and fills those left out from here (model.cli.build).
+TRAIN_DEFAULTS = {f.name: f.default for f in fields(TrainConfig)
+                  if f.name in ("steps", "batch_size", "warmup", "lr_scale", "lr_decay_steps", "label_smoothing")}
+
+
 @dataclass
 class StepEvent:
     """One optimisation step. tokens_per_s counts source + target tokens (pads excluded), as the
@@ -138,5 +144,5 @@ class EvalEvent:
         return METRIC_LABELS.get(self.metric, self.metric)
 
 
-__all__ = ["TrainConfig", "TrainingError", "StepEvent", "EvalEvent", "OBJECTIVES", "EVAL_METRICS", "METRIC_LABELS",
-           "PRECISIONS"]
+__all__ = ["TrainConfig", "TRAIN_DEFAULTS", "TrainingError", "StepEvent", "EvalEvent", "OBJECTIVES", "EVAL_METRICS",
+           "METRIC_LABELS", "PRECISIONS"]
