@@ -32,7 +32,7 @@ _LAZY = {
     "load_checkpoint": "model.io.checkpoints", "save_checkpoint": "model.io.checkpoints",
     "bundled_checkpoints": "model.io.checkpoints", "CheckpointError": "model.io.checkpoints",
     "load_pretrained": "model.io.pretrained", "average_checkpoints": "model.io.averaging",
-    "Trainer": "model.train.trainer", "TrainConfig": "model.train.trainer",
+    "Trainer": "model.train.trainer", "TrainConfig": "model.train.config",
     "intervene": "model.interpret.interventions", "logit_lens": "model.interpret.lens",
     "attribute": "model.interpret.attribution", "head_importance": "model.interpret.importance",
     "compare": "model.interpret.comparison",

@@ -1,7 +1,8 @@
 """Run by tests/test_scale_distributed.py, under `torchrun --nproc-per-node 2` (or alone): train a
-tiny model a few steps with model.train.scaled and write what each rank saw and computed
+tiny model a few steps with the Trainer in token batches and write what each rank saw and computed
 (`rank<R>.json`: the source rows of every step, the loss, a digest of the weights after every
-step), then save the checkpoint as `transformer-explorer train` does.
+step), save the checkpoint as `transformer-explorer train` does, then train again batched by
+sentences (the losses and the final weights' digest).
 
     python tests/scale_worker.py DATA.tsv OUT_DIR STEPS ACCUMULATE
 """
@@ -42,26 +43,39 @@ def digest(model: torch.nn.Module) -> str:
 
 def run(data: str, out: str, steps: int, accumulate: int, procs=None) -> dict:
     """Train and record; returns this rank's record (also written to OUT/rank<R>.json)."""
+    from model.cli.main import save_all
     from model.train.distributed import setup
-    from model.cli.scale import save_all
-    from model.train.scaled import ScaleConfig, ScaledTrainer
+    from model.train.trainer import TrainConfig, Trainer
 
     procs = procs or setup("cpu")
     bundle = tiny_model(data)
-    cfg = ScaleConfig(steps=steps, batch_tokens=240, accumulate=accumulate, warmup=4, buffer_pairs=64)
-    trainer = ScaledTrainer(bundle.model, data, bundle.src_tokenizer, bundle.tgt_tokenizer, cfg, procs)
+    cfg = TrainConfig(steps=steps, batch_tokens=240, accumulate=accumulate, warmup=4, buffer_pairs=64)
+    trainer = Trainer(bundle, None, cfg, data=data, procs=procs)
     seen, losses, digests = [], [], []
-    for stream in trainer.streams:  # record every micro-batch this rank reads
+    for stream in trainer.batches.streams:  # record every micro-batch this rank reads
         stream._batches = _recording(stream._batches, seen)
     for _ in range(steps):
         losses.append(trainer.step().loss)
         digests.append(digest(bundle.model))
     record = {"rank": procs.rank, "world_size": procs.world_size, "rows": seen, "losses": losses, "digests": digests,
               "budget": cfg.micro_budget(procs.world_size)}
+    record["sentence_losses"], record["sentence_digest"] = sentence_run(data, steps, accumulate, procs)
     Path(out).mkdir(parents=True, exist_ok=True)
     (Path(out) / f"rank{procs.rank}.json").write_text(json.dumps(record))
-    save_all(Namespace(out=str(Path(out) / "checkpoint"), data=data, keep_last=0, argv=[]), bundle, trainer, procs)
+    save_all(Namespace(out=str(Path(out) / "checkpoint"), keep_last=0, snapshots=None, argv=[]), bundle, trainer)
     return record
+
+
+def sentence_run(data: str, steps: int, accumulate: int, procs) -> tuple[list[float], str]:
+    """The same Trainer batched by sentences: 16 pairs a step from the TSV task's stream, shared by
+    the slots. Returns the losses and a digest of the weights at the end."""
+    from model.data.user_data import tsv_task
+    from model.train.trainer import TrainConfig, Trainer
+
+    bundle = tiny_model(data)
+    cfg = TrainConfig(steps=steps, batch_size=16, accumulate=accumulate, warmup=4)
+    trainer = Trainer(bundle, tsv_task(data, "char"), cfg, procs=procs)
+    return [trainer.step().loss for _ in range(steps)], digest(bundle.model)
 
 
 def _recording(batches, seen: list):

@@ -77,6 +77,15 @@ def test_loss_curve_matches_one_process_with_the_same_global_batch(runs):
         assert abs(ddp_loss - one_loss) <= LOSS_TOLERANCE
 
 
+def test_sentence_batches_too_match_one_process(runs):
+    """Batched by sentences, the ranks share each step's pairs as one process's accumulated slots."""
+    ranks, single, _ = runs
+    assert ranks[0]["sentence_losses"] == ranks[1]["sentence_losses"]
+    assert ranks[0]["sentence_digest"] == ranks[1]["sentence_digest"]
+    assert len(set(ranks[0]["sentence_losses"])) == STEPS
+    assert ranks[0]["sentence_losses"] == pytest.approx(single["sentence_losses"], abs=LOSS_TOLERANCE)
+
+
 def test_micro_batches_within_the_token_budget(runs):
     ranks, single, _ = runs
     for record in ranks + [single]:

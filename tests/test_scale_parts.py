@@ -129,16 +129,15 @@ def test_bleu_of_a_perfect_output_is_100():
 
 
 def test_bf16_autocast_runs_on_the_cpu(tmp_path):
-    from model.train.distributed import Processes
-    from model.train.scaled import ScaleConfig, ScaledTrainer
+    from model.train.trainer import TrainConfig, Trainer
     from scale_worker import tiny_model
 
     data = str(tiny_tsv(tmp_path / "p.tsv", n=40))
     losses, dtypes = {}, []
     for precision in ("fp32", "bf16"):
         bundle = tiny_model(data)
-        trainer = ScaledTrainer(bundle.model, data, bundle.src_tokenizer, bundle.tgt_tokenizer,
-                                ScaleConfig(steps=1, batch_tokens=200, precision=precision, warmup=4), Processes())
+        trainer = Trainer(bundle, None, TrainConfig(steps=1, batch_tokens=200, precision=precision, warmup=4,
+                                                    device="cpu"), data=data)
         hook = bundle.model.generator.register_forward_hook(lambda m, i, o: dtypes.append(o.dtype))
         losses[precision] = trainer.step().loss
         hook.remove()

@@ -1,6 +1,8 @@
 """The paper's training recipe and the UI-free Trainer: schedule, optimiser, learning,
 thread controls, and failures that stop cleanly with the last good weights."""
 import math
+import sys
+from pathlib import Path
 import re
 import threading
 import time
@@ -17,6 +19,7 @@ from model.train.trainer import (ADAM_BETAS, ADAM_EPS, EvalEvent, StepEvent, Tra
                             noam_lr, translate_batch)
 
 torch.set_num_threads(1)
+sys.path.insert(0, str(Path(__file__).parent))  # scale_worker, test_scale_distributed: the tiny TSV run
 
 
 def tiny_trainer(task="copy", steps=200, **cfg) -> Trainer:
@@ -311,3 +314,47 @@ def test_fused_projections_and_cpu_dropout_path_match_eq1():
     out = mha(x, x, x, mask)
     out.sum().backward()
     assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in (mha.w_q.weight, mha.w_k.weight, mha.w_v.weight))
+
+
+# -- one Trainer: sentence batches and token batches ----------------------------------------
+def _tsv_run(tmp_path, **cfg):
+    """A Trainer on a reversal TSV; `cfg` picks sentence or token batches."""
+    from test_scale_distributed import tiny_tsv
+    from scale_worker import tiny_model
+
+    data = str(tiny_tsv(tmp_path / "pairs.tsv", n=300))
+    bundle = tiny_model(data)
+    params = dict(steps=80, warmup=20, lr_scale=0.5, device="cpu", seed=0, buffer_pairs=300)
+    params.update(cfg)
+    task = None if params.get("batch_tokens") else "tsv"
+    if task:
+        from model.data.user_data import tsv_task
+
+        task = tsv_task(data, "char")
+    return Trainer(bundle, task, TrainConfig(**params), data=data if task is None else None)
+
+
+@pytest.mark.parametrize("mode", [dict(batch_size=24), dict(batch_tokens=200)], ids=["sentences", "tokens"])
+def test_sentence_and_token_batches_follow_the_noam_schedule_and_learn(tmp_path, mode):
+    t = _tsv_run(tmp_path, **mode)
+    events = [t.step() for _ in range(t.config.steps)]
+    assert [e.lr for e in events] == pytest.approx([noam_lr(k, 32, 20, 0.5) for k in range(1, 81)])
+    first, last = np.mean([e.loss for e in events[:10]]), np.mean([e.loss for e in events[-10:]])
+    assert last < 0.8 * first, (first, last)
+    assert all(e.tokens_per_s > 0 and 0 <= e.token_accuracy <= 1 for e in events)
+
+
+@pytest.mark.parametrize("mode", [dict(batch_size=24), dict(batch_tokens=240)], ids=["sentences", "tokens"])
+def test_accumulating_micro_batches_trains_as_one_batch(tmp_path, mode):
+    """A step's loss is normalised by the target tokens of the whole step: three micro-batches of
+    a sentence step give the one batch's loss curve (the token budget, shared by the slots, gives
+    other batches: there the curve only has to be the same schedule, summed right)."""
+    whole, split = _tsv_run(tmp_path, steps=6, **mode), _tsv_run(tmp_path, steps=6, accumulate=3, **mode)
+    a = [whole.step() for _ in range(6)]
+    b = [split.step() for _ in range(6)]
+    assert [e.lr for e in a] == [e.lr for e in b]
+    if "batch_size" in mode:
+        assert [e.loss for e in b] == pytest.approx([e.loss for e in a], abs=1e-5)
+        assert [e.token_accuracy for e in b] == pytest.approx([e.token_accuracy for e in a])
+    else:
+        assert all(math.isfinite(e.loss) for e in b) and b[-1].loss < b[0].loss

@@ -22,11 +22,12 @@ from PySide6.QtWidgets import QMainWindow  # noqa: E402
 
 from explorer.panels.training import panel as panel_module  # noqa: E402
 from explorer.panels.training import worker as training_worker  # noqa: E402
+from model.train import live_loop  # noqa: E402
 from explorer.panels.training.panel import TrainingPanel  # noqa: E402
 from explorer.runner import Runner  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from explorer.panels.training.controls import CONTINUE  # noqa: E402
-from explorer.panels.training.snapshots import SnapshotTimeline  # noqa: E402
+from model.train.timeline import SnapshotTimeline  # noqa: E402
 from model.io.checkpoints import load_checkpoint, random_bundle  # noqa: E402
 from model.train.trainer import Trainer, noam_lr  # noqa: E402
 
@@ -85,7 +86,7 @@ def test_training_emits_batched_events_and_the_loss_falls(qtbot, panel, state):
     assert loss.smoothed[-1] < loss.smoothed[0] - 0.2, (loss.smoothed[0], loss.smoothed[-1])
     assert np.isfinite(panel.curves.series["tokens_per_s"].y).all() and panel.curves.series["tokens_per_s"].y.min() > 0
     # Throttled by time, not one signal per step.
-    assert sum(emits) == 60 and len(emits) <= wall / training_worker.EMIT_INTERVAL + 4
+    assert sum(emits) == 60 and len(emits) <= wall / live_loop.EMIT_INTERVAL + 4
     assert panel.controls.progress.value() == 60
     # The run ended: the session keeps its model; the trained one (a copy) is handed over for
     # "Use this model", which makes it the session's model, with a forward on the session's text.
@@ -249,8 +250,8 @@ def test_a_nan_loss_shows_the_training_error_naming_the_step(qtbot, panel, state
 
 
 def test_timeline_keeps_snapshots_and_the_other_panels_follow_only_live(qtbot, panel, state, monkeypatch):
-    monkeypatch.setattr(training_worker, "PROBE_INTERVAL", 0.05)
-    monkeypatch.setattr(training_worker, "PROBE_BUDGET", 1.0)
+    monkeypatch.setattr(live_loop, "PROBE_INTERVAL", 0.05)
+    monkeypatch.setattr(live_loop, "PROBE_BUDGET", 1.0)
     panel.start()
     qtbot.waitUntil(lambda: len(panel.timeline) >= 4 and state.session.shown_model is not None, timeout=TIMEOUT)
     steps = panel.timeline.steps

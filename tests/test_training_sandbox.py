@@ -15,6 +15,7 @@ pytest.importorskip("pytestqt")
 
 from explorer.input_bar import InputBar  # noqa: E402
 from explorer.panels.training import worker as training_worker  # noqa: E402
+from model.train import live_loop  # noqa: E402
 from explorer.panels.training.panel import TrainingPanel  # noqa: E402
 from explorer.runner import Runner  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
@@ -30,7 +31,7 @@ def setup(qtbot, tmp_path, monkeypatch):
     (synchronous) and the training panel set for a short tiny run (d_model 64: another shape)."""
     monkeypatch.setenv("TRANSFORMER_EXPLORER_DATA", str(tmp_path / "appdata"))
     monkeypatch.setattr(training_worker, "worker_threads", lambda: 1)
-    monkeypatch.setattr(training_worker, "PROBE_INTERVAL", 0.05)
+    monkeypatch.setattr(live_loop, "PROBE_INTERVAL", 0.05)
     state = SessionState()
     runner = Runner(state, synchronous=True)
     bar = InputBar(state, runner)

@@ -7,7 +7,7 @@
     transformer-explorer train --text lines.txt --kind decoder_only --out runs/mygpt
     transformer-explorer train --preset lecture --task reverse --out runs/lecture   # fast settings
     torchrun --nproc-per-node 8 -m model.cli train --data wmt.tsv --tokenizer bpe --batch-tokens 25000 …
-        (the paper's scale: model.cli.scale)
+        (the paper's scale, the same loop in token batches: model.cli.scale)
 
 Prints a progress bar to stderr, saves the checkpoint to --out (also every --save-every
 steps; with --snapshots DIR each of those saves is also kept as DIR/step-000100/ …) and ends
@@ -20,12 +20,12 @@ import argparse
 import sys
 import time
 
-from model.nn.kinds import ENCODER_DECODER, MODEL_KINDS, model_kind
-from model.train.defaults import TRAIN_DEFAULTS
-from model.cli.scale import add_scale_arguments, train_scaled, wants_scale
+from model.cli.build import LECTURE, UsageError, build_run, check_snapshots, train_config
+from model.cli.build import train_config as _train_config  # noqa: F401 - the name tests and scripts use
+from model.cli.scale import add_scale_arguments
+from model.nn.kinds import MODEL_KINDS
 
 USAGE_EXAMPLE = "transformer-explorer train --task reverse --out runs/reverse --steps 4000"
-LECTURE = "lecture"  # model.train.presets.LECTURE (that module loads torch: not imported before it is needed)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -132,144 +132,6 @@ def _clock(seconds: float) -> str:
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60:02d}:{s % 60:02d}"
 
 
-def _model_overrides(args) -> dict:
-    names = {"d_model": args.d_model, "n_heads": args.heads, "d_ff": args.d_ff, "dropout": args.dropout,
-             "max_len": args.max_len}
-    out = {k: v for k, v in names.items() if v is not None}
-    if args.layers is not None:
-        out["n_encoder_layers"] = out["n_decoder_layers"] = args.layers
-    if args.encoder_layers is not None:
-        out["n_encoder_layers"] = args.encoder_layers
-    if args.decoder_layers is not None:
-        out["n_decoder_layers"] = args.decoder_layers
-    if args.pre_ln:
-        out["norm_first"] = True
-    if args.share_embeddings:
-        out["share_embeddings"] = True
-    if args.learned_positions:
-        out["positional"] = "learned"
-    if args.kind is not None:
-        out["kind"] = args.kind
-    return out
-
-
-def _named_task(args):
-    """The task --data, --text or --task names (None when none is given)."""
-    from model.data.user_data import text_task, tsv_task
-    from model.data.tasks import get_task
-
-    if args.data:
-        return tsv_task(args.data, args.tokenizer)
-    if args.text:
-        return text_task(args.text, args.tokenizer)
-    return get_task(args.task) if args.task else None
-
-
-def _build(args):
-    """(bundle, task, previous steps) from the arguments."""
-    import torch
-
-    from model.inference.bundle import ModelBundle
-    from model.io.checkpoints import load_checkpoint
-    from model.nn.config import TransformerConfig
-    from model.train.trainer import task_from_info
-    from model.nn.transformer import Transformer
-
-    overrides = _model_overrides(args)
-    if sum(bool(x) for x in (args.task, args.data, args.text)) > 1:
-        raise _UsageError("give one of --task, --data, --text")
-    if args.text and not args.init and model_kind(overrides.get("kind", ENCODER_DECODER.name)).has_cross_attention:
-        raise _UsageError("--text trains a language model: add --kind encoder_only (masked LM) or "
-                          "--kind decoder_only (next-token LM)")
-    if args.init:
-        if overrides:
-            raise _UsageError(f"--init continues a checkpoint with its own sizes; drop {', '.join(sorted(overrides))}")
-        bundle = load_checkpoint(args.init)
-        task = _named_task(args) or task_from_info(bundle.task)
-        src_tok, tgt_tok = task.build_tokenizers()
-        if args.data or args.task or args.text:
-            unknown = set(src_tok.vocab) - set(bundle.src_tokenizer.vocab) | (set(tgt_tok.vocab) - set(bundle.tgt_tokenizer.vocab))
-            if unknown:
-                raise _UsageError(f"the task uses symbols the checkpoint's vocabulary lacks: {sorted(unknown)[:8]}")
-        bundle.task = task.to_dict()
-        return bundle, task, int(bundle.metrics.get("steps", 0) or 0)
-    if args.preset == LECTURE:
-        return _lecture_build(args, overrides)
-    task = _named_task(args)
-    if task is None:
-        raise _UsageError("say what to learn: --task NAME (copy, reverse, sort, addition, dates, translation, "
-                          "facts), --data PAIRS.tsv or --text LINES.txt")
-    src_tok, tgt_tok = task.build_tokenizers()
-    d_model = overrides.get("d_model", 64)
-    params = dict(d_model=d_model, n_heads=4, d_ff=4 * d_model, n_encoder_layers=2, n_decoder_layers=2,
-                  dropout=0.1, max_len=max(64, task.max_src_len, task.max_tgt_len + 2))
-    params.update(overrides)
-    kind = model_kind(params.get("kind", ENCODER_DECODER.name))
-    if not kind.has_decoder:
-        params["n_decoder_layers"] = 0  # the stacks a model lacks have no layers
-    if not kind.has_encoder:
-        params["n_encoder_layers"] = 0
-    if params.get("share_embeddings") and src_tok.vocab != tgt_tok.vocab:
-        merged = sorted(set(src_tok.vocab[4:]) | set(tgt_tok.vocab[4:]))
-        src_tok = tgt_tok = type(src_tok)(src_tok.vocab[:4] + merged)
-    torch.manual_seed(args.seed)
-    config = TransformerConfig(src_vocab_size=len(src_tok), tgt_vocab_size=len(tgt_tok), **params)
-    bundle = ModelBundle(Transformer(config), src_tok, tgt_tok, task.to_dict(), {}, name=args.name or task.name)
-    return bundle, task, 0
-
-
-def _lecture_build(args, overrides: dict):
-    """(bundle, task, 0) for --preset lecture: the preset's model and curriculum for --task."""
-    from model.train.presets import lecture_bundle, lecture_preset
-
-    if args.data or args.text or args.init or overrides:
-        given = ["--data" if args.data else "", "--text" if args.text else "", "--init" if args.init else ""]
-        raise _UsageError("--preset lecture chooses the model itself: drop "
-                          + ", ".join([g for g in given if g] + sorted(overrides)))
-    preset = lecture_preset(args.task or "reverse")
-    task = preset.build_task(args.batch_size)
-    bundle = lecture_bundle(preset, task, args.seed)
-    bundle.name = args.name or bundle.name
-    return bundle, task, 0
-
-
-def _train_config(args):
-    """TrainConfig from the flags; with --preset lecture its values fill the flags not given
-    (and it evaluates every 100 steps, stopping at its target score)."""
-    from model.train.presets import lecture_preset
-    from model.train.trainer import TrainConfig
-
-    given = dict(steps=args.steps, batch_size=args.batch_size, warmup=args.warmup, lr_scale=args.lr_scale,
-                 lr_decay_steps=args.lr_decay_steps, label_smoothing=args.label_smoothing)
-    given = {k: v for k, v in given.items() if v is not None}
-    common = dict(clip_grad=args.clip_grad, device=args.device, seed=args.seed, eval_size=args.eval_size)
-    if args.preset != LECTURE:
-        return TrainConfig(**{**TRAIN_DEFAULTS, **given}, **common, eval_every=args.eval_every)
-    preset = lecture_preset(args.task or "reverse")
-    if args.stop_at is None:
-        args.stop_at = preset.target
-    common["eval_size"] = preset.eval_size  # the checks on the way; the final evaluation uses --eval-size
-    return preset.train_config(**given, **common, eval_every=args.eval_every or 100)
-
-
-class _UsageError(ValueError):
-    pass
-
-
-def _check_snapshots(args) -> None:
-    """--snapshots must not be --out or inside it: saving --out replaces that whole folder."""
-    from pathlib import Path
-
-    if not args.snapshots:
-        return
-    out, snaps = Path(args.out).resolve(), Path(args.snapshots).resolve()
-    if snaps == out or out in snaps.parents:
-        raise _UsageError(f"--snapshots {args.snapshots} is inside --out {args.out}, which every save replaces; "
-                          "choose a folder beside it (e.g. --snapshots runs/NAME-steps)")
-    if not args.save_every:
-        raise _UsageError("--snapshots keeps the periodic saves: give --save-every N (N > 0)")
-
-
 def _describe(bundle) -> str:
     c = bundle.config
     return (f"d_model {c.d_model}, heads {c.n_heads}, layers {c.n_encoder_layers}+{c.n_decoder_layers}, "
@@ -278,70 +140,139 @@ def _describe(bundle) -> str:
 
 
 def train(args) -> int:
+    """One training loop for every run: a toy task in one process, or the paper's WMT run in
+    token batches over many (torchrun); model.cli.build says what each run is made of."""
     import torch
 
-    from model.io.checkpoints import check_save_target, save_checkpoint
-    from model.io.snapshots import save_snapshot
-    from model.train.trainer import EvalEvent, Trainer
+    from model.cli.scale import restore_state, resume_positions, wants_scale
+    from model.train.distributed import setup, teardown
+    from model.train.trainer import Trainer
 
-    if wants_scale(args):  # torchrun, BPE, token batches: model.cli.scale
-        return train_scaled(args, _model_overrides(args), Progress)
-    check_save_target(args.out)  # before training: a refused --out must not cost the run
-    _check_snapshots(args)
+    check_snapshots(args)
     if args.threads:
         torch.set_num_threads(args.threads)
     if args.stop_at is not None and not args.eval_every and args.preset is None:
-        raise _UsageError("--stop-at needs --eval-every N (how often to check)")
-    bundle, task, prev_steps = _build(args)
-    if args.name:
-        bundle.name = args.name
-    cfg = _train_config(args)
-    trainer = Trainer(bundle, task, cfg)
-    err = sys.stderr
-    print(f"task {task.name}: {task.description}", file=err)
-    print(f"model: {_describe(bundle)}; device {trainer.metrics()['device']}", file=err)
-    progress = None if args.quiet else Progress(cfg.steps, 0)
+        raise UsageError("--stop-at needs --eval-every N (how often to check)")
+    if args.stop_at is not None and wants_scale(args):
+        raise UsageError("--stop-at checks a held-out task's score; token batches of a TSV have none")
+    procs = setup(args.device)
+    try:
+        bundle, task, prev_steps, state = build_run(args, procs)
+        cfg = train_config(args)
+        trainer = Trainer(bundle, task, cfg, data=args.data if cfg.by_tokens else None, procs=procs,
+                          positions=resume_positions(state, cfg, procs))
+        if state is not None:
+            restore_state(state, trainer)
+        return _loop(args, bundle, trainer, prev_steps)
+    finally:
+        teardown()
+
+
+def _loop(args, bundle, trainer, prev_steps: int) -> int:
+    from model.train.trainer import EvalEvent
+
+    err, cfg, main = sys.stderr, trainer.config, trainer.procs.is_main
+    if main:
+        _announce(bundle, trainer)
+    start = trainer.step_count
+    progress = Progress(cfg.steps - start, start) if main and not args.quiet else None
     t0 = time.perf_counter()
-
-    def save(final: bool = False) -> None:
-        metrics = trainer.metrics()
-        metrics["steps"] = prev_steps + trainer.step_count
-        metrics["command"] = "transformer-explorer train " + " ".join(args.argv)
-        bundle.metrics = metrics
-        save_checkpoint(bundle, args.out, metrics)
-        if args.snapshots:
-            save_snapshot(bundle, args.snapshots, metrics["steps"], metrics)
-
     interrupted = False
     try:
         for event in trainer.events():
             if isinstance(event, EvalEvent):
-                msg = f"step {prev_steps + event.step}: eval {event.metric} {event.exact_match:.3f} (n={event.n})"
                 if progress:
                     progress.close()
-                print(msg, file=err)
+                if main:
+                    print(f"step {prev_steps + event.step}: eval {event.metric} {event.exact_match:.3f} "
+                          f"(n={event.n})", file=err)
                 if args.stop_at is not None and event.score >= args.stop_at:
-                    print(f"reached --stop-at {args.stop_at}: stopping", file=err)
+                    if main:
+                        print(f"reached --stop-at {args.stop_at}: stopping", file=err)
                     trainer.stop()
                 continue
             if progress:
-                progress.update(event.step, event.loss, f"  acc {event.token_accuracy:.3f}",
-                                force=event.step == cfg.steps)
+                progress.update(event.step, event.loss, f"  acc {event.token_accuracy:.3f}  "
+                                f"{event.tokens_per_s:,.0f} tok/s", force=event.step == cfg.steps)
             if args.save_every and event.step % args.save_every == 0 and event.step < cfg.steps:
-                save()
+                save_all(args, bundle, trainer, prev_steps)
     except KeyboardInterrupt:
+        if trainer.procs.distributed:  # the other ranks are not stopped alike: no collective save
+            raise
         interrupted = True
         print("\ninterrupted: saving what was trained so far", file=err)
     if progress:
         progress.close()
     train_s = time.perf_counter() - t0
-    final = trainer.evaluate(args.eval_size)
-    save(final=True)
-    print(f"trained {trainer.step_count} steps in {train_s:.1f} s; saved {args.out}", file=err)
-    for src, tgt, out in final.examples[:3]:
-        print(f"  {src!r} → {out!r}" + ("" if out == tgt else f" (expected {tgt!r})"), file=err)
-    print(f"eval {final.metric}: {final.exact_match:.3f} (n={final.n})", flush=True)
+    final = trainer.evaluate(args.eval_size) if trainer.task is not None else None
+    save_all(args, bundle, trainer, prev_steps)
+    if main:
+        _report(args, bundle, trainer, final, train_s, prev_steps)
     return 130 if interrupted else 0
+
+
+def _announce(bundle, trainer) -> None:
+    cfg, procs, err = trainer.config, trainer.procs, sys.stderr
+    if trainer.task is not None:
+        print(f"task {trainer.task.name}: {trainer.task.description}", file=err)
+    batch = (f"{cfg.batch_tokens} tokens/step ({cfg.micro_budget(procs.world_size)} per micro-batch)"
+             if cfg.by_tokens else f"{cfg.batch_size} sentences/step")
+    print(f"model: {_describe(bundle)}; device {trainer.metrics()['device']}, {procs.world_size} process(es), "
+          f"{batch}, {'bf16' if trainer.bf16 else 'fp32'}", file=err)
+
+
+def _report(args, bundle, trainer, final, train_s: float, prev_steps: int) -> None:
+    """The end of a run: held-out exact match (a task) or loss and throughput (token batches),
+    then BLEU when --bleu-data is given."""
+    err = sys.stderr
+    print(f"trained to step {prev_steps + trainer.step_count} in {train_s:.1f} s; saved {args.out}", file=err)
+    if final is not None:
+        for src, tgt, out in final.examples[:3]:
+            print(f"  {src!r} → {out!r}" + ("" if out == tgt else f" (expected {tgt!r})"), file=err)
+        print(f"eval {final.metric}: {final.exact_match:.3f} (n={final.n})", flush=True)
+    elif trainer.last_step is not None:
+        rate = trainer.tokens_read / max(trainer.elapsed, 1e-9)  # source + target tokens, all ranks
+        print(f"loss: {trainer.last_step.loss:.4f}\ntokens_per_s: {rate:.0f}", flush=True)
+    if args.bleu_data:
+        from model.train.bleu import evaluate_bleu
+
+        score, triples = evaluate_bleu(bundle, args.bleu_data, args.beam, args.alpha, args.bleu_size or None)
+        for src, ref, out in triples[:3]:
+            print(f"  {src!r} → {out!r} (reference {ref!r})", file=err)
+        print(f"bleu: {score:.2f} (beam {args.beam}, alpha {args.alpha}, n={len(triples)})", flush=True)
+
+
+def save_all(args, bundle, trainer, prev_steps: int = 0) -> None:
+    """Every rank calls it: what the ranks hold is gathered, then rank 0 writes OUT (and
+    OUT.resume/ for token batches, OUT.steps/step-N with --keep-last, DIR/step-N with
+    --snapshots)."""
+    import shutil
+
+    from model.cli.scale import save_resume_state
+    from model.io.averaging import numbered_checkpoints, step_folder, steps_dir
+    from model.io.checkpoints import save_checkpoint
+    from model.io.snapshots import save_snapshot
+    from model.train.distributed import barrier
+
+    by_tokens = trainer.config.by_tokens
+    if by_tokens:
+        positions, rng, dropped = trainer.positions(), trainer.rng_states(), trainer.dropped()
+    if trainer.procs.is_main:
+        metrics = trainer.metrics()
+        metrics["steps"] = prev_steps + trainer.step_count
+        metrics["command"] = "transformer-explorer train " + " ".join(getattr(args, "argv", []))
+        if by_tokens:
+            metrics["dropped_pairs"] = dropped
+            save_resume_state(args, trainer, positions, rng)
+        bundle.metrics = metrics
+        save_checkpoint(bundle, args.out, metrics)
+        if getattr(args, "snapshots", None):
+            save_snapshot(bundle, args.snapshots, metrics["steps"], metrics)
+        if getattr(args, "keep_last", 0):
+            save_checkpoint(bundle, step_folder(args.out, metrics["steps"]), metrics)
+            for old in numbered_checkpoints(steps_dir(args.out))[:-args.keep_last]:
+                shutil.rmtree(old, ignore_errors=True)
+    barrier(trainer.procs)
 
 
 def train_main(argv=None) -> int:
@@ -363,7 +294,7 @@ def train_main(argv=None) -> int:
     from model.train.trainer import TrainingError
 
     known = (CheckpointError, ConfigError, DataError, DeviceError, TaskError, TokenizerError, TrainingError,
-             ResumeError, _UsageError, OSError)
+             ResumeError, UsageError, OSError)
     try:
         return train(args)
     except known as exc:

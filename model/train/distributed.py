@@ -67,9 +67,10 @@ def teardown() -> None:
 
 def all_reduce_sum(values: list[float], procs: Processes) -> list[float]:
     """Element-wise sums over all ranks (float64, so token counts stay exact)."""
+    if not procs.distributed:
+        return [float(v) for v in values]
     t = torch.tensor(values, dtype=torch.float64, device=_comm_device(procs))
-    if procs.distributed:
-        dist.all_reduce(t, op=dist.ReduceOp.SUM)
+    dist.all_reduce(t, op=dist.ReduceOp.SUM)
     return t.tolist()
 
 

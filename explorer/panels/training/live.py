@@ -12,7 +12,7 @@ import numpy as np
 from PySide6.QtCore import QTimer
 
 from explorer.panels.training.messages import MetricRows, Snapshot
-from explorer.panels.training.snapshots import SnapshotTimeline
+from model.train.timeline import SnapshotTimeline
 
 FRAME_MIN = 0.25  # s between redraws of the curves and the probe (at most 4 a second) …
 GUI_BUDGET = 0.025  # … and their measured cost stays under this share of the time

@@ -3,16 +3,15 @@
 Pause, resume and stop are the `Trainer`'s own thread-safe flags (remembered until the worker
 has built it); what must happen between two optimisation steps — save a checkpoint, offer a
 copy of the model, one single step, a new probe text — is a request in a queue that the
-worker's loop serves. Nothing here touches Qt.
+worker's loop (explorer.panels.training.worker) serves. Nothing here touches Qt.
 """
 from __future__ import annotations
 
 import queue
 import threading
 
+from model.train.request import TrainingRequest
 from model.train.trainer import Trainer
-
-from explorer.panels.training.setup import TrainingRequest
 
 
 class Steering:
