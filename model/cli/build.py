@@ -6,6 +6,7 @@ that reads its TSV in token batches builds the paper-base model of model.cli.sca
 """
 from __future__ import annotations
 
+from model.cli.flags import UsageError
 from model.nn.kinds import ENCODER_DECODER, model_kind
 from model.train.config import TRAIN_DEFAULTS
 
@@ -35,8 +36,8 @@ def _model_overrides(args) -> dict:
 
 def _named_task(args):
     """The task --data, --text or --task names (None when none is given)."""
-    from model.data.user_data import text_task, tsv_task
     from model.data.tasks import get_task
+    from model.data.user_data import text_task, tsv_task
 
     if args.data:
         return tsv_task(args.data, args.tokenizer)
@@ -68,8 +69,8 @@ def _build(args):
     from model.inference.bundle import ModelBundle
     from model.io.checkpoints import load_checkpoint
     from model.nn.config import TransformerConfig
-    from model.train.trainer import task_from_info
     from model.nn.transformer import Transformer
+    from model.train.trainer import task_from_info
 
     overrides = _model_overrides(args)
     if sum(bool(x) for x in (args.task, args.data, args.text)) > 1:
@@ -84,7 +85,8 @@ def _build(args):
         task = _named_task(args) or task_from_info(bundle.task)
         src_tok, tgt_tok = task.build_tokenizers()
         if args.data or args.task or args.text:
-            unknown = set(src_tok.vocab) - set(bundle.src_tokenizer.vocab) | (set(tgt_tok.vocab) - set(bundle.tgt_tokenizer.vocab))
+            unknown = (set(src_tok.vocab) - set(bundle.src_tokenizer.vocab)) | (
+                set(tgt_tok.vocab) - set(bundle.tgt_tokenizer.vocab))
             if unknown:
                 raise UsageError(f"the task uses symbols the checkpoint's vocabulary lacks: {sorted(unknown)[:8]}")
         bundle.task = task.to_dict()
@@ -150,10 +152,6 @@ def train_config(args):
         args.stop_at = preset.target
     common["eval_size"] = preset.eval_size  # the checks on the way; the final evaluation uses --eval-size
     return preset.train_config(**given, **common, eval_every=args.eval_every or 100)
-
-
-class UsageError(ValueError):
-    """Flags that do not go together; the message says which."""
 
 
 def check_snapshots(args) -> None:

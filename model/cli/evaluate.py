@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def average_main(argv=None) -> int:
@@ -24,10 +25,13 @@ def average_main(argv=None) -> int:
     if args is None:
         return 2
     from model.io.averaging import average_checkpoints, last_checkpoints
-    from model.io.checkpoints import CheckpointError, save_checkpoint
+    from model.io.checkpoints import CheckpointError, check_save_target, save_checkpoint
 
     try:
+        check_save_target(args.out)  # before loading every checkpoint: a refused --out costs nothing
         if args.last is not None:
+            if args.last < 1:
+                raise CheckpointError(f"--last {args.last} is out of range: give the number K ≥ 1 of checkpoints")
             if len(args.checkpoints) != 1:
                 raise CheckpointError("--last K takes one folder of numbered checkpoints (e.g. runs/base.steps)")
             paths = last_checkpoints(args.checkpoints[0], args.last)
@@ -54,16 +58,24 @@ def bleu_main(argv=None) -> int:
     args = _parse(p, argv)
     if args is None:
         return 2
-    from model.train.bleu import evaluate_bleu
-    from model.io.checkpoints import CheckpointError, load_checkpoint
+    from model.cli.flags import UsageError, check_bleu_flags, check_generates, check_readable
     from model.data.user_data import DataError
+    from model.io.checkpoints import CheckpointError, bundled_checkpoints, load_checkpoint
+    from model.nn.devices import DeviceError
+    from model.train.bleu import evaluate_bleu
 
     try:
-        bundle = load_checkpoint(args.checkpoint, device=args.device)
+        check_bleu_flags(args)
+        check_readable(args.data, DataError)
+        bundled = bundled_checkpoints()
+        where = bundled[args.checkpoint] if args.checkpoint in bundled and not Path(args.checkpoint).exists() \
+            else args.checkpoint  # a bundled model by name, as the app's --checkpoint takes it
+        bundle = load_checkpoint(where, device=args.device)
+        check_generates(bundle)
         score, triples = evaluate_bleu(bundle, args.data, args.beam, args.alpha, args.limit or None)
-    except (CheckpointError, DataError, OSError) as exc:
+    except (CheckpointError, DataError, DeviceError, UsageError, OSError) as exc:
         print(f"transformer-explorer bleu: error: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, UsageError) else 1
     for src, ref, out in triples[:3]:
         print(f"  {src!r} → {out!r} (reference {ref!r})", file=sys.stderr)
     print(f"bleu: {score:.2f} (beam {args.beam}, alpha {args.alpha}, n={len(triples)})")

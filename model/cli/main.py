@@ -144,17 +144,13 @@ def train(args) -> int:
     token batches over many (torchrun); model.cli.build says what each run is made of."""
     import torch
 
-    from model.cli.scale import restore_state, resume_positions, wants_scale
+    from model.cli.scale import restore_state, resume_positions
     from model.train.distributed import setup, teardown
     from model.train.trainer import Trainer
 
-    check_snapshots(args)
+    check_before_work(args)
     if args.threads:
         torch.set_num_threads(args.threads)
-    if args.stop_at is not None and not args.eval_every and args.preset is None:
-        raise UsageError("--stop-at needs --eval-every N (how often to check)")
-    if args.stop_at is not None and wants_scale(args):
-        raise UsageError("--stop-at checks a held-out task's score; token batches of a TSV have none")
     procs = setup(args.device)
     try:
         bundle, task, prev_steps, state = build_run(args, procs)
@@ -166,6 +162,31 @@ def train(args) -> int:
         return _loop(args, bundle, trainer, prev_steps)
     finally:
         teardown()
+
+
+def check_before_work(args) -> None:
+    """Everything the flags and files can say is wrong, said before any data is read or any
+    torchrun rank waits for another (model.cli.flags): every rank fails alike, at once."""
+    from model.cli.build import _model_overrides
+    from model.cli.flags import check_readable, check_resume_sizes, check_train_flags, check_train_outputs
+    from model.cli.scale import check_scale_config, wants_scale
+    from model.data.user_data import DataError
+
+    check_train_flags(args)
+    check_snapshots(args)
+    scale = wants_scale(args)
+    if args.stop_at is not None and not args.eval_every and args.preset is None:
+        raise UsageError("--stop-at needs --eval-every N (how often to check)")
+    if args.stop_at is not None and scale:
+        raise UsageError("--stop-at checks a held-out task's score; token batches of a TSV have none")
+    for path in (args.data, args.text, args.bleu_data):
+        if path:
+            check_readable(path, DataError)
+    overrides = _model_overrides(args)
+    check_resume_sizes(args, overrides)
+    if scale and not args.resume:
+        check_scale_config(args, overrides)
+    check_train_outputs(args, scale)
 
 
 def _loop(args, bundle, trainer, prev_steps: int) -> int:
@@ -246,10 +267,8 @@ def save_all(args, bundle, trainer, prev_steps: int = 0) -> None:
     """Every rank calls it: what the ranks hold is gathered, then rank 0 writes OUT (and
     OUT.resume/ for token batches, OUT.steps/step-N with --keep-last, DIR/step-N with
     --snapshots)."""
-    import shutil
-
     from model.cli.scale import save_resume_state
-    from model.io.averaging import numbered_checkpoints, step_folder, steps_dir
+    from model.io.averaging import prune_steps, step_folder
     from model.io.checkpoints import save_checkpoint
     from model.io.snapshots import save_snapshot
     from model.train.distributed import barrier
@@ -270,9 +289,15 @@ def save_all(args, bundle, trainer, prev_steps: int = 0) -> None:
             save_snapshot(bundle, args.snapshots, metrics["steps"], metrics)
         if getattr(args, "keep_last", 0):
             save_checkpoint(bundle, step_folder(args.out, metrics["steps"]), metrics)
-            for old in numbered_checkpoints(steps_dir(args.out))[:-args.keep_last]:
-                shutil.rmtree(old, ignore_errors=True)
+            prune_steps(args.out, args.keep_last)
     barrier(trainer.procs)
+
+
+def is_first_rank() -> bool:
+    """Rank 0 of a torchrun launch, or the one process of a run without it."""
+    import os
+
+    return os.environ.get("RANK", "0") == "0"
 
 
 def train_main(argv=None) -> int:
@@ -284,13 +309,13 @@ def train_main(argv=None) -> int:
     except SystemExit as exc:  # argparse already printed usage + the error
         return int(exc.code or 0)
     args.argv = argv
-    from model.io.checkpoints import CheckpointError
-    from model.nn.config import ConfigError
-    from model.data.user_data import DataError
-    from model.nn.devices import DeviceError
     from model.data.tasks import TaskError
-    from model.io.resume import ResumeError
     from model.data.tokenizers import TokenizerError
+    from model.data.user_data import DataError
+    from model.io.checkpoints import CheckpointError
+    from model.io.resume import ResumeError
+    from model.nn.config import ConfigError
+    from model.nn.devices import DeviceError
     from model.train.trainer import TrainingError
 
     known = (CheckpointError, ConfigError, DataError, DeviceError, TaskError, TokenizerError, TrainingError,
@@ -298,8 +323,9 @@ def train_main(argv=None) -> int:
     try:
         return train(args)
     except known as exc:
-        print(f"transformer-explorer train: error: {exc}", file=sys.stderr)
-        return 1
+        if is_first_rank():  # one message for a torchrun launch: every rank fails alike
+            print(f"transformer-explorer train: error: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, UsageError) else 1
     except KeyboardInterrupt:
         print("transformer-explorer train: interrupted", file=sys.stderr)
         return 130

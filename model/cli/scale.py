@@ -43,6 +43,25 @@ def wants_scale(args) -> bool:
     return bool(args.batch_tokens or args.tokenizer == "bpe" or args.resume or launched_by_torchrun())
 
 
+def check_scale_config(args, overrides: dict) -> None:
+    """The at-scale model's sizes (ConfigError), checked before a vocabulary is learned for it."""
+    from model.nn.config import TransformerConfig
+    from model.train.trainer import TrainingError
+
+    if overrides.get("kind", "encoder_decoder") != "encoder_decoder" or args.init:
+        raise TrainingError("training at scale trains the paper's encoder-decoder from scratch (or --resume)")
+    if not args.data:
+        raise TrainingError("training at scale reads a TSV: give --data PAIRS.tsv (source<TAB>target lines)")
+    TransformerConfig(src_vocab_size=8, tgt_vocab_size=8, **_sizes(overrides))
+
+
+def _sizes(overrides: dict) -> dict:
+    """The paper-base model's sizes, with the flags given instead."""
+    params = dict(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6, dropout=0.1, max_len=256)
+    params.update({k: v for k, v in overrides.items() if k != "kind"})
+    return params
+
+
 def _learn_vocabulary(args):
     """(source, target) tokenizers learned from the TSV in one streaming pass (BPE: shared)."""
     from model.data.batching import tsv_lines
@@ -83,15 +102,23 @@ def scale_bundle(args, overrides: dict, procs):
         raise TrainingError("training at scale trains the paper's encoder-decoder from scratch (or --resume)")
     if args.resume:
         return load_checkpoint(args.out, device="cpu"), read_state(args.out)
-    text = None
+    text, failure = None, None
     if procs.is_main:
-        check_save_target(args.out)
-        src, tgt = _learn_vocabulary(args)
-        text = json.dumps({"src": src.to_dict(), "tgt": tgt.to_dict()})
+        try:
+            check_save_target(args.out)
+            src, tgt = _learn_vocabulary(args)
+            text = json.dumps({"src": src.to_dict(), "tgt": tgt.to_dict()})
+        except Exception as exc:  # the other ranks wait in the broadcast: tell them, then fail alike
+            if not procs.distributed:
+                raise
+            failure, text = exc, json.dumps({"error": str(exc)})
     shared = json.loads(broadcast_text(text, procs))
+    if "error" in shared:
+        if failure is not None:
+            raise failure
+        raise TrainingError(f"rank 0 could not learn the vocabulary: {shared['error']}")
     src, tgt = _tokenizer(shared["src"]), _tokenizer(shared["tgt"])
-    params = dict(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6, dropout=0.1, max_len=256)
-    params.update({k: v for k, v in overrides.items() if k != "kind"})
+    params = _sizes(overrides)
     torch.manual_seed(args.seed)  # the same initial weights on every rank (DDP also copies rank 0's)
     config = TransformerConfig(src_vocab_size=len(src), tgt_vocab_size=len(tgt), **params)
     name = args.name or Path(args.data).stem

@@ -45,6 +45,26 @@ def last_checkpoints(folder: str | Path, k: int) -> list[Path]:
     return found[-k:]
 
 
+def prune_steps(out: str | Path, keep: int) -> list[Path]:
+    """Delete all but the last `keep` numbered checkpoints of OUT.steps/; a folder the app did not
+    write whole (not our checkpoint, or holding other files) is left alone. Returns those deleted."""
+    import shutil
+
+    from model.io.checkpoints import check_save_target
+
+    if not isinstance(keep, int) or keep < 1:
+        raise CheckpointError(f"keep must be a positive number of checkpoints, got {keep!r}")
+    deleted = []
+    for old in numbered_checkpoints(steps_dir(out))[:-keep]:
+        try:
+            check_save_target(old)
+        except CheckpointError:
+            continue
+        shutil.rmtree(old, ignore_errors=True)
+        deleted.append(old)
+    return deleted
+
+
 def average_state(states: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
     """The element-wise mean of same-named tensors (integer tensors must agree and are kept)."""
     if not states:
@@ -76,5 +96,5 @@ def average_checkpoints(paths: list[str | Path]) -> ModelBundle:
     return last
 
 
-__all__ = ["average_checkpoints", "average_state", "last_checkpoints", "numbered_checkpoints", "steps_dir",
-           "step_folder"]
+__all__ = ["average_checkpoints", "average_state", "last_checkpoints", "numbered_checkpoints", "prune_steps",
+           "steps_dir", "step_folder"]

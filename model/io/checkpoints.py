@@ -21,7 +21,16 @@ import torch
 from model.data.tokenizers import TokenizerError, tokenizer_from_dict
 from model.inference.bundle import ModelBundle
 from model.io.assets import asset_path
-from model.io.folders import fsync_dir, leftovers, os_reason, swap_into_place, umask, write_synced
+from model.io.folders import (
+    check_ours_or_empty,
+    fsync_dir,
+    is_json_of_format,
+    leftovers,
+    os_reason,
+    swap_into_place,
+    umask,
+    write_synced,
+)
 from model.nn.config import ConfigError, TransformerConfig
 from model.nn.transformer import Transformer
 
@@ -163,39 +172,11 @@ def save_checkpoint(bundle: ModelBundle, path: str | Path, metrics: dict | None 
     return path
 
 
-def _is_our_config(cfg_path: Path) -> bool:
-    """Whether cfg_path is a config.json we wrote (our "format" marker in it)."""
-    try:
-        if cfg_path.stat().st_size > MAX_CONFIG_BYTES:
-            return False
-        data = json.loads(cfg_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return False
-    return isinstance(data, dict) and data.get("format") == FORMAT
-
-
 def check_save_target(path: str | Path) -> None:
     """Refuse to replace anything but one of our own checkpoints: a save deletes the old folder.
     (`train` calls it before training, so a refused --out costs no training time.)"""
-    path = Path(path)
-    if not path.exists():
-        return
-    if not path.is_dir():
-        raise CheckpointError(f"{path}: exists and is a file, not a checkpoint folder")
-    try:
-        entries = sorted(p.name for p in path.iterdir())
-    except OSError as exc:
-        raise CheckpointError(f"{path}: cannot read the folder ({exc.strerror or exc})") from None
-    if not entries:
-        return
-    if CONFIG not in entries or not _is_our_config(path / CONFIG):
-        raise CheckpointError(f"{path}: the folder is not empty and is not a checkpoint (no config.json written by "
-                              "Transformer Explorer); refusing to overwrite it (choose another folder)")
-    foreign = [name for name in entries if name not in (WEIGHTS, CONFIG)]
-    if foreign:
-        raise CheckpointError(f"{path}: the checkpoint folder also holds {', '.join(foreign[:5])}"
-                              f"{' …' if len(foreign) > 5 else ''}, which saving would delete; refusing to overwrite "
-                              "it (move those files out or choose another folder)")
+    check_ours_or_empty(path, CONFIG, lambda f: is_json_of_format(f, FORMAT, MAX_CONFIG_BYTES), (WEIGHTS, CONFIG),
+                        "checkpoint", CheckpointError)
 
 
 def recover_interrupted_save(path: str | Path) -> bool:

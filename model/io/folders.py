@@ -1,13 +1,19 @@
 """Replacing a folder so that a crash, a kill or a full disk never loses the old one: write
 and fsync the new files in a temp folder, swap it in with renames, fsync the parent (what
 `model.io.checkpoints.save_checkpoint` builds on; `recover_interrupted_save` undoes a kill between
-the two renames)."""
+the two renames).
+
+Replacing deletes the old folder, so every folder the app writes (a checkpoint, a run's
+training state, its kept steps, snapshots, averages) passes `check_ours_or_empty` first: only
+an absent or empty folder, or one holding nothing but the files the app itself wrote there, may
+be replaced."""
 from __future__ import annotations
 
 import errno
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -74,3 +80,56 @@ def swap_into_place(tmp: Path, path: Path) -> None:
         raise
     fsync_dir(path.parent)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def check_creatable(path: str | Path, error: type[Exception] = ValueError) -> None:
+    """Refuse a folder that cannot be created because a regular file stands where it or one of
+    its parents would be (found before any work, not when the first save fails)."""
+    path = Path(path)
+    for place in (path, *path.parents):
+        try:
+            if place.exists():
+                if not place.is_dir():
+                    where = "exists and is a file" if place == path else f"is inside {place}, which is a file"
+                    raise error(f"{path}: {where}, not a folder")
+                return
+        except OSError as exc:
+            raise error(f"{path}: cannot check the folder ({exc.strerror or exc})") from None
+
+
+def check_ours_or_empty(path: str | Path, marker: str, is_ours: Callable[[Path], bool], known: tuple[str, ...],
+                        what: str, error: type[Exception] = ValueError) -> None:
+    """Refuse to replace `path` unless it is absent, empty, or a `what` the app wrote: its
+    `marker` file passes `is_ours` and it holds none but the `known` files (a save deletes the
+    old folder whole). The error names the folder and what would have been lost."""
+    path = Path(path)
+    check_creatable(path, error)
+    if not path.exists():
+        return
+    try:
+        entries = sorted(p.name for p in path.iterdir())
+    except OSError as exc:
+        raise error(f"{path}: cannot read the folder ({exc.strerror or exc})") from None
+    if not entries:
+        return
+    if marker not in entries or not is_ours(path / marker):
+        raise error(f"{path}: the folder is not empty and is not a {what} (no {marker} written by Transformer "
+                    "Explorer); refusing to overwrite it (choose another folder)")
+    foreign = [name for name in entries if name not in known]
+    if foreign:
+        raise error(f"{path}: the {what} folder also holds {', '.join(foreign[:5])}"
+                    f"{' …' if len(foreign) > 5 else ''}, which saving would delete; refusing to overwrite "
+                    "it (move those files out or choose another folder)")
+
+
+def is_json_of_format(file: Path, fmt: str, max_bytes: int = 50_000_000) -> bool:
+    """Whether `file` is a JSON object the app wrote: its "format" entry is `fmt`."""
+    import json
+
+    try:
+        if file.stat().st_size > max_bytes:
+            return False
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and data.get("format") == fmt

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from model.io.folders import fsync_dir, swap_into_place, write_synced
+from model.io.folders import check_ours_or_empty, fsync_dir, is_json_of_format, swap_into_place, write_synced
 
 STATE_FORMAT = "transformer-explorer-training-state"
 WEIGHTS, OPTIMIZER, STATE = "model.safetensors", "optimizer.safetensors", "training.json"
@@ -31,6 +31,12 @@ class ResumeError(ValueError):
 def resume_dir(out: str | Path) -> Path:
     out = Path(out)
     return out.parent / f"{out.name}.resume"
+
+
+def check_state_target(out: str | Path) -> None:
+    """Refuse to write OUT.resume/ over a folder the app did not write (a save replaces it whole)."""
+    check_ours_or_empty(resume_dir(out), STATE, lambda f: is_json_of_format(f, STATE_FORMAT),
+                        (WEIGHTS, OPTIMIZER, STATE), "training state", ResumeError)
 
 
 def optimizer_tensors(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict]:
@@ -61,6 +67,7 @@ def save_state(out: str | Path, model: torch.nn.Module, optimizer, scheduler, in
     from model.io.checkpoints import _unique_state
 
     path = resume_dir(out)
+    check_state_target(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.saving-", dir=path.parent))
     try:
@@ -82,8 +89,6 @@ def save_state(out: str | Path, model: torch.nn.Module, optimizer, scheduler, in
 
 def read_state(out: str | Path) -> tuple[dict, dict[str, torch.Tensor], dict[str, torch.Tensor]]:
     """(training.json, weights, optimizer tensors) of OUT.resume/; ResumeError when absent or foreign."""
-    from safetensors.torch import load_file
-
     from model.io.checkpoints import recover_interrupted_save
 
     path = resume_dir(out)
@@ -96,18 +101,39 @@ def read_state(out: str | Path) -> tuple[dict, dict[str, torch.Tensor], dict[str
         raise ResumeError(f"{path / STATE}: unreadable ({exc})") from None
     if not isinstance(info, dict) or info.get("format") != STATE_FORMAT:
         raise ResumeError(f"{path / STATE}: not a training state written by Transformer Explorer")
-    weights = load_file(str(path / WEIGHTS))
-    for alias, name in (info.get("tied_weights") or {}).items():
+    weights, opt_tensors = _tensors(path / WEIGHTS), _tensors(path / OPTIMIZER)
+    aliases = info.get("tied_weights") or {}
+    if not isinstance(aliases, dict) or any(name not in weights for name in aliases.values()):
+        raise ResumeError(f"{path / STATE}: its tied weights do not match {path / WEIGHTS}")
+    for alias, name in aliases.items():
         weights[alias] = weights[name]
-    return info, weights, load_file(str(path / OPTIMIZER))
+    return info, weights, opt_tensors
+
+
+def _tensors(file: Path) -> dict[str, torch.Tensor]:
+    """A safetensors file of the training state; ResumeError when missing, truncated or corrupt."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load
+
+    try:
+        return load(file.read_bytes())
+    except OSError as exc:
+        raise ResumeError(f"{file}: cannot read it ({exc.strerror or exc}); the training state is incomplete") from None
+    except (SafetensorError, ValueError, RuntimeError) as exc:
+        raise ResumeError(f"{file}: not a readable safetensors file, truncated or corrupt ({exc}); the training "
+                          "state cannot be resumed (train afresh, or restore the folder from a backup)") from None
 
 
 def restore(info: dict, weights: dict, opt_tensors: dict, model: torch.nn.Module, optimizer, scheduler,
             rank: int) -> None:
-    """Put the weights, Adam's state, the schedule and this rank's RNG back."""
-    model.load_state_dict(weights, strict=True)
-    load_optimizer(optimizer, opt_tensors, info["optimizer"])
-    scheduler.load_state_dict({**info["scheduler"], "lr_lambdas": [None] * len(optimizer.param_groups)})
+    """Put the weights, Adam's state, the schedule and this rank's RNG back; ResumeError when the
+    saved state does not fit the model (another size, a damaged training.json)."""
+    try:
+        model.load_state_dict(weights, strict=True)
+        load_optimizer(optimizer, opt_tensors, info["optimizer"])
+        scheduler.load_state_dict({**info["scheduler"], "lr_lambdas": [None] * len(optimizer.param_groups)})
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        raise ResumeError(f"the training state does not fit the model it resumes ({str(exc).splitlines()[0]})") from None
     for group, lr in zip(optimizer.param_groups, scheduler.get_last_lr()):
         group["lr"] = lr
     rng = opt_tensors.get(f"rng.{rank}")
@@ -115,4 +141,4 @@ def restore(info: dict, weights: dict, opt_tensors: dict, model: torch.nn.Module
         torch.set_rng_state(rng)
 
 
-__all__ = ["save_state", "read_state", "restore", "resume_dir", "ResumeError"]
+__all__ = ["save_state", "read_state", "restore", "resume_dir", "check_state_target", "ResumeError"]
