@@ -3,14 +3,12 @@ bad arguments and bad files give one clear line and a non-zero exit, never a tra
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-from explorer.__main__ import main
-from model.io.checkpoints import load_checkpoint, save_checkpoint, random_bundle
 from model.cli.main import Progress, train_main
+from model.io.checkpoints import load_checkpoint
 
 torch.set_num_threads(1)
 TINY = ["--d-model", "32", "--heads", "2", "--layers", "1", "--d-ff", "64", "--batch-size", "16", "--threads", "1"]
@@ -58,7 +56,7 @@ def test_init_continues_and_pre_ln(tmp_path, capsys):
     b = load_checkpoint(second)
     assert b.metrics["steps"] == 12 and b.config.norm_first and b.task["name"] == "copy"
     code, out, err = run(["--init", str(first), "--out", str(second), "--d-model", "64"], capsys)
-    assert code == 1 and "drop d_model" in err
+    assert code == 2 and "drop d_model" in err
 
 
 def test_tsv_data_with_word_tokenizer(tmp_path, capsys):
@@ -71,24 +69,24 @@ def test_tsv_data_with_word_tokenizer(tmp_path, capsys):
     assert b.src_tokenizer.kind == "word" and "w3" in b.src_tokenizer.vocab
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--out", "X"], "say what to learn: --task NAME"),
-    (["--task", "juggling", "--out", "X"], "unknown task 'juggling'"),
-    (["--task", "reverse", "--out", "X", "--d-model", "30", "--heads", "4"], "must be divisible by n_heads"),
-    (["--task", "reverse", "--out", "X", "--device", "tpu"], "unknown device 'tpu'"),
-    (["--task", "reverse", "--out", "X", "--steps", "0"], "steps must be a positive integer"),
-    (["--task", "reverse", "--out", "X", "--max-len", "8"], "max_len is 8"),
-    (["--data", "DATA", "--out", "X"], "line 2: expected 'source<TAB>target'"),
-    (["--data", "MISSING", "--out", "X"], "cannot read the file"),
-    (["--task", "reverse", "--init", "MISSING", "--out", "X"], "no such file or folder"),
+@pytest.mark.parametrize("argv, message, status", [
+    (["--out", "X"], "say what to learn: --task NAME", 2),  # a usage error exits 2, as argparse's do
+    (["--task", "juggling", "--out", "X"], "unknown task 'juggling'", 1),
+    (["--task", "reverse", "--out", "X", "--d-model", "30", "--heads", "4"], "must be divisible by n_heads", 1),
+    (["--task", "reverse", "--out", "X", "--device", "tpu"], "unknown device 'tpu'", 1),
+    (["--task", "reverse", "--out", "X", "--steps", "0"], "--steps 0 is out of range", 2),
+    (["--task", "reverse", "--out", "X", "--max-len", "8"], "max_len is 8", 1),
+    (["--data", "DATA", "--out", "X"], "line 2: expected 'source<TAB>target'", 1),
+    (["--data", "MISSING", "--out", "X"], "cannot read the file", 1),
+    (["--task", "reverse", "--init", "MISSING", "--out", "X"], "no such file or folder", 1),
 ])
-def test_errors_are_one_clear_line(tmp_path, capsys, argv, message):
+def test_errors_are_one_clear_line(tmp_path, capsys, argv, message, status):
     data = tmp_path / "bad.tsv"
     data.write_text("a\tb\nno tab\n")
     argv = [{"X": str(tmp_path / "out"), "DATA": str(data), "MISSING": str(tmp_path / "missing")}.get(a, a)
             for a in argv]
     code, out, err = run(argv + ["--threads", "1"], capsys)
-    assert code == 1
+    assert code == status
     assert err.startswith("transformer-explorer train: error: ") and message in err
     assert not (tmp_path / "out").exists()
 
@@ -124,4 +122,4 @@ def test_stop_at_ends_training_early(tmp_path, capsys):
     assert code == 0 and "reached --stop-at 0.0" in err
     assert load_checkpoint(tmp_path / "s").metrics["steps"] == 5
     code, out, err = run(["--task", "copy", "--out", str(tmp_path / "t"), "--stop-at", "0.9"], capsys)
-    assert code == 1 and "--stop-at needs --eval-every" in err
+    assert code == 2 and "--stop-at needs --eval-every" in err
