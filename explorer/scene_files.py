@@ -14,7 +14,7 @@ from pathlib import Path
 
 from explorer.session import ATTENTION_KINDS
 from model.interpret.frame import DecodeSettings, DecodeSettingsError
-from model.interpret.interventions import InterventionError, parse_heads
+from model.interpret.interventions import InterventionError, parse_heads, validate_heads
 from model.io.assets import asset_path
 
 SCENE_VERSION = 2
@@ -27,6 +27,9 @@ VIEW_CHOICES = {"attention": ("grid", "single", "lines", "derived"), "attention_
                 "decoding": ("steps", "parallel", "beam"), "compare": ("maps", "outputs", "heads")}
 DECODING_KEYS = {f.name: type(f.default) for f in dataclasses.fields(DecodeSettings)}  # strategy: str, …
 MAX_FILE_BYTES = 5_000_000
+MAX_CAPTION_CHARS = 2_000  # a caption is a line or two under the figure; the tour's are ≤ 90
+MAX_NAME_CHARS = 200
+ATTENTION_KEYS = ("kind", "layer", "head")
 
 
 class SceneError(ValueError):
@@ -77,6 +80,11 @@ class Tour:
 
 
 # -- reading and writing -----------------------------------------------------------------------------
+def _is_index(value) -> bool:
+    """A whole number ≥ 0 (JSON true/false are not numbers here)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def _check_scene(raw, where: str) -> Scene:
     if not isinstance(raw, dict):
         raise SceneError(f"{where}: a scene must be a JSON object, got {type(raw).__name__}")
@@ -90,6 +98,9 @@ def _check_scene(raw, where: str) -> Scene:
                 "interventions"):
         if raw.get(key) is not None and not isinstance(raw[key], str):
             raise SceneError(f"{where}: {key!r} must be a string, got {type(raw[key]).__name__}")
+    for key, limit in (("name", MAX_NAME_CHARS), ("caption", MAX_CAPTION_CHARS)):
+        if len(raw.get(key) or "") > limit:
+            raise SceneError(f"{where}: {key!r} has {len(raw[key]):,} characters; at most {limit:,} are shown")
     for key in ("solo", "causal_mask", "start"):
         if not isinstance(raw.get(key, False), bool):
             raise SceneError(f"{where}: {key!r} must be true or false")
@@ -114,7 +125,8 @@ def _check_scene(raw, where: str) -> Scene:
                 raise SceneError(f"{where}: no view {tab!r} for panel {panel!r}; valid: {valid}")
     att = raw.get("attention")
     if att is not None and (not isinstance(att, dict) or att.get("kind") not in ATTENTION_KINDS
-                            or not all(isinstance(att.get(k, 0), int) and att.get(k, 0) >= 0 for k in ("layer", "head"))):
+                            or not set(att) <= set(ATTENTION_KEYS)
+                            or not all(_is_index(att.get(k, 0)) for k in ("layer", "head"))):
         raise SceneError(f"{where}: 'attention' must be {{\"kind\": one of {', '.join(ATTENTION_KINDS)}, "
                          f"\"layer\": int ≥ 0, \"head\": int ≥ 0}}")
     dec = raw.get("decoding")
@@ -146,7 +158,7 @@ def parse_tour(data, source: str = "<scene>") -> Tour:
     if not isinstance(data, dict):
         raise SceneError(f"{source}: expected a JSON object with \"version\" and \"scenes\"")
     version = data.get("version")
-    if version not in READABLE_VERSIONS:
+    if isinstance(version, bool) or version not in READABLE_VERSIONS:
         raise SceneError(f"{source}: unsupported scene format version {version!r} (this explorer reads "
                          f"versions {', '.join(map(str, READABLE_VERSIONS))})")
     if "scenes" not in data:  # a single scene file
@@ -162,6 +174,16 @@ def parse_tour(data, source: str = "<scene>") -> Tour:
     if not isinstance(title, str):
         raise SceneError(f"{source}: 'title' must be a string")
     return Tour([_check_scene(s, f"{source}, scene {i + 1}") for i, s in enumerate(scenes)], title=title)
+
+
+def check_scene_fits(scene: Scene, model) -> None:
+    """SceneError naming a head the scene edits that `model` does not have (the schema checks
+    the edits' form; their range needs the scene's model)."""
+    where = f"scene {scene.name!r}"
+    try:
+        validate_heads(model, parse_heads(scene.interventions or ""))
+    except InterventionError as exc:
+        raise SceneError(f"{where}: 'interventions': {exc}") from None
 
 
 def load_tour(path: str | Path) -> Tour:

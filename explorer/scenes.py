@@ -50,8 +50,8 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QObject, Signal
 
 from explorer.scene_files import (MAX_FILE_BYTES, READABLE_VERSIONS, SCENE_KEYS, SCENE_VERSION,  # noqa: F401 - re-exported
-                                  TOUR_PATH, VIEW_CHOICES, Scene, SceneError, Tour, load_tour, parse_tour,
-                                  save_tour)
+                                  TOUR_PATH, VIEW_CHOICES, Scene, SceneError, Tour, check_scene_fits, load_tour,
+                                  parse_tour, save_tour)
 
 
 def current_panel(window) -> str | None:
@@ -251,6 +251,11 @@ class SceneDeck(QObject):
         """The selection: the scene's head (else the model's first, layer 1, head 1) and step
         (else the head's weights, else the first step)."""
         state = self.window.state
+        if state.bundle is not None:
+            try:
+                check_scene_fits(scene, state.bundle.model)
+            except SceneError as exc:  # the session keeps only the heads the model has: say so
+                state.inform(str(exc), "error")
         kinds = state.available_kinds()
         a = scene.attention if scene.attention and scene.attention["kind"] in kinds else None
         if kinds:

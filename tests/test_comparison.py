@@ -126,4 +126,4 @@ def test_train_snapshots_keeps_step_folders_that_load(tmp_path, capsys):
     assert run_snapshots(out) == []  # a lone checkpoint is no run
     code = train_main(["--task", "reverse", "--out", str(out), "--snapshots", str(out / "steps"), "--steps", "2",
                        *TINY])
-    assert code == 1 and "--snapshots" in capsys.readouterr().err
+    assert code == 2 and "--snapshots" in capsys.readouterr().err

@@ -61,7 +61,7 @@ def test_cli_lecture_run_saves_the_presets_model(tmp_path, capsys):
 
 def test_cli_preset_refuses_model_flags(capsys):
     code = train_main(["--preset", "lecture", "--task", "reverse", "--out", "x", "--d-model", "32"])
-    assert code == 1 and "drop d_model" in capsys.readouterr().err
+    assert code == 2 and "drop d_model" in capsys.readouterr().err
 
 
 def test_antidiagonal_mass_finds_the_reversal():

@@ -375,7 +375,7 @@ def test_bad_text_files_are_refused_with_the_line(tmp_path, content, message):
 
 def test_text_needs_a_variant_kind(tmp_path, capsys):
     path = _lines(tmp_path, "a b\nc d\n")
-    assert train_main(["--text", str(path), "--out", str(tmp_path / "o"), "--steps", "1"]) == 1
+    assert train_main(["--text", str(path), "--out", str(tmp_path / "o"), "--steps", "1"]) == 2
     assert "--kind encoder_only" in capsys.readouterr().err
 
 

@@ -113,6 +113,16 @@ class Comparison:
         return diff[..., allowed].mean(-1) if allowed.any() else np.zeros(diff.shape[:2], np.float32)
 
 
+def check_finite(label: str, result: ForwardResult) -> None:
+    """Refuse a model whose outputs are NaN or infinite (e.g. a diverged run's weights): every
+    probability and attention difference with it would be NaN, not a comparison."""
+    probs = result.trace["generator.probs"].tensor if "generator.probs" in result.trace else None
+    if probs is not None and not bool(torch.isfinite(probs).all()):
+        raise ComparisonError(f"{label}: its output probabilities are NaN or infinite on this input (its weights "
+                              "hold NaN or infinite values, e.g. a run that diverged), so there is nothing to compare; "
+                              "choose another checkpoint")
+
+
 # -- what each model writes ------------------------------------------------------------------------
 def output_ids(bundle: ModelBundle, frame: Frame, src: torch.Tensor) -> list[int]:
     """The ids the frame's forward was recorded over (without <bos>/<eos>): the target, the
@@ -186,6 +196,8 @@ def compare(a: ModelBundle, b: ModelBundle, source: str, target: str | None = No
     settings = settings or DecodeSettings()
     frame_a = compute_frame(a, source, target, settings, label_a, previous=frame_a)
     frame_b = compute_frame(b, source, target, settings, label_b)
+    for label, frame in ((label_a, frame_a), (label_b, frame_b)):
+        check_finite(label, frame.forward)
     enc_a, enc_b = a.encode_source(source), b.encode_source(source)
     with torch.no_grad():
         ids_a = output_ids(a, frame_a, enc_a[0]) if a.config.has_decoder else []
@@ -201,5 +213,5 @@ def compare(a: ModelBundle, b: ModelBundle, source: str, target: str | None = No
                       allowed, labels)
 
 
-__all__ = ["Comparison", "ComparisonError", "ScoredOutput", "attention_maps", "check_comparable", "compare",
+__all__ = ["Comparison", "ComparisonError", "ScoredOutput", "attention_maps", "check_comparable", "check_finite", "compare",
            "mismatches", "output_ids"]

@@ -19,6 +19,7 @@ The three edits of head_i in Concat(head_1..head_h) W^O (Section 3.2.2):
 """
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
@@ -36,6 +37,14 @@ class InterventionError(ValueError):
     """A head that the model does not have, or an unknown edit; the message says which."""
 
 
+def as_index(value) -> int | None:
+    """`value` as a Python int when it is a whole number (numpy's integers too); None for
+    anything else, bools included (True is not layer 1)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return None
+    return int(value)
+
+
 def attention_module(model: nn.Module, kind: str, layer: int) -> nn.Module:
     """The MultiHeadAttention of one sublayer ("encoder" | "decoder_self" | "cross", layer from 0)."""
     try:
@@ -45,9 +54,11 @@ def attention_module(model: nn.Module, kind: str, layer: int) -> nn.Module:
     n = attention_layers(model).get(kind, 0)
     if n == 0:
         raise InterventionError(f"this model has no {kind} attention (it has {', '.join(attention_layers(model))})")
-    if not isinstance(layer, int) or isinstance(layer, bool) or not 0 <= layer < n:
-        raise InterventionError(f"{kind} layer {layer!r} is out of range: this model has layers 0..{n - 1}")
-    return model.get_submodule(kind.module_name(layer))
+    index = as_index(layer)
+    if index is None or not 0 <= index < n:
+        shown = index if index is not None else repr(layer)
+        raise InterventionError(f"{kind} layer {shown} is out of range: this model has layers 0..{n - 1}")
+    return model.get_submodule(kind.module_name(index))
 
 
 def attention_layers(model: nn.Module) -> dict[AttentionKind, int]:
@@ -65,19 +76,27 @@ def all_heads(model: nn.Module) -> list[HeadKey]:
 
 
 def validate_heads(model: nn.Module, heads: Mapping[HeadKey, str]) -> dict[HeadKey, str]:
-    """`heads` checked against `model`: each key a real (kind, layer, head), each value an edit."""
+    """`heads` checked against `model`: each key a real (kind, layer, head), each value an edit.
+    The text form of `parse_heads` is accepted too; layers and heads may be numpy integers."""
+    if isinstance(heads, str):
+        heads = parse_heads(heads)
+    if not isinstance(heads, Mapping):
+        raise InterventionError(f"heads are {{(kind, layer, head): edit}} or text like 'encoder:0:1=zero', "
+                                f"got {type(heads).__name__}")
     checked = {}
-    for key, op in dict(heads).items():
+    for key, op in heads.items():
         if not (isinstance(key, tuple) and len(key) == 3):
             raise InterventionError(f"a head is (kind, layer, head), got {key!r}")
         kind, layer, head = key
         attention_module(model, kind, layer)
         h = model.config.n_heads
-        if not isinstance(head, int) or isinstance(head, bool) or not 0 <= head < h:
-            raise InterventionError(f"{kind} layer {layer}: head {head!r} is out of range: heads are 0..{h - 1}")
-        if op not in OPERATIONS:
+        index = as_index(head)
+        if index is None or not 0 <= index < h:
+            shown = index if index is not None else repr(head)
+            raise InterventionError(f"{kind} layer {as_index(layer)}: head {shown} is out of range: heads are 0..{h - 1}")
+        if not isinstance(op, str) or op not in OPERATIONS:
             raise InterventionError(f"unknown edit {op!r} for {kind}:{layer}:{head}; use one of {', '.join(OPERATIONS)}")
-        checked[(kind, layer, head)] = op
+        checked[(str(kind), as_index(layer), index)] = op
     return checked
 
 
@@ -85,7 +104,7 @@ def heads_that_fit(model: nn.Module, heads: Mapping[HeadKey, str]) -> dict[HeadK
     """The entries of `heads` that `model` has (a session keeps its edits across a model switch
     only where the new model has the same heads)."""
     kept = {}
-    for key, op in dict(heads).items():
+    for key, op in (parse_heads(heads) if isinstance(heads, str) else dict(heads)).items():
         try:
             kept.update(validate_heads(model, {key: op}))
         except InterventionError:
@@ -109,7 +128,8 @@ def intervene(model: nn.Module, heads: Mapping[HeadKey, str] | None) -> Iterator
     """Run every forward of `model` inside the block with `heads` edited (see the module doc).
 
     heads: {(kind, layer, head): "zero" | "mean" | "uniform"}; empty or None edits nothing.
-    Nested blocks both apply, the outer one's edits first. Raises InterventionError naming the first head the model does not have."""
+    Nested blocks both apply, the outer one's edits first. Raises InterventionError naming the
+    first head the model does not have."""
     checked = validate_heads(model, heads or {})
     plans: dict[tuple[str, int], HeadPlan] = {}
     for (kind, layer, head), op in checked.items():
@@ -159,6 +179,7 @@ def format_heads(heads: Mapping[HeadKey, str]) -> str:
 __all__ = [
     "OPERATIONS",
     "InterventionError",
+    "as_index",
     "all_heads",
     "attention_layers",
     "attention_module",

@@ -57,6 +57,7 @@ def attribute_problem(problem: AttributionProblem, methods=None, head: tuple[int
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ValueError(f"unknown attribution method(s) {unknown}; expected some of {', '.join(METHODS)}")
+    check_finite_outputs(problem)
     heads = record_attention(problem) if _ATTENTION_METHODS & set(methods) or head is not None else None
     layer_head = check_head(problem, heads, head) if head is not None else (-1, 0)
     compute = {
@@ -74,6 +75,19 @@ def attribute_problem(problem: AttributionProblem, methods=None, head: tuple[int
             progress(method)
         scores[method] = np.asarray(compute[method](), dtype=np.float64)
     return scores
+
+
+def check_finite_outputs(problem: AttributionProblem) -> None:
+    """Refuse a model whose logits are NaN or infinite on this input (weights that hold NaN or
+    inf): every method would return NaN scores (and flow zeros) that explain nothing."""
+    import torch
+
+    with torch.no_grad():
+        finite = bool(torch.isfinite(problem.logits(problem.attributed_ids)).all())
+    if not finite:
+        raise UnsupportedAttribution(f"{problem.bundle.name}: its outputs are NaN or infinite on this input (its "
+                                     "weights hold NaN or infinite values, e.g. a run that diverged), so no "
+                                     "attribution can explain them")
 
 
 def describe_head(problem: AttributionProblem, head: tuple[int, int] | None = None) -> str:

@@ -1,0 +1,85 @@
+"""Scene files under bad input (issue 36): JSON true is not a version or a layer number, a
+caption has a length limit, a head the scene's model lacks is refused once the model is known
+(not dropped without a word), and random documents give a Tour or a SceneError, never another
+exception. Qt-free: explorer.scene_files reads and checks scenes without a display."""
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from explorer.scene_files import MAX_CAPTION_CHARS, SCENE_KEYS, Scene, SceneError, check_scene_fits, parse_tour
+from model.io.checkpoints import random_bundle
+
+
+def scene(**fields) -> dict:
+    return {"version": 2, "scenes": [{"name": "s", **fields}]}
+
+
+@pytest.mark.parametrize("doc, named", [
+    ({"version": True, "scenes": [{"name": "s"}]}, "unsupported scene format version True"),
+    ({"version": 1.0 + 1e-9, "scenes": [{"name": "s"}]}, "unsupported scene format version"),
+    (scene(attention={"kind": "encoder", "layer": True}), "'attention' must be"),
+    (scene(attention={"kind": "encoder", "head": False}), "'attention' must be"),
+    (scene(attention={"kind": "encoder", "layer": 0, "colour": 1}), "'attention' must be"),
+    (scene(caption="x" * (MAX_CAPTION_CHARS + 1)), f"'caption' has {MAX_CAPTION_CHARS + 1:,} characters"),
+    (scene(caption="x" * 10_000), "at most 2,000 are shown"),
+    (scene(name="n" * 500), "'name' has 500 characters"),
+])
+def test_a_scene_document_out_of_the_schema_is_refused(doc, named):
+    with pytest.raises(SceneError) as info:
+        parse_tour(doc, "tour.json")
+    assert named in str(info.value)
+
+
+def test_a_caption_at_the_limit_and_integer_fields_are_accepted():
+    tour = parse_tour(scene(caption="x" * MAX_CAPTION_CHARS, attention={"kind": "cross", "layer": 1, "head": 0}))
+    assert len(tour.scenes[0].caption) == MAX_CAPTION_CHARS
+
+
+def test_a_head_the_scenes_model_lacks_is_refused_not_dropped():
+    model = random_bundle("reverse").model  # 2 layers, 4 heads
+    check_scene_fits(Scene("fits", interventions="encoder:0:3=zero,cross:1:0=uniform"), model)
+    for text, named in (("encoder:0:9=zero", "head 9 is out of range: heads are 0..3"),
+                        ("cross:2:0=zero", "cross layer 2 is out of range")):
+        with pytest.raises(SceneError, match="scene 'bad': 'interventions': ") as info:
+            check_scene_fits(Scene("bad", interventions=text), model)
+        assert named in str(info.value)
+    gpt = random_bundle("facts", kind="decoder_only", n_encoder_layers=0).model
+    with pytest.raises(SceneError, match="no cross attention"):
+        check_scene_fits(Scene("bad", interventions="cross:0:0=zero"), gpt)
+
+
+# -- property: random documents give a Tour or a SceneError ------------------------------------------
+json_values = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-5, 10**20), st.floats(allow_nan=False),
+                                     st.text(max_size=12)),
+                           lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                   st.dictionaries(st.text(max_size=8), inner, max_size=3)),
+                           max_leaves=8)
+field_values = {
+    "name": st.one_of(st.text(max_size=5), json_values), "caption": st.one_of(st.text(max_size=30), json_values),
+    "interventions": st.one_of(st.sampled_from(["encoder:0:1=zero", "cross:9:9=mean", "x", ""]), json_values),
+    "attention": st.one_of(st.fixed_dictionaries({"kind": st.sampled_from(["encoder", "cross", "nope"])},
+                                                 optional={"layer": json_values, "head": json_values}), json_values),
+    "decoding": st.one_of(st.dictionaries(st.sampled_from(["strategy", "beam_size", "top_k", "top_p", "temperature",
+                                                           "alpha", "max_len", "other"]), json_values, max_size=3),
+                          json_values),
+}
+scene_docs = st.dictionaries(st.sampled_from(sorted(SCENE_KEYS | {"extra"})), json_values, max_size=4).flatmap(
+    lambda base: st.fixed_dictionaries({k: v for k, v in field_values.items()}).map(lambda f: {**base, **f}))
+documents = st.one_of(
+    st.fixed_dictionaries({"version": st.one_of(st.sampled_from([1, 2, True, 2.0, "2"]), json_values),
+                           "scenes": st.one_of(st.lists(scene_docs, max_size=2), json_values)}),
+    scene_docs.map(lambda s: {"version": 2, **s}), json_values)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=documents)
+def test_random_scene_documents_give_a_tour_or_a_scene_error(doc):
+    doc = json.loads(json.dumps(doc))  # what a file can hold (tuples → lists)
+    try:
+        tour = parse_tour(doc, "random.json")
+    except SceneError:
+        return
+    assert tour.scenes and all(isinstance(s, Scene) for s in tour.scenes)
+    parse_tour(json.loads(json.dumps(tour.to_dict())))  # what it writes reads back
