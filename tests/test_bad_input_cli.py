@@ -223,3 +223,16 @@ def test_random_flag_values_give_the_commands_own_errors(tmp_path, data, values,
     except known_errors():
         pass
     assert not (tmp_path / "never").exists()
+
+
+def test_bpe_skips_lines_longer_than_any_model_reads(tmp_path, capsys):
+    """BPE's merge counting grows about quadratically with a line's length (a 1 MB line without a
+    space ran for minutes); a line longer than max_len tokens could never be trained on."""
+    data = tiny_tsv(tmp_path / "p.tsv", n=60)
+    with open(data, "a", encoding="utf-8") as f:
+        f.write("ab" * 10_000 + "\tba\n")
+    code, out, err = run(["--data", str(data), "--tokenizer", "bpe", "--vocab-size", "60", *SIZES, "--steps", "1",
+                          "--out", str(tmp_path / "o")], capsys)
+    assert code == 0, err
+    assert "skipped 1 pair(s) with a side longer than 1,600 characters" in err
+    assert "abab" not in "".join(load_checkpoint(tmp_path / "o").src_tokenizer.vocab)

@@ -12,6 +12,7 @@ and, with --keep-last K, OUT.steps/step-<N>/ for `transformer-explorer average`.
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 
@@ -62,6 +63,19 @@ def _sizes(overrides: dict) -> dict:
     return params
 
 
+BPE_CHARS_PER_TOKEN = 50  # a line this many characters per max_len token is longer than any model reads
+
+
+def _short_pairs(pairs, limit: int, skipped: list[int]):
+    """The pairs both of whose sides have at most `limit` characters (BPE's merge counting grows
+    about quadratically with a line's length: one 1 MB line took minutes); counts the others."""
+    for pair in pairs:
+        if len(pair[0]) > limit or len(pair[1]) > limit:
+            skipped[0] += 1
+            continue
+        yield pair
+
+
 def _learn_vocabulary(args):
     """(source, target) tokenizers learned from the TSV in one streaming pass (BPE: shared)."""
     from model.data.batching import tsv_lines
@@ -71,7 +85,13 @@ def _learn_vocabulary(args):
     # One pass over the whole file before training: a malformed line stops the run now, not at hour 5.
     pairs = (pair for _, _, pair in tsv_lines(args.data, max_line_chars=None) if pair is not None)
     if args.tokenizer == "bpe":
-        tok = BPETokenizer.train(corpus_texts(pairs), args.vocab_size)
+        limit = BPE_CHARS_PER_TOKEN * (args.max_len or 256)
+        skipped = [0]
+        tok = BPETokenizer.train(corpus_texts(_short_pairs(pairs, limit, skipped)), args.vocab_size,
+                                 progress=not args.quiet and sys.stderr.isatty())
+        if skipped[0]:
+            print(f"BPE vocabulary: skipped {skipped[0]:,} pair(s) with a side longer than {limit:,} characters "
+                  "(longer than the model reads; batching drops them too)", file=sys.stderr)
         return tok, tok
     cls = TOKENIZERS[args.tokenizer]
     sources, targets = zip(*pairs)

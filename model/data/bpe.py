@@ -40,8 +40,10 @@ class BPETokenizer(Tokenizer):
         super().__init__(vocab)  # checks the specials come first
 
     @classmethod
-    def train(cls, texts: Iterable[str], vocab_size: int = 37000, min_frequency: int = 2) -> "BPETokenizer":
-        """Learn merges from `texts` (an iterator is fine: nothing is held but the counts)."""
+    def train(cls, texts: Iterable[str], vocab_size: int = 37000, min_frequency: int = 2,
+              progress: bool = False) -> "BPETokenizer":
+        """Learn merges from `texts` (an iterator is fine: nothing is held but the counts);
+        `progress`: the library's progress bars on stderr (minutes on WMT)."""
         lib = _library()
         if vocab_size <= len(SPECIALS):
             raise TokenizerError(f"--vocab-size must exceed the {len(SPECIALS)} special tokens, got {vocab_size}")
@@ -50,7 +52,7 @@ class BPETokenizer(Tokenizer):
         tok.pre_tokenizer = lib.pre_tokenizers.Metaspace(replacement=WORD_START, prepend_scheme="always")
         tok.decoder = lib.decoders.Metaspace(replacement=WORD_START, prepend_scheme="always")
         trainer = lib.trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
-                                          special_tokens=list(SPECIALS), show_progress=False)
+                                          special_tokens=list(SPECIALS), show_progress=progress)
         tok.train_from_iterator(texts, trainer=trainer)
         return cls(tok)
 
