@@ -1,7 +1,8 @@
 """Scene files under bad input (issue 36): JSON true is not a version or a layer number, a
 caption has a length limit, a head the scene's model lacks is refused once the model is known
 (not dropped without a word), and random documents give a Tour or a SceneError, never another
-exception. Qt-free: explorer.scene_files reads and checks scenes without a display."""
+exception. explorer.scene_files reads and checks scenes without a display; one test opens a scene
+in a window."""
 import json
 
 import pytest
@@ -48,6 +49,20 @@ def test_a_head_the_scenes_model_lacks_is_refused_not_dropped():
     gpt = random_bundle("facts", kind="decoder_only", n_encoder_layers=0).model
     with pytest.raises(SceneError, match="no cross attention"):
         check_scene_fits(Scene("bad", interventions="cross:0:0=zero"), gpt)
+
+
+def test_a_window_showing_a_scene_says_which_edit_its_model_lacks(qtbot, tmp_path):
+    from support import make_main_window, messages_of
+
+    window = make_main_window(qtbot, tmp_path)
+    seen = messages_of(window)
+    path = tmp_path / "scene.json"
+    path.write_text(json.dumps({"version": 2, "name": "surgery", "task": "reverse", "input": "abc",
+                                "interventions": "encoder:0:9=zero,encoder:0:1=zero"}))
+    assert window.lecture.deck.open(path)
+    errors = [text for level, text in seen if level == "error"]
+    assert any("'surgery'" in t and "head 9 is out of range: heads are 0..3" in t for t in errors), seen
+    assert window.state.frame.interventions == {("encoder", 0, 1): "zero"}  # the edits the model has are shown
 
 
 # -- property: random documents give a Tour or a SceneError ------------------------------------------
