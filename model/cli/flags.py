@@ -117,7 +117,7 @@ def check_generates(bundle, flag: str = "--checkpoint") -> None:
     """BLEU scores generated translations: refuse a model that cannot generate from a source."""
     kind = bundle.config.model_kind
     if not kind.has_cross_attention:
-        raise UsageError(f"{flag} {bundle.path or bundle.name}: a {kind.name} model does not translate a source "
+        raise UsageError(f"{flag} {bundle.path or bundle.name}: this {kind.name} model does not translate a source "
                          "sentence, so it has no BLEU score; give an encoder-decoder checkpoint")
 
 
