@@ -2,6 +2,8 @@
 deleted, flags out of range are refused before any work with a message naming the flag (exit
 2, no traceback), a damaged training state is a message, a torchrun launch fails together,
 and random flag values give the command's own errors, never another exception."""
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -236,3 +238,16 @@ def test_bpe_skips_lines_longer_than_any_model_reads(tmp_path, capsys):
     assert code == 0, err
     assert "skipped 1 pair(s) with a side longer than 1,600 characters" in err
     assert "abab" not in "".join(load_checkpoint(tmp_path / "o").src_tokenizer.vocab)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(st.one_of(st.tuples(st.sampled_from(["--beam", "--limit"]), ints),
+                                 st.tuples(st.just("--alpha"), floats)), max_size=3))
+def test_random_bleu_flags_exit_1_or_2_with_one_line(tmp_path, values):
+    """Flags are checked first (2); valid ones reach the missing file (1): never a traceback."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = bleu_main(["--checkpoint", "reverse", "--data", str(tmp_path / "missing.tsv"),
+                          *[f"{flag}={value!r}" for flag, value in values]])
+    assert code in (1, 2)
+    assert err.getvalue().startswith("transformer-explorer bleu: error: ") and err.getvalue().count("\n") == 1

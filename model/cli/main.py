@@ -17,6 +17,7 @@ clear line and exit non-zero, never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -148,7 +149,11 @@ def train(args) -> int:
     from model.train.distributed import setup, teardown
     from model.train.trainer import Trainer
 
-    check_before_work(args)
+    try:
+        check_before_work(args)
+    except Exception as exc:
+        exc.every_rank = True  # the same flags and files on every rank: the same error
+        raise
     if args.threads:
         torch.set_num_threads(args.threads)
     procs = setup(args.device)
@@ -295,8 +300,6 @@ def save_all(args, bundle, trainer, prev_steps: int = 0) -> None:
 
 def is_first_rank() -> bool:
     """Rank 0 of a torchrun launch, or the one process of a run without it."""
-    import os
-
     return os.environ.get("RANK", "0") == "0"
 
 
@@ -323,8 +326,10 @@ def train_main(argv=None) -> int:
     try:
         return train(args)
     except known as exc:
-        if is_first_rank():  # one message for a torchrun launch: every rank fails alike
+        if is_first_rank():
             print(f"transformer-explorer train: error: {exc}", file=sys.stderr)
+        elif not getattr(exc, "every_rank", False):  # an error of this rank alone (rank 0's is printed there)
+            print(f"transformer-explorer train: error: rank {os.environ.get('RANK')}: {exc}", file=sys.stderr)
         return 2 if isinstance(exc, UsageError) else 1
     except KeyboardInterrupt:
         print("transformer-explorer train: interrupted", file=sys.stderr)

@@ -136,7 +136,9 @@ def scale_bundle(args, overrides: dict, procs):
     if "error" in shared:
         if failure is not None:
             raise failure
-        raise TrainingError(f"rank 0 could not learn the vocabulary: {shared['error']}")
+        relayed = TrainingError(f"rank 0 could not learn the vocabulary: {shared['error']}")
+        relayed.every_rank = True  # rank 0 prints its own error
+        raise relayed
     src, tgt = _tokenizer(shared["src"]), _tokenizer(shared["tgt"])
     params = _sizes(overrides)
     torch.manual_seed(args.seed)  # the same initial weights on every rank (DDP also copies rank 0's)
