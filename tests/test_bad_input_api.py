@@ -125,3 +125,18 @@ def test_random_head_edits_give_a_result_or_an_intervention_error(reverse, heads
     except InterventionError:
         return
     assert torch.isfinite(out).all()
+
+
+@pytest.mark.parametrize("checkpoint, beam, limit, named", [
+    ("bert-facts", 4, None, "does not translate"), ("gpt-facts", 4, None, "does not translate"),
+    ("reverse", 0, None, "beam_size must be an integer ≥ 1, got 0"), ("reverse", True, None, "beam_size"),
+    ("reverse", 4, -1, "limit must be None (all pairs) or an integer ≥ 0, got -1"),
+])
+def test_evaluate_bleu_refuses_what_has_no_score(tmp_path, checkpoint, beam, limit, named):
+    from model.train.bleu import evaluate_bleu
+
+    held = tmp_path / "h.tsv"
+    held.write_text("abc\tcba\nab\tba\n")
+    with pytest.raises(InputError) as info:
+        evaluate_bleu(load_checkpoint(bundled_checkpoints()[checkpoint]), held, beam, 0.6, limit)
+    assert named in str(info.value)
