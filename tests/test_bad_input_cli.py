@@ -167,13 +167,21 @@ def torchrun_train(*argv: str) -> subprocess.CompletedProcess:
                            "-m", "model.cli", "train", *argv], env=env, capture_output=True, text=True, timeout=120)
 
 
-def test_a_torchrun_launch_with_missing_data_fails_on_every_rank_with_one_message(tmp_path):
-    proc = torchrun_train("--data", str(tmp_path / "missing.tsv"), "--tokenizer", "bpe", "--out", str(tmp_path / "o"))
-    assert proc.returncode != 0
-    assert str(ROOT / "model") not in proc.stderr  # no traceback through the app (torchrun reports the exit)
-    assert "Connection closed" not in proc.stderr
-    assert proc.stderr.count("transformer-explorer train: error:") == 1
-    assert "missing.tsv: cannot read the file" in proc.stderr
+@pytest.mark.parametrize("rank, printed", [("0", True), ("1", False)])
+def test_every_torchrun_rank_refuses_missing_data_before_joining_the_group(tmp_path, capsys, monkeypatch, rank,
+                                                                             printed):
+    import model.train.distributed as distributed
+
+    def no_group(*_):
+        raise AssertionError("the process group was joined before the flags and files were checked")
+
+    monkeypatch.setattr(distributed, "setup", no_group)
+    monkeypatch.setenv("RANK", rank)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    code, _, err = run(["--data", str(tmp_path / "missing.tsv"), "--tokenizer", "bpe", "--out", str(tmp_path / "o")],
+                       capsys)
+    assert code == 1
+    assert ("missing.tsv: cannot read the file" in err) == printed and (err == "") != printed  # rank 0 alone says it
 
 
 def test_a_torchrun_launch_whose_vocabulary_fails_stops_every_rank_with_one_message(tmp_path):
