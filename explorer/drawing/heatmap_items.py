@@ -8,89 +8,17 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QFontMetrics, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsItem
+from PySide6.QtGui import QFontMetrics
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.hug import hug_margins, not_reentrant
-from explorer.drawing.mosaic import blocked_rects
+from explorer.drawing.map_overlays import MapEdges, MaskOverlay, blocked_rects
 
 PLOT_MARGINS = (1.0, 1.0, 1.0, 1.0)  # pyqtgraph's own, around a plot's axes
 LEAST_HUG = (168.0, 126.0)  # a hugging plot never shrinks its map's area below this (layout checks: 160 × 120)
 
 
-from explorer.drawing.token_axis import MIN_LABEL_PT, LabelFit, TokenAxis  # noqa: F401,E402 - re-exported
-
-
-class _Rects(pg.GraphicsObject):
-    """Rectangles in view coordinates, held as one path (the hatch and the outlines below)."""
-
-    def __init__(self):
-        super().__init__()
-        self._path = QPainterPath()
-
-    def set_rects(self, rects) -> None:
-        path = QPainterPath()
-        for x, y, w, h in rects:
-            path.addRect(QRectF(x, y, w, h))
-        self.prepareGeometryChange()
-        self._path = path
-        self.update()
-
-
-class MaskOverlay(_Rects):
-    """Grey, hatched rectangles under blocked cells. The hatch is drawn in device pixels, so it
-    keeps the same fine spacing at any zoom."""
-
-    def __init__(self):
-        super().__init__()
-        self.setZValue(-1)  # under the image, which is transparent (NaN) on blocked cells
-        # The mask changes only with the input's length, not per frame: paint it once into a
-        # cached pixmap (hatching ~900 runs of a 6 × 8 decoder grid otherwise costs ~2.5 ms a frame).
-        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-
-    def boundingRect(self):  # noqa: N802
-        return self._path.boundingRect()
-
-    def paint(self, p, *args):
-        if self._path.isEmpty():
-            return
-        device = p.transform().map(self._path)
-        p.save()
-        p.resetTransform()
-        p.setPen(Qt.PenStyle.NoPen)
-        p.fillPath(device, st.colour("masked"))
-        p.fillPath(device, QBrush(st.colour("mask_hatch"), Qt.BrushStyle.BDiagPattern))
-        p.restore()
-
-
-class MapEdges(_Rects):
-    """A thin outline around each map: viridis runs from a dark purple that melts into the dark
-    canvas to a yellow that melts into the light one, so a map of near-zero (or near-one) weights
-    had no edge. One device pixel wide at any zoom, in the theme's `map_edge` colour."""
-
-    def __init__(self):
-        super().__init__()
-        self.setZValue(2)  # over the image and a zoom's detail, under the selection box
-
-    def boundingRect(self):  # noqa: N802
-        """The rects and the pen's pixel around them (else a shrinking map left trails)."""
-        px = self.pixelSize() if self.getViewBox() is not None else None
-        pad_x, pad_y = (abs(px[0]), abs(px[1])) if px else (0.0, 0.0)
-        return self._path.boundingRect().adjusted(-pad_x, -pad_y, pad_x, pad_y)
-
-    def viewTransformChanged(self):  # noqa: N802 - pyqtgraph's name: the pixel pad follows the zoom
-        self.prepareGeometryChange()
-
-    def paint(self, p, *args):
-        if self._path.isEmpty():
-            return
-        pen = QPen(st.colour("map_edge"))
-        pen.setCosmetic(True)
-        pen.setWidthF(1.0)
-        p.setPen(pen)
-        p.setBrush(Qt.BrushStyle.NoBrush)
-        p.drawPath(self._path)
+from explorer.drawing.token_axis import MIN_LABEL_PT, LabelFit, TokenAxis  # noqa: F401 - re-exported
 
 
 class CellNumbers(pg.GraphicsObject):
@@ -108,7 +36,7 @@ class CellNumbers(pg.GraphicsObject):
         self._values = values
         self.update()
 
-    def boundingRect(self):  # noqa: N802
+    def boundingRect(self):
         if self._values is None:
             return QRectF()
         rows, cols = self._values.shape

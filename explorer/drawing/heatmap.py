@@ -1,0 +1,294 @@
+"""`Heatmap`: the one map component: a matrix as square cells labelled with tokens.
+
+It owns everything a map shows: the image (a pyqtgraph ImageItem, row-major, fixed levels),
+the token axes (`LabelAxis`, the one label policy), square cells, an optional colour bar
+(pyqtgraph's ColorBarItem with the theme's colour map), optional text in each cell (drawn when
+the cell is big enough for it, always in the tooltip), blocked cells (hatched), a selected
+cell, a short title elided to its width, and the honest count of the labels drawn
+("12 of 24 labels"). The mouse wheel zooms and dragging pans (pyqtgraph's ViewBox); the labels
+follow the visible range. `set_data` replaces every label, so a map always names the tokens
+of the frame it draws.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QFontMetricsF, QPen
+from PySide6.QtWidgets import (
+    QGraphicsRectItem,
+    QHBoxLayout,
+    QLabel,
+    QVBoxLayout,
+    QWidget,
+)
+from superqt import QElidingLabel
+
+from explorer import style
+from explorer.drawing.label_axis import LabelAxis, display_piece, label_font, plan
+from explorer.drawing.map_overlays import MapEdges, MaskOverlay, blocked_rects
+
+ZOOM_HINT = "wheel: zoom"
+
+
+class CellText(pg.GraphicsObject):
+    """Each cell's lines of text, drawn only while a cell on screen is big enough for them at
+    the label font (otherwise the map's tooltip carries them)."""
+
+    def __init__(self):
+        super().__init__()
+        self.texts: list[list[list[str]]] = []
+        self.values: np.ndarray | None = None
+        self.drawn = False  # whether the last paint wrote the texts
+        self.setZValue(3)
+
+    def set_texts(self, texts, values) -> None:
+        self.prepareGeometryChange()
+        self.texts, self.values = texts, values
+        self.update()
+
+    def boundingRect(self):
+        rows = len(self.texts)
+        return QRectF(0, 0, len(self.texts[0]) if rows else 0, rows)
+
+    def fits(self, cell: QRectF) -> bool:
+        m = QFontMetricsF(label_font())
+        lines = max((len(t) for row in self.texts for t in row), default=0)
+        widest = max((m.horizontalAdvance(line) for row in self.texts for t in row for line in t), default=0.0)
+        return widest + 4 <= abs(cell.width()) and lines * m.height() <= abs(cell.height())
+
+    def paint(self, p, *args):
+        tr = p.transform()
+        self.drawn = bool(self.texts) and self.fits(tr.mapRect(QRectF(0, 0, 1, 1)))
+        if not self.drawn:
+            return
+        p.save()
+        p.resetTransform()
+        p.setFont(label_font())
+        for r, row in enumerate(self.texts):
+            for c, lines in enumerate(row):
+                bright = self.values is not None and np.isfinite(self.values[r, c]) and self.values[r, c] > 0.55
+                p.setPen(style.colour("on_bright_cell" if bright else "on_dark_cell"))
+                p.drawText(tr.mapRect(QRectF(c, r, 1, 1)), int(Qt.AlignmentFlag.AlignCenter), "\n".join(lines))
+        p.restore()
+
+
+class _Canvas(pg.GraphicsLayoutWidget):
+    """The map's graphics view; tells its owner when it has a new size."""
+
+    resized = Signal()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.resized.emit()
+
+
+class Heatmap(QWidget):
+    """A (rows × cols) matrix with token axes. `cellClicked(row, col)`; `hovered(text)`."""
+
+    cellClicked = Signal(int, int)
+    hovered = Signal(str)
+
+    def __init__(self, title: str = "", colormap: pg.ColorMap | None = None,
+                 levels: tuple[float, float] = (0.0, 1.0), colour_bar: bool = False, parent=None):
+        super().__init__(parent)
+        self.title = QElidingLabel(title)
+        self.title.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
+        self.count = QLabel()  # "12 of 24 labels": what the axes drew of what is in view
+        self.count.setFont(label_font())
+        style.set_sheet(self.count, "color: {muted};")
+        header = QHBoxLayout()
+        header.setContentsMargins(0, 0, 0, 0)
+        header.addWidget(self.title, 1)
+        header.addWidget(self.count)
+        self.canvas = _Canvas()
+        self.canvas.setMinimumSize(60, 60)
+        self.rows_axis, self.cols_axis = LabelAxis("left"), LabelAxis("bottom")
+        self.plot = self.canvas.addPlot(axisItems={"left": self.rows_axis, "bottom": self.cols_axis})
+        self.plot.invertY(True)  # row 0 at the top, as in the paper's figures
+        self.plot.hideButtons()
+        self.plot.setMenuEnabled(False)
+        self.plot.vb.setDefaultPadding(0.0)
+        self.canvas.ci.setContentsMargins(0, 0, 0, 0)
+        self.cmap = colormap or style.colormap(style.SEQUENTIAL)
+        self.levels = (float(levels[0]), float(levels[1]))
+        self.image = pg.ImageItem()
+        self.image.setColorMap(self.cmap)
+        self.mask = MaskOverlay()
+        self.edges = MapEdges()
+        self.cell_text = CellText()
+        for item in (self.mask, self.image, self.cell_text):
+            self.plot.addItem(item)
+        self.plot.addItem(self.edges, ignoreBounds=True)
+        self.selection = QGraphicsRectItem()
+        pen = QPen(style.colour("selected"), 3)
+        pen.setCosmetic(True)
+        self.selection.setPen(pen)
+        self.selection.setZValue(5)
+        self.selection.hide()
+        self.plot.addItem(self.selection, ignoreBounds=True)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.canvas, 1)
+        self.bar = None
+        if colour_bar:
+            self.bar_canvas = pg.GraphicsLayoutWidget()
+            self.bar = pg.ColorBarItem(values=self.levels, colorMap=self.cmap, interactive=False, width=14)
+            self.bar.getAxis("right").setTickFont(label_font())
+            self.bar_canvas.addItem(self.bar)
+            self.bar_canvas.setFixedWidth(int(QFontMetricsF(label_font()).horizontalAdvance("−0.00") + 44))
+            row.addWidget(self.bar_canvas)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addLayout(header)
+        layout.addLayout(row, 1)
+        self.values = np.zeros((0, 0), dtype=np.float32)
+        self.allowed: np.ndarray | None = None
+        self.row_labels: list[str] = []
+        self.col_labels: list[str] = []
+        self.describe = self.default_description  # (row, col) → hover text; a panel may replace it
+        for axis in (self.rows_axis, self.cols_axis):
+            axis.counted.connect(self._show_count, Qt.ConnectionType.QueuedConnection)
+        self.canvas.resized.connect(self._square)
+        self.canvas.scene().sigMouseMoved.connect(self._hover)
+        self.canvas.scene().sigMouseClicked.connect(self._click)
+
+    # -- data -----------------------------------------------------------------------------------------
+    def set_data(self, values: np.ndarray, row_labels: list[str], col_labels: list[str],
+                 allowed: np.ndarray | None = None, texts: list[list[list[str]]] | None = None) -> None:
+        """Show `values` (rows × cols) labelled with this frame's tokens (replacing the last
+        frame's); cells where `allowed` is False are hatched; `texts[r][c]` are a cell's lines."""
+        values = np.asarray(values, dtype=np.float32)
+        rows, cols = values.shape if values.ndim == 2 else (0, 0)
+        shape_changed = values.shape != self.values.shape
+        self.values, self.allowed = values, allowed
+        self.row_labels, self.col_labels = list(row_labels), list(col_labels)
+        shown = values if allowed is None else np.where(allowed, values, np.nan).astype(np.float32)
+        if rows and cols:
+            self.image.setImage(shown, levels=self.levels, autoLevels=False)
+            self.image.setRect(QRectF(0, 0, cols, rows))
+        self.image.setVisible(bool(rows and cols))
+        self.mask.set_rects(blocked_rects(allowed) if allowed is not None else [])
+        self.edges.set_rects([(0, 0, cols, rows)] if rows and cols else [])
+        self.cell_text.set_texts(texts or [], shown)
+        self.rows_axis.set_tokens([display_piece(t) for t in row_labels])
+        self.cols_axis.set_tokens([display_piece(t) for t in col_labels])
+        if shape_changed or not (rows and cols):
+            vb = self.plot.vb
+            vb.setLimits(xMin=0, xMax=max(cols, 1), yMin=0, yMax=max(rows, 1),
+                         maxXRange=max(cols, 1), maxYRange=max(rows, 1))
+            vb.setRange(xRange=(0, max(cols, 1)), yRange=(0, max(rows, 1)), padding=0)
+        self._square()
+
+    def clear_data(self) -> None:
+        self.set_data(np.zeros((0, 0)), [], [])
+        self.select(None)
+
+    def set_title(self, text: str) -> None:
+        self.title.setText(text)
+
+    def set_levels(self, levels: tuple[float, float]) -> None:
+        self.levels = (float(levels[0]), float(levels[1]))
+        self.image.setLevels(self.levels)
+        if self.bar is not None:
+            self.bar.setLevels(self.levels)
+
+    def select(self, cell: tuple[int, int] | None) -> None:
+        """Frame one cell in the selection colour (None: no frame)."""
+        if cell is None:
+            self.selection.hide()
+            return
+        r, c = cell
+        self.selection.setRect(QRectF(c, r, 1, 1))
+        self.selection.show()
+
+    def mark(self, on: bool) -> None:
+        """Frame the whole map in the selection colour (a grid's selected head)."""
+        style.set_sheet(self.canvas, "border: 3px solid {selected};" if on else "border: 3px solid transparent;")
+
+    def zoom(self, factor: float, center: tuple[float, float] | None = None) -> None:
+        """Zoom the view by `factor` (> 1: in) around `center` (x, y in cells), as the wheel does."""
+        (x0, x1), (y0, y1) = self.plot.vb.viewRange()
+        cx, cy = center or ((x0 + x1) / 2, (y0 + y1) / 2)
+        self.plot.vb.setRange(xRange=(cx - (x1 - x0) / factor / 2, cx + (x1 - x0) / factor / 2),
+                              yRange=(cy - (y1 - y0) / factor / 2, cy + (y1 - y0) / factor / 2), padding=0)
+
+    def reset_view(self) -> None:
+        rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
+        self.plot.vb.setRange(xRange=(0, max(cols, 1)), yRange=(0, max(rows, 1)), padding=0)
+
+    # -- square cells -----------------------------------------------------------------------------------
+    def _square(self) -> None:
+        """Size the axes for their labels (upright or turned, by the label policy), then give the
+        room the square cells leave over to the margins, so the axes sit against the map."""
+        rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
+        ci = self.canvas.ci
+        left = self.rows_axis.extent(False) if rows else 10
+        self.rows_axis.setWidth(int(left))
+        line = QFontMetricsF(label_font()).height()
+        width, height = self.canvas.width() - 4, self.canvas.height() - 4
+        bottom = self.cols_axis.extent(False) if cols else 10
+        if rows and cols:
+            cell = min((width - left) / cols, (height - bottom) / rows)
+            turned, _ = plan(self.cols_axis.widths(), line, cell, True)
+            if turned:
+                bottom = self.cols_axis.extent(True)
+        self.cols_axis.setHeight(int(bottom))
+        if not (rows and cols):
+            ci.setContentsMargins(0, 0, 0, 0)
+            return
+        cell = max(1.0, min((width - left) / cols, (height - bottom) / rows))
+        spare_w = max(0.0, width - left - cell * cols)
+        spare_h = max(0.0, height - bottom - cell * rows)
+        ci.setContentsMargins(spare_w / 2, spare_h / 2, spare_w / 2, spare_h / 2)
+
+    # -- labels count --------------------------------------------------------------------------------
+    def label_counts(self) -> list[tuple[int, int]]:
+        """(drawn, in view) for the row axis and the column axis, as last painted."""
+        return [(a.drawn, a.in_view) for a in (self.rows_axis, self.cols_axis)]
+
+    def count_text(self) -> str:
+        """"" when every label in view is drawn, else "k of n labels" (the fewer of the two axes)."""
+        short = [(d, n) for d, n in self.label_counts() if d < n]
+        if not short:
+            return ""
+        drawn, total = min(short, key=lambda dn: dn[0] / max(dn[1], 1))
+        return f"{drawn} of {total} labels · {ZOOM_HINT}"
+
+    def _show_count(self) -> None:
+        text = self.count_text()
+        if self.count.text() != text:
+            self.count.setText(text)
+
+    # -- mouse ------------------------------------------------------------------------------------------
+    def cell_at(self, scene_pos) -> tuple[int, int] | None:
+        if not self.plot.vb.sceneBoundingRect().contains(scene_pos):
+            return None
+        pt = self.plot.vb.mapSceneToView(scene_pos)
+        r, c = math.floor(pt.y()), math.floor(pt.x())
+        rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
+        return (r, c) if 0 <= r < rows and 0 <= c < cols else None
+
+    def default_description(self, r: int, c: int) -> str:
+        """Row and column token and the value; a cell's text too when it has one."""
+        row = self.row_labels[r] if r < len(self.row_labels) else str(r)
+        col = self.col_labels[c] if c < len(self.col_labels) else str(c)
+        blocked = self.allowed is not None and not bool(self.allowed[r, c])
+        text = self.cell_text.texts[r][c] if self.cell_text.texts else []
+        extra = f" — {' '.join(text)}" if text else ""
+        value = "blocked by the mask" if blocked else style.format_value(float(self.values[r, c]))
+        return f"{row!r} → {col!r}: {value}{extra}"
+
+    def _hover(self, scene_pos) -> None:
+        cell = self.cell_at(scene_pos)
+        text = self.describe(*cell) if cell is not None else ""
+        self.canvas.setToolTip(text)
+        self.hovered.emit(text)
+
+    def _click(self, event) -> None:
+        cell = self.cell_at(event.scenePos())
+        if cell is not None and event.button() == Qt.MouseButton.LeftButton:
+            self.cellClicked.emit(*cell)

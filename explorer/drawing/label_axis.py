@@ -1,0 +1,154 @@
+"""`LabelAxis`: token labels at cell centres under one label policy, for every heatmap.
+
+The policy, in this order and nowhere else:
+1. labels are drawn in one readable font (`label_font`: the app's small font at the presentation
+   scale) and never in a smaller one;
+2. a column label wider than its column is turned by 90°;
+3. when labels still do not fit, only every k-th one is drawn, and the axis counts what it drew
+   (`drawn` of `in_view`), so the map can say "k of n labels" honestly;
+4. zooming in (pyqtgraph's ViewBox) makes cells larger, and the labels are recomputed for the
+   visible range: more of them appear.
+
+Only pyqtgraph's public AxisItem API is used: `tickValues` / `tickStrings` (meant to be
+overridden), `setStyle`, `setTickFont`, `setHeight`, and `drawPicture` to turn text.
+"""
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QFont, QFontMetricsF
+
+from explorer import style
+
+GAP_PX = 4  # between two neighbouring labels, px
+TEXT_OFFSET_PX = 3  # between the axis and its labels
+
+
+def label_font() -> QFont:
+    """The one font of every token label: the app's small font at the current scale."""
+    return style.font(style.SMALL_POINT_SIZE)
+
+
+def display_piece(piece: str) -> str:
+    """A token as a label: spaces made visible, long words shortened."""
+    piece = piece.replace(" ", "␣")
+    return piece if len(piece) <= 9 else piece[:8] + "…"
+
+
+def plan(widths: list[float], line: float, cell_px: float, horizontal: bool) -> tuple[bool, int]:
+    """(turned, stride) for labels of these widths and line height in cells of `cell_px` px:
+    upright when every column label fits its column (or turning would not draw more of them),
+    else turned; then every `stride`-th label."""
+    if not widths or cell_px <= 0:
+        return False, 1
+    across = max(1, math.ceil((line + GAP_PX) / cell_px))  # labels stacked (a row axis) or turned
+    if not horizontal:
+        return False, across
+    upright = max(1, math.ceil((max(widths) + GAP_PX) / cell_px))
+    return (True, across) if across < upright else (False, upright)
+
+
+class LabelAxis(pg.AxisItem):
+    """An axis of token labels (or row names) for cells 0…n−1 of a map: label i sits at i + 0.5.
+
+    `drawn` is how many labels the last paint drew and `in_view` how many cells were in view;
+    `counted` is emitted after each paint so the map can show the count."""
+
+    counted = Signal()
+
+    def __init__(self, orientation: str):
+        super().__init__(orientation)
+        self.enableAutoSIPrefix(False)
+        self.setStyle(tickLength=0, tickTextOffset=TEXT_OFFSET_PX, hideOverlappingLabels=10_000,
+                      autoReduceTextSpace=False)
+        self.tokens: list[str] = []
+        self.turned = False
+        self.drawn = 0
+        self.in_view = 0
+        self.refresh_font()
+
+    @property
+    def horizontal(self) -> bool:
+        return self.orientation in ("bottom", "top")
+
+    def refresh_font(self) -> None:
+        """Take the current label font (the presentation scale may have changed)."""
+        self.setTickFont(label_font())
+        self.setTextPen(style.current().text)
+        self.setPen(pg.mkPen(None))
+
+    def set_tokens(self, tokens: list[str]) -> None:
+        """Label the cells with `tokens` (already display text), replacing any earlier ones."""
+        self.tokens = list(tokens)
+        self.picture = None  # (pyqtgraph's cached drawing of the labels)
+        self.update()
+
+    def metrics(self) -> QFontMetricsF:
+        return QFontMetricsF(self.style["tickFont"] or label_font())
+
+    def widths(self) -> list[float]:
+        m = self.metrics()
+        return [m.horizontalAdvance(t) for t in self.tokens]
+
+    def extent(self, turned: bool) -> float:
+        """Pixels the axis needs across the map: the widest label beside a vertical axis or under
+        a horizontal one turned, else one line."""
+        m = self.metrics()
+        widest = max(self.widths(), default=0.0)
+        across = widest if not self.horizontal else max(widest, m.height()) if turned else m.height()
+        return math.ceil(across + TEXT_OFFSET_PX + 2)
+
+    def cells_in(self, lo: float, hi: float) -> range:
+        """Indices of the cells whose centres lie in lo…hi."""
+        lo, hi = min(lo, hi), max(lo, hi)
+        return range(max(0, math.ceil(lo - 0.5)), min(len(self.tokens) - 1, math.floor(hi - 0.5)) + 1)
+
+    def tickValues(self, minVal, maxVal, size):
+        cells = self.cells_in(minVal, maxVal)
+        if not self.tokens or size <= 0 or maxVal == minVal:
+            return []
+        cell_px = size / abs(maxVal - minVal)
+        self.turned, stride = plan(self.widths(), self.metrics().height(), cell_px, self.horizontal)
+        first = cells.start + (-cells.start) % stride  # every stride-th cell, counted from cell 0
+        return [(1.0, [i + 0.5 for i in range(first, cells.stop, stride)])]
+
+    def tickStrings(self, values, scale, spacing):
+        n = len(self.tokens)
+        return [self.tokens[int(v)] if 0 <= int(v) < n else "" for v in values]
+
+    def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
+        """pyqtgraph's drawing, with column labels turned when the policy says so; counts them."""
+        lo, hi = self.range
+        self.in_view = len(self.cells_in(lo, hi)) if self.tokens else 0
+        self.drawn = len(textSpecs) if self.tokens else 0
+        if not (self.turned and self.horizontal):
+            super().drawPicture(p, axisSpec, tickSpecs, [])
+            self._draw_upright(p, textSpecs)
+        else:
+            super().drawPicture(p, axisSpec, tickSpecs, [])
+            self._draw_turned(p, textSpecs)
+        self.counted.emit()
+
+    def _draw_upright(self, p, textSpecs) -> None:
+        p.setFont(self.style["tickFont"])
+        p.setPen(self.textPen())
+        for rect, flags, text in textSpecs:
+            p.drawText(rect, int(flags), text)
+
+    def _draw_turned(self, p, textSpecs) -> None:
+        """Each label read bottom to top, ending at the axis."""
+        p.setFont(self.style["tickFont"])
+        p.setPen(self.textPen())
+        line = self.metrics().height()
+        bottom = self.orientation == "bottom"
+        for rect, _flags, text in textSpecs:
+            width = self.metrics().horizontalAdvance(text) + 2
+            p.save()
+            p.translate(rect.center().x(), rect.top() if bottom else rect.bottom())
+            p.rotate(-90)
+            box = QRectF(-width, -line / 2, width, line) if bottom else QRectF(0, -line / 2, width, line)
+            align = Qt.AlignmentFlag.AlignRight if bottom else Qt.AlignmentFlag.AlignLeft
+            p.drawText(box, int(align | Qt.AlignmentFlag.AlignVCenter), text)
+            p.restore()
