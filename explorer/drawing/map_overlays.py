@@ -5,13 +5,30 @@ hatch keeps its fine spacing and the edge its one-pixel width at any zoom.
 """
 from __future__ import annotations
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem
 
 from explorer.drawing import plot_style as st
-from explorer.drawing.mosaic import blocked_rects  # noqa: F401 - the rectangles of a mask's blocked cells
+
+
+def blocked_rects(allowed: np.ndarray) -> list[tuple[int, int, int, int]]:
+    """(x, y, width, height) rectangles covering the blocked (False) cells, one run per row
+    (a causal mask gives T − 1 runs, not T²/2 cells)."""
+    runs = []
+    for q, row in enumerate(~np.asarray(allowed, dtype=bool)):
+        k, n = 0, len(row)
+        while k < n:
+            if row[k]:
+                start = k
+                while k < n and row[k]:
+                    k += 1
+                runs.append((start, q, k - start, 1))
+            else:
+                k += 1
+    return runs
 
 
 class _Rects(pg.GraphicsObject):
