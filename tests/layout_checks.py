@@ -7,6 +7,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import QRect, QRectF, Qt
 from PySide6.QtGui import QFontMetricsF, QImage, QPainter, QTextDocument
+from superqt import QElidingLabel
 from PySide6.QtWidgets import (QAbstractButton, QAbstractScrollArea, QCheckBox, QGraphicsSimpleTextItem, QLabel,
                                QPushButton, QRadioButton, QStyle, QStyleOptionButton, QWidget)
 
@@ -72,8 +73,8 @@ def shown(widget: QWidget) -> bool:
 
 def _label_text_fits(label: QLabel) -> str | None:
     text = label.text()
-    if not text:
-        return None
+    if not text or (isinstance(label, QElidingLabel) and label.toolTip() == text):
+        return None  # elides by design, the whole text in its tooltip
     room = label.contentsRect()
     margin = label.margin() * 2 + label.indent() if label.indent() > 0 else label.margin() * 2
     width = room.width() - margin

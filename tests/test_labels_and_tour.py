@@ -161,7 +161,7 @@ def test_decoding_map_draws_every_label_or_says_how_many_in_square_cells(qtbot, 
     for axis in (heatmap.rows_axis, heatmap.cols_axis):  # every label, or the axis says how many it shows
         drawn, total = len(drawn_labels(axis)), len(axis.tokens)
         assert drawn == total or f"showing {drawn} of {total} labels" in axis.labelString(), (drawn, total)
-    cw, ch = cell_px(heatmap.plot_widget.getPlotItem())
+    cw, ch = cell_px(heatmap.plot)
     assert abs(cw - ch) <= 1
 
 

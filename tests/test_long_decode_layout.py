@@ -116,10 +116,10 @@ def test_long_decode_fits_and_names_every_token(long_decode):
     assert {"self", "cross"} <= set(shown_maps)
     for name, heatmap in shown_maps.items():
         problems += label_problems(name, heatmap)
-        if heatmap.title.text().replace("\n", " ") != heatmap.title.full_text:
-            problems.append(f"title {heatmap.title.full_text!r} elided")
+        if heatmap.title.text().replace("\n", " ") != heatmap.title.text():
+            problems.append(f"title {heatmap.title.text()!r} elided")
     if "mask" not in shown_maps:  # its room went to the others' labels: the mask is named on the self map
-        assert panel.self_map.title.full_text.startswith("Masked self-attention")
+        assert panel.self_map.title.text().startswith("Masked self-attention")
     caption = panel.bars.getPlotItem().titleLabel
     need = caption.item.boundingRect().width()
     if need > caption.geometry().width() + 1:
@@ -152,14 +152,14 @@ def test_a_short_decode_on_a_1024_beamer_shows_all_three_maps_with_every_label(q
         assert panel.plots.columns == 3
         for heatmap in maps.values():
             drawn = heatmap.image.sceneBoundingRect()
-            assert min(drawn.width(), drawn.height()) >= 200, (heatmap.title.full_text, drawn)
+            assert min(drawn.width(), drawn.height()) >= 200, (heatmap.title.text(), drawn)
         bars, cross = panel.bars.geometry(), panel.cross_map.geometry()
         assert bars.top() >= cross.bottom() and bars.width() >= 3 * cross.width()  # the bars: a strip under them
         problems = clipped_texts(panel)
         for name, heatmap in maps.items():
             problems += label_problems(name, heatmap)
-            if heatmap.title.text().replace("\n", " ") != heatmap.title.full_text:
-                problems.append(f"title {heatmap.title.full_text!r} elided to {heatmap.title.text()!r}")
+            if heatmap.title.text().replace("\n", " ") != heatmap.title.text():
+                problems.append(f"title {heatmap.title.text()!r} elided to {heatmap.title.text()!r}")
         assert not problems, "\n  ".join(problems)
     finally:
         close_decoding(qapp, window)
@@ -176,7 +176,7 @@ def test_a_maps_least_height_counts_the_title_lines_of_the_width_asked(qapp):
     heatmap = TokenHeatmap("Cross-attention L1 H1")
     heatmap.title.break_at = " "
     heatmap.set_data(np.eye(4), list("abcd"), list("abcd"))
-    whole = QFontMetricsF(heatmap.title.font()).horizontalAdvance(heatmap.title.full_text)
+    whole = QFontMetricsF(heatmap.title.font()).horizontalAdvance(heatmap.title.text())
     narrow, wide = heatmap.least_size(width=whole * 0.85), heatmap.least_size(width=whole * 2)
     step = heatmap.title.fontMetrics().lineSpacing()
     assert narrow[1] - wide[1] == step  # one more line where it must break

@@ -94,8 +94,9 @@ class Heatmap(QWidget):
     def __init__(self, title: str = "", colormap: pg.ColorMap | None = None,
                  levels: tuple[float, float] = (0.0, 1.0), colour_bar: bool = False, parent=None):
         super().__init__(parent)
-        self.title = QElidingLabel(title)
-        self.title.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
+        self.title = QElidingLabel()
+        self.title.setFont(style.font(style.BASE_POINT_SIZE))
+        self.set_title(title)
         self.count = QLabel()  # "12 of 24 labels": what the axes drew of what is in view
         self.count.setFont(label_font())
         style.set_sheet(self.count, "color: {muted};")
@@ -188,7 +189,9 @@ class Heatmap(QWidget):
         self.select(None)
 
     def set_title(self, text: str) -> None:
+        """A short title, elided to the map's width (whole in its tooltip)."""
         self.title.setText(text)
+        self.title.setToolTip(text)
 
     def set_levels(self, levels: tuple[float, float]) -> None:
         self.levels = (float(levels[0]), float(levels[1]))
@@ -251,17 +254,21 @@ class Heatmap(QWidget):
         return [(a.drawn, a.in_view) for a in (self.rows_axis, self.cols_axis)]
 
     def count_text(self) -> str:
-        """"" when every label in view is drawn, else "k of n labels" (the fewer of the two axes)."""
+        """"" when every label in view is drawn, else "k of n labels" (of the axis missing most)."""
         short = [(d, n) for d, n in self.label_counts() if d < n]
         if not short:
             return ""
         drawn, total = min(short, key=lambda dn: dn[0] / max(dn[1], 1))
-        return f"{drawn} of {total} labels · {ZOOM_HINT}"
+        return f"{drawn} of {total} labels"
 
     def _show_count(self) -> None:
+        """Beside the title, short ("8/24"); in full in its tooltip."""
         text = self.count_text()
-        if self.count.text() != text:
-            self.count.setText(text)
+        drawn, _of, total = (text.split()[:3] if text else ("", "", ""))
+        short = f"{drawn}/{total}" if text else ""
+        if self.count.text() != short:
+            self.count.setText(short)
+            self.count.setToolTip(f"{text} drawn · {ZOOM_HINT} for the rest" if text else "")
 
     # -- mouse ------------------------------------------------------------------------------------------
     def cell_at(self, scene_pos) -> tuple[int, int] | None:
