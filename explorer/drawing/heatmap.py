@@ -16,14 +16,8 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QFontMetricsF, QPen
-from PySide6.QtWidgets import (
-    QGraphicsRectItem,
-    QHBoxLayout,
-    QLabel,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtGui import QFontMetricsF, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 from superqt import QElidingLabel
 
 from explorer import style
@@ -53,25 +47,39 @@ class CellText(pg.GraphicsObject):
         rows = len(self.texts)
         return QRectF(0, 0, len(self.texts[0]) if rows else 0, rows)
 
-    def fits(self, cell: QRectF) -> bool:
-        m = QFontMetricsF(label_font())
-        lines = max((len(t) for row in self.texts for t in row), default=0)
-        widest = max((m.horizontalAdvance(line) for row in self.texts for t in row for line in t), default=0.0)
-        return widest + 4 <= abs(cell.width()) and lines * m.height() <= abs(cell.height())
-
     def paint(self, p, *args):
+        """Each cell's lines at the label font, elided to the cell: upright where a cell is wide
+        enough for a probability, else turned where it is tall enough; none at all in cells too
+        small for either (the tooltip has them)."""
         tr = p.transform()
-        self.drawn = bool(self.texts) and self.fits(tr.mapRect(QRectF(0, 0, 1, 1)))
+        cell = tr.mapRect(QRectF(0, 0, 1, 1))
+        w, h = abs(cell.width()), abs(cell.height())
+        m = QFontMetricsF(label_font())
+        block = max((len(t) for row in self.texts for t in row), default=0) * m.height()
+        number = m.horizontalAdvance("0.00") + 4
+        upright = block <= h and number <= w
+        turned = not upright and block <= w and number <= h
+        self.drawn = bool(self.texts) and (upright or turned)
         if not self.drawn:
             return
+        along = w if upright else h  # the room each line has
         p.save()
         p.resetTransform()
         p.setFont(label_font())
         for r, row in enumerate(self.texts):
-            for c, lines in enumerate(row):
+            for c, text in enumerate(row):
                 bright = self.values is not None and np.isfinite(self.values[r, c]) and self.values[r, c] > 0.55
                 p.setPen(style.colour("on_bright_cell" if bright else "on_dark_cell"))
-                p.drawText(tr.mapRect(QRectF(c, r, 1, 1)), int(Qt.AlignmentFlag.AlignCenter), "\n".join(lines))
+                shown = "\n".join(m.elidedText(line, Qt.TextElideMode.ElideRight, along - 4) for line in text)
+                box = tr.mapRect(QRectF(c, r, 1, 1))
+                if upright:
+                    p.drawText(box, int(Qt.AlignmentFlag.AlignCenter), shown)
+                    continue
+                p.save()
+                p.translate(box.center())
+                p.rotate(-90)
+                p.drawText(QRectF(-h / 2, -w / 2, h, w), int(Qt.AlignmentFlag.AlignCenter), shown)
+                p.restore()
         p.restore()
 
 
@@ -92,8 +100,12 @@ class Heatmap(QWidget):
     hovered = Signal(str)
 
     def __init__(self, title: str = "", colormap: pg.ColorMap | None = None,
-                 levels: tuple[float, float] = (0.0, 1.0), colour_bar: bool = False, parent=None):
+                 levels: tuple[float, float] = (0.0, 1.0), colour_bar: bool = False, square: bool = True,
+                 parent=None):
+        """`square`: rows and columns are both tokens, so every cell is drawn square (else the
+        cells fill the map's room: a lens's layers × positions)."""
         super().__init__(parent)
+        self.square = square
         self.title = QElidingLabel()
         self.title.setFont(style.font(style.BASE_POINT_SIZE))
         self.set_title(title)
@@ -130,6 +142,16 @@ class Heatmap(QWidget):
         self.selection.setZValue(5)
         self.selection.hide()
         self.plot.addItem(self.selection, ignoreBounds=True)
+        self.selected: tuple[int, int] | None = None
+        self.marks = QGraphicsPathItem()  # dashed outlines of marked columns (a lens's [MASK] columns)
+        mark_pen = QPen(style.colour("text"), 2, Qt.PenStyle.DashLine)
+        mark_pen.setCosmetic(True)
+        self.marks.setPen(mark_pen)
+        self.marks.setZValue(4)
+        self.plot.addItem(self.marks, ignoreBounds=True)
+        self.marked_cols: set[int] = set()
+        self.user_view = False  # zoomed or panned by the user: a resize keeps the view
+        self.plot.vb.sigRangeChangedManually.connect(self._on_user_view)
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.canvas, 1)
@@ -159,9 +181,11 @@ class Heatmap(QWidget):
 
     # -- data -----------------------------------------------------------------------------------------
     def set_data(self, values: np.ndarray, row_labels: list[str], col_labels: list[str],
-                 allowed: np.ndarray | None = None, texts: list[list[list[str]]] | None = None) -> None:
+                 allowed: np.ndarray | None = None, texts: list[list[list[str]]] | None = None,
+                 row_names: bool = False) -> None:
         """Show `values` (rows × cols) labelled with this frame's tokens (replacing the last
-        frame's); cells where `allowed` is False are hatched; `texts[r][c]` are a cell's lines."""
+        frame's); cells where `allowed` is False are hatched; `texts[r][c]` are a cell's lines;
+        `row_names`: the rows are named ("Layer 2"), not tokens (their spaces stay spaces)."""
         values = np.asarray(values, dtype=np.float32)
         rows, cols = values.shape if values.ndim == 2 else (0, 0)
         shape_changed = values.shape != self.values.shape
@@ -175,13 +199,12 @@ class Heatmap(QWidget):
         self.mask.set_rects(blocked_rects(allowed) if allowed is not None else [])
         self.edges.set_rects([(0, 0, cols, rows)] if rows and cols else [])
         self.cell_text.set_texts(texts or [], shown)
-        self.rows_axis.set_tokens([display_piece(t) for t in row_labels])
+        self.rows_axis.set_tokens(list(row_labels) if row_names else [display_piece(t) for t in row_labels])
         self.cols_axis.set_tokens([display_piece(t) for t in col_labels])
         if shape_changed or not (rows and cols):
-            vb = self.plot.vb
-            vb.setLimits(xMin=0, xMax=max(cols, 1), yMin=0, yMax=max(rows, 1),
-                         maxXRange=max(cols, 1), maxYRange=max(rows, 1))
-            vb.setRange(xRange=(0, max(cols, 1)), yRange=(0, max(rows, 1)), padding=0)
+            self.plot.vb.setLimits(xMin=0, xMax=max(cols, 1), yMin=0, yMax=max(rows, 1),
+                                   maxXRange=max(cols, 1), maxYRange=max(rows, 1))
+            self.user_view = False  # a new shape: the whole map again (or as much as its text allows)
         self._square()
 
     def clear_data(self) -> None:
@@ -189,9 +212,10 @@ class Heatmap(QWidget):
         self.select(None)
 
     def set_title(self, text: str) -> None:
-        """A short title, elided to the map's width (whole in its tooltip)."""
+        """A short title, elided to the map's width (whole in its tooltip); none: no title line."""
         self.title.setText(text)
         self.title.setToolTip(text)
+        self.title.setVisible(bool(text))
 
     def set_levels(self, levels: tuple[float, float]) -> None:
         self.levels = (float(levels[0]), float(levels[1]))
@@ -199,8 +223,26 @@ class Heatmap(QWidget):
         if self.bar is not None:
             self.bar.setLevels(self.levels)
 
+    def _on_user_view(self, *_) -> None:
+        self.user_view = True
+
+    @property
+    def texts(self) -> list[list[list[str]]]:
+        """Each cell's lines of text, as given to `set_data`."""
+        return self.cell_text.texts
+
+    def mark_columns(self, cols) -> None:
+        """Outline these columns with a dashed line (e.g. the [MASK] positions)."""
+        self.marked_cols = set(cols)
+        rows = self.values.shape[0] if self.values.ndim == 2 else 0
+        path = QPainterPath()
+        for c in sorted(self.marked_cols):
+            path.addRect(QRectF(c, 0, 1, rows))
+        self.marks.setPath(path)
+
     def select(self, cell: tuple[int, int] | None) -> None:
         """Frame one cell in the selection colour (None: no frame)."""
+        self.selected = cell
         if cell is None:
             self.selection.hide()
             return
@@ -216,12 +258,33 @@ class Heatmap(QWidget):
         """Zoom the view by `factor` (> 1: in) around `center` (x, y in cells), as the wheel does."""
         (x0, x1), (y0, y1) = self.plot.vb.viewRange()
         cx, cy = center or ((x0 + x1) / 2, (y0 + y1) / 2)
+        self.user_view = True
         self.plot.vb.setRange(xRange=(cx - (x1 - x0) / factor / 2, cx + (x1 - x0) / factor / 2),
                               yRange=(cy - (y1 - y0) / factor / 2, cy + (y1 - y0) / factor / 2), padding=0)
 
     def reset_view(self) -> None:
+        """The whole map (or, where its cells carry text, as many columns as show it)."""
+        self.user_view = False
+        self._fit_view()
+
+    def _fit_view(self) -> None:
+        """All rows; all columns, unless the cells' text would not fit: then as many columns as
+        show it, around the selected cell (the rest a drag away, the count says how many)."""
         rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
-        self.plot.vb.setRange(xRange=(0, max(cols, 1)), yRange=(0, max(rows, 1)), padding=0)
+        rows, cols = max(rows, 1), max(cols, 1)
+        span = cols
+        if self.texts and not self.square:
+            m = QFontMetricsF(label_font())
+            tall = self.plot.vb.height() / rows
+            block = max(len(t) for row in self.texts for t in row) * m.height()
+            number = m.horizontalAdvance("0.00") + 4
+            need = number if block <= tall else block if number <= tall else 0.0
+            if need:
+                span = min(cols, max(1, int(self.plot.vb.width() // need)))
+        start = 0
+        if span < cols and self.selected is not None:
+            start = min(max(0, self.selected[1] - span // 2), cols - span)
+        self.plot.vb.setRange(xRange=(start, start + span), yRange=(0, rows), padding=0)
 
     # -- square cells -----------------------------------------------------------------------------------
     def _square(self) -> None:
@@ -235,18 +298,23 @@ class Heatmap(QWidget):
         width, height = self.canvas.width() - 4, self.canvas.height() - 4
         bottom = self.cols_axis.extent(False) if cols else 10
         if rows and cols:
-            cell = min((width - left) / cols, (height - bottom) / rows)
+            cell = min((width - left) / cols, (height - bottom) / rows) if self.square else (width - left) / cols
             turned, _ = plan(self.cols_axis.widths(), line, cell, True)
             if turned:
                 bottom = self.cols_axis.extent(True)
         self.cols_axis.setHeight(int(bottom))
-        if not (rows and cols):
+        if not (rows and cols and self.square):
             ci.setContentsMargins(0, 0, 0, 0)
+            if not self.user_view:
+                ci.layout.activate()  # (the view box's size for the text's columns)
+                self._fit_view()
             return
         cell = max(1.0, min((width - left) / cols, (height - bottom) / rows))
         spare_w = max(0.0, width - left - cell * cols)
         spare_h = max(0.0, height - bottom - cell * rows)
         ci.setContentsMargins(spare_w / 2, spare_h / 2, spare_w / 2, spare_h / 2)
+        if not self.user_view:
+            self._fit_view()
 
     # -- labels count --------------------------------------------------------------------------------
     def label_counts(self) -> list[tuple[int, int]]:
@@ -254,21 +322,27 @@ class Heatmap(QWidget):
         return [(a.drawn, a.in_view) for a in (self.rows_axis, self.cols_axis)]
 
     def count_text(self) -> str:
-        """"" when every label in view is drawn, else "k of n labels" (of the axis missing most)."""
-        short = [(d, n) for d, n in self.label_counts() if d < n]
+        """"" when every label is drawn, else "k of n labels" of the axis missing most, n those
+        in view ("…, 24 in all" when the view shows only some cells)."""
+        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis)]
+        short = [c for c in counts if c[0] < c[2]]
         if not short:
             return ""
-        drawn, total = min(short, key=lambda dn: dn[0] / max(dn[1], 1))
-        return f"{drawn} of {total} labels"
+        drawn, in_view, total = min(short, key=lambda c: c[0] / max(c[2], 1))
+        return f"{drawn} of {in_view} labels" + (f", {total} in all" if in_view < total else "")
 
     def _show_count(self) -> None:
-        """Beside the title, short ("8/24"); in full in its tooltip."""
-        text = self.count_text()
-        drawn, _of, total = (text.split()[:3] if text else ("", "", ""))
-        short = f"{drawn}/{total}" if text else ""
-        if self.count.text() != short:
-            self.count.setText(short)
-            self.count.setToolTip(f"{text} drawn · {ZOOM_HINT} for the rest" if text else "")
+        """Beside the title, short ("8/24", "6/6 of 24"); in full in its tooltip."""
+        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis)]
+        short = [c for c in counts if c[0] < c[2]]
+        text = ""
+        if short:
+            drawn, in_view, total = min(short, key=lambda c: c[0] / max(c[2], 1))
+            text = f"{drawn}/{in_view}" + (f" of {total}" if in_view < total else "")
+        if self.count.text() != text:
+            self.count.setText(text)
+            full = self.count_text()
+            self.count.setToolTip(f"{full} drawn · {ZOOM_HINT}, drag to pan" if full else "")
 
     # -- mouse ------------------------------------------------------------------------------------------
     def cell_at(self, scene_pos) -> tuple[int, int] | None:
