@@ -56,7 +56,7 @@ def test_single_view_shows_the_selected_trace_tensor(setup, kind, layer, head):
     assert (panel.kind_box.currentData(), panel.layer_box.currentData(), panel.head_box.currentData()) == (kind, layer, head)
     # axis labels come from the result's pieces
     q_axis = result.tgt_pieces if kind != "encoder" else result.src_pieces
-    assert panel.single.heatmap.y_axis._tokens == q_axis
+    assert panel.single.heatmap.rows_axis.tokens == q_axis
 
 
 def test_combo_boxes_change_the_shared_selection_and_the_image(setup):
@@ -210,7 +210,7 @@ def test_a_bare_trace_can_be_streamed_in(qtbot):
     panel.show_result(trace)
     assert panel.stack.currentWidget() is panel.tabs
     np.testing.assert_array_equal(panel.single.image.image, trace.attention("encoder", 0)[0, 0].numpy())
-    assert panel.single.heatmap.x_axis._tokens == ["0", "1", "2", "3"]
+    assert panel.single.heatmap.cols_axis.tokens == ["0", "1", "2", "3"]
 
 
 def _count_near(image, rgb, tol=6) -> int:

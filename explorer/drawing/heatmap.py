@@ -28,11 +28,13 @@ ZOOM_HINT = "wheel: zoom"
 
 
 class CellText(pg.GraphicsObject):
-    """Each cell's lines of text, drawn only while a cell on screen is big enough for them at
-    the label font (otherwise the map's tooltip carries them)."""
+    """Each cell's lines of text (or, `numbers`, its value as 0.00), drawn only while a cell on
+    screen is big enough for them at the label font (otherwise the map's tooltip carries them).
+    Only the cells in view are written."""
 
-    def __init__(self):
+    def __init__(self, numbers: bool = False):
         super().__init__()
+        self.numbers = numbers
         self.texts: list[list[list[str]]] = []
         self.values: np.ndarray | None = None
         self.drawn = False  # whether the last paint wrote the texts
@@ -44,33 +46,52 @@ class CellText(pg.GraphicsObject):
         self.update()
 
     def boundingRect(self):
-        rows = len(self.texts)
-        return QRectF(0, 0, len(self.texts[0]) if rows else 0, rows)
+        if self.values is None or self.values.ndim != 2:
+            return QRectF()
+        rows, cols = self.values.shape
+        return QRectF(0, 0, cols, rows)
+
+    def lines_of(self, r: int, c: int) -> list[str]:
+        if self.texts:
+            return self.texts[r][c]
+        v = self.values[r, c]
+        return [f"{v:.2f}"] if self.numbers and np.isfinite(v) else []
 
     def paint(self, p, *args):
-        """Each cell's lines at the label font, elided to the cell: upright where a cell is wide
-        enough for a probability, else turned where it is tall enough; none at all in cells too
-        small for either (the tooltip has them)."""
+        """Upright where a cell is wide enough for a probability, else turned where it is tall
+        enough; none at all in cells too small for either. Lines are elided to the cell."""
+        self.drawn = False
+        if self.values is None or self.values.ndim != 2 or not (self.texts or self.numbers):
+            return
         tr = p.transform()
         cell = tr.mapRect(QRectF(0, 0, 1, 1))
         w, h = abs(cell.width()), abs(cell.height())
         m = QFontMetricsF(label_font())
-        block = max((len(t) for row in self.texts for t in row), default=0) * m.height()
+        block = (max((len(t) for row in self.texts for t in row), default=0) if self.texts else 1) * m.height()
         number = m.horizontalAdvance("0.00") + 4
         upright = block <= h and number <= w
         turned = not upright and block <= w and number <= h
-        self.drawn = bool(self.texts) and (upright or turned)
-        if not self.drawn:
+        if not (upright or turned):
             return
+        self.drawn = True
+        view = self.getViewBox()
+        seen = self.mapRectFromView(view.viewRect()) if view is not None else self.boundingRect()
+        rows, cols = self.values.shape
+        r0, r1 = max(0, math.floor(seen.top())), min(rows, math.ceil(seen.bottom()))
+        c0, c1 = max(0, math.floor(seen.left())), min(cols, math.ceil(seen.right()))
         along = w if upright else h  # the room each line has
         p.save()
         p.resetTransform()
         p.setFont(label_font())
-        for r, row in enumerate(self.texts):
-            for c, text in enumerate(row):
-                bright = self.values is not None and np.isfinite(self.values[r, c]) and self.values[r, c] > 0.55
+        for r in range(r0, r1):
+            for c in range(c0, c1):
+                lines = self.lines_of(r, c)
+                if not lines:
+                    continue
+                v = self.values[r, c]
+                bright = np.isfinite(v) and v > 0.55  # viridis is bright above ~0.55
                 p.setPen(style.colour("on_bright_cell" if bright else "on_dark_cell"))
-                shown = "\n".join(m.elidedText(line, Qt.TextElideMode.ElideRight, along - 4) for line in text)
+                shown = "\n".join(m.elidedText(line, Qt.TextElideMode.ElideRight, along - 4) for line in lines)
                 box = tr.mapRect(QRectF(c, r, 1, 1))
                 if upright:
                     p.drawText(box, int(Qt.AlignmentFlag.AlignCenter), shown)
@@ -101,9 +122,10 @@ class Heatmap(QWidget):
 
     def __init__(self, title: str = "", colormap: pg.ColorMap | None = None,
                  levels: tuple[float, float] = (0.0, 1.0), colour_bar: bool = False, square: bool = True,
-                 parent=None):
+                 numbers: bool = False, parent=None):
         """`square`: rows and columns are both tokens, so every cell is drawn square (else the
-        cells fill the map's room: a lens's layers × positions)."""
+        cells fill the map's room: a lens's layers × positions). `numbers`: each cell's value
+        written in it where it fits."""
         super().__init__(parent)
         self.square = square
         self.title = QElidingLabel()
@@ -131,7 +153,7 @@ class Heatmap(QWidget):
         self.image.setColorMap(self.cmap)
         self.mask = MaskOverlay()
         self.edges = MapEdges()
-        self.cell_text = CellText()
+        self.cell_text = CellText(numbers)
         for item in (self.mask, self.image, self.cell_text):
             self.plot.addItem(item)
         self.plot.addItem(self.edges, ignoreBounds=True)
@@ -216,6 +238,13 @@ class Heatmap(QWidget):
         self.title.setText(text)
         self.title.setToolTip(text)
         self.title.setVisible(bool(text))
+
+    def set_axis_names(self, rows: str, cols: str) -> None:
+        """Short names beside and under the labels ("query", "key"); "" for none."""
+        for axis, text in ((self.rows_axis, rows), (self.cols_axis, cols)):
+            axis.setLabel(text or None, **{"font-size": f"{label_font().pointSizeF():.1f}pt"})
+            axis.showLabel(bool(text))
+        self._square()
 
     def set_levels(self, levels: tuple[float, float]) -> None:
         self.levels = (float(levels[0]), float(levels[1]))

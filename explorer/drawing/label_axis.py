@@ -22,7 +22,9 @@ from PySide6.QtGui import QFont, QFontMetricsF
 
 from explorer import style
 
-GAP_PX = 4  # between two neighbouring labels, px
+GAP_PX = 3  # between two neighbouring labels, px
+LINE_SHARE = 0.85  # of a line's height, each stacked label
+STACK_GAP_PX = 2  # between two stacked labels (their lines have air of their own)
 TEXT_OFFSET_PX = 3  # between the axis and its labels
 
 
@@ -39,14 +41,17 @@ def display_piece(piece: str) -> str:
 
 def plan(widths: list[float], line: float, cell_px: float, horizontal: bool) -> tuple[bool, int]:
     """(turned, stride) for labels of these widths and line height in cells of `cell_px` px:
-    upright when every column label fits its column (or turning would not draw more of them),
-    else turned; then every `stride`-th label."""
+    upright when the column labels fit side by side (neighbours share the room between them)
+    or turning would not draw more of them, else turned; then every `stride`-th label.
+    Labels stacked (a row axis, or turned) take LINE_SHARE of a line each: the air above and
+    below a line's glyphs is shared by its neighbours."""
     if not widths or cell_px <= 0:
         return False, 1
-    across = max(1, math.ceil((line + GAP_PX) / cell_px))  # labels stacked (a row axis) or turned
+    across = max(1, math.ceil((LINE_SHARE * line + STACK_GAP_PX) / cell_px))
     if not horizontal:
         return False, across
-    upright = max(1, math.ceil((max(widths) + GAP_PX) / cell_px))
+    pairs = [(a + b) / 2 for a, b in zip(widths, widths[1:])] or widths
+    upright = 1 if max(pairs) + GAP_PX <= cell_px else max(1, math.ceil((max(widths) + GAP_PX) / cell_px))
     return (True, across) if across < upright else (False, upright)
 
 
@@ -98,7 +103,8 @@ class LabelAxis(pg.AxisItem):
         m = self.metrics()
         widest = max(self.widths(), default=0.0)
         across = widest if not self.horizontal else max(widest, m.height()) if turned else m.height()
-        return math.ceil(across + TEXT_OFFSET_PX + 2)
+        title = m.height() + 4 if self.labelText and self.label.isVisible() else 0.0  # a name ("query")
+        return math.ceil(across + TEXT_OFFSET_PX + 2 + title)
 
     def cells_in(self, lo: float, hi: float) -> range:
         """Indices of the cells whose centres lie in lo…hi."""
