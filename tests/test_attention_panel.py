@@ -124,7 +124,7 @@ def test_clicking_a_grid_cell_selects_that_layer_and_head(setup, qtbot):
     panel.set_view("grid")
     state.select_attention("encoder", 1, 0)
     heatmap = panel.grid.map_of("encoder", 3)
-    panel.grid.scroll.ensureWidgetVisible(heatmap)
+    panel.grid.scroll_area.ensureWidgetVisible(heatmap)
     qtbot.wait(20)
     scene = heatmap.plot.vb.mapViewToScene(QPointF(2.5, 2.5))
     pos = heatmap.canvas.mapFromScene(scene)

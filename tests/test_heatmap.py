@@ -103,6 +103,6 @@ def test_every_head_of_a_12_head_grid_has_its_own_title(qtbot):
     assert [m.title.text() for m in maps] == titles
     boxes = [m.title.geometry().translated(m.pos()) for m in maps]
     assert not any(a.intersects(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])  # no two run together
-    grid.scroll.ensureWidgetVisible(maps[-1])  # every map reachable
+    grid.scroll_area.ensureWidgetVisible(maps[-1])  # every map reachable
     qtbot.wait(20)
-    assert grid.scroll.viewport().rect().intersects(maps[-1].geometry().translated(grid.scroll.widget().pos()))
+    assert grid.scroll_area.viewport().rect().intersects(maps[-1].geometry().translated(grid.scroll_area.widget().pos()))

@@ -151,10 +151,10 @@ class Heatmap(QWidget):
         self.levels = (float(levels[0]), float(levels[1]))
         self.image = pg.ImageItem()
         self.image.setColorMap(self.cmap)
-        self.mask = MaskOverlay()
+        self.hatch = MaskOverlay()
         self.edges = MapEdges()
         self.cell_text = CellText(numbers)
-        for item in (self.mask, self.image, self.cell_text):
+        for item in (self.hatch, self.image, self.cell_text):
             self.plot.addItem(item)
         self.plot.addItem(self.edges, ignoreBounds=True)
         self.selection = QGraphicsRectItem()
@@ -218,7 +218,7 @@ class Heatmap(QWidget):
             self.image.setImage(shown, levels=self.levels, autoLevels=False)
             self.image.setRect(QRectF(0, 0, cols, rows))
         self.image.setVisible(bool(rows and cols))
-        self.mask.set_rects(blocked_rects(allowed) if allowed is not None else [])
+        self.hatch.set_rects(blocked_rects(allowed) if allowed is not None else [])
         self.edges.set_rects([(0, 0, cols, rows)] if rows and cols else [])
         self.cell_text.set_texts(texts or [], shown)
         self.rows_axis.set_tokens(list(row_labels) if row_names else [display_piece(t) for t in row_labels])

@@ -50,14 +50,14 @@ class HeatmapGrid(QWidget):
         super().__init__(parent)
         self.cmap = colormap or style.colormap(style.SEQUENTIAL)
         self.levels = levels
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.body = QWidget()
         self.grid = QGridLayout(self.body)
         self.grid.setContentsMargins(2, 2, 2, 2)
         self.grid.setSpacing(6)
-        self.scroll.setWidget(self.body)
+        self.scroll_area.setWidget(self.body)
         self.bar_canvas = pg.GraphicsLayoutWidget()
         self.colorbar = pg.ColorBarItem(values=levels, colorMap=self.cmap, interactive=False, width=14)
         self.colorbar.getAxis("right").setTickFont(label_font())
@@ -66,7 +66,7 @@ class HeatmapGrid(QWidget):
         self.bar_canvas.setToolTip(scale_note)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.scroll, 1)
+        row.addWidget(self.scroll_area, 1)
         row.addWidget(self.bar_canvas)
         self.headings: list[QLabel] = []
         self.maps: list[list[Heatmap]] = []
@@ -99,7 +99,7 @@ class HeatmapGrid(QWidget):
 
     def _place(self) -> None:
         """Columns for the room the scroll area has; each map square, at least `least_side`."""
-        view = self.scroll.viewport().size()
+        view = self.scroll_area.viewport().size()
         n = max((len(maps) for maps in self.maps), default=0)
         sections = max(len(self.maps), 1)
         heading = QFontMetricsF(style.font(style.BASE_POINT_SIZE, bold=True)).height() + 6

@@ -84,8 +84,14 @@ class MapEdges(_Rects):
 
     def boundingRect(self):
         """The rects and the pen's pixel around them (else a shrinking map left trails)."""
-        px = self.pixelSize() if self.getViewBox() is not None else None
-        pad_x, pad_y = (abs(px[0]), abs(px[1])) if px else (0.0, 0.0)
+        pad_x = pad_y = 0.0
+        if self.getViewBox() is not None and not self._path.isEmpty():
+            try:
+                px = self.pixelSize()  # (None, None) or an error while the view has no size yet
+            except Exception:  # (a singular transform: pyqtgraph raises from inside)
+                px = None
+            if px and px[0] is not None and px[1] is not None:
+                pad_x, pad_y = abs(px[0]), abs(px[1])
         return self._path.boundingRect().adjusted(-pad_x, -pad_y, pad_x, pad_y)
 
     def viewTransformChanged(self):
