@@ -23,6 +23,8 @@ from PySide6.QtGui import QFont, QFontMetricsF
 from explorer import style
 
 GAP_PX = 3  # between two neighbouring labels, px
+MIN_LABEL_PT = 8  # the smallest text the bar charts' and probe's own labels shrink to (maps never shrink)
+LABEL_GAP_PX = GAP_PX
 LINE_SHARE = 0.85  # of a line's height, each stacked label
 STACK_GAP_PX = 2  # between two stacked labels (their lines have air of their own)
 TEXT_OFFSET_PX = 3  # between the axis and its labels
@@ -69,7 +71,10 @@ class LabelAxis(pg.AxisItem):
         self.setStyle(tickLength=0, tickTextOffset=TEXT_OFFSET_PX, hideOverlappingLabels=10_000,
                       autoReduceTextSpace=False)
         self.tokens: list[str] = []
+        self.numeric = False  # position / dimension numbers: labelled every 1, 2, 5, 10, … cells
+        self.origin = 0.0  # the view coordinate where cell 0 starts
         self.turned = False
+        self.sizes_itself = True  # takes the height its turned labels need (a Heatmap sizes its axes)
         self.drawn = 0
         self.in_view = 0
         self.refresh_font()
@@ -84,9 +89,20 @@ class LabelAxis(pg.AxisItem):
         self.setTextPen(style.current().text)
         self.setPen(pg.mkPen(None))
 
-    def set_tokens(self, tokens: list[str]) -> None:
-        """Label the cells with `tokens` (already display text), replacing any earlier ones."""
+    def shown(self) -> list[str]:
+        """The labels drawn when the axis was last painted (as pyqtgraph computes them)."""
+        lo, hi = self.range
+        length = self.geometry().width() if self.horizontal else self.geometry().height()
+        levels = self.tickValues(min(lo, hi), max(lo, hi), length)
+        return self.tickStrings(levels[0][1], 1.0, 1.0) if levels else []
+
+    def set_tokens(self, tokens: list[str], numeric: bool | None = None, origin: float = 0.0) -> None:
+        """Label the cells with `tokens` (already display text), replacing any earlier ones.
+        `numeric` (default: whether they read 0, 1, 2, …) strides at round numbers; `origin`:
+        where cell 0 starts in view coordinates."""
         self.tokens = list(tokens)
+        self.numeric = self.tokens == [str(i) for i in range(len(self.tokens))] if numeric is None else numeric
+        self.origin = float(origin)
         self.picture = None  # (pyqtgraph's cached drawing of the labels)
         self.update()
 
@@ -106,9 +122,13 @@ class LabelAxis(pg.AxisItem):
         title = m.height() + 4 if self.labelText and self.label.isVisible() else 0.0  # a name ("query")
         return math.ceil(across + TEXT_OFFSET_PX + 2 + title)
 
+    def min_cell_px(self) -> float:
+        """Pixels per cell in which every label is drawn, stacked (a row axis, or turned)."""
+        return LINE_SHARE * self.metrics().height() + STACK_GAP_PX
+
     def cells_in(self, lo: float, hi: float) -> range:
-        """Indices of the cells whose centres lie in lo…hi."""
-        lo, hi = min(lo, hi), max(lo, hi)
+        """Indices of the cells whose centres lie in lo…hi (view coordinates)."""
+        lo, hi = min(lo, hi) - self.origin, max(lo, hi) - self.origin
         return range(max(0, math.ceil(lo - 0.5)), min(len(self.tokens) - 1, math.floor(hi - 0.5)) + 1)
 
     def tickValues(self, minVal, maxVal, size):
@@ -116,13 +136,19 @@ class LabelAxis(pg.AxisItem):
         if not self.tokens or size <= 0 or maxVal == minVal:
             return []
         cell_px = size / abs(maxVal - minVal)
-        self.turned, stride = plan(self.widths(), self.metrics().height(), cell_px, self.horizontal)
+        turned, stride = plan(self.widths(), self.metrics().height(), cell_px, self.horizontal)
+        if turned != self.turned and self.sizes_itself and self.horizontal:
+            self.setHeight(int(self.extent(True)) if turned else None)  # (pyqtgraph sizes for upright text)
+        self.turned = turned
+        if self.numeric and stride > 1:  # numbers at round steps: 0, 5, 10, … not 0, 3, 6, …
+            stride = next(m * 10 ** e for e in range(9) for m in (1, 2, 5) if m * 10 ** e >= stride)
         first = cells.start + (-cells.start) % stride  # every stride-th cell, counted from cell 0
-        return [(1.0, [i + 0.5 for i in range(first, cells.stop, stride)])]
+        return [(1.0, [self.origin + i + 0.5 for i in range(first, cells.stop, stride)])]
 
     def tickStrings(self, values, scale, spacing):
         n = len(self.tokens)
-        return [self.tokens[int(v)] if 0 <= int(v) < n else "" for v in values]
+        cells = [math.floor(v - self.origin) for v in values]
+        return [self.tokens[i] if 0 <= i < n else "" for i in cells]
 
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
         """pyqtgraph's drawing, with column labels turned when the policy says so; counts them."""

@@ -16,7 +16,7 @@ from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem, QVBoxLayout, QWidget
 
 from explorer import style
-from explorer.drawing.heatmap_items import TokenAxis
+from explorer.drawing.label_axis import LabelAxis as TokenLabels
 from explorer.drawing.hug import hug_margins, not_reentrant
 from explorer.drawing.plot_style import fit_colorbar_axis
 
@@ -29,13 +29,9 @@ AXIS_TITLES = {"src": "source tokens", "tgt": "target tokens", "d_model": "featu
                "head": "head", "batch": "batch"}
 
 
-class LabelAxis(TokenAxis):
-    """The inspector's axis: the shared `TokenAxis` (every token label drawn: smaller, turned,
-    or counted, never silently dropped), fed with a step's tokens or feature indices."""
-
-    def __init__(self, orientation: str, **kwargs):
-        super().__init__(orientation, **kwargs)
-        self.setStyle(tickFont=style.font(style.SMALL_POINT_SIZE, mono=True), tickTextOffset=4)
+class LabelAxis(TokenLabels):
+    """The inspector's axis: the shared label policy (`explorer.drawing.label_axis`), fed with
+    a step's tokens or feature indices."""
 
     @property
     def labels(self) -> list[str]:
