@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
-from shiboken6 import isValid
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QTextDocument
 
