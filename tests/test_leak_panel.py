@@ -81,7 +81,7 @@ def check_run(qtbot, panel):
         assert heatmap.note.isVisible() and "training ends" in heatmap.note.toPlainText()
         view = heatmap.plot.getViewBox().sceneBoundingRect()
         text = heatmap.note.textItem
-        assert view.contains(text.mapRectToScene(text.boundingRect())), heatmap.title.full_text
+        assert view.contains(text.mapRectToScene(text.boundingRect())), heatmap.title.text()
         assert not heatmap.plot.getAxis("left").isVisible()  # no bare axes beside it
     assert panel.lab_model.text() in [panel.lab_model.full_text, *panel.lab_model.shorter]  # whole, no "…"
     qtbot.waitUntil(lambda: panel.run is None, timeout=TIMEOUT)

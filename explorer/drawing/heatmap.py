@@ -110,8 +110,8 @@ class _Canvas(pg.GraphicsLayoutWidget):
     resized = Signal()
 
     def resizeEvent(self, event) -> None:
+        self.resized.emit()  # the margins for the new size first: pyqtgraph then lays out within them
         super().resizeEvent(event)
-        self.resized.emit()
 
 
 class Heatmap(QWidget):
@@ -325,7 +325,8 @@ class Heatmap(QWidget):
         left = self.rows_axis.extent(False) if rows else 10
         self.rows_axis.setWidth(int(left))
         line = QFontMetricsF(label_font()).height()
-        width, height = self.canvas.width() - 4, self.canvas.height() - 4
+        view = self.canvas.viewport().size()  # (inside the selection frame's border)
+        width, height = view.width() - 2, view.height() - 2
         bottom = self.cols_axis.extent(False) if cols else 10
         if rows and cols:
             cell = min((width - left) / cols, (height - bottom) / rows) if self.square else (width - left) / cols
@@ -354,8 +355,8 @@ class Heatmap(QWidget):
     def count_text(self) -> str:
         """"" when every label is drawn, else "k of n labels" of the axis missing most, n those
         in view ("…, 24 in all" when the view shows only some cells)."""
-        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis)]
-        short = [c for c in counts if c[0] < c[2]]
+        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis) if a.in_view]
+        short = [c for c in counts if c[0] < c[2]]  # (an axis not painted yet has nothing in view)
         if not short:
             return ""
         drawn, in_view, total = min(short, key=lambda c: c[0] / max(c[2], 1))
@@ -363,12 +364,14 @@ class Heatmap(QWidget):
 
     def _show_count(self) -> None:
         """Beside the title, short ("8/24", "6/6 of 24"); in full in its tooltip."""
-        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis)]
+        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis) if a.in_view]
         short = [c for c in counts if c[0] < c[2]]
         text = ""
         if short:
             drawn, in_view, total = min(short, key=lambda c: c[0] / max(c[2], 1))
             text = f"{drawn}/{in_view}" + (f" of {total}" if in_view < total else "")
+            if drawn == in_view:  # every label of the view: the rest is a drag away
+                text = f"{in_view} of {total} in view"
         if self.count.text() != text:
             self.count.setText(text)
             full = self.count_text()
