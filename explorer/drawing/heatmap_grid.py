@@ -22,15 +22,16 @@ from PySide6.QtWidgets import (
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
-from explorer.drawing.label_axis import GAP_PX, label_font
+from explorer.drawing.label_axis import LINE_SHARE, STACK_GAP_PX, label_font
 
-MIN_LABELLED = 6  # labels a map of the grid can always draw side by side, at the label font
+MIN_LABELLED = 7  # labels a map of the grid can always draw side by side, at the label font
 
 
 def least_side() -> int:
-    """The smallest map side (px) in a grid: MIN_LABELLED labels and the row labels' axis."""
-    m = QFontMetricsF(label_font())
-    return int(MIN_LABELLED * (m.height() + GAP_PX) + m.horizontalAdvance("M" * 5) + 2 * m.height())
+    """The smallest map side (px) in a grid: MIN_LABELLED labels stacked, and room for the
+    column labels and the title."""
+    line = QFontMetricsF(label_font()).height()
+    return int(MIN_LABELLED * (LINE_SHARE * line + STACK_GAP_PX) + 3 * line)
 
 
 def best_columns(n: int, width: float, height: float, least: float) -> int:
@@ -52,6 +53,7 @@ class HeatmapGrid(QWidget):
         self.levels = levels
         self.scroll_area = QScrollArea()
         self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # PageUp / PageDown stay the lecture's keys
         self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.body = QWidget()
         self.grid = QGridLayout(self.body)

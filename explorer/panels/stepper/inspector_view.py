@@ -23,7 +23,7 @@ from explorer.drawing.plot_style import fit_colorbar_axis
 WEIGHT_LEVELS = (0.0, 1.0)
 SCALE_RULE = "weight: 0–1 on every map"
 TOKEN_AXES = ("src", "tgt")
-MAX_ROOM_TOKENS = 32  # inputs up to this long get every token label at 1280×720
+FEW_ROWS = 8  # token rows whose labels the view always has room for
 AXIS_TITLES = {"src": "source tokens", "tgt": "target tokens", "d_model": "feature (d_model)",
                "d_k": "feature within a head (d_k)", "d_ff": "hidden unit (d_ff)", "vocab": "vocabulary",
                "head": "head", "batch": "batch"}
@@ -186,11 +186,11 @@ class TensorView(QWidget):
         self._rehugs = 0 if not self._hug_again.isActive() else self._rehugs
 
     def _make_room(self, token_rows: int) -> None:
-        """Tall enough that up to MAX_ROOM_TOKENS token rows each get a legible (≥ 8 pt) label;
-        a longer input gets its labels thinned, and the axis says how many it shows."""
+        """Tall enough for a few token rows' labels (a longer input shows every k-th label and
+        says so; the wheel zooms in for the rest)."""
         row_px = self.left.min_cell_px()
         axes_px = 110  # the column labels, the axis title and the margins under the map
-        self.widget.setMinimumHeight(int(min(token_rows, MAX_ROOM_TOKENS) * row_px + axes_px) if token_rows else 0)
+        self.widget.setMinimumHeight(int(min(token_rows, FEW_ROWS) * row_px + axes_px) if token_rows else 0)
 
     def _on_manual_range(self, *_) -> None:
         self._zoomed = True
