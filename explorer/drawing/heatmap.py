@@ -128,10 +128,10 @@ class Heatmap(QWidget):
         written in it where it fits."""
         super().__init__(parent)
         self.square = square
-        self.title = QElidingLabel()
+        self.title = QElidingLabel(self)  # (parented before it is shown: never a window of its own)
         self.title.setFont(style.font(style.BASE_POINT_SIZE))
         self.set_title(title)
-        self.count = QLabel()  # "12 of 24 labels": what the axes drew of what is in view
+        self.count = QLabel(self)  # "12 of 24 labels": what the axes drew of what is in view
         self.count.setFont(label_font())
         style.set_sheet(self.count, "color: {muted};")
         header = QHBoxLayout()

@@ -24,7 +24,7 @@ from explorer import style
 from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.label_axis import LINE_SHARE, STACK_GAP_PX, label_font
 
-MIN_LABELLED = 7  # labels a map of the grid can always draw side by side, at the label font
+MIN_LABELLED = 6  # labels a map of the grid can always draw side by side, at the label font
 
 
 def least_side() -> int:
