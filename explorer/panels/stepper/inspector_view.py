@@ -12,12 +12,12 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem, QVBoxLayout, QWidget
 
 from explorer import style
-from explorer.drawing.label_axis import LabelAxis as TokenLabels
 from explorer.drawing.hug import hug_margins, not_reentrant
+from explorer.drawing.label_axis import LabelAxis as TokenLabels
 from explorer.drawing.plot_style import fit_colorbar_axis
 
 WEIGHT_LEVELS = (0.0, 1.0)
