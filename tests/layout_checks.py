@@ -7,6 +7,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import QRect, QRectF, Qt
 from PySide6.QtGui import QFontMetricsF, QImage, QPainter, QTextDocument
+from superqt import QElidingLabel
 from PySide6.QtWidgets import (QAbstractButton, QAbstractScrollArea, QCheckBox, QGraphicsSimpleTextItem, QLabel,
                                QPushButton, QRadioButton, QStyle, QStyleOptionButton, QWidget)
 
@@ -72,8 +73,8 @@ def shown(widget: QWidget) -> bool:
 
 def _label_text_fits(label: QLabel) -> str | None:
     text = label.text()
-    if not text:
-        return None
+    if not text or (isinstance(label, QElidingLabel) and label.toolTip() == text):
+        return None  # elides by design, the whole text in its tooltip
     room = label.contentsRect()
     margin = label.margin() * 2 + label.indent() if label.indent() > 0 else label.margin() * 2
     width = room.width() - margin
@@ -273,13 +274,23 @@ def overflowing_canvases(root: QWidget) -> list[str]:
     return problems
 
 
+def _scrolled_inside(widget: QWidget, root: QWidget) -> bool:
+    """Inside a scroll area of the panel's own (a grid of maps): reached by scrolling."""
+    parent = widget.parentWidget()
+    while parent is not None and parent is not root:
+        if isinstance(parent.parentWidget(), QAbstractScrollArea) and parent is parent.parentWidget().viewport():
+            return True
+        parent = parent.parentWidget()
+    return False
+
+
 def outside_window(root: QWidget, window: QWidget) -> list[str]:
     """Shown widgets of `root` reaching outside the window, and scroll bars on the panel's scroll
     area (the panel is larger than its dock: part of it is off screen)."""
     problems = []
     frame = window.rect()
     for widget in [root] + root.findChildren(QWidget):
-        if not shown(widget) or widget.isWindow():
+        if not shown(widget) or widget.isWindow() or _scrolled_inside(widget, root):
             continue
         rect = QRect(widget.mapTo(window, widget.rect().topLeft()), widget.size())
         if not frame.adjusted(-1, -1, 1, 1).contains(rect):

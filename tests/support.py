@@ -47,19 +47,3 @@ def plain_text(rich: str) -> str:
     doc = QTextDocument()
     doc.setHtml(rich)
     return doc.toPlainText()
-
-
-def averaged_encoder_grid(qtbot, data, size: tuple[int, int]):
-    """(grid, pane): an all-heads grid of `data`'s encoder maps shown at `size`, once its
-    overview is averaged (more cells than pixels)."""
-    from explorer.panels.attention.grid import AttentionGrid
-    grid = AttentionGrid()
-    qtbot.addWidget(grid)
-    grid.resize(*size)
-    grid.show()
-    qtbot.waitExposed(grid)
-    grid.show_kinds(["encoder"])
-    grid.set_data(data)
-    pane = grid.pane("encoder")
-    qtbot.waitUntil(lambda: pane.factor > 1)
-    return grid, pane

@@ -12,7 +12,6 @@ from PySide6.QtCore import QPointF, QRectF, Qt  # noqa: E402
 
 from explorer.panels.attention.data import AttentionData  # noqa: E402
 from explorer.panels.attention.derived import rollout  # noqa: E402
-from explorer.drawing.mosaic import MosaicLayout, compose  # noqa: E402
 from explorer.panels.attention.panel import AttentionPanel  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from support import small_bundle  # noqa: E402
@@ -57,7 +56,7 @@ def test_single_view_shows_the_selected_trace_tensor(setup, kind, layer, head):
     assert (panel.kind_box.currentData(), panel.layer_box.currentData(), panel.head_box.currentData()) == (kind, layer, head)
     # axis labels come from the result's pieces
     q_axis = result.tgt_pieces if kind != "encoder" else result.src_pieces
-    assert panel.single.heatmap.y_axis._tokens == q_axis
+    assert panel.single.heatmap.rows_axis.tokens == q_axis
 
 
 def test_combo_boxes_change_the_shared_selection_and_the_image(setup):
@@ -72,22 +71,21 @@ def test_combo_boxes_change_the_shared_selection_and_the_image(setup):
     assert panel.single.image.image.shape == (len(result.tgt_pieces), len(result.src_pieces))  # target × source
 
 
-def test_grid_mosaic_holds_every_head(setup):
+def test_grid_holds_every_head_of_the_selected_layer_labelled_with_the_frames_tokens(setup):
     state, panel, result = setup
     panel.set_view("grid")
     panel.all_kinds.setChecked(True)
+    data = AttentionData.from_result(result)
     for kind in ("encoder", "decoder_self", "cross"):
-        pane = panel.grid.pane(kind)
         for layer in range(result.trace.n_layers(kind)):
+            state.select_attention(kind, layer, 0)
             for head in range(4):
+                heatmap = panel.grid.map_of(kind, head)
                 want, _ = expected(result.trace, kind, layer, head)
-                np.testing.assert_array_equal(pane.layout.block(pane.image.image, layer, head), want)
-        # every map outlined, exactly on its cells (viridis' ends melt into the canvases)
-        lay = pane.layout
-        edges = {(r.x(), r.y(), r.width(), r.height()) for r in pane.edges._path.toSubpathPolygons()
-                 for r in (r.boundingRect(),)}
-        assert edges == {(c, r, lay.t_k, lay.t_q) for l in range(lay.layers) for h in range(lay.heads)
-                         for r, c in (lay.origin(l, h),)}
+                np.testing.assert_array_equal(np.where(heatmap.allowed, heatmap.values, np.nan), want)
+                assert heatmap.title.text().startswith(f"L{layer + 1} H{head + 1}")  # the layer drawn
+                assert heatmap.cols_axis.tokens == data.labels[kind][1]
+                assert heatmap.rows_axis.tokens == data.labels[kind][0]
     panel.set_view("single")  # the one map too
     heatmap = panel.single.heatmap
     rows, cols = heatmap.values.shape
@@ -119,22 +117,18 @@ def test_masked_cell_is_drawn_differently_from_a_zero_weight(setup, qtbot):
     assert np.abs(zero - viridis0).max() < 12  # weight 0 is the colormap's 0 ...
     assert np.abs(masked - zero).max() > 60  # ... and a blocked cell looks nothing like it
     assert abs(masked[0] - masked[1]) < 20 and abs(masked[1] - masked[2]) < 20  # grey
-    # the composed grid image keeps them apart too: NaN (blocked) vs 0.0 (allowed)
-    layout = MosaicLayout.for_shape(data.weights["decoder_self"].shape)
-    mosaic = compose(data.weights["decoder_self"], data.allowed["decoder_self"], layout)
-    block = layout.block(mosaic, 1, 0)
-    assert block[5, 2] == 0.0 and np.isnan(block[2, 5])
 
 
 def test_clicking_a_grid_cell_selects_that_layer_and_head(setup, qtbot):
     state, panel, result = setup
     panel.set_view("grid")
-    pane = panel.grid.pane("encoder")
-    r, c = pane.layout.origin(1, 3)
-    scene = pane.plot.vb.mapViewToScene(QPointF(c + pane.layout.t_k / 2, r + pane.layout.t_q / 2))
-    pos = panel.grid.canvas.mapFromScene(scene)
-    assert (state.layer, state.head) != (1, 3)
-    qtbot.mouseClick(panel.grid.canvas.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    state.select_attention("encoder", 1, 0)
+    heatmap = panel.grid.map_of("encoder", 3)
+    panel.grid.scroll_area.ensureWidgetVisible(heatmap)
+    qtbot.wait(20)
+    scene = heatmap.plot.vb.mapViewToScene(QPointF(2.5, 2.5))
+    pos = heatmap.canvas.mapFromScene(scene)
+    qtbot.mouseClick(heatmap.canvas.viewport(), Qt.MouseButton.LeftButton, pos=pos)
     assert (state.kind, state.layer, state.head) == ("encoder", 1, 3)
     assert panel.view == "single"  # opened large
     want, _ = expected(result.trace, "encoder", 1, 3)
@@ -146,9 +140,6 @@ def test_panel_follows_a_selection_made_elsewhere(setup):
     state.select_attention("decoder_self", 2, 3)
     assert (panel.kind, panel.layer, panel.head) == ("decoder_self", 2, 3)
     assert panel.head_box.currentData() == 3
-    box = panel.grid.pane("decoder_self").box if "decoder_self" in panel.grid.panes else None
-    if box is not None:
-        assert box.isVisible()
 
 
 def test_hovering_a_token_in_the_line_view_keeps_only_its_lines(setup, qtbot):
@@ -219,7 +210,7 @@ def test_a_bare_trace_can_be_streamed_in(qtbot):
     panel.show_result(trace)
     assert panel.stack.currentWidget() is panel.tabs
     np.testing.assert_array_equal(panel.single.image.image, trace.attention("encoder", 0)[0, 0].numpy())
-    assert panel.single.heatmap.x_axis._tokens == ["0", "1", "2", "3"]
+    assert panel.single.heatmap.cols_axis.tokens == ["0", "1", "2", "3"]
 
 
 def _count_near(image, rgb, tol=6) -> int:

@@ -140,18 +140,18 @@ def test_a_zero_difference_says_identical_instead_of_a_blank_box(qtbot):
     tokens = list("abcde")
     maps.set_maps(a, a.copy(), allowed, tokens, tokens, "L1 H1")
     assert maps.identical.isVisible() and not maps.map_diff.image.isVisible() and not maps.diff_bar.isVisible()
-    assert maps.map_diff.plot.titleLabel.text == "B − A = 0"
+    assert maps.map_diff.title.text() == "B − A = 0"
     b = a.copy()
     b[2, 3] += 0.1
     maps.set_maps(a, b, allowed, tokens, tokens, "L1 H1")
     assert not maps.identical.isVisible() and maps.map_diff.image.isVisible() and maps.diff_bar.isVisible()
-    assert maps.map_diff.plot.titleLabel.text == "B − A (±0.1)"
+    assert maps.map_diff.title.text() == "B − A (±0.1)"
     b = a.copy()
     b[0, 0] += 3e-7  # below the colour scale's floor, but not zero: drawn, and its size said
     maps.set_maps(a, b, allowed, tokens, tokens, "L1 H1")
     tiny = float(np.abs(b - a).max())
     assert 0 < tiny < 1e-6 and not maps.identical.isVisible()
-    assert maps.map_diff.plot.titleLabel.text == f"B − A (±{max(tiny, 1e-6):.2g})"
+    assert maps.map_diff.title.text() == f"B − A (±{max(tiny, 1e-6):.2g})"
 
 
 def test_untrained_b_is_the_models_own_architecture_freshly_initialised(qtbot, tmp_path):

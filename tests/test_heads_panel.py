@@ -93,7 +93,8 @@ def test_clicking_the_grid_changes_the_output_view_and_the_maps_and_heads_are_ra
     attention.set_view("grid")
     attention._refresh(force=True)
     assert attention.grid.edits == {("encoder", 1, 3): "uniform"}
-    assert attention.grid.pane("encoder").edit_marks  # the edited head is outlined
+    attention.grid.select("encoder", 1, 3)
+    assert attention.grid.map_of("encoder", 3).title.text() == "L2 H4 (≡)"  # the edited head is marked
     figure = window.panels["architecture"]
     figure.set_expanded(True)  # Figure 1 rings the edited sublayer's block
     assert [k for k, b in figure.blocks().items() if b.edited] == ["encoder.layers.1.self_attn"]

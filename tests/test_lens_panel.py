@@ -4,7 +4,7 @@ output layer gets a plain note instead of a grid."""
 import numpy as np
 import pytest
 import torch
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
 
 from explorer.panels.lens.panel import LensPanel, parse_cell
@@ -51,8 +51,8 @@ def test_the_grid_is_the_frames_lens_with_the_output_layer_on_top(qtbot, bert):
 def test_clicking_a_cell_selects_it_in_the_session(qtbot, bert):
     state, panel = _panel(qtbot, bert, "the cat can [MASK] .")
     grid, lens = panel.grid, state.frame.lens
-    rect = grid._cell_rect(grid.values.shape[0] - 1, 1)  # the bottom row: layer 1
-    QTest.mouseClick(grid, Qt.LeftButton, Qt.NoModifier, QPoint(int(rect.center().x()), int(rect.center().y())))
+    scene = grid.plot.vb.mapViewToScene(QPointF(1.5, grid.values.shape[0] - 0.5))  # the bottom row: layer 1
+    QTest.mouseClick(grid.canvas.viewport(), Qt.LeftButton, Qt.NoModifier, grid.canvas.mapFromScene(scene))
     assert parse_cell(state.session.view("lens")) == (0, 1)
     assert grid.selected == (grid.values.shape[0] - 1, 1)
     assert "Layer 1, position 1" in panel.detail.text()  # positions from 0, as pos in PE
@@ -69,24 +69,6 @@ def test_a_model_without_an_output_layer_says_so(qtbot):
 
 def grid_empty(panel) -> bool:
     return panel.grid.values.size == 0
-
-
-def test_a_lone_punctuation_mark_is_drawn_larger_as_far_as_its_line_fits(qapp):
-    """"," and "." at the words' size were specks in their cells; a word keeps its size."""
-    from PySide6.QtCore import QRectF
-    from PySide6.QtGui import QFontMetricsF
-    from explorer import style
-    from explorer.drawing.cell_grid import PUNCTUATION_SCALE, _punctuation_font
-    font = style.font(14, bold=True)
-    tall, short = QRectF(0, 0, 80, 200), QRectF(0, 0, 80, QFontMetricsF(font).height() * 1.3)
-    narrow = QRectF(0, 0, QFontMetricsF(font).horizontalAdvance("?") + 1, 200)
-    assert QFontMetricsF(_punctuation_font(font, "?", narrow)).horizontalAdvance("?") <= narrow.width()
-    assert _punctuation_font(font, ",", tall).pointSizeF() == font.pointSizeF() * PUNCTUATION_SCALE
-    squeezed = _punctuation_font(font, ".", short)
-    assert font.pointSizeF() < squeezed.pointSizeF() < font.pointSizeF() * PUNCTUATION_SCALE
-    assert QFontMetricsF(squeezed).height() <= short.height()
-    for text in ("the", "a", "7", " ", "—", "%", "€"):  # words and word-sized marks keep their size
-        assert _punctuation_font(font, text, tall).pointSizeF() == font.pointSizeF()
 
 
 def test_a_label_smoothed_model_says_where_its_last_layer_aims(qtbot, bert):

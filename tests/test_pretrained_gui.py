@@ -311,7 +311,7 @@ def test_this_input_with_minilm(qtbot):
     state.set_result(bundle.run("The cat sat on the mat."))
     view = panel.input_view
     assert len(view.values) == 5 and view.error < 1e-5 and view.norm_error < 1e-4
-    assert view.maps[0].y_axis._tokens[0] == "[CLS]"
+    assert view.maps[0].y_axis.tokens[0] == "[CLS]"
 
 
 # -- Figure 1: BERT's embedding LayerNorm and token-type input -------------------------------------

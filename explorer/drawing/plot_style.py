@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
-from shiboken6 import isValid
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QTextDocument
 
@@ -91,43 +90,6 @@ def span_title(plot: pg.PlotItem, whole: bool) -> None:
     plot.title_spans_axes = whole
     layout.removeItem(label)
     layout.addItem(label, 0, 0 if whole else 1, 1, 3 if whole else 1)
-
-
-def fit_plot_title(plot: pg.PlotItem, variants: tuple[str, ...], drawn=None) -> None:
-    """The longest of `variants` that fits over the plot's data area (where pyqtgraph centres its
-    title) — or, `drawn()` given, over the width of what the plot draws there (an aspect-locked
-    map narrower than its view box) — now and whenever that area is resized: a compare map's
-    "B − A (±0.37)" ran 2 px past its map on a 1024-px beamer. The whole title stays in the
-    plot's tooltip. Call it again with new variants when the title changes (never `set_title`
-    such a plot directly); `refit_plot_title` again when the plot is shown."""
-    plot.title_forms = tuple(variants)
-    plot.title_drawn = drawn
-    if not getattr(plot, "title_fitting", False):  # one connection, however often the title changes
-        plot.title_fitting = True
-        plot.getViewBox().sigResized.connect(lambda _box: refit_plot_title(plot))
-    plot.setToolTip(variants[0] if len(variants) > 1 else "")
-    refit_plot_title(plot)
-
-
-def refit_plot_title(plot: pg.PlotItem) -> None:
-    """(Not yet on screen, so not laid out: the whole title.)"""
-    if not isValid(plot):  # a resize signal from a window being torn down
-        return
-    forms = getattr(plot, "title_forms", ())
-    if not forms:
-        return
-    room = plot.getViewBox().width() - 2
-    drawn = getattr(plot, "title_drawn", None)
-    if drawn is not None:
-        room = min(room, drawn() - 2)
-    scene = plot.scene()
-    shown = scene is not None and any(view.isVisible() for view in scene.views())
-    metrics = QFontMetricsF(font(TITLE_PT))
-    text = forms[0]
-    if room > 1 and shown:
-        text = next((t for t in forms if metrics.horizontalAdvance(t) <= room), forms[-1])
-    if text != plot.titleLabel.text:
-        set_title(plot, text)
 
 
 def fit_title_row(plot: pg.PlotItem) -> None:

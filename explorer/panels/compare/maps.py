@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
-from explorer.drawing.canvas_widget import CanvasWidget
-from explorer.drawing.heatmap_items import HeatmapPlot
+from explorer.drawing.heatmap import Heatmap
 from explorer.theme import notifier
 
 MIN_SCALE = 1e-6  # a zero difference still needs a non-empty colour scale
@@ -28,10 +28,9 @@ def symmetric_scale(diff: np.ndarray, allowed: np.ndarray | None = None) -> floa
     return max(m, MIN_SCALE)
 
 
-def diff_titles(m: float, zero: bool = False) -> tuple[str, ...]:
-    """The difference map's title, its scale (or, `zero`: B − A is exactly 0, that there is
-    none), then shorter forms for a narrow map (the colour bar beside it is titled "B − A")."""
-    return ("B − A = 0",) if zero else (f"B − A (±{m:.2g})", f"B − A ±{m:.2g}", f"±{m:.2g}")
+def diff_title(m: float, zero: bool = False) -> str:
+    """The difference map's title: its scale, or (`zero`) that B − A is exactly 0."""
+    return "B − A = 0" if zero else f"B − A (±{m:.2g})"
 
 
 def exactly_zero(diff: np.ndarray, allowed: np.ndarray | None = None) -> bool:
@@ -40,30 +39,24 @@ def exactly_zero(diff: np.ndarray, allowed: np.ndarray | None = None) -> bool:
     return not np.any(cells)
 
 
-class ComparisonMaps(CanvasWidget):
+class ComparisonMaps(QWidget):
     """Signals: hovered(text) with A's, B's weight and their difference under the mouse."""
 
     hovered = Signal(str)
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        layout = self.canvas.ci
-        self.map_a = HeatmapPlot(layout, 0, 0, st.weight_cmap(), st.WEIGHT_LEVELS, "key", "query", square=True)
-        self.map_b = HeatmapPlot(layout, 0, 1, st.weight_cmap(), st.WEIGHT_LEVELS, "key", "", square=True)
-        self.weight_bar = st.colorbar(st.weight_cmap(), st.WEIGHT_LEVELS, "weight")
-        layout.addItem(self.weight_bar, row=0, col=2)
-        self.map_diff = HeatmapPlot(layout, 0, 3, st.signed_cmap(), (-1.0, 1.0), "key", "", square=True)
-        self.diff_bar = st.colorbar(st.signed_cmap(), (-1.0, 1.0), "B − A")
+        self.map_a = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS)
+        self.map_b = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, colour_bar=True)
+        self.map_diff = Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), colour_bar=True)
+        self.weight_bar, self.diff_bar = self.map_b.bar, self.map_diff.bar
         self.diff_bar.axis.enableAutoSIPrefix(False)  # "±0.26", never "±260 (×0.001)"
-        self.diff_bar.axis.setWidth(90)  # "-0.25" and the title beside it, apart
-        layout.addItem(self.diff_bar, row=0, col=4)
-        for plot in (self.map_a, self.map_b, self.map_diff):
-            st.let_shrink(plot.plot.titleLabel)
-        for col, plot in zip((0, 1, 3), (self.map_a, self.map_b, self.map_diff)):
-            # the three maps share the width equally (their own preferred widths, which follow their
-            # titles and labels, gave B − A twice A's room); the colour bars keep theirs
-            layout.layout.setColumnStretchFactor(col, 1)
-            plot.plot.setPreferredWidth(1)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        for heatmap in self.plots:
+            lay.addWidget(heatmap, 1)  # the three maps share the width equally
+            heatmap.describe = lambda q, k, h=heatmap: self._describe(h, q, k)
+            heatmap.hovered.connect(self.hovered)
         self.identical = pg.TextItem("identical", anchor=(0.5, 0.5))  # B − A = 0 everywhere
         self.identical.setFont(st.font(st.LABEL_PT, bold=True))
         self.identical.setVisible(False)
@@ -73,10 +66,9 @@ class ComparisonMaps(CanvasWidget):
         self.scale = 1.0
         self.values: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.labels: tuple[list[str], list[str]] = ([], [])
-        self.canvas.scene().sigMouseMoved.connect(self._on_move)
 
     @property
-    def plots(self) -> tuple[HeatmapPlot, HeatmapPlot, HeatmapPlot]:
+    def plots(self) -> tuple[Heatmap, Heatmap, Heatmap]:
         return self.map_a, self.map_b, self.map_diff
 
     def set_maps(self, a: np.ndarray, b: np.ndarray, allowed: np.ndarray, q_labels: list[str], k_labels: list[str],
@@ -86,32 +78,17 @@ class ComparisonMaps(CanvasWidget):
         self.values, self.labels = (a, b, diff), (list(q_labels), list(k_labels))
         self.scale = symmetric_scale(diff, allowed)
         self.map_diff.set_levels((-self.scale, self.scale))
-        self.diff_bar.setLevels((-self.scale, self.scale))
-        for plot, values in zip(self.plots, self.values):
-            plot.set_map(values, allowed, k_labels, q_labels)
-            # a long name ("prompt | continuation") would run into the next map's: the query axis says it
-            st.style_axis(plot.x_axis, f"key ({axis_names[1]})" if len(axis_names[1]) <= 8 else "key")
-            st.style_axis(plot.y_axis, f"query ({axis_names[0]})")  # on all three: maps of one size
-        st.set_title(self.map_a.plot, f"A · {head}")
-        st.set_title(self.map_b.plot, f"B · {head}")
+        for heatmap, values in zip(self.plots, self.values):
+            heatmap.set_data(values, q_labels, k_labels, allowed=allowed)
+        self.map_a.set_axis_names(f"query ({axis_names[0]})", "key")
+        self.map_a.set_title(f"A · {head}")
+        self.map_b.set_title(f"B · {head}")
         zero = exactly_zero(diff, allowed)
-        st.fit_plot_title(self.map_diff.plot, diff_titles(self.scale, zero), self._diff_room)
+        self.map_diff.set_title(diff_title(self.scale, zero))
         self.map_diff.image.setVisible(not zero)
         self.diff_bar.setVisible(not zero)  # a ±1e-06 scale for nothing invited a misreading
         self.identical.setVisible(zero)
         self.identical.setPos(diff.shape[1] / 2, diff.shape[0] / 2)
-        for plot in self.plots:
-            plot.hug()  # room for the title just set
-
-    def _diff_room(self) -> float:
-        """The difference map's width on screen ("identical" in its place: its view box's)."""
-        plot = self.map_diff
-        return plot.drawn_width() if plot.image.isVisible() and plot.drawn_width() > 1 else plot.plot.vb.width()
-
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        """A title fitted while the tab was hidden had no room to measure: fit it to what is shown."""
-        super().showEvent(event)
-        st.refit_plot_title(self.map_diff.plot)
 
     def _recolour(self, _theme: str = "") -> None:
         self.identical.setColor(st.colour("text"))
@@ -121,27 +98,14 @@ class ComparisonMaps(CanvasWidget):
         self.identical.setVisible(False)
         self.map_diff.image.setVisible(True)
         self.diff_bar.setVisible(True)
-        for plot in self.plots:
-            plot.clear()
-        for plot in (self.map_a, self.map_b):
-            st.set_title(plot.plot, "")
-        st.fit_plot_title(self.map_diff.plot, ("",))
+        for heatmap in self.plots:
+            heatmap.clear_data()
+            heatmap.set_title("")
 
-    def _on_move(self, scene_pos) -> None:
-        if self.values is None:
-            return
-        for plot in self.plots:
-            cell = plot.cell_at(scene_pos)
-            if cell is not None:
-                break
-        else:
-            self.hovered.emit("")
-            return
-        q, k = cell
+    def _describe(self, heatmap: Heatmap, q: int, k: int) -> str:
         qs, ks = self.labels
         a, b, d = (float(v[q, k]) for v in self.values)
         where = f"query {q} “{qs[q]}” → key {k} “{ks[k]}”"
-        if plot.allowed is not None and not plot.allowed[q, k]:
-            self.hovered.emit(f"{where}: blocked by the mask in both (weight exactly 0)")
-            return
-        self.hovered.emit(f"{where}: A {a:.4f}, B {b:.4f}, B − A {d:+.4f}")
+        if heatmap.allowed is not None and not heatmap.allowed[q, k]:
+            return f"{where}: blocked by the mask in both (weight exactly 0)"
+        return f"{where}: A {a:.4f}, B {b:.4f}, B − A {d:+.4f}"

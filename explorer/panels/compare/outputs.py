@@ -16,7 +16,7 @@ from PySide6.QtCore import Signal
 from explorer import theme
 from explorer.drawing import plot_style as st
 from explorer.drawing.canvas_widget import CanvasWidget
-from explorer.drawing.heatmap_items import TokenAxis
+from explorer.drawing.label_axis import LabelAxis
 from explorer.drawing.token_heatmap import display_piece
 from explorer.style import prob_text
 
@@ -33,7 +33,7 @@ class ScoredBars:
     """One output's bar pairs in one plot: the writer's bar left, the other model's right."""
 
     def __init__(self, layout: pg.GraphicsLayout, col: int):
-        self.axis = TokenAxis("bottom")
+        self.axis = LabelAxis("bottom")
         self.plot: pg.PlotItem = layout.addPlot(row=0, col=col, axisItems={"bottom": self.axis})
         self.plot.hideButtons()
         self.plot.setMenuEnabled(False)

@@ -16,7 +16,7 @@ from PySide6.QtGui import QFontMetricsF
 
 from explorer import style
 from explorer.drawing.plot_style import fit_title_row, let_shrink
-from explorer.drawing.token_axis import MIN_LABEL_PT
+from explorer.drawing.label_axis import MIN_LABEL_PT
 from explorer.drawing.token_heatmap import display_piece, fitted_ticks
 from model.inference.bundle import smoothed_target
 

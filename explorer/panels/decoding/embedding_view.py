@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from explorer import style
-from explorer.drawing.cell_grid import CellGrid
+from explorer.drawing.heatmap import Heatmap
 
 NO_HEAD = ("This model has no language-model head: it does not decode, predict or fill in words. "
            "It is a sentence encoder: each sentence becomes one {dim}-number vector (the mean of the last "
@@ -35,7 +35,7 @@ class EmbeddingView(QWidget):
         self.sentences.setTextFormat(Qt.RichText)
         self.sentences.setAlignment(Qt.AlignTop | Qt.AlignLeft)
         self.sentences.setFont(style.font(style.BASE_POINT_SIZE))
-        self.matrix = CellGrid()
+        self.matrix = Heatmap("cosine similarity")
         row = QHBoxLayout()
         row.addWidget(self.matrix, 3)
         row.addWidget(self.sentences, 2)
@@ -58,7 +58,7 @@ class EmbeddingView(QWidget):
         names = [f"S{i + 1}" for i in range(n)]
         sims = embedding.similarity.numpy()
         texts = [[[f"{sims[r, c]:.2f}"] for c in range(n)] for r in range(n)]
-        self.matrix.set_cells(sims.clip(0.0, 1.0), texts, names, names, corner="cosine")
+        self.matrix.set_data(sims.clip(0.0, 1.0), names, names, texts=texts)
         items = "".join(f"<li><b>S{i + 1}</b> ({k} tokens): {html.escape(s)}</li>"
                         for i, (s, k) in enumerate(zip(embedding.sentences, embedding.n_tokens)))
         hint = "" if n > 1 else "<br>Add a second sentence after a | to compare them."

@@ -67,15 +67,8 @@ class PlotFlow(QWidget):
         return max(w, MIN_CELL[0]), max(h, MIN_CELL[1])
 
     def least_width(self, widget: QWidget) -> float:
-        """MIN_CELL's width, or more when the plot's title (a TokenHeatmap's) needs it to be
-        whole (on two lines where the title may break)."""
-        title = getattr(widget, "title", None)
-        text = getattr(title, "full_text", None)
-        if not text:
-            return MIN_CELL[0]
-        least = getattr(title, "least_width", None)
-        need = least() if least is not None else QFontMetricsF(title.font()).horizontalAdvance(text)
-        return max(MIN_CELL[0], need + TITLE_MARGIN)
+        """MIN_CELL's width: a map's title elides to its cell, so it asks for no more."""
+        return MIN_CELL[0]
 
     def _needs(self, plots: list[QWidget], columns: int, width: float | None = None) -> tuple[list[float], list[float]]:
         """Each column's and each row's least size when `plots` flow into `columns` columns of a

@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from explorer import style
 from explorer.drawing.plot_style import fit_title_row, let_shrink
-from explorer.drawing.token_heatmap import TokenHeatmap
 from explorer.drawing.spaced_axis import SpacedAxis
+from explorer.drawing.token_heatmap import TokenHeatmap
 from model.interpret.leak_lab import RUN_LABELS, RUNS, LeakResult
 
 # (RunScores field, axis name): two short lines each, so the axis stays narrow
@@ -273,7 +273,6 @@ class AttentionPair(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(6)
         for heatmap in self.maps.values():
-            heatmap.title.break_at = ": "  # "no mask: 68% ahead" on two lines rather than "no mask: 68% a…"
             layout.addWidget(heatmap, 1)
         self.future: dict[str, float] = {}
 
@@ -299,7 +298,7 @@ class AttentionPair(QWidget):
             self.future[run] = future
             blocked = np.triu(np.ones_like(matrix, dtype=bool), 1) if result.runs[run].causal_mask else None
             heatmap.set_data(matrix, tokens, tokens, blocked=blocked, boundary=blocked is None)
-            heatmap.set_title(f"{RUN_LABELS[run]}: {future:.0%} ahead")  # weight on later positions
+            heatmap.set_title(f"{future:.0%} ahead · {RUN_LABELS[run]}")  # weight on later positions (first: elided last)
 
 
 __all__ = ["LossCurves", "AccuracyBars", "AttentionPair", "CATEGORIES", "run_colour"]

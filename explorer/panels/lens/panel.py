@@ -17,8 +17,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from explorer import style, theme
-from explorer.drawing.cell_grid import CellGrid
-from explorer.drawing.token_heatmap import display_piece
+from explorer.drawing.heatmap import Heatmap
+from explorer.drawing.label_axis import display_piece
 from model.inference.bundle import smoothed_target
 from explorer.input_text import printable
 
@@ -52,7 +52,7 @@ class LensPanel(QWidget):
         self.note = QLabel()
         self.note.setWordWrap(True)
         self.note.setFont(style.font(style.BASE_POINT_SIZE))
-        self.grid = CellGrid()
+        self.grid = Heatmap(colour_bar=True, square=False)  # layers × positions: cells fill the room
         self.grid.cellClicked.connect(self._on_cell_clicked)
         self.detail = QLabel()
         self.detail.setTextFormat(Qt.RichText)
@@ -106,8 +106,15 @@ class LensPanel(QWidget):
                   for t in range(len(lens.positions))] for layer in rows]
         labels = [f"Layer {layer + 1}" for layer in rows]
         columns = [display_piece(printable(p)) for p in lens.positions]
-        self.grid.set_cells(values, texts, labels, columns, marked_cols=lens.marked, corner=lens.stack)
+        self.grid.set_data(values, labels, columns, texts=texts, row_names=True)
+        self.grid.mark_columns(lens.marked)
+        self.grid.describe = self._describe
         self._show_cell()
+
+    def _describe(self, row: int, col: int) -> str:
+        """A cell's hover text: its layer, position, top token and probability."""
+        token, prob = self.grid.texts[row][col]
+        return f"{self.grid.row_labels[row]}, position {col} ({self.grid.col_labels[col]}): {token} {prob} · click for the top 5"
 
     def _on_view(self, panel: str, _view: str) -> None:
         if panel == self.panel_name:

@@ -12,30 +12,26 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem, QVBoxLayout, QWidget
 
 from explorer import style
-from explorer.drawing.heatmap_items import TokenAxis
 from explorer.drawing.hug import hug_margins, not_reentrant
+from explorer.drawing.label_axis import LabelAxis as TokenLabels
 from explorer.drawing.plot_style import fit_colorbar_axis
 
 WEIGHT_LEVELS = (0.0, 1.0)
 SCALE_RULE = "weight: 0–1 on every map"
 TOKEN_AXES = ("src", "tgt")
-MAX_ROOM_TOKENS = 32  # inputs up to this long get every token label at 1280×720
+FEW_ROWS = 8  # token rows whose labels the view always has room for
 AXIS_TITLES = {"src": "source tokens", "tgt": "target tokens", "d_model": "feature (d_model)",
                "d_k": "feature within a head (d_k)", "d_ff": "hidden unit (d_ff)", "vocab": "vocabulary",
                "head": "head", "batch": "batch"}
 
 
-class LabelAxis(TokenAxis):
-    """The inspector's axis: the shared `TokenAxis` (every token label drawn: smaller, turned,
-    or counted, never silently dropped), fed with a step's tokens or feature indices."""
-
-    def __init__(self, orientation: str, **kwargs):
-        super().__init__(orientation, **kwargs)
-        self.setStyle(tickFont=style.font(style.SMALL_POINT_SIZE, mono=True), tickTextOffset=4)
+class LabelAxis(TokenLabels):
+    """The inspector's axis: the shared label policy (`explorer.drawing.label_axis`), fed with
+    a step's tokens or feature indices."""
 
     @property
     def labels(self) -> list[str]:
@@ -190,11 +186,11 @@ class TensorView(QWidget):
         self._rehugs = 0 if not self._hug_again.isActive() else self._rehugs
 
     def _make_room(self, token_rows: int) -> None:
-        """Tall enough that up to MAX_ROOM_TOKENS token rows each get a legible (≥ 8 pt) label;
-        a longer input gets its labels thinned, and the axis says how many it shows."""
+        """Tall enough for a few token rows' labels (a longer input shows every k-th label and
+        says so; the wheel zooms in for the rest)."""
         row_px = self.left.min_cell_px()
         axes_px = 110  # the column labels, the axis title and the margins under the map
-        self.widget.setMinimumHeight(int(min(token_rows, MAX_ROOM_TOKENS) * row_px + axes_px) if token_rows else 0)
+        self.widget.setMinimumHeight(int(min(token_rows, FEW_ROWS) * row_px + axes_px) if token_rows else 0)
 
     def _on_manual_range(self, *_) -> None:
         self._zoomed = True

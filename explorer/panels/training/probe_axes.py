@@ -9,7 +9,7 @@ from __future__ import annotations
 from PySide6.QtGui import QFont, QFontMetrics
 
 from explorer import style
-from explorer.drawing.token_axis import LABEL_GAP_PX, MIN_LABEL_PT
+from explorer.drawing.label_axis import LABEL_GAP_PX, MIN_LABEL_PT
 
 MIN_ROW_PT = MIN_LABEL_PT  # the smallest label: the token axes' legible minimum
 

@@ -1,0 +1,90 @@
+"""`CellText`: the text a heatmap writes in its cells (a lens's token and probability, or each
+weight as 0.00), at the one label font, only where a cell on screen holds it."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QFontMetricsF
+
+from explorer import style
+from explorer.drawing.label_axis import label_font
+
+
+class CellText(pg.GraphicsObject):
+    """Each cell's lines of text (or, `numbers`, its value as 0.00), drawn only while a cell on
+    screen is big enough for them at the label font (otherwise the map's tooltip carries them).
+    Only the cells in view are written."""
+
+    def __init__(self, numbers: bool = False):
+        super().__init__()
+        self.numbers = numbers
+        self.texts: list[list[list[str]]] = []
+        self.values: np.ndarray | None = None
+        self.drawn = False  # whether the last paint wrote the texts
+        self.setZValue(3)
+
+    def set_texts(self, texts, values) -> None:
+        self.prepareGeometryChange()
+        self.texts, self.values = texts, values
+        self.update()
+
+    def boundingRect(self):
+        if self.values is None or self.values.ndim != 2:
+            return QRectF()
+        rows, cols = self.values.shape
+        return QRectF(0, 0, cols, rows)
+
+    def lines_of(self, r: int, c: int) -> list[str]:
+        if self.texts:
+            return self.texts[r][c]
+        v = self.values[r, c]
+        return [f"{v:.2f}"] if self.numbers and np.isfinite(v) else []
+
+    def paint(self, p, *args):
+        """Upright where a cell is wide enough for a probability, else turned where it is tall
+        enough; none at all in cells too small for either. Lines are elided to the cell."""
+        self.drawn = False
+        if self.values is None or self.values.ndim != 2 or not (self.texts or self.numbers):
+            return
+        tr = p.transform()
+        cell = tr.mapRect(QRectF(0, 0, 1, 1))
+        w, h = abs(cell.width()), abs(cell.height())
+        m = QFontMetricsF(label_font())
+        block = (max((len(t) for row in self.texts for t in row), default=0) if self.texts else 1) * m.height()
+        number = m.horizontalAdvance("0.00") + 4
+        upright = block <= h and number <= w
+        turned = not upright and block <= w and number <= h
+        if not (upright or turned):
+            return
+        self.drawn = True
+        view = self.getViewBox()
+        seen = self.mapRectFromView(view.viewRect()) if view is not None else self.boundingRect()
+        rows, cols = self.values.shape
+        r0, r1 = max(0, math.floor(seen.top())), min(rows, math.ceil(seen.bottom()))
+        c0, c1 = max(0, math.floor(seen.left())), min(cols, math.ceil(seen.right()))
+        along = w if upright else h  # the room each line has
+        p.save()
+        p.resetTransform()
+        p.setFont(label_font())
+        for r in range(r0, r1):
+            for c in range(c0, c1):
+                lines = self.lines_of(r, c)
+                if not lines:
+                    continue
+                v = self.values[r, c]
+                bright = np.isfinite(v) and v > 0.55  # viridis is bright above ~0.55
+                p.setPen(style.colour("on_bright_cell" if bright else "on_dark_cell"))
+                shown = "\n".join(m.elidedText(line, Qt.TextElideMode.ElideRight, along - 4) for line in lines)
+                box = tr.mapRect(QRectF(c, r, 1, 1))
+                if upright:
+                    p.drawText(box, int(Qt.AlignmentFlag.AlignCenter), shown)
+                    continue
+                p.save()
+                p.translate(box.center())
+                p.rotate(-90)
+                p.drawText(QRectF(-h / 2, -w / 2, h, w), int(Qt.AlignmentFlag.AlignCenter), shown)
+                p.restore()
+        p.restore()

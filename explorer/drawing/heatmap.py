@@ -1,0 +1,339 @@
+"""`Heatmap`: the one map component: a matrix as square cells labelled with tokens.
+
+It owns everything a map shows: the image (a pyqtgraph ImageItem, row-major, fixed levels),
+the token axes (`LabelAxis`, the one label policy), square cells, an optional colour bar
+(pyqtgraph's ColorBarItem with the theme's colour map), optional text in each cell (drawn when
+the cell is big enough for it, always in the tooltip), blocked cells (hatched), a selected
+cell, a short title elided to its width, and the honest count of the labels drawn
+("12 of 24 labels"). The mouse wheel zooms and dragging pans (pyqtgraph's ViewBox); the labels
+follow the visible range. `set_data` replaces every label, so a map always names the tokens
+of the frame it draws.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QFontMetricsF, QPainterPath, QPen
+from PySide6.QtWidgets import (
+    QGraphicsPathItem,
+    QGraphicsRectItem,
+    QHBoxLayout,
+    QLabel,
+    QVBoxLayout,
+    QWidget,
+)
+from superqt import QElidingLabel
+
+from explorer import style
+from explorer.drawing.cell_text import CellText
+from explorer.drawing.label_axis import LabelAxis, display_piece, label_font, plan
+from explorer.drawing.map_overlays import MapEdges, MaskOverlay, blocked_rects
+
+ZOOM_HINT = "wheel: zoom"
+
+
+class _Canvas(pg.GraphicsLayoutWidget):
+    """The map's graphics view; tells its owner when it has a new size."""
+
+    resized = Signal()
+
+    def resizeEvent(self, event) -> None:
+        self.resized.emit()  # the margins for the new size first: pyqtgraph then lays out within them
+        super().resizeEvent(event)
+
+
+class Heatmap(QWidget):
+    """A (rows × cols) matrix with token axes. `cellClicked(row, col)`; `hovered(text)`."""
+
+    cellClicked = Signal(int, int)
+    hovered = Signal(str)
+
+    def __init__(self, title: str = "", colormap: pg.ColorMap | None = None,
+                 levels: tuple[float, float] = (0.0, 1.0), colour_bar: bool = False, square: bool = True,
+                 numbers: bool = False, parent=None):
+        """`square`: rows and columns are both tokens, so every cell is drawn square (else the
+        cells fill the map's room: a lens's layers × positions). `numbers`: each cell's value
+        written in it where it fits."""
+        super().__init__(parent)
+        self.square = square
+        self.title = QElidingLabel(self)  # (parented before it is shown: never a window of its own)
+        self.title.setFont(style.font(style.BASE_POINT_SIZE))
+        self.set_title(title)
+        self.count = QLabel(self)  # "12 of 24 labels": what the axes drew of what is in view
+        self.count.setFont(label_font())
+        style.set_sheet(self.count, "color: {muted};")
+        header = QHBoxLayout()
+        header.setContentsMargins(0, 0, 0, 0)
+        header.addWidget(self.title, 1)
+        header.addWidget(self.count)
+        self.canvas = _Canvas()
+        self.canvas.setMinimumSize(60, 60)
+        self.rows_axis, self.cols_axis = LabelAxis("left"), LabelAxis("bottom")
+        self.rows_axis.sizes_itself = self.cols_axis.sizes_itself = False  # `_square` sizes them
+        self.plot = self.canvas.addPlot(axisItems={"left": self.rows_axis, "bottom": self.cols_axis})
+        self.plot.invertY(True)  # row 0 at the top, as in the paper's figures
+        self.plot.hideButtons()
+        self.plot.setMenuEnabled(False)
+        self.plot.vb.setDefaultPadding(0.0)
+        self.canvas.ci.setContentsMargins(0, 0, 0, 0)
+        self.cmap = colormap or style.colormap(style.SEQUENTIAL)
+        self.levels = (float(levels[0]), float(levels[1]))
+        self.image = pg.ImageItem()
+        self.image.setColorMap(self.cmap)
+        self.hatch = MaskOverlay()
+        self.edges = MapEdges()
+        self.cell_text = CellText(numbers)
+        for item in (self.hatch, self.image, self.cell_text):
+            self.plot.addItem(item)
+        self.plot.addItem(self.edges, ignoreBounds=True)
+        self.selection = QGraphicsRectItem()
+        pen = QPen(style.colour("selected"), 3)
+        pen.setCosmetic(True)
+        self.selection.setPen(pen)
+        self.selection.setZValue(5)
+        self.selection.hide()
+        self.plot.addItem(self.selection, ignoreBounds=True)
+        self.selected: tuple[int, int] | None = None
+        self.marks = QGraphicsPathItem()  # dashed outlines of marked columns (a lens's [MASK] columns)
+        mark_pen = QPen(style.colour("text"), 2, Qt.PenStyle.DashLine)
+        mark_pen.setCosmetic(True)
+        self.marks.setPen(mark_pen)
+        self.marks.setZValue(4)
+        self.plot.addItem(self.marks, ignoreBounds=True)
+        self.marked_cols: set[int] = set()
+        self.user_view = False  # zoomed or panned by the user: a resize keeps the view
+        self.plot.vb.sigRangeChangedManually.connect(self._on_user_view)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.canvas, 1)
+        self.bar = None
+        if colour_bar:
+            self.bar_canvas = pg.GraphicsLayoutWidget()
+            self.bar = pg.ColorBarItem(values=self.levels, colorMap=self.cmap, interactive=False, width=14)
+            self.bar.getAxis("right").setTickFont(label_font())
+            self.bar_canvas.addItem(self.bar)
+            self.bar_canvas.setFixedWidth(int(QFontMetricsF(label_font()).horizontalAdvance("−0.00") + 44))
+            row.addWidget(self.bar_canvas)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addLayout(header)
+        layout.addLayout(row, 1)
+        self.values = np.zeros((0, 0), dtype=np.float32)
+        self.allowed: np.ndarray | None = None
+        self.row_labels: list[str] = []
+        self.col_labels: list[str] = []
+        self.describe = self.default_description  # (row, col) → hover text; a panel may replace it
+        for axis in (self.rows_axis, self.cols_axis):
+            axis.counted.connect(self._show_count, Qt.ConnectionType.QueuedConnection)
+        self.canvas.resized.connect(self._square)
+        self.canvas.scene().sigMouseMoved.connect(self._hover)
+        self.canvas.scene().sigMouseClicked.connect(self._click)
+
+    # -- data -----------------------------------------------------------------------------------------
+    def set_data(self, values: np.ndarray, row_labels: list[str], col_labels: list[str],
+                 allowed: np.ndarray | None = None, texts: list[list[list[str]]] | None = None,
+                 row_names: bool = False) -> None:
+        """Show `values` (rows × cols) labelled with this frame's tokens (replacing the last
+        frame's); cells where `allowed` is False are hatched; `texts[r][c]` are a cell's lines;
+        `row_names`: the rows are named ("Layer 2"), not tokens (their spaces stay spaces)."""
+        values = np.asarray(values, dtype=np.float32)
+        rows, cols = values.shape if values.ndim == 2 else (0, 0)
+        shape_changed = values.shape != self.values.shape
+        self.values, self.allowed = values, allowed
+        self.row_labels, self.col_labels = list(row_labels), list(col_labels)
+        shown = values if allowed is None else np.where(allowed, values, np.nan).astype(np.float32)
+        if rows and cols:
+            self.image.setImage(shown, levels=self.levels, autoLevels=False)
+            self.image.setRect(QRectF(0, 0, cols, rows))
+        self.image.setVisible(bool(rows and cols))
+        self.hatch.set_rects(blocked_rects(allowed) if allowed is not None else [])
+        self.edges.set_rects([(0, 0, cols, rows)] if rows and cols else [])
+        self.cell_text.set_texts(texts or [], shown)
+        self.rows_axis.set_tokens(list(row_labels) if row_names else [display_piece(t) for t in row_labels])
+        self.cols_axis.set_tokens([display_piece(t) for t in col_labels])
+        if shape_changed or not (rows and cols):
+            self.plot.vb.setLimits(xMin=0, xMax=max(cols, 1), yMin=0, yMax=max(rows, 1),
+                                   maxXRange=max(cols, 1), maxYRange=max(rows, 1))
+            self.user_view = False  # a new shape: the whole map again (or as much as its text allows)
+        self._square()
+
+    def clear_data(self) -> None:
+        self.set_data(np.zeros((0, 0)), [], [])
+        self.select(None)
+
+    def set_title(self, text: str) -> None:
+        """A short title, elided to the map's width (whole in its tooltip); none: no title line."""
+        self.title.setText(text)
+        self.title.setToolTip(text)
+        self.title.setVisible(bool(text))
+
+    def set_axis_names(self, rows: str, cols: str) -> None:
+        """Short names beside and under the labels ("query", "key"); "" for none."""
+        for axis, text in ((self.rows_axis, rows), (self.cols_axis, cols)):
+            axis.setLabel(text or None, **{"font-size": f"{label_font().pointSizeF():.1f}pt"})
+            axis.showLabel(bool(text))
+        self._square()
+
+    def set_levels(self, levels: tuple[float, float]) -> None:
+        self.levels = (float(levels[0]), float(levels[1]))
+        self.image.setLevels(self.levels)
+        if self.bar is not None:
+            self.bar.setLevels(self.levels)
+
+    def _on_user_view(self, *_) -> None:
+        self.user_view = True
+
+    @property
+    def texts(self) -> list[list[list[str]]]:
+        """Each cell's lines of text, as given to `set_data`."""
+        return self.cell_text.texts
+
+    def mark_columns(self, cols) -> None:
+        """Outline these columns with a dashed line (e.g. the [MASK] positions)."""
+        self.marked_cols = set(cols)
+        rows = self.values.shape[0] if self.values.ndim == 2 else 0
+        path = QPainterPath()
+        for c in sorted(self.marked_cols):
+            path.addRect(QRectF(c, 0, 1, rows))
+        self.marks.setPath(path)
+
+    def select(self, cell: tuple[int, int] | None) -> None:
+        """Frame one cell in the selection colour (None: no frame)."""
+        self.selected = cell
+        if cell is None:
+            self.selection.hide()
+            return
+        r, c = cell
+        self.selection.setRect(QRectF(c, r, 1, 1))
+        self.selection.show()
+
+    def mark(self, on: bool) -> None:
+        """Frame the whole map in the selection colour (a grid's selected head)."""
+        style.set_sheet(self.canvas, "border: 3px solid {selected};" if on else "border: 3px solid transparent;")
+
+    def zoom(self, factor: float, center: tuple[float, float] | None = None) -> None:
+        """Zoom the view by `factor` (> 1: in) around `center` (x, y in cells), as the wheel does."""
+        (x0, x1), (y0, y1) = self.plot.vb.viewRange()
+        cx, cy = center or ((x0 + x1) / 2, (y0 + y1) / 2)
+        self.user_view = True
+        self.plot.vb.setRange(xRange=(cx - (x1 - x0) / factor / 2, cx + (x1 - x0) / factor / 2),
+                              yRange=(cy - (y1 - y0) / factor / 2, cy + (y1 - y0) / factor / 2), padding=0)
+
+    def reset_view(self) -> None:
+        """The whole map (or, where its cells carry text, as many columns as show it)."""
+        self.user_view = False
+        self._fit_view()
+
+    def _fit_view(self) -> None:
+        """All rows; all columns, unless the cells' text would not fit: then as many columns as
+        show it, around the selected cell (the rest a drag away, the count says how many)."""
+        rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
+        rows, cols = max(rows, 1), max(cols, 1)
+        span = cols
+        if self.texts and not self.square:
+            m = QFontMetricsF(label_font())
+            tall = self.plot.vb.height() / rows
+            block = max(len(t) for row in self.texts for t in row) * m.height()
+            number = m.horizontalAdvance("0.00") + 4
+            need = number if block <= tall else block if number <= tall else 0.0
+            if need:
+                span = min(cols, max(1, int(self.plot.vb.width() // need)))
+        start = 0
+        if span < cols and self.selected is not None:
+            start = min(max(0, self.selected[1] - span // 2), cols - span)
+        self.plot.vb.setRange(xRange=(start, start + span), yRange=(0, rows), padding=0)
+
+    # -- square cells -----------------------------------------------------------------------------------
+    def _square(self) -> None:
+        """Size the axes for their labels (upright or turned, by the label policy), then give the
+        room the square cells leave over to the margins, so the axes sit against the map."""
+        rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
+        ci = self.canvas.ci
+        left = self.rows_axis.extent(False) if rows else 10
+        self.rows_axis.setWidth(int(left))
+        line = QFontMetricsF(label_font()).height()
+        view = self.canvas.viewport().size()  # (inside the selection frame's border)
+        width, height = view.width() - 2, view.height() - 2
+        bottom = self.cols_axis.extent(False) if cols else 10
+        if rows and cols:
+            cell = min((width - left) / cols, (height - bottom) / rows) if self.square else (width - left) / cols
+            turned, _ = plan(self.cols_axis.widths(), line, cell, True)
+            if turned:
+                bottom = self.cols_axis.extent(True)
+        self.cols_axis.setHeight(int(bottom))
+        if not (rows and cols and self.square):
+            ci.setContentsMargins(0, 0, 0, 0)
+            if not self.user_view:
+                ci.layout.activate()  # (the view box's size for the text's columns)
+                self._fit_view()
+            return
+        cell = max(1.0, min((width - left) / cols, (height - bottom) / rows))
+        spare_w = max(0.0, width - left - cell * cols)
+        spare_h = max(0.0, height - bottom - cell * rows)
+        ci.setContentsMargins(spare_w / 2, spare_h / 2, spare_w / 2, spare_h / 2)
+        if not self.user_view:
+            self._fit_view()
+
+    # -- labels count --------------------------------------------------------------------------------
+    def label_counts(self) -> list[tuple[int, int]]:
+        """(drawn, in view) for the row axis and the column axis, as last painted."""
+        return [(a.drawn, a.in_view) for a in (self.rows_axis, self.cols_axis)]
+
+    def count_text(self) -> str:
+        """"" when every label is drawn, else "k of n labels" of the axis missing most, n those
+        in view ("…, 24 in all" when the view shows only some cells)."""
+        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis) if a.in_view]
+        short = [c for c in counts if c[0] < c[2]]  # (an axis not painted yet has nothing in view)
+        if not short:
+            return ""
+        drawn, in_view, total = min(short, key=lambda c: c[0] / max(c[2], 1))
+        return f"{drawn} of {in_view} labels" + (f", {total} in all" if in_view < total else "")
+
+    def _show_count(self) -> None:
+        """Beside the title, short ("8/24", "6/6 of 24"); in full in its tooltip."""
+        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis) if a.in_view]
+        short = [c for c in counts if c[0] < c[2]]
+        text = ""
+        if short:
+            drawn, in_view, total = min(short, key=lambda c: c[0] / max(c[2], 1))
+            text = f"{drawn}/{in_view}" + (f" of {total}" if in_view < total else "")
+            if drawn == in_view:  # every label of the view: the rest is a drag away
+                text = f"{in_view} of {total} in view"
+        if self.count.text() != text:
+            self.count.setText(text)
+            full = self.count_text()
+            self.count.setToolTip(f"{full} drawn · {ZOOM_HINT}, drag to pan" if full else "")
+
+    # -- mouse ------------------------------------------------------------------------------------------
+    def cell_at(self, scene_pos) -> tuple[int, int] | None:
+        if not self.plot.vb.sceneBoundingRect().contains(scene_pos):
+            return None
+        pt = self.plot.vb.mapSceneToView(scene_pos)
+        r, c = math.floor(pt.y()), math.floor(pt.x())
+        rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
+        return (r, c) if 0 <= r < rows and 0 <= c < cols else None
+
+    def default_description(self, r: int, c: int) -> str:
+        """Row and column token and the value; a cell's text too when it has one."""
+        row = self.row_labels[r] if r < len(self.row_labels) else str(r)
+        col = self.col_labels[c] if c < len(self.col_labels) else str(c)
+        blocked = self.allowed is not None and not bool(self.allowed[r, c])
+        text = self.cell_text.texts[r][c] if self.cell_text.texts else []
+        extra = f" — {' '.join(text)}" if text else ""
+        value = "blocked by the mask" if blocked else style.format_value(float(self.values[r, c]))
+        return f"{row!r} → {col!r}: {value}{extra}"
+
+    def _hover(self, scene_pos) -> None:
+        cell = self.cell_at(scene_pos)
+        text = self.describe(*cell) if cell is not None else ""
+        self.canvas.setToolTip(text)
+        self.hovered.emit(text)
+
+    def _click(self, event) -> None:
+        cell = self.cell_at(event.scenePos())
+        if cell is not None and event.button() == Qt.MouseButton.LeftButton:
+            self.cellClicked.emit(*cell)

@@ -1,0 +1,138 @@
+"""`HeatmapGrid`: sections of `Heatmap`s in columns, in a scroll area, with one shared colour bar.
+
+Every map keeps at least the size in which `MIN_LABELLED` of its labels fit side by side; the
+column count is the one that makes the maps largest on the screen the grid has, and when even
+one column of maps that size does not fit, the grid scrolls: every map stays reachable. Each
+map has its own title (one per map, elided to its width), so titles never run together.
+"""
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetricsF
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QWidget,
+)
+
+from explorer import style
+from explorer.drawing.heatmap import Heatmap
+from explorer.drawing.label_axis import LINE_SHARE, STACK_GAP_PX, label_font
+
+MIN_LABELLED = 6  # labels a map of the grid can always draw side by side, at the label font
+
+
+def least_side() -> int:
+    """The smallest map side (px) in a grid: MIN_LABELLED labels stacked, and room for the
+    column labels and the title."""
+    line = QFontMetricsF(label_font()).height()
+    return int(MIN_LABELLED * (LINE_SHARE * line + STACK_GAP_PX) + 3 * line)
+
+
+def best_columns(n: int, width: float, height: float, least: float) -> int:
+    """Columns for `n` maps in width × height: the largest square maps, never below `least`
+    wide (then the grid scrolls down)."""
+    if n <= 0:
+        return 1
+    most = max(1, min(n, int(width // max(least, 1))))
+    return max(range(1, most + 1), key=lambda c: min(width / c, height / math.ceil(n / c)))
+
+
+class HeatmapGrid(QWidget):
+    """`set_sections([(heading, [title, …]), …])` → the maps, section by section."""
+
+    def __init__(self, colormap: pg.ColorMap | None = None, levels: tuple[float, float] = (0.0, 1.0),
+                 scale_note: str = "", parent=None):
+        super().__init__(parent)
+        self.cmap = colormap or style.colormap(style.SEQUENTIAL)
+        self.levels = levels
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # PageUp / PageDown stay the lecture's keys
+        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.body = QWidget()
+        self.grid = QGridLayout(self.body)
+        self.grid.setContentsMargins(2, 2, 2, 2)
+        self.grid.setSpacing(6)
+        self.scroll_area.setWidget(self.body)
+        self.bar_canvas = pg.GraphicsLayoutWidget()
+        self.colorbar = pg.ColorBarItem(values=levels, colorMap=self.cmap, interactive=False, width=14)
+        self.colorbar.getAxis("right").setTickFont(label_font())
+        self.bar_canvas.addItem(self.colorbar)
+        self.bar_canvas.setFixedWidth(int(QFontMetricsF(label_font()).horizontalAdvance("−0.00") + 44))
+        self.bar_canvas.setToolTip(scale_note)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.scroll_area, 1)
+        row.addWidget(self.bar_canvas)
+        self.headings: list[QLabel] = []
+        self.maps: list[list[Heatmap]] = []
+        self.pool: list[Heatmap] = []  # every map made so far, reused by later sections
+        self._columns = 0
+
+    def set_sections(self, sections: list[tuple[str, list[str]]]) -> list[list[Heatmap]]:
+        """Lay out one heading and its titled maps per section (maps are reused, never remade)."""
+        wanted = sum(len(titles) for _h, titles in sections)
+        while len(self.pool) < wanted:
+            self.pool.append(Heatmap(colormap=self.cmap, levels=self.levels))
+        while len(self.headings) < len(sections):
+            label = QLabel()
+            label.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
+            self.headings.append(label)
+        used, self.maps = 0, []
+        for (heading, titles), label in zip(sections, self.headings):
+            label.setText(heading)
+            maps = self.pool[used:used + len(titles)]
+            for m, title in zip(maps, titles):
+                m.set_title(title)
+            self.maps.append(maps)
+            used += len(titles)
+        self._columns = 0  # placed again
+        self._place()
+        return self.maps
+
+    def all_maps(self) -> list[Heatmap]:
+        return [m for maps in self.maps for m in maps]
+
+    def _place(self) -> None:
+        """Columns for the room the scroll area has; each map square, at least `least_side`."""
+        view = self.scroll_area.viewport().size()
+        n = max((len(maps) for maps in self.maps), default=0)
+        sections = max(len(self.maps), 1)
+        heading = QFontMetricsF(style.font(style.BASE_POINT_SIZE, bold=True)).height() + 6
+        least = least_side()
+        cols = best_columns(n, view.width(), (view.height() - sections * heading) / sections, least)
+        side = max(least, int(min(view.width() / cols - self.grid.spacing(),
+                                  view.height() / max(1, sum(math.ceil(len(m) / cols) for m in self.maps))
+                                  - self.grid.spacing())))
+        if cols == self._columns and side == getattr(self, "_side", 0):
+            return
+        self._columns, self._side = cols, side
+        while self.grid.count():
+            self.grid.takeAt(0)
+        for m in self.pool:
+            m.hide()
+        for label in self.headings:
+            label.hide()
+        row = 0
+        for label, maps in zip(self.headings, self.maps):
+            if len(self.maps) > 1 or label.text():
+                self.grid.addWidget(label, row, 0, 1, cols)
+                label.show()
+                row += 1
+            for i, m in enumerate(maps):
+                m.setFixedHeight(side)
+                m.setMinimumWidth(least)
+                self.grid.addWidget(m, row + i // cols, i % cols)
+                m.show()
+            row += math.ceil(len(maps) / cols)
+        self.grid.setRowStretch(row, 1)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._place()

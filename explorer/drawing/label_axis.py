@@ -1,0 +1,186 @@
+"""`LabelAxis`: token labels at cell centres under one label policy, for every heatmap.
+
+The policy, in this order and nowhere else:
+1. labels are drawn in one readable font (`label_font`: the app's small font at the presentation
+   scale) and never in a smaller one;
+2. a column label wider than its column is turned by 90°;
+3. when labels still do not fit, only every k-th one is drawn, and the axis counts what it drew
+   (`drawn` of `in_view`), so the map can say "k of n labels" honestly;
+4. zooming in (pyqtgraph's ViewBox) makes cells larger, and the labels are recomputed for the
+   visible range: more of them appear.
+
+Only pyqtgraph's public AxisItem API is used: `tickValues` / `tickStrings` (meant to be
+overridden), `setStyle`, `setTickFont`, `setHeight`, and `drawPicture` to turn text.
+"""
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QFont, QFontMetricsF
+
+from explorer import style
+
+GAP_PX = 3  # between two neighbouring labels, px
+MIN_LABEL_PT = 8  # the smallest text the bar charts' and probe's own labels shrink to (maps never shrink)
+LABEL_GAP_PX = GAP_PX
+LINE_SHARE = 0.85  # of a line's height, each stacked label
+STACK_GAP_PX = 2  # between two stacked labels (their lines have air of their own)
+TEXT_OFFSET_PX = 3  # between the axis and its labels
+
+
+def label_font() -> QFont:
+    """The one font of every token label: the app's small font at the current scale."""
+    return style.font(style.SMALL_POINT_SIZE)
+
+
+def display_piece(piece: str) -> str:
+    """A token as a label: spaces made visible, long words shortened."""
+    piece = piece.replace(" ", "␣")
+    return piece if len(piece) <= 9 else piece[:8] + "…"
+
+
+def plan(widths: list[float], line: float, cell_px: float, horizontal: bool) -> tuple[bool, int]:
+    """(turned, stride) for labels of these widths and line height in cells of `cell_px` px:
+    upright when the column labels fit side by side (neighbours share the room between them)
+    or turning would not draw more of them, else turned; then every `stride`-th label.
+    Labels stacked (a row axis, or turned) take LINE_SHARE of a line each: the air above and
+    below a line's glyphs is shared by its neighbours."""
+    if not widths or cell_px <= 0:
+        return False, 1
+    across = max(1, math.ceil((LINE_SHARE * line + STACK_GAP_PX) / cell_px))
+    if not horizontal:
+        return False, across
+    pairs = [(a + b) / 2 for a, b in zip(widths, widths[1:])] or widths
+    upright = 1 if max(pairs) + GAP_PX <= cell_px else max(1, math.ceil((max(widths) + GAP_PX) / cell_px))
+    return (True, across) if across < upright else (False, upright)
+
+
+class LabelAxis(pg.AxisItem):
+    """An axis of token labels (or row names) for cells 0…n−1 of a map: label i sits at i + 0.5.
+
+    `drawn` is how many labels the last paint drew and `in_view` how many cells were in view;
+    `counted` is emitted after each paint so the map can show the count."""
+
+    counted = Signal()
+
+    def __init__(self, orientation: str):
+        super().__init__(orientation)
+        self.enableAutoSIPrefix(False)
+        self.setStyle(tickLength=0, tickTextOffset=TEXT_OFFSET_PX, hideOverlappingLabels=10_000,
+                      autoReduceTextSpace=False)
+        self.tokens: list[str] = []
+        self.numeric = False  # position / dimension numbers: labelled every 1, 2, 5, 10, … cells
+        self.origin = 0.0  # the view coordinate where cell 0 starts
+        self.turned = False
+        self.sizes_itself = True  # takes the height its turned labels need (a Heatmap sizes its axes)
+        self.drawn = 0
+        self.in_view = 0
+        self.refresh_font()
+
+    @property
+    def horizontal(self) -> bool:
+        return self.orientation in ("bottom", "top")
+
+    def refresh_font(self) -> None:
+        """Take the current label font (the presentation scale may have changed)."""
+        self.setTickFont(label_font())
+        self.setTextPen(style.current().text)
+        self.setPen(pg.mkPen(None))
+
+    def shown(self) -> list[str]:
+        """The labels drawn when the axis was last painted (as pyqtgraph computes them)."""
+        lo, hi = self.range
+        length = self.geometry().width() if self.horizontal else self.geometry().height()
+        levels = self.tickValues(min(lo, hi), max(lo, hi), length)
+        return self.tickStrings(levels[0][1], 1.0, 1.0) if levels else []
+
+    def set_tokens(self, tokens: list[str], numeric: bool | None = None, origin: float = 0.0) -> None:
+        """Label the cells with `tokens` (already display text), replacing any earlier ones.
+        `numeric` (default: whether they read 0, 1, 2, …) strides at round numbers; `origin`:
+        where cell 0 starts in view coordinates."""
+        self.tokens = list(tokens)
+        self.numeric = self.tokens == [str(i) for i in range(len(self.tokens))] if numeric is None else numeric
+        self.origin = float(origin)
+        self.picture = None  # (pyqtgraph's cached drawing of the labels)
+        self.update()
+
+    def metrics(self) -> QFontMetricsF:
+        return QFontMetricsF(self.style["tickFont"] or label_font())
+
+    def widths(self) -> list[float]:
+        m = self.metrics()
+        return [m.horizontalAdvance(t) for t in self.tokens]
+
+    def extent(self, turned: bool) -> float:
+        """Pixels the axis needs across the map: the widest label beside a vertical axis or under
+        a horizontal one turned, else one line."""
+        m = self.metrics()
+        widest = max(self.widths(), default=0.0)
+        across = widest if not self.horizontal else max(widest, m.height()) if turned else m.height()
+        title = m.height() + 4 if self.labelText and self.label.isVisible() else 0.0  # a name ("query")
+        return math.ceil(across + TEXT_OFFSET_PX + 2 + title)
+
+    def min_cell_px(self) -> float:
+        """Pixels per cell in which every label is drawn, stacked (a row axis, or turned)."""
+        return LINE_SHARE * self.metrics().height() + STACK_GAP_PX
+
+    def cells_in(self, lo: float, hi: float) -> range:
+        """Indices of the cells whose centres lie in lo…hi (view coordinates)."""
+        lo, hi = min(lo, hi) - self.origin, max(lo, hi) - self.origin
+        return range(max(0, math.ceil(lo - 0.5)), min(len(self.tokens) - 1, math.floor(hi - 0.5)) + 1)
+
+    def tickValues(self, minVal, maxVal, size):
+        cells = self.cells_in(minVal, maxVal)
+        if not self.tokens or size <= 0 or maxVal == minVal:
+            return []
+        cell_px = size / abs(maxVal - minVal)
+        turned, stride = plan(self.widths(), self.metrics().height(), cell_px, self.horizontal)
+        if turned != self.turned and self.sizes_itself and self.horizontal:
+            self.setHeight(int(self.extent(True)) if turned else None)  # (pyqtgraph sizes for upright text)
+        self.turned = turned
+        if self.numeric and stride > 1:  # numbers at round steps: 0, 5, 10, … not 0, 3, 6, …
+            stride = next(m * 10 ** e for e in range(9) for m in (1, 2, 5) if m * 10 ** e >= stride)
+        first = cells.start + (-cells.start) % stride  # every stride-th cell, counted from cell 0
+        return [(1.0, [self.origin + i + 0.5 for i in range(first, cells.stop, stride)])]
+
+    def tickStrings(self, values, scale, spacing):
+        n = len(self.tokens)
+        cells = [math.floor(v - self.origin) for v in values]
+        return [self.tokens[i] if 0 <= i < n else "" for i in cells]
+
+    def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
+        """pyqtgraph's drawing, with column labels turned when the policy says so; counts them."""
+        lo, hi = self.range
+        self.in_view = len(self.cells_in(lo, hi)) if self.tokens else 0
+        self.drawn = len(textSpecs) if self.tokens else 0
+        if not (self.turned and self.horizontal):
+            super().drawPicture(p, axisSpec, tickSpecs, [])
+            self._draw_upright(p, textSpecs)
+        else:
+            super().drawPicture(p, axisSpec, tickSpecs, [])
+            self._draw_turned(p, textSpecs)
+        self.counted.emit()
+
+    def _draw_upright(self, p, textSpecs) -> None:
+        p.setFont(self.style["tickFont"])
+        p.setPen(self.textPen())
+        for rect, flags, text in textSpecs:
+            p.drawText(rect, int(flags), text)
+
+    def _draw_turned(self, p, textSpecs) -> None:
+        """Each label read bottom to top, ending at the axis."""
+        p.setFont(self.style["tickFont"])
+        p.setPen(self.textPen())
+        line = self.metrics().height()
+        bottom = self.orientation == "bottom"
+        for rect, _flags, text in textSpecs:
+            width = self.metrics().horizontalAdvance(text) + 2
+            p.save()
+            p.translate(rect.center().x(), rect.top() if bottom else rect.bottom())
+            p.rotate(-90)
+            box = QRectF(-width, -line / 2, width, line) if bottom else QRectF(0, -line / 2, width, line)
+            align = Qt.AlignmentFlag.AlignRight if bottom else Qt.AlignmentFlag.AlignLeft
+            p.drawText(box, int(align | Qt.AlignmentFlag.AlignVCenter), text)
+            p.restore()

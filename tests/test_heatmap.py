@@ -1,0 +1,108 @@
+"""The one heatmap component: labelled with the frame's tokens, an honest count of the labels it
+draws, more labels when zoomed in, cell text for the lens, one title per map in a grid."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from PySide6.QtCore import QPointF, Qt  # noqa: E402
+
+from explorer.drawing.heatmap import Heatmap  # noqa: E402
+from explorer.drawing.heatmap_grid import HeatmapGrid  # noqa: E402
+
+TOKENS = [f"w{i}" for i in range(24)]
+
+
+def drawn_labels(axis) -> list[str]:
+    """The labels the axis drew on its last paint, read back through pyqtgraph's public API."""
+    lo, hi = axis.range
+    length = axis.geometry().width() if axis.horizontal else axis.geometry().height()
+    (_spacing, values), = axis.tickValues(min(lo, hi), max(lo, hi), length) or [(1.0, [])]
+    return axis.tickStrings(values, 1.0, 1.0)
+
+
+def shown(qtbot, widget, size):
+    widget.resize(*size)
+    widget.show()
+    qtbot.waitExposed(widget)
+    qtbot.wait(30)
+
+
+@pytest.fixture
+def heatmap(qtbot):
+    h = Heatmap("L1 H1")
+    qtbot.addWidget(h)
+    return h
+
+
+def test_labels_are_the_frames_tokens_and_a_new_frame_replaces_them(heatmap, qtbot):
+    heatmap.set_data(np.random.rand(5, 5), list("abcde"), list("vwxyz"))
+    shown(qtbot, heatmap, (600, 600))
+    assert drawn_labels(heatmap.rows_axis) == list("abcde")
+    assert drawn_labels(heatmap.cols_axis) == list("vwxyz")
+    heatmap.set_data(np.random.rand(5, 5), list("ABCDE"), list("VWXYZ"))  # same shape, another frame
+    qtbot.wait(30)
+    assert drawn_labels(heatmap.rows_axis) == list("ABCDE")
+    assert drawn_labels(heatmap.cols_axis) == list("VWXYZ")
+
+
+def test_a_small_map_draws_fewer_labels_and_counts_exactly_those(heatmap, qtbot):
+    heatmap.set_data(np.random.rand(24, 24), TOKENS, TOKENS)
+    shown(qtbot, heatmap, (900, 900))
+    big = heatmap.label_counts()
+    shown(qtbot, heatmap, (260, 260))
+    small = heatmap.label_counts()
+    assert small[0][0] < big[0][0] and small[0][1] == 24  # fewer row labels, all 24 rows in view
+    assert small[0][0] == len(drawn_labels(heatmap.rows_axis))  # k is what was drawn
+    assert heatmap.count_text() == f"{min(small[0][0], small[1][0])} of 24 labels"
+    qtbot.waitUntil(lambda: heatmap.count.text() != "")
+    assert heatmap.count.text().startswith(f"{min(small[0][0], small[1][0])}/24")
+
+
+def test_zooming_in_draws_more_of_the_labels_in_view(heatmap, qtbot):
+    heatmap.set_data(np.random.rand(24, 24), TOKENS, TOKENS)
+    shown(qtbot, heatmap, (300, 300))
+    drawn, in_view = heatmap.label_counts()[0]
+    assert drawn < in_view
+    heatmap.zoom(4.0)
+    qtbot.wait(50)
+    drawn_zoomed, in_view_zoomed = heatmap.label_counts()[0]
+    assert in_view_zoomed < in_view and drawn_zoomed / in_view_zoomed > drawn / in_view
+    assert set(drawn_labels(heatmap.rows_axis)) <= set(TOKENS[6:18])  # the middle of the map
+
+
+def test_lens_cells_carry_token_and_probability_in_text_or_tooltip(qtbot):
+    lens = Heatmap(square=False)
+    qtbot.addWidget(lens)
+    probs = np.random.rand(6, 26)
+    texts = [[[f"t{r}{c}", f"{probs[r, c]:.2f}"] for c in range(26)] for r in range(6)]
+    lens.set_data(probs, [f"Layer {6 - r}" for r in range(6)], TOKENS + ["x", "y"], texts=texts, row_names=True)
+    shown(qtbot, lens, (700, 500))
+    assert lens.cell_text.drawn  # the view holds as many columns as show their text
+    scene = lens.plot.vb.mapViewToScene(QPointF(0.5, 2.5))
+    qtbot.mouseMove(lens.canvas.viewport(), lens.canvas.mapFromScene(scene))
+    qtbot.wait(20)
+    assert "t20" in lens.canvas.toolTip() and f"{probs[2, 0]:.2f}" in lens.canvas.toolTip()
+    clicked = []
+    lens.cellClicked.connect(lambda r, c: clicked.append((r, c)))
+    qtbot.mouseClick(lens.canvas.viewport(), Qt.MouseButton.LeftButton, pos=lens.canvas.mapFromScene(scene))
+    assert clicked == [(2, 0)]
+
+
+def test_every_head_of_a_12_head_grid_has_its_own_title(qtbot):
+    grid = HeatmapGrid()
+    qtbot.addWidget(grid)
+    titles = [f"L1 H{h + 1}" for h in range(12)]
+    maps, = grid.set_sections([("Encoder self-attention · layer 1", titles)])
+    for m in maps:
+        m.set_data(np.random.rand(8, 8), TOKENS[:8], TOKENS[:8])
+    shown(qtbot, grid, (1024, 600))
+    assert [m.title.text() for m in maps] == titles
+    boxes = [m.title.geometry().translated(m.pos()) for m in maps]
+    assert not any(a.intersects(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])  # no two run together
+    grid.scroll_area.ensureWidgetVisible(maps[-1])  # every map reachable
+    qtbot.wait(20)
+    assert grid.scroll_area.viewport().rect().intersects(maps[-1].geometry().translated(grid.scroll_area.widget().pos()))
