@@ -9,8 +9,18 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import QRect, QRectF, Qt
 from PySide6.QtGui import QFontMetricsF, QImage, QPainter, QTextDocument
-from PySide6.QtWidgets import (QAbstractButton, QAbstractScrollArea, QCheckBox, QGraphicsSimpleTextItem, QLabel,
-                               QPushButton, QRadioButton, QStyle, QStyleOptionButton, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractScrollArea,
+    QCheckBox,
+    QGraphicsSimpleTextItem,
+    QLabel,
+    QPushButton,
+    QRadioButton,
+    QStyle,
+    QStyleOptionButton,
+    QWidget,
+)
 
 MIN_PLOT = (160, 120)  # the smallest plot area (ViewBox) a back row can read, in screen pixels
 READABLE_PT = 8  # the smallest tick / token label a view may draw; fewer labels (counted) instead

@@ -12,11 +12,11 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+import pytest
+from layout_checks import panel_problems, settle_until_still
+from PySide6.QtWidgets import QApplication
 
-from explorer.panels import panel_classes  # noqa: E402
-from layout_checks import panel_problems, settle_until_still  # noqa: E402
+from explorer.panels import panel_classes
 
 pytestmark = pytest.mark.layout
 
@@ -49,6 +49,7 @@ def own_model():
     """The untrained reverse model the window shows, the same whichever tests ran before in
     this process (random_bundle draws from torch's global generator)."""
     import torch
+
     from model.io.checkpoints import random_bundle
     with torch.random.fork_rng():
         torch.manual_seed(0)
@@ -76,6 +77,7 @@ class Windows:
 
     def _build(self, qtbot, screen: str):
         from PySide6.QtCore import QSettings
+
         from explorer import presentation
         from explorer.main_window import MainWindow
         from explorer.runner import Runner
@@ -99,6 +101,7 @@ class Windows:
         if self.window is None:
             return
         from PySide6.QtCore import QThreadPool
+
         from explorer import presentation
         from explorer.launch import close_window
         self.window.lecture.presentation.leave()
