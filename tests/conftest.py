@@ -94,6 +94,9 @@ def _delete_closed_windows():
     if not closed and _top_level_widgets(app) == _LAST_TOPS:
         return
     gc.collect()  # pyqtgraph's plot items sit in reference cycles holding ~400 parentless menus a window
+    # What survived a full collection is live (module fixtures' windows and models, caches): out of
+    # the collector's sight, so the next collection walks only what later tests make.
+    gc.freeze()
     _LAST_TOPS = _top_level_widgets(app)
 
 
