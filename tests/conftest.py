@@ -91,7 +91,17 @@ def _delete_closed_windows():
     # GUI tests as well let Qt objects in dead cycles be re-polished by the next theme change:
     # a segfault in setStyleSheet.
     global _LAST_TOPS
-    if not closed and frozenset(id(w) for w in app.topLevelWidgets()) == _LAST_TOPS:
+    if not closed and _top_level_widgets(app) == _LAST_TOPS:
         return
     gc.collect()  # pyqtgraph's plot items sit in reference cycles holding ~400 parentless menus a window
-    _LAST_TOPS = frozenset(id(w) for w in app.topLevelWidgets())
+    # What survived a full collection is live (module fixtures' windows and models, caches): out of
+    # the collector's sight, so the next collection walks only what later tests make.
+    gc.freeze()
+    _LAST_TOPS = _top_level_widgets(app)
+
+
+def _top_level_widgets(app) -> frozenset:
+    """The application's top-level widgets, by their C++ address: a widget made on the C++ side
+    (a menu, a combo box's popup) gets a new Python wrapper, with a new id(), on every call."""
+    from shiboken6 import getCppPointer
+    return frozenset(getCppPointer(w)[0] for w in app.topLevelWidgets())

@@ -1,18 +1,29 @@
-"""Geometry checks of a panel on screen, measured with QFontMetrics (no pixel comparisons).
+"""Layout invariants of a panel on screen, measured from widget and item rectangles and the
+fonts' own metrics (no pixel constants to match, no glyph arithmetic).
 
-Each check returns a list of problems in words (empty: fine), so a test can report every
-problem of a panel at once. Used by tests/test_presentation_layout.py."""
+Each check returns a list of problems in words (empty: fine), so one assertion can report
+every problem of a panel at once. Used by tests/test_layout.py (the sweep over panels × screen
+classes × themes) and a few behaviour tests."""
 from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import QRect, QRectF, Qt
 from PySide6.QtGui import QFontMetricsF, QImage, QPainter, QTextDocument
-from superqt import QElidingLabel
-from PySide6.QtWidgets import (QAbstractButton, QAbstractScrollArea, QCheckBox, QGraphicsSimpleTextItem, QLabel,
-                               QPushButton, QRadioButton, QStyle, QStyleOptionButton, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractScrollArea,
+    QCheckBox,
+    QGraphicsSimpleTextItem,
+    QLabel,
+    QPushButton,
+    QRadioButton,
+    QStyle,
+    QStyleOptionButton,
+    QWidget,
+)
 
 MIN_PLOT = (160, 120)  # the smallest plot area (ViewBox) a back row can read, in screen pixels
-MIN_CAP_HEIGHT = 11.0  # Figure 1's text at 1280×720 presentation, in screen pixels
+READABLE_PT = 8  # the smallest tick / token label a view may draw; fewer labels (counted) instead
 BUTTON_MARGIN = 6  # a tool button's frame and padding, both sides together
 
 
@@ -32,19 +43,16 @@ def layout_signature(root: QWidget) -> tuple:
     return tuple(out)
 
 
-def settle_until_still(qtbot, root: QWidget, least: int = 4, most: int = 60) -> bool:
+def settle_until_still(qtbot, root: QWidget, least: int = 3, most: int = 40) -> bool:
     """Process events until the layout under `root` stops moving (two rounds alike, after at
-    least `least`). A fixed number of rounds was not enough on a loaded CI machine: a resize
-    runs through several rounds of posted layout events (the decoding panel folds into tabs,
-    its plots re-arrange, pyqtgraph re-lays its items), and a check in between measured a
-    half-made layout (a side-by-side map at 216×126 px). False when it never stops moving (a
-    layout that flips back and forth — assert on it)."""
+    least `least`): a resize runs through several rounds of posted layout events. False when
+    it never stops moving (a layout that flips back and forth — assert on it)."""
     from PySide6.QtWidgets import QApplication
     from shiboken6 import isValid
     last = None
     for i in range(most):
         QApplication.processEvents()
-        qtbot.wait(5)
+        qtbot.wait(2)
         if not isValid(root):
             return True
         now = layout_signature(root)
@@ -71,12 +79,18 @@ def shown(widget: QWidget) -> bool:
     return widget.isVisible() and widget.width() > 0 and widget.height() > 0
 
 
+def elides(widget: QWidget) -> bool:
+    """An eliding widget (superqt's QElidingLabel, the app's ElidedLabel / ElidingComboBox):
+    it shortens its own text with "…" on purpose."""
+    return any("Elid" in cls.__name__ for cls in type(widget).__mro__)
+
+
 def _label_text_fits(label: QLabel) -> str | None:
     text = label.text()
-    if not text or (isinstance(label, QElidingLabel) and label.toolTip() == text):
-        return None  # elides by design, the whole text in its tooltip
+    if not text:
+        return None
     room = label.contentsRect()
-    margin = label.margin() * 2 + label.indent() if label.indent() > 0 else label.margin() * 2
+    margin = label.margin() * 2 + max(label.indent(), 0)
     width = room.width() - margin
     rich = label.textFormat() == Qt.RichText or (label.textFormat() == Qt.AutoText and Qt.mightBeRichText(text))
     if rich:
@@ -86,9 +100,7 @@ def _label_text_fits(label: QLabel) -> str | None:
         doc.setHtml(text)
         if label.wordWrap():
             doc.setTextWidth(width)
-            need_w, need_h = doc.idealWidth(), doc.size().height()
-        else:
-            need_w, need_h = doc.idealWidth(), doc.size().height()
+        need_w, need_h = doc.idealWidth(), doc.size().height()
         if need_w > width + 1 or need_h > room.height() + 2:
             return f"needs {need_w:.0f}×{need_h:.0f}, has {width}×{room.height()}"
         return None
@@ -101,7 +113,7 @@ def _label_text_fits(label: QLabel) -> str | None:
     need = max(fm.horizontalAdvance(line) for line in text.split("\n"))
     if need > width + 1:
         if "…" in text and label.toolTip():
-            return None  # elided on purpose, the whole text in its tooltip
+            return None  # shortened on purpose, the whole text in its tooltip
         return f"needs {need:.0f} px, has {width}"
     return None
 
@@ -131,113 +143,126 @@ def _button_text_fits(button: QAbstractButton) -> str | None:
 
 
 def clipped_texts(root: QWidget) -> list[str]:
-    """Every shown QLabel / QAbstractButton under `root` whose text does not fit its widget."""
+    """Every shown QLabel / QAbstractButton under `root` whose text does not fit its widget
+    (eliding widgets excepted: they shorten their text with "…" on purpose)."""
     problems = []
     for label in root.findChildren(QLabel):
-        if shown(label):
+        if shown(label) and not elides(label):
             why = _label_text_fits(label)
             if why:
                 problems.append(f"label {label.text()[:50]!r}: {why}")
     for button in root.findChildren(QAbstractButton):
-        if shown(button) and button.parent() is not None and "qt_" not in button.objectName():
+        if shown(button) and button.parent() is not None and "qt_" not in button.objectName() and not elides(button):
             why = _button_text_fits(button)
             if why:
                 problems.append(f"button {button.text()!r}: {why}")
     return problems
 
 
+def _views(root: QWidget):
+    return [v for v in root.findChildren(pg.GraphicsView) if shown(v)]
+
+
 def small_plots(root: QWidget, least: tuple[int, int] = MIN_PLOT) -> list[str]:
     """Every shown pyqtgraph plot area (ViewBox; colour bars excepted) smaller than `least`."""
     problems = []
-    for view in root.findChildren(pg.GraphicsView):
-        if not shown(view):
-            continue
+    for view in _views(root):
         for item in view.scene().items():
-            if not isinstance(item, pg.ViewBox) or not item.isVisible():
-                continue
-            if isinstance(item.parentItem(), pg.ColorBarItem) or _in_colorbar(item):
+            if not isinstance(item, pg.ViewBox) or not item.isVisible() or _in_colorbar(item):
                 continue
             rect = view.mapFromScene(item.sceneBoundingRect()).boundingRect()
             if rect.width() < least[0] or rect.height() < least[1]:
-                title = _plot_title(item)
-                problems.append(f"plot {title!r} in {type(view.parentWidget()).__name__}: "
+                problems.append(f"plot {_plot_title(item)!r} in {type(view.parentWidget()).__name__}: "
                                 f"{rect.width()}×{rect.height()} px < {least[0]}×{least[1]}")
     return problems
 
 
-LEAST_FILL = 0.6  # the share of its plot area an aspect-locked map covers at least
-
-
-def loose_maps(root: QWidget, least: float = LEAST_FILL) -> list[str]:
-    """Every shown aspect-locked heatmap (square cells: query × key) that covers less than
-    `least` of its plot area in either direction: a small map in a wide (or tall) plot, its
-    token labels a hand's width from the rows and columns they name."""
-    problems = []
-    for view in root.findChildren(pg.GraphicsView):
-        if not shown(view):
-            continue
-        for item in view.scene().items():
-            if not isinstance(item, pg.ViewBox) or not item.isVisible() or _in_colorbar(item):
-                continue
-            if not item.state.get("aspectLocked"):
-                continue
-            images = [c for c in item.addedItems if isinstance(c, pg.ImageItem) and c.isVisible() and c.image is not None]
-            if not images:
-                continue
-            box = item.sceneBoundingRect()
-            drawn = images[0].sceneBoundingRect().intersected(box)
-            fill_w, fill_h = drawn.width() / max(box.width(), 1), drawn.height() / max(box.height(), 1)
-            if min(fill_w, fill_h) < least:
-                problems.append(f"map in {_plot_title(item)!r} ({type(view.parentWidget()).__name__}) covers "
-                                f"{fill_w:.0%} × {fill_h:.0%} of its {box.width():.0f}×{box.height():.0f}-px plot")
-    return problems
-
-
 def long_axis_titles(root: QWidget) -> list[str]:
-    """Every shown axis title (a colour bar's rule included) longer than its axis, or drawn
-    outside its canvas: its ends are cut ("…tention weight: 0–1 on every ma" on a beamer; a
-    title enlarged in place kept the position of its smaller self and ran off the top)."""
+    """Every shown axis title (a colour bar's included) longer than its axis, or drawn outside
+    its canvas: its ends are cut."""
     problems = []
-    for view in root.findChildren(pg.GraphicsView):
-        if not shown(view):
-            continue
+    for view in _views(root):
+        canvas = view.mapToScene(view.viewport().rect()).boundingRect()
         for item in view.scene().items():
             if not (isinstance(item, pg.AxisItem) and item.isVisible() and item.label.isVisible() and item.labelText):
                 continue
             rect = item.geometry()
             length = rect.height() if item.orientation in ("left", "right") else rect.width()
+            if length <= 20:
+                continue
             need = item.label.boundingRect().width()
-            if length > 20 and need > length + 2:
+            if need > length + 2:
                 problems.append(f"axis title {item.labelText!r}: {need:.0f} px along a {length:.0f}-px axis")
             m = item.label.document().documentMargin()  # (the text item's padding may stand outside)
             drawn = item.label.mapRectToScene(item.label.boundingRect().adjusted(m, m, -m, -m))
-            canvas = view.mapToScene(view.viewport().rect()).boundingRect()
-            if length > 20 and not canvas.adjusted(-2, -2, 2, 2).contains(drawn):
+            if not canvas.adjusted(-2, -2, 2, 2).contains(drawn):
                 problems.append(f"axis title {item.labelText!r} drawn at {_r(drawn)}, outside its canvas {_r(canvas)}")
     return problems
 
 
 def cramped_titles(root: QWidget) -> list[str]:
-    """Every shown plot title (pyqtgraph PlotItem) taller than the row the plot gives it (its
-    text would print over the plot) or wider than its place (it runs past the plot, cut at the
-    canvas' edge: a 1024-px beamer's "tokens · exact")."""
+    """Every shown plot title taller than the row its plot gives it (printed over the plot) or
+    wider than its place (cut at the canvas' edge)."""
     problems = []
-    for view in root.findChildren(pg.GraphicsView):
-        if not shown(view):
-            continue
+    for view in _views(root):
         for item in view.scene().items():
-            if isinstance(item, pg.PlotItem) and item.isVisible() and item.titleLabel.isVisible() \
-                    and item.titleLabel.text:
-                need = item.titleLabel.item.boundingRect().height()
-                has = item.titleLabel.geometry().height()
-                if need > has + 2:
-                    problems.append(f"plot title {item.titleLabel.text[:40]!r}: {need:.0f} px high in a {has:.0f}-px row")
-                text = item.titleLabel.item
-                wide = text.boundingRect().width() - 2 * text.document().documentMargin()
-                room = item.titleLabel.geometry().width()
-                if room > 20 and wide > room + 2:
-                    problems.append(f"plot title {item.titleLabel.text[:40]!r}: {wide:.0f} px wide "
-                                    f"in a {room:.0f}-px place")
+            if not (isinstance(item, pg.PlotItem) and item.isVisible() and item.titleLabel.isVisible()
+                    and item.titleLabel.text):
+                continue
+            text = item.titleLabel.item
+            need, has = text.boundingRect().height(), item.titleLabel.geometry().height()
+            if need > has + 2:
+                problems.append(f"plot title {item.titleLabel.text[:40]!r}: {need:.0f} px high in a {has:.0f}-px row")
+            wide = text.boundingRect().width() - 2 * text.document().documentMargin()
+            room = item.titleLabel.geometry().width()
+            if room > 20 and wide > room + 2:
+                problems.append(f"plot title {item.titleLabel.text[:40]!r}: {wide:.0f} px wide in a {room:.0f}-px place")
+    return problems
+
+
+def overflowing_canvases(root: QWidget) -> list[str]:
+    """pyqtgraph canvases laid out larger than their view: the overflow is cut off without a
+    scroll bar."""
+    problems = []
+    for view in _views(root):
+        central = view.centralWidget
+        if central is None:
+            continue
+        size = central.geometry()
+        if size.width() > view.width() + 1 or size.height() > view.height() + 1:
+            problems.append(f"{type(view).__name__} canvas {size.width():.0f}×{size.height():.0f} px in a "
+                            f"{view.width()}×{view.height()} view")
+    return problems
+
+
+def tick_point_size(axis) -> float:
+    """The point size an axis draws its tick labels at (a token axis: the size it chose)."""
+    fit = getattr(axis, "fit", None)
+    if fit is not None and hasattr(fit, "pt"):
+        return float(fit.pt)
+    font = axis.style.get("tickFont") or axis.font()
+    return font.pointSizeF()
+
+
+def unreadable_ticks(root: QWidget, floor: float = READABLE_PT) -> list[str]:
+    """Every shown axis drawing tick labels smaller than `floor` pt, and every token axis that
+    names fewer of its tokens than it has without saying so ("k of n" in its title)."""
+    from support import plain_text
+    problems = []
+    for view in _views(root):
+        for axis in view.scene().items():
+            if not (isinstance(axis, pg.AxisItem) and axis.isVisible() and axis.style.get("showValues", True)):
+                continue
+            labels = [t for _r, t in drawn_labels(axis) if t]
+            if labels and tick_point_size(axis) < floor:
+                problems.append(f"axis {axis.labelText or axis.orientation!r} of {_plot_title(axis)!r}: "
+                                f"labels at {tick_point_size(axis):.1f} pt < {floor}")
+            tokens = getattr(axis, "tokens", None)
+            if isinstance(tokens, list) and tokens and not getattr(axis, "numeric", False):
+                expected = len(tokens) * max(1, int(getattr(axis, "repeats", 1) or 1))
+                if len(labels) < expected and " of " not in plain_text(axis.labelString()):
+                    problems.append(f"token axis {axis.labelText or axis.orientation!r} of {_plot_title(axis)!r} "
+                                    f"names {len(labels)} of {expected} tokens without saying so")
     return problems
 
 
@@ -250,28 +275,13 @@ def _in_colorbar(item) -> bool:
     return False
 
 
-def _plot_title(view_box) -> str:
-    parent = view_box.parentItem()
+def _plot_title(item) -> str:
+    parent = item.parentItem()
     while parent is not None and not isinstance(parent, pg.PlotItem):
         parent = parent.parentItem()
     if parent is not None and parent.titleLabel.text:
         return parent.titleLabel.text[:40]
     return ""
-
-
-def overflowing_canvases(root: QWidget) -> list[str]:
-    """pyqtgraph canvases laid out wider or taller than their view: the overflow is cut off
-    without a scroll bar (a title or legend, its plot's least width, ran plots past the window)."""
-    problems = []
-    for view in root.findChildren(pg.GraphicsView):
-        central = view.centralWidget
-        if not shown(view) or central is None:
-            continue
-        size = central.geometry()
-        if size.width() > view.width() + 1 or size.height() > view.height() + 1:
-            problems.append(f"{type(view).__name__} canvas {size.width():.0f}×{size.height():.0f} px in a "
-                            f"{view.width()}×{view.height()} view ({_plot_title(central) if isinstance(central, pg.PlotItem) else ''})")
-    return problems
 
 
 def _scrolled_inside(widget: QWidget, root: QWidget) -> bool:
@@ -288,14 +298,14 @@ def outside_window(root: QWidget, window: QWidget) -> list[str]:
     """Shown widgets of `root` reaching outside the window, and scroll bars on the panel's scroll
     area (the panel is larger than its dock: part of it is off screen)."""
     problems = []
-    frame = window.rect()
+    frame = window.rect().adjusted(-1, -1, 1, 1)
     for widget in [root] + root.findChildren(QWidget):
         if not shown(widget) or widget.isWindow() or _scrolled_inside(widget, root):
             continue
         rect = QRect(widget.mapTo(window, widget.rect().topLeft()), widget.size())
-        if not frame.adjusted(-1, -1, 1, 1).contains(rect):
+        if not frame.contains(rect):
             problems.append(f"{type(widget).__name__} {widget.objectName()!r} at {rect.getRect()} "
-                            f"outside the window {frame.getRect()}")
+                            f"outside the window {window.rect().getRect()}")
     scroll = root.parentWidget().parentWidget() if root.parentWidget() is not None else None
     if isinstance(scroll, QAbstractScrollArea):
         for bar in (scroll.horizontalScrollBar(), scroll.verticalScrollBar()):
@@ -305,12 +315,15 @@ def outside_window(root: QWidget, window: QWidget) -> list[str]:
     return problems
 
 
-def figure_problems(panel, min_cap: float | None) -> list[str]:
-    """Figure 1: every block's texts inside its box, no two texts overlapping, all of the
-    figure in the view, and (min_cap) every text's cap height on screen at least that."""
+def figure_problems(panel) -> list[str]:
+    """Figure 1 (the architecture panel): every block's texts inside its box, no two texts
+    overlapping, all of the figure in the view."""
     problems = []
+    figure = getattr(panel, "figure", None)
+    if not (hasattr(figure, "elements") and hasattr(panel, "scene") and hasattr(panel, "view")):
+        return problems
     view, scene = panel.view, panel.scene
-    for e in panel.figure.elements:
+    for e in figure.elements:
         block = e.item
         if type(block).__name__ != "BlockItem":
             continue  # ⊕ and ∿ carry their texts beside them, checked by the overlap rule
@@ -325,69 +338,20 @@ def figure_problems(panel, min_cap: float | None) -> list[str]:
             overlap = a.sceneBoundingRect().intersected(b.sceneBoundingRect())
             if overlap.width() > 0.5 and overlap.height() > 0.5:
                 problems.append(f"{a.text()!r} overlaps {b.text()!r}")
-    shown_rect = view.mapToScene(view.viewport().rect()).boundingRect()
+    in_view = view.mapToScene(view.viewport().rect()).boundingRect().adjusted(-1, -1, 1, 1)
     for t in texts:
-        if not shown_rect.adjusted(-1, -1, 1, 1).contains(t.sceneBoundingRect()):
+        if not in_view.contains(t.sceneBoundingRect()):
             problems.append(f"{t.text()!r} is outside the view")
-    if min_cap is not None:
-        zoom = view.transform().m11()
-        for t in texts:
-            cap = QFontMetricsF(t.font()).capHeight() * zoom
-            if cap < min_cap:
-                problems.append(f"{t.text()!r}: cap height {cap:.1f} px < {min_cap}")
     return problems
 
 
-def block_name_caps(panel) -> list[float]:
-    """Figure 1: the cap height on screen (px) of every block's name: the name font's cap height
-    times the scale its item is drawn at (scene zoom × any item transform)."""
-    caps = []
-    for e in panel.figure.elements:
-        if type(e.item).__name__ != "BlockItem":
-            continue
-        title = e.item.title_item
-        on_screen = title.deviceTransform(panel.view.viewportTransform())
-        caps.append(QFontMetricsF(title.font()).capHeight() * on_screen.m22())
-    return caps
+def panel_problems(panel: QWidget, window: QWidget) -> list[str]:
+    """Every layout invariant of one shown panel: no text cut, nothing off the window, plots
+    large enough, tick labels readable or their omission counted."""
+    return (outside_window(panel, window) + overflowing_canvases(panel) + clipped_texts(panel)
+            + cramped_titles(panel) + long_axis_titles(panel) + small_plots(panel) + unreadable_ticks(panel)
+            + figure_problems(panel))
 
 
 def _r(rect: QRectF) -> str:
     return f"({rect.x():.0f},{rect.y():.0f} {rect.width():.0f}×{rect.height():.0f})"
-
-
-def colorbar_problems(root: QWidget) -> list[str]:
-    """Every shown colour bar of a diverging scale (below and above 0) draws its tick labels
-    whole: a negative one, 0 and a positive one, each inside what the axis paints and the view, each
-    as wide as its text (QFontMetricsF). pyqtgraph silently leaves out a label wider than a
-    colour bar's axis — "−0.2" went missing while "0.2" stayed."""
-    from PySide6.QtGui import QImage, QPainter
-    problems = []
-    for view in root.findChildren(pg.GraphicsView):
-        if not shown(view):
-            continue
-        for bar in [i for i in view.scene().items() if isinstance(i, pg.ColorBarItem) and i.isVisible()]:
-            axis = bar.axis
-            lo, hi = sorted(float(v) for v in axis.range)
-            if not lo < 0 < hi:
-                continue
-            image = QImage(4, 4, QImage.Format_ARGB32)
-            painter = QPainter(image)
-            try:
-                texts = axis.generateDrawSpecs(painter)[2]
-            finally:
-                painter.end()
-            values = [float(t.replace("−", "-")) for _r, _f, t in texts]
-            if not (any(v < 0 for v in values) and 0.0 in values and any(v > 0 for v in values)):
-                problems.append(f"colour bar {lo:.2g}…{hi:.2g} labels only {[t for _r, _f, t in texts]}")
-            box = axis.boundingRect().adjusted(-1, -1, 1, 1)  # what it paints (an end label may overhang)
-            screen = QRectF(view.viewport().rect()).adjusted(-1, -1, 1, 1)
-            metrics = QFontMetricsF(axis.style["tickFont"] or axis.font())
-            for rect, _flags, text in texts:
-                if not box.contains(rect):
-                    problems.append(f"colour bar tick {text!r} {_r(rect)} outside its axis {_r(box)}")
-                if not screen.contains(QRectF(view.mapFromScene(axis.mapRectToScene(rect)).boundingRect())):
-                    problems.append(f"colour bar tick {text!r} outside the view")
-                if metrics.horizontalAdvance(text) > rect.width() + 1:
-                    problems.append(f"colour bar tick {text!r} needs {metrics.horizontalAdvance(text):.0f} px, "
-                                    f"has {rect.width():.0f}")
-    return problems

@@ -22,11 +22,20 @@ def make_main_window(qtbot, tmp_path, size=(1280, 800), settings: QSettings | No
                      name: str = "s.ini", show: bool = True) -> MainWindow:
     """The real main window with a synchronous runner, its settings in `tmp_path` (or the given
     ones, then restored from), the untrained reverse model loaded and "attention" run."""
+    w = build_main_window(tmp_path, size, settings, name, show, register=qtbot.addWidget)
+    return w
+
+
+def build_main_window(folder, size=(1280, 800), settings: QSettings | None = None, name: str = "s.ini",
+                      show: bool = True, register=None) -> MainWindow:
+    """`make_main_window` without a test's qtbot: for a module-scoped window that several tests
+    share (close it with explorer.launch.close_window)."""
     state = SessionState()
     runner = Runner(state, synchronous=True)
-    w = MainWindow(state, runner, settings=settings or QSettings(str(tmp_path / name), QSettings.IniFormat),
+    w = MainWindow(state, runner, settings=settings or QSettings(str(folder / name), QSettings.IniFormat),
                    restore=settings is not None, persist=False)
-    qtbot.addWidget(w)
+    if register is not None:
+        register(w)
     if show:
         w.resize(*size)
         w.show()

@@ -224,17 +224,13 @@ def _count_near(image, rgb, tol=6) -> int:
 
 
 @pytest.mark.slow
-def test_screenshot_cli_shows_the_attention_panel(tmp_path):
-    import subprocess
-    import sys
+def test_screenshot_cli_shows_the_attention_panel(tmp_path, qapp):
+    from explorer.app import run_app
 
     from PySide6.QtGui import QImage
 
     out = tmp_path / "attention.png"
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    proc = subprocess.run([sys.executable, "-m", "explorer", "--panel", "attention", "--screenshot", str(out)],
-                          capture_output=True, text=True, timeout=180, env=env)
-    assert proc.returncode == 0, proc.stderr
+    assert run_app(["--panel", "attention", "--screenshot", str(out)]) == 0  # (in-process: the CLI's own code path)
     image = QImage(str(out))
     assert (image.width(), image.height()) == (1280, 800)
     # the heatmaps are on screen: plenty of viridis colours, which nothing else in the window uses

@@ -1,11 +1,5 @@
-"""The dock tabs are readable: every tab's text whole, measured with QFontMetricsF against the
-tab's rectangle (Qt's own rule: a tab is its text's advance plus PM_TabBarTabHSpace wide, and
-narrower only when Qt elides it).
-
-At 1920×1080 all nine right-hand tabs (and the two left ones) must be whole and on screen at
-once; in a narrower window (1280×800, the default) the text stays whole and Qt scrolls the bar
-instead. Each tab's tooltip and its dock's title bar carry the panel's full title.
-"""
+"""The dock tabs name their panels: short titles that stay distinct, each tab's tooltip, its
+dock's title bar and the View menu's entry carrying the panel's full title."""
 from __future__ import annotations
 
 import os
@@ -14,8 +8,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 from PySide6.QtCore import QSettings, Qt  # noqa: E402
-from PySide6.QtGui import QFontMetricsF  # noqa: E402
-from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionDockWidget, QStyleOptionTab, QTabBar  # noqa: E402
+from PySide6.QtWidgets import QApplication, QStyleOptionDockWidget, QTabBar  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -43,37 +36,6 @@ def shown_tab_bars(window) -> list[QTabBar]:
     for _ in range(4):
         QApplication.processEvents()
     return [b for b in window.findChildren(QTabBar, options=Qt.FindDirectChildrenOnly) if b.isVisible() and b.count()]
-
-
-def tab_problems(bar: QTabBar, all_on_screen: bool) -> list[str]:
-    metrics = QFontMetricsF(bar.font())
-    problems = []
-    for i in range(bar.count()):
-        option = QStyleOptionTab()
-        bar.initStyleOption(option, i)
-        space = bar.style().pixelMetric(QStyle.PM_TabBarTabHSpace, option, bar)
-        need = metrics.horizontalAdvance(bar.tabText(i)) + space
-        rect = bar.tabRect(i)
-        if rect.width() + 1 < need:
-            problems.append(f"tab {bar.tabText(i)!r}: {rect.width()} px wide, its text needs {need:.0f}")
-        if all_on_screen and (rect.left() < 0 or rect.right() > bar.width()):
-            problems.append(f"tab {bar.tabText(i)!r} at {rect.left()}…{rect.right()} outside its bar ({bar.width()} px)")
-    return problems
-
-
-def test_every_tab_whole_and_on_screen_at_1920(window):
-    window.resize(1920, 1080)
-    bars = shown_tab_bars(window)
-    tabs = sum(b.count() for b in bars)
-    assert tabs == len(window.docks)  # every panel's dock is a tab: nine on the right, two on the left
-    problems = [p for b in bars for p in tab_problems(b, all_on_screen=True)]
-    assert not problems, "\n".join(problems)
-
-
-def test_narrow_window_scrolls_tabs_instead_of_cutting_words(window):
-    window.resize(1280, 800)
-    problems = [p for b in shown_tab_bars(window) for p in tab_problems(b, all_on_screen=False)]
-    assert not problems, "\n".join(problems)
 
 
 def test_tooltips_and_title_bars_carry_the_full_title(window):

@@ -19,12 +19,16 @@ from explorer import export  # noqa: E402
 from explorer.lecture import ExportDialog  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from explorer.panels.training.worker import MetricRows  # noqa: E402
-from support import make_main_window  # noqa: E402
+from support import build_main_window  # noqa: E402
 
 
-@pytest.fixture
-def window(qtbot, tmp_path):
-    return make_main_window(qtbot, tmp_path)
+@pytest.fixture(scope="module")
+def window(qapp, tmp_path_factory):
+    """One window for the module: an export puts the panel back as it was (checked below)."""
+    from explorer.launch import close_window
+    w = build_main_window(tmp_path_factory.mktemp("export"))
+    yield w
+    close_window(qapp, w)
 
 
 def pixels(path) -> np.ndarray:
@@ -105,7 +109,7 @@ def test_forward_pass_frames_differ_and_the_step_is_restored(window, tmp_path, m
 
 
 def test_whole_forward_pass_export_through_the_window(window, tmp_path):
-    out = window.lecture.export_steps(tmp_path / "all", QSize(640, 480))
+    out = window.lecture.export_steps(tmp_path / "all", QSize(320, 240))  # (a frame per step: small ones)
     assert len(out["frames"]) == window.state.n_steps()
     if export.pillow_available():
         from PIL import Image

@@ -15,7 +15,6 @@ from explorer import presentation, theme  # noqa: E402
 from explorer.panels.leak.panel import LeakPanel  # noqa: E402
 from explorer.panels.leak.worker import LeakResult  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
-from layout_checks import clipped_texts, cramped_titles, outside_window  # noqa: E402
 from model.interpret.leak_lab import RUNS, LeakConfig  # noqa: E402
 from support import make_main_window  # noqa: E402
 
@@ -39,31 +38,12 @@ def settle(qtbot, rounds: int = 4) -> None:
         qtbot.wait(5)
 
 
-def test_a_run_draws_both_curves_the_bars_and_the_maps_and_fits_a_projector(qtbot, tmp_path):
-    """In the main window, presenting at 1280×720: a finished lab's texts and plots fit (as
-    tests/test_presentation_layout.py checks the empty panel), and again at 1024×768."""
+def test_a_run_draws_both_curves_the_bars_and_the_maps(qtbot, tmp_path):
+    """In the main window: a lab run fills the curves, the bars and the maps (check_run).
+    (Whether the finished lab fits a beamer: the layout sweep.)"""
     window = make_main_window(qtbot, tmp_path, size=(1280, 720))
-    window.lecture.presentation.enter(full_screen=False)
-    window.resize(1280, 720)
     window.focus_panel("leak")
-    panel = window.panels["leak"]
-    try:
-        check_run(qtbot, panel)
-        for size in ((1280, 720), (1024, 768)):
-            window.resize(*size)
-            settle(qtbot)
-            problems = outside_window(panel, window) + clipped_texts(panel) + cramped_titles(panel)
-            assert not problems, f"{size}:\n  " + "\n  ".join(problems)
-            panel.grab().save(f"/tmp/heatmap/leak_{size[0]}.png")
-            # the legend stands under the plot, never over the curves (it covered their start at 1024)
-            plot = panel.loss_plot.getPlotItem()
-            view = plot.getViewBox().sceneBoundingRect()
-            legend = panel.loss_plot.legend.sceneBoundingRect()
-            assert legend.top() >= view.bottom() and not legend.intersects(view), (size, legend, view)
-            assert plot.sceneBoundingRect().contains(legend)
-    finally:
-        window.lecture.presentation.leave()
-        presentation.apply_theme(QApplication.instance(), "light")
+    check_run(qtbot, window.panels["leak"])
 
 
 def check_run(qtbot, panel):
@@ -72,18 +52,10 @@ def check_run(qtbot, panel):
     panel.run.worker.yielded.connect(lambda m: results.append(m) if isinstance(m, LeakResult) else None)
     assert not panel.run_button.isEnabled() and panel.stop_button.isEnabled()
     assert panel.bars.pending.isVisible()  # the empty bars say when they fill, not bare axes …
-    qtbot.wait(50)  # (drawn once: a TextItem places its text for the view's transform when painted)
-    box = panel.bars.getPlotItem().getViewBox().sceneBoundingRect()
-    text = panel.bars.pending.textItem
-    note = text.mapRectToScene(text.boundingRect())
-    assert box.contains(note), (box, note)  # … whole (a longer note was clipped by the plot's edges)
-    for heatmap in panel.maps.maps.values():  # the empty maps say what they wait for, whole inside them
+    for heatmap in panel.maps.maps.values():  # the empty maps say what they wait for
         assert heatmap.note.isVisible() and "training ends" in heatmap.note.toPlainText()
-        view = heatmap.plot.getViewBox().sceneBoundingRect()
-        text = heatmap.note.textItem
-        assert view.contains(text.mapRectToScene(text.boundingRect())), heatmap.title.text()
         assert not heatmap.plot.getAxis("left").isVisible()  # no bare axes beside it
-    assert panel.lab_model.text() in [panel.lab_model.full_text, *panel.lab_model.shorter]  # whole, no "…"
+    assert panel.lab_model.full_text.startswith("Own model: 1 layer")  # what the lab trains
     qtbot.waitUntil(lambda: panel.run is None, timeout=TIMEOUT)
     assert results and panel.result is results[0]
     assert not panel.bars.pending.isVisible()

@@ -154,9 +154,8 @@ def test_heatmap_columns_are_labelled_with_the_true_dimension(qtbot, grouped):
 
 
 @pytest.mark.slow
-def test_screenshot_cli_shows_the_positional_panel(tmp_path):
-    import subprocess
-    import sys
+def test_screenshot_cli_shows_the_positional_panel(tmp_path, qapp):
+    from explorer.app import run_app
 
     from PySide6.QtGui import QImage
 
@@ -164,10 +163,7 @@ def test_screenshot_cli_shows_the_positional_panel(tmp_path):
     PALETTE = current().series
 
     out = tmp_path / "positional.png"
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    proc = subprocess.run([sys.executable, "-m", "explorer", "--panel", "positional", "--screenshot", str(out)],
-                          capture_output=True, text=True, timeout=180, env=env)
-    assert proc.returncode == 0, proc.stderr
+    assert run_app(["--panel", "positional", "--screenshot", str(out)]) == 0  # (in-process: the CLI's own code path)
     image = QImage(str(out)).convertToFormat(QImage.Format.Format_RGB888)
     assert (image.width(), image.height()) == (1280, 800)
     arr = np.frombuffer(image.constBits(), dtype=np.uint8).reshape(800, image.bytesPerLine())[:, :1280 * 3]

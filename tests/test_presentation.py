@@ -16,19 +16,51 @@ from PySide6.QtGui import QImage, QPalette  # noqa: E402
 from PySide6.QtWidgets import QApplication, QLabel, QToolButton  # noqa: E402
 
 from explorer import presentation, style  # noqa: E402
-from support import make_main_window  # noqa: E402
+from support import build_main_window  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def shared(qapp, tmp_path_factory):
+    """One 1280×720 window for the module: entering and leaving presentation is what these tests
+    check, so each test starts from (and its fixture puts back) the window as it was."""
+    from explorer.launch import close_window
+    w = build_main_window(tmp_path_factory.mktemp("present"), size=(1280, 720))
+    yield w
+    close_window(qapp, w)
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    w = make_main_window(qtbot, tmp_path, size=(1280, 720))
-    yield w
-    w.lecture.presentation.leave()
+def window(shared, qtbot):
+    shared.settings.remove(presentation.SCALE_KEY)
+    shared.resize(1280, 720)
+    _settle(qtbot)
+    yield shared
+    shared.lecture.presentation.leave()
+    if shared.isFullScreen():
+        shared.showNormal()
+    shared.settings.remove(presentation.SCALE_KEY)
     # leaving shows the docks again: the attribution panel may start its worker; re-polish the
     # application only once it is done (a worker's garbage collection mid-polish segfaulted)
     QApplication.processEvents()  # (the panel's refresh waits for the queued events)
     QThreadPool.globalInstance().waitForDone(30_000)
+    if presentation.current_theme() != "light":
+        shared.lecture.set_theme("light")
     presentation.apply_theme(QApplication.instance(), "light")
+
+
+def test_screenshot_cli_presentation_dark_and_light(tmp_path, qapp):
+    """(First in the module: a figure run beside a presenting window would share its
+    process-wide scale.) A dark presentation figure is darker than a light figure of the same panel and size (the
+    light one without --presentation: the light theme while presenting is the layout sweep's)."""
+    from explorer.app import run_app
+    dark, light = tmp_path / "dark.png", tmp_path / "light.png"
+    assert run_app(["--panel", "attention", "--presentation", "--theme", "dark", "--size", "1280x720",
+                    "--screenshot", str(dark)]) == 0
+    assert run_app(["--panel", "attention", "--theme", "light", "--size", "1280x720",
+                    "--screenshot", str(light)]) == 0
+    assert QImage(str(dark)).size().toTuple() == (1280, 720)
+    assert _mean_lightness(dark) + 60 < _mean_lightness(light)
+    assert style.scale() == 1.0  # the figure run put the process-wide scale back
 
 
 def test_enter_scales_fonts_axes_and_curves_and_leave_restores(window, qtbot):
@@ -60,28 +92,19 @@ def test_enter_scales_fonts_axes_and_curves_and_leave_restores(window, qtbot):
 
 
 def assert_one_line_of_lecture_chrome(window, qtbot):
-    """While presenting, the panel chooser and Leave end the input bar's second row: no toolbar
-    row of their own (it took 45–55 px of every panel on a 720-px beamer); the chooser names the
-    panel shown whole, Leave works, and the output stays whole beside them."""
-    from PySide6.QtCore import QPoint
+    """While presenting, the panel chooser and Leave end the input bar's second row (no toolbar
+    row of their own), the chooser names the panel in front, and Leave is there. (Their texts
+    whole on each screen class: the layout sweep's top bar.)"""
     lecture, bar = window.lecture, window.input_bar
     qtbot.waitUntil(lambda: lecture.strip.isVisible())
     assert not lecture.toolbar.isVisible()  # (no tour open: the tour row stays hidden too)
+    assert bar.isAncestorOf(lecture.strip)  # in the input bar's row
     switcher = lecture.presentation.switcher
-    strip_top = lecture.strip.mapTo(window, QPoint(0, 0)).y()
-    status_top = bar.status.mapTo(window, QPoint(0, 0)).y()  # (the output is never hidden)
-    assert abs((strip_top + lecture.strip.height() / 2) - (status_top + bar.status.height() / 2)) < 4  # one row
-    assert lecture.strip.mapTo(bar, QPoint(lecture.strip.width(), 0)).x() <= bar.width()  # inside the bar
     front = switcher.itemText(switcher.currentIndex())
     shown = switcher.shown_text()  # the panel's name whole, or its start and "…", never cut mid-letter
     assert shown == front or (shown.endswith("…") and front.startswith(shown[:-1].rstrip()))
     leave = lecture.strip.findChild(QToolButton, "presenter_leave")
-    assert leave.isVisible() and leave.fontMetrics().horizontalAdvance(leave.text()) <= leave.width()
-    if window.state.result is not None:  # the output whole, or twice the echo's share of the row
-        from explorer.input_bar import OUTPUT_STRETCH, rich_text_width
-        share = bar.echo.width() if bar.echo.isVisible() else bar.width()
-        assert bar.status.width() >= min(bar.status.maximumWidth(), OUTPUT_STRETCH * share) - 2
-        assert rich_text_width(bar.status.text(), bar.status.font()) <= bar.status.contentsRect().width() + 1
+    assert leave.isVisible()
 
 
 def test_presenting_floats_status_messages_over_the_window_instead_of_a_status_bar(window, qtbot):
@@ -134,9 +157,10 @@ def test_f11_toggles_full_screen_and_escape_leaves(window, qtbot):
     assert not window.lecture.presentation.active and not window.isFullScreen()
 
 
-def test_scale_persists_and_a_damaged_value_falls_back(window, tmp_path):
+def test_scale_persists_and_a_damaged_value_falls_back(window):
     window.lecture.presentation.set_scale(2.25)
-    again = QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat)
+    window.settings.sync()
+    again = QSettings(window.settings.fileName(), QSettings.IniFormat)
     assert presentation.read_scale(again) == pytest.approx(2.25)
     again.setValue(presentation.SCALE_KEY, "huge")
     assert presentation.read_scale(again) == presentation.DEFAULT_SCALE
@@ -144,6 +168,10 @@ def test_scale_persists_and_a_damaged_value_falls_back(window, tmp_path):
     assert presentation.read_scale(again) == presentation.DEFAULT_SCALE
     again.setValue(presentation.THEME_KEY, "purple")
     assert presentation.read_theme(again) == "light"
+    again.remove(presentation.SCALE_KEY)
+    again.remove(presentation.THEME_KEY)
+    again.sync()
+    window.settings.sync()
 
 
 def test_dark_theme_recolours_palette_and_plots_and_role_sheets(window):
@@ -189,17 +217,6 @@ def _mean_lightness(path) -> float:
     return float(arr.mean())
 
 
-def test_screenshot_cli_presentation_dark_and_light(tmp_path, qapp):
-    from explorer.app import run_app
-    dark, light = tmp_path / "dark.png", tmp_path / "light.png"
-    assert run_app(["--panel", "attention", "--presentation", "--theme", "dark", "--size", "1280x720",
-                    "--screenshot", str(dark)]) == 0
-    assert run_app(["--panel", "attention", "--presentation", "--theme", "light", "--size", "1280x720",
-                    "--screenshot", str(light)]) == 0
-    assert QImage(str(dark)).size().toTuple() == (1280, 720)
-    assert _mean_lightness(dark) + 60 < _mean_lightness(light)
-    assert style.scale() == 1.0  # the figure run put the process-wide scale back
-
 
 def _settle(qtbot, rounds: int = 4) -> None:
     for _ in range(rounds):  # layout, pyqtgraph's deferred geometry, the figure's re-arrangement
@@ -207,9 +224,7 @@ def _settle(qtbot, rounds: int = 4) -> None:
         qtbot.wait(5)
 
 
-def test_leaving_restores_docks_and_title_size(qtbot, tmp_path):
-    window = make_main_window(qtbot, tmp_path, size=(1280, 720))
-    _settle(qtbot)
+def test_leaving_restores_docks_and_title_size(window, qtbot):
     before = {n: d.isVisible() for n, d in window.docks.items()}
     title_top = window.docks["step"].widget().geometry().top()  # the title bar's height
     font = window.docks["step"].font().pointSizeF()
@@ -222,18 +237,16 @@ def test_leaving_restores_docks_and_title_size(qtbot, tmp_path):
     assert {n: d.isVisible() for n, d in window.docks.items()} == before
     assert window.docks["step"].font().pointSizeF() == pytest.approx(font)
     assert window.docks["step"].widget().geometry().top() == title_top  # the title back at its normal size
-    presentation.apply_theme(QApplication.instance(), "light")
 
 
 
 @pytest.mark.parametrize("name", ["positional", "training"])
-def test_every_font_is_scaled_once_while_presenting_and_put_back_after(qtbot, tmp_path, name):
+def test_every_font_is_scaled_once_while_presenting_and_put_back_after(window, qtbot, name):
     """Each widget with a font of its own is drawn at exactly the presentation's scale, and at its
     own size again after leaving. A combo box's popup follows its combo's font: scaled once with
     the combo and once more by the walk, drop-down lists were 29 pt while presenting and 8.7 pt
     after (13 pt before)."""
     from PySide6.QtWidgets import QWidget
-    window = make_main_window(qtbot, tmp_path, size=(1280, 720))
     panel = window.panels[name]
 
     def fonts() -> dict[int, tuple[str, float]]:
@@ -259,12 +272,11 @@ def test_every_font_is_scaled_once_while_presenting_and_put_back_after(qtbot, tm
     assert not wrong, wrong
 
 
-def test_axis_titles_grow_with_the_presentation_and_shrink_back(qtbot, tmp_path):
+def test_axis_titles_grow_with_the_presentation_and_shrink_back(window, qtbot):
     """An axis title's size is written in its HTML, which wins over the font the scaling pass
     sets: "probability" stayed 11 pt beside 16.5-pt tick labels on a beamer. Each titled axis'
     text (the decoding and training panels': one window, one presentation) is drawn at the
     presentation's scale while presenting (its height measured) and at its own size after."""
-    window = make_main_window(qtbot, tmp_path, size=(1280, 720))
     names = ("decoding", "training")
 
     def titles() -> dict[int, tuple[str, float]]:

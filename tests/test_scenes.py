@@ -15,8 +15,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from explorer.runner import random_bundle  # noqa: E402
 from explorer.scenes import TOUR_PATH, Scene, SceneError, Tour, capture, load_tour, save_tour  # noqa: E402
 from model.io.checkpoints import bundled_checkpoints  # noqa: E402
-from layout_checks import long_axis_titles, overflowing_canvases, settle_until_still, small_plots  # noqa: E402
-from support import make_main_window, messages_of  # noqa: E402
+from support import build_main_window, make_main_window, messages_of  # noqa: E402
 
 TOUR_ORDER = ["transformer", "embedding", "positional", "self-attention", "multi-head", "masking", "decoder attention",
               "one head", "decoding", "training", "bert-like", "gpt-like", "mask-leak"]
@@ -36,11 +35,53 @@ def window(qtbot, tmp_path):
     return make_window(qtbot, tmp_path)
 
 
+@pytest.fixture(scope="module")
+def shared(qapp, tmp_path_factory):
+    """One window for the tests that only open files in it (a refused file changes nothing)."""
+    from explorer.launch import close_window
+    w = build_main_window(tmp_path_factory.mktemp("scenes"))
+    yield w
+    w.lecture.deck.close()
+    close_window(qapp, w)
+
+
+@pytest.fixture(scope="module")
+def presenting(qapp, tmp_path_factory):
+    """One window presenting at 1280×720 for the scene tests on a beamer (entering is costly)."""
+    from explorer import presentation
+    from explorer.launch import close_window
+    w = build_main_window(tmp_path_factory.mktemp("presenting"), size=(1280, 720))
+    w.lecture.presentation.enter(full_screen=False)
+    w.resize(1280, 720)
+    yield w
+    w.lecture.deck.close()
+    w.lecture.presentation.leave()
+    presentation.apply_theme(qapp, "light")
+    close_window(qapp, w)
 
 
 def raised(window, name) -> bool:
     dock = window.docks[name]
     return dock.isVisible() and not dock.visibleRegion().isEmpty()
+
+
+def test_screenshot_cli_opens_a_scene_and_refuses_a_bad_one(tmp_path, qapp, capsys):
+    """(First in the module: a figure run beside a presenting window would share its
+    process-wide scale.)"""
+    from PySide6.QtGui import QImage
+
+    from explorer.app import run_app
+    scene = tmp_path / "scene.json"
+    scene.write_text(json.dumps({"version": 1, "name": "Masking", "task": "reverse", "input": "abc",
+                                 "panel": "attention", "step": "decoder.layers.0.self_attn.masked_scores"}))
+    out = tmp_path / "s.png"
+    assert run_app(["--scene", str(scene), "--size", "1024x640", "--screenshot", str(out)]) == 0
+    assert QImage(str(out)).size().toTuple() == (1024, 640)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"version": 1, "name": "x", "stpe": 3}')
+    assert run_app(["--scene", str(bad), "--screenshot", str(tmp_path / "b.png")]) == 2
+    err = capsys.readouterr().err
+    assert "bad.json" in err and "'stpe'" in err and "Traceback" not in err
 
 
 def test_the_tour_follows_the_paper_and_each_scene_selects_its_step(window, qtbot):
@@ -129,23 +170,6 @@ def test_a_saved_scene_comes_back_in_a_fresh_window(window, qtbot, tmp_path):
     assert raised(other, "positional")
 
 
-def test_a_scene_names_a_pair_that_fills_the_presentation(window, tmp_path):
-    window.resize(1280, 720)
-    window.lecture.presentation.enter(full_screen=False)
-    path = tmp_path / "pair.json"
-    save_tour(Tour([Scene("pair", panels=["architecture", "attention"], solo=True),
-                    Scene("one", panel="decoding")]), path)
-    assert window.lecture.deck.open(path)
-    shown = [n for n, d in window.docks.items() if not d.isHidden()]
-    assert shown == ["architecture", "attention"] and window.lecture.presentation.shown == ["architecture", "attention"]
-    left, right = (window.docks[n].geometry() for n in shown)
-    assert left.right() < right.left() and min(left.width(), right.width()) > 1280 * 0.3  # side by side, both large
-    saved = capture(window, "again")
-    assert saved.panels == ["architecture", "attention"]
-    assert window.lecture.deck.next()
-    assert [n for n, d in window.docks.items() if not d.isHidden()] == ["decoding"]
-    window.lecture.presentation.leave()
-
 
 def test_scene_schema_round_trip(tmp_path):
     tour = Tour([Scene("a", caption="c", checkpoint="dates", input="x", step="encoder.positional",
@@ -177,10 +201,12 @@ BAD_FILES = [
 
 
 @pytest.mark.parametrize("label,content,words", BAD_FILES, ids=[b[0] for b in BAD_FILES])
-def test_bad_scene_files_are_a_message_naming_the_file_and_the_tour_is_kept(window, tmp_path, label, content,
+def test_bad_scene_files_are_a_message_naming_the_file_and_the_tour_is_kept(shared, tmp_path, label, content,
                                                                            words):
+    window = shared
     deck = window.lecture.deck
-    assert deck.open(TOUR_PATH)
+    if deck.tour is None or deck.tour.scenes != load_tour(TOUR_PATH).scenes:
+        assert deck.open(TOUR_PATH)
     before = (deck.tour, deck.index, window.state.result)
     path = tmp_path / "bad.json"
     path.write_bytes(content if isinstance(content, bytes) else content.encode())
@@ -231,49 +257,9 @@ def test_a_scene_starts_its_run_once_and_the_tour_pauses_training_while_elsewher
     leak.shutdown()
 
 
-def test_a_greedy_scene_opens_on_the_same_tab_after_a_beam_scene_as_on_its_own(qtbot, tmp_path):
-    """On a 1280×720 beamer the decoding panel folds its halves into tabs. A greedy scene after
-    the tour's beam scene opened on "Masked vs. unmasked" (its table cut off), the same scene in
-    a fresh window on "Step by step": a scene's picture must not depend on the one before."""
-    from PySide6.QtWidgets import QApplication
-    window = make_main_window(qtbot, tmp_path, size=(1280, 720))
-    window.lecture.presentation.enter(full_screen=False)
-    window.resize(1280, 720)
-    beam = {"name": "beam", "panel": "decoding", "solo": True, "input": "abc",
-            "decoding": {"strategy": "beam", "beam_size": 3}}
-    greedy = {"name": "greedy", "panel": "decoding", "solo": True, "input": "abcd"}
-    path = tmp_path / "two.json"
-    path.write_text(json.dumps({"version": 2, "scenes": [beam, greedy]}))
-    panel, deck = window.panels["decoding"], window.lecture.deck
-    seen = []
-    try:
-        for index in (0, 1):
-            assert deck.open(path, show_first=False) and deck.go(index)
-            for _ in range(6):
-                QApplication.processEvents()
-            assert not panel.side_by_side  # folded: one tab each
-            seen.append(panel.tabs.currentWidget())
-        assert seen == [panel.beam_page, panel.step_page]
-        single = tmp_path / "one.json"
-        single.write_text(json.dumps({"version": 2, "scenes": [greedy]}))
-        assert deck.open(single)
-        assert panel.tabs.currentWidget() is panel.step_page and window.state.session.view("decoding") == "steps"
-        # Unfolded (a wide screen), "steps" shows the parallel pass beside them and stays "steps",
-        # whether the halves were unfolded under it or the view came back to it from "beam"
-        from explorer.panels.decoding.reflow import set_side_by_side
-        session = window.state.session
-        set_side_by_side(panel, True)
-        assert session.view("decoding") == "steps" and panel.tabs.currentWidget() is panel.parallel
-        session.set_view("decoding", "beam")
-        session.set_view("decoding", "steps")
-        assert session.view("decoding") == "steps" and panel.tabs.currentWidget() is panel.parallel
-        set_side_by_side(panel, False)  # folded again: the steps, not "Masked vs. unmasked"
-        assert panel.tabs.currentWidget() is panel.step_page
-    finally:
-        window.lecture.presentation.leave()
 
-
-def test_missing_file_and_folder_are_messages(window, tmp_path):
+def test_missing_file_and_folder_are_messages(shared, tmp_path):
+    window = shared
     seen = messages_of(window)
     assert not window.lecture.deck.open(tmp_path / "nope.json")
     assert "no such file" in seen[-1][1]
@@ -303,84 +289,55 @@ def test_capture_names_bundled_models(window):
     assert scene.checkpoint == "dates" and scene.input == "Nov 22, 2026" and scene.layout
 
 
-def test_screenshot_cli_opens_a_scene_and_refuses_a_bad_one(tmp_path, qapp, capsys):
-    from PySide6.QtGui import QImage
+# -- on a beamer: one presenting window, last in the module (its scale is process-wide) --
+def test_a_scene_names_a_pair_that_fills_the_presentation(presenting, tmp_path):
+    window = presenting
+    path = tmp_path / "pair.json"
+    save_tour(Tour([Scene("pair", panels=["architecture", "attention"], solo=True),
+                    Scene("one", panel="decoding")]), path)
+    assert window.lecture.deck.open(path)
+    shown = [n for n, d in window.docks.items() if not d.isHidden()]
+    assert shown == ["architecture", "attention"] and window.lecture.presentation.shown == ["architecture", "attention"]
+    left, right = (window.docks[n].geometry() for n in shown)
+    assert left.right() < right.left() and min(left.width(), right.width()) > 1280 * 0.3  # side by side, both large
+    saved = capture(window, "again")
+    assert saved.panels == ["architecture", "attention"]
+    assert window.lecture.deck.next()
+    assert [n for n, d in window.docks.items() if not d.isHidden()] == ["decoding"]
 
-    from explorer.app import run_app
-    scene = tmp_path / "scene.json"
-    scene.write_text(json.dumps({"version": 1, "name": "Masking", "task": "reverse", "input": "abc",
-                                 "panel": "attention", "step": "decoder.layers.0.self_attn.masked_scores"}))
-    out = tmp_path / "s.png"
-    assert run_app(["--scene", str(scene), "--size", "1024x640", "--screenshot", str(out)]) == 0
-    assert QImage(str(out)).size().toTuple() == (1024, 640)
-    bad = tmp_path / "bad.json"
-    bad.write_text('{"version": 1, "name": "x", "stpe": 3}')
-    assert run_app(["--scene", str(bad), "--screenshot", str(tmp_path / "b.png")]) == 2
-    err = capsys.readouterr().err
-    assert "bad.json" in err and "'stpe'" in err and "Traceback" not in err
 
-
-@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280x720", "1024x768"])
-def test_a_tour_on_a_720_beamer_keeps_every_scene_on_screen(qtbot, tmp_path, size):
-    """Presenting the tour at 1280×720: the caption spans the window in as many lines as it
-    needs (it took three lines over the left 60 %), the tour's controls end the input bar's row
-    (their own row took 48 px), and every scene's panel fits under them without scrolling and
-    with readable plots — the masking scene's stepper scrolled both ways ("46 / 98" cut), the
-    beam-search scene sideways, the waves were ~40 px high, the training curves 113 px. The
-    stepper's least needed texts give way for it and come back once the tour is closed."""
-    from PySide6.QtCore import QPoint
-    from PySide6.QtGui import QFontMetricsF
-    from PySide6.QtWidgets import QApplication, QScrollArea
-    window = make_main_window(qtbot, tmp_path, size=size)
-    window.lecture.presentation.enter(full_screen=False)
-    window.resize(*size)
-    lecture = window.lecture
-    lecture.deck.open(TOUR_PATH)
-    tour = lecture.deck.tour
-    caption = lecture.caption
-    bar = window.input_bar
-    try:
-        for i, scene in enumerate(tour.scenes):
-            if i:
-                lecture.strip_tour[2].click()  # "▶" at the end of the input bar's row
-            assert settle_until_still(qtbot, window, least=8) or scene.start, scene.name  # (a live run's curves move)
-            assert not lecture.toolbar.isVisible() and all(w.isVisible() for w in lecture.strip_tour)
-            assert lecture.strip_scene.text() == f"{i + 1}/{len(tour.scenes)}"
-            right = lecture.strip.mapTo(bar, QPoint(lecture.strip.width(), 0)).x()
-            assert right <= bar.width(), (scene.name, right, bar.width())  # the row holds them
-            assert caption.width() >= 0.9 * window.width(), (scene.name, caption.width())
-            assert caption.height() >= caption.heightForWidth(caption.width()) > 0  # every line shown
-            assert caption.height() <= caption.heightForWidth(caption.width()) + 12  # and no empty one
-            panel = window.panels[scene.panel]
-            area = next(a for a in window.findChildren(QScrollArea) if a.widget() is panel)
-            scrolls = (area.verticalScrollBar().maximum(), area.horizontalScrollBar().maximum())
-            assert scrolls == (0, 0), (scene.name, scrolls, panel.minimumSizeHint(), area.viewport().size())
-            for inner in panel.findChildren(QScrollArea):  # nor does a page inside it (the BERT bars did)
-                if inner.isVisible():
-                    assert inner.verticalScrollBar().maximum() == 0, (scene.name, inner.widget())
-                    assert inner.horizontalScrollBar().maximum() == 0, (scene.name, inner.widget())
-            # no canvas laid out past its view (the waves' title ran their plot 170 px out at 1024,
-            # the leak's two-column legend its loss plot 43 px)
-            assert not overflowing_canvases(panel), (scene.name, overflowing_canvases(panel))
-            assert not long_axis_titles(panel), (scene.name, long_axis_titles(panel))
-            if scene.panel == "leak" and panel.bars.pending.isVisible():  # the lab trains: its note whole
-                text = panel.bars.pending.textItem
-                box = panel.bars.getPlotItem().getViewBox().sceneBoundingRect()
-                assert box.contains(text.mapRectToScene(text.boundingRect())), scene.name
-            if scene.panel == "decoding" and panel.pages.currentWidget() is panel.mask_view:
-                for group in panel.mask_view.shown_groups:  # every candidate named beside its bar
-                    axis = group.bars.getPlotItem().getAxis("left")
-                    metrics = QFontMetricsF(axis.style["tickFont"])
-                    assert all(metrics.horizontalAdvance(p) < axis.width() for p in group.bars.pieces)
-            assert not small_plots(panel), (scene.name, small_plots(panel))  # every plot still readable
-            if scene.panel == "step":  # what the step is stays: its name, formula and description
-                assert panel.formula_label.isVisible() and panel.description_label.isVisible()
-                assert panel.name_label.isVisible()
-    finally:
-        lecture.deck.close()
-        lecture.presentation.leave()
-    for _ in range(8):
-        QApplication.processEvents()
-        qtbot.wait(5)
-    assert not window.panels["step"]._squeezed  # room again: every text back
-    assert not any(w.isVisible() for w in lecture.strip_tour)
+def test_a_greedy_scene_opens_on_the_same_tab_after_a_beam_scene_as_on_its_own(presenting, tmp_path):
+    """On a 1280×720 beamer the decoding panel folds its halves into tabs. A greedy scene after
+    the tour's beam scene opened on "Masked vs. unmasked" (its table cut off), the same scene in
+    a fresh window on "Step by step": a scene's picture must not depend on the one before."""
+    from PySide6.QtWidgets import QApplication
+    window = presenting
+    beam = {"name": "beam", "panel": "decoding", "solo": True, "input": "abc",
+            "decoding": {"strategy": "beam", "beam_size": 3}}
+    greedy = {"name": "greedy", "panel": "decoding", "solo": True, "input": "abcd"}
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps({"version": 2, "scenes": [beam, greedy]}))
+    panel, deck = window.panels["decoding"], window.lecture.deck
+    seen = []
+    for index in (0, 1):
+        assert deck.open(path, show_first=False) and deck.go(index)
+        for _ in range(6):
+            QApplication.processEvents()
+        assert not panel.side_by_side  # folded: one tab each
+        seen.append(panel.tabs.currentWidget())
+    assert seen == [panel.beam_page, panel.step_page]
+    single = tmp_path / "one.json"
+    single.write_text(json.dumps({"version": 2, "scenes": [greedy]}))
+    assert deck.open(single)
+    assert panel.tabs.currentWidget() is panel.step_page and window.state.session.view("decoding") == "steps"
+    # Unfolded (a wide screen), "steps" shows the parallel pass beside them and stays "steps",
+    # whether the halves were unfolded under it or the view came back to it from "beam"
+    from explorer.panels.decoding.reflow import set_side_by_side
+    session = window.state.session
+    set_side_by_side(panel, True)
+    assert session.view("decoding") == "steps" and panel.tabs.currentWidget() is panel.parallel
+    session.set_view("decoding", "beam")
+    session.set_view("decoding", "steps")
+    assert session.view("decoding") == "steps" and panel.tabs.currentWidget() is panel.parallel
+    set_side_by_side(panel, False)  # folded again: the steps, not "Masked vs. unmasked"
+    assert panel.tabs.currentWidget() is panel.step_page

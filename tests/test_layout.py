@@ -1,0 +1,137 @@
+"""The layout sweep: every panel, on every screen class, in both themes, keeps its texts whole
+(eliding widgets aside), stays inside the window, gives its plots and maps a readable size, and
+draws tick / token labels at a readable size or says how many it left out ("k of n").
+
+One main window per screen class (built once, the theme switched in it) visits every panel
+through the public entry points a user has: `lecture.presentation.enter()` for presenting,
+`lecture.set_theme()`, `focus_panel()`. The window's top bar is swept like a panel. Every
+violation of a panel is reported in one message (tests/layout_checks.py measures them)."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+from layout_checks import panel_problems, settle_until_still
+from PySide6.QtWidgets import QApplication
+
+from explorer.panels import panel_classes
+
+pytestmark = pytest.mark.layout
+
+# screen class → (window size, presenting)
+SCREENS = {"wide-1920x1080": ((1920, 1080), False),
+           "projector-1280x720": ((1280, 720), True),
+           "projector-1024x768": ((1024, 768), True)}
+THEMES = ("light", "dark")
+TEXT = "abcdefghijklmnopqrstuvwx"  # 24 tokens: more than fit whole in some maps
+PANELS = tuple(cls.panel_name for cls in panel_classes())
+TOP_BAR = "top-bar"  # the window's input bar (and, presenting, the panel chooser and Leave beside it)
+
+# (screen, theme or None for both, panel) → the defect an invariant finds today (being fixed in
+# the views: the case stays in the sweep and passes again once it is).
+KNOWN_DEFECTS: dict[tuple[str, str | None, str], str] = {
+    ("projector-1024x768", None, "step"): "the forward pass' text column under its map runs past the window's "
+                                          "bottom on a 24-token input: the panel scrolls",
+}
+
+
+def _cases():
+    for screen in SCREENS:
+        for theme in THEMES:
+            for panel in (*PANELS, TOP_BAR):
+                reason = KNOWN_DEFECTS.get((screen, theme, panel)) or KNOWN_DEFECTS.get((screen, None, panel))
+                marks = [pytest.mark.xfail(reason=reason, strict=False)] if reason else []
+                yield pytest.param(screen, theme, panel, marks=marks, id=f"{screen}-{theme}-{panel}")
+
+
+def own_model():
+    """The untrained reverse model the window shows, the same whichever tests ran before in
+    this process (random_bundle draws from torch's global generator)."""
+    import torch
+
+    from model.io.checkpoints import random_bundle
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        return random_bundle("reverse")
+
+
+class Windows:
+    """One main window per screen class, kept while the sweep is on that class."""
+
+    def __init__(self, app, folder):
+        self.app, self.folder = app, folder
+        self.screen: str | None = None
+        self.window = None
+
+    def get(self, qtbot, screen: str, theme: str):
+        if screen != self.screen:
+            self.close()
+            self.window, self.screen = self._build(qtbot, screen), screen
+        window = self.window
+        from explorer import presentation
+        if presentation.current_theme() != theme:
+            window.lecture.set_theme(theme)
+        window.resize(*SCREENS[screen][0])
+        return window
+
+    def _build(self, qtbot, screen: str):
+        from PySide6.QtCore import QSettings
+
+        from explorer import presentation
+        from explorer.main_window import MainWindow
+        from explorer.runner import Runner
+        from explorer.state import SessionState
+        size, presenting = SCREENS[screen]
+        presentation.apply_theme(self.app, "light")  # as the app starts: its stylesheet first
+        state = SessionState()
+        runner = Runner(state, synchronous=True)
+        settings = QSettings(str(self.folder / f"{screen}.ini"), QSettings.IniFormat)
+        window = MainWindow(state, runner, settings=settings, restore=False, persist=False)
+        window.resize(*size)
+        window.show()
+        runner.set_bundle(own_model(), then_run=TEXT)
+        qtbot.waitUntil(lambda: state.frame is not None and state.frame.source == TEXT, timeout=20_000)
+        if presenting:
+            window.lecture.presentation.enter(full_screen=False)
+        window.resize(*size)
+        return window
+
+    def close(self):
+        if self.window is None:
+            return
+        from PySide6.QtCore import QThreadPool
+
+        from explorer import presentation
+        from explorer.launch import close_window
+        self.window.lecture.presentation.leave()
+        QApplication.processEvents()
+        QThreadPool.globalInstance().waitForDone(30_000)  # panels' workers done before the re-polish
+        presentation.apply_theme(self.app, "light")
+        close_window(self.app, self.window)
+        self.window = self.screen = None
+
+
+@pytest.fixture(scope="module")
+def windows(qapp, tmp_path_factory):
+    held = Windows(qapp, tmp_path_factory.mktemp("layout"))
+    yield held
+    held.close()
+
+
+@pytest.mark.parametrize("screen, theme, name", list(_cases()))
+def test_every_panel_keeps_its_layout_invariants(windows, qtbot, screen, theme, name):
+    window = windows.get(qtbot, screen, theme)
+    presenting = SCREENS[screen][1]
+    if name == TOP_BAR:
+        parts = [window.input_bar] + ([window.lecture.strip] if presenting else [])
+    else:
+        window.focus_panel(name)
+        parts = [window.panels[name]]
+        if presenting:
+            assert [n for n, d in window.docks.items() if d.isVisible()] == [name]  # it alone
+    assert settle_until_still(qtbot, window), f"{name} at {screen}: the layout never stopped moving"
+    assert window.width() == SCREENS[screen][0][0]  # nothing widens the window
+    problems = [p for part in parts for p in panel_problems(part, window)]
+    assert not problems, f"{name} at {screen}, {theme} theme:\n  " + "\n  ".join(problems)
