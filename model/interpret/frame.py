@@ -136,8 +136,7 @@ def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings,
                                prompt=prompt)
             steps = list(decode_steps(model, src, bos, eos, max_len, forced=beam.tokens[skip:], prompt=prompt))
         elif settings.strategy == "sample":
-            gen = torch.Generator(device=bundle.device)
-            gen.manual_seed(int(settings.seed))
+            gen = torch.Generator().manual_seed(int(settings.seed))  # on the CPU: a seed gives one text on any device
             steps = list(decode_steps(model, src, bos, eos, max_len, temperature=float(settings.temperature),
                                       top_k=int(settings.top_k), top_p=float(settings.top_p), generator=gen,
                                       prompt=prompt))
