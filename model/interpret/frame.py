@@ -20,6 +20,7 @@ from model.inference.decoding import BeamResult, DecodeStep, beam_search, decode
 from model.inference.embedding import SentenceEmbeddings, sentence_embeddings
 from model.interpret.lens import LensView, lens_view
 from model.interpret.map_sums import attention_sums
+from model.interpret.range_notes import bundle_notes
 from model.interpret.interventions import HeadKey, intervene, validate_heads
 from model.inference.teacher_forcing import ParallelPass, decoder_input, parallel_pass, parallel_row, step_difference
 
@@ -189,6 +190,9 @@ class Frame:
     # frame computed without them, so a view can show the output before → after.
     interventions: dict[HeadKey, str] = field(default_factory=dict)
     baseline: "Frame | None" = None
+    # Where the input leaves the model's training range, in plain words ("32 letters: this
+    # model was trained on 1–24"; model.interpret.range_notes): the answer may be wrong there.
+    notes: list[str] = field(default_factory=list)
 
     @property
     def output_text(self) -> str:
@@ -229,13 +233,14 @@ def _compute_frame(bundle: ModelBundle, source: str, target: str | None, setting
     if same_input and previous.settings == settings:
         return replace(previous, model_label=label, interventions={}, baseline=None)
     encoded = bundle.encode_source(source)  # the one tokenization (raises InputError)
+    notes = bundle_notes(bundle, source, encoded)
     if not bundle.config.has_decoder:
         if same_input:
             return replace(previous, model_label=label, settings=settings)
         forward = bundle.run(source, encoded=encoded)
         embedding = None if bundle.has_output_layer else sentence_embeddings(bundle, source)
         return Frame(bundle, label, source, target, settings, forward, lens=forward_lens(bundle, forward),
-                     embedding=embedding)
+                     embedding=embedding, notes=notes)
     decode, decode_error = None, None
     with torch.no_grad():
         try:
@@ -250,7 +255,7 @@ def _compute_frame(bundle: ModelBundle, source: str, target: str | None, setting
             own_greedy = [i for i in decode.output_ids if i != decode.eos_id]  # the greedy output, reused
         forward = bundle.run(source, target, encoded=encoded, output_ids=own_greedy)
         lens = forward_lens(bundle, forward)
-    return Frame(bundle, label, source, target, settings, forward, decode, decode_error, lens)
+    return Frame(bundle, label, source, target, settings, forward, decode, decode_error, lens, notes=notes)
 
 
 def forward_lens(bundle: ModelBundle, forward: ForwardResult) -> LensView | None:
