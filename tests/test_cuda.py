@@ -65,7 +65,7 @@ def same_frames(a, b) -> None:
         else:
             assert torch.equal(x, y), name
     if a.decode is not None:
-        assert a.decode.output_ids == b.decode.output_ids and a.decode.beam_text == b.decode.beam_text
+        assert a.decode.output_ids == b.decode.output_ids and a.decoded == b.decoded
         torch.testing.assert_close(a.decode.masked.probs, b.decode.masked.probs, **CLOSE)
     if a.lens is not None:  # the logit lens of the recorded forward
         torch.testing.assert_close(a.lens.top_probs, b.lens.top_probs, **CLOSE)

@@ -80,6 +80,7 @@ class DecodeRun:
     eos_id: int = 2
     n_prompt: int = 0  # decoder-only: the prompt's tokens follow <bos> in every prefix
     beam_text: str = ""  # the best hypothesis as text (the tokenizer joins words with spaces)
+    text: str = ""  # what this strategy wrote, as text (= beam_text for beam search)
 
     @property
     def prompt_ids(self) -> list[int]:
@@ -162,9 +163,10 @@ def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings,
     beam_text = ""
     if beam is not None:
         beam_text = bundle.tgt_tokenizer.decode([i for i in beam.tokens[skip:] if i != eos])
+    text = bundle.tgt_tokenizer.decode([s.chosen for s in steps if s.chosen != eos])
     return DecodeRun(settings, source_text, list(enc.pieces), list(bundle.tgt_tokenizer.vocab), steps,
                      masked, unmasked, beam, list(enc.unknown), bos, eos, n_prompt=len(prompt or []),
-                     beam_text=beam_text)
+                     beam_text=beam_text, text=text)
 
 
 @dataclass
@@ -196,7 +198,18 @@ class Frame:
 
     @property
     def output_text(self) -> str:
+        """The recorded forward's output: the target's when one is given, else the greedy decode."""
         return self.forward.output_text
+
+    @property
+    def decoded(self) -> tuple[str, str]:
+        """(text, what wrote it) for a header that must agree with the decoding panels: the
+        chosen strategy's output when it decoded ("beam search", "sampling"), else the recorded
+        forward's ("greedy", or "target" when a target was given)."""
+        run = self.decode
+        if run is not None and self.settings.strategy in ("beam", "sample"):
+            return run.text, STRATEGIES[self.settings.strategy].lower()
+        return self.output_text, "target" if self.target is not None else "greedy"
 
 
 def compute_frame(bundle: ModelBundle, source: str, target: str | None = None,
