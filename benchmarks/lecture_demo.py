@@ -11,7 +11,7 @@ Start, as in a lecture; the clock is the wall clock from that click. Two moments
   match for reverse 1–16 letters). It is then confirmed on --confirm held-out pairs
   (printed; the clock is not stopped again for that).
 
-    .venv/bin/python benchmarks/lecture_demo.py [--task reverse] [--limit 300] [--seed 0]
+    .venv/bin/python benchmarks/lecture_demo.py [--task reverse] [--limit 300] [--seed 0] [--device cuda]
 
 Last lines: `pattern_seconds: Y` (reverse only) and `lecture_demo_seconds: X` (`inf` if the
 target was not reached within --limit seconds). Machine load (`os.getloadavg`) is printed with
@@ -39,6 +39,7 @@ def parse_args(argv=None):
     p.add_argument("--pattern", type=float, default=0.5, help="anti-diagonal weight that counts as formed")
     p.add_argument("--confirm", type=int, default=1000, help="held-out pairs that confirm the target")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="cpu", help="cpu or cuda: where the panel's run trains")
     p.add_argument("--screenshot", metavar="PNG", help="save the panel as it looks when the target is reached")
     return p.parse_args(argv)
 
@@ -114,9 +115,12 @@ def main(argv=None) -> int:
     c = panel.controls
     c.task_box.setCurrentIndex(c.task_box.findData(args.task))
     c.model_box.setCurrentIndex(c.model_box.findData(LECTURE))
+    c.device_box.setCurrentIndex(c.device_box.findData(args.device))
     app.processEvents()
     request = panel.request()
     request.train.seed = args.seed
+    request.train.device = args.device
+    print(f"device: {args.device}")
     print(preset.describe())
     print(f"torch threads in the worker: {request.threads or 'cores − 1'}, {os.cpu_count()} cores, {load()}")
     watch = Watch(panel, preset.target, args.pattern)

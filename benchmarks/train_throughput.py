@@ -156,6 +156,8 @@ def main(argv=None) -> int:
             f = flops_per_step(m, n_src, n_tgt, cfg, s_len, t_len) * args.steps / statistics.median(times[name])
             mfu = f"{f / (peak * 1e12):.2%}" if peak else "n/a (unknown GPU peak)"
             print(f"{name}: {f / 1e12:.2f} TFLOP/s achieved, MFU {mfu} of {gpu} bf16 peak")
+            if name == "ours" and peak:
+                print(f"gpu: {gpu}\nmfu: {f / (peak * 1e12):.4f}")
     ratio = rates["ours"] / rates["torch.nn.Transformer"]
     print(f"train_throughput_ratio: {ratio:.3f}")
     return 0

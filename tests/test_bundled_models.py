@@ -63,6 +63,17 @@ def test_bundled_examples_translate(bundles):
         assert bundles["translation"].translate(src) == reference_translation(src)
 
 
+def test_bundled_addition_adds_every_pair_of_single_digits(bundles):
+    """The first sums a student types: all of 0+0 … 9+9 (held-out or not)."""
+    from model.inference.evaluation import translate_batch
+
+    add = bundles["addition"]
+    sums = [(a, b) for a in range(10) for b in range(10)]
+    outputs = translate_batch(add.model, add.src_tokenizer, add.tgt_tokenizer, [f"{a}+{b}" for a, b in sums])
+    wrong = [f"{a}+{b}→{out}" for (a, b), out in zip(sums, outputs) if out != str(a + b)]
+    assert not wrong, wrong
+
+
 def reference_translation(src: str) -> str:
     """The synthetic grammar by hand: det adj* noun VERB det adj* noun [adv] →
     noun adj* det [adv] noun adj* det VERB, word by word through the task's lexicon."""

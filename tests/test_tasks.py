@@ -164,3 +164,23 @@ def test_tsv_task_splits_and_tokenizes(tmp_path):
     assert "w7" in src_tok.vocab and task.max_src_len == 2
     with pytest.raises(DataError, match="tokenizer must be"):
         tsv_task(write(tmp_path, lines), tokenizer="bpe")
+
+
+def test_addition_operands_have_one_two_and_three_digits_equally_often():
+    """Uniform draws from 0–999 make a one-digit operand 1% of the data (and "2+2" a sum the
+    model never learns); digit-balanced draws make it a third."""
+    from collections import Counter
+
+    def digit_shares(task) -> Counter:
+        counts = Counter(len(op) for src, _ in task.pairs(3000, seed=5) for op in src.split("+"))
+        return Counter({d: n / 6000 for d, n in counts.items()})
+
+    balanced = get_task("addition")
+    assert balanced.params == {"max_value": 999, "balanced_digits": True}
+    shares = digit_shares(balanced)
+    assert set(shares) == {1, 2, 3} and all(abs(s - 1 / 3) < 0.03 for s in shares.values())
+    assert all(int(a) + int(b) == int(t) for (a, b), t in
+               ((s.split("+"), t) for s, t in balanced.pairs(500, seed=6)))
+    assert digit_shares(get_task("addition", balanced_digits=False))[1] < 0.03
+    small = get_task("addition", max_value=50)  # a range that is not all of two digits
+    assert all(int(op) <= 50 for s, _ in small.pairs(300) for op in s.split("+"))

@@ -281,6 +281,7 @@ def test_unavailable_or_unknown_device_is_refused(monkeypatch):
         resolve_device("tpu")
 
 
+@pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_cuda_training_uses_bf16_autocast():
     t = tiny_trainer(device="cuda")

@@ -213,9 +213,7 @@ def _loop(args, bundle, trainer, prev_steps: int) -> int:
                     print(f"step {prev_steps + event.step}: eval {event.metric} {event.exact_match:.3f} "
                           f"(n={event.n})", file=err)
                 if args.stop_at is not None and event.score >= args.stop_at:
-                    if main:
-                        print(f"reached --stop-at {args.stop_at}: stopping", file=err)
-                    trainer.stop()
+                    _stop_if_confirmed(args, trainer, event, prev_steps)
                 continue
             if progress:
                 progress.update(event.step, event.loss, f"  acc {event.token_accuracy:.3f}  "
@@ -230,11 +228,34 @@ def _loop(args, bundle, trainer, prev_steps: int) -> int:
     if progress:
         progress.close()
     train_s = time.perf_counter() - t0
-    final = trainer.evaluate(args.eval_size) if trainer.task is not None else None
+    final = None
+    if trainer.task is not None:
+        last = trainer.last_eval  # a confirmed --stop-at check of these pairs at this step is the final score
+        same = last is not None and last.step == trainer.step_count and last.n == args.eval_size
+        final = last if same else trainer.evaluate(args.eval_size)
     save_all(args, bundle, trainer, prev_steps)
     if main:
         _report(args, bundle, trainer, final, train_s, prev_steps)
     return 130 if interrupted else 0
+
+
+def _stop_if_confirmed(args, trainer, event, prev_steps: int) -> None:
+    """A periodic check reached --stop-at: score it again on as many held-out pairs as the
+    final evaluation (at least CONFIRM_SIZE), and stop only if that holds too, so the score the
+    run ends with is the one that stopped it."""
+    from model.train.target import CONFIRM_SIZE, confirm
+
+    size = max(CONFIRM_SIZE, args.eval_size)
+    checked = confirm(trainer, event, args.stop_at, size)
+    main, err = trainer.procs.is_main, sys.stderr
+    if checked.score >= args.stop_at:
+        if main:
+            print(f"reached --stop-at {args.stop_at}: {checked.metric} {checked.score:.3f} on {checked.n} "
+                  f"held-out pairs: stopping", file=err)
+        trainer.stop()
+    elif main:
+        print(f"step {prev_steps + event.step}: not confirmed on {checked.n} held-out pairs "
+              f"({checked.score:.3f} < {args.stop_at}): training on", file=err)
 
 
 def _announce(bundle, trainer) -> None:

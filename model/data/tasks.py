@@ -41,14 +41,28 @@ def sort_task(min_len: int = 1, max_len: int = 24) -> Task:
                         ["transformer", "attention", "zyxwv"])
 
 
-def addition_task(max_value: int = 999) -> Task:
+def addition_task(max_value: int = 999, balanced_digits: bool = True) -> Task:
+    """Sums of two numbers from 0 to max_value. With balanced_digits each operand first draws
+    its number of digits uniformly (1 to max_value's), then a value with that many digits: a
+    uniform draw from 0–999 makes one-digit operands 1% of the data, and a model trained on it
+    gets "2+2" wrong while it adds three-digit numbers perfectly."""
+    width = len(str(max_value))
+
+    def operand(rng: random.Random) -> int:
+        if not balanced_digits:
+            return rng.randint(0, max_value)
+        digits = rng.randint(1, width)
+        low = 0 if digits == 1 else 10 ** (digits - 1)
+        return rng.randint(low, min(10 ** digits - 1, max_value))
+
     def draw(rng: random.Random) -> tuple[str, str]:
-        a, b = rng.randint(0, max_value), rng.randint(0, max_value)
+        a, b = operand(rng), operand(rng)
         return f"{a}+{b}", str(a + b)
 
-    width = len(str(max_value))
-    return Task("addition", f"Add two numbers from 0 to {max_value}.", draw, ["0123456789+"], ["0123456789"],
-                "char", ["123+45", "999+1", "58+67"], 2 * width + 1, width + 1, {"max_value": max_value})
+    how = f", each with 1 to {width} digits equally often" if balanced_digits and width > 1 else ""
+    return Task("addition", f"Add two numbers from 0 to {max_value}{how}.", draw, ["0123456789+"], ["0123456789"],
+                "char", ["2+2", "123+45", "999+1", "58+67"], 2 * width + 1, width + 1,
+                {"max_value": max_value, "balanced_digits": balanced_digits})
 
 
 # -- dates ----------------------------------------------------------------------------------

@@ -213,7 +213,7 @@ class ModelBundle:
         elif method == "beam":
             ids = beam_search(self.model, src, bos, eos, new_tokens, beam_size, alpha, prompt=prompt or None).tokens
         elif method == "sample":
-            gen = torch.Generator(device=self.device)
+            gen = torch.Generator()  # drawn on the CPU: a seed gives the same text on any device
             if seed is not None:
                 gen.manual_seed(seed)
             ids = sample_decode(self.model, src, bos, eos, total, temperature, top_k, top_p, gen,

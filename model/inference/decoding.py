@@ -31,6 +31,12 @@ def _never(logits: torch.Tensor, bos_id: int, pad_id: int) -> torch.Tensor:
     return logits
 
 
+def _device(model: Transformer) -> torch.device:
+    """Where the model's weights are: every tensor fed to it is made there (a decoder-only
+    model has no source to take the device from)."""
+    return next(model.parameters()).device
+
+
 def _start(src: torch.Tensor | None, bos_id: int, batch: int | None = None, device=None) -> torch.Tensor:
     b = src.size(0) if src is not None else (batch or 1)
     return torch.full((b, 1), bos_id, dtype=torch.long, device=device if src is None else src.device)
@@ -68,7 +74,7 @@ def sample_decode(model: Transformer, src: torch.Tensor | None, bos_id: int, eos
     """Sampling with temperature / top-k / top-p; temperature 0 means greedy (argmax)."""
     model.eval()
     memory = _memory(model, src)
-    ys = prefix if prefix is not None else _start(src, bos_id)
+    ys = prefix if prefix is not None else _start(src, bos_id, device=_device(model))
     pad = model.config.pad_id
     done = torch.zeros(ys.size(0), dtype=torch.bool, device=ys.device)
     while ys.size(1) < max_len + 1 and not done.all():
@@ -138,8 +144,7 @@ def beam_search(model: Transformer, src: torch.Tensor | None, bos_id: int, eos_i
     beam = [len(nodes) - 1]
     finished: list[int] = []
     for step in range(1, max_len + 1):
-        prefixes = torch.tensor([_seq(nodes, n) for n in beam], dtype=torch.long,
-                                device=src.device if src is not None else None)
+        prefixes = torch.tensor([_seq(nodes, n) for n in beam], dtype=torch.long, device=_device(model))
         mem = memory.expand(len(beam), -1, -1) if memory is not None else None
         s = src.expand(len(beam), -1) if src is not None else None
         logp = _never(_next_logits(model, mem, s, prefixes).log_softmax(-1), bos_id, model.config.pad_id)  # (beam, V)
@@ -222,9 +227,10 @@ def decode_steps(model: Transformer, src: torch.Tensor | None, bos_id: int, eos_
     memory = _memory(model, src)
     prompt = [int(i) for i in prompt or []]
     prefix = [bos_id] + prompt
-    cfg = model.config
+    cfg, device = model.config, _device(model)
+    draw_on = generator.device if generator is not None else torch.device("cpu")
     for t in range(max_len):
-        ys = torch.tensor([prefix], dtype=torch.long, device=src.device if src is not None else None)
+        ys = torch.tensor([prefix], dtype=torch.long, device=device)
         with record(model) as trace:
             logits = model.project(model.decode(memory, src, ys))[0, -1].float()  # (V,)
         model_probs = logits.softmax(-1).cpu()
@@ -234,7 +240,7 @@ def decode_steps(model: Transformer, src: torch.Tensor | None, bos_id: int, eos_
             chosen = int(allowed.argmax())
         else:
             probs = filter_logits(allowed, temperature, top_k, top_p).softmax(-1).cpu()
-            chosen = int(torch.multinomial(probs, 1, generator=generator))
+            chosen = int(torch.multinomial(probs.to(draw_on), 1, generator=generator))
         if forced is not None:
             if t >= len(forced):
                 return

@@ -20,6 +20,7 @@ from model.inference.decoding import BeamResult, DecodeStep, beam_search, decode
 from model.inference.embedding import SentenceEmbeddings, sentence_embeddings
 from model.interpret.lens import LensView, lens_view
 from model.interpret.map_sums import attention_sums
+from model.interpret.range_notes import bundle_notes
 from model.interpret.interventions import HeadKey, intervene, validate_heads
 from model.inference.teacher_forcing import ParallelPass, decoder_input, parallel_pass, parallel_row, step_difference
 
@@ -79,6 +80,7 @@ class DecodeRun:
     eos_id: int = 2
     n_prompt: int = 0  # decoder-only: the prompt's tokens follow <bos> in every prefix
     beam_text: str = ""  # the best hypothesis as text (the tokenizer joins words with spaces)
+    text: str = ""  # what this strategy wrote, as text (= beam_text for beam search)
 
     @property
     def prompt_ids(self) -> list[int]:
@@ -136,8 +138,7 @@ def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings,
                                prompt=prompt)
             steps = list(decode_steps(model, src, bos, eos, max_len, forced=beam.tokens[skip:], prompt=prompt))
         elif settings.strategy == "sample":
-            gen = torch.Generator(device=bundle.device)
-            gen.manual_seed(int(settings.seed))
+            gen = torch.Generator().manual_seed(int(settings.seed))  # on the CPU: a seed gives one text on any device
             steps = list(decode_steps(model, src, bos, eos, max_len, temperature=float(settings.temperature),
                                       top_k=int(settings.top_k), top_p=float(settings.top_p), generator=gen,
                                       prompt=prompt))
@@ -162,9 +163,10 @@ def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings,
     beam_text = ""
     if beam is not None:
         beam_text = bundle.tgt_tokenizer.decode([i for i in beam.tokens[skip:] if i != eos])
+    text = bundle.tgt_tokenizer.decode([s.chosen for s in steps if s.chosen != eos])
     return DecodeRun(settings, source_text, list(enc.pieces), list(bundle.tgt_tokenizer.vocab), steps,
                      masked, unmasked, beam, list(enc.unknown), bos, eos, n_prompt=len(prompt or []),
-                     beam_text=beam_text)
+                     beam_text=beam_text, text=text)
 
 
 @dataclass
@@ -190,10 +192,24 @@ class Frame:
     # frame computed without them, so a view can show the output before → after.
     interventions: dict[HeadKey, str] = field(default_factory=dict)
     baseline: "Frame | None" = None
+    # Where the input leaves the model's training range, in plain words ("32 letters: this
+    # model was trained on 1–24"; model.interpret.range_notes): the answer may be wrong there.
+    notes: list[str] = field(default_factory=list)
 
     @property
     def output_text(self) -> str:
+        """The recorded forward's output: the target's when one is given, else the greedy decode."""
         return self.forward.output_text
+
+    @property
+    def decoded(self) -> tuple[str, str]:
+        """(text, what wrote it) for a header that must agree with the decoding panels: the
+        chosen strategy's output when it decoded ("beam search", "sampling"), else the recorded
+        forward's ("greedy", or "target" when a target was given)."""
+        run = self.decode
+        if run is not None and self.settings.strategy in ("beam", "sample"):
+            return run.text, STRATEGIES[self.settings.strategy].lower()
+        return self.output_text, "target" if self.target is not None else "greedy"
 
 
 def compute_frame(bundle: ModelBundle, source: str, target: str | None = None,
@@ -230,13 +246,14 @@ def _compute_frame(bundle: ModelBundle, source: str, target: str | None, setting
     if same_input and previous.settings == settings:
         return replace(previous, model_label=label, interventions={}, baseline=None)
     encoded = bundle.encode_source(source)  # the one tokenization (raises InputError)
+    notes = bundle_notes(bundle, source, encoded)
     if not bundle.config.has_decoder:
         if same_input:
             return replace(previous, model_label=label, settings=settings)
         forward = bundle.run(source, encoded=encoded)
         embedding = None if bundle.has_output_layer else sentence_embeddings(bundle, source)
         return Frame(bundle, label, source, target, settings, forward, lens=forward_lens(bundle, forward),
-                     embedding=embedding)
+                     embedding=embedding, notes=notes)
     decode, decode_error = None, None
     with torch.no_grad():
         try:
@@ -251,7 +268,7 @@ def _compute_frame(bundle: ModelBundle, source: str, target: str | None, setting
             own_greedy = [i for i in decode.output_ids if i != decode.eos_id]  # the greedy output, reused
         forward = bundle.run(source, target, encoded=encoded, output_ids=own_greedy)
         lens = forward_lens(bundle, forward)
-    return Frame(bundle, label, source, target, settings, forward, decode, decode_error, lens)
+    return Frame(bundle, label, source, target, settings, forward, decode, decode_error, lens, notes=notes)
 
 
 def forward_lens(bundle: ModelBundle, forward: ForwardResult) -> LensView | None:

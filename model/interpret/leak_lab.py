@@ -55,10 +55,11 @@ class LeakConfig:
     seed: int = 0
     eval_size: int = 200  # held-out sentences scored
     seconds: float | None = None  # wall-clock budget for both runs together (None: all steps)
+    device: str = "cpu"  # where both runs train and are scored ("cuda", "auto", …)
 
     def train_config(self, causal_mask: bool) -> TrainConfig:
         return TrainConfig(steps=self.steps, batch_size=self.batch_size, warmup=self.warmup, seed=self.seed,
-                           label_smoothing=0.0, device="cpu", causal_mask=causal_mask)
+                           label_smoothing=0.0, device=self.device, causal_mask=causal_mask)
 
 
 @dataclass

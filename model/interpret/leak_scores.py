@@ -44,6 +44,10 @@ def sentence_batch(tok: Tokenizer, texts: list[str], max_len: int) -> tuple[torc
     return tgt_in, tgt_out
 
 
+def _device(model: Transformer) -> torch.device:
+    return next(model.parameters()).device
+
+
 def _argmax(logits: torch.Tensor) -> torch.Tensor:
     logits = logits.float().clone()
     logits[..., list(NEVER)] = float("-inf")
@@ -54,6 +58,7 @@ def _argmax(logits: torch.Tensor) -> torch.Tensor:
 def teacher_forced_accuracy(model: Transformer, tgt_in: torch.Tensor, tgt_out: torch.Tensor, causal: bool) -> float:
     """argmax == next token with the whole sentence as input (one parallel pass, as in training)."""
     model.eval()
+    tgt_in, tgt_out = tgt_in.to(_device(model)), tgt_out.to(_device(model))
     predicted = _argmax(model(None, tgt_in, causal=causal))  # (B, T)
     real = tgt_out != PAD_ID
     return float(((predicted == tgt_out) & real).sum()) / max(int(real.sum()), 1)
@@ -64,6 +69,7 @@ def free_running_accuracy(model: Transformer, tgt_in: torch.Tensor, tgt_out: tor
     """argmax == next token when position t is computed from tokens 0..t only (the future cut
     off, as in generation); one batched pass per prefix length."""
     model.eval()
+    tgt_in, tgt_out = tgt_in.to(_device(model)), tgt_out.to(_device(model))
     hits = total = 0
     for t in range(tgt_in.size(1)):
         real = tgt_out[:, t] != PAD_ID  # (B,) rows that still have a token to predict at t
@@ -82,13 +88,14 @@ def greedy_continue(model: Transformer, prompt_ids: list[list[int]], causal: boo
     it), run with or without the causal mask — the way the model was trained. Prompts of one
     length are decoded as one batch."""
     model.eval()
+    device = _device(model)
     out: list[list[int]] = [[] for _ in prompt_ids]
     by_length: dict[int, list[int]] = {}
     for i, ids in enumerate(prompt_ids):
         by_length.setdefault(len(ids), []).append(i)
     for length, rows in by_length.items():
-        seq = torch.tensor([[BOS_ID] + prompt_ids[i] for i in rows], dtype=torch.long)  # (B, 1 + length)
-        done = torch.zeros(len(rows), dtype=torch.bool)
+        seq = torch.tensor([[BOS_ID] + prompt_ids[i] for i in rows], dtype=torch.long, device=device)  # (B, 1 + n)
+        done = torch.zeros(len(rows), dtype=torch.bool, device=device)
         for _ in range(min(max_new, model.config.max_len - 1 - length)):
             nxt = _argmax(model(None, seq, causal=causal)[:, -1])  # (B,)
             for k, (i, token) in enumerate(zip(rows, nxt.tolist())):
@@ -134,9 +141,9 @@ def future_mass(model: Transformer, tgt_in: torch.Tensor, causal: bool) -> float
     """Mean attention weight that a real query puts on *later* positions (j > i), over every
     decoder self-attention head and layer: exactly 0 under the causal mask."""
     model.eval()
-    with record(model) as trace:
-        model(None, tgt_in, causal=causal)
-    real = (tgt_in != PAD_ID).float()  # (B, T) query rows that are tokens
+    with record(model) as trace:  # (the trace holds its tensors on the CPU)
+        model(None, tgt_in.to(_device(model)), causal=causal)
+    real = (tgt_in.cpu() != PAD_ID).float()  # (B, T) query rows that are tokens
     masses = []
     for layer in range(model.config.n_decoder_layers):
         att = trace.attention("decoder_self", layer)  # (B, h, T, T)

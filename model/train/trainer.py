@@ -208,22 +208,24 @@ class Trainer:
                 raise TrainingError(f"out of GPU memory at step {step} ({size}, d_model {self.model.config.d_model}): "
                                     f"use a smaller {flag} or model") from None
 
-    def _inputs(self, batch: Batch) -> tuple[tuple, dict, torch.Tensor, int]:
-        """(model args, keyword args, labels, tokens read) for this model's objective; labels
-        are PAD_ID where nothing is to be predicted. The batch is on the CPU (MLM masks are
-        drawn there, so a seed repeats them on any device)."""
+    def _inputs(self, batch: Batch) -> tuple[tuple, dict, torch.Tensor, int, int]:
+        """(model args, keyword args, labels, tokens read, labels to predict) for this model's
+        objective; labels are PAD_ID where nothing is to be predicted. The batch is on the CPU
+        (MLM masks are drawn there, so a seed repeats them on any device), and both counts are
+        taken there, before the move: counting on the device would wait for it."""
         if self.objective == "mlm":
             masked = mask_tokens(batch.src, self.mask_id, self._mask_candidates, (PAD_ID, BOS_ID, EOS_ID),
                                  ignore_id=PAD_ID, generator=self._mask_generator)
-            read = int((masked.inputs != PAD_ID).sum())
-            return (masked.inputs.to(self.device),), {}, masked.labels.to(self.device), read
+            read, n_labels = int((masked.inputs != PAD_ID).sum()), int((masked.labels != PAD_ID).sum())
+            return (masked.inputs.to(self.device),), {}, masked.labels.to(self.device), read, n_labels
         causal = {"causal": self.config.causal_mask}
+        n_labels = int((batch.tgt_out != PAD_ID).sum())
         if self.objective == "lm":  # t predicts t + 1
             return (None, batch.tgt_in.to(self.device)), causal, batch.tgt_out.to(self.device), \
-                int((batch.tgt_in != PAD_ID).sum())
-        read = int((batch.src != PAD_ID).sum() + (batch.tgt_out != PAD_ID).sum())
+                int((batch.tgt_in != PAD_ID).sum()), n_labels
+        read = int((batch.src != PAD_ID).sum()) + n_labels
         batch = batch.to(self.device)
-        return (batch.src, batch.tgt_in), causal, batch.tgt_out, read
+        return (batch.src, batch.tgt_in), causal, batch.tgt_out, read, n_labels
 
     def _logits(self, args: tuple, kwargs: dict) -> torch.Tensor:
         with self._autocast():
@@ -231,7 +233,7 @@ class Trainer:
 
     def _forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, int]:
         """(logits, labels, tokens read) of one batch."""
-        args, kwargs, labels, read = self._inputs(batch)
+        args, kwargs, labels, read, _ = self._inputs(batch)
         return self._logits(args, kwargs), labels, read
 
     def _step(self, step: int) -> StepEvent:
@@ -239,14 +241,13 @@ class Trainer:
         procs = self.procs
         self.model.train()
         micro = [self._inputs(b) for b in self.batches.next_step()]
-        local_labels = sum(int((labels != PAD_ID).sum()) for _, _, labels, _ in micro)
-        n_labels, = all_reduce_sum([local_labels], procs)
+        n_labels, = all_reduce_sum([sum(m[4] for m in micro)], procs)
         n_labels = max(n_labels, 1)
         scale = procs.world_size / n_labels
         self.optimizer.zero_grad(set_to_none=True)
         exact = torch.float32 if self.device.type == "mps" else torch.float64  # (MPS has no float64)
         totals = torch.zeros(2, dtype=exact, device=self.device)  # summed loss, correct argmaxes
-        for i, (args, kwargs, labels, _) in enumerate(micro):
+        for i, (args, kwargs, labels, _, _) in enumerate(micro):
             last = i == len(micro) - 1
             with contextlib.nullcontext() if last or not procs.distributed else self.ddp.no_sync():
                 logits = self._logits(args, kwargs)
@@ -255,25 +256,28 @@ class Trainer:
             with torch.no_grad():
                 correct = ((logits.argmax(-1) == labels) & (labels != PAD_ID)).sum()
                 totals += torch.stack([loss.detach().to(exact), correct.to(exact)])
-        loss_sum, correct, read = all_reduce_sum([*totals.tolist(), sum(r for *_, r in micro)], procs)
-        return self._update(step, start, loss_sum / n_labels, correct / n_labels, read)
+        # The gradient norm (DDP has already averaged the gradients: every rank's is the same)
+        # and the summed loss and hits come to the host together: the step's one wait on the device.
+        max_norm = self.config.clip_grad if self.config.clip_grad is not None else float("inf")
+        norm = torch.nn.utils.clip_grad_norm_(self.optimizer.param_groups[0]["params"], max_norm)
+        loss_sum, hits, grad_norm = torch.cat([totals, norm.detach().to(exact).reshape(1)]).tolist()
+        loss_sum, correct, read = all_reduce_sum([loss_sum, hits, sum(m[3] for m in micro)], procs)
+        return self._update(step, start, loss_sum / n_labels, correct / n_labels, read, grad_norm)
 
-    def _update(self, step: int, start: float, loss: float, acc: float, read: float) -> StepEvent:
+    def _update(self, step: int, start: float, loss: float, acc: float, read: float, grad_norm: float) -> StepEvent:
+        """Refuse a non-finite loss or gradient (the weights stay those of the last good step),
+        else apply the (already clipped) gradients."""
         lr = self.optimizer.param_groups[0]["lr"]
         if not math.isfinite(loss):
             self.optimizer.zero_grad(set_to_none=True)
             raise TrainingError(f"loss became {loss} at step {step} (lr {lr:.3g}); the weights are those "
                                 "after the last good step. Lower the learning rate (lr_scale) or raise warmup.")
-        max_norm = self.config.clip_grad if self.config.clip_grad is not None else float("inf")
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.optimizer.param_groups[0]["params"], max_norm))
         if not math.isfinite(grad_norm):
             self.optimizer.zero_grad(set_to_none=True)
             raise TrainingError(f"gradient norm became {grad_norm} at step {step} (lr {lr:.3g}); the weights are "
                                 "those after the last good step. Lower the learning rate or set clip_grad.")
         self.optimizer.step()
-        self.scheduler.step()
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
+        self.scheduler.step()  # (the device applies it while the next batch is built: no wait here)
         dt = time.perf_counter() - start
         self.elapsed += dt
         self.tokens_read += read
