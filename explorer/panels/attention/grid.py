@@ -1,4 +1,8 @@
-"""The all-heads view: every head of the selected layer, for one kind or for every kind.
+"""The all-heads view: every head of every layer, for one kind or for every kind.
+
+A model with more maps than ALL_LAYERS_MAX (all-MiniLM-L6-v2: 6 layers × 12 heads) shows the
+selected layer's heads instead, its section title naming the layer (the Layer box picks it):
+one live map costs a few milliseconds to draw, and 72 of them would stall a frame.
 
 One `Heatmap` per head (titled "L2 H3", one title per map), in a `HeatmapGrid`: the maps take
 the columns that make them largest on the screen, and the grid scrolls when they do not fit,
@@ -19,6 +23,9 @@ SHORT_TITLES = {"encoder": "Encoder self-attention", "decoder_self": "Decoder ma
                 "cross": "Cross-attention (target × source)"}
 
 
+ALL_LAYERS_MAX = 48  # maps drawn at once before the grid shows one layer at a time
+
+
 def head_label(layer: int, head: int) -> str:
     """A head as the user reads it, counted from 1 ("L2 H3" is layer index 1, head index 2)."""
     return f"L{layer + 1} H{head + 1}"
@@ -36,9 +43,9 @@ class AttentionGrid(HeatmapGrid):
         self.data: AttentionData | None = None
         self.edits: dict = {}  # {(kind, layer, head): op} of the frame drawn
         self._selection = ("encoder", 0, 0)
-        self.drawn: dict[str, int] = {}  # kind → the layer its maps show
+        self.drawn: dict[str, list[int]] = {}  # kind → the layers its maps show
         self._wired: set[int] = set()
-        self._kinds: list[str] = []  # the kinds drawn, in section order
+        self._sections: list[tuple[str, int]] = []  # (kind, layer) of each section drawn, in order
 
     def show_kinds(self, kinds: list[str]) -> None:
         """One section of maps per kind."""
@@ -54,24 +61,30 @@ class AttentionGrid(HeatmapGrid):
         layer = self._selection[1]
         return max(0, min(layer, self.data.n_layers(kind) - 1)) if self.data is not None else 0
 
+    def layers_drawn(self, kind: str) -> list[int]:
+        """Every layer of `kind` when the shown kinds' maps are few enough, else the selected one."""
+        data = self.data
+        total = sum(data.n_layers(k) * data.n_heads(k) for k in self.shown if k in data.weights)
+        return list(range(data.n_layers(kind))) if total <= ALL_LAYERS_MAX else [self.layer_of(kind)]
+
     def set_data(self, data: AttentionData) -> None:
-        """Draw the selected layer's heads of every shown kind, labelled with this frame's tokens."""
+        """Draw the heads of every shown kind, layer by layer, labelled with this frame's tokens."""
         self.data = data
         kinds = [k for k in self.shown if k in data.weights]
+        self.drawn = {kind: self.layers_drawn(kind) for kind in kinds}
+        keys = [(kind, layer) for kind in kinds for layer in self.drawn[kind]]
         sections = []
-        for kind in kinds:
-            layer = self.layer_of(kind)
+        for kind, layer in keys:
             titles = [head_label(layer, h) + self._edit_mark(kind, layer, h) for h in range(data.n_heads(kind))]
             sections.append((f"{SHORT_TITLES.get(kind, kind)} · layer {layer + 1}", titles))
-        for kind, maps in zip(kinds, self.set_sections(sections)):
-            layer = self.drawn[kind] = self.layer_of(kind)
-            queries, keys = data.labels[kind]
+        for (kind, layer), maps in zip(keys, self.set_sections(sections)):
+            queries, tokens = data.labels[kind]
             heads = data.weights.layers(kind)[layer]
             for h, m in enumerate(maps):
-                m.set_data(heads[h], queries, keys, allowed=data.allowed[kind])
+                m.set_data(heads[h], queries, tokens, allowed=data.allowed[kind])
                 m.describe = self._describer(kind, layer, h)
                 self._wire(m)
-        self._kinds = kinds
+        self._sections = keys
         self._mark_selection()
 
     def _edit_mark(self, kind: str, layer: int, head: int) -> str:
@@ -97,24 +110,25 @@ class AttentionGrid(HeatmapGrid):
         m.cellClicked.connect(lambda _r, _c, m=m: self._clicked(m))
 
     def _clicked(self, m) -> None:
-        for kind, maps in zip(self._kinds, self.maps):
+        for (kind, layer), maps in zip(self._sections, self.maps):
             if m in maps:
-                self.cellClicked.emit(kind, self.drawn[kind], maps.index(m))
+                self.cellClicked.emit(kind, layer, maps.index(m))
 
     def select(self, kind: str, layer: int, head: int) -> None:
-        """Frame the selected head; another layer than drawn draws that layer's heads."""
+        """Frame the selected head; a layer not drawn draws that layer's heads."""
         self._selection = (kind, layer, head)
-        if self.data is not None and kind in self.drawn and self.layer_of(kind) != self.drawn[kind]:
+        if self.data is not None and kind in self.drawn and self.layer_of(kind) not in self.drawn[kind]:
             self.set_data(self.data)
             return
         self._mark_selection()
 
     def _mark_selection(self) -> None:
-        kind, _layer, head = self._selection
-        for k, maps in zip(self._kinds, self.maps):
+        kind, layer, head = self._selection
+        for key, maps in zip(self._sections, self.maps):
             for h, m in enumerate(maps):
-                m.mark((k, h) == (kind, head))
+                m.mark(key == (kind, self.layer_of(kind)) and h == head)
 
-    def map_of(self, kind: str, head: int):
-        """The map drawing `head` of `kind` (for the panel and tests)."""
-        return self.maps[self._kinds.index(kind)][head]
+    def map_of(self, kind: str, head: int, layer: int | None = None):
+        """The map drawing `head` of `kind` in `layer` (default: the selected layer)."""
+        key = (kind, self.layer_of(kind) if layer is None else layer)
+        return self.maps[self._sections.index(key)][head]
