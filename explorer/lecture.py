@@ -182,15 +182,19 @@ class LectureTools(QObject):
         row = QHBoxLayout(self.strip)
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(6)
-        row.addStretch(1)  # room the row gives the strip goes before its controls, not into "1/12"
+        row.addStretch(1)
         self.leave_action.setIconText("Leave")
         self.leave_action.setToolTip("Leave presentation mode (Esc or F11)")
-        # A tour's controls too, while presenting: their toolbar row took another 48 px of a 720-px
-        # beamer under the caption (the training scene scrolled both ways).
-        self.strip_scene = QLabel("")
+        self.tour_offer = QToolButton()  # with no tour open, the room's first step is one click away
+        self.tour_offer.setObjectName("presenter_start_tour")
+        self.tour_offer.setDefaultAction(self.default_tour_action)
+        self.tour_offer.setText("Start the tour ▶")
+        self.tour_offer.setToolTip("Start the paper tour (PageDown)")
+        self.tour_offer.setToolButtonStyle(Qt.ToolButtonTextOnly)
+        row.addWidget(self.tour_offer)
+        self.strip_scene = QLabel("")  # a tour's controls while presenting: no toolbar row of their own
         self.strip_scene.setObjectName("presenter_scene")
-        self.strip_scene.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Preferred)  # (a 1024-px beamer showed
-        # "◀ 1/1" and a hand's width of nothing before "▶")
+        self.strip_scene.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Preferred)
         self.strip_tour: list[QWidget] = []
         for text, action in (("◀", self.prev_action), (None, None), ("▶", self.next_action),
                              ("Exit tour", self.exit_tour_action)):
@@ -218,6 +222,7 @@ class LectureTools(QObject):
         self.caption_bar.setObjectName("toolbar_caption")
         self.caption_bar.setMovable(False)
         self.caption = CaptionLabel("")  # the window's width, as many lines as that needs
+        self.caption.setObjectName("tour_caption")  # (presenting: the stylesheet's caption size)
         self.caption.setTextFormat(Qt.PlainText)
         font = self.caption.font()
         font.setPointSizeF(font.pointSizeF() * CAPTION_SCALE)
@@ -253,6 +258,7 @@ class LectureTools(QObject):
         self.toolbar.setVisible(touring and not presenting)
         for widget in self.strip_tour:
             widget.setVisible(touring and presenting)
+        self.tour_offer.setVisible(presenting and not touring)
         input_bar = getattr(self.window, "input_bar", None)
         if input_bar is not None:
             input_bar.refit_later()  # the row's tail changed width
@@ -389,11 +395,17 @@ class LectureTools(QObject):
         self.caption_bar.setVisible(True)
 
     def _on_tour_closed(self) -> None:
+        """No tour: its controls and caption go; the layout is whole again — every dock, or while
+        presenting the front panel alone filling the window (never a squeezed neighbour)."""
         self._show_tour_controls(False)
         self.scene_label.setText("")
         self.strip_scene.setText("")
         self.caption.setText("")
         self._place_tour_controls()
+        if self.presentation.active:
+            self.presentation.show_only([self.presentation.front_panel()])
+        else:
+            self.window.show_every_dock()
 
 
 __all__ = ["LectureTools", "ExportDialog"]
