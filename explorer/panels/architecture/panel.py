@@ -206,6 +206,7 @@ class ArchitecturePanel(QWidget):
         tokenizers["out"] = tokenizers["tgt"] or tokenizers["src"]
         for axis, item in self.figure.token_texts.items():
             characters = getattr(tokenizers.get(axis), "kind", "") == "char"
+            item.setToolTip(" ".join(pieces.get(axis) or []))
             label = self.figure.token_labels.get(axis)
             centre = (label or item).sceneBoundingRect().center().x()
             if self.figure.inline and label is not None:  # "Inputs  a t t e n t i o n" on one line
@@ -225,12 +226,11 @@ class ArchitecturePanel(QWidget):
     # -- selection ----------------------------------------------------------------------------
 
     def _token_room(self, axis: str) -> float:
-        """How wide a token line may be: its column and a little (beside it sit the positional
-        encoding's shape labels), or twice the column when the model has only one stack."""
+        """A token line's box: its column's width, so it never reaches the positional encoding
+        beside the column (a longer line is shortened with "…", the whole in the tooltip)."""
         widths = self.figure.column_width
-        if "src" not in widths or "tgt" not in widths:
-            return 2 * widths[axis]
-        return widths[axis] + (20 if self.figure.inline else 40)
+        return widths.get(axis) or widths.get("tgt") or widths.get("src") or 200.0
+
     def _clicked(self, key: str) -> None:
         self.state.select_step_named(key)
 
