@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog
 from explorer.caption_label import CaptionLabel
 from explorer import export
 from explorer.panel_dock import full_title
-from explorer.presentation import THEMES, PresentationMode, apply_theme, read_theme
+from explorer.presentation import THEMES, PresentationMode, read_theme
 from explorer.scenes import TOUR_PATH, SceneDeck, SceneError, Tour, capture, save_tour
 
 PAPER_HELP = """Where each section of Attention Is All You Need (Vaswani et al., 2017) is in this app:

@@ -8,12 +8,11 @@ from __future__ import annotations
 import torch
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QStandardItemModel
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton,
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton,
                                QSizePolicy, QSpinBox, QStyle, QVBoxLayout, QWidget)
 
 from explorer import style
 from explorer.eliding_combo import ElidingComboBox
-from explorer.panels.training.progress_bar import FittingProgressBar
 from explorer.panels.training.setup import (BUILTIN_TASKS, KIND_TASKS, LANGUAGE_MODELS, LECTURE, MODEL_KINDS,
                                             MODEL_PRESETS, PRESET_LABELS, lecture_request)
 from model.train.presets import LECTURE_PRESETS
@@ -179,11 +178,11 @@ class TrainingControls(QWidget):
         self.button_grid.setVerticalSpacing(3)
         self.one_row: bool | None = None
 
-        self.progress = FittingProgressBar()
+        self.progress = QProgressBar()  # its text is the run's line; Qt elides what does not fit
         self.progress.setRange(0, DEFAULT_STEPS["tiny"])
         self.progress.setValue(0)
         self.progress.setTextVisible(True)
-        self.progress.set_text("not started")
+        self.progress.setFormat("not started")
         self.progress.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
         self.progress.setMinimumHeight(28)
         self.progress.setAlignment(Qt.AlignCenter)
@@ -407,7 +406,8 @@ class TrainingControls(QWidget):
     def set_progress(self, step: int, total: int, text: str) -> None:
         self.progress.setRange(0, max(1, total))
         self.progress.setValue(min(step, total))
-        self.progress.set_text(text)
+        self.progress.setFormat(text)
+        self.progress.setToolTip(text)
 
 
 __all__ = ["ACTIVE_PHASES", "TrainingControls", "continue_refusal", "CONTINUE", "TSV", "DEFAULT_STEPS"]
