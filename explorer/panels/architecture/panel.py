@@ -18,6 +18,7 @@ from model.nn.step_names import readable_step_name
 from explorer.panels.architecture.diagram_items import BlockItem
 from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.panels.architecture.figure1 import Figure, Figure1Builder
+from explorer.screen import ScreenClass
 from explorer.state import attention_of_step
 
 TOKENS_GAP = 14.0  # between "Inputs" and its tokens on one line
@@ -84,10 +85,12 @@ class ArchitecturePanel(QWidget):
         self.expand_button.toggled.connect(self.set_expanded)
         buttons = QHBoxLayout()
         buttons.addWidget(self.expand_button)
+        self.zoom_buttons: list[QToolButton] = []
         for label, tip, slot in (("−", "Zoom out", lambda: self.view.zoom(1 / 1.25)),
                                  ("+", "Zoom in", lambda: self.view.zoom(1.25)),
                                  ("Fit", "Fit the whole figure", self.view.fit)):
             b = QToolButton(text=label)
+            self.zoom_buttons.append(b)
             b.setToolTip(tip)
             b.setMinimumWidth(40)
             b.clicked.connect(slot)
@@ -127,6 +130,15 @@ class ArchitecturePanel(QWidget):
         self.expand_button.setChecked(self.expanded)
         self.expand_button.setText("Collapse to N×" if self.expanded else "Expand all layers")
         self._rebuild()
+
+    def apply_screen_class(self, cls: ScreenClass) -> None:
+        """WIDE and PROJECTOR: the buttons and the current step's caption on one row over the
+        figure. NARROW: the caption folded into the figure's tooltip and the zoom buttons gone
+        (the wheel zooms), so the figure keeps the room."""
+        narrow = cls is ScreenClass.NARROW
+        self.caption.setVisible(not narrow)
+        for button in self.zoom_buttons:
+            button.setVisible(not narrow)
 
     # -- building ---------------------------------------------------------------------------
     def _measure(self) -> None:
