@@ -378,7 +378,6 @@ class StepperPanel(QWidget):
         heads = tensor.shape[step.axes.index("head")] if has_head else 1
         self.stats_label.setText(f"all {heads} heads: {stats}" if heads > 1 else stats)
         self.readout.setText(HOVER_HINT)
-        self._fit_column()
 
     def _titles(self, name: str, row_axis: str, col_axis: str) -> tuple[str | None, str | None]:
         """Axis titles: an attention map's rows are its queries and its columns its keys ("query
@@ -414,4 +413,3 @@ class StepperPanel(QWidget):
     def _on_hover(self, text: str) -> None:
         if text:
             self.readout.setText(text)
-            self._fit_column()

@@ -264,7 +264,6 @@ class TrainingControls(QWidget):
         """“Back to <the session's model>”, enabled while a run's model is shown in its place."""
         self.back_button.setText(f"Back to {name}" if name else "Back to the loaded model")
         self.back_button.setEnabled(enabled)
-        self._fit_buttons()  # (a longer name needs a wider column)
 
     def set_model_defaults(self, bundle) -> bool:
         """A new run learns the loaded model's own task with its kind (gpt-facts: facts, decoder-only).
