@@ -47,10 +47,14 @@ def _whole_layout(window) -> list[str]:
         front = next((d for d in group if d.isVisible()), None)
         if front is None:
             broken.append(f"{name}: no tab of its group shown")
-        elif dock.isVisible():
+        elif dock.isVisible() and not dock.visibleRegion().isEmpty():  # (on screen, not behind a tab)
             least = dock.minimumSizeHint()
             if dock.width() < least.width() or dock.height() < least.height():
                 broken.append(f"{name}: {dock.size().toTuple()} < {least.toTuple()}")
+            panel = window.panels.built(name)  # a strip: the panel's controls cut, its room scrolled sideways
+            if panel is not None and dock.widget().viewport().width() < panel.minimumSizeHint().width():
+                broken.append(f"{name}: {dock.widget().viewport().width()} px for a panel of "
+                              f"{panel.minimumSizeHint().width()} px")
     return broken
 
 
