@@ -177,7 +177,7 @@ class PresentationMode(QObject):
             w.hide()
         self._toast(True)
         self._was_maximized = self.window.isMaximized()
-        self._geometry = self.window.saveGeometry()
+        self._geometry = self.window.geometry()  # the window's own rectangle, given back exactly
         self._dock_state = self.window.saveState()
         self._show_switcher(True)
         self.show_only([panel or self._opening_panel()])
@@ -201,7 +201,7 @@ class PresentationMode(QObject):
         if self.window.isFullScreen():
             self.window.showMaximized() if self._was_maximized else self.window.showNormal()
         if not self._was_maximized and self._geometry is not None:
-            self.window.restoreGeometry(self._geometry)
+            self.window.setGeometry(self._geometry)
         self._restore_docks()
         self._refresh_views()
         self.toggled.emit(False)
