@@ -185,13 +185,13 @@ class LectureTools(QObject):
         row.addStretch(1)
         self.leave_action.setIconText("Leave")
         self.leave_action.setToolTip("Leave presentation mode (Esc or F11)")
-        self.tour_offer = QToolButton()  # with no tour open, the room's first step is one click away
+        self.tour_offer = QToolButton()  # presenting with no tour open: on Figure 1's row (`_offer_tour`)
         self.tour_offer.setObjectName("presenter_start_tour")
         self.tour_offer.setDefaultAction(self.default_tour_action)
         self.tour_offer.setText("Start the tour ▶")
         self.tour_offer.setToolTip("Start the paper tour (PageDown)")
         self.tour_offer.setToolButtonStyle(Qt.ToolButtonTextOnly)
-        row.addWidget(self.tour_offer)
+        self.tour_offer.hide()
         self.strip_scene = QLabel("")  # a tour's controls while presenting: no toolbar row of their own
         self.strip_scene.setObjectName("presenter_scene")
         self.strip_scene.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Preferred)
@@ -258,10 +258,17 @@ class LectureTools(QObject):
         self.toolbar.setVisible(touring and not presenting)
         for widget in self.strip_tour:
             widget.setVisible(touring and presenting)
-        self.tour_offer.setVisible(presenting and not touring)
+        self._offer_tour(presenting and not touring)
         input_bar = getattr(self.window, "input_bar", None)
         if input_bar is not None:
             input_bar.refit_later()  # the row's tail changed width
+
+    def _offer_tour(self, on: bool) -> None:
+        """"Start the tour" on the Architecture panel's button row, where presenting opens."""
+        panel = self.window.panels.built("architecture") if on else None
+        if panel is not None and hasattr(panel, "add_to_row") and self.tour_offer.parentWidget() is None:
+            panel.add_to_row(self.tour_offer)
+        self.tour_offer.setVisible(on and self.tour_offer.parentWidget() is not None)
 
     def next_scene(self) -> None:
         """PageDown: the next scene, or with no tour open the paper tour from its start."""

@@ -29,6 +29,7 @@ from explorer.scaling import applied_scale, plot_views, register_window, set_sca
 
 SCALE_KEY = "presentation/scale"
 THEME_KEY = "appearance/theme"
+SWITCHER_CHARS = 12  # the panel chooser's width in characters: "Architecture" whole
 FRONT_PANEL = "architecture"  # presenting opens on Figure 1, with the tour offered
 DEFAULT_SCALE = 1.5  # 12 pt → 18 pt: legible from the back of a 200-seat room on 1280×720
 SEQUENTIAL = style.SEQUENTIAL  # one colour map in every theme and in presentation mode
@@ -260,7 +261,8 @@ class PresentationMode(QObject):
             self.switcher = ElidingComboBox()
             self.switcher.setObjectName("presentation_panel_chooser")
             self.switcher.setToolTip("The panel shown while presenting")
-            self.switcher.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+            self.switcher.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+            self.switcher.setMinimumContentsLength(SWITCHER_CHARS)  # longer names elide ("Architecture")
             for i, (name, dock) in enumerate(self.window.docks.items()):  # the tab's short name, the whole on hover
                 self.switcher.addItem(dock.windowTitle(), name)
                 self.switcher.setItemData(i, full_title(dock), Qt.ItemDataRole.ToolTipRole)

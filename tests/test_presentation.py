@@ -73,8 +73,9 @@ def assert_one_line_of_lecture_chrome(window, qtbot):
     assert abs((strip_top + lecture.strip.height() / 2) - (status_top + bar.status.height() / 2)) < 4  # one row
     assert lecture.strip.mapTo(bar, QPoint(lecture.strip.width(), 0)).x() <= bar.width()  # inside the bar
     front = switcher.itemText(switcher.currentIndex())
-    shown = switcher.shown_text()  # the panel's name whole, or its start and "…", never cut mid-letter
-    assert shown == front or (shown.endswith("…") and front.startswith(shown[:-1].rstrip()))
+    shown = switcher.shown_text()  # the panel's name whole, its name without "(…)", or its start and "…"
+    assert front.startswith(shown.removesuffix("…").rstrip()) and (shown == front or " (" in front
+                                                                   or shown.endswith("…"))
     leave = lecture.strip.findChild(QToolButton, "presenter_leave")
     assert leave.isVisible() and leave.fontMetrics().horizontalAdvance(leave.text()) <= leave.width()
     if window.state.result is not None:  # the output whole, or twice the echo's share of the row

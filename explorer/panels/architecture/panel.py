@@ -83,7 +83,7 @@ class ArchitecturePanel(QWidget):
         self.expand_button = QToolButton(text="Expand all layers", checkable=True)
         self.expand_button.setToolTip("Draw every layer instead of one layer marked N×")
         self.expand_button.toggled.connect(self.set_expanded)
-        buttons = QHBoxLayout()
+        self.row = buttons = QHBoxLayout()
         buttons.addWidget(self.expand_button)
         self.zoom_buttons: list[QToolButton] = []
         for label, tip, slot in (("−", "Zoom out", lambda: self.view.zoom(1 / 1.25)),
@@ -130,6 +130,10 @@ class ArchitecturePanel(QWidget):
         self.expand_button.setChecked(self.expanded)
         self.expand_button.setText("Collapse to N×" if self.expanded else "Expand all layers")
         self._rebuild()
+
+    def add_to_row(self, widget: QWidget) -> None:
+        """A widget at the end of the buttons' row (presenting: "Start the tour")."""
+        self.row.addWidget(widget)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """WIDE and PROJECTOR: the buttons and the current step's caption on one row over the

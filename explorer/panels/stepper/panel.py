@@ -218,10 +218,13 @@ class StepperPanel(QWidget):
             widget.setVisible(True)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """WIDE: the texts above and below the map (its dock is tall). PROJECTOR: beside the map,
-        in a column that scrolls, so the map keeps the height. NARROW: above and below, the code
-        path and the shape folded away (the title's tooltip names the step)."""
-        self._arrange(cls is ScreenClass.PROJECTOR)
+        """WIDE, and a projector while presenting (the panel fills the window): the texts beside
+        the map in a column that scrolls, so the map keeps the height. PROJECTOR in a window
+        shared with other docks: above and below the map. NARROW: above and below, the code path
+        and the shape folded away (the title's tooltip names the step)."""
+        presentation = getattr(getattr(self.window(), "lecture", None), "presentation", None)
+        presenting = presentation is not None and presentation.active
+        self._arrange(cls is ScreenClass.WIDE or (cls is ScreenClass.PROJECTOR and presenting))
         folded = cls is ScreenClass.NARROW
         for widget in (self.path_label, self.shape_label):
             widget.setVisible(not folded)
