@@ -122,7 +122,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._build_status_bar()
         self.lecture = LectureTools(self)  # presentation mode, themes, scenes, exports
-        self.lecture.presentation.toggled.connect(lambda *_: self.reclassify())
+        self.lecture.presentation.toggled.connect(lambda *_: self.reclassify(tell=True))
         self.resize(1280, 800)
         self._default_state = self.saveState(LAYOUT_VERSION)
         self._default_geometry = self.saveGeometry()
@@ -239,13 +239,14 @@ class MainWindow(QMainWindow):
         self._tidy_tab_bars_later()
         return dock
 
-    def reclassify(self) -> ScreenClass:
-        """The window's screen class from its size and whether it is presenting; on a change every
-        panel built so far is told (`apply_screen_class`), and panels built later are told at once."""
+    def reclassify(self, tell: bool = False) -> ScreenClass:
+        """The window's screen class from its size and whether it is presenting; on a change (or
+        with `tell`: presentation toggled, which some panels' projector layouts depend on) every
+        panel built so far is told (`apply_screen_class`); panels built later are told at once."""
         lecture = getattr(self, "lecture", None)
         presenting = lecture is not None and lecture.presentation.active
         cls = classify(self.width(), self.height(), presenting)
-        if cls != self.screen_class:
+        if cls != self.screen_class or tell:
             self.screen_class = cls
             for name in self.panels:
                 panel = self.panels.built(name)

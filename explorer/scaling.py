@@ -106,6 +106,13 @@ def _rescale_axis(axis: pg.AxisItem, ratio: float) -> None:
                       **{**axis.labelStyle, "font-size": f"{points:.1f}pt"})
 
 
+def _title_row(plot: pg.PlotItem) -> None:
+    """The title's row as tall as the title drawn (pyqtgraph fixes it at 30 px)."""
+    height = max(30.0, plot.titleLabel.item.boundingRect().height() + 4)
+    plot.titleLabel.setMaximumHeight(height)
+    plot.layout.setRowFixedHeight(0, height)
+
+
 def rescale_scene(view: QGraphicsView, ratio: float) -> None:
     """Axes, titles, text and curve widths of one pyqtgraph canvas, in place."""
     for item in view.scene().items():
@@ -118,6 +125,9 @@ def rescale_scene(view: QGraphicsView, ratio: float) -> None:
                     item.setText(item.text, size=f"{float(size[:-2]) * ratio:.1f}pt")
                 except ValueError:
                     pass
+                plot = item.parentItem()
+                if isinstance(plot, pg.PlotItem) and plot.titleLabel is item and item.isVisible():
+                    _title_row(plot)
         elif isinstance(item, pg.PlotDataItem):
             pen = item.opts.get("pen")
             if pen is not None:

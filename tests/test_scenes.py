@@ -356,7 +356,7 @@ def test_a_tour_on_a_720_beamer_keeps_every_scene_on_screen(qtbot, tmp_path, siz
             scrolls = (area.verticalScrollBar().maximum(), area.horizontalScrollBar().maximum())
             assert scrolls == (0, 0), (scene.name, scrolls, panel.minimumSizeHint(), area.viewport().size())
             for inner in panel.findChildren(QScrollArea):  # nor does a page inside it (the BERT bars did)
-                if inner.isVisible():
+                if inner.isVisible() and inner.objectName() != "step_texts":  # (the step's texts may scroll)
                     assert inner.verticalScrollBar().maximum() == 0, (scene.name, inner.widget())
                     assert inner.horizontalScrollBar().maximum() == 0, (scene.name, inner.widget())
             # no canvas laid out past its view (the waves' title ran their plot 170 px out at 1024,

@@ -137,12 +137,14 @@ class ArchitecturePanel(QWidget):
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """WIDE and PROJECTOR: the buttons and the current step's caption on one row over the
-        figure. NARROW: the caption folded into the figure's tooltip and the zoom buttons gone
+        figure (presenting: Fit alone of the zoom buttons, the wheel zooms). NARROW: the caption folded into the figure's tooltip and the zoom buttons gone
         (the wheel zooms), so the figure keeps the room."""
         narrow = cls is ScreenClass.NARROW
+        presentation = getattr(getattr(self.window(), "lecture", None), "presentation", None)
+        presenting = presentation is not None and presentation.active
         self.caption.setVisible(not narrow)
-        for button in self.zoom_buttons:
-            button.setVisible(not narrow)
+        for button in self.zoom_buttons:  # (presenting keeps Fit: the row has the tour's offer)
+            button.setVisible(not narrow and not (presenting and button.text() != "Fit"))
 
     # -- building ---------------------------------------------------------------------------
     def _measure(self) -> None:

@@ -164,6 +164,7 @@ class StepperPanel(QWidget):
         self.above, self.below = QVBoxLayout(), QVBoxLayout()
         self.body = QBoxLayout(QBoxLayout.TopToBottom)
         self.info = QScrollArea()
+        self.info.setObjectName("step_texts")  # (a column that scrolls by design when it is taller)
         self.info.setWidgetResizable(True)
         self.info.setFrameShape(QFrame.NoFrame)
         self.info.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
@@ -220,14 +221,13 @@ class StepperPanel(QWidget):
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """WIDE, and a projector while presenting (the panel fills the window): the texts beside
         the map in a column that scrolls, so the map keeps the height. PROJECTOR in a window
-        shared with other docks: above and below the map. NARROW: above and below, the code path
-        and the shape folded away (the title's tooltip names the step)."""
+        shared with other docks: above and below the map. Presenting folds the code path away and
+        NARROW the shape too (the title's tooltip names the step)."""
         presentation = getattr(getattr(self.window(), "lecture", None), "presentation", None)
         presenting = presentation is not None and presentation.active
         self._arrange(cls is ScreenClass.WIDE or (cls is ScreenClass.PROJECTOR and presenting))
-        folded = cls is ScreenClass.NARROW
-        for widget in (self.path_label, self.shape_label):
-            widget.setVisible(not folded)
+        self.path_label.setVisible(cls is not ScreenClass.NARROW and not presenting)  # (the title's tooltip)
+        self.shape_label.setVisible(cls is not ScreenClass.NARROW)
 
     def _build_shortcuts(self) -> None:
         """Window-wide keys; a focused text field takes them first (Qt's ShortcutOverride)."""
