@@ -7,7 +7,6 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from explorer import style  # noqa: E402
 from explorer.panels.training.controls import TrainingControls  # noqa: E402
 from explorer.panels.training.live import progress_text, target_text  # noqa: E402
 from explorer.panels.training.setup import LECTURE, build_trainer  # noqa: E402
