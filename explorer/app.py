@@ -78,6 +78,13 @@ def collect_on_gui_thread():
     return GarbageCollector(interval=1.0)
 
 
+def present_at_start(window, args) -> None:
+    """`--presentation`: full screen on Figure 1 with the tour offered, unless a panel was asked
+    for (`--panel`, `--compare`)."""
+    asked = args.panel != "step" or args.compare
+    window.lecture.presentation.enter(panel=window.current_panel if asked else None)
+
+
 def run_app(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.screenshot:
@@ -132,7 +139,7 @@ def run_app(argv: list[str] | None = None) -> int:
     if args.theme:
         window.lecture.set_theme(args.theme)
     if args.presentation:
-        window.lecture.presentation.enter()
+        present_at_start(window, args)
     if args.scene:
         def open_scene(_result) -> None:  # after the first model is in: the scene may keep it
             state.resultChanged.disconnect(open_scene)

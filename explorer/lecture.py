@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QSize, Qt
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout,
-                               QInputDialog, QLabel, QLineEdit, QMenu, QPushButton, QSizePolicy, QSpinBox,
-                               QToolBar, QToolButton, QWidget)
+from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout,
+                               QInputDialog, QLabel, QMenu, QSizePolicy, QToolBar, QToolButton, QWidget)
 
 from explorer.caption_label import CaptionLabel
+from explorer.export_dialog import ExportDialog
 from explorer import export
 from explorer.panel_dock import full_title
-from explorer.presentation import THEMES, PresentationMode, apply_theme, read_theme
+from explorer.presentation import THEMES, PresentationMode, read_theme
 from explorer.scenes import TOUR_PATH, SceneDeck, SceneError, Tour, capture, save_tour
 
 PAPER_HELP = """Where each section of Attention Is All You Need (Vaswani et al., 2017) is in this app:
@@ -38,54 +38,6 @@ PAPER_HELP = """Where each section of Attention Is All You Need (Vaswani et al.,
 Layers and heads are counted from 1 everywhere ("L2 H3" = layer 2, head 3).
 Help → Start the tour (or PageDown) walks through these in order."""
 CAPTION_SCALE = 1.4  # tour captions: this × the window's base font, readable from the back row
-
-class ExportDialog(QDialog):
-    """File → Export panel…: which dock, what size, which format, where."""
-
-    def __init__(self, window, parent=None):
-        super().__init__(parent or window)
-        self.setWindowTitle("Export a panel")
-        self.panel = QComboBox()
-        for name, dock in window.docks.items():
-            self.panel.addItem(full_title(dock), name)
-        self.width_box = QSpinBox(minimum=export.MIN_SIDE, maximum=export.MAX_SIDE, value=1920, suffix=" px")
-        self.height_box = QSpinBox(minimum=export.MIN_SIDE, maximum=export.MAX_SIDE, value=1080, suffix=" px")
-        self.format = QComboBox()
-        self.format.addItem("PNG (bitmap)", "png")
-        self.format.addItem("SVG (vector)", "svg")
-        self.path = QLineEdit(str(Path.home() / "panel.png"))
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(self._browse)
-        self.format.currentIndexChanged.connect(self._suffix)
-        size_row, path_row = QHBoxLayout(), QHBoxLayout()
-        size_row.addWidget(self.width_box)
-        size_row.addWidget(QLabel("×"))
-        size_row.addWidget(self.height_box)
-        path_row.addWidget(self.path, 1)
-        path_row.addWidget(browse)
-        form = QFormLayout(self)
-        form.addRow("Panel", self.panel)
-        form.addRow("Size", size_row)
-        form.addRow("Format", self.format)
-        form.addRow("File", path_row)
-        buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        form.addRow(buttons)
-
-    def choice(self) -> tuple[str, Path, QSize, str]:
-        return (self.panel.currentData(), Path(self.path.text()),
-                QSize(self.width_box.value(), self.height_box.value()), self.format.currentData())
-
-    def _suffix(self) -> None:
-        self.path.setText(str(Path(self.path.text()).with_suffix("." + self.format.currentData())))
-
-    def _browse(self) -> None:
-        fmt = self.format.currentData()
-        path, _ = QFileDialog.getSaveFileName(self, "Export to", self.path.text(), f"{fmt.upper()} (*.{fmt})")
-        if path:
-            self.path.setText(path)
-
 
 class LectureTools(QObject):
     """Menus, shortcuts and the lecture toolbar; owns the presentation mode and the scene deck."""
@@ -182,15 +134,19 @@ class LectureTools(QObject):
         row = QHBoxLayout(self.strip)
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(6)
-        row.addStretch(1)  # room the row gives the strip goes before its controls, not into "1/12"
+        row.addStretch(1)
         self.leave_action.setIconText("Leave")
         self.leave_action.setToolTip("Leave presentation mode (Esc or F11)")
-        # A tour's controls too, while presenting: their toolbar row took another 48 px of a 720-px
-        # beamer under the caption (the training scene scrolled both ways).
-        self.strip_scene = QLabel("")
+        self.tour_offer = QToolButton()  # presenting with no tour open: on Figure 1's row (`_offer_tour`)
+        self.tour_offer.setObjectName("presenter_start_tour")
+        self.tour_offer.setDefaultAction(self.default_tour_action)
+        self.tour_offer.setText("Start the tour ▶")
+        self.tour_offer.setToolTip("Start the paper tour (PageDown)")
+        self.tour_offer.setToolButtonStyle(Qt.ToolButtonTextOnly)
+        self.tour_offer.hide()
+        self.strip_scene = QLabel("")  # a tour's controls while presenting: no toolbar row of their own
         self.strip_scene.setObjectName("presenter_scene")
-        self.strip_scene.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Preferred)  # (a 1024-px beamer showed
-        # "◀ 1/1" and a hand's width of nothing before "▶")
+        self.strip_scene.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Preferred)
         self.strip_tour: list[QWidget] = []
         for text, action in (("◀", self.prev_action), (None, None), ("▶", self.next_action),
                              ("Exit tour", self.exit_tour_action)):
@@ -218,6 +174,7 @@ class LectureTools(QObject):
         self.caption_bar.setObjectName("toolbar_caption")
         self.caption_bar.setMovable(False)
         self.caption = CaptionLabel("")  # the window's width, as many lines as that needs
+        self.caption.setObjectName("tour_caption")  # (presenting: the stylesheet's caption size)
         self.caption.setTextFormat(Qt.PlainText)
         font = self.caption.font()
         font.setPointSizeF(font.pointSizeF() * CAPTION_SCALE)
@@ -253,9 +210,17 @@ class LectureTools(QObject):
         self.toolbar.setVisible(touring and not presenting)
         for widget in self.strip_tour:
             widget.setVisible(touring and presenting)
+        self._offer_tour(presenting and not touring)
         input_bar = getattr(self.window, "input_bar", None)
         if input_bar is not None:
             input_bar.refit_later()  # the row's tail changed width
+
+    def _offer_tour(self, on: bool) -> None:
+        """"Start the tour" on the Architecture panel's button row, where presenting opens."""
+        panel = self.window.panels.built("architecture") if on else None
+        if panel is not None and hasattr(panel, "add_to_row") and self.tour_offer.parentWidget() is None:
+            panel.add_to_row(self.tour_offer)
+        self.tour_offer.setVisible(on and self.tour_offer.parentWidget() is not None)
 
     def next_scene(self) -> None:
         """PageDown: the next scene, or with no tour open the paper tour from its start."""
@@ -389,11 +354,17 @@ class LectureTools(QObject):
         self.caption_bar.setVisible(True)
 
     def _on_tour_closed(self) -> None:
+        """No tour: its controls and caption go; the layout is whole again — every dock, or while
+        presenting the front panel alone filling the window (never a squeezed neighbour)."""
         self._show_tour_controls(False)
         self.scene_label.setText("")
         self.strip_scene.setText("")
         self.caption.setText("")
         self._place_tour_controls()
+        if self.presentation.active:
+            self.presentation.show_only([self.presentation.front_panel()])
+        else:
+            self.window.show_every_dock()
 
 
 __all__ = ["LectureTools", "ExportDialog"]

@@ -7,6 +7,8 @@ The window holds no logic of its own: panels observe `SessionState`, slow work g
 """
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
 from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QLabel, QMainWindow, QMessageBox, QProgressBar,
@@ -18,6 +20,7 @@ from explorer.dock_layout import LAYOUT_VERSION, LEFT_PANELS
 from explorer.input_bar import InputBar
 from explorer.lecture import PAPER_HELP, LectureTools
 from explorer.scenes import TOUR_PATH
+from explorer.screen import ScreenClass, classify
 from explorer.toast import StatusToast
 from explorer.lazy_panels import LazyPanels
 from explorer.panels import panel_classes
@@ -74,6 +77,13 @@ class PanelScroll(QScrollArea):
 EAGER_PANELS = ("decoding",)  # its two halves become tabs below 1200×600: it must see every size from the start
 
 
+@runtime_checkable
+class ScreenClassAware(Protocol):
+    """A panel that declares a layout per screen class (`explorer.screen`)."""
+
+    def apply_screen_class(self, cls: ScreenClass) -> None: ...
+
+
 def default_settings() -> QSettings:
     return QSettings("TransformerExplorer", "explorer")
 
@@ -103,6 +113,7 @@ class MainWindow(QMainWindow):
         self.addToolBar(Qt.TopToolBarArea, toolbar)
 
         self.current_panel: str | None = None  # the panel last brought forward (focus_panel)
+        self.screen_class = ScreenClass.PROJECTOR  # the class every panel's layout is declared for now
         self.panels = LazyPanels((cls.panel_name for cls in panel_classes()), self._build_panel)
         self._panel_classes = {cls.panel_name: cls for cls in panel_classes()}
         self._closing = False
@@ -111,6 +122,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._build_status_bar()
         self.lecture = LectureTools(self)  # presentation mode, themes, scenes, exports
+        self.lecture.presentation.toggled.connect(lambda *_: self.reclassify(tell=True))
         self.resize(1280, 800)
         self._default_state = self.saveState(LAYOUT_VERSION)
         self._default_geometry = self.saveGeometry()
@@ -148,6 +160,8 @@ class MainWindow(QMainWindow):
 
     def _build_panel(self, name: str) -> QWidget:
         panel = self._panel_classes[name](self.state, self)
+        if isinstance(panel, ScreenClassAware):
+            panel.apply_screen_class(self.screen_class)
         self.docks[name].widget().place(panel)
         return panel
 
@@ -225,6 +239,30 @@ class MainWindow(QMainWindow):
         self._tidy_tab_bars_later()
         return dock
 
+    def reclassify(self, tell: bool = False) -> ScreenClass:
+        """The window's screen class from its size and whether it is presenting; on a change (or
+        with `tell`: presentation toggled, which some panels' projector layouts depend on) every
+        panel built so far is told (`apply_screen_class`); panels built later are told at once."""
+        lecture = getattr(self, "lecture", None)
+        presenting = lecture is not None and lecture.presentation.active
+        cls = classify(self.width(), self.height(), presenting)
+        if cls != self.screen_class or tell:
+            self.screen_class = cls
+            for name in self.panels:
+                panel = self.panels.built(name)
+                if isinstance(panel, ScreenClassAware):
+                    panel.apply_screen_class(cls)
+        return cls
+
+    def show_every_dock(self) -> None:
+        """Every dock back: docked ones shown (tab groups keep their front tab), each at least its
+        panel's smallest useful size, the left and right columns shared as at start."""
+        for dock in self.docks.values():
+            if not dock.toggleViewAction().isChecked():  # closed (a tabbed dock behind its front is not)
+                dock.show()
+        self._size_docks(focus=self.current_panel)
+        self._tidy_tab_bars_later()
+
     def reset_layout(self) -> None:
         for dock in self.docks.values():
             dock.setFloating(False)
@@ -281,6 +319,10 @@ class MainWindow(QMainWindow):
         return hidden
 
     # -- events ------------------------------------------------------------------------------
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self.reclassify()
+
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
         self._tidy_tab_bars_later()

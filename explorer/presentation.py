@@ -4,10 +4,12 @@ A lecturer drives the explorer on a projector for a whole room: the text on a 12
 must be read from the back row, thin 1-px curves vanish on a washed-out image, and a dark
 room wants a dark theme. `PresentationMode` switches all of that in one step (F11) and back.
 
-How it scales without touching the panels: `style.font()` multiplies by `style.scale()` (for
-widgets built later), and `rescale()` walks the widgets already built — every widget with an
-explicitly set font, every pyqtgraph axis, text item, title and curve pen — multiplying by the
-ratio of the new factor to the old one. Themes are data (`explorer.theme.Palette`): the
+How it scales without touching the panels: the application font is set once at the larger size,
+and while presenting the stylesheet gives every widget that size (`presentation_sheet`); Qt puts
+each widget's own font back when the rule goes. pyqtgraph canvases do not follow the application
+font: `scaling.set_scale` redraws their axes, titles and pens at the factor, and `style.font()`
+gives items built later the same. The window is re-laid for the PROJECTOR screen class
+(`explorer.screen`): each panel picks its declared projector layout. Themes are data (`explorer.theme.Palette`): the
 `QPalette`, the stylesheet and pyqtgraph's background/foreground are generated from the current
 palette (`pg.setConfigOptions` for new plots, `setBackground` / axis pens for existing ones), and
 widgets read the palette when they draw. The scale and theme persist in QSettings.
@@ -23,12 +25,12 @@ from explorer import style, theme
 from explorer.drawing import plot_style
 from explorer.eliding_combo import ElidingComboBox
 from explorer.panel_dock import full_title
-from explorer.scaling import (  # noqa: F401 - applied_scale, register_window, _plot_views: read from here
-    _plot_views, _widgets, _windows, applied_scale, register_window, scale_widgets)
+from explorer.scaling import applied_scale, plot_views, register_window, set_scale, window_widgets, windows
 
 SCALE_KEY = "presentation/scale"
 THEME_KEY = "appearance/theme"
-SWITCHER_TEXT = "Architecture"  # the panel chooser's width: each tab name whole ("Architecture (Figure 1)" drops its "(…)")
+SWITCHER_CHARS = 12  # the panel chooser's width in characters: "Architecture" whole
+FRONT_PANEL = "architecture"  # presenting opens on Figure 1, with the tour offered
 DEFAULT_SCALE = 1.5  # 12 pt → 18 pt: legible from the back of a 200-seat room on 1280×720
 SEQUENTIAL = style.SEQUENTIAL  # one colour map in every theme and in presentation mode
 
@@ -64,32 +66,41 @@ def apply_theme(app: QApplication, name: str) -> Theme:
     p = THEMES[name]
     theme.set_current(name)  # listeners (the diagram, …) recolour their items
     app.setPalette(theme.qpalette(p))
-    sheet = theme.stylesheet(p, applied_scale(), style.TITLE_POINT_SIZE)
+    sheet = theme.stylesheet(p, applied_scale(), style.TITLE_POINT_SIZE) + presentation_sheet(applied_scale())
     if app.styleSheet() != sheet:  # an app-wide sheet re-polishes every widget: only when it changes
         app.setStyleSheet(sheet)
     pg.setConfigOptions(background=p.canvas, foreground=p.text)
-    widgets = _widgets(app)
+    widgets = window_widgets()
     theme.refresh_sheets(widgets)
     restyle_plots(app, p)
     for widget in widgets:
         widget.update()
-    for window in list(_windows):  # views that pick colours per update redraw with the new palette
+    for window in windows():  # views that pick colours per update redraw with the new palette
         state = getattr(window, "state", None)
         if state is not None and getattr(state, "result", None) is not None:
             state.stepChanged.emit(state.step)
     return p
 
 
+def presentation_sheet(scale: float) -> str:
+    """While presenting (scale > 1), one font size for every widget and a larger one for the tour's
+    caption; nothing otherwise, so each widget's own font comes back."""
+    if scale <= 1.0:
+        return ""
+    return (f"QWidget {{ font-size: {style.BASE_POINT_SIZE * scale:.1f}pt; }}"
+            f"QDockWidget, #tour_caption {{ font-size: {style.TITLE_POINT_SIZE * scale:.1f}pt; }}")
+
+
 def restyle_plots(app: QApplication, p: Theme | None = None) -> None:
     """Every pyqtgraph canvas in the palette's colours (again after a panel reset its titles)."""
     p = p or theme.current()
-    for view in _plot_views(app):
+    for view in plot_views(app):
         plot_style.restyle_view(view, p)
 
 
 def rescale(app: QApplication, factor: float) -> float:
     """Draw everything at `factor` × the normal size (1.0 = normal). Returns the ratio applied."""
-    ratio = scale_widgets(app, factor)
+    ratio = set_scale(app, factor)
     if abs(ratio - 1.0) >= 1e-6:
         apply_theme(app, current_theme())  # the stylesheet's point sizes follow the scale
     return ratio
@@ -152,24 +163,25 @@ class PresentationMode(QObject):
     def toggle(self) -> None:
         self.leave() if self.active else self.enter()
 
-    def enter(self, full_screen: bool = True) -> None:
+    def enter(self, full_screen: bool = True, panel: str | None = None) -> None:
+        """Full screen, the larger font, and one panel filling the window: `panel`, or the scene's
+        while a tour is open, else Figure 1 (with "Start the tour" offered beside the chooser)."""
         if self.active:
             return
         panels = getattr(self.window, "panels", None)
-        if hasattr(panels, "build_all"):  # built at the normal scale, then scaled like every widget
+        if hasattr(panels, "build_all"):  # built at the normal size: leaving finds their own fonts
             panels.build_all()
         self.active = True
         self.session.set_scale(self.scale)
-        apply_theme(QApplication.instance(), self.session.theme)
         self._hidden = [w for w in self._lecture_hidden() if w.isVisible()]
         for w in self._hidden:
             w.hide()
         self._toast(True)
         self._was_maximized = self.window.isMaximized()
-        self._geometry = self.window.saveGeometry()
+        self._geometry = self.window.geometry()  # the window's own rectangle, given back exactly
         self._dock_state = self.window.saveState()
         self._show_switcher(True)
-        self.show_only([self.front_panel()])
+        self.show_only([panel or self._opening_panel()])
         if full_screen:
             self.window.showFullScreen()
             QTimer.singleShot(300, self.window, self._cover_screen)  # cancelled if the window dies first
@@ -177,6 +189,7 @@ class PresentationMode(QObject):
         self.toggled.emit(True)
 
     def leave(self) -> None:
+        """Back to the whole window: every dock shown at its own size, the normal font."""
         if not self.active:
             return
         self.active = False
@@ -186,15 +199,22 @@ class PresentationMode(QObject):
         self._hidden = []
         self._toast(False)
         self._show_switcher(False)
-        self._restore_docks()
         if self.window.isFullScreen():
             self.window.showMaximized() if self._was_maximized else self.window.showNormal()
         if not self._was_maximized and self._geometry is not None:
-            self.window.restoreGeometry(self._geometry)
+            self.window.setGeometry(self._geometry)
+        self._restore_docks()
         self._refresh_views()
         self.toggled.emit(False)
 
     # -- one panel at a time ---------------------------------------------------------------------
+    def _opening_panel(self) -> str:
+        """A tour's scene keeps its panel; otherwise the room first sees Figure 1."""
+        deck = getattr(getattr(self.window, "lecture", None), "deck", None)
+        if deck is not None and deck.tour is not None:
+            return self.front_panel()
+        return FRONT_PANEL if FRONT_PANEL in self.window.docks else self.front_panel()
+
     def front_panel(self) -> str:
         """The panel a lecturer is looking at: the one with the keyboard focus, else the last one
         brought forward, else the first visible dock on the right (the detail), else any."""
@@ -241,19 +261,18 @@ class PresentationMode(QObject):
             self.switcher = ElidingComboBox()
             self.switcher.setObjectName("presentation_panel_chooser")
             self.switcher.setToolTip("The panel shown while presenting")
+            self.switcher.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+            self.switcher.setMinimumContentsLength(SWITCHER_CHARS)  # longer names elide ("Architecture")
             for i, (name, dock) in enumerate(self.window.docks.items()):  # the tab's short name, the whole on hover
                 self.switcher.addItem(dock.windowTitle(), name)
                 self.switcher.setItemData(i, full_title(dock), Qt.ItemDataRole.ToolTipRole)
             self.switcher.activated.connect(lambda i: self.window.focus_panel(self.switcher.itemData(i)))
             strip.layout().insertWidget(0, self.switcher)
-        if on:  # (the fonts are the presentation's by now) each tab name whole (`SWITCHER_TEXT`); on a
-            # crowded row (a training run's "Showing: …" beside the output) it narrows toward "Arch…"
-            metrics = self.switcher.fontMetrics()
-            self.switcher.setMaximumWidth(metrics.horizontalAdvance(SWITCHER_TEXT) + 2 * metrics.height())
-            self.switcher.setMinimumWidth(metrics.horizontalAdvance(SWITCHER_TEXT[:4] + "…") + 2 * metrics.height())
         self.switcher.setVisible(on)
 
     def _restore_docks(self) -> None:
+        """The dock layout from before presenting, then every dock shown (a tour's solo scene or
+        the presentation's one-panel view hid some) and given its share of the window."""
         for dock in self.window.docks.values():
             if dock.titleBarWidget() is not None:
                 old = dock.titleBarWidget()
@@ -263,9 +282,9 @@ class PresentationMode(QObject):
             self.window.restoreState(self._dock_state)
         self._dock_state = None
         self.shown = []
-        tidy = getattr(self.window, "_tidy_tab_bars_later", None)
-        if tidy is not None:
-            tidy()
+        whole = getattr(self.window, "show_every_dock", None)
+        if whole is not None:
+            whole()
 
     def _cover_screen(self) -> None:
         """Without a window manager (a bare X server, some kiosk set-ups) full screen is only a
@@ -281,9 +300,8 @@ class PresentationMode(QObject):
 
     def _lecture_hidden(self) -> list[QWidget]:
         """What a lecture does not need: the menu bar (its shortcuts stay live), the device label,
-        the first-screen hint (the lecturer drives; the room needs the rows for the panel) and the
-        status bar (~50 px under every panel, mostly empty: its messages float over the window's
-        bottom edge instead, `explorer.toast`)."""
+        the first-screen hint (the lecturer drives) and the status bar (its messages float over the
+        window's bottom edge instead, `explorer.toast`)."""
         hidden = [self.window.menuBar(), self.window.statusBar()]
         bar = getattr(self.window, "input_bar", None)
         for name in ("device_label", "hint"):

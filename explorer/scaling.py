@@ -1,55 +1,66 @@
-"""Scaling what is already on screen: every widget with its own font, every pyqtgraph axis,
-title, text item and pen, in the main windows registered here (`register_window`) — never
-`QApplication.allWidgets()`, which can hold widgets of closed windows awaiting deletion."""
+"""The presentation's size, set once: a larger application font and style-sheet font size for
+every widget, and the pyqtgraph canvases (which do not follow the application font) drawn at
+the same factor.
+
+Widgets are never walked: `QApplication.setFont` gives the default, and one style-sheet rule
+(`theme.stylesheet(…, scale)`) gives every widget the presentation's size while presenting —
+Qt puts each widget's own font back when the rule goes. Only the plots' axes, titles, text
+items and pens are rescaled in place, in the main windows registered here (`register_window`)
+— never `QApplication.allWidgets()`, which can hold widgets of closed windows awaiting deletion.
+"""
 from __future__ import annotations
 
 import pyqtgraph as pg
 from shiboken6 import isValid
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QPen
 from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem, QGraphicsTextItem, QGraphicsView, QWidget
 
 from explorer import style
-from explorer.drawing import plot_style
 
-_SAVED_FONT = "_q_styleSheetWidgetFont"
-_applied_scale = 1.0  # the factor the widgets on screen are drawn at
+_applied_scale = 1.0  # the factor the plots on screen are drawn at
 
 
 def applied_scale() -> float:
     return _applied_scale
 
 
-_windows: list[QWidget] = []  # the main windows whose widgets a theme / scale change walks
+_windows: list[QWidget] = []  # the main windows whose plots a theme / scale change reaches
 
 
 def register_window(window: QWidget) -> None:
-    """Walk only our own live windows, never `QApplication.allWidgets()`: that list can hold
+    """Reach only our own live windows, never `QApplication.allWidgets()`: that list can hold
     widgets of closed windows waiting for deletion, and touching those aborts the process."""
     if window not in _windows:
         _windows.append(window)
         window.destroyed.connect(lambda *_: _windows.remove(window) if window in _windows else None)
 
 
-def _widgets(_app=None) -> list[QWidget]:
-    out: list[QWidget] = []
+def windows() -> list[QWidget]:
+    """The registered main windows still alive."""
     for window in list(_windows):
         if not isValid(window):
             _windows.remove(window)
-            continue
+    return list(_windows)
+
+
+def window_widgets() -> list[QWidget]:
+    """Every widget of the registered windows (for re-filling role style sheets on a theme change)."""
+    out: list[QWidget] = []
+    for window in windows():
         out.append(window)
         out.extend(window.findChildren(QWidget))
     return out
 
 
-def _plot_views(app: QApplication | None = None) -> list[pg.GraphicsView]:
-    return [w for w in _widgets(app) if isinstance(w, pg.GraphicsView)]
+def plot_views(_app: QApplication | None = None) -> list[pg.GraphicsView]:
+    return [v for window in windows() for v in window.findChildren(pg.GraphicsView)]
 
 
 # -- scaling --------------------------------------------------------------------------------------
-def scale_widgets(app: QApplication, factor: float) -> float:
-    """Draw the widgets and plots already built at `factor` × the normal size (1.0 = normal);
-    `style.font` gives later ones the same. Returns the ratio applied."""
+def set_scale(app: QApplication, factor: float) -> float:
+    """The application's font at `factor` × normal (1.0 = normal) and the plots already drawn
+    redrawn at it; `style.font` gives items built later the same. Returns the ratio applied.
+    (The widgets' style-sheet size is the theme's: `presentation.apply_theme` sets it.)"""
     global _applied_scale
     factor = max(1.0, min(float(factor), 3.0))
     ratio = factor / _applied_scale
@@ -57,14 +68,8 @@ def scale_widgets(app: QApplication, factor: float) -> float:
         return 1.0
     style.set_scale(factor)
     app.setFont(style.font(style.BASE_POINT_SIZE))
-    # Every new font is computed before any is set: setting a combo box's font also sets its
-    # popup's (a child with a font of its own), which this walk then scaled a second time —
-    # drop-down lists at 29 pt while presenting and 8.7 pt after.
-    targets = [(w, _scaled_font(w.font(), ratio)) for w in _widgets(app) if w.testAttribute(Qt.WA_SetFont)]
-    for widget, font in targets:
-        _set_font(widget, font)
-    for view in _plot_views(app):
-        _rescale_scene(view, ratio)
+    for view in plot_views(app):
+        rescale_scene(view, ratio)
     _applied_scale = factor
     return ratio
 
@@ -78,72 +83,57 @@ def _scaled_font(font: QFont, ratio: float) -> QFont:
     return f
 
 
-def _scale_font_of(obj, ratio: float) -> None:
-    _set_font(obj, _scaled_font(obj.font(), ratio))
-
-
-def _set_font(obj, f: QFont) -> None:
-    obj.setFont(f)
-    # Qt's style-sheet style keeps the font it saw at polish time in this property and puts it
-    # back on the next re-polish (any setStyleSheet): keep it in step, or a theme change would
-    # undo the scaling.
-    if isinstance(obj, QWidget) and obj.property(_SAVED_FONT) is not None:
-        obj.setProperty(_SAVED_FONT, f)
-
-
 def _scaled_pen(pen, ratio: float) -> QPen:
     pen = QPen(pg.mkPen(pen))
     pen.setWidthF(max(1.0, pen.widthF()) * ratio)
     return pen
 
 
-def _rescale_axis_title(axis: pg.AxisItem, ratio: float) -> None:
-    """An axis title's size lives in its HTML ("font-size" in pyqtgraph's labelStyle), which
-    wins over the text item's font: scale that, and let pyqtgraph rebuild the title."""
+def _rescale_axis(axis: pg.AxisItem, ratio: float) -> None:
+    """Tick font, pen, and the title, whose size lives in its HTML ("font-size" in pyqtgraph's
+    labelStyle, which wins over the text item's font)."""
+    tick = axis.style.get("tickFont")
+    tick = style.font(style.SMALL_POINT_SIZE) if tick is None else _scaled_font(tick, ratio)
+    axis.setStyle(tickFont=tick)
+    axis.setPen(_scaled_pen(axis.pen(), ratio))
     size = axis.labelStyle.get("font-size")
-    if isinstance(size, str) and size.endswith("pt"):
+    if isinstance(size, str) and size.endswith("pt") and axis.label.isVisible():
         try:
-            axis.labelStyle["font-size"] = f"{max(6.0, float(size[:-2]) * ratio):.1f}pt"
+            points = max(6.0, float(size[:-2]) * ratio)
         except ValueError:
             return
-        axis._updateLabel()  # (pyqtgraph's own: the title's HTML from labelStyle, and the axis' room)
-        plot_style.refit_axis_title(axis)  # a title that fits only in short: its size changed, its axis not
-        axis.resizeEvent()  # centred again for its new length: pyqtgraph places the title only on a
-        # resize, and a title grown in place ran off the top of the attention grid's colour bar
+        axis.setLabel(axis.labelText, axis.labelUnits, axis.labelUnitPrefix,
+                      **{**axis.labelStyle, "font-size": f"{points:.1f}pt"})
 
 
-def _rescale_scene(view: QGraphicsView, ratio: float) -> None:
+def _title_row(plot: pg.PlotItem) -> None:
+    """The title's row as tall as the title drawn (pyqtgraph fixes it at 30 px)."""
+    height = max(30.0, plot.titleLabel.item.boundingRect().height() + 4)
+    plot.titleLabel.setMaximumHeight(height)
+    plot.layout.setRowFixedHeight(0, height)
+
+
+def rescale_scene(view: QGraphicsView, ratio: float) -> None:
     """Axes, titles, text and curve widths of one pyqtgraph canvas, in place."""
     for item in view.scene().items():
         if isinstance(item, pg.AxisItem):
-            tick = item.style.get("tickFont")
-            if tick is None:  # pyqtgraph's default: the widget font; start from the shared small size
-                tick = style.font(style.SMALL_POINT_SIZE)
-            else:
-                tick = QFont(tick)
-                tick.setPointSizeF(max(6.0, tick.pointSizeF() * ratio))
-            item.setStyle(tickFont=tick)
-            item.setPen(_scaled_pen(item.pen(), ratio))
-            _rescale_axis_title(item, ratio)
+            _rescale_axis(item, ratio)
         elif isinstance(item, pg.LabelItem):
             size = str(item.opts.get("size") or f"{style.BASE_POINT_SIZE}pt")
             if size.endswith("pt"):
-                least = item.minimumWidth()
                 try:
                     item.setText(item.text, size=f"{float(size[:-2]) * ratio:.1f}pt")
                 except ValueError:
                     pass
-                if least < item.minimumWidth():  # setText makes it as wide as its text again: a
-                    item.setMinimumWidth(least)  # title allowed to shrink (never widening its plot) stays so
                 plot = item.parentItem()
-                if isinstance(plot, pg.PlotItem) and plot.titleLabel is item:
-                    plot_style.fit_title_row(plot)  # an enlarged title never prints over its plot
+                if isinstance(plot, pg.PlotItem) and plot.titleLabel is item and item.isVisible():
+                    _title_row(plot)
         elif isinstance(item, pg.PlotDataItem):
             pen = item.opts.get("pen")
             if pen is not None:
                 item.setPen(_scaled_pen(pen, ratio))
         elif isinstance(item, pg.PlotCurveItem) and not isinstance(item.parentItem(), pg.PlotDataItem):
             item.setPen(_scaled_pen(item.opts["pen"], ratio))
-        elif isinstance(item, (QGraphicsTextItem, QGraphicsSimpleTextItem)) and not isinstance(
+        elif isinstance(item, (QGraphicsSimpleTextItem, QGraphicsTextItem)) and not isinstance(
                 item.parentItem(), pg.LabelItem):
-            _scale_font_of(item, ratio)
+            item.setFont(_scaled_font(item.font(), ratio))

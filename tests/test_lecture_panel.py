@@ -7,7 +7,6 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from explorer import style  # noqa: E402
 from explorer.panels.training.controls import TrainingControls  # noqa: E402
 from explorer.panels.training.live import progress_text, target_text  # noqa: E402
 from explorer.panels.training.setup import LECTURE, build_trainer  # noqa: E402
@@ -117,31 +116,17 @@ def test_the_rate_plot_names_the_schedule_the_run_uses(qtbot):
     assert "(Eq. 3)" in curves.lr_plot.titleLabel.text
 
 
-def test_the_progress_text_fits_its_bar_dropping_the_least_telling_parts(qtbot):
-    from PySide6.QtGui import QFontMetricsF
+def test_the_progress_bar_shows_the_runs_line_and_names_it_whole_in_its_tooltip(qtbot):
+    """The training progress is Qt's own bar: the run's line is its format (Qt elides what does
+    not fit) and its tooltip, and the value follows the step."""
+    from explorer.panels.training.controls import TrainingControls
 
-    from explorer.panels.training.progress_bar import FittingProgressBar, shorter_forms
-
-    assert shorter_forms("step 120 / 2,000 · 6 % · 41.3 steps/s · 45 s left") == [
-        "step 120 / 2,000 · 6 % · 41.3 steps/s · 45 s left", "step 120 / 2,000 · 6 % · 45 s left",
-        "6 % · 45 s left", "45 s left"]
-    bar = FittingProgressBar()
-    qtbot.addWidget(bar)
-    bar.setFont(style.font(style.BASE_POINT_SIZE * 2, bold=True))  # a projector's scale
-    bar.resize(1200, 40)
-    bar.show()
+    controls = TrainingControls()
+    qtbot.addWidget(controls)
     text = "step 191 · 31% → 99% · 12 s"
-    bar.set_text(text)
-    assert bar.shown_text() == text  # room enough: all of it
-    fm = QFontMetricsF(bar.font())
-    bar.resize(int(fm.horizontalAdvance("31% → 99% · 12 s")) + 30, 40)
-    qtbot.waitUntil(lambda: bar.shown_text() != text)
-    assert bar.shown_text() == "31% → 99% · 12 s"  # the step count goes, the clock stays
-    assert fm.horizontalAdvance(bar.shown_text()) <= bar.contentsRect().width()
-    bar.resize(1200, 40)
-    qtbot.waitUntil(lambda: bar.shown_text() == text)  # wider again: the whole text is back
-
-
+    controls.set_progress(191, 400, text)
+    assert controls.progress.format() == text and controls.progress.toolTip() == text
+    assert controls.progress.value() == 191 and controls.progress.maximum() == 400
 
 def test_a_probe_map_too_short_for_every_row_label_says_how_many_it_shows(qtbot):
     from explorer.panels.training.probe import ProbeView

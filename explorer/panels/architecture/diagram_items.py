@@ -229,22 +229,28 @@ class AdderItem(BlockItem):
 
 
 class WaveItem(BlockItem):
-    """The positional-encoding symbol: a circle with a sine wave, its name and shape under it."""
+    """The positional-encoding symbol: a circle with a sine wave and a short name under it
+    ("Positional enc."); the full name and the tensor's shape are in its tooltip, so nothing of it
+    reaches down to the token line beside the embedding."""
 
-    def __init__(self, key: str, label_right: bool = True, title: str = "Positional\nEncoding"):
+    def __init__(self, key: str, label_right: bool = True, title: str = "Positional\nEncoding",
+                 short: str = "Positional\nenc."):
+        self.short = short  # (read by _make_texts, which BlockItem's constructor calls)
         super().__init__(key, title, "positional", 2 * WAVE_R, 2 * WAVE_R)
 
     def _make_texts(self) -> None:
         self.title_item = _child_text(self, diagram_font(SMALL_PT), "block_text")
-        self.title_item.setText(self.title)
+        self.title_item.setText(self.short)
         self.shape_item = _child_text(self, shape_font(), "block_shape_text")
         self._place_texts()
 
+    def texts(self) -> list[QGraphicsSimpleTextItem]:
+        return [self.title_item]
+
     def _place_texts(self) -> None:
-        title, shape = self.title_item.boundingRect(), self.shape_item.boundingRect()
+        title = self.title_item.boundingRect()
         self.title_item.setPos(-title.width() / 2, WAVE_R + 4)
-        self.shape_item.setPos(-shape.width() / 2, WAVE_R + 4 + title.height())
-        self.shape_item.setVisible(bool(self.shape_text))
+        self.shape_item.setVisible(False)  # the shape is in the tooltip
 
     def text_extent(self) -> float:
         """How far its texts reach to each side of the symbol's centre."""

@@ -156,8 +156,10 @@ class Figure1Builder:
                           f"{stack}.input", QPointF(cx, y))
         arrow(self.scene, [emb.top(), adder.mapToScene(QPointF(0, 15))])
         # Table 3 row E and BERT learn a table of positions instead of the sinusoids
-        wave_title = "Positional\nEmbedding" if cfg.positional == "learned" else "Positional\nEncoding"
-        wave = self._add(WaveItem("", title=wave_title), stack, f"{stack}.positional", f"{stack}.positional",
+        learned = cfg.positional == "learned"
+        wave_title, short = ("Positional\nEmbedding", "Positional\nemb.") if learned else (
+            "Positional\nEncoding", "Positional\nenc.")
+        wave = self._add(WaveItem("", title=wave_title, short=short), stack, f"{stack}.positional", f"{stack}.positional",
                          QPointF(cx + outer * self.wave_offset, y))
         arrow(self.scene, [wave.mapToScene(QPointF(-outer * WAVE_R, 0)), adder.mapToScene(QPointF(outer * 15, 0))])
         if stack == "encoder" and cfg.type_vocab_size:

@@ -18,6 +18,7 @@ from model.nn.steps import readable_step_name
 from explorer.panels.architecture.diagram_items import BlockItem
 from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.panels.architecture.figure1 import Figure, Figure1Builder
+from explorer.screen import ScreenClass
 from explorer.state import attention_of_step
 
 TOKENS_GAP = 14.0  # between "Inputs" and its tokens on one line
@@ -82,12 +83,14 @@ class ArchitecturePanel(QWidget):
         self.expand_button = QToolButton(text="Expand all layers", checkable=True)
         self.expand_button.setToolTip("Draw every layer instead of one layer marked N×")
         self.expand_button.toggled.connect(self.set_expanded)
-        buttons = QHBoxLayout()
+        self.row = buttons = QHBoxLayout()
         buttons.addWidget(self.expand_button)
+        self.zoom_buttons: list[QToolButton] = []
         for label, tip, slot in (("−", "Zoom out", lambda: self.view.zoom(1 / 1.25)),
                                  ("+", "Zoom in", lambda: self.view.zoom(1.25)),
                                  ("Fit", "Fit the whole figure", self.view.fit)):
             b = QToolButton(text=label)
+            self.zoom_buttons.append(b)
             b.setToolTip(tip)
             b.setMinimumWidth(40)
             b.clicked.connect(slot)
@@ -127,6 +130,21 @@ class ArchitecturePanel(QWidget):
         self.expand_button.setChecked(self.expanded)
         self.expand_button.setText("Collapse to N×" if self.expanded else "Expand all layers")
         self._rebuild()
+
+    def add_to_row(self, widget: QWidget) -> None:
+        """A widget at the end of the buttons' row (presenting: "Start the tour")."""
+        self.row.addWidget(widget)
+
+    def apply_screen_class(self, cls: ScreenClass) -> None:
+        """WIDE and PROJECTOR: the buttons and the current step's caption on one row over the
+        figure (presenting: Fit alone of the zoom buttons, the wheel zooms). NARROW: the caption folded into the figure's tooltip and the zoom buttons gone
+        (the wheel zooms), so the figure keeps the room."""
+        narrow = cls is ScreenClass.NARROW
+        presentation = getattr(getattr(self.window(), "lecture", None), "presentation", None)
+        presenting = presentation is not None and presentation.active
+        self.caption.setVisible(not narrow)
+        for button in self.zoom_buttons:  # (presenting keeps Fit: the row has the tour's offer)
+            button.setVisible(not narrow and not (presenting and button.text() != "Fit"))
 
     # -- building ---------------------------------------------------------------------------
     def _measure(self) -> None:
@@ -206,6 +224,7 @@ class ArchitecturePanel(QWidget):
         tokenizers["out"] = tokenizers["tgt"] or tokenizers["src"]
         for axis, item in self.figure.token_texts.items():
             characters = getattr(tokenizers.get(axis), "kind", "") == "char"
+            item.setToolTip(" ".join(pieces.get(axis) or []))
             label = self.figure.token_labels.get(axis)
             centre = (label or item).sceneBoundingRect().center().x()
             if self.figure.inline and label is not None:  # "Inputs  a t t e n t i o n" on one line
@@ -225,12 +244,11 @@ class ArchitecturePanel(QWidget):
     # -- selection ----------------------------------------------------------------------------
 
     def _token_room(self, axis: str) -> float:
-        """How wide a token line may be: its column and a little (beside it sit the positional
-        encoding's shape labels), or twice the column when the model has only one stack."""
+        """A token line's box: its column's width, so it never reaches the positional encoding
+        beside the column (a longer line is shortened with "…", the whole in the tooltip)."""
         widths = self.figure.column_width
-        if "src" not in widths or "tgt" not in widths:
-            return 2 * widths[axis]
-        return widths[axis] + (20 if self.figure.inline else 40)
+        return widths.get(axis) or widths.get("tgt") or widths.get("src") or 200.0
+
     def _clicked(self, key: str) -> None:
         self.state.select_step_named(key)
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 import traceback
 
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, QThreadPool, Qt, QTimer
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QBoxLayout, QComboBox, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.token_heatmap import display_piece
 from explorer.panels.attribution.bars import MethodBars, short_value
 from explorer.panels.attribution.job import SHORT_NAMES, AttributionRequest, AttributionView, legend_html, start
 from explorer.panels.attribution.table import SpearmanTable
+from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from explorer.theme import set_sheet
 from model.interpret.attribution.gradients import gradient_saturated
@@ -88,7 +89,7 @@ class AttributionPanel(QWidget):
         self.bars = MethodBars()
         self.table = SpearmanTable()
         self.table.setToolTip(legend_html() + self.table.toolTip())
-        views = QHBoxLayout()
+        self.views = views = QBoxLayout(QBoxLayout.LeftToRight)  # side by side, or stacked (NARROW)
         views.addWidget(self.bars, 5)
         views.addWidget(self.table, 4)
         self.progress = QProgressBar()
@@ -106,6 +107,11 @@ class AttributionPanel(QWidget):
         self.layer_box.currentIndexChanged.connect(self._on_head_boxes)
         self.head_box.currentIndexChanged.connect(self._on_head_boxes)
         self.restyle()
+
+    def apply_screen_class(self, cls: ScreenClass) -> None:
+        """The methods' bars beside their agreement table, or (NARROW) the table under the bars."""
+        narrow = cls is ScreenClass.NARROW
+        self.views.setDirection(QBoxLayout.TopToBottom if narrow else QBoxLayout.LeftToRight)
 
     def restyle(self) -> None:
         for widget in (*self._labels, self.output_box, self.layer_box, self.head_box, self.status,

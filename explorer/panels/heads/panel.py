@@ -12,20 +12,23 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSpinBox,
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QLabel, QProgressBar, QPushButton, QSpinBox,
                                QTabWidget, QVBoxLayout, QWidget)
+from superqt import QFlowLayout
 from superqt.utils import create_worker
 
 from explorer.drawing import plot_style as st
 from explorer.panels.heads.changes_view import ChangesView
 from explorer.panels.heads.head_grid import HeadGrid
 from explorer.panels.heads.importance_view import ImportanceView
+from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from explorer.theme import notifier
 from model.interpret.importance import head_importance
 from model.interpret.interventions import attention_layers
 
 EDITS = (("zero", "Zero the head"), ("mean", "Mean over positions"), ("uniform", "Uniform attention"))
+IMPORTANCE_NOTE = "Held-out pairs of the model's task; removes heads least important first."
 CURVE_POINTS = 25  # at most this many points on the pruning curve (a big model has 100+ heads)
 
 
@@ -66,18 +69,19 @@ class HeadsPanel(QWidget):
             self.edit_box.addItem(text, op)
         self.reset_button = QPushButton("Reset all heads")
         self.reset_button.clicked.connect(lambda: self.state.session.set_interventions({}))
-        top = QHBoxLayout()
-        click = QLabel("Click a head to:")
-        for w in (click, self.edit_box, self.reset_button):
+        top = QWidget()  # the controls wrap onto a second line where one is too narrow
+        flow = QFlowLayout(top)
+        flow.setContentsMargins(0, 0, 0, 0)
+        self.click_label = QLabel("Click a head to:")
+        for w in (self.click_label, self.edit_box, self.reset_button):
             w.setFont(st.font(st.LABEL_PT))
-            top.addWidget(w)
-        top.addStretch(1)
+            flow.addWidget(w)
         self.grid = HeadGrid()
         self.grid.headClicked.connect(self._on_head_clicked)
         self.changes = ChangesView()
         surgery = QWidget()
         col = QVBoxLayout(surgery)
-        col.addLayout(top)
+        col.addWidget(top)
         # the heads take the room a projector leaves (cells up to MAX_CELL_PX tall: big targets, big
         # marks; ~40% of a 1024×768 screen stood empty), the effect right under them
         col.addWidget(self.grid, 1)
@@ -102,18 +106,19 @@ class HeadsPanel(QWidget):
         self.bar = QProgressBar()
         self.bar.setRange(0, 1)
         self.bar.setValue(0)
-        self.status = QLabel("Held-out pairs of the model's task; removes heads least important first.")
+        self.status = QLabel(IMPORTANCE_NOTE)
         self.status.setWordWrap(True)
-        row = QHBoxLayout()
+        row = QWidget()
+        flow = QFlowLayout(row)
+        flow.setContentsMargins(0, 0, 0, 0)
         for w in (self.run_button, self.pairs_spin, self.by_box, self.export_button):
             w.setFont(st.font(st.LABEL_PT))
-            row.addWidget(w)
-        row.addStretch(1)
+            flow.addWidget(w)
         self.status.setFont(st.font(st.TICK_PT))
         self.view = ImportanceView()
         ranking = QWidget()
         col = QVBoxLayout(ranking)
-        col.addLayout(row)
+        col.addWidget(row)
         col.addWidget(self.bar)
         col.addWidget(self.status)
         col.addWidget(self.view, 1)
@@ -126,6 +131,13 @@ class HeadsPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.tabs)
+
+    def apply_screen_class(self, cls: ScreenClass) -> None:
+        """Controls flow onto more lines as needed in every class; NARROW folds "Click a head to:"
+        into the edit box's tooltip, so the first line holds the box and Reset."""
+        narrow = cls is ScreenClass.NARROW
+        self.click_label.setVisible(not narrow)
+        self.edit_box.setToolTip("Click a head to: what the edit does to it" if narrow else "")
 
     # -- surgery -----------------------------------------------------------------------------
     def _on_bundle(self, bundle) -> None:

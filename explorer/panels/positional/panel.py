@@ -10,9 +10,11 @@ second ("sinusoidal_halves"): its own table is shown in that layout and labelled
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QLabel, QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget
+from superqt import QFlowLayout
 
 from explorer.drawing import plot_style as st
+from explorer.screen import ScreenClass
 from explorer.theme import set_sheet
 from explorer.panels.positional.input_view import InputView
 from explorer.panels.positional.sinusoids import sinusoid_table
@@ -60,17 +62,18 @@ class PositionalPanel(QWidget):
         self.reset_button.setToolTip("Back to the loaded model's d_model and length")
         self.source_label = QLabel(" ")
         self.source_label.setWordWrap(True)
-        row = QHBoxLayout()
+        row = QWidget()  # the sizes and buttons wrap onto a second line where one is too narrow
+        flow = QFlowLayout(row)
+        flow.setContentsMargins(0, 0, 0, 0)
         for text, widget in (("d_model", self.d_spin), ("positions", self.len_spin)):
             label = QLabel(text)
             label.setFont(st.font(st.LABEL_PT))
-            row.addWidget(label)
-            row.addWidget(widget)
+            flow.addWidget(label)
+            flow.addWidget(widget)
         for widget in (self.d_spin, self.len_spin, self.learned_box, self.reset_button):
             widget.setFont(st.font(st.LABEL_PT))
-        row.addWidget(self.learned_box)
-        row.addWidget(self.reset_button)
-        row.addStretch(1)
+        flow.addWidget(self.learned_box)
+        flow.addWidget(self.reset_button)
         self.source_label.setFont(st.font(st.TICK_PT))
         set_sheet(self.source_label, "color: {muted};")
 
@@ -84,7 +87,7 @@ class PositionalPanel(QWidget):
                              (self.similarity, "Similarity && shift"), (self.input_view, "This input")):
             self.tabs.addTab(widget, text)
         lay = QVBoxLayout(self)
-        lay.addLayout(row)
+        lay.addWidget(row)
         lay.addWidget(self.source_label)
         lay.addWidget(self.tabs, 1)
 
@@ -94,6 +97,13 @@ class PositionalPanel(QWidget):
         self.len_spin.valueChanged.connect(lambda _: self.refresh())
         self.learned_box.toggled.connect(lambda _: self.refresh())
         self.reset_button.clicked.connect(self.use_model_sizes)
+
+    def apply_screen_class(self, cls: ScreenClass) -> None:
+        """The note on where the table comes from under the controls, or (NARROW) folded into the
+        tabs' tooltip so the views keep the height."""
+        narrow = cls is ScreenClass.NARROW
+        self.source_label.setVisible(not narrow)
+        self.tabs.setToolTip(self.source_label.text() if narrow else "")
 
     # -- sizes -----------------------------------------------------------------------------------
     def set_d_model(self, d_model: int) -> None:

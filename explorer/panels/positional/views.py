@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLay
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap_items import HeatmapPlot
-from explorer.panels.positional.sinusoids import pair_dims, rotation, shift_error, similarity
+from explorer.panels.positional.sinusoids import rotation, shift_error, similarity
 
 
 def _numbers(n: int) -> list[str]:

@@ -16,7 +16,6 @@ from PySide6.QtGui import QBrush, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem, QVBoxLayout, QWidget
 
 from explorer import style
-from explorer.drawing.hug import hug_margins, not_reentrant
 from explorer.drawing.label_axis import LabelAxis as TokenLabels
 from explorer.drawing.plot_style import fit_colorbar_axis
 
@@ -96,17 +95,9 @@ class TensorView(QWidget):
         self.row_axis = self.col_axis = ""
         self.colormap_name = style.SEQUENTIAL
         self.square = False
-        self._hug_again = QTimer(self)  # once more after the axes' deferred relayout (their labels' widths)
-        self._hug_again.setSingleShot(True)
-        self._hug_again.setInterval(0)
-        self._hug_again.timeout.connect(self._rehug)
-        self._rehugs = 0  # a few at most in a row: a shape that cannot settle never spins
         self._zoomed = False  # the user zoomed or panned this tensor (then a resize keeps their view)
         self.plot.vb.sigRangeChangedManually.connect(self._on_manual_range)
-        # the colour bar's end labels ("1.0", "0") reach half a line past the map: room for them
-        self._base_margins = self.widget.ci.layout.getContentsMargins()
-        self._bar_margins = self.colorbar.layout.getContentsMargins()  # its own, for tensors of any shape
-        self.plot.vb.sigResized.connect(lambda *_: self.hug())
+        self.plot.vb.sigResized.connect(self._on_resized)
         self.plot.scene().sigMouseMoved.connect(self._mouse_moved)
 
     # -- showing ------------------------------------------------------------------------------
@@ -157,33 +148,12 @@ class TensorView(QWidget):
         self.plot.setLimits(xMin=-room, xMax=cols + room, yMin=-room, yMax=rows + room,
                             minXRange=min(cols, 2), minYRange=min(rows, 2))
         self.reset_view()
-        self.hug()
 
-    @not_reentrant
-    def hug(self) -> None:
-        """Square-celled maps: the map's shape for the plot (the spare room split around the plot
-        and its colour bar), so the token labels sit against the map, not at the far edges of a
-        wide panel. Other tensors fill the panel (no aspect to keep)."""
-        layout = self.widget.ci.layout
-        if not self.square:
-            layout.setContentsMargins(*self._base_margins)
-            self.colorbar.layout.setContentsMargins(*self._bar_margins)
-            return
-        rows, cols = self.data.shape
-        hug_margins(layout, self.plot.vb, cols / max(rows, 1), (160.0, 120.0), self._base_margins)
-        if not self._zoomed:  # the aspect lock widened the range while the box was reshaped: fit again
+    def _on_resized(self, *_) -> None:
+        """A resized view shows the whole map again, unless the user zoomed into it (square cells
+        are the aspect lock's: pyqtgraph keeps them square, the spare room around the map)."""
+        if not self._zoomed:
             self.reset_view()
-        box, rows_cols = self.plot.vb.geometry(), cols / max(rows, 1)
-        if abs(box.width() - box.height() * rows_cols) > 2 and self._rehugs < 3:
-            self._hug_again.start()  # not settled yet (an axis is still taking its width)
-        # the bar as tall as the map (not running on beside the key labels under it)
-        left, top, right, _bottom = self._bar_margins
-        self.colorbar.layout.setContentsMargins(left, top, right, self.bottom.geometry().height())
-
-    def _rehug(self) -> None:
-        self._rehugs += 1
-        self.hug()
-        self._rehugs = 0 if not self._hug_again.isActive() else self._rehugs
 
     def _make_room(self, token_rows: int) -> None:
         """Tall enough for a few token rows' labels (a longer input shows every k-th label and

@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont, QKeySequence, QShortcut, QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import (QBoxLayout, QComboBox, QCompleter, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QSizePolicy, QSlider,
-                               QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QBoxLayout, QComboBox, QCompleter, QDoubleSpinBox, QFrame, QHBoxLayout, QLabel, QLineEdit,
+                               QScrollArea, QSizePolicy, QSlider, QToolButton, QVBoxLayout, QWidget)
 
 from explorer import style
-from explorer.panel_room import offered_room
+from explorer.screen import ScreenClass
 from model.nn.steps import readable_step_name
 from explorer.panels.stepper.inspector_view import AXIS_TITLES, TOKEN_AXES, TensorView, slice_for_view
 
@@ -23,8 +23,7 @@ HOVER_HINT = "Hover a cell: its value."  # one line beside the map at 1024×768
 ATTENTION_MAPS = (".scores", ".masked_scores", ".weights", ".mask")  # steps whose rows query their columns
 # A panel at least this wide, and this many times wider than tall, reads its texts beside the
 # map (a projector's 1024×768 and 1280×720), in a column of this share of its width.
-BESIDE_MIN_WIDTH, BESIDE_ASPECT = 760, 1.45
-INFO_SHARE, INFO_MIN_WIDTH, INFO_MAX_WIDTH = 0.4, 300, 560
+INFO_MIN_WIDTH, INFO_MAX_WIDTH = 300, 560  # the texts' column beside the map
 
 
 def view_kind(name: str, tensor) -> str:
@@ -160,22 +159,29 @@ class StepperPanel(QWidget):
         self.title_row = QVBoxLayout()
         self.title_row.addWidget(self.name_label)
         layout.addLayout(self.title_row)
-        # The texts about the step go above and below the map on a tall panel, beside it on a wide
-        # one (a projector: 1024×768 left a 260-px map between them and scrolled): `_arrange`.
+        # The texts about the step go above and below the map, or beside it in a column that
+        # scrolls when they are taller than the panel (`apply_screen_class`).
         self.above, self.below = QVBoxLayout(), QVBoxLayout()
         self.body = QBoxLayout(QBoxLayout.TopToBottom)
-        self.info = QWidget()
-        self.column = QVBoxLayout(self.info)
+        self.info = QScrollArea()
+        self.info.setObjectName("step_texts")  # (a column that scrolls by design when it is taller)
+        self.info.setWidgetResizable(True)
+        self.info.setFrameShape(QFrame.NoFrame)
+        self.info.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.info.setMinimumWidth(INFO_MIN_WIDTH)
+        self.info.setMaximumWidth(INFO_MAX_WIDTH)
+        column = QWidget()
+        self.column = QVBoxLayout(column)
         self.column.setContentsMargins(0, 0, 0, 0)
         self.column.addStretch(1)
+        self.info.setWidget(column)
         self.info.setVisible(False)
-        self.body.addWidget(self.view, 1)
-        self.body.addWidget(self.info)
+        self.body.addWidget(self.view, 3)
+        self.body.addWidget(self.info, 1)
         layout.addLayout(self.above)
         layout.addLayout(self.body, 1)
         layout.addLayout(self.below)
         self.beside = None
-        self._squeezed: list[QWidget] = []  # texts `_fit_column` hid for want of height
         self._arrange(False)
 
     def _texts(self) -> tuple[list[QWidget], list[QWidget]]:
@@ -212,48 +218,16 @@ class StepperPanel(QWidget):
         for widget in [self.name_label, self.slider, *top, *bottom]:
             widget.setVisible(True)
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        width, height = event.size().width(), event.size().height()
-        beside = width >= BESIDE_MIN_WIDTH and width >= BESIDE_ASPECT * height
-        if beside:
-            self.info.setFixedWidth(int(min(INFO_MAX_WIDTH, max(INFO_MIN_WIDTH, INFO_SHARE * width))))
-        self._arrange(beside)
-        self._fit_column()
-        super().resizeEvent(event)
-
-    def _fit_column(self) -> None:
-        """The column as tall as its wrapped texts at its width: Qt's box layouts size a row by
-        one line of a word-wrapped label, which squeezed the description to its first lines.
-        Where the panel has less height than that (a tour's caption over a 720-px beamer), the
-        least needed texts give way instead of the panel scrolling: the code's step name (the
-        title's tooltip has it), then the shape, then the hover line (its values go with it)."""
-        for widget in self._squeezed:
-            widget.setVisible(True)
-        self._squeezed = []
-        if not self.beside:
-            self.info.setMinimumHeight(0)
-            return
-        width = self.info.width() if self.info.width() > 0 else self.info.minimumWidth()
-        shown = [w for w in [self.name_label, *self._texts()[0], *self._texts()[1]] if not w.isHidden()]
-        heights = {w: max(w.heightForWidth(width), w.minimumHeight()) + self.column.spacing() for w in shown}
-        need = sum(heights.values())
-        room = self._room()
-        for widget in (self.path_label, self.shape_label, self.readout):
-            if need <= room:
-                break
-            if widget not in heights:  # (not shown for this step anyway)
-                continue
-            widget.setVisible(False)
-            self._squeezed.append(widget)
-            need -= heights[widget]
-        self.info.setMinimumHeight(max(0, need - self.column.spacing()))
-
-    def _room(self) -> float:
-        """The height the column may take without the panel scrolling: from its top to the
-        bottom of what shows the panel (the dock's scroll area), less the panel's margin."""
-        if self.parentWidget() is None or self.info.y() <= 0:
-            return float("inf")
-        return offered_room(self).height() - self.info.y() - self.layout().contentsMargins().bottom()
+    def apply_screen_class(self, cls: ScreenClass) -> None:
+        """WIDE, and a projector while presenting (the panel fills the window): the texts beside
+        the map in a column that scrolls, so the map keeps the height. PROJECTOR in a window
+        shared with other docks: above and below the map. Presenting folds the code path away and
+        NARROW the shape too (the title's tooltip names the step)."""
+        presentation = getattr(getattr(self.window(), "lecture", None), "presentation", None)
+        presenting = presentation is not None and presentation.active
+        self._arrange(cls is ScreenClass.WIDE or (cls is ScreenClass.PROJECTOR and presenting))
+        self.path_label.setVisible(cls is not ScreenClass.NARROW and not presenting)  # (the title's tooltip)
+        self.shape_label.setVisible(cls is not ScreenClass.NARROW)
 
     def _build_shortcuts(self) -> None:
         """Window-wide keys; a focused text field takes them first (Qt's ShortcutOverride)."""
@@ -407,7 +381,6 @@ class StepperPanel(QWidget):
         heads = tensor.shape[step.axes.index("head")] if has_head else 1
         self.stats_label.setText(f"all {heads} heads: {stats}" if heads > 1 else stats)
         self.readout.setText(HOVER_HINT)
-        self._fit_column()
 
     def _titles(self, name: str, row_axis: str, col_axis: str) -> tuple[str | None, str | None]:
         """Axis titles: an attention map's rows are its queries and its columns its keys ("query
@@ -443,4 +416,3 @@ class StepperPanel(QWidget):
     def _on_hover(self, text: str) -> None:
         if text:
             self.readout.setText(text)
-            self._fit_column()

@@ -8,12 +8,12 @@ from __future__ import annotations
 import torch
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QStandardItemModel
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton,
-                               QSizePolicy, QSpinBox, QStyle, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton,
+                               QSpinBox, QStyle, QVBoxLayout, QWidget)
 
 from explorer import style
 from explorer.eliding_combo import ElidingComboBox
-from explorer.panels.training.progress_bar import FittingProgressBar
+from explorer.screen import ScreenClass
 from explorer.panels.training.setup import (BUILTIN_TASKS, KIND_TASKS, LANGUAGE_MODELS, LECTURE, MODEL_KINDS,
                                             MODEL_PRESETS, PRESET_LABELS, lecture_request)
 from model.train.presets import LECTURE_PRESETS
@@ -172,18 +172,18 @@ class TrainingControls(QWidget):
         self.back_button = self._button("Back to the loaded model", None, self.backClicked,
                                         "Show the session's own model in the other panels again (the run goes on)")
         self.back_button.setEnabled(False)
-        # The run's buttons, its progress, then what to do with the model: one row when the panel
-        # is wide enough (a 1280×720 beamer: a row more for the plots), else two (1024 px).
+        # The run's buttons, its progress, then what to do with the model: one row on a wide
+        # screen, two on a projector (`apply_screen_class`).
         self.button_grid = QGridLayout()
         self.button_grid.setHorizontalSpacing(6)
         self.button_grid.setVerticalSpacing(3)
         self.one_row: bool | None = None
 
-        self.progress = FittingProgressBar()
+        self.progress = QProgressBar()  # its text is the run's line; Qt elides what does not fit
         self.progress.setRange(0, DEFAULT_STEPS["tiny"])
         self.progress.setValue(0)
         self.progress.setTextVisible(True)
-        self.progress.set_text("not started")
+        self.progress.setFormat("not started")
         self.progress.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
         self.progress.setMinimumHeight(28)
         self.progress.setAlignment(Qt.AlignCenter)
@@ -195,15 +195,11 @@ class TrainingControls(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(3)
         lay.addWidget(self.settings)
-        # The buttons' box claims only the two-row width: laid out in one row, its minimum width
-        # would hold the window at that width, so the row could never fold back (a 1024-px
-        # projector's window grew to 1219 px).
         self.buttons = QWidget()
         self.buttons.setLayout(self.button_grid)
         self.button_grid.setContentsMargins(0, 0, 0, 0)
-        self.buttons.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         lay.addWidget(self.buttons)
-        self._arrange_buttons(False)
+        self._arrange_buttons(True)
         self.set_phase("idle", has_model=False)
 
     def _arrange_buttons(self, one_row: bool) -> None:
@@ -230,23 +226,10 @@ class TrainingControls(QWidget):
                 g.addWidget(w, 1, c)
             g.setColumnStretch(7, 1)
 
-    def resizeEvent(self, event) -> None:  # noqa: N802
-        super().resizeEvent(event)
-        self._fit_buttons()
-
-    def _fit_buttons(self) -> None:
-        """One row where it fits; the box's least width is the two-row arrangement's, whose columns
-        the rows share (Start over Save…, Pause over Use this model, Step over Back to …)."""
-        run = (self.start_button, self.pause_button, self.step_button, self.stop_button)
-        model = (self.save_button, self.use_button, self.back_button)
-        spacing = self.button_grid.horizontalSpacing()
-        need = sum(b.sizeHint().width() + spacing for b in run + model) + self.progress.minimumSizeHint().width() + 40
-        self._arrange_buttons(self.width() >= need)
-        columns = [max(a.sizeHint().width(), b.sizeHint().width()) for a, b in zip(run, model)]
-        columns += [b.sizeHint().width() for b in run[len(model):]]
-        two_rows = sum(columns) + self.progress.minimumSizeHint().width() + spacing * len(columns)
-        if self.buttons.minimumWidth() != two_rows:
-            self.buttons.setMinimumWidth(two_rows)
+    def apply_screen_class(self, cls: ScreenClass) -> None:
+        """The run's buttons, progress and model buttons in one row on a wide screen, in two rows
+        (Start over Save…, Pause over Use this model, …) on a projector or a narrow one."""
+        self._arrange_buttons(cls is ScreenClass.WIDE)
 
     def _button(self, text: str, icon, signal, tip: str) -> QPushButton:
         b = QPushButton(text) if icon is None else QPushButton(self.style().standardIcon(icon), text)
@@ -281,7 +264,6 @@ class TrainingControls(QWidget):
         """“Back to <the session's model>”, enabled while a run's model is shown in its place."""
         self.back_button.setText(f"Back to {name}" if name else "Back to the loaded model")
         self.back_button.setEnabled(enabled)
-        self._fit_buttons()  # (a longer name needs a wider column)
 
     def set_model_defaults(self, bundle) -> bool:
         """A new run learns the loaded model's own task with its kind (gpt-facts: facts, decoder-only).
@@ -407,7 +389,8 @@ class TrainingControls(QWidget):
     def set_progress(self, step: int, total: int, text: str) -> None:
         self.progress.setRange(0, max(1, total))
         self.progress.setValue(min(step, total))
-        self.progress.set_text(text)
+        self.progress.setFormat(text)
+        self.progress.setToolTip(text)
 
 
 __all__ = ["ACTIVE_PHASES", "TrainingControls", "continue_refusal", "CONTINUE", "TSV", "DEFAULT_STEPS"]

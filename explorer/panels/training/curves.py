@@ -24,6 +24,7 @@ from explorer.drawing.plot_style import fit_axis_title, fit_title_row, let_shrin
 from explorer.panels.training.worker import MetricRows
 from explorer.panels.training.warmup_mark import WarmupMark
 from explorer.drawing.spaced_axis import SpacedAxis
+from explorer.screen import ScreenClass
 
 pg.setConfigOptions(imageAxisOrder="row-major")
 
@@ -321,9 +322,14 @@ class TrainingCurves(TimedCanvas):
             axis.showLabel(not short)
             axis.setStyle(showValues=not (short and not self.in_a_row and plot is self.acc_plot))
 
+    compact = False  # no legend, short titles (`apply_screen_class`)
+
     def resizeEvent(self, event) -> None:  # noqa: N802
-        """Narrow: short titles, no legend (the accuracy title names the colours instead)."""
         super().resizeEvent(event)
+        self._relayout()
+
+    def _relayout(self) -> None:
+        """Narrow or compact: short titles, no legend (the accuracy title names the colours instead)."""
         legend = getattr(self, "legend", None)  # pyqtgraph calls this once before __init__ is done
         if legend is None:
             return
@@ -334,8 +340,7 @@ class TrainingCurves(TimedCanvas):
         # each plot's share, as in 2 × 2; larger text (presentation) needs more room for the legend
         # presenting, the coloured accuracy title ("tokens · exact") names the series: a legend box
         # covered two thirds of the 1280×720 projector's accuracy plot
-        narrow = (presentation.applied_scale() > 1.0
-                  or self.width() / (2 if self.in_a_row else 1) < NARROW * (1 + (presentation.applied_scale() - 1) / 2))
+        narrow = self.compact or self.width() / (2 if self.in_a_row else 1) < NARROW
         if narrow != legend.isVisible():
             return
         legend.setVisible(not narrow)
@@ -349,6 +354,12 @@ class TrainingCurves(TimedCanvas):
             plot.getAxis("bottom").setStyle(maxTextLevel=0 if narrow else 1)  # "0 1000", not "0 5001000"
         self._fit_titles()  # the longest form of the rate's, loss' and accuracy's titles that fits
         self.warmup.set_texts(narrow)
+
+    def apply_screen_class(self, cls: ScreenClass) -> None:
+        """WIDE: legends in their plots and the long titles; PROJECTOR and NARROW: no legend box over
+        the data (the accuracy title names the colours) and the short titles."""
+        self.compact = cls is not ScreenClass.WIDE
+        self._relayout()
 
     def _fit_value_axes(self) -> None:
         """Each plot's value axis as wide as its widest number and its title, at the tick font's

@@ -15,7 +15,8 @@ from pathlib import Path
 from PySide6.QtCore import QEventLoop, Qt
 from PySide6.QtWidgets import QApplication, QFileDialog, QSplitter, QVBoxLayout, QWidget
 
-from explorer import presentation, style
+from explorer import style
+from explorer.screen import ScreenClass
 from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.state import SessionState
 from explorer.panels.training.controls import ACTIVE_PHASES, TrainingControls
@@ -29,12 +30,10 @@ from explorer.panels.training.sandbox import PUBLISH_INTERVAL, RUN_LABEL, Sandbo
 from explorer.panels.training.setup import TrainingRequest, last_run_dir
 from explorer.panels.training.worker import TrainingRun, save_in_background
 
-COMPACT_HEIGHT = 680  # px: a shorter panel, presenting (a 1280×720 or 1024×768 projector), keeps its message to one line
 
 EVAL_SIZE = 50  # held-out pairs per live evaluation (a full evaluation is the CLI's job)
 
 
-PROBE_SHARE = 0.38  # of the panel's width: the probe column when the panel is (re)sized
 
 
 class TrainingPanel(StopsWithWindow, QWidget):
@@ -72,7 +71,7 @@ class TrainingPanel(StopsWithWindow, QWidget):
         self.curves.setMinimumSize(330, 260)  # below this the 2 × 2 plots would be clipped
         self.probe = ProbeView()
         self.message = RunMessage()
-        self._split_width = 0  # the panel width the splitter was last sized for
+        self.screen_class = ScreenClass.WIDE  # the layout declared for it (apply_screen_class)
         self.splitter = QSplitter(Qt.Horizontal)
         self.splitter.addWidget(self.curves)
         self.splitter.addWidget(self.probe)
@@ -377,43 +376,30 @@ class TrainingPanel(StopsWithWindow, QWidget):
         self._fit_to_height()
         self.message.show_text(text)
 
-    def _short_presenting(self) -> bool:
-        """Presenting on a short screen (a 1280×720 beamer): the plots need every row."""
-        return presentation.applied_scale() > 1.0 and self.height() < COMPACT_HEIGHT
+    def apply_screen_class(self, cls: ScreenClass) -> None:
+        """WIDE: curves beside the probe, the message in full, the buttons in one row.
+        PROJECTOR: the same side by side, but compact — one-line message, the probe's pickers
+        beside its title, the settings folded during a run, the buttons in two rows.
+        NARROW: compact, with the probe under the curves."""
+        self.screen_class = cls
+        self.splitter.setOrientation(Qt.Vertical if cls is ScreenClass.NARROW else Qt.Horizontal)
+        self.controls.apply_screen_class(cls)
+        self.curves.apply_screen_class(cls)
+        self._fit_to_height()
+
+    def _compact(self) -> bool:
+        return self.screen_class is not ScreenClass.WIDE
 
     def _fit_to_height(self) -> None:
-        """On a short projector the plots get every row they can: the message keeps one line,
-        the probe's pickers sit beside the map's title, and during a run the settings (fixed
-        then, and named by the message) fold away — the probe map's row labels need the height."""
-        short = self._short_presenting()
+        """The compact arrangement (one-line message, pickers beside the map's title, settings
+        folded while a run is active) for the classes that declare it."""
+        short = self._compact()
         self.message.set_compact(short)
         if short != self.probe.compact:
             self.probe.set_compact(short)
-            if self.splitter.orientation() == Qt.Horizontal and self._split_width:
-                self._split()  # the pickers' width changed
         self.controls.fold_settings(short and self.phase in ACTIVE_PHASES)
 
     def tell(self, text: str, level: str = "info") -> None:
         """Say it here and in the window's status line."""
         self.say(text, level)
         self.state.inform(text, level)
-
-    # -- lifetime -------------------------------------------------------------------------------
-    def resizeEvent(self, event) -> None:  # noqa: N802
-        """Curves beside the probe, unless the panel is tall and narrow (a portrait dock)."""
-        super().resizeEvent(event)
-        self._fit_to_height()
-        orientation = Qt.Vertical if self.height() > 1.2 * self.width() else Qt.Horizontal
-        if self.splitter.orientation() != orientation:
-            self.splitter.setOrientation(orientation)
-        if orientation == Qt.Horizontal and abs(self.width() - self._split_width) > 100:  # a new size, not a drag
-            self._split()
-
-    def _split(self) -> None:
-        """The probe column's share of the width; on a short screen at least what puts the map's
-        title and its pickers on one row (the row they save goes to the map); the rest to the curves."""
-        width = self._split_width = self.width()
-        probe = max(self.probe.minimumSizeHint().width(), int(width * PROBE_SHARE),
-                    self.probe.pick_row_width() + 8 if self._short_presenting() else 0)
-        probe = min(probe, width // 2)
-        self.splitter.setSizes([max(width - probe, 1), probe])

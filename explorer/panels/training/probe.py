@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QHBoxLayout, Q
                                QSlider, QVBoxLayout, QWidget)
 
 from explorer import style
-from explorer.drawing.elided_label import ElidedLabel
+from superqt import QElidingLabel
 from explorer.drawing.plot_style import axis_title_width
 from explorer.panels.training.curves import TimedCanvas
 from explorer.panels.training.probe_axes import axis_title, left_width, map_axes, tick_font, token_ticks
@@ -88,7 +88,7 @@ class ProbeView(QWidget):
         # Read-only line edit, not a label: a long untrained babble scrolls instead of widening the panel.
         # Never wider than its row: an untrained model's 25 letters of noise ran out of a read-only
         # field with no sign of more; now they end in "…", the whole output in the tooltip.
-        self.output_label = ElidedLabel("—")
+        self.output_label = QElidingLabel("—")
         self.output_label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.output_label.setFont(style.font(style.TITLE_POINT_SIZE + 2, bold=True, mono=True))
@@ -251,7 +251,7 @@ class ProbeView(QWidget):
             self.kind = kind
             self._fill_boxes(result)
         self.output_label.setText(result.output_text or "(empty)")
-        self.output_label.setToolTip(f"{self.output_label.full_text}\n(greedy output for {probe!r} after {step} steps)")
+        self.output_label.setToolTip(f"{self.output_label.text()}\n(greedy output for {probe!r} after {step} steps)")
         self._redraw()
 
     def set_timeline(self, count: int, index: int, step: int, live: bool) -> None:

@@ -1,0 +1,161 @@
+"""Screen classes and presentation mode as a lecturer meets them: entering presentation raises
+the application font and re-lays the window for a projector; `--presentation` opens on Figure 1
+with the tour offered; Exit tour, Esc and F11 give back a whole layout; a panel is told when the
+window's size crosses into another class."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtTest import QTest  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from explorer import presentation, style  # noqa: E402
+from explorer.scenes import TOUR_PATH  # noqa: E402
+from explorer.screen import ScreenClass  # noqa: E402
+from support import make_main_window  # noqa: E402
+
+
+def _settle(qtbot, rounds: int = 4) -> None:
+    for _ in range(rounds):
+        QApplication.processEvents()
+        qtbot.wait(5)
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    w = make_main_window(qtbot, tmp_path, size=(1280, 720))
+    _settle(qtbot)
+    yield w
+    w.lecture.deck.close()
+    w.lecture.presentation.leave()
+    presentation.apply_theme(QApplication.instance(), "light")
+
+
+def _whole_layout(window) -> list[str]:
+    """Docks that are not whole: closed, or docked and shown smaller than their panel's least size.
+    A dock behind another in a tab group counts as whole when its group's front tab is."""
+    broken = []
+    for name, dock in window.docks.items():
+        if not dock.toggleViewAction().isChecked():
+            broken.append(f"{name}: closed")
+            continue
+        group = [dock, *window.tabifiedDockWidgets(dock)]
+        front = next((d for d in group if d.isVisible()), None)
+        if front is None:
+            broken.append(f"{name}: no tab of its group shown")
+        elif dock.isVisible() and not dock.visibleRegion().isEmpty():  # (on screen, not behind a tab)
+            least = dock.minimumSizeHint()
+            if dock.width() < least.width() or dock.height() < least.height():
+                broken.append(f"{name}: {dock.size().toTuple()} < {least.toTuple()}")
+            panel = window.panels.built(name)  # a strip: the panel's controls cut, its room scrolled sideways
+            if panel is not None and dock.widget().viewport().width() < panel.minimumSizeHint().width():
+                broken.append(f"{name}: {dock.widget().viewport().width()} px for a panel of "
+                              f"{panel.minimumSizeHint().width()} px")
+    return broken
+
+
+def test_presenting_raises_the_application_font_and_picks_the_projector_class(qtbot, tmp_path):
+    wide = make_main_window(qtbot, tmp_path, size=(1920, 1080))
+    _settle(qtbot)
+    assert wide.screen_class is ScreenClass.WIDE
+    before = style.BASE_POINT_SIZE  # the application's normal size (`style.apply_app_style`)
+    own = wide.input_bar.source  # a widget with a font of its own
+    own_before = own.font().pointSizeF()
+    try:
+        wide.lecture.presentation.enter(full_screen=False)
+        wide.resize(1920, 1080)
+        _settle(qtbot)
+        assert QApplication.font().pointSizeF() > before
+        assert own.font().pointSizeF() > own_before  # the style sheet's size reaches it too
+        assert wide.screen_class is ScreenClass.PROJECTOR  # presenting never counts as wide
+        wide.lecture.presentation.leave()
+        _settle(qtbot)
+        assert QApplication.font().pointSizeF() == pytest.approx(before)
+        assert own.font().pointSizeF() == pytest.approx(own_before)  # its own size again
+        assert wide.screen_class is ScreenClass.WIDE
+    finally:
+        wide.lecture.presentation.leave()
+        presentation.apply_theme(QApplication.instance(), "light")
+
+
+def test_presenting_opens_on_figure_one_with_the_tour_offered(window, qtbot):
+    """As `--presentation` does: whatever panel was in front, the room first sees Figure 1, and a
+    visible "Start the tour" starts the paper tour."""
+    window.focus_panel("step")
+    window.lecture.presentation.enter(full_screen=False)
+    _settle(qtbot)
+    shown = [n for n, d in window.docks.items() if d.isVisible()]
+    assert shown == ["architecture"]
+    offer = window.lecture.tour_offer
+    assert offer.isVisible() and "tour" in offer.text().lower()
+    offer.click()
+    _settle(qtbot)
+    assert window.lecture.deck.tour is not None and window.lecture.deck.index == 0
+    assert not offer.isVisible()  # the tour's own controls take its place
+
+
+def test_the_presentation_flag_starts_on_figure_one_with_the_tour_offered(window, qtbot):
+    """`explorer --presentation` as the app applies it after building its window."""
+    from explorer.app import build_parser, present_at_start
+
+    present_at_start(window, build_parser().parse_args(["--presentation"]))
+    _settle(qtbot)
+    assert window.lecture.presentation.active
+    assert [n for n, d in window.docks.items() if d.isVisible()] == ["architecture"]
+    assert window.lecture.tour_offer.isVisible()
+
+
+@pytest.mark.parametrize("way_out", ["exit_tour", "escape", "f11"])
+def test_every_way_out_gives_back_a_whole_layout(window, qtbot, way_out):
+    """A tour's solo scene and presentation's one-panel view hide docks; Exit tour (not
+    presenting), Esc and F11 show every dock again, none squeezed below its least size; Exit tour
+    while presenting leaves the front panel alone and whole, no neighbour as a strip."""
+    lecture = window.lecture
+    lecture.deck.open(TOUR_PATH)
+    _settle(qtbot)
+    if way_out == "exit_tour":
+        lecture.exit_tour_action.trigger()
+        _settle(qtbot)
+        assert not _whole_layout(window), _whole_layout(window)
+        lecture.deck.open(TOUR_PATH)
+    lecture.presentation.enter(full_screen=False)
+    _settle(qtbot)
+    if way_out == "exit_tour":
+        lecture.exit_tour_action.trigger()
+        _settle(qtbot)
+        shown = [d for d in window.docks.values() if d.isVisible()]
+        assert len(shown) == 1 and shown[0].width() >= 0.9 * window.width()  # the front panel fills the window
+        least = shown[0].minimumSizeHint()
+        assert shown[0].width() >= least.width() and shown[0].height() >= least.height()
+        lecture.presentation.leave()
+    elif way_out == "escape":
+        QTest.keyClick(window, Qt.Key_Escape)
+    else:
+        QTest.keyClick(window, Qt.Key_F11)
+    _settle(qtbot)
+    assert not lecture.presentation.active
+    assert not _whole_layout(window), _whole_layout(window)
+
+
+def test_a_panel_is_told_when_the_window_crosses_into_another_class(window, qtbot):
+    panel = window.panels["training"]
+    told: list[ScreenClass] = []
+    original = panel.apply_screen_class
+    panel.apply_screen_class = lambda cls: (told.append(cls), original(cls))
+    try:
+        window.resize(1300, 760)  # still a projector: nothing to tell
+        _settle(qtbot)
+        assert told == []
+        window.resize(900, 700)
+        _settle(qtbot)
+        assert told == [ScreenClass.NARROW] and window.screen_class is ScreenClass.NARROW
+        assert panel.splitter.orientation() == Qt.Vertical  # its declared narrow layout
+        window.resize(1280, 720)
+        _settle(qtbot)
+        assert told[-1] is ScreenClass.PROJECTOR and panel.splitter.orientation() == Qt.Horizontal
+    finally:
+        del panel.apply_screen_class
