@@ -11,7 +11,6 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox, QStylePainter
 
-
 NAME_SEPARATOR = " — "  # "name — what it does" (explorer.input_text.model_description)
 
 

@@ -88,8 +88,8 @@ def _screenshot(args) -> int:
     try:
         return _render(app, window, state, runner, errors, bundle, args, out)
     finally:
-        from explorer.presentation import apply_theme
         from explorer.launch import close_window
+        from explorer.presentation import apply_theme
         if not owned:  # scale and theme are process-wide: put them back for the app's other windows
             window.lecture.presentation.leave()  # (each re-styles every widget: ~1 s of a 10-s figure)
             apply_theme(app, "light")

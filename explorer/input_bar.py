@@ -18,14 +18,33 @@ from pathlib import Path
 
 from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QTextDocument, QTextDocumentFragment
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
-                               QSizePolicy, QStyle, QStyleOptionButton, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSizePolicy,
+    QStyle,
+    QStyleOptionButton,
+    QWidget,
+)
 
 from explorer import style, theme
 from explorer.eliding_combo import ElidingComboBox
 from explorer.input_text import (  # noqa: F401 - field_texts, output_html: tests read them here
-    MAX_ECHO, describe_unknown, echo_fit, field_texts, mask_tooltip, model_description, output_html, printable,
-    token_echo_html)
+    MAX_ECHO,
+    describe_unknown,
+    echo_fit,
+    field_texts,
+    mask_tooltip,
+    model_description,
+    output_html,
+    printable,
+    token_echo_html,
+)
 from explorer.runner import bundled_checkpoints, describe_device, pretrained_models
 
 FIRST_HINT = "Type a sentence and press Enter — or press PageDown for the paper tour"

@@ -46,9 +46,7 @@ def close_window(app, window) -> None:
     run in three). Deleting it here, then flushing deferred deletes, makes exit orderly; it
     also lets run_app be called again in the same process (tests)."""
     import shiboken6
-    from PySide6.QtCore import QEvent
-
-    from PySide6.QtCore import QThreadPool
+    from PySide6.QtCore import QEvent, QThreadPool
 
     window.close()
     # Workers still computing for a panel (superqt's, on the global pool) would emit into the

@@ -11,12 +11,22 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout,
-                               QInputDialog, QLabel, QMenu, QSizePolicy, QToolBar, QToolButton, QWidget)
+from PySide6.QtWidgets import (
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QMenu,
+    QSizePolicy,
+    QToolBar,
+    QToolButton,
+    QWidget,
+)
 
+from explorer import export
 from explorer.caption_label import CaptionLabel
 from explorer.export_dialog import ExportDialog
-from explorer import export
 from explorer.panel_dock import full_title
 from explorer.presentation import THEMES, PresentationMode, read_theme
 from explorer.scenes import TOUR_PATH, SceneDeck, SceneError, Tour, capture, save_tour

@@ -11,19 +11,31 @@ from typing import Protocol, runtime_checkable
 
 from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QLabel, QMainWindow, QMessageBox, QProgressBar,
-                               QScrollArea, QTabBar, QTabWidget, QToolBar, QWidget)
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QFrame,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QScrollArea,
+    QTabBar,
+    QTabWidget,
+    QToolBar,
+    QWidget,
+)
 
 from explorer import style
-from explorer.panel_dock import PanelDock, readable_tab_bars
 from explorer.dock_layout import LAYOUT_VERSION, LEFT_PANELS
 from explorer.input_bar import InputBar
+from explorer.lazy_panels import LazyPanels
 from explorer.lecture import PAPER_HELP, LectureTools
+from explorer.panel_dock import PanelDock, readable_tab_bars
+from explorer.panels import panel_classes
 from explorer.scenes import TOUR_PATH
 from explorer.screen import ScreenClass, classify
 from explorer.toast import StatusToast
-from explorer.lazy_panels import LazyPanels
-from explorer.panels import panel_classes
 
 SHORTCUTS_HELP = ("← / →  previous / next step\nSpace  play / pause\nHome / End  first / last step\n"
                   "Enter (in the input)  run the model\nMouse wheel  zoom a diagram or heatmap, drag to pan\n"

@@ -16,10 +16,9 @@ widgets read the palette when they draw. The scale and theme persist in QSetting
 """
 from __future__ import annotations
 
-
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QApplication, QComboBox, QWidget)
+from PySide6.QtWidgets import QApplication, QComboBox, QWidget
 
 from explorer import style, theme
 from explorer.drawing import plot_style

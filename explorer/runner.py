@@ -7,10 +7,10 @@ latest is dropped.
 from __future__ import annotations
 
 import traceback
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QThreadPool, Signal
 from superqt.utils import create_worker
@@ -288,7 +288,7 @@ class Runner(QObject):
             self._start_next()
         return request
 
-    def _is_latest(self, job: "_Job") -> bool:
+    def _is_latest(self, job: _Job) -> bool:
         return request_is_latest(job, self._latest_load, self._latest_frame)
 
     def _start_next(self) -> None:
@@ -310,7 +310,7 @@ class Runner(QObject):
         else:
             self.state.set_busy(False, "")
 
-    def _on_done(self, job: "_Job", result) -> None:
+    def _on_done(self, job: _Job, result) -> None:
         if not self._is_latest(job):
             return  # stale: a newer request superseded this one
         if job.load:
@@ -318,7 +318,7 @@ class Runner(QObject):
         job.on_done(result)
         self.succeeded.emit()
 
-    def _on_failed(self, job: "_Job", exc: BaseException) -> None:
+    def _on_failed(self, job: _Job, exc: BaseException) -> None:
         expected = isinstance(exc, (InputError, ValueError, OSError, KeyError))
         if not expected:  # a bug must reach the user (and the log, even from a superseded job)
             traceback.print_exception(exc)

@@ -11,9 +11,9 @@ items and pens are rescaled in place, in the main windows registered here (`regi
 from __future__ import annotations
 
 import pyqtgraph as pg
-from shiboken6 import isValid
 from PySide6.QtGui import QFont, QPen
 from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem, QGraphicsTextItem, QGraphicsView, QWidget
+from shiboken6 import isValid
 
 from explorer import style
 

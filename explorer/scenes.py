@@ -49,9 +49,21 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QObject, Signal
 
-from explorer.scene_files import (MAX_FILE_BYTES, READABLE_VERSIONS, SCENE_KEYS, SCENE_VERSION,  # noqa: F401 - re-exported
-                                  TOUR_PATH, VIEW_CHOICES, Scene, SceneError, Tour, check_scene_fits, load_tour,
-                                  parse_tour, save_tour)
+from explorer.scene_files import (  # noqa: F401 - re-exported
+    MAX_FILE_BYTES,
+    READABLE_VERSIONS,
+    SCENE_KEYS,
+    SCENE_VERSION,
+    TOUR_PATH,
+    VIEW_CHOICES,
+    Scene,
+    SceneError,
+    Tour,
+    check_scene_fits,
+    load_tour,
+    parse_tour,
+    save_tour,
+)
 
 
 def current_panel(window) -> str | None:

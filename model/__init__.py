@@ -16,8 +16,7 @@ light (no captum, no tokenizers) for a training script that needs only the netwo
 """
 from importlib import import_module
 
-from model.inference.decoding import (BeamResult, DecodeStep, beam_search, decode_steps, greedy_decode,
-                                      sample_decode)
+from model.inference.decoding import BeamResult, DecodeStep, beam_search, decode_steps, greedy_decode, sample_decode
 from model.nn.config import ConfigError, TransformerConfig
 from model.nn.hooks import Step, Trace, hooks, patch, record
 from model.nn.kinds import AttentionKind

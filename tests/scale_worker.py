@@ -17,10 +17,10 @@ import torch
 
 def tiny_model(data: str, seed: int = 0):
     """A 1+1-layer model over the file's characters, the same on every rank and in the reference."""
+    from model.data.tokenizers import CharTokenizer
+    from model.data.user_data import read_tsv
     from model.inference.bundle import ModelBundle
     from model.nn.config import TransformerConfig
-    from model.data.user_data import read_tsv
-    from model.data.tokenizers import CharTokenizer
     from model.nn.transformer import Transformer
 
     pairs = read_tsv(data)

@@ -14,7 +14,6 @@ from explorer.panels.architecture.panel import ArchitecturePanel  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from support import small_bundle  # noqa: E402
 
-
 make_bundle = small_bundle
 
 
@@ -138,6 +137,7 @@ def test_a_character_models_token_line_packs_its_letters_before_it_elides(qapp):
     spaced letters do not fit. Word tokens keep their spaces and are elided, never run together,
     even one-letter words."""
     from PySide6.QtGui import QFont, QFontMetricsF
+
     from explorer.panels.architecture.panel import _tokens_line
 
     font = QFont("DejaVu Sans Mono", 10)

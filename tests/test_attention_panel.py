@@ -225,9 +225,9 @@ def _count_near(image, rgb, tol=6) -> int:
 
 @pytest.mark.slow
 def test_screenshot_cli_shows_the_attention_panel(tmp_path, qapp):
-    from explorer.app import run_app
-
     from PySide6.QtGui import QImage
+
+    from explorer.app import run_app
 
     out = tmp_path / "attention.png"
     assert run_app(["--panel", "attention", "--screenshot", str(out)]) == 0  # (in-process: the CLI's own code path)

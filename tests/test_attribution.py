@@ -222,7 +222,7 @@ def test_a_near_certain_output_flags_gradient_x_input_as_saturated(bundles):
     """The panel's "g×i ≈ 0" note: for an output the model is sure of, log p is flat where the
     input is (g×i tiny), while IG, integrated from the zero embedding, accounts for the whole
     change in log p. Checked on the reverse model's first letter, p from the model itself."""
-    from model.interpret.attribution.gradients import gradient_saturated, grad_x_input
+    from model.interpret.attribution.gradients import grad_x_input, gradient_saturated
 
     bundle = bundles["reverse"]
     problem = build_problem(bundle, "transformer", position=0)

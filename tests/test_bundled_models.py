@@ -7,8 +7,8 @@ default run: a model that got worse must fail CI.
 import pytest
 import torch
 
-from model.io.checkpoints import bundled_checkpoints, load_checkpoint
 from model.data.tasks import get_task, split_of
+from model.io.checkpoints import bundled_checkpoints, load_checkpoint
 from model.train.trainer import exact_match, task_from_info
 
 torch.set_num_threads(1)

@@ -8,9 +8,15 @@ import torch
 
 import model
 import model.io.checkpoints
-from model.io.checkpoints import (FORMAT_VERSION, CheckpointError, bundled_checkpoints, load_checkpoint, random_bundle,
-                              save_checkpoint)
 from model.data.tokenizers import CharTokenizer
+from model.io.checkpoints import (
+    FORMAT_VERSION,
+    CheckpointError,
+    bundled_checkpoints,
+    load_checkpoint,
+    random_bundle,
+    save_checkpoint,
+)
 
 torch.set_num_threads(1)
 

@@ -16,9 +16,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from model.io.checkpoints import (CheckpointError, CheckpointWarning, load_checkpoint, random_bundle,
-                              recover_interrupted_save, save_checkpoint)
 from model.cli import train_main
+from model.io.checkpoints import (
+    CheckpointError,
+    CheckpointWarning,
+    load_checkpoint,
+    random_bundle,
+    recover_interrupted_save,
+    save_checkpoint,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from model.io.checkpoints import bundled_checkpoints, load_checkpoint, random_bundle, save_checkpoint
 from model.cli import train_main
-from model.interpret.comparison import ComparisonError, check_comparable, compare
-from model.nn.hooks import record
-from model.io.snapshots import run_snapshots, snapshot_folder
 from model.data.tokenizers import CharTokenizer
+from model.interpret.comparison import ComparisonError, check_comparable, compare
+from model.io.checkpoints import bundled_checkpoints, load_checkpoint, random_bundle, save_checkpoint
+from model.io.snapshots import run_snapshots, snapshot_folder
+from model.nn.hooks import record
 
 TEXT = "hello"
 

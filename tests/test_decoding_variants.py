@@ -8,15 +8,15 @@ import torch
 from PySide6.QtCore import Qt
 
 from explorer.panels.decoding.beam_view import tree_layout
-from explorer.theme import colour
-from model.interpret.frame import DecodeSettings, compute_run
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 from explorer.panels.decoding.panel import DecodingPanel
 from explorer.panels.decoding.parallel_view import MAX_DP
 from explorer.runner import Runner
 from explorer.state import SessionState
-from model.io.checkpoints import random_bundle
+from explorer.theme import colour
 from model.inference.decoding import beam_search
+from model.interpret.frame import DecodeSettings, compute_run
+from model.io.checkpoints import random_bundle
 from support import small_bundle
 
 PROMPT = colour("prompt")  # the light theme (tests run in it)

@@ -13,11 +13,11 @@ from PySide6.QtWidgets import QApplication, QStyleOptionDockWidget, QTabBar  # n
 
 @pytest.fixture(scope="module")
 def window(qapp, tmp_path_factory):
+    from explorer import style
     from explorer.launch import close_window
     from explorer.main_window import MainWindow
     from explorer.runner import Runner
     from explorer.state import SessionState
-    from explorer import style
     kept = (qapp.style().name(), qapp.font(), qapp.palette(), qapp.styleSheet())
     style.apply_app_style(qapp)  # the real application's fonts (12 pt): the tabs' text as a user sees it
     state = SessionState()

@@ -17,8 +17,8 @@ from PySide6.QtGui import QImage  # noqa: E402
 
 from explorer import export  # noqa: E402
 from explorer.lecture import ExportDialog  # noqa: E402
-from explorer.state import SessionState  # noqa: E402
 from explorer.panels.training.worker import MetricRows  # noqa: E402
+from explorer.state import SessionState  # noqa: E402
 from support import build_main_window  # noqa: E402
 
 

@@ -14,11 +14,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from model.nn.dropout import Dropout, byte_dropout, byte_rate_close, byte_threshold
-from model.train.optimizer import make_optimizer, noam_lr
-from model.nn.hooks import record
 from model.data.streams import ScheduledTask
 from model.data.tasks import get_task
+from model.nn.dropout import Dropout, byte_dropout, byte_rate_close, byte_threshold
+from model.nn.hooks import record
+from model.train.optimizer import make_optimizer, noam_lr
 
 
 def test_byte_dropout_drops_at_its_rate_and_keeps_the_expected_value():

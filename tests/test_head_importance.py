@@ -6,12 +6,17 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from model.io.checkpoints import bundled_checkpoints, load_checkpoint
 from model.data.user_data import make_batch
 from model.inference.evaluation import exact_match
-from model.interpret.importance import (ImportanceError, gradient_importance, head_importance, heldout_pairs,
-                                   masking_importance)
+from model.interpret.importance import (
+    ImportanceError,
+    gradient_importance,
+    head_importance,
+    heldout_pairs,
+    masking_importance,
+)
 from model.interpret.interventions import all_heads
+from model.io.checkpoints import bundled_checkpoints, load_checkpoint
 from model.nn.kinds import ATTENTION_KINDS
 
 N_PAIRS = 12

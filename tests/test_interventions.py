@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from model.inference.decoding import decode_steps, greedy_decode
+from model.inference.teacher_forcing import decoder_input, parallel_pass
 from model.interpret.interventions import InterventionError, format_heads, intervene, parse_heads
 from model.nn.hooks import record
-from model.inference.teacher_forcing import decoder_input, parallel_pass
 from model.nn.transformer import padding_mask
 
 SRC = torch.tensor([[5, 6, 7, 8, 9], [4, 7, 6, 0, 0]])  # the second row is padded
@@ -134,9 +134,8 @@ def test_other_threads_never_see_the_intervention(make_model):
 ])
 def test_bad_heads_are_refused_clearly(make_model, heads, words):
     model = make_model(kind="decoder_only", n_encoder_layers=0) if ("cross", 0, 0) in heads else make_model()
-    with pytest.raises(InterventionError, match=words):
-        with intervene(model, heads):
-            pass
+    with pytest.raises(InterventionError, match=words), intervene(model, heads):
+        pass
 
 
 def test_text_form_round_trips():

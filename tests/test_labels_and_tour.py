@@ -10,6 +10,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 from PySide6.QtWidgets import QApplication
+
 from support import build_main_window, make_main_window, plain_text
 
 LONG = "abcdefghijklmnopqrstuvwx"  # 24 letters: 24 source tokens for the reverse model

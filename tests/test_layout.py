@@ -13,10 +13,10 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
-from layout_checks import panel_problems, settle_until_still
 from PySide6.QtWidgets import QApplication
 
 from explorer.panels import panel_classes
+from layout_checks import panel_problems, settle_until_still
 
 pytestmark = pytest.mark.layout
 

@@ -12,11 +12,17 @@ import pytest
 import torch
 
 from model.data.corpus import sentence_distribution
-from model.interpret.leak_lab import RUNS, LeakConfig, LeakLab, LeakPhase, LeakResult, LeakStep
-from model.interpret.leak_scores import (animal_prompt, entropy_floor, free_running_accuracy, future_mass, sentence_batch,
-                               teacher_forced_accuracy)
-from model.nn.hooks import record
 from model.data.tokenizers import BOS_ID, EOS_ID, PAD_ID
+from model.interpret.leak_lab import RUNS, LeakConfig, LeakLab, LeakPhase, LeakResult, LeakStep
+from model.interpret.leak_scores import (
+    animal_prompt,
+    entropy_floor,
+    free_running_accuracy,
+    future_mass,
+    sentence_batch,
+    teacher_forced_accuracy,
+)
+from model.nn.hooks import record
 
 TINY = dict(steps=60, d_model=32, batch_size=16, warmup=20, eval_size=40)
 
@@ -183,6 +189,7 @@ def test_the_ceiling_and_its_band_against_sampled_held_out_sets(result):
     lucky run may pass the line by a point, never the band."""
     import random
     import statistics
+
     from model.data.corpus import facts_sentence, next_word_ceiling
     best, sd = next_word_ceiling(50)
     assert 0.6 < best < 0.7 and 0.005 < sd < 0.05

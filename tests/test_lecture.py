@@ -10,9 +10,8 @@ import json
 import pytest
 import torch
 
-from model.cli.main import build_parser, train_main, _train_config
+from model.cli.main import _train_config, build_parser, train_main
 from model.train.presets import LECTURE_PRESETS, antidiagonal_mass, lecture_bundle, lecture_preset
-from model.data.streams import ScheduledTask
 from model.train.trainer import TrainingError
 
 

@@ -10,8 +10,8 @@ pytest.importorskip("pytestqt")
 from explorer.panels.training.controls import TrainingControls  # noqa: E402
 from explorer.panels.training.live import progress_text, target_text  # noqa: E402
 from explorer.panels.training.setup import LECTURE, build_trainer  # noqa: E402
-from model.train.presets import lecture_preset  # noqa: E402
 from model.data.streams import ScheduledTask  # noqa: E402
+from model.train.presets import lecture_preset  # noqa: E402
 
 
 @pytest.fixture
@@ -87,8 +87,8 @@ def test_before_the_first_step_the_progress_says_what_is_happening():
 def test_a_check_that_reaches_the_target_is_confirmed_on_more_pairs(controls, target, confirmed):
     """The lecture clock stops on a large held-out check, not on a lucky 99/100: a quick check at
     or above the target is repeated on TARGET_CONFIRM_SIZE pairs, and that score is the one sent."""
-    from model.train.steering import Steering
     from explorer.panels.training.worker import TARGET_CONFIRM_SIZE, TrainingLoop
+    from model.train.steering import Steering
 
     choose(controls, "reverse")
     request = controls.request(None, "")

@@ -8,11 +8,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from model.io.checkpoints import bundled_checkpoints, load_checkpoint
-from model.nn.config import TransformerConfig
 from model.interpret.frame import compute_frame
 from model.interpret.interventions import logit_lens
 from model.interpret.lens import LensError, lens_view
+from model.io.checkpoints import bundled_checkpoints, load_checkpoint
+from model.nn.config import TransformerConfig
 from model.nn.hooks import record
 from model.nn.transformer import Transformer, decoder_mask, padding_mask
 
@@ -80,9 +80,8 @@ def test_a_middle_layer_matches_a_hand_computation(kind, norm_first):
     model = tiny(kind, norm_first)
     src = torch.tensor([[5, 6, 7, 8, 9]])
     tgt = torch.tensor([[1, 4, 10, 11]])
-    with record(model) as trace:
-        with torch.no_grad():
-            model(None if kind == "decoder_only" else src, None if kind == "encoder_only" else tgt)
+    with record(model) as trace, torch.no_grad():
+        model(None if kind == "decoder_only" else src, None if kind == "encoder_only" else tgt)
     lens = logit_lens(trace)
     assert torch.allclose(lens[1], by_hand(model, src, tgt, 1), atol=1e-5)
     assert torch.allclose(lens[-1], trace["generator.probs"].tensor, atol=1e-6)

@@ -14,10 +14,9 @@ pytest.importorskip("pytestqt")
 from explorer.input_bar import InputBar, field_texts  # noqa: E402
 from explorer.runner import Runner, load_bundle  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
-from model.io.checkpoints import random_bundle  # noqa: E402
 from model.cli.main import build_parser  # noqa: E402
-from model.nn.kinds import (DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY, MODEL_KINDS, InputFields,  # noqa: E402
-                         model_kind)
+from model.io.checkpoints import random_bundle  # noqa: E402
+from model.nn.kinds import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY, MODEL_KINDS, InputFields, model_kind  # noqa: E402
 
 BUNDLED = {"reverse": (ENCODER_DECODER, "abc"), "bert-facts": (ENCODER_ONLY, "the [MASK] says moo"),
            "gpt-facts": (DECODER_ONLY, "the duck")}

@@ -155,10 +155,9 @@ def test_heatmap_columns_are_labelled_with_the_true_dimension(qtbot, grouped):
 
 @pytest.mark.slow
 def test_screenshot_cli_shows_the_positional_panel(tmp_path, qapp):
-    from explorer.app import run_app
-
     from PySide6.QtGui import QImage
 
+    from explorer.app import run_app
     from explorer.theme import current
     PALETTE = current().series
 

@@ -125,7 +125,7 @@ def test_presenting_floats_status_messages_over_the_window_instead_of_a_status_b
     label = toast.label
     assert toast.text() == text and label.isVisible()
     geo = label.geometry()
-    assert 0 <= geo.left() and geo.right() <= window.width() and geo.bottom() <= window.height()
+    assert geo.left() >= 0 and geo.right() <= window.width() and geo.bottom() <= window.height()
     assert label.fontMetrics().horizontalAdvance(text) <= label.contentsRect().width()  # whole, one line
     assert theme.current().accent_text in label.styleSheet()
     window.statusBar().clearMessage()  # (what the bar's 15-s timeout does)

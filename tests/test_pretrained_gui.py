@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 import torch
 
-from model.interpret.frame import DecodeSettings, compute_run
 from explorer.runner import Runner, is_pretrained_folder, load_bundle, pretrained_models
 from explorer.state import SessionState
-from model.inference.bundle import ModelBundle
-from model.io.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
-from model.inference.decoding import decode_steps
 from model.data.tasks import get_task
+from model.inference.bundle import ModelBundle
+from model.inference.decoding import decode_steps
+from model.interpret.frame import DecodeSettings, compute_run
+from model.io.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
 
 MINILM = "all-MiniLM-L6-v2"
 VOCAB, PAD, EOS, UNK = 100, 99, 0, 1
@@ -84,7 +84,7 @@ def test_an_unsupported_hugging_face_folder_is_a_clear_error(tmp_path):
 
 
 def test_the_chooser_lists_pretrained_models_and_a_failed_load_keeps_the_model(qtbot, tmp_path, monkeypatch):
-    from explorer.input_bar import InputBar, LOAD_ROLE, OPEN_ITEM, PRETRAINED_SUFFIX
+    from explorer.input_bar import LOAD_ROLE, OPEN_ITEM, PRETRAINED_SUFFIX, InputBar
     broken = tmp_path / "broken-bert"
     broken.mkdir()
     (broken / "config.json").write_text(json.dumps({"model_type": "bert", "hidden_size": 8}))
@@ -108,7 +108,7 @@ def test_the_chooser_lists_pretrained_models_and_a_failed_load_keeps_the_model(q
 
 def test_choosing_minilm_loads_it_off_the_gui_thread(qtbot):
     needs_minilm()
-    from explorer.input_bar import InputBar, PRETRAINED_SUFFIX
+    from explorer.input_bar import PRETRAINED_SUFFIX, InputBar
     state = SessionState()
     runner = Runner(state)
     bar = InputBar(state, runner)

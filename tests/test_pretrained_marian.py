@@ -17,9 +17,9 @@ import pytest
 import torch
 
 from model.inference.decoding import decode_steps
-from model.nn.positional import get_positional_encoding
 from model.io.pretrained import PretrainedError, load_pretrained
 from model.nn.hooks import record
+from model.nn.positional import get_positional_encoding
 from model.nn.transformer import decoder_mask
 
 try:
@@ -171,7 +171,7 @@ def test_a_padded_source_batch_matches(marian):
 def test_text_in_text_out_and_greedy_decoding_match(marian):
     bundle, reference = marian
     src, enc = bundle.encode_source("the cat sat on the mat")
-    assert enc.ids == [word_vocab()[w] for w in "the cat sat on the mat".split()] + [EOS]
+    assert enc.ids == [word_vocab()[w] for w in ["the", "cat", "sat", "on", "the", "mat"]] + [EOS]
     assert enc.pieces[-1] == "</s>"
     ours = bundle.generate_ids(src, max_len=10)
     with torch.no_grad():

@@ -11,11 +11,11 @@ import pytest
 import torch
 
 from model.inference.bundle import InputError
-from model.nn.config import ConfigError, TransformerConfig
 from model.inference.embedding import sentence_embeddings
 from model.interpret.frame import compute_frame
 from model.interpret.lens import LensError, logit_lens
 from model.io.pretrained import PretrainedError, available_pretrained, load_pretrained
+from model.nn.config import ConfigError, TransformerConfig
 from model.nn.hooks import record
 from model.nn.transformer import Transformer
 

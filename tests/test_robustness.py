@@ -28,8 +28,8 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from PySide6.QtCore import QByteArray, QSettings  # noqa: E402
 
-from explorer.panels.training import worker as training_worker  # noqa: E402
 from explorer.main_window import MainWindow  # noqa: E402
+from explorer.panels.training import worker as training_worker  # noqa: E402
 from explorer.runner import Runner, random_bundle  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from model.inference.bundle import InputError  # noqa: E402

@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from scale_worker import digest, run  # noqa: E402
-
+from model.interpret.frame import compute_frame  # noqa: E402
 from model.io.checkpoints import load_checkpoint  # noqa: E402
 from model.train.distributed import Processes  # noqa: E402
-from model.interpret.frame import compute_frame  # noqa: E402
+from scale_worker import digest, run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 STEPS = 4

@@ -11,20 +11,19 @@ import pytest
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_scale_distributed import tiny_tsv  # noqa: E402
-
-from model.io.averaging import average_checkpoints, last_checkpoints, step_folder, steps_dir  # noqa: E402
+from model.cli.evaluate import average_main  # noqa: E402
+from model.cli.main import train_main  # noqa: E402
 from model.data.batching import SlotStream, token_batches, tsv_lines  # noqa: E402
-from model.train.bleu import beam_translate, bleu_score  # noqa: E402
 from model.data.bpe import WORD_START, BPETokenizer  # noqa: E402
 from model.inference.bundle import ModelBundle  # noqa: E402
+from model.io.averaging import average_checkpoints, last_checkpoints, step_folder, steps_dir  # noqa: E402
 from model.io.checkpoints import bundled_checkpoints, load_checkpoint, random_bundle, save_checkpoint  # noqa: E402
-from model.cli.main import train_main  # noqa: E402
-from model.cli.evaluate import average_main  # noqa: E402
-from model.nn.config import TransformerConfig  # noqa: E402
-from model.train.optimizer import noam_lr  # noqa: E402
 from model.io.resume import read_state  # noqa: E402
+from model.nn.config import TransformerConfig  # noqa: E402
 from model.nn.transformer import Transformer  # noqa: E402
+from model.train.bleu import beam_translate, bleu_score  # noqa: E402
+from model.train.optimizer import noam_lr  # noqa: E402
+from test_scale_distributed import tiny_tsv  # noqa: E402
 
 CORPUS = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog", "die Katze sitzt auf der Matte",
           "der Hund sitzt auf dem Baumstamm", "eine Katze und ein Hund"] * 20

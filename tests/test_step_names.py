@@ -25,6 +25,7 @@ def test_every_recorded_step_of_a_model_reads_its_layer_from_one(make_model):
     """Each step of a real 2 + 2-layer forward: no module path left in its title, and the layer
     the title names is the path's index plus one."""
     import torch
+
     from model.nn.hooks import record
 
     model = make_model(n_encoder_layers=2, n_decoder_layers=2)

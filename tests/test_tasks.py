@@ -4,9 +4,9 @@ import datetime as dt
 
 import pytest
 
-from model.data.user_data import DataError, make_batch, read_tsv, tsv_task
 from model.data.tasks import DATE_FORMATS, DATE_MAX, DATE_MIN, TASKS, TaskError, get_task, split_of
 from model.data.tokenizers import BOS_ID, EOS_ID, PAD_ID
+from model.data.user_data import DataError, make_batch, read_tsv, tsv_task
 
 # strptime formats matching model.data.tasks.DATE_FORMATS, in the same order (C locale names).
 STRPTIME = ("%d %B %Y", "%B %d, %Y", "%d %b %Y", "%b %d, %Y", "%d.%m.%Y", "%A, %d %B %Y")
@@ -55,7 +55,7 @@ def test_dates_task_targets_are_iso_of_the_source():
 
 
 def test_translation_moves_verb_last_and_adjectives_after_nouns():
-    from model.data.tasks import ADJECTIVES, NOUNS, VERBS, _pseudo_words, DETERMINERS, ADVERBS
+    from model.data.tasks import ADJECTIVES, ADVERBS, DETERMINERS, NOUNS, VERBS, _pseudo_words
 
     lexicon = _pseudo_words(DETERMINERS + NOUNS + ADJECTIVES + VERBS + ADVERBS, seed=1706)
     back = {v: k for k, v in lexicon.items()}

@@ -3,8 +3,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.data.tokenizers import (BOS_ID, EOS_ID, PAD_ID, SPECIALS, UNK_ID, CharTokenizer, TokenizerError,
-                              WordTokenizer, tokenizer_from_dict)
+from model.data.tokenizers import (
+    BOS_ID,
+    EOS_ID,
+    PAD_ID,
+    SPECIALS,
+    UNK_ID,
+    CharTokenizer,
+    TokenizerError,
+    WordTokenizer,
+    tokenizer_from_dict,
+)
 
 
 def test_specials_have_fixed_ids():

@@ -1,22 +1,31 @@
 """The paper's training recipe and the UI-free Trainer: schedule, optimiser, learning,
 thread controls, and failures that stop cleanly with the last good weights."""
 import math
-import sys
-from pathlib import Path
 import re
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+from model.data.tasks import get_task
 from model.io.checkpoints import random_bundle
 from model.nn.devices import DeviceError, resolve_device
-from model.data.tasks import get_task
 from model.train.optimizer import LINEAR_DECAY_FLOOR, linear_decay_lr
-from model.train.trainer import (ADAM_BETAS, ADAM_EPS, EvalEvent, StepEvent, TrainConfig, Trainer, TrainingError,
-                            noam_lr, translate_batch)
+from model.train.trainer import (
+    ADAM_BETAS,
+    ADAM_EPS,
+    EvalEvent,
+    StepEvent,
+    TrainConfig,
+    Trainer,
+    TrainingError,
+    noam_lr,
+    translate_batch,
+)
 
 torch.set_num_threads(1)
 sys.path.insert(0, str(Path(__file__).parent))  # scale_worker, test_scale_distributed: the tiny TSV run
@@ -320,8 +329,8 @@ def test_fused_projections_and_cpu_dropout_path_match_eq1():
 # -- one Trainer: sentence batches and token batches ----------------------------------------
 def _tsv_run(tmp_path, **cfg):
     """A Trainer on a reversal TSV; `cfg` picks sentence or token batches."""
-    from test_scale_distributed import tiny_tsv
     from scale_worker import tiny_model
+    from test_scale_distributed import tiny_tsv
 
     data = str(tiny_tsv(tmp_path / "pairs.tsv", n=300))
     bundle = tiny_model(data)

@@ -22,13 +22,13 @@ from PySide6.QtWidgets import QLabel, QMainWindow  # noqa: E402
 
 from explorer.panels.training import panel as panel_module  # noqa: E402
 from explorer.panels.training import worker as training_worker  # noqa: E402
-from model.train import live_loop  # noqa: E402
+from explorer.panels.training.controls import CONTINUE  # noqa: E402
 from explorer.panels.training.panel import TrainingPanel  # noqa: E402
 from explorer.runner import Runner  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
-from explorer.panels.training.controls import CONTINUE  # noqa: E402
-from model.train.timeline import SnapshotTimeline  # noqa: E402
 from model.io.checkpoints import load_checkpoint, random_bundle  # noqa: E402
+from model.train import live_loop  # noqa: E402
+from model.train.timeline import SnapshotTimeline  # noqa: E402
 from model.train.trainer import Trainer, noam_lr  # noqa: E402
 
 TIMEOUT = 60_000  # ms: generous, CI machines are shared
@@ -437,6 +437,7 @@ def test_the_warmup_label_stays_clear_of_the_learning_rate_curve(qtbot, decay_st
     under the peak, on the canvas colour: no point of the rate curve inside it, with the paper's
     decay or the lecture preset's linear one (beside the line it ran into the decay)."""
     from PySide6.QtWidgets import QApplication
+
     from explorer import presentation
     from explorer.panels.training.curves import TrainingCurves
 
@@ -453,6 +454,7 @@ def _check_warmup_label(qtbot, curves, decay_steps: int) -> None:
     import numpy as np
     from PySide6.QtCore import QPointF
     from PySide6.QtWidgets import QApplication
+
     from explorer import presentation, theme
     from explorer.panels.training.messages import MetricRows
     from model.train.optimizer import linear_decay_lr, noam_lr
@@ -484,6 +486,7 @@ def test_the_warmup_label_stays_whole_when_the_warmup_just_ended(qtbot):
     """Step 200 of a 200-step warm-up: the line is at the plot's right edge, and its label
     goes beside it, to the left, whole inside the plot (centred, half of it was cut)."""
     import numpy as np
+
     from explorer.panels.training.curves import TrainingCurves
     from explorer.panels.training.messages import MetricRows
     from model.train.optimizer import linear_decay_lr

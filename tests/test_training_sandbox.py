@@ -15,11 +15,11 @@ pytest.importorskip("pytestqt")
 
 from explorer.input_bar import InputBar  # noqa: E402
 from explorer.panels.training import worker as training_worker  # noqa: E402
-from model.train import live_loop  # noqa: E402
 from explorer.panels.training.panel import TrainingPanel  # noqa: E402
 from explorer.runner import Runner  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from model.io.checkpoints import random_bundle  # noqa: E402
+from model.train import live_loop  # noqa: E402
 
 TIMEOUT = 60_000
 TEXT = "abcd"

@@ -6,14 +6,14 @@ import random
 import pytest
 import torch
 
-from model.inference.bundle import InputError
-from model.io.checkpoints import load_checkpoint, random_bundle, save_checkpoint
 from model.cli import train_main
 from model.data.corpus import MASK_TOKEN, WORLD, check_facts, facts_sentence, facts_task
-from model.inference.decoding import beam_search, decode_steps, greedy_decode
 from model.data.masking import KEPT_OUT, MASK_PROB, MASKED, RANDOM, SPLIT, UNCHANGED, mask_id_of, mask_tokens
 from model.data.tasks import get_task
 from model.data.tokenizers import BOS_ID, EOS_ID, PAD_ID
+from model.inference.bundle import InputError
+from model.inference.decoding import beam_search, decode_steps, greedy_decode
+from model.io.checkpoints import load_checkpoint, random_bundle, save_checkpoint
 from model.train.trainer import TrainConfig, Trainer, TrainingError, masked_accuracy, next_token_accuracy
 
 torch.set_num_threads(1)

@@ -14,17 +14,17 @@ import torch
 
 pytest.importorskip("pytestqt")
 
-from explorer.panels.training import worker as training_worker  # noqa: E402
 from explorer.input_bar import InputBar, output_html  # noqa: E402
 from explorer.panels.attention.panel import AttentionPanel  # noqa: E402
 from explorer.panels.stepper.panel import StepperPanel  # noqa: E402
+from explorer.panels.training import worker as training_worker  # noqa: E402
+from explorer.panels.training.controls import CONTINUE  # noqa: E402
 from explorer.panels.training.panel import TrainingPanel  # noqa: E402
+from explorer.panels.training.setup import TrainingRequest, build_trainer, default_probe  # noqa: E402
 from explorer.runner import Runner  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
-from explorer.panels.training.controls import CONTINUE  # noqa: E402
-from explorer.panels.training.setup import TrainingRequest, build_trainer, default_probe  # noqa: E402
-from model.io.checkpoints import random_bundle  # noqa: E402
 from model.data.tasks import CORPUS_TASKS, get_task  # noqa: E402
+from model.io.checkpoints import random_bundle  # noqa: E402
 from model.train.trainer import TrainConfig, TrainingError  # noqa: E402
 
 TIMEOUT = 60_000
@@ -253,9 +253,8 @@ def test_before_a_run_the_probe_titles_the_attention_the_kind_will_show(panel):
 
 
 def test_a_narrow_accuracy_plot_names_the_held_out_metric(qtbot):
-    from model.train.trainer import EvalEvent
-
     from explorer.panels.training.curves import TrainingCurves
+    from model.train.trainer import EvalEvent
 
     curves = TrainingCurves()
     qtbot.addWidget(curves)

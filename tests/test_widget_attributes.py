@@ -12,7 +12,6 @@ from PySide6.QtWidgets import QGraphicsObject, QGraphicsWidget, QWidget
 from model.io.checkpoints import random_bundle
 from support import make_main_window
 
-
 # C++ virtuals Qt itself calls on widgets and graphics items (QPaintDevice, QObject, QWidget,
 # QGraphicsItem); every *Event handler is one too.
 VIRTUALS = {"metric", "devType", "paintEngine", "initPainter", "redirected", "sharedPainter", "event",

@@ -13,13 +13,13 @@ micro-batches used) is four integers: resuming reads one buffer again, not the f
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from model.data.bpe import encode_ids
-from model.data.user_data import Batch, DataError, MAX_TSV_LINE_CHARS, _pad
 from model.data.tokenizers import BOS_ID, EOS_ID, Tokenizer
+from model.data.user_data import MAX_TSV_LINE_CHARS, Batch, DataError, _pad
 
 
 @dataclass
@@ -110,7 +110,7 @@ class SlotStream:
         self.produced = 0  # micro-batches handed out
         self._batches = self._generate()
 
-    def __iter__(self) -> "SlotStream":
+    def __iter__(self) -> SlotStream:
         return self
 
     def __next__(self) -> Batch:

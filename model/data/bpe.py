@@ -10,7 +10,7 @@ inside the checkpoint's config.json — text, never pickle.
 from __future__ import annotations
 
 import json
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from model.data.tokenizers import SPECIALS, UNK, UNK_ID, Encoded, Tokenizer, TokenizerError
 
@@ -41,7 +41,7 @@ class BPETokenizer(Tokenizer):
 
     @classmethod
     def train(cls, texts: Iterable[str], vocab_size: int = 37000, min_frequency: int = 2,
-              progress: bool = False) -> "BPETokenizer":
+              progress: bool = False) -> BPETokenizer:
         """Learn merges from `texts` (an iterator is fine: nothing is held but the counts);
         `progress`: the library's progress bars on stderr (minutes on WMT)."""
         lib = _library()
@@ -57,7 +57,7 @@ class BPETokenizer(Tokenizer):
         return cls(tok)
 
     @classmethod
-    def from_json(cls, text: str) -> "BPETokenizer":
+    def from_json(cls, text: str) -> BPETokenizer:
         try:
             tok = _library().Tokenizer.from_str(text)
         except Exception as exc:  # the Rust side raises a plain Exception
@@ -71,7 +71,7 @@ class BPETokenizer(Tokenizer):
         return {"kind": self.kind, "tokenizer_json": json.loads(self.to_json())}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "BPETokenizer":
+    def from_dict(cls, data: dict) -> BPETokenizer:
         inner = data.get("tokenizer_json")
         if not isinstance(inner, dict):
             raise TokenizerError("a BPE tokenizer needs its 'tokenizer_json' object")

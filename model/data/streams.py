@@ -12,8 +12,8 @@ keeps (`to_dict`) are the plain task's.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
-from typing import Iterator
 
 from model.data.task import Task
 
@@ -36,7 +36,7 @@ class ScheduledTask(Task):
 
     @classmethod
     def wrap(cls, task: Task, batch_size: int, start_len: int | None = None, ramp_pairs: int = 1,
-             bucket_batches: int = 0) -> "ScheduledTask":
+             bucket_batches: int = 0) -> ScheduledTask:
         return cls(**{f.name: getattr(task, f.name) for f in fields(Task)}, batch_size=max(1, batch_size),
                    start_len=start_len, ramp_pairs=max(1, ramp_pairs), bucket_batches=bucket_batches)
 

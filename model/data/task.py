@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import random
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
 from model.data.tokenizers import CharTokenizer, Tokenizer, WordTokenizer
 

@@ -101,7 +101,7 @@ class CharTokenizer(Tokenizer):
     kind = "char"
 
     @classmethod
-    def from_texts(cls, texts) -> "CharTokenizer":
+    def from_texts(cls, texts) -> CharTokenizer:
         chars = sorted({c for t in texts for c in t})
         return cls(list(SPECIALS) + chars)
 
@@ -121,7 +121,7 @@ class WordTokenizer(Tokenizer):
     kind = "word"
 
     @classmethod
-    def from_texts(cls, texts) -> "WordTokenizer":
+    def from_texts(cls, texts) -> WordTokenizer:
         words = sorted({w for t in texts for w in t.split()} - set(SPECIALS))  # a literal "<eos>" word is text
         return cls(list(SPECIALS) + words)
 

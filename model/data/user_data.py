@@ -125,7 +125,7 @@ class Batch:
     def n_tokens(self) -> int:
         return int((self.tgt_out != PAD_ID).sum())
 
-    def to(self, device) -> "Batch":
+    def to(self, device) -> Batch:
         return Batch(self.src.to(device, non_blocking=True), self.tgt_in.to(device, non_blocking=True),
                      self.tgt_out.to(device, non_blocking=True))
 

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 
 import torch
 
-from model.nn.config import TransformerConfig
-from model.nn.kinds import InputFields, ModelKind, mask_filling_fields, sentence_fields
-from model.inference.decoding import beam_search, greedy_decode, sample_decode
 from model.data.masking import mask_id_of
-from model.nn.hooks import Trace, record
 from model.data.tokenizers import Encoded, Tokenizer
+from model.inference.decoding import beam_search, greedy_decode, sample_decode
+from model.nn.config import TransformerConfig
+from model.nn.hooks import Trace, record
+from model.nn.kinds import InputFields, ModelKind, mask_filling_fields, sentence_fields
 from model.nn.transformer import Transformer
 
 

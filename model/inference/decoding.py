@@ -6,8 +6,8 @@ and step t's distribution equals row t of the parallel pass up to float rounding
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import torch
 

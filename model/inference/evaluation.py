@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import torch
 
+from model.data.tokenizers import BOS_ID, EOS_ID, PAD_ID, Tokenizer
 from model.inference.bundle import ModelBundle
 from model.inference.decoding import greedy_decode
-from model.data.tokenizers import BOS_ID, EOS_ID, PAD_ID, Tokenizer
 from model.nn.transformer import Transformer
 
 

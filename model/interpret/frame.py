@@ -18,11 +18,11 @@ import torch
 from model.inference.bundle import ForwardResult, InputError, ModelBundle
 from model.inference.decoding import BeamResult, DecodeStep, beam_search, decode_steps
 from model.inference.embedding import SentenceEmbeddings, sentence_embeddings
+from model.inference.teacher_forcing import ParallelPass, decoder_input, parallel_pass, parallel_row, step_difference
+from model.interpret.interventions import HeadKey, intervene, validate_heads
 from model.interpret.lens import LensView, lens_view
 from model.interpret.map_sums import attention_sums
 from model.interpret.range_notes import bundle_notes
-from model.interpret.interventions import HeadKey, intervene, validate_heads
-from model.inference.teacher_forcing import ParallelPass, decoder_input, parallel_pass, parallel_row, step_difference
 
 STRATEGIES = {"greedy": "Greedy (argmax)", "sample": "Sampling", "beam": "Beam search",
               "target": "Follow the target"}
@@ -191,7 +191,7 @@ class Frame:
     # Head surgery (model.interpret.interventions): the heads edited for everything above, and the same
     # frame computed without them, so a view can show the output before → after.
     interventions: dict[HeadKey, str] = field(default_factory=dict)
-    baseline: "Frame | None" = None
+    baseline: Frame | None = None
     # Where the input leaves the model's training range, in plain words ("32 letters: this
     # model was trained on 1–24"; model.interpret.range_notes): the answer may be wrong there.
     notes: list[str] = field(default_factory=list)

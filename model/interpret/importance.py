@@ -18,17 +18,17 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import torch
 import torch.nn.functional as F
 
-from model.inference.bundle import ModelBundle
+from model.data.tokenizers import PAD_ID
 from model.data.user_data import make_batch
+from model.inference.bundle import ModelBundle
 from model.inference.evaluation import exact_match, next_token_accuracy
 from model.interpret.interventions import HeadKey, all_heads, attention_layers, gated, intervene
-from model.data.tokenizers import PAD_ID
 
 Progress = Callable[[int, int, str], object]
 

@@ -20,21 +20,28 @@ from __future__ import annotations
 import copy
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import numpy as np
 import torch
 
-from model.nn.config import TransformerConfig
-from model.interpret.leak_scores import (entropy_floor, fact_answers, free_running_accuracy, future_mass, generation_accuracy,
-                          sentence_batch, teacher_forced_accuracy)
 from model.data.corpus import next_word_ceiling
 from model.data.tasks import get_task
-from model.inference.teacher_forcing import parallel_pass
 from model.data.tokenizers import BOS_ID
-from model.train.trainer import TrainConfig, Trainer
+from model.inference.teacher_forcing import parallel_pass
+from model.interpret.leak_scores import (
+    entropy_floor,
+    fact_answers,
+    free_running_accuracy,
+    future_mass,
+    generation_accuracy,
+    sentence_batch,
+    teacher_forced_accuracy,
+)
+from model.nn.config import TransformerConfig
 from model.nn.transformer import Transformer
+from model.train.trainer import TrainConfig, Trainer
 
 RUNS = ("masked", "leaking")  # causal mask on in training / left out (the bug)
 RUN_LABELS = {"masked": "with mask", "leaking": "no mask"}  # short: a legend and two map titles share little room

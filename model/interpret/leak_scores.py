@@ -22,8 +22,8 @@ import math
 import torch
 
 from model.data.corpus import WORLD, fact_prompts, sentence_distribution
-from model.nn.hooks import record
 from model.data.tokenizers import BOS_ID, EOS_ID, PAD_ID, Tokenizer
+from model.nn.hooks import record
 from model.nn.transformer import Transformer
 
 NEVER = (BOS_ID, PAD_ID)  # never an output, as in model.inference.decoding

@@ -146,7 +146,7 @@ class TransformerConfig:
 
     # -- the paper's Table 3 -------------------------------------------------------------
     @classmethod
-    def base(cls, src_vocab_size: int, tgt_vocab_size: int, **overrides) -> "TransformerConfig":
+    def base(cls, src_vocab_size: int, tgt_vocab_size: int, **overrides) -> TransformerConfig:
         """Table 3 'base': N=6, d_model=512, d_ff=2048, h=8, P_drop=0.1, shared embeddings."""
         params = dict(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6,
                       dropout=0.1, share_embeddings=src_vocab_size == tgt_vocab_size)
@@ -154,7 +154,7 @@ class TransformerConfig:
         return cls(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size, **params)
 
     @classmethod
-    def big(cls, src_vocab_size: int, tgt_vocab_size: int, **overrides) -> "TransformerConfig":
+    def big(cls, src_vocab_size: int, tgt_vocab_size: int, **overrides) -> TransformerConfig:
         """Table 3 'big': N=6, d_model=1024, d_ff=4096, h=16, P_drop=0.3."""
         params = dict(d_model=1024, n_heads=16, d_ff=4096, dropout=0.3)
         params.update(overrides)
@@ -165,7 +165,7 @@ class TransformerConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "TransformerConfig":
+    def from_dict(cls, data: dict) -> TransformerConfig:
         """Build from a checkpoint's dict; unknown keys are an error that names them."""
         if not isinstance(data, dict):
             raise ConfigError(f"model config must be a JSON object, got {type(data).__name__}")

@@ -6,7 +6,6 @@ import math
 import torch
 from torch import nn
 
-
 LAYOUTS = ("interleaved", "halves")
 
 

@@ -4,8 +4,8 @@ scored with BLEU — here sacrebleu's corpus BLEU, the standard implementation o
 """
 from __future__ import annotations
 
-from model.inference.bundle import InputError, ModelBundle
 from model.data.user_data import read_tsv
+from model.inference.bundle import InputError, ModelBundle
 
 EXTRA_OUTPUT = 50  # tokens beyond the input's length (Section 6.1)
 

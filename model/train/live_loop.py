@@ -20,8 +20,17 @@ from collections.abc import Callable
 
 from model.inference.bundle import InputError, ModelBundle
 from model.nn.transformer import Transformer
-from model.train.live_messages import (Failed, MetricRows, Offer, Phase, ProbeFailed, RunInfo, SaveFailed, Saved,
-                                       Snapshot)
+from model.train.live_messages import (
+    Failed,
+    MetricRows,
+    Offer,
+    Phase,
+    ProbeFailed,
+    RunInfo,
+    Saved,
+    SaveFailed,
+    Snapshot,
+)
 from model.train.optimizer import planned_rates
 from model.train.request import TrainingRequest, build_trainer, default_probe, describe_model
 from model.train.steering import Steering

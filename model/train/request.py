@@ -12,14 +12,14 @@ import os
 import threading
 from dataclasses import dataclass, field
 
+from model.data.tasks import CORPUS_TASKS, TASKS, Task, get_task
 from model.inference.bundle import ModelBundle
 from model.nn.config import TransformerConfig
-from model.train.presets import LECTURE, LECTURE_PRESETS, lecture_bundle, lecture_preset
 from model.nn.kinds import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY, model_kind
 from model.nn.kinds import MODEL_KINDS as KINDS
-from model.data.tasks import CORPUS_TASKS, TASKS, Task, get_task
-from model.train.trainer import TrainConfig, Trainer, TrainingError
 from model.nn.transformer import Transformer
+from model.train.presets import LECTURE, LECTURE_PRESETS, lecture_bundle, lecture_preset
+from model.train.trainer import TrainConfig, Trainer, TrainingError
 
 # Sizes students can train in seconds (tiny), minutes (small), and Table 3's base model.
 MODEL_PRESETS: dict[str, dict] = {

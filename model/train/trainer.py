@@ -24,8 +24,8 @@ import contextlib
 import math
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import torch
 from torch import nn
@@ -36,13 +36,17 @@ from model.data.tasks import Task, get_task
 from model.data.tokenizers import BOS_ID, EOS_ID, PAD_ID, Tokenizer
 from model.data.user_data import Batch
 from model.inference.bundle import ModelBundle
-from model.inference.evaluation import (exact_match, masked_accuracy, next_token_accuracy,  # noqa: F401 - re-exported
-                                        scored_positions, translate_batch)
+from model.inference.evaluation import (  # noqa: F401 - re-exported
+    exact_match,
+    masked_accuracy,
+    next_token_accuracy,
+    scored_positions,
+    translate_batch,
+)
 from model.nn.devices import describe, resolve_device
 from model.nn.transformer import Transformer
 from model.train.batches import SentenceBatches, TokenBatches, task_from_info
-from model.train.config import (EVAL_METRICS, METRIC_LABELS, OBJECTIVES, EvalEvent, StepEvent,  # noqa: F401
-                                TrainConfig, TrainingError)
+from model.train.config import EVAL_METRICS, METRIC_LABELS, OBJECTIVES, EvalEvent, StepEvent, TrainConfig, TrainingError  # noqa: F401
 from model.train.distributed import Processes, all_gather_tensor, all_reduce_sum, wrap
 from model.train.optimizer import ADAM_BETAS, ADAM_EPS, make_optimizer, noam_lr  # noqa: F401 - re-exported
 

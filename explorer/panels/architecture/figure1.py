@@ -20,9 +20,23 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem
 
-from explorer.panels.architecture.diagram_items import (ADDER_R, LABEL_PT, SMALL_PT, STACK_PT, WAVE_R, AdderItem,
-                                                       BlockItem, StackBox, WaveItem, arrow, diagram_font,
-                                                       line_height, shape_font, text, text_width)
+from explorer.panels.architecture.diagram_items import (
+    ADDER_R,
+    LABEL_PT,
+    SMALL_PT,
+    STACK_PT,
+    WAVE_R,
+    AdderItem,
+    BlockItem,
+    StackBox,
+    WaveItem,
+    arrow,
+    diagram_font,
+    line_height,
+    shape_font,
+    text,
+    text_width,
+)
 
 GAP = 12.0  # between elements
 SUB_GAP = 28.0  # before a sublayer: room for the residual branch and the Q/K/V fork

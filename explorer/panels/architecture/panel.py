@@ -14,12 +14,12 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QGraphicsScene, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from explorer import style
-from model.nn.steps import readable_step_name
 from explorer.panels.architecture.diagram_items import BlockItem
-from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.panels.architecture.figure1 import Figure, Figure1Builder
+from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.screen import ScreenClass
 from explorer.state import attention_of_step
+from model.nn.steps import readable_step_name
 
 TOKENS_GAP = 14.0  # between "Inputs" and its tokens on one line
 _LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.")

@@ -5,9 +5,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QPainter
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsScene, QGraphicsSimpleTextItem, QGraphicsView
 
-from explorer.panels.architecture.diagram_items import THEME_ROLE, StackBox
-
 from explorer import style, theme
+from explorer.panels.architecture.diagram_items import THEME_ROLE, StackBox
 
 
 class ZoomView(QGraphicsView):

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from model.nn.kinds import MODEL_KINDS
-from model.nn.kinds import ATTENTION_KINDS
+from model.nn.kinds import ATTENTION_KINDS, MODEL_KINDS
 from model.nn.trace import Trace
 
 KIND_AXES = {"encoder": ("src", "src"), "decoder_self": ("tgt", "tgt"), "cross": ("tgt", "src")}
@@ -102,7 +101,7 @@ class AttentionData:
         return self.weights.layers(kind)[layer][head]
 
     @classmethod
-    def from_trace(cls, trace: Trace, src_pieces=None, tgt_pieces=None, batch: int = 0) -> "AttentionData":
+    def from_trace(cls, trace: Trace, src_pieces=None, tgt_pieces=None, batch: int = 0) -> AttentionData:
         """Collect every `<sublayer>.weights` (and its `.mask`) of `trace` for one batch row.
 
         Missing labels fall back to position numbers, so a bare training trace still draws.
@@ -125,7 +124,7 @@ class AttentionData:
         return data
 
     @classmethod
-    def from_result(cls, result) -> "AttentionData":
+    def from_result(cls, result) -> AttentionData:
         """From a `ForwardResult` (labels: src_pieces / tgt_pieces) or a bare `Trace`."""
         if isinstance(result, Trace):
             return cls.from_trace(result)

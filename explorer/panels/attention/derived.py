@@ -34,7 +34,7 @@ def rollout(weights: np.ndarray, upto: int | None = None) -> np.ndarray:
     `upto` (default: the last layer). Rows sum to 1.
     """
     L, _, T, Tk = weights.shape
-    if T != Tk:
+    if Tk != T:
         raise ValueError(f"rollout needs square self-attention maps, got {T}×{Tk}")
     upto = L - 1 if upto is None else int(upto)
     eye = np.eye(T)

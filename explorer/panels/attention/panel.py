@@ -8,11 +8,19 @@ and picking a head here calls `state.select_attention` so the stepper and diagra
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea, QStackedWidget,
-                               QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QStackedWidget,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from explorer.drawing import plot_style as st
-from explorer.theme import set_sheet, set_text
 from explorer.panels.attention.data import AttentionData
 from explorer.panels.attention.derived_view import DerivedView
 from explorer.panels.attention.grid import AttentionGrid
@@ -20,6 +28,7 @@ from explorer.panels.attention.lines import LineView
 from explorer.panels.attention.single import SingleHeadView, head_title
 from explorer.panels.attention.tab_corner import TabCorner
 from explorer.state import KIND_LABELS, SessionState
+from explorer.theme import set_sheet, set_text
 
 VIEWS = ("grid", "single", "lines", "derived")
 VIEW_TITLES = ("All heads", "One head", "Lines", "Mean && rollout (derived)")

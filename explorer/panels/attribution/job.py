@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from superqt.utils import GeneratorWorker, create_worker
 
-from model.interpret.attribution import METHOD_TITLES, METHODS, attribute_problem, build_problem, describe_head, rank_correlations
+from model.interpret.attribution import (
+    METHOD_TITLES,
+    METHODS,
+    attribute_problem,
+    build_problem,
+    describe_head,
+    rank_correlations,
+)
 
 SHORT_NAMES = {"attention": "attn", "attention_head": "head", "rollout": "roll", "flow": "flow",
                "grad_x_input": "g×i", "integrated_gradients": "IG", "occlusion": "occl"}

@@ -12,8 +12,17 @@ from __future__ import annotations
 
 import traceback
 
-from PySide6.QtCore import QCoreApplication, QElapsedTimer, QThreadPool, Qt, QTimer
-from PySide6.QtWidgets import QBoxLayout, QComboBox, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, Qt, QThreadPool, QTimer
+from PySide6.QtWidgets import (
+    QBoxLayout,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.token_heatmap import display_piece
@@ -23,8 +32,8 @@ from explorer.panels.attribution.table import SpearmanTable
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from explorer.theme import set_sheet
-from model.interpret.attribution.gradients import gradient_saturated
 from model.inference.bundle import InputError
+from model.interpret.attribution.gradients import gradient_saturated
 
 OUTPUT_VIEW, HEAD_VIEW = "attribution_output", "attribution_head"
 

@@ -12,8 +12,19 @@ from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtWidgets import (QBoxLayout, QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy,
-                               QSlider, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QBoxLayout,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QSlider,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.elided_label import ElidedLabel

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import traceback
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QThreadPool, Signal
 from superqt.utils import create_worker

@@ -15,12 +15,10 @@ import pyqtgraph as pg
 from PySide6.QtGui import QFontMetricsF
 
 from explorer import style
-from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.drawing.label_axis import MIN_LABEL_PT
+from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.drawing.token_heatmap import display_piece, fitted_ticks
 from model.inference.bundle import smoothed_target
-
-
 
 Y_TOP = 1.2  # room above a bar of p = 1 for its number
 BAR_WIDTH = 0.7  # in slots

@@ -20,7 +20,6 @@ from explorer.drawing.token_heatmap import display_piece
 from explorer.theme import notifier
 
 
-
 def tree_layout(nodes) -> dict[int, tuple[float, float]]:
     """(x, y) of every node: x = the decoding step t that produced its token (the <bos> root
     sits at -1), so the tree lines up with the step-by-step view; within a step, children follow their parent's order

@@ -8,11 +8,22 @@ Defaults follow Section 6.1 (beam 4, α = 0.6).
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QPoint, Signal
-from PySide6.QtWidgets import (QBoxLayout, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSpinBox,
-                               QStackedWidget, QStyle, QWidget)
+from PySide6.QtWidgets import (
+    QBoxLayout,
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QSpinBox,
+    QStackedWidget,
+    QStyle,
+    QWidget,
+)
 
-from explorer.panel_room import offered_room
 from explorer import style
+from explorer.panel_room import offered_room
 from model.interpret.frame import STRATEGIES, DecodeSettings
 
 

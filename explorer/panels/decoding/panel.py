@@ -21,18 +21,18 @@ from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from explorer import style, theme
+from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
+from explorer.panel_room import offered_room
 from explorer.panels.decoding.bars import TopKBars
 from explorer.panels.decoding.beam_view import BeamTreeView
 from explorer.panels.decoding.chips import chip, chips_room, prefix_chips, unknown_note
-from explorer.panel_room import offered_room
-from explorer.panels.decoding.reflow import STEP_TAB, set_side_by_side
 from explorer.panels.decoding.controls import DecodingControls
-from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
+from explorer.panels.decoding.embedding_view import EmbeddingView
+from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 from explorer.panels.decoding.parallel_view import ParallelPassView
 from explorer.panels.decoding.plot_flow import PlotFlow
+from explorer.panels.decoding.reflow import STEP_TAB, set_side_by_side
 from model.interpret.frame import STRATEGIES, DecodeRun
-from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
-from explorer.panels.decoding.embedding_view import EmbeddingView
 
 PLAY_INTERVAL_MS = 800
 SIDE_BY_SIDE = (1200, 680)  # below this the halves become tabs, each with readable maps (a 1280×720 beamer: ~620 px high)

@@ -11,12 +11,20 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush, QFontMetrics
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QGridLayout, QHeaderView, QLabel, QTableWidget,
-                               QTableWidgetItem, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QGridLayout,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QWidget,
+)
 
 from explorer import style
-from explorer.theme import notifier
 from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
+from explorer.theme import notifier
 
 EQUAL_ATOL = 1e-5  # float32 rounding between the sequential and the parallel pass stays far below
 ROWS = ("input", "with mask", "no mask")  # decoder input; the prediction at each position

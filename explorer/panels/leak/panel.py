@@ -10,10 +10,19 @@ the run with the mask. Run trains both (model.interpret.leak_lab) on a worker th
 from __future__ import annotations
 
 import numpy as np
-
 from PySide6.QtCore import QEventLoop, Qt, QTimer
-from PySide6.QtWidgets import (QApplication, QComboBox, QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton,
-                               QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from explorer import style, theme
 from explorer.drawing.elided_label import ElidedLabel

@@ -19,8 +19,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 from explorer import style, theme
 from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.label_axis import display_piece
-from model.inference.bundle import smoothed_target
 from explorer.input_text import printable
+from model.inference.bundle import smoothed_target
 
 NO_HEAD = ("{name} has no output layer (no language-model head): there is nothing to read its layers "
            "through, so it has no logit lens. It is a sentence encoder: its sentence embeddings and their "

@@ -16,7 +16,6 @@ import numpy as np
 
 from model.nn.positional import get_positional_encoding, wavelengths
 
-
 LAYOUTS = ("interleaved", "halves")
 
 

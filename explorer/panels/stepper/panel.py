@@ -10,13 +10,27 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont, QKeySequence, QShortcut, QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import (QBoxLayout, QComboBox, QCompleter, QDoubleSpinBox, QFrame, QHBoxLayout, QLabel, QLineEdit,
-                               QScrollArea, QSizePolicy, QSlider, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QBoxLayout,
+    QComboBox,
+    QCompleter,
+    QDoubleSpinBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QScrollArea,
+    QSizePolicy,
+    QSlider,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from explorer import style
+from explorer.panels.stepper.inspector_view import AXIS_TITLES, TOKEN_AXES, TensorView, slice_for_view
 from explorer.screen import ScreenClass
 from model.nn.steps import readable_step_name
-from explorer.panels.stepper.inspector_view import AXIS_TITLES, TOKEN_AXES, TensorView, slice_for_view
 
 STEP_ROLE = Qt.UserRole + 1
 HOVER_HINT = "Hover a cell: its value."  # one line beside the map at 1024×768

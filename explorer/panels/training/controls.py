@@ -8,16 +8,35 @@ from __future__ import annotations
 import torch
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QStandardItemModel
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton,
-                               QSpinBox, QStyle, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QStyle,
+    QVBoxLayout,
+    QWidget,
+)
 
 from explorer import style
 from explorer.eliding_combo import ElidingComboBox
+from explorer.panels.training.setup import (
+    BUILTIN_TASKS,
+    KIND_TASKS,
+    LANGUAGE_MODELS,
+    LECTURE,
+    MODEL_KINDS,
+    MODEL_PRESETS,
+    PRESET_LABELS,
+    lecture_request,
+)
 from explorer.screen import ScreenClass
-from explorer.panels.training.setup import (BUILTIN_TASKS, KIND_TASKS, LANGUAGE_MODELS, LECTURE, MODEL_KINDS,
-                                            MODEL_PRESETS, PRESET_LABELS, lecture_request)
-from model.train.presets import LECTURE_PRESETS
 from model.nn.kinds import MODEL_KINDS as KINDS
+from model.train.presets import LECTURE_PRESETS
 
 CONTINUE = "continue"
 # the "kind" combo's entries: "encoder-decoder", "encoder-only · masked LM", "decoder-only · next-token LM"
@@ -371,8 +390,8 @@ class TrainingControls(QWidget):
 
     def request(self, session_bundle, probe: str, start_paused: bool = False, eval_size: int = 50):
         """The run these controls describe (`session_bundle` is continued when "continue" is chosen)."""
-        from model.train.trainer import TrainConfig
         from explorer.panels.training.setup import TrainingRequest
+        from model.train.trainer import TrainConfig
 
         train = TrainConfig(steps=self.steps_spin.value(), batch_size=self.batch_spin.value(),
                             warmup=self.warmup_spin.value(), device=self.device_box.currentData(), eval_size=eval_size)

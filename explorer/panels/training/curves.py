@@ -21,9 +21,9 @@ from PySide6.QtGui import QColor, QFontMetricsF
 
 from explorer import presentation, style
 from explorer.drawing.plot_style import fit_axis_title, fit_title_row, let_shrink, span_title
-from explorer.panels.training.worker import MetricRows
-from explorer.panels.training.warmup_mark import WarmupMark
 from explorer.drawing.spaced_axis import SpacedAxis
+from explorer.panels.training.warmup_mark import WarmupMark
+from explorer.panels.training.worker import MetricRows
 from explorer.screen import ScreenClass
 
 pg.setConfigOptions(imageAxisOrder="row-major")

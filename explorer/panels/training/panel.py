@@ -16,20 +16,19 @@ from PySide6.QtCore import QEventLoop, Qt
 from PySide6.QtWidgets import QApplication, QFileDialog, QSplitter, QVBoxLayout, QWidget
 
 from explorer import style
-from explorer.screen import ScreenClass
 from explorer.panels.stops_with_window import StopsWithWindow
-from explorer.state import SessionState
 from explorer.panels.training.controls import ACTIVE_PHASES, TrainingControls
 from explorer.panels.training.curves import TrainingCurves
 from explorer.panels.training.live import LiveDisplay
 from explorer.panels.training.messages import Offer, RunInfo, Snapshot
 from explorer.panels.training.probe import ProbeView
 from explorer.panels.training.run_message import RunMessage
-from explorer.panels.training.timed import train_for
 from explorer.panels.training.sandbox import PUBLISH_INTERVAL, RUN_LABEL, Sandbox  # noqa: F401 - tests read it
 from explorer.panels.training.setup import TrainingRequest, last_run_dir
+from explorer.panels.training.timed import train_for
 from explorer.panels.training.worker import TrainingRun, save_in_background
-
+from explorer.screen import ScreenClass
+from explorer.state import SessionState
 
 EVAL_SIZE = 50  # held-out pairs per live evaluation (a full evaluation is the CLI's job)
 

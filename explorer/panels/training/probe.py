@@ -16,11 +16,21 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QFontMetrics
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
-                               QSlider, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
+from superqt import QElidingLabel
 
 from explorer import style
-from superqt import QElidingLabel
 from explorer.drawing.plot_style import axis_title_width
 from explorer.panels.training.curves import TimedCanvas
 from explorer.panels.training.probe_axes import axis_title, left_width, map_axes, tick_font, token_ticks
@@ -236,8 +246,8 @@ class ProbeView(QWidget):
         if name in ("tsv", ""):
             self.set_probe_text("")
             return
-        from model.data.tasks import get_task
         from explorer.panels.training.setup import default_probe
+        from model.data.tasks import get_task
 
         self.set_probe_text(default_probe(get_task(name), kind))
         self.expect_kind(kind)

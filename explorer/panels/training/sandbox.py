@@ -13,8 +13,8 @@ import time
 
 from PySide6.QtCore import QObject, QTimer
 
-from explorer.session import ShownModel
 from explorer.panels.training.messages import Offer
+from explorer.session import ShownModel
 
 PUBLISH_INTERVAL = 1.0  # s: the other panels follow a run at most once a second …
 PUBLISH_COST_FACTOR = 20  # … and a copy for them costs at most 1/20 of the GUI's and the worker's time

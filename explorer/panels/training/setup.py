@@ -9,10 +9,25 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from model.train.request import (BUILTIN_TASKS, KIND_TASKS, LANGUAGE_MODELS, LECTURE, MODEL_KINDS,
-                                 MODEL_PRESETS, PRESET_LABELS, TrainingRequest, build_trainer, check_kind_task,
-                                 default_probe, describe_model, lecture_request, load_task, new_bundle,
-                                 warm_up_in_background, worker_threads)
+from model.train.request import (
+    BUILTIN_TASKS,
+    KIND_TASKS,
+    LANGUAGE_MODELS,
+    LECTURE,
+    MODEL_KINDS,
+    MODEL_PRESETS,
+    PRESET_LABELS,
+    TrainingRequest,
+    build_trainer,
+    check_kind_task,
+    default_probe,
+    describe_model,
+    lecture_request,
+    load_task,
+    new_bundle,
+    warm_up_in_background,
+    worker_threads,
+)
 
 DATA_ENV = "TRANSFORMER_EXPLORER_DATA"  # overrides where the last run is kept (tests, kiosks)
 

@@ -14,15 +14,24 @@ import traceback
 import warnings
 from functools import partial
 
-from PySide6.QtCore import QThreadPool, Qt, Signal
+from PySide6.QtCore import Qt, QThreadPool, Signal
 from superqt.utils import GeneratorWorker, create_worker
 from superqt.utils._qthreading import GeneratorWorkerSignals  # public in napari.qt.threading, for subclassing
 
 from model.inference.bundle import ModelBundle
-from model.train.live_loop import (EMIT_INTERVAL, PROBE_BUDGET, PROBE_INTERVAL, TARGET_CONFIRM_SIZE,  # noqa: F401
-                                   TrainingLoop)
-from model.train.live_messages import (COLUMNS, Failed, MetricRows, Offer, Phase, ProbeFailed, RunInfo,  # noqa: F401
-                                       SaveFailed, Saved, Snapshot)
+from model.train.live_loop import EMIT_INTERVAL, PROBE_BUDGET, PROBE_INTERVAL, TARGET_CONFIRM_SIZE, TrainingLoop  # noqa: F401
+from model.train.live_messages import (  # noqa: F401
+    COLUMNS,
+    Failed,
+    MetricRows,
+    Offer,
+    Phase,
+    ProbeFailed,
+    RunInfo,
+    Saved,
+    SaveFailed,
+    Snapshot,
+)
 from model.train.request import TrainingRequest, worker_threads
 from model.train.steering import Steering
 from model.train.trainer import EvalEvent, Trainer

@@ -18,11 +18,18 @@ head), is in `model.interpret.attribution.problem`. `rank_correlations` gives th
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
-from model.interpret.attribution.attention_scores import attention_flow, attention_rollout, check_head, head_label, raw_attention, record_attention
+from model.interpret.attribution.attention_scores import (
+    attention_flow,
+    attention_rollout,
+    check_head,
+    head_label,
+    raw_attention,
+    record_attention,
+)
 from model.interpret.attribution.correlation import rank_correlations, top1
 from model.interpret.attribution.gradients import grad_x_input, integrated_gradients
 from model.interpret.attribution.occlusion import occlusion

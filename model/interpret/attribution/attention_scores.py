@@ -12,9 +12,15 @@ import operator
 import numpy as np
 import torch
 
-from model.nn.hooks import Trace, record
-from model.interpret.attribution.graph import encoder_decoder_flow_graph, encoder_decoder_rollout, max_flows, rollout, stack_flow_graph
+from model.interpret.attribution.graph import (
+    encoder_decoder_flow_graph,
+    encoder_decoder_rollout,
+    max_flows,
+    rollout,
+    stack_flow_graph,
+)
 from model.interpret.attribution.problem import AttributionProblem
+from model.nn.hooks import Trace, record
 
 
 @torch.no_grad()

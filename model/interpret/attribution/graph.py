@@ -67,7 +67,7 @@ def encoder_decoder_rollout(encoder: list[np.ndarray], decoder_self: list[np.nda
 
 
 # -- flow: the same matrices as capacities of a layered graph ----------------------------------
-def stack_flow_graph(layers: list[np.ndarray], prefix: str = "x") -> "nx.DiGraph":
+def stack_flow_graph(layers: list[np.ndarray], prefix: str = "x") -> nx.DiGraph:
     """Nodes (prefix, layer, position), layer 0 = the token embeddings; an edge from each
     position of layer l+1 to each position of layer l with capacity Â_l[i, j] (residual
     attention), pointing downwards so flow runs from an output to the inputs."""
@@ -81,7 +81,7 @@ def stack_flow_graph(layers: list[np.ndarray], prefix: str = "x") -> "nx.DiGraph
 
 
 def encoder_decoder_flow_graph(encoder: list[np.ndarray], decoder_self: list[np.ndarray],
-                               cross: list[np.ndarray]) -> "nx.DiGraph":
+                               cross: list[np.ndarray]) -> nx.DiGraph:
     """The encoder's graph ("src", l, j) joined to the decoder's: each decoder layer is a
     self-attention level ("tgt", l, "self", t) and an output level ("tgt", l, t); the output
     level sends 0.5 to its own position (residual) and 0.5·C[t, s] to the encoder's top
@@ -100,7 +100,7 @@ def encoder_decoder_flow_graph(encoder: list[np.ndarray], decoder_self: list[np.
     return graph
 
 
-def max_flows(graph: "nx.DiGraph", source, sinks: list) -> np.ndarray:
+def max_flows(graph: nx.DiGraph, source, sinks: list) -> np.ndarray:
     """The max-flow value from `source` to each sink in turn (Abnar & Zuidema compute one
     flow per input token, with the same preflow-push algorithm)."""
     import networkx as nx

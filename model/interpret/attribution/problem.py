@@ -17,13 +17,12 @@ source's lookup is perturbed, see `model.interpret.attribution.gradients`).
 from __future__ import annotations
 
 import numbers
-
 from dataclasses import dataclass
 
 import torch
 
-from model.inference.bundle import InputError, ModelBundle
 from model.data.masking import mask_id_of
+from model.inference.bundle import InputError, ModelBundle
 
 
 class UnsupportedAttribution(InputError):
@@ -86,7 +85,7 @@ class AttributionProblem:
         with torch.no_grad():
             return float(self.log_prob(self.logits(self.attributed_ids)).exp()[0])
 
-    def with_position(self, position: int) -> "AttributionProblem":
+    def with_position(self, position: int) -> AttributionProblem:
         return AttributionProblem(self.bundle, self.src, self.tgt, self.span, self.input_pieces, self.outputs,
                                   self.rows, self.token_ids, resolve_position(position, len(self.outputs)))
 
