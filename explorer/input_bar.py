@@ -462,8 +462,10 @@ class InputBar(QWidget):
         bundle = self.state.bundle
         self._fitted = result  # first: the cap below resizes the line, whose resize refits this result
         frame = self.state.frame
-        edited = len(frame.interventions) if frame is not None and frame.forward is result else 0
-        text = output_html(result, bundle, edited=edited)
+        ours = frame is not None and frame.forward is result
+        edited = len(frame.interventions) if ours else 0
+        extra = dict(decoded=frame.decoded, notes=frame.notes) if ours else {}
+        text = output_html(result, bundle, edited=edited, **extra)
         need = rich_text_width(text, self.status.font())
         # no wider than the whole output: the token echo beside it gets the rest (a 1024-px
         # projector's echo named one token while "Output: remrofsnart" sat in half the row)
@@ -472,19 +474,21 @@ class InputBar(QWidget):
         whole = need <= room
         if not whole:  # the longest start of the output that fits
             pieces = result.source.pieces if result.mask_predictions else []  # (a masked LM's line is its sentence)
-            lo, hi = 0, max(len(result.output_text), sum(len(p) + 1 for p in pieces))
+            longest = len(frame.decoded[0]) if ours else 0
+            lo, hi = 0, max(len(result.output_text), longest, sum(len(p) + 1 for p in pieces))
             while lo < hi:
                 mid = (lo + hi + 1) // 2
-                if rich_text_width(output_html(result, bundle, mid, edited), self.status.font()) <= room:
+                if rich_text_width(output_html(result, bundle, mid, edited, **extra), self.status.font()) <= room:
                     lo = mid
                 else:
                     hi = mid - 1
-            text = output_html(result, bundle, lo, edited)
+            text = output_html(result, bundle, lo, edited, **extra)
         self.status.setText(text)
         tip = mask_tooltip(result)
         if tip and not whole:  # the whole filled sentence too, where the line cut it
             tip = QTextDocumentFragment.fromHtml(output_html(result, bundle, edited=edited)).toPlainText() + "\n" + tip
-        self.status.setToolTip(tip or ("" if whole else result.output_text))
+        notes = "\n".join(extra.get("notes", []))
+        self.status.setToolTip("\n".join(filter(None, [tip or ("" if whole else result.output_text), notes])))
         self._fitted = result  # (refitted on a resize while the line shows it)
 
     def _cap_status(self, need: float | None) -> None:

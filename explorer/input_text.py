@@ -82,14 +82,16 @@ def field_texts(bundle) -> tuple:
     return f.label, f.placeholder, f.target_label, f.target_placeholder, f.target_tooltip
 
 
-def output_html(result, bundle, limit: int | None = None, edited: int = 0) -> str:
+def output_html(result, bundle, limit: int | None = None, edited: int = 0,
+                decoded: tuple[str, str] | None = None, notes: list[str] | tuple = ()) -> str:
     """The status line's rich text for a result: the output, the continuation after its
     prompt (decoder-only), or the sentence with each [MASK] filled in and the fills marked
     (masked LM). Every piece of text is escaped. `limit`: show only the output's first
-    `limit` characters and "…" (a long babble on a narrow line: the tooltip holds it all).
-    `edited`: how many heads the session has edited — the output is then the edited model's,
-    and the label says so (the tour's head-surgery scene showed "Output: 2026-11-02" as if the
-    dates model wrote it)."""
+    `limit` characters and "…" (the tooltip holds it all). `edited`: how many heads the session
+    has edited — the output is then the edited model's, and the label says so. `decoded`:
+    the frame's (text, strategy), so that beam search's or sampling's output is the one shown,
+    named, as in the decoding panels. `notes`: where the input leaves the model's training
+    range; the first is shown after the output."""
     # The output is plain text: no model here checks its answer, so no colour may say "correct".
     ok = style.TEXT.name()
     mark = style.ACCENT.name()  # a masked LM's fills are marked as fills, not as right answers
@@ -116,7 +118,10 @@ def output_html(result, bundle, limit: int | None = None, edited: int = 0) -> st
         n = len(fills)
         return (f'Filled ({n} mask{"s" if n != 1 else ""}){heads}: '
                 f'<span style="{mono} color:{style.TEXT.name()};">{tok.join(parts)}</span>')
-    out = result.output_text
+    warn = "".join(f' <span style="color:{style.WARNING.name()};">⚠ {html.escape(n)}</span>' for n in notes[:1])
+    out, strategy = result.output_text, ""
+    if decoded is not None and decoded[1] in ("beam search", "sampling") and not result.target_text:
+        out, strategy = decoded[0], f" ({decoded[1]})"  # what the decoding panels show for these settings
     if limit is not None and len(out) > limit:
         out = out[:limit] + "…"
     text = html.escape(out) or "(empty)"
@@ -124,10 +129,10 @@ def output_html(result, bundle, limit: int | None = None, edited: int = 0) -> st
         # "Output", as for the other kinds: "Continuation:" named the input field beside it too
         given = " (given continuation)" if result.target_text else ""
         prompt = html.escape(bundle.tgt_tokenizer.join(result.tgt_pieces[1:1 + result.n_prompt])) if bundle else ""
-        return (f'Output{given}{heads}: <span style="{mono} color:{style.MUTED.name()};">{prompt}</span> '
-                f'<b style="{mono} color:{ok};">{text}</b>')
+        return (f'Output{given}{strategy}{heads}: <span style="{mono} color:{style.MUTED.name()};">{prompt}</span> '
+                f'<b style="{mono} color:{ok};">{text}</b>{warn}')
     forced = " (teacher-forced target)" if result.target_text else ""
-    return f'Output{forced}{heads}: <b style="{mono} color:{ok};">{text}</b>'
+    return f'Output{forced}{strategy}{heads}: <b style="{mono} color:{ok};">{text}</b>{warn}'
 
 
 def mask_tooltip(result) -> str:
