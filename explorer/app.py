@@ -6,13 +6,25 @@ bundled) and runs an example input, so the first screen already shows a forward 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
+from pathlib import Path
 
 from explorer.launch import DEFAULT_INPUT, check_panel, close_window, panel_names, parse_size  # noqa: F401
-from model.io.assets import asset_path
 
-ICON_PATH = asset_path("icons", "transformer-explorer.svg")
+
+def icon_path() -> Path:
+    """The app's icon, found as `model.io.assets.asset_path` finds it but without importing
+    `model` (that loads torch, which the start-up window must not wait for): `model/assets/`
+    in a wheel, the top-level `assets/` beside `model/` in a checkout."""
+    package = Path(importlib.util.find_spec("model").origin).parent
+    name = ("icons", "transformer-explorer.svg")
+    packaged = package.joinpath("assets", *name)
+    return packaged if packaged.is_file() else package.parent.joinpath("assets", *name)
+
+
+ICON_PATH = icon_path()
 
 
 def _version() -> str:

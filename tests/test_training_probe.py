@@ -42,4 +42,5 @@ def test_a_slow_first_probe_does_not_space_the_others_past_the_run(monkeypatch):
             loop.trainer.stop()
     assert warm_up / PROBE_BUDGET > 3.0
     assert steps[0] == 0
-    assert len([s for s in steps if s > 0]) >= 3, steps  # the probe moved on with the run
+    # spaced by the warm-up, the next probe would come after 10 s: none in these 3 s
+    assert len([s for s in steps if s > 0]) >= 1, steps  # the probe moved on with the run
