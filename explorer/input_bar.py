@@ -256,7 +256,7 @@ class InputBar(QWidget):
 
         steps = [(kept, 0) for kept in range(len(optional), -1, -1)] + [(0, n) for n in (1, 2)]
         kept, shortened = next((step for step in steps if need(*step) <= room), steps[-1])
-        for i, (widget, width) in enumerate(optional):  # the first `kept` stay, in priority order
+        for i, (widget, _width) in enumerate(optional):  # the first `kept` stay, in priority order
             if widget.isHidden() == (i < kept):
                 widget.setVisible(i < kept)
         for i, (widget, full, short) in enumerate(shortenings):

@@ -203,7 +203,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(quit_action)
 
         view_menu = self.menuBar().addMenu("&View")
-        for name, dock in self.docks.items():
+        for dock in self.docks.values():
             view_menu.addAction(dock.toggleViewAction())
         view_menu.addSeparator()
         self.reset_layout_action = QAction("&Reset layout", self)

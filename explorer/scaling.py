@@ -10,6 +10,8 @@ items and pens are rescaled in place, in the main windows registered here (`regi
 """
 from __future__ import annotations
 
+import contextlib
+
 import pyqtgraph as pg
 from PySide6.QtGui import QFont, QPen
 from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem, QGraphicsTextItem, QGraphicsView, QWidget
@@ -121,10 +123,8 @@ def rescale_scene(view: QGraphicsView, ratio: float) -> None:
         elif isinstance(item, pg.LabelItem):
             size = str(item.opts.get("size") or f"{style.BASE_POINT_SIZE}pt")
             if size.endswith("pt"):
-                try:
+                with contextlib.suppress(ValueError):
                     item.setText(item.text, size=f"{float(size[:-2]) * ratio:.1f}pt")
-                except ValueError:
-                    pass
                 plot = item.parentItem()
                 if isinstance(plot, pg.PlotItem) and plot.titleLabel is item and item.isVisible():
                     _title_row(plot)

@@ -89,8 +89,9 @@ class StatusToast(QObject):
             return
         role = {"error": "error", "warning": "accent_text"}.get(self._level, "text") if message else "muted"
         edge = role if role in ("error", "accent_text") else "muted"
-        style.set_sheet(self.label, "QLabel#status_toast {{ color: {%s}; background: {window};"
-                                    " border: 2px solid {%s}; border-radius: 6px; padding: 6px 14px; }}" % (role, edge))
+        # a set_sheet template: {role} fields filled from the palette, the sheet's own braces doubled
+        style.set_sheet(self.label, f"QLabel#status_toast {{{{ color: {{{role}}}; background: {{window}};"
+                                    f" border: 2px solid {{{edge}}}; border-radius: 6px; padding: 6px 14px; }}}}")
         self.label.setText(text)
         self._place()
         self.label.show()

@@ -64,7 +64,7 @@ def test_no_pickle_in_weights(saved):
     header_len = int.from_bytes(raw[:8], "little")
     header = json.loads(raw[8:8 + header_len])
     assert "generator.weight" in header and header["generator.weight"]["dtype"] == "F32"
-    with pytest.raises(Exception):
+    with pytest.raises(pickle.UnpicklingError):
         pickle.loads(raw)
 
 

@@ -91,7 +91,7 @@ def test_save_fsyncs_the_weights_the_config_and_the_folders(tmp_path, bundle, mo
         return real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", spy)
-    path = save_checkpoint(bundle, tmp_path / "ck")
+    save_checkpoint(bundle, tmp_path / "ck")
     names = [Path(p).name for p in synced]
     assert "model.safetensors" in names and "config.json" in names
     assert any(Path(p).name.startswith(".ck.saving-") for p in synced)  # the new folder's entries

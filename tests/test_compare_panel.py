@@ -164,6 +164,6 @@ def test_untrained_b_is_the_models_own_architecture_freshly_initialised(qtbot, t
     b1, b2 = untrained_like(a), untrained_like(a)
     assert torch.equal(torch.random.get_rng_state(), state_before)
     assert b1.config == a.config and b1.src_tokenizer is a.src_tokenizer and b1.tgt_tokenizer is a.tgt_tokenizer
-    for (name, p1), p2, pa in zip(b1.model.named_parameters(), b2.model.parameters(), a.model.parameters()):
+    for (name, p1), p2, _pa in zip(b1.model.named_parameters(), b2.model.parameters(), a.model.parameters()):
         assert torch.equal(p1, p2), name
     assert any(not torch.equal(p1, pa) for p1, pa in zip(b1.model.parameters(), a.model.parameters()))

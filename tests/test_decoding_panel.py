@@ -99,7 +99,8 @@ def test_row_t_of_the_parallel_pass_equals_step_t(qtbot, panel, bundle):
         step = panel.run.steps[t]
         torch.testing.assert_close(step.model_probs, reference[t], atol=1e-5, rtol=0)
         text = panel.parallel.equality.text()
-        assert text.startswith(f"Row {t} of the parallel pass = step {t + 1}: {MAX_DP} = ")  # rows (positions) from 0, steps from 1
+        # rows (positions) count from 0, steps from 1
+        assert text.startswith(f"Row {t} of the parallel pass = step {t + 1}: {MAX_DP} = ")
         assert float(text.rsplit("= ", 1)[1]) < 1e-5
 
 

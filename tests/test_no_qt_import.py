@@ -8,15 +8,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FORBIDDEN = ("PySide6", "pyqtgraph", "shiboken6", "explorer")
 
-PROBE = """
+PROBE = f"""
 import importlib, json, pkgutil, sys
 import model
 names = sorted(m.name for m in pkgutil.walk_packages(model.__path__, "model.") if not m.name.endswith("__main__"))
 for name in names:
     importlib.import_module(name)
-loaded = sorted(m for m in sys.modules if m.split(".")[0] in %r)
-print(json.dumps({"modules": names, "gui": loaded}))
-""" % (FORBIDDEN,)
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in {FORBIDDEN!r})
+print(json.dumps({{"modules": names, "gui": loaded}}))
+"""
 
 
 def test_importing_every_model_module_loads_no_qt():

@@ -186,7 +186,8 @@ def test_a_short_waves_view_puts_the_formula_on_one_line_only_where_it_fits(qtbo
         QApplication.processEvents()
     waves = panel.waves
     assert waves.compact
-    assert ("<br>" not in waves.plot.titleLabel.text) == one_line, (waves.width(), waves.pairs_list.width(), waves._one_line, waves.compact)
+    assert ("<br>" not in waves.plot.titleLabel.text) == one_line, (
+        waves.width(), waves.pairs_list.width(), waves._one_line, waves.compact)
     scene_width = waves.canvas.ci.geometry().width()  # the plot and its title, as laid out
     assert scene_width <= waves.canvas.width() + 1, (scene_width, waves.canvas.width())
     formula = waves._title

@@ -91,7 +91,7 @@ def test_a_heatmaps_edge_stands_out_from_the_canvas_and_from_both_ends_of_viridi
     import pyqtgraph as pg
     p = PALETTES[name]
     lut = pg.colormap.get(SEQUENTIAL).getLookupTable(nPts=256)
-    dark_end, bright_end = ("#%02x%02x%02x" % tuple(int(v) for v in lut[i][:3]) for i in (0, -1))
+    dark_end, bright_end = ("#" + "".join(f"{int(v):02x}" for v in lut[i][:3]) for i in (0, -1))
     assert contrast_ratio(p.map_edge, p.canvas) >= 3.0
     # the end that looks like the canvas is the one the edge must stand apart from
     assert contrast_ratio(p.map_edge, dark_end if name == "dark" else bright_end) >= 2.0

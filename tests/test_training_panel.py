@@ -518,7 +518,8 @@ def test_a_short_panels_message_keeps_whole_sentences(qtbot):
 
     stopped = ("Training stopped after 47 steps. The panels show “reverse” again. “Use this model” makes "
                "the trained model (step 47) the session's model.")
-    assert whole_sentences(stopped, lambda t: len(t) <= 70) == "Training stopped after 47 steps. The panels show “reverse” again. …"
+    assert (whole_sentences(stopped, lambda t: len(t) <= 70)
+            == "Training stopped after 47 steps. The panels show “reverse” again. …")
     assert whole_sentences(stopped, lambda t: True) == stopped
     assert whole_sentences("p = 0.92 and loss 1.07.", lambda t: len(t) < 30) == "p = 0.92 and loss 1.07."  # no break at "0.92"
     assert whole_sentences(stopped, lambda t: len(t) < 20) == ""

@@ -44,7 +44,7 @@ def tsv_lines(path: str | Path, offset: int = 0, line: int = 0,
     longer than the model's max_len and counts them)."""
     path = Path(path)
     try:
-        f = open(path, "rb")
+        f = open(path, "rb")  # noqa: SIM115 - the `with f` below closes it; opened apart so only open()'s OSError is a DataError
     except OSError as exc:
         raise DataError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
     with f:

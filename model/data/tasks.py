@@ -93,9 +93,33 @@ def dates_task() -> Task:
 
 
 # -- a synthetic language pair with word reordering ------------------------------------------
-NOUNS = ["dog", "cat", "bird", "horse", "child", "teacher", "student", "farmer", "king", "queen", "doctor", "baker", "sailor", "painter", "singer", "writer", "soldier", "girl", "boy", "woman", "man", "friend", "mother", "father", "sister", "brother", "neighbour", "stranger", "tiger", "lion", "wolf", "fox", "bear", "rabbit", "mouse", "fish", "snake", "owl", "eagle", "duck", "goose", "cow", "goat", "sheep", "pig", "monkey", "frog", "robot", "giant", "wizard", "pirate", "poet", "judge", "nurse", "cook", "driver", "pilot", "dancer", "farmer2", "hunter", "guard", "merchant", "priest", "clown", "knight", "prince", "princess", "dragon", "ghost", "village", "river", "forest", "mountain", "castle", "garden", "market", "school", "house", "ship", "tree", "flower", "stone", "apple", "bread", "letter", "song", "story", "book", "box", "key", "door", "window", "lamp", "clock", "horse2", "cart", "coat", "hat", "ring", "sword", "cup"]
-ADJECTIVES = ["big", "small", "old", "young", "red", "blue", "green", "happy", "sad", "quiet", "loud", "tall", "short", "brave", "clever", "lazy", "kind", "angry", "hungry", "tired", "rich", "poor", "strong", "weak", "fast", "slow", "bright", "dark", "warm", "cold", "gentle", "wild", "proud", "shy", "calm", "busy", "famous", "strange", "friendly", "gray", "white", "black", "golden", "silver", "tiny", "huge", "noisy", "polite", "funny", "serious", "careful", "honest", "lonely", "lucky", "wise", "fierce", "sleepy", "clumsy"]
-VERBS = ["sees", "likes", "helps", "finds", "follows", "calls", "meets", "watches", "loves", "hates", "visits", "feeds", "pushes", "pulls", "carries", "paints", "draws", "chases", "catches", "teaches", "greets", "thanks", "hears", "knows", "remembers", "forgets", "answers", "asks", "brings", "takes", "holds", "builds", "breaks", "opens", "closes", "buys", "sells", "reads", "writes", "cleans", "washes", "fixes", "hides", "guards", "wakes"]
+NOUNS = [
+    "dog", "cat", "bird", "horse", "child", "teacher", "student", "farmer", "king", "queen", "doctor",
+    "baker", "sailor", "painter", "singer", "writer", "soldier", "girl", "boy", "woman", "man",
+    "friend", "mother", "father", "sister", "brother", "neighbour", "stranger", "tiger", "lion", "wolf",
+    "fox", "bear", "rabbit", "mouse", "fish", "snake", "owl", "eagle", "duck", "goose", "cow", "goat",
+    "sheep", "pig", "monkey", "frog", "robot", "giant", "wizard", "pirate", "poet", "judge", "nurse",
+    "cook", "driver", "pilot", "dancer", "farmer2", "hunter", "guard", "merchant", "priest", "clown",
+    "knight", "prince", "princess", "dragon", "ghost", "village", "river", "forest", "mountain",
+    "castle", "garden", "market", "school", "house", "ship", "tree", "flower", "stone", "apple",
+    "bread", "letter", "song", "story", "book", "box", "key", "door", "window", "lamp", "clock",
+    "horse2", "cart", "coat", "hat", "ring", "sword", "cup",
+]
+ADJECTIVES = [
+    "big", "small", "old", "young", "red", "blue", "green", "happy", "sad", "quiet", "loud", "tall",
+    "short", "brave", "clever", "lazy", "kind", "angry", "hungry", "tired", "rich", "poor", "strong",
+    "weak", "fast", "slow", "bright", "dark", "warm", "cold", "gentle", "wild", "proud", "shy", "calm",
+    "busy", "famous", "strange", "friendly", "gray", "white", "black", "golden", "silver", "tiny",
+    "huge", "noisy", "polite", "funny", "serious", "careful", "honest", "lonely", "lucky", "wise",
+    "fierce", "sleepy", "clumsy",
+]
+VERBS = [
+    "sees", "likes", "helps", "finds", "follows", "calls", "meets", "watches", "loves", "hates",
+    "visits", "feeds", "pushes", "pulls", "carries", "paints", "draws", "chases", "catches", "teaches",
+    "greets", "thanks", "hears", "knows", "remembers", "forgets", "answers", "asks", "brings", "takes",
+    "holds", "builds", "breaks", "opens", "closes", "buys", "sells", "reads", "writes", "cleans",
+    "washes", "fixes", "hides", "guards", "wakes",
+]
 DETERMINERS = ["the", "a", "this", "that"]
 ADVERBS = ["today", "yesterday", "quickly", "slowly", "often", "never"]
 NOUNS = [n for n in NOUNS if not n[-1].isdigit()]

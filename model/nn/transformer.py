@@ -34,11 +34,8 @@ def decoder_mask(tgt: torch.Tensor, pad_id: int, causal: bool = True) -> torch.T
     mask = padding_mask(tgt, pad_id)  # (B, 1, 1, T), a fresh tensor
     if tgt.size(1):
         mask[..., 0] = True
-    if causal:
-        mask = mask & subsequent_mask(tgt.size(1), tgt.device).unsqueeze(1)  # (B, 1, T, T)
-    else:
-        mask = mask.expand(-1, -1, tgt.size(1), -1)
-    return mask
+    steps = tgt.size(1)
+    return mask & subsequent_mask(steps, tgt.device).unsqueeze(1) if causal else mask.expand(-1, -1, steps, -1)
 
 
 class Transformer(nn.Module):

@@ -186,5 +186,6 @@ def describe_model(trainer: Trainer) -> str:
     return f"d_model {c.d_model}, {layers}, {c.n_heads} heads, d_ff {c.d_ff} · {n:,} parameters"
 
 
-__all__ = ["LECTURE", "lecture_request", "MODEL_PRESETS", "PRESET_LABELS", "BUILTIN_TASKS", "MODEL_KINDS", "KIND_TASKS", "LANGUAGE_MODELS", "check_kind_task", "TrainingRequest", "build_trainer", "new_bundle",
-           "default_probe", "load_task", "worker_threads", "warm_up_in_background", "describe_model"]
+__all__ = ["LECTURE", "lecture_request", "MODEL_PRESETS", "PRESET_LABELS", "BUILTIN_TASKS", "MODEL_KINDS", "KIND_TASKS",
+           "LANGUAGE_MODELS", "check_kind_task", "TrainingRequest", "build_trainer", "new_bundle", "default_probe",
+           "load_task", "worker_threads", "warm_up_in_background", "describe_model"]

@@ -137,8 +137,9 @@ class ArchitecturePanel(QWidget):
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """WIDE and PROJECTOR: the buttons and the current step's caption on one row over the
-        figure (presenting: Fit alone of the zoom buttons, the wheel zooms). NARROW: the caption folded into the figure's tooltip and the zoom buttons gone
-        (the wheel zooms), so the figure keeps the room."""
+        figure (presenting: Fit alone of the zoom buttons, the wheel zooms). NARROW: the caption
+        folded into the figure's tooltip and the zoom buttons gone (the wheel zooms), so the
+        figure keeps the room."""
         narrow = cls is ScreenClass.NARROW
         presentation = getattr(getattr(self.window(), "lecture", None), "presentation", None)
         presenting = presentation is not None and presentation.active
@@ -264,9 +265,8 @@ class ArchitecturePanel(QWidget):
         best = None
         for e in self.figure.elements:
             key = e.item.key
-            if name == key or name.startswith(key + "."):
-                if best is None or len(key) > len(best.item.key):
-                    best = e
+            if (name == key or name.startswith(key + ".")) and (best is None or len(key) > len(best.item.key)):
+                best = e
         for e in self.figure.elements:
             e.item.set_highlighted(e is best)
         if step is not None:

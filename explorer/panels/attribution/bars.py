@@ -65,7 +65,7 @@ class MethodBars(pg.PlotWidget):
         self.pieces, self.scores, self.titles = list(pieces), dict(scores), dict(titles)
         n_rows, n = len(scores), len(pieces)
         xs, y0s, heights, brushes, pens, maxima = [], [], [], [], [], []
-        for r, (method, values) in enumerate(scores.items()):
+        for r, values in enumerate(scores.values()):
             base = n_rows - 1 - r + 0.08
             values = np.asarray(values, float)
             peak = float(np.max(np.abs(values))) if len(values) else 0.0

@@ -45,7 +45,8 @@ class TopKBars(pg.PlotWidget):
         bottom = plot.getAxis("bottom")
         bottom.setStyle(tickFont=style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True), tickLength=0)
         plot.getAxis("left").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))
-        self.bars = pg.BarGraphItem(x=[0], height=[0], width=0.7, brush=style.colour("bar"), pen=style.colour("bar"))  # pyqtgraph rejects empty pens
+        self.bars = pg.BarGraphItem(x=[0], height=[0], width=0.7, brush=style.colour("bar"),
+                                    pen=style.colour("bar"))  # pyqtgraph rejects empty pens
         self.sampled = pg.BarGraphItem(x=[], height=[], width=0.7, brush=None,
                                        pen=pg.mkPen(style.TEXT, width=2, style=pg.QtCore.Qt.DashLine))
         plot.addItem(self.bars)

@@ -87,7 +87,8 @@ class BeamTreeView(pg.PlotWidget):
         plot.hideButtons()
         plot.hideAxis("left")
         plot.invertY(True)
-        plot.setLabel("bottom", "decoding step (the token each hypothesis ends with)", **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
+        plot.setLabel("bottom", "decoding step (the token each hypothesis ends with)",
+                      **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
         plot.getAxis("bottom").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))
         self.current = pg.LinearRegionItem(values=(0.5, 1.5), movable=False,
                                            brush=pg.mkBrush(QColor(9, 105, 218, 28)), pen=pg.mkPen(None))

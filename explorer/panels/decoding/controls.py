@@ -206,7 +206,7 @@ class DecodingControls(QWidget):
 
     def set_shape(self, n_layers: int, n_heads: int) -> None:
         """Fill the layer/head choices for a model, keeping the selection where possible."""
-        for combo, n, name in ((self.layer, n_layers, "layer"), (self.head, n_heads, "head")):
+        for combo, n in ((self.layer, n_layers), (self.head, n_heads)):
             keep = max(combo.currentIndex(), 0)
             combo.blockSignals(True)
             combo.clear()

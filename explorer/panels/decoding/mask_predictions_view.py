@@ -39,7 +39,8 @@ def context_html(pieces: list[str], position: int, filled: str | None = None, wi
     words = []
     for i in range(lo, hi):
         if i == position:
-            words.append(_chip(filled if filled is not None else "____", style.current().mask_blank, style.current().chosen_text, True))
+            words.append(_chip(filled if filled is not None else "____",
+                               style.current().mask_blank, style.current().chosen_text, True))
         else:
             words.append(html.escape(display_piece(pieces[i])))
     return ("… " if lo > 0 else "") + " ".join(words) + (" …" if hi < len(pieces) else "")

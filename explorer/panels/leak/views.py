@@ -3,8 +3,8 @@ the two runs' decoder self-attention over one sentence side by side.
 
 Colours are the theme's first two data series (masked run, leaking run), the same in all
 three pictures; reference lines (the loss floor, the accuracy ceiling: the best a model that
-reads only the past can do) are dashed in the muted colour. Plot items are created once and updated in place; `restyle()` recolours them
-after a theme change.
+reads only the past can do) are dashed in the muted colour. Plot items are created once and
+updated in place; `restyle()` recolours them after a theme change.
 """
 from __future__ import annotations
 

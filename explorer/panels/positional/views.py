@@ -83,12 +83,13 @@ class SimilarityShiftView(QWidget):
         st.style_axis(self.shift_plot.getAxis("bottom"), "dimension i")
         st.style_axis(self.shift_plot.getAxis("left"), "value")
         self.shift_plot.getAxis("left").enableAutoSIPrefix(False)
-        self.legend = legend = self.shift_plot.addLegend(offset=(-10, 10), labelTextSize=f"{st.TICK_PT}pt", labelTextColor=st.current().text,
-                                           brush=pg.mkBrush(st.colour("canvas", alpha=230)), pen=pg.mkPen(st.current().muted))
+        self.legend = legend = self.shift_plot.addLegend(
+            offset=(-10, 10), labelTextSize=f"{st.TICK_PT}pt", labelTextColor=st.current().text,
+            brush=pg.mkBrush(st.colour("canvas", alpha=230)), pen=pg.mkPen(st.current().muted))
         self.curve_pos = self.shift_plot.plot(pen=pg.mkPen(st.current().pe_pos, width=1.5), name="PE(pos)")
         self.curve_target = self.shift_plot.plot(pen=pg.mkPen(st.current().pe_target, width=2.5), name="PE(pos + k)")
-        self.curve_rotated = self.shift_plot.plot(pen=None, symbol="x", symbolSize=9, symbolPen=pg.mkPen(st.current().pe_rotated, width=2),
-                                                  name="M_k · PE(pos)")
+        self.curve_rotated = self.shift_plot.plot(pen=None, symbol="x", symbolSize=9,
+                                                  symbolPen=pg.mkPen(st.current().pe_rotated, width=2), name="M_k · PE(pos)")
         legend.setVisible(True)
         self.pos_spin, self.k_spin = QSpinBox(), QSpinBox()
         for spin, value in ((self.pos_spin, 3), (self.k_spin, 5)):

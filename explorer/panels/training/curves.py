@@ -30,8 +30,8 @@ pg.setConfigOptions(imageAxisOrder="row-major")
 
 SMOOTHING = 0.9  # EMA factor per step
 WAITING = "waiting for\nthe first steps"  # in each empty plot while a run starts (two short lines: ~150-px plots)
-ROW_RATIO = 2.4
-SHORT_ROW = 230  # px: a row of plots lower than this drops the step axis' label  # wider than this × its height: the four plots in one row
+ROW_RATIO = 2.4  # wider than this × its height: the four plots in one row
+SHORT_ROW = 230  # px: a row of plots lower than this drops the step axis' label
 NARROW = 620  # px: below this the legend would hide the curves and long titles would collide
 # (wide title, narrow title) per plot; a narrow accuracy plot names its colours in the title.
 # The held-out score each objective reports (EvalEvent.metric): legend name, narrow-title word.

@@ -4,8 +4,9 @@ The label must name the line without hiding the curve: on a projector's small ra
 centred "warm-up ends" was wider than the triangle under the peak and covered both of its
 sides. So it tries, in order, the longer then the shorter text, centred under the peak then
 beside the line on either side, and takes the first box that lies inside the plot and that no
-rate point falls in (the whole run's planned rates, or the run's own where there is no plan); else the shortest text inside the plot, drawn under the curve
-(which then crosses the text but stays whole).
+rate point falls in (the whole run's planned rates, or the run's own where there is no plan);
+else the shortest text inside the plot, drawn under the curve (which then crosses the text but
+stays whole).
 """
 from __future__ import annotations
 
