@@ -246,9 +246,11 @@ class ArchitecturePanel(QWidget):
 
     def _token_room(self, axis: str) -> float:
         """A token line's box: its column's width, so it never reaches the positional encoding
-        beside the column (a longer line is shortened with "…", the whole in the tooltip)."""
+        beside the column (a longer line is shortened with "…", the whole in the tooltip). The
+        output line tops the figure with nothing beside it: twice its column's width."""
         widths = self.figure.column_width
-        return widths.get(axis) or widths.get("tgt") or widths.get("src") or 200.0
+        room = widths.get(axis) or widths.get("tgt") or widths.get("src") or 200.0
+        return 2 * room if axis == "out" else room
 
     def _clicked(self, key: str) -> None:
         self.state.select_step_named(key)
