@@ -25,13 +25,14 @@ from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.label_axis import LINE_SHARE, STACK_GAP_PX, label_font
 
 MIN_LABELLED = 6  # labels a map of the grid can always draw side by side, at the label font
+MIN_VIEW = 168  # px: the least map area a back row reads (the layout sweep's floor is 160)
 
 
 def least_side() -> int:
     """The smallest map side (px) in a grid: MIN_LABELLED labels stacked, and room for the
     column labels and the title."""
     line = QFontMetricsF(label_font()).height()
-    return int(MIN_LABELLED * (LINE_SHARE * line + STACK_GAP_PX) + 3 * line)
+    return int(max(MIN_LABELLED * (LINE_SHARE * line + STACK_GAP_PX), MIN_VIEW) + 3 * line)
 
 
 def best_columns(n: int, width: float, height: float, least: float) -> int:

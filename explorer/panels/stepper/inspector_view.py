@@ -13,7 +13,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsPathItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsPathItem, QLabel, QVBoxLayout, QWidget
 
 from explorer import style
 from explorer.drawing.label_axis import LabelAxis as TokenLabels
@@ -84,9 +84,16 @@ class TensorView(QWidget):
         for item, z in ((self.mask_fill, 5), (self.mask_hatch, 6)):
             item.setZValue(z)
             self.plot.addItem(item)
+        self.count = QLabel()  # "12 of 24 labels · wheel to zoom": what the token axes drew
+        self.count.setFont(style.font(style.SMALL_POINT_SIZE))
+        style.set_sheet(self.count, "color: {muted};")
+        self.count.setAlignment(Qt.AlignmentFlag.AlignRight)
+        for axis in (self.left, self.bottom):
+            axis.counted.connect(self._show_count, Qt.ConnectionType.QueuedConnection)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.widget)
+        layout.addWidget(self.count)
 
         self.data = np.zeros((1, 1), dtype=np.float32)
         self.is_bool = False
@@ -99,6 +106,22 @@ class TensorView(QWidget):
         self.plot.vb.sigRangeChangedManually.connect(self._on_manual_range)
         self.plot.vb.sigResized.connect(self._on_resized)
         self.plot.scene().sigMouseMoved.connect(self._mouse_moved)
+
+    def count_text(self) -> str:
+        """"" when the token axes drew every label, else "k of n labels" of the one missing most."""
+        short = [(a.drawn, a.in_view) for a in (self.left, self.bottom)
+                 if a.tokens and not a.numeric and a.in_view and a.drawn < a.in_view]
+        if not short:
+            return ""
+        drawn, total = min(short, key=lambda c: c[0] / c[1])
+        return f"{drawn} of {total} labels"
+
+    def _show_count(self) -> None:
+        text = self.count_text()
+        text = f"{text} · wheel to zoom" if text else ""
+        if self.count.text() != text:
+            self.count.setText(text)
+        self.count.setVisible(bool(text))
 
     # -- showing ------------------------------------------------------------------------------
     def show_matrix(self, data: np.ndarray, row_axis: str, col_axis: str, row_labels: list[str] | None,
