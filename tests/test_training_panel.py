@@ -4,7 +4,8 @@ Every test trains a tiny reverse model for a few dozen steps (batch 8, one torch
 each takes seconds; what is checked is what a student sees: curves that move the right way,
 controls that really stop the step counter, errors that appear as messages, the run's model
 shown in the other panels without replacing the session's, and a window that can close
-mid-run without losing the run. (tests/test_training_sandbox.py: the header and the sandbox.)
+mid-run without losing the run. (tests/test_training_panel_drawing.py: what the curves, the
+message and the probe draw; tests/test_training_sandbox.py: the header and the sandbox.)
 """
 from __future__ import annotations
 
@@ -18,59 +19,19 @@ import torch
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QTimer  # noqa: E402
-from PySide6.QtWidgets import QLabel, QMainWindow  # noqa: E402
+from PySide6.QtWidgets import QMainWindow  # noqa: E402
 
+import training_panel_setup as setup  # noqa: E402
 from explorer.panels.training import panel as panel_module  # noqa: E402
-from explorer.panels.training import worker as training_worker  # noqa: E402
 from explorer.panels.training.controls import CONTINUE  # noqa: E402
 from explorer.panels.training.panel import TrainingPanel  # noqa: E402
-from explorer.runner import Runner  # noqa: E402
-from explorer.state import SessionState  # noqa: E402
-from model.io.checkpoints import load_checkpoint, random_bundle  # noqa: E402
+from model.io.checkpoints import load_checkpoint  # noqa: E402
 from model.train import live_loop  # noqa: E402
 from model.train.timeline import SnapshotTimeline  # noqa: E402
-from model.train.trainer import Trainer, noam_lr  # noqa: E402
+from model.train.trainer import Trainer  # noqa: E402
+from training_panel_setup import TIMEOUT, configure, wait_idle, wait_steps  # noqa: E402
 
-TIMEOUT = 60_000  # ms: generous, CI machines are shared
-
-
-@pytest.fixture
-def pipeline():
-    """A session with the untrained reverse model on "abc", and its (synchronous) pipeline."""
-    s = SessionState()
-    runner = Runner(s, synchronous=True)
-    runner.set_bundle(random_bundle("reverse"), then_run="abc")
-    return s, runner
-
-
-@pytest.fixture
-def state(pipeline):
-    return pipeline[0]
-
-
-@pytest.fixture
-def panel(qtbot, state, tmp_path, monkeypatch):
-    monkeypatch.setenv("TRANSFORMER_EXPLORER_DATA", str(tmp_path / "appdata"))
-    monkeypatch.setattr(training_worker, "worker_threads", lambda: 1)
-    p = TrainingPanel(state)
-    qtbot.addWidget(p)
-    configure(p)
-    yield p
-    p.shutdown()
-
-
-def configure(p: TrainingPanel, steps: int = 10_000, warmup: int = 10, batch: int = 8) -> None:
-    p.controls.steps_spin.setValue(steps)
-    p.controls.warmup_spin.setValue(warmup)
-    p.controls.batch_spin.setValue(batch)
-
-
-def wait_steps(qtbot, p: TrainingPanel, n: int) -> None:
-    qtbot.waitUntil(lambda: p.step >= n, timeout=TIMEOUT)
-
-
-def wait_idle(qtbot, p: TrainingPanel) -> None:
-    qtbot.waitUntil(lambda: p.run is None and p.phase == "idle", timeout=TIMEOUT)
+pipeline, state, panel = setup.pipeline, setup.state, setup.panel  # the shared fixtures: pytest finds them by name
 
 
 def test_training_emits_batched_events_and_the_loss_falls(qtbot, panel, state):
@@ -97,48 +58,6 @@ def test_training_emits_batched_events_and_the_loss_falls(qtbot, panel, state):
     assert state.session.bundle is trained and state.frame.bundle is trained
     assert state.result is not None and state.result.trace.attention_kinds()
     assert state.frame.output_text == trained.translate(state.source_text)
-
-
-def test_learning_rate_curve_warms_up_then_decays(qtbot, panel):
-    configure(panel, steps=30, warmup=8)
-    panel.start()
-    wait_idle(qtbot, panel)
-    lr = panel.curves.series["lr"]
-    steps, values = lr.x.astype(int), lr.y
-    assert len(values) == 30
-    peak = int(np.argmax(values))
-    assert steps[peak] == 8
-    assert (np.diff(values[: peak + 1]) > 0).all() and (np.diff(values[peak:]) < 0).all()
-    expected = [noam_lr(s, 64, 8) for s in steps]  # Eq. 3 with the tiny model's d_model
-    assert np.allclose(values, expected, rtol=1e-6)
-    assert panel.curves.curves["lr"].getData()[1] is not None and len(panel.curves.curves["lr"].getData()[1]) == 30
-
-
-def test_the_rate_plot_shows_the_whole_runs_schedule_ahead(qtbot, panel):
-    """From the run's first message the rate plot draws the schedule of all 400 steps (warm-up
-    peak at 40, then the decay), dashed; the run's own rates trace over it, a dot at the last.
-    The rate plot spans the whole run while the loss plot spans the steps trained."""
-    configure(panel, steps=400, warmup=40)
-    panel.start()
-    assert all(note.isVisible() for note in panel.curves.waiting)  # the empty plots say the steps are coming
-    qtbot.waitUntil(lambda: len(panel.curves.plan_steps) > 0, timeout=TIMEOUT)
-    plan_x, plan_y = panel.curves.plan.getData()
-    assert plan_x[0] == 1 and plan_x[-1] == 400 and plan_x[int(np.argmax(plan_y))] == 40
-    assert plan_y == pytest.approx([noam_lr(int(s), 64, 40) for s in plan_x], rel=1e-9)
-    wait_steps(qtbot, panel, 12)
-    panel.stop()
-    wait_idle(qtbot, panel)
-    panel.curves.refresh()
-    assert not any(note.isVisible() for note in panel.curves.waiting)
-    lr = panel.curves.series["lr"]
-    assert lr.y == pytest.approx(np.interp(lr.x, plan_x, plan_y), rel=1e-9)  # the run kept to its plan
-    assert list(panel.curves.curves["lr_now"].getData()[0]) == [lr.x[-1]]
-    for plot in (panel.curves.lr_plot, panel.curves.loss_plot):
-        plot.getViewBox().updateAutoRange()  # (pyqtgraph auto-ranges when it paints; this panel is not shown)
-    rate_left, rate_right = panel.curves.lr_plot.getViewBox().viewRange()[0]
-    loss_right = panel.curves.loss_plot.getViewBox().viewRange()[0][1]
-    assert rate_left <= 1 and rate_right >= 400, rate_right
-    assert lr.x[-1] <= loss_right <= lr.x[-1] * 1.1 + 1 < rate_right, (loss_right, lr.x[-1])  # the steps trained
 
 
 def test_pause_stops_the_step_counter_and_resume_goes_on(qtbot, panel):
@@ -402,183 +321,3 @@ def test_train_for_trains_then_hands_over_the_model(qtbot, panel, state):
     assert state.session.shown_model is None and state.frame.bundle is state.session.bundle
     assert state.session.bundle.metrics.get("steps") is None
     assert panel.curves.curves["loss"].getData()[0] is not None
-
-
-def test_narrow_curves_trade_the_legend_for_short_titles(qtbot):
-    from explorer.panels.training.curves import NARROW, TrainingCurves
-
-    curves = TrainingCurves()
-    qtbot.addWidget(curves)
-    curves.reset(warmup=10)
-    curves.resize(NARROW + 300, 500)
-    curves.show()
-    qtbot.waitUntil(lambda: curves.legend.isVisible())
-    assert "Learning rate (Eq. 3)" in curves.lr_plot.titleLabel.text
-    curves.resize(NARROW - 100, 500)
-    qtbot.waitUntil(lambda: not curves.legend.isVisible())
-    assert "Learning rate" in curves.lr_plot.titleLabel.text and "(Eq. 3)" not in curves.lr_plot.titleLabel.text
-    assert "tokens" in curves.acc_plot.titleLabel.text and "exact" in curves.acc_plot.titleLabel.text
-    assert curves.warmup.label.toPlainText() == "warm-up"
-    # the loss title names the thick line where it fits whole, else says "Loss"
-    from PySide6.QtGui import QFontMetricsF
-    title = curves.loss_plot.titleLabel
-    assert title.text in ("Loss (thick: smoothed)", "Loss")
-    for width in (NARROW - 100, 2 * NARROW):
-        curves.resize(width, 500)
-        qtbot.wait(20)
-        drawn = QFontMetricsF(title.item.font()).horizontalAdvance(title.text)
-        assert drawn <= curves.loss_plot.width(), (width, title.text, drawn)
-    assert "thick: smoothed" in title.text  # (a 1,240-px canvas: room for it)
-
-
-@pytest.mark.parametrize("decay_steps", [0, 400])
-def test_the_warmup_label_stays_clear_of_the_learning_rate_curve(qtbot, decay_steps):
-    """At the lecture size (a 1280×720 beamer's curves, 2 × 2) the "warm-up ends" label sits
-    under the peak, on the canvas colour: no point of the rate curve inside it, with the paper's
-    decay or the lecture preset's linear one (beside the line it ran into the decay)."""
-    from PySide6.QtWidgets import QApplication
-
-    from explorer import presentation
-    from explorer.panels.training.curves import TrainingCurves
-
-    curves = TrainingCurves()  # not qtbot's: pyqtgraph's close() crashed the process after a failed assert
-    try:
-        _check_warmup_label(qtbot, curves, decay_steps)
-    finally:
-        presentation.apply_theme(QApplication.instance(), "light")
-        curves.hide()
-        curves.deleteLater()
-
-
-def _check_warmup_label(qtbot, curves, decay_steps: int) -> None:
-    import numpy as np
-    from PySide6.QtCore import QPointF
-    from PySide6.QtWidgets import QApplication
-
-    from explorer import presentation, theme
-    from explorer.panels.training.messages import MetricRows
-    from model.train.optimizer import linear_decay_lr, noam_lr
-
-    curves.resize(780, 390)
-    curves.show()
-    curves.reset(warmup=200, decay_steps=decay_steps)
-    steps = np.arange(1, 451)
-    lr = [linear_decay_lr(int(s), 64, 200, 1.0, decay_steps) if decay_steps else noam_lr(int(s), 64, 200)
-          for s in steps]
-    ones = np.ones(len(steps))
-    curves.add_rows(MetricRows(step=steps, loss=ones, accuracy=ones, lr=np.array(lr), tokens_per_s=ones, wall=ones))
-    curves.refresh()
-    qtbot.wait(50)
-    label = curves.warmup.label
-    assert label.isVisible() and label.toPlainText().startswith("warm-up")
-    box = label.sceneBoundingRect()
-    vb = curves.lr_plot.getViewBox()
-    inside = [s for s, y in zip(steps, lr) if box.contains(vb.mapViewToScene(QPointF(float(s), y)))]
-    assert not inside, f"the rate curve runs through the label at steps {inside[:5]}…"
-    assert box.left() > vb.sceneBoundingRect().left()  # whole, inside the plot
-    assert label.fill.color().name() == theme.current().canvas
-    presentation.apply_theme(QApplication.instance(), "dark")
-    curves.restyle_marks()
-    assert label.fill.color().name() == theme.DARK.canvas and label.color.name() == theme.DARK.muted
-
-
-def test_the_warmup_label_stays_whole_when_the_warmup_just_ended(qtbot):
-    """Step 200 of a 200-step warm-up: the line is at the plot's right edge, and its label
-    goes beside it, to the left, whole inside the plot (centred, half of it was cut)."""
-    import numpy as np
-
-    from explorer.panels.training.curves import TrainingCurves
-    from explorer.panels.training.messages import MetricRows
-    from model.train.optimizer import linear_decay_lr
-
-    curves = TrainingCurves()  # not qtbot's: see test_the_warmup_label_stays_clear_of_the_learning_rate_curve
-    try:
-        curves.resize(560, 390)
-        curves.show()
-        curves.reset(warmup=200, decay_steps=400)
-        steps = np.arange(1, 201)
-        lr = np.array([linear_decay_lr(int(s), 64, 200, 1.0, 400) for s in steps])
-        ones = np.ones(len(steps))
-        curves.add_rows(MetricRows(step=steps, loss=ones, accuracy=ones, lr=lr, tokens_per_s=ones, wall=ones))
-        curves.refresh()
-        qtbot.wait(50)
-        label, vb = curves.warmup.label, curves.lr_plot.getViewBox()
-        assert label.isVisible()
-        assert vb.sceneBoundingRect().contains(label.sceneBoundingRect()), (label.sceneBoundingRect(),
-                                                                            vb.sceneBoundingRect())
-    finally:
-        curves.hide()
-        curves.deleteLater()
-
-
-def test_a_short_panels_message_keeps_whole_sentences(qtbot):
-    """On a short projector the message is one line of whole sentences, not one cut mid-word
-    ("… “Use this mod…"), measured with the label's font; the tooltip keeps the rest."""
-    from explorer.panels.training.run_message import RunMessage, whole_sentences
-
-    stopped = ("Training stopped after 47 steps. The panels show “reverse” again. “Use this model” makes "
-               "the trained model (step 47) the session's model.")
-    assert (whole_sentences(stopped, lambda t: len(t) <= 70)
-            == "Training stopped after 47 steps. The panels show “reverse” again. …")
-    assert whole_sentences(stopped, lambda t: True) == stopped
-    assert whole_sentences("p = 0.92 and loss 1.07.", lambda t: len(t) < 30) == "p = 0.92 and loss 1.07."  # no break at "0.92"
-    assert whole_sentences(stopped, lambda t: len(t) < 20) == ""
-    message = RunMessage()
-    qtbot.addWidget(message)
-    message.show_text(stopped)
-    message.set_compact(True)
-    first_two = message.fontMetrics().horizontalAdvance("Training stopped after 47 steps. The panels show “reverse” again. …")
-    message.resize(first_two + 40, 30)
-    assert message.text() == "Training stopped after 47 steps. The panels show “reverse” again. …"
-    assert message.fontMetrics().horizontalAdvance(message.text()) <= message.width() - 8
-    assert message.toolTip() == stopped
-    message.resize(message.fontMetrics().horizontalAdvance("Training stopped") + 8, 30)
-    assert message.text().startswith("Training stop") and message.text().endswith("…")  # elided: even one is too long
-
-
-def test_a_long_probe_output_ends_in_an_ellipsis_with_the_whole_output_in_its_tooltip(qtbot, panel, state):
-    """An untrained model's output (25 letters of noise) ran out of a read-only field with no
-    sign of more: the probe's output line is never wider than its row, ends in "…" when cut,
-    and names the whole output in its tooltip."""
-    from dataclasses import replace
-    panel.resize(700, 600)
-    panel.show()
-    noise = "nynynmmnynynmmnynynmmnynynmmnynynmm"
-    result = replace(state.bundle.run("abc"), output_text=noise)
-    panel.probe.show_snapshot(0, result, "abc")
-    qtbot.wait(10)
-    label = panel.probe.output_label
-    assert label.text() == noise and noise in label.toolTip()
-    shown = QLabel.text(label)  # (a QElidingLabel's text() is the whole; QLabel's, what is drawn)
-    assert shown.endswith("…") and noise.startswith(shown[:-1])
-    assert label.fontMetrics().horizontalAdvance(shown) <= label.width()
-    assert label.geometry().right() <= label.parentWidget().width()
-
-
-def test_the_waiting_notes_sit_inside_their_plots_on_a_second_run(qtbot):
-    """After a run, the next one's empty plots say "waiting for the first steps" inside them: the
-    views go back to the empty 0–1 ranges (auto-range kept the last run's, the notes off the plots)."""
-    from explorer.panels.training.curves import TrainingCurves
-    from explorer.panels.training.messages import MetricRows
-
-    curves = TrainingCurves()  # not qtbot's: see test_the_warmup_label_stays_clear_of_the_learning_rate_curve
-    try:
-        curves.resize(900, 500)
-        curves.show()
-        curves.reset(warmup=10)
-        steps = np.arange(1, 401)
-        curves.add_rows(MetricRows(step=steps, loss=4.0 - steps / 100, accuracy=steps / 400, lr=np.full(400, 1e-3),
-                                   tokens_per_s=5000 + steps, wall=steps / 10.0))
-        curves.refresh()
-        qtbot.wait(50)
-        curves.reset(warmup=10)  # the second run
-        qtbot.wait(50)
-        for note, plot in zip(curves.waiting, (curves.loss_plot, curves.acc_plot, curves.speed_plot)):
-            view = plot.getViewBox()
-            (x0, x1), (y0, y1) = view.viewRange()
-            assert note.isVisible() and x0 <= note.pos().x() <= x1 and y0 <= note.pos().y() <= y1, view.viewRange()
-            text = note.textItem
-            assert view.sceneBoundingRect().contains(text.mapRectToScene(text.boundingRect()))
-    finally:
-        curves.hide()
-        curves.deleteLater()

@@ -2,17 +2,14 @@
 
 config.json holds everything needed to rebuild the bundle: the model config, both
 tokenizers with their vocabularies, the task and its parameters, training metrics, the
-project version and a format version. Saving is atomic: the new checkpoint is written into
-a temporary folder beside the target and renamed into place, so an interrupted save leaves
-the previous checkpoint as it was.
+project version and a format version. This module loads checkpoints, finds the bundled ones
+and builds untrained models; it is also where every checkpoint name is imported from. The
+atomic save lives in `model.io.checkpoint_saving`, the file layout in `model.io.checkpoint_format`.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import os
-import shutil
-import tempfile
 import warnings
 from pathlib import Path
 
@@ -21,33 +18,21 @@ import torch
 from model.data.tokenizers import TokenizerError, tokenizer_from_dict
 from model.inference.bundle import ModelBundle
 from model.io.assets import asset_path
-from model.io.folders import (
-    check_ours_or_empty,
-    fsync_dir,
-    is_json_of_format,
-    leftovers,
-    os_reason,
-    swap_into_place,
-    umask,
-    write_synced,
+from model.io.checkpoint_format import (
+    CHEAP_TO_BUILD,
+    CONFIG,
+    FORMAT,
+    FORMAT_VERSION,
+    MAX_CONFIG_BYTES,
+    PICKLE_SUFFIXES,
+    WEIGHTS,
+    CheckpointError,
+    CheckpointWarning,
+    unique_state,
 )
+from model.io.checkpoint_saving import check_save_target, recover_interrupted_save, save_checkpoint
 from model.nn.config import ConfigError, TransformerConfig
 from model.nn.transformer import Transformer
-
-FORMAT = "transformer-explorer-checkpoint"
-FORMAT_VERSION = 1
-WEIGHTS, CONFIG = "model.safetensors", "config.json"
-PICKLE_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle")
-MAX_CONFIG_BYTES = 50_000_000  # a config.json with a word-level vocabulary is well under 1 MB
-CHEAP_TO_BUILD = 5_000_000  # parameters: a model this small is checked by building it (~20 MB, ms)
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that cannot be saved or loaded; the message names the file and the problem."""
-
-
-class CheckpointWarning(UserWarning):
-    """A checkpoint that loads but cannot work as it should (e.g. weights that are NaN)."""
 
 
 def assets_dir() -> Path:
@@ -92,123 +77,6 @@ def untrained_like(bundle: ModelBundle, seed: int = 0) -> ModelBundle:
     model.to(bundle.device).eval()
     return ModelBundle(model, bundle.src_tokenizer, bundle.tgt_tokenizer, dict(bundle.task), {},
                        name=f"{bundle.name} (untrained)")
-
-
-# -- weights ------------------------------------------------------------------------------------
-def _unique_state(model: torch.nn.Module) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
-    """The state dict with tied tensors stored once (safetensors refuses shared memory).
-
-    Returns (tensors to save, alias → saved name), e.g. {"generator.weight": "src_embed.lut.weight"}.
-    """
-    tensors, aliases, seen = {}, {}, {}
-    for name, t in model.state_dict().items():
-        key = (t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape), t.dtype)
-        if key in seen:
-            aliases[name] = seen[key]
-            continue
-        seen[key] = name
-        tensors[name] = t.detach().to("cpu").contiguous()
-    return tensors, aliases
-
-
-def _config_dict(bundle: ModelBundle, metrics: dict | None, aliases: dict[str, str]) -> dict:
-    from model import __version__
-
-    return {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "project_version": __version__,
-        "saved_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "name": bundle.name,
-        "model": bundle.config.to_dict(),
-        "src_tokenizer": bundle.src_tokenizer.to_dict(),
-        "tgt_tokenizer": bundle.tgt_tokenizer.to_dict(),
-        "task": bundle.task,
-        "metrics": dict(metrics if metrics is not None else bundle.metrics),
-        "tied_weights": aliases,
-    }
-
-
-def save_checkpoint(bundle: ModelBundle, path: str | Path, metrics: dict | None = None) -> Path:
-    """Write the bundle to the folder `path` atomically; returns the folder.
-
-    Refuses to replace a folder that is not one of our checkpoints (it would delete it). The
-    weights, the config and the folders are fsynced before the swap, and a save killed midway
-    is finished by the next save or load (`recover_interrupted_save`).
-    """
-    from safetensors.torch import save as safetensors_bytes
-
-    path = Path(path)
-    try:
-        recover_interrupted_save(path)
-    except OSError as exc:
-        raise CheckpointError(f"{path}: cannot tidy up an earlier interrupted save ({exc.strerror or exc})") from None
-    check_save_target(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.saving-", dir=path.parent))
-        os.chmod(tmp, 0o777 & ~umask())  # mkdtemp makes it private; a checkpoint is an ordinary folder
-    except OSError as exc:
-        raise CheckpointError(f"{path}: cannot create the checkpoint folder ({exc.strerror or exc})") from None
-    writing = WEIGHTS
-    try:
-        tensors, aliases = _unique_state(bundle.model)
-        data = safetensors_bytes(tensors, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)})
-        write_synced(tmp / WEIGHTS, data)
-        del data
-        writing = CONFIG
-        text = json.dumps(_config_dict(bundle, metrics, aliases), indent=2, ensure_ascii=False, default=_json_default)
-        write_synced(tmp / CONFIG, (text + "\n").encode("utf-8"))
-        writing = "the folder"
-        fsync_dir(tmp)
-        swap_into_place(tmp, path)
-    except OSError as exc:
-        raise CheckpointError(f"{path}: could not save the checkpoint, writing {writing} failed: "
-                              f"{os_reason(exc)}; the previous checkpoint, if any, is unchanged") from None
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    bundle.path = str(path)
-    return path
-
-
-def check_save_target(path: str | Path) -> None:
-    """Refuse to replace anything but one of our own checkpoints: a save deletes the old folder.
-    (`train` calls it before training, so a refused --out costs no training time.)"""
-    check_ours_or_empty(path, CONFIG, lambda f: is_json_of_format(f, FORMAT, MAX_CONFIG_BYTES), (WEIGHTS, CONFIG),
-                        "checkpoint", CheckpointError)
-
-
-def recover_interrupted_save(path: str | Path) -> bool:
-    """Finish what a save killed between its two renames left behind; True when a checkpoint was restored.
-
-    The swap moves the previous checkpoint to `.NAME.old-*`, then the new one (`.NAME.saving-*`)
-    to NAME. Killed in between, NAME is gone: the previous checkpoint is renamed back. Once NAME
-    exists, leftover `.old-*` and `.saving-*` folders are deleted.
-    """
-    path = Path(path)
-    restored = False
-    if not path.exists():
-        for old in leftovers(path, "old"):
-            if (old / CONFIG).is_file() and (old / WEIGHTS).is_file():
-                os.replace(old, path)
-                fsync_dir(path.parent)
-                restored = True
-                break
-    if path.is_dir():
-        for leftover in leftovers(path, "old") + leftovers(path, "saving"):
-            shutil.rmtree(leftover, ignore_errors=True)
-    return restored
-
-
-def _json_default(obj):
-    if isinstance(obj, Path):
-        return str(obj)
-    if isinstance(obj, torch.Tensor) and obj.numel() == 1:
-        return obj.item()
-    if isinstance(obj, tuple):
-        return list(obj)
-    raise TypeError(f"cannot store {type(obj).__name__} in config.json")
 
 
 # -- loading ------------------------------------------------------------------------------------
@@ -386,7 +254,7 @@ def _tokenizer(data):
 
 def _load_weights(model: Transformer, tensors: dict[str, torch.Tensor], w_path: Path) -> None:
     """Copy tensors in after checking names and shapes, so a mismatch is a clear message."""
-    expected, aliases = _unique_state(model)
+    expected, aliases = unique_state(model)
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))
     _refuse_other_names(w_path, missing, unexpected)

@@ -64,14 +64,14 @@ def save_state(out: str | Path, model: torch.nn.Module, optimizer, scheduler, in
     `rng` is each rank's CPU RNG state, in rank order."""
     from safetensors.torch import save as to_bytes
 
-    from model.io.checkpoints import _unique_state
+    from model.io.checkpoint_format import unique_state
 
     path = resume_dir(out)
     check_state_target(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.saving-", dir=path.parent))
     try:
-        weights, aliases = _unique_state(model)
+        weights, aliases = unique_state(model)
         write_synced(tmp / WEIGHTS, to_bytes(weights))
         opt_tensors, opt_rest = optimizer_tensors(optimizer)
         opt_tensors.update({f"rng.{r}": t.to(torch.uint8) for r, t in enumerate(rng)})
@@ -89,7 +89,7 @@ def save_state(out: str | Path, model: torch.nn.Module, optimizer, scheduler, in
 
 def read_state(out: str | Path) -> tuple[dict, dict[str, torch.Tensor], dict[str, torch.Tensor]]:
     """(training.json, weights, optimizer tensors) of OUT.resume/; ResumeError when absent or foreign."""
-    from model.io.checkpoints import recover_interrupted_save
+    from model.io.checkpoint_saving import recover_interrupted_save
 
     path = resume_dir(out)
     recover_interrupted_save(path)  # a save killed between its two renames

@@ -7,9 +7,8 @@ Qt hands to a text field first, so typing an input never moves the stepper).
 """
 from __future__ import annotations
 
-import numpy as np
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QFont, QKeySequence, QShortcut, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QKeySequence, QShortcut, QStandardItemModel
 from PySide6.QtWidgets import (
     QBoxLayout,
     QComboBox,
@@ -28,25 +27,13 @@ from PySide6.QtWidgets import (
 )
 
 from explorer import style
-from explorer.panels.stepper.inspector_view import AXIS_TITLES, TOKEN_AXES, TensorView, slice_for_view
+from explorer.panels.stepper.inspector_view import TensorView, slice_for_view
+from explorer.panels.stepper.step_texts import STEP_ROLE, fill_jump_list, step_axis_titles, tensor_stats, view_kind
 from explorer.screen import ScreenClass
 from model.nn.steps import readable_step_name
 
-STEP_ROLE = Qt.UserRole + 1
-HOVER_HINT = "Hover a cell: its value."  # one line beside the map at 1024×768
-ATTENTION_MAPS = (".scores", ".masked_scores", ".weights", ".mask")  # steps whose rows query their columns
-# A panel at least this wide, and this many times wider than tall, reads its texts beside the
-# map (a projector's 1024×768 and 1280×720), in a column of this share of its width.
+HOVER_HINT = "Hover a cell: its value."  # short: one line beside the map
 INFO_MIN_WIDTH, INFO_MAX_WIDTH = 300, 560  # the texts' column beside the map
-
-
-def view_kind(name: str, tensor) -> str:
-    """How to colour a step: probabilities/weights sequential, masks two-coloured, else by sign."""
-    if tensor.dtype == bool or name.endswith(".mask"):
-        return "mask"
-    if name.endswith((".weights", ".probs")):
-        return "probs"
-    return "auto"
 
 
 class StepperPanel(QWidget):
@@ -326,22 +313,7 @@ class StepperPanel(QWidget):
         self.slider.blockSignals(True)
         self.slider.setMaximum(max(0, len(trace) - 1))
         self.slider.blockSignals(False)
-        model = self.jump.model()
-        model.clear()
-        block = None
-        bold = QFont(style.font(style.BASE_POINT_SIZE, bold=True))
-        for i, step in enumerate(trace):
-            if step.block != block:
-                block = step.block
-                header = QStandardItem(readable_step_name(block))
-                header.setToolTip(block)
-                header.setFlags(Qt.NoItemFlags)
-                header.setFont(bold)
-                model.appendRow(header)
-            item = QStandardItem(f"    {step.name.rsplit('.', 1)[-1]}   {style.format_shape(step.shape)}")
-            item.setData(i, STEP_ROLE)
-            item.setToolTip(step.name)
-            model.appendRow(item)
+        fill_jump_list(self.jump.model(), trace)
         if self.find.completer() is not None:
             self.find.completer().deleteLater()
         completer = QCompleter(trace.names(), self.find)
@@ -383,7 +355,8 @@ class StepperPanel(QWidget):
         self._shown_head = self.state.head
         matrix, row_axis, col_axis = slice_for_view(tensor, step.axes, self.state.head)
         self.view.show_matrix(matrix, row_axis, col_axis, self._labels(row_axis), self._labels(col_axis),
-                              view_kind(step.name, step.tensor), self._titles(step.name, row_axis, col_axis))
+                              view_kind(step.name, step.tensor),
+                              step_axis_titles(step.name, row_axis, col_axis, self.state.axis_title))
         self.name_label.setText(readable_step_name(step.name))
         self.name_label.setToolTip(step.name)
         self.path_label.setText("step " + step.name.replace(".", ".\u200b"))  # may break after a dot
@@ -391,19 +364,10 @@ class StepperPanel(QWidget):
         self.description_label.setText(step.description)
         self.shape_label.setText(f"shape {style.format_shape(step.shape)}\n= {' × '.join(step.axes)}")
         self.shape_label.setToolTip("Shown: batch item 0" + (f", head {self.state.head + 1}" if has_head else ""))
-        stats = self._stats(step.tensor.numpy())  # of the whole tensor: say so when the map shows one head
+        stats = tensor_stats(step.tensor.numpy())  # of the whole tensor: say so when the map shows one head
         heads = tensor.shape[step.axes.index("head")] if has_head else 1
         self.stats_label.setText(f"all {heads} heads: {stats}" if heads > 1 else stats)
         self.readout.setText(HOVER_HINT)
-
-    def _titles(self, name: str, row_axis: str, col_axis: str) -> tuple[str | None, str | None]:
-        """Axis titles: an attention map's rows are its queries and its columns its keys ("query
-        (source tokens)", not "source tokens" on both axes of a self-attention map)."""
-        titles = [self.state.axis_title(row_axis), self.state.axis_title(col_axis)]
-        if name.endswith(ATTENTION_MAPS) and row_axis in TOKEN_AXES and col_axis in TOKEN_AXES:
-            for i, (role, axis) in enumerate((("query", row_axis), ("key", col_axis))):
-                titles[i] = f"{role} ({titles[i] or AXIS_TITLES[axis]})"
-        return titles[0], titles[1]
 
     def _labels(self, axis: str) -> list[str] | None:
         if axis in ("src", "tgt"):
@@ -413,19 +377,6 @@ class StepperPanel(QWidget):
             tok = bundle.tgt_tokenizer if bundle.model_kind.has_decoder else bundle.src_tokenizer
             return list(tok.vocab)
         return None
-
-    @staticmethod
-    def _stats(t: np.ndarray) -> str:
-        if t.dtype == bool:
-            return f"allowed {int(t.sum())} of {t.size} entries, blocked {int((~t).sum())}"
-        finite = t[np.isfinite(t)]
-        if finite.size == 0:
-            return "no finite entries"
-        nb = "\u00a0"  # a wrapped line never ends in a name whose value starts the next ("max⏎0.9748")
-        text = (f"min{nb}{style.format_value(float(finite.min()))}   max{nb}{style.format_value(float(finite.max()))}"
-                f"   mean{nb}{style.format_value(float(finite.mean()))}")
-        n_inf = int(np.isneginf(t).sum())
-        return text + (f"   (−∞{nb}entries:{nb}{n_inf})" if n_inf else "")
 
     def _on_hover(self, text: str) -> None:
         if text:

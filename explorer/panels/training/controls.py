@@ -14,16 +14,14 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QProgressBar,
-    QPushButton,
     QSpinBox,
-    QStyle,
     QVBoxLayout,
     QWidget,
 )
 
 from explorer import style
 from explorer.eliding_combo import ElidingComboBox
+from explorer.panels.training.run_buttons import DEFAULT_STEPS, RunButtons
 from explorer.panels.training.setup import (
     BUILTIN_TASKS,
     KIND_TASKS,
@@ -44,7 +42,6 @@ KIND_SHORT = {k.name: k.dashed_name + (f" · {LANGUAGE_MODELS[k]}" if k in LANGU
 TSV = "tsv"
 DEVICES = (("auto", "auto"), ("cpu", "CPU"), ("cuda", "CUDA"))
 ACTIVE_PHASES = ("building", "running", "paused", "finishing")  # a run's settings are fixed in these
-DEFAULT_STEPS = {"tiny": 3000, "small": 4000, "paper-base": 2000}
 
 
 def _label(text: str, bold: bool = False) -> QLabel:
@@ -176,36 +173,16 @@ class TrainingControls(QWidget):
         grid.setColumnStretch(3, 3)
         grid.setColumnStretch(5, 1)
 
-        self.start_button = self._button("Start", QStyle.SP_MediaPlay, self.startClicked, "Start training (or resume)")
-        self.pause_button = self._button("Pause", QStyle.SP_MediaPause, self.pauseClicked, "Pause after this step")
-        self.step_button = self._button("Step", QStyle.SP_MediaSkipForward, self.stepClicked,
-                                        "Exactly one optimisation step, then pause")
-        self.stop_button = self._button("Stop", QStyle.SP_MediaStop, self.stopClicked,
-                                        "End the run; the other panels show the loaded model again "
-                                        "(“Use this model” keeps the trained one)")
-        self.save_button = self._button("Save…", None, self.saveClicked,
-                                        "Save a checkpoint: the current weights, written to a folder")
-        self.use_button = self._button("Use this model", None, self.useClicked,
-                                       "Make the trained model (a copy of it now) the session's model, in place "
-                                       "of the loaded one")
-        self.back_button = self._button("Back to the loaded model", None, self.backClicked,
-                                        "Show the session's own model in the other panels again (the run goes on)")
-        self.back_button.setEnabled(False)
-        # The run's buttons, its progress, then what to do with the model: one row on a wide
-        # screen, two on a projector (`apply_screen_class`).
-        self.button_grid = QGridLayout()
-        self.button_grid.setHorizontalSpacing(6)
-        self.button_grid.setVerticalSpacing(3)
-        self.one_row: bool | None = None
-
-        self.progress = QProgressBar()  # its text is the run's line; Qt elides what does not fit
-        self.progress.setRange(0, DEFAULT_STEPS["tiny"])
-        self.progress.setValue(0)
-        self.progress.setTextVisible(True)
-        self.progress.setFormat("not started")
-        self.progress.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
-        self.progress.setMinimumHeight(28)
-        self.progress.setAlignment(Qt.AlignCenter)
+        self.buttons = b = RunButtons()
+        for button, signal in ((b.start_button, self.startClicked), (b.pause_button, self.pauseClicked),
+                               (b.step_button, self.stepClicked), (b.stop_button, self.stopClicked),
+                               (b.save_button, self.saveClicked), (b.use_button, self.useClicked),
+                               (b.back_button, self.backClicked)):
+            button.clicked.connect(signal)
+        self.start_button, self.pause_button, self.step_button, self.stop_button = (
+            b.start_button, b.pause_button, b.step_button, b.stop_button)
+        self.save_button, self.use_button, self.back_button, self.progress = (
+            b.save_button, b.use_button, b.back_button, b.progress)
 
         self.settings = QWidget()  # what the run learns, and how: folded away during a run on a short screen
         grid.setContentsMargins(0, 0, 0, 0)
@@ -214,61 +191,20 @@ class TrainingControls(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(3)
         lay.addWidget(self.settings)
-        self.buttons = QWidget()
-        self.buttons.setLayout(self.button_grid)
-        self.button_grid.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.buttons)
-        self._arrange_buttons(True)
+        self.buttons.arrange(True)
         self.set_phase("idle", has_model=False)
-
-    def _arrange_buttons(self, one_row: bool) -> None:
-        if one_row == self.one_row:
-            return
-        self.one_row = one_row
-        g = self.button_grid
-        run = (self.start_button, self.pause_button, self.step_button, self.stop_button)
-        model = (self.save_button, self.use_button, self.back_button)
-        for w in run + model + (self.progress,):
-            g.removeWidget(w)
-        for c in range(10):
-            g.setColumnStretch(c, 0)
-        for c, w in enumerate(run):
-            g.addWidget(w, 0, c)
-        if one_row:
-            g.addWidget(self.progress, 0, 4)
-            for c, w in enumerate(model):
-                g.addWidget(w, 0, 5 + c)
-            g.setColumnStretch(4, 1)
-        else:
-            g.addWidget(self.progress, 0, 4, 1, 4)
-            for c, w in enumerate(model):
-                g.addWidget(w, 1, c)
-            g.setColumnStretch(7, 1)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """The run's buttons, progress and model buttons in one row on a wide screen, in two rows
         (Start over Save…, Pause over Use this model, …) on a projector or a narrow one."""
-        self._arrange_buttons(cls is ScreenClass.WIDE)
-
-    def _button(self, text: str, icon, signal, tip: str) -> QPushButton:
-        b = QPushButton(text) if icon is None else QPushButton(self.style().standardIcon(icon), text)
-        b.setFont(style.font(style.BASE_POINT_SIZE, bold=text in ("Start", "Pause")))
-        b.setToolTip(tip)
-        b.setMinimumHeight(32)
-        b.clicked.connect(signal)
-        return b
+        self.buttons.arrange(cls is ScreenClass.WIDE)
 
     # -- state ---------------------------------------------------------------------------------
     def set_phase(self, phase: str, has_model: bool) -> None:
         """Enable what makes sense: idle / building / running / paused / finishing."""
         active = phase in ACTIVE_PHASES
-        self.start_button.setText("Resume" if phase == "paused" else "Start")
-        self.start_button.setEnabled(phase in ("idle", "paused"))
-        self.pause_button.setEnabled(phase == "running")
-        self.step_button.setEnabled(phase in ("idle", "paused"))
-        self.stop_button.setEnabled(phase in ("running", "paused", "building"))
-        self.save_button.setEnabled(phase in ("running", "paused") or (phase == "idle" and has_model))
-        self.use_button.setEnabled(phase in ("running", "paused") or (phase == "idle" and has_model))
+        self.buttons.set_phase(phase, has_model)
         self._locked = active  # a run's settings are fixed while it runs
         for w in (self.model_box, self.device_box, self.steps_spin, self.warmup_spin, self.batch_spin):
             w.setEnabled(not active)
@@ -276,13 +212,12 @@ class TrainingControls(QWidget):
 
     def fold_settings(self, fold: bool) -> None:
         """Hide the task / model / steps rows (a run's settings are fixed while it runs, and the
-        run's message names them): on a 720-px beamer their two rows go to the plots."""
+        run's message names them): on a short screen their two rows go to the plots."""
         self.settings.setVisible(not fold)
 
     def set_back(self, name: str, enabled: bool) -> None:
         """“Back to <the session's model>”, enabled while a run's model is shown in its place."""
-        self.back_button.setText(f"Back to {name}" if name else "Back to the loaded model")
-        self.back_button.setEnabled(enabled)
+        self.buttons.set_back(name, enabled)
 
     def set_model_defaults(self, bundle) -> bool:
         """A new run learns the loaded model's own task with its kind (gpt-facts: facts, decoder-only).
@@ -406,10 +341,7 @@ class TrainingControls(QWidget):
         return request
 
     def set_progress(self, step: int, total: int, text: str) -> None:
-        self.progress.setRange(0, max(1, total))
-        self.progress.setValue(min(step, total))
-        self.progress.setFormat(text)
-        self.progress.setToolTip(text)
+        self.buttons.set_progress(step, total, text)
 
 
 __all__ = ["ACTIVE_PHASES", "TrainingControls", "continue_refusal", "CONTINUE", "TSV", "DEFAULT_STEPS"]

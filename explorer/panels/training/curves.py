@@ -11,203 +11,35 @@ and smoothed with a debiased exponential moving average (bold), as TensorBoard d
 from __future__ import annotations
 
 import math
-import re
-import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFontMetricsF
+from PySide6.QtGui import QFontMetricsF
 
 from explorer import presentation, style
-from explorer.drawing.plot_style import fit_axis_title, fit_title_row, let_shrink, span_title
-from explorer.drawing.spaced_axis import SpacedAxis
+from explorer.drawing.plot_style import fit_title_row, span_title
+from explorer.panels.training.curve_plots import SUPERSCRIPT, WIDEST_VALUES, curve_colour, make_curve, make_plot
+from explorer.panels.training.curve_titles import (
+    METRIC_NAMES,
+    TITLES,
+    acc_titles,
+    loss_titles,
+    lr_titles,
+    narrow_acc_titles,
+    plain_lines,
+)
+from explorer.panels.training.series import SMOOTHING, Series
+from explorer.panels.training.timed_canvas import TimedCanvas
 from explorer.panels.training.warmup_mark import WarmupMark
 from explorer.panels.training.worker import MetricRows
 from explorer.screen import ScreenClass
 
 pg.setConfigOptions(imageAxisOrder="row-major")
 
-SMOOTHING = 0.9  # EMA factor per step
 WAITING = "waiting for\nthe first steps"  # in each empty plot while a run starts (two short lines: ~150-px plots)
 ROW_RATIO = 2.4  # wider than this × its height: the four plots in one row
 SHORT_ROW = 230  # px: a row of plots lower than this drops the step axis' label
 NARROW = 620  # px: below this the legend would hide the curves and long titles would collide
-# (wide title, narrow title) per plot; a narrow accuracy plot names its colours in the title.
-# The held-out score each objective reports (EvalEvent.metric): legend name, narrow-title word.
-METRIC_NAMES = {"exact_match": ("exact match (held-out)", "exact"),
-                "masked_accuracy": ("masked-token accuracy (held-out)", "masked"),
-                "next_token_accuracy": ("next-token accuracy (held-out)", "next")}
-
-
-def acc_titles(metric: str = "exact_match") -> tuple[str, str]:
-    """(wide title, narrow title): narrow, the title names the colours (no legend)."""
-    return ("Accuracy", narrow_acc_titles(metric)[0])
-
-
-def narrow_acc_titles(metric: str = "exact_match") -> tuple[str, ...]:
-    """The accuracy title that names its colours, longest first: on one line, or on two where
-    the plot is narrower than it (a 1024-px beamer's 2 × 2 drew "tokens · exact" past the plot)."""
-    short = METRIC_NAMES.get(metric, (metric, metric))[1]
-    tokens = f"<span style='color:{style.current().accuracy}'>tokens</span>"
-    held_out = f"<span style='color:{style.current().exact}'>{short}</span>"
-    return (f"{tokens} · {held_out}", f"{tokens} ·<br>{held_out}")
-
-
-def _plain_lines(title: str) -> list[str]:
-    """A title's lines as read (its HTML tags dropped): what its width is measured on."""
-    return [re.sub(r"<[^>]+>", "", line) for line in title.split("<br>")]
-
-
-def lr_titles(decay_steps: int = 0) -> tuple[str, ...]:
-    """The rate's rule as the run uses it, longest first (the plot shows the longest that fits):
-    Eq. 3 throughout, or Eq. 3's warm-up then a linear decay (`TrainConfig.lr_decay_steps`, the
-    lecture preset). A title must not claim Eq. 3 for a curve that is not. Where there is room it
-    says the plot spans the whole run (its step axis is not the other plots')."""
-    if decay_steps:
-        return (f"Learning rate (warm-up, linear decay to step {decay_steps:,}), whole run",
-                f"Learning rate (warm-up, linear decay to step {decay_steps:,})", "Learning rate (linear decay)",
-                "Learning rate")
-    return ("Learning rate (Eq. 3), whole run", "Learning rate (Eq. 3)", "Learning rate")
-
-
-def loss_titles(narrow: bool) -> tuple[str, ...]:
-    """Longest first: the title names the thick line (the smoothed loss) where there is room; the
-    thin one beside it, each step's own loss, was unexplained (no legend on this plot)."""
-    return (("Loss (thick: smoothed)", "Loss") if narrow else
-            ("Training loss (thick: smoothed)", "Loss (thick: smoothed)", "Training loss"))
-
-
-TITLES = {
-    "loss": ("Training loss", "Loss"),
-    "acc": acc_titles(),
-    "lr": lr_titles()[::len(lr_titles()) - 1],
-    "speed": ("Throughput", "Throughput"),
-}
-
-
-class Series:
-    """A growing float column with its debiased EMA, stored in amortised-doubling buffers."""
-
-    def __init__(self, smoothing: float = SMOOTHING):
-        self.smoothing = smoothing
-        self.n = 0
-        self._x = np.empty(256)
-        self._y = np.empty(256)
-        self._s = np.empty(256)
-        self._ema = 0.0
-
-    def clear(self) -> None:
-        self.n, self._ema = 0, 0.0
-
-    @property
-    def x(self) -> np.ndarray:
-        return self._x[: self.n]
-
-    @property
-    def y(self) -> np.ndarray:
-        return self._y[: self.n]
-
-    @property
-    def smoothed(self) -> np.ndarray:
-        return self._s[: self.n]
-
-    def extend(self, x: np.ndarray, y: np.ndarray) -> None:
-        m = len(x)
-        if self.n + m > len(self._x):
-            size = max(2 * len(self._x), self.n + m)
-            for name in ("_x", "_y", "_s"):
-                grown = np.empty(size)
-                grown[: self.n] = getattr(self, name)[: self.n]
-                setattr(self, name, grown)
-        self._x[self.n:self.n + m] = x
-        self._y[self.n:self.n + m] = y
-        b, ema, k = self.smoothing, self._ema, self.n
-        for i, v in enumerate(np.asarray(y, dtype=float)):
-            ema = b * ema + (1 - b) * (v if np.isfinite(v) else ema)
-            self._s[k + i] = ema / (1 - b ** (k + i + 1))  # debiased: no pull towards 0 at the start
-        self._ema = ema
-        self.n += m
-
-
-# the widest tick label of each plot (loss, accuracy, learning rate in units of its power of
-# ten, k tokens/s)
-WIDEST_VALUES = ("10.5", "0.8", "2.5", "1000")
-SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-# a value axis shorter than its title (a 150-px plot on a 1280×720 beamer) says it in short;
-# the learning rate's title changes with its unit, and is short already
-SHORT_TITLES = {"cross-entropy": "CE", "accuracy": "acc.", "k tokens / s": "k tok/s"}
-
-
-def _plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y_label: str) -> pg.PlotItem:
-    plot = layout.addPlot(row=row, col=col, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
-    plot.setTitle(title, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
-    let_shrink(plot.titleLabel)
-    plot.setMenuEnabled(False)
-    for name, label in (("bottom", "step"), ("left", y_label)):
-        axis = plot.getAxis(name)
-        axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
-        axis.setPen(style.MUTED.name())
-        axis.setTextPen(style.TEXT.name())
-        axis.setLabel(label, color=style.TEXT.name(), **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
-    if y_label in SHORT_TITLES:
-        fit_axis_title(plot.getAxis("left"), (y_label, SHORT_TITLES[y_label]))
-    plot.getAxis("left").setWidth(62)
-    plot.getAxis("left").enableAutoSIPrefix(False)  # relabelling the axis on every range change costs
-    return plot
-
-
-# each curve's theme colour (Palette field): used when the curves are made and on a theme change
-CURVE_ROLES = {"loss_raw": "loss", "loss": "loss", "accuracy": "accuracy", "exact": "exact", "lr": "lr",
-               "lr_now": "lr", "lr_plan": "lr", "tokens_per_s": "speed"}
-FAINT = ("loss_raw", "lr_plan")  # drawn faint: the raw loss behind its smoothed curve, the rate ahead of the run
-
-
-def curve_colour(key: str) -> QColor:
-    """A curve's colour in the current theme: the raw loss faint (`raw_alpha`), the planned rate
-    lighter than the run's own (alpha 150)."""
-    colour = pg.mkColor(getattr(style.current(), CURVE_ROLES[key]))
-    # the plan lighter than the run's own rates, yet a dashed line a projector still shows
-    colour.setAlpha(255 if key not in FAINT else raw_alpha() if key == "loss_raw" else 150)
-    return colour
-
-
-def raw_alpha() -> int:
-    """The raw (unsmoothed) loss: faint behind the smoothed curve, yet visible; on the dark
-    canvas a 70/255 blue was a navy line on black."""
-    return 150 if style.current().name == "dark" else 70
-
-
-def _curve(plot: pg.PlotItem, key: str, width: float, name: str | None = None, dashed: bool = False,
-           **kwargs) -> pg.PlotDataItem:
-    c = curve_colour(key)
-    # No antialiasing: it doubles the paint time, and every ms the GUI thread paints (holding
-    # the GIL) is taken from the training thread.
-    pen = pg.mkPen(c, width=width, style=Qt.DashLine if dashed else Qt.SolidLine)
-    return plot.plot([], [], pen=pen, name=name, clipToView=True, autoDownsample=True,
-                     downsampleMethod="peak", antialias=False, **kwargs)
-
-
-class TimedCanvas(pg.GraphicsLayoutWidget):
-    """A plotting canvas that adds up the time its paints take (`take_paint_time()` reads and
-    resets it), so the panel can space redraws by their real cost: every ms the GUI thread
-    paints holds Python's GIL, which the training thread needs between its torch ops."""
-
-    _paint_time = 0.0
-    resized = Signal()
-
-    def resizeEvent(self, event) -> None:  # noqa: N802
-        super().resizeEvent(event)
-        self.resized.emit()
-
-    def paintEvent(self, event) -> None:  # noqa: N802
-        start = time.perf_counter()
-        super().paintEvent(event)
-        self._paint_time += time.perf_counter() - start
-
-    def take_paint_time(self) -> float:
-        spent, self._paint_time = self._paint_time, 0.0
-        return spent
 
 
 class TrainingCurves(TimedCanvas):
@@ -216,8 +48,7 @@ class TrainingCurves(TimedCanvas):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setBackground(style.current().canvas)
-        # pyqtgraph's 9-px margins and 6-px gaps cost each of two rows of plots ~10 px: a tour's
-        # caption over a 720-px beamer left the lower plots 113 px high
+        # tight: pyqtgraph's 9-px margins and 6-px gaps would cost each of two rows of plots ~10 px
         self.ci.layout.setContentsMargins(2, 2, 2, 2)
         self.ci.layout.setSpacing(3)
         self.series = {name: Series() for name in ("loss", "accuracy", "lr", "tokens_per_s")}
@@ -229,10 +60,10 @@ class TrainingCurves(TimedCanvas):
         self.lr_decay_steps = 0  # the run's TrainConfig.lr_decay_steps (0: Eq. 3)
         self.rate_exponent = 0  # the rate axis counts in units of 10**rate_exponent
         self._dirty = False
-        self.loss_plot = _plot(self, 0, 0, TITLES["loss"][0], "cross-entropy")
-        self.acc_plot = _plot(self, 0, 1, TITLES["acc"][0], "accuracy")
-        self.lr_plot = _plot(self, 1, 0, TITLES["lr"][0], "lr")
-        self.speed_plot = _plot(self, 1, 1, TITLES["speed"][0], "k tokens / s")
+        self.loss_plot = make_plot(self, 0, 0, TITLES["loss"][0], "cross-entropy")
+        self.acc_plot = make_plot(self, 0, 1, TITLES["acc"][0], "accuracy")
+        self.lr_plot = make_plot(self, 1, 0, TITLES["lr"][0], "lr")
+        self.speed_plot = make_plot(self, 1, 1, TITLES["speed"][0], "k tokens / s")
         # The rate plot spans the whole run (its schedule is known ahead, `set_plan`); the other
         # three share the steps trained so far.
         for plot in (self.acc_plot, self.speed_plot):
@@ -251,25 +82,25 @@ class TrainingCurves(TimedCanvas):
         legend.setZValue(10)
         self.legend = legend
         self.curves = {
-            "loss_raw": _curve(self.loss_plot, "loss_raw", 1),
-            "loss": _curve(self.loss_plot, "loss", 3),
-            "accuracy": _curve(self.acc_plot, "accuracy", 3, name="token accuracy (train)"),
-            "exact": _curve(self.acc_plot, "exact", 3, name=METRIC_NAMES["exact_match"][0], symbol="o",
+            "loss_raw": make_curve(self.loss_plot, "loss_raw", 1),
+            "loss": make_curve(self.loss_plot, "loss", 3),
+            "accuracy": make_curve(self.acc_plot, "accuracy", 3, name="token accuracy (train)"),
+            "exact": make_curve(self.acc_plot, "exact", 3, name=METRIC_NAMES["exact_match"][0], symbol="o",
                             symbolSize=8, symbolBrush=style.current().exact, symbolPen=None),
-            "lr": _curve(self.lr_plot, "lr", 3),
-            "lr_now": _curve(self.lr_plot, "lr", 0, symbol="o", symbolSize=10, symbolBrush=style.current().lr,
+            "lr": make_curve(self.lr_plot, "lr", 3),
+            "lr_now": make_curve(self.lr_plot, "lr", 0, symbol="o", symbolSize=10, symbolBrush=style.current().lr,
                              symbolPen=None),
-            "tokens_per_s": _curve(self.speed_plot, "tokens_per_s", 3),
+            "tokens_per_s": make_curve(self.speed_plot, "tokens_per_s", 3),
         }
         self.curves["lr_now"].setPen(None)  # a dot where the run is now, no line
-        self.plan = _curve(self.lr_plot, "lr_plan", 2, dashed=True)  # the rate ahead (`set_plan`)
+        self.plan = make_curve(self.lr_plot, "lr_plan", 2, dashed=True)  # the rate ahead (`set_plan`)
         self.plan.setZValue(-5)
         self.plan_steps, self.plan_rates = np.zeros(0), np.zeros(0)
         self.warmup = WarmupMark(self.lr_plot)
         for plot in (self.loss_plot, self.acc_plot, self.lr_plot):  # a title fits its plot's data area,
             plot.getViewBox().sigResized.connect(self._on_area_resized)  # known once laid out
-        # Until the run's first steps arrive the three step-by-step plots say so: empty axes
-        # numbered 0–1 looked like a run that had failed (a tour's training scene, its first seconds).
+        # Until the run's first steps arrive the three step-by-step plots say so, so that empty
+        # axes numbered 0–1 do not read as a run that failed.
         self.waiting = []
         for plot in (self.loss_plot, self.acc_plot, self.speed_plot):
             note = pg.TextItem(WAITING, anchor=(0.5, 0.5), color=style.current().muted)
@@ -281,7 +112,7 @@ class TrainingCurves(TimedCanvas):
 
     def restyle_marks(self) -> None:
         """The curves, the warm-up line and its label in the current theme's colours (after a
-        theme change: the curves kept the light theme's blues on the dark canvas)."""
+        theme change)."""
         for key, curve in (*self.curves.items(), ("lr_plan", self.plan)):
             pen = pg.mkPen(curve.opts["pen"])  # (the dot's NoPen stays NoPen)
             pen.setColor(curve_colour(key))
@@ -293,8 +124,8 @@ class TrainingCurves(TimedCanvas):
         self.warmup.restyle()
 
     def _arrange(self, in_a_row: bool) -> None:
-        """2 × 2, or the four plots in one row when the canvas is wide and low (a 1280×720
-        beamer): each keeps a readable height instead of four flat strips."""
+        """2 × 2, or the four plots in one row when the canvas is wide and low: each keeps a
+        readable height instead of four flat strips."""
         plots = (self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot)
         if getattr(self, "in_a_row", None) == in_a_row:
             return
@@ -310,7 +141,7 @@ class TrainingCurves(TimedCanvas):
             self.ci.layout.setRowStretchFactor(i, 1 if (i == 0 or not in_a_row and i < 2) else 0)
 
     def _thin_axes(self, short: bool) -> None:
-        """Short rows (a 720-px beamer): no "step" under every plot (the titles say what is
+        """Short rows: no "step" under every plot (the titles say what is
         plotted against steps), and in 2 × 2 the accuracy plot leaves its steps to the throughput
         plot under it, which shares them. (The loss plot keeps its numbers: the rate plot under
         it spans the whole run.)"""
@@ -337,9 +168,8 @@ class TrainingCurves(TimedCanvas):
         self._thin_axes(self.height() / (1 if self.in_a_row else 2) < SHORT_ROW)
         self._fit_value_axes()
         self._fit_titles()
-        # each plot's share, as in 2 × 2; larger text (presentation) needs more room for the legend
-        # presenting, the coloured accuracy title ("tokens · exact") names the series: a legend box
-        # covered two thirds of the 1280×720 projector's accuracy plot
+        # each plot's share, as in 2 × 2; narrow or compact, the coloured accuracy title
+        # ("tokens · exact") names the series in place of a legend box over the data
         narrow = self.compact or self.width() / (2 if self.in_a_row else 1) < NARROW
         if narrow != legend.isVisible():
             return
@@ -363,7 +193,7 @@ class TrainingCurves(TimedCanvas):
 
     def _fit_value_axes(self) -> None:
         """Each plot's value axis as wide as its widest number and its title, at the tick font's
-        current size: a fixed 62 px dropped every rate but "0" when presenting."""
+        current size (at least 62 px), so enlarged tick labels keep every number."""
         for plot, widest in zip((self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot), WIDEST_VALUES):
             axis = plot.getAxis("left")
             metrics = QFontMetricsF(axis.style.get("tickFont") or style.font(style.SMALL_POINT_SIZE))
@@ -391,7 +221,7 @@ class TrainingCurves(TimedCanvas):
             choices = choices[-1:]
 
         def width(title: str) -> float:
-            return max(map(metrics.horizontalAdvance, _plain_lines(title)))
+            return max(map(metrics.horizontalAdvance, plain_lines(title)))
 
         for plot, forms in ((self.lr_plot, choices), (self.loss_plot, loss_titles(narrow))):
             room = self._data_width(plot, share)
@@ -401,8 +231,8 @@ class TrainingCurves(TimedCanvas):
             span_title(acc, False)
             return
         one_line, two_lines = narrow_acc_titles(self.held_out_metric)
-        # the colour key whole on one line: over the data area, else over the plot with its axis
-        # (a 1024-px beamer's 2 × 2), else on two lines
+        # the colour key whole on one line: over the data area, else over the plot with its axis,
+        # else on two lines
         over_data = width(one_line) <= self._data_width(acc, share)
         over_plot = not over_data and width(one_line) <= (acc.width() - 4 if self.isVisible() else share)
         span_title(acc, over_plot)
@@ -433,8 +263,8 @@ class TrainingCurves(TimedCanvas):
         for c in self.curves.values():
             c.setData([], [])
         self.set_plan(np.zeros(0), np.zeros(0))
-        # the empty 0–1 ranges the waiting notes sit in: auto-range kept a last run's range while
-        # nothing had bounds, and the notes landed off the plots (the accuracy plot's x follows the loss')
+        # the empty 0–1 ranges the waiting notes sit in, not a last run's range (auto-range keeps
+        # it while nothing has bounds); the accuracy plot's x follows the loss'
         for plot in (self.loss_plot, self.speed_plot):
             view = plot.getViewBox()
             view.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
@@ -459,7 +289,7 @@ class TrainingCurves(TimedCanvas):
         self.plan.setData(self.plan_steps, self.plan_rates)
         vb = self.lr_plot.getViewBox()
         if len(self.plan_steps):
-            # room for "0" under the start (at the edge it was dropped)
+            # padded, so the "0" under the start is not dropped at the edge
             vb.setXRange(0, float(self.plan_steps[-1]), padding=0.05)
             vb.setYRange(0, float(self.plan_rates.max()), padding=0.05)
             vb.disableAutoRange()
@@ -498,9 +328,9 @@ class TrainingCurves(TimedCanvas):
         self.curves["exact"].setData(np.asarray(self.exact_steps, float), np.asarray(self.exact_values, float))
 
     def _scale_rate_axis(self, peak: float) -> None:
-        """Rates in units of their peak's power of ten: "0 2 4 6 8" beside "lr (×10⁻³)". Numbers
-        like "0.0006" made the axis so wide that a 1024-px projector's rate plot became a strip.
-        Set only when the power changes (pyqtgraph's own SI prefix relabels on every range change)."""
+        """Rates in units of their peak's power of ten: "0 2 4 6 8" beside "lr (×10⁻³)", not
+        numbers like "0.0006" that would make the axis wide and the rate plot a strip. Set only
+        when the power changes (pyqtgraph's own SI prefix relabels on every range change)."""
         exponent = math.floor(math.log10(peak)) if peak > 0 else 0
         if exponent == self.rate_exponent:
             return

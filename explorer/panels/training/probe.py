@@ -32,8 +32,8 @@ from superqt import QElidingLabel
 
 from explorer import style
 from explorer.drawing.plot_style import axis_title_width
-from explorer.panels.training.curves import TimedCanvas
 from explorer.panels.training.probe_axes import axis_title, left_width, map_axes, tick_font, token_ticks
+from explorer.panels.training.timed_canvas import TimedCanvas
 from model.nn.kinds import model_kind as kind_named
 
 pg.setConfigOptions(imageAxisOrder="row-major")  # [query, key] must not show transposed

@@ -1,0 +1,90 @@
+"""The decoding panel's step-by-step half drawn for the step shown: the prefix as chips, the
+mask in force, the masked self-attention and cross-attention of the selected head (this step's
+query row framed), and the next-token bars. A mixin of `DecodingPanel`, which builds the
+widgets (`prefix`, `mask_map`, `self_map`, `cross_map`, `bars`, `plots`) and knows the run,
+the step `t` and the head (`layer`, `head`).
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent
+
+from explorer import style
+from explorer.drawing.token_heatmap import display_piece
+from explorer.panels.decoding.chips import chip, chips_room, prefix_chips
+
+
+class StepDrawing:
+    """`DecodingPanel`'s drawing of decoding step t into its step-by-step half."""
+
+    def _draw_prefix(self) -> None:
+        """The step's input as chips, as many of the newest as the row holds now (drawn again
+        when the row is resized or shown: `eventFilter`)."""
+        run = self.run
+        if run is None:
+            return
+        step = run.steps[self.t]
+        prefix = run.pieces(step.prefix)
+        chosen = run.vocab[step.chosen]
+        chips = prefix_chips(prefix, run.n_prompt, chips_room(self.prefix, prefix, chosen))
+        self.prefix.setText(f"<b>Step {self.t + 1}</b>&nbsp; {chips} &nbsp;→&nbsp;"
+                            f"{chip(chosen, style.current().chosen, style.current().on_chosen)}")
+        self._prefix_width = self.prefix.width() if self.prefix.isVisible() else -1  # hidden: again when shown
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+        if obj is self.prefix and event.type() in (QEvent.Resize, QEvent.Show) and self.prefix.width() != self._prefix_width:
+            self._draw_prefix()
+        return False
+
+    def _on_theme(self, _name: str) -> None:
+        """The step's chips and bars pick their colours as they are drawn: draw them again in the
+        new theme's."""
+        self._show_step()
+
+    def _show_step(self) -> None:
+        run = self.run
+        if run is None:
+            return
+        t, step = self.t, run.steps[self.t]
+        n = run.length  # the grid of the last step: <bos> [prompt] y1 … y_{n-1}
+        q = len(step.prefix) - 1  # this step's query row (n_prompt + t)
+        sep = 1 + run.n_prompt if run.n_prompt else None  # below/right of it: generated tokens
+        layer, head = min(self.layer, step.self_attention.shape[0] - 1), min(self.head, step.self_attention.shape[1] - 1)
+        prefix = run.pieces(step.prefix)
+        rows = prefix + [""] * (n - len(prefix))  # future rows stay unlabelled: they are not decoded yet
+        mask = step.mask.numpy()
+        self.mask_map.set_data(mask.astype("float32"), rows, rows, frame=(n, n), blocked=~mask, highlight_row=q,
+                               separator=sep)
+        self.mask_map.set_title(f"Mask in force {q + 1}×{q + 1}")
+        self.self_map.set_data(step.self_attention[layer, head].numpy(), rows, rows, frame=(n, n),
+                               blocked=~mask, highlight_row=q, separator=sep)
+        self._title_self_map()
+        if step.cross_attention is not None:
+            self.cross_map.setVisible(True)
+            self.cross_map.set_data(step.cross_attention[layer, head].numpy(), rows, run.src_pieces,
+                                    frame=(n, len(run.src_pieces)), highlight_row=q)
+            self.cross_map.set_title(f"Cross-attention L{layer + 1} H{head + 1}")
+        else:
+            self.cross_map.setVisible(False)
+        sampled = step.probs if run.settings.strategy == "sample" else None
+        self.bars.set_smoothing(self.smoothing, len(run.vocab))
+        self.bars.set_data(step.model_probs.numpy(), run.vocab, step.chosen,
+                           None if sampled is None else sampled.numpy())
+        p = float(step.model_probs[step.chosen])
+        self._draw_prefix()
+        how = {"greedy": "argmax", "sample": "sampled", "beam": "beam's best",
+               "target": "given continuation" if run.n_prompt else "target"}[run.settings.strategy]
+        note = " (dashed: after T / top-k / top-p)" if sampled is not None else ""
+        self.bars.set_caption(f"{how} {display_piece(run.vocab[step.chosen])!r}, p = {p:.2f}")
+        self.bars.setToolTip(f"Next token at step {t + 1}: {how} {display_piece(run.vocab[step.chosen])!r}, "
+                             f"p = {p:.3f}{note}")
+        self.plots.reflow()  # longer titles ("Mask in force 10×10") may want wider cells
+        self.parallel.set_step(t)
+        self.beam_view.set_current_step(t if run.beam is not None else None)
+        self._update_step_label()
+
+    def _title_self_map(self) -> None:
+        """The head; "Masked" (Figure 1's word: its hatched cells) when the mask map gave its room up."""
+        if self.run is not None:
+            shape = self.run.steps[self.t].self_attention.shape
+            name = "Masked self-attention" if self.plots.folded else "Self-attention"
+            self.self_map.set_title(f"{name} L{min(self.layer, shape[0] - 1) + 1} H{min(self.head, shape[1] - 1) + 1}")
