@@ -108,9 +108,13 @@ class HeatmapGrid(QWidget):
         heading = QFontMetricsF(style.font(style.BASE_POINT_SIZE, bold=True)).height() + 6
         least = least_side()
         cols = best_columns(n, view.width(), (view.height() - sections * heading) / sections, least)
-        side = max(least, int(min(view.width() / cols - self.grid.spacing(),
-                                  view.height() / max(1, sum(math.ceil(len(m) / cols) for m in self.maps))
-                                  - self.grid.spacing())))
+        spacing = self.grid.spacing()
+        side = int(min(view.width() / cols - spacing,
+                       view.height() / max(1, sum(math.ceil(len(m) / cols) for m in self.maps)) - spacing))
+        if side < least:  # not all at once: the grid scrolls, so the width alone sizes the maps
+            most = max(1, min(n, int(view.width() // (least + spacing))))
+            cols = max(c for c in range(1, most + 1) if n % c == 0 or c == most and most == n)  # whole rows
+            side = max(least, int(min(view.width() / cols - spacing, view.height() - heading - spacing)))
         if cols == self._columns and side == getattr(self, "_side", 0):
             return
         self._columns, self._side = cols, side
