@@ -13,9 +13,10 @@ came from), with a "Back to <the session's model>" button.
 The layout is declared, two rows: the model chooser, the source field (and the target field),
 Run; then the examples, the token echo, "Showing:" and Back, the output line (and, presenting,
 the lecture's panel chooser at its end). The echo and the output line are eliding labels
-(`RichElidingLabel`): Qt's layout gives each its share, the output's whole width first, and
-each label cuts its own text with "…" (the echo with "… +N more"), the whole line in its tooltip.
-On a narrow screen the echo gets a row of its own under the output (`apply_screen_class`).
+(`RichElidingLabel`): each asks for its whole width, Qt's layout shares out what the row
+has, and each cuts its own text with "…" (the echo with "… +N more"), the whole line in its
+tooltip. Narrow, the echo gets a row of its own under the output; narrow or presenting,
+"Showing:" and Back do (`apply_screen_class`, `_arrange`).
 """
 from __future__ import annotations
 
@@ -29,7 +30,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QSizePolicy,
     QWidget,
 )
 
@@ -109,8 +109,6 @@ class InputBar(QWidget):
         self.back_button.setVisible(False)
         self.echo = RichElidingLabel()  # its least: the count and what is unknown (`_echo`)
         self.echo.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
-        # the output asks for its whole width and gets it first; the echo takes what is left
-        self.echo.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.status = RichElidingLabel("Output: m…")
         for label in (self.echo, self.status, self.shown_label):
             label.setMinimumHeight(26)
@@ -127,14 +125,13 @@ class InputBar(QWidget):
         grid.addWidget(self.target, 0, 5)
         grid.addWidget(self.run_button, 0, 6)
         grid.addWidget(self.device_label, 0, 7)
-        self._second = QHBoxLayout()
-        self._second.setSpacing(8)
-        for widget, stretch in ((self.examples, 0), (self.echo, 1), (self.shown_label, 0),
-                                (self.back_button, 0), (self.status, 0)):
-            self._second.addWidget(widget, stretch)
-        grid.addLayout(self._second, 1, 0, 1, 8)
-        self._third = QHBoxLayout()  # the echo's own row on a narrow screen
-        grid.addLayout(self._third, 2, 0, 1, 8)
+        self._second = QHBoxLayout()  # examples, echo, "Showing:" and Back, the output (, the tail)
+        self._third = QHBoxLayout()  # what row 2 has no room for in this arrangement (`_arrange`)
+        for row, number in ((self._second, 1), (self._third, 2)):
+            row.setSpacing(8)
+            grid.addLayout(row, number, 0, 1, 8)
+        self._tail: QWidget | None = None
+        self._arranged = None  # (narrow, crowded) the rows were last arranged for
         grid.addWidget(self.hint, 3, 0, 1, 8)  # its own line, on the first screen only
         grid.setColumnStretch(3, 3)
         grid.setColumnStretch(5, 1)  # the source gets the room: it is what the audience reads
@@ -154,24 +151,40 @@ class InputBar(QWidget):
 
     # -- layout --------------------------------------------------------------------------------
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """The rows for a screen class: the echo beside the output, or (narrow) on its own row."""
-        if cls == self.screen_class:
-            return
+        """The rows for a screen class: narrow, the echo gets a row of its own under the output."""
         self.screen_class = cls
-        narrow = cls is ScreenClass.NARROW
-        (self._second if narrow else self._third).removeWidget(self.echo)
-        if narrow:
-            self._third.addWidget(self.echo, 1)
-        else:
-            self._second.insertWidget(1, self.echo, 1)
+        self._arrange()
 
     def add_tail(self, widget: QWidget) -> None:
         """`widget` at the end of the second row (the lecture's panel chooser while presenting:
         its own toolbar row took 45–55 px of a 720-px beamer)."""
+        self._tail = widget
         self._second.addWidget(widget)
+        self._arranged = None
+        self._arrange()
 
     def refit_later(self) -> None:
-        """Nothing to do: the row's layout shares itself out again when its tail changes."""
+        """The tail showed or hid: the rows arranged for it."""
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """Row 2: the examples, the echo, "Showing:" and Back, the output, the tail. Narrow, the
+        echo goes to row 3; with the tail shown (presenting) or narrow, "Showing:" and Back do."""
+        narrow = self.screen_class is ScreenClass.NARROW
+        crowded = narrow or (self._tail is not None and not self._tail.isHidden())
+        if (narrow, crowded) == self._arranged:
+            return
+        self._arranged = narrow, crowded
+        below = ([self.echo] if narrow else []) + ([self.shown_label, self.back_button] if crowded else [])
+        second = [w for w in (self.examples, self.echo, self.shown_label, self.back_button, self.status, self._tail)
+                  if w is not None and w not in below]
+        for row, widgets in ((self._second, second), (self._third, below)):
+            for widget in widgets:
+                self._second.removeWidget(widget)
+                self._third.removeWidget(widget)
+            spare = self.echo if self.echo in widgets else self.status if row is self._second else self.shown_label
+            for widget in widgets:  # the row's spare room: to the echo, else to the output or "Showing:"
+                row.addWidget(widget, int(widget is spare))
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
@@ -337,10 +350,11 @@ class InputBar(QWidget):
         stops.append(at)
         shown, _n = token_echo_html(bundle, text, limit=MAX_ECHO)
 
-        def more(kept: int) -> str:
-            return f" … +{len(encoded.pieces) - max((i for i, stop in enumerate(stops) if stop <= kept), default=0)} more"
+        def more(kept: int) -> str:  # (no token shown: the count says how many)
+            left = len(encoded.pieces) - max((i for i, stop in enumerate(stops) if stop <= kept), default=0)
+            return f" … +{left} more" if left < len(encoded.pieces) else "…"
 
-        self.echo.least = _plain(prefix) + more(0)
+        self.echo.least = _plain(prefix) + more(stops[0])
         self.echo.setText(prefix + shown, stops, more)
         self.echo.setToolTip(f"{limit_note}:\n" + " ".join(printable(p) for p in pieces)
                              + (f"\nunknown symbols, read as <unk>: {symbols}" if symbols else ""))

@@ -28,16 +28,20 @@ def _document(text: str, font) -> QTextDocument:
 def elide_rich(text: str, font, width: float, stops: Sequence[int] = (),
                marker: Callable[[int], str] = lambda kept: "…") -> str:
     """`text` (rich) whole if it fits `width` px on one line; else its start up to the last
-    character that fits before the marker (or up to the last of `stops`, character positions
+    character that fits before its marker (or up to the last of `stops`, character positions
     in its plain text, that does), formatting kept, and `marker(kept characters)` after it."""
     doc = _document(text, font)
     if doc.idealWidth() <= width:
         return text
-    room = width - QFontMetricsF(font).horizontalAdvance(marker(0))  # (the widest marker: fewest kept)
-    line = doc.firstBlock().layout().lineAt(0)
-    cut = line.xToCursor(max(room, 0.0), QTextLine.CursorPosition.CursorOnCharacter)
-    if stops:
-        cut = max((stop for stop in stops if stop <= cut), default=min(stops))
+    line, advance = doc.firstBlock().layout().lineAt(0), QFontMetricsF(font).horizontalAdvance
+    reserve, cut = 0.0, 0
+    for _ in range(4):  # room for the marker the cut gets (its count may change with the cut)
+        cut = line.xToCursor(max(width - reserve, 0.0), QTextLine.CursorPosition.CursorOnCharacter)
+        if stops:
+            cut = max((stop for stop in stops if stop <= cut), default=min(stops))
+        if advance(marker(cut)) <= reserve:
+            break
+        reserve = advance(marker(cut))
     cursor = QTextCursor(doc)
     cursor.setPosition(cut)
     cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
