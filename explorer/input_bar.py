@@ -307,8 +307,8 @@ class InputBar(QWidget):
         notes = list(frame.notes) if ours else []
         text = output_html(result, bundle, edited=edited, **(dict(decoded=frame.decoded, notes=notes) if ours else {}))
         self.status.setText(text)
-        whole = _plain(output_html(result, bundle, edited=edited)) if result.mask_predictions else result.output_text
-        self.status.setToolTip("\n".join(filter(None, [whole, mask_tooltip(result), *notes])))
+        line = _plain(text)  # the whole line, each [MASK]'s candidates, the notes the line does not show
+        self.status.setToolTip("\n".join(filter(None, [line, mask_tooltip(result), *(n for n in notes if n not in line)])))
 
     def _on_theme(self, *_) -> None:
         """The output line's and the token echo's coloured spans in the new palette."""
