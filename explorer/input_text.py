@@ -25,8 +25,8 @@ def token_echo_html(bundle, text: str, limit: int = MAX_ECHO) -> tuple[str, int]
     and "… +N more" for the rest; and their count.
 
     Tokens are told apart by alternating tints (`token_a`, `token_b`), as tokenizer
-    playgrounds do, not by spaces: a character model's "2 2 ␣ N o v" took twice the room of
-    "22␣Nov", and a 1280-px projector's echo named 3 of 16 tokens."""
+    playgrounds do, not by spaces: a character model's "2 2 ␣ N o v" takes twice the room of
+    "22␣Nov"."""
     enc = bundle.src_tokenizer.encode(text)
     unknown = {i for i, _ in enc.unknown}
     palette = theme.current()
@@ -42,20 +42,6 @@ def token_echo_html(bundle, text: str, limit: int = MAX_ECHO) -> tuple[str, int]
     rest = len(enc.pieces) - limit
     more = f" … +{rest} more" if rest > 0 else ""
     return "".join(parts) + more, len(enc.ids)
-
-
-def echo_fit(pieces: list[str], prefix: str, width: float, advance) -> int:
-    """How many tokens fit after `prefix` in `width` pixels (`advance(text)` measures text),
-    leaving room for "… +N more": the echo is shortened with a count, never runs into the output."""
-    whole = advance(prefix) + sum(advance(printable(piece)) for piece in pieces) + 8
-    if whole <= width:  # all of them: no room kept for a count ("2/62 tokens: … +2 more" showed none)
-        return len(pieces)
-    used = advance(prefix) + advance(f" … +{len(pieces)} more") + 16
-    for k, piece in enumerate(pieces):
-        used += advance(printable(piece))
-        if used > width:
-            return k
-    return len(pieces)
 
 
 def model_description(name: str, folder) -> str:
@@ -82,12 +68,11 @@ def field_texts(bundle) -> tuple:
     return f.label, f.placeholder, f.target_label, f.target_placeholder, f.target_tooltip
 
 
-def output_html(result, bundle, limit: int | None = None, edited: int = 0,
+def output_html(result, bundle, edited: int = 0,
                 decoded: tuple[str, str] | None = None, notes: list[str] | tuple = ()) -> str:
     """The status line's rich text for a result: the output, the continuation after its
     prompt (decoder-only), or the sentence with each [MASK] filled in and the fills marked
-    (masked LM). Every piece of text is escaped. `limit`: show only the output's first
-    `limit` characters and "…" (the tooltip holds it all). `edited`: how many heads the session
+    (masked LM). Every piece of text is escaped. `edited`: how many heads the session
     has edited — the output is then the edited model's, and the label says so. `decoded`:
     the frame's (text, strategy), so that beam search's or sampling's output is the one shown,
     named, as in the decoding panels. `notes`: where the input leaves the model's training
@@ -103,13 +88,9 @@ def output_html(result, bundle, limit: int | None = None, edited: int = 0,
     if result.mask_predictions and bundle is not None:
         tok = bundle.src_tokenizer
         fills = {m.position: m for m in result.mask_predictions}
-        parts, used = [], 0
+        parts = []
         for i, piece in enumerate(result.source.pieces):
             shown = printable(fills[i].pieces[0]) if i in fills else printable(piece)
-            if limit is not None and used + len(shown) > limit:  # the line's room: the rest in the tooltip
-                parts.append("…")  # (the sentence ran under the panel chooser, cut mid-word)
-                break
-            used += len(shown) + 1
             if i in fills:
                 parts.append(f'<span style="color:{mark}; font-weight:bold; text-decoration: underline;">'
                              f'{html.escape(shown)}</span>')
@@ -122,8 +103,6 @@ def output_html(result, bundle, limit: int | None = None, edited: int = 0,
     out, strategy = result.output_text, ""
     if decoded is not None and decoded[1] in ("beam search", "sampling") and not result.target_text:
         out, strategy = decoded[0], f" ({decoded[1]})"  # what the decoding panels show for these settings
-    if limit is not None and len(out) > limit:
-        out = out[:limit] + "…"
     text = html.escape(out) or "(empty)"
     if result.src_pieces == [] and result.tgt_pieces:  # decoder-only: the prompt, then what it wrote
         # "Output", as for the other kinds: "Continuation:" named the input field beside it too

@@ -264,6 +264,9 @@ class MainWindow(QMainWindow):
                 panel = self.panels.built(name)
                 if isinstance(panel, ScreenClassAware):
                     panel.apply_screen_class(cls)
+            bar = getattr(self, "input_bar", None)
+            if isinstance(bar, ScreenClassAware):
+                bar.apply_screen_class(cls)
         return cls
 
     def show_every_dock(self) -> None:

@@ -102,7 +102,7 @@ def test_input_bar_echo_counts_what_it_leaves_out_and_the_output_is_plain(window
     bar = window.input_bar
     bar.source.setText("abcdefghijklmnopqrstuvwxyz" * 3)  # 78 tokens: more than the line holds at 1280
     settle(qtbot)
-    plain = plain_text(bar.echo.text())
+    plain = plain_text(bar.echo.shown_text())  # (what is drawn; `text()` is the whole echo)
     assert "more" in plain and "78" in plain  # shortened, saying how many
     assert style.OK.name() not in bar.status.text()  # nobody checked the output: not "success" green
     assert "Output" in bar.status.text()
@@ -116,7 +116,7 @@ def test_the_echo_gives_its_tokens_back_when_a_shown_model_goes(window, qtbot):
     from model.io.checkpoints import random_bundle
 
     def echoed() -> str:
-        return plain_text(window.input_bar.echo.text())
+        return plain_text(window.input_bar.echo.shown_text())
 
     bar = window.input_bar
     bar.source.setText("abcdefghijklmnopqrstuvwxyz" + "abcdefghijklmn")  # 40 tokens: more than fit beside it
@@ -203,7 +203,7 @@ def test_a_filled_in_sentence_keeps_each_blanks_candidates(shared, qtbot):
     settle(qtbot)
     status = w.input_bar.status
     whole = "Filled (2 masks): the cow says moo and lives in the barn ."
-    shown = plain_text(status.text())
+    shown = plain_text(status.shown_text())
     assert shown == whole or (shown.endswith("…") and whole.startswith(shown[:-1].rstrip())), shown
     assert status.toolTip().startswith(whole) or shown == whole
     assert "position 1: cow" in status.toolTip()

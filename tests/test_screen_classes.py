@@ -159,3 +159,33 @@ def test_a_panel_is_told_when_the_window_crosses_into_another_class(window, qtbo
         assert told[-1] is ScreenClass.PROJECTOR and panel.splitter.orientation() == Qt.Horizontal
     finally:
         del panel.apply_screen_class
+
+
+def test_the_input_bar_declares_its_rows_per_class(window, qtbot):
+    """A projector: the token echo beside the output line; narrow: on a row of its own under
+    it. Presenting, the panel chooser ends the output's row and a shown model's "Showing:" and
+    Back go under it."""
+    from explorer.session import ShownModel
+    from model.io.checkpoints import random_bundle
+
+    bar = window.input_bar
+    bar.source.setText("abc")
+    _settle(qtbot)
+
+    def row(widget) -> int:
+        return widget.mapTo(bar, widget.rect().center()).y()
+
+    assert row(bar.echo) == row(bar.status)
+    window.resize(900, 700)
+    _settle(qtbot)
+    assert row(bar.echo) > row(bar.status) and bar.echo.width() > bar.width() // 2
+    window.resize(1280, 720)
+    window.lecture.presentation.enter(full_screen=False)
+    _settle(qtbot)
+    assert row(bar.echo) == row(bar.status) == row(window.lecture.strip)
+    window.state.session.show_model(ShownModel(random_bundle("reverse"), "training run, step 7"))
+    qtbot.waitUntil(bar.shown_label.isVisible, timeout=20_000)
+    _settle(qtbot)
+    assert row(bar.shown_label) == row(bar.back_button) > row(bar.status)
+    assert window.width() == 1280  # nothing widens the window
+    window.state.session.show_model(None)

@@ -1,0 +1,106 @@
+"""The model chooser: the bundled checkpoints (each with what it does), the installed
+pretrained models, and "Open checkpoint folder…". It always names the session's own model,
+never a training run's copy the panels show in its place, and after a load that failed it
+names the model still in use.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QFileDialog
+
+from explorer.eliding_combo import ElidingComboBox
+from explorer.input_text import model_description
+from explorer.runner import bundled_checkpoints, pretrained_models
+
+OPEN_ITEM = "Open checkpoint folder…"
+PRETRAINED_SUFFIX = " (pretrained)"
+LOAD_ROLE = Qt.UserRole + 1  # what `Runner.load` is given for a row, when not its folder
+
+
+class ModelChooser(ElidingComboBox):
+    """Choosing a row loads that model through `runner` (choosing the session's own model
+    again shows it in every panel again)."""
+
+    def __init__(self, state, runner, parent=None):
+        super().__init__(parent)
+        self.state, self.runner = state, runner
+        self._listed = None  # the session's model the rows were last filled for
+        self.setMinimumWidth(150)
+        self.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.setMinimumContentsLength(12)  # closed: short (the source field beside needs the room)
+        self.setToolTip("The model to explore: a bundled checkpoint, an installed pretrained model, "
+                        "or open a folder (ours, or a Hugging Face folder with config.json)")
+        self.activated.connect(self._model_chosen)
+        runner.failed.connect(self._restore_selection)  # a failed load keeps (and shows) the previous model
+        self._fill_models()
+
+    def list_models(self) -> None:
+        """The rows again, the session's model selected (not for each copy a training run shows)."""
+        if self.state.session.bundle is not self._listed:
+            self._listed = self.state.session.bundle
+            self._fill_models()
+            self._select_current_model()
+
+    def _fill_models(self) -> None:
+        self.blockSignals(True)
+        self.clear()
+        for name, path in sorted(bundled_checkpoints().items()):
+            self.addItem(model_description(name, path), str(path))
+            self.setItemData(self.count() - 1, name, Qt.ToolTipRole)
+        pretrained = sorted(pretrained_models().items())
+        if pretrained:
+            self.insertSeparator(self.count())
+        for name, path in pretrained:  # real models (BERT / Marian) loaded into our Transformer
+            self.addItem(name + PRETRAINED_SUFFIX, str(path))
+            self.setItemData(self.count() - 1, name, LOAD_ROLE)
+            self.setItemData(self.count() - 1, f"Pretrained, from {path}", Qt.ToolTipRole)
+        self.insertSeparator(self.count())
+        self.addItem(OPEN_ITEM, None)
+        metrics = self.fontMetrics()
+        widest = max(metrics.horizontalAdvance(self.itemText(i)) for i in range(self.count()))
+        self.view().setMinimumWidth(widest + 40)
+        self.blockSignals(False)
+
+    def _model_chosen(self, row: int) -> None:
+        if self.itemText(row) == OPEN_ITEM:
+            folder = QFileDialog.getExistingDirectory(self, "Open a checkpoint folder (ours, or a Hugging Face model)")
+            if folder:
+                self.runner.load(folder)  # the runner tells a Hugging Face folder from ours
+            else:
+                self._select_current_model()
+            return
+        path = self.itemData(row)
+        own = self.state.session.bundle
+        if path and own is not None and str(own.path or "") == path:
+            if self.state.session.shown_model is not None:
+                self.state.session.show_model(None)  # choosing the session's model again: show it
+            return
+        key = self.itemData(row, LOAD_ROLE) or path
+        if key:
+            self.runner.load(key)
+
+    def _restore_selection(self, *_args) -> None:
+        """Show the model actually in use (after a load that failed, the previous one)."""
+        if self.state.session.bundle is not None:
+            self._fill_models()
+            self._select_current_model()
+
+    def _select_current_model(self) -> None:
+        bundle = self.state.session.bundle  # the session's own, never a training run's copy shown
+        if bundle is None:
+            return
+        self.blockSignals(True)
+        for row in range(self.count()):
+            data = self.itemData(row)
+            if data and bundle.path and Path(data).resolve() == Path(bundle.path).resolve():
+                self.setCurrentIndex(row)
+                break
+        else:  # an opened folder or an untrained model: list it at the top
+            self.insertItem(0, bundle.name, str(bundle.path) if bundle.path else None)
+            self.setCurrentIndex(0)
+        self.blockSignals(False)
+
+
+__all__ = ["LOAD_ROLE", "OPEN_ITEM", "PRETRAINED_SUFFIX", "ModelChooser"]

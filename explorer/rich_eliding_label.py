@@ -1,0 +1,110 @@
+"""`RichElidingLabel`: one line of rich text that fits the width its layout gives it.
+
+superqt's QElidingLabel elides plain text; the input bar's output line and token echo are
+rich (coloured, tinted, underlined spans). This label keeps the spans: where the whole line
+does not fit, it is cut at the last character (or allowed stop) that leaves room for a marker
+("…", or what the owner's `marker` says, e.g. "… +12 more") and the marker is put there. It
+asks its layout for the whole text's width and makes do with less; `text()` is the whole text,
+`shown_text()` what is drawn.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import QEvent, QSize, Qt
+from PySide6.QtGui import QFontMetricsF, QTextCharFormat, QTextCursor, QTextDocument, QTextLine
+from PySide6.QtWidgets import QLabel, QSizePolicy
+
+
+def _document(text: str, font) -> QTextDocument:
+    doc = QTextDocument()
+    doc.setDefaultFont(font)
+    doc.setDocumentMargin(0)  # (as QLabel lays its rich text out)
+    doc.setHtml(text)
+    return doc
+
+
+def elide_rich(text: str, font, width: float, stops: Sequence[int] = (),
+               marker: Callable[[int], str] = lambda kept: "…") -> str:
+    """`text` (rich) whole if it fits `width` px on one line; else its start up to the last
+    character that fits before its marker (or up to the last of `stops`, character positions
+    in its plain text, that does), formatting kept, and `marker(kept characters)` after it."""
+    doc = _document(text, font)
+    if doc.idealWidth() <= width:
+        return text
+    line, advance = doc.firstBlock().layout().lineAt(0), QFontMetricsF(font).horizontalAdvance
+    reserve, cut = 0.0, 0
+    for _ in range(4):  # room for the marker the cut gets (its count may change with the cut)
+        cut = line.xToCursor(max(width - reserve, 0.0), QTextLine.CursorPosition.CursorOnCharacter)
+        if stops:
+            cut = max((stop for stop in stops if stop <= cut), default=min(stops))
+        if advance(marker(cut)) <= reserve:
+            break
+        reserve = advance(marker(cut))
+    cursor = QTextCursor(doc)
+    cursor.setPosition(cut)
+    cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+    cursor.removeSelectedText()
+    cursor.insertText(marker(cut), QTextCharFormat())  # in the label's own colour, not the cut span's
+    return doc.toHtml()
+
+
+class RichElidingLabel(QLabel):
+    """A one-line rich-text label that elides (see the module). `least`: a plain text whose
+    width is the least the label asks of its layout; `stops` / `marker`: where it may be cut
+    and what it says there (`elide_rich`)."""
+
+    def __init__(self, least: str = "m…", parent=None):
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.RichText)
+        self.setWordWrap(False)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self.least = least
+        self.stops: Sequence[int] = ()
+        self.marker: Callable[[int], str] = lambda kept: "…"
+        self.whole = ""
+
+    def setText(self, text: str, stops: Sequence[int] = (), marker: Callable[[int], str] | None = None) -> None:  # noqa: N802
+        self.whole, self.stops = text, stops
+        self.marker = marker or (lambda kept: "…")
+        self._elide()
+        self.updateGeometry()
+
+    def text(self) -> str:
+        """The whole text (what is drawn: `shown_text`)."""
+        return self.whole
+
+    def shown_text(self) -> str:
+        return QLabel.text(self)
+
+    def _text_room(self) -> int:
+        return self.contentsRect().width() - 2 * self.margin() - max(self.indent(), 0)
+
+    def _elide(self) -> None:
+        shown = elide_rich(self.whole, self.font(), self._text_room(), self.stops, self.marker)
+        if shown != QLabel.text(self):
+            QLabel.setText(self, shown)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        hint = super().sizeHint()
+        extra = self.contentsMargins().left() + self.contentsMargins().right() + 2 * self.margin()
+        return QSize(math.ceil(_document(self.whole, self.font()).idealWidth()) + extra + 1, hint.height())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        extra = self.contentsMargins().left() + self.contentsMargins().right() + 2 * self.margin()
+        least = QFontMetricsF(self.font()).horizontalAdvance(self.least) if self.whole else 0
+        return QSize(math.ceil(least) + extra + 1, super().minimumSizeHint().height())
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._elide()
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # (presenting: larger text, another cut)
+            self._elide()
+            self.updateGeometry()
+
+
+__all__ = ["RichElidingLabel", "elide_rich"]
