@@ -106,6 +106,7 @@ class Heatmap(QWidget):
         self.marked_cols: set[int] = set()
         self.user_view = False  # zoomed or panned by the user: a resize keeps the view
         self.plot.vb.sigRangeChangedManually.connect(self._on_user_view)
+        self.plot.vb.sigResized.connect(self._on_view_resized)
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.canvas, 1)
@@ -186,6 +187,11 @@ class Heatmap(QWidget):
 
     def _on_user_view(self, *_) -> None:
         self.user_view = True
+
+    def _on_view_resized(self, *_) -> None:
+        """The map area has its new size (after the layout): as many text columns as it shows."""
+        if not self.user_view and self.texts and not self.square:
+            self._fit_view()
 
     @property
     def texts(self) -> list[list[list[str]]]:
