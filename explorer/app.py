@@ -49,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compare", metavar="DIR", help="a checkpoint of the same architecture to compare with "
                    "(--panel compare), a run's folder of step-… snapshots, or `untrained`: the model's own "
                    "architecture freshly initialised (what did training change?; a folder named so: ./untrained)")
-    p.add_argument("--panel", metavar="NAME", default="step", help="the panel to bring to the front")
+    p.add_argument("--panel", metavar="NAME", help="the panel to bring to the front (default: the forward pass; "
+                                                   "presenting: Figure 1)")
     p.add_argument("--step", metavar="NAME", help="select this step (e.g. encoder.layers.0.self_attn.weights)")
     p.add_argument("--screenshot", metavar="FILE.png", help="render offscreen, save a PNG and exit")
     p.add_argument("--size", metavar="WxH", default="1280x800", help="window size for --screenshot")
@@ -93,12 +94,13 @@ def collect_on_gui_thread():
 def present_at_start(window, args) -> None:
     """`--presentation`: full screen on Figure 1 with the tour offered, unless a panel was asked
     for (`--panel`, `--compare`)."""
-    asked = args.panel != "step" or args.compare
+    asked = args.panel_given or args.compare
     window.lecture.presentation.enter(panel=window.current_panel if asked else None)
 
 
 def run_app(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.panel_given, args.panel = args.panel is not None, args.panel or "step"
     if args.screenshot:
         if not os.environ.get("QT_QPA_PLATFORM"):
             os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before any QApplication exists
@@ -142,8 +144,8 @@ def run_app(argv: list[str] | None = None) -> int:
     state.session.set_interventions(heads)  # (heads the model lacks are dropped when it loads)
     if args.compare:
         state.session.set_compare(args.compare)
-    if args.panel != "step" or args.compare:
-        window.focus_panel("compare" if args.compare and args.panel == "step" else args.panel)
+    if args.panel_given or args.compare:
+        window.focus_panel("compare" if args.compare and not args.panel_given else args.panel)
     window.show()
     startup.close()
     startup.deleteLater()

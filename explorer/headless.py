@@ -137,13 +137,14 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
     window.show()
     lecture = window.lecture
     presenting = getattr(args, "presentation", False)
+    asked = getattr(args, "panel_given", args.panel != "step")  # --panel given (the default is the forward pass)
     if presenting:  # the figure keeps the --size asked for; Figure 1 unless a panel is asked for
-        lecture.presentation.enter(full_screen=False, panel=None if args.panel == "step" else args.panel)
+        lecture.presentation.enter(full_screen=False, panel=args.panel if asked else None)
     if getattr(args, "scene", None):  # (checked by _screenshot before the window was built)
         lecture.deck.open(args.scene)
         if errors:
             raise HeadlessError(f"scene {args.scene}: {errors[-1]}")
-    if not getattr(args, "scene", None) and not (presenting and args.panel == "step") or args.panel != "step":
+    if not getattr(args, "scene", None) and not (presenting and not asked) or asked:
         window.focus_panel(args.panel)
     waiting = getattr(window.panels.get(args.panel), "wait_until_drawn", None)
     if waiting is not None:  # a panel with work of its own (compare, attribution) finishes it before the picture
