@@ -272,9 +272,12 @@ class SceneDeck(QObject):
         a = scene.attention if scene.attention and scene.attention["kind"] in kinds else None
         if kinds:
             kind = a["kind"] if a else kinds[0]
-            layer = min((a or {}).get("layer", 0), max(state.n_layers(kind) - 1, 0))
-            head = min((a or {}).get("head", 0), state.bundle.config.n_heads - 1)
-            state.select_attention(kind, layer, head)
+            layers, heads = max(state.n_layers(kind), 1), state.bundle.config.n_heads
+            layer, head = (a or {}).get("layer", 0), (a or {}).get("head", 0)
+            if layer >= layers or head >= heads:  # shown as the nearest head the model has, and said
+                state.inform(f"Scene {scene.name!r}: this model has no {kind} layer {layer + 1} head {head + 1} "
+                             f"({layers} layers of {heads} heads); showing the nearest.", "warning")
+            state.select_attention(kind, min(layer, layers - 1), min(head, heads - 1))
         if state.result is not None:
             if scene.step and not state.select_step_named(scene.step):
                 state.inform(f"Scene {scene.name!r}: this model has no step {scene.step!r}.", "warning")

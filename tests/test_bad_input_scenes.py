@@ -65,6 +65,22 @@ def test_a_window_showing_a_scene_says_which_edit_its_model_lacks(qtbot, tmp_pat
     assert window.state.frame.interventions == {("encoder", 0, 1): "zero"}  # the edits the model has are shown
 
 
+def test_a_scene_naming_a_head_the_model_lacks_says_so_and_shows_the_nearest(qtbot, tmp_path):
+    from support import make_main_window, messages_of
+
+    window = make_main_window(qtbot, tmp_path)
+    seen = messages_of(window)
+    path = tmp_path / "scene.json"
+    path.write_text(json.dumps({"version": 2, "name": "far head", "task": "reverse", "input": "abc",
+                                "attention": {"kind": "encoder", "layer": 7, "head": 9}}))
+    assert window.lecture.deck.open(path)
+    warnings = [text for level, text in seen if level == "warning"]
+    assert any("'far head'" in t and "no encoder layer 8 head 10" in t for t in warnings), seen
+    kind, layer, head = window.state.session.attention.kind, window.state.session.attention.layer, \
+        window.state.session.attention.head
+    assert (kind, layer, head) == ("encoder", window.state.n_layers("encoder") - 1, window.state.bundle.config.n_heads - 1)
+
+
 # -- property: random documents give a Tour or a SceneError ------------------------------------------
 json_values = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-5, 10**20), st.floats(allow_nan=False),
                                      st.text(max_size=12)),
