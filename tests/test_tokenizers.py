@@ -95,3 +95,26 @@ def test_word_any_string_encodes_and_known_round_trips(words, text):
     assert [p for _, p in enc.unknown] == [w for w in text.split() if w not in known]
     sentence = " ".join(w for w in words if w not in SPECIALS)
     assert tok.decode(tok.encode(sentence).ids) == " ".join(sentence.split())
+
+
+def test_bpe_training_stops_at_once_on_ctrl_c(monkeypatch):
+    """The library's merges run in native code that never looks at Ctrl-C; training waits for
+    them on a thread of its own, so an interrupt stops it within a moment, not when they end."""
+    import _thread
+    import threading
+    import time
+
+    pytest.importorskip("tokenizers")
+    import tokenizers
+
+    from model.data.bpe import BPETokenizer
+
+    def slow_train(self, iterator, trainer=None, length=None):
+        time.sleep(5)  # as long native merges: the interrupt must not wait for this
+
+    monkeypatch.setattr(tokenizers.Tokenizer, "train_from_iterator", slow_train, raising=False)
+    threading.Timer(0.3, _thread.interrupt_main).start()
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        BPETokenizer.train(["a b c"] * 10, vocab_size=50)
+    assert time.monotonic() - start < 2.0

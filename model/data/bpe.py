@@ -53,7 +53,7 @@ class BPETokenizer(Tokenizer):
         tok.decoder = lib.decoders.Metaspace(replacement=WORD_START, prepend_scheme="always")
         trainer = lib.trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
                                           special_tokens=list(SPECIALS), show_progress=progress)
-        tok.train_from_iterator(texts, trainer=trainer)
+        _interruptibly(lambda: tok.train_from_iterator(texts, trainer=trainer))
         return cls(tok)
 
     @classmethod
@@ -113,3 +113,25 @@ def encode_ids(tok: Tokenizer, texts: list[str]) -> list[list[int]]:
 
 
 __all__ = ["BPETokenizer", "WORD_START", "corpus_texts", "encode_ids"]
+
+
+def _interruptibly(work) -> None:
+    """Run `work` (the library's merges: minutes of native code on WMT, deaf to Ctrl-C) on a
+    daemon thread while this one waits in short steps, so Ctrl-C stops the command at once (the
+    thread ends with the process); an error of `work` is raised here."""
+    import threading
+
+    failure: list[BaseException] = []
+
+    def run():
+        try:
+            work()
+        except BaseException as exc:  # handed to the waiting thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, name="bpe-training", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        thread.join(0.1)
+    if failure:
+        raise failure[0]
