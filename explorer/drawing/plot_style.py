@@ -201,8 +201,7 @@ def let_shrink(label: pg.LabelItem, width: float = 40) -> None:
 
     def update_min() -> None:
         original()
-        label.setMinimumWidth(width)
-        label._sizeHint[Qt.SizeHint.MinimumSize] = (width, label._sizeHint[Qt.SizeHint.MinimumSize][1])
+        label.setMinimumWidth(width)  # (an explicit minimum outranks the text-wide size hint)
         label.updateGeometry()
 
     label.updateMin = update_min

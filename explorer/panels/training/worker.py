@@ -8,6 +8,7 @@ used: a paused run must still serve the steering queue, and a stopped one still 
 """
 from __future__ import annotations
 
+import inspect
 import sys
 import threading
 import traceback
@@ -16,7 +17,6 @@ from functools import partial
 
 from PySide6.QtCore import Qt, QThreadPool, Signal
 from superqt.utils import GeneratorWorker, create_worker
-from superqt.utils._qthreading import GeneratorWorkerSignals  # public in napari.qt.threading, for subclassing
 
 from model.inference.bundle import ModelBundle
 from model.train.live_loop import EMIT_INTERVAL, PROBE_BUDGET, PROBE_INTERVAL, TARGET_CONFIRM_SIZE, TrainingLoop  # noqa: F401
@@ -48,6 +48,11 @@ def train(request: TrainingRequest, steering: Steering):
     torch.set_num_threads(request.threads or worker_threads())  # the GUI thread keeps a core
     steering.outcome = yield from TrainingLoop(request, steering, _write).run()
     return steering.outcome
+
+
+# superqt's generator-worker signals, taken from GeneratorWorker's public `SignalsClass` default
+# (the class itself lives in a private module)
+GeneratorWorkerSignals = inspect.signature(GeneratorWorker.__init__).parameters["SignalsClass"].default
 
 
 class TrainingSignals(GeneratorWorkerSignals):
