@@ -15,15 +15,11 @@ from PySide6.QtCore import QObject, Signal
 from explorer.session import Session
 from model.inference.bundle import ForwardResult, ModelBundle
 from model.interpret.frame import Frame
-from model.nn.kinds import ATTENTION_KINDS
+from model.nn.kinds import ATTENTION_KINDS, AttentionKind
 
 _ATTN_STEP = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.(self_attn|cross_attn)\.")
 
-KIND_LABELS = {
-    "encoder": "Encoder self-attention",
-    "decoder_self": "Decoder masked self-attention",
-    "cross": "Encoder–decoder (cross) attention",
-}
+KIND_LABELS = {kind.value: kind.title for kind in AttentionKind}  # kind → its name in full
 
 
 def attention_of_step(name: str) -> tuple[str, int] | None:

@@ -61,8 +61,19 @@ class AttentionKind(StrEnum):
 
     @property
     def title(self) -> str:
+        """The sublayer's name as the panels write it in full."""
         return {"encoder": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
                 "cross": "Encoder–decoder (cross) attention"}[self.value]
+
+    @property
+    def short_title(self) -> str:
+        """The name where room is short (a grid's section, a column of the heads panel)."""
+        return {"encoder": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}[self.value]
+
+    @property
+    def axis_names(self) -> tuple[str, str]:
+        """What the query and key positions are, in words: "source" or "target"."""
+        return tuple("source" if a == "src" else "target" for a in self.axes)
 
     @classmethod
     def of_module(cls, name: str) -> tuple[AttentionKind, int] | None:

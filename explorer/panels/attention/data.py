@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from model.nn.kinds import ATTENTION_KINDS, MODEL_KINDS
+from model.nn.kinds import ATTENTION_KINDS, MODEL_KINDS, AttentionKind
 from model.nn.trace import Trace
 
-KIND_AXES = {"encoder": ("src", "src"), "decoder_self": ("tgt", "tgt"), "cross": ("tgt", "src")}
+KIND_AXES = {kind.value: kind.axes for kind in AttentionKind}
 # What the query / key tokens of each kind are, for axis titles. A decoder-only model's one
 # sequence is <bos> + prompt + continuation, an encoder-only model's its input: neither has a
 # "source" and a "target" (AttentionData.from_result picks these names for such models).
-KIND_AXIS_NAMES = {"encoder": ("source", "source"), "decoder_self": ("target", "target"), "cross": ("target", "source")}
+KIND_AXIS_NAMES = {kind.value: kind.axis_names for kind in AttentionKind}
 DECODER_ONLY_NAMES = ("prompt | continuation", "prompt | continuation")
 ENCODER_ONLY_NAMES = ("input", "input")
 

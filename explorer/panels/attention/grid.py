@@ -16,11 +16,11 @@ from PySide6.QtCore import Signal
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap_grid import HeatmapGrid
 from explorer.panels.attention.data import AttentionData
+from model.nn.kinds import AttentionKind
 
 SCALE_RULE = "attention weight: 0–1 on every map"
 EDIT_SYMBOLS = {"zero": "0", "mean": "μ", "uniform": "≡"}  # as the head surgery panel writes them
-SHORT_TITLES = {"encoder": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
-                "cross": "Cross-attention (target × source)"}
+SHORT_TITLES = {kind.value: kind.title for kind in AttentionKind}  # a section's heading
 
 
 ALL_LAYERS_MAX = 48  # maps drawn at once before the grid shows one layer at a time

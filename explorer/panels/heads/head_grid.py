@@ -11,10 +11,11 @@ from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QLayout, QSizePo
 
 from explorer.drawing import plot_style as st
 from explorer.theme import set_sheet
+from model.nn.kinds import AttentionKind
 
 SYMBOLS = {None: "–", "zero": "0", "mean": "μ", "uniform": "≡"}
 NAMES = {None: "unchanged", "zero": "zeroed", "mean": "replaced by its mean", "uniform": "uniform attention"}
-KIND_TITLES = {"encoder": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
+KIND_TITLES = {kind.value: kind.short_title for kind in AttentionKind}
 MAX_CELL_PX = 88  # a head's button grows with the room up to this (a big target on a projector)
 PLAIN_SHEET = "QToolButton {{ color: {text}; background: {button}; border: 1px solid {grid}; }}"
 EDITED_SHEET = ("QToolButton {{ color: {text}; background: {changed}; border: 2px solid {accent_text}; "

@@ -34,14 +34,14 @@ from explorer import style
 from explorer.drawing.plot_style import axis_title_width
 from explorer.panels.training.probe_axes import axis_title, left_width, map_axes, tick_font, token_ticks
 from explorer.panels.training.timed_canvas import TimedCanvas
+from model.nn.kinds import AttentionKind
 from model.nn.kinds import model_kind as kind_named
 
 pg.setConfigOptions(imageAxisOrder="row-major")  # [query, key] must not show transposed
 
 SHORT_MAP_CANVAS = 220  # px: a shorter map canvas drops "source token" under the letters (the title says it)
 
-KIND_TITLES = {"cross": "Cross-attention", "encoder": "Encoder self-attention",
-               "decoder_self": "Decoder self-attention"}
+KIND_TITLES = {kind.value: kind.title for kind in AttentionKind}
 
 
 KIND_TIPS = {
