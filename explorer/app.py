@@ -94,7 +94,7 @@ def collect_on_gui_thread():
 def present_at_start(window, args) -> None:
     """`--presentation`: full screen on Figure 1 with the tour offered, unless a panel was asked
     for (`--panel`, `--compare`)."""
-    asked = args.panel_given or args.compare
+    asked = getattr(args, "panel_given", args.panel is not None) or args.compare
     window.lecture.presentation.enter(panel=window.current_panel if asked else None)
 
 
