@@ -114,7 +114,7 @@ class TopKBars(pg.PlotWidget):
 
     def set_caption(self, text: str) -> None:  # noqa: D401
         """The caption on one line, or broken after its last comma where the plot is narrower
-        (a long decode's maps take the width of a 1024-px beamer): always whole."""
+        (a long decode's maps take most of a narrow screen's width): always whole."""
         self.caption, self._caption_shown = text, ()
         self._show_caption()
 
@@ -223,7 +223,7 @@ class TopKBars(pg.PlotWidget):
     def _shown_count(self, width: float, total: int) -> int:
         """How many bars the plot shows: as many of the most probable as have slots wide enough
         for their tokens at the labels' own size (at least 3). Ten slivers with labels shrunk to
-        8 pt ("happy", "neigh", "<pad>" on a 1280-px beamer) read worse than five whole ones;
+        8 pt read worse than five whole ones;
         the rest stay in the data and in the tooltips."""
         if width <= 0:
             return total
