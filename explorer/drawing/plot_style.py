@@ -232,7 +232,7 @@ def restyle_view(view, p=None) -> None:
         elif isinstance(item, pg.LabelItem) and not _in_legend(item) and _is_plain_text_colour(item.opts.get("color")):
             item.setText(item.text, color=p.text)  # titles in the theme's text colour
     # A QGraphicsView's update() does not repaint its viewport: on a real screen (X11) an axis
-    # recoloured here kept the old theme's text until something else repainted it.
+    # recoloured here would keep the old theme's text until something else repainted it.
     view.viewport().update()
 
 

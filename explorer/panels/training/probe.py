@@ -271,8 +271,8 @@ class ProbeView(QWidget):
         if count == 0:
             self.timeline_label.setText("step —")
         else:
-            # "latest", not "live": after a run stops the newest snapshot is no longer live (a lecturer read
-            # "stopped" in the message beside "step 69 (live)")
+            # "latest", not "live": after a run stops the newest snapshot is not live, and "live"
+            # would contradict the "stopped" message beside it
             self.timeline_label.setText(f"step {step:,} ({'latest' if live else 'past'})")
             self.slider.setToolTip(f"Snapshot {index + 1} of {count}: drag to go back to an earlier step of the run")
         self.live_button.setEnabled(not live and count > 0)
