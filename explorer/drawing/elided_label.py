@@ -1,8 +1,8 @@
 """`ElidedLabel`: a title or readout that fits the width it is given instead of asking for more.
 
 Maps' titles (decoding, mask leak), the compare panel's lines and the attention panel's hover
-readout use it: on a projector a label that asked for its text's width widened its panel until
-the panel scrolled sideways.
+readout use it: on a projector a label that asks for its text's width would widen its panel
+until the panel scrolls sideways.
 """
 from __future__ import annotations
 

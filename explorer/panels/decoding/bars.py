@@ -97,7 +97,7 @@ class TopKBars(pg.PlotWidget):
 
     def _place_smoothed(self) -> None:
         """The line's name under it, from the top bar's right edge over the tail's low bars: the
-        longest form that fits before the plot's right end (over the top bar it hid its value)."""
+        longest form that fits before the plot's right end (over the top bar it would hide its value)."""
         if self.smoothing <= 0:
             return
         view = self.getPlotItem().getViewBox()
@@ -260,7 +260,7 @@ class TopKBars(pg.PlotWidget):
         if axis.style.get("tickFont") is None or axis.style["tickFont"] != label_font:
             axis.setTickFont(label_font)
         # the axis as tall as its labels: pyqtgraph sizes it from the text it last painted, so a
-        # label font grown by the presentation was cut through its descenders ("happy")
+        # label font grown by the presentation would be cut through its descenders
         need = QFontMetricsF(label_font).height() + axis.style["tickTextOffset"][1] + max(0, axis.style["tickLength"])
         if axis.fixedHeight != math.ceil(need):
             axis.setHeight(math.ceil(need))

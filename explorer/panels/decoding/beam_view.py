@@ -114,8 +114,8 @@ class BeamTreeView(pg.PlotWidget):
         self.prompt_edges.setPen(pg.mkPen(style.colour("prompt"), width=4 * style.scale()))
 
     def _restyle(self, *_) -> None:
-        """The theme changed: edges, nodes and labels in its colours (the dark theme kept the
-        light one's pale grey for pruned edges, the brightest lines on its black canvas)."""
+        """The theme changed: edges, nodes and labels in its colours (so pruned edges stay faint
+        on the dark theme's black canvas, not the light theme's pale grey)."""
         self._pen_edges()
         if self.result is not None and self._label_parts:
             box = self.getPlotItem().getViewBox()

@@ -31,7 +31,7 @@ def chips_that_fit(prefix: list[str], room_px: float, chip_px) -> int:
 
 def chips_room(label, prefix: list[str], chosen: str) -> int:
     """How many of the newest prefix chips fit in one line of the step row `label` (a second
-    line took ~30 px from the maps below: a 26-step decode at 1280×720 lost every other label;
+    line would take its height from the maps below, whose labels need it on a short screen;
     the maps name every token of the prefix anyway). Chips are measured as drawn: a token between
     two no-break spaces in the mono face."""
     font = QFont(label.font())

@@ -173,7 +173,7 @@ class WavesView(QWidget):
             else:
                 # the wavelength alone (its formula is said once below): an entry a line at most
                 # on a projector, instead of wrapping over the plot's height
-                # one entry never breaks across lines ("sin⏎64 cos 65" at 1280×720); "dim": "sin 0"
+                # one entry never breaks across lines (not "sin⏎64 cos 65"); "dim": "sin 0"
                 # read as sin(0)
                 entries.append(f"<span style='white-space:nowrap'><span style='color:{color}'>"
                                f"<b>━━ sin</b> dim {sin_dim} &nbsp;<b>╍╍ cos</b> dim {cos_dim}</span> λ = {lam}</span>")
