@@ -2,7 +2,8 @@
 
 A line of their own under the maps would take its height from the all-heads grid, whose
 maps need it to name every token on a short screen; the tab row has that room to spare.
-The readout keeps to one line (elided, the whole text in its tooltip and in `full_text`); the corner asks for exactly the width the tabs leave, so the tabs never scroll.
+The readout keeps to one line (elided, the whole text in its tooltip and in `full_text`); the
+corner asks for exactly the width the tabs leave, so the tabs never scroll.
 """
 from __future__ import annotations
 
