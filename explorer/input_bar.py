@@ -50,7 +50,7 @@ from explorer.screen import ScreenClass, classify
 
 FIRST_HINT = "Type a sentence and press Enter — or press PageDown for the paper tour"
 
-MAX_CHARS = 1 << 24  # QLineEdit's default (32767) silently cut a long paste: the length message lied
+MAX_CHARS = 1 << 24  # QLineEdit's default (32767) silently cuts a long paste, so the length message would be wrong
 
 
 def _plain(rich: str) -> str:
