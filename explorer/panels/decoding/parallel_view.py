@@ -76,7 +76,7 @@ class ParallelPassView(QWidget):
         self.table.verticalHeader().setFont(style.font(style.SMALL_POINT_SIZE))
         self.table.horizontalHeader().setFont(style.font(style.SMALL_POINT_SIZE))
         self.table.horizontalHeader().hide()  # each band numbers its own positions
-        self.table.horizontalHeader().setMinimumSectionSize(8)  # (the default, from its font, widens one-letter columns)
+        self.table.horizontalHeader().setMinimumSectionSize(8)  # (the font-based default widens 1-letter columns)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.Fixed)  # rows sized in `_fit_table`
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.setSelectionMode(QAbstractItemView.NoSelection)
