@@ -1,9 +1,8 @@
 """`CaptionLabel`: a tour caption across the whole window, exactly as tall as its lines.
 
 In a toolbar a word-wrapped QLabel takes the width of its own size hint (Qt picks about two
-thirds of a screen's text): a 1280×720 beamer showed the caption in three lines over the left
-60 % of the window, and the panel under it lost a line's height (the stepper then scrolled).
-This label takes the width the toolbar has and asks for the height its text needs at that
+thirds of a screen's text), so it wraps into more lines than needed and takes height from the
+panel under it. This label takes the width the toolbar has and asks for the height its text needs at that
 width (`heightForWidth`), asking again when the width changes.
 """
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """A combo box that ends a text too long for it with "…", instead of cutting it mid-letter.
 
 The model chooser's entries say what each model does ("dates — human-written dates to ISO
-8601"); on a 1280×720 projector Qt's QComboBox cuts such a text at the box's edge
-("dates — human-writter"), which reads as a typo. This one shows the name alone ("dates") when
+8601"); on a narrow screen Qt's QComboBox cuts such a text at the box's edge, mid-letter,
+which reads as a typo. This one shows the name alone ("dates") when
 the whole entry does not fit, elides only what still does not, and its tooltip holds the whole
 entry.
 """

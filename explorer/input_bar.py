@@ -50,7 +50,7 @@ from explorer.screen import ScreenClass, classify
 
 FIRST_HINT = "Type a sentence and press Enter — or press PageDown for the paper tour"
 
-MAX_CHARS = 1 << 24  # QLineEdit's default (32767) silently cut a long paste: the length message lied
+MAX_CHARS = 1 << 24  # QLineEdit's default (32767) silently cuts a long paste, so the length message would be wrong
 
 
 def _plain(rich: str) -> str:
@@ -157,7 +157,7 @@ class InputBar(QWidget):
 
     def add_tail(self, widget: QWidget) -> None:
         """`widget` at the end of the second row (the lecture's panel chooser while presenting:
-        its own toolbar row took 45–55 px of a 720-px beamer)."""
+        a toolbar row of its own would take a short screen's height from every panel)."""
         self._tail = widget
         self._second.addWidget(widget)
         self._arranged = None
@@ -264,7 +264,7 @@ class InputBar(QWidget):
 
     def _on_input(self, source: str, target) -> None:
         """Text set from elsewhere (an example, a scene, --input) shows from its start when the
-        field is too narrow for all of it ("vember 2026" hid the day on a 1024-px projector);
+        field is too narrow for all of it, so its beginning (a date's day) stays in view;
         the user's own typing keeps its cursor."""
         for field, text in ((self.source, source), (self.target, target or "")):
             if field.text() != text:

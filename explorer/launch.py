@@ -42,9 +42,9 @@ def close_window(app, window) -> None:
     """Destroy the window's C++ side now, while the QApplication still exists.
 
     A window left for interpreter shutdown is torn down in whatever order Python frees its
-    wrappers, after Qt's own globals: that crashed the process at exit (SIGSEGV, about one
-    run in three). Deleting it here, then flushing deferred deletes, makes exit orderly; it
-    also lets run_app be called again in the same process (tests)."""
+    wrappers, after Qt's own globals, which can crash the process at exit (SIGSEGV).
+    Deleting it here, then flushing deferred deletes, makes exit orderly; it also lets
+    run_app be called again in the same process (tests)."""
     import shiboken6
     from PySide6.QtCore import QEvent, QThreadPool
 

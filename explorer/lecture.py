@@ -138,7 +138,7 @@ class LectureTools(QObject):
         self.window.addToolBar(Qt.TopToolBarArea, bar)
         bar.hide()  # shown only while stepping through a tour
         # While presenting, the panel chooser and a way out end the input bar's second row: a
-        # toolbar row of their own took 45–55 px of every panel on a 720-px beamer.
+        # toolbar row of their own would take a short screen's height from every panel.
         self.strip = QWidget()
         self.strip.setObjectName("presenter_strip")
         row = QHBoxLayout(self.strip)

@@ -74,8 +74,8 @@ class PanelScroll(QScrollArea):
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
         """The panel's minimum changed (a row went from one line to two, texts gave way): fit it
-        again. Only a resize of this area did, and a panel whose minimum had shrunk stayed as
-        wide as its old minimum (a tour's decoding scene scrolled sideways with room to spare)."""
+        again, not only on a resize of this area, so a panel whose minimum shrinks does not keep
+        its old width and scroll sideways with room to spare."""
         if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
             self._fit()
         return super().eventFilter(watched, event)

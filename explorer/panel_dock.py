@@ -1,8 +1,8 @@
 """`PanelDock`: a panel's dock, whose tab says a short name and whose title bar the whole one.
 
 Nine panels share the right dock area; with their full titles ("Compare checkpoints",
-"Attention maps") Qt elided every tab at 1920×1080 ("Forward p…", "Decod…", "Train…"), so a
-lecturer could not read which tab was which. Each panel class may name a short `tab_title`;
+"Attention maps") Qt would elide every tab even on a wide screen, and no tab could be told
+from another. Each panel class may name a short `tab_title`;
 the dock's window title (what Qt writes on the tab) is that, its title bar and tooltip keep
 the full `title`, and the tab bars never elide: where a window is too narrow for every tab,
 scroll arrows appear instead of cut words.

@@ -55,8 +55,8 @@ def set_scale(factor: float) -> None:
 
 def css_pt(point_size: float = SMALL_POINT_SIZE) -> str:
     """A size for rich text (a pyqtgraph axis title's "font-size") at the current scale: HTML
-    sizes win over the item's font, so the scaling pass's font change never reached them
-    ("probability" stayed at 11 pt beside 16.5-pt ticks on a beamer)."""
+    sizes win over the item's font, so the scaling pass's font change alone does not reach them
+    and an axis title would stay smaller than its enlarged ticks."""
     return f"{point_size * _scale:.1f}pt"
 
 

@@ -1,7 +1,7 @@
 """`StatusToast`: the status bar's message, floated over the window's bottom edge while presenting.
 
-On a 1280×720 beamer the status bar took ~50 px under every panel (its font is enlarged like
-everything else) and held nothing most of the time. While presenting the bar is hidden and
+On a short projector screen the status bar would take a line's height under every panel (its
+font is enlarged like everything else) and holds nothing most of the time. While presenting the bar is hidden and
 its messages ("The model does not know “€”…", an export written, a scene's warning) float
 over the bottom of the window for SHOWN_MS (the hidden bar keeps them its 15 s): nothing
 reflows when one comes and goes. Work that runs longer than a moment ("Loading all-MiniLM-L6-v2…") is said the

@@ -1,8 +1,8 @@
 """`ElidedLabel`: a title or readout that fits the width it is given instead of asking for more.
 
 Maps' titles (decoding, mask leak), the compare panel's lines and the attention panel's hover
-readout use it: on a projector a label that asked for its text's width widened its panel until
-the panel scrolled sideways.
+readout use it: on a projector a label that asks for its text's width would widen its panel
+until the panel scrolls sideways.
 """
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ class ElidedLabel(QLabel):
 
     def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().changeEvent(event)
-        if event.type() == QEvent.FontChange:  # elided for the old font: entering presentation at an
-            self._elide()  # unchanged width left "Self-attention L1 …" where "Self-attention⏎L1 H1" fits
+        if event.type() == QEvent.FontChange:  # elided for the old font: presentation may change
+            self._elide()  # the font at an unchanged width, and the break or the cut must follow it
 
     break_at: str | None = None  # where a title too long for one line may break into two (": ", " ")
     shorter: tuple[str, ...] = ()  # shorter forms of the text, tried in order before eliding (`set_texts`)

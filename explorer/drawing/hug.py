@@ -24,8 +24,8 @@ def hug_margins(layout: QGraphicsLayout, view_box, aspect: float, least: tuple[f
     Computed from no spare room every time, never from an earlier fit, so a window shows the same
     picture whatever was drawn before; token axes whose size follows the room they get settle
     within a few passes. The same call on an unchanged layout returns the last answer without a
-    layout pass: each pass resized every axis, which then redrew its labels (~5 ms of a 512-token
-    frame whose maps changed but whose plot did not)."""
+    layout pass: each pass resizes every axis, which then redraws its labels (milliseconds of a
+    long frame whose maps change but whose plot does not)."""
     if not isValid(layout) or not isValid(view_box):  # a resize signal from a window being torn down
         return 0.0, 0.0
     asked = (aspect, tuple(least), tuple(base), passes)
@@ -36,8 +36,8 @@ def hug_margins(layout: QGraphicsLayout, view_box, aspect: float, least: tuple[f
     owner = layout.parentLayoutItem()  # the plot (or canvas) whose layout this is
     if owner is not None:
         # The spare room is no minimum: pin the owner's minimum at its base margins' (else the
-        # margins grew the plot past its view when the panel was made smaller, or, laid out on
-        # a top-level item, resized it at once) before any margins are given away.
+        # margins would grow the plot past its view when the panel is made smaller, or, laid out on
+        # a top-level item, resize it at once) before any margins are given away.
         layout.setContentsMargins(left, top, right, bottom)  # first: unpinned, the old margins' minimum
         owner.setMinimumSize(QSizeF(-1, -1))                 # would resize a top-level plot at once
         layout.activate()

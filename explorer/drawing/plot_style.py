@@ -51,8 +51,8 @@ def signed_cmap() -> pg.ColorMap:
 
 
 def font(pt: int = TICK_PT, bold: bool = False) -> QFont:
-    """`pt` at the current presentation scale: a panel restyled while presenting (its theme or
-    scale changed) kept its labels at the normal size ("Explain output:" at 12 pt on a projector)."""
+    """`pt` at the current presentation scale, so a panel restyled while presenting (its theme or
+    scale changed) keeps its labels at the presentation's size, not the normal one."""
     f = QFont(FONT_FAMILY)
     f.setPointSizeF(pt * (_app.scale() if _app is not None else 1.0))
     f.setBold(bold)
@@ -123,8 +123,8 @@ def title_variants(label: str) -> tuple[str, ...]:
 
 def fit_axis_title(axis: pg.AxisItem, variants: tuple[str, ...]) -> None:
     """Keep the longest of `variants` that fits along the axis, now and whenever the axis is laid
-    out or rescaled again: a colour bar's rule, enlarged for a beamer, ran past its bar
-    ("…tention weight: 0–1 on every ma"). The whole title stays in the axis' tooltip. Call it
+    out or rescaled again, so an enlarged title (a colour bar's rule while presenting) never runs
+    past its axis. The whole title stays in the axis' tooltip. Call it
     again with new variants when the title changes (never `setLabel` such an axis directly)."""
     axis._title_forms = tuple(variants)
     if not getattr(axis, "_title_fitting", False):  # one connection, however often the title changes
@@ -136,8 +136,8 @@ def fit_axis_title(axis: pg.AxisItem, variants: tuple[str, ...]) -> None:
 
 def axis_title_width(axis: pg.AxisItem, text: str) -> float:
     """`text` as the axis would draw it for its title: its own HTML (size, colour), font and the
-    text item's margins. (Font metrics of the nominal size came out 7 px short of the drawn
-    "k tokens / s", and a title measured to fit ran past its axis.)"""
+    text item's margins. (Font metrics of the nominal size fall short of the drawn text, so a
+    title measured with them would run past its axis.)"""
     shown = axis.labelText
     axis.labelText = text
     try:
@@ -232,7 +232,7 @@ def restyle_view(view, p=None) -> None:
         elif isinstance(item, pg.LabelItem) and not _in_legend(item) and _is_plain_text_colour(item.opts.get("color")):
             item.setText(item.text, color=p.text)  # titles in the theme's text colour
     # A QGraphicsView's update() does not repaint its viewport: on a real screen (X11) an axis
-    # recoloured here kept the old theme's text until something else repainted it.
+    # recoloured here would keep the old theme's text until something else repainted it.
     view.viewport().update()
 
 

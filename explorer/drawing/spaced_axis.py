@@ -1,8 +1,8 @@
 """`SpacedAxis`: a horizontal number axis whose labels never run together.
 
 pyqtgraph chooses a horizontal axis' major tick spacing from its length alone (about log(px)
-ticks) and always draws the major labels, however crowded: the training curves on a 1024×768
-beamer, 90 steps in 150 px at the presentation's font, read "020406080". This axis widens
+ticks) and always draws the major labels, however crowded: a short axis at the presentation's font
+shows its numbers run together ("020406080"). This axis widens
 the spacing (1, 2, 5 × 10ⁿ) until each label, the widest one, has a space's gap either side.
 """
 from __future__ import annotations

@@ -133,7 +133,7 @@ class TokenHeatmap(Heatmap):
             self.note.setText(note, color=style.current().muted)
             self.note.setPos(0.5, 0.5)  # the middle of the empty 1 × 1 view
         self.note.setVisible(bool(note))
-        self._show_axes(not note)  # the note alone: bare axes beside it looked like a broken drawing
+        self._show_axes(not note)  # the note alone: bare axes beside it look like a broken drawing
 
     def _show_axes(self, on: bool) -> None:
         for name in ("left", "bottom"):

@@ -68,7 +68,7 @@ BPE_CHARS_PER_TOKEN = 50  # a line this many characters per max_len token is lon
 
 def _short_pairs(pairs, limit: int, skipped: list[int]):
     """The pairs both of whose sides have at most `limit` characters (BPE's merge counting grows
-    about quadratically with a line's length: one 1 MB line took minutes); counts the others."""
+    about quadratically with a line's length: one 1 MB line takes minutes); counts the others."""
     for pair in pairs:
         if len(pair[0]) > limit or len(pair[1]) > limit:
             skipped[0] += 1

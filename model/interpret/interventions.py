@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from model.interpret.head_edits import OPERATIONS, HeadPlan, plan_hooks
-from model.interpret.lens import logit_lens  # noqa: F401 - the logit lens (model.interpret.lens), named here as issue 14 asks
+from model.interpret.lens import logit_lens  # noqa: F401 - re-exported beside the interventions
 from model.nn.hooks import HookFn, hooks
 from model.nn.kinds import AttentionKind
 

@@ -56,8 +56,8 @@ class RunInfo:
         """What the panel says once the model is built (rich text)."""
         threads = f"{self.threads} thread{'s' if self.threads != 1 else ''}"
         sizes, _, parameters = self.model.rpartition(" · ")  # "d_model 64, … · 239,262 parameters"
-        # The essentials make the first sentence: a short beamer shows one line of whole sentences
-        # (the sizes in its tooltip), where the one long sentence ended "… (1 thread), w…".
+        # The essentials make the first sentence: a short screen shows one line of whole sentences
+        # (the sizes in its tooltip) rather than one long sentence cut mid-word.
         first = f"Training <b>{self.task}</b> on <b>{self.device}</b> ({threads}): {parameters}."
         rest = f" Sizes: {sizes}; warm-up {self.warmup:,} steps." if sizes else f" Warm-up {self.warmup:,} steps."
         return first + rest

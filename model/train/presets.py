@@ -1,5 +1,5 @@
 """Lecture presets: a model size, schedule, batch and curriculum that learn a task while a
-lecture watches (issue 18), chosen by measurement on a 2-core laptop-class CPU.
+lecture watches, chosen by measurement on a 2-core laptop-class CPU.
 
 The paper's recipe (Section 5) is made for 100k steps on WMT; a toy task in front of students
 has a minute. What changes, and why (the measurements are in `LecturePreset.measured`):
@@ -10,7 +10,7 @@ has a minute. What changes, and why (the measurements are in `LecturePreset.meas
   between 85 and 97 % for a thousand steps; annealed, it settles at 99-100 % by step ~400;
 - a batch of 128: half the steps of a batch of 64, whose updates are too noisy to hold 99%.
 A preset may also order its stream (`bucket_batches`, `curriculum`: model.data.streams); for
-reverse, length buckets were measured to stall it, so no preset uses them now.
+reverse, length buckets were measured to stall it, so no preset uses them.
 The CLI (`transformer-explorer train --preset lecture`) and the training panel both read
 these presets, so the demo shown is the one measured.
 """

@@ -72,9 +72,9 @@ class TrainingRequest:
 def warm_up_in_background() -> threading.Thread:
     """Import what a run's first optimiser imports, on a daemon thread, well before the run.
 
-    `torch.optim.Adam(...)` imports `torch._dynamo` the first time (2.5 s of a 2-core laptop's
-    CPU): a tour's training scene showed "Building the model…" and empty curves for its first
-    seconds. A worker that builds its optimiser while this runs waits for the same import."""
+    `torch.optim.Adam(...)` imports `torch._dynamo` the first time (seconds on a small laptop's
+    CPU), which would otherwise delay a run's first steps and leave its curves empty.
+    A worker that builds its optimiser while this runs waits for the same import."""
     def work() -> None:
         import importlib
         importlib.import_module("torch._dynamo")

@@ -1,9 +1,9 @@
 """The hover readout and the mask key, in the tab bar's row right of the view tabs.
 
-They had a line of their own under the maps: ~31 px that a 1280×720 projector took from the
-all-heads grid, whose 24-token maps then could not name every token. In the tab row they use
-room that was empty. The readout keeps to one line (elided, the whole text in its tooltip and
-in `full_text`); the corner asks for exactly the width the tabs leave, so the tabs never scroll.
+A line of their own under the maps would take its height from the all-heads grid, whose
+maps need it to name every token on a short screen; the tab row has that room to spare.
+The readout keeps to one line (elided, the whole text in its tooltip and in `full_text`); the
+corner asks for exactly the width the tabs leave, so the tabs never scroll.
 """
 from __future__ import annotations
 

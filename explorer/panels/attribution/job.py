@@ -81,8 +81,8 @@ _preloaded = False
 
 def preload_libraries() -> None:
     """Import captum (and the matplotlib it pulls in), networkx and scipy.stats here, on the GUI
-    thread, once (~1 s). Imported for the first time on the worker, while the GUI thread was
-    re-polishing every widget for F11, they crashed the process (SIGSEGV, seen in the suite)."""
+    thread, once (~1 s). Imported for the first time on the worker while the GUI thread re-polishes
+    every widget (F11), they can crash the process (SIGSEGV)."""
     global _preloaded
     if _preloaded:
         return

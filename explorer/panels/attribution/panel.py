@@ -244,8 +244,8 @@ class AttributionPanel(QWidget):
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
         # After the events now queued: entering presentation builds every panel and then hides
-        # all but one; started at once, this panel's work (importing captum, ~4 s on the GUI
-        # thread, then integrated gradients) ran for a panel nobody saw, on every first F11.
+        # all but one; deferred, this panel's work (importing captum, seconds on the GUI thread,
+        # then integrated gradients) runs only when the panel is still shown.
         QTimer.singleShot(0, self, self.refresh)
 
     def closeEvent(self, event) -> None:  # noqa: N802

@@ -46,8 +46,8 @@ class SpearmanTable(QTableWidget):
         self._fit_header()
 
     def _fit_header(self) -> None:
-        """The column names at the largest size (down to 8 pt) at which each fits its column:
-        stretched columns on a 1024-px projector ran "attn" into "head"."""
+        """The column names at the largest size (down to 8 pt) at which each fits its column,
+        so neighbouring names never run into each other in narrow stretched columns."""
         names = [self.horizontalHeaderItem(i).text() for i in range(self.columnCount()) if self.horizontalHeaderItem(i)]
         header = self.horizontalHeader()
         sections = [header.sectionSize(i) for i in range(self.columnCount())] or [self.viewport().width()]

@@ -164,7 +164,7 @@ class ComparePanel(QWidget):
         self.state.viewChanged.connect(self._on_view)
         self._show_content(False)
 
-    # -- one line or two: B's name whole (a 1024-px beamer cut "B: untrained copy" to "B:") ----------
+    # -- one line or two: B's name whole, never cut to "B:" on a narrow screen ------------------------
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
         self._arrange()

@@ -97,7 +97,7 @@ class TopKBars(pg.PlotWidget):
 
     def _place_smoothed(self) -> None:
         """The line's name under it, from the top bar's right edge over the tail's low bars: the
-        longest form that fits before the plot's right end (over the top bar it hid its value)."""
+        longest form that fits before the plot's right end (over the top bar it would hide its value)."""
         if self.smoothing <= 0:
             return
         view = self.getPlotItem().getViewBox()
@@ -114,7 +114,7 @@ class TopKBars(pg.PlotWidget):
 
     def set_caption(self, text: str) -> None:  # noqa: D401
         """The caption on one line, or broken after its last comma where the plot is narrower
-        (a long decode's maps take the width of a 1024-px beamer): always whole."""
+        (a long decode's maps take most of a narrow screen's width): always whole."""
         self.caption, self._caption_shown = text, ()
         self._show_caption()
 
@@ -223,7 +223,7 @@ class TopKBars(pg.PlotWidget):
     def _shown_count(self, width: float, total: int) -> int:
         """How many bars the plot shows: as many of the most probable as have slots wide enough
         for their tokens at the labels' own size (at least 3). Ten slivers with labels shrunk to
-        8 pt ("happy", "neigh", "<pad>" on a 1280-px beamer) read worse than five whole ones;
+        8 pt read worse than five whole ones;
         the rest stay in the data and in the tooltips."""
         if width <= 0:
             return total
@@ -260,7 +260,7 @@ class TopKBars(pg.PlotWidget):
         if axis.style.get("tickFont") is None or axis.style["tickFont"] != label_font:
             axis.setTickFont(label_font)
         # the axis as tall as its labels: pyqtgraph sizes it from the text it last painted, so a
-        # label font grown by the presentation was cut through its descenders ("happy")
+        # label font grown by the presentation would be cut through its descenders
         need = QFontMetricsF(label_font).height() + axis.style["tickTextOffset"][1] + max(0, axis.style["tickLength"])
         if axis.fixedHeight != math.ceil(need):
             axis.setHeight(math.ceil(need))

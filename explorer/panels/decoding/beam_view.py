@@ -114,8 +114,8 @@ class BeamTreeView(pg.PlotWidget):
         self.prompt_edges.setPen(pg.mkPen(style.colour("prompt"), width=4 * style.scale()))
 
     def _restyle(self, *_) -> None:
-        """The theme changed: edges, nodes and labels in its colours (the dark theme kept the
-        light one's pale grey for pruned edges, the brightest lines on its black canvas)."""
+        """The theme changed: edges, nodes and labels in its colours (so pruned edges stay faint
+        on the dark theme's black canvas, not the light theme's pale grey)."""
         self._pen_edges()
         if self.result is not None and self._label_parts:
             box = self.getPlotItem().getViewBox()
@@ -227,8 +227,8 @@ class BeamTreeView(pg.PlotWidget):
         # kept tokens, kept scores, pruned tokens; and whether the best path's labels (always
         # shown) must alternate above/right of their dots so neighbours do not run together.
         # Heights are measured: a token beside a best-path label (token and score) needs half of
-        # each, a score under a kept token a second line (a 1280×720 beamer's 8-slot tree has
-        # room for tokens only: its scores ran into the next slot's tokens)
+        # each, a score under a kept token a second line (a crowded tree on a short screen has
+        # room for tokens only, so scores do not run into the next slot's tokens)
         density = (px >= 26 and row >= (one + two) / 2, px >= 34 and row >= two, px >= 56 and row >= (one + two) / 2,
                    crowded, scale)
         if density == self._density:

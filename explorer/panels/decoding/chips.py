@@ -31,7 +31,7 @@ def chips_that_fit(prefix: list[str], room_px: float, chip_px) -> int:
 
 def chips_room(label, prefix: list[str], chosen: str) -> int:
     """How many of the newest prefix chips fit in one line of the step row `label` (a second
-    line took ~30 px from the maps below: a 26-step decode at 1280×720 lost every other label;
+    line would take its height from the maps below, whose labels need it on a short screen;
     the maps name every token of the prefix anyway). Chips are measured as drawn: a token between
     two no-break spaces in the mono face."""
     font = QFont(label.font())
@@ -58,8 +58,8 @@ def prefix_chips(prefix: list[str], n_prompt: int, keep_last: int | None = None)
     `keep_last`, older tokens (after the first) become one "… k earlier" mark."""
     chips = []
     hidden = range(1, len(prefix) - keep_last) if keep_last is not None and keep_last + 1 < len(prefix) else range(0)
-    # the prompt's hidden tokens are counted apart: "prompt: … 4 earlier" called two generated
-    # tokens the prompt (a 1024-px beamer, "the duck" + 2 words folded into one mark)
+    # the prompt's hidden tokens are counted apart, so one "… k earlier" mark never calls
+    # generated tokens part of the prompt
     hidden_prompt = sum(1 <= i <= n_prompt for i in hidden)
     for i, piece in enumerate(prefix):
         if i in hidden:

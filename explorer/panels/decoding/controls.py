@@ -127,8 +127,8 @@ class DecodingControls(QWidget):
         self.rows.addLayout(row2)
         self.row1, self.row2 = row1, row2
         for row in (row1, row2):  # their own spacing: a row left unset inherits `rows`' (16 on one
-            row.setSpacing(6)  # line, 2 on two), so its width flipped the choice back and forth —
-            # the layout never settled and a 1280-px beamer drew "step 7 / 7" cut to "step 7 ,"
+            row.setSpacing(6)  # line, 2 on two), so its width would flip the choice back and forth
+            # and the layout would never settle
 
         self.strategy.currentIndexChanged.connect(self._strategy_changed)
         for spin in (self.temperature, self.top_k, self.top_p, self.seed, self.beam_size, self.alpha):
@@ -143,8 +143,8 @@ class DecodingControls(QWidget):
 
     def event(self, event) -> bool:  # noqa: A003 - Qt's name
         """Arranged again when the rows' contents change size without this widget's width changing
-        (presentation enlarges the fonts: a full-screen 1024-px projector kept the one line of a
-        normal window, the panel scrolled sideways and cut "step 11 / 11")."""
+        (presentation enlarges the fonts: without this a full-screen window would keep the one line
+        of a normal window and the panel would scroll sideways)."""
         handled = super().event(event)
         if event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.FontChange, QEvent.Type.StyleChange,
                             QEvent.Type.Show):
@@ -152,7 +152,7 @@ class DecodingControls(QWidget):
         return handled
 
     def _arrange(self) -> None:
-        """Strategy and transport on one line when both fit: a 1280×720 beamer's height goes to the maps."""
+        """Strategy and transport on one line when both fit: a short screen's height goes to the maps."""
         one_line = self._room() >= self.row1.sizeHint().width() + self.row2.sizeHint().width() + 24
         direction = QBoxLayout.LeftToRight if one_line else QBoxLayout.TopToBottom
         if self.rows.direction() != direction:
@@ -162,8 +162,7 @@ class DecodingControls(QWidget):
     def _room(self) -> int:
         """The width the row may have: what the dock offers the panel, less the panel's margins
         on both sides of this row. Not its own width: one line sets a minimum that widens the
-        panel (it scrolls), and the row then measured that and stayed one line — a tour's beam
-        search scene on a 1280×720 beamer scrolled sideways, 1,551 px wide."""
+        panel (it scrolls), and the row would then measure that and stay one line."""
         panel = self.parentWidget()
         while panel is not None and not hasattr(panel, "side_by_side"):
             panel = panel.parentWidget()

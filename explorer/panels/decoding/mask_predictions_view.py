@@ -90,7 +90,7 @@ class MaskBars(pg.PlotWidget):
 
     def sizeHint(self):  # noqa: N802 - Qt's name
         """Its least height: a scroll area sizes a word-wrapped page by preferred heights, and
-        QGraphicsView's 480 px pushed the fifth bar of a 1280×720 beamer below the fold."""
+        QGraphicsView's default would push the last bars below the fold on a short screen."""
         return QSize(400, self.minimumHeight())
 
     def resizeEvent(self, event) -> None:  # noqa: N802
@@ -126,7 +126,7 @@ class MaskGroup(QFrame):
         self.setFrameShape(QFrame.StyledPanel)
         self.heading = QLabel()
         self.heading.setFont(style.font(style.TITLE_POINT_SIZE, bold=True))
-        self.heading.setWordWrap(True)  # two lines, not a card wider than half a 1024-px beamer
+        self.heading.setWordWrap(True)  # two lines, not a card wider than half a narrow screen
         self.context = QLabel()
         self.context.setTextFormat(Qt.RichText)
         self.context.setFont(style.font(style.TITLE_POINT_SIZE))

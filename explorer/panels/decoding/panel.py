@@ -36,7 +36,7 @@ from explorer.panels.decoding.step_drawing import StepDrawing
 from model.interpret.frame import STRATEGIES, DecodeRun
 
 PLAY_INTERVAL_MS = 800
-SIDE_BY_SIDE = (1200, 680)  # below this the halves become tabs, each with readable maps (a 1280×720 beamer: ~620 px high)
+SIDE_BY_SIDE = (1200, 680)  # below this the halves become tabs, each with readable maps (a 720-px-high projector too)
 DECODER_KINDS = ("decoder_self", "cross")
 
 
@@ -96,7 +96,7 @@ class DecodingPanel(StepDrawing, QWidget):
         self.self_map = TokenHeatmap("Self-attention")
         self.cross_map = TokenHeatmap("Cross-attention")
         for heatmap in (self.mask_map, self.self_map, self.cross_map):
-            heatmap.title.break_at = " "  # "Cross-attention⏎L1 H1" in a column of four on a 1024-px projector
+            heatmap.title.break_at = " "  # "Cross-attention⏎L1 H1" in a narrow column
         self.bars = TopKBars()
         self.plots = PlotFlow([self.mask_map, self.self_map, self.cross_map, self.bars], fold=self.mask_map,
                               on_fold=lambda _folded: self._title_self_map(), strip=self.bars)

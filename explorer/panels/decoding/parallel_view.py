@@ -29,7 +29,7 @@ from explorer.theme import notifier
 EQUAL_ATOL = 1e-5  # float32 rounding between the sequential and the parallel pass stays far below
 ROWS = ("input", "with mask", "no mask")  # decoder input; the prediction at each position
 BAND_ROWS = 1 + len(ROWS)  # a band of positions: their numbers, then the three rows
-MAX_DP = "max\u00a0|\u2060Δp\u2060|"  # never broken inside ("max |" ⏎ "Δp|" at 1280×720)
+MAX_DP = "max\u00a0|\u2060Δp\u2060|"  # never broken inside (not "max |" ⏎ "Δp|")
 MAX_BANDS = 2  # more, and the table scrolls sideways instead
 
 
@@ -76,7 +76,7 @@ class ParallelPassView(QWidget):
         self.table.verticalHeader().setFont(style.font(style.SMALL_POINT_SIZE))
         self.table.horizontalHeader().setFont(style.font(style.SMALL_POINT_SIZE))
         self.table.horizontalHeader().hide()  # each band numbers its own positions
-        self.table.horizontalHeader().setMinimumSectionSize(8)  # (its font's ~45 px widened one-letter columns)
+        self.table.horizontalHeader().setMinimumSectionSize(8)  # (the font-based default widens 1-letter columns)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.Fixed)  # rows sized in `_fit_table`
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.setSelectionMode(QAbstractItemView.NoSelection)
@@ -127,7 +127,7 @@ class ParallelPassView(QWidget):
     def eventFilter(self, obj, event) -> bool:  # noqa: N802
         # a new font (presentation) or width: the bands are cut again
         resized = event.type() == QEvent.Resize and event.oldSize().width() != event.size().width()
-        # (and when shown: filled while its tab was hidden, it was cut for no width at all)
+        # (and when shown: filled while its tab is hidden, it is cut for no width at all)
         if obj is self.table and (resized or event.type() in (QEvent.FontChange, QEvent.Show)):
             self._refill()
         return False
@@ -210,8 +210,8 @@ class ParallelPassView(QWidget):
 
     def _fill_table(self) -> None:
         """The positions in bands of as many columns as the table's width holds, each band a
-        row of position numbers over the three rows (12 positions at 1024×768 presenting
-        scrolled sideways: the no-mask row's red changes were out of sight)."""
+        row of position numbers over the three rows, so no row scrolls sideways and every change
+        (the no-mask row's red cells) stays in sight."""
         run = self.run
         table = self.table
         if run is None:
@@ -271,8 +271,8 @@ class ParallelPassView(QWidget):
         per_band = bands_of(widths, room)
         bands = -(-n // per_band)
         if bands > MAX_BANDS or (bands > 1 and bands * self._band_px() > self._table_room()):
-            return n  # a narrow or low page: one band that scrolls (a tower of bands made the page
-            # taller, and so stacked, for good; a band below the page's bottom was cut off)
+            return n  # a narrow or low page: one band that scrolls (a tower of bands would make the
+            # page taller, and so stacked, for good; a band below the page's bottom would be cut off)
         return per_band
 
     def _row_px(self, font) -> int:
@@ -287,7 +287,7 @@ class ParallelPassView(QWidget):
         above = (self.remove_mask, self.equality, self.future)
         spacing = self.grid.spacing() if self.grid.spacing() >= 0 else 6
         # stacked, the map stretches into whatever the table leaves: count the least it needs,
-        # not the height it has now (that was the table's own last height, and one band stayed one)
+        # not the height it has now (that is the table's own last height: one band would stay one)
         heatmap = 0 if self.beside else self.heatmap.minimumSizeHint().height() + spacing
         return self.height() - sum(w.height() for w in above) - heatmap - spacing * (len(above) + 1) - 8
 

@@ -5,7 +5,7 @@ A lecture must never show an 80-pixel map, nor a map that drops token labels: th
 the number of columns whose cells are largest (a map wants about as much height as width)
 among those that give every map the room its labels need at the legible minimum
 (`least_size()`), its title whole, and every cell at least MIN_CELL. When no arrangement
-gives every map its labels' room (a long decode on a 1280×720 beamer), the `fold` plot (the
+gives every map its labels' room (a long decode on a short screen), the `fold` plot (the
 mask in force, which the self-attention map also draws as hatched cells) leaves the flow, so
 the others keep every label. The plots themselves get no minimum size: a minimum would make
 the panel's scroll area grow the flow (the panel scrolls) instead of the flow fitting the room.
@@ -33,8 +33,8 @@ class PlotFlow(QWidget):
         fold: the plot left out when the others need its room for their labels (`on_fold(bool)`
         is told when that changes: a title may then say where its content went).
         strip: a plot that reads as well low and wide (bars): alone on the last row it takes
-        only STRIP_SHARE of the height, the maps' rows the rest (three 230-px maps over the
-        bars, where a row of four gave each map 170 px on a 1024×768 beamer)."""
+        only STRIP_SHARE of the height, the maps' rows the rest (so three maps over the bars
+        can each be larger than four maps in one row)."""
         super().__init__(parent)
         self.widgets = list(widgets)
         self.fold, self.on_fold, self.strip = fold, on_fold, strip
@@ -109,8 +109,8 @@ class PlotFlow(QWidget):
             heights = self.row_heights(plots, c, height)
             w, h = (width - spacing * (c - 1)) / c, heights[0]  # (a map's row: the strip's may be lower)
             fits = fits and all(have >= need for have, need in zip(heights, rows))
-            # the map inside a cell, less its title and token axes: a 2 × 2 grid's wide, low cells
-            # scored above a row's tall ones, yet their maps came out smaller (1024×768, 150 px vs 190 px)
+            # the map inside a cell, less its title and token axes: a cell's own size would rank
+            # wide, low cells above tall ones whose maps are in fact larger
             w_map, h_map = max(1.0, w - chrome_w), max(1.0, h - chrome_h)
             usable = min(w_map, h_map * self.aspect) * min(h_map, w_map / self.aspect)
             keep = c == self.columns  # a near tie keeps the current arrangement (no flapping)

@@ -92,7 +92,7 @@ class HeadsPanel(QWidget):
         col = QVBoxLayout(surgery)
         col.addWidget(top)
         # the heads take the room a projector leaves (cells up to MAX_CELL_PX tall: big targets, big
-        # marks; ~40% of a 1024×768 screen stood empty), the effect right under them
+        # marks; no large empty area), the effect right under them
         col.addWidget(self.grid, 1)
         col.addWidget(self.changes)
         col.addStretch(0)  # what the heads cannot use (HeadGrid is never taller than its cells allow)

@@ -36,8 +36,8 @@ INTRO = ("Trains one small GPT-like decoder twice on the facts corpus: same star
          "with and without the causal mask. Press Run.")
 def lab_model_text(config: LeakConfig) -> tuple[str, ...]:
     """The lab's own model, named where the panel starts: the input bar above names the session's
-    model (a projector showed "Model: reverse · Output: noitnetta" over this lab's goat sentences).
-    Longest first: a 1280-px beamer has room for "Own model: 1 layer × 4 heads" ("…, d_m…" cut)."""
+    model, which is not the one this lab trains. Longest first, so a narrow panel shows the
+    longest form that fits whole rather than a cut one."""
     shape = f"Own model: {config.n_layers} layer{'s' if config.n_layers != 1 else ''} × {config.n_heads} heads"
     return (f"{shape}, d_model {config.d_model}, facts corpus", f"{shape}, d_model {config.d_model}", shape,
             "Own model")
@@ -120,7 +120,7 @@ class LeakPanel(StopsWithWindow, QWidget):
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.generations = ElidedLabel("")  # one line, or two at " · " (all examples in its tooltip)
-        self.generations.break_at = " · "  # "… no m…" at 1024 px hid the leaking run's sentence
+        self.generations.break_at = " · "  # a second line rather than cutting off the leaking run's sentence
         self.generations.setAlignment(Qt.AlignLeft | Qt.AlignVCenter)
         self.loss_plot = LossCurves()
         self.bars = AccuracyBars()
@@ -175,7 +175,7 @@ class LeakPanel(StopsWithWindow, QWidget):
         self.head_combo.blockSignals(False)
 
     def _arrange(self, in_a_row: bool) -> None:
-        """Loss | accuracy | both maps in one row on a wide, low panel (a 1280×720 beamer);
+        """Loss | accuracy | both maps in one row on a wide, low panel (a short projector screen);
         otherwise the two plots above the two maps."""
         if self.in_a_row == in_a_row:
             return

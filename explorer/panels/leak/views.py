@@ -72,8 +72,8 @@ class LossCurves(pg.PlotWidget):
         _axes(plot, "step", "cross-entropy")
         plot.getAxis("left").setWidth(62)
         plot.showGrid(y=True, alpha=0.2)
-        # The legend stands in a row under the plot, not over the curves: on a 1024-px projector
-        # a legend inside the view covered the steep start of both curves.
+        # The legend stands in a row under the plot, not over the curves: inside a narrow view
+        # it would cover the steep start of both curves.
         self.legend = pg.LegendItem(colCount=1, frame=False, labelTextColor=style.TEXT.name(),
                                     labelTextSize=f"{style.SMALL_POINT_SIZE * style.scale():.0f}pt")
         plot.layout.addItem(self.legend, 4, 1)
@@ -82,7 +82,7 @@ class LossCurves(pg.PlotWidget):
         for run, curve in self.curves.items():
             self.legend.addItem(curve, RUN_LABELS[run])
         # "floor", short, right-aligned just under the dashed line: where the leaking curve has
-        # already fallen to 0 (a long "best possible" ran into its steep start at 1024 px)
+        # already fallen to 0 (a longer label would run into its steep start on a narrow plot)
         self.floor = pg.InfiniteLine(angle=0, movable=False, pen=_dashed(),
                                      label="floor", labelOpts=dict(
                                          position=0.98, color=style.MUTED.name(), anchors=[(1, 0), (1, 0)]))
@@ -112,8 +112,8 @@ class LossCurves(pg.PlotWidget):
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         self._fit_legend()  # first: pyqtgraph then fits the plot to the view, within the legend's
-        super().resizeEvent(event)  # new least width (after, a two-column legend's 359 px stayed
-        # the plot's width in a 316-px view: its right side cut off on a 1280×720 beamer)
+        super().resizeEvent(event)  # new least width (fitted after, a wide legend's width would
+        # hold the plot wider than a narrow view and cut off its right side)
 
     def _fit_legend(self) -> None:
         """The two entries side by side where the plot is wide enough, else one above the other
@@ -136,7 +136,7 @@ class LossCurves(pg.PlotWidget):
 
 
 MAP_PENDING = "drawn when\ntraining ends"  # in an empty map (two short lines: a map is ~200 px wide on a beamer)
-PENDING = "scored after\ntraining"  # (short: a plot ~150 px wide on a 1280×720 beamer clips what is wider)
+PENDING = "scored after\ntraining"  # (short: a plot on a projector is narrow)
 
 
 class AccuracyBars(pg.PlotWidget):
@@ -179,8 +179,8 @@ class AccuracyBars(pg.PlotWidget):
         self.ceiling_label = pg.TextItem("", anchor=(0.5, 1.0), color=style.MUTED.name())
         self.ceiling_label.setFont(style.font(style.SMALL_POINT_SIZE))
         plot.addItem(self.ceiling_label)
-        # Until both runs are scored the bars are empty: say when they come (a lecturer's room
-        # took the bare axes for a broken plot while the curves beside them were moving)
+        # Until both runs are scored the bars are empty: say when they come, so bare axes beside
+        # moving curves do not look like a broken plot
         self.pending = pg.TextItem(PENDING, anchor=(0.5, 0.5), color=style.MUTED.name())
         self.pending.setFont(style.font(style.SMALL_POINT_SIZE))
         self.pending.setPos(X_RIGHT / 2, len(CATEGORIES) / 2)  # (the middle of the x range: `_fit_top` widens it)
@@ -198,15 +198,15 @@ class AccuracyBars(pg.PlotWidget):
         height = max(box.height(), 2 * line)
         top = len(CATEGORIES) * line / (height - line)
         self.getPlotItem().setYRange(-top, len(CATEGORIES), padding=0)
-        # and room right of a full bar for "100%" at this width: 1.02 + w·r/W ≤ r (a 1024-px
-        # projector's narrow plot cut it to "100'")
+        # and room right of a full bar for "100%" at this width: 1.02 + w·r/W ≤ r (so a narrow
+        # plot does not cut the label)
         width = max(box.width(), 1.0)
         need = (metrics.horizontalAdvance("100%") + 6) / width
         right = max(X_RIGHT, 1.02 / max(1 - need, 0.2))
         self.getPlotItem().setXRange(0, right, padding=0)
         if getattr(self, "pending", None) is not None:
             self.pending.setPos(right / 2, len(CATEGORIES) / 2)
-        # "50%" only where it stands apart from "100%" ("50%100%" on a 1024-px projector)
+        # "50%" only where it stands apart from "100%" (on a narrow plot the two would touch)
         half_px = 0.5 * width / right
         gap = half_px - (ticks.horizontalAdvance("50%") + ticks.horizontalAdvance("100%")) / 2  # between the two, centred
         marks = (0, 0.5, 1.0) if gap >= ticks.horizontalAdvance("0") * 1.5 else (0, 1.0)

@@ -167,7 +167,7 @@ class LensPanel(QWidget):
         top = smoothed_target(epsilon, frame.bundle.output_size)
         where = "at a [MASK] " if frame.bundle.fills_masks else ""  # (a masked LM is scored only there)
         return (f"<p style='color:{style.MUTED.name()};'>Label smoothing (ε = {epsilon:g}): {where}the last layer "
-                f"aims at {top:.2f}.</p>")  # (the rest in the tooltip: a 1024-px beamer's column is short)
+                f"aims at {top:.2f}.</p>")  # (the rest in the tooltip: a projector's column is short)
 
     def _say(self, text: str, level: str) -> None:
         style.set_sheet(self.note, f"background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;")

@@ -50,7 +50,7 @@ class WavesView(QWidget):
         self.plot.hideButtons()
         st.style_axis(self.plot.getAxis("bottom"), "position pos")
         st.style_axis(self.plot.getAxis("left"), "PE(pos, dim)")
-        st.fit_axis_title(self.plot.getAxis("left"), ("PE(pos, dim)", "PE"))  # a short beamer's plot: "PE"
+        st.fit_axis_title(self.plot.getAxis("left"), ("PE(pos, dim)", "PE"))  # a short plot: "PE"
         self.plot.getAxis("left").enableAutoSIPrefix(False)  # show the values themselves, no "(x0.001)"
         self.legend = QLabel()  # under the plot, never over the waves; rich text wraps and stays big
         self.legend.setFont(st.font(st.TICK_PT))
@@ -87,7 +87,7 @@ class WavesView(QWidget):
         self._fit_height()
 
     def _fit_height(self) -> None:
-        """Short (a tour's caption over a 720-px beamer left the waves ~40 px): the formula on one
+        """Short (a tour's caption over a short screen leaves the waves little room): the formula on one
         line and the legend's second line (what dots and lines are, λ's formula) in its tooltip."""
         compact = self.height() < COMPACT_HEIGHT * style.scale()  # (the text grows with the scale: so does the need)
         one_line = compact and self._one_line_fits()
@@ -99,15 +99,15 @@ class WavesView(QWidget):
         self._rebuild()
 
     def _one_line_fits(self) -> bool:
-        """Whether the formula on one line fits beside the pairs list: on a 1024-px beamer it did
-        not, and a title is its plot's least width, so the plot ran 170 px past the window."""
+        """Whether the formula on one line fits beside the pairs list: a title is its plot's least
+        width, so a line that does not fit would push the plot past the window."""
         text = QTextDocument()
         text.setDefaultFont(st.font(st.TITLE_PT))
         text.setHtml(self._title.replace("<br>", " &nbsp; "))
         listed = max(self.pairs_list.minimumWidth(), min(self.pairs_list.width(), self.pairs_list.maximumWidth()))
         # the plot's left axis — tick labels ("-1.0"), its rotated title's line, tick marks — at the
-        # current scale (its title grows with the presentation: a fixed 40 px left a 965-px canvas
-        # in a 958-px view; the axis' own width lags a scale change), the margins; the list as just sized
+        # current scale (its title grows with the presentation, so a fixed width would be too small;
+        # the axis' own width lags a scale change), the margins; the list as just sized
         ticks = QFontMetricsF(st.font(st.TICK_PT)).horizontalAdvance("-1.0")
         axis = ticks + QFontMetricsF(st.font(st.LABEL_PT)).height() + 16
         room = self.width() - listed - axis - 24
@@ -173,7 +173,7 @@ class WavesView(QWidget):
             else:
                 # the wavelength alone (its formula is said once below): an entry a line at most
                 # on a projector, instead of wrapping over the plot's height
-                # one entry never breaks across lines ("sin⏎64 cos 65" at 1280×720); "dim": "sin 0"
+                # one entry never breaks across lines (not "sin⏎64 cos 65"); "dim": "sin 0"
                 # read as sin(0)
                 entries.append(f"<span style='white-space:nowrap'><span style='color:{color}'>"
                                f"<b>━━ sin</b> dim {sin_dim} &nbsp;<b>╍╍ cos</b> dim {cos_dim}</span> λ = {lam}</span>")

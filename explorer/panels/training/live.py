@@ -42,9 +42,8 @@ def progress_text(step: int, total: int, phase: str, walls: np.ndarray, wall_ste
                   done: bool = False, target: str = "") -> str:
     """"step 120 / 2,000 · 6 % · 41.3 steps/s · 45 s left" (the rate over the last ETA_WINDOW s);
     with a `target` clock (lecture preset) that clock instead of the rate and time left.
-    Before the first step, what is happening: a tour's training scene sat at "step 0 / 400 · 0 %"
-    for seconds (the model built, the untrained probe recorded, the first batch made) and
-    looked stuck."""
+    Before the first step, what is happening: the model is built, the untrained probe recorded
+    and the first batch made for seconds, and "step 0 / 400 · 0 %" would look stuck."""
     if step == 0 and not done and phase in ("building", "running"):
         return "building the model…" if phase == "building" else "starting: the first steps…"
     if target:  # short: the bar is narrow on a projector

@@ -96,8 +96,7 @@ class ProbeView(QWidget):
         self.probe_edit.setToolTip("A fixed input the model is run on while it trains; press Enter to change it")
         self.probe_edit.returnPressed.connect(lambda: self.probeEdited.emit(self.probe_edit.text()))
         # Read-only line edit, not a label: a long untrained babble scrolls instead of widening the panel.
-        # Never wider than its row: an untrained model's 25 letters of noise ran out of a read-only
-        # field with no sign of more; now they end in "…", the whole output in the tooltip.
+        # Never wider than its row: a long output ends in "…", the whole output in the tooltip.
         self.output_label = QElidingLabel("—")
         self.output_label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -185,7 +184,7 @@ class ProbeView(QWidget):
         lay.addWidget(self.show_others)
 
     def _arrange_pick(self, beside: bool) -> None:
-        """The map's title and its layer / head pickers: one row (saves a row on a 720-px beamer)
+        """The map's title and its layer / head pickers: one row (saves a row on a short screen)
         when they fit the column, else the pickers under the title."""
         if beside == self._pick_beside:
             return
@@ -215,7 +214,7 @@ class ProbeView(QWidget):
         self._arrange_pick(self.width() >= self.pick_row_width())
 
     def set_compact(self, compact: bool) -> None:
-        """A short screen (a 1280×720 beamer): the pickers say "L2" and "H1", as the decoding
+        """A short screen (a projector): the pickers say "L2" and "H1", as the decoding
         panel's map titles do, so that they fit beside the map's title. The row they no longer
         take goes to the map, whose row labels need it (all ten of a 10-letter probe's)."""
         if compact == self.compact:
@@ -272,8 +271,8 @@ class ProbeView(QWidget):
         if count == 0:
             self.timeline_label.setText("step —")
         else:
-            # "latest", not "live": after a run stops the newest snapshot is no longer live (a lecturer read
-            # "stopped" in the message beside "step 69 (live)")
+            # "latest", not "live": after a run stops the newest snapshot is not live, and "live"
+            # would contradict the "stopped" message beside it
             self.timeline_label.setText(f"step {step:,} ({'latest' if live else 'past'})")
             self.slider.setToolTip(f"Snapshot {index + 1} of {count}: drag to go back to an earlier step of the run")
         self.live_button.setEnabled(not live and count > 0)
@@ -343,8 +342,8 @@ class ProbeView(QWidget):
         if caption:
             height += bottom.label.boundingRect().height() * 0.8  # as pyqtgraph adds it
         bottom.setHeight(int(math.ceil(height)))
-        # less the margins: the canvas' layout's and the plot's own (9 + 9 and 1 + 1 px; a guessed
-        # 12 px made the map 8 px taller than drawn, and a title measured to fit ran past its axis)
+        # less the margins, read from the canvas' layout and the plot's own rather than assumed,
+        # so the map's height is the one drawn and a title measured to fit stays within its axis
         _l, top, _r, below = self.canvas.ci.layout.getContentsMargins()
         _l, plot_top, _r, plot_below = self.plot.layout.getContentsMargins()
         map_h = max(0.0, self.canvas.height() - height - top - below - plot_top - plot_below)

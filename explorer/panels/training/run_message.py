@@ -1,8 +1,7 @@
 """The Training panel's message line: whole in a tall panel, one elided line in a short one.
 
-On a 1280×720 beamer the run's message ("Training reverse: d_model 64, 2+2 layers, … until it
-ends or you go back.") wrapped into three lines, taken from the probe map's height, whose row
-labels then could not all be drawn. A short panel keeps it to one line: as many whole
+On a short screen a wrapped run message would take its lines from the probe map's height,
+which the map's row labels need. A short panel keeps it to one line: as many whole
 sentences as fit ("Training stopped after 47 steps. The panels show “reverse” again. …"), so
 the back row reads what happened rather than a sentence cut mid-word; only a first sentence
 too long for the line is elided. The tooltip and the window's status line hold the whole text.
@@ -43,8 +42,8 @@ class RunMessage(QLabel):
         self.setVisible(False)  # until there is something to say
         self.setFont(style.font(style.BASE_POINT_SIZE))
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        # its width is the panel's to give: one line set while the window was wider held the
-        # window at that width (a 1024-px projector's grew to 1202 px during a run)
+        # its width is the panel's to give: a long line must not hold the window wider than
+        # its screen
         self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
 
     def show_text(self, html: str) -> None:

@@ -1,7 +1,7 @@
 """The dashed line where the warm-up ends (Eq. 3's peak) on the learning-rate plot, and its label.
 
 The label must name the line without hiding the curve: on a projector's small rate plot a
-centred "warm-up ends" was wider than the triangle under the peak and covered both of its
+centred "warm-up ends" can be wider than the triangle under the peak and cover both of its
 sides. So it tries, in order, the longer then the shorter text, centred under the peak then
 beside the line on either side, and takes the first box that lies inside the plot and that no
 rate point falls in (the whole run's planned rates, or the run's own where there is no plan);
