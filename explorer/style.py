@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QSizePolicy
+from superqt import QElidingLabel
 
 from explorer import theme as _theme
 from explorer.theme import DIVERGING, SEQUENTIAL, Palette, colour, current, set_sheet, set_text  # noqa: F401
@@ -92,6 +94,19 @@ def still_plot(plot: pg.PlotItem) -> pg.PlotItem:
     plot.hideButtons()
     plot.setMouseEnabled(x=False, y=False)
     return plot
+
+
+def eliding_line(text: str = "", alignment: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft) -> QElidingLabel:
+    """One line of plain text that ends in "…" where its row is too narrow and never asks the row
+    for more width (a long model output must not widen its panel); callers put the whole text in
+    its tooltip."""
+    label = QElidingLabel()
+    label.setTextFormat(Qt.TextFormat.PlainText)  # a model's output "<b>…" is no markup
+    label.setAlignment(alignment | Qt.AlignmentFlag.AlignVCenter)
+    label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+    label.setText(text)
+    label.setToolTip(text)
+    return label
 
 
 def format_value(value: float) -> str:

@@ -80,7 +80,7 @@ def shown(widget: QWidget) -> bool:
 
 
 def elides(widget: QWidget) -> bool:
-    """An eliding widget (superqt's QElidingLabel, the app's ElidedLabel / ElidingComboBox):
+    """An eliding widget (superqt's QElidingLabel, the app's RichElidingLabel / ElidingComboBox):
     it shortens its own text with "…" on purpose."""
     return any("Elid" in cls.__name__ for cls in type(widget).__mro__)
 

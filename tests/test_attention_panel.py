@@ -153,7 +153,7 @@ def test_hovering_a_token_in_the_line_view_keeps_only_its_lines(setup, qtbot):
     assert lines.hover == ("q", 3)
     shown = lines.drawn_lines()
     assert shown and {q for q, _, _ in shown} == {3}
-    assert "query 3" in panel.readout.full_text
+    assert "query 3" in panel.readout.text()
     qtbot.mouseMove(lines, lines.token_rect("k", 2).center().toPoint())
     assert lines.hover == ("k", 2)
     assert {k for _, k, _ in lines.drawn_lines()} == {2}
@@ -251,7 +251,7 @@ def test_value_under_the_mouse_is_the_exact_weight(setup, qtbot):
         scene = heatmap.plot.vb.mapViewToScene(QPointF(col + 0.5, row + 0.5))
         qtbot.mouseMove(panel.single.canvas.viewport(), panel.single.canvas.mapFromScene(scene))
         qtbot.wait(30)
-        return panel.readout.full_text
+        return panel.readout.text()
 
     text = hover(4, 1)
     weight = float(result.trace.attention("decoder_self", 1)[0, 2, 4, 1])

@@ -15,7 +15,7 @@ from explorer import presentation, theme  # noqa: E402
 from explorer.panels.leak.panel import LeakPanel  # noqa: E402
 from explorer.panels.leak.worker import LeakResult  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
-from model.interpret.leak_lab import RUNS, LeakConfig  # noqa: E402
+from model.interpret.leak_lab import RUN_LABELS, RUNS, LeakConfig  # noqa: E402
 from support import make_main_window  # noqa: E402
 
 TIMEOUT = 60_000  # ms: CI machines are shared
@@ -55,7 +55,8 @@ def check_run(qtbot, panel):
     for heatmap in panel.maps.maps.values():  # the empty maps say what they wait for
         assert heatmap.note.isVisible() and "training ends" in heatmap.note.toPlainText()
         assert not heatmap.plot.getAxis("left").isVisible()  # no bare axes beside it
-    assert panel.lab_model.full_text.startswith("Own model: 1 layer")  # what the lab trains
+    assert panel.lab_model.text().startswith("Own model: 1 layer")  # what the lab trains
+    assert "d_model" in panel.lab_model.toolTip()  # … and its width, on asking
     qtbot.waitUntil(lambda: panel.run is None, timeout=TIMEOUT)
     assert results and panel.result is results[0]
     assert not panel.bars.pending.isVisible()
@@ -83,7 +84,12 @@ def check_run(qtbot, panel):
     assert masked.blocked is not None and np.triu(masked.matrix, 1).max() == 0.0  # hatched, and nothing there
     assert leaking.blocked is None and np.triu(leaking.matrix, 1).max() > 0.0
     assert masked.matrix.shape == (len(result.example),) * 2
-    assert "no mask →" in panel.generations.full_text and panel.run_button.isEnabled()
+    for run in RUNS:  # each run's own line: its label, the held-out opening and what it generated from it
+        prompt, continuation = result.runs[run].generations[0]
+        line = panel.generations[run]
+        assert line.isVisible() and line.text().startswith(RUN_LABELS[run]) and prompt in line.text()
+        assert line.text().endswith(continuation or "(nothing)") and continuation in line.toolTip()
+    assert panel.run_button.isEnabled()
     assert str(round(result.runs["leaking"].final_loss, 2))[:3] in panel.message.text()
 
 

@@ -249,6 +249,7 @@ class AttentionPanel(QWidget):
             return
         self._dirty.discard(view)
         self.readout.setText(" ")  # a value read from another map would now be wrong
+        self.readout.setToolTip("")
         d, kind, layer, head = self.data, self.kind, self.layer, self.head
         if view == "grid":
             self._drawn_kind = kind
@@ -283,3 +284,4 @@ class AttentionPanel(QWidget):
 
     def _on_hover(self, text: str) -> None:
         self.readout.setText(text or " ")
+        self.readout.setToolTip(text)  # whole, where the line is cut

@@ -1,28 +1,27 @@
 """The hover readout and the mask key, in the tab bar's row right of the view tabs.
 
-A line of their own under the maps would take its height from the all-heads grid, whose
-maps need it to name every token on a short screen; the tab row has that room to spare.
-The readout keeps to one line (elided, the whole text in its tooltip and in `full_text`); the
-corner asks for exactly the width the tabs leave, so the tabs never scroll.
+They had a line of their own under the maps: ~31 px that a 1280×720 projector took from the
+all-heads grid, whose 24-token maps then could not name every token. In the tab row they use
+room that was empty. The readout keeps to one line (elided, the whole text in its tooltip and
+in `text()`); the corner asks for exactly the width the tabs leave, so the tabs never scroll.
 """
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QTabWidget, QWidget
 
-from explorer.drawing.elided_label import ElidedLabel
+from explorer import style
 
 GAP_PX = 16  # between the last tab and the readout
 
 
 class TabCorner(QWidget):
-    """`readout` (an ElidedLabel, left-aligned) and `legend` side by side, as wide as `tabs` leaves."""
+    """`readout` (one eliding line, left-aligned) and `legend` side by side, as wide as `tabs` leaves."""
 
     def __init__(self, tabs: QTabWidget, legend: QLabel, parent=None):
         super().__init__(parent)
         self.tabs = tabs
-        self.readout = ElidedLabel(" ")
-        self.readout.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.readout = style.eliding_line(" ")
         self.legend = legend
         row = QHBoxLayout(self)
         row.setContentsMargins(GAP_PX, 0, 4, 0)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QBoxLayout,
     QComboBox,
@@ -26,14 +26,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer import style
 from explorer.drawing import plot_style as st
-from explorer.drawing.elided_label import ElidedLabel
-from explorer.panel_room import offered_room
 from explorer.panels.attention.data import DECODER_ONLY_NAMES, ENCODER_ONLY_NAMES, KIND_AXIS_NAMES
 from explorer.panels.compare.maps import ComparisonMaps
 from explorer.panels.compare.outputs import OutputBars, describe_token
 from explorer.panels.compare.summary import HeadChanges
 from explorer.panels.compare.worker import ComparisonJobs, ModelCache, describe_reference, run_comparison
+from explorer.screen import ScreenClass
 from explorer.state import KIND_LABELS, SessionState
 from explorer.theme import set_sheet
 from model.io.checkpoints import UNTRAINED
@@ -82,8 +82,7 @@ class ComparePanel(QWidget):
         return label
 
     def _build(self) -> None:
-        self.b_name = ElidedLabel("nothing compared yet")
-        self.b_name.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.b_name = style.eliding_line("nothing compared yet")
         self.b_name.setFont(st.font(st.LABEL_PT, bold=True))
         self.open_button = QPushButton("Open B…")
         self.open_button.setToolTip("Choose a checkpoint folder (or a run's folder of step-… snapshots) as B")
@@ -113,8 +112,7 @@ class ComparePanel(QWidget):
         for row in (which, heads):
             row.setSpacing(6)  # their own spacing: not the box's, which changes with the direction
         self.which_row, self.heads_row = which, heads
-        top = QBoxLayout(QBoxLayout.Direction.LeftToRight)  # two lines where B's name would be cut
-        top.setSpacing(16)
+        top = QBoxLayout(QBoxLayout.Direction.TopToBottom)  # one line on a wide screen (`apply_screen_class`)
         top.addLayout(which, 1)
         top.addLayout(heads)
         self.slider = QSlider(Qt.Orientation.Horizontal)
@@ -130,18 +128,16 @@ class ComparePanel(QWidget):
         self.note.setWordWrap(True)
         self.note.setFont(st.font(st.LABEL_PT))
         set_sheet(self.note, NOTE_SHEETS["info"])
-        self.outputs_line = ElidedLabel("")
-        self.outputs_line.break_at = ";  "  # "…; both maps read …" on a second line rather than cut
-        self.outputs_line.keep_tail = True  # (a long B output is cut on the first line, not the explanation)
-        self.outputs_line.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
-        self.outputs_line.setFont(st.font(st.LABEL_PT))
+        self.outputs_line = style.eliding_line()  # both outputs (a long one is cut, whole in the tooltip)
+        self.shared_line = style.eliding_line()  # what both maps read: a line of its own, never cut for an output
+        for line in (self.outputs_line, self.shared_line):
+            line.setFont(st.font(st.LABEL_PT))
         self.maps, self.bars, self.heads = ComparisonMaps(), OutputBars(), HeadChanges()
         self.tabs = QTabWidget()
         self.tabs.setFont(st.font(st.LABEL_PT))
         for widget, text in zip((self.maps, self.bars, self.heads), VIEW_TITLES):
             self.tabs.addTab(widget, text)
-        self.readout = ElidedLabel(" ")
-        self.readout.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.readout = style.eliding_line(" ")
         self.readout.setFont(st.font(st.LABEL_PT))
         lay = QVBoxLayout(self)
         self.top_rows = top
@@ -149,6 +145,7 @@ class ComparePanel(QWidget):
         lay.addWidget(self.slider_row)
         lay.addWidget(self.note)
         lay.addWidget(self.outputs_line)
+        lay.addWidget(self.shared_line)
         lay.addWidget(self.tabs, 1)
         lay.addWidget(self.readout)
         self.open_button.clicked.connect(self._choose_b)
@@ -163,37 +160,21 @@ class ComparePanel(QWidget):
         self.tabs.currentChanged.connect(lambda i: self.state.set_view(self.panel_name, VIEWS[i]))
         self.state.viewChanged.connect(self._on_view)
         self._show_content(False)
+        self.apply_screen_class(ScreenClass.PROJECTOR)
 
-    # -- one line or two: B's name whole, never cut to "B:" on a narrow screen ------------------------
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        super().resizeEvent(event)
-        self._arrange()
-
-    def event(self, event) -> bool:  # noqa: A003 - Qt's name
-        """Arranged again when a row's contents change width without this panel's (B's name, the
-        fonts of presentation mode)."""
-        handled = super().event(event)
-        if event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.FontChange, QEvent.Type.Show):
-            self._arrange()
-        return handled
-
-    def _arrange(self) -> None:
-        # (B's name asks for no width of its own, `ElidedLabel`: its row's hint leaves it out)
-        name = self.b_name.fontMetrics().horizontalAdvance(self.b_name.full_text) + 2
-        which = self.which_row.sizeHint().width() + name
-        margins = self.layout().contentsMargins() if self.layout() is not None else None
-        room = offered_room(self).width() - (margins.left() + margins.right() if margins is not None else 0)
-        one_line = room >= which + self.heads_row.sizeHint().width() + 16
-        direction = QBoxLayout.Direction.LeftToRight if one_line else QBoxLayout.Direction.TopToBottom
-        if self.top_rows.direction() != direction:
-            self.top_rows.setDirection(direction)
-            self.top_rows.setSpacing(16 if one_line else 4)
-            self.top_rows.setStretchFactor(self.which_row, 1 if one_line else 0)  # width, not height
+    def apply_screen_class(self, cls: ScreenClass) -> None:
+        """B's row and the head choice on one line on a wide screen; on a projector or a narrow
+        one, the head choice on a line of its own, so B's name keeps the row's width."""
+        one_line = cls is ScreenClass.WIDE
+        self.top_rows.setDirection(QBoxLayout.Direction.LeftToRight if one_line else QBoxLayout.Direction.TopToBottom)
+        self.top_rows.setSpacing(16 if one_line else 4)
+        self.top_rows.setStretchFactor(self.which_row, 1 if one_line else 0)  # width, not height
 
     def _show_content(self, on: bool) -> None:
         self.tabs.setVisible(on)
         self.most_changed_button.setEnabled(on)
         self.outputs_line.setVisible(on)
+        self.shared_line.setVisible(on)
         self.readout.setVisible(on)
 
     # -- B, and when to compare -------------------------------------------------------------------
@@ -268,7 +249,7 @@ class ComparePanel(QWidget):
     # -- results ----------------------------------------------------------------------------------
     def _on_busy(self, busy: bool) -> None:
         if busy:
-            self._note(f"Comparing with {self.b_name.full_text}…", "info")
+            self._note(f"Comparing with {self.b_name.text()}…", "info")
 
     def _on_failed(self, message: str) -> None:
         self._clear(f"Cannot compare: {message}", "error")
@@ -294,8 +275,10 @@ class ComparePanel(QWidget):
         c = comparison
         a_text, b_text = (text if text else "(empty)" for text in (c.frame_a.output_text, c.frame_b.output_text))
         same = "Same output" if c.same_output else "Different outputs"  # first: a short line cuts the rest
-        self.outputs_line.setText(f"{same} — A ({c.label_a}): «{a_text}»   B ({c.label_b}): «{b_text}»;  "
-                                  f"both maps read {c.shared_input}")
+        outputs = f"{same} — A ({c.label_a}): «{a_text}»   B ({c.label_b}): «{b_text}»"
+        self.outputs_line.setText(outputs)
+        self.outputs_line.setToolTip(outputs)
+        self.shared_line.setText(f"Both maps read {c.shared_input}")
         self.bars.set_outputs(c.output_a, c.output_b)
         self._sync_controls()
         self._redraw()
@@ -366,7 +349,7 @@ class ComparePanel(QWidget):
         self.maps.set_maps(c.attention_a[kind][layer, head], c.attention_b[kind][layer, head], c.allowed[kind],
                            q_labels, k_labels, f"L{layer + 1} H{head + 1}", self._axis_names(kind))
         self.heads.set_values(c.mean_abs_difference(kind), KIND_LABELS[kind])
-        self.readout.setText(self._disagreement())
+        self._read_out(self._disagreement())
 
     def _axis_names(self, kind: str) -> tuple[str, str]:
         """What the query / key tokens are: a decoder-only model's one sequence is prompt |
@@ -387,7 +370,11 @@ class ComparePanel(QWidget):
         return f"Largest disagreement — {describe_token(out, i)}"
 
     def _on_hover(self, text: str) -> None:
-        self.readout.setText(text or (self._disagreement() if self.comparison is not None else " "))
+        self._read_out(text or (self._disagreement() if self.comparison is not None else " "))
+
+    def _read_out(self, text: str) -> None:
+        self.readout.setText(text)
+        self.readout.setToolTip(text.strip())  # whole, where the line is cut
 
     def _on_view(self, panel: str, view: str) -> None:
         if panel == self.panel_name and view in VIEWS and VIEWS[self.tabs.currentIndex()] != view:

@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
 )
 
 from explorer import style, theme
-from explorer.drawing.elided_label import ElidedLabel
 from explorer.panels.leak.views import AccuracyBars, AttentionPair, LossCurves
 from explorer.panels.leak.worker import LeakPhase, LeakResult, LeakRun, StepRows
 from explorer.panels.stops_with_window import StopsWithWindow
@@ -34,13 +33,12 @@ from model.interpret.leak_lab import RUN_LABELS, RUNS, LeakConfig
 
 INTRO = ("Trains one small GPT-like decoder twice on the facts corpus: same start, same batches, "
          "with and without the causal mask. Press Run.")
-def lab_model_text(config: LeakConfig) -> tuple[str, ...]:
-    """The lab's own model, named where the panel starts: the input bar above names the session's
-    model, which is not the one this lab trains. Longest first, so a narrow panel shows the
-    longest form that fits whole rather than a cut one."""
+def lab_model_text(config: LeakConfig) -> tuple[str, str]:
+    """(shown, tooltip): the lab's own model, named where the panel starts, since the input bar
+    above names the session's model, not this one. Its shape on the panel, its width and corpus
+    in the tooltip."""
     shape = f"Own model: {config.n_layers} layer{'s' if config.n_layers != 1 else ''} × {config.n_heads} heads"
-    return (f"{shape}, d_model {config.d_model}, facts corpus", f"{shape}, d_model {config.d_model}", shape,
-            "Own model")
+    return shape, f"{shape}, d_model {config.d_model}, facts corpus"
 
 
 WIDE_RATIO = 1.6  # wider than this × its height: the plots and maps in one row
@@ -63,13 +61,14 @@ def verdict(result: LeakResult) -> str:
             f"{verdict}. Yet {leak.generated:.0%} of its generated sentences are right (with mask {m.generated:.0%}).")
 
 
-def generation_lines(result: LeakResult) -> tuple[str, str]:
-    """(one line: the first held-out opening as each run continued it, all examples for a tooltip)."""
-    prompt = result.runs[RUNS[0]].generations[0][0]
-    line = f"Generated from “{prompt}”: " + " · ".join(
-        f"{RUN_LABELS[run]} → {result.runs[run].generations[0][1] or '(nothing)'}" for run in RUNS)
+def generation_lines(result: LeakResult) -> tuple[dict[str, str], str]:
+    """(one line per run: the first held-out opening as it continued it; all examples, for a tooltip)."""
+    lines = {}
+    for run in RUNS:
+        prompt, continuation = result.runs[run].generations[0]
+        lines[run] = f"{RUN_LABELS[run]}: “{prompt}” → {continuation or '(nothing)'}"
     every = [f"{RUN_LABELS[run]}: {p} → {c or '(nothing)'}" for run in RUNS for p, c in result.runs[run].generations]
-    return line, "Greedy continuations of held-out openings:\n" + "\n".join(every)
+    return lines, "Greedy continuations of held-out openings:\n" + "\n".join(every)
 
 
 def leakiest_head(result: LeakResult) -> tuple[int, int]:
@@ -119,9 +118,8 @@ class LeakPanel(StopsWithWindow, QWidget):
         self.message = QLabel(INTRO)
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.generations = ElidedLabel("")  # one line, or two at " · " (all examples in its tooltip)
-        self.generations.break_at = " · "  # a second line rather than cutting off the leaking run's sentence
-        self.generations.setAlignment(Qt.AlignLeft | Qt.AlignVCenter)
+        # one line per run, so neither run's sentence is cut for the other's (all examples: tooltip)
+        self.generations = {run: style.eliding_line() for run in RUNS}
         self.loss_plot = LossCurves()
         self.bars = AccuracyBars()
         self.maps = AttentionPair()
@@ -132,10 +130,9 @@ class LeakPanel(StopsWithWindow, QWidget):
         controls.setSpacing(6)
         for widget in (self.run_button, self.stop_button, self.steps_spin, self.head_combo, self.progress):
             controls.addWidget(widget)
-        self.lab_model = ElidedLabel()
-        self.lab_model.set_texts(*lab_model_text(LeakConfig()))
+        self.lab_model = style.eliding_line(alignment=Qt.AlignmentFlag.AlignRight)
+        self._name_lab_model(LeakConfig())
         self.lab_model.setObjectName("lab_model")
-        self.lab_model.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
         style.set_sheet(self.lab_model, "color: {muted};")
         controls.addWidget(self.lab_model, 1)
         self.grid = grid = QGridLayout()
@@ -148,7 +145,9 @@ class LeakPanel(StopsWithWindow, QWidget):
         lay.addLayout(controls)
         lay.addWidget(self.message)
         lay.addLayout(grid, 1)
-        lay.addWidget(self.generations)
+        for label in self.generations.values():
+            label.hide()  # until the runs are scored
+            lay.addWidget(label)
 
         self.run_button.clicked.connect(lambda: self.start())
         self.stop_button.clicked.connect(lambda: self.stop())
@@ -175,7 +174,7 @@ class LeakPanel(StopsWithWindow, QWidget):
         self.head_combo.blockSignals(False)
 
     def _arrange(self, in_a_row: bool) -> None:
-        """Loss | accuracy | both maps in one row on a wide, low panel (a short projector screen);
+        """Loss | accuracy | both maps in one row on a wide, low panel (a 1280×720 beamer);
         otherwise the two plots above the two maps."""
         if self.in_a_row == in_a_row:
             return
@@ -219,7 +218,8 @@ class LeakPanel(StopsWithWindow, QWidget):
         self.loss_plot.clear_runs()
         self.bars.set_result(None)
         self.maps.set_result(None, 0, None)
-        self.generations.setText("")
+        for label in self.generations.values():
+            label.hide()  # until the runs are scored
         self.progress.reset()  # (no "37 %" of a run before)
         self.run = run = LeakRun(config, threads)
         run.worker.yielded.connect(self._on_message)
@@ -307,7 +307,7 @@ class LeakPanel(StopsWithWindow, QWidget):
     def show_result(self, result: LeakResult) -> None:
         """Draw a finished lab (the worker's, or one computed elsewhere)."""
         cfg = result.config
-        self.lab_model.set_texts(*lab_model_text(cfg))
+        self._name_lab_model(cfg)
         chosen = self.head_combo.currentData() if self.result is result else leakiest_head(result)
         self._fill_head_combo(cfg.n_layers, cfg.n_heads, leakiest_head(result))
         self._choose(chosen)
@@ -317,9 +317,16 @@ class LeakPanel(StopsWithWindow, QWidget):
         self._draw_maps()
         self.message.setText(verdict(result))
         style.set_sheet(self.message, "")
-        line, every = generation_lines(result)
-        self.generations.setText(line)
-        self.generations.setToolTip(every)
+        lines, every = generation_lines(result)
+        for run, label in self.generations.items():
+            label.setText(lines[run])
+            label.setToolTip(every)
+            label.show()
+
+    def _name_lab_model(self, config: LeakConfig) -> None:
+        shown, whole = lab_model_text(config)
+        self.lab_model.setText(shown)
+        self.lab_model.setToolTip(whole)
 
     def _draw_maps(self) -> None:
         layer, head = tuple(self.head_combo.currentData() or (0, None))
