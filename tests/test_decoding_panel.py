@@ -329,3 +329,21 @@ def test_sharpest_selects_the_head_that_aligns_most_clearly(qtbot, panel, bundle
     assert (panel.state.kind, panel.state.layer, panel.state.head) == ("cross", *want)
     assert (panel.controls.layer.currentIndex(), panel.controls.head.currentIndex()) == want
     assert panel.cross_map.title.text() == f"Cross-attention L{want[0] + 1} H{want[1] + 1}"
+
+
+# -- the layout each screen class declares --------------------------------------------------------
+def test_narrow_puts_each_plot_in_a_tab_and_wide_puts_them_back_in_one_grid(panel, qtbot):
+    from explorer.screen import ScreenClass
+    plots = panel.plots
+    everything = [panel.mask_map, panel.self_map, panel.cross_map, panel.bars]
+    panel.apply_screen_class(ScreenClass.NARROW)
+    assert [plots.tabs.widget(i) for i in range(plots.tabs.count())] == everything
+    assert plots.tabs.isVisibleTo(panel) and not plots.scroll.isVisibleTo(panel)
+    plots.tabs.tabBar().setCurrentIndex(3)  # the next-token tab: the bars shown, no map
+    assert panel.bars.isVisibleTo(panel) and not panel.self_map.isVisibleTo(panel)
+    for cls in (ScreenClass.WIDE, ScreenClass.PROJECTOR):
+        panel.apply_screen_class(cls)
+        assert plots.tabs.count() == 0 and plots.scroll.isVisibleTo(panel)
+        assert all(plots.grid.indexOf(w) >= 0 and w.isVisibleTo(panel) for w in everything)
+    rows = {w: plots.grid.getItemPosition(plots.grid.indexOf(w))[0] for w in everything}
+    assert rows[panel.mask_map] == rows[panel.self_map] == rows[panel.cross_map]  # the maps in one row

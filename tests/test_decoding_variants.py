@@ -272,3 +272,14 @@ def test_mask_view_alone_without_a_result_shows_the_hint(qtbot):
     view.set_result(None)
     view.show()
     assert view.hint.isVisible() and "a [MASK] lives in the pond" in view.hint.text()
+
+
+def test_a_decoder_only_model_has_no_cross_attention_tab_when_narrow(qtbot, gpt):
+    from explorer.screen import ScreenClass
+    panel = make_panel(qtbot, gpt)
+    panel.apply_screen_class(ScreenClass.NARROW)
+    tabs = panel.plots.tabs
+    assert not tabs.isTabVisible(tabs.indexOf(panel.cross_map))
+    assert tabs.isTabVisible(tabs.indexOf(panel.self_map)) and tabs.isTabVisible(tabs.indexOf(panel.bars))
+    panel.apply_screen_class(ScreenClass.WIDE)
+    assert not panel.cross_map.isVisibleTo(panel) and panel.self_map.isVisibleTo(panel)

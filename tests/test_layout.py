@@ -31,10 +31,7 @@ TOP_BAR = "top-bar"  # the window's input bar (and, presenting, the panel choose
 
 # (screen, theme or None for both, panel) → the defect an invariant finds today (being fixed in
 # the views: the case stays in the sweep and passes again once it is).
-KNOWN_DEFECTS: dict[tuple[str, str | None, str], str] = {
-    ("projector-1024x768", None, "decoding"): "the decoding panel's PlotFlow still shares its height by hand: "
-                                              "at 1024×768 presenting its bar strip gets under 120 px",
-}
+KNOWN_DEFECTS: dict[tuple[str, str | None, str], str] = {}
 
 
 def _cases():

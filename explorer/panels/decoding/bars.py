@@ -144,7 +144,7 @@ class TopKBars(pg.PlotWidget):
 
     def least_size(self, width: float | None = None) -> tuple[float, float]:
         """The room its caption needs whole, on two lines if need be (asked by the decoding
-        panel's `PlotFlow`; the plot's height does not depend on `width`)."""
+        panel's grid; the plot's height does not depend on `width`)."""
         if not self.caption:
             return 0.0, 0.0
         lines = self._caption_lines(self.caption, 0.0)

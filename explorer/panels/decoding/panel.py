@@ -30,9 +30,10 @@ from explorer.panels.decoding.controls import DecodingControls
 from explorer.panels.decoding.embedding_view import EmbeddingView
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 from explorer.panels.decoding.parallel_view import ParallelPassView
-from explorer.panels.decoding.plot_flow import PlotFlow
+from explorer.panels.decoding.plot_grid import PlotGrid
 from explorer.panels.decoding.reflow import STEP_TAB, set_side_by_side
 from explorer.panels.decoding.step_drawing import StepDrawing
+from explorer.screen import ScreenClass
 from model.interpret.frame import STRATEGIES, DecodeRun
 
 PLAY_INTERVAL_MS = 800
@@ -95,11 +96,8 @@ class DecodingPanel(StepDrawing, QWidget):
         self.mask_map = TokenHeatmap("Mask in force", style.mask_colormap())
         self.self_map = TokenHeatmap("Self-attention")
         self.cross_map = TokenHeatmap("Cross-attention")
-        for heatmap in (self.mask_map, self.self_map, self.cross_map):
-            heatmap.title.break_at = " "  # "Cross-attention⏎L1 H1" in a narrow column
         self.bars = TopKBars()
-        self.plots = PlotFlow([self.mask_map, self.self_map, self.cross_map, self.bars], fold=self.mask_map,
-                              on_fold=lambda _folded: self._title_self_map(), strip=self.bars)
+        self.plots = PlotGrid([self.mask_map, self.self_map, self.cross_map], self.bars)
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(4, 4, 4, 4)
@@ -373,6 +371,10 @@ class DecodingPanel(StepDrawing, QWidget):
         self.controls.step_label.setText(f"step {self.t + 1} / {n}")  # counted from 1, as the beam axis
         self.controls.back.setEnabled(self.t > 0)
         self.controls.step.setEnabled(self.t < n - 1)
+
+    def apply_screen_class(self, cls: ScreenClass) -> None:
+        """The maps and bars as `cls` declares them (`PlotGrid`)."""
+        self.plots.apply_screen_class(cls)
 
     # -- reflow and lifetime ---------------------------------------------------------------------------
     def resizeEvent(self, event) -> None:  # noqa: N802

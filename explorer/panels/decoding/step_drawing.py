@@ -59,12 +59,12 @@ class StepDrawing:
                                blocked=~mask, highlight_row=q, separator=sep)
         self._title_self_map()
         if step.cross_attention is not None:
-            self.cross_map.setVisible(True)
+            self.plots.set_shown(self.cross_map, True)
             self.cross_map.set_data(step.cross_attention[layer, head].numpy(), rows, run.src_pieces,
                                     frame=(n, len(run.src_pieces)), highlight_row=q)
             self.cross_map.set_title(f"Cross-attention L{layer + 1} H{head + 1}")
         else:
-            self.cross_map.setVisible(False)
+            self.plots.set_shown(self.cross_map, False)
         sampled = step.probs if run.settings.strategy == "sample" else None
         self.bars.set_smoothing(self.smoothing, len(run.vocab))
         self.bars.set_data(step.model_probs.numpy(), run.vocab, step.chosen,
@@ -77,14 +77,12 @@ class StepDrawing:
         self.bars.set_caption(f"{how} {display_piece(run.vocab[step.chosen])!r}, p = {p:.2f}")
         self.bars.setToolTip(f"Next token at step {t + 1}: {how} {display_piece(run.vocab[step.chosen])!r}, "
                              f"p = {p:.3f}{note}")
-        self.plots.reflow()  # longer titles ("Mask in force 10×10") may want wider cells
         self.parallel.set_step(t)
         self.beam_view.set_current_step(t if run.beam is not None else None)
         self._update_step_label()
 
     def _title_self_map(self) -> None:
-        """The head; "Masked" (Figure 1's word: its hatched cells) when the mask map gave its room up."""
+        """The head shown in the self-attention map."""
         if self.run is not None:
             shape = self.run.steps[self.t].self_attention.shape
-            name = "Masked self-attention" if self.plots.folded else "Self-attention"
-            self.self_map.set_title(f"{name} L{min(self.layer, shape[0] - 1) + 1} H{min(self.head, shape[1] - 1) + 1}")
+            self.self_map.set_title(f"Self-attention L{min(self.layer, shape[0] - 1) + 1} H{min(self.head, shape[1] - 1) + 1}")
