@@ -21,6 +21,10 @@ def make_plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y
     plot = layout.addPlot(row=row, col=col, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
     plot.setTitle(title, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
     let_shrink(plot.titleLabel)
+    # the title centred over the whole plot, its value axis included (pyqtgraph's place is over
+    # the data area alone): a short title then has the plot's full width on any screen
+    plot.layout.removeItem(plot.titleLabel)
+    plot.layout.addItem(plot.titleLabel, 0, 0, 1, 3)
     plot.setMenuEnabled(False)
     plot.setToolTip(tooltip)  # what the short title leaves out
     for name, label in (("bottom", "step"), ("left", y_label)):
