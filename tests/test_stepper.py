@@ -49,9 +49,10 @@ def setup(qtbot):
 def hover(qtbot, panel, row, col):
     """Move the real mouse over a cell's centre and return the readout line."""
     view = panel.view
+    qtbot.wait(30)  # pyqtgraph drops mouse moves closer together than its rate limit
+    # the cell where it is once painted (a colour bar's axis takes its labels' width on its first paint)
     scene_pos = view.cell_to_scene(row, col)
     widget_pos = view.widget.mapFromScene(scene_pos)
-    qtbot.wait(30)  # pyqtgraph drops mouse moves closer together than its rate limit
     QTest.mouseMove(view.widget.viewport(), QPoint(int(widget_pos.x()), int(widget_pos.y())))
     expected_start = f"{view.row_axis} {row} “{view.row_labels[row]}”,  {view.col_axis} {col} "
     qtbot.waitUntil(lambda: panel.readout.text().startswith(expected_start), timeout=2000)

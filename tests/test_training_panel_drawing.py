@@ -62,31 +62,37 @@ def test_the_rate_plot_shows_the_whole_runs_schedule_ahead(qtbot, panel):
     assert lr.x[-1] <= loss_right <= lr.x[-1] * 1.1 + 1 < rate_right, (loss_right, lr.x[-1])  # the steps trained
 
 
-def test_narrow_curves_trade_the_legend_for_short_titles(qtbot):
+def test_narrow_curves_trade_the_legend_for_a_colour_key_title(qtbot):
+    from explorer.panels.training.curve_titles import TITLES
     from explorer.panels.training.curves import NARROW, TrainingCurves
+    from explorer.screen import ScreenClass
 
     curves = TrainingCurves()
     qtbot.addWidget(curves)
-    curves.reset(warmup=10)
+    curves.reset(warmup=10, decay_steps=400)
     curves.resize(NARROW + 300, 500)
     curves.show()
     qtbot.waitUntil(lambda: curves.legend.isVisible())
-    assert "Learning rate (Eq. 3)" in curves.lr_plot.titleLabel.text
+    declared = {curves.loss_plot: TITLES["loss"], curves.acc_plot: TITLES["acc"],
+                curves.lr_plot: TITLES["lr"], curves.speed_plot: TITLES["speed"]}
+    assert {plot: plot.titleLabel.text for plot in declared} == declared
+    assert "linear decay to step 400" in curves.lr_plot.toolTip()  # the rule the run follows
+    assert "smoothed" in curves.loss_plot.toolTip()
     curves.resize(NARROW - 100, 500)
     qtbot.waitUntil(lambda: not curves.legend.isVisible())
-    assert "Learning rate" in curves.lr_plot.titleLabel.text and "(Eq. 3)" not in curves.lr_plot.titleLabel.text
+    assert curves.lr_plot.titleLabel.text == TITLES["lr"] and curves.loss_plot.titleLabel.text == TITLES["loss"]
     assert "tokens" in curves.acc_plot.titleLabel.text and "exact" in curves.acc_plot.titleLabel.text
     assert curves.warmup.label.toPlainText() == "warm-up"
-    # the loss title names the thick line where it fits whole, else says "Loss"
-    from PySide6.QtGui import QFontMetricsF
-    title = curves.loss_plot.titleLabel
-    assert title.text in ("Loss (thick: smoothed)", "Loss")
-    for width in (NARROW - 100, 2 * NARROW):
-        curves.resize(width, 500)
-        qtbot.wait(20)
-        drawn = QFontMetricsF(title.item.font()).horizontalAdvance(title.text)
-        assert drawn <= curves.loss_plot.width(), (width, title.text, drawn)
-    assert "thick: smoothed" in title.text  # (a 1,240-px canvas: room for it)
+    curves.set_metric("masked_accuracy")  # the key names what the held-out points measure
+    assert "masked" in curves.acc_plot.titleLabel.text
+    curves.apply_screen_class(ScreenClass.NARROW)  # a narrow screen: the key on two lines
+    assert "<br>" in curves.acc_plot.titleLabel.text
+    assert curves.loss_plot.getAxis("left").labelText == "CE"
+    curves.resize(NARROW + 300, 500)
+    curves.apply_screen_class(ScreenClass.WIDE)
+    qtbot.waitUntil(lambda: curves.legend.isVisible())
+    assert curves.acc_plot.titleLabel.text == TITLES["acc"]
+    assert curves.loss_plot.getAxis("left").labelText == "cross-entropy"
 
 
 @pytest.mark.parametrize("decay_steps", [0, 400])

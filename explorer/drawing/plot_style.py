@@ -7,11 +7,9 @@ mistaken for. Fonts come from `explorer.style`; colours from the current `explor
 """
 from __future__ import annotations
 
-import math
-
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QTextDocument
+from PySide6.QtGui import QColor, QFont, QTextDocument
 
 pg.setConfigOptions(imageAxisOrder="row-major")  # a [query, key] matrix must not show transposed
 
@@ -80,18 +78,6 @@ def set_title(plot: pg.PlotItem, text: str) -> None:
     fit_title_row(plot)
 
 
-def span_title(plot: pg.PlotItem, whole: bool) -> None:
-    """The title centred over the plot's data area (pyqtgraph's place), or (`whole`) over the
-    plot with its axes: room for a title its data area cannot hold, without widening the data
-    area for it (which moved an aspect-locked map's labels off the map)."""
-    layout, label = plot.layout, plot.titleLabel
-    if getattr(plot, "title_spans_axes", False) == whole:
-        return
-    plot.title_spans_axes = whole
-    layout.removeItem(label)
-    layout.addItem(label, 0, 0 if whole else 1, 1, 3 if whole else 1)
-
-
 def fit_title_row(plot: pg.PlotItem) -> None:
     """pyqtgraph fixes a plot's title row at 30 px: a two-line or an enlarged (presentation)
     title would print over the plot. Give the row the title's real height."""
@@ -111,29 +97,6 @@ def graphics_widget() -> pg.GraphicsLayoutWidget:
     return w
 
 
-def title_variants(label: str) -> tuple[str, ...]:
-    """A title and its shorter forms, dropping leading words up to its ": " ("attention weight:
-    0–1 on every map" → "weight: 0–1 on every map" → "0–1 on every map"); one form without one."""
-    head, sep, rule = label.partition(": ")
-    if not sep:
-        return (label,)
-    words = head.split()
-    return tuple(" ".join(words[k:]) + sep + rule for k in range(len(words))) + (rule,)
-
-
-def fit_axis_title(axis: pg.AxisItem, variants: tuple[str, ...]) -> None:
-    """Keep the longest of `variants` that fits along the axis, now and whenever the axis is laid
-    out or rescaled again, so an enlarged title (a colour bar's rule while presenting) never runs
-    past its axis. The whole title stays in the axis' tooltip. Call it
-    again with new variants when the title changes (never `setLabel` such an axis directly)."""
-    axis._title_forms = tuple(variants)
-    if not getattr(axis, "_title_fitting", False):  # one connection, however often the title changes
-        axis._title_fitting = True
-        axis.geometryChanged.connect(lambda: refit_axis_title(axis))
-    axis.setToolTip(variants[0])
-    refit_axis_title(axis)
-
-
 def axis_title_width(axis: pg.AxisItem, text: str) -> float:
     """`text` as the axis would draw it for its title: its own HTML (size, colour), font and the
     text item's margins. (Font metrics of the nominal size fall short of the drawn text, so a
@@ -150,48 +113,19 @@ def axis_title_width(axis: pg.AxisItem, text: str) -> float:
         axis.labelText = shown
 
 
-def refit_axis_title(axis: pg.AxisItem) -> None:
-    """`fit_axis_title`'s choice again, for the axis' length and its title's size now."""
-    variants = getattr(axis, "_title_forms", None)
-    if not variants:
-        return
-    rect = axis.geometry()
-    length = rect.height() if axis.orientation in ("left", "right") else rect.width()
-    if length <= 1:
-        return  # not laid out yet: the geometry change to come decides
-    chosen = next((v for v in variants if axis_title_width(axis, v) <= length), variants[-1])
-    if axis.labelText != chosen:
-        axis.setLabel(chosen)  # (the label's style — colour, size — is kept)
-        axis.resizeEvent()  # centred for its new length (pyqtgraph places a title only on a resize)
-
-
 def colorbar(cmap: pg.ColorMap, values: tuple[float, float], label: str) -> pg.ColorBarItem:
+    """A colour bar whose axis pyqtgraph sizes to its tick labels and title ("−0.2" whole beside
+    "0.2"); keep `label` short, it runs along the bar."""
     bar = pg.ColorBarItem(values=values, colorMap=cmap, interactive=False, width=22, pen=current().muted)
     style_axis(bar.axis, label)
-    if label:
-        fit_axis_title(bar.axis, title_variants(label))
-    fit_colorbar_axis(bar, least=72)  # room for tick values *and* the label, which otherwise overlap
+    free_colorbar_axis(bar)
     return bar
 
 
-def fit_colorbar_axis(bar: pg.ColorBarItem, least: float = 0.0) -> None:
-    """pyqtgraph fixes a colour bar's axis at 45 px and silently leaves out every tick label
-    wider than its box: at presentation size that is "−0.2" and "−0.1" — a diverging bar that
-    shows only its positive half. Make the axis as wide as its widest tick label (at any bar
-    length) plus its title, now, for the bar's current levels and font: a width pyqtgraph found
-    only while painting would move the map beside it after it was drawn. Call again after
-    `setLevels` or a new tick font (the presentation scale re-shows every view)."""
-    axis = bar.axis
-    lo, hi = sorted(float(v) for v in axis.range)
-    metrics = QFontMetricsF(axis.style["tickFont"] or axis.font())
-    widest = 0.0
-    for length in (120.0, 240.0, 480.0, 960.0, float(axis.geometry().height())):
-        for spacing, values in (axis.tickValues(lo, hi, length)[:2] if hi > lo and length > 0 else []):
-            for text in axis.tickStrings(values, 1.0, spacing):  # the two labelled levels
-                widest = max(widest, metrics.horizontalAdvance(text))
-    title = axis.label.boundingRect().height() * 0.8 if axis.label.isVisible() else 0.0  # as pyqtgraph counts it
-    room = widest + axis.style["tickTextOffset"][0] + max(0, axis.style["tickLength"]) + title + 4
-    axis.setWidth(int(math.ceil(max(room, least))))
+def free_colorbar_axis(bar: pg.ColorBarItem) -> None:
+    """pyqtgraph fixes a colour bar's axis at 45 px and leaves out every tick label wider than
+    that (an enlarged "−0.2"): let the axis take the width its labels need instead."""
+    bar.axis.setWidth(None)
 
 
 def let_shrink(label: pg.LabelItem, width: float = 40) -> None:

@@ -49,8 +49,8 @@ class WavesView(QWidget):
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.plot.hideButtons()
         st.style_axis(self.plot.getAxis("bottom"), "position pos")
-        st.style_axis(self.plot.getAxis("left"), "PE(pos, dim)")
-        st.fit_axis_title(self.plot.getAxis("left"), ("PE(pos, dim)", "PE"))  # a short plot: "PE"
+        st.style_axis(self.plot.getAxis("left"), "PE")  # short on any plot; the tooltip names it whole
+        self.plot.getAxis("left").setToolTip("PE(pos, dim): the encoding's value at position pos, dimension dim")
         self.plot.getAxis("left").enableAutoSIPrefix(False)  # show the values themselves, no "(x0.001)"
         self.legend = QLabel()  # under the plot, never over the waves; rich text wraps and stays big
         self.legend.setFont(st.font(st.TICK_PT))

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QGraphicsPathItem, QLabel, QVBoxLayout, QWidget
 
 from explorer import style
 from explorer.drawing.label_axis import LabelAxis as TokenLabels
-from explorer.drawing.plot_style import fit_colorbar_axis
+from explorer.drawing.plot_style import free_colorbar_axis
 
 WEIGHT_LEVELS = (0.0, 1.0)
 SCALE_RULE = "weight: 0–1 on every map"
@@ -73,7 +73,7 @@ class TensorView(QWidget):
                                         width=18)
         self.colorbar.setImageItem(self.image)
         self.colorbar.getAxis("right").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE, mono=True))
-        fit_colorbar_axis(self.colorbar)  # "−0.2" as whole as "0.2"
+        free_colorbar_axis(self.colorbar)  # "−0.2" as whole as "0.2"
         self.widget.addItem(self.colorbar)
         self.mask_fill = QGraphicsPathItem()
         self.mask_fill.setBrush(QBrush(style.MASKED))
@@ -161,7 +161,6 @@ class TensorView(QWidget):
         self.image.setImage(shown, autoLevels=False, levels=levels)
         self.colorbar.setLevels(levels)
         self.colorbar.getAxis("right").setLabel(SCALE_RULE if kind == "probs" else "")
-        fit_colorbar_axis(self.colorbar)  # its labels' width for these levels and this font, before the layout
         self.square = row_axis in TOKEN_AXES and col_axis in TOKEN_AXES
         self._make_room(rows if row_labels else 0)
         self.plot.setAspectLocked(self.square)  # query × key: square cells, as in the paper's figures

@@ -7,9 +7,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
 from explorer import style
-from explorer.drawing.plot_style import fit_axis_title, let_shrink
+from explorer.drawing.plot_style import let_shrink
 from explorer.drawing.spaced_axis import SpacedAxis
-from explorer.panels.training.curve_titles import SHORT_TITLES
 
 # the widest tick label of each plot (loss, accuracy, learning rate in units of its power of
 # ten, k tokens/s)
@@ -17,19 +16,23 @@ WIDEST_VALUES = ("10.5", "0.8", "2.5", "1000")
 SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
-def make_plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y_label: str) -> pg.PlotItem:
+def make_plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, y_label: str,
+              tooltip: str = "") -> pg.PlotItem:
     plot = layout.addPlot(row=row, col=col, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
     plot.setTitle(title, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
     let_shrink(plot.titleLabel)
+    # the title centred over the whole plot, its value axis included (pyqtgraph's place is over
+    # the data area alone): a short title then has the plot's full width on any screen
+    plot.layout.removeItem(plot.titleLabel)
+    plot.layout.addItem(plot.titleLabel, 0, 0, 1, 3)
     plot.setMenuEnabled(False)
+    plot.setToolTip(tooltip)  # what the short title leaves out
     for name, label in (("bottom", "step"), ("left", y_label)):
         axis = plot.getAxis(name)
         axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
         axis.setPen(style.MUTED.name())
         axis.setTextPen(style.TEXT.name())
         axis.setLabel(label, color=style.TEXT.name(), **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
-    if y_label in SHORT_TITLES:
-        fit_axis_title(plot.getAxis("left"), (y_label, SHORT_TITLES[y_label]))
     plot.getAxis("left").setWidth(62)
     plot.getAxis("left").enableAutoSIPrefix(False)  # relabelling the axis on every range change costs
     return plot

@@ -17,16 +17,15 @@ import pyqtgraph as pg
 from PySide6.QtGui import QFontMetricsF
 
 from explorer import presentation, style
-from explorer.drawing.plot_style import fit_title_row, span_title
+from explorer.drawing.plot_style import fit_title_row
 from explorer.panels.training.curve_plots import SUPERSCRIPT, WIDEST_VALUES, curve_colour, make_curve, make_plot
 from explorer.panels.training.curve_titles import (
+    AXIS_LABELS,
     METRIC_NAMES,
     TITLES,
-    acc_titles,
-    loss_titles,
-    lr_titles,
-    narrow_acc_titles,
-    plain_lines,
+    TOOLTIPS,
+    colour_key_title,
+    lr_tooltip,
 )
 from explorer.panels.training.series import SMOOTHING, Series
 from explorer.panels.training.timed_canvas import TimedCanvas
@@ -60,10 +59,11 @@ class TrainingCurves(TimedCanvas):
         self.lr_decay_steps = 0  # the run's TrainConfig.lr_decay_steps (0: Eq. 3)
         self.rate_exponent = 0  # the rate axis counts in units of 10**rate_exponent
         self._dirty = False
-        self.loss_plot = make_plot(self, 0, 0, TITLES["loss"][0], "cross-entropy")
-        self.acc_plot = make_plot(self, 0, 1, TITLES["acc"][0], "accuracy")
-        self.lr_plot = make_plot(self, 1, 0, TITLES["lr"][0], "lr")
-        self.speed_plot = make_plot(self, 1, 1, TITLES["speed"][0], "k tokens / s")
+        labels = AXIS_LABELS[ScreenClass.WIDE]
+        self.loss_plot = make_plot(self, 0, 0, TITLES["loss"], labels["loss"], TOOLTIPS["loss"])
+        self.acc_plot = make_plot(self, 0, 1, TITLES["acc"], labels["acc"], TOOLTIPS["acc"])
+        self.lr_plot = make_plot(self, 1, 0, TITLES["lr"], "lr", lr_tooltip())
+        self.speed_plot = make_plot(self, 1, 1, TITLES["speed"], labels["speed"], TOOLTIPS["speed"])
         # The rate plot spans the whole run (its schedule is known ahead, `set_plan`); the other
         # three share the steps trained so far.
         for plot in (self.acc_plot, self.speed_plot):
@@ -97,8 +97,6 @@ class TrainingCurves(TimedCanvas):
         self.plan.setZValue(-5)
         self.plan_steps, self.plan_rates = np.zeros(0), np.zeros(0)
         self.warmup = WarmupMark(self.lr_plot)
-        for plot in (self.loss_plot, self.acc_plot, self.lr_plot):  # a title fits its plot's data area,
-            plot.getViewBox().sigResized.connect(self._on_area_resized)  # known once laid out
         # Until the run's first steps arrive the three step-by-step plots say so, so that empty
         # axes numbered 0–1 do not read as a run that failed.
         self.waiting = []
@@ -153,43 +151,53 @@ class TrainingCurves(TimedCanvas):
             axis.showLabel(not short)
             axis.setStyle(showValues=not (short and not self.in_a_row and plot is self.acc_plot))
 
-    compact = False  # no legend, short titles (`apply_screen_class`)
+    compact = False  # no legend: the accuracy title names the colours (`apply_screen_class`)
+    screen_class = ScreenClass.WIDE
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
         self._relayout()
 
     def _relayout(self) -> None:
-        """Narrow or compact: short titles, no legend (the accuracy title names the colours instead)."""
+        """Compact (PROJECTOR, NARROW) or a canvas too narrow for a legend box beside the data: no
+        legend, the accuracy title names the colours instead."""
         legend = getattr(self, "legend", None)  # pyqtgraph calls this once before __init__ is done
         if legend is None:
             return
         self._arrange(self.width() > ROW_RATIO * self.height())
         self._thin_axes(self.height() / (1 if self.in_a_row else 2) < SHORT_ROW)
         self._fit_value_axes()
-        self._fit_titles()
-        # each plot's share, as in 2 × 2; narrow or compact, the coloured accuracy title
-        # ("tokens · exact") names the series in place of a legend box over the data
         narrow = self.compact or self.width() / (2 if self.in_a_row else 1) < NARROW
         if narrow != legend.isVisible():
             return
         legend.setVisible(not narrow)
-        # in the current theme's text colour and presentation scale, not the light/normal defaults
-        colour = style.current().text
-        size = f"{style.TITLE_POINT_SIZE * presentation.applied_scale():.1f}pt"
-        titles = dict(TITLES, acc=acc_titles(self.held_out_metric))
-        for key, plot in (("loss", self.loss_plot), ("acc", self.acc_plot), ("speed", self.speed_plot)):
-            plot.setTitle(titles[key][int(narrow)], color=colour, size=size)
-            fit_title_row(plot)  # pyqtgraph's 30-px row would cut an enlarged title
+        self._show_titles()
+        for plot in (self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot):
             plot.getAxis("bottom").setStyle(maxTextLevel=0 if narrow else 1)  # "0 1000", not "0 5001000"
-        self._fit_titles()  # the longest form of the rate's, loss' and accuracy's titles that fits
         self.warmup.set_texts(narrow)
 
+    def _show_titles(self) -> None:
+        """The declared titles, in the current theme's text colour and presentation scale; the
+        accuracy plot's names its colours while the legend is folded away."""
+        colour = style.current().text
+        size = f"{style.TITLE_POINT_SIZE * presentation.applied_scale():.1f}pt"
+        key = colour_key_title(self.held_out_metric, two_lines=self.screen_class is ScreenClass.NARROW)
+        acc = TITLES["acc"] if self.legend.isVisible() else key
+        for plot, title in ((self.loss_plot, TITLES["loss"]), (self.acc_plot, acc),
+                            (self.lr_plot, TITLES["lr"]), (self.speed_plot, TITLES["speed"])):
+            plot.setTitle(title, color=colour, size=size)
+            fit_title_row(plot)  # pyqtgraph's 30-px row would cut an enlarged or two-line title
+
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """WIDE: legends in their plots and the long titles; PROJECTOR and NARROW: no legend box over
-        the data (the accuracy title names the colours) and the short titles."""
+        """WIDE: legends in their plots and the value axes' full names; PROJECTOR and NARROW: no
+        legend box over the data (the accuracy title names the colours) and abbreviated axis names."""
+        self.screen_class = cls
         self.compact = cls is not ScreenClass.WIDE
+        labels = AXIS_LABELS[cls]
+        for plot, key in ((self.loss_plot, "loss"), (self.acc_plot, "acc"), (self.speed_plot, "speed")):
+            plot.getAxis("left").setLabel(labels[key])  # (the label's style — colour, size — is kept)
         self._relayout()
+        self._show_titles()
 
     def _fit_value_axes(self) -> None:
         """Each plot's value axis as wide as its widest number and its title, at the tick font's
@@ -202,59 +210,11 @@ class TrainingCurves(TimedCanvas):
             if abs(axis.width() - width) > 1:
                 axis.setWidth(width)
 
-    def _on_area_resized(self, _view_box) -> None:
-        if getattr(self, "legend", None) is not None:
-            self._fit_titles()
-
-    def _fit_titles(self) -> None:
-        """The longest of `lr_titles`, `loss_titles` and (narrow) `narrow_acc_titles` that fits
-        over its plot (a title is centred over the plot's data area, not its axes) at the
-        title's size."""
-        size = style.TITLE_POINT_SIZE * presentation.applied_scale()
-        f = style.font()
-        f.setPointSizeF(size)
-        metrics = QFontMetricsF(f)
-        share = self.width() / (4 if self.in_a_row else 2) - 24
-        narrow = not self.legend.isVisible()
-        choices = lr_titles(self.lr_decay_steps)
-        if narrow:  # narrow: short titles throughout, as the other three plots
-            choices = choices[-1:]
-
-        def width(title: str) -> float:
-            return max(map(metrics.horizontalAdvance, plain_lines(title)))
-
-        for plot, forms in ((self.lr_plot, choices), (self.loss_plot, loss_titles(narrow))):
-            room = self._data_width(plot, share)
-            self._set_title(plot, next((t for t in forms if width(t) <= room), forms[-1]), size)
-        acc = self.acc_plot
-        if not narrow:
-            span_title(acc, False)
-            return
-        one_line, two_lines = narrow_acc_titles(self.held_out_metric)
-        # the colour key whole on one line: over the data area, else over the plot with its axis,
-        # else on two lines
-        over_data = width(one_line) <= self._data_width(acc, share)
-        over_plot = not over_data and width(one_line) <= (acc.width() - 4 if self.isVisible() else share)
-        span_title(acc, over_plot)
-        self._set_title(acc, one_line if over_data or over_plot else two_lines, size)
-
-    def _data_width(self, plot: pg.PlotItem, share: float) -> float:
-        """The width a title centred over the plot's data area has (not yet shown, so not laid
-        out: the plot's share of the canvas)."""
-        area = plot.getViewBox().width()
-        return area - 4 if area > 1 and self.isVisible() else share
-
-    @staticmethod
-    def _set_title(plot: pg.PlotItem, text: str, size: float) -> None:
-        if text != plot.titleLabel.text:
-            plot.setTitle(text, color=style.current().text, size=f"{size:.1f}pt")
-            fit_title_row(plot)
-
     # -- data ------------------------------------------------------------------------------------
     def reset(self, warmup: int | None = None, decay_steps: int = 0) -> None:
         if decay_steps != self.lr_decay_steps:
             self.lr_decay_steps = decay_steps
-            self._fit_titles()
+            self.lr_plot.setToolTip(lr_tooltip(decay_steps))
         for s in self.series.values():
             s.clear()
         self.exact_steps.clear()
@@ -359,8 +319,8 @@ class TrainingCurves(TimedCanvas):
         curve = self.curves["exact"]
         self.legend.removeItem(curve)
         self.legend.addItem(curve, METRIC_NAMES.get(metric, (metric,))[0])
-        if not self.legend.isVisible():  # narrow: the accuracy title names the colours
-            self._fit_titles()
+        if not self.legend.isVisible():  # folded away: the accuracy title names the colours
+            self._show_titles()
 
     def held_out_name(self) -> str:
         """The legend's name of the held-out curve (what the points measure)."""
