@@ -111,9 +111,10 @@ def test_the_rate_plot_names_the_schedule_the_run_uses(qtbot):
     qtbot.addWidget(curves)
     curves.resize(1400, 800)
     curves.reset(warmup=200, decay_steps=400)  # the lecture preset's
-    assert "linear decay to step 400" in curves.lr_plot.titleLabel.text
+    assert curves.lr_plot.titleLabel.text == "Learning rate"  # short by design; the schedule in its tooltip
+    assert "linear decay to step 400" in curves.lr_plot.toolTip()
     curves.reset(warmup=400)  # a plain run: Eq. 3 throughout
-    assert "(Eq. 3)" in curves.lr_plot.titleLabel.text
+    assert "Eq. 3" in curves.lr_plot.toolTip() and "linear decay" not in curves.lr_plot.toolTip()
 
 
 def test_the_progress_bar_shows_the_runs_line_and_names_it_whole_in_its_tooltip(qtbot):
