@@ -17,7 +17,7 @@ from PySide6.QtGui import QImage  # noqa: E402
 
 from explorer import export  # noqa: E402
 from explorer.lecture import ExportDialog  # noqa: E402
-from explorer.panels.training.worker import MetricRows  # noqa: E402
+from explorer.panels.training.messages import MetricRows  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from support import build_main_window  # noqa: E402
 

@@ -87,7 +87,7 @@ def test_before_the_first_step_the_progress_says_what_is_happening():
 def test_a_check_that_reaches_the_target_is_confirmed_on_more_pairs(controls, target, confirmed):
     """The lecture clock stops on a large held-out check, not on a lucky 99/100: a quick check at
     or above the target is repeated on TARGET_CONFIRM_SIZE pairs, and that score is the one sent."""
-    from explorer.panels.training.worker import TARGET_CONFIRM_SIZE, TrainingLoop
+    from model.train.live_loop import TARGET_CONFIRM_SIZE, TrainingLoop
     from model.train.steering import Steering
 
     choose(controls, "reverse")

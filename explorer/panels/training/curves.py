@@ -27,10 +27,10 @@ from explorer.panels.training.curve_titles import (
     colour_key_title,
     lr_tooltip,
 )
+from explorer.panels.training.messages import MetricRows
 from explorer.panels.training.series import SMOOTHING, Series
 from explorer.panels.training.timed_canvas import TimedCanvas
 from explorer.panels.training.warmup_mark import WarmupMark
-from explorer.panels.training.worker import MetricRows
 from explorer.screen import ScreenClass
 
 pg.setConfigOptions(imageAxisOrder="row-major")

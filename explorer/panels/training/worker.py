@@ -19,9 +19,8 @@ from PySide6.QtCore import Qt, QThreadPool, Signal
 from superqt.utils import GeneratorWorker, create_worker
 
 from model.inference.bundle import ModelBundle
-from model.train.live_loop import EMIT_INTERVAL, PROBE_BUDGET, PROBE_INTERVAL, TARGET_CONFIRM_SIZE, TrainingLoop  # noqa: F401
-from model.train.live_messages import (  # noqa: F401
-    COLUMNS,
+from model.train.live_loop import TrainingLoop
+from model.train.live_messages import (
     Failed,
     MetricRows,
     Offer,
@@ -157,5 +156,4 @@ def save_in_background(bundle: ModelBundle, folder: str, on_saved, on_failed):
     return worker
 
 
-__all__ = ["TrainingRun", "TrainingLoop", "Steering", "train", "save_in_background", "MetricRows", "RunInfo",
-           "Snapshot", "Offer", "COLUMNS", "EMIT_INTERVAL", "PROBE_INTERVAL", "PROBE_BUDGET", "TARGET_CONFIRM_SIZE"]
+__all__ = ["TrainingRun", "train", "save_in_background"]
