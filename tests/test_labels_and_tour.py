@@ -121,17 +121,16 @@ def test_the_echo_gives_its_tokens_back_when_a_shown_model_goes(window, qtbot):
     bar = window.input_bar
     bar.source.setText("abcdefghijklmnopqrstuvwxyz" + "abcdefghijklmn")  # 40 tokens: more than fit beside it
     settle(qtbot)
+    qtbot.wait(150)  # the row laid out for the new text before the echo is read
     before = echoed()
     session = window.state.session
     session.show_model(ShownModel(random_bundle("reverse"), "training run, step 1,234"))
     qtbot.waitUntil(bar.shown_label.isVisible, timeout=20_000)
-    settle(qtbot)
-    assert len(echoed()) < len(before)  # fewer tokens beside the shown model's name
+    qtbot.waitUntil(lambda: len(echoed()) < len(before), timeout=3_000)  # fewer tokens beside the shown model's name
     assert "reverse" in bar.back_button.toolTip()
     session.show_model(None)
     qtbot.waitUntil(lambda: not bar.shown_label.isVisible(), timeout=20_000)
-    settle(qtbot)
-    assert echoed() == before
+    qtbot.waitUntil(lambda: echoed() == before, timeout=3_000)  # (the row is laid out again a moment later)
     bar.source.setText(LONG)
 
 

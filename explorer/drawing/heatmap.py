@@ -292,8 +292,8 @@ class Heatmap(QWidget):
     def count_text(self) -> str:
         """"" when every label is drawn, else "k of n labels" of the axis missing most, n those
         in view ("…, 24 in all" when the view shows only some cells)."""
-        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis) if a.in_view]
-        short = [c for c in counts if c[0] < c[2]]  # (an axis not painted yet has nothing in view)
+        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis) if a.drawn]
+        short = [c for c in counts if c[0] < c[2]]  # (an axis not painted yet, or clipped, has drawn none)
         if not short:
             return ""
         drawn, in_view, total = min(short, key=lambda c: c[0] / max(c[2], 1))
@@ -301,7 +301,7 @@ class Heatmap(QWidget):
 
     def _show_count(self) -> None:
         """Beside the title, short ("8/24", "6/6 of 24"); in full in its tooltip."""
-        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis) if a.in_view]
+        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis) if a.drawn]
         short = [c for c in counts if c[0] < c[2]]
         text = ""
         if short:
