@@ -36,7 +36,7 @@ from model.interpret.patching_inputs import (
 from model.nn.hooks import Site, hooks
 
 SITES = ("resid", "attn", "mlp", "head")
-SITE_TITLES = {"resid": "residual stream", "attn": "output", "mlp": "MLP output", "head": "head output"}
+SITE_TITLES = {"resid": "residual stream", "attn": "output", "mlp": "MLP output", "head": "heads"}
 SUBLAYER_TITLES = {"self_attn": "self-attention", "cross_attn": "cross-attention", "ffn": "", "": ""}
 TOP_K = 5
 BATCH = 64  # patched copies per forward
@@ -65,8 +65,6 @@ class PatchMap:
     @property
     def title(self) -> str:
         words = [self.stack.capitalize(), SUBLAYER_TITLES[self.sublayer], SITE_TITLES[self.site]]
-        if self.site == "head":
-            words.append("(all positions)")
         return " ".join(w for w in words if w)
 
     @property
