@@ -35,7 +35,7 @@ class LogitBars(pg.PlotWidget):
         """The theme's colours and fonts (called again on a theme change)."""
         self.setBackground(st.colour("canvas"))
         plot = self.getPlotItem()
-        st.style_axis(plot.getAxis("bottom"), "direct effect (logits)")
+        st.style_axis(plot.getAxis("bottom"))  # (the panel's heading above the plot names the axis)
         st.style_axis(plot.getAxis("left"))
         for name in ("left", "bottom"):
             plot.getAxis(name).setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))

@@ -116,8 +116,10 @@ class PatchingPanel(QWidget):
         self.detail.setAlignment(Qt.AlignTop | Qt.AlignLeft)
         self.detail.setWordWrap(True)
         self.bars = LogitBars()
+        self.bars_title = style.eliding_line("Direct effect on the logit difference (clean input, in logits)")
         side = QVBoxLayout()
         side.addWidget(self.detail)
+        side.addWidget(self.bars_title)
         side.addWidget(self.bars, 1)
         self.body = QBoxLayout(QBoxLayout.LeftToRight)  # maps beside the details, or (NARROW) above them
         self.body.addLayout(self.grid, 5)
@@ -142,7 +144,7 @@ class PatchingPanel(QWidget):
 
     def restyle(self) -> None:
         for widget in (*self._labels, self.clean_edit, self.corrupted_edit, self.answer_box, self.wrong_box,
-                       self.stack_box, self.run_button, self.status, self.detail):
+                       self.stack_box, self.run_button, self.status, self.detail, self.bars_title):
             widget.setFont(style.font(style.BASE_POINT_SIZE))
         self.bars.restyle()
 
