@@ -77,3 +77,14 @@ def test_inputs_of_unequal_length_are_refused_in_words(qtbot, gpt):
     assert panel.wait_until_drawn()
     assert "same number of tokens" in panel.status.text()
     assert panel.shown is None and not any(h.isVisible() for h in panel.maps)
+
+
+def test_a_new_text_refills_the_inputs_and_redraws(qtbot, gpt):
+    state, panel = _panel(qtbot, gpt, "the duck says")
+    runner = Runner(state, synchronous=True)
+    runner.set_bundle(gpt, then_run="the frog lives in the")
+    runner.wait()
+    assert panel.wait_until_drawn()
+    assert panel.clean_edit.text() == "the frog lives in the"
+    assert panel.stack_maps()[0].columns == ["<bos>", "the", "frog", "lives", "in", "the"]
+    assert panel.maps[0].col_labels == panel.stack_maps()[0].columns

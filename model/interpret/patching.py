@@ -36,8 +36,9 @@ from model.interpret.patching_inputs import (
 from model.nn.hooks import Site, hooks
 
 SITES = ("resid", "attn", "mlp", "head")
-SITE_TITLES = {"resid": "residual stream", "attn": "output", "mlp": "MLP output", "head": "heads"}
+SITE_TITLES = {"resid": "residual stream", "attn": "", "mlp": "MLP output", "head": "heads"}
 SUBLAYER_TITLES = {"self_attn": "self-attention", "cross_attn": "cross-attention", "ffn": "", "": ""}
+# (an attention map's title is its sublayer's name: "Decoder cross-attention"; its heads' map adds "heads")
 TOP_K = 5
 BATCH = 64  # patched copies per forward
 

@@ -116,7 +116,7 @@ class PatchingPanel(QWidget):
         self.detail.setAlignment(Qt.AlignTop | Qt.AlignLeft)
         self.detail.setWordWrap(True)
         self.bars = LogitBars()
-        self.bars_title = style.eliding_line("Direct effect on the logit difference (clean input, in logits)")
+        self.bars_title = style.eliding_line("Direct logit attribution (clean input)")
         side = QVBoxLayout()
         side.addWidget(self.detail)
         side.addWidget(self.bars_title)
@@ -169,6 +169,8 @@ class PatchingPanel(QWidget):
             box.setEditText(DEFAULT_TOKEN)
         if self.isVisible():
             self.run()
+        else:  # drawn again when next shown: no maps of another model or text meanwhile
+            self._clear()
 
     def _on_view(self, panel: str, _value: str) -> None:
         if panel == self.panel_name:
@@ -208,18 +210,22 @@ class PatchingPanel(QWidget):
         self._say(f"Computing {what}… ({done}/{total})")
 
     def on_done(self, view: PatchingView) -> None:
-        if self._queued is None:
+        frame = self.state.frame
+        if self._queued is None and frame is not None and view.request.bundle is frame.bundle:
             self._draw(view)
 
-    def on_failed(self, exc: BaseException) -> None:
-        expected = isinstance(exc, ValueError)
-        if not expected:
-            traceback.print_exception(exc)
+    def _clear(self) -> None:
         self.shown = None
         for heatmap in self.maps:
             heatmap.setVisible(False)
         self.bars.clear_data()
         self.detail.setText("")
+
+    def on_failed(self, exc: BaseException) -> None:
+        expected = isinstance(exc, ValueError)
+        if not expected:
+            traceback.print_exception(exc)
+        self._clear()
         reason = str(exc) if expected else f"{type(exc).__name__}: {exc}"
         self._say(f"No patching for these inputs: {reason}", "warning")
 
