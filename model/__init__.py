@@ -7,7 +7,8 @@ The code lives in layers, each importing only the ones below it:
     data       tokenizers, built-in tasks, the facts corpus, a user's files, batching
     inference  a loaded model (ModelBundle), decoding, the teacher-forced pass, evaluation
     train      the Trainer (one process or many), optimiser, presets, BLEU
-    interpret  head surgery, logit lens, attribution, importance, comparison, the Frame
+    interpret  head surgery, logit lens, attribution, importance, comparison, activation patching,
+               direct logit attribution, the Frame
     io         checkpoints (safetensors + JSON), resume state, snapshots, pretrained importers
     cli        `transformer-explorer train | average | bleu`
 
@@ -35,6 +36,7 @@ _LAZY = {
     "intervene": "model.interpret.interventions", "logit_lens": "model.interpret.lens",
     "attribute": "model.interpret.attribution", "head_importance": "model.interpret.importance",
     "compare": "model.interpret.comparison",
+    "activation_patching": "model.interpret.patching", "direct_logit_attribution": "model.interpret.logit_attribution",
     "compute_frame": "model.interpret.frame", "Frame": "model.interpret.frame",
     "DecodeSettings": "model.interpret.frame",
     "get_task": "model.data.tasks",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 
 PANEL_MODULES = ("architecture", "stepper", "attention", "positional", "decoding", "heads", "lens",
-                 "attribution", "compare", "leak", "training")
+                 "attribution", "patching", "compare", "leak", "training")
 
 
 def panel_classes() -> list[type]:

@@ -1,0 +1,377 @@
+"""Activation patching panel: which activations carry the difference between two inputs
+(model.interpret.patching), and which heads and MLPs write the answer directly
+(model.interpret.logit_attribution).
+
+Two inputs of the same length: the clean one (the session's text) and a corrupted one (prefilled
+with the text's last token swapped). Run patches every residual stream, attention output, MLP
+output (layer × position) and head output (layer × head) from the clean run into the corrupted
+one, off the GUI thread with a progress bar; each map's cell is the share of the clean −
+corrupted logit difference that patch restores (diverging colours, white = 0). Clicking a cell
+shows that patched run's top tokens; beside the maps, the clean input's direct logit
+attribution. The clicked cell is session state: the panel's view, "cell <map> <layer> <column>".
+"""
+from __future__ import annotations
+
+import html
+import traceback
+
+import numpy as np
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, Qt, QThreadPool
+from PySide6.QtWidgets import (
+    QBoxLayout,
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer import style, theme
+from explorer.drawing.heatmap import Heatmap
+from explorer.drawing.label_axis import display_piece
+from explorer.input_text import printable
+from explorer.panels.patching.dla_bars import LogitBars
+from explorer.panels.patching.job import PatchingRequest, PatchingView, corrupted_default, start
+from explorer.screen import ScreenClass
+
+MAPS_SHOWN = 6  # the most maps one stack has: residual, self-, cross-attention, MLP, self- and cross-heads
+DEFAULT_TOKEN = ""  # an empty answer / wrong box: the default token (the runs' own top tokens)
+
+
+def cell_view(key: str, layer: int, column: int) -> str:
+    return f"cell {key} {layer} {column}"
+
+
+def parse_cell(view: str | None) -> tuple[str, int, int] | None:
+    parts = (view or "").split()
+    if len(parts) == 4 and parts[0] == "cell" and parts[2].isdigit() and parts[3].isdigit():
+        return parts[1], int(parts[2]), int(parts[3])
+    return None
+
+
+class PatchingPanel(QWidget):
+    panel_name = "patching"
+    title = "Activation patching"
+
+    def __init__(self, state, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.shown: PatchingView | None = None
+        self.worker = None
+        self._queued: PatchingRequest | None = None
+        self._running: PatchingRequest | None = None
+        self._filled_for: tuple | None = None  # (model, text) the fields were prefilled for
+        self._build()
+        state.frameChanged.connect(lambda _frame: self._on_frame())
+        state.viewChanged.connect(self._on_view)
+        theme.notifier().changed.connect(self._on_theme)
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+        self._on_frame()
+
+    # -- construction -------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.clean_edit, self.corrupted_edit = QLineEdit(), QLineEdit()
+        self.clean_edit.setToolTip("The clean input: the run whose activations are patched in")
+        self.corrupted_edit.setToolTip("The corrupted input, the same number of tokens: the run that is patched")
+        self.answer_box, self.wrong_box = QComboBox(), QComboBox()
+        for box, default in ((self.answer_box, "the clean run's top token"),
+                             (self.wrong_box, "the corrupted run's top token")):
+            box.setEditable(True)
+            box.lineEdit().setPlaceholderText("default")
+            box.setToolTip(f"The logit difference compares answer and wrong; empty: {default}")
+            box.setMinimumContentsLength(8)
+        self.stack_box = QComboBox()
+        self.stack_box.setToolTip("Which stack's maps to show")
+        self.stack_box.currentIndexChanged.connect(lambda _i: self._draw_maps())
+        self.run_button = QPushButton("Run")
+        self.run_button.setToolTip("Patch every site from the clean run into the corrupted one")
+        self.run_button.clicked.connect(self.run)
+        for edit in (self.clean_edit, self.corrupted_edit):
+            edit.returnPressed.connect(self.run)
+        self._labels = [QLabel("Clean:"), QLabel("Corrupted:"), QLabel("Answer:"), QLabel("Wrong:")]
+        first, second = QHBoxLayout(), QHBoxLayout()
+        for widget, stretch in ((self._labels[0], 0), (self.clean_edit, 1), (self._labels[1], 0),
+                                (self.corrupted_edit, 1)):
+            first.addWidget(widget, stretch)
+        for widget in (self._labels[2], self.answer_box, self._labels[3], self.wrong_box, self.stack_box):
+            second.addWidget(widget)
+        second.addStretch(1)
+        second.addWidget(self.run_button)
+        # All maps share one symmetric scale, so the right-hand column's colour bars serve their row.
+        self.maps = [Heatmap(colormap=style.colormap(style.DIVERGING), levels=(-1.0, 1.0), colour_bar=k % 2 == 1,
+                             square=False) for k in range(MAPS_SHOWN)]
+        self.grid = QGridLayout()
+        for k, heatmap in enumerate(self.maps):
+            heatmap.cellClicked.connect(lambda row, col, k=k: self._on_cell_clicked(k, row, col))
+            heatmap.setVisible(False)
+            self.grid.addWidget(heatmap, k // 2, k % 2)
+        self.detail = QLabel()
+        self.detail.setTextFormat(Qt.RichText)
+        self.detail.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+        self.detail.setWordWrap(True)
+        self.bars = LogitBars()
+        self.bars_title = style.eliding_line("Direct logit attribution (clean input)")
+        side = QVBoxLayout()
+        side.addWidget(self.detail)
+        side.addWidget(self.bars_title)
+        side.addWidget(self.bars, 1)
+        self.body = QBoxLayout(QBoxLayout.LeftToRight)  # maps beside the details, or (NARROW) above them
+        self.body.addLayout(self.grid, 5)
+        self.body.addLayout(side, 3)
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(False)
+        self.progress.setVisible(False)
+        self.status = QLabel(" ")
+        self.status.setWordWrap(True)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addLayout(first)
+        lay.addLayout(second)
+        lay.addLayout(self.body, 1)
+        lay.addWidget(self.progress)
+        lay.addWidget(self.status)
+        self.restyle()
+
+    def apply_screen_class(self, cls: ScreenClass) -> None:
+        narrow = cls is ScreenClass.NARROW
+        self.body.setDirection(QBoxLayout.TopToBottom if narrow else QBoxLayout.LeftToRight)
+
+    def restyle(self) -> None:
+        for widget in (*self._labels, self.clean_edit, self.corrupted_edit, self.answer_box, self.wrong_box,
+                       self.stack_box, self.run_button, self.status, self.detail, self.bars_title):
+            widget.setFont(style.font(style.BASE_POINT_SIZE))
+        self.bars.restyle()
+
+    def _on_theme(self, *_) -> None:
+        self.bars.restyle()
+        self._show_cell()
+
+    # -- the session ------------------------------------------------------------------------------
+    def _on_frame(self) -> None:
+        """A new model or text: prefill both inputs from it (and run, when on screen)."""
+        frame = self.state.frame
+        if frame is None:
+            return
+        key = (id(frame.bundle), frame.source)
+        if key == self._filled_for:
+            return
+        self._filled_for = key
+        self.clean_edit.setText(frame.source)
+        self.corrupted_edit.setText(corrupted_default(frame.bundle, frame.source))
+        for box in (self.answer_box, self.wrong_box):
+            box.clear()
+            box.setEditText(DEFAULT_TOKEN)
+        if self.isVisible():
+            self.run()
+        else:  # drawn again when next shown: no maps of another model or text meanwhile
+            self._clear()
+
+    def _on_view(self, panel: str, _value: str) -> None:
+        if panel == self.panel_name:
+            self._show_cell()
+
+    def request(self) -> PatchingRequest | None:
+        frame = self.state.frame
+        if frame is None:
+            return None
+        answer, wrong = (box.currentText().strip() or None for box in (self.answer_box, self.wrong_box))
+        return PatchingRequest(frame.bundle, frame.model_label, self.clean_edit.text(), self.corrupted_edit.text(),
+                               answer, wrong)
+
+    # -- work ------------------------------------------------------------------------------------
+    def run(self) -> None:
+        request = self.request()
+        if request is None or request == self._running:
+            return
+        self._queued = request
+        if self.worker is None:
+            self._start_next()
+
+    def _start_next(self) -> None:
+        request, self._queued = self._queued, None
+        if request is None:
+            return
+        self._running = request
+        self.progress.setVisible(True)
+        self.progress.setValue(0)
+        self.run_button.setEnabled(False)
+        self.worker = start(request, self)
+
+    def on_progress(self, report: tuple[str, int, int]) -> None:
+        what, done, total = report
+        self.progress.setRange(0, total)
+        self.progress.setValue(done)
+        self._say(f"Computing {what}… ({done}/{total})")
+
+    def on_done(self, view: PatchingView) -> None:
+        frame = self.state.frame
+        if self._queued is None and frame is not None and view.request.bundle is frame.bundle:
+            self._draw(view)
+
+    def _clear(self) -> None:
+        self.shown = None
+        for heatmap in self.maps:
+            heatmap.setVisible(False)
+        self.bars.clear_data()
+        self.detail.setText("")
+
+    def on_failed(self, exc: BaseException) -> None:
+        expected = isinstance(exc, ValueError)
+        if not expected:
+            traceback.print_exception(exc)
+        self._clear()
+        reason = str(exc) if expected else f"{type(exc).__name__}: {exc}"
+        self._say(f"No patching for these inputs: {reason}", "warning")
+
+    def on_finished(self) -> None:
+        self.worker, self._running = None, None
+        self.run_button.setEnabled(True)
+        if self._queued is not None:
+            self._start_next()
+        else:
+            self.progress.setVisible(False)
+
+    def wait_until_drawn(self, msecs: int = 60000) -> bool:
+        """Block until the running and queued work is drawn (headless figures, tests)."""
+        clock = QElapsedTimer()
+        clock.start()
+        while (self.worker is not None or self._queued is not None) and clock.elapsed() < msecs:
+            QThreadPool.globalInstance().waitForDone(20)
+            QCoreApplication.sendPostedEvents()
+            QCoreApplication.processEvents()
+        return self.worker is None
+
+    def shutdown(self) -> None:
+        self._queued = None
+        if self.worker is not None:
+            self.worker.quit()
+
+    def showEvent(self, event) -> None:  # noqa: N802
+        super().showEvent(event)
+        if self.shown is None and self.worker is None and self.state.frame is not None:
+            self.run()
+
+    def closeEvent(self, event) -> None:  # noqa: N802
+        self.shutdown()
+        super().closeEvent(event)
+
+    # -- drawing -------------------------------------------------------------------------------
+    def _draw(self, view: PatchingView) -> None:
+        self.shown = view
+        r = view.result
+        stacks = list(dict.fromkeys(m.stack for m in r.maps))
+        keep = self.stack_box.currentText().lower()
+        self.stack_box.blockSignals(True)
+        self.stack_box.clear()
+        self.stack_box.addItems([s.capitalize() for s in stacks])
+        self.stack_box.setCurrentIndex(stacks.index(keep) if keep in stacks else 0)
+        self.stack_box.blockSignals(False)
+        self.stack_box.setVisible(len(stacks) > 1)
+        for box, top, chosen in ((self.answer_box, r.clean_top, r.answer), (self.wrong_box, r.corrupted_top, r.wrong)):
+            typed = box.currentText()
+            box.blockSignals(True)
+            box.clear()
+            box.addItems([printable(piece) for piece, _ in top])
+            box.setEditText(typed)
+            box.lineEdit().setPlaceholderText(printable(chosen))
+            box.blockSignals(False)
+        self.bars.set_data(view.dla.labels, view.dla.values)
+        self._draw_maps()
+        where = f"after “{display_piece(printable(r.position_piece))}” (position {r.position})"
+        self._say(f"Logit difference “{printable(r.answer)}” − “{printable(r.wrong)}” {where}: clean "
+                  f"{r.clean_diff:+.2f}, corrupted {r.corrupted_diff:+.2f}. Each cell: the share of it one patch "
+                  f"restores (1 = all, 0 = none). {r.forwards} patched forwards in {r.seconds:.2f} s. "
+                  "Bars: the clean input's direct logit attribution (LayerNorms frozen at their scale).")
+
+    def stack_maps(self) -> list:
+        """The result's maps of the chosen stack, in the order they are drawn."""
+        if self.shown is None:
+            return []
+        stack = self.stack_box.currentText().lower()
+        return [m for m in self.shown.result.maps if m.stack == stack]
+
+    def _draw_maps(self) -> None:
+        maps = self.stack_maps()
+        if self.shown is None:
+            return
+        peak = max([1.0] + [float(np.nanmax(np.abs(m.restored))) for m in self.shown.result.maps])
+        for k, heatmap in enumerate(self.maps):
+            heatmap.setVisible(k < len(maps))
+            if k >= len(maps):
+                continue
+            m = maps[k]
+            rows = list(range(len(m.rows) - 1, -1, -1))  # the last layer on top, as in Figure 1
+            heatmap.set_levels((-peak, peak))
+            heatmap.set_title(m.title)
+            # (no numbers in the cells: every column stays in view; a cell's number is in its hover text)
+            heatmap.set_data(m.restored[rows], [m.rows[l].capitalize() for l in rows],
+                             [printable(c) for c in m.columns], row_names=True)
+            heatmap.describe = lambda row, col, m=m: self._describe(m, len(m.rows) - 1 - row, col)
+        self._show_cell()
+
+    def _describe(self, m, layer: int, col: int) -> str:
+        what = (f"head {col + 1} (at every position)" if m.site == "head"
+                else f"position {col} ({printable(m.columns[col])})")
+        return (f"{m.title}, layer {layer + 1}, {what}: restores {m.restored[layer, col] + 0.0:.2f} "
+                "of the logit difference · click for the patched output")
+
+    def _on_cell_clicked(self, k: int, row: int, col: int) -> None:
+        maps = self.stack_maps()
+        if k < len(maps):
+            m = maps[k]
+            self.state.set_view(self.panel_name, cell_view(m.key, len(m.rows) - 1 - row, col))
+
+    def selected(self):
+        """(map, layer, column) of the session's cell, or the default: the last layer's
+        residual stream at the measured position."""
+        maps = self.stack_maps()
+        if not maps:
+            return None
+        cell = parse_cell(self.state.session.view(self.panel_name))
+        by_key = {m.key: m for m in maps}
+        if cell is not None and cell[0] in by_key:
+            m = by_key[cell[0]]
+            return m, min(cell[1], len(m.rows) - 1), min(cell[2], len(m.columns) - 1)
+        m = maps[0]
+        position = self.shown.result.position if m.stack == self._output_stack() else len(m.columns) - 1
+        return m, len(m.rows) - 1, min(position, len(m.columns) - 1)
+
+    def _output_stack(self) -> str:
+        return "decoder" if self.shown.request.bundle.model_kind.has_decoder else "encoder"
+
+    def _show_cell(self) -> None:
+        chosen = self.selected()
+        if chosen is None:
+            return
+        m, layer, col = chosen
+        maps = self.stack_maps()
+        for k, heatmap in enumerate(self.maps[:len(maps)]):
+            heatmap.select((len(m.rows) - 1 - layer, col) if maps[k] is m else None)
+        r = self.shown.result
+        what = (f"head {col + 1} (all positions)" if m.site == "head"
+                else f"position {col} “{html.escape(printable(m.columns[col]))}”")
+        tops = " · ".join(f"<b>{html.escape(printable(piece))}</b> {float(m.top_probs[layer, col, k]):.2f}"
+                          for k, piece in enumerate(m.top_pieces[layer][col]))
+        muted = style.MUTED.name()
+        self.detail.setText(
+            f"<b>{html.escape(m.title)}</b>, layer {layer + 1}, {what} patched:<br>"
+            f"restores <b>{m.restored[layer, col]:.2f}</b> (logit difference {m.logit_diff[layer, col]:+.2f})"
+            f"<br>top: {tops}<br><span style='color:{muted};'>clean: {html.escape(printable(r.clean_top[0][0]))}, "
+            f"corrupted: {html.escape(printable(r.corrupted_top[0][0]))}</span>")
+
+    def detail_text(self) -> str:
+        return self.detail.text()
+
+    def _say(self, text: str, level: str = "info") -> None:
+        self.status.setText(text)
+        style.set_sheet(self.status, "color: {warning_text}; background: {warning_bg};" if level == "warning"
+                        else "color: {text};")
+
+
+__all__ = ["PatchingPanel", "cell_view", "parse_cell"]

@@ -1,0 +1,90 @@
+"""The activation patching panel: prefilled inputs of the same length, maps that are the
+result's arrays (last layer on top), a click that shows that cell's patched output, the DLA
+bars, and inputs of unequal length refused in words."""
+import numpy as np
+import pytest
+import torch
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtTest import QTest
+
+from explorer.panels.patching.panel import PatchingPanel, parse_cell
+from explorer.runner import Runner
+from explorer.state import SessionState
+from model.io.checkpoints import bundled_checkpoints, load_checkpoint
+
+
+@pytest.fixture(scope="module")
+def gpt():
+    torch.set_num_threads(1)
+    return load_checkpoint(bundled_checkpoints()["gpt-facts"])
+
+
+def _panel(qtbot, bundle, text):
+    state = SessionState()
+    panel = PatchingPanel(state)
+    runner = Runner(state, synchronous=True)
+    qtbot.addWidget(panel)
+    panel.resize(1200, 650)
+    panel.show()
+    qtbot.waitExposed(panel)
+    runner.set_bundle(bundle, then_run=text)
+    runner.wait()
+    assert panel.wait_until_drawn()
+    return state, panel
+
+
+def test_the_inputs_are_prefilled_and_the_maps_are_the_results(qtbot, gpt):
+    state, panel = _panel(qtbot, gpt, "the duck says")
+    assert panel.clean_edit.text() == "the duck says"
+    corrupted = panel.corrupted_edit.text()
+    assert corrupted != "the duck says" and len(corrupted.split()) == 3
+    result = panel.shown.result
+    maps = panel.stack_maps()
+    assert [m.site for m in maps] == ["resid", "attn", "mlp", "head"]
+    for heatmap, m in zip(panel.maps, maps):
+        assert heatmap.isVisible()
+        assert np.allclose(heatmap.values, m.restored[::-1])  # the last layer on top
+        assert heatmap.row_labels[0] == f"Layer {len(m.rows)}"
+    assert not any(h.isVisible() for h in panel.maps[len(maps):])
+    assert panel.answer_box.lineEdit().placeholderText() == result.answer
+    assert panel.bars.drawn_labels()[0] == panel.shown.dla.labels[int(np.argmax(abs(panel.shown.dla.values)))]
+
+
+def test_clicking_a_cell_shows_that_cells_patched_output(qtbot, gpt):
+    state, panel = _panel(qtbot, gpt, "the duck says")
+    panel.corrupted_edit.setText("the cow says")
+    panel.run()
+    assert panel.wait_until_drawn()
+    mlp = panel.stack_maps()[2]
+    heatmap = panel.maps[2]
+    layer, position = 0, 2  # the bottom row (layer 1), the changed word
+    scene = heatmap.plot.vb.mapViewToScene(QPointF(position + 0.5, len(mlp.rows) - 0.5))
+    QTest.mouseClick(heatmap.canvas.viewport(), Qt.LeftButton, Qt.NoModifier, heatmap.canvas.mapFromScene(scene))
+    assert parse_cell(state.session.view("patching")) == (mlp.key, layer, position)
+    assert heatmap.selected == (len(mlp.rows) - 1, position)
+    text = panel.detail.text()
+    assert f"layer {layer + 1}, position {position}" in text
+    assert f"restores <b>{mlp.restored[layer, position]:.2f}</b>" in text
+    for piece in mlp.top_pieces[layer][position]:
+        assert f"<b>{piece}</b>" in text
+    assert f"{mlp.top_probs[layer, position, 0]:.2f}" in text
+
+
+def test_inputs_of_unequal_length_are_refused_in_words(qtbot, gpt):
+    state, panel = _panel(qtbot, gpt, "the duck says")
+    panel.corrupted_edit.setText("the cow")
+    panel.run()
+    assert panel.wait_until_drawn()
+    assert "same number of tokens" in panel.status.text()
+    assert panel.shown is None and not any(h.isVisible() for h in panel.maps)
+
+
+def test_a_new_text_refills_the_inputs_and_redraws(qtbot, gpt):
+    state, panel = _panel(qtbot, gpt, "the duck says")
+    runner = Runner(state, synchronous=True)
+    runner.set_bundle(gpt, then_run="the frog lives in the")
+    runner.wait()
+    assert panel.wait_until_drawn()
+    assert panel.clean_edit.text() == "the frog lives in the"
+    assert panel.stack_maps()[0].columns == ["<bos>", "the", "frog", "lives", "in", "the"]
+    assert panel.maps[0].col_labels == panel.stack_maps()[0].columns
