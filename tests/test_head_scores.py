@@ -143,5 +143,5 @@ def test_bad_settings_are_refused_with_a_sentence(built):
     with pytest.raises(HeadScoreError, match="threshold"):
         head_scores(bundle, threshold=0)
     tiny = CharTokenizer(["<pad>", "<bos>", "<eos>", "<unk>", "a"])
-    with pytest.raises(HeadScoreError, match="at least 2"):
+    with pytest.raises(HeadScoreError, match="at least 3"):
         head_scores(ModelBundle(bundle.model, tiny, tiny), segment_len=8)

@@ -79,7 +79,7 @@ class HeadAtlas:
     model_name: str
     heads: list[HeadScore]
     threshold: float
-    segment_len: int  # L: each sequence is [prefix] L tokens, the same L tokens [suffix]
+    segment_lens: dict[str, int]  # "src"/"tgt" → L: each sequence is [prefix] L tokens, the same L tokens [suffix]
     offsets: dict[str, int]  # "src"/"tgt" → where the first copy starts (the prefix's length)
     tokens: dict[str, torch.Tensor] = field(default_factory=dict, repr=False)  # "src"/"tgt" → (B, T) ids
 
@@ -160,8 +160,24 @@ def label(scores: dict[str, float], threshold: float) -> str:
     return best if scores[best] >= threshold else MIXED
 
 
-def _sequences(bundle: ModelBundle, n: int, segment_len: int, seed: int) -> tuple[dict[str, torch.Tensor], dict[str, int], int]:
-    """The model's input ids ("src" and/or "tgt"), the prefix length and L."""
+MIN_SEGMENT = 3  # with 2 tokens a copy, "the token after the earlier occurrence" is the previous token
+
+
+def _segment_room(bundle: ModelBundle, axis: str, extra: int) -> int:
+    """The longest copy the stack reads twice within max_len and, where the model's task says
+    how long its training inputs were, within those (the heads' habits are learnt on such
+    lengths), but never under MIN_SEGMENT because of the task alone."""
+    room = (bundle.config.max_len - extra) // 2
+    trained = bundle.task.get("max_src_len" if axis == "src" else "max_tgt_len")
+    if isinstance(trained, int) and not isinstance(trained, bool) and trained > 0:
+        trained += 1 if axis == "tgt" else 0  # the decoder reads <bos> + the target
+        room = min(room, max(MIN_SEGMENT, (trained - extra) // 2))
+    return room
+
+
+def _sequences(bundle: ModelBundle, n: int, segment_len: int,
+               seed: int) -> tuple[dict[str, torch.Tensor], dict[str, int], dict[str, int]]:
+    """The model's input ids, the prefix length and L, each by axis ("src" and/or "tgt")."""
     kind = bundle.model_kind
     tokenizers = {}
     if kind.has_encoder:
@@ -169,42 +185,45 @@ def _sequences(bundle: ModelBundle, n: int, segment_len: int, seed: int) -> tupl
         tokenizers["src"] = (tok, tuple(getattr(tok, "prefix", ())), tuple(getattr(tok, "suffix", ())))
     if kind.has_decoder:
         tokenizers["tgt"] = (bundle.tgt_tokenizer, (bundle.tgt_tokenizer.bos_id,), ())
-    pools = {axis: ordinary_ids(tok) for axis, (tok, _, _) in tokenizers.items()}
-    room = min((bundle.config.max_len - len(pre) - len(suf)) // 2 for _, pre, suf in tokenizers.values())
-    length = min(segment_len, room, *(len(p) for p in pools.values()))
-    if length < 2:
-        raise HeadScoreError(f"{bundle.name!r} has room for segments of {length} distinct ordinary tokens; "
-                             "the atlas needs at least 2 (a larger vocabulary or max_len).")
     generator = torch.Generator().manual_seed(seed)
-    tokens, offsets = {}, {}
-    for axis, (_tok, pre, suf) in tokenizers.items():
-        body = repeated_segments(pools[axis], n, length, generator)
+    tokens, offsets, lengths = {}, {}, {}
+    for axis, (tok, pre, suf) in tokenizers.items():
+        pool = ordinary_ids(tok)
+        length = min(segment_len, _segment_room(bundle, axis, len(pre) + len(suf)), len(pool))
+        if length < MIN_SEGMENT:
+            raise HeadScoreError(f"{bundle.name!r} has room for copies of {length} distinct ordinary tokens; "
+                                 f"the atlas needs at least {MIN_SEGMENT} (a larger vocabulary or max_len).")
+        body = repeated_segments(pool, n, length, generator)
         parts = [torch.tensor([pre] * n, dtype=torch.long).view(n, -1), body,
                  torch.tensor([suf] * n, dtype=torch.long).view(n, -1)]
-        tokens[axis], offsets[axis] = torch.cat(parts, dim=1), len(pre)
-    return tokens, offsets, length
+        tokens[axis], offsets[axis], lengths[axis] = torch.cat(parts, dim=1), len(pre), length
+    return tokens, offsets, lengths
 
 
 def head_scores(bundle: ModelBundle, n_sequences: int = 16, segment_len: int = 20, seed: int = 0,
                 threshold: float = 0.4, progress: Progress | None = None) -> HeadAtlas:
     """Score every head of `bundle`'s model (see the module's docstring) in one recorded forward
-    over `n_sequences` repeated random sequences of `segment_len` tokens per copy (fewer when
-    the vocabulary or max_len is smaller)."""
+    over `n_sequences` repeated random sequences of `segment_len` tokens per copy (fewer where
+    the vocabulary, max_len or the longest input of the model's task is shorter)."""
     if not 0.0 < threshold <= 1.0:
         raise HeadScoreError(f"threshold must lie in (0, 1], got {threshold!r}")
     if not isinstance(n_sequences, int) or n_sequences < 1:
         raise HeadScoreError(f"n_sequences must be a positive integer, got {n_sequences!r}")
-    tokens, offsets, length = _sequences(bundle, n_sequences, segment_len, seed)
+    tokens, offsets, lengths = _sequences(bundle, n_sequences, segment_len, seed)
     model = bundle.model
     kind = bundle.model_kind
     if progress is not None:
-        progress(0, 2, f"Recording {n_sequences} repeated sequences of {length} tokens")
+        shown = " and ".join(str(n) for n in dict.fromkeys(lengths.values()))
+        progress(0, 2, f"Recording {n_sequences} sequences of {shown} random tokens, each repeated")
     was_training = model.training
     model.eval()
     try:
         inputs = {axis: ids.to(bundle.device) for axis, ids in tokens.items()}
-        with torch.no_grad(), record(model) as trace:
-            model(inputs.get("src"), inputs.get("tgt"))
+        src, tgt = inputs.get("src"), inputs.get("tgt")
+        with torch.no_grad(), record(model) as trace:  # the stacks only: no output layer over the vocabulary
+            memory = model.encode(src) if src is not None else None
+            if tgt is not None:
+                model.decode(memory, src, tgt)
     finally:
         model.train(was_training)
     if progress is not None:
@@ -217,10 +236,10 @@ def head_scores(bundle: ModelBundle, n_sequences: int = 16, segment_len: int = 2
                 table = {FIRST: weights[:, :, 0].mean(-1)}
             else:
                 axis = attention.axes[0]
-                table = self_scores(weights, offsets[axis], length, causal=attention.causal_queries)
+                table = self_scores(weights, offsets[axis], lengths[axis], causal=attention.causal_queries)
             for head in range(weights.size(0)):
                 scores = {name: float(table[name][head]) for name in APPLIES[attention]}
                 heads.append(HeadScore(attention, layer, head, scores, label(scores, threshold)))
     if progress is not None:
         progress(2, 2, "Done")
-    return HeadAtlas(bundle.name, heads, threshold, length, offsets, tokens)
+    return HeadAtlas(bundle.name, heads, threshold, lengths, offsets, tokens)
