@@ -18,7 +18,6 @@ from superqt.utils import create_worker
 
 from explorer.drawing import plot_style as st
 from explorer.panels.atlas.atlas_grid import AtlasGrid, Legend, scores_text
-from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from explorer.theme import notifier
 from model.interpret.head_scores import head_scores
@@ -89,9 +88,6 @@ class AtlasPanel(QWidget):
         lay.addWidget(self.grid, 1)
         lay.addWidget(self.readout)
         lay.addStretch(0)
-
-    def apply_screen_class(self, cls: ScreenClass) -> None:
-        """The grid's cells and the legend wrap by themselves; nothing folds."""
 
     # -- scoring ---------------------------------------------------------------------------------
     def _on_bundle(self, bundle) -> None:
