@@ -21,10 +21,12 @@ from explorer.panels.atlas.atlas_grid import AtlasGrid, Legend, scores_text
 from explorer.state import SessionState
 from explorer.theme import notifier
 from model.interpret.head_scores import head_scores
+from model.nn.kinds import AttentionKind
 
 ABOUT = ("Each head read {n} random sequences of {L} tokens, each repeated; its colour is the pattern "
-         "that takes the largest share of its attention when that share is at least {t:.0%} "
-         "(cross-attention: only first-token applies). Hover or click a head for its scores.")
+         "that takes the largest share of its attention when that share is at least {t:.0%}.{cross} "
+         "Hover or click a head for its scores.")
+CROSS_NOTE = " Cross-attention reads another sequence: only first-token applies to it."
 
 
 def lengths_text(atlas) -> str:
@@ -133,7 +135,8 @@ class AtlasPanel(QWidget):
         counts = ", ".join(f"{n} {kind}" for kind, n in atlas.counts().items() if n)
         self.status.setText(f"{atlas.model_name}: {counts}.")
         self.about.setText(ABOUT.format(n=len(next(iter(atlas.tokens.values()))), L=lengths_text(atlas),
-                                        t=atlas.threshold))
+                                        t=atlas.threshold,
+                                        cross=CROSS_NOTE if AttentionKind.CROSS in atlas.attention_kinds else ""))
 
     def _on_error(self, exc) -> None:
         self.bar.hide()
