@@ -233,6 +233,7 @@ class MainWindow(QMainWindow):
         self.state.busyChanged.connect(self._on_busy)
         self.state.message.connect(self._on_message)
         self.state.bundleChanged.connect(self._on_bundle)
+        self.state.panelWanted.connect(lambda name: self.focus_panel(name) if name in self.docks else None)
 
     # -- public ------------------------------------------------------------------------------
     def focus_panel(self, name: str) -> QDockWidget:

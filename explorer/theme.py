@@ -108,6 +108,9 @@ class Palette:
     pe_pos: str = "#000000"
     pe_target: str = "#000000"
     pe_rotated: str = "#000000"
+    # the head atlas: one fill per head type (text on it is `text`), the same keys as
+    # model.interpret.head_scores.KINDS
+    head_kinds: dict = field(default_factory=dict, hash=False, compare=False)
 
     def roles(self) -> dict[str, str]:
         """Role → colour for every single-colour role (for `str.format_map` in stylesheets)."""
@@ -138,6 +141,8 @@ LIGHT = Palette(
     token_a="#cfe1fa", token_b="#fbd9b8", token_unknown="#b3261e",
     series=_SERIES_LIGHT, loss="#0969da", accuracy="#0969da", exact="#bc4c00", lr="#8250df", speed="#bc4c00",
     pe_pos="#b0b7bf", pe_target="#0969da", pe_rotated="#e4572e",
+    head_kinds={"previous-token": "#a9d8f0", "duplicate-token": "#d8c8f5", "induction": "#f9b872",
+                "first-token": "#d0d7de", "self": "#b7e4b5", "mixed": "#ffffff"},
 )
 
 DARK = Palette(
@@ -160,6 +165,8 @@ DARK = Palette(
     token_a="#1f4470", token_b="#5a3a16", token_unknown="#ffa198",
     series=_SERIES_DARK, loss="#58a6ff", accuracy="#58a6ff", exact="#f0883e", lr="#bc8cff", speed="#f0883e",
     pe_pos="#6e7681", pe_target="#58a6ff", pe_rotated="#ff7b54",
+    head_kinds={"previous-token": "#1d4e6b", "duplicate-token": "#4a3f80", "induction": "#8a4b08",
+                "first-token": "#444c56", "self": "#245229", "mixed": "#0d1117"},
 )
 
 PALETTES: dict[str, Palette] = {"light": LIGHT, "dark": DARK}

@@ -103,6 +103,17 @@ def test_both_palettes_define_the_same_roles_and_block_types():
     assert len(LIGHT.series) == len(DARK.series)
 
 
+@pytest.mark.parametrize("name", sorted(PALETTES))
+def test_every_head_type_has_a_fill_that_text_reads_on(name):
+    """The head atlas writes each head's letter in `text` on its type's fill."""
+    from model.interpret.head_scores import KINDS
+    p = PALETTES[name]
+    assert set(p.head_kinds) == set(KINDS)
+    assert len(set(p.head_kinds.values())) == len(KINDS)  # each type its own colour
+    for kind, fill in p.head_kinds.items():
+        assert contrast_ratio(p.text, fill) >= 4.5, f"{name}: text on {kind} {fill}"
+
+
 # -- (b) no colour literal outside the theme -------------------------------------------------------
 EXPLORER = Path(__file__).resolve().parents[1] / "explorer"
 _STRING = re.compile(r"""(?:[rRbBfFuU]{0,2})("[^"\n]*"|'[^'\n]*')""")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 
-PANEL_MODULES = ("architecture", "stepper", "attention", "positional", "decoding", "heads", "lens",
+PANEL_MODULES = ("architecture", "stepper", "attention", "positional", "decoding", "heads", "atlas", "lens",
                  "attribution", "patching", "compare", "leak", "training")
 
 

@@ -1,0 +1,171 @@
+"""The atlas grid: one layers × heads block of cells per attention kind, each cell coloured by
+its head's type, and the legend that names the colours.
+
+A cell is a button (a big click target, keyboard reachable) showing its type's letter, so the
+grid reads without colour too; a mixed head shows its strongest pattern's letter in lower case.
+Its tooltip holds every score. `headClicked(kind, layer, head)`
+asks the panel to select the head; `headHovered` gives the readout the head under the pointer.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, Signal
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QLayout, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+from superqt import QFlowLayout
+
+from explorer.drawing import plot_style as st
+from explorer.theme import current, set_sheet
+from model.interpret.head_scores import KINDS, HeadAtlas, HeadScore
+from model.nn.kinds import AttentionKind
+
+LETTERS = {"previous-token": "P", "duplicate-token": "D", "induction": "I", "first-token": "F", "self": "S",
+           "mixed": "p d i f s"}
+MEANINGS = {"previous-token": "attends the token just before",
+            "duplicate-token": "attends an earlier copy of the same token",
+            "induction": "attends the token after an earlier copy (continues a repeat)",
+            "first-token": "parks its attention on the first position (a sink)",
+            "self": "attends its own position",
+            "mixed": "no pattern reaches the threshold; the lower-case letter is its strongest"}
+MAX_CELL_PX = 88  # a cell grows with the room up to this (a big target on a projector)
+CELL_SHEET = "QToolButton {{ color: {text}; background: %s; border: 1px solid {grid}; }}"
+SELECTED_SHEET = "QToolButton {{ color: {text}; background: %s; border: 3px solid {selected}; font-weight: bold; }}"
+SWATCH_SHEET = "QLabel {{ color: {text}; background: %s; border: 1px solid {grid}; padding: 1px 6px; }}"
+
+
+def cell_sheet(kind: str, selected: bool) -> str:
+    """The cell's stylesheet template: its type's fill from the theme (kept as a literal
+    of the current palette, so a theme change re-colours through `restyle`)."""
+    return (SELECTED_SHEET if selected else CELL_SHEET) % current().head_kinds[kind]
+
+
+def letter(h: HeadScore) -> str:
+    """The cell's text: the type's letter, or a mixed head's strongest pattern in lower case."""
+    if h.kind != "mixed":
+        return LETTERS[h.kind]
+    return LETTERS[max(h.scores, key=h.scores.get)].lower()
+
+
+def scores_text(h: HeadScore) -> str:
+    """One line: where the head is, its kind and every score."""
+    scores = " · ".join(f"{name} {score:.2f}" for name, score in h.scores.items())
+    return f"{h.attention.short_title} L{h.layer + 1} H{h.head + 1}: {h.kind}. {scores}"
+
+
+def tooltip(h: HeadScore) -> str:
+    lines = [f"{h.attention.short_title} L{h.layer + 1} H{h.head + 1}: {h.kind} ({MEANINGS[h.kind]})"]
+    lines += [f"  {name}: {score:.2f}" for name, score in h.scores.items()]
+    if h.attention is AttentionKind.CROSS:
+        lines.append("  (cross-attention: only first-token applies)")
+    lines.append("Click: show this head in Attention maps")
+    return "\n".join(lines)
+
+
+class Legend(QWidget):
+    """Each type's colour and letter with its name; wraps onto more lines where narrow."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        flow = QFlowLayout(self)
+        flow.setContentsMargins(0, 0, 0, 0)
+        self.swatches: dict[str, QLabel] = {}
+        for kind in KINDS:
+            label = QLabel(f"{LETTERS[kind]}  {kind}")
+            label.setFont(st.font(st.TICK_PT))
+            label.setToolTip(MEANINGS[kind])
+            self.swatches[kind] = label
+            flow.addWidget(label)
+        self.restyle()
+
+    def restyle(self) -> None:
+        for kind, label in self.swatches.items():
+            set_sheet(label, SWATCH_SHEET % current().head_kinds[kind])
+
+
+class AtlasGrid(QWidget):
+    """Cells for every head of an atlas. Signals headClicked / headHovered(kind, layer, head)."""
+
+    headClicked = Signal(str, int, int)
+    headHovered = Signal(str, int, int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.row = QHBoxLayout(self)
+        self.row.setContentsMargins(0, 0, 0, 0)
+        self.row.setSizeConstraint(QLayout.SizeConstraint.SetMinAndMaxSize)  # never taller than its cells allow
+        self.cells: dict[tuple[str, int, int], QToolButton] = {}
+        self.atlas: HeadAtlas | None = None
+        self.chosen: tuple[str, int, int] | None = None
+
+    def set_atlas(self, atlas: HeadAtlas | None) -> None:
+        """Rebuild the blocks for `atlas` (None: empty)."""
+        while self.row.count():
+            item = self.row.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        self.cells = {}
+        self.atlas = atlas
+        if atlas is None:
+            return
+        for kind in atlas.attention_kinds:
+            self.row.addWidget(self._block(atlas.of(kind)), 1)
+        self.restyle()
+
+    def _block(self, heads: list[HeadScore]) -> QWidget:
+        block = QWidget()
+        column = QVBoxLayout(block)
+        column.setContentsMargins(2, 0, 2, 0)
+        column.setSizeConstraint(QLayout.SizeConstraint.SetMinAndMaxSize)
+        title = QLabel(heads[0].attention.short_title)
+        title.setFont(st.font(st.LABEL_PT, bold=True))
+        title.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        column.addWidget(title)
+        grid = QGridLayout()
+        grid.setSpacing(3)
+        n_layers = max(h.layer for h in heads) + 1
+        n_heads = max(h.head for h in heads) + 1
+        for head in range(n_heads):
+            label = QLabel(f"H{head + 1}")
+            label.setFont(st.font(st.TICK_PT))
+            label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+            grid.addWidget(label, 0, head + 1)
+        for layer in range(n_layers):
+            label = QLabel(f"L{layer + 1}")
+            label.setFont(st.font(st.TICK_PT))
+            grid.addWidget(label, layer + 1, 0)
+            grid.setRowStretch(layer + 1, 1)
+        for h in heads:
+            cell = QToolButton()
+            cell.setFont(st.font(st.LABEL_PT, bold=True))
+            cell.setText(letter(h))
+            cell.setToolTip(tooltip(h))
+            cell.setAccessibleName(f"{h.attention.short_title} layer {h.layer + 1} head {h.head + 1}: {h.kind}")
+            cell.setMinimumSize(30, 28)
+            cell.setMaximumHeight(MAX_CELL_PX)
+            cell.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+            cell.clicked.connect(lambda _=False, k=h.key: self.headClicked.emit(*k))
+            cell.installEventFilter(self)
+            self.cells[h.key] = cell
+            grid.addWidget(cell, h.layer + 1, h.head + 1)
+        column.addLayout(grid, 1)
+        return block
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.Enter:
+            for key, cell in self.cells.items():
+                if cell is obj:
+                    self.headHovered.emit(*key)
+                    break
+        return False
+
+    def select(self, key: tuple[str, int, int] | None) -> None:
+        """Outline the session's selected head (None: none)."""
+        self.chosen = key
+        self.restyle()
+
+    def restyle(self) -> None:
+        """Colour every cell from the current theme."""
+        if self.atlas is None:
+            return
+        for h in self.atlas.heads:
+            cell = self.cells.get(h.key)
+            if cell is not None:
+                set_sheet(cell, cell_sheet(h.kind, h.key == self.chosen))

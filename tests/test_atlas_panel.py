@@ -1,0 +1,66 @@
+"""The head atlas panel: it scores the shown model off the GUI thread, draws one cell per head
+in its type's colour, and a click selects the head for the Attention maps panel, through the
+session, and brings that panel forward."""
+import pytest
+from PySide6.QtCore import Qt
+
+from explorer.panels.atlas.atlas_grid import letter
+from explorer.theme import DARK, LIGHT
+from model.interpret.head_scores import head_scores
+from model.interpret.interventions import all_heads
+from support import make_main_window
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    return make_main_window(qtbot, tmp_path)
+
+
+def test_the_atlas_scores_every_head_off_the_gui_thread_and_draws_it(window):
+    window.focus_panel("atlas")
+    panel = window.panels["atlas"]
+    assert panel.wait_until_drawn()
+    bundle = window.state.bundle
+    assert set(panel.grid.cells) == set(all_heads(bundle.model))
+    same = head_scores(bundle)  # deterministic: the panel shows these numbers
+    for h in same.heads:
+        cell = panel.grid.cells[h.key]
+        assert cell.text() == letter(h)
+        assert LIGHT.head_kinds[h.kind] in cell.styleSheet()
+        for name, score in h.scores.items():
+            assert f"{name}: {score:.2f}" in cell.toolTip()
+    window.lecture.set_theme("dark")
+    h = same.heads[0]
+    assert DARK.head_kinds[h.kind] in panel.grid.cells[h.key].styleSheet()
+    assert all(DARK.head_kinds[k] in panel.legend.swatches[k].styleSheet() for k in DARK.head_kinds)
+
+
+def test_clicking_a_head_selects_it_for_the_attention_panel_and_brings_that_forward(window, qtbot):
+    window.focus_panel("atlas")
+    panel = window.panels["atlas"]
+    assert panel.wait_until_drawn()
+    qtbot.mouseClick(panel.grid.cells[("cross", 1, 2)], Qt.MouseButton.LeftButton)
+    state = window.state
+    assert (state.kind, state.layer, state.head) == ("cross", 1, 2)
+    assert state.session.view("attention") == "single"
+    attention = window.panels["attention"]
+    assert (attention.kind, attention.layer, attention.head) == ("cross", 1, 2)
+    assert attention.head_box.currentData() == 2 and attention.kind_box.currentData() == "cross"
+    def in_front(name):  # on screen, not behind another dock's tab
+        return window.docks[name].isVisible() and not window.docks[name].visibleRegion().isEmpty()
+
+    qtbot.waitUntil(lambda: in_front("attention") and not in_front("atlas"), timeout=5000)
+    assert "Cross L2 H3" in panel.readout.text()  # the atlas shows the selected head's scores
+    assert panel.grid.chosen == ("cross", 1, 2)
+
+
+def test_a_new_model_is_scored_again(window, qtbot):
+    from model.io.checkpoints import bundled_checkpoints, load_checkpoint
+    window.focus_panel("atlas")
+    panel = window.panels["atlas"]
+    assert panel.wait_until_drawn()
+    window.runner.set_bundle(load_checkpoint(bundled_checkpoints()["gpt-facts"]))
+    qtbot.waitUntil(lambda: window.state.bundle.name == "gpt-facts", timeout=20_000)
+    assert panel.wait_until_drawn()
+    assert {k[0] for k in panel.grid.cells} == {"decoder_self"}
+    assert panel.atlas.model_name == "gpt-facts" and "gpt-facts" in panel.status.text()
