@@ -22,7 +22,10 @@ from PySide6.QtWidgets import (
 from explorer import style
 from explorer.eliding_combo import ElidingComboBox
 from explorer.panels.training.run_buttons import DEFAULT_STEPS, RunButtons
-from explorer.panels.training.setup import (
+from explorer.screen import ScreenClass
+from model.nn.kinds import MODEL_KINDS as KINDS
+from model.train.presets import LECTURE_PRESETS
+from model.train.request import (
     BUILTIN_TASKS,
     KIND_TASKS,
     LANGUAGE_MODELS,
@@ -32,9 +35,6 @@ from explorer.panels.training.setup import (
     PRESET_LABELS,
     lecture_request,
 )
-from explorer.screen import ScreenClass
-from model.nn.kinds import MODEL_KINDS as KINDS
-from model.train.presets import LECTURE_PRESETS
 
 CONTINUE = "continue"
 # the "kind" combo's entries: "encoder-decoder", "encoder-only · masked LM", "decoder-only · next-token LM"
@@ -325,7 +325,7 @@ class TrainingControls(QWidget):
 
     def request(self, session_bundle, probe: str, start_paused: bool = False, eval_size: int = 50):
         """The run these controls describe (`session_bundle` is continued when "continue" is chosen)."""
-        from explorer.panels.training.setup import TrainingRequest
+        from model.train.request import TrainingRequest
         from model.train.trainer import TrainConfig
 
         train = TrainConfig(steps=self.steps_spin.value(), batch_size=self.batch_spin.value(),

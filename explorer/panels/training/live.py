@@ -1,8 +1,6 @@
 """What the training panel draws while a run goes on: the curves, the probe's timeline of
-snapshots and the progress line, redrawn in batches paced by what drawing costs.
-
-Every ms the GUI thread spends drawing holds Python's GIL, which the training thread needs
-between its torch ops: so redraws are spaced by their measured cost, not only by the clock.
+snapshots and the progress line, redrawn in batches spaced by what drawing costs (every ms the
+GUI thread draws holds the GIL the training thread needs).
 """
 from __future__ import annotations
 
@@ -11,7 +9,7 @@ import time
 import numpy as np
 from PySide6.QtCore import QTimer
 
-from explorer.panels.training.messages import MetricRows, Snapshot
+from model.train.live_messages import MetricRows, Snapshot
 from model.train.timeline import SnapshotTimeline
 
 FRAME_MIN = 0.25  # s between redraws of the curves and the probe (at most 4 a second) …
@@ -74,6 +72,7 @@ class LiveDisplay:
         self.score: float | None = None
         self.reached_at: float | None = None
         self.viewed = -1  # timeline index on show
+        self.running = False  # a run is going (its step is the progress bar's to name)
         self._walls, self._wall_steps = np.empty(0), np.empty(0)
         self._show_newest = False
         self._last_redraw = 0.0
@@ -83,12 +82,10 @@ class LiveDisplay:
 
     def reset(self, warmup: int, metric: str, target: float | None = None, decay_steps: int = 0) -> None:
         self.target, self.score, self.reached_at = target, None, None
-        self.timeline.clear()
-        self.probe.clear()
+        self.clear_probe()
         self.curves.reset(warmup, decay_steps)
         self.curves.set_metric(metric)
         self._walls, self._wall_steps = np.empty(0), np.empty(0)
-        self.live = True
 
     def add_rows(self, rows: MetricRows) -> None:
         self.curves.add_rows(rows)
@@ -103,7 +100,9 @@ class LiveDisplay:
             self.reached_at = self._walls[-1] if len(self._walls) else 0.0  # running time at the eval's step
         self.schedule_redraw()
 
-    def add_snapshot(self, snap: Snapshot) -> None:
+    def add_snapshot(self, snap: Snapshot, follow: bool = False) -> None:
+        """The newest snapshot (`follow`: shown even if the probe looked back)."""
+        self.live = self.live or follow
         viewing_past = not self.live and 0 <= self.viewed < len(self.timeline)
         viewed_step = self.timeline[self.viewed][0] if viewing_past else None
         self.timeline.add(snap.step, snap)
@@ -112,6 +111,12 @@ class LiveDisplay:
         else:
             self.viewed = self.timeline.index_of_step(viewed_step)
         self.schedule_redraw()
+
+    def clear_probe(self) -> None:
+        """No snapshot on show (a finished run's probe gave way to the next run's)."""
+        self.timeline.clear()
+        self.probe.clear()
+        self.live = True
 
     def select(self, index: int) -> bool:
         """Show snapshot `index` in the probe (the newest: follow live). False if there is none."""
@@ -135,18 +140,18 @@ class LiveDisplay:
         self._timer.stop()
         start = time.perf_counter()
         self.curves.refresh()
+        self.show_progress(step, total, phase, done)
         if self._show_newest and self.live and len(self.timeline):
             self._show(len(self.timeline) - 1)
         else:
             self._update_timeline()
         self._show_newest = False
-        self.show_progress(step, total, phase, done)
         # This frame's Python work + what painting took since the last frame (about the same next time).
-        self._frame_cost = (time.perf_counter() - start + self.curves.take_paint_time()
-                            + self.probe.canvas.take_paint_time())
+        self._frame_cost = time.perf_counter() - start + self.curves.take_paint_time()
         self._last_redraw = time.monotonic()
 
     def show_progress(self, step: int, total: int, phase: str, done: bool = False) -> None:
+        self.running = not done
         clock = ("" if self.target is None else
                  target_text(self.target, self.score, self.reached_at, self._walls[-1] if len(self._walls) else 0.0))
         text = progress_text(step, total, phase, self._walls, self._wall_steps, done, clock)
@@ -161,4 +166,4 @@ class LiveDisplay:
     def _update_timeline(self) -> None:
         n = len(self.timeline)
         step = self.timeline[self.viewed][0] if 0 <= self.viewed < n else 0
-        self.probe.set_timeline(n, self.viewed, step, self.live)
+        self.probe.set_timeline(n, self.viewed, step, self.live, self.running)

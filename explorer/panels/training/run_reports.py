@@ -5,8 +5,8 @@ current one is dropped. A mixin of `TrainingPanel`, which connects them in `star
 """
 from __future__ import annotations
 
-from explorer.panels.training.messages import Offer, RunInfo, Snapshot
 from explorer.panels.training.sandbox import RUN_LABEL
+from model.train.live_messages import Offer, RunInfo, Snapshot
 
 
 class RunReports:
@@ -25,7 +25,7 @@ class RunReports:
         self.probe.set_probe_text(info.probe)
         self.sandbox.publish_later()  # the untrained model, at once
         own = self.state.session.bundle
-        shown = (f" The other panels show this run's model (“{RUN_LABEL}, step N”) in place of “{own.name}” "
+        shown = (f" The other panels show this run's model (“{RUN_LABEL}”) in place of “{own.name}” "
                  f"until it ends or you go back." if self.probe.show_others.isChecked() and own is not None else "")
         self.say(info.headline() + shown)
 
