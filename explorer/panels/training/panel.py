@@ -97,13 +97,11 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         lay.addWidget(self.splitter, 1)
 
         c = self.controls
-        c.startClicked.connect(self._on_start_clicked)
-        c.pauseClicked.connect(self.pause)
-        c.stepClicked.connect(self.single_step)
-        c.stopClicked.connect(self.stop)
-        c.saveClicked.connect(self._on_save_clicked)
-        c.useClicked.connect(self.use_model)
-        c.backClicked.connect(self.back_to_session_model)
+        for button, slot in ((c.start_button, self._on_start_clicked), (c.pause_button, self.pause),
+                             (c.step_button, self.single_step), (c.stop_button, self.stop),
+                             (c.save_button, self._on_save_clicked), (c.use_button, self.use_model),
+                             (c.back_button, self.back_to_session_model)):
+            button.clicked.connect(slot)
         c.taskChanged.connect(self._on_task_changed)
         self.probe.probeEdited.connect(self._on_probe_edited)
         self.probe.timelineMoved.connect(self.select_snapshot)
