@@ -8,9 +8,9 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from explorer.panels.training.controls import TrainingControls  # noqa: E402
-from explorer.panels.training.live import progress_text, target_text  # noqa: E402
 from model.data.streams import ScheduledTask  # noqa: E402
 from model.train.presets import lecture_preset  # noqa: E402
+from model.train.progress import progress_text, target_text  # noqa: E402
 from model.train.request import LECTURE, build_trainer  # noqa: E402
 
 

@@ -28,10 +28,10 @@ from explorer.panels.training.curve_titles import (
     colour_key_title,
     lr_tooltip,
 )
-from explorer.panels.training.series import SMOOTHING, Series
 from explorer.panels.training.warmup_mark import WarmupMark
 from explorer.screen import ScreenClass
 from model.train.live_messages import MetricRows
+from model.train.timeline import SMOOTHING, Series
 
 WAITING = "waiting for\nthe first steps"  # in each empty plot while a run starts
 ROW_RATIO = 2.4  # wider than this × its height: the four plots in one row
