@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QEventLoop, QStandardPaths, Qt
+from PySide6.QtCore import QEventLoop, QStandardPaths, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog, QSplitter, QVBoxLayout, QWidget
 from superqt.utils import create_worker
 
@@ -26,7 +26,6 @@ from explorer.panels.training.probe import ProbeView
 from explorer.panels.training.run_message import RunMessage
 from explorer.panels.training.run_reports import RunReports
 from explorer.panels.training.sandbox import PUBLISH_INTERVAL, Sandbox  # noqa: F401 - tests read it
-from explorer.panels.training.timed import train_for
 from explorer.panels.training.worker import TrainingRun, save_in_background
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
@@ -34,6 +33,7 @@ from model.train.live_messages import Offer, RunInfo, Snapshot
 from model.train.request import TrainingRequest
 
 EVAL_SIZE = 50  # held-out pairs per live evaluation (a full evaluation is the CLI's job)
+START_TIMEOUT = 60.0  # s: `train_for` waits at most this long for the first step
 DATA_ENV = "TRANSFORMER_EXPLORER_DATA"  # overrides where the app keeps its files (tests, kiosks)
 
 
@@ -204,8 +204,36 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.select_snapshot(len(self.timeline) - 1)
 
     def train_for(self, seconds: float) -> int:
-        """Headless use (`--train-seconds`): see `timed.train_for`. Returns the steps trained."""
-        return train_for(self, seconds)
+        """Headless use (`--train-seconds`): train for `seconds` from the first trained step (building
+        the model can take seconds; a figure must show a run that trained), waiting at most
+        START_TIMEOUT for it, with the event loop running; then stop, wait for the worker and
+        deliver its last signals. Returns the steps trained."""
+        if self.run is None:
+            self.start()
+        elif self.phase == "paused":
+            self.resume()
+        self._train_loop = loop = QEventLoop()
+        started, waiting = self.step, QTimer(self, interval=50)
+
+        def first_step() -> None:
+            if self.step > started:
+                waiting.stop()
+                QTimer.singleShot(int(seconds * 1000), loop.quit)
+
+        waiting.timeout.connect(first_step)
+        waiting.start()
+        QTimer.singleShot(int((START_TIMEOUT + seconds) * 1000), loop.quit)
+        loop.exec()  # ends early if the run finishes (all steps) or cannot start
+        waiting.stop()
+        waiting.deleteLater()
+        self._train_loop = None
+        run = self.run
+        if run is not None:
+            self.stop()
+            run.join()
+        for _ in range(5):  # queued rows, the offered model, `finished`
+            QApplication.processEvents()
+        return self.step
 
     def shutdown(self) -> Path | None:
         """Stop a run for good (window closing, app quitting): the weights go to the last-run
@@ -269,10 +297,13 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         elif self.trained is not None and self.probe.shown_probe() is not None and text:
             offer = self.trained
             worker = create_worker(offer.bundle.run, text, _start_thread=False, _ignore_errors=True)
-            worker.returned.connect(lambda result: self.display.add_snapshot(Snapshot(offer.step, result, text),
-                                                                             follow=True))
+            worker.returned.connect(lambda result: self._on_probed(offer, Snapshot(offer.step, result, text)))
             worker.errored.connect(lambda error: self.say(f"Probe input: {error}", "warning"))
             worker.start()
+
+    def _on_probed(self, offer: Offer, snap: Snapshot) -> None:
+        if self.run is None and self.trained is offer:  # (not once a new run has begun)
+            self.display.add_snapshot(snap, follow=True)
 
     def _on_bundle(self, *_args) -> None:
         """The session's own model changed (not a model merely shown): continue it, and learn
