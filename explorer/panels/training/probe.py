@@ -110,7 +110,7 @@ class ProbeView(QWidget):
             box.currentIndexChanged.connect(lambda _i: self._redraw())
         self.layer_box.setToolTip("The layer whose attention the map shows (counted from 1; L2 = layer 2)")
         self.head_box.setToolTip("One head (counted from 1; H1 = head 1), or the mean over the layer's heads")
-        self.map = Heatmap(colour_bar=True)
+        self.map = Heatmap(colour_bar=True, square=False)  # cells fill the room: a long babble stays readable
         self.map.canvas.setMinimumSize(160, 120)
         self.slider = QSlider(Qt.Horizontal)
         self.slider.setRange(0, 0)
