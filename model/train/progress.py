@@ -53,4 +53,31 @@ def progress_text(step: int, total: int, phase: str, walls: np.ndarray, wall_ste
     return text
 
 
-__all__ = ["ETA_WINDOW", "format_duration", "progress_text", "target_text"]
+class RunClock:
+    """A run's running time by step (the rate behind "time left") and, for a run timed to a
+    held-out target, its last score and when it got there: the progress line's numbers."""
+
+    def __init__(self, target: float | None = None, keep: int = 4096):
+        self.target, self.keep = target, keep
+        self.score: float | None = None
+        self.reached_at: float | None = None
+        self.walls, self.steps = np.empty(0), np.empty(0)
+
+    def add_rows(self, steps: np.ndarray, walls: np.ndarray) -> None:
+        self.walls = np.concatenate([self.walls, walls])[-self.keep:]
+        self.steps = np.concatenate([self.steps, np.asarray(steps, float)])[-self.keep:]
+
+    def add_score(self, score: float) -> None:
+        self.score = score
+        if self.target is not None and self.reached_at is None and score >= self.target:
+            self.reached_at = self.now()  # the running time at the evaluated step
+
+    def now(self) -> float:
+        return float(self.walls[-1]) if len(self.walls) else 0.0
+
+    def text(self, step: int, total: int, phase: str, done: bool = False) -> str:
+        clock = "" if self.target is None else target_text(self.target, self.score, self.reached_at, self.now())
+        return progress_text(step, total, phase, self.walls, self.steps, done, clock)
+
+
+__all__ = ["ETA_WINDOW", "RunClock", "format_duration", "progress_text", "target_text"]

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 from PySide6.QtCore import QTimer
 
 from model.train.live_messages import MetricRows, Snapshot
-from model.train.progress import progress_text, target_text
+from model.train.progress import RunClock
 from model.train.timeline import SnapshotTimeline
 
 FRAME_MIN = 0.25  # s between redraws of the curves and the probe (at most 4 a second) …
@@ -24,12 +23,9 @@ class LiveDisplay:
         self.curves, self.probe, self.controls = curves, probe, controls
         self.timeline: SnapshotTimeline[Snapshot] = SnapshotTimeline()
         self.live = True  # the probe follows the newest snapshot
-        self.target: float | None = None  # a lecture run's held-out target, its last score, when it got there
-        self.score: float | None = None
-        self.reached_at: float | None = None
+        self.clock = RunClock()
         self.viewed = -1  # timeline index on show
         self.running = False  # a run is going (its step is the progress bar's to name)
-        self._walls, self._wall_steps = np.empty(0), np.empty(0)
         self._show_newest = False
         self._last_redraw = 0.0
         self._frame_cost = 0.0
@@ -37,23 +33,19 @@ class LiveDisplay:
         self._timer.timeout.connect(parent.redraw)
 
     def reset(self, warmup: int, metric: str, target: float | None = None, decay_steps: int = 0) -> None:
-        self.target, self.score, self.reached_at = target, None, None
+        self.clock = RunClock(target)
         self.clear_probe()
         self.curves.reset(warmup, decay_steps)
         self.curves.set_metric(metric)
-        self._walls, self._wall_steps = np.empty(0), np.empty(0)
 
     def add_rows(self, rows: MetricRows) -> None:
         self.curves.add_rows(rows)
-        self._walls = np.concatenate([self._walls, rows.wall])[-4096:]
-        self._wall_steps = np.concatenate([self._wall_steps, rows.step.astype(float)])[-4096:]
+        self.clock.add_rows(rows.step, rows.wall)
         self.schedule_redraw()
 
     def add_eval(self, event) -> None:
         self.curves.add_eval(event)
-        self.score = event.score
-        if self.target is not None and self.reached_at is None and event.score >= self.target:
-            self.reached_at = self._walls[-1] if len(self._walls) else 0.0  # running time at the eval's step
+        self.clock.add_score(event.score)
         self.schedule_redraw()
 
     def add_snapshot(self, snap: Snapshot, follow: bool = False) -> None:
@@ -108,10 +100,7 @@ class LiveDisplay:
 
     def show_progress(self, step: int, total: int, phase: str, done: bool = False) -> None:
         self.running = not done
-        clock = ("" if self.target is None else
-                 target_text(self.target, self.score, self.reached_at, self._walls[-1] if len(self._walls) else 0.0))
-        text = progress_text(step, total, phase, self._walls, self._wall_steps, done, clock)
-        self.controls.set_progress(step, max(1, total), text)
+        self.controls.set_progress(step, max(1, total), self.clock.text(step, total, phase, done))
 
     def _show(self, index: int) -> None:
         self.viewed = index

@@ -1,11 +1,10 @@
 """A run's model in the other panels: a CPU copy shown in place of the session's own.
 
 A run is a sandbox: it never replaces the session's model (the loaded checkpoint). With "Show
-in other panels" a copy of the model being trained is *shown* in every panel
-(`Session.show_model`, about once a second), run by the pipeline on the session's text, and the
-header names it ("training run": the step is the progress bar's to name). "Back to <checkpoint>", turning "Show in other
-panels" off, or the end of the run bring the checkpoint back; only "Use this model" makes the
-trained copy the session's model. `Sandbox` is the training panel's helper for all of this.
+in other panels" a copy of the model being trained is *shown* in every panel (`Session.show_model`,
+about once a second) on the session's text, and the header names it "training run" (the step is
+the progress bar's to name). "Back to <checkpoint>", turning "Show in other panels" off, or the
+end of the run bring the checkpoint back; only "Use this model" makes the copy the session's model.
 """
 from __future__ import annotations
 
