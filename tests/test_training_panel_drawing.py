@@ -63,8 +63,7 @@ def test_the_rate_plot_shows_the_whole_runs_schedule_ahead(qtbot, panel):
 
 
 def test_narrow_curves_trade_the_legend_for_a_colour_key_title(qtbot):
-    from explorer.panels.training.curve_titles import TITLES
-    from explorer.panels.training.curves import NARROW, TrainingCurves
+    from explorer.panels.training.curves import NARROW, TITLES, TrainingCurves
     from explorer.screen import ScreenClass
 
     curves = TrainingCurves()

@@ -20,16 +20,9 @@ from PySide6.QtGui import QColor
 from explorer import presentation, style
 from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.drawing.spaced_axis import SpacedAxis
-from explorer.panels.training.curve_titles import (
-    AXIS_LABELS,
-    METRIC_NAMES,
-    TITLES,
-    TOOLTIPS,
-    colour_key_title,
-    lr_tooltip,
-)
 from explorer.panels.training.warmup_mark import WarmupMark
 from explorer.screen import ScreenClass
+from model.train.config import METRIC_LABELS
 from model.train.live_messages import MetricRows
 from model.train.timeline import SMOOTHING, Series
 
@@ -38,6 +31,21 @@ ROW_RATIO = 2.4  # wider than this × its height: the four plots in one row
 SHORT_ROW = 230  # px: a row of plots lower than this drops the step axis' label
 NARROW = 620  # px: below this the legend would hide the curves and long titles would collide
 SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+# Short by design: a title says what a plot shows in a word or two, its tooltip says the rest.
+TITLES = {"loss": "Loss", "acc": "Accuracy", "lr": "Learning rate", "speed": "Throughput"}
+TOOLTIPS = {
+    "loss": "Training loss (cross-entropy) of each step: thin line each step's own, thick line smoothed "
+            "(debiased exponential moving average).",
+    "acc": "Token accuracy on the training batches (line) and the held-out score (points).",
+    "speed": "Training throughput in thousands of tokens per second (smoothed).",
+}
+# each value axis' title: the full word where there is room, the abbreviation on a compact screen
+AXIS_LABELS = {
+    ScreenClass.WIDE: {"loss": "cross-entropy", "acc": "accuracy", "speed": "k tokens / s"},
+    ScreenClass.PROJECTOR: {"loss": "CE", "acc": "accuracy", "speed": "k tok/s"},
+    ScreenClass.NARROW: {"loss": "CE", "acc": "accuracy", "speed": "k tok/s"},
+}
+KEY_WORDS = {"exact_match": "exact", "masked_accuracy": "masked", "next_token_accuracy": "next"}  # colour keys
 # each curve's theme colour (Palette field); the faint ones: the raw loss, the rate ahead of the run
 CURVE_ROLES = {"loss_raw": "loss", "loss": "loss", "accuracy": "accuracy", "exact": "exact", "lr": "lr",
                "lr_now": "lr", "lr_plan": "lr", "tokens_per_s": "speed"}
@@ -50,6 +58,22 @@ def curve_colour(key: str) -> QColor:
     dark = style.current().name == "dark"
     colour.setAlpha({"loss_raw": 150 if dark else 70, "lr_plan": 150}.get(key, 255))
     return colour
+
+
+def colour_key_title(metric: str = "exact_match", two_lines: bool = False) -> str:
+    """The accuracy title that names its colours ("tokens · exact") where the legend is folded away;
+    on two lines for a NARROW screen's plots."""
+    tokens = f"<span style='color:{style.current().accuracy}'>tokens</span>"
+    held_out = f"<span style='color:{style.current().exact}'>{KEY_WORDS.get(metric, metric)}</span>"
+    return f"{tokens} ·{'<br>' if two_lines else ' '}{held_out}"
+
+
+def lr_tooltip(decay_steps: int = 0) -> str:
+    """The rate's rule as the run uses it: Eq. 3, or Eq. 3's warm-up then a linear decay (the
+    lecture preset's `TrainConfig.lr_decay_steps`)."""
+    rule = (f"warm-up, then a linear decay to step {decay_steps:,}" if decay_steps
+            else "Eq. 3: warm-up, then decay as 1/√step")
+    return f"Learning rate ({rule}), over the whole run: dashed ahead, a dot where the run is now."
 
 
 def make_plot(canvas: pg.GraphicsLayoutWidget, title: str, y_label: str, tooltip: str) -> pg.PlotItem:
@@ -136,7 +160,7 @@ class TrainingCurves(TimedCanvas):
             "loss_raw": make_curve(self.loss_plot, "loss_raw", 1),
             "loss": make_curve(self.loss_plot, "loss", 3),
             "accuracy": make_curve(self.acc_plot, "accuracy", 3, name="token accuracy (train)"),
-            "exact": make_curve(self.acc_plot, "exact", 3, name=METRIC_NAMES["exact_match"][0], symbol="o",
+            "exact": make_curve(self.acc_plot, "exact", 3, name=METRIC_LABELS["exact_match"], symbol="o",
                                 symbolSize=8, symbolBrush=style.current().exact, symbolPen=None),
             "lr": make_curve(self.lr_plot, "lr", 3),
             "lr_now": make_curve(self.lr_plot, "lr", 0, symbol="o", symbolSize=10, symbolBrush=style.current().lr,
@@ -337,7 +361,7 @@ class TrainingCurves(TimedCanvas):
 
     def held_out_name(self) -> str:
         """The legend's name of the held-out curve (what the points measure)."""
-        return METRIC_NAMES.get(self.held_out_metric, (self.held_out_metric,))[0]
+        return METRIC_LABELS.get(self.held_out_metric, self.held_out_metric)
 
 
 __all__ = ["TrainingCurves", "Series", "SMOOTHING"]
