@@ -49,11 +49,7 @@ def attention_map(result, kind: str, layer: int, head: int | None) -> np.ndarray
     return weights.mean(axis=0) if head is None else weights[head]
 
 
-def preferred_kind(result) -> str | None:
-    return _preferred(result.trace.attention_kinds())
-
-
-def _preferred(kinds) -> str | None:
+def preferred(kinds) -> str | None:
     """The attention a probe map shows first: cross-attention where there is one."""
     return "cross" if "cross" in kinds else (kinds[0] if kinds else None)
 
@@ -199,7 +195,7 @@ class ProbeView(QWidget):
         self.result, self._probe = result, probe
         if not self.probe_edit.isModified():
             self.set_probe_text(probe)
-        kind = preferred_kind(result)
+        kind = preferred(result.trace.attention_kinds())
         if kind != self.kind or first:
             self.kind = kind
             self._fill_boxes(result)
@@ -229,7 +225,7 @@ class ProbeView(QWidget):
         """Before a run's first snapshot: title the map with the attention this kind of model will
         show (cross-attention needs both stacks)."""
         if self.result is None:
-            self._set_title(_preferred(kind_named(model_kind).attention_kinds))
+            self._set_title(preferred(kind_named(model_kind).attention_kinds))
 
     def _set_title(self, kind: str) -> None:
         title = KIND_TITLES.get(kind, kind)
@@ -262,22 +258,16 @@ class ProbeView(QWidget):
         head = self.head_box.currentIndex() - 1
         return self.kind, max(0, self.layer_box.currentIndex()), (None if head < 0 else head)
 
-    def current_map(self) -> np.ndarray | None:
+    def _redraw(self) -> None:
         kind, layer, head = self.selection()
         if self.result is None or kind is None:
-            return None
-        return attention_map(self.result, kind, layer, head)
-
-    def _redraw(self) -> None:
-        values = self.current_map()
-        if values is None:
             self.map.clear_data()
             return
-        kind = self.kind
+        values = attention_map(self.result, kind, layer, head)
         keys, queries, key_name, query_name = map_axes(self.result, kind)
         self.map.set_data(values, queries[: values.shape[0]], keys[: values.shape[1]])
         self.map.set_axis_names(query_name, key_name)
         self._set_title(kind)
 
 
-__all__ = ["ProbeView", "attention_map", "preferred_kind", "map_axes"]
+__all__ = ["ProbeView", "attention_map", "preferred", "map_axes"]
