@@ -89,7 +89,8 @@ class ProbeView(QWidget):
         self.probe_edit = QLineEdit()
         self.probe_edit.setFont(style.font(style.TITLE_POINT_SIZE, mono=True))
         self.probe_edit.setPlaceholderText("probe input (default: the task's first example)")
-        self.probe_edit.setToolTip("A fixed input the model is run on while it trains; press Enter to change it")
+        self.probe_edit.setToolTip("A fixed input the model is run on while it trains; press Enter to change it "
+                                   "(after a run: to run its last model on it)")
         self.probe_edit.returnPressed.connect(self._on_return)
         self.output_label = style.eliding_line("—")  # a long untrained babble ends in "…"
         self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
