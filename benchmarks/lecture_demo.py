@@ -99,10 +99,10 @@ def main(argv=None) -> int:
 
     from explorer import style
     from explorer.panels.training.panel import TrainingPanel
-    from explorer.panels.training.setup import LECTURE
     from explorer.runner import random_bundle
     from explorer.state import SessionState
     from model.train.presets import lecture_preset
+    from model.train.request import LECTURE
 
     preset = lecture_preset(args.task)
     app = QApplication.instance() or QApplication(sys.argv[:1])

@@ -125,9 +125,9 @@ def main(argv=None) -> int:
 
     from explorer import style
     from explorer.panels.training.panel import TrainingPanel
-    from explorer.panels.training.setup import worker_threads
     from explorer.runner import Runner, random_bundle
     from explorer.state import SessionState
+    from model.train.request import worker_threads
 
     threads = args.threads or worker_threads()
     torch.set_num_threads(threads)
@@ -157,7 +157,7 @@ def main(argv=None) -> int:
     request.threads = threads
     app.processEvents()
 
-    from explorer.panels.training.setup import build_trainer
+    from model.train.request import build_trainer
 
     # Both runs start once and stay alive, so the blocks measure steady training, not start-up;
     # the GUI run is paused (its worker asleep) while the headless one trains, and vice versa.
@@ -206,8 +206,8 @@ def main(argv=None) -> int:
 
 def mean_tokens_per_batch(request, n: int = 50) -> float:
     """Source + target tokens (no padding) per batch of the seeded stream both runs draw."""
-    from explorer.panels.training.setup import build_trainer
     from model.data.tokenizers import PAD_ID
+    from model.train.request import build_trainer
 
     trainer = build_trainer(request)
     total = 0

@@ -7,7 +7,7 @@ the previous trace stays on screen.
 
 The model chooser always names the session's own model. While the panels show another one in
 its place (a live training run's copy, `Session.show_model`), the bar says so beside the
-Output — "Showing: training run, step 472" — from the Frame itself (the model its output
+Output — "Showing: training run" — from the Frame itself (the model its output
 came from), with a "Back to <the session's model>" button.
 
 The layout is declared, two rows: the model chooser, the source field (and the target field),

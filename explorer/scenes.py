@@ -147,7 +147,7 @@ class SceneDeck(QObject):
             return False
         self.tour, self.index = tour, -1
         if any(s.start and s.panel == "training" for s in tour.scenes):
-            from explorer.panels.training.setup import warm_up_in_background
+            from model.train.request import warm_up_in_background
             warm_up_in_background()  # its run starts in a second, not after 2.5 s of imports
         if show_first:
             self.go(0)

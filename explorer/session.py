@@ -39,7 +39,7 @@ class AttentionSelection:
 @dataclass(frozen=True)
 class ShownModel:
     """A model shown in place of the session's own (a live training run): its bundle and the
-    name the header gives it ("training run, step 472")."""
+    name the header gives it ("training run")."""
 
     bundle: object
     label: str

@@ -50,7 +50,7 @@ def test_a_long_entry_shows_its_name_then_is_elided_and_whole_in_the_tooltip(qtb
 
 def test_the_training_panels_model_chooser_names_the_lecture_preset(qtbot):
     from explorer.panels.training.controls import TrainingControls
-    from explorer.panels.training.setup import LECTURE
+    from model.train.request import LECTURE
 
     controls = TrainingControls()
     qtbot.addWidget(controls)

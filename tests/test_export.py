@@ -17,8 +17,9 @@ from PySide6.QtGui import QImage  # noqa: E402
 
 from explorer import export  # noqa: E402
 from explorer.lecture import ExportDialog  # noqa: E402
-from explorer.panels.training.messages import MetricRows  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
+from model.train.live_messages import MetricRows  # noqa: E402
+from model.train.trainer import EvalEvent  # noqa: E402
 from support import build_main_window  # noqa: E402
 
 
@@ -135,7 +136,7 @@ def test_training_metrics_csv_holds_the_curves_numbers(window, tmp_path):
                       lr=np.array([1e-4, 2e-4, 3e-4, 4e-4, 5e-4]), tokens_per_s=np.full(5, 1000.0),
                       wall=np.arange(5) * 0.1)
     curves.add_rows(rows)
-    curves.add_exact_match(5, 0.25)
+    curves.add_eval(EvalEvent(step=5, exact_match=0.25))
     path = tmp_path / "m.csv"
     assert window.lecture.export_csv(path) == 5
     with path.open() as f:

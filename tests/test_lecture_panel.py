@@ -8,10 +8,10 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from explorer.panels.training.controls import TrainingControls  # noqa: E402
-from explorer.panels.training.live import progress_text, target_text  # noqa: E402
-from explorer.panels.training.setup import LECTURE, build_trainer  # noqa: E402
 from model.data.streams import ScheduledTask  # noqa: E402
 from model.train.presets import lecture_preset  # noqa: E402
+from model.train.progress import progress_text, target_text  # noqa: E402
+from model.train.request import LECTURE, build_trainer  # noqa: E402
 
 
 @pytest.fixture
@@ -140,10 +140,13 @@ def test_a_probe_map_too_short_for_every_row_label_says_how_many_it_shows(qtbot)
     probe.show()
     probe.show_snapshot(10, result, "abcdefghijklmnop")
     rows = len(result.out_pieces)
-    left = probe.plot.getAxis("left")
-    assert len(left._tickLevels[0]) == rows and left.labelText == "predicting"  # tall: every row named
+    heatmap = probe.map
+    qtbot.wait(20)
+    probe.grab()  # (the axes count what they drew when they are painted)
+    assert heatmap.rows_axis.drawn == rows and heatmap.rows_axis.labelText == "predicting"  # tall: every row named
+    assert heatmap.count_text() == ""
     probe.resize(700, 330)
     qtbot.wait(20)
-    probe.show_snapshot(11, result, "abcdefghijklmnop")
-    shown = len(left._tickLevels[0])
-    assert shown < rows and left.labelText in (f"predicting ({shown} of {rows})", f"{shown} of {rows}")  # (as fits)
+    probe.grab()
+    shown = heatmap.rows_axis.drawn
+    assert 0 < shown < rows and f"{shown} of {rows} labels" in heatmap.count_text()  # (the map's one count)

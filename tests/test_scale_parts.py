@@ -159,7 +159,7 @@ def test_resume_continues_the_schedule_at_the_saved_step(tmp_path):
     assert info["optimizer"]["param_groups"][0]["lr"] == pytest.approx(noam_lr(6, 16, 3))
     straight, resumed = load_checkpoint(tmp_path / "straight"), load_checkpoint(tmp_path / "broken")
     assert resumed.metrics["steps"] == 5
-    from explorer.panels.training.controls import continue_refusal
+    from model.train.request import continue_refusal
 
     assert "--resume" in continue_refusal(resumed)  # the app's Training tab says where it continues
     for name, tensor in straight.model.state_dict().items():

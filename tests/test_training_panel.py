@@ -181,7 +181,7 @@ def test_timeline_keeps_snapshots_and_the_other_panels_follow_only_live(qtbot, p
     old_step, old_snap = panel.timeline[0]
     assert not panel.live
     assert panel.probe.output_label.text() == (old_snap.result.output_text or "(empty)")
-    assert np.allclose(panel.probe.image.image, old_snap.result.trace.attention("cross", 1)[0].mean(0).numpy())
+    assert np.allclose(panel.probe.map.values, old_snap.result.trace.attention("cross", 1)[0].mean(0).numpy())
     # Snapshots keep the probe's forward, not the weights: the other panels hold what they show.
     held = state.session.shown_model
     n = len(panel.timeline)
@@ -192,7 +192,7 @@ def test_timeline_keeps_snapshots_and_the_other_panels_follow_only_live(qtbot, p
     panel.follow_live()
     assert panel.live
     qtbot.waitUntil(lambda: state.session.shown_model is not held, timeout=TIMEOUT)
-    assert state.frame.model_label.startswith("training run, step ")
+    assert state.frame.model_label == "training run"
     assert state.frame.output_text == state.frame.bundle.translate(state.source_text)
     panel.stop()
     wait_idle(qtbot, panel)
@@ -321,3 +321,41 @@ def test_train_for_trains_then_hands_over_the_model(qtbot, panel, state):
     assert state.session.shown_model is None and state.frame.bundle is state.session.bundle
     assert state.session.bundle.metrics.get("steps") is None
     assert panel.curves.curves["loss"].getData()[0] is not None
+
+
+def test_one_step_number_during_a_run_and_a_usable_probe_after_stop(qtbot, panel, state):
+    """During a run only the progress bar names the step (the timeline says "live", the header
+    "training run"); after Stop the probe field names the map's input, Enter runs the run's last
+    model on a new one, and "Show in other panels" cannot be ticked (there is nothing to show)."""
+    from PySide6.QtCore import Qt
+
+    from model.data.tasks import get_task
+    from model.train.request import default_probe
+
+    panel.start()
+    assert panel.probe.show_others.isEnabled()
+    qtbot.waitUntil(lambda: panel.step >= 3 and len(panel.timeline) and state.session.shown_model is not None,
+                    timeout=TIMEOUT)
+    panel.redraw()
+    assert panel.probe.timeline_label.text() == "live" and state.frame.model_label == "training run"
+    panel.stop()
+    wait_idle(qtbot, panel)
+    probe, edit = panel.probe, panel.probe.probe_edit
+    last_step, last = panel.timeline[len(panel.timeline) - 1]
+    assert last_step == panel.step == panel.trained.step
+    assert probe.timeline_label.text() == f"step {panel.step:,} (latest)"
+    assert f"step {panel.step:,}" in panel.controls.progress.format()
+    assert edit.text() == last.probe and not probe.show_others.isEnabled()
+    edit.clear()
+    qtbot.keyClicks(edit, "hello")
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    expected = panel.trained.bundle.run("hello")
+    qtbot.waitUntil(lambda: probe.shown_probe() == "hello", timeout=TIMEOUT)
+    assert probe.output_label.text() == (expected.output_text or "(empty)") and edit.text() == "hello"
+    assert np.allclose(probe.map.values, expected.trace.attention("cross", 1)[0].mean(0).numpy())
+    assert panel.timeline[len(panel.timeline) - 1][0] == panel.step  # the same step: the run's last model
+    # The next run's task is another: the map gives way, the field names that task's probe.
+    panel.controls.set_kind("decoder_only")
+    task = panel.controls.task_name()
+    assert task != "reverse" and probe.shown_probe() is None and probe.map.values.size == 0
+    assert edit.text() == default_probe(get_task(task), "decoder_only")

@@ -63,8 +63,7 @@ def test_the_rate_plot_shows_the_whole_runs_schedule_ahead(qtbot, panel):
 
 
 def test_narrow_curves_trade_the_legend_for_a_colour_key_title(qtbot):
-    from explorer.panels.training.curve_titles import TITLES
-    from explorer.panels.training.curves import NARROW, TrainingCurves
+    from explorer.panels.training.curves import NARROW, TITLES, TrainingCurves
     from explorer.screen import ScreenClass
 
     curves = TrainingCurves()
@@ -120,7 +119,7 @@ def _check_warmup_label(qtbot, curves, decay_steps: int) -> None:
     from PySide6.QtWidgets import QApplication
 
     from explorer import presentation, theme
-    from explorer.panels.training.messages import MetricRows
+    from model.train.live_messages import MetricRows
     from model.train.optimizer import linear_decay_lr, noam_lr
 
     curves.resize(780, 390)
@@ -152,7 +151,7 @@ def test_the_warmup_label_stays_whole_when_the_warmup_just_ended(qtbot):
     import numpy as np
 
     from explorer.panels.training.curves import TrainingCurves
-    from explorer.panels.training.messages import MetricRows
+    from model.train.live_messages import MetricRows
     from model.train.optimizer import linear_decay_lr
 
     curves = TrainingCurves()  # not qtbot's: see test_the_warmup_label_stays_clear_of_the_learning_rate_curve
@@ -222,7 +221,7 @@ def test_the_waiting_notes_sit_inside_their_plots_on_a_second_run(qtbot):
     """After a run, the next one's empty plots say "waiting for the first steps" inside them: the
     views go back to the empty 0–1 ranges, not the last run's."""
     from explorer.panels.training.curves import TrainingCurves
-    from explorer.panels.training.messages import MetricRows
+    from model.train.live_messages import MetricRows
 
     curves = TrainingCurves()  # not qtbot's: see test_the_warmup_label_stays_clear_of_the_learning_rate_curve
     try:

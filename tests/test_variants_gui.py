@@ -20,11 +20,11 @@ from explorer.panels.stepper.panel import StepperPanel  # noqa: E402
 from explorer.panels.training import worker as training_worker  # noqa: E402
 from explorer.panels.training.controls import CONTINUE  # noqa: E402
 from explorer.panels.training.panel import TrainingPanel  # noqa: E402
-from explorer.panels.training.setup import TrainingRequest, build_trainer, default_probe  # noqa: E402
 from explorer.runner import Runner  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from model.data.tasks import CORPUS_TASKS, get_task  # noqa: E402
 from model.io.checkpoints import random_bundle  # noqa: E402
+from model.train.request import TrainingRequest, build_trainer, default_probe  # noqa: E402
 from model.train.trainer import TrainConfig, TrainingError  # noqa: E402
 
 TIMEOUT = 60_000
@@ -213,7 +213,7 @@ def test_training_a_variant_through_the_worker(qtbot, panel, kind, metric, kind_
                                                       else "masked" in label)
     # The probe watched the kind's own attention, labelled by what each axis holds.
     assert panel.probe.kind == kind_shown and len(panel.timeline) >= 2
-    assert panel.probe.plot.getAxis("left").labelText in ("predicting", "query (attending)")
+    assert panel.probe.map.rows_axis.labelText in ("predicting", "query (attending)")
     # The session keeps its reverse model; "Use this model" makes the trained copy (of the
     # same kind) the session's, with a forward on a text it reads (its probe: not "abc").
     state = panel.state

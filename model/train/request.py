@@ -162,6 +162,19 @@ def build_trainer(request: TrainingRequest) -> Trainer:
     return Trainer(new_bundle(task, request.preset, request.train.seed, request.kind), task, request.train)
 
 
+def continue_refusal(bundle) -> str | None:
+    """Why a loaded model cannot be trained further by the Trainer, or None if it can."""
+    if bundle is None:
+        return "No model is loaded"
+    if bundle.task.get("pretrained"):
+        return "A pretrained model's own training task is not one this trainer has"
+    if bundle.task.get("at_scale"):
+        return "A model trained at scale (BPE, token batches) continues on the command line: train … --resume"
+    if not bundle.model_kind.has_decoder and not bundle.fills_masks:
+        return "An encoder-only model is trained as a masked LM, which needs a [MASK] token in its vocabulary"
+    return None
+
+
 def lecture_request(request: TrainingRequest) -> TrainingRequest:
     """The lecture preset's model, schedule and evaluation pace for the request's task (its
     steps, warm-up and batch stay what the controls say: they show the preset's values)."""
@@ -188,4 +201,4 @@ def describe_model(trainer: Trainer) -> str:
 
 __all__ = ["LECTURE", "lecture_request", "MODEL_PRESETS", "PRESET_LABELS", "BUILTIN_TASKS", "MODEL_KINDS", "KIND_TASKS",
            "LANGUAGE_MODELS", "check_kind_task", "TrainingRequest", "build_trainer", "new_bundle", "default_probe",
-           "load_task", "worker_threads", "warm_up_in_background", "describe_model"]
+           "load_task", "worker_threads", "warm_up_in_background", "describe_model", "continue_refusal"]

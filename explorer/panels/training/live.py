@@ -1,66 +1,19 @@
 """What the training panel draws while a run goes on: the curves, the probe's timeline of
-snapshots and the progress line, redrawn in batches paced by what drawing costs.
-
-Every ms the GUI thread spends drawing holds Python's GIL, which the training thread needs
-between its torch ops: so redraws are spaced by their measured cost, not only by the clock.
+snapshots and the progress line, redrawn in batches spaced by what drawing costs (every ms the
+GUI thread draws holds the GIL the training thread needs).
 """
 from __future__ import annotations
 
 import time
 
-import numpy as np
 from PySide6.QtCore import QTimer
 
-from explorer.panels.training.messages import MetricRows, Snapshot
+from model.train.live_messages import MetricRows, Snapshot
+from model.train.progress import RunClock
 from model.train.timeline import SnapshotTimeline
 
 FRAME_MIN = 0.25  # s between redraws of the curves and the probe (at most 4 a second) …
 GUI_BUDGET = 0.025  # … and their measured cost stays under this share of the time
-ETA_WINDOW = 10.0  # s of recent running time used for the steps/s behind "time left"
-
-
-def format_duration(seconds: float) -> str:
-    if seconds != seconds or seconds == float("inf"):
-        return "—"
-    s = int(round(seconds))
-    if s >= 3600:
-        return f"{s // 3600} h {s // 60 % 60:02d} min"
-    if s >= 60:
-        return f"{s // 60} min {s % 60:02d} s"
-    return f"{s} s"
-
-
-def target_text(target: float, score: float | None, reached_at: float | None, wall: float) -> str:
-    """The lecture preset's clock on held-out data: "87% → 99% · 23 s", then "99% at 41 s"."""
-    if reached_at is not None:
-        return f"{target:.0%} at {format_duration(reached_at)}"
-    now = "—" if score is None else f"{score:.0%}"
-    return f"{now} → {target:.0%} · {format_duration(wall)}"
-
-
-def progress_text(step: int, total: int, phase: str, walls: np.ndarray, wall_steps: np.ndarray,
-                  done: bool = False, target: str = "") -> str:
-    """"step 120 / 2,000 · 6 % · 41.3 steps/s · 45 s left" (the rate over the last ETA_WINDOW s);
-    with a `target` clock (lecture preset) that clock instead of the rate and time left.
-    Before the first step, what is happening: the model is built, the untrained probe recorded
-    and the first batch made for seconds, and "step 0 / 400 · 0 %" would look stuck."""
-    if step == 0 and not done and phase in ("building", "running"):
-        return "building the model…" if phase == "building" else "starting: the first steps…"
-    if target:  # short: the bar is narrow on a projector
-        return f"step {step:,} · {target}"  # (paused: the Resume button says so)
-    total = max(1, total)
-    text = f"step {step:,} / {total:,} · {100.0 * step / total:.0f} %"
-    if phase == "paused":
-        return text + " · paused"
-    if done:
-        return text + (" · done" if step >= total else " · stopped")
-    if len(walls) >= 2:
-        recent = walls >= walls[-1] - ETA_WINDOW
-        w, s = walls[recent], wall_steps[recent]
-        if len(w) >= 2 and w[-1] > w[0]:
-            rate = (s[-1] - s[0]) / (w[-1] - w[0])
-            text += f" · {rate:.1f} steps/s · {format_duration((total - step) / max(rate, 1e-9))} left"
-    return text
 
 
 class LiveDisplay:
@@ -70,11 +23,9 @@ class LiveDisplay:
         self.curves, self.probe, self.controls = curves, probe, controls
         self.timeline: SnapshotTimeline[Snapshot] = SnapshotTimeline()
         self.live = True  # the probe follows the newest snapshot
-        self.target: float | None = None  # a lecture run's held-out target, its last score, when it got there
-        self.score: float | None = None
-        self.reached_at: float | None = None
+        self.clock = RunClock()
         self.viewed = -1  # timeline index on show
-        self._walls, self._wall_steps = np.empty(0), np.empty(0)
+        self.running = False  # a run is going (its step is the progress bar's to name)
         self._show_newest = False
         self._last_redraw = 0.0
         self._frame_cost = 0.0
@@ -82,28 +33,24 @@ class LiveDisplay:
         self._timer.timeout.connect(parent.redraw)
 
     def reset(self, warmup: int, metric: str, target: float | None = None, decay_steps: int = 0) -> None:
-        self.target, self.score, self.reached_at = target, None, None
-        self.timeline.clear()
-        self.probe.clear()
+        self.clock = RunClock(target)
+        self.clear_probe()
         self.curves.reset(warmup, decay_steps)
         self.curves.set_metric(metric)
-        self._walls, self._wall_steps = np.empty(0), np.empty(0)
-        self.live = True
 
     def add_rows(self, rows: MetricRows) -> None:
         self.curves.add_rows(rows)
-        self._walls = np.concatenate([self._walls, rows.wall])[-4096:]
-        self._wall_steps = np.concatenate([self._wall_steps, rows.step.astype(float)])[-4096:]
+        self.clock.add_rows(rows.step, rows.wall)
         self.schedule_redraw()
 
     def add_eval(self, event) -> None:
         self.curves.add_eval(event)
-        self.score = event.score
-        if self.target is not None and self.reached_at is None and event.score >= self.target:
-            self.reached_at = self._walls[-1] if len(self._walls) else 0.0  # running time at the eval's step
+        self.clock.add_score(event.score)
         self.schedule_redraw()
 
-    def add_snapshot(self, snap: Snapshot) -> None:
+    def add_snapshot(self, snap: Snapshot, follow: bool = False) -> None:
+        """The newest snapshot (`follow`: shown even if the probe looked back)."""
+        self.live = self.live or follow
         viewing_past = not self.live and 0 <= self.viewed < len(self.timeline)
         viewed_step = self.timeline[self.viewed][0] if viewing_past else None
         self.timeline.add(snap.step, snap)
@@ -112,6 +59,12 @@ class LiveDisplay:
         else:
             self.viewed = self.timeline.index_of_step(viewed_step)
         self.schedule_redraw()
+
+    def clear_probe(self) -> None:
+        """No snapshot on show (a finished run's probe gave way to the next run's)."""
+        self.timeline.clear()
+        self.probe.clear()
+        self.live = True
 
     def select(self, index: int) -> bool:
         """Show snapshot `index` in the probe (the newest: follow live). False if there is none."""
@@ -135,22 +88,19 @@ class LiveDisplay:
         self._timer.stop()
         start = time.perf_counter()
         self.curves.refresh()
+        self.show_progress(step, total, phase, done)
         if self._show_newest and self.live and len(self.timeline):
             self._show(len(self.timeline) - 1)
         else:
             self._update_timeline()
         self._show_newest = False
-        self.show_progress(step, total, phase, done)
         # This frame's Python work + what painting took since the last frame (about the same next time).
-        self._frame_cost = (time.perf_counter() - start + self.curves.take_paint_time()
-                            + self.probe.canvas.take_paint_time())
+        self._frame_cost = time.perf_counter() - start + self.curves.take_paint_time()
         self._last_redraw = time.monotonic()
 
     def show_progress(self, step: int, total: int, phase: str, done: bool = False) -> None:
-        clock = ("" if self.target is None else
-                 target_text(self.target, self.score, self.reached_at, self._walls[-1] if len(self._walls) else 0.0))
-        text = progress_text(step, total, phase, self._walls, self._wall_steps, done, clock)
-        self.controls.set_progress(step, max(1, total), text)
+        self.running = not done
+        self.controls.set_progress(step, max(1, total), self.clock.text(step, total, phase, done))
 
     def _show(self, index: int) -> None:
         self.viewed = index
@@ -161,4 +111,4 @@ class LiveDisplay:
     def _update_timeline(self) -> None:
         n = len(self.timeline)
         step = self.timeline[self.viewed][0] if 0 <= self.viewed < n else 0
-        self.probe.set_timeline(n, self.viewed, step, self.live)
+        self.probe.set_timeline(n, self.viewed, step, self.live, self.running)

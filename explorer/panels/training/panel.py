@@ -9,29 +9,42 @@ sandbox: it never replaces the session's model unless asked (`explorer.panels.tr
 """
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QEventLoop, Qt
+from PySide6.QtCore import QEventLoop, QStandardPaths, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog, QSplitter, QVBoxLayout, QWidget
+from superqt.utils import create_worker
 
 from explorer import style
 from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.panels.training.controls import ACTIVE_PHASES, TrainingControls
 from explorer.panels.training.curves import TrainingCurves
 from explorer.panels.training.live import LiveDisplay
-from explorer.panels.training.messages import Offer, RunInfo
 from explorer.panels.training.probe import ProbeView
 from explorer.panels.training.run_message import RunMessage
 from explorer.panels.training.run_reports import RunReports
-from explorer.panels.training.sandbox import PUBLISH_INTERVAL, RUN_LABEL, Sandbox  # noqa: F401 - tests read it
-from explorer.panels.training.setup import TrainingRequest, last_run_dir
-from explorer.panels.training.timed import train_for
+from explorer.panels.training.sandbox import PUBLISH_INTERVAL, Sandbox  # noqa: F401 - tests read it
 from explorer.panels.training.worker import TrainingRun, save_in_background
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
+from model.train.live_messages import Offer, RunInfo, Snapshot
+from model.train.request import TrainingRequest
 
 EVAL_SIZE = 50  # held-out pairs per live evaluation (a full evaluation is the CLI's job)
+START_TIMEOUT = 60.0  # s: `train_for` waits at most this long for the first step
+DATA_ENV = "TRANSFORMER_EXPLORER_DATA"  # overrides where the app keeps its files (tests, kiosks)
+
+
+def last_run_dir() -> Path:
+    """The checkpoint folder written when the window closes during a run: in $TRANSFORMER_EXPLORER_DATA,
+    else the platform's data folder (e.g. ~/.local/share/transformer-explorer on Linux)."""
+    base = os.environ.get(DATA_ENV)
+    if not base:
+        found = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericDataLocation)
+        base = Path(found) / "transformer-explorer" if found else Path.home() / ".transformer-explorer"
+    return Path(base) / "last-run"
 
 
 class TrainingPanel(StopsWithWindow, RunReports, QWidget):
@@ -77,20 +90,18 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.splitter.setStretchFactor(1, 2)
         self.splitter.setChildrenCollapsible(False)
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 2, 4, 2)  # tight: on a 720-px beamer every row is a plot's height
+        lay.setContentsMargins(4, 2, 4, 2)
         lay.setSpacing(3)
         lay.addWidget(self.controls)
         lay.addWidget(self.message)
         lay.addWidget(self.splitter, 1)
 
         c = self.controls
-        c.startClicked.connect(self._on_start_clicked)
-        c.pauseClicked.connect(self.pause)
-        c.stepClicked.connect(self.single_step)
-        c.stopClicked.connect(self.stop)
-        c.saveClicked.connect(self._on_save_clicked)
-        c.useClicked.connect(self.use_model)
-        c.backClicked.connect(self.back_to_session_model)
+        for button, slot in ((c.start_button, self._on_start_clicked), (c.pause_button, self.pause),
+                             (c.step_button, self.single_step), (c.stop_button, self.stop),
+                             (c.save_button, self._on_save_clicked), (c.use_button, self.use_model),
+                             (c.back_button, self.back_to_session_model)):
+            button.clicked.connect(slot)
         c.taskChanged.connect(self._on_task_changed)
         self.probe.probeEdited.connect(self._on_probe_edited)
         self.probe.timelineMoved.connect(self.select_snapshot)
@@ -193,8 +204,36 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.select_snapshot(len(self.timeline) - 1)
 
     def train_for(self, seconds: float) -> int:
-        """Headless use (`--train-seconds`): see `timed.train_for`. Returns the steps trained."""
-        return train_for(self, seconds)
+        """Headless use (`--train-seconds`): train for `seconds` from the first trained step (building
+        the model can take seconds; a figure must show a run that trained), waiting at most
+        START_TIMEOUT for it, with the event loop running; then stop, wait for the worker and
+        deliver its last signals. Returns the steps trained."""
+        if self.run is None:
+            self.start()
+        elif self.phase == "paused":
+            self.resume()
+        self._train_loop = loop = QEventLoop()
+        started, waiting = self.step, QTimer(self, interval=50)
+
+        def first_step() -> None:
+            if self.step > started:
+                waiting.stop()
+                QTimer.singleShot(int(seconds * 1000), loop.quit)
+
+        waiting.timeout.connect(first_step)
+        waiting.start()
+        QTimer.singleShot(int((START_TIMEOUT + seconds) * 1000), loop.quit)
+        loop.exec()  # ends early if the run finishes (all steps) or cannot start
+        waiting.stop()
+        waiting.deleteLater()
+        self._train_loop = None
+        run = self.run
+        if run is not None:
+            self.stop()
+            run.join()
+        for _ in range(5):  # queued rows, the offered model, `finished`
+            QApplication.processEvents()
+        return self.step
 
     def shutdown(self) -> Path | None:
         """Stop a run for good (window closing, app quitting): the weights go to the last-run
@@ -242,11 +281,29 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.save_checkpoint(path)
 
     def _on_task_changed(self, name: str) -> None:
-        self.probe.set_task(name, self.controls.kind())
+        """The next run's task: its default probe. A finished run's map of another task gives way
+        (the probe field and the map always name the same input)."""
+        if self.run is None and self.info is not None and name != self.info.task:
+            self.display.clear_probe()
+        if self.probe.shown_probe() is None:
+            self.probe.set_task(name, self.controls.kind())
 
     def _on_probe_edited(self, text: str) -> None:
+        """During a run the worker probes the new text; after it, the run's last model does (off the
+        GUI thread), and its snapshot ends the timeline."""
+        text = text.strip()
         if self.run is not None:
-            self.run.steering.set_probe(text.strip())
+            self.run.steering.set_probe(text)
+        elif self.trained is not None and self.probe.shown_probe() is not None and text:
+            offer = self.trained
+            worker = create_worker(offer.bundle.run, text, _start_thread=False, _ignore_errors=True)
+            worker.returned.connect(lambda result: self._on_probed(offer, Snapshot(offer.step, result, text)))
+            worker.errored.connect(lambda error: self.say(f"Probe input: {error}", "warning"))
+            worker.start()
+
+    def _on_probed(self, offer: Offer, snap: Snapshot) -> None:
+        if self.run is None and self.trained is offer:  # (not once a new run has begun)
+            self.display.add_snapshot(snap, follow=True)
 
     def _on_bundle(self, *_args) -> None:
         """The session's own model changed (not a model merely shown): continue it, and learn
@@ -271,7 +328,8 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
     # -- display ------------------------------------------------------------------------------
     def _show_phase(self) -> None:
         self.controls.set_phase(self.phase, has_model=self.trained is not None)
-        self._fit_to_height()
+        self.probe.show_others.setEnabled(self.run is not None)  # after a run there is nothing to show
+        self._arrange()
 
     def _show_progress(self, done: bool = False) -> None:
         self.display.show_progress(self.step, self.total_steps, self.phase, done)
@@ -279,30 +337,26 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
     def say(self, text: str, level: str = "info") -> None:
         colour = {"error": style.ERROR, "warning": style.WARNING}.get(level, style.TEXT)
         self.message.setStyleSheet(f"color: {colour.name()};")
-        self._fit_to_height()
+        self._arrange()
         self.message.show_text(text)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """WIDE: curves beside the probe, the message in full, the buttons in one row.
-        PROJECTOR: the same side by side, but compact — one-line message, the probe's pickers
-        beside its title, the settings folded during a run, the buttons in two rows.
+        PROJECTOR: the same side by side, but compact — one-line message, short picker names,
+        the settings folded during a run, the buttons in two rows.
         NARROW: compact, with the probe under the curves."""
         self.screen_class = cls
         self.splitter.setOrientation(Qt.Vertical if cls is ScreenClass.NARROW else Qt.Horizontal)
         self.controls.apply_screen_class(cls)
         self.curves.apply_screen_class(cls)
-        self._fit_to_height()
+        self._arrange()
 
-    def _compact(self) -> bool:
-        return self.screen_class is not ScreenClass.WIDE
-
-    def _fit_to_height(self) -> None:
-        """The compact arrangement (one-line message, pickers beside the map's title, settings
-        folded while a run is active) for the classes that declare it."""
-        short = self._compact()
+    def _arrange(self) -> None:
+        """The compact arrangement (one-line message, short picker names, settings folded while a
+        run is active) for the screen classes that declare it."""
+        short = self.screen_class is not ScreenClass.WIDE
         self.message.set_compact(short)
-        if short != self.probe.compact:
-            self.probe.set_compact(short)
+        self.probe.set_compact(short)
         self.controls.fold_settings(short and self.phase in ACTIVE_PHASES)
 
     def tell(self, text: str, level: str = "info") -> None:

@@ -1,10 +1,8 @@
-"""The Training panel's message line: whole in a tall panel, one elided line in a short one.
+"""The Training panel's message line: wrapped on a wide screen, one line on a compact one.
 
-On a short screen a wrapped run message would take its lines from the probe map's height,
-which the map's row labels need. A short panel keeps it to one line: as many whole
-sentences as fit ("Training stopped after 47 steps. The panels show “reverse” again. …"), so
-the back row reads what happened rather than a sentence cut mid-word; only a first sentence
-too long for the line is elided. The tooltip and the window's status line hold the whole text.
+The one line holds as many whole sentences as fit ("Training stopped after 47 steps. The panels
+show “reverse” again. …"), so it reads what happened rather than a sentence cut mid-word; only
+a first sentence too long for the line is elided. The tooltip and the status line hold it all.
 """
 from __future__ import annotations
 
@@ -32,19 +30,16 @@ def whole_sentences(text: str, fits) -> str:
     return ""
 
 
-
 class RunMessage(QLabel):
     def __init__(self, parent=None):
         super().__init__(" ", parent)
         self.full_html = ""
-        self.compact = False  # one elided line (set by the panel from its height)
+        self.compact = False  # one line (set by the panel for its screen class)
         self.setWordWrap(True)
         self.setVisible(False)  # until there is something to say
         self.setFont(style.font(style.BASE_POINT_SIZE))
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        # its width is the panel's to give: a long line must not hold the window wider than
-        # its screen
-        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # a long line never widens the window
 
     def show_text(self, html: str) -> None:
         self.full_html = html

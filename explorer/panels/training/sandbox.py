@@ -1,11 +1,10 @@
 """A run's model in the other panels: a CPU copy shown in place of the session's own.
 
 A run is a sandbox: it never replaces the session's model (the loaded checkpoint). With "Show
-in other panels" a copy of the model being trained is *shown* in every panel
-(`Session.show_model`, about once a second), run by the pipeline on the session's text, and the
-header names it ("training run, step 472"). "Back to <checkpoint>", turning "Show in other
-panels" off, or the end of the run bring the checkpoint back; only "Use this model" makes the
-trained copy the session's model. `Sandbox` is the training panel's helper for all of this.
+in other panels" a copy of the model being trained is *shown* in every panel (`Session.show_model`,
+about once a second) on the session's text, and the header names it "training run" (the step is
+the progress bar's to name). "Back to <checkpoint>", turning "Show in other panels" off, or the
+end of the run bring the checkpoint back; only "Use this model" makes the copy the session's model.
 """
 from __future__ import annotations
 
@@ -13,8 +12,8 @@ import time
 
 from PySide6.QtCore import QObject, QTimer
 
-from explorer.panels.training.messages import Offer
 from explorer.session import ShownModel
+from model.train.live_messages import Offer
 
 PUBLISH_INTERVAL = 1.0  # s: the other panels follow a run at most once a second …
 PUBLISH_COST_FACTOR = 20  # … and a copy for them costs at most 1/20 of the GUI's and the worker's time
@@ -97,7 +96,7 @@ class Sandbox(QObject):
         self.shown = offer
         with self.state.session.batch():  # the run's model and a text it can read: one step
             self.readable_text(offer.bundle)
-            self.state.session.show_model(ShownModel(offer.bundle, f"{RUN_LABEL}, step {offer.step:,}"))
+            self.state.session.show_model(ShownModel(offer.bundle, RUN_LABEL))
         self.publish_cost = time.monotonic() - start  # (a synchronous pipeline: the whole frame)
         self.show_back()
 

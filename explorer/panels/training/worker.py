@@ -1,10 +1,9 @@
-"""The training loop off the GUI thread: a superqt generator worker (napari's `thread_worker`).
+"""The training loop off the GUI thread, in a superqt generator worker.
 
-`train(request, steering)` is the generator the worker runs: it gives the thread its torch
-threads and runs the Qt-free `model.train.live_loop.TrainingLoop`, whose messages
-(model.train.live_messages) `TrainingRun` routes to Qt signals on the GUI thread. The GUI steers
-the run through `model.train.steering.Steering`. GeneratorWorker's own pause()/quit() are not
-used: a paused run must still serve the steering queue, and a stopped one still saves its weights.
+The worker runs the Qt-free `model.train.live_loop.TrainingLoop`; `TrainingRun` routes its
+messages (model.train.live_messages) to one Qt signal each, on the GUI thread. The GUI steers
+the run through `model.train.steering.Steering`, not GeneratorWorker's pause()/quit(): a paused
+run still serves the steering queue, and a stopped one still saves its weights.
 """
 from __future__ import annotations
 
@@ -49,8 +48,7 @@ def train(request: TrainingRequest, steering: Steering):
     return steering.outcome
 
 
-# superqt's generator-worker signals, taken from GeneratorWorker's public `SignalsClass` default
-# (the class itself lives in a private module)
+# superqt's generator-worker signals: GeneratorWorker's public `SignalsClass` default (its module is private)
 GeneratorWorkerSignals = inspect.signature(GeneratorWorker.__init__).parameters["SignalsClass"].default
 
 
@@ -83,13 +81,11 @@ class TrainingRun:
         self._done = threading.Event()
         self.worker = create_worker(train, request, self.steering, _start_thread=False, _ignore_errors=True,
                                     _worker_class=GeneratorWorker, SignalsClass=TrainingSignals)
-        # Module functions, not this object's methods: queued messages may arrive after the
-        # panel has let go of a run (a window closed), and must then be dropped quietly.
+        # module functions, not methods: messages queued after the panel let go of the run are dropped
         signals = self.worker.signals
         signals.yielded.connect(partial(_route, signals))
         signals.errored.connect(partial(_report, signals, self.steering))
         signals.warned.connect(lambda w: sys.stderr.write(warnings.formatwarning(*w[:4])))
-        # In the worker thread, after its last message: what `join` waits for.
         signals.finished.connect(partial(_mark_done, self._done), Qt.ConnectionType.DirectConnection)
 
     @property
@@ -113,11 +109,10 @@ class TrainingRun:
         return self._done.is_set()
 
     def join(self, timeout_ms: int = 60000) -> bool:
-        """Block until the worker has ended (call `steering.stop()` first)."""
+        """Block until the worker has ended (after `steering.stop()`)."""
         if self.steering.cancel_unbegun():
             return True
         return self._done.wait(timeout_ms / 1000)
-
 
 
 def _route(signals: TrainingSignals, message) -> None:
@@ -134,6 +129,7 @@ def _report(signals: TrainingSignals, steering: Steering, exc: BaseException) ->
 
 
 def _mark_done(done: threading.Event) -> None:
+    """On the worker thread, after its last message: what `join` waits for."""
     pool = QThreadPool.globalInstance()
     pool.setMaxThreadCount(pool.maxThreadCount() - 1)
     done.set()
