@@ -1,10 +1,6 @@
 """The tensor inspector: one recorded tensor as a heatmap with token labels, exact values
-under the mouse, and masked entries that can never be mistaken for small ones.
-
-A `TensorView` knows nothing of the session: it is given a `Step`, the labels of its axes
-and a head, and shows them. Items (image, colour bar, mask overlay) are created once and
-updated in place (pyqtgraph's advice; see STYLE.md).
-"""
+under the mouse, and masked entries that can never be mistaken for small ones. A `TensorView`
+knows nothing of the session: it is given a step's matrix and the labels of its axes."""
 from __future__ import annotations
 
 import math
@@ -12,11 +8,11 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsPathItem, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from explorer import style
-from explorer.drawing.label_axis import LabelAxis as TokenLabels
+from explorer.drawing.label_axis import LabelAxis
+from explorer.drawing.map_overlays import MaskOverlay, blocked_rects
 from explorer.drawing.plot_style import free_colorbar_axis
 
 WEIGHT_LEVELS = (0.0, 1.0)
@@ -26,18 +22,6 @@ FEW_ROWS = 8  # token rows whose labels the view always has room for
 AXIS_TITLES = {"src": "source tokens", "tgt": "target tokens", "d_model": "feature (d_model)",
                "d_k": "feature within a head (d_k)", "d_ff": "hidden unit (d_ff)", "vocab": "vocabulary",
                "head": "head", "batch": "batch"}
-
-
-class LabelAxis(TokenLabels):
-    """The inspector's axis: the shared label policy (`explorer.drawing.label_axis`), fed with
-    a step's tokens or feature indices."""
-
-    @property
-    def labels(self) -> list[str]:
-        return self.tokens
-
-    def set_labels(self, labels: list[str] | None, numeric: bool = False) -> None:
-        self.set_tokens(labels or [], numeric=numeric)
 
 
 def visible_text(piece: str) -> str:
@@ -75,15 +59,9 @@ class TensorView(QWidget):
         self.colorbar.getAxis("right").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE, mono=True))
         free_colorbar_axis(self.colorbar)  # "−0.2" as whole as "0.2"
         self.widget.addItem(self.colorbar)
-        self.mask_fill = QGraphicsPathItem()
-        self.mask_fill.setBrush(QBrush(style.MASKED))
-        self.mask_fill.setPen(QPen(Qt.NoPen))
-        self.mask_hatch = QGraphicsPathItem()
-        self.mask_hatch.setBrush(QBrush(style.MASKED_HATCH, Qt.BDiagPattern))
-        self.mask_hatch.setPen(QPen(Qt.NoPen))
-        for item, z in ((self.mask_fill, 5), (self.mask_hatch, 6)):
-            item.setZValue(z)
-            self.plot.addItem(item)
+        self.mask = MaskOverlay()  # over the image: masked cells are not NaN here
+        self.mask.setZValue(5)
+        self.plot.addItem(self.mask)
         self.count = QLabel()  # "12 of 24 labels · wheel to zoom": what the token axes drew
         self.count.setFont(style.font(style.SMALL_POINT_SIZE))
         style.set_sheet(self.count, "color: {muted};")
@@ -136,8 +114,8 @@ class TensorView(QWidget):
         self.row_axis, self.col_axis = row_axis, col_axis
         self.row_labels = [visible_text(s) for s in row_labels] if row_labels else [str(i) for i in range(rows)]
         self.col_labels = [visible_text(s) for s in col_labels] if col_labels else [str(i) for i in range(cols)]
-        self.left.set_labels(self.row_labels, numeric=not row_labels)
-        self.bottom.set_labels(self.col_labels, numeric=not col_labels)
+        self.left.set_tokens(self.row_labels, numeric=not row_labels)
+        self.bottom.set_tokens(self.col_labels, numeric=not col_labels)
         self.left.setLabel(titles[0] or AXIS_TITLES.get(row_axis, row_axis))
         self.bottom.setLabel(titles[1] or AXIS_TITLES.get(col_axis, col_axis))
 
@@ -165,7 +143,7 @@ class TensorView(QWidget):
         self._make_room(rows if row_labels else 0)
         self.plot.setAspectLocked(self.square)  # query × key: square cells, as in the paper's figures
         self.image.setRect(QRectF(0, 0, cols, rows))
-        self._set_overlay(masked)
+        self.mask.set_rects(blocked_rects(~masked))
         room = 4 * max(rows, cols) if self.square else 0.5  # square cells may need room beside the map
         self.plot.setLimits(xMin=-room, xMax=cols + room, yMin=-room, yMax=rows + room,
                             minXRange=min(cols, 2), minYRange=min(rows, 2))
@@ -193,14 +171,6 @@ class TensorView(QWidget):
         rows, cols = self.data.shape
         self.plot.setRange(xRange=(0, cols), yRange=(0, rows), padding=0)
 
-    def _set_overlay(self, masked: np.ndarray) -> None:
-        """One path through every masked cell: solid grey plus hatching (drawn in screen pixels)."""
-        path = QPainterPath()
-        for r, start, stop in masked_runs(masked):  # one rectangle per run: a causal mask is one per row
-            path.addRect(QRectF(float(start), float(r), float(stop - start), 1.0))
-        self.mask_fill.setPath(path)
-        self.mask_hatch.setPath(path)
-
     # -- reading ------------------------------------------------------------------------------
     def masked(self) -> np.ndarray:
         """Cells drawn as masked: −∞ scores, or blocked (0) entries of a boolean mask."""
@@ -209,7 +179,7 @@ class TensorView(QWidget):
         return np.isneginf(self.data)
 
     def overlay_contains(self, row: int, col: int) -> bool:
-        return self.mask_hatch.path().contains(QPointF(col + 0.5, row + 0.5))
+        return self.mask.contains_cell(row, col)
 
     def value_at(self, row: int, col: int) -> float:
         return float(self.data[row, col])
@@ -241,15 +211,6 @@ class TensorView(QWidget):
         self.hovered.emit(self.readout_at(row, col))
 
 
-def masked_runs(masked: np.ndarray) -> list[tuple[int, int, int]]:
-    """(row, first column, one past the last) for every horizontal run of True cells."""
-    padded = np.zeros((masked.shape[0], masked.shape[1] + 2), dtype=np.int8)
-    padded[:, 1:-1] = masked
-    edges = np.diff(padded, axis=1)  # +1 where a run starts, -1 one past where it ends
-    starts, stops = np.nonzero(edges == 1), np.nonzero(edges == -1)
-    return list(zip(starts[0].tolist(), starts[1].tolist(), stops[1].tolist()))
-
-
 def slice_for_view(tensor: np.ndarray, axes: tuple[str, ...], head: int) -> tuple[np.ndarray, str, str]:
     """The 2-D slice a heatmap shows: batch 0, the chosen head, the last two axes as (rows, cols).
 
@@ -266,4 +227,4 @@ def slice_for_view(tensor: np.ndarray, axes: tuple[str, ...], head: int) -> tupl
     return t, names[0], names[1]
 
 
-__all__ = ["LabelAxis", "TensorView", "masked_runs", "slice_for_view", "visible_text"]
+__all__ = ["TensorView", "slice_for_view", "visible_text"]
