@@ -35,6 +35,16 @@ from explorer.drawing.map_overlays import MapEdges, MaskOverlay, blocked_rects
 ZOOM_HINT = "wheel: zoom"
 
 
+def colour_bar_canvas(cmap: pg.ColorMap, levels: tuple[float, float]):
+    """(canvas, bar): a colour bar beside maps, its ticks at the label font."""
+    canvas = pg.GraphicsLayoutWidget()
+    bar = pg.ColorBarItem(values=levels, colorMap=cmap, interactive=False, width=14)
+    bar.getAxis("right").setTickFont(label_font())
+    canvas.addItem(bar)
+    canvas.setFixedWidth(int(QFontMetricsF(label_font()).horizontalAdvance("−0.00") + 44))
+    return canvas, bar
+
+
 class _Canvas(pg.GraphicsLayoutWidget):
     """The map's graphics view; tells its owner when it has a new size."""
 
@@ -112,11 +122,7 @@ class Heatmap(QWidget):
         row.addWidget(self.canvas, 1)
         self.bar = None
         if colour_bar:
-            self.bar_canvas = pg.GraphicsLayoutWidget()
-            self.bar = pg.ColorBarItem(values=self.levels, colorMap=self.cmap, interactive=False, width=14)
-            self.bar.getAxis("right").setTickFont(label_font())
-            self.bar_canvas.addItem(self.bar)
-            self.bar_canvas.setFixedWidth(int(QFontMetricsF(label_font()).horizontalAdvance("−0.00") + 44))
+            self.bar_canvas, self.bar = colour_bar_canvas(self.cmap, self.levels)
             row.addWidget(self.bar_canvas)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -166,10 +172,11 @@ class Heatmap(QWidget):
         self.set_data(np.zeros((0, 0)), [], [])
         self.select(None)
 
-    def set_title(self, text: str) -> None:
-        """A short title, elided to the map's width (whole in its tooltip); none: no title line."""
+    def set_title(self, text: str, tip: str = "") -> None:
+        """A short title, elided to the map's width; its tooltip `tip` or the whole title; none:
+        no title line."""
         self.title.setText(text)
-        self.title.setToolTip(text)
+        self.title.setToolTip(tip or text)
         self.title.setVisible(bool(text))
 
     def set_axis_names(self, rows: str, cols: str) -> None:
@@ -289,23 +296,26 @@ class Heatmap(QWidget):
         """(drawn, in view) for the row axis and the column axis, as last painted."""
         return [(a.drawn, a.in_view) for a in (self.rows_axis, self.cols_axis)]
 
+    def _shortest(self) -> tuple[int, int, int] | None:
+        """(drawn, in view, in all) of the axis missing most labels; None when none is missing.
+        (An axis not painted yet, or clipped, has drawn none: it is left out.)"""
+        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis) if a.drawn]
+        short = [c for c in counts if c[0] < c[2]]
+        return min(short, key=lambda c: c[0] / max(c[2], 1)) if short else None
+
     def count_text(self) -> str:
         """"" when every label is drawn, else "k of n labels" of the axis missing most, n those
         in view ("…, 24 in all" when the view shows only some cells)."""
-        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis) if a.drawn]
-        short = [c for c in counts if c[0] < c[2]]  # (an axis not painted yet, or clipped, has drawn none)
-        if not short:
+        if (short := self._shortest()) is None:
             return ""
-        drawn, in_view, total = min(short, key=lambda c: c[0] / max(c[2], 1))
+        drawn, in_view, total = short
         return f"{drawn} of {in_view} labels" + (f", {total} in all" if in_view < total else "")
 
     def _show_count(self) -> None:
         """Beside the title, short ("8/24", "6/6 of 24"); in full in its tooltip."""
-        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis) if a.drawn]
-        short = [c for c in counts if c[0] < c[2]]
         text = ""
-        if short:
-            drawn, in_view, total = min(short, key=lambda c: c[0] / max(c[2], 1))
+        if (short := self._shortest()) is not None:
+            drawn, in_view, total = short
             text = f"{drawn}/{in_view}" + (f" of {total}" if in_view < total else "")
             if drawn == in_view:  # every label of the view: the rest is a drag away
                 text = f"{in_view} of {total} in view"

@@ -120,7 +120,7 @@ class LabelAxis(pg.AxisItem):
         widest = max(self.widths(), default=0.0)
         across = widest if not self.horizontal else max(widest, m.height()) if turned else m.height()
         title = m.height() + 4 if self.labelText and self.label.isVisible() else 0.0  # a name ("query")
-        return math.ceil(across + TEXT_OFFSET_PX + 2 + title)
+        return math.ceil(across + 2 * TEXT_OFFSET_PX + 2 + title)  # air on both sides of the labels
 
     def min_cell_px(self) -> float:
         """Pixels per cell in which every label is drawn, stacked (a row axis, or turned)."""

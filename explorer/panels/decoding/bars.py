@@ -40,7 +40,7 @@ class TopKBars(pg.PlotWidget):
     def __init__(self, k: int = 10, parent=None):
         super().__init__(parent=parent)
         self.k = k
-        self.caption = ""
+        self.caption: list[str] = []
         plot = style.still_plot(self.getPlotItem())
         plot.showGrid(y=True, alpha=0.25)
         plot.setLabel("left", "probability", **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
@@ -109,10 +109,10 @@ class TopKBars(pg.PlotWidget):
             self.smoothed_label.setText(text)
         self.smoothed_label.setPos(left, top)
 
-    def set_caption(self, text: str) -> None:
-        """The caption on one line, or broken after its last comma where the plot is narrower:
-        always whole."""
-        self.caption = text
+    def set_caption(self, *parts: str) -> None:
+        """The caption: its parts on one line, or on as many lines as the plot's width needs
+        (a part is never broken): always whole."""
+        self.caption = list(parts)
         self._show_caption()
 
     def _show_caption(self) -> None:
@@ -120,11 +120,14 @@ class TopKBars(pg.PlotWidget):
         size = style.BASE_POINT_SIZE * style.scale()
         f = style.font(style.BASE_POINT_SIZE)
         f.setPointSizeF(size)
+        metrics = QFontMetricsF(f)
         room = self.width() - plot.getAxis("left").width() - 12  # centred over the bars
-        lines = [self.caption]
-        if ", " in self.caption and QFontMetricsF(f).horizontalAdvance(self.caption) > room:
-            head, tail = self.caption.rsplit(", ", 1)
-            lines = [head + ",", tail]
+        lines: list[str] = []
+        for part in self.caption:
+            if lines and metrics.horizontalAdvance(f"{lines[-1]} {part}") <= room:
+                lines[-1] += f" {part}"
+            else:
+                lines.append(part)
         # the title is rich text: a token such as <eos> would otherwise vanish as an unknown tag
         title = "<br>".join(html.escape(line) for line in lines)
         if title != plot.titleLabel.text or plot.titleLabel.opts.get("size") != f"{size:.1f}pt":
@@ -231,7 +234,7 @@ class TopKBars(pg.PlotWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        if getattr(self, "caption", ""):
+        if getattr(self, "caption", None):
             self._show_caption()
         if getattr(self, "_ranked", None):
             self._fit()

@@ -88,9 +88,9 @@ class DecodingPanel(StepDrawing, QWidget):
         self.prefix.setWordWrap(True)
         self._prefix_width = -1
         self.prefix.installEventFilter(self)
-        self.mask_map = TokenHeatmap("Mask in force", style.mask_colormap())
-        self.self_map = TokenHeatmap("Self-attention")
-        self.cross_map = TokenHeatmap("Cross-attention")
+        self.mask_map = TokenHeatmap("Mask", style.mask_colormap())
+        self.self_map = TokenHeatmap("Self")
+        self.cross_map = TokenHeatmap("Cross")
         self.bars = TopKBars()
         self.plots = PlotGrid([self.mask_map, self.self_map, self.cross_map], self.bars)
         left = QWidget()
