@@ -186,6 +186,12 @@ class Heatmap(QWidget):
             axis.showLabel(bool(text))
         self._square()
 
+    def set_colormap(self, cmap: pg.ColorMap) -> None:
+        self.cmap = cmap
+        self.image.setColorMap(cmap)
+        if self.bar is not None:
+            self.bar.setColorMap(cmap)
+
     def set_levels(self, levels: tuple[float, float]) -> None:
         self.levels = (float(levels[0]), float(levels[1]))
         self.image.setLevels(self.levels)
