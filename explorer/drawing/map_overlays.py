@@ -76,9 +76,8 @@ class MaskOverlay(_Rects):
 
 
 class MapEdges(_Rects):
-    """A thin outline around each map: viridis runs from a dark purple that melts into the dark
-    canvas to a yellow that melts into the light one, so a map of near-zero (or near-one) weights
-    had no edge. One device pixel wide at any zoom, in the theme's `map_edge` colour."""
+    """A thin outline around each map, so a map of near-zero (dark purple) or near-one (yellow)
+    weights keeps its edge on either canvas. One device pixel wide at any zoom."""
 
     def __init__(self):
         super().__init__()

@@ -28,8 +28,7 @@ _LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.")
 def _tokens_line(pieces: list[str] | None, font, width: float, characters: bool = False) -> str:
     """The tokens separated by spaces, in one column's width. Where that is too wide and the
     tokenizer reads characters (`characters`), the characters stand together, the specials
-    apart ("<bos> 2026-11-22" whole where "<bos> 2 0 2 6 - 1 1 - …" held 8 of 11 tokens); only
-    then is the line elided. A word tokenizer's tokens keep their spaces, whatever their length."""
+    apart ("<bos> 2026-11-22"); only then is the line elided."""
     if not pieces:
         return ""
     metrics = QFontMetricsF(font)

@@ -77,8 +77,8 @@ class ParallelPassView(QWidget):
         self._arrange(False)
 
     def _arrange(self, beside: bool) -> None:
-        """Reflow: on a wide, low page (a 1280×720 beamer) the map stands left of the texts and
-        the table, so it keeps its height; otherwise everything is stacked."""
+        """On a wide, low page the map stands left of the texts and the table, so it keeps its
+        height; otherwise everything is stacked."""
         if beside == self.beside:
             return
         self.beside = beside
