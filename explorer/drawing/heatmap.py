@@ -99,20 +99,11 @@ class Heatmap(QWidget):
         for item in (self.hatch, self.image, self.cell_text):
             self.plot.addItem(item)
         self.plot.addItem(self.edges, ignoreBounds=True)
-        self.selection = QGraphicsRectItem()
-        pen = QPen(style.colour("selected"), 3)
-        pen.setCosmetic(True)
-        self.selection.setPen(pen)
-        self.selection.setZValue(5)
+        self.selection = self.overlay(QGraphicsRectItem(), "selected", 3, 5)
         self.selection.hide()
-        self.plot.addItem(self.selection, ignoreBounds=True)
         self.selected: tuple[int, int] | None = None
-        self.marks = QGraphicsPathItem()  # dashed outlines of marked columns (a lens's [MASK] columns)
-        mark_pen = QPen(style.colour("text"), 2, Qt.PenStyle.DashLine)
-        mark_pen.setCosmetic(True)
-        self.marks.setPen(mark_pen)
-        self.marks.setZValue(4)
-        self.plot.addItem(self.marks, ignoreBounds=True)
+        # dashed outlines of marked columns (a lens's [MASK] columns)
+        self.marks = self.overlay(QGraphicsPathItem(), "text", 2, 4, dash=True)
         self.marked_cols: set[int] = set()
         self.user_view = False  # zoomed or panned by the user: a resize keeps the view
         self.plot.vb.sigRangeChangedManually.connect(self._on_user_view)
@@ -139,6 +130,15 @@ class Heatmap(QWidget):
         self.canvas.resized.connect(self._square)
         self.canvas.scene().sigMouseMoved.connect(self._hover)
         self.canvas.scene().sigMouseClicked.connect(self._click)
+
+    def overlay(self, item, role: str, width: float, z: float, dash: bool = False):
+        """`item` drawn over the map in `role`'s colour, `width` screen pixels wide at any zoom."""
+        pen = QPen(style.colour(role), width, Qt.PenStyle.DashLine if dash else Qt.PenStyle.SolidLine)
+        pen.setCosmetic(True)
+        item.setPen(pen)
+        item.setZValue(z)
+        self.plot.addItem(item, ignoreBounds=True)
+        return item
 
     # -- data -----------------------------------------------------------------------------------------
     def set_data(self, values: np.ndarray, row_labels: list[str], col_labels: list[str],
@@ -346,7 +346,8 @@ class Heatmap(QWidget):
         blocked = self.allowed is not None and not bool(self.allowed[r, c])
         text = self.cell_text.texts[r][c] if self.cell_text.texts else []
         extra = f" — {' '.join(text)}" if text else ""
-        value = "blocked by the mask" if blocked else style.format_value(float(self.values[r, c]))
+        v = float(self.values[r, c])
+        value = "blocked by the mask" if blocked else "not computed yet" if math.isnan(v) else style.format_value(v)
         return f"{row!r} → {col!r}: {value}{extra}"
 
     def _hover(self, scene_pos) -> None:

@@ -281,10 +281,8 @@ class DecodingPanel(StepDrawing, QWidget):
             self.state.select_attention(kind, layer, head)
 
     def show_sharpest_head(self) -> None:
-        """Select the head whose rows align most clearly on the decoded text (`ParallelPass.alignment`,
-        over the masked parallel pass = every step's rows): cross-attention where the model has it.
-        The reverse model's default L1 H1 spreads its rows; the pick (L1 H2 on most words, an L2
-        head on some) draws the anti-diagonal a class expects."""
+        """Select the head whose rows align most clearly on the decoded text (`ParallelPass.alignment`
+        over the masked parallel pass, i.e. every step's rows): cross-attention where the model has it."""
         run = self.run
         if run is None or self.state.bundle is None:
             return
@@ -318,23 +316,15 @@ class DecodingPanel(StepDrawing, QWidget):
         if self.run is None:
             self.controls.play.setChecked(False)
             return
-        n = len(self.run.steps)
-        if action == "reset":
+        if action != "play":
             self._stop_play()
-            self.set_step(0)
-        elif action == "back":
+            self.set_step({"reset": 0, "back": self.t - 1, "step": self.t + 1}[action])
+        elif self.controls.play.isChecked():
+            if self.t >= len(self.run.steps) - 1:
+                self.set_step(0)
+            self._player.start()
+        else:
             self._stop_play()
-            self.set_step(self.t - 1)
-        elif action == "step":
-            self._stop_play()
-            self.set_step(self.t + 1)
-        elif action == "play":
-            if self.controls.play.isChecked():
-                if self.t >= n - 1:
-                    self.set_step(0)
-                self._player.start()
-            else:
-                self._stop_play()
 
     def _tick(self) -> None:
         if self.run is None or self.t >= len(self.run.steps) - 1:
