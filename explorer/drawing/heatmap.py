@@ -1,13 +1,9 @@
 """`Heatmap`: the one map component: a matrix as square cells labelled with tokens.
 
-It owns everything a map shows: the image (a pyqtgraph ImageItem, row-major, fixed levels),
-the token axes (`LabelAxis`, the one label policy), square cells, an optional colour bar
-(pyqtgraph's ColorBarItem with the theme's colour map), optional text in each cell (drawn when
-the cell is big enough for it, always in the tooltip), blocked cells (hatched), a selected
-cell, a short title elided to its width, and the honest count of the labels drawn
-("12 of 24 labels"). The mouse wheel zooms and dragging pans (pyqtgraph's ViewBox); the labels
-follow the visible range. `set_data` replaces every label, so a map always names the tokens
-of the frame it draws.
+The image (row-major, fixed levels), the token axes (`LabelAxis`, the one label policy), an
+optional colour bar, optional text in each cell (where it fits; always in the tooltip), hatched
+blocked cells, a selected cell, a short elided title and the honest count of the labels drawn.
+The wheel zooms and dragging pans; the labels follow the visible range.
 """
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
-"""`TokenHeatmap`: a `Heatmap` of [query, key] weights inside a fixed frame, for decoding.
-
-The decoding panel draws the causal mask and the attention of one step inside a fixed T×T
-frame, so the lecturer sees the grid *grow* by one row and one column per step (Section
-3.2.3's "prevent leftward information flow"). On top of the shared map it draws the frame's
-outline, the current query row in the accent colour, the causal mask's edge (when the mask is
-off) and the line after a decoder-only model's prompt. Everything else (labels, square cells,
-hatching, zoom) is the `Heatmap`'s.
+"""`TokenHeatmap`: a `Heatmap` of [query, key] weights inside a fixed T×T frame, so a decoding
+step's map *grows* by one row and one column per step (Section 3.2.3). Over the shared map: the
+frame's outline, the query row in the accent colour, the causal mask's edge (when the mask is
+off) and the line after a decoder-only model's prompt.
 """
 from __future__ import annotations
 

@@ -1,11 +1,9 @@
 """`BeamTreeView`: beam search (Section 6.1: beam 4, α = 0.6) drawn as its tree of hypotheses.
 
-x is the decoding step, y a slot within the step; children are ordered under their parent
-so no edge crosses another. Every node of `BeamResult.nodes` is one dot labelled with its
-token and length-penalised score; candidates that did not survive a step are greyed, the
-finished ones (<eos>) are green, and the winning hypothesis is drawn in orange. A
-decoder-only model's prompt is not searched: its tokens form a fixed purple stem left of
-step 0, from which the hypotheses branch.
+x is the decoding step, y a slot within it (children under their parent: no edge crosses
+another). One dot per `BeamResult` node, labelled with its token and length-penalised score:
+pruned grey, finished green, the winner orange; a decoder-only model's prompt is a fixed purple
+stem left of step 0.
 """
 from __future__ import annotations
 
