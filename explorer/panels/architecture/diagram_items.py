@@ -188,31 +188,23 @@ class BlockItem(Clickable, QGraphicsObject):
 
 
 class _Symbol(BlockItem):
-    """A round symbol of Figure 1 (⊕, ∿): clicked on its circle, not on the text beside it."""
-
-    def radius(self) -> float:
-        return self.w / 2
+    """A round symbol of Figure 1 (⊕, ∿) with its `sign()` path: clicked on its circle only."""
 
     def boundingRect(self) -> QRectF:  # noqa: N802
-        r = self.radius() + 4
-        return QRectF(-r, -r, 2 * r, 2 * r)
+        return self.rect().adjusted(-4, -4, 4, 4)
 
     def shape(self) -> QPainterPath:
         path = QPainterPath()
-        path.addEllipse(QPointF(0, 0), self.radius() + 3, self.radius() + 3)
+        path.addEllipse(self.rect().adjusted(-3, -3, 3, 3))
         return path
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        """The circle; a subclass draws its sign in it (`sign`)."""
         painter.setPen(QPen(style.ACCENT, 4.0) if self.highlighted else QPen(style.colour("line"), 1.8))
         painter.setBrush(QBrush(style.colour("canvas" if not self._hover else "hover_fill")))
-        painter.drawEllipse(QPointF(0, 0), self.radius(), self.radius())
+        painter.drawEllipse(self.rect())
         painter.setPen(QPen(style.colour("line"), 2.0))
         painter.setBrush(Qt.NoBrush)
         painter.drawPath(self.sign())
-
-    def sign(self) -> QPainterPath:
-        return QPainterPath()
 
 
 class AdderItem(_Symbol):
