@@ -195,7 +195,7 @@ class TopKBars(pg.PlotWidget):
         slot = view.width() / (shown + 0.2) if view.width() > 0 else 60.0
         value_metrics = QFontMetricsF(style.font(style.SMALL_POINT_SIZE))
         # "0.003" over every tail bar runs together on a narrow plot: then only the readable ones
-        roomy = all(value_metrics.horizontalAdvance(style.prob_text(float(h))) + 6 <= slot for h in self.heights)
+        roomy = all(value_metrics.horizontalAdvance(style.prob_text(float(h))) + 6 <= slot for h in self.heights[:shown])
         for j, (i, h) in enumerate(zip(ids, self.heights)):
             label = self._label(j)
             label.setText(style.prob_text(float(h)))
@@ -203,7 +203,7 @@ class TopKBars(pg.PlotWidget):
             label.setToolTip(f"p = {h:.6f}, " + (f"rank {rank}" if rank else f"below the top {self.k}"))
             label.setColor(style.colour("chosen_text") if i == self.chosen else style.TEXT)
             label.setPos(j, float(h) + 0.01)
-            label.setVisible(bool(roomy or h >= 0.005))
+            label.setVisible(j < shown and bool(roomy or h >= 0.005))  # (none beyond the plot's edge)
         for label in self.labels[len(ids):]:
             label.setVisible(False)
         moved = next((j for j, r in enumerate(order) if r != j), None)
