@@ -250,10 +250,8 @@ class Heatmap(QWidget):
         rows, cols = max(rows, 1), max(cols, 1)
         span = cols
         if self.texts and not self.square:
-            m = QFontMetricsF(label_font())
             tall = self.plot.vb.height() / rows
-            block = max(len(t) for row in self.texts for t in row) * m.height()
-            number = m.horizontalAdvance("0.00") + 4
+            block, number = self.cell_text.room()
             need = number if block <= tall else block if number <= tall else 0.0
             if need:
                 span = min(cols, max(1, int(self.plot.vb.width() // need)))
