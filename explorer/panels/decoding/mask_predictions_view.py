@@ -197,8 +197,9 @@ class MaskPredictionsView(QWidget):
         for i, prediction in enumerate(predictions):
             group = self._group(i)
             group.set_prediction(i + 1, prediction, pieces)
-            if self.grid.indexOf(group) < 0 or self._cell(group) != self._slot(i, len(predictions)):
-                self.grid.addWidget(group, *self._slot(i, len(predictions)))
+            slot = divmod(i, 1 if len(predictions) == 1 else GROUP_COLUMNS)  # a single [MASK]: the whole width
+            if self.grid.indexOf(group) < 0 or self.grid.getItemPosition(self.grid.indexOf(group))[:2] != slot:
+                self.grid.addWidget(group, *slot)
             group.setVisible(True)
         for group in self.groups[len(predictions):]:
             group.setVisible(False)
@@ -210,15 +211,6 @@ class MaskPredictionsView(QWidget):
         self.hint.setText(
             f"No {self.mask_token} in the input. Type {self.mask_token} where a word is missing, "
             f"e.g. “{self.example}”, and the model guesses the word from the words around it.")
-
-    @staticmethod
-    def _slot(i: int, n: int) -> tuple[int, int]:
-        columns = 1 if n == 1 else GROUP_COLUMNS
-        return divmod(i, columns)
-
-    def _cell(self, widget) -> tuple[int, int]:
-        r, c, _rs, _cs = self.grid.getItemPosition(self.grid.indexOf(widget))
-        return r, c
 
     def _sentence_html(self, pieces: list[str], predictions) -> str:
         at = {p.position: (i + 1, p.pieces[0] if p.pieces else "?") for i, p in enumerate(predictions)}
