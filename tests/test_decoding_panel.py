@@ -328,7 +328,7 @@ def test_sharpest_selects_the_head_that_aligns_most_clearly(qtbot, panel, bundle
     click(qtbot, panel.controls.sharpest)
     assert (panel.state.kind, panel.state.layer, panel.state.head) == ("cross", *want)
     assert (panel.controls.layer.currentIndex(), panel.controls.head.currentIndex()) == want
-    assert panel.cross_map.title.text() == f"Cross-attention L{want[0] + 1} H{want[1] + 1}"
+    assert panel.cross_map.title.text() == f"Cross L{want[0] + 1} H{want[1] + 1}"
 
 
 # -- the layout each screen class declares --------------------------------------------------------

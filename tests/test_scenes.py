@@ -332,12 +332,11 @@ def test_a_greedy_scene_opens_on_the_same_tab_after_a_beam_scene_as_on_its_own(p
     assert panel.tabs.currentWidget() is panel.step_page and window.state.session.view("decoding") == "steps"
     # Unfolded (a wide screen), "steps" shows the parallel pass beside them and stays "steps",
     # whether the halves were unfolded under it or the view came back to it from "beam"
-    from explorer.panels.decoding.reflow import set_side_by_side
     session = window.state.session
-    set_side_by_side(panel, True)
+    panel.set_side_by_side(True)
     assert session.view("decoding") == "steps" and panel.tabs.currentWidget() is panel.parallel
     session.set_view("decoding", "beam")
     session.set_view("decoding", "steps")
     assert session.view("decoding") == "steps" and panel.tabs.currentWidget() is panel.parallel
-    set_side_by_side(panel, False)  # folded again: the steps, not "Masked vs. unmasked"
+    panel.set_side_by_side(False)  # folded again: the steps, not "Masked vs. unmasked"
     assert panel.tabs.currentWidget() is panel.step_page

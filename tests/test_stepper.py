@@ -15,7 +15,9 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QLineEdit, QMainWindow, QVBoxLayout, QWidget  # noqa: E402
 
 from explorer import style  # noqa: E402
-from explorer.panels.stepper.inspector_view import LabelAxis, masked_runs, slice_for_view  # noqa: E402
+from explorer.drawing.label_axis import LabelAxis  # noqa: E402
+from explorer.drawing.map_overlays import masked_runs  # noqa: E402
+from explorer.panels.stepper.inspector_view import slice_for_view  # noqa: E402
 from explorer.panels.stepper.panel import StepperPanel  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from model.io.checkpoints import random_bundle  # noqa: E402
@@ -231,14 +233,14 @@ def test_slicing_and_label_density():
     m, rows, cols = slice_for_view(np.arange(6), ("d_model",), head=0)
     assert m.shape == (1, 6) and cols == "d_model"
     tokens = LabelAxis("bottom")  # one wide <bos> beside one-letter tokens: every label still drawn
-    tokens.set_labels(["<pad>", "<bos>", "<eos>", "<unk>"] + list("0123456789"))
+    tokens.set_tokens(["<pad>", "<bos>", "<eos>", "<unk>"] + list("0123456789"))
     def visible_ticks(axis, lo, hi, size):
         levels = axis.tickValues(lo, hi, size)
         return [int(v) for v in levels[0][1]] if levels else []
 
     assert visible_ticks(tokens, 0, 14, 14 * 28) == list(range(14))
     axis = LabelAxis("bottom")
-    axis.set_labels([str(i) for i in range(2048)], numeric=True)
+    axis.set_tokens([str(i) for i in range(2048)], numeric=True)
     values = axis.tickValues(0, 2048, 400)[0][1]  # d_ff = 2048 columns in 400 pixels
     assert len(values) >= 3 and len(values) * axis.min_cell_px() <= 400  # labels fit side by side
     assert visible_ticks(axis, 0, 8, 400) == list(range(8))  # few columns: every one labelled

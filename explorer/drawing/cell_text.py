@@ -43,6 +43,13 @@ class CellText(pg.GraphicsObject):
         v = self.values[r, c]
         return [f"{v:.2f}"] if self.numbers and np.isfinite(v) else []
 
+    def room(self) -> tuple[float, float]:
+        """(height of a cell's lines, width of a probability) at the label font, in pixels: what
+        a cell needs across and along its text."""
+        m = QFontMetricsF(label_font())
+        lines = max((len(t) for row in self.texts for t in row), default=0) if self.texts else 1
+        return lines * m.height(), m.horizontalAdvance("0.00") + 4
+
     def paint(self, p, *args):
         """Upright where a cell is wide enough for a probability, else turned where it is tall
         enough; none at all in cells too small for either. Lines are elided to the cell."""
@@ -53,8 +60,7 @@ class CellText(pg.GraphicsObject):
         cell = tr.mapRect(QRectF(0, 0, 1, 1))
         w, h = abs(cell.width()), abs(cell.height())
         m = QFontMetricsF(label_font())
-        block = (max((len(t) for row in self.texts for t in row), default=0) if self.texts else 1) * m.height()
-        number = m.horizontalAdvance("0.00") + 4
+        block, number = self.room()
         upright = block <= h and number <= w
         turned = not upright and block <= w and number <= h
         if not (upright or turned):

@@ -1,13 +1,9 @@
 """`Heatmap`: the one map component: a matrix as square cells labelled with tokens.
 
-It owns everything a map shows: the image (a pyqtgraph ImageItem, row-major, fixed levels),
-the token axes (`LabelAxis`, the one label policy), square cells, an optional colour bar
-(pyqtgraph's ColorBarItem with the theme's colour map), optional text in each cell (drawn when
-the cell is big enough for it, always in the tooltip), blocked cells (hatched), a selected
-cell, a short title elided to its width, and the honest count of the labels drawn
-("12 of 24 labels"). The mouse wheel zooms and dragging pans (pyqtgraph's ViewBox); the labels
-follow the visible range. `set_data` replaces every label, so a map always names the tokens
-of the frame it draws.
+The image (row-major, fixed levels), the token axes (`LabelAxis`, the one label policy), an
+optional colour bar, optional text in each cell (where it fits; always in the tooltip), hatched
+blocked cells, a selected cell, a short elided title and the honest count of the labels drawn.
+The wheel zooms and dragging pans; the labels follow the visible range.
 """
 from __future__ import annotations
 
@@ -33,6 +29,16 @@ from explorer.drawing.label_axis import LabelAxis, display_piece, label_font, pl
 from explorer.drawing.map_overlays import MapEdges, MaskOverlay, blocked_rects
 
 ZOOM_HINT = "wheel: zoom"
+
+
+def colour_bar_canvas(cmap: pg.ColorMap, levels: tuple[float, float]):
+    """(canvas, bar): a colour bar beside maps, its ticks at the label font."""
+    canvas = pg.GraphicsLayoutWidget()
+    bar = pg.ColorBarItem(values=levels, colorMap=cmap, interactive=False, width=14)
+    bar.getAxis("right").setTickFont(label_font())
+    canvas.addItem(bar)
+    canvas.setFixedWidth(int(QFontMetricsF(label_font()).horizontalAdvance("−0.00") + 44))
+    return canvas, bar
 
 
 class _Canvas(pg.GraphicsLayoutWidget):
@@ -89,20 +95,11 @@ class Heatmap(QWidget):
         for item in (self.hatch, self.image, self.cell_text):
             self.plot.addItem(item)
         self.plot.addItem(self.edges, ignoreBounds=True)
-        self.selection = QGraphicsRectItem()
-        pen = QPen(style.colour("selected"), 3)
-        pen.setCosmetic(True)
-        self.selection.setPen(pen)
-        self.selection.setZValue(5)
+        self.selection = self.overlay(QGraphicsRectItem(), "selected", 3, 5)
         self.selection.hide()
-        self.plot.addItem(self.selection, ignoreBounds=True)
         self.selected: tuple[int, int] | None = None
-        self.marks = QGraphicsPathItem()  # dashed outlines of marked columns (a lens's [MASK] columns)
-        mark_pen = QPen(style.colour("text"), 2, Qt.PenStyle.DashLine)
-        mark_pen.setCosmetic(True)
-        self.marks.setPen(mark_pen)
-        self.marks.setZValue(4)
-        self.plot.addItem(self.marks, ignoreBounds=True)
+        # dashed outlines of marked columns (a lens's [MASK] columns)
+        self.marks = self.overlay(QGraphicsPathItem(), "text", 2, 4, dash=True)
         self.marked_cols: set[int] = set()
         self.user_view = False  # zoomed or panned by the user: a resize keeps the view
         self.plot.vb.sigRangeChangedManually.connect(self._on_user_view)
@@ -112,11 +109,7 @@ class Heatmap(QWidget):
         row.addWidget(self.canvas, 1)
         self.bar = None
         if colour_bar:
-            self.bar_canvas = pg.GraphicsLayoutWidget()
-            self.bar = pg.ColorBarItem(values=self.levels, colorMap=self.cmap, interactive=False, width=14)
-            self.bar.getAxis("right").setTickFont(label_font())
-            self.bar_canvas.addItem(self.bar)
-            self.bar_canvas.setFixedWidth(int(QFontMetricsF(label_font()).horizontalAdvance("−0.00") + 44))
+            self.bar_canvas, self.bar = colour_bar_canvas(self.cmap, self.levels)
             row.addWidget(self.bar_canvas)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -133,6 +126,15 @@ class Heatmap(QWidget):
         self.canvas.resized.connect(self._square)
         self.canvas.scene().sigMouseMoved.connect(self._hover)
         self.canvas.scene().sigMouseClicked.connect(self._click)
+
+    def overlay(self, item, role: str, width: float, z: float, dash: bool = False):
+        """`item` drawn over the map in `role`'s colour, `width` screen pixels wide at any zoom."""
+        pen = QPen(style.colour(role), width, Qt.PenStyle.DashLine if dash else Qt.PenStyle.SolidLine)
+        pen.setCosmetic(True)
+        item.setPen(pen)
+        item.setZValue(z)
+        self.plot.addItem(item, ignoreBounds=True)
+        return item
 
     # -- data -----------------------------------------------------------------------------------------
     def set_data(self, values: np.ndarray, row_labels: list[str], col_labels: list[str],
@@ -166,10 +168,11 @@ class Heatmap(QWidget):
         self.set_data(np.zeros((0, 0)), [], [])
         self.select(None)
 
-    def set_title(self, text: str) -> None:
-        """A short title, elided to the map's width (whole in its tooltip); none: no title line."""
+    def set_title(self, text: str, tip: str = "") -> None:
+        """A short title, elided to the map's width; its tooltip `tip` or the whole title; none:
+        no title line."""
         self.title.setText(text)
-        self.title.setToolTip(text)
+        self.title.setToolTip(tip or text)
         self.title.setVisible(bool(text))
 
     def set_axis_names(self, rows: str, cols: str) -> None:
@@ -178,6 +181,12 @@ class Heatmap(QWidget):
             axis.setLabel(text or None, **{"font-size": f"{label_font().pointSizeF():.1f}pt"})
             axis.showLabel(bool(text))
         self._square()
+
+    def set_colormap(self, cmap: pg.ColorMap) -> None:
+        self.cmap = cmap
+        self.image.setColorMap(cmap)
+        if self.bar is not None:
+            self.bar.setColorMap(cmap)
 
     def set_levels(self, levels: tuple[float, float]) -> None:
         self.levels = (float(levels[0]), float(levels[1]))
@@ -241,10 +250,8 @@ class Heatmap(QWidget):
         rows, cols = max(rows, 1), max(cols, 1)
         span = cols
         if self.texts and not self.square:
-            m = QFontMetricsF(label_font())
             tall = self.plot.vb.height() / rows
-            block = max(len(t) for row in self.texts for t in row) * m.height()
-            number = m.horizontalAdvance("0.00") + 4
+            block, number = self.cell_text.room()
             need = number if block <= tall else block if number <= tall else 0.0
             if need:
                 span = min(cols, max(1, int(self.plot.vb.width() // need)))
@@ -289,23 +296,26 @@ class Heatmap(QWidget):
         """(drawn, in view) for the row axis and the column axis, as last painted."""
         return [(a.drawn, a.in_view) for a in (self.rows_axis, self.cols_axis)]
 
+    def _shortest(self) -> tuple[int, int, int] | None:
+        """(drawn, in view, in all) of the axis missing most labels; None when none is missing.
+        (An axis not painted yet, or clipped, has drawn none: it is left out.)"""
+        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis) if a.drawn]
+        short = [c for c in counts if c[0] < c[2]]
+        return min(short, key=lambda c: c[0] / max(c[2], 1)) if short else None
+
     def count_text(self) -> str:
         """"" when every label is drawn, else "k of n labels" of the axis missing most, n those
         in view ("…, 24 in all" when the view shows only some cells)."""
-        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis) if a.drawn]
-        short = [c for c in counts if c[0] < c[2]]  # (an axis not painted yet, or clipped, has drawn none)
-        if not short:
+        if (short := self._shortest()) is None:
             return ""
-        drawn, in_view, total = min(short, key=lambda c: c[0] / max(c[2], 1))
+        drawn, in_view, total = short
         return f"{drawn} of {in_view} labels" + (f", {total} in all" if in_view < total else "")
 
     def _show_count(self) -> None:
         """Beside the title, short ("8/24", "6/6 of 24"); in full in its tooltip."""
-        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis) if a.drawn]
-        short = [c for c in counts if c[0] < c[2]]
         text = ""
-        if short:
-            drawn, in_view, total = min(short, key=lambda c: c[0] / max(c[2], 1))
+        if (short := self._shortest()) is not None:
+            drawn, in_view, total = short
             text = f"{drawn}/{in_view}" + (f" of {total}" if in_view < total else "")
             if drawn == in_view:  # every label of the view: the rest is a drag away
                 text = f"{in_view} of {total} in view"
@@ -330,7 +340,8 @@ class Heatmap(QWidget):
         blocked = self.allowed is not None and not bool(self.allowed[r, c])
         text = self.cell_text.texts[r][c] if self.cell_text.texts else []
         extra = f" — {' '.join(text)}" if text else ""
-        value = "blocked by the mask" if blocked else style.format_value(float(self.values[r, c]))
+        v = float(self.values[r, c])
+        value = "blocked by the mask" if blocked else "not computed yet" if math.isnan(v) else style.format_value(v)
         return f"{row!r} → {col!r}: {value}{extra}"
 
     def _hover(self, scene_pos) -> None:

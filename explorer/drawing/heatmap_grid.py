@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer import style
-from explorer.drawing.heatmap import Heatmap
+from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
 from explorer.drawing.label_axis import LINE_SHARE, STACK_GAP_PX, label_font
 
 MIN_LABELLED = 6  # labels a map of the grid can always draw side by side, at the label font
@@ -61,11 +61,7 @@ class HeatmapGrid(QWidget):
         self.grid.setContentsMargins(2, 2, 2, 2)
         self.grid.setSpacing(6)
         self.scroll_area.setWidget(self.body)
-        self.bar_canvas = pg.GraphicsLayoutWidget()
-        self.colorbar = pg.ColorBarItem(values=levels, colorMap=self.cmap, interactive=False, width=14)
-        self.colorbar.getAxis("right").setTickFont(label_font())
-        self.bar_canvas.addItem(self.colorbar)
-        self.bar_canvas.setFixedWidth(int(QFontMetricsF(label_font()).horizontalAdvance("−0.00") + 44))
+        self.bar_canvas, self.colorbar = colour_bar_canvas(self.cmap, levels)
         self.bar_canvas.setToolTip(scale_note)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
@@ -96,9 +92,6 @@ class HeatmapGrid(QWidget):
         self._columns = 0  # placed again
         self._place()
         return self.maps
-
-    def all_maps(self) -> list[Heatmap]:
-        return [m for maps in self.maps for m in maps]
 
     def _place(self) -> None:
         """Columns for the room the scroll area has; each map square, at least `least_side`."""

@@ -120,7 +120,7 @@ class LabelAxis(pg.AxisItem):
         widest = max(self.widths(), default=0.0)
         across = widest if not self.horizontal else max(widest, m.height()) if turned else m.height()
         title = m.height() + 4 if self.labelText and self.label.isVisible() else 0.0  # a name ("query")
-        return math.ceil(across + TEXT_OFFSET_PX + 2 + title)
+        return math.ceil(across + 2 * TEXT_OFFSET_PX + 2 + title)  # air on both sides of the labels
 
     def min_cell_px(self) -> float:
         """Pixels per cell in which every label is drawn, stacked (a row axis, or turned)."""
@@ -151,31 +151,20 @@ class LabelAxis(pg.AxisItem):
         return [self.tokens[i] if 0 <= i < n else "" for i in cells]
 
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
-        """pyqtgraph's drawing, with column labels turned when the policy says so; counts them."""
+        """pyqtgraph's drawing, with column labels turned (read bottom to top, ending at the
+        axis) when the policy says so; counts what it drew."""
         lo, hi = self.range
         self.in_view = len(self.cells_in(lo, hi)) if self.tokens else 0
         self.drawn = len(textSpecs) if self.tokens else 0
-        if not (self.turned and self.horizontal):
-            super().drawPicture(p, axisSpec, tickSpecs, [])
-            self._draw_upright(p, textSpecs)
-        else:
-            super().drawPicture(p, axisSpec, tickSpecs, [])
-            self._draw_turned(p, textSpecs)
-        self.counted.emit()
-
-    def _draw_upright(self, p, textSpecs) -> None:
-        p.setFont(self.style["tickFont"])
-        p.setPen(self.textPen())
-        for rect, flags, text in textSpecs:
-            p.drawText(rect, int(flags), text)
-
-    def _draw_turned(self, p, textSpecs) -> None:
-        """Each label read bottom to top, ending at the axis."""
+        super().drawPicture(p, axisSpec, tickSpecs, [])
         p.setFont(self.style["tickFont"])
         p.setPen(self.textPen())
         line = self.metrics().height()
         bottom = self.orientation == "bottom"
-        for rect, _flags, text in textSpecs:
+        for rect, flags, text in textSpecs:
+            if not (self.turned and self.horizontal):
+                p.drawText(rect, int(flags), text)
+                continue
             width = self.metrics().horizontalAdvance(text) + 2
             p.save()
             p.translate(rect.center().x(), rect.top() if bottom else rect.bottom())
@@ -184,3 +173,4 @@ class LabelAxis(pg.AxisItem):
             align = Qt.AlignmentFlag.AlignRight if bottom else Qt.AlignmentFlag.AlignLeft
             p.drawText(box, int(align | Qt.AlignmentFlag.AlignVCenter), text)
             p.restore()
+        self.counted.emit()

@@ -7,28 +7,27 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem
 
 from explorer.drawing import plot_style as st
 
 
+def masked_runs(masked: np.ndarray) -> list[tuple[int, int, int]]:
+    """(row, first column, one past the last) for every horizontal run of True cells: a causal
+    mask gives T − 1 runs, not T²/2 cells."""
+    masked = np.asarray(masked, dtype=bool)
+    padded = np.zeros((masked.shape[0], masked.shape[1] + 2), dtype=np.int8)
+    padded[:, 1:-1] = masked
+    edges = np.diff(padded, axis=1)  # +1 where a run starts, -1 one past where it ends
+    starts, stops = np.nonzero(edges == 1), np.nonzero(edges == -1)
+    return list(zip(starts[0].tolist(), starts[1].tolist(), stops[1].tolist()))
+
+
 def blocked_rects(allowed: np.ndarray) -> list[tuple[int, int, int, int]]:
-    """(x, y, width, height) rectangles covering the blocked (False) cells, one run per row
-    (a causal mask gives T − 1 runs, not T²/2 cells)."""
-    runs = []
-    for q, row in enumerate(~np.asarray(allowed, dtype=bool)):
-        k, n = 0, len(row)
-        while k < n:
-            if row[k]:
-                start = k
-                while k < n and row[k]:
-                    k += 1
-                runs.append((start, q, k - start, 1))
-            else:
-                k += 1
-    return runs
+    """(x, y, width, height) rectangles covering the blocked (False) cells, one per run."""
+    return [(start, r, stop - start, 1) for r, start, stop in masked_runs(~np.asarray(allowed, dtype=bool))]
 
 
 class _Rects(pg.GraphicsObject):
@@ -45,6 +44,9 @@ class _Rects(pg.GraphicsObject):
         self.prepareGeometryChange()
         self._path = path
         self.update()
+
+    def contains_cell(self, row: int, col: int) -> bool:
+        return self._path.contains(QPointF(col + 0.5, row + 0.5))
 
 
 class MaskOverlay(_Rects):
@@ -74,9 +76,8 @@ class MaskOverlay(_Rects):
 
 
 class MapEdges(_Rects):
-    """A thin outline around each map: viridis runs from a dark purple that melts into the dark
-    canvas to a yellow that melts into the light one, so a map of near-zero (or near-one) weights
-    had no edge. One device pixel wide at any zoom, in the theme's `map_edge` colour."""
+    """A thin outline around each map, so a map of near-zero (dark purple) or near-one (yellow)
+    weights keeps its edge on either canvas. One device pixel wide at any zoom."""
 
     def __init__(self):
         super().__init__()

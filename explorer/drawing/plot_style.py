@@ -1,29 +1,23 @@
 """Look of the heatmap panels (attention maps, positional encodings): projector-legible.
 
-Big type, a perceptually uniform colormap for weights (viridis: 0 is dark, 1 is bright, and
-it survives a washed-out projector and colour-blind viewers), a diverging map for signed
-values (blue < 0 < red), and a grey hatch for blocked cells that no colormap value can be
-mistaken for. Fonts come from `explorer.style`; colours from the current `explorer.theme` palette.
+Big type (`explorer.style`, at the presentation scale), viridis for weights (0 dark, 1 bright:
+it survives a washed-out projector and colour-blind viewers), a diverging map for signed values
+(blue < 0 < red), colours from the current `explorer.theme` palette.
 """
 from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont, QTextDocument
+from PySide6.QtGui import QColor, QTextDocument
 
-pg.setConfigOptions(imageAxisOrder="row-major")  # a [query, key] matrix must not show transposed
+from explorer import style as _app
+from explorer.theme import DIVERGING, SEQUENTIAL, current  # noqa: F401  (one map in every theme)
 
-try:  # the main window's shared style, when it exists
-    from explorer import style as _app  # type: ignore
-except ImportError:  # pragma: no cover - depends on what the other panels ship
-    _app = None
-
-FONT_FAMILY = getattr(_app, "SANS_FAMILY", "DejaVu Sans")
-TICK_PT = getattr(_app, "BASE_POINT_SIZE", 12)
+FONT_FAMILY = _app.SANS_FAMILY
+TICK_PT = _app.BASE_POINT_SIZE
 LABEL_PT = TICK_PT + 1
-TITLE_PT = getattr(_app, "TITLE_POINT_SIZE", 14)
-# Colours: roles of the current theme's palette, read when something is drawn.
-from explorer.theme import current  # noqa: E402
+TITLE_PT = _app.TITLE_POINT_SIZE
+WEIGHT_LEVELS = (0.0, 1.0)
 
 
 def colour(role: str, alpha: int | None = None) -> QColor:
@@ -32,10 +26,6 @@ def colour(role: str, alpha: int | None = None) -> QColor:
     if alpha is not None:
         c.setAlpha(alpha)
     return c
-
-
-WEIGHT_LEVELS = (0.0, 1.0)
-from explorer.theme import DIVERGING, SEQUENTIAL  # noqa: E402,F401  (one map in every theme)
 
 
 def weight_cmap() -> pg.ColorMap:
@@ -48,18 +38,8 @@ def signed_cmap() -> pg.ColorMap:
     return pg.colormap.get(DIVERGING)
 
 
-def font(pt: int = TICK_PT, bold: bool = False) -> QFont:
-    """`pt` at the current presentation scale, so a panel restyled while presenting (its theme or
-    scale changed) keeps its labels at the presentation's size, not the normal one."""
-    f = QFont(FONT_FAMILY)
-    f.setPointSizeF(pt * (_app.scale() if _app is not None else 1.0))
-    f.setBold(bold)
-    return f
-
-
-def css_pt(pt: float) -> str:
-    """A rich-text size at the current presentation scale (HTML sizes win over item fonts)."""
-    return f"{pt * (_app.scale() if _app is not None else 1.0):.1f}pt"
+font = _app.font  # a font at the current presentation scale
+css_pt = _app.css_pt  # a rich-text size at the current scale (HTML sizes win over item fonts)
 
 
 def style_axis(axis: pg.AxisItem, label: str | None = None, line: bool = True) -> None:
@@ -73,7 +53,7 @@ def style_axis(axis: pg.AxisItem, label: str | None = None, line: bool = True) -
 def set_title(plot: pg.PlotItem, text: str) -> None:
     """At the current presentation scale: a title set after F11 (a click, a new page of layers)
     is as large as the titles the scaling pass enlarged, and the next pass rescales it alike."""
-    factor = _app.scale() if _app is not None else 1.0
+    factor = _app.scale()
     plot.setTitle(text, color=current().text, size=f"{TITLE_PT * factor:.1f}pt")
     fit_title_row(plot)
 

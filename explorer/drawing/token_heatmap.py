@@ -1,18 +1,14 @@
-"""`TokenHeatmap`: a `Heatmap` of [query, key] weights inside a fixed frame, for decoding.
-
-The decoding panel draws the causal mask and the attention of one step inside a fixed T×T
-frame, so the lecturer sees the grid *grow* by one row and one column per step (Section
-3.2.3's "prevent leftward information flow"). On top of the shared map it draws the frame's
-outline, the current query row in the accent colour, the causal mask's edge (when the mask is
-off) and the line after a decoder-only model's prompt. Everything else (labels, square cells,
-hatching, zoom) is the `Heatmap`'s.
+"""`TokenHeatmap`: a `Heatmap` of [query, key] weights inside a fixed T×T frame, so a decoding
+step's map *grows* by one row and one column per step (Section 3.2.3). Over the shared map: the
+frame's outline, the query row in the accent colour, the causal mask's edge (when the mask is
+off) and the line after a decoder-only model's prompt.
 """
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QPainterPath, QPen
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QPainterPath
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem
 
 from explorer import style
@@ -53,30 +49,15 @@ def _staircase(rows: int, cols: int) -> QPainterPath:
     return path
 
 
-def _pen(role: str, width: float, dash: bool = False) -> QPen:
-    pen = QPen(style.colour(role), width, Qt.PenStyle.DashLine if dash else Qt.PenStyle.SolidLine)
-    pen.setCosmetic(True)
-    return pen
-
-
 class TokenHeatmap(Heatmap):
     """An image of a (rows × cols) matrix in a (frame_rows × frame_cols) token grid, titled."""
 
     def __init__(self, title: str = "", colormap: pg.ColorMap | None = None, parent=None):
         super().__init__(title, colormap, parent=parent)
-        self.row_frame = QGraphicsRectItem()
-        self.row_frame.setPen(_pen("accent", 3))
-        self.row_frame.setZValue(10)
-        self.outline = QGraphicsRectItem()  # the frame of the full grid, so growth is visible
-        self.outline.setPen(_pen("muted", 1, dash=True))
-        self.boundary = QGraphicsPathItem()  # the causal mask's edge, drawn when the mask is off
-        self.boundary.setPen(_pen("error", 3, dash=True))
-        self.boundary.setZValue(9)
-        self.separator = QGraphicsPathItem()  # after <bos> + prompt: given tokens | generated ones
-        self.separator.setPen(_pen("prompt", 3))  # a decoder-only model's given prompt
-        self.separator.setZValue(8)
-        for item in (self.row_frame, self.outline, self.boundary, self.separator):
-            self.plot.addItem(item, ignoreBounds=True)
+        self.row_frame = self.overlay(QGraphicsRectItem(), "accent", 3, 10)
+        self.outline = self.overlay(QGraphicsRectItem(), "muted", 1, 0, dash=True)  # the full grid: growth shows
+        self.boundary = self.overlay(QGraphicsPathItem(), "error", 3, 9, dash=True)  # the causal mask's edge (mask off)
+        self.separator = self.overlay(QGraphicsPathItem(), "prompt", 3, 8)  # <bos> + prompt | generated tokens
         # what an empty map is waiting for ("drawn when training ends"), in its middle
         self.note = pg.TextItem("", anchor=(0.5, 0.5))
         self.note.setFont(label_font())
@@ -86,7 +67,6 @@ class TokenHeatmap(Heatmap):
         self.blocked: np.ndarray | None = None
         self.highlight_row: int | None = None
         self.separator_at: int | None = None
-        self.describe = self._describe
 
     def set_data(self, matrix: np.ndarray, row_labels: list[str], col_labels: list[str],
                  frame: tuple[int, int] | None = None, blocked: np.ndarray | None = None,
@@ -139,13 +119,3 @@ class TokenHeatmap(Heatmap):
         for name in ("left", "bottom"):
             if self.plot.getAxis(name).isVisible() != on:
                 self.plot.showAxis(name, on)
-
-    def _describe(self, r: int, c: int) -> str:
-        rows, cols = self.matrix.shape
-        q = self.row_labels[r] if r < len(self.row_labels) else str(r)
-        k = self.col_labels[c] if c < len(self.col_labels) else str(c)
-        if r >= rows or c >= cols:
-            return f"query {r} {q!r} → key {c} {k!r}: not computed yet"
-        blocked = self.blocked is not None and bool(self.blocked[r, c])
-        note = " (blocked by the mask)" if blocked else ""
-        return f"query {r} {q!r} → key {c} {k!r}: {style.format_value(float(self.matrix[r, c]))}{note}"

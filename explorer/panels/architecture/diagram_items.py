@@ -187,7 +187,27 @@ class BlockItem(Clickable, QGraphicsObject):
         return self.mapToScene(QPointF(self.w / 2 if right else -self.w / 2, 0))
 
 
-class AdderItem(BlockItem):
+class _Symbol(BlockItem):
+    """A round symbol of Figure 1 (⊕, ∿) with its `sign()` path: clicked on its circle only."""
+
+    def boundingRect(self) -> QRectF:  # noqa: N802
+        return self.rect().adjusted(-4, -4, 4, 4)
+
+    def shape(self) -> QPainterPath:
+        path = QPainterPath()
+        path.addEllipse(self.rect().adjusted(-3, -3, 3, 3))
+        return path
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        painter.setPen(QPen(style.ACCENT, 4.0) if self.highlighted else QPen(style.colour("line"), 1.8))
+        painter.setBrush(QBrush(style.colour("canvas" if not self._hover else "hover_fill")))
+        painter.drawEllipse(self.rect())
+        painter.setPen(QPen(style.colour("line"), 2.0))
+        painter.setBrush(Qt.NoBrush)
+        painter.drawPath(self.sign())
+
+
+class AdderItem(_Symbol):
     """The ⊕ of Figure 1 (embedding + positions, or a pre-LN residual add), with its shape beside it."""
 
     def __init__(self, key: str, title: str = "Add", label_right: bool = True):
@@ -209,25 +229,16 @@ class AdderItem(BlockItem):
         self.shape_item.setPos(x, -br.height() / 2)
         self.shape_item.setVisible(bool(self.shape_text))
 
-    def boundingRect(self) -> QRectF:  # noqa: N802
-        return QRectF(-ADDER_R - 4, -ADDER_R - 4, 2 * ADDER_R + 8, 2 * ADDER_R + 8)
-
-    def shape(self) -> QPainterPath:  # clicks only on the circle, not on the text beside it
-        path = QPainterPath()
-        path.addEllipse(QPointF(0, 0), ADDER_R + 3, ADDER_R + 3)
-        return path
-
-    def paint(self, painter: QPainter, option, widget=None) -> None:
-        pen = QPen(style.ACCENT, 4.0) if self.highlighted else QPen(style.colour("line"), 1.8)
-        painter.setPen(pen)
-        painter.setBrush(QBrush(style.colour("canvas" if not self._hover else "hover_fill")))
-        painter.drawEllipse(QPointF(0, 0), ADDER_R, ADDER_R)
-        painter.setPen(QPen(style.colour("line"), 2.2))
-        painter.drawLine(QPointF(-ADDER_R * 0.6, 0), QPointF(ADDER_R * 0.6, 0))
-        painter.drawLine(QPointF(0, -ADDER_R * 0.6), QPointF(0, ADDER_R * 0.6))
+    def sign(self) -> QPainterPath:
+        arm = ADDER_R * 0.6
+        plus = QPainterPath(QPointF(-arm, 0))
+        plus.lineTo(arm, 0)
+        plus.moveTo(0, -arm)
+        plus.lineTo(0, arm)
+        return plus
 
 
-class WaveItem(BlockItem):
+class WaveItem(_Symbol):
     """The positional-encoding symbol: a circle with a sine wave and a short name under it
     ("Positional enc."); the full name and the tensor's shape are in its tooltip, so nothing of it
     reaches down to the token line beside the embedding."""
@@ -255,25 +266,11 @@ class WaveItem(BlockItem):
         """How far its texts reach to each side of the symbol's centre."""
         return max(self.title_item.boundingRect().width(), 1.0) / 2
 
-    def boundingRect(self) -> QRectF:  # noqa: N802
-        return QRectF(-WAVE_R - 4, -WAVE_R - 4, 2 * WAVE_R + 8, 2 * WAVE_R + 8)
-
-    def shape(self) -> QPainterPath:
-        path = QPainterPath()
-        path.addEllipse(QPointF(0, 0), WAVE_R + 3, WAVE_R + 3)
-        return path
-
-    def paint(self, painter: QPainter, option, widget=None) -> None:
-        pen = QPen(style.ACCENT, 4.0) if self.highlighted else QPen(style.colour("line"), 1.8)
-        painter.setPen(pen)
-        painter.setBrush(QBrush(style.colour("canvas" if not self._hover else "hover_fill")))
-        painter.drawEllipse(QPointF(0, 0), WAVE_R, WAVE_R)
+    def sign(self) -> QPainterPath:
         wave = QPainterPath(QPointF(-14, 0))
         for i in range(1, 29):
             wave.lineTo(QPointF(-14 + i, -8 * math.sin(i / 28 * 2 * math.pi)))
-        painter.setPen(QPen(style.colour("line"), 2.0))
-        painter.setBrush(Qt.NoBrush)
-        painter.drawPath(wave)
+        return wave
 
 
 class StackBox(Clickable, QGraphicsPathItem):

@@ -28,8 +28,7 @@ _LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.")
 def _tokens_line(pieces: list[str] | None, font, width: float, characters: bool = False) -> str:
     """The tokens separated by spaces, in one column's width. Where that is too wide and the
     tokenizer reads characters (`characters`), the characters stand together, the specials
-    apart ("<bos> 2026-11-22" whole where "<bos> 2 0 2 6 - 1 1 - …" held 8 of 11 tokens); only
-    then is the line elided. A word tokenizer's tokens keep their spaces, whatever their length."""
+    apart ("<bos> 2026-11-22"); only then is the line elided."""
     if not pieces:
         return ""
     metrics = QFontMetricsF(font)
@@ -49,7 +48,6 @@ def _special(piece: str) -> bool:
     return len(piece) > 2 and piece.startswith("<") and piece.endswith(">")
 
 
-
 def output_pieces(result) -> list[str]:
     """The tokens under "Output Probabilities": what each position predicts, except for a
     masked LM, whose output is its input with each [MASK] replaced by its top guess (the other
@@ -60,6 +58,7 @@ def output_pieces(result) -> list[str]:
     for m in result.mask_predictions:
         out[m.position] = m.pieces[0]
     return out
+
 
 class ArchitecturePanel(QWidget):
     """Figure 1 from the model's config, with shapes from the trace; clicks select steps."""
@@ -150,10 +149,9 @@ class ArchitecturePanel(QWidget):
     # -- building ---------------------------------------------------------------------------
     def _measure(self) -> None:
         """The figure's size shapes-under-names and shapes-beside-names, built once off screen."""
-        from PySide6.QtWidgets import QGraphicsScene as Scratch
         self._extents = {}
         for inline in (False, True):
-            scratch = Scratch()
+            scratch = QGraphicsScene()
             Figure1Builder(scratch, self.state.bundle.config, self.expanded, inline).build()
             self._extents[inline] = scratch.itemsBoundingRect().size()
 
@@ -241,8 +239,6 @@ class ArchitecturePanel(QWidget):
         if self.view.auto_fit:  # longer token lines change the figure's extent
             self.view.fit()
         self._on_step(self.state.step)
-
-    # -- selection ----------------------------------------------------------------------------
 
     def _token_room(self, axis: str) -> float:
         """A token line's box: its column's width, so it never reaches the positional encoding

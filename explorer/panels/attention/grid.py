@@ -1,13 +1,7 @@
-"""The all-heads view: every head of every layer, for one kind or for every kind.
-
-A model with more maps than ALL_LAYERS_MAX (all-MiniLM-L6-v2: 6 layers × 12 heads) shows the
-selected layer's heads instead, its section title naming the layer (the Layer box picks it):
-one live map costs a few milliseconds to draw, and 72 of them would stall a frame.
-
-One `Heatmap` per head (titled "L2 H3", one title per map), in a `HeatmapGrid`: the maps take
-the columns that make them largest on the screen, and the grid scrolls when they do not fit,
-so every head of every kind (cross-attention included) stays reachable. Each map is labelled
-with the query and key tokens of the frame drawn. Clicking a map opens that head.
+"""The all-heads view: every head of every layer, for one kind or for every kind, one `Heatmap`
+per head ("L2 H3") in a `HeatmapGrid` that scrolls when they do not fit. A model with more maps
+than ALL_LAYERS_MAX shows the selected layer's heads (72 live maps would stall a frame).
+Clicking a map opens that head.
 """
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""The hover readout and the mask key, in the tab bar's row right of the view tabs.
-
-They had a line of their own under the maps: ~31 px that a 1280×720 projector took from the
-all-heads grid, whose 24-token maps then could not name every token. In the tab row they use
-room that was empty. The readout keeps to one line (elided, the whole text in its tooltip and
-in `text()`); the corner asks for exactly the width the tabs leave, so the tabs never scroll.
+"""The hover readout and the mask key, in the tab bar's row right of the view tabs (room that
+is otherwise empty, so the maps keep every line). The readout keeps to one line (elided, the
+whole text in its tooltip); the corner asks for exactly the width the tabs leave.
 """
 from __future__ import annotations
 
@@ -28,8 +25,7 @@ class TabCorner(QWidget):
         row.addWidget(self.readout, 1)
         row.addWidget(legend)
         self._hint = QSize()
-        # The room left changes with the tabs' width and with the tab bar's own (fonts). Not the
-        # tabs' LayoutRequest: updateGeometry() posts one to them, and answering it looped.
+        # the room left changes with the tabs' width and with the tab bar's own (fonts)
         tabs.installEventFilter(self)
         tabs.tabBar().installEventFilter(self)
         tabs.setCornerWidget(self, Qt.Corner.TopRightCorner)

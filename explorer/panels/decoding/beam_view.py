@@ -1,11 +1,9 @@
 """`BeamTreeView`: beam search (Section 6.1: beam 4, α = 0.6) drawn as its tree of hypotheses.
 
-x is the decoding step, y a slot within the step; children are ordered under their parent
-so no edge crosses another. Every node of `BeamResult.nodes` is one dot labelled with its
-token and length-penalised score; candidates that did not survive a step are greyed, the
-finished ones (<eos>) are green, and the winning hypothesis is drawn in orange. A
-decoder-only model's prompt is not searched: its tokens form a fixed purple stem left of
-step 0, from which the hypotheses branch.
+x is the decoding step, y a slot within it (children under their parent: no edge crosses
+another). One dot per `BeamResult` node, labelled with its token and length-penalised score:
+pruned grey, finished green, the winner orange; a decoder-only model's prompt is a fixed purple
+stem left of step 0.
 """
 from __future__ import annotations
 
@@ -18,6 +16,9 @@ from PySide6.QtGui import QColor, QFontMetricsF, QTextDocument
 from explorer import presentation, style
 from explorer.drawing.token_heatmap import display_piece
 from explorer.theme import notifier
+
+EDGE_PENS = {"pruned": ("beam_pruned", 1.5), "live": ("beam_alive", 2), "best": ("beam_best", 4),
+             "prompt": ("prompt", 4)}  # kind of edge → (palette role, width), in drawing order
 
 
 def tree_layout(nodes) -> dict[int, tuple[float, float]]:
@@ -93,13 +94,11 @@ class BeamTreeView(pg.PlotWidget):
         self.current = pg.LinearRegionItem(values=(0.5, 1.5), movable=False,
                                            brush=pg.mkBrush(QColor(9, 105, 218, 28)), pen=pg.mkPen(None))
         plot.addItem(self.current)
-        self.pruned_edges = pg.PlotDataItem(connect="pairs")
-        self.live_edges = pg.PlotDataItem(connect="pairs")
-        self.best_edges = pg.PlotDataItem(connect="pairs")
-        self.prompt_edges = pg.PlotDataItem(connect="pairs")
+        self.edges = {kind: pg.PlotDataItem(connect="pairs") for kind in EDGE_PENS}
+        self.pruned_edges = self.edges["pruned"]
         self._pen_edges()
         self.scatter = pg.ScatterPlotItem(size=15, pxMode=True, hoverable=True, tip=self._tip)
-        for item in (self.pruned_edges, self.live_edges, self.best_edges, self.prompt_edges, self.scatter):
+        for item in (*self.edges.values(), self.scatter):
             plot.addItem(item)
         self.labels: list[pg.TextItem] = []
         self.colours: list[QColor] = []  # per node, in BeamResult order (what the tests inspect)
@@ -108,10 +107,9 @@ class BeamTreeView(pg.PlotWidget):
 
     def _pen_edges(self) -> None:
         # (scaled with the presentation, as every line: `_scaled_pen` widens what is set here)
-        self.pruned_edges.setPen(pg.mkPen(style.colour("beam_pruned"), width=1.5 * style.scale()))
-        self.live_edges.setPen(pg.mkPen(style.colour("beam_alive").darker(120), width=2 * style.scale()))
-        self.best_edges.setPen(pg.mkPen(style.colour("beam_best"), width=4 * style.scale()))
-        self.prompt_edges.setPen(pg.mkPen(style.colour("prompt"), width=4 * style.scale()))
+        for kind, (role, width) in EDGE_PENS.items():
+            colour = style.colour(role)
+            self.edges[kind].setPen(pg.mkPen(colour.darker(120) if kind == "live" else colour, width=width * style.scale()))
 
     def _restyle(self, *_) -> None:
         """The theme changed: edges, nodes and labels in its colours (so pruned edges stay faint
@@ -156,14 +154,13 @@ class BeamTreeView(pg.PlotWidget):
             [{"pos": pos[n.id], "brush": pg.mkBrush(c), "pen": pg.mkPen(c.darker(140), width=1.5),
               "symbol": "s" if n.finished else ("d" if is_prompt(n) else "o"), "data": n.id}
              for n, c in zip(nodes, self.colours)])
-        edges = {"pruned": [], "live": [], "best": [], "prompt": []}
+        edges = {kind: [] for kind in EDGE_PENS}
         for n in nodes:
             if n.parent is None:
                 continue
             kind = ("prompt" if is_prompt(n) else "best" if n.id in best else ("pruned" if n.pruned else "live"))
             edges[kind] += [pos[n.parent], pos[n.id]]
-        for kind, item in (("pruned", self.pruned_edges), ("live", self.live_edges), ("best", self.best_edges),
-                           ("prompt", self.prompt_edges)):
+        for kind, item in self.edges.items():
             xy = np.array(edges[kind], dtype=float).reshape(-1, 2)
             item.setData(xy[:, 0], xy[:, 1])
         self._label_parts = []
@@ -283,7 +280,7 @@ class BeamTreeView(pg.PlotWidget):
         self._label_parts = []
         self.colours = []
         self.scatter.clear()
-        for item in (self.pruned_edges, self.live_edges, self.best_edges, self.prompt_edges):
+        for item in self.edges.values():
             item.setData([], [])
         for label in self.labels:
             label.setVisible(False)

@@ -11,9 +11,11 @@ from explorer.drawing.token_heatmap import display_piece
 from model.interpret.frame import DecodeRun
 
 
-def chip(piece: str, colour: str | None = None, text: str | None = None) -> str:
+def chip(piece: str, colour: str | None = None, text: str | None = None, bold: bool = False) -> str:
+    """A token as a coloured chip of rich text (the theme's chip colours by default)."""
     colour, text = colour or style.current().chip_bg, text or style.current().chip_text
-    return (f"<span style='background:{colour}; color:{text}; font-family:{style.MONO_FAMILY};'>"
+    weight = " font-weight:bold;" if bold else ""
+    return (f"<span style='background:{colour}; color:{text}; font-family:{style.MONO_FAMILY};{weight}'>"
             f"&nbsp;{html.escape(display_piece(piece))}&nbsp;</span>")
 
 

@@ -3,13 +3,13 @@
 It only reads widgets and emits: `settingsChanged(DecodeSettings)` when the strategy or a
 knob changes (the panel decodes again), `transport(str)` for reset/back/step/play, and
 `headChanged(layer, head)`, `sharpestRequested()` (the panel picks the head from its run).
-Defaults follow Section 6.1 (beam 4, α = 0.6).
+Defaults follow Section 6.1 (beam 4, α = 0.6). The three groups flow onto as many lines as
+the width needs (superqt's QFlowLayout), so the row never scrolls sideways.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QPoint, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QBoxLayout,
     QComboBox,
     QDoubleSpinBox,
     QHBoxLayout,
@@ -21,27 +21,30 @@ from PySide6.QtWidgets import (
     QStyle,
     QWidget,
 )
+from superqt import QFlowLayout
 
 from explorer import style
-from explorer.panel_room import offered_room
 from model.interpret.frame import STRATEGIES, DecodeSettings
 
 
-def _labelled(layout: QHBoxLayout, text: str, widget: QWidget, tip: str) -> QWidget:
+def _group(*widgets) -> tuple[QWidget, QHBoxLayout]:
+    """One unit of the flowing row: widgets (or label texts) side by side, never split."""
+    group = QWidget()
+    row = QHBoxLayout(group)
+    row.setContentsMargins(0, 0, 0, 0)
+    row.setSpacing(6)
+    for w in widgets:
+        row.addWidget(QLabel(w) if isinstance(w, str) else w)
+    return group, row
+
+
+def _labelled(row: QHBoxLayout, text: str, widget: QWidget, tip: str) -> QWidget:
     label = QLabel(text)
-    label.setToolTip(tip)
-    widget.setToolTip(tip)
+    for w in (label, widget):
+        w.setToolTip(tip)
+        row.addWidget(w)
     widget.setMaximumWidth(90)
-    layout.addWidget(label)
-    layout.addWidget(widget)
     return widget
-
-
-def _page() -> tuple[QWidget, QHBoxLayout]:
-    page = QWidget()
-    layout = QHBoxLayout(page)
-    layout.setContentsMargins(0, 0, 0, 0)
-    return page, layout
 
 
 class DecodingControls(QWidget):
@@ -57,7 +60,7 @@ class DecodingControls(QWidget):
             self.strategy.addItem(label, key)
         self.strategy.setToolTip("How the next token is chosen from the model's distribution")
 
-        sample_page, sl = _page()
+        sample_page, sl = _group()
         self.temperature = _labelled(sl, "T", QDoubleSpinBox(minimum=0.05, maximum=5.0, singleStep=0.1, value=1.0),
                                      "Temperature: logits are divided by T before the softmax")
         self.top_k = _labelled(sl, "top-k", QSpinBox(minimum=0, maximum=1000, value=0, specialValueText="off"),
@@ -66,20 +69,14 @@ class DecodingControls(QWidget):
                                "Keep the smallest set of tokens whose probabilities sum to p (nucleus sampling)")
         self.seed = _labelled(sl, "seed", QSpinBox(minimum=0, maximum=999_999, value=0),
                               "Random seed: the same seed gives the same sample")
-        beam_page, bl = _page()
+        beam_page, bl = _group()
         self.beam_size = _labelled(bl, "beam", QSpinBox(minimum=1, maximum=12, value=4),
                                    "Beam size (the paper uses 4)")
         self.alpha = _labelled(bl, "α", QDoubleSpinBox(minimum=0.0, maximum=2.0, singleStep=0.1, value=0.6),
                                "Length penalty α: score = log p / ((5 + |Y|) / 6)^α (the paper uses 0.6)")
         self.params = QStackedWidget()
-        sl.addStretch(1)
-        bl.addStretch(1)
-        self.params.addWidget(QWidget())
-        self.params.addWidget(sample_page)
-        self.params.addWidget(beam_page)
-        self.params.addWidget(QWidget())  # follow the target: nothing to set
-        for page in (sample_page, beam_page):
-            page.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Ignored)
+        for page in (QWidget(), sample_page, beam_page, QWidget()):  # greedy and "follow the target": no knobs
+            self.params.addWidget(page)
 
         icons = self.style()
         self.reset = QPushButton(icons.standardIcon(QStyle.SP_MediaSkipBackward), "Reset")
@@ -105,30 +102,15 @@ class DecodingControls(QWidget):
                                  "to choose from)")
         self.sharpest.clicked.connect(self.sharpestRequested)
 
-        row1 = QHBoxLayout()
-        row1.addWidget(QLabel("Strategy"))
-        row1.addWidget(self.strategy)
-        row1.addWidget(self.params, 1)
-        row2 = QHBoxLayout()
-        for button in (self.reset, self.back, self.step, self.play):
-            row2.addWidget(button)
-        row2.addSpacing(8)
-        row2.addWidget(self.step_label)
-        row2.addStretch(1)
-        row2.addWidget(QLabel("Layer"))
-        row2.addWidget(self.layer)
-        row2.addWidget(QLabel("Head"))
-        row2.addWidget(self.head)
-        row2.addWidget(self.sharpest)
-        self.rows = QBoxLayout(QBoxLayout.TopToBottom, self)  # one line where the width allows (resizeEvent)
-        self.rows.setContentsMargins(4, 2, 4, 2)
-        self.rows.setSpacing(2)
-        self.rows.addLayout(row1)
-        self.rows.addLayout(row2)
-        self.row1, self.row2 = row1, row2
-        for row in (row1, row2):  # their own spacing: a row left unset inherits `rows`' (16 on one
-            row.setSpacing(6)  # line, 2 on two), so its width would flip the choice back and forth
-            # and the layout would never settle
+        self.flow = QFlowLayout(self)
+        self.flow.setContentsMargins(4, 2, 4, 2)
+        self.flow.setHorizontalSpacing(16)
+        self.flow.setVerticalSpacing(2)
+        for group in (_group("Strategy", self.strategy, self.params)[0],
+                      _group(self.reset, self.back, self.step, self.play, self.step_label)[0],
+                      _group("Layer", self.layer, "Head", self.head, self.sharpest)[0]):
+            self.flow.addWidget(group)
+        self._show_page()
 
         self.strategy.currentIndexChanged.connect(self._strategy_changed)
         for spin in (self.temperature, self.top_k, self.top_p, self.seed, self.beam_size, self.alpha):
@@ -136,39 +118,6 @@ class DecodingControls(QWidget):
             spin.valueChanged.connect(lambda _v: self.settingsChanged.emit(self.settings()))
         self.layer.currentIndexChanged.connect(self._head_changed)
         self.head.currentIndexChanged.connect(self._head_changed)
-
-    def resizeEvent(self, event) -> None:  # noqa: N802
-        super().resizeEvent(event)
-        self._arrange()
-
-    def event(self, event) -> bool:  # noqa: A003 - Qt's name
-        """Arranged again when the rows' contents change size without this widget's width changing
-        (presentation enlarges the fonts: without this a full-screen window would keep the one line
-        of a normal window and the panel would scroll sideways)."""
-        handled = super().event(event)
-        if event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.FontChange, QEvent.Type.StyleChange,
-                            QEvent.Type.Show):
-            self._arrange()
-        return handled
-
-    def _arrange(self) -> None:
-        """Strategy and transport on one line when both fit: a short screen's height goes to the maps."""
-        one_line = self._room() >= self.row1.sizeHint().width() + self.row2.sizeHint().width() + 24
-        direction = QBoxLayout.LeftToRight if one_line else QBoxLayout.TopToBottom
-        if self.rows.direction() != direction:
-            self.rows.setDirection(direction)
-            self.rows.setSpacing(16 if one_line else 2)
-
-    def _room(self) -> int:
-        """The width the row may have: what the dock offers the panel, less the panel's margins
-        on both sides of this row. Not its own width: one line sets a minimum that widens the
-        panel (it scrolls), and the row would then measure that and stay one line."""
-        panel = self.parentWidget()
-        while panel is not None and not hasattr(panel, "side_by_side"):
-            panel = panel.parentWidget()
-        if panel is None:
-            return self.width()
-        return offered_room(panel).width() - 2 * max(0, self.mapTo(panel, QPoint(0, 0)).x())
 
     def settings(self) -> DecodeSettings:
         return DecodeSettings(strategy=self.strategy.currentData(), temperature=self.temperature.value(),
@@ -189,11 +138,16 @@ class DecodingControls(QWidget):
         finally:
             for w in widgets:
                 w.blockSignals(False)
-        index = self.strategy.currentIndex()
+        self._show_page()
+
+    def _show_page(self) -> None:
+        """The current strategy's knobs; only that page asks for width."""
+        index = max(self.strategy.currentIndex(), 0)
         for i in range(self.params.count()):
             policy = QSizePolicy.Preferred if i == index else QSizePolicy.Ignored
             self.params.widget(i).setSizePolicy(policy, policy)
         self.params.setCurrentIndex(index)
+        self.params.updateGeometry()
 
     def set_target_label(self, text: str) -> None:
         """Name the "follow a given text" strategy as the input bar names that text (a target
@@ -223,11 +177,7 @@ class DecodingControls(QWidget):
             self._head_changed()
 
     def _strategy_changed(self, _index: int) -> None:
-        index = self.strategy.currentIndex()
-        for i in range(self.params.count()):  # only the visible page may ask for width
-            policy = QSizePolicy.Preferred if i == index else QSizePolicy.Ignored
-            self.params.widget(i).setSizePolicy(policy, policy)
-        self.params.setCurrentIndex(index)
+        self._show_page()
         self.settingsChanged.emit(self.settings())
 
     def _head_changed(self, *_args) -> None:

@@ -1,11 +1,6 @@
-"""`EmbeddingView`: what a sentence encoder without a language-model head computes.
-
-all-MiniLM-L6-v2 decodes nothing and fills in no blanks: it turns each sentence into one
-vector (the mean of its last layer over the sentence's tokens, normalised to length 1) so
-that sentences meaning the same land close together. The user types sentences separated by
-"|"; this view shows their cosine similarities as a matrix (colour = cosine, the number in
-each cell) and says plainly that the model has no LM head. It draws `Frame.embedding`
-(model.inference.embedding, computed in the one compute step).
+"""`EmbeddingView`: what a sentence encoder without a language-model head computes: one vector
+per "|"-separated sentence (`Frame.embedding`), shown as their cosine similarities (colour and
+the number in each cell), and a plain note that the model has no LM head.
 """
 from __future__ import annotations
 

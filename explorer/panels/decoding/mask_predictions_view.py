@@ -1,13 +1,8 @@
 """`MaskPredictionsView`: what a masked language model (BERT-like, encoder-only) guesses for each [MASK].
 
-An encoder-only model has no decoder to step through: it reads the whole sentence at once
-(every position attends every other — no causal mask) and, trained with BERT's masked-LM
-objective, predicts the token hidden behind each [MASK] from context on *both* sides. So
-this view shows, per [MASK] in the input, its position and context and the model's top-5
-candidates as horizontal probability bars (the best in the decoding panel's orange), in
-fonts a projector audience can read. It observes `ForwardResult.mask_predictions` (the
-model's softmax at the masked position, computed in `ModelBundle.run`); plot items are
-created once per group and updated in place.
+An encoder-only model reads the whole sentence at once (no causal mask) and predicts the
+token behind each [MASK] from both sides. Per [MASK]: its position, its context and the top-5
+candidates as horizontal bars (the best in orange), from `ForwardResult.mask_predictions`.
 """
 from __future__ import annotations
 
@@ -21,16 +16,10 @@ from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QVBoxLay
 
 from explorer import style
 from explorer.drawing.token_heatmap import display_piece
+from explorer.panels.decoding.chips import chip
 
 TOP_K = 5
 GROUP_COLUMNS = 2  # side by side on a wide dock; a single [MASK] gets the whole width
-
-
-def _chip(text: str, background: str, colour: str | None = None, bold: bool = False) -> str:
-    colour = colour or style.current().chip_text
-    weight = "font-weight:bold;" if bold else ""
-    return (f"<span style='background:{background}; color:{colour}; font-family:{style.MONO_FAMILY}; {weight}'>"
-            f"&nbsp;{html.escape(text)}&nbsp;</span>")
 
 
 def context_html(pieces: list[str], position: int, filled: str | None = None, window: int = 4) -> str:
@@ -39,8 +28,8 @@ def context_html(pieces: list[str], position: int, filled: str | None = None, wi
     words = []
     for i in range(lo, hi):
         if i == position:
-            words.append(_chip(filled if filled is not None else "____",
-                               style.current().mask_blank, style.current().chosen_text, True))
+            words.append(chip(filled if filled is not None else "____",
+                              style.current().mask_blank, style.current().chosen_text, True))
         else:
             words.append(html.escape(display_piece(pieces[i])))
     return ("… " if lo > 0 else "") + " ".join(words) + (" …" if hi < len(pieces) else "")
@@ -208,8 +197,9 @@ class MaskPredictionsView(QWidget):
         for i, prediction in enumerate(predictions):
             group = self._group(i)
             group.set_prediction(i + 1, prediction, pieces)
-            if self.grid.indexOf(group) < 0 or self._cell(group) != self._slot(i, len(predictions)):
-                self.grid.addWidget(group, *self._slot(i, len(predictions)))
+            slot = divmod(i, 1 if len(predictions) == 1 else GROUP_COLUMNS)  # a single [MASK]: the whole width
+            if self.grid.indexOf(group) < 0 or self.grid.getItemPosition(self.grid.indexOf(group))[:2] != slot:
+                self.grid.addWidget(group, *slot)
             group.setVisible(True)
         for group in self.groups[len(predictions):]:
             group.setVisible(False)
@@ -222,22 +212,13 @@ class MaskPredictionsView(QWidget):
             f"No {self.mask_token} in the input. Type {self.mask_token} where a word is missing, "
             f"e.g. “{self.example}”, and the model guesses the word from the words around it.")
 
-    @staticmethod
-    def _slot(i: int, n: int) -> tuple[int, int]:
-        columns = 1 if n == 1 else GROUP_COLUMNS
-        return divmod(i, columns)
-
-    def _cell(self, widget) -> tuple[int, int]:
-        r, c, _rs, _cs = self.grid.getItemPosition(self.grid.indexOf(widget))
-        return r, c
-
     def _sentence_html(self, pieces: list[str], predictions) -> str:
         at = {p.position: (i + 1, p.pieces[0] if p.pieces else "?") for i, p in enumerate(predictions)}
         words = []
         for i, piece in enumerate(pieces):
             if i in at:
                 n, best = at[i]
-                words.append(_chip(display_piece(best), style.current().mask_blank, style.current().chosen_text, True)
+                words.append(chip(best, style.current().mask_blank, style.current().chosen_text, True)
                              + f"<sub>{n}</sub>")
             else:
                 words.append(html.escape(display_piece(piece)))

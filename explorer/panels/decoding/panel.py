@@ -1,23 +1,18 @@
 """Masked vs. unmasked decoding: autoregressive steps beside the teacher-forced parallel pass.
 
-Left: decoding one token at a time (Section 3.2.3, Figure 1's "outputs (shifted right)") —
-the prefix, the causal mask in force growing by a row and a column per step, that step's
-masked self-attention and cross-attention (query row framed), and the next-token
-distribution with the chosen token in orange. Right: the same sequence run in parallel as
-in training, where row t equals step t only because of the mask — and a switch that
-removes it, or the beam-search tree. The panel only draws: the decode is part of the session's
-`Frame` (model.interpret.frame.compute_frame, run by the explorer's one pipeline), the settings it
-shows and writes are the session's, and stepping through the finished `DecodeRun` is instant.
+Left: decoding one token at a time (Section 3.2.3) — the prefix, the causal mask in force
+growing by a row and a column per step, that step's masked self-attention and cross-attention
+(query row framed), and the next-token bars. Right: the same sequence run in parallel as in
+training, where row t equals step t only because of the mask — with a switch that removes it —
+or the beam-search tree. The panel only draws the session's `Frame.decode`.
 
-A decoder-only (GPT-like) model continues the typed text: the prompt (purple) opens every
-prefix, so its rows come first and step t is row n_prompt + t of the parallel pass. An
-encoder-only masked LM (BERT-like) has nothing to decode: the panel shows its guesses for
-each [MASK] instead (`MaskPredictionsView`); a sentence encoder without an LM head
-(all-MiniLM-L6-v2) its sentence embeddings' similarities (`EmbeddingView`).
+A decoder-only model continues the typed text: the prompt (purple) opens every prefix, so
+step t is row n_prompt + t of the parallel pass. A masked LM shows its guesses for each [MASK]
+(`MaskPredictionsView`); a sentence encoder without an LM head its similarities (`EmbeddingView`).
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from explorer import style, theme
@@ -31,13 +26,13 @@ from explorer.panels.decoding.embedding_view import EmbeddingView
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 from explorer.panels.decoding.parallel_view import ParallelPassView
 from explorer.panels.decoding.plot_grid import PlotGrid
-from explorer.panels.decoding.reflow import STEP_TAB, set_side_by_side
 from explorer.panels.decoding.step_drawing import StepDrawing
 from explorer.screen import ScreenClass
 from model.interpret.frame import STRATEGIES, DecodeRun
 
 PLAY_INTERVAL_MS = 800
-SIDE_BY_SIDE = (1200, 680)  # below this the halves become tabs, each with readable maps (a 720-px-high projector too)
+SIDE_BY_SIDE = (1200, 680)  # below this the halves become tabs, each with readable maps
+STEP_TAB = "Step by step (autoregressive)"
 DECODER_KINDS = ("decoder_self", "cross")
 
 
@@ -93,9 +88,9 @@ class DecodingPanel(StepDrawing, QWidget):
         self.prefix.setWordWrap(True)
         self._prefix_width = -1
         self.prefix.installEventFilter(self)
-        self.mask_map = TokenHeatmap("Mask in force", style.mask_colormap())
-        self.self_map = TokenHeatmap("Self-attention")
-        self.cross_map = TokenHeatmap("Cross-attention")
+        self.mask_map = TokenHeatmap("Mask", style.mask_colormap())
+        self.self_map = TokenHeatmap("Self")
+        self.cross_map = TokenHeatmap("Cross")
         self.bars = TopKBars()
         self.plots = PlotGrid([self.mask_map, self.self_map, self.cross_map], self.bars)
         left = QWidget()
@@ -286,10 +281,8 @@ class DecodingPanel(StepDrawing, QWidget):
             self.state.select_attention(kind, layer, head)
 
     def show_sharpest_head(self) -> None:
-        """Select the head whose rows align most clearly on the decoded text (`ParallelPass.alignment`,
-        over the masked parallel pass = every step's rows): cross-attention where the model has it.
-        The reverse model's default L1 H1 spreads its rows; the pick (L1 H2 on most words, an L2
-        head on some) draws the anti-diagonal a class expects."""
+        """Select the head whose rows align most clearly on the decoded text (`ParallelPass.alignment`
+        over the masked parallel pass, i.e. every step's rows): cross-attention where the model has it."""
         run = self.run
         if run is None or self.state.bundle is None:
             return
@@ -323,23 +316,15 @@ class DecodingPanel(StepDrawing, QWidget):
         if self.run is None:
             self.controls.play.setChecked(False)
             return
-        n = len(self.run.steps)
-        if action == "reset":
+        if action != "play":
             self._stop_play()
-            self.set_step(0)
-        elif action == "back":
+            self.set_step({"reset": 0, "back": self.t - 1, "step": self.t + 1}[action])
+        elif self.controls.play.isChecked():
+            if self.t >= len(self.run.steps) - 1:
+                self.set_step(0)
+            self._player.start()
+        else:
             self._stop_play()
-            self.set_step(self.t - 1)
-        elif action == "step":
-            self._stop_play()
-            self.set_step(self.t + 1)
-        elif action == "play":
-            if self.controls.play.isChecked():
-                if self.t >= n - 1:
-                    self.set_step(0)
-                self._player.start()
-            else:
-                self._stop_play()
 
     def _tick(self) -> None:
         if self.run is None or self.t >= len(self.run.steps) - 1:
@@ -380,7 +365,27 @@ class DecodingPanel(StepDrawing, QWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
         room = offered_room(self)  # the dock's, not this panel's own size: no history in the choice
-        set_side_by_side(self, room.width() >= SIDE_BY_SIDE[0] and room.height() >= SIDE_BY_SIDE[1])
+        self.set_side_by_side(room.width() >= SIDE_BY_SIDE[0] and room.height() >= SIDE_BY_SIDE[1])
+
+    def set_side_by_side(self, on: bool) -> None:
+        """Wide and tall: step by step beside the parallel pass. Otherwise one tab each, so no
+        map shrinks below a readable size. The session's view stays what it was."""
+        if on == self.side_by_side:
+            return
+        self.side_by_side = on
+        blocker = QSignalBlocker(self.tabs)  # moving tabs is no choice of the user's
+        current = self.tabs.currentWidget()
+        if on:
+            self.tabs.removeTab(self.tabs.indexOf(self.step_page))
+            self.left_tabs.addTab(self.step_page, STEP_TAB)
+            current = self.parallel if current is self.step_page else current
+        else:
+            self.left_tabs.removeTab(0)
+            self.tabs.insertTab(0, self.step_page, STEP_TAB)
+            current = self.view_pages().get(self.state.session.view(self.panel_name), current)
+        self.left_tabs.setVisible(on)
+        self.tabs.setCurrentWidget(current)
+        blocker.unblock()
 
     def closeEvent(self, event) -> None:
         self._stop_play()

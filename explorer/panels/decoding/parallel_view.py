@@ -1,10 +1,8 @@
 """`ParallelPassView`: the teacher-forced pass beside the sequential run, and the mask ablation.
 
-Training feeds the decoder the whole target at once; the causal mask (Section 3.2.3) is
-what makes row t of that pass equal step t of decoding one token at a time. This view shows
-the equality as a number (max |Δp|), and a switch that removes the mask: the attention then
-reaches into the upper triangle — the future — and the per-position predictions change.
-That is the "cheating" the mask prevents.
+The causal mask (Section 3.2.3) is what makes row t of the parallel pass equal step t of
+decoding one token at a time: the view shows that as a number (max |Δp|), and a switch that
+removes the mask — the attention then reaches into the future and the predictions change.
 """
 from __future__ import annotations
 
@@ -31,16 +29,6 @@ ROWS = ("input", "with mask", "no mask")  # decoder input; the prediction at eac
 BAND_ROWS = 1 + len(ROWS)  # a band of positions: their numbers, then the three rows
 MAX_DP = "max\u00a0|\u2060Δp\u2060|"  # never broken inside (not "max |" ⏎ "Δp|")
 MAX_BANDS = 2  # more, and the table scrolls sideways instead
-
-
-def bands_of(widths: list[int], room: float) -> int:
-    """Positions a band holds: the most k for which k columns, each as wide as the widest of the
-    positions it holds in any band (j, j + k, j + 2k, …), fit `room` pixels (at least one)."""
-    n = len(widths)
-    for k in range(n, 1, -1):
-        if sum(max(widths[j::k]) for j in range(k)) <= room:
-            return k
-    return 1
 
 
 class ParallelPassView(QWidget):
@@ -77,7 +65,7 @@ class ParallelPassView(QWidget):
         self.table.horizontalHeader().setFont(style.font(style.SMALL_POINT_SIZE))
         self.table.horizontalHeader().hide()  # each band numbers its own positions
         self.table.horizontalHeader().setMinimumSectionSize(8)  # (the font-based default widens 1-letter columns)
-        self.table.verticalHeader().setSectionResizeMode(QHeaderView.Fixed)  # rows sized in `_fit_table`
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.Fixed)  # rows sized in `_fill_table`
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.setSelectionMode(QAbstractItemView.NoSelection)
         self.table.setFocusPolicy(Qt.NoFocus)
@@ -89,8 +77,8 @@ class ParallelPassView(QWidget):
         self._arrange(False)
 
     def _arrange(self, beside: bool) -> None:
-        """Reflow: on a wide, low page (a 1280×720 beamer) the map stands left of the texts and
-        the table, so it keeps its height; otherwise everything is stacked."""
+        """On a wide, low page the map stands left of the texts and the table, so it keeps its
+        height; otherwise everything is stacked."""
         if beside == self.beside:
             return
         self.beside = beside
@@ -212,67 +200,55 @@ class ParallelPassView(QWidget):
         """The positions in bands of as many columns as the table's width holds, each band a
         row of position numbers over the three rows, so no row scrolls sideways and every change
         (the no-mask row's red cells) stays in sight."""
-        run = self.run
-        table = self.table
-        if run is None:
-            table.setRowCount(0)
-            table.setColumnCount(0)
-            return
-        masked, unmasked = run.masked.predicted, run.unmasked.predicted
-        rows = (run.pieces(run.masked.tgt_in), run.pieces(masked), run.pieces(unmasked))
-        n = len(masked)
+        table, n = self.table, self.positions()
+        table.clear()
         if n == 0:
             table.setRowCount(0)
             table.setColumnCount(0)
             return
-        texts = [[display_piece(p) for p in pieces] for pieces in rows]
-        metrics = QFontMetrics(table.font())
-        number_w = QFontMetrics(style.font(style.SMALL_POINT_SIZE)).horizontalAdvance(str(n))
-        widths = [max(number_w, *(metrics.horizontalAdvance(row[c]) for row in texts)) + 8 for c in range(n)]
-        self._band = per_band = self._per_band(widths)
-        bands = -(-n // per_band)
-        table.clear()
-        table.setRowCount(bands * BAND_ROWS)
+        run = self.run
+        texts = [[display_piece(p) for p in run.pieces(seq)]
+                 for seq in (run.masked.tgt_in, run.masked.predicted, run.unmasked.predicted)]
+        small = style.font(style.SMALL_POINT_SIZE)
+        column = 8 + max(QFontMetrics(small).horizontalAdvance(str(n)),
+                         *(QFontMetrics(table.font()).horizontalAdvance(t) for row in texts for t in row))
+        self._band = per_band = self._per_band(n, column)
+        table.setRowCount(-(-n // per_band) * BAND_ROWS)
         table.setColumnCount(per_band)
-        table.setVerticalHeaderLabels(["position", *ROWS] * bands)
-        muted = QBrush(style.colour("muted"))
+        table.setVerticalHeaderLabels(["position", *ROWS] * -(-n // per_band))
         for c in range(n):
             band, col = divmod(c, per_band)
             number = QTableWidgetItem(str(c))
-            number.setTextAlignment(Qt.AlignCenter)
-            number.setForeground(muted)
-            number.setFont(style.font(style.SMALL_POINT_SIZE))
+            number.setForeground(QBrush(style.colour("muted")))
+            number.setFont(small)
             table.setItem(band * BAND_ROWS, col, number)
             for r in range(len(ROWS)):
-                item = QTableWidgetItem(texts[r][c])
-                item.setTextAlignment(Qt.AlignCenter)
-                if r == 0 and 1 <= c <= run.n_prompt:
-                    item.setForeground(QBrush(style.colour("prompt")))
-                    item.setToolTip("given in the prompt, not generated")
-                if r == 2 and masked[c] != unmasked[c]:
-                    item.setForeground(QBrush(style.ERROR))
-                    item.setToolTip(f"with the mask: {masked[c]!r}, without: {unmasked[c]!r}")
-                table.setItem(band * BAND_ROWS + 1 + r, col, item)
-        for col in range(per_band):  # a column as wide as its widest token in any band
-            table.setColumnWidth(col, max(widths[col::per_band]))
-        self._fit_table()
+                table.setItem(band * BAND_ROWS + 1 + r, col, QTableWidgetItem(texts[r][c]))
+        for r in range(table.rowCount()):
+            table.setRowHeight(r, self._row_px(small if r % BAND_ROWS == 0 else table.font()))
+            for col in range(per_band):
+                if (item := table.item(r, col)) is not None:
+                    item.setTextAlignment(Qt.AlignCenter)
+        for col in range(per_band):
+            table.setColumnWidth(col, column)
+        overflow = per_band * column > table.viewport().width()  # one band on a narrow page: it scrolls
+        scroll = table.horizontalScrollBar().sizeHint().height() if overflow else 0
+        height = sum(table.rowHeight(r) for r in range(table.rowCount()))
+        table.setFixedHeight(height + 2 * table.frameWidth() + 2 + scroll)
 
-    def _per_band(self, widths: list[int]) -> int:
-        """Positions a band holds at the table's width, or all of them (one band that scrolls)."""
-        table, n = self.table, len(widths)
-        header = table.verticalHeader()
-        header_w = max(QFontMetrics(header.font()).horizontalAdvance(r) for r in ("position", *ROWS)) + 16
-        header_w = max(header_w, header.width() if header.count() else 0)  # as laid out, once it has its labels
-        room = (table.width() or self.width()) - header_w - 2 * table.frameWidth() - 2
-        # before the table has its width (hidden, not laid out yet) one band: a transient tower
-        # of 12 one-column bands made the page so tall that it stacked for good
-        if not table.isVisible() or room <= 2 * max(widths):
+    def _per_band(self, n: int, column: int) -> int:
+        """Positions a band holds at the table's width, or all of them (one band that scrolls):
+        before the table has its width, on a narrow page, or where more than MAX_BANDS bands
+        (or bands below the page's bottom) would make the page taller, and so stacked, for good."""
+        table = self.table
+        header = max(QFontMetrics(table.verticalHeader().font()).horizontalAdvance(r) for r in ("position", *ROWS))
+        room = (table.width() or self.width()) - header - 16 - 2 * table.frameWidth() - 2
+        if not table.isVisible() or room <= 2 * column:
             return n
-        per_band = bands_of(widths, room)
+        per_band = int(room // column)
         bands = -(-n // per_band)
         if bands > MAX_BANDS or (bands > 1 and bands * self._band_px() > self._table_room()):
-            return n  # a narrow or low page: one band that scrolls (a tower of bands would make the
-            # page taller, and so stacked, for good; a band below the page's bottom would be cut off)
+            return n
         return per_band
 
     def _row_px(self, font) -> int:
@@ -283,11 +259,10 @@ class ParallelPassView(QWidget):
         return self._row_px(style.font(style.SMALL_POINT_SIZE)) + len(ROWS) * self._row_px(self.table.font())
 
     def _table_room(self) -> float:
-        """The height the page leaves the table below the texts (beside the map, or under it)."""
+        """The height the page leaves the table below the texts (beside the map, or under it:
+        then the least the map needs, not the height it has now)."""
         above = (self.remove_mask, self.equality, self.future)
         spacing = self.grid.spacing() if self.grid.spacing() >= 0 else 6
-        # stacked, the map stretches into whatever the table leaves: count the least it needs,
-        # not the height it has now (that is the table's own last height: one band would stay one)
         heatmap = 0 if self.beside else self.heatmap.minimumSizeHint().height() + spacing
         return self.height() - sum(w.height() for w in above) - heatmap - spacing * (len(above) + 1) - 8
 
@@ -303,36 +278,30 @@ class ParallelPassView(QWidget):
     def positions(self) -> int:
         return len(self.run.masked.predicted) if self.run is not None else 0
 
-    def _fit_table(self) -> None:
-        """Every band visible, at the table's current font (no scroll bars)."""
-        table = self.table
-        numbers, tokens = self._row_px(style.font(style.SMALL_POINT_SIZE)), self._row_px(table.font())
-        for r in range(table.rowCount()):
-            table.setRowHeight(r, numbers if r % BAND_ROWS == 0 else tokens)
-        height = sum(table.rowHeight(r) for r in range(table.rowCount()))
-        overflow = sum(table.columnWidth(c) for c in range(table.columnCount())) > table.viewport().width()
-        scroll = table.horizontalScrollBar().sizeHint().height() if overflow else 0  # (one band, narrow page)
-        table.setFixedHeight(height + 2 * table.frameWidth() + 2 + scroll)
-
     def _mark_current_column(self) -> None:
+        """The current position, the prompt and the predictions the mask ablation changes."""
         run = self.run
         if run is None:
             return
         masked, unmasked = run.masked.predicted, run.unmasked.predicted
         current = run.row(self.t) if run.steps else self.t
         for c in range(self.positions()):
+            changed, prompt = masked[c] != unmasked[c], 1 <= c <= run.n_prompt
             for r in range(len(ROWS)):
                 item = self.cell(r, c)
-                if item is None:
-                    continue
-                if r == 2 and masked[c] != unmasked[c]:
-                    item.setBackground(QBrush(style.colour("changed")))  # the mask ablation changed it
+                if r == 2 and changed:
+                    item.setForeground(QBrush(style.ERROR))
+                    item.setToolTip(f"with the mask: {masked[c]!r}, without: {unmasked[c]!r}")
+                    item.setBackground(QBrush(style.colour("changed")))
                 elif c == current:
                     item.setBackground(QBrush(style.colour("current_column")))
-                elif r == 0 and 1 <= c <= run.n_prompt:
+                elif r == 0 and prompt:
                     item.setBackground(QBrush(style.colour("prompt_fill")))
                 else:
                     item.setBackground(QBrush(Qt.NoBrush))
+                if r == 0 and prompt:
+                    item.setForeground(QBrush(style.colour("prompt")))
+                    item.setToolTip("given in the prompt, not generated")
 
     def displayed_attention(self) -> np.ndarray:
         return self.heatmap.matrix

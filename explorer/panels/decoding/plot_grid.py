@@ -1,11 +1,9 @@
 """`PlotGrid`: the decoding step's three attention maps and its next-token bars, laid out as
 each screen class declares it (`explorer.screen`).
 
-WIDE: the maps (mask in force, masked self-attention, cross-attention) side by side in one
-row, the top-k bars under them across the row's width. PROJECTOR (a beamer's low page): the
-maps and the bars in one row, so each map keeps the page's height. Both in a scroll area, so
-that a dock smaller than the least sizes scrolls instead of shrinking a plot below reading
-size. NARROW: one tab per plot, each with the whole page. Qt's layouts share the room within a class.
+WIDE: the maps in one row, the bars under them. PROJECTOR (a low page): maps and bars in one
+row, so each map keeps the page's height. Both scroll rather than shrink a plot below its
+least size. NARROW: one tab per plot.
 """
 from __future__ import annotations
 

@@ -54,7 +54,7 @@ class StepDrawing:
         mask = step.mask.numpy()
         self.mask_map.set_data(mask.astype("float32"), rows, rows, frame=(n, n), blocked=~mask, highlight_row=q,
                                separator=sep)
-        self.mask_map.set_title(f"Mask in force {q + 1}×{q + 1}")
+        self.mask_map.set_title(f"Mask {q + 1}×{q + 1}", f"The causal mask in force at step {t + 1}: {q + 1}×{q + 1}")
         self.self_map.set_data(step.self_attention[layer, head].numpy(), rows, rows, frame=(n, n),
                                blocked=~mask, highlight_row=q, separator=sep)
         self._title_self_map()
@@ -62,7 +62,7 @@ class StepDrawing:
             self.plots.set_shown(self.cross_map, True)
             self.cross_map.set_data(step.cross_attention[layer, head].numpy(), rows, run.src_pieces,
                                     frame=(n, len(run.src_pieces)), highlight_row=q)
-            self.cross_map.set_title(f"Cross-attention L{layer + 1} H{head + 1}")
+            self.cross_map.set_title(f"Cross L{layer + 1} H{head + 1}", f"Cross-attention, layer {layer + 1}, head {head + 1}")
         else:
             self.plots.set_shown(self.cross_map, False)
         sampled = step.probs if run.settings.strategy == "sample" else None
@@ -74,7 +74,7 @@ class StepDrawing:
         how = {"greedy": "argmax", "sample": "sampled", "beam": "beam's best",
                "target": "given continuation" if run.n_prompt else "target"}[run.settings.strategy]
         note = " (dashed: after T / top-k / top-p)" if sampled is not None else ""
-        self.bars.set_caption(f"{how} {display_piece(run.vocab[step.chosen])!r}, p = {p:.2f}")
+        self.bars.set_caption(how, f"{display_piece(run.vocab[step.chosen])!r},", f"p = {p:.2f}")
         self.bars.setToolTip(f"Next token at step {t + 1}: {how} {display_piece(run.vocab[step.chosen])!r}, "
                              f"p = {p:.3f}{note}")
         self.parallel.set_step(t)
@@ -85,4 +85,5 @@ class StepDrawing:
         """The head shown in the self-attention map."""
         if self.run is not None:
             shape = self.run.steps[self.t].self_attention.shape
-            self.self_map.set_title(f"Self-attention L{min(self.layer, shape[0] - 1) + 1} H{min(self.head, shape[1] - 1) + 1}")
+            layer, head = min(self.layer, shape[0] - 1) + 1, min(self.head, shape[1] - 1) + 1
+            self.self_map.set_title(f"Self L{layer} H{head}", f"Masked self-attention, layer {layer}, head {head}")

@@ -36,6 +36,17 @@ HOVER_HINT = "Hover a cell: its value."  # short: one line beside the map
 INFO_MIN_WIDTH, INFO_MAX_WIDTH = 300, 560  # the texts' column beside the map
 
 
+def _text(point_size: int | None = None, bold: bool = False, mono: bool = False, sheet: str = "") -> QLabel:
+    """A word-wrapped text about the step (in the app's font unless `point_size` is given)."""
+    label = QLabel()
+    label.setWordWrap(True)
+    if point_size is not None:
+        label.setFont(style.font(point_size, bold=bold, mono=mono))
+    if sheet:
+        style.set_sheet(label, sheet)
+    return label
+
+
 class StepperPanel(QWidget):
     """Every step of the recorded forward pass, one at a time, with its tensor inspected."""
 
@@ -124,30 +135,16 @@ class StepperPanel(QWidget):
         row_jump.addWidget(self.head)
         row_jump.addWidget(self.fit_button)
 
-        self.name_label = QLabel()  # the step as read aloud ("Encoder layer 1 · self-attention · weights")
-        self.name_label.setFont(style.font(style.TITLE_POINT_SIZE, bold=True))
-        self.name_label.setWordWrap(True)
-        self.path_label = QLabel()  # the recorder's name, as in the code ("encoder.layers.0.self_attn.weights")
-        self.path_label.setFont(style.font(style.SMALL_POINT_SIZE, mono=True))
+        self.name_label = _text(style.TITLE_POINT_SIZE, bold=True)  # the step read aloud ("Encoder layer 1 · …")
+        self.path_label = _text(style.SMALL_POINT_SIZE, mono=True, sheet="color: {muted};")  # the recorder's name
         self.path_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.path_label.setWordWrap(True)
-        style.set_sheet(self.path_label, "color: {muted};")
-        self.formula_label = QLabel()
-        self.formula_label.setFont(style.font(style.TITLE_POINT_SIZE + 1))
-        style.set_sheet(self.formula_label, "color: {accent_text};")
-        self.formula_label.setWordWrap(True)
-        self.description_label = QLabel()
-        self.description_label.setWordWrap(True)
-        self.shape_label = QLabel()
-        self.shape_label.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
-        self.shape_label.setWordWrap(True)
-        self.stats_label = QLabel()
-        self.stats_label.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
-        self.stats_label.setWordWrap(True)
-        self.readout = QLabel(HOVER_HINT)
-        self.readout.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
-        self.readout.setWordWrap(True)
-        style.set_sheet(self.readout, "background: {readout_bg}; color: {readout_text}; padding: 4px; border-radius: 4px;")
+        self.formula_label = _text(style.TITLE_POINT_SIZE + 1, sheet="color: {accent_text};")
+        self.description_label = _text()
+        self.shape_label = _text(style.BASE_POINT_SIZE, mono=True)
+        self.stats_label = _text(style.BASE_POINT_SIZE, mono=True)
+        self.readout = _text(style.BASE_POINT_SIZE, mono=True,
+                             sheet="background: {readout_bg}; color: {readout_text}; padding: 4px; border-radius: 4px;")
+        self.readout.setText(HOVER_HINT)
         self.readout.setMinimumHeight(30)
         self.readout.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Minimum)
 
