@@ -46,7 +46,7 @@ from explorer.input_text import (  # noqa: F401 - field_texts, output_html: test
 from explorer.model_chooser import LOAD_ROLE, OPEN_ITEM, PRETRAINED_SUFFIX, ModelChooser  # noqa: F401 - tests
 from explorer.rich_eliding_label import RichElidingLabel
 from explorer.runner import describe_device
-from explorer.screen import ScreenClass, classify
+from explorer.screen import ScreenClass
 
 FIRST_HINT = "Type a sentence and press Enter — or press PageDown for the paper tour"
 
@@ -124,7 +124,6 @@ class InputBar(QWidget):
         grid.addWidget(self.target_label, 0, 4)
         grid.addWidget(self.target, 0, 5)
         grid.addWidget(self.run_button, 0, 6)
-        grid.addWidget(self.device_label, 0, 7)
         self._second = QHBoxLayout()  # examples, echo, "Showing:" and Back, the output (, the tail)
         self._third = QHBoxLayout()  # what row 2 has no room for in this arrangement (`_arrange`)
         for row, number in ((self._second, 1), (self._third, 2)):
@@ -133,7 +132,7 @@ class InputBar(QWidget):
         self._tail: QWidget | None = None
         self._arranged = None  # (narrow, crowded) the rows were last arranged for
         grid.addWidget(self.hint, 3, 0, 1, 8)  # its own line, on the first screen only
-        grid.setColumnStretch(3, 3)
+        grid.setColumnStretch(3, 2)
         grid.setColumnStretch(5, 1)  # the source gets the room: it is what the audience reads
 
         state.bundleChanged.connect(self._on_bundle)
@@ -169,15 +168,20 @@ class InputBar(QWidget):
 
     def _arrange(self) -> None:
         """Row 2: the examples, the echo, "Showing:" and Back, the output, the tail. Narrow, the
-        echo goes to row 3; with the tail shown (presenting) or narrow, "Showing:" and Back do."""
+        echo and the device go to row 3; with the tail shown (presenting) or narrow, "Showing:"
+        and Back do."""
         narrow = self.screen_class is ScreenClass.NARROW
         crowded = narrow or (self._tail is not None and not self._tail.isHidden())
         if (narrow, crowded) == self._arranged:
             return
         self._arranged = narrow, crowded
-        below = ([self.echo] if narrow else []) + ([self.shown_label, self.back_button] if crowded else [])
+        below = ([self.echo, self.device_label] if narrow else []) + ([self.shown_label, self.back_button]
+                                                                     if crowded else [])
         second = [w for w in (self.examples, self.echo, self.shown_label, self.back_button, self.status, self._tail)
                   if w is not None and w not in below]
+        self.layout().removeWidget(self.device_label)
+        if not narrow:
+            self.layout().addWidget(self.device_label, 0, 7)
         for row, widgets in ((self._second, second), (self._third, below)):
             for widget in widgets:
                 self._second.removeWidget(widget)
@@ -185,14 +189,6 @@ class InputBar(QWidget):
             spare = self.echo if self.echo in widgets else self.status if row is self._second else self.shown_label
             for widget in widgets:  # the row's spare room: to the echo, else to the output or "Showing:"
                 row.addWidget(widget, int(widget is spare))
-
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        super().resizeEvent(event)
-        window = self.window()
-        if window is not self:  # narrow or not does not depend on presenting (`classify`)
-            narrow = classify(window.width(), window.height()) is ScreenClass.NARROW
-            if narrow != (self.screen_class is ScreenClass.NARROW):
-                self.apply_screen_class(ScreenClass.NARROW if narrow else ScreenClass.PROJECTOR)
 
     # -- actions ------------------------------------------------------------------------------
     def run(self) -> None:
@@ -261,16 +257,6 @@ class InputBar(QWidget):
             self.source.setText(text)
             self.target.clear()
             self.run()
-
-    def _on_input(self, source: str, target) -> None:
-        """Text set from elsewhere (an example, a scene, --input) shows from its start when the
-        field is too narrow for all of it, so its beginning (a date's day) stays in view;
-        the user's own typing keeps its cursor."""
-        for field, text in ((self.source, source), (self.target, target or "")):
-            if field.text() != text:
-                field.setText(text)
-                if not field.hasFocus():
-                    field.setCursorPosition(0)
 
     def _on_input(self, source: str, target) -> None:
         """Text set from elsewhere (an example, a scene, --input) shows from its start when the

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLabel,
     QMenu,
-    QSizePolicy,
     QToolBar,
     QToolButton,
     QWidget,
@@ -60,6 +59,7 @@ class LectureTools(QObject):
         self.deck = SceneDeck(window)
         self._build_actions()
         self._build_toolbar()
+        self._place_tour_controls()
         self.presentation.toggled.connect(self._on_presenting)
         self.deck.sceneShown.connect(self._on_scene)
         self.deck.closed.connect(self._on_tour_closed)
@@ -121,69 +121,12 @@ class LectureTools(QObject):
                 view_menu.addAction(action)
 
     def _build_toolbar(self) -> None:
-        bar = QToolBar("Lecture", self.window)
-        bar.setObjectName("toolbar_lecture")
-        bar.setMovable(False)
-        bar.addAction(self.present_action)
-        self.scene_label = QLabel("")
-        self.scene_label.setTextFormat(Qt.PlainText)
-        self.scene_label.setMinimumWidth(40)
-        # The scene controls exist only while a tour is open (their keys work always: PageDown
-        # with no tour starts the paper tour).
-        self.tour_controls = [self._tool(bar, self.prev_action), bar.addWidget(self.scene_label),
-                              self._tool(bar, self.next_action), self._tool(bar, self.exit_tour_action)]
-        bar.addAction(self.export_action)
-        self.toolbar = bar
-        self.window.addToolBarBreak(Qt.TopToolBarArea)  # its own row: the input bar keeps its width
-        self.window.addToolBar(Qt.TopToolBarArea, bar)
-        bar.hide()  # shown only while stepping through a tour
-        # While presenting, the panel chooser and a way out end the input bar's second row: a
-        # toolbar row of their own would take a short screen's height from every panel.
-        self.strip = QWidget()
-        self.strip.setObjectName("presenter_strip")
-        row = QHBoxLayout(self.strip)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(6)
-        row.addStretch(1)
-        self.leave_action.setIconText("Leave")
-        self.leave_action.setToolTip("Leave presentation mode (Esc or F11)")
-        self.tour_offer = QToolButton()  # presenting with no tour open: on Figure 1's row (`_offer_tour`)
-        self.tour_offer.setObjectName("presenter_start_tour")
-        self.tour_offer.setDefaultAction(self.default_tour_action)
-        self.tour_offer.setText("Start the tour ▶")
-        self.tour_offer.setToolTip("Start the paper tour (PageDown)")
-        self.tour_offer.setToolButtonStyle(Qt.ToolButtonTextOnly)
-        self.tour_offer.hide()
-        self.strip_scene = QLabel("")  # a tour's controls while presenting: no toolbar row of their own
-        self.strip_scene.setObjectName("presenter_scene")
-        self.strip_scene.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Preferred)
-        self.strip_tour: list[QWidget] = []
-        for text, action in (("◀", self.prev_action), (None, None), ("▶", self.next_action),
-                             ("Exit tour", self.exit_tour_action)):
-            if action is None:
-                widget = self.strip_scene
-            else:
-                widget = QToolButton()
-                widget.setText(text)
-                widget.setToolTip(f"{action.text().replace('&', '')}"
-                                  + (f" ({action.shortcut().toString()})" if not action.shortcut().isEmpty() else ""))
-                widget.clicked.connect(action.trigger)
-            widget.setVisible(False)
-            row.addWidget(widget)
-            self.strip_tour.append(widget)
-        leave = QToolButton()
-        leave.setObjectName("presenter_leave")
-        leave.setDefaultAction(self.leave_action)
-        leave.setToolButtonStyle(Qt.ToolButtonTextOnly)
-        row.addWidget(leave)
-        self.strip.hide()
-        input_bar = getattr(self.window, "input_bar", None)
-        if input_bar is not None:
-            input_bar.add_tail(self.strip)
-        self.caption_bar = QToolBar("Tour caption", self.window)  # the scene's caption, large
+        """The tour's row (its caption, then ◀ n/N ▶ and Exit tour), shown while a tour is open;
+        while presenting, the panel chooser and Leave at the end of the input bar's second row."""
+        self.caption_bar = QToolBar("Tour", self.window)
         self.caption_bar.setObjectName("toolbar_caption")
         self.caption_bar.setMovable(False)
-        self.caption = CaptionLabel("")  # the window's width, as many lines as that needs
+        self.caption = CaptionLabel("")  # the row's width, as many lines as that needs
         self.caption.setObjectName("tour_caption")  # (presenting: the stylesheet's caption size)
         self.caption.setTextFormat(Qt.PlainText)
         font = self.caption.font()
@@ -192,38 +135,52 @@ class LectureTools(QObject):
         self.caption.setFont(font)
         self.caption.setContentsMargins(8, 4, 8, 4)
         self.caption_bar.addWidget(self.caption)
-        self.window.addToolBarBreak(Qt.TopToolBarArea)
+        self.scene_label = QLabel("")  # "n/N"; the scene's name in its tooltip
+        self.tour_controls = [self._tool(self.prev_action, "◀"), self.scene_label,
+                              self._tool(self.next_action, "▶"), self._tool(self.exit_tour_action)]
+        for widget in self.tour_controls:
+            self.caption_bar.addWidget(widget)
+        self.toolbar = self.caption_bar
+        self.window.addToolBarBreak(Qt.TopToolBarArea)  # its own row: the input bar keeps its width
         self.window.addToolBar(Qt.TopToolBarArea, self.caption_bar)
         self.caption_bar.hide()
-        self._show_tour_controls(False)
+        self.strip = QWidget()
+        self.strip.setObjectName("presenter_strip")
+        row = QHBoxLayout(self.strip)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(6)
+        self.leave_action.setIconText("Leave")
+        self.leave_action.setToolTip("Leave presentation mode (Esc or F11)")
+        leave = self._tool(self.leave_action)
+        leave.setObjectName("presenter_leave")
+        row.addWidget(leave)
+        self.strip.hide()
+        self.tour_offer = self._tool(self.default_tour_action, "Start the tour ▶")  # on Figure 1's row
+        self.tour_offer.setObjectName("presenter_start_tour")
+        self.tour_offer.setToolTip("Start the paper tour (PageDown)")
+        self.tour_offer.hide()
+        input_bar = getattr(self.window, "input_bar", None)
+        if input_bar is not None:
+            input_bar.add_tail(self.strip)
 
     @staticmethod
-    def _tool(bar: QToolBar, action: QAction) -> QAction:
-        """`action` as a toolbar button that can be hidden without hiding its keyboard shortcut."""
+    def _tool(action: QAction, text: str | None = None) -> QToolButton:
+        """A text button for `action` that can be hidden without hiding its keyboard shortcut."""
         button = QToolButton()
         button.setDefaultAction(action)
         button.setToolButtonStyle(Qt.ToolButtonTextOnly)
-        return bar.addWidget(button)
-
-    def _show_tour_controls(self, touring: bool) -> None:
-        for control in self.tour_controls:
-            control.setVisible(touring)
-        self.exit_tour_action.setEnabled(touring)
-        self.caption_bar.setVisible(touring)
-        self._place_tour_controls()
+        if text is not None:
+            button.setText(text)
+            keys = action.shortcut().toString()
+            button.setToolTip(action.text().replace("&", "") + (f" ({keys})" if keys else ""))
+        return button
 
     def _place_tour_controls(self) -> None:
-        """A tour's controls in their toolbar row, or while presenting at the end of the input
-        bar's second row (the toolbar row hidden: every scene's panel gets its height)."""
+        """The tour's row while a tour is open; "Start the tour" on Figure 1 while presenting without one."""
         touring = self.deck.tour is not None
-        presenting = self.presentation.active
-        self.toolbar.setVisible(touring and not presenting)
-        for widget in self.strip_tour:
-            widget.setVisible(touring and presenting)
-        self._offer_tour(presenting and not touring)
-        input_bar = getattr(self.window, "input_bar", None)
-        if input_bar is not None:
-            input_bar.refit_later()  # the row's tail changed width
+        self.exit_tour_action.setEnabled(touring)
+        self.caption_bar.setVisible(touring)
+        self._offer_tour(self.presentation.active and not touring)
 
     def _offer_tour(self, on: bool) -> None:
         """"Start the tour" on the Architecture panel's button row, where presenting opens."""
@@ -352,23 +309,20 @@ class LectureTools(QObject):
         self.leave_action.setEnabled(active)
         self.strip.setVisible(active)
         self._place_tour_controls()
+        self.window.input_bar.refit_later()  # the row's tail showed or hid
 
     def _on_scene(self, index: int, scene) -> None:
         tour = self.deck.tour
-        count = f"{index + 1}/{len(tour.scenes)}  " if tour is not None and index >= 0 else ""
-        self.scene_label.setText(f" {count}{scene.name} ")
-        self.strip_scene.setText(count.strip())
-        self.strip_scene.setToolTip(scene.name)
+        self.scene_label.setText(f" {index + 1}/{len(tour.scenes)} " if tour is not None and index >= 0 else "")
+        self.scene_label.setToolTip(scene.name)
         self.caption.setText(scene.caption or scene.name)
-        self._show_tour_controls(tour is not None)
+        self._place_tour_controls()
         self.caption_bar.setVisible(True)
 
     def _on_tour_closed(self) -> None:
-        """No tour: its controls and caption go; the layout is whole again — every dock, or while
-        presenting the front panel alone filling the window (never a squeezed neighbour)."""
-        self._show_tour_controls(False)
+        """No tour: its row goes; the layout is whole again — every dock, or while presenting
+        the front panel alone filling the window (never a squeezed neighbour)."""
         self.scene_label.setText("")
-        self.strip_scene.setText("")
         self.caption.setText("")
         self._place_tour_controls()
         if self.presentation.active:

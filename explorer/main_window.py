@@ -129,6 +129,7 @@ class MainWindow(QMainWindow):
         self.panels = LazyPanels((cls.panel_name for cls in panel_classes()), self._build_panel)
         self._panel_classes = {cls.panel_name: cls for cls in panel_classes()}
         self._closing = False
+        self._columns_state: QByteArray | None = None  # the two-column layout, while narrow stacks the docks
         self.docks: dict[str, QDockWidget] = {}
         self._add_docks()
         self._build_menus()
@@ -182,6 +183,8 @@ class MainWindow(QMainWindow):
             self.panels[name]
 
     def _size_docks(self, focus: str | None = None) -> None:
+        if self._columns_state is not None:  # one column: nothing to share
+            return
         left = [self.docks[n] for n in LEFT_PANELS if n in self.docks]
         right = [d for n, d in self.docks.items() if n not in LEFT_PANELS]
         if left and right:
@@ -258,16 +261,45 @@ class MainWindow(QMainWindow):
         lecture = getattr(self, "lecture", None)
         presenting = lecture is not None and lecture.presentation.active
         cls = classify(self.width(), self.height(), presenting)
+        if not presenting:  # (presenting shows one panel; leaving puts back the layout it found)
+            self._arrange_docks(cls is ScreenClass.NARROW)
         if cls != self.screen_class or tell:
             self.screen_class = cls
-            for name in self.panels:
-                panel = self.panels.built(name)
+            for panel in [self.panels.built(name) for name in self.panels] + [getattr(self, "input_bar", None)]:
                 if isinstance(panel, ScreenClassAware):
                     panel.apply_screen_class(cls)
-            bar = getattr(self, "input_bar", None)
-            if isinstance(bar, ScreenClassAware):
-                bar.apply_screen_class(cls)
         return cls
+
+    def _arrange_docks(self, one_column: bool) -> None:
+        """NARROW: every docked panel a tab of one column, without a title bar (its tab names it),
+        the one in front kept in front; wider: the two-column layout from before, as it was."""
+        if one_column == (self._columns_state is not None) or not self.isVisible():  # (showEvent comes back)
+            return
+        for dock in self.docks.values():
+            old = dock.titleBarWidget()
+            dock.setTitleBarWidget(QWidget(dock) if one_column else None)
+            if old is not None:
+                old.deleteLater()
+        if not one_column:
+            state, self._columns_state = self._columns_state, None
+            self.restoreState(state, LAYOUT_VERSION)
+            self._tidy_tab_bars_later()
+            return
+        self._columns_state = self.saveState(LAYOUT_VERSION)
+        docks = [d for d in self.docks.values() if not d.isFloating()]
+        front = self.docks.get(self.current_panel) or next((d for d in docks if not d.visibleRegion().isEmpty()), None)
+        closed = [d for d in docks if not d.toggleViewAction().isChecked()]
+        for dock in docks:  # (taken out first: one raised at once would otherwise stay behind)
+            self.removeDockWidget(dock)
+            if dock is docks[0]:
+                self.addDockWidget(Qt.LeftDockWidgetArea, dock)
+            else:
+                self.tabifyDockWidget(docks[0], dock)
+            dock.setVisible(dock not in closed)
+        self.layout().activate()  # the new tab bar made now, so a dock raised next comes to the front
+        if front is not None:
+            front.raise_()
+        self._tidy_tab_bars_later()
 
     def show_every_dock(self) -> None:
         """Every dock back: docked ones shown (tab groups keep their front tab), each at least its
@@ -279,6 +311,7 @@ class MainWindow(QMainWindow):
         self._tidy_tab_bars_later()
 
     def reset_layout(self) -> None:
+        self._columns_state = None
         for dock in self.docks.values():
             dock.setFloating(False)
             dock.show()
@@ -290,11 +323,12 @@ class MainWindow(QMainWindow):
             if name in self.docks:
                 self.docks[name].raise_()
         self._size_docks()
+        self.reclassify()
         self._tidy_tab_bars_later()
 
     def save_layout(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue("window/state", self.saveState(LAYOUT_VERSION))
+        self.settings.setValue("window/state", self._columns_state or self.saveState(LAYOUT_VERSION))
         self.settings.sync()
 
     def restore_layout(self) -> bool:
@@ -340,6 +374,7 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
+        self.reclassify()
         self._tidy_tab_bars_later()
         if "step" in self.panels and not self._shown_once:  # ← → step at once, not move a text cursor
             self._shown_once = True

@@ -164,7 +164,7 @@ class TrainingCurves(TimedCanvas):
         legend = getattr(self, "legend", None)  # pyqtgraph calls this once before __init__ is done
         if legend is None:
             return
-        self._arrange(self.width() > ROW_RATIO * self.height())
+        self._arrange(self.screen_class is not ScreenClass.NARROW and self.width() > ROW_RATIO * self.height())
         self._thin_axes(self.height() / (1 if self.in_a_row else 2) < SHORT_ROW)
         self._fit_value_axes()
         narrow = self.compact or self.width() / (2 if self.in_a_row else 1) < NARROW
