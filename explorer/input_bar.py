@@ -132,8 +132,8 @@ class InputBar(QWidget):
         self._tail: QWidget | None = None
         self._arranged = None  # (narrow, crowded) the rows were last arranged for
         grid.addWidget(self.hint, 3, 0, 1, 8)  # its own line, on the first screen only
-        grid.setColumnStretch(3, 2)
-        grid.setColumnStretch(5, 1)  # the source gets the room: it is what the audience reads
+        grid.setColumnStretch(3, 3)
+        grid.setColumnStretch(5, 2)  # the source gets more of the room: it is what the audience reads
 
         state.bundleChanged.connect(self._on_bundle)
         state.inputChanged.connect(self._on_input)
