@@ -1,22 +1,15 @@
 """The input bar: which model, what it reads, (optionally) what it should output.
 
-Enter runs the model. While typing, the bar echoes the tokens the model will see, with
-symbols it does not know in red and underlined, and the token count against the model's
-limit. A refused input (empty, too long, nothing known) is explained in the status line and
-the previous trace stays on screen.
+Enter runs the model. While typing, the bar echoes the tokens the model will see (unknown
+symbols flagged) and their count against the model's limit; a refused input is explained and
+the previous trace stays. While the panels show another model (a training run's copy), the bar
+says so — "Showing: training run, step 472" — with a "Back to <the session's model>" button.
 
-The model chooser always names the session's own model. While the panels show another one in
-its place (a live training run's copy, `Session.show_model`), the bar says so beside the
-Output — "Showing: training run, step 472" — from the Frame itself (the model its output
-came from), with a "Back to <the session's model>" button.
-
-The layout is declared, two rows: the model chooser, the source field (and the target field),
-Run; then the examples, the token echo, "Showing:" and Back, the output line (and, presenting,
-the lecture's panel chooser at its end). The echo and the output line are eliding labels
-(`RichElidingLabel`): each asks for its whole width, Qt's layout shares out what the row
-has, and each cuts its own text with "…" (the echo with "… +N more"), the whole line in its
-tooltip. Narrow, the echo gets a row of its own under the output; narrow or presenting,
-"Showing:" and Back do (`apply_screen_class`, `_arrange`).
+Declared rows: the model, the source (and target) field, Run, the device; then the examples,
+the echo, "Showing:" and Back, the output line (presenting: the panel chooser and Leave at its
+end). The echo and the output are `RichElidingLabel`s: the layout shares the row out and each
+cuts its own text ("… +N more"), whole in its tooltip. Narrow, the echo and the device get a
+third row; narrow or presenting, "Showing:" and Back do (`_arrange`).
 """
 from __future__ import annotations
 
@@ -72,18 +65,10 @@ class InputBar(QWidget):
         self.screen_class = None  # the rows' arrangement (`apply_screen_class`)
         self.model_combo = ModelChooser(state, runner)
         label, hint, target_label, target_hint, target_tip = field_texts(None)
-        self.source = QLineEdit(placeholderText=hint)
-        self.source.setFont(style.font(style.TITLE_POINT_SIZE, mono=True))
-        self.source.setMinimumWidth(160)
-        self.source.setMaxLength(MAX_CHARS)
-        self.source.returnPressed.connect(self.run)
+        self.source = self._field(hint, style.TITLE_POINT_SIZE, 160)
         self.source.textChanged.connect(self._echo)
-        self.target = QLineEdit(placeholderText=target_hint)  # (Qt elides a hint longer than the field)
-        self.target.setFont(style.font(style.BASE_POINT_SIZE + 1, mono=True))
+        self.target = self._field(target_hint, style.BASE_POINT_SIZE + 1, 90)
         self.target.setToolTip(target_tip)
-        self.target.setMinimumWidth(90)
-        self.target.setMaxLength(MAX_CHARS)
-        self.target.returnPressed.connect(self.run)
         self.source_label = QLabel(label)
         self.target_label = QLabel(target_label)
         self.examples = QComboBox()
@@ -147,6 +132,15 @@ class InputBar(QWidget):
         theme.notifier().changed.connect(self._on_theme)
         runner.failed.connect(self.show_error)
         self.apply_screen_class(ScreenClass.PROJECTOR)
+
+    def _field(self, hint: str, points: float, least: int) -> QLineEdit:
+        """A monospace text field that runs the model on Enter."""
+        field = QLineEdit(placeholderText=hint)
+        field.setFont(style.font(points, mono=True))
+        field.setMinimumWidth(least)
+        field.setMaxLength(MAX_CHARS)
+        field.returnPressed.connect(self.run)
+        return field
 
     # -- layout --------------------------------------------------------------------------------
     def apply_screen_class(self, cls: ScreenClass) -> None:

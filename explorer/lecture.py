@@ -1,9 +1,8 @@
 """The lecture tools of the main window: presentation mode, themes, scenes and exports.
 
-The main window stays assembly-only: it creates one `LectureTools(window)`, which adds the
-menu entries, the keyboard shortcuts (F11, PageUp/PageDown for a presentation clicker) and a
-small lecture toolbar, and keeps the logic in `presentation`, `scenes` and `export`. Every
-action that can fail (a bad file, a full disk) ends in a message in the status bar.
+`LectureTools(window)` adds the menu entries, the keys (F11, PageUp/PageDown for a clicker),
+the tour's row and the presenting strip; the logic is in `presentation`, `scenes` and `export`.
+Every action that can fail (a bad file, a full disk) ends in a message in the status bar.
 """
 from __future__ import annotations
 
@@ -17,7 +16,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
     QLabel,
-    QMenu,
     QToolBar,
     QToolButton,
     QWidget,
@@ -102,23 +100,16 @@ class LectureTools(QObject):
             self.theme_actions[name] = action
         self.theme_actions[read_theme(w.settings)].setChecked(True)
 
-        menus = {m.title().replace("&", ""): m for m in w.menuBar().findChildren(QMenu)}
-        file_menu, view_menu = menus.get("File"), menus.get("View")
-        if file_menu is not None:
-            first = file_menu.actions()[-2] if len(file_menu.actions()) >= 2 else None  # before the Quit separator
-            for action in (self.tour_action, self.default_tour_action, self.save_scene_action, None,
-                           self.export_action, self.export_steps_action, self.export_csv_action, None):
-                if action is None:
-                    file_menu.insertSeparator(first) if first else file_menu.addSeparator()
-                elif first is not None:
-                    file_menu.insertAction(first, action)
-                else:
-                    file_menu.addAction(action)
-        if view_menu is not None:
-            view_menu.addSeparator()
-            for action in (self.present_action, self.scale_action, *self.theme_actions.values(),
-                           self.prev_action, self.next_action, self.exit_tour_action):
-                view_menu.addAction(action)
+        before_quit = w.file_menu.actions()[-2]  # the separator over Quit
+        for action in (self.tour_action, self.default_tour_action, self.save_scene_action, None,
+                       self.export_action, self.export_steps_action, self.export_csv_action, None):
+            if action is None:
+                w.file_menu.insertSeparator(before_quit)
+            else:
+                w.file_menu.insertAction(before_quit, action)
+        w.view_menu.addSeparator()
+        w.view_menu.addActions([self.present_action, self.scale_action, *self.theme_actions.values(),
+                                self.prev_action, self.next_action, self.exit_tour_action])
 
     def _build_toolbar(self) -> None:
         """The tour's row (its caption, then ◀ n/N ▶ and Exit tour), shown while a tour is open;
@@ -252,17 +243,9 @@ class LectureTools(QObject):
 
     def _export_dialog(self) -> None:
         dialog = ExportDialog(self.window)
-        current = self._front_panel()
-        if current:
-            dialog.panel.setCurrentIndex(dialog.panel.findData(current))
+        dialog.panel.setCurrentIndex(max(dialog.panel.findData(self.presentation.front_panel()), 0))
         if dialog.exec() == QDialog.Accepted:
             self.export_panel(*dialog.choice())
-
-    def _front_panel(self) -> str | None:
-        for name, dock in self.window.docks.items():
-            if dock.isVisible() and not dock.visibleRegion().isEmpty() and name not in ("architecture", "positional"):
-                return name
-        return None
 
     def export_steps(self, folder: str | Path, size=None, gif: bool = True) -> dict | None:
         panel = self.window.panels.get("step")
