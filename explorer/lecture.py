@@ -227,19 +227,24 @@ class LectureTools(QObject):
         if path:
             self.save_scene(path, name.strip())
 
-    def export_panel(self, name: str, path: str | Path, size=None, fmt: str | None = None) -> Path | None:
-        panel = self.window.panels.get(name)
-        if panel is None:
-            self.state.inform(f"No panel named {name!r}.", "error")
+    def _export(self, panel: str, missing: str, write, said):
+        """Bring `panel` forward and run `write(panel)`; its result, or None with the reason said."""
+        built = self.window.panels.get(panel)
+        if built is None:
+            self.state.inform(missing, "error")
             return None
         try:
-            self.window.focus_panel(name)
-            written = export.export_panel(panel, path, size, fmt)
+            self.window.focus_panel(panel)
+            out = write(built)
         except (export.ExportError, OSError) as exc:
             self.state.inform(f"Export failed: {exc}", "error")
             return None
-        self.state.inform(f"Exported {full_title(self.window.docks[name])} to {written}.", "info")
-        return written
+        self.state.inform(said(out), "info")
+        return out
+
+    def export_panel(self, name: str, path: str | Path, size=None, fmt: str | None = None) -> Path | None:
+        return self._export(name, f"No panel named {name!r}.", lambda panel: export.export_panel(panel, path, size, fmt),
+                            lambda out: f"Exported {full_title(self.window.docks[name])} to {out}.")
 
     def _export_dialog(self) -> None:
         dialog = ExportDialog(self.window)
@@ -248,19 +253,11 @@ class LectureTools(QObject):
             self.export_panel(*dialog.choice())
 
     def export_steps(self, folder: str | Path, size=None, gif: bool = True) -> dict | None:
-        panel = self.window.panels.get("step")
-        if panel is None:
-            self.state.inform("There is no forward-pass panel to export.", "error")
-            return None
-        try:
-            self.window.focus_panel("step")
-            out = export.export_steps(self.state, panel, folder, size, gif=gif)
-        except (export.ExportError, OSError) as exc:
-            self.state.inform(f"Export failed: {exc}", "error")
-            return None
-        note = f" and {out['gif'].name}" if out["gif"] else " (install Pillow for an animated GIF)"
-        self.state.inform(f"Wrote {len(out['frames'])} frames to {folder}{note}.", "info")
-        return out
+        def said(out) -> str:
+            note = f" and {out['gif'].name}" if out["gif"] else " (install Pillow for an animated GIF)"
+            return f"Wrote {len(out['frames'])} frames to {folder}{note}."
+        return self._export("step", "There is no forward-pass panel to export.",
+                            lambda panel: export.export_steps(self.state, panel, folder, size, gif=gif), said)
 
     def _export_steps(self) -> None:
         folder = QFileDialog.getExistingDirectory(self.window, "Folder for the frames")
@@ -268,18 +265,10 @@ class LectureTools(QObject):
             self.export_steps(folder)
 
     def export_csv(self, path: str | Path) -> int:
-        panel = self.window.panels.get("training")
-        curves = getattr(panel, "curves", None)
-        if curves is None:
-            self.state.inform("There is no training panel to export.", "error")
-            return 0
-        try:
-            n = export.export_training_csv(curves, path)
-        except (export.ExportError, OSError) as exc:
-            self.state.inform(f"Export failed: {exc}", "error")
-            return 0
-        self.state.inform(f"Wrote {n} rows of training metrics to {path}.", "info")
-        return n
+        n = self._export("training", "There is no training panel to export.",
+                         lambda panel: export.export_training_csv(panel.curves, path),
+                         lambda n: f"Wrote {n} rows of training metrics to {path}.")
+        return n or 0
 
     def _export_csv(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self.window, "Export training metrics", "training.csv", "CSV (*.csv)")
