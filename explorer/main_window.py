@@ -219,17 +219,9 @@ class MainWindow(QMainWindow):
         return cls
 
     def _arrange_docks(self, one_column: bool) -> None:
-        """NARROW: every docked panel a tab of one column, without a title bar (its tab names it),
-        the one in front kept in front; wider: the two-column layout from before, as it was."""
-        if not self.isVisible():  # (showEvent comes back)
-            return
-        for dock in self.docks.values():
-            old = dock.titleBarWidget()
-            if one_column != (old is not None):
-                dock.setTitleBarWidget(QWidget(dock) if one_column else None)
-            if old is not None and not one_column:
-                old.deleteLater()
-        if one_column == (self._columns_state is not None):
+        """NARROW: every docked panel a tab of one column, the one in front kept in front; wider:
+        the two-column layout from before, as it was."""
+        if one_column == (self._columns_state is not None) or not self.isVisible():  # (showEvent comes back)
             return
         if not one_column:
             state, self._columns_state = self._columns_state, None
