@@ -174,7 +174,6 @@ class ProbeView(QWidget):
         timeline.addWidget(self.timeline_label)
         timeline.addWidget(self.slider, 1)
         timeline.addWidget(self.live_button)
-        timeline.addWidget(self.show_others)  # (on the timeline's row: the map keeps the height)
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 0, 0, 0)
@@ -182,6 +181,7 @@ class ProbeView(QWidget):
         lay.addLayout(self.pick)
         lay.addWidget(self.canvas, 1)
         lay.addLayout(timeline)
+        lay.addWidget(self.show_others)
 
     def _arrange_pick(self, beside: bool) -> None:
         """The map's title and its layer / head pickers: one row (saves a row on a short screen)
