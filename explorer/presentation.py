@@ -146,7 +146,6 @@ class PresentationMode(QObject):
 
     def _on_scale(self, factor: float) -> None:
         rescale(QApplication.instance(), factor)
-        self._refresh_views()
 
     def toggle(self) -> None:
         self.leave() if self.active else self.enter()
@@ -171,7 +170,6 @@ class PresentationMode(QObject):
         if full_screen:
             self.window.showFullScreen()
             QTimer.singleShot(300, self.window, self._cover_screen)  # cancelled if the window dies first
-        self._refresh_views()
         self.toggled.emit(True)
 
     def leave(self) -> None:
@@ -190,7 +188,6 @@ class PresentationMode(QObject):
         if not self._was_maximized and self._geometry is not None:
             self.window.setGeometry(self._geometry)
         self._restore_docks()
-        self._refresh_views()
         self.toggled.emit(False)
 
     # -- one panel at a time ---------------------------------------------------------------------
@@ -280,9 +277,3 @@ class PresentationMode(QObject):
         window's bottom edge instead, `explorer.toast`)."""
         bar = self.window.input_bar
         return [self.window.menuBar(), self.window.statusBar(), bar.device_label, bar.hint]
-
-    def _refresh_views(self) -> None:
-        """Views that pick colours per update redraw with the current palette."""
-        state = self.window.state
-        if state.result is not None:
-            state.stepChanged.emit(state.step)
