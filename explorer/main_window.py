@@ -232,10 +232,11 @@ class MainWindow(QMainWindow):
         docks = [d for d in self.docks.values() if not d.isFloating()]
         front = self.docks.get(self.current_panel) or next((d for d in docks if not d.visibleRegion().isEmpty()), None)
         closed = [d for d in docks if not d.toggleViewAction().isChecked()]
+        area = self.dockWidgetArea(docks[0])  # the column stays on its side
         for dock in docks:  # (taken out first: one raised at once would otherwise stay behind)
             self.removeDockWidget(dock)
             if dock is docks[0]:
-                self.addDockWidget(Qt.LeftDockWidgetArea, dock)
+                self.addDockWidget(area, dock)
             else:
                 self.tabifyDockWidget(docks[0], dock)
             dock.setVisible(dock not in closed)
