@@ -9,7 +9,7 @@ Declared rows: the model, the source (and target) field, Run, the device; then t
 the echo, "Showing:" and Back, the output line (presenting: the panel chooser and Leave at its
 end). The echo and the output are `RichElidingLabel`s: the layout shares the row out and each
 cuts its own text ("… +N more"), whole in its tooltip. Narrow, the echo and the device get a
-third row; narrow or presenting, "Showing:" and Back do (`_arrange`).
+third row; narrow or presenting, "Showing:" and Back do (`arrange`).
 """
 from __future__ import annotations
 
@@ -110,7 +110,7 @@ class InputBar(QWidget):
         grid.addWidget(self.target, 0, 5)
         grid.addWidget(self.run_button, 0, 6)
         self._second = QHBoxLayout()  # examples, echo, "Showing:" and Back, the output (, the tail)
-        self._third = QHBoxLayout()  # what row 2 has no room for in this arrangement (`_arrange`)
+        self._third = QHBoxLayout()  # what row 2 has no room for in this arrangement (`arrange`)
         for row, number in ((self._second, 1), (self._third, 2)):
             row.setSpacing(8)
             grid.addLayout(row, number, 0, 1, 8)
@@ -146,7 +146,7 @@ class InputBar(QWidget):
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """The rows for a screen class: narrow, the echo gets a row of its own under the output."""
         self.screen_class = cls
-        self._arrange()
+        self.arrange()
 
     def add_tail(self, widget: QWidget) -> None:
         """`widget` at the end of the second row (the lecture's panel chooser while presenting:
@@ -154,16 +154,12 @@ class InputBar(QWidget):
         self._tail = widget
         self._second.addWidget(widget)
         self._arranged = None
-        self._arrange()
+        self.arrange()
 
-    def refit_later(self) -> None:
-        """The tail showed or hid: the rows arranged for it."""
-        self._arrange()
-
-    def _arrange(self) -> None:
-        """Row 2: the examples, the echo, "Showing:" and Back, the output, the tail. Narrow, the
-        echo and the device go to row 3; with the tail shown (presenting) or narrow, "Showing:"
-        and Back do."""
+    def arrange(self) -> None:
+        """Row 2: the examples, the echo, "Showing:" and Back, the output, the tail (called again
+        when the tail shows or hides). Narrow, the echo and the device go to row 3; with the tail
+        shown (presenting) or narrow, "Showing:" and Back do."""
         narrow = self.screen_class is ScreenClass.NARROW
         crowded = narrow or (self._tail is not None and not self._tail.isHidden())
         if (narrow, crowded) == self._arranged:

@@ -281,7 +281,7 @@ class LectureTools(QObject):
         self.leave_action.setEnabled(active)
         self.strip.setVisible(active)
         self._place_tour_controls()
-        self.window.input_bar.refit_later()  # the row's tail showed or hid
+        self.window.input_bar.arrange()  # the row's tail showed or hid
 
     def _on_scene(self, index: int, scene) -> None:
         tour = self.deck.tour

@@ -25,7 +25,6 @@ FRONT_PANEL = "architecture"  # presenting opens on Figure 1, with the tour offe
 DEFAULT_SCALE = 1.5  # 12 pt → 18 pt: legible from the back of a large room
 SEQUENTIAL = style.SEQUENTIAL  # one colour map in every theme and in presentation mode
 
-Theme = theme.Palette
 THEMES = theme.PALETTES
 
 
@@ -49,7 +48,7 @@ def read_theme(settings: QSettings) -> str:
 
 
 # -- themes ---------------------------------------------------------------------------------------
-def apply_theme(app: QApplication, name: str) -> Theme:
+def apply_theme(app: QApplication, name: str) -> theme.Palette:
     """Palette + stylesheet for every widget, pyqtgraph plots recoloured in place, widgets whose
     own stylesheet uses roles refilled, and everything repainted with the new palette."""
     if name not in THEMES:
@@ -82,7 +81,7 @@ def presentation_sheet(scale: float) -> str:
             f"QDockWidget, #tour_caption {{ font-size: {style.TITLE_POINT_SIZE * scale:.1f}pt; }}")
 
 
-def restyle_plots(app: QApplication, p: Theme | None = None) -> None:
+def restyle_plots(app: QApplication, p: theme.Palette | None = None) -> None:
     """Every pyqtgraph canvas in the palette's colours (again after a panel reset its titles)."""
     p = p or theme.current()
     for view in plot_views(app):
