@@ -118,7 +118,7 @@ class LossCurves(pg.PlotWidget):
         self.floor.label.setColor(style.MUTED.name())
 
 
-MAP_PENDING = "drawn when\ntraining ends"  # in an empty map (two short lines: a map is ~200 px wide on a beamer)
+MAP_PENDING = "drawn when\ntraining ends"  # in an empty map (two short lines: a map may be narrow)
 PENDING = "scored after\ntraining"  # (short: a plot on a projector is narrow)
 
 
