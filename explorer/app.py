@@ -75,14 +75,10 @@ def _parse_ablate(text: str | None) -> dict:
 
 
 def collect_on_gui_thread():
-    """Python's cyclic garbage collection, from now on only on the GUI thread (pyqtgraph's
-    `GarbageCollector`: automatic collection off, a collection pass each second on a timer).
-
-    Collection runs in whichever thread happens to allocate. The frame, training and attribution
-    workers allocate all the time; a collection there could free pyqtgraph items or widgets caught
-    in reference cycles, destroying Qt objects off the GUI thread while it re-polishes them for a
-    theme or scale change: a segfault seen in the suite. What the start-up made is frozen first
-    (out of the collector's sight), so a full pass does not walk torch's and Qt's ~200,000 objects."""
+    """Python's cyclic garbage collection only on the GUI thread (pyqtgraph's `GarbageCollector`,
+    a pass each second): a collection in a worker could destroy Qt objects caught in cycles off
+    the GUI thread. What start-up made is frozen first, so a pass does not walk torch's and Qt's
+    ~200,000 objects."""
     import gc
 
     from pyqtgraph.util.garbage_collector import GarbageCollector

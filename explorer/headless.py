@@ -134,7 +134,9 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
         raise HeadlessError(f"no step named {args.step!r} in the trace; e.g. {hint}")
     if getattr(args, "theme", None):  # before the panels are all built and scaled: one re-style less
         window.state.session.set_theme(args.theme)  # for this figure only: the saved theme is not changed
-    window.show()
+    size = window.size()
+    window.show()  # (shown in two columns first: a narrow figure gets its one column, then its size back)
+    window.resize(size)
     lecture = window.lecture
     presenting = getattr(args, "presentation", False)
     asked = getattr(args, "panel_given", args.panel != "step")  # --panel given (the default is the forward pass)

@@ -1,22 +1,15 @@
 """The input bar: which model, what it reads, (optionally) what it should output.
 
-Enter runs the model. While typing, the bar echoes the tokens the model will see, with
-symbols it does not know in red and underlined, and the token count against the model's
-limit. A refused input (empty, too long, nothing known) is explained in the status line and
-the previous trace stays on screen.
+Enter runs the model. While typing, the bar echoes the tokens the model will see (unknown
+symbols flagged) and their count against the model's limit; a refused input is explained and
+the previous trace stays. While the panels show another model (a training run's copy), the bar
+says so — "Showing: training run" — with a "Back to <the session's model>" button.
 
-The model chooser always names the session's own model. While the panels show another one in
-its place (a live training run's copy, `Session.show_model`), the bar says so beside the
-Output — "Showing: training run" — from the Frame itself (the model its output
-came from), with a "Back to <the session's model>" button.
-
-The layout is declared, two rows: the model chooser, the source field (and the target field),
-Run; then the examples, the token echo, "Showing:" and Back, the output line (and, presenting,
-the lecture's panel chooser at its end). The echo and the output line are eliding labels
-(`RichElidingLabel`): each asks for its whole width, Qt's layout shares out what the row
-has, and each cuts its own text with "…" (the echo with "… +N more"), the whole line in its
-tooltip. Narrow, the echo gets a row of its own under the output; narrow or presenting,
-"Showing:" and Back do (`apply_screen_class`, `_arrange`).
+Declared rows: the model, the source (and target) field, Run, the device; then the examples,
+the echo, "Showing:" and Back, the output line (presenting: the panel chooser and Leave at its
+end). The echo and the output are `RichElidingLabel`s: the layout shares the row out and each
+cuts its own text ("… +N more"), whole in its tooltip. Narrow, the echo and the device get a
+third row; narrow or presenting, "Showing:" and Back do (`arrange`).
 """
 from __future__ import annotations
 
@@ -46,7 +39,7 @@ from explorer.input_text import (  # noqa: F401 - field_texts, output_html: test
 from explorer.model_chooser import LOAD_ROLE, OPEN_ITEM, PRETRAINED_SUFFIX, ModelChooser  # noqa: F401 - tests
 from explorer.rich_eliding_label import RichElidingLabel
 from explorer.runner import describe_device
-from explorer.screen import ScreenClass, classify
+from explorer.screen import ScreenClass
 
 FIRST_HINT = "Type a sentence and press Enter — or press PageDown for the paper tour"
 
@@ -72,18 +65,10 @@ class InputBar(QWidget):
         self.screen_class = None  # the rows' arrangement (`apply_screen_class`)
         self.model_combo = ModelChooser(state, runner)
         label, hint, target_label, target_hint, target_tip = field_texts(None)
-        self.source = QLineEdit(placeholderText=hint)
-        self.source.setFont(style.font(style.TITLE_POINT_SIZE, mono=True))
-        self.source.setMinimumWidth(160)
-        self.source.setMaxLength(MAX_CHARS)
-        self.source.returnPressed.connect(self.run)
+        self.source = self._field(hint, style.TITLE_POINT_SIZE, 160)
         self.source.textChanged.connect(self._echo)
-        self.target = QLineEdit(placeholderText=target_hint)  # (Qt elides a hint longer than the field)
-        self.target.setFont(style.font(style.BASE_POINT_SIZE + 1, mono=True))
+        self.target = self._field(target_hint, style.BASE_POINT_SIZE + 1, 90)
         self.target.setToolTip(target_tip)
-        self.target.setMinimumWidth(90)
-        self.target.setMaxLength(MAX_CHARS)
-        self.target.returnPressed.connect(self.run)
         self.source_label = QLabel(label)
         self.target_label = QLabel(target_label)
         self.examples = QComboBox()
@@ -124,9 +109,8 @@ class InputBar(QWidget):
         grid.addWidget(self.target_label, 0, 4)
         grid.addWidget(self.target, 0, 5)
         grid.addWidget(self.run_button, 0, 6)
-        grid.addWidget(self.device_label, 0, 7)
         self._second = QHBoxLayout()  # examples, echo, "Showing:" and Back, the output (, the tail)
-        self._third = QHBoxLayout()  # what row 2 has no room for in this arrangement (`_arrange`)
+        self._third = QHBoxLayout()  # what row 2 has no room for in this arrangement (`arrange`)
         for row, number in ((self._second, 1), (self._third, 2)):
             row.setSpacing(8)
             grid.addLayout(row, number, 0, 1, 8)
@@ -134,7 +118,7 @@ class InputBar(QWidget):
         self._arranged = None  # (narrow, crowded) the rows were last arranged for
         grid.addWidget(self.hint, 3, 0, 1, 8)  # its own line, on the first screen only
         grid.setColumnStretch(3, 3)
-        grid.setColumnStretch(5, 1)  # the source gets the room: it is what the audience reads
+        grid.setColumnStretch(5, 2)  # the source gets more of the room: it is what the audience reads
 
         state.bundleChanged.connect(self._on_bundle)
         state.inputChanged.connect(self._on_input)
@@ -149,11 +133,20 @@ class InputBar(QWidget):
         runner.failed.connect(self.show_error)
         self.apply_screen_class(ScreenClass.PROJECTOR)
 
+    def _field(self, hint: str, points: float, least: int) -> QLineEdit:
+        """A monospace text field that runs the model on Enter."""
+        field = QLineEdit(placeholderText=hint)
+        field.setFont(style.font(points, mono=True))
+        field.setMinimumWidth(least)
+        field.setMaxLength(MAX_CHARS)
+        field.returnPressed.connect(self.run)
+        return field
+
     # -- layout --------------------------------------------------------------------------------
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """The rows for a screen class: narrow, the echo gets a row of its own under the output."""
         self.screen_class = cls
-        self._arrange()
+        self.arrange()
 
     def add_tail(self, widget: QWidget) -> None:
         """`widget` at the end of the second row (the lecture's panel chooser while presenting:
@@ -161,23 +154,24 @@ class InputBar(QWidget):
         self._tail = widget
         self._second.addWidget(widget)
         self._arranged = None
-        self._arrange()
+        self.arrange()
 
-    def refit_later(self) -> None:
-        """The tail showed or hid: the rows arranged for it."""
-        self._arrange()
-
-    def _arrange(self) -> None:
-        """Row 2: the examples, the echo, "Showing:" and Back, the output, the tail. Narrow, the
-        echo goes to row 3; with the tail shown (presenting) or narrow, "Showing:" and Back do."""
+    def arrange(self) -> None:
+        """Row 2: the examples, the echo, "Showing:" and Back, the output, the tail (called again
+        when the tail shows or hides). Narrow, the echo and the device go to row 3; with the tail
+        shown (presenting) or narrow, "Showing:" and Back do."""
         narrow = self.screen_class is ScreenClass.NARROW
         crowded = narrow or (self._tail is not None and not self._tail.isHidden())
         if (narrow, crowded) == self._arranged:
             return
         self._arranged = narrow, crowded
-        below = ([self.echo] if narrow else []) + ([self.shown_label, self.back_button] if crowded else [])
+        below = ([self.echo, self.device_label] if narrow else []) + ([self.shown_label, self.back_button]
+                                                                     if crowded else [])
         second = [w for w in (self.examples, self.echo, self.shown_label, self.back_button, self.status, self._tail)
                   if w is not None and w not in below]
+        self.layout().removeWidget(self.device_label)
+        if not narrow:
+            self.layout().addWidget(self.device_label, 0, 7)
         for row, widgets in ((self._second, second), (self._third, below)):
             for widget in widgets:
                 self._second.removeWidget(widget)
@@ -185,14 +179,6 @@ class InputBar(QWidget):
             spare = self.echo if self.echo in widgets else self.status if row is self._second else self.shown_label
             for widget in widgets:  # the row's spare room: to the echo, else to the output or "Showing:"
                 row.addWidget(widget, int(widget is spare))
-
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        super().resizeEvent(event)
-        window = self.window()
-        if window is not self:  # narrow or not does not depend on presenting (`classify`)
-            narrow = classify(window.width(), window.height()) is ScreenClass.NARROW
-            if narrow != (self.screen_class is ScreenClass.NARROW):
-                self.apply_screen_class(ScreenClass.NARROW if narrow else ScreenClass.PROJECTOR)
 
     # -- actions ------------------------------------------------------------------------------
     def run(self) -> None:
@@ -261,16 +247,6 @@ class InputBar(QWidget):
             self.source.setText(text)
             self.target.clear()
             self.run()
-
-    def _on_input(self, source: str, target) -> None:
-        """Text set from elsewhere (an example, a scene, --input) shows from its start when the
-        field is too narrow for all of it, so its beginning (a date's day) stays in view;
-        the user's own typing keeps its cursor."""
-        for field, text in ((self.source, source), (self.target, target or "")):
-            if field.text() != text:
-                field.setText(text)
-                if not field.hasFocus():
-                    field.setCursorPosition(0)
 
     def _on_input(self, source: str, target) -> None:
         """Text set from elsewhere (an example, a scene, --input) shows from its start when the

@@ -1,9 +1,6 @@
-"""`LazyPanels`: the window's panels by name, each built the first time it is needed.
-
-Eleven panels built up front cost over a second of start-up (and every test window paid it),
-while a lecture looks at two of them first. A panel is built when its dock is first shown or
-when code asks for it (`window.panels["decoding"]`); each panel already draws the session's
-current state when it is built, so a late panel shows the same picture an early one would.
+"""`LazyPanels`: the window's panels by name, each built the first time its dock is shown or code
+asks for it; a panel draws the session's current state when built, so a late one shows the same
+picture an early one would, and start-up does not pay for eleven panels.
 """
 from __future__ import annotations
 

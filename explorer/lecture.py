@@ -1,9 +1,8 @@
 """The lecture tools of the main window: presentation mode, themes, scenes and exports.
 
-The main window stays assembly-only: it creates one `LectureTools(window)`, which adds the
-menu entries, the keyboard shortcuts (F11, PageUp/PageDown for a presentation clicker) and a
-small lecture toolbar, and keeps the logic in `presentation`, `scenes` and `export`. Every
-action that can fail (a bad file, a full disk) ends in a message in the status bar.
+`LectureTools(window)` adds the menu entries, the keys (F11, PageUp/PageDown for a clicker),
+the tour's row and the presenting strip; the logic is in `presentation`, `scenes` and `export`.
+Every action that can fail (a bad file, a full disk) ends in a message in the status bar.
 """
 from __future__ import annotations
 
@@ -17,8 +16,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
     QLabel,
-    QMenu,
-    QSizePolicy,
     QToolBar,
     QToolButton,
     QWidget,
@@ -60,6 +57,7 @@ class LectureTools(QObject):
         self.deck = SceneDeck(window)
         self._build_actions()
         self._build_toolbar()
+        self._place_tour_controls()
         self.presentation.toggled.connect(self._on_presenting)
         self.deck.sceneShown.connect(self._on_scene)
         self.deck.closed.connect(self._on_tour_closed)
@@ -102,88 +100,24 @@ class LectureTools(QObject):
             self.theme_actions[name] = action
         self.theme_actions[read_theme(w.settings)].setChecked(True)
 
-        menus = {m.title().replace("&", ""): m for m in w.menuBar().findChildren(QMenu)}
-        file_menu, view_menu = menus.get("File"), menus.get("View")
-        if file_menu is not None:
-            first = file_menu.actions()[-2] if len(file_menu.actions()) >= 2 else None  # before the Quit separator
-            for action in (self.tour_action, self.default_tour_action, self.save_scene_action, None,
-                           self.export_action, self.export_steps_action, self.export_csv_action, None):
-                if action is None:
-                    file_menu.insertSeparator(first) if first else file_menu.addSeparator()
-                elif first is not None:
-                    file_menu.insertAction(first, action)
-                else:
-                    file_menu.addAction(action)
-        if view_menu is not None:
-            view_menu.addSeparator()
-            for action in (self.present_action, self.scale_action, *self.theme_actions.values(),
-                           self.prev_action, self.next_action, self.exit_tour_action):
-                view_menu.addAction(action)
+        before_quit = w.file_menu.actions()[-2]  # the separator over Quit
+        for action in (self.tour_action, self.default_tour_action, self.save_scene_action, None,
+                       self.export_action, self.export_steps_action, self.export_csv_action, None):
+            if action is None:
+                w.file_menu.insertSeparator(before_quit)
+            else:
+                w.file_menu.insertAction(before_quit, action)
+        w.view_menu.addSeparator()
+        w.view_menu.addActions([self.present_action, self.scale_action, *self.theme_actions.values(),
+                                self.prev_action, self.next_action, self.exit_tour_action])
 
     def _build_toolbar(self) -> None:
-        bar = QToolBar("Lecture", self.window)
-        bar.setObjectName("toolbar_lecture")
-        bar.setMovable(False)
-        bar.addAction(self.present_action)
-        self.scene_label = QLabel("")
-        self.scene_label.setTextFormat(Qt.PlainText)
-        self.scene_label.setMinimumWidth(40)
-        # The scene controls exist only while a tour is open (their keys work always: PageDown
-        # with no tour starts the paper tour).
-        self.tour_controls = [self._tool(bar, self.prev_action), bar.addWidget(self.scene_label),
-                              self._tool(bar, self.next_action), self._tool(bar, self.exit_tour_action)]
-        bar.addAction(self.export_action)
-        self.toolbar = bar
-        self.window.addToolBarBreak(Qt.TopToolBarArea)  # its own row: the input bar keeps its width
-        self.window.addToolBar(Qt.TopToolBarArea, bar)
-        bar.hide()  # shown only while stepping through a tour
-        # While presenting, the panel chooser and a way out end the input bar's second row: a
-        # toolbar row of their own would take a short screen's height from every panel.
-        self.strip = QWidget()
-        self.strip.setObjectName("presenter_strip")
-        row = QHBoxLayout(self.strip)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(6)
-        row.addStretch(1)
-        self.leave_action.setIconText("Leave")
-        self.leave_action.setToolTip("Leave presentation mode (Esc or F11)")
-        self.tour_offer = QToolButton()  # presenting with no tour open: on Figure 1's row (`_offer_tour`)
-        self.tour_offer.setObjectName("presenter_start_tour")
-        self.tour_offer.setDefaultAction(self.default_tour_action)
-        self.tour_offer.setText("Start the tour ▶")
-        self.tour_offer.setToolTip("Start the paper tour (PageDown)")
-        self.tour_offer.setToolButtonStyle(Qt.ToolButtonTextOnly)
-        self.tour_offer.hide()
-        self.strip_scene = QLabel("")  # a tour's controls while presenting: no toolbar row of their own
-        self.strip_scene.setObjectName("presenter_scene")
-        self.strip_scene.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Preferred)
-        self.strip_tour: list[QWidget] = []
-        for text, action in (("◀", self.prev_action), (None, None), ("▶", self.next_action),
-                             ("Exit tour", self.exit_tour_action)):
-            if action is None:
-                widget = self.strip_scene
-            else:
-                widget = QToolButton()
-                widget.setText(text)
-                widget.setToolTip(f"{action.text().replace('&', '')}"
-                                  + (f" ({action.shortcut().toString()})" if not action.shortcut().isEmpty() else ""))
-                widget.clicked.connect(action.trigger)
-            widget.setVisible(False)
-            row.addWidget(widget)
-            self.strip_tour.append(widget)
-        leave = QToolButton()
-        leave.setObjectName("presenter_leave")
-        leave.setDefaultAction(self.leave_action)
-        leave.setToolButtonStyle(Qt.ToolButtonTextOnly)
-        row.addWidget(leave)
-        self.strip.hide()
-        input_bar = getattr(self.window, "input_bar", None)
-        if input_bar is not None:
-            input_bar.add_tail(self.strip)
-        self.caption_bar = QToolBar("Tour caption", self.window)  # the scene's caption, large
+        """The tour's row (its caption, then ◀ n/N ▶ and Exit tour), shown while a tour is open;
+        while presenting, the panel chooser and Leave at the end of the input bar's second row."""
+        self.caption_bar = QToolBar("Tour", self.window)
         self.caption_bar.setObjectName("toolbar_caption")
         self.caption_bar.setMovable(False)
-        self.caption = CaptionLabel("")  # the window's width, as many lines as that needs
+        self.caption = CaptionLabel("")  # the row's width, as many lines as that needs
         self.caption.setObjectName("tour_caption")  # (presenting: the stylesheet's caption size)
         self.caption.setTextFormat(Qt.PlainText)
         font = self.caption.font()
@@ -192,38 +126,52 @@ class LectureTools(QObject):
         self.caption.setFont(font)
         self.caption.setContentsMargins(8, 4, 8, 4)
         self.caption_bar.addWidget(self.caption)
-        self.window.addToolBarBreak(Qt.TopToolBarArea)
+        self.scene_label = QLabel("")  # "n/N"; the scene's name in its tooltip
+        self.tour_controls = [self._tool(self.prev_action, "◀"), self.scene_label,
+                              self._tool(self.next_action, "▶"), self._tool(self.exit_tour_action)]
+        for widget in self.tour_controls:
+            self.caption_bar.addWidget(widget)
+        self.toolbar = self.caption_bar
+        self.window.addToolBarBreak(Qt.TopToolBarArea)  # its own row: the input bar keeps its width
         self.window.addToolBar(Qt.TopToolBarArea, self.caption_bar)
         self.caption_bar.hide()
-        self._show_tour_controls(False)
+        self.strip = QWidget()
+        self.strip.setObjectName("presenter_strip")
+        row = QHBoxLayout(self.strip)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(6)
+        self.leave_action.setIconText("Leave")
+        self.leave_action.setToolTip("Leave presentation mode (Esc or F11)")
+        leave = self._tool(self.leave_action)
+        leave.setObjectName("presenter_leave")
+        row.addWidget(leave)
+        self.strip.hide()
+        self.tour_offer = self._tool(self.default_tour_action, "Start the tour ▶")  # on Figure 1's row
+        self.tour_offer.setObjectName("presenter_start_tour")
+        self.tour_offer.setToolTip("Start the paper tour (PageDown)")
+        self.tour_offer.hide()
+        input_bar = getattr(self.window, "input_bar", None)
+        if input_bar is not None:
+            input_bar.add_tail(self.strip)
 
     @staticmethod
-    def _tool(bar: QToolBar, action: QAction) -> QAction:
-        """`action` as a toolbar button that can be hidden without hiding its keyboard shortcut."""
+    def _tool(action: QAction, text: str | None = None) -> QToolButton:
+        """A text button for `action` that can be hidden without hiding its keyboard shortcut."""
         button = QToolButton()
         button.setDefaultAction(action)
         button.setToolButtonStyle(Qt.ToolButtonTextOnly)
-        return bar.addWidget(button)
-
-    def _show_tour_controls(self, touring: bool) -> None:
-        for control in self.tour_controls:
-            control.setVisible(touring)
-        self.exit_tour_action.setEnabled(touring)
-        self.caption_bar.setVisible(touring)
-        self._place_tour_controls()
+        if text is not None:
+            button.setText(text)
+            keys = action.shortcut().toString()
+            button.setToolTip(action.text().replace("&", "") + (f" ({keys})" if keys else ""))
+        return button
 
     def _place_tour_controls(self) -> None:
-        """A tour's controls in their toolbar row, or while presenting at the end of the input
-        bar's second row (the toolbar row hidden: every scene's panel gets its height)."""
+        """The tour's row while a tour is open; "Start the tour" on Figure 1 while presenting without one."""
         touring = self.deck.tour is not None
-        presenting = self.presentation.active
-        self.toolbar.setVisible(touring and not presenting)
-        for widget in self.strip_tour:
-            widget.setVisible(touring and presenting)
-        self._offer_tour(presenting and not touring)
-        input_bar = getattr(self.window, "input_bar", None)
-        if input_bar is not None:
-            input_bar.refit_later()  # the row's tail changed width
+        self.exit_tour_action.setEnabled(touring)
+        self.caption_bar.setVisible(touring)
+        self._offer_tour(self.presentation.active and not touring)
 
     def _offer_tour(self, on: bool) -> None:
         """"Start the tour" on the Architecture panel's button row, where presenting opens."""
@@ -279,48 +227,37 @@ class LectureTools(QObject):
         if path:
             self.save_scene(path, name.strip())
 
-    def export_panel(self, name: str, path: str | Path, size=None, fmt: str | None = None) -> Path | None:
-        panel = self.window.panels.get(name)
-        if panel is None:
-            self.state.inform(f"No panel named {name!r}.", "error")
+    def _export(self, panel: str, missing: str, write, said):
+        """Bring `panel` forward and run `write(panel)`; its result, or None with the reason said."""
+        built = self.window.panels.get(panel)
+        if built is None:
+            self.state.inform(missing, "error")
             return None
         try:
-            self.window.focus_panel(name)
-            written = export.export_panel(panel, path, size, fmt)
+            self.window.focus_panel(panel)
+            out = write(built)
         except (export.ExportError, OSError) as exc:
             self.state.inform(f"Export failed: {exc}", "error")
             return None
-        self.state.inform(f"Exported {full_title(self.window.docks[name])} to {written}.", "info")
-        return written
+        self.state.inform(said(out), "info")
+        return out
+
+    def export_panel(self, name: str, path: str | Path, size=None, fmt: str | None = None) -> Path | None:
+        return self._export(name, f"No panel named {name!r}.", lambda panel: export.export_panel(panel, path, size, fmt),
+                            lambda out: f"Exported {full_title(self.window.docks[name])} to {out}.")
 
     def _export_dialog(self) -> None:
         dialog = ExportDialog(self.window)
-        current = self._front_panel()
-        if current:
-            dialog.panel.setCurrentIndex(dialog.panel.findData(current))
+        dialog.panel.setCurrentIndex(max(dialog.panel.findData(self.presentation.front_panel()), 0))
         if dialog.exec() == QDialog.Accepted:
             self.export_panel(*dialog.choice())
 
-    def _front_panel(self) -> str | None:
-        for name, dock in self.window.docks.items():
-            if dock.isVisible() and not dock.visibleRegion().isEmpty() and name not in ("architecture", "positional"):
-                return name
-        return None
-
     def export_steps(self, folder: str | Path, size=None, gif: bool = True) -> dict | None:
-        panel = self.window.panels.get("step")
-        if panel is None:
-            self.state.inform("There is no forward-pass panel to export.", "error")
-            return None
-        try:
-            self.window.focus_panel("step")
-            out = export.export_steps(self.state, panel, folder, size, gif=gif)
-        except (export.ExportError, OSError) as exc:
-            self.state.inform(f"Export failed: {exc}", "error")
-            return None
-        note = f" and {out['gif'].name}" if out["gif"] else " (install Pillow for an animated GIF)"
-        self.state.inform(f"Wrote {len(out['frames'])} frames to {folder}{note}.", "info")
-        return out
+        def said(out) -> str:
+            note = f" and {out['gif'].name}" if out["gif"] else " (install Pillow for an animated GIF)"
+            return f"Wrote {len(out['frames'])} frames to {folder}{note}."
+        return self._export("step", "There is no forward-pass panel to export.",
+                            lambda panel: export.export_steps(self.state, panel, folder, size, gif=gif), said)
 
     def _export_steps(self) -> None:
         folder = QFileDialog.getExistingDirectory(self.window, "Folder for the frames")
@@ -328,18 +265,10 @@ class LectureTools(QObject):
             self.export_steps(folder)
 
     def export_csv(self, path: str | Path) -> int:
-        panel = self.window.panels.get("training")
-        curves = getattr(panel, "curves", None)
-        if curves is None:
-            self.state.inform("There is no training panel to export.", "error")
-            return 0
-        try:
-            n = export.export_training_csv(curves, path)
-        except (export.ExportError, OSError) as exc:
-            self.state.inform(f"Export failed: {exc}", "error")
-            return 0
-        self.state.inform(f"Wrote {n} rows of training metrics to {path}.", "info")
-        return n
+        n = self._export("training", "There is no training panel to export.",
+                         lambda panel: export.export_training_csv(panel.curves, path),
+                         lambda n: f"Wrote {n} rows of training metrics to {path}.")
+        return n or 0
 
     def _export_csv(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self.window, "Export training metrics", "training.csv", "CSV (*.csv)")
@@ -352,23 +281,20 @@ class LectureTools(QObject):
         self.leave_action.setEnabled(active)
         self.strip.setVisible(active)
         self._place_tour_controls()
+        self.window.input_bar.arrange()  # the row's tail showed or hid
 
     def _on_scene(self, index: int, scene) -> None:
         tour = self.deck.tour
-        count = f"{index + 1}/{len(tour.scenes)}  " if tour is not None and index >= 0 else ""
-        self.scene_label.setText(f" {count}{scene.name} ")
-        self.strip_scene.setText(count.strip())
-        self.strip_scene.setToolTip(scene.name)
+        self.scene_label.setText(f" {index + 1}/{len(tour.scenes)} " if tour is not None and index >= 0 else "")
+        self.scene_label.setToolTip(scene.name)
         self.caption.setText(scene.caption or scene.name)
-        self._show_tour_controls(tour is not None)
+        self._place_tour_controls()
         self.caption_bar.setVisible(True)
 
     def _on_tour_closed(self) -> None:
-        """No tour: its controls and caption go; the layout is whole again — every dock, or while
-        presenting the front panel alone filling the window (never a squeezed neighbour)."""
-        self._show_tour_controls(False)
+        """No tour: its row goes; the layout is whole again — every dock, or while presenting
+        the front panel alone filling the window (never a squeezed neighbour)."""
         self.scene_label.setText("")
-        self.strip_scene.setText("")
         self.caption.setText("")
         self._place_tour_controls()
         if self.presentation.active:

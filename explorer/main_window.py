@@ -7,19 +7,15 @@ The window holds no logic of its own: panels observe `SessionState`, slow work g
 """
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
-
-from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
-    QFrame,
     QLabel,
     QMainWindow,
     QMessageBox,
     QProgressBar,
-    QScrollArea,
     QTabBar,
     QTabWidget,
     QToolBar,
@@ -31,10 +27,10 @@ from explorer.dock_layout import LAYOUT_VERSION, LEFT_PANELS
 from explorer.input_bar import InputBar
 from explorer.lazy_panels import LazyPanels
 from explorer.lecture import PAPER_HELP, LectureTools
-from explorer.panel_dock import PanelDock, readable_tab_bars
+from explorer.panel_dock import PanelDock, PanelScroll, readable_tab_bars
 from explorer.panels import panel_classes
 from explorer.scenes import TOUR_PATH
-from explorer.screen import ScreenClass, classify
+from explorer.screen import ScreenClass, ScreenClassAware, classify
 from explorer.toast import StatusToast
 
 SHORTCUTS_HELP = ("← / →  previous / next step\nSpace  play / pause\nHome / End  first / last step\n"
@@ -42,58 +38,7 @@ SHORTCUTS_HELP = ("← / →  previous / next step\nSpace  play / pause\nHome / 
                   "F11  presentation mode (Esc leaves)\nPage Down / Page Up  next / previous scene of a tour")
 
 
-class PanelScroll(QScrollArea):
-    """A panel wider or taller than its dock scrolls instead of forcing the window larger.
-
-    Unlike `widgetResizable`, the panel gets exactly the viewport's size (never its
-    preferred height for the width), so stretchable plots fill the dock."""
-
-    def __init__(self, panel: QWidget | None = None):
-        super().__init__()
-        self.setWidget(panel if panel is not None else QWidget())  # None: the panel comes later (place)
-        self.setWidgetResizable(False)
-        self.setFrameShape(QFrame.NoFrame)
-        self.widget().installEventFilter(self)
-
-    def place(self, panel: QWidget) -> None:
-        """Put the panel, built late (see LazyPanels), where the empty placeholder was."""
-        old = self.takeWidget()
-        self.setWidget(panel)
-        panel.installEventFilter(self)
-        if old is not None:
-            old.removeEventFilter(self)
-            old.deleteLater()
-        # First the room there is, so a panel that reflows (decoding: tabs below 1200×600) picks
-        # its arrangement for this room, not for the size its widest arrangement asks for.
-        panel.resize(self.maximumViewportSize())
-        self._fit()
-
-    def resizeEvent(self, event) -> None:  # noqa: N802
-        super().resizeEvent(event)
-        self._fit()
-
-    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
-        """The panel's minimum changed (a row went from one line to two, texts gave way): fit it
-        again, not only on a resize of this area, so a panel whose minimum shrinks does not keep
-        its old width and scroll sideways with room to spare."""
-        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
-            self._fit()
-        return super().eventFilter(watched, event)
-
-    def _fit(self) -> None:
-        panel, view = self.widget(), self.maximumViewportSize()
-        least = panel.minimumSizeHint().expandedTo(panel.minimumSize())
-        panel.resize(max(view.width(), least.width()), max(view.height(), least.height()))
-
-
-EAGER_PANELS = ("decoding",)  # its two halves become tabs below 1200×600: it must see every size from the start
-
-
-@runtime_checkable
-class ScreenClassAware(Protocol):
-    """A panel that declares a layout per screen class (`explorer.screen`)."""
-
-    def apply_screen_class(self, cls: ScreenClass) -> None: ...
+EAGER_PANELS = ("decoding",)  # it reflows on every resize: built with the window
 
 
 def default_settings() -> QSettings:
@@ -129,6 +74,7 @@ class MainWindow(QMainWindow):
         self.panels = LazyPanels((cls.panel_name for cls in panel_classes()), self._build_panel)
         self._panel_classes = {cls.panel_name: cls for cls in panel_classes()}
         self._closing = False
+        self._columns_state: QByteArray | None = None  # the two-column layout, while narrow stacks the docks
         self.docks: dict[str, QDockWidget] = {}
         self._add_docks()
         self._build_menus()
@@ -143,8 +89,7 @@ class MainWindow(QMainWindow):
 
     # -- assembly ----------------------------------------------------------------------------
     def _add_docks(self) -> None:
-        """Architecture (and positions) on the left, the other panels tabbed on the right;
-        the architecture and the stepper in front."""
+        """Architecture (and positions) on the left, the other panels tabbed on the right."""
         areas: dict[bool, list[QDockWidget]] = {True: [], False: []}
         for cls in panel_classes():
             dock = PanelDock(cls.title, getattr(cls, "tab_title", None), self)
@@ -162,6 +107,10 @@ class MainWindow(QMainWindow):
             areas[left].append(dock)
             for signal in (dock.dockLocationChanged, dock.topLevelChanged, dock.visibilityChanged):
                 signal.connect(self._tidy_tab_bars_later)
+        self._default_front()
+
+    def _default_front(self) -> None:
+        """The eager panels built, the architecture and the stepper in front, the columns shared."""
         for name in EAGER_PANELS:  # reflows on every resize from the first: built with the window
             if name in self.docks:
                 self.panels[name]
@@ -182,6 +131,8 @@ class MainWindow(QMainWindow):
             self.panels[name]
 
     def _size_docks(self, focus: str | None = None) -> None:
+        if self._columns_state is not None:  # one column: nothing to share
+            return
         left = [self.docks[n] for n in LEFT_PANELS if n in self.docks]
         right = [d for n, d in self.docks.items() if n not in LEFT_PANELS]
         if left and right:
@@ -190,7 +141,7 @@ class MainWindow(QMainWindow):
             self.resizeDocks([left[0], right[0]], [int(w * share), int(w * (1 - share))], Qt.Horizontal)
 
     def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
+        self.file_menu = file_menu = self.menuBar().addMenu("&File")
         open_action = QAction("&Open checkpoint folder…", self, shortcut=QKeySequence.Open)
         open_action.triggered.connect(self._open_checkpoint)
         shot_action = QAction("Save &screenshot…", self)
@@ -202,7 +153,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(quit_action)
 
-        view_menu = self.menuBar().addMenu("&View")
+        self.view_menu = view_menu = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view_menu.addAction(dock.toggleViewAction())
         view_menu.addSeparator()
@@ -259,16 +210,41 @@ class MainWindow(QMainWindow):
         lecture = getattr(self, "lecture", None)
         presenting = lecture is not None and lecture.presentation.active
         cls = classify(self.width(), self.height(), presenting)
+        if not presenting:  # (presenting shows one panel; leaving puts back the layout it found)
+            self._arrange_docks(cls is ScreenClass.NARROW)
         if cls != self.screen_class or tell:
             self.screen_class = cls
-            for name in self.panels:
-                panel = self.panels.built(name)
+            for panel in [self.panels.built(name) for name in self.panels] + [getattr(self, "input_bar", None)]:
                 if isinstance(panel, ScreenClassAware):
                     panel.apply_screen_class(cls)
-            bar = getattr(self, "input_bar", None)
-            if isinstance(bar, ScreenClassAware):
-                bar.apply_screen_class(cls)
         return cls
+
+    def _arrange_docks(self, one_column: bool) -> None:
+        """NARROW: every docked panel a tab of one column, the one in front kept in front; wider:
+        the two-column layout from before, as it was."""
+        if one_column == (self._columns_state is not None) or not self.isVisible():  # (showEvent comes back)
+            return
+        if not one_column:
+            state, self._columns_state = self._columns_state, None
+            self.restoreState(state, LAYOUT_VERSION)
+            self._tidy_tab_bars_later()
+            return
+        self._columns_state = self.saveState(LAYOUT_VERSION)
+        docks = [d for d in self.docks.values() if not d.isFloating()]
+        front = self.docks.get(self.current_panel) or next((d for d in docks if not d.visibleRegion().isEmpty()), None)
+        closed = [d for d in docks if not d.toggleViewAction().isChecked()]
+        area = self.dockWidgetArea(docks[0])  # the column stays on its side
+        for dock in docks:  # (taken out first: one raised at once would otherwise stay behind)
+            self.removeDockWidget(dock)
+            if dock is docks[0]:
+                self.addDockWidget(area, dock)
+            else:
+                self.tabifyDockWidget(docks[0], dock)
+            dock.setVisible(dock not in closed)
+        self.layout().activate()  # the new tab bar made now, so a dock raised next comes to the front
+        if front is not None:
+            front.raise_()
+        self._tidy_tab_bars_later()
 
     def show_every_dock(self) -> None:
         """Every dock back: docked ones shown (tab groups keep their front tab), each at least its
@@ -280,22 +256,18 @@ class MainWindow(QMainWindow):
         self._tidy_tab_bars_later()
 
     def reset_layout(self) -> None:
+        self._columns_state = None
         for dock in self.docks.values():
             dock.setFloating(False)
             dock.show()
         self.restoreState(self._default_state, LAYOUT_VERSION)
-        for name in EAGER_PANELS:  # reflows on every resize from the first: built with the window
-            if name in self.docks:
-                self.panels[name]
-        for name in ("architecture", "step"):
-            if name in self.docks:
-                self.docks[name].raise_()
-        self._size_docks()
+        self._default_front()
+        self.reclassify()
         self._tidy_tab_bars_later()
 
     def save_layout(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue("window/state", self.saveState(LAYOUT_VERSION))
+        self.settings.setValue("window/state", self._columns_state or self.saveState(LAYOUT_VERSION))
         self.settings.sync()
 
     def restore_layout(self) -> bool:
@@ -311,16 +283,12 @@ class MainWindow(QMainWindow):
         self._tidy_tab_bars_later()
         return restored
 
-    # -- a Qt 6.10 quirk -----------------------------------------------------------------------
     def _tidy_tab_bars_later(self, *_) -> None:
         QTimer.singleShot(0, self, self.hide_stale_tab_bars)  # cancelled if the window dies first
 
     def hide_stale_tab_bars(self) -> int:
-        """Hide dock tab bars that Qt left behind, still visible, after re-tabbing docks.
-
-        Qt 6.10 keeps an old tab bar painted at a stale position whenever a third dock joins a
-        tab group (and after restoreState); on a figure it covers the input bar. A live tab bar
-        always touches the top (tabs North) or bottom of one of its docks."""
+        """Hide dock tab bars Qt leaves painted at a stale place after re-tabbing docks or
+        restoreState (Qt 6.10): a live one touches the top or bottom of one of its docks."""
         docks = [d.geometry() for d in self.docks.values() if d.isVisible() and not d.isFloating()]
         readable_tab_bars(self)  # (this runs after every change of the dock layout)
         hidden = 0
@@ -341,6 +309,7 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
+        self.reclassify()
         self._tidy_tab_bars_later()
         if "step" in self.panels and not self._shown_once:  # ← → step at once, not move a text cursor
             self._shown_once = True

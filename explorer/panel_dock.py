@@ -1,16 +1,9 @@
-"""`PanelDock`: a panel's dock, whose tab says a short name and whose title bar the whole one.
-
-Nine panels share the right dock area; with their full titles ("Compare checkpoints",
-"Attention maps") Qt would elide every tab even on a wide screen, and no tab could be told
-from another. Each panel class may name a short `tab_title`;
-the dock's window title (what Qt writes on the tab) is that, its title bar and tooltip keep
-the full `title`, and the tab bars never elide: where a window is too narrow for every tab,
-scroll arrows appear instead of cut words.
-"""
+"""A panel's dock and its scroll area: the tab says a short name (`tab_title`), the title bar
+the whole one, and tab bars never elide (scroll arrows instead of cut words)."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDockWidget, QTabBar, QWidget
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtWidgets import QDockWidget, QFrame, QScrollArea, QTabBar, QWidget
 
 
 class PanelDock(QDockWidget):
@@ -44,3 +37,41 @@ def readable_tab_bars(window) -> None:
             whole = titles.get(bar.tabText(i))
             if whole is not None and bar.tabToolTip(i) != whole:
                 bar.setTabToolTip(i, whole)
+
+
+class PanelScroll(QScrollArea):
+    """A panel larger than its dock scrolls instead of forcing the window larger; otherwise it
+    gets exactly the viewport's size (unlike `widgetResizable`), so stretchable plots fill it."""
+
+    def __init__(self, panel: QWidget | None = None):
+        super().__init__()
+        self.setWidget(panel if panel is not None else QWidget())  # None: the panel comes later (place)
+        self.setWidgetResizable(False)
+        self.setFrameShape(QFrame.NoFrame)
+        self.widget().installEventFilter(self)
+
+    def place(self, panel: QWidget) -> None:
+        """Put the panel, built late (see LazyPanels), where the empty placeholder was."""
+        old = self.takeWidget()
+        self.setWidget(panel)
+        panel.installEventFilter(self)
+        if old is not None:
+            old.removeEventFilter(self)
+            old.deleteLater()
+        panel.resize(self.maximumViewportSize())
+        self._fit()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._fit()
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
+        """The panel's minimum changed: fit it again (a shrunk minimum gives the room back)."""
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self._fit()
+        return super().eventFilter(watched, event)
+
+    def _fit(self) -> None:
+        panel, view = self.widget(), self.maximumViewportSize()
+        least = panel.minimumSizeHint().expandedTo(panel.minimumSize())
+        panel.resize(max(view.width(), least.width()), max(view.height(), least.height()))

@@ -1,18 +1,10 @@
-"""Lecture mode: full screen, everything larger, a light or dark theme.
+"""Lecture mode: full screen, everything larger, one panel at a time, a light or dark theme.
 
-A lecturer drives the explorer on a projector for a whole room: the text on a 1280×720 beamer
-must be read from the back row, thin 1-px curves vanish on a washed-out image, and a dark
-room wants a dark theme. `PresentationMode` switches all of that in one step (F11) and back.
-
-How it scales without touching the panels: the application font is set once at the larger size,
-and while presenting the stylesheet gives every widget that size (`presentation_sheet`); Qt puts
-each widget's own font back when the rule goes. pyqtgraph canvases do not follow the application
-font: `scaling.set_scale` redraws their axes, titles and pens at the factor, and `style.font()`
-gives items built later the same. The window is re-laid for the PROJECTOR screen class
-(`explorer.screen`): each panel picks its declared projector layout. Themes are data (`explorer.theme.Palette`): the
-`QPalette`, the stylesheet and pyqtgraph's background/foreground are generated from the current
-palette (`pg.setConfigOptions` for new plots, `setBackground` / axis pens for existing ones), and
-widgets read the palette when they draw. The scale and theme persist in QSettings.
+The application font is set once at the larger size and, while presenting, the stylesheet gives
+every widget that size (`presentation_sheet`); Qt puts each widget's own font back when the rule
+goes. pyqtgraph canvases do not follow the application font: `scaling.set_scale` redraws their
+axes, titles and pens. Themes are data (`explorer.theme.Palette`) from which the QPalette, the
+stylesheet and pyqtgraph's colours are generated. Scale and theme persist in QSettings.
 """
 from __future__ import annotations
 
@@ -30,10 +22,9 @@ SCALE_KEY = "presentation/scale"
 THEME_KEY = "appearance/theme"
 SWITCHER_CHARS = 12  # the panel chooser's width in characters: "Architecture" whole
 FRONT_PANEL = "architecture"  # presenting opens on Figure 1, with the tour offered
-DEFAULT_SCALE = 1.5  # 12 pt → 18 pt: legible from the back of a 200-seat room on 1280×720
+DEFAULT_SCALE = 1.5  # 12 pt → 18 pt: legible from the back of a large room
 SEQUENTIAL = style.SEQUENTIAL  # one colour map in every theme and in presentation mode
 
-Theme = theme.Palette
 THEMES = theme.PALETTES
 
 
@@ -57,7 +48,7 @@ def read_theme(settings: QSettings) -> str:
 
 
 # -- themes ---------------------------------------------------------------------------------------
-def apply_theme(app: QApplication, name: str) -> Theme:
+def apply_theme(app: QApplication, name: str) -> theme.Palette:
     """Palette + stylesheet for every widget, pyqtgraph plots recoloured in place, widgets whose
     own stylesheet uses roles refilled, and everything repainted with the new palette."""
     if name not in THEMES:
@@ -90,7 +81,7 @@ def presentation_sheet(scale: float) -> str:
             f"QDockWidget, #tour_caption {{ font-size: {style.TITLE_POINT_SIZE * scale:.1f}pt; }}")
 
 
-def restyle_plots(app: QApplication, p: Theme | None = None) -> None:
+def restyle_plots(app: QApplication, p: theme.Palette | None = None) -> None:
     """Every pyqtgraph canvas in the palette's colours (again after a panel reset its titles)."""
     p = p or theme.current()
     for view in plot_views(app):
@@ -107,12 +98,9 @@ def rescale(app: QApplication, factor: float) -> float:
 
 # -- the mode -------------------------------------------------------------------------------------
 class PresentationMode(QObject):
-    """F11: full screen + scale + the lecture toolbar + one panel filling the screen; F11 / Esc: back.
-
-    Presentation is a layout, not only a font size: on a 1280×720 beamer two docks side by
-    side leave each a thumbnail, so the front panel (or the one a scene names) gets the whole
-    window, without its dock title; a panel chooser at the end of the input bar switches.
-    Leaving puts the saved dock layout back."""
+    """F11: full screen, the larger scale, and one panel (or a scene's pair) filling the window
+    without its dock title; a panel chooser at the end of the input bar switches. F11 / Esc:
+    back to the dock layout saved on entering."""
 
     toggled = Signal(bool)
 
@@ -157,7 +145,6 @@ class PresentationMode(QObject):
 
     def _on_scale(self, factor: float) -> None:
         rescale(QApplication.instance(), factor)
-        self._refresh_views()
 
     def toggle(self) -> None:
         self.leave() if self.active else self.enter()
@@ -167,15 +154,13 @@ class PresentationMode(QObject):
         while a tour is open, else Figure 1 (with "Start the tour" offered beside the chooser)."""
         if self.active:
             return
-        panels = getattr(self.window, "panels", None)
-        if hasattr(panels, "build_all"):  # built at the normal size: leaving finds their own fonts
-            panels.build_all()
+        self.window.panels.build_all()  # built at the normal size: leaving finds their own fonts
         self.active = True
         self.session.set_scale(self.scale)
         self._hidden = [w for w in self._lecture_hidden() if w.isVisible()]
         for w in self._hidden:
             w.hide()
-        self._toast(True)
+        self.window.toast.set_active(True)
         self._was_maximized = self.window.isMaximized()
         self._geometry = self.window.geometry()  # the window's own rectangle, given back exactly
         self._dock_state = self.window.saveState()
@@ -184,7 +169,6 @@ class PresentationMode(QObject):
         if full_screen:
             self.window.showFullScreen()
             QTimer.singleShot(300, self.window, self._cover_screen)  # cancelled if the window dies first
-        self._refresh_views()
         self.toggled.emit(True)
 
     def leave(self) -> None:
@@ -196,14 +180,13 @@ class PresentationMode(QObject):
         for w in self._hidden:
             w.show()
         self._hidden = []
-        self._toast(False)
+        self.window.toast.set_active(False)
         self._show_switcher(False)
         if self.window.isFullScreen():
             self.window.showMaximized() if self._was_maximized else self.window.showNormal()
         if not self._was_maximized and self._geometry is not None:
             self.window.setGeometry(self._geometry)
         self._restore_docks()
-        self._refresh_views()
         self.toggled.emit(False)
 
     # -- one panel at a time ---------------------------------------------------------------------
@@ -253,9 +236,6 @@ class PresentationMode(QObject):
             self.switcher.blockSignals(False)
 
     def _show_switcher(self, on: bool) -> None:
-        strip = getattr(getattr(self.window, "lecture", None), "strip", None)
-        if strip is None:
-            return
         if self.switcher is None:
             self.switcher = ElidingComboBox()
             self.switcher.setObjectName("presentation_panel_chooser")
@@ -266,50 +246,33 @@ class PresentationMode(QObject):
                 self.switcher.addItem(dock.windowTitle(), name)
                 self.switcher.setItemData(i, full_title(dock), Qt.ItemDataRole.ToolTipRole)
             self.switcher.activated.connect(lambda i: self.window.focus_panel(self.switcher.itemData(i)))
-            strip.layout().insertWidget(0, self.switcher)
+            self.window.lecture.strip.layout().insertWidget(0, self.switcher)
         self.switcher.setVisible(on)
 
     def _restore_docks(self) -> None:
         """The dock layout from before presenting, then every dock shown (a tour's solo scene or
         the presentation's one-panel view hid some) and given its share of the window."""
         for dock in self.window.docks.values():
-            if dock.titleBarWidget() is not None:
-                old = dock.titleBarWidget()
+            old = dock.titleBarWidget()
+            if old is not None:
                 dock.setTitleBarWidget(None)
                 old.deleteLater()
         if self._dock_state is not None:
             self.window.restoreState(self._dock_state)
         self._dock_state = None
         self.shown = []
-        whole = getattr(self.window, "show_every_dock", None)
-        if whole is not None:
-            whole()
+        self.window.show_every_dock()
 
     def _cover_screen(self) -> None:
         """Without a window manager (a bare X server, some kiosk set-ups) full screen is only a
-        hint: make the window cover its screen anyway, so nothing hangs below a 720-px beamer."""
+        hint: make the window cover its screen anyway, so nothing hangs below the screen."""
         screen = self.window.screen()
         if self.active and screen is not None and self.window.geometry() != screen.geometry():
             self.window.setGeometry(screen.geometry())
-
-    def _toast(self, on: bool) -> None:
-        toast = getattr(self.window, "toast", None)
-        if toast is not None:
-            toast.set_active(on)
 
     def _lecture_hidden(self) -> list[QWidget]:
         """What a lecture does not need: the menu bar (its shortcuts stay live), the device label,
         the first-screen hint (the lecturer drives) and the status bar (its messages float over the
         window's bottom edge instead, `explorer.toast`)."""
-        hidden = [self.window.menuBar(), self.window.statusBar()]
-        bar = getattr(self.window, "input_bar", None)
-        for name in ("device_label", "hint"):
-            if bar is not None and hasattr(bar, name):
-                hidden.append(getattr(bar, name))
-        return hidden
-
-    def _refresh_views(self) -> None:
-        """Views that pick colours per update redraw with the current palette."""
-        state = self.window.state
-        if state.result is not None:
-            state.stepChanged.emit(state.step)
+        bar = self.window.input_bar
+        return [self.window.menuBar(), self.window.statusBar(), bar.device_label, bar.hint]

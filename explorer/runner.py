@@ -131,7 +131,6 @@ def request_is_latest(job: _Job, latest_load: int | None, latest_frame: int) -> 
     return job.request == latest_frame and latest_load is None
 
 
-# -- the pipeline ----------------------------------------------------------------------------------
 class Runner(QObject):
     """The explorer's one pipeline: session → `compute_frame` → `state.set_frame`.
 

@@ -1,12 +1,7 @@
-"""The presentation's size, set once: a larger application font and style-sheet font size for
-every widget, and the pyqtgraph canvases (which do not follow the application font) drawn at
-the same factor.
-
-Widgets are never walked: `QApplication.setFont` gives the default, and one style-sheet rule
-(`theme.stylesheet(…, scale)`) gives every widget the presentation's size while presenting —
-Qt puts each widget's own font back when the rule goes. Only the plots' axes, titles, text
-items and pens are rescaled in place, in the main windows registered here (`register_window`)
-— never `QApplication.allWidgets()`, which can hold widgets of closed windows awaiting deletion.
+"""The presentation's size: a larger application font, and the pyqtgraph canvases (which do not
+follow it) redrawn at the same factor — axes, titles, text items and pens, in place, in the
+main windows registered here (never `QApplication.allWidgets()`, which can hold widgets of
+closed windows awaiting deletion).
 """
 from __future__ import annotations
 

@@ -3,52 +3,17 @@
 A scene is the session (explorer.session) serialised: applying one sets every field that
 decides a picture — model, text, decoding settings, the mask ablation, the selected step and
 head, each panel's view tab — to the scene's value or its default, so the same scene gives the
-same picture whatever was clicked before. A scene file is plain JSON a lecturer can edit and
-share. Schema (version 2; version 1 files, without "views" and "causal_mask", still load):
-
-    {
-      "version": 2,
-      "title": "A tour of Attention Is All You Need",      # optional
-      "scenes": [                                          # or one scene object at top level
-        {
-          "name": "Self-attention",                        # required: shown as the slide title
-          "caption": "Each query takes a softmax-weighted average of the values (Eq. 1).",
-          "checkpoint": "dates",        # a bundled checkpoint's name or a folder; optional
-          "task": "reverse",            # untrained model for this task when no checkpoint; optional
-          "input": "2016-03-07",        # the source text; optional (keeps the current one)
-          "target": null,               # teacher-forced target; optional
-          "panel": "attention",         # the dock to raise (a --panel name); optional
-          "panels": ["architecture", "attention"],   # optional, instead of "panel": a pair shown
-                                        # side by side (while presenting, the two fill the screen)
-          "step": "encoder.layers.0.self_attn.weights",   # step name (or prefix); optional
-          "attention": {"kind": "encoder", "layer": 0, "head": 0},          # optional; counted
-                        # from 0 here (the model's indices), shown from 1 in the app: layer 0 = "L1"
-          "decoding": {"strategy": "beam", "beam_size": 4, "alpha": 0.6},   # optional: any of
-                        # strategy, temperature, top_k, top_p, seed, beam_size, alpha
-          "causal_mask": true,          # optional: false = the decoding panel's mask ablation
-          "interventions": "cross:1:0=zero,encoder:0:2=uniform",  # optional: head surgery (from 0)
-          "compare": "runs/rev-steps/step-000500",  # optional: the compare panel's checkpoint B
-          "views": {"attention": "grid"},   # optional: each panel's tab (attention: grid|single|lines|derived;
-                                        # decoding: steps|parallel|beam)
-          "solo": false,                # optional: true shows only this panel (a big picture)
-          "start": false,               # optional, panel training or leak: its live run starts when
-                                        # the scene is shown (once; a training run the tour left is
-                                        # paused meanwhile and resumes when the scene comes back)
-          "layout": "<base64 of QMainWindow.saveState()>"  # optional: the dock layout
-        }
-      ]
-    }
-
-Unknown keys are refused (a typo must not silently do nothing); a wrong file gives a
-`SceneError` naming the file and the field. `SceneDeck` applies scenes to a window and steps
-through them (PageDown / PageUp, which a presentation clicker sends).
+same picture whatever was clicked before. The file format, checked field by field, is in
+`explorer.scene_files`; its schema, with an example of every field, in assets/scenes/README.md.
+`SceneDeck` applies scenes to a window and steps through them (PageDown / PageUp).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QObject, Signal
+from PySide6.QtCore import QByteArray, QObject, QTimer, Signal
 
+from explorer.dock_layout import LAYOUT_VERSION, LEFT_PANELS
 from explorer.scene_files import (  # noqa: F401 - re-exported
     MAX_FILE_BYTES,
     READABLE_VERSIONS,
@@ -84,7 +49,7 @@ def capture(window, name: str, caption: str = "") -> Scene:
         if checkpoint and Path(folder).resolve() == Path(checkpoint).resolve():
             checkpoint = bundled_name
     task = (bundle.task or {}).get("name") if checkpoint is None and bundle is not None else None
-    layout = bytes(window.saveState(_layout_version()).toBase64()).decode("ascii")
+    layout = bytes(window.saveState(LAYOUT_VERSION).toBase64()).decode("ascii")
     step = state.current_step.name if state.current_step is not None else None
     session = state.session.to_scene_dict()
     presentation = getattr(getattr(window, "lecture", None), "presentation", None)
@@ -95,11 +60,6 @@ def capture(window, name: str, caption: str = "") -> Scene:
                  attention=session["attention"], decoding=session["decoding"], layout=layout,
                  views=session["views"], causal_mask=session["causal_mask"], compare=session["compare"],
                  interventions=session["interventions"])
-
-
-def _layout_version() -> int:
-    from explorer.dock_layout import LAYOUT_VERSION
-    return LAYOUT_VERSION
 
 
 def _available(checkpoint: str) -> bool:
@@ -129,8 +89,6 @@ class SceneDeck(QObject):
         self._pending: Scene | None = None
         self._solo_hidden: list = []  # docks a solo scene hid, shown again by the next scene
         self._started = None  # the panel whose live run a scene started, paused when the tour moves on
-        from PySide6.QtCore import QTimer
-
         from explorer.presentation import restyle_plots
         self._restyle = QTimer(self, singleShot=True, interval=150)  # a child: dies with the window
         self._restyle.timeout.connect(lambda: restyle_plots(None))
@@ -192,7 +150,7 @@ class SceneDeck(QObject):
         self._pause_started()
         if scene.layout:
             raw = QByteArray.fromBase64(QByteArray(scene.layout.encode("ascii")))
-            if not window.restoreState(raw, _layout_version()):
+            if not window.restoreState(raw, LAYOUT_VERSION):
                 state.inform(f"Scene {scene.name!r}: its saved layout does not fit this version; "
                              "keeping the current layout.", "warning")
         for dock in self._solo_hidden:
@@ -211,7 +169,6 @@ class SceneDeck(QObject):
         if len(wanted) == 2 and presentation is not None and presentation.active:
             presentation.show_only(wanted)  # the pair fills the screen, side by side
         elif wanted:
-            from explorer.dock_layout import LEFT_PANELS
             if wanted[-1] not in LEFT_PANELS and "architecture" in window.docks \
                     and not scene.solo and not scene.layout and len(wanted) == 1:
                 window.docks["architecture"].raise_()  # the map of the model beside the detail
@@ -303,5 +260,5 @@ class SceneDeck(QObject):
             panel.pause()
 
     def _show_caption(self, scene: Scene) -> None:
-        """The caption goes to the lecture's caption bar (large, under the lecture toolbar)."""
+        """The caption goes to the lecture's tour row."""
         self.sceneShown.emit(self.index, scene)

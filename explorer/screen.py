@@ -7,6 +7,7 @@ and tells every panel on a change. Qt's layouts do the rest within a class.
 from __future__ import annotations
 
 from enum import Enum
+from typing import Protocol, runtime_checkable
 
 
 class ScreenClass(str, Enum):
@@ -22,3 +23,10 @@ def classify(width: int, height: int, presenting: bool = False) -> ScreenClass:
     if presenting or width < 1600:
         return ScreenClass.PROJECTOR
     return ScreenClass.WIDE
+
+
+@runtime_checkable
+class ScreenClassAware(Protocol):
+    """A panel that declares a layout per screen class (`explorer.screen`)."""
+
+    def apply_screen_class(self, cls: ScreenClass) -> None: ...

@@ -1,11 +1,6 @@
-"""`StatusToast`: the status bar's message, floated over the window's bottom edge while presenting.
-
-On a short projector screen the status bar would take a line's height under every panel (its
-font is enlarged like everything else) and holds nothing most of the time. While presenting the bar is hidden and
-its messages ("The model does not know “€”…", an export written, a scene's warning) float
-over the bottom of the window for SHOWN_MS (the hidden bar keeps them its 15 s): nothing
-reflows when one comes and goes. Work that runs longer than a moment ("Loading all-MiniLM-L6-v2…") is said the
-same way; a run of a few milliseconds is not flashed at the room.
+"""`StatusToast`: while presenting the status bar is hidden (a line's height under every panel);
+its messages, and work that runs longer than a moment, float over the window's bottom edge for
+SHOWN_MS instead, so nothing reflows when one comes and goes.
 """
 from __future__ import annotations
 

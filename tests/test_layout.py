@@ -23,7 +23,8 @@ pytestmark = pytest.mark.layout
 # screen class → (window size, presenting)
 SCREENS = {"wide-1920x1080": ((1920, 1080), False),
            "projector-1280x720": ((1280, 720), True),
-           "projector-1024x768": ((1024, 768), True)}
+           "projector-1024x768": ((1024, 768), True),
+           "narrow-900x1000": ((900, 1000), False)}
 THEMES = ("light", "dark")
 TEXT = "abcdefghijklmnopqrstuvwx"  # 24 tokens: more than fit whole in some maps
 PANELS = tuple(cls.panel_name for cls in panel_classes())
@@ -31,7 +32,10 @@ TOP_BAR = "top-bar"  # the window's input bar (and, presenting, the panel choose
 
 # (screen, theme or None for both, panel) → the defect an invariant finds today (being fixed in
 # the views: the case stays in the sweep and passes again once it is).
-KNOWN_DEFECTS: dict[tuple[str, str | None, str], str] = {}
+KNOWN_DEFECTS: dict[tuple[str, str | None, str], str] = {
+    ("narrow-900x1000", None, "training"): "one column: the four curves and the probe's map share the height "
+                                           "left under the controls, each plot a few px under the floor",
+}
 
 
 def _cases():

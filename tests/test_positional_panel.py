@@ -173,25 +173,20 @@ def test_screenshot_cli_shows_the_positional_panel(tmp_path, qapp):
     assert (np.abs(arr - dark_viridis).max(axis=-1) <= 6).sum() < 50  # ... and not the attention maps
 
 
-@pytest.mark.parametrize("width, one_line", [(700, False), (1400, True)])
-def test_a_short_waves_view_puts_the_formula_on_one_line_only_where_it_fits(qtbot, width, one_line):
-    """A short view (a tour's caption over a beamer) writes the formula on one line to save a
-    row, but a title is its plot's least width: at 1024 px beside the pairs list that line ran
-    the plot 170 px past the window, its right third (positions 47–63) cut off."""
+def test_the_formula_wraps_between_its_two_halves_and_never_widens_the_plot(qtbot):
+    """The formula is a word-wrapped label over the plot: one line where the view is wide, a
+    break between sin and cos where it is not; the plot stays inside its canvas either way."""
     from PySide6.QtWidgets import QApplication
     _, panel, _ = make_panel(qtbot)
     panel.show()
-    panel.resize(width, 330)  # shorter than COMPACT_HEIGHT: compact
-    for _ in range(5):
-        QApplication.processEvents()
-    waves = panel.waves
-    assert waves.compact
-    assert ("<br>" not in waves.plot.titleLabel.text) == one_line, (
-        waves.width(), waves.pairs_list.width(), waves._one_line, waves.compact)
-    scene_width = waves.canvas.ci.geometry().width()  # the plot and its title, as laid out
-    assert scene_width <= waves.canvas.width() + 1, (scene_width, waves.canvas.width())
-    formula = waves._title
-    waves.set_table(panel.table, False, "PE")  # a short title fits on one line anywhere …
-    assert "<br>" not in waves.plot.titleLabel.text
-    waves.set_table(panel.table, False, formula)  # … and the formula after it is measured again
-    assert ("<br>" not in waves.plot.titleLabel.text) == one_line
+    waves, lines = panel.waves, {}
+    for width in (700, 1400):
+        panel.resize(width, 330)
+        for _ in range(5):
+            QApplication.processEvents()
+        assert waves.compact  # shorter than COMPACT_HEIGHT
+        assert waves.canvas.ci.geometry().width() <= waves.canvas.width() + 1
+        label = waves.formula
+        lines[width] = round(label.heightForWidth(label.width()) / label.fontMetrics().lineSpacing())
+    assert "sin" in waves.formula.text() and "cos" in waves.formula.text()
+    assert lines[1400] < lines[700]

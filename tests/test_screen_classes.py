@@ -189,3 +189,24 @@ def test_the_input_bar_declares_its_rows_per_class(window, qtbot):
     assert row(bar.shown_label) == row(bar.back_button) > row(bar.status)
     assert window.width() == 1280  # nothing widens the window
     window.state.session.show_model(None)
+
+
+def test_a_narrow_window_stacks_every_dock_in_one_column_and_widening_gives_the_columns_back(window, qtbot):
+    """NARROW: every dock a tab of one group filling the window's width, the panel in front kept
+    in front; wider again: the two columns as they were."""
+    def columns() -> set[int]:
+        return {d.geometry().left() for d in window.docks.values() if not d.visibleRegion().isEmpty()}
+
+    window.focus_panel("attention")
+    _settle(qtbot)
+    assert len(columns()) == 2  # the architecture on the left, the attention maps on the right
+    window.resize(900, 1000)
+    _settle(qtbot)
+    docks = list(window.docks.values())
+    assert all(len(window.tabifiedDockWidgets(d)) == len(docks) - 1 for d in docks)
+    front = [n for n, d in window.docks.items() if not d.visibleRegion().isEmpty()]
+    assert front == ["attention"] and window.docks["attention"].width() >= 0.95 * window.width()
+    assert not _whole_layout(window), _whole_layout(window)
+    window.resize(1280, 720)
+    _settle(qtbot)
+    assert len(columns()) == 2 and 0 in columns()  # the two columns back

@@ -36,7 +36,7 @@ class SpearmanTable(QTableWidget):
         self.setToolTip("Spearman's ρ between two methods' scores over the input tokens: 1 = the same "
                         "ranking, 0 = unrelated, −1 = reversed. Blank: undefined (a method gave every "
                         "token the same score, or there is one token).")
-        # tight cells: seven columns of "−.21" must fit beside the bars on a 1024-pixel projector
+        # tight cells: seven columns of "−.21" beside the bars
         set_sheet(self, "QTableWidget::item {{ padding: 0px; }} QHeaderView::section {{ padding: 0px 1px; }}")
         self.restyle()
 

@@ -42,7 +42,7 @@ def lab_model_text(config: LeakConfig) -> tuple[str, str]:
 
 
 WIDE_RATIO = 1.6  # wider than this × its height: the plots and maps in one row
-STACK_HEIGHT = 720  # px: lower than this, two rows would leave the plots under 120 px (1024×768 presenting)
+STACK_HEIGHT = 720  # px: lower than this, two rows would leave the plots under 120 px
 ROW_WIDTH = 900  # px: … if one row has the width (a narrow dock stays stacked)
 START_TIMEOUT = 60.0  # s: `train_for` waits at most this long for the lab to be built
 
@@ -174,7 +174,7 @@ class LeakPanel(StopsWithWindow, QWidget):
         self.head_combo.blockSignals(False)
 
     def _arrange(self, in_a_row: bool) -> None:
-        """Loss | accuracy | both maps in one row on a wide, low panel (a 1280×720 beamer);
+        """Loss | accuracy | both maps in one row on a wide, low panel;
         otherwise the two plots above the two maps."""
         if self.in_a_row == in_a_row:
             return

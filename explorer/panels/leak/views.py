@@ -72,8 +72,7 @@ class LossCurves(pg.PlotWidget):
         _axes(plot, "step", "cross-entropy")
         plot.getAxis("left").setWidth(62)
         plot.showGrid(y=True, alpha=0.2)
-        # The legend stands in a row under the plot, not over the curves: inside a narrow view
-        # it would cover the steep start of both curves.
+        # The legend: a row under the plot, one entry above the other, never over the steep start
         self.legend = pg.LegendItem(colCount=1, frame=False, labelTextColor=style.TEXT.name(),
                                     labelTextSize=f"{style.SMALL_POINT_SIZE * style.scale():.0f}pt")
         plot.layout.addItem(self.legend, 4, 1)
@@ -110,22 +109,6 @@ class LossCurves(pg.PlotWidget):
                               f"a model reads the answer.")
         self.floor.show()
 
-    def resizeEvent(self, event) -> None:  # noqa: N802
-        self._fit_legend()  # first: pyqtgraph then fits the plot to the view, within the legend's
-        super().resizeEvent(event)  # new least width (fitted after, a wide legend's width would
-        # hold the plot wider than a narrow view and cut off its right side)
-
-    def _fit_legend(self) -> None:
-        """The two entries side by side where the plot is wide enough, else one above the other
-        (measured on the widget: a legend wider than the view would widen the plot past its cell)."""
-        if getattr(self, "legend", None) is None:  # (a resize while pyqtgraph builds the widget)
-            return
-        metrics = QFontMetricsF(style.font(style.SMALL_POINT_SIZE))
-        sample = 2.5 * metrics.height()  # the line sample and the spacing around it
-        side_by_side = sum(metrics.horizontalAdvance(RUN_LABELS[run]) + sample for run in RUNS)
-        room = self.width() - self.getPlotItem().getAxis("left").width() - 16
-        self.legend.setColumnCount(2 if side_by_side <= room else 1)
-
     def restyle(self) -> None:
         for run, curve in self.curves.items():
             curve.setPen(pg.mkPen(run_colour(run), width=3))
@@ -135,7 +118,7 @@ class LossCurves(pg.PlotWidget):
         self.floor.label.setColor(style.MUTED.name())
 
 
-MAP_PENDING = "drawn when\ntraining ends"  # in an empty map (two short lines: a map is ~200 px wide on a beamer)
+MAP_PENDING = "drawn when\ntraining ends"  # in an empty map (two short lines: a map may be narrow)
 PENDING = "scored after\ntraining"  # (short: a plot on a projector is narrow)
 
 

@@ -3,7 +3,7 @@ the positional encoding and their sum — the three tensors the model records (S
 
 A BERT encoder (MiniLM) builds its input differently, and the view shows what it really
 does: E[token] unscaled + P[pos] (learned) + T[0] (the token-type vector) = the sum
-(`encoder.input`), then a LayerNorm (`encoder.input_norm`) is what enters layer 0. The
+(`encoder.input`), then a LayerNorm (`encoder.input_norm`) is what enters layer 1. The
 LayerNorm is checked against its own formula with the model's γ, β and ε.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from explorer.drawing.heatmap_items import HeatmapPlot
 from explorer.panels.positional.views import symmetric_levels
 
 STACKS = {"encoder": "Encoder (source)", "decoder": "Decoder (target)"}
-TITLES = ("E[token]·√d_model", "+ PE(pos)", "= input to layer 0")
+TITLES = ("E[token]·√d_model", "+ PE(pos)", "= input to layer 1")
 MAX_MAPS = 5  # E, + P, + T, = sum, LayerNorm (BERT); three for the paper's model
 
 
@@ -109,9 +109,9 @@ class InputView(QWidget):
         if f"{stack}.embedding.token_type" in trace:
             terms.append((f"{stack}.embedding.token_type", "+ T[0] (token type)", "T"))
         normed = f"{stack}.input_norm" in trace
-        terms.append((f"{stack}.input", "= sum, before the norm" if normed else "= input to layer 0", "input"))
+        terms.append((f"{stack}.input", "= sum, before the norm" if normed else "= input to layer 1", "input"))
         if normed:
-            terms.append((f"{stack}.input_norm", "LayerNorm → layer 0", "LayerNorm"))
+            terms.append((f"{stack}.input_norm", "LayerNorm → layer 1", "LayerNorm"))
         return terms
 
     def _draw(self) -> None:
@@ -154,7 +154,7 @@ class InputView(QWidget):
                 weight, bias, eps = self.norm[stack]
                 self.norm_error = float(np.abs(layer_norm(total, weight, bias, eps) - arrays[-1]).max())
                 text += f" (max |LayerNorm(sum) − {stack}.input_norm| = {self.norm_error:.1e} with the model's γ, β)"
-            text += "; that, not the sum, enters layer 0. The LayerNorm map has its own colour scale, the others share one."
+            text += "; that, not the sum, enters layer 1. The LayerNorm map has its own colour scale, the others share one."
         else:
             text += " The same colour scale for all three."
         self.check.setText(text)

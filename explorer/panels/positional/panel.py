@@ -186,9 +186,9 @@ class PositionalPanel(QWidget):
         if learned:
             kind = "Learned positional embedding"
         elif self.pe_layout == "halves":
-            kind = "PE(pos, i) = sin(pos/10000^(2i/d))<br>PE(pos, d/2+i) = cos(…)"  # two lines: fits a narrow dock
+            kind = "PE(pos, i) = sin(pos/10000^(2i/d)) · PE(pos, d/2+i) = cos(…)"
         else:
-            kind = "PE(pos, 2i) = sin(pos/10000^(2i/d))<br>PE(pos, 2i+1) = cos(…)"
+            kind = "PE(pos, 2i) = sin(pos/10000^(2i/d)) · PE(pos, 2i+1) = cos(…)"
         self.waves.set_table(self.table, learned, kind, self.pe_layout)
         self.heatmap.set_table(self.table, learned, f"{'Learned P' if learned else 'P'}ositional encoding: "
                                                     f"{length} positions × d_model = {d}"

@@ -32,7 +32,7 @@ class PEHeatmapView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.grouped = QCheckBox("sin dims first, then cos dims")  # short: it fits 1024 px at presentation scale
+        self.grouped = QCheckBox("sin dims first, then cos dims")  # short: it fits beside the map at presentation scale
         self.grouped.setToolTip("Columns regrouped: every sin dimension, then every cos dimension; "
                                 "the labels keep the true dimension")
         self.grouped.setFont(st.font(st.TICK_PT))

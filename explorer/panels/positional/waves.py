@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontMetricsF, QTextDocument
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from explorer import style
@@ -26,7 +25,7 @@ def wavelength_text(value: float) -> str:
     return f"{value:.5g}"
 
 
-COMPACT_HEIGHT = 280  # px at the normal scale (× the presentation's): lower, the formula and the legend take one line each
+COMPACT_HEIGHT = 280  # px at the normal scale (× the presentation's): lower, the legend takes one line
 
 class WavesView(QWidget):
     """Signals: pairsChanged(list of pair indices). `curves` holds (dimension, dots item)."""
@@ -56,8 +55,14 @@ class WavesView(QWidget):
         self.legend.setFont(st.font(st.TICK_PT))
         self.legend.setWordWrap(True)
         set_sheet(self.legend, "background: {canvas}; color: {text}; padding: 4px 10px;")
+        self.formula = QLabel()  # over the plot; Qt wraps it between its formulas where the view is narrow
+        self.formula.setFont(st.font(st.TITLE_PT))
+        self.formula.setWordWrap(True)
+        self.formula.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        set_sheet(self.formula, "background: {canvas}; color: {text}; padding: 2px 10px;")
         right = QVBoxLayout()
         right.setSpacing(0)
+        right.addWidget(self.formula)
         right.addWidget(self.canvas, 1)
         right.addWidget(self.legend)
         lay = QHBoxLayout(self)
@@ -70,9 +75,7 @@ class WavesView(QWidget):
         self.learned = False
         self.pe_layout = "interleaved"  # where pair i lives: dims (2i, 2i+1), or (i, d/2 + i) for Marian
         self._d_model = 0
-        self._title = ""  # the formula, on two lines ("<br>") unless the view is short (`_fit_height`)
-        self.compact: bool | None = None  # short: the formula on one line, the legend's key in its tooltip
-        self._one_line: bool | None = None  # … where that line fits the plot's width
+        self.compact: bool | None = None  # short: the legend's key in its tooltip
         self.pairs_list.itemSelectionChanged.connect(self._on_selection)
         notifier().changed.connect(self._rebuild)  # the curves' colours and the legend's text follow the theme
 
@@ -87,34 +90,12 @@ class WavesView(QWidget):
         self._fit_height()
 
     def _fit_height(self) -> None:
-        """Short (a tour's caption over a short screen leaves the waves little room): the formula on one
-        line and the legend's second line (what dots and lines are, λ's formula) in its tooltip."""
+        """Short (a tour's caption over a short screen): the legend's second line (what dots and
+        lines are, λ's formula) goes to its tooltip."""
         compact = self.height() < COMPACT_HEIGHT * style.scale()  # (the text grows with the scale: so does the need)
-        one_line = compact and self._one_line_fits()
-        if (compact, one_line) == (self.compact, self._one_line):
-            return
-        self.compact, self._one_line = compact, one_line
-        if self._title:
-            st.set_title(self.plot, self._shown_title())
-        self._rebuild()
-
-    def _one_line_fits(self) -> bool:
-        """Whether the formula on one line fits beside the pairs list: a title is its plot's least
-        width, so a line that does not fit would push the plot past the window."""
-        text = QTextDocument()
-        text.setDefaultFont(st.font(st.TITLE_PT))
-        text.setHtml(self._title.replace("<br>", " &nbsp; "))
-        listed = max(self.pairs_list.minimumWidth(), min(self.pairs_list.width(), self.pairs_list.maximumWidth()))
-        # the plot's left axis — tick labels ("-1.0"), its rotated title's line, tick marks — at the
-        # current scale (its title grows with the presentation, so a fixed width would be too small;
-        # the axis' own width lags a scale change), the margins; the list as just sized
-        ticks = QFontMetricsF(st.font(st.TICK_PT)).horizontalAdvance("-1.0")
-        axis = ticks + QFontMetricsF(st.font(st.LABEL_PT)).height() + 16
-        room = self.width() - listed - axis - 24
-        return text.idealWidth() <= room  # (`st.font` is at the presentation scale already)
-
-    def _shown_title(self) -> str:
-        return self._title.replace("<br>", " &nbsp; ") if self.compact and self._one_line else self._title
+        if compact != self.compact:
+            self.compact = compact
+            self._rebuild()
 
     def selected_pairs(self) -> list[int]:
         return sorted(item.data(Qt.ItemDataRole.UserRole) for item in self.pairs_list.selectedItems())
@@ -143,9 +124,8 @@ class WavesView(QWidget):
                 item.setData(Qt.ItemDataRole.UserRole, i)
                 self.pairs_list.addItem(item)
             self.pairs_list.blockSignals(False)
-        self._title = title
-        self._one_line = bool(self.compact) and self._one_line_fits()  # (another title: another width)
-        st.set_title(self.plot, self._shown_title())
+        self.formula.setText(" · ".join(f"<span style='white-space:nowrap'>{part}</span>"  # breaks between
+                                         for part in title.split(" · ")))                   # formulas only
         self.select_pairs(keep)
 
     def _on_selection(self) -> None:
@@ -170,11 +150,7 @@ class WavesView(QWidget):
             sin_dim, cos_dim = pair_dims(self._d_model, i, self.pe_layout)
             if self.learned:
                 entries.append(f"<span style='color:{color}; white-space:nowrap'>━━ dim {sin_dim} &nbsp;╍╍ dim {cos_dim}</span>")
-            else:
-                # the wavelength alone (its formula is said once below): an entry a line at most
-                # on a projector, instead of wrapping over the plot's height
-                # one entry never breaks across lines (not "sin⏎64 cos 65"); "dim": "sin 0"
-                # read as sin(0)
+            else:  # one entry never breaks across lines; "dim": "sin 0" read as sin(0)
                 entries.append(f"<span style='white-space:nowrap'><span style='color:{color}'>"
                                f"<b>━━ sin</b> dim {sin_dim} &nbsp;<b>╍╍ cos</b> dim {cos_dim}</span> λ = {lam}</span>")
                 tips.append(f"dims {sin_dim}, {cos_dim}: λ = 2π·10000^({2 * i}/{self._d_model}) = {lam}")
@@ -194,7 +170,7 @@ class WavesView(QWidget):
             self.legend.setText("<b>Learned</b> dimensions: " + sep.join(entries))
         else:
             key = ("dots: the model's values · lines: the formula between positions · "
-                   "<span style='white-space:nowrap'>λ = 2π·10000<sup>2i/d</sup></span>")
+                   "λ = 2π·10000^(2i/d)")
             self.legend.setText(sep.join(entries) + ("" if self.compact else
                                                      f"<br><span style='color:{st.current().muted}'>{key}</span>"))
             self.legend.setToolTip("\n".join(tips) + ("\ndots: the model's values · lines: the formula between "

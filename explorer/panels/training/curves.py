@@ -229,7 +229,7 @@ class TrainingCurves(TimedCanvas):
         accuracy title names the colours instead."""
         if self.legend is None:
             return
-        self._arrange(self.width() > ROW_RATIO * self.height())
+        self._arrange(self.screen_class is not ScreenClass.NARROW and self.width() > ROW_RATIO * self.height())
         self._thin_axes(self.height() / (1 if self.in_a_row else 2) < SHORT_ROW)
         narrow = self.compact or self.width() / (2 if self.in_a_row else 1) < NARROW
         if narrow != self.legend.isVisible():
