@@ -174,8 +174,8 @@ class TransformerConfig:
         kv = 2 * d * self.kv_heads * self.d_k  # W^K and W^V: one d_k column block per key/value head
         attn = 2 * d * d + kv  # W^Q, W^O, W^K, W^V
         ffn = (3 if self.activation == "swiglu" else 2) * d * ff
-        encoder = self.n_encoder_layers * (attn + ffn)
-        decoder = self.n_decoder_layers * (attn * (2 if kind.has_cross_attention else 1) + ffn)
+        encoder = self.n_encoder_layers * (attn + ffn) if kind.has_encoder else 0
+        decoder = self.n_decoder_layers * (attn * (2 if kind.has_cross_attention else 1) + ffn) if kind.has_decoder else 0
         output = 0 if self.share_embeddings else (tgt or self.src_vocab_size) * d  # ... and the output layer
         return embed + encoder + decoder + output
 
