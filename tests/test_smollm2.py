@@ -211,3 +211,36 @@ def test_grouped_query_attention_equals_full_attention_with_repeated_keys_and_va
         torch.testing.assert_close(gqa(x, x, x, mask, cos_sin), expected)  # the fused kernel
         with record(gqa):  # Eq. 1 spelled out, K and V expanded as a step
             torch.testing.assert_close(gqa(x, x, x, mask, cos_sin), expected)
+
+
+def test_step_by_step_decoding_with_the_cache_shows_the_full_prefix_pass(tiny_llama):
+    """The viewer's steps: cached (one new row per step) against the whole prefix each step
+    (forced by an active, empty set of hooks): the same tokens, distributions and attention."""
+    from model.inference.decoding import decode_steps
+    from model.nn.hooks import hooks
+    cached = list(decode_steps(tiny_llama, None, 1, 2, 8, prompt=[5, 6, 7]))
+    with hooks(tiny_llama, {}):
+        full = list(decode_steps(tiny_llama, None, 1, 2, 8, prompt=[5, 6, 7]))
+    assert [s.chosen for s in cached] == [s.chosen for s in full] and len(cached) == len(full)
+    for a, b in zip(cached, full):
+        torch.testing.assert_close(a.self_attention, b.self_attention)
+        torch.testing.assert_close(a.model_probs, b.model_probs)
+        assert a.prefix == b.prefix
+
+
+@pytest.fixture(scope="module")
+def tiny_llama():
+    from model.nn.config import TransformerConfig
+    from model.nn.transformer import Transformer
+    torch.manual_seed(0)
+    config = TransformerConfig(50, 50, kind="decoder_only", d_model=32, n_heads=4, n_kv_heads=2, d_ff=48,
+                               n_decoder_layers=2, max_len=64, dropout=0.0, positional="rope", norm="rms",
+                               activation="swiglu", bias=False, share_embeddings=True, norm_first=True,
+                               scale_embeddings=False)
+    return Transformer(config).eval()
+
+
+def test_a_tiny_llama_counts_its_parameters_as_estimated(tiny_llama):
+    config = tiny_llama.config
+    norms = (2 * config.n_decoder_layers + 1) * config.d_model  # RMSNorm gains: not in the estimate
+    assert tiny_llama.num_parameters() == config.parameter_estimate() + norms
