@@ -104,6 +104,17 @@ def test_a_recorded_run_shows_the_llama_steps(bundle):
     assert "RMSNorm" in result.trace[layer + "add_norm1.norm"].formula
 
 
+@needs_model
+def test_the_tokenizer_is_rebuilt_from_what_a_checkpoint_saves_of_it(bundle):
+    from model.io.pretrained import tokenizer_from_dict
+    tok = bundle.src_tokenizer
+    again = tokenizer_from_dict(tok.to_dict())
+    assert again == tok
+    text = "Digits 2024 split one by one; <|im_start|> stays whole."
+    assert again.encode(text).ids == tok.encode(text).ids
+    assert tok.pieces(tok.encode(text).ids).count("<|im_start|>") == 1
+
+
 # -- the key/value cache ------------------------------------------------------------------------
 @needs_model
 def test_cached_decoding_equals_the_full_forward(bundle):

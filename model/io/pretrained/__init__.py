@@ -108,7 +108,7 @@ def load_pretrained(path_or_name: str | os.PathLike) -> ModelBundle:
             return load_gguf(folder)
         if not folder.is_dir():
             known = ", ".join(sorted(installed)) or "none installed"
-            raise PretrainedError(f"{key}: neither a folder, a .gguf file nor an installed pretrained model ({known})")
+            raise PretrainedError(f"{key}: neither a folder nor an installed pretrained model ({known}) nor a .gguf file")
         name = _display_name(folder)
     config_file = folder / "config.json"
     hf = read_json(config_file)
