@@ -26,7 +26,9 @@ MODULES = {"self_attn": "self-attention", "cross_attn": "cross-attention", "ffn"
            "embedding": "embedding", "positional": "positional encoding", "input": "input (embedding + PE)",
            "final_norm": "final layer norm", "norm": "layer norm", "q": "Q", "k": "K", "v": "V",
            "probs": "probabilities", "residual": "residual sum", "concat": "heads concatenated",
-           "context": "context (weights × V)", "tokens": "token lookup"}
+           "context": "context (weights × V)", "tokens": "token lookup",
+           "q_rot": "Q rotated (RoPE)", "k_rot": "K rotated (RoPE)", "k_shared": "K shared (GQA)",
+           "v_shared": "V shared (GQA)", "gate": "gate (SwiGLU)", "up": "up projection"}
 DECODER_MODULES = {"self_attn": "masked self-attention"}  # the decoder's own attention is causal
 NUMBERED = {"add_norm": "add & norm"}  # "add_norm2" → "add & norm 2"
 
