@@ -20,7 +20,7 @@ def _choose(logits: torch.Tensor, temperature: float, top_k: int, top_p: float,
     return int(torch.multinomial(probs.cpu(), 1, generator=generator))
 
 
-@torch.no_grad()
+@torch.inference_mode()  # no autograd bookkeeping at all: nothing generated here is trained on
 def generate(model: Transformer, ids, max_new_tokens: int, *, eos_id: int | None = None,
              temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0, seed: int | None = None,
              use_cache: bool = True, on_step: Callable[[int, int], None] | None = None) -> list[int]:
