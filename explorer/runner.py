@@ -38,6 +38,15 @@ def pretrained_models() -> dict[str, Path]:
     return dict(available_pretrained())
 
 
+def pretrained_alias(key: str) -> str:
+    """The installed pretrained model a short name stands for ("smollm2" → "SmolLM2-135M-Instruct")."""
+    try:
+        from model.io.pretrained import ALIASES
+    except ImportError:
+        return key
+    return ALIASES.get(key, key)
+
+
 def is_pretrained_folder(path: str | Path) -> bool:
     """A Hugging Face-format folder (config.json with a "model_type") rather than one of our
     checkpoints (config.json with "format": "transformer-explorer-checkpoint")."""
@@ -54,7 +63,8 @@ def is_pretrained_folder(path: str | Path) -> bool:
 
 def load_bundle(path_or_name: str | Path) -> ModelBundle:
     """A checkpoint folder, the name of a bundled one ("reverse"), the name of an installed
-    pretrained model ("all-MiniLM-L6-v2") or a Hugging Face folder → ModelBundle.
+    pretrained model ("all-MiniLM-L6-v2", "SmolLM2-135M-Instruct"), a Hugging Face folder or a
+    llama-architecture .gguf file → ModelBundle.
 
     Raises ValueError (CheckpointError and PretrainedError are ones) with a message naming the problem."""
     from model.io.checkpoints import load_checkpoint
@@ -63,6 +73,7 @@ def load_bundle(path_or_name: str | Path) -> ModelBundle:
     if key in bundled:
         return load_checkpoint(bundled[key])
     pretrained = pretrained_models()
+    key = pretrained_alias(key)
     if key in pretrained:
         from model.io.pretrained import load_pretrained
         return load_pretrained(key)
@@ -73,6 +84,12 @@ def load_bundle(path_or_name: str | Path) -> ModelBundle:
         raise ValueError(f"checkpoint {path} does not exist (bundled checkpoints: {names}{extra})")
     if path.is_file() and path.name == "config.json":
         path = path.parent
+    if path.is_file() and path.suffix.lower() == ".gguf":  # llama.cpp's format: a llama-architecture model
+        from model.io.pretrained import load_pretrained
+        for name, file in pretrained.items():  # an installed model's file keeps its proper name
+            if Path(file).resolve() == path.resolve():
+                return load_pretrained(name)
+        return load_pretrained(path)
     if is_pretrained_folder(path):
         from model.io.pretrained import load_pretrained
         for name, folder in pretrained.items():  # an installed model's folder keeps its proper name

