@@ -13,6 +13,7 @@ from torch import nn
 
 from model.nn.dropout import Dropout
 from model.nn.hooks import hooked, site
+from model.nn.positional import rotate_pairs
 from model.nn.steps import ATTENTION
 
 
@@ -53,20 +54,29 @@ class MultiHeadAttention(nn.Module):
     `axes` names what the query and key positions index ("src" or "tgt") so a recorded
     trace can be labelled with the right tokens. Its hook sites are `HOOK_SITES`, each with
     the text the step catalogue (model.nn.steps) gives it.
+
+    Later models' options: `kv_heads` < n_heads is grouped-query attention (GQA: each key/value
+    head serves n_heads / kv_heads query heads), `bias=False` drops the projections' biases, and
+    a forward given `rotary` (cos, sin) rotates q and k by their positions (RoPE).
     """
 
     STEP_GROUP = "attention"
-    HOOK_SITES = tuple(ATTENTION)  # q, k, v, scores, mask, masked_scores, weights, context, concat, output
+    HOOK_SITES = tuple(ATTENTION)  # q, k, v, q_rot, k_rot, k_shared, v_shared, scores, …, output
 
-    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, axes: tuple[str, str] = ("src", "src")):
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, axes: tuple[str, str] = ("src", "src"),
+                 kv_heads: int | None = None, bias: bool = True):
         super().__init__()
+        kv_heads = kv_heads or n_heads
         if d_model % n_heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
+        if n_heads % kv_heads:
+            raise ValueError(f"n_heads ({n_heads}) must be divisible by kv_heads ({kv_heads})")
         self.n_heads, self.d_k = n_heads, d_model // n_heads
-        self.w_q = nn.Linear(d_model, d_model)
-        self.w_k = nn.Linear(d_model, d_model)
-        self.w_v = nn.Linear(d_model, d_model)
-        self.w_o = nn.Linear(d_model, d_model)
+        self.kv_heads, self.groups = kv_heads, n_heads // kv_heads
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, kv_heads * self.d_k, bias=bias)
+        self.w_v = nn.Linear(d_model, kv_heads * self.d_k, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)
         self.dropout_p = dropout
         self.dropout = Dropout(dropout)
         self.q_axis, self.k_axis = axes
@@ -78,37 +88,51 @@ class MultiHeadAttention(nn.Module):
         and parameters, fewer and larger kernels."""
         if query is key and key is value:
             layers = (self.w_q, self.w_k, self.w_v)
-            weight = torch.cat([m.weight for m in layers])  # (3·d_model, d_model)
-            bias = torch.cat([m.bias for m in layers])
-            return F.linear(query, weight, bias).chunk(3, dim=-1)  # 3 × (B, T, d_model)
-        if key is value:
-            weight = torch.cat([self.w_k.weight, self.w_v.weight])  # (2·d_model, d_model)
-            bias = torch.cat([self.w_k.bias, self.w_v.bias])
-            k, v = F.linear(key, weight, bias).chunk(2, dim=-1)
-            return self.w_q(query), k, v
-        return self.w_q(query), self.w_k(key), self.w_v(value)
+        elif key is value:
+            layers = (self.w_k, self.w_v)
+        else:
+            return self.w_q(query), self.w_k(key), self.w_v(value)
+        weight = torch.cat([m.weight for m in layers])  # (d_q + 2·d_kv | 2·d_kv, d_model)
+        bias = torch.cat([m.bias for m in layers]) if self.w_q.bias is not None else None
+        parts = F.linear(key, weight, bias).split([m.out_features for m in layers], dim=-1)
+        return parts if len(parts) == 3 else (self.w_q(query), *parts)
 
-    def _split(self, x: torch.Tensor) -> torch.Tensor:
+    def _split(self, x: torch.Tensor, heads: int) -> torch.Tensor:
         B, T, _ = x.shape
-        return x.view(B, T, self.n_heads, self.d_k).transpose(1, 2)  # (B, h, T, d_k)
+        return x.view(B, T, heads, self.d_k).transpose(1, 2)  # (B, heads, T, d_k)
 
     def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                mask: torch.Tensor | None = None) -> torch.Tensor:
-        """query (B, T_q, d_model), key/value (B, T_k, d_model), mask bool (B|1, 1, T_q|1, T_k)."""
-        B, T_q, d_model = query.shape
-        q, k, v = (self._split(x) for x in self._project(query, key, value))  # (B, h, T, d_k) each
-        dropout_p = self.dropout_p if self.training else 0.0
-        if hooked(self):  # recording, head surgery, patching: Eq. 1 spelled out, every step a hook site
-            def hook(local: str, tensor: torch.Tensor) -> torch.Tensor:
-                return site(self, local, tensor, mask)
+                mask: torch.Tensor | None = None, rotary: tuple[torch.Tensor, torch.Tensor] | None = None,
+                cache=None) -> torch.Tensor:
+        """query (B, T_q, d_model), key/value (B, T_k, d_model), mask bool (B|1, 1, T_q|1, T_k).
 
-            q, k, v = hook("q", q), hook("k", k), hook("v", v)
-            ctx, _ = attention(q, k, v, mask, self.dropout, hook)
-        elif dropout_p > 0 and q.device.type == "cpu":
+        rotary: (cos, sin), each (T_q, d_k/2), to rotate q and k by their positions (self-attention).
+        cache: this layer's key/value cache (`model.inference.kv_cache`): `append(k, v)` returns
+        every key and value so far; the mask then covers all of them.
+        """
+        B, T_q, d_model = query.shape
+        q, k, v = self._project(query, key, value)
+        q, k, v = self._split(q, self.n_heads), self._split(k, self.kv_heads), self._split(v, self.kv_heads)
+        dropout_p = self.dropout_p if self.training else 0.0
+        spelled_out = hooked(self)  # recording, head surgery, patching: Eq. 1 spelled out, every step a hook site
+
+        def hook(local: str, tensor: torch.Tensor) -> torch.Tensor:
+            return site(self, local, tensor, mask) if spelled_out else tensor
+
+        q, k, v = hook("q", q), hook("k", k), hook("v", v)
+        if rotary is not None:
+            q, k = hook("q_rot", rotate_pairs(q, *rotary)), hook("k_rot", rotate_pairs(k, *rotary))
+        if cache is not None:
+            k, v = cache.append(k, v)  # (B, kv_heads, T_past + T_k, d_k)
+        if spelled_out or (dropout_p > 0 and q.device.type == "cpu"):
             # On the CPU torch's fused kernel falls back to a slower path when it must drop
             # weights; Eq. 1 written out is ~1.5x faster for training there.
-            ctx, _ = attention(q, k, v, mask, self.dropout)
+            if self.groups > 1:
+                k = hook("k_shared", k.repeat_interleave(self.groups, dim=1))  # (B, h, T_k, d_k)
+                v = hook("v_shared", v.repeat_interleave(self.groups, dim=1))
+            ctx, _ = attention(q, k, v, mask, self.dropout, hook if spelled_out else None)
         else:  # torch's fused kernel: no hook needs the weights
-            ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+            ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p,
+                                                 enable_gqa=self.groups > 1)
         concat = site(self, "concat", ctx.transpose(1, 2).reshape(B, T_q, d_model))  # (B, T_q, h*d_k)
         return site(self, "output", self.w_o(concat))  # (B, T_q, d_model)

@@ -6,8 +6,11 @@ from dataclasses import asdict, dataclass, fields
 from model.nn.kinds import MODEL_KINDS, ModelKind
 
 KINDS = tuple(MODEL_KINDS)  # "encoder_decoder", "encoder_only", "decoder_only"
-POSITIONAL = ("sinusoidal", "learned", "sinusoidal_halves")  # halves: Marian's layout (model.nn.positional)
-ACTIVATIONS = ("relu", "gelu", "swish")  # Eq. 2 uses ReLU; BERT uses GELU, Marian (opus-mt) swish
+# halves: Marian's layout; rope: rotary positions applied to q and k inside attention (Llama)
+POSITIONAL = ("sinusoidal", "learned", "sinusoidal_halves", "rope")
+# Eq. 2 uses ReLU; BERT uses GELU, Marian (opus-mt) swish; Llama a gated SwiGLU (gate/up/down)
+ACTIVATIONS = ("relu", "gelu", "swish", "swiglu")
+NORMS = ("layer", "rms")  # the paper's LayerNorm; Llama's RMSNorm (no mean, no bias)
 # Upper bounds, so a typo or a hostile config.json is refused with the field's name instead of
 # hanging in a billion-layer loop or failing in the allocator. Table 3's big model and every
 # pretrained model this project loads are far below them.
@@ -54,6 +57,11 @@ class TransformerConfig:
     # loaded without any language-model head). Its `generator` is then only the tied embedding
     # matrix with a zero bias, kept so the module tree is the same; no view may read it as a prediction.
     output_layer: bool = True
+    # Llama-family options (SmolLM2); the defaults keep the paper's model.
+    norm: str = "layer"  # "layer" (LayerNorm) | "rms" (RMSNorm)
+    rope_base: float = 10000.0  # θ of rotary positions (positional="rope")
+    n_kv_heads: int = 0  # key/value heads; 0 = n_heads; fewer = grouped-query attention (GQA)
+    bias: bool = True  # False: every projection (attention, FFN, output layer) without bias
 
     def __post_init__(self) -> None:
         self.validate()
@@ -62,6 +70,12 @@ class TransformerConfig:
     def d_k(self) -> int:
         """Per-head width, d_k = d_v = d_model / h (Section 3.2.2)."""
         return self.d_model // self.n_heads
+
+    @property
+    def kv_heads(self) -> int:
+        """How many key/value heads attention keeps: n_heads (the paper) or fewer, each shared by
+        n_heads / kv_heads query heads (grouped-query attention)."""
+        return self.n_kv_heads or self.n_heads
 
     @property
     def model_kind(self) -> ModelKind:
@@ -99,12 +113,25 @@ class TransformerConfig:
             )
         if self.positional in ("sinusoidal", "sinusoidal_halves") and self.d_model % 2 != 0:
             raise ConfigError(f"sinusoidal positional encoding needs an even d_model, got {self.d_model}")
+        kv = self.n_kv_heads
+        if not isinstance(kv, int) or isinstance(kv, bool) or kv < 0:
+            raise ConfigError(f"n_kv_heads must be a non-negative integer (0 = n_heads), got {kv!r}")
+        if self.n_heads % self.kv_heads:
+            raise ConfigError(f"n_heads ({self.n_heads}) must be divisible by n_kv_heads ({kv}) so each "
+                              "key/value head serves the same number of query heads")
+        if self.positional == "rope" and self.d_k % 2:
+            raise ConfigError(f"rotary positions rotate pairs of dimensions: d_k ({self.d_k}) must be even")
+        if not _is_number(self.rope_base) or not self.rope_base > 1:
+            raise ConfigError(f"rope_base must be a number above 1, got {self.rope_base!r}")
+        if self.norm not in NORMS:
+            raise ConfigError(f"norm must be one of {NORMS}, got {self.norm!r}")
         if not _is_number(self.dropout) or not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"dropout must be a number in [0, 1), got {self.dropout!r}")
         if not _is_number(self.layer_norm_eps) or not self.layer_norm_eps > 0:
             raise ConfigError(f"layer_norm_eps must be a positive number, got {self.layer_norm_eps!r}")
         # a checkpoint's "no" must not read as True
-        for name in ("share_embeddings", "norm_first", "scale_embeddings", "embedding_norm", "output_layer"):
+        for name in ("share_embeddings", "norm_first", "scale_embeddings", "embedding_norm", "output_layer",
+                     "bias"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.pad_id, int) or isinstance(self.pad_id, bool):
@@ -137,12 +164,20 @@ class TransformerConfig:
     def parameter_estimate(self) -> int:
         """Roughly how many weights these sizes make (embeddings, attention, FFN), without building them."""
         d, ff = self.d_model, self.d_ff
-        embed = (self.src_vocab_size + self.tgt_vocab_size + self.type_vocab_size) * d
+        kind = self.model_kind
+        src = self.src_vocab_size if kind.has_encoder else 0
+        tgt = self.tgt_vocab_size if kind.has_decoder else 0
+        tgt_table = 0 if self.share_embeddings and kind.has_cross_attention else tgt  # Section 3.4: one matrix ...
+        embed = (src + tgt_table + self.type_vocab_size) * d
         if self.positional == "learned":
             embed += self.max_len * d
-        encoder = self.n_encoder_layers * (4 * d * d + 2 * d * ff)
-        decoder = self.n_decoder_layers * (8 * d * d + 2 * d * ff)
-        return embed + encoder + decoder + self.tgt_vocab_size * d
+        kv = 2 * d * self.kv_heads * self.d_k  # W^K and W^V: one d_k column block per key/value head
+        attn = 2 * d * d + kv  # W^Q, W^O, W^K, W^V
+        ffn = (3 if self.activation == "swiglu" else 2) * d * ff
+        encoder = self.n_encoder_layers * (attn + ffn) if kind.has_encoder else 0
+        decoder = self.n_decoder_layers * (attn * (2 if kind.has_cross_attention else 1) + ffn) if kind.has_decoder else 0
+        output = 0 if self.share_embeddings else (tgt or self.src_vocab_size) * d  # ... and the output layer
+        return embed + encoder + decoder + output
 
     # -- the paper's Table 3 -------------------------------------------------------------
     @classmethod

@@ -13,22 +13,28 @@ from model.nn.hooks import site
 
 # The FFN's non-linearity. Eq. 2 uses ReLU; BERT uses GELU (Hendrycks & Gimpel 2016, the exact
 # erf form, as torch's default), Marian/opus-mt uses swish = x·sigmoid(x) (torch's SiLU).
-FFN_ACTIVATIONS = {"relu": torch.relu, "gelu": nn.functional.gelu, "swish": nn.functional.silu}
+# SwiGLU (Shazeer 2020; Llama) gates with swish too: swish(x W1) ⊙ (x W3).
+FFN_ACTIVATIONS = {"relu": torch.relu, "gelu": nn.functional.gelu, "swish": nn.functional.silu,
+                   "swiglu": nn.functional.silu}
 
 
 class FeedForward(nn.Module):
     """Eq. 2: FFN(x) = max(0, x W1 + b1) W2 + b2, applied to each position separately.
 
-    `activation` swaps max(0, ·) for a later model's GELU or swish (config.activation).
+    `activation` swaps max(0, ·) for a later model's GELU or swish (config.activation);
+    "swiglu" is Llama's gated form (swish(x W1) ⊙ x W3) W2 with a third matrix W3 ("up"; W1 is
+    the "gate", W2 the "down" projection).
     """
 
     STEP_GROUP = "ffn"
-    HOOK_SITES = ("hidden", "output")
+    HOOK_SITES = ("gate", "up", "hidden", "output")
 
-    def __init__(self, d_model: int, d_ff: int, dropout: float, axis: str, activation: str = "relu"):
+    def __init__(self, d_model: int, d_ff: int, dropout: float, axis: str, activation: str = "relu",
+                 bias: bool = True):
         super().__init__()
-        self.w_1 = nn.Linear(d_model, d_ff)
-        self.w_2 = nn.Linear(d_ff, d_model)
+        self.w_1 = nn.Linear(d_model, d_ff, bias=bias)
+        self.w_2 = nn.Linear(d_ff, d_model, bias=bias)
+        self.w_3 = nn.Linear(d_model, d_ff, bias=bias) if activation == "swiglu" else None
         self.dropout = Dropout(dropout)
         self.axis = axis
         self.step_axes = {"t": axis}
@@ -36,8 +42,19 @@ class FeedForward(nn.Module):
         self.act = FFN_ACTIVATIONS[activation]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        hidden = site(self, "hidden", self.act(self.w_1(x)))  # (B, T, d_ff)
+        if self.w_3 is None:
+            hidden = site(self, "hidden", self.act(self.w_1(x)))  # (B, T, d_ff)
+        else:
+            gate = site(self, "gate", self.act(self.w_1(x)))  # (B, T, d_ff)
+            hidden = site(self, "hidden", gate * site(self, "up", self.w_3(x)))
         return site(self, "output", self.w_2(self.dropout(hidden)))  # (B, T, d_model)
+
+
+def make_norm(cfg: TransformerConfig) -> nn.Module:
+    """The configured normalisation over d_model: the paper's LayerNorm or Llama's RMSNorm."""
+    if cfg.norm == "rms":
+        return nn.RMSNorm(cfg.d_model, eps=cfg.layer_norm_eps)
+    return nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
 
 
 class AddNorm(nn.Module):
@@ -47,9 +64,10 @@ class AddNorm(nn.Module):
     STEP_GROUP = "add_norm"
     HOOK_SITES = ("norm", "residual")
 
-    def __init__(self, d_model: int, dropout: float, norm_first: bool, eps: float, axis: str):
+    def __init__(self, d_model: int, dropout: float, norm_first: bool, eps: float, axis: str,
+                 norm: nn.Module | None = None):
         super().__init__()
-        self.norm = nn.LayerNorm(d_model, eps=eps)
+        self.norm = norm if norm is not None else nn.LayerNorm(d_model, eps=eps)
         self.dropout = Dropout(dropout)
         self.norm_first = norm_first
         self.axis = axis
@@ -63,18 +81,33 @@ class AddNorm(nn.Module):
         return site(self, "norm", self.norm(summed))
 
 
+def _attention(cfg: TransformerConfig, axes: tuple[str, str]) -> MultiHeadAttention:
+    return MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout, axes=axes, kv_heads=cfg.kv_heads, bias=cfg.bias)
+
+
+def _add_norm(cfg: TransformerConfig, axis: str) -> AddNorm:
+    return AddNorm(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps, axis, make_norm(cfg))
+
+
+def _ffn(cfg: TransformerConfig, axis: str) -> FeedForward:
+    return FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout, axis, cfg.activation, cfg.bias)
+
+
+Rotary = tuple[torch.Tensor, torch.Tensor] | None  # (cos, sin) of the positions, for RoPE self-attention
+
+
 class EncoderLayer(nn.Module):
     """Self-attention then feed-forward, each inside Add & Norm."""
 
     def __init__(self, cfg: TransformerConfig, axis: str = "src"):
         super().__init__()
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout, axes=(axis, axis))
-        self.add_norm1 = AddNorm(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps, axis)
-        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout, axis, cfg.activation)
-        self.add_norm2 = AddNorm(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps, axis)
+        self.self_attn = _attention(cfg, (axis, axis))
+        self.add_norm1 = _add_norm(cfg, axis)
+        self.ffn = _ffn(cfg, axis)
+        self.add_norm2 = _add_norm(cfg, axis)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-        x = self.add_norm1(x, lambda y: self.self_attn(y, y, y, mask))
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None, rotary: Rotary = None) -> torch.Tensor:
+        x = self.add_norm1(x, lambda y: self.self_attn(y, y, y, mask, rotary))
         return self.add_norm2(x, self.ffn)
 
 
@@ -86,19 +119,20 @@ class DecoderLayer(nn.Module):
 
     def __init__(self, cfg: TransformerConfig, cross_attention: bool = True):
         super().__init__()
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout, axes=("tgt", "tgt"))
-        self.add_norm1 = AddNorm(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps, "tgt")
+        self.self_attn = _attention(cfg, ("tgt", "tgt"))
+        self.add_norm1 = _add_norm(cfg, "tgt")
         if cross_attention:
-            self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout, axes=("tgt", "src"))
-            self.add_norm2 = AddNorm(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps, "tgt")
+            self.cross_attn = _attention(cfg, ("tgt", "src"))
+            self.add_norm2 = _add_norm(cfg, "tgt")
         else:
             self.cross_attn = None
-        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout, "tgt", cfg.activation)
-        self.add_norm3 = AddNorm(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps, "tgt")
+        self.ffn = _ffn(cfg, "tgt")
+        self.add_norm3 = _add_norm(cfg, "tgt")
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor | None, src_mask: torch.Tensor | None,
-                tgt_mask: torch.Tensor | None) -> torch.Tensor:
-        x = self.add_norm1(x, lambda y: self.self_attn(y, y, y, tgt_mask))
+                tgt_mask: torch.Tensor | None, rotary: Rotary = None, cache=None) -> torch.Tensor:
+        """cache: this layer's self-attention key/value cache, or None."""
+        x = self.add_norm1(x, lambda y: self.self_attn(y, y, y, tgt_mask, rotary, cache))
         if self.cross_attn is not None:
             x = self.add_norm2(x, lambda y: self.cross_attn(y, memory, memory, src_mask))
         return self.add_norm3(x, self.ffn)
@@ -114,11 +148,11 @@ class Encoder(nn.Module):
         super().__init__()
         self.step_axes = {"t": "src"}
         self.layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_encoder_layers))
-        self.norm = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) if cfg.norm_first else None
+        self.norm = make_norm(cfg) if cfg.norm_first else None
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None, rotary: Rotary = None) -> torch.Tensor:
         for layer in self.layers:
-            x = layer(x, mask)
+            x = layer(x, mask, rotary)
         if self.norm is not None:
             x = site(self, "final_norm", self.norm(x))
         return x
@@ -134,11 +168,12 @@ class Decoder(nn.Module):
         super().__init__()
         self.step_axes = {"t": "tgt"}
         self.layers = nn.ModuleList(DecoderLayer(cfg, cross_attention) for _ in range(cfg.n_decoder_layers))
-        self.norm = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) if cfg.norm_first else None
+        self.norm = make_norm(cfg) if cfg.norm_first else None
 
-    def forward(self, x, memory, src_mask, tgt_mask) -> torch.Tensor:
-        for layer in self.layers:
-            x = layer(x, memory, src_mask, tgt_mask)
+    def forward(self, x, memory, src_mask, tgt_mask, rotary: Rotary = None, cache=None) -> torch.Tensor:
+        """cache: a key/value cache with one entry per layer (`cache.layer(i)`), or None."""
+        for i, layer in enumerate(self.layers):
+            x = layer(x, memory, src_mask, tgt_mask, rotary, None if cache is None else cache.layer(i))
         if self.norm is not None:
             x = site(self, "final_norm", self.norm(x))
         return x

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
+from torch import nn
+
 # What a step's name reads aloud as: the recorder's names are PyTorch module paths (stable,
 # greppable, what an engineer matches against the code); a student reads "Encoder layer 1 ·
 # self-attention · weights", every numbered part counted from 1.
@@ -45,6 +47,20 @@ ATTENTION = {
     "k": StepText("K_i = X W_i^K", "Keys: what each token offers to be found by, per head.", HEAD + ("k", "d_k")),
     "v": StepText("V_i = X W_i^V", "Values: what each token passes on when attended to, per head.",
                   HEAD + ("k", "d_k")),
+    # Rotary positions (RoPE): no position is added to the embeddings; q and k are turned instead.
+    "q_rot": StepText("R(m) q_m: (q₂ᵢ, q₂ᵢ₊₁) turned by m·θᵢ, θᵢ = base^(−2i/d_k)",
+                      "Each query rotated by its position m: every pair of dimensions turns by its own angle, "
+                      "fast for the first pairs, slow for the last.", HEAD + ("q", "d_k")),
+    "k_rot": StepText("R(n) k_n: (k₂ᵢ, k₂ᵢ₊₁) turned by n·θᵢ",
+                      "Each key rotated by its position n, so a score q_m·k_n depends only on the distance m − n.",
+                      HEAD + ("k", "d_k")),
+    # Grouped-query attention (GQA): fewer key/value heads, each shared by a group of query heads.
+    "k_shared": StepText("K for head i = K_⌊i/g⌋ (g query heads per key head)",
+                         "Grouped-query attention: each key head is shared by g query heads, so the model stores "
+                         "g times fewer keys.", HEAD + ("k", "d_k")),
+    "v_shared": StepText("V for head i = V_⌊i/g⌋",
+                         "The values are shared the same way: a group of query heads reads one value head.",
+                         HEAD + ("k", "d_k")),
     "scores": StepText("Q Kᵀ / √d_k",
                        "How well each query matches each key, scaled by √d_k so the softmax does not saturate.",
                        HEAD + ("q", "k")),
@@ -67,18 +83,46 @@ ATTENTION = {
                        ("batch", "q", "d_model")),
 }
 
+GQA_WORDS = {"k": "Keys: what each token offers to be found by, one per key/value head (fewer than the query heads).",
+             "v": "Values: what each token passes on, one per key/value head (shared by a group of query heads)."}
+
+
+def _attention(module) -> dict[str, StepText]:
+    """The attention texts; with grouped-query attention the k and v heads are the shared ones."""
+    if getattr(module, "groups", 1) == 1:
+        return ATTENTION
+    texts = dict(ATTENTION)
+    for name, words in GQA_WORDS.items():
+        texts[name] = StepText(texts[name].formula, words, HEAD + ("k", "d_k"))
+    return texts
+
+
 # The FFN's non-linearity as the formula writes it and as a description names it (Eq. 2: ReLU;
-# BERT: GELU; Marian: swish).
-ACTIVATION_WORDS = {"relu": ("max(0, {})", "ReLU"), "gelu": ("GELU({})", "GELU"), "swish": ("swish({})", "swish")}
+# BERT: GELU; Marian: swish; Llama: SwiGLU, a swish gate times a linear "up" projection).
+ACTIVATION_WORDS = {"relu": ("max(0, {})", "ReLU"), "gelu": ("GELU({})", "GELU"), "swish": ("swish({})", "swish"),
+                    "swiglu": ("swish({})", "swish")}
 STREAM = ("batch", "t", "d_model")
+WIDE = ("batch", "t", "d_ff")
 
 
 def _ffn(ffn) -> dict[str, StepText]:
     pattern, name = ACTIVATION_WORDS[ffn.activation]
-    hidden = pattern.format("x W₁ + b₁")
+    b = ffn.w_2.bias is not None
+    if ffn.activation == "swiglu":
+        gate = pattern.format("x W₁")
+        return {"gate": StepText(gate, "SwiGLU's gate: swish of one projection decides, per feature, how much passes.",
+                                 WIDE),
+                "up": StepText("x W₃", "SwiGLU's second (linear) projection to the wide layer, which the gate scales.",
+                               WIDE),
+                "hidden": StepText(f"{gate} ⊙ x W₃", "The gated hidden layer: gate times up, d_ff features per token.",
+                                   WIDE),
+                "output": StepText(f"FFN(x) = ({gate} ⊙ x W₃) W₂",
+                                   "Projected back to d_model (down); each position is transformed on its own.",
+                                   STREAM)}
+    hidden = pattern.format("x W₁ + b₁" if b else "x W₁")
     return {"hidden": StepText(hidden, f"The feed-forward layer's wide hidden layer after {name}: d_ff features "
-                               "per token.", ("batch", "t", "d_ff")),
-            "output": StepText(f"FFN(x) = {hidden} W₂ + b₂",
+                               "per token.", WIDE),
+            "output": StepText(f"FFN(x) = {hidden} W₂" + (" + b₂" if b else ""),
                                "Projected back to d_model; each position is transformed on its own.", STREAM)}
 
 
@@ -95,17 +139,46 @@ POST_LN = {
                      STREAM),
 }
 STACK = {"final_norm": StepText("LayerNorm(x)", "Pre-LN stacks end with one more LayerNorm.", STREAM)}
+# RMSNorm (Llama): x / √(mean(x²) + ε) · g: no mean subtracted, no bias.
+RMS_WORDS = (("LayerNorm", "RMSNorm"), ("normalised to mean 0, variance 1, then scaled",
+                                        "divided by its root mean square, then scaled"))
+
+
+def _rms(texts: dict[str, StepText]) -> dict[str, StepText]:
+    """The same texts for a model whose norms are RMSNorm."""
+    out = {}
+    for name, text in texts.items():
+        formula, description = text.formula, text.description
+        for old, new in RMS_WORDS:
+            formula, description = formula.replace(old, new), description.replace(old, new)
+        out[name] = StepText(formula, description, text.axes)
+    return out
+
+
+def _is_rms(norm) -> bool:
+    return isinstance(norm, nn.RMSNorm)
+
+
+def _add_norm(module) -> dict[str, StepText]:
+    texts = PRE_LN if module.norm_first else POST_LN
+    return _rms(texts) if _is_rms(module.norm) else texts
+
+
+def _stack(module) -> dict[str, StepText]:
+    return _rms(STACK) if _is_rms(module.norm) else STACK
 
 POSITIONAL_FORMULAS = {"sinusoidal": "PE(pos, 2i) = sin(pos/10000^(2i/d)), PE(pos, 2i+1) = cos(…)",
                        "sinusoidal_halves": "PE(pos, i) = sin(pos/10000^(2i/d)), PE(pos, d/2 + i) = cos(…)",
-                       "learned": "P[pos] (learned)"}
+                       "learned": "P[pos] (learned)",
+                       "rope": "none added: q and k are rotated by m·θᵢ inside attention (RoPE)"}
 
 
 def _inputs(model) -> dict[str, StepText]:
     """The Transformer's own sites (embeddings and output layer); the texts follow its config."""
     cfg = model.config
     scaled = "E[token] · √d_model" if cfg.scale_embeddings else "E[token]"
-    summed = scaled + " + PE(pos)" + (" + T[0]" if cfg.type_vocab_size else "")
+    rope = cfg.positional == "rope"
+    summed = scaled + ("" if rope else " + PE(pos)") + (" + T[0]" if cfg.type_vocab_size else "")
     return {
         "embedding.tokens": StepText("E[token]", "Each token id looks up its learned vector in the embedding table.",
                                      STREAM),
@@ -119,12 +192,15 @@ def _inputs(model) -> dict[str, StepText]:
                                ("t", "d_model")),
         "embedding.token_type": StepText("T[0]", "BERT's token-type (segment) embedding; a single sentence is all "
                                          "type 0.", STREAM),
-        "input": StepText(summed, "What enters the first layer: meaning plus position, one vector per token."
+        "input": StepText(summed, "What enters the first layer: each token's meaning alone; its position enters "
+                          "attention as a rotation of q and k (RoPE)." if rope else
+                          "What enters the first layer: meaning plus position, one vector per token."
                           if not cfg.embedding_norm else
                           "Meaning plus position, one vector per token, before the LayerNorm.", STREAM),
         "input_norm": StepText(f"LayerNorm({summed})", "BERT normalises the summed embeddings; this is what enters "
                                "the first layer.", STREAM),
-        "generator.logits": StepText("x Wᵀ + b", "One score per vocabulary entry for the next token.",
+        "generator.logits": StepText("x Wᵀ + b" if model.generator.bias is not None else "x Wᵀ",
+                                     "One score per vocabulary entry for the next token.",
                                      ("batch", "t", "vocab")),
         "generator.probs": StepText("softmax(logits)", "The predicted next-token distribution.",
                                     ("batch", "t", "vocab")),
@@ -134,10 +210,10 @@ def _inputs(model) -> dict[str, StepText]:
 # STEP_GROUP of a module → its sites' texts (a table, or a function of the module for texts that
 # follow its configuration).
 CATALOGUE: dict[str, Callable[[object], dict[str, StepText]]] = {
-    "attention": lambda m: ATTENTION,
+    "attention": _attention,
     "ffn": _ffn,
-    "add_norm": lambda m: PRE_LN if m.norm_first else POST_LN,
-    "stack": lambda m: STACK,
+    "add_norm": _add_norm,
+    "stack": _stack,
     "model": _inputs,
 }
 

@@ -10,6 +10,7 @@ from model.nn.hooks import site, wants
 from model.nn.layers import Decoder, Encoder
 from model.nn.positional import (
     LearnedPositionalEmbedding,
+    RotaryPositions,
     SinusoidalPositionalEncoding,
     TokenEmbedding,
 )
@@ -55,6 +56,8 @@ class Transformer(nn.Module):
             self.positional = SinusoidalPositionalEncoding(cfg.d_model, cfg.max_len)
         elif cfg.positional == "sinusoidal_halves":
             self.positional = SinusoidalPositionalEncoding(cfg.d_model, cfg.max_len, layout="halves")
+        elif cfg.positional == "rope":  # nothing added to the embeddings; attention rotates q and k
+            self.positional = RotaryPositions(cfg.d_k, cfg.max_len, cfg.rope_base)
         else:
             self.positional = LearnedPositionalEmbedding(cfg.d_model, cfg.max_len)
         self.embed_dropout = Dropout(cfg.dropout)
@@ -75,7 +78,7 @@ class Transformer(nn.Module):
             else:
                 self.tgt_embed = TokenEmbedding(cfg.tgt_vocab_size, cfg.d_model, cfg.pad_id)
             self.decoder = Decoder(cfg, cross_attention=kind.has_cross_attention)
-        self.generator = nn.Linear(cfg.d_model, out_vocab)
+        self.generator = nn.Linear(cfg.d_model, out_vocab, bias=cfg.bias)
         self._init_weights()
         if cfg.share_embeddings:
             # ... and the pre-softmax linear transformation (Section 3.4).
@@ -89,19 +92,23 @@ class Transformer(nn.Module):
                 nn.init.zeros_(p)
 
     # -- Figure 1, bottom: inputs ------------------------------------------------------------
-    def embed(self, ids: torch.Tensor, table: TokenEmbedding, stack: str) -> torch.Tensor:
+    def embed(self, ids: torch.Tensor, table: TokenEmbedding, stack: str, start: int = 0) -> torch.Tensor:
         """Token embedding × √d_model + positional encoding, then dropout (Sections 3.4, 3.5).
 
         BERT-like configs skip the √d_model (scale_embeddings), add the type-0 token-type
         vector to the source (type_vocab_size) and normalise the sum (embedding_norm).
         Hook sites: `<stack>.embedding.tokens`, `.embedding.scaled`, `<stack>.positional`,
-        `.embedding.token_type`, `<stack>.input`, `<stack>.input_norm`.
+        `.embedding.token_type`, `<stack>.input`, `<stack>.input_norm`. `start`: the position of
+        ids[:, 0] (a decoder continuing from a key/value cache). Rotary positions add nothing here.
         """
         cfg = self.config
         scale = table.scale if cfg.scale_embeddings else 1.0
         tokens = site(self, f"{stack}.embedding.tokens", table(ids))  # (B, T, d_model)
         scaled = site(self, f"{stack}.embedding.scaled", tokens * scale)
-        x = scaled + site(self, f"{stack}.positional", self.positional(ids.size(1)))  # + (T, d_model)
+        if isinstance(self.positional, RotaryPositions):
+            x = scaled
+        else:
+            x = scaled + site(self, f"{stack}.positional", self.positional(start + ids.size(1))[start:])  # (T, d)
         if self.token_type is not None and stack == "encoder":
             x = x + site(self, f"{stack}.embedding.token_type", self.token_type(torch.zeros_like(ids)))
         x = site(self, f"{stack}.input", x)
@@ -110,19 +117,36 @@ class Transformer(nn.Module):
         return self.embed_dropout(x)
 
     # -- the two halves ------------------------------------------------------------------------
+    def rotary(self, start: int, length: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """(cos, sin) of positions start … start + length − 1 for RoPE attention; None otherwise."""
+        if not isinstance(self.positional, RotaryPositions):
+            return None
+        return self.positional.cos_sin(start, length, dtype)
+
     def encode(self, src: torch.Tensor) -> torch.Tensor:
         """src (B, T_src) token ids → memory (B, T_src, d_model)."""
-        return self.encoder(self.embed(src, self.src_embed, "encoder"), padding_mask(src, self.config.pad_id))
+        x = self.embed(src, self.src_embed, "encoder")
+        return self.encoder(x, padding_mask(src, self.config.pad_id), self.rotary(0, src.size(1), x.dtype))
 
     def decode(self, memory: torch.Tensor | None, src: torch.Tensor | None, tgt: torch.Tensor,
-               causal: bool = True) -> torch.Tensor:
+               causal: bool = True, cache=None) -> torch.Tensor:
         """tgt (B, T_tgt) ids → decoder output (B, T_tgt, d_model), attending `memory` of `src`.
 
         `causal=False` removes the look-ahead mask: an ablation for teaching, never for training.
+        `cache` (`model.inference.kv_cache.KVCache`): `tgt` holds only the new tokens; their keys
+        and values are appended to the cache and they attend every cached position as well.
         """
         src_mask = padding_mask(src, self.config.pad_id) if src is not None else None
-        tgt_mask = decoder_mask(tgt, self.config.pad_id, causal)
-        return self.decoder(self.embed(tgt, self.tgt_embed, "decoder"), memory, src_mask, tgt_mask)
+        start = 0
+        if cache is None:
+            tgt_mask = decoder_mask(tgt, self.config.pad_id, causal)
+        else:
+            start = cache.length
+            seen = tgt if cache.ids is None else torch.cat([cache.ids, tgt], dim=1)  # (B, start + T_tgt)
+            tgt_mask = decoder_mask(seen, self.config.pad_id, causal)[:, :, start:]  # (B, 1, T_tgt, start + T_tgt)
+            cache.ids = seen
+        x = self.embed(tgt, self.tgt_embed, "decoder", start)
+        return self.decoder(x, memory, src_mask, tgt_mask, self.rotary(start, tgt.size(1), x.dtype), cache)
 
     def project(self, hidden: torch.Tensor) -> torch.Tensor:
         """The final linear layer: (B, T, d_model) → logits (B, T, V). Hook sites
