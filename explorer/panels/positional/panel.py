@@ -15,6 +15,7 @@ from superqt import QFlowLayout
 
 from explorer.drawing import plot_style as st
 from explorer.panels.positional.input_view import InputView
+from explorer.panels.positional.rope_view import RopeView
 from explorer.panels.positional.sinusoids import sinusoid_table
 from explorer.panels.positional.views import PEHeatmapView, SimilarityShiftView
 from explorer.panels.positional.waves import WavesView
@@ -84,7 +85,8 @@ class PositionalPanel(QWidget):
         self.tabs = QTabWidget()
         self.tabs.setFont(st.font(st.LABEL_PT))
         for widget, text in ((self.waves, "Waves"), (self.heatmap, "Position × dimension"),
-                             (self.similarity, "Similarity && shift"), (self.input_view, "This input")):
+                             (self.similarity, "Similarity && shift"), (self.input_view, "This input"),
+                             (RopeView(self.state), "RoPE")):
             self.tabs.addTab(widget, text)
         lay = QVBoxLayout(self)
         lay.addWidget(row)
