@@ -233,6 +233,7 @@ class MainWindow(QMainWindow):
         self.state.busyChanged.connect(self._on_busy)
         self.state.message.connect(self._on_message)
         self.state.bundleChanged.connect(self._on_bundle)
+        self.state.panelRequested.connect(lambda name, _view: name in self.docks and self.focus_panel(name))
 
     # -- public ------------------------------------------------------------------------------
     def focus_panel(self, name: str) -> QDockWidget:

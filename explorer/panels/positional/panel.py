@@ -82,16 +82,21 @@ class PositionalPanel(QWidget):
         self.heatmap = PEHeatmapView()
         self.similarity = SimilarityShiftView()
         self.input_view = InputView()
+        self.rope_view = RopeView(self.state)  # the view "rope" (a link from another panel) brings it forward
+        self.state.panelRequested.connect(lambda panel, view: panel == self.panel_name and view == "rope"
+                                          and self.tabs.setCurrentWidget(self.rope_view))
         self.tabs = QTabWidget()
         self.tabs.setFont(st.font(st.LABEL_PT))
         for widget, text in ((self.waves, "Waves"), (self.heatmap, "Position × dimension"),
                              (self.similarity, "Similarity && shift"), (self.input_view, "This input"),
-                             (RopeView(self.state), "RoPE")):
+                             (self.rope_view, "RoPE")):
             self.tabs.addTab(widget, text)
         lay = QVBoxLayout(self)
         lay.addWidget(row)
         lay.addWidget(self.source_label)
         lay.addWidget(self.tabs, 1)
+        if self.state.session.view(self.panel_name) == "rope":  # asked for before this panel was built
+            self.tabs.setCurrentWidget(self.rope_view)
 
         for spin in (self.d_spin, self.len_spin):
             spin.setKeyboardTracking(False)  # typing "128" must not redraw for 1 and 12 first
