@@ -101,3 +101,27 @@ def test_generate_decodes_with_the_chosen_method_and_seed(panel, gpt):
     panel.controls.method.setCurrentIndex(panel.controls.method.findData("greedy"))
     panel.controls.generate.emit()
     assert panel.state.frame.output_text in panel.output.text()  # the frame's own output is greedy
+
+
+def test_a_later_decoding_step_shows_that_steps_distribution(panel, gpt):
+    """Step t: the distribution after the prompt and the first t generated tokens (a plain forward)."""
+    steps = panel.state.frame.decode.steps
+    assert len(steps) > 2 and panel.controls.step.maximum() == len(steps) - 1
+    panel.controls.step.setValue(2)
+    tok = gpt.tgt_tokenizer
+    ids = torch.tensor([steps[2].prefix])
+    assert ids[0, 1:1 + len(tok.encode(PROMPT).ids)].tolist() == tok.encode(PROMPT).ids
+    with torch.no_grad():
+        logits = gpt.model(None, ids)[0, -1].double().numpy().copy()
+    logits[[tok.bos_id, gpt.config.pad_id]] = -np.inf
+    expected = softmax(logits)
+    assert panel.bars.rows[0] == int(np.argmax(expected))
+    assert np.allclose(panel.bars.tempered, expected[panel.bars.rows], atol=1e-5)
+    assert "2 generated tokens" in panel.note.text()
+
+
+def test_without_a_recorded_decode_one_forward_gives_the_same_first_row(panel, gpt):
+    from explorer.panels.sampling.distribution import from_decode_step, next_token_logits
+    direct = next_token_logits(gpt, PROMPT).logits.softmax(-1)
+    recorded = from_decode_step(panel.state.frame.decode.steps[0], gpt).logits.softmax(-1)
+    assert torch.allclose(direct, recorded, atol=1e-6)

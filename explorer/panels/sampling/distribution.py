@@ -49,6 +49,19 @@ def filtered(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p: fl
                     float(tempered[kept].sum()))
 
 
+def from_decode_step(step, bundle) -> NextToken:
+    """The row of one recorded decoding step (`DecodeStep`, computed with the Frame off the GUI
+    thread): log of the model's own softmax, which is the logits up to a constant, so
+    softmax(row / T) = softmax(logits / T) for every T; <bos> and <pad> never sampled."""
+    tok = bundle.tgt_tokenizer
+    logits = step.model_probs.double().log().float()
+    logits[[tok.bos_id, bundle.config.pad_id]] = float("-inf")
+    generated = step.prefix[1 + step.n_prompt:]
+    what = f"the prompt and {len(generated)} generated tokens" if step.n_prompt else \
+        f"<bos> and {len(generated)} output tokens"
+    return NextToken(logits, len(step.prefix), tok.decode(step.prefix[1:]), what)
+
+
 @torch.no_grad()
 def next_token_logits(bundle, source: str) -> NextToken:
     """The decoder's logits for its first own token: after <bos> + the prompt (decoder-only) or
@@ -70,4 +83,4 @@ def next_token_logits(bundle, source: str) -> NextToken:
     return NextToken(logits, prefix.size(1), tok.decode(prefix[0, 1:].tolist()), what)
 
 
-__all__ = ["Filtered", "NextToken", "filtered", "next_token_logits"]
+__all__ = ["Filtered", "NextToken", "filtered", "from_decode_step", "next_token_logits"]

@@ -22,7 +22,7 @@ from explorer.input_text import printable
 from explorer.latest_job import LatestJob
 from explorer.panels.sampling.bars import ROWS, SamplingBars
 from explorer.panels.sampling.controls import SamplingControls
-from explorer.panels.sampling.distribution import filtered, next_token_logits
+from explorer.panels.sampling.distribution import filtered, from_decode_step, next_token_logits
 
 
 def generate_text(bundle, source: str, method: str, temperature: float, top_k: int, top_p: float,
@@ -43,6 +43,7 @@ class SamplingPanel(QWidget):
         super().__init__(parent)
         self.state = state
         self.next_token = None  # distribution.NextToken for the session's input
+        self.steps = []  # the Frame's recorded decoding steps (each one's row is drawn on request)
         self.current = None  # distribution.Filtered drawn now
         self.redraw_ms = 0.0  # the last control change's filter + draw time
         self._source = None
@@ -78,6 +79,7 @@ class SamplingPanel(QWidget):
         self.generate_job.failed.connect(lambda text: self.output.setText(html.escape(text)))
         self.generate_job.busy.connect(lambda busy: self.controls.button.setEnabled(not busy))
         self.controls.changed.connect(self.redraw)
+        self.controls.step.valueChanged.connect(self._show_step)
         self.controls.generate.connect(self.generate)
         state.bundleChanged.connect(self._on_bundle)
         state.frameChanged.connect(self._on_frame)
@@ -103,17 +105,33 @@ class SamplingPanel(QWidget):
 
     def _on_frame(self, frame) -> None:
         bundle = frame.bundle
-        if not bundle.model_kind.generates or frame.source == self._source:
+        if not bundle.model_kind.generates:
             return
-        self._source = frame.source
-        self.logits_job.submit(lambda: next_token_logits(bundle, frame.source))
+        steps = frame.decode.steps if frame.decode is not None else []
+        self.steps = steps
+        self.controls.step.blockSignals(True)
+        self.controls.step.setRange(0, max(len(steps) - 1, 0))
+        self.controls.step.setValue(0)
+        self.controls.step.blockSignals(False)
+        self.controls.step.setEnabled(len(steps) > 1)
+        if steps:  # the recorded decode has every step's row already
+            self._source = None
+            self._show_step()
+        elif frame.source != self._source:  # no recorded decode: one forward for the first step
+            self._source = frame.source
+            self.logits_job.submit(lambda: next_token_logits(bundle, frame.source))
+
+    def _show_step(self, *_) -> None:
+        if self.steps and self.state.bundle is not None:
+            self._on_logits(from_decode_step(self.steps[self.controls.step.value()], self.state.bundle))
 
     def _on_logits(self, next_token) -> None:
         self.next_token = next_token
         prefix = printable(next_token.prefix_text)[-60:].replace("␣", " ")
-        self._say(f"The model's next token after {next_token.what} ({next_token.prefix_tokens} tokens with <bos>: "
-                  f"“{prefix}”). Outline: softmax(logits / T); filled: what sampling draws from after "
-                  "top-k and top-p, renormalised.", "info")
+        read = f": “{prefix}”" if prefix.strip() else ""
+        self._say(f"The model's next token after {next_token.what} ({next_token.prefix_tokens} tokens with <bos>"
+                  f"{read}). Outline: softmax(logits / T); filled: what sampling draws from after top-k and top-p, "
+                  "renormalised.", "info")
         self.redraw()
 
     # -- controls -> view ----------------------------------------------------------------------------
