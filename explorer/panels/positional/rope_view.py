@@ -73,7 +73,9 @@ class RopeView(QWidget):
         angle = turns(shown, cfg.d_k, base).numpy()
         self.angles.set_data(angle, [str(m) for m in range(shown)], [str(i) for i in range(angle.shape[1])],
                              row_names=True)
-        self.angles.set_title(f"Pair i turned by m·θ_i (turns), θ_i = {base:g}^(−2i/{cfg.d_k})")
+        self.angles.set_title("Turns of pair i at m: m·θ_i / 2π")
+        self.angles.setToolTip(f"θ_i = {base:g}^(−2i/{cfg.d_k}): pair 0 turns a radian per position, "
+                               f"pair {cfg.d_k // 2 - 1} {base ** (-(cfg.d_k - 2) / cfg.d_k):.2g} rad")
         if rotary:
             self.note.setText(f"{bundle.name} uses rotary positions (RoPE): nothing is added to the embedding; each "
                               f"layer turns every pair (2i, 2i+1) of q and k by m·θ_i, the sinusoids' angles. "
