@@ -13,6 +13,7 @@ import torch
 
 from model.data.masking import mask_id_of
 from model.data.tokenizers import Encoded, Tokenizer
+from model.inference.chat import render_chat
 from model.inference.decoding import beam_search, greedy_decode, sample_decode
 from model.nn.config import TransformerConfig
 from model.nn.hooks import Trace, record
@@ -141,6 +142,21 @@ class ModelBundle:
     def mask_token(self) -> str | None:
         i = mask_id_of(self.src_tokenizer)
         return None if i is None else self.src_tokenizer.pieces([i])[0]
+
+    @property
+    def chat_template(self) -> str | None:
+        """The model's chat template (a Jinja string from its file), or None: not a chat model."""
+        template = self.task.get("chat_template")
+        return template if isinstance(template, str) and template else None
+
+    def chat_prompt(self, message: str) -> str:
+        """One user message laid out as the model's chat template writes a conversation, ending
+        where the assistant's answer begins: the prompt to give `run` or `translate`."""
+        if self.chat_template is None:
+            raise InputError("This model has no chat template; give it plain text to continue.")
+        tok = self.tgt_tokenizer
+        specials = {"bos_token": tok.pieces([tok.bos_id])[0], "eos_token": tok.pieces([tok.eos_id])[0]}
+        return render_chat(self.chat_template, [{"role": "user", "content": message}], **specials)
 
     # -- input ---------------------------------------------------------------------------------
     def encode_source(self, text: str) -> tuple[torch.Tensor, Encoded]:

@@ -1,8 +1,10 @@
 """Autoregressive decoding: greedy, sampling, beam search, and a step-by-step generator.
 
-Every function runs the decoder over the whole prefix at each step (no key/value cache), so
-what a viewer shows at step t is computed by exactly the code the teacher-forced forward uses,
-and step t's distribution equals row t of the parallel pass up to float rounding.
+The step-by-step generator and beam search run the decoder over the whole prefix at each step
+(no key/value cache), so what a viewer shows at step t is computed by exactly the code the
+teacher-forced forward uses, and step t's distribution equals row t of the parallel pass up to
+float rounding. Greedy and sampled decoding of a decoder-only model keep a key/value cache
+(`model.inference.kv_cache`) unless hooks are active: the same tokens, one position per step.
 """
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from model.nn.hooks import record
+from model.inference.kv_cache import KVCache
+from model.nn.hooks import any_active, record
 from model.nn.transformer import Transformer, subsequent_mask
 
 
@@ -77,8 +80,14 @@ def sample_decode(model: Transformer, src: torch.Tensor | None, bos_id: int, eos
     ys = prefix if prefix is not None else _start(src, bos_id, device=_device(model))
     pad = model.config.pad_id
     done = torch.zeros(ys.size(0), dtype=torch.bool, device=ys.device)
+    cache = KVCache(model) if model.config.model_kind.continues_prompt and not any_active() else None
+    step_in = ys  # with a cache, only the positions not yet cached
     while ys.size(1) < max_len + 1 and not done.all():
-        logits = _never(_next_logits(model, memory, src, ys), bos_id, pad)
+        if cache is None:
+            logits = _next_logits(model, memory, src, ys)
+        else:
+            logits = model.project(model.decode(None, None, step_in, cache=cache)[:, -1:])[:, -1].float()
+        logits = _never(logits, bos_id, pad)
         if temperature == 0:
             nxt = logits.argmax(-1)
         else:
@@ -89,6 +98,7 @@ def sample_decode(model: Transformer, src: torch.Tensor | None, bos_id: int, eos
             nxt = torch.multinomial(probs.to(draw_on), 1, generator=generator).squeeze(1).to(ys.device)
         nxt = torch.where(done, torch.full_like(nxt, pad), nxt)
         ys = torch.cat([ys, nxt[:, None]], dim=1)
+        step_in = nxt[:, None]
         done |= nxt == eos_id
     return ys
 

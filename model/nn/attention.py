@@ -48,6 +48,21 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Ten
     return out, weights
 
 
+FUSE_ROWS = 128  # tokens (batch × length) from which the projections run as one matrix product
+
+
+def grouped_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """Eq. 1 for one query position per head (a cached decoding step), each key/value head
+    serving its group of query heads without copying it: q (B, h, 1, d_k), k/v (B, kv, T_k, d_k),
+    mask (B|1, 1, 1, T_k) → (B, h, 1, d_k). Faster than the fused kernel for a single query."""
+    B, h, _, d_k = q.shape
+    kv = k.size(1)
+    scores = q.view(B, kv, h // kv, d_k) @ k.transpose(-2, -1) / math.sqrt(d_k)  # (B, kv, g, T_k)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return (scores.softmax(-1) @ v).view(B, h, 1, d_k)
+
+
 class MultiHeadAttention(nn.Module):
     """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
 
@@ -85,7 +100,10 @@ class MultiHeadAttention(nn.Module):
     def _project(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor):
         """Q W^Q, K W^K, V W^V. When the inputs are one tensor (self-attention) or key is value
         (cross-attention), the projections run as one wider matrix product: the same numbers
-        and parameters, fewer and larger kernels."""
+        and parameters, fewer and larger kernels. Few rows (a cached decoding step) run them one
+        by one: joining the matrices would then cost as much as multiplying by them."""
+        if key.numel() < FUSE_ROWS * key.size(-1):
+            return self.w_q(query), self.w_k(key), self.w_v(value)
         if query is key and key is value:
             layers = (self.w_q, self.w_k, self.w_v)
         elif key is value:
@@ -131,6 +149,8 @@ class MultiHeadAttention(nn.Module):
                 k = hook("k_shared", k.repeat_interleave(self.groups, dim=1))  # (B, h, T_k, d_k)
                 v = hook("v_shared", v.repeat_interleave(self.groups, dim=1))
             ctx, _ = attention(q, k, v, mask, self.dropout, hook if spelled_out else None)
+        elif T_q == 1 and dropout_p == 0:
+            ctx = grouped_attention(q, k, v, mask)
         else:  # torch's fused kernel: no hook needs the weights
             ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p,
                                                  enable_gqa=self.groups > 1)

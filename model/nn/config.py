@@ -103,9 +103,11 @@ class TransformerConfig:
         for name, bound in MAX_SIZES.items():
             if getattr(self, name) > bound:
                 raise ConfigError(f"{name} is {getattr(self, name):,}; at most {bound:,} is supported")
-        if self.max_len * self.d_model > MAX_POSITION_TABLE:
-            raise ConfigError(f"max_len {self.max_len:,} × d_model {self.d_model:,} makes a positional table of "
-                              f"{self.max_len * self.d_model:,} entries; at most {MAX_POSITION_TABLE:,}: lower max_len")
+        rope = self.positional == "rope"  # rotary positions keep one angle per pair of a head's dimensions
+        width, name = (self.d_model // self.n_heads, "d_k") if rope else (self.d_model, "d_model")
+        if self.max_len * width > MAX_POSITION_TABLE:
+            raise ConfigError(f"max_len {self.max_len:,} × {name} {width:,} makes a positional table of "
+                              f"{self.max_len * width:,} entries; at most {MAX_POSITION_TABLE:,}: lower max_len")
         if self.d_model % self.n_heads != 0:
             raise ConfigError(
                 f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads}) "

@@ -30,7 +30,7 @@ from torch import nn
 from model.nn.steps import StepText, step_text
 from model.nn.trace import Step, Trace
 
-__all__ = ["HookFn", "HookSet", "Site", "Step", "Trace", "hooked", "hooks", "patch", "record", "site", "wants"]
+__all__ = ["HookFn", "HookSet", "Site", "Step", "Trace", "any_active", "hooked", "hooks", "patch", "record", "site", "wants"]
 
 
 @dataclass(slots=True)
@@ -138,6 +138,12 @@ def wants(module: nn.Module, local: str) -> bool:
     that only a hook would read)."""
     active = _active.get()
     return bool(active) and any(h.covers(module, local) for h in active)
+
+
+def any_active() -> bool:
+    """Whether any hooks are active in this thread (a key/value cache is then not used: an edit
+    such as a running mean over query positions needs every position in each forward)."""
+    return bool(_active.get())
 
 
 def hooked(module: nn.Module) -> bool:

@@ -52,14 +52,7 @@ class Transformer(nn.Module):
         super().__init__()
         config.validate()
         self.config = cfg = config
-        if cfg.positional == "sinusoidal":
-            self.positional = SinusoidalPositionalEncoding(cfg.d_model, cfg.max_len)
-        elif cfg.positional == "sinusoidal_halves":
-            self.positional = SinusoidalPositionalEncoding(cfg.d_model, cfg.max_len, layout="halves")
-        elif cfg.positional == "rope":  # nothing added to the embeddings; attention rotates q and k
-            self.positional = RotaryPositions(cfg.d_k, cfg.max_len, cfg.rope_base)
-        else:
-            self.positional = LearnedPositionalEmbedding(cfg.d_model, cfg.max_len)
+        self.positional = self._positional(cfg)
         self.embed_dropout = Dropout(cfg.dropout)
         # BERT's additions to the input (Devlin et al. 2019, Fig. 2): a token-type ("segment")
         # embedding (the source is all type 0) and a LayerNorm over the sum, per stack.
@@ -80,9 +73,35 @@ class Transformer(nn.Module):
             self.decoder = Decoder(cfg, cross_attention=kind.has_cross_attention)
         self.generator = nn.Linear(cfg.d_model, out_vocab, bias=cfg.bias)
         self._init_weights()
-        if cfg.share_embeddings:
+        self._tie()
+
+    @staticmethod
+    def _positional(cfg: TransformerConfig) -> nn.Module:
+        if cfg.positional == "sinusoidal":
+            return SinusoidalPositionalEncoding(cfg.d_model, cfg.max_len)
+        if cfg.positional == "sinusoidal_halves":
+            return SinusoidalPositionalEncoding(cfg.d_model, cfg.max_len, layout="halves")
+        if cfg.positional == "rope":  # nothing added to the embeddings; attention rotates q and k
+            return RotaryPositions(cfg.d_k, cfg.max_len, cfg.rope_base)
+        return LearnedPositionalEmbedding(cfg.d_model, cfg.max_len)
+
+    def _tie(self) -> None:
+        if self.config.share_embeddings:
             # ... and the pre-softmax linear transformation (Section 3.4).
-            self.generator.weight = (self.tgt_embed if kind.has_decoder else self.src_embed).lut.weight
+            table = self.tgt_embed if self.config.model_kind.has_decoder else self.src_embed
+            self.generator.weight = table.lut.weight
+
+    @classmethod
+    def empty(cls, config: TransformerConfig) -> Transformer:
+        """The model with uninitialised weights (built on the meta device, then given CPU memory),
+        for a loader that overwrites every weight: it skips initialising ~10⁸ numbers for nothing.
+        The fixed positional tables are computed as usual; tied weights stay tied."""
+        with torch.device("meta"):
+            model = cls(config)
+        model.to_empty(device="cpu")
+        model.positional = cls._positional(config)
+        model._tie()
+        return model
 
     def _init_weights(self) -> None:
         for name, p in self.named_parameters():

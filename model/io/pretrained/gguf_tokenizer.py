@@ -1,0 +1,124 @@
+"""A GGUF file's own tokenizer: byte-level BPE rebuilt from the tokens and merges in its metadata.
+
+GGUF has no tokenizer.json: it stores the vocabulary (`tokenizer.ggml.tokens`), the merges,
+each token's type (3 = control, such as <|im_start|>) and the name of the pre-tokenizer
+(`tokenizer.ggml.pre`), i.e. how llama.cpp cuts text into words before the merges run. This
+module builds the same pipeline with the `tokenizers` library: the pre-tokenizer's split, the
+GPT-2 byte alphabet, the BPE merges, the control tokens kept whole.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from model.io.pretrained.files import PretrainedError
+from model.io.pretrained.gguf_file import GGUFFile
+from model.io.pretrained.hf_tokenizer import HFTokenizer
+
+CONTROL, USER_DEFINED = 3, 4  # llama.cpp's token types
+
+# tokenizer.ggml.pre → the split llama.cpp makes before the byte-level merges.
+LLAMA3_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
+                r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
+               r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+GPT2_PRE = ("default", "gpt-2", "gpt2", "phi-2", "olmo", "jais", "poro-chat", "viking")
+DIGITS_PRE = ("smollm", "starcoder", "refact")  # every digit alone, then GPT-2's split
+SPLIT_PRE = {"llama3": LLAMA3_SPLIT, "llama-v3": LLAMA3_SPLIT, "llama-bpe": LLAMA3_SPLIT,
+             "smaug-bpe": LLAMA3_SPLIT, "falcon3": LLAMA3_SPLIT, "dbrx": LLAMA3_SPLIT, "qwen2": QWEN2_SPLIT}
+KNOWN_PRE = GPT2_PRE + DIGITS_PRE + tuple(SPLIT_PRE)
+
+
+def _pre_tokenizer(tokenizers, pre: str):
+    byte_level = tokenizers.pre_tokenizers.ByteLevel
+    if pre in DIGITS_PRE:
+        return tokenizers.pre_tokenizers.Sequence([
+            tokenizers.pre_tokenizers.Digits(individual_digits=True),
+            byte_level(add_prefix_space=False, use_regex=True)])
+    if pre in SPLIT_PRE:
+        return tokenizers.pre_tokenizers.Sequence([
+            tokenizers.pre_tokenizers.Split(tokenizers.Regex(SPLIT_PRE[pre]), behavior="isolated"),
+            byte_level(add_prefix_space=False, use_regex=False)])
+    return byte_level(add_prefix_space=False, use_regex=True)
+
+
+class GGUFTokenizer(HFTokenizer):
+    """A GGUF model's byte-level BPE. `drop_leading`: an id that the model's input already starts
+    with (the bundle puts its start symbol before every prompt), so a prompt typed with it —
+    a chat template's first <|im_start|> — is not given it twice."""
+
+    def __init__(self, tok, *, drop_leading: int | None = None, **ids):
+        super().__init__(tok, "byte-level BPE", **ids)
+        self.drop_leading = drop_leading
+
+    def split(self, text: str) -> list[tuple[int, str]]:
+        parts = super().split(text)
+        if parts and self.drop_leading is not None and parts[0][0] == self.drop_leading:
+            parts = parts[1:]
+        return parts
+
+    def describe(self) -> str:
+        where = Path(self.source["gguf"]).name if self.source.get("gguf") else ""
+        return f"{len(self.vocab):,} byte-level BPE pieces" + (f" of {where}" if where else "")
+
+
+def special_ids(file: GGUFFile) -> dict[str, int]:
+    """pad / bos / eos / unk ids for the explorer.
+
+    The explorer masks every key holding pad_id and never generates it, so pad must not be a
+    token that real text holds: GGUF files often name the end-of-turn token as padding
+    (SmolLM2: <|im_end|>), and then the unknown token (<|endoftext|>) serves instead.
+    """
+    size = len(file.require("tokenizer.ggml.tokens"))
+
+    def known(key: str) -> int | None:
+        value = file.meta(key)
+        return int(value) if value is not None and 0 <= int(value) < size else None
+
+    bos, eos = known("tokenizer.ggml.bos_token_id"), known("tokenizer.ggml.eos_token_id")
+    if eos is None:
+        raise PretrainedError(f"{file.path}: the tokenizer names no end-of-sequence token (tokenizer.ggml.eos_token_id)")
+    bos = eos if bos is None else bos
+    unk = known("tokenizer.ggml.unknown_token_id")
+    pad = known("tokenizer.ggml.padding_token_id")
+    if pad is None or pad in (bos, eos):
+        pad = unk if unk is not None and unk not in (bos, eos) else 0
+    return {"pad_id": pad, "bos_id": bos, "eos_id": eos, "unk_id": unk if unk is not None else pad}
+
+
+def gguf_tokenizer(file: GGUFFile) -> tuple[GGUFTokenizer, list[str]]:
+    """The file's tokenizer, and notes on what it could not reproduce exactly."""
+    model = file.meta("tokenizer.ggml.model")
+    if model != "gpt2":
+        raise PretrainedError(f"{file.path}: tokenizer model {model!r} is not supported; this explorer reads "
+                              "byte-level BPE ('gpt2') tokenizers from GGUF files")
+    try:
+        import tokenizers
+    except ImportError:
+        raise PretrainedError(f"{file.path}: reading its tokenizer needs the `tokenizers` package "
+                              "(pip install 'transformer-explorer[llm]')") from None
+    tokens = [str(t) for t in file.require("tokenizer.ggml.tokens")]
+    merges = [tuple(str(m).split(" ", 1)) for m in file.require("tokenizer.ggml.merges")]
+    types = list(file.meta("tokenizer.ggml.token_type") or [])
+    notes = []
+    pre = str(file.meta("tokenizer.ggml.pre", "default"))
+    if pre not in KNOWN_PRE:
+        notes.append(f"pre-tokenizer {pre!r} is not one this explorer knows; text is split as GPT-2 splits it")
+    try:
+        tok = tokenizers.Tokenizer(tokenizers.models.BPE(vocab={t: i for i, t in enumerate(tokens)}, merges=merges))
+    except Exception as exc:  # the Rust side raises a plain Exception for inconsistent merges
+        raise PretrainedError(f"{file.path}: its vocabulary and merges do not form a BPE tokenizer ({exc})") from None
+    tok.pre_tokenizer = _pre_tokenizer(tokenizers, pre)
+    tok.decoder = tokenizers.decoders.ByteLevel()
+    kept = tokenizers.AddedToken
+    tok.add_special_tokens([kept(t, special=True, normalized=False) for t, k in zip(tokens, types) if k == CONTROL])
+    tok.add_tokens([kept(t, special=False, normalized=False) for t, k in zip(tokens, types) if k == USER_DEFINED])
+    ids = special_ids(file)
+    add_bos = bool(file.meta("tokenizer.ggml.add_bos_token", False))
+    wrapped = GGUFTokenizer(tok, drop_leading=ids["bos_id"], source={"gguf": str(file.path)}, **ids)
+    if not add_bos:
+        notes.append(f"every input starts with {tokens[ids['bos_id']]!r} (the explorer's start symbol), "
+                     "which llama.cpp would not add to plain text")
+    return wrapped, notes
+
+
+__all__ = ["GGUFTokenizer", "gguf_tokenizer", "special_ids"]
