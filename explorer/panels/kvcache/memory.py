@@ -11,11 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-
-def bytes_per_token(config, dtype: torch.dtype) -> int:
-    """Bytes one token adds to the cache: K and V, every decoder layer, every key/value head."""
-    element = torch.empty((), dtype=dtype).element_size()
-    return 2 * config.n_decoder_layers * config.kv_heads * config.d_k * element
+from model.inference.kv_cache import cache_bytes_per_token
 
 
 @dataclass(frozen=True)
@@ -32,14 +28,8 @@ class CacheBudget:
 
 
 def budget(config, dtype: torch.dtype) -> CacheBudget:
-    full = bytes_per_token(_as_mha(config), dtype)
-    return CacheBudget(bytes_per_token(config, dtype), full, config.max_len, config.n_heads // config.kv_heads)
-
-
-def _as_mha(config):
-    """The config with one key/value head per query head (what the paper's attention keeps)."""
-    from dataclasses import replace
-    return replace(config, n_kv_heads=0)
+    return CacheBudget(cache_bytes_per_token(config, dtype), cache_bytes_per_token(config, dtype, full_attention=True),
+                       config.max_len, config.n_heads // config.kv_heads)
 
 
 def human(n: float) -> str:
@@ -72,4 +62,4 @@ def describe(config, dtype: torch.dtype, cached: int) -> str:
     return "<br>".join(lines)
 
 
-__all__ = ["CacheBudget", "budget", "bytes_per_token", "describe", "human"]
+__all__ = ["CacheBudget", "budget", "describe", "human"]
