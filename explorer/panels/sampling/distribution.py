@@ -24,6 +24,20 @@ class NextToken:
     what: str  # in words: what this is the next token of
 
 
+def token_text(tokenizer, ids: list[int]) -> list[str]:
+    """Each token as the text it stands for (a byte-level BPE piece "ĠParis" is " Paris"); a
+    marker (<eos>) or a piece that decodes to nothing keeps its piece."""
+    pieces = tokenizer.pieces(ids)
+    texts = []
+    for i, piece in zip(ids, pieces):
+        try:
+            text = tokenizer.decode([i])
+        except (ValueError, KeyError, IndexError):
+            text = ""
+        texts.append(text if text and not (piece.startswith("<") and piece.endswith(">")) else piece)
+    return texts
+
+
 @dataclass(frozen=True)
 class Filtered:
     """One setting's view of the row: the tempered softmax, what each filter cut, and what is left."""
@@ -57,8 +71,10 @@ def from_decode_step(step, bundle) -> NextToken:
     logits = step.model_probs.double().log().float()
     logits[[tok.bos_id, bundle.config.pad_id]] = float("-inf")
     generated = step.prefix[1 + step.n_prompt:]
-    what = f"the prompt and {len(generated)} generated tokens" if step.n_prompt else \
-        f"<bos> and {len(generated)} output tokens"
+    if step.n_prompt:
+        what = f"the prompt and {len(generated)} generated tokens" if generated else "the prompt"
+    else:
+        what = f"<bos> and {len(generated)} output tokens" if generated else "<bos>: the first output token"
     return NextToken(logits, len(step.prefix), tok.decode(step.prefix[1:]), what)
 
 
@@ -83,4 +99,4 @@ def next_token_logits(bundle, source: str) -> NextToken:
     return NextToken(logits, prefix.size(1), tok.decode(prefix[0, 1:].tolist()), what)
 
 
-__all__ = ["Filtered", "NextToken", "filtered", "from_decode_step", "next_token_logits"]
+__all__ = ["Filtered", "NextToken", "filtered", "from_decode_step", "next_token_logits", "token_text"]

@@ -22,7 +22,7 @@ from explorer.input_text import printable
 from explorer.latest_job import LatestJob
 from explorer.panels.sampling.bars import ROWS, SamplingBars
 from explorer.panels.sampling.controls import SamplingControls
-from explorer.panels.sampling.distribution import filtered, from_decode_step, next_token_logits
+from explorer.panels.sampling.distribution import filtered, from_decode_step, next_token_logits, token_text
 
 
 def generate_text(bundle, source: str, method: str, temperature: float, top_k: int, top_p: float,
@@ -145,7 +145,8 @@ class SamplingPanel(QWidget):
         top = f.tempered.topk(min(ROWS, f.tempered.numel()))
         ids = top.indices.tolist()
         notes = ["top-k" if bool(f.cut_by_k[i]) else "top-p" if bool(f.cut_by_p[i]) else "" for i in ids]
-        pieces = self.state.bundle.tgt_tokenizer.pieces(ids) if self.state.bundle is not None else [str(i) for i in ids]
+        pieces = token_text(self.state.bundle.tgt_tokenizer, ids) if self.state.bundle is not None else \
+            [str(i) for i in ids]
         self.bars.show_rows(ids, pieces, top.values.numpy(), f.final[ids].numpy(), notes)
         vocab = f.final.numel()
         self.summary.setText(f"T = {temperature:g}: {f.kept:,} of {vocab:,} tokens kept "
