@@ -12,6 +12,7 @@ from __future__ import annotations
 import traceback
 from collections.abc import Callable
 
+import shiboken6
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QThreadPool, Signal
 from superqt.utils import create_worker
 
@@ -78,18 +79,20 @@ class LatestJob(QObject):
         worker.start()
 
     def _on_finished(self) -> None:
+        if not shiboken6.isValid(self):  # the panel closed while its job ran: nobody to tell
+            return
         self._worker = None
         self._start_next()
 
     def _on_done(self, request: int, result) -> None:
-        if request == self._latest:
+        if request == self._latest and shiboken6.isValid(self):
             self.done.emit(result)
 
     def _on_failed(self, request: int, exc: BaseException) -> None:
         expected = isinstance(exc, EXPECTED)
         if not expected:
             traceback.print_exception(exc)
-        if request == self._latest:
+        if request == self._latest and shiboken6.isValid(self):
             self.failed.emit(str(exc) if expected else f"{type(exc).__name__}: {exc}")
 
 
