@@ -88,3 +88,25 @@ def test_an_encoder_decoder_model_is_told_what_a_cache_needs(qtbot):
     torch.manual_seed(0)
     _state, panel = _panel(qtbot, random_bundle("reverse", d_model=32, n_heads=4, dropout=0.0), "abc")
     assert "not a decoder-only model" in panel.note.text() and not panel.step.isEnabled()
+
+
+def test_the_maps_are_what_a_real_kv_cache_holds_fed_one_token_at_a_time(qtbot, gqa):
+    """model.inference.kv_cache.KVCache, filled by cached decoding a token per step, holds exactly
+    the rows the panel draws (keys rotated, as cached)."""
+    from model.inference.kv_cache import KVCache
+    state, panel = _panel(qtbot, gqa, "abcd")
+    tok = gqa.tgt_tokenizer
+    seq = [tok.bos_id] + state.result.source.ids + tok.encode(state.result.output_text).ids
+    cache = KVCache(gqa.model)
+    with torch.no_grad():
+        for i in seq:
+            gqa.model.decode(None, None, torch.tensor([[i]]), cache=cache)
+    panel.layer.setValue(1)
+    panel.kv_head.setValue(0)
+    panel.step.setValue(len(seq) - 1)
+    layer = cache.layer(0)
+    assert layer.keys.shape[2] == len(seq) == panel.keys.values.shape[0]
+    assert np.allclose(panel.keys.values, layer.keys[0, 0].numpy(), atol=1e-5)
+    assert np.allclose(panel.values.values, layer.values[0, 0].numpy(), atol=1e-5)
+    per_token = cache.nbytes() // len(seq)
+    assert human(per_token) in panel.memory.text()  # the bytes the real cache takes per token
