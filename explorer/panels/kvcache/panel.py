@@ -57,8 +57,6 @@ class KVCachePanel(QWidget):
         self.play = QPushButton("Play ▶")
         self.play.setCheckable(True)
         self.play.setToolTip("Step through the generation, one token a beat")
-        self.step_label = QLabel()
-        self.step_label.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
         controls = QHBoxLayout()
         for widget in (self.layer, self.kv_head):
             controls.addWidget(widget)
@@ -70,23 +68,21 @@ class KVCachePanel(QWidget):
         for heatmap, rows, cols in ((self.keys, "position", "d_k"), (self.values, "position", "d_k"),
                                     (self.reads, "", "cached key")):
             heatmap.set_axis_names(rows, cols)
-        maps = QHBoxLayout()
-        maps.addWidget(self.keys, 1)
-        maps.addWidget(self.values, 1)
         self.memory = QLabel()
         self.memory.setWordWrap(True)
         self.memory.setTextFormat(Qt.RichText)
         self.memory.setFont(style.font(style.BASE_POINT_SIZE))
-        bottom = QHBoxLayout()
-        bottom.addWidget(self.reads, 3)
-        bottom.addWidget(self.memory, 2)
+        self.memory.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+        maps = QHBoxLayout()  # the cache's rows need the height: the numbers go beside them
+        maps.addWidget(self.keys, 3)
+        maps.addWidget(self.values, 3)
+        maps.addWidget(self.memory, 2)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.note)
         layout.addLayout(controls)
-        layout.addWidget(self.step_label)
         layout.addLayout(maps, 3)
-        layout.addLayout(bottom, 2)
+        layout.addWidget(self.reads, 2)
         self.timer = QTimer(self)
         self.timer.setInterval(PLAY_MS)
         self.timer.timeout.connect(self._advance)
@@ -108,7 +104,6 @@ class KVCachePanel(QWidget):
         for heatmap in (self.keys, self.values, self.reads):
             heatmap.clear_data()
         self.memory.setText("")
-        self.step_label.setText("")
         config = bundle.config
         decoder_only = config.kind == "decoder_only"
         for widget in (self.layer, self.kv_head, self.step, self.play):
@@ -122,9 +117,8 @@ class KVCachePanel(QWidget):
         gqa = (f"{config.n_heads} query heads share {config.kv_heads} key/value heads (GQA)"
                if config.kv_heads < config.n_heads else
                f"no GQA: each of the {config.n_heads} query heads has its own key/value head")
-        self._say(f"Generating token t+1 needs the keys and values of positions 0 … t in every layer: the cache "
-                  f"keeps them instead of recomputing the prefix. {bundle.name}: {gqa}. Hatched rows: not cached "
-                  "yet.", "info")
+        self._say(f"Each new token needs the keys and values of every earlier position, in every layer: the cache "
+                  f"keeps them (hatched: not cached yet). {bundle.name}: {gqa}.", "info")
 
     def _on_frame(self, frame) -> None:
         if frame.bundle.config.kind != "decoder_only":
@@ -160,17 +154,16 @@ class KVCachePanel(QWidget):
         for heatmap, data, name in ((self.keys, keys[g], "K"), (self.values, values[g], "V")):
             heatmap.set_levels((-bound, bound))
             heatmap.set_data(data, labels, dims, allowed=allowed, row_names=True)
-            heatmap.set_title(f"{name} cache, layer {self.layer.value()}, KV head {g}: {t + 1} rows")
+            heatmap.set_title(f"{name}, layer {self.layer.value()}, KV head {g}: {t + 1} rows")
         group = config.n_heads // config.kv_heads
         heads = list(range(g * group, (g + 1) * group))  # the query heads reading this key/value head
         row_allowed = np.zeros((len(heads), total), dtype=bool)
         row_allowed[:, : t + 1] = True
         self.reads.set_data(weights[heads, t, :], [f"q head {h}" for h in heads], self.pieces[:total],
                             allowed=row_allowed, row_names=True)
-        self.reads.set_title(f"The query at {t} reads the cache (attention weights)")
-        where = "the prompt, read in one pass" if t <= self.n_prompt else "generated"
+        where = "prompt" if t <= self.n_prompt else "generated"
         token = printable(self.pieces[t]) if t < len(self.pieces) else ""
-        self.step_label.setText(f"Step t = {t}: “{token}” — {where}; {t + 1} positions cached")
+        self.reads.set_title(f"Step {t}, “{token}” ({where}): its query reads the {t + 1} cached keys")
         dtype = next(self.state.bundle.model.parameters()).dtype
         self.memory.setText(describe(config, dtype, t + 1))
 

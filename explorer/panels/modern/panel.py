@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QGraphicsScene,
     QHBoxLayout,
@@ -128,6 +128,7 @@ class ModernPanel(QWidget):
         self.job.failed.connect(self._on_no_modern)
         self.old_figure.draw("2017: the paper's base model", paper_config())
         state.bundleChanged.connect(self._on_bundle)
+        state.scaleChanged.connect(self._reshow)
         if state.bundle is not None:
             self._on_bundle(state.bundle)
 
@@ -153,10 +154,10 @@ class ModernPanel(QWidget):
 
     def _show(self, name: str, config, parameters: int) -> None:
         self.new_figure.draw(f"2024: {name}", config)
-        self.table.setHorizontalHeaderItem(2, QTableWidgetItem(f"2024 ({name})"))
         self.rows = comparison_rows(paper_config(), config, parameters)
         self.table.setRowCount(len(self.rows))
-        bold = style.font(style.BASE_POINT_SIZE, bold=True)
+        bold = self.table.font()  # the table's own size (scaled while presenting), in bold
+        bold.setBold(True)
         for i, row in enumerate(self.rows):
             aspect = QTableWidgetItem(row.aspect)
             aspect.setFont(bold)
@@ -164,14 +165,23 @@ class ModernPanel(QWidget):
             for column, text in ((1, row.old), (2, row.new)):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
-                if row.old != row.new:
-                    item.setFont(bold if column == 2 else style.font(style.BASE_POINT_SIZE))
+                if row.old != row.new and column == 2:
+                    item.setFont(bold)
                 self.table.setItem(i, column, item)
             button = QPushButton(f"{PANEL_TITLES.get(row.panel, row.panel)} ▸")
             button.setToolTip(f"Open the {PANEL_NAMES.get(row.panel, row.panel)} panel")
             button.clicked.connect(lambda _checked=False, r=row: self.state.request_panel(r.panel, r.view))
             self.table.setCellWidget(i, 3, button)
         self.table.resizeRowsToContents()
+
+    def _reshow(self, *_) -> None:
+        """Again at the current text size (presenting scales it): bold cells and row heights follow."""
+        if self.modern is not None:
+            QTimer.singleShot(0, lambda: self._show(*self.modern))
+
+    def showEvent(self, event) -> None:  # noqa: N802
+        super().showEvent(event)
+        QTimer.singleShot(0, self.table.resizeRowsToContents)  # the columns' real widths are known now
 
     def _say(self, text: str, level: str) -> None:
         style.set_sheet(self.note, f"background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;")
