@@ -177,11 +177,11 @@ class ModernPanel(QWidget):
     def _reshow(self, *_) -> None:
         """Again at the current text size (presenting scales it): bold cells and row heights follow."""
         if self.modern is not None:
-            QTimer.singleShot(0, lambda: self._show(*self.modern))
+            QTimer.singleShot(0, self, lambda: self._show(*self.modern))
 
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
-        QTimer.singleShot(0, self.table.resizeRowsToContents)  # the columns' real widths are known now
+        QTimer.singleShot(0, self.table, self.table.resizeRowsToContents)  # the columns' real widths are known now
 
     def _say(self, text: str, level: str) -> None:
         style.set_sheet(self.note, f"background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;")

@@ -83,8 +83,7 @@ class PositionalPanel(QWidget):
         self.similarity = SimilarityShiftView()
         self.input_view = InputView()
         self.rope_view = RopeView(self.state)  # the view "rope" (a link from another panel) brings it forward
-        self.state.panelRequested.connect(lambda panel, view: panel == self.panel_name and view == "rope"
-                                          and self.tabs.setCurrentWidget(self.rope_view))
+        self.state.panelRequested.connect(self._on_requested)
         self.tabs = QTabWidget()
         self.tabs.setFont(st.font(st.LABEL_PT))
         for widget, text in ((self.waves, "Waves"), (self.heatmap, "Position × dimension"),
@@ -104,6 +103,10 @@ class PositionalPanel(QWidget):
         self.len_spin.valueChanged.connect(lambda _: self.refresh())
         self.learned_box.toggled.connect(lambda _: self.refresh())
         self.reset_button.clicked.connect(self.use_model_sizes)
+
+    def _on_requested(self, panel: str, view: str) -> None:
+        if panel == self.panel_name and view == "rope":
+            self.tabs.setCurrentWidget(self.rope_view)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """The note on where the table comes from under the controls, or (NARROW) folded into the

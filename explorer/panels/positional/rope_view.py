@@ -39,7 +39,7 @@ class RopeView(QWidget):
         self.table.set_axis_names("m − n", "key at n")
         self.head = QSpinBox()
         self.head.setPrefix("head ")
-        self.head.valueChanged.connect(lambda _v: self.refresh())
+        self.head.valueChanged.connect(self.refresh)
         self.verdict = QLabel()
         self.verdict.setWordWrap(True)
         self.verdict.setTextFormat(Qt.RichText)
@@ -55,11 +55,11 @@ class RopeView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.note)
         layout.addLayout(row, 1)
-        state.bundleChanged.connect(lambda _b: self.refresh())
-        state.resultChanged.connect(lambda _r: self.refresh())
+        state.bundleChanged.connect(self.refresh)  # bound methods: Qt drops them with the view
+        state.resultChanged.connect(self.refresh)
         self.refresh()
 
-    def refresh(self) -> None:
+    def refresh(self, *_) -> None:
         bundle, result = self.state.bundle, self.state.result
         if bundle is None:
             return
