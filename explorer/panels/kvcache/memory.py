@@ -45,17 +45,17 @@ def describe(config, dtype: torch.dtype, cached: int) -> str:
     """The panel's memory paragraph (HTML) for a cache holding `cached` tokens."""
     b = budget(config, dtype)
     name = str(dtype).removeprefix("torch.")
-    per = (f"2 (K, V) × {config.n_decoder_layers} layers × {config.kv_heads} KV heads × d_k {config.d_k} × "
+    per = (f"2 (K, V) × {config.n_decoder_layers} layers × {config.kv_heads} KV heads × {config.d_k} (d_k) × "
            f"{torch.empty((), dtype=dtype).element_size()} B ({name})")
     lines = [f"<b>Per token</b>: {per} = <b>{human(b.per_token)}</b>",
-             f"<b>Now</b> ({cached} tokens cached): <b>{human(b.at(cached))}</b>; "
-             f"at the full context of {b.context:,} tokens: {human(b.at(b.context))}"]
+             f"<b>Now</b>, {cached} tokens: <b>{human(b.at(cached))}</b> · full context ({b.context:,}): "
+             f"{human(b.at(b.context))}"]
     if b.groups > 1:
         saved = b.full_mha_per_token - b.per_token
-        lines.append(f"<b>GQA</b>: {config.n_heads} query heads share {config.kv_heads} KV heads "
-                     f"({b.groups} each). Full multi-head attention would cache {human(b.full_mha_per_token)} a "
-                     f"token ({human(b.full_mha_per_token * b.context)} at full context): GQA saves "
-                     f"{human(saved)} a token, {saved / b.full_mha_per_token:.0%}.")
+        lines.append(f"<b>GQA</b>, {config.n_heads} query heads on {config.kv_heads} KV heads: full multi-head "
+                     f"attention would cache {human(b.full_mha_per_token)} a token "
+                     f"({human(b.full_mha_per_token * b.context)} at full context); GQA saves {human(saved)} a token, "
+                     f"{saved / b.full_mha_per_token:.0%}.")
     else:
         lines.append(f"<b>No GQA</b>: each of the {config.n_heads} query heads has its own key/value head "
                      "(the paper's multi-head attention), so nothing is shared.")

@@ -66,7 +66,7 @@ class KVCachePanel(QWidget):
         self.values = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, colour_bar=True)
         self.reads = Heatmap(square=False, colour_bar=True)
         for heatmap, rows, cols in ((self.keys, "position", "d_k"), (self.values, "position", "d_k"),
-                                    (self.reads, "", "cached key")):
+                                    (self.reads, "", "cached position")):
             heatmap.set_axis_names(rows, cols)
         self.memory = QLabel()
         self.memory.setWordWrap(True)
@@ -76,13 +76,13 @@ class KVCachePanel(QWidget):
         maps = QHBoxLayout()  # the cache's rows need the height: the numbers go beside them
         maps.addWidget(self.keys, 3)
         maps.addWidget(self.values, 3)
-        maps.addWidget(self.memory, 2)
+        maps.addWidget(self.memory, 3)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.note)
         layout.addLayout(controls)
-        layout.addLayout(maps, 3)
-        layout.addWidget(self.reads, 2)
+        layout.addLayout(maps, 5)
+        layout.addWidget(self.reads, 3)
         self.timer = QTimer(self)
         self.timer.setInterval(PLAY_MS)
         self.timer.timeout.connect(self._advance)
@@ -114,7 +114,7 @@ class KVCachePanel(QWidget):
             return
         self.layer.setRange(1, config.n_decoder_layers)  # counted from 1, as every panel names layers
         self.kv_head.setRange(0, config.kv_heads - 1)
-        gqa = (f"{config.n_heads} query heads share {config.kv_heads} key/value heads (GQA)"
+        gqa = (f"{config.n_heads} query heads share {config.kv_heads} key/value head{'s' if config.kv_heads > 1 else ''} (GQA)"
                if config.kv_heads < config.n_heads else
                f"no GQA: each of the {config.n_heads} query heads has its own key/value head")
         self._say(f"Each new token needs the keys and values of every earlier position, in every layer: the cache "
@@ -159,8 +159,8 @@ class KVCachePanel(QWidget):
         heads = list(range(g * group, (g + 1) * group))  # the query heads reading this key/value head
         row_allowed = np.zeros((len(heads), total), dtype=bool)
         row_allowed[:, : t + 1] = True
-        self.reads.set_data(weights[heads, t, :], [f"q head {h}" for h in heads], self.pieces[:total],
-                            allowed=row_allowed, row_names=True)
+        self.reads.set_data(weights[heads, t, :], [f"q head {h}" for h in heads], [str(i) for i in range(total)],
+                            allowed=row_allowed, row_names=True)  # positions: the maps above name their tokens
         where = "prompt" if t <= self.n_prompt else "generated"
         token = printable(self.pieces[t]) if t < len(self.pieces) else ""
         self.reads.set_title(f"Step {t}, “{token}” ({where}): its query reads the {t + 1} cached keys")

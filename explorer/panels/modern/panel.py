@@ -153,7 +153,7 @@ class ModernPanel(QWidget):
         self._show(bundle.name, bundle.config, sum(p.numel() for p in bundle.model.parameters()))
 
     def _show(self, name: str, config, parameters: int) -> None:
-        self.new_figure.draw(f"2024: {name}", config)
+        self.new_figure.draw(f"2024: {name.removesuffix('-Instruct')}", config)
         self.rows = comparison_rows(paper_config(), config, parameters)
         self.table.setRowCount(len(self.rows))
         bold = self.table.font()  # the table's own size (scaled while presenting), in bold
