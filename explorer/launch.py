@@ -23,8 +23,8 @@ def panel_names() -> list[str]:
 
 # The panels' names, known without importing them (that imports torch and pyqtgraph): start-up
 # checks --panel before anything heavy is loaded. tests/test_app.py keeps it equal to panel_names().
-PANEL_NAMES = ("architecture", "step", "attention", "positional", "decoding", "heads", "atlas", "lens",
-               "attribution", "patching", "compare", "leak", "training")
+PANEL_NAMES = ("architecture", "step", "attention", "positional", "decoding", "sampling", "kvcache", "heads", "atlas",
+               "lens", "attribution", "patching", "compare", "leak", "training", "induction", "modern")
 
 
 def check_panel(name: str) -> None:

@@ -184,7 +184,11 @@ class MainWindow(QMainWindow):
         self.state.busyChanged.connect(self._on_busy)
         self.state.message.connect(self._on_message)
         self.state.bundleChanged.connect(self._on_bundle)
-        self.state.panelWanted.connect(lambda name: self.focus_panel(name) if name in self.docks else None)
+        self.state.panelRequested.connect(self._on_panel_requested)
+
+    def _on_panel_requested(self, name: str, _view: str) -> None:
+        if name in self.docks:
+            self.focus_panel(name)
 
     # -- public ------------------------------------------------------------------------------
     def focus_panel(self, name: str) -> QDockWidget:

@@ -57,7 +57,7 @@ class SessionState(QObject):
     frameFailed = Signal(str)  # why no Frame could be computed for the session now (the last stays)
     message = Signal(str, str)  # level ("info" | "warning" | "error"), text
     busyChanged = Signal(bool, str)  # busy?, what is running
-    panelWanted = Signal(str)  # a panel asks for another to be brought forward (the window raises it)
+    panelRequested = Signal(str, str)  # a panel asks the window to bring another forward: panel, its view or ""
 
     def __init__(self, parent: QObject | None = None, session: Session | None = None):
         super().__init__(parent)
@@ -254,9 +254,11 @@ class SessionState(QObject):
     def set_view(self, panel: str, tab: str) -> None:
         self.session.set_view(panel, tab)
 
-    def show_panel(self, name: str) -> None:
-        """Ask the window to bring panel `name` forward (a panel never raises another itself)."""
-        self.panelWanted.emit(name)
+    def request_panel(self, panel: str, view: str = "") -> None:
+        """Ask the window to bring `panel` forward (showing `view` when given): a link between panels."""
+        if view:
+            self.set_view(panel, view)
+        self.panelRequested.emit(panel, view)
 
     # -- feedback ------------------------------------------------------------------------------
     def set_busy(self, busy: bool, what: str = "") -> None:

@@ -18,7 +18,8 @@ from model.io.checkpoints import bundled_checkpoints  # noqa: E402
 from support import build_main_window, make_main_window, messages_of  # noqa: E402
 
 TOUR_ORDER = ["transformer", "embedding", "positional", "self-attention", "multi-head", "masking", "decoder attention",
-              "one head", "decoding", "training", "bert-like", "gpt-like", "mask-leak"]
+              "one head", "decoding", "training", "bert-like", "gpt-like", "sampling", "kv cache", "what changed",
+              "mask-leak"]
 
 
 def plain_text(html: str) -> str:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import importlib
 
-PANEL_MODULES = ("architecture", "stepper", "attention", "positional", "decoding", "heads", "atlas", "lens",
-                 "attribution", "patching", "compare", "leak", "training")
+PANEL_MODULES = ("architecture", "stepper", "attention", "positional", "decoding", "sampling", "kvcache", "heads", "atlas",
+                 "lens", "attribution", "patching", "compare", "leak", "training", "induction", "modern")
 
 
 def panel_classes() -> list[type]:

@@ -7,7 +7,7 @@ type (the legend names the colours), every score in the cell's tooltip. The scor
 pool thread with progress, when the panel is shown and whenever the model changes.
 
 Clicking a head selects it in the session and asks for the Attention maps panel on that head
-(the session's attention selection, its "single" view and `SessionState.show_panel`): the panel
+(the session's attention selection, its "single" view and `SessionState.request_panel`): the panel
 never calls another panel.
 """
 from __future__ import annotations
@@ -153,7 +153,7 @@ class AtlasPanel(QWidget):
         """Select the head for every panel and ask for the Attention maps on it."""
         self.state.select_attention(kind, layer, head)
         self.state.set_view("attention", "single")
-        self.state.show_panel("attention")
+        self.state.request_panel("attention")
 
     def _on_selected(self, kind: str, layer: int, head: int) -> None:
         self.grid.select((kind, layer, head))

@@ -102,10 +102,12 @@ class InputView(QWidget):
         """(recorded step, map title, short name) for each term of this stack's input."""
         trace = self.result.trace
         scaled = "√" in trace[f"{stack}.embedding.scaled"].formula
-        learned = trace[f"{stack}.positional"].formula.startswith("P[pos]")
         terms = [(f"{stack}.embedding.scaled", "E[token]·√d_model" if scaled else "E[token] (not scaled)",
-                  "scaled" if scaled else "E"),
-                 (f"{stack}.positional", "+ P[pos] (learned)" if learned else "+ PE(pos)", "P" if learned else "PE")]
+                  "scaled" if scaled else "E")]
+        if f"{stack}.positional" in trace:  # (rotary positions add nothing: they turn q and k; the RoPE tab)
+            learned = trace[f"{stack}.positional"].formula.startswith("P[pos]")
+            terms.append((f"{stack}.positional", "+ P[pos] (learned)" if learned else "+ PE(pos)",
+                          "P" if learned else "PE"))
         if f"{stack}.embedding.token_type" in trace:
             terms.append((f"{stack}.embedding.token_type", "+ T[0] (token type)", "T"))
         normed = f"{stack}.input_norm" in trace
@@ -156,5 +158,7 @@ class InputView(QWidget):
                 text += f" (max |LayerNorm(sum) − {stack}.input_norm| = {self.norm_error:.1e} with the model's γ, β)"
             text += "; that, not the sum, enters layer 1. The LayerNorm map has its own colour scale, the others share one."
         else:
-            text += " The same colour scale for all three."
+            text += f" The same colour scale for all {len(arrays)}."
+        if f"{stack}.positional" not in trace:
+            text += " Rotary positions add nothing here: each layer turns q and k instead (the RoPE tab)."
         self.check.setText(text)

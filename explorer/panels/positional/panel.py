@@ -15,6 +15,7 @@ from superqt import QFlowLayout
 
 from explorer.drawing import plot_style as st
 from explorer.panels.positional.input_view import InputView
+from explorer.panels.positional.rope_view import RopeView
 from explorer.panels.positional.sinusoids import sinusoid_table
 from explorer.panels.positional.views import PEHeatmapView, SimilarityShiftView
 from explorer.panels.positional.waves import WavesView
@@ -81,15 +82,20 @@ class PositionalPanel(QWidget):
         self.heatmap = PEHeatmapView()
         self.similarity = SimilarityShiftView()
         self.input_view = InputView()
+        self.rope_view = RopeView(self.state)  # the view "rope" (a link from another panel) brings it forward
+        self.state.panelRequested.connect(self._on_requested)
         self.tabs = QTabWidget()
         self.tabs.setFont(st.font(st.LABEL_PT))
         for widget, text in ((self.waves, "Waves"), (self.heatmap, "Position × dimension"),
-                             (self.similarity, "Similarity && shift"), (self.input_view, "This input")):
+                             (self.similarity, "Similarity && shift"), (self.input_view, "This input"),
+                             (self.rope_view, "RoPE")):
             self.tabs.addTab(widget, text)
         lay = QVBoxLayout(self)
         lay.addWidget(row)
         lay.addWidget(self.source_label)
         lay.addWidget(self.tabs, 1)
+        if self.state.session.view(self.panel_name) == "rope":  # asked for before this panel was built
+            self.tabs.setCurrentWidget(self.rope_view)
 
         for spin in (self.d_spin, self.len_spin):
             spin.setKeyboardTracking(False)  # typing "128" must not redraw for 1 and 12 first
@@ -97,6 +103,10 @@ class PositionalPanel(QWidget):
         self.len_spin.valueChanged.connect(lambda _: self.refresh())
         self.learned_box.toggled.connect(lambda _: self.refresh())
         self.reset_button.clicked.connect(self.use_model_sizes)
+
+    def _on_requested(self, panel: str, view: str) -> None:
+        if panel == self.panel_name and view == "rope":
+            self.tabs.setCurrentWidget(self.rope_view)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """The note on where the table comes from under the controls, or (NARROW) folded into the

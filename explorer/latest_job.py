@@ -1,0 +1,99 @@
+"""`LatestJob`: one panel's model work off the GUI thread, only the newest request delivered.
+
+A panel that runs its model itself (the sampling playground's next-token row, its Generate
+button, the KV-cache panel's generation) submits a function; it runs on superqt's worker
+thread, one at a time, a queued request replaced by a newer one, and only the newest request's
+result reaches `done` (a stale answer never overwrites a newer prompt's). Expected failures
+(bad input, a model that cannot do it) arrive as `failed(message)`; anything else is printed
+with its traceback too.
+"""
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+
+import shiboken6
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QThreadPool, Signal
+from superqt.utils import create_worker
+
+EXPECTED = (ValueError, RuntimeError, OSError, KeyError)
+
+
+class LatestJob(QObject):
+    """Signals: done(result), failed(message), busy(bool)."""
+
+    done = Signal(object)
+    failed = Signal(str)
+    busy = Signal(bool)
+
+    def __init__(self, parent: QObject | None = None, synchronous: bool = False):
+        super().__init__(parent)
+        self.synchronous = synchronous  # tests and figures: run on the calling thread
+        self._latest = 0
+        self._queued: tuple[int, Callable[[], object]] | None = None
+        self._worker = None
+
+    def submit(self, fn: Callable[[], object]) -> int:
+        """Run `fn` off the GUI thread; a queued, not yet started job is replaced (it is stale)."""
+        self._latest += 1
+        if self.synchronous:
+            request = self._latest
+            try:
+                result = fn()
+            except Exception as exc:  # noqa: BLE001 - reported like the threaded path
+                self._on_failed(request, exc)
+            else:
+                self._on_done(request, result)
+            return request
+        self._queued = (self._latest, fn)
+        if self._worker is None:
+            self._start_next()
+        return self._latest
+
+    @property
+    def running(self) -> bool:
+        return self._worker is not None or self._queued is not None
+
+    def wait(self, msecs: int = 60000) -> bool:
+        """Block (processing events) until every job is done and delivered: figures and tests."""
+        clock = QElapsedTimer()
+        clock.start()
+        while self.running and clock.elapsed() < msecs:
+            QThreadPool.globalInstance().waitForDone(20)
+            QCoreApplication.sendPostedEvents()
+            QCoreApplication.processEvents()
+        return not self.running
+
+    def _start_next(self) -> None:
+        job, self._queued = self._queued, None
+        if job is None:
+            self.busy.emit(False)
+            return
+        request, fn = job
+        self.busy.emit(True)
+        worker = create_worker(fn, _start_thread=False, _ignore_errors=True)
+        worker.returned.connect(lambda result: self._on_done(request, result))
+        worker.errored.connect(lambda exc: self._on_failed(request, exc))
+        worker.finished.connect(self._on_finished)
+        self._worker = worker
+        worker.start()
+
+    def _on_finished(self) -> None:
+        if not shiboken6.isValid(self):  # the panel closed while its job ran: nobody to tell
+            return
+        self._worker = None
+        self._start_next()
+
+    def _on_done(self, request: int, result) -> None:
+        if request == self._latest and shiboken6.isValid(self):
+            self.done.emit(result)
+
+    def _on_failed(self, request: int, exc: BaseException) -> None:
+        expected = isinstance(exc, EXPECTED)
+        if not expected:
+            traceback.print_exception(exc)
+        if request == self._latest and shiboken6.isValid(self):
+            self.failed.emit(str(exc) if expected else f"{type(exc).__name__}: {exc}")
+
+
+__all__ = ["LatestJob"]

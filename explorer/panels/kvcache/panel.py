@@ -1,0 +1,187 @@
+"""The KV cache: what a decoder-only model keeps for every token it has read or generated.
+
+At generation step t the cache of one layer holds the keys and values of positions 0 … t (the
+prompt, read in one pass, then one row per generated token); the new query at t reads all of
+them (its attention row), and nothing is recomputed. The maps show one layer's one key/value
+head, the rows not cached yet hatched; the row under them shows the query heads that share
+that key/value head reading the cache at step t. The numbers below are this model's cache in
+bytes, per token, now, at full context, and against full multi-head attention (GQA).
+
+Everything drawn is the session's recorded forward: in a causal decoder the keys and values
+at positions ≤ t are the same whether computed in one pass or step by step with a cache.
+"""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSlider, QSpinBox, QVBoxLayout, QWidget
+
+from explorer import style
+from explorer.drawing.heatmap import Heatmap
+from explorer.input_text import printable
+from explorer.panels.kvcache.memory import describe
+
+PLAY_MS = 600  # one generation step a beat when playing
+
+
+def cached_tensors(trace, layer: int):
+    """(K, V, weights) of a decoder layer's self-attention: K, V (kv_heads, T, d_k) as cached
+    (keys after rotation for a rotary model), weights (n_heads, T, T)."""
+    base = f"decoder.layers.{layer}.self_attn."
+    k = trace[base + "k_rot"] if base + "k_rot" in trace else trace[base + "k"]
+    return k.tensor[0].float().numpy(), trace[base + "v"].tensor[0].float().numpy(), \
+        trace.attention("decoder_self", layer)[0].float().numpy()
+
+
+class KVCachePanel(QWidget):
+    """One layer's cache growing step by step, the new query's read of it, and its size."""
+
+    panel_name = "kvcache"
+    title = "KV cache"
+
+    def __init__(self, state, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.tensors = None  # (K, V, weights) of the layer shown
+        self.pieces: list[str] = []
+        self.n_prompt = 0
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        self.note.setFont(style.font(style.BASE_POINT_SIZE))
+        self.layer = QSpinBox()
+        self.layer.setPrefix("layer ")
+        self.kv_head = QSpinBox()
+        self.kv_head.setPrefix("KV head ")
+        self.step = QSlider(Qt.Horizontal)
+        self.step.setToolTip("Generation step t: the cache holds positions 0 … t")
+        self.play = QPushButton("Play ▶")
+        self.play.setCheckable(True)
+        self.play.setToolTip("Step through the generation, one token a beat")
+        controls = QHBoxLayout()
+        for widget in (self.layer, self.kv_head):
+            controls.addWidget(widget)
+        controls.addWidget(self.step, 1)
+        controls.addWidget(self.play)
+        self.keys = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, colour_bar=False)
+        self.values = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, colour_bar=True)
+        self.reads = Heatmap(square=False, colour_bar=True)
+        for heatmap, rows, cols in ((self.keys, "position", "d_k"), (self.values, "position", "d_k"),
+                                    (self.reads, "", "cached position")):
+            heatmap.set_axis_names(rows, cols)
+        self.memory = QLabel()
+        self.memory.setWordWrap(True)
+        self.memory.setTextFormat(Qt.RichText)
+        self.memory.setFont(style.font(style.BASE_POINT_SIZE))
+        self.memory.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+        maps = QHBoxLayout()  # the cache's rows need the height: the numbers go beside them
+        maps.addWidget(self.keys, 3)
+        maps.addWidget(self.values, 3)
+        maps.addWidget(self.memory, 3)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.note)
+        layout.addLayout(controls)
+        layout.addLayout(maps, 5)
+        layout.addWidget(self.reads, 3)
+        self.timer = QTimer(self)
+        self.timer.setInterval(PLAY_MS)
+        self.timer.timeout.connect(self._advance)
+        self.play.toggled.connect(self._on_play)
+        self.layer.valueChanged.connect(self._load_layer)
+        self.kv_head.valueChanged.connect(self.redraw)
+        self.step.valueChanged.connect(self.redraw)
+        state.bundleChanged.connect(self._on_bundle)
+        state.frameChanged.connect(self._on_frame)
+        if state.bundle is not None:
+            self._on_bundle(state.bundle)
+        if state.frame is not None:
+            self._on_frame(state.frame)
+
+    # -- session -> view -----------------------------------------------------------------------------
+    def _on_bundle(self, bundle) -> None:
+        self.tensors = None
+        self.play.setChecked(False)
+        for heatmap in (self.keys, self.values, self.reads):
+            heatmap.clear_data()
+        self.memory.setText("")
+        config = bundle.config
+        decoder_only = config.kind == "decoder_only"
+        for widget in (self.layer, self.kv_head, self.step, self.play):
+            widget.setEnabled(decoder_only)
+        if not decoder_only:
+            self._say(f"{bundle.name} is not a decoder-only model. A KV cache is what a decoder keeps between "
+                      "generation steps; open gpt-facts or SmolLM2 to watch one grow.", "warning")
+            return
+        self.layer.setRange(1, config.n_decoder_layers)  # counted from 1, as every panel names layers
+        self.kv_head.setRange(0, config.kv_heads - 1)
+        gqa = (f"{config.n_heads} query heads share {config.kv_heads} key/value head{'s' if config.kv_heads > 1 else ''} (GQA)"
+               if config.kv_heads < config.n_heads else
+               f"no GQA: each of the {config.n_heads} query heads has its own key/value head")
+        self._say(f"Each new token needs the keys and values of every earlier position, in every layer: the cache "
+                  f"keeps them (hatched: not cached yet). {bundle.name}: {gqa}.", "info")
+
+    def _on_frame(self, frame) -> None:
+        if frame.bundle.config.kind != "decoder_only":
+            return
+        self.pieces = list(frame.forward.tgt_pieces)
+        self.n_prompt = frame.forward.n_prompt
+        self.step.blockSignals(True)
+        self.step.setRange(0, len(self.pieces) - 1)
+        self.step.setValue(min(self.n_prompt, len(self.pieces) - 1))  # the prompt read: the first step generates
+        self.step.blockSignals(False)
+        self._load_layer()
+
+    def _load_layer(self, *_) -> None:
+        trace = self.state.trace
+        if trace is None or self.state.bundle is None or self.state.bundle.config.kind != "decoder_only":
+            return
+        self.tensors = cached_tensors(trace, self.layer.value() - 1)
+        self.redraw()
+
+    # -- drawing -------------------------------------------------------------------------------------
+    def redraw(self, *_) -> None:
+        if self.tensors is None:
+            return
+        keys, values, weights = self.tensors
+        config = self.state.bundle.config
+        g, t = self.kv_head.value(), self.step.value()
+        total, d_k = keys.shape[1], keys.shape[2]
+        labels = [f"{i} {printable(p)}" for i, p in enumerate(self.pieces[:total])]
+        dims = [str(i) for i in range(d_k)]
+        allowed = np.zeros((total, d_k), dtype=bool)
+        allowed[: t + 1] = True
+        bound = float(max(np.abs(keys[g]).max(), np.abs(values[g]).max())) or 1.0  # one scale: one colour bar
+        for heatmap, data, name in ((self.keys, keys[g], "K"), (self.values, values[g], "V")):
+            heatmap.set_levels((-bound, bound))
+            heatmap.set_data(data, labels, dims, allowed=allowed, row_names=True)
+            heatmap.set_title(f"{name}, layer {self.layer.value()}, KV head {g}: {t + 1} rows")
+        group = config.n_heads // config.kv_heads
+        heads = list(range(g * group, (g + 1) * group))  # the query heads reading this key/value head
+        row_allowed = np.zeros((len(heads), total), dtype=bool)
+        row_allowed[:, : t + 1] = True
+        self.reads.set_data(weights[heads, t, :], [f"q head {h}" for h in heads], [str(i) for i in range(total)],
+                            allowed=row_allowed, row_names=True)  # positions: the maps above name their tokens
+        where = "prompt" if t <= self.n_prompt else "generated"
+        token = printable(self.pieces[t]) if t < len(self.pieces) else ""
+        self.reads.set_title(f"Step {t}, “{token}” ({where}): its query reads the {t + 1} cached keys")
+        dtype = next(self.state.bundle.model.parameters()).dtype
+        self.memory.setText(describe(config, dtype, t + 1))
+
+    def _on_play(self, on: bool) -> None:
+        self.play.setText("Pause ⏸" if on else "Play ▶")
+        if on and self.step.value() >= self.step.maximum():
+            self.step.setValue(0)
+        self.timer.start() if on else self.timer.stop()
+
+    def _advance(self) -> None:
+        if self.step.value() >= self.step.maximum():
+            self.play.setChecked(False)
+            return
+        self.step.setValue(self.step.value() + 1)
+
+    def _say(self, text: str, level: str) -> None:
+        style.set_sheet(self.note, f"background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;")
+        self.note.setText(text)
+
+
+__all__ = ["KVCachePanel", "cached_tensors"]

