@@ -70,12 +70,12 @@ class EncoderLayer(nn.Module):
         super().__init__()
         self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout, axes=(axis, axis))
         self.add_norm1 = AddNorm(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps, axis)
-        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout, axis, cfg.activation)
-        self.add_norm2 = AddNorm(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps, axis)
+        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout, axis, cfg.activation) if cfg.d_ff else None
+        self.add_norm2 = AddNorm(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps, axis) if cfg.d_ff else None
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         x = self.add_norm1(x, lambda y: self.self_attn(y, y, y, mask))
-        return self.add_norm2(x, self.ffn)
+        return x if self.ffn is None else self.add_norm2(x, self.ffn)
 
 
 class DecoderLayer(nn.Module):
@@ -93,15 +93,16 @@ class DecoderLayer(nn.Module):
             self.add_norm2 = AddNorm(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps, "tgt")
         else:
             self.cross_attn = None
-        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout, "tgt", cfg.activation)
-        self.add_norm3 = AddNorm(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps, "tgt")
+        # d_ff = 0: no feed-forward sublayer at all (an attention-only model)
+        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout, "tgt", cfg.activation) if cfg.d_ff else None
+        self.add_norm3 = AddNorm(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps, "tgt") if cfg.d_ff else None
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor | None, src_mask: torch.Tensor | None,
                 tgt_mask: torch.Tensor | None) -> torch.Tensor:
         x = self.add_norm1(x, lambda y: self.self_attn(y, y, y, tgt_mask))
         if self.cross_attn is not None:
             x = self.add_norm2(x, lambda y: self.cross_attn(y, memory, memory, src_mask))
-        return self.add_norm3(x, self.ffn)
+        return x if self.ffn is None else self.add_norm3(x, self.ffn)
 
 
 class Encoder(nn.Module):
