@@ -93,7 +93,7 @@ def _screenshot(args) -> int:
         if not owned:  # scale and theme are process-wide: put them back for the app's other windows
             window.lecture.presentation.leave()  # (each re-styles every widget: ~1 s of a 10-s figure)
             apply_theme(app, "light")
-        for name in ("training", "leak"):
+        for name in ("training", "leak", "induction"):
             if window.panels.built(name) is not None:  # (a panel never shown was never built)
                 window.panels[name].shutdown()
         close_window(app, window)

@@ -24,7 +24,7 @@ def panel_names() -> list[str]:
 # The panels' names, known without importing them (that imports torch and pyqtgraph): start-up
 # checks --panel before anything heavy is loaded. tests/test_app.py keeps it equal to panel_names().
 PANEL_NAMES = ("architecture", "step", "attention", "positional", "decoding", "heads", "lens", "attribution",
-               "compare", "leak", "training")
+               "compare", "leak", "induction", "training")
 
 
 def check_panel(name: str) -> None:

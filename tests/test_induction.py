@@ -117,7 +117,8 @@ def test_measure_reads_the_recorded_attention():
     assert found.scores.shape == (n_layers, heads) and found.attention.shape == (n_layers, heads, 20, 20)
     assert np.allclose(found.attention.sum(-1), 1.0, atol=1e-5)
     assert found.attention[0, 0, 0, 1] == 0.0  # causal
-    assert found.example == lab.eval_batch.ids[0].tolist()
+    row = int(lab.eval_batch.length.argmax())  # the example: the row with the longest segment
+    assert found.example == lab.eval_batch.ids[row].tolist() and found.example_length == lab.eval_batch.length.max()
     assert found.icl == pytest.approx(found.second_copy_loss - found.first_copy_loss)
     again = measure(lab.model, lab.eval_batch)
     assert np.array_equal(again.scores, found.scores)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 
 PANEL_MODULES = ("architecture", "stepper", "attention", "positional", "decoding", "heads", "lens",
-                 "attribution", "compare", "leak", "training")
+                 "attribution", "compare", "leak", "induction", "training")
 
 
 def panel_classes() -> list[type]:

@@ -80,7 +80,7 @@ class InductionMeasure:
     second_copy_loss: float
     icl: float  # second − first (nats)
     scores: np.ndarray  # (layers, heads) induction scores
-    attention: np.ndarray  # (layers, heads, T, T) over the example row (the batch's first)
+    attention: np.ndarray  # (layers, heads, T, T) over the example row (the one with the longest segment)
     example: list[int] = field(default_factory=list)  # that row's ids
     example_start: int = 0
     example_length: int = 0
@@ -92,17 +92,19 @@ class InductionMeasure:
 
 def measure(model: Transformer, batch: RepeatBatch, step: int = 0, elapsed: float = 0.0) -> InductionMeasure:
     """Score `model` on `batch`: losses, ICL score, every head's induction score (attention read
-    through the hooks), and the first row's attention maps."""
+    through the hooks), and the attention maps of the row with the longest repeated segment
+    (the clearest picture of an induction stripe)."""
     model.eval()
     with torch.no_grad(), record(model) as trace:
         logits = model(None, batch.ids)
     losses = position_losses(logits, batch.ids)
     first, second = copy_losses(losses, batch)
     layers = [trace.attention("decoder_self", i) for i in range(model.config.n_decoder_layers)]  # (B, h, T, T) each
-    scores = torch.stack([induction_scores(a, batch) for a in layers]).numpy()
-    attention = torch.stack([a[0] for a in layers]).numpy()
+    scores = torch.stack([induction_scores(a, batch) for a in layers]).cpu().numpy()
+    row = int(batch.length.argmax())
+    attention = torch.stack([a[row] for a in layers]).cpu().numpy()
     return InductionMeasure(step, elapsed, float(losses.mean()), first, second, second - first, scores,
-                            attention, batch.ids[0].tolist(), int(batch.start[0]), int(batch.length[0]))
+                            attention, batch.ids[row].tolist(), int(batch.start[row]), int(batch.length[row]))
 
 
 class InductionLab:

@@ -29,7 +29,7 @@ def position_losses(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
 def copy_masks(batch: RepeatBatch) -> tuple[torch.Tensor, torch.Tensor]:
     """Boolean (B, T-1) masks of the prediction positions inside the first and the second copy:
     q ∈ [s, s+L-2] and q ∈ [s+L, s+2L-2]."""
-    q = torch.arange(batch.ids.size(1) - 1)[None, :]
+    q = torch.arange(batch.ids.size(1) - 1, device=batch.ids.device)[None, :]
     s, n = batch.start[:, None], batch.length[:, None]
     first = (q >= s) & (q <= s + n - 2)
     second = (q >= s + n) & (q <= s + 2 * n - 2)
