@@ -93,3 +93,4 @@ def test_presenting_dark_restyles_without_losing_the_run(panel, qtbot, qapp):
         assert panel.icl_plot.curve.opts["pen"].color().name() == style.current().accent
     finally:
         presentation.apply_theme(qapp, "light")
+

@@ -19,7 +19,7 @@ from explorer import style
 from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.drawing.spaced_axis import SpacedAxis
 
-PHASE_LABEL = "phase change"
+PHASE_LABEL = "phase\nchange"  # two short lines: beside the line on a narrow plot
 
 
 def head_pen(layer: int, head: int) -> pg.QtGui.QPen:
@@ -46,7 +46,9 @@ class StepPlot(pg.PlotWidget):
         plot.getAxis("left").enableAutoSIPrefix(False)
         plot.showGrid(y=True, alpha=0.2)
         self.setToolTip(tooltip)
-        opts = dict(position=0.95, anchors=[(0, 0), (0, 0)]) if label_phase else None
+        # the label near the top, on the side of the line towards the middle of the view (pyqtgraph
+        # picks between the two anchors), so it never runs off the plot's edge
+        opts = dict(position=0.97, anchors=[(0, 0), (1, 0)], color=style.current().warning) if label_phase else None
         self.phase = pg.InfiniteLine(angle=90, movable=False, pen=_phase_pen(),
                                      label=PHASE_LABEL if label_phase else None, labelOpts=opts)
         self.phase_label = self.phase.label if label_phase else None  # (pyqtgraph makes one only when asked)
@@ -94,7 +96,7 @@ class LossPlot(StepPlot):
         super().__init__("Loss", "nats / token",
                          "Next-token cross-entropy of each training batch. Before the phase change nothing "
                          "can be predicted (the dashed line: a uniform guess); after it the second copy can.",
-                         label_phase=True, parent=parent)
+                         parent=parent)
         self.curve = self.plot([], [], pen=pg.mkPen(style.current().loss, width=2), antialias=False)
         self.uniform = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(style.MUTED.name(), width=1.5,
                                                                             style=Qt.DotLine))
@@ -157,7 +159,7 @@ class HeadScorePlot(StepPlot):
                          "Each head's mean attention from a token in the second copy to the token after its "
                          "first occurrence (the key an induction head reads). Colour: the head; the last layer solid, the "
                          "layers below dashed.",
-                         parent=parent)
+                         label_phase=True, parent=parent)
         plot = self.getPlotItem()
         plot.setYRange(0, 1, padding=0.02)
         plot.enableAutoRange(y=False)
