@@ -40,6 +40,8 @@ MAP_EVERY = 100  # steps between redraws of the attention map (a map costs the G
 MAP_PENDING = "drawn as\ntraining runs"
 MAP_TITLE = "Best head"
 WIDE_RATIO = 1.8  # wider than this × its height: the three plots and the map in one row
+STACK_HEIGHT = 720  # px: lower than this, two rows would leave a plot too short to read …
+ROW_WIDTH = 900  # px: … if one row has the width (a narrow dock stays two by two)
 START_TIMEOUT = 60.0  # s: `train_for` waits at most this long for the lab to be built
 
 
@@ -157,7 +159,8 @@ class InductionPanel(StopsWithWindow, QWidget):
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
-        self._arrange(self.width() > WIDE_RATIO * self.height())
+        wide = self.width() > WIDE_RATIO * self.height()
+        self._arrange(wide or (self.height() < STACK_HEIGHT and self.width() >= ROW_WIDTH))
 
     # -- controls ---------------------------------------------------------------------------
     def config(self, **overrides) -> InductionConfig:
@@ -269,7 +272,7 @@ class InductionPanel(StopsWithWindow, QWidget):
         tokens = [str(t) for t in measure.example[window]]
         blocked = np.triu(np.ones_like(matrix, dtype=bool), 1)
         self.map.set_data(matrix, tokens, tokens, blocked=blocked, separator=n)
-        self.map.set_title(f"L{layer + 1}H{head + 1} · score {measure.scores[layer, head]:.0%}")
+        self.map.set_title(f"L{layer + 1}H{head + 1} · {measure.scores[layer, head]:.0%}")
 
     def _on_error(self, exc: BaseException) -> None:
         if self._mine():

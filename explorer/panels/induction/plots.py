@@ -127,8 +127,8 @@ class IclPlot(StepPlot):
     """The in-context-learning score: loss on the second copy minus loss on the first."""
 
     def __init__(self, parent=None):
-        super().__init__("ICL score", "2nd − 1st copy",
-                         "Loss on the repeated copy minus loss on the first copy (nats), on a fixed batch. "
+        super().__init__("ICL score", "nats",
+                         "Loss on the second copy minus loss on the first copy (nats), on a fixed batch. "
                          "0: the repeat is no easier; strongly negative: the model copies from context "
                          "(Olsson et al.'s ICL score: late-token minus early-token loss).", parent=parent)
         self.curve = self.plot([], [], pen=pg.mkPen(style.current().accent, width=3), antialias=False,
@@ -155,7 +155,7 @@ class HeadScorePlot(StepPlot):
     (the last layer's, solid) and says that the layers below are dashed: short enough for a beamer."""
 
     def __init__(self, parent=None):
-        super().__init__("Induction score", "attention",
+        super().__init__("Induction", "score",
                          "Each head's mean attention from a token in the second copy to the token after its "
                          "first occurrence (the key an induction head reads). Colour: the head; the last layer solid, the "
                          "layers below dashed.",
@@ -206,15 +206,16 @@ class HeadScorePlot(StepPlot):
         super().resizeEvent(event)
 
     def _fit_legend(self) -> None:
-        """Every entry in one row where they fit, else half a row each (a legend wider than the
-        view would widen the plot past its cell)."""
+        """As many entries a row as fit (a legend wider than the view would widen the plot past
+        its cell)."""
         if getattr(self, "legend", None) is None or not self.curves:
             return
         metrics = QFontMetricsF(style.font(style.SMALL_POINT_SIZE))
         entries = [label.text for _, label in self.legend.items]
-        width = sum(metrics.horizontalAdvance(text) + 2.5 * metrics.height() for text in entries)
+        # every column as wide as the widest entry: its line sample, the text and the spacing
+        entry = max(metrics.horizontalAdvance(text) for text in entries) + 2.5 * metrics.height() + 8
         room = self.width() - self.getPlotItem().getAxis("left").width() - 16
-        self.legend.setColumnCount(len(entries) if width <= room else (len(entries) + 1) // 2)
+        self.legend.setColumnCount(max(1, min(len(entries), int(room // entry))))
 
     def restyle(self) -> None:
         super().restyle()
