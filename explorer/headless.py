@@ -152,7 +152,7 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
     if getattr(args, "train_seconds", None):  # the front panel's own training (the leak lab), else the Training panel's
         trainer = window.panels.get(args.panel)
         trained = (trainer if hasattr(trainer, "train_for") else window.panels["training"]).train_for(args.train_seconds)
-        print(f"trained {trained} steps in {'at most ' if args.panel == 'leak' else ''}{args.train_seconds:g} s")
+        print(f"trained {trained} steps in {'at most ' if args.panel in ('leak', 'induction') else ''}{args.train_seconds:g} s")
     for _ in range(6):  # layout, then pyqtgraph's deferred axis/label updates, then paint
         app.processEvents()
     image = window.grab()
