@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="head surgery, e.g. encoder:0:1=zero,cross:1:0=uniform (kind:layer:head from 0 = zero|mean|uniform)")
     p.add_argument("--train-seconds", metavar="N", type=float,
                    help="with --screenshot: live-train in the Training panel for N seconds first "
-                        "(with --panel leak: run the mask-leak lab, at most N seconds of training)")
+                        "(with --panel leak or induction: run that panel's own lab, at most N seconds of training)")
     return p
 
 

@@ -93,7 +93,7 @@ def _screenshot(args) -> int:
         if not owned:  # scale and theme are process-wide: put them back for the app's other windows
             window.lecture.presentation.leave()  # (each re-styles every widget: ~1 s of a 10-s figure)
             apply_theme(app, "light")
-        for name in ("training", "leak"):
+        for name in ("training", "leak", "induction"):
             if window.panels.built(name) is not None:  # (a panel never shown was never built)
                 window.panels[name].shutdown()
         close_window(app, window)
@@ -154,7 +154,7 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
     if getattr(args, "train_seconds", None):  # the front panel's own training (the leak lab), else the Training panel's
         trainer = window.panels.get(args.panel)
         trained = (trainer if hasattr(trainer, "train_for") else window.panels["training"]).train_for(args.train_seconds)
-        print(f"trained {trained} steps in {'at most ' if args.panel == 'leak' else ''}{args.train_seconds:g} s")
+        print(f"trained {trained} steps in {'at most ' if args.panel in ('leak', 'induction') else ''}{args.train_seconds:g} s")
     for _ in range(6):  # layout, then pyqtgraph's deferred axis/label updates, then paint
         app.processEvents()
     image = window.grab()

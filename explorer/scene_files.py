@@ -22,7 +22,7 @@ READABLE_VERSIONS = (1, 2)
 TOUR_PATH = asset_path("scenes", "tour.json")
 SCENE_KEYS = {"solo", "name", "caption", "checkpoint", "task", "input", "target", "panel", "step", "attention",
               "decoding", "layout", "views", "causal_mask", "compare", "panels", "interventions", "start"}
-STARTABLE_PANELS = ("training", "leak")  # panels with a live run a scene may start ("start": true)
+STARTABLE_PANELS = ("training", "leak", "induction")  # panels with a live run a scene may start ("start": true)
 VIEW_CHOICES = {"attention": ("grid", "single", "lines", "derived"), "attention_grid": ("selected", "all"),
                 "decoding": ("steps", "parallel", "beam"), "compare": ("maps", "outputs", "heads")}
 DECODING_KEYS = {f.name: type(f.default) for f in dataclasses.fields(DecodeSettings)}  # strategy: str, …

@@ -19,7 +19,7 @@ from support import build_main_window, make_main_window, messages_of  # noqa: E4
 
 TOUR_ORDER = ["transformer", "embedding", "positional", "self-attention", "multi-head", "masking", "decoder attention",
               "one head", "decoding", "training", "bert-like", "gpt-like", "sampling", "kv cache", "what changed",
-              "mask-leak"]
+              "mask-leak", "induction"]
 
 
 def plain_text(html: str) -> str:
@@ -197,7 +197,7 @@ BAD_FILES = [
     ("three panels", '{"version": 2, "scenes": [{"name": "a", "panels": ["step", "attention", "decoding"]}]}',
      "one or two"),
     ("start without a run", '{"version": 2, "scenes": [{"name": "a", "panel": "attention", "start": true}]}',
-     "'panel' must be one of training, leak"),
+     "'panel' must be one of training, leak, induction"),
 ]
 
 
@@ -223,10 +223,11 @@ def test_bad_scene_files_are_a_message_naming_the_file_and_the_tour_is_kept(shar
 def test_a_scene_starts_its_run_once_and_the_tour_pauses_training_while_elsewhere(window, qtbot, tmp_path):
     """"start": true shows a run moving, not "Press Start": training starts when its scene is
     shown, pauses while the tour is on another scene (it would slow every forward pass there)
-    and goes on when the scene comes back; the mask-leak lab starts once and is not restarted."""
+    and goes on when the scene comes back; the mask-leak and induction labs start once and are not restarted."""
     scenes = [{"name": "train", "panel": "training", "task": "reverse", "input": "abc", "start": True},
               {"name": "look", "panel": "attention"},
-              {"name": "leak", "panel": "leak", "start": True}]
+              {"name": "leak", "panel": "leak", "start": True},
+              {"name": "induction", "panel": "induction", "start": True}]
     path = tmp_path / "runs.json"
     path.write_text(json.dumps({"version": 2, "scenes": scenes}))
     deck, training = window.lecture.deck, window.panels["training"]
@@ -256,6 +257,15 @@ def test_a_scene_starts_its_run_once_and_the_tour_pauses_training_while_elsewher
     assert training.run is None and training.total_steps > 0  # shown, not started again
     assert not training.probe.show_others.isChecked()  # its copies never left the panel
     leak.shutdown()
+    induction = window.panels["induction"]
+    deck.go(3)
+    lab = induction.run
+    assert lab is not None  # the induction lab starts with its scene …
+    deck.go(1)
+    deck.go(3)
+    assert induction.run is lab  # … once
+    induction.shutdown()
+    assert lab.is_done()
 
 
 

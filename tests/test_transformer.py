@@ -184,7 +184,7 @@ def test_table3_presets():
 # -- configuration ----------------------------------------------------------------------------
 @pytest.mark.parametrize("overrides, message", [
     (dict(d_model=30, n_heads=4), r"d_model \(30\) must be divisible by n_heads \(4\)"),
-    (dict(d_ff=-1), "d_ff must be a positive integer"),
+    (dict(d_ff=-1), "d_ff must be a non-negative integer"),
     (dict(d_model=0), "d_model must be a positive integer"),
     (dict(n_encoder_layers=-2), "n_encoder_layers must be a non-negative integer"),
     (dict(n_decoder_layers=0), "needs n_decoder_layers >= 1"),

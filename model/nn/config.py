@@ -37,7 +37,7 @@ class TransformerConfig:
     tgt_vocab_size: int
     d_model: int = 512
     n_heads: int = 8
-    d_ff: int = 2048
+    d_ff: int = 2048  # 0: no feed-forward sublayer (an attention-only model, as in Olsson et al. 2022)
     n_encoder_layers: int = 6
     n_decoder_layers: int = 6
     dropout: float = 0.1
@@ -92,11 +92,11 @@ class TransformerConfig:
 
     def validate(self) -> None:
         """Raise `ConfigError` naming the field when the sizes cannot work together."""
-        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
+        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "max_len"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
-        for name in ("n_encoder_layers", "n_decoder_layers"):
+        for name in ("d_ff", "n_encoder_layers", "n_decoder_layers"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ConfigError(f"{name} must be a non-negative integer, got {value!r}")

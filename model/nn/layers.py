@@ -103,12 +103,12 @@ class EncoderLayer(nn.Module):
         super().__init__()
         self.self_attn = _attention(cfg, (axis, axis))
         self.add_norm1 = _add_norm(cfg, axis)
-        self.ffn = _ffn(cfg, axis)
-        self.add_norm2 = _add_norm(cfg, axis)
+        self.ffn = _ffn(cfg, axis) if cfg.d_ff else None  # d_ff = 0: attention only
+        self.add_norm2 = _add_norm(cfg, axis) if cfg.d_ff else None
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None, rotary: Rotary = None) -> torch.Tensor:
         x = self.add_norm1(x, lambda y: self.self_attn(y, y, y, mask, rotary))
-        return self.add_norm2(x, self.ffn)
+        return x if self.ffn is None else self.add_norm2(x, self.ffn)
 
 
 class DecoderLayer(nn.Module):
@@ -126,8 +126,9 @@ class DecoderLayer(nn.Module):
             self.add_norm2 = _add_norm(cfg, "tgt")
         else:
             self.cross_attn = None
-        self.ffn = _ffn(cfg, "tgt")
-        self.add_norm3 = _add_norm(cfg, "tgt")
+        # d_ff = 0: no feed-forward sublayer at all (an attention-only model)
+        self.ffn = _ffn(cfg, "tgt") if cfg.d_ff else None
+        self.add_norm3 = _add_norm(cfg, "tgt") if cfg.d_ff else None
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor | None, src_mask: torch.Tensor | None,
                 tgt_mask: torch.Tensor | None, rotary: Rotary = None, cache=None) -> torch.Tensor:
@@ -135,7 +136,7 @@ class DecoderLayer(nn.Module):
         x = self.add_norm1(x, lambda y: self.self_attn(y, y, y, tgt_mask, rotary, cache))
         if self.cross_attn is not None:
             x = self.add_norm2(x, lambda y: self.cross_attn(y, memory, memory, src_mask))
-        return self.add_norm3(x, self.ffn)
+        return x if self.ffn is None else self.add_norm3(x, self.ffn)
 
 
 class Encoder(nn.Module):
