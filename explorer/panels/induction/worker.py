@@ -16,8 +16,8 @@ import numpy as np
 from PySide6.QtCore import Qt, QThreadPool
 from superqt.utils import GeneratorWorker, create_worker
 
-from model.train.request import worker_threads
 from model.train.induction import InductionConfig, InductionLab, InductionMeasure, InductionStep
+from model.train.request import worker_threads
 
 EMIT_INTERVAL = 0.2  # s between batches of loss rows: the curves look live, the GUI thread stays idle
 
