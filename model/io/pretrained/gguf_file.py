@@ -10,6 +10,7 @@ BF16, Q8_0, Q4_0, Q4_1, Q5_*, the K-quants …). GGUF lists a tensor's sizes inn
 """
 from __future__ import annotations
 
+import math
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,11 @@ class TensorInfo:
     shape: tuple[int, ...]
     tensor_type: object
     offset: int
+
+    @property
+    def n_elements(self) -> int:
+        """How many numbers the tensor holds (the product of its sizes)."""
+        return math.prod(self.shape)
 
 
 class _Header:
