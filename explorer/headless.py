@@ -68,10 +68,11 @@ def _screenshot(args) -> int:
         bundle = load_bundle(args.checkpoint) if args.checkpoint else default_bundle()
     except (ValueError, OSError) as exc:
         raise HeadlessError(f"cannot load checkpoint {args.checkpoint}: {exc}") from None
-    from explorer.launch import DEFAULT_INPUT
     from model.inference.bundle import InputError
+    if args.input is None:
+        args.input = first_readable_input(bundle)
     try:  # the same check the runner makes, before a window is built for nothing
-        bundle.encode_source(args.input if args.input is not None else DEFAULT_INPUT)
+        bundle.encode_source(args.input)
         if args.target and args.target.strip():
             bundle.encode_target(args.target)
     except InputError as exc:
@@ -115,8 +116,21 @@ def _check_compare(bundle, reference: str | None) -> None:
         raise HeadlessError(f"cannot load --compare {reference}: {exc}") from None
 
 
-def _render(app, window, state, runner, errors, bundle, args, out) -> int:
+def first_readable_input(bundle) -> str:
+    """Without --input: the default sentence if the model reads it, else its first example
+    that it does (as the window does when a model is opened)."""
     from explorer.launch import DEFAULT_INPUT
+    from model.inference.bundle import InputError
+    for text in (DEFAULT_INPUT, *bundle.examples):
+        try:
+            bundle.encode_source(text)
+        except InputError:
+            continue
+        return text
+    return DEFAULT_INPUT
+
+
+def _render(app, window, state, runner, errors, bundle, args, out) -> int:
     state.session.set_compare(getattr(args, "compare", None))
     state.set_bundle(bundle)
     if getattr(args, "ablate", None):
@@ -125,7 +139,7 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
             state.session.set_interventions(validate_heads(bundle.model, parse_heads(args.ablate)))
         except InterventionError as exc:
             raise HeadlessError(f"--ablate: {exc}") from None
-    runner.run(args.input if args.input is not None else DEFAULT_INPUT, args.target)
+    runner.run(args.input, args.target)
     if errors:
         raise HeadlessError(f"bad input: {errors[0]}")
     if args.step and not state.select_step_named(args.step):

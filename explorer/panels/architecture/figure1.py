@@ -53,15 +53,30 @@ def block_titles(cfg, stack: str) -> list[str]:
     name (the encoder's blocks need not be as wide as "Masked Multi-Head Attention"), so the
     figure is narrower and a projector draws it larger."""
     kind = cfg.model_kind
-    common = ["Feed Forward", "Add & Norm", "LayerNorm", "Linear", "Softmax"]
+    common = [ffn_title(cfg), "Add & Norm", norm_title(cfg), "Linear", "Softmax"]
     if cfg.norm_first:
-        common.append("Final LayerNorm")
+        common.append(f"Final {norm_title(cfg)}")
     if stack == "encoder":
-        return ["Input Embedding", "Multi-Head Attention"] + common
-    titles = ["Output Embedding", "Token Embedding", "Masked Multi-Head Attention"] + common
+        return ["Input Embedding", attention_title(cfg, masked=False)] + common
+    titles = ["Output Embedding", "Token Embedding", attention_title(cfg, masked=True)] + common
     if kind.has_cross_attention:
         titles.append("Multi-Head Cross-Attention")
     return titles
+
+
+def norm_title(cfg) -> str:
+    """The normalisation the model computes: the paper's LayerNorm, or RMSNorm (Llama, SmolLM2)."""
+    return "RMSNorm" if getattr(cfg, "norm", "layer") == "rms" else "LayerNorm"
+
+
+def ffn_title(cfg) -> str:
+    return "SwiGLU Feed Forward" if cfg.activation == "swiglu" else "Feed Forward"
+
+
+def attention_title(cfg, masked: bool) -> str:
+    """Multi-head attention, or grouped-query attention when heads share key/value heads."""
+    name = "Grouped-Query Attention" if cfg.kv_heads < cfg.n_heads else "Multi-Head Attention"
+    return f"Masked {name}" if masked else name
 
 
 def shape_room(cfg) -> float:
@@ -170,12 +185,14 @@ class Figure1Builder:
                           f"{stack}.input", QPointF(cx, y))
         arrow(self.scene, [emb.top(), adder.mapToScene(QPointF(0, 15))])
         # Table 3 row E and BERT learn a table of positions instead of the sinusoids
-        learned = cfg.positional == "learned"
+        learned, rotary = cfg.positional == "learned", cfg.positional == "rope"
         wave_title, short = ("Positional\nEmbedding", "Positional\nemb.") if learned else (
-            "Positional\nEncoding", "Positional\nenc.")
+            ("Rotary positions:\nq and k turned in\nevery attention", "RoPE\n(in attention)") if rotary
+            else ("Positional\nEncoding", "Positional\nenc."))
         wave = self._add(WaveItem("", title=wave_title, short=short), stack, f"{stack}.positional", f"{stack}.positional",
                          QPointF(cx + outer * self.wave_offset, y))
-        arrow(self.scene, [wave.mapToScene(QPointF(-outer * WAVE_R, 0)), adder.mapToScene(QPointF(outer * 15, 0))])
+        if not rotary:  # RoPE adds nothing to the embeddings: it turns q and k inside attention
+            arrow(self.scene, [wave.mapToScene(QPointF(-outer * WAVE_R, 0)), adder.mapToScene(QPointF(outer * 15, 0))])
         if stack == "encoder" and cfg.type_vocab_size:
             self._token_type(stack, cx, emb, adder, -outer)
         flow_top = adder.mapToScene(QPointF(0, -15))
@@ -193,7 +210,7 @@ class Figure1Builder:
             y, flow_top = self._layer(stack, cx, y, flow_top, layer, outer, cross, memory)
         if cfg.norm_first:
             y -= self.block_h / 2
-            final = self._add(self._block("Final LayerNorm", "norm"), stack, f"{stack}.final_norm",
+            final = self._add(self._block(f"Final {norm_title(cfg)}", "norm"), stack, f"{stack}.final_norm",
                               f"{stack}.final_norm", QPointF(cx, y))
             arrow(self.scene, [flow_top, final.bottom()])
             flow_top = final.top()
@@ -219,11 +236,10 @@ class Figure1Builder:
         n = self._n_layers(stack)
         lid = "{layer}" if layer is None else str(layer)
         prefix = f"{stack}.layers.{lid}"
-        subs = [("self_attn", "Multi-Head Attention" if stack == "encoder" else "Masked Multi-Head Attention",
-                 "attention", "qkv", "add_norm1")]
+        subs = [("self_attn", attention_title(self.cfg, masked=stack != "encoder"), "attention", "qkv", "add_norm1")]
         if stack == "decoder" and cross:
             subs.append(("cross_attn", "Multi-Head Cross-Attention", "attention", "cross", "add_norm2"))
-        subs.append(("ffn", "Feed Forward", "ffn", "single", "add_norm3" if stack == "decoder" else "add_norm2"))
+        subs.append(("ffn", ffn_title(self.cfg), "ffn", "single", "add_norm3" if stack == "decoder" else "add_norm2"))
         y -= LAYER_GAP
         box_bottom = None
         for sub, title, role, entry, add_norm in subs:
@@ -263,7 +279,7 @@ class Figure1Builder:
         y -= SUB_GAP - GAP
         if self.cfg.norm_first:
             y -= self.block_h / 2
-            norm = self._add(self._block("LayerNorm", "norm"), stack, f"{add_key}.norm", f"{add_key}.norm",
+            norm = self._add(self._block(norm_title(self.cfg), "norm"), stack, f"{add_key}.norm", f"{add_key}.norm",
                              QPointF(cx, y))
             arrow(self.scene, [flow_top, norm.bottom()])
             first_bottom = norm.bottom()

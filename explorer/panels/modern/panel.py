@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -113,16 +114,20 @@ class ModernPanel(QWidget):
                                        QHeaderView.ResizeToContents)):
             header.setSectionResizeMode(column, mode)
         header.sectionResized.connect(lambda *_: self.table.resizeRowsToContents())  # wrapped text: rows follow
-        figures = QHBoxLayout()
-        figures.addWidget(self.old_figure)
-        figures.addWidget(self.new_figure)
-        row = QHBoxLayout()
-        row.addLayout(figures, 1)
-        row.addWidget(self.table, 2)
+        # Two tabs, each given the whole panel: the two diagrams large enough to read side by side,
+        # then the table (a lecture shows one, then the other).
+        figures = QWidget()
+        pair = QHBoxLayout(figures)
+        pair.setContentsMargins(0, 0, 0, 0)
+        pair.addWidget(self.old_figure)
+        pair.addWidget(self.new_figure)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(figures, "Figure 1, then and now")
+        self.tabs.addTab(self.table, "What changed")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.note)
-        layout.addLayout(row, 1)
+        layout.addWidget(self.tabs, 1)
         self.job = LatestJob(self, synchronous)
         self.job.done.connect(self._on_modern)
         self.job.failed.connect(self._on_no_modern)
