@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer import style
-from explorer.dock_layout import LAYOUT_VERSION, LEFT_PANELS
+from explorer.dock_layout import CHAPTERS, LAYOUT_VERSION, LEFT_PANELS
 from explorer.input_bar import InputBar
 from explorer.lazy_panels import LazyPanels
 from explorer.lecture import PAPER_HELP, LectureTools
@@ -154,8 +154,14 @@ class MainWindow(QMainWindow):
         file_menu.addAction(quit_action)
 
         self.view_menu = view_menu = self.menuBar().addMenu("&View")
-        for dock in self.docks.values():
-            view_menu.addAction(dock.toggleViewAction())
+        listed = set()
+        for chapter, names in (*CHAPTERS, ("More", tuple(self.docks))):
+            names = [n for n in names if n in self.docks and n not in listed]
+            if names:
+                view_menu.addSection(chapter)
+            for name in names:
+                view_menu.addAction(self.docks[name].toggleViewAction())
+                listed.add(name)
         view_menu.addSeparator()
         self.reset_layout_action = QAction("&Reset layout", self)
         self.reset_layout_action.triggered.connect(self.reset_layout)

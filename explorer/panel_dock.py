@@ -72,6 +72,14 @@ class PanelScroll(QScrollArea):
         return super().eventFilter(watched, event)
 
     def _fit(self) -> None:
+        """The viewport's size, or the panel's minimum where that is larger; a scroll bar needed
+        in one direction takes its breadth from the other (else it would push the panel's right
+        edge under a second, horizontal, scroll bar)."""
         panel, view = self.widget(), self.maximumViewportSize()
         least = panel.minimumSizeHint().expandedTo(panel.minimumSize())
-        panel.resize(max(view.width(), least.width()), max(view.height(), least.height()))
+        width, height = view.width(), view.height()
+        if least.height() > height:
+            width -= self.verticalScrollBar().sizeHint().width()
+        if least.width() > width:
+            height -= self.horizontalScrollBar().sizeHint().height()
+        panel.resize(max(width, least.width()), max(height, least.height()))
