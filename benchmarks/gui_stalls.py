@@ -13,12 +13,12 @@ then the stack of the worst stall when one passed the threshold. Goal: no stall 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import os
 import sys
 import tempfile
 import threading
 import time
-import traceback
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -69,13 +69,25 @@ class StallWatch:
             if gap > self.threshold:
                 if seen_for != self.last:  # a new stall: sample its stack once it passes the threshold
                     seen_for = self.last
-                    frame = sys._current_frames().get(self.gui_id)
-                    stack = "".join(traceback.format_stack(frame)[-14:]) if frame is not None else "?"
+                    stack = self._gui_stack()
                     self.stalls.append((gap, self.phase, stack))
                 else:
                     self.stalls[-1] = (gap, self.phase, self.stalls[-1][2])
             else:
                 seen_for = None
+
+    def _gui_stack(self) -> str:
+        """The GUI thread's stack, written by faulthandler (no Python frame object is held here:
+        dropping one on this thread could free the GUI thread's Qt objects from the wrong thread)."""
+        with tempfile.TemporaryFile("w+") as out:
+            faulthandler.dump_traceback(out, all_threads=True)
+            out.seek(0)
+            text = out.read()
+        mine = f"Thread 0x{self.gui_id:016x}"
+        for block in text.split("\n\n"):
+            if mine in block:
+                return "\n".join(block.splitlines()[:16])
+        return text
 
     def stop(self) -> None:
         self._stop.set()
