@@ -121,16 +121,14 @@ class PatchingPanel(QWidget):
         # bars on another: side by side, or (NARROW) a tab each, so every map keeps a readable height.
         self.maps_page, self.side_page = QWidget(), QWidget()
         self.maps_column, self.side_column = QVBoxLayout(self.maps_page), QVBoxLayout(self.side_page)
-        for column in (self.maps_column, self.side_column):
+        for page, column in ((self.maps_page, self.maps_column), (self.side_page, self.side_column)):
             column.setContentsMargins(0, 0, 0, 0)
+            page.setAutoFillBackground(True)  # (in a tab: the window's colour, not the style's tab pane)
         self.maps_column.addLayout(self.grid, 1)
-        self.side_column.addWidget(self.detail)
-        self.side_column.addWidget(self.bars_title)
-        self.side_column.addWidget(self.bars, 1)
+        for widget, stretch in ((self.detail, 0), (self.bars_title, 0), (self.bars, 1)):
+            self.side_column.addWidget(widget, stretch)
         self.tabs = QTabWidget()
         self.tabs.setVisible(False)
-        for page in (self.maps_page, self.side_page):  # the window's colour, not the style's tab pane
-            page.setAutoFillBackground(True)
         self.body = QHBoxLayout()
         self.body.addWidget(self.maps_page, 5)
         self.body.addWidget(self.side_page, 3)
@@ -142,11 +140,10 @@ class PatchingPanel(QWidget):
         self.status.setWordWrap(True)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
-        lay.addLayout(first)
-        lay.addLayout(second)
-        lay.addLayout(self.body, 1)
-        lay.addWidget(self.progress)
-        lay.addWidget(self.status)
+        for row, stretch in ((first, 0), (second, 0), (self.body, 1)):
+            lay.addLayout(row, stretch)
+        for widget in (self.progress, self.status):
+            lay.addWidget(widget)
         self.restyle()
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
@@ -391,9 +388,6 @@ class PatchingPanel(QWidget):
             f"restores <b>{m.restored[layer, col]:.2f}</b> (logit difference {m.logit_diff[layer, col]:+.2f})"
             f"<br>top: {tops}<br><span style='color:{muted};'>clean: {html.escape(printable(r.clean_top[0][0]))}, "
             f"corrupted: {html.escape(printable(r.corrupted_top[0][0]))}</span>")
-
-    def detail_text(self) -> str:
-        return self.detail.text()
 
     def _say(self, text: str, level: str = "info") -> None:
         self.status.setText(text)
