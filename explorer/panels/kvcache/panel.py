@@ -3,10 +3,11 @@
 When the query at position t is read, the cache of one layer holds the keys and values of
 positions 0 … t (the prompt, read in one pass, then one row per generated token); that query
 reads all of them (its attention row), and nothing is recomputed. From the prompt's last
-position on, each such read is a generation step (counted from 1, positions from 0). The maps show one layer's one key/value
-head, the rows not cached yet hatched; the row under them shows the query heads that share
-that key/value head reading the cache at position t. The numbers below are this model's cache in
-bytes, per token, now, at full context, and against full multi-head attention (GQA).
+position on, each such read is a generation step (steps counted from 1, positions from 0).
+The maps show one layer's one key/value head, the rows not cached yet hatched; the row under
+them shows the query heads that share that key/value head reading the cache at position t.
+The numbers below are this model's cache in bytes, per token, now, at full context, and
+against full multi-head attention (GQA).
 
 Everything drawn is the session's recorded forward: in a causal decoder the keys and values
 at positions ≤ t are the same whether computed in one pass or step by step with a cache.
