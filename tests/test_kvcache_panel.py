@@ -49,7 +49,7 @@ def test_step_t_shows_what_a_forward_over_the_prefix_alone_caches(qtbot, gqa):
     seq = [tok.bos_id] + state.result.source.ids + tok.encode(state.result.output_text).ids  # <bos> prompt output
     assert len(seq) == len(panel.pieces)
     panel.layer.setValue(2)  # layers counted from 1
-    panel.kv_head.setValue(1)
+    panel.kv_head.setValue(2)  # heads counted from 1: the second KV head (index 1)
     t = 3
     panel.step.setValue(t)
     k, v, w = _prefix_forward(gqa, seq[: t + 1], layer=1)
@@ -57,11 +57,25 @@ def test_step_t_shows_what_a_forward_over_the_prefix_alone_caches(qtbot, gqa):
     assert np.allclose(keys[: t + 1], k[1].numpy(), atol=1e-5)  # every cached row, the newest one too
     assert np.allclose(panel.values.values[: t + 1], v[1].numpy(), atol=1e-5)
     assert panel.keys.allowed[: t + 1].all() and not panel.keys.allowed[t + 1:].any()  # the rest not cached yet
-    assert panel.reads.row_labels == ["q head 2", "q head 3"]  # the query heads sharing KV head 1
+    assert panel.reads.row_labels == ["q head 3", "q head 4"]  # the query heads (indices 2, 3) sharing it
     assert np.allclose(panel.reads.values[:, : t + 1], w[2:4, t].numpy(), atol=1e-5)
     assert np.allclose(panel.reads.values[:, : t + 1].sum(1), 1.0, atol=1e-5)
     panel.step.setValue(t + 1)
     assert panel.keys.allowed[: t + 2].all()  # one more row: the cache grew by the new token
+
+
+def test_generation_steps_count_from_1_at_the_prompts_last_position(qtbot, gqa):
+    """The prompt's last query is the first generation step; positions keep counting from 0."""
+    state, panel = _panel(qtbot, gqa, "abcd")
+    n = panel.n_prompt
+    assert n == len(state.result.source.ids)  # position n: the prompt's last token (<bos> at 0)
+    panel.step.setValue(0)
+    assert panel.reads.title.text().startswith("pos 0, “<bos>” (prompt)")
+    panel.step.setValue(n)
+    assert panel.reads.title.text().startswith(f"Generation step 1: pos {n}, ")
+    panel.step.setValue(n + 1)
+    assert panel.reads.title.text().startswith(f"Generation step 2: pos {n + 1}, ")
+    assert f"reads the {n + 2} cached keys" in panel.reads.title.text()
 
 
 def test_the_memory_text_is_this_models_bytes_and_gqas_saving(qtbot, gqa):
@@ -80,7 +94,7 @@ def test_gpt_facts_says_it_has_no_gqa(qtbot):
     bundle = load_checkpoint(bundled_checkpoints()["gpt-facts"])
     _state, panel = _panel(qtbot, bundle, "the frog lives in the")
     assert "No GQA" in panel.memory.text() and "no GQA" in panel.note.text()
-    assert panel.kv_head.maximum() == bundle.config.n_heads - 1  # a key/value head per query head
+    assert panel.kv_head.maximum() == bundle.config.n_heads  # a key/value head per query head
     assert len(panel.reads.row_labels) == 1
 
 
@@ -102,7 +116,7 @@ def test_the_maps_are_what_a_real_kv_cache_holds_fed_one_token_at_a_time(qtbot, 
         for i in seq:
             gqa.model.decode(None, None, torch.tensor([[i]]), cache=cache)
     panel.layer.setValue(1)
-    panel.kv_head.setValue(0)
+    panel.kv_head.setValue(1)  # the first KV head
     panel.step.setValue(len(seq) - 1)
     layer = cache.layer(0)
     assert layer.keys.shape[2] == len(seq) == panel.keys.values.shape[0]

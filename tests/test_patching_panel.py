@@ -88,3 +88,20 @@ def test_a_new_text_refills_the_inputs_and_redraws(qtbot, gpt):
     assert panel.clean_edit.text() == "the frog lives in the"
     assert panel.stack_maps()[0].columns == ["<bos>", "the", "frog", "lives", "in", "the"]
     assert panel.maps[0].col_labels == panel.stack_maps()[0].columns
+
+
+def test_narrow_puts_the_maps_and_the_bars_in_tabs_and_back(qtbot, gpt):
+    from explorer.screen import ScreenClass
+    state, panel = _panel(qtbot, gpt, "the duck says")
+    panel.apply_screen_class(ScreenClass.NARROW)
+    assert panel.tabs.isVisible() and panel.tabs.count() == 2
+    assert panel.maps[0].isVisible() and not panel.bars.isVisible()  # the maps' tab in front
+    assert panel.detail.isVisible()  # the clicked cell's output stays with the maps
+    panel.tabs.setCurrentIndex(1)
+    assert panel.bars.isVisible() and not panel.maps[0].isVisible()
+    panel.apply_screen_class(ScreenClass.PROJECTOR)
+    assert not panel.tabs.isVisible() and panel.tabs.count() == 0
+    assert all(w.isVisible() for w in (panel.maps[0], panel.detail, panel.bars))
+    qtbot.waitUntil(lambda: panel.maps[0].geometry().width() > 0)
+    right_of_map = panel.maps[0].mapTo(panel, panel.maps[0].rect().topRight()).x()
+    assert right_of_map < panel.bars.mapTo(panel, panel.bars.rect().topLeft()).x()  # side by side again

@@ -36,9 +36,10 @@ def recorded_score(state, head: int) -> float:
 @pytest.mark.parametrize("head", [0, 3])
 def test_with_rope_each_offset_has_one_score_the_one_the_model_recorded(qtbot, head):
     state, view = _view(qtbot, positional="rope", n_kv_heads=2, norm="rms")
-    view.head.setValue(head)
+    view.head.setValue(head + 1)  # the spinner counts heads from 1
     s = view.scores
     assert s.rotary and s.head == head and s.key_at == 1
+    assert view.table.title.text().endswith(f"head {head + 1}")
     row = view.table.values[s.offsets.index(4)]  # m − n = 4, for every n
     assert np.allclose(row, recorded_score(state, head), atol=1e-4)
     assert s.spread_within < 1e-4 < s.spread_between  # equal along a row, different between offsets

@@ -104,10 +104,12 @@ def test_generate_decodes_with_the_chosen_method_and_seed(panel, gpt):
 
 
 def test_a_later_decoding_step_shows_that_steps_distribution(panel, gpt):
-    """Step t: the distribution after the prompt and the first t generated tokens (a plain forward)."""
+    """Step t (counted from 1): the distribution after the prompt and the first t − 1 generated
+    tokens (a plain forward)."""
     steps = panel.state.frame.decode.steps
-    assert len(steps) > 2 and panel.controls.step.maximum() == len(steps) - 1
-    panel.controls.step.setValue(2)
+    assert len(steps) > 2 and (panel.controls.step.minimum(), panel.controls.step.maximum()) == (1, len(steps))
+    assert panel.controls.step.text() == f"decoding step 1 of {len(steps)}"
+    panel.controls.step.setValue(3)
     tok = gpt.tgt_tokenizer
     ids = torch.tensor([steps[2].prefix])
     assert ids[0, 1:1 + len(tok.encode(PROMPT).ids)].tolist() == tok.encode(PROMPT).ids

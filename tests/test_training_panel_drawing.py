@@ -1,7 +1,7 @@
 """What the training panel draws: the learning-rate plot (Eq. 3 warming up then decaying, the
 whole run's schedule ahead of it), the curves' titles and legend as the canvas narrows, the
 warm-up label clear of the curve and whole inside its plot, the waiting notes inside their
-plots, the message's whole sentences and the probe output's ellipsis.
+plots, the message's whole sentences, the probe output's ellipsis, and the narrow layout's tabs.
 (tests/test_training_panel.py: driving a run.)
 """
 from __future__ import annotations
@@ -244,3 +244,21 @@ def test_the_waiting_notes_sit_inside_their_plots_on_a_second_run(qtbot):
     finally:
         curves.hide()
         curves.deleteLater()
+
+
+def test_narrow_puts_the_curves_and_the_probe_in_tabs_and_back(qtbot, panel):
+    """NARROW: the curves and the probe a tab each (each the whole height); any other class puts
+    them side by side again, both shown."""
+    from explorer.screen import ScreenClass
+    panel.resize(900, 700)
+    panel.show()
+    panel.apply_screen_class(ScreenClass.NARROW)
+    assert panel.tabs.isVisible() and not panel.splitter.isVisible()
+    assert [panel.tabs.widget(k) for k in range(panel.tabs.count())] == [panel.curves, panel.probe]
+    assert panel.curves.isVisible() and not panel.probe.isVisible()
+    panel.tabs.setCurrentWidget(panel.probe)
+    assert panel.probe.isVisible() and not panel.curves.isVisible()
+    panel.apply_screen_class(ScreenClass.PROJECTOR)
+    assert panel.splitter.isVisible() and not panel.tabs.isVisible() and panel.tabs.count() == 0
+    assert [panel.splitter.widget(k) for k in range(panel.splitter.count())] == [panel.curves, panel.probe]
+    assert panel.curves.isVisible() and panel.probe.isVisible()

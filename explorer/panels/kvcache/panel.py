@@ -1,11 +1,13 @@
 """The KV cache: what a decoder-only model keeps for every token it has read or generated.
 
-At generation step t the cache of one layer holds the keys and values of positions 0 … t (the
-prompt, read in one pass, then one row per generated token); the new query at t reads all of
-them (its attention row), and nothing is recomputed. The maps show one layer's one key/value
-head, the rows not cached yet hatched; the row under them shows the query heads that share
-that key/value head reading the cache at step t. The numbers below are this model's cache in
-bytes, per token, now, at full context, and against full multi-head attention (GQA).
+When the query at position t is read, the cache of one layer holds the keys and values of
+positions 0 … t (the prompt, read in one pass, then one row per generated token); that query
+reads all of them (its attention row), and nothing is recomputed. From the prompt's last
+position on, each such read is a generation step (steps counted from 1, positions from 0).
+The maps show one layer's one key/value head, the rows not cached yet hatched; the row under
+them shows the query heads that share that key/value head reading the cache at position t.
+The numbers below are this model's cache in bytes, per token, now, at full context, and
+against full multi-head attention (GQA).
 
 Everything drawn is the session's recorded forward: in a causal decoder the keys and values
 at positions ≤ t are the same whether computed in one pass or step by step with a cache.
@@ -53,7 +55,7 @@ class KVCachePanel(QWidget):
         self.kv_head = QSpinBox()
         self.kv_head.setPrefix("KV head ")
         self.step = QSlider(Qt.Horizontal)
-        self.step.setToolTip("Generation step t: the cache holds positions 0 … t")
+        self.step.setToolTip("The newest query's position t (from 0): the cache holds positions 0 … t")
         self.play = QPushButton("Play ▶")
         self.play.setCheckable(True)
         self.play.setToolTip("Step through the generation, one token a beat")
@@ -113,7 +115,7 @@ class KVCachePanel(QWidget):
                       "generation steps; open gpt-facts or SmolLM2 to watch one grow.", "warning")
             return
         self.layer.setRange(1, config.n_decoder_layers)  # counted from 1, as every panel names layers
-        self.kv_head.setRange(0, config.kv_heads - 1)
+        self.kv_head.setRange(1, config.kv_heads)  # heads too
         gqa = (f"{config.n_heads} query heads share {config.kv_heads} key/value head{'s' if config.kv_heads > 1 else ''} (GQA)"
                if config.kv_heads < config.n_heads else
                f"no GQA: each of the {config.n_heads} query heads has its own key/value head")
@@ -144,7 +146,7 @@ class KVCachePanel(QWidget):
             return
         keys, values, weights = self.tensors
         config = self.state.bundle.config
-        g, t = self.kv_head.value(), self.step.value()
+        g, t = self.kv_head.value() - 1, self.step.value()
         total, d_k = keys.shape[1], keys.shape[2]
         labels = [f"{i} {printable(p)}" for i, p in enumerate(self.pieces[:total])]
         dims = [str(i) for i in range(d_k)]
@@ -154,16 +156,17 @@ class KVCachePanel(QWidget):
         for heatmap, data, name in ((self.keys, keys[g], "K"), (self.values, values[g], "V")):
             heatmap.set_levels((-bound, bound))
             heatmap.set_data(data, labels, dims, allowed=allowed, row_names=True)
-            heatmap.set_title(f"{name}, layer {self.layer.value()}, KV head {g}: {t + 1} rows")
+            heatmap.set_title(f"{name}, layer {self.layer.value()}, KV head {g + 1}: {t + 1} rows")
         group = config.n_heads // config.kv_heads
         heads = list(range(g * group, (g + 1) * group))  # the query heads reading this key/value head
         row_allowed = np.zeros((len(heads), total), dtype=bool)
         row_allowed[:, : t + 1] = True
-        self.reads.set_data(weights[heads, t, :], [f"q head {h}" for h in heads], [str(i) for i in range(total)],
+        self.reads.set_data(weights[heads, t, :], [f"q head {h + 1}" for h in heads], [str(i) for i in range(total)],
                             allowed=row_allowed, row_names=True)  # positions: the maps above name their tokens
         where = "prompt" if t <= self.n_prompt else "generated"
         token = printable(self.pieces[t]) if t < len(self.pieces) else ""
-        self.reads.set_title(f"Step {t}, “{token}” ({where}): its query reads the {t + 1} cached keys")
+        generating = f"Generation step {t - self.n_prompt + 1}: " if t >= self.n_prompt else ""
+        self.reads.set_title(f"{generating}pos {t}, “{token}” ({where}): its query reads the {t + 1} cached keys")
         dtype = next(self.state.bundle.model.parameters()).dtype
         self.memory.setText(describe(config, dtype, t + 1))
 

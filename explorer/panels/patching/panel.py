@@ -18,7 +18,6 @@ import traceback
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, Qt, QThreadPool
 from PySide6.QtWidgets import (
-    QBoxLayout,
     QComboBox,
     QGridLayout,
     QHBoxLayout,
@@ -26,6 +25,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -117,13 +117,22 @@ class PatchingPanel(QWidget):
         self.detail.setWordWrap(True)
         self.bars = LogitBars()
         self.bars_title = style.eliding_line("Direct logit attribution (clean input)")
-        side = QVBoxLayout()
-        side.addWidget(self.detail)
-        side.addWidget(self.bars_title)
-        side.addWidget(self.bars, 1)
-        self.body = QBoxLayout(QBoxLayout.LeftToRight)  # maps beside the details, or (NARROW) above them
-        self.body.addLayout(self.grid, 5)
-        self.body.addLayout(side, 3)
+        # The maps (and, NARROW, the clicked cell's detail under them) on one page, the detail and the
+        # bars on another: side by side, or (NARROW) a tab each, so every map keeps a readable height.
+        self.maps_page, self.side_page = QWidget(), QWidget()
+        self.maps_column, self.side_column = QVBoxLayout(self.maps_page), QVBoxLayout(self.side_page)
+        for page, column in ((self.maps_page, self.maps_column), (self.side_page, self.side_column)):
+            column.setContentsMargins(0, 0, 0, 0)
+            page.setAutoFillBackground(True)  # (in a tab: the window's colour, not the style's tab pane)
+        self.maps_column.addLayout(self.grid, 1)
+        for widget, stretch in ((self.detail, 0), (self.bars_title, 0), (self.bars, 1)):
+            self.side_column.addWidget(widget, stretch)
+        self.tabs = QTabWidget()
+        self.tabs.setVisible(False)
+        self.body = QHBoxLayout()
+        self.body.addWidget(self.maps_page, 5)
+        self.body.addWidget(self.side_page, 3)
+        self.body.addWidget(self.tabs)
         self.progress = QProgressBar()
         self.progress.setTextVisible(False)
         self.progress.setVisible(False)
@@ -131,16 +140,31 @@ class PatchingPanel(QWidget):
         self.status.setWordWrap(True)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
-        lay.addLayout(first)
-        lay.addLayout(second)
-        lay.addLayout(self.body, 1)
-        lay.addWidget(self.progress)
-        lay.addWidget(self.status)
+        for row, stretch in ((first, 0), (second, 0), (self.body, 1)):
+            lay.addLayout(row, stretch)
+        for widget in (self.progress, self.status):
+            lay.addWidget(widget)
         self.restyle()
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
+        """Maps beside the clicked cell's detail and the attribution bars; NARROW: the maps with the
+        detail under them in one tab, the bars in another."""
         narrow = cls is ScreenClass.NARROW
-        self.body.setDirection(QBoxLayout.TopToBottom if narrow else QBoxLayout.LeftToRight)
+        if narrow == self.tabs.isVisibleTo(self):
+            return
+        if narrow:
+            self.maps_column.addWidget(self.detail)
+            self.tabs.addTab(self.maps_page, "Maps")
+            self.tabs.addTab(self.side_page, "Direct logit attribution")
+        else:
+            self.tabs.clear()
+            self.body.insertWidget(0, self.maps_page, 5)
+            self.body.insertWidget(1, self.side_page, 3)
+            self.side_column.insertWidget(0, self.detail)
+            for page in (self.maps_page, self.side_page):
+                page.setVisible(True)  # (a tab widget hides the pages it does not show)
+        self.detail.setVisible(True)  # (now, not once the moved label's deferred show comes)
+        self.tabs.setVisible(narrow)
 
     def restyle(self) -> None:
         for widget in (*self._labels, self.clean_edit, self.corrupted_edit, self.answer_box, self.wrong_box,
@@ -364,9 +388,6 @@ class PatchingPanel(QWidget):
             f"restores <b>{m.restored[layer, col]:.2f}</b> (logit difference {m.logit_diff[layer, col]:+.2f})"
             f"<br>top: {tops}<br><span style='color:{muted};'>clean: {html.escape(printable(r.clean_top[0][0]))}, "
             f"corrupted: {html.escape(printable(r.corrupted_top[0][0]))}</span>")
-
-    def detail_text(self) -> str:
-        return self.detail.text()
 
     def _say(self, text: str, level: str = "info") -> None:
         self.status.setText(text)

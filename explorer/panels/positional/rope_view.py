@@ -67,7 +67,7 @@ class RopeView(QWidget):
         rotary = cfg.positional == "rope"
         base = cfg.rope_base if rotary else ROPE_BASE
         self.head.blockSignals(True)
-        self.head.setRange(0, cfg.n_heads - 1)
+        self.head.setRange(1, cfg.n_heads)  # counted from 1, as every panel names heads
         self.head.blockSignals(False)
         shown = min(SHOWN_POSITIONS, cfg.max_len)
         angle = turns(shown, cfg.d_k, base).numpy()
@@ -85,7 +85,7 @@ class RopeView(QWidget):
                               f"Left: the rotations RoPE would apply to its d_k = {cfg.d_k} head vectors (the same "
                               "angles as the sinusoids). Right: the model's own scores, which depend on where the "
                               "tokens are, not only on their distance.")
-        self.scores = model_scores(bundle, result, self.head.value()) if result is not None else None
+        self.scores = model_scores(bundle, result, self.head.value() - 1) if result is not None else None
         self._show_scores()
 
     def _show_scores(self) -> None:
@@ -100,7 +100,7 @@ class RopeView(QWidget):
         texts = [[[f"{v:.3f}"] for v in row] for row in values]
         self.table.set_data(values, [f"{o:+d}" if o else "0" for o in s.offsets], [f"n={n}" for n in s.starts],
                             texts=texts, row_names=True)
-        self.table.set_title(f"score(q “{printable(s.query)}” at m, k “{printable(s.key)}” at n), head {s.head}")
+        self.table.set_title(f"score(q “{printable(s.query)}” at m, k “{printable(s.key)}” at n), head {s.head + 1}")
         if s.rotary:
             self.verdict.setText(f"Along each row (one m − n) the score varies by at most <b>{s.spread_within:.1e}</b> "
                                  f"(float rounding); between offsets by {s.spread_between:.3f}: "

@@ -46,8 +46,8 @@ class SamplingControls(QWidget):
         self.seed.setToolTip("The random seed of a sampled generation: the same seed, the same text.")
         self.step = QSpinBox()
         self.step.setPrefix("decoding step ")
-        self.step.setToolTip("Which step of the recorded decode: the distribution after the prompt and that many "
-                             "of the output's tokens")
+        self.step.setToolTip("Which step of the recorded decode: step k is the distribution after the prompt and "
+                             "the output's first k − 1 tokens")
         self.button = QPushButton("Generate")
         self.button.setToolTip("Generate a continuation with the chosen method (off the GUI thread).")
         grid = QGridLayout(self)

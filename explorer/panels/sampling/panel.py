@@ -110,8 +110,9 @@ class SamplingPanel(QWidget):
         steps = frame.decode.steps if frame.decode is not None else []
         self.steps = steps
         self.controls.step.blockSignals(True)
-        self.controls.step.setRange(0, max(len(steps) - 1, 0))
-        self.controls.step.setValue(0)
+        self.controls.step.setRange(1, max(len(steps), 1))  # counted from 1, as a lecturer reads it
+        self.controls.step.setSuffix(f" of {len(steps)}" if steps else "")
+        self.controls.step.setValue(1)
         self.controls.step.blockSignals(False)
         self.controls.step.setEnabled(len(steps) > 1)
         if steps:  # the recorded decode has every step's row already
@@ -123,7 +124,7 @@ class SamplingPanel(QWidget):
 
     def _show_step(self, *_) -> None:
         if self.steps and self.state.bundle is not None:
-            self._on_logits(from_decode_step(self.steps[self.controls.step.value()], self.state.bundle))
+            self._on_logits(from_decode_step(self.steps[self.controls.step.value() - 1], self.state.bundle))
 
     def _on_logits(self, next_token) -> None:
         self.next_token = next_token

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from PySide6.QtCore import QEventLoop, QStandardPaths, Qt, QTimer
-from PySide6.QtWidgets import QApplication, QFileDialog, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QFileDialog, QSplitter, QTabWidget, QVBoxLayout, QWidget
 from superqt.utils import create_worker
 
 from explorer import style
@@ -89,12 +89,16 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
         self.splitter.setChildrenCollapsible(False)
+        self.tabs = QTabWidget()  # NARROW: the curves and the probe a tab each, every plot a readable height
+        self.tabs.setVisible(False)
+        self.probe.setAutoFillBackground(True)  # (in a tab: the window's colour, not the style's tab pane)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 2)
         lay.setSpacing(3)
         lay.addWidget(self.controls)
         lay.addWidget(self.message)
         lay.addWidget(self.splitter, 1)
+        lay.addWidget(self.tabs, 1)
 
         c = self.controls
         for button, slot in ((c.start_button, self._on_start_clicked), (c.pause_button, self.pause),
@@ -344,12 +348,27 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         """WIDE: curves beside the probe, the message in full, the buttons in one row.
         PROJECTOR: the same side by side, but compact — one-line message, short picker names,
         the settings folded during a run, the buttons in two rows.
-        NARROW: compact, with the probe under the curves."""
+        NARROW: compact, the curves (2 × 2) and the probe a tab each."""
         self.screen_class = cls
-        self.splitter.setOrientation(Qt.Vertical if cls is ScreenClass.NARROW else Qt.Horizontal)
+        self._place_views(in_tabs=cls is ScreenClass.NARROW)
         self.controls.apply_screen_class(cls)
         self.curves.apply_screen_class(cls)
         self._arrange()
+
+    def _place_views(self, in_tabs: bool) -> None:
+        """The curves and the probe side by side in the splitter, or a tab each."""
+        if in_tabs == self.tabs.isVisibleTo(self):
+            return
+        if in_tabs:
+            self.tabs.addTab(self.curves, "Curves")
+            self.tabs.addTab(self.probe, "Probe")
+        else:
+            self.tabs.clear()
+            for k, view in enumerate((self.curves, self.probe)):
+                self.splitter.insertWidget(k, view)
+                view.setVisible(True)  # (a tab widget hides the page it does not show)
+        self.splitter.setVisible(not in_tabs)
+        self.tabs.setVisible(in_tabs)
 
     def _arrange(self) -> None:
         """The compact arrangement (one-line message, short picker names, settings folded while a
