@@ -26,8 +26,15 @@ for theme in light dark; do
   shot compare $theme --checkpoint reverse --compare untrained --input "transformer"
   shot leak $theme --train-seconds 20
   shot training $theme --checkpoint reverse --train-seconds 10
+  shot patching $theme --checkpoint reverse --input "transformer"
+  shot atlas $theme --checkpoint dates --input "22 November 2026"
+  shot induction $theme --train-seconds 45
+  shot sampling $theme --checkpoint gpt-facts --input "the frog lives in the"
+  shot kvcache $theme --checkpoint gpt-facts --input "the frog lives in the"
+  shot modern $theme --checkpoint gpt-facts --input "the duck"
 done
-names=(architecture step attention positional decoding heads lens attribution compare leak training)
+names=(architecture step attention positional decoding heads lens attribution compare leak training
+       patching atlas induction sampling kvcache modern)
 files=()
 for n in "${names[@]}"; do files+=("$TMP/$n-light.png" "$TMP/$n-dark.png"); done
 montage "${files[@]}" -tile 4x -geometry 640x360+4+4 -background '#888888' "$OUT"
