@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, Qt, QThreadPool
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 from superqt.utils import create_worker
 
@@ -142,6 +142,17 @@ class LensPanel(QWidget):
         self.worker.errored.connect(self._on_lens_failed)
         self.worker.finished.connect(self._on_worker_done)
         self.worker.start()
+
+    def wait_until_drawn(self, msecs: int = 60000) -> bool:
+        """Block until a deferred lens is computed and drawn (headless figures, tests)."""
+        self._start_lens()
+        clock = QElapsedTimer()
+        clock.start()
+        while (self.worker is not None or (self.waiting is not None and self.isVisible())) and clock.elapsed() < msecs:
+            QThreadPool.globalInstance().waitForDone(20)
+            QCoreApplication.sendPostedEvents()
+            QCoreApplication.processEvents()
+        return self.worker is None
 
     def _on_lens(self, lens) -> None:
         frame = self.computing
