@@ -12,13 +12,13 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
-from explorer.runner import random_bundle  # noqa: E402
+from explorer.runner import pretrained_models, random_bundle  # noqa: E402
 from explorer.scenes import TOUR_PATH, Scene, SceneError, Tour, capture, load_tour, save_tour  # noqa: E402
 from model.io.checkpoints import bundled_checkpoints  # noqa: E402
 from support import build_main_window, make_main_window, messages_of  # noqa: E402
 
 TOUR_ORDER = ["transformer", "embedding", "positional", "self-attention", "multi-head", "masking", "decoder attention",
-              "one head", "decoding", "training", "bert-like", "gpt-like", "sampling", "kv cache", "what changed",
+              "one head", "decoding", "training", "bert-like", "gpt-like", "sampling", "kv cache", "what changed", "smollm2",
               "mask-leak", "induction"]
 
 
@@ -125,6 +125,9 @@ def test_the_tour_follows_the_paper_and_each_scene_selects_its_step(window, qtbo
         if scene.checkpoint in ("bert-facts", "gpt-facts") and scene.checkpoint in bundled_checkpoints():
             assert state.bundle.name == scene.checkpoint and state.source_text == scene.input
             assert state.bundle.config.kind == {"bert-facts": "encoder_only", "gpt-facts": "decoder_only"}[scene.checkpoint]
+        if scene.checkpoint == "smollm2" and "SmolLM2-135M-Instruct" in pretrained_models():
+            assert state.bundle.name == "SmolLM2-135M-Instruct" and state.source_text == scene.input
+            assert "Ġ" not in "".join(state.frame.forward.tgt_pieces)  # the axes read as text
     assert not [t for level, t in seen if level == "error"], seen
     qtbot.keyClick(window, Qt.Key_PageUp)
     qtbot.keyClick(window, Qt.Key_PageUp)
