@@ -5,6 +5,7 @@ grouped-query attention, the key/value cache.
 The model and transformers' copy are loaded once for the module (CPU is scarce).
 """
 import importlib.util
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -287,14 +288,21 @@ def test_the_input_bar_shows_a_frame_of_smollm2(bundle):
     assert count == 5 and "␣capital" in echo and "Ġ" not in echo
 
 
+@pytest.fixture(scope="module")
+def frame(bundle):
+    from model.interpret.frame import compute_frame
+    return compute_frame(bundle, PROMPTS[2])
+
+
 @needs_model
-def test_a_frame_generates_with_the_cache_and_records_once(bundle):
+def test_a_frame_generates_with_the_cache_and_records_once(bundle, frame):
     """The frame's greedy continuation and its decoding steps (rows of one recorded forward) are
-    what recording every step gives; the default continuation is short; the lens waits for its panel."""
+    what recording every step gives; the default continuation is short; the lens and the pass
+    without the mask wait for the views that show them."""
     from model.inference.bundle import LARGE_LM_NEW_TOKENS
     from model.inference.decoding import decode_steps
-    from model.interpret.frame import compute_frame, forward_lens
-    frame = compute_frame(bundle, PROMPTS[2])
+    from model.inference.teacher_forcing import parallel_pass
+    from model.interpret.frame import forward_lens
     run, tok = frame.decode, bundle.tgt_tokenizer
     prompt = tok.encode(PROMPTS[2]).ids
     with torch.no_grad():
@@ -309,3 +317,28 @@ def test_a_frame_generates_with_the_cache_and_records_once(bundle):
     lens = forward_lens(bundle, frame.forward)
     logits = frame.forward.trace["generator.logits"].tensor[0]
     assert torch.equal(lens.top_ids[-1, :, 0], logits.argmax(-1))  # the last layer read = the model's output
+    pending = replace(run, unmasked=None)
+    with torch.no_grad():
+        expected = parallel_pass(bundle.model, None, run.masked.tgt_in, causal=False, never=(tok.bos_id, bundle.config.pad_id))
+    unmasked = pending.ensure_unmasked()
+    assert unmasked.predicted == expected.predicted and not unmasked.causal
+    torch.testing.assert_close(unmasked.self_attention, expected.self_attention)
+
+
+@needs_model
+def test_the_parallel_view_runs_the_pass_without_the_mask_off_the_gui_thread(qtbot, frame):
+    from explorer.panels.decoding.parallel_view import ParallelPassView
+    run = replace(frame.decode, unmasked=None)
+    view = ParallelPassView()
+    qtbot.addWidget(view)
+    view.resize(900, 600)
+    view.show()
+    view.set_run(run)
+    assert not view.remove_mask.isEnabled()  # nothing to show without the mask yet
+    qtbot.waitUntil(lambda: run.unmasked is not None and view.worker is None, timeout=20_000)
+    assert view.remove_mask.isEnabled()
+    view.remove_mask.setChecked(True)
+    layer, head = view.layer, view.head
+    assert (view.displayed_attention() == run.unmasked.self_attention[layer, head].numpy()).all()
+    shown = [view.cell(2, c).text() for c in range(view.positions())]
+    assert "…" not in shown and len(shown) == len(run.unmasked.predicted)

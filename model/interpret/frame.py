@@ -11,6 +11,7 @@ tests and scripts call it directly.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import torch
@@ -80,7 +81,7 @@ class DecodeRun:
     vocab: list[str]  # target token string for every id
     steps: list[DecodeStep]
     masked: ParallelPass
-    unmasked: ParallelPass
+    unmasked: ParallelPass | None  # None until `ensure_unmasked` runs `unmasked_later` (an LLM's frame)
     beam: BeamResult | None = None
     unknown: list[tuple[int, str]] = field(default_factory=list)
     bos_id: int = 1  # the target tokenizer's start and end symbols (a pretrained model has its own)
@@ -88,6 +89,14 @@ class DecodeRun:
     n_prompt: int = 0  # decoder-only: the prompt's tokens follow <bos> in every prefix
     beam_text: str = ""  # the best hypothesis as text (the tokenizer joins words with spaces)
     text: str = ""  # what this strategy wrote, as text (= beam_text for beam search)
+    unmasked_later: Callable[[], ParallelPass] | None = field(default=None, repr=False, compare=False)
+
+    def ensure_unmasked(self) -> ParallelPass:
+        """The pass without the mask, computed now if the frame left it for later (a viewer calls
+        this off the GUI thread: it is one more forward pass)."""
+        if self.unmasked is None:
+            self.unmasked = self.unmasked_later()
+        return self.unmasked
 
     @property
     def prompt_ids(self) -> list[int]:
@@ -111,7 +120,7 @@ class DecodeRun:
 
     def difference(self, t: int, causal: bool = True) -> float:
         """max |Δp| between step t and its row n_prompt + t of the parallel pass (with or without the mask)."""
-        return step_difference(self.steps[t], self.masked if causal else self.unmasked)
+        return step_difference(self.steps[t], self.masked if causal else self.ensure_unmasked())
 
 
 def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings,
@@ -299,7 +308,8 @@ def recorded_greedy_run(bundle: ModelBundle, source: str, settings: DecodeSettin
     """The greedy continuation generated with the key/value cache (nothing recorded), then ONE
     recorded teacher-forced forward over <bos> prompt continuation: its rows are the decoding
     steps (row n_prompt + t computes what step t computed: the mask hides the later tokens) and
-    its attention the masked parallel pass; only the pass without the mask runs again."""
+    its attention the masked parallel pass. The pass without the mask is left to the view that
+    shows it (`DecodeRun.ensure_unmasked`)."""
     settings = settings or DecodeSettings()
     tok, model = bundle.tgt_tokenizer, bundle.model
     bos, eos = tok.bos_id, tok.eos_id
@@ -322,9 +332,12 @@ def recorded_greedy_run(bundle: ModelBundle, source: str, settings: DecodeSettin
     base = 1 + len(prompt)
     steps = [DecodeStep(t, tgt_in[:base + t], probs[base + t - 1], probs[base + t - 1], c, mask[:base + t, :base + t],
                         attention[:, :, :base + t, :base + t], None, len(prompt)) for t, c in enumerate(chosen)]
-    unmasked = parallel_pass(model, None, tgt_in, causal=False, never=(bos, bundle.config.pad_id))
-    run = DecodeRun(settings, source, list(enc.pieces), list(tok.vocab), steps, masked, unmasked, None,
-                    list(enc.unknown), bos, eos, n_prompt=len(prompt), text=tok.decode(new))
+    def unmasked() -> ParallelPass:  # one more forward: left to the view that shows it
+        with torch.no_grad():
+            return parallel_pass(model, None, tgt_in, causal=False, never=(bos, bundle.config.pad_id))
+
+    run = DecodeRun(settings, source, list(enc.pieces), list(tok.vocab), steps, masked, None, None,
+                    list(enc.unknown), bos, eos, n_prompt=len(prompt), text=tok.decode(new), unmasked_later=unmasked)
     return run, forward
 
 
