@@ -7,7 +7,7 @@ removes the mask — the attention then reaches into the future and the predicti
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEvent, Qt, QThreadPool, Signal
 from PySide6.QtGui import QBrush, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -153,6 +153,16 @@ class ParallelPassView(QWidget):
             self.worker = create_worker(run.ensure_unmasked, _start_thread=False, _ignore_errors=True)
             self.worker.finished.connect(self._on_unmasked)
             self.worker.start()
+
+    def wait_until_drawn(self, msecs: int = 60000) -> bool:
+        """Block until the pass without the mask is computed and drawn (headless figures, tests)."""
+        clock = QElapsedTimer()
+        clock.start()
+        while self.worker is not None and clock.elapsed() < msecs:
+            QThreadPool.globalInstance().waitForDone(20)
+            QCoreApplication.sendPostedEvents()
+            QCoreApplication.processEvents()
+        return self.worker is None
 
     def _on_unmasked(self) -> None:
         """The pass without the mask is in (or failed): draw it, or start the next run's."""
