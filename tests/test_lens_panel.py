@@ -83,3 +83,17 @@ def test_a_label_smoothed_model_says_where_its_last_layer_aims(qtbot, bert):
     assert "Section 5.4" in panel.detail.toolTip()
     _state, plain = _panel(qtbot, random_bundle("reverse"), "abc")
     assert "aims at" not in plain.detail.text() and "Section 5.4" not in plain.detail.toolTip()
+
+
+def test_a_costly_lens_is_computed_off_the_gui_thread_when_the_panel_shows(qtbot, bert, monkeypatch):
+    """An LLM's lens is too costly for every frame (`Frame.lens_deferred`): the panel computes it
+    in a worker when shown and draws the same grid the frame would have carried."""
+    import model.interpret.frame as frame_module
+    expected = _panel(qtbot, bert, "the cat can [MASK] .")[0].frame.lens
+    monkeypatch.setattr(frame_module, "LENS_EAGER_MACS", 0)
+    state, panel = _panel(qtbot, bert, "the cat can [MASK] .")
+    assert state.frame.lens_deferred or state.frame.lens is not None
+    qtbot.waitUntil(lambda: panel.lens is not None, timeout=10_000)
+    assert state.frame.lens is panel.lens and not state.frame.lens_deferred
+    torch.testing.assert_close(panel.lens.top_probs, expected.top_probs)
+    assert np.allclose(panel.grid.values[0], expected.top_probs[-1, :, 0].numpy())

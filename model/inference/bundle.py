@@ -15,8 +15,9 @@ from model.data.masking import mask_id_of
 from model.data.tokenizers import Encoded, Tokenizer
 from model.inference.chat import render_chat
 from model.inference.decoding import beam_search, greedy_decode, sample_decode
+from model.inference.generation import generate
 from model.nn.config import TransformerConfig
-from model.nn.hooks import Trace, record
+from model.nn.hooks import Trace, any_active, record
 from model.nn.kinds import InputFields, ModelKind, mask_filling_fields, sentence_fields
 from model.nn.transformer import Transformer
 
@@ -26,6 +27,11 @@ class InputError(ValueError):
 
 
 MASK_TOP_K = 5
+# A decoder-only model with a vocabulary this large (an LLM such as SmolLM2: 49,152 pieces) writes at
+# most LARGE_LM_NEW_TOKENS by default: each token is a pass over all its weights, and a few tokens
+# already show what the views are about.
+LARGE_VOCAB = 16_384
+LARGE_LM_NEW_TOKENS = 8
 
 
 @dataclass
@@ -110,6 +116,12 @@ class ModelBundle:
     def output_size(self) -> int:
         """V: the tokens the output layer scores (the target vocabulary; an encoder-only model's source)."""
         return self.model.generator.out_features
+
+    @property
+    def large_vocabulary(self) -> bool:
+        """An LLM-sized output layer (`LARGE_VOCAB` tokens or more): reading every position of every
+        layer through it (the logit lens) costs far more than the forward pass itself."""
+        return self.output_size >= LARGE_VOCAB
 
     @property
     def device(self) -> torch.device:
@@ -199,7 +211,8 @@ class ModelBundle:
         if self.task.get("pretrained") and task_max:  # the model's own limit (opus-mt: 511), exactly
             return min(self.config.max_len - 1, task_max)
         if self.model_kind.continues_prompt:
-            return max(1, min(self.config.max_len - 1 - src_len, task_max or 32))
+            wanted = min(task_max or 32, LARGE_LM_NEW_TOKENS) if self.large_vocabulary else task_max or 32
+            return max(1, min(self.config.max_len - 1 - src_len, wanted))
         return min(self.config.max_len - 1, max(task_max, src_len) + 8)
 
     @torch.no_grad()
@@ -224,7 +237,10 @@ class ModelBundle:
             new_tokens = min(new_tokens, self.config.max_len - 1 - len(prompt))
             src = None
         total = new_tokens + len(prompt)  # greedy and sampling count the prompt in their length; beam does not
-        if method == "greedy":
+        if method == "greedy" and prompt and self.large_vocabulary and not any_active():  # cached: one position a token
+            ids = [bos] + prompt + generate(self.model, prefix, new_tokens, eos_id=eos,
+                                            never=(bos, self.config.pad_id))
+        elif method == "greedy":
             ids = greedy_decode(self.model, src, bos, eos, total, prefix=prefix)[0].tolist()
         elif method == "beam":
             ids = beam_search(self.model, src, bos, eos, new_tokens, beam_size, alpha, prompt=prompt or None).tokens

@@ -23,7 +23,8 @@ def _choose(logits: torch.Tensor, temperature: float, top_k: int, top_p: float,
 @torch.inference_mode()  # no autograd bookkeeping at all: nothing generated here is trained on
 def generate(model: Transformer, ids, max_new_tokens: int, *, eos_id: int | None = None,
              temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0, seed: int | None = None,
-             use_cache: bool = True, on_step: Callable[[int, int], None] | None = None) -> list[int]:
+             use_cache: bool = True, on_step: Callable[[int, int], None] | None = None,
+             never: tuple[int, ...] = ()) -> list[int]:
     """Continue `ids` (a list of ids or a (1, T) tensor) with a decoder-only model.
 
     Returns the new ids (up to `max_new_tokens`, ending with `eos_id` if the model wrote it).
@@ -31,7 +32,8 @@ def generate(model: Transformer, ids, max_new_tokens: int, *, eos_id: int | None
     the CPU from `seed` so a seed gives the same text on any device. `use_cache=False` runs the
     whole sequence every step (the same tokens, more work), as does a call inside active hooks
     (head surgery, patching, a recording), whose edits may need every position in each forward.
-    `on_step(i, id)` is called as each new token is chosen (to stream it).
+    `on_step(i, id)` is called as each new token is chosen (to stream it). `never`: ids never
+    chosen (the explorer's decoders never write <bos> or <pad>).
     """
     cfg = model.config
     if not cfg.model_kind.continues_prompt:
@@ -52,6 +54,8 @@ def generate(model: Transformer, ids, max_new_tokens: int, *, eos_id: int | None
     for i in range(max_new_tokens):
         hidden = model.decode(None, None, step_input, cache=cache)[:, -1:]  # (1, 1, d_model)
         logits = model.project(hidden)[0, -1].float()
+        if never:
+            logits[list(never)] = float("-inf")
         token = _choose(logits, temperature, top_k, top_p, generator)
         out.append(token)
         if on_step is not None:

@@ -11,6 +11,7 @@ tests and scripts call it directly.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import torch
@@ -23,6 +24,13 @@ from model.interpret.interventions import HeadKey, intervene, validate_heads
 from model.interpret.lens import LensView, lens_view
 from model.interpret.map_sums import attention_sums
 from model.interpret.range_notes import bundle_notes
+from model.nn.hooks import any_active
+from model.nn.transformer import decoder_mask
+
+# The logit lens is computed with the frame when it costs less than this many multiply-adds
+# (layers × positions × vocabulary × d_model); a costlier one (an LLM's 49k-token vocabulary
+# read at 30 layers) is left to the Lens panel, which computes it off the GUI thread when shown.
+LENS_EAGER_MACS = 2e10
 
 STRATEGIES = {"greedy": "Greedy (argmax)", "sample": "Sampling", "beam": "Beam search",
               "target": "Follow the target"}
@@ -73,7 +81,7 @@ class DecodeRun:
     vocab: list[str]  # target token string for every id
     steps: list[DecodeStep]
     masked: ParallelPass
-    unmasked: ParallelPass
+    unmasked: ParallelPass | None  # None until `ensure_unmasked` runs `unmasked_later` (an LLM's frame)
     beam: BeamResult | None = None
     unknown: list[tuple[int, str]] = field(default_factory=list)
     bos_id: int = 1  # the target tokenizer's start and end symbols (a pretrained model has its own)
@@ -81,6 +89,14 @@ class DecodeRun:
     n_prompt: int = 0  # decoder-only: the prompt's tokens follow <bos> in every prefix
     beam_text: str = ""  # the best hypothesis as text (the tokenizer joins words with spaces)
     text: str = ""  # what this strategy wrote, as text (= beam_text for beam search)
+    unmasked_later: Callable[[], ParallelPass] | None = field(default=None, repr=False, compare=False)
+
+    def ensure_unmasked(self) -> ParallelPass:
+        """The pass without the mask, computed now if the frame left it for later (a viewer calls
+        this off the GUI thread: it is one more forward pass)."""
+        if self.unmasked is None:
+            self.unmasked = self.unmasked_later()
+        return self.unmasked
 
     @property
     def prompt_ids(self) -> list[int]:
@@ -104,7 +120,7 @@ class DecodeRun:
 
     def difference(self, t: int, causal: bool = True) -> float:
         """max |Δp| between step t and its row n_prompt + t of the parallel pass (with or without the mask)."""
-        return step_difference(self.steps[t], self.masked if causal else self.unmasked)
+        return step_difference(self.steps[t], self.masked if causal else self.ensure_unmasked())
 
 
 def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings,
@@ -174,7 +190,8 @@ class Frame:
     """What every panel draws: the model that computed it (and how the header names it), the
     text, the settings, the recorded forward, and the decode (None for an encoder-only model,
     or with `decode_error` saying why this input cannot be decoded step by step). `lens`: the
-    logit lens's top-k per layer and position (None for a model without an output layer).
+    logit lens's top-k per layer and position (None for a model without an output layer, or
+    with `lens_deferred` while a costly one waits for the panel that shows it).
     `embedding`: a sentence encoder's (no output layer) embeddings of the "|"-separated
     sentences and their cosine similarities; None for every other model."""
 
@@ -188,6 +205,7 @@ class Frame:
     decode_error: str | None = None
     lens: LensView | None = None
     embedding: SentenceEmbeddings | None = None
+    lens_deferred: bool = False  # the lens is not computed yet (too costly for every frame): `forward_lens` makes it
     # Head surgery (model.interpret.interventions): the heads edited for everything above, and the same
     # frame computed without them, so a view can show the output before → after.
     interventions: dict[HeadKey, str] = field(default_factory=dict)
@@ -252,8 +270,14 @@ def _compute_frame(bundle: ModelBundle, source: str, target: str | None, setting
             return replace(previous, model_label=label, settings=settings)
         forward = bundle.run(source, encoded=encoded)
         embedding = None if bundle.has_output_layer else sentence_embeddings(bundle, source)
-        return Frame(bundle, label, source, target, settings, forward, lens=forward_lens(bundle, forward),
-                     embedding=embedding, notes=notes)
+        lens, deferred = _lens_or_deferred(bundle, forward)
+        return Frame(bundle, label, source, target, settings, forward, lens=lens, embedding=embedding, notes=notes,
+                     lens_deferred=deferred)
+    if not same_input and _generates_then_records(bundle, settings, target):
+        decode, forward = recorded_greedy_run(bundle, source, settings, encoded)
+        lens, deferred = _lens_or_deferred(bundle, forward)
+        return Frame(bundle, label, source, target, settings, forward, decode, None, lens, notes=notes,
+                     lens_deferred=deferred)
     decode, decode_error = None, None
     with torch.no_grad():
         try:
@@ -261,14 +285,72 @@ def _compute_frame(bundle: ModelBundle, source: str, target: str | None, setting
         except InputError as exc:
             decode_error = str(exc)
     if same_input:
-        forward, lens = previous.forward, previous.lens
+        forward = previous.forward
     else:
         own_greedy = None
         if decode is not None and target is None and settings.strategy == "greedy":
             own_greedy = [i for i in decode.output_ids if i != decode.eos_id]  # the greedy output, reused
         forward = bundle.run(source, target, encoded=encoded, output_ids=own_greedy)
-        lens = forward_lens(bundle, forward)
-    return Frame(bundle, label, source, target, settings, forward, decode, decode_error, lens, notes=notes)
+    lens, deferred = (previous.lens, previous.lens_deferred) if same_input else _lens_or_deferred(bundle, forward)
+    return Frame(bundle, label, source, target, settings, forward, decode, decode_error, lens, notes=notes,
+                 lens_deferred=deferred)
+
+
+def _generates_then_records(bundle: ModelBundle, settings: DecodeSettings | None, target: str | None) -> bool:
+    """An LLM's greedy continuation with no hooks active: generated with the key/value cache
+    unrecorded, then recorded once (`recorded_greedy_run`), instead of recording every step."""
+    return (bundle.model_kind.continues_prompt and bundle.large_vocabulary and target is None
+            and (settings or DecodeSettings()).strategy == "greedy" and not any_active())
+
+
+def recorded_greedy_run(bundle: ModelBundle, source: str, settings: DecodeSettings | None,
+                        encoded) -> tuple[DecodeRun, ForwardResult]:
+    """The greedy continuation generated with the key/value cache (nothing recorded), then ONE
+    recorded teacher-forced forward over <bos> prompt continuation: its rows are the decoding
+    steps (row n_prompt + t computes what step t computed: the mask hides the later tokens) and
+    its attention the masked parallel pass. The pass without the mask is left to the view that
+    shows it (`DecodeRun.ensure_unmasked`)."""
+    settings = settings or DecodeSettings()
+    tok, model = bundle.tgt_tokenizer, bundle.model
+    bos, eos = tok.bos_id, tok.eos_id
+    src, enc = encoded
+    prompt = list(enc.ids)
+    new = bundle.generate_ids(src, max_len=bundle.default_max_output(len(prompt)))
+    ended = len(new) < bundle.default_max_output(len(prompt))  # it stopped at <eos>: that is a step too
+    forward = bundle.run(source, encoded=encoded, output_ids=new)
+    chosen = new + [eos] if ended else new
+    tgt_in = [bos] + prompt + chosen[:-1]  # <bos> prompt y1 … y_{n-1}: one row per step after the prompt's
+    rows = len(tgt_in)
+    logits = forward.trace["generator.logits"].tensor[0, :rows].float()
+    probs = logits.softmax(-1)
+    allowed = logits.clone()
+    allowed[:, [bos, bundle.config.pad_id]] = float("-inf")
+    layers = range(bundle.config.n_decoder_layers)
+    attention = torch.stack([forward.trace.attention("decoder_self", i)[0, :, :rows, :rows] for i in layers])
+    mask = decoder_mask(torch.tensor([tgt_in]), bundle.config.pad_id, True)[0, 0]
+    masked = ParallelPass(tgt_in, True, probs, allowed.argmax(-1).tolist(), mask, attention, None)
+    base = 1 + len(prompt)
+    steps = [DecodeStep(t, tgt_in[:base + t], probs[base + t - 1], probs[base + t - 1], c, mask[:base + t, :base + t],
+                        attention[:, :, :base + t, :base + t], None, len(prompt)) for t, c in enumerate(chosen)]
+    def unmasked() -> ParallelPass:  # one more forward: left to the view that shows it
+        with torch.no_grad():
+            return parallel_pass(model, None, tgt_in, causal=False, never=(bos, bundle.config.pad_id))
+
+    run = DecodeRun(settings, source, list(enc.pieces), list(tok.vocab), steps, masked, None, None,
+                    list(enc.unknown), bos, eos, n_prompt=len(prompt), text=tok.decode(new), unmasked_later=unmasked)
+    return run, forward
+
+
+def _lens_or_deferred(bundle: ModelBundle, forward: ForwardResult) -> tuple[LensView | None, bool]:
+    """(the lens, False) when it is cheap enough to compute with the frame; else (None, True)."""
+    cfg = bundle.config
+    if not cfg.output_layer:
+        return None, False
+    layers = cfg.n_decoder_layers if cfg.has_decoder else cfg.n_encoder_layers
+    positions = len(forward.tgt_pieces) if cfg.has_decoder else len(forward.src_pieces)
+    if layers * positions * bundle.output_size * cfg.d_model > LENS_EAGER_MACS:
+        return None, True
+    return forward_lens(bundle, forward), False
 
 
 def forward_lens(bundle: ModelBundle, forward: ForwardResult) -> LensView | None:

@@ -143,6 +143,10 @@ class DecodingPanel(StepDrawing, QWidget):
         layout.addWidget(self.banner)
         layout.addWidget(self.pages, 1)
 
+    def wait_until_drawn(self, msecs: int = 60000) -> bool:
+        """Block until work left to a view (an LLM's pass without the mask) is drawn (headless figures)."""
+        return self.parallel.wait_until_drawn(msecs)
+
     @property
     def fills_masks(self) -> bool:
         """The loaded model is a masked LM: the panel shows its [MASK] predictions."""

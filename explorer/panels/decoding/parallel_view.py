@@ -7,7 +7,7 @@ removes the mask — the attention then reaches into the future and the predicti
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEvent, Qt, QThreadPool, Signal
 from PySide6.QtGui import QBrush, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QTableWidgetItem,
     QWidget,
 )
+from superqt.utils import create_worker
 
 from explorer import style
 from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
@@ -39,6 +40,7 @@ class ParallelPassView(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.run = None
+        self.worker = None  # computes a run's pass without the mask when the frame left it for later
         self.t = 0
         self.layer = self.head = 0
         self.remove_mask = QCheckBox("Remove the causal mask")
@@ -141,8 +143,32 @@ class ParallelPassView(QWidget):
     def set_run(self, run) -> None:
         self.run = run
         self.t = min(self.t, len(run.steps) - 1) if run is not None else 0
+        pending = run is not None and run.unmasked is None
+        self.remove_mask.setEnabled(not pending)
+        if pending and self.remove_mask.isChecked():
+            self.remove_mask.setChecked(False)
         self._fill_table()
         self.refresh()
+        if pending and self.worker is None:
+            self.worker = create_worker(run.ensure_unmasked, _start_thread=False, _ignore_errors=True)
+            self.worker.finished.connect(self._on_unmasked)
+            self.worker.start()
+
+    def wait_until_drawn(self, msecs: int = 60000) -> bool:
+        """Block until the pass without the mask is computed and drawn (headless figures, tests)."""
+        clock = QElapsedTimer()
+        clock.start()
+        while self.worker is not None and clock.elapsed() < msecs:
+            QThreadPool.globalInstance().waitForDone(20)
+            QCoreApplication.sendPostedEvents()
+            QCoreApplication.processEvents()
+        return self.worker is None
+
+    def _on_unmasked(self) -> None:
+        """The pass without the mask is in (or failed): draw it, or start the next run's."""
+        self.worker = None
+        if self.run is not None:
+            self.set_run(self.run)
 
     def set_step(self, t: int) -> None:
         self.t = t
@@ -172,7 +198,7 @@ class ParallelPassView(QWidget):
                               boundary=not causal, separator=1 + run.n_prompt if run.n_prompt else None)
         mode = "causal mask ON" if causal else "causal mask OFF"
         self.heatmap.set_title(f"Parallel pass, {mode}: self-attention L{self.layer + 1} H{self.head + 1}")
-        diff = run.difference(t, causal)
+        diff = run.difference(t, causal) if causal or run.unmasked is not None else 0.0
         if causal:
             self.equality.setText(f"Row {row} of the parallel pass = step {t + 1}: {MAX_DP} = {diff:.1e}")
             style.set_sheet(self.equality, "color: {success}")
@@ -182,8 +208,14 @@ class ParallelPassView(QWidget):
             self.equality.setText(f"Without the mask, row {row} {'=' if same else '≠'} step {t + 1}: {MAX_DP} = {shown}")
             style.set_sheet(self.equality, "color: {success}" if same else "color: {error}")
         mass = p.future_mass(self.layer, self.head).numpy()
-        changed = sum(a != b for a, b in zip(run.masked.predicted, run.unmasked.predicted))
         n = len(run.masked.predicted)
+        if run.unmasked is None:
+            self.future.setText(f"With the mask no row attends a later token ({100 * mass.max():.0f}\u00a0% above the "
+                                f"diagonal), so row {row} computes exactly what the decoder computed at step {t + 1}. "
+                                "Running the pass without the mask…")
+            self._mark_current_column()
+            return
+        changed = sum(a != b for a, b in zip(run.masked.predicted, run.unmasked.predicted))
         if causal:
             self.future.setText(
                 f"With the mask no row attends a later token ({100 * mass.max():.0f}\u00a0% above the diagonal), so row {row} "
@@ -207,8 +239,8 @@ class ParallelPassView(QWidget):
             table.setColumnCount(0)
             return
         run = self.run
-        texts = [[display_piece(p) for p in run.pieces(seq)]
-                 for seq in (run.masked.tgt_in, run.masked.predicted, run.unmasked.predicted)]
+        texts = [[display_piece(p) for p in run.pieces(seq)] if seq else ["…"] * n  # (no mask: still running)
+                 for seq in (run.masked.tgt_in, run.masked.predicted, self._unmasked_predicted())]
         small = style.font(style.SMALL_POINT_SIZE)
         column = 8 + max(QFontMetrics(small).horizontalAdvance(str(n)),
                          *(QFontMetrics(table.font()).horizontalAdvance(t) for row in texts for t in row))
@@ -275,6 +307,10 @@ class ParallelPassView(QWidget):
         band, col = divmod(position, max(1, self._band))
         return self.table.item(band * BAND_ROWS + 1 + row, col)
 
+    def _unmasked_predicted(self) -> list[int]:
+        """The predictions without the mask, or [] while that pass is being computed."""
+        return self.run.unmasked.predicted if self.run.unmasked is not None else []
+
     def positions(self) -> int:
         return len(self.run.masked.predicted) if self.run is not None else 0
 
@@ -283,7 +319,7 @@ class ParallelPassView(QWidget):
         run = self.run
         if run is None:
             return
-        masked, unmasked = run.masked.predicted, run.unmasked.predicted
+        masked, unmasked = run.masked.predicted, self._unmasked_predicted() or run.masked.predicted
         current = run.row(self.t) if run.steps else self.t
         for c in range(self.positions()):
             changed, prompt = masked[c] != unmasked[c], 1 <= c <= run.n_prompt

@@ -6,21 +6,25 @@ probability (colour = probability, the theme's sequential map). Clicking a cell 
 top 5. For a masked LM the [MASK] columns are framed. A model without an output layer
 (all-MiniLM-L6-v2) has no lens, and the panel says so instead of drawing anything.
 
-The panel only draws `Frame.lens` (computed in the one compute step). The clicked cell is
-session state: the panel's view, "cell <layer> <position>", so a scene restores it.
+The panel draws `Frame.lens`, computed in the one compute step; an LLM's lens (49k tokens × 30
+layers × every position: `Frame.lens_deferred`) is computed here instead, off the GUI thread and
+only when the panel is shown, then kept on the frame. The clicked cell is session state: the
+panel's view, "cell <layer> <position>", so a scene restores it.
 """
 from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, Qt, QThreadPool
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from superqt.utils import create_worker
 
 from explorer import style, theme
 from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.label_axis import display_piece
 from explorer.input_text import printable
 from model.inference.bundle import smoothed_target
+from model.interpret.frame import forward_lens
 
 NO_HEAD = ("{name} has no output layer (no language-model head): there is nothing to read its layers "
            "through, so it has no logit lens. It is a sentence encoder: its sentence embeddings and their "
@@ -49,6 +53,9 @@ class LensPanel(QWidget):
         super().__init__(parent)
         self.state = state
         self.lens = None
+        self.waiting = None  # the frame whose deferred lens is asked for (computed when the panel is shown)
+        self.worker = None
+        self.computing = None  # the frame whose lens the worker computes
         self.note = QLabel()
         self.note.setWordWrap(True)
         self.note.setFont(style.font(style.BASE_POINT_SIZE))
@@ -87,6 +94,15 @@ class LensPanel(QWidget):
             self._say(NO_HEAD.format(name=bundle.name), "warning")
 
     def _on_frame(self, frame) -> None:
+        if frame.lens is None and frame.lens_deferred and frame.bundle.has_output_layer:
+            self.lens, self.waiting = None, frame
+            self.grid.clear_data()
+            self.detail.setText("")
+            self._say("Reading every layer at every position through the output layer "
+                      f"({frame.bundle.output_size:,} tokens)…", "info")
+            self._start_lens()
+            return
+        self.waiting = None
         if not frame.bundle.has_output_layer or frame.lens is None:
             self._on_bundle(frame.bundle)
             return
@@ -110,6 +126,48 @@ class LensPanel(QWidget):
         self.grid.mark_columns(lens.marked)
         self.grid.describe = self._describe
         self._show_cell()
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self._start_lens()
+
+    def _start_lens(self) -> None:
+        """Compute the waiting frame's lens off the GUI thread, once the panel is on screen."""
+        frame = self.waiting
+        if frame is None or self.worker is not None or not self.isVisible():
+            return
+        self.computing = frame
+        self.worker = create_worker(forward_lens, frame.bundle, frame.forward, _start_thread=False, _ignore_errors=True)
+        self.worker.returned.connect(self._on_lens)
+        self.worker.errored.connect(self._on_lens_failed)
+        self.worker.finished.connect(self._on_worker_done)
+        self.worker.start()
+
+    def wait_until_drawn(self, msecs: int = 60000) -> bool:
+        """Block until a deferred lens is computed and drawn (headless figures, tests)."""
+        self._start_lens()
+        clock = QElapsedTimer()
+        clock.start()
+        while (self.worker is not None or (self.waiting is not None and self.isVisible())) and clock.elapsed() < msecs:
+            QThreadPool.globalInstance().waitForDone(20)
+            QCoreApplication.sendPostedEvents()
+            QCoreApplication.processEvents()
+        return self.worker is None
+
+    def _on_lens(self, lens) -> None:
+        frame = self.computing
+        frame.lens, frame.lens_deferred = lens, False  # kept on the frame: shown again without recomputing
+        if frame is self.waiting:
+            self._on_frame(frame)
+
+    def _on_lens_failed(self, exc) -> None:
+        if self.computing is self.waiting:
+            self.waiting = None
+            self._say(f"The logit lens could not be computed: {exc}", "warning")
+
+    def _on_worker_done(self) -> None:
+        self.worker = self.computing = None
+        self._start_lens()  # a newer frame may be waiting
 
     def _describe(self, row: int, col: int) -> str:
         """A cell's hover text: its layer, position, top token and probability."""

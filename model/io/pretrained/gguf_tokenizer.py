@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from model.io.pretrained.byte_level import readable_vocab
 from model.io.pretrained.files import PretrainedError
 from model.io.pretrained.gguf_file import GGUFFile
 from model.io.pretrained.hf_tokenizer import HFTokenizer
@@ -44,11 +45,16 @@ def _pre_tokenizer(tokenizers, pre: str):
 class GGUFTokenizer(HFTokenizer):
     """A GGUF model's byte-level BPE. `drop_leading`: an id that the model's input already starts
     with (the bundle puts its start symbol before every prompt), so a prompt typed with it —
-    a chat template's first <|im_start|> — is not given it twice."""
+    a chat template's first <|im_start|> — is not given it twice.
+
+    `vocab` (what `pieces` and every label show) holds each piece as the text it stands for
+    (" Paris", "⏎"; `model.io.pretrained.byte_level`); `byte_pieces` the file's own byte-level forms."""
 
     def __init__(self, tok, *, drop_leading: int | None = None, **ids):
         super().__init__(tok, "byte-level BPE", **ids)
         self.drop_leading = drop_leading
+        self.byte_pieces = self.vocab
+        self.vocab = readable_vocab(self.byte_pieces, keep=self.special_ids)
 
     def split(self, text: str) -> list[tuple[int, str]]:
         parts = super().split(text)

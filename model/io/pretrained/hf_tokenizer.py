@@ -31,6 +31,7 @@ class PretrainedTokenizer:
         self.special_ids = frozenset(special_ids) | {pad_id, bos_id, eos_id, unk_id}
         self.prefix, self.suffix = tuple(prefix), tuple(suffix)
         self.source = dict(source or {})
+        self._piece_ids: dict[str, int] | None = None  # piece → id, built by the first `join`
 
     def __len__(self) -> int:
         return len(self.vocab)
@@ -65,6 +66,16 @@ class PretrainedTokenizer:
                 continue
             kept.append(i)
         return self.detokenize(kept)
+
+    def join(self, pieces: list[str]) -> str:
+        """Pieces (as `pieces` gives them) → the text they stand for: each piece's id, detokenized
+        (the inverse the input bar and the views use to show a stretch of tokens as text)."""
+        if self._piece_ids is None:
+            self._piece_ids = {piece: i for i, piece in reversed(list(enumerate(self.vocab)))}
+        unknown = [p for p in pieces if p not in self._piece_ids]
+        if unknown:
+            raise ValueError(f"{unknown[0]!r} is not a piece of this tokenizer's vocabulary")
+        return self.detokenize([self._piece_ids[p] for p in pieces])
 
     def pieces(self, ids) -> list[str]:
         """Every id as its vocabulary string (sub-word pieces, specials included): axis labels."""
