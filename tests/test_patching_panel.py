@@ -7,7 +7,8 @@ import torch
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
 
-from explorer.panels.patching.panel import PatchingPanel, parse_cell
+from explorer.panels.patching.job import parse_cell
+from explorer.panels.patching.panel import PatchingPanel
 from explorer.runner import Runner
 from explorer.state import SessionState
 from model.io.checkpoints import bundled_checkpoints, load_checkpoint

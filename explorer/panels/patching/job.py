@@ -11,6 +11,25 @@ from model.data.masking import mask_id_of
 from model.interpret.logit_attribution import LogitAttribution, direct_logit_attribution
 from model.interpret.patching import PatchingResult, iter_activation_patching
 
+AUTO_RUN_PARAMETERS = 10_000_000  # larger models are patched on Run only (a forward per cell)
+
+
+def parameters_beyond_auto_run(bundle) -> int:
+    """The model's parameter count when it is too large to patch unasked, else 0."""
+    size = sum(p.numel() for p in bundle.model.parameters())
+    return size if size > AUTO_RUN_PARAMETERS else 0
+
+
+def cell_view(key: str, layer: int, column: int) -> str:
+    return f"cell {key} {layer} {column}"
+
+
+def parse_cell(view: str | None) -> tuple[str, int, int] | None:
+    parts = (view or "").split()
+    if len(parts) == 4 and parts[0] == "cell" and parts[2].isdigit() and parts[3].isdigit():
+        return parts[1], int(parts[2]), int(parts[3])
+    return None
+
 
 @dataclass(frozen=True)
 class PatchingRequest:

@@ -2,13 +2,12 @@
 (model.interpret.patching), and which heads and MLPs write the answer directly
 (model.interpret.logit_attribution).
 
-Two inputs of the same length: the clean one (the session's text) and a corrupted one (prefilled
-with the text's last token swapped). Run patches every residual stream, attention output, MLP
-output (layer × position) and head output (layer × head) from the clean run into the corrupted
-one, off the GUI thread with a progress bar; each map's cell is the share of the clean −
-corrupted logit difference that patch restores (diverging colours, white = 0). Clicking a cell
-shows that patched run's top tokens; beside the maps, the clean input's direct logit
-attribution. The clicked cell is session state: the panel's view, "cell <map> <layer> <column>".
+Two inputs of the same length: the clean one (the session's text) and a corrupted one (its last
+token swapped). Run patches every residual stream, attention output, MLP output (layer × position)
+and head output (layer × head) from the clean run into the corrupted one, off the GUI thread; a
+cell is the share of the clean − corrupted logit difference that patch restores (white = 0).
+A clicked cell (the panel's view, "cell <map> <layer> <column>") shows that run's top tokens;
+beside the maps, the clean input's direct logit attribution.
 """
 from __future__ import annotations
 
@@ -35,22 +34,19 @@ from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.label_axis import display_piece
 from explorer.input_text import printable
 from explorer.panels.patching.dla_bars import LogitBars
-from explorer.panels.patching.job import PatchingRequest, PatchingView, corrupted_default, start
+from explorer.panels.patching.job import (
+    PatchingRequest,
+    PatchingView,
+    cell_view,
+    corrupted_default,
+    parameters_beyond_auto_run,
+    parse_cell,
+    start,
+)
 from explorer.screen import ScreenClass
 
 MAPS_SHOWN = 6  # the most maps one stack has: residual, self-, cross-attention, MLP, self- and cross-heads
 DEFAULT_TOKEN = ""  # an empty answer / wrong box: the default token (the runs' own top tokens)
-
-
-def cell_view(key: str, layer: int, column: int) -> str:
-    return f"cell {key} {layer} {column}"
-
-
-def parse_cell(view: str | None) -> tuple[str, int, int] | None:
-    parts = (view or "").split()
-    if len(parts) == 4 and parts[0] == "cell" and parts[2].isdigit() and parts[3].isdigit():
-        return parts[1], int(parts[2]), int(parts[3])
-    return None
 
 
 class PatchingPanel(QWidget):
@@ -191,9 +187,9 @@ class PatchingPanel(QWidget):
         for box in (self.answer_box, self.wrong_box):
             box.clear()
             box.setEditText(DEFAULT_TOKEN)
-        if self.isVisible():
+        if self.isVisible() and self._runs_by_itself():
             self.run()
-        else:  # drawn again when next shown: no maps of another model or text meanwhile
+        else:  # drawn again when next shown (or on Run): no maps of another model or text meanwhile
             self._clear()
 
     def _on_view(self, panel: str, _value: str) -> None:
@@ -278,8 +274,16 @@ class PatchingPanel(QWidget):
 
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
-        if self.shown is None and self.worker is None and self.state.frame is not None:
+        if self.shown is None and self.worker is None and self.state.frame is not None and self._runs_by_itself():
             self.run()
+
+    def _runs_by_itself(self) -> bool:
+        """A small model is patched as soon as the panel shows a new input; a large one waits for Run."""
+        frame = self.state.frame
+        size = parameters_beyond_auto_run(frame.bundle) if frame is not None else 0
+        if size:
+            self._say(f"{frame.model_label}: {size / 1e6:,.0f} M parameters, so patching starts on Run.")
+        return frame is not None and not size
 
     def closeEvent(self, event) -> None:  # noqa: N802
         self.shutdown()
@@ -395,4 +399,4 @@ class PatchingPanel(QWidget):
                         else "color: {text};")
 
 
-__all__ = ["PatchingPanel", "cell_view", "parse_cell"]
+__all__ = ["PatchingPanel"]
