@@ -397,6 +397,3 @@ class PatchingPanel(QWidget):
         self.status.setText(text)
         style.set_sheet(self.status, "color: {warning_text}; background: {warning_bg};" if level == "warning"
                         else "color: {text};")
-
-
-__all__ = ["PatchingPanel"]
