@@ -29,6 +29,7 @@ from explorer.lazy_panels import LazyPanels
 from explorer.lecture import PAPER_HELP, LectureTools
 from explorer.panel_dock import PanelDock, PanelScroll, readable_tab_bars
 from explorer.panels import panel_classes
+from explorer.scaling import build_at_normal_size
 from explorer.scenes import TOUR_PATH
 from explorer.screen import ScreenClass, ScreenClassAware, classify
 from explorer.toast import StatusToast
@@ -120,7 +121,7 @@ class MainWindow(QMainWindow):
         self._size_docks()
 
     def _build_panel(self, name: str) -> QWidget:
-        panel = self._panel_classes[name](self.state, self)
+        panel = build_at_normal_size(lambda: self._panel_classes[name](self.state, self))
         if isinstance(panel, ScreenClassAware):
             panel.apply_screen_class(self.screen_class)
         self.docks[name].widget().place(panel)

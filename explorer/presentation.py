@@ -154,7 +154,7 @@ class PresentationMode(QObject):
         while a tour is open, else Figure 1 (with "Start the tour" offered beside the chooser)."""
         if self.active:
             return
-        self.window.panels.build_all()  # built at the normal size: leaving finds their own fonts
+        # (panels not built yet are built when first shown, at the scale of that moment)
         self.active = True
         self.session.set_scale(self.scale)
         self._hidden = [w for w in self._lecture_hidden() if w.isVisible()]

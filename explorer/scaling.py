@@ -71,6 +71,26 @@ def set_scale(app: QApplication, factor: float) -> float:
     return ratio
 
 
+def build_at_normal_size(make):
+    """`make()` run with the style at its normal size, then its plots redrawn at the size in use.
+
+    A widget's own font is what it gets back after a presentation (the style sheet gives it the
+    presentation's size meanwhile), so a panel first built while presenting is built as it would
+    be at the normal size; its pyqtgraph canvases, which the style sheet does not reach, are then
+    scaled like those built before."""
+    factor = _applied_scale
+    if abs(factor - 1.0) < 1e-6:
+        return make()
+    style.set_scale(1.0)
+    try:
+        widget = make()
+    finally:
+        style.set_scale(factor)
+    for view in widget.findChildren(pg.GraphicsView):
+        rescale_scene(view, factor)
+    return widget
+
+
 def _scaled_font(font: QFont, ratio: float) -> QFont:
     f = QFont(font)
     if f.pointSizeF() > 0:

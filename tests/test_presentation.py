@@ -304,3 +304,33 @@ def test_axis_titles_grow_with_the_presentation_and_shrink_back(window, qtbot):
     wrong = {text: (h, after[key][1]) for key, (text, h) in before.items()
              if key in after and after[key][1] != pytest.approx(h, abs=1.0)}
     assert not wrong, wrong
+
+
+def test_a_panel_first_built_while_presenting_has_its_own_fonts_after_leaving(qtbot, tmp_path):
+    """Entering builds no panel (17 builds would stall the window for seconds): one first shown
+    while presenting is built at the presentation's size and, after leaving, its fonts are those
+    of the same panel built at the normal size."""
+    from PySide6.QtWidgets import QWidget
+
+    def fonts(panel) -> list[tuple[str, float]]:
+        return sorted((type(w).__name__, round(w.font().pointSizeF(), 1)) for w in [panel, *panel.findChildren(QWidget)]
+                      if w.testAttribute(Qt.WA_SetFont) and w.font().pointSizeF() > 0)
+
+    normal = make_main_window(qtbot, tmp_path / "a", size=(1280, 720))
+    expected = fonts(normal.panels["heads"])
+    window = make_main_window(qtbot, tmp_path / "b", size=(1280, 720))
+    window.lecture.presentation.enter(full_screen=False)
+    assert window.panels.built("heads") is None
+    window.focus_panel("heads")
+    _settle(qtbot)
+    assert window.panels.built("heads") is not None
+    size = style.BASE_POINT_SIZE * style.scale()
+    during = fonts(window.panels["heads"])
+    assert during and all(pt == pytest.approx(size, abs=0.05) for kind, pt in during if kind != "QDockWidget")
+    window.lecture.presentation.leave()
+    _settle(qtbot)
+    by_kind: dict[str, set[float]] = {}
+    for kind, pt in expected:
+        by_kind.setdefault(kind, set()).add(pt)
+    after = fonts(window.panels["heads"])  # (a layout of another screen class may hold a widget more)
+    assert all(pt in by_kind.get(kind, {pt for _k, pt in expected}) for kind, pt in after), (after, expected)
