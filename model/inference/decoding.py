@@ -244,19 +244,11 @@ def decode_steps(model: Transformer, src: torch.Tensor | None, bos_id: int, eos_
     prompt = [int(i) for i in prompt or []]
     prefix = [bos_id] + prompt
     cfg, device = model.config, _device(model)
-    draw_on = generator.device if generator is not None else torch.device("cpu")
     for t in range(max_len):
         ys = torch.tensor([prefix], dtype=torch.long, device=device)
         with record(model) as trace:
             logits = model.project(model.decode(memory, src, ys))[0, -1].float()  # (V,)
-        model_probs = logits.softmax(-1).cpu()
-        allowed = _never(logits, bos_id, cfg.pad_id)
-        if temperature == 0:
-            probs = model_probs
-            chosen = int(allowed.argmax())
-        else:
-            probs = filter_logits(allowed, temperature, top_k, top_p).softmax(-1).cpu()
-            chosen = int(torch.multinomial(probs.to(draw_on), 1, generator=generator))
+        probs, model_probs, chosen = _choose(logits, bos_id, cfg.pad_id, temperature, top_k, top_p, generator)
         if forced is not None:
             if t >= len(forced):
                 return
@@ -269,6 +261,19 @@ def decode_steps(model: Transformer, src: torch.Tensor | None, bos_id: int, eos_
         prefix.append(chosen)
         if chosen == eos_id and forced is None:
             return
+
+
+def _choose(logits: torch.Tensor, bos_id: int, pad_id: int, temperature: float, top_k: int, top_p: float,
+            generator: torch.Generator | None) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """One decoding step's choice from the next-token logits: (the distribution drawn from, the
+    model's own softmax, the token) — argmax at temperature 0, else a draw after the filters."""
+    model_probs = logits.softmax(-1).cpu()
+    allowed = _never(logits, bos_id, pad_id)
+    if temperature == 0:
+        return model_probs, model_probs, int(allowed.argmax())
+    probs = filter_logits(allowed, temperature, top_k, top_p).softmax(-1).cpu()
+    draw_on = generator.device if generator is not None else torch.device("cpu")
+    return probs, model_probs, int(torch.multinomial(probs.to(draw_on), 1, generator=generator))
 
 
 def cached_decode_steps(model: Transformer, bos_id: int, eos_id: int, max_len: int, temperature: float = 0.0,
@@ -285,7 +290,6 @@ def cached_decode_steps(model: Transformer, bos_id: int, eos_id: int, max_len: i
     size = len(prefix) + max_len
     rows = torch.zeros(cfg.n_decoder_layers, cfg.n_heads, size, size)
     cache = KVCache(model)
-    draw_on = generator.device if generator is not None else torch.device("cpu")
 
     def keep(weights: torch.Tensor, where) -> None:  # (1, h, new positions, all positions so far)
         layer = int(where.name.split(".")[2])
@@ -297,14 +301,7 @@ def cached_decode_steps(model: Transformer, bos_id: int, eos_id: int, max_len: i
         with hooks(model, {"decoder.layers.*.self_attn.weights": keep}, reads_only=True):
             hidden = model.decode(None, None, torch.tensor([new], dtype=torch.long, device=device), cache=cache)
         logits = model.project(hidden[:, -1:])[0, -1].float()  # (V,)
-        model_probs = logits.softmax(-1).cpu()
-        allowed = _never(logits, bos_id, cfg.pad_id)
-        if temperature == 0:
-            probs = model_probs
-            chosen = int(allowed.argmax())
-        else:
-            probs = filter_logits(allowed, temperature, top_k, top_p).softmax(-1).cpu()
-            chosen = int(torch.multinomial(probs.to(draw_on), 1, generator=generator))
+        probs, model_probs, chosen = _choose(logits, bos_id, cfg.pad_id, temperature, top_k, top_p, generator)
         if forced is not None:
             if t >= len(forced):
                 return
