@@ -25,6 +25,7 @@ class LatestJob(QObject):
     done = Signal(object)
     failed = Signal(str)
     busy = Signal(bool)
+    expected_errors = EXPECTED  # failures told in a sentence; anything else also prints its traceback
 
     def __init__(self, parent: QObject | None = None, synchronous: bool = False):
         super().__init__(parent)
@@ -89,7 +90,7 @@ class LatestJob(QObject):
             self.done.emit(result)
 
     def _on_failed(self, request: int, exc: BaseException) -> None:
-        expected = isinstance(exc, EXPECTED)
+        expected = isinstance(exc, self.expected_errors)
         if not expected:
             traceback.print_exception(exc)
         if request == self._latest and shiboken6.isValid(self):

@@ -7,14 +7,12 @@ newest request's result, so dragging the snapshot slider never shows a stale com
 """
 from __future__ import annotations
 
-import traceback
 from collections import OrderedDict
-from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QThreadPool, Signal
-from superqt.utils import create_worker
+from PySide6.QtCore import QObject
 
+from explorer.latest_job import LatestJob
 from model.inference.bundle import InputError
 from model.interpret.comparison import ComparisonError, compare
 from model.io.checkpoints import UNTRAINED, untrained_like
@@ -74,72 +72,16 @@ def describe_reference(reference: str, bundle=None) -> str:
     return path.name if path.exists() else reference
 
 
-class ComparisonJobs(QObject):
-    """Signals: done(Comparison), failed(message), busy(bool)."""
+class ComparisonJobs(LatestJob):
+    """`LatestJob` with checkpoint B's cache, and `cancel`. Signals: done(Comparison), failed, busy."""
 
-    done = Signal(object)
-    failed = Signal(str)
-    busy = Signal(bool)
+    expected_errors = EXPECTED
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self.cache = ModelCache()
-        self._latest = 0
-        self._queued: tuple[int, Callable[[], object]] | None = None
-        self._worker = None
-
-    def submit(self, fn: Callable[[], object]) -> int:
-        """Run `fn` off the GUI thread; a queued, not yet started job is replaced (it is stale)."""
-        self._latest += 1
-        self._queued = (self._latest, fn)
-        if self._worker is None:
-            self._start_next()
-        return self._latest
 
     def cancel(self) -> None:
         """Forget what is queued and drop the result of what runs (nothing to compare any more)."""
         self._latest += 1
         self._queued = None
-
-    @property
-    def running(self) -> bool:
-        return self._worker is not None or self._queued is not None
-
-    def wait(self, msecs: int = 60000) -> bool:
-        """Block (processing events) until every job is done and delivered: figures and tests."""
-        clock = QElapsedTimer()
-        clock.start()
-        while self.running and clock.elapsed() < msecs:
-            QThreadPool.globalInstance().waitForDone(20)
-            QCoreApplication.sendPostedEvents()
-            QCoreApplication.processEvents()
-        return not self.running
-
-    def _start_next(self) -> None:
-        job, self._queued = self._queued, None
-        if job is None:
-            self.busy.emit(False)
-            return
-        request, fn = job
-        self.busy.emit(True)
-        worker = create_worker(fn, _start_thread=False, _ignore_errors=True)
-        worker.returned.connect(lambda result: self._on_done(request, result))
-        worker.errored.connect(lambda exc: self._on_failed(request, exc))
-        worker.finished.connect(self._on_finished)
-        self._worker = worker
-        worker.start()
-
-    def _on_finished(self) -> None:
-        self._worker = None
-        self._start_next()
-
-    def _on_done(self, request: int, result) -> None:
-        if request == self._latest:
-            self.done.emit(result)
-
-    def _on_failed(self, request: int, exc: BaseException) -> None:
-        expected = isinstance(exc, EXPECTED)
-        if not expected:  # a bug must reach the log and the user, never end the thread silently
-            traceback.print_exception(exc)
-        if request == self._latest:
-            self.failed.emit(str(exc) if expected else f"{type(exc).__name__}: {exc}")
