@@ -8,9 +8,9 @@ import pytest
 import torch
 from PySide6.QtCore import Qt
 
-from explorer.panels.decoding.beam_view import best_path
+from model.inference.beam_tree import best_path
 from explorer.panels.decoding.panel import DecodingPanel
-from explorer.panels.decoding.parallel_view import MAX_DP
+from model.interpret.decode_texts import MAX_DP
 from explorer.runner import Runner
 from explorer.state import SessionState
 from explorer.theme import colour

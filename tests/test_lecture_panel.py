@@ -34,7 +34,7 @@ def test_choosing_the_lecture_preset_shows_and_requests_its_settings(controls, t
     assert (controls.steps_spin.value(), controls.warmup_spin.value(), controls.batch_spin.value()) == (
         preset.steps, preset.warmup, preset.batch_size)
     assert controls.kind() == preset.kind and not controls.kind_box.isEnabled()
-    request = controls.request(None, "")
+    request = controls.setup().request(None, "")
     assert request.preset == LECTURE and request.kind == preset.kind
     assert request.train == preset.train_config(device=request.train.device)
     assert (request.target, request.eval_interval) == (preset.target, preset.eval_every_s)
@@ -43,7 +43,7 @@ def test_choosing_the_lecture_preset_shows_and_requests_its_settings(controls, t
 def test_the_lecture_request_builds_the_presets_model_and_stream(controls):
     choose(controls, "reverse")
     controls.batch_spin.setValue(32)  # a changed batch: the buckets follow it
-    trainer = build_trainer(controls.request(None, ""))
+    trainer = build_trainer(controls.setup().request(None, ""))
     preset = lecture_preset("reverse")
     c = trainer.model.config
     assert (c.d_model, c.d_ff, c.n_encoder_layers, c.dropout) == (
@@ -60,7 +60,7 @@ def test_a_task_without_a_lecture_preset_says_so(controls):
 
     choose(controls, "sort")
     with pytest.raises(TrainingError, match="no lecture preset"):
-        build_trainer(controls.request(None, ""))
+        build_trainer(controls.setup().request(None, ""))
 
 
 def test_progress_shows_the_time_to_target():
@@ -91,7 +91,7 @@ def test_a_check_that_reaches_the_target_is_confirmed_on_more_pairs(controls, ta
     from model.train.steering import Steering
 
     choose(controls, "reverse")
-    request = controls.request(None, "")
+    request = controls.setup().request(None, "")
     request.target = target
     loop = TrainingLoop(request, Steering(request))
     loop.trainer = build_trainer(request)

@@ -83,6 +83,23 @@ class Offer:
     cost: float = 0.0  # s the worker spent copying it (paces the live views)
 
 
+def shown_elsewhere(label: str, own_name: str) -> str:
+    """The sentence that says other views show the run's model (named `label`) for a while."""
+    return (f" The other panels show this run's model (“{label}”) in place of “{own_name}” "
+            f"until it ends or you go back.")
+
+
+def run_ended(outcome: str, step: int, offer: Offer | None, own_name: str | None, was_shown: bool) -> str:
+    """What a GUI says when a run ends ("finished" all its steps, or "stopped"): how far it got,
+    that the session's own model (`own_name`) is back where the run's was shown, and how to keep
+    the trained copy `offer` the run handed over at its end."""
+    text = f"Training {'finished' if outcome == 'finished' else 'stopped'} after {step:,} steps."
+    if offer is not None and offer.reason == outcome and own_name is not None:
+        back = f" The panels show “{own_name}” again." if was_shown else ""
+        text += f"{back} “Use this model” makes the trained model (step {offer.step:,}) the session's model."
+    return text
+
+
 # One line of text each, for the run's str signals.
 @dataclass(frozen=True)
 class Phase:
@@ -110,4 +127,4 @@ class Failed:
 
 
 __all__ = ["COLUMNS", "MetricRows", "RunInfo", "Snapshot", "Offer", "Phase", "Saved", "SaveFailed", "ProbeFailed",
-           "Failed"]
+           "Failed", "run_ended", "shown_elsewhere"]

@@ -72,6 +72,41 @@ class SnapshotTimeline(Generic[T]):
         return i
 
 
+class ViewedTimeline(SnapshotTimeline[T]):
+    """A timeline and the snapshot a view shows: the newest while `live`, else the one picked,
+    which stays on its step while newer snapshots arrive and older ones are thinned."""
+
+    def __init__(self, capacity: int = MAX_SNAPSHOTS):
+        super().__init__(capacity)
+        self.live = True
+        self.viewed = -1  # index on show (-1: none yet)
+
+    def clear(self) -> None:
+        super().clear()
+        self.live, self.viewed = True, -1
+
+    def add_viewed(self, step: int, item: T, follow: bool = False) -> bool:
+        """Add a snapshot (`follow`: go live again); True if the view should show the newest."""
+        self.live = self.live or follow
+        past = self[self.viewed][0] if not self.live and 0 <= self.viewed < len(self) else None
+        self.add(step, item)
+        if not self.live:
+            self.viewed = self.index_of_step(past)
+        return self.live
+
+    def select(self, index: int) -> int | None:
+        """View snapshot `index`, clamped (the newest: live again); None if there is none."""
+        if not len(self):
+            return None
+        self.viewed = max(0, min(int(index), len(self) - 1))
+        self.live = self.viewed == len(self) - 1
+        return self.viewed
+
+    def viewed_step(self) -> int:
+        """The step of the snapshot on show (0: none)."""
+        return self[self.viewed][0] if 0 <= self.viewed < len(self) else 0
+
+
 SMOOTHING = 0.9  # EMA factor per step
 
 
@@ -119,4 +154,4 @@ class Series:
         self.n += m
 
 
-__all__ = ["SnapshotTimeline", "MAX_SNAPSHOTS", "Series", "SMOOTHING"]
+__all__ = ["SnapshotTimeline", "ViewedTimeline", "MAX_SNAPSHOTS", "Series", "SMOOTHING"]

@@ -16,31 +16,13 @@ from PySide6.QtGui import QColor, QFontMetricsF, QTextDocument
 from explorer import presentation, style
 from explorer.drawing.token_heatmap import display_piece
 from explorer.theme import notifier
+from model.inference.beam_tree import best_path, edge_state, node_state, node_tip, step_ticks, tree_layout
 
 EDGE_PENS = {"pruned": ("beam_pruned", 1.5), "live": ("beam_alive", 2), "best": ("beam_best", 4),
              "prompt": ("prompt", 4)}  # kind of edge → (palette role, width), in drawing order
-
-
-def tree_layout(nodes) -> dict[int, tuple[float, float]]:
-    """(x, y) of every node: x = the decoding step t that produced its token (the <bos> root
-    sits at -1), so the tree lines up with the step-by-step view; within a step, children follow their parent's order
-    and then their cumulative log-probability, centred on 0."""
-    pos: dict[int, tuple[float, float]] = {}
-    by_step: dict[int, list] = {}
-    for n in nodes:
-        by_step.setdefault(n.step, []).append(n)
-    for step in sorted(by_step):
-        group = by_step[step]
-        if step == 0 and len(group) > 1:  # <bos> + a prompt: one straight stem ending at x = -1
-            group.sort(key=lambda n: n.id)
-            for i, n in enumerate(group):
-                pos[n.id] = (float(i - len(group)), 0.0)
-            continue
-        group.sort(key=lambda n: (pos[n.parent][1] if n.parent in pos else 0.0, -n.log_prob))
-        offset = (len(group) - 1) / 2
-        for i, n in enumerate(group):
-            pos[n.id] = (float(step - 1), i - offset)  # x = the decoding step that emitted it; <bos> at -1
-    return pos
+NODE_ROLES = {"prompt": "prompt", "best": "beam_best", "pruned": "beam_pruned", "finished": "beam_finished",
+              "live": "beam_alive"}  # a node's state → its palette role
+LABEL_ROLES = {"pruned": "disabled_text", "prompt": "prompt_text"}  # (else the text's own colour)
 
 
 def label_html(colour: str, weight: str, token: str, score: str, scale: float) -> str:
@@ -50,32 +32,6 @@ def label_html(colour: str, weight: str, token: str, score: str, scale: float) -
             f"{style.MONO_FAMILY}'>{html.escape(token)}</span>"
             + (f"<br><span style='font-size:{style.SMALL_POINT_SIZE * scale:.1f}pt'>{score}</span>" if score else "")
             + "</div>")
-
-
-def best_path(result) -> set[int]:
-    """Node ids on the winning hypothesis."""
-    best = max(result.finished, key=lambda i: result.nodes[i].score) if result.finished else None
-    ids = set()
-    while best is not None:
-        ids.add(best)
-        best = result.nodes[best].parent
-    return ids
-
-
-def is_prompt(node) -> bool:
-    return bool(getattr(node, "prompt", False))
-
-
-def node_colour(node, on_best: bool) -> QColor:
-    if is_prompt(node):
-        return style.colour("prompt")
-    if on_best:
-        return style.colour("beam_best")
-    if node.pruned:
-        return style.colour("beam_pruned")
-    if node.finished:
-        return style.colour("beam_finished")
-    return style.colour("beam_alive")
 
 
 class BeamTreeView(pg.PlotWidget):
@@ -134,14 +90,7 @@ class BeamTreeView(pg.PlotWidget):
         """Hover text of a node: its whole hypothesis and both scores."""
         if self.result is None or data is None:
             return ""
-        node = self.result.nodes[int(data)]
-        seq = self.result.sequence(node.id)[1:]
-        text = "".join(display_piece(self._pieces[i]) if i < len(self._pieces) else f"#{i}" for i in seq)
-        if is_prompt(node) or node.parent is None:
-            return f"{text or '<bos>'}\n{'given in the prompt, not searched' if is_prompt(node) else 'start'}"
-        state = "pruned" if node.pruned else ("finished" if node.finished else "kept")
-        return (f"{text or '<bos>'}\nlog p = {node.log_prob:.3f}\nscore = log p / lp = {node.score:.3f}\n"
-                f"step {node.step}, {state}")
+        return node_tip(self.result, int(data), self._pieces, display_piece)
 
     def set_result(self, result, pieces: list[str]) -> None:
         """Draw `result` (a BeamResult); `pieces` is the target vocabulary for token labels."""
@@ -149,30 +98,28 @@ class BeamTreeView(pg.PlotWidget):
         nodes = result.nodes
         pos = tree_layout(nodes)
         best = best_path(result)
-        self.colours = [node_colour(n, n.id in best) for n in nodes]
+        states = [node_state(n, n.id in best) for n in nodes]
+        self.colours = [style.colour(NODE_ROLES[state]) for state in states]
         self.scatter.setData(
             [{"pos": pos[n.id], "brush": pg.mkBrush(c), "pen": pg.mkPen(c.darker(140), width=1.5),
-              "symbol": "s" if n.finished else ("d" if is_prompt(n) else "o"), "data": n.id}
+              "symbol": "s" if n.finished else ("d" if n.prompt else "o"), "data": n.id}
              for n, c in zip(nodes, self.colours)])
         edges = {kind: [] for kind in EDGE_PENS}
         for n in nodes:
-            if n.parent is None:
-                continue
-            kind = ("prompt" if is_prompt(n) else "best" if n.id in best else ("pruned" if n.pruned else "live"))
-            edges[kind] += [pos[n.parent], pos[n.id]]
+            if n.parent is not None:
+                edges[edge_state(n, n.id in best)] += [pos[n.parent], pos[n.id]]
         for kind, item in self.edges.items():
             xy = np.array(edges[kind], dtype=float).reshape(-1, 2)
             item.setData(xy[:, 0], xy[:, 1])
         self._label_parts = []
-        stem = any(is_prompt(n) for n in nodes)
-        for i, n in enumerate(nodes):
+        stem = any(n.prompt for n in nodes)
+        for i, (n, state) in enumerate(zip(nodes, states)):
             label = self._label(i)
-            colour = (style.current().disabled_text if n.pruned and n.id not in best else
-                      style.current().prompt_text if is_prompt(n) else style.current().text)
+            colour = getattr(style.current(), LABEL_ROLES.get(state, "text"))
             token = display_piece(pieces[n.token]) if n.token < len(pieces) else str(n.token)
             weight = "bold" if n.id in best else "normal"
-            score = f"{n.score:.2f}" if n.parent is not None and not is_prompt(n) else ""
-            self._label_parts.append((n, n.id in best or is_prompt(n), (colour, weight, token), score))
+            score = f"{n.score:.2f}" if n.parent is not None and not n.prompt else ""
+            self._label_parts.append((n, n.id in best or n.prompt, (colour, weight, token), score))
             label.setPos(*pos[n.id])
             x, y = pos[n.id]
             if stem and y == 0.0 and x < 0:  # the stem: centred under its dots, every other one lower,
@@ -186,16 +133,9 @@ class BeamTreeView(pg.PlotWidget):
         left = 0.6 if stem else 0.3  # a centred stem label reaches half a word left of <bos>
         self.getPlotItem().setRange(xRange=(min(xs) - left, max(xs) + 1.4), yRange=(min(ys) - 1.0, max(ys) + 0.7),
                                     padding=0)
-        steps = range(int(min(xs)), int(max(xs)) + 1)
-        root = next((n.token for n in nodes if n.parent is None), None)  # the model's start symbol (Marian: <pad>)
-        start = pieces[root] if root is not None and 0 <= root < len(pieces) else "<bos>"
-        n_prompt = sum(is_prompt(n) for n in nodes)
-        ticks = [(-1 - n_prompt, start)] + [(t, str(t + 1)) for t in steps if t >= 0]  # the root first; steps from 1
-        if n_prompt:
-            ticks.append(((-n_prompt - 1) / 2, "prompt"))  # centred under the stem
-        self.getPlotItem().getAxis("bottom").setTicks([ticks])
+        self.getPlotItem().getAxis("bottom").setTicks([step_ticks(nodes, pieces, xs)])
         self._pieces = pieces
-        self._n_steps = len(steps)
+        self._n_steps = int(max(xs)) - int(min(xs)) + 1
         self._n_rows = max(ys) - min(ys) + 1.7  # the y range drawn, in slots
         self._y_range = (min(ys) - 1.0, max(ys) + 0.7)  # (y points down: room above is off `min`)
         self._y_applied = self._y_range  # (as set just above)

@@ -1,5 +1,5 @@
 """The decoding panel's text: token chips for the decoder's input (the prompt purple, the query
-blue, the chosen token orange) and the note on unknown symbols."""
+blue, the chosen token orange)."""
 from __future__ import annotations
 
 import html
@@ -8,7 +8,6 @@ from PySide6.QtGui import QFont, QFontMetricsF
 
 from explorer import style
 from explorer.drawing.token_heatmap import display_piece
-from model.interpret.frame import DecodeRun
 
 
 def chip(piece: str, colour: str | None = None, text: str | None = None, bold: bool = False) -> str:
@@ -84,10 +83,3 @@ def prefix_chips(prefix: list[str], n_prompt: int, keep_last: int | None = None)
         if n_prompt and i == n_prompt and i < len(prefix) - 1:
             chips.append(f"<span style='color:{style.current().prompt};'>|</span>")
     return "&#8203;".join(chips)
-
-
-def unknown_note(run: DecodeRun) -> str:
-    if not run.unknown:
-        return ""
-    shown = ", ".join(repr(p) for _, p in run.unknown[:6])
-    return f"Unknown symbols read as <unk>: {shown}."

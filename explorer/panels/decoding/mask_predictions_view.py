@@ -2,109 +2,37 @@
 
 An encoder-only model reads the whole sentence at once (no causal mask) and predicts the
 token behind each [MASK] from both sides. Per [MASK]: its position, its context and the top-5
-candidates as horizontal bars (the best in orange), from `ForwardResult.mask_predictions`.
+candidates as the decoding panel's bars (`TopKBars`, the best in orange), from
+`ForwardResult.mask_predictions`.
 """
 from __future__ import annotations
 
 import html
 
-import numpy as np
-import pyqtgraph as pg
-from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QFontMetricsF
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from explorer import style
 from explorer.drawing.token_heatmap import display_piece
+from explorer.panels.decoding.bars import TopKBars
 from explorer.panels.decoding.chips import chip
 
 TOP_K = 5
 GROUP_COLUMNS = 2  # side by side on a wide dock; a single [MASK] gets the whole width
+CONTEXT = 4  # words each side of a blank in its group's context line
 
 
-def context_html(pieces: list[str], position: int, filled: str | None = None, window: int = 4) -> str:
-    """The words around position `position`, the masked one shown as a blank (or its filling)."""
-    lo, hi = max(0, position - window), min(len(pieces), position + window + 1)
-    words = []
-    for i in range(lo, hi):
-        if i == position:
-            words.append(chip(filled if filled is not None else "____",
-                              style.current().mask_blank, style.current().chosen_text, True))
-        else:
-            words.append(html.escape(display_piece(pieces[i])))
+def blank(text: str) -> str:
+    """A [MASK]'s place in a sentence: a chip of its filling (or "____")."""
+    return chip(text, style.current().mask_blank, style.current().chosen_text, True)
+
+
+def words_html(pieces: list[str], chips: dict[int, str], lo: int = 0, hi: int | None = None) -> str:
+    """Pieces lo…hi as words, the rich text `chips[i]` at each position i it has; "…" where
+    words are left out."""
+    hi = len(pieces) if hi is None else hi
+    words = [chips[i] if i in chips else html.escape(display_piece(pieces[i])) for i in range(lo, hi)]
     return ("… " if lo > 0 else "") + " ".join(words) + (" …" if hi < len(pieces) else "")
-
-
-class MaskBars(pg.PlotWidget):
-    """Top-k candidates for one [MASK]: horizontal bars, best on top, probability at each bar's end."""
-
-    def __init__(self, k: int = TOP_K, parent=None):
-        super().__init__(parent=parent)
-        self.k = k
-        plot = style.still_plot(self.getPlotItem())
-        plot.invertY(True)  # the best candidate on top, read first
-        plot.showGrid(x=True, alpha=0.25)
-        plot.setLabel("bottom", "probability", **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
-        self.tick_font = style.font(style.TITLE_POINT_SIZE, bold=True, mono=True)
-        plot.getAxis("left").setStyle(tickFont=self.tick_font, tickLength=0)
-        plot.getAxis("bottom").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))
-        self.bars = pg.BarGraphItem(x0=[0], y=[0], width=[0], height=0.7, brush=style.colour("bar"), pen=style.colour("bar"))
-        plot.addItem(self.bars)
-        self.values: list[pg.TextItem] = []
-        for _ in range(k):
-            item = pg.TextItem(anchor=(0.0, 0.5), color=style.TEXT)
-            item.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
-            plot.addItem(item)
-            self.values.append(item)
-        plot.getAxis("bottom").setTicks([[(v, f"{v:g}") for v in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)], []])
-        plot.setXRange(0, 1.18, padding=0)  # room right of a full bar for its number
-        plot.setYRange(-0.6, k - 0.4, padding=0)
-        self.pieces: list[str] = []
-        self.probs = np.zeros(0, dtype=np.float64)
-        self._fit_axis()
-
-    def _axis_font(self):
-        """The left axis' font as drawn: presentation mode replaces it with a scaled copy, so
-        `tick_font` alone measured "goat" too narrow and pyqtgraph dropped the label."""
-        return self.getPlotItem().getAxis("left").style.get("tickFont") or self.tick_font
-
-    def _fit_axis(self) -> None:
-        """Axis width for the widest candidate and a height that gives each bar a text line."""
-        metrics = QFontMetricsF(self._axis_font())
-        self.setMinimumHeight(int(metrics.height() * (self.k + 2.5)))
-        widest = max((metrics.horizontalAdvance(display_piece(p)) for p in self.pieces), default=20.0)
-        left = self.getPlotItem().getAxis("left")
-        if left.width() != int(widest + 14):
-            left.setWidth(int(widest + 14))
-
-    def sizeHint(self):  # noqa: N802 - Qt's name
-        """Its least height: a scroll area sizes a word-wrapped page by preferred heights, and
-        QGraphicsView's default would push the last bars below the fold on a short screen."""
-        return QSize(400, self.minimumHeight())
-
-    def resizeEvent(self, event) -> None:  # noqa: N802
-        super().resizeEvent(event)
-        if hasattr(self, "pieces"):  # (pyqtgraph resizes it while it is being built)
-            self._fit_axis()  # (presentation mode rescales the fonts, and the layout then resizes us)
-
-    def set_data(self, pieces: list[str], probs: list[float]) -> None:
-        """pieces/probs: the candidates, best first (MaskPrediction.pieces / .probs)."""
-        n = min(len(pieces), self.k)
-        self.pieces, self.probs = list(pieces[:n]), np.asarray(probs[:n], dtype=np.float64)
-        y = np.arange(n)
-        self.bars.setOpts(x0=np.zeros(n), y=y, width=self.probs, height=0.7,
-                          brushes=[style.colour("chosen" if i == 0 else "bar") for i in range(n)],
-                          pens=[pg.mkPen(style.colour("chosen_text" if i == 0 else "bar_edge"), width=1.5) for i in range(n)])
-        for i, item in enumerate(self.values):
-            item.setVisible(i < n)
-            if i < n:
-                p = float(self.probs[i])
-                item.setText(style.prob_text(p))
-                item.setColor(style.colour("chosen_text") if i == 0 else style.TEXT)
-                item.setPos(p + 0.01, i)
-        left = self.getPlotItem().getAxis("left")
-        left.setTicks([[(i, display_piece(piece)) for i, piece in enumerate(self.pieces)]])
-        self._fit_axis()
 
 
 class MaskGroup(QFrame):
@@ -120,7 +48,8 @@ class MaskGroup(QFrame):
         self.context.setTextFormat(Qt.RichText)
         self.context.setFont(style.font(style.TITLE_POINT_SIZE))
         self.context.setWordWrap(True)
-        self.bars = MaskBars()
+        self.bars = TopKBars(TOP_K)  # the decoding panel's next-token bars: the best (the filling) orange
+        self.bars.setMinimumHeight(200)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.heading)
@@ -132,8 +61,9 @@ class MaskGroup(QFrame):
         self.position = int(prediction.position)
         best = prediction.pieces[0] if prediction.pieces else "?"
         self.heading.setText(f"[MASK] {number} · position {self.position}: best guess “{display_piece(best)}”")
-        self.context.setText(context_html(pieces, self.position))
-        self.bars.set_data(list(prediction.pieces), list(prediction.probs))
+        self.context.setText(words_html(pieces, {self.position: blank("____")}, max(0, self.position - CONTEXT),
+                                        min(len(pieces), self.position + CONTEXT + 1)))
+        self.bars.set_data(prediction.probs, list(prediction.pieces), 0 if prediction.pieces else None)
 
 
 class MaskPredictionsView(QWidget):
@@ -213,17 +143,10 @@ class MaskPredictionsView(QWidget):
             f"e.g. “{self.example}”, and the model guesses the word from the words around it.")
 
     def _sentence_html(self, pieces: list[str], predictions) -> str:
-        at = {p.position: (i + 1, p.pieces[0] if p.pieces else "?") for i, p in enumerate(predictions)}
-        words = []
-        for i, piece in enumerate(pieces):
-            if i in at:
-                n, best = at[i]
-                words.append(chip(best, style.current().mask_blank, style.current().chosen_text, True)
-                             + f"<sub>{n}</sub>")
-            else:
-                words.append(html.escape(display_piece(piece)))
-        label = "Filled in" if predictions else "Input"
-        return f"<b>{label}:</b>&nbsp; " + " ".join(words)
+        """The input with each [MASK] filled by its best guess, numbered as its group."""
+        chips = {p.position: blank(p.pieces[0] if p.pieces else "?") + f"<sub>{i + 1}</sub>"
+                 for i, p in enumerate(predictions)}
+        return f"<b>{'Filled in' if predictions else 'Input'}:</b>&nbsp; " + words_html(pieces, chips)
 
     def clear_data(self) -> None:
         self.set_result(None)

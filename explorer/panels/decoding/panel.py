@@ -20,7 +20,6 @@ from explorer.drawing.token_heatmap import TokenHeatmap
 from explorer.panel_room import offered_room
 from explorer.panels.decoding.bars import TopKBars
 from explorer.panels.decoding.beam_view import BeamTreeView
-from explorer.panels.decoding.chips import unknown_note
 from explorer.panels.decoding.controls import DecodingControls
 from explorer.panels.decoding.embedding_view import EmbeddingView
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
@@ -28,6 +27,8 @@ from explorer.panels.decoding.parallel_view import ParallelPassView
 from explorer.panels.decoding.plot_grid import PlotGrid
 from explorer.panels.decoding.step_drawing import StepDrawing
 from explorer.screen import ScreenClass
+from model.inference.beam_tree import beam_summary
+from model.interpret.decode_texts import unknown_note
 from model.interpret.frame import STRATEGIES, DecodeRun
 
 PLAY_INTERVAL_MS = 800
@@ -192,13 +193,8 @@ class DecodingPanel(StepDrawing, QWidget):
         self.parallel.set_run(run)
         if run.beam is not None:
             self.beam_view.set_result(run.beam, run.vocab)
-            s = run.settings
-            best = run.beam_text
-            stem = " Purple = the prompt (given, not searched)." if run.n_prompt else ""
-            self.beam_summary.setText(
-                f"Beam {s.beam_size}, α = {s.alpha:g}: {len(run.beam.nodes)} hypotheses expanded. "
-                f"Score = log p / ((5 + |Y|)/6)^α. Best {best!r}: {run.beam.score:.3f}. "
-                f"Orange = best, green = finished, grey = pruned.{stem}")
+            self.beam_summary.setText(beam_summary(run.beam, run.settings.beam_size, run.settings.alpha, run.beam_text,
+                                                   run.n_prompt))
             self.state.set_view(self.panel_name, "beam")
         else:
             self.beam_view.clear_data()

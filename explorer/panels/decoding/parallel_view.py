@@ -24,11 +24,10 @@ from superqt.utils import create_worker
 from explorer import style
 from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
 from explorer.theme import notifier
+from model.interpret.decode_texts import changed_predictions, future_note, mask_equality
 
-EQUAL_ATOL = 1e-5  # float32 rounding between the sequential and the parallel pass stays far below
 ROWS = ("input", "with mask", "no mask")  # decoder input; the prediction at each position
 BAND_ROWS = 1 + len(ROWS)  # a band of positions: their numbers, then the three rows
-MAX_DP = "max\u00a0|\u2060Δp\u2060|"  # never broken inside (not "max |" ⏎ "Δp|")
 MAX_BANDS = 2  # more, and the table scrolls sideways instead
 
 
@@ -198,34 +197,10 @@ class ParallelPassView(QWidget):
                               boundary=not causal, separator=1 + run.n_prompt if run.n_prompt else None)
         mode = "causal mask ON" if causal else "causal mask OFF"
         self.heatmap.set_title(f"Parallel pass, {mode}: self-attention L{self.layer + 1} H{self.head + 1}")
-        diff = run.difference(t, causal) if causal or run.unmasked is not None else 0.0
-        if causal:
-            self.equality.setText(f"Row {row} of the parallel pass = step {t + 1}: {MAX_DP} = {diff:.1e}")
-            style.set_sheet(self.equality, "color: {success}")
-        else:
-            shown = f"{diff:.2f}" if diff >= 0.01 else f"{diff:.1e}"
-            same = diff < EQUAL_ATOL  # e.g. the last row of a one-layer model: it has no future
-            self.equality.setText(f"Without the mask, row {row} {'=' if same else '≠'} step {t + 1}: {MAX_DP} = {shown}")
-            style.set_sheet(self.equality, "color: {success}" if same else "color: {error}")
-        mass = p.future_mass(self.layer, self.head).numpy()
-        n = len(run.masked.predicted)
-        if run.unmasked is None:
-            self.future.setText(f"With the mask no row attends a later token ({100 * mass.max():.0f}\u00a0% above the "
-                                f"diagonal), so row {row} computes exactly what the decoder computed at step {t + 1}. "
-                                "Running the pass without the mask…")
-            self._mark_current_column()
-            return
-        changed = sum(a != b for a, b in zip(run.masked.predicted, run.unmasked.predicted))
-        if causal:
-            self.future.setText(
-                f"With the mask no row attends a later token ({100 * mass.max():.0f}\u00a0% above the diagonal), so row {row} "
-                f"computes exactly what the decoder computed at step {t + 1}. Without it, {changed} of {n} "
-                "predictions would change (red).")
-        else:
-            self.future.setText(
-                f"Row {row} puts {100 * mass[row]:.0f}\u00a0% of its attention on later tokens (all rows: "
-                f"{100 * mass.mean():.0f}\u00a0%) — tokens it cannot see while decoding, including the one it "
-                f"must predict. {changed} of {n} predictions change (red).")
+        text, same = mask_equality(run, t, causal)
+        self.equality.setText(text)
+        style.set_sheet(self.equality, "color: {success}" if same else "color: {error}")
+        self.future.setText(future_note(run, t, self.layer, self.head, causal))
         self._mark_current_column()
 
     def _fill_table(self) -> None:
@@ -319,15 +294,16 @@ class ParallelPassView(QWidget):
         run = self.run
         if run is None:
             return
-        masked, unmasked = run.masked.predicted, self._unmasked_predicted() or run.masked.predicted
+        changes = changed_predictions(run) or [False] * self.positions()
         current = run.row(self.t) if run.steps else self.t
-        for c in range(self.positions()):
-            changed, prompt = masked[c] != unmasked[c], 1 <= c <= run.n_prompt
+        for c, changed in enumerate(changes):
+            prompt = 1 <= c <= run.n_prompt
             for r in range(len(ROWS)):
                 item = self.cell(r, c)
                 if r == 2 and changed:
                     item.setForeground(QBrush(style.ERROR))
-                    item.setToolTip(f"with the mask: {masked[c]!r}, without: {unmasked[c]!r}")
+                    item.setToolTip(f"with the mask: {run.masked.predicted[c]!r}, "
+                                    f"without: {run.unmasked.predicted[c]!r}")
                     item.setBackground(QBrush(style.colour("changed")))
                 elif c == current:
                     item.setBackground(QBrush(style.colour("current_column")))

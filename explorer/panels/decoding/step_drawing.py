@@ -11,6 +11,7 @@ from PySide6.QtCore import QEvent
 from explorer import style
 from explorer.drawing.token_heatmap import display_piece
 from explorer.panels.decoding.chips import chip, chips_room, prefix_chips
+from model.interpret.decode_texts import StepTitles, chosen_how, head_shown
 
 
 class StepDrawing:
@@ -48,21 +49,22 @@ class StepDrawing:
         n = run.length  # the grid of the last step: <bos> [prompt] y1 … y_{n-1}
         q = len(step.prefix) - 1  # this step's query row (n_prompt + t)
         sep = 1 + run.n_prompt if run.n_prompt else None  # below/right of it: generated tokens
-        layer, head = min(self.layer, step.self_attention.shape[0] - 1), min(self.head, step.self_attention.shape[1] - 1)
+        layer, head = head_shown(run, t, self.layer, self.head)
+        titles = StepTitles.of(run, t, self.layer, self.head)
         prefix = run.pieces(step.prefix)
         rows = prefix + [""] * (n - len(prefix))  # future rows stay unlabelled: they are not decoded yet
         mask = step.mask.numpy()
         self.mask_map.set_data(mask.astype("float32"), rows, rows, frame=(n, n), blocked=~mask, highlight_row=q,
                                separator=sep)
-        self.mask_map.set_title(f"Mask {q + 1}×{q + 1}", f"The causal mask in force at step {t + 1}: {q + 1}×{q + 1}")
+        self.mask_map.set_title(*titles.mask)
         self.self_map.set_data(step.self_attention[layer, head].numpy(), rows, rows, frame=(n, n),
                                blocked=~mask, highlight_row=q, separator=sep)
-        self._title_self_map()
+        self.self_map.set_title(*titles.self_attention)
         if step.cross_attention is not None:
             self.plots.set_shown(self.cross_map, True)
             self.cross_map.set_data(step.cross_attention[layer, head].numpy(), rows, run.src_pieces,
                                     frame=(n, len(run.src_pieces)), highlight_row=q)
-            self.cross_map.set_title(f"Cross L{layer + 1} H{head + 1}", f"Cross-attention, layer {layer + 1}, head {head + 1}")
+            self.cross_map.set_title(*titles.cross)
         else:
             self.plots.set_shown(self.cross_map, False)
         sampled = step.probs if run.settings.strategy == "sample" else None
@@ -71,8 +73,7 @@ class StepDrawing:
                            None if sampled is None else sampled.numpy())
         p = float(step.model_probs[step.chosen])
         self._draw_prefix()
-        how = {"greedy": "argmax", "sample": "sampled", "beam": "beam's best",
-               "target": "given continuation" if run.n_prompt else "target"}[run.settings.strategy]
+        how = chosen_how(run)
         note = " (dashed: after T / top-k / top-p)" if sampled is not None else ""
         self.bars.set_caption(how, f"{display_piece(run.vocab[step.chosen])!r},", f"p = {p:.2f}")
         self.bars.setToolTip(f"Next token at step {t + 1}: {how} {display_piece(run.vocab[step.chosen])!r}, "
@@ -80,10 +81,3 @@ class StepDrawing:
         self.parallel.set_step(t)
         self.beam_view.set_current_step(t if run.beam is not None else None)
         self._update_step_label()
-
-    def _title_self_map(self) -> None:
-        """The head shown in the self-attention map."""
-        if self.run is not None:
-            shape = self.run.steps[self.t].self_attention.shape
-            layer, head = min(self.layer, shape[0] - 1) + 1, min(self.head, shape[1] - 1) + 1
-            self.self_map.set_title(f"Self L{layer} H{head}", f"Masked self-attention, layer {layer}, head {head}")

@@ -2,7 +2,7 @@
 buttons (start / pause / one step / stop), its progress bar, and what to do with the trained
 model (Save…, Use this model, Back to the loaded model).
 
-Pure widgets: they describe a `TrainingRequest` and enable what makes sense in the run's phase;
+Pure widgets: they show a `model.train.run_setup.RunSetup` and enable what makes sense in the run's phase;
 the panel connects the buttons and decides.
 """
 from __future__ import annotations
@@ -28,28 +28,20 @@ from PySide6.QtWidgets import (
 from explorer import style
 from explorer.eliding_combo import ElidingComboBox
 from explorer.screen import ScreenClass
-from model.nn.kinds import MODEL_KINDS as KINDS
 from model.train.presets import LECTURE_PRESETS
-from model.train.request import (
-    BUILTIN_TASKS,
-    KIND_TASKS,
-    LANGUAGE_MODELS,
-    LECTURE,
-    MODEL_KINDS,
-    MODEL_PRESETS,
-    PRESET_LABELS,
-    TrainingRequest,
-    continue_refusal,
-    lecture_request,
+from model.train.request import BUILTIN_TASKS, LECTURE, MODEL_KINDS, MODEL_PRESETS, PRESET_LABELS, continue_refusal
+from model.train.run_setup import (
+    CONTINUE,
+    DEFAULT_STEPS,
+    DEVICES,
+    KIND_SHORT,
+    TSV,
+    RunSetup,
+    fitting_task,
+    model_defaults,
+    task_refusal,
 )
-from model.train.trainer import TrainConfig
 
-CONTINUE = "continue"
-TSV = "tsv"
-DEFAULT_STEPS = 3000  # the tiny model's
-# the "kind" combo's entries: "encoder-decoder", "encoder-only · masked LM", "decoder-only · next-token LM"
-KIND_SHORT = {k.name: k.dashed_name + (f" · {LANGUAGE_MODELS[k]}" if k in LANGUAGE_MODELS else "") for k in KINDS.values()}
-DEVICES = (("auto", "auto"), ("cpu", "CPU"), ("cuda", "CUDA"))
 ACTIVE_PHASES = ("building", "running", "paused", "finishing")  # a run's settings are fixed in these
 BUTTONS = (  # attribute, text, icon, tooltip
     ("start_button", "Start", QStyle.SP_MediaPlay, "Start training (or resume)"),
@@ -243,14 +235,13 @@ class TrainingControls(QWidget):
         self.progress.setToolTip(text)
 
     def set_model_defaults(self, bundle) -> bool:
-        """A new run learns the loaded model's own task with its kind (gpt-facts: facts, decoder-only).
-        True if the task shown changed (a model of no built-in task changes nothing)."""
+        """A new run learns the loaded model's own task with its kind (`model_defaults`). True if
+        the task shown changed."""
         before = self.task_name()
-        kind, task = bundle.config.kind, (bundle.task or {}).get("name")
-        # an encoder without a masked-LM head (a pretrained one) has no objective to train here
-        if kind in MODEL_KINDS and (bundle.model_kind.has_decoder or bundle.fills_masks):
+        kind, task = model_defaults(bundle, self.kind_box.currentData())
+        if kind is not None:
             self.set_kind(kind)
-        if task in BUILTIN_TASKS and task in KIND_TASKS.get(self.kind_box.currentData(), BUILTIN_TASKS):
+        if task is not None:
             self.task_box.setCurrentIndex(self.task_box.findData(task))
             self.tokenizer_box.setVisible(False)
         return self.task_name() != before
@@ -267,15 +258,15 @@ class TrainingControls(QWidget):
     def _on_kind_changed(self, _index: int = 0) -> None:
         """Only the tasks this kind can learn stay selectable (the variants: a text corpus); a task
         it cannot learn gives way to the first one it can."""
-        allowed = KIND_TASKS.get(self.kind_box.currentData(), BUILTIN_TASKS)
+        kind = self.kind_box.currentData()
         for row in range(self.task_box.count()):
-            ok = allowed is BUILTIN_TASKS or self.task_box.itemData(row) in allowed  # (a TSV file pairs sentences)
+            why = task_refusal(kind, self.task_box.itemData(row))
             item = self.task_box.model().item(row)
-            item.setEnabled(ok)
-            item.setToolTip("" if ok else f"a {self.kind_box.currentText()} model learns from a text corpus: "
-                                          f"{', '.join(allowed)}")
-        if self.task_box.currentData() not in allowed and allowed is not BUILTIN_TASKS:
-            self.task_box.setCurrentIndex(max(0, self.task_box.findData(allowed[0])))
+            item.setEnabled(why is None)
+            item.setToolTip(why or "")
+        task = fitting_task(kind, self.task_box.currentData())
+        if task != self.task_box.currentData():
+            self.task_box.setCurrentIndex(max(0, self.task_box.findData(task)))
             self.tokenizer_box.setVisible(False)
         self.taskChanged.emit(self.task_name())
 
@@ -337,19 +328,11 @@ class TrainingControls(QWidget):
         self.task_box.setCurrentIndex(index)
         self.tokenizer_box.setVisible(True)
 
-    def request(self, session_bundle, probe: str, start_paused: bool = False, eval_size: int = 50) -> TrainingRequest:
-        """The run these controls describe (`session_bundle` is continued when "continue" is chosen)."""
-        train = TrainConfig(steps=self.steps_spin.value(), batch_size=self.batch_spin.value(),
-                            warmup=self.warmup_spin.value(), device=self.device_box.currentData(), eval_size=eval_size)
-        preset = self.model_box.currentData()
-        request = TrainingRequest(task=self.task_name(), tsv_path=self.tsv_path if self.task_name() == "tsv" else None,
-                                  tsv_tokenizer=self.tokenizer_box.currentText(),
-                                  preset=preset if preset != CONTINUE else "tiny", kind=self.kind(),
-                                  continue_from=session_bundle if preset == CONTINUE else None, train=train,
-                                  probe=probe, snapshots=True, start_paused=start_paused)
-        if preset == LECTURE and request.tsv_path is None and request.task in LECTURE_PRESETS:
-            return lecture_request(request)
-        return request
-
+    def setup(self) -> RunSetup:
+        """The settings shown."""
+        return RunSetup(task=self.task_name(), tsv_path=self.tsv_path, tsv_tokenizer=self.tokenizer_box.currentText(),
+                        kind=self.kind(), preset=self.model_box.currentData(), device=self.device_box.currentData(),
+                        steps=self.steps_spin.value(), warmup=self.warmup_spin.value(),
+                        batch_size=self.batch_spin.value())
 
 __all__ = ["ACTIVE_PHASES", "TrainingControls", "CONTINUE", "TSV"]

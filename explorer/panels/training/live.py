@@ -9,8 +9,9 @@ import time
 from PySide6.QtCore import QTimer
 
 from model.train.live_messages import MetricRows, Snapshot
+from model.train.pacing import Pacer
 from model.train.progress import RunClock
-from model.train.timeline import SnapshotTimeline
+from model.train.timeline import ViewedTimeline
 
 FRAME_MIN = 0.25  # s between redraws of the curves and the probe (at most 4 a second) …
 GUI_BUDGET = 0.025  # … and their measured cost stays under this share of the time
@@ -21,16 +22,18 @@ class LiveDisplay:
 
     def __init__(self, curves, probe, controls, parent):
         self.curves, self.probe, self.controls = curves, probe, controls
-        self.timeline: SnapshotTimeline[Snapshot] = SnapshotTimeline()
-        self.live = True  # the probe follows the newest snapshot
+        self.timeline: ViewedTimeline[Snapshot] = ViewedTimeline()
         self.clock = RunClock()
-        self.viewed = -1  # timeline index on show
         self.running = False  # a run is going (its step is the progress bar's to name)
         self._show_newest = False
-        self._last_redraw = 0.0
-        self._frame_cost = 0.0
+        self.pacer = Pacer(FRAME_MIN, GUI_BUDGET)
         self._timer = QTimer(parent, singleShot=True)
         self._timer.timeout.connect(parent.redraw)
+
+    @property
+    def live(self) -> bool:
+        """The probe follows the newest snapshot."""
+        return self.timeline.live
 
     def reset(self, warmup: int, metric: str, target: float | None = None, decay_steps: int = 0) -> None:
         self.clock = RunClock(target)
@@ -50,38 +53,25 @@ class LiveDisplay:
 
     def add_snapshot(self, snap: Snapshot, follow: bool = False) -> None:
         """The newest snapshot (`follow`: shown even if the probe looked back)."""
-        self.live = self.live or follow
-        viewing_past = not self.live and 0 <= self.viewed < len(self.timeline)
-        viewed_step = self.timeline[self.viewed][0] if viewing_past else None
-        self.timeline.add(snap.step, snap)
-        if self.live:
-            self._show_newest = True
-        else:
-            self.viewed = self.timeline.index_of_step(viewed_step)
+        self._show_newest = self.timeline.add_viewed(snap.step, snap, follow)
         self.schedule_redraw()
 
     def clear_probe(self) -> None:
         """No snapshot on show (a finished run's probe gave way to the next run's)."""
         self.timeline.clear()
         self.probe.clear()
-        self.live = True
 
     def select(self, index: int) -> bool:
         """Show snapshot `index` in the probe (the newest: follow live). False if there is none."""
-        if not len(self.timeline):
+        if self.timeline.select(index) is None:
             return False
-        index = max(0, min(int(index), len(self.timeline) - 1))
-        self.live = index == len(self.timeline) - 1
-        self._show(index)
+        self._show()
         return True
 
     # -- drawing, paced by its cost ----------------------------------------------------------------
     def schedule_redraw(self) -> None:
-        if self._timer.isActive():
-            return
-        gap = max(FRAME_MIN, self._frame_cost / GUI_BUDGET)
-        wait = gap - (time.monotonic() - self._last_redraw)
-        self._timer.start(max(0, int(wait * 1000)))
+        if not self._timer.isActive():
+            self._timer.start(int(self.pacer.wait() * 1000))
 
     def redraw(self, step: int, total: int, phase: str, done: bool) -> None:
         """Hand everything received since the last redraw to the plots (one batch of work)."""
@@ -89,26 +79,24 @@ class LiveDisplay:
         start = time.perf_counter()
         self.curves.refresh()
         self.show_progress(step, total, phase, done)
-        if self._show_newest and self.live and len(self.timeline):
-            self._show(len(self.timeline) - 1)
+        if self._show_newest and self.live and self.timeline.select(len(self.timeline) - 1) is not None:
+            self._show()
         else:
             self._update_timeline()
         self._show_newest = False
         # This frame's Python work + what painting took since the last frame (about the same next time).
-        self._frame_cost = time.perf_counter() - start + self.curves.take_paint_time()
-        self._last_redraw = time.monotonic()
+        self.pacer.cost = time.perf_counter() - start + self.curves.take_paint_time()
+        self.pacer.started()
 
     def show_progress(self, step: int, total: int, phase: str, done: bool = False) -> None:
         self.running = not done
         self.controls.set_progress(step, max(1, total), self.clock.text(step, total, phase, done))
 
-    def _show(self, index: int) -> None:
-        self.viewed = index
-        step, snap = self.timeline[index]
+    def _show(self) -> None:
+        step, snap = self.timeline[self.timeline.viewed]
         self.probe.show_snapshot(step, snap.result, snap.probe)
         self._update_timeline()
 
     def _update_timeline(self) -> None:
-        n = len(self.timeline)
-        step = self.timeline[self.viewed][0] if 0 <= self.viewed < n else 0
-        self.probe.set_timeline(n, self.viewed, step, self.live, self.running)
+        t = self.timeline
+        self.probe.set_timeline(len(t), t.viewed, t.viewed_step(), t.live, self.running)

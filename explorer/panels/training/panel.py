@@ -116,8 +116,8 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
     # -- public controls ------------------------------------------------------------------------
     def request(self, start_paused: bool = False) -> TrainingRequest:
         """The run the controls describe."""
-        return self.controls.request(self.state.session.bundle, self.probe.probe_edit.text().strip(),
-                                     start_paused, EVAL_SIZE)
+        return self.controls.setup().request(self.state.session.bundle, self.probe.probe_edit.text().strip(),
+                                             start_paused, EVAL_SIZE)
 
     def start(self, request: TrainingRequest | None = None) -> None:
         """Start a new run (the controls' settings unless a request is given)."""

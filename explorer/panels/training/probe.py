@@ -9,7 +9,6 @@ earlier snapshots of the same run.
 """
 from __future__ import annotations
 
-import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -26,44 +25,11 @@ from PySide6.QtWidgets import (
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
-from model.nn.kinds import AttentionKind
-from model.nn.kinds import model_kind as kind_named
+from model.train.probe_map import ProbeMap, expected_kind, kind_title, pick_names, preferred
 
-KIND_TITLES = {kind.value: kind.title for kind in AttentionKind}
-KIND_TIPS = {
-    "cross": "Which source tokens each decoder position looks at (Section 3.2.3); rows are labelled with the "
-             "token that position predicts",
-    "encoder": "Which input tokens each position looks at (Section 3.2.1); a masked LM must fill each [MASK] "
-               "from the words around it",
-    "decoder_self": "Which earlier tokens each position looks at when predicting the next one (masked "
-                    "self-attention, Section 3.2.3); rows are labelled with the token that position predicts",
-}
 SHOW_OTHERS_TIP = ("Show a copy of the model being trained (about once a second) in every other panel, on the "
                    "session's text, in place of the loaded model; it comes back when the run ends, on “Back to …”, "
                    "or when this is turned off")
-
-
-def attention_map(result, kind: str, layer: int, head: int | None) -> np.ndarray:
-    """(T_q, T_k) weights of the first batch row: one head, or the mean over heads."""
-    weights = result.trace.attention(kind, layer)[0].numpy()  # (h, Tq, Tk)
-    return weights.mean(axis=0) if head is None else weights[head]
-
-
-def preferred(kinds) -> str | None:
-    """The attention a probe map shows first: cross-attention where there is one."""
-    return "cross" if "cross" in kinds else (kinds[0] if kinds else None)
-
-
-def map_axes(result, kind: str) -> tuple[list[str], list[str], str, str]:
-    """(key labels, query labels, key axis name, query axis name) of a probe map. Cross-attention:
-    keys are source tokens, each decoder row is labelled with what it predicts; decoder
-    self-attention: the tokens read, and what each position predicts; encoder self-attention:
-    the input on both axes."""
-    if kind == "encoder":
-        return list(result.src_pieces), list(result.src_pieces), "key token", "query (attending)"
-    if kind == "decoder_self":
-        return list(result.tgt_pieces), list(result.out_pieces), "token read", "predicting"
-    return list(result.src_pieces), list(result.out_pieces), "source token", "predicting"
 
 
 def _label(text: str = " ", pt: int = style.BASE_POINT_SIZE, bold: bool = False) -> QLabel:
@@ -97,7 +63,7 @@ class ProbeView(QWidget):
         self.output_label.setFont(style.font(style.TITLE_POINT_SIZE + 2, bold=True, mono=True))
         self.map_title = style.eliding_line()  # the map's name, elided where the pickers need the room
         self.map_title.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
-        self._set_title("cross")
+        self._set_title(*kind_title("cross"))
         self.layer_box, self.head_box = QComboBox(), QComboBox()
         for box, word in ((self.layer_box, "layer"), (self.head_box, "head")):
             box.setFont(style.font(style.SMALL_POINT_SIZE))
@@ -158,16 +124,12 @@ class ProbeView(QWidget):
         self.compact = compact
         for box in (self.layer_box, self.head_box):
             box.setMinimumContentsLength(4 if compact else 6)
-            for i in range(box.count()):
-                box.setItemText(i, self._pick_name(box, i))
+            for i, name in enumerate(self._pick_names(box, box.count())):
+                box.setItemText(i, name)
 
-    def _pick_name(self, box: QComboBox, index: int) -> str:
-        """Layers and heads counted from 1; the head picker's first entry is the mean of the heads."""
-        if box is self.head_box and index == 0:
-            return "mean"
-        number = index if box is self.head_box else index + 1
-        word, short = ("head", "H") if box is self.head_box else ("layer", "L")
-        return f"{short}{number}" if self.compact else f"{word} {number}"
+    def _pick_names(self, box: QComboBox, count: int) -> list[str]:
+        heads = box is self.head_box
+        return pick_names(count - heads, heads, self.compact)
 
     # -- public ------------------------------------------------------------------------------
     def set_probe_text(self, text: str) -> None:
@@ -226,12 +188,11 @@ class ProbeView(QWidget):
         """Before a run's first snapshot: title the map with the attention this kind of model will
         show (cross-attention needs both stacks)."""
         if self.result is None:
-            self._set_title(preferred(kind_named(model_kind).attention_kinds))
+            self._set_title(*kind_title(expected_kind(model_kind)))
 
-    def _set_title(self, kind: str) -> None:
-        title = KIND_TITLES.get(kind, kind)
+    def _set_title(self, title: str, tip: str) -> None:
         self.map_title.setText(title)
-        self.map_title.setToolTip(f"{title}: {KIND_TIPS.get(kind, '')}")
+        self.map_title.setToolTip(tip)
 
     def clear(self) -> None:
         self.result, self.kind = None, None
@@ -251,7 +212,7 @@ class ProbeView(QWidget):
             box.blockSignals(True)
             keep = box.currentIndex() if box.count() == count else default
             box.clear()
-            box.addItems([self._pick_name(box, i) for i in range(count)])
+            box.addItems(self._pick_names(box, count))
             box.setCurrentIndex(max(0, keep))
             box.blockSignals(False)
 
@@ -264,11 +225,9 @@ class ProbeView(QWidget):
         if self.result is None or kind is None:
             self.map.clear_data()
             return
-        values = attention_map(self.result, kind, layer, head)
-        keys, queries, key_name, query_name = map_axes(self.result, kind)
-        self.map.set_data(values, queries[: values.shape[0]], keys[: values.shape[1]])
-        self.map.set_axis_names(query_name, key_name)
-        self._set_title(kind)
+        shown = ProbeMap.of(self.result, kind, layer, head)
+        self.map.set_data(shown.values, shown.rows, shown.cols)
+        self.map.set_axis_names(shown.row_name, shown.col_name)
+        self._set_title(shown.title, shown.tip)
 
-
-__all__ = ["ProbeView", "attention_map", "preferred", "map_axes"]
+__all__ = ["ProbeView"]

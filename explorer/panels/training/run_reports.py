@@ -8,7 +8,7 @@ from __future__ import annotations
 from functools import wraps
 
 from explorer.panels.training.sandbox import RUN_LABEL
-from model.train.live_messages import Offer, RunInfo, Snapshot
+from model.train.live_messages import Offer, RunInfo, Snapshot, run_ended, shown_elsewhere
 
 
 def current_run(slot):
@@ -32,9 +32,8 @@ class RunReports:
         self.probe.set_probe_text(info.probe)
         self.sandbox.publish_later()  # the untrained model, at once
         own = self.state.session.bundle
-        shown = (f" The other panels show this run's model (“{RUN_LABEL}”) in place of “{own.name}” "
-                 f"until it ends or you go back." if self.probe.show_others.isChecked() and own is not None else "")
-        self.say(info.headline() + shown)
+        shown = self.probe.show_others.isChecked() and own is not None
+        self.say(info.headline() + (shown_elsewhere(RUN_LABEL, own.name) if shown else ""))
 
     @current_run
     def _on_rows(self, rows) -> None:
@@ -96,10 +95,6 @@ class RunReports:
             self._apply_model_defaults()
         if run.outcome == "failed":
             return
-        text = f"Training {'finished' if run.outcome == 'finished' else 'stopped'} after {self.step:,} steps."
         own = self.state.session.bundle
-        if self.trained is not None and self.trained.reason == run.outcome and own is not None:
-            back = f" The panels show “{own.name}” again." if was_shown else ""
-            text += f"{back} “Use this model” makes the trained model (step {self.trained.step:,}) the session's model."
-        self.say(text)
+        self.say(run_ended(run.outcome, self.step, self.trained, own.name if own is not None else None, was_shown))
         self._show_progress(done=True)

@@ -14,21 +14,12 @@ from PySide6.QtCore import QObject, QTimer
 
 from explorer.session import ShownModel
 from model.train.live_messages import Offer
+from model.train.pacing import Pacer
+from model.train.shown_text import given_back, stand_in
 
 PUBLISH_INTERVAL = 1.0  # s: the other panels follow a run at most once a second …
-PUBLISH_COST_FACTOR = 20  # … and a copy for them costs at most 1/20 of the GUI's and the worker's time
+PUBLISH_SHARE = 1 / 20  # … and a copy for them costs at most this share of the GUI's and the worker's time
 RUN_LABEL = "training run"  # what the header calls a training run's model shown in the panels
-
-
-def readable(bundle, text: str) -> bool:
-    """Whether `bundle` can read `text` (not empty, not too long, not only unknown symbols)."""
-    from model.inference.bundle import InputError
-
-    try:
-        bundle.encode_source(text)
-    except InputError:
-        return False
-    return True
 
 
 class Sandbox(QObject):
@@ -41,8 +32,7 @@ class Sandbox(QObject):
         self.state = panel.state
         self.shown: Offer | None = None  # the run's copy the other panels show now (None: the session's own)
         self.text_before: tuple | None = None  # (source, target, probe): the text a shown run replaced
-        self.last_publish = 0.0
-        self.publish_cost = 0.0
+        self.pacer = Pacer(PUBLISH_INTERVAL, PUBLISH_SHARE)  # its cost: the last copy's frame (GUI)
         self.offer_pending = False  # a copy for the other panels is on its way from the worker
         self.timer = QTimer(self, singleShot=True)
         self.timer.timeout.connect(self.flush_publish)
@@ -55,7 +45,7 @@ class Sandbox(QObject):
     def reset(self) -> None:
         """A new run: the first copy goes out at once."""
         self.offer_pending = False
-        self.last_publish = 0.0
+        self.pacer.reset()
 
     def close(self) -> None:
         """The run ended: no more copies; the panels show the session's own model again."""
@@ -69,9 +59,8 @@ class Sandbox(QObject):
         p = self.panel
         if p.run is None or not self.wanted or not p.live or self.offer_pending or p.phase == "finishing":
             return
-        cost = max(self.publish_cost, self.shown.cost if self.shown is not None else 0.0)
-        wait = max(PUBLISH_INTERVAL, PUBLISH_COST_FACTOR * cost) - (time.monotonic() - self.last_publish)
-        if self.last_publish == 0.0 or wait <= 0:
+        wait = self.pacer.wait(max(self.pacer.cost, self.shown.cost if self.shown is not None else 0.0))
+        if wait <= 0:
             self.flush_publish()
         elif not self.timer.isActive():
             self.timer.start(int(wait * 1000))
@@ -81,7 +70,7 @@ class Sandbox(QObject):
         if run is None or not self.wanted or self.offer_pending:
             return
         self.offer_pending = True
-        self.last_publish = time.monotonic()
+        self.pacer.started()
         run.steering.offer("show")
 
     def on_offered(self, offer: Offer) -> None:
@@ -92,12 +81,12 @@ class Sandbox(QObject):
             self.show_offer(offer)
 
     def show_offer(self, offer: Offer) -> None:
-        start = time.monotonic()
+        start = time.perf_counter()
         self.shown = offer
         with self.state.session.batch():  # the run's model and a text it can read: one step
             self.readable_text(offer.bundle)
             self.state.session.show_model(ShownModel(offer.bundle, RUN_LABEL))
-        self.publish_cost = time.monotonic() - start  # (a synchronous pipeline: the whole frame)
+        self.pacer.cost = time.perf_counter() - start  # (a synchronous pipeline: the whole frame)
         self.show_back()
 
     def unshow(self) -> None:
@@ -125,12 +114,9 @@ class Sandbox(QObject):
     def readable_text(self, bundle) -> None:
         """If `bundle` cannot read the session's text (a run of another task), put the probe in
         its place, remembering the text to give back when the session's model returns."""
-        session = self.state.session
-        if not session.source or readable(bundle, session.source):
-            return
-        p = self.panel
-        probe = p.probe.probe_edit.text().strip() or (p.info.probe if p.info else "")
-        if probe and readable(bundle, probe):
+        session, p = self.state.session, self.panel
+        probe = stand_in(bundle, session.source, p.probe.probe_edit.text().strip() or (p.info.probe if p.info else ""))
+        if probe is not None:
             if self.text_before is None:
                 self.text_before = (session.source, session.target, probe)
             self.state.set_input(probe)
@@ -138,20 +124,14 @@ class Sandbox(QObject):
                   f"the panels show it on the probe “{probe}”.", "warning")
 
     def give_text_back(self) -> None:
-        """The session's own model is back: the text the run replaced, or (if the user typed one
-        since that this model cannot read) one of its examples, so its picture is never empty."""
+        """The session's own model is back: the text the run replaced (`given_back`)."""
         before, self.text_before = self.text_before, None
-        session, own = self.state.session, self.state.session.bundle
-        if own is None:
-            return
-        if before is not None and session.source == before[2] and readable(own, before[0]):
-            self.state.set_input(before[0], before[1])
-        elif session.source and not readable(own, session.source):
-            example = next((e for e in own.examples if readable(own, e)), None)
-            if example is not None:
-                self.state.set_input(example)
-                self.panel.say(f"“{own.name}” cannot read “{session.source}”: its panels show “{example}”.",
-                               "warning")
+        own, source = self.state.session.bundle, self.state.session.source
+        back = given_back(own, source, before)
+        if back is not None:
+            self.state.set_input(back[0], back[1])
+            if back[2]:
+                self.panel.say(f"“{own.name}” cannot read “{source}”: its panels show “{back[0]}”.", "warning")
 
     def on_shown_model(self, shown) -> None:
         if self.shown is not None and (shown is None or shown.bundle is not self.shown.bundle):
@@ -173,7 +153,7 @@ class Sandbox(QObject):
 
     def on_show_others(self, on: bool) -> None:
         if on:
-            self.last_publish = 0.0
+            self.pacer.reset()
             self.publish_later()
         else:
             self.timer.stop()

@@ -1,0 +1,92 @@
+"""A `BeamResult`'s tree as a picture would lay it out, without drawing it: where each
+hypothesis stands, which ones win, what each node and edge is, the step axis' ticks and the
+words a hover says. A GUI draws these; nothing here draws.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from model.inference.decoding import BeamNode, BeamResult
+
+STATES = ("prompt", "best", "pruned", "finished", "live")  # a node's (and its edge's) kind, first that holds
+
+
+def tree_layout(nodes) -> dict[int, tuple[float, float]]:
+    """(x, y) of every node: x = the decoding step t that produced its token (the <bos> root
+    sits at -1), so the tree lines up with the step-by-step view; within a step, children follow
+    their parent's order and then their cumulative log-probability, centred on 0. A prompt's
+    nodes are one straight stem ending at x = -1."""
+    pos: dict[int, tuple[float, float]] = {}
+    by_step: dict[int, list] = {}
+    for n in nodes:
+        by_step.setdefault(n.step, []).append(n)
+    for step in sorted(by_step):
+        group = by_step[step]
+        if step == 0 and len(group) > 1:  # <bos> + a prompt
+            group.sort(key=lambda n: n.id)
+            for i, n in enumerate(group):
+                pos[n.id] = (float(i - len(group)), 0.0)
+            continue
+        group.sort(key=lambda n: (pos[n.parent][1] if n.parent in pos else 0.0, -n.log_prob))
+        offset = (len(group) - 1) / 2
+        for i, n in enumerate(group):
+            pos[n.id] = (float(step - 1), i - offset)
+    return pos
+
+
+def best_path(result: BeamResult) -> set[int]:
+    """Node ids on the winning hypothesis."""
+    best = max(result.finished, key=lambda i: result.nodes[i].score) if result.finished else None
+    ids = set()
+    while best is not None:
+        ids.add(best)
+        best = result.nodes[best].parent
+    return ids
+
+
+def node_state(node: BeamNode, on_best: bool) -> str:
+    """One of STATES: given in the prompt, on the best path, pruned, finished, or kept alive."""
+    if node.prompt:
+        return "prompt"
+    if on_best:
+        return "best"
+    return "pruned" if node.pruned else ("finished" if node.finished else "live")
+
+
+def edge_state(node: BeamNode, on_best: bool) -> str:
+    """The kind of the edge into `node`: its node's, a finished one's edge drawn as a live one's."""
+    state = node_state(node, on_best)
+    return "live" if state == "finished" else state
+
+
+def step_ticks(nodes, pieces: list[str], xs: list[float]) -> list[tuple[float, str]]:
+    """The step axis' ticks: the model's start symbol under the root (Marian's is <pad>), the
+    steps counted from 1, and "prompt" centred under a prompt's stem."""
+    root = next((n.token for n in nodes if n.parent is None), None)
+    start = pieces[root] if root is not None and 0 <= root < len(pieces) else "<bos>"
+    n_prompt = sum(n.prompt for n in nodes)
+    ticks = [(-1.0 - n_prompt, start)] + [(t, str(t + 1)) for t in range(int(min(xs)), int(max(xs)) + 1) if t >= 0]
+    if n_prompt:
+        ticks.append(((-n_prompt - 1) / 2, "prompt"))
+    return ticks
+
+
+def node_tip(result: BeamResult, node_id: int, pieces: list[str], show: Callable[[str], str] = str) -> str:
+    """A node's hover text: its whole hypothesis (each piece as `show` writes it) and its scores."""
+    node = result.nodes[node_id]
+    text = "".join(show(pieces[i]) if i < len(pieces) else f"#{i}" for i in result.sequence(node_id)[1:]) or "<bos>"
+    if node.prompt or node.parent is None:
+        return f"{text}\n{'given in the prompt, not searched' if node.prompt else 'start'}"
+    state = "pruned" if node.pruned else ("finished" if node.finished else "kept")
+    return f"{text}\nlog p = {node.log_prob:.3f}\nscore = log p / lp = {node.score:.3f}\nstep {node.step}, {state}"
+
+
+def beam_summary(result: BeamResult, beam_size: int, alpha: float, best_text: str, n_prompt: int) -> str:
+    """The sentence over the tree: the search's settings, its size, the rule and the winner."""
+    stem = " Purple = the prompt (given, not searched)." if n_prompt else ""
+    return (f"Beam {beam_size}, α = {alpha:g}: {len(result.nodes)} hypotheses expanded. "
+            f"Score = log p / ((5 + |Y|)/6)^α. Best {best_text!r}: {result.score:.3f}. "
+            f"Orange = best, green = finished, grey = pruned.{stem}")
+
+
+__all__ = ["STATES", "beam_summary", "best_path", "edge_state", "node_state", "node_tip", "step_ticks", "tree_layout"]

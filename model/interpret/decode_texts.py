@@ -1,0 +1,90 @@
+"""What a decoding view says about a `DecodeRun`, without widgets: the maps' titles of one step,
+how its token was chosen, the causal mask's proof (row n_prompt + t of the parallel pass equals
+step t, max |Δp|) and what removing the mask changes, the note on unknown symbols.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from model.interpret.frame import DecodeRun
+
+EQUAL_ATOL = 1e-5  # float32 rounding between the sequential and the parallel pass stays far below
+MAX_DP = "max\u00a0|\u2060Δp\u2060|"  # never broken inside (not "max |" ⏎ "Δp|")
+HOW = {"greedy": "argmax", "sample": "sampled", "beam": "beam's best", "target": "target"}
+
+
+def chosen_how(run: DecodeRun) -> str:
+    """How each step's token was chosen, in a word or two."""
+    if run.settings.strategy == "target" and run.n_prompt:
+        return "given continuation"
+    return HOW[run.settings.strategy]
+
+
+def head_shown(run: DecodeRun, t: int, layer: int, head: int) -> tuple[int, int]:
+    """(layer, head) clamped to the run's decoder (a head picked for a larger model)."""
+    shape = run.steps[t].self_attention.shape
+    return min(layer, shape[0] - 1), min(head, shape[1] - 1)
+
+
+@dataclass(frozen=True)
+class StepTitles:
+    """The titles (short, and long for the tooltip) of step t's maps of head (layer, head)."""
+
+    mask: tuple[str, str]
+    self_attention: tuple[str, str]
+    cross: tuple[str, str]
+
+    @classmethod
+    def of(cls, run: DecodeRun, t: int, layer: int, head: int) -> StepTitles:
+        q = len(run.steps[t].prefix)  # this step's query row + 1
+        layer, head = (n + 1 for n in head_shown(run, t, layer, head))
+        return cls((f"Mask {q}×{q}", f"The causal mask in force at step {t + 1}: {q}×{q}"),
+                   (f"Self L{layer} H{head}", f"Masked self-attention, layer {layer}, head {head}"),
+                   (f"Cross L{layer} H{head}", f"Cross-attention, layer {layer}, head {head}"))
+
+
+def mask_equality(run: DecodeRun, t: int, causal: bool) -> tuple[str, bool]:
+    """(sentence, equal): whether row n_prompt + t of the parallel pass (with the mask, or
+    without it) computes what decoding step t computed, as max |Δp|."""
+    row = run.row(t)
+    diff = run.difference(t, causal) if causal or run.unmasked is not None else 0.0
+    if causal:
+        return f"Row {row} of the parallel pass = step {t + 1}: {MAX_DP} = {diff:.1e}", True
+    shown = f"{diff:.2f}" if diff >= 0.01 else f"{diff:.1e}"
+    same = diff < EQUAL_ATOL  # e.g. the last row of a one-layer model: it has no future
+    return f"Without the mask, row {row} {'=' if same else '≠'} step {t + 1}: {MAX_DP} = {shown}", same
+
+
+def changed_predictions(run: DecodeRun) -> list[bool]:
+    """For each position, whether removing the mask changes its prediction ([] until computed)."""
+    if run.unmasked is None:
+        return []
+    return [a != b for a, b in zip(run.masked.predicted, run.unmasked.predicted)]
+
+
+def future_note(run: DecodeRun, t: int, layer: int, head: int, causal: bool) -> str:
+    """The attention the pass puts on later tokens, and how many predictions removing the mask
+    changes (while that pass is still being computed: that it is)."""
+    row, step = run.row(t), t + 1
+    mass = (run.masked if causal or run.unmasked is None else run.unmasked).future_mass(layer, head).numpy()
+    masked = (f"With the mask no row attends a later token ({100 * mass.max():.0f}\u00a0% above the diagonal), "
+              f"so row {row} computes exactly what the decoder computed at step {step}.")
+    if run.unmasked is None:
+        return f"{masked} Running the pass without the mask…"
+    changed, n = sum(changed_predictions(run)), len(run.masked.predicted)
+    if causal:
+        return f"{masked} Without it, {changed} of {n} predictions would change (red)."
+    return (f"Row {row} puts {100 * mass[row]:.0f}\u00a0% of its attention on later tokens (all rows: "
+            f"{100 * mass.mean():.0f}\u00a0%) — tokens it cannot see while decoding, including the one it "
+            f"must predict. {changed} of {n} predictions change (red).")
+
+
+def unknown_note(run: DecodeRun) -> str:
+    """The symbols of the input the model read as <unk> (the first six), or ""."""
+    if not run.unknown:
+        return ""
+    return f"Unknown symbols read as <unk>: {', '.join(repr(p) for _, p in run.unknown[:6])}."
+
+
+__all__ = ["EQUAL_ATOL", "MAX_DP", "StepTitles", "changed_predictions", "chosen_how", "future_note", "head_shown",
+           "mask_equality", "unknown_note"]
