@@ -1,0 +1,85 @@
+"""What the decoding views draw, without widgets: the beam tree's layout, winner and node kinds
+(model/inference/beam_tree.py) and the texts about a decode run (model/interpret/decode_texts.py),
+checked against the run's own numbers and hand-written loops."""
+from __future__ import annotations
+
+import pytest
+
+from model.inference.beam_tree import best_path, edge_state, node_state, node_tip, step_ticks, tree_layout
+from model.inference.decoding import BeamNode, BeamResult
+from model.interpret.decode_texts import (
+    EQUAL_ATOL,
+    StepTitles,
+    changed_predictions,
+    chosen_how,
+    future_note,
+    mask_equality,
+    unknown_note,
+)
+from model.interpret.frame import DecodeSettings, compute_run
+from model.io.checkpoints import random_bundle
+
+
+def tree() -> BeamResult:
+    """<bos> → a (kept) → c (finished, best); <bos> → b (pruned); a → d (finished)."""
+    nodes = [BeamNode(0, None, 1, 0, 0.0, 0.0), BeamNode(1, 0, 3, 1, -0.1, -0.1),
+             BeamNode(2, 0, 4, 1, -2.0, -2.0, pruned=True), BeamNode(3, 1, 2, 2, -0.3, -0.25, finished=True),
+             BeamNode(4, 1, 5, 2, -0.9, -0.8, finished=True)]
+    return BeamResult(tokens=[1, 3, 2], score=-0.25, nodes=nodes, finished=[3, 4])
+
+
+def test_the_tree_lines_up_with_the_steps_and_finds_its_winner():
+    result = tree()
+    pos = tree_layout(result.nodes)
+    assert pos[0] == (-1.0, 0.0)  # <bos> left of step 0
+    assert {pos[1][0], pos[2][0]} == {0.0} and pos[1][1] < pos[2][1]  # more probable first, centred on 0
+    assert pos[1][1] == -pos[2][1]
+    assert pos[3][1] < pos[4][1] and {pos[3][0], pos[4][0]} == {1.0}
+    best = best_path(result)
+    assert best == {0, 1, 3}  # the finished node of the highest score and its ancestors
+    states = [node_state(n, n.id in best) for n in result.nodes]
+    assert states == ["best", "best", "pruned", "best", "finished"]
+    assert edge_state(result.nodes[4], False) == "live"  # a finished hypothesis' edge is a live one's
+    pieces = ["<pad>", "<bos>", "<eos>", "a", "b", "d"]
+    assert step_ticks(result.nodes, pieces, [p[0] for p in pos.values()]) == [(-1.0, "<bos>"), (0, "1"), (1, "2")]
+    tip = node_tip(result, 3, pieces)
+    assert tip.startswith("a<eos>\n") and "score = log p / lp = -0.250" in tip and "finished" in tip
+
+
+def test_a_prompt_is_a_stem_before_the_search():
+    nodes = [BeamNode(0, None, 1, 0, 0.0, 0.0), BeamNode(1, 0, 3, 0, 0.0, 0.0, prompt=True),
+             BeamNode(2, 1, 4, 0, 0.0, 0.0, prompt=True), BeamNode(3, 2, 2, 1, -0.5, -0.4, finished=True)]
+    result = BeamResult([1, 3, 4, 2], -0.4, nodes, [3])
+    pos = tree_layout(nodes)
+    assert [pos[i] for i in range(3)] == [(-3.0, 0.0), (-2.0, 0.0), (-1.0, 0.0)] and pos[3] == (0.0, 0.0)
+    assert node_state(nodes[1], True) == "prompt" and "given in the prompt" in node_tip(result, 2, ["x"] * 6)
+    ticks = step_ticks(nodes, ["<pad>", "<bos>", "<eos>", "a", "b"], [p[0] for p in pos.values()])
+    assert ticks[0] == (-3.0, "<bos>") and (-1.5, "prompt") in ticks
+
+
+@pytest.fixture(scope="module")
+def run():
+    bundle = random_bundle("reverse", dropout=0.0)
+    bundle.model.eval()
+    return compute_run(bundle, "abcd", DecodeSettings(strategy="greedy"))
+
+
+def test_the_masks_proof_is_the_runs_own_difference(run):
+    for t in range(len(run.steps)):
+        text, equal = mask_equality(run, t, causal=True)
+        assert equal and f"Row {run.row(t)} of the parallel pass = step {t + 1}" in text
+        assert f"{run.difference(t, True):.1e}" in text
+        text, equal = mask_equality(run, t, causal=False)
+        assert equal == (run.difference(t, False) < EQUAL_ATOL) and ("=" if equal else "≠") in text
+    changed = changed_predictions(run)
+    hand = [run.masked.predicted[i] != run.unmasked.predicted[i] for i in range(len(run.masked.predicted))]
+    assert changed == hand
+    assert f"{sum(hand)} of {len(hand)} predictions" in future_note(run, 0, 0, 0, causal=True)
+
+
+def test_the_step_titles_name_the_head_shown(run):
+    titles = StepTitles.of(run, 1, layer=7, head=1)  # a layer the model does not have: its last
+    n_layers = run.steps[1].self_attention.shape[0]
+    assert titles.mask[0] == "Mask 2×2" and titles.self_attention[0] == f"Self L{n_layers} H2"
+    assert titles.cross[1] == f"Cross-attention, layer {n_layers}, head 2"
+    assert chosen_how(run) == "argmax" and unknown_note(run) == ""
