@@ -20,6 +20,7 @@ from explorer.panels.decoding.chips import chip
 TOP_K = 5
 GROUP_COLUMNS = 2  # side by side on a wide dock; a single [MASK] gets the whole width
 CONTEXT = 4  # words each side of a blank in its group's context line
+BARS_HEIGHT = 260  # px: five bars with their values and tokens (the groups stand at the top of the page)
 
 
 def blank(text: str) -> str:
@@ -49,12 +50,12 @@ class MaskGroup(QFrame):
         self.context.setFont(style.font(style.TITLE_POINT_SIZE))
         self.context.setWordWrap(True)
         self.bars = TopKBars(TOP_K)  # the decoding panel's next-token bars: the best (the filling) orange
-        self.bars.setMinimumHeight(200)
+        self.bars.setFixedHeight(BARS_HEIGHT)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.heading)
         layout.addWidget(self.context)
-        layout.addWidget(self.bars, 1)
+        layout.addWidget(self.bars)
         self.position = -1
 
     def set_prediction(self, number: int, prediction, pieces: list[str]) -> None:
@@ -88,8 +89,12 @@ class MaskPredictionsView(QWidget):
         self.explain.setFont(style.font(style.BASE_POINT_SIZE))
         style.set_sheet(self.explain, "color: {muted}")
         self.grid_host = QWidget()
-        self.grid = QGridLayout(self.grid_host)
+        self.grid = QGridLayout()
         self.grid.setContentsMargins(0, 0, 0, 0)
+        column = QVBoxLayout(self.grid_host)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addLayout(self.grid)
+        column.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.NoFrame)
