@@ -8,17 +8,17 @@ import pytest
 import torch
 from PySide6.QtCore import Qt
 
-from model.inference.beam_tree import best_path
 from explorer.panels.decoding.panel import DecodingPanel
-from model.interpret.decode_texts import MAX_DP
 from explorer.runner import Runner
 from explorer.state import SessionState
 from explorer.theme import colour
 from model.data.tasks import get_task
 from model.data.tokenizers import BOS_ID, EOS_ID, PAD_ID
+from model.inference.beam_tree import best_path
 from model.inference.bundle import ModelBundle
 from model.inference.decoding import beam_search, greedy_decode, sample_decode
 from model.inference.teacher_forcing import parallel_pass
+from model.interpret.decode_texts import MAX_DP
 from model.interpret.frame import DecodeSettings, compute_run
 
 TEXT = "attention"

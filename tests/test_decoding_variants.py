@@ -7,14 +7,14 @@ import pytest
 import torch
 from PySide6.QtCore import Qt
 
-from model.inference.beam_tree import tree_layout
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 from explorer.panels.decoding.panel import DecodingPanel
-from model.interpret.decode_texts import MAX_DP
 from explorer.runner import Runner
 from explorer.state import SessionState
 from explorer.theme import colour
+from model.inference.beam_tree import tree_layout
 from model.inference.decoding import beam_search
+from model.interpret.decode_texts import MAX_DP
 from model.interpret.frame import DecodeSettings, compute_run
 from model.io.checkpoints import random_bundle
 from support import small_bundle

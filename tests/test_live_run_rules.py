@@ -14,7 +14,8 @@ from model.train.probe_map import ProbeMap, expected_kind, pick_names
 from model.train.request import BUILTIN_TASKS, new_bundle
 from model.train.run_setup import CONTINUE, TSV, RunSetup, fitting_task, model_defaults, task_refusal
 from model.train.shown_text import given_back, readable, stand_in
-from model.train.timeline import ViewedTimeline
+from model.train.steering import ACTIVE_PHASES, phase_actions
+from model.train.timeline import ViewedTimeline, timeline_texts
 
 
 @pytest.fixture(scope="module")
@@ -109,3 +110,22 @@ def test_the_end_of_a_run_says_how_to_keep_the_model(reverse):
     text = run_ended("stopped", 47, offer, "reverse", was_shown=True)
     assert text.startswith("Training stopped after 47 steps.") and "“reverse” again" in text and "step 40" in text
     assert run_ended("finished", 1_000, offer, "reverse", False) == "Training finished after 1,000 steps."
+
+
+def test_the_timeline_says_live_or_which_snapshot():
+    assert timeline_texts(0, 0, 0, True, True)[0] == "step —"
+    assert timeline_texts(5, 4, 1200, True, True)[0] == "live"
+    assert timeline_texts(5, 4, 1200, True, False)[0] == "step 1,200 (latest)"  # a stopped run's newest
+    label, tip, slider = timeline_texts(5, 1, 300, False, True)
+    assert label == "step 300 (past)" and "step 300" in tip and slider.startswith("Snapshot 2 of 5")
+
+
+@pytest.mark.parametrize("phase", ["idle", "building", "running", "paused", "finishing"])
+def test_each_phase_allows_what_steering_can_do_then(phase):
+    for has_model in (False, True):
+        actions = phase_actions(phase, has_model)
+        assert actions["pause"] == (phase == "running") and actions["start"] == actions["step"]
+        assert actions["start"] == (phase not in ACTIVE_PHASES or phase == "paused")  # (paused: resume)
+        assert actions["stop"] == (phase in ACTIVE_PHASES and phase != "finishing")  # (finishing: stopping already)
+        assert actions["keep"] == (phase in ("running", "paused") or phase == "idle" and has_model)
+        assert not (actions["start"] and actions["pause"])

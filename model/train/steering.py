@@ -13,6 +13,17 @@ import threading
 from model.train.request import TrainingRequest
 from model.train.trainer import Trainer
 
+ACTIVE_PHASES = ("building", "running", "paused", "finishing")  # a run's settings are fixed in these
+
+
+def phase_actions(phase: str, has_model: bool) -> dict[str, bool]:
+    """Which steering actions make sense in a run's `phase` (idle, building, running, paused,
+    finishing): start or resume, pause, one step, stop, and keep the model (save it, use it),
+    which an idle panel can do only with a finished run's model (`has_model`)."""
+    return {"start": phase in ("idle", "paused"), "pause": phase == "running", "step": phase in ("idle", "paused"),
+            "stop": phase in ("running", "paused", "building"),
+            "keep": phase in ("running", "paused") or (phase == "idle" and has_model)}
+
 
 class Steering:
     """Thread-safe steering of one run from the GUI thread.
@@ -121,4 +132,4 @@ class Steering:
         return self._began
 
 
-__all__ = ["Steering"]
+__all__ = ["ACTIVE_PHASES", "Steering", "phase_actions"]

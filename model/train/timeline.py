@@ -107,6 +107,17 @@ class ViewedTimeline(SnapshotTimeline[T]):
         return self[self.viewed][0] if 0 <= self.viewed < len(self) else 0
 
 
+def timeline_texts(count: int, index: int, step: int, live: bool, running: bool) -> tuple[str, str, str]:
+    """(label, its tooltip, the slider's tooltip) of a timeline of `count` snapshots viewing
+    `index` (taken at `step`): "live" while a run follows it (its step is the progress bar's to
+    name), else the snapshot's step, "latest" or "past" (a stopped run's newest is not live)."""
+    if count == 0:
+        return "step —", "", ""
+    label = "live" if live and running else f"step {step:,} ({'latest' if live else 'past'})"
+    return (label, f"The snapshot shown was taken at step {step:,}",
+            f"Snapshot {index + 1} of {count}: drag to go back to an earlier step of the run")
+
+
 SMOOTHING = 0.9  # EMA factor per step
 
 
@@ -154,4 +165,4 @@ class Series:
         self.n += m
 
 
-__all__ = ["SnapshotTimeline", "ViewedTimeline", "MAX_SNAPSHOTS", "Series", "SMOOTHING"]
+__all__ = ["SnapshotTimeline", "ViewedTimeline", "timeline_texts", "MAX_SNAPSHOTS", "Series", "SMOOTHING"]

@@ -1,13 +1,37 @@
-"""The decoding panel's text: token chips for the decoder's input (the prompt purple, the query
-blue, the chosen token orange)."""
+"""The decoding panel's text: its wrapped labels, and token chips for the decoder's input (the
+prompt purple, the query blue, the chosen token orange)."""
 from __future__ import annotations
 
 import html
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtWidgets import QLabel
 
 from explorer import style
 from explorer.drawing.token_heatmap import display_piece
+
+
+def note_sheet(level: str = "info") -> str:
+    """A note's style sheet in the theme's colours for `level` ("info", "warning", "error")."""
+    return f"background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;"
+
+
+INFO = note_sheet()
+
+
+def text_label(text: str = "", pt: int = style.BASE_POINT_SIZE, bold: bool = False, rich: bool = False,
+               sheet: str = "") -> QLabel:
+    """A word-wrapped label in the app's font at `pt` (rich text where asked; `sheet`: a style
+    sheet of theme roles, kept in step with the theme)."""
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setFont(style.font(pt, bold=bold))
+    if rich:
+        label.setTextFormat(Qt.RichText)
+    if sheet:
+        style.set_sheet(label, sheet)
+    return label
 
 
 def chip(piece: str, colour: str | None = None, text: str | None = None, bold: bool = False) -> str:

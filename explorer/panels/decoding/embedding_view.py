@@ -7,10 +7,10 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
-from explorer import style
 from explorer.drawing.heatmap import Heatmap
+from explorer.panels.decoding.chips import INFO, text_label
 
 NO_HEAD = ("This model has no language-model head: it does not decode, predict or fill in words. "
            "It is a sentence encoder: each sentence becomes one {dim}-number vector (the mean of the last "
@@ -22,14 +22,9 @@ class EmbeddingView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.note = QLabel()
-        self.note.setWordWrap(True)
-        self.note.setFont(style.font(style.BASE_POINT_SIZE))
-        self.sentences = QLabel()
-        self.sentences.setWordWrap(True)
-        self.sentences.setTextFormat(Qt.RichText)
+        self.note = text_label(sheet=INFO)
+        self.sentences = text_label(rich=True)
         self.sentences.setAlignment(Qt.AlignTop | Qt.AlignLeft)
-        self.sentences.setFont(style.font(style.BASE_POINT_SIZE))
         self.matrix = Heatmap("cosine similarity")
         row = QHBoxLayout()
         row.addWidget(self.matrix, 3)
@@ -43,7 +38,6 @@ class EmbeddingView(QWidget):
     def set_embedding(self, embedding, dim: int) -> None:
         """Show `embedding` (model.inference.embedding.SentenceEmbeddings, or None before any input)."""
         self.embedding = embedding
-        style.set_sheet(self.note, "background:{info_bg}; color:{info_text}; padding:6px; border-radius:4px;")
         self.note.setText(NO_HEAD.format(dim=dim))
         if embedding is None:
             self.matrix.clear_data()

@@ -10,13 +10,16 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QGridLayout, QScrollArea, QVBoxLayout, QWidget
 
 from explorer import style
 from explorer.drawing.token_heatmap import display_piece
 from explorer.panels.decoding.bars import TopKBars
-from explorer.panels.decoding.chips import chip
+from explorer.panels.decoding.chips import chip, text_label
 
+EXPLAIN = ("Encoder-only (BERT-like): the whole sentence is read at once — no causal mask, so each blank is "
+           "guessed from the words on both sides. Bars: the model's softmax at that position (top 5; orange = the "
+           "filling).")
 TOP_K = 5
 GROUP_COLUMNS = 2  # side by side on a wide dock; a single [MASK] gets the whole width
 CONTEXT = 4  # words each side of a blank in its group's context line
@@ -42,13 +45,8 @@ class MaskGroup(QFrame):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setFrameShape(QFrame.StyledPanel)
-        self.heading = QLabel()
-        self.heading.setFont(style.font(style.TITLE_POINT_SIZE, bold=True))
-        self.heading.setWordWrap(True)  # two lines, not a card wider than half a narrow screen
-        self.context = QLabel()
-        self.context.setTextFormat(Qt.RichText)
-        self.context.setFont(style.font(style.TITLE_POINT_SIZE))
-        self.context.setWordWrap(True)
+        self.heading = text_label(pt=style.TITLE_POINT_SIZE, bold=True)  # two lines, not a card wider than half a screen
+        self.context = text_label(pt=style.TITLE_POINT_SIZE, rich=True)
         self.bars = TopKBars(TOP_K)  # the decoding panel's next-token bars: the best (the filling) orange
         self.bars.setFixedHeight(BARS_HEIGHT)
         layout = QVBoxLayout(self)
@@ -72,22 +70,11 @@ class MaskPredictionsView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.sentence = QLabel()
-        self.sentence.setTextFormat(Qt.RichText)
-        self.sentence.setWordWrap(True)
-        self.sentence.setFont(style.font(style.TITLE_POINT_SIZE))
-        self.hint = QLabel()
-        self.hint.setWordWrap(True)
-        self.hint.setFont(style.font(style.TITLE_POINT_SIZE))
+        self.sentence = text_label(pt=style.TITLE_POINT_SIZE, rich=True)
+        self.hint = text_label(pt=style.TITLE_POINT_SIZE,
+                               sheet="background:{info_bg}; color:{info_text}; padding:18px; border-radius:6px;")
         self.hint.setAlignment(Qt.AlignCenter)
-        style.set_sheet(self.hint, "background:{info_bg}; color:{info_text}; padding:18px; border-radius:6px;")
-        self.explain = QLabel(
-            "Encoder-only (BERT-like): the whole sentence is read at once — no causal mask, so each "
-            "blank is guessed from the words on both sides. Bars: the model's softmax at that position "
-            "(top 5; orange = the filling).")
-        self.explain.setWordWrap(True)
-        self.explain.setFont(style.font(style.BASE_POINT_SIZE))
-        style.set_sheet(self.explain, "color: {muted}")
+        self.explain = text_label(EXPLAIN, sheet="color: {muted}")
         self.grid_host = QWidget()
         self.grid = QGridLayout()
         self.grid.setContentsMargins(0, 0, 0, 0)

@@ -13,13 +13,14 @@ step t is row n_prompt + t of the parallel pass. A masked LM shows its guesses f
 from __future__ import annotations
 
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer
-from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from explorer import style, theme
 from explorer.drawing.token_heatmap import TokenHeatmap
 from explorer.panel_room import offered_room
 from explorer.panels.decoding.bars import TopKBars
 from explorer.panels.decoding.beam_view import BeamTreeView
+from explorer.panels.decoding.chips import note_sheet, text_label
 from explorer.panels.decoding.controls import DecodingControls
 from explorer.panels.decoding.embedding_view import EmbeddingView
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
@@ -79,14 +80,9 @@ class DecodingPanel(StepDrawing, QWidget):
         self.controls.headChanged.connect(self._on_head)
         self.controls.sharpestRequested.connect(self.show_sharpest_head)
         self.controls.sharpest.setEnabled(False)  # until a run is drawn
-        self.banner = QLabel()
-        self.banner.setWordWrap(True)
-        self.banner.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
+        self.banner = text_label(bold=True)
         self.banner.setVisible(False)
-        self.prefix = QLabel()
-        self.prefix.setFont(style.font(style.TITLE_POINT_SIZE))
-        self.prefix.setTextFormat(Qt.RichText)
-        self.prefix.setWordWrap(True)
+        self.prefix = text_label(pt=style.TITLE_POINT_SIZE, rich=True)
         self._prefix_width = -1
         self.prefix.installEventFilter(self)
         self.mask_map = TokenHeatmap("Mask", style.mask_colormap())
@@ -102,9 +98,7 @@ class DecodingPanel(StepDrawing, QWidget):
         self.step_page = left
         self.parallel = ParallelPassView()
         self.parallel.causalChanged.connect(self.state.session.set_causal_mask)
-        self.beam_summary = QLabel()
-        self.beam_summary.setWordWrap(True)
-        self.beam_summary.setFont(style.font(style.BASE_POINT_SIZE))
+        self.beam_summary = text_label()
         self.beam_view = BeamTreeView()
         beam_page = QWidget()
         bl = QVBoxLayout(beam_page)
@@ -233,7 +227,7 @@ class DecodingPanel(StepDrawing, QWidget):
 
     def _show_message(self, text: str, level: str) -> None:
         level = level if level in ("info", "warning", "error") else "info"
-        style.set_sheet(self.banner, f"background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;")
+        style.set_sheet(self.banner, note_sheet(level))
         self.banner.setText(text)
         self.banner.setVisible(bool(text))
 

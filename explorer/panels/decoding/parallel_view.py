@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QGridLayout,
     QHeaderView,
-    QLabel,
     QTableWidget,
     QTableWidgetItem,
     QWidget,
@@ -23,6 +22,7 @@ from superqt.utils import create_worker
 
 from explorer import style
 from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
+from explorer.panels.decoding.chips import text_label
 from explorer.theme import notifier
 from model.interpret.decode_texts import changed_predictions, future_note, mask_equality
 
@@ -47,13 +47,9 @@ class ParallelPassView(QWidget):
                                     "can attend the tokens after it — the future the mask hides in training.")
         self.remove_mask.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
         self.remove_mask.toggled.connect(self._on_toggle)
-        self.equality = QLabel()
-        self.equality.setFont(style.font(style.BASE_POINT_SIZE + 1, bold=True))
-        self.equality.setWordWrap(True)
+        self.equality = text_label(pt=style.BASE_POINT_SIZE + 1, bold=True)
         self.heatmap = TokenHeatmap()
-        self.future = QLabel()
-        self.future.setFont(style.font(style.BASE_POINT_SIZE))
-        self.future.setWordWrap(True)
+        self.future = text_label()
         self.table = QTableWidget(len(ROWS), 0)
         self.table.setVerticalHeaderLabels(list(ROWS))
         self._band = 1  # positions a band of the table holds (from its width)

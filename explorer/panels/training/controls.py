@@ -41,8 +41,8 @@ from model.train.run_setup import (
     model_defaults,
     task_refusal,
 )
+from model.train.steering import ACTIVE_PHASES, phase_actions
 
-ACTIVE_PHASES = ("building", "running", "paused", "finishing")  # a run's settings are fixed in these
 BUTTONS = (  # attribute, text, icon, tooltip
     ("start_button", "Start", QStyle.SP_MediaPlay, "Start training (or resume)"),
     ("pause_button", "Pause", QStyle.SP_MediaPause, "Pause after this step"),
@@ -204,20 +204,19 @@ class TrainingControls(QWidget):
 
     # -- state ---------------------------------------------------------------------------------
     def set_phase(self, phase: str, has_model: bool) -> None:
-        """Enable what makes sense: idle / building / running / paused / finishing."""
+        """Enable what makes sense in the run's phase (`phase_actions`)."""
         active = phase in ACTIVE_PHASES
         self._locked = active  # a run's settings are fixed while it runs
         for w in (self.model_box, self.device_box, self.steps_spin, self.warmup_spin, self.batch_spin):
             w.setEnabled(not active)
         self._on_model_changed()
         self.start_button.setText("Resume" if phase == "paused" else "Start")
-        self.start_button.setEnabled(phase in ("idle", "paused"))
-        self.pause_button.setEnabled(phase == "running")
-        self.step_button.setEnabled(phase in ("idle", "paused"))
-        self.stop_button.setEnabled(phase in ("running", "paused", "building"))
-        trained = phase in ("running", "paused") or (phase == "idle" and has_model)
-        self.save_button.setEnabled(trained)
-        self.use_button.setEnabled(trained)
+        actions = phase_actions(phase, has_model)
+        for action, buttons in (("start", (self.start_button,)), ("pause", (self.pause_button,)),
+                                ("step", (self.step_button,)), ("stop", (self.stop_button,)),
+                                ("keep", (self.save_button, self.use_button))):
+            for button in buttons:
+                button.setEnabled(actions[action])
 
     def fold_settings(self, fold: bool) -> None:
         """Hide the settings' rows (fixed while a run goes, and named by its message)."""

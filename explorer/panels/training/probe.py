@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
 from model.train.probe_map import ProbeMap, expected_kind, kind_title, pick_names, preferred
+from model.train.timeline import timeline_texts
 
 SHOW_OTHERS_TIP = ("Show a copy of the model being trained (about once a second) in every other panel, on the "
                    "session's text, in place of the loaded model; it comes back when the run ends, on “Back to …”, "
@@ -167,21 +168,16 @@ class ProbeView(QWidget):
         self._redraw()
 
     def set_timeline(self, count: int, index: int, step: int, live: bool, running: bool = False) -> None:
-        """The slider over `count` snapshots at `index`; while a run follows live, the step is the
-        progress bar's to name (one step number on screen), else the snapshot's."""
+        """The slider over `count` snapshots at `index`, and its words (`timeline_texts`)."""
         self.slider.blockSignals(True)
         self.slider.setRange(0, max(0, count - 1))
         self.slider.setValue(max(0, index))
         self.slider.blockSignals(False)
-        if count == 0:
-            self.timeline_label.setText("step —")
-        elif live and running:
-            self.timeline_label.setText("live")
-        else:  # "latest", not "live": a stopped run's newest snapshot is not live
-            self.timeline_label.setText(f"step {step:,} ({'latest' if live else 'past'})")
-        self.timeline_label.setToolTip(f"The snapshot shown was taken at step {step:,}" if count else "")
+        label, tip, slider_tip = timeline_texts(count, index, step, live, running)
+        self.timeline_label.setText(label)
+        self.timeline_label.setToolTip(tip)
         if count:
-            self.slider.setToolTip(f"Snapshot {index + 1} of {count}: drag to go back to an earlier step of the run")
+            self.slider.setToolTip(slider_tip)
         self.live_button.setEnabled(not live and count > 0)
 
     def expect_kind(self, model_kind: str) -> None:
