@@ -38,6 +38,16 @@ STEP_TAB = "Step by step (autoregressive)"
 DECODER_KINDS = ("decoder_self", "cross")
 
 
+def column(*widgets: QWidget, margin: int = 4) -> QWidget:
+    """A page of `widgets` one under the other, the last taking the room left."""
+    page = QWidget()
+    lay = QVBoxLayout(page)
+    lay.setContentsMargins(margin, margin, margin, margin)
+    for w in widgets:
+        lay.addWidget(w, 1 if w is widgets[-1] else 0)
+    return page
+
+
 class DecodingPanel(StepDrawing, QWidget):
     """Decoding step by step, the parallel pass with/without the causal mask, and beam search."""
 
@@ -90,29 +100,19 @@ class DecodingPanel(StepDrawing, QWidget):
         self.cross_map = TokenHeatmap("Cross")
         self.bars = TopKBars()
         self.plots = PlotGrid([self.mask_map, self.self_map, self.cross_map], self.bars)
-        left = QWidget()
-        ll = QVBoxLayout(left)
-        ll.setContentsMargins(4, 4, 4, 4)
-        ll.addWidget(self.prefix)
-        ll.addWidget(self.plots, 1)
-        self.step_page = left
+        self.step_page = column(self.prefix, self.plots)
         self.parallel = ParallelPassView()
         self.parallel.causalChanged.connect(self.state.session.set_causal_mask)
         self.beam_summary = text_label()
         self.beam_view = BeamTreeView()
-        beam_page = QWidget()
-        bl = QVBoxLayout(beam_page)
-        bl.setContentsMargins(4, 4, 4, 4)
-        bl.addWidget(self.beam_summary)
-        bl.addWidget(self.beam_view, 1)
-        self.beam_page = beam_page
+        self.beam_page = column(self.beam_summary, self.beam_view)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.parallel, "Masked vs. unmasked")
-        self.tabs.addTab(beam_page, "Beam tree")
+        self.tabs.addTab(self.beam_page, "Beam tree")
         self.tabs.currentChanged.connect(self._on_tab)
         self.state.viewChanged.connect(self._on_view)
         self.left_tabs = QTabWidget()  # one tab, so both halves wear the same kind of title
-        self.left_tabs.addTab(left, STEP_TAB)
+        self.left_tabs.addTab(self.step_page, STEP_TAB)
         splitter = QSplitter(Qt.Horizontal)
         splitter.addWidget(self.left_tabs)
         splitter.addWidget(self.tabs)
@@ -121,18 +121,13 @@ class DecodingPanel(StepDrawing, QWidget):
         splitter.setSizes([1100, 900])
         self.splitter = splitter
         self.side_by_side = True  # the two halves beside each other, or all pages as tabs (reflow)
-        decode_page = QWidget()
-        dl = QVBoxLayout(decode_page)
-        dl.setContentsMargins(0, 0, 0, 0)
-        dl.addWidget(self.controls)
-        dl.addWidget(splitter, 1)
+        self.decode_page = decode_page = column(self.controls, splitter, margin=0)
         self.mask_view = MaskPredictionsView()  # a masked LM has no decoder: its [MASK] guesses
         self.pages = QStackedWidget()
         self.pages.addWidget(decode_page)
         self.pages.addWidget(self.mask_view)
         self.embedding_view = EmbeddingView()  # no LM head: what it computes instead
         self.pages.addWidget(self.embedding_view)
-        self.decode_page = decode_page
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.banner)
