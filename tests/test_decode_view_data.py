@@ -9,7 +9,7 @@ from model.inference.beam_tree import best_path, edge_state, node_state, node_ti
 from model.inference.decoding import BeamNode, BeamResult
 from model.interpret.decode_texts import (
     EQUAL_ATOL,
-    StepTitles,
+    StepMaps,
     changed_predictions,
     chosen_how,
     future_note,
@@ -77,9 +77,12 @@ def test_the_masks_proof_is_the_runs_own_difference(run):
     assert f"{sum(hand)} of {len(hand)} predictions" in future_note(run, 0, 0, 0, causal=True)
 
 
-def test_the_step_titles_name_the_head_shown(run):
-    titles = StepTitles.of(run, 1, layer=7, head=1)  # a layer the model does not have: its last
-    n_layers = run.steps[1].self_attention.shape[0]
-    assert titles.mask[0] == "Mask 2×2" and titles.self_attention[0] == f"Self L{n_layers} H2"
-    assert titles.cross[1] == f"Cross-attention, layer {n_layers}, head 2"
+def test_a_steps_maps_are_its_recorded_attention_in_the_runs_frame(run):
+    maps = StepMaps.of(run, 1, layer=7, head=1)  # a layer the model does not have: its last
+    step, n_layers = run.steps[1], run.steps[1].self_attention.shape[0]
+    assert maps.titles["mask"][0] == "Mask 2×2" and maps.titles["self"][0] == f"Self L{n_layers} H2"
+    assert maps.titles["cross"][1] == f"Cross-attention, layer {n_layers}, head 2"
+    assert (maps.self_attention == step.self_attention[n_layers - 1, 1].numpy()).all()
+    assert (maps.cross == step.cross_attention[n_layers - 1, 1].numpy()).all() and maps.query == 1
+    assert maps.n == run.length and maps.rows[:2] == run.pieces(step.prefix) and set(maps.rows[2:]) <= {""}
     assert chosen_how(run) == "argmax" and unknown_note(run) == ""

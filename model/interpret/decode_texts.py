@@ -1,10 +1,12 @@
-"""What a decoding view says about a `DecodeRun`, without widgets: the maps' titles of one step,
-how its token was chosen, the causal mask's proof (row n_prompt + t of the parallel pass equals
-step t, max |Δp|) and what removing the mask changes, the note on unknown symbols.
+"""What a decoding view draws and says about a `DecodeRun`, without widgets: one step's maps and
+their titles, how its token was chosen, the causal mask's proof (row n_prompt + t of the parallel pass
+equals step t, max |Δp|) and what removing the mask changes, the note on unknown symbols.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from model.interpret.frame import DecodeRun
 
@@ -27,20 +29,33 @@ def head_shown(run: DecodeRun, t: int, layer: int, head: int) -> tuple[int, int]
 
 
 @dataclass(frozen=True)
-class StepTitles:
-    """The titles (short, and long for the tooltip) of step t's maps of head (layer, head)."""
+class StepMaps:
+    """What step t's maps draw for head (layer, head): its rows' labels in the run's final n × n
+    frame (rows not decoded yet stay blank), this step's query row, the line after a prompt, the
+    mask in force, the masked self-attention and cross-attention (None without an encoder), and
+    each map's title (short, and long for its tooltip)."""
 
-    mask: tuple[str, str]
-    self_attention: tuple[str, str]
-    cross: tuple[str, str]
+    rows: list[str]
+    n: int
+    query: int
+    separator: int | None
+    mask: np.ndarray
+    self_attention: np.ndarray
+    cross: np.ndarray | None
+    titles: dict[str, tuple[str, str]]
 
     @classmethod
-    def of(cls, run: DecodeRun, t: int, layer: int, head: int) -> StepTitles:
-        q = len(run.steps[t].prefix)  # this step's query row + 1
-        layer, head = (n + 1 for n in head_shown(run, t, layer, head))
-        return cls((f"Mask {q}×{q}", f"The causal mask in force at step {t + 1}: {q}×{q}"),
-                   (f"Self L{layer} H{head}", f"Masked self-attention, layer {layer}, head {head}"),
-                   (f"Cross L{layer} H{head}", f"Cross-attention, layer {layer}, head {head}"))
+    def of(cls, run: DecodeRun, t: int, layer: int, head: int) -> StepMaps:
+        step, n = run.steps[t], run.length
+        layer, head = head_shown(run, t, layer, head)
+        prefix = run.pieces(step.prefix)
+        q, lay, hd = len(prefix), layer + 1, head + 1  # (counted from 1 on screen)
+        titles = {"mask": (f"Mask {q}×{q}", f"The causal mask in force at step {t + 1}: {q}×{q}"),
+                  "self": (f"Self L{lay} H{hd}", f"Masked self-attention, layer {lay}, head {hd}"),
+                  "cross": (f"Cross L{lay} H{hd}", f"Cross-attention, layer {lay}, head {hd}")}
+        cross = step.cross_attention[layer, head].numpy() if step.cross_attention is not None else None
+        return cls(prefix + [""] * (n - q), n, q - 1, 1 + run.n_prompt if run.n_prompt else None, step.mask.numpy(),
+                   step.self_attention[layer, head].numpy(), cross, titles)
 
 
 def mask_equality(run: DecodeRun, t: int, causal: bool) -> tuple[str, bool]:
@@ -86,5 +101,5 @@ def unknown_note(run: DecodeRun) -> str:
     return f"Unknown symbols read as <unk>: {', '.join(repr(p) for _, p in run.unknown[:6])}."
 
 
-__all__ = ["EQUAL_ATOL", "MAX_DP", "StepTitles", "changed_predictions", "chosen_how", "future_note", "head_shown",
+__all__ = ["EQUAL_ATOL", "MAX_DP", "StepMaps", "changed_predictions", "chosen_how", "future_note", "head_shown",
            "mask_equality", "unknown_note"]

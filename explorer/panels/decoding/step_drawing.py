@@ -11,7 +11,7 @@ from PySide6.QtCore import QEvent
 from explorer import style
 from explorer.drawing.token_heatmap import display_piece
 from explorer.panels.decoding.chips import chip, chips_room, prefix_chips
-from model.interpret.decode_texts import StepTitles, chosen_how, head_shown
+from model.interpret.decode_texts import StepMaps, chosen_how
 
 
 class StepDrawing:
@@ -46,27 +46,16 @@ class StepDrawing:
         if run is None:
             return
         t, step = self.t, run.steps[self.t]
-        n = run.length  # the grid of the last step: <bos> [prompt] y1 … y_{n-1}
-        q = len(step.prefix) - 1  # this step's query row (n_prompt + t)
-        sep = 1 + run.n_prompt if run.n_prompt else None  # below/right of it: generated tokens
-        layer, head = head_shown(run, t, self.layer, self.head)
-        titles = StepTitles.of(run, t, self.layer, self.head)
-        prefix = run.pieces(step.prefix)
-        rows = prefix + [""] * (n - len(prefix))  # future rows stay unlabelled: they are not decoded yet
-        mask = step.mask.numpy()
-        self.mask_map.set_data(mask.astype("float32"), rows, rows, frame=(n, n), blocked=~mask, highlight_row=q,
-                               separator=sep)
-        self.mask_map.set_title(*titles.mask)
-        self.self_map.set_data(step.self_attention[layer, head].numpy(), rows, rows, frame=(n, n),
-                               blocked=~mask, highlight_row=q, separator=sep)
-        self.self_map.set_title(*titles.self_attention)
-        if step.cross_attention is not None:
-            self.plots.set_shown(self.cross_map, True)
-            self.cross_map.set_data(step.cross_attention[layer, head].numpy(), rows, run.src_pieces,
-                                    frame=(n, len(run.src_pieces)), highlight_row=q)
-            self.cross_map.set_title(*titles.cross)
-        else:
-            self.plots.set_shown(self.cross_map, False)
+        m = StepMaps.of(run, t, self.layer, self.head)
+        frame = dict(highlight_row=m.query, frame=(m.n, m.n))
+        self.mask_map.set_data(m.mask.astype("float32"), m.rows, m.rows, blocked=~m.mask, separator=m.separator, **frame)
+        self.mask_map.set_title(*m.titles["mask"])
+        self.self_map.set_data(m.self_attention, m.rows, m.rows, blocked=~m.mask, separator=m.separator, **frame)
+        self.self_map.set_title(*m.titles["self"])
+        self.plots.set_shown(self.cross_map, m.cross is not None)
+        if m.cross is not None:
+            self.cross_map.set_data(m.cross, m.rows, run.src_pieces, frame=(m.n, len(run.src_pieces)), highlight_row=m.query)
+            self.cross_map.set_title(*m.titles["cross"])
         sampled = step.probs if run.settings.strategy == "sample" else None
         self.bars.set_smoothing(self.smoothing, len(run.vocab))
         self.bars.set_data(step.model_probs.numpy(), run.vocab, step.chosen,
