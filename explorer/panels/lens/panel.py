@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QCoreApplication, QElapsedTimer, Qt, QThreadPool
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
-from superqt.utils import create_worker
 
 from explorer import style, theme
 from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.label_axis import display_piece
 from explorer.input_text import printable
+from explorer.latest_job import LatestJob
 from model.inference.bundle import smoothed_target
 from model.interpret.frame import forward_lens
 
@@ -54,8 +54,10 @@ class LensPanel(QWidget):
         self.state = state
         self.lens = None
         self.waiting = None  # the frame whose deferred lens is asked for (computed when the panel is shown)
-        self.worker = None
-        self.computing = None  # the frame whose lens the worker computes
+        self.computing = None  # the frame whose lens the job computes
+        self.job = LatestJob(self)
+        self.job.done.connect(self._on_lens)
+        self.job.failed.connect(self._on_lens_failed)
         self.note = QLabel()
         self.note.setWordWrap(True)
         self.note.setFont(style.font(style.BASE_POINT_SIZE))
@@ -134,40 +136,25 @@ class LensPanel(QWidget):
     def _start_lens(self) -> None:
         """Compute the waiting frame's lens off the GUI thread, once the panel is on screen."""
         frame = self.waiting
-        if frame is None or self.worker is not None or not self.isVisible():
-            return
-        self.computing = frame
-        self.worker = create_worker(forward_lens, frame.bundle, frame.forward, _start_thread=False, _ignore_errors=True)
-        self.worker.returned.connect(self._on_lens)
-        self.worker.errored.connect(self._on_lens_failed)
-        self.worker.finished.connect(self._on_worker_done)
-        self.worker.start()
+        if frame is not None and frame is not self.computing and self.isVisible():
+            self.computing = frame
+            self.job.submit(lambda: (frame, forward_lens(frame.bundle, frame.forward)))
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
         """Block until a deferred lens is computed and drawn (headless figures, tests)."""
         self._start_lens()
-        clock = QElapsedTimer()
-        clock.start()
-        while (self.worker is not None or (self.waiting is not None and self.isVisible())) and clock.elapsed() < msecs:
-            QThreadPool.globalInstance().waitForDone(20)
-            QCoreApplication.sendPostedEvents()
-            QCoreApplication.processEvents()
-        return self.worker is None
+        return self.job.wait(msecs)
 
-    def _on_lens(self, lens) -> None:
-        frame = self.computing
+    def _on_lens(self, done) -> None:
+        frame, lens = done
+        self.computing = None
         frame.lens, frame.lens_deferred = lens, False  # kept on the frame: shown again without recomputing
         if frame is self.waiting:
             self._on_frame(frame)
 
-    def _on_lens_failed(self, exc) -> None:
-        if self.computing is self.waiting:
-            self.waiting = None
-            self._say(f"The logit lens could not be computed: {exc}", "warning")
-
-    def _on_worker_done(self) -> None:
-        self.worker = self.computing = None
-        self._start_lens()  # a newer frame may be waiting
+    def _on_lens_failed(self, message: str) -> None:
+        self.computing = self.waiting = None
+        self._say(f"The logit lens could not be computed: {message}", "warning")
 
     def _describe(self, row: int, col: int) -> str:
         """A cell's hover text: its layer, position, top token and probability."""
