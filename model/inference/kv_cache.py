@@ -11,6 +11,8 @@ whole prefix each step, so what it shows is what the teacher-forced pass compute
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from model.nn.config import TransformerConfig
@@ -91,4 +93,31 @@ def cache_bytes_per_token(config: TransformerConfig, dtype: torch.dtype = torch.
     return 2 * config.n_decoder_layers * heads * config.d_k * size
 
 
-__all__ = ["KVCache", "LayerCache", "cache_bytes_per_token"]
+@dataclass(frozen=True)
+class CacheBudget:
+    """The cache of one model in one dtype: per token, with full multi-head attention, and the ratio."""
+
+    per_token: int
+    full_mha_per_token: int  # the same model with n_heads key/value heads
+    context: int  # tokens the model reads at most (max_len)
+    groups: int  # query heads per key/value head (1: no GQA)
+
+    def at(self, tokens: int) -> int:
+        return tokens * self.per_token
+
+
+def budget(config, dtype: torch.dtype) -> CacheBudget:
+    return CacheBudget(cache_bytes_per_token(config, dtype), cache_bytes_per_token(config, dtype, full_attention=True),
+                       config.max_len, config.n_heads // config.kv_heads)
+
+
+def human(n: float) -> str:
+    """Bytes as a person reads them: 1,536 B → 1.5 KiB."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return f"{n:,.1f} GiB"
+
+
+__all__ = ["CacheBudget", "KVCache", "LayerCache", "budget", "cache_bytes_per_token", "human"]

@@ -32,10 +32,13 @@ from explorer import style
 from explorer.latest_job import LatestJob
 from explorer.panels.architecture.figure1 import Figure1Builder
 from explorer.panels.architecture.zoom_view import ZoomView
-from explorer.panels.modern.comparison import comparison_rows, paper_config
+from model.nn.config_changes import config_changes, paper_config
 
 MODERN_NAME = "SmolLM2-135M"
 MODERN_FILE = "SmolLM2-135M-Instruct"  # the installed model whose file holds the config
+ASPECT_PANELS = {"Stacks": "architecture", "Width": "architecture", "Norm": "step", "Positions": "positional rope",
+                 "FFN": "step", "Heads": "kvcache", "Biases": "step", "Parameters": "architecture",
+                 "Vocabulary": "sampling", "Context": "kvcache"}  # the panel (and its view) that shows each aspect
 PANEL_TITLES = {"architecture": "Figure 1", "step": "Steps", "positional": "RoPE", "kvcache": "KV cache",
                 "sampling": "Sampling"}  # short: the button column leaves the numbers their room
 PANEL_NAMES = {"architecture": "Architecture", "step": "Forward pass (step by step)", "positional": "Positional (RoPE tab)",
@@ -159,7 +162,7 @@ class ModernPanel(QWidget):
 
     def _show(self, name: str, config, parameters: int) -> None:
         self.new_figure.draw(f"2024: {name.removesuffix('-Instruct')}", config)
-        self.rows = comparison_rows(paper_config(), config, parameters)
+        self.rows = config_changes(paper_config(), config, parameters)
         self.table.setRowCount(len(self.rows))
         bold = self.table.font()  # the table's own size (scaled while presenting), in bold
         bold.setBold(True)
@@ -173,9 +176,10 @@ class ModernPanel(QWidget):
                 if row.old != row.new and column == 2:
                     item.setFont(bold)
                 self.table.setItem(i, column, item)
-            button = QPushButton(f"{PANEL_TITLES.get(row.panel, row.panel)} ▸")
-            button.setToolTip(f"Open the {PANEL_NAMES.get(row.panel, row.panel)} panel")
-            button.clicked.connect(lambda _checked=False, r=row: self.state.request_panel(r.panel, r.view))
+            panel, _, view = ASPECT_PANELS[row.aspect].partition(" ")
+            button = QPushButton(f"{PANEL_TITLES[panel]} ▸")
+            button.setToolTip(f"Open the {PANEL_NAMES[panel]} panel")
+            button.clicked.connect(lambda _checked=False, p=panel, v=view: self.state.request_panel(p, v))
             self.table.setCellWidget(i, 3, button)
         self.table.resizeRowsToContents()
 

@@ -22,7 +22,7 @@ from explorer.input_text import printable
 from explorer.latest_job import LatestJob
 from explorer.panels.sampling.bars import ROWS, SamplingBars
 from explorer.panels.sampling.controls import SamplingControls
-from explorer.panels.sampling.distribution import filtered, from_decode_step, next_token_logits, token_text
+from model.inference.next_token import filtered, from_decode_step, next_token_logits, token_text
 
 
 def generate_text(bundle, source: str, method: str, temperature: float, top_k: int, top_p: float,
