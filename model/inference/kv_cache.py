@@ -120,4 +120,34 @@ def human(n: float) -> str:
     return f"{n:,.1f} GiB"
 
 
-__all__ = ["CacheBudget", "KVCache", "LayerCache", "budget", "cache_bytes_per_token", "human"]
+def cached_tensors(trace, layer: int):
+    """(K, V, weights) of a decoder layer's self-attention: K, V (kv_heads, T, d_k) as cached
+    (keys after rotation for a rotary model), weights (n_heads, T, T)."""
+    base = f"decoder.layers.{layer}.self_attn."
+    k = trace[base + "k_rot"] if base + "k_rot" in trace else trace[base + "k"]
+    return k.tensor[0].float().numpy(), trace[base + "v"].tensor[0].float().numpy(), \
+        trace.attention("decoder_self", layer)[0].float().numpy()
+
+
+def describe_cache(config, dtype: torch.dtype, cached: int) -> str:
+    """The cache's memory in words (HTML), per token, for `cached` tokens, at full context, against MHA."""
+    b = budget(config, dtype)
+    name = str(dtype).removeprefix("torch.")
+    per = (f"2 (K, V) × {config.n_decoder_layers} layers × {config.kv_heads} KV heads × {config.d_k} (d_k) × "
+           f"{torch.empty((), dtype=dtype).element_size()} B ({name})")
+    lines = [f"<b>Per token</b>: {per} = <b>{human(b.per_token)}</b>",
+             f"<b>Now</b>, {cached} tokens: <b>{human(b.at(cached))}</b> · full context ({b.context:,}): "
+             f"{human(b.at(b.context))}"]
+    if b.groups > 1:
+        saved = b.full_mha_per_token - b.per_token
+        lines.append(f"<b>GQA</b>, {config.n_heads} query heads on {config.kv_heads} KV heads: full multi-head "
+                     f"attention would cache {human(b.full_mha_per_token)} a token "
+                     f"({human(b.full_mha_per_token * b.context)} at full context); GQA saves {human(saved)} a token, "
+                     f"{saved / b.full_mha_per_token:.0%}.")
+    else:
+        lines.append(f"<b>No GQA</b>: each of the {config.n_heads} query heads has its own key/value head "
+                     "(the paper's multi-head attention), so nothing is shared.")
+    return "<br>".join(lines)
+
+
+__all__ = ["CacheBudget", "cached_tensors", "describe_cache", "KVCache", "LayerCache", "budget", "cache_bytes_per_token", "human"]

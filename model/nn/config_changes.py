@@ -19,6 +19,11 @@ def paper_config() -> TransformerConfig:
     return TransformerConfig(src_vocab_size=PAPER_VOCAB, tgt_vocab_size=PAPER_VOCAB, share_embeddings=True)
 
 
+def is_modern(config: TransformerConfig) -> bool:
+    """A Llama-family config (what 2024's small models are built from)."""
+    return config.norm == "rms" or config.positional == "rope" or config.activation == "swiglu"
+
+
 @dataclass(frozen=True)
 class Row:
     aspect: str
@@ -90,4 +95,4 @@ def config_changes(old: TransformerConfig, new: TransformerConfig, new_parameter
     ]
 
 
-__all__ = ["PAPER_VOCAB", "Row", "config_changes", "paper_config"]
+__all__ = ["PAPER_VOCAB", "Row", "config_changes", "is_modern", "paper_config"]

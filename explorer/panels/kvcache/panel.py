@@ -15,46 +15,15 @@ at positions ≤ t are the same whether computed in one pass or step by step wit
 from __future__ import annotations
 
 import numpy as np
-import torch
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSlider, QSpinBox, QVBoxLayout, QWidget
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
 from explorer.input_text import printable
-from model.inference.kv_cache import budget, human
+from model.inference.kv_cache import cached_tensors, describe_cache
 
 PLAY_MS = 600  # one generation step a beat when playing
-
-
-def cached_tensors(trace, layer: int):
-    """(K, V, weights) of a decoder layer's self-attention: K, V (kv_heads, T, d_k) as cached
-    (keys after rotation for a rotary model), weights (n_heads, T, T)."""
-    base = f"decoder.layers.{layer}.self_attn."
-    k = trace[base + "k_rot"] if base + "k_rot" in trace else trace[base + "k"]
-    return k.tensor[0].float().numpy(), trace[base + "v"].tensor[0].float().numpy(), \
-        trace.attention("decoder_self", layer)[0].float().numpy()
-
-
-def describe(config, dtype: torch.dtype, cached: int) -> str:
-    """The panel's memory paragraph (HTML) for a cache holding `cached` tokens."""
-    b = budget(config, dtype)
-    name = str(dtype).removeprefix("torch.")
-    per = (f"2 (K, V) × {config.n_decoder_layers} layers × {config.kv_heads} KV heads × {config.d_k} (d_k) × "
-           f"{torch.empty((), dtype=dtype).element_size()} B ({name})")
-    lines = [f"<b>Per token</b>: {per} = <b>{human(b.per_token)}</b>",
-             f"<b>Now</b>, {cached} tokens: <b>{human(b.at(cached))}</b> · full context ({b.context:,}): "
-             f"{human(b.at(b.context))}"]
-    if b.groups > 1:
-        saved = b.full_mha_per_token - b.per_token
-        lines.append(f"<b>GQA</b>, {config.n_heads} query heads on {config.kv_heads} KV heads: full multi-head "
-                     f"attention would cache {human(b.full_mha_per_token)} a token "
-                     f"({human(b.full_mha_per_token * b.context)} at full context); GQA saves {human(saved)} a token, "
-                     f"{saved / b.full_mha_per_token:.0%}.")
-    else:
-        lines.append(f"<b>No GQA</b>: each of the {config.n_heads} query heads has its own key/value head "
-                     "(the paper's multi-head attention), so nothing is shared.")
-    return "<br>".join(lines)
 
 
 class KVCachePanel(QWidget):
@@ -190,7 +159,7 @@ class KVCachePanel(QWidget):
         generating = f"Generation step {t - self.n_prompt + 1}: " if t >= self.n_prompt else ""
         self.reads.set_title(f"{generating}pos {t}, “{token}” ({where}): its query reads the {t + 1} cached keys")
         dtype = next(self.state.bundle.model.parameters()).dtype
-        self.memory.setText(describe(config, dtype, t + 1))
+        self.memory.setText(describe_cache(config, dtype, t + 1))
 
     def _on_play(self, on: bool) -> None:
         self.play.setText("Pause ⏸" if on else "Play ▶")
@@ -209,4 +178,4 @@ class KVCachePanel(QWidget):
         self.note.setText(text)
 
 
-__all__ = ["KVCachePanel", "cached_tensors"]
+__all__ = ["KVCachePanel"]

