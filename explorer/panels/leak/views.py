@@ -15,9 +15,9 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from explorer import style
-from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.drawing.spaced_axis import SpacedAxis
 from explorer.drawing.token_heatmap import TokenHeatmap
+from explorer.panels.live_lab.plot_look import colour_axes, legend_below, recolour_legend, set_title
 from model.interpret.leak_lab import RUN_LABELS, RUNS, LeakResult
 
 # (RunScores field, axis name): two short lines each, so the axis stays narrow
@@ -33,22 +33,6 @@ X_RIGHT = 1.38  # room right of a full bar for its value
 
 def run_colour(run: str) -> str:
     return style.current().series[RUNS.index(run)]
-
-
-def _axes(plot: pg.PlotItem, bottom: str, left: str) -> None:
-    for name, label in (("bottom", bottom), ("left", left)):
-        axis = plot.getAxis(name)
-        axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
-        axis.setPen(style.MUTED.name())
-        axis.setTextPen(style.TEXT.name())
-        if label:
-            axis.setLabel(label, color=style.TEXT.name(), **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
-
-
-def _title(plot: pg.PlotItem, text: str) -> None:
-    plot.setTitle(text, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE * style.scale():.1f}pt")
-    let_shrink(plot.titleLabel)
-    fit_title_row(plot)
 
 
 def _band_brush():
@@ -68,15 +52,12 @@ class LossCurves(pg.PlotWidget):
     def __init__(self, parent=None):
         super().__init__(parent=parent, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
         plot = style.still_plot(self.getPlotItem())
-        _title(plot, "Training loss")
-        _axes(plot, "step", "cross-entropy")
+        set_title(plot, "Training loss")
+        colour_axes(plot, "step", "cross-entropy")
         plot.getAxis("left").setWidth(62)
         plot.showGrid(y=True, alpha=0.2)
         # The legend: a row under the plot, one entry above the other, never over the steep start
-        self.legend = pg.LegendItem(colCount=1, frame=False, labelTextColor=style.TEXT.name(),
-                                    labelTextSize=f"{style.SMALL_POINT_SIZE * style.scale():.0f}pt")
-        plot.layout.addItem(self.legend, 4, 1)
-        plot.layout.setAlignment(self.legend, Qt.AlignHCenter)
+        self.legend = legend_below(plot, 1)
         self.curves = {run: plot.plot([], [], pen=pg.mkPen(run_colour(run), width=3), antialias=False) for run in RUNS}
         for run, curve in self.curves.items():
             self.legend.addItem(curve, RUN_LABELS[run])
@@ -112,8 +93,7 @@ class LossCurves(pg.PlotWidget):
     def restyle(self) -> None:
         for run, curve in self.curves.items():
             curve.setPen(pg.mkPen(run_colour(run), width=3))
-        for _, label in self.legend.items:  # (pyqtgraph recolours a legend's text only when it is set again)
-            label.setText(label.text, color=style.TEXT.name())
+        recolour_legend(self.legend)
         self.floor.setPen(_dashed())
         self.floor.label.setColor(style.MUTED.name())
 
@@ -131,8 +111,8 @@ class AccuracyBars(pg.PlotWidget):
     def __init__(self, parent=None):
         super().__init__(parent=parent)
         plot = style.still_plot(self.getPlotItem())
-        _title(plot, "Accuracy")
-        _axes(plot, "", "")
+        set_title(plot, "Accuracy")
+        colour_axes(plot, "", "")
         left = plot.getAxis("left")
         left.setTicks([[(i + 0.5, name) for i, (_, name) in enumerate(CATEGORIES)]])
         self.setToolTip(CATEGORY_TIP)
