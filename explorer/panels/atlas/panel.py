@@ -12,12 +12,13 @@ never calls another panel.
 """
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
 from explorer.latest_job import LatestJob
 from explorer.panels.atlas.atlas_grid import AtlasGrid, Legend, scores_text
 from explorer.panels.job_bar import JobBar
+from explorer.panels.texts import text_label
 from explorer.state import SessionState
 from explorer.theme import notifier
 from model.interpret.head_scores import head_scores
@@ -58,20 +59,14 @@ class AtlasPanel(QWidget):
             self._on_bundle(state.bundle)
 
     def _build(self) -> None:
-        self.status = QLabel("Load a model to see what its heads do.")
-        self.status.setWordWrap(True)
-        self.status.setFont(st.font(st.LABEL_PT))
+        self.status = text_label("Load a model to see what its heads do.", st.LABEL_PT)
         self.bar = JobBar(self.job, self.status.setText)
         self.legend = Legend()
-        self.about = QLabel()
-        self.about.setWordWrap(True)
-        self.about.setFont(st.font(st.TICK_PT))
+        self.about = text_label("", st.TICK_PT)
         self.grid = AtlasGrid()
         self.grid.headClicked.connect(self._on_head_clicked)
         self.grid.headHovered.connect(self._show_scores)
-        self.readout = QLabel(" ")
-        self.readout.setWordWrap(True)
-        self.readout.setFont(st.font(st.TICK_PT))
+        self.readout = text_label(" ", st.TICK_PT)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.status)

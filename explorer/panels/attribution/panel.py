@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from PySide6.QtCore import QCoreApplication, Qt, QTimer
+from PySide6.QtCore import QCoreApplication, QTimer
 from PySide6.QtWidgets import (
     QBoxLayout,
     QComboBox,
@@ -30,6 +30,7 @@ from explorer.latest_job import LatestJob
 from explorer.panels.attribution.bars import SHORT_NAMES, MethodBars, legend_html, short_value
 from explorer.panels.attribution.table import SpearmanTable
 from explorer.panels.job_bar import JobBar
+from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from explorer.theme import set_sheet
@@ -138,9 +139,7 @@ class AttributionPanel(QWidget):
         views.addWidget(self.bars, 5)
         views.addWidget(self.table, 4)
         self.progress = JobBar(self.job, self._say)
-        self.status = QLabel(" ")
-        self.status.setWordWrap(True)
-        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.status = text_label(" ", point_size=None, selectable=True)
         lay = QVBoxLayout(self)
         lay.addLayout(controls)
         lay.addLayout(views, 1)

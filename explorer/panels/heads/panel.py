@@ -29,6 +29,7 @@ from explorer.panels.heads.changes_view import ChangesView
 from explorer.panels.heads.head_grid import HeadGrid
 from explorer.panels.heads.importance_view import ImportanceView
 from explorer.panels.job_bar import JobBar
+from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from explorer.theme import notifier
@@ -106,16 +107,14 @@ class HeadsPanel(QWidget):
         self.export_button = QPushButton("Export CSV…")
         self.export_button.setEnabled(False)
         self.export_button.clicked.connect(self._export)
-        self.status = QLabel(IMPORTANCE_NOTE)
+        self.status = text_label(IMPORTANCE_NOTE, st.TICK_PT)
         self.bar = JobBar(self.job, self.status.setText)
-        self.status.setWordWrap(True)
         row = QWidget()
         flow = QFlowLayout(row)
         flow.setContentsMargins(0, 0, 0, 0)
         for w in (self.run_button, self.pairs_spin, self.by_box, self.export_button):
             w.setFont(st.font(st.LABEL_PT))
             flow.addWidget(w)
-        self.status.setFont(st.font(st.TICK_PT))
         self.view = ImportanceView()
         ranking = QWidget()
         col = QVBoxLayout(ranking)

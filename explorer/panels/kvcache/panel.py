@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSlider, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSlider, QSpinBox, QVBoxLayout, QWidget
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
 from explorer.input_text import printable
+from explorer.panels.texts import say, text_label
 from model.inference.kv_cache import cached_tensors, describe_cache
 
 PLAY_MS = 600  # one generation step a beat when playing
@@ -38,9 +39,7 @@ class KVCachePanel(QWidget):
         self.tensors = None  # (K, V, weights) of the layer shown
         self.pieces: list[str] = []
         self.n_prompt = 0
-        self.note = QLabel()
-        self.note.setWordWrap(True)
-        self.note.setFont(style.font(style.BASE_POINT_SIZE))
+        self.note = text_label()
         self.layer = QSpinBox()
         self.layer.setPrefix("layer ")
         self.kv_head = QSpinBox()
@@ -61,11 +60,7 @@ class KVCachePanel(QWidget):
         for heatmap, rows, cols in ((self.keys, "position", "d_k"), (self.values, "position", "d_k"),
                                     (self.reads, "", "cached position")):
             heatmap.set_axis_names(rows, cols)
-        self.memory = QLabel()
-        self.memory.setWordWrap(True)
-        self.memory.setTextFormat(Qt.RichText)
-        self.memory.setFont(style.font(style.BASE_POINT_SIZE))
-        self.memory.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+        self.memory = text_label(rich=True, top_left=True)
         maps = QHBoxLayout()  # the cache's rows need the height: the numbers go beside them
         maps.addWidget(self.keys, 3)
         maps.addWidget(self.values, 3)
@@ -174,8 +169,7 @@ class KVCachePanel(QWidget):
         self.step.setValue(self.step.value() + 1)
 
     def _say(self, text: str, level: str) -> None:
-        style.set_sheet(self.note, f"background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;")
-        self.note.setText(text)
+        say(self.note, text, level)
 
 
 __all__ = ["KVCachePanel"]

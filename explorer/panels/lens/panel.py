@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from explorer import style, theme
 from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.label_axis import display_piece
 from explorer.input_text import printable
 from explorer.latest_job import LatestJob
+from explorer.panels.texts import say, text_label
 from model.inference.bundle import smoothed_target
 from model.interpret.frame import forward_lens
 
@@ -58,16 +58,10 @@ class LensPanel(QWidget):
         self.job = LatestJob(self)
         self.job.done.connect(self._on_lens)
         self.job.failed.connect(self._on_lens_failed)
-        self.note = QLabel()
-        self.note.setWordWrap(True)
-        self.note.setFont(style.font(style.BASE_POINT_SIZE))
+        self.note = text_label()
         self.grid = Heatmap(colour_bar=True, square=False)  # layers × positions: cells fill the room
         self.grid.cellClicked.connect(self._on_cell_clicked)
-        self.detail = QLabel()
-        self.detail.setTextFormat(Qt.RichText)
-        self.detail.setFont(style.font(style.BASE_POINT_SIZE))
-        self.detail.setAlignment(Qt.AlignTop | Qt.AlignLeft)
-        self.detail.setWordWrap(True)
+        self.detail = text_label(rich=True, top_left=True)
         self.detail.setMinimumWidth(180)
         row = QHBoxLayout()
         row.addWidget(self.grid, 4)
@@ -215,8 +209,7 @@ class LensPanel(QWidget):
                 f"aims at {top:.2f}.</p>")  # (the rest in the tooltip: a projector's column is short)
 
     def _say(self, text: str, level: str) -> None:
-        style.set_sheet(self.note, f"background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;")
-        self.note.setText(text)
+        say(self.note, text, level)
 
 
 __all__ = ["LensPanel", "parse_cell", "cell_view"]

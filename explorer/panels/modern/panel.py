@@ -32,6 +32,7 @@ from explorer import style
 from explorer.latest_job import LatestJob
 from explorer.panels.architecture.figure1 import Figure1Builder
 from explorer.panels.architecture.zoom_view import ZoomView
+from explorer.panels.texts import say, text_label
 from model.nn.config_changes import config_changes, is_modern, paper_config
 
 MODERN_NAME = "SmolLM2-135M"
@@ -94,9 +95,7 @@ class ModernPanel(QWidget):
         self.state = state
         self.rows = []
         self.modern = None  # (name, config, parameters) of the 2024 side
-        self.note = QLabel()
-        self.note.setWordWrap(True)
-        self.note.setFont(style.font(style.BASE_POINT_SIZE))
+        self.note = text_label()
         self.old_figure, self.new_figure = FigureView(), FigureView()
         self.table = QTableWidget(0, 4)
         self.table.setHorizontalHeaderLabels(["", "2017 (paper)", "2024", ""])
@@ -186,8 +185,7 @@ class ModernPanel(QWidget):
         QTimer.singleShot(0, self.table, self.table.resizeRowsToContents)  # the columns' real widths are known now
 
     def _say(self, text: str, level: str) -> None:
-        style.set_sheet(self.note, f"background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;")
-        self.note.setText(text)
+        say(self.note, text, level)
 
 
 __all__ = ["ModernPanel"]

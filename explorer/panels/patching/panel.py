@@ -15,7 +15,7 @@ import functools
 import html
 
 import numpy as np
-from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -43,6 +43,7 @@ from explorer.panels.patching.job import (
     parameters_beyond_auto_run,
     parse_cell,
 )
+from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
 from model.interpret.patching_inputs import corrupted_default
 
@@ -109,10 +110,7 @@ class PatchingPanel(QWidget):
             heatmap.cellClicked.connect(lambda row, col, k=k: self._on_cell_clicked(k, row, col))
             heatmap.setVisible(False)
             self.grid.addWidget(heatmap, k // 2, k % 2)
-        self.detail = QLabel()
-        self.detail.setTextFormat(Qt.RichText)
-        self.detail.setAlignment(Qt.AlignTop | Qt.AlignLeft)
-        self.detail.setWordWrap(True)
+        self.detail = text_label(point_size=None, rich=True, top_left=True)
         self.bars = LogitBars()
         self.bars_title = style.eliding_line("Direct logit attribution (clean input)")
         # The maps (and, NARROW, the clicked cell's detail under them) on one page, the detail and the
@@ -133,8 +131,7 @@ class PatchingPanel(QWidget):
         self.body.addWidget(self.tabs)
         self.progress = JobBar(self.job, self._say)
         self.job.busy.connect(self._on_busy)
-        self.status = QLabel(" ")
-        self.status.setWordWrap(True)
+        self.status = text_label(" ", point_size=None)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         for row, stretch in ((first, 0), (second, 0), (self.body, 1)):

@@ -14,14 +14,14 @@ import html
 import time
 
 import numpy as np
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
-from explorer import style, theme
+from explorer import theme
 from explorer.input_text import printable
 from explorer.latest_job import LatestJob
 from explorer.panels.sampling.bars import ROWS, SamplingBars
 from explorer.panels.sampling.controls import SamplingControls
+from explorer.panels.texts import say, text_label
 from model.inference.next_token import filtered, from_decode_step, next_token_logits, token_text
 
 
@@ -47,19 +47,11 @@ class SamplingPanel(QWidget):
         self.current = None  # distribution.Filtered drawn now
         self.redraw_ms = 0.0  # the last control change's filter + draw time
         self._source = None
-        self.note = QLabel()
-        self.note.setWordWrap(True)
-        self.note.setFont(style.font(style.BASE_POINT_SIZE))
+        self.note = text_label()
         self.controls = SamplingControls()
         self.bars = SamplingBars()
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
-        self.summary.setFont(style.font(style.BASE_POINT_SIZE))
-        self.output = QLabel()
-        self.output.setWordWrap(True)
-        self.output.setTextFormat(Qt.RichText)
-        self.output.setFont(style.font(style.BASE_POINT_SIZE))
-        self.output.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.summary = text_label()
+        self.output = text_label(rich=True, selectable=True)
         side = QVBoxLayout()
         side.addWidget(self.controls)
         side.addWidget(self.summary)
@@ -175,8 +167,7 @@ class SamplingPanel(QWidget):
         self.redraw()
 
     def _say(self, text: str, level: str) -> None:
-        style.set_sheet(self.note, f"background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;")
-        self.note.setText(text)
+        say(self.note, text, level)
 
 
 __all__ = ["SamplingPanel", "generate_text"]
