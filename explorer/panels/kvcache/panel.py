@@ -97,7 +97,7 @@ class KVCachePanel(QWidget):
         for widget in (self.layer, self.kv_head, self.step, self.play):
             widget.setEnabled(decoder_only)
         if not decoder_only:
-            self._say(f"{bundle.name} is not a decoder-only model. A KV cache is what a decoder keeps between "
+            say(self.note, f"{bundle.name} is not a decoder-only model. A KV cache is what a decoder keeps between "
                       "generation steps; open gpt-facts or SmolLM2 to watch one grow.", "warning")
             return
         self.layer.setRange(1, config.n_decoder_layers)  # counted from 1, as every panel names layers
@@ -105,7 +105,7 @@ class KVCachePanel(QWidget):
         gqa = (f"{config.n_heads} query heads share {config.kv_heads} key/value head{'s' if config.kv_heads > 1 else ''} (GQA)"
                if config.kv_heads < config.n_heads else
                f"no GQA: each of the {config.n_heads} query heads has its own key/value head")
-        self._say(f"Each new token needs the keys and values of every earlier position, in every layer: the cache "
+        say(self.note, f"Each new token needs the keys and values of every earlier position, in every layer: the cache "
                   f"keeps them (hatched: not cached yet). {bundle.name}: {gqa}.", "info")
 
     def _on_frame(self, frame) -> None:
@@ -167,9 +167,6 @@ class KVCachePanel(QWidget):
             self.play.setChecked(False)
             return
         self.step.setValue(self.step.value() + 1)
-
-    def _say(self, text: str, level: str) -> None:
-        say(self.note, text, level)
 
 
 __all__ = ["KVCachePanel"]

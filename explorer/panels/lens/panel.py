@@ -85,16 +85,16 @@ class LensPanel(QWidget):
         self.grid.clear_data()
         self.detail.setText("")
         if bundle.has_output_layer:
-            self._say("Run an input to read every layer through the output layer.", "info")
+            say(self.note, "Run an input to read every layer through the output layer.", "info")
         else:
-            self._say(NO_HEAD.format(name=bundle.name), "warning")
+            say(self.note, NO_HEAD.format(name=bundle.name), "warning")
 
     def _on_frame(self, frame) -> None:
         if frame.lens is None and frame.lens_deferred and frame.bundle.has_output_layer:
             self.lens, self.waiting = None, frame
             self.grid.clear_data()
             self.detail.setText("")
-            self._say("Reading every layer at every position through the output layer "
+            say(self.note, "Reading every layer at every position through the output layer "
                       f"({frame.bundle.output_size:,} tokens)…", "info")
             self._start_lens()
             return
@@ -106,7 +106,7 @@ class LensPanel(QWidget):
         reads = ("the token the decoder reads (the cell: its guess for the next one)" if lens.stack == "decoder"
                  else "an input token (the cell: the guess for that position)")
         marked = " Dashed columns: [MASK]." if lens.marked else ""
-        self._say(f"Each row: one {lens.stack} layer's output read through the output layer"
+        say(self.note, f"Each row: one {lens.stack} layer's output read through the output layer"
                   f"{' (after the final LayerNorm)' if frame.bundle.config.norm_first else ''}; "
                   f"each column: {reads}. Top row: the last layer (the model's output). Colour = probability; "
                   f"click a cell for its top 5.{marked}", "info")
@@ -148,7 +148,7 @@ class LensPanel(QWidget):
 
     def _on_lens_failed(self, message: str) -> None:
         self.computing = self.waiting = None
-        self._say(f"The logit lens could not be computed: {message}", "warning")
+        say(self.note, f"The logit lens could not be computed: {message}", "warning")
 
     def _describe(self, row: int, col: int) -> str:
         """A cell's hover text: its layer, position, top token and probability."""
@@ -207,9 +207,6 @@ class LensPanel(QWidget):
         where = "at a [MASK] " if frame.bundle.fills_masks else ""  # (a masked LM is scored only there)
         return (f"<p style='color:{style.MUTED.name()};'>Label smoothing (ε = {epsilon:g}): {where}the last layer "
                 f"aims at {top:.2f}.</p>")  # (the rest in the tooltip: a projector's column is short)
-
-    def _say(self, text: str, level: str) -> None:
-        say(self.note, text, level)
 
 
 __all__ = ["LensPanel", "parse_cell", "cell_view"]

@@ -136,19 +136,19 @@ class ModernPanel(QWidget):
         if is_modern(bundle.config):
             self._on_modern((bundle.name, bundle.config, sum(p.numel() for p in bundle.model.parameters())))
         elif self.modern is None:
-            self._say(f"Loading {MODERN_NAME}'s config…", "info")
+            say(self.note, f"Loading {MODERN_NAME}'s config…", "info")
             self.job.submit(load_modern)
 
     def _on_modern(self, modern) -> None:
         self.modern = modern
         name, config, parameters = modern
-        self._say(f"What changed between the paper's model (2017) and {name} (2024), read from their configs. "
+        say(self.note, f"What changed between the paper's model (2017) and {name} (2024), read from their configs. "
                   "Each row's button opens the panel that shows it on the loaded model.", "info")
         self._show(name, config, parameters)
 
     def _on_no_modern(self, why: str) -> None:
         bundle = self.state.bundle
-        self._say(f"{MODERN_NAME}'s config could not be read ({why}); the loaded model {bundle.name} stands in.",
+        say(self.note, f"{MODERN_NAME}'s config could not be read ({why}); the loaded model {bundle.name} stands in.",
                   "warning")
         self._show(bundle.name, bundle.config, sum(p.numel() for p in bundle.model.parameters()))
 
@@ -183,9 +183,6 @@ class ModernPanel(QWidget):
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
         QTimer.singleShot(0, self.table, self.table.resizeRowsToContents)  # the columns' real widths are known now
-
-    def _say(self, text: str, level: str) -> None:
-        say(self.note, text, level)
 
 
 __all__ = ["ModernPanel"]

@@ -65,7 +65,7 @@ class SamplingPanel(QWidget):
         layout.addLayout(row, 1)
         self.logits_job = LatestJob(self, synchronous)
         self.logits_job.done.connect(self._on_logits)
-        self.logits_job.failed.connect(lambda text: self._say(text, "warning"))
+        self.logits_job.failed.connect(lambda text: say(self.note, text, "warning"))
         self.generate_job = LatestJob(self, synchronous)
         self.generate_job.done.connect(self._on_generated)
         self.generate_job.failed.connect(lambda text: self.output.setText(html.escape(text)))
@@ -88,9 +88,9 @@ class SamplingPanel(QWidget):
         self.bars.show_rows([], [], np.zeros(0), np.zeros(0), [])
         self.output.setText("")
         if bundle.model_kind.generates:
-            self._say("Run an input: its next-token distribution appears here.", "info")
+            say(self.note, "Run an input: its next-token distribution appears here.", "info")
         else:
-            self._say(f"{bundle.name} is encoder-only: it does not generate text, so there is nothing to sample.",
+            say(self.note, f"{bundle.name} is encoder-only: it does not generate text, so there is nothing to sample.",
                       "warning")
         self.controls.setEnabled(bundle.model_kind.generates)
         self.controls.top_k.setMaximum(min(bundle.output_size, 1000))
@@ -122,7 +122,7 @@ class SamplingPanel(QWidget):
         self.next_token = next_token
         prefix = printable(next_token.prefix_text)[-60:].replace("␣", " ")
         read = f": “{prefix}”" if prefix.strip() else ""
-        self._say(f"The model's next token after {next_token.what} ({next_token.prefix_tokens} tokens with <bos>"
+        say(self.note, f"The model's next token after {next_token.what} ({next_token.prefix_tokens} tokens with <bos>"
                   f"{read}). Outline: softmax(logits / T); filled: what sampling draws from after top-k and top-p, "
                   "renormalised.", "info")
         self.redraw()
@@ -165,9 +165,6 @@ class SamplingPanel(QWidget):
     # -- drawing -------------------------------------------------------------------------------------
     def _on_theme(self, *_) -> None:
         self.redraw()
-
-    def _say(self, text: str, level: str) -> None:
-        say(self.note, text, level)
 
 
 __all__ = ["SamplingPanel", "generate_text"]
