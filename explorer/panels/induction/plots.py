@@ -16,8 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetricsF
 
 from explorer import style
-from explorer.drawing.spaced_axis import SpacedAxis
-from explorer.panels.live_lab.plot_look import colour_axes, legend_below, recolour_legend, set_title
+from explorer.panels.live_lab.plot_look import StepPlot, legend_below, recolour_legend
 
 PHASE_LABEL = "phase\nchange"  # two short lines: beside the line on a narrow plot
 
@@ -31,16 +30,11 @@ def _phase_pen():
     return pg.mkPen(style.current().warning, width=2, style=Qt.DashLine)
 
 
-class StepPlot(pg.PlotWidget):
-    """One still plot over steps, titled, with the phase-change line (hidden until there is one)."""
+class PhasePlot(StepPlot):
+    """A plot over steps with the phase-change line (hidden until there is one)."""
 
     def __init__(self, title: str, y_label: str, tooltip: str, label_phase: bool = False, parent=None):
-        super().__init__(parent=parent, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
-        plot = style.still_plot(self.getPlotItem())
-        self.title_text, self.y_label = title, y_label
-        plot.getAxis("left").enableAutoSIPrefix(False)
-        plot.showGrid(y=True, alpha=0.2)
-        self.setToolTip(tooltip)
+        super().__init__(title, y_label, tooltip, parent)
         # the label near the top, on the side of the line towards the middle of the view (pyqtgraph
         # picks between the two anchors), so it never runs off the plot's edge
         opts = dict(position=0.97, anchors=[(0, 0), (1, 0)], color=style.current().warning) if label_phase else None
@@ -50,12 +44,7 @@ class StepPlot(pg.PlotWidget):
         if self.phase_label is not None:
             self.phase_label.setFont(style.font(style.SMALL_POINT_SIZE))
         self.phase.hide()
-        plot.addItem(self.phase, ignoreBounds=True)
-        self._look()
-
-    def _look(self) -> None:
-        set_title(self.getPlotItem(), self.title_text)
-        colour_axes(self.getPlotItem(), "step", self.y_label)
+        self.getPlotItem().addItem(self.phase, ignoreBounds=True)
 
     def show_phase(self, step: int | None) -> None:
         if step is None:
@@ -67,13 +56,13 @@ class StepPlot(pg.PlotWidget):
                               "from where it started to where it is now, and stays past that point")
 
     def restyle(self) -> None:
-        self._look()
+        super().restyle()
         self.phase.setPen(_phase_pen())
         if self.phase_label is not None:
             self.phase_label.setColor(style.current().warning)
 
 
-class LossPlot(StepPlot):
+class LossPlot(PhasePlot):
     """The training loss per step, and ln(vocab-1): the loss of a uniform guess."""
 
     def __init__(self, parent=None):
@@ -107,7 +96,7 @@ class LossPlot(StepPlot):
         self.uniform.setPen(pg.mkPen(style.MUTED.name(), width=1.5, style=Qt.DotLine))
 
 
-class IclPlot(StepPlot):
+class IclPlot(PhasePlot):
     """The in-context-learning score: loss on the second copy minus loss on the first."""
 
     def __init__(self, parent=None):
@@ -134,7 +123,7 @@ class IclPlot(StepPlot):
         self.zero.setPen(pg.mkPen(style.MUTED.name(), width=1))
 
 
-class HeadScorePlot(StepPlot):
+class HeadScorePlot(PhasePlot):
     """Each head's induction score over steps. The legend under the plot names the heads by colour
     (the last layer's, solid) and says that the layers below are dashed: short enough for a beamer."""
 
@@ -206,4 +195,4 @@ class HeadScorePlot(StepPlot):
         recolour_legend(self.legend)
 
 
-__all__ = ["LossPlot", "IclPlot", "HeadScorePlot", "StepPlot", "head_pen", "PHASE_LABEL"]
+__all__ = ["LossPlot", "IclPlot", "HeadScorePlot", "PhasePlot", "head_pen", "PHASE_LABEL"]

@@ -15,9 +15,8 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from explorer import style
-from explorer.drawing.spaced_axis import SpacedAxis
 from explorer.drawing.token_heatmap import TokenHeatmap
-from explorer.panels.live_lab.plot_look import colour_axes, legend_below, recolour_legend, set_title
+from explorer.panels.live_lab.plot_look import StepPlot, colour_axes, legend_below, recolour_legend, set_title
 from model.interpret.leak_lab import RUN_LABELS, RUNS, LeakResult
 
 # (RunScores field, axis name): two short lines each, so the axis stays narrow
@@ -46,16 +45,13 @@ def _dashed(width: float = 2.0):
     return pg.mkPen(style.MUTED.name(), width=width, style=Qt.DashLine)
 
 
-class LossCurves(pg.PlotWidget):
+class LossCurves(StepPlot):
     """Training loss of both runs per step, and the floor no model that reads only the past can pass."""
 
     def __init__(self, parent=None):
-        super().__init__(parent=parent, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
-        plot = style.still_plot(self.getPlotItem())
-        set_title(plot, "Training loss")
-        colour_axes(plot, "step", "cross-entropy")
+        super().__init__("Training loss", "cross-entropy", parent=parent)
+        plot = self.getPlotItem()
         plot.getAxis("left").setWidth(62)
-        plot.showGrid(y=True, alpha=0.2)
         # The legend: a row under the plot, one entry above the other, never over the steep start
         self.legend = legend_below(plot, 1)
         self.curves = {run: plot.plot([], [], pen=pg.mkPen(run_colour(run), width=3), antialias=False) for run in RUNS}
@@ -91,6 +87,7 @@ class LossCurves(pg.PlotWidget):
         self.floor.show()
 
     def restyle(self) -> None:
+        super().restyle()
         for run, curve in self.curves.items():
             curve.setPen(pg.mkPen(run_colour(run), width=3))
         recolour_legend(self.legend)

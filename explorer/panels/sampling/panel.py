@@ -25,14 +25,6 @@ from explorer.panels.texts import say, text_label
 from model.inference.next_token import filtered, from_decode_step, next_token_logits, token_text
 
 
-def generate_text(bundle, source: str, method: str, temperature: float, top_k: int, top_p: float,
-                  seed: int) -> str:
-    """The model's output for `source` with one decoding method (runs on the worker thread)."""
-    src, _ = bundle.encode_source(source)
-    ids = bundle.generate_ids(src, method=method, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
-    return bundle.tgt_tokenizer.decode(ids)
-
-
 class SamplingPanel(QWidget):
     """Live next-token bars under temperature / top-k / top-p, and a seeded Generate."""
 
@@ -154,8 +146,8 @@ class SamplingPanel(QWidget):
         temperature, top_k, top_p = self.controls.settings()
         method, seed = self.controls.chosen_method(), int(self.controls.seed.value())
         self.output.setText("<i>generating…</i>")
-        self.generate_job.submit(lambda: (method, seed, generate_text(bundle, frame.source, method, temperature,
-                                                                      top_k, top_p, seed)))
+        self.generate_job.submit(lambda: (method, seed, bundle.translate(
+            frame.source, method=method, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)))
 
     def _on_generated(self, result) -> None:
         method, seed, text = result
@@ -167,4 +159,4 @@ class SamplingPanel(QWidget):
         self.redraw()
 
 
-__all__ = ["SamplingPanel", "generate_text"]
+__all__ = ["SamplingPanel"]
