@@ -12,11 +12,11 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
-from explorer.panels.attribution.bars import short_value  # noqa: E402
 from explorer.panels.attribution.panel import AttributionPanel  # noqa: E402
 from explorer.runner import Runner  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from model.interpret.attribution import METHODS, attribute, build_problem, gradients  # noqa: E402
+from model.interpret.attribution.gradients import short_value  # noqa: E402
 from model.io.checkpoints import bundled_checkpoints, load_checkpoint  # noqa: E402
 
 SOURCE = "abcdef"

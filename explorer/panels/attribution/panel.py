@@ -27,34 +27,17 @@ from PySide6.QtWidgets import (
 from explorer.drawing import plot_style as st
 from explorer.drawing.token_heatmap import display_piece
 from explorer.latest_job import LatestJob
-from explorer.panels.attribution.bars import SHORT_NAMES, MethodBars, legend_html, short_value
+from explorer.panels.attribution.bars import SHORT_NAMES, MethodBars, legend_html
 from explorer.panels.attribution.table import SpearmanTable
 from explorer.panels.job_bar import JobBar
 from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from explorer.theme import set_sheet
-from model.interpret.attribution.gradients import gradient_saturated
+from model.interpret.attribution.gradients import saturation_note
 from model.interpret.attribution.side_by_side import MethodComparison, compare_methods
 
 OUTPUT_VIEW, HEAD_VIEW = "attribution_output", "attribution_head"
-
-
-NEAR_CERTAIN = 0.8  # p above which the caption names a flat gradient's likely reason
-
-
-def saturation_note(scores: dict, probability: float | None = None) -> str:
-    """A sentence when gradient × input is near 0 beside IG (`gradient_saturated`): its row of
-    specks, one of them "lowering p" on the top token, read as a finding. The reason (a
-    near-certain output: ∇ log p carries a factor 1 − p) is named only when p says so."""
-    gxi, ig = scores.get("grad_x_input"), scores.get("integrated_gradients")
-    if gxi is None or ig is None or not gradient_saturated(gxi, ig):
-        return ""
-    scales = f"largest {short_value(float(abs(gxi).max()))}, IG's {short_value(float(abs(ig).max()))}"
-    if probability is not None and probability >= NEAR_CERTAIN:
-        p = "p > 0.99" if probability >= 0.995 else f"p = {probability:.2f}"  # (never "1.00": not certainty)
-        return f" g×i ≈ 0 ({scales}): at {p} the gradient at the input is nearly flat, so its signs say little."
-    return f" g×i ≈ 0 ({scales}): the gradient at the input is nearly flat, so its signs say little."
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,6 @@ class HeadsPanel(QWidget):
         self.job.done.connect(self._on_done)
         self.job.failed.connect(self._on_error)
         self._build()
-        self.job.busy.connect(self._on_busy)
         state.bundleChanged.connect(self._on_bundle)
         state.interventionsChanged.connect(self.grid.set_heads)
         state.frameChanged.connect(self.changes.show_frame)
@@ -108,7 +107,7 @@ class HeadsPanel(QWidget):
         self.export_button.setEnabled(False)
         self.export_button.clicked.connect(self._export)
         self.status = text_label(IMPORTANCE_NOTE, st.TICK_PT)
-        self.bar = JobBar(self.job, self.status.setText)
+        self.bar = JobBar(self.job, self.status.setText, self.run_button)
         row = QWidget()
         flow = QFlowLayout(row)
         flow.setContentsMargins(0, 0, 0, 0)
@@ -153,9 +152,6 @@ class HeadsPanel(QWidget):
         op = self.edit_box.currentData()
         current = self.state.session.interventions.get((kind, layer, head))
         self.state.session.set_head_intervention(kind, layer, head, None if current == op else op)
-
-    def _on_busy(self, busy: bool) -> None:
-        self.run_button.setEnabled(not busy)
 
     # -- importance --------------------------------------------------------------------------
     def run_importance(self) -> None:

@@ -129,8 +129,7 @@ class PatchingPanel(QWidget):
         self.body.addWidget(self.maps_page, 5)
         self.body.addWidget(self.side_page, 3)
         self.body.addWidget(self.tabs)
-        self.progress = JobBar(self.job, self._say)
-        self.job.busy.connect(self._on_busy)
+        self.progress = JobBar(self.job, self._say, self.run_button)
         self.status = text_label(" ", point_size=None)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
@@ -159,9 +158,6 @@ class PatchingPanel(QWidget):
                 page.setVisible(True)  # (a tab widget hides the pages it does not show)
         self.detail.setVisible(True)  # (now, not once the moved label's deferred show comes)
         self.tabs.setVisible(narrow)
-
-    def _on_busy(self, busy: bool) -> None:
-        self.run_button.setEnabled(not busy)
 
     def restyle(self) -> None:
         for widget in (*self._labels, self.clean_edit, self.corrupted_edit, self.answer_box, self.wrong_box,
