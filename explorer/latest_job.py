@@ -59,6 +59,10 @@ class LatestJob(QObject):
             self._start_next()
         return self._latest
 
+    def report(self, done: int, total: int, what: str) -> None:
+        """A progress callback for work that takes one (any thread): arrives as `progress`."""
+        self.progress.emit((done, total, what))
+
     def stop(self) -> None:
         """Forget what is queued and drop what runs (a generator ends at its next report): the
         panel is closing, or its input is gone."""

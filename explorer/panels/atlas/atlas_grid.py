@@ -15,17 +15,11 @@ from superqt import QFlowLayout
 from explorer.drawing import plot_style as st
 from explorer.panels.heads.head_grid import HeadBlocks
 from explorer.theme import current, set_sheet
-from model.interpret.head_scores import KINDS, HeadAtlas, HeadScore
+from model.interpret.head_scores import KINDS, MEANINGS, HeadAtlas, HeadScore
 from model.nn.kinds import AttentionKind
 
 LETTERS = {"previous-token": "P", "duplicate-token": "D", "induction": "I", "first-token": "F", "self": "S",
            "mixed": "p d i f s"}
-MEANINGS = {"previous-token": "attends the token just before",
-            "duplicate-token": "attends an earlier copy of the same token",
-            "induction": "attends the token after an earlier copy (continues a repeat)",
-            "first-token": "parks its attention on the first position (a sink)",
-            "self": "attends its own position",
-            "mixed": "no pattern reaches the threshold; the lower-case letter is its strongest"}
 CELL_SHEET = "QToolButton {{ color: {text}; background: %s; border: 1px solid {grid}; }}"
 SELECTED_SHEET = "QToolButton {{ color: {text}; background: %s; border: 3px solid {selected}; font-weight: bold; }}"
 SWATCH_SHEET = "QLabel {{ color: {text}; background: %s; border: 1px solid {grid}; padding: 1px 6px; }}"
@@ -44,14 +38,12 @@ def letter(h: HeadScore) -> str:
     return LETTERS[max(h.scores, key=h.scores.get)].lower()
 
 
-def scores_text(h: HeadScore) -> str:
-    """One line: where the head is, its kind and every score."""
-    scores = " · ".join(f"{name} {score:.2f}" for name, score in h.scores.items())
-    return f"{h.attention.short_title} L{h.layer + 1} H{h.head + 1}: {h.kind}. {scores}"
+def meaning(kind: str) -> str:
+    return MEANINGS[kind] + ("; the lower-case letter is its strongest" if kind == "mixed" else "")
 
 
 def tooltip(h: HeadScore) -> str:
-    lines = [f"{h.attention.short_title} L{h.layer + 1} H{h.head + 1}: {h.kind} ({MEANINGS[h.kind]})"]
+    lines = [f"{h.attention.short_title} L{h.layer + 1} H{h.head + 1}: {h.kind} ({meaning(h.kind)})"]
     lines += [f"  {name}: {score:.2f}" for name, score in h.scores.items()]
     if h.attention is AttentionKind.CROSS:
         lines.append("  (cross-attention: only first-token applies)")
@@ -70,7 +62,7 @@ class Legend(QWidget):
         for kind in KINDS:
             label = QLabel(f"{LETTERS[kind]}  {kind}")
             label.setFont(st.font(st.TICK_PT))
-            label.setToolTip(MEANINGS[kind])
+            label.setToolTip(meaning(kind))
             self.swatches[kind] = label
             flow.addWidget(label)
         self.restyle()

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
 from explorer.latest_job import LatestJob
-from explorer.panels.atlas.atlas_grid import AtlasGrid, Legend, scores_text
+from explorer.panels.atlas.atlas_grid import AtlasGrid, Legend
 from explorer.panels.job_bar import JobBar
 from explorer.panels.texts import text_label
 from explorer.state import SessionState
@@ -91,10 +91,7 @@ class AtlasPanel(QWidget):
         self.grid.set_atlas(None)
         self.atlas = None
         self.status.setText(f"Scoring the heads of {bundle.name}…")
-        self.job.submit(lambda: head_scores(bundle, progress=self._report))
-
-    def _report(self, done: int, total: int, what: str) -> None:
-        self.job.progress.emit((done, total, what))  # (from the worker thread: queued to the bar)
+        self.job.submit(lambda: head_scores(bundle, progress=self.job.report))
 
     def _on_done(self, atlas) -> None:
         self.atlas = atlas
@@ -124,7 +121,7 @@ class AtlasPanel(QWidget):
 
     def _show_scores(self, kind: str, layer: int, head: int) -> None:
         if self.atlas is not None:
-            self.readout.setText(scores_text(self.atlas.head(kind, layer, head)))
+            self.readout.setText(self.atlas.head(kind, layer, head).describe())
 
     def _restyle(self) -> None:
         self.legend.restyle()

@@ -162,10 +162,7 @@ class HeadsPanel(QWidget):
         self._ranked_bundle = bundle
         pairs, points, by = self.pairs_spin.value(), self.curve_points, self.by_box.currentData()
         self.status.setText("Ranking heads…")
-        self.job.submit(lambda: head_importance(bundle, pairs, points=points, curve_by=by, progress=self._report))
-
-    def _report(self, done: int, total: int, what: str) -> None:
-        self.job.progress.emit((done, total, what))  # (from the worker thread: queued to the bar)
+        self.job.submit(lambda: head_importance(bundle, pairs, points=points, curve_by=by, progress=self.job.report))
 
     def _on_done(self, result) -> None:
         self.importance = result

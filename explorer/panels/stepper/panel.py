@@ -27,11 +27,11 @@ from PySide6.QtWidgets import (
 )
 
 from explorer import style
-from explorer.panels.stepper.inspector_view import TensorView, slice_for_view
-from explorer.panels.stepper.step_texts import STEP_ROLE, fill_jump_list, step_axis_titles, tensor_stats, view_kind
+from explorer.panels.stepper.inspector_view import TensorView
+from explorer.panels.stepper.step_texts import STEP_ROLE, fill_jump_list, step_axis_titles, tensor_stats
 from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
-from model.nn.steps import readable_step_name
+from model.nn.steps import readable_step_name, slice_for_view, view_kind
 
 HOVER_HINT = "Hover a cell: its value."  # short: one line beside the map
 INFO_MIN_WIDTH, INFO_MAX_WIDTH = 300, 560  # the texts' column beside the map
