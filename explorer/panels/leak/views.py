@@ -236,19 +236,17 @@ class AttentionPair(QWidget):
             layout.addWidget(heatmap, 1)
         self.future: dict[str, float] = {}
 
-    def clear(self) -> None:
-        """Empty maps, and no note: nothing is on its way (a lab that failed)."""
+    def clear(self, note: str = "") -> None:
+        """Empty maps with a note (none: nothing is on its way, a lab that failed)."""
         for run, heatmap in self.maps.items():
-            heatmap.clear_data()
+            heatmap.clear_data(note)
             heatmap.set_title(RUN_LABELS[run])
 
     def set_result(self, result: LeakResult | None, layer: int, head: int | None) -> None:
         """head None: the mean over heads of `layer`; result None: a lab under way (the maps say
         they are drawn when it ends)."""
         if result is None:
-            for run, heatmap in self.maps.items():
-                heatmap.clear_data(MAP_PENDING)
-                heatmap.set_title(RUN_LABELS[run])
+            self.clear(MAP_PENDING)
             return
         tokens = result.example
         for run, heatmap in self.maps.items():
