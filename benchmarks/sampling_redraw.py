@@ -40,9 +40,9 @@ def main() -> None:
     torch.set_num_threads(1)  # one row's filtering: more threads only wait on each other
     from PySide6.QtWidgets import QApplication
 
-    from explorer.panels.sampling.distribution import NextToken, next_token_logits
     from explorer.panels.sampling.panel import SamplingPanel
     from explorer.state import SessionState
+    from model.inference.next_token import NextToken, next_token_logits
 
     app = QApplication.instance() or QApplication([])
     state = SessionState()

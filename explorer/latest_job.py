@@ -5,10 +5,12 @@ button, the KV-cache panel's generation) submits a function; it runs on superqt'
 thread, one at a time, a queued request replaced by a newer one, and only the newest request's
 result reaches `done` (a stale answer never overwrites a newer prompt's). Expected failures
 (bad input, a model that cannot do it) arrive as `failed(message)`; anything else is printed
-with its traceback too.
+with its traceback too. A generator function reports progress: each value it yields arrives
+as `progress(report)`, and its return value as `done`.
 """
 from __future__ import annotations
 
+import inspect
 import traceback
 from collections.abc import Callable
 
@@ -20,9 +22,10 @@ EXPECTED = (ValueError, RuntimeError, OSError, KeyError)
 
 
 class LatestJob(QObject):
-    """Signals: done(result), failed(message), busy(bool)."""
+    """Signals: done(result), failed(message), busy(bool), progress(what a generator yielded)."""
 
     done = Signal(object)
+    progress = Signal(object)
     failed = Signal(str)
     busy = Signal(bool)
     expected_errors = EXPECTED  # failures told in a sentence; anything else also prints its traceback
@@ -41,6 +44,11 @@ class LatestJob(QObject):
             request = self._latest
             try:
                 result = fn()
+                while inspect.isgenerator(result):
+                    try:
+                        self.progress.emit(next(result))
+                    except StopIteration as stop:
+                        result = stop.value
             except Exception as exc:  # noqa: BLE001 - reported like the threaded path
                 self._on_failed(request, exc)
             else:
@@ -50,6 +58,18 @@ class LatestJob(QObject):
         if self._worker is None:
             self._start_next()
         return self._latest
+
+    def report(self, done: int, total: int, what: str) -> None:
+        """A progress callback for work that takes one (any thread): arrives as `progress`."""
+        self.progress.emit((done, total, what))
+
+    def stop(self) -> None:
+        """Forget what is queued and drop what runs (a generator ends at its next report): the
+        panel is closing, or its input is gone."""
+        self._latest += 1
+        self._queued = None
+        if self._worker is not None:
+            self._worker.quit()
 
     @property
     def running(self) -> bool:
@@ -74,6 +94,8 @@ class LatestJob(QObject):
         self.busy.emit(True)
         worker = create_worker(fn, _start_thread=False, _ignore_errors=True)
         worker.returned.connect(lambda result: self._on_done(request, result))
+        if hasattr(worker, "yielded"):  # a generator function: its reports, while it is the newest
+            worker.yielded.connect(lambda report: self._on_progress(request, report))
         worker.errored.connect(lambda exc: self._on_failed(request, exc))
         worker.finished.connect(self._on_finished)
         self._worker = worker
@@ -84,6 +106,10 @@ class LatestJob(QObject):
             return
         self._worker = None
         self._start_next()
+
+    def _on_progress(self, request: int, report) -> None:
+        if request == self._latest and shiboken6.isValid(self):
+            self.progress.emit(report)
 
     def _on_done(self, request: int, result) -> None:
         if request == self._latest and shiboken6.isValid(self):

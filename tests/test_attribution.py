@@ -247,3 +247,27 @@ def test_integrated_gradients_add_up_to_the_change_in_log_p_within_one_percent()
     with torch.no_grad():
         change = float(log_prob_of_embeddings(problem, x) - log_prob_of_embeddings(problem, torch.zeros_like(x)))
     assert abs(scores.sum() - change) <= 0.01 * max(abs(change), 1.0)
+
+
+def test_compare_methods_reports_each_method_and_returns_what_attribute_gives(bundles, monkeypatch):
+    from model.interpret.attribution import METHODS, gradients
+    from model.interpret.attribution.side_by_side import compare_methods
+
+    monkeypatch.setattr(gradients, "IG_STEPS", 8)
+    bundle = bundles["reverse"]
+    steps = compare_methods(bundle, "abcd", None, 99, (0, 1))  # a position past the end: the last token
+    reports = []
+    while True:
+        try:
+            reports.append(next(steps))
+        except StopIteration as stop:
+            result = stop.value
+            break
+    assert [done for done, _, _ in reports] == list(range(len(METHODS) + 1))
+    assert all(total == len(METHODS) + 1 for _, total, _ in reports)
+    assert result.position == len(result.outputs) - 1 and list(result.scores) == list(METHODS)
+    expected = attribute(bundle, "abcd", position=result.position, methods=["occlusion", "attention_head"], head=(0, 1))
+    for method, values in expected.items():
+        np.testing.assert_allclose(result.scores[method], values, atol=1e-6)
+    names, rho = rank_correlations(result.scores)
+    assert result.names == names and np.allclose(result.rho, rho, equal_nan=True)

@@ -12,11 +12,11 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
-from explorer.panels.attribution.bars import short_value  # noqa: E402
 from explorer.panels.attribution.panel import AttributionPanel  # noqa: E402
 from explorer.runner import Runner  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from model.interpret.attribution import METHODS, attribute, build_problem, gradients  # noqa: E402
+from model.interpret.attribution.gradients import short_value  # noqa: E402
 from model.io.checkpoints import bundled_checkpoints, load_checkpoint  # noqa: E402
 
 SOURCE = "abcdef"
@@ -116,7 +116,7 @@ def test_a_panel_just_shown_is_drawn_by_wait_until_drawn(qtbot, monkeypatch):
     qtbot.addWidget(panel)
     panel.resize(1280, 720)
     panel.show()  # no event processed after it: the refresh has not started
-    assert panel.worker is None and panel.shown is None
+    assert not panel.job.running and panel.shown is None
     assert panel.wait_until_drawn()
-    assert panel.shown is not None and panel.shown.request == panel.request()
+    assert panel.shown is not None and panel.shown_request == panel.request()
     assert not panel.progress.isVisible()

@@ -107,7 +107,7 @@ def test_clicking_the_grid_changes_the_output_view_and_the_maps_and_heads_are_ra
     panel.curve_points = 3
     panel.run_importance()
     assert not panel.run_button.isEnabled()
-    qtbot.waitUntil(lambda: panel._worker is None and panel.importance is not None, timeout=60000)
+    qtbot.waitUntil(lambda: not panel.job.running and panel.importance is not None, timeout=60000)
     assert panel.bar.value() == panel.bar.maximum() and panel.run_button.isEnabled()
     result = panel.importance
     assert result is not None and result.n_pairs == 10 and len(result.curve_scores) == 3

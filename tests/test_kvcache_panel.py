@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.panels.kvcache.memory import human
 from explorer.panels.kvcache.panel import KVCachePanel
 from explorer.runner import Runner
 from explorer.state import SessionState
+from model.inference.kv_cache import human
 from model.io.checkpoints import bundled_checkpoints, random_bundle
 from model.nn.hooks import record
 

@@ -214,3 +214,13 @@ def test_the_ceiling_and_its_band_against_sampled_held_out_sets(result):
     assert next_word_ceiling(200)[1] == pytest.approx(sd / 2)  # the spread shrinks as 1/√n
     assert result.best_accuracy == pytest.approx(next_word_ceiling(result.eval_n)[0])
     assert result.ceiling_spread == pytest.approx(2 * next_word_ceiling(result.eval_n)[1])
+
+
+def test_the_leakiest_head_is_the_one_with_most_weight_above_the_diagonal(result):
+    from model.interpret.leak_lab import leakiest_head, verdict
+
+    att = result.runs["leaking"].attention  # (L, h, T, T)
+    ahead = {(layer, head): sum(att[layer, head][q, k] for q in range(att.shape[2]) for k in range(q + 1, att.shape[3]))
+             for layer in range(att.shape[0]) for head in range(att.shape[1])}
+    assert leakiest_head(result) == max(ahead, key=ahead.get)
+    assert f"loss {result.runs['leaking'].final_loss:.2f}" in verdict(result)

@@ -13,9 +13,13 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import presentation, theme  # noqa: E402
 from explorer.panels.leak.panel import LeakPanel  # noqa: E402
-from explorer.panels.leak.worker import LeakResult  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
-from model.interpret.leak_lab import RUN_LABELS, RUNS, LeakConfig  # noqa: E402
+from model.interpret.leak_lab import (  # noqa: E402
+    RUN_LABELS,
+    RUNS,
+    LeakConfig,
+    LeakResult,  # noqa: E402
+)
 from support import make_main_window  # noqa: E402
 
 TIMEOUT = 60_000  # ms: CI machines are shared
@@ -50,7 +54,7 @@ def check_run(qtbot, panel):
     results = []
     panel.start(LeakConfig(**TINY), threads=1)
     panel.run.worker.yielded.connect(lambda m: results.append(m) if isinstance(m, LeakResult) else None)
-    assert not panel.run_button.isEnabled() and panel.stop_button.isEnabled()
+    assert not panel.start_button.isEnabled() and panel.stop_button.isEnabled()
     assert panel.bars.pending.isVisible()  # the empty bars say when they fill, not bare axes …
     for heatmap in panel.maps.maps.values():  # the empty maps say what they wait for
         assert heatmap.note.isVisible() and "training ends" in heatmap.note.toPlainText()
@@ -89,7 +93,7 @@ def check_run(qtbot, panel):
         line = panel.generations[run]
         assert line.isVisible() and line.text().startswith(RUN_LABELS[run]) and prompt in line.text()
         assert line.text().endswith(continuation or "(nothing)") and continuation in line.toolTip()
-    assert panel.run_button.isEnabled()
+    assert panel.start_button.isEnabled()
     assert str(round(result.runs["leaking"].final_loss, 2))[:3] in panel.message.text()
 
 

@@ -3,10 +3,10 @@ that shows it forward (the positional row with its RoPE tab)."""
 import pytest
 import torch
 
-from explorer.panels.modern.comparison import paper_config
 from explorer.panels.modern.panel import ModernPanel
 from explorer.state import SessionState
 from model.io.checkpoints import random_bundle
+from model.nn.config_changes import paper_config
 from support import make_main_window
 
 

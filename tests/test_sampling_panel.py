@@ -123,7 +123,7 @@ def test_a_later_decoding_step_shows_that_steps_distribution(panel, gpt):
 
 
 def test_without_a_recorded_decode_one_forward_gives_the_same_first_row(panel, gpt):
-    from explorer.panels.sampling.distribution import from_decode_step, next_token_logits
+    from model.inference.next_token import from_decode_step, next_token_logits
     direct = next_token_logits(gpt, PROMPT).logits.softmax(-1)
     recorded = from_decode_step(panel.state.frame.decode.steps[0], gpt).logits.softmax(-1)
     assert torch.allclose(direct, recorded, atol=1e-6)

@@ -17,10 +17,10 @@ from PySide6.QtWidgets import QLineEdit, QMainWindow, QVBoxLayout, QWidget  # no
 from explorer import style  # noqa: E402
 from explorer.drawing.label_axis import LabelAxis  # noqa: E402
 from explorer.drawing.map_overlays import masked_runs  # noqa: E402
-from explorer.panels.stepper.inspector_view import slice_for_view  # noqa: E402
 from explorer.panels.stepper.panel import StepperPanel  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from model.io.checkpoints import random_bundle  # noqa: E402
+from model.nn.steps import slice_for_view  # noqa: E402
 
 
 @pytest.fixture

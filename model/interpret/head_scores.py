@@ -44,6 +44,10 @@ PREVIOUS, DUPLICATE, INDUCTION, FIRST, SELF = "previous-token", "duplicate-token
 SCORE_NAMES = (PREVIOUS, DUPLICATE, INDUCTION, FIRST, SELF)
 MIXED = "mixed"
 KINDS = (*SCORE_NAMES, MIXED)  # every `HeadScore.kind`
+MEANINGS = {PREVIOUS: "attends the token just before", DUPLICATE: "attends an earlier copy of the same token",
+            INDUCTION: "attends the token after an earlier copy (continues a repeat)",
+            FIRST: "parks its attention on the first position (a sink)", SELF: "attends its own position",
+            MIXED: "no pattern reaches the threshold"}  # each kind in words
 # Which scores an attention kind has: cross-attention's keys are another sequence's positions.
 APPLIES = {AttentionKind.ENCODER: SCORE_NAMES, AttentionKind.DECODER_SELF: SCORE_NAMES,
            AttentionKind.CROSS: (FIRST,)}
@@ -70,6 +74,11 @@ class HeadScore:
     def key(self) -> tuple[str, int, int]:
         """(attention kind, layer, head): the key head surgery and importance use."""
         return (self.attention.value, self.layer, self.head)
+
+    def describe(self) -> str:
+        """One line: where the head is, its kind and every score."""
+        scores = " · ".join(f"{name} {score:.2f}" for name, score in self.scores.items())
+        return f"{self.attention.short_title} L{self.layer + 1} H{self.head + 1}: {self.kind}. {scores}"
 
 
 @dataclass

@@ -218,4 +218,37 @@ class LeakLab:
             generations[:N_EXAMPLES])
 
 
-__all__ = ["LeakConfig", "LeakLab", "LeakStep", "LeakPhase", "LeakResult", "RunScores", "RUNS", "RUN_LABELS"]
+def verdict(result: LeakResult) -> str:
+    """The finished lab in words, from its numbers."""
+    m, leak = result.runs["masked"], result.runs["leaking"]
+    below = leak.final_loss < result.loss_floor
+    above = leak.teacher_forced > result.best_accuracy + result.ceiling_spread  # past the band, not only the line
+    # "it reads the answer" only where both measures say so (a short run may show neither)
+    verdict = ": it reads the answer" if below and above else ""
+    return (f"No mask: loss {leak.final_loss:.2f}, {'below' if below else 'above'} the {result.loss_floor:.2f} that "
+            f"no model reading only the past can reach (with mask {m.final_loss:.2f}); teacher-forced "
+            f"{leak.teacher_forced:.0%}, {'past' if above else 'not past'} the ≈{result.best_accuracy:.0%} ceiling "
+            f"of a model that reads only the past (its band reaches {result.best_accuracy + result.ceiling_spread:.0%})"
+            f"{verdict}. Yet {leak.generated:.0%} of its generated sentences are right (with mask {m.generated:.0%}).")
+
+
+def generation_lines(result: LeakResult) -> tuple[dict[str, str], str]:
+    """(one line per run: the first held-out opening as it continued it; all examples, for a tooltip)."""
+    lines = {}
+    for run in RUNS:
+        prompt, continuation = result.runs[run].generations[0]
+        lines[run] = f"{RUN_LABELS[run]}: “{prompt}” → {continuation or '(nothing)'}"
+    every = [f"{RUN_LABELS[run]}: {p} → {c or '(nothing)'}" for run in RUNS for p, c in result.runs[run].generations]
+    return lines, "Greedy continuations of held-out openings:\n" + "\n".join(every)
+
+
+def leakiest_head(result: LeakResult) -> tuple[int, int]:
+    """(layer, head) of the leaking run that puts the most weight above the diagonal."""
+    att = result.runs["leaking"].attention  # (L, h, T, T)
+    future = np.triu(att, 1).sum(-1).mean(-1)  # (L, h)
+    layer, head = np.unravel_index(int(future.argmax()), future.shape)
+    return int(layer), int(head)
+
+
+__all__ = ["LeakConfig", "LeakLab", "leakiest_head", "verdict", "generation_lines", "LeakStep",
+           "LeakPhase", "LeakResult", "RunScores", "RUNS", "RUN_LABELS"]

@@ -120,4 +120,27 @@ def choose_tokens(clean_logits: torch.Tensor, corrupted_logits: torch.Tensor, an
     return answer, wrong
 
 
-__all__ = ["ModelInput", "PatchingError", "choose_tokens", "output_tokenizer", "prepare", "prepare_pair", "token_id"]
+def corrupted_default(bundle: ModelBundle, text: str) -> str:
+    """The text with its last ordinary token swapped for the next one in the vocabulary: a
+    corrupted input of the same length to start from ("abcde" → "abcdf"). A tokenizer that
+    cannot join pieces back (a pretrained one) gives the text unchanged."""
+    tok = bundle.src_tokenizer
+    if not hasattr(tok, "join") or not hasattr(tok, "vocab"):
+        return text
+    try:
+        ids = tok.encode(text).ids
+        pieces = tok.pieces(ids)
+        skip = {mask_id_of(tok), tok.unk_id, *getattr(tok, "special_ids", ())}
+        ordinary = [i for i in range(4, len(tok.vocab)) if i not in skip]
+        where = [k for k, i in enumerate(ids) if i in ordinary]
+        if not where or len(ordinary) < 2:
+            return text
+        k = where[-1]
+        pieces[k] = tok.vocab[ordinary[(ordinary.index(ids[k]) + 1) % len(ordinary)]]
+        return tok.join(pieces)
+    except (NotImplementedError, ValueError):
+        return text
+
+
+__all__ = ["ModelInput", "PatchingError", "choose_tokens", "corrupted_default",
+           "output_tokenizer", "prepare", "prepare_pair", "token_id"]

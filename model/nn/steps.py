@@ -1,5 +1,6 @@
 """The step catalogue: what every hook site of the forward pass computes, in a formula and in
-plain words, and how a recorded step's name reads aloud.
+plain words, how a recorded step's name reads aloud, and how its tensor is shown: by meaning
+(`view_kind`: probabilities, a mask, or by sign) and as the 2-D slice a map draws (`slice_for_view`).
 
 A hook site carries only its name ("encoder.layers.0.self_attn.weights"); the module that owns
 it says which group of the catalogue it belongs to (`STEP_GROUP`) and which token axes it runs
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
+import numpy as np
 from torch import nn
 
 # What a step's name reads aloud as: the recorder's names are PyTorch module paths (stable,
@@ -278,3 +280,28 @@ def readable_step_name(name: str) -> str:
         words.append(_part(part, stack))
         i += 1
     return " · ".join(words)
+
+
+def view_kind(name: str, tensor) -> str:
+    """How to colour a step: probabilities/weights sequential, masks two-coloured, else by sign."""
+    if tensor.dtype == bool or name.endswith(".mask"):
+        return "mask"
+    if name.endswith((".weights", ".probs")):
+        return "probs"
+    return "auto"
+
+
+def slice_for_view(tensor: np.ndarray, axes: tuple[str, ...], head: int) -> tuple[np.ndarray, str, str]:
+    """The 2-D slice a heatmap shows: batch 0, the chosen head, the last two axes as (rows, cols).
+
+    A 1-D tensor becomes one row. Returns (matrix, row axis name, column axis name)."""
+    t, names = tensor, list(axes)
+    while t.ndim > 2:
+        axis = names[0]
+        index = min(head, t.shape[0] - 1) if axis == "head" else 0
+        t, names = t[index], names[1:]
+    if t.ndim == 1:
+        return t[None, :], "", names[0]
+    if t.ndim == 0:
+        return np.reshape(t, (1, 1)), "", ""
+    return t, names[0], names[1]

@@ -9,23 +9,17 @@ asks the panel to select the head; `headHovered` gives the readout the head unde
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Signal
-from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QLayout, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QWidget
 from superqt import QFlowLayout
 
 from explorer.drawing import plot_style as st
+from explorer.panels.heads.head_grid import HeadBlocks
 from explorer.theme import current, set_sheet
-from model.interpret.head_scores import KINDS, HeadAtlas, HeadScore
+from model.interpret.head_scores import KINDS, MEANINGS, HeadAtlas, HeadScore
 from model.nn.kinds import AttentionKind
 
 LETTERS = {"previous-token": "P", "duplicate-token": "D", "induction": "I", "first-token": "F", "self": "S",
            "mixed": "p d i f s"}
-MEANINGS = {"previous-token": "attends the token just before",
-            "duplicate-token": "attends an earlier copy of the same token",
-            "induction": "attends the token after an earlier copy (continues a repeat)",
-            "first-token": "parks its attention on the first position (a sink)",
-            "self": "attends its own position",
-            "mixed": "no pattern reaches the threshold; the lower-case letter is its strongest"}
-MAX_CELL_PX = 88  # a cell grows with the room up to this (a big target on a projector)
 CELL_SHEET = "QToolButton {{ color: {text}; background: %s; border: 1px solid {grid}; }}"
 SELECTED_SHEET = "QToolButton {{ color: {text}; background: %s; border: 3px solid {selected}; font-weight: bold; }}"
 SWATCH_SHEET = "QLabel {{ color: {text}; background: %s; border: 1px solid {grid}; padding: 1px 6px; }}"
@@ -44,14 +38,12 @@ def letter(h: HeadScore) -> str:
     return LETTERS[max(h.scores, key=h.scores.get)].lower()
 
 
-def scores_text(h: HeadScore) -> str:
-    """One line: where the head is, its kind and every score."""
-    scores = " · ".join(f"{name} {score:.2f}" for name, score in h.scores.items())
-    return f"{h.attention.short_title} L{h.layer + 1} H{h.head + 1}: {h.kind}. {scores}"
+def meaning(kind: str) -> str:
+    return MEANINGS[kind] + ("; the lower-case letter is its strongest" if kind == "mixed" else "")
 
 
 def tooltip(h: HeadScore) -> str:
-    lines = [f"{h.attention.short_title} L{h.layer + 1} H{h.head + 1}: {h.kind} ({MEANINGS[h.kind]})"]
+    lines = [f"{h.attention.short_title} L{h.layer + 1} H{h.head + 1}: {h.kind} ({meaning(h.kind)})"]
     lines += [f"  {name}: {score:.2f}" for name, score in h.scores.items()]
     if h.attention is AttentionKind.CROSS:
         lines.append("  (cross-attention: only first-token applies)")
@@ -70,7 +62,7 @@ class Legend(QWidget):
         for kind in KINDS:
             label = QLabel(f"{LETTERS[kind]}  {kind}")
             label.setFont(st.font(st.TICK_PT))
-            label.setToolTip(MEANINGS[kind])
+            label.setToolTip(meaning(kind))
             self.swatches[kind] = label
             flow.addWidget(label)
         self.restyle()
@@ -80,73 +72,31 @@ class Legend(QWidget):
             set_sheet(label, SWATCH_SHEET % current().head_kinds[kind])
 
 
-class AtlasGrid(QWidget):
+class AtlasGrid(HeadBlocks):
     """Cells for every head of an atlas. Signals headClicked / headHovered(kind, layer, head)."""
 
-    headClicked = Signal(str, int, int)
     headHovered = Signal(str, int, int)
+    bold_cells = True
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.row = QHBoxLayout(self)
-        self.row.setContentsMargins(0, 0, 0, 0)
-        self.row.setSizeConstraint(QLayout.SizeConstraint.SetMinAndMaxSize)  # never taller than its cells allow
-        self.cells: dict[tuple[str, int, int], QToolButton] = {}
         self.atlas: HeadAtlas | None = None
         self.chosen: tuple[str, int, int] | None = None
 
     def set_atlas(self, atlas: HeadAtlas | None) -> None:
         """Rebuild the blocks for `atlas` (None: empty)."""
-        while self.row.count():
-            item = self.row.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
-        self.cells = {}
         self.atlas = atlas
-        if atlas is None:
-            return
-        for kind in atlas.attention_kinds:
-            self.row.addWidget(self._block(atlas.of(kind)), 1)
-        self.restyle()
-
-    def _block(self, heads: list[HeadScore]) -> QWidget:
-        block = QWidget()
-        column = QVBoxLayout(block)
-        column.setContentsMargins(2, 0, 2, 0)
-        column.setSizeConstraint(QLayout.SizeConstraint.SetMinAndMaxSize)
-        title = QLabel(heads[0].attention.short_title)
-        title.setFont(st.font(st.LABEL_PT, bold=True))
-        title.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
-        column.addWidget(title)
-        grid = QGridLayout()
-        grid.setSpacing(3)
-        n_layers = max(h.layer for h in heads) + 1
-        n_heads = max(h.head for h in heads) + 1
-        for head in range(n_heads):
-            label = QLabel(f"H{head + 1}")
-            label.setFont(st.font(st.TICK_PT))
-            label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
-            grid.addWidget(label, 0, head + 1)
-        for layer in range(n_layers):
-            label = QLabel(f"L{layer + 1}")
-            label.setFont(st.font(st.TICK_PT))
-            grid.addWidget(label, layer + 1, 0)
-            grid.setRowStretch(layer + 1, 1)
+        heads = atlas.heads if atlas is not None else []
+        kinds = [k.value for k in atlas.attention_kinds] if atlas is not None else []
+        self.build({kind: 1 + max(h.layer for h in heads if h.key[0] == kind) for kind in kinds},
+                   1 + max((h.head for h in heads), default=-1))
         for h in heads:
-            cell = QToolButton()
-            cell.setFont(st.font(st.LABEL_PT, bold=True))
+            cell = self.cells[h.key]
             cell.setText(letter(h))
             cell.setToolTip(tooltip(h))
             cell.setAccessibleName(f"{h.attention.short_title} layer {h.layer + 1} head {h.head + 1}: {h.kind}")
-            cell.setMinimumSize(30, 28)
-            cell.setMaximumHeight(MAX_CELL_PX)
-            cell.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-            cell.clicked.connect(lambda _=False, k=h.key: self.headClicked.emit(*k))
             cell.installEventFilter(self)
-            self.cells[h.key] = cell
-            grid.addWidget(cell, h.layer + 1, h.head + 1)
-        column.addLayout(grid, 1)
-        return block
+        self.restyle()
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802
         if event.type() == QEvent.Type.Enter:

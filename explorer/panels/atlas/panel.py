@@ -12,12 +12,13 @@ never calls another panel.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QThreadPool, Signal
-from PySide6.QtWidgets import QLabel, QProgressBar, QVBoxLayout, QWidget
-from superqt.utils import create_worker
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
-from explorer.panels.atlas.atlas_grid import AtlasGrid, Legend, scores_text
+from explorer.latest_job import LatestJob
+from explorer.panels.atlas.atlas_grid import AtlasGrid, Legend
+from explorer.panels.job_bar import JobBar
+from explorer.panels.texts import text_label
 from explorer.state import SessionState
 from explorer.theme import notifier
 from model.interpret.head_scores import head_scores
@@ -37,12 +38,6 @@ def lengths_text(atlas) -> str:
     return ", ".join(f"{n} ({'source' if axis == 'src' else 'target'})" for axis, n in lengths.items())
 
 
-class _Progress(QObject):
-    """Carries the worker thread's progress callbacks to the GUI thread (a queued signal)."""
-
-    moved = Signal(int, int, str)
-
-
 class AtlasPanel(QWidget):
     panel_name = "atlas"
     title = "Head atlas"
@@ -53,9 +48,9 @@ class AtlasPanel(QWidget):
         self.state = state
         self.atlas = None
         self._scored_bundle = None  # the bundle the atlas (or the running worker) belongs to
-        self._worker = None
-        self._progress = _Progress(self)
-        self._progress.moved.connect(self._on_progress)
+        self.job = LatestJob(self)
+        self.job.done.connect(self._on_done)
+        self.job.failed.connect(self._on_error)
         self._build()
         state.bundleChanged.connect(self._on_bundle)
         state.attentionSelected.connect(self._on_selected)
@@ -64,23 +59,14 @@ class AtlasPanel(QWidget):
             self._on_bundle(state.bundle)
 
     def _build(self) -> None:
-        self.status = QLabel("Load a model to see what its heads do.")
-        self.status.setWordWrap(True)
-        self.status.setFont(st.font(st.LABEL_PT))
-        self.bar = QProgressBar()
-        self.bar.setRange(0, 1)
-        self.bar.setTextVisible(False)
-        self.bar.hide()
+        self.status = text_label("Load a model to see what its heads do.", st.LABEL_PT)
+        self.bar = JobBar(self.job, self.status.setText)
         self.legend = Legend()
-        self.about = QLabel()
-        self.about.setWordWrap(True)
-        self.about.setFont(st.font(st.TICK_PT))
+        self.about = text_label("", st.TICK_PT)
         self.grid = AtlasGrid()
         self.grid.headClicked.connect(self._on_head_clicked)
         self.grid.headHovered.connect(self._show_scores)
-        self.readout = QLabel(" ")
-        self.readout.setWordWrap(True)
-        self.readout.setFont(st.font(st.TICK_PT))
+        self.readout = text_label(" ", st.TICK_PT)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.status)
@@ -96,39 +82,18 @@ class AtlasPanel(QWidget):
         if bundle is not self._scored_bundle:
             self.compute()
 
-    def compute(self, synchronous: bool = False) -> None:
-        """Score the shown model's heads on a pool thread (`synchronous`: here, for tests); a
-        model changed while a scoring runs is scored when it ends."""
+    def compute(self) -> None:
+        """Score the shown model's heads off the GUI thread (a newer model replaces one queued)."""
         bundle = self.state.bundle
-        if bundle is None or self._worker is not None:
+        if bundle is None:
             return
         self._scored_bundle = bundle
         self.grid.set_atlas(None)
         self.atlas = None
         self.status.setText(f"Scoring the heads of {bundle.name}…")
-        self.bar.show()
-        if synchronous:
-            try:
-                self._on_done(head_scores(bundle, progress=self._progress.moved.emit))
-            except ValueError as exc:
-                self._on_error(exc)
-            return
-        self._worker = create_worker(head_scores, bundle, progress=self._progress.moved.emit,
-                                     _start_thread=False, _ignore_errors=True)
-        self._worker.returned.connect(self._on_done)
-        self._worker.errored.connect(self._on_error)
-        self._worker.finished.connect(self._on_finished)
-        self._worker.start()
-
-    def _on_progress(self, done: int, total: int, what: str) -> None:
-        self.bar.setRange(0, max(total, 1))
-        self.bar.setValue(done)
-        self.status.setText(what)
+        self.job.submit(lambda: head_scores(bundle, progress=self.job.report))
 
     def _on_done(self, atlas) -> None:
-        self.bar.hide()
-        if self._scored_bundle is not self.state.bundle:
-            return  # a newer model: `_on_finished` scores it
         self.atlas = atlas
         self.grid.set_atlas(atlas)
         self._on_selected(self.state.kind, self.state.layer, self.state.head)
@@ -138,15 +103,9 @@ class AtlasPanel(QWidget):
                                         t=atlas.threshold,
                                         cross=CROSS_NOTE if AttentionKind.CROSS in atlas.attention_kinds else ""))
 
-    def _on_error(self, exc) -> None:
-        self.bar.hide()
-        self.status.setText(str(exc))
-        self.state.inform(str(exc), "warning")
-
-    def _on_finished(self) -> None:
-        self._worker = None
-        if self.state.bundle is not None and self.state.bundle is not self._scored_bundle:
-            self.compute()
+    def _on_error(self, message: str) -> None:
+        self.status.setText(message)
+        self.state.inform(message, "warning")
 
     # -- selection -------------------------------------------------------------------------------
     def _on_head_clicked(self, kind: str, layer: int, head: int) -> None:
@@ -162,7 +121,7 @@ class AtlasPanel(QWidget):
 
     def _show_scores(self, kind: str, layer: int, head: int) -> None:
         if self.atlas is not None:
-            self.readout.setText(scores_text(self.atlas.head(kind, layer, head)))
+            self.readout.setText(self.atlas.head(kind, layer, head).describe())
 
     def _restyle(self) -> None:
         self.legend.restyle()
@@ -170,15 +129,7 @@ class AtlasPanel(QWidget):
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
         """Block until the running scoring is drawn (headless figures, tests)."""
-        clock = QElapsedTimer()
-        clock.start()
-        while self._worker is not None and clock.elapsed() < msecs:
-            QThreadPool.globalInstance().waitForDone(20)
-            QCoreApplication.sendPostedEvents()
-            QCoreApplication.processEvents()
-        return self._worker is None
+        return self.job.wait(msecs)
 
     def shutdown(self) -> None:
-        """Wait for a scoring still running (the window is closing)."""
-        if self._worker is not None:
-            self._worker.quit()
+        self.job.stop()

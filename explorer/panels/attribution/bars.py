@@ -18,18 +18,18 @@ from PySide6.QtGui import QFontMetricsF
 from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.token_heatmap import display_piece, fitted_ticks
-from model.interpret.attribution import top1
+from model.interpret.attribution import METHOD_TITLES, METHODS, top1
+from model.interpret.attribution.gradients import short_value
 
+SHORT_NAMES = {"attention": "attn", "attention_head": "head", "rollout": "roll", "flow": "flow",
+               "grad_x_input": "g×i", "integrated_gradients": "IG", "occlusion": "occl"}
 ROW_FILL = 0.78  # the tallest bar's share of its row
 
 
-def short_value(value: float) -> str:
-    """A row's largest |score| in at most 5 characters ("0.99", "4.45", "2e-3")."""
-    if value >= 100:
-        return f"{value:.0f}"
-    if value >= 0.01:
-        return f"{value:.2f}"
-    return f"{value:.0e}".replace("e-0", "e-")
+def legend_html() -> str:
+    """What the short names stand for (the bars' and the table's tooltip)."""
+    rows = "".join(f"<tr><td><b>{SHORT_NAMES[m]}</b></td><td>{METHOD_TITLES[m]}</td></tr>" for m in METHODS)
+    return f"<table>{rows}</table><br>"
 
 
 class MethodBars(pg.PlotWidget):

@@ -10,15 +10,15 @@ a result that no longer matches the session is not drawn.
 """
 from __future__ import annotations
 
-import traceback
+import functools
+from dataclasses import dataclass
 
-from PySide6.QtCore import QCoreApplication, QElapsedTimer, Qt, QThreadPool, QTimer
+from PySide6.QtCore import QCoreApplication, QTimer
 from PySide6.QtWidgets import (
     QBoxLayout,
     QComboBox,
     QHBoxLayout,
     QLabel,
-    QProgressBar,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -26,33 +26,51 @@ from PySide6.QtWidgets import (
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.token_heatmap import display_piece
-from explorer.panels.attribution.bars import MethodBars, short_value
-from explorer.panels.attribution.job import SHORT_NAMES, AttributionRequest, AttributionView, legend_html, start
+from explorer.latest_job import LatestJob
+from explorer.panels.attribution.bars import SHORT_NAMES, MethodBars, legend_html
 from explorer.panels.attribution.table import SpearmanTable
+from explorer.panels.job_bar import JobBar
+from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from explorer.theme import set_sheet
-from model.inference.bundle import InputError
-from model.interpret.attribution.gradients import gradient_saturated
+from model.interpret.attribution.gradients import saturation_note
+from model.interpret.attribution.side_by_side import MethodComparison, compare_methods
 
 OUTPUT_VIEW, HEAD_VIEW = "attribution_output", "attribution_head"
 
 
-NEAR_CERTAIN = 0.8  # p above which the caption names a flat gradient's likely reason
+@dataclass(frozen=True)
+class AttributionRequest:
+    """Everything the picture depends on: the model, its text, which output token, which head."""
+
+    bundle: object
+    model_label: str
+    source: str
+    target: str | None
+    position: int
+    head: tuple[int, int]
 
 
-def saturation_note(scores: dict, probability: float | None = None) -> str:
-    """A sentence when gradient × input is near 0 beside IG (`gradient_saturated`): its row of
-    specks, one of them "lowering p" on the top token, read as a finding. The reason (a
-    near-certain output: ∇ log p carries a factor 1 − p) is named only when p says so."""
-    gxi, ig = scores.get("grad_x_input"), scores.get("integrated_gradients")
-    if gxi is None or ig is None or not gradient_saturated(gxi, ig):
-        return ""
-    scales = f"largest {short_value(float(abs(gxi).max()))}, IG's {short_value(float(abs(ig).max()))}"
-    if probability is not None and probability >= NEAR_CERTAIN:
-        p = "p > 0.99" if probability >= 0.995 else f"p = {probability:.2f}"  # (never "1.00": not certainty)
-        return f" g×i ≈ 0 ({scales}): at {p} the gradient at the input is nearly flat, so its signs say little."
-    return f" g×i ≈ 0 ({scales}): the gradient at the input is nearly flat, so its signs say little."
+def compute(request: AttributionRequest):
+    """The job (a generator: its reports are the progress): returns (request, MethodComparison)."""
+    return request, (yield from compare_methods(request.bundle, request.source, request.target, request.position,
+                                                request.head))
+
+
+_preloaded = False
+
+
+def preload_libraries() -> None:
+    """Import captum (and the matplotlib it pulls in), networkx and scipy.stats here, on the GUI
+    thread, once (~1 s). Imported for the first time on the worker while the GUI thread re-polishes
+    every widget (F11), they can crash the process (SIGSEGV)."""
+    global _preloaded
+    if not _preloaded:
+        import captum.attr  # noqa: F401
+        import networkx.algorithms.flow  # noqa: F401
+        import scipy.stats  # noqa: F401
+        _preloaded = True
 
 
 class AttributionPanel(QWidget):
@@ -62,11 +80,13 @@ class AttributionPanel(QWidget):
     def __init__(self, state: SessionState, parent=None):
         super().__init__(parent)
         self.state = state
-        self.shown: AttributionView | None = None
-        self.worker = None
-        self._queued: AttributionRequest | None = None
-        self._running: AttributionRequest | None = None
+        self.shown: MethodComparison | None = None
+        self.shown_request: AttributionRequest | None = None  # what `shown` was computed for
+        self.asked: AttributionRequest | None = None  # what the job computes now
         self._filling = False
+        self.job = LatestJob(self)
+        self.job.done.connect(self._on_done)
+        self.job.failed.connect(self._on_failed)
         self._build()
         state.frameChanged.connect(lambda _frame: self.refresh())
         state.viewChanged.connect(self._on_view)
@@ -101,12 +121,8 @@ class AttributionPanel(QWidget):
         self.views = views = QBoxLayout(QBoxLayout.LeftToRight)  # side by side, or stacked (NARROW)
         views.addWidget(self.bars, 5)
         views.addWidget(self.table, 4)
-        self.progress = QProgressBar()
-        self.progress.setTextVisible(False)
-        self.progress.setVisible(False)
-        self.status = QLabel(" ")
-        self.status.setWordWrap(True)
-        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.progress = JobBar(self.job, self._say)
+        self.status = text_label(" ", point_size=None, selectable=True)
         lay = QVBoxLayout(self)
         lay.addLayout(controls)
         lay.addLayout(views, 1)
@@ -129,7 +145,7 @@ class AttributionPanel(QWidget):
         self.bars.restyle()
         self.table.restyle()
         if self.shown is not None:
-            self._draw(self.shown)
+            self._draw(self.shown_request, self.shown)
 
     # -- the session's choices ----------------------------------------------------------------------
     def chosen_position(self) -> int:
@@ -178,68 +194,32 @@ class AttributionPanel(QWidget):
     def refresh(self) -> None:
         """Compute for the session as it is now (when on screen; else when next shown)."""
         request = self.request()
-        if request is None or not self.isVisible():
+        if request is None or not self.isVisible() or request in (self.shown_request, self.asked):
             return
-        if self.shown is not None and self.shown.request == request:
-            return
-        if request == self._running:
-            return
-        self._queued = request
-        if self.worker is None:
-            self._start_next()
+        self.asked = request
+        preload_libraries()
+        self.job.submit(functools.partial(compute, request))
 
-    def _start_next(self) -> None:
-        request, self._queued = self._queued, None
-        if request is None:
-            return
-        self._running = request
-        self.progress.setVisible(True)
-        self.progress.setValue(0)
-        self.worker = start(request, self)
+    def _on_done(self, done: tuple[AttributionRequest, MethodComparison]) -> None:
+        request, result = done
+        self.asked = None
+        if request == self.request():
+            self._draw(request, result)
 
-    def on_progress(self, report: tuple[str, int, int]) -> None:
-        what, done, total = report
-        self.progress.setRange(0, total)
-        self.progress.setValue(done)
-        self._say(f"Computing {what}… ({done + 1}/{total})")
-
-    def on_done(self, view: AttributionView) -> None:
-        if view.request == self.request():
-            self._draw(view)
-
-    def on_failed(self, exc: BaseException) -> None:
-        expected = isinstance(exc, (InputError, ValueError))
-        if not expected:
-            traceback.print_exception(exc)
-        if self._running == self.request():
-            self.shown = None
+    def _on_failed(self, reason: str) -> None:
+        if self.asked == self.request():
+            self.shown, self.shown_request, self.asked = None, None, None
             self.bars.clear_data()
             self.table.setRowCount(0)
-            reason = str(exc) if expected else f"{type(exc).__name__}: {exc}"
             self._say(f"No attribution for this model and input: {reason}", "warning")
-
-    def on_finished(self) -> None:
-        self.worker, self._running = None, None
-        if self._queued is not None:
-            self._start_next()
-        else:
-            self.progress.setVisible(False)
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
         """Block until the running and queued work is drawn (headless figures, tests)."""
         self.refresh()  # (a show's refresh waits for the queued events: it may not have started yet)
-        clock = QElapsedTimer()
-        clock.start()
-        while (self.worker is not None or self._queued is not None) and clock.elapsed() < msecs:
-            QThreadPool.globalInstance().waitForDone(20)
-            QCoreApplication.sendPostedEvents()
-            QCoreApplication.processEvents()
-        return self.worker is None
+        return self.job.wait(msecs)
 
     def shutdown(self) -> None:
-        self._queued = None
-        if self.worker is not None:
-            self.worker.quit()
+        self.job.stop()
 
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
@@ -253,9 +233,9 @@ class AttributionPanel(QWidget):
         super().closeEvent(event)
 
     # -- drawing -------------------------------------------------------------------------------
-    def _draw(self, view: AttributionView) -> None:
-        self.shown = view
-        self._fill_boxes(view)
+    def _draw(self, request: AttributionRequest, view: MethodComparison) -> None:
+        self.shown, self.shown_request = view, request
+        self._fill_boxes(request, view)
         titles = {m: SHORT_NAMES[m] for m in view.scores}
         self.bars.set_data(view.input_pieces, view.scores, titles)
         self.table.set_data([SHORT_NAMES[m] for m in view.names], view.rho)
@@ -264,8 +244,8 @@ class AttributionPanel(QWidget):
                   f"head = {view.head_label}; table: Spearman ρ.{saturation_note(view.scores, view.probability)}")
         self.bars.setToolTip(legend_html() + self.bars.toolTip())
 
-    def _fill_boxes(self, view: AttributionView) -> None:
-        bundle = view.request.bundle
+    def _fill_boxes(self, request: AttributionRequest, view: MethodComparison) -> None:
+        bundle = request.bundle
         layers = bundle.config.n_decoder_layers if bundle.config.has_decoder else bundle.config.n_encoder_layers
         self._filling = True
         try:
@@ -274,10 +254,10 @@ class AttributionPanel(QWidget):
             self.output_box.setCurrentIndex(view.position)
             self.layer_box.clear()
             self.layer_box.addItems([f"layer {l + 1}" for l in range(layers)])
-            self.layer_box.setCurrentIndex(view.request.head[0])
+            self.layer_box.setCurrentIndex(request.head[0])
             self.head_box.clear()
             self.head_box.addItems([f"head {h + 1}" for h in range(bundle.config.n_heads)])
-            self.head_box.setCurrentIndex(view.request.head[1])
+            self.head_box.setCurrentIndex(request.head[1])
         finally:
             self._filling = False
         self.previous_button.setEnabled(view.position > 0)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
+from explorer.panels.texts import text_label
 from explorer.style import prob_text
 from explorer.theme import set_text
 from model.interpret.frame import Frame
@@ -86,9 +87,7 @@ class ChangesView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.label = QLabel(" ")
-        self.label.setWordWrap(True)
-        self.label.setFont(st.font(st.LABEL_PT))
+        self.label = text_label(" ", st.LABEL_PT)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 4, 0, 0)
         lay.addWidget(self.label)

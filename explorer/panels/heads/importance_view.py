@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
+from explorer.panels.texts import text_label
 from explorer.theme import current
 from model.interpret.importance import HeadImportance
 
@@ -36,9 +37,7 @@ class ImportanceView(QWidget):
             plot.hideButtons()
         self.bars: list[pg.BarGraphItem] = []
         self.curve = self.curve_plot.plot([], [], symbol="o", symbolSize=6)
-        self.ranking = QLabel(" ")
-        self.ranking.setWordWrap(True)
-        self.ranking.setFont(st.font(st.TICK_PT))
+        self.ranking = text_label(" ", st.TICK_PT)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.canvas, 1)

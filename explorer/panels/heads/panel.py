@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QLabel,
-    QProgressBar,
     QPushButton,
     QSpinBox,
     QTabWidget,
@@ -24,12 +22,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 from superqt import QFlowLayout
-from superqt.utils import create_worker
 
 from explorer.drawing import plot_style as st
+from explorer.latest_job import LatestJob
 from explorer.panels.heads.changes_view import ChangesView
 from explorer.panels.heads.head_grid import HeadGrid
 from explorer.panels.heads.importance_view import ImportanceView
+from explorer.panels.job_bar import JobBar
+from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from explorer.theme import notifier
@@ -39,12 +39,6 @@ from model.interpret.interventions import attention_layers
 EDITS = (("zero", "Zero the head"), ("mean", "Mean over positions"), ("uniform", "Uniform attention"))
 IMPORTANCE_NOTE = "Held-out pairs of the model's task; removes heads least important first."
 CURVE_POINTS = 25  # at most this many points on the pruning curve (a big model has 100+ heads)
-
-
-class _Progress(QObject):
-    """Carries the worker thread's progress callbacks to the GUI thread (a queued signal)."""
-
-    moved = Signal(int, int, str)
 
 
 class HeadsPanel(QWidget):
@@ -58,9 +52,9 @@ class HeadsPanel(QWidget):
         self.importance = None
         self._ranked_bundle = None
         self.curve_points = CURVE_POINTS
-        self._worker = None
-        self._progress = _Progress(self)
-        self._progress.moved.connect(self._on_progress)
+        self.job = LatestJob(self)
+        self.job.done.connect(self._on_done)
+        self.job.failed.connect(self._on_error)
         self._build()
         state.bundleChanged.connect(self._on_bundle)
         state.interventionsChanged.connect(self.grid.set_heads)
@@ -112,18 +106,14 @@ class HeadsPanel(QWidget):
         self.export_button = QPushButton("Export CSV…")
         self.export_button.setEnabled(False)
         self.export_button.clicked.connect(self._export)
-        self.bar = QProgressBar()
-        self.bar.setRange(0, 1)
-        self.bar.setValue(0)
-        self.status = QLabel(IMPORTANCE_NOTE)
-        self.status.setWordWrap(True)
+        self.status = text_label(IMPORTANCE_NOTE, st.TICK_PT)
+        self.bar = JobBar(self.job, self.status.setText, self.run_button)
         row = QWidget()
         flow = QFlowLayout(row)
         flow.setContentsMargins(0, 0, 0, 0)
         for w in (self.run_button, self.pairs_spin, self.by_box, self.export_button):
             w.setFont(st.font(st.LABEL_PT))
             flow.addWidget(w)
-        self.status.setFont(st.font(st.TICK_PT))
         self.view = ImportanceView()
         ranking = QWidget()
         col = QVBoxLayout(ranking)
@@ -164,50 +154,27 @@ class HeadsPanel(QWidget):
         self.state.session.set_head_intervention(kind, layer, head, None if current == op else op)
 
     # -- importance --------------------------------------------------------------------------
-    def run_importance(self, synchronous: bool = False) -> None:
-        """Rank the session's own model's heads on a pool thread (`synchronous`: here, for tests)."""
+    def run_importance(self) -> None:
+        """Rank the session's own model's heads off the GUI thread, with progress."""
         bundle = self.state.session.bundle
-        if bundle is None or self._worker is not None:
+        if bundle is None or self.job.running:
             return
         self._ranked_bundle = bundle
-        args = (bundle, self.pairs_spin.value())
-        kwargs = dict(points=self.curve_points, curve_by=self.by_box.currentData(), progress=self._progress.moved.emit)
-        self.run_button.setEnabled(False)
+        pairs, points, by = self.pairs_spin.value(), self.curve_points, self.by_box.currentData()
         self.status.setText("Ranking heads…")
-        if synchronous:
-            try:
-                self._on_done(head_importance(*args, **kwargs))
-            except ValueError as exc:
-                self._on_error(exc)
-            return
-        self._worker = create_worker(head_importance, *args, **kwargs, _start_thread=False, _ignore_errors=True)
-        self._worker.returned.connect(self._on_done)
-        self._worker.errored.connect(self._on_error)
-        self._worker.finished.connect(self._on_finished)
-        self._worker.start()
-
-    def _on_progress(self, done: int, total: int, what: str) -> None:
-        self.bar.setRange(0, max(total, 1))
-        self.bar.setValue(done)
-        self.status.setText(what)
+        self.job.submit(lambda: head_importance(bundle, pairs, points=points, curve_by=by, progress=self.job.report))
 
     def _on_done(self, result) -> None:
         self.importance = result
-        self.run_button.setEnabled(True)
         self.export_button.setEnabled(True)
         self.status.setText(f"{result.task}: {result.n_pairs} held-out pairs, loss {result.base_loss:.3f} "
                             f"with every head; exact match {result.curve_scores[0]:.2f} → "
                             f"{result.curve_scores[-1]:.2f} with none.")
         self._redraw_importance()
 
-    def _on_error(self, exc) -> None:
-        self.run_button.setEnabled(True)
-        self.status.setText(str(exc))
-        self.state.inform(str(exc), "warning")
-
-    def _on_finished(self) -> None:
-        self._worker = None
-        self.run_button.setEnabled(True)
+    def _on_error(self, message: str) -> None:
+        self.status.setText(message)
+        self.state.inform(message, "warning")
 
     def _redraw_importance(self, *_) -> None:
         if self.importance is not None:
@@ -230,6 +197,4 @@ class HeadsPanel(QWidget):
                 self.state.inform(f"Could not write {path}: {exc}", "error")
 
     def shutdown(self) -> None:
-        """Wait for a ranking still running (the window is closing)."""
-        if self._worker is not None:
-            self._worker.quit()
+        self.job.stop()

@@ -16,8 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetricsF
 
 from explorer import style
-from explorer.drawing.plot_style import fit_title_row, let_shrink
-from explorer.drawing.spaced_axis import SpacedAxis
+from explorer.panels.live_lab.plot_look import StepPlot, legend_below, recolour_legend
 
 PHASE_LABEL = "phase\nchange"  # two short lines: beside the line on a narrow plot
 
@@ -31,21 +30,11 @@ def _phase_pen():
     return pg.mkPen(style.current().warning, width=2, style=Qt.DashLine)
 
 
-class StepPlot(pg.PlotWidget):
-    """One still plot over steps, titled, with the phase-change line (hidden until there is one)."""
+class PhasePlot(StepPlot):
+    """A plot over steps with the phase-change line (hidden until there is one)."""
 
     def __init__(self, title: str, y_label: str, tooltip: str, label_phase: bool = False, parent=None):
-        super().__init__(parent=parent, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
-        plot = style.still_plot(self.getPlotItem())
-        self.title_text = title
-        self._set_title()
-        for name, label in (("bottom", "step"), ("left", y_label)):
-            axis = plot.getAxis(name)
-            axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
-            axis.setLabel(label, **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
-        plot.getAxis("left").enableAutoSIPrefix(False)
-        plot.showGrid(y=True, alpha=0.2)
-        self.setToolTip(tooltip)
+        super().__init__(title, y_label, tooltip, parent)
         # the label near the top, on the side of the line towards the middle of the view (pyqtgraph
         # picks between the two anchors), so it never runs off the plot's edge
         opts = dict(position=0.97, anchors=[(0, 0), (1, 0)], color=style.current().warning) if label_phase else None
@@ -55,22 +44,7 @@ class StepPlot(pg.PlotWidget):
         if self.phase_label is not None:
             self.phase_label.setFont(style.font(style.SMALL_POINT_SIZE))
         self.phase.hide()
-        plot.addItem(self.phase, ignoreBounds=True)
-        self._colour_axes()
-
-    def _set_title(self) -> None:
-        plot = self.getPlotItem()
-        plot.setTitle(self.title_text, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE * style.scale():.1f}pt")
-        let_shrink(plot.titleLabel)
-        fit_title_row(plot)
-
-    def _colour_axes(self) -> None:
-        for name in ("bottom", "left"):
-            axis = self.getPlotItem().getAxis(name)
-            axis.setPen(style.MUTED.name())
-            axis.setTextPen(style.TEXT.name())
-            axis.setLabel(axis.labelText, color=style.TEXT.name(),
-                          **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
+        self.getPlotItem().addItem(self.phase, ignoreBounds=True)
 
     def show_phase(self, step: int | None) -> None:
         if step is None:
@@ -82,14 +56,13 @@ class StepPlot(pg.PlotWidget):
                               "from where it started to where it is now, and stays past that point")
 
     def restyle(self) -> None:
-        self._set_title()
-        self._colour_axes()
+        super().restyle()
         self.phase.setPen(_phase_pen())
         if self.phase_label is not None:
             self.phase_label.setColor(style.current().warning)
 
 
-class LossPlot(StepPlot):
+class LossPlot(PhasePlot):
     """The training loss per step, and ln(vocab-1): the loss of a uniform guess."""
 
     def __init__(self, parent=None):
@@ -123,7 +96,7 @@ class LossPlot(StepPlot):
         self.uniform.setPen(pg.mkPen(style.MUTED.name(), width=1.5, style=Qt.DotLine))
 
 
-class IclPlot(StepPlot):
+class IclPlot(PhasePlot):
     """The in-context-learning score: loss on the second copy minus loss on the first."""
 
     def __init__(self, parent=None):
@@ -150,7 +123,7 @@ class IclPlot(StepPlot):
         self.zero.setPen(pg.mkPen(style.MUTED.name(), width=1))
 
 
-class HeadScorePlot(StepPlot):
+class HeadScorePlot(PhasePlot):
     """Each head's induction score over steps. The legend under the plot names the heads by colour
     (the last layer's, solid) and says that the layers below are dashed: short enough for a beamer."""
 
@@ -163,11 +136,7 @@ class HeadScorePlot(StepPlot):
         plot = self.getPlotItem()
         plot.setYRange(0, 1, padding=0.02)
         plot.enableAutoRange(y=False)
-        self.legend = pg.LegendItem(colCount=5, frame=False, labelTextColor=style.TEXT.name(),
-                                    labelTextSize=f"{style.SMALL_POINT_SIZE * style.scale():.0f}pt",
-                                    horSpacing=8, verSpacing=-6)
-        plot.layout.addItem(self.legend, 4, 1)
-        plot.layout.setAlignment(self.legend, Qt.AlignHCenter)
+        self.legend = legend_below(plot, 5, horSpacing=8, verSpacing=-6)
         self.curves: dict[tuple[int, int], pg.PlotDataItem] = {}
         self.lower: pg.PlotDataItem | None = None  # the legend's "layers below: dashed" sample
         self.layers = 0
@@ -223,8 +192,7 @@ class HeadScorePlot(StepPlot):
             curve.setPen(head_pen(layer, head))
         if getattr(self, "lower", None) is not None:
             self.lower.setPen(self._lower_pen())
-        for _, label in self.legend.items:  # (pyqtgraph recolours a legend's text only when it is set again)
-            label.setText(label.text, color=style.TEXT.name())
+        recolour_legend(self.legend)
 
 
-__all__ = ["LossPlot", "IclPlot", "HeadScorePlot", "StepPlot", "head_pen", "PHASE_LABEL"]
+__all__ = ["LossPlot", "IclPlot", "HeadScorePlot", "PhasePlot", "head_pen", "PHASE_LABEL"]

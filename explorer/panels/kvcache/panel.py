@@ -16,23 +16,15 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSlider, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSlider, QSpinBox, QVBoxLayout, QWidget
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
 from explorer.input_text import printable
-from explorer.panels.kvcache.memory import describe
+from explorer.panels.texts import say, text_label
+from model.inference.kv_cache import cached_tensors, describe_cache
 
 PLAY_MS = 600  # one generation step a beat when playing
-
-
-def cached_tensors(trace, layer: int):
-    """(K, V, weights) of a decoder layer's self-attention: K, V (kv_heads, T, d_k) as cached
-    (keys after rotation for a rotary model), weights (n_heads, T, T)."""
-    base = f"decoder.layers.{layer}.self_attn."
-    k = trace[base + "k_rot"] if base + "k_rot" in trace else trace[base + "k"]
-    return k.tensor[0].float().numpy(), trace[base + "v"].tensor[0].float().numpy(), \
-        trace.attention("decoder_self", layer)[0].float().numpy()
 
 
 class KVCachePanel(QWidget):
@@ -47,9 +39,7 @@ class KVCachePanel(QWidget):
         self.tensors = None  # (K, V, weights) of the layer shown
         self.pieces: list[str] = []
         self.n_prompt = 0
-        self.note = QLabel()
-        self.note.setWordWrap(True)
-        self.note.setFont(style.font(style.BASE_POINT_SIZE))
+        self.note = text_label()
         self.layer = QSpinBox()
         self.layer.setPrefix("layer ")
         self.kv_head = QSpinBox()
@@ -70,11 +60,7 @@ class KVCachePanel(QWidget):
         for heatmap, rows, cols in ((self.keys, "position", "d_k"), (self.values, "position", "d_k"),
                                     (self.reads, "", "cached position")):
             heatmap.set_axis_names(rows, cols)
-        self.memory = QLabel()
-        self.memory.setWordWrap(True)
-        self.memory.setTextFormat(Qt.RichText)
-        self.memory.setFont(style.font(style.BASE_POINT_SIZE))
-        self.memory.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+        self.memory = text_label(rich=True, top_left=True)
         maps = QHBoxLayout()  # the cache's rows need the height: the numbers go beside them
         maps.addWidget(self.keys, 3)
         maps.addWidget(self.values, 3)
@@ -111,7 +97,7 @@ class KVCachePanel(QWidget):
         for widget in (self.layer, self.kv_head, self.step, self.play):
             widget.setEnabled(decoder_only)
         if not decoder_only:
-            self._say(f"{bundle.name} is not a decoder-only model. A KV cache is what a decoder keeps between "
+            say(self.note, f"{bundle.name} is not a decoder-only model. A KV cache is what a decoder keeps between "
                       "generation steps; open gpt-facts or SmolLM2 to watch one grow.", "warning")
             return
         self.layer.setRange(1, config.n_decoder_layers)  # counted from 1, as every panel names layers
@@ -119,7 +105,7 @@ class KVCachePanel(QWidget):
         gqa = (f"{config.n_heads} query heads share {config.kv_heads} key/value head{'s' if config.kv_heads > 1 else ''} (GQA)"
                if config.kv_heads < config.n_heads else
                f"no GQA: each of the {config.n_heads} query heads has its own key/value head")
-        self._say(f"Each new token needs the keys and values of every earlier position, in every layer: the cache "
+        say(self.note, f"Each new token needs the keys and values of every earlier position, in every layer: the cache "
                   f"keeps them (hatched: not cached yet). {bundle.name}: {gqa}.", "info")
 
     def _on_frame(self, frame) -> None:
@@ -168,7 +154,7 @@ class KVCachePanel(QWidget):
         generating = f"Generation step {t - self.n_prompt + 1}: " if t >= self.n_prompt else ""
         self.reads.set_title(f"{generating}pos {t}, “{token}” ({where}): its query reads the {t + 1} cached keys")
         dtype = next(self.state.bundle.model.parameters()).dtype
-        self.memory.setText(describe(config, dtype, t + 1))
+        self.memory.setText(describe_cache(config, dtype, t + 1))
 
     def _on_play(self, on: bool) -> None:
         self.play.setText("Pause ⏸" if on else "Play ▶")
@@ -182,9 +168,5 @@ class KVCachePanel(QWidget):
             return
         self.step.setValue(self.step.value() + 1)
 
-    def _say(self, text: str, level: str) -> None:
-        style.set_sheet(self.note, f"background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;")
-        self.note.setText(text)
 
-
-__all__ = ["KVCachePanel", "cached_tensors"]
+__all__ = ["KVCachePanel"]

@@ -15,9 +15,8 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from explorer import style
-from explorer.drawing.plot_style import fit_title_row, let_shrink
-from explorer.drawing.spaced_axis import SpacedAxis
 from explorer.drawing.token_heatmap import TokenHeatmap
+from explorer.panels.live_lab.plot_look import StepPlot, colour_axes, legend_below, recolour_legend, set_title
 from model.interpret.leak_lab import RUN_LABELS, RUNS, LeakResult
 
 # (RunScores field, axis name): two short lines each, so the axis stays narrow
@@ -35,22 +34,6 @@ def run_colour(run: str) -> str:
     return style.current().series[RUNS.index(run)]
 
 
-def _axes(plot: pg.PlotItem, bottom: str, left: str) -> None:
-    for name, label in (("bottom", bottom), ("left", left)):
-        axis = plot.getAxis(name)
-        axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
-        axis.setPen(style.MUTED.name())
-        axis.setTextPen(style.TEXT.name())
-        if label:
-            axis.setLabel(label, color=style.TEXT.name(), **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
-
-
-def _title(plot: pg.PlotItem, text: str) -> None:
-    plot.setTitle(text, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE * style.scale():.1f}pt")
-    let_shrink(plot.titleLabel)
-    fit_title_row(plot)
-
-
 def _band_brush():
     """The ceiling's band: the muted colour, faint (the bars over it stay the strong colours)."""
     colour = style.colour("muted")
@@ -62,21 +45,15 @@ def _dashed(width: float = 2.0):
     return pg.mkPen(style.MUTED.name(), width=width, style=Qt.DashLine)
 
 
-class LossCurves(pg.PlotWidget):
+class LossCurves(StepPlot):
     """Training loss of both runs per step, and the floor no model that reads only the past can pass."""
 
     def __init__(self, parent=None):
-        super().__init__(parent=parent, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
-        plot = style.still_plot(self.getPlotItem())
-        _title(plot, "Training loss")
-        _axes(plot, "step", "cross-entropy")
+        super().__init__("Training loss", "cross-entropy", parent=parent)
+        plot = self.getPlotItem()
         plot.getAxis("left").setWidth(62)
-        plot.showGrid(y=True, alpha=0.2)
         # The legend: a row under the plot, one entry above the other, never over the steep start
-        self.legend = pg.LegendItem(colCount=1, frame=False, labelTextColor=style.TEXT.name(),
-                                    labelTextSize=f"{style.SMALL_POINT_SIZE * style.scale():.0f}pt")
-        plot.layout.addItem(self.legend, 4, 1)
-        plot.layout.setAlignment(self.legend, Qt.AlignHCenter)
+        self.legend = legend_below(plot, 1)
         self.curves = {run: plot.plot([], [], pen=pg.mkPen(run_colour(run), width=3), antialias=False) for run in RUNS}
         for run, curve in self.curves.items():
             self.legend.addItem(curve, RUN_LABELS[run])
@@ -110,10 +87,10 @@ class LossCurves(pg.PlotWidget):
         self.floor.show()
 
     def restyle(self) -> None:
+        super().restyle()
         for run, curve in self.curves.items():
             curve.setPen(pg.mkPen(run_colour(run), width=3))
-        for _, label in self.legend.items:  # (pyqtgraph recolours a legend's text only when it is set again)
-            label.setText(label.text, color=style.TEXT.name())
+        recolour_legend(self.legend)
         self.floor.setPen(_dashed())
         self.floor.label.setColor(style.MUTED.name())
 
@@ -131,8 +108,8 @@ class AccuracyBars(pg.PlotWidget):
     def __init__(self, parent=None):
         super().__init__(parent=parent)
         plot = style.still_plot(self.getPlotItem())
-        _title(plot, "Accuracy")
-        _axes(plot, "", "")
+        set_title(plot, "Accuracy")
+        colour_axes(plot, "", "")
         left = plot.getAxis("left")
         left.setTicks([[(i + 0.5, name) for i, (_, name) in enumerate(CATEGORIES)]])
         self.setToolTip(CATEGORY_TIP)
@@ -259,19 +236,17 @@ class AttentionPair(QWidget):
             layout.addWidget(heatmap, 1)
         self.future: dict[str, float] = {}
 
-    def clear(self) -> None:
-        """Empty maps, and no note: nothing is on its way (a lab that failed)."""
+    def clear(self, note: str = "") -> None:
+        """Empty maps with a note (none: nothing is on its way, a lab that failed)."""
         for run, heatmap in self.maps.items():
-            heatmap.clear_data()
+            heatmap.clear_data(note)
             heatmap.set_title(RUN_LABELS[run])
 
     def set_result(self, result: LeakResult | None, layer: int, head: int | None) -> None:
         """head None: the mean over heads of `layer`; result None: a lab under way (the maps say
         they are drawn when it ends)."""
         if result is None:
-            for run, heatmap in self.maps.items():
-                heatmap.clear_data(MAP_PENDING)
-                heatmap.set_title(RUN_LABELS[run])
+            self.clear(MAP_PENDING)
             return
         tokens = result.example
         for run, heatmap in self.maps.items():

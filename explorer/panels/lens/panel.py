@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QCoreApplication, QElapsedTimer, Qt, QThreadPool
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
-from superqt.utils import create_worker
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from explorer import style, theme
 from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.label_axis import display_piece
 from explorer.input_text import printable
+from explorer.latest_job import LatestJob
+from explorer.panels.texts import say, text_label
 from model.inference.bundle import smoothed_target
 from model.interpret.frame import forward_lens
 
@@ -54,18 +54,14 @@ class LensPanel(QWidget):
         self.state = state
         self.lens = None
         self.waiting = None  # the frame whose deferred lens is asked for (computed when the panel is shown)
-        self.worker = None
-        self.computing = None  # the frame whose lens the worker computes
-        self.note = QLabel()
-        self.note.setWordWrap(True)
-        self.note.setFont(style.font(style.BASE_POINT_SIZE))
+        self.computing = None  # the frame whose lens the job computes
+        self.job = LatestJob(self)
+        self.job.done.connect(self._on_lens)
+        self.job.failed.connect(self._on_lens_failed)
+        self.note = text_label()
         self.grid = Heatmap(colour_bar=True, square=False)  # layers × positions: cells fill the room
         self.grid.cellClicked.connect(self._on_cell_clicked)
-        self.detail = QLabel()
-        self.detail.setTextFormat(Qt.RichText)
-        self.detail.setFont(style.font(style.BASE_POINT_SIZE))
-        self.detail.setAlignment(Qt.AlignTop | Qt.AlignLeft)
-        self.detail.setWordWrap(True)
+        self.detail = text_label(rich=True, top_left=True)
         self.detail.setMinimumWidth(180)
         row = QHBoxLayout()
         row.addWidget(self.grid, 4)
@@ -89,16 +85,16 @@ class LensPanel(QWidget):
         self.grid.clear_data()
         self.detail.setText("")
         if bundle.has_output_layer:
-            self._say("Run an input to read every layer through the output layer.", "info")
+            say(self.note, "Run an input to read every layer through the output layer.", "info")
         else:
-            self._say(NO_HEAD.format(name=bundle.name), "warning")
+            say(self.note, NO_HEAD.format(name=bundle.name), "warning")
 
     def _on_frame(self, frame) -> None:
         if frame.lens is None and frame.lens_deferred and frame.bundle.has_output_layer:
             self.lens, self.waiting = None, frame
             self.grid.clear_data()
             self.detail.setText("")
-            self._say("Reading every layer at every position through the output layer "
+            say(self.note, "Reading every layer at every position through the output layer "
                       f"({frame.bundle.output_size:,} tokens)…", "info")
             self._start_lens()
             return
@@ -110,7 +106,7 @@ class LensPanel(QWidget):
         reads = ("the token the decoder reads (the cell: its guess for the next one)" if lens.stack == "decoder"
                  else "an input token (the cell: the guess for that position)")
         marked = " Dashed columns: [MASK]." if lens.marked else ""
-        self._say(f"Each row: one {lens.stack} layer's output read through the output layer"
+        say(self.note, f"Each row: one {lens.stack} layer's output read through the output layer"
                   f"{' (after the final LayerNorm)' if frame.bundle.config.norm_first else ''}; "
                   f"each column: {reads}. Top row: the last layer (the model's output). Colour = probability; "
                   f"click a cell for its top 5.{marked}", "info")
@@ -134,40 +130,25 @@ class LensPanel(QWidget):
     def _start_lens(self) -> None:
         """Compute the waiting frame's lens off the GUI thread, once the panel is on screen."""
         frame = self.waiting
-        if frame is None or self.worker is not None or not self.isVisible():
-            return
-        self.computing = frame
-        self.worker = create_worker(forward_lens, frame.bundle, frame.forward, _start_thread=False, _ignore_errors=True)
-        self.worker.returned.connect(self._on_lens)
-        self.worker.errored.connect(self._on_lens_failed)
-        self.worker.finished.connect(self._on_worker_done)
-        self.worker.start()
+        if frame is not None and frame is not self.computing and self.isVisible():
+            self.computing = frame
+            self.job.submit(lambda: (frame, forward_lens(frame.bundle, frame.forward)))
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
         """Block until a deferred lens is computed and drawn (headless figures, tests)."""
         self._start_lens()
-        clock = QElapsedTimer()
-        clock.start()
-        while (self.worker is not None or (self.waiting is not None and self.isVisible())) and clock.elapsed() < msecs:
-            QThreadPool.globalInstance().waitForDone(20)
-            QCoreApplication.sendPostedEvents()
-            QCoreApplication.processEvents()
-        return self.worker is None
+        return self.job.wait(msecs)
 
-    def _on_lens(self, lens) -> None:
-        frame = self.computing
+    def _on_lens(self, done) -> None:
+        frame, lens = done
+        self.computing = None
         frame.lens, frame.lens_deferred = lens, False  # kept on the frame: shown again without recomputing
         if frame is self.waiting:
             self._on_frame(frame)
 
-    def _on_lens_failed(self, exc) -> None:
-        if self.computing is self.waiting:
-            self.waiting = None
-            self._say(f"The logit lens could not be computed: {exc}", "warning")
-
-    def _on_worker_done(self) -> None:
-        self.worker = self.computing = None
-        self._start_lens()  # a newer frame may be waiting
+    def _on_lens_failed(self, message: str) -> None:
+        self.computing = self.waiting = None
+        say(self.note, f"The logit lens could not be computed: {message}", "warning")
 
     def _describe(self, row: int, col: int) -> str:
         """A cell's hover text: its layer, position, top token and probability."""
@@ -226,10 +207,6 @@ class LensPanel(QWidget):
         where = "at a [MASK] " if frame.bundle.fills_masks else ""  # (a masked LM is scored only there)
         return (f"<p style='color:{style.MUTED.name()};'>Label smoothing (ε = {epsilon:g}): {where}the last layer "
                 f"aims at {top:.2f}.</p>")  # (the rest in the tooltip: a projector's column is short)
-
-    def _say(self, text: str, level: str) -> None:
-        style.set_sheet(self.note, f"background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;")
-        self.note.setText(text)
 
 
 __all__ = ["LensPanel", "parse_cell", "cell_view"]

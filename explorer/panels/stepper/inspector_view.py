@@ -102,20 +102,4 @@ class TensorView(Heatmap):
         return self.plot.vb.mapViewToScene(QPointF(col + 0.5, row + 0.5))
 
 
-def slice_for_view(tensor: np.ndarray, axes: tuple[str, ...], head: int) -> tuple[np.ndarray, str, str]:
-    """The 2-D slice a heatmap shows: batch 0, the chosen head, the last two axes as (rows, cols).
-
-    A 1-D tensor becomes one row. Returns (matrix, row axis name, column axis name)."""
-    t, names = tensor, list(axes)
-    while t.ndim > 2:
-        axis = names[0]
-        index = min(head, t.shape[0] - 1) if axis == "head" else 0
-        t, names = t[index], names[1:]
-    if t.ndim == 1:
-        return t[None, :], "", names[0]
-    if t.ndim == 0:
-        return np.reshape(t, (1, 1)), "", ""
-    return t, names[0], names[1]
-
-
-__all__ = ["TensorView", "slice_for_view", "visible_text"]
+__all__ = ["TensorView", "visible_text"]

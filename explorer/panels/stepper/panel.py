@@ -27,24 +27,14 @@ from PySide6.QtWidgets import (
 )
 
 from explorer import style
-from explorer.panels.stepper.inspector_view import TensorView, slice_for_view
-from explorer.panels.stepper.step_texts import STEP_ROLE, fill_jump_list, step_axis_titles, tensor_stats, view_kind
+from explorer.panels.stepper.inspector_view import TensorView
+from explorer.panels.stepper.step_texts import STEP_ROLE, fill_jump_list, step_axis_titles, tensor_stats
+from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
-from model.nn.steps import readable_step_name
+from model.nn.steps import readable_step_name, slice_for_view, view_kind
 
 HOVER_HINT = "Hover a cell: its value."  # short: one line beside the map
 INFO_MIN_WIDTH, INFO_MAX_WIDTH = 300, 560  # the texts' column beside the map
-
-
-def _text(point_size: int | None = None, bold: bool = False, mono: bool = False, sheet: str = "") -> QLabel:
-    """A word-wrapped text about the step (in the app's font unless `point_size` is given)."""
-    label = QLabel()
-    label.setWordWrap(True)
-    if point_size is not None:
-        label.setFont(style.font(point_size, bold=bold, mono=mono))
-    if sheet:
-        style.set_sheet(label, sheet)
-    return label
 
 
 class StepperPanel(QWidget):
@@ -135,14 +125,14 @@ class StepperPanel(QWidget):
         row_jump.addWidget(self.head)
         row_jump.addWidget(self.fit_button)
 
-        self.name_label = _text(style.TITLE_POINT_SIZE, bold=True)  # the step read aloud ("Encoder layer 1 · …")
-        self.path_label = _text(style.SMALL_POINT_SIZE, mono=True, sheet="color: {muted};")  # the recorder's name
+        self.name_label = text_label("", style.TITLE_POINT_SIZE, bold=True)  # the step read aloud ("Encoder layer 1 · …")
+        self.path_label = text_label("", style.SMALL_POINT_SIZE, mono=True, sheet="color: {muted};")  # the recorder's name
         self.path_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.formula_label = _text(style.TITLE_POINT_SIZE + 1, sheet="color: {accent_text};")
-        self.description_label = _text()
-        self.shape_label = _text(style.BASE_POINT_SIZE, mono=True)
-        self.stats_label = _text(style.BASE_POINT_SIZE, mono=True)
-        self.readout = _text(style.BASE_POINT_SIZE, mono=True,
+        self.formula_label = text_label("", style.TITLE_POINT_SIZE + 1, sheet="color: {accent_text};")
+        self.description_label = text_label("", None)
+        self.shape_label = text_label("", style.BASE_POINT_SIZE, mono=True)
+        self.stats_label = text_label("", style.BASE_POINT_SIZE, mono=True)
+        self.readout = text_label("", style.BASE_POINT_SIZE, mono=True,
                              sheet="background: {readout_bg}; color: {readout_text}; padding: 4px; border-radius: 4px;")
         self.readout.setText(HOVER_HINT)
         self.readout.setMinimumHeight(30)

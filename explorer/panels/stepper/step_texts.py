@@ -14,15 +14,6 @@ STEP_ROLE = Qt.UserRole + 1  # the jump list's item data: the step's index in th
 ATTENTION_MAPS = (".scores", ".masked_scores", ".weights", ".mask")  # steps whose rows query their columns
 
 
-def view_kind(name: str, tensor) -> str:
-    """How to colour a step: probabilities/weights sequential, masks two-coloured, else by sign."""
-    if tensor.dtype == bool or name.endswith(".mask"):
-        return "mask"
-    if name.endswith((".weights", ".probs")):
-        return "probs"
-    return "auto"
-
-
 def tensor_stats(t: np.ndarray) -> str:
     """min, max and mean of the finite entries and the count of −∞ ones; a mask's allowed and blocked counts."""
     if t.dtype == bool:

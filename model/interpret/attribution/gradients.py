@@ -103,3 +103,29 @@ def gradient_saturated(grad_x_input_scores: np.ndarray, ig_scores: np.ndarray,
     top_ig = float(np.abs(ig_scores).max()) if np.size(ig_scores) else 0.0
     top_gxi = float(np.abs(grad_x_input_scores).max()) if np.size(grad_x_input_scores) else 0.0
     return top_ig > 0 and top_gxi < ratio * top_ig
+
+
+def short_value(value: float) -> str:
+    """A largest |score| in at most 5 characters ("0.99", "4.45", "2e-3")."""
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 0.01:
+        return f"{value:.2f}"
+    return f"{value:.0e}".replace("e-0", "e-")
+
+
+NEAR_CERTAIN = 0.8  # p above which the caption names a flat gradient's likely reason
+
+
+def saturation_note(scores: dict, probability: float | None = None) -> str:
+    """A sentence when gradient × input is near 0 beside IG (`gradient_saturated`): its row of
+    specks, one of them "lowering p" on the top token, read as a finding. The reason (a
+    near-certain output: ∇ log p carries a factor 1 − p) is named only when p says so."""
+    gxi, ig = scores.get("grad_x_input"), scores.get("integrated_gradients")
+    if gxi is None or ig is None or not gradient_saturated(gxi, ig):
+        return ""
+    scales = f"largest {short_value(float(abs(gxi).max()))}, IG's {short_value(float(abs(ig).max()))}"
+    if probability is not None and probability >= NEAR_CERTAIN:
+        p = "p > 0.99" if probability >= 0.995 else f"p = {probability:.2f}"  # (never "1.00": not certainty)
+        return f" g×i ≈ 0 ({scales}): at {p} the gradient at the input is nearly flat, so its signs say little."
+    return f" g×i ≈ 0 ({scales}): the gradient at the input is nearly flat, so its signs say little."

@@ -73,6 +73,12 @@ def llama_config(file: GGUFFile) -> TransformerConfig:
         raise PretrainedError(f"{file.path}: {exc}") from None
 
 
+def gguf_config(path: str | Path) -> tuple[TransformerConfig, int]:
+    """(config, parameter count) from a GGUF file's header and tensor sizes, without reading the weights."""
+    file = GGUFFile(path)
+    return llama_config(file), sum(int(t.n_elements) for t in file.tensors.values())
+
+
 def gguf_names(config: TransformerConfig) -> dict[str, str]:
     """Our parameter name → the GGUF tensor that holds it (tied weights: once, under the embedding)."""
     names = {"tgt_embed.lut.weight": "token_embd.weight", "decoder.norm.weight": "output_norm.weight"}
@@ -128,4 +134,4 @@ def load_gguf(path: str | Path, name: str | None = None) -> ModelBundle:
     return ModelBundle(model, tokenizer, tokenizer, task=task, name=shown, path=str(file.path))
 
 
-__all__ = ["load_gguf", "llama_config", "gguf_names", "load_llama_weights", "SUPPORTED"]
+__all__ = ["load_gguf", "gguf_config", "llama_config", "gguf_names", "load_llama_weights", "SUPPORTED"]

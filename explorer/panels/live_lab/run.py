@@ -1,22 +1,24 @@
-"""The mask-leak lab off the GUI thread: a superqt generator worker (napari's `thread_worker`).
+"""A lab (a model trained live: the induction heads, the mask leak) off the GUI thread, in a
+superqt generator worker (napari's `thread_worker`).
 
-`lab_messages` builds the `LeakLab` on the worker thread and drives its `events()`; it sends
-the GUI plain data only: `StepRows` (numpy columns of both runs' losses) at most every
-EMIT_INTERVAL, the phase, and the final `LeakResult`. `LeakRun.stop()` may be called at any
-time (before the lab exists, too); `join()` waits for the thread, so a closing window never
-leaves a worker writing into dead widgets.
+`lab_messages` builds the lab on the worker thread and drives its `events()`; the GUI gets
+plain data only: the stages "building" and "training", `StepRows` (numpy columns of step and
+loss per run) at most every EMIT_INTERVAL, and every other event of the lab as it comes.
+`LabRun.stop(...)` may be called at any time (before the lab exists, too) and is handed to the
+lab's own `stop`; `join()` waits for the thread, so a closing window never leaves a worker
+writing into dead widgets.
 """
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from PySide6.QtCore import Qt, QThreadPool
 from superqt.utils import GeneratorWorker, create_worker
 
-from model.interpret.leak_lab import RUNS, LeakConfig, LeakLab, LeakPhase, LeakResult, LeakStep
 from model.train.request import worker_threads
 
 EMIT_INTERVAL = 0.2  # s between batches of loss rows: the curves look live, the GUI thread stays idle
@@ -24,7 +26,7 @@ EMIT_INTERVAL = 0.2  # s between batches of loss rows: the curves look live, the
 
 @dataclass
 class StepRows:
-    """Losses of both runs since the last batch: per run, (steps, losses) numpy columns."""
+    """Training losses since the last batch: per run ("" for a lab of one), (steps, losses) columns."""
 
     columns: dict[str, tuple[np.ndarray, np.ndarray]]
     elapsed: float
@@ -39,45 +41,46 @@ class Control:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.lab: LeakLab | None = None
-        self.stop_asked: bool | None = None  # None: no stop; else whether to still evaluate
+        self.lab = None
+        self.stop_asked: tuple | None = None  # the arguments of the lab's `stop`, once asked
 
-    def stop(self, evaluate: bool) -> None:
+    def stop(self, *args) -> None:
         with self.lock:
-            self.stop_asked = evaluate
+            self.stop_asked = args
             if self.lab is not None:
-                self.lab.stop(evaluate)
+                self.lab.stop(*args)
 
-    def attach(self, lab: LeakLab) -> None:
+    def attach(self, lab) -> None:
         with self.lock:
             self.lab = lab
             if self.stop_asked is not None:
-                lab.stop(self.stop_asked)
+                lab.stop(*self.stop_asked)
 
 
 def _rows(pending: dict[str, list[tuple[int, float]]], elapsed: float) -> StepRows:
     columns = {}
-    for name, rows in pending.items():
+    for run, rows in pending.items():
         arr = np.asarray(rows, dtype=np.float64).reshape(-1, 2)
-        columns[name] = (arr[:, 0].astype(np.int64), arr[:, 1])
+        columns[run] = (arr[:, 0].astype(np.int64), arr[:, 1])
         rows.clear()
     return StepRows(columns, elapsed)
 
 
-def lab_messages(config: LeakConfig, control: Control, threads: int):
-    """The generator the worker runs: yields "building", StepRows …, "evaluating", LeakResult."""
+def lab_messages(make_lab: Callable[[], object], step_type: type, control: Control, threads: int):
+    """The generator the worker runs: "building", "training", then StepRows for the lab's
+    `step_type` events (batched) and every other event as it is, in order."""
     import torch
 
     torch.set_num_threads(threads)  # the GUI thread keeps a core
-    yield LeakPhase("building")
-    lab = LeakLab(config)
+    yield "building"
+    lab = make_lab()
     control.attach(lab)
-    yield LeakPhase("training")
-    pending: dict[str, list[tuple[int, float]]] = {name: [] for name in RUNS}
+    yield "training"
+    pending: dict[str, list[tuple[int, float]]] = {}
     last_emit, elapsed = time.monotonic(), 0.0
     for event in lab.events():
-        if isinstance(event, LeakStep):
-            pending[event.run].append((event.step, event.loss))
+        if isinstance(event, step_type):
+            pending.setdefault(getattr(event, "run", ""), []).append((event.step, event.loss))
             elapsed = event.elapsed
             if time.monotonic() - last_emit >= EMIT_INTERVAL:
                 last_emit = time.monotonic()
@@ -88,16 +91,15 @@ def lab_messages(config: LeakConfig, control: Control, threads: int):
         yield event
 
 
-class LeakRun:
-    """One lab in a superqt GeneratorWorker; `worker.yielded` carries StepRows, LeakPhase and
-    LeakResult to the GUI thread, in order; `worker.errored` a bug. Join it before closing."""
+class LabRun:
+    """One lab in a superqt GeneratorWorker; `worker.yielded` carries its messages to the GUI
+    thread, in order; `worker.errored` a bug. Join it before closing."""
 
-    def __init__(self, config: LeakConfig, threads: int | None = None):
-        self.config = config
+    def __init__(self, make_lab: Callable[[], object], step_type: type, threads: int | None = None):
         self.control = Control()
         self._done = threading.Event()
         self._started = False
-        self.worker = create_worker(lab_messages, config, self.control, threads or worker_threads(),
+        self.worker = create_worker(lab_messages, make_lab, step_type, self.control, threads or worker_threads(),
                                     _start_thread=False, _ignore_errors=True, _worker_class=GeneratorWorker)
         # In the worker thread, after its last message: what `join` waits for.
         self.worker.finished.connect(self._mark_done, Qt.ConnectionType.DirectConnection)
@@ -108,18 +110,16 @@ class LeakRun:
         self._started = True
         self.worker.start()
 
-    def stop(self, evaluate: bool = True) -> None:
-        """End training after the current step; `evaluate=False` skips the held-out scores too."""
-        self.control.stop(evaluate)
+    def stop(self, *args) -> None:
+        """End training after the current step (the arguments go to the lab's `stop`)."""
+        self.control.stop(*args)
 
     def is_done(self) -> bool:
         return self._done.is_set()
 
     def join(self, timeout_s: float = 60.0) -> bool:
         """Block until the worker has ended (call `stop()` first). True if it has."""
-        if not self._started:
-            return True
-        return self._done.wait(timeout_s)
+        return self._done.wait(timeout_s) if self._started else True
 
     def _mark_done(self) -> None:
         pool = QThreadPool.globalInstance()
@@ -127,4 +127,4 @@ class LeakRun:
         self._done.set()
 
 
-__all__ = ["LeakRun", "StepRows", "lab_messages", "EMIT_INTERVAL", "LeakPhase", "LeakResult"]
+__all__ = ["LabRun", "StepRows", "lab_messages", "EMIT_INTERVAL"]

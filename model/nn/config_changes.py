@@ -1,5 +1,5 @@
 """What changed between the paper's Transformer and a 2024 small language model, read from the
-two configs (no Qt): one row per aspect, each naming the panel that shows it.
+two configs: one row per aspect (the 2017 vs 2024 panel's table).
 
 The paper's side is its base model (Table 3: N = 6, d_model 512, d_ff 2048, h = 8, a shared
 source–target BPE vocabulary of about 37000 tokens); the other side is whatever config is
@@ -19,13 +19,16 @@ def paper_config() -> TransformerConfig:
     return TransformerConfig(src_vocab_size=PAPER_VOCAB, tgt_vocab_size=PAPER_VOCAB, share_embeddings=True)
 
 
+def is_modern(config: TransformerConfig) -> bool:
+    """A Llama-family config (what 2024's small models are built from)."""
+    return config.norm == "rms" or config.positional == "rope" or config.activation == "swiglu"
+
+
 @dataclass(frozen=True)
 class Row:
     aspect: str
     old: str
     new: str
-    panel: str  # the --panel name that shows it
-    view: str = ""  # that panel's view ("" for its default)
 
 
 def _stacks(c: TransformerConfig) -> str:
@@ -75,22 +78,21 @@ def _parameters(c: TransformerConfig, counted: int | None) -> str:
     return f"≈ {c.parameter_estimate() / 1e6:,.0f} M from the sizes"
 
 
-def comparison_rows(old: TransformerConfig, new: TransformerConfig, new_parameters: int | None = None) -> list[Row]:
-    """Each aspect of the two models, with the panel that shows it on the loaded model."""
+def config_changes(old: TransformerConfig, new: TransformerConfig, new_parameters: int | None = None) -> list[Row]:
+    """Each aspect of the two models, in words and numbers."""
     return [
-        Row("Stacks", _stacks(old), _stacks(new), "architecture"),
-        Row("Width", f"d_model {old.d_model}", f"d_model {new.d_model}", "architecture"),
-        Row("Norm", _norm(old), _norm(new), "step"),
-        Row("Positions", _positions(old), _positions(new), "positional", "rope"),
-        Row("FFN", _ffn(old), _ffn(new), "step"),
-        Row("Heads", _heads(old), _heads(new), "kvcache"),
-        Row("Biases", "in every projection" if old.bias else "none", "in every projection" if new.bias else "none",
-            "step"),
-        Row("Parameters", _parameters(old, None) + " (Table 3: 65 M)", _parameters(new, new_parameters), "architecture"),
-        Row("Vocabulary", _vocabulary(old), _vocabulary(new), "sampling"),
+        Row("Stacks", _stacks(old), _stacks(new)),
+        Row("Width", f"d_model {old.d_model}", f"d_model {new.d_model}"),
+        Row("Norm", _norm(old), _norm(new)),
+        Row("Positions", _positions(old), _positions(new)),
+        Row("FFN", _ffn(old), _ffn(new)),
+        Row("Heads", _heads(old), _heads(new)),
+        Row("Biases", "in every projection" if old.bias else "none", "in every projection" if new.bias else "none"),
+        Row("Parameters", _parameters(old, None) + " (Table 3: 65 M)", _parameters(new, new_parameters)),
+        Row("Vocabulary", _vocabulary(old), _vocabulary(new)),
         Row("Context", f"{old.max_len:,} positions (this project's table; the sinusoids extend)",
-            f"{new.max_len:,} tokens", "kvcache"),
+            f"{new.max_len:,} tokens"),
     ]
 
 
-__all__ = ["PAPER_VOCAB", "Row", "comparison_rows", "paper_config"]
+__all__ = ["PAPER_VOCAB", "Row", "config_changes", "is_modern", "paper_config"]

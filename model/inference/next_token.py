@@ -1,4 +1,4 @@
-"""What the sampling playground draws, without Qt: one next-token distribution and its filtering.
+"""One next-token distribution and its filtering: what the sampling playground draws.
 
 The model runs once per prompt (`next_token_logits`, off the GUI thread); every move of a
 temperature / top-k / top-p control only re-filters that one row with the function sampling

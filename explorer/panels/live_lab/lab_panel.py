@@ -1,0 +1,276 @@
+"""`LabPanel`: the frame of a panel that trains its own small model live (the induction heads,
+the mask leak): Start/Stop, the number of steps, a progress bar and the lab's model named on one
+row, a message under it, then the lab's pictures in a grid — in one row on a wide, low panel,
+else two a row (an odd last one across both columns).
+
+A subclass names its lab (`config_class`, `lab_class`, `step_type`), builds its pictures
+(`build_views`, returning them in grid order) and draws what the worker sends
+(`show_rows(StepRows)`, `show_event(event)`). Training runs in a `LabRun` on a worker thread;
+messages of a run no longer current are dropped.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QEventLoop, Qt, QTimer
+from PySide6.QtWidgets import (
+    QApplication,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer import style, theme
+from explorer.panels.live_lab.run import LabRun, StepRows
+from explorer.panels.stops_with_window import StopsWithWindow
+from explorer.state import SessionState
+
+STACK_HEIGHT = 720  # px: lower than this, two rows would leave a plot too short to read …
+ROW_WIDTH = 900  # px: … if one row has the width (a narrow dock stays two a row)
+START_TIMEOUT = 60.0  # s: `train_for` waits at most this long for the lab to be built (and scored)
+
+
+class LabPanel(StopsWithWindow, QWidget):
+    intro = ""
+    start_text, start_tip, stop_tip, steps_tip = "Start", "", "", ""
+    steps_range = (100, 20000, 500)  # least, most, one click
+    stage_texts: dict[str, str] = {}  # the message while the lab is in a stage ("building" …)
+    wide_ratio = 1.8  # wider than this × its height: the pictures in one row
+    row_stretches: tuple[int, ...] = ()  # each picture's share of one row (default: equal)
+    stop_args: tuple = ()  # what Stop hands the lab's `stop`
+    shutdown_args: tuple = ()  # … and what closing the window does
+    config_class: type
+    lab_class: type
+    step_type: type
+
+    def __init__(self, state: SessionState, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.run: LabRun | None = None
+        self.stage = "idle"  # idle, starting, building, training, evaluating or failed
+        self.started = False
+        self.step = 0
+        self.total_steps = 0
+        self._build()
+        theme.notifier().changed.connect(self._restyle)
+        app = QApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+
+    # -- what a subclass gives -----------------------------------------------------------------
+    def lab_model_text(self, config) -> tuple[str, str]:
+        """(shown, tooltip): the lab's own model, since the input bar above names the session's."""
+        raise NotImplementedError
+
+    def build_views(self) -> list[QWidget]:
+        raise NotImplementedError
+
+    def extra_controls(self) -> list[QWidget]:
+        return []
+
+    def clear_views(self, config) -> None:
+        """A new run begins: empty the pictures."""
+
+    def show_rows(self, rows: StepRows) -> None:
+        """New training losses."""
+
+    def show_event(self, event) -> None:
+        """Any other event of the lab (a measurement, a stage, a result)."""
+
+    def finished(self) -> None:
+        """The run has ended (stopped, done or failed)."""
+
+    def restyle(self) -> None:
+        """Recolour the pictures (a theme change)."""
+
+    # -- the frame -------------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.start_button = QPushButton(self.start_text)
+        self.start_button.setToolTip(self.start_tip)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setToolTip(self.stop_tip)
+        self.steps_spin = QSpinBox()
+        low, high, single = self.steps_range
+        self.steps_spin.setRange(low, high)
+        self.steps_spin.setSingleStep(single)
+        self.steps_spin.setValue(self.config_class.steps)
+        self.steps_spin.setSuffix(" steps")
+        self.steps_spin.setToolTip(self.steps_tip)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setFormat("%p %")  # how far training is (the message names the step)
+        self.progress.setMaximumWidth(160)
+        self.lab_model = style.eliding_line(alignment=Qt.AlignmentFlag.AlignRight)
+        self.lab_model.setObjectName("lab_model")
+        style.set_sheet(self.lab_model, "color: {muted};")
+        self._name_lab_model(self.config_class())
+        self.message = QLabel(self.intro)
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.views = self.build_views()
+        controls = QHBoxLayout()
+        controls.setSpacing(6)
+        for widget in (self.start_button, self.stop_button, self.steps_spin, *self.extra_controls(), self.progress):
+            controls.addWidget(widget)
+        controls.addWidget(self.lab_model, 1)
+        self.grid = QGridLayout()
+        self.grid.setSpacing(4)
+        self.in_a_row: bool | None = None
+        self._arrange(False)
+        self.column = QVBoxLayout(self)
+        self.column.setContentsMargins(4, 2, 4, 2)
+        self.column.setSpacing(3)
+        self.column.addLayout(controls)
+        self.column.addWidget(self.message)
+        self.column.addLayout(self.grid, 1)
+        self.start_button.clicked.connect(lambda: self.start())
+        self.stop_button.clicked.connect(lambda: self.stop())
+        self._show_stage()
+
+    def _arrange(self, in_a_row: bool) -> None:
+        """The pictures in one row, or two a row (an odd last one across both columns)."""
+        if self.in_a_row == in_a_row:
+            return
+        self.in_a_row = in_a_row
+        n = len(self.views)
+        for widget in self.views:
+            self.grid.removeWidget(widget)
+        for i, widget in enumerate(self.views):
+            if in_a_row:
+                self.grid.addWidget(widget, 0, i)
+            else:
+                self.grid.addWidget(widget, i // 2, i % 2, 1, 2 if i == n - 1 and n % 2 else 1)
+        stretches = self.row_stretches or (1,) * n
+        for col in range(n):
+            self.grid.setColumnStretch(col, stretches[col] if in_a_row else int(col < 2))
+        for row in range((n + 1) // 2):
+            self.grid.setRowStretch(row, int(row == 0 or not in_a_row))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        wide = self.width() > self.wide_ratio * self.height()
+        self._arrange(wide or (self.height() < STACK_HEIGHT and self.width() >= ROW_WIDTH))
+
+    def _name_lab_model(self, config) -> None:
+        shown, whole = self.lab_model_text(config)
+        self.lab_model.setText(shown)
+        self.lab_model.setToolTip(whole)
+
+    # -- controls ----------------------------------------------------------------------------------
+    def config(self, **overrides):
+        """The lab the controls describe (keyword arguments override fields: tests, figures)."""
+        return self.config_class(**{"steps": self.steps_spin.value(), **overrides})
+
+    def start(self, config=None, threads: int | None = None) -> None:
+        """Train a fresh lab on a worker thread (nothing if one runs already)."""
+        if self.run is not None:
+            return
+        config = config or self.config()
+        self.started, self.step, self.total_steps = True, 0, config.steps
+        self.progress.reset()  # (no "37 %" of a run before)
+        style.set_sheet(self.message, "")
+        self._name_lab_model(config)
+        self.clear_views(config)
+        self.run = run = LabRun(lambda: self.lab_class(config), self.step_type, threads)
+        run.worker.yielded.connect(self._on_message)
+        run.worker.errored.connect(self._on_error)
+        run.worker.finished.connect(self._on_finished)
+        self.stage = "starting"
+        self._show_stage()
+        run.start()
+
+    def start_for_scene(self) -> None:
+        """A tour scene's start: the lab once; coming back shows the run going on, or its end."""
+        if self.run is None and not self.started:
+            self.start()
+
+    def stop(self) -> None:
+        """End training after the current step (its last measurement still comes)."""
+        if self.run is not None:
+            self.run.stop(*self.stop_args)
+
+    def shutdown(self) -> None:
+        """Stop for good (window closing, app quitting) and wait for the thread."""
+        run, self.run = self.run, None
+        if run is None:
+            return
+        run.stop(*self.shutdown_args)
+        run.join()
+        self.stage = "idle"
+        self._show_stage()
+
+    def timed_config(self, seconds: float):
+        """The config of a run `train_for` times; None: the panel stops it after `seconds`."""
+        return None
+
+    def train_for(self, seconds: float) -> int:
+        """Headless figures (`--train-seconds`): train for `seconds` (or all steps), then stop,
+        and return the steps trained. The event loop runs meanwhile."""
+        config = self.timed_config(seconds)
+        self.start(config)
+        run = self.run
+        loop = QEventLoop()
+        run.worker.finished.connect(loop.quit)
+        if config is None:
+            QTimer.singleShot(int(seconds * 1000), lambda: run.stop(*self.stop_args))
+        QTimer.singleShot(int((2 * START_TIMEOUT + seconds) * 1000), loop.quit)
+        if not run.is_done():
+            loop.exec()
+        if self.run is run and not run.is_done():  # ran out of time: stop it and take what it has
+            self.shutdown()
+        for _ in range(5):  # queued messages, then `finished`
+            QApplication.processEvents()
+        return self.step
+
+    # -- worker messages (GUI thread; those of a run no longer current are dropped) --------------
+    def _mine(self) -> bool:
+        return self.run is not None and self.sender() is self.run.worker.signals
+
+    def _on_message(self, message) -> None:
+        if not self._mine():
+            return
+        if isinstance(message, StepRows):
+            self.step = max(self.step, message.last_step)
+            self.progress.setValue(int(1000 * self.step / max(self.total_steps, 1)))
+            self.show_rows(message)
+        elif isinstance(message, str):
+            self.show_stage(message)
+        else:
+            self.show_event(message)
+
+    def _on_error(self, exc: BaseException) -> None:
+        if self._mine():
+            self.stage = "failed"
+            self.message.setText(f"The lab failed: {type(exc).__name__}: {exc}")
+            style.set_sheet(self.message, "color: {error};")
+
+    def _on_finished(self) -> None:
+        if self._mine():
+            self.run = None
+            if self.stage != "failed":
+                self.stage = "idle"
+            self.finished()
+            self._show_stage()
+
+    def show_stage(self, stage: str) -> None:
+        self.stage = stage
+        self._show_stage()
+
+    def _show_stage(self) -> None:
+        running = self.run is not None
+        self.start_button.setEnabled(not running)
+        self.stop_button.setEnabled(running and self.stage != "evaluating")
+        self.steps_spin.setEnabled(not running)
+        self.progress.setVisible(running)
+        self.progress.setRange(0, 0 if self.stage == "evaluating" else 1000)  # evaluating: busy, no steps
+        if self.stage in self.stage_texts:
+            self.message.setText(self.stage_texts[self.stage])
+
+    def _restyle(self, *_) -> None:
+        self.restyle()
+
+
+__all__ = ["LabPanel"]

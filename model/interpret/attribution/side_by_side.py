@@ -1,0 +1,53 @@
+"""Every attribution method for one output token, side by side, and how far they agree.
+
+`compare_methods` is a generator: it yields (done, total, what) before each method (a GUI
+shows the progress; a script can `list()` it away) and returns a `MethodComparison` of plain
+numpy arrays and strings, which the attribution panel draws as it is.
+"""
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from model.interpret.attribution import METHOD_TITLES, METHODS, attribute_problem, build_problem, describe_head
+from model.interpret.attribution.correlation import rank_correlations
+
+
+@dataclass
+class MethodComparison:
+    """Each method's scores over the input tokens for the output token at `position`."""
+
+    input_pieces: list[str]
+    outputs: list[str]
+    position: int
+    head_label: str  # the head "attention_head" read ("layer 2, head 1")
+    scores: dict[str, np.ndarray] = field(default_factory=dict)  # method → one score per input token
+    names: list[str] = field(default_factory=list)  # the methods in `rho`'s order
+    rho: np.ndarray | None = None  # Spearman's ρ between the methods' scores
+    probability: float | None = None  # p(the explained token), as the model gives it
+
+    @property
+    def output_piece(self) -> str:
+        return self.outputs[self.position]
+
+
+def compare_methods(bundle, source: str, target: str | None, position: int, head: tuple[int, int]
+                    ) -> Generator[tuple[int, int, str], None, MethodComparison]:
+    """Yields (done, total, what) before each step; returns the MethodComparison. A position
+    past this output's end is clamped to its last token."""
+    total = len(METHODS) + 1
+    yield 0, total, "Computing the model's output…"
+    problem = build_problem(bundle, source, target, position=0)
+    problem = problem.with_position(max(-len(problem.outputs), min(position, len(problem.outputs) - 1)))
+    result = MethodComparison(problem.input_pieces, problem.outputs, problem.position, describe_head(problem, head),
+                              probability=problem.probability())
+    for done, method in enumerate(METHODS, start=1):
+        yield done, total, f"Computing {METHOD_TITLES[method]}… ({done + 1}/{total})"
+        result.scores.update(attribute_problem(problem, [method], head))
+    result.names, result.rho = rank_correlations(result.scores)
+    return result
+
+
+__all__ = ["MethodComparison", "compare_methods"]
