@@ -50,6 +50,10 @@ class LayerCache:
         self.length = end
         return self.keys, self.values
 
+    def truncate(self, length: int) -> None:
+        """Forget the positions from `length` on (the buffers stay, to be written again)."""
+        self.length = min(self.length, length)
+
 
 class KVCache:
     """Every decoder layer's `LayerCache`, plus the ids they hold (for the padding mask).
@@ -73,6 +77,17 @@ class KVCache:
     def length(self) -> int:
         """How many positions are cached (the position the next token will take)."""
         return self.layers[0].length
+
+    def truncate(self, length: int) -> None:
+        """Forget the positions from `length` on: the cache then holds what it held when it was
+        `length` long, and the next forward continues from there (run some tokens again, say
+        recorded this time)."""
+        if not 0 <= length <= self.length:
+            raise ValueError(f"a cache of {self.length} positions cannot be cut to {length}")
+        for layer in self.layers:
+            layer.truncate(length)
+        if self.ids is not None:
+            self.ids = self.ids[:, :length]
 
     def nbytes(self) -> int:
         """Memory the cached keys and values take."""

@@ -238,7 +238,16 @@ def step_text(module, local: str) -> StepText:
     return text
 
 
-def _resolve(module, local: str) -> StepText:
+def site_axes(module, local: str) -> tuple[str, ...]:
+    """The axes of site `local` of `module` as the catalogue writes them, before `step_text`
+    resolves them: an attention's token axes stay "q" (its queries) and "k" (its keys), every
+    other token axis is "t" — what a recording that gathers rows from several forwards needs
+    to tell a query row from a key column (`model.inference.recorded_rows`)."""
+    return _unresolved(module, local)[0].axes
+
+
+def _unresolved(module, local: str) -> tuple[StepText, dict[str, str]]:
+    """(the catalogue's text of the site, its token axes' names in this module)."""
     group = module.STEP_GROUP
     axes = dict(getattr(module, "step_axes", {}))
     if group == "model":
@@ -247,7 +256,11 @@ def _resolve(module, local: str) -> StepText:
             local, axes = rest, {"t": "src" if stack == "encoder" else "tgt"}
         else:
             axes = {"t": "tgt" if module.config.model_kind.has_decoder else "src"}
-    text = CATALOGUE[group](module)[local]
+    return CATALOGUE[group](module)[local], axes
+
+
+def _resolve(module, local: str) -> StepText:
+    text, axes = _unresolved(module, local)
     return StepText(text.formula, text.description, tuple(axes.get(a, a) for a in text.axes))
 
 
