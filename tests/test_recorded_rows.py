@@ -104,3 +104,14 @@ def test_a_truncated_cache_continues_from_where_it_was_cut(tiny_llama):
     assert cache.length == 6 and cache.ids.tolist() == ids.tolist()
     with pytest.raises(ValueError, match="cannot be cut"):
         cache.truncate(7)
+
+
+def test_generate_continues_a_cache_that_holds_the_prompt(tiny_llama):
+    ids = [1, 7, 3, 9, 4]
+    expected = generate(tiny_llama, ids, 6, use_cache=False)
+    cache = KVCache(tiny_llama)
+    with torch.no_grad():
+        tiny_llama.decode(None, None, torch.tensor([ids[:-1]]), cache=cache)
+    assert generate(tiny_llama, ids[-1:], 6, cache=cache) == expected and cache.length == len(ids) + 5
+    with pytest.raises(ValueError, match="use_cache=True"):
+        generate(tiny_llama, ids[-1:], 2, cache=cache, use_cache=False)

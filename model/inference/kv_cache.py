@@ -21,10 +21,11 @@ class LayerCache:
     """One layer's keys and values so far, (B, kv_heads, T, d_k) each. Stored in buffers that
     double when full, so a step writes only its own position instead of copying the cache."""
 
-    def __init__(self):
+    def __init__(self, capacity: int = 0):
         self._keys: torch.Tensor | None = None
         self._values: torch.Tensor | None = None
         self.length = 0
+        self.capacity = capacity  # positions the first buffers hold (more are made room for as needed)
 
     @property
     def keys(self) -> torch.Tensor | None:
@@ -38,7 +39,7 @@ class LayerCache:
         """Add the new positions' keys and values (already rotated, for RoPE); return all of them."""
         end = self.length + k.size(2)
         if self._keys is None or end > self._keys.size(2):
-            capacity = max(end, 2 * (self._keys.size(2) if self._keys is not None else 0), 16)
+            capacity = max(end, 2 * (self._keys.size(2) if self._keys is not None else 0), 16, self.capacity)
             keys = k.new_empty(k.size(0), k.size(1), capacity, k.size(3))
             values = v.new_empty(v.size(0), v.size(1), capacity, v.size(3))
             if self.length:
@@ -63,11 +64,13 @@ class KVCache:
     >>> logits = model.project(model.decode(None, None, next_id, cache=cache))  # then one token a step
     """
 
-    def __init__(self, model: Transformer):
+    def __init__(self, model: Transformer, capacity: int = 0):
+        """`capacity`: the positions to make room for at once (a known length: no buffer is then
+        made, or copied, while decoding)."""
         cfg = model.config
         if not cfg.model_kind.has_decoder:
             raise ValueError("a key/value cache serves a decoder; this model is encoder-only")
-        self.layers = [LayerCache() for _ in range(cfg.n_decoder_layers)]
+        self.layers = [LayerCache(capacity) for _ in range(cfg.n_decoder_layers)]
         self.ids: torch.Tensor | None = None  # (B, length): what the cached positions hold
 
     def layer(self, i: int) -> LayerCache:

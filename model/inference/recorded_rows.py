@@ -45,7 +45,7 @@ class RowRecording:
     Each forward's query rows go to rows start … start + count − 1; key columns go to the
     positions they stand for (before the cache: the new ones; after it: every one so far).
     The tensors are float32 on the CPU, as `Trace.add` keeps them, made outside any inference
-    mode so the trace can be read and edited anywhere later.
+    mode (even when the forwards run in one) so the trace can be read and edited anywhere later.
     """
 
     def __init__(self, model: nn.Module, rows: int):
@@ -92,11 +92,12 @@ class RowRecording:
         self._token_axes[where.name] = (query, key)
         shape = [self.positions if i in (query, key) else n for i, n in enumerate(tensor.shape)]
         dtype = torch.float32 if tensor.is_floating_point() else tensor.dtype
-        with torch.inference_mode(False):
-            if query is not None and key is not None:  # the later keys of earlier rows are never written
-                buffer = torch.full(shape, UNSEEN.get(where.local, 0), dtype=dtype)
-            else:
-                buffer = torch.empty(shape, dtype=dtype)
+        unseen = UNSEEN.get(where.local, 0) if query is not None and key is not None else None
+        if torch.is_inference_mode_enabled():
+            with torch.inference_mode(False):
+                buffer = _buffer(shape, dtype, unseen)
+        else:
+            buffer = _buffer(shape, dtype, unseen)
         text = where.text
         return Step(where.name, buffer, text.formula, text.description, text.axes)
 
@@ -107,7 +108,7 @@ class RowRecording:
         if not self._filled:
             raise ValueError("nothing was recorded")
         length = self._filled[-1][1]
-        with torch.inference_mode(False):
+        with torch.inference_mode(False), torch.no_grad():
             steps = {name: self._cut(step, length) for name, step in self._steps.items()}
             for name, step in steps.items():
                 if name.endswith(".scores"):
@@ -133,7 +134,12 @@ class RowRecording:
                                                       / math.sqrt(pick.size(-1)))
 
 
-@torch.inference_mode()
+def _buffer(shape: list[int], dtype: torch.dtype, fill: float | None) -> torch.Tensor:
+    """A CPU tensor, filled with `fill` (the parts no forward writes) or left to be written."""
+    return torch.empty(shape, dtype=dtype) if fill is None else torch.full(shape, fill, dtype=dtype)
+
+
+@torch.no_grad()
 def record_greedy_continuation(bundle: ModelBundle, encoded, max_new: int) -> tuple[list[int], bool, ForwardResult]:
     """A decoder-only model's greedy continuation of the prompt and the recorded forward over
     <bos> prompt continuation (what `bundle.run` records over `bundle.generate_ids`), the prompt
@@ -149,7 +155,9 @@ def record_greedy_continuation(bundle: ModelBundle, encoded, max_new: int) -> tu
     prompt = src[0].tolist()
     seq = [bos] + prompt
     model.eval()
-    recording, cache = RowRecording(model, len(seq) + max_new), KVCache(model)
+    # Room for every position at once: `generate` (in inference mode) then writes into the recorded
+    # pass's buffers and makes none of its own, which a later recorded pass could not write to.
+    recording, cache = RowRecording(model, len(seq) + max_new), KVCache(model, capacity=len(seq) + max_new)
     with recording.rows(0, len(seq)):
         logits = model.project(model.decode(None, None, torch.tensor([seq], device=bundle.device), cache=cache))
     first = logits[0, -1].float()

@@ -222,6 +222,7 @@ CATALOGUE: dict[str, Callable[[object], dict[str, StepText]]] = {
 
 # module → {site: its text}: a recording asks for ~150 texts per forward, the same each time.
 _TEXTS: WeakKeyDictionary = WeakKeyDictionary()
+_AXES: WeakKeyDictionary = WeakKeyDictionary()  # module → {site: its unresolved axes}
 
 
 def step_text(module, local: str) -> StepText:
@@ -243,7 +244,13 @@ def site_axes(module, local: str) -> tuple[str, ...]:
     resolves them: an attention's token axes stay "q" (its queries) and "k" (its keys), every
     other token axis is "t" — what a recording that gathers rows from several forwards needs
     to tell a query row from a key column (`model.inference.recorded_rows`)."""
-    return _unresolved(module, local)[0].axes
+    axes = _AXES.get(module)
+    if axes is None:
+        axes = _AXES[module] = {}
+    found = axes.get(local)
+    if found is None:
+        found = axes[local] = _unresolved(module, local)[0].axes
+    return found
 
 
 def _unresolved(module, local: str) -> tuple[StepText, dict[str, str]]:
