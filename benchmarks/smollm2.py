@@ -4,8 +4,9 @@
 
 Prints, in this order (each a median of --repeats runs; wall seconds, process CPU seconds beside):
 - `load_s`: `load_pretrained("smollm2")` in a fresh process state (the first load, so one run);
-- `frame_s`: `compute_frame` for a 64-token prompt, the GUI's case: tokenize, greedy output
-  (cached, up to the bundle's default length), the recorded forward;
+- `frame_s`: `compute_frame` for a 64-token prompt, the GUI's case: tokenize, the prompt's
+  recorded pass (filling the key/value cache), the greedy continuation from that cache (up to
+  the bundle's default length), its rows' recorded pass;
 - `rss_gb`: the process's peak resident memory after loading, the frames and our generation
   (before transformers is imported);
 - `generate_ratio`: our `generate` (key/value cache, greedy, --new-tokens tokens, no early stop)

@@ -83,6 +83,17 @@ def test_frames_of_every_strategy_match_the_cpu(name, text, target, strategy):
     same_frames(compute_frame(cpu, text, target, settings), compute_frame(gpu, text, target, settings))
 
 
+def test_a_frame_with_the_prompt_recorded_once_matches_the_cpu():
+    """The language-model frame's path (`recorded_greedy_run`: the prompt recorded into the
+    key/value cache, the continuation's rows recorded from it) with the cache on the device."""
+    from model.interpret.frame import Frame, recorded_greedy_run
+    frames = []
+    for bundle in pair("gpt-facts"):
+        run, forward = recorded_greedy_run(bundle, "the cow", None, bundle.encode_source("the cow"))
+        frames.append(Frame(bundle, bundle.name, "the cow", None, DecodeSettings(), forward, run))
+    same_frames(*frames)
+
+
 def test_an_encoder_only_frame_matches_the_cpu():
     cpu, gpu = pair("bert-facts")
     same_frames(compute_frame(cpu, "the cow [MASK] moo ."), compute_frame(gpu, "the cow [MASK] moo ."))

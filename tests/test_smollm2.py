@@ -326,6 +326,27 @@ def test_a_frame_generates_with_the_cache_and_records_once(bundle, frame):
 
 
 @needs_model
+def test_a_frame_runs_the_prompt_once_and_equals_recording_every_step(bundle, frame):
+    """The frame (prompt recorded once into the cache, the continuation generated from it, its
+    rows recorded in one more cached pass) against `compute_frame` inside hooks, which records
+    every decoding step and both passes without the cache: the same recorded steps, attention,
+    outputs and per-step top tokens; the continuation is `generate`'s without the cache."""
+    from frame_checks import assert_same_forward, assert_same_run
+    from model.interpret.frame import compute_frame
+    from model.nn.hooks import hooks
+    tok = bundle.tgt_tokenizer
+    assert frame.decode.unmasked is None  # the frame took the path that records the prompt once
+    with hooks(bundle.model, {}):
+        full = compute_frame(bundle, PROMPTS[2])
+    assert_same_forward(frame.forward, full.forward)
+    assert_same_run(frame.decode, full.decode)
+    prompt = [tok.bos_id] + tok.encode(PROMPTS[2]).ids
+    uncached = generate(bundle.model, prompt, len(frame.decode.steps), eos_id=tok.eos_id,
+                        never=(tok.bos_id, bundle.config.pad_id), use_cache=False)
+    assert frame.decode.output_ids == uncached
+
+
+@needs_model
 def test_the_parallel_view_runs_the_pass_without_the_mask_off_the_gui_thread(qtbot, frame):
     from explorer.panels.decoding.parallel_view import ParallelPassView
     run = replace(frame.decode, unmasked=None)

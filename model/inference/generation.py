@@ -24,7 +24,7 @@ def _choose(logits: torch.Tensor, temperature: float, top_k: int, top_p: float,
 def generate(model: Transformer, ids, max_new_tokens: int, *, eos_id: int | None = None,
              temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0, seed: int | None = None,
              use_cache: bool = True, on_step: Callable[[int, int], None] | None = None,
-             never: tuple[int, ...] = ()) -> list[int]:
+             never: tuple[int, ...] = (), cache: KVCache | None = None) -> list[int]:
     """Continue `ids` (a list of ids or a (1, T) tensor) with a decoder-only model.
 
     Returns the new ids (up to `max_new_tokens`, ending with `eos_id` if the model wrote it).
@@ -33,7 +33,9 @@ def generate(model: Transformer, ids, max_new_tokens: int, *, eos_id: int | None
     whole sequence every step (the same tokens, more work), as does a call inside active hooks
     (head surgery, patching, a recording), whose edits may need every position in each forward.
     `on_step(i, id)` is called as each new token is chosen (to stream it). `never`: ids never
-    chosen (the explorer's decoders never write <bos> or <pad>).
+    chosen (the explorer's decoders never write <bos> or <pad>). `cache`: a key/value cache that
+    already holds the positions before `ids` (a prompt run once, recorded, say): `ids` continue
+    from them, and the cache keeps what this call adds.
     """
     cfg = model.config
     if not cfg.model_kind.continues_prompt:
@@ -42,14 +44,18 @@ def generate(model: Transformer, ids, max_new_tokens: int, *, eos_id: int | None
     seq = torch.as_tensor(ids, dtype=torch.long, device=device).reshape(1, -1)
     if seq.size(1) == 0:
         raise ValueError("generate needs at least one prompt token")
-    room = cfg.max_len - seq.size(1)
+    before = cache.length if cache is not None else 0
+    room = cfg.max_len - before - seq.size(1)
     if max_new_tokens > room:
-        raise ValueError(f"{seq.size(1)} prompt tokens + {max_new_tokens} new ones exceed the model's "
+        raise ValueError(f"{before + seq.size(1)} prompt tokens + {max_new_tokens} new ones exceed the model's "
                          f"max_len {cfg.max_len}")
     generator = torch.Generator().manual_seed(seed) if seed is not None else None
     model.eval()
+    if cache is not None and (not use_cache or any_active()):
+        raise ValueError("a given key/value cache is continued only with use_cache=True and no hooks active")
     use_cache = use_cache and not any_active()
-    cache = KVCache(model) if use_cache else None
+    if use_cache and cache is None:
+        cache = KVCache(model)
     step_input, out = seq, []
     for i in range(max_new_tokens):
         hidden = model.decode(None, None, step_input, cache=cache)[:, -1:]  # (1, 1, d_model)

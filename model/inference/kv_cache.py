@@ -23,10 +23,11 @@ class LayerCache:
     """One layer's keys and values so far, (B, kv_heads, T, d_k) each. Stored in buffers that
     double when full, so a step writes only its own position instead of copying the cache."""
 
-    def __init__(self):
+    def __init__(self, capacity: int = 0):
         self._keys: torch.Tensor | None = None
         self._values: torch.Tensor | None = None
         self.length = 0
+        self.capacity = capacity  # positions the first buffers hold (more are made room for as needed)
 
     @property
     def keys(self) -> torch.Tensor | None:
@@ -40,7 +41,7 @@ class LayerCache:
         """Add the new positions' keys and values (already rotated, for RoPE); return all of them."""
         end = self.length + k.size(2)
         if self._keys is None or end > self._keys.size(2):
-            capacity = max(end, 2 * (self._keys.size(2) if self._keys is not None else 0), 16)
+            capacity = max(end, 2 * (self._keys.size(2) if self._keys is not None else 0), 16, self.capacity)
             keys = k.new_empty(k.size(0), k.size(1), capacity, k.size(3))
             values = v.new_empty(v.size(0), v.size(1), capacity, v.size(3))
             if self.length:
@@ -52,6 +53,10 @@ class LayerCache:
         self.length = end
         return self.keys, self.values
 
+    def truncate(self, length: int) -> None:
+        """Forget the positions from `length` on (the buffers stay, to be written again)."""
+        self.length = min(self.length, length)
+
 
 class KVCache:
     """Every decoder layer's `LayerCache`, plus the ids they hold (for the padding mask).
@@ -61,11 +66,13 @@ class KVCache:
     >>> logits = model.project(model.decode(None, None, next_id, cache=cache))  # then one token a step
     """
 
-    def __init__(self, model: Transformer):
+    def __init__(self, model: Transformer, capacity: int = 0):
+        """`capacity`: the positions to make room for at once (a known length: no buffer is then
+        made, or copied, while decoding)."""
         cfg = model.config
         if not cfg.model_kind.has_decoder:
             raise ValueError("a key/value cache serves a decoder; this model is encoder-only")
-        self.layers = [LayerCache() for _ in range(cfg.n_decoder_layers)]
+        self.layers = [LayerCache(capacity) for _ in range(cfg.n_decoder_layers)]
         self.ids: torch.Tensor | None = None  # (B, length): what the cached positions hold
 
     def layer(self, i: int) -> LayerCache:
@@ -75,6 +82,17 @@ class KVCache:
     def length(self) -> int:
         """How many positions are cached (the position the next token will take)."""
         return self.layers[0].length
+
+    def truncate(self, length: int) -> None:
+        """Forget the positions from `length` on: the cache then holds what it held when it was
+        `length` long, and the next forward continues from there (run some tokens again, say
+        recorded this time)."""
+        if not 0 <= length <= self.length:
+            raise ValueError(f"a cache of {self.length} positions cannot be cut to {length}")
+        for layer in self.layers:
+            layer.truncate(length)
+        if self.ids is not None:
+            self.ids = self.ids[:, :length]
 
     def nbytes(self) -> int:
         """Memory the cached keys and values take."""

@@ -19,6 +19,7 @@ import torch
 from model.inference.bundle import ForwardResult, InputError, ModelBundle
 from model.inference.decoding import BeamResult, DecodeStep, beam_search, decode_steps
 from model.inference.embedding import SentenceEmbeddings, sentence_embeddings
+from model.inference.recorded_rows import record_greedy_continuation
 from model.inference.teacher_forcing import ParallelPass, decoder_input, parallel_pass, parallel_row, step_difference
 from model.interpret.interventions import HeadKey, intervene, validate_heads
 from model.interpret.lens import LensView, lens_view
@@ -297,32 +298,31 @@ def _compute_frame(bundle: ModelBundle, source: str, target: str | None, setting
 
 
 def _generates_then_records(bundle: ModelBundle, settings: DecodeSettings | None, target: str | None) -> bool:
-    """An LLM's greedy continuation with no hooks active: generated with the key/value cache
-    unrecorded, then recorded once (`recorded_greedy_run`), instead of recording every step."""
+    """An LLM's greedy continuation with no hooks active: the prompt recorded once, the
+    continuation generated from its key/value cache, then its rows recorded
+    (`recorded_greedy_run`), instead of recording every step."""
     return (bundle.model_kind.continues_prompt and bundle.large_vocabulary and target is None
             and (settings or DecodeSettings()).strategy == "greedy" and not any_active())
 
 
 def recorded_greedy_run(bundle: ModelBundle, source: str, settings: DecodeSettings | None,
                         encoded) -> tuple[DecodeRun, ForwardResult]:
-    """The greedy continuation generated with the key/value cache (nothing recorded), then ONE
-    recorded teacher-forced forward over <bos> prompt continuation: its rows are the decoding
-    steps (row n_prompt + t computes what step t computed: the mask hides the later tokens) and
-    its attention the masked parallel pass. The pass without the mask is left to the view that
-    shows it (`DecodeRun.ensure_unmasked`)."""
+    """The greedy continuation and ONE recorded teacher-forced forward over <bos> prompt
+    continuation, the prompt run through the network once (`record_greedy_continuation`): its
+    rows are the decoding steps (row n_prompt + t computes what step t computed: the mask hides
+    the later tokens) and its attention the masked parallel pass. The pass without the mask is
+    left to the view that shows it (`DecodeRun.ensure_unmasked`)."""
     settings = settings or DecodeSettings()
     tok, model = bundle.tgt_tokenizer, bundle.model
     bos, eos = tok.bos_id, tok.eos_id
-    src, enc = encoded
+    _, enc = encoded
     prompt = list(enc.ids)
-    new = bundle.generate_ids(src, max_len=bundle.default_max_output(len(prompt)))
-    ended = len(new) < bundle.default_max_output(len(prompt))  # it stopped at <eos>: that is a step too
-    forward = bundle.run(source, encoded=encoded, output_ids=new)
-    chosen = new + [eos] if ended else new
+    new, ended, forward = record_greedy_continuation(bundle, encoded, bundle.default_max_output(len(prompt)))
+    chosen = new + [eos] if ended else new  # it stopped at <eos>: that is a step too
     tgt_in = [bos] + prompt + chosen[:-1]  # <bos> prompt y1 … y_{n-1}: one row per step after the prompt's
     rows = len(tgt_in)
     logits = forward.trace["generator.logits"].tensor[0, :rows].float()
-    probs = logits.softmax(-1)
+    probs = forward.trace["generator.probs"].tensor[0, :rows]  # the recorded softmax of those logits
     allowed = logits.clone()
     allowed[:, [bos, bundle.config.pad_id]] = float("-inf")
     layers = range(bundle.config.n_decoder_layers)

@@ -224,6 +224,7 @@ CATALOGUE: dict[str, Callable[[object], dict[str, StepText]]] = {
 
 # module → {site: its text}: a recording asks for ~150 texts per forward, the same each time.
 _TEXTS: WeakKeyDictionary = WeakKeyDictionary()
+_AXES: WeakKeyDictionary = WeakKeyDictionary()  # module → {site: its unresolved axes}
 
 
 def step_text(module, local: str) -> StepText:
@@ -240,7 +241,22 @@ def step_text(module, local: str) -> StepText:
     return text
 
 
-def _resolve(module, local: str) -> StepText:
+def site_axes(module, local: str) -> tuple[str, ...]:
+    """The axes of site `local` of `module` as the catalogue writes them, before `step_text`
+    resolves them: an attention's token axes stay "q" (its queries) and "k" (its keys), every
+    other token axis is "t" — what a recording that gathers rows from several forwards needs
+    to tell a query row from a key column (`model.inference.recorded_rows`)."""
+    axes = _AXES.get(module)
+    if axes is None:
+        axes = _AXES[module] = {}
+    found = axes.get(local)
+    if found is None:
+        found = axes[local] = _unresolved(module, local)[0].axes
+    return found
+
+
+def _unresolved(module, local: str) -> tuple[StepText, dict[str, str]]:
+    """(the catalogue's text of the site, its token axes' names in this module)."""
     group = module.STEP_GROUP
     axes = dict(getattr(module, "step_axes", {}))
     if group == "model":
@@ -249,7 +265,11 @@ def _resolve(module, local: str) -> StepText:
             local, axes = rest, {"t": "src" if stack == "encoder" else "tgt"}
         else:
             axes = {"t": "tgt" if module.config.model_kind.has_decoder else "src"}
-    text = CATALOGUE[group](module)[local]
+    return CATALOGUE[group](module)[local], axes
+
+
+def _resolve(module, local: str) -> StepText:
+    text, axes = _unresolved(module, local)
     return StepText(text.formula, text.description, tuple(axes.get(a, a) for a in text.axes))
 
 
