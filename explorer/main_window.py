@@ -75,6 +75,10 @@ class MainWindow(QMainWindow):
         self.panels = LazyPanels((cls.panel_name for cls in panel_classes()), self._build_panel)
         self._panel_classes = {cls.panel_name: cls for cls in panel_classes()}
         self._closing = False
+        # One tidy of the tab bars after a burst of dock changes (a scene or restoreState moves every
+        # dock and fires dozens of signals), not one per signal: a child timer dies with the window.
+        self._tidy_timer = QTimer(self, singleShot=True, interval=0)
+        self._tidy_timer.timeout.connect(self.hide_stale_tab_bars)
         self._columns_state: QByteArray | None = None  # the two-column layout, while narrow stacks the docks
         self.docks: dict[str, QDockWidget] = {}
         self._add_docks()
@@ -295,7 +299,7 @@ class MainWindow(QMainWindow):
         return restored
 
     def _tidy_tab_bars_later(self, *_) -> None:
-        QTimer.singleShot(0, self, self.hide_stale_tab_bars)  # cancelled if the window dies first
+        self._tidy_timer.start()  # (already pending: still one run)
 
     def hide_stale_tab_bars(self) -> int:
         """Hide dock tab bars Qt leaves painted at a stale place after re-tabbing docks or

@@ -39,7 +39,7 @@ class MaskBars(pg.PlotWidget):
     """Top-k candidates for one [MASK]: horizontal bars, best on top, probability at each bar's end."""
 
     def __init__(self, k: int = TOP_K, parent=None):
-        super().__init__(parent=parent)
+        super().__init__(parent=parent, enableMenu=False)
         self.k = k
         plot = style.still_plot(self.getPlotItem())
         plot.invertY(True)  # the best candidate on top, read first

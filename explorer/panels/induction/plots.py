@@ -35,7 +35,7 @@ class StepPlot(pg.PlotWidget):
     """One still plot over steps, titled, with the phase-change line (hidden until there is one)."""
 
     def __init__(self, title: str, y_label: str, tooltip: str, label_phase: bool = False, parent=None):
-        super().__init__(parent=parent, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
+        super().__init__(parent=parent, enableMenu=False, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
         plot = style.still_plot(self.getPlotItem())
         self.title_text = title
         self._set_title()

@@ -66,7 +66,7 @@ class LossCurves(pg.PlotWidget):
     """Training loss of both runs per step, and the floor no model that reads only the past can pass."""
 
     def __init__(self, parent=None):
-        super().__init__(parent=parent, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
+        super().__init__(parent=parent, enableMenu=False, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
         plot = style.still_plot(self.getPlotItem())
         _title(plot, "Training loss")
         _axes(plot, "step", "cross-entropy")
@@ -129,7 +129,7 @@ class AccuracyBars(pg.PlotWidget):
     from its prefix alone; generated: openings continued into sentences the corpus can say."""
 
     def __init__(self, parent=None):
-        super().__init__(parent=parent)
+        super().__init__(parent=parent, enableMenu=False)
         plot = style.still_plot(self.getPlotItem())
         _title(plot, "Accuracy")
         _axes(plot, "", "")
