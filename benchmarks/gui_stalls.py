@@ -191,7 +191,8 @@ def main(argv=None) -> int:
         print(f"--- {gap * 1000:.0f} ms during {phase}; {len(samples)} samples, where our code was:")
         for line, count in own_frames(samples)[:6]:
             print(f"  {count:3d}× {line}")
-    window.close()
+    from explorer.launch import close_window
+    close_window(app, window)  # as the app closes: its workers finish before the interpreter does
     return 0
 
 

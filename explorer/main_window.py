@@ -334,7 +334,7 @@ class MainWindow(QMainWindow):
         self._closing = True  # docks hidden while closing must not build their panels now
         if self.persist:
             self.save_layout()
-        self.runner.wait(10000)  # never leave a worker running against a dying window
+        self.runner.shutdown(10000)  # never leave a worker running against a dying window
         super().closeEvent(event)
 
     def _on_busy(self, busy: bool, what: str) -> None:
