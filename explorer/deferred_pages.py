@@ -48,7 +48,10 @@ class DeferredPages(QObject):
         if name not in self._built:
             widget = self._factories[name]()
             self._built[name] = widget
-            self._holders[name].layout().addWidget(widget)
+            holder = self._holders[name]
+            holder.layout().addWidget(widget)
+            widget.show()  # (a layout shows a late child only in a later turn)
+            holder.layout().activate()  # its geometry now, as a page added to the tabs would have
             if self.on_built is not None:
                 self.on_built(name, widget)
         return self._built[name]
