@@ -328,7 +328,10 @@ class Runner(QObject):
 
     def _start_next(self) -> None:
         job, self._job = self._job, None
-        if job is None or self._closing:
+        if job is None:
+            return
+        if self._closing:  # dropped: nothing runs now
+            self.state.set_busy(False, "")
             return
         self.state.set_busy(True, job.what)
         worker = create_worker(job.fn, _start_thread=False, _ignore_errors=True)  # errored reports them
