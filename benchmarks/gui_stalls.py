@@ -5,11 +5,11 @@ The real main window runs offscreen. A 10 ms timer on the GUI thread stamps each
 watchdog thread notes every gap over the threshold and samples the GUI thread's Python stack
 while the gap lasts, so a stall is reported with the code that caused it, not only its length.
 
-    .venv/bin/python benchmarks/gui_stalls.py [--train-seconds 20] [--scene-seconds 2] [--threshold-ms 200]
+    .venv/bin/python benchmarks/gui_stalls.py [--train-seconds 20] [--scene-seconds 2] [--threshold-ms 200] [--report N]
 
-Prints per phase `stall_ms[PHASE]: worst`, then `worst_stall_ms:` and `stalls_over_threshold:`,
-then, for the longest stalls (`--report N`), the project's frames seen most often in its
-stack samples. Goal: no stall over 200 ms.
+Prints per phase `stall_ms[PHASE]: worst`, then `worst_stall_ms:`, `stalls_over_threshold:` and
+`stalled_s:` (their total), then, for the N longest stalls, the project's frames seen most often
+in their stack samples. Goal: no stall over 200 ms.
 """
 from __future__ import annotations
 
@@ -187,6 +187,7 @@ def main(argv=None) -> int:
     worst = max(watch.worst.values(), default=0.0)
     print(f"worst_stall_ms: {worst * 1000:.0f}")
     print(f"stalls_over_threshold: {len(watch.stalls)}")
+    print(f"stalled_s: {sum(gap for gap, _, _ in watch.stalls):.1f}")  # the time those stalls took together
     for gap, phase, samples in sorted(watch.stalls, key=lambda st: -st[0])[:args.report]:
         print(f"--- {gap * 1000:.0f} ms during {phase}; {len(samples)} samples, where our code was:")
         for line, count in own_frames(samples)[:6]:
