@@ -248,6 +248,7 @@ class Runner(QObject):
         if worker is not None:
             for signal in (worker.returned, worker.errored, worker.finished):
                 signal.disconnect()
+            self._latest_load, self._frame_waits = None, False  # (an abandoned load holds no frame back)
             self.state.set_busy(False, "")
         return done
 

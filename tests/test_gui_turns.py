@@ -74,6 +74,9 @@ def test_closing_drops_a_frame_queued_behind_a_load_and_hands_a_late_result_to_n
     assert QThreadPool.globalInstance().waitForDone(20000)
     qtbot.wait(50)  # (anything the worker posted is delivered now)
     assert state.bundle is before  # its result went nowhere
+    runner.synchronous = True  # (the same runner serves on: no frame waits for the abandoned load)
+    runner.run("abc")
+    assert state.frame is not None and state.frame.source == "abc"
 
 
 def test_a_dock_shown_by_a_scene_gets_its_panel_in_a_later_turn_one_panel_a_turn(qtbot, tmp_path):
