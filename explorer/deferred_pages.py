@@ -1,18 +1,18 @@
 """`DeferredPages`: a tab widget's pages built when they are needed, not all with their panel.
 
 A panel with several views in tabs shows one of them; building every view's plots with the
-panel makes its first appearance one long turn of the event loop. Here each page starts as an
-empty placeholder: the current page is built at once, the others one per event-loop turn
-afterwards (a timer, so the loop's other timers and input run between two), and a page is
-built at once when it becomes current or code asks for it (`page(name)`). `on_built(name,
-widget)` lets the panel draw its current data into a page that comes late; the panel draws
-only the pages `built_pages()` lists.
+panel makes its first appearance one long turn of the event loop, and building the hidden ones
+later, unasked, only moves that work into turns where the user does something else. Here each
+page starts as an empty placeholder and is built when its tab becomes current or code asks for
+it (`page(name)`); a view nobody opens costs nothing. `on_built(name, widget)` lets the panel
+draw its current data into a page that comes late; the panel draws only the pages
+`built_pages()` lists.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 
@@ -20,14 +20,12 @@ class DeferredPages(QObject):
     """Pages of `tabs` by name, each made by its factory the first time it is needed."""
 
     def __init__(self, tabs: QTabWidget, on_built: Callable[[str, QWidget], None] | None = None):
-        super().__init__(tabs)  # (the timer and the pages die with the tabs)
+        super().__init__(tabs)  # (dies with the tabs)
         self.tabs = tabs
         self.on_built = on_built
         self._factories: dict[str, Callable[[], QWidget]] = {}
         self._holders: dict[str, QWidget] = {}
         self._built: dict[str, QWidget] = {}
-        self._timer = QTimer(self, singleShot=True, interval=0)
-        self._timer.timeout.connect(self._build_one_more)
         tabs.currentChanged.connect(self._on_current)
 
     def add(self, name: str, title: str, factory: Callable[[], QWidget]) -> None:
@@ -39,9 +37,12 @@ class DeferredPages(QObject):
         self.tabs.addTab(holder, title)
 
     def start(self) -> None:
-        """Build the current page now and the others in the turns that follow."""
+        """Build the current page (the others wait until shown or asked for)."""
         self._on_current(self.tabs.currentIndex())
-        self._timer.start()
+
+    def build_all(self) -> list[QWidget]:
+        """Every page, built now (a figure or a check that needs them all)."""
+        return [self.page(name) for name in self._factories]
 
     def page(self, name: str) -> QWidget:
         """The page's widget, built now if it was not yet."""
@@ -72,13 +73,6 @@ class DeferredPages(QObject):
         name = self.name_of(index)
         if name is not None:
             self.page(name)
-
-    def _build_one_more(self) -> None:
-        waiting = [name for name in self._factories if name not in self._built]
-        if waiting:
-            self.page(waiting[0])
-        if len(waiting) > 1:
-            self._timer.start()
 
 
 __all__ = ["DeferredPages"]

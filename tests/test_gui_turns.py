@@ -99,15 +99,18 @@ def test_a_dock_shown_by_a_scene_gets_its_panel_in_a_later_turn_one_panel_a_turn
     assert lens.lens is window.state.frame.lens  # built late, it draws the current frame
 
 
-def test_a_tab_page_built_late_draws_what_the_panel_shows_now(qtbot):
+def test_a_tab_page_is_built_when_first_shown_and_draws_what_the_panel_shows_then(qtbot):
     from explorer.panels.positional.panel import PositionalPanel
     state = SessionState()
     panel = PositionalPanel(state)
     qtbot.addWidget(panel)
-    assert set(panel.pages.built_pages()) == {"waves"}  # the tab shown: built with the panel, no other
+    panel.show()
     panel.set_d_model(16)
     panel.len_spin.setValue(12)
-    qtbot.waitUntil(lambda: len(panel.pages.built_pages()) == 5)  # the others, in later turns
+    qtbot.wait(50)
+    assert set(panel.pages.built_pages()) == {"waves"}  # the tab shown; a view nobody opened costs nothing
+    panel.tabs.setCurrentIndex(1)  # "Position × dimension"
+    assert set(panel.pages.built_pages()) == {"waves", "heatmap"}
     pos = np.arange(12)[:, None]
     angle = pos / 10000 ** (np.arange(0, 16, 2)[None, :] / 16)
     formula = np.zeros((12, 16))

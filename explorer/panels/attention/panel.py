@@ -81,7 +81,7 @@ class AttentionPanel(QWidget):
 
         self.tabs = QTabWidget()
         self.tabs.setFont(st.font(st.LABEL_PT))
-        self.pages = DeferredPages(self.tabs, on_built=self._on_page_built)  # the shown view first, the others later
+        self.pages = DeferredPages(self.tabs, on_built=self._on_page_built)  # each view built when first shown
         for name, make, text in zip(VIEWS, (AttentionGrid, SingleHeadView, self._make_lines, DerivedView), VIEW_TITLES):
             self.pages.add(name, text, make)
         self.mask_legend = legend = QLabel()

@@ -49,7 +49,7 @@ class PositionalPanel(QWidget):
             self._on_bundle(state.bundle)
         else:
             self.refresh()
-        self.pages.start()  # the tab shown now at once, the other views in the turns that follow
+        self.pages.start()  # the tab shown now; the other views when first shown
 
     # -- the views: each built when first needed (explorer.deferred_pages) -----------------------
     waves = property(lambda self: self.pages.page("waves"))
