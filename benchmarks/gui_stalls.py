@@ -5,10 +5,11 @@ The real main window runs offscreen. A 10 ms timer on the GUI thread stamps each
 watchdog thread notes every gap over the threshold and samples the GUI thread's Python stack
 while the gap lasts, so a stall is reported with the code that caused it, not only its length.
 
-    .venv/bin/python benchmarks/gui_stalls.py [--train-seconds 20] [--scene-seconds 2] [--threshold-ms 200]
+    .venv/bin/python benchmarks/gui_stalls.py [--train-seconds 20] [--scene-seconds 2] [--threshold-ms 200] [--report N]
 
-Prints per phase `stall_ms[PHASE]: worst`, then `worst_stall_ms:` and `stalls_over_threshold:`,
-then the stack of the worst stall when one passed the threshold. Goal: no stall over 200 ms.
+Prints per phase `stall_ms[PHASE]: worst`, then `worst_stall_ms:`, `stalls_over_threshold:` and
+`stalled_s:` (their total), then, for the N longest stalls, the project's frames seen most often
+in their stack samples. Goal: no stall over 200 ms.
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ def parse_args(argv=None):
     p.add_argument("--scene-seconds", type=float, default=2.0, help="time on each tour scene")
     p.add_argument("--threshold-ms", type=float, default=200.0)
     p.add_argument("--size", default="1280x720")
+    p.add_argument("--report", type=int, default=1, help="how many of the longest stalls to profile")
     return p.parse_args(argv)
 
 
@@ -46,7 +48,7 @@ class StallWatch:
         self.last = time.perf_counter()
         self.phase = "start"
         self.worst: dict[str, float] = {}
-        self.stalls: list[tuple[float, str, str]] = []  # (seconds, phase, stack)
+        self.stalls: list[list] = []  # [seconds, phase, [stack samples]]
         self.timer = QTimer()
         self.timer.setTimerType(Qt.PreciseTimer)
         self.timer.timeout.connect(self._tick)
@@ -62,19 +64,21 @@ class StallWatch:
         self.worst[self.phase] = max(self.worst.get(self.phase, 0.0), gap)
 
     def _watch(self) -> None:
+        """While a gap lasts past the threshold, sample the GUI thread's stack every 20 ms: a
+        stall is then reported with where it spent its time, not one instant of it."""
         seen_for = None
-        stack = ""
         while not self._stop.wait(0.02):
             gap = time.perf_counter() - self.last
-            if gap > self.threshold:
-                if seen_for != self.last:  # a new stall: sample its stack once it passes the threshold
-                    seen_for = self.last
-                    stack = self._gui_stack()
-                    self.stalls.append((gap, self.phase, stack))
-                else:
-                    self.stalls[-1] = (gap, self.phase, self.stalls[-1][2])
-            else:
+            if gap <= self.threshold:
                 seen_for = None
+                continue
+            stack = self._gui_stack()
+            if seen_for != self.last:  # a new stall
+                seen_for = self.last
+                self.stalls.append([gap, self.phase, [stack]])
+            else:
+                self.stalls[-1][0] = gap
+                self.stalls[-1][2].append(stack)
 
     def _gui_stack(self) -> str:
         """The GUI thread's stack, written by faulthandler (no Python frame object is held here:
@@ -86,12 +90,25 @@ class StallWatch:
         mine = f"Thread 0x{self.gui_id:016x}"
         for block in text.split("\n\n"):
             if mine in block:
-                return "\n".join(block.splitlines()[:16])
+                return "\n".join(block.splitlines()[:40])
         return text
 
     def stop(self) -> None:
         self._stop.set()
         self.timer.stop()
+
+
+def own_frames(samples: list[str]) -> list[tuple[str, int]]:
+    """A stall's stack samples by the innermost project frame (explorer/, model/) and the
+    innermost frame of all, most often seen first: what took the time, and in which library."""
+    counts: dict[str, int] = {}
+    root = str(Path(__file__).resolve().parent.parent) + "/"
+    for sample in samples:
+        lines = [line.strip() for line in sample.splitlines()[1:] if line.strip().startswith("File")]
+        own = next((line for line in lines if root in line and "/benchmarks/" not in line), "?")
+        key = own.replace(root, "") + ("" if not lines or lines[0] == own else f"  ← {lines[0].split('/')[-1]}")
+        counts[key] = counts.get(key, 0) + 1
+    return sorted(counts.items(), key=lambda kv: -kv[1])
 
 
 def spin(seconds: float) -> None:
@@ -170,10 +187,13 @@ def main(argv=None) -> int:
     worst = max(watch.worst.values(), default=0.0)
     print(f"worst_stall_ms: {worst * 1000:.0f}")
     print(f"stalls_over_threshold: {len(watch.stalls)}")
-    if watch.stalls:
-        gap, phase, stack = max(watch.stalls)
-        print(f"--- worst stall: {gap * 1000:.0f} ms during {phase}; the GUI thread was in:\n{stack}")
-    window.close()
+    print(f"stalled_s: {sum(gap for gap, _, _ in watch.stalls):.1f}")  # the time those stalls took together
+    for gap, phase, samples in sorted(watch.stalls, key=lambda st: -st[0])[:args.report]:
+        print(f"--- {gap * 1000:.0f} ms during {phase}; {len(samples)} samples, where our code was:")
+        for line, count in own_frames(samples)[:6]:
+            print(f"  {count:3d}× {line}")
+    from explorer.launch import close_window
+    close_window(app, window)  # as the app closes: its workers finish before the interpreter does
     return 0
 
 

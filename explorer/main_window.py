@@ -72,9 +72,14 @@ class MainWindow(QMainWindow):
 
         self.current_panel: str | None = None  # the panel last brought forward (focus_panel)
         self.screen_class = ScreenClass.PROJECTOR  # the class every panel's layout is declared for now
-        self.panels = LazyPanels((cls.panel_name for cls in panel_classes()), self._build_panel)
-        self._panel_classes = {cls.panel_name: cls for cls in panel_classes()}
         self._closing = False
+        self.panels = LazyPanels((cls.panel_name for cls in panel_classes()), self._build_panel, self,
+                                 still_wanted=self._dock_wants_panel)
+        self._panel_classes = {cls.panel_name: cls for cls in panel_classes()}
+        # One tidy of the tab bars after a burst of dock changes (a scene or restoreState moves every
+        # dock and fires dozens of signals), not one per signal: a child timer dies with the window.
+        self._tidy_timer = QTimer(self, singleShot=True, interval=0)
+        self._tidy_timer.timeout.connect(self.hide_stale_tab_bars)
         self._columns_state: QByteArray | None = None  # the two-column layout, while narrow stacks the docks
         self.docks: dict[str, QDockWidget] = {}
         self._add_docks()
@@ -128,8 +133,17 @@ class MainWindow(QMainWindow):
         return panel
 
     def _on_dock_shown(self, name: str, visible: bool) -> None:
-        if visible and not self._closing and self.panels.built(name) is None:
+        """A dock shown with the window gets its panel now (start-up); one shown later, a turn
+        later (`LazyPanels.build_soon`): a scene or a layout that shows several is not one long turn."""
+        if not visible or not self._dock_wants_panel(name):
+            return
+        if self._shown_once:
+            self.panels.build_soon(name)
+        else:
             self.panels[name]
+
+    def _dock_wants_panel(self, name: str) -> bool:
+        return not self._closing and self.docks[name].isVisible() and self.panels.built(name) is None
 
     def _size_docks(self, focus: str | None = None) -> None:
         if self._columns_state is not None:  # one column: nothing to share
@@ -295,7 +309,7 @@ class MainWindow(QMainWindow):
         return restored
 
     def _tidy_tab_bars_later(self, *_) -> None:
-        QTimer.singleShot(0, self, self.hide_stale_tab_bars)  # cancelled if the window dies first
+        self._tidy_timer.start()  # (already pending: still one run)
 
     def hide_stale_tab_bars(self) -> int:
         """Hide dock tab bars Qt leaves painted at a stale place after re-tabbing docks or
@@ -330,7 +344,7 @@ class MainWindow(QMainWindow):
         self._closing = True  # docks hidden while closing must not build their panels now
         if self.persist:
             self.save_layout()
-        self.runner.wait(10000)  # never leave a worker running against a dying window
+        self.runner.shutdown(10000)  # never leave a worker running against a dying window
         super().closeEvent(event)
 
     def _on_busy(self, busy: bool, what: str) -> None:

@@ -174,6 +174,7 @@ class Runner(QObject):
         self._job: _Job | None = None  # queued
         self._worker = None  # the job running now
         self._held = 0  # > 0 while run() changes several fields: one request at the end, not one each
+        self._closing = False  # (shutdown) the window closes: nothing new starts
         ev = state.session.events
         ev.input.connect(self._on_session_changed)
         for signal in (ev.bundle, ev.decoding, ev.shown_model, ev.interventions):  # changes that keep the text
@@ -231,6 +232,25 @@ class Runner(QObject):
             QCoreApplication.sendPostedEvents()
             QCoreApplication.processEvents()
         return self._worker is None and self._job is None
+
+    def shutdown(self, msecs: int = 10000) -> bool:
+        """The window closes: drop the queued job (a frame queued behind a model load must not
+        start now), wait up to `msecs` for the running one, then stop listening to it, so a job
+        that outlives the bound hands its result to nobody. Later requests run as usual (a
+        runner may serve another window). True when no job was left running."""
+        self._job = None
+        self._closing = True  # a job finishing inside the wait starts no successor
+        try:
+            done = self.wait(msecs)
+        finally:
+            self._closing = False
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            for signal in (worker.returned, worker.errored, worker.finished):
+                signal.disconnect()
+            self._latest_load, self._frame_waits = None, False  # (an abandoned load holds no frame back)
+            self.state.set_busy(False, "")
+        return done
 
     # -- plumbing ---------------------------------------------------------------------------
     def _on_session_changed(self, *_) -> None:
@@ -310,6 +330,9 @@ class Runner(QObject):
     def _start_next(self) -> None:
         job, self._job = self._job, None
         if job is None:
+            return
+        if self._closing:  # dropped: nothing runs now
+            self.state.set_busy(False, "")
             return
         self.state.set_busy(True, job.what)
         worker = create_worker(job.fn, _start_thread=False, _ignore_errors=True)  # errored reports them

@@ -54,7 +54,7 @@ def test_a_rows_button_brings_its_panel_forward(qtbot, tmp_path, llama_like):
     modern.table.cellWidget(row, 3).click()
     assert window.current_panel == "positional"
     positional = window.panels["positional"]
-    assert positional.tabs.currentWidget() is positional.rope_view
+    assert positional.tabs.currentWidget() is positional.pages.holder("rope_view")
     modern.table.cellWidget([r.aspect for r in modern.rows].index("Heads"), 3).click()
     assert window.current_panel == "kvcache"
 

@@ -250,6 +250,8 @@ def test_every_widget_font_is_the_presentations_while_presenting_and_its_own_aft
     from PySide6.QtWidgets import QDockWidget, QWidget
     window = make_main_window(qtbot, tmp_path, size=(1280, 720))
     panel = window.panels[name]
+    if hasattr(panel, "pages"):  # views in tabs are built when first shown (DeferredPages): all of them
+        panel.pages.build_all()
 
     def fonts() -> dict[int, tuple[str, float]]:
         return {id(w): (type(w).__name__, w.font().pointSizeF()) for w in [panel, *panel.findChildren(QWidget)]

@@ -25,7 +25,8 @@ def _view(qtbot, **overrides) -> tuple[SessionState, RopeView]:
     runner.set_bundle(bundle)
     runner.run("abc", "cb")  # <bos> a b c c b: the query (last, position 5) is 4 after the key (position 1)
     runner.wait()
-    view = next(panel.tabs.widget(i) for i in range(panel.tabs.count()) if isinstance(panel.tabs.widget(i), RopeView))
+    view = panel.rope_view  # (built when first asked for: explorer.deferred_pages)
+    assert isinstance(view, RopeView)
     return state, view
 
 

@@ -79,7 +79,7 @@ class Heatmap(QWidget):
         self.canvas.setMinimumSize(60, 60)
         self.rows_axis, self.cols_axis = LabelAxis("left"), LabelAxis("bottom")
         self.rows_axis.sizes_itself = self.cols_axis.sizes_itself = False  # `_square` sizes them
-        self.plot = self.canvas.addPlot(axisItems={"left": self.rows_axis, "bottom": self.cols_axis})
+        self.plot = self.canvas.addPlot(enableMenu=False, axisItems={"left": self.rows_axis, "bottom": self.cols_axis})
         self.plot.invertY(True)  # row 0 at the top, as in the paper's figures
         self.plot.hideButtons()
         self.plot.setMenuEnabled(False)

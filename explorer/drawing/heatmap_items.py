@@ -24,7 +24,8 @@ class HeatmapPlot:
     def __init__(self, layout: pg.GraphicsLayout, row: int, col: int, cmap: pg.ColorMap,
                  levels: tuple[float, float], x_label: str, y_label: str):
         self.x_axis, self.y_axis = LabelAxis("bottom"), LabelAxis("left")
-        self.plot: pg.PlotItem = layout.addPlot(row=row, col=col, axisItems={"bottom": self.x_axis, "left": self.y_axis})
+        self.plot: pg.PlotItem = layout.addPlot(row=row, col=col, enableMenu=False,  # (a menu costs its build)
+                                                axisItems={"bottom": self.x_axis, "left": self.y_axis})
         self.plot.invertY(True)
         self.plot.hideButtons()
         self.plot.setMenuEnabled(False)

@@ -132,19 +132,24 @@ def restyle_view(view, p=None) -> None:
     legend_fill = p.q("canvas")
     legend_fill.setAlpha(230)
     view.setBackground(p.canvas)
-    for item in view.scene().items():
+    muted, text = p.q("muted"), p.q("text")
+    for item in view.scene().items():  # (a colour already right is not set again: each set re-lays text)
         if isinstance(item, pg.AxisItem):
-            if item.pen().style() != Qt.PenStyle.NoPen:  # an axis drawn without a line keeps none
-                item.setPen(pg.mkPen(p.muted, width=item.pen().widthF()))  # as style_axis
-            item.setTextPen(pg.mkPen(p.text))
+            pen = item.pen()
+            if pen.style() != Qt.PenStyle.NoPen and pen.color() != muted:  # an axis without a line keeps none
+                item.setPen(pg.mkPen(p.muted, width=pen.widthF()))  # as style_axis
+            if item.textPen().color() != text:
+                item.setTextPen(pg.mkPen(p.text))
         elif isinstance(item, pg.LegendItem):
             item.setBrush(pg.mkBrush(legend_fill))
             item.setPen(pg.mkPen(p.muted))
             item.setLabelTextColor(p.text)
             for _sample, label in item.items:  # setLabelTextColor stores the colour; the text keeps the old one
                 label.setText(label.text)
-        elif isinstance(item, pg.LabelItem) and not _in_legend(item) and _is_plain_text_colour(item.opts.get("color")):
-            item.setText(item.text, color=p.text)  # titles in the theme's text colour
+        elif isinstance(item, pg.LabelItem) and not _in_legend(item):
+            colour = item.opts.get("color")
+            if _is_plain_text_colour(colour) and (colour is None or pg.mkColor(colour) != text):
+                item.setText(item.text, color=p.text)  # titles in the theme's text colour
     # A QGraphicsView's update() does not repaint its viewport: on a real screen (X11) an axis
     # recoloured here would keep the old theme's text until something else repainted it.
     view.viewport().update()

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.deferred_pages import DeferredPages
 from explorer.drawing import plot_style as st
 from explorer.panels.attention.data import AttentionData
 from explorer.panels.attention.derived_view import DerivedView
@@ -52,6 +53,7 @@ class AttentionPanel(QWidget):
         self._dirty = set(VIEWS)
         self._build()
         self._on_view(self.panel_name, state.session.view(self.panel_name) or VIEWS[0])
+        self.pages.start()
         state.bundleChanged.connect(self._on_bundle)
         state.resultChanged.connect(self.show_result)
         state.attentionSelected.connect(self._follow)
@@ -77,18 +79,11 @@ class AttentionPanel(QWidget):
         controls.addWidget(self.all_kinds)
         controls.addStretch(1)
 
-        self.grid = AttentionGrid()
-        self.single = SingleHeadView()
-        self.lines = LineView()
-        scroll = QScrollArea()
-        scroll.setWidget(self.lines)
-        scroll.setWidgetResizable(True)
-        set_sheet(scroll, "background: {canvas};")
-        self.derived = DerivedView()
         self.tabs = QTabWidget()
         self.tabs.setFont(st.font(st.LABEL_PT))
-        for widget, text in zip((self.grid, self.single, scroll, self.derived), VIEW_TITLES):
-            self.tabs.addTab(widget, text)
+        self.pages = DeferredPages(self.tabs, on_built=self._on_page_built)  # each view built when first shown
+        for name, make, text in zip(VIEWS, (AttentionGrid, SingleHeadView, self._make_lines, DerivedView), VIEW_TITLES):
+            self.pages.add(name, text, make)
         self.mask_legend = legend = QLabel()
         set_text(legend, MASK_LEGEND)
         legend.setFont(st.font(st.TICK_PT))
@@ -117,9 +112,30 @@ class AttentionPanel(QWidget):
             lambda on: self.state.set_view("attention_grid", "all" if on else "selected"))
         self.tabs.currentChanged.connect(self._on_tab)
         self.state.viewChanged.connect(self._on_view)
-        self.grid.cellClicked.connect(self._on_grid_click)
-        for view in (self.grid, self.single, self.lines, self.derived):
-            view.hovered.connect(self._on_hover)
+
+    # -- the views: each built when first needed (explorer.deferred_pages) -----------------------
+    grid = property(lambda self: self.pages.page("grid"))
+    single = property(lambda self: self.pages.page("single"))
+    derived = property(lambda self: self.pages.page("derived"))
+
+    @property
+    def lines(self) -> LineView:
+        return self.pages.page("lines").widget()  # (the page is its scroll area)
+
+    def _make_lines(self) -> QScrollArea:
+        scroll = QScrollArea()
+        scroll.setWidget(LineView())
+        scroll.setWidgetResizable(True)
+        set_sheet(scroll, "background: {canvas};")
+        return scroll
+
+    def _on_page_built(self, name: str, page: QWidget) -> None:
+        view = page.widget() if name == "lines" else page
+        view.hovered.connect(self._on_hover)
+        if name == "grid":
+            view.cellClicked.connect(self._on_grid_click)
+            view.select(self.kind, self.layer, self.head)
+        self._dirty.add(name)  # drawn when it is the view shown (see _refresh)
 
     # -- public ----------------------------------------------------------------------------------
     @property
@@ -206,7 +222,9 @@ class AttentionPanel(QWidget):
         kind = self.kind
         self._sync_controls()
         self._dirty |= {"single", "lines", "derived"} | ({"grid"} if kind != self._drawn_kind else set())
-        self.grid.select(kind, self.layer, self.head)
+        grid = self.pages.built_pages().get("grid")
+        if grid is not None:  # (a grid built later selects the head then)
+            grid.select(kind, self.layer, self.head)
         self._refresh()
 
     def _sync_controls(self) -> None:

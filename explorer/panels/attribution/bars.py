@@ -34,7 +34,7 @@ def legend_html() -> str:
 
 class MethodBars(pg.PlotWidget):
     def __init__(self, parent=None):
-        super().__init__(parent=parent)
+        super().__init__(parent=parent, enableMenu=False)
         plot = style.still_plot(self.getPlotItem())
         self.bars = pg.BarGraphItem(x=[0], y0=[0], height=[0], width=0.72, brush=st.colour("bar"), pen=st.colour("bar"))
         self.bars.setVisible(False)

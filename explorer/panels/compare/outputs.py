@@ -34,7 +34,7 @@ class ScoredBars:
 
     def __init__(self, layout: pg.GraphicsLayout, col: int):
         self.axis = LabelAxis("bottom")
-        self.plot: pg.PlotItem = layout.addPlot(row=0, col=col, axisItems={"bottom": self.axis})
+        self.plot: pg.PlotItem = layout.addPlot(row=0, col=col, enableMenu=False, axisItems={"bottom": self.axis})
         self.plot.hideButtons()
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(x=False, y=False)

@@ -38,7 +38,7 @@ class TopKBars(pg.PlotWidget):
     width shows with their tokens whole; the rest stay in the data and the tooltips."""
 
     def __init__(self, k: int = 10, parent=None):
-        super().__init__(parent=parent)
+        super().__init__(parent=parent, enableMenu=False)
         self.k = k
         self.caption: list[str] = []
         plot = style.still_plot(self.getPlotItem())

@@ -38,7 +38,7 @@ class BeamTreeView(pg.PlotWidget):
     """All hypotheses beam search expanded; one dot per `BeamNode`."""
 
     def __init__(self, parent=None):
-        super().__init__(parent=parent)
+        super().__init__(parent=parent, enableMenu=False)
         plot = self.getPlotItem()
         plot.setMenuEnabled(False)
         plot.hideButtons()

@@ -29,8 +29,8 @@ class ImportanceView(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.canvas = st.graphics_widget()
-        self.bars_plot = self.canvas.addPlot(row=0, col=0)
-        self.curve_plot = self.canvas.addPlot(row=0, col=1)
+        self.bars_plot = self.canvas.addPlot(row=0, col=0, enableMenu=False)
+        self.curve_plot = self.canvas.addPlot(row=0, col=1, enableMenu=False)
         for plot in (self.bars_plot, self.curve_plot):
             plot.setMenuEnabled(False)
             plot.setMouseEnabled(x=False, y=False)

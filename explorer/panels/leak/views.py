@@ -106,7 +106,7 @@ class AccuracyBars(pg.PlotWidget):
     from its prefix alone; generated: openings continued into sentences the corpus can say."""
 
     def __init__(self, parent=None):
-        super().__init__(parent=parent)
+        super().__init__(parent=parent, enableMenu=False)
         plot = style.still_plot(self.getPlotItem())
         set_title(plot, "Accuracy")
         colour_axes(plot, "", "")

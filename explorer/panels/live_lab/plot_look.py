@@ -45,7 +45,7 @@ class StepPlot(pg.PlotWidget):
     """One still plot over training steps: its title, "step" under it, its y label, a y grid."""
 
     def __init__(self, title: str, y_label: str, tooltip: str = "", parent=None):
-        super().__init__(parent=parent, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
+        super().__init__(parent=parent, enableMenu=False, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
         plot = style.still_plot(self.getPlotItem())
         self.title_text, self.y_label = title, y_label
         plot.getAxis("left").enableAutoSIPrefix(False)

@@ -19,7 +19,7 @@ MOST_SHOWN = 12  # bars drawn at most: the largest |contributions|
 
 class LogitBars(pg.PlotWidget):
     def __init__(self, parent=None):
-        super().__init__(parent=parent)
+        super().__init__(parent=parent, enableMenu=False)
         plot = style.still_plot(self.getPlotItem())
         self.bars = pg.BarGraphItem(x0=[0], y=[0], width=[0], height=0.7)
         self.bars.setVisible(False)

@@ -13,6 +13,7 @@ import numpy as np
 from PySide6.QtWidgets import QCheckBox, QLabel, QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget
 from superqt import QFlowLayout
 
+from explorer.deferred_pages import DeferredPages
 from explorer.drawing import plot_style as st
 from explorer.panels.positional.input_view import InputView
 from explorer.panels.positional.rope_view import RopeView
@@ -40,15 +41,43 @@ class PositionalPanel(QWidget):
         self.table: np.ndarray | None = None
         self.source = "formula"  # "model" (the buffer), "learned" (the parameter) or "formula"
         self.pe_layout = "interleaved"  # sin/cos in dims (2i, 2i+1) as in the paper; "halves" for Marian
+        self._drawn_args: tuple | None = None  # what the table views draw (refresh), for a view built later
         self._build()
         state.bundleChanged.connect(self._on_bundle)
-        state.resultChanged.connect(lambda result: self.input_view.set_result(result, self.state.bundle))
+        state.resultChanged.connect(self._on_result)
         if state.bundle is not None:
             self._on_bundle(state.bundle)
         else:
             self.refresh()
-        if state.result is not None:
-            self.input_view.set_result(state.result, state.bundle)
+        self.pages.start()  # the tab shown now; the other views when first shown
+
+    # -- the views: each built when first needed (explorer.deferred_pages) -----------------------
+    waves = property(lambda self: self.pages.page("waves"))
+    heatmap = property(lambda self: self.pages.page("heatmap"))
+    similarity = property(lambda self: self.pages.page("similarity"))
+    input_view = property(lambda self: self.pages.page("input_view"))
+    rope_view = property(lambda self: self.pages.page("rope_view"))
+
+    def _draw_page(self, name: str, view: QWidget) -> None:
+        """Draw the current table (or input) into one view: at refresh, or when the view is built."""
+        if name == "input_view":
+            if self.state.result is not None:
+                view.set_result(self.state.result, self.state.bundle)
+            return
+        if self._drawn_args is None or name == "rope_view":  # (the RoPE view follows the session itself)
+            return
+        table, learned, kind, title, layout = self._drawn_args
+        if name == "waves":
+            view.set_table(table, learned, kind, layout)
+        elif name == "heatmap":
+            view.set_table(table, learned, title, layout)
+        elif name == "similarity":
+            view.set_table(table, learned, "", layout)
+
+    def _on_result(self, result) -> None:
+        shown = self.pages.built_pages().get("input_view")
+        if shown is not None:
+            shown.set_result(result, self.state.bundle)
 
     def _build(self) -> None:
         self.d_spin, self.len_spin = QSpinBox(), QSpinBox()
@@ -78,24 +107,21 @@ class PositionalPanel(QWidget):
         self.source_label.setFont(st.font(st.TICK_PT))
         set_sheet(self.source_label, "color: {muted};")
 
-        self.waves = WavesView()
-        self.heatmap = PEHeatmapView()
-        self.similarity = SimilarityShiftView()
-        self.input_view = InputView()
-        self.rope_view = RopeView(self.state)  # the view "rope" (a link from another panel) brings it forward
         self.state.panelRequested.connect(self._on_requested)
         self.tabs = QTabWidget()
         self.tabs.setFont(st.font(st.LABEL_PT))
-        for widget, text in ((self.waves, "Waves"), (self.heatmap, "Position × dimension"),
-                             (self.similarity, "Similarity && shift"), (self.input_view, "This input"),
-                             (self.rope_view, "RoPE")):
-            self.tabs.addTab(widget, text)
+        self.pages = DeferredPages(self.tabs, on_built=self._draw_page)
+        for name, text, factory in (("waves", "Waves", WavesView), ("heatmap", "Position × dimension", PEHeatmapView),
+                                    ("similarity", "Similarity && shift", SimilarityShiftView),
+                                    ("input_view", "This input", InputView),
+                                    ("rope_view", "RoPE", lambda: RopeView(self.state))):
+            self.pages.add(name, text, factory)
         lay = QVBoxLayout(self)
         lay.addWidget(row)
         lay.addWidget(self.source_label)
         lay.addWidget(self.tabs, 1)
         if self.state.session.view(self.panel_name) == "rope":  # asked for before this panel was built
-            self.tabs.setCurrentWidget(self.rope_view)
+            self.tabs.setCurrentWidget(self.pages.holder("rope_view"))
 
         for spin in (self.d_spin, self.len_spin):
             spin.setKeyboardTracking(False)  # typing "128" must not redraw for 1 and 12 first
@@ -106,7 +132,7 @@ class PositionalPanel(QWidget):
 
     def _on_requested(self, panel: str, view: str) -> None:
         if panel == self.panel_name and view == "rope":
-            self.tabs.setCurrentWidget(self.rope_view)
+            self.tabs.setCurrentWidget(self.pages.holder("rope_view"))
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """The note on where the table comes from under the controls, or (NARROW) folded into the
@@ -145,7 +171,9 @@ class PositionalPanel(QWidget):
         self.learned_box.setEnabled(learned)
         self.learned_box.setChecked(learned)
         self.learned_box.blockSignals(False)
-        self.input_view.set_result(None)
+        shown = self.pages.built_pages().get("input_view")
+        if shown is not None:
+            shown.set_result(None)
         self.use_model_sizes()
 
     # -- the table ------------------------------------------------------------------------------
@@ -199,9 +227,9 @@ class PositionalPanel(QWidget):
             kind = "PE(pos, i) = sin(pos/10000^(2i/d)) · PE(pos, d/2+i) = cos(…)"
         else:
             kind = "PE(pos, 2i) = sin(pos/10000^(2i/d)) · PE(pos, 2i+1) = cos(…)"
-        self.waves.set_table(self.table, learned, kind, self.pe_layout)
-        self.heatmap.set_table(self.table, learned, f"{'Learned P' if learned else 'P'}ositional encoding: "
-                                                    f"{length} positions × d_model = {d}"
-                                                    + (" (sin dims, then cos dims)" if self.pe_layout == "halves" else ""),
-                               self.pe_layout)
-        self.similarity.set_table(self.table, learned, "", self.pe_layout)
+        title = (f"{'Learned P' if learned else 'P'}ositional encoding: {length} positions × d_model = {d}"
+                 + (" (sin dims, then cos dims)" if self.pe_layout == "halves" else ""))
+        self._drawn_args = (self.table, learned, kind, title, self.pe_layout)
+        for name, view in self.pages.built_pages().items():  # views not built yet draw it when they are
+            if name != "input_view":
+                self._draw_page(name, view)

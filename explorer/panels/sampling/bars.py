@@ -23,7 +23,7 @@ class SamplingBars(pg.PlotWidget):
     """The ROWS most probable tokens; `show(pieces, tempered, final, cut_k, cut_p)` redraws them."""
 
     def __init__(self, parent=None):
-        super().__init__(parent=parent)
+        super().__init__(parent=parent, enableMenu=False)
         plot = style.still_plot(self.getPlotItem())
         plot.showGrid(x=True, alpha=0.25)
         plot.setLabel("bottom", "probability", **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})

@@ -78,7 +78,7 @@ def lr_tooltip(decay_steps: int = 0) -> str:
 
 def make_plot(canvas: pg.GraphicsLayoutWidget, title: str, y_label: str, tooltip: str) -> pg.PlotItem:
     """A plot titled over its whole width (value axis included), its axes in the theme's colours."""
-    plot = canvas.addPlot(axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
+    plot = canvas.addPlot(enableMenu=False, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
     plot.setTitle(title, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
     let_shrink(plot.titleLabel)
     plot.layout.removeItem(plot.titleLabel)

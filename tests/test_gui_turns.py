@@ -1,0 +1,118 @@
+"""The GUI thread stays responsive: slow work runs off it, and what must run on it (building a
+panel, its views) is split into short turns of the event loop. Gaps are measured with a timer
+on the GUI thread, as benchmarks/gui_stalls.py does, not as the wall time of the whole."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from PySide6.QtCore import QThreadPool, QTimer
+
+from explorer.runner import Runner
+from explorer.state import SessionState
+from support import make_main_window, small_bundle
+
+LOAD_SECONDS = 1.2  # a load this long on the GUI thread would be one gap at least this long
+
+
+class GapMeter:
+    """A 10 ms timer on the GUI thread; `worst` is the longest time between two of its ticks."""
+
+    def __init__(self):
+        self.last = time.perf_counter()
+        self.worst = 0.0
+        self.timer = QTimer(interval=10)
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.worst = max(self.worst, now - self.last)
+        self.last = now
+
+
+def slow_load(_name):
+    """A load that keeps its thread busy (Python bytecode, holding the GIL in turns) for LOAD_SECONDS."""
+    end = time.perf_counter() + LOAD_SECONDS
+    n = 0
+    while time.perf_counter() < end:
+        n += 1
+    return small_bundle()
+
+
+def test_loading_a_checkpoint_leaves_the_event_loop_running_while_it_loads(qtbot, monkeypatch):
+    monkeypatch.setattr("explorer.runner.load_bundle", slow_load)
+    state = SessionState()
+    runner = Runner(state)
+    busy = []
+    state.busyChanged.connect(lambda on, what: busy.append((on, what)))
+    meter = GapMeter()
+    started = time.perf_counter()
+    runner.load("anything", then_run="abc")
+    assert state.bundle is None  # the call returned before the model was there
+    qtbot.waitUntil(lambda: state.frame is not None and not state.busy, timeout=20000)
+    took = time.perf_counter() - started
+    meter.timer.stop()
+    assert took >= LOAD_SECONDS
+    assert meter.worst < LOAD_SECONDS / 2, f"the event loop stopped for {meter.worst:.2f} s of a {took:.2f} s load"
+    assert busy[0][0] and "Loading anything" in busy[0][1] and busy[-1] == (False, "")  # progress shown, then cleared
+
+
+def test_closing_drops_a_frame_queued_behind_a_load_and_hands_a_late_result_to_nobody(qtbot, monkeypatch):
+    monkeypatch.setattr("explorer.runner.load_bundle", slow_load)
+    state = SessionState()
+    runner = Runner(state)
+    runner.load("anything", then_run="abc")  # the load runs; its frame would follow it
+    assert runner.shutdown(msecs=5000)  # the load ends inside the wait …
+    assert state.bundle is not None
+    assert QThreadPool.globalInstance().activeThreadCount() == 0  # … and the frame after it never started
+    assert state.frame is None and not state.busy
+
+    runner.load("again")
+    assert not runner.shutdown(msecs=50)  # still loading when the window goes
+    before = state.bundle
+    assert QThreadPool.globalInstance().waitForDone(20000)
+    qtbot.wait(50)  # (anything the worker posted is delivered now)
+    assert state.bundle is before  # its result went nowhere
+    runner.synchronous = True  # (the same runner serves on: no frame waits for the abandoned load)
+    runner.run("abc")
+    assert state.frame is not None and state.frame.source == "abc"
+
+
+def test_a_dock_shown_by_a_scene_gets_its_panel_in_a_later_turn_one_panel_a_turn(qtbot, tmp_path):
+    window = make_main_window(qtbot, tmp_path, size=(1280, 720))
+    assert window.panels.built("lens") is None and window.panels.built("heads") is None
+    window.focus_panel("lens")
+    window.focus_panel("heads")  # (tabbed with the lens: the lens's dock is hidden again)
+    window.docks["lens"].setFloating(True)  # both visible now
+    window.docks["lens"].show()
+    assert window.panels.built("lens") is None and window.panels.built("heads") is None  # not in this turn
+    seen: list[frozenset] = []
+    ticks = QTimer(interval=0)
+    ticks.timeout.connect(lambda: seen.append(frozenset(n for n in ("lens", "heads") if window.panels.built(n))))
+    ticks.start()
+    qtbot.waitUntil(lambda: window.panels.built("lens") is not None and window.panels.built("heads") is not None)
+    qtbot.wait(30)
+    ticks.stop()
+    assert any(len(s) == 1 for s in seen), "both panels were built in one turn of the event loop"
+    lens = window.panels.built("lens")
+    assert lens.lens is window.state.frame.lens  # built late, it draws the current frame
+
+
+def test_a_tab_page_is_built_when_first_shown_and_draws_what_the_panel_shows_then(qtbot):
+    from explorer.panels.positional.panel import PositionalPanel
+    state = SessionState()
+    panel = PositionalPanel(state)
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.set_d_model(16)
+    panel.len_spin.setValue(12)
+    qtbot.wait(50)
+    assert set(panel.pages.built_pages()) == {"waves"}  # the tab shown; a view nobody opened costs nothing
+    panel.tabs.setCurrentIndex(1)  # "Position × dimension"
+    assert set(panel.pages.built_pages()) == {"waves", "heatmap"}
+    pos = np.arange(12)[:, None]
+    angle = pos / 10000 ** (np.arange(0, 16, 2)[None, :] / 16)
+    formula = np.zeros((12, 16))
+    formula[:, 0::2], formula[:, 1::2] = np.sin(angle), np.cos(angle)
+    np.testing.assert_allclose(panel.heatmap.heatmap.values, formula, atol=2e-6)
