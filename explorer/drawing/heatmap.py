@@ -31,13 +31,21 @@ from explorer.drawing.map_overlays import MapEdges, MaskOverlay, blocked_rects
 ZOOM_HINT = "wheel: zoom"
 
 
-def colour_bar_canvas(cmap: pg.ColorMap, levels: tuple[float, float]):
-    """(canvas, bar): a colour bar beside maps, its ticks at the label font."""
+def colour_bar_canvas(cmap: pg.ColorMap, levels: tuple[float, float], name: str = ""):
+    """(canvas, bar): a colour bar beside maps, its ticks (and its `name`, along it) at the label font."""
     canvas = pg.GraphicsLayoutWidget()
     bar = pg.ColorBarItem(values=levels, colorMap=cmap, interactive=False, width=14)
-    bar.getAxis("right").setTickFont(label_font())
+    axis = bar.getAxis("right")
+    axis.setTickFont(label_font())
+    axis.enableAutoSIPrefix(False)  # the values themselves: "0.9", never "900" and a hidden "×0.001"
+    metrics = QFontMetricsF(label_font())
+    room = metrics.horizontalAdvance("−0.00") + 20
+    if name:
+        axis.setLabel(name, **{"font-size": f"{label_font().pointSizeF():.1f}pt"})
+        room += metrics.height() + 6
+    axis.setWidth(int(room))
     canvas.addItem(bar)
-    canvas.setFixedWidth(int(QFontMetricsF(label_font()).horizontalAdvance("−0.00") + 44))
+    canvas.setFixedWidth(int(room + 24))
     return canvas, bar
 
 
@@ -58,9 +66,10 @@ class Heatmap(QWidget):
     hovered = Signal(str)
 
     def __init__(self, title: str = "", colormap: pg.ColorMap | None = None,
-                 levels: tuple[float, float] = (0.0, 1.0), colour_bar: bool = False, square: bool = True,
+                 levels: tuple[float, float] = (0.0, 1.0), colour_bar: bool | str = False, square: bool = True,
                  numbers: bool = False, parent=None):
-        """`square`: rows and columns are both tokens, so every cell is drawn square (else the
+        """`colour_bar`: a colour bar beside the map (a string: the bar's name, written along it).
+        `square`: rows and columns are both tokens, so every cell is drawn square (else the
         cells fill the map's room: a lens's layers × positions). `numbers`: each cell's value
         written in it where it fits."""
         super().__init__(parent)
@@ -109,7 +118,8 @@ class Heatmap(QWidget):
         row.addWidget(self.canvas, 1)
         self.bar = None
         if colour_bar:
-            self.bar_canvas, self.bar = colour_bar_canvas(self.cmap, self.levels)
+            name = colour_bar if isinstance(colour_bar, str) else ""
+            self.bar_canvas, self.bar = colour_bar_canvas(self.cmap, self.levels, name)
             row.addWidget(self.bar_canvas)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

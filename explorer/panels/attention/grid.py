@@ -9,12 +9,12 @@ from PySide6.QtCore import Signal
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap_grid import HeatmapGrid
-from explorer.panels.attention.data import AttentionData
+from model.interpret.attention_maps import AttentionData
 from model.nn.kinds import AttentionKind
 
 SCALE_RULE = "attention weight: 0–1 on every map"
+SCALE_NAME = "attention weight"
 EDIT_SYMBOLS = {"zero": "0", "mean": "μ", "uniform": "≡"}  # as the head surgery panel writes them
-SHORT_TITLES = {kind.value: kind.title for kind in AttentionKind}  # a section's heading
 
 
 ALL_LAYERS_MAX = 48  # maps drawn at once before the grid shows one layer at a time
@@ -70,7 +70,7 @@ class AttentionGrid(HeatmapGrid):
         sections = []
         for kind, layer in keys:
             titles = [head_label(layer, h) + self._edit_mark(kind, layer, h) for h in range(data.n_heads(kind))]
-            sections.append((f"{SHORT_TITLES.get(kind, kind)} · layer {layer + 1}", titles))
+            sections.append((f"{AttentionKind(kind).title} · layer {layer + 1}", titles))
         for (kind, layer), maps in zip(keys, self.set_sections(sections)):
             queries, tokens = data.labels[kind]
             heads = data.weights.layers(kind)[layer]

@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.drawing import plot_style as st
-from explorer.panels.attention.data import AttentionData
 from explorer.panels.attention.derived_view import DerivedView
 from explorer.panels.attention.grid import AttentionGrid
 from explorer.panels.attention.lines import LineView
@@ -29,6 +28,8 @@ from explorer.panels.attention.single import SingleHeadView, head_title
 from explorer.panels.attention.tab_corner import TabCorner
 from explorer.state import KIND_LABELS, SessionState
 from explorer.theme import set_sheet, set_text
+from model.interpret.attention_maps import AttentionData
+from model.nn.kinds import AttentionKind
 
 VIEWS = ("grid", "single", "lines", "derived")
 VIEW_TITLES = ("All heads", "One head", "Lines", "Mean && rollout (derived)")
@@ -36,7 +37,6 @@ MASK_LEGEND = "<span style='background:{masked};color:{mask_legend_text}'>&nbsp;
 MASK_TIP = ("Grey hatched cells were blocked before the softmax (future positions in the decoder, padding): "
             "their score was set to −∞, so the weight is exactly 0 by construction — unlike a weight the "
             "model computed to be near 0, drawn dark in the colour map.")
-SHORT_KIND = {"encoder": "Encoder self", "decoder_self": "Decoder masked self", "cross": "Cross (enc–dec)"}
 
 
 class AttentionPanel(QWidget):
@@ -216,7 +216,7 @@ class AttentionPanel(QWidget):
         n_layers, n_heads = self._n_layers(kind), self._n_heads(kind)
         for box in (self.kind_box, self.layer_box, self.head_box):
             box.blockSignals(True)
-        self._fill(self.kind_box, [SHORT_KIND[k] for k in kinds], kinds)
+        self._fill(self.kind_box, [AttentionKind(k).short_title for k in kinds], kinds)
         for i, k in enumerate(kinds):
             self.kind_box.setItemData(i, KIND_LABELS[k], Qt.ItemDataRole.ToolTipRole)
         self._fill(self.layer_box, [f"{i + 1}" for i in range(n_layers)], list(range(n_layers)))  # read from 1

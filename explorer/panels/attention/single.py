@@ -7,14 +7,13 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
-from explorer.panels.attention.data import AttentionData
-from explorer.panels.attention.grid import SCALE_RULE
+from explorer.panels.attention.grid import SCALE_NAME
+from model.interpret.attention_maps import AttentionData
+from model.nn.kinds import AttentionKind
 
 
 def head_title(kind: str, layer: int, head: int) -> str:
-    names = {"encoder": "Encoder self-attention", "decoder_self": "Masked self-attention",
-             "cross": "Cross-attention"}
-    return f"{names[kind]} — layer {layer + 1}, head {head + 1}"  # counted from 1, as everywhere
+    return f"{AttentionKind(kind).title} — layer {layer + 1}, head {head + 1}"  # counted from 1, as everywhere
 
 
 class SingleHeadView(QWidget):
@@ -24,9 +23,8 @@ class SingleHeadView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.heatmap = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, colour_bar=True, numbers=True)
+        self.heatmap = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, colour_bar=SCALE_NAME, numbers=True)
         self.colorbar = self.heatmap.bar
-        self.colorbar.axis.setLabel(SCALE_RULE)
         self.canvas = self.heatmap.canvas
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)

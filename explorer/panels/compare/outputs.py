@@ -12,10 +12,10 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer import theme
 from explorer.drawing import plot_style as st
-from explorer.drawing.canvas_widget import CanvasWidget
 from explorer.drawing.label_axis import LabelAxis
 from explorer.drawing.token_heatmap import display_piece
 from explorer.style import prob_text
@@ -86,13 +86,17 @@ def describe_token(output, i: int) -> str:
             f"B gives it {prob_text(p['B'])}")
 
 
-class OutputBars(CanvasWidget):
+class OutputBars(QWidget):
     """Both outputs' bar charts; hovered(text) names the token and both probabilities."""
 
     hovered = Signal(str)
 
     def __init__(self, parent=None):
         super().__init__(parent)
+        self.canvas = st.graphics_widget()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.canvas)
         self.bars_a = ScoredBars(self.canvas.ci, 0)
         self.bars_b = ScoredBars(self.canvas.ci, 1)
         self.legend = pg.LegendItem(offset=(-10, 10), labelTextSize=f"{st.TICK_PT}pt")

@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
 
 from explorer import style
 from explorer.drawing import plot_style as st
-from explorer.panels.attention.data import DECODER_ONLY_NAMES, ENCODER_ONLY_NAMES, KIND_AXIS_NAMES
 from explorer.panels.compare.maps import ComparisonMaps
 from explorer.panels.compare.outputs import OutputBars, describe_token
 from explorer.panels.compare.summary import HeadChanges
@@ -36,13 +35,14 @@ from explorer.panels.compare.worker import ComparisonJobs, ModelCache, describe_
 from explorer.screen import ScreenClass
 from explorer.state import KIND_LABELS, SessionState
 from explorer.theme import set_sheet
+from model.interpret.attention_maps import token_names
 from model.io.checkpoints import UNTRAINED
 from model.io.snapshots import run_snapshots
+from model.nn.kinds import AttentionKind
 
 VIEWS = ("maps", "outputs", "heads")
 AGREE_WITHIN = 0.005  # probabilities closer than this print the same at two decimals
 VIEW_TITLES = ("Attention: A | B | B − A", "Outputs, scored by both", "Which heads changed")
-SHORT_KIND = {"encoder": "Encoder", "decoder_self": "Decoder", "cross": "Cross"}  # (the full name: tooltip)
 NOTE_SHEETS = {"info": "background: {info_bg}; color: {info_text}; padding: 4px;",
                "error": "background: {error_bg}; color: {error_text}; padding: 4px;"}
 HINT = ("Compare the model (A) with another checkpoint of the same architecture (B): “Untrained B” shows what "
@@ -103,7 +103,7 @@ class ComparePanel(QWidget):
         for text, box in (("Attention:", self.kind_box), ("Layer:", self.layer_box), ("Head:", self.head_box)):
             box.setFont(st.font(st.LABEL_PT))
             box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            box.setMinimumContentsLength(7 if box is self.kind_box else 2)  # "Decoder", "12"
+            box.setMinimumContentsLength(12 if box is self.kind_box else 2)  # "Decoder self", "12"
             box.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)  # the room goes to B's name
             heads.addWidget(self._label(text))
             heads.addWidget(box)
@@ -322,7 +322,7 @@ class ComparePanel(QWidget):
     def _sync_controls(self) -> None:
         kinds = self.comparison.kinds if self.comparison is not None else []
         layers, heads = self._shape()
-        for box, texts, values in ((self.kind_box, [SHORT_KIND[k] for k in kinds], kinds),
+        for box, texts, values in ((self.kind_box, [AttentionKind(k).short_title for k in kinds], kinds),
                                    (self.layer_box, [str(i + 1) for i in range(layers)], list(range(layers))),
                                    (self.head_box, [str(i + 1) for i in range(heads)], list(range(heads)))):
             box.blockSignals(True)
@@ -347,17 +347,9 @@ class ComparePanel(QWidget):
         kind, layer, head = self.kind, self.layer, self.head
         q_labels, k_labels = c.labels[kind]
         self.maps.set_maps(c.attention_a[kind][layer, head], c.attention_b[kind][layer, head], c.allowed[kind],
-                           q_labels, k_labels, f"L{layer + 1} H{head + 1}", self._axis_names(kind))
+                           q_labels, k_labels, f"L{layer + 1} H{head + 1}", token_names(c.frame_a.bundle.model_kind, kind))
         self.heads.set_values(c.mean_abs_difference(kind), KIND_LABELS[kind])
         self._read_out(self._disagreement())
-
-    def _axis_names(self, kind: str) -> tuple[str, str]:
-        """What the query / key tokens are: a decoder-only model's one sequence is prompt |
-        continuation, an encoder-only model's its input (as the attention panel names them)."""
-        model_kind = self.comparison.frame_a.bundle.model_kind
-        if model_kind.continues_prompt:
-            return DECODER_ONLY_NAMES
-        return ENCODER_ONLY_NAMES if not model_kind.has_decoder else KIND_AXIS_NAMES[kind]
 
     def _disagreement(self) -> str:
         """The token the models disagree on most, in words (the readout until the mouse moves)."""

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
-from explorer.drawing.canvas_widget import CanvasWidget
-from explorer.drawing.heatmap_items import HeatmapPlot
+from explorer.drawing.heatmap import Heatmap
 from explorer.panels.compare.maps import MIN_SCALE
 
 
-class HeadChanges(CanvasWidget):
+class HeadChanges(QWidget):
     """Signals: hovered(text); headClicked(layer, head)."""
 
     hovered = Signal(str)
@@ -23,25 +23,25 @@ class HeadChanges(CanvasWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.grid = HeatmapPlot(self.canvas.ci, 0, 0, st.weight_cmap(), (0.0, 1.0), "head", "layer")
-        self.bar = st.colorbar(st.weight_cmap(), (0.0, 1.0), "mean |B − A|")
-        self.bar.axis.enableAutoSIPrefix(False)
-        self.bar.axis.setWidth(90)  # "0.15" and the title beside it, apart
-        self.canvas.ci.addItem(self.bar, row=0, col=1)
-        st.let_shrink(self.grid.plot.titleLabel)
+        self.grid = Heatmap(colormap=st.weight_cmap(), colour_bar="mean |B − A|", square=False)
+        self.grid.set_axis_names("layer", "head")
+        self.grid.describe = lambda layer, head: (f"layer {layer + 1}, head {head + 1}: mean |B − A| = "
+                                                  f"{self.values[layer, head]:.4f} (click to show this head)")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.grid)
         self.values: np.ndarray | None = None
-        self.canvas.scene().sigMouseMoved.connect(self._on_move)
-        self.canvas.scene().sigMouseClicked.connect(self._on_click)
+        self.grid.hovered.connect(self.hovered)
+        self.grid.cellClicked.connect(self.headClicked)
 
     def set_values(self, values: np.ndarray, kind_name: str) -> None:
         """`values`: (layers, heads) mean |B − A|."""
         self.values = np.asarray(values, dtype=np.float32)
-        top = max(float(self.values.max()) if self.values.size else 0.0, MIN_SCALE)
-        self.grid.set_levels((0.0, top))
-        self.bar.setLevels((0.0, top))
+        self.grid.set_levels((0.0, max(float(self.values.max()) if self.values.size else 0.0, MIN_SCALE)))
         layers, heads = self.values.shape
-        self.grid.set_map(self.values, None, [f"H{h + 1}" for h in range(heads)], [f"L{i + 1}" for i in range(layers)])
-        st.set_title(self.grid.plot, f"Mean |B − A| per head: {kind_name}")
+        self.grid.set_data(self.values, [f"L{i + 1}" for i in range(layers)], [f"H{h + 1}" for h in range(heads)],
+                           row_names=True)
+        self.grid.set_title(f"Mean |B − A| per head: {kind_name}")
 
     def most_changed(self) -> tuple[int, int] | None:
         if self.values is None or not self.values.size:
@@ -51,18 +51,5 @@ class HeadChanges(CanvasWidget):
 
     def clear(self) -> None:
         self.values = None
-        self.grid.clear()
-
-    def _on_move(self, scene_pos) -> None:
-        cell = self.grid.cell_at(scene_pos)
-        if cell is None or self.values is None:
-            self.hovered.emit("")
-            return
-        layer, head = cell
-        self.hovered.emit(f"layer {layer + 1}, head {head + 1}: mean |B − A| = {self.values[layer, head]:.4f} "
-                          "(click to show this head)")
-
-    def _on_click(self, event) -> None:
-        cell = self.grid.cell_at(event.scenePos())
-        if cell is not None:
-            self.headClicked.emit(*cell)
+        self.grid.clear_data()
+        self.grid.set_title("")

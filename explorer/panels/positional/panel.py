@@ -16,12 +16,12 @@ from superqt import QFlowLayout
 from explorer.drawing import plot_style as st
 from explorer.panels.positional.input_view import InputView
 from explorer.panels.positional.rope_view import RopeView
-from explorer.panels.positional.sinusoids import sinusoid_table
 from explorer.panels.positional.views import PEHeatmapView, SimilarityShiftView
 from explorer.panels.positional.waves import WavesView
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from explorer.theme import set_sheet
+from model.interpret.positions import sinusoid_table
 
 PAPER_D_MODEL = 512
 DEFAULT_POSITIONS = 100

@@ -7,8 +7,8 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
-from explorer.drawing.heatmap_items import HeatmapPlot
-from explorer.panels.positional.sinusoids import rotation, shift_error, similarity
+from explorer.drawing.heatmap import Heatmap
+from model.interpret.positions import rotation, shift_error, similarity
 
 
 def _numbers(n: int) -> list[str]:
@@ -36,14 +36,12 @@ class PEHeatmapView(QWidget):
         self.grouped.setToolTip("Columns regrouped: every sin dimension, then every cos dimension; "
                                 "the labels keep the true dimension")
         self.grouped.setFont(st.font(st.TICK_PT))
-        self.canvas = st.graphics_widget()
+        self.heatmap = Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), colour_bar="PE(pos, i)", square=False)
+        self.heatmap.set_axis_names("position pos", "dimension i")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.grouped)
-        lay.addWidget(self.canvas, 1)
-        self.heatmap = HeatmapPlot(self.canvas.ci, 0, 0, st.signed_cmap(), (-1.0, 1.0), "dimension i", "position pos")
-        self.bar = st.colorbar(st.signed_cmap(), (-1.0, 1.0), "PE(pos, i)")
-        self.canvas.ci.addItem(self.bar, row=0, col=1)
+        lay.addWidget(self.heatmap, 1)
         self.table: np.ndarray | None = None
         self.columns: np.ndarray | None = None  # which model dimension each shown column is
         self._args = None
@@ -61,9 +59,9 @@ class PEHeatmapView(QWidget):
                         if self.grouped.isChecked() and not halves else np.arange(d))
         levels = symmetric_levels(table) if learned else (-1.0, 1.0)
         self.heatmap.set_levels(levels)
-        self.bar.setLevels(levels)
-        self.heatmap.set_map(table[:, self.columns], None, [str(c) for c in self.columns], _numbers(table.shape[0]))
-        st.set_title(self.heatmap.plot, title)
+        self.heatmap.set_data(table[:, self.columns], _numbers(table.shape[0]), [str(c) for c in self.columns],
+                              row_names=True)
+        self.heatmap.set_title(title)
 
 
 class SimilarityShiftView(QWidget):
@@ -71,10 +69,8 @@ class SimilarityShiftView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.sim_canvas = st.graphics_widget()
-        self.sim = HeatmapPlot(self.sim_canvas.ci, 0, 0, st.weight_cmap(), (0.0, 1.0), "position q", "position p")
-        self.sim_bar = st.colorbar(st.weight_cmap(), (0.0, 1.0), "PE(p) · PE(q)")
-        self.sim_canvas.ci.addItem(self.sim_bar, row=0, col=1)
+        self.sim = Heatmap(colormap=st.weight_cmap(), colour_bar="PE(p) · PE(q)")
+        self.sim.set_axis_names("position p", "position q")
 
         self.shift_canvas = st.graphics_widget()
         self.shift_plot = self.shift_canvas.addPlot()
@@ -114,7 +110,7 @@ class SimilarityShiftView(QWidget):
         right.addWidget(self.result)
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.sim_canvas, 1)
+        lay.addWidget(self.sim, 1)
         lay.addLayout(right, 1)
         self.table: np.ndarray | None = None
         self.learned = False
@@ -127,9 +123,8 @@ class SimilarityShiftView(QWidget):
         self.similarity = similarity(table)
         lo, hi = float(self.similarity.min()), float(self.similarity.max())
         self.sim.set_levels((lo, hi))
-        self.sim_bar.setLevels((lo, hi))
-        self.sim.set_map(self.similarity, None, _numbers(table.shape[0]), _numbers(table.shape[0]))
-        st.set_title(self.sim.plot, "PE(p)·PE(q)" + (" (learned)" if learned else ": near positions alike"))
+        self.sim.set_data(self.similarity, _numbers(table.shape[0]), _numbers(table.shape[0]), row_names=True)
+        self.sim.set_title("PE(p)·PE(q)" + (" (learned)" if learned else ": near positions alike"))
         self.pos_spin.setMaximum(max(0, table.shape[0] - 2))
         self.k_spin.setMaximum(max(1, table.shape[0] - 1))
         self._update_shift()
