@@ -122,6 +122,35 @@ def sinusoid_curve(d_model: int, dim: int, positions: np.ndarray, layout: str = 
     return np.sin(positions * w) if is_sin else np.cos(positions * w)
 
 
+def pair_layout(bundle) -> str:
+    """Where a loaded model (None: the paper) keeps each (sin, cos) pair: "halves" for Marian."""
+    halves = bundle is not None and bundle.config.positional == "sinusoidal_halves"
+    return "halves" if halves else "interleaved"
+
+
+def positional_table(bundle, d_model: int, length: int, learned: bool = True) -> tuple[np.ndarray, str, str]:
+    """(table, source, description) of `length` positions × `d_model`: the loaded model's own
+    values whenever it has that size — its learned table (`learned`, for a model that learns
+    its positions: source "learned") or its sinusoid buffer ("model") — else the formula."""
+    layout = pair_layout(bundle)
+    halves_note = (" in Marian's layout: sin(pos/10000^(2i/d)) in dim i, cos(…) in dim d/2 + i "
+                   "(the paper's values, columns regrouped)") if layout == "halves" else ""
+    if bundle is None:
+        return sinusoid_table(d_model, length), "formula", f"The paper's formula for d_model = {d_model} (no model loaded)"
+    cfg = bundle.config
+    table = bundle.model.positional.table.detach().cpu().numpy()
+    if cfg.positional == "learned" and learned:
+        note = f" (the model has {table.shape[0]} positions)" if length > table.shape[0] else ""
+        return table[:length].copy(), "learned", (f"LEARNED positional embeddings of the loaded model "
+                                                  f"(Table 3 row E), d_model = {cfg.d_model}{note}")
+    if cfg.positional in ("sinusoidal", "sinusoidal_halves") and d_model == cfg.d_model and length <= table.shape[0]:
+        return table[:length].copy(), "model", f"The loaded model's sinusoidal buffer, d_model = {d_model}{halves_note}"
+    why = (f"the loaded model has d_model = {cfg.d_model}, max_len = {cfg.max_len}"
+           + (", learned positions" if cfg.positional == "learned" else ""))
+    whose = "The model's formula" if layout == "halves" else "The paper's formula"
+    return sinusoid_table(d_model, length, layout), "formula", f"{whose} for d_model = {d_model}{halves_note} ({why})"
+
+
 OFFSETS = (0, 1, 2, 4, 8, 16)
 STARTS = (0, 5, 20, 60, 200)
 

@@ -13,7 +13,7 @@ from model.interpret.attention_maps import AttentionData
 from model.nn.kinds import AttentionKind
 
 SCALE_RULE = "attention weight: 0–1 on every map"
-SCALE_NAME = "attention weight"
+SCALE_NAME = "attention weight (0–1)"
 EDIT_SYMBOLS = {"zero": "0", "mean": "μ", "uniform": "≡"}  # as the head surgery panel writes them
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QHBoxLayout,
     QLabel,
     QScrollArea,
@@ -23,13 +22,13 @@ from PySide6.QtWidgets import (
 from explorer.drawing import plot_style as st
 from explorer.panels.attention.derived_view import DerivedView
 from explorer.panels.attention.grid import AttentionGrid
+from explorer.panels.attention.head_picker import HeadPicker
 from explorer.panels.attention.lines import LineView
 from explorer.panels.attention.single import SingleHeadView, head_title
 from explorer.panels.attention.tab_corner import TabCorner
-from explorer.state import KIND_LABELS, SessionState
+from explorer.state import SessionState
 from explorer.theme import set_sheet, set_text
 from model.interpret.attention_maps import AttentionData
-from model.nn.kinds import AttentionKind
 
 VIEWS = ("grid", "single", "lines", "derived")
 VIEW_TITLES = ("All heads", "One head", "Lines", "Mean && rollout (derived)")
@@ -62,18 +61,13 @@ class AttentionPanel(QWidget):
 
     # -- construction -------------------------------------------------------------------------
     def _build(self) -> None:
-        self.kind_box, self.layer_box, self.head_box = QComboBox(), QComboBox(), QComboBox()
-        for box in (self.kind_box, self.layer_box, self.head_box):
-            box.setFont(st.font(st.LABEL_PT))
+        self.picker = HeadPicker(self.state)
+        self.kind_box, self.layer_box, self.head_box = self.picker.kind_box, self.picker.layer_box, self.picker.head_box
         self.all_kinds = QCheckBox("all kinds")
         self.all_kinds.setToolTip("Show encoder, decoder and cross-attention grids side by side")
         self.all_kinds.setFont(st.font(st.LABEL_PT))
         controls = QHBoxLayout()
-        for text, box in (("Attention:", self.kind_box), ("Layer:", self.layer_box), ("Head:", self.head_box)):
-            label = QLabel(text)
-            label.setFont(st.font(st.LABEL_PT))
-            controls.addWidget(label)
-            controls.addWidget(box)
+        controls.addWidget(self.picker)
         controls.addWidget(self.all_kinds)
         controls.addStretch(1)
 
@@ -110,9 +104,6 @@ class AttentionPanel(QWidget):
         lay.addLayout(controls)
         lay.addWidget(self.stack, 1)
 
-        self.kind_box.currentIndexChanged.connect(self._on_controls)
-        self.layer_box.currentIndexChanged.connect(self._on_controls)
-        self.head_box.currentIndexChanged.connect(self._on_controls)
         self.all_kinds.toggled.connect(
             lambda on: self.state.set_view("attention_grid", "all" if on else "selected"))
         self.tabs.currentChanged.connect(self._on_tab)
@@ -162,10 +153,7 @@ class AttentionPanel(QWidget):
 
     def select(self, kind: str, layer: int, head: int) -> None:
         """Select a head: the selection is the session's, so the stepper and diagram follow."""
-        if self.state.bundle is not None and kind in self.state.available_kinds():
-            self.state.select_attention(kind, layer, head)
-        else:  # a bare trace (no model loaded): the session still holds the choice
-            self.state.session.set_attention(kind, layer, head)
+        self.picker.select(kind, layer, head)
 
     # -- the selection: the session's, clamped to what the shown data has (never stored here) ----
     @property
@@ -210,31 +198,9 @@ class AttentionPanel(QWidget):
         self._refresh()
 
     def _sync_controls(self) -> None:
-        """Fill the combo boxes from what the model has and show the selection, without echoing."""
-        kinds = self._kinds()
-        kind, layer, head = self.kind, self.layer, self.head
-        n_layers, n_heads = self._n_layers(kind), self._n_heads(kind)
-        for box in (self.kind_box, self.layer_box, self.head_box):
-            box.blockSignals(True)
-        self._fill(self.kind_box, [AttentionKind(k).short_title for k in kinds], kinds)
-        for i, k in enumerate(kinds):
-            self.kind_box.setItemData(i, KIND_LABELS[k], Qt.ItemDataRole.ToolTipRole)
-        self._fill(self.layer_box, [f"{i + 1}" for i in range(n_layers)], list(range(n_layers)))  # read from 1
-        self._fill(self.head_box, [f"{i + 1}" for i in range(n_heads)], list(range(n_heads)))
-        if kinds:
-            self.kind_box.setCurrentIndex(kinds.index(kind))
-        self.layer_box.setCurrentIndex(layer if n_layers else -1)
-        self.head_box.setCurrentIndex(head if n_heads else -1)
-        for box in (self.kind_box, self.layer_box, self.head_box):
-            box.blockSignals(False)
-
-    @staticmethod
-    def _fill(box: QComboBox, texts: list[str], values: list) -> None:
-        if [box.itemData(i) for i in range(box.count())] == values:
-            return
-        box.clear()
-        for text, value in zip(texts, values):
-            box.addItem(text, value)
+        """Offer what the model has and show the selection."""
+        kind = self.kind
+        self.picker.set_choice(self._kinds(), self._n_layers(kind), self._n_heads(kind), kind, self.layer, self.head)
 
     def _refresh(self, force: bool = False) -> None:
         """Redraw the visible view if its data changed; hidden views wait until shown."""
@@ -270,14 +236,6 @@ class AttentionPanel(QWidget):
             self.derived.set_data(d, kind, layer)
 
     # -- view → state -------------------------------------------------------------------------
-    def _on_controls(self, _index: int = 0) -> None:
-        kind = self.kind_box.currentData()
-        layer = self.layer_box.currentData()
-        head = self.head_box.currentData()
-        if kind is None:
-            return
-        self.select(kind, layer or 0, head or 0)
-
     def _on_grid_click(self, kind: str, layer: int, head: int) -> None:
         self.select(kind, layer, head)
         self.set_view("single")

@@ -14,12 +14,10 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QBoxLayout,
-    QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QSizePolicy,
     QSlider,
     QTabWidget,
     QVBoxLayout,
@@ -28,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from explorer import style
 from explorer.drawing import plot_style as st
+from explorer.panels.attention.head_picker import HeadPicker
 from explorer.panels.compare.maps import ComparisonMaps
 from explorer.panels.compare.outputs import OutputBars, describe_token
 from explorer.panels.compare.summary import HeadChanges
@@ -38,7 +37,6 @@ from explorer.theme import set_sheet
 from model.interpret.attention_maps import token_names
 from model.io.checkpoints import UNTRAINED
 from model.io.snapshots import run_snapshots
-from model.nn.kinds import AttentionKind
 
 VIEWS = ("maps", "outputs", "heads")
 AGREE_WITHIN = 0.005  # probabilities closer than this print the same at two decimals
@@ -89,7 +87,7 @@ class ComparePanel(QWidget):
         self.untrained_button = QPushButton("Untrained B")
         self.untrained_button.setToolTip("B = this model's architecture with fresh weights (seeded): which heads, "
                                          "maps and outputs training changed")
-        self.kind_box, self.layer_box, self.head_box = QComboBox(), QComboBox(), QComboBox()
+        self.picker = HeadPicker(self.state)
         self.most_changed_button = QPushButton("Most changed")
         self.most_changed_button.setToolTip("Show the head of this kind of attention whose map training changed most "
                                             "(the largest mean |B − A|, as in “Which heads changed”)")
@@ -100,13 +98,7 @@ class ComparePanel(QWidget):
         which.addWidget(self.untrained_button)
         which.addWidget(self.open_button)
         heads = QHBoxLayout()  # which head the maps show
-        for text, box in (("Attention:", self.kind_box), ("Layer:", self.layer_box), ("Head:", self.head_box)):
-            box.setFont(st.font(st.LABEL_PT))
-            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            box.setMinimumContentsLength(12 if box is self.kind_box else 2)  # "Decoder self", "12"
-            box.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)  # the room goes to B's name
-            heads.addWidget(self._label(text))
-            heads.addWidget(box)
+        heads.addWidget(self.picker)
         heads.addWidget(self.most_changed_button)
         heads.addStretch(1)  # on a line of its own, the head choice stays left, under B's name
         for row in (which, heads):
@@ -151,11 +143,9 @@ class ComparePanel(QWidget):
         self.open_button.clicked.connect(self._choose_b)
         self.untrained_button.clicked.connect(lambda: self.state.session.set_compare(UNTRAINED))
         self.slider.valueChanged.connect(lambda _v: self._slider_timer.start())
-        for box in (self.kind_box, self.layer_box, self.head_box):
-            box.currentIndexChanged.connect(self._on_controls)
         for view in (self.maps, self.bars, self.heads):
             view.hovered.connect(self._on_hover)
-        self.heads.headClicked.connect(lambda layer, head: self._select(self.kind, layer, head))
+        self.heads.headClicked.connect(lambda layer, head: self.picker.select(self.kind, layer, head))
         self.most_changed_button.clicked.connect(self.show_most_changed)
         self.tabs.currentChanged.connect(lambda i: self.state.set_view(self.panel_name, VIEWS[i]))
         self.state.viewChanged.connect(self._on_view)
@@ -302,42 +292,16 @@ class ComparePanel(QWidget):
     def head(self) -> int:
         return min(self.state.head, max(0, self._shape()[1] - 1))
 
-    def _select(self, kind: str, layer: int, head: int) -> None:
-        if self.state.bundle is not None and kind in self.state.available_kinds():
-            self.state.select_attention(kind, layer, head)
-        else:
-            self.state.session.set_attention(kind, layer, head)
-
     def show_most_changed(self) -> None:
         """Select the head of the shown kind whose map differs most between A and B."""
         head = self.heads.most_changed()
         if head is not None:
-            self._select(self.kind, *head)
-
-    def _on_controls(self, _index: int = 0) -> None:
-        kind = self.kind_box.currentData()
-        if kind is not None:
-            self._select(kind, self.layer_box.currentData() or 0, self.head_box.currentData() or 0)
+            self.picker.select(self.kind, *head)
 
     def _sync_controls(self) -> None:
-        kinds = self.comparison.kinds if self.comparison is not None else []
         layers, heads = self._shape()
-        for box, texts, values in ((self.kind_box, [AttentionKind(k).short_title for k in kinds], kinds),
-                                   (self.layer_box, [str(i + 1) for i in range(layers)], list(range(layers))),
-                                   (self.head_box, [str(i + 1) for i in range(heads)], list(range(heads)))):
-            box.blockSignals(True)
-            if [box.itemData(i) for i in range(box.count())] != values:
-                box.clear()
-                for text, value in zip(texts, values):
-                    box.addItem(text, value)
-                    if box is self.kind_box:
-                        box.setItemData(box.count() - 1, KIND_LABELS[value], Qt.ItemDataRole.ToolTipRole)
-            box.blockSignals(False)
-        for box, value in ((self.kind_box, kinds.index(self.kind) if kinds else -1),
-                           (self.layer_box, self.layer if layers else -1), (self.head_box, self.head if heads else -1)):
-            box.blockSignals(True)
-            box.setCurrentIndex(value)
-            box.blockSignals(False)
+        self.picker.set_choice(self.comparison.kinds if self.comparison is not None else [], layers, heads,
+                               self.kind, self.layer, self.head)
 
     def _redraw(self, *_selection) -> None:
         c = self.comparison
