@@ -188,7 +188,7 @@ class Heatmap(QWidget):
     def set_axis_names(self, rows: str, cols: str) -> None:
         """Short names beside and under the labels ("query", "key"); "" for none."""
         for axis, text in ((self.rows_axis, rows), (self.cols_axis, cols)):
-            axis.setLabel(text or None, **{"font-size": f"{label_font().pointSizeF():.1f}pt"})
+            axis.setLabel(text or None, color=style.current().text, **{"font-size": f"{label_font().pointSizeF():.1f}pt"})
             axis.showLabel(bool(text))
         self._square()
 
@@ -273,14 +273,16 @@ class Heatmap(QWidget):
     # -- square cells -----------------------------------------------------------------------------------
     def _square(self) -> None:
         """Size the axes for their labels (upright or turned, by the label policy), then give the
-        room the square cells leave over to the margins, so the axes sit against the map."""
+        room the square cells leave over to the margins, so the axes sit against the map. Half a
+        line stays free above the map: the first row's label is centred on its cell."""
         rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
         ci = self.canvas.ci
         left = self.rows_axis.extent(False) if rows else 10
         self.rows_axis.setWidth(int(left))
         line = QFontMetricsF(label_font()).height()
+        top = line / 2 if rows else 0.0
         view = self.canvas.viewport().size()  # (inside the selection frame's border)
-        width, height = view.width() - 2, view.height() - 2
+        width, height = view.width() - 2, view.height() - 2 - top
         bottom = self.cols_axis.extent(False) if cols else 10
         if rows and cols:
             cell = min((width - left) / cols, (height - bottom) / rows) if self.square else (width - left) / cols
@@ -289,7 +291,7 @@ class Heatmap(QWidget):
                 bottom = self.cols_axis.extent(True)
         self.cols_axis.setHeight(int(bottom))
         if not (rows and cols and self.square):
-            ci.setContentsMargins(0, 0, 0, 0)
+            ci.setContentsMargins(0, top, 0, 0)
             if not self.user_view:
                 ci.layout.activate()  # (the view box's size for the text's columns)
                 self._fit_view()
@@ -297,7 +299,7 @@ class Heatmap(QWidget):
         cell = max(1.0, min((width - left) / cols, (height - bottom) / rows))
         spare_w = max(0.0, width - left - cell * cols)
         spare_h = max(0.0, height - bottom - cell * rows)
-        ci.setContentsMargins(spare_w / 2, spare_h / 2, spare_w / 2, spare_h / 2)
+        ci.setContentsMargins(spare_w / 2, top + spare_h / 2, spare_w / 2, spare_h / 2)
         if not self.user_view:
             self._fit_view()
 
@@ -308,8 +310,9 @@ class Heatmap(QWidget):
 
     def _shortest(self) -> tuple[int, int, int] | None:
         """(drawn, in view, in all) of the axis missing most labels; None when none is missing.
-        (An axis not painted yet, or clipped, has drawn none: it is left out.)"""
-        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis) if a.drawn]
+        (An axis not painted yet, or clipped, has drawn none: it is left out; so is a numbered one.)"""
+        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis)
+                  if a.drawn and not a.numeric]  # (numbers are a scale: every 5th reads as all of them)
         short = [c for c in counts if c[0] < c[2]]
         return min(short, key=lambda c: c[0] / max(c[2], 1)) if short else None
 

@@ -69,7 +69,7 @@ class SimilarityShiftView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.sim = Heatmap(colormap=st.weight_cmap(), colour_bar="PE(p) · PE(q)")
+        self.sim = Heatmap(colormap=st.weight_cmap(), colour_bar="PE(p) · PE(q)", square=False)
         self.sim.set_axis_names("position p", "position q")
 
         self.shift_canvas = st.graphics_widget()
