@@ -1,9 +1,12 @@
 """`HeadPicker`: the attention kind, layer and head as three combo boxes, for every panel that
 shows one head (attention, compare). The selection is the session's: a choice here calls
-`select`, so the stepper, the diagram and the other panels follow, and `set_choice` shows the
-session's selection without echoing it back.
+`select`, so the stepper, the diagram and the other panels follow; `kind`, `layer` and `head` are
+the session's selection clamped to what the panel shows (never stored), and `sync` shows them
+without echoing them back.
 """
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
@@ -15,9 +18,10 @@ from model.nn.kinds import AttentionKind
 class HeadPicker(QWidget):
     """"Attention: [Encoder self]  Layer: [2]  Head: [3]" (layers and heads counted from 1)."""
 
-    def __init__(self, state, parent=None):
+    def __init__(self, state, kinds: Callable[[], list[str]], shape: Callable[[str], tuple[int, int]], parent=None):
+        """`kinds()`: the kinds the panel shows; `shape(kind)`: its (layers, heads)."""
         super().__init__(parent)
-        self.state = state
+        self.state, self.kinds, self.shape = state, kinds, shape
         self.kind_box, self.layer_box, self.head_box = QComboBox(), QComboBox(), QComboBox()
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
@@ -38,8 +42,23 @@ class HeadPicker(QWidget):
         else:
             self.state.session.set_attention(kind, layer, head)
 
-    def set_choice(self, kinds: list[str], n_layers: int, n_heads: int, kind: str, layer: int, head: int) -> None:
-        """Offer these kinds, layers and heads, showing (kind, layer, head), without echoing."""
+    @property
+    def kind(self) -> str:
+        kinds = self.kinds()
+        return self.state.kind if not kinds or self.state.kind in kinds else kinds[0]
+
+    @property
+    def layer(self) -> int:
+        return min(self.state.layer, max(0, self.shape(self.kind)[0] - 1))
+
+    @property
+    def head(self) -> int:
+        return min(self.state.head, max(0, self.shape(self.kind)[1] - 1))
+
+    def sync(self) -> None:
+        """Offer the kinds, layers and heads shown, and show the selection, without echoing."""
+        kinds, kind = self.kinds(), self.kind
+        n_layers, n_heads = self.shape(kind)
         boxes = (self.kind_box, self.layer_box, self.head_box)
         for box in boxes:
             box.blockSignals(True)
@@ -52,8 +71,8 @@ class HeadPicker(QWidget):
                     box.addItem(text, value)
         for i, k in enumerate(kinds):
             self.kind_box.setItemData(i, AttentionKind(k).title, Qt.ItemDataRole.ToolTipRole)
-        for box, index in zip(boxes, (kinds.index(kind) if kind in kinds else -1, layer if n_layers else -1,
-                                      head if n_heads else -1)):
+        for box, index in zip(boxes, (kinds.index(kind) if kind in kinds else -1, self.layer if n_layers else -1,
+                                      self.head if n_heads else -1)):
             box.setCurrentIndex(index)
             box.blockSignals(False)
 

@@ -61,7 +61,7 @@ class AttentionPanel(QWidget):
 
     # -- construction -------------------------------------------------------------------------
     def _build(self) -> None:
-        self.picker = HeadPicker(self.state)
+        self.picker = HeadPicker(self.state, self._kinds, lambda k: (self._n_layers(k), self._n_heads(k)))
         self.kind_box, self.layer_box, self.head_box = self.picker.kind_box, self.picker.layer_box, self.picker.head_box
         self.all_kinds = QCheckBox("all kinds")
         self.all_kinds.setToolTip("Show encoder, decoder and cross-attention grids side by side")
@@ -147,7 +147,7 @@ class AttentionPanel(QWidget):
             self.stack.setCurrentWidget(self.empty)
             return
         self.stack.setCurrentWidget(self.tabs)
-        self._sync_controls()
+        self.picker.sync()
         self._dirty = set(VIEWS)
         self._refresh()
 
@@ -156,18 +156,9 @@ class AttentionPanel(QWidget):
         self.picker.select(kind, layer, head)
 
     # -- the selection: the session's, clamped to what the shown data has (never stored here) ----
-    @property
-    def kind(self) -> str:
-        kinds = self._kinds()
-        return self.state.kind if not kinds or self.state.kind in kinds else kinds[0]
-
-    @property
-    def layer(self) -> int:
-        return min(self.state.layer, max(0, self._n_layers(self.kind) - 1))
-
-    @property
-    def head(self) -> int:
-        return min(self.state.head, max(0, self._n_heads(self.kind) - 1))
+    kind = property(lambda self: self.picker.kind)
+    layer = property(lambda self: self.picker.layer)
+    head = property(lambda self: self.picker.head)
 
     def _n_layers(self, kind: str) -> int:
         return self.data.n_layers(kind) if self.data is not None else self.state.n_layers(kind)
@@ -187,20 +178,15 @@ class AttentionPanel(QWidget):
     def _on_bundle(self, bundle) -> None:
         self.data = None
         self.stack.setCurrentWidget(self.empty)
-        self._sync_controls()
+        self.picker.sync()
 
     def _follow(self, *_selection) -> None:
         """The session's head changed (here, in the stepper, the diagram or a scene)."""
         kind = self.kind
-        self._sync_controls()
+        self.picker.sync()
         self._dirty |= {"single", "lines", "derived"} | ({"grid"} if kind != self._drawn_kind else set())
         self.grid.select(kind, self.layer, self.head)
         self._refresh()
-
-    def _sync_controls(self) -> None:
-        """Offer what the model has and show the selection."""
-        kind = self.kind
-        self.picker.set_choice(self._kinds(), self._n_layers(kind), self._n_heads(kind), kind, self.layer, self.head)
 
     def _refresh(self, force: bool = False) -> None:
         """Redraw the visible view if its data changed; hidden views wait until shown."""

@@ -104,29 +104,19 @@ class OutputBars(QWidget):
         self._legend_items = (pg.BarGraphItem(x=[0], height=[1], width=1), pg.BarGraphItem(x=[0], height=[1], width=1))
         self.legend.addItem(self._legend_items[0], "A")
         self.legend.addItem(self._legend_items[1], "B")
-        self._colour_legend()
+        self.recolour()
         self.canvas.scene().sigMouseMoved.connect(self._on_move)
         theme.notifier().changed.connect(self.recolour)
-
-    def _colour_legend(self) -> None:
-        p = theme.current()
-        fill = p.q("canvas")
-        fill.setAlpha(230)
-        self.legend.setBrush(pg.mkBrush(fill))
-        self.legend.setPen(pg.mkPen(p.muted))
-        self.legend.setLabelTextColor(p.text)
-        for _sample, label in self.legend.items:  # (pyqtgraph stores the colour; the text needs redrawing)
-            label.setText(label.text)
-        colours = model_colours()
-        for item, writer in zip(self._legend_items, "AB"):
-            item.setOpts(brush=colours[writer], pen=None)
 
     def set_outputs(self, output_a, output_b) -> None:
         self.bars_a.set_output(output_a)
         self.bars_b.set_output(output_b)
 
     def recolour(self, *_args) -> None:
-        self._colour_legend()
+        st.restyle_view(self.canvas)  # the legend, axes and titles in the palette's colours
+        colours = model_colours()
+        for item, writer in zip(self._legend_items, "AB"):
+            item.setOpts(brush=colours[writer], pen=None)
         self.bars_a.recolour()
         self.bars_b.recolour()
 

@@ -87,7 +87,8 @@ class ComparePanel(QWidget):
         self.untrained_button = QPushButton("Untrained B")
         self.untrained_button.setToolTip("B = this model's architecture with fresh weights (seeded): which heads, "
                                          "maps and outputs training changed")
-        self.picker = HeadPicker(self.state)
+        self.picker = HeadPicker(self.state, lambda: self.comparison.kinds if self.comparison is not None else [],
+                                 self._shape)
         self.most_changed_button = QPushButton("Most changed")
         self.most_changed_button.setToolTip("Show the head of this kind of attention whose map training changed most "
                                             "(the largest mean |B − A|, as in “Which heads changed”)")
@@ -270,27 +271,18 @@ class ComparePanel(QWidget):
         self.outputs_line.setToolTip(outputs)
         self.shared_line.setText(f"Both maps read {c.shared_input}")
         self.bars.set_outputs(c.output_a, c.output_b)
-        self._sync_controls()
+        self.picker.sync()
         self._redraw()
 
     # -- the selection: the session's, clamped to what the comparison has ---------------------------
-    @property
-    def kind(self) -> str:
-        kinds = self.comparison.kinds if self.comparison is not None else []
-        return self.state.kind if not kinds or self.state.kind in kinds else kinds[0]
+    kind = property(lambda self: self.picker.kind)
+    layer = property(lambda self: self.picker.layer)
+    head = property(lambda self: self.picker.head)
 
-    def _shape(self) -> tuple[int, int]:
-        if self.comparison is None or self.kind not in self.comparison.attention_a:
+    def _shape(self, kind: str) -> tuple[int, int]:
+        if self.comparison is None or kind not in self.comparison.attention_a:
             return 0, 0
-        return self.comparison.attention_a[self.kind].shape[:2]
-
-    @property
-    def layer(self) -> int:
-        return min(self.state.layer, max(0, self._shape()[0] - 1))
-
-    @property
-    def head(self) -> int:
-        return min(self.state.head, max(0, self._shape()[1] - 1))
+        return self.comparison.attention_a[kind].shape[:2]
 
     def show_most_changed(self) -> None:
         """Select the head of the shown kind whose map differs most between A and B."""
@@ -298,16 +290,11 @@ class ComparePanel(QWidget):
         if head is not None:
             self.picker.select(self.kind, *head)
 
-    def _sync_controls(self) -> None:
-        layers, heads = self._shape()
-        self.picker.set_choice(self.comparison.kinds if self.comparison is not None else [], layers, heads,
-                               self.kind, self.layer, self.head)
-
     def _redraw(self, *_selection) -> None:
         c = self.comparison
         if c is None or self.kind not in c.attention_a:
             return
-        self._sync_controls()
+        self.picker.sync()
         kind, layer, head = self.kind, self.layer, self.head
         q_labels, k_labels = c.labels[kind]
         self.maps.set_maps(c.attention_a[kind][layer, head], c.attention_b[kind][layer, head], c.allowed[kind],
