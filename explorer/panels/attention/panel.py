@@ -20,15 +20,16 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.drawing import plot_style as st
+from explorer.drawing.heatmap import Heatmap
 from explorer.panels.attention.derived_view import DerivedView
-from explorer.panels.attention.grid import AttentionGrid
+from explorer.panels.attention.grid import SCALE_NAME, AttentionGrid
 from explorer.panels.attention.head_picker import HeadPicker
 from explorer.panels.attention.lines import LineView
-from explorer.panels.attention.single import SingleHeadView, head_title
 from explorer.panels.attention.tab_corner import TabCorner
 from explorer.state import SessionState
 from explorer.theme import set_sheet, set_text
 from model.interpret.attention_maps import AttentionData
+from model.nn.kinds import AttentionKind
 
 VIEWS = ("grid", "single", "lines", "derived")
 VIEW_TITLES = ("All heads", "One head", "Lines", "Mean && rollout (derived)")
@@ -36,6 +37,10 @@ MASK_LEGEND = "<span style='background:{masked};color:{mask_legend_text}'>&nbsp;
 MASK_TIP = ("Grey hatched cells were blocked before the softmax (future positions in the decoder, padding): "
             "their score was set to −∞, so the weight is exactly 0 by construction — unlike a weight the "
             "model computed to be near 0, drawn dark in the colour map.")
+
+
+def head_title(kind: str, layer: int, head: int) -> str:
+    return f"{AttentionKind(kind).title} — layer {layer + 1}, head {head + 1}"  # counted from 1, as everywhere
 
 
 class AttentionPanel(QWidget):
@@ -72,7 +77,8 @@ class AttentionPanel(QWidget):
         controls.addStretch(1)
 
         self.grid = AttentionGrid()
-        self.single = SingleHeadView()
+        self.single = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, colour_bar=SCALE_NAME, numbers=True)
+        self.single.describe = self._describe_weight
         self.lines = LineView()
         scroll = QScrollArea()
         scroll.setWidget(self.lines)
@@ -210,8 +216,11 @@ class AttentionPanel(QWidget):
             self.grid.set_edits(frame.interventions if frame is not None else {})
             self.grid.set_data(d)
             self.grid.select(kind, layer, head)
-        elif view == "single":
-            self.single.set_data(d, kind, layer, head)
+        elif view == "single" and kind in d.weights:
+            q_name, k_name = d.axis_names(kind)
+            self.single.set_data(d.head(kind, layer, head), *d.labels[kind], allowed=d.allowed[kind])
+            self.single.set_axis_names(f"query ({q_name})", f"key ({k_name})")
+            self.single.set_title(head_title(kind, layer, head))
         elif view == "lines" and kind in d.weights:
             q_labels, k_labels = d.labels[kind]
             q_name, k_name = d.axis_names(kind)
@@ -225,6 +234,13 @@ class AttentionPanel(QWidget):
     def _on_grid_click(self, kind: str, layer: int, head: int) -> None:
         self.select(kind, layer, head)
         self.set_view("single")
+
+    def _describe_weight(self, q: int, k: int) -> str:
+        """The one head's cell under the mouse, the number first (the line may be elided)."""
+        m = self.single
+        value = (f"{float(m.values[q, k]):.6f}" if m.allowed is None or m.allowed[q, k]
+                 else "blocked by the mask: score set to −∞, weight exactly 0")
+        return f"weight {value} · query {q} “{m.row_labels[q]}” → key {k} “{m.col_labels[k]}”"
 
     def _on_hover(self, text: str) -> None:
         self.readout.setText(text or " ")
