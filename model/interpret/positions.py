@@ -286,3 +286,42 @@ def embedding_terms(trace, stack: str) -> list[tuple[str, str, str]]:
     if normed:
         terms.append((f"{stack}.input_norm", "LayerNorm → layer 1", "LayerNorm"))
     return terms
+
+
+@dataclass
+class EmbeddingSum:
+    """What `stack` adds up before layer 1 in one recorded forward: each term's (step, title,
+    short name) and values (T, d_model) as recorded, the sum's check and (BERT) the LayerNorm's."""
+
+    terms: list[tuple[str, str, str]]
+    arrays: list[np.ndarray]
+    error: float = 0.0  # max |Σ addends − recorded sum|
+    norm_error: float | None = None  # max |LayerNorm(sum) − recorded input_norm|, with the model's γ, β, ε
+
+    @property
+    def normed(self) -> bool:
+        return self.terms[-1][0].endswith("input_norm")
+
+    @property
+    def addends(self) -> list[np.ndarray]:
+        return self.arrays[:-2 if self.normed else -1]
+
+    @property
+    def total(self) -> np.ndarray:
+        return self.arrays[-2 if self.normed else -1]
+
+
+def embedding_sum(trace, stack: str, model=None) -> EmbeddingSum:
+    """The terms of `stack`'s input in `trace`, checked: their sum against the recorded sum, and
+    (a model with an embedding LayerNorm) the norm recomputed with its own γ, β and ε."""
+    terms = embedding_terms(trace, stack)
+    tensors = (trace[name].tensor for name, _, _ in terms)
+    result = EmbeddingSum(terms, [(t[0] if t.dim() == 3 else t).numpy() for t in tensors])  # (PE: no batch axis)
+    result.error = float(np.abs(sum(result.addends) - result.total).max())
+    norms = getattr(model, "embed_norm", None)
+    if result.normed and norms is not None and stack in norms:
+        ln = norms[stack]
+        weight, bias = (p.detach().cpu().numpy().astype(np.float64) for p in (ln.weight, ln.bias))
+        result.norm_error = float(np.abs(layer_norm(result.total, weight, bias, float(ln.eps)) - result.arrays[-1]).max())
+    return result
+

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
 from explorer.panels.positional.views import symmetric_levels
-from model.interpret.positions import embedding_terms, layer_norm
+from model.interpret.positions import embedding_sum
 
 STACKS = {"encoder": "Encoder (source)", "decoder": "Decoder (target)"}
 MAX_MAPS = 5  # E, + P, + T, = sum, LayerNorm (BERT); three for the paper's model
@@ -47,7 +47,7 @@ class InputView(QWidget):
         lay.addLayout(row)
         lay.addLayout(maps, 1)
         self.result = None
-        self.norm = None  # (γ, β, ε) of the model's embedding LayerNorm per stack, when it has one
+        self.model = None  # the loaded model: its embedding LayerNorm's γ, β, ε check BERT's norm
         self.values: tuple[np.ndarray, ...] | None = None  # the maps shown, left to right
         self.terms: list[str] = []  # the recorded step each map shows
         self.error: float | None = None  # max |Σ terms − recorded sum|
@@ -56,13 +56,7 @@ class InputView(QWidget):
 
     def set_result(self, result, bundle=None) -> None:
         """The forward pass to show; `bundle` supplies the LayerNorm's γ, β for BERT's check."""
-        self.result = result
-        self.norm = None
-        model = getattr(bundle, "model", None)
-        if model is not None and getattr(model, "embed_norm", None) is not None:
-            self.norm = {s: (ln.weight.detach().cpu().numpy().astype(np.float64),
-                             ln.bias.detach().cpu().numpy().astype(np.float64), float(ln.eps))
-                         for s, ln in model.embed_norm.items()}
+        self.result, self.model = result, getattr(bundle, "model", None)
         stacks = [s for s in STACKS if result is not None and f"{s}.input" in result.trace] if result is not None else []
         current = self.stack_box.currentData()
         self.stack_box.blockSignals(True)
@@ -85,15 +79,10 @@ class InputView(QWidget):
             self.check.setText("Run an input to see its embeddings.")
             return
         trace = self.result.trace
-        terms = embedding_terms(trace, stack)
-        self.terms = [name for name, _, _ in terms]
-        arrays = []
-        for name, _, _ in terms:
-            t = trace[name].tensor
-            arrays.append((t[0] if t.dim() == 3 else t).numpy())  # (T, d_model); PE has no batch axis
-        self.values = tuple(arrays)
-        normed = self.terms[-1].endswith("input_norm")
-        addends, total = arrays[:-2 if normed else -1], arrays[-2 if normed else -1]
+        checked = embedding_sum(trace, stack, self.model)
+        terms, arrays, normed, addends, total = checked.terms, checked.arrays, checked.normed, checked.addends, checked.total
+        self.terms, self.values = [name for name, _, _ in terms], tuple(arrays)
+        self.error, self.norm_error = checked.error, checked.norm_error
         labels = list(self.result.src_pieces if stack == "encoder" else self.result.tgt_pieces)
         labels = labels if len(labels) == total.shape[0] else [str(i) for i in range(total.shape[0])]
         levels = symmetric_levels(*addends, total)  # one scale for the terms and their sum
@@ -106,15 +95,12 @@ class InputView(QWidget):
             m.set_levels(lv)
             m.set_data(values, labels, [str(c) for c in range(values.shape[1])])
             m.set_title(f"{title} (±{lv[1]:.2g})" if own else title)
-        self.error = float(np.abs(sum(addends) - total).max())
         names = ", ".join(self.terms)
         summed = " + ".join(short for _, _, short in terms[:len(addends)])
         text = f"Recorded in this forward pass ({names}); max |{summed} − input| = {self.error:.1e}."
         if normed:
             text += " BERT then normalises the sum: LayerNorm(x) = (x − mean)/√(var + ε)·γ + β over each token's d_model values"
-            if self.norm is not None and stack in self.norm:
-                weight, bias, eps = self.norm[stack]
-                self.norm_error = float(np.abs(layer_norm(total, weight, bias, eps) - arrays[-1]).max())
+            if self.norm_error is not None:
                 text += f" (max |LayerNorm(sum) − {stack}.input_norm| = {self.norm_error:.1e} with the model's γ, β)"
             text += "; that, not the sum, enters layer 1. The LayerNorm map has its own colour scale, the others share one."
         else:
