@@ -72,7 +72,7 @@ class DerivedView(QWidget):
             self.right.setCurrentWidget(self.note)
 
     def _describe(self, heatmap: Heatmap, q: int, k: int, what: str) -> str:
-        qs, ks = self.data.labels[self.selection[0]]
+        qs, ks = heatmap.row_labels, heatmap.col_labels
         if heatmap.allowed is not None and not heatmap.allowed[q, k]:
             value = "blocked by the mask"
         else:

@@ -29,7 +29,6 @@ class AttentionGrid(HeatmapGrid):
     """All heads of one layer of the shown kinds. Signals: cellClicked(kind, layer, head), hovered(text)."""
 
     cellClicked = Signal(str, int, int)
-    hovered = Signal(str)
 
     def __init__(self, parent=None):
         super().__init__(st.weight_cmap(), st.WEIGHT_LEVELS, SCALE_RULE, parent)
@@ -38,8 +37,8 @@ class AttentionGrid(HeatmapGrid):
         self.edits: dict = {}  # {(kind, layer, head): op} of the frame drawn
         self._selection = ("encoder", 0, 0)
         self.drawn: dict[str, list[int]] = {}  # kind → the layers its maps show
-        self._wired: set[int] = set()
         self._sections: list[tuple[str, int]] = []  # (kind, layer) of each section drawn, in order
+        self.mapClicked.connect(lambda section, head: self.cellClicked.emit(*self._sections[section], head))
 
     def show_kinds(self, kinds: list[str]) -> None:
         """One section of maps per kind."""
@@ -77,7 +76,6 @@ class AttentionGrid(HeatmapGrid):
             for h, m in enumerate(maps):
                 m.set_data(heads[h], queries, tokens, allowed=data.allowed[kind])
                 m.describe = self._describer(kind, layer, h)
-                self._wire(m)
         self._sections = keys
         self._mark_selection()
 
@@ -94,19 +92,6 @@ class AttentionGrid(HeatmapGrid):
                 value = f"{self.data.weights.layers(kind)[layer][head, q, k]:.4f}"
             return f"{value} · {head_label(layer, head)}: query {q} “{qs[q]}” → key {k} “{ks[k]}” · click to open"
         return describe
-
-    def _wire(self, m) -> None:
-        """Clicks and hovers of a map reach the grid's signals (once per map: maps are reused)."""
-        if id(m) in self._wired:
-            return
-        self._wired.add(id(m))
-        m.hovered.connect(self.hovered)
-        m.cellClicked.connect(lambda _r, _c, m=m: self._clicked(m))
-
-    def _clicked(self, m) -> None:
-        for (kind, layer), maps in zip(self._sections, self.maps):
-            if m in maps:
-                self.cellClicked.emit(kind, layer, maps.index(m))
 
     def select(self, kind: str, layer: int, head: int) -> None:
         """Frame the selected head; a layer not drawn draws that layer's heads."""
