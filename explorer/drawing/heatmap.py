@@ -45,7 +45,7 @@ def colour_bar_canvas(cmap: pg.ColorMap, levels: tuple[float, float], name: str 
         room += metrics.height() + 6
     axis.setWidth(int(room))
     canvas.addItem(bar)
-    canvas.setFixedWidth(int(room + 24))
+    canvas.setFixedWidth(int(room + 40))  # the axis, the bar (14) and the layout's margins
     return canvas, bar
 
 
