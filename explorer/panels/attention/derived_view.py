@@ -7,6 +7,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QStackedWidget, QWidget
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
+from explorer.panels.attention.grid import weight_text
 from explorer.theme import set_sheet
 from model.interpret.attention_maps import ROLLOUT_KINDS, ROLLOUT_UNDEFINED, AttentionData, mean_over_heads, rollout
 
@@ -38,8 +39,8 @@ class DerivedView(QWidget):
         self.selection = ("encoder", 0)
         self.mean_values: np.ndarray | None = None
         self.rollout_values: np.ndarray | None = None
-        self.mean.describe = lambda q, k: self._describe(self.mean, q, k, "mean over heads")
-        self.rollout.describe = lambda q, k: self._describe(self.rollout, q, k, "rollout")
+        self.mean.describe = lambda q, k: weight_text(self.mean, q, k, "mean over heads", 6)
+        self.rollout.describe = lambda q, k: weight_text(self.rollout, q, k, "rollout", 6, ROLLOUT_SOURCE)
         self.mean.hovered.connect(self.hovered)
         self.rollout.hovered.connect(self.hovered)
 
@@ -70,12 +71,3 @@ class DerivedView(QWidget):
             self.rollout_values = None
             self.rollout.clear_data()
             self.right.setCurrentWidget(self.note)
-
-    def _describe(self, heatmap: Heatmap, q: int, k: int, what: str) -> str:
-        qs, ks = heatmap.row_labels, heatmap.col_labels
-        if heatmap.allowed is not None and not heatmap.allowed[q, k]:
-            value = "blocked by the mask"
-        else:
-            value = f"{float(heatmap.values[q, k]):.6f}"
-        extra = ROLLOUT_SOURCE if what == "rollout" else ""
-        return f"{what} {value} · “{qs[q]}” ({q}) ← “{ks[k]}” ({k}){extra}"  # the number first

@@ -20,6 +20,13 @@ EDIT_SYMBOLS = {"zero": "0", "mean": "μ", "uniform": "≡"}  # as the head surg
 ALL_LAYERS_MAX = 48  # maps drawn at once before the grid shows one layer at a time
 
 
+def weight_text(m, q: int, k: int, what: str = "weight", digits: int = 4, extra: str = "") -> str:
+    """Map `m`'s cell (q, k) as the readout says it, the number first (the line may be elided)."""
+    value = (f"{float(m.values[q, k]):.{digits}f}" if m.allowed is None or m.allowed[q, k]
+             else "blocked by the mask: score set to −∞, weight exactly 0")
+    return f"{what} {value} · query {q} “{m.row_labels[q]}” → key {k} “{m.col_labels[k]}”{extra}"
+
+
 def head_label(layer: int, head: int) -> str:
     """A head as the user reads it, counted from 1 ("L2 H3" is layer index 1, head index 2)."""
     return f"L{layer + 1} H{head + 1}"
@@ -75,23 +82,14 @@ class AttentionGrid(HeatmapGrid):
             heads = data.weights.layers(kind)[layer]
             for h, m in enumerate(maps):
                 m.set_data(heads[h], queries, tokens, allowed=data.allowed[kind])
-                m.describe = self._describer(kind, layer, h)
+                what = f"{head_label(layer, h)} weight"
+                m.describe = lambda q, k, m=m, what=what: weight_text(m, q, k, what, extra=" · click to open")
         self._sections = keys
         self._mark_selection()
 
     def _edit_mark(self, kind: str, layer: int, head: int) -> str:
         op = self.edits.get((kind, layer, head))
         return f" ({EDIT_SYMBOLS.get(op, op)})" if op else ""
-
-    def _describer(self, kind: str, layer: int, head: int):
-        def describe(q: int, k: int) -> str:
-            qs, ks = self.data.labels[kind]
-            if not self.data.allowed[kind][q, k]:
-                value = "blocked by the mask (weight exactly 0)"
-            else:
-                value = f"{self.data.weights.layers(kind)[layer][head, q, k]:.4f}"
-            return f"{value} · {head_label(layer, head)}: query {q} “{qs[q]}” → key {k} “{ks[k]}” · click to open"
-        return describe
 
     def select(self, kind: str, layer: int, head: int) -> None:
         """Frame the selected head; a layer not drawn draws that layer's heads."""

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
 from explorer.panels.attention.derived_view import DerivedView
-from explorer.panels.attention.grid import SCALE_NAME, AttentionGrid
+from explorer.panels.attention.grid import SCALE_NAME, AttentionGrid, weight_text
 from explorer.panels.attention.head_picker import HeadPicker
 from explorer.panels.attention.lines import LineView
 from explorer.panels.attention.tab_corner import TabCorner
@@ -78,7 +78,7 @@ class AttentionPanel(QWidget):
 
         self.grid = AttentionGrid()
         self.single = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, colour_bar=SCALE_NAME, numbers=True)
-        self.single.describe = self._describe_weight
+        self.single.describe = lambda q, k: weight_text(self.single, q, k, digits=6)
         self.lines = LineView()
         scroll = QScrollArea()
         scroll.setWidget(self.lines)
@@ -234,13 +234,6 @@ class AttentionPanel(QWidget):
     def _on_grid_click(self, kind: str, layer: int, head: int) -> None:
         self.select(kind, layer, head)
         self.set_view("single")
-
-    def _describe_weight(self, q: int, k: int) -> str:
-        """The one head's cell under the mouse, the number first (the line may be elided)."""
-        m = self.single
-        value = (f"{float(m.values[q, k]):.6f}" if m.allowed is None or m.allowed[q, k]
-                 else "blocked by the mask: score set to −∞, weight exactly 0")
-        return f"weight {value} · query {q} “{m.row_labels[q]}” → key {k} “{m.col_labels[k]}”"
 
     def _on_hover(self, text: str) -> None:
         self.readout.setText(text or " ")
