@@ -40,7 +40,6 @@ class ComparisonMaps(QWidget):
         self.map_b = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, colour_bar=True)
         self.map_diff = Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), colour_bar=True)
         self.weight_bar, self.diff_bar = self.map_b.bar, self.map_diff.bar
-        self.diff_bar.axis.enableAutoSIPrefix(False)  # "±0.26", never "±260 (×0.001)"
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         for heatmap in self.plots:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
+import numpy as np
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QBoxLayout,
@@ -26,10 +27,10 @@ from PySide6.QtWidgets import (
 
 from explorer import style
 from explorer.drawing import plot_style as st
+from explorer.drawing.heatmap import Heatmap
 from explorer.panels.attention.head_picker import HeadPicker
-from explorer.panels.compare.maps import ComparisonMaps
+from explorer.panels.compare.maps import MIN_SCALE, ComparisonMaps
 from explorer.panels.compare.outputs import OutputBars, describe_token
-from explorer.panels.compare.summary import HeadChanges
 from explorer.panels.compare.worker import ComparisonJobs, ModelCache, describe_reference, run_comparison
 from explorer.screen import ScreenClass
 from explorer.state import KIND_LABELS, SessionState
@@ -125,7 +126,11 @@ class ComparePanel(QWidget):
         self.shared_line = style.eliding_line()  # what both maps read: a line of its own, never cut for an output
         for line in (self.outputs_line, self.shared_line):
             line.setFont(st.font(st.LABEL_PT))
-        self.maps, self.bars, self.heads = ComparisonMaps(), OutputBars(), HeadChanges()
+        self.maps, self.bars = ComparisonMaps(), OutputBars()
+        self.heads = Heatmap(colormap=st.weight_cmap(), colour_bar="mean |B − A|", square=False)  # layers × heads
+        self.heads.set_axis_names("layer", "head")
+        self.heads.describe = lambda layer, head: (f"layer {layer + 1}, head {head + 1}: mean |B − A| = "
+                                                   f"{self.heads.values[layer, head]:.4f} (click to show this head)")
         self.tabs = QTabWidget()
         self.tabs.setFont(st.font(st.LABEL_PT))
         for widget, text in zip((self.maps, self.bars, self.heads), VIEW_TITLES):
@@ -146,7 +151,7 @@ class ComparePanel(QWidget):
         self.slider.valueChanged.connect(lambda _v: self._slider_timer.start())
         for view in (self.maps, self.bars, self.heads):
             view.hovered.connect(self._on_hover)
-        self.heads.headClicked.connect(lambda layer, head: self.picker.select(self.kind, layer, head))
+        self.heads.cellClicked.connect(lambda layer, head: self.picker.select(self.kind, layer, head))
         self.most_changed_button.clicked.connect(self.show_most_changed)
         self.tabs.currentChanged.connect(lambda i: self.state.set_view(self.panel_name, VIEWS[i]))
         self.state.viewChanged.connect(self._on_view)
@@ -254,7 +259,8 @@ class ComparePanel(QWidget):
         self.comparison = None
         self.maps.clear()
         self.bars.clear()
-        self.heads.clear()
+        self.heads.clear_data()
+        self.heads.set_title("")
         self._show_content(False)
         self._note(text, level)
 
@@ -284,9 +290,14 @@ class ComparePanel(QWidget):
             return 0, 0
         return self.comparison.attention_a[kind].shape[:2]
 
+    def most_changed(self) -> tuple[int, int] | None:
+        """(layer, head) of the shown kind whose map differs most between A and B (the largest mean |B − A|)."""
+        changes = self.heads.values
+        return tuple(int(i) for i in np.unravel_index(int(np.argmax(changes)), changes.shape)) if changes.size else None
+
     def show_most_changed(self) -> None:
         """Select the head of the shown kind whose map differs most between A and B."""
-        head = self.heads.most_changed()
+        head = self.most_changed()
         if head is not None:
             self.picker.select(self.kind, *head)
 
@@ -299,7 +310,11 @@ class ComparePanel(QWidget):
         q_labels, k_labels = c.labels[kind]
         self.maps.set_maps(c.attention_a[kind][layer, head], c.attention_b[kind][layer, head], c.allowed[kind],
                            q_labels, k_labels, f"L{layer + 1} H{head + 1}", token_names(c.frame_a.bundle.model_kind, kind))
-        self.heads.set_values(c.mean_abs_difference(kind), KIND_LABELS[kind])
+        changes = c.mean_abs_difference(kind)
+        self.heads.set_levels((0.0, max(float(changes.max()) if changes.size else 0.0, MIN_SCALE)))
+        self.heads.set_data(changes, [f"L{i + 1}" for i in range(changes.shape[0])],
+                            [f"H{h + 1}" for h in range(changes.shape[1])], row_names=True)
+        self.heads.set_title(f"Mean |B − A| per head: {KIND_LABELS[kind]}")
         self._read_out(self._disagreement())
 
     def _disagreement(self) -> str:
