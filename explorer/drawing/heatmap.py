@@ -273,18 +273,21 @@ class Heatmap(QWidget):
     # -- square cells -----------------------------------------------------------------------------------
     def _square(self) -> None:
         """Size the axes for their labels (upright or turned, by the label policy), then give the
-        room the square cells leave over to the margins, so the axes sit against the map. Half a
-        line stays free above the map: the first row's label is centred on its cell."""
+        room the square cells leave over to the margins, so the axes sit against the map. Where
+        a row is lower than a line, the room its label reaches above the first cell stays free."""
         rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
         ci = self.canvas.ci
         left = self.rows_axis.extent(False) if rows else 10
         self.rows_axis.setWidth(int(left))
         line = QFontMetricsF(label_font()).height()
-        top = line / 2 if rows else 0.0
         view = self.canvas.viewport().size()  # (inside the selection frame's border)
-        width, height = view.width() - 2, view.height() - 2 - top
+        width, height = view.width() - 2, view.height() - 2
         bottom = self.cols_axis.extent(False) if cols else 10
+        top = 0.0
         if rows and cols:
+            tall = min((width - left) / cols, (height - bottom) / rows) if self.square else (height - bottom) / rows
+            top = max(0.0, (line - tall) / 2)  # (the first label is centred on row 0)
+            height -= top
             cell = min((width - left) / cols, (height - bottom) / rows) if self.square else (width - left) / cols
             turned, _ = plan(self.cols_axis.widths(), line, cell, True)
             if turned:

@@ -80,6 +80,13 @@ class LabelAxis(pg.AxisItem):
         self.setTextPen(style.current().text)
         self.setPen(pg.mkPen(None))
 
+    def setPen(self, *args, **kwargs) -> None:  # noqa: N802 - pyqtgraph's name
+        """The axis line's pen; pyqtgraph gives the title the pen's colour too, so it is given
+        the text's colour back (a rescale that sets the pen must not grey the title out)."""
+        super().setPen(*args, **kwargs)
+        if hasattr(self, "tokens"):  # (pyqtgraph's constructor sets the pen before the text pen exists)
+            self.setTextPen(self.textPen())
+
     @property
     def horizontal(self) -> bool:
         return self.orientation in ("bottom", "top")
