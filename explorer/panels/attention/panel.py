@@ -66,7 +66,7 @@ class AttentionPanel(QWidget):
 
     # -- construction -------------------------------------------------------------------------
     def _build(self) -> None:
-        self.picker = HeadPicker(self.state, self._kinds, lambda k: (self._n_layers(k), self._n_heads(k)))
+        self.picker = HeadPicker(self.state, self._kinds, self._shape)
         self.kind_box, self.layer_box, self.head_box = self.picker.kind_box, self.picker.layer_box, self.picker.head_box
         self.all_kinds = QCheckBox("all kinds")
         self.all_kinds.setToolTip("Show encoder, decoder and cross-attention grids side by side")
@@ -166,13 +166,11 @@ class AttentionPanel(QWidget):
     layer = property(lambda self: self.picker.layer)
     head = property(lambda self: self.picker.head)
 
-    def _n_layers(self, kind: str) -> int:
-        return self.data.n_layers(kind) if self.data is not None else self.state.n_layers(kind)
-
-    def _n_heads(self, kind: str) -> int:
+    def _shape(self, kind: str) -> tuple[int, int]:
+        """(layers, heads) of `kind` in the data shown, else in the loaded model."""
         if self.data is not None:
-            return self.data.n_heads(kind)
-        return self.state.bundle.config.n_heads if self.state.bundle is not None else 0
+            return self.data.n_layers(kind), self.data.n_heads(kind)
+        return self.state.n_layers(kind), self.state.bundle.config.n_heads if self.state.bundle is not None else 0
 
     # -- state → view -------------------------------------------------------------------------
     def _kinds(self) -> list[str]:

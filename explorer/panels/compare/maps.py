@@ -39,7 +39,7 @@ class ComparisonMaps(QWidget):
         self.map_a = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS)
         self.map_b = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, colour_bar=True)
         self.map_diff = Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), colour_bar=True)
-        self.weight_bar, self.diff_bar = self.map_b.bar, self.map_diff.bar
+        self.diff_bar = self.map_diff.bar
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         for heatmap in self.plots:
@@ -54,7 +54,6 @@ class ComparisonMaps(QWidget):
         self._recolour()
         self.scale = 1.0
         self.values: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self.labels: tuple[list[str], list[str]] = ([], [])
 
     @property
     def plots(self) -> tuple[Heatmap, Heatmap, Heatmap]:
@@ -64,7 +63,7 @@ class ComparisonMaps(QWidget):
                  head: str, axis_names: tuple[str, str] = ("query", "key")) -> None:
         """Draw one head of A and B (T_q × T_k each) and B − A; `head` names it ("L1 H2")."""
         diff = b - a
-        self.values, self.labels = (a, b, diff), (list(q_labels), list(k_labels))
+        self.values = (a, b, diff)
         self.scale, zero = symmetric_scale(diff, allowed)
         self.map_diff.set_levels((-self.scale, self.scale))
         for heatmap, values in zip(self.plots, self.values):
@@ -91,7 +90,7 @@ class ComparisonMaps(QWidget):
             heatmap.set_title("")
 
     def _describe(self, heatmap: Heatmap, q: int, k: int) -> str:
-        qs, ks = self.labels
+        qs, ks = heatmap.row_labels, heatmap.col_labels
         a, b, d = (float(v[q, k]) for v in self.values)
         where = f"query {q} “{qs[q]}” → key {k} “{ks[k]}”"
         if heatmap.allowed is not None and not heatmap.allowed[q, k]:
