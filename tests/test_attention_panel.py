@@ -10,10 +10,9 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from PySide6.QtCore import QPointF, QRectF, Qt  # noqa: E402
 
-from model.interpret.attention_maps import AttentionData  # noqa: E402
-from model.interpret.attention_maps import rollout  # noqa: E402
 from explorer.panels.attention.panel import AttentionPanel  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
+from model.interpret.attention_maps import AttentionData, rollout  # noqa: E402
 from support import small_bundle  # noqa: E402
 
 SOURCE, TARGET = "abcdefg", "gfedcba"

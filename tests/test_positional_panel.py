@@ -11,8 +11,8 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from explorer.panels.positional.panel import PositionalPanel  # noqa: E402
-from model.interpret.positions import rotate, rotation, shift_error  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
+from model.interpret.positions import rotate, rotation, shift_error  # noqa: E402
 from model.io.checkpoints import random_bundle  # noqa: E402
 
 
