@@ -35,7 +35,6 @@ class DerivedView(QWidget):
         self.right.addWidget(self.note)
         lay.addWidget(self.mean, 1)
         lay.addWidget(self.right, 1)
-        self.data: AttentionData | None = None
         self.selection = ("encoder", 0)
         self.mean_values: np.ndarray | None = None
         self.rollout_values: np.ndarray | None = None
@@ -49,7 +48,7 @@ class DerivedView(QWidget):
         return self.selection[0] in ROLLOUT_KINDS
 
     def set_data(self, data: AttentionData, kind: str, layer: int) -> None:
-        self.data, self.selection = data, (kind, layer)
+        self.selection = (kind, layer)
         if kind not in data.weights or layer >= data.n_layers(kind):
             self.mean.clear_data()
             self.rollout.clear_data()

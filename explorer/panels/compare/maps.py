@@ -40,6 +40,7 @@ class ComparisonMaps(QWidget):
         self.map_b = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, colour_bar=True)
         self.map_diff = Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), colour_bar=True)
         self.diff_bar = self.map_diff.bar
+        self.plots = (self.map_a, self.map_b, self.map_diff)
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         for heatmap in self.plots:
@@ -54,10 +55,6 @@ class ComparisonMaps(QWidget):
         self._recolour()
         self.scale = 1.0
         self.values: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-
-    @property
-    def plots(self) -> tuple[Heatmap, Heatmap, Heatmap]:
-        return self.map_a, self.map_b, self.map_diff
 
     def set_maps(self, a: np.ndarray, b: np.ndarray, allowed: np.ndarray, q_labels: list[str], k_labels: list[str],
                  head: str, axis_names: tuple[str, str] = ("query", "key")) -> None:

@@ -148,16 +148,6 @@ class PositionalPanel(QWidget):
         self.input_view.set_result(None)
         self.use_model_sizes()
 
-    # -- the table ------------------------------------------------------------------------------
-    def model_layout(self) -> str:
-        """Where the loaded model keeps each (sin, cos) pair: "halves" for Marian, else the paper's."""
-        return pair_layout(self.state.bundle)
-
-    def current_table(self) -> tuple[np.ndarray, str, str]:
-        """(table, source, description): the model's values whenever it has the asked-for size."""
-        return positional_table(self.state.bundle, self.d_spin.value(), self.len_spin.value(),
-                                self.learned_box.isChecked())
-
     def refresh(self) -> None:
         """Recompute the table and redraw every view that depends on it."""
         bundle = self.state.bundle
@@ -167,8 +157,9 @@ class PositionalPanel(QWidget):
             self.d_spin.blockSignals(True)
             self.d_spin.setValue(bundle.config.d_model)
             self.d_spin.blockSignals(False)
-        self.table, self.source, text = self.current_table()
-        self.pe_layout = "interleaved" if self.source == "learned" else self.model_layout()
+        self.table, self.source, text = positional_table(bundle, self.d_spin.value(), self.len_spin.value(),
+                                                         self.learned_box.isChecked())  # the model's own values if it has them
+        self.pe_layout = "interleaved" if self.source == "learned" else pair_layout(bundle)
         learned = self.source == "learned"
         self.source_label.setText(text)
         length, d = self.table.shape

@@ -13,10 +13,6 @@ from explorer.theme import notifier
 from model.interpret.positions import rotation, shift_error, similarity
 
 
-def _numbers(n: int) -> list[str]:
-    return [str(i) for i in range(n)]
-
-
 def symmetric_levels(*arrays: np.ndarray) -> tuple[float, float]:
     """(−m, m) with m the largest |value|, so white is exactly 0 on the diverging map."""
     m = max(float(np.abs(a).max()) for a in arrays if a.size) if arrays else 1.0
@@ -61,7 +57,7 @@ class PEHeatmapView(QWidget):
                         if self.grouped.isChecked() and not halves else np.arange(d))
         levels = symmetric_levels(table) if learned else (-1.0, 1.0)
         self.heatmap.set_levels(levels)
-        self.heatmap.set_data(table[:, self.columns], _numbers(table.shape[0]), [str(c) for c in self.columns],
+        self.heatmap.set_data(table[:, self.columns], [str(i) for i in range(table.shape[0])], [str(c) for c in self.columns],
                               row_names=True)
         self.heatmap.set_title(title)
 
@@ -128,7 +124,8 @@ class SimilarityShiftView(QWidget):
         self.similarity = similarity(table)
         lo, hi = float(self.similarity.min()), float(self.similarity.max())
         self.sim.set_levels((lo, hi))
-        self.sim.set_data(self.similarity, _numbers(table.shape[0]), _numbers(table.shape[0]), row_names=True)
+        positions = [str(i) for i in range(table.shape[0])]
+        self.sim.set_data(self.similarity, positions, positions, row_names=True)
         self.sim.set_title("PE(p)·PE(q)" + (" (learned)" if learned else ": near positions alike"))
         self.pos_spin.setMaximum(max(0, table.shape[0] - 2))
         self.k_spin.setMaximum(max(1, table.shape[0] - 1))
