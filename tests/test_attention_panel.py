@@ -10,10 +10,9 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from PySide6.QtCore import QPointF, QRectF, Qt  # noqa: E402
 
-from explorer.panels.attention.data import AttentionData  # noqa: E402
-from explorer.panels.attention.derived import rollout  # noqa: E402
 from explorer.panels.attention.panel import AttentionPanel  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
+from model.interpret.attention_maps import AttentionData, rollout  # noqa: E402
 from support import small_bundle  # noqa: E402
 
 SOURCE, TARGET = "abcdefg", "gfedcba"
@@ -56,7 +55,7 @@ def test_single_view_shows_the_selected_trace_tensor(setup, kind, layer, head):
     assert (panel.kind_box.currentData(), panel.layer_box.currentData(), panel.head_box.currentData()) == (kind, layer, head)
     # axis labels come from the result's pieces
     q_axis = result.tgt_pieces if kind != "encoder" else result.src_pieces
-    assert panel.single.heatmap.rows_axis.tokens == q_axis
+    assert panel.single.rows_axis.tokens == q_axis
 
 
 def test_combo_boxes_change_the_shared_selection_and_the_image(setup):
@@ -87,7 +86,7 @@ def test_grid_holds_every_head_of_the_selected_layer_labelled_with_the_frames_to
                 assert heatmap.cols_axis.tokens == data.labels[kind][1]
                 assert heatmap.rows_axis.tokens == data.labels[kind][0]
     panel.set_view("single")  # the one map too
-    heatmap = panel.single.heatmap
+    heatmap = panel.single
     rows, cols = heatmap.values.shape
     assert heatmap.edges._path.boundingRect() == QRectF(0, 0, cols, rows)
 
@@ -111,9 +110,9 @@ def test_masked_cell_is_drawn_differently_from_a_zero_weight(setup, qtbot):
     panel.set_view("single")
     state.select_attention("decoder_self", 1, 0)
     qtbot.wait(10)
-    zero = _pixel_patch(panel.single, panel.single.heatmap, 5, 2)
-    masked = _pixel_patch(panel.single, panel.single.heatmap, 2, 5)
-    viridis0 = np.array(panel.single.heatmap.image.lut[0][:3], dtype=float)
+    zero = _pixel_patch(panel.single, panel.single, 5, 2)
+    masked = _pixel_patch(panel.single, panel.single, 2, 5)
+    viridis0 = np.array(panel.single.image.lut[0][:3], dtype=float)
     assert np.abs(zero - viridis0).max() < 12  # weight 0 is the colormap's 0 ...
     assert np.abs(masked - zero).max() > 60  # ... and a blocked cell looks nothing like it
     assert abs(masked[0] - masked[1]) < 20 and abs(masked[1] - masked[2]) < 20  # grey
@@ -210,7 +209,7 @@ def test_a_bare_trace_can_be_streamed_in(qtbot):
     panel.show_result(trace)
     assert panel.stack.currentWidget() is panel.tabs
     np.testing.assert_array_equal(panel.single.image.image, trace.attention("encoder", 0)[0, 0].numpy())
-    assert panel.single.heatmap.cols_axis.tokens == ["0", "1", "2", "3"]
+    assert panel.single.cols_axis.tokens == ["0", "1", "2", "3"]
 
 
 def _count_near(image, rgb, tol=6) -> int:
@@ -245,7 +244,7 @@ def test_value_under_the_mouse_is_the_exact_weight(setup, qtbot):
     panel.set_view("single")
     state.select_attention("decoder_self", 1, 2)
     qtbot.wait(20)
-    heatmap = panel.single.heatmap
+    heatmap = panel.single
 
     def hover(row, col):
         scene = heatmap.plot.vb.mapViewToScene(QPointF(col + 0.5, row + 0.5))

@@ -46,9 +46,9 @@ def test_single_head_view_numbers_from_1_and_scales_0_to_1(window, qtbot):
     panel.set_view("single")
     window.state.select_attention("encoder", 1, 2)
     settle(qtbot)
-    heatmap = panel.single.heatmap
-    assert tuple(heatmap.image.levels) == (0.0, 1.0) and tuple(panel.single.colorbar.levels()) == (0.0, 1.0)
-    assert "0–1" in panel.single.colorbar.axis.labelText
+    heatmap = panel.single
+    assert tuple(heatmap.image.levels) == (0.0, 1.0) and tuple(panel.single.bar.levels()) == (0.0, 1.0)
+    assert "0–1" in panel.single.bar.axis.labelText
     # one numbering: index 1 is read "layer 2", index 2 "head 3", in the title and the combo boxes
     assert "layer 2, head 3" in heatmap.title.text()
     assert panel.layer_box.currentText() == "2" and panel.head_box.currentText() == "3"

@@ -11,8 +11,8 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from explorer.panels.positional.panel import PositionalPanel  # noqa: E402
-from explorer.panels.positional.sinusoids import rotate, rotation, shift_error  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
+from model.interpret.positions import rotate, rotation, shift_error  # noqa: E402
 from model.io.checkpoints import random_bundle  # noqa: E402
 
 
@@ -128,7 +128,7 @@ def test_this_input_view_shows_the_recorded_sum(qtbot):
     np.testing.assert_array_equal(pe, trace["encoder.positional"].tensor.numpy())
     np.testing.assert_array_equal(total, trace["encoder.input"].tensor[0].numpy())
     np.testing.assert_allclose(pe, [[paper_pe(p, i, 32) for i in range(32)] for p in range(5)], atol=2e-6)
-    assert view.maps[0].y_axis.tokens == list("abcde")
+    assert view.maps[0].rows_axis.tokens == list("abcde")
     view.stack_box.setCurrentIndex(view.stack_box.findData("decoder"))
     np.testing.assert_array_equal(view.values[2], trace["decoder.input"].tensor[0].numpy())
     assert view.maps[1].values.shape == (6, 32)  # <bos> e d c b a
@@ -149,7 +149,7 @@ def test_heatmap_columns_are_labelled_with_the_true_dimension(qtbot, grouped):
     panel.heatmap.grouped.setChecked(grouped)
     cols = panel.heatmap.columns
     np.testing.assert_array_equal(panel.heatmap.heatmap.values, panel.table[:, cols])
-    assert panel.heatmap.heatmap.x_axis.tokens == [str(c) for c in cols]
+    assert panel.heatmap.heatmap.cols_axis.tokens == [str(c) for c in cols]
     assert (list(cols[:3]) == [0, 2, 4]) == grouped
 
 

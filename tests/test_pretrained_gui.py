@@ -262,7 +262,7 @@ def test_a_half_split_model_shows_its_own_table_labelled_as_such(qtbot):
     assert not panel.heatmap.grouped.isEnabled()  # already sin dims, then cos dims
     assert panel.similarity.error < 1e-5  # the shift is still a rotation, pairs (i, d/2 + i)
     # the paper's interleaved table would fail the same check: the layout really matters
-    from explorer.panels.positional.sinusoids import shift_error
+    from model.interpret.positions import shift_error
     assert shift_error(panel.table, 5, "interleaved") > 0.1
 
 
@@ -295,12 +295,12 @@ def test_this_input_shows_berts_token_type_and_layernorm(qtbot):
     np.testing.assert_allclose(normed, reference.detach().numpy(), atol=1e-5)
     text = view.check.text()
     assert "T" in text and "LayerNorm" in text and "error" not in text.lower()
-    assert sum(m.plot.isVisible() for m in view.maps) == 5
+    assert sum(not m.isHidden() for m in view.maps) == 5
     # back to a model of the paper: three maps again
     ours = _tiny()
     state.set_bundle(ours)
     state.set_result(ours.run("abc"))
-    assert len(view.values) == 3 and sum(m.plot.isVisible() for m in view.maps) == 3
+    assert len(view.values) == 3 and sum(not m.isHidden() for m in view.maps) == 3
     assert view.norm_error is None and view.error < 1e-6
 
 
@@ -311,7 +311,7 @@ def test_this_input_with_minilm(qtbot):
     state.set_result(bundle.run("The cat sat on the mat."))
     view = panel.input_view
     assert len(view.values) == 5 and view.error < 1e-5 and view.norm_error < 1e-4
-    assert view.maps[0].y_axis.tokens[0] == "[CLS]"
+    assert view.maps[0].rows_axis.tokens[0] == "[CLS]"
 
 
 # -- Figure 1: BERT's embedding LayerNorm and token-type input -------------------------------------

@@ -122,7 +122,7 @@ def test_the_attention_panel_offers_only_the_kinds_the_model_has(qtbot, make, te
     assert offered == kinds
     assert panel.data.axis_names(kinds[0]) == (names, names)
     panel.set_view("single")
-    assert names in panel.single.heatmap.rows_axis.labelText
+    assert names in panel.single.rows_axis.labelText
     if kinds == ["decoder_self"]:  # rows: <bos> prompt continuation
         q_labels, _ = panel.data.labels["decoder_self"]
         assert q_labels == state.result.tgt_pieces and q_labels[1:3] == ["the", "duck"]

@@ -31,13 +31,21 @@ from explorer.drawing.map_overlays import MapEdges, MaskOverlay, blocked_rects
 ZOOM_HINT = "wheel: zoom"
 
 
-def colour_bar_canvas(cmap: pg.ColorMap, levels: tuple[float, float]):
-    """(canvas, bar): a colour bar beside maps, its ticks at the label font."""
+def colour_bar_canvas(cmap: pg.ColorMap, levels: tuple[float, float], name: str = ""):
+    """(canvas, bar): a colour bar beside maps, its ticks (and its `name`, along it) at the label font."""
     canvas = pg.GraphicsLayoutWidget()
     bar = pg.ColorBarItem(values=levels, colorMap=cmap, interactive=False, width=14)
-    bar.getAxis("right").setTickFont(label_font())
+    axis = bar.getAxis("right")
+    axis.setTickFont(label_font())
+    axis.enableAutoSIPrefix(False)  # the values themselves: "0.9", never "900" and a hidden "×0.001"
+    metrics = QFontMetricsF(label_font())
+    room = metrics.horizontalAdvance("−0.00") + 20
+    if name:
+        axis.setLabel(name, **{"font-size": f"{label_font().pointSizeF():.1f}pt"})
+        room += metrics.height() + 6
+    axis.setWidth(int(room))
     canvas.addItem(bar)
-    canvas.setFixedWidth(int(QFontMetricsF(label_font()).horizontalAdvance("−0.00") + 44))
+    canvas.setFixedWidth(int(room + 40))  # the axis, the bar (14) and the layout's margins
     return canvas, bar
 
 
@@ -58,9 +66,10 @@ class Heatmap(QWidget):
     hovered = Signal(str)
 
     def __init__(self, title: str = "", colormap: pg.ColorMap | None = None,
-                 levels: tuple[float, float] = (0.0, 1.0), colour_bar: bool = False, square: bool = True,
+                 levels: tuple[float, float] = (0.0, 1.0), colour_bar: bool | str = False, square: bool = True,
                  numbers: bool = False, parent=None):
-        """`square`: rows and columns are both tokens, so every cell is drawn square (else the
+        """`colour_bar`: a colour bar beside the map (a string: the bar's name, written along it).
+        `square`: rows and columns are both tokens, so every cell is drawn square (else the
         cells fill the map's room: a lens's layers × positions). `numbers`: each cell's value
         written in it where it fits."""
         super().__init__(parent)
@@ -109,7 +118,8 @@ class Heatmap(QWidget):
         row.addWidget(self.canvas, 1)
         self.bar = None
         if colour_bar:
-            self.bar_canvas, self.bar = colour_bar_canvas(self.cmap, self.levels)
+            name = colour_bar if isinstance(colour_bar, str) else ""
+            self.bar_canvas, self.bar = colour_bar_canvas(self.cmap, self.levels, name)
             row.addWidget(self.bar_canvas)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -178,7 +188,7 @@ class Heatmap(QWidget):
     def set_axis_names(self, rows: str, cols: str) -> None:
         """Short names beside and under the labels ("query", "key"); "" for none."""
         for axis, text in ((self.rows_axis, rows), (self.cols_axis, cols)):
-            axis.setLabel(text or None, **{"font-size": f"{label_font().pointSizeF():.1f}pt"})
+            axis.setLabel(text or None, color=style.current().text, **{"font-size": f"{label_font().pointSizeF():.1f}pt"})
             axis.showLabel(bool(text))
         self._square()
 
@@ -263,7 +273,8 @@ class Heatmap(QWidget):
     # -- square cells -----------------------------------------------------------------------------------
     def _square(self) -> None:
         """Size the axes for their labels (upright or turned, by the label policy), then give the
-        room the square cells leave over to the margins, so the axes sit against the map."""
+        room the square cells leave over to the margins, so the axes sit against the map. Where
+        a row is lower than a line, the room its label reaches above the first cell stays free."""
         rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
         ci = self.canvas.ci
         left = self.rows_axis.extent(False) if rows else 10
@@ -272,14 +283,18 @@ class Heatmap(QWidget):
         view = self.canvas.viewport().size()  # (inside the selection frame's border)
         width, height = view.width() - 2, view.height() - 2
         bottom = self.cols_axis.extent(False) if cols else 10
+        top = 0.0
         if rows and cols:
+            tall = min((width - left) / cols, (height - bottom) / rows) if self.square else (height - bottom) / rows
+            top = max(0.0, (line - tall) / 2)  # (the first label is centred on row 0)
+            height -= top
             cell = min((width - left) / cols, (height - bottom) / rows) if self.square else (width - left) / cols
             turned, _ = plan(self.cols_axis.widths(), line, cell, True)
             if turned:
                 bottom = self.cols_axis.extent(True)
         self.cols_axis.setHeight(int(bottom))
         if not (rows and cols and self.square):
-            ci.setContentsMargins(0, 0, 0, 0)
+            ci.setContentsMargins(0, top, 0, 0)
             if not self.user_view:
                 ci.layout.activate()  # (the view box's size for the text's columns)
                 self._fit_view()
@@ -287,7 +302,7 @@ class Heatmap(QWidget):
         cell = max(1.0, min((width - left) / cols, (height - bottom) / rows))
         spare_w = max(0.0, width - left - cell * cols)
         spare_h = max(0.0, height - bottom - cell * rows)
-        ci.setContentsMargins(spare_w / 2, spare_h / 2, spare_w / 2, spare_h / 2)
+        ci.setContentsMargins(spare_w / 2, top + spare_h / 2, spare_w / 2, spare_h / 2)
         if not self.user_view:
             self._fit_view()
 
@@ -298,8 +313,9 @@ class Heatmap(QWidget):
 
     def _shortest(self) -> tuple[int, int, int] | None:
         """(drawn, in view, in all) of the axis missing most labels; None when none is missing.
-        (An axis not painted yet, or clipped, has drawn none: it is left out.)"""
-        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis) if a.drawn]
+        (An axis not painted yet, or clipped, has drawn none: it is left out; so is a numbered one.)"""
+        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis)
+                  if a.drawn and not a.numeric]  # (numbers are a scale: every 5th reads as all of them)
         short = [c for c in counts if c[0] < c[2]]
         return min(short, key=lambda c: c[0] / max(c[2], 1)) if short else None
 

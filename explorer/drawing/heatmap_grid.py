@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import (
     QGridLayout,
@@ -45,7 +45,11 @@ def best_columns(n: int, width: float, height: float, least: float) -> int:
 
 
 class HeatmapGrid(QWidget):
-    """`set_sections([(heading, [title, …]), …])` → the maps, section by section."""
+    """`set_sections([(heading, [title, …]), …])` → the maps, section by section. Signals:
+    hovered(text) of the map under the mouse; mapClicked(section, index) of a clicked map."""
+
+    hovered = Signal(str)
+    mapClicked = Signal(int, int)
 
     def __init__(self, colormap: pg.ColorMap | None = None, levels: tuple[float, float] = (0.0, 1.0),
                  scale_note: str = "", parent=None):
@@ -76,7 +80,10 @@ class HeatmapGrid(QWidget):
         """Lay out one heading and its titled maps per section (maps are reused, never remade)."""
         wanted = sum(len(titles) for _h, titles in sections)
         while len(self.pool) < wanted:
-            self.pool.append(Heatmap(colormap=self.cmap, levels=self.levels))
+            m = Heatmap(colormap=self.cmap, levels=self.levels)
+            m.hovered.connect(self.hovered)
+            m.cellClicked.connect(lambda _r, _c, m=m: self._clicked(m))
+            self.pool.append(m)
         while len(self.headings) < len(sections):
             label = QLabel()
             label.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
@@ -92,6 +99,11 @@ class HeatmapGrid(QWidget):
         self._columns = 0  # placed again
         self._place()
         return self.maps
+
+    def _clicked(self, m: Heatmap) -> None:
+        for section, maps in enumerate(self.maps):
+            if m in maps:
+                self.mapClicked.emit(section, maps.index(m))
 
     def _place(self) -> None:
         """Columns for the room the scroll area has; each map square, at least `least_side`."""

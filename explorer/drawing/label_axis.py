@@ -24,7 +24,6 @@ from explorer import style
 
 GAP_PX = 3  # between two neighbouring labels, px
 MIN_LABEL_PT = 8  # the smallest text the bar charts' and probe's own labels shrink to (maps never shrink)
-LABEL_GAP_PX = GAP_PX
 LINE_SHARE = 0.85  # of a line's height, each stacked label
 STACK_GAP_PX = 2  # between two stacked labels (their lines have air of their own)
 TEXT_OFFSET_PX = 3  # between the axis and its labels
@@ -77,24 +76,20 @@ class LabelAxis(pg.AxisItem):
         self.sizes_itself = True  # takes the height its turned labels need (a Heatmap sizes its axes)
         self.drawn = 0
         self.in_view = 0
-        self.refresh_font()
-
-    @property
-    def horizontal(self) -> bool:
-        return self.orientation in ("bottom", "top")
-
-    def refresh_font(self) -> None:
-        """Take the current label font (the presentation scale may have changed)."""
         self.setTickFont(label_font())
         self.setTextPen(style.current().text)
         self.setPen(pg.mkPen(None))
 
-    def shown(self) -> list[str]:
-        """The labels drawn when the axis was last painted (as pyqtgraph computes them)."""
-        lo, hi = self.range
-        length = self.geometry().width() if self.horizontal else self.geometry().height()
-        levels = self.tickValues(min(lo, hi), max(lo, hi), length)
-        return self.tickStrings(levels[0][1], 1.0, 1.0) if levels else []
+    def setPen(self, *args, **kwargs) -> None:  # noqa: N802 - pyqtgraph's name
+        """The axis line's pen; pyqtgraph gives the title the pen's colour too, so it is given
+        the text's colour back (a rescale that sets the pen must not grey the title out)."""
+        super().setPen(*args, **kwargs)
+        if hasattr(self, "tokens"):  # (pyqtgraph's constructor sets the pen before the text pen exists)
+            self.setTextPen(self.textPen())
+
+    @property
+    def horizontal(self) -> bool:
+        return self.orientation in ("bottom", "top")
 
     def set_tokens(self, tokens: list[str], numeric: bool | None = None, origin: float = 0.0) -> None:
         """Label the cells with `tokens` (already display text), replacing any earlier ones.

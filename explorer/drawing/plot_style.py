@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QTextDocument
+from PySide6.QtGui import QColor
 
 from explorer import style as _app
 from explorer.theme import DIVERGING, SEQUENTIAL, current  # noqa: F401  (one map in every theme)
 
-FONT_FAMILY = _app.SANS_FAMILY
 TICK_PT = _app.BASE_POINT_SIZE
 LABEL_PT = TICK_PT + 1
 TITLE_PT = _app.TITLE_POINT_SIZE
@@ -75,31 +74,6 @@ def graphics_widget() -> pg.GraphicsLayoutWidget:
     w = pg.GraphicsLayoutWidget()
     w.setBackground(current().canvas)
     return w
-
-
-def axis_title_width(axis: pg.AxisItem, text: str) -> float:
-    """`text` as the axis would draw it for its title: its own HTML (size, colour), font and the
-    text item's margins. (Font metrics of the nominal size fall short of the drawn text, so a
-    title measured with them would run past its axis.)"""
-    shown = axis.labelText
-    axis.labelText = text
-    try:
-        doc = QTextDocument()
-        doc.setDefaultFont(axis.label.font())
-        doc.setDocumentMargin(axis.label.document().documentMargin())
-        doc.setHtml(axis.labelString())
-        return doc.size().width()
-    finally:
-        axis.labelText = shown
-
-
-def colorbar(cmap: pg.ColorMap, values: tuple[float, float], label: str) -> pg.ColorBarItem:
-    """A colour bar whose axis pyqtgraph sizes to its tick labels and title ("−0.2" whole beside
-    "0.2"); keep `label` short, it runs along the bar."""
-    bar = pg.ColorBarItem(values=values, colorMap=cmap, interactive=False, width=22, pen=current().muted)
-    style_axis(bar.axis, label)
-    free_colorbar_axis(bar)
-    return bar
 
 
 def free_colorbar_axis(bar: pg.ColorBarItem) -> None:

@@ -7,9 +7,9 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QStackedWidget, QWidget
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
-from explorer.panels.attention.data import AttentionData
-from explorer.panels.attention.derived import ROLLOUT_KINDS, ROLLOUT_UNDEFINED, mean_over_heads, rollout
+from explorer.panels.attention.grid import weight_text
 from explorer.theme import set_sheet
+from model.interpret.attention_maps import ROLLOUT_KINDS, ROLLOUT_UNDEFINED, AttentionData, mean_over_heads, rollout
 
 ROLLOUT_SOURCE = " (Abnar & Zuidema 2020: Π over layers of 0.5·mean_h A + 0.5·I, rows renormalised)"
 
@@ -35,12 +35,11 @@ class DerivedView(QWidget):
         self.right.addWidget(self.note)
         lay.addWidget(self.mean, 1)
         lay.addWidget(self.right, 1)
-        self.data: AttentionData | None = None
         self.selection = ("encoder", 0)
         self.mean_values: np.ndarray | None = None
         self.rollout_values: np.ndarray | None = None
-        self.mean.describe = lambda q, k: self._describe(self.mean, q, k, "mean over heads")
-        self.rollout.describe = lambda q, k: self._describe(self.rollout, q, k, "rollout")
+        self.mean.describe = lambda q, k: weight_text(self.mean, q, k, "mean over heads", 6)
+        self.rollout.describe = lambda q, k: weight_text(self.rollout, q, k, "rollout", 6, ROLLOUT_SOURCE)
         self.mean.hovered.connect(self.hovered)
         self.rollout.hovered.connect(self.hovered)
 
@@ -49,7 +48,7 @@ class DerivedView(QWidget):
         return self.selection[0] in ROLLOUT_KINDS
 
     def set_data(self, data: AttentionData, kind: str, layer: int) -> None:
-        self.data, self.selection = data, (kind, layer)
+        self.selection = (kind, layer)
         if kind not in data.weights or layer >= data.n_layers(kind):
             self.mean.clear_data()
             self.rollout.clear_data()
@@ -71,12 +70,3 @@ class DerivedView(QWidget):
             self.rollout_values = None
             self.rollout.clear_data()
             self.right.setCurrentWidget(self.note)
-
-    def _describe(self, heatmap: Heatmap, q: int, k: int, what: str) -> str:
-        qs, ks = self.data.labels[self.selection[0]]
-        if heatmap.allowed is not None and not heatmap.allowed[q, k]:
-            value = "blocked by the mask"
-        else:
-            value = f"{float(heatmap.values[q, k]):.6f}"
-        extra = ROLLOUT_SOURCE if what == "rollout" else ""
-        return f"{what} {value} · “{qs[q]}” ({q}) ← “{ks[k]}” ({k}){extra}"  # the number first

@@ -9,15 +9,22 @@ from PySide6.QtCore import Signal
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap_grid import HeatmapGrid
-from explorer.panels.attention.data import AttentionData
+from model.interpret.attention_maps import AttentionData
 from model.nn.kinds import AttentionKind
 
 SCALE_RULE = "attention weight: 0–1 on every map"
+SCALE_NAME = "attention weight (0–1)"
 EDIT_SYMBOLS = {"zero": "0", "mean": "μ", "uniform": "≡"}  # as the head surgery panel writes them
-SHORT_TITLES = {kind.value: kind.title for kind in AttentionKind}  # a section's heading
 
 
 ALL_LAYERS_MAX = 48  # maps drawn at once before the grid shows one layer at a time
+
+
+def weight_text(m, q: int, k: int, what: str = "weight", digits: int = 4, extra: str = "") -> str:
+    """Map `m`'s cell (q, k) as the readout says it, the number first (the line may be elided)."""
+    value = (f"{float(m.values[q, k]):.{digits}f}" if m.allowed is None or m.allowed[q, k]
+             else "blocked by the mask: score set to −∞, weight exactly 0")
+    return f"{what} {value} · query {q} “{m.row_labels[q]}” → key {k} “{m.col_labels[k]}”{extra}"
 
 
 def head_label(layer: int, head: int) -> str:
@@ -29,7 +36,6 @@ class AttentionGrid(HeatmapGrid):
     """All heads of one layer of the shown kinds. Signals: cellClicked(kind, layer, head), hovered(text)."""
 
     cellClicked = Signal(str, int, int)
-    hovered = Signal(str)
 
     def __init__(self, parent=None):
         super().__init__(st.weight_cmap(), st.WEIGHT_LEVELS, SCALE_RULE, parent)
@@ -38,8 +44,8 @@ class AttentionGrid(HeatmapGrid):
         self.edits: dict = {}  # {(kind, layer, head): op} of the frame drawn
         self._selection = ("encoder", 0, 0)
         self.drawn: dict[str, list[int]] = {}  # kind → the layers its maps show
-        self._wired: set[int] = set()
         self._sections: list[tuple[str, int]] = []  # (kind, layer) of each section drawn, in order
+        self.mapClicked.connect(lambda section, head: self.cellClicked.emit(*self._sections[section], head))
 
     def show_kinds(self, kinds: list[str]) -> None:
         """One section of maps per kind."""
@@ -70,43 +76,20 @@ class AttentionGrid(HeatmapGrid):
         sections = []
         for kind, layer in keys:
             titles = [head_label(layer, h) + self._edit_mark(kind, layer, h) for h in range(data.n_heads(kind))]
-            sections.append((f"{SHORT_TITLES.get(kind, kind)} · layer {layer + 1}", titles))
+            sections.append((f"{AttentionKind(kind).title} · layer {layer + 1}", titles))
         for (kind, layer), maps in zip(keys, self.set_sections(sections)):
             queries, tokens = data.labels[kind]
             heads = data.weights.layers(kind)[layer]
             for h, m in enumerate(maps):
                 m.set_data(heads[h], queries, tokens, allowed=data.allowed[kind])
-                m.describe = self._describer(kind, layer, h)
-                self._wire(m)
+                what = f"{head_label(layer, h)} weight"
+                m.describe = lambda q, k, m=m, what=what: weight_text(m, q, k, what, extra=" · click to open")
         self._sections = keys
         self._mark_selection()
 
     def _edit_mark(self, kind: str, layer: int, head: int) -> str:
         op = self.edits.get((kind, layer, head))
         return f" ({EDIT_SYMBOLS.get(op, op)})" if op else ""
-
-    def _describer(self, kind: str, layer: int, head: int):
-        def describe(q: int, k: int) -> str:
-            qs, ks = self.data.labels[kind]
-            if not self.data.allowed[kind][q, k]:
-                value = "blocked by the mask (weight exactly 0)"
-            else:
-                value = f"{self.data.weights.layers(kind)[layer][head, q, k]:.4f}"
-            return f"{value} · {head_label(layer, head)}: query {q} “{qs[q]}” → key {k} “{ks[k]}” · click to open"
-        return describe
-
-    def _wire(self, m) -> None:
-        """Clicks and hovers of a map reach the grid's signals (once per map: maps are reused)."""
-        if id(m) in self._wired:
-            return
-        self._wired.add(id(m))
-        m.hovered.connect(self.hovered)
-        m.cellClicked.connect(lambda _r, _c, m=m: self._clicked(m))
-
-    def _clicked(self, m) -> None:
-        for (kind, layer), maps in zip(self._sections, self.maps):
-            if m in maps:
-                self.cellClicked.emit(kind, layer, maps.index(m))
 
     def select(self, kind: str, layer: int, head: int) -> None:
         """Frame the selected head; a layer not drawn draws that layer's heads."""

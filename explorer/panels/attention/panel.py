@@ -10,7 +10,6 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QHBoxLayout,
     QLabel,
     QScrollArea,
@@ -22,14 +21,16 @@ from PySide6.QtWidgets import (
 
 from explorer.deferred_pages import DeferredPages
 from explorer.drawing import plot_style as st
-from explorer.panels.attention.data import AttentionData
+from explorer.drawing.heatmap import Heatmap
 from explorer.panels.attention.derived_view import DerivedView
-from explorer.panels.attention.grid import AttentionGrid
+from explorer.panels.attention.grid import SCALE_NAME, AttentionGrid, weight_text
+from explorer.panels.attention.head_picker import HeadPicker
 from explorer.panels.attention.lines import LineView
-from explorer.panels.attention.single import SingleHeadView, head_title
 from explorer.panels.attention.tab_corner import TabCorner
-from explorer.state import KIND_LABELS, SessionState
+from explorer.state import SessionState
 from explorer.theme import set_sheet, set_text
+from model.interpret.attention_maps import AttentionData
+from model.nn.kinds import AttentionKind
 
 VIEWS = ("grid", "single", "lines", "derived")
 VIEW_TITLES = ("All heads", "One head", "Lines", "Mean && rollout (derived)")
@@ -37,7 +38,10 @@ MASK_LEGEND = "<span style='background:{masked};color:{mask_legend_text}'>&nbsp;
 MASK_TIP = ("Grey hatched cells were blocked before the softmax (future positions in the decoder, padding): "
             "their score was set to −∞, so the weight is exactly 0 by construction — unlike a weight the "
             "model computed to be near 0, drawn dark in the colour map.")
-SHORT_KIND = {"encoder": "Encoder self", "decoder_self": "Decoder masked self", "cross": "Cross (enc–dec)"}
+
+
+def head_title(kind: str, layer: int, head: int) -> str:
+    return f"{AttentionKind(kind).title} — layer {layer + 1}, head {head + 1}"  # counted from 1, as everywhere
 
 
 class AttentionPanel(QWidget):
@@ -64,25 +68,20 @@ class AttentionPanel(QWidget):
 
     # -- construction -------------------------------------------------------------------------
     def _build(self) -> None:
-        self.kind_box, self.layer_box, self.head_box = QComboBox(), QComboBox(), QComboBox()
-        for box in (self.kind_box, self.layer_box, self.head_box):
-            box.setFont(st.font(st.LABEL_PT))
+        self.picker = HeadPicker(self.state, self._kinds, self._shape)
+        self.kind_box, self.layer_box, self.head_box = self.picker.kind_box, self.picker.layer_box, self.picker.head_box
         self.all_kinds = QCheckBox("all kinds")
         self.all_kinds.setToolTip("Show encoder, decoder and cross-attention grids side by side")
         self.all_kinds.setFont(st.font(st.LABEL_PT))
         controls = QHBoxLayout()
-        for text, box in (("Attention:", self.kind_box), ("Layer:", self.layer_box), ("Head:", self.head_box)):
-            label = QLabel(text)
-            label.setFont(st.font(st.LABEL_PT))
-            controls.addWidget(label)
-            controls.addWidget(box)
+        controls.addWidget(self.picker)
         controls.addWidget(self.all_kinds)
         controls.addStretch(1)
 
         self.tabs = QTabWidget()
         self.tabs.setFont(st.font(st.LABEL_PT))
         self.pages = DeferredPages(self.tabs, on_built=self._on_page_built)  # each view built when first shown
-        for name, make, text in zip(VIEWS, (AttentionGrid, SingleHeadView, self._make_lines, DerivedView), VIEW_TITLES):
+        for name, make, text in zip(VIEWS, (AttentionGrid, self._make_single, self._make_lines, DerivedView), VIEW_TITLES):
             self.pages.add(name, text, make)
         self.mask_legend = legend = QLabel()
         set_text(legend, MASK_LEGEND)
@@ -105,9 +104,6 @@ class AttentionPanel(QWidget):
         lay.addLayout(controls)
         lay.addWidget(self.stack, 1)
 
-        self.kind_box.currentIndexChanged.connect(self._on_controls)
-        self.layer_box.currentIndexChanged.connect(self._on_controls)
-        self.head_box.currentIndexChanged.connect(self._on_controls)
         self.all_kinds.toggled.connect(
             lambda on: self.state.set_view("attention_grid", "all" if on else "selected"))
         self.tabs.currentChanged.connect(self._on_tab)
@@ -121,6 +117,12 @@ class AttentionPanel(QWidget):
     @property
     def lines(self) -> LineView:
         return self.pages.page("lines").widget()  # (the page is its scroll area)
+
+    @staticmethod
+    def _make_single() -> Heatmap:
+        single = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, colour_bar=SCALE_NAME, numbers=True)
+        single.describe = lambda q, k: weight_text(single, q, k, digits=6)
+        return single
 
     def _make_lines(self) -> QScrollArea:
         scroll = QScrollArea()
@@ -172,38 +174,24 @@ class AttentionPanel(QWidget):
             self.stack.setCurrentWidget(self.empty)
             return
         self.stack.setCurrentWidget(self.tabs)
-        self._sync_controls()
+        self.picker.sync()
         self._dirty = set(VIEWS)
         self._refresh()
 
     def select(self, kind: str, layer: int, head: int) -> None:
         """Select a head: the selection is the session's, so the stepper and diagram follow."""
-        if self.state.bundle is not None and kind in self.state.available_kinds():
-            self.state.select_attention(kind, layer, head)
-        else:  # a bare trace (no model loaded): the session still holds the choice
-            self.state.session.set_attention(kind, layer, head)
+        self.picker.select(kind, layer, head)
 
     # -- the selection: the session's, clamped to what the shown data has (never stored here) ----
-    @property
-    def kind(self) -> str:
-        kinds = self._kinds()
-        return self.state.kind if not kinds or self.state.kind in kinds else kinds[0]
+    kind = property(lambda self: self.picker.kind)
+    layer = property(lambda self: self.picker.layer)
+    head = property(lambda self: self.picker.head)
 
-    @property
-    def layer(self) -> int:
-        return min(self.state.layer, max(0, self._n_layers(self.kind) - 1))
-
-    @property
-    def head(self) -> int:
-        return min(self.state.head, max(0, self._n_heads(self.kind) - 1))
-
-    def _n_layers(self, kind: str) -> int:
-        return self.data.n_layers(kind) if self.data is not None else self.state.n_layers(kind)
-
-    def _n_heads(self, kind: str) -> int:
+    def _shape(self, kind: str) -> tuple[int, int]:
+        """(layers, heads) of `kind` in the data shown, else in the loaded model."""
         if self.data is not None:
-            return self.data.n_heads(kind)
-        return self.state.bundle.config.n_heads if self.state.bundle is not None else 0
+            return self.data.n_layers(kind), self.data.n_heads(kind)
+        return self.state.n_layers(kind), self.state.bundle.config.n_heads if self.state.bundle is not None else 0
 
     # -- state → view -------------------------------------------------------------------------
     def _kinds(self) -> list[str]:
@@ -215,44 +203,17 @@ class AttentionPanel(QWidget):
     def _on_bundle(self, bundle) -> None:
         self.data = None
         self.stack.setCurrentWidget(self.empty)
-        self._sync_controls()
+        self.picker.sync()
 
     def _follow(self, *_selection) -> None:
         """The session's head changed (here, in the stepper, the diagram or a scene)."""
         kind = self.kind
-        self._sync_controls()
+        self.picker.sync()
         self._dirty |= {"single", "lines", "derived"} | ({"grid"} if kind != self._drawn_kind else set())
         grid = self.pages.built_pages().get("grid")
         if grid is not None:  # (a grid built later selects the head then)
             grid.select(kind, self.layer, self.head)
         self._refresh()
-
-    def _sync_controls(self) -> None:
-        """Fill the combo boxes from what the model has and show the selection, without echoing."""
-        kinds = self._kinds()
-        kind, layer, head = self.kind, self.layer, self.head
-        n_layers, n_heads = self._n_layers(kind), self._n_heads(kind)
-        for box in (self.kind_box, self.layer_box, self.head_box):
-            box.blockSignals(True)
-        self._fill(self.kind_box, [SHORT_KIND[k] for k in kinds], kinds)
-        for i, k in enumerate(kinds):
-            self.kind_box.setItemData(i, KIND_LABELS[k], Qt.ItemDataRole.ToolTipRole)
-        self._fill(self.layer_box, [f"{i + 1}" for i in range(n_layers)], list(range(n_layers)))  # read from 1
-        self._fill(self.head_box, [f"{i + 1}" for i in range(n_heads)], list(range(n_heads)))
-        if kinds:
-            self.kind_box.setCurrentIndex(kinds.index(kind))
-        self.layer_box.setCurrentIndex(layer if n_layers else -1)
-        self.head_box.setCurrentIndex(head if n_heads else -1)
-        for box in (self.kind_box, self.layer_box, self.head_box):
-            box.blockSignals(False)
-
-    @staticmethod
-    def _fill(box: QComboBox, texts: list[str], values: list) -> None:
-        if [box.itemData(i) for i in range(box.count())] == values:
-            return
-        box.clear()
-        for text, value in zip(texts, values):
-            box.addItem(text, value)
 
     def _refresh(self, force: bool = False) -> None:
         """Redraw the visible view if its data changed; hidden views wait until shown."""
@@ -276,8 +237,11 @@ class AttentionPanel(QWidget):
             self.grid.set_edits(frame.interventions if frame is not None else {})
             self.grid.set_data(d)
             self.grid.select(kind, layer, head)
-        elif view == "single":
-            self.single.set_data(d, kind, layer, head)
+        elif view == "single" and kind in d.weights:
+            q_name, k_name = d.axis_names(kind)
+            self.single.set_data(d.head(kind, layer, head), *d.labels[kind], allowed=d.allowed[kind])
+            self.single.set_axis_names(f"query ({q_name})", f"key ({k_name})")
+            self.single.set_title(head_title(kind, layer, head))
         elif view == "lines" and kind in d.weights:
             q_labels, k_labels = d.labels[kind]
             q_name, k_name = d.axis_names(kind)
@@ -288,14 +252,6 @@ class AttentionPanel(QWidget):
             self.derived.set_data(d, kind, layer)
 
     # -- view → state -------------------------------------------------------------------------
-    def _on_controls(self, _index: int = 0) -> None:
-        kind = self.kind_box.currentData()
-        layer = self.layer_box.currentData()
-        head = self.head_box.currentData()
-        if kind is None:
-            return
-        self.select(kind, layer or 0, head or 0)
-
     def _on_grid_click(self, kind: str, layer: int, head: int) -> None:
         self.select(kind, layer, head)
         self.set_view("single")

@@ -21,22 +21,12 @@ from explorer.theme import notifier
 MIN_SCALE = 1e-6  # a zero difference still needs a non-empty colour scale
 
 
-def symmetric_scale(diff: np.ndarray, allowed: np.ndarray | None = None) -> float:
-    """m for the diverging scale ±m: the largest |B − A| among the cells a query may attend."""
+def symmetric_scale(diff: np.ndarray, allowed: np.ndarray | None = None) -> tuple[float, bool]:
+    """(m, zero): m for the diverging scale ±m, the largest |B − A| among the cells a query may
+    attend; `zero` when that is exactly 0 (not merely below the colour scale's floor)."""
     cells = diff[allowed] if allowed is not None and allowed.any() else diff
     m = float(np.abs(cells).max()) if cells.size else 0.0
-    return max(m, MIN_SCALE)
-
-
-def diff_title(m: float, zero: bool = False) -> str:
-    """The difference map's title: its scale, or (`zero`) that B − A is exactly 0."""
-    return "B − A = 0" if zero else f"B − A (±{m:.2g})"
-
-
-def exactly_zero(diff: np.ndarray, allowed: np.ndarray | None = None) -> bool:
-    """B − A is 0 in every cell a query may attend (not merely below the colour scale's floor)."""
-    cells = diff[allowed] if allowed is not None and allowed.any() else diff
-    return not np.any(cells)
+    return max(m, MIN_SCALE), m == 0.0
 
 
 class ComparisonMaps(QWidget):
@@ -49,8 +39,8 @@ class ComparisonMaps(QWidget):
         self.map_a = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS)
         self.map_b = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, colour_bar=True)
         self.map_diff = Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), colour_bar=True)
-        self.weight_bar, self.diff_bar = self.map_b.bar, self.map_diff.bar
-        self.diff_bar.axis.enableAutoSIPrefix(False)  # "±0.26", never "±260 (×0.001)"
+        self.diff_bar = self.map_diff.bar
+        self.plots = (self.map_a, self.map_b, self.map_diff)
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         for heatmap in self.plots:
@@ -65,26 +55,20 @@ class ComparisonMaps(QWidget):
         self._recolour()
         self.scale = 1.0
         self.values: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self.labels: tuple[list[str], list[str]] = ([], [])
-
-    @property
-    def plots(self) -> tuple[Heatmap, Heatmap, Heatmap]:
-        return self.map_a, self.map_b, self.map_diff
 
     def set_maps(self, a: np.ndarray, b: np.ndarray, allowed: np.ndarray, q_labels: list[str], k_labels: list[str],
                  head: str, axis_names: tuple[str, str] = ("query", "key")) -> None:
         """Draw one head of A and B (T_q × T_k each) and B − A; `head` names it ("L1 H2")."""
         diff = b - a
-        self.values, self.labels = (a, b, diff), (list(q_labels), list(k_labels))
-        self.scale = symmetric_scale(diff, allowed)
+        self.values = (a, b, diff)
+        self.scale, zero = symmetric_scale(diff, allowed)
         self.map_diff.set_levels((-self.scale, self.scale))
         for heatmap, values in zip(self.plots, self.values):
             heatmap.set_data(values, q_labels, k_labels, allowed=allowed)
         self.map_a.set_axis_names(f"query ({axis_names[0]})", "key")
         self.map_a.set_title(f"A · {head}")
         self.map_b.set_title(f"B · {head}")
-        zero = exactly_zero(diff, allowed)
-        self.map_diff.set_title(diff_title(self.scale, zero))
+        self.map_diff.set_title("B − A = 0" if zero else f"B − A (±{self.scale:.2g})")
         self.map_diff.image.setVisible(not zero)
         self.diff_bar.setVisible(not zero)  # a ±1e-06 scale for nothing invited a misreading
         self.identical.setVisible(zero)
@@ -103,7 +87,7 @@ class ComparisonMaps(QWidget):
             heatmap.set_title("")
 
     def _describe(self, heatmap: Heatmap, q: int, k: int) -> str:
-        qs, ks = self.labels
+        qs, ks = heatmap.row_labels, heatmap.col_labels
         a, b, d = (float(v[q, k]) for v in self.values)
         where = f"query {q} “{qs[q]}” → key {k} “{ks[k]}”"
         if heatmap.allowed is not None and not heatmap.allowed[q, k]:

@@ -12,10 +12,10 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer import theme
 from explorer.drawing import plot_style as st
-from explorer.drawing.canvas_widget import CanvasWidget
 from explorer.drawing.label_axis import LabelAxis
 from explorer.drawing.token_heatmap import display_piece
 from explorer.style import prob_text
@@ -86,13 +86,17 @@ def describe_token(output, i: int) -> str:
             f"B gives it {prob_text(p['B'])}")
 
 
-class OutputBars(CanvasWidget):
+class OutputBars(QWidget):
     """Both outputs' bar charts; hovered(text) names the token and both probabilities."""
 
     hovered = Signal(str)
 
     def __init__(self, parent=None):
         super().__init__(parent)
+        self.canvas = st.graphics_widget()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.canvas)
         self.bars_a = ScoredBars(self.canvas.ci, 0)
         self.bars_b = ScoredBars(self.canvas.ci, 1)
         self.legend = pg.LegendItem(offset=(-10, 10), labelTextSize=f"{st.TICK_PT}pt")
@@ -100,29 +104,19 @@ class OutputBars(CanvasWidget):
         self._legend_items = (pg.BarGraphItem(x=[0], height=[1], width=1), pg.BarGraphItem(x=[0], height=[1], width=1))
         self.legend.addItem(self._legend_items[0], "A")
         self.legend.addItem(self._legend_items[1], "B")
-        self._colour_legend()
+        self.recolour()
         self.canvas.scene().sigMouseMoved.connect(self._on_move)
         theme.notifier().changed.connect(self.recolour)
-
-    def _colour_legend(self) -> None:
-        p = theme.current()
-        fill = p.q("canvas")
-        fill.setAlpha(230)
-        self.legend.setBrush(pg.mkBrush(fill))
-        self.legend.setPen(pg.mkPen(p.muted))
-        self.legend.setLabelTextColor(p.text)
-        for _sample, label in self.legend.items:  # (pyqtgraph stores the colour; the text needs redrawing)
-            label.setText(label.text)
-        colours = model_colours()
-        for item, writer in zip(self._legend_items, "AB"):
-            item.setOpts(brush=colours[writer], pen=None)
 
     def set_outputs(self, output_a, output_b) -> None:
         self.bars_a.set_output(output_a)
         self.bars_b.set_output(output_b)
 
     def recolour(self, *_args) -> None:
-        self._colour_legend()
+        st.restyle_view(self.canvas)  # the legend, axes and titles in the palette's colours
+        colours = model_colours()
+        for item, writer in zip(self._legend_items, "AB"):
+            item.setOpts(brush=colours[writer], pen=None)
         self.bars_a.recolour()
         self.bars_b.recolour()
 

@@ -11,15 +11,14 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
+import numpy as np
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QBoxLayout,
-    QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QSizePolicy,
     QSlider,
     QTabWidget,
     QVBoxLayout,
@@ -28,21 +27,21 @@ from PySide6.QtWidgets import (
 
 from explorer import style
 from explorer.drawing import plot_style as st
-from explorer.panels.attention.data import DECODER_ONLY_NAMES, ENCODER_ONLY_NAMES, KIND_AXIS_NAMES
-from explorer.panels.compare.maps import ComparisonMaps
+from explorer.drawing.heatmap import Heatmap
+from explorer.panels.attention.head_picker import HeadPicker
+from explorer.panels.compare.maps import MIN_SCALE, ComparisonMaps
 from explorer.panels.compare.outputs import OutputBars, describe_token
-from explorer.panels.compare.summary import HeadChanges
 from explorer.panels.compare.worker import ComparisonJobs, ModelCache, describe_reference, run_comparison
 from explorer.screen import ScreenClass
 from explorer.state import KIND_LABELS, SessionState
 from explorer.theme import set_sheet
+from model.interpret.attention_maps import token_names
 from model.io.checkpoints import UNTRAINED
 from model.io.snapshots import run_snapshots
 
 VIEWS = ("maps", "outputs", "heads")
 AGREE_WITHIN = 0.005  # probabilities closer than this print the same at two decimals
 VIEW_TITLES = ("Attention: A | B | B − A", "Outputs, scored by both", "Which heads changed")
-SHORT_KIND = {"encoder": "Encoder", "decoder_self": "Decoder", "cross": "Cross"}  # (the full name: tooltip)
 NOTE_SHEETS = {"info": "background: {info_bg}; color: {info_text}; padding: 4px;",
                "error": "background: {error_bg}; color: {error_text}; padding: 4px;"}
 HINT = ("Compare the model (A) with another checkpoint of the same architecture (B): “Untrained B” shows what "
@@ -89,7 +88,8 @@ class ComparePanel(QWidget):
         self.untrained_button = QPushButton("Untrained B")
         self.untrained_button.setToolTip("B = this model's architecture with fresh weights (seeded): which heads, "
                                          "maps and outputs training changed")
-        self.kind_box, self.layer_box, self.head_box = QComboBox(), QComboBox(), QComboBox()
+        self.picker = HeadPicker(self.state, lambda: self.comparison.kinds if self.comparison is not None else [],
+                                 self._shape)
         self.most_changed_button = QPushButton("Most changed")
         self.most_changed_button.setToolTip("Show the head of this kind of attention whose map training changed most "
                                             "(the largest mean |B − A|, as in “Which heads changed”)")
@@ -100,13 +100,7 @@ class ComparePanel(QWidget):
         which.addWidget(self.untrained_button)
         which.addWidget(self.open_button)
         heads = QHBoxLayout()  # which head the maps show
-        for text, box in (("Attention:", self.kind_box), ("Layer:", self.layer_box), ("Head:", self.head_box)):
-            box.setFont(st.font(st.LABEL_PT))
-            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            box.setMinimumContentsLength(7 if box is self.kind_box else 2)  # "Decoder", "12"
-            box.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)  # the room goes to B's name
-            heads.addWidget(self._label(text))
-            heads.addWidget(box)
+        heads.addWidget(self.picker)
         heads.addWidget(self.most_changed_button)
         heads.addStretch(1)  # on a line of its own, the head choice stays left, under B's name
         for row in (which, heads):
@@ -132,7 +126,11 @@ class ComparePanel(QWidget):
         self.shared_line = style.eliding_line()  # what both maps read: a line of its own, never cut for an output
         for line in (self.outputs_line, self.shared_line):
             line.setFont(st.font(st.LABEL_PT))
-        self.maps, self.bars, self.heads = ComparisonMaps(), OutputBars(), HeadChanges()
+        self.maps, self.bars = ComparisonMaps(), OutputBars()
+        self.heads = Heatmap(colormap=st.weight_cmap(), colour_bar="mean |B − A|", square=False)  # layers × heads
+        self.heads.set_axis_names("layer", "head")
+        self.heads.describe = lambda layer, head: (f"layer {layer + 1}, head {head + 1}: mean |B − A| = "
+                                                   f"{self.heads.values[layer, head]:.4f} (click to show this head)")
         self.tabs = QTabWidget()
         self.tabs.setFont(st.font(st.LABEL_PT))
         for widget, text in zip((self.maps, self.bars, self.heads), VIEW_TITLES):
@@ -151,11 +149,9 @@ class ComparePanel(QWidget):
         self.open_button.clicked.connect(self._choose_b)
         self.untrained_button.clicked.connect(lambda: self.state.session.set_compare(UNTRAINED))
         self.slider.valueChanged.connect(lambda _v: self._slider_timer.start())
-        for box in (self.kind_box, self.layer_box, self.head_box):
-            box.currentIndexChanged.connect(self._on_controls)
         for view in (self.maps, self.bars, self.heads):
             view.hovered.connect(self._on_hover)
-        self.heads.headClicked.connect(lambda layer, head: self._select(self.kind, layer, head))
+        self.heads.cellClicked.connect(lambda layer, head: self.picker.select(self.kind, layer, head))
         self.most_changed_button.clicked.connect(self.show_most_changed)
         self.tabs.currentChanged.connect(lambda i: self.state.set_view(self.panel_name, VIEWS[i]))
         self.state.viewChanged.connect(self._on_view)
@@ -263,7 +259,8 @@ class ComparePanel(QWidget):
         self.comparison = None
         self.maps.clear()
         self.bars.clear()
-        self.heads.clear()
+        self.heads.clear_data()
+        self.heads.set_title("")
         self._show_content(False)
         self._note(text, level)
 
@@ -280,84 +277,45 @@ class ComparePanel(QWidget):
         self.outputs_line.setToolTip(outputs)
         self.shared_line.setText(f"Both maps read {c.shared_input}")
         self.bars.set_outputs(c.output_a, c.output_b)
-        self._sync_controls()
+        self.picker.sync()
         self._redraw()
 
     # -- the selection: the session's, clamped to what the comparison has ---------------------------
-    @property
-    def kind(self) -> str:
-        kinds = self.comparison.kinds if self.comparison is not None else []
-        return self.state.kind if not kinds or self.state.kind in kinds else kinds[0]
+    kind = property(lambda self: self.picker.kind)
+    layer = property(lambda self: self.picker.layer)
+    head = property(lambda self: self.picker.head)
 
-    def _shape(self) -> tuple[int, int]:
-        if self.comparison is None or self.kind not in self.comparison.attention_a:
+    def _shape(self, kind: str) -> tuple[int, int]:
+        if self.comparison is None or kind not in self.comparison.attention_a:
             return 0, 0
-        return self.comparison.attention_a[self.kind].shape[:2]
+        return self.comparison.attention_a[kind].shape[:2]
 
-    @property
-    def layer(self) -> int:
-        return min(self.state.layer, max(0, self._shape()[0] - 1))
-
-    @property
-    def head(self) -> int:
-        return min(self.state.head, max(0, self._shape()[1] - 1))
-
-    def _select(self, kind: str, layer: int, head: int) -> None:
-        if self.state.bundle is not None and kind in self.state.available_kinds():
-            self.state.select_attention(kind, layer, head)
-        else:
-            self.state.session.set_attention(kind, layer, head)
+    def most_changed(self) -> tuple[int, int] | None:
+        """(layer, head) of the shown kind whose map differs most between A and B (the largest mean |B − A|)."""
+        changes = self.heads.values
+        return tuple(int(i) for i in np.unravel_index(int(np.argmax(changes)), changes.shape)) if changes.size else None
 
     def show_most_changed(self) -> None:
         """Select the head of the shown kind whose map differs most between A and B."""
-        head = self.heads.most_changed()
+        head = self.most_changed()
         if head is not None:
-            self._select(self.kind, *head)
-
-    def _on_controls(self, _index: int = 0) -> None:
-        kind = self.kind_box.currentData()
-        if kind is not None:
-            self._select(kind, self.layer_box.currentData() or 0, self.head_box.currentData() or 0)
-
-    def _sync_controls(self) -> None:
-        kinds = self.comparison.kinds if self.comparison is not None else []
-        layers, heads = self._shape()
-        for box, texts, values in ((self.kind_box, [SHORT_KIND[k] for k in kinds], kinds),
-                                   (self.layer_box, [str(i + 1) for i in range(layers)], list(range(layers))),
-                                   (self.head_box, [str(i + 1) for i in range(heads)], list(range(heads)))):
-            box.blockSignals(True)
-            if [box.itemData(i) for i in range(box.count())] != values:
-                box.clear()
-                for text, value in zip(texts, values):
-                    box.addItem(text, value)
-                    if box is self.kind_box:
-                        box.setItemData(box.count() - 1, KIND_LABELS[value], Qt.ItemDataRole.ToolTipRole)
-            box.blockSignals(False)
-        for box, value in ((self.kind_box, kinds.index(self.kind) if kinds else -1),
-                           (self.layer_box, self.layer if layers else -1), (self.head_box, self.head if heads else -1)):
-            box.blockSignals(True)
-            box.setCurrentIndex(value)
-            box.blockSignals(False)
+            self.picker.select(self.kind, *head)
 
     def _redraw(self, *_selection) -> None:
         c = self.comparison
         if c is None or self.kind not in c.attention_a:
             return
-        self._sync_controls()
+        self.picker.sync()
         kind, layer, head = self.kind, self.layer, self.head
         q_labels, k_labels = c.labels[kind]
         self.maps.set_maps(c.attention_a[kind][layer, head], c.attention_b[kind][layer, head], c.allowed[kind],
-                           q_labels, k_labels, f"L{layer + 1} H{head + 1}", self._axis_names(kind))
-        self.heads.set_values(c.mean_abs_difference(kind), KIND_LABELS[kind])
+                           q_labels, k_labels, f"L{layer + 1} H{head + 1}", token_names(c.frame_a.bundle.model_kind, kind))
+        changes = c.mean_abs_difference(kind)
+        self.heads.set_levels((0.0, max(float(changes.max()) if changes.size else 0.0, MIN_SCALE)))
+        self.heads.set_data(changes, [f"L{i + 1}" for i in range(changes.shape[0])],
+                            [f"H{h + 1}" for h in range(changes.shape[1])], row_names=True)
+        self.heads.set_title(f"Mean |B − A| per head: {KIND_LABELS[kind]}")
         self._read_out(self._disagreement())
-
-    def _axis_names(self, kind: str) -> tuple[str, str]:
-        """What the query / key tokens are: a decoder-only model's one sequence is prompt |
-        continuation, an encoder-only model's its input (as the attention panel names them)."""
-        model_kind = self.comparison.frame_a.bundle.model_kind
-        if model_kind.continues_prompt:
-            return DECODER_ONLY_NAMES
-        return ENCODER_ONLY_NAMES if not model_kind.has_decoder else KIND_AXIS_NAMES[kind]
 
     def _disagreement(self) -> str:
         """The token the models disagree on most, in words (the readout until the mouse moves)."""

@@ -12,20 +12,12 @@ import numpy as np
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
-from explorer.drawing.heatmap_items import HeatmapPlot
+from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
 from explorer.panels.positional.views import symmetric_levels
+from model.interpret.positions import embedding_sum
 
 STACKS = {"encoder": "Encoder (source)", "decoder": "Decoder (target)"}
-TITLES = ("E[token]·√d_model", "+ PE(pos)", "= input to layer 1")
 MAX_MAPS = 5  # E, + P, + T, = sum, LayerNorm (BERT); three for the paper's model
-
-
-def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
-    """LayerNorm over the last axis, in float64: (x − mean) / √(var + ε) · γ + β."""
-    x = x.astype(np.float64)
-    mean = x.mean(-1, keepdims=True)
-    var = x.var(-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * weight + bias
 
 
 class InputView(QWidget):
@@ -42,20 +34,20 @@ class InputView(QWidget):
         row.addWidget(label)
         row.addWidget(self.stack_box)
         row.addWidget(self.check, 1)
-        self.canvas = st.graphics_widget()
-        self.maps = [HeatmapPlot(self.canvas.ci, 0, i, st.signed_cmap(), (-1.0, 1.0), "dimension", "token" if i == 0 else "")
-                     for i in range(MAX_MAPS)]
-        self.bar = st.colorbar(st.signed_cmap(), (-1.0, 1.0), "value")
-        self.bar.axis.enableAutoSIPrefix(False)  # the values themselves: "0.9", not "900" with a hidden "m"
-        self.canvas.ci.addItem(self.bar, row=0, col=MAX_MAPS)
-        self._shown = MAX_MAPS
-        self._show_maps(len(TITLES))
+        self.maps = [Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), square=False) for _ in range(MAX_MAPS)]
+        self.maps[0].set_axis_names("token", "dimension")
+        self.bar_canvas, self.bar = colour_bar_canvas(st.signed_cmap(), (-1.0, 1.0), "value")
+        maps = QHBoxLayout()
+        for i, m in enumerate(self.maps):
+            maps.addWidget(m, 1)
+            m.setVisible(i < 3)  # E, + PE, = sum: the paper's three until a BERT input shows five
+        maps.addWidget(self.bar_canvas)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(row)
-        lay.addWidget(self.canvas, 1)
+        lay.addLayout(maps, 1)
         self.result = None
-        self.norm = None  # (γ, β, ε) of the model's embedding LayerNorm per stack, when it has one
+        self.model = None  # the loaded model: its embedding LayerNorm's γ, β, ε check BERT's norm
         self.values: tuple[np.ndarray, ...] | None = None  # the maps shown, left to right
         self.terms: list[str] = []  # the recorded step each map shows
         self.error: float | None = None  # max |Σ terms − recorded sum|
@@ -64,13 +56,7 @@ class InputView(QWidget):
 
     def set_result(self, result, bundle=None) -> None:
         """The forward pass to show; `bundle` supplies the LayerNorm's γ, β for BERT's check."""
-        self.result = result
-        self.norm = None
-        model = getattr(bundle, "model", None)
-        if model is not None and getattr(model, "embed_norm", None) is not None:
-            self.norm = {s: (ln.weight.detach().cpu().numpy().astype(np.float64),
-                             ln.bias.detach().cpu().numpy().astype(np.float64), float(ln.eps))
-                         for s, ln in model.embed_norm.items()}
+        self.result, self.model = result, getattr(bundle, "model", None)
         stacks = [s for s in STACKS if result is not None and f"{s}.input" in result.trace] if result is not None else []
         current = self.stack_box.currentData()
         self.stack_box.blockSignals(True)
@@ -82,79 +68,39 @@ class InputView(QWidget):
         self.stack_box.blockSignals(False)
         self._draw()
 
-    def _show_maps(self, n: int) -> None:
-        """Keep the first `n` maps in the layout (created once; the others are taken out, not deleted)."""
-        if n == self._shown:
-            return
-        layout = self.canvas.ci
-        for i, m in enumerate(self.maps):
-            inside = m.plot in layout.items
-            if i < n and not inside:
-                layout.addItem(m.plot, row=0, col=i)
-            elif i >= n and inside:
-                layout.removeItem(m.plot)
-                m.plot.setVisible(False)
-            m.plot.setVisible(i < n)
-            layout.layout.setColumnStretchFactor(i, 1 if i < n else 0)  # equal widths for the maps shown
-        self._shown = n
-
-    def _terms(self, stack: str) -> list[tuple[str, str, str]]:
-        """(recorded step, map title, short name) for each term of this stack's input."""
-        trace = self.result.trace
-        scaled = "√" in trace[f"{stack}.embedding.scaled"].formula
-        terms = [(f"{stack}.embedding.scaled", "E[token]·√d_model" if scaled else "E[token] (not scaled)",
-                  "scaled" if scaled else "E")]
-        if f"{stack}.positional" in trace:  # (rotary positions add nothing: they turn q and k; the RoPE tab)
-            learned = trace[f"{stack}.positional"].formula.startswith("P[pos]")
-            terms.append((f"{stack}.positional", "+ P[pos] (learned)" if learned else "+ PE(pos)",
-                          "P" if learned else "PE"))
-        if f"{stack}.embedding.token_type" in trace:
-            terms.append((f"{stack}.embedding.token_type", "+ T[0] (token type)", "T"))
-        normed = f"{stack}.input_norm" in trace
-        terms.append((f"{stack}.input", "= sum, before the norm" if normed else "= input to layer 1", "input"))
-        if normed:
-            terms.append((f"{stack}.input_norm", "LayerNorm → layer 1", "LayerNorm"))
-        return terms
-
     def _draw(self) -> None:
         stack = self.stack_box.currentData()
         self.error = self.norm_error = None
         if self.result is None or stack is None:
             self.values, self.terms = None, []
             for m in self.maps:
-                m.clear()
+                m.clear_data()
+                m.set_title("")
             self.check.setText("Run an input to see its embeddings.")
             return
         trace = self.result.trace
-        terms = self._terms(stack)
-        self.terms = [name for name, _, _ in terms]
-        arrays = []
-        for name, _, _ in terms:
-            t = trace[name].tensor
-            arrays.append((t[0] if t.dim() == 3 else t).numpy())  # (T, d_model); PE has no batch axis
-        self.values = tuple(arrays)
-        normed = self.terms[-1].endswith("input_norm")
-        addends, total = arrays[:-2 if normed else -1], arrays[-2 if normed else -1]
-        self._show_maps(len(arrays))
+        checked = embedding_sum(trace, stack, self.model)
+        terms, arrays, normed, addends, total = checked.terms, checked.arrays, checked.normed, checked.addends, checked.total
+        self.terms, self.values = [name for name, _, _ in terms], tuple(arrays)
+        self.error, self.norm_error = checked.error, checked.norm_error
         labels = list(self.result.src_pieces if stack == "encoder" else self.result.tgt_pieces)
         labels = labels if len(labels) == total.shape[0] else [str(i) for i in range(total.shape[0])]
         levels = symmetric_levels(*addends, total)  # one scale for the terms and their sum
         self.bar.setLevels(levels)
+        for i, m in enumerate(self.maps):
+            m.setVisible(i < len(arrays))
         for i, (m, values, (_, title, _short)) in enumerate(zip(self.maps, arrays, terms)):
             own = normed and i == len(arrays) - 1
             lv = symmetric_levels(values) if own else levels
             m.set_levels(lv)
-            m.set_map(values, None, [str(c) for c in range(values.shape[1])], labels)
-            st.set_title(m.plot, f"{title} (±{lv[1]:.2g})" if own else title)
-        self.error = float(np.abs(sum(addends) - total).max())
+            m.set_data(values, labels, [str(c) for c in range(values.shape[1])])
+            m.set_title(f"{title} (±{lv[1]:.2g})" if own else title)
         names = ", ".join(self.terms)
         summed = " + ".join(short for _, _, short in terms[:len(addends)])
         text = f"Recorded in this forward pass ({names}); max |{summed} − input| = {self.error:.1e}."
         if normed:
             text += " BERT then normalises the sum: LayerNorm(x) = (x − mean)/√(var + ε)·γ + β over each token's d_model values"
-            if self.norm is not None and stack in self.norm:
-                weight, bias, eps = self.norm[stack]
-                self.norm_error = float(np.abs(layer_norm(total, weight, bias, eps) - arrays[-1]).max())
+            if self.norm_error is not None:
                 text += f" (max |LayerNorm(sum) − {stack}.input_norm| = {self.norm_error:.1e} with the model's γ, β)"
             text += "; that, not the sum, enters layer 1. The LayerNorm map has its own colour scale, the others share one."
         else:

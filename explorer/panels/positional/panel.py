@@ -17,12 +17,12 @@ from explorer.deferred_pages import DeferredPages
 from explorer.drawing import plot_style as st
 from explorer.panels.positional.input_view import InputView
 from explorer.panels.positional.rope_view import RopeView
-from explorer.panels.positional.sinusoids import sinusoid_table
 from explorer.panels.positional.views import PEHeatmapView, SimilarityShiftView
 from explorer.panels.positional.waves import WavesView
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from explorer.theme import set_sheet
+from model.interpret.positions import pair_layout, positional_table
 
 PAPER_D_MODEL = 512
 DEFAULT_POSITIONS = 100
@@ -176,37 +176,6 @@ class PositionalPanel(QWidget):
             shown.set_result(None)
         self.use_model_sizes()
 
-    # -- the table ------------------------------------------------------------------------------
-    def model_layout(self) -> str:
-        """Where the loaded model keeps each (sin, cos) pair: "halves" for Marian, else the paper's."""
-        bundle = self.state.bundle
-        halves = bundle is not None and bundle.config.positional == "sinusoidal_halves"
-        return "halves" if halves else "interleaved"
-
-    def current_table(self) -> tuple[np.ndarray, str, str]:
-        """(table, source, description): the model's values whenever it has the asked-for size."""
-        d, length = self.d_spin.value(), self.len_spin.value()
-        bundle = self.state.bundle
-        layout = self.model_layout()
-        halves_note = (" in Marian's layout: sin(pos/10000^(2i/d)) in dim i, cos(…) in dim d/2 + i "
-                       "(the paper's values, columns regrouped)") if layout == "halves" else ""
-        if bundle is not None:
-            cfg = bundle.config
-            table = bundle.model.positional.table.detach().cpu().numpy()
-            if cfg.positional == "learned" and self.learned_box.isChecked():
-                n = min(length, table.shape[0])
-                note = f" (the model has {table.shape[0]} positions)" if length > table.shape[0] else ""
-                return table[:n].copy(), "learned", (f"LEARNED positional embeddings of the loaded model "
-                                                     f"(Table 3 row E), d_model = {cfg.d_model}{note}")
-            if cfg.positional in ("sinusoidal", "sinusoidal_halves") and d == cfg.d_model and length <= table.shape[0]:
-                return table[:length].copy(), "model", f"The loaded model's sinusoidal buffer, d_model = {d}{halves_note}"
-            why = (f"the loaded model has d_model = {cfg.d_model}, max_len = {cfg.max_len}"
-                   + (", learned positions" if cfg.positional == "learned" else ""))
-            whose = "The model's formula" if layout == "halves" else "The paper's formula"
-            return (sinusoid_table(d, length, layout), "formula",
-                    f"{whose} for d_model = {d}{halves_note} ({why})")
-        return sinusoid_table(d, length), "formula", f"The paper's formula for d_model = {d} (no model loaded)"
-
     def refresh(self) -> None:
         """Recompute the table and redraw every view that depends on it."""
         bundle = self.state.bundle
@@ -216,8 +185,9 @@ class PositionalPanel(QWidget):
             self.d_spin.blockSignals(True)
             self.d_spin.setValue(bundle.config.d_model)
             self.d_spin.blockSignals(False)
-        self.table, self.source, text = self.current_table()
-        self.pe_layout = "interleaved" if self.source == "learned" else self.model_layout()
+        self.table, self.source, text = positional_table(bundle, self.d_spin.value(), self.len_spin.value(),
+                                                         self.learned_box.isChecked())  # the model's own values if it has them
+        self.pe_layout = "interleaved" if self.source == "learned" else pair_layout(bundle)
         learned = self.source == "learned"
         self.source_label.setText(text)
         length, d = self.table.shape

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidge
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
 from explorer.input_text import printable
-from explorer.panels.positional.rope_math import model_scores, turns
+from model.interpret.positions import model_scores, turns
 
 SHOWN_POSITIONS = 48
 ROPE_BASE = 10000.0  # the paper's base, for a model without rotary positions
@@ -29,7 +29,7 @@ class RopeView(QWidget):
     def __init__(self, state, parent=None):
         super().__init__(parent)
         self.state = state
-        self.scores = None  # rope_math.OffsetScores drawn now
+        self.scores = None  # positions.OffsetScores drawn now
         self.note = QLabel()
         self.note.setWordWrap(True)
         self.note.setFont(style.font(style.BASE_POINT_SIZE))

@@ -6,13 +6,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
+from explorer import style
 from explorer.drawing import plot_style as st
-from explorer.drawing.heatmap_items import HeatmapPlot
-from explorer.panels.positional.sinusoids import rotation, shift_error, similarity
-
-
-def _numbers(n: int) -> list[str]:
-    return [str(i) for i in range(n)]
+from explorer.drawing.heatmap import Heatmap
+from explorer.theme import notifier
+from model.interpret.positions import rotation, shift_error, similarity
 
 
 def symmetric_levels(*arrays: np.ndarray) -> tuple[float, float]:
@@ -36,14 +34,12 @@ class PEHeatmapView(QWidget):
         self.grouped.setToolTip("Columns regrouped: every sin dimension, then every cos dimension; "
                                 "the labels keep the true dimension")
         self.grouped.setFont(st.font(st.TICK_PT))
-        self.canvas = st.graphics_widget()
+        self.heatmap = Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), colour_bar="PE(pos, i)", square=False)
+        self.heatmap.set_axis_names("position pos", "dimension i")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.grouped)
-        lay.addWidget(self.canvas, 1)
-        self.heatmap = HeatmapPlot(self.canvas.ci, 0, 0, st.signed_cmap(), (-1.0, 1.0), "dimension i", "position pos")
-        self.bar = st.colorbar(st.signed_cmap(), (-1.0, 1.0), "PE(pos, i)")
-        self.canvas.ci.addItem(self.bar, row=0, col=1)
+        lay.addWidget(self.heatmap, 1)
         self.table: np.ndarray | None = None
         self.columns: np.ndarray | None = None  # which model dimension each shown column is
         self._args = None
@@ -61,9 +57,9 @@ class PEHeatmapView(QWidget):
                         if self.grouped.isChecked() and not halves else np.arange(d))
         levels = symmetric_levels(table) if learned else (-1.0, 1.0)
         self.heatmap.set_levels(levels)
-        self.bar.setLevels(levels)
-        self.heatmap.set_map(table[:, self.columns], None, [str(c) for c in self.columns], _numbers(table.shape[0]))
-        st.set_title(self.heatmap.plot, title)
+        self.heatmap.set_data(table[:, self.columns], [str(i) for i in range(table.shape[0])], [str(c) for c in self.columns],
+                              row_names=True)
+        self.heatmap.set_title(title)
 
 
 class SimilarityShiftView(QWidget):
@@ -71,10 +67,8 @@ class SimilarityShiftView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.sim_canvas = st.graphics_widget()
-        self.sim = HeatmapPlot(self.sim_canvas.ci, 0, 0, st.weight_cmap(), (0.0, 1.0), "position q", "position p")
-        self.sim_bar = st.colorbar(st.weight_cmap(), (0.0, 1.0), "PE(p) · PE(q)")
-        self.sim_canvas.ci.addItem(self.sim_bar, row=0, col=1)
+        self.sim = Heatmap(colormap=st.weight_cmap(), colour_bar="PE(p) · PE(q)", square=False)
+        self.sim.set_axis_names("position p", "position q")
 
         self.shift_canvas = st.graphics_widget()
         self.shift_plot = self.shift_canvas.addPlot()
@@ -83,14 +77,13 @@ class SimilarityShiftView(QWidget):
         st.style_axis(self.shift_plot.getAxis("bottom"), "dimension i")
         st.style_axis(self.shift_plot.getAxis("left"), "value")
         self.shift_plot.getAxis("left").enableAutoSIPrefix(False)
-        self.legend = legend = self.shift_plot.addLegend(
-            offset=(-10, 10), labelTextSize=f"{st.TICK_PT}pt", labelTextColor=st.current().text,
-            brush=pg.mkBrush(st.colour("canvas", alpha=230)), pen=pg.mkPen(st.current().muted))
-        self.curve_pos = self.shift_plot.plot(pen=pg.mkPen(st.current().pe_pos, width=1.5), name="PE(pos)")
-        self.curve_target = self.shift_plot.plot(pen=pg.mkPen(st.current().pe_target, width=2.5), name="PE(pos + k)")
-        self.curve_rotated = self.shift_plot.plot(pen=None, symbol="x", symbolSize=9,
-                                                  symbolPen=pg.mkPen(st.current().pe_rotated, width=2), name="M_k · PE(pos)")
-        legend.setVisible(True)
+        self.shift_title = style.eliding_line()  # over the plot, never a reason for it to widen
+        self.shift_title.setFont(st.font(st.TICK_PT))
+        self.key = QLabel()  # the curves' key under the plot, never over the waves
+        self.key.setFont(st.font(st.TICK_PT))
+        self.key.setWordWrap(True)
+        self.curve_pos, self.curve_target = self.shift_plot.plot(), self.shift_plot.plot()
+        self.curve_rotated = self.shift_plot.plot(pen=None, symbol="x", symbolSize=9)
         self.pos_spin, self.k_spin = QSpinBox(), QSpinBox()
         for spin, value in ((self.pos_spin, 3), (self.k_spin, 5)):
             spin.setFont(st.font(st.LABEL_PT))
@@ -109,57 +102,72 @@ class SimilarityShiftView(QWidget):
             controls.addWidget(spin)
         controls.addStretch(1)
         right = QVBoxLayout()
+        right.addWidget(self.shift_title)
         right.addWidget(self.shift_canvas, 1)
+        right.addWidget(self.key)
         right.addLayout(controls)
         right.addWidget(self.result)
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.sim_canvas, 1)
+        lay.addWidget(self.sim, 1)
         lay.addLayout(right, 1)
         self.table: np.ndarray | None = None
         self.learned = False
         self.pe_layout = "interleaved"
         self.similarity: np.ndarray | None = None
         self.error: float | None = None
+        notifier().changed.connect(self._update_shift)  # the curves and their key in the theme's colours
+        self._update_shift()
 
     def set_table(self, table: np.ndarray, learned: bool, title: str, layout: str = "interleaved") -> None:
         self.table, self.learned, self.pe_layout = table, learned, layout
         self.similarity = similarity(table)
         lo, hi = float(self.similarity.min()), float(self.similarity.max())
         self.sim.set_levels((lo, hi))
-        self.sim_bar.setLevels((lo, hi))
-        self.sim.set_map(self.similarity, None, _numbers(table.shape[0]), _numbers(table.shape[0]))
-        st.set_title(self.sim.plot, "PE(p)·PE(q)" + (" (learned)" if learned else ": near positions alike"))
+        positions = [str(i) for i in range(table.shape[0])]
+        self.sim.set_data(self.similarity, positions, positions, row_names=True)
+        self.sim.set_title("PE(p)·PE(q)" + (" (learned)" if learned else ": near positions alike"))
         self.pos_spin.setMaximum(max(0, table.shape[0] - 2))
         self.k_spin.setMaximum(max(1, table.shape[0] - 1))
         self._update_shift()
 
-    def _update_shift(self) -> None:
+    def _update_shift(self, *_) -> None:
+        p = st.current()
+        self.curve_pos.setPen(pg.mkPen(p.pe_pos, width=1.5))
+        self.curve_target.setPen(pg.mkPen(p.pe_target, width=2.5))
+        self.curve_rotated.setSymbolPen(pg.mkPen(p.pe_rotated, width=2))
         table = self.table
         if table is None:
             return
         length, d = table.shape
         k = min(self.k_spin.value(), length - 1)
-        p = min(self.pos_spin.value(), length - 1 - k)
+        pos = min(self.pos_spin.value(), length - 1 - k)
         dims = np.arange(d)
-        self.curve_pos.setData(dims, table[p])
-        self.legend.removeItem(self.curve_rotated)
-        if self.learned or k < 1 or p < 0:
-            self.curve_target.setData(dims, table[min(p + k, length - 1)] if p >= 0 else [])
+        self.curve_pos.setData(dims, table[pos])
+        rotates = not (self.learned or k < 1 or pos < 0)
+        self.key.setText(" &nbsp; ".join(f"<span style='white-space:nowrap'><span style='color:{colour}'>{mark}</span>"
+                                         f" {name}</span>" for colour, mark, name in
+                                         ((p.pe_pos, "━", "PE(pos)"), (p.pe_target, "━━", "PE(pos + k)"),
+                                          (p.pe_rotated, "✕", "M_k · PE(pos)"))[:3 if rotates else 2]))
+        if not rotates:
+            self.curve_target.setData(dims, table[min(pos + k, length - 1)] if pos >= 0 else [])
             self.curve_rotated.setData([], [])
             self.error = None
-            st.set_title(self.shift_plot, "Shift by k: a rotation exists for sinusoids only")
+            self._title("Shift by k: a rotation exists for sinusoids only")
             self.result.setText("Learned embeddings have no built-in M_k: the linear-shift property of "
                                 "Section 3.5 is a property of the sinusoids." if self.learned
                                 else "Increase the number of positions to try an offset.")
             return
-        self.legend.addItem(self.curve_rotated, "M_k · PE(pos)")
-        rotated = rotation(d, k, self.pe_layout) @ table[p].astype(np.float64)  # M_k · PE(pos)
-        self.curve_target.setData(dims, table[p + k])
+        rotated = rotation(d, k, self.pe_layout) @ table[pos].astype(np.float64)  # M_k · PE(pos)
+        self.curve_target.setData(dims, table[pos + k])
         self.curve_rotated.setData(dims, rotated)
         self.error = shift_error(table, k, self.pe_layout)
-        st.set_title(self.shift_plot, f"PE({p} + {k}) and M_{k} · PE({p}) coincide")
+        self._title(f"PE({pos} + {k}) and M_{k} · PE({pos}) coincide")
         where = " (dims i and d/2 + i in this model)" if self.pe_layout == "halves" else ""
         self.result.setText(f"M_k rotates each (sin, cos) pair{where} by the angle ω_i·k, whatever pos is.  "
                             f"max |M_{k}·PE(pos) − PE(pos+{k})| over all {length - k} positions × {d} dims = "
                             f"{self.error:.1e} (float32 rounding): PE(pos+k) is a linear function of PE(pos).")
+
+    def _title(self, text: str) -> None:
+        self.shift_title.setText(text)
+        self.shift_title.setToolTip(text)

@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QListWidge
 
 from explorer import style
 from explorer.drawing import plot_style as st
-from explorer.panels.positional.sinusoids import default_pairs, pair_dims, pair_wavelength, sinusoid_curve
 from explorer.theme import notifier, set_sheet
+from model.interpret.positions import default_pairs, pair_dims, pair_wavelength, sinusoid_curve
 
 SMOOTH = 8  # formula samples per position for the line between the dots
 

@@ -1,10 +1,17 @@
-"""`AttentionData`: every attention map of one forward pass as numpy, ready to draw.
+"""Every attention map of one forward pass as numpy, ready to draw, and the maps derived from them.
 
-The attention panel never reads torch tensors while painting: a recorded `Trace` (or any
-trace a training thread sends) is turned once into plain float32 arrays per kind,
-`(layers, heads, T_q, T_k)`, plus the boolean mask the model applied (Section 3.2.3: the
-decoder may not look ahead; padding is never attended). Keeping the mask separate is what
-lets the panel draw a *blocked* cell differently from a cell whose weight is merely ~0.
+A recorded `Trace` is turned once into plain float32 arrays per kind, `(layers, heads, T_q, T_k)`,
+plus the boolean mask the model applied (Section 3.2.3: the decoder may not look ahead; padding
+is never attended). Keeping the mask separate is what lets a view draw a *blocked* cell
+differently from a cell whose weight is merely ~0.
+
+Derived maps are not tensors the model computes itself:
+* mean over heads: what a layer does on average (the heads' outputs are concatenated, not
+  averaged, in Section 3.2.2 — so this is a summary for people, not part of the model);
+* attention rollout (Abnar & Zuidema 2020, "Quantifying Attention Flow in Transformers"):
+  the residual connection is modelled as 0.5·A + 0.5·I, rows renormalised, and the layers
+  multiplied, giving how much each output position draws on each input token overall.
+  Rollout chains layers over the *same* tokens, so it is only defined for self-attention.
 """
 from __future__ import annotations
 
@@ -130,12 +137,18 @@ class AttentionData:
             return cls.from_trace(result)
         data = cls.from_trace(result.trace, result.src_pieces, result.tgt_pieces)
         data.sums = dict(getattr(result, "map_sums", None) or {})
-        kind = next((k for k in MODEL_KINDS.values() if list(k.attention_kinds) == data.kinds), None)
-        if kind is not None and kind.continues_prompt:
-            data.names["decoder_self"] = DECODER_ONLY_NAMES
-        elif kind is not None and not kind.has_decoder:
-            data.names["encoder"] = ENCODER_ONLY_NAMES
+        model_kind = next((k for k in MODEL_KINDS.values() if list(k.attention_kinds) == data.kinds), None)
+        if model_kind is not None:
+            data.names = {kind: token_names(model_kind, kind) for kind in data.kinds}
         return data
+
+
+def token_names(model_kind, kind: str) -> tuple[str, str]:
+    """(query, key) token names of `kind` in a model of `model_kind`: a decoder-only model's one
+    sequence is prompt | continuation, an encoder-only model's its input, else source / target."""
+    if model_kind.continues_prompt:
+        return DECODER_ONLY_NAMES
+    return ENCODER_ONLY_NAMES if not model_kind.has_decoder else KIND_AXIS_NAMES[kind]
 
 
 def _labels(pieces, n: int) -> list[str]:
@@ -147,3 +160,37 @@ def _labels(pieces, n: int) -> list[str]:
 def _visible(piece: str) -> str:
     """A space token would be an invisible axis label; show it as ␣."""
     return "␣" if piece == " " else piece
+
+ROLLOUT_KINDS = ("encoder", "decoder_self")
+
+ROLLOUT_UNDEFINED = (
+    "Rollout is defined for self-attention only.\n\n"
+    "It multiplies one layer's (tokens × tokens) map by the next, following information up "
+    "through the residual stream. Cross-attention maps target positions to the encoder's "
+    "output, and every decoder layer looks at the same encoder output, so cross maps of "
+    "successive layers do not chain. Use the mean over heads instead."
+)
+
+
+def mean_over_heads(weights: np.ndarray) -> np.ndarray:
+    """(h, T_q, T_k) → (T_q, T_k): the average head of one layer (rows still sum to 1)."""
+    return weights.mean(axis=0, dtype=np.float64).astype(np.float32)
+
+
+def rollout(weights: np.ndarray, upto: int | None = None) -> np.ndarray:
+    """(L, h, T, T) → (T, T): Ã_l = rownorm(0.5·mean_h(A_l) + 0.5·I); R = Ã_upto ⋯ Ã_1 Ã_0.
+
+    Row i of the result is the share of each input token in output position i after layer
+    `upto` (default: the last layer). Rows sum to 1.
+    """
+    L, _, T, Tk = weights.shape
+    if Tk != T:
+        raise ValueError(f"rollout needs square self-attention maps, got {T}×{Tk}")
+    upto = L - 1 if upto is None else int(upto)
+    eye = np.eye(T)
+    result = eye
+    for layer in range(upto + 1):
+        a = 0.5 * weights[layer].mean(axis=0, dtype=np.float64) + 0.5 * eye  # (T, T)
+        a = a / a.sum(axis=-1, keepdims=True)
+        result = a @ result  # later layers act on what earlier layers already mixed
+    return result.astype(np.float32)

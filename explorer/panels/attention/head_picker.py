@@ -1,0 +1,82 @@
+"""`HeadPicker`: the attention kind, layer and head as three combo boxes, for every panel that
+shows one head (attention, compare). The selection is the session's: a choice here calls
+`select`, so the stepper, the diagram and the other panels follow; `kind`, `layer` and `head` are
+the session's selection clamped to what the panel shows (never stored), and `sync` shows them
+without echoing them back.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
+
+from explorer.drawing import plot_style as st
+from model.nn.kinds import AttentionKind
+
+
+class HeadPicker(QWidget):
+    """"Attention: [Encoder self]  Layer: [2]  Head: [3]" (layers and heads counted from 1)."""
+
+    def __init__(self, state, kinds: Callable[[], list[str]], shape: Callable[[str], tuple[int, int]], parent=None):
+        """`kinds()`: the kinds the panel shows; `shape(kind)`: its (layers, heads)."""
+        super().__init__(parent)
+        self.state, self.kinds, self.shape = state, kinds, shape
+        self.kind_box, self.layer_box, self.head_box = QComboBox(), QComboBox(), QComboBox()
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        for text, box in (("Attention:", self.kind_box), ("Layer:", self.layer_box), ("Head:", self.head_box)):
+            label = QLabel(text)
+            for widget in (label, box):
+                widget.setFont(st.font(st.LABEL_PT))
+                row.addWidget(widget)
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(12 if box is self.kind_box else 2)  # "Decoder self", "12"
+            box.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+            box.currentIndexChanged.connect(self._on_box)
+
+    def select(self, kind: str, layer: int, head: int) -> None:
+        """Make (kind, layer, head) the session's selection (a bare trace's too: no model loaded)."""
+        if self.state.bundle is not None and kind in self.state.available_kinds():
+            self.state.select_attention(kind, layer, head)
+        else:
+            self.state.session.set_attention(kind, layer, head)
+
+    @property
+    def kind(self) -> str:
+        kinds = self.kinds()
+        return self.state.kind if not kinds or self.state.kind in kinds else kinds[0]
+
+    @property
+    def layer(self) -> int:
+        return min(self.state.layer, max(0, self.shape(self.kind)[0] - 1))
+
+    @property
+    def head(self) -> int:
+        return min(self.state.head, max(0, self.shape(self.kind)[1] - 1))
+
+    def sync(self) -> None:
+        """Offer the kinds, layers and heads shown, and show the selection, without echoing."""
+        kinds, kind = self.kinds(), self.kind
+        n_layers, n_heads = self.shape(kind)
+        boxes = (self.kind_box, self.layer_box, self.head_box)
+        for box in boxes:
+            box.blockSignals(True)
+        for box, texts, values in ((self.kind_box, [AttentionKind(k).short_title for k in kinds], kinds),
+                                   (self.layer_box, [str(i + 1) for i in range(n_layers)], list(range(n_layers))),
+                                   (self.head_box, [str(i + 1) for i in range(n_heads)], list(range(n_heads)))):
+            if [box.itemData(i) for i in range(box.count())] != values:
+                box.clear()
+                for text, value in zip(texts, values):
+                    box.addItem(text, value)
+        for i, k in enumerate(kinds):
+            self.kind_box.setItemData(i, AttentionKind(k).title, Qt.ItemDataRole.ToolTipRole)
+        for box, index in zip(boxes, (kinds.index(kind) if kind in kinds else -1, self.layer if n_layers else -1,
+                                      self.head if n_heads else -1)):
+            box.setCurrentIndex(index)
+            box.blockSignals(False)
+
+    def _on_box(self, _index: int) -> None:
+        kind = self.kind_box.currentData()
+        if kind is not None:
+            self.select(kind, self.layer_box.currentData() or 0, self.head_box.currentData() or 0)
