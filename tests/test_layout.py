@@ -2,9 +2,12 @@
 (eliding widgets aside), stays inside the window, gives its plots and maps a readable size, and
 draws tick / token labels at a readable size or says how many it left out ("k of n").
 
-One main window per screen class (built once, the theme switched in it) visits every panel
-through the public entry points a user has: `lecture.presentation.enter()` for presenting,
-`lecture.set_theme()`, `focus_panel()`. The window's top bar is swept like a panel. Every
+Two main windows (one not presenting, for the wide and narrow classes; one presenting, for
+the projector classes: each panel is first built in either mode, then re-laid as the window is
+resized into the next class) visit every panel through the public entry points a user has:
+`lecture.presentation.enter()` for presenting, `lecture.set_theme()`, `focus_panel()`, a resize.
+The themes alternate (light, dark, dark, light, …) so that each switch serves two classes. The
+window's top bar is swept like a panel. Every
 violation of a panel is reported in one message (tests/layout_checks.py measures them)."""
 from __future__ import annotations
 
@@ -20,11 +23,11 @@ from layout_checks import panel_problems, settle_until_still
 
 pytestmark = pytest.mark.layout
 
-# screen class → (window size, presenting)
+# screen class → (window size, presenting), in the sweep's order: the classes of one window together
 SCREENS = {"wide-1920x1080": ((1920, 1080), False),
+           "narrow-900x1000": ((900, 1000), False),
            "projector-1280x720": ((1280, 720), True),
-           "projector-1024x768": ((1024, 768), True),
-           "narrow-900x1000": ((900, 1000), False)}
+           "projector-1024x768": ((1024, 768), True)}
 THEMES = ("light", "dark")
 TEXT = "abcdefghijklmnopqrstuvwx"  # 24 tokens: more than fit whole in some maps
 PANELS = tuple(cls.panel_name for cls in panel_classes())
@@ -36,8 +39,8 @@ KNOWN_DEFECTS: dict[tuple[str, str | None, str], str] = {}
 
 
 def _cases():
-    for screen in SCREENS:
-        for theme in THEMES:
+    for i, screen in enumerate(SCREENS):
+        for theme in THEMES if i % 2 == 0 else THEMES[::-1]:  # one theme switch serves two classes
             for panel in (*PANELS, TOP_BAR):
                 reason = KNOWN_DEFECTS.get((screen, theme, panel)) or KNOWN_DEFECTS.get((screen, None, panel))
                 marks = [pytest.mark.xfail(reason=reason, strict=False)] if reason else []
@@ -56,17 +59,18 @@ def own_model():
 
 
 class Windows:
-    """One main window per screen class, kept while the sweep is on that class."""
+    """One main window for the classes not presenting and one for those presenting, kept while
+    the sweep is on them."""
 
     def __init__(self, app, folder):
         self.app, self.folder = app, folder
-        self.screen: str | None = None
+        self.presenting: bool | None = None
         self.window = None
 
     def get(self, qtbot, screen: str, theme: str):
-        if screen != self.screen:
+        if SCREENS[screen][1] != self.presenting:
             self.close()
-            self.window, self.screen = self._build(qtbot, screen), screen
+            self.window, self.presenting = self._build(qtbot, screen), SCREENS[screen][1]
         window = self.window
         from explorer import presentation
         if presentation.current_theme() != theme:
@@ -108,7 +112,7 @@ class Windows:
         QThreadPool.globalInstance().waitForDone(30_000)  # panels' workers done before the re-polish
         presentation.apply_theme(self.app, "light")
         close_window(self.app, self.window)
-        self.window = self.screen = None
+        self.window = self.presenting = None
 
 
 @pytest.fixture(scope="module")

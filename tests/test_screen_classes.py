@@ -16,7 +16,6 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from explorer import presentation, style  # noqa: E402
 from explorer.scenes import TOUR_PATH  # noqa: E402
 from explorer.screen import ScreenClass  # noqa: E402
-from support import make_main_window  # noqa: E402
 
 
 def _settle(qtbot, rounds: int = 4) -> None:
@@ -25,14 +24,36 @@ def _settle(qtbot, rounds: int = 4) -> None:
         qtbot.wait(5)
 
 
-@pytest.fixture
-def window(qtbot, tmp_path):
-    w = make_main_window(qtbot, tmp_path, size=(1280, 720))
-    _settle(qtbot)
+@pytest.fixture(scope="module")
+def shared(qapp, tmp_path_factory):
+    """One 1280×720 window for the module (a build and its teardown cost more than most tests
+    here): each test gets it back as a fresh window is, and puts it back (`window`)."""
+    from explorer.launch import close_window
+    from support import build_main_window
+    w = build_main_window(tmp_path_factory.mktemp("screens"), size=(1280, 720))
     yield w
+    _reset(w)
+    close_window(qapp, w)
+
+
+def _reset(w) -> None:
+    """No tour, not presenting, not full screen, the light theme, 1280×720, the default layout."""
     w.lecture.deck.close()
     w.lecture.presentation.leave()
+    if w.isFullScreen():
+        w.showNormal()
     presentation.apply_theme(QApplication.instance(), "light")
+    w.resize(1280, 720)
+    w.reset_layout()
+
+
+@pytest.fixture
+def window(shared, qtbot):
+    _reset(shared)
+    _settle(qtbot)
+    assert shared.screen_class is ScreenClass.PROJECTOR and not _whole_layout(shared), _whole_layout(shared)
+    yield shared
+    _reset(shared)
 
 
 def _whole_layout(window) -> list[str]:
@@ -58,28 +79,25 @@ def _whole_layout(window) -> list[str]:
     return broken
 
 
-def test_presenting_raises_the_application_font_and_picks_the_projector_class(qtbot, tmp_path):
-    wide = make_main_window(qtbot, tmp_path, size=(1920, 1080))
+def test_presenting_raises_the_application_font_and_picks_the_projector_class(window, qtbot):
+    wide = window
+    wide.resize(1920, 1080)
     _settle(qtbot)
     assert wide.screen_class is ScreenClass.WIDE
     before = style.BASE_POINT_SIZE  # the application's normal size (`style.apply_app_style`)
     own = wide.input_bar.source  # a widget with a font of its own
     own_before = own.font().pointSizeF()
-    try:
-        wide.lecture.presentation.enter(full_screen=False)
-        wide.resize(1920, 1080)
-        _settle(qtbot)
-        assert QApplication.font().pointSizeF() > before
-        assert own.font().pointSizeF() > own_before  # the style sheet's size reaches it too
-        assert wide.screen_class is ScreenClass.PROJECTOR  # presenting never counts as wide
-        wide.lecture.presentation.leave()
-        _settle(qtbot)
-        assert QApplication.font().pointSizeF() == pytest.approx(before)
-        assert own.font().pointSizeF() == pytest.approx(own_before)  # its own size again
-        assert wide.screen_class is ScreenClass.WIDE
-    finally:
-        wide.lecture.presentation.leave()
-        presentation.apply_theme(QApplication.instance(), "light")
+    wide.lecture.presentation.enter(full_screen=False)
+    wide.resize(1920, 1080)
+    _settle(qtbot)
+    assert QApplication.font().pointSizeF() > before
+    assert own.font().pointSizeF() > own_before  # the style sheet's size reaches it too
+    assert wide.screen_class is ScreenClass.PROJECTOR  # presenting never counts as wide
+    wide.lecture.presentation.leave()
+    _settle(qtbot)
+    assert QApplication.font().pointSizeF() == pytest.approx(before)
+    assert own.font().pointSizeF() == pytest.approx(own_before)  # its own size again
+    assert wide.screen_class is ScreenClass.WIDE
 
 
 def test_presenting_opens_on_figure_one_with_the_tour_offered(window, qtbot):

@@ -10,7 +10,6 @@ from PySide6.QtCore import QObject, SignalInstance
 from PySide6.QtWidgets import QGraphicsObject, QGraphicsWidget, QWidget
 
 from model.io.checkpoints import random_bundle
-from support import make_main_window
 
 # C++ virtuals Qt itself calls on widgets and graphics items (QPaintDevice, QObject, QWidget,
 # QGraphicsItem); every *Event handler is one too.
@@ -41,12 +40,24 @@ def _shadowing(window) -> list[str]:
     return sorted(set(found))
 
 
-@pytest.mark.parametrize("kind", ["encoder_decoder", "encoder_only", "decoder_only"])
-def test_no_instance_attribute_shadows_a_qt_method(qtbot, tmp_path, kind):
-    window = make_main_window(qtbot, tmp_path)
+@pytest.fixture(scope="module")
+def built(qapp, tmp_path_factory):
+    """One window with every panel built (the walk needs them all; building 17 panels is the
+    cost), shared by the model kinds: each case loads its kind into it."""
+    from explorer.launch import close_window
+    from support import build_main_window
+    window = build_main_window(tmp_path_factory.mktemp("attributes"))
     assert window.panels.built("lens") is None  # panels behind tabs are built when first shown …
     window.panels.build_all()  # … so build every one to walk it
-    if kind != "encoder_decoder":
-        layers = {"n_decoder_layers": 0} if kind == "encoder_only" else {"n_encoder_layers": 0}
-        window.state.set_bundle(random_bundle("facts", kind=kind, d_model=32, n_heads=4, d_ff=64, **layers))
+    yield window
+    close_window(qapp, window)
+
+
+@pytest.mark.parametrize("kind", ["encoder_decoder", "encoder_only", "decoder_only"])
+def test_no_instance_attribute_shadows_a_qt_method(built, kind):
+    window = built
+    layers = {"n_decoder_layers": 0} if kind == "encoder_only" else {"n_encoder_layers": 0} if kind == "decoder_only" else {}
+    window.state.set_bundle(random_bundle("reverse" if kind == "encoder_decoder" else "facts", kind=kind,
+                                          d_model=32, n_heads=4, d_ff=64, **layers))
+    assert window.state.bundle.config.kind == kind
     assert _shadowing(window) == []
