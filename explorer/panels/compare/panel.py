@@ -238,7 +238,7 @@ class ComparePanel(QWidget):
             return
         frame_a = frame if frame.bundle is bundle else None
         self.jobs.submit(partial(run_comparison, self.jobs.cache, bundle, session.model_label, session.compare,
-                                 session.source, session.target, session.decoding, frame_a))
+                                 frame.source, session.target, session.decoding, frame_a))  # (as the model read it)
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
         """Block until the comparison for the session is drawn (headless figures, tests)."""
