@@ -340,7 +340,7 @@ class InputBar(QWidget):
         # the model's limit where it is near ("60/64 tokens"), else the count (the tooltip says both)
         count = f"{n}/{limit} tokens" if 4 * n >= 3 * limit else f"{n} token{'s' if n != 1 else ''}"
         if span is not None:  # the chat template's tokens are read too: counted, listed in the tooltip
-            count += f" ({n - span[1] + span[0]} of them the chat template's)"
+            count = f"{span[1] - span[0]} + {n - span[1] + span[0]} template tokens"
         limit_note = (f"{n} of the {limit} tokens this model reads at most" if n <= limit
                       else f"{n} tokens; this model reads at most {limit}")
         if n > limit:

@@ -83,7 +83,7 @@ def output_html(result, bundle, edited: int = 0, decoded: tuple[str, str] | None
     the frame's (text, strategy), so that beam search's or sampling's output is the one shown,
     named, as in the decoding panels. `notes`: where the input leaves the model's training
     range; the first is shown after the output. `message`: the user's message a chat model
-    answered (the frame's `message`), shown in place of the whole chat-templated prompt."""
+    answered (the frame's `message`): the line is the assistant's answer alone, not the prompt."""
     # The output is plain text: no model here checks its answer, so no colour may say "correct".
     ok = style.TEXT.name()
     mark = style.ACCENT.name()  # a masked LM's fills are marked as fills, not as right answers
@@ -111,12 +111,10 @@ def output_html(result, bundle, edited: int = 0, decoded: tuple[str, str] | None
     if decoded is not None and decoded[1] in ("beam search", "sampling") and not result.target_text:
         out, strategy = decoded[0], f" ({decoded[1]})"  # what the decoding panels show for these settings
     text = html.escape(out) or "(empty)"
-    if message is not None:  # chat: the user's message, then the assistant's answer
-        given = " (given answer)" if result.target_text else ""
-        return (f'Chat{given}{strategy}{heads}: <span style="color:{style.MUTED.name()};">user:</span> '
-                f'<span style="{mono}">{html.escape(message)}</span> '
-                f'<span style="color:{style.MUTED.name()};">→ assistant:</span> <b style="{mono} color:{ok};">{text}</b>'
-                f'{warn}')
+    if message is not None:  # chat: the assistant's answer (the message is in the field beside)
+        given = " (given)" if result.target_text else ""
+        return f'Assistant{given}{strategy}{heads}: <b style="{mono} color:{ok};">{text}</b>{warn}'
+
     if result.src_pieces == [] and result.tgt_pieces:  # decoder-only: the prompt, then what it wrote
         # "Output", as for the other kinds: "Continuation:" named the input field beside it too
         given = " (given continuation)" if result.target_text else ""

