@@ -11,7 +11,7 @@ from superqt.utils import GeneratorWorker, create_worker
 from model.interpret.attribution import (
     METHOD_TITLES,
     METHODS,
-    attribute_problem,
+    attribution_steps,
     build_problem,
     describe_head,
     rank_correlations,
@@ -41,6 +41,7 @@ class AttributionRequest:
     target: str | None
     position: int
     head: tuple[int, int]
+    output_ids: tuple[int, ...] | None = None  # the frame's greedy output: not decoded again
 
 
 @dataclass
@@ -61,17 +62,25 @@ class AttributionView:
 
 
 def compute(request: AttributionRequest):
-    """Generator: yields (what, done, total) before each method; returns the AttributionView."""
+    """Generator: yields (what, done, total) before each method (and each refinement of
+    integrated gradients, the slow one on a large model); returns the AttributionView."""
     total = len(METHODS) + 1
     yield "the model's output", 0, total
-    problem = build_problem(request.bundle, request.source, request.target, position=0)
+    ids = list(request.output_ids) if request.output_ids is not None else None
+    problem = build_problem(request.bundle, request.source, request.target, position=0, output_ids=ids)
     # a position kept from a longer output is clamped to this output's last token
     problem = problem.with_position(max(-len(problem.outputs), min(request.position, len(problem.outputs) - 1)))
     view = AttributionView(request, problem.input_pieces, problem.outputs, problem.position,
                            describe_head(problem, request.head), probability=problem.probability())
-    for done, method in enumerate(METHODS, start=1):
-        yield PROGRESS_TITLES[method], done, total
-        view.scores.update(attribute_problem(problem, [method], request.head))
+    steps, done = attribution_steps(problem, METHODS, request.head), 0
+    while True:
+        try:
+            method, detail = next(steps)
+        except StopIteration as end:
+            view.scores.update(end.value)
+            break
+        done += not detail
+        yield PROGRESS_TITLES[method] + (f", {detail}" if detail else ""), done, total
     view.names, view.rho = rank_correlations(view.scores)
     return view
 

@@ -173,7 +173,11 @@ class AttributionPanel(QWidget):
         layers = bundle.config.n_decoder_layers if bundle.config.has_decoder else bundle.config.n_encoder_layers
         layer, head = self.chosen_head()
         head = (min(layer, layers - 1) if layer >= 0 else layers - 1, min(head, bundle.config.n_heads - 1))
-        return AttributionRequest(bundle, frame.model_label, frame.source, frame.target, self.chosen_position(), head)
+        run = frame.decode  # the greedy output the frame decoded, reused (an LLM's decode is seconds)
+        own = (tuple(i for i in run.output_ids if i != run.eos_id)
+               if run is not None and frame.target is None and frame.settings.strategy == "greedy" else None)
+        return AttributionRequest(bundle, frame.model_label, frame.source, frame.target, self.chosen_position(), head,
+                                  own)
 
     def refresh(self) -> None:
         """Compute for the session as it is now (when on screen; else when next shown)."""
