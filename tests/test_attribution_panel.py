@@ -155,3 +155,33 @@ def test_the_work_records_the_attention_once_reuses_the_frames_output_and_report
     assert view.outputs == bundle.tgt_tokenizer.pieces(list(own) + [bundle.tgt_tokenizer.eos_id])
     for method in METHODS:
         np.testing.assert_allclose(view.scores[method], expected[method], atol=1e-6, err_msg=method)
+
+
+def test_closing_the_window_stops_the_work_at_its_next_report(qtbot, monkeypatch):
+    import time
+
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+    from explorer.panels.attribution import job
+
+    def endless(request):  # work that only ends when told to: a large model's integrated gradients
+        while True:
+            time.sleep(0.01)
+            yield "integrated gradients (captum), 512 points", 5, 8
+
+    monkeypatch.setattr(job, "compute", endless)
+    state = SessionState()
+    runner = Runner(state, synchronous=True)
+    window = QWidget()
+    panel = AttributionPanel(state)
+    QVBoxLayout(window).addWidget(panel)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    runner.set_bundle(load_checkpoint(bundled_checkpoints()["reverse"]), then_run=SOURCE)
+    qtbot.waitUntil(lambda: panel.worker is not None and "512 points" in panel.status.text(), timeout=10_000)
+    worker = panel.worker
+    window.close()
+    assert worker.abort_requested
+    qtbot.waitUntil(lambda: panel.worker is None, timeout=5_000)
+    assert panel.shown is None  # nothing half-computed is drawn

@@ -6,7 +6,8 @@ It follows the session's Frame (model, text, target) and keeps its choices in th
 the explained output token (`view("attribution_output")`) and the head
 (`view("attribution_head")`, "layer,head"). The work runs in a superqt worker with a
 progress bar, only while the panel is on screen; a newer request replaces a queued one, and
-a result that no longer matches the session is not drawn.
+a result that no longer matches the session is not drawn. Closing the window stops the work at
+its next progress report (a method, or a refinement of integrated gradients).
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from explorer.drawing.token_heatmap import display_piece
 from explorer.panels.attribution.bars import MethodBars, short_value
 from explorer.panels.attribution.job import SHORT_NAMES, AttributionRequest, AttributionView, legend_html, start
 from explorer.panels.attribution.table import SpearmanTable
+from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from explorer.theme import set_sheet
@@ -55,7 +57,7 @@ def saturation_note(scores: dict, probability: float | None = None) -> str:
     return f" g×i ≈ 0 ({scales}): the gradient at the input is nearly flat, so its signs say little."
 
 
-class AttributionPanel(QWidget):
+class AttributionPanel(StopsWithWindow, QWidget):
     panel_name = "attribution"
     title = "Attribution"
 
@@ -251,10 +253,6 @@ class AttributionPanel(QWidget):
         # all but one; deferred, this panel's work (importing captum, seconds on the GUI thread,
         # then integrated gradients) runs only when the panel is still shown.
         QTimer.singleShot(0, self, self.refresh)
-
-    def closeEvent(self, event) -> None:  # noqa: N802
-        self.shutdown()
-        super().closeEvent(event)
 
     # -- drawing -------------------------------------------------------------------------------
     def _draw(self, view: AttributionView) -> None:
