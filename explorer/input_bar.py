@@ -325,9 +325,10 @@ class InputBar(QWidget):
             self.status.setText(html.escape(what))
 
     def _echo(self, text: str) -> None:
-        """Live: the tokens the model will read (in chat, the message's, counted with the chat
-        template's around them, which the tooltip lists); unknown symbols and over-long input flagged. The count and how many are
-        unknown always show; the tokens as many as fit, then "… +N more"."""
+        """Live: the tokens the model will read; unknown symbols and over-long input flagged.
+        The count and how many are unknown always show; the tokens as many as fit, then
+        "… +N more". In chat, the count of the message's tokens and of the chat template's
+        around them ("7+29 tokens": the answer beside needs the room; the tooltip lists them)."""
         bundle = self.state.bundle
         if bundle is None or not text:
             self.echo.setText("")
@@ -339,8 +340,8 @@ class InputBar(QWidget):
         n = len(encoded.ids)
         # the model's limit where it is near ("60/64 tokens"), else the count (the tooltip says both)
         count = f"{n}/{limit} tokens" if 4 * n >= 3 * limit else f"{n} token{'s' if n != 1 else ''}"
-        if span is not None:  # the chat template's tokens are read too: counted, listed in the tooltip
-            count = f"{span[1] - span[0]} + {n - span[1] + span[0]} template tokens"
+        if span is not None:
+            count = f"{span[1] - span[0]}+{n - span[1] + span[0]} tokens"
         limit_note = (f"{n} of the {limit} tokens this model reads at most" if n <= limit
                       else f"{n} tokens; this model reads at most {limit}")
         if n > limit:
@@ -348,21 +349,30 @@ class InputBar(QWidget):
         symbols = describe_unknown(encoded)
         named = f"unknown: {html.escape(symbols)} → &lt;unk&gt;" if len(symbols) <= 20 else f"{len(symbols.split())} unknown"
         unknown = f', <span style="color:{style.ERROR.name()};">{named}</span>' if symbols else ""
+        listed = [printable(p) for p in encoded.pieces[:MAX_ECHO]]
+        tip = f"{limit_note}:\n" + " ".join(listed) + (f"\nunknown symbols, read as <unk>: {symbols}" if symbols else "")
+        if span is not None:  # the message's tokens in [brackets] among the template's
+            start, end = span[0] - 1, span[1] - 1
+            listed = listed[:start] + ["["] + listed[start:end] + ["]"] + listed[end:]
+            tip = (f"{limit_note}: your message's {end - start} tokens [in brackets] inside the model's chat "
+                   f"template:\n" + " ".join(listed))
+            self.echo.least = _plain(count + unknown)
+            self.echo.setText(count + unknown)
+            self.echo.setToolTip(tip)
+            return
         prefix = f"{count}{unknown}: "
-        echoed = encoded.pieces if span is None else encoded.pieces[span[0] - 1:span[1] - 1]
-        pieces = echoed[:MAX_ECHO]
+        pieces = encoded.pieces[:MAX_ECHO]
         stops, at = [], _utf16(_plain(prefix))  # a token is shown whole or not at all
         for piece in pieces:
             stops.append(at)
             at += _utf16(printable(piece))
         stops.append(at)
-        shown, _n = token_echo_html(bundle, text if span is not None else model_text, limit=MAX_ECHO)
+        shown, _n = token_echo_html(bundle, text, limit=MAX_ECHO)
 
         def more(kept: int) -> str:  # (no token shown: the count says how many)
-            left = len(echoed) - max((i for i, stop in enumerate(stops) if stop <= kept), default=0)
-            return f" … +{left} more" if left < len(echoed) else "…"
+            left = len(encoded.pieces) - max((i for i, stop in enumerate(stops) if stop <= kept), default=0)
+            return f" … +{left} more" if left < len(encoded.pieces) else "…"
 
         self.echo.least = _plain(prefix) + more(stops[0])
         self.echo.setText(prefix + shown, stops, more)
-        self.echo.setToolTip(f"{limit_note}:\n" + " ".join(printable(p) for p in encoded.pieces[:MAX_ECHO])
-                             + (f"\nunknown symbols, read as <unk>: {symbols}" if symbols else ""))
+        self.echo.setToolTip(tip)

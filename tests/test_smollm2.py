@@ -365,7 +365,7 @@ def test_the_input_bar_offers_chat_for_smollm2_and_shows_its_answer(qtbot, bundl
     """Through the widget: the toggle is shown and on, the question runs as a chat message (the
     frame the runner would compute is given as the one on screen, which it reuses), the output
     line shows the assistant's answer; chat off runs the same text as a plain prompt."""
-    from explorer.input_bar import InputBar
+    from explorer.input_bar import InputBar, printable
     from explorer.runner import Runner
     from explorer.state import SessionState
     state = SessionState()
@@ -377,7 +377,9 @@ def test_the_input_bar_offers_chat_for_smollm2_and_shows_its_answer(qtbot, bundl
     bar.source.setText(QUESTION)
     tok = bundle.src_tokenizer
     n_template = len(tok.encode(bundle.chat_prompt(QUESTION)).ids) - len(tok.encode(QUESTION).ids)
-    assert bar.echo.text().startswith(f"{len(tok.encode(QUESTION).ids)} + {n_template} template tokens: ")
+    n_message = len(tok.encode(QUESTION).ids)
+    assert bar.echo.text() == f"{n_message}+{n_template} tokens"  # the message's, the chat template's
+    assert " [ " + " ".join(printable(p) for p in tok.pieces(tok.encode(QUESTION).ids)) + " ] " in bar.echo.toolTip()
     state.set_frame(chat_frame)
     bar.run()
     assert state.frame.message == QUESTION and state.frame.source == chat_frame.source
