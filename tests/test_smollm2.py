@@ -438,6 +438,7 @@ def test_the_compare_panel_shows_what_q8_0_changes_against_q4_1(qtbot, bundle, f
     state.session.set_compare(str(q8_file))
     assert panel.wait_until_drawn(180_000) and panel.comparison is not None, panel.note.text()
     assert panel.b_name.text() == q8_file.name
+    assert f"«{frame.output_text}»".replace("\n", "⏎") in panel.outputs_line.text()  # on one line
     shown = panel.heads.values
     tok = bundle.tgt_tokenizer
     ids = [tok.bos_id] + tok.encode(PROMPTS[2]).ids + [i for i in frame.decode.output_ids if i != tok.eos_id]

@@ -273,7 +273,8 @@ class ComparePanel(QWidget):
         self._note("", "info")
         self._show_content(True)
         c = comparison
-        a_text, b_text = (text if text else "(empty)" for text in (c.frame_a.output_text, c.frame_b.output_text))
+        a_text, b_text = (text.replace("\n", "⏎") if text else "(empty)"  # one line: ⏎ as on the token axes
+                          for text in (c.frame_a.output_text, c.frame_b.output_text))
         same = "Same output" if c.same_output else "Different outputs"  # first: a short line cuts the rest
         outputs = f"{same} — A ({c.label_a}): «{a_text}»   B ({c.label_b}): «{b_text}»"
         self.outputs_line.setText(outputs)
