@@ -111,9 +111,9 @@ def output_html(result, bundle, edited: int = 0, decoded: tuple[str, str] | None
     if decoded is not None and decoded[1] in ("beam search", "sampling") and not result.target_text:
         out, strategy = decoded[0], f" ({decoded[1]})"  # what the decoding panels show for these settings
     text = html.escape(out) or "(empty)"
-    if message is not None:  # chat: the assistant's answer (the message is in the field beside)
+    if message is not None:  # chat: the assistant's answer (the message is in the field beside), as prose
         given = " (given)" if result.target_text else ""
-        return f'Assistant{given}{strategy}{heads}: <b style="{mono} color:{ok};">{text}</b>{warn}'
+        return f'Assistant{given}{strategy}{heads}: <b style="color:{ok};">{text}</b>{warn}'
 
     if result.src_pieces == [] and result.tgt_pieces:  # decoder-only: the prompt, then what it wrote
         # "Output", as for the other kinds: "Continuation:" named the input field beside it too
