@@ -87,8 +87,8 @@ class HeadGrid(QWidget):
         tabs.setExpanding(False)
         for page in pages:
             tabs.addTab(f"L{page.start + 1}–{page.stop}")
-        tabs.setVisible(len(pages) > 1)
         column.addWidget(tabs)
+        tabs.setVisible(len(pages) > 1)  # (after it has a parent: shown parentless it would be a window of its own)
         rows: dict[int, list[QWidget]] = {}  # a layer's label and buttons: shown with its page
         grid = QGridLayout()
         grid.setSpacing(3)
