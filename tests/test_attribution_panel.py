@@ -126,8 +126,10 @@ def test_the_work_records_the_attention_once_reuses_the_frames_output_and_report
     """What keeps a large model's attribution bearable: the frame's greedy output is not decoded
     again, all four attention methods share one recorded pass, and every refinement of
     integrated gradients is a progress report; the scores are `attribute`'s own."""
-    from explorer.panels.attribution.job import AttributionRequest, compute
+    import re
+
     from model.interpret.attribution import attention_scores
+    from model.interpret.attribution.side_by_side import compare_methods
     from model.interpret.frame import compute_frame
     for name, value in (("IG_STEPS", 2), ("IG_MAX_STEPS", 8), ("IG_TOLERANCE", 0.0)):  # refined twice: 2, 4, 8 points
         monkeypatch.setattr(gradients, name, value)
@@ -139,7 +141,7 @@ def test_the_work_records_the_attention_once_reuses_the_frames_output_and_report
     real_record = attention_scores.record
     monkeypatch.setattr(attention_scores, "record", lambda model: recorded.append(1) or real_record(model))
     monkeypatch.setattr(bundle, "generate_ids", lambda *a, **k: pytest.fail("the frame's output was decoded again"))
-    work = compute(AttributionRequest(bundle, "gpt-facts", "the cow says", None, 1, (1, 2), own))
+    work = compare_methods(bundle, "the cow says", None, 1, (1, 2), own)
     reports = []
     while True:
         try:
@@ -148,10 +150,10 @@ def test_the_work_records_the_attention_once_reuses_the_frames_output_and_report
             view = done.value
             break
     assert len(recorded) == 2  # the head's label, and every attention method's weights
-    refinements = [what for what, _done, _total in reports if what.startswith("integrated gradients (captum), ")]
-    assert refinements == [f"integrated gradients (captum), {n} points" for n in (2, 4, 8)]
-    assert [done for _what, done, _total in reports] == sorted(done for _what, done, _total in reports)
-    assert reports[-1][1] == len(METHODS) == reports[-1][2] - 1
+    refinements = [re.search(r"integrated gradients, (\d+) points", what) for _done, _total, what in reports]
+    assert [int(found.group(1)) for found in refinements if found] == [2, 4, 8]
+    assert [done for done, _total, _what in reports] == sorted(done for done, _total, _what in reports)
+    assert reports[-1][0] == len(METHODS) == reports[-1][1] - 1
     assert view.outputs == bundle.tgt_tokenizer.pieces(list(own) + [bundle.tgt_tokenizer.eos_id])
     for method in METHODS:
         np.testing.assert_allclose(view.scores[method], expected[method], atol=1e-6, err_msg=method)
@@ -162,14 +164,18 @@ def test_closing_the_window_stops_the_work_at_its_next_report(qtbot, monkeypatch
 
     from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-    from explorer.panels.attribution import job
+    from explorer.panels.attribution import panel as attribution_panel
+    ended = []
 
     def endless(request):  # work that only ends when told to: a large model's integrated gradients
-        while True:
-            time.sleep(0.01)
-            yield "integrated gradients (captum), 512 points", 5, 8
+        try:
+            while True:
+                time.sleep(0.01)
+                yield 5, 8, "Computing integrated gradients, 512 points…"
+        finally:
+            ended.append(True)
 
-    monkeypatch.setattr(job, "compute", endless)
+    monkeypatch.setattr(attribution_panel, "compute", endless)
     state = SessionState()
     runner = Runner(state, synchronous=True)
     window = QWidget()
@@ -179,9 +185,7 @@ def test_closing_the_window_stops_the_work_at_its_next_report(qtbot, monkeypatch
     window.show()
     qtbot.waitExposed(window)
     runner.set_bundle(load_checkpoint(bundled_checkpoints()["reverse"]), then_run=SOURCE)
-    qtbot.waitUntil(lambda: panel.worker is not None and "512 points" in panel.status.text(), timeout=10_000)
-    worker = panel.worker
+    qtbot.waitUntil(lambda: panel.job.running and "512 points" in panel.status.text(), timeout=10_000)
     window.close()
-    assert worker.abort_requested
-    qtbot.waitUntil(lambda: panel.worker is None, timeout=5_000)
+    qtbot.waitUntil(lambda: not panel.job.running and bool(ended), timeout=5_000)
     assert panel.shown is None  # nothing half-computed is drawn
