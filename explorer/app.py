@@ -46,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", metavar="DIR", help="a checkpoint folder, or the name of a bundled one")
     p.add_argument("--input", metavar="TEXT", help=f"the source text to run (default: {DEFAULT_INPUT!r})")
     p.add_argument("--target", metavar="TEXT", help="teacher-force the decoder on this target")
+    p.add_argument("--no-chat", action="store_true", help="give a chat model (smollm2) the input as a plain prompt to "
+                   "continue, not as a user's message in its chat template")
     p.add_argument("--compare", metavar="DIR", help="a checkpoint of the same architecture to compare with "
                    "(--panel compare), a run's folder of step-… snapshots, or `untrained`: the model's own "
                    "architecture freshly initialised (what did training change?; a folder named so: ./untrained)")
@@ -138,6 +140,7 @@ def run_app(argv: list[str] | None = None) -> int:
     runner = Runner(state)
     window = MainWindow(state, runner, restore=not args.reset_layout)
     state.session.set_interventions(heads)  # (heads the model lacks are dropped when it loads)
+    state.session.set_chat(not args.no_chat)
     if args.compare:
         state.session.set_compare(args.compare)
     if args.panel_given or args.compare:

@@ -72,7 +72,7 @@ def _screenshot(args) -> int:
     if args.input is None:
         args.input = first_readable_input(bundle)
     try:  # the same check the runner makes, before a window is built for nothing
-        bundle.encode_source(args.input)
+        bundle.encode_source(bundle.chat_input(args.input, not getattr(args, "no_chat", False)))
         if args.target and args.target.strip():
             bundle.encode_target(args.target)
     except InputError as exc:
@@ -132,6 +132,7 @@ def first_readable_input(bundle) -> str:
 
 def _render(app, window, state, runner, errors, bundle, args, out) -> int:
     state.session.set_compare(getattr(args, "compare", None))
+    state.session.set_chat(not getattr(args, "no_chat", False))
     state.set_bundle(bundle)
     if getattr(args, "ablate", None):
         from model.interpret.interventions import InterventionError, parse_heads, validate_heads

@@ -17,6 +17,7 @@ import html
 
 from PySide6.QtGui import QTextDocumentFragment
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QGridLayout,
     QHBoxLayout,
@@ -70,6 +71,12 @@ class InputBar(QWidget):
         self.target = self._field(target_hint, style.BASE_POINT_SIZE + 1, 90)
         self.target.setToolTip(target_tip)
         self.source_label = QLabel(label)
+        self.chat_box = QCheckBox("Chat")  # shown for a model with a chat template only (`_on_bundle`)
+        self.chat_box.setToolTip("On: what you type is the user's message, laid out by the model's chat template; "
+                                 "the output is the assistant's answer. Off: a plain prompt to continue.")
+        self.chat_box.setChecked(state.session.chat)
+        self.chat_box.setVisible(False)
+        self.chat_box.toggled.connect(self._chat_toggled)
         self.target_label = QLabel(target_label)
         self.examples = QComboBox()
         self.examples.setToolTip("Example inputs for this model: pick one to run it")
@@ -104,7 +111,11 @@ class InputBar(QWidget):
         grid.setVerticalSpacing(2)
         grid.addWidget(QLabel("Model:"), 0, 0)
         grid.addWidget(self.model_combo, 0, 1)
-        grid.addWidget(self.source_label, 0, 2)
+        source_cell = QHBoxLayout()  # the field's label, and the chat toggle beside it
+        source_cell.setSpacing(6)
+        source_cell.addWidget(self.chat_box)
+        source_cell.addWidget(self.source_label)
+        grid.addLayout(source_cell, 0, 2)
         grid.addWidget(self.source, 0, 3)
         grid.addWidget(self.target_label, 0, 4)
         grid.addWidget(self.target, 0, 5)
@@ -122,6 +133,7 @@ class InputBar(QWidget):
 
         state.bundleChanged.connect(self._on_bundle)
         state.inputChanged.connect(self._on_input)
+        state.chatChanged.connect(self._on_chat)
         state.resultChanged.connect(self._on_result)
         state.frameChanged.connect(self._warn_unknown)
         state.frameChanged.connect(self._show_model_label)
@@ -210,9 +222,23 @@ class InputBar(QWidget):
         self._fill_examples(bundle)
         self._echo(self.source.text())
 
+    def _chat_toggled(self, on: bool) -> None:
+        self.state.session.set_chat(on)  # (the runner recomputes the frame with or without the template)
+
+    def _on_chat(self, on: bool) -> None:
+        """Chat switched (here, by a scene): the toggle, the fields' names and the echo follow."""
+        self.chat_box.blockSignals(True)
+        self.chat_box.setChecked(on)
+        self.chat_box.blockSignals(False)
+        if self.state.bundle is not None:
+            self._show_field_texts(self.state.bundle)
+            self._echo(self.source.text())
+
     def _show_field_texts(self, bundle) -> None:
-        """Say what the fields mean for this kind of model: Source / Prompt / Text with [MASK]."""
-        label, hint, target_label, target_hint, target_tip = field_texts(bundle)
+        """Say what the fields mean for this kind of model: Source / Prompt / Message (chat) /
+        Text with [MASK]; the chat toggle only for a model with a chat template."""
+        self.chat_box.setVisible(bundle.chat_template is not None)
+        label, hint, target_label, target_hint, target_tip = field_texts(bundle, self.state.session.uses_chat)
         self.source_label.setText(label)
         self.source.setPlaceholderText(hint)
         has_target = target_label is not None
@@ -281,7 +307,8 @@ class InputBar(QWidget):
         ours = frame is not None and frame.forward is result
         edited = len(frame.interventions) if ours else 0
         notes = list(frame.notes) if ours else []
-        text = output_html(result, bundle, edited=edited, **(dict(decoded=frame.decoded, notes=notes) if ours else {}))
+        text = output_html(result, bundle, edited=edited,
+                           **(dict(decoded=frame.decoded, notes=notes, message=frame.message) if ours else {}))
         self.status.setText(text)
         line = _plain(text)  # the whole line, each [MASK]'s candidates, the notes the line does not show
         self.status.setToolTip("\n".join(filter(None, [line, mask_tooltip(result), *(n for n in notes if n not in line)])))
@@ -300,16 +327,21 @@ class InputBar(QWidget):
     def _echo(self, text: str) -> None:
         """Live: the tokens the model will read; unknown symbols and over-long input flagged.
         The count and how many are unknown always show; the tokens as many as fit, then
-        "… +N more"."""
+        "… +N more". In chat, the count of the message's tokens and of the chat template's
+        around them ("7+29 tokens": the answer beside needs the room; the tooltip lists them)."""
         bundle = self.state.bundle
         if bundle is None or not text:
             self.echo.setText("")
             return
         limit = bundle.max_input_len
-        encoded = bundle.src_tokenizer.encode(text)
+        model_text = bundle.chat_input(text, self.state.session.uses_chat)
+        encoded = bundle.src_tokenizer.encode(model_text)
+        span = bundle.message_span(text, encoded.ids) if model_text != text else None
         n = len(encoded.ids)
         # the model's limit where it is near ("60/64 tokens"), else the count (the tooltip says both)
         count = f"{n}/{limit} tokens" if 4 * n >= 3 * limit else f"{n} token{'s' if n != 1 else ''}"
+        if span is not None:
+            count = f"{span[1] - span[0]}+{n - span[1] + span[0]} tokens"
         limit_note = (f"{n} of the {limit} tokens this model reads at most" if n <= limit
                       else f"{n} tokens; this model reads at most {limit}")
         if n > limit:
@@ -317,6 +349,17 @@ class InputBar(QWidget):
         symbols = describe_unknown(encoded)
         named = f"unknown: {html.escape(symbols)} → &lt;unk&gt;" if len(symbols) <= 20 else f"{len(symbols.split())} unknown"
         unknown = f', <span style="color:{style.ERROR.name()};">{named}</span>' if symbols else ""
+        listed = [printable(p) for p in encoded.pieces[:MAX_ECHO]]
+        tip = f"{limit_note}:\n" + " ".join(listed) + (f"\nunknown symbols, read as <unk>: {symbols}" if symbols else "")
+        if span is not None:  # the message's tokens in [brackets] among the template's
+            start, end = span[0] - 1, span[1] - 1
+            listed = listed[:start] + ["["] + listed[start:end] + ["]"] + listed[end:]
+            tip = (f"{limit_note}: your message's {end - start} tokens [in brackets] inside the model's chat "
+                   f"template:\n" + " ".join(listed))
+            self.echo.least = _plain(count + unknown)
+            self.echo.setText(count + unknown)
+            self.echo.setToolTip(tip)
+            return
         prefix = f"{count}{unknown}: "
         pieces = encoded.pieces[:MAX_ECHO]
         stops, at = [], _utf16(_plain(prefix))  # a token is shown whole or not at all
@@ -332,5 +375,4 @@ class InputBar(QWidget):
 
         self.echo.least = _plain(prefix) + more(stops[0])
         self.echo.setText(prefix + shown, stops, more)
-        self.echo.setToolTip(f"{limit_note}:\n" + " ".join(printable(p) for p in pieces)
-                             + (f"\nunknown symbols, read as <unk>: {symbols}" if symbols else ""))
+        self.echo.setToolTip(tip)

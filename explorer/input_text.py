@@ -8,7 +8,12 @@ import json
 from pathlib import Path
 
 from explorer import style, theme
-from model.nn.kinds import ENCODER_DECODER, MODEL_KINDS
+from model.nn.kinds import ENCODER_DECODER, MODEL_KINDS, InputFields
+
+CHAT_FIELDS = InputFields(
+    "Message:", "Ask the chat model something and press Enter", "Answer:", "optional",
+    "Leave empty: the model writes the assistant's answer greedily. Type an answer to see the model "
+    "teacher-forced on it")
 
 MAX_ECHO = 120  # tokens echoed; the count still covers all of them
 
@@ -60,23 +65,25 @@ def model_description(name: str, folder) -> str:
     return f"{name} — {what} ({kind.title})" if what else f"{name} ({kind.title})"
 
 
-def field_texts(bundle) -> tuple:
+def field_texts(bundle, chat: bool = False) -> tuple:
     """The labels and hints of the input fields for `bundle` (its `input_fields`; the paper's
-    encoder-decoder's without a bundle): (input label, placeholder, target label, target
-    placeholder, target tooltip), the target label None where there is no target field."""
-    f = bundle.input_fields if bundle is not None else ENCODER_DECODER.fields
+    encoder-decoder's without a bundle; a chat model's in chat: "Message:" and "Answer:"):
+    (input label, placeholder, target label, target placeholder, target tooltip), the target
+    label None where there is no target field."""
+    f = CHAT_FIELDS if chat else bundle.input_fields if bundle is not None else ENCODER_DECODER.fields
     return f.label, f.placeholder, f.target_label, f.target_placeholder, f.target_tooltip
 
 
-def output_html(result, bundle, edited: int = 0,
-                decoded: tuple[str, str] | None = None, notes: list[str] | tuple = ()) -> str:
+def output_html(result, bundle, edited: int = 0, decoded: tuple[str, str] | None = None,
+                notes: list[str] | tuple = (), message: str | None = None) -> str:
     """The status line's rich text for a result: the output, the continuation after its
     prompt (decoder-only), or the sentence with each [MASK] filled in and the fills marked
     (masked LM). Every piece of text is escaped. `edited`: how many heads the session
     has edited — the output is then the edited model's, and the label says so. `decoded`:
     the frame's (text, strategy), so that beam search's or sampling's output is the one shown,
     named, as in the decoding panels. `notes`: where the input leaves the model's training
-    range; the first is shown after the output."""
+    range; the first is shown after the output. `message`: the user's message a chat model
+    answered (the frame's `message`): the line is the assistant's answer alone, not the prompt."""
     # The output is plain text: no model here checks its answer, so no colour may say "correct".
     ok = style.TEXT.name()
     mark = style.ACCENT.name()  # a masked LM's fills are marked as fills, not as right answers
@@ -104,6 +111,10 @@ def output_html(result, bundle, edited: int = 0,
     if decoded is not None and decoded[1] in ("beam search", "sampling") and not result.target_text:
         out, strategy = decoded[0], f" ({decoded[1]})"  # what the decoding panels show for these settings
     text = html.escape(out) or "(empty)"
+    if message is not None:  # chat: the assistant's answer (the message is in the field beside), as prose
+        given = " (given)" if result.target_text else ""
+        return f'Assistant{given}{strategy}{heads}: <b style="color:{ok};">{text}</b>{warn}'
+
     if result.src_pieces == [] and result.tgt_pieces:  # decoder-only: the prompt, then what it wrote
         # "Output", as for the other kinds: "Continuation:" named the input field beside it too
         given = " (given continuation)" if result.target_text else ""

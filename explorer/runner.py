@@ -177,7 +177,7 @@ class Runner(QObject):
         self._closing = False  # (shutdown) the window closes: nothing new starts
         ev = state.session.events
         ev.input.connect(self._on_session_changed)
-        for signal in (ev.bundle, ev.decoding, ev.shown_model, ev.interventions):  # changes that keep the text
+        for signal in (ev.bundle, ev.decoding, ev.shown_model, ev.interventions, ev.chat):  # changes that keep the text
             signal.connect(self._on_model_or_settings_changed)
 
     # -- requests ---------------------------------------------------------------------------
@@ -199,7 +199,8 @@ class Runner(QObject):
                 return -1
             return self._fail_now("No model is loaded yet.")
         heads = heads_that_fit(bundle.model, session.interventions)  # (a shown run may lack some)
-        args = (bundle, session.source, session.target, session.decoding, session.model_label, self.state.frame, heads)
+        args = (bundle, session.source, session.target, session.decoding, session.model_label, self.state.frame, heads,
+                session.uses_chat)
         return self._submit(lambda: compute_frame(*args), self.state.set_frame,
                             f"Running {session.model_label} on {session.source!r}…", on_failed=self._keep_frame_input)
 
@@ -271,7 +272,7 @@ class Runner(QObject):
         candidates = [(t, then_target if t == then_run else None) for t in (text, *bundle.examples) if t]
         for candidate, target in candidates:
             try:
-                bundle.encode_source(candidate)
+                bundle.encode_source(bundle.chat_input(candidate, self.state.session.chat))
             except InputError:
                 continue
             self.run(candidate, target)
@@ -282,7 +283,7 @@ class Runner(QObject):
         frame = self.state.frame
         if frame is not None:
             with self.holding():  # the frame on screen already shows them: nothing to compute
-                self.state.session.revert_input(frame.source, frame.target, frame.settings)
+                self.state.session.revert_input(frame.typed, frame.target, frame.settings)
 
     @contextmanager
     def holding(self):

@@ -21,7 +21,7 @@ SCENE_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 TOUR_PATH = asset_path("scenes", "tour.json")
 SCENE_KEYS = {"solo", "name", "caption", "checkpoint", "task", "input", "target", "panel", "step", "attention",
-              "decoding", "layout", "views", "causal_mask", "compare", "panels", "interventions", "start"}
+              "decoding", "layout", "views", "causal_mask", "compare", "panels", "interventions", "start", "chat"}
 STARTABLE_PANELS = ("training", "leak", "induction")  # panels with a live run a scene may start ("start": true)
 VIEW_CHOICES = {"attention": ("grid", "single", "lines", "derived"), "attention_grid": ("selected", "all"),
                 "decoding": ("steps", "parallel", "beam"), "compare": ("maps", "outputs", "heads")}
@@ -56,6 +56,7 @@ class Scene:
     compare: str | None = None
     panels: list[str] | None = None
     start: bool = False  # the panel's live run starts when the scene is shown (training, leak)
+    chat: bool = True  # a chat model reads the input as a user's message (false: a plain prompt to continue)
 
     @property
     def shown_panels(self) -> list[str]:
@@ -64,8 +65,8 @@ class Scene:
 
     def to_dict(self) -> dict:
         return {"name": self.name} | {k: v for k, v in dataclasses.asdict(self).items()
-                                      if v is not None and v != "" and v is not False and v != {}
-                                      and not (k == "causal_mask" and v is True)}
+                                      if v is not None and v != "" and v != {}
+                                      and v is not (k in ("causal_mask", "chat"))}  # flags at their default left out
 
 
 @dataclass
@@ -101,7 +102,7 @@ def _check_scene(raw, where: str) -> Scene:
     for key, limit in (("name", MAX_NAME_CHARS), ("caption", MAX_CAPTION_CHARS)):
         if len(raw.get(key) or "") > limit:
             raise SceneError(f"{where}: {key!r} has {len(raw[key]):,} characters; at most {limit:,} are shown")
-    for key in ("solo", "causal_mask", "start"):
+    for key in ("solo", "causal_mask", "start", "chat"):
         if not isinstance(raw.get(key, False), bool):
             raise SceneError(f"{where}: {key!r} must be true or false")
     if raw.get("start") and raw.get("panel") not in STARTABLE_PANELS:

@@ -59,7 +59,7 @@ def capture(window, name: str, caption: str = "") -> Scene:
                  target=session["target"], panel=current_panel(window), step=step,
                  attention=session["attention"], decoding=session["decoding"], layout=layout,
                  views=session["views"], causal_mask=session["causal_mask"], compare=session["compare"],
-                 interventions=session["interventions"])
+                 interventions=session["interventions"], chat=session["chat"])
 
 
 def _checkpoint_path(checkpoint: str) -> Path | None:
@@ -200,11 +200,11 @@ class SceneDeck(QObject):
                 training.keep_to_itself()
             try:  # every view field: the scene's value or the default, never what was clicked before
                 state.session.reset_view_state(scene.views, scene.decoding, scene.causal_mask, scene.compare,
-                                               scene.interventions)
+                                               scene.interventions, scene.chat)
             except ValueError as exc:
                 state.inform(f"Scene {scene.name!r}: {exc}", "warning")
                 state.session.reset_view_state(scene.views, None, scene.causal_mask, scene.compare,
-                                               scene.interventions)
+                                               scene.interventions, scene.chat)
         self._pending = scene
         self._show_caption(scene)
         text = scene.input if scene.input is not None else state.source_text

@@ -59,6 +59,7 @@ class SessionEvents(SignalGroup):
     shown_model = Signal(object)  # ShownModel or None
     interventions = Signal(object)  # {(kind, layer, head): "zero" | "mean" | "uniform"} (head surgery)
     compare = Signal(object)  # the checkpoint compared with the model (a folder or bundled name), or None
+    chat = Signal(bool)  # a chat model reads the text as a user's message, laid out by its chat template
 
 
 class Session:
@@ -82,6 +83,7 @@ class Session:
         self.shown_model: ShownModel | None = None
         self.interventions: dict[tuple[str, int, int], str] = {}  # model.interpret.interventions: heads edited
         self.compare: str | None = None
+        self.chat = True  # (only a model with a chat template uses it: `uses_chat`)
 
     # -- events ----------------------------------------------------------------------------------
     def _emit(self, name: str, *args) -> None:
@@ -127,6 +129,18 @@ class Session:
                 self._emit("bundle", bundle)
                 if bundle is not None:  # edits of heads the new model lacks are dropped
                     self.set_interventions(heads_that_fit(bundle.model, self.interventions))
+
+    @property
+    def uses_chat(self) -> bool:
+        """The model shown reads the text as a chat message: chat is on and it has a chat template."""
+        return self.chat and self.model is not None and self.model.chat_template is not None
+
+    def set_chat(self, on: bool) -> None:
+        """Chat on: a chat model reads what is typed as the user's message, laid out by its chat
+        template (the answer is the assistant's); off: as a plain prompt to continue."""
+        if bool(on) != self.chat:
+            self.chat = bool(on)
+            self._emit("chat", self.chat)
 
     def set_input(self, source: str, target: str | None = None) -> None:
         target = target if target and target.strip() else None
@@ -239,14 +253,16 @@ class Session:
         return {"input": self.source or None, "target": self.target, "step": self.step,
                 "attention": asdict(self.attention), "decoding": asdict(self.decoding),
                 "causal_mask": self.causal_mask, "views": dict(self.views), "compare": self.compare,
+                "chat": self.chat,
                 "interventions": format_heads(self.interventions) or None}
 
     def reset_view_state(self, views: dict | None = None, decoding: dict | None = None,
                          causal_mask: bool = True, compare: str | None = None,
-                         interventions: str | None = None) -> None:
+                         interventions: str | None = None, chat: bool = True) -> None:
         """Set the view fields a scene decides, each to the scene's value or its default, so
         nothing clicked before leaks into the picture (head edits: `parse_heads` text)."""
         self.set_interventions(parse_heads(interventions or ""))
+        self.set_chat(chat)
         self.set_decoding(DecodeSettings(**{f.name: (decoding or {}).get(f.name, f.default)
                                             for f in fields(DecodeSettings)}))
         self.set_causal_mask(causal_mask)

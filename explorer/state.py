@@ -52,6 +52,7 @@ class SessionState(QObject):
     shownModelChanged = Signal(object)  # ShownModel or None
     interventionsChanged = Signal(object)  # {(kind, layer, head): "zero" | "mean" | "uniform"}
     compareChanged = Signal(object)  # the compared checkpoint (str) or None
+    chatChanged = Signal(bool)  # a chat model reads the text as a user's message (Session.set_chat)
     themeChanged = Signal(str)
     scaleChanged = Signal(float)
     frameFailed = Signal(str)  # why no Frame could be computed for the session now (the last stays)
@@ -77,6 +78,7 @@ class SessionState(QObject):
         ev.view.connect(self.viewChanged.emit)
         ev.interventions.connect(self.interventionsChanged.emit)
         ev.compare.connect(self.compareChanged.emit)
+        ev.chat.connect(self.chatChanged.emit)
         # Qt-side listeners connect to these Qt signals, never to the session's events directly:
         # Qt disconnects them when their object dies, so a session outliving its window is safe.
         ev.theme.connect(self.themeChanged.emit)

@@ -43,7 +43,7 @@ _LAZY = {
     "get_task": "model.data.tasks",
     "generate": "model.inference.generation", "KVCache": "model.inference.kv_cache",
     "cache_bytes_per_token": "model.inference.kv_cache", "render_chat": "model.inference.chat",
-    "load_gguf": "model.io.pretrained.gguf_llama",
+    "load_gguf": "model.io.pretrained.gguf_llama", "requantize_gguf": "model.io.pretrained.gguf_requantize",
 }
 
 

@@ -120,3 +120,72 @@ def test_a_panel_just_shown_is_drawn_by_wait_until_drawn(qtbot, monkeypatch):
     assert panel.wait_until_drawn()
     assert panel.shown is not None and panel.shown_request == panel.request()
     assert not panel.progress.isVisible()
+
+
+def test_the_work_records_the_attention_once_reuses_the_frames_output_and_reports_ig_refinements(monkeypatch):
+    """What keeps a large model's attribution bearable: the frame's greedy output is not decoded
+    again, all four attention methods share one recorded pass, and every refinement of
+    integrated gradients is a progress report; the scores are `attribute`'s own."""
+    import re
+
+    from model.interpret.attribution import attention_scores
+    from model.interpret.attribution.side_by_side import compare_methods
+    from model.interpret.frame import compute_frame
+    for name, value in (("IG_STEPS", 2), ("IG_MAX_STEPS", 8), ("IG_TOLERANCE", 0.0)):  # refined twice: 2, 4, 8 points
+        monkeypatch.setattr(gradients, name, value)
+    bundle = load_checkpoint(bundled_checkpoints()["gpt-facts"])
+    frame = compute_frame(bundle, "the cow says")
+    own = tuple(i for i in frame.decode.output_ids if i != frame.decode.eos_id)
+    expected = attribute(bundle, "the cow says", position=1, head=(1, 2))
+    recorded = []
+    real_record = attention_scores.record
+    monkeypatch.setattr(attention_scores, "record", lambda model: recorded.append(1) or real_record(model))
+    monkeypatch.setattr(bundle, "generate_ids", lambda *a, **k: pytest.fail("the frame's output was decoded again"))
+    work = compare_methods(bundle, "the cow says", None, 1, (1, 2), own)
+    reports = []
+    while True:
+        try:
+            reports.append(next(work))
+        except StopIteration as done:
+            view = done.value
+            break
+    assert len(recorded) == 2  # the head's label, and every attention method's weights
+    refinements = [re.search(r"integrated gradients, (\d+) points", what) for _done, _total, what in reports]
+    assert [int(found.group(1)) for found in refinements if found] == [2, 4, 8]
+    assert [done for done, _total, _what in reports] == sorted(done for done, _total, _what in reports)
+    assert reports[-1][0] == len(METHODS) == reports[-1][1] - 1
+    assert view.outputs == bundle.tgt_tokenizer.pieces(list(own) + [bundle.tgt_tokenizer.eos_id])
+    for method in METHODS:
+        np.testing.assert_allclose(view.scores[method], expected[method], atol=1e-6, err_msg=method)
+
+
+def test_closing_the_window_stops_the_work_at_its_next_report(qtbot, monkeypatch):
+    import time
+
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+    from explorer.panels.attribution import panel as attribution_panel
+    ended = []
+
+    def endless(request):  # work that only ends when told to: a large model's integrated gradients
+        try:
+            while True:
+                time.sleep(0.01)
+                yield 5, 8, "Computing integrated gradients, 512 points…"
+        finally:
+            ended.append(True)
+
+    monkeypatch.setattr(attribution_panel, "compute", endless)
+    state = SessionState()
+    runner = Runner(state, synchronous=True)
+    window = QWidget()
+    panel = AttributionPanel(state)
+    QVBoxLayout(window).addWidget(panel)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    runner.set_bundle(load_checkpoint(bundled_checkpoints()["reverse"]), then_run=SOURCE)
+    qtbot.waitUntil(lambda: panel.job.running and "512 points" in panel.status.text(), timeout=10_000)
+    window.close()
+    qtbot.waitUntil(lambda: not panel.job.running and bool(ended), timeout=5_000)
+    assert panel.shown is None  # nothing half-computed is drawn

@@ -136,3 +136,45 @@ def test_an_edit_that_moves_nothing_says_so_not_a_drop_of_zero(monkeypatch):
     assert "Largest drop: step 1" in text and "0.61" in text  # counted as the decoding panel counts steps
     frame.decode = None  # a masked LM's: its outputs are the [MASK]s, numbered as the fill-in view does
     assert "Largest drop: [MASK] 1" in changes_view.describe(frame)
+
+
+def test_a_deep_stack_is_paged_ten_layers_at_a_time_and_every_head_is_reachable(qtbot):
+    """SmolLM2's shape (30 decoder layers of 9 heads): the grid shows one page of layers, each
+    head reachable through its page's tab, and an edit on a hidden page is named on its tab."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication, QWidget
+
+    from explorer.panels.heads.head_grid import PAGE_LAYERS, HeadGrid
+
+    class WindowsShown(QObject):  # a widget shown while it is a window of its own takes the focus
+        seen: list = []
+
+        def eventFilter(self, obj, event):  # noqa: N802 - Qt's name
+            if event.type() == QEvent.Type.Show and isinstance(obj, QWidget) and obj.isWindow():
+                self.seen.append(type(obj).__name__)
+            return False
+
+    grid = HeadGrid()
+    qtbot.addWidget(grid)
+    grid.show()
+    watcher = WindowsShown()
+    QApplication.instance().installEventFilter(watcher)
+    grid.set_model({"decoder_self": 30}, 9)  # (a model loaded while the panel is on screen)
+    QApplication.instance().removeEventFilter(watcher)
+    assert watcher.seen == []
+    tabs = grid.pages["decoder_self"][0]
+    assert not tabs.isHidden() and [tabs.tabText(i) for i in range(tabs.count())] == ["L1–10", "L11–20", "L21–30"]
+    clicked = []
+    grid.headClicked.connect(lambda *key: clicked.append(key))
+    for page in range(tabs.count()):
+        tabs.setCurrentIndex(page)
+        shown = [layer for layer in range(30) if not grid.buttons[("decoder_self", layer, 0)].isHidden()]
+        assert shown == list(grid.shown_layers("decoder_self")) == list(range(10 * page, 10 * page + PAGE_LAYERS))
+        for layer in shown:
+            qtbot.mouseClick(grid.buttons[("decoder_self", layer, 8)], Qt.MouseButton.LeftButton)
+    assert clicked == [("decoder_self", layer, 8) for layer in range(30)]
+    grid.set_heads({("decoder_self", 3, 2): "zero", ("decoder_self", 29, 0): "mean", ("decoder_self", 28, 1): "zero"})
+    assert [tabs.tabText(i) for i in range(3)] == ["L1–10 (1 edited)", "L11–20", "L21–30 (2 edited)"]
+    grid.set_model({"encoder": 2, "decoder_self": 2, "cross": 2}, 4)  # a small model: one page, no tabs
+    assert all(tabs.isHidden() and len(pages) == 1 for tabs, pages, _rows, _grid in grid.pages.values())
+    assert not any(button.isHidden() for button in grid.buttons.values())

@@ -107,6 +107,8 @@ def test_the_input_bar_shows_each_kinds_fields(session, bundles, name):
     else:
         assert bundle.input_fields == bundle.model_kind.fields
     assert bar.target.isHidden() == (bundle.model_kind.fields.target_label is None)
+    assert bar.chat_box.isHidden() and state.frame.message is None  # no chat template: no toggle, plain text
+    assert state.session.chat and not state.session.uses_chat
 
 
 def test_an_encoder_without_a_mask_token_shows_the_plain_input_field(session):

@@ -180,9 +180,22 @@ def test_scene_schema_round_trip(tmp_path):
     tour = Tour([Scene("a", caption="c", checkpoint="dates", input="x", step="encoder.positional",
                        attention={"kind": "cross", "layer": 1, "head": 3}, decoding={"strategy": "greedy"}),
                  Scene("b", task="reverse", panel="training", solo=True),
-                 Scene("c", panels=["architecture", "decoding"])], title="t")
+                 Scene("c", panels=["architecture", "decoding"], chat=False)], title="t")
     back = load_tour(save_tour(tour, tmp_path / "t.json"))
     assert [s.to_dict() for s in back.scenes] == [s.to_dict() for s in tour.scenes] and back.title == "t"
+    assert [s.chat for s in back.scenes] == [True, True, False]  # a file without "chat" (older ones): on
+
+
+def test_a_scene_sets_chat_in_the_session_and_a_capture_keeps_it():
+    from explorer.session import Session
+    session = Session()
+    heard = []
+    session.events.chat.connect(heard.append)
+    assert session.chat and not session.uses_chat  # on by default; no model, so nothing reads it as a chat
+    session.reset_view_state(chat=Scene("plain", chat=False).chat)
+    assert heard == [False] and session.to_scene_dict()["chat"] is False
+    session.reset_view_state()  # a scene without "chat": back on
+    assert heard == [False, True] and session.chat
 
 
 BAD_FILES = [
@@ -202,6 +215,7 @@ BAD_FILES = [
      "one or two"),
     ("start without a run", '{"version": 2, "scenes": [{"name": "a", "panel": "attention", "start": true}]}',
      "'panel' must be one of training, leak, induction"),
+    ("chat not a flag", '{"version": 2, "scenes": [{"name": "a", "chat": "yes"}]}', "'chat' must be true or false"),
 ]
 
 

@@ -83,11 +83,27 @@ def test_greedy_continuation_equals_transformers_generate(bundle, reference):
     assert generate(bundle.model, ids, 20) == theirs
 
 
+@pytest.fixture(scope="module")
+def chat_frame(bundle):
+    """The question as a user's message in the chat template: one frame (a greedy answer, recorded)."""
+    from model.interpret.frame import compute_frame
+    return compute_frame(bundle, QUESTION, chat=True)
+
+
 @needs_model
-def test_the_chat_model_answers_paris(bundle):
+def test_the_chat_model_answers_paris_on_its_templated_tokens(bundle, chat_frame):
     prompt = bundle.chat_prompt(QUESTION)
     assert prompt.endswith("<|im_start|>assistant\n") and QUESTION in prompt
-    assert "Paris" in bundle.translate(prompt)
+    assert chat_frame.source == prompt and chat_frame.message == QUESTION == chat_frame.typed
+    assert "Paris" in chat_frame.output_text and "Paris" in chat_frame.decoded[0]
+    tok = bundle.tgt_tokenizer
+    computed = chat_frame.forward.tgt_pieces  # the axes: <bos>, the templated prompt, the answer
+    n = chat_frame.forward.n_prompt
+    assert computed[0] == tok.pieces([tok.bos_id])[0] and computed[1:1 + n] == tok.pieces(tok.encode(prompt).ids)
+    assert tok.join(computed[1 + n:]) == chat_frame.output_text  # the answer, as the header shows it
+    start, end = chat_frame.message_span
+    assert tok.join(computed[start:end]) == QUESTION  # the typed message among the template's tokens
+    assert "<|im_start|>" in computed[:start] and "<|im_end|>" in computed[end:1 + n]
 
 
 @needs_model
@@ -363,3 +379,99 @@ def test_the_parallel_view_runs_the_pass_without_the_mask_off_the_gui_thread(qtb
     assert (view.displayed_attention() == run.unmasked.self_attention[layer, head].numpy()).all()
     shown = [view.cell(2, c).text() for c in range(view.positions())]
     assert "…" not in shown and len(shown) == len(run.unmasked.predicted)
+
+
+@needs_model
+def test_the_input_bar_offers_chat_for_smollm2_and_shows_its_answer(qtbot, bundle, chat_frame):
+    """Through the widget: the toggle is shown and on, the question runs as a chat message (the
+    frame the runner would compute is given as the one on screen, which it reuses), the output
+    line shows the assistant's answer; chat off runs the same text as a plain prompt."""
+    from explorer.input_bar import InputBar, printable
+    from explorer.runner import Runner
+    from explorer.state import SessionState
+    state = SessionState()
+    runner = Runner(state, synchronous=True)
+    bar = InputBar(state, runner)
+    qtbot.addWidget(bar)
+    runner.set_bundle(bundle)
+    assert not bar.chat_box.isHidden() and bar.chat_box.isChecked() and bar.source_label.text() == "Message:"
+    bar.source.setText(QUESTION)
+    tok = bundle.src_tokenizer
+    n_template = len(tok.encode(bundle.chat_prompt(QUESTION)).ids) - len(tok.encode(QUESTION).ids)
+    n_message = len(tok.encode(QUESTION).ids)
+    assert bar.echo.text() == f"{n_message}+{n_template} tokens"  # the message's, the chat template's
+    assert " [ " + " ".join(printable(p) for p in tok.pieces(tok.encode(QUESTION).ids)) + " ] " in bar.echo.toolTip()
+    state.set_frame(chat_frame)
+    bar.run()
+    assert state.frame.message == QUESTION and state.frame.source == chat_frame.source
+    assert "Paris" in bar.status.text() and bar.status.text().startswith("Assistant")
+    bar.chat_box.setChecked(False)  # the runner computes the plain prompt's frame
+    assert not state.session.uses_chat and bar.source_label.text() == "Prompt:"
+    plain = state.frame
+    assert plain.message is None and plain.source == QUESTION and plain.message_span is None
+    tok = bundle.tgt_tokenizer
+    assert plain.forward.tgt_pieces[1:1 + plain.forward.n_prompt] == tok.pieces(tok.encode(QUESTION).ids)
+    assert bar.source.text() == QUESTION  # the field keeps what was typed
+
+
+# -- two quantisations of one model -------------------------------------------------------------
+@pytest.fixture(scope="module")
+def q8_file(tmp_path_factory):
+    from model.io.pretrained.gguf_requantize import requantize_gguf
+    return requantize_gguf(_smollm2_file(), tmp_path_factory.mktemp("q8") / "SmolLM2-135M-Instruct.Q8_0.gguf", "Q8_0")
+
+
+@needs_model
+def test_a_requantized_file_reads_back_within_q8_0s_rounding(q8_file):
+    from model.io.pretrained.gguf_file import GGUFFile
+    a, b = GGUFFile(_smollm2_file()), GGUFFile(q8_file)
+    assert set(a.tensors) == set(b.tensors)
+    assert {k: v for k, v in b.metadata.items() if k != "general.file_type"} == \
+           {k: v for k, v in a.metadata.items() if k != "general.file_type"}  # tokenizer, template, sizes
+    assert (a.meta("general.file_type"), b.meta("general.file_type")) == (3, 7)  # llama.cpp's MOSTLY_Q4_1, MOSTLY_Q8_0
+    for name in ("token_embd.weight", "blk.0.attn_q.weight", "blk.29.ffn_down.weight", "blk.0.attn_norm.weight"):
+        x, y = a.tensor(name), b.tensor(name)
+        if x.dim() == 1:  # a norm's scales: kept as float32
+            assert b.type_name(name) == "F32" and torch.equal(x, y)
+            continue
+        assert b.type_name(name) == "Q8_0" and x.shape == y.shape
+        blocks, error = x.reshape(-1, 32), (y - x).reshape(-1, 32).abs().amax(-1)
+        step = blocks.abs().amax(-1) / 127  # Q8_0: a block of 32 is round(x / step) × step, step in float16
+        assert (error <= (0.5 + 127 * 2 ** -11) * step).all()  # half a step, and 127 × the float16 step's rounding
+        # the file's embedding is Q8_0 already: written again unchanged; its Q4_1 matrices are rounded anew
+        assert (error.max() > 0) == (a.type_name(name) == "Q4_1")
+
+
+@needs_model
+def test_the_compare_panel_shows_what_q8_0_changes_against_q4_1(qtbot, bundle, frame, q8_file):
+    """The compare panel with B = the Q8_0 file: its per-head mean |B − A| equals the one computed
+    by hand from both models' recorded forwards over the same tokens, small but not zero."""
+    import numpy as np
+
+    from explorer.panels.compare.panel import ComparePanel
+    from explorer.state import SessionState
+    state = SessionState()
+    panel = ComparePanel(state)
+    qtbot.addWidget(panel)
+    state.set_bundle(bundle)
+    state.session.set_input(PROMPTS[2])
+    state.set_frame(frame)
+    state.session.set_compare(str(q8_file))
+    assert panel.wait_until_drawn(180_000) and panel.comparison is not None, panel.note.text()
+    assert panel.b_name.text() == q8_file.name
+    assert f"«{frame.output_text}»".replace("\n", "⏎") in panel.outputs_line.text()  # on one line
+    shown = panel.heads.values
+    tok = bundle.tgt_tokenizer
+    ids = [tok.bos_id] + tok.encode(PROMPTS[2]).ids + [i for i in frame.decode.output_ids if i != tok.eos_id]
+    model_b = panel.jobs.cache.get(str(q8_file)).model
+    maps = []
+    with torch.no_grad():
+        for model in (bundle.model, model_b):
+            with record(model) as trace:
+                model(None, torch.tensor([ids]))
+            maps.append(torch.stack([trace.attention("decoder_self", i)[0] for i in range(30)]))
+    below = torch.tril(torch.ones(len(ids), len(ids), dtype=torch.bool))  # the cells a query may attend
+    expected = (maps[1] - maps[0]).abs()[..., below].mean(-1).numpy()
+    assert shown.shape == (30, 9)
+    np.testing.assert_allclose(shown, expected, atol=1e-6)
+    assert expected.min() > 0 and expected.max() < 0.05

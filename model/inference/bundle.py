@@ -170,6 +170,29 @@ class ModelBundle:
         specials = {"bos_token": tok.pieces([tok.bos_id])[0], "eos_token": tok.pieces([tok.eos_id])[0]}
         return render_chat(self.chat_template, [{"role": "user", "content": message}], **specials)
 
+    def chat_parts(self, message: str) -> tuple[str, str]:
+        """(the template's text before the message, after it): `chat_prompt(message)` is
+        before + message + after, or ("", "") where the template changes the message itself."""
+        marker = "\uE000message\uE001"  # private-use characters: in no template
+        before, _, after = self.chat_prompt(marker).partition(marker)
+        return (before, after) if before + message + after == self.chat_prompt(message) else ("", "")
+
+    def chat_input(self, text: str, chat: bool) -> str:
+        """The text the model reads for what was typed: the chat-templated prompt when `chat` is
+        on and the model has a chat template, else the text itself."""
+        return self.chat_prompt(text) if chat and self.chat_template is not None else text
+
+    def message_span(self, message: str, prompt_ids: list[int]) -> tuple[int, int] | None:
+        """Where the user's message lies among its chat prompt's tokens (`prompt_ids`, from
+        `encode_source`), as positions of the decoder's input (<bos> first): [start, end). None
+        where the template's text and the message's share a token (no boundary between them)."""
+        before, after = self.chat_parts(message)
+        ids = [self.src_tokenizer.encode(t).ids if t else [] for t in (before, message, after)]
+        if ids[0] + ids[1] + ids[2] != list(prompt_ids):
+            return None
+        start = 1 + len(ids[0])
+        return start, start + len(ids[1])
+
     # -- input ---------------------------------------------------------------------------------
     def encode_source(self, text: str) -> tuple[torch.Tensor, Encoded]:
         """Validate and encode source text → ids (1, S). Unknown symbols are kept as <unk> and

@@ -27,7 +27,7 @@ class ComparisonError(ValueError):
 
 
 def _vocab_difference(side: str, a, b) -> str | None:
-    if a.to_dict() == b.to_dict():
+    if a == b:  # (a tokenizer's own equality: its pieces and rules, not the file they were read from)
         return None
     va, vb = list(getattr(a, "vocab", [])), list(getattr(b, "vocab", []))
     only_a, only_b = sorted(set(va) - set(vb)), sorted(set(vb) - set(va))

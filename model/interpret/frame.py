@@ -214,6 +214,15 @@ class Frame:
     # Where the input leaves the model's training range, in plain words ("32 letters: this
     # model was trained on 1–24"; model.interpret.range_notes): the answer may be wrong there.
     notes: list[str] = field(default_factory=list)
+    # Chat: `source` is the templated prompt the model read, `message` what was typed, and
+    # `message_span` the message's [start, end) among `forward.tgt_pieces` (ModelBundle.message_span).
+    message: str | None = None
+    message_span: tuple[int, int] | None = None
+
+    @property
+    def typed(self) -> str:
+        """The text as typed: the user's message in chat, else the text the model read."""
+        return self.message if self.message is not None else self.source
 
     @property
     def output_text(self) -> str:
@@ -233,7 +242,8 @@ class Frame:
 
 def compute_frame(bundle: ModelBundle, source: str, target: str | None = None,
                   settings: DecodeSettings | None = None, model_label: str | None = None,
-                  previous: Frame | None = None, interventions: dict[HeadKey, str] | None = None) -> Frame:
+                  previous: Frame | None = None, interventions: dict[HeadKey, str] | None = None,
+                  chat: bool = False) -> Frame:
     """Tokenize once, decode once, record the forward: the Frame for this session state.
 
     Raises InputError (with a message for the user) for text the model cannot take, and
@@ -241,7 +251,20 @@ def compute_frame(bundle: ModelBundle, source: str, target: str | None = None,
     when only the decoding settings changed, its forward pass is reused (it does not depend
     on them). `interventions` ({(kind, layer, head): "zero" | "mean" | "uniform"}): the whole
     frame (forward, decode, attention) is computed inside `intervene`, and `baseline` holds
-    the same frame without them."""
+    the same frame without them. `chat`: for a model with a chat template, `source` is a user's
+    message and the model reads it laid out by the template (`ModelBundle.chat_input`)."""
+    message = None
+    if chat and bundle.chat_template is not None:
+        message, source = source, bundle.chat_prompt(source)
+    frame = _compute_frames(bundle, source, target, settings, model_label, previous, interventions)
+    span = None if message is None else bundle.message_span(message, frame.forward.source.ids)
+    return replace(frame, message=message, message_span=span)
+
+
+def _compute_frames(bundle: ModelBundle, source: str, target: str | None, settings: DecodeSettings | None,
+                    model_label: str | None, previous: Frame | None,
+                    interventions: dict[HeadKey, str] | None) -> Frame:
+    """compute_frame for the text the model reads, with the heads edited and without."""
     heads = validate_heads(bundle.model, interventions or {})
     # Only a frame computed with the same heads edited may lend its forward pass.
     plain = previous.baseline if previous is not None and previous.interventions else previous

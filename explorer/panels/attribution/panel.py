@@ -6,7 +6,8 @@ It follows the session's Frame (model, text, target) and keeps its choices in th
 the explained output token (`view("attribution_output")`) and the head
 (`view("attribution_head")`, "layer,head"). The work runs in a superqt worker with a
 progress bar, only while the panel is on screen; a newer request replaces a queued one, and
-a result that no longer matches the session is not drawn.
+a result that no longer matches the session is not drawn. Closing the window stops the work at
+its next progress report (a method, or a refinement of integrated gradients).
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from explorer.latest_job import LatestJob
 from explorer.panels.attribution.bars import SHORT_NAMES, MethodBars, legend_html
 from explorer.panels.attribution.table import SpearmanTable
 from explorer.panels.job_bar import JobBar
+from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
@@ -50,12 +52,13 @@ class AttributionRequest:
     target: str | None
     position: int
     head: tuple[int, int]
+    output_ids: tuple[int, ...] | None = None  # the frame's greedy output: not decoded again
 
 
 def compute(request: AttributionRequest):
     """The job (a generator: its reports are the progress): returns (request, MethodComparison)."""
     return request, (yield from compare_methods(request.bundle, request.source, request.target, request.position,
-                                                request.head))
+                                                request.head, request.output_ids))
 
 
 _preloaded = False
@@ -73,7 +76,7 @@ def preload_libraries() -> None:
         _preloaded = True
 
 
-class AttributionPanel(QWidget):
+class AttributionPanel(StopsWithWindow, QWidget):
     panel_name = "attribution"
     title = "Attribution"
 
@@ -189,7 +192,11 @@ class AttributionPanel(QWidget):
         layers = bundle.config.n_decoder_layers if bundle.config.has_decoder else bundle.config.n_encoder_layers
         layer, head = self.chosen_head()
         head = (min(layer, layers - 1) if layer >= 0 else layers - 1, min(head, bundle.config.n_heads - 1))
-        return AttributionRequest(bundle, frame.model_label, frame.source, frame.target, self.chosen_position(), head)
+        run = frame.decode  # the greedy output the frame decoded, reused (an LLM's decode is seconds)
+        own = (tuple(i for i in run.output_ids if i != run.eos_id)
+               if run is not None and frame.target is None and frame.settings.strategy == "greedy" else None)
+        return AttributionRequest(bundle, frame.model_label, frame.source, frame.target, self.chosen_position(), head,
+                                  own)
 
     def refresh(self) -> None:
         """Compute for the session as it is now (when on screen; else when next shown)."""
@@ -227,10 +234,6 @@ class AttributionPanel(QWidget):
         # all but one; deferred, this panel's work (importing captum, seconds on the GUI thread,
         # then integrated gradients) runs only when the panel is still shown.
         QTimer.singleShot(0, self, self.refresh)
-
-    def closeEvent(self, event) -> None:  # noqa: N802
-        self.shutdown()
-        super().closeEvent(event)
 
     # -- drawing -------------------------------------------------------------------------------
     def _draw(self, request: AttributionRequest, view: MethodComparison) -> None:

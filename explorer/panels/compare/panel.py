@@ -234,7 +234,7 @@ class ComparePanel(QWidget):
             return
         frame_a = frame if frame.bundle is bundle else None
         self.jobs.submit(partial(run_comparison, self.jobs.cache, bundle, session.model_label, session.compare,
-                                 session.source, session.target, session.decoding, frame_a))
+                                 frame.source, session.target, session.decoding, frame_a))  # (as the model read it)
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
         """Block until the comparison for the session is drawn (headless figures, tests)."""
@@ -270,7 +270,8 @@ class ComparePanel(QWidget):
         self._note("", "info")
         self._show_content(True)
         c = comparison
-        a_text, b_text = (text if text else "(empty)" for text in (c.frame_a.output_text, c.frame_b.output_text))
+        a_text, b_text = (text.replace("\n", "⏎") if text else "(empty)"  # one line: ⏎ as on the token axes
+                          for text in (c.frame_a.output_text, c.frame_b.output_text))
         same = "Same output" if c.same_output else "Different outputs"  # first: a short line cuts the rest
         outputs = f"{same} — A ({c.label_a}): «{a_text}»   B ({c.label_b}): «{b_text}»"
         self.outputs_line.setText(outputs)

@@ -2,14 +2,26 @@
 
 `HeadBlocks` lays the blocks out (each kind's title, the head numbers on top, the layer numbers
 on the left, a button per head that grows with the room up to MAX_CELL_PX: a big target on a
-projector); `headClicked(kind, layer, head)` says which was clicked. The surgery grid
-(`HeadGrid`: each head's edit) and the head atlas (`explorer.panels.atlas.atlas_grid`: each
-head's type) are the same blocks with their own text and colours.
+projector); `headClicked(kind, layer, head)` says which was clicked. A deep stack (SmolLM2's 30
+layers) is shown `PAGE_LAYERS` layers at a time, a tab per page of layers above the block. The
+surgery grid (`HeadGrid`: each head's edit; its tabs count the edited heads on each page) and the
+head atlas (`explorer.panels.atlas.atlas_grid`: each head's type) are the same blocks with their
+own text and colours.
 """
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QLayout, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLayout,
+    QSizePolicy,
+    QTabBar,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from explorer.drawing import plot_style as st
 from explorer.theme import set_sheet
@@ -19,6 +31,7 @@ SYMBOLS = {None: "–", "zero": "0", "mean": "μ", "uniform": "≡"}
 NAMES = {None: "unchanged", "zero": "zeroed", "mean": "replaced by its mean", "uniform": "uniform attention"}
 KIND_TITLES = {kind.value: kind.short_title for kind in AttentionKind}
 MAX_CELL_PX = 88  # a head's button grows with the room up to this
+PAGE_LAYERS = 10  # a stack of more layers than this (and a few) is paged: ten rows of heads stay a big target
 PLAIN_SHEET = "QToolButton {{ color: {text}; background: {button}; border: 1px solid {grid}; }}"
 EDITED_SHEET = ("QToolButton {{ color: {text}; background: {changed}; border: 2px solid {accent_text}; "
                 "font-weight: bold; }}")
@@ -29,6 +42,13 @@ def _fixed_label(text: str, point_size: float, bold: bool = False) -> QLabel:
     label.setFont(st.font(point_size, bold=bold))
     label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)  # the rows of heads grow, not this
     return label
+
+
+def layer_pages(n_layers: int, per_page: int = PAGE_LAYERS) -> list[range]:
+    """The layers of each page: all on one up to a few more than `per_page`, else pages of `per_page`."""
+    if n_layers <= per_page + 2:
+        return [range(n_layers)]
+    return [range(start, min(start + per_page, n_layers)) for start in range(0, n_layers, per_page)]
 
 
 class HeadBlocks(QWidget):
@@ -43,6 +63,7 @@ class HeadBlocks(QWidget):
         self.row.setContentsMargins(0, 0, 0, 0)
         self.row.setSizeConstraint(QLayout.SizeConstraint.SetMinAndMaxSize)  # never taller than its cells allow
         self.cells: dict[tuple[str, int, int], QToolButton] = {}
+        self.pages: dict[str, tuple[QTabBar, list[range], dict[int, list[QWidget]], QGridLayout]] = {}
 
     def build(self, layers: dict[str, int], n_heads: int) -> None:
         """One block per kind ({kind: layers}) of n_heads heads a layer (none: empty)."""
@@ -50,7 +71,7 @@ class HeadBlocks(QWidget):
             item = self.row.takeAt(0)
             if item.widget() is not None:
                 item.widget().deleteLater()
-        self.cells = {}
+        self.cells, self.pages = {}, {}
         for kind, n_layers in layers.items():
             self.row.addWidget(self._block(kind, n_layers, n_heads), 1)
 
@@ -60,6 +81,15 @@ class HeadBlocks(QWidget):
         column.setContentsMargins(2, 0, 2, 0)
         column.setSizeConstraint(QLayout.SizeConstraint.SetMinAndMaxSize)  # (so the grid is, see __init__)
         column.addWidget(_fixed_label(KIND_TITLES[kind], st.LABEL_PT, bold=True))
+        pages = layer_pages(n_layers)
+        tabs = QTabBar()
+        tabs.setFont(st.font(st.LABEL_PT))
+        tabs.setExpanding(False)
+        for page in pages:
+            tabs.addTab(f"L{page.start + 1}–{page.stop}")
+        column.addWidget(tabs)
+        tabs.setVisible(len(pages) > 1)  # (after it has a parent: shown parentless it would be a window of its own)
+        rows: dict[int, list[QWidget]] = {}  # a layer's label and cells: shown with its page
         grid = QGridLayout()
         grid.setSpacing(3)
         for head in range(n_heads):
@@ -68,7 +98,7 @@ class HeadBlocks(QWidget):
             label = QLabel(f"L{layer + 1}")
             label.setFont(st.font(st.TICK_PT))
             grid.addWidget(label, layer + 1, 0)
-            grid.setRowStretch(layer + 1, 1)  # the rows of heads grow, the head numbers stay on top of them
+            rows[layer] = [label]
             for head in range(n_heads):
                 cell = QToolButton()
                 cell.setFont(st.font(st.LABEL_PT, bold=self.bold_cells))
@@ -77,9 +107,30 @@ class HeadBlocks(QWidget):
                 cell.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
                 cell.clicked.connect(lambda _=False, key=(kind, layer, head): self.headClicked.emit(*key))
                 self.cells[(kind, layer, head)] = cell
+                rows[layer].append(cell)
                 grid.addWidget(cell, layer + 1, head + 1)
         column.addLayout(grid, 1)
+        self.pages[kind] = (tabs, pages, rows, grid)
+        tabs.currentChanged.connect(lambda index, k=kind: self.show_page(k, index))
+        self.show_page(kind, 0)
         return block
+
+    def show_page(self, kind: str, index: int) -> None:
+        """Show page `index` of a kind's layers (its tab selected), the other layers' rows hidden."""
+        tabs, pages, rows, grid = self.pages[kind]
+        shown = pages[max(0, min(index, len(pages) - 1))]
+        if tabs.currentIndex() != pages.index(shown):
+            tabs.setCurrentIndex(pages.index(shown))  # (comes back here through currentChanged)
+            return
+        for layer, widgets in rows.items():
+            for widget in widgets:
+                widget.setVisible(layer in shown)
+            grid.setRowStretch(layer + 1, int(layer in shown))  # the rows of heads grow, the head numbers stay on top
+
+    def shown_layers(self, kind: str) -> range:
+        """The layers of `kind` on screen now."""
+        tabs, pages, _rows, _grid = self.pages[kind]
+        return pages[tabs.currentIndex()]
 
 
 class HeadGrid(HeadBlocks):
@@ -110,3 +161,7 @@ class HeadGrid(HeadBlocks):
             button.setText(SYMBOLS[op])
             button.setToolTip(f"{KIND_TITLES[key[0]]} L{key[1] + 1} H{key[2] + 1}: {NAMES[op]} (click to change)")
             set_sheet(button, EDITED_SHEET if op else PLAIN_SHEET)
+        for kind, (tabs, pages, _rows, _grid) in self.pages.items():
+            for index, page in enumerate(pages):  # an edit on another page stays in sight: its tab says so
+                edited = sum(1 for (k, layer, _h) in self.heads if k == kind and layer in page)
+                tabs.setTabText(index, f"L{page.start + 1}–{page.stop}" + (f" ({edited} edited)" if edited else ""))

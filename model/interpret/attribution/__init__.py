@@ -31,7 +31,7 @@ from model.interpret.attribution.attention_scores import (
     record_attention,
 )
 from model.interpret.attribution.correlation import rank_correlations, top1
-from model.interpret.attribution.gradients import grad_x_input, integrated_gradients
+from model.interpret.attribution.gradients import grad_x_input, integrated_gradients_steps
 from model.interpret.attribution.occlusion import occlusion
 from model.interpret.attribution.problem import AttributionProblem, UnsupportedAttribution, build_problem
 
@@ -44,7 +44,7 @@ METHOD_TITLES = {
 _ATTENTION_METHODS = {"attention", "attention_head", "rollout", "flow"}
 
 __all__ = ["METHODS", "METHOD_TITLES", "AttributionProblem", "UnsupportedAttribution", "attribute",
-           "attribute_problem", "build_problem", "rank_correlations", "top1"]
+           "attribute_problem", "attribution_steps", "build_problem", "rank_correlations", "top1"]
 
 
 def attribute(bundle, source: str, target: str | None = None, position: int = -1,
@@ -60,6 +60,20 @@ def attribute_problem(problem: AttributionProblem, methods=None, head: tuple[int
                       progress: Callable[[str], None] | None = None) -> dict[str, np.ndarray]:
     """`attribute` for an already-built problem; `progress(method)` is called before each method
     (the GUI's worker reports it)."""
+    steps = attribution_steps(problem, methods, head)
+    while True:
+        try:
+            method, detail = next(steps)
+        except StopIteration as done:
+            return done.value
+        if progress is not None and not detail:
+            progress(method)
+
+
+def attribution_steps(problem: AttributionProblem, methods=None, head: tuple[int, int] | None = None):
+    """`attribute_problem` as a generator: yields (method, "") before each method and (method,
+    "64 points") before each refinement of integrated gradients; returns {method: scores}. The
+    attention is recorded once for every attention method (one recorded pass of the model)."""
     methods = tuple(METHODS if methods is None else methods)
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
@@ -73,14 +87,23 @@ def attribute_problem(problem: AttributionProblem, methods=None, head: tuple[int
         "rollout": lambda: attention_rollout(problem, heads),
         "flow": lambda: attention_flow(problem, heads),
         "grad_x_input": lambda: grad_x_input(problem),
-        "integrated_gradients": lambda: integrated_gradients(problem),
         "occlusion": lambda: occlusion(problem),
     }
     scores = {}
     for method in methods:
-        if progress is not None:
-            progress(method)
-        scores[method] = np.asarray(compute[method](), dtype=np.float64)
+        yield method, ""
+        if method == "integrated_gradients":
+            refinements = integrated_gradients_steps(problem)
+            while True:
+                try:
+                    points = next(refinements)
+                except StopIteration as done:
+                    values = done.value[0]
+                    break
+                yield method, f"{points} points"
+        else:
+            values = compute[method]()
+        scores[method] = np.asarray(values, dtype=np.float64)
     return scores
 
 

@@ -73,12 +73,25 @@ def integrated_gradients(problem: AttributionProblem, n_steps: int | None = None
     the scores add up to f(x) − f(0) within IG_TOLERANCE: a fixed 32 missed by up to 7% on a
     near-certain output. With `return_delta` also returns captum's convergence delta,
     Σ scores − (f(x) − f(0)), of the scores returned."""
+    refinements = integrated_gradients_steps(problem, n_steps)
+    while True:
+        try:
+            next(refinements)
+        except StopIteration as done:
+            scores, delta = done.value
+            return (scores, delta) if return_delta else scores
+
+
+def integrated_gradients_steps(problem: AttributionProblem, n_steps: int | None = None):
+    """`integrated_gradients` as a generator: yields the number of points before each try at the
+    integral (a viewer reports them: on an LLM each try is many passes), returns (scores, delta)."""
     from captum.attr import IntegratedGradients  # imported here: captum takes seconds to import
 
     x = input_embeddings(problem)
     ig = IntegratedGradients(lambda e: log_prob_of_embeddings(problem, e))
     steps = n_steps or IG_STEPS
     while True:
+        yield steps
         with torch.enable_grad():
             attributions, delta = ig.attribute(x, baselines=torch.zeros_like(x), n_steps=steps,
                                                internal_batch_size=min(steps, 64), return_convergence_delta=True)
@@ -86,7 +99,7 @@ def integrated_gradients(problem: AttributionProblem, n_steps: int | None = None
         delta = float(delta.item())
         change = float(scores.sum()) - delta  # f(x) − f(0)
         if n_steps or steps >= IG_MAX_STEPS or abs(delta) <= IG_TOLERANCE * max(abs(change), 1.0):
-            return (scores, delta) if return_delta else scores
+            return scores, delta
         steps *= 2
 
 

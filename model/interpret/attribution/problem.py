@@ -100,15 +100,20 @@ def resolve_position(position: int, n: int) -> int:
 
 
 @torch.no_grad()
-def build_problem(bundle: ModelBundle, source: str, target: str | None = None, position: int = -1) -> AttributionProblem:
-    """Tokenize, decode (greedy, unless `target` is given) and fix what is explained."""
+def build_problem(bundle: ModelBundle, source: str, target: str | None = None, position: int = -1,
+                  output_ids: list[int] | None = None) -> AttributionProblem:
+    """Tokenize, decode (greedy, unless `target` is given) and fix what is explained.
+    `output_ids`: the greedy output already decoded (a frame's, without <bos>/<eos>), not decoded again."""
     kind = bundle.model_kind
     bundle.model.eval()
     src, enc = bundle.encode_source(source)
     tok = bundle.tgt_tokenizer
     if not kind.has_decoder:
         return _encoder_only_problem(bundle, src, enc, position)
-    y = bundle.encode_target(target) if target and target.strip() else bundle.generate_ids(src)
+    if target and target.strip():
+        y = bundle.encode_target(target)
+    else:
+        y = list(output_ids) if output_ids is not None else bundle.generate_ids(src)
     bos, eos = tok.bos_id, tok.eos_id
     outputs_ids = list(y) + [eos]
     if kind.continues_prompt:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from model.interpret.attribution import METHOD_TITLES, METHODS, attribute_problem, build_problem, describe_head
+from model.interpret.attribution import METHOD_TITLES, METHODS, attribution_steps, build_problem, describe_head
 from model.interpret.attribution.correlation import rank_correlations
 
 
@@ -33,19 +33,29 @@ class MethodComparison:
         return self.outputs[self.position]
 
 
-def compare_methods(bundle, source: str, target: str | None, position: int, head: tuple[int, int]
-                    ) -> Generator[tuple[int, int, str], None, MethodComparison]:
-    """Yields (done, total, what) before each step; returns the MethodComparison. A position
-    past this output's end is clamped to its last token."""
+def compare_methods(bundle, source: str, target: str | None, position: int, head: tuple[int, int],
+                    output_ids: tuple[int, ...] | None = None) -> Generator[tuple[int, int, str], None, MethodComparison]:
+    """Yields (done, total, what) before each method and each refinement of integrated gradients
+    (the slow one on a large model); returns the MethodComparison. A position past this output's
+    end is clamped to its last token. `output_ids`: the greedy output already decoded (a frame's),
+    not decoded again."""
     total = len(METHODS) + 1
     yield 0, total, "Computing the model's output…"
-    problem = build_problem(bundle, source, target, position=0)
+    ids = list(output_ids) if output_ids is not None else None
+    problem = build_problem(bundle, source, target, position=0, output_ids=ids)
     problem = problem.with_position(max(-len(problem.outputs), min(position, len(problem.outputs) - 1)))
     result = MethodComparison(problem.input_pieces, problem.outputs, problem.position, describe_head(problem, head),
                               probability=problem.probability())
-    for done, method in enumerate(METHODS, start=1):
-        yield done, total, f"Computing {METHOD_TITLES[method]}… ({done + 1}/{total})"
-        result.scores.update(attribute_problem(problem, [method], head))
+    steps, done = attribution_steps(problem, METHODS, head), 0
+    while True:
+        try:
+            method, detail = next(steps)
+        except StopIteration as end:
+            result.scores.update(end.value)
+            break
+        done += not detail
+        what = METHOD_TITLES[method] + (f", {detail}" if detail else "")
+        yield done, total, f"Computing {what}… ({done + 1}/{total})"
     result.names, result.rho = rank_correlations(result.scores)
     return result
 

@@ -8,6 +8,7 @@ GPT-2 byte alphabet, the BPE merges, the control tokens kept whole.
 """
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from model.io.pretrained.byte_level import readable_vocab
@@ -50,9 +51,10 @@ class GGUFTokenizer(HFTokenizer):
     `vocab` (what `pieces` and every label show) holds each piece as the text it stands for
     (" Paris", "⏎"; `model.io.pretrained.byte_level`); `byte_pieces` the file's own byte-level forms."""
 
-    def __init__(self, tok, *, drop_leading: int | None = None, **ids):
+    def __init__(self, tok, *, drop_leading: int | None = None, digest: str = "", **ids):
         super().__init__(tok, "byte-level BPE", **ids)
         self.drop_leading = drop_leading
+        self.digest = digest  # of the file's tokens, types, merges and split: what decides the ids
         self.byte_pieces = self.vocab
         self.vocab = readable_vocab(self.byte_pieces, keep=self.special_ids)
 
@@ -61,6 +63,15 @@ class GGUFTokenizer(HFTokenizer):
         if parts and self.drop_leading is not None and parts[0][0] == self.drop_leading:
             parts = parts[1:]
         return parts
+
+    def __eq__(self, other) -> bool:
+        """The same tokenizer: the same pieces, merges and split, whichever file they were read from
+        (two quantisations of one model share it, so their ids can be compared cell by cell)."""
+        if type(self) is not type(other) or not self.digest or self.digest != other.digest:
+            return super().__eq__(other)
+        return {**self.to_dict(), "gguf": ""} == {**other.to_dict(), "gguf": ""}
+
+    __hash__ = None
 
     def describe(self) -> str:
         where = Path(self.source["gguf"]).name if self.source.get("gguf") else ""
@@ -120,7 +131,8 @@ def gguf_tokenizer(file: GGUFFile) -> tuple[GGUFTokenizer, list[str]]:
     tok.add_tokens([kept(t, special=False, normalized=False) for t, k in zip(tokens, types) if k == USER_DEFINED])
     ids = special_ids(file)
     add_bos = bool(file.meta("tokenizer.ggml.add_bos_token", False))
-    wrapped = GGUFTokenizer(tok, drop_leading=ids["bos_id"], source={"gguf": str(file.path)}, **ids)
+    digest = hashlib.sha256(repr((tokens, merges, types, pre)).encode("utf-8")).hexdigest()
+    wrapped = GGUFTokenizer(tok, drop_leading=ids["bos_id"], source={"gguf": str(file.path)}, digest=digest, **ids)
     if not add_bos:
         notes.append(f"every input starts with {tokens[ids['bos_id']]!r} (the explorer's start symbol), "
                      "which llama.cpp would not add to plain text")
