@@ -210,8 +210,8 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     gc.collect()
     current = state.bundle.model if state.bundle is not None else None
-    alive = sum(1 for ref in models if ref() is not None and ref() is not current)
-    print(f"replaced_models_alive: {alive} of {len(models) - 1}")  # (after a collection; frozen cycles stay)
+    alive = [i + 1 for i, ref in enumerate(models) if ref() is not None and ref() is not current]
+    print(f"replaced_models_alive: {len(alive)} of {len(models) - 1} (shown {alive})")  # frozen cycles stay
     print(f"full_gc_ms_at_end: {(time.perf_counter() - started) * 1000:.0f} "
           f"({len(gc.get_objects())} objects tracked, {gc.get_freeze_count()} frozen)")
     for gap, phase, samples in sorted(watch.stalls, key=lambda st: -st[0])[:args.report]:
