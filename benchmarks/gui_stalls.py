@@ -8,7 +8,8 @@ while the gap lasts, so a stall is reported with the code that caused it, not on
     .venv/bin/python benchmarks/gui_stalls.py [--train-seconds 20] [--scene-seconds 2] [--threshold-ms 200] [--report N]
 
 Prints per phase `stall_ms[PHASE]: worst`, then `worst_stall_ms:`, `stalls_over_threshold:` and
-`stalled_s:` (their total), then, for the N longest stalls, the project's frames seen most often
+`stalled_s:` (their total), the longest garbage-collection pass of each generation, how many
+replaced models are still alive, then, for the N longest stalls, the project's frames seen most often
 in their stack samples. Goal: no stall over 200 ms.
 """
 from __future__ import annotations
