@@ -8,18 +8,21 @@ while the gap lasts, so a stall is reported with the code that caused it, not on
     .venv/bin/python benchmarks/gui_stalls.py [--train-seconds 20] [--scene-seconds 2] [--threshold-ms 200] [--report N]
 
 Prints per phase `stall_ms[PHASE]: worst`, then `worst_stall_ms:`, `stalls_over_threshold:` and
-`stalled_s:` (their total), then, for the N longest stalls, the project's frames seen most often
+`stalled_s:` (their total), the longest garbage-collection pass of each generation, how many
+replaced models are still alive, then, for the N longest stalls, the project's frames seen most often
 in their stack samples. Goal: no stall over 200 ms.
 """
 from __future__ import annotations
 
 import argparse
 import faulthandler
+import gc
 import os
 import sys
 import tempfile
 import threading
 import time
+import weakref
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -56,6 +59,9 @@ class StallWatch:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
         self._thread.start()
+        self.gc_worst: dict[int, float] = {}
+        self._gc_started: float | None = None
+        gc.callbacks.append(self._on_gc)
 
     def _tick(self) -> None:
         now = time.perf_counter()
@@ -96,6 +102,16 @@ class StallWatch:
     def stop(self) -> None:
         self._stop.set()
         self.timer.stop()
+        gc.callbacks.remove(self._on_gc)
+
+    def _on_gc(self, when: str, info: dict) -> None:
+        """The longest collection of each generation (they run on the GUI thread: a stall's share)."""
+        if when == "start":
+            self._gc_started = time.perf_counter()
+        elif self._gc_started is not None:
+            gen = info["generation"]
+            self.gc_worst[gen] = max(self.gc_worst.get(gen, 0.0), time.perf_counter() - self._gc_started)
+            self._gc_started = None
 
 
 def own_frames(samples: list[str]) -> list[tuple[str, int]]:
@@ -138,7 +154,7 @@ def main(argv=None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from explorer import style
-    from explorer.app import collect_on_gui_thread
+    from explorer.gui_collector import collect_on_gui_thread
     from explorer.launch import parse_size
     from explorer.main_window import MainWindow
     from explorer.runner import Runner
@@ -154,6 +170,8 @@ def main(argv=None) -> int:
     window.resize(*parse_size(args.size))
     window.show()
     collector = collect_on_gui_thread()
+    models: list = []  # a weak reference to each model the window showed: a replaced one must be freed
+    state.bundleChanged.connect(lambda bundle: models.append(weakref.ref(bundle.model)) if bundle else None)
     runner.load_default(then_run="attention")
     spin_until(lambda: state.result is not None, 120)
     watch = StallWatch(args.threshold_ms)
@@ -188,6 +206,15 @@ def main(argv=None) -> int:
     print(f"worst_stall_ms: {worst * 1000:.0f}")
     print(f"stalls_over_threshold: {len(watch.stalls)}")
     print(f"stalled_s: {sum(gap for gap, _, _ in watch.stalls):.1f}")  # the time those stalls took together
+    for gen, took in sorted(watch.gc_worst.items()):
+        print(f"gc_ms[generation {gen}]: {took * 1000:.0f}")  # the longest collection of that generation
+    started = time.perf_counter()
+    gc.collect()
+    current = state.bundle.model if state.bundle is not None else None
+    alive = [i + 1 for i, ref in enumerate(models) if ref() is not None and ref() is not current]
+    print(f"replaced_models_alive: {len(alive)} of {len(models) - 1} (shown {alive})")  # frozen cycles stay
+    print(f"full_gc_ms_at_end: {(time.perf_counter() - started) * 1000:.0f} "
+          f"({len(gc.get_objects())} objects tracked, {gc.get_freeze_count()} frozen)")
     for gap, phase, samples in sorted(watch.stalls, key=lambda st: -st[0])[:args.report]:
         print(f"--- {gap * 1000:.0f} ms during {phase}; {len(samples)} samples, where our code was:")
         for line, count in own_frames(samples)[:6]:

@@ -76,19 +76,6 @@ def _parse_ablate(text: str | None) -> dict:
     return parse_heads(text)
 
 
-def collect_on_gui_thread():
-    """Python's cyclic garbage collection only on the GUI thread (pyqtgraph's `GarbageCollector`,
-    a pass each second): a collection in a worker could destroy Qt objects caught in cycles off
-    the GUI thread. What start-up made is frozen first, so a pass does not walk torch's and Qt's
-    ~200,000 objects."""
-    import gc
-
-    from pyqtgraph.util.garbage_collector import GarbageCollector
-    gc.collect()
-    gc.freeze()
-    return GarbageCollector(interval=1.0)
-
-
 def present_at_start(window, args) -> None:
     """`--presentation`: full screen on Figure 1 with the tour offered, unless a panel was asked
     for (`--panel`, `--compare`)."""
@@ -148,6 +135,7 @@ def run_app(argv: list[str] | None = None) -> int:
     window.show()
     startup.close()
     startup.deleteLater()
+    from explorer.gui_collector import collect_on_gui_thread
     collector = collect_on_gui_thread()  # (held until the event loop ends)
     if args.theme:
         window.lecture.set_theme(args.theme)

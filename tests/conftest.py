@@ -35,7 +35,7 @@ def _freeze_imported_objects():
         import explorer.main_window  # noqa: F401 - imported for its objects' sake
     gc.collect()
     gc.freeze()
-    # As in the app (explorer.app.collect_on_gui_thread): no automatic collection, which would
+    # As in the app (explorer.gui_collector.collect_on_gui_thread): no automatic collection, which would
     # run in whatever thread allocates — a worker's could destroy a dead window's Qt objects
     # while the test thread re-polishes them. Collected between tests, on this thread, below.
     gc.disable()

@@ -366,7 +366,7 @@ def test_garbage_is_collected_on_the_gui_thread_only(qapp, monkeypatch):
     import threading
     import weakref
 
-    from explorer.app import collect_on_gui_thread
+    from explorer.gui_collector import collect_on_gui_thread
 
     class Node:
         pass
