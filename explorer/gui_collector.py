@@ -14,8 +14,11 @@ collection is off and a timer on the GUI thread collects instead (as pyqtgraph's
   pile up: they count towards the growth.
 
 The price of freezing: an object frozen while alive is freed by its reference count when it is
-dropped, but never by a collection, so a dead *cycle* of frozen objects stays. A replaced model
-has no such cycle (benchmarks/gui_stalls.py checks that every replaced model is freed).
+dropped, but never by a collection, so a dead *cycle* of frozen objects stays until the heap is
+unfrozen. Every UNFREEZE_EVERY-th full pass therefore unfreezes first and walks everything (one
+long pass in a long session, not one a minute), so what an hour of lecturing leaves in cycles is
+bounded. A replaced model has no such cycle (benchmarks/gui_stalls.py checks that every replaced
+model is freed).
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ import gc
 from PySide6.QtCore import QObject, QTimer
 
 MIN_GROWTH = 20_000  # objects the oldest generation gains before a full pass (~20–40 ms to walk)
+UNFREEZE_EVERY = 10  # every this-many full passes, the frozen heap is walked too (its dead cycles freed)
 
 
 class GuiCollector(QObject):
@@ -53,6 +57,8 @@ class GuiCollector(QObject):
         gc.collect(1)
         old = len(gc.get_objects(generation=2))
         if old - self.old_objects > MIN_GROWTH:
+            if self.full_passes % UNFREEZE_EVERY == UNFREEZE_EVERY - 1:
+                gc.unfreeze()
             gc.collect(2)
             gc.freeze()
             self.full_passes += 1

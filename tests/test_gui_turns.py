@@ -158,12 +158,12 @@ del ring, a, b  # garbage now, in a cycle: only a collection frees it
 for _ in range(400):
     heap.append([[i] for i in range(800)])
     collector.check()
-print(max(walked), len(walked), len(freed))
+print(len(freed), *walked)
 """
 
 
-def collector_run(which: str) -> tuple[int, int, int]:
-    """(the most objects one full pass walked, full passes, whether the dead cycle was freed)."""
+def collector_run(which: str) -> tuple[list[int], int]:
+    """(the objects each full pass walked, whether the dead cycle was freed)."""
     import os
     import subprocess
     import sys
@@ -172,18 +172,21 @@ def collector_run(which: str) -> tuple[int, int, int]:
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
     out = subprocess.run([sys.executable, "-c", COLLECTOR_RUN, which], capture_output=True, text=True,
                          env=env, timeout=60, check=True).stdout  # (its own process: it freezes objects)
-    most, passes, freed = map(int, out.split())
-    return most, passes, freed
+    freed, *walked = map(int, out.split())
+    return walked, freed
 
 
 def test_the_gui_collector_walks_only_what_came_since_its_last_full_pass_and_frees_dead_cycles():
     """Each full pass of the collector walks the old generation; as the heap grew (a session's
     panels, models, curves), pyqtgraph's collector walked all of it again and again (0.2–1 s on
     the GUI thread with a model and the panels loaded). The app's freezes what survives a full
-    pass, so the next walks only what came since; a dead cycle is still freed."""
-    from explorer.gui_collector import MIN_GROWTH
+    pass, so the next walks only what came since, but for one pass in UNFREEZE_EVERY that walks
+    everything (what dead cycles froze is freed then); a dead cycle is still freed."""
+    from explorer.gui_collector import MIN_GROWTH, UNFREEZE_EVERY
 
-    old_most, old_passes, old_freed = collector_run("pyqtgraph")
-    new_most, new_passes, new_freed = collector_run("app")
-    assert old_most > 5 * MIN_GROWTH and old_passes >= 2 and old_freed == 1  # the scenario stresses the old
-    assert new_most < 2 * MIN_GROWTH and new_passes >= 1 and new_freed == 1
+    old_walked, old_freed = collector_run("pyqtgraph")
+    new_walked, new_freed = collector_run("app")
+    assert max(old_walked) > 5 * MIN_GROWTH and len(old_walked) >= 2 and old_freed == 1  # the old is stressed
+    long_passes = [n for n in new_walked if n >= 2 * MIN_GROWTH]
+    assert len(new_walked) >= UNFREEZE_EVERY and new_freed == 1
+    assert len(long_passes) == len(new_walked) // UNFREEZE_EVERY, new_walked  # only the unfreezing passes
