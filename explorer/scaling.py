@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem, QGraphicsTe
 from shiboken6 import isValid
 
 from explorer import style
+from explorer.drawing.plot_style import set_axis_pen
 
 _applied_scale = 1.0  # the factor the plots on screen are drawn at
 
@@ -112,7 +113,7 @@ def _rescale_axis(axis: pg.AxisItem, ratio: float) -> None:
     tick = axis.style.get("tickFont")
     tick = style.font(style.SMALL_POINT_SIZE) if tick is None else _scaled_font(tick, ratio)
     axis.setStyle(tickFont=tick)
-    axis.setPen(_scaled_pen(axis.pen(), ratio))
+    set_axis_pen(axis, _scaled_pen(axis.pen(), ratio))  # (the title keeps the text's colour)
     size = axis.labelStyle.get("font-size")
     if isinstance(size, str) and size.endswith("pt") and axis.label.isVisible():
         try:

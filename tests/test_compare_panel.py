@@ -168,3 +168,32 @@ def test_untrained_b_is_the_models_own_architecture_freshly_initialised(qtbot, t
     for (name, p1), p2, _pa in zip(b1.model.named_parameters(), b2.model.parameters(), a.model.parameters()):
         assert torch.equal(p1, p2), name
     assert any(not torch.equal(p1, pa) for p1, pa in zip(b1.model.parameters(), a.model.parameters()))
+
+
+def test_the_output_bars_count_the_labels_they_stride_and_keep_no_legend_over_the_bars(qtbot):
+    """The one label policy on the bar charts: a strided token axis says "k of n labels" (k and n
+    what it drew and what is in view); every label drawn: the plain name. The colours are named
+    in the titles, so nothing sits over a bar near 1."""
+    from types import SimpleNamespace
+
+    import pyqtgraph as pg
+
+    from explorer.panels.compare.outputs import OutputBars
+
+    def scored(writer, n):
+        return SimpleNamespace(writer=writer, pieces=[f"tok{i}" for i in range(n)],
+                               own=np.full(n, 0.99), other=np.full(n, 0.5))
+
+    bars = OutputBars()
+    qtbot.addWidget(bars)
+    bars.resize(700, 360)
+    bars.show()
+    bars.set_outputs(scored("A", 60), scored("B", 3))
+    axis_a, axis_b = bars.bars_a.axis, bars.bars_b.axis
+    qtbot.waitUntil(lambda: axis_a.drawn > 0 and axis_b.drawn > 0, timeout=3000)
+    settle(qtbot)
+    assert 0 < axis_a.drawn < axis_a.in_view == 60
+    assert axis_a.labelText == f"output token · {axis_a.drawn} of 60 labels"
+    assert axis_b.drawn == axis_b.in_view == 3 and axis_b.labelText == "output token"
+    assert not any(isinstance(item, pg.LegendItem) for item in bars.canvas.scene().items())
+    assert "A" in bars.bars_a.plot.titleLabel.text and "B" in bars.bars_a.plot.titleLabel.text

@@ -332,7 +332,10 @@ def test_sharpest_selects_the_head_that_aligns_most_clearly(qtbot, panel, bundle
 
 
 # -- the layout each screen class declares --------------------------------------------------------
-def test_narrow_puts_each_plot_in_a_tab_and_wide_puts_them_back_in_one_grid(panel, qtbot):
+def test_each_screen_class_declares_where_the_plots_go(panel, qtbot):
+    """NARROW: one tab a plot; PROJECTOR: two tabs of two plots side by side (the two attention
+    maps together, then the mask and the bars), each as tall as the tab; WIDE: one grid, the
+    maps in one row."""
     from explorer.screen import ScreenClass
     plots = panel.plots
     everything = [panel.mask_map, panel.self_map, panel.cross_map, panel.bars]
@@ -341,9 +344,17 @@ def test_narrow_puts_each_plot_in_a_tab_and_wide_puts_them_back_in_one_grid(pane
     assert plots.tabs.isVisibleTo(panel) and not plots.scroll.isVisibleTo(panel)
     plots.tabs.tabBar().setCurrentIndex(3)  # the next-token tab: the bars shown, no map
     assert panel.bars.isVisibleTo(panel) and not panel.self_map.isVisibleTo(panel)
-    for cls in (ScreenClass.WIDE, ScreenClass.PROJECTOR):
-        panel.apply_screen_class(cls)
-        assert plots.tabs.count() == 0 and plots.scroll.isVisibleTo(panel)
-        assert all(plots.grid.indexOf(w) >= 0 and w.isVisibleTo(panel) for w in everything)
+    panel.apply_screen_class(ScreenClass.PROJECTOR)
+    assert plots.tabs.count() == 2 and plots.tabs.isVisibleTo(panel) and not plots.scroll.isVisibleTo(panel)
+    pages = [[w for w in everything if plots.tabs.widget(i).isAncestorOf(w)] for i in range(2)]
+    assert pages == [[panel.self_map, panel.cross_map], [panel.mask_map, panel.bars]]
+    plots.tabs.setCurrentIndex(0)
+    qtbot.waitUntil(lambda: panel.self_map.isVisible() and panel.self_map.height() > 1, timeout=3000)
+    self_box, cross_box = panel.self_map.geometry(), panel.cross_map.geometry()
+    assert self_box.top() == cross_box.top() and self_box.right() < cross_box.left()  # side by side
+    assert self_box.height() == plots.tabs.widget(0).height()  # the tab's whole height
+    panel.apply_screen_class(ScreenClass.WIDE)
+    assert plots.tabs.count() == 0 and plots.scroll.isVisibleTo(panel)
+    assert all(plots.grid.indexOf(w) >= 0 and w.isVisibleTo(panel) for w in everything)
     rows = {w: plots.grid.getItemPosition(plots.grid.indexOf(w))[0] for w in everything}
     assert rows[panel.mask_map] == rows[panel.self_map] == rows[panel.cross_map]  # the maps in one row

@@ -118,8 +118,8 @@ def test_the_rate_plot_names_the_schedule_the_run_uses(qtbot):
 
 
 def test_the_progress_bar_shows_the_runs_line_and_names_it_whole_in_its_tooltip(qtbot):
-    """The training progress is Qt's own bar: the run's line is its format (Qt elides what does
-    not fit) and its tooltip, and the value follows the step."""
+    """The training progress is Qt's own bar: the run's line is drawn beside it on one eliding
+    line, is the bar's format and both tooltips, and the value follows the step."""
     from explorer.panels.training.controls import TrainingControls
 
     controls = TrainingControls()
@@ -127,6 +127,8 @@ def test_the_progress_bar_shows_the_runs_line_and_names_it_whole_in_its_tooltip(
     text = "step 191 · 31% → 99% · 12 s"
     controls.set_progress(191, 400, text)
     assert controls.progress.format() == text and controls.progress.toolTip() == text
+    assert controls.progress_line.text() == text and controls.progress_line.toolTip() == text
+    assert controls.progress_line.wordWrap() is False  # one line: elided, never wrapped and clipped
     assert controls.progress.value() == 191 and controls.progress.maximum() == 400
 
 def test_a_probe_map_too_short_for_every_row_label_says_how_many_it_shows(qtbot):

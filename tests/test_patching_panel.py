@@ -106,3 +106,30 @@ def test_narrow_puts_the_maps_and_the_bars_in_tabs_and_back(qtbot, gpt):
     qtbot.waitUntil(lambda: panel.maps[0].geometry().width() > 0)
     right_of_map = panel.maps[0].mapTo(panel, panel.maps[0].rect().topRight()).x()
     assert right_of_map < panel.bars.mapTo(panel, panel.bars.rect().topLeft()).x()  # side by side again
+
+
+def test_a_dock_too_narrow_for_maps_beside_bars_gets_the_tabs_whatever_the_window_class(qtbot, gpt):
+    """Docked beside the architecture diagram in a window of the projector class, the panel is
+    offered less room than its side-by-side layout needs: the maps take the dock's whole width
+    in a tab (every title and token label drawn), and a wide dock puts them side by side again."""
+    from PySide6.QtWidgets import QScrollArea
+
+    from explorer.panels.patching.panel import SIDE_BY_SIDE_WIDTH
+    from explorer.screen import ScreenClass
+    state, panel = _panel(qtbot, gpt, "the duck says")
+    dock = QScrollArea()  # as a panel's dock holds it
+    dock.setWidgetResizable(True)
+    dock.setWidget(panel)
+    qtbot.addWidget(dock)
+    panel.apply_screen_class(ScreenClass.PROJECTOR)
+    dock.resize(SIDE_BY_SIDE_WIDTH * 3 // 4, 650)
+    dock.show()
+    qtbot.waitUntil(lambda: panel.tabs.isVisible(), timeout=3000)
+    assert panel.tabs.count() == 2 and panel.maps[0].isVisible() and not panel.bars.isVisible()
+    qtbot.waitUntil(lambda: panel.maps[0].cols_axis.drawn > 0, timeout=3000)
+    shown = [m for m in panel.maps if m.isVisible()]
+    assert all(m.cols_axis.drawn == m.cols_axis.in_view for m in shown)  # every token label drawn
+    dock.resize(SIDE_BY_SIDE_WIDTH + 200, 650)
+    qtbot.waitUntil(lambda: not panel.tabs.isVisible(), timeout=3000)
+    assert panel.maps[0].isVisible() and panel.bars.isVisible()
+    dock.takeWidget()  # (the panel is qtbot's to close)

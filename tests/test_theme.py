@@ -248,3 +248,29 @@ def test_the_beam_tree_follows_the_theme(window, qtbot):
             assert pruned and all(c.name() in (palette.beam_pruned.lower(), palette.beam_best.lower()) for c in pruned)
     finally:
         window.lecture.set_theme("light")
+
+
+@pytest.mark.parametrize("theme_name", ["light", "dark"])
+def test_a_plot_axis_title_stays_in_the_text_colour_when_the_presentation_scale_changes(qapp, theme_name):
+    """pyqtgraph gives an axis title its line's colour: a rescale (entering presentation) that sets
+    the line's pen must leave the title in the text colour, not the muted line colour."""
+    from explorer import presentation
+    from explorer.drawing.plot_style import graphics_widget, restyle_view, style_axis
+    from explorer.scaling import rescale_scene
+
+    presentation.apply_theme(QApplication.instance(), theme_name)
+    try:
+        canvas = graphics_widget()
+        plot = canvas.addPlot()
+        axis = plot.getAxis("bottom")
+        style_axis(axis, "step")
+        palette = PALETTES[theme_name]
+        assert axis.labelStyle["color"] == palette.text
+        rescale_scene(canvas, 1.5)
+        assert axis.labelStyle["color"] == palette.text and axis.pen().color().name() == palette.muted
+        other = PALETTES["dark" if theme_name == "light" else "light"]
+        restyle_view(canvas, other)
+        assert axis.labelStyle["color"] == other.text and axis.pen().color().name() == other.muted
+        canvas.deleteLater()
+    finally:
+        presentation.apply_theme(QApplication.instance(), "light")

@@ -79,6 +79,26 @@ class LabelAxis(pg.AxisItem):
         self.setTickFont(label_font())
         self.setTextPen(style.current().text)
         self.setPen(pg.mkPen(None))
+        self.name = ""  # the axis title without its count (`name_with_count`)
+
+    def name_with_count(self, name: str) -> None:
+        """Title the axis `name`, followed by "k of n labels" whenever the policy strides (an axis
+        outside a map, which has no header to say it): the count follows every paint."""
+        self.name = name
+        self.counted.connect(self._title_with_count, Qt.ConnectionType.QueuedConnection)
+        self._title_with_count()
+
+    def count_text(self) -> str:
+        """"" when every label in view is drawn, else "k of n labels" (n: the cells in view)."""
+        if not self.tokens or self.numeric or self.drawn >= self.in_view or not self.drawn:
+            return ""
+        return f"{self.drawn} of {self.in_view} labels"
+
+    def _title_with_count(self) -> None:
+        count = self.count_text()
+        text = f"{self.name} · {count}" if count else self.name
+        if text != self.labelText:
+            self.setLabel(text, **self.labelStyle)
 
     def setPen(self, *args, **kwargs) -> None:  # noqa: N802 - pyqtgraph's name
         """The axis line's pen; pyqtgraph gives the title the pen's colour too, so it is given

@@ -41,9 +41,16 @@ font = _app.font  # a font at the current presentation scale
 css_pt = _app.css_pt  # a rich-text size at the current scale (HTML sizes win over item fonts)
 
 
+def set_axis_pen(axis: pg.AxisItem, pen) -> None:
+    """The axis line's pen. pyqtgraph gives the axis title the line's colour too (a muted grey,
+    pale from the back row): the title keeps the text pen's colour."""
+    axis.setPen(pen)
+    axis.setTextPen(axis.textPen())
+
+
 def style_axis(axis: pg.AxisItem, label: str | None = None, line: bool = True) -> None:
     axis.setTickFont(font(TICK_PT))
-    axis.setPen(current().muted if line else pg.mkPen(None))  # (setPen also recolours the label: first)
+    set_axis_pen(axis, current().muted if line else pg.mkPen(None))
     axis.setTextPen(current().text)
     if label is not None:
         axis.setLabel(label, color=current().text, **{"font-size": css_pt(LABEL_PT)})
@@ -111,7 +118,7 @@ def restyle_view(view, p=None) -> None:
         if isinstance(item, pg.AxisItem):
             pen = item.pen()
             if pen.style() != Qt.PenStyle.NoPen and pen.color() != muted:  # an axis without a line keeps none
-                item.setPen(pg.mkPen(p.muted, width=pen.widthF()))  # as style_axis
+                set_axis_pen(item, pg.mkPen(p.muted, width=pen.widthF()))  # as style_axis
             if item.textPen().color() != text:
                 item.setTextPen(pg.mkPen(p.text))
         elif isinstance(item, pg.LegendItem):

@@ -41,6 +41,7 @@ class ScoredBars:
         self.plot.setYRange(0, 1.05, padding=0)
         st.style_axis(self.plot.getAxis("left"), "probability")
         st.style_axis(self.axis, "output token")
+        self.axis.name_with_count("output token")  # "output token · 12 of 25 labels" when strided
         st.let_shrink(self.plot.titleLabel)
         self.own = pg.BarGraphItem(x=[], height=[], width=BAR)
         self.other = pg.BarGraphItem(x=[], height=[], width=BAR)
@@ -58,7 +59,8 @@ class ScoredBars:
         self.other.setOpts(x=x + BAR / 2, height=output.other, width=BAR, brush=colours[other_writer], pen=None)
         self.axis.set_tokens([display_piece(p) for p in output.pieces], numeric=False, origin=-0.5)
         self.plot.setXRange(-0.6, max(len(x), 1) - 0.4, padding=0)
-        st.set_title(self.plot, f"{output.writer}'s output, scored by both")
+        key = " · ".join(f"<b style='color:{colours[m]}'>■ {m}</b>" for m in "AB")  # the bars' colours: no legend over them
+        st.set_title(self.plot, f"{output.writer}'s output, scored by {key}")
 
     def recolour(self) -> None:
         if self.output is not None:
@@ -99,11 +101,6 @@ class OutputBars(QWidget):
         lay.addWidget(self.canvas)
         self.bars_a = ScoredBars(self.canvas.ci, 0)
         self.bars_b = ScoredBars(self.canvas.ci, 1)
-        self.legend = pg.LegendItem(offset=(-10, 10), labelTextSize=f"{st.TICK_PT}pt")
-        self.legend.setParentItem(self.bars_b.plot.vb)
-        self._legend_items = (pg.BarGraphItem(x=[0], height=[1], width=1), pg.BarGraphItem(x=[0], height=[1], width=1))
-        self.legend.addItem(self._legend_items[0], "A")
-        self.legend.addItem(self._legend_items[1], "B")
         self.recolour()
         self.canvas.scene().sigMouseMoved.connect(self._on_move)
         theme.notifier().changed.connect(self.recolour)
@@ -113,10 +110,7 @@ class OutputBars(QWidget):
         self.bars_b.set_output(output_b)
 
     def recolour(self, *_args) -> None:
-        st.restyle_view(self.canvas)  # the legend, axes and titles in the palette's colours
-        colours = model_colours()
-        for item, writer in zip(self._legend_items, "AB"):
-            item.setOpts(brush=colours[writer], pen=None)
+        st.restyle_view(self.canvas)  # axes and titles in the palette's colours (the titles name the bars')
         self.bars_a.recolour()
         self.bars_b.recolour()
 

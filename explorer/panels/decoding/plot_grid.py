@@ -1,14 +1,15 @@
 """`PlotGrid`: the decoding step's three attention maps and its next-token bars, laid out as
 each screen class declares it (`explorer.screen`).
 
-WIDE: the maps in one row, the bars under them. PROJECTOR (a low page): maps and bars in one
-row, so each map keeps the page's height. Both scroll rather than shrink a plot below its
-least size. NARROW: one tab per plot.
+WIDE: the maps in one row, the bars under them; it scrolls rather than shrink a plot below its
+least size. PROJECTOR (a low page, few pixels): two tabs of two plots side by side, each plot
+half the width and the whole height: the self- and cross-attention maps, then the mask and
+the next-token bars. NARROW: one tab per plot.
 """
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QGridLayout, QScrollArea, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QScrollArea, QTabWidget, QVBoxLayout, QWidget
 
 from explorer.screen import ScreenClass
 
@@ -19,14 +20,14 @@ BARS_LEAST_HEIGHT = 200  # the bars' widget: caption, token labels and a ≥ 120
 GRIDS = {
     ScreenClass.WIDE: {"cells": [(0, 0, 1, 1), (0, 1, 1, 1), (0, 2, 1, 1), (1, 0, 1, 3)],
                        "rows": (3, 2), "columns": (1, 1, 1)},
-    ScreenClass.PROJECTOR: {"cells": [(0, 0, 1, 1), (0, 1, 1, 1), (0, 2, 1, 1), (0, 3, 1, 1)],
-                            "rows": (1,), "columns": (1, 1, 1, 1)},
 }
+# PROJECTOR's tabs: (name, the plots side by side on it, as indices of mask, self, cross, bars)
+PAGES = (("Self | cross attention", (1, 2)), ("Mask | next token", (0, 3)))
 TAB_NAMES = ("Mask", "Self-attention", "Cross-attention", "Next token")
 
 
 class PlotGrid(QWidget):
-    """`maps` in a row over `bars` (WIDE, PROJECTOR) or one tab each (NARROW)."""
+    """`maps` in a row over `bars` (WIDE), two plots a tab (PROJECTOR) or one tab each (NARROW)."""
 
     def __init__(self, maps: list[QWidget], bars: QWidget, parent=None):
         super().__init__(parent)
@@ -46,6 +47,13 @@ class PlotGrid(QWidget):
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
         self.scroll.setWidget(self.grid_page)
         self.tabs = QTabWidget()
+        self.pages = []  # PROJECTOR's tabs, each a row of two plots
+        for _name, _indices in PAGES:
+            page = QWidget()
+            row = QHBoxLayout(page)
+            row.setContentsMargins(0, 0, 0, 0)
+            row.setSpacing(6)
+            self.pages.append(page)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(self.scroll)
@@ -61,8 +69,15 @@ class PlotGrid(QWidget):
         (self.left_out.discard if on else self.left_out.add)(i)
         if self.screen_class == ScreenClass.NARROW:
             self.tabs.setTabVisible(self.tabs.indexOf(widget), on)
-        else:
-            widget.setVisible(on)
+            return
+        widget.setVisible(on)
+        if self.screen_class == ScreenClass.PROJECTOR:
+            self._show_pages()
+
+    def _show_pages(self) -> None:
+        """A PROJECTOR tab is offered while any of its plots is."""
+        for i, (_name, indices) in enumerate(PAGES):
+            self.tabs.setTabVisible(i, any(j not in self.left_out for j in indices))
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """Move the plots into the arrangement `cls` declares (nothing moves when it is unchanged)."""
@@ -73,6 +88,19 @@ class PlotGrid(QWidget):
             self.tabs.removeTab(0)
         for widget in self.plots():
             self.grid.removeWidget(widget)
+            for page in self.pages:
+                page.layout().removeWidget(widget)
+        if cls == ScreenClass.PROJECTOR:
+            plots = self.plots()
+            for page, (name, indices) in zip(self.pages, PAGES):
+                for j in indices:
+                    page.layout().addWidget(plots[j], 1)
+                    plots[j].setVisible(j not in self.left_out)
+                self.tabs.addTab(page, name)
+            self._show_pages()
+            self.scroll.hide()
+            self.tabs.show()
+            return
         if cls == ScreenClass.NARROW:
             for i, (widget, name) in enumerate(zip(self.plots(), TAB_NAMES)):
                 self.tabs.addTab(widget, name)

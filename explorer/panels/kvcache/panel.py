@@ -16,7 +16,16 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSlider, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QPushButton,
+    QScrollArea,
+    QSlider,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
@@ -61,16 +70,23 @@ class KVCachePanel(QWidget):
                                     (self.reads, "", "cached position")):
             heatmap.set_axis_names(rows, cols)
         self.memory = text_label(rich=True, top_left=True)
-        maps = QHBoxLayout()  # the cache's rows need the height: the numbers go beside them
+        # The cache's rows need the height: the numbers go beside them, in a column that scrolls
+        # when it is taller than the maps (a wrapped text's height must not starve the reads row).
+        self.memory_column = QScrollArea()
+        self.memory_column.setWidgetResizable(True)
+        self.memory_column.setFrameShape(QFrame.Shape.NoFrame)
+        self.memory_column.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.memory_column.setWidget(self.memory)
+        maps = QHBoxLayout()
         maps.addWidget(self.keys, 3)
         maps.addWidget(self.values, 3)
-        maps.addWidget(self.memory, 3)
+        maps.addWidget(self.memory_column, 3)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.note)
         layout.addLayout(controls)
-        layout.addLayout(maps, 5)
-        layout.addWidget(self.reads, 3)
+        layout.addLayout(maps, 3)  # the maps and the reads row share the height by these stretches
+        layout.addWidget(self.reads, 2)
         self.timer = QTimer(self)
         self.timer.setInterval(PLAY_MS)
         self.timer.timeout.connect(self._advance)

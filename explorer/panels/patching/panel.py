@@ -33,6 +33,7 @@ from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.label_axis import display_piece
 from explorer.input_text import printable
 from explorer.latest_job import LatestJob
+from explorer.panel_room import offered_room
 from explorer.panels.job_bar import JobBar
 from explorer.panels.patching.dla_bars import LogitBars
 from explorer.panels.patching.job import (
@@ -48,17 +49,20 @@ from explorer.screen import ScreenClass
 from model.interpret.patching_inputs import corrupted_default
 
 MAPS_SHOWN = 6  # the most maps one stack has: residual, self-, cross-attention, MLP, self- and cross-heads
+SIDE_BY_SIDE_WIDTH = 960  # room below which (a dock beside the diagram) maps and bars become tabs
 DEFAULT_TOKEN = ""  # an empty answer / wrong box: the default token (the runs' own top tokens)
 
 
 class PatchingPanel(QWidget):
     panel_name = "patching"
     title = "Activation patching"
+    tab_title = "Patching"  # many tabs share the right dock area: each must be readable
 
     def __init__(self, state, parent=None):
         super().__init__(parent)
         self.state = state
         self.shown: PatchingView | None = None
+        self.screen_class = ScreenClass.PROJECTOR  # the window's class (`apply_screen_class`)
         self.asked: PatchingRequest | None = None  # what the job computes now
         self.job = LatestJob(self)
         self.job.done.connect(self._on_done)
@@ -140,9 +144,19 @@ class PatchingPanel(QWidget):
         self.restyle()
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """Maps beside the clicked cell's detail and the attribution bars; NARROW: the maps with the
-        detail under them in one tab, the bars in another."""
-        narrow = cls is ScreenClass.NARROW
+        """Maps beside the clicked cell's detail and the attribution bars; NARROW, or a dock narrower
+        than SIDE_BY_SIDE_WIDTH (beside the architecture diagram): the maps with the detail under
+        them in one tab, the bars in another, so the maps get the dock's whole width."""
+        self.screen_class = cls
+        self._arrange()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._arrange()
+
+    def _arrange(self) -> None:
+        room = offered_room(self).width()  # the dock's, not this panel's own size: no history in the choice
+        narrow = self.screen_class is ScreenClass.NARROW or room < SIDE_BY_SIDE_WIDTH
         if narrow == self.tabs.isVisibleTo(self):
             return
         if narrow:

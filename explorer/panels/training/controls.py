@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from superqt import QElidingLabel
 
 from explorer import style
 from explorer.eliding_combo import ElidingComboBox
@@ -163,12 +164,15 @@ class TrainingControls(QWidget):
             button.setMinimumHeight(32)
             setattr(self, name, button)
         self.back_button.setEnabled(False)
-        self.progress = QProgressBar()  # its text is the run's line; Qt elides what does not fit
+        # The run's line is drawn beside the bar on one line, elided where it does not fit (a
+        # bar's own text wraps and is clipped in a short bar); the whole line is the tooltip.
+        self.progress = QProgressBar()  # its format holds the run's line too, not drawn
         self.progress.setRange(0, DEFAULT_STEPS)
-        self.progress.setFormat("not started")
-        self.progress.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
+        self.progress.setTextVisible(False)
         self.progress.setMinimumHeight(28)
-        self.progress.setAlignment(Qt.AlignCenter)
+        self.progress_line = QElidingLabel()
+        self.progress_line.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
+        self._show_line("not started")
         self.button_grid = QGridLayout()
         self.button_grid.setContentsMargins(0, 0, 0, 0)
         self.button_grid.setHorizontalSpacing(6)
@@ -183,24 +187,34 @@ class TrainingControls(QWidget):
         self.set_phase("idle", has_model=False)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """The run's buttons, its progress and the model's buttons in one row on a wide screen; in
-        two rows (Start over Save…, Pause over Use this model, …) on a projector or a narrow one."""
+        """The run's buttons, its progress (bar and line) and the model's buttons in one row on a
+        wide screen; in two rows on a projector or a narrow one: Start … Stop and the bar over
+        Save…, Use this model, Back and the run's line, which gets the rest of that row."""
         one_row = cls is ScreenClass.WIDE
         if one_row == self.one_row:
             return
         self.one_row, g = one_row, self.button_grid
         run = (self.start_button, self.pause_button, self.step_button, self.stop_button)
         model = (self.save_button, self.use_button, self.back_button)
-        for w in run + model + (self.progress,):
+        for w in run + model + (self.progress, self.progress_line):
             g.removeWidget(w)
         for c in range(10):
             g.setColumnStretch(c, 0)
         for c, w in enumerate(run):
             g.addWidget(w, 0, c)
-        g.addWidget(self.progress, 0, 4, 1, 1 if one_row else 4)
-        for c, w in enumerate(model):
-            g.addWidget(w, 0 if one_row else 1, 5 + c if one_row else c)
-        g.setColumnStretch(4 if one_row else 7, 1)
+        if one_row:
+            g.addWidget(self.progress, 0, 4)
+            g.addWidget(self.progress_line, 0, 5)
+            for c, w in enumerate(model):
+                g.addWidget(w, 0, 6 + c)
+            g.setColumnStretch(4, 1)
+            g.setColumnStretch(5, 3)
+        else:
+            g.addWidget(self.progress, 0, 4, 1, 4)
+            for c, w in enumerate(model):
+                g.addWidget(w, 1, c)
+            g.addWidget(self.progress_line, 1, 3, 1, 5)
+            g.setColumnStretch(7, 1)
 
     # -- state ---------------------------------------------------------------------------------
     def set_phase(self, phase: str, has_model: bool) -> None:
@@ -230,8 +244,14 @@ class TrainingControls(QWidget):
     def set_progress(self, step: int, total: int, text: str) -> None:
         self.progress.setRange(0, max(1, total))
         self.progress.setValue(min(step, total))
+        self._show_line(text)
+
+    def _show_line(self, text: str) -> None:
+        """The run's line: drawn (elided) beside the bar, whole in both tooltips and the bar's format."""
         self.progress.setFormat(text)
-        self.progress.setToolTip(text)
+        self.progress_line.setText(text)
+        for w in (self.progress, self.progress_line):
+            w.setToolTip(text)
 
     def set_model_defaults(self, bundle) -> bool:
         """A new run learns the loaded model's own task with its kind (`model_defaults`). True if
