@@ -347,8 +347,9 @@ class InputBar(QWidget):
         if n > limit:
             count = f'<span style="color:{style.ERROR.name()}; font-weight:bold;">{n} tokens: over the limit of {limit}</span>'
         symbols = describe_unknown(encoded)
-        named = f"unknown: {html.escape(symbols)} → &lt;unk&gt;" if len(symbols) <= 20 else f"{len(symbols.split())} unknown"
-        unknown = f', <span style="color:{style.ERROR.name()};">{named}</span>' if symbols else ""
+        # how many, after the count (the tokens beside mark each one; the tooltip and the message
+        # bar name them); where the row is tight the line may end after the count
+        unknown = f'<span style="color:{style.ERROR.name()};">{len(symbols.split())} unknown</span>' if symbols else ""
         listed = [printable(p) for p in encoded.pieces[:MAX_ECHO]]
         tip = f"{limit_note}:\n" + " ".join(listed) + (f"\nunknown symbols, read as <unk>: {symbols}" if symbols else "")
         if span is not None:  # the message's tokens in [brackets] among the template's
@@ -356,23 +357,27 @@ class InputBar(QWidget):
             listed = listed[:start] + ["["] + listed[start:end] + ["]"] + listed[end:]
             tip = (f"{limit_note}: your message's {end - start} tokens [in brackets] inside the model's chat "
                    f"template:\n" + " ".join(listed))
-            self.echo.least = _plain(count + unknown)
-            self.echo.setText(count + unknown)
+            self.echo.least = _plain(count)
+            self.echo.setText(count + (f", {unknown}" if unknown else ""))
             self.echo.setToolTip(tip)
             return
-        prefix = f"{count}{unknown}: "
+        prefix, lead = f"{count}: ", (f"{unknown} · " if unknown else "")
         pieces = encoded.pieces[:MAX_ECHO]
-        stops, at = [], _utf16(_plain(prefix))  # a token is shown whole or not at all
+        at = _utf16(_plain(prefix))
+        stops = [at] if lead else []  # the line may end after the count, or after a whole token
+        at += _utf16(_plain(lead))
+        token_stops = []
         for piece in pieces:
-            stops.append(at)
+            token_stops.append(at)
             at += _utf16(printable(piece))
-        stops.append(at)
+        token_stops.append(at)
+        stops += token_stops
         shown, _n = token_echo_html(bundle, text, limit=MAX_ECHO)
 
         def more(kept: int) -> str:  # (no token shown: the count says how many)
-            left = len(encoded.pieces) - max((i for i, stop in enumerate(stops) if stop <= kept), default=0)
+            left = len(encoded.pieces) - max((i for i, stop in enumerate(token_stops) if stop <= kept), default=0)
             return f" … +{left} more" if left < len(encoded.pieces) else "…"
 
         self.echo.least = _plain(prefix) + more(stops[0])
-        self.echo.setText(prefix + shown, stops, more)
+        self.echo.setText(prefix + lead + shown, stops, more)
         self.echo.setToolTip(tip)

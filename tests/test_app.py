@@ -109,7 +109,7 @@ def test_unknown_characters_are_highlighted_and_reported(app_window, qtbot):
     window.input_bar.source.setText("ab1c")
     echo = window.input_bar.echo.text()
     assert f'color:{style.ERROR.name()}' in echo and ">1</span>" in echo
-    assert "unknown: 1" in echo
+    assert "1 unknown" in echo and "read as <unk>: 1" in window.input_bar.echo.toolTip()
     messages = []
     state.message.connect(lambda level, text: messages.append((level, text)))
     with qtbot.waitSignal(state.resultChanged, timeout=30000):

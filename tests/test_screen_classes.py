@@ -229,3 +229,15 @@ def test_a_narrow_window_stacks_every_dock_in_one_column_and_widening_gives_the_
     window.resize(1280, 720)
     _settle(qtbot)
     assert len(columns()) == 2 and 0 in columns()  # the two columns back
+
+
+def test_an_input_with_unknown_symbols_fits_a_1024_projector(window, qtbot):
+    """The token echo's always-shown part is the count: the unknown symbols' note may give way
+    (the message bar and the tooltip name them), so a long note never makes the window wider
+    than a 1024-px projector."""
+    window.lecture.presentation.enter(full_screen=False)
+    window.resize(1024, 768)
+    window.input_bar.source.setText("hello world, 12 symbols ~ # @ this model never saw")
+    _settle(qtbot)
+    assert "unknown" in window.input_bar.echo.text()
+    assert window.minimumSizeHint().width() <= 1024 and window.width() == 1024
