@@ -64,3 +64,35 @@ def test_a_new_model_is_scored_again(window, qtbot):
     assert panel.wait_until_drawn()
     assert {k[0] for k in panel.grid.cells} == {"decoder_self"}
     assert panel.atlas.model_name == "gpt-facts" and "gpt-facts" in panel.status.text()
+
+
+def test_a_replaced_model_is_not_kept_alive_by_the_atlas_or_the_head_ranking(qtbot):
+    """The atlas and the head ranking remember which model their numbers belong to without
+    holding it: a 135M model replaced in a lecture is freed, not kept beside the new one."""
+    import gc
+    import weakref
+
+    from explorer.panels.atlas.panel import AtlasPanel
+    from explorer.panels.heads.panel import HeadsPanel
+    from explorer.runner import Runner
+    from explorer.state import SessionState
+    from model.io.checkpoints import random_bundle
+
+    state = SessionState()
+    runner = Runner(state, synchronous=True)
+    atlas, heads = AtlasPanel(state), HeadsPanel(state)
+    for panel in (atlas, heads):
+        qtbot.addWidget(panel)
+        panel.show()
+    first = random_bundle("reverse", dropout=0.0)
+    runner.set_bundle(first, then_run="abc")
+    assert atlas.wait_until_drawn()
+    heads.pairs_spin.setValue(heads.pairs_spin.minimum())
+    heads.run_importance()
+    qtbot.waitUntil(lambda: not heads.job.running, timeout=60_000)
+    gone = weakref.ref(first)
+    runner.set_bundle(random_bundle("reverse", dropout=0.0), then_run="abc")
+    assert atlas.wait_until_drawn()
+    del first
+    gc.collect()
+    assert gone() is None

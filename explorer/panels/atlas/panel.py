@@ -12,6 +12,8 @@ never calls another panel.
 """
 from __future__ import annotations
 
+import weakref
+
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
@@ -47,7 +49,7 @@ class AtlasPanel(QWidget):
         super().__init__(parent)
         self.state = state
         self.atlas = None
-        self._scored_bundle = None  # the bundle the atlas (or the running worker) belongs to
+        self._scored_bundle = lambda: None  # (weakly) the bundle the atlas (or the running worker) belongs to
         self.job = LatestJob(self)
         self.job.done.connect(self._on_done)
         self.job.failed.connect(self._on_error)
@@ -79,7 +81,7 @@ class AtlasPanel(QWidget):
 
     # -- scoring ---------------------------------------------------------------------------------
     def _on_bundle(self, bundle) -> None:
-        if bundle is not self._scored_bundle:
+        if bundle is not self._scored_bundle():
             self.compute()
 
     def compute(self) -> None:
@@ -87,7 +89,7 @@ class AtlasPanel(QWidget):
         bundle = self.state.bundle
         if bundle is None:
             return
-        self._scored_bundle = bundle
+        self._scored_bundle = weakref.ref(bundle)
         self.grid.set_atlas(None)
         self.atlas = None
         self.status.setText(f"Scoring the heads of {bundle.name}…")

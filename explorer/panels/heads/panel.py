@@ -9,6 +9,7 @@ exportable as CSV.
 """
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 
 from PySide6.QtWidgets import (
@@ -50,7 +51,7 @@ class HeadsPanel(QWidget):
         super().__init__(parent)
         self.state = state
         self.importance = None
-        self._ranked_bundle = None
+        self._ranked_bundle = lambda: None  # a weak reference: a replaced model is not kept alive
         self.curve_points = CURVE_POINTS
         self.job = LatestJob(self)
         self.job.done.connect(self._on_done)
@@ -142,7 +143,7 @@ class HeadsPanel(QWidget):
     def _on_bundle(self, bundle) -> None:
         self.grid.set_model(attention_layers(bundle.model), bundle.config.n_heads)
         self.grid.set_heads(self.state.session.interventions)
-        if self.importance is not None and self._ranked_bundle is not bundle:
+        if self.importance is not None and self._ranked_bundle() is not bundle:
             self.importance = None
             self.export_button.setEnabled(False)
             self.status.setText("A new model: rank its heads again.")
@@ -159,7 +160,7 @@ class HeadsPanel(QWidget):
         bundle = self.state.session.bundle
         if bundle is None or self.job.running:
             return
-        self._ranked_bundle = bundle
+        self._ranked_bundle = weakref.ref(bundle)
         pairs, points, by = self.pairs_spin.value(), self.curve_points, self.by_box.currentData()
         self.status.setText("Ranking heads…")
         self.job.submit(lambda: head_importance(bundle, pairs, points=points, curve_by=by, progress=self.job.report))
