@@ -28,9 +28,10 @@ from PySide6.QtWidgets import (
 
 from explorer import style
 from explorer.panels.stepper.inspector_view import TensorView
-from explorer.panels.stepper.step_texts import STEP_ROLE, fill_jump_list, step_axis_titles, tensor_stats
+from explorer.panels.stepper.step_texts import STEP_ROLE, fill_jump_list
 from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
+from model.nn.step_summary import format_shape, step_axis_titles, tensor_stats
 from model.nn.steps import readable_step_name, slice_for_view, view_kind
 
 HOVER_HINT = "Hover a cell: its value."  # short: one line beside the map
@@ -349,7 +350,7 @@ class StepperPanel(QWidget):
         self.path_label.setText("step " + step.name.replace(".", ".\u200b"))  # may break after a dot
         self.formula_label.setText(step.formula)
         self.description_label.setText(step.description)
-        self.shape_label.setText(f"shape {style.format_shape(step.shape)}\n= {' × '.join(step.axes)}")
+        self.shape_label.setText(f"shape {format_shape(step.shape)}\n= {' × '.join(step.axes)}")
         self.shape_label.setToolTip("Shown: batch item 0" + (f", head {self.state.head + 1}" if has_head else ""))
         stats = tensor_stats(step.tensor.numpy())  # of the whole tensor: say so when the map shows one head
         heads = tensor.shape[step.axes.index("head")] if has_head else 1
