@@ -326,10 +326,9 @@ class StepperPanel(QWidget):
         self.slider.setValue(index)
         self.slider.blockSignals(False)
         self.counter.setText(f"{index + 1:>3} / {n}")
-        for row in range(self.jump.count()):
-            if self.jump.itemData(row, STEP_ROLE) == index:
-                self.jump.setCurrentIndex(row)
-                break
+        row = self.jump.findData(index, STEP_ROLE)
+        if row >= 0:
+            self.jump.setCurrentIndex(row)
         self._show_step()
 
     def _show_step(self) -> None:
