@@ -145,11 +145,17 @@ class StepperPanel(QWidget):
         layout.addLayout(row1)
         layout.addLayout(row2)
         layout.addLayout(row_jump)
-        self.title_row = QVBoxLayout()
-        self.title_row.addWidget(self.name_label)
-        layout.addLayout(self.title_row)
-        # The texts about the step go above and below the map, or beside it in a column that
+        # The texts about the step: its title, formula and description (`intro`), its readout, shape,
+        # statistics and code path (`details`); above and below the map, or beside it in a column that
         # scrolls when they are taller than the panel (`apply_screen_class`).
+        self.intro, self.details = QWidget(), QWidget()
+        for box, widgets in ((self.intro, (self.name_label, self.formula_label, self.description_label)),
+                             (self.details, (self.readout, self.shape_label, self.stats_label, self.path_label))):
+            column = QVBoxLayout(box)
+            column.setContentsMargins(0, 0, 0, 0)
+            column.setSpacing(4)
+            for widget in widgets:
+                column.addWidget(widget)
         self.above, self.below = QVBoxLayout(), QVBoxLayout()
         self.body = QBoxLayout(QBoxLayout.TopToBottom)
         self.info = QScrollArea()
@@ -173,38 +179,29 @@ class StepperPanel(QWidget):
         self.beside = None
         self._arrange(False)
 
-    def _texts(self) -> tuple[list[QWidget], list[QWidget]]:
-        """The texts above the map and those below it (in that order, one column when beside)."""
-        return ([self.formula_label, self.description_label],
-                [self.readout, self.shape_label, self.stats_label, self.path_label])
-
     def _arrange(self, beside: bool) -> None:
         """Texts beside the map (a wide panel: the step's title heads the column, and the slider
         joins the buttons' row, so the map gets the height) or above and below it (a tall one)."""
         if beside == self.beside:
             return
         self.beside = beside
-        top, bottom = self._texts()
-        for widget in [self.name_label, *top, *bottom]:
-            for box in (self.title_row, self.above, self.below, self.column):
-                box.removeWidget(widget)
+        for box in (self.above, self.below, self.column):
+            box.removeWidget(self.intro)
+            box.removeWidget(self.details)
         for box in (self.row1, self.row2):
             box.removeWidget(self.slider)
         if beside:
-            for i, widget in enumerate([self.name_label, *top, *bottom]):
-                self.column.insertWidget(i, widget)
+            self.column.insertWidget(0, self.intro)
+            self.column.insertWidget(1, self.details)
             self.row1.insertWidget(self.row1.count() - 1, self.slider, 4)  # before the counter
             self.body.setDirection(QBoxLayout.LeftToRight)
         else:
-            self.title_row.addWidget(self.name_label)
-            for widget in top:
-                self.above.addWidget(widget)
-            for widget in bottom:
-                self.below.addWidget(widget)
+            self.above.addWidget(self.intro)
+            self.below.addWidget(self.details)
             self.row2.addWidget(self.slider, 1)
             self.body.setDirection(QBoxLayout.TopToBottom)
         self.info.setVisible(beside)
-        for widget in [self.name_label, self.slider, *top, *bottom]:
+        for widget in (self.intro, self.details, self.slider):
             widget.setVisible(True)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
