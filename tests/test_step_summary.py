@@ -3,7 +3,7 @@ own, colour scales by meaning, query/key axis titles, and block names from real 
 import numpy as np
 import pytest
 
-from model.inference.figure1 import block_titles, joined_characters, positional_titles
+from model.inference.figure1 import block_for_step, block_titles, joined_characters, positional_titles
 from model.nn.config import TransformerConfig
 from model.nn.step_summary import colour_scale, format_shape, step_axis_titles, tensor_stats
 
@@ -59,3 +59,10 @@ def test_block_names_follow_the_config():
 
 def test_character_tokens_spell_their_text_with_the_specials_apart():
     assert joined_characters(["<bos>", "2", "0", "-", "1", "<eos>"]) == "<bos> 20-1 <eos>"
+
+
+def test_a_step_lights_the_longest_block_that_holds_it():
+    keys = ["encoder.layers.0", "encoder.layers.0.self_attn", "encoder.layers.0.self_attn_x", "generator.logits"]
+    assert block_for_step("encoder.layers.0.self_attn.weights", keys) == "encoder.layers.0.self_attn"
+    assert block_for_step("encoder.layers.0.ffn.output", keys) == "encoder.layers.0"
+    assert block_for_step("decoder.layers.0.ffn", keys) is None

@@ -82,3 +82,10 @@ def joined_characters(pieces: list[str]) -> str:
         else:
             line += piece
     return line.strip()
+
+
+def block_for_step(step: str, keys: list[str]) -> str | None:
+    """The block a step lights up: the longest key that is the step's name or a prefix of it
+    ("encoder.layers.0.self_attn" for "encoder.layers.0.self_attn.weights")."""
+    hits = [key for key in keys if key and (step == key or step.startswith(key + "."))]
+    return max(hits, key=len, default=None)

@@ -19,7 +19,7 @@ from explorer.panels.architecture.figure1 import Figure, Figure1Builder
 from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.screen import ScreenClass
 from explorer.state import attention_of_step
-from model.inference.figure1 import joined_characters, output_pieces
+from model.inference.figure1 import block_for_step, joined_characters, output_pieces
 from model.nn.steps import readable_step_name
 
 TOKENS_GAP = 14.0  # between "Inputs" and its tokens on one line
@@ -239,11 +239,8 @@ class ArchitecturePanel(QWidget):
             self._resolve_keys()
             self._refresh()
             return  # _refresh calls back here with the keys resolved
-        best = None
-        for e in self.figure.elements:
-            key = e.item.key
-            if (name == key or name.startswith(key + ".")) and (best is None or len(key) > len(best.item.key)):
-                best = e
+        key = block_for_step(name, [e.item.key for e in self.figure.elements])
+        best = next((e for e in self.figure.elements if e.item.key == key), None)
         for e in self.figure.elements:
             e.item.set_highlighted(e is best)
         if step is not None:
