@@ -54,7 +54,6 @@ class StepperPanel(QWidget):
         self.view = TensorView(self)
         self.view.hovered.connect(self._on_hover)
         self._build_layout()
-        self._build_shortcuts()
         self.setFocusPolicy(Qt.StrongFocus)  # a click on the panel takes focus from the input field
 
         state.resultChanged.connect(self._on_result)
@@ -75,11 +74,17 @@ class StepperPanel(QWidget):
         return b
 
     def _build_controls(self) -> None:
-        self.first_button = self._button("|◀", "First step (Home)", self.first)
-        self.prev_button = self._button("◀", "Previous step (←)", self.previous)
-        self.play_button = self._button("Play", "Play / pause (Space)", self.toggle_play)
-        self.next_button = self._button("▶", "Next step (→)", self.next)
-        self.last_button = self._button("▶|", "Last step (End)", self.last)
+        """The navigation buttons, each with its window-wide key (a focused text field takes the key
+        first: Qt's ShortcutOverride), the speed, slider, counter, jump list, find box and head."""
+        self.nav_buttons = []
+        for text, tip, key, slot in (("|◀", "First step (Home)", Qt.Key_Home, self.first),
+                                     ("◀", "Previous step (←)", Qt.Key_Left, self.previous),
+                                     ("Play", "Play / pause (Space)", Qt.Key_Space, self.toggle_play),
+                                     ("▶", "Next step (→)", Qt.Key_Right, self.next),
+                                     ("▶|", "Last step (End)", Qt.Key_End, self.last)):
+            self.nav_buttons.append(self._button(text, tip, slot))
+            QShortcut(QKeySequence(key), self, context=Qt.WindowShortcut).activated.connect(slot)
+        self.first_button, self.prev_button, self.play_button, self.next_button, self.last_button = self.nav_buttons
         self.speed = QDoubleSpinBox(minimum=0.25, maximum=20.0, value=2.0, singleStep=0.5, suffix=" /s")
         self.speed.setToolTip("Play speed")
         self.speed.valueChanged.connect(self._speed_changed)
@@ -111,7 +116,7 @@ class StepperPanel(QWidget):
 
     def _build_layout(self) -> None:
         self.row1 = row1 = QHBoxLayout()
-        for w in (self.first_button, self.prev_button, self.play_button, self.next_button, self.last_button):
+        for w in self.nav_buttons:
             row1.addWidget(w)
         row1.addWidget(self.speed)
         row1.addStretch(1)
@@ -214,16 +219,6 @@ class StepperPanel(QWidget):
         self._arrange(cls is ScreenClass.WIDE or (cls is ScreenClass.PROJECTOR and presenting))
         self.path_label.setVisible(cls is not ScreenClass.NARROW and not presenting)  # (the title's tooltip)
         self.shape_label.setVisible(cls is not ScreenClass.NARROW)
-
-    def _build_shortcuts(self) -> None:
-        """Window-wide keys; a focused text field takes them first (Qt's ShortcutOverride)."""
-        self.shortcuts = {}
-        for key, slot in ((Qt.Key_Left, self.previous), (Qt.Key_Right, self.next), (Qt.Key_Space, self.toggle_play),
-                          (Qt.Key_Home, self.first), (Qt.Key_End, self.last)):
-            sc = QShortcut(QKeySequence(key), self)
-            sc.setContext(Qt.WindowShortcut)
-            sc.activated.connect(slot)
-            self.shortcuts[key] = sc
 
     # -- navigation ---------------------------------------------------------------------------
     def next(self) -> None:
