@@ -158,7 +158,6 @@ class StepperPanel(QWidget):
                              (self.details, (self.readout, self.shape_label, self.stats_label, self.path_label))):
             column = QVBoxLayout(box)
             column.setContentsMargins(0, 0, 0, 0)
-            column.setSpacing(4)
             for widget in widgets:
                 column.addWidget(widget)
         self.above, self.below = QVBoxLayout(), QVBoxLayout()
@@ -208,6 +207,8 @@ class StepperPanel(QWidget):
         self.info.setVisible(beside)
         for widget in (self.intro, self.details, self.slider):
             widget.setVisible(True)
+        for group in (self.intro, self.details):  # the spacing of the layout they stand in
+            group.layout().setSpacing((self.column if beside else self.layout()).spacing())
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """WIDE, and a projector while presenting (the panel fills the window): the texts beside
