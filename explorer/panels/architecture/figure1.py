@@ -104,7 +104,7 @@ class Figure1Builder:
     def _use_column(self, stack: str) -> None:
         """Build in this column from now on: its block width, and its ∿ clear of its blocks."""
         self.block_w = self.widths[stack]
-        self.wave_offset = self.block_w / 2 + max(WaveItem("").text_extent(), WAVE_R) + 14
+        self.wave_offset = self.block_w / 2 + max(WaveItem("", short=positional_titles(self.cfg)[1]).text_extent(), WAVE_R) + 14
 
     def _block(self, title: str, role: str, width: float | None = None) -> BlockItem:
         return BlockItem("", title, role, width or self.block_w, self.block_h, inline=self.inline)
