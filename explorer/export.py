@@ -63,17 +63,21 @@ def _background(widget: QWidget) -> QColor:
     return widget.palette().color(widget.backgroundRole())
 
 
+def _picture(widget: QWidget) -> QImage:
+    """The widget as it is laid out now, drawn on its own background."""
+    image = QImage(widget.size(), QImage.Format_ARGB32)
+    image.fill(_background(widget))
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.Antialiasing)
+    widget.render(painter, QPoint())
+    painter.end()
+    return image
+
+
 def render_image(widget: QWidget, size=None) -> QImage:
     """The widget drawn into a QImage of `size` (default: its current size)."""
-    size = check_size(size) if size is not None else None
-    with laid_out_at(widget, size) as actual:
-        image = QImage(actual, QImage.Format_ARGB32)
-        image.fill(_background(widget))
-        painter = QPainter(image)
-        painter.setRenderHint(QPainter.Antialiasing)
-        widget.render(painter, QPoint())
-        painter.end()
-    return image
+    with laid_out_at(widget, check_size(size) if size is not None else None):
+        return _picture(widget)
 
 
 def export_png(widget: QWidget, path: str | Path, size=None) -> Path:
@@ -166,11 +170,7 @@ def export_steps(state, widget: QWidget, folder: str | Path, size=None, gif: boo
             for i in range(max(0, first), last + 1):
                 state.select_step(i)
                 _settle(2)
-                image = QImage(widget.size(), QImage.Format_ARGB32)
-                image.fill(_background(widget))
-                painter = QPainter(image)
-                widget.render(painter, QPoint())
-                painter.end()
+                image = _picture(widget)
                 path = folder / f"frame_{len(frames):03d}.png"
                 if not image.save(str(path), "PNG"):
                     raise ExportError(f"could not write {path}")

@@ -27,24 +27,12 @@ from explorer.export_dialog import ExportDialog
 from explorer.panel_dock import full_title
 from explorer.presentation import THEMES, PresentationMode, read_theme
 from explorer.scenes import TOUR_PATH, SceneDeck, SceneError, Tour, capture, save_tour
+from model.io.assets import asset_path
 
-PAPER_HELP = """Where each section of Attention Is All You Need (Vaswani et al., 2017) is in this app:
-
-§3 / Figure 1 — Model architecture: the Architecture panel draws Figure 1 from the loaded model.
-§3.1 — Encoder and decoder stacks: Architecture (click a block) and Forward pass (every step in order).
-§3.2.1 — Scaled dot-product attention (Eq. 1): Forward pass, the scores and weights steps.
-§3.2.2 — Multi-head attention: Attention maps → All heads (every layer × head) and One head.
-§3.2.3 — The three uses of attention: Attention maps → encoder self, decoder masked self, cross;
-         Decoding → the causal mask growing step by step, and the "remove the mask" ablation.
-§3.3 — Position-wise feed-forward networks: Forward pass, the feed_forward steps.
-§3.4 — Embeddings and softmax: Forward pass (embedding, output probabilities) and Decoding (next token).
-§3.5 — Positional encoding: the Positional encoding panel (waves, table, PE(pos+k) rotation).
-§5 — Training (Adam, warm-up learning rate, label smoothing): the Training panel, live.
-§6.1 — Beam search (beam 4, length penalty α 0.6): Decoding → strategy Beam.
-
-Layers and heads are counted from 1 everywhere ("L2 H3" = layer 2, head 3).
-Help → Start the tour (or PageDown) walks through these in order."""
+# Help → "The paper, section by section": where each section of the paper is in this app
+PAPER_HELP = asset_path("scenes", "paper-map.md").read_text(encoding="utf-8").strip()
 CAPTION_SCALE = 1.4  # tour captions: this × the window's base font, readable from the back row
+
 
 class LectureTools(QObject):
     """Menus, shortcuts and the lecture toolbar; owns the presentation mode and the scene deck."""

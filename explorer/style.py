@@ -15,6 +15,7 @@ from superqt import QElidingLabel
 
 from explorer import theme as _theme
 from explorer.theme import DIVERGING, SEQUENTIAL, Palette, colour, current, set_sheet, set_text  # noqa: F401
+from model.nn.step_summary import format_shape, format_value  # noqa: F401 - the panels' shared names
 
 # pyqtgraph's default image order is column-major: a [query, key] map would show transposed.
 pg.setConfigOptions(imageAxisOrder="row-major", antialias=True, background=_theme.current().canvas,
@@ -109,19 +110,6 @@ def eliding_line(text: str = "", alignment: Qt.AlignmentFlag = Qt.AlignmentFlag.
     return label
 
 
-def format_value(value: float) -> str:
-    """A tensor value as a lecturer would read it aloud: −∞ for masked, 4 significant digits."""
-    if np.isneginf(value):
-        return "−∞"
-    if np.isposinf(value):
-        return "+∞"
-    if np.isnan(value):
-        return "NaN"
-    if value != 0 and (abs(value) >= 1e4 or abs(value) < 1e-3):
-        return f"{value:.3e}".replace("-", "−")
-    return f"{value:.4f}".replace("-", "−")
-
-
 def prob_text(p: float) -> str:
     """A probability over its bar, in one notation a class reads aloud: "0.92", "0.004",
     "<0.0001" (the bars mixed "0.01" with "2e-03"); the exact value belongs in a tooltip."""
@@ -132,7 +120,3 @@ def prob_text(p: float) -> str:
     if p <= 0:
         return "0"
     return f"{p:.1g}" if p >= 0.0001 else "<0.0001"
-
-
-def format_shape(shape) -> str:
-    return "(" + ", ".join(str(int(s)) for s in shape) + ("," if len(shape) == 1 else "") + ")"

@@ -11,8 +11,6 @@ Components read `current()` when they draw; those that keep colours on built ite
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QColor, QPalette
 
@@ -27,147 +25,127 @@ _SERIES_LIGHT = ("#0969da", "#e4572e", "#1a7f37", "#8250df", "#bf8700", "#cf222e
 _SERIES_DARK = ("#58a6ff", "#ff7b54", "#3fb950", "#bc8cff", "#d29922", "#ff7b72", "#39c5cf", "#8b949e")
 
 
-@dataclass(frozen=True)
-class Palette:
-    """Every colour of one theme, by role (hex strings: they go into stylesheets and HTML as-is)."""
-
-    name: str
+# Every single-colour role: (light, dark), side by side so a role is never missing from a theme.
+ROLES = {
     # text and surfaces
-    text: str
-    muted: str  # secondary text, axis lines
-    disabled_text: str  # inactive controls: ≥ 4.5:1 (read from the back row), fainter than text
-    window: str  # the application background
-    base: str  # inputs, tables, text fields
-    canvas: str  # plot and diagram backgrounds
-    panel: str  # dock titles
-    button: str
-    grid: str
-    accent: str  # the current selection (highlighted block, current step)
-    accent_text: str  # accent-coloured text (formula, highlighted arrow labels)
-    on_accent: str  # text on a selection highlight
-    error: str
-    success: str
-    warning: str
+    "text": ("#1f2328", "#f0f3f6"),
+    "muted": ("#57606a", "#b0b8c1"),  # secondary text, axis lines
+    "disabled_text": ("#656d76", "#959da7"),  # inactive controls: ≥ 4.5:1 (read from the back row), fainter than text
+    "window": ("#f6f8fa", "#1b1d21"),  # the application background
+    "base": ("#ffffff", "#0d1117"),  # inputs, tables, text fields
+    "canvas": ("#ffffff", "#0d1117"),  # plot and diagram backgrounds
+    "panel": ("#e7ebf0", "#2d333b"),  # dock titles
+    "button": ("#eef1f4", "#2d333b"),
+    "grid": ("#d0d7de", "#30363d"),
+    "accent": ("#0969da", "#58a6ff"),  # the current selection (highlighted block, current step)
+    "accent_text": ("#0751a8", "#79c0ff"),  # accent-coloured text (formula, highlighted arrow labels)
+    "on_accent": ("#ffffff", "#0d1117"),  # text on a selection highlight
+    "error": ("#cf222e", "#ff7b72"),
+    "success": ("#1a7f37", "#3fb950"),
+    "warning": ("#9a6700", "#d29922"),
     # the architecture diagram (Figure 1)
-    line: str  # block outlines, the ⊕ and ∿ symbols
-    arrow: str
-    stack_edge: str
-    block_text: str
-    block_shape_text: str
-    hover_fill: str
-    blocks: dict = field(hash=False, compare=False)
+    "line": ("#30363d", "#9ea7b3"),  # block outlines, the ⊕ and ∿ symbols
+    "arrow": ("#30363d", "#9ea7b3"),
+    "stack_edge": ("#8c959f", "#6e7681"),
+    "block_text": ("#1f2328", "#f0f3f6"),
+    "block_shape_text": ("#24292f", "#d0d7de"),
+    "hover_fill": ("#eef6ff", "#1f2a37"),
     # masks and heatmaps
-    masked: str = "#000000"  # (defaults only to satisfy dataclass ordering: every palette sets every field)
-    mask_hatch: str = "#000000"
-    mask_allowed: str = "#000000"
-    mask_legend_text: str = "#000000"
-    on_bright_cell: str = "#000000"  # a number on a bright colormap cell (the map is theme-independent)
-    on_dark_cell: str = "#ffffff"
-    selected: str = "#000000"  # outline of the selected head; not a viridis colour
-    map_edge: str = "#000000"  # a heatmap's thin outline: viridis' ends (dark purple, yellow) meet the canvas
+    "masked": ("#9aa0a6", "#484f58"),
+    "mask_hatch": ("#4a4f55", "#c9d1d9"),
+    "mask_allowed": ("#50c878", "#50c878"),
+    "mask_legend_text": ("#1f2328", "#f0f3f6"),
+    "on_bright_cell": ("#000000", "#000000"),  # a number on a bright colormap cell (the map is theme-independent)
+    "on_dark_cell": ("#ffffff", "#ffffff"),
+    "selected": ("#e4572e", "#ff7b54"),  # outline of the selected head; not a viridis colour
+    "map_edge": ("#8c959f", "#6e7681"),  # a heatmap's thin outline: viridis' ends (dark purple, yellow) meet the canvas
     # tokens and decoding
-    prompt: str = "#000000"
-    prompt_fill: str = "#000000"
-    prompt_text: str = "#000000"
-    bar: str = "#000000"
-    bar_edge: str = "#000000"
-    attribution_negative: str = "#000000"  # a score that lowers the explained token's probability
-    chosen: str = "#000000"  # the token the decoder emitted
-    chosen_text: str = "#000000"
-    on_chosen: str = "#000000"
-    changed: str = "#000000"  # a prediction the mask ablation changed
-    current_column: str = "#000000"
-    mask_blank: str = "#000000"  # the blank in a masked-LM sentence
-    beam_alive: str = "#000000"
-    beam_pruned: str = "#000000"
-    beam_finished: str = "#000000"
-    beam_best: str = "#000000"
+    "prompt": ("#8250df", "#bc8cff"),
+    "prompt_fill": ("#eadcff", "#3c2a66"),
+    "prompt_text": ("#5d399f", "#d2a8ff"),
+    "bar": ("#8fb8e8", "#3b6ea8"),
+    "bar_edge": ("#6683a6", "#79a6dc"),
+    "attribution_negative": ("#e39a93", "#a8424b"),  # a score that lowers the explained token's probability
+    "chosen": ("#c2410c", "#f0883e"),  # the token the decoder emitted
+    "chosen_text": ("#b24409", "#ffa657"),
+    "on_chosen": ("#ffffff", "#0d1117"),
+    "changed": ("#ffd8d3", "#5d1f1a"),  # a prediction the mask ablation changed
+    "current_column": ("#dbe9fb", "#1c3a5e"),
+    "mask_blank": ("#fff1e6", "#4a2a12"),  # the blank in a masked-LM sentence
+    "beam_alive": ("#3b7dd8", "#58a6ff"),
+    "beam_pruned": ("#c3c7cc", "#6e7681"),
+    "beam_finished": ("#2da44e", "#3fb950"),
+    "beam_best": ("#e8590c", "#f0883e"),
     # boxes: a readout, information / warning / error notes, token chips
-    readout_bg: str = "#000000"
-    readout_text: str = "#000000"
-    info_bg: str = "#000000"
-    info_text: str = "#000000"
-    warning_bg: str = "#000000"
-    warning_text: str = "#000000"
-    error_bg: str = "#000000"
-    error_text: str = "#000000"
-    chip_bg: str = "#000000"
-    chip_text: str = "#000000"
-    source_bg: str = "#000000"
-    source_text: str = "#000000"
-    token_a: str = "#000000"  # the input bar's token echo: tokens in turn on these two tints (no spaces between)
-    token_b: str = "#000000"
-    token_unknown: str = "#000000"  # a token the model reads as <unk>, on either tint
+    "readout_bg": ("#fff8c5", "#3d3000"),
+    "readout_text": ("#1f2328", "#f0f3f6"),
+    "info_bg": ("#ddf4ff", "#0c2d6b"),
+    "info_text": ("#0a3069", "#cae8ff"),
+    "warning_bg": ("#fff8c5", "#3d2e00"),
+    "warning_text": ("#6b4e00", "#f2cc60"),
+    "error_bg": ("#ffebe9", "#5d0f12"),
+    "error_text": ("#82071e", "#ffdcd7"),
+    "chip_bg": ("#eef0f3", "#2d333b"),
+    "chip_text": ("#1f2328", "#f0f3f6"),
+    "source_bg": ("#dbe9fb", "#1c3a5e"),
+    "source_text": ("#0a3069", "#cae8ff"),
+    "token_a": ("#cfe1fa", "#1f4470"),  # the input bar's token echo: tokens in turn on these two tints (no spaces between)
+    "token_b": ("#fbd9b8", "#5a3a16"),
+    "token_unknown": ("#b3261e", "#ffa198"),  # a token the model reads as <unk>, on either tint
     # plotted series
-    series: tuple = ()
-    loss: str = "#000000"
-    accuracy: str = "#000000"
-    exact: str = "#000000"
-    lr: str = "#000000"
-    speed: str = "#000000"
-    pe_pos: str = "#000000"
-    pe_target: str = "#000000"
-    pe_rotated: str = "#000000"
-    # the head atlas: one fill per head type (text on it is `text`), the same keys as
-    # model.interpret.head_scores.KINDS
-    head_kinds: dict = field(default_factory=dict, hash=False, compare=False)
+    "loss": ("#0969da", "#58a6ff"),
+    "accuracy": ("#0969da", "#58a6ff"),
+    "exact": ("#bc4c00", "#f0883e"),
+    "lr": ("#8250df", "#bc8cff"),
+    "speed": ("#bc4c00", "#f0883e"),
+    "pe_pos": ("#b0b7bf", "#6e7681"),
+    "pe_target": ("#0969da", "#58a6ff"),
+    "pe_rotated": ("#e4572e", "#ff7b54"),
+}
+# the paper's Figure 1 colours (light: slightly deepened so they survive a washed-out projector)
+BLOCKS = {
+    "embedding": ("#f4c7c3", "#5c2b29"),
+    "positional": ("#ffffff", "#0d1117"),
+    "attention": ("#fbd38d", "#6b4a12"),
+    "norm": ("#f2ee9b", "#57531a"),
+    "ffn": ("#a9d8f0", "#1d4e6b"),
+    "linear": ("#c9c3ef", "#40386e"),
+    "softmax": ("#b7e4b5", "#245229"),
+    "stack": ("#eef0f3", "#161b22"),
+    "add": ("#ffffff", "#0d1117"),
+}
+# the head atlas: one fill per head type (text on it is `text`), the keys of model.interpret.head_scores.KINDS
+HEAD_KINDS = {
+    "previous-token": ("#a9d8f0", "#1d4e6b"),
+    "duplicate-token": ("#d8c8f5", "#4a3f80"),
+    "induction": ("#f9b872", "#8a4b08"),
+    "first-token": ("#d0d7de", "#444c56"),
+    "self": ("#b7e4b5", "#245229"),
+    "mixed": ("#ffffff", "#0d1117"),
+}
+
+
+class Palette:
+    """Every colour of one theme, by role (hex strings: they go into stylesheets and HTML as-is):
+    `p.text`, `p.blocks["attention"]`, `p.series[i]`, `p.head_kinds["induction"]`."""
+
+    def __init__(self, name: str, index: int, series: tuple[str, ...]):
+        self.name, self.series = name, series
+        for role, pair in ROLES.items():
+            setattr(self, role, pair[index])
+        self.blocks = {role: pair[index] for role, pair in BLOCKS.items()}
+        self.head_kinds = {kind: pair[index] for kind, pair in HEAD_KINDS.items()}
 
     def roles(self) -> dict[str, str]:
         """Role → colour for every single-colour role (for `str.format_map` in stylesheets)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if isinstance(getattr(self, f.name), str)}
+        return {"name": self.name, **{role: getattr(self, role) for role in ROLES}}
 
     def q(self, role: str) -> QColor:
         return QColor(getattr(self, role))
 
 
-LIGHT = Palette(
-    name="light", text="#1f2328", muted="#57606a", disabled_text="#656d76", window="#f6f8fa", base="#ffffff",
-    canvas="#ffffff", panel="#e7ebf0", button="#eef1f4", grid="#d0d7de", accent="#0969da", accent_text="#0751a8",
-    on_accent="#ffffff", error="#cf222e", success="#1a7f37", warning="#9a6700",
-    line="#30363d", arrow="#30363d", stack_edge="#8c959f", block_text="#1f2328", block_shape_text="#24292f",
-    hover_fill="#eef6ff",
-    # the paper's Figure 1 colours, slightly deepened so they survive a washed-out projector
-    blocks={"embedding": "#f4c7c3", "positional": "#ffffff", "attention": "#fbd38d", "norm": "#f2ee9b",
-            "ffn": "#a9d8f0", "linear": "#c9c3ef", "softmax": "#b7e4b5", "stack": "#eef0f3", "add": "#ffffff"},
-    masked="#9aa0a6", mask_hatch="#4a4f55", mask_allowed="#50c878", mask_legend_text="#1f2328",
-    on_bright_cell="#000000", on_dark_cell="#ffffff", selected="#e4572e", map_edge="#8c959f",
-    prompt="#8250df", prompt_fill="#eadcff", prompt_text="#5d399f", bar="#8fb8e8", bar_edge="#6683a6",
-    attribution_negative="#e39a93", chosen="#c2410c", chosen_text="#b24409", on_chosen="#ffffff",
-    changed="#ffd8d3", current_column="#dbe9fb",
-    mask_blank="#fff1e6", beam_alive="#3b7dd8", beam_pruned="#c3c7cc", beam_finished="#2da44e", beam_best="#e8590c",
-    readout_bg="#fff8c5", readout_text="#1f2328", info_bg="#ddf4ff", info_text="#0a3069",
-    warning_bg="#fff8c5", warning_text="#6b4e00", error_bg="#ffebe9", error_text="#82071e",
-    chip_bg="#eef0f3", chip_text="#1f2328", source_bg="#dbe9fb", source_text="#0a3069",
-    token_a="#cfe1fa", token_b="#fbd9b8", token_unknown="#b3261e",
-    series=_SERIES_LIGHT, loss="#0969da", accuracy="#0969da", exact="#bc4c00", lr="#8250df", speed="#bc4c00",
-    pe_pos="#b0b7bf", pe_target="#0969da", pe_rotated="#e4572e",
-    head_kinds={"previous-token": "#a9d8f0", "duplicate-token": "#d8c8f5", "induction": "#f9b872",
-                "first-token": "#d0d7de", "self": "#b7e4b5", "mixed": "#ffffff"},
-)
-
-DARK = Palette(
-    name="dark", text="#f0f3f6", muted="#b0b8c1", disabled_text="#959da7", window="#1b1d21", base="#0d1117",
-    canvas="#0d1117", panel="#2d333b", button="#2d333b", grid="#30363d", accent="#58a6ff", accent_text="#79c0ff",
-    on_accent="#0d1117", error="#ff7b72", success="#3fb950", warning="#d29922",
-    line="#9ea7b3", arrow="#9ea7b3", stack_edge="#6e7681", block_text="#f0f3f6", block_shape_text="#d0d7de",
-    hover_fill="#1f2a37",
-    blocks={"embedding": "#5c2b29", "positional": "#0d1117", "attention": "#6b4a12", "norm": "#57531a",
-            "ffn": "#1d4e6b", "linear": "#40386e", "softmax": "#245229", "stack": "#161b22", "add": "#0d1117"},
-    masked="#484f58", mask_hatch="#c9d1d9", mask_allowed="#50c878", mask_legend_text="#f0f3f6",
-    on_bright_cell="#000000", on_dark_cell="#ffffff", selected="#ff7b54", map_edge="#6e7681",
-    prompt="#bc8cff", prompt_fill="#3c2a66", prompt_text="#d2a8ff", bar="#3b6ea8", bar_edge="#79a6dc",
-    attribution_negative="#a8424b", chosen="#f0883e", chosen_text="#ffa657", on_chosen="#0d1117",
-    changed="#5d1f1a", current_column="#1c3a5e",
-    mask_blank="#4a2a12", beam_alive="#58a6ff", beam_pruned="#6e7681", beam_finished="#3fb950", beam_best="#f0883e",
-    readout_bg="#3d3000", readout_text="#f0f3f6", info_bg="#0c2d6b", info_text="#cae8ff",
-    warning_bg="#3d2e00", warning_text="#f2cc60", error_bg="#5d0f12", error_text="#ffdcd7",
-    chip_bg="#2d333b", chip_text="#f0f3f6", source_bg="#1c3a5e", source_text="#cae8ff",
-    token_a="#1f4470", token_b="#5a3a16", token_unknown="#ffa198",
-    series=_SERIES_DARK, loss="#58a6ff", accuracy="#58a6ff", exact="#f0883e", lr="#bc8cff", speed="#f0883e",
-    pe_pos="#6e7681", pe_target="#58a6ff", pe_rotated="#ff7b54",
-    head_kinds={"previous-token": "#1d4e6b", "duplicate-token": "#4a3f80", "induction": "#8a4b08",
-                "first-token": "#444c56", "self": "#245229", "mixed": "#0d1117"},
-)
+LIGHT = Palette("light", 0, _SERIES_LIGHT)
+DARK = Palette("dark", 1, _SERIES_DARK)
 
 PALETTES: dict[str, Palette] = {"light": LIGHT, "dark": DARK}
 

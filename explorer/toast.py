@@ -30,15 +30,9 @@ class StatusToast(QObject):
         self.label.hide()
         self._busy_text = ""
         self._level = "info"
-        self._busy_timer = QTimer(self)
-        self._busy_timer.setSingleShot(True)
-        self._busy_timer.setInterval(BUSY_DELAY_MS)
-        self._busy_timer.timeout.connect(self._refresh)
+        self._busy_timer = QTimer(self, singleShot=True, interval=BUSY_DELAY_MS, timeout=self._refresh)
         self._expired = ""  # the message whose time over the panel is up (shown again only if said again)
-        self._expiry = QTimer(self)
-        self._expiry.setSingleShot(True)
-        self._expiry.setInterval(SHOWN_MS)
-        self._expiry.timeout.connect(self._expire)
+        self._expiry = QTimer(self, singleShot=True, interval=SHOWN_MS, timeout=self._expire)
         window.statusBar().messageChanged.connect(lambda _text: self._refresh())
         window.installEventFilter(self)
 

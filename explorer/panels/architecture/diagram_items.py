@@ -16,8 +16,6 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem,
 
 from explorer import style
 
-BLOCK_W = 256.0  # the default width; Figure1Builder sizes blocks from their text (QFontMetrics)
-BLOCK_H = 54.0
 ADDER_R = 15.0
 WAVE_R = 20.0
 THEME_ROLE = 0  # QGraphicsItem.data key: the palette roles of an item's pen and brush
@@ -85,8 +83,9 @@ class BlockItem(Clickable, QGraphicsObject):
     """A rounded box with its name and the tensor shape flowing out of it: two text items,
     under each other (`inline=False`) or side by side, placed inside the box by their metrics."""
 
-    def __init__(self, key: str, title: str, role: str, width: float = BLOCK_W, height: float = BLOCK_H,
-                 inline: bool = False):
+    def __init__(self, key: str, title: str, role: str, width: float, height: float, inline: bool = False,
+                 label: str | None = None, label_font: QFont | None = None):
+        """label: the name drawn (default `title`; a symbol's is shorter or none), in `label_font`."""
         super().__init__()
         self.key, self.title, self.role = key, title, role
         self.shape_text = ""
@@ -97,11 +96,8 @@ class BlockItem(Clickable, QGraphicsObject):
         self.setCursor(Qt.PointingHandCursor)
         self.setAcceptHoverEvents(True)
         self._hover = False
-        self._make_texts()
-
-    def _make_texts(self) -> None:
-        self.title_item = _child_text(self, title_font(), "block_text")
-        self.title_item.setText(self.title)
+        self.title_item = _child_text(self, label_font or title_font(), "block_text")
+        self.title_item.setText(title if label is None else label)
         self.shape_item = _child_text(self, shape_font(), "block_shape_text")
         self._place_texts()
 
@@ -212,13 +208,7 @@ class AdderItem(_Symbol):
 
     def __init__(self, key: str, title: str = "Add", label_right: bool = True):
         self.label_right = label_right
-        super().__init__(key, title, "add", 2 * ADDER_R, 2 * ADDER_R)
-
-    def _make_texts(self) -> None:
-        self.title_item = _child_text(self, title_font(), "block_text")
-        self.title_item.setVisible(False)  # the symbol is its name
-        self.shape_item = _child_text(self, shape_font(), "block_shape_text")
-        self._place_texts()
+        super().__init__(key, title, "add", 2 * ADDER_R, 2 * ADDER_R, label="")  # the symbol is its name
 
     def texts(self) -> list[QGraphicsSimpleTextItem]:
         return [self.shape_item] if self.shape_text else []
@@ -243,16 +233,9 @@ class WaveItem(_Symbol):
     ("Positional enc."); the full name and the tensor's shape are in its tooltip, so nothing of it
     reaches down to the token line beside the embedding."""
 
-    def __init__(self, key: str, label_right: bool = True, title: str = "Positional\nEncoding",
-                 short: str = "Positional\nenc."):
-        self.short = short  # (read by _make_texts, which BlockItem's constructor calls)
-        super().__init__(key, title, "positional", 2 * WAVE_R, 2 * WAVE_R)
-
-    def _make_texts(self) -> None:
-        self.title_item = _child_text(self, diagram_font(SMALL_PT), "block_text")
-        self.title_item.setText(self.short)
-        self.shape_item = _child_text(self, shape_font(), "block_shape_text")
-        self._place_texts()
+    def __init__(self, key: str, title: str = "Positional\nEncoding", short: str = "Positional\nenc."):
+        super().__init__(key, title, "positional", 2 * WAVE_R, 2 * WAVE_R, label=short,
+                         label_font=diagram_font(SMALL_PT))
 
     def texts(self) -> list[QGraphicsSimpleTextItem]:
         return [self.title_item]
@@ -330,19 +313,10 @@ def text(scene: QGraphicsScene, value: str, pos: QPointF, point_size: float = SM
     item.setData(THEME_ROLE, colour)
     item.setBrush(QBrush(style.colour(colour)))
     scene.addItem(item)
-    place_text(item, pos, align)
+    br = item.boundingRect()
+    x = pos.x() if align & Qt.AlignLeft else pos.x() - br.width() if align & Qt.AlignRight else pos.x() - br.width() / 2
+    item.setPos(x, pos.y() - br.height() / 2)
     return item
 
 
-def place_text(item: QGraphicsSimpleTextItem, pos: QPointF, align=Qt.AlignHCenter) -> None:
-    br = item.boundingRect()
-    if align & Qt.AlignLeft:
-        x = pos.x()
-    elif align & Qt.AlignRight:
-        x = pos.x() - br.width()
-    else:
-        x = pos.x() - br.width() / 2
-    item.setPos(x, pos.y() - br.height() / 2)
-
-
-__all__ = ["AdderItem", "BlockItem", "QGraphicsItem", "StackBox", "WaveItem", "arrow", "text"]
+__all__ = ["AdderItem", "BlockItem", "StackBox", "WaveItem", "arrow", "text"]

@@ -37,6 +37,15 @@ from explorer.panels.architecture.diagram_items import (
     text,
     text_width,
 )
+from model.inference.figure1 import (
+    attention_title,
+    block_titles,
+    embedding_title,
+    ffn_title,
+    inputs_title,
+    norm_title,
+    positional_titles,
+)
 
 GAP = 12.0  # between elements
 SUB_GAP = 28.0  # before a sublayer: room for the residual branch and the Q/K/V fork
@@ -46,37 +55,6 @@ COLUMN_GAP = 64.0  # between the two stacks: the encoder→decoder bus runs here
 LAYER_GAP = 8.0  # extra room between layers so each layer's box holds its own residual branch
 LABEL_GAP = 10.0  # between a stack's box and its "Encoder / N× / layer" labels
 MAX_TOKENS_SHOWN = 999  # the shape room is reserved for up to this many positions
-
-
-def block_titles(cfg, stack: str) -> list[str]:
-    """Every name a block of this column can carry: each column is as wide as its own longest
-    name (the encoder's blocks need not be as wide as "Masked Multi-Head Attention"), so the
-    figure is narrower and a projector draws it larger."""
-    kind = cfg.model_kind
-    common = [ffn_title(cfg), "Add & Norm", norm_title(cfg), "Linear", "Softmax"]
-    if cfg.norm_first:
-        common.append(f"Final {norm_title(cfg)}")
-    if stack == "encoder":
-        return ["Input Embedding", attention_title(cfg, masked=False)] + common
-    titles = ["Output Embedding", "Token Embedding", attention_title(cfg, masked=True)] + common
-    if kind.has_cross_attention:
-        titles.append("Multi-Head Cross-Attention")
-    return titles
-
-
-def norm_title(cfg) -> str:
-    """The normalisation the model computes: the paper's LayerNorm, or RMSNorm (Llama, SmolLM2)."""
-    return "RMSNorm" if getattr(cfg, "norm", "layer") == "rms" else "LayerNorm"
-
-
-def ffn_title(cfg) -> str:
-    return "SwiGLU Feed Forward" if cfg.activation == "swiglu" else "Feed Forward"
-
-
-def attention_title(cfg, masked: bool) -> str:
-    """Multi-head attention, or grouped-query attention when heads share key/value heads."""
-    name = "Grouped-Query Attention" if cfg.kv_heads < cfg.n_heads else "Multi-Head Attention"
-    return f"Masked {name}" if masked else name
 
 
 def shape_room(cfg) -> float:
@@ -126,7 +104,7 @@ class Figure1Builder:
     def _use_column(self, stack: str) -> None:
         """Build in this column from now on: its block width, and its ∿ clear of its blocks."""
         self.block_w = self.widths[stack]
-        self.wave_offset = self.block_w / 2 + max(WaveItem("").text_extent(), WAVE_R) + 14
+        self.wave_offset = self.block_w / 2 + max(WaveItem("", short=positional_titles(self.cfg)[1]).text_extent(), WAVE_R) + 14
 
     def _block(self, title: str, role: str, width: float | None = None) -> BlockItem:
         return BlockItem("", title, role, width or self.block_w, self.block_h, inline=self.inline)
@@ -167,28 +145,22 @@ class Figure1Builder:
         self.fig.column_width[axis] = self.block_w
         outer = 1.0 if residual_right else -1.0
         y = 0.0
-        label = "Inputs" if stack == "encoder" else (
-            "Inputs (shifted right)" if cfg.model_kind.continues_prompt else "Outputs (shifted right)")
+        label = inputs_title(cfg, stack)
         label_h = line_height(diagram_font(LABEL_PT, bold=True))
         self.fig.token_labels[axis] = text(self.scene, label, QPointF(cx, y), LABEL_PT, bold=True)
         tokens_y = y if self.inline else y + label_h / 2 + line_height(shape_font()) / 2  # beside or under it
         self.fig.token_texts[axis] = text(self.scene, "", QPointF(cx, tokens_y), SMALL_PT, mono=True, colour="muted")
         prev = QPointF(cx, y - label_h / 2 - 2)
         y = prev.y() - GAP - self.block_h / 2
-        title = ("Input Embedding" if stack == "encoder" else
-                 "Token Embedding" if cfg.model_kind.continues_prompt else "Output Embedding")
-        emb = self._add(self._block(title, "embedding"), stack, f"{stack}.embedding",
+        emb = self._add(self._block(embedding_title(cfg, stack), "embedding"), stack, f"{stack}.embedding",
                         f"{stack}.embedding.scaled", QPointF(cx, y))
         arrow(self.scene, [prev, emb.bottom()])
         y -= self.block_h / 2 + GAP + ADDER_R
         adder = self._add(AdderItem("", "⊕", label_right=not residual_right), stack, f"{stack}.input",
                           f"{stack}.input", QPointF(cx, y))
         arrow(self.scene, [emb.top(), adder.mapToScene(QPointF(0, 15))])
-        # Table 3 row E and BERT learn a table of positions instead of the sinusoids
-        learned, rotary = cfg.positional == "learned", cfg.positional == "rope"
-        wave_title, short = ("Positional\nEmbedding", "Positional\nemb.") if learned else (
-            ("Rotary positions:\nq and k turned in\nevery attention", "RoPE\n(in attention)") if rotary
-            else ("Positional\nEncoding", "Positional\nenc."))
+        rotary = cfg.positional == "rope"
+        wave_title, short = positional_titles(cfg)
         wave = self._add(WaveItem("", title=wave_title, short=short), stack, f"{stack}.positional", f"{stack}.positional",
                          QPointF(cx + outer * self.wave_offset, y))
         if not rotary:  # RoPE adds nothing to the embeddings: it turns q and k inside attention

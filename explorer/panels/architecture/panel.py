@@ -19,6 +19,7 @@ from explorer.panels.architecture.figure1 import Figure, Figure1Builder
 from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.screen import ScreenClass
 from explorer.state import attention_of_step
+from model.inference.figure1 import block_for_step, joined_characters, output_pieces
 from model.nn.steps import readable_step_name
 
 TOKENS_GAP = 14.0  # between "Inputs" and its tokens on one line
@@ -34,30 +35,8 @@ def _tokens_line(pieces: list[str] | None, font, width: float, characters: bool 
     metrics = QFontMetricsF(font)
     line = " ".join(pieces)
     if characters and metrics.horizontalAdvance(line) > width:
-        line = ""
-        for piece in pieces:
-            if _special(piece):
-                line += (" " if line and not line.endswith(" ") else "") + piece + " "
-            else:
-                line += piece
-        line = line.strip()
+        line = joined_characters(pieces)
     return metrics.elidedText(line, Qt.ElideRight, width)
-
-
-def _special(piece: str) -> bool:
-    return len(piece) > 2 and piece.startswith("<") and piece.endswith(">")
-
-
-def output_pieces(result) -> list[str]:
-    """The tokens under "Output Probabilities": what each position predicts, except for a
-    masked LM, whose output is its input with each [MASK] replaced by its top guess (the other
-    positions are not trained to predict anything, so their argmax would only confuse)."""
-    if not result.mask_predictions:
-        return list(result.out_pieces)
-    out = list(result.source.pieces)
-    for m in result.mask_predictions:
-        out[m.position] = m.pieces[0]
-    return out
 
 
 class ArchitecturePanel(QWidget):
@@ -260,11 +239,8 @@ class ArchitecturePanel(QWidget):
             self._resolve_keys()
             self._refresh()
             return  # _refresh calls back here with the keys resolved
-        best = None
-        for e in self.figure.elements:
-            key = e.item.key
-            if (name == key or name.startswith(key + ".")) and (best is None or len(key) > len(best.item.key)):
-                best = e
+        key = block_for_step(name, [e.item.key for e in self.figure.elements])
+        best = next((e for e in self.figure.elements if e.item.key == key), None)
         for e in self.figure.elements:
             e.item.set_highlighted(e is best)
         if step is not None:

@@ -9,14 +9,10 @@ from PySide6.QtCore import QPointF
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.plot_style import free_colorbar_axis
+from model.nn.step_summary import TOKEN_AXES, colour_scale, format_value
 
-WEIGHT_LEVELS = (0.0, 1.0)
 SCALE_RULE = "weight: 0–1 on every map"
-TOKEN_AXES = ("src", "tgt")
 FEW_ROWS = 8  # token rows whose labels the view always has room for
-AXIS_TITLES = {"src": "source tokens", "tgt": "target tokens", "d_model": "feature (d_model)",
-               "d_k": "feature within a head (d_k)", "d_ff": "hidden unit (d_ff)", "vocab": "vocabulary",
-               "head": "head", "batch": "batch"}
 
 
 def visible_text(piece: str) -> str:
@@ -41,32 +37,22 @@ class TensorView(Heatmap):
         self.describe = self.readout_at
 
     def show_matrix(self, data: np.ndarray, row_axis: str, col_axis: str, row_labels: list[str] | None,
-                    col_labels: list[str] | None, kind: str, titles: tuple[str | None, str | None] = (None, None)
-                    ) -> None:
+                    col_labels: list[str] | None, kind: str, titles: tuple[str, str]) -> None:
         """data (R, C): float (maybe with −∞) or bool. kind: "probs" | "signed" | "mask" | "auto".
-        titles: (row, column) axis titles replacing the defaults of AXIS_TITLES (None: default)."""
+        titles: the (row, column) axis titles (`step_summary.step_axis_titles`)."""
         data = np.asarray(data)
         self.is_bool = data.dtype == bool
         self.data = data.astype(np.float32)
         rows, cols = self.data.shape
         self.row_axis, self.col_axis = row_axis, col_axis
-        finite = self.data[np.isfinite(self.data)]
-        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-        if self.is_bool:
-            self.colormap_name, levels, cmap = "mask", (0.0, 1.0), style.mask_colormap()
-        elif kind == "probs":  # attention weights and probabilities: always 0–1, as on every other map
-            self.colormap_name, levels, cmap = style.SEQUENTIAL, WEIGHT_LEVELS, style.colormap(style.SEQUENTIAL)
-        elif kind == "auto" and lo >= 0:
-            self.colormap_name, levels, cmap = style.SEQUENTIAL, (0.0, hi if hi > 0 else 1.0), style.colormap(style.SEQUENTIAL)
-        else:
-            a = max(abs(lo), abs(hi)) or 1.0  # symmetric: white is exactly zero
-            self.colormap_name, levels, cmap = style.DIVERGING, (-a, a), style.colormap(style.DIVERGING)
+        scale, levels = colour_scale(data, kind)
+        self.colormap_name = {"sequential": style.SEQUENTIAL, "diverging": style.DIVERGING}.get(scale, scale)
+        cmap = style.mask_colormap() if scale == "mask" else style.colormap(self.colormap_name)
         self.set_colormap(cmap)
         self.set_levels(levels)
         self.colorbar.getAxis("right").setLabel(SCALE_RULE if kind == "probs" else "")
         self.square = row_axis in TOKEN_AXES and col_axis in TOKEN_AXES  # query × key: square cells
-        self.set_axis_names(titles[0] or AXIS_TITLES.get(row_axis, row_axis),
-                            titles[1] or AXIS_TITLES.get(col_axis, col_axis))
+        self.set_axis_names(*titles)
         self.set_data(self.data, [visible_text(t) for t in row_labels] if row_labels else [str(i) for i in range(rows)],
                       [visible_text(t) for t in col_labels] if col_labels else [str(i) for i in range(cols)],
                       allowed=~self.masked(), row_names=True)
@@ -92,7 +78,7 @@ class TensorView(Heatmap):
         if self.is_bool:
             value = "1  (may attend)" if v else "0  (blocked)"
         else:
-            value = style.format_value(float(v)) + ("  (masked)" if np.isneginf(v) else "")
+            value = format_value(float(v)) + ("  (masked)" if np.isneginf(v) else "")
         row_name = f"{self.row_axis} {row}" + ("" if self.left.numeric else f" “{self.row_labels[row]}”")
         col_name = f"{self.col_axis} {col}" + ("" if self.bottom.numeric else f" “{self.col_labels[col]}”")
         return f"{row_name},  {col_name}  =  {value}"

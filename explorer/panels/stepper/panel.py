@@ -28,9 +28,10 @@ from PySide6.QtWidgets import (
 
 from explorer import style
 from explorer.panels.stepper.inspector_view import TensorView
-from explorer.panels.stepper.step_texts import STEP_ROLE, fill_jump_list, step_axis_titles, tensor_stats
+from explorer.panels.stepper.step_texts import STEP_ROLE, fill_jump_list
 from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
+from model.nn.step_summary import format_shape, step_axis_titles, tensor_stats
 from model.nn.steps import readable_step_name, slice_for_view, view_kind
 
 HOVER_HINT = "Hover a cell: its value."  # short: one line beside the map
@@ -53,7 +54,6 @@ class StepperPanel(QWidget):
         self.view = TensorView(self)
         self.view.hovered.connect(self._on_hover)
         self._build_layout()
-        self._build_shortcuts()
         self.setFocusPolicy(Qt.StrongFocus)  # a click on the panel takes focus from the input field
 
         state.resultChanged.connect(self._on_result)
@@ -74,11 +74,17 @@ class StepperPanel(QWidget):
         return b
 
     def _build_controls(self) -> None:
-        self.first_button = self._button("|◀", "First step (Home)", self.first)
-        self.prev_button = self._button("◀", "Previous step (←)", self.previous)
-        self.play_button = self._button("Play", "Play / pause (Space)", self.toggle_play)
-        self.next_button = self._button("▶", "Next step (→)", self.next)
-        self.last_button = self._button("▶|", "Last step (End)", self.last)
+        """The navigation buttons, each with its window-wide key (a focused text field takes the key
+        first: Qt's ShortcutOverride), the speed, slider, counter, jump list, find box and head."""
+        self.nav_buttons = []
+        for text, tip, key, slot in (("|◀", "First step (Home)", Qt.Key_Home, self.first),
+                                     ("◀", "Previous step (←)", Qt.Key_Left, self.previous),
+                                     ("Play", "Play / pause (Space)", Qt.Key_Space, self.toggle_play),
+                                     ("▶", "Next step (→)", Qt.Key_Right, self.next),
+                                     ("▶|", "Last step (End)", Qt.Key_End, self.last)):
+            self.nav_buttons.append(self._button(text, tip, slot))
+            QShortcut(QKeySequence(key), self, context=Qt.WindowShortcut).activated.connect(slot)
+        self.first_button, self.prev_button, self.play_button, self.next_button, self.last_button = self.nav_buttons
         self.speed = QDoubleSpinBox(minimum=0.25, maximum=20.0, value=2.0, singleStep=0.5, suffix=" /s")
         self.speed.setToolTip("Play speed")
         self.speed.valueChanged.connect(self._speed_changed)
@@ -110,7 +116,7 @@ class StepperPanel(QWidget):
 
     def _build_layout(self) -> None:
         self.row1 = row1 = QHBoxLayout()
-        for w in (self.first_button, self.prev_button, self.play_button, self.next_button, self.last_button):
+        for w in self.nav_buttons:
             row1.addWidget(w)
         row1.addWidget(self.speed)
         row1.addStretch(1)
@@ -144,11 +150,16 @@ class StepperPanel(QWidget):
         layout.addLayout(row1)
         layout.addLayout(row2)
         layout.addLayout(row_jump)
-        self.title_row = QVBoxLayout()
-        self.title_row.addWidget(self.name_label)
-        layout.addLayout(self.title_row)
-        # The texts about the step go above and below the map, or beside it in a column that
+        # The texts about the step: its title, formula and description (`intro`), its readout, shape,
+        # statistics and code path (`details`); above and below the map, or beside it in a column that
         # scrolls when they are taller than the panel (`apply_screen_class`).
+        self.intro, self.details = QWidget(), QWidget()
+        for box, widgets in ((self.intro, (self.name_label, self.formula_label, self.description_label)),
+                             (self.details, (self.readout, self.shape_label, self.stats_label, self.path_label))):
+            column = QVBoxLayout(box)
+            column.setContentsMargins(0, 0, 0, 0)
+            for widget in widgets:
+                column.addWidget(widget)
         self.above, self.below = QVBoxLayout(), QVBoxLayout()
         self.body = QBoxLayout(QBoxLayout.TopToBottom)
         self.info = QScrollArea()
@@ -172,39 +183,32 @@ class StepperPanel(QWidget):
         self.beside = None
         self._arrange(False)
 
-    def _texts(self) -> tuple[list[QWidget], list[QWidget]]:
-        """The texts above the map and those below it (in that order, one column when beside)."""
-        return ([self.formula_label, self.description_label],
-                [self.readout, self.shape_label, self.stats_label, self.path_label])
-
     def _arrange(self, beside: bool) -> None:
         """Texts beside the map (a wide panel: the step's title heads the column, and the slider
         joins the buttons' row, so the map gets the height) or above and below it (a tall one)."""
         if beside == self.beside:
             return
         self.beside = beside
-        top, bottom = self._texts()
-        for widget in [self.name_label, *top, *bottom]:
-            for box in (self.title_row, self.above, self.below, self.column):
-                box.removeWidget(widget)
+        for box in (self.above, self.below, self.column):
+            box.removeWidget(self.intro)
+            box.removeWidget(self.details)
         for box in (self.row1, self.row2):
             box.removeWidget(self.slider)
         if beside:
-            for i, widget in enumerate([self.name_label, *top, *bottom]):
-                self.column.insertWidget(i, widget)
+            self.column.insertWidget(0, self.intro)
+            self.column.insertWidget(1, self.details)
             self.row1.insertWidget(self.row1.count() - 1, self.slider, 4)  # before the counter
             self.body.setDirection(QBoxLayout.LeftToRight)
         else:
-            self.title_row.addWidget(self.name_label)
-            for widget in top:
-                self.above.addWidget(widget)
-            for widget in bottom:
-                self.below.addWidget(widget)
+            self.above.addWidget(self.intro)
+            self.below.addWidget(self.details)
             self.row2.addWidget(self.slider, 1)
             self.body.setDirection(QBoxLayout.TopToBottom)
         self.info.setVisible(beside)
-        for widget in [self.name_label, self.slider, *top, *bottom]:
+        for widget in (self.intro, self.details, self.slider):
             widget.setVisible(True)
+        for group in (self.intro, self.details):  # the spacing of the layout they stand in
+            group.layout().setSpacing((self.column if beside else self.layout()).spacing())
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """WIDE, and a projector while presenting (the panel fills the window): the texts beside
@@ -216,16 +220,6 @@ class StepperPanel(QWidget):
         self._arrange(cls is ScreenClass.WIDE or (cls is ScreenClass.PROJECTOR and presenting))
         self.path_label.setVisible(cls is not ScreenClass.NARROW and not presenting)  # (the title's tooltip)
         self.shape_label.setVisible(cls is not ScreenClass.NARROW)
-
-    def _build_shortcuts(self) -> None:
-        """Window-wide keys; a focused text field takes them first (Qt's ShortcutOverride)."""
-        self.shortcuts = {}
-        for key, slot in ((Qt.Key_Left, self.previous), (Qt.Key_Right, self.next), (Qt.Key_Space, self.toggle_play),
-                          (Qt.Key_Home, self.first), (Qt.Key_End, self.last)):
-            sc = QShortcut(QKeySequence(key), self)
-            sc.setContext(Qt.WindowShortcut)
-            sc.activated.connect(slot)
-            self.shortcuts[key] = sc
 
     # -- navigation ---------------------------------------------------------------------------
     def next(self) -> None:
@@ -325,10 +319,9 @@ class StepperPanel(QWidget):
         self.slider.setValue(index)
         self.slider.blockSignals(False)
         self.counter.setText(f"{index + 1:>3} / {n}")
-        for row in range(self.jump.count()):
-            if self.jump.itemData(row, STEP_ROLE) == index:
-                self.jump.setCurrentIndex(row)
-                break
+        row = self.jump.findData(index, STEP_ROLE)
+        if row >= 0:
+            self.jump.setCurrentIndex(row)
         self._show_step()
 
     def _show_step(self) -> None:
@@ -349,7 +342,7 @@ class StepperPanel(QWidget):
         self.path_label.setText("step " + step.name.replace(".", ".\u200b"))  # may break after a dot
         self.formula_label.setText(step.formula)
         self.description_label.setText(step.description)
-        self.shape_label.setText(f"shape {style.format_shape(step.shape)}\n= {' × '.join(step.axes)}")
+        self.shape_label.setText(f"shape {format_shape(step.shape)}\n= {' × '.join(step.axes)}")
         self.shape_label.setToolTip("Shown: batch item 0" + (f", head {self.state.head + 1}" if has_head else ""))
         stats = tensor_stats(step.tensor.numpy())  # of the whole tensor: say so when the map shows one head
         heads = tensor.shape[step.axes.index("head")] if has_head else 1
