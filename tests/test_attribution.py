@@ -263,7 +263,8 @@ def test_compare_methods_reports_each_method_and_returns_what_attribute_gives(bu
         except StopIteration as stop:
             result = stop.value
             break
-    assert [done for done, _, _ in reports] == list(range(len(METHODS) + 1))
+    done = [done for done, _, _ in reports]  # (integrated gradients' refinements repeat its count)
+    assert done == sorted(done) and sorted(set(done)) == list(range(len(METHODS) + 1))
     assert all(total == len(METHODS) + 1 for _, total, _ in reports)
     assert result.position == len(result.outputs) - 1 and list(result.scores) == list(METHODS)
     expected = attribute(bundle, "abcd", position=result.position, methods=["occlusion", "attention_head"], head=(0, 1))
