@@ -104,6 +104,22 @@ def test_the_chat_model_answers_paris_on_its_templated_tokens(bundle, chat_frame
 
 
 @needs_model
+def test_a_chat_answer_runs_to_the_end_of_its_turn_not_the_plain_prompts_few_tokens(bundle):
+    """A plain prompt continues for the model's default few tokens; a chat answer runs to the
+    model's end-of-turn marker (up to CHAT_ANSWER_TOKENS), so a longer answer is not cut."""
+    from model.inference.bundle import LARGE_LM_NEW_TOKENS
+    from model.inference.generation import generate
+    from model.interpret.frame import CHAT_ANSWER_TOKENS, compute_frame
+    question = "Translate 'good morning' into French."  # (an answer of about 18 tokens)
+    frame = compute_frame(bundle, question, chat=True)
+    run, tok = frame.decode, bundle.tgt_tokenizer
+    answer = [i for i in run.output_ids if i != run.eos_id]
+    assert LARGE_LM_NEW_TOKENS < len(answer) < CHAT_ANSWER_TOKENS and run.output_ids[-1] == run.eos_id
+    prompt = tok.encode(bundle.chat_prompt(question)).ids
+    assert generate(bundle.model, [tok.bos_id] + prompt, len(answer) + 1, eos_id=tok.eos_id) == run.output_ids
+
+
+@needs_model
 def test_a_recorded_run_shows_the_llama_steps(bundle):
     result = bundle.run(PROMPTS[0], target=" Paris.")
     names = set(result.trace.names())

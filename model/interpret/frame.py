@@ -32,6 +32,9 @@ from model.nn.transformer import decoder_mask
 # (layers × positions × vocabulary × d_model); a costlier one (an LLM's 49k-token vocabulary
 # read at 30 layers) is left to the Lens panel, which computes it off the GUI thread when shown.
 LENS_EAGER_MACS = 2e10
+# A chat answer runs to the model's end-of-turn marker, up to this many tokens (a plain prompt's
+# continuation keeps the model's default, a few tokens for an LLM: each is a pass over all weights).
+CHAT_ANSWER_TOKENS = 32
 
 STRATEGIES = {"greedy": "Greedy (argmax)", "sample": "Sampling", "beam": "Beam search",
               "target": "Follow the target"}
@@ -125,7 +128,7 @@ class DecodeRun:
 
 
 def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings,
-                target_text: str | None = None, encoded=None) -> DecodeRun:
+                target_text: str | None = None, encoded=None, max_new: int | None = None) -> DecodeRun:
     """Decode `source_text` with `settings` and record both parallel passes. Raises
     InputError with a readable message for input the model cannot take.
 
@@ -143,7 +146,7 @@ def compute_run(bundle: ModelBundle, source_text: str, settings: DecodeSettings,
         prompt = list(enc.ids)  # the decoder reads <bos> + prompt; there is no source to attend to
         src = None
     model = bundle.model
-    max_len = bundle.default_max_output(len(enc.ids))  # generated tokens (a prompt takes room from it)
+    max_len = _new_tokens(bundle, len(enc.ids), max_new)  # generated tokens (a prompt takes room from it)
     # The model's own start/end symbols: ours are <bos>=1/<eos>=2, Marian starts from <pad>
     # and ends with </s>=0.
     bos, eos = bundle.tgt_tokenizer.bos_id, bundle.tgt_tokenizer.eos_id
@@ -253,32 +256,32 @@ def compute_frame(bundle: ModelBundle, source: str, target: str | None = None,
     frame (forward, decode, attention) is computed inside `intervene`, and `baseline` holds
     the same frame without them. `chat`: for a model with a chat template, `source` is a user's
     message and the model reads it laid out by the template (`ModelBundle.chat_input`)."""
-    message = None
+    message, max_new = None, None
     if chat and bundle.chat_template is not None:
-        message, source = source, bundle.chat_prompt(source)
-    frame = _compute_frames(bundle, source, target, settings, model_label, previous, interventions)
+        message, source, max_new = source, bundle.chat_prompt(source), CHAT_ANSWER_TOKENS
+    frame = _compute_frames(bundle, source, target, settings, model_label, previous, interventions, max_new)
     span = None if message is None else bundle.message_span(message, frame.forward.source.ids)
     return replace(frame, message=message, message_span=span)
 
 
 def _compute_frames(bundle: ModelBundle, source: str, target: str | None, settings: DecodeSettings | None,
                     model_label: str | None, previous: Frame | None,
-                    interventions: dict[HeadKey, str] | None) -> Frame:
+                    interventions: dict[HeadKey, str] | None, max_new: int | None = None) -> Frame:
     """compute_frame for the text the model reads, with the heads edited and without."""
     heads = validate_heads(bundle.model, interventions or {})
     # Only a frame computed with the same heads edited may lend its forward pass.
     plain = previous.baseline if previous is not None and previous.interventions else previous
     if not heads:
-        return _with_sums(_compute_frame(bundle, source, target, settings, model_label, plain))
+        return _with_sums(_compute_frame(bundle, source, target, settings, model_label, plain, max_new))
     reusable = previous if previous is not None and previous.interventions == heads else None
-    baseline = _compute_frame(bundle, source, target, settings, model_label, plain)
+    baseline = _compute_frame(bundle, source, target, settings, model_label, plain, max_new)
     with intervene(bundle.model, heads):
-        frame = _compute_frame(bundle, source, target, settings, model_label, reusable)
+        frame = _compute_frame(bundle, source, target, settings, model_label, reusable, max_new)
     return _with_sums(replace(frame, interventions=heads, baseline=baseline))  # (the baseline's maps are not drawn)
 
 
 def _compute_frame(bundle: ModelBundle, source: str, target: str | None, settings: DecodeSettings | None,
-                   model_label: str | None, previous: Frame | None) -> Frame:
+                   model_label: str | None, previous: Frame | None, max_new: int | None = None) -> Frame:
     """compute_frame for the heads as they are (any intervention is already active)."""
     settings = settings or DecodeSettings()
     target = target if target and target.strip() else None
@@ -298,14 +301,14 @@ def _compute_frame(bundle: ModelBundle, source: str, target: str | None, setting
         return Frame(bundle, label, source, target, settings, forward, lens=lens, embedding=embedding, notes=notes,
                      lens_deferred=deferred)
     if not same_input and _generates_then_records(bundle, settings, target):
-        decode, forward = recorded_greedy_run(bundle, source, settings, encoded)
+        decode, forward = recorded_greedy_run(bundle, source, settings, encoded, max_new)
         lens, deferred = _lens_or_deferred(bundle, forward)
         return Frame(bundle, label, source, target, settings, forward, decode, None, lens, notes=notes,
                      lens_deferred=deferred)
     decode, decode_error = None, None
     with torch.no_grad():
         try:
-            decode = compute_run(bundle, source, settings, target, encoded=encoded)
+            decode = compute_run(bundle, source, settings, target, encoded=encoded, max_new=max_new)
         except InputError as exc:
             decode_error = str(exc)
     if same_input:
@@ -320,6 +323,14 @@ def _compute_frame(bundle: ModelBundle, source: str, target: str | None, setting
                  lens_deferred=deferred)
 
 
+def _new_tokens(bundle: ModelBundle, prompt_len: int, max_new: int | None) -> int:
+    """How many tokens to generate at most: `max_new` (within the room the model's max_len leaves
+    after the prompt), else the model's default (`ModelBundle.default_max_output`)."""
+    if max_new is None:
+        return bundle.default_max_output(prompt_len)
+    return max(1, min(max_new, bundle.config.max_len - 1 - prompt_len))
+
+
 def _generates_then_records(bundle: ModelBundle, settings: DecodeSettings | None, target: str | None) -> bool:
     """An LLM's greedy continuation with no hooks active: the prompt recorded once, the
     continuation generated from its key/value cache, then its rows recorded
@@ -329,7 +340,7 @@ def _generates_then_records(bundle: ModelBundle, settings: DecodeSettings | None
 
 
 def recorded_greedy_run(bundle: ModelBundle, source: str, settings: DecodeSettings | None,
-                        encoded) -> tuple[DecodeRun, ForwardResult]:
+                        encoded, max_new: int | None = None) -> tuple[DecodeRun, ForwardResult]:
     """The greedy continuation and ONE recorded teacher-forced forward over <bos> prompt
     continuation, the prompt run through the network once (`record_greedy_continuation`): its
     rows are the decoding steps (row n_prompt + t computes what step t computed: the mask hides
@@ -340,7 +351,7 @@ def recorded_greedy_run(bundle: ModelBundle, source: str, settings: DecodeSettin
     bos, eos = tok.bos_id, tok.eos_id
     _, enc = encoded
     prompt = list(enc.ids)
-    new, ended, forward = record_greedy_continuation(bundle, encoded, bundle.default_max_output(len(prompt)))
+    new, ended, forward = record_greedy_continuation(bundle, encoded, _new_tokens(bundle, len(prompt), max_new))
     chosen = new + [eos] if ended else new  # it stopped at <eos>: that is a step too
     tgt_in = [bos] + prompt + chosen[:-1]  # <bos> prompt y1 … y_{n-1}: one row per step after the prompt's
     rows = len(tgt_in)
