@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.session import ATTENTION_KINDS
-from model.interpret.frame import DecodeSettings, DecodeSettingsError
+from model.interpret.decode_run import DecodeSettings, DecodeSettingsError
 from model.interpret.interventions import InterventionError, parse_heads, validate_heads
 from model.io.assets import asset_path
 

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 from psygnal import Signal, SignalGroup
 
-from model.interpret.frame import STRATEGIES, DecodeSettings
+from model.interpret.decode_run import STRATEGIES, DecodeSettings
 from model.interpret.interventions import OPERATIONS, format_heads, heads_that_fit, parse_heads
 from model.nn.kinds import ATTENTION_KINDS as RECORDED_ATTENTION
 

@@ -39,7 +39,7 @@ _LAZY = {
     "HeadAtlas": "model.interpret.head_scores",
     "activation_patching": "model.interpret.patching", "direct_logit_attribution": "model.interpret.logit_attribution",
     "compute_frame": "model.interpret.frame", "Frame": "model.interpret.frame",
-    "DecodeSettings": "model.interpret.frame",
+    "DecodeSettings": "model.interpret.decode_run",
     "get_task": "model.data.tasks",
     "generate": "model.inference.generation", "KVCache": "model.inference.kv_cache",
     "cache_bytes_per_token": "model.inference.kv_cache", "render_chat": "model.inference.chat",

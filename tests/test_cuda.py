@@ -86,7 +86,8 @@ def test_frames_of_every_strategy_match_the_cpu(name, text, target, strategy):
 def test_a_frame_with_the_prompt_recorded_once_matches_the_cpu():
     """The language-model frame's path (`recorded_greedy_run`: the prompt recorded into the
     key/value cache, the continuation's rows recorded from it) with the cache on the device."""
-    from model.interpret.frame import Frame, recorded_greedy_run
+    from model.interpret.decode_run import recorded_greedy_run
+    from model.interpret.frame import Frame
     frames = []
     for bundle in pair("gpt-facts"):
         run, forward = recorded_greedy_run(bundle, "the cow", None, bundle.encode_source("the cow"))

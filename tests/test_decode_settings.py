@@ -2,7 +2,7 @@
 import pytest
 
 from explorer.scene_files import SceneError, parse_tour
-from model.interpret.frame import DecodeSettings, DecodeSettingsError
+from model.interpret.decode_run import DecodeSettings, DecodeSettingsError
 
 
 @pytest.mark.parametrize(("field", "value", "words"), [

@@ -8,6 +8,7 @@ import torch
 
 from model.inference.beam_tree import best_path, edge_state, node_state, node_tip, step_ticks, tree_layout
 from model.inference.decoding import BeamNode, BeamResult
+from model.interpret.decode_run import DecodeSettings, compute_run
 from model.interpret.decode_texts import (
     EQUAL_ATOL,
     StepMaps,
@@ -17,7 +18,6 @@ from model.interpret.decode_texts import (
     mask_equality,
     unknown_note,
 )
-from model.interpret.frame import DecodeSettings, compute_run
 from model.io.checkpoints import random_bundle
 
 

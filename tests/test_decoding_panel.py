@@ -18,8 +18,8 @@ from model.inference.beam_tree import best_path
 from model.inference.bundle import ModelBundle
 from model.inference.decoding import beam_search, greedy_decode, sample_decode
 from model.inference.teacher_forcing import parallel_pass
+from model.interpret.decode_run import DecodeSettings, compute_run
 from model.interpret.decode_texts import MAX_DP
-from model.interpret.frame import DecodeSettings, compute_run
 
 TEXT = "attention"
 

@@ -14,8 +14,8 @@ from explorer.state import SessionState
 from explorer.theme import colour
 from model.inference.beam_tree import tree_layout
 from model.inference.decoding import beam_search
+from model.interpret.decode_run import DecodeSettings, compute_run
 from model.interpret.decode_texts import MAX_DP
-from model.interpret.frame import DecodeSettings, compute_run
 from model.io.checkpoints import random_bundle
 from support import small_bundle
 

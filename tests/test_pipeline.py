@@ -8,7 +8,7 @@ import sys
 import pytest
 from PySide6.QtCore import Qt
 
-import model.interpret.frame as frame_module
+import model.interpret.decode_run as decode_run_module
 from model.interpret.frame import DecodeSettings, compute_frame
 from support import make_main_window, small_bundle
 
@@ -32,8 +32,8 @@ def test_one_enter_tokenizes_once_and_decodes_greedily_once(qtbot, tmp_path, mon
     expected = bundle.translate("transformer")  # the reference, before the counters go in
     encode = Counter(bundle.src_tokenizer.encode)
     monkeypatch.setattr(bundle.src_tokenizer, "encode", encode)
-    steps = Counter(frame_module.decode_steps)
-    monkeypatch.setattr(frame_module, "decode_steps", steps)
+    steps = Counter(decode_run_module.decode_steps)
+    monkeypatch.setattr(decode_run_module, "decode_steps", steps)
     generate = Counter(bundle.generate_ids)
     monkeypatch.setattr(bundle, "generate_ids", generate)
     frames = []

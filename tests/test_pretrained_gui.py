@@ -16,7 +16,7 @@ from explorer.state import SessionState
 from model.data.tasks import get_task
 from model.inference.bundle import ModelBundle
 from model.inference.decoding import decode_steps
-from model.interpret.frame import DecodeSettings, compute_run
+from model.interpret.decode_run import DecodeSettings, compute_run
 from model.io.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
 
 MINILM = "all-MiniLM-L6-v2"

@@ -10,7 +10,7 @@ from model import bundled_checkpoints, compute_frame, load_checkpoint
 from model.inference.generation import generate
 from model.inference.kv_cache import KVCache
 from model.inference.recorded_rows import RowRecording, record_greedy_continuation
-from model.interpret.frame import recorded_greedy_run
+from model.interpret.decode_run import recorded_greedy_run
 from model.nn.config import TransformerConfig
 from model.nn.hooks import hooks, record
 from model.nn.transformer import Transformer

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model.interpret.frame import DecodeRun
+from model.interpret.decode_run import DecodeRun
 
 EQUAL_ATOL = 1e-5  # float32 rounding between the sequential and the parallel pass stays far below
 MAX_DP = "max\u00a0|\u2060Δp\u2060|"  # never broken inside (not "max |" ⏎ "Δp|")

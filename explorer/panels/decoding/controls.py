@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from superqt import QFlowLayout
 
 from explorer import style
-from model.interpret.frame import STRATEGIES, DecodeSettings
+from model.interpret.decode_run import STRATEGIES, DecodeSettings
 
 
 def _group(*widgets) -> tuple[QWidget, QHBoxLayout]:

@@ -29,8 +29,8 @@ from explorer.panels.decoding.plot_grid import PlotGrid
 from explorer.panels.decoding.step_drawing import StepDrawing
 from explorer.screen import ScreenClass
 from model.inference.beam_tree import beam_summary
+from model.interpret.decode_run import STRATEGIES, DecodeRun
 from model.interpret.decode_texts import unknown_note
-from model.interpret.frame import STRATEGIES, DecodeRun
 
 PLAY_INTERVAL_MS = 800
 SIDE_BY_SIDE = (1200, 680)  # below this the halves become tabs, each with readable maps
