@@ -177,7 +177,8 @@ def test_the_warmup_label_stays_whole_when_the_warmup_just_ended(qtbot):
 def test_a_short_panels_message_keeps_whole_sentences(qtbot):
     """On a short projector the message is one line of whole sentences, not one cut mid-word
     ("… “Use this mod…"), measured with the label's font; the tooltip keeps the rest."""
-    from explorer.panels.training.run_message import RunMessage, whole_sentences
+    from explorer.panels.training.run_message import RunMessage
+    from model.train.live_messages import whole_sentences
 
     stopped = ("Training stopped after 47 steps. The panels show “reverse” again. “Use this model” makes "
                "the trained model (step 47) the session's model.")

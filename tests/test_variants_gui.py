@@ -198,6 +198,8 @@ def test_continue_training_is_offered_for_variants_but_not_for_pretrained_models
 @pytest.mark.parametrize("kind, metric, kind_shown", [
     ("decoder_only", "next_token_accuracy", "decoder_self"), ("encoder_only", "masked_accuracy", "encoder")])
 def test_training_a_variant_through_the_worker(qtbot, panel, kind, metric, kind_shown):
+    from model.train.curve_texts import held_out_name
+
     c = panel.controls
     c.set_kind(kind)
     evals = []
@@ -206,10 +208,10 @@ def test_training_a_variant_through_the_worker(qtbot, panel, kind, metric, kind_
     qtbot.waitUntil(lambda: panel.run is None and panel.phase == "idle", timeout=TIMEOUT)
     assert panel.step == 6
     assert evals and all(e.metric == metric for e in evals) and 0.0 <= evals[-1].score <= 1.0
-    assert panel.curves.held_out_metric == metric and "held-out" in panel.curves.held_out_name()
+    assert panel.curves.held_out_metric == metric and "held-out" in held_out_name(metric)
     assert panel.curves.curves["exact"].getData()[1][-1] == pytest.approx(evals[-1].score)
     label = panel.curves.legend.getLabel(panel.curves.curves["exact"]).text
-    assert label == panel.curves.held_out_name() and ("next-token" in label if kind == "decoder_only"
+    assert label == held_out_name(metric) and ("next-token" in label if kind == "decoder_only"
                                                       else "masked" in label)
     # The probe watched the kind's own attention, labelled by what each axis holds.
     assert panel.probe.kind == kind_shown and len(panel.timeline) >= 2

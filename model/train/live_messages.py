@@ -6,6 +6,7 @@ own handler (the explorer's `TrainingRun`: to the Qt signal of the same meaning,
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,6 +14,7 @@ import numpy as np
 from model.inference.bundle import ForwardResult, ModelBundle
 
 COLUMNS = ("step", "loss", "accuracy", "lr", "tokens_per_s", "wall")
+SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=\S)")  # "… 47 steps. The panels …" (not "0.92")
 
 
 @dataclass
@@ -100,6 +102,18 @@ def run_ended(outcome: str, step: int, offer: Offer | None, own_name: str | None
     return text
 
 
+def whole_sentences(text: str, fits) -> str:
+    """The most leading sentences of `text` that `fits` (one line), with " …" where sentences
+    are left out; "" when not even the first one fits. A short screen reads what happened
+    rather than a sentence cut mid-word."""
+    sentences = SENTENCE_BREAK.split(text.strip())
+    for n in range(len(sentences), 0, -1):
+        head = " ".join(sentences[:n]) + ("" if n == len(sentences) else " …")
+        if fits(head):
+            return head
+    return ""
+
+
 # One line of text each, for the run's str signals.
 @dataclass(frozen=True)
 class Phase:
@@ -127,4 +141,4 @@ class Failed:
 
 
 __all__ = ["COLUMNS", "MetricRows", "RunInfo", "Snapshot", "Offer", "Phase", "Saved", "SaveFailed", "ProbeFailed",
-           "Failed", "run_ended", "shown_elsewhere"]
+           "Failed", "run_ended", "shown_elsewhere", "whole_sentences"]

@@ -14,6 +14,7 @@ from model.train.request import (
     LANGUAGE_MODELS,
     MODEL_KINDS,
     TrainingRequest,
+    continue_refusal,
     lecture_request,
 )
 from model.train.trainer import TrainConfig
@@ -50,6 +51,16 @@ def model_defaults(bundle, kind_now: str) -> tuple[str | None, str | None]:
     return kind, (task if task in BUILTIN_TASKS and task_refusal(kind or kind_now, task) is None else None)
 
 
+def continue_choice(bundle) -> tuple[str, str, str | None]:
+    """(text, tooltip, kind) of the choice that continues training the loaded model; kind None
+    where the Trainer cannot train it with its own task (the tooltip says why)."""
+    why = continue_refusal(bundle)
+    if why:
+        return "continue training the loaded model (none)", why, None
+    return (f"continue training “{bundle.name}”", "Train a copy of the model the other panels show, on its own task",
+            bundle.config.kind)
+
+
 @dataclass
 class RunSetup:
     """The settings a run starts with, as the controls show them."""
@@ -79,5 +90,5 @@ class RunSetup:
         return request
 
 
-__all__ = ["CONTINUE", "DEFAULT_STEPS", "DEVICES", "KIND_SHORT", "RunSetup", "TSV", "fitting_task", "model_defaults",
-           "task_refusal"]
+__all__ = ["CONTINUE", "DEFAULT_STEPS", "DEVICES", "KIND_SHORT", "RunSetup", "TSV", "continue_choice", "fitting_task",
+           "model_defaults", "task_refusal"]

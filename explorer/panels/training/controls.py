@@ -1,10 +1,6 @@
-"""The training panel's controls: what to learn, how big a model, where, for how long; the run's
-buttons (start / pause / one step / stop), its progress bar, and what to do with the trained
-model (Save…, Use this model, Back to the loaded model).
-
-Pure widgets: they show a `model.train.run_setup.RunSetup` and enable what makes sense in the run's phase;
-the panel connects the buttons and decides.
-"""
+"""The training panel's controls: what to learn, how big a model, where, for how long
+(`model.train.run_setup.RunSetup`); the run's buttons, its progress, and what to do with the
+trained model. Pure widgets: they enable what the run's phase allows; the panel decides."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,7 +26,7 @@ from explorer import style
 from explorer.eliding_combo import ElidingComboBox
 from explorer.screen import ScreenClass
 from model.train.presets import LECTURE_PRESETS
-from model.train.request import BUILTIN_TASKS, LECTURE, MODEL_KINDS, MODEL_PRESETS, PRESET_LABELS, continue_refusal
+from model.train.request import BUILTIN_TASKS, LECTURE, MODEL_KINDS, MODEL_PRESETS, PRESET_LABELS
 from model.train.run_setup import (
     CONTINUE,
     DEFAULT_STEPS,
@@ -38,23 +34,30 @@ from model.train.run_setup import (
     KIND_SHORT,
     TSV,
     RunSetup,
+    continue_choice,
     fitting_task,
     model_defaults,
     task_refusal,
 )
 from model.train.steering import ACTIVE_PHASES, phase_actions
 
-BUTTONS = (  # attribute, text, icon, tooltip
-    ("start_button", "Start", QStyle.SP_MediaPlay, "Start training (or resume)"),
-    ("pause_button", "Pause", QStyle.SP_MediaPause, "Pause after this step"),
-    ("step_button", "Step", QStyle.SP_MediaSkipForward, "Exactly one optimisation step, then pause"),
+BUTTONS = (  # attribute, text, icon, tooltip, the `phase_actions` entry that enables it
+    ("start_button", "Start", QStyle.SP_MediaPlay, "Start training (or resume)", "start"),
+    ("pause_button", "Pause", QStyle.SP_MediaPause, "Pause after this step", "pause"),
+    ("step_button", "Step", QStyle.SP_MediaSkipForward, "Exactly one optimisation step, then pause", "step"),
     ("stop_button", "Stop", QStyle.SP_MediaStop,
-     "End the run; the other panels show the loaded model again (“Use this model” keeps the trained one)"),
-    ("save_button", "Save…", None, "Save a checkpoint: the current weights, written to a folder"),
+     "End the run; the other panels show the loaded model again (“Use this model” keeps the trained one)", "stop"),
+    ("save_button", "Save…", None, "Save a checkpoint: the current weights, written to a folder", "keep"),
     ("use_button", "Use this model", None,
-     "Make the trained model (a copy of it now) the session's model, in place of the loaded one"),
+     "Make the trained model (a copy of it now) the session's model, in place of the loaded one", "keep"),
     ("back_button", "Back to the loaded model", None,
-     "Show the session's own model in the other panels again (the run goes on)"),
+     "Show the session's own model in the other panels again (the run goes on)", None),
+)
+SPINS = (  # attribute, label, top, value, single step, most width, tooltip
+    ("steps_spin", "Steps", 1_000_000, DEFAULT_STEPS, 500, 105, "Optimisation steps of the run"),
+    ("warmup_spin", "Warm-up", 100_000, 400, 1, 85,
+     "Steps of linearly rising learning rate before the 1/√step decay (Section 5.3)"),
+    ("batch_spin", "Batch", 2048, 64, 1, 70, "Sentence pairs per optimisation step"),
 )
 
 
@@ -62,17 +65,6 @@ def _label(text: str) -> QLabel:
     label = QLabel(text)
     label.setFont(style.font(style.BASE_POINT_SIZE))
     return label
-
-
-def _spin(top: int, value: int, tip: str, width: int, step: int = 1) -> QSpinBox:
-    spin = QSpinBox()
-    spin.setRange(1, top)
-    spin.setValue(value)
-    spin.setSingleStep(step)
-    spin.setGroupSeparatorShown(True)
-    spin.setToolTip(tip)
-    spin.setMaximumWidth(width)  # (a hint sized for its top value would widen the panel past its dock)
-    return spin
 
 
 class TrainingControls(QWidget):
@@ -83,20 +75,19 @@ class TrainingControls(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.tsv_path: str | None = None
-        self._locked = False
+        self._locked = False  # a run's settings are fixed while it runs
         self._continue_kind: str | None = None
-        self.task_box = QComboBox()
+        self.task_box, self.tokenizer_box, self.kind_box = QComboBox(), QComboBox(), QComboBox()
+        self.model_box, self.device_box = ElidingComboBox(), QComboBox()
         for name in BUILTIN_TASKS:
             self.task_box.addItem(name, name)
         self.task_box.addItem("TSV file…", TSV)
-        self.task_box.setCurrentIndex(max(0, self.task_box.findData("reverse")))
+        self.task_box.setCurrentIndex(self.task_box.findData("reverse"))
         self.task_box.setToolTip("A built-in task, or your own UTF-8 'source<TAB>target' file")
         self.task_box.activated.connect(self._on_task_activated)
-        self.tokenizer_box = QComboBox()
         self.tokenizer_box.addItems(["char", "word"])
         self.tokenizer_box.setToolTip("How the TSV file's text is split into tokens")
         self.tokenizer_box.setVisible(False)
-        self.kind_box = QComboBox()
         for key, text in MODEL_KINDS.items():
             self.kind_box.addItem(KIND_SHORT[key], key)
             self.kind_box.setItemData(self.kind_box.count() - 1, text, Qt.ToolTipRole)
@@ -104,31 +95,23 @@ class TrainingControls(QWidget):
                                  "(an encoder-only masked LM like BERT, a decoder-only next-token LM like GPT), "
                                  "which learn from a text corpus")
         self.kind_box.currentIndexChanged.connect(self._on_kind_changed)
-        self.model_box = ElidingComboBox()
-        for name in (*MODEL_PRESETS, LECTURE):
-            self.model_box.addItem(PRESET_LABELS[name], name)
-        self.model_box.addItem("continue training the loaded model", CONTINUE)
+        for name in (*MODEL_PRESETS, LECTURE, CONTINUE):
+            self.model_box.addItem(PRESET_LABELS.get(name, ""), name)
         self.model_box.setToolTip("A new model of a preset size, or a copy of the model the other panels show")
         self.model_box.currentIndexChanged.connect(self._on_model_changed)
         self.model_box.currentIndexChanged.connect(self._apply_lecture)
         self.set_continue_available(None)
-        self.device_box = QComboBox()
         for key, text in DEVICES:
             self.device_box.addItem(text, key)
         if not torch.cuda.is_available():  # greyed out, with the reason in the tooltip
             item = self.device_box.model().item(self.device_box.findData("cuda"))
             item.setEnabled(False)
             item.setToolTip("PyTorch sees no CUDA GPU on this machine")
-        self.steps_spin = _spin(1_000_000, DEFAULT_STEPS, "Optimisation steps of the run", 105, step=500)
-        self.warmup_spin = _spin(100_000, 400, "Steps of linearly rising learning rate before the 1/√step decay "
-                                               "(Section 5.3)", 85)
-        self.batch_spin = _spin(2048, 64, "Sentence pairs per optimisation step", 70)
         for box, chars in ((self.task_box, 7), (self.kind_box, 8), (self.model_box, 6), (self.device_box, 4)):
             box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
             box.setMinimumContentsLength(chars)
-        for w in (self.task_box, self.tokenizer_box, self.kind_box, self.model_box, self.device_box, self.steps_spin,
-                  self.warmup_spin, self.batch_spin):
-            w.setFont(style.font(style.BASE_POINT_SIZE))
+            box.setFont(style.font(style.BASE_POINT_SIZE))
+        self.tokenizer_box.setFont(style.font(style.BASE_POINT_SIZE))
 
         grid = QGridLayout()  # the task, kind and device; then the model and the run's numbers
         grid.setContentsMargins(0, 0, 0, 0)
@@ -137,42 +120,48 @@ class TrainingControls(QWidget):
         task_row = QHBoxLayout()
         task_row.addWidget(self.task_box, 1)
         task_row.addWidget(self.tokenizer_box)
-        for col, (text, field) in enumerate((("Task", task_row), ("Kind", self.kind_box), ("Device", self.device_box))):
+        grid.addWidget(_label("Task"), 0, 0)
+        grid.addLayout(task_row, 0, 1)
+        for col, (text, box) in enumerate((("Kind", self.kind_box), ("Device", self.device_box)), start=1):
             grid.addWidget(_label(text), 0, 2 * col)
-            if isinstance(field, QHBoxLayout):
-                grid.addLayout(field, 0, 2 * col + 1)
-            else:
-                grid.addWidget(field, 0, 2 * col + 1)
+            grid.addWidget(box, 0, 2 * col + 1)
         numbers = QHBoxLayout()
         numbers.setSpacing(6)
         numbers.addWidget(_label("Model"))
         numbers.addWidget(self.model_box, 1)
-        for text, spin in (("Steps", self.steps_spin), ("Warm-up", self.warmup_spin), ("Batch", self.batch_spin)):
+        for name, text, top, value, step, most, tip in SPINS:
+            spin = QSpinBox()
+            spin.setRange(1, top)
+            spin.setValue(value)
+            spin.setSingleStep(step)
+            spin.setGroupSeparatorShown(True)
+            spin.setToolTip(tip)
+            spin.setMaximumWidth(most)  # (a hint sized for its top value would widen the panel past its dock)
+            spin.setFont(style.font(style.BASE_POINT_SIZE))
+            setattr(self, name, spin)
             numbers.addSpacing(10)
             numbers.addWidget(_label(text))
             numbers.addWidget(spin)
         grid.addLayout(numbers, 1, 0, 1, 6)
         for col, stretch in ((1, 2), (3, 3), (5, 1)):
             grid.setColumnStretch(col, stretch)
-        self.settings = QWidget()  # what the run learns, and how: folded away during a run on a short screen
+        self.settings = QWidget()  # folded away during a run on a short screen
         self.settings.setLayout(grid)
 
-        for name, text, icon, tip in BUTTONS:
+        for name, text, icon, tip, _action in BUTTONS:
             button = QPushButton(self.style().standardIcon(icon), text) if icon else QPushButton(text)
             button.setFont(style.font(style.BASE_POINT_SIZE, bold=text in ("Start", "Pause")))
             button.setToolTip(tip)
             button.setMinimumHeight(32)
             setattr(self, name, button)
         self.back_button.setEnabled(False)
-        # The run's line is drawn beside the bar on one line, elided where it does not fit (a
-        # bar's own text wraps and is clipped in a short bar); the whole line is the tooltip.
-        self.progress = QProgressBar()  # its format holds the run's line too, not drawn
-        self.progress.setRange(0, DEFAULT_STEPS)
+        # The run's line beside the bar, elided (a bar's own text would wrap and be clipped); whole in the tooltips.
+        self.progress = QProgressBar()
         self.progress.setTextVisible(False)
         self.progress.setMinimumHeight(28)
         self.progress_line = QElidingLabel()
         self.progress_line.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
-        self._show_line("not started")
+        self.set_progress(0, DEFAULT_STEPS, "not started")
         self.button_grid = QGridLayout()
         self.button_grid.setContentsMargins(0, 0, 0, 0)
         self.button_grid.setHorizontalSpacing(6)
@@ -187,9 +176,8 @@ class TrainingControls(QWidget):
         self.set_phase("idle", has_model=False)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """The run's buttons, its progress (bar and line) and the model's buttons in one row on a
-        wide screen; in two rows on a projector or a narrow one: Start … Stop and the bar over
-        Save…, Use this model, Back and the run's line, which gets the rest of that row."""
+        """WIDE: the run's buttons, its bar and line and the model's buttons in one row; else two
+        rows: Start … Stop and the bar over Save…, Use this model, Back and the run's line."""
         one_row = cls is ScreenClass.WIDE
         if one_row == self.one_row:
             return
@@ -202,39 +190,30 @@ class TrainingControls(QWidget):
             g.setColumnStretch(c, 0)
         for c, w in enumerate(run):
             g.addWidget(w, 0, c)
+        row, first = (0, 6) if one_row else (1, 0)
+        for c, w in enumerate(model):
+            g.addWidget(w, row, first + c)
         if one_row:
             g.addWidget(self.progress, 0, 4)
             g.addWidget(self.progress_line, 0, 5)
-            for c, w in enumerate(model):
-                g.addWidget(w, 0, 6 + c)
             g.setColumnStretch(4, 1)
             g.setColumnStretch(5, 3)
         else:
             g.addWidget(self.progress, 0, 4, 1, 4)
-            for c, w in enumerate(model):
-                g.addWidget(w, 1, c)
             g.addWidget(self.progress_line, 1, 3, 1, 5)
             g.setColumnStretch(7, 1)
 
-    # -- state ---------------------------------------------------------------------------------
     def set_phase(self, phase: str, has_model: bool) -> None:
         """Enable what makes sense in the run's phase (`phase_actions`)."""
-        active = phase in ACTIVE_PHASES
-        self._locked = active  # a run's settings are fixed while it runs
+        self._locked = phase in ACTIVE_PHASES
         for w in (self.model_box, self.device_box, self.steps_spin, self.warmup_spin, self.batch_spin):
-            w.setEnabled(not active)
+            w.setEnabled(not self._locked)
         self._on_model_changed()
         self.start_button.setText("Resume" if phase == "paused" else "Start")
         actions = phase_actions(phase, has_model)
-        for action, buttons in (("start", (self.start_button,)), ("pause", (self.pause_button,)),
-                                ("step", (self.step_button,)), ("stop", (self.stop_button,)),
-                                ("keep", (self.save_button, self.use_button))):
-            for button in buttons:
-                button.setEnabled(actions[action])
-
-    def fold_settings(self, fold: bool) -> None:
-        """Hide the settings' rows (fixed while a run goes, and named by its message)."""
-        self.settings.setVisible(not fold)
+        for name, _text, _icon, _tip, action in BUTTONS:
+            if action is not None:
+                getattr(self, name).setEnabled(actions[action])
 
     def set_back(self, name: str, enabled: bool) -> None:
         """“Back to <the session's model>”, enabled while a run's model is shown in its place."""
@@ -242,12 +221,9 @@ class TrainingControls(QWidget):
         self.back_button.setEnabled(enabled)
 
     def set_progress(self, step: int, total: int, text: str) -> None:
+        """The bar at `step` of `total`; the run's line beside it, in its format and both tooltips."""
         self.progress.setRange(0, max(1, total))
         self.progress.setValue(min(step, total))
-        self._show_line(text)
-
-    def _show_line(self, text: str) -> None:
-        """The run's line: drawn (elided) beside the bar, whole in both tooltips and the bar's format."""
         self.progress.setFormat(text)
         self.progress_line.setText(text)
         for w in (self.progress, self.progress_line):
@@ -267,16 +243,13 @@ class TrainingControls(QWidget):
 
     def kind(self) -> str:
         """The kind of model the run trains: the loaded model's own when continuing it."""
-        if self.continuing() and self._continue_kind:
-            return self._continue_kind
-        return self.kind_box.currentData()
+        return self._continue_kind if self.continuing() and self._continue_kind else self.kind_box.currentData()
 
     def set_kind(self, kind: str) -> None:
         self.kind_box.setCurrentIndex(max(0, self.kind_box.findData(kind)))
 
     def _on_kind_changed(self, _index: int = 0) -> None:
-        """Only the tasks this kind can learn stay selectable (the variants: a text corpus); a task
-        it cannot learn gives way to the first one it can."""
+        """Only the tasks this kind can learn stay selectable; a task it cannot learn gives way."""
         kind = self.kind_box.currentData()
         for row in range(self.task_box.count()):
             why = task_refusal(kind, self.task_box.itemData(row))
@@ -290,17 +263,14 @@ class TrainingControls(QWidget):
         self.taskChanged.emit(self.task_name())
 
     def set_continue_available(self, bundle) -> None:
-        """Offer 'continue training' only for a model the Trainer can train with its own task
-        (`continue_refusal` says why not)."""
+        """Offer 'continue training' only for a model the Trainer can train (`continue_choice`)."""
         index = self.model_box.findData(CONTINUE)
-        why = continue_refusal(bundle)
-        self._continue_kind = bundle.config.kind if why is None else None
-        self.model_box.setItemText(index, "continue training the loaded model (none)" if why else
-                                   f"continue training “{bundle.name}”")
+        text, tip, self._continue_kind = continue_choice(bundle)
+        self.model_box.setItemText(index, text)
         item = self.model_box.model().item(index)
-        item.setEnabled(why is None)
-        item.setToolTip(why or "Train a copy of the model the other panels show, on its own task")
-        if why and self.model_box.currentData() == CONTINUE:
+        item.setEnabled(self._continue_kind is not None)
+        item.setToolTip(tip)
+        if self._continue_kind is None and self.continuing():
             self.model_box.setCurrentIndex(0)
 
     def continuing(self) -> bool:
@@ -321,11 +291,10 @@ class TrainingControls(QWidget):
         preset = LECTURE_PRESETS.get(self.task_name())
         if self._locked or self.model_box.currentData() != LECTURE or preset is None:
             return
-        for spin, value in ((self.steps_spin, preset.steps), (self.warmup_spin, preset.warmup),
-                            (self.batch_spin, preset.batch_size)):
-            spin.setValue(value)
-        if self.kind_box.currentData() != preset.kind:
-            self.set_kind(preset.kind)
+        self.steps_spin.setValue(preset.steps)
+        self.warmup_spin.setValue(preset.warmup)
+        self.batch_spin.setValue(preset.batch_size)
+        self.set_kind(preset.kind)
 
     def _on_task_activated(self, _index: int) -> None:
         if self.task_box.currentData() == TSV:
@@ -334,7 +303,7 @@ class TrainingControls(QWidget):
             if path:
                 self.set_tsv(path)
             elif self.tsv_path is None:
-                self.task_box.setCurrentIndex(max(0, self.task_box.findData("reverse")))
+                self.task_box.setCurrentIndex(self.task_box.findData("reverse"))
         self.tokenizer_box.setVisible(self.task_box.currentData() == TSV)
         self._apply_lecture()
         self.taskChanged.emit(self.task_name())
@@ -353,5 +322,6 @@ class TrainingControls(QWidget):
                         kind=self.kind(), preset=self.model_box.currentData(), device=self.device_box.currentData(),
                         steps=self.steps_spin.value(), warmup=self.warmup_spin.value(),
                         batch_size=self.batch_spin.value())
+
 
 __all__ = ["ACTIVE_PHASES", "TrainingControls", "CONTINUE", "TSV"]

@@ -1,15 +1,9 @@
-"""Live training curves: loss, accuracy (on the training batches, and a held-out score), the
-learning rate of Section 5.3 (warm-up rising, then decaying as 1/√step) and throughput.
-
-The plot items are made once; each batch of metric rows is appended to growing buffers
-(`Series`) and `refresh()` hands them to `setData` (pyqtgraph clips to the view and downsamples,
-so a run of 100 000 steps redraws as fast as one of 100). Noisy series are shown raw (faint)
-and smoothed (bold), as TensorBoard does. The value axes take their labels' width
-(pyqtgraph's own sizing).
-"""
+"""Live training curves: loss, accuracy (training batches, and a held-out score), the learning
+rate of Section 5.3 and throughput. Plot items are made once; rows are appended to `Series`
+buffers and `refresh()` hands them to `setData` (clipped to the view, downsampled). Noisy series
+are drawn raw (faint) and smoothed (bold), as TensorBoard does. Words: `model.train.curve_texts`."""
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
@@ -22,7 +16,7 @@ from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.drawing.spaced_axis import SpacedAxis
 from explorer.panels.training.warmup_mark import WarmupMark
 from explorer.screen import ScreenClass
-from model.train.config import METRIC_LABELS
+from model.train.curve_texts import AXIS_LABELS, KEY_WORDS, TITLES, TOOLTIPS, held_out_name, lr_tooltip, rate_axis
 from model.train.live_messages import MetricRows
 from model.train.timeline import SMOOTHING, Series
 
@@ -30,22 +24,6 @@ WAITING = "waiting for\nthe first steps"  # in each empty plot while a run start
 ROW_RATIO = 2.4  # wider than this × its height: the four plots in one row
 SHORT_ROW = 230  # px: a row of plots lower than this drops the step axis' label
 NARROW = 620  # px: below this the legend would hide the curves and long titles would collide
-SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-# Short by design: a title says what a plot shows in a word or two, its tooltip says the rest.
-TITLES = {"loss": "Loss", "acc": "Accuracy", "lr": "Learning rate", "speed": "Throughput"}
-TOOLTIPS = {
-    "loss": "Training loss (cross-entropy) of each step: thin line each step's own, thick line smoothed "
-            "(debiased exponential moving average).",
-    "acc": "Token accuracy on the training batches (line) and the held-out score (points).",
-    "speed": "Training throughput in thousands of tokens per second (smoothed).",
-}
-# each value axis' title: the full word where there is room, the abbreviation on a compact screen
-AXIS_LABELS = {
-    ScreenClass.WIDE: {"loss": "cross-entropy", "acc": "accuracy", "speed": "k tokens / s"},
-    ScreenClass.PROJECTOR: {"loss": "CE", "acc": "accuracy", "speed": "k tok/s"},
-    ScreenClass.NARROW: {"loss": "CE", "acc": "accuracy", "speed": "k tok/s"},
-}
-KEY_WORDS = {"exact_match": "exact", "masked_accuracy": "masked", "next_token_accuracy": "next"}  # colour keys
 # each curve's theme colour (Palette field); the faint ones: the raw loss, the rate ahead of the run
 CURVE_ROLES = {"loss_raw": "loss", "loss": "loss", "accuracy": "accuracy", "exact": "exact", "lr": "lr",
                "lr_now": "lr", "lr_plan": "lr", "tokens_per_s": "speed"}
@@ -66,14 +44,6 @@ def colour_key_title(metric: str = "exact_match", two_lines: bool = False) -> st
     tokens = f"<span style='color:{style.current().accuracy}'>tokens</span>"
     held_out = f"<span style='color:{style.current().exact}'>{KEY_WORDS.get(metric, metric)}</span>"
     return f"{tokens} ·{'<br>' if two_lines else ' '}{held_out}"
-
-
-def lr_tooltip(decay_steps: int = 0) -> str:
-    """The rate's rule as the run uses it: Eq. 3, or Eq. 3's warm-up then a linear decay (the
-    lecture preset's `TrainConfig.lr_decay_steps`)."""
-    rule = (f"warm-up, then a linear decay to step {decay_steps:,}" if decay_steps
-            else "Eq. 3: warm-up, then decay as 1/√step")
-    return f"Learning rate ({rule}), over the whole run: dashed ahead, a dot where the run is now."
 
 
 def make_plot(canvas: pg.GraphicsLayoutWidget, title: str, y_label: str, tooltip: str) -> pg.PlotItem:
@@ -139,7 +109,7 @@ class TrainingCurves(TimedCanvas):
         self.rate_exponent = 0  # the rate axis counts in units of 10**rate_exponent
         self._dirty = False
         self.in_a_row = self.short_rows = None
-        labels = AXIS_LABELS[ScreenClass.WIDE]
+        labels = AXIS_LABELS[False]
         self.loss_plot = make_plot(self, TITLES["loss"], labels["loss"], TOOLTIPS["loss"])
         self.acc_plot = make_plot(self, TITLES["acc"], labels["acc"], TOOLTIPS["acc"])
         self.lr_plot = make_plot(self, TITLES["lr"], "lr", lr_tooltip())
@@ -160,7 +130,7 @@ class TrainingCurves(TimedCanvas):
             "loss_raw": make_curve(self.loss_plot, "loss_raw", 1),
             "loss": make_curve(self.loss_plot, "loss", 3),
             "accuracy": make_curve(self.acc_plot, "accuracy", 3, name="token accuracy (train)"),
-            "exact": make_curve(self.acc_plot, "exact", 3, name=METRIC_LABELS["exact_match"], symbol="o",
+            "exact": make_curve(self.acc_plot, "exact", 3, name=held_out_name("exact_match"), symbol="o",
                                 symbolSize=8, symbolBrush=style.current().exact, symbolPen=None),
             "lr": make_curve(self.lr_plot, "lr", 3),
             "lr_now": make_curve(self.lr_plot, "lr", 0, symbol="o", symbolSize=10, symbolBrush=style.current().lr,
@@ -256,7 +226,7 @@ class TrainingCurves(TimedCanvas):
         self.screen_class = cls
         self.compact = cls is not ScreenClass.WIDE
         for plot, key in ((self.loss_plot, "loss"), (self.acc_plot, "acc"), (self.speed_plot, "speed")):
-            plot.getAxis("left").setLabel(AXIS_LABELS[cls][key])  # (the label's style is kept)
+            plot.getAxis("left").setLabel(AXIS_LABELS[self.compact][key])  # (the label's style is kept)
         self._relayout()
         self._show_titles()
 
@@ -330,15 +300,14 @@ class TrainingCurves(TimedCanvas):
         self.curves["exact"].setData(np.asarray(self.exact_steps, float), np.asarray(self.exact_values, float))
 
     def _scale_rate_axis(self, peak: float) -> None:
-        """Rates in units of their peak's power of ten ("0 2 4 6 8" beside "lr (×10⁻³)"), not
-        numbers like "0.0006" that would make the axis wide; set only when the power changes."""
-        exponent = math.floor(math.log10(peak)) if peak > 0 else 0
+        """Rates in units of their peak's power of ten (`rate_axis`), set only when it changes."""
+        exponent, label = rate_axis(peak)
         if exponent == self.rate_exponent:
             return
         self.rate_exponent = exponent
         axis = self.lr_plot.getAxis("left")
         axis.setScale(10.0 ** -exponent)
-        axis.setLabel(f"lr (×10{str(exponent).translate(SUPERSCRIPT)})" if exponent else "lr")
+        axis.setLabel(label)
 
     def add_eval(self, event) -> None:
         """A held-out evaluation (`EvalEvent`), its points named by what it measured."""
@@ -355,13 +324,9 @@ class TrainingCurves(TimedCanvas):
         self.held_out_metric = metric
         curve = self.curves["exact"]
         self.legend.removeItem(curve)
-        self.legend.addItem(curve, self.held_out_name())
+        self.legend.addItem(curve, held_out_name(metric))
         if not self.legend.isVisible():  # folded away: the accuracy title names the colours
             self._show_titles()
-
-    def held_out_name(self) -> str:
-        """The legend's name of the held-out curve (what the points measure)."""
-        return METRIC_LABELS.get(self.held_out_metric, self.held_out_metric)
 
 
 __all__ = ["TrainingCurves", "Series", "SMOOTHING"]

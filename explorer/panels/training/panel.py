@@ -1,12 +1,7 @@
-"""Live training panel: train a Transformer with the paper's recipe (Section 5) and watch it learn.
-
-Choose a task, a model size and a device; start, pause, single-step or stop. The curves show
-the loss falling, accuracy rising and the learning rate of Eq. 3 warming up then decaying; a
-fixed probe input shows the model's output and attention map changing as it trains (the
-reverse task's anti-diagonal appears). Training runs in `explorer.panels.training.worker` on
-its own thread; this panel only draws what the worker sends and forwards clicks. A run is a
-sandbox: it never replaces the session's model unless asked (`explorer.panels.training.sandbox`).
-"""
+"""Live training panel: train a Transformer with the paper's recipe (Section 5) and watch the loss
+fall, the accuracy rise, Eq. 3's learning rate warm up then decay, and a fixed probe's output and
+attention map change. The run goes on in `worker` off the GUI thread; this panel draws what it
+sends and forwards clicks. A run never replaces the session's model unless asked (`sandbox`)."""
 from __future__ import annotations
 
 import os
@@ -38,8 +33,8 @@ DATA_ENV = "TRANSFORMER_EXPLORER_DATA"  # overrides where the app keeps its file
 
 
 def last_run_dir() -> Path:
-    """The checkpoint folder written when the window closes during a run: in $TRANSFORMER_EXPLORER_DATA,
-    else the platform's data folder (e.g. ~/.local/share/transformer-explorer on Linux)."""
+    """Where a run goes when the window closes mid-run: $TRANSFORMER_EXPLORER_DATA, else the
+    platform's data folder (e.g. ~/.local/share/transformer-explorer on Linux)."""
     base = os.environ.get(DATA_ENV)
     if not base:
         found = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericDataLocation)
@@ -56,50 +51,29 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.state = state
         self.run: TrainingRun | None = None
         self.phase = "idle"
-        self.step = 0
-        self.total_steps = 0
+        self.step = self.total_steps = 0
         self.info: RunInfo | None = None
         self.trained: Offer | None = None  # the last model a run handed over
         self._own = None  # the session's own model the controls were last set up for
         self._defaults_pending = False  # it changed during a run: its task and kind once the run ends
         self._train_loop: QEventLoop | None = None
-        self._build()
-        self.display = LiveDisplay(self.curves, self.probe, self.controls, self)
-        self.timeline = self.display.timeline  # (cleared for each run, never replaced)
-        self.sandbox = Sandbox(self)
-        self.probe.showInOthersChanged.connect(self.sandbox.on_show_others)
-        state.bundleChanged.connect(self._on_bundle)
-        state.themeChanged.connect(lambda _name: self.curves.restyle_marks())
-        self._on_bundle()
-        app = QApplication.instance()
-        if app is not None:
-            app.aboutToQuit.connect(self.shutdown)
-
-    # -- construction -------------------------------------------------------------------------
-    def _build(self) -> None:
-        self.controls = TrainingControls()
-        self.curves = TrainingCurves()
+        self.screen_class = ScreenClass.WIDE
+        self.controls, self.curves, self.probe, self.message = TrainingControls(), TrainingCurves(), ProbeView(), RunMessage()
         self.curves.setMinimumSize(330, 260)  # below this the 2 × 2 plots would be clipped
-        self.probe = ProbeView()
-        self.message = RunMessage()
-        self.screen_class = ScreenClass.WIDE  # the layout declared for it (apply_screen_class)
         self.splitter = QSplitter(Qt.Horizontal)
         self.splitter.addWidget(self.curves)
         self.splitter.addWidget(self.probe)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
         self.splitter.setChildrenCollapsible(False)
-        self.tabs = QTabWidget()  # NARROW: the curves and the probe a tab each, every plot a readable height
+        self.tabs = QTabWidget()  # NARROW: the curves and the probe a tab each
         self.tabs.setVisible(False)
         self.probe.setAutoFillBackground(True)  # (in a tab: the window's colour, not the style's tab pane)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 2)
         lay.setSpacing(3)
-        lay.addWidget(self.controls)
-        lay.addWidget(self.message)
-        lay.addWidget(self.splitter, 1)
-        lay.addWidget(self.tabs, 1)
-
+        for widget, stretch in ((self.controls, 0), (self.message, 0), (self.splitter, 1), (self.tabs, 1)):
+            lay.addWidget(widget, stretch)
         c = self.controls
         for button, slot in ((c.start_button, self._on_start_clicked), (c.pause_button, self.pause),
                              (c.step_button, self.single_step), (c.stop_button, self.stop),
@@ -110,8 +84,17 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.probe.probeEdited.connect(self._on_probe_edited)
         self.probe.timelineMoved.connect(self.select_snapshot)
         self.probe.liveRequested.connect(self.follow_live)
+        self.display = LiveDisplay(self.curves, self.probe, self.controls, self)
+        self.timeline = self.display.timeline  # (cleared for each run, never replaced)
+        self.sandbox = Sandbox(self)
+        self.probe.showInOthersChanged.connect(self.sandbox.on_show_others)
         self._on_task_changed(c.task_name())
         self._show_phase()
+        state.bundleChanged.connect(self._on_bundle)
+        state.themeChanged.connect(lambda _name: self.curves.restyle_marks())
+        self._on_bundle()
+        if QApplication.instance() is not None:
+            QApplication.instance().aboutToQuit.connect(self.shutdown)
 
     # -- public controls ------------------------------------------------------------------------
     def request(self, start_paused: bool = False) -> TrainingRequest:
@@ -124,9 +107,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         if self.run is not None:
             return
         request = request or self.request()
-        self.total_steps = request.train.steps
-        self.step = 0
-        self.info = None
+        self.total_steps, self.step, self.info = request.train.steps, 0, None
         self.display.reset(request.train.warmup, request.model_kind().metric, request.target,
                            request.train.lr_decay_steps)
         self.sandbox.reset()
@@ -148,19 +129,17 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
             self.run.steering.resume()
 
     def keep_to_itself(self) -> None:
-        """The other panels show the session's model, not this run: "Show in other panels" off, so
-        a copy already on its way is dropped (a tour's next scene shows its own model)."""
+        """The other panels show the session's model, not this run (a tour's next scene)."""
         if self.run is not None:
             self.probe.show_others.setChecked(False)
 
     def start_for_scene(self) -> None:
-        """A tour scene's start: the first run with the panel's settings, else the run going on
-        (resumed: the tour paused it when it moved on); a finished run stays as it ended."""
+        """A tour scene's start: the first run (seen here only), else the run going on, resumed."""
         if self.run is not None:
             self.resume()
         elif self.total_steps == 0:  # (set by `start`: no run was ever started here)
-            self.probe.show_others.setChecked(False)  # the scene's panel is this one: no copies for others,
-            self.start()  # as on every later visit (`keep_to_itself`), and no frame a second for them
+            self.probe.show_others.setChecked(False)
+            self.start()
 
     def single_step(self) -> None:
         """Exactly one optimisation step (starting a paused run first if none is going)."""
@@ -169,8 +148,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.run.steering.step_once()
 
     def stop(self) -> None:
-        """End the run; the worker hands its last copy over (for Use / Save), then its thread
-        ends, and the panels show the session's own model again."""
+        """End the run: the worker hands its last copy over (for Use / Save), then ends."""
         if self.run is not None:
             self.run.steering.stop(offer=True)
 
@@ -179,28 +157,27 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         folder = str(folder)
         if self.run is not None:
             self.run.steering.save(folder)
-            self.say(f"Saving a checkpoint to {folder} …")
-        elif self.trained is not None:  # a finished run's copy: nobody trains it, a pool thread writes it
+        elif self.trained is not None:  # a finished run's copy: a pool thread writes it
             save_in_background(self.trained.bundle, folder, self._on_saved, self._on_save_failed)
-            self.say(f"Saving a checkpoint to {folder} …")
+        else:
+            return
+        self.say(f"Saving a checkpoint to {folder} …")
 
     def use_model(self) -> None:
-        """Make the model being trained (a CPU copy of it now), or the last run's, the session's
-        model in place of the loaded one."""
+        """Make the model being trained (a CPU copy of it now), or the last run's, the session's model."""
         if self.run is not None:
             self.run.steering.offer("asked")
         elif self.trained is not None:
             self.sandbox.use(self.trained)
 
     def back_to_session_model(self) -> None:
-        """Show the session's own model (the loaded checkpoint) again; the run goes on, seen
-        only here, until "Show in other panels" is ticked again."""
+        """The session's own model in the other panels again; the run goes on, seen only here."""
         self.probe.show_others.setChecked(False)  # else the next copy would be shown at once
         self.sandbox.unshow()
 
     def select_snapshot(self, index: int) -> None:
-        """Show an earlier snapshot in the probe; the newest one means 'follow live'. While the
-        probe looks back, the other panels hold the model they show (snapshots keep no weights)."""
+        """Show an earlier snapshot in the probe (the newest: follow live). Snapshots keep no
+        weights: while the probe looks back, the other panels hold the model they show."""
         if self.display.select(index) and self.live:
             self.sandbox.publish_later()
 
@@ -208,13 +185,12 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.select_snapshot(len(self.timeline) - 1)
 
     def train_for(self, seconds: float) -> int:
-        """Headless use (`--train-seconds`): train for `seconds` from the first trained step (building
-        the model can take seconds; a figure must show a run that trained), waiting at most
-        START_TIMEOUT for it, with the event loop running; then stop, wait for the worker and
-        deliver its last signals. Returns the steps trained."""
+        """Headless use (`--train-seconds`): train for `seconds` from the first trained step (waiting
+        at most START_TIMEOUT for it) with the event loop running, then stop, wait for the worker
+        and deliver its last signals. Returns the steps trained."""
         if self.run is None:
             self.start()
-        elif self.phase == "paused":
+        else:
             self.resume()
         self._train_loop = loop = QEventLoop()
         started, waiting = self.step, QTimer(self, interval=50)
@@ -230,8 +206,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         loop.exec()  # ends early if the run finishes (all steps) or cannot start
         waiting.stop()
         waiting.deleteLater()
-        self._train_loop = None
-        run = self.run
+        self._train_loop, run = None, self.run
         if run is not None:
             self.stop()
             run.join()
@@ -240,8 +215,8 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         return self.step
 
     def shutdown(self) -> Path | None:
-        """Stop a run for good (window closing, app quitting): the weights go to the last-run
-        folder. Blocks until the worker's thread has ended. Returns the folder, if saved."""
+        """Stop a run for good (window closing, app quitting), its weights to the last-run folder;
+        blocks until the worker has ended. Returns the folder, if saved."""
         run, self.run = self.run, None
         if run is None or run.is_done():  # (a run stopped and joined already handed its model over)
             return None
@@ -254,18 +229,16 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         report = run.steering.closing_report(str(folder))
         if report is None:
             return None
-        text, level = report
-        print(f"transformer-explorer: {text}", file=sys.stderr)
-        self.tell(text, level)
-        return folder if level == "info" else None
+        print(f"transformer-explorer: {report[0]}", file=sys.stderr)
+        self.tell(*report)
+        return folder if report[1] == "info" else None
 
-    # -- drawing: `LiveDisplay`, paced by its cost ------------------------------------------------
     @property
     def live(self) -> bool:
         return self.display.live
 
     def redraw(self) -> None:
-        """Hand everything received since the last redraw to the plots (one batch of work)."""
+        """Hand everything received since the last redraw to the plots (`LiveDisplay`, paced by its cost)."""
         self.display.redraw(self.step, self.total_steps, self.phase, done=self.run is None)
 
     # -- controls -----------------------------------------------------------------------------
@@ -277,16 +250,14 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
 
     def _on_save_clicked(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Save the checkpoint into a folder")
-        if not folder:
-            return
-        path = Path(folder)
-        if any(path.iterdir()) and not (path / "config.json").is_file():
-            path = path / f"{self.info.task if self.info else 'model'}-step{self.step}"  # never clobber a folder
-        self.save_checkpoint(path)
+        if folder:
+            path = Path(folder)
+            if any(path.iterdir()) and not (path / "config.json").is_file():  # never clobber a folder
+                path = path / f"{self.info.task if self.info else 'model'}-step{self.step}"
+            self.save_checkpoint(path)
 
     def _on_task_changed(self, name: str) -> None:
-        """The next run's task: its default probe. A finished run's map of another task gives way
-        (the probe field and the map always name the same input)."""
+        """The next run's task and its default probe; a finished run's map of another task gives way."""
         if self.run is None and self.info is not None and name != self.info.task:
             self.display.clear_probe()
         if self.probe.shown_probe() is None:
@@ -310,18 +281,17 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
             self.display.add_snapshot(snap, follow=True)
 
     def _on_bundle(self, *_args) -> None:
-        """The session's own model changed (not a model merely shown): continue it, and learn
-        its task with its kind by default."""
+        """The session's own model changed: a run may continue it and learns its task with its kind
+        by default (once the current run ends)."""
         own = self.state.session.bundle
         self.sandbox.show_back()
-        if own is self._own:
-            return
-        self._own = own
-        self.controls.set_continue_available(own)
-        if self.run is None:
-            self._apply_model_defaults()
-        else:  # a run's settings are fixed while it runs: once it ends
-            self._defaults_pending = True
+        if own is not self._own:
+            self._own = own
+            self.controls.set_continue_available(own)
+            if self.run is None:
+                self._apply_model_defaults()
+            else:
+                self._defaults_pending = True
 
     def _apply_model_defaults(self) -> None:
         self._defaults_pending = False
@@ -335,50 +305,41 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.probe.show_others.setEnabled(self.run is not None)  # after a run there is nothing to show
         self._arrange()
 
-    def _show_progress(self, done: bool = False) -> None:
-        self.display.show_progress(self.step, self.total_steps, self.phase, done)
-
     def say(self, text: str, level: str = "info") -> None:
         colour = {"error": style.ERROR, "warning": style.WARNING}.get(level, style.TEXT)
         self.message.setStyleSheet(f"color: {colour.name()};")
         self._arrange()
         self.message.show_text(text)
 
-    def apply_screen_class(self, cls: ScreenClass) -> None:
-        """WIDE: curves beside the probe, the message in full, the buttons in one row.
-        PROJECTOR: the same side by side, but compact — one-line message, short picker names,
-        the settings folded during a run, the buttons in two rows.
-        NARROW: compact, the curves (2 × 2) and the probe a tab each."""
-        self.screen_class = cls
-        self._place_views(in_tabs=cls is ScreenClass.NARROW)
-        self.controls.apply_screen_class(cls)
-        self.curves.apply_screen_class(cls)
-        self._arrange()
-
-    def _place_views(self, in_tabs: bool) -> None:
-        """The curves and the probe side by side in the splitter, or a tab each."""
-        if in_tabs == self.tabs.isVisibleTo(self):
-            return
-        if in_tabs:
-            self.tabs.addTab(self.curves, "Curves")
-            self.tabs.addTab(self.probe, "Probe")
-        else:
-            self.tabs.clear()
-            for k, view in enumerate((self.curves, self.probe)):
-                self.splitter.insertWidget(k, view)
-                view.setVisible(True)  # (a tab widget hides the page it does not show)
-        self.splitter.setVisible(not in_tabs)
-        self.tabs.setVisible(in_tabs)
-
-    def _arrange(self) -> None:
-        """The compact arrangement (one-line message, short picker names, settings folded while a
-        run is active) for the screen classes that declare it."""
-        short = self.screen_class is not ScreenClass.WIDE
-        self.message.set_compact(short)
-        self.probe.set_compact(short)
-        self.controls.fold_settings(short and self.phase in ACTIVE_PHASES)
-
     def tell(self, text: str, level: str = "info") -> None:
         """Say it here and in the window's status line."""
         self.say(text, level)
         self.state.inform(text, level)
+
+    def apply_screen_class(self, cls: ScreenClass) -> None:
+        """WIDE: curves beside the probe, the message in full, the buttons in one row. PROJECTOR:
+        side by side but compact (`_arrange`), the buttons in two rows. NARROW: compact, the curves
+        and the probe a tab each."""
+        self.screen_class = cls
+        in_tabs = cls is ScreenClass.NARROW
+        if in_tabs != self.tabs.isVisibleTo(self):
+            if in_tabs:
+                self.tabs.addTab(self.curves, "Curves")
+                self.tabs.addTab(self.probe, "Probe")
+            else:
+                self.tabs.clear()
+                for k, view in enumerate((self.curves, self.probe)):
+                    self.splitter.insertWidget(k, view)
+                    view.setVisible(True)  # (a tab widget hides the page it does not show)
+            self.splitter.setVisible(not in_tabs)
+            self.tabs.setVisible(in_tabs)
+        self.controls.apply_screen_class(cls)
+        self.curves.apply_screen_class(cls)
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """Compact classes: a one-line message, short picker names, the settings folded during a run."""
+        short = self.screen_class is not ScreenClass.WIDE
+        self.message.set_compact(short)
+        self.probe.set_compact(short)
+        self.controls.settings.setVisible(not (short and self.phase in ACTIVE_PHASES))

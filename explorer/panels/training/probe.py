@@ -1,12 +1,6 @@
-"""Live internals during training: one fixed probe input, the model's current greedy output for
-it, and one attention map — so students watch the reverse task's anti-diagonal appear.
-
-The map shows the encoder–decoder (cross) attention of Section 3.2.3 when the model has one
-(else the first kind it has: a decoder-only model's masked self-attention, an encoder-only
-model's self-attention), averaged over heads or one head, drawn by the app's one map component
-(`Heatmap`: its label policy, its "k of n" count). A timeline slider scrubs back through
-earlier snapshots of the same run.
-"""
+"""Live internals during training: a fixed probe input, the model's greedy output for it, and one
+attention map (`model.train.probe_map`: cross-attention where the model has it), so students
+watch the reverse task's anti-diagonal appear; a timeline slider scrubs back through snapshots."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
@@ -19,7 +13,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSlider,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -33,9 +26,9 @@ SHOW_OTHERS_TIP = ("Show a copy of the model being trained (about once a second)
                    "or when this is turned off")
 
 
-def _label(text: str = " ", pt: int = style.BASE_POINT_SIZE, bold: bool = False) -> QLabel:
+def _label(text: str, pt: int = style.BASE_POINT_SIZE) -> QLabel:
     label = QLabel(text)
-    label.setFont(style.font(pt, bold=bold))
+    label.setFont(style.font(pt, bold=True))
     return label
 
 
@@ -49,9 +42,7 @@ class ProbeView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.result = None
-        self._probe = ""
-        self.kind: str | None = None
+        self.result, self._probe, self.kind = None, "", None
         self.compact = False  # short picker names ("L2", "H1")
         self.probe_edit = QLineEdit()
         self.probe_edit.setFont(style.font(style.TITLE_POINT_SIZE, mono=True))
@@ -62,7 +53,7 @@ class ProbeView(QWidget):
         self.output_label = style.eliding_line("—")  # a long untrained babble ends in "…"
         self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.output_label.setFont(style.font(style.TITLE_POINT_SIZE + 2, bold=True, mono=True))
-        self.map_title = style.eliding_line()  # the map's name, elided where the pickers need the room
+        self.map_title = style.eliding_line()  # elided where the pickers need the room
         self.map_title.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
         self._set_title(*kind_title("cross"))
         self.layer_box, self.head_box = QComboBox(), QComboBox()
@@ -77,62 +68,54 @@ class ProbeView(QWidget):
         self.map = Heatmap(colour_bar=True, square=False)  # cells fill the room: a long babble stays readable
         self.map.canvas.setMinimumSize(160, 120)
         self.slider = QSlider(Qt.Horizontal)
-        self.slider.setRange(0, 0)
         self.slider.setToolTip("Go back to a snapshot taken earlier in the run")
         self.slider.valueChanged.connect(self.timelineMoved)
         self.live_button = QPushButton("Live")
         self.live_button.setToolTip("Follow the newest snapshot again")
         self.live_button.clicked.connect(self.liveRequested)
-        self.live_button.setEnabled(False)  # until the slider looks back at an earlier snapshot
-        self.timeline_label = _label("step —", style.SMALL_POINT_SIZE, bold=True)
+        self.timeline_label = _label("step —", style.SMALL_POINT_SIZE)
         self.show_others = QCheckBox("Show in other panels")
         self.show_others.setChecked(True)
         self.show_others.setToolTip(SHOW_OTHERS_TIP)
         self.show_others.toggled.connect(self.showInOthersChanged)
 
-        grid = QGridLayout()
+        grid = QGridLayout(self)  # probe, output, the map's title and pickers, the map, the timeline
+        grid.setContentsMargins(4, 0, 0, 0)
         grid.setHorizontalSpacing(8)
-        grid.addWidget(_label("Probe", bold=True), 0, 0)
-        grid.addWidget(self.probe_edit, 0, 1)
-        grid.addWidget(_label("Output", bold=True), 1, 0)
-        grid.addWidget(self.output_label, 1, 1)
-        grid.setColumnStretch(1, 1)
-        pick = QHBoxLayout()  # the map's title and what it shows, in one row
-        pick.addWidget(self.map_title, 1)
-        pick.addWidget(self.layer_box)
-        pick.addWidget(self.head_box)
+        grid.addWidget(_label("Probe"), 0, 0)
+        grid.addWidget(self.probe_edit, 0, 1, 1, 3)
+        grid.addWidget(_label("Output"), 1, 0)
+        grid.addWidget(self.output_label, 1, 1, 1, 3)
+        grid.addWidget(self.map_title, 2, 0, 1, 2)
+        grid.addWidget(self.layer_box, 2, 2)
+        grid.addWidget(self.head_box, 2, 3)
+        grid.addWidget(self.map, 3, 0, 1, 4)
         timeline = QHBoxLayout()
-        timeline.addWidget(self.timeline_label)
-        timeline.addWidget(self.slider, 1)
-        timeline.addWidget(self.live_button)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 0, 0, 0)
-        lay.addLayout(grid)
-        lay.addLayout(pick)
-        lay.addWidget(self.map, 1)
-        lay.addLayout(timeline)
-        lay.addWidget(self.show_others)
+        for widget, stretch in ((self.timeline_label, 0), (self.slider, 1), (self.live_button, 0)):
+            timeline.addWidget(widget, stretch)
+        grid.addLayout(timeline, 4, 0, 1, 4)
+        grid.addWidget(self.show_others, 5, 0, 1, 4)
+        grid.setColumnStretch(1, 1)
+        grid.setRowStretch(3, 1)
+        self.clear()
 
     def _on_return(self) -> None:
         self.probe_edit.setModified(False)  # the next snapshots are of this text
         self.probeEdited.emit(self.probe_edit.text())
 
     def set_compact(self, compact: bool) -> None:
-        """A short screen: the pickers say "L2" and "H1", as the decoding panel's map titles do,
-        and give their width to the map's title."""
-        if compact == self.compact:
-            return
-        self.compact = compact
-        for box in (self.layer_box, self.head_box):
-            box.setMinimumContentsLength(4 if compact else 6)
-            for i, name in enumerate(self._pick_names(box, box.count())):
-                box.setItemText(i, name)
+        """A short screen: the pickers say "L2" and "H1" and give their width to the map's title."""
+        if compact != self.compact:
+            self.compact = compact
+            for box in (self.layer_box, self.head_box):
+                box.setMinimumContentsLength(4 if compact else 6)
+                for i, name in enumerate(self._pick_names(box, box.count())):
+                    box.setItemText(i, name)
 
     def _pick_names(self, box: QComboBox, count: int) -> list[str]:
         heads = box is self.head_box
         return pick_names(count - heads, heads, self.compact)
 
-    # -- public ------------------------------------------------------------------------------
     def set_probe_text(self, text: str) -> None:
         if self.probe_edit.text() != text:
             self.probe_edit.setText(text)
@@ -142,19 +125,17 @@ class ProbeView(QWidget):
         return self._probe if self.result is not None else None
 
     def set_task(self, name: str, kind: str) -> None:
-        """The default probe of a built-in task for a model of `kind` (none for a file of pairs)."""
-        if name in ("tsv", ""):
-            self.set_probe_text("")
-            return
+        """The default probe of a built-in task for a model of `kind` (none for a file of pairs),
+        and the map titled with the attention such a model will show."""
         from model.data.tasks import get_task
         from model.train.request import default_probe
 
-        self.set_probe_text(default_probe(get_task(name), kind))
-        self.expect_kind(kind)
+        self.set_probe_text("" if name in ("tsv", "") else default_probe(get_task(name), kind))
+        if self.result is None and name not in ("tsv", ""):
+            self._set_title(*kind_title(expected_kind(kind)))
 
     def show_snapshot(self, step: int, result, probe: str) -> None:
-        """Show one snapshot (the newest while live, or the one picked on the timeline); the probe
-        field says what it was run on, unless the user is typing a new probe."""
+        """One snapshot; the probe field names its input unless the user is typing a new one."""
         first = self.result is None
         self.result, self._probe = result, probe
         if not self.probe_edit.isModified():
@@ -180,12 +161,6 @@ class ProbeView(QWidget):
             self.slider.setToolTip(slider_tip)
         self.live_button.setEnabled(not live and count > 0)
 
-    def expect_kind(self, model_kind: str) -> None:
-        """Before a run's first snapshot: title the map with the attention this kind of model will
-        show (cross-attention needs both stacks)."""
-        if self.result is None:
-            self._set_title(*kind_title(expected_kind(model_kind)))
-
     def _set_title(self, title: str, tip: str) -> None:
         self.map_title.setText(title)
         self.map_title.setToolTip(tip)
@@ -200,7 +175,6 @@ class ProbeView(QWidget):
             box.blockSignals(False)
         self.set_timeline(0, 0, 0, True)
 
-    # -- drawing -----------------------------------------------------------------------------
     def _fill_boxes(self, result) -> None:
         n_layers = result.trace.n_layers(self.kind) if self.kind else 0
         n_heads = result.trace.attention(self.kind, 0).shape[1] if self.kind else 0
@@ -212,18 +186,15 @@ class ProbeView(QWidget):
             box.setCurrentIndex(max(0, keep))
             box.blockSignals(False)
 
-    def selection(self) -> tuple[str | None, int, int | None]:
-        head = self.head_box.currentIndex() - 1
-        return self.kind, max(0, self.layer_box.currentIndex()), (None if head < 0 else head)
-
     def _redraw(self) -> None:
-        kind, layer, head = self.selection()
-        if self.result is None or kind is None:
+        if self.result is None or self.kind is None:
             self.map.clear_data()
             return
-        shown = ProbeMap.of(self.result, kind, layer, head)
+        head = self.head_box.currentIndex() - 1
+        shown = ProbeMap.of(self.result, self.kind, max(0, self.layer_box.currentIndex()), None if head < 0 else head)
         self.map.set_data(shown.values, shown.rows, shown.cols)
         self.map.set_axis_names(shown.row_name, shown.col_name)
         self._set_title(shown.title, shown.tip)
+
 
 __all__ = ["ProbeView"]

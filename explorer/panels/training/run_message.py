@@ -1,33 +1,13 @@
-"""The Training panel's message line: wrapped on a wide screen, one line on a compact one.
-
-The one line holds as many whole sentences as fit ("Training stopped after 47 steps. The panels
-show “reverse” again. …"), so it reads what happened rather than a sentence cut mid-word; only
-a first sentence too long for the line is elided. The tooltip and the status line hold it all.
-"""
+"""The Training panel's message line: wrapped on a wide screen; on a compact one, one line of as
+many whole sentences as fit (`whole_sentences`), the whole message in its tooltip."""
 from __future__ import annotations
-
-import re
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocumentFragment
 from PySide6.QtWidgets import QLabel, QSizePolicy
 
 from explorer import style
-
-SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=\S)")  # "… 47 steps. The panels …" (not "0.92")
-
-
-def whole_sentences(text: str, fits) -> str:
-    """The most leading sentences of `text` that `fits` (on one line), "…" after them where
-    sentences are left out and it fits too; "" when not even the first one fits."""
-    sentences = SENTENCE_BREAK.split(text.strip())
-    for n in range(len(sentences), 0, -1):
-        head = " ".join(sentences[:n])
-        if n == len(sentences) and fits(head):
-            return head
-        if n < len(sentences) and fits(head + " …"):  # the "…" says that more was said
-            return head + " …"
-    return ""
+from model.train.live_messages import whole_sentences
 
 
 class RunMessage(QLabel):
@@ -35,7 +15,6 @@ class RunMessage(QLabel):
         super().__init__(" ", parent)
         self.full_html = ""
         self.compact = False  # one line (set by the panel for its screen class)
-        self.setWordWrap(True)
         self.setVisible(False)  # until there is something to say
         self.setFont(style.font(style.BASE_POINT_SIZE))
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -51,18 +30,14 @@ class RunMessage(QLabel):
             self.compact = compact
             self.fit()
 
-    def plain_text(self) -> str:
-        return QTextDocumentFragment.fromHtml(self.full_html).toPlainText()
-
     def fit(self) -> None:
+        self.setWordWrap(not self.compact)
         if not self.compact:
-            self.setWordWrap(True)
             self.setTextFormat(Qt.TextFormat.AutoText)
             self.setText(self.full_html)
             self.setToolTip("")
             return
-        plain = self.plain_text()
-        self.setWordWrap(False)
+        plain = QTextDocumentFragment.fromHtml(self.full_html).toPlainText()
         self.setTextFormat(Qt.TextFormat.PlainText)
         room, metrics = max(0, self.width() - 8), self.fontMetrics()
         shown = whole_sentences(plain, lambda t: metrics.horizontalAdvance(t) <= room)
@@ -75,4 +50,4 @@ class RunMessage(QLabel):
             self.fit()
 
 
-__all__ = ["RunMessage", "whole_sentences"]
+__all__ = ["RunMessage"]

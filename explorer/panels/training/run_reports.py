@@ -1,8 +1,5 @@
-"""The training panel's answers to what its run's worker reports: the run's facts, rows of
-metrics, evaluations, probe snapshots, a trained model offered, a save done or failed, the
-phase, the end. A mixin of `TrainingPanel`, which connects them in `start`; they run on the GUI
-thread, and what comes from a run that is no longer the panel's current one is dropped.
-"""
+"""`TrainingPanel`'s answers to its run's worker signals (connected in `start`), on the GUI
+thread; what comes from a run that is no longer the panel's current one is dropped."""
 from __future__ import annotations
 
 from functools import wraps
@@ -21,12 +18,11 @@ def current_run(slot):
 
 
 class RunReports:
-    """`TrainingPanel`'s `_on_<signal>` slots for its `TrainingRun`'s worker signals."""
+    """A mixin of `TrainingPanel`: its `_on_<signal>` slots."""
 
     @current_run
     def _on_info(self, info: RunInfo) -> None:
-        self.info = info
-        self.total_steps = info.steps
+        self.info, self.total_steps = info, info.steps
         if info.planned_rates:
             self.curves.set_plan(*info.planned_rates)
         self.probe.set_probe_text(info.probe)
@@ -77,7 +73,7 @@ class RunReports:
     def _on_phase(self, phase: str) -> None:
         self.phase = phase
         self._show_phase()
-        self._show_progress()
+        self.display.show_progress(self.step, self.total_steps, phase)
 
     @current_run
     def _on_finished(self) -> None:
@@ -93,8 +89,7 @@ class RunReports:
         self.sandbox.close()  # the panels show the session's own model again
         if self._defaults_pending:
             self._apply_model_defaults()
-        if run.outcome == "failed":
-            return
-        own = self.state.session.bundle
-        self.say(run_ended(run.outcome, self.step, self.trained, own.name if own is not None else None, was_shown))
-        self._show_progress(done=True)
+        if run.outcome != "failed":
+            own = self.state.session.bundle
+            self.say(run_ended(run.outcome, self.step, self.trained, own.name if own is not None else None, was_shown))
+            self.display.show_progress(self.step, self.total_steps, self.phase, done=True)

@@ -1,11 +1,7 @@
-"""A run's model in the other panels: a CPU copy shown in place of the session's own.
-
-A run is a sandbox: it never replaces the session's model (the loaded checkpoint). With "Show
-in other panels" a copy of the model being trained is *shown* in every panel (`Session.show_model`,
-about once a second) on the session's text, and the header names it "training run" (the step is
-the progress bar's to name). "Back to <checkpoint>", turning "Show in other panels" off, or the
-end of the run bring the checkpoint back; only "Use this model" makes the copy the session's model.
-"""
+"""A run is a sandbox: it never replaces the session's model unless "Use this model" is clicked.
+With "Show in other panels" a CPU copy of the model being trained is *shown* in every panel
+(`Session.show_model`, about once a second, named "training run"); "Back to …", unticking, or the
+run's end bring the session's own model back."""
 from __future__ import annotations
 
 import time
@@ -23,14 +19,12 @@ RUN_LABEL = "training run"  # what the header calls a training run's model shown
 
 
 class Sandbox(QObject):
-    """Publishes a training panel's run to the other panels, paced by cost, and takes it back
-    (a child of the panel: its connections end with it)."""
+    """Publishes the panel's run to the other panels, paced by cost, and takes it back."""
 
     def __init__(self, panel):
         super().__init__(panel)
-        self.panel = panel
-        self.state = panel.state
-        self.shown: Offer | None = None  # the run's copy the other panels show now (None: the session's own)
+        self.panel, self.state = panel, panel.state
+        self.shown: Offer | None = None  # the run's copy the other panels show now
         self.text_before: tuple | None = None  # (source, target, probe): the text a shown run replaced
         self.pacer = Pacer(PUBLISH_INTERVAL, PUBLISH_SHARE)  # its cost: the last copy's frame (GUI)
         self.offer_pending = False  # a copy for the other panels is on its way from the worker
@@ -48,14 +42,13 @@ class Sandbox(QObject):
         self.pacer.reset()
 
     def close(self) -> None:
-        """The run ended: no more copies; the panels show the session's own model again."""
+        """The run ended: the panels show the session's own model again."""
         self.timer.stop()
         self.offer_pending = False
         self.unshow()
 
     def publish_later(self) -> None:
-        """Ask the worker for a fresh copy to show, by time and by cost: the copy (worker) and
-        the frame it causes (GUI) stay a small share of each side's time."""
+        """Ask for a fresh copy when time and cost allow (copy on the worker, frame on the GUI)."""
         p = self.panel
         if p.run is None or not self.wanted or not p.live or self.offer_pending or p.phase == "finishing":
             return
@@ -67,30 +60,24 @@ class Sandbox(QObject):
 
     def flush_publish(self) -> None:
         run = self.panel.run
-        if run is None or not self.wanted or self.offer_pending:
-            return
-        self.offer_pending = True
-        self.pacer.started()
-        run.steering.offer("show")
+        if run is not None and self.wanted and not self.offer_pending:
+            self.offer_pending = True
+            self.pacer.started()
+            run.steering.offer("show")
 
     def on_offered(self, offer: Offer) -> None:
-        """A copy asked for by `flush_publish` arrived."""
         self.offer_pending = False
-        p = self.panel
-        if self.wanted and p.live and p.phase != "finishing":
-            self.show_offer(offer)
-
-    def show_offer(self, offer: Offer) -> None:
-        start = time.perf_counter()
-        self.shown = offer
-        with self.state.session.batch():  # the run's model and a text it can read: one step
-            self.readable_text(offer.bundle)
-            self.state.session.show_model(ShownModel(offer.bundle, RUN_LABEL))
-        self.pacer.cost = time.perf_counter() - start  # (a synchronous pipeline: the whole frame)
-        self.show_back()
+        if self.wanted and self.panel.live and self.panel.phase != "finishing":
+            start = time.perf_counter()
+            self.shown = offer
+            with self.state.session.batch():  # the run's model and a text it can read: one step
+                self.readable_text(offer.bundle)
+                self.state.session.show_model(ShownModel(offer.bundle, RUN_LABEL))
+            self.pacer.cost = time.perf_counter() - start  # (a synchronous pipeline: the whole frame)
+            self.show_back()
 
     def unshow(self) -> None:
-        """The session's own model in every panel again (only if a run's copy is what they show)."""
+        """The session's own model in every panel again (if a run's copy is what they show)."""
         shown, self.shown = self.shown, None
         current = self.state.session.shown_model
         if shown is not None and current is not None and current.bundle is shown.bundle:
@@ -100,10 +87,10 @@ class Sandbox(QObject):
         self.show_back()
 
     def use(self, offer: Offer) -> None:
-        """The trained copy becomes the session's model (the loaded checkpoint is put away)."""
+        """The trained copy becomes the session's model."""
         old = self.state.session.bundle
         self.shown = None
-        with self.state.session.batch():  # the new model and a text it can read: one step
+        with self.state.session.batch():
             self.readable_text(offer.bundle)
             self.text_before = None  # the new model's text stays
             self.state.set_bundle(offer.bundle)
@@ -112,8 +99,7 @@ class Sandbox(QObject):
         self.show_back()
 
     def readable_text(self, bundle) -> None:
-        """If `bundle` cannot read the session's text (a run of another task), put the probe in
-        its place, remembering the text to give back when the session's model returns."""
+        """Where `bundle` cannot read the session's text, show it on the probe (`stand_in`)."""
         session, p = self.state.session, self.panel
         probe = stand_in(bundle, session.source, p.probe.probe_edit.text().strip() or (p.info.probe if p.info else ""))
         if probe is not None:
@@ -134,9 +120,9 @@ class Sandbox(QObject):
                 self.panel.say(f"“{own.name}” cannot read “{source}”: its panels show “{back[0]}”.", "warning")
 
     def on_shown_model(self, shown) -> None:
+        """Another hand (the header's Back, a model loaded) put the run's copy away: it stays
+        away until "Show in other panels" is ticked again."""
         if self.shown is not None and (shown is None or shown.bundle is not self.shown.bundle):
-            # Another hand (the header's "Back to …", a model loaded) put the run's copy away:
-            # the run is no longer shown until the user ticks "Show in other panels" again.
             self.shown = None
             self.give_text_back()
             if self.panel.run is not None and self.wanted:
@@ -148,8 +134,7 @@ class Sandbox(QObject):
 
     def show_back(self) -> None:
         own = self.state.session.bundle
-        self.panel.controls.set_back(own.name if own is not None else "",
-                                     enabled=self.state.session.shown_model is not None)
+        self.panel.controls.set_back(own.name if own is not None else "", self.state.session.shown_model is not None)
 
     def on_show_others(self, on: bool) -> None:
         if on:

@@ -1,9 +1,5 @@
-"""The dashed line where the warm-up ends (Eq. 3's peak) on the learning-rate plot, and its label.
-
-The label sits near the plot's bottom, beside the line on the side with more room: the rate
-curve there is high (rising towards the peak on the left, decaying slowly on the right), so the
-label stays clear of it and whole inside the plot.
-"""
+"""The dashed line where the warm-up ends (Eq. 3's peak) on the learning-rate plot. Its label
+sits near the plot's bottom on the side with more room, clear of the rate curve (high there)."""
 from __future__ import annotations
 
 import pyqtgraph as pg
@@ -11,7 +7,6 @@ from PySide6.QtCore import Qt
 
 from explorer import style
 
-POSITION = 0.04  # of the plot's height above its bottom: the label's baseline
 TEXTS = ("warm-up ends", "warm-up")  # a wide plot's, a narrow one's
 LEFT_OF, RIGHT_OF = (1, 1), (0, 1)  # anchors: the text's bottom right / bottom left corner at the line
 
@@ -20,7 +15,7 @@ class WarmupMark:
     def __init__(self, plot: pg.PlotItem):
         self.plot = plot
         self.line = pg.InfiniteLine(angle=90, movable=False, label=TEXTS[0],
-                                    labelOpts=dict(position=POSITION, anchors=[RIGHT_OF, RIGHT_OF]))
+                                    labelOpts=dict(position=0.04, anchors=[RIGHT_OF, RIGHT_OF]))
         self.line.setZValue(-10)  # under the curve
         self.label = self.line.label
         self.label.setFont(style.font(style.SMALL_POINT_SIZE))
@@ -30,7 +25,7 @@ class WarmupMark:
         plot.getViewBox().sigRangeChanged.connect(lambda *_: self.place())
 
     def restyle(self) -> None:
-        """In the current theme's colours: the canvas behind the text hides the dashed line there."""
+        """The theme's colours; the canvas behind the text hides the dashed line there."""
         p = style.current()
         self.line.setPen(pg.mkPen(p.muted, width=1.5, style=Qt.DashLine))
         self.label.setColor(p.muted)
@@ -44,7 +39,6 @@ class WarmupMark:
             self.place()
 
     def set_texts(self, narrow: bool) -> None:
-        """A narrow plot: the short text."""
         text = TEXTS[1] if narrow else TEXTS[0]
         self.label.setFormat(text)
         self.label.setText(text)  # (setFormat alone skips a hidden label)

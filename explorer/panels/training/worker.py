@@ -1,10 +1,6 @@
-"""The training loop off the GUI thread, in a superqt generator worker.
-
-The worker runs the Qt-free `model.train.live_loop.TrainingLoop`; `TrainingRun` routes its
-messages (model.train.live_messages) to one Qt signal each, on the GUI thread. The GUI steers
-the run through `model.train.steering.Steering`, not GeneratorWorker's pause()/quit(): a paused
-run still serves the steering queue, and a stopped one still saves its weights.
-"""
+"""The training loop (`model.train.live_loop.TrainingLoop`) in a superqt generator worker, its
+messages routed to one Qt signal each on the GUI thread. The GUI steers the run through
+`model.train.steering.Steering`: a paused run still serves it, a stopped one still saves."""
 from __future__ import annotations
 
 import inspect
@@ -17,7 +13,7 @@ from functools import partial
 from PySide6.QtCore import Qt, QThreadPool, Signal
 from superqt.utils import GeneratorWorker, create_worker
 
-from model.inference.bundle import ModelBundle
+from model.io.checkpoints import save_checkpoint
 from model.train.live_loop import TrainingLoop
 from model.train.live_messages import (
     Failed,
@@ -36,15 +32,14 @@ from model.train.trainer import EvalEvent, Trainer
 
 
 def train(request: TrainingRequest, steering: Steering):
-    """The generator a superqt `GeneratorWorker` runs: yields messages, returns the outcome
-    ("finished": all steps, "stopped", "failed": could not start)."""
+    """The generator the worker runs: yields messages, returns "finished", "stopped" or "failed"."""
     import torch
 
     if not steering.begin():
         steering.outcome = "stopped"
         return steering.outcome
     torch.set_num_threads(request.threads or worker_threads())  # the GUI thread keeps a core
-    steering.outcome = yield from TrainingLoop(request, steering, _write).run()
+    steering.outcome = yield from TrainingLoop(request, steering, save_checkpoint).run()
     return steering.outcome
 
 
@@ -73,8 +68,8 @@ TEXT_MESSAGES = (ProbeFailed, Saved, SaveFailed, Failed, Phase)
 
 
 class TrainingRun:
-    """One run: `train` in a superqt GeneratorWorker, its messages routed to `worker`'s signals
-    (on the GUI thread, in order), `returned` the outcome, then `finished`; join it on close."""
+    """One run: `train` in a GeneratorWorker, its messages on `worker`'s signals (GUI thread, in
+    order), then `finished`; join it on close."""
 
     def __init__(self, request: TrainingRequest):
         self.steering = Steering(request)
@@ -94,7 +89,6 @@ class TrainingRun:
 
     @property
     def outcome(self) -> str:
-        """How the run ended: "finished" (all steps), "stopped", "failed" (could not start, or a bug)."""
         return self.steering.outcome or "failed"
 
     def start(self) -> None:
@@ -110,19 +104,16 @@ class TrainingRun:
 
     def join(self, timeout_ms: int = 60000) -> bool:
         """Block until the worker has ended (after `steering.stop()`)."""
-        if self.steering.cancel_unbegun():
-            return True
-        return self._done.wait(timeout_ms / 1000)
+        return self.steering.cancel_unbegun() or self._done.wait(timeout_ms / 1000)
 
 
 def _route(signals: TrainingSignals, message) -> None:
-    """A yielded message to its own signal (GUI thread)."""
     signal = getattr(signals, ROUTES[type(message)])
     signal.emit(message.text if isinstance(message, TEXT_MESSAGES) else message)
 
 
 def _report(signals: TrainingSignals, steering: Steering, exc: BaseException) -> None:
-    """A bug in the loop: it must reach the user, not end the thread silently."""
+    """A bug in the loop reaches the user; the thread never ends silently."""
     traceback.print_exception(exc)
     steering.last_error = f"{type(exc).__name__}: {exc}"
     signals.failed.emit(steering.last_error)
@@ -135,21 +126,12 @@ def _mark_done(done: threading.Event) -> None:
     done.set()
 
 
-def _write(bundle: ModelBundle, folder: str) -> str:
-    from model.io.checkpoints import save_checkpoint
-
-    save_checkpoint(bundle, folder)
-    return folder
-
-
-def save_in_background(bundle: ModelBundle, folder: str, on_saved, on_failed):
-    """Save a model nobody trains (a finished run's copy) on a pool thread: `on_saved(folder)`
-    or `on_failed(exception)` on the caller's thread. Returns the started superqt worker."""
-    worker = create_worker(_write, bundle, str(folder), _start_thread=False, _ignore_errors=True)
+def save_in_background(bundle, folder: str, on_saved, on_failed) -> None:
+    """Save a model nobody trains (a finished run's copy) on a pool thread."""
+    worker = create_worker(save_checkpoint, bundle, str(folder), _start_thread=False, _ignore_errors=True)
     worker.returned.connect(on_saved)
     worker.errored.connect(on_failed)
     worker.start()
-    return worker
 
 
 __all__ = ["TrainingRun", "train", "save_in_background"]

@@ -1,0 +1,46 @@
+"""The words of a live run's curves, without widgets: each plot's title, tooltip and value-axis
+name (full where there is room, abbreviated on a compact screen), the learning-rate rule the run
+follows, and the rate axis' unit (rates counted in their peak's power of ten)."""
+from __future__ import annotations
+
+import math
+
+from model.train.config import METRIC_LABELS
+
+# Short by design: a title says what a plot shows in a word or two, its tooltip says the rest.
+TITLES = {"loss": "Loss", "acc": "Accuracy", "lr": "Learning rate", "speed": "Throughput"}
+TOOLTIPS = {
+    "loss": "Training loss (cross-entropy) of each step: thin line each step's own, thick line smoothed "
+            "(debiased exponential moving average).",
+    "acc": "Token accuracy on the training batches (line) and the held-out score (points).",
+    "speed": "Training throughput in thousands of tokens per second (smoothed).",
+}
+AXIS_LABELS = {  # each value axis' name: in full, or abbreviated (compact)
+    False: {"loss": "cross-entropy", "acc": "accuracy", "speed": "k tokens / s"},
+    True: {"loss": "CE", "acc": "accuracy", "speed": "k tok/s"},
+}
+KEY_WORDS = {"exact_match": "exact", "masked_accuracy": "masked", "next_token_accuracy": "next"}  # colour keys
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def held_out_name(metric: str) -> str:
+    """The legend's name of the held-out points (what they measure)."""
+    return METRIC_LABELS.get(metric, metric)
+
+
+def lr_tooltip(decay_steps: int = 0) -> str:
+    """The rate's rule as the run uses it: Eq. 3, or Eq. 3's warm-up then a linear decay (the
+    lecture preset's `TrainConfig.lr_decay_steps`)."""
+    rule = (f"warm-up, then a linear decay to step {decay_steps:,}" if decay_steps
+            else "Eq. 3: warm-up, then decay as 1/√step")
+    return f"Learning rate ({rule}), over the whole run: dashed ahead, a dot where the run is now."
+
+
+def rate_axis(peak: float) -> tuple[int, str]:
+    """(exponent, axis name) counting rates in units of 10**exponent of their peak ("lr (×10⁻³)"
+    beside "0 2 4 6"), not numbers like "0.0006" that widen the axis; plain "lr" for no rates."""
+    exponent = math.floor(math.log10(peak)) if peak > 0 else 0
+    return exponent, f"lr (×10{str(exponent).translate(SUPERSCRIPT)})" if exponent else "lr"
+
+
+__all__ = ["AXIS_LABELS", "KEY_WORDS", "TITLES", "TOOLTIPS", "held_out_name", "lr_tooltip", "rate_axis"]
