@@ -101,8 +101,10 @@ def main(argv=None) -> int:
     from explorer.panels.training.panel import TrainingPanel
     from explorer.runner import random_bundle
     from explorer.state import SessionState
+    from model.train.live_messages import Snapshot
     from model.train.presets import lecture_preset
     from model.train.request import LECTURE
+    from model.train.trainer import EvalEvent
 
     preset = lecture_preset(args.task)
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -125,9 +127,14 @@ def main(argv=None) -> int:
     print(f"torch threads in the worker: {request.threads or 'cores − 1'}, {os.cpu_count()} cores, {load()}")
     watch = Watch(panel, preset.target, args.pattern)
     panel.start(request)
-    if args.task == "reverse":
-        panel.run.worker.snapshot.connect(watch.on_snapshot)
-    panel.run.worker.evaluated.connect(watch.on_evaluated)
+
+    def on_message(message) -> None:
+        if isinstance(message, Snapshot) and args.task == "reverse":
+            watch.on_snapshot(message)
+        elif isinstance(message, EvalEvent):
+            watch.on_evaluated(message)
+
+    panel.run.worker.yielded.connect(on_message)
     while watch.reached_at is None and time.perf_counter() - watch.t0 < args.limit and panel.run is not None:
         pump(app, 0.2)
     run = panel.run

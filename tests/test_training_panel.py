@@ -23,10 +23,11 @@ from PySide6.QtWidgets import QMainWindow  # noqa: E402
 
 import training_panel_setup as setup  # noqa: E402
 from explorer.panels.training import panel as panel_module  # noqa: E402
-from explorer.panels.training.controls import CONTINUE  # noqa: E402
 from explorer.panels.training.panel import TrainingPanel  # noqa: E402
 from model.io.checkpoints import load_checkpoint  # noqa: E402
 from model.train import live_loop  # noqa: E402
+from model.train.live_messages import MetricRows, Saved  # noqa: E402
+from model.train.run_setup import CONTINUE  # noqa: E402
 from model.train.timeline import SnapshotTimeline  # noqa: E402
 from model.train.trainer import Trainer  # noqa: E402
 from training_panel_setup import TIMEOUT, configure, wait_idle, wait_steps  # noqa: E402
@@ -38,7 +39,7 @@ def test_training_emits_batched_events_and_the_loss_falls(qtbot, panel, state):
     configure(panel, steps=60, warmup=10, batch=16)
     emits = []
     panel.start()
-    panel.run.worker.rows.connect(lambda rows: emits.append(len(rows)))
+    panel.run.worker.yielded.connect(lambda m: isinstance(m, MetricRows) and emits.append(len(m)))
     start = time.monotonic()
     wait_idle(qtbot, panel)
     wall = time.monotonic() - start
@@ -252,9 +253,10 @@ def test_saving_mid_run_writes_a_loadable_checkpoint_between_steps(qtbot, panel,
     panel.start()
     wait_steps(qtbot, panel, 2)
     folder = tmp_path / "mid-run"
-    with qtbot.waitSignal(panel.run.worker.saved, timeout=TIMEOUT) as saved:
+    with qtbot.waitSignal(panel.run.worker.yielded, timeout=TIMEOUT,
+                          check_params_cb=lambda m: isinstance(m, Saved)) as saved:
         panel.save_checkpoint(folder)
-    assert saved.args == [str(folder)]
+    assert saved.args == [Saved(str(folder))]
     restored = load_checkpoint(folder)
     assert restored.metrics["steps"] >= 2 and "Checkpoint saved" in panel.message.text()
     panel.pause()

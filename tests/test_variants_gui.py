@@ -18,14 +18,14 @@ from explorer.input_bar import InputBar, output_html  # noqa: E402
 from explorer.panels.attention.panel import AttentionPanel  # noqa: E402
 from explorer.panels.stepper.panel import StepperPanel  # noqa: E402
 from explorer.panels.training import worker as training_worker  # noqa: E402
-from explorer.panels.training.controls import CONTINUE  # noqa: E402
 from explorer.panels.training.panel import TrainingPanel  # noqa: E402
 from explorer.runner import Runner  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from model.data.tasks import CORPUS_TASKS, get_task  # noqa: E402
 from model.io.checkpoints import random_bundle  # noqa: E402
 from model.train.request import TrainingRequest, build_trainer, default_probe  # noqa: E402
-from model.train.trainer import TrainConfig, TrainingError  # noqa: E402
+from model.train.run_setup import CONTINUE  # noqa: E402
+from model.train.trainer import EvalEvent, TrainConfig, TrainingError  # noqa: E402
 
 TIMEOUT = 60_000
 
@@ -204,7 +204,7 @@ def test_training_a_variant_through_the_worker(qtbot, panel, kind, metric, kind_
     c.set_kind(kind)
     evals = []
     panel.start()
-    panel.run.worker.evaluated.connect(evals.append)
+    panel.run.worker.yielded.connect(lambda m: isinstance(m, EvalEvent) and evals.append(m))
     qtbot.waitUntil(lambda: panel.run is None and panel.phase == "idle", timeout=TIMEOUT)
     assert panel.step == 6
     assert evals and all(e.metric == metric for e in evals) and 0.0 <= evals[-1].score <= 1.0
@@ -259,7 +259,6 @@ def test_before_a_run_the_probe_titles_the_attention_the_kind_will_show(panel):
 
 def test_a_narrow_accuracy_plot_names_the_held_out_metric(qtbot):
     from explorer.panels.training.curves import TrainingCurves
-    from model.train.trainer import EvalEvent
 
     curves = TrainingCurves()
     qtbot.addWidget(curves)

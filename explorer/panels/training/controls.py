@@ -25,20 +25,9 @@ from superqt import QElidingLabel
 from explorer import style
 from explorer.eliding_combo import ElidingComboBox
 from explorer.screen import ScreenClass
+from model.train import run_setup
 from model.train.presets import LECTURE_PRESETS
 from model.train.request import BUILTIN_TASKS, LECTURE, MODEL_KINDS, MODEL_PRESETS, PRESET_LABELS
-from model.train.run_setup import (
-    CONTINUE,
-    DEFAULT_STEPS,
-    DEVICES,
-    KIND_SHORT,
-    TSV,
-    RunSetup,
-    continue_choice,
-    fitting_task,
-    model_defaults,
-    task_refusal,
-)
 from model.train.steering import ACTIVE_PHASES, phase_actions
 
 BUTTONS = (  # attribute, text, icon, tooltip, the `phase_actions` entry that enables it
@@ -54,7 +43,7 @@ BUTTONS = (  # attribute, text, icon, tooltip, the `phase_actions` entry that en
      "Show the session's own model in the other panels again (the run goes on)", None),
 )
 SPINS = (  # attribute, label, top, value, single step, most width, tooltip
-    ("steps_spin", "Steps", 1_000_000, DEFAULT_STEPS, 500, 105, "Optimisation steps of the run"),
+    ("steps_spin", "Steps", 1_000_000, run_setup.DEFAULT_STEPS, 500, 105, "Optimisation steps of the run"),
     ("warmup_spin", "Warm-up", 100_000, 400, 1, 85,
      "Steps of linearly rising learning rate before the 1/√step decay (Section 5.3)"),
     ("batch_spin", "Batch", 2048, 64, 1, 70, "Sentence pairs per optimisation step"),
@@ -81,7 +70,7 @@ class TrainingControls(QWidget):
         self.model_box, self.device_box = ElidingComboBox(), QComboBox()
         for name in BUILTIN_TASKS:
             self.task_box.addItem(name, name)
-        self.task_box.addItem("TSV file…", TSV)
+        self.task_box.addItem("TSV file…", run_setup.TSV)
         self.task_box.setCurrentIndex(self.task_box.findData("reverse"))
         self.task_box.setToolTip("A built-in task, or your own UTF-8 'source<TAB>target' file")
         self.task_box.activated.connect(self._on_task_activated)
@@ -89,19 +78,19 @@ class TrainingControls(QWidget):
         self.tokenizer_box.setToolTip("How the TSV file's text is split into tokens")
         self.tokenizer_box.setVisible(False)
         for key, text in MODEL_KINDS.items():
-            self.kind_box.addItem(KIND_SHORT[key], key)
+            self.kind_box.addItem(run_setup.KIND_SHORT[key], key)
             self.kind_box.setItemData(self.kind_box.count() - 1, text, Qt.ToolTipRole)
         self.kind_box.setToolTip("The kind of new model: the paper's encoder-decoder, or one of its two descendants "
                                  "(an encoder-only masked LM like BERT, a decoder-only next-token LM like GPT), "
                                  "which learn from a text corpus")
         self.kind_box.currentIndexChanged.connect(self._on_kind_changed)
-        for name in (*MODEL_PRESETS, LECTURE, CONTINUE):
+        for name in (*MODEL_PRESETS, LECTURE, run_setup.CONTINUE):
             self.model_box.addItem(PRESET_LABELS.get(name, ""), name)
         self.model_box.setToolTip("A new model of a preset size, or a copy of the model the other panels show")
         self.model_box.currentIndexChanged.connect(self._on_model_changed)
         self.model_box.currentIndexChanged.connect(self._apply_lecture)
         self.set_continue_available(None)
-        for key, text in DEVICES:
+        for key, text in run_setup.DEVICES:
             self.device_box.addItem(text, key)
         if not torch.cuda.is_available():  # greyed out, with the reason in the tooltip
             item = self.device_box.model().item(self.device_box.findData("cuda"))
@@ -161,7 +150,7 @@ class TrainingControls(QWidget):
         self.progress.setMinimumHeight(28)
         self.progress_line = QElidingLabel()
         self.progress_line.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
-        self.set_progress(0, DEFAULT_STEPS, "not started")
+        self.set_progress(0, run_setup.DEFAULT_STEPS, "not started")
         self.button_grid = QGridLayout()
         self.button_grid.setContentsMargins(0, 0, 0, 0)
         self.button_grid.setHorizontalSpacing(6)
@@ -233,7 +222,7 @@ class TrainingControls(QWidget):
         """A new run learns the loaded model's own task with its kind (`model_defaults`). True if
         the task shown changed."""
         before = self.task_name()
-        kind, task = model_defaults(bundle, self.kind_box.currentData())
+        kind, task = run_setup.model_defaults(bundle, self.kind_box.currentData())
         if kind is not None:
             self.set_kind(kind)
         if task is not None:
@@ -252,11 +241,11 @@ class TrainingControls(QWidget):
         """Only the tasks this kind can learn stay selectable; a task it cannot learn gives way."""
         kind = self.kind_box.currentData()
         for row in range(self.task_box.count()):
-            why = task_refusal(kind, self.task_box.itemData(row))
+            why = run_setup.task_refusal(kind, self.task_box.itemData(row))
             item = self.task_box.model().item(row)
             item.setEnabled(why is None)
             item.setToolTip(why or "")
-        task = fitting_task(kind, self.task_box.currentData())
+        task = run_setup.fitting_task(kind, self.task_box.currentData())
         if task != self.task_box.currentData():
             self.task_box.setCurrentIndex(max(0, self.task_box.findData(task)))
             self.tokenizer_box.setVisible(False)
@@ -264,8 +253,8 @@ class TrainingControls(QWidget):
 
     def set_continue_available(self, bundle) -> None:
         """Offer 'continue training' only for a model the Trainer can train (`continue_choice`)."""
-        index = self.model_box.findData(CONTINUE)
-        text, tip, self._continue_kind = continue_choice(bundle)
+        index = self.model_box.findData(run_setup.CONTINUE)
+        text, tip, self._continue_kind = run_setup.continue_choice(bundle)
         self.model_box.setItemText(index, text)
         item = self.model_box.model().item(index)
         item.setEnabled(self._continue_kind is not None)
@@ -274,10 +263,10 @@ class TrainingControls(QWidget):
             self.model_box.setCurrentIndex(0)
 
     def continuing(self) -> bool:
-        return self.model_box.currentData() == CONTINUE
+        return self.model_box.currentData() == run_setup.CONTINUE
 
     def task_name(self) -> str:
-        return self.task_box.currentData() if self.task_box.currentData() != TSV else "tsv"
+        return self.task_box.currentData() if self.task_box.currentData() != run_setup.TSV else "tsv"
 
     def _on_model_changed(self, _index: int = 0) -> None:
         """Continuing a model trains it on its own task with its kind: those boxes have nothing to say."""
@@ -297,31 +286,32 @@ class TrainingControls(QWidget):
         self.set_kind(preset.kind)
 
     def _on_task_activated(self, _index: int) -> None:
-        if self.task_box.currentData() == TSV:
+        if self.task_box.currentData() == run_setup.TSV:
             path, _ = QFileDialog.getOpenFileName(self, "Parallel data (source<TAB>target per line)", "",
                                                   "Tab-separated text (*.tsv *.txt);;All files (*)")
             if path:
                 self.set_tsv(path)
             elif self.tsv_path is None:
                 self.task_box.setCurrentIndex(self.task_box.findData("reverse"))
-        self.tokenizer_box.setVisible(self.task_box.currentData() == TSV)
+        self.tokenizer_box.setVisible(self.task_box.currentData() == run_setup.TSV)
         self._apply_lecture()
         self.taskChanged.emit(self.task_name())
 
     def set_tsv(self, path: str) -> None:
         self.tsv_path = path
-        index = self.task_box.findData(TSV)
+        index = self.task_box.findData(run_setup.TSV)
         self.task_box.setItemText(index, f"file: {Path(path).name}")
         self.task_box.setItemData(index, path, Qt.ToolTipRole)
         self.task_box.setCurrentIndex(index)
         self.tokenizer_box.setVisible(True)
 
-    def setup(self) -> RunSetup:
+    def setup(self) -> run_setup.RunSetup:
         """The settings shown."""
-        return RunSetup(task=self.task_name(), tsv_path=self.tsv_path, tsv_tokenizer=self.tokenizer_box.currentText(),
-                        kind=self.kind(), preset=self.model_box.currentData(), device=self.device_box.currentData(),
-                        steps=self.steps_spin.value(), warmup=self.warmup_spin.value(),
-                        batch_size=self.batch_spin.value())
+        return run_setup.RunSetup(task=self.task_name(), tsv_path=self.tsv_path,
+                                  tsv_tokenizer=self.tokenizer_box.currentText(), kind=self.kind(),
+                                  preset=self.model_box.currentData(), device=self.device_box.currentData(),
+                                  steps=self.steps_spin.value(), warmup=self.warmup_spin.value(),
+                                  batch_size=self.batch_spin.value())
 
 
-__all__ = ["ACTIVE_PHASES", "TrainingControls", "CONTINUE", "TSV"]
+__all__ = ["ACTIVE_PHASES", "TrainingControls"]

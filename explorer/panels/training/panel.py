@@ -56,7 +56,6 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.trained: Offer | None = None  # the last model a run handed over
         self._own = None  # the session's own model the controls were last set up for
         self._defaults_pending = False  # it changed during a run: its task and kind once the run ends
-        self._train_loop: QEventLoop | None = None
         self.screen_class = ScreenClass.WIDE
         self.controls, self.curves, self.probe, self.message = TrainingControls(), TrainingCurves(), ProbeView(), RunMessage()
         self.curves.setMinimumSize(330, 260)  # below this the 2 × 2 plots would be clipped
@@ -112,9 +111,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
                            request.train.lr_decay_steps)
         self.sandbox.reset()
         self.run = run = TrainingRun(request)
-        for name in ("info", "rows", "evaluated", "snapshot", "probe_failed", "offered", "saved", "save_failed",
-                     "failed", "phase", "finished"):  # `finished`: after the last message (and `errored`)
-            getattr(run.worker, name).connect(getattr(self, f"_on_{name}"))
+        self.follow(run)
         self.phase = "building"
         self.say("Building the model…")
         self._show_phase()
@@ -192,8 +189,8 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
             self.start()
         else:
             self.resume()
-        self._train_loop = loop = QEventLoop()
-        started, waiting = self.step, QTimer(self, interval=50)
+        loop, started, waiting = QEventLoop(), self.step, QTimer(self, interval=50)
+        self.run.worker.finished.connect(loop.quit)  # the run finished (all steps) or could not start
 
         def first_step() -> None:
             if self.step > started:
@@ -203,10 +200,10 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         waiting.timeout.connect(first_step)
         waiting.start()
         QTimer.singleShot(int((START_TIMEOUT + seconds) * 1000), loop.quit)
-        loop.exec()  # ends early if the run finishes (all steps) or cannot start
+        loop.exec()
         waiting.stop()
         waiting.deleteLater()
-        self._train_loop, run = None, self.run
+        run = self.run
         if run is not None:
             self.stop()
             run.join()

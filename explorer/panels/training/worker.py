@@ -1,34 +1,23 @@
-"""The training loop (`model.train.live_loop.TrainingLoop`) in a superqt generator worker, its
-messages routed to one Qt signal each on the GUI thread. The GUI steers the run through
-`model.train.steering.Steering`: a paused run still serves it, a stopped one still saves."""
+"""The training loop (`model.train.live_loop.TrainingLoop`) in a superqt generator worker: its
+messages (`model.train.live_messages`) come in order on the GUI thread through `worker.yielded`.
+The GUI steers the run through `model.train.steering.Steering`: a paused run still serves it,
+a stopped one still saves."""
 from __future__ import annotations
 
-import inspect
 import sys
 import threading
 import traceback
 import warnings
 from functools import partial
 
-from PySide6.QtCore import Qt, QThreadPool, Signal
+from PySide6.QtCore import Qt, QThreadPool
 from superqt.utils import GeneratorWorker, create_worker
 
 from model.io.checkpoints import save_checkpoint
 from model.train.live_loop import TrainingLoop
-from model.train.live_messages import (
-    Failed,
-    MetricRows,
-    Offer,
-    Phase,
-    ProbeFailed,
-    RunInfo,
-    Saved,
-    SaveFailed,
-    Snapshot,
-)
 from model.train.request import TrainingRequest, worker_threads
 from model.train.steering import Steering
-from model.train.trainer import EvalEvent, Trainer
+from model.train.trainer import Trainer
 
 
 def train(request: TrainingRequest, steering: Steering):
@@ -43,45 +32,17 @@ def train(request: TrainingRequest, steering: Steering):
     return steering.outcome
 
 
-# superqt's generator-worker signals: GeneratorWorker's public `SignalsClass` default (its module is private)
-GeneratorWorkerSignals = inspect.signature(GeneratorWorker.__init__).parameters["SignalsClass"].default
-
-
-class TrainingSignals(GeneratorWorkerSignals):
-    """superqt's generator-worker signals plus one per kind of message (`worker.rows` …)."""
-
-    info = Signal(object)  # RunInfo, once the model is built
-    rows = Signal(object)  # MetricRows
-    evaluated = Signal(object)  # EvalEvent
-    snapshot = Signal(object)  # Snapshot
-    offered = Signal(object)  # Offer
-    probe_failed = Signal(str)
-    saved = Signal(str)  # folder
-    save_failed = Signal(str)
-    failed = Signal(str)  # training error; the run pauses, nothing is lost
-    phase = Signal(str)  # "building" | "running" | "paused" | "finishing"
-
-
-ROUTES = {RunInfo: "info", MetricRows: "rows", EvalEvent: "evaluated", Snapshot: "snapshot", Offer: "offered",
-          ProbeFailed: "probe_failed", Saved: "saved", SaveFailed: "save_failed", Failed: "failed", Phase: "phase"}
-TEXT_MESSAGES = (ProbeFailed, Saved, SaveFailed, Failed, Phase)
-
-
 class TrainingRun:
-    """One run: `train` in a GeneratorWorker, its messages on `worker`'s signals (GUI thread, in
-    order), then `finished`; join it on close."""
+    """One run: `train` in a GeneratorWorker; `worker.yielded` its messages, `worker.errored` a
+    bug (`error()` says it), then `worker.finished`. Join it on close."""
 
     def __init__(self, request: TrainingRequest):
         self.steering = Steering(request)
         self._done = threading.Event()
         self.worker = create_worker(train, request, self.steering, _start_thread=False, _ignore_errors=True,
-                                    _worker_class=GeneratorWorker, SignalsClass=TrainingSignals)
-        # module functions, not methods: messages queued after the panel let go of the run are dropped
-        signals = self.worker.signals
-        signals.yielded.connect(partial(_route, signals))
-        signals.errored.connect(partial(_report, signals, self.steering))
-        signals.warned.connect(lambda w: sys.stderr.write(warnings.formatwarning(*w[:4])))
-        signals.finished.connect(partial(_mark_done, self._done), Qt.ConnectionType.DirectConnection)
+                                    _worker_class=GeneratorWorker)
+        self.worker.warned.connect(lambda w: sys.stderr.write(warnings.formatwarning(*w[:4])))
+        self.worker.finished.connect(partial(_mark_done, self._done), Qt.ConnectionType.DirectConnection)
 
     @property
     def trainer(self) -> Trainer | None:
@@ -96,6 +57,12 @@ class TrainingRun:
         pool.setMaxThreadCount(pool.maxThreadCount() + 1)  # the run holds a pool thread all its life
         self.worker.start()
 
+    def error(self, exc: BaseException) -> str:
+        """A bug in the loop, printed and kept as the run's last error: the text to show."""
+        traceback.print_exception(exc)
+        self.steering.last_error = f"{type(exc).__name__}: {exc}"
+        return self.steering.last_error
+
     def is_running(self) -> bool:
         return self.steering.began and not self._done.is_set()
 
@@ -105,18 +72,6 @@ class TrainingRun:
     def join(self, timeout_ms: int = 60000) -> bool:
         """Block until the worker has ended (after `steering.stop()`)."""
         return self.steering.cancel_unbegun() or self._done.wait(timeout_ms / 1000)
-
-
-def _route(signals: TrainingSignals, message) -> None:
-    signal = getattr(signals, ROUTES[type(message)])
-    signal.emit(message.text if isinstance(message, TEXT_MESSAGES) else message)
-
-
-def _report(signals: TrainingSignals, steering: Steering, exc: BaseException) -> None:
-    """A bug in the loop reaches the user; the thread never ends silently."""
-    traceback.print_exception(exc)
-    steering.last_error = f"{type(exc).__name__}: {exc}"
-    signals.failed.emit(steering.last_error)
 
 
 def _mark_done(done: threading.Event) -> None:
