@@ -1,0 +1,44 @@
+"""The words of the live training curves, without widgets: the rate axis counts in its peak's
+power of ten, the rate plot names the schedule the run follows, a continued model's choice
+says why it is refused, and a short line keeps whole sentences."""
+from __future__ import annotations
+
+import pytest
+
+from model.io.checkpoints import random_bundle
+from model.train.curve_texts import held_out_name, lr_tooltip, rate_axis
+from model.train.live_messages import whole_sentences
+from model.train.run_setup import continue_choice
+
+
+@pytest.mark.parametrize("peak", [7e-4, 1e-3, 6.2e-3, 0.05, 0.99, 1.0, 3.0, 12.5])
+def test_the_rate_axis_unit_is_the_peaks_power_of_ten(peak):
+    exponent, label = rate_axis(peak)
+    assert 1 <= peak / 10.0 ** exponent < 10 + 1e-9  # the peak reads between 1 and 10 on the axis
+    assert label == "lr" if exponent == 0 else label.startswith("lr (×10") and label.endswith(")")
+
+
+def test_the_rate_axis_label_writes_its_exponent_in_superscript():
+    assert rate_axis(6.2e-3) == (-3, "lr (×10⁻³)")
+    assert rate_axis(0.0) == (0, "lr")
+
+
+def test_the_rate_tooltip_names_the_schedule_the_run_uses():
+    assert "Eq. 3" in lr_tooltip() and "1/√step" in lr_tooltip()
+    assert "linear decay to step 1,200" in lr_tooltip(1200)
+    assert held_out_name("masked_accuracy") == "held-out masked-token accuracy"
+
+
+def test_continuing_is_offered_only_for_a_model_the_trainer_can_train():
+    text, tip, kind = continue_choice(None)
+    assert kind is None and "none" in text and tip == "No model is loaded"
+    bundle = random_bundle("reverse")
+    text, tip, kind = continue_choice(bundle)
+    assert kind == bundle.config.kind and bundle.name in text
+
+
+def test_a_short_line_keeps_whole_sentences():
+    text = "Training stopped after 47 steps. The panels show “reverse” again. Use this model."
+    assert whole_sentences(text, lambda t: len(t) <= 70) == "Training stopped after 47 steps. The panels show “reverse” again. …"
+    assert whole_sentences("p = 0.92 and loss 1.07. Done.", lambda t: len(t) < 26) == "p = 0.92 and loss 1.07. …"
+    assert whole_sentences(text, lambda t: len(t) < 10) == ""
