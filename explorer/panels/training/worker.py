@@ -42,7 +42,6 @@ class TrainingRun:
         self.worker = create_worker(train, request, self.steering, _start_thread=False, _ignore_errors=True,
                                     _worker_class=GeneratorWorker)
         self.worker.warned.connect(lambda w: sys.stderr.write(warnings.formatwarning(*w[:4])))
-        self.worker.finished.connect(partial(_mark_done, self._done), Qt.ConnectionType.DirectConnection)
 
     @property
     def trainer(self) -> Trainer | None:
@@ -55,6 +54,8 @@ class TrainingRun:
     def start(self) -> None:
         pool = QThreadPool.globalInstance()
         pool.setMaxThreadCount(pool.maxThreadCount() + 1)  # the run holds a pool thread all its life
+        # connected last: once `join` returns, every other slot's `finished` is already queued
+        self.worker.finished.connect(partial(_mark_done, self._done), Qt.ConnectionType.DirectConnection)
         self.worker.start()
 
     def error(self, exc: BaseException) -> str:
