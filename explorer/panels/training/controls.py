@@ -226,9 +226,12 @@ class TrainingControls(QWidget):
         if kind is not None:
             self.set_kind(kind)
         if task is not None:
-            self.task_box.setCurrentIndex(self.task_box.findData(task))
-            self.tokenizer_box.setVisible(False)
+            self._choose_task(task)
         return self.task_name() != before
+
+    def _choose_task(self, task: str) -> None:
+        self.task_box.setCurrentIndex(max(0, self.task_box.findData(task)))
+        self.tokenizer_box.setVisible(task == run_setup.TSV)
 
     def kind(self) -> str:
         """The kind of model the run trains: the loaded model's own when continuing it."""
@@ -247,8 +250,7 @@ class TrainingControls(QWidget):
             item.setToolTip(why or "")
         task = run_setup.fitting_task(kind, self.task_box.currentData())
         if task != self.task_box.currentData():
-            self.task_box.setCurrentIndex(max(0, self.task_box.findData(task)))
-            self.tokenizer_box.setVisible(False)
+            self._choose_task(task)
         self.taskChanged.emit(self.task_name())
 
     def set_continue_available(self, bundle) -> None:
@@ -292,7 +294,7 @@ class TrainingControls(QWidget):
             if path:
                 self.set_tsv(path)
             elif self.tsv_path is None:
-                self.task_box.setCurrentIndex(self.task_box.findData("reverse"))
+                self._choose_task("reverse")
         self.tokenizer_box.setVisible(self.task_box.currentData() == run_setup.TSV)
         self._apply_lecture()
         self.taskChanged.emit(self.task_name())

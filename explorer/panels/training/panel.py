@@ -74,7 +74,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         for widget, stretch in ((self.controls, 0), (self.message, 0), (self.splitter, 1), (self.tabs, 1)):
             lay.addWidget(widget, stretch)
         c = self.controls
-        for button, slot in ((c.start_button, self._on_start_clicked), (c.pause_button, self.pause),
+        for button, slot in ((c.start_button, self.start_or_resume), (c.pause_button, self.pause),
                              (c.step_button, self.single_step), (c.stop_button, self.stop),
                              (c.save_button, self._on_save_clicked), (c.use_button, self.use_model),
                              (c.back_button, self.back_to_session_model)):
@@ -181,14 +181,17 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
     def follow_live(self) -> None:
         self.select_snapshot(len(self.timeline) - 1)
 
-    def train_for(self, seconds: float) -> int:
-        """Headless use (`--train-seconds`): train for `seconds` from the first trained step (waiting
-        at most START_TIMEOUT for it) with the event loop running, then stop, wait for the worker
-        and deliver its last signals. Returns the steps trained."""
+    def start_or_resume(self) -> None:
         if self.run is None:
             self.start()
         else:
             self.resume()
+
+    def train_for(self, seconds: float) -> int:
+        """Headless use (`--train-seconds`): train for `seconds` from the first trained step (waiting
+        at most START_TIMEOUT for it) with the event loop running, then stop, wait for the worker
+        and deliver its last signals. Returns the steps trained."""
+        self.start_or_resume()
         loop, started, waiting = QEventLoop(), self.step, QTimer(self, interval=50)
         self.run.worker.finished.connect(loop.quit)  # the run finished (all steps) or could not start
 
@@ -239,12 +242,6 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.display.redraw(self.step, self.total_steps, self.phase, done=self.run is None)
 
     # -- controls -----------------------------------------------------------------------------
-    def _on_start_clicked(self) -> None:
-        if self.run is None:
-            self.start()
-        else:
-            self.resume()
-
     def _on_save_clicked(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Save the checkpoint into a folder")
         if folder:
