@@ -142,7 +142,7 @@ def main(argv=None) -> int:
     final = {}
 
     def finish() -> None:  # before quitting: the app stops training when it quits
-        final["alive"] = panel.run is not None and panel.run.thread.isRunning()
+        final["alive"] = panel.run is not None and panel.run.is_running()
         final["steps"] = panel.step
         sample()
         app.quit()
