@@ -94,6 +94,37 @@ def future_note(run: DecodeRun, t: int, layer: int, head: int, causal: bool) -> 
             f"must predict. {changed} of {n} predictions change (red).")
 
 
+def table_marks(run: DecodeRun, t: int) -> list[list[str]]:
+    """How each cell of the parallel table (rows input, with mask, no mask; a column per position)
+    is marked at step t: "changed" (removing the mask changes this prediction), "current" (step t's
+    row), "prompt" (an input token given in the prompt) or ""."""
+    changes = changed_predictions(run) or [False] * len(run.masked.predicted)
+    current = run.row(t) if run.steps else t
+    return [["changed" if r == 2 and changed else "current" if c == current
+             else "prompt" if r == 0 and 1 <= c <= run.n_prompt else "" for c, changed in enumerate(changes)]
+            for r in range(3)]
+
+
+def chips_that_fit(prefix: list[str], room_px: float, chip_px) -> int:
+    """How many of the prefix's last chips fit in `room_px` (`chip_px(piece)` measures one), at
+    least one, so a long decode's row keeps the newest tokens instead of growing line after line."""
+    used, n = 0.0, 0
+    for piece in reversed(prefix):
+        used += chip_px(piece)
+        if used > room_px:
+            break
+        n += 1
+    return max(1, n)
+
+
+def folded_prefix(n: int, n_prompt: int, keep_last: int | None) -> tuple[range, int]:
+    """The positions of an n-token prefix folded into one mark when only <bos> and the newest
+    `keep_last` tokens are shown, and how many of them are the prompt's (counted apart, so the mark
+    never calls generated tokens part of the prompt)."""
+    hidden = range(1, n - keep_last) if keep_last is not None and keep_last + 1 < n else range(0)
+    return hidden, sum(1 <= i <= n_prompt for i in hidden)
+
+
 def unknown_note(run: DecodeRun) -> str:
     """The symbols of the input the model read as <unk> (the first six), or ""."""
     if not run.unknown:
@@ -101,5 +132,5 @@ def unknown_note(run: DecodeRun) -> str:
     return f"Unknown symbols read as <unk>: {', '.join(repr(p) for _, p in run.unknown[:6])}."
 
 
-__all__ = ["EQUAL_ATOL", "MAX_DP", "StepMaps", "changed_predictions", "chosen_how", "future_note", "head_shown",
-           "mask_equality", "unknown_note"]
+__all__ = ["EQUAL_ATOL", "MAX_DP", "StepMaps", "changed_predictions", "chips_that_fit", "chosen_how", "folded_prefix",
+           "future_note", "head_shown", "mask_equality", "table_marks", "unknown_note"]

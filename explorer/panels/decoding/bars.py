@@ -1,9 +1,6 @@
-"""`TopKBars`: the next-token distribution of one decoding step as labelled bars.
-
-Bar heights are the model's own softmax (DecodeStep.model_probs). When sampling, the
-distribution actually sampled from (after temperature / top-k / top-p) is drawn as dashed
-outlines on top, so the effect of those knobs shows beside the model's belief.
-"""
+"""`TopKBars`: the next-token distribution of one decoding step as labelled bars: the model's own
+softmax (DecodeStep.model_probs), and when sampling the distribution sampled from (after
+temperature / top-k / top-p) as dashed outlines on top."""
 from __future__ import annotations
 
 import html
@@ -19,6 +16,7 @@ from explorer.drawing.label_axis import MIN_LABEL_PT
 from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.drawing.token_heatmap import display_piece, fitted_ticks
 from model.inference.bundle import smoothed_target
+from model.inference.next_token import bar_order, ranked_ids, smoothing_tip
 
 Y_TOP = 1.2  # room above a bar of p = 1 for its number
 BAR_WIDTH = 0.7  # in slots
@@ -81,15 +79,11 @@ class TopKBars(pg.PlotWidget):
         self.smoothed_label.setVisible(on)
         if not on:
             return
-        top = smoothed_target(epsilon, vocab_size)
-        self.smoothed.setValue(top)
+        self.smoothed.setValue(smoothed_target(epsilon, vocab_size))
         self.smoothed.setPen(_pen("muted"))  # (the theme's now)
         self.smoothed_label.setColor(style.MUTED)
-        tip = (f"Trained with label smoothing ε = {epsilon:g} (Section 5.4): the target gives the right token "
-               f"1 − ε + ε/V = {top:.3f} and each of the other {vocab_size - 1} tokens ε/V = {epsilon / vocab_size:.4f}, "
-               "so a well-trained model is never sure: its best guess stops near this line, the rest near ε/V.")
-        self.smoothed.setToolTip(tip)
-        self.smoothed_label.setToolTip(tip)
+        for item in (self.smoothed, self.smoothed_label):
+            item.setToolTip(smoothing_tip(epsilon, vocab_size))
         self._place_smoothed()
 
     def _place_smoothed(self) -> None:
@@ -138,10 +132,7 @@ class TopKBars(pg.PlotWidget):
         """probs: (V,) the model's distribution; pieces: the target vocabulary; chosen: the id
         the decoder emitted; sample_probs: (V,) what sampling drew from, or None."""
         probs = np.asarray(probs, dtype=np.float64)
-        ids = [int(i) for i in np.argsort(-probs, kind="stable")[:min(self.k, len(probs))]]
-        if chosen is not None and chosen not in ids:
-            ids.append(int(chosen))  # always show what was picked, even from the tail
-        self._ranked = ids
+        self._ranked = ids = ranked_ids(probs, self.k, chosen)
         self._probs = probs[ids].astype(np.float32)
         self._sample = None if sample_probs is None else np.asarray(sample_probs, dtype=np.float64)[ids]
         self._pieces = [pieces[i] for i in ids]
@@ -178,10 +169,7 @@ class TopKBars(pg.PlotWidget):
             return
         plot, view = self.getPlotItem(), self.getPlotItem().getViewBox()
         shown = self._shown_count(view.width())
-        order = list(range(len(self._ranked)))
-        c = self._ranked.index(self.chosen) if self.chosen in self._ranked else -1
-        if 0 < shown <= c:
-            order = order[:shown - 1] + [c] + order[shown - 1:c] + order[c + 1:]
+        order = bar_order(len(self._ranked), self._ranked.index(self.chosen) if self.chosen in self._ranked else -1, shown)
         ids = [self._ranked[j] for j in order]
         self.token_ids, self.heights = ids, self._probs[order]
         x = np.arange(len(ids))

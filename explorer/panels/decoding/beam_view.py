@@ -1,10 +1,7 @@
-"""`BeamTreeView`: beam search (Section 6.1: beam 4, α = 0.6) drawn as its tree of hypotheses.
-
-x is the decoding step, y a slot within it (children under their parent: no edge crosses
-another). One dot per `BeamResult` node, labelled with its token and length-penalised score:
-pruned grey, finished green, the winner orange; a decoder-only model's prompt is a fixed purple
-stem left of step 0.
-"""
+"""`BeamTreeView`: beam search (Section 6.1: beam 4, α = 0.6) drawn as its tree of hypotheses, laid
+out by `model.inference.beam_tree`: x the decoding step, y a slot within it. One dot per node, labelled
+with its token and length-penalised score: pruned grey, finished green, the winner orange; a
+decoder-only model's prompt a fixed purple stem left of step 0."""
 from __future__ import annotations
 
 import html
@@ -16,7 +13,16 @@ from PySide6.QtGui import QColor, QFontMetricsF, QTextDocument
 from explorer import presentation, style
 from explorer.drawing.token_heatmap import display_piece
 from explorer.theme import notifier
-from model.inference.beam_tree import best_path, edge_state, node_state, node_tip, step_ticks, tree_layout
+from model.inference.beam_tree import (
+    best_path,
+    edge_state,
+    label_density,
+    node_label,
+    node_state,
+    node_tip,
+    step_ticks,
+    tree_layout,
+)
 
 EDGE_PENS = {"pruned": ("beam_pruned", 1.5), "live": ("beam_alive", 2), "best": ("beam_best", 4),
              "prompt": ("prompt", 4)}  # kind of edge → (palette role, width), in drawing order
@@ -116,9 +122,8 @@ class BeamTreeView(pg.PlotWidget):
         for i, (n, state) in enumerate(zip(nodes, states)):
             label = self._label(i)
             colour = getattr(style.current(), LABEL_ROLES.get(state, "text"))
-            token = display_piece(pieces[n.token]) if n.token < len(pieces) else str(n.token)
+            token, score = node_label(n, pieces, display_piece)
             weight = "bold" if n.id in best else "normal"
-            score = f"{n.score:.2f}" if n.parent is not None and not n.prompt else ""
             self._label_parts.append((n, n.id in best or n.prompt, (colour, weight, token), score))
             label.setPos(*pos[n.id])
             x, y = pos[n.id]
@@ -143,9 +148,8 @@ class BeamTreeView(pg.PlotWidget):
         self._apply_density()
 
     def _apply_density(self) -> None:
-        """Label as much as the width allows: the best path always; survivors' tokens, then
-        their scores, then pruned tokens as each step column gets wider (zoom with the wheel). Every score stays in
-        the hover tip."""
+        """Label as much as the room allows (`label_density`; zoom with the wheel): the best path
+        always, every score in the hover tip."""
         if not self._label_parts:
             return
         scale = presentation.applied_scale()  # the labels' sizes are in their HTML: scaled here, not
@@ -161,13 +165,9 @@ class BeamTreeView(pg.PlotWidget):
         if wanted != self._y_applied:  # only when it changes: a resize keeps the user's zoom and pan
             self._y_applied = wanted
             box.setYRange(*wanted, padding=0)
-        # kept tokens, kept scores, pruned tokens; and whether the best path's labels (always
-        # shown) must alternate above/right of their dots so neighbours do not run together.
-        # Heights are measured: a token beside a best-path label (token and score) needs half of
-        # each, a score under a kept token a second line (a crowded tree on a short screen has
-        # room for tokens only, so scores do not run into the next slot's tokens)
-        density = (px >= 26 and row >= (one + two) / 2, px >= 34 and row >= two, px >= 56 and row >= (one + two) / 2,
-                   crowded, scale)
+        # kept tokens, kept scores, pruned tokens; whether the best path's labels (always shown)
+        # alternate above/right of their dots so neighbours do not run together
+        density = (*label_density(px, row, one, two), crowded, scale)
         if density == self._density:
             return
         self._density = density
