@@ -28,6 +28,7 @@ from model.interpret.decode_texts import (
     folded_prefix,
     future_note,
     mask_equality,
+    step_caption,
     table_marks,
     unknown_note,
 )
@@ -152,3 +153,12 @@ def test_a_long_prefix_folds_its_oldest_tokens_and_counts_the_prompts_apart():
     assert folded_prefix(8, 2, keep_last=7) == (range(0), 0) and folded_prefix(8, 2, None) == (range(0), 0)
     assert chips_that_fit(list("abcdef"), 35, lambda piece: 10.0) == 3
     assert chips_that_fit(list("abc"), 5, lambda piece: 10.0) == 1  # at least the query
+
+
+def test_the_bars_caption_names_the_chosen_token_and_its_probability(run):
+    t = len(run.steps) - 1
+    step = run.steps[t]
+    (how, token, p), tip = step_caption(run, t)
+    assert how == "argmax" and token == f"{run.vocab[step.chosen]!r},"
+    assert p == f"p = {float(step.model_probs[step.chosen]):.2f}"
+    assert tip.startswith(f"Next token at step {t + 1}: argmax") and "dashed" not in tip

@@ -22,6 +22,15 @@ def chosen_how(run: DecodeRun) -> str:
     return HOW[run.settings.strategy]
 
 
+def step_caption(run: DecodeRun, t: int, show=str) -> tuple[tuple[str, ...], str]:
+    """The next-token bars' caption at step t (parts a narrow plot may put on lines of their own)
+    and their tooltip: how the token was chosen, the token (as `show` writes it) and its probability."""
+    step = run.steps[t]
+    how, token, p = chosen_how(run), show(run.vocab[step.chosen]), float(step.model_probs[step.chosen])
+    note = " (dashed: after T / top-k / top-p)" if run.settings.strategy == "sample" else ""
+    return (how, f"{token!r},", f"p = {p:.2f}"), f"Next token at step {t + 1}: {how} {token!r}, p = {p:.3f}{note}"
+
+
 def head_shown(run: DecodeRun, t: int, layer: int, head: int) -> tuple[int, int]:
     """(layer, head) clamped to the run's decoder (a head picked for a larger model)."""
     shape = run.steps[t].self_attention.shape
@@ -133,4 +142,4 @@ def unknown_note(run: DecodeRun) -> str:
 
 
 __all__ = ["EQUAL_ATOL", "MAX_DP", "StepMaps", "changed_predictions", "chips_that_fit", "chosen_how", "folded_prefix",
-           "future_note", "head_shown", "mask_equality", "table_marks", "unknown_note"]
+           "future_note", "head_shown", "mask_equality", "step_caption", "table_marks", "unknown_note"]

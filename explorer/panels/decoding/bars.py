@@ -62,7 +62,11 @@ class TopKBars(pg.PlotWidget):
         for item in (self.smoothed, self.smoothed_label):
             plot.addItem(item, ignoreBounds=True)
         self.smoothing = 0.0
-        self.labels: list[pg.TextItem] = []
+        self.labels = [pg.TextItem(anchor=(0.5, 1.0), color=style.TEXT) for _ in range(k + 1)]  # above their bars
+        for label in self.labels:
+            label.setFont(style.font(style.SMALL_POINT_SIZE))
+            label.setVisible(False)
+            plot.addItem(label)
         self.token_ids: list[int] = []
         self.heights = np.zeros(0, dtype=np.float32)
         self.chosen: int | None = None
@@ -140,14 +144,6 @@ class TopKBars(pg.PlotWidget):
         self.bars.setVisible(True)
         self._fit()
 
-    def _label(self, i: int) -> pg.TextItem:
-        while len(self.labels) <= i:
-            item = pg.TextItem(anchor=(0.5, 1.0), color=style.TEXT)  # always above its bar
-            item.setFont(style.font(style.SMALL_POINT_SIZE))
-            self.getPlotItem().addItem(item)
-            self.labels.append(item)
-        return self.labels[i]
-
     def _shown_count(self, width: float) -> int:
         """How many bars have slots wide enough for their tokens at the labels' own size (at
         least 3): ten slivers with shrunk labels read worse than five whole ones."""
@@ -184,8 +180,7 @@ class TopKBars(pg.PlotWidget):
         value_metrics = QFontMetricsF(style.font(style.SMALL_POINT_SIZE))
         # "0.003" over every tail bar runs together on a narrow plot: then only the readable ones
         roomy = all(value_metrics.horizontalAdvance(style.prob_text(float(h))) + 6 <= slot for h in self.heights[:shown])
-        for j, (i, h) in enumerate(zip(ids, self.heights)):
-            label = self._label(j)
+        for j, (label, i, h) in enumerate(zip(self.labels, ids, self.heights)):
             label.setText(style.prob_text(float(h)))
             rank = order[j] + 1 if order[j] < self.k else None
             label.setToolTip(f"p = {h:.6f}, " + (f"rank {rank}" if rank else f"below the top {self.k}"))

@@ -1,15 +1,7 @@
-"""Masked vs. unmasked decoding: autoregressive steps beside the teacher-forced parallel pass.
-
-Left: decoding one token at a time (Section 3.2.3): the prefix, the causal mask growing by a row
-and a column per step, that step's masked self-attention and cross-attention (query row framed)
-and the next-token bars. Right: the same sequence run in parallel as in training, where row t
-equals step t only because of the mask (with a switch that removes it), or the beam-search tree.
-On a small page the halves become tabs. The panel only draws the session's `Frame.decode`.
-
-A decoder-only model continues the typed text (its prompt opens every prefix: step t is row
-n_prompt + t of the parallel pass); a masked LM shows its guesses for each [MASK]
-(`MaskPredictionsView`); a sentence encoder without an LM head its similarities (`EmbeddingView`).
-"""
+"""Masked vs. unmasked decoding (Section 3.2.3): one token at a time (the prefix, the growing causal
+mask, the step's attention and next-token bars) beside the teacher-forced parallel pass with its
+mask switch, or the beam tree; tabs on a small page. It only draws the session's `Frame.decode`; a
+masked LM gets its [MASK] guesses instead, a sentence encoder its similarities."""
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QSignalBlocker, Qt, QTimer
@@ -30,7 +22,7 @@ from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
 from model.inference.beam_tree import beam_summary
 from model.interpret.decode_run import STRATEGIES, DecodeRun
-from model.interpret.decode_texts import StepMaps, chosen_how, unknown_note
+from model.interpret.decode_texts import StepMaps, step_caption, unknown_note
 
 PLAY_INTERVAL_MS = 800
 SIDE_BY_SIDE = (1200, 680)  # below this the halves become tabs, each with readable maps
@@ -133,17 +125,13 @@ class DecodingPanel(QWidget):
         """Block until work left to a view (an LLM's pass without the mask) is drawn (headless figures)."""
         return self.parallel.wait_until_drawn(msecs)
 
-    @property
-    def fills_masks(self) -> bool:
-        """The loaded model is a masked LM: the panel shows its [MASK] predictions."""
-        return self.state.bundle is not None and self.state.bundle.fills_masks
-
     # -- the frame and the model ----------------------------------------------------------------
     def _on_frame(self, frame) -> None:
-        """A new Frame: a masked LM's guesses, the decode, or why this input cannot be decoded."""
+        """A new Frame: the decode, a sentence encoder's similarities, or why this input cannot be
+        decoded (a masked LM's guesses come with its forward: `_on_result`)."""
         bundle = frame.bundle
         if bundle.fills_masks:
-            return  # its forward (resultChanged) carries the guesses
+            return
         if not bundle.has_output_layer:
             self._show_message("", "info")  # an earlier refusal is answered
             self.embedding_view.set_embedding(frame.embedding, bundle.config.d_model)
@@ -158,12 +146,12 @@ class DecodingPanel(QWidget):
 
     def _on_result(self, result) -> None:
         """A masked LM's [MASK] guesses are part of its recorded forward."""
-        if self.fills_masks:
+        if self.state.bundle is not None and self.state.bundle.fills_masks:
             self.mask_view.set_result(result)
 
     def _on_frame_failed(self, text: str) -> None:
         """The pipeline refused the input: say so here too, keeping the last good decode."""
-        if self.state.bundle is not None and not self.fills_masks:
+        if self.state.bundle is not None and not self.state.bundle.fills_masks:
             self._refuse(text, "error")
 
     def _on_run(self, run: DecodeRun) -> None:
@@ -233,7 +221,7 @@ class DecodingPanel(QWidget):
                                            else STRATEGIES["target"])
             self._on_attention_selected()
 
-    # -- the head shown: the session's selection (a scene sets it) ----------------------------------
+    # -- the head shown: the session's selection ---------------------------------------------------
     @property
     def layer(self) -> int:
         n = self.state.bundle.config.n_decoder_layers if self.state.bundle is not None else 1
@@ -373,10 +361,9 @@ class DecodingPanel(QWidget):
         sampled = step.probs.numpy() if run.settings.strategy == "sample" else None
         self.bars.set_smoothing(self.smoothing, len(run.vocab))
         self.bars.set_data(step.model_probs.numpy(), run.vocab, step.chosen, sampled)
-        p, how, token = float(step.model_probs[step.chosen]), chosen_how(run), display_piece(run.vocab[step.chosen])
-        self.bars.set_caption(how, f"{token!r},", f"p = {p:.2f}")
-        note = " (dashed: after T / top-k / top-p)" if sampled is not None else ""
-        self.bars.setToolTip(f"Next token at step {t + 1}: {how} {token!r}, p = {p:.3f}{note}")
+        caption, tip = step_caption(run, t, display_piece)
+        self.bars.set_caption(*caption)
+        self.bars.setToolTip(tip)
         self._draw_prefix()
         self.parallel.set_step(t)
         self.beam_view.set_current_step(t if run.beam is not None else None)

@@ -7,7 +7,7 @@ mask, so the attention reaches into the future and predictions change (red in th
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEvent, Qt, QThreadPool, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -18,10 +18,10 @@ from PySide6.QtWidgets import (
     QTableWidgetItem,
     QWidget,
 )
-from superqt.utils import create_worker
 
 from explorer import style
 from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
+from explorer.latest_job import LatestJob
 from explorer.panels.texts import text_label
 from explorer.theme import notifier
 from model.interpret.decode_texts import future_note, mask_equality, table_marks
@@ -40,7 +40,8 @@ class ParallelPassView(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.run = None
-        self.worker = None  # computes a run's pass without the mask when the frame left it for later
+        self.job = LatestJob(self)  # computes a run's pass without the mask when the frame left it for later
+        self.job.done.connect(self._on_unmasked)
         self.t = 0
         self.layer = self.head = 0
         self.remove_mask = QCheckBox("Remove the causal mask")
@@ -125,24 +126,15 @@ class ParallelPassView(QWidget):
             self.remove_mask.setChecked(False)
         self._fill_table()
         self.refresh()
-        if pending and self.worker is None:
-            self.worker = create_worker(run.ensure_unmasked, _start_thread=False, _ignore_errors=True)
-            self.worker.finished.connect(self._on_unmasked)
-            self.worker.start()
+        if pending:
+            self.job.submit(run.ensure_unmasked)
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
         """Block until the pass without the mask is computed and drawn (headless figures, tests)."""
-        clock = QElapsedTimer()
-        clock.start()
-        while self.worker is not None and clock.elapsed() < msecs:
-            QThreadPool.globalInstance().waitForDone(20)
-            QCoreApplication.sendPostedEvents()
-            QCoreApplication.processEvents()
-        return self.worker is None
+        return self.job.wait(msecs)
 
-    def _on_unmasked(self) -> None:
-        """The pass without the mask is in (or failed): draw it, or start the next run's."""
-        self.worker = None
+    def _on_unmasked(self, _unmasked) -> None:
+        """The newest run's pass without the mask is in: draw it."""
         if self.run is not None:
             self.set_run(self.run)
 

@@ -58,8 +58,6 @@ class PlotGrid(QTabWidget):
             grid.setContentsMargins(0, 0, 0, 0)
             grid.setSpacing(6)
             width = max(len(row) for row in rows)
-            for c in range(width):
-                grid.setColumnStretch(c, 1)
             for r, row in enumerate(rows):
                 grid.setRowStretch(r, stretch[r])
                 for c, j in enumerate(row):  # a lone plot in a row spans it
