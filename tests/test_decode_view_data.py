@@ -17,11 +17,12 @@ from model.inference.beam_tree import (
     tree_layout,
 )
 from model.inference.decoding import BeamNode, BeamResult
-from model.inference.next_token import bar_order, ranked_ids, smoothing_tip
+from model.inference.next_token import bar_order, bars_that_fit, caption_lines, ranked_ids, smoothing_tip
 from model.interpret.decode_run import DecodeSettings, compute_run
 from model.interpret.decode_texts import (
     EQUAL_ATOL,
     StepMaps,
+    band_size,
     changed_predictions,
     chips_that_fit,
     chosen_how,
@@ -162,3 +163,23 @@ def test_the_bars_caption_names_the_chosen_token_and_its_probability(run):
     assert how == "argmax" and token == f"{run.vocab[step.chosen]!r},"
     assert p == f"p = {float(step.model_probs[step.chosen]):.2f}"
     assert tip.startswith(f"Next token at step {t + 1}: argmax") and "dashed" not in tip
+
+
+def test_as_many_bars_as_keep_their_tokens_whole_and_captions_break_between_parts():
+    tokens = [10.0, 10.0, 10.0, 10.0, 40.0, 10.0]  # the fifth token is wide
+    assert bars_that_fit(tokens, 1000, 20) == 6
+    assert bars_that_fit(tokens, 4.2 * 42, 20) == 4  # five slots of 34 px: the wide token does not fit
+    assert bars_that_fit(tokens, 40, 20) == 3  # never fewer than three
+    assert bars_that_fit(tokens, 0, 20) == 6  # not laid out yet: all
+    width = len  # a character a pixel
+    assert caption_lines(["argmax", "'<eos>',", "p = 0.91"], width, 100) == ["argmax '<eos>', p = 0.91"]
+    assert caption_lines(["argmax", "'<eos>',", "p = 0.91"], width, 15) == ["argmax '<eos>',", "p = 0.91"]
+    assert caption_lines(["argmax", "'<eos>',"], width, 3) == ["argmax", "'<eos>',"]  # a part is never broken
+
+
+def test_the_parallel_table_bands_only_where_they_fit():
+    assert band_size(20, 10, 100, 30, 200) == 10  # two bands of ten
+    assert band_size(20, 10, 15, 30, 200) == 20  # not two columns: one band that scrolls
+    assert band_size(40, 10, 100, 30, 200) == 40  # four bands: more than two
+    assert band_size(20, 10, 100, 30, 50) == 20  # two bands taller than the room
+    assert band_size(8, 10, 100, 30, 10) == 10  # one band needs no room below

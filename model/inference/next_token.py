@@ -117,6 +117,30 @@ def bar_order(n: int, chosen: int, shown: int) -> list[int]:
     return order
 
 
+def bars_that_fit(token_px: list[float], width: float, least_slot: float) -> int:
+    """How many of the ranked bars (their tokens `token_px` wide) a plot `width` px wide shows with
+    every token whole, at least 3 and none in a slot under `least_slot` px: ten slivers with shrunk
+    labels read worse than five whole ones."""
+    total = len(token_px)
+    if width <= 0:
+        return total
+    for n in range(max(3, min(total, int(width // least_slot))), 3, -1):
+        if max(token_px[:n]) <= width / (n + 0.2) - 2:
+            return n
+    return min(3, total)
+
+
+def caption_lines(parts, width_of, room: float) -> list[str]:
+    """`parts` on as few lines as fit `room` (`width_of(text)` measures a line); a part is never broken."""
+    lines: list[str] = []
+    for part in parts:
+        if lines and width_of(f"{lines[-1]} {part}") <= room:
+            lines[-1] += f" {part}"
+        else:
+            lines.append(part)
+    return lines
+
+
 def smoothing_tip(epsilon: float, vocab_size: int) -> str:
     """What a label-smoothed model's target line means (Section 5.4)."""
     top = smoothed_target(epsilon, vocab_size)
@@ -125,5 +149,5 @@ def smoothing_tip(epsilon: float, vocab_size: int) -> str:
             "so a well-trained model is never sure: its best guess stops near this line, the rest near ε/V.")
 
 
-__all__ = ["Filtered", "NextToken", "bar_order", "filtered", "from_decode_step", "next_token_logits", "ranked_ids",
-           "smoothing_tip", "token_text"]
+__all__ = ["Filtered", "NextToken", "bar_order", "bars_that_fit", "caption_lines", "filtered", "from_decode_step",
+           "next_token_logits", "ranked_ids", "smoothing_tip", "token_text"]

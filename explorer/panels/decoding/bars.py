@@ -16,7 +16,7 @@ from explorer.drawing.label_axis import MIN_LABEL_PT
 from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.drawing.token_heatmap import display_piece, fitted_ticks
 from model.inference.bundle import smoothed_target
-from model.inference.next_token import bar_order, ranked_ids, smoothing_tip
+from model.inference.next_token import bar_order, bars_that_fit, caption_lines, ranked_ids, smoothing_tip
 
 Y_TOP = 1.2  # room above a bar of p = 1 for its number
 BAR_WIDTH = 0.7  # in slots
@@ -120,14 +120,8 @@ class TopKBars(pg.PlotWidget):
         f.setPointSizeF(size)
         metrics = QFontMetricsF(f)
         room = self.width() - plot.getAxis("left").width() - 12  # centred over the bars
-        lines: list[str] = []
-        for part in self.caption:
-            if lines and metrics.horizontalAdvance(f"{lines[-1]} {part}") <= room:
-                lines[-1] += f" {part}"
-            else:
-                lines.append(part)
         # the title is rich text: a token such as <eos> would otherwise vanish as an unknown tag
-        title = "<br>".join(html.escape(line) for line in lines)
+        title = "<br>".join(html.escape(line) for line in caption_lines(self.caption, metrics.horizontalAdvance, room))
         if title != plot.titleLabel.text or plot.titleLabel.opts.get("size") != f"{size:.1f}pt":
             plot.setTitle(title, size=f"{size:.1f}pt")
             fit_title_row(plot)
@@ -144,27 +138,15 @@ class TopKBars(pg.PlotWidget):
         self.bars.setVisible(True)
         self._fit()
 
-    def _shown_count(self, width: float) -> int:
-        """How many bars have slots wide enough for their tokens at the labels' own size (at
-        least 3): ten slivers with shrunk labels read worse than five whole ones."""
-        total = len(self._ranked)
-        if width <= 0:
-            return total
-        metrics = QFontMetricsF(_tick_font())
-        most = max(3, min(total, int(width // (MIN_SLOT_CHARS * metrics.horizontalAdvance("m")))))
-        for n in range(most, 3, -1):
-            widest = max(metrics.horizontalAdvance(display_piece(t)) for t in self._pieces[:n])
-            if widest <= width / (n + 0.2) - 2:
-                return n
-        return min(3, total)
-
     def _fit(self) -> None:
         """Bars, values and tokens for the plot's width: the most probable first, the chosen
         token moved into view (after a dotted line) when it ranks below the bars shown."""
         if not self._ranked:
             return
         plot, view = self.getPlotItem(), self.getPlotItem().getViewBox()
-        shown = self._shown_count(view.width())
+        metrics = QFontMetricsF(_tick_font())
+        shown = bars_that_fit([metrics.horizontalAdvance(display_piece(t)) for t in self._pieces], view.width(),
+                              MIN_SLOT_CHARS * metrics.horizontalAdvance("m"))
         order = bar_order(len(self._ranked), self._ranked.index(self.chosen) if self.chosen in self._ranked else -1, shown)
         ids = [self._ranked[j] for j in order]
         self.token_ids, self.heights = ids, self._probs[order]

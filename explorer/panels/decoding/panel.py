@@ -108,6 +108,8 @@ class DecodingPanel(QWidget):
         self.splitter = QSplitter(Qt.Horizontal)
         self.splitter.addWidget(self.left_tabs)
         self.splitter.addWidget(self.tabs)
+        self.splitter.setStretchFactor(0, 11)
+        self.splitter.setStretchFactor(1, 9)
         self.splitter.setSizes([1100, 900])
         self.side_by_side = True  # the two halves beside each other, or all pages as tabs (reflow)
         self.decode_page = column(self.controls, self.splitter, margin=0)

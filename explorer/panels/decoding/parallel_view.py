@@ -24,7 +24,7 @@ from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
 from explorer.latest_job import LatestJob
 from explorer.panels.texts import text_label
 from explorer.theme import notifier
-from model.interpret.decode_texts import future_note, mask_equality, table_marks
+from model.interpret.decode_texts import band_size, future_note, mask_equality, table_marks
 
 ROWS = ("input", "with mask", "no mask")  # decoder input; the prediction at each position
 BAND_ROWS = 1 + len(ROWS)  # a band of positions: their numbers, then the three rows
@@ -212,20 +212,12 @@ class ParallelPassView(QWidget):
         table.setFixedHeight(height + 2 * table.frameWidth() + 2 + scroll)
 
     def _per_band(self, n: int, column: int) -> int:
-        """Positions a band holds at the table's width, or all of them (one band that scrolls):
-        before the table has its width, on a narrow page, or where more than MAX_BANDS bands, or
-        bands below the page's bottom, would make the page taller."""
+        """Positions a band holds at the table's width (`band_size`); all of them before the table is shown."""
         table = self.table
         header = max(QFontMetrics(table.verticalHeader().font()).horizontalAdvance(r) for r in ("position", *ROWS))
         room = (table.width() or self.width()) - header - 16 - 2 * table.frameWidth() - 2
-        if not table.isVisible() or room <= 2 * column:
-            return n
-        per_band = int(room // column)
-        bands = -(-n // per_band)
         band_px = sum(QFontMetrics(f).height() + 2 for f in (style.font(style.SMALL_POINT_SIZE), *[table.font()] * 3))
-        if bands > MAX_BANDS or (bands > 1 and bands * band_px > self._table_room()):
-            return n
-        return per_band
+        return band_size(n, column, room, band_px, self._table_room(), MAX_BANDS) if table.isVisible() else n
 
     def _table_room(self) -> float:
         """The height the page leaves the table below the texts (beside the map, or under it:
