@@ -74,9 +74,12 @@ class MaskPredictionsView(QWidget):
         self.hint.setAlignment(Qt.AlignCenter)
         self.explain = text_label(EXPLAIN, sheet="color: {muted}")
         grid_host = QWidget()
-        self.grid = QGridLayout(grid_host)
+        self.grid = QGridLayout()
         self.grid.setContentsMargins(0, 0, 0, 0)
-        self.grid.setAlignment(Qt.AlignTop)  # the groups stand at the top of the page
+        column = QVBoxLayout(grid_host)  # the groups stand at the top of the page
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addLayout(self.grid)
+        column.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.NoFrame)
