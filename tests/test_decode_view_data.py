@@ -6,16 +6,31 @@ from __future__ import annotations
 import pytest
 import torch
 
-from model.inference.beam_tree import best_path, edge_state, node_state, node_tip, step_ticks, tree_layout
+from model.inference.beam_tree import (
+    best_path,
+    edge_state,
+    label_density,
+    node_label,
+    node_state,
+    node_tip,
+    step_ticks,
+    tree_layout,
+)
 from model.inference.decoding import BeamNode, BeamResult
+from model.inference.next_token import bar_order, bars_that_fit, caption_lines, ranked_ids, smoothing_tip
 from model.interpret.decode_run import DecodeSettings, compute_run
 from model.interpret.decode_texts import (
     EQUAL_ATOL,
     StepMaps,
+    band_size,
     changed_predictions,
+    chips_that_fit,
     chosen_how,
+    folded_prefix,
     future_note,
     mask_equality,
+    step_caption,
+    table_marks,
     unknown_note,
 )
 from model.io.checkpoints import random_bundle
@@ -45,6 +60,21 @@ def test_the_tree_lines_up_with_the_steps_and_finds_its_winner():
     assert step_ticks(result.nodes, pieces, [p[0] for p in pos.values()]) == [(-1.0, "<bos>"), (0, "1"), (1, "2")]
     tip = node_tip(result, 3, pieces)
     assert tip.startswith("a<eos>\n") and "score = log p / lp = -0.250" in tip and "finished" in tip
+    assert node_label(result.nodes[0], pieces) == ("<bos>", "")  # the root is given, not scored
+    assert node_label(result.nodes[3], pieces, str.upper) == ("<EOS>", "-0.25")
+    assert node_label(BeamNode(5, 0, 99, 1, 0.0, 0.0), pieces)[0] == "99"  # an id beyond the pieces
+
+
+def test_a_roomier_tree_labels_more():
+    """Kept tokens, then kept scores, then pruned tokens as a step's column widens; none in slots
+    lower than a label's line, whatever the width."""
+    one, two = 10.0, 20.0
+    assert label_density(20, 100, one, two) == (False, False, False)
+    assert label_density(30, 100, one, two) == (True, False, False)
+    assert label_density(40, 100, one, two) == (True, True, False)
+    assert label_density(60, 100, one, two) == (True, True, True)
+    assert label_density(60, 16, one, two) == (True, False, True)  # a token fits a slot, a second line not
+    assert label_density(600, 14, one, two) == (False, False, False)
 
 
 def test_a_prompt_is_a_stem_before_the_search():
@@ -94,3 +124,62 @@ def test_a_steps_maps_are_its_recorded_attention_in_the_runs_frame(run):
     assert (maps.cross == step.cross_attention[n_layers - 1, 1].numpy()).all() and maps.query == 1
     assert maps.n == run.length and maps.rows[:2] == run.pieces(step.prefix) and set(maps.rows[2:]) <= {""}
     assert chosen_how(run) == "argmax" and unknown_note(run) == ""
+
+
+def test_the_bars_rank_by_probability_and_keep_the_chosen_token_in_view():
+    probs = [0.1, 0.4, 0.05, 0.4, 0.05]
+    assert ranked_ids(probs, 3, 1) == [1, 3, 0]  # best first, a tie in id order
+    assert ranked_ids(probs, 3, 4) == [1, 3, 0, 4]  # the chosen one after them from the tail
+    assert ranked_ids(probs, 3, None) == [1, 3, 0]
+    order = bar_order(6, 4, 3)  # only three slots: the chosen (rank 5) takes the third
+    assert order[:3] == [0, 1, 4] and sorted(order) == list(range(6))
+    assert bar_order(6, 1, 3) == list(range(6)) and bar_order(6, -1, 3) == list(range(6))
+    tip = smoothing_tip(0.1, 30)
+    assert f"{1 - 0.1 + 0.1 / 30:.3f}" in tip and f"{0.1 / 30:.4f}" in tip and "other 29 tokens" in tip
+
+
+def test_the_parallel_table_marks_the_current_row_and_the_changes(run):
+    t = 1
+    marks = table_marks(run, t)
+    changed = changed_predictions(run)
+    assert len(marks) == 3 and all(len(row) == len(run.masked.predicted) for row in marks)
+    for c in range(len(changed)):
+        assert marks[2][c] == ("changed" if changed[c] else "current" if c == run.row(t) else "")
+        assert marks[0][c] == marks[1][c] == ("current" if c == run.row(t) else "")  # no prompt here
+
+
+def test_a_long_prefix_folds_its_oldest_tokens_and_counts_the_prompts_apart():
+    hidden, prompt = folded_prefix(8, 2, keep_last=3)  # <bos> p1 p2 g1 g2 | g3 g4 g5
+    assert list(hidden) == [1, 2, 3, 4] and prompt == 2
+    assert folded_prefix(8, 2, keep_last=7) == (range(0), 0) and folded_prefix(8, 2, None) == (range(0), 0)
+    assert chips_that_fit(list("abcdef"), 35, lambda piece: 10.0) == 3
+    assert chips_that_fit(list("abc"), 5, lambda piece: 10.0) == 1  # at least the query
+
+
+def test_the_bars_caption_names_the_chosen_token_and_its_probability(run):
+    t = len(run.steps) - 1
+    step = run.steps[t]
+    (how, token, p), tip = step_caption(run, t)
+    assert how == "argmax" and token == f"{run.vocab[step.chosen]!r},"
+    assert p == f"p = {float(step.model_probs[step.chosen]):.2f}"
+    assert tip.startswith(f"Next token at step {t + 1}: argmax") and "dashed" not in tip
+
+
+def test_as_many_bars_as_keep_their_tokens_whole_and_captions_break_between_parts():
+    tokens = [10.0, 10.0, 10.0, 10.0, 40.0, 10.0]  # the fifth token is wide
+    assert bars_that_fit(tokens, 1000, 20) == 6
+    assert bars_that_fit(tokens, 4.2 * 42, 20) == 4  # five slots of 34 px: the wide token does not fit
+    assert bars_that_fit(tokens, 40, 20) == 3  # never fewer than three
+    assert bars_that_fit(tokens, 0, 20) == 6  # not laid out yet: all
+    width = len  # a character a pixel
+    assert caption_lines(["argmax", "'<eos>',", "p = 0.91"], width, 100) == ["argmax '<eos>', p = 0.91"]
+    assert caption_lines(["argmax", "'<eos>',", "p = 0.91"], width, 15) == ["argmax '<eos>',", "p = 0.91"]
+    assert caption_lines(["argmax", "'<eos>',"], width, 3) == ["argmax", "'<eos>',"]  # a part is never broken
+
+
+def test_the_parallel_table_bands_only_where_they_fit():
+    assert band_size(20, 10, 100, 30, 200) == 10  # two bands of ten
+    assert band_size(20, 10, 15, 30, 200) == 20  # not two columns: one band that scrolls
+    assert band_size(40, 10, 100, 30, 200) == 40  # four bands: more than two
+    assert band_size(20, 10, 100, 30, 50) == 20  # two bands taller than the room
+    assert band_size(8, 10, 100, 30, 10) == 10  # one band needs no room below

@@ -287,7 +287,8 @@ def test_compute_run_is_exact_and_qt_free_in_its_inputs(bundle):
 
 
 def test_a_long_prefix_keeps_its_newest_chips_and_counts_the_rest():
-    from explorer.panels.decoding.chips import chips_that_fit, prefix_chips
+    from explorer.panels.decoding.chips import prefix_chips
+    from model.interpret.decode_texts import chips_that_fit
     prefix = ["<bos>"] + list("zyxwvutsrqponmlkjihgfedcba")
     keep = chips_that_fit(prefix[1:], room_px=100, chip_px=lambda piece: 10.0)
     assert keep == 10
@@ -340,21 +341,20 @@ def test_each_screen_class_declares_where_the_plots_go(panel, qtbot):
     plots = panel.plots
     everything = [panel.mask_map, panel.self_map, panel.cross_map, panel.bars]
     panel.apply_screen_class(ScreenClass.NARROW)
-    assert [plots.tabs.widget(i) for i in range(plots.tabs.count())] == everything
-    assert plots.tabs.isVisibleTo(panel) and not plots.scroll.isVisibleTo(panel)
-    plots.tabs.tabBar().setCurrentIndex(3)  # the next-token tab: the bars shown, no map
+    assert [plots.tab_of(w) for w in everything] == [0, 1, 2, 3] and plots.tabBar().isVisibleTo(panel)
+    plots.setCurrentIndex(3)  # the next-token tab: the bars shown, no map
     assert panel.bars.isVisibleTo(panel) and not panel.self_map.isVisibleTo(panel)
     panel.apply_screen_class(ScreenClass.PROJECTOR)
-    assert plots.tabs.count() == 2 and plots.tabs.isVisibleTo(panel) and not plots.scroll.isVisibleTo(panel)
-    pages = [[w for w in everything if plots.tabs.widget(i).isAncestorOf(w)] for i in range(2)]
+    assert plots.count() == 2 and plots.tabBar().isVisibleTo(panel)
+    pages = [[w for w in everything if plots.widget(i).isAncestorOf(w)] for i in range(2)]
     assert pages == [[panel.self_map, panel.cross_map], [panel.mask_map, panel.bars]]
-    plots.tabs.setCurrentIndex(0)
+    plots.setCurrentIndex(0)
     qtbot.waitUntil(lambda: panel.self_map.isVisible() and panel.self_map.height() > 1, timeout=3000)
     self_box, cross_box = panel.self_map.geometry(), panel.cross_map.geometry()
     assert self_box.top() == cross_box.top() and self_box.right() < cross_box.left()  # side by side
-    assert self_box.height() == plots.tabs.widget(0).height()  # the tab's whole height
+    assert self_box.height() == plots.widget(0).height()  # the tab's whole height
     panel.apply_screen_class(ScreenClass.WIDE)
-    assert plots.tabs.count() == 0 and plots.scroll.isVisibleTo(panel)
-    assert all(plots.grid.indexOf(w) >= 0 and w.isVisibleTo(panel) for w in everything)
-    rows = {w: plots.grid.getItemPosition(plots.grid.indexOf(w))[0] for w in everything}
-    assert rows[panel.mask_map] == rows[panel.self_map] == rows[panel.cross_map]  # the maps in one row
+    assert not plots.tabBar().isVisibleTo(panel)  # one page: no tab bar
+    assert all(w.isVisibleTo(panel) for w in everything)
+    tops = {w: w.mapTo(panel, w.rect().topLeft()).y() for w in everything}
+    assert tops[panel.mask_map] == tops[panel.self_map] == tops[panel.cross_map] < tops[panel.bars]  # maps in a row

@@ -276,8 +276,8 @@ def test_a_decoder_only_model_has_no_cross_attention_tab_when_narrow(qtbot, gpt)
     from explorer.screen import ScreenClass
     panel = make_panel(qtbot, gpt)
     panel.apply_screen_class(ScreenClass.NARROW)
-    tabs = panel.plots.tabs
-    assert not tabs.isTabVisible(tabs.indexOf(panel.cross_map))
-    assert tabs.isTabVisible(tabs.indexOf(panel.self_map)) and tabs.isTabVisible(tabs.indexOf(panel.bars))
+    tabs = panel.plots
+    assert not tabs.isTabVisible(tabs.tab_of(panel.cross_map))
+    assert tabs.isTabVisible(tabs.tab_of(panel.self_map)) and tabs.isTabVisible(tabs.tab_of(panel.bars))
     panel.apply_screen_class(ScreenClass.WIDE)
     assert not panel.cross_map.isVisibleTo(panel) and panel.self_map.isVisibleTo(panel)

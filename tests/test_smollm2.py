@@ -273,7 +273,7 @@ def test_the_parallel_view_runs_the_pass_without_the_mask_off_the_gui_thread(qtb
     view.show()
     view.set_run(run)
     assert not view.remove_mask.isEnabled()  # nothing to show without the mask yet
-    qtbot.waitUntil(lambda: run.unmasked is not None and view.worker is None, timeout=20_000)
+    qtbot.waitUntil(lambda: run.unmasked is not None and not view.job.running, timeout=20_000)
     assert view.remove_mask.isEnabled()
     view.remove_mask.setChecked(True)
     layer, head = view.layer, view.head

@@ -81,6 +81,21 @@ def node_tip(result: BeamResult, node_id: int, pieces: list[str], show: Callable
     return f"{text}\nlog p = {node.log_prob:.3f}\nscore = log p / lp = {node.score:.3f}\nstep {node.step}, {state}"
 
 
+def node_label(node: BeamNode, pieces: list[str], show: Callable[[str], str] = str) -> tuple[str, str]:
+    """A node's label: its token (as `show` writes it) and its length-penalised score ("" for the
+    root and the prompt, which are given, not scored)."""
+    token = show(pieces[node.token]) if node.token < len(pieces) else str(node.token)
+    return token, f"{node.score:.2f}" if node.parent is not None and not node.prompt else ""
+
+
+def label_density(column_px: float, row_px: float, one_line: float, two_lines: float) -> tuple[bool, bool, bool]:
+    """Which labels a tree drawn at this size shows besides the best path's: (kept tokens, kept
+    scores, pruned tokens), each once a step's column is wide enough and its slots tall enough (a
+    token beside a best-path label needs half of each line height, a score under a token a second line)."""
+    half = (one_line + two_lines) / 2
+    return column_px >= 26 and row_px >= half, column_px >= 34 and row_px >= two_lines, column_px >= 56 and row_px >= half
+
+
 def beam_summary(result: BeamResult, beam_size: int, alpha: float, best_text: str, n_prompt: int) -> str:
     """The sentence over the tree: the search's settings, its size, the rule and the winner."""
     stem = " Purple = the prompt (given, not searched)." if n_prompt else ""
@@ -89,4 +104,5 @@ def beam_summary(result: BeamResult, beam_size: int, alpha: float, best_text: st
             f"Orange = best, green = finished, grey = pruned.{stem}")
 
 
-__all__ = ["STATES", "beam_summary", "best_path", "edge_state", "node_state", "node_tip", "step_ticks", "tree_layout"]
+__all__ = ["STATES", "beam_summary", "best_path", "edge_state", "label_density", "node_label", "node_state", "node_tip",
+           "step_ticks", "tree_layout"]

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
+from model.inference.bundle import smoothed_target
 from model.inference.decoding import filter_logits
 
 
@@ -99,4 +101,53 @@ def next_token_logits(bundle, source: str) -> NextToken:
     return NextToken(logits, prefix.size(1), tok.decode(prefix[0, 1:].tolist()), what)
 
 
-__all__ = ["Filtered", "NextToken", "filtered", "from_decode_step", "next_token_logits", "token_text"]
+def ranked_ids(probs, k: int, chosen: int | None) -> list[int]:
+    """The k most probable token ids, best first (ties in id order), and the chosen one after them
+    when it ranks lower: what was picked is always shown, even from the tail."""
+    ids = [int(i) for i in np.argsort(-np.asarray(probs, dtype=np.float64), kind="stable")[:k]]
+    return ids + [int(chosen)] if chosen is not None and chosen not in ids else ids
+
+
+def bar_order(n: int, chosen: int, shown: int) -> list[int]:
+    """The order of n ranked bars when only the first `shown` fit: the chosen one (its index in
+    the ranking, -1 for none) moved into the last slot shown when it ranks below them."""
+    order = list(range(n))
+    if 0 < shown <= chosen:
+        order = order[:shown - 1] + [chosen] + order[shown - 1:chosen] + order[chosen + 1:]
+    return order
+
+
+def bars_that_fit(token_px: list[float], width: float, least_slot: float) -> int:
+    """How many of the ranked bars (their tokens `token_px` wide) a plot `width` px wide shows with
+    every token whole, at least 3 and none in a slot under `least_slot` px: ten slivers with shrunk
+    labels read worse than five whole ones."""
+    total = len(token_px)
+    if width <= 0:
+        return total
+    for n in range(max(3, min(total, int(width // least_slot))), 3, -1):
+        if max(token_px[:n]) <= width / (n + 0.2) - 2:
+            return n
+    return min(3, total)
+
+
+def caption_lines(parts, width_of, room: float) -> list[str]:
+    """`parts` on as few lines as fit `room` (`width_of(text)` measures a line); a part is never broken."""
+    lines: list[str] = []
+    for part in parts:
+        if lines and width_of(f"{lines[-1]} {part}") <= room:
+            lines[-1] += f" {part}"
+        else:
+            lines.append(part)
+    return lines
+
+
+def smoothing_tip(epsilon: float, vocab_size: int) -> str:
+    """What a label-smoothed model's target line means (Section 5.4)."""
+    top = smoothed_target(epsilon, vocab_size)
+    return (f"Trained with label smoothing ε = {epsilon:g} (Section 5.4): the target gives the right token "
+            f"1 − ε + ε/V = {top:.3f} and each of the other {vocab_size - 1} tokens ε/V = {epsilon / vocab_size:.4f}, "
+            "so a well-trained model is never sure: its best guess stops near this line, the rest near ε/V.")
+
+
+__all__ = ["Filtered", "NextToken", "bar_order", "bars_that_fit", "caption_lines", "filtered", "from_decode_step",
+           "next_token_logits", "ranked_ids", "smoothing_tip", "token_text"]

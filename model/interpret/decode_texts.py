@@ -22,6 +22,15 @@ def chosen_how(run: DecodeRun) -> str:
     return HOW[run.settings.strategy]
 
 
+def step_caption(run: DecodeRun, t: int, show=str) -> tuple[tuple[str, ...], str]:
+    """The next-token bars' caption at step t (parts a narrow plot may put on lines of their own)
+    and their tooltip: how the token was chosen, the token (as `show` writes it) and its probability."""
+    step = run.steps[t]
+    how, token, p = chosen_how(run), show(run.vocab[step.chosen]), float(step.model_probs[step.chosen])
+    note = " (dashed: after T / top-k / top-p)" if run.settings.strategy == "sample" else ""
+    return (how, f"{token!r},", f"p = {p:.2f}"), f"Next token at step {t + 1}: {how} {token!r}, p = {p:.3f}{note}"
+
+
 def head_shown(run: DecodeRun, t: int, layer: int, head: int) -> tuple[int, int]:
     """(layer, head) clamped to the run's decoder (a head picked for a larger model)."""
     shape = run.steps[t].self_attention.shape
@@ -94,6 +103,48 @@ def future_note(run: DecodeRun, t: int, layer: int, head: int, causal: bool) -> 
             f"must predict. {changed} of {n} predictions change (red).")
 
 
+def table_marks(run: DecodeRun, t: int) -> list[list[str]]:
+    """How each cell of the parallel table (rows input, with mask, no mask; a column per position)
+    is marked at step t: "changed" (removing the mask changes this prediction), "current" (step t's
+    row), "prompt" (an input token given in the prompt) or ""."""
+    changes = changed_predictions(run) or [False] * len(run.masked.predicted)
+    current = run.row(t) if run.steps else t
+    return [["changed" if r == 2 and changed else "current" if c == current
+             else "prompt" if r == 0 and 1 <= c <= run.n_prompt else "" for c, changed in enumerate(changes)]
+            for r in range(3)]
+
+
+def band_size(n: int, column_px: float, room_px: float, band_px: float, height_px: float, max_bands: int = 2) -> int:
+    """Positions per band of the parallel table: as many columns as `room_px` holds, or all n (one
+    band that scrolls) where fewer than two columns fit, or more than `max_bands` bands, or bands
+    taller than `height_px`, would be needed."""
+    if room_px <= 2 * column_px:
+        return n
+    per_band = int(room_px // column_px)
+    bands = -(-n // per_band)
+    return n if bands > max_bands or (bands > 1 and bands * band_px > height_px) else per_band
+
+
+def chips_that_fit(prefix: list[str], room_px: float, chip_px) -> int:
+    """How many of the prefix's last chips fit in `room_px` (`chip_px(piece)` measures one), at
+    least one, so a long decode's row keeps the newest tokens instead of growing line after line."""
+    used, n = 0.0, 0
+    for piece in reversed(prefix):
+        used += chip_px(piece)
+        if used > room_px:
+            break
+        n += 1
+    return max(1, n)
+
+
+def folded_prefix(n: int, n_prompt: int, keep_last: int | None) -> tuple[range, int]:
+    """The positions of an n-token prefix folded into one mark when only <bos> and the newest
+    `keep_last` tokens are shown, and how many of them are the prompt's (counted apart, so the mark
+    never calls generated tokens part of the prompt)."""
+    hidden = range(1, n - keep_last) if keep_last is not None and keep_last + 1 < n else range(0)
+    return hidden, sum(1 <= i <= n_prompt for i in hidden)
+
+
 def unknown_note(run: DecodeRun) -> str:
     """The symbols of the input the model read as <unk> (the first six), or ""."""
     if not run.unknown:
@@ -101,5 +152,5 @@ def unknown_note(run: DecodeRun) -> str:
     return f"Unknown symbols read as <unk>: {', '.join(repr(p) for _, p in run.unknown[:6])}."
 
 
-__all__ = ["EQUAL_ATOL", "MAX_DP", "StepMaps", "changed_predictions", "chosen_how", "future_note", "head_shown",
-           "mask_equality", "unknown_note"]
+__all__ = ["EQUAL_ATOL", "MAX_DP", "StepMaps", "band_size", "changed_predictions", "chips_that_fit", "chosen_how",
+           "folded_prefix", "future_note", "head_shown", "mask_equality", "step_caption", "table_marks", "unknown_note"]

@@ -1,9 +1,6 @@
-"""`TopKBars`: the next-token distribution of one decoding step as labelled bars.
-
-Bar heights are the model's own softmax (DecodeStep.model_probs). When sampling, the
-distribution actually sampled from (after temperature / top-k / top-p) is drawn as dashed
-outlines on top, so the effect of those knobs shows beside the model's belief.
-"""
+"""`TopKBars`: the next-token distribution of one decoding step as labelled bars: the model's own
+softmax (DecodeStep.model_probs), and when sampling the distribution sampled from (after
+temperature / top-k / top-p) as dashed outlines on top."""
 from __future__ import annotations
 
 import html
@@ -19,6 +16,7 @@ from explorer.drawing.label_axis import MIN_LABEL_PT
 from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.drawing.token_heatmap import display_piece, fitted_ticks
 from model.inference.bundle import smoothed_target
+from model.inference.next_token import bar_order, bars_that_fit, caption_lines, ranked_ids, smoothing_tip
 
 Y_TOP = 1.2  # room above a bar of p = 1 for its number
 BAR_WIDTH = 0.7  # in slots
@@ -64,7 +62,11 @@ class TopKBars(pg.PlotWidget):
         for item in (self.smoothed, self.smoothed_label):
             plot.addItem(item, ignoreBounds=True)
         self.smoothing = 0.0
-        self.labels: list[pg.TextItem] = []
+        self.labels = [pg.TextItem(anchor=(0.5, 1.0), color=style.TEXT) for _ in range(k + 1)]  # above their bars
+        for label in self.labels:
+            label.setFont(style.font(style.SMALL_POINT_SIZE))
+            label.setVisible(False)
+            plot.addItem(label)
         self.token_ids: list[int] = []
         self.heights = np.zeros(0, dtype=np.float32)
         self.chosen: int | None = None
@@ -81,15 +83,11 @@ class TopKBars(pg.PlotWidget):
         self.smoothed_label.setVisible(on)
         if not on:
             return
-        top = smoothed_target(epsilon, vocab_size)
-        self.smoothed.setValue(top)
+        self.smoothed.setValue(smoothed_target(epsilon, vocab_size))
         self.smoothed.setPen(_pen("muted"))  # (the theme's now)
         self.smoothed_label.setColor(style.MUTED)
-        tip = (f"Trained with label smoothing ε = {epsilon:g} (Section 5.4): the target gives the right token "
-               f"1 − ε + ε/V = {top:.3f} and each of the other {vocab_size - 1} tokens ε/V = {epsilon / vocab_size:.4f}, "
-               "so a well-trained model is never sure: its best guess stops near this line, the rest near ε/V.")
-        self.smoothed.setToolTip(tip)
-        self.smoothed_label.setToolTip(tip)
+        for item in (self.smoothed, self.smoothed_label):
+            item.setToolTip(smoothing_tip(epsilon, vocab_size))
         self._place_smoothed()
 
     def _place_smoothed(self) -> None:
@@ -122,14 +120,8 @@ class TopKBars(pg.PlotWidget):
         f.setPointSizeF(size)
         metrics = QFontMetricsF(f)
         room = self.width() - plot.getAxis("left").width() - 12  # centred over the bars
-        lines: list[str] = []
-        for part in self.caption:
-            if lines and metrics.horizontalAdvance(f"{lines[-1]} {part}") <= room:
-                lines[-1] += f" {part}"
-            else:
-                lines.append(part)
         # the title is rich text: a token such as <eos> would otherwise vanish as an unknown tag
-        title = "<br>".join(html.escape(line) for line in lines)
+        title = "<br>".join(html.escape(line) for line in caption_lines(self.caption, metrics.horizontalAdvance, room))
         if title != plot.titleLabel.text or plot.titleLabel.opts.get("size") != f"{size:.1f}pt":
             plot.setTitle(title, size=f"{size:.1f}pt")
             fit_title_row(plot)
@@ -138,10 +130,7 @@ class TopKBars(pg.PlotWidget):
         """probs: (V,) the model's distribution; pieces: the target vocabulary; chosen: the id
         the decoder emitted; sample_probs: (V,) what sampling drew from, or None."""
         probs = np.asarray(probs, dtype=np.float64)
-        ids = [int(i) for i in np.argsort(-probs, kind="stable")[:min(self.k, len(probs))]]
-        if chosen is not None and chosen not in ids:
-            ids.append(int(chosen))  # always show what was picked, even from the tail
-        self._ranked = ids
+        self._ranked = ids = ranked_ids(probs, self.k, chosen)
         self._probs = probs[ids].astype(np.float32)
         self._sample = None if sample_probs is None else np.asarray(sample_probs, dtype=np.float64)[ids]
         self._pieces = [pieces[i] for i in ids]
@@ -149,39 +138,16 @@ class TopKBars(pg.PlotWidget):
         self.bars.setVisible(True)
         self._fit()
 
-    def _label(self, i: int) -> pg.TextItem:
-        while len(self.labels) <= i:
-            item = pg.TextItem(anchor=(0.5, 1.0), color=style.TEXT)  # always above its bar
-            item.setFont(style.font(style.SMALL_POINT_SIZE))
-            self.getPlotItem().addItem(item)
-            self.labels.append(item)
-        return self.labels[i]
-
-    def _shown_count(self, width: float) -> int:
-        """How many bars have slots wide enough for their tokens at the labels' own size (at
-        least 3): ten slivers with shrunk labels read worse than five whole ones."""
-        total = len(self._ranked)
-        if width <= 0:
-            return total
-        metrics = QFontMetricsF(_tick_font())
-        most = max(3, min(total, int(width // (MIN_SLOT_CHARS * metrics.horizontalAdvance("m")))))
-        for n in range(most, 3, -1):
-            widest = max(metrics.horizontalAdvance(display_piece(t)) for t in self._pieces[:n])
-            if widest <= width / (n + 0.2) - 2:
-                return n
-        return min(3, total)
-
     def _fit(self) -> None:
         """Bars, values and tokens for the plot's width: the most probable first, the chosen
         token moved into view (after a dotted line) when it ranks below the bars shown."""
         if not self._ranked:
             return
         plot, view = self.getPlotItem(), self.getPlotItem().getViewBox()
-        shown = self._shown_count(view.width())
-        order = list(range(len(self._ranked)))
-        c = self._ranked.index(self.chosen) if self.chosen in self._ranked else -1
-        if 0 < shown <= c:
-            order = order[:shown - 1] + [c] + order[shown - 1:c] + order[c + 1:]
+        metrics = QFontMetricsF(_tick_font())
+        shown = bars_that_fit([metrics.horizontalAdvance(display_piece(t)) for t in self._pieces], view.width(),
+                              MIN_SLOT_CHARS * metrics.horizontalAdvance("m"))
+        order = bar_order(len(self._ranked), self._ranked.index(self.chosen) if self.chosen in self._ranked else -1, shown)
         ids = [self._ranked[j] for j in order]
         self.token_ids, self.heights = ids, self._probs[order]
         x = np.arange(len(ids))
@@ -196,8 +162,7 @@ class TopKBars(pg.PlotWidget):
         value_metrics = QFontMetricsF(style.font(style.SMALL_POINT_SIZE))
         # "0.003" over every tail bar runs together on a narrow plot: then only the readable ones
         roomy = all(value_metrics.horizontalAdvance(style.prob_text(float(h))) + 6 <= slot for h in self.heights[:shown])
-        for j, (i, h) in enumerate(zip(ids, self.heights)):
-            label = self._label(j)
+        for j, (label, i, h) in enumerate(zip(self.labels, ids, self.heights)):
             label.setText(style.prob_text(float(h)))
             rank = order[j] + 1 if order[j] < self.k else None
             label.setToolTip(f"p = {h:.6f}, " + (f"rank {rank}" if rank else f"below the top {self.k}"))

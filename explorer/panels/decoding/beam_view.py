@@ -1,10 +1,7 @@
-"""`BeamTreeView`: beam search (Section 6.1: beam 4, α = 0.6) drawn as its tree of hypotheses.
-
-x is the decoding step, y a slot within it (children under their parent: no edge crosses
-another). One dot per `BeamResult` node, labelled with its token and length-penalised score:
-pruned grey, finished green, the winner orange; a decoder-only model's prompt is a fixed purple
-stem left of step 0.
-"""
+"""`BeamTreeView`: beam search (Section 6.1: beam 4, α = 0.6) drawn as its tree of hypotheses, laid
+out by `model.inference.beam_tree`: x the decoding step, y a slot within it. One dot per node, labelled
+with its token and length-penalised score: pruned grey, finished green, the winner orange; a
+decoder-only model's prompt a fixed purple stem left of step 0."""
 from __future__ import annotations
 
 import html
@@ -16,7 +13,16 @@ from PySide6.QtGui import QColor, QFontMetricsF, QTextDocument
 from explorer import presentation, style
 from explorer.drawing.token_heatmap import display_piece
 from explorer.theme import notifier
-from model.inference.beam_tree import best_path, edge_state, node_state, node_tip, step_ticks, tree_layout
+from model.inference.beam_tree import (
+    best_path,
+    edge_state,
+    label_density,
+    node_label,
+    node_state,
+    node_tip,
+    step_ticks,
+    tree_layout,
+)
 
 EDGE_PENS = {"pruned": ("beam_pruned", 1.5), "live": ("beam_alive", 2), "best": ("beam_best", 4),
              "prompt": ("prompt", 4)}  # kind of edge → (palette role, width), in drawing order
@@ -94,10 +100,8 @@ class BeamTreeView(pg.PlotWidget):
 
     def set_result(self, result, pieces: list[str]) -> None:
         """Draw `result` (a BeamResult); `pieces` is the target vocabulary for token labels."""
-        self.result = result
-        nodes = result.nodes
-        pos = tree_layout(nodes)
-        best = best_path(result)
+        self.result, self._pieces, nodes = result, pieces, result.nodes
+        pos, best = tree_layout(nodes), best_path(result)
         states = [node_state(n, n.id in best) for n in nodes]
         self.colours = [style.colour(NODE_ROLES[state]) for state in states]
         self.scatter.setData(
@@ -105,85 +109,66 @@ class BeamTreeView(pg.PlotWidget):
               "symbol": "s" if n.finished else ("d" if n.prompt else "o"), "data": n.id}
              for n, c in zip(nodes, self.colours)])
         edges = {kind: [] for kind in EDGE_PENS}
-        for n in nodes:
-            if n.parent is not None:
-                edges[edge_state(n, n.id in best)] += [pos[n.parent], pos[n.id]]
+        for n in (n for n in nodes if n.parent is not None):
+            edges[edge_state(n, n.id in best)] += [pos[n.parent], pos[n.id]]
         for kind, item in self.edges.items():
             xy = np.array(edges[kind], dtype=float).reshape(-1, 2)
             item.setData(xy[:, 0], xy[:, 1])
         self._label_parts = []
         stem = any(n.prompt for n in nodes)
         for i, (n, state) in enumerate(zip(nodes, states)):
-            label = self._label(i)
+            label, (x, y) = self._label(i), pos[n.id]
             colour = getattr(style.current(), LABEL_ROLES.get(state, "text"))
-            token = display_piece(pieces[n.token]) if n.token < len(pieces) else str(n.token)
-            weight = "bold" if n.id in best else "normal"
-            score = f"{n.score:.2f}" if n.parent is not None and not n.prompt else ""
-            self._label_parts.append((n, n.id in best or n.prompt, (colour, weight, token), score))
-            label.setPos(*pos[n.id])
-            x, y = pos[n.id]
-            if stem and y == 0.0 and x < 0:  # the stem: centred under its dots, every other one lower,
-                label.setAnchor((0.5, -0.35 if int(-x) % 2 else -1.35))  # so long words never overlap
-            else:
-                label.setAnchor((-0.08, 0.5))
+            token, score = node_label(n, pieces, display_piece)
+            self._label_parts.append((n, n.id in best or n.prompt, (colour, "bold" if n.id in best else "normal", token),
+                                      score))
+            label.setPos(x, y)
+            # the stem's labels centred under their dots, every other one lower, so long words never overlap
+            label.setAnchor((0.5, -0.35 if int(-x) % 2 else -1.35) if stem and y == 0.0 and x < 0 else (-0.08, 0.5))
         for label in self.labels[len(nodes):]:
             label.setVisible(False)
-        xs = [p[0] for p in pos.values()]
-        ys = [p[1] for p in pos.values()]
+        xs, ys = [p[0] for p in pos.values()], [p[1] for p in pos.values()]
+        self._y_range = self._y_applied = (min(ys) - 1.0, max(ys) + 0.7)  # (y points down: room above is off `min`)
         left = 0.6 if stem else 0.3  # a centred stem label reaches half a word left of <bos>
-        self.getPlotItem().setRange(xRange=(min(xs) - left, max(xs) + 1.4), yRange=(min(ys) - 1.0, max(ys) + 0.7),
-                                    padding=0)
+        self.getPlotItem().setRange(xRange=(min(xs) - left, max(xs) + 1.4), yRange=self._y_range, padding=0)
         self.getPlotItem().getAxis("bottom").setTicks([step_ticks(nodes, pieces, xs)])
-        self._pieces = pieces
         self._n_steps = int(max(xs)) - int(min(xs)) + 1
         self._n_rows = max(ys) - min(ys) + 1.7  # the y range drawn, in slots
-        self._y_range = (min(ys) - 1.0, max(ys) + 0.7)  # (y points down: room above is off `min`)
-        self._y_applied = self._y_range  # (as set just above)
         self._density = None
         self._apply_density()
 
     def _apply_density(self) -> None:
-        """Label as much as the width allows: the best path always; survivors' tokens, then
-        their scores, then pruned tokens as each step column gets wider (zoom with the wheel). Every score stays in
-        the hover tip."""
+        """Label as much as the room allows (`label_density`; zoom with the wheel): the best path
+        always, every score in the hover tip."""
         if not self._label_parts:
             return
-        scale = presentation.applied_scale()  # the labels' sizes are in their HTML: scaled here, not
-        box = self.getPlotItem().getViewBox()  # by the presentation's font pass
+        scale = presentation.applied_scale()  # the labels' sizes are in their HTML: scaled here
+        box = self.getPlotItem().getViewBox()
         px = box.width() / (self._n_steps + 1.2) / scale  # (unscaled px) of a step's column
         one, two = self._label_heights(scale)
+        # the best path's labels alternate above/right of their dots when wider than a column
         crowded = self._best_label_width() + 12 > px * scale
         above = 1.5 * (two + 8) if crowded else 0.0  # px over the top slot for the labels drawn above
-        # their dots (anchored 1.5 label heights up, document margins included)
         row = (box.height() - above) / max(self._n_rows, 1.0)  # screen px between two slots of a step
-        lo, hi = self._y_range
-        wanted = (lo - above / max(row, 1.0), hi)
+        wanted = (self._y_range[0] - above / max(row, 1.0), self._y_range[1])
         if wanted != self._y_applied:  # only when it changes: a resize keeps the user's zoom and pan
             self._y_applied = wanted
             box.setYRange(*wanted, padding=0)
-        # kept tokens, kept scores, pruned tokens; and whether the best path's labels (always
-        # shown) must alternate above/right of their dots so neighbours do not run together.
-        # Heights are measured: a token beside a best-path label (token and score) needs half of
-        # each, a score under a kept token a second line (a crowded tree on a short screen has
-        # room for tokens only, so scores do not run into the next slot's tokens)
-        density = (px >= 26 and row >= (one + two) / 2, px >= 34 and row >= two, px >= 56 and row >= (one + two) / 2,
-                   crowded, scale)
+        density = (*label_density(px, row, one, two), crowded, scale)
         if density == self._density:
             return
         self._density = density
         kept_tokens, kept_scores, pruned_tokens, crowded, _ = density
         for label, (node, on_best, (colour, weight, token), score) in zip(self.labels, self._label_parts):
-            visible = on_best or (pruned_tokens if node.pruned else kept_tokens)
             with_score = score and (on_best or (kept_scores and not node.pruned))
             label.setHtml(label_html(colour, weight, token, score if with_score else "", scale))
-            label.setVisible(visible)
+            label.setVisible(on_best or (pruned_tokens if node.pruned else kept_tokens))
             if label.pos().x() >= 0:  # the stem (x < 0) keeps its own placement
                 above = crowded and on_best and int(round(label.pos().x())) % 2 == 1
                 label.setAnchor((0.5, 1.5) if above else (-0.08, 0.5))
 
     def _label_heights(self, scale: float) -> tuple[float, float]:
-        """Screen px of a one-line (token) and a two-line (token and score) label's text, as the
-        labels lay it out (their document's margins left out: those are empty)."""
+        """Screen px of a one-line (token) and a two-line (token and score) label's text, as the labels lay it out."""
         doc = QTextDocument()
         doc.setDefaultFont(self.labels[0].textItem.font() if self.labels else style.font())
         heights = []
@@ -193,12 +178,9 @@ class BeamTreeView(pg.PlotWidget):
         return heights[0], heights[1]
 
     def _best_label_width(self) -> float:
-        """Screen px of the widest best-path label (token or score line) at this scale: wider
-        than a step's column, neighbours would run together."""
-        # (`style.font` sizes by the presentation scale itself)
-        token_font = style.font(style.BASE_POINT_SIZE, bold=True, mono=True)
-        score_font = style.font(style.SMALL_POINT_SIZE)
-        tokens, scores = QFontMetricsF(token_font), QFontMetricsF(score_font)
+        """Screen px of the widest best-path label line (`style.font` sizes by the presentation scale)."""
+        tokens = QFontMetricsF(style.font(style.BASE_POINT_SIZE, bold=True, mono=True))
+        scores = QFontMetricsF(style.font(style.SMALL_POINT_SIZE))
         return max((max(tokens.horizontalAdvance(token), scores.horizontalAdvance(score))
                     for _n, on_best, (_c, _w, token), score in self._label_parts if on_best), default=0.0)
 
@@ -208,17 +190,13 @@ class BeamTreeView(pg.PlotWidget):
             self._apply_density()
 
     def set_current_step(self, t: int | None) -> None:
-        """Shade the tree column of decoding step t."""
-        if t is None:
-            self.current.setVisible(False)
-            return
-        self.current.setRegion((t - 0.4, t + 0.4))
-        self.current.setVisible(True)
+        """Shade the tree column of decoding step t (None: none)."""
+        self.current.setVisible(t is not None)
+        if t is not None:
+            self.current.setRegion((t - 0.4, t + 0.4))
 
     def clear_data(self) -> None:
-        self.result = None
-        self._label_parts = []
-        self.colours = []
+        self.result, self._label_parts, self.colours = None, [], []
         self.scatter.clear()
         for item in self.edges.values():
             item.setData([], [])

@@ -1,14 +1,12 @@
-"""`DecodingControls`: strategy and its knobs, the step transport, and the layer/head choice.
+"""`DecodingControls`: the strategy and its knobs, the step transport, and the layer/head choice.
 
-It only reads widgets and emits: `settingsChanged(DecodeSettings)` when the strategy or a
-knob changes (the panel decodes again), `transport(str)` for reset/back/step/play, and
-`headChanged(layer, head)`, `sharpestRequested()` (the panel picks the head from its run).
-Defaults follow Section 6.1 (beam 4, α = 0.6). The three groups flow onto as many lines as
-the width needs (superqt's QFlowLayout), so the row never scrolls sideways.
-"""
+It only reads widgets and emits: `settingsChanged(DecodeSettings)` when the strategy or a knob
+changes, `transport(str)` for reset/back/step/play, `headChanged(layer, head)` and
+`sharpestRequested()`. Defaults follow Section 6.1 (beam 4, α = 0.6). The groups flow onto as
+many lines as the width needs (superqt's QFlowLayout)."""
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -26,25 +24,37 @@ from superqt import QFlowLayout
 from explorer import style
 from model.interpret.decode_run import STRATEGIES, DecodeSettings
 
+# the knobs of the sampling page, then the beam page: (name, label, spin box, tooltip)
+SAMPLE_KNOBS = (
+    ("temperature", "T", lambda: QDoubleSpinBox(minimum=0.05, maximum=5.0, singleStep=0.1, value=1.0),
+     "Temperature: logits are divided by T before the softmax"),
+    ("top_k", "top-k", lambda: QSpinBox(minimum=0, maximum=1000, value=0, specialValueText="off"),
+     "Keep only the k most probable tokens (0 = off)"),
+    ("top_p", "top-p", lambda: QDoubleSpinBox(minimum=0.05, maximum=1.0, singleStep=0.05, value=1.0),
+     "Keep the smallest set of tokens whose probabilities sum to p (nucleus sampling)"),
+    ("seed", "seed", lambda: QSpinBox(minimum=0, maximum=999_999, value=0),
+     "Random seed: the same seed gives the same sample"),
+)
+BEAM_KNOBS = (
+    ("beam_size", "beam", lambda: QSpinBox(minimum=1, maximum=12, value=4), "Beam size (the paper uses 4)"),
+    ("alpha", "α", lambda: QDoubleSpinBox(minimum=0.0, maximum=2.0, singleStep=0.1, value=0.6),
+     "Length penalty α: score = log p / ((5 + |Y|) / 6)^α (the paper uses 0.6)"),
+)
+KNOBS = tuple(knob[0] for knob in SAMPLE_KNOBS + BEAM_KNOBS)
+SHARPEST_TIP = ("Show the decoder head that aligns most clearly on this text: each row's largest weight, averaged, "
+                "times the share of different tokens the rows pick (a head that puts every row on one token is sharp "
+                "and shows nothing); cross-attention where the model has it, else masked self-attention")
 
-def _group(*widgets) -> tuple[QWidget, QHBoxLayout]:
+
+def group(*widgets) -> QWidget:
     """One unit of the flowing row: widgets (or label texts) side by side, never split."""
-    group = QWidget()
-    row = QHBoxLayout(group)
+    unit = QWidget()
+    row = QHBoxLayout(unit)
     row.setContentsMargins(0, 0, 0, 0)
     row.setSpacing(6)
     for w in widgets:
         row.addWidget(QLabel(w) if isinstance(w, str) else w)
-    return group, row
-
-
-def _labelled(row: QHBoxLayout, text: str, widget: QWidget, tip: str) -> QWidget:
-    label = QLabel(text)
-    for w in (label, widget):
-        w.setToolTip(tip)
-        row.addWidget(w)
-    widget.setMaximumWidth(90)
-    return widget
+    return unit
 
 
 class DecodingControls(QWidget):
@@ -59,85 +69,62 @@ class DecodingControls(QWidget):
         for key, label in STRATEGIES.items():
             self.strategy.addItem(label, key)
         self.strategy.setToolTip("How the next token is chosen from the model's distribution")
-
-        sample_page, sl = _group()
-        self.temperature = _labelled(sl, "T", QDoubleSpinBox(minimum=0.05, maximum=5.0, singleStep=0.1, value=1.0),
-                                     "Temperature: logits are divided by T before the softmax")
-        self.top_k = _labelled(sl, "top-k", QSpinBox(minimum=0, maximum=1000, value=0, specialValueText="off"),
-                               "Keep only the k most probable tokens (0 = off)")
-        self.top_p = _labelled(sl, "top-p", QDoubleSpinBox(minimum=0.05, maximum=1.0, singleStep=0.05, value=1.0),
-                               "Keep the smallest set of tokens whose probabilities sum to p (nucleus sampling)")
-        self.seed = _labelled(sl, "seed", QSpinBox(minimum=0, maximum=999_999, value=0),
-                              "Random seed: the same seed gives the same sample")
-        beam_page, bl = _group()
-        self.beam_size = _labelled(bl, "beam", QSpinBox(minimum=1, maximum=12, value=4),
-                                   "Beam size (the paper uses 4)")
-        self.alpha = _labelled(bl, "α", QDoubleSpinBox(minimum=0.0, maximum=2.0, singleStep=0.1, value=0.6),
-                               "Length penalty α: score = log p / ((5 + |Y|) / 6)^α (the paper uses 0.6)")
         self.params = QStackedWidget()
-        for page in (QWidget(), sample_page, beam_page, QWidget()):  # greedy and "follow the target": no knobs
-            self.params.addWidget(page)
-
+        pages = {"sample": SAMPLE_KNOBS, "beam": BEAM_KNOBS}
+        for key in STRATEGIES:  # greedy and "follow the target": a page without knobs
+            self.params.addWidget(group(*(self._knob(*knob) for knob in pages.get(key, ()))))
         icons = self.style()
-        self.reset = QPushButton(icons.standardIcon(QStyle.SP_MediaSkipBackward), "Reset")
-        self.back = QPushButton(icons.standardIcon(QStyle.SP_MediaSeekBackward), "Back")
-        self.step = QPushButton(icons.standardIcon(QStyle.SP_MediaSeekForward), "Step")
-        self.play = QPushButton(icons.standardIcon(QStyle.SP_MediaPlay), "Play")
-        self.play.setCheckable(True)
-        for name, button in (("reset", self.reset), ("back", self.back), ("step", self.step), ("play", self.play)):
+        for name, icon in (("reset", QStyle.SP_MediaSkipBackward), ("back", QStyle.SP_MediaSeekBackward),
+                           ("step", QStyle.SP_MediaSeekForward), ("play", QStyle.SP_MediaPlay)):
+            button = QPushButton(icons.standardIcon(icon), name.title())
             button.clicked.connect(lambda _=False, n=name: self.transport.emit(n))
+            setattr(self, name, button)
+        self.play.setCheckable(True)
         self.step_label = QLabel("–")
         self.step_label.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
-        self.layer = QComboBox()
-        self.head = QComboBox()
-        for combo in (self.layer, self.head):
+        self.layer, self.head = QComboBox(), QComboBox()
+        for combo, tip in ((self.layer, "Decoder layer whose attention is shown"), (self.head, "Attention head shown")):
             combo.setMaximumWidth(70)
-        self.layer.setToolTip("Decoder layer whose attention is shown")
-        self.head.setToolTip("Attention head shown")
+            combo.setToolTip(tip)
+            combo.currentIndexChanged.connect(self._head_changed)
         self.sharpest = QPushButton("Sharpest")
-        self.sharpest.setToolTip("Show the decoder head that aligns most clearly on this text: each row's largest "
-                                 "weight, averaged, times the share of different tokens the rows pick (a head that "
-                                 "puts every row on one token is sharp and shows nothing); cross-attention where "
-                                 "the model has it, else masked self-attention (its early rows have few tokens "
-                                 "to choose from)")
+        self.sharpest.setToolTip(SHARPEST_TIP)
         self.sharpest.clicked.connect(self.sharpestRequested)
-
-        self.flow = QFlowLayout(self)
-        self.flow.setContentsMargins(4, 2, 4, 2)
-        self.flow.setHorizontalSpacing(16)
-        self.flow.setVerticalSpacing(2)
-        for group in (_group("Strategy", self.strategy, self.params)[0],
-                      _group(self.reset, self.back, self.step, self.play, self.step_label)[0],
-                      _group("Layer", self.layer, "Head", self.head, self.sharpest)[0]):
-            self.flow.addWidget(group)
+        flow = QFlowLayout(self)
+        flow.setContentsMargins(4, 2, 4, 2)
+        flow.setHorizontalSpacing(16)
+        flow.setVerticalSpacing(2)
+        flow.addWidget(group("Strategy", self.strategy, self.params))
+        flow.addWidget(group(self.reset, self.back, self.step, self.play, self.step_label))
+        flow.addWidget(group("Layer", self.layer, "Head", self.head, self.sharpest))
         self._show_page()
-
         self.strategy.currentIndexChanged.connect(self._strategy_changed)
-        for spin in (self.temperature, self.top_k, self.top_p, self.seed, self.beam_size, self.alpha):
-            spin.setKeyboardTracking(False)  # decode again when the user is done typing
-            spin.valueChanged.connect(lambda _v: self.settingsChanged.emit(self.settings()))
-        self.layer.currentIndexChanged.connect(self._head_changed)
-        self.head.currentIndexChanged.connect(self._head_changed)
+
+    def _knob(self, name: str, label: str, make, tip: str) -> QWidget:
+        """A labelled spin box, kept as `self.<name>`; it decodes again when the user is done typing."""
+        spin = make()
+        spin.setToolTip(tip)
+        spin.setMaximumWidth(90)
+        spin.setKeyboardTracking(False)
+        spin.valueChanged.connect(lambda _v: self.settingsChanged.emit(self.settings()))
+        setattr(self, name, spin)
+        text = QLabel(label)
+        text.setToolTip(tip)
+        return group(text, spin)
 
     def settings(self) -> DecodeSettings:
-        return DecodeSettings(strategy=self.strategy.currentData(), temperature=self.temperature.value(),
-                              top_k=self.top_k.value(), top_p=self.top_p.value(), seed=self.seed.value(),
-                              beam_size=self.beam_size.value(), alpha=self.alpha.value())
+        return DecodeSettings(strategy=self.strategy.currentData(), **{k: getattr(self, k).value() for k in KNOBS})
 
     def show_settings(self, settings: DecodeSettings) -> None:
         """Show the session's settings without announcing them back as a change."""
         if settings == self.settings():
             return
-        widgets = [self.strategy, self.temperature, self.top_k, self.top_p, self.seed, self.beam_size, self.alpha]
-        for w in widgets:
-            w.blockSignals(True)
-        try:
-            self.strategy.setCurrentIndex(max(self.strategy.findData(settings.strategy), 0))
-            for name in ("temperature", "top_k", "top_p", "seed", "beam_size", "alpha"):
-                getattr(self, name).setValue(getattr(settings, name))
-        finally:
-            for w in widgets:
-                w.blockSignals(False)
+        blockers = [QSignalBlocker(w) for w in (self.strategy, *(getattr(self, k) for k in KNOBS))]
+        self.strategy.setCurrentIndex(max(self.strategy.findData(settings.strategy), 0))
+        for name in KNOBS:
+            getattr(self, name).setValue(getattr(settings, name))
+        for blocker in blockers:
+            blocker.unblock()
         self._show_page()
 
     def _show_page(self) -> None:
@@ -150,8 +137,7 @@ class DecodingControls(QWidget):
         self.params.updateGeometry()
 
     def set_target_label(self, text: str) -> None:
-        """Name the "follow a given text" strategy as the input bar names that text (a target
-        for the encoder-decoder, a continuation for a decoder-only model)."""
+        """Name the "follow a given text" strategy as the input bar names that text."""
         self.strategy.setItemText(self.strategy.findData("target"), text)
 
     def set_strategy(self, key: str) -> None:
@@ -161,20 +147,19 @@ class DecodingControls(QWidget):
         """Fill the layer/head choices for a model, keeping the selection where possible."""
         for combo, n in ((self.layer, n_layers), (self.head, n_heads)):
             keep = max(combo.currentIndex(), 0)
-            combo.blockSignals(True)
+            blocker = QSignalBlocker(combo)
             combo.clear()
             combo.addItems([str(i + 1) for i in range(n)])
             combo.setCurrentIndex(min(keep, n - 1))
-            combo.blockSignals(False)
+            blocker.unblock()
 
-    def select_head(self, layer: int, head: int, announce: bool = True) -> None:
+    def select_head(self, layer: int, head: int) -> None:
+        """Show (layer, head) as selected without announcing it."""
         for combo, i in ((self.layer, layer), (self.head, head)):
             if 0 <= i < combo.count():
-                combo.blockSignals(True)
+                blocker = QSignalBlocker(combo)
                 combo.setCurrentIndex(i)
-                combo.blockSignals(False)
-        if announce:
-            self._head_changed()
+                blocker.unblock()
 
     def _strategy_changed(self, _index: int) -> None:
         self._show_page()

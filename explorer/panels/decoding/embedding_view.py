@@ -1,16 +1,14 @@
 """`EmbeddingView`: what a sentence encoder without a language-model head computes: one vector
 per "|"-separated sentence (`Frame.embedding`), shown as their cosine similarities (colour and
-the number in each cell), and a plain note that the model has no LM head.
-"""
+number in each cell), under a note that the model has no LM head."""
 from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from explorer.drawing.heatmap import Heatmap
-from explorer.panels.decoding.chips import INFO, text_label
+from explorer.panels.texts import NOTE_SHEET, text_label
 
 NO_HEAD = ("This model has no language-model head: it does not decode, predict or fill in words. "
            "It is a sentence encoder: each sentence becomes one {dim}-number vector (the mean of the last "
@@ -22,9 +20,8 @@ class EmbeddingView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.note = text_label(sheet=INFO)
-        self.sentences = text_label(rich=True)
-        self.sentences.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+        self.note = text_label(sheet=NOTE_SHEET.format(level="info"))
+        self.sentences = text_label(rich=True, top_left=True)
         self.matrix = Heatmap("cosine similarity")
         row = QHBoxLayout()
         row.addWidget(self.matrix, 3)

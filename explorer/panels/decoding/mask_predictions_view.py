@@ -1,9 +1,8 @@
 """`MaskPredictionsView`: what a masked language model (BERT-like, encoder-only) guesses for each [MASK].
 
-An encoder-only model reads the whole sentence at once (no causal mask) and predicts the
-token behind each [MASK] from both sides. Per [MASK]: its position, its context and the top-5
-candidates as the decoding panel's bars (`TopKBars`, the best in orange), from
-`ForwardResult.mask_predictions`.
+It reads the whole sentence at once (no causal mask) and predicts the token behind each [MASK]
+from both sides. Per [MASK]: its position, its context and the top-5 candidates as the decoding
+panel's bars (`TopKBars`, the best in orange), from `ForwardResult.mask_predictions`.
 """
 from __future__ import annotations
 
@@ -15,7 +14,8 @@ from PySide6.QtWidgets import QFrame, QGridLayout, QScrollArea, QVBoxLayout, QWi
 from explorer import style
 from explorer.drawing.token_heatmap import display_piece
 from explorer.panels.decoding.bars import TopKBars
-from explorer.panels.decoding.chips import chip, text_label
+from explorer.panels.decoding.chips import chip
+from explorer.panels.texts import text_label
 
 EXPLAIN = ("Encoder-only (BERT-like): the whole sentence is read at once — no causal mask, so each blank is "
            "guessed from the words on both sides. Bars: the model's softmax at that position (top 5; orange = the "
@@ -23,7 +23,7 @@ EXPLAIN = ("Encoder-only (BERT-like): the whole sentence is read at once — no 
 TOP_K = 5
 GROUP_COLUMNS = 2  # side by side on a wide dock; a single [MASK] gets the whole width
 CONTEXT = 4  # words each side of a blank in its group's context line
-BARS_HEIGHT = 260  # px: five bars with their values and tokens (the groups stand at the top of the page)
+BARS_HEIGHT = 260  # px: five bars with their values and tokens
 
 
 def blank(text: str) -> str:
@@ -32,8 +32,7 @@ def blank(text: str) -> str:
 
 
 def words_html(pieces: list[str], chips: dict[int, str], lo: int = 0, hi: int | None = None) -> str:
-    """Pieces lo…hi as words, the rich text `chips[i]` at each position i it has; "…" where
-    words are left out."""
+    """Pieces lo…hi as words, the rich text `chips[i]` at each position i it has; "…" where words are left out."""
     hi = len(pieces) if hi is None else hi
     words = [chips[i] if i in chips else html.escape(display_piece(pieces[i])) for i in range(lo, hi)]
     return ("… " if lo > 0 else "") + " ".join(words) + (" …" if hi < len(pieces) else "")
@@ -45,15 +44,14 @@ class MaskGroup(QFrame):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setFrameShape(QFrame.StyledPanel)
-        self.heading = text_label(pt=style.TITLE_POINT_SIZE, bold=True)  # two lines, not a card wider than half a screen
-        self.context = text_label(pt=style.TITLE_POINT_SIZE, rich=True)
-        self.bars = TopKBars(TOP_K)  # the decoding panel's next-token bars: the best (the filling) orange
+        self.heading = text_label(point_size=style.TITLE_POINT_SIZE, bold=True)
+        self.context = text_label(point_size=style.TITLE_POINT_SIZE, rich=True)
+        self.bars = TopKBars(TOP_K)
         self.bars.setFixedHeight(BARS_HEIGHT)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        layout.addWidget(self.heading)
-        layout.addWidget(self.context)
-        layout.addWidget(self.bars)
+        for w in (self.heading, self.context, self.bars):
+            layout.addWidget(w)
         self.position = -1
 
     def set_prediction(self, number: int, prediction, pieces: list[str]) -> None:
@@ -70,32 +68,30 @@ class MaskPredictionsView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.sentence = text_label(pt=style.TITLE_POINT_SIZE, rich=True)
-        self.hint = text_label(pt=style.TITLE_POINT_SIZE,
+        self.sentence = text_label(point_size=style.TITLE_POINT_SIZE, rich=True)
+        self.hint = text_label(point_size=style.TITLE_POINT_SIZE,
                                sheet="background:{info_bg}; color:{info_text}; padding:18px; border-radius:6px;")
         self.hint.setAlignment(Qt.AlignCenter)
         self.explain = text_label(EXPLAIN, sheet="color: {muted}")
-        self.grid_host = QWidget()
+        grid_host = QWidget()
         self.grid = QGridLayout()
         self.grid.setContentsMargins(0, 0, 0, 0)
-        column = QVBoxLayout(self.grid_host)
+        column = QVBoxLayout(grid_host)  # the groups stand at the top of the page
         column.setContentsMargins(0, 0, 0, 0)
         column.addLayout(self.grid)
         column.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.NoFrame)
-        scroll.setWidget(self.grid_host)
+        scroll.setWidget(grid_host)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        layout.addWidget(self.sentence)
-        layout.addWidget(self.explain)
-        layout.addWidget(self.hint)
+        for w in (self.sentence, self.explain, self.hint):
+            layout.addWidget(w)
         layout.addWidget(scroll, 1)
         self.groups: list[MaskGroup] = []  # a pool: grows to the most masks seen, extras hidden
-        self.n_shown = 0
-        self.mask_token = "[MASK]"
-        self.example = "the [MASK] says moo"
+        self.shown_groups: list[MaskGroup] = []
+        self.set_mask_token(None)
         self.set_result(None)
 
     def set_mask_token(self, token: str | None, example: str | None = None) -> None:
@@ -103,42 +99,28 @@ class MaskPredictionsView(QWidget):
         self.mask_token = token or "[MASK]"
         self.example = example or f"the {self.mask_token} says moo"
 
-    @property
-    def shown_groups(self) -> list[MaskGroup]:
-        return self.groups[: self.n_shown]
-
-    def _group(self, i: int) -> MaskGroup:
-        while len(self.groups) <= i:
-            self.groups.append(MaskGroup())
-        return self.groups[i]
-
     def set_result(self, result) -> None:
         """Show a ForwardResult's mask predictions (None: nothing yet)."""
         predictions = list(getattr(result, "mask_predictions", None) or [])
         pieces = list(result.src_pieces) if result is not None else []
-        for i, prediction in enumerate(predictions):
-            group = self._group(i)
+        while len(self.groups) < len(predictions):
+            self.groups.append(MaskGroup())
+        for i, (group, prediction) in enumerate(zip(self.groups, predictions)):
             group.set_prediction(i + 1, prediction, pieces)
             slot = divmod(i, 1 if len(predictions) == 1 else GROUP_COLUMNS)  # a single [MASK]: the whole width
             if self.grid.indexOf(group) < 0 or self.grid.getItemPosition(self.grid.indexOf(group))[:2] != slot:
                 self.grid.addWidget(group, *slot)
-            group.setVisible(True)
-        for group in self.groups[len(predictions):]:
-            group.setVisible(False)
-        self.n_shown = len(predictions)
-        self.sentence.setText(self._sentence_html(pieces, predictions) if result is not None else "")
+        for i, group in enumerate(self.groups):
+            group.setVisible(i < len(predictions))
+        self.shown_groups = self.groups[:len(predictions)]
+        chips = {p.position: blank(p.pieces[0] if p.pieces else "?") + f"<sub>{i + 1}</sub>"
+                 for i, p in enumerate(predictions)}
+        self.sentence.setText(f"<b>{'Filled in' if predictions else 'Input'}:</b>&nbsp; " + words_html(pieces, chips))
         self.sentence.setVisible(result is not None)
         self.explain.setVisible(bool(predictions))
         self.hint.setVisible(not predictions)
-        self.hint.setText(
-            f"No {self.mask_token} in the input. Type {self.mask_token} where a word is missing, "
-            f"e.g. “{self.example}”, and the model guesses the word from the words around it.")
-
-    def _sentence_html(self, pieces: list[str], predictions) -> str:
-        """The input with each [MASK] filled by its best guess, numbered as its group."""
-        chips = {p.position: blank(p.pieces[0] if p.pieces else "?") + f"<sub>{i + 1}</sub>"
-                 for i, p in enumerate(predictions)}
-        return f"<b>{'Filled in' if predictions else 'Input'}:</b>&nbsp; " + words_html(pieces, chips)
+        self.hint.setText(f"No {self.mask_token} in the input. Type {self.mask_token} where a word is missing, "
+                          f"e.g. “{self.example}”, and the model guesses the word from the words around it.")
 
     def clear_data(self) -> None:
         self.set_result(None)
