@@ -1,64 +1,49 @@
-"""Graphics items of the architecture diagram: blocks, the ⊕ adder, the positional-encoding
-wave and arrows (the zoomable view: `zoom_view`). Vector items in a `QGraphicsScene`, so the figure stays
-crisp at any zoom and on any projector.
-
-Items know nothing of the session state: a clicked block calls the `on_click(key)` callback
-its panel gave it.
-"""
+"""Graphics items of Figure 1: blocks, the ⊕ and ∿ symbols and the layer boxes, as vector items
+(crisp at any zoom). They know nothing of the session: a click calls the panel's `on_click(key)`."""
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem, QGraphicsScene, QGraphicsSimpleTextItem
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem, QGraphicsSimpleTextItem
 
 from explorer import style
+from model.inference.figure1_layout import PAD_X, Element
 
-ADDER_R = 15.0
-WAVE_R = 20.0
-THEME_ROLE = 0  # QGraphicsItem.data key: the palette roles of an item's pen and brush
-PAD_X, PAD_Y, TEXT_GAP = 10.0, 4.0, 14.0  # inside a block: around and between its texts
+THEME_ROLE = 0  # QGraphicsItem.data key: the palette role of an item's pen and brush
 
-# The figure is one drawing: its fonts are NOT multiplied by the presentation scale
-# (`style.scale()`); the view scales text, boxes and arrows together (fitInView).
-TITLE_PT = 18  # block names
-SHAPE_PT = 14  # tensor shapes (mono): secondary to the names, and the widest part of a wide figure
-LABEL_PT = 18  # Inputs, Encoder, Output Probabilities (bold)
-SMALL_PT = 15  # layer i/N, the positional symbol's name, token lines
-STACK_PT = 28  # "N×"
+# The figure is one drawing: its fonts are not multiplied by the presentation scale; the view
+# scales text, boxes and arrows together. (point size, bold, mono) by the layout's font names.
+FONTS = {"title": (18, True, False), "shape": (14, False, True), "label": (18, True, False),
+         "small": (15, False, False), "small_bold": (15, True, False), "stack": (28, True, False),
+         "tokens": (15, False, True)}
 
 
-def diagram_font(point_size: float, bold: bool = False, mono: bool = False) -> QFont:
-    """A font of the drawing, at the drawing's own size (the view zooms it)."""
+def diagram_font(name: str) -> QFont:
+    """A font of the drawing by its name in `FONTS`, at the drawing's own size (the view zooms it)."""
+    point_size, bold, mono = FONTS[name]
     f = QFont(style.MONO_FAMILY if mono else style.SANS_FAMILY)
     f.setPointSizeF(point_size)
     f.setBold(bold)
     return f
 
 
-def title_font() -> QFont:
-    return diagram_font(TITLE_PT, bold=True)
+class FontMeasure:
+    """Text sizes in the drawing's fonts, for the Qt-free layout (`figure1_layout.Measure`)."""
+
+    def width(self, text: str, font: str) -> float:
+        fm = QFontMetricsF(diagram_font(font))
+        return max((fm.horizontalAdvance(line) for line in text.split("\n")), default=0.0)
+
+    def height(self, font: str) -> float:
+        return QFontMetricsF(diagram_font(font)).height()
 
 
-def shape_font() -> QFont:
-    return diagram_font(SHAPE_PT, mono=True)
-
-
-def text_width(value: str, font: QFont) -> float:
-    """The width `value` takes in `font` (the widest line of a multi-line text)."""
-    fm = QFontMetricsF(font)
-    return max((fm.horizontalAdvance(line) for line in value.split("\n")), default=0.0)
-
-
-def line_height(font: QFont) -> float:
-    return QFontMetricsF(font).height()
-
-
-def _child_text(parent: QGraphicsItem, font: QFont, role: str) -> QGraphicsSimpleTextItem:
+def _child_text(parent: QGraphicsItem, font: str, role: str) -> QGraphicsSimpleTextItem:
     item = QGraphicsSimpleTextItem(parent)
-    item.setFont(font)
+    item.setFont(diagram_font(font))
     item.setData(THEME_ROLE, role)
     item.setBrush(QBrush(style.colour(role)))
     item.setAcceptedMouseButtons(Qt.NoButton)  # a click on the name is a click on the block
@@ -66,7 +51,7 @@ def _child_text(parent: QGraphicsItem, font: QFont, role: str) -> QGraphicsSimpl
 
 
 class Clickable:
-    """Mixin: a diagram element that stands for a step prefix (`key`) and can be highlighted."""
+    """Mixin: a diagram element that stands for a step prefix (`key`); a click calls `on_click(key)`."""
 
     key: str = ""
     on_click: Callable[[str], None] | None = None
@@ -80,35 +65,21 @@ class Clickable:
 
 
 class BlockItem(Clickable, QGraphicsObject):
-    """A rounded box with its name and the tensor shape flowing out of it: two text items,
-    under each other (`inline=False`) or side by side, placed inside the box by their metrics."""
+    """A rounded box with its name and the tensor shape flowing out of it, under each other or
+    side by side (`inline`); framed for the current step, ringed where head surgery edited it."""
 
-    def __init__(self, key: str, title: str, role: str, width: float, height: float, inline: bool = False,
-                 label: str | None = None, label_font: QFont | None = None):
-        """label: the name drawn (default `title`; a symbol's is shorter or none), in `label_font`."""
+    def __init__(self, spec: Element, inline: bool = False):
         super().__init__()
-        self.key, self.title, self.role = key, title, role
+        self.title, self.role, self.w, self.h, self.inline = spec.title, spec.role, spec.w, spec.h, inline
         self.shape_text = ""
-        self.w, self.h = width, height
-        self.inline = inline
-        self.highlighted = False
-        self.edited = False  # an attention block with heads changed by head surgery (dashed outline)
+        self.highlighted = self.edited = False
         self.setCursor(Qt.PointingHandCursor)
-        self.setAcceptHoverEvents(True)
-        self._hover = False
-        self.title_item = _child_text(self, label_font or title_font(), "block_text")
-        self.title_item.setText(title if label is None else label)
-        self.shape_item = _child_text(self, shape_font(), "block_shape_text")
+        self.setAcceptHoverEvents(True)  # (Qt repaints on hover: `isUnderMouse` lightens the fill)
+        self.setPos(spec.x, spec.y)
+        self.title_item = _child_text(self, "small" if spec.kind == "wave" else "title", "block_text")
+        self.title_item.setText(spec.title if spec.label is None else spec.label)
+        self.shape_item = _child_text(self, "shape", "block_shape_text")
         self._place_texts()
-
-    @staticmethod
-    def size_for(titles: list[str], shape_room: float, inline: bool) -> tuple[float, float]:
-        """The (width, height) a block needs so that every title and a shape `shape_room` wide fit."""
-        tw = max((text_width(t, title_font()) for t in titles), default=0.0)
-        th, sh = line_height(title_font()), line_height(shape_font())
-        if inline:
-            return tw + TEXT_GAP + shape_room + 2 * PAD_X, max(th, sh) + 2 * PAD_Y
-        return max(tw, shape_room) + 2 * PAD_X, th + sh + 2 * PAD_Y
 
     def texts(self) -> list[QGraphicsSimpleTextItem]:
         """The text items drawn inside the box (for layout checks)."""
@@ -129,7 +100,7 @@ class BlockItem(Clickable, QGraphicsObject):
             self.shape_item.setPos(r.center().x() - shape.width() / 2, top + title.height())
 
     def boundingRect(self) -> QRectF:  # noqa: N802
-        return QRectF(-self.w / 2 - 4, -self.h / 2 - 4, self.w + 8, self.h + 8)
+        return self.rect().adjusted(-4, -4, 4, 4)
 
     def rect(self) -> QRectF:
         return QRectF(-self.w / 2, -self.h / 2, self.w, self.h)
@@ -141,53 +112,44 @@ class BlockItem(Clickable, QGraphicsObject):
             self._place_texts()
 
     def set_highlighted(self, on: bool) -> None:
-        if on != self.highlighted:
-            self.highlighted = on
-            self.update()
-
-    def set_edited(self, on: bool) -> None:
-        if on != self.edited:
-            self.edited = on
-            self.update()
-
-    def hoverEnterEvent(self, event) -> None:  # noqa: N802
-        self._hover = True
+        self.highlighted = on
         self.update()
 
-    def hoverLeaveEvent(self, event) -> None:  # noqa: N802
-        self._hover = False
+    def set_edited(self, on: bool) -> None:
+        self.edited = on
         self.update()
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         fill = QColor(style.current().blocks.get(self.role, style.current().canvas))
-        if self._hover:
-            fill = fill.lighter(108)
-        pen = QPen(style.ACCENT, 4.0) if self.highlighted else QPen(style.colour("line"), 1.6)
-        painter.setPen(pen)
-        painter.setBrush(QBrush(fill))
+        painter.setPen(QPen(style.ACCENT, 4.0) if self.highlighted else QPen(style.colour("line"), 1.6))
+        painter.setBrush(QBrush(fill.lighter(108) if self.isUnderMouse() else fill))
         painter.drawRoundedRect(self.rect(), 9, 9)
         if self.edited:  # heads changed by head surgery: a dashed ring just outside the box
-            ring = QPen(style.colour("accent_text"), 2.5, Qt.PenStyle.DashLine)
-            painter.setPen(ring)
+            painter.setPen(QPen(style.colour("accent_text"), 2.5, Qt.PenStyle.DashLine))
             painter.setBrush(Qt.NoBrush)
             painter.drawRoundedRect(self.rect().adjusted(-3, -3, 3, 3), 11, 11)
 
-    # attachment points for arrows
-    def top(self) -> QPointF:
-        return self.mapToScene(QPointF(0, -self.h / 2))
 
-    def bottom(self) -> QPointF:
-        return self.mapToScene(QPointF(0, self.h / 2))
+class SymbolItem(BlockItem):
+    """A round symbol of Figure 1, clicked on its circle only: the ⊕ with its shape beside it, or
+    the positional ∿ with its short name under it (full name and shape in its tooltip)."""
 
-    def side(self, right: bool) -> QPointF:
-        return self.mapToScene(QPointF(self.w / 2 if right else -self.w / 2, 0))
+    def __init__(self, spec: Element, inline: bool = False):
+        self.kind, self.label_right = spec.kind, spec.label_right
+        super().__init__(spec, inline)
 
+    def texts(self) -> list[QGraphicsSimpleTextItem]:
+        return [self.title_item] if self.kind == "wave" else [self.shape_item] if self.shape_text else []
 
-class _Symbol(BlockItem):
-    """A round symbol of Figure 1 (⊕, ∿) with its `sign()` path: clicked on its circle only."""
-
-    def boundingRect(self) -> QRectF:  # noqa: N802
-        return self.rect().adjusted(-4, -4, 4, 4)
+    def _place_texts(self) -> None:
+        if self.kind == "wave":
+            self.title_item.setPos(-self.title_item.boundingRect().width() / 2, self.h / 2 + 4)
+            self.shape_item.setVisible(False)
+            return
+        width = self.shape_item.boundingRect().width()
+        x = self.w / 2 + 8 if self.label_right else -self.w / 2 - 8 - width
+        self.shape_item.setPos(x, -self.shape_item.boundingRect().height() / 2)
+        self.shape_item.setVisible(bool(self.shape_text))
 
     def shape(self) -> QPainterPath:
         path = QPainterPath()
@@ -196,72 +158,28 @@ class _Symbol(BlockItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         painter.setPen(QPen(style.ACCENT, 4.0) if self.highlighted else QPen(style.colour("line"), 1.8))
-        painter.setBrush(QBrush(style.colour("canvas" if not self._hover else "hover_fill")))
+        painter.setBrush(QBrush(style.colour("hover_fill" if self.isUnderMouse() else "canvas")))
         painter.drawEllipse(self.rect())
         painter.setPen(QPen(style.colour("line"), 2.0))
         painter.setBrush(Qt.NoBrush)
-        painter.drawPath(self.sign())
-
-
-class AdderItem(_Symbol):
-    """The ⊕ of Figure 1 (embedding + positions, or a pre-LN residual add), with its shape beside it."""
-
-    def __init__(self, key: str, title: str = "Add", label_right: bool = True):
-        self.label_right = label_right
-        super().__init__(key, title, "add", 2 * ADDER_R, 2 * ADDER_R, label="")  # the symbol is its name
-
-    def texts(self) -> list[QGraphicsSimpleTextItem]:
-        return [self.shape_item] if self.shape_text else []
-
-    def _place_texts(self) -> None:
-        br = self.shape_item.boundingRect()
-        x = ADDER_R + 8 if self.label_right else -ADDER_R - 8 - br.width()
-        self.shape_item.setPos(x, -br.height() / 2)
-        self.shape_item.setVisible(bool(self.shape_text))
-
-    def sign(self) -> QPainterPath:
-        arm = ADDER_R * 0.6
-        plus = QPainterPath(QPointF(-arm, 0))
-        plus.lineTo(arm, 0)
-        plus.moveTo(0, -arm)
-        plus.lineTo(0, arm)
-        return plus
-
-
-class WaveItem(_Symbol):
-    """The positional-encoding symbol: a circle with a sine wave and a short name under it
-    ("Positional enc."); the full name and the tensor's shape are in its tooltip, so nothing of it
-    reaches down to the token line beside the embedding."""
-
-    def __init__(self, key: str, title: str = "Positional\nEncoding", short: str = "Positional\nenc."):
-        super().__init__(key, title, "positional", 2 * WAVE_R, 2 * WAVE_R, label=short,
-                         label_font=diagram_font(SMALL_PT))
-
-    def texts(self) -> list[QGraphicsSimpleTextItem]:
-        return [self.title_item]
-
-    def _place_texts(self) -> None:
-        title = self.title_item.boundingRect()
-        self.title_item.setPos(-title.width() / 2, WAVE_R + 4)
-        self.shape_item.setVisible(False)  # the shape is in the tooltip
-
-    def text_extent(self) -> float:
-        """How far its texts reach to each side of the symbol's centre."""
-        return max(self.title_item.boundingRect().width(), 1.0) / 2
-
-    def sign(self) -> QPainterPath:
-        wave = QPainterPath(QPointF(-14, 0))
-        for i in range(1, 29):
-            wave.lineTo(QPointF(-14 + i, -8 * math.sin(i / 28 * 2 * math.pi)))
-        return wave
+        arm = self.w / 2 * 0.6
+        if self.kind == "wave":
+            sign = QPainterPath(QPointF(-14, 0))
+            for i in range(1, 29):
+                sign.lineTo(QPointF(-14 + i, -8 * math.sin(i / 28 * 2 * math.pi)))
+        else:
+            sign = QPainterPath(QPointF(-arm, 0))
+            sign.lineTo(arm, 0)
+            sign.moveTo(0, -arm)
+            sign.lineTo(0, arm)
+        painter.drawPath(sign)
 
 
 class StackBox(Clickable, QGraphicsPathItem):
-    """The grey rounded box around a layer (or the N× stack); clicking it selects the layer."""
+    """The grey rounded box around a layer; clicking it selects the layer."""
 
-    def __init__(self, key: str, rect: QRectF):
+    def __init__(self, rect: QRectF):
         super().__init__()
-        self.key = key
         path = QPainterPath()
         path.addRoundedRect(rect, 16, 16)
         self.setPath(path)
@@ -272,51 +190,3 @@ class StackBox(Clickable, QGraphicsPathItem):
         """Fill and edge from the current palette (again after a theme switch)."""
         self.setBrush(QBrush(QColor(style.current().blocks["stack"])))
         self.setPen(QPen(style.colour("stack_edge"), 1.6))
-
-
-def arrow(scene: QGraphicsScene, points: list[QPointF], head: bool = True, colour: str = "arrow",
-          width: float = 1.8) -> QGraphicsPathItem:
-    """A polyline through `points` with an arrow head at the last point, in the palette role `colour`."""
-    path = QPainterPath(points[0])
-    for p in points[1:]:
-        path.lineTo(p)
-    if head and len(points) >= 2:
-        a, b = points[-2], points[-1]
-        angle = math.atan2(b.y() - a.y(), b.x() - a.x())
-        size = 10.0
-        left = QPointF(b.x() - size * math.cos(angle - 0.45), b.y() - size * math.sin(angle - 0.45))
-        right = QPointF(b.x() - size * math.cos(angle + 0.45), b.y() - size * math.sin(angle + 0.45))
-    role, colour = colour, style.colour(colour)
-    item = QGraphicsPathItem(path)
-    item.setData(THEME_ROLE, role)
-    item.setPen(QPen(colour, width, Qt.SolidLine, Qt.RoundCap, Qt.RoundJoin))
-    item.setBrush(Qt.NoBrush)
-    item.setZValue(-5)
-    scene.addItem(item)
-    if head and len(points) >= 2:  # fill the head only
-        tip = QPainterPath()
-        tip.addPolygon(QPolygonF([b, left, right, b]))
-        head_item = QGraphicsPathItem(tip, item)
-        head_item.setData(THEME_ROLE, role)
-        head_item.setBrush(QBrush(colour))
-        head_item.setPen(QPen(colour, 1))
-    return item
-
-
-def text(scene: QGraphicsScene, value: str, pos: QPointF, point_size: float = SMALL_PT,
-         bold: bool = False, mono: bool = False, colour: str = "text",
-         align: Qt.AlignmentFlag = Qt.AlignHCenter) -> QGraphicsSimpleTextItem:
-    """A text item anchored at `pos` (its centre, left or right edge by `align`), in the palette
-    role `colour`."""
-    item = QGraphicsSimpleTextItem(value)
-    item.setFont(diagram_font(point_size, bold=bold, mono=mono))
-    item.setData(THEME_ROLE, colour)
-    item.setBrush(QBrush(style.colour(colour)))
-    scene.addItem(item)
-    br = item.boundingRect()
-    x = pos.x() if align & Qt.AlignLeft else pos.x() - br.width() if align & Qt.AlignRight else pos.x() - br.width() / 2
-    item.setPos(x, pos.y() - br.height() / 2)
-    return item
-
-
-__all__ = ["AdderItem", "BlockItem", "StackBox", "WaveItem", "arrow", "text"]
