@@ -1,14 +1,10 @@
-"""View 4 of the positional-encoding panel: for the current input, the scaled token embedding,
-the positional encoding and their sum — the three tensors the model records (Sections 3.4–3.5).
-
-A BERT encoder (MiniLM) builds its input differently, and the view shows what it really
-does: E[token] unscaled + P[pos] (learned) + T[0] (the token-type vector) = the sum
-(`encoder.input`), then a LayerNorm (`encoder.input_norm`) is what enters layer 1. The
-LayerNorm is checked against its own formula with the model's γ, β and ε.
-"""
+"""The positional panel's "This input": the scaled token embedding, the positional encoding and
+their sum as the model recorded them (Sections 3.4–3.5); for BERT also T[0] and the LayerNorm of the
+sum, checked against its formula with the model's γ, β and ε."""
 from __future__ import annotations
 
 import numpy as np
+from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
@@ -59,13 +55,12 @@ class InputView(QWidget):
         self.result, self.model = result, getattr(bundle, "model", None)
         stacks = [s for s in STACKS if result is not None and f"{s}.input" in result.trace] if result is not None else []
         current = self.stack_box.currentData()
-        self.stack_box.blockSignals(True)
-        self.stack_box.clear()
-        for s in stacks:
-            self.stack_box.addItem(STACKS[s], s)
-        if current in stacks:
-            self.stack_box.setCurrentIndex(stacks.index(current))
-        self.stack_box.blockSignals(False)
+        with QSignalBlocker(self.stack_box):
+            self.stack_box.clear()
+            for s in stacks:
+                self.stack_box.addItem(STACKS[s], s)
+            if current in stacks:
+                self.stack_box.setCurrentIndex(stacks.index(current))
         self._draw()
 
     def _draw(self) -> None:

@@ -1,5 +1,5 @@
-"""Views 2 and 3 of the positional-encoding panel: the position × dimension heatmap, and the
-similarity of positions with the linear-shift demonstration (PE(pos+k) = M_k·PE(pos))."""
+"""The positional panel's position × dimension map, and the similarity of positions beside the
+linear shift PE(pos+k) = M_k·PE(pos) (Section 3.5)."""
 from __future__ import annotations
 
 import numpy as np
@@ -21,16 +21,12 @@ def symmetric_levels(*arrays: np.ndarray) -> tuple[float, float]:
 
 
 class PEHeatmapView(QWidget):
-    """Every position (rows) × every dimension (columns), blue −1 … white 0 … red +1.
-
-    The model stores sin and cos interleaved (dims 2i, 2i+1); "sin dims, then cos dims"
-    regroups the columns (labels keep the true dimension) into the familiar two fans. A Marian
-    model already stores them so ("halves" layout): its columns are shown as they are.
-    """
+    """Every position × every dimension, blue −1 … white 0 … red +1; "sin dims first" regroups the
+    interleaved columns (labels keep the true dimension) into two fans, as a Marian model stores them."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.grouped = QCheckBox("sin dims first, then cos dims")  # short: it fits beside the map at presentation scale
+        self.grouped = QCheckBox("sin dims first, then cos dims")
         self.grouped.setToolTip("Columns regrouped: every sin dimension, then every cos dimension; "
                                 "the labels keep the true dimension")
         self.grouped.setFont(st.font(st.TICK_PT))
