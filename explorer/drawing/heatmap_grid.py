@@ -1,10 +1,5 @@
-"""`HeatmapGrid`: sections of `Heatmap`s in columns, in a scroll area, with one shared colour bar.
-
-Every map keeps at least the size in which `MIN_LABELLED` of its labels fit side by side; the
-column count is the one that makes the maps largest on the screen the grid has, and when even
-one column of maps that size does not fit, the grid scrolls: every map stays reachable. Each
-map has its own title (one per map, elided to its width), so titles never run together.
-"""
+"""`HeatmapGrid`: sections of titled `Heatmap`s in the columns that make them largest, with one
+shared colour bar; below the size where `MIN_LABELLED` labels fit, the grid scrolls instead."""
 from __future__ import annotations
 
 import math
@@ -29,8 +24,7 @@ MIN_VIEW = 168  # px: the least map area a back row reads (the layout sweep's fl
 
 
 def least_side() -> int:
-    """The smallest map side (px) in a grid: MIN_LABELLED labels stacked, and room for the
-    column labels and the title."""
+    """The smallest map side (px): MIN_LABELLED labels stacked, the column labels and the title."""
     line = QFontMetricsF(label_font()).height()
     return int(max(MIN_LABELLED * (LINE_SHARE * line + STACK_GAP_PX), MIN_VIEW) + 3 * line)
 

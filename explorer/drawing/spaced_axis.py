@@ -1,10 +1,5 @@
-"""`SpacedAxis`: a horizontal number axis whose labels never run together.
-
-pyqtgraph chooses a horizontal axis' major tick spacing from its length alone (about log(px)
-ticks) and always draws the major labels, however crowded: a short axis at the presentation's font
-shows its numbers run together ("020406080"). This axis widens
-the spacing (1, 2, 5 × 10ⁿ) until each label, the widest one, has a space's gap either side.
-"""
+"""`SpacedAxis`: a horizontal number axis whose labels never run together: pyqtgraph spaces ticks by
+the axis' length alone, so this widens the spacing (1, 2, 5 × 10ⁿ) until the widest label has a gap."""
 from __future__ import annotations
 
 import math
