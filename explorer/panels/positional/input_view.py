@@ -73,8 +73,7 @@ class InputView(QWidget):
                 m.set_title("")
             self.check.setText("Run an input to see its embeddings.")
             return
-        trace = self.result.trace
-        checked = embedding_sum(trace, stack, self.model)
+        checked = embedding_sum(self.result.trace, stack, self.model)
         terms, arrays, normed, addends, total = checked.terms, checked.arrays, checked.normed, checked.addends, checked.total
         self.terms, self.values = [name for name, _, _ in terms], tuple(arrays)
         self.error, self.norm_error = checked.error, checked.norm_error
@@ -90,16 +89,4 @@ class InputView(QWidget):
             m.set_levels(lv)
             m.set_data(values, labels, [str(c) for c in range(values.shape[1])])
             m.set_title(f"{title} (±{lv[1]:.2g})" if own else title)
-        names = ", ".join(self.terms)
-        summed = " + ".join(short for _, _, short in terms[:len(addends)])
-        text = f"Recorded in this forward pass ({names}); max |{summed} − input| = {self.error:.1e}."
-        if normed:
-            text += " BERT then normalises the sum: LayerNorm(x) = (x − mean)/√(var + ε)·γ + β over each token's d_model values"
-            if self.norm_error is not None:
-                text += f" (max |LayerNorm(sum) − {stack}.input_norm| = {self.norm_error:.1e} with the model's γ, β)"
-            text += "; that, not the sum, enters layer 1. The LayerNorm map has its own colour scale, the others share one."
-        else:
-            text += f" The same colour scale for all {len(arrays)}."
-        if f"{stack}.positional" not in trace:
-            text += " Rotary positions add nothing here: each layer turns q and k instead (the RoPE tab)."
-        self.check.setText(text)
+        self.check.setText(checked.summary(stack))
