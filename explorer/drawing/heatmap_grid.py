@@ -79,9 +79,7 @@ class HeatmapGrid(QWidget):
             m.cellClicked.connect(lambda _r, _c, m=m: self._clicked(m))
             self.pool.append(m)
         while len(self.headings) < len(sections):
-            label = QLabel()
-            label.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
-            self.headings.append(label)
+            self.headings.append(QLabel(font=style.font(style.BASE_POINT_SIZE, bold=True)))
         used, self.maps = 0, []
         for (heading, titles), label in zip(sections, self.headings):
             label.setText(heading)

@@ -53,8 +53,8 @@ class ArchitecturePanel(QWidget):
         self.scene = QGraphicsScene(self)
         self.view = ZoomView(self.scene, self)
 
-        self.expand_button = QToolButton(text="Expand all layers", checkable=True)
-        self.expand_button.setToolTip("Draw every layer instead of one layer marked N×")
+        self.expand_button = QToolButton(text="Expand all layers", checkable=True,
+                                         toolTip="Draw every layer instead of one layer marked N×")
         self.expand_button.toggled.connect(self.set_expanded)
         self.row = buttons = QHBoxLayout()
         buttons.addWidget(self.expand_button)
@@ -62,10 +62,8 @@ class ArchitecturePanel(QWidget):
         for label, tip, slot in (("−", "Zoom out", lambda: self.view.zoom(1 / 1.25)),
                                  ("+", "Zoom in", lambda: self.view.zoom(1.25)),
                                  ("Fit", "Fit the whole figure", self.view.fit)):
-            b = QToolButton(text=label)
+            b = QToolButton(text=label, toolTip=tip, minimumWidth=40)
             self.zoom_buttons.append(b)
-            b.setToolTip(tip)
-            b.setMinimumWidth(40)
             b.clicked.connect(slot)
             buttons.addWidget(b)
         self.caption = QLabel("Click a block to step to it.")  # one row with the buttons: room for the figure

@@ -19,15 +19,10 @@ MAX_MAPS = 5  # E, + P, + T, = sum, LayerNorm (BERT); three for the paper's mode
 class InputView(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.stack_box = QComboBox()
-        self.stack_box.setFont(st.font(st.LABEL_PT))
-        self.check = QLabel(" ")
-        self.check.setFont(st.font(st.TICK_PT))
-        self.check.setWordWrap(True)
+        self.stack_box = QComboBox(font=st.font(st.LABEL_PT))
+        self.check = QLabel(" ", font=st.font(st.TICK_PT), wordWrap=True)
         row = QHBoxLayout()
-        label = QLabel("Side:")
-        label.setFont(st.font(st.LABEL_PT))
-        row.addWidget(label)
+        row.addWidget(QLabel("Side:", font=st.font(st.LABEL_PT)))
         row.addWidget(self.stack_box)
         row.addWidget(self.check, 1)
         self.maps = [Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), square=False) for _ in range(MAX_MAPS)]

@@ -68,36 +68,23 @@ class PositionalPanel(QWidget):
             shown.set_result(result, self.state.bundle)
 
     def _build(self) -> None:
-        self.d_spin, self.len_spin = QSpinBox(), QSpinBox()
-        self.d_spin.setRange(2, MAX_D_MODEL)
-        self.d_spin.setSingleStep(2)
-        self.d_spin.setValue(PAPER_D_MODEL)
-        self.len_spin.setRange(2, MAX_POSITIONS)
-        self.len_spin.setValue(DEFAULT_POSITIONS)
-        self.learned_box = QCheckBox("learned table")
-        self.learned_box.setToolTip("This model learns its positional embeddings (Table 3 row E): show them")
-        self.reset_button = QPushButton("Model's sizes")  # ("Use the model's" read as a cut-off label)
-        self.reset_button.setToolTip("Back to the loaded model's d_model and length")
-        self.source_label = QLabel(" ")
-        self.source_label.setWordWrap(True)
+        font = st.font(st.LABEL_PT)
+        self.d_spin = QSpinBox(minimum=2, maximum=MAX_D_MODEL, singleStep=2, value=PAPER_D_MODEL, font=font)
+        self.len_spin = QSpinBox(minimum=2, maximum=MAX_POSITIONS, value=DEFAULT_POSITIONS, font=font)
+        self.learned_box = QCheckBox("learned table", font=font,
+                                     toolTip="This model learns its positional embeddings (Table 3 row E): show them")
+        self.reset_button = QPushButton("Model's sizes", font=font, toolTip="Back to the loaded model's d_model and length")
+        self.source_label = QLabel(" ", wordWrap=True, font=st.font(st.TICK_PT))
+        set_sheet(self.source_label, "color: {muted};")
         row = QWidget()  # the sizes and buttons wrap onto a second line where one is too narrow
         flow = QFlowLayout(row)
         flow.setContentsMargins(0, 0, 0, 0)
-        for text, widget in (("d_model", self.d_spin), ("positions", self.len_spin)):
-            label = QLabel(text)
-            label.setFont(st.font(st.LABEL_PT))
-            flow.addWidget(label)
+        for widget in (QLabel("d_model", font=font), self.d_spin, QLabel("positions", font=font), self.len_spin,
+                       self.learned_box, self.reset_button):
             flow.addWidget(widget)
-        for widget in (self.d_spin, self.len_spin, self.learned_box, self.reset_button):
-            widget.setFont(st.font(st.LABEL_PT))
-        flow.addWidget(self.learned_box)
-        flow.addWidget(self.reset_button)
-        self.source_label.setFont(st.font(st.TICK_PT))
-        set_sheet(self.source_label, "color: {muted};")
 
         self.state.panelRequested.connect(self._on_requested)
-        self.tabs = QTabWidget()
-        self.tabs.setFont(st.font(st.LABEL_PT))
+        self.tabs = QTabWidget(font=font)
         self.pages = DeferredPages(self.tabs, on_built=self._draw_page)
         for name, text, factory in (("waves", "Waves", WavesView), ("heatmap", "Position × dimension", PEHeatmapView),
                                     ("similarity", "Similarity && shift", SimilarityShiftView),

@@ -26,10 +26,7 @@ class PEHeatmapView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.grouped = QCheckBox("sin dims first, then cos dims")
-        self.grouped.setToolTip("Columns regrouped: every sin dimension, then every cos dimension; "
-                                "the labels keep the true dimension")
-        self.grouped.setFont(st.font(st.TICK_PT))
+        self.grouped = QCheckBox("sin dims first, then cos dims", font=st.font(st.TICK_PT))
         self.heatmap = Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), colour_bar="PE(pos, i)", square=False)
         self.heatmap.set_axis_names("position pos", "dimension i")
         lay = QVBoxLayout(self)
@@ -48,7 +45,7 @@ class PEHeatmapView(QWidget):
         halves = layout == "halves"
         self.grouped.setEnabled(not halves)
         self.grouped.setToolTip("This model already stores the sines in dims 0…d/2−1 and the cosines in d/2…d−1"
-                                if halves else "")
+                                if halves else "Every sin dimension, then every cos one; the labels keep the true dimension")
         self.columns = (np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
                         if self.grouped.isChecked() and not halves else np.arange(d))
         levels = symmetric_levels(table) if learned else (-1.0, 1.0)
@@ -87,14 +84,10 @@ class SimilarityShiftView(QWidget):
             spin.setValue(value)
             spin.valueChanged.connect(self._update_shift)
         self.k_spin.setMinimum(1)
-        self.result = QLabel(" ")
-        self.result.setFont(st.font(st.LABEL_PT))
-        self.result.setWordWrap(True)
+        self.result = QLabel(" ", font=st.font(st.LABEL_PT), wordWrap=True)
         controls = QHBoxLayout()
         for text, spin in (("pos", self.pos_spin), ("offset k", self.k_spin)):
-            label = QLabel(text)
-            label.setFont(st.font(st.LABEL_PT))
-            controls.addWidget(label)
+            controls.addWidget(QLabel(text, font=st.font(st.LABEL_PT)))
             controls.addWidget(spin)
         controls.addStretch(1)
         right = QVBoxLayout()
