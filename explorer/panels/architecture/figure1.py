@@ -1,24 +1,198 @@
-"""Draws Figure 1 into a `QGraphicsScene`: the Qt-free layout (`model.inference.figure1_layout`)
-turned into graphics items, and the bookkeeping the panel needs to refresh them per input."""
+"""Figure 1 drawn into a `QGraphicsScene`: the Qt-free layout (`model.inference.figure1_layout`) turned
+into vector items (crisp at any zoom) — blocks, the ⊕ and ∿ symbols, layer boxes, arrows and texts —
+and the bookkeeping the panel refreshes per input. Items know nothing of the session: a click calls
+the panel's `on_click(key)`."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QPainterPath, QPen, QPolygonF
-from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsScene, QGraphicsSimpleTextItem
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem, QGraphicsScene, QGraphicsSimpleTextItem
 
 from explorer import style
-from explorer.panels.architecture.diagram_items import (
-    THEME_ROLE,
-    BlockItem,
-    FontMeasure,
-    StackBox,
-    SymbolItem,
-    diagram_font,
-)
-from model.inference.figure1_layout import Arrow, Text, figure1_layout
+from model.inference.figure1_layout import PAD_X, Arrow, Element, Text, figure1_layout
+
+THEME_ROLE = 0  # QGraphicsItem.data key: the palette role of an item's pen and brush
+
+# The figure is one drawing: its fonts are not multiplied by the presentation scale; the view
+# scales text, boxes and arrows together. (point size, bold, mono) by the layout's font names.
+FONTS = {"title": (18, True, False), "shape": (14, False, True), "label": (18, True, False),
+         "small": (15, False, False), "small_bold": (15, True, False), "stack": (28, True, False),
+         "tokens": (15, False, True)}
+
+
+def diagram_font(name: str) -> QFont:
+    """A font of the drawing by its name in `FONTS`, at the drawing's own size (the view zooms it)."""
+    point_size, bold, mono = FONTS[name]
+    f = QFont(style.MONO_FAMILY if mono else style.SANS_FAMILY)
+    f.setPointSizeF(point_size)
+    f.setBold(bold)
+    return f
+
+
+class FontMeasure:
+    """Text sizes in the drawing's fonts, for the Qt-free layout (`figure1_layout.Measure`)."""
+
+    def width(self, text: str, font: str) -> float:
+        fm = QFontMetricsF(diagram_font(font))
+        return max((fm.horizontalAdvance(line) for line in text.split("\n")), default=0.0)
+
+    def height(self, font: str) -> float:
+        return QFontMetricsF(diagram_font(font)).height()
+
+
+def _child_text(parent: QGraphicsItem, font: str, role: str) -> QGraphicsSimpleTextItem:
+    item = QGraphicsSimpleTextItem(parent)
+    item.setFont(diagram_font(font))
+    item.setData(THEME_ROLE, role)
+    item.setBrush(QBrush(style.colour(role)))
+    item.setAcceptedMouseButtons(Qt.NoButton)  # a click on the name is a click on the block
+    return item
+
+
+class Clickable:
+    """Mixin: a diagram element that stands for a step prefix (`key`); a click calls `on_click(key)`."""
+
+    key: str = ""
+    on_click: Callable[[str], None] | None = None
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt name
+        if event.button() == Qt.LeftButton and self.on_click is not None and self.key:
+            self.on_click(self.key)
+            event.accept()
+        else:
+            event.ignore()
+
+
+class BlockItem(Clickable, QGraphicsObject):
+    """A rounded box with its name and the tensor shape flowing out of it, under each other or
+    side by side (`inline`); framed for the current step, ringed where head surgery edited it."""
+
+    def __init__(self, spec: Element, inline: bool = False):
+        super().__init__()
+        self.title, self.role, self.w, self.h, self.inline = spec.title, spec.role, spec.w, spec.h, inline
+        self.shape_text = ""
+        self.highlighted = self.edited = False
+        self.setCursor(Qt.PointingHandCursor)
+        self.setAcceptHoverEvents(True)  # (Qt repaints on hover: `isUnderMouse` lightens the fill)
+        self.setPos(spec.x, spec.y)
+        self.title_item = _child_text(self, "small" if spec.kind == "wave" else "title", "block_text")
+        self.title_item.setText(spec.title if spec.label is None else spec.label)
+        self.shape_item = _child_text(self, "shape", "block_shape_text")
+        self._place_texts()
+
+    def texts(self) -> list[QGraphicsSimpleTextItem]:
+        """The text items drawn inside the box (for layout checks)."""
+        return [self.title_item] + ([self.shape_item] if self.shape_text else [])
+
+    def _place_texts(self) -> None:
+        r = self.rect()
+        title, shape = self.title_item.boundingRect(), self.shape_item.boundingRect()
+        self.shape_item.setVisible(bool(self.shape_text))
+        if not self.shape_text:
+            self.title_item.setPos(r.center().x() - title.width() / 2, r.center().y() - title.height() / 2)
+        elif self.inline:
+            self.title_item.setPos(r.left() + PAD_X, r.center().y() - title.height() / 2)
+            self.shape_item.setPos(r.right() - PAD_X - shape.width(), r.center().y() - shape.height() / 2)
+        else:
+            top = r.center().y() - (title.height() + shape.height()) / 2
+            self.title_item.setPos(r.center().x() - title.width() / 2, top)
+            self.shape_item.setPos(r.center().x() - shape.width() / 2, top + title.height())
+
+    def boundingRect(self) -> QRectF:  # noqa: N802
+        return self.rect().adjusted(-4, -4, 4, 4)
+
+    def rect(self) -> QRectF:
+        return QRectF(-self.w / 2, -self.h / 2, self.w, self.h)
+
+    def set_shape_text(self, text: str) -> None:
+        if text != self.shape_text:
+            self.shape_text = text
+            self.shape_item.setText(text)
+            self._place_texts()
+
+    def set_highlighted(self, on: bool) -> None:
+        self.highlighted = on
+        self.update()
+
+    def set_edited(self, on: bool) -> None:
+        self.edited = on
+        self.update()
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        fill = QColor(style.current().blocks.get(self.role, style.current().canvas))
+        painter.setPen(QPen(style.ACCENT, 4.0) if self.highlighted else QPen(style.colour("line"), 1.6))
+        painter.setBrush(QBrush(fill.lighter(108) if self.isUnderMouse() else fill))
+        painter.drawRoundedRect(self.rect(), 9, 9)
+        if self.edited:  # heads changed by head surgery: a dashed ring just outside the box
+            painter.setPen(QPen(style.colour("accent_text"), 2.5, Qt.PenStyle.DashLine))
+            painter.setBrush(Qt.NoBrush)
+            painter.drawRoundedRect(self.rect().adjusted(-3, -3, 3, 3), 11, 11)
+
+
+class SymbolItem(BlockItem):
+    """A round symbol of Figure 1, clicked on its circle only: the ⊕ with its shape beside it, or
+    the positional ∿ with its short name under it (full name and shape in its tooltip)."""
+
+    def __init__(self, spec: Element, inline: bool = False):
+        self.kind, self.label_right = spec.kind, spec.label_right
+        super().__init__(spec, inline)
+
+    def texts(self) -> list[QGraphicsSimpleTextItem]:
+        return [self.title_item] if self.kind == "wave" else [self.shape_item] if self.shape_text else []
+
+    def _place_texts(self) -> None:
+        if self.kind == "wave":
+            self.title_item.setPos(-self.title_item.boundingRect().width() / 2, self.h / 2 + 4)
+            self.shape_item.setVisible(False)
+            return
+        width = self.shape_item.boundingRect().width()
+        x = self.w / 2 + 8 if self.label_right else -self.w / 2 - 8 - width
+        self.shape_item.setPos(x, -self.shape_item.boundingRect().height() / 2)
+        self.shape_item.setVisible(bool(self.shape_text))
+
+    def shape(self) -> QPainterPath:
+        path = QPainterPath()
+        path.addEllipse(self.rect().adjusted(-3, -3, 3, 3))
+        return path
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        painter.setPen(QPen(style.ACCENT, 4.0) if self.highlighted else QPen(style.colour("line"), 1.8))
+        painter.setBrush(QBrush(style.colour("hover_fill" if self.isUnderMouse() else "canvas")))
+        painter.drawEllipse(self.rect())
+        painter.setPen(QPen(style.colour("line"), 2.0))
+        painter.setBrush(Qt.NoBrush)
+        arm = self.w / 2 * 0.6
+        if self.kind == "wave":
+            sign = QPainterPath(QPointF(-14, 0))
+            for i in range(1, 29):
+                sign.lineTo(QPointF(-14 + i, -8 * math.sin(i / 28 * 2 * math.pi)))
+        else:
+            sign = QPainterPath(QPointF(-arm, 0))
+            sign.lineTo(arm, 0)
+            sign.moveTo(0, -arm)
+            sign.lineTo(0, arm)
+        painter.drawPath(sign)
+
+
+class StackBox(Clickable, QGraphicsPathItem):
+    """The grey rounded box around a layer; clicking it selects the layer."""
+
+    def __init__(self, rect: QRectF):
+        super().__init__()
+        path = QPainterPath()
+        path.addRoundedRect(rect, 16, 16)
+        self.setPath(path)
+        self.restyle()
+        self.setZValue(-10)
+
+    def restyle(self) -> None:
+        """Fill and edge from the current palette (again after a theme switch)."""
+        self.setBrush(QBrush(QColor(style.current().blocks["stack"])))
+        self.setPen(QPen(style.colour("stack_edge"), 1.6))
 
 
 @dataclass

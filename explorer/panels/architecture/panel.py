@@ -10,8 +10,7 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QGraphicsScene, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from explorer import style
-from explorer.panels.architecture.diagram_items import BlockItem
-from explorer.panels.architecture.figure1 import Figure, Figure1Builder
+from explorer.panels.architecture.figure1 import BlockItem, Figure, Figure1Builder
 from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.screen import ScreenClass
 from explorer.state import attention_of_step
