@@ -17,7 +17,8 @@ from PySide6.QtWidgets import (
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
-from explorer.drawing.label_axis import LINE_SHARE, STACK_GAP_PX, label_font
+from explorer.drawing.label_axis import label_font
+from model.inference.labels import LINE_SHARE, STACK_GAP_PX, best_columns
 
 MIN_LABELLED = 6  # labels a map of the grid can always draw side by side, at the label font
 MIN_VIEW = 168  # px: the least map area a back row reads (the layout sweep's floor is 160)
@@ -27,15 +28,6 @@ def least_side() -> int:
     """The smallest map side (px): MIN_LABELLED labels stacked, the column labels and the title."""
     line = QFontMetricsF(label_font()).height()
     return int(max(MIN_LABELLED * (LINE_SHARE * line + STACK_GAP_PX), MIN_VIEW) + 3 * line)
-
-
-def best_columns(n: int, width: float, height: float, least: float) -> int:
-    """Columns for `n` maps in width × height: the largest square maps, never below `least`
-    wide (then the grid scrolls down)."""
-    if n <= 0:
-        return 1
-    most = max(1, min(n, int(width // max(least, 1))))
-    return max(range(1, most + 1), key=lambda c: min(width / c, height / math.ceil(n / c)))
 
 
 class HeatmapGrid(QWidget):

@@ -12,37 +12,16 @@ from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetricsF
 
 from explorer import style
+from model.inference.labels import LINE_SHARE, STACK_GAP_PX, nice_at_least, plan
+from model.inference.labels import display_piece as display_piece  # (the maps' callers import it here)
 
-GAP_PX = 3  # between two neighbouring labels, px
 MIN_LABEL_PT = 8  # the smallest text the bar charts' and probe's own labels shrink to (maps never shrink)
-LINE_SHARE = 0.85  # of a line's height, each stacked label
-STACK_GAP_PX = 2  # between two stacked labels (their lines have air of their own)
 TEXT_OFFSET_PX = 3  # between the axis and its labels
 
 
 def label_font() -> QFont:
     """The one font of every token label: the app's small font at the current scale."""
     return style.font(style.SMALL_POINT_SIZE)
-
-
-def display_piece(piece: str) -> str:
-    """A token as a label: spaces made visible, long words shortened."""
-    piece = piece.replace(" ", "␣")
-    return piece if len(piece) <= 9 else piece[:8] + "…"
-
-
-def plan(widths: list[float], line: float, cell_px: float, horizontal: bool) -> tuple[bool, int]:
-    """(turned, stride) for labels of these widths and line height in cells of `cell_px` px:
-    upright when they fit side by side or turning would not draw more, else turned; then every
-    `stride`-th. Stacked labels (a row axis, or turned) take LINE_SHARE of a line each."""
-    if not widths or cell_px <= 0:
-        return False, 1
-    across = max(1, math.ceil((LINE_SHARE * line + STACK_GAP_PX) / cell_px))
-    if not horizontal:
-        return False, across
-    pairs = [(a + b) / 2 for a, b in zip(widths, widths[1:])] or widths
-    upright = 1 if max(pairs) + GAP_PX <= cell_px else max(1, math.ceil((max(widths) + GAP_PX) / cell_px))
-    return (True, across) if across < upright else (False, upright)
 
 
 class LabelAxis(pg.AxisItem):
@@ -142,7 +121,7 @@ class LabelAxis(pg.AxisItem):
             self.setHeight(int(self.extent(True)) if turned else None)  # (pyqtgraph sizes for upright text)
         self.turned = turned
         if self.numeric and stride > 1:  # numbers at round steps: 0, 5, 10, … not 0, 3, 6, …
-            stride = next(m * 10 ** e for e in range(9) for m in (1, 2, 5) if m * 10 ** e >= stride)
+            stride = int(nice_at_least(stride))
         first = cells.start + (-cells.start) % stride  # every stride-th cell, counted from cell 0
         return [(1.0, [self.origin + i + 0.5 for i in range(first, cells.stop, stride)])]
 

@@ -9,17 +9,7 @@ from PySide6.QtGui import QBrush, QPainterPath
 from PySide6.QtWidgets import QGraphicsItem
 
 from explorer.drawing import plot_style as st
-
-
-def masked_runs(masked: np.ndarray) -> list[tuple[int, int, int]]:
-    """(row, first column, one past the last) for every horizontal run of True cells: a causal
-    mask gives T − 1 runs, not T²/2 cells."""
-    masked = np.asarray(masked, dtype=bool)
-    padded = np.zeros((masked.shape[0], masked.shape[1] + 2), dtype=np.int8)
-    padded[:, 1:-1] = masked
-    edges = np.diff(padded, axis=1)  # +1 where a run starts, -1 one past where it ends
-    starts, stops = np.nonzero(edges == 1), np.nonzero(edges == -1)
-    return list(zip(starts[0].tolist(), starts[1].tolist(), stops[1].tolist()))
+from model.inference.labels import masked_runs
 
 
 def blocked_rects(allowed: np.ndarray) -> list[tuple[int, int, int, int]]:

@@ -7,18 +7,9 @@ import math
 import pyqtgraph as pg
 from PySide6.QtGui import QFontMetricsF
 
+from model.inference.labels import nice_at_least
+
 GAP_CHARS = 2  # the room between two labels, in widths of "0"
-
-
-def nice_at_least(step: float) -> float:
-    """The smallest 1, 2 or 5 × 10ⁿ at least `step`."""
-    if step <= 0:
-        return 1.0
-    power = 10.0 ** math.floor(math.log10(step))
-    for mantissa in (1.0, 2.0, 5.0, 10.0):
-        if mantissa * power >= step * (1 - 1e-9):
-            return mantissa * power
-    return 10.0 * power
 
 
 class SpacedAxis(pg.AxisItem):

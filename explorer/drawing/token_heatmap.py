@@ -11,26 +11,9 @@ from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
-from explorer.drawing.label_axis import display_piece, label_font
-
-
-def fitted_ticks(labels: list[str], slot_px: float, char_px: float, offset: float = 0.0) -> list[tuple[float, str]]:
-    """Tick labels for bar charts, `slot_px` pixels each: shortened with … to fit, or only every
-    k-th where not one character fits."""
-    fit = int((slot_px - 2) / char_px)
-    step = 1
-    if fit < 1:
-        step = int(np.ceil(2 * char_px / max(slot_px, 1.0)))
-        fit = 1
-    out = []
-    for i, label in enumerate(labels):
-        if i % step:
-            continue
-        text = display_piece(label)
-        if len(text) > fit:
-            text = text[: fit - 1] + "…" if fit >= 2 else text[0]
-        out.append((i + offset, text))
-    return out
+from explorer.drawing.label_axis import label_font
+from model.inference.labels import display_piece as display_piece  # (the bar charts import these here)
+from model.inference.labels import fitted_ticks as fitted_ticks
 
 
 def _staircase(rows: int, cols: int) -> QPainterPath:
