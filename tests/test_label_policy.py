@@ -14,6 +14,8 @@ from model.inference.labels import (
     best_columns,
     display_piece,
     fitted_ticks,
+    grid_layout,
+    label_count,
     masked_runs,
     nice_at_least,
     plan,
@@ -75,3 +77,23 @@ def test_masked_runs_cover_the_mask_and_best_columns_make_maps_largest():
     side = lambda c: min(width / c, height / math.ceil(n / c))  # noqa: E731
     assert all(side(best) >= side(c) for c in range(1, n + 1))
     assert best_columns(6, 250.0, 2000.0, least=100.0) <= 2  # never below `least` wide
+
+
+def test_the_count_names_the_axis_missing_most_and_says_when_only_part_is_in_view():
+    assert label_count([(24, 24, 24), (10, 10, 10)]) == ("", "")  # every label drawn: no count
+    assert label_count([(8, 24, 24), (5, 6, 6)]) == ("8/24", "8 of 24 labels")  # 8/24 < 5/6
+    assert label_count([(6, 6, 24)]) == ("6 of 24 in view", "6 of 6 labels, 24 in all")
+    assert label_count([(4, 12, 48)]) == ("4/12 of 48", "4 of 12 labels, 48 in all")
+
+
+@pytest.mark.parametrize("counts, width, height", [([12], 900, 700), ([4, 4, 4], 600, 900), ([16], 300, 300),
+                                                   ([7], 1200, 200), ([], 500, 500)])
+def test_grid_layout_fits_every_map_or_keeps_them_readable_and_scrolls(counts, width, height):
+    heading, least, spacing = 20.0, 150, 6
+    cols, side = grid_layout(counts, width, height, heading, least, spacing)
+    assert cols >= 1 and side >= least
+    rows = sum(math.ceil(c / cols) for c in counts)
+    assert cols * (side + spacing) <= width or cols == 1  # never wider than the grid
+    if rows * (side + spacing) > height:  # too many for one screen: it scrolls, a map at a time fits
+        assert side <= max(least, height - heading - spacing)
+        assert max(counts) % cols == 0 or cols == min(max(counts), int(width // (least + spacing)))  # whole rows

@@ -99,3 +99,13 @@ def test_the_embedding_sum_adds_up_and_says_so(make_model):
     text = checked.summary("encoder")
     assert f"max |scaled + PE − input| = {checked.error:.1e}" in text and "same colour scale for all 3" in text
     assert "LayerNorm" not in text and "Rotary" not in text
+
+
+def test_symmetric_levels_centre_zero_and_cover_every_value():
+    import numpy as np
+
+    from model.interpret.positions import symmetric_levels
+    a, b = np.array([[0.2, -3.5]]), np.array([1.0, 2.0])
+    lo, hi = symmetric_levels(a, b)
+    assert lo == -hi and lo <= min(a.min(), b.min()) and hi >= max(a.max(), b.max()) and hi == 3.5
+    assert symmetric_levels(np.zeros(3)) == (-1.0, 1.0) and symmetric_levels() == (-1.0, 1.0)

@@ -25,6 +25,7 @@ from explorer.drawing.cell_text import CellText
 from explorer.drawing.label_axis import LabelAxis, display_piece, label_font, plan
 from explorer.drawing.map_overlays import MaskOverlay, blocked_rects
 from explorer.theme import notifier
+from model.inference.labels import label_count
 
 ZOOM_HINT = "wheel: zoom"
 
@@ -316,33 +317,21 @@ class Heatmap(QWidget):
         """(drawn, in view) for the row axis and the column axis, as last painted."""
         return [(a.drawn, a.in_view) for a in (self.rows_axis, self.cols_axis)]
 
-    def _shortest(self) -> tuple[int, int, int] | None:
-        """(drawn, in view, in all) of the axis missing most labels, or None (an axis not painted
-        yet, or numbered, is left out)."""
-        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis)
-                  if a.drawn and not a.numeric]  # (numbers are a scale: every 5th reads as all of them)
-        short = [c for c in counts if c[0] < c[2]]
-        return min(short, key=lambda c: c[0] / max(c[2], 1)) if short else None
+    def _label_count(self) -> tuple[str, str]:
+        """(short, full) count of the labels drawn; an axis not painted yet is left out, and so is a
+        numbered one (numbers are a scale: every 5th reads as all of them)."""
+        return label_count([(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis)
+                            if a.drawn and not a.numeric])
 
     def count_text(self) -> str:
-        """"" when every label is drawn, else "k of n labels" of the axis missing most, n those
-        in view ("…, 24 in all" when the view shows only some cells)."""
-        if (short := self._shortest()) is None:
-            return ""
-        drawn, in_view, total = short
-        return f"{drawn} of {in_view} labels" + (f", {total} in all" if in_view < total else "")
+        """"" when every label is drawn, else "k of n labels" (n: those in view; "…, 24 in all")."""
+        return self._label_count()[1]
 
     def _show_count(self) -> None:
         """Beside the title, short ("8/24", "6/6 of 24"); in full in its tooltip."""
-        text = ""
-        if (short := self._shortest()) is not None:
-            drawn, in_view, total = short
-            text = f"{drawn}/{in_view}" + (f" of {total}" if in_view < total else "")
-            if drawn == in_view:  # every label of the view: the rest is a drag away
-                text = f"{in_view} of {total} in view"
+        text, full = self._label_count()
         if self.count.text() != text:
             self.count.setText(text)
-            full = self.count_text()
             self.count.setToolTip(f"{full} drawn · {ZOOM_HINT}, drag to pan" if full else "")
 
     # -- mouse ------------------------------------------------------------------------------------------

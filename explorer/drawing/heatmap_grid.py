@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 from explorer import style
 from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
 from explorer.drawing.label_axis import label_font
-from model.inference.labels import LINE_SHARE, STACK_GAP_PX, best_columns
+from model.inference.labels import LINE_SHARE, STACK_GAP_PX, grid_layout
 
 MIN_LABELLED = 6  # labels a map of the grid can always draw side by side, at the label font
 MIN_VIEW = 168  # px: the least map area a back row reads (the layout sweep's floor is 160)
@@ -91,19 +91,10 @@ class HeatmapGrid(QWidget):
 
     def _place(self) -> None:
         """Columns for the room the scroll area has; each map square, at least `least_side`."""
-        view = self.scroll_area.viewport().size()
-        n = max((len(maps) for maps in self.maps), default=0)
-        sections = max(len(self.maps), 1)
+        view, least = self.scroll_area.viewport().size(), least_side()
         heading = QFontMetricsF(style.font(style.BASE_POINT_SIZE, bold=True)).height() + 6
-        least = least_side()
-        cols = best_columns(n, view.width(), (view.height() - sections * heading) / sections, least)
-        spacing = self.grid.spacing()
-        side = int(min(view.width() / cols - spacing,
-                       view.height() / max(1, sum(math.ceil(len(m) / cols) for m in self.maps)) - spacing))
-        if side < least:  # not all at once: the grid scrolls, so the width alone sizes the maps
-            most = max(1, min(n, int(view.width() // (least + spacing))))
-            cols = max(c for c in range(1, most + 1) if n % c == 0 or c == most and most == n)  # whole rows
-            side = max(least, int(min(view.width() / cols - spacing, view.height() - heading - spacing)))
+        cols, side = grid_layout([len(maps) for maps in self.maps], view.width(), view.height(), heading, least,
+                                 self.grid.spacing())
         if cols == self._columns and side == getattr(self, "_side", 0):
             return
         self._columns, self._side = cols, side

@@ -68,6 +68,33 @@ def masked_runs(masked: np.ndarray) -> list[tuple[int, int, int]]:
     return list(zip(starts[0].tolist(), starts[1].tolist(), stops[1].tolist()))
 
 
+def label_count(counts: list[tuple[int, int, int]]) -> tuple[str, str]:
+    """A map's count of its labels, short and in full ("8/24", "8 of 24 labels"), for the axis missing
+    most of its (drawn, in view, in all); ("", "") when no label is missing."""
+    short = [c for c in counts if c[0] < c[2]]
+    if not short:
+        return "", ""
+    drawn, in_view, total = min(short, key=lambda c: c[0] / max(c[2], 1))
+    some = in_view < total  # the view shows only some cells: the rest is a drag away
+    brief = f"{in_view} of {total} in view" if drawn == in_view else f"{drawn}/{in_view}" + (f" of {total}" if some else "")
+    return brief, f"{drawn} of {in_view} labels" + (f", {total} in all" if some else "")
+
+
+def grid_layout(counts: list[int], width: float, height: float, heading: float, least: float,
+                spacing: float) -> tuple[int, int]:
+    """(columns, map side) for sections of `counts` square maps, each under a heading: the largest
+    maps that all fit; below `least`, whole rows as wide as fit (the grid then scrolls)."""
+    n = max(counts, default=0)
+    sections = max(len(counts), 1)
+    cols = best_columns(n, width, (height - sections * heading) / sections, least)
+    side = int(min(width / cols - spacing, height / max(1, sum(math.ceil(c / cols) for c in counts)) - spacing))
+    if side < least:
+        most = max(1, min(n, int(width // (least + spacing))))
+        cols = max(c for c in range(1, most + 1) if n % c == 0 or c == most and most == n)
+        side = max(least, int(min(width / cols - spacing, height - heading - spacing)))
+    return cols, side
+
+
 def best_columns(n: int, width: float, height: float, least: float) -> int:
     """Columns for `n` maps in width × height: the largest square maps, never below `least`
     wide (then the grid scrolls down)."""

@@ -99,6 +99,12 @@ def shift_error(table: np.ndarray, k: int, layout: str = "interleaved") -> float
     return float(np.abs(rotate(table[: length - k], k, layout) - table[k:]).max())
 
 
+def symmetric_levels(*arrays: np.ndarray) -> tuple[float, float]:
+    """(−m, m) with m the largest |value| (1 for none), so white is exactly 0 on a diverging map."""
+    m = max((float(np.abs(a).max()) for a in arrays if a.size), default=0.0)
+    return (-m, m) if m > 0 else (-1.0, 1.0)
+
+
 def similarity(table: np.ndarray) -> np.ndarray:
     """(L, L) dot products PE(p)·PE(q); for sinusoids = Σ_i cos(ω_i (p − q)), largest near the diagonal."""
     t = np.ascontiguousarray(table, dtype=np.float32)  # float32: a 1024 × 2048 table stays well under a second

@@ -9,8 +9,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
-from explorer.panels.positional.views import symmetric_levels
-from model.interpret.positions import embedding_sum
+from model.interpret.positions import embedding_sum, symmetric_levels
 
 STACKS = {"encoder": "Encoder (source)", "decoder": "Decoder (target)"}
 MAX_MAPS = 5  # E, + P, + T, = sum, LayerNorm (BERT); three for the paper's model

@@ -10,14 +10,7 @@ from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
 from explorer.theme import notifier
-from model.interpret.positions import rotation, shift_error, similarity
-
-
-def symmetric_levels(*arrays: np.ndarray) -> tuple[float, float]:
-    """(−m, m) with m the largest |value|, so white is exactly 0 on the diverging map."""
-    m = max(float(np.abs(a).max()) for a in arrays if a.size) if arrays else 1.0
-    m = m if m > 0 else 1.0
-    return -m, m
+from model.interpret.positions import rotation, shift_error, similarity, symmetric_levels
 
 
 class PEHeatmapView(QWidget):
