@@ -88,7 +88,7 @@ def test_grid_holds_every_head_of_the_selected_layer_labelled_with_the_frames_to
     panel.set_view("single")  # the one map too
     heatmap = panel.single
     rows, cols = heatmap.values.shape
-    assert heatmap.edges._path.boundingRect() == QRectF(0, 0, cols, rows)
+    assert heatmap.edges.rect() == QRectF(0, 0, cols, rows) and heatmap.edges.isVisible()
 
 
 def _pixel_patch(view, heatmap, row, col, half=2):

@@ -84,3 +84,28 @@ def test_learned_positional_step_is_the_learned_table(make_model):
         model(torch.tensor([[3, 4, 5]]), torch.tensor([[1, 2, 3, 4]]))
     assert torch.equal(trace["decoder.positional"].tensor, model.positional.weight.detach()[:4])
     assert "positional.weight" in model.state_dict()  # learned: saved with the model
+
+
+def test_the_embedding_sum_adds_up_and_says_so(make_model):
+    """`embedding_sum` checks E·√d + PE against the recorded input; its summary names the terms and
+    the error it measured."""
+    from model.interpret.positions import embedding_sum
+    model = make_model(d_model=32)
+    with torch.no_grad(), record(model) as trace:
+        model(torch.tensor([[3, 4, 5]]), torch.tensor([[1, 2]]))
+    checked = embedding_sum(trace, "encoder", model)
+    assert [name for name, _, _ in checked.terms] == ["encoder.embedding.scaled", "encoder.positional", "encoder.input"]
+    assert checked.error < 1e-6 and checked.norm_error is None
+    text = checked.summary("encoder")
+    assert f"max |scaled + PE − input| = {checked.error:.1e}" in text and "same colour scale for all 3" in text
+    assert "LayerNorm" not in text and "Rotary" not in text
+
+
+def test_symmetric_levels_centre_zero_and_cover_every_value():
+    import numpy as np
+
+    from model.interpret.positions import symmetric_levels
+    a, b = np.array([[0.2, -3.5]]), np.array([1.0, 2.0])
+    lo, hi = symmetric_levels(a, b)
+    assert lo == -hi and lo <= min(a.min(), b.min()) and hi >= max(a.max(), b.max()) and hi == 3.5
+    assert symmetric_levels(np.zeros(3)) == (-1.0, 1.0) and symmetric_levels() == (-1.0, 1.0)

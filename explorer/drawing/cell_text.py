@@ -1,5 +1,5 @@
 """`CellText`: the text a heatmap writes in its cells (a lens's token and probability, or each
-weight as 0.00), at the one label font, only where a cell on screen holds it."""
+weight as 0.00) at the label font, only in the cells in view and only where a cell holds it."""
 from __future__ import annotations
 
 import math
@@ -14,9 +14,7 @@ from explorer.drawing.label_axis import label_font
 
 
 class CellText(pg.GraphicsObject):
-    """Each cell's lines of text (or, `numbers`, its value as 0.00), drawn only while a cell on
-    screen is big enough for them at the label font (otherwise the map's tooltip carries them).
-    Only the cells in view are written."""
+    """Each cell's lines (or, `numbers`, its value as 0.00); the map's tooltip carries them too."""
 
     def __init__(self, numbers: bool = False):
         super().__init__()
@@ -44,15 +42,14 @@ class CellText(pg.GraphicsObject):
         return [f"{v:.2f}"] if self.numbers and np.isfinite(v) else []
 
     def room(self) -> tuple[float, float]:
-        """(height of a cell's lines, width of a probability) at the label font, in pixels: what
-        a cell needs across and along its text."""
+        """(height of a cell's lines, width of "0.00") at the label font, in pixels."""
         m = QFontMetricsF(label_font())
         lines = max((len(t) for row in self.texts for t in row), default=0) if self.texts else 1
         return lines * m.height(), m.horizontalAdvance("0.00") + 4
 
     def paint(self, p, *args):
-        """Upright where a cell is wide enough for a probability, else turned where it is tall
-        enough; none at all in cells too small for either. Lines are elided to the cell."""
+        """Upright where a cell is wide enough for "0.00", else turned where it is tall enough,
+        else none; lines elided to the cell."""
         self.drawn = False
         if self.values is None or self.values.ndim != 2 or not (self.texts or self.numbers):
             return

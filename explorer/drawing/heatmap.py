@@ -1,10 +1,6 @@
-"""`Heatmap`: the one map component: a matrix as square cells labelled with tokens.
-
-The image (row-major, fixed levels), the token axes (`LabelAxis`, the one label policy), an
-optional colour bar, optional text in each cell (where it fits; always in the tooltip), hatched
-blocked cells, a selected cell, a short elided title and the honest count of the labels drawn.
-The wheel zooms and dragging pans; the labels follow the visible range.
-"""
+"""`Heatmap`, the one map component: a matrix as cells labelled with tokens (`LabelAxis`, the one
+label policy), an optional colour bar, text in the cells where it fits, hatched blocked cells, a
+selected cell, an elided title and the honest count of the labels drawn; wheel zooms, drag pans."""
 from __future__ import annotations
 
 import math
@@ -14,6 +10,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QFontMetricsF, QPainterPath, QPen
 from PySide6.QtWidgets import (
+    QGraphicsItem,
     QGraphicsPathItem,
     QGraphicsRectItem,
     QHBoxLayout,
@@ -26,7 +23,9 @@ from superqt import QElidingLabel
 from explorer import style
 from explorer.drawing.cell_text import CellText
 from explorer.drawing.label_axis import LabelAxis, display_piece, label_font, plan
-from explorer.drawing.map_overlays import MapEdges, MaskOverlay, blocked_rects
+from explorer.drawing.map_overlays import MaskOverlay, blocked_rects
+from explorer.theme import notifier
+from model.inference.labels import label_count
 
 ZOOM_HINT = "wheel: zoom"
 
@@ -68,10 +67,8 @@ class Heatmap(QWidget):
     def __init__(self, title: str = "", colormap: pg.ColorMap | None = None,
                  levels: tuple[float, float] = (0.0, 1.0), colour_bar: bool | str = False, square: bool = True,
                  numbers: bool = False, parent=None):
-        """`colour_bar`: a colour bar beside the map (a string: the bar's name, written along it).
-        `square`: rows and columns are both tokens, so every cell is drawn square (else the
-        cells fill the map's room: a lens's layers × positions). `numbers`: each cell's value
-        written in it where it fits."""
+        """`colour_bar`: a bar beside the map (a string: its name along it); `square`: square cells
+        (rows and columns both tokens; else the cells fill the room); `numbers`: values in the cells."""
         super().__init__(parent)
         self.square = square
         self.title = QElidingLabel(self)  # (parented before it is shown: never a window of its own)
@@ -99,11 +96,11 @@ class Heatmap(QWidget):
         self.image = pg.ImageItem()
         self.image.setColorMap(self.cmap)
         self.hatch = MaskOverlay()
-        self.edges = MapEdges()
         self.cell_text = CellText(numbers)
         for item in (self.hatch, self.image, self.cell_text):
             self.plot.addItem(item)
-        self.plot.addItem(self.edges, ignoreBounds=True)
+        self.overlays: list[QGraphicsItem] = []
+        self.edges = self.overlay(QGraphicsRectItem(), "map_edge", 1, 2)  # an edge on either canvas
         self.selection = self.overlay(QGraphicsRectItem(), "selected", 3, 5)
         self.selection.hide()
         self.selected: tuple[int, int] | None = None
@@ -136,6 +133,7 @@ class Heatmap(QWidget):
         self.canvas.resized.connect(self._square)
         self.canvas.scene().sigMouseMoved.connect(self._hover)
         self.canvas.scene().sigMouseClicked.connect(self._click)
+        notifier().changed.connect(self._recolour)
 
     def overlay(self, item, role: str, width: float, z: float, dash: bool = False):
         """`item` drawn over the map in `role`'s colour, `width` screen pixels wide at any zoom."""
@@ -143,16 +141,24 @@ class Heatmap(QWidget):
         pen.setCosmetic(True)
         item.setPen(pen)
         item.setZValue(z)
+        item.setData(0, role)
         self.plot.addItem(item, ignoreBounds=True)
+        self.overlays.append(item)
         return item
+
+    def _recolour(self, *_) -> None:
+        """The overlays in the new theme's colours."""
+        for item in self.overlays:
+            pen = item.pen()
+            pen.setColor(style.colour(item.data(0)))
+            item.setPen(pen)
 
     # -- data -----------------------------------------------------------------------------------------
     def set_data(self, values: np.ndarray, row_labels: list[str], col_labels: list[str],
                  allowed: np.ndarray | None = None, texts: list[list[list[str]]] | None = None,
                  row_names: bool = False) -> None:
-        """Show `values` (rows × cols) labelled with this frame's tokens (replacing the last
-        frame's); cells where `allowed` is False are hatched; `texts[r][c]` are a cell's lines;
-        `row_names`: the rows are named ("Layer 2"), not tokens (their spaces stay spaces)."""
+        """Show `values` (rows × cols) with these labels; cells where `allowed` is False hatched;
+        `texts[r][c]`: a cell's lines; `row_names`: rows are names ("Layer 2"), not tokens."""
         values = np.asarray(values, dtype=np.float32)
         rows, cols = values.shape if values.ndim == 2 else (0, 0)
         shape_changed = values.shape != self.values.shape
@@ -164,7 +170,8 @@ class Heatmap(QWidget):
             self.image.setRect(QRectF(0, 0, cols, rows))
         self.image.setVisible(bool(rows and cols))
         self.hatch.set_rects(blocked_rects(allowed) if allowed is not None else [])
-        self.edges.set_rects([(0, 0, cols, rows)] if rows and cols else [])
+        self.edges.setRect(QRectF(0, 0, cols, rows))
+        self.edges.setVisible(bool(rows and cols))
         self.cell_text.set_texts(texts or [], shown)
         self.rows_axis.set_tokens(list(row_labels) if row_names else [display_piece(t) for t in row_labels])
         self.cols_axis.set_tokens([display_piece(t) for t in col_labels])
@@ -179,8 +186,7 @@ class Heatmap(QWidget):
         self.select(None)
 
     def set_title(self, text: str, tip: str = "") -> None:
-        """A short title, elided to the map's width; its tooltip `tip` or the whole title; none:
-        no title line."""
+        """A title elided to the map's width (tooltip: `tip` or the whole title); "" hides it."""
         self.title.setText(text)
         self.title.setToolTip(tip or text)
         self.title.setVisible(bool(text))
@@ -255,7 +261,7 @@ class Heatmap(QWidget):
 
     def _fit_view(self) -> None:
         """All rows; all columns, unless the cells' text would not fit: then as many columns as
-        show it, around the selected cell (the rest a drag away, the count says how many)."""
+        show it, around the selected cell (the rest a drag away)."""
         rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
         rows, cols = max(rows, 1), max(cols, 1)
         span = cols
@@ -272,9 +278,9 @@ class Heatmap(QWidget):
 
     # -- square cells -----------------------------------------------------------------------------------
     def _square(self) -> None:
-        """Size the axes for their labels (upright or turned, by the label policy), then give the
-        room the square cells leave over to the margins, so the axes sit against the map. Where
-        a row is lower than a line, the room its label reaches above the first cell stays free."""
+        """Size the axes for their labels (upright or turned, by the policy), then give the room
+        square cells leave to the margins, so the axes sit against the map; a row lower than a
+        line keeps room above the first cell for its label."""
         rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
         ci = self.canvas.ci
         left = self.rows_axis.extent(False) if rows else 10
@@ -311,33 +317,21 @@ class Heatmap(QWidget):
         """(drawn, in view) for the row axis and the column axis, as last painted."""
         return [(a.drawn, a.in_view) for a in (self.rows_axis, self.cols_axis)]
 
-    def _shortest(self) -> tuple[int, int, int] | None:
-        """(drawn, in view, in all) of the axis missing most labels; None when none is missing.
-        (An axis not painted yet, or clipped, has drawn none: it is left out; so is a numbered one.)"""
-        counts = [(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis)
-                  if a.drawn and not a.numeric]  # (numbers are a scale: every 5th reads as all of them)
-        short = [c for c in counts if c[0] < c[2]]
-        return min(short, key=lambda c: c[0] / max(c[2], 1)) if short else None
+    def _label_count(self) -> tuple[str, str]:
+        """(short, full) count of the labels drawn; an axis not painted yet is left out, and so is a
+        numbered one (numbers are a scale: every 5th reads as all of them)."""
+        return label_count([(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis)
+                            if a.drawn and not a.numeric])
 
     def count_text(self) -> str:
-        """"" when every label is drawn, else "k of n labels" of the axis missing most, n those
-        in view ("…, 24 in all" when the view shows only some cells)."""
-        if (short := self._shortest()) is None:
-            return ""
-        drawn, in_view, total = short
-        return f"{drawn} of {in_view} labels" + (f", {total} in all" if in_view < total else "")
+        """"" when every label is drawn, else "k of n labels" (n: those in view; "…, 24 in all")."""
+        return self._label_count()[1]
 
     def _show_count(self) -> None:
         """Beside the title, short ("8/24", "6/6 of 24"); in full in its tooltip."""
-        text = ""
-        if (short := self._shortest()) is not None:
-            drawn, in_view, total = short
-            text = f"{drawn}/{in_view}" + (f" of {total}" if in_view < total else "")
-            if drawn == in_view:  # every label of the view: the rest is a drag away
-                text = f"{in_view} of {total} in view"
+        text, full = self._label_count()
         if self.count.text() != text:
             self.count.setText(text)
-            full = self.count_text()
             self.count.setToolTip(f"{full} drawn · {ZOOM_HINT}, drag to pan" if full else "")
 
     # -- mouse ------------------------------------------------------------------------------------------

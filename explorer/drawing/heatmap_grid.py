@@ -1,10 +1,5 @@
-"""`HeatmapGrid`: sections of `Heatmap`s in columns, in a scroll area, with one shared colour bar.
-
-Every map keeps at least the size in which `MIN_LABELLED` of its labels fit side by side; the
-column count is the one that makes the maps largest on the screen the grid has, and when even
-one column of maps that size does not fit, the grid scrolls: every map stays reachable. Each
-map has its own title (one per map, elided to its width), so titles never run together.
-"""
+"""`HeatmapGrid`: sections of titled `Heatmap`s in the columns that make them largest, with one
+shared colour bar; below the size where `MIN_LABELLED` labels fit, the grid scrolls instead."""
 from __future__ import annotations
 
 import math
@@ -22,26 +17,17 @@ from PySide6.QtWidgets import (
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
-from explorer.drawing.label_axis import LINE_SHARE, STACK_GAP_PX, label_font
+from explorer.drawing.label_axis import label_font
+from model.inference.labels import LINE_SHARE, STACK_GAP_PX, grid_layout
 
 MIN_LABELLED = 6  # labels a map of the grid can always draw side by side, at the label font
 MIN_VIEW = 168  # px: the least map area a back row reads (the layout sweep's floor is 160)
 
 
 def least_side() -> int:
-    """The smallest map side (px) in a grid: MIN_LABELLED labels stacked, and room for the
-    column labels and the title."""
+    """The smallest map side (px): MIN_LABELLED labels stacked, the column labels and the title."""
     line = QFontMetricsF(label_font()).height()
     return int(max(MIN_LABELLED * (LINE_SHARE * line + STACK_GAP_PX), MIN_VIEW) + 3 * line)
-
-
-def best_columns(n: int, width: float, height: float, least: float) -> int:
-    """Columns for `n` maps in width × height: the largest square maps, never below `least`
-    wide (then the grid scrolls down)."""
-    if n <= 0:
-        return 1
-    most = max(1, min(n, int(width // max(least, 1))))
-    return max(range(1, most + 1), key=lambda c: min(width / c, height / math.ceil(n / c)))
 
 
 class HeatmapGrid(QWidget):
@@ -85,9 +71,7 @@ class HeatmapGrid(QWidget):
             m.cellClicked.connect(lambda _r, _c, m=m: self._clicked(m))
             self.pool.append(m)
         while len(self.headings) < len(sections):
-            label = QLabel()
-            label.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
-            self.headings.append(label)
+            self.headings.append(QLabel(font=style.font(style.BASE_POINT_SIZE, bold=True)))
         used, self.maps = 0, []
         for (heading, titles), label in zip(sections, self.headings):
             label.setText(heading)
@@ -107,19 +91,10 @@ class HeatmapGrid(QWidget):
 
     def _place(self) -> None:
         """Columns for the room the scroll area has; each map square, at least `least_side`."""
-        view = self.scroll_area.viewport().size()
-        n = max((len(maps) for maps in self.maps), default=0)
-        sections = max(len(self.maps), 1)
+        view, least = self.scroll_area.viewport().size(), least_side()
         heading = QFontMetricsF(style.font(style.BASE_POINT_SIZE, bold=True)).height() + 6
-        least = least_side()
-        cols = best_columns(n, view.width(), (view.height() - sections * heading) / sections, least)
-        spacing = self.grid.spacing()
-        side = int(min(view.width() / cols - spacing,
-                       view.height() / max(1, sum(math.ceil(len(m) / cols) for m in self.maps)) - spacing))
-        if side < least:  # not all at once: the grid scrolls, so the width alone sizes the maps
-            most = max(1, min(n, int(view.width() // (least + spacing))))
-            cols = max(c for c in range(1, most + 1) if n % c == 0 or c == most and most == n)  # whole rows
-            side = max(least, int(min(view.width() / cols - spacing, view.height() - heading - spacing)))
+        cols, side = grid_layout([len(maps) for maps in self.maps], view.width(), view.height(), heading, least,
+                                 self.grid.spacing())
         if cols == self._columns and side == getattr(self, "_side", 0):
             return
         self._columns, self._side = cols, side

@@ -1,17 +1,8 @@
-"""`LabelAxis`: token labels at cell centres under one label policy, for every heatmap.
-
-The policy, in this order and nowhere else:
-1. labels are drawn in one readable font (`label_font`: the app's small font at the presentation
-   scale) and never in a smaller one;
-2. a column label wider than its column is turned by 90°;
-3. when labels still do not fit, only every k-th one is drawn, and the axis counts what it drew
-   (`drawn` of `in_view`), so the map can say "k of n labels" honestly;
-4. zooming in (pyqtgraph's ViewBox) makes cells larger, and the labels are recomputed for the
-   visible range: more of them appear.
-
-Only pyqtgraph's public AxisItem API is used: `tickValues` / `tickStrings` (meant to be
-overridden), `setStyle`, `setTickFont`, `setHeight`, and `drawPicture` to turn text.
-"""
+"""`LabelAxis`: token labels at cell centres under the one label policy of every map: one readable
+font (`label_font`, never smaller); a column label wider than its column turned by 90°; then every
+k-th label, counted (`drawn` of `in_view`) so the map can say "k of n labels"; zooming recomputes
+them for the visible range. Only pyqtgraph's public AxisItem API (`tickValues`, `tickStrings`,
+`drawPicture`, …) is used."""
 from __future__ import annotations
 
 import math
@@ -21,11 +12,10 @@ from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetricsF
 
 from explorer import style
+from model.inference.labels import LINE_SHARE, STACK_GAP_PX, nice_at_least, plan
+from model.inference.labels import display_piece as display_piece  # (the maps' callers import it here)
 
-GAP_PX = 3  # between two neighbouring labels, px
 MIN_LABEL_PT = 8  # the smallest text the bar charts' and probe's own labels shrink to (maps never shrink)
-LINE_SHARE = 0.85  # of a line's height, each stacked label
-STACK_GAP_PX = 2  # between two stacked labels (their lines have air of their own)
 TEXT_OFFSET_PX = 3  # between the axis and its labels
 
 
@@ -34,33 +24,9 @@ def label_font() -> QFont:
     return style.font(style.SMALL_POINT_SIZE)
 
 
-def display_piece(piece: str) -> str:
-    """A token as a label: spaces made visible, long words shortened."""
-    piece = piece.replace(" ", "␣")
-    return piece if len(piece) <= 9 else piece[:8] + "…"
-
-
-def plan(widths: list[float], line: float, cell_px: float, horizontal: bool) -> tuple[bool, int]:
-    """(turned, stride) for labels of these widths and line height in cells of `cell_px` px:
-    upright when the column labels fit side by side (neighbours share the room between them)
-    or turning would not draw more of them, else turned; then every `stride`-th label.
-    Labels stacked (a row axis, or turned) take LINE_SHARE of a line each: the air above and
-    below a line's glyphs is shared by its neighbours."""
-    if not widths or cell_px <= 0:
-        return False, 1
-    across = max(1, math.ceil((LINE_SHARE * line + STACK_GAP_PX) / cell_px))
-    if not horizontal:
-        return False, across
-    pairs = [(a + b) / 2 for a, b in zip(widths, widths[1:])] or widths
-    upright = 1 if max(pairs) + GAP_PX <= cell_px else max(1, math.ceil((max(widths) + GAP_PX) / cell_px))
-    return (True, across) if across < upright else (False, upright)
-
-
 class LabelAxis(pg.AxisItem):
-    """An axis of token labels (or row names) for cells 0…n−1 of a map: label i sits at i + 0.5.
-
-    `drawn` is how many labels the last paint drew and `in_view` how many cells were in view;
-    `counted` is emitted after each paint so the map can show the count."""
+    """Token labels (or row names) for cells 0…n−1: label i at i + 0.5. After each paint, `drawn`
+    and `in_view` say how many labels were drawn of the cells in view, and `counted` is emitted."""
 
     counted = Signal()
 
@@ -101,8 +67,7 @@ class LabelAxis(pg.AxisItem):
             self.setLabel(text, **self.labelStyle)
 
     def setPen(self, *args, **kwargs) -> None:  # noqa: N802 - pyqtgraph's name
-        """The axis line's pen; pyqtgraph gives the title the pen's colour too, so it is given
-        the text's colour back (a rescale that sets the pen must not grey the title out)."""
+        """The axis line's pen; the title keeps the text's colour (pyqtgraph gives it the pen's)."""
         super().setPen(*args, **kwargs)
         if hasattr(self, "tokens"):  # (pyqtgraph's constructor sets the pen before the text pen exists)
             self.setTextPen(self.textPen())
@@ -156,7 +121,7 @@ class LabelAxis(pg.AxisItem):
             self.setHeight(int(self.extent(True)) if turned else None)  # (pyqtgraph sizes for upright text)
         self.turned = turned
         if self.numeric and stride > 1:  # numbers at round steps: 0, 5, 10, … not 0, 3, 6, …
-            stride = next(m * 10 ** e for e in range(9) for m in (1, 2, 5) if m * 10 ** e >= stride)
+            stride = int(nice_at_least(stride))
         first = cells.start + (-cells.start) % stride  # every stride-th cell, counted from cell 0
         return [(1.0, [self.origin + i + 0.5 for i in range(first, cells.stop, stride)])]
 
@@ -166,8 +131,8 @@ class LabelAxis(pg.AxisItem):
         return [self.tokens[i] if 0 <= i < n else "" for i in cells]
 
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
-        """pyqtgraph's drawing, with column labels turned (read bottom to top, ending at the
-        axis) when the policy says so; counts what it drew."""
+        """pyqtgraph's drawing, column labels turned (bottom to top, ending at the axis) when the
+        policy says so; counts what it drew."""
         lo, hi = self.range
         self.in_view = len(self.cells_in(lo, hi)) if self.tokens else 0
         self.drawn = len(textSpecs) if self.tokens else 0

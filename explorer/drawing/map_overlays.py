@@ -1,28 +1,15 @@
-"""Overlays a map draws over (or under) its image: the hatch of blocked cells and the map's edge.
-
-Both are held as one path of rectangles in view coordinates and drawn in device pixels, so the
-hatch keeps its fine spacing and the edge its one-pixel width at any zoom.
-"""
+"""The hatch under a map's blocked cells: one path of rectangles in view coordinates, painted in
+device pixels (a fine hatch at any zoom) and cached, as the mask changes only with the input."""
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QPainterPath
 from PySide6.QtWidgets import QGraphicsItem
 
 from explorer.drawing import plot_style as st
-
-
-def masked_runs(masked: np.ndarray) -> list[tuple[int, int, int]]:
-    """(row, first column, one past the last) for every horizontal run of True cells: a causal
-    mask gives T − 1 runs, not T²/2 cells."""
-    masked = np.asarray(masked, dtype=bool)
-    padded = np.zeros((masked.shape[0], masked.shape[1] + 2), dtype=np.int8)
-    padded[:, 1:-1] = masked
-    edges = np.diff(padded, axis=1)  # +1 where a run starts, -1 one past where it ends
-    starts, stops = np.nonzero(edges == 1), np.nonzero(edges == -1)
-    return list(zip(starts[0].tolist(), starts[1].tolist(), stops[1].tolist()))
+from model.inference.labels import masked_runs
 
 
 def blocked_rects(allowed: np.ndarray) -> list[tuple[int, int, int, int]]:
@@ -30,12 +17,14 @@ def blocked_rects(allowed: np.ndarray) -> list[tuple[int, int, int, int]]:
     return [(start, r, stop - start, 1) for r, start, stop in masked_runs(~np.asarray(allowed, dtype=bool))]
 
 
-class _Rects(pg.GraphicsObject):
-    """Rectangles in view coordinates, held as one path (the hatch and the outlines below)."""
+class MaskOverlay(pg.GraphicsObject):
+    """Grey, hatched rectangles under blocked cells (the image is transparent, NaN, there)."""
 
     def __init__(self):
         super().__init__()
         self._path = QPainterPath()
+        self.setZValue(-1)
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def set_rects(self, rects) -> None:
         path = QPainterPath()
@@ -47,18 +36,6 @@ class _Rects(pg.GraphicsObject):
 
     def contains_cell(self, row: int, col: int) -> bool:
         return self._path.contains(QPointF(col + 0.5, row + 0.5))
-
-
-class MaskOverlay(_Rects):
-    """Grey, hatched rectangles under blocked cells. The hatch is drawn in device pixels, so it
-    keeps the same fine spacing at any zoom."""
-
-    def __init__(self):
-        super().__init__()
-        self.setZValue(-1)  # under the image, which is transparent (NaN) on blocked cells
-        # The mask changes only with the input's length, not per frame: paint it once into a
-        # cached pixmap (hatching ~900 runs of a 6 × 8 decoder grid otherwise costs ~2.5 ms a frame).
-        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def boundingRect(self):
         return self._path.boundingRect()
@@ -73,37 +50,3 @@ class MaskOverlay(_Rects):
         p.fillPath(device, st.colour("masked"))
         p.fillPath(device, QBrush(st.colour("mask_hatch"), Qt.BrushStyle.BDiagPattern))
         p.restore()
-
-
-class MapEdges(_Rects):
-    """A thin outline around each map, so a map of near-zero (dark purple) or near-one (yellow)
-    weights keeps its edge on either canvas. One device pixel wide at any zoom."""
-
-    def __init__(self):
-        super().__init__()
-        self.setZValue(2)  # over the image and a zoom's detail, under the selection box
-
-    def boundingRect(self):
-        """The rects and the pen's pixel around them (else a shrinking map left trails)."""
-        pad_x = pad_y = 0.0
-        if self.getViewBox() is not None and not self._path.isEmpty():
-            try:
-                px = self.pixelSize()  # (None, None) or an error while the view has no size yet
-            except Exception:  # (a singular transform: pyqtgraph raises from inside)
-                px = None
-            if px and px[0] is not None and px[1] is not None:
-                pad_x, pad_y = abs(px[0]), abs(px[1])
-        return self._path.boundingRect().adjusted(-pad_x, -pad_y, pad_x, pad_y)
-
-    def viewTransformChanged(self):
-        self.prepareGeometryChange()
-
-    def paint(self, p, *args):
-        if self._path.isEmpty():
-            return
-        pen = QPen(st.colour("map_edge"))
-        pen.setCosmetic(True)
-        pen.setWidthF(1.0)
-        p.setPen(pen)
-        p.setBrush(Qt.BrushStyle.NoBrush)
-        p.drawPath(self._path)

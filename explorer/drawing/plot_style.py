@@ -1,9 +1,6 @@
-"""Look of the heatmap panels (attention maps, positional encodings): projector-legible.
-
-Big type (`explorer.style`, at the presentation scale), viridis for weights (0 dark, 1 bright:
-it survives a washed-out projector and colour-blind viewers), a diverging map for signed values
-(blue < 0 < red), colours from the current `explorer.theme` palette.
-"""
+"""The plots' look, legible on a projector: big type at the presentation scale, viridis for weights
+(it survives a washed-out projector and colour-blind viewers), a diverging map for signed values,
+colours from the current theme."""
 from __future__ import annotations
 
 import pyqtgraph as pg
@@ -57,16 +54,15 @@ def style_axis(axis: pg.AxisItem, label: str | None = None, line: bool = True) -
 
 
 def set_title(plot: pg.PlotItem, text: str) -> None:
-    """At the current presentation scale: a title set after F11 (a click, a new page of layers)
-    is as large as the titles the scaling pass enlarged, and the next pass rescales it alike."""
+    """A plot title at the current presentation scale, its row as high as the title."""
     factor = _app.scale()
     plot.setTitle(text, color=current().text, size=f"{TITLE_PT * factor:.1f}pt")
     fit_title_row(plot)
 
 
 def fit_title_row(plot: pg.PlotItem) -> None:
-    """pyqtgraph fixes a plot's title row at 30 px: a two-line or an enlarged (presentation)
-    title would print over the plot. Give the row the title's real height."""
+    """Give a plot's title row the title's real height (pyqtgraph fixes it at 30 px: a larger title
+    would print over the plot)."""
     label = plot.titleLabel
     if not label.isVisible() or not label.text:
         return
@@ -76,22 +72,15 @@ def fit_title_row(plot: pg.PlotItem) -> None:
 
 
 def graphics_widget() -> pg.GraphicsLayoutWidget:
-    """A plotting canvas in the theme's canvas colour (white in the light theme: it reads best on a
-    projector in a lit room)."""
+    """A plotting canvas in the theme's canvas colour."""
     w = pg.GraphicsLayoutWidget()
     w.setBackground(current().canvas)
     return w
 
 
-def free_colorbar_axis(bar: pg.ColorBarItem) -> None:
-    """pyqtgraph fixes a colour bar's axis at 45 px and leaves out every tick label wider than
-    that (an enlarged "−0.2"): let the axis take the width its labels need instead."""
-    bar.axis.setWidth(None)
-
-
 def let_shrink(label: pg.LabelItem, width: float = 40) -> None:
-    """In a narrow dock a long title may be clipped, but must not push the plots out of view
-    (pyqtgraph's LabelItem makes its whole text width its minimum, again on every resize)."""
+    """A long title may be clipped but never pushes the plots out of view (pyqtgraph's LabelItem
+    makes its whole text width its minimum, again on every resize)."""
     original = label.updateMin
 
     def update_min() -> None:
@@ -106,9 +95,7 @@ def let_shrink(label: pg.LabelItem, width: float = 40) -> None:
 # -- recolouring a canvas in place ------------------------------------------------------------------
 def restyle_view(view, p=None) -> None:
     """One pyqtgraph canvas in the palette's colours: background, axes, legends and plain-coloured
-    titles (a deliberate colour — green tokens in a title — stays). `presentation.apply_theme`
-    does this for every canvas; a canvas that re-adds items after a theme change (the attention
-    grid's colour bar, out of every scene until the first input) does it for itself."""
+    titles (a deliberate colour stays); `presentation.apply_theme` does it for every canvas."""
     p = p or current()
     legend_fill = p.q("canvas")
     legend_fill.setAlpha(230)
@@ -131,9 +118,7 @@ def restyle_view(view, p=None) -> None:
             colour = item.opts.get("color")
             if _is_plain_text_colour(colour) and (colour is None or pg.mkColor(colour) != text):
                 item.setText(item.text, color=p.text)  # titles in the theme's text colour
-    # A QGraphicsView's update() does not repaint its viewport: on a real screen (X11) an axis
-    # recoloured here would keep the old theme's text until something else repainted it.
-    view.viewport().update()
+    view.viewport().update()  # (a QGraphicsView's update() does not repaint its viewport)
 
 
 def _in_legend(item) -> bool:
@@ -147,8 +132,7 @@ def _in_legend(item) -> bool:
 
 
 def _is_plain_text_colour(colour) -> bool:
-    """Black-ish / white-ish title colours follow the theme; deliberate colours (a legend in the
-    title: green tokens, red exact match) stay."""
+    """Whether a title's colour is a theme's text or muted colour (others are deliberate)."""
     if colour is None:
         return True
     from explorer.theme import PALETTES

@@ -1,10 +1,5 @@
-"""`SpacedAxis`: a horizontal number axis whose labels never run together.
-
-pyqtgraph chooses a horizontal axis' major tick spacing from its length alone (about log(px)
-ticks) and always draws the major labels, however crowded: a short axis at the presentation's font
-shows its numbers run together ("020406080"). This axis widens
-the spacing (1, 2, 5 × 10ⁿ) until each label, the widest one, has a space's gap either side.
-"""
+"""`SpacedAxis`: a horizontal number axis whose labels never run together: pyqtgraph spaces ticks by
+the axis' length alone, so this widens the spacing (1, 2, 5 × 10ⁿ) until the widest label has a gap."""
 from __future__ import annotations
 
 import math
@@ -12,18 +7,9 @@ import math
 import pyqtgraph as pg
 from PySide6.QtGui import QFontMetricsF
 
+from model.inference.labels import nice_at_least
+
 GAP_CHARS = 2  # the room between two labels, in widths of "0"
-
-
-def nice_at_least(step: float) -> float:
-    """The smallest 1, 2 or 5 × 10ⁿ at least `step`."""
-    if step <= 0:
-        return 1.0
-    power = 10.0 ** math.floor(math.log10(step))
-    for mantissa in (1.0, 2.0, 5.0, 10.0):
-        if mantissa * power >= step * (1 - 1e-9):
-            return mantissa * power
-    return 10.0 * power
 
 
 class SpacedAxis(pg.AxisItem):

@@ -1,8 +1,6 @@
-"""`TokenHeatmap`: a `Heatmap` of [query, key] weights inside a fixed T×T frame, so a decoding
-step's map *grows* by one row and one column per step (Section 3.2.3). Over the shared map: the
-frame's outline, the query row in the accent colour, the causal mask's edge (when the mask is
-off) and the line after a decoder-only model's prompt.
-"""
+"""`TokenHeatmap`: a `Heatmap` of [query, key] weights in a fixed T×T frame, so a decoding step's
+map grows by a row and a column per step (Section 3.2.3), with the query row framed, the causal
+mask's edge (mask off) and the line after a decoder-only model's prompt."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,26 +11,9 @@ from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
-from explorer.drawing.label_axis import display_piece, label_font
-
-
-def fitted_ticks(labels: list[str], slot_px: float, char_px: float, offset: float = 0.0) -> list[tuple[float, str]]:
-    """Tick labels for bar charts, `slot_px` pixels each: shortened with … when they do not fit,
-    and when not even one character fits, only every k-th label."""
-    fit = int((slot_px - 2) / char_px)
-    step = 1
-    if fit < 1:
-        step = int(np.ceil(2 * char_px / max(slot_px, 1.0)))
-        fit = 1
-    out = []
-    for i, label in enumerate(labels):
-        if i % step:
-            continue
-        text = display_piece(label)
-        if len(text) > fit:
-            text = text[: fit - 1] + "…" if fit >= 2 else text[0]
-        out.append((i + offset, text))
-    return out
+from explorer.drawing.label_axis import label_font
+from model.inference.labels import display_piece as display_piece  # (the bar charts import these here)
+from model.inference.labels import fitted_ticks as fitted_ticks
 
 
 def _staircase(rows: int, cols: int) -> QPainterPath:
@@ -72,10 +53,9 @@ class TokenHeatmap(Heatmap):
                  frame: tuple[int, int] | None = None, blocked: np.ndarray | None = None,
                  highlight_row: int | None = None, levels: tuple[float, float] = (0.0, 1.0),
                  boundary: bool = False, separator: int | None = None) -> None:
-        """Show `matrix` (r × c) in the top-left of a `frame` grid (default: its own size), labelled
-        with the frame's tokens; `blocked` (r × c bool) cells are hatched; `highlight_row` is framed
-        in the accent colour; `boundary` draws where the causal mask would cut; `separator` (a
-        decoder-only model's <bos> + prompt length) draws a line below/right of that many tokens."""
+        """`matrix` (r × c) in the top-left of a `frame` grid labelled with its tokens; `blocked`
+        cells hatched, `highlight_row` framed, `boundary`: the causal mask's edge, `separator`: a
+        line after that many tokens (<bos> + a decoder-only model's prompt)."""
         matrix = np.asarray(matrix, dtype=np.float32)
         rows, cols = matrix.shape
         fr, fc = frame or (rows, cols)

@@ -99,6 +99,12 @@ def shift_error(table: np.ndarray, k: int, layout: str = "interleaved") -> float
     return float(np.abs(rotate(table[: length - k], k, layout) - table[k:]).max())
 
 
+def symmetric_levels(*arrays: np.ndarray) -> tuple[float, float]:
+    """(−m, m) with m the largest |value| (1 for none), so white is exactly 0 on a diverging map."""
+    m = max((float(np.abs(a).max()) for a in arrays if a.size), default=0.0)
+    return (-m, m) if m > 0 else (-1.0, 1.0)
+
+
 def similarity(table: np.ndarray) -> np.ndarray:
     """(L, L) dot products PE(p)·PE(q); for sinusoids = Σ_i cos(ω_i (p − q)), largest near the diagonal."""
     t = np.ascontiguousarray(table, dtype=np.float32)  # float32: a 1024 × 2048 table stays well under a second
@@ -309,6 +315,23 @@ class EmbeddingSum:
     @property
     def total(self) -> np.ndarray:
         return self.arrays[-2 if self.normed else -1]
+
+    def summary(self, stack: str) -> str:
+        """What was recorded and how well the terms add up (and, BERT, how the norm checks)."""
+        summed = " + ".join(short for _, _, short in self.terms[:len(self.addends)])
+        text = (f"Recorded in this forward pass ({', '.join(name for name, _, _ in self.terms)}); "
+                f"max |{summed} − input| = {self.error:.1e}.")
+        if self.normed:
+            text += (" BERT then normalises the sum: LayerNorm(x) = (x − mean)/√(var + ε)·γ + β over each token's "
+                     "d_model values")
+            if self.norm_error is not None:
+                text += f" (max |LayerNorm(sum) − {stack}.input_norm| = {self.norm_error:.1e} with the model's γ, β)"
+            text += "; that, not the sum, enters layer 1. The LayerNorm map has its own colour scale, the others share one."
+        else:
+            text += f" The same colour scale for all {len(self.arrays)}."
+        if not any(name == f"{stack}.positional" for name, _, _ in self.terms):
+            text += " Rotary positions add nothing here: each layer turns q and k instead (the RoPE tab)."
+        return text
 
 
 def embedding_sum(trace, stack: str, model=None) -> EmbeddingSum:

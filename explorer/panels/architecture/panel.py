@@ -1,10 +1,6 @@
-"""The architecture panel: Figure 1 of the paper, drawn from the loaded model, live.
-
-Each block shows the real shape of the tensor flowing out of it for the current input;
-clicking a block moves the forward-pass stepper there (`state.select_step_named`), and the
-stepper's current step lights its block up. Layers can be collapsed into one "N×" layer (the
-paper's drawing) or expanded to all N.
-"""
+"""The architecture panel: Figure 1 of the paper drawn from the loaded model, each block with the
+shape of the tensor flowing out of it; a click steps the forward pass there and the current step
+lights its block up. Layers collapse into one "N×" layer (the paper's drawing) or expand to all N."""
 from __future__ import annotations
 
 import re
@@ -14,8 +10,7 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QGraphicsScene, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from explorer import style
-from explorer.panels.architecture.diagram_items import BlockItem
-from explorer.panels.architecture.figure1 import Figure, Figure1Builder
+from explorer.panels.architecture.figure1 import BlockItem, Figure, Figure1Builder
 from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.screen import ScreenClass
 from explorer.state import attention_of_step
@@ -27,9 +22,8 @@ _LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.")
 
 
 def _tokens_line(pieces: list[str] | None, font, width: float, characters: bool = False) -> str:
-    """The tokens separated by spaces, in one column's width. Where that is too wide and the
-    tokenizer reads characters (`characters`), the characters stand together, the specials
-    apart ("<bos> 2026-11-22"); only then is the line elided."""
+    """The tokens separated by spaces, in `width`; too wide for a character tokenizer, its letters
+    stand together ("<bos> 2026-11-22"); only then is the line elided."""
     if not pieces:
         return ""
     metrics = QFontMetricsF(font)
@@ -58,8 +52,8 @@ class ArchitecturePanel(QWidget):
         self.scene = QGraphicsScene(self)
         self.view = ZoomView(self.scene, self)
 
-        self.expand_button = QToolButton(text="Expand all layers", checkable=True)
-        self.expand_button.setToolTip("Draw every layer instead of one layer marked N×")
+        self.expand_button = QToolButton(text="Expand all layers", checkable=True,
+                                         toolTip="Draw every layer instead of one layer marked N×")
         self.expand_button.toggled.connect(self.set_expanded)
         self.row = buttons = QHBoxLayout()
         buttons.addWidget(self.expand_button)
@@ -67,10 +61,8 @@ class ArchitecturePanel(QWidget):
         for label, tip, slot in (("−", "Zoom out", lambda: self.view.zoom(1 / 1.25)),
                                  ("+", "Zoom in", lambda: self.view.zoom(1.25)),
                                  ("Fit", "Fit the whole figure", self.view.fit)):
-            b = QToolButton(text=label)
+            b = QToolButton(text=label, toolTip=tip, minimumWidth=40)
             self.zoom_buttons.append(b)
-            b.setToolTip(tip)
-            b.setMinimumWidth(40)
             b.clicked.connect(slot)
             buttons.addWidget(b)
         self.caption = QLabel("Click a block to step to it.")  # one row with the buttons: room for the figure
@@ -114,15 +106,13 @@ class ArchitecturePanel(QWidget):
         self.row.addWidget(widget)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """WIDE and PROJECTOR: the buttons and the current step's caption on one row over the
-        figure (presenting: Fit alone of the zoom buttons, the wheel zooms). NARROW: the caption
-        folded into the figure's tooltip and the zoom buttons gone (the wheel zooms), so the
-        figure keeps the room."""
+        """NARROW: no caption and no zoom buttons (the wheel zooms), so the figure keeps the room;
+        presenting: Fit alone of the zoom buttons, beside the tour's offer."""
         narrow = cls is ScreenClass.NARROW
         presentation = getattr(getattr(self.window(), "lecture", None), "presentation", None)
         presenting = presentation is not None and presentation.active
         self.caption.setVisible(not narrow)
-        for button in self.zoom_buttons:  # (presenting keeps Fit: the row has the tour's offer)
+        for button in self.zoom_buttons:
             button.setVisible(not narrow and not (presenting and button.text() != "Fit"))
 
     # -- building ---------------------------------------------------------------------------
@@ -220,9 +210,8 @@ class ArchitecturePanel(QWidget):
         self._on_step(self.state.step)
 
     def _token_room(self, axis: str) -> float:
-        """A token line's box: its column's width, so it never reaches the positional encoding
-        beside the column (a longer line is shortened with "…", the whole in the tooltip). The
-        output line tops the figure with nothing beside it: twice its column's width."""
+        """A token line's width: its column's, clear of the ∿ beside it; the output line, with
+        nothing beside it, twice that."""
         widths = self.figure.column_width
         room = widths.get(axis) or widths.get("tgt") or widths.get("src") or 200.0
         return 2 * room if axis == "out" else room

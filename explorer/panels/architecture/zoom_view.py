@@ -6,7 +6,7 @@ from PySide6.QtGui import QBrush, QPainter
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsScene, QGraphicsSimpleTextItem, QGraphicsView
 
 from explorer import style, theme
-from explorer.panels.architecture.diagram_items import THEME_ROLE, StackBox
+from explorer.panels.architecture.figure1 import THEME_ROLE, StackBox
 
 
 class ZoomView(QGraphicsView):

@@ -1,20 +1,15 @@
-"""View 4 of the positional-encoding panel: for the current input, the scaled token embedding,
-the positional encoding and their sum — the three tensors the model records (Sections 3.4–3.5).
-
-A BERT encoder (MiniLM) builds its input differently, and the view shows what it really
-does: E[token] unscaled + P[pos] (learned) + T[0] (the token-type vector) = the sum
-(`encoder.input`), then a LayerNorm (`encoder.input_norm`) is what enters layer 1. The
-LayerNorm is checked against its own formula with the model's γ, β and ε.
-"""
+"""The positional panel's "This input": the scaled token embedding, the positional encoding and
+their sum as the model recorded them (Sections 3.4–3.5); for BERT also T[0] and the LayerNorm of the
+sum, checked against its formula with the model's γ, β and ε."""
 from __future__ import annotations
 
 import numpy as np
+from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
-from explorer.panels.positional.views import symmetric_levels
-from model.interpret.positions import embedding_sum
+from model.interpret.positions import embedding_sum, symmetric_levels
 
 STACKS = {"encoder": "Encoder (source)", "decoder": "Decoder (target)"}
 MAX_MAPS = 5  # E, + P, + T, = sum, LayerNorm (BERT); three for the paper's model
@@ -23,15 +18,10 @@ MAX_MAPS = 5  # E, + P, + T, = sum, LayerNorm (BERT); three for the paper's mode
 class InputView(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.stack_box = QComboBox()
-        self.stack_box.setFont(st.font(st.LABEL_PT))
-        self.check = QLabel(" ")
-        self.check.setFont(st.font(st.TICK_PT))
-        self.check.setWordWrap(True)
+        self.stack_box = QComboBox(font=st.font(st.LABEL_PT))
+        self.check = QLabel(" ", font=st.font(st.TICK_PT), wordWrap=True)
         row = QHBoxLayout()
-        label = QLabel("Side:")
-        label.setFont(st.font(st.LABEL_PT))
-        row.addWidget(label)
+        row.addWidget(QLabel("Side:", font=st.font(st.LABEL_PT)))
         row.addWidget(self.stack_box)
         row.addWidget(self.check, 1)
         self.maps = [Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), square=False) for _ in range(MAX_MAPS)]
@@ -59,13 +49,12 @@ class InputView(QWidget):
         self.result, self.model = result, getattr(bundle, "model", None)
         stacks = [s for s in STACKS if result is not None and f"{s}.input" in result.trace] if result is not None else []
         current = self.stack_box.currentData()
-        self.stack_box.blockSignals(True)
-        self.stack_box.clear()
-        for s in stacks:
-            self.stack_box.addItem(STACKS[s], s)
-        if current in stacks:
-            self.stack_box.setCurrentIndex(stacks.index(current))
-        self.stack_box.blockSignals(False)
+        with QSignalBlocker(self.stack_box):
+            self.stack_box.clear()
+            for s in stacks:
+                self.stack_box.addItem(STACKS[s], s)
+            if current in stacks:
+                self.stack_box.setCurrentIndex(stacks.index(current))
         self._draw()
 
     def _draw(self) -> None:
@@ -78,8 +67,7 @@ class InputView(QWidget):
                 m.set_title("")
             self.check.setText("Run an input to see its embeddings.")
             return
-        trace = self.result.trace
-        checked = embedding_sum(trace, stack, self.model)
+        checked = embedding_sum(self.result.trace, stack, self.model)
         terms, arrays, normed, addends, total = checked.terms, checked.arrays, checked.normed, checked.addends, checked.total
         self.terms, self.values = [name for name, _, _ in terms], tuple(arrays)
         self.error, self.norm_error = checked.error, checked.norm_error
@@ -95,16 +83,4 @@ class InputView(QWidget):
             m.set_levels(lv)
             m.set_data(values, labels, [str(c) for c in range(values.shape[1])])
             m.set_title(f"{title} (±{lv[1]:.2g})" if own else title)
-        names = ", ".join(self.terms)
-        summed = " + ".join(short for _, _, short in terms[:len(addends)])
-        text = f"Recorded in this forward pass ({names}); max |{summed} − input| = {self.error:.1e}."
-        if normed:
-            text += " BERT then normalises the sum: LayerNorm(x) = (x − mean)/√(var + ε)·γ + β over each token's d_model values"
-            if self.norm_error is not None:
-                text += f" (max |LayerNorm(sum) − {stack}.input_norm| = {self.norm_error:.1e} with the model's γ, β)"
-            text += "; that, not the sum, enters layer 1. The LayerNorm map has its own colour scale, the others share one."
-        else:
-            text += f" The same colour scale for all {len(arrays)}."
-        if f"{stack}.positional" not in trace:
-            text += " Rotary positions add nothing here: each layer turns q and k instead (the RoPE tab)."
-        self.check.setText(text)
+        self.check.setText(checked.summary(stack))

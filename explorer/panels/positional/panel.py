@@ -1,15 +1,10 @@
-"""Positional-encoding panel (Section 3.5): the sinusoids as waves and as a heatmap, how alike
-positions are and why an offset is a linear map, and what the current input actually adds.
-
-Values are the model's own: its `positional.table` buffer (or, for a d_model / length the
-model does not have, the same `get_positional_encoding` function it was built with). A model
-with learned positional embeddings (Table 3 row E) shows its learned table, labelled so. A
-Marian (opus-mt) model uses the same sinusoids with sin in the first d/2 dims and cos in the
-second ("sinusoidal_halves"): its own table is shown in that layout and labelled so.
-"""
+"""Positional-encoding panel (Section 3.5): the sinusoids as waves and as a map, how alike positions
+are and why an offset is a linear map, what the current input adds, and rotary positions. Values are
+the model's own table (learned, or Marian's sin-then-cos layout, labelled so) or its formula."""
 from __future__ import annotations
 
 import numpy as np
+from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import QCheckBox, QLabel, QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget
 from superqt import QFlowLayout
 
@@ -63,16 +58,9 @@ class PositionalPanel(QWidget):
         if name == "input_view":
             if self.state.result is not None:
                 view.set_result(self.state.result, self.state.bundle)
-            return
-        if self._drawn_args is None or name == "rope_view":  # (the RoPE view follows the session itself)
-            return
-        table, learned, kind, title, layout = self._drawn_args
-        if name == "waves":
-            view.set_table(table, learned, kind, layout)
-        elif name == "heatmap":
-            view.set_table(table, learned, title, layout)
-        elif name == "similarity":
-            view.set_table(table, learned, "", layout)
+        elif name != "rope_view" and self._drawn_args is not None:  # (the RoPE view follows the session)
+            table, learned, formula, title, layout = self._drawn_args
+            view.set_table(table, learned, formula if name == "waves" else title, layout)
 
     def _on_result(self, result) -> None:
         shown = self.pages.built_pages().get("input_view")
@@ -80,36 +68,23 @@ class PositionalPanel(QWidget):
             shown.set_result(result, self.state.bundle)
 
     def _build(self) -> None:
-        self.d_spin, self.len_spin = QSpinBox(), QSpinBox()
-        self.d_spin.setRange(2, MAX_D_MODEL)
-        self.d_spin.setSingleStep(2)
-        self.d_spin.setValue(PAPER_D_MODEL)
-        self.len_spin.setRange(2, MAX_POSITIONS)
-        self.len_spin.setValue(DEFAULT_POSITIONS)
-        self.learned_box = QCheckBox("learned table")
-        self.learned_box.setToolTip("This model learns its positional embeddings (Table 3 row E): show them")
-        self.reset_button = QPushButton("Model's sizes")  # ("Use the model's" read as a cut-off label)
-        self.reset_button.setToolTip("Back to the loaded model's d_model and length")
-        self.source_label = QLabel(" ")
-        self.source_label.setWordWrap(True)
+        font = st.font(st.LABEL_PT)
+        self.d_spin = QSpinBox(minimum=2, maximum=MAX_D_MODEL, singleStep=2, value=PAPER_D_MODEL, font=font)
+        self.len_spin = QSpinBox(minimum=2, maximum=MAX_POSITIONS, value=DEFAULT_POSITIONS, font=font)
+        self.learned_box = QCheckBox("learned table", font=font,
+                                     toolTip="This model learns its positional embeddings (Table 3 row E): show them")
+        self.reset_button = QPushButton("Model's sizes", font=font, toolTip="Back to the loaded model's d_model and length")
+        self.source_label = QLabel(" ", wordWrap=True, font=st.font(st.TICK_PT))
+        set_sheet(self.source_label, "color: {muted};")
         row = QWidget()  # the sizes and buttons wrap onto a second line where one is too narrow
         flow = QFlowLayout(row)
         flow.setContentsMargins(0, 0, 0, 0)
-        for text, widget in (("d_model", self.d_spin), ("positions", self.len_spin)):
-            label = QLabel(text)
-            label.setFont(st.font(st.LABEL_PT))
-            flow.addWidget(label)
+        for widget in (QLabel("d_model", font=font), self.d_spin, QLabel("positions", font=font), self.len_spin,
+                       self.learned_box, self.reset_button):
             flow.addWidget(widget)
-        for widget in (self.d_spin, self.len_spin, self.learned_box, self.reset_button):
-            widget.setFont(st.font(st.LABEL_PT))
-        flow.addWidget(self.learned_box)
-        flow.addWidget(self.reset_button)
-        self.source_label.setFont(st.font(st.TICK_PT))
-        set_sheet(self.source_label, "color: {muted};")
 
         self.state.panelRequested.connect(self._on_requested)
-        self.tabs = QTabWidget()
-        self.tabs.setFont(st.font(st.LABEL_PT))
+        self.tabs = QTabWidget(font=font)
         self.pages = DeferredPages(self.tabs, on_built=self._draw_page)
         for name, text, factory in (("waves", "Waves", WavesView), ("heatmap", "Position × dimension", PEHeatmapView),
                                     ("similarity", "Similarity && shift", SimilarityShiftView),
@@ -160,17 +135,15 @@ class PositionalPanel(QWidget):
             return
         cfg = bundle.config
         for spin, value in ((self.d_spin, cfg.d_model), (self.len_spin, min(cfg.max_len, DEFAULT_POSITIONS))):
-            spin.blockSignals(True)
-            spin.setValue(value)
-            spin.blockSignals(False)
+            with QSignalBlocker(spin):
+                spin.setValue(value)
         self.refresh()
 
     def _on_bundle(self, bundle) -> None:
         learned = bundle.config.positional == "learned"
-        self.learned_box.blockSignals(True)
-        self.learned_box.setEnabled(learned)
-        self.learned_box.setChecked(learned)
-        self.learned_box.blockSignals(False)
+        with QSignalBlocker(self.learned_box):
+            self.learned_box.setEnabled(learned)
+            self.learned_box.setChecked(learned)
         shown = self.pages.built_pages().get("input_view")
         if shown is not None:
             shown.set_result(None)
@@ -182,9 +155,8 @@ class PositionalPanel(QWidget):
         learned_mode = bundle is not None and bundle.config.positional == "learned" and self.learned_box.isChecked()
         self.d_spin.setEnabled(not learned_mode)
         if learned_mode and self.d_spin.value() != bundle.config.d_model:
-            self.d_spin.blockSignals(True)
-            self.d_spin.setValue(bundle.config.d_model)
-            self.d_spin.blockSignals(False)
+            with QSignalBlocker(self.d_spin):
+                self.d_spin.setValue(bundle.config.d_model)
         self.table, self.source, text = positional_table(bundle, self.d_spin.value(), self.len_spin.value(),
                                                          self.learned_box.isChecked())  # the model's own values if it has them
         self.pe_layout = "interleaved" if self.source == "learned" else pair_layout(bundle)

@@ -1,17 +1,10 @@
-"""The Positional panel's "RoPE" tab: rotary positions beside the paper's sinusoids.
-
-Left: how far each 2-D pair (dimensions 2i, 2i+1) of a head vector is turned at each position,
-m·θ_i with θ_i = base^(−2i/d_k): the same geometric ladder of speeds as the sinusoids of
-Section 3.5, applied as a rotation of q and k instead of a vector added to the embedding.
-Right: the relative-position property on the model's own vectors: one query and one key of
-its first self-attention layer placed at m and n, for several n at each offset m − n. With
-RoPE every row holds one number (the score depends on m − n only); for a model that adds
-sinusoids the rows vary along n (computed through its first layer), the comparison.
-"""
+"""The positional panel's "RoPE" tab. Left: how far each pair of a head vector turns at each
+position, m·θ_i (the sinusoids' ladder of speeds, as a rotation of q and k). Right: the model's own
+q and k placed at m and n for several n per offset m − n: with RoPE each row holds one number."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 from explorer import style
@@ -30,20 +23,14 @@ class RopeView(QWidget):
         super().__init__(parent)
         self.state = state
         self.scores = None  # positions.OffsetScores drawn now
-        self.note = QLabel()
-        self.note.setWordWrap(True)
-        self.note.setFont(style.font(style.BASE_POINT_SIZE))
+        self.note = QLabel(wordWrap=True, font=style.font(style.BASE_POINT_SIZE))
         self.angles = Heatmap(colour_bar=True, square=False)
         self.angles.set_axis_names("position m", "pair i")
         self.table = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, numbers=True, colour_bar=False)
         self.table.set_axis_names("m − n", "key at n")
-        self.head = QSpinBox()
-        self.head.setPrefix("head ")
+        self.head = QSpinBox(prefix="head ")
         self.head.valueChanged.connect(self.refresh)
-        self.verdict = QLabel()
-        self.verdict.setWordWrap(True)
-        self.verdict.setTextFormat(Qt.RichText)
-        self.verdict.setFont(style.font(style.BASE_POINT_SIZE))
+        self.verdict = QLabel(wordWrap=True, textFormat=Qt.RichText, font=style.font(style.BASE_POINT_SIZE))
         right = QVBoxLayout()
         right.addWidget(self.head, 0, Qt.AlignLeft)
         right.addWidget(self.table, 1)
@@ -66,9 +53,8 @@ class RopeView(QWidget):
         cfg = bundle.config
         rotary = cfg.positional == "rope"
         base = cfg.rope_base if rotary else ROPE_BASE
-        self.head.blockSignals(True)
-        self.head.setRange(1, cfg.n_heads)  # counted from 1, as every panel names heads
-        self.head.blockSignals(False)
+        with QSignalBlocker(self.head):
+            self.head.setRange(1, cfg.n_heads)  # counted from 1, as every panel names heads
         shown = min(SHOWN_POSITIONS, cfg.max_len)
         angle = turns(shown, cfg.d_k, base).numpy()
         self.angles.set_data(angle, [str(m) for m in range(shown)], [str(i) for i in range(angle.shape[1])],

@@ -1,5 +1,5 @@
-"""Views 2 and 3 of the positional-encoding panel: the position × dimension heatmap, and the
-similarity of positions with the linear-shift demonstration (PE(pos+k) = M_k·PE(pos))."""
+"""The positional panel's position × dimension map, and the similarity of positions beside the
+linear shift PE(pos+k) = M_k·PE(pos) (Section 3.5)."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,30 +10,16 @@ from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
 from explorer.theme import notifier
-from model.interpret.positions import rotation, shift_error, similarity
-
-
-def symmetric_levels(*arrays: np.ndarray) -> tuple[float, float]:
-    """(−m, m) with m the largest |value|, so white is exactly 0 on the diverging map."""
-    m = max(float(np.abs(a).max()) for a in arrays if a.size) if arrays else 1.0
-    m = m if m > 0 else 1.0
-    return -m, m
+from model.interpret.positions import rotation, shift_error, similarity, symmetric_levels
 
 
 class PEHeatmapView(QWidget):
-    """Every position (rows) × every dimension (columns), blue −1 … white 0 … red +1.
-
-    The model stores sin and cos interleaved (dims 2i, 2i+1); "sin dims, then cos dims"
-    regroups the columns (labels keep the true dimension) into the familiar two fans. A Marian
-    model already stores them so ("halves" layout): its columns are shown as they are.
-    """
+    """Every position × every dimension, blue −1 … white 0 … red +1; "sin dims first" regroups the
+    interleaved columns (labels keep the true dimension) into two fans, as a Marian model stores them."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.grouped = QCheckBox("sin dims first, then cos dims")  # short: it fits beside the map at presentation scale
-        self.grouped.setToolTip("Columns regrouped: every sin dimension, then every cos dimension; "
-                                "the labels keep the true dimension")
-        self.grouped.setFont(st.font(st.TICK_PT))
+        self.grouped = QCheckBox("sin dims first, then cos dims", font=st.font(st.TICK_PT))
         self.heatmap = Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), colour_bar="PE(pos, i)", square=False)
         self.heatmap.set_axis_names("position pos", "dimension i")
         lay = QVBoxLayout(self)
@@ -52,7 +38,7 @@ class PEHeatmapView(QWidget):
         halves = layout == "halves"
         self.grouped.setEnabled(not halves)
         self.grouped.setToolTip("This model already stores the sines in dims 0…d/2−1 and the cosines in d/2…d−1"
-                                if halves else "")
+                                if halves else "Every sin dimension, then every cos one; the labels keep the true dimension")
         self.columns = (np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
                         if self.grouped.isChecked() and not halves else np.arange(d))
         levels = symmetric_levels(table) if learned else (-1.0, 1.0)
@@ -91,14 +77,10 @@ class SimilarityShiftView(QWidget):
             spin.setValue(value)
             spin.valueChanged.connect(self._update_shift)
         self.k_spin.setMinimum(1)
-        self.result = QLabel(" ")
-        self.result.setFont(st.font(st.LABEL_PT))
-        self.result.setWordWrap(True)
+        self.result = QLabel(" ", font=st.font(st.LABEL_PT), wordWrap=True)
         controls = QHBoxLayout()
         for text, spin in (("pos", self.pos_spin), ("offset k", self.k_spin)):
-            label = QLabel(text)
-            label.setFont(st.font(st.LABEL_PT))
-            controls.addWidget(label)
+            controls.addWidget(QLabel(text, font=st.font(st.LABEL_PT)))
             controls.addWidget(spin)
         controls.addStretch(1)
         right = QVBoxLayout()

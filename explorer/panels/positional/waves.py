@@ -1,36 +1,28 @@
-"""View 1 of the positional-encoding panel: PE(pos, i) against position for chosen dimensions.
-
-Each chosen pair i is one colour: sin (dim 2i) solid, cos (dim 2i+1) dashed, and the legend
-gives its wavelength 2π·10000^(2i/d_model) — the geometric progression of Section 3.5. The
-dots are the values the model adds (defined at whole positions only); the thin line through
-them is the same formula between positions, so a fast wave is not mistaken for a zig-zag.
-A Marian model stores pair i in dims i and d/2 + i ("halves" layout): the labels say so.
-"""
+"""The positional panel's waves: PE(pos, i) against position, one colour per chosen pair (sin
+solid, cos dashed) with its wavelength 2π·10000^(2i/d) (Section 3.5). Dots are the model's values,
+the thin line the same formula between positions, so a fast wave is not read as a zig-zag."""
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from explorer import style
 from explorer.drawing import plot_style as st
-from explorer.theme import notifier, set_sheet
+from explorer.panels.texts import text_label
+from explorer.theme import notifier
 from model.interpret.positions import default_pairs, pair_dims, pair_wavelength, sinusoid_curve
 
 SMOOTH = 8  # formula samples per position for the line between the dots
 
 
-def wavelength_text(value: float) -> str:
-    return f"{value:.5g}"
-
-
 COMPACT_HEIGHT = 280  # px at the normal scale (× the presentation's): lower, the legend takes one line
+KEY = "dots: the model's values · lines: the formula between positions · λ = 2π·10000^(2i/d)"
+
 
 class WavesView(QWidget):
-    """Signals: pairsChanged(list of pair indices). `curves` holds (dimension, dots item)."""
-
-    pairsChanged = Signal(list)
+    """The chosen pairs' curves: `curves` and `lines` hold (dimension, plot item)."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -38,10 +30,8 @@ class WavesView(QWidget):
         self.pairs_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.pairs_list.setFont(st.font(st.TICK_PT))
         self.pairs_list.setMaximumWidth(230)
-        hint = QLabel("Dimension pairs\nctrl-click: several")
-        hint.setFont(st.font(st.TICK_PT))
         left = QVBoxLayout()
-        left.addWidget(hint)
+        left.addWidget(QLabel("Dimension pairs\nctrl-click: several", font=st.font(st.TICK_PT)))
         left.addWidget(self.pairs_list, 1)
         self.canvas = st.graphics_widget()
         self.plot = self.canvas.addPlot(row=0, col=0)
@@ -51,15 +41,10 @@ class WavesView(QWidget):
         st.style_axis(self.plot.getAxis("left"), "PE")  # short on any plot; the tooltip names it whole
         self.plot.getAxis("left").setToolTip("PE(pos, dim): the encoding's value at position pos, dimension dim")
         self.plot.getAxis("left").enableAutoSIPrefix(False)  # show the values themselves, no "(x0.001)"
-        self.legend = QLabel()  # under the plot, never over the waves; rich text wraps and stays big
-        self.legend.setFont(st.font(st.TICK_PT))
-        self.legend.setWordWrap(True)
-        set_sheet(self.legend, "background: {canvas}; color: {text}; padding: 4px 10px;")
-        self.formula = QLabel()  # over the plot; Qt wraps it between its formulas where the view is narrow
-        self.formula.setFont(st.font(st.TITLE_PT))
-        self.formula.setWordWrap(True)
+        # the legend under the plot, never over the waves; the formula over it, wrapped between its halves
+        self.legend = text_label("", st.TICK_PT, sheet="background: {canvas}; color: {text}; padding: 4px 10px;")
+        self.formula = text_label("", st.TITLE_PT, sheet="background: {canvas}; color: {text}; padding: 2px 10px;")
         self.formula.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-        set_sheet(self.formula, "background: {canvas}; color: {text}; padding: 2px 10px;")
         right = QVBoxLayout()
         right.setSpacing(0)
         right.addWidget(self.formula)
@@ -69,19 +54,18 @@ class WavesView(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(left)
         lay.addLayout(right, 1)
-        self.curves: list[tuple[int, pg.PlotDataItem]] = []  # (dimension, the model's values)
-        self.lines: list[tuple[int, pg.PlotDataItem]] = []  # (dimension, the formula between positions)
+        self.curves: list[tuple[int, pg.PlotDataItem]] = []
+        self.lines: list[tuple[int, pg.PlotDataItem]] = []
         self.table: np.ndarray | None = None
         self.learned = False
         self.pe_layout = "interleaved"  # where pair i lives: dims (2i, 2i+1), or (i, d/2 + i) for Marian
         self._d_model = 0
         self.compact: bool | None = None  # short: the legend's key in its tooltip
-        self.pairs_list.itemSelectionChanged.connect(self._on_selection)
+        self.pairs_list.itemSelectionChanged.connect(self._rebuild)
         notifier().changed.connect(self._rebuild)  # the curves' colours and the legend's text follow the theme
 
     def resizeEvent(self, event) -> None:  # noqa: N802
-        """The pairs list as wide as its longest entry at the current font (presentation scales
-        it), so "10, 11  λ = 26.49" is never cut; never more than a third of the view."""
+        """The pairs list as wide as its longest entry, at most a third of the view."""
         super().resizeEvent(event)
         widest = self.pairs_list.sizeHintForColumn(0) if self.pairs_list.count() else 0
         room = widest + self.pairs_list.verticalScrollBar().sizeHint().width() + 2 * self.pairs_list.frameWidth() + 8
@@ -90,9 +74,8 @@ class WavesView(QWidget):
         self._fit_height()
 
     def _fit_height(self) -> None:
-        """Short (a tour's caption over a short screen): the legend's second line (what dots and
-        lines are, λ's formula) goes to its tooltip."""
-        compact = self.height() < COMPACT_HEIGHT * style.scale()  # (the text grows with the scale: so does the need)
+        """Short: the legend's second line (what dots and lines are) goes to its tooltip."""
+        compact = self.height() < COMPACT_HEIGHT * style.scale()
         if compact != self.compact:
             self.compact = compact
             self._rebuild()
@@ -101,11 +84,10 @@ class WavesView(QWidget):
         return sorted(item.data(Qt.ItemDataRole.UserRole) for item in self.pairs_list.selectedItems())
 
     def select_pairs(self, pairs: list[int]) -> None:
-        self.pairs_list.blockSignals(True)
-        for row in range(self.pairs_list.count()):
-            item = self.pairs_list.item(row)
-            item.setSelected(item.data(Qt.ItemDataRole.UserRole) in pairs)
-        self.pairs_list.blockSignals(False)
+        with QSignalBlocker(self.pairs_list):
+            for row in range(self.pairs_list.count()):
+                item = self.pairs_list.item(row)
+                item.setSelected(item.data(Qt.ItemDataRole.UserRole) in pairs)
         self._rebuild()
 
     def set_table(self, table: np.ndarray, learned: bool, title: str, layout: str = "interleaved") -> None:
@@ -115,22 +97,16 @@ class WavesView(QWidget):
         self.table, self.learned, self.pe_layout = table, learned, layout
         if not same or self.pairs_list.count() == 0:
             self._d_model = d_model
-            self.pairs_list.blockSignals(True)
-            self.pairs_list.clear()
-            for i in range(d_model // 2):
-                a, b = pair_dims(d_model, i, layout)
-                item = QListWidgetItem(f"{a}, {b}" if learned else
-                                       f"{a}, {b}   λ = {wavelength_text(pair_wavelength(d_model, i))}")
-                item.setData(Qt.ItemDataRole.UserRole, i)
-                self.pairs_list.addItem(item)
-            self.pairs_list.blockSignals(False)
+            with QSignalBlocker(self.pairs_list):
+                self.pairs_list.clear()
+                for i in range(d_model // 2):
+                    a, b = pair_dims(d_model, i, layout)
+                    item = QListWidgetItem(f"{a}, {b}" if learned else f"{a}, {b}   λ = {pair_wavelength(d_model, i):.5g}")
+                    item.setData(Qt.ItemDataRole.UserRole, i)
+                    self.pairs_list.addItem(item)
         self.formula.setText(" · ".join(f"<span style='white-space:nowrap'>{part}</span>"  # breaks between
                                          for part in title.split(" · ")))                   # formulas only
         self.select_pairs(keep)
-
-    def _on_selection(self) -> None:
-        self._rebuild()
-        self.pairsChanged.emit(self.selected_pairs())
 
     def _rebuild(self) -> None:
         """Curves for the chosen pairs (rebuilt on a selection or table change, not per frame)."""
@@ -146,7 +122,7 @@ class WavesView(QWidget):
         for n, i in enumerate(self.selected_pairs()):
             series = st.current().series
             color = series[n % len(series)]
-            lam = wavelength_text(pair_wavelength(self._d_model, i))
+            lam = f"{pair_wavelength(self._d_model, i):.5g}"
             sin_dim, cos_dim = pair_dims(self._d_model, i, self.pe_layout)
             if self.learned:
                 entries.append(f"<span style='color:{color}; white-space:nowrap'>━━ dim {sin_dim} &nbsp;╍╍ dim {cos_dim}</span>")
@@ -169,10 +145,7 @@ class WavesView(QWidget):
         if self.learned:
             self.legend.setText("<b>Learned</b> dimensions: " + sep.join(entries))
         else:
-            key = ("dots: the model's values · lines: the formula between positions · "
-                   "λ = 2π·10000^(2i/d)")
-            self.legend.setText(sep.join(entries) + ("" if self.compact else
-                                                     f"<br><span style='color:{st.current().muted}'>{key}</span>"))
-            self.legend.setToolTip("\n".join(tips) + ("\ndots: the model's values · lines: the formula between "
-                                                       "positions · λ = 2π·10000^(2i/d)" if self.compact else ""))
+            key = f"<br><span style='color:{st.current().muted}'>{KEY}</span>"
+            self.legend.setText(sep.join(entries) + ("" if self.compact else key))
+            self.legend.setToolTip("\n".join(tips + ([KEY] if self.compact else [])))
         self.plot.enableAutoRange()

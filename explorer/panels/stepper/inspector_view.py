@@ -8,7 +8,6 @@ from PySide6.QtCore import QPointF
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
-from explorer.drawing.plot_style import free_colorbar_axis
 from model.nn.step_summary import TOKEN_AXES, colour_scale, format_value
 
 SCALE_RULE = "weight: 0–1 on every map"
@@ -29,7 +28,7 @@ class TensorView(Heatmap):
         super().__init__(colour_bar=True, square=False, parent=parent)
         self.widget, self.colorbar = self.canvas, self.bar
         self.left, self.bottom = self.rows_axis, self.cols_axis
-        free_colorbar_axis(self.colorbar)  # "−0.2" as whole as "0.2"
+        self.colorbar.axis.setWidth(None)  # the width its labels need: "−0.2" as whole as "0.2"
         self.data = np.zeros((1, 1), dtype=np.float32)
         self.is_bool = False
         self.row_axis = self.col_axis = ""
