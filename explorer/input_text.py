@@ -1,10 +1,11 @@
-"""What the input bar writes, as text: the token echo, the output line, the masked-LM tooltip,
-unknown symbols, and a model's description for the chooser (pure functions of a bundle and
-its results; no widgets)."""
+"""What the input bar writes: the token echo, the output line, the masked-LM tooltip, unknown
+symbols, and a model's description for the chooser (functions of a bundle and its results)."""
 from __future__ import annotations
 
 import html
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from explorer import style, theme
@@ -25,28 +26,76 @@ def printable(piece: str) -> str:
                    (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"U+{ord(c):04X}") for c in piece)
 
 
-def token_echo_html(bundle, text: str, limit: int = MAX_ECHO) -> tuple[str, int]:
-    """Rich text of the first `limit` tokens `text` becomes, unknown ones red and underlined,
-    and "… +N more" for the rest; and their count.
+@dataclass(frozen=True)
+class Echo:
+    """The input bar's token echo: the whole line (rich), the plain text it always shows, where it
+    may be cut (plain-text positions in UTF-16 units), what it says there, and its tooltip."""
 
-    Tokens are told apart by alternating tints (`token_a`, `token_b`), as tokenizer
-    playgrounds do, not by spaces: a character model's "2 2 ␣ N o v" takes twice the room of
-    "22␣Nov"."""
-    enc = bundle.src_tokenizer.encode(text)
-    unknown = {i for i, _ in enc.unknown}
-    palette = theme.current()
-    parts = []
-    for i, piece in enumerate(enc.pieces[:limit]):
-        shown = html.escape(printable(piece))
+    html: str
+    least: str
+    stops: tuple[int, ...]
+    more: Callable[[int], str] | None
+    tooltip: str
+
+
+def _utf16(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def token_echo(bundle, text: str, chat: bool = False) -> Echo:
+    """The tokens `text` becomes: the count (against the model's limit where near or over it), how
+    many are unknown, then each token on alternating tints (`token_a`, `token_b`: spaces would
+    double a character model's width), unknown ones red and underlined. A chat message's line is
+    its count and the chat template's around it ("7+29 tokens"); the tooltip lists the tokens."""
+    limit = bundle.max_input_len
+    model_text = bundle.chat_input(text, chat)
+    enc = bundle.src_tokenizer.encode(model_text)
+    span = bundle.message_span(text, enc.ids) if model_text != text else None
+    n = len(enc.ids)
+    error = style.ERROR.name()
+    if n > limit:
+        count = f'<span style="color:{error}; font-weight:bold;">{n} tokens: over the limit of {limit}</span>'
+    elif span is not None:
+        count = f"{span[1] - span[0]}+{n - span[1] + span[0]} tokens"
+    else:
+        count = f"{n}/{limit} tokens" if 4 * n >= 3 * limit else f"{n} token{'s' if n != 1 else ''}"
+    note = (f"{n} of the {limit} tokens this model reads at most" if n <= limit
+            else f"{n} tokens; this model reads at most {limit}")
+    listed = [printable(p) for p in enc.pieces[:MAX_ECHO]]
+    symbols = describe_unknown(enc)
+    unknown = f"{len(symbols.split())} unknown" if symbols else ""
+    plain_count = f"{n} tokens: over the limit of {limit}" if n > limit else count
+    if span is not None:  # the message's tokens in [brackets] among the template's
+        start, end = span[0] - 1, span[1] - 1
+        listed = listed[:start] + ["["] + listed[start:end] + ["]"] + listed[end:]
+        tip = (f"{note}: your message's {end - start} tokens [in brackets] inside the model's chat "
+               f"template:\n" + " ".join(listed))
+        line = count + (f', <span style="color:{error};">{unknown}</span>' if unknown else "")
+        return Echo(line, plain_count, (), None, tip)
+    tip = f"{note}:\n" + " ".join(listed) + (f"\nunknown symbols, read as <unk>: {symbols}" if symbols else "")
+    lead = f"{unknown} · " if unknown else ""
+    at = _utf16(plain_count + ": ")
+    stops = [at] if lead else []  # the line may end after the count, or after a whole token
+    at += _utf16(lead)
+    token_stops = []
+    palette, bad, parts = theme.current(), {i for i, _ in enc.unknown}, []
+    for i, shown in enumerate(listed):
+        token_stops.append(at)
+        at += _utf16(shown)
         tint = f"background-color:{palette.token_b if i % 2 else palette.token_a};"
-        if i in unknown:
-            parts.append(f'<span style="{tint} color:{palette.token_unknown}; text-decoration: underline; '
-                         f'font-weight: bold;">{shown}</span>')
-        else:
-            parts.append(f'<span style="{tint}">{shown}</span>')
-    rest = len(enc.pieces) - limit
-    more = f" … +{rest} more" if rest > 0 else ""
-    return "".join(parts) + more, len(enc.ids)
+        mark = (f" color:{palette.token_unknown}; text-decoration: underline; font-weight: bold;"
+                if i in bad else "")
+        parts.append(f'<span style="{tint}{mark}">{html.escape(shown)}</span>')
+    token_stops.append(at)
+    rest = len(enc.pieces) - len(listed)
+
+    def more(kept: int) -> str:  # (no token shown: the count says how many)
+        left = len(enc.pieces) - max((i for i, stop in enumerate(token_stops) if stop <= kept), default=0)
+        return f" … +{left} more" if left < len(enc.pieces) else "…"
+
+    line = (f"{count}: " + (f'<span style="color:{error};">{unknown}</span> · ' if unknown else "")
+            + "".join(parts) + (f" … +{rest} more" if rest > 0 else ""))
+    return Echo(line, f"{plain_count}: …", tuple(stops + token_stops), more, tip)
 
 
 def model_description(name: str, folder) -> str:
@@ -66,31 +115,25 @@ def model_description(name: str, folder) -> str:
 
 
 def field_texts(bundle, chat: bool = False) -> tuple:
-    """The labels and hints of the input fields for `bundle` (its `input_fields`; the paper's
-    encoder-decoder's without a bundle; a chat model's in chat: "Message:" and "Answer:"):
-    (input label, placeholder, target label, target placeholder, target tooltip), the target
-    label None where there is no target field."""
+    """(input label, placeholder, target label, target placeholder, target tooltip) for `bundle`
+    (the paper's encoder-decoder's without one; "Message:"/"Answer:" in chat); no target: None."""
     f = CHAT_FIELDS if chat else bundle.input_fields if bundle is not None else ENCODER_DECODER.fields
     return f.label, f.placeholder, f.target_label, f.target_placeholder, f.target_tooltip
 
 
 def output_html(result, bundle, edited: int = 0, decoded: tuple[str, str] | None = None,
                 notes: list[str] | tuple = (), message: str | None = None) -> str:
-    """The status line's rich text for a result: the output, the continuation after its
-    prompt (decoder-only), or the sentence with each [MASK] filled in and the fills marked
-    (masked LM). Every piece of text is escaped. `edited`: how many heads the session
-    has edited — the output is then the edited model's, and the label says so. `decoded`:
-    the frame's (text, strategy), so that beam search's or sampling's output is the one shown,
-    named, as in the decoding panels. `notes`: where the input leaves the model's training
-    range; the first is shown after the output. `message`: the user's message a chat model
-    answered (the frame's `message`): the line is the assistant's answer alone, not the prompt."""
-    # The output is plain text: no model here checks its answer, so no colour may say "correct".
+    """The status line's rich text for a result: the output, the continuation after its prompt
+    (decoder-only), the sentence with each [MASK]'s fill marked (masked LM), or a chat model's
+    answer alone (`message` given). `edited`: heads edited (said); `decoded`: the frame's (text,
+    strategy), beam search's or sampling's output named; `notes`: the first is shown after it.
+    No colour says "correct": nothing here checks the answer."""
     ok = style.TEXT.name()
     mark = style.ACCENT.name()  # a masked LM's fills are marked as fills, not as right answers
     mono = f"font-family:{style.MONO_FAMILY};"
     heads = (f' <span style="color:{style.WARNING.name()};">({edited} head{"s" if edited != 1 else ""} edited)</span>'
              if edited else "")
-    if bundle is not None and not bundle.has_output_layer:  # nothing it outputs is text: say so, in no success colour
+    if bundle is not None and not bundle.has_output_layer:  # nothing it outputs is text
         return f'<span style="color:{style.MUTED.name()};">No LM head (embeddings)</span>'
     if result.mask_predictions and bundle is not None:
         tok = bundle.src_tokenizer
@@ -111,12 +154,11 @@ def output_html(result, bundle, edited: int = 0, decoded: tuple[str, str] | None
     if decoded is not None and decoded[1] in ("beam search", "sampling") and not result.target_text:
         out, strategy = decoded[0], f" ({decoded[1]})"  # what the decoding panels show for these settings
     text = html.escape(out) or "(empty)"
-    if message is not None:  # chat: the assistant's answer (the message is in the field beside), as prose
+    if message is not None:  # chat: the assistant's answer, as prose
         given = " (given)" if result.target_text else ""
         return f'Assistant{given}{strategy}{heads}: <b style="color:{ok};">{text}</b>{warn}'
 
     if result.src_pieces == [] and result.tgt_pieces:  # decoder-only: the prompt, then what it wrote
-        # "Output", as for the other kinds: "Continuation:" named the input field beside it too
         given = " (given continuation)" if result.target_text else ""
         prompt = html.escape(bundle.tgt_tokenizer.join(result.tgt_pieces[1:1 + result.n_prompt])) if bundle else ""
         return (f'Output{given}{strategy}{heads}: <span style="{mono} color:{style.MUTED.name()};">{prompt}</span> '

@@ -1,8 +1,6 @@
-"""The model chooser: the bundled checkpoints (each with what it does), the installed
-pretrained models, and "Open checkpoint folder…". It always names the session's own model,
-never a training run's copy the panels show in its place, and after a load that failed it
-names the model still in use.
-"""
+"""The model chooser: the bundled checkpoints (each with what it does), the installed pretrained
+models, and "Open checkpoint folder…". It names the session's own model (never a training run's
+copy shown in its place), and after a failed load the model still in use."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,8 +18,7 @@ LOAD_ROLE = Qt.UserRole + 1  # what `Runner.load` is given for a row, when not i
 
 
 class ModelChooser(ElidingComboBox):
-    """Choosing a row loads that model through `runner` (choosing the session's own model
-    again shows it in every panel again)."""
+    """Choosing a row loads that model (the session's own again: shown in every panel again)."""
 
     def __init__(self, state, runner, parent=None):
         super().__init__(parent)
@@ -37,7 +34,7 @@ class ModelChooser(ElidingComboBox):
         self._fill_models()
 
     def list_models(self) -> None:
-        """The rows again, the session's model selected (not for each copy a training run shows)."""
+        """The rows again, the session's model selected (not for a training run's copies)."""
         if self.state.session.bundle is not self._listed:
             self._listed = self.state.session.bundle
             self._fill_models()
@@ -101,6 +98,3 @@ class ModelChooser(ElidingComboBox):
             self.insertItem(0, bundle.name, str(bundle.path) if bundle.path else None)
             self.setCurrentIndex(0)
         self.blockSignals(False)
-
-
-__all__ = ["LOAD_ROLE", "OPEN_ITEM", "PRETRAINED_SUFFIX", "ModelChooser"]

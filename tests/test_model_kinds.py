@@ -11,7 +11,8 @@ import torch
 
 pytest.importorskip("pytestqt")
 
-from explorer.input_bar import InputBar, field_texts  # noqa: E402
+from explorer.input_bar import InputBar  # noqa: E402
+from explorer.input_text import field_texts  # noqa: E402
 from explorer.runner import Runner, load_bundle  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from model.cli.main import build_parser  # noqa: E402
