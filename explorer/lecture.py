@@ -10,6 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QDialog,
     QFileDialog,
     QHBoxLayout,
@@ -24,7 +25,7 @@ from explorer import export
 from explorer.caption_label import CaptionLabel
 from explorer.export_dialog import ExportDialog
 from explorer.panel_dock import full_title
-from explorer.presentation import THEMES, PresentationMode, read_theme
+from explorer.presentation import THEME_KEY, THEMES, PresentationMode, apply_theme, read_theme
 from explorer.scene_files import TOUR_PATH, SceneError, Tour, save_tour
 from explorer.scenes import SceneDeck, capture
 from model.io.assets import asset_path
@@ -173,8 +174,12 @@ class LectureTools(QObject):
 
     # -- actions ------------------------------------------------------------------------------------
     def set_theme(self, name: str) -> None:
-        """The user picked a theme (menu, --theme): saved, and made the session's."""
-        self.presentation.set_theme(name)
+        """The user picked a theme (menu, --theme): saved for the next start, and the session's."""
+        self.window.settings.setValue(THEME_KEY, name)
+        if self.state.session.theme == name:  # applied again (a figure may have put the application back)
+            apply_theme(QApplication.instance(), name)
+        else:
+            self.state.session.set_theme(name)
 
     def _on_theme(self, name: str) -> None:
         self.theme_actions[name].setChecked(True)

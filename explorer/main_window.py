@@ -149,7 +149,7 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         self.file_menu = file_menu = self.menuBar().addMenu("&File")
         open_action = QAction("&Open checkpoint folder…", self, shortcut=QKeySequence.Open)
-        open_action.triggered.connect(self._open_checkpoint)
+        open_action.triggered.connect(self.input_bar.model_combo.open_folder)
         shot_action = QAction("Save &screenshot…", self)
         shot_action.triggered.connect(self._save_screenshot)
         quit_action = QAction("&Quit", self, shortcut=QKeySequence.Quit)
@@ -348,11 +348,6 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"Transformer Explorer — {bundle.name} ({bundle.model_kind.dashed_name}, "
                             f"N={max(cfg.n_encoder_layers, cfg.n_decoder_layers)}, d_model={cfg.d_model}, "
                             f"h={cfg.n_heads}, {'pre' if cfg.norm_first else 'post'}-LN)")
-
-    def _open_checkpoint(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Open a checkpoint folder")
-        if folder:
-            self.runner.load(folder)
 
     def _save_screenshot(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "explorer.png", "PNG images (*.png)")

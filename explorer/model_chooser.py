@@ -62,11 +62,7 @@ class ModelChooser(ElidingComboBox):
 
     def _model_chosen(self, row: int) -> None:
         if self.itemText(row) == OPEN_ITEM:
-            folder = QFileDialog.getExistingDirectory(self, "Open a checkpoint folder (ours, or a Hugging Face model)")
-            if folder:
-                self.runner.load(folder)  # the runner tells a Hugging Face folder from ours
-            else:
-                self._select_current_model()
+            self.open_folder()
             return
         path = self.itemData(row)
         own = self.state.session.bundle
@@ -77,6 +73,14 @@ class ModelChooser(ElidingComboBox):
         key = self.itemData(row, LOAD_ROLE) or path
         if key:
             self.runner.load(key)
+
+    def open_folder(self) -> None:
+        """Load a folder the user picks (the runner tells a Hugging Face folder from ours)."""
+        folder = QFileDialog.getExistingDirectory(self, "Open a checkpoint folder (ours, or a Hugging Face model)")
+        if folder:
+            self.runner.load(folder)
+        else:
+            self._select_current_model()
 
     def _restore_selection(self, *_args) -> None:
         """Show the model actually in use (after a load that failed, the previous one)."""

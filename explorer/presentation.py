@@ -113,14 +113,6 @@ class PresentationMode(QObject):
         if self.active:
             self.session.set_scale(factor)
 
-    def set_theme(self, name: str) -> None:
-        """The user's choice: saved for the next start, and the session's theme."""
-        self.settings.setValue(THEME_KEY, name)
-        if self.session.theme == name:
-            self._on_theme(name)  # applied again (a figure may have put the application back)
-        else:
-            self.session.set_theme(name)
-
     def _on_theme(self, name: str) -> None:
         apply_theme(QApplication.instance(), name)
 

@@ -104,11 +104,14 @@ class SceneDeck(QObject):
         """Exit the tour: no scene controls, no caption; the panels keep what they show (a run
         the current scene started goes on)."""
         self._started = None
+        self._show_solo_hidden()
+        self.tour, self.index, self._pending = None, -1, None
+        self.closed.emit()
+
+    def _show_solo_hidden(self) -> None:
         for dock in self._solo_hidden:
             dock.show()
         self._solo_hidden = []
-        self.tour, self.index, self._pending = None, -1, None
-        self.closed.emit()
 
     def go(self, index: int) -> bool:
         if self.tour is None or not self.tour.scenes:
@@ -141,9 +144,7 @@ class SceneDeck(QObject):
             if not window.restoreState(raw, LAYOUT_VERSION):
                 state.inform(f"Scene {scene.name!r}: its saved layout does not fit this version; "
                              "keeping the current layout.", "warning")
-        for dock in self._solo_hidden:
-            dock.show()
-        self._solo_hidden = []
+        self._show_solo_hidden()
         wanted = scene.shown_panels
         missing = [n for n in wanted if n not in window.docks]
         if missing:
@@ -153,9 +154,8 @@ class SceneDeck(QObject):
             self._solo_hidden = [d for n, d in window.docks.items() if n not in wanted and d.isVisible()]
             for dock in self._solo_hidden:
                 dock.hide()
-        presentation = getattr(getattr(window, "lecture", None), "presentation", None)
-        if len(wanted) == 2 and presentation is not None and presentation.active:
-            presentation.show_only(wanted)  # the pair fills the screen, side by side
+        if len(wanted) == 2 and window.lecture.presentation.active:
+            window.lecture.presentation.show_only(wanted)  # the pair fills the screen, side by side
         elif wanted:
             if wanted[-1] not in LEFT_PANELS and "architecture" in window.docks \
                     and not scene.solo and not scene.layout and len(wanted) == 1:
@@ -175,7 +175,7 @@ class SceneDeck(QObject):
                 state.session.reset_view_state(scene.views, None, scene.causal_mask, scene.compare,
                                                scene.interventions, scene.chat)
         self._pending = scene
-        self._show_caption(scene)
+        self.sceneShown.emit(self.index, scene)
         text = scene.input if scene.input is not None else state.source_text
         checkpoint = scene.checkpoint
         if checkpoint and scene.task and _checkpoint_path(checkpoint) is None:  # e.g. a model not bundled here
@@ -232,16 +232,11 @@ class SceneDeck(QObject):
                 state.inform(f"Scene {scene.name!r}: this model has no step {scene.step!r}.", "warning")
             elif not scene.step and not a:
                 state.select_step(0)
-        self._show_caption(scene)
-        if scene.start:
-            self._start_run(scene.panel)
+        self.sceneShown.emit(self.index, scene)
+        if scene.start:  # a scene that teaches by a run shows one moving at once
+            self._started = self.window.panels[scene.panel]
+            self._started.start_for_scene()
         self._restyle.start()  # plot titles in the theme's colours once the panels are laid out again
-
-    def _start_run(self, name: str) -> None:
-        """A scene that teaches by a run ("start": true) shows one moving at once."""
-        panel = self.window.panels[name]
-        panel.start_for_scene()
-        self._started = panel
 
     def _pause_started(self) -> None:
         """Leaving a scene whose run goes on: a training run pauses (it would slow every later
@@ -249,6 +244,3 @@ class SceneDeck(QObject):
         panel, self._started = self._started, None
         if panel is not None and hasattr(panel, "pause"):
             panel.pause()
-
-    def _show_caption(self, scene: Scene) -> None:
-        self.sceneShown.emit(self.index, scene)  # (the lecture's tour row shows the caption)
