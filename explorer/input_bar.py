@@ -22,11 +22,12 @@ from PySide6.QtWidgets import (
 )
 
 from explorer import style, theme
-from explorer.input_text import describe_unknown, field_texts, mask_tooltip, output_html, printable, token_echo
+from explorer.input_text import output_html
 from explorer.model_chooser import ModelChooser
 from explorer.rich_eliding_label import RichElidingLabel
 from explorer.runner import describe_device
 from explorer.screen import ScreenClass
+from model.interpret.input_texts import describe_unknown, field_texts, mask_tooltip, printable, token_echo
 
 FIRST_HINT = "Type a sentence and press Enter — or press PageDown for the paper tour"
 
@@ -301,7 +302,7 @@ class InputBar(QWidget):
         if bundle is None or not text:
             self.echo.setText("")
             return
-        echo = token_echo(bundle, text, self.state.session.uses_chat)
+        echo = token_echo(bundle, text, theme.current(), self.state.session.uses_chat)
         self.echo.least = echo.least
         self.echo.setText(echo.html, echo.stops, echo.more)
         self.echo.setToolTip(echo.tooltip)

@@ -9,8 +9,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFileDialog
 
 from explorer.eliding_combo import ElidingComboBox
-from explorer.input_text import model_description
 from explorer.runner import bundled_checkpoints, pretrained_models
+from model.interpret.input_texts import model_description
 
 OPEN_ITEM = "Open checkpoint folder…"
 PRETRAINED_SUFFIX = " (pretrained)"

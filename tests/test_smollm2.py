@@ -195,13 +195,15 @@ def test_pieces_read_as_the_text_they_stand_for(bundle):
 
 @needs_model
 def test_the_input_bar_shows_a_frame_of_smollm2(bundle):
-    from explorer.input_text import output_html, token_echo
+    from explorer.input_text import output_html
+    from explorer.theme import current
     from model.interpret.frame import compute_frame
+    from model.interpret.input_texts import token_echo
     frame = compute_frame(bundle, PROMPTS[0])
     html_text = output_html(frame.forward, bundle, decoded=frame.decoded)
     assert PROMPTS[0] in html_text and frame.forward.output_text.strip()
     assert frame.forward.output_text.strip().split()[0] in html_text
-    echo = token_echo(bundle, PROMPTS[0])  # a plain prompt: no chat template around it
+    echo = token_echo(bundle, PROMPTS[0], current())  # a plain prompt: no chat template around it
     assert echo.least.startswith("5 tokens") and "␣capital" in echo.html and "Ġ" not in echo.html
 
 
