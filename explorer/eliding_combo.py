@@ -18,12 +18,10 @@ class ElidingComboBox(QComboBox):
             self.setToolTip(self.currentText())
             self.setProperty("elided_tip", self.currentText())
 
-    def _field_width(self, opt: QStyleOptionComboBox) -> int:
-        return self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, opt,
-                                           QStyle.SubControl.SC_ComboBoxEditField, self).width()
-
     def _fitted(self, opt: QStyleOptionComboBox) -> str:
-        text, room, metrics = opt.currentText, self._field_width(opt), self.fontMetrics()
+        text, metrics = opt.currentText, self.fontMetrics()
+        room = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, opt,
+                                           QStyle.SubControl.SC_ComboBoxEditField, self).width()
         if metrics.horizontalAdvance(text) > room and NAME_SEPARATOR in text:
             text = text.split(NAME_SEPARATOR, 1)[0]  # "reverse", not "reverse — rever…"
         if metrics.horizontalAdvance(text) > room and " (" in text:

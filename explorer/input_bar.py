@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 
+from PySide6.QtCore import QSignalBlocker
 from PySide6.QtGui import QTextDocumentFragment
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -201,9 +202,8 @@ class InputBar(QWidget):
 
     def _on_chat(self, on: bool) -> None:
         """Chat switched (by the toggle or a scene): the fields' names and the echo follow."""
-        self.chat_box.blockSignals(True)
-        self.chat_box.setChecked(on)
-        self.chat_box.blockSignals(False)
+        with QSignalBlocker(self.chat_box):
+            self.chat_box.setChecked(on)
         if self.state.bundle is not None:
             self._show_field_texts(self.state.bundle)
             self._echo(self.source.text())
@@ -231,14 +231,13 @@ class InputBar(QWidget):
             self.target.clear()  # an encoder-only model is never teacher-forced
 
     def _fill_examples(self, bundle) -> None:
-        self.examples.blockSignals(True)
-        self.examples.clear()
-        self.examples.addItem("Examples…", None)
-        for text in bundle.examples:
-            self.examples.addItem(" ".join(printable(word) for word in text.split(" ")), text)
-        self.examples.setEnabled(bool(bundle.examples))
-        self.examples.setCurrentIndex(0)
-        self.examples.blockSignals(False)
+        with QSignalBlocker(self.examples):
+            self.examples.clear()
+            self.examples.addItem("Examples…", None)
+            for text in bundle.examples:
+                self.examples.addItem(" ".join(printable(word) for word in text.split(" ")), text)
+            self.examples.setEnabled(bool(bundle.examples))
+            self.examples.setCurrentIndex(0)
 
     def _example_chosen(self, row: int) -> None:
         text = self.examples.itemData(row)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import QComboBox, QFileDialog
 
 from explorer.eliding_combo import ElidingComboBox
@@ -41,24 +41,23 @@ class ModelChooser(ElidingComboBox):
             self._select_current_model()
 
     def _fill_models(self) -> None:
-        self.blockSignals(True)
-        self.clear()
-        for name, path in sorted(bundled_checkpoints().items()):
-            self.addItem(model_description(name, path), str(path))
-            self.setItemData(self.count() - 1, name, Qt.ToolTipRole)
-        pretrained = sorted(pretrained_models().items())
-        if pretrained:
+        with QSignalBlocker(self):
+            self.clear()
+            for name, path in sorted(bundled_checkpoints().items()):
+                self.addItem(model_description(name, path), str(path))
+                self.setItemData(self.count() - 1, name, Qt.ToolTipRole)
+            pretrained = sorted(pretrained_models().items())
+            if pretrained:
+                self.insertSeparator(self.count())
+            for name, path in pretrained:  # real models (BERT / Marian) loaded into our Transformer
+                self.addItem(name + PRETRAINED_SUFFIX, str(path))
+                self.setItemData(self.count() - 1, name, LOAD_ROLE)
+                self.setItemData(self.count() - 1, f"Pretrained, from {path}", Qt.ToolTipRole)
             self.insertSeparator(self.count())
-        for name, path in pretrained:  # real models (BERT / Marian) loaded into our Transformer
-            self.addItem(name + PRETRAINED_SUFFIX, str(path))
-            self.setItemData(self.count() - 1, name, LOAD_ROLE)
-            self.setItemData(self.count() - 1, f"Pretrained, from {path}", Qt.ToolTipRole)
-        self.insertSeparator(self.count())
-        self.addItem(OPEN_ITEM, None)
-        metrics = self.fontMetrics()
-        widest = max(metrics.horizontalAdvance(self.itemText(i)) for i in range(self.count()))
-        self.view().setMinimumWidth(widest + 40)
-        self.blockSignals(False)
+            self.addItem(OPEN_ITEM, None)
+            metrics = self.fontMetrics()
+            widest = max(metrics.horizontalAdvance(self.itemText(i)) for i in range(self.count()))
+            self.view().setMinimumWidth(widest + 40)
 
     def _model_chosen(self, row: int) -> None:
         if self.itemText(row) == OPEN_ITEM:
@@ -92,13 +91,12 @@ class ModelChooser(ElidingComboBox):
         bundle = self.state.session.bundle  # the session's own, never a training run's copy shown
         if bundle is None:
             return
-        self.blockSignals(True)
-        for row in range(self.count()):
-            data = self.itemData(row)
-            if data and bundle.path and Path(data).resolve() == Path(bundle.path).resolve():
-                self.setCurrentIndex(row)
-                break
-        else:  # an opened folder or an untrained model: list it at the top
-            self.insertItem(0, bundle.name, str(bundle.path) if bundle.path else None)
-            self.setCurrentIndex(0)
-        self.blockSignals(False)
+        with QSignalBlocker(self):
+            for row in range(self.count()):
+                data = self.itemData(row)
+                if data and bundle.path and Path(data).resolve() == Path(bundle.path).resolve():
+                    self.setCurrentIndex(row)
+                    break
+            else:  # an opened folder or an untrained model: list it at the top
+                self.insertItem(0, bundle.name, str(bundle.path) if bundle.path else None)
+                self.setCurrentIndex(0)

@@ -8,7 +8,7 @@ QPalette, stylesheet and plot colours come from the theme's palette. Both persis
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QSettings, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QComboBox, QWidget
 
 from explorer import style, theme
@@ -202,9 +202,8 @@ class PresentationMode(QObject):
             w = max(self.window.width(), 800)
             self.window.resizeDocks([docks[n] for n in names], [int(w * 0.42), int(w * 0.58)], Qt.Horizontal)
         if self.switcher is not None:
-            self.switcher.blockSignals(True)
-            self.switcher.setCurrentIndex(max(self.switcher.findData(names[-1]), 0))
-            self.switcher.blockSignals(False)
+            with QSignalBlocker(self.switcher):
+                self.switcher.setCurrentIndex(max(self.switcher.findData(names[-1]), 0))
 
     def _show_switcher(self, on: bool) -> None:
         if self.switcher is None:

@@ -73,11 +73,9 @@ class RichElidingLabel(QLabel):
     def shown_text(self) -> str:
         return QLabel.text(self)
 
-    def _text_room(self) -> int:
-        return self.contentsRect().width() - 2 * self.margin() - max(self.indent(), 0)
-
     def _elide(self) -> None:
-        shown = elide_rich(self.whole, self.font(), self._text_room(), self.stops, self.marker)
+        room = self.contentsRect().width() - 2 * self.margin() - max(self.indent(), 0)
+        shown = elide_rich(self.whole, self.font(), room, self.stops, self.marker)
         if shown != QLabel.text(self):
             QLabel.setText(self, shown)
 

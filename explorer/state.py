@@ -90,10 +90,6 @@ class SessionState(QObject):
         return self.session.source
 
     @property
-    def target_text(self) -> str | None:
-        return self.session.target
-
-    @property
     def kind(self) -> str:
         return self.session.attention.kind
 
