@@ -16,7 +16,7 @@ from explorer.dock_layout import LEFT_PANELS
 from explorer.drawing import plot_style
 from explorer.eliding_combo import ElidingComboBox
 from explorer.panel_dock import full_title
-from explorer.scaling import applied_scale, plot_views, register_window, set_scale, window_widgets, windows
+from explorer.scaling import applied_scale, plot_views, register_window, set_scale, windows
 
 SCALE_KEY = "presentation/scale"
 THEME_KEY = "appearance/theme"
@@ -53,15 +53,14 @@ def apply_theme(app: QApplication, name: str) -> theme.Palette:
     if app.styleSheet() != sheet:  # an app-wide sheet re-polishes every widget: only when it changes
         app.setStyleSheet(sheet)
     pg.setConfigOptions(background=p.canvas, foreground=p.text)
-    widgets = window_widgets()
+    widgets = [w for window in windows() for w in (window, *window.findChildren(QWidget))]
     theme.refresh_sheets(widgets)
     restyle_plots(app, p)
     for widget in widgets:
         widget.update()
-    for window in windows():
-        state = getattr(window, "state", None)
-        if state is not None and getattr(state, "result", None) is not None:
-            state.stepChanged.emit(state.step)
+    for window in windows():  # views that pick colours per update redraw
+        if window.state.result is not None:
+            window.state.stepChanged.emit(window.state.step)
     return p
 
 

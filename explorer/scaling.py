@@ -37,15 +37,6 @@ def windows() -> list[QWidget]:
     return list(_windows)
 
 
-def window_widgets() -> list[QWidget]:
-    """Every widget of the registered windows (their role style sheets follow a theme change)."""
-    out: list[QWidget] = []
-    for window in windows():
-        out.append(window)
-        out.extend(window.findChildren(QWidget))
-    return out
-
-
 def plot_views(_app: QApplication | None = None) -> list[pg.GraphicsView]:
     return [v for window in windows() for v in window.findChildren(pg.GraphicsView)]
 
