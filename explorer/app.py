@@ -1,8 +1,5 @@
 """`transformer-explorer`: start the window (or, with --screenshot, render one figure and exit).
-
-The window opens at once with the bundled `reverse` model (a small untrained one if none is
-bundled) and runs an example input, so the first screen already shows a forward pass.
-"""
+The first screen already shows a forward pass of the bundled `reverse` model."""
 from __future__ import annotations
 
 import argparse
@@ -15,9 +12,8 @@ from explorer.launch import DEFAULT_INPUT, check_panel, close_window, panel_name
 
 
 def icon_path() -> Path:
-    """The app's icon, found as `model.io.assets.asset_path` finds it but without importing
-    `model` (that loads torch, which the start-up window must not wait for): `model/assets/`
-    in a wheel, the top-level `assets/` beside `model/` in a checkout."""
+    """The app's icon, found without importing `model` (torch: the start-up window must not wait):
+    `model/assets/` in a wheel, the top-level `assets/` in a checkout."""
     package = Path(importlib.util.find_spec("model").origin).parent
     name = ("icons", "transformer-explorer.svg")
     packaged = package.joinpath("assets", *name)
@@ -77,8 +73,7 @@ def _parse_ablate(text: str | None) -> dict:
 
 
 def present_at_start(window, args) -> None:
-    """`--presentation`: full screen on Figure 1 with the tour offered, unless a panel was asked
-    for (`--panel`, `--compare`)."""
+    """`--presentation`: full screen on Figure 1, unless a panel was asked for (`--panel`, `--compare`)."""
     asked = getattr(args, "panel_given", args.panel is not None) or args.compare
     window.lecture.presentation.enter(panel=window.current_panel if asked else None)
 
@@ -106,9 +101,7 @@ def run_app(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Transformer Explorer")
     app.setWindowIcon(QIcon(str(ICON_PATH)))
-    # A window within a second, before torch and pyqtgraph are imported (seconds on a small
-    # machine); it keeps painting while torch loads on a worker thread, then the main window
-    # takes its place and loads the model behind its own busy indicator.
+    # A window within a second; it keeps painting while torch loads on a worker thread.
     startup = StartupWindow()
     startup.show()
     app.processEvents()

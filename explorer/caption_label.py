@@ -1,10 +1,5 @@
-"""`CaptionLabel`: a tour caption across the whole window, exactly as tall as its lines.
-
-In a toolbar a word-wrapped QLabel takes the width of its own size hint (Qt picks about two
-thirds of a screen's text), so it wraps into more lines than needed and takes height from the
-panel under it. This label takes the width the toolbar has and asks for the height its text needs at that
-width (`heightForWidth`), asking again when the width changes.
-"""
+"""`CaptionLabel`: a tour caption across the whole window, exactly as tall as its lines (a
+word-wrapped QLabel in a toolbar wraps at its own size hint, into more lines than needed)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSize

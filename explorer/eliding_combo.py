@@ -1,11 +1,5 @@
-"""A combo box that ends a text too long for it with "…", instead of cutting it mid-letter.
-
-The model chooser's entries say what each model does ("dates — human-written dates to ISO
-8601"); on a narrow screen Qt's QComboBox cuts such a text at the box's edge, mid-letter,
-which reads as a typo. This one shows the name alone ("dates") when
-the whole entry does not fit, elides only what still does not, and its tooltip holds the whole
-entry.
-"""
+"""A combo box whose text, when too long, is the name alone ("dates", not "dates — human-wr"),
+else ends in "…" (Qt's cuts it mid-letter); its tooltip holds the whole entry."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
@@ -24,12 +18,10 @@ class ElidingComboBox(QComboBox):
             self.setToolTip(self.currentText())
             self.setProperty("elided_tip", self.currentText())
 
-    def _field_width(self, opt: QStyleOptionComboBox) -> int:
-        return self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, opt,
-                                           QStyle.SubControl.SC_ComboBoxEditField, self).width()
-
     def _fitted(self, opt: QStyleOptionComboBox) -> str:
-        text, room, metrics = opt.currentText, self._field_width(opt), self.fontMetrics()
+        text, metrics = opt.currentText, self.fontMetrics()
+        room = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, opt,
+                                           QStyle.SubControl.SC_ComboBoxEditField, self).width()
         if metrics.horizontalAdvance(text) > room and NAME_SEPARATOR in text:
             text = text.split(NAME_SEPARATOR, 1)[0]  # "reverse", not "reverse — rever…"
         if metrics.horizontalAdvance(text) > room and " (" in text:
@@ -49,6 +41,3 @@ class ElidingComboBox(QComboBox):
         painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, opt)
         opt.currentText = self._fitted(opt)
         painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, opt)
-
-
-__all__ = ["ElidingComboBox"]

@@ -1,11 +1,8 @@
-"""Pictures and numbers for slides: any panel as PNG or SVG at a chosen size, the forward-pass
-stepper as a numbered PNG sequence (and an animated GIF when Pillow is installed), the
-training curves as CSV.
+"""Pictures and numbers for slides: any panel as PNG or SVG, the forward-pass stepper as a PNG
+sequence (and an animated GIF with Pillow), the training curves as CSV.
 
-Why render at the chosen size instead of scaling a screenshot: a slide wants 1920×1080 with
-the panel laid out for that room, not a blurry upscale of a 600-px dock. The panel is resized
-to the requested size, rendered (`QWidget.render` into a `QImage`, or into Qt's
-`QSvgGenerator` for vector output), and put back.
+A panel is laid out at the size asked for (not a blurry upscale of its dock), rendered into a
+`QImage` or Qt's `QSvgGenerator`, and put back.
 """
 from __future__ import annotations
 
@@ -27,7 +24,9 @@ class ExportError(Exception):
     """An export that could not be written; the message names the file and the reason."""
 
 
-def check_size(size) -> QSize:
+def _check_size(size) -> QSize | None:
+    if size is None:
+        return None
     w, h = (size.width(), size.height()) if isinstance(size, QSize) else (int(size[0]), int(size[1]))
     if not (MIN_SIDE <= w <= MAX_SIDE and MIN_SIDE <= h <= MAX_SIDE):
         raise ExportError(f"size {w}×{h}: width and height must be between {MIN_SIDE} and {MAX_SIDE} pixels")
@@ -42,11 +41,10 @@ def _settle(rounds: int = 4) -> None:
 @contextlib.contextmanager
 def laid_out_at(widget: QWidget, size: QSize | None):
     """Temporarily give `widget` the size asked for (its layout reflows), then put it back."""
+    _settle(2)  # pending layout first (e.g. the dock just raised), so it cannot undo the size
     if size is None or size == widget.size():
-        _settle(2)
         yield widget.size()
         return
-    _settle(2)  # pending layout first (e.g. the dock just raised), so it cannot undo the size
     old, least, most = widget.size(), widget.minimumSize(), widget.maximumSize()
     widget.setFixedSize(size)  # fixed: a scroll area fitting its panel cannot resize it meanwhile
     _settle()
@@ -74,34 +72,24 @@ def _picture(widget: QWidget) -> QImage:
     return image
 
 
-def render_image(widget: QWidget, size=None) -> QImage:
-    """The widget drawn into a QImage of `size` (default: its current size)."""
-    with laid_out_at(widget, check_size(size) if size is not None else None):
-        return _picture(widget)
-
-
-def export_png(widget: QWidget, path: str | Path, size=None) -> Path:
-    path = Path(path)
-    _check_folder(path)
-    image = render_image(widget, size)
+def _export_png(widget: QWidget, path: Path, size) -> Path:
+    with laid_out_at(widget, _check_size(size)):
+        image = _picture(widget)
     if image.isNull() or not image.save(str(path), "PNG"):
         raise ExportError(f"could not write {path}")
     return path
 
 
-def export_svg(widget: QWidget, path: str | Path, size=None, title: str = "") -> Path:
+def _export_svg(widget: QWidget, path: Path, size) -> Path:
     """Vector output through Qt's SVG generator (text stays text, lines stay lines)."""
     from PySide6.QtSvg import QSvgGenerator
 
-    path = Path(path)
-    _check_folder(path)
-    size = check_size(size) if size is not None else None
-    with laid_out_at(widget, size) as actual:
+    with laid_out_at(widget, _check_size(size)) as actual:
         gen = QSvgGenerator()
         gen.setFileName(str(path))
         gen.setSize(actual)
         gen.setViewBox(QRect(0, 0, actual.width(), actual.height()))
-        gen.setTitle(title or widget.windowTitle() or "Transformer Explorer")
+        gen.setTitle(widget.windowTitle() or "Transformer Explorer")
         gen.setDescription("Exported from Transformer Explorer")
         painter = QPainter()
         if not painter.begin(gen):
@@ -133,7 +121,8 @@ def export_panel(widget: QWidget, path: str | Path, size=None, fmt: str | None =
         raise ExportError(f"{path}: choose a .png or .svg file (got {fmt or 'no suffix'!r})")
     if path.suffix.lower() != f".{fmt}":
         path = path.with_suffix(f".{fmt}")
-    return export_png(widget, path, size) if fmt == "png" else export_svg(widget, path, size)
+    _check_folder(path)
+    return _export_png(widget, path, size) if fmt == "png" else _export_svg(widget, path, size)
 
 
 def _check_folder(path: Path) -> None:
@@ -148,10 +137,8 @@ def pillow_available() -> bool:
 
 def export_steps(state, widget: QWidget, folder: str | Path, size=None, gif: bool = True,
                  frame_ms: int = 700, first: int = 0, last: int | None = None) -> dict:
-    """Walk the recorded steps, grab `widget` (the stepper panel) at each, write frame_000.png … and,
-    when Pillow is importable and `gif`, steps.gif. The selected step is restored afterwards.
-
-    Returns {"frames": [paths], "gif": path or None}."""
+    """Grab `widget` (the stepper panel) at each recorded step into frame_000.png … and, with
+    Pillow and `gif`, steps.gif; the selected step is restored. {"frames": [paths], "gif": path or None}."""
     folder = Path(folder)
     n = state.n_steps()
     if n == 0:
@@ -162,7 +149,7 @@ def export_steps(state, widget: QWidget, folder: str | Path, size=None, gif: boo
         raise ExportError(f"cannot create {folder}: {exc.strerror or exc}") from None
     last = n - 1 if last is None else min(last, n - 1)
     keep = state.step
-    size = check_size(size) if size is not None else None
+    size = _check_size(size)
     frames: list[Path] = []
     images: list[QImage] = []
     with laid_out_at(widget, size):
@@ -199,8 +186,7 @@ CSV_COLUMNS = ("step", "loss", "loss_smoothed", "accuracy", "lr", "tokens_per_s"
 
 
 def training_rows(curves) -> list[dict]:
-    """One row per recorded step from the training panel's curves (`TrainingCurves.series`
-    and its held-out exact-match points), raw values plus the smoothed loss shown bold."""
+    """One row per recorded step of the training panel's curves, plus the smoothed loss."""
     series = curves.series
     rows: dict[int, dict] = {}
     for name, s in series.items():
@@ -216,7 +202,7 @@ def training_rows(curves) -> list[dict]:
 
 
 def export_training_csv(curves, path: str | Path) -> int:
-    """Write the training metrics as CSV (empty cells where a metric was not measured). Returns rows."""
+    """The training metrics as CSV (empty where not measured); returns the number of rows."""
     path = Path(path)
     _check_folder(path)
     rows = training_rows(curves)
@@ -230,7 +216,3 @@ def export_training_csv(curves, path: str | Path) -> int:
     except OSError as exc:
         raise ExportError(f"could not write {path}: {exc.strerror or exc}") from None
     return len(rows)
-
-
-__all__ = ["ExportError", "export_panel", "export_png", "export_svg", "export_steps", "export_training_csv",
-           "render_image", "check_svg", "pillow_available", "training_rows"]

@@ -67,6 +67,3 @@ class ExportDialog(QDialog):
         path, _ = QFileDialog.getSaveFileName(self, "Export to", self.path.text(), f"{fmt.upper()} (*.{fmt})")
         if path:
             self.path.setText(path)
-
-
-__all__ = ["ExportDialog"]

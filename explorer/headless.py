@@ -1,16 +1,12 @@
 """Figures without a screen: `transformer-explorer --panel NAME --screenshot FILE.png`.
 
-Builds the real window offscreen (the caller set QT_QPA_PLATFORM), loads the model and runs
-the forward synchronously (no thread: nothing here can freeze a user's window), brings the
-panel's dock to the front, lets Qt lay everything out, and saves a PNG of the window.
-Any problem → a one-line message on stderr and a non-zero exit status.
+The real window, offscreen, with the forward run synchronously; the panel in front, a PNG of
+the window saved. Any problem: a one-line message on stderr and a non-zero exit status.
 """
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-
-EXIT_USAGE = 2
 
 
 class HeadlessError(Exception):
@@ -19,7 +15,7 @@ class HeadlessError(Exception):
 
 def _fail(message: str) -> int:
     print(f"transformer-explorer: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
+    return 2
 
 
 def screenshot(args) -> int:
@@ -43,11 +39,10 @@ def _screenshot(args) -> int:
         raise HeadlessError(f"--screenshot must name a .png file, got {out}")
     if not out.parent.exists():
         raise HeadlessError(f"the folder {out.parent} does not exist")
-    train_seconds = getattr(args, "train_seconds", None)
-    if train_seconds is not None and not 0 < train_seconds <= 3600:
-        raise HeadlessError(f"--train-seconds must be between 0 and 3600, got {train_seconds:g}")
-    if getattr(args, "scene", None):  # a bad scene file is refused before any window is built
-        from explorer.scenes import SceneError, load_tour
+    if args.train_seconds is not None and not 0 < args.train_seconds <= 3600:
+        raise HeadlessError(f"--train-seconds must be between 0 and 3600, got {args.train_seconds:g}")
+    if args.scene:  # a bad scene file is refused before any window is built
+        from explorer.scene_files import SceneError, load_tour
         try:
             load_tour(args.scene)
         except SceneError as exc:
@@ -72,12 +67,12 @@ def _screenshot(args) -> int:
     if args.input is None:
         args.input = first_readable_input(bundle)
     try:  # the same check the runner makes, before a window is built for nothing
-        bundle.encode_source(bundle.chat_input(args.input, not getattr(args, "no_chat", False)))
+        bundle.encode_source(bundle.chat_input(args.input, not args.no_chat))
         if args.target and args.target.strip():
             bundle.encode_target(args.target)
     except InputError as exc:
         raise HeadlessError(f"bad input: {exc}") from None
-    _check_compare(bundle, getattr(args, "compare", None))
+    _check_compare(bundle, args.compare)
 
     state = SessionState()
     runner = Runner(state, synchronous=True)
@@ -131,10 +126,10 @@ def first_readable_input(bundle) -> str:
 
 
 def _render(app, window, state, runner, errors, bundle, args, out) -> int:
-    state.session.set_compare(getattr(args, "compare", None))
-    state.session.set_chat(not getattr(args, "no_chat", False))
+    state.session.set_compare(args.compare)
+    state.session.set_chat(not args.no_chat)
     state.set_bundle(bundle)
-    if getattr(args, "ablate", None):
+    if args.ablate:
         from model.interpret.interventions import InterventionError, parse_heads, validate_heads
         try:
             state.session.set_interventions(validate_heads(bundle.model, parse_heads(args.ablate)))
@@ -147,26 +142,24 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
         names = state.trace.names()
         hint = ", ".join(n for n in names if args.step.split(".")[0] in n)[:300] or ", ".join(names[:8])
         raise HeadlessError(f"no step named {args.step!r} in the trace; e.g. {hint}")
-    if getattr(args, "theme", None):  # before the panels are all built and scaled: one re-style less
+    if args.theme:  # before the panels are all built and scaled: one re-style less
         window.state.session.set_theme(args.theme)  # for this figure only: the saved theme is not changed
     size = window.size()
     window.show()  # (shown in two columns first: a narrow figure gets its one column, then its size back)
     window.resize(size)
-    lecture = window.lecture
-    presenting = getattr(args, "presentation", False)
-    asked = getattr(args, "panel_given", args.panel != "step")  # --panel given (the default is the forward pass)
-    if presenting:  # the figure keeps the --size asked for; Figure 1 unless a panel is asked for
-        lecture.presentation.enter(full_screen=False, panel=args.panel if asked else None)
-    if getattr(args, "scene", None):  # (checked by _screenshot before the window was built)
-        lecture.deck.open(args.scene)
+    asked = args.panel_given  # (the default panel is the forward pass; presenting, Figure 1)
+    if args.presentation:  # the figure keeps the --size asked for
+        window.lecture.presentation.enter(full_screen=False, panel=args.panel if asked else None)
+    if args.scene:  # (checked by _screenshot before the window was built)
+        window.lecture.deck.open(args.scene)
         if errors:
             raise HeadlessError(f"scene {args.scene}: {errors[-1]}")
-    if not getattr(args, "scene", None) and not (presenting and not asked) or asked:
+    if asked or not (args.scene or args.presentation):
         window.focus_panel(args.panel)
     waiting = getattr(window.panels.get(args.panel), "wait_until_drawn", None)
-    if waiting is not None:  # a panel with work of its own (compare, attribution) finishes it before the picture
+    if waiting is not None:  # a panel with work of its own (compare, attribution) finishes it first
         waiting()
-    if getattr(args, "train_seconds", None):  # the front panel's own training (the leak lab), else the Training panel's
+    if args.train_seconds:  # the front panel's own training (the leak lab), else the Training panel's
         trainer = window.panels.get(args.panel)
         trained = (trainer if hasattr(trainer, "train_for") else window.panels["training"]).train_for(args.train_seconds)
         print(f"trained {trained} steps in {'at most ' if args.panel in ('leak', 'induction') else ''}{args.train_seconds:g} s")

@@ -1,20 +1,15 @@
 """The input bar: which model, what it reads, (optionally) what it should output.
 
-Enter runs the model. While typing, the bar echoes the tokens the model will see (unknown
-symbols flagged) and their count against the model's limit; a refused input is explained and
-the previous trace stays. While the panels show another model (a training run's copy), the bar
-says so — "Showing: training run" — with a "Back to <the session's model>" button.
-
-Declared rows: the model, the source (and target) field, Run, the device; then the examples,
-the echo, "Showing:" and Back, the output line (presenting: the panel chooser and Leave at its
-end). The echo and the output are `RichElidingLabel`s: the layout shares the row out and each
-cuts its own text ("… +N more"), whole in its tooltip. Narrow, the echo and the device get a
-third row; narrow or presenting, "Showing:" and Back do (`arrange`).
+Enter runs the model; while typing, the bar echoes the tokens the model will see and their
+count; a refused input is explained and the previous trace stays. While the panels show a
+training run's model, it says so, with a "Back to <the session's model>" button. The echo and
+the output line elide their own rich text, whole in their tooltips.
 """
 from __future__ import annotations
 
 import html
 
+from PySide6.QtCore import QSignalBlocker
 from PySide6.QtGui import QTextDocumentFragment
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -28,19 +23,12 @@ from PySide6.QtWidgets import (
 )
 
 from explorer import style, theme
-from explorer.input_text import (  # noqa: F401 - field_texts, output_html: tests read them here
-    MAX_ECHO,
-    describe_unknown,
-    field_texts,
-    mask_tooltip,
-    output_html,
-    printable,
-    token_echo_html,
-)
-from explorer.model_chooser import LOAD_ROLE, OPEN_ITEM, PRETRAINED_SUFFIX, ModelChooser  # noqa: F401 - tests
+from explorer.input_text import output_html
+from explorer.model_chooser import ModelChooser
 from explorer.rich_eliding_label import RichElidingLabel
 from explorer.runner import describe_device
 from explorer.screen import ScreenClass
+from model.interpret.input_texts import describe_unknown, field_texts, mask_tooltip, printable, token_echo
 
 FIRST_HINT = "Type a sentence and press Enter — or press PageDown for the paper tour"
 
@@ -50,11 +38,6 @@ MAX_CHARS = 1 << 24  # QLineEdit's default (32767) silently cuts a long paste, s
 def _plain(rich: str) -> str:
     """What a line of our rich text reads as."""
     return QTextDocumentFragment.fromHtml(rich).toPlainText()
-
-
-def _utf16(text: str) -> int:
-    """`text`'s length in a QTextDocument's positions (UTF-16 code units)."""
-    return len(text.encode("utf-16-le")) // 2
 
 
 class InputBar(QWidget):
@@ -76,7 +59,7 @@ class InputBar(QWidget):
                                  "the output is the assistant's answer. Off: a plain prompt to continue.")
         self.chat_box.setChecked(state.session.chat)
         self.chat_box.setVisible(False)
-        self.chat_box.toggled.connect(self._chat_toggled)
+        self.chat_box.toggled.connect(state.session.set_chat)  # (the runner recomputes the frame)
         self.target_label = QLabel(target_label)
         self.examples = QComboBox()
         self.examples.setToolTip("Example inputs for this model: pick one to run it")
@@ -146,7 +129,6 @@ class InputBar(QWidget):
         self.apply_screen_class(ScreenClass.PROJECTOR)
 
     def _field(self, hint: str, points: float, least: int) -> QLineEdit:
-        """A monospace text field that runs the model on Enter."""
         field = QLineEdit(placeholderText=hint)
         field.setFont(style.font(points, mono=True))
         field.setMinimumWidth(least)
@@ -156,22 +138,19 @@ class InputBar(QWidget):
 
     # -- layout --------------------------------------------------------------------------------
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """The rows for a screen class: narrow, the echo gets a row of its own under the output."""
         self.screen_class = cls
         self.arrange()
 
     def add_tail(self, widget: QWidget) -> None:
-        """`widget` at the end of the second row (the lecture's panel chooser while presenting:
-        a toolbar row of its own would take a short screen's height from every panel)."""
+        """`widget` at the end of the second row (the presenter's panel chooser and Leave)."""
         self._tail = widget
         self._second.addWidget(widget)
         self._arranged = None
         self.arrange()
 
     def arrange(self) -> None:
-        """Row 2: the examples, the echo, "Showing:" and Back, the output, the tail (called again
-        when the tail shows or hides). Narrow, the echo and the device go to row 3; with the tail
-        shown (presenting) or narrow, "Showing:" and Back do."""
+        """Row 2: the examples, the echo, "Showing:" and Back, the output, the tail. Narrow, the
+        echo and the device go to row 3; narrow or with the tail shown, "Showing:" and Back do."""
         narrow = self.screen_class is ScreenClass.NARROW
         crowded = narrow or (self._tail is not None and not self._tail.isHidden())
         if (narrow, crowded) == self._arranged:
@@ -202,7 +181,6 @@ class InputBar(QWidget):
         self.runner.run(text, target or None)
 
     def _warn_unknown(self, frame) -> None:
-        """Symbols the model read as <unk>, from the frame's own tokenization (not a second one)."""
         if frame.forward.source is not None and (symbols := describe_unknown(frame.forward.source)):
             self.state.inform(f"The model does not know {symbols}; it reads them as <unk>.", "warning")
 
@@ -222,21 +200,17 @@ class InputBar(QWidget):
         self._fill_examples(bundle)
         self._echo(self.source.text())
 
-    def _chat_toggled(self, on: bool) -> None:
-        self.state.session.set_chat(on)  # (the runner recomputes the frame with or without the template)
-
     def _on_chat(self, on: bool) -> None:
-        """Chat switched (here, by a scene): the toggle, the fields' names and the echo follow."""
-        self.chat_box.blockSignals(True)
-        self.chat_box.setChecked(on)
-        self.chat_box.blockSignals(False)
+        """Chat switched (by the toggle or a scene): the fields' names and the echo follow."""
+        with QSignalBlocker(self.chat_box):
+            self.chat_box.setChecked(on)
         if self.state.bundle is not None:
             self._show_field_texts(self.state.bundle)
             self._echo(self.source.text())
 
     def _show_field_texts(self, bundle) -> None:
-        """Say what the fields mean for this kind of model: Source / Prompt / Message (chat) /
-        Text with [MASK]; the chat toggle only for a model with a chat template."""
+        """The fields' names for this kind of model (Source / Prompt / Message / Text with [MASK]);
+        the chat toggle only for a model with a chat template."""
         self.chat_box.setVisible(bundle.chat_template is not None)
         label, hint, target_label, target_hint, target_tip = field_texts(bundle, self.state.session.uses_chat)
         self.source_label.setText(label)
@@ -257,14 +231,13 @@ class InputBar(QWidget):
             self.target.clear()  # an encoder-only model is never teacher-forced
 
     def _fill_examples(self, bundle) -> None:
-        self.examples.blockSignals(True)
-        self.examples.clear()
-        self.examples.addItem("Examples…", None)
-        for text in bundle.examples:
-            self.examples.addItem(" ".join(printable(word) for word in text.split(" ")), text)
-        self.examples.setEnabled(bool(bundle.examples))
-        self.examples.setCurrentIndex(0)
-        self.examples.blockSignals(False)
+        with QSignalBlocker(self.examples):
+            self.examples.clear()
+            self.examples.addItem("Examples…", None)
+            for text in bundle.examples:
+                self.examples.addItem(" ".join(printable(word) for word in text.split(" ")), text)
+            self.examples.setEnabled(bool(bundle.examples))
+            self.examples.setCurrentIndex(0)
 
     def _example_chosen(self, row: int) -> None:
         text = self.examples.itemData(row)
@@ -275,8 +248,8 @@ class InputBar(QWidget):
             self.run()
 
     def _on_input(self, source: str, target) -> None:
-        """Text set from elsewhere (an example, a scene, --input) shows from its start when the
-        field is too narrow for all of it; the user's own typing keeps its cursor."""
+        """Text set from elsewhere (an example, a scene, --input) shows from its start; the
+        user's own typing keeps its cursor."""
         for field, text in ((self.source, source), (self.target, target or "")):
             if field.text() != text:
                 field.setText(text)
@@ -301,8 +274,7 @@ class InputBar(QWidget):
             self.back_button.setToolTip(f"Show the session's own model, {own.name}, in every panel again")
 
     def _on_result(self, result) -> None:
-        """The output line (the label ends a long one in "…"); its tooltip holds it whole, each
-        [MASK]'s candidates and the notes on the input's range."""
+        """The output line; its tooltip holds it whole, each [MASK]'s candidates and the notes."""
         bundle, frame = self.state.bundle, self.state.frame
         ours = frame is not None and frame.forward is result
         edited = len(frame.interventions) if ours else 0
@@ -310,11 +282,10 @@ class InputBar(QWidget):
         text = output_html(result, bundle, edited=edited,
                            **(dict(decoded=frame.decoded, notes=notes, message=frame.message) if ours else {}))
         self.status.setText(text)
-        line = _plain(text)  # the whole line, each [MASK]'s candidates, the notes the line does not show
+        line = _plain(text)
         self.status.setToolTip("\n".join(filter(None, [line, mask_tooltip(result), *(n for n in notes if n not in line)])))
 
     def _on_theme(self, *_) -> None:
-        """The output line's and the token echo's coloured spans in the new palette."""
         if self.state.result is not None:
             self._on_result(self.state.result)
         self._echo(self.source.text())
@@ -325,59 +296,12 @@ class InputBar(QWidget):
             self.status.setText(html.escape(what))
 
     def _echo(self, text: str) -> None:
-        """Live: the tokens the model will read; unknown symbols and over-long input flagged.
-        The count and how many are unknown always show; the tokens as many as fit, then
-        "… +N more". In chat, the count of the message's tokens and of the chat template's
-        around them ("7+29 tokens": the answer beside needs the room; the tooltip lists them)."""
+        """Live: the tokens the model will read, as many as fit, then "… +N more" (`token_echo`)."""
         bundle = self.state.bundle
         if bundle is None or not text:
             self.echo.setText("")
             return
-        limit = bundle.max_input_len
-        model_text = bundle.chat_input(text, self.state.session.uses_chat)
-        encoded = bundle.src_tokenizer.encode(model_text)
-        span = bundle.message_span(text, encoded.ids) if model_text != text else None
-        n = len(encoded.ids)
-        # the model's limit where it is near ("60/64 tokens"), else the count (the tooltip says both)
-        count = f"{n}/{limit} tokens" if 4 * n >= 3 * limit else f"{n} token{'s' if n != 1 else ''}"
-        if span is not None:
-            count = f"{span[1] - span[0]}+{n - span[1] + span[0]} tokens"
-        limit_note = (f"{n} of the {limit} tokens this model reads at most" if n <= limit
-                      else f"{n} tokens; this model reads at most {limit}")
-        if n > limit:
-            count = f'<span style="color:{style.ERROR.name()}; font-weight:bold;">{n} tokens: over the limit of {limit}</span>'
-        symbols = describe_unknown(encoded)
-        # how many, after the count (the tokens beside mark each one; the tooltip and the message
-        # bar name them); where the row is tight the line may end after the count
-        unknown = f'<span style="color:{style.ERROR.name()};">{len(symbols.split())} unknown</span>' if symbols else ""
-        listed = [printable(p) for p in encoded.pieces[:MAX_ECHO]]
-        tip = f"{limit_note}:\n" + " ".join(listed) + (f"\nunknown symbols, read as <unk>: {symbols}" if symbols else "")
-        if span is not None:  # the message's tokens in [brackets] among the template's
-            start, end = span[0] - 1, span[1] - 1
-            listed = listed[:start] + ["["] + listed[start:end] + ["]"] + listed[end:]
-            tip = (f"{limit_note}: your message's {end - start} tokens [in brackets] inside the model's chat "
-                   f"template:\n" + " ".join(listed))
-            self.echo.least = _plain(count)
-            self.echo.setText(count + (f", {unknown}" if unknown else ""))
-            self.echo.setToolTip(tip)
-            return
-        prefix, lead = f"{count}: ", (f"{unknown} · " if unknown else "")
-        pieces = encoded.pieces[:MAX_ECHO]
-        at = _utf16(_plain(prefix))
-        stops = [at] if lead else []  # the line may end after the count, or after a whole token
-        at += _utf16(_plain(lead))
-        token_stops = []
-        for piece in pieces:
-            token_stops.append(at)
-            at += _utf16(printable(piece))
-        token_stops.append(at)
-        stops += token_stops
-        shown, _n = token_echo_html(bundle, text, limit=MAX_ECHO)
-
-        def more(kept: int) -> str:  # (no token shown: the count says how many)
-            left = len(encoded.pieces) - max((i for i, stop in enumerate(token_stops) if stop <= kept), default=0)
-            return f" … +{left} more" if left < len(encoded.pieces) else "…"
-
-        self.echo.least = _plain(prefix) + more(stops[0])
-        self.echo.setText(prefix + lead + shown, stops, more)
-        self.echo.setToolTip(tip)
+        echo = token_echo(bundle, text, theme.current(), self.state.session.uses_chat)
+        self.echo.least = echo.least
+        self.echo.setText(echo.html, echo.stops, echo.more)
+        self.echo.setToolTip(echo.tooltip)

@@ -1,6 +1,5 @@
-"""What starting the explorer needs, shared by the window (explorer.app) and the headless
-figures (explorer.headless): the default input, checks of --size and --panel, and an orderly
-close. On its own so that neither of those two modules imports the other."""
+"""What the window (explorer.app) and the headless figures (explorer.headless) share: the default
+input, checks of --size and --panel, and an orderly close."""
 from __future__ import annotations
 
 DEFAULT_INPUT = "attention"
@@ -39,18 +38,13 @@ WORKERS_EXIT_WAIT_MS = 5000  # the longest a closing window waits for its panels
 
 
 def close_window(app, window) -> None:
-    """Destroy the window's C++ side now, while the QApplication still exists.
-
-    A window left for interpreter shutdown is torn down in whatever order Python frees its
-    wrappers, after Qt's own globals, which can crash the process at exit (SIGSEGV).
-    Deleting it here, then flushing deferred deletes, makes exit orderly; it also lets
-    run_app be called again in the same process (tests)."""
+    """Destroy the window's C++ side now, while the QApplication exists: left for interpreter
+    shutdown it can crash the process at exit; this also lets run_app run again in a process."""
     import shiboken6
     from PySide6.QtCore import QEvent, QThreadPool
 
     window.close()
-    # Workers still computing for a panel (superqt's, on the global pool) would emit into the
-    # deleted window ("Signal source has been deleted" printed at exit): let them finish first.
+    # Workers still computing for a panel would emit into the deleted window: let them finish first.
     QThreadPool.globalInstance().waitForDone(WORKERS_EXIT_WAIT_MS)
     if shiboken6.isValid(window):
         shiboken6.delete(window)

@@ -1,8 +1,7 @@
 """The lecture tools of the main window: presentation mode, themes, scenes and exports.
 
-`LectureTools(window)` adds the menu entries, the keys (F11, PageUp/PageDown for a clicker),
-the tour's row and the presenting strip; the logic is in `presentation`, `scenes` and `export`.
-Every action that can fail (a bad file, a full disk) ends in a message in the status bar.
+Menu entries, keys (F11, PageUp/PageDown for a clicker), the tour's row and the presenting
+strip; the logic is in `presentation`, `scenes` and `export`. A failure ends in a message.
 """
 from __future__ import annotations
 
@@ -11,6 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QDialog,
     QFileDialog,
     QHBoxLayout,
@@ -25,8 +25,9 @@ from explorer import export
 from explorer.caption_label import CaptionLabel
 from explorer.export_dialog import ExportDialog
 from explorer.panel_dock import full_title
-from explorer.presentation import THEMES, PresentationMode, read_theme
-from explorer.scenes import TOUR_PATH, SceneDeck, SceneError, Tour, capture, save_tour
+from explorer.presentation import THEME_KEY, THEMES, PresentationMode, apply_theme, read_theme
+from explorer.scene_files import TOUR_PATH, SceneError, Tour, save_tour
+from explorer.scenes import SceneDeck, capture
 from model.io.assets import asset_path
 
 # Help → "The paper, section by section": where each section of the paper is in this app
@@ -95,13 +96,14 @@ class LectureTools(QObject):
                 w.file_menu.insertSeparator(before_quit)
             else:
                 w.file_menu.insertAction(before_quit, action)
+        w.help_menu.insertAction(w.help_menu.actions()[-1], self.default_tour_action)
         w.view_menu.addSeparator()
         w.view_menu.addActions([self.present_action, self.scale_action, *self.theme_actions.values(),
                                 self.prev_action, self.next_action, self.exit_tour_action])
 
     def _build_toolbar(self) -> None:
-        """The tour's row (its caption, then ◀ n/N ▶ and Exit tour), shown while a tour is open;
-        while presenting, the panel chooser and Leave at the end of the input bar's second row."""
+        """The tour's row (its caption, ◀ n/N ▶, Exit tour) while a tour is open; presenting, the
+        panel chooser and Leave at the end of the input bar's second row."""
         self.caption_bar = QToolBar("Tour", self.window)
         self.caption_bar.setObjectName("toolbar_caption")
         self.caption_bar.setMovable(False)
@@ -119,7 +121,6 @@ class LectureTools(QObject):
                               self._tool(self.next_action, "▶"), self._tool(self.exit_tour_action)]
         for widget in self.tour_controls:
             self.caption_bar.addWidget(widget)
-        self.toolbar = self.caption_bar
         self.window.addToolBarBreak(Qt.TopToolBarArea)  # its own row: the input bar keeps its width
         self.window.addToolBar(Qt.TopToolBarArea, self.caption_bar)
         self.caption_bar.hide()
@@ -138,9 +139,7 @@ class LectureTools(QObject):
         self.tour_offer.setObjectName("presenter_start_tour")
         self.tour_offer.setToolTip("Start the paper tour (PageDown)")
         self.tour_offer.hide()
-        input_bar = getattr(self.window, "input_bar", None)
-        if input_bar is not None:
-            input_bar.add_tail(self.strip)
+        self.window.input_bar.add_tail(self.strip)
 
     @staticmethod
     def _tool(action: QAction, text: str | None = None) -> QToolButton:
@@ -155,14 +154,12 @@ class LectureTools(QObject):
         return button
 
     def _place_tour_controls(self) -> None:
-        """The tour's row while a tour is open; "Start the tour" on Figure 1 while presenting without one."""
+        """The tour's row while a tour is open; presenting without one, "Start the tour" on the
+        Architecture panel's button row, where presenting opens."""
         touring = self.deck.tour is not None
         self.exit_tour_action.setEnabled(touring)
         self.caption_bar.setVisible(touring)
-        self._offer_tour(self.presentation.active and not touring)
-
-    def _offer_tour(self, on: bool) -> None:
-        """"Start the tour" on the Architecture panel's button row, where presenting opens."""
+        on = self.presentation.active and not touring
         panel = self.window.panels.built("architecture") if on else None
         if panel is not None and hasattr(panel, "add_to_row") and self.tour_offer.parentWidget() is None:
             panel.add_to_row(self.tour_offer)
@@ -177,8 +174,12 @@ class LectureTools(QObject):
 
     # -- actions ------------------------------------------------------------------------------------
     def set_theme(self, name: str) -> None:
-        """The user picked a theme (menu, --theme): saved, and made the session's."""
-        self.presentation.set_theme(name)
+        """The user picked a theme (menu, --theme): saved for the next start, and the session's."""
+        self.window.settings.setValue(THEME_KEY, name)
+        if self.state.session.theme == name:  # applied again (a figure may have put the application back)
+            apply_theme(QApplication.instance(), name)
+        else:
+            self.state.session.set_theme(name)
 
     def _on_theme(self, name: str) -> None:
         self.theme_actions[name].setChecked(True)
@@ -197,7 +198,7 @@ class LectureTools(QObject):
             self.deck.open(path)
 
     def save_scene(self, path: str | Path, name: str, caption: str = "") -> bool:
-        """The current state as a one-scene tour file (append it to a tour by editing the JSON)."""
+        """The current state as a one-scene tour file."""
         try:
             scene = capture(self.window, name, caption)
             save_tour(Tour([scene], title=name), path)
@@ -280,8 +281,7 @@ class LectureTools(QObject):
         self.caption_bar.setVisible(True)
 
     def _on_tour_closed(self) -> None:
-        """No tour: its row goes; the layout is whole again — every dock, or while presenting
-        the front panel alone filling the window (never a squeezed neighbour)."""
+        """No tour: its row goes; the layout is whole again (presenting: the front panel alone)."""
         self.scene_label.setText("")
         self.caption.setText("")
         self._place_tour_controls()
@@ -289,6 +289,3 @@ class LectureTools(QObject):
             self.presentation.show_only([self.presentation.front_panel()])
         else:
             self.window.show_every_dock()
-
-
-__all__ = ["LectureTools", "ExportDialog"]

@@ -1,9 +1,7 @@
 """The main window: assembly only (docks, menus, toolbar, status bar, saved layout).
 
-Every registered panel (`explorer.panels.panel_classes()`) becomes a dock named
-`dock_<panel_name>`, so Qt's `saveState`/`restoreState` can put the layout back between runs.
-The window holds no logic of its own: panels observe `SessionState`, slow work goes through
-`Runner`.
+Every registered panel becomes a dock named `dock_<panel_name>`, so Qt's `saveState` /
+`restoreState` can put the layout back between runs.
 """
 from __future__ import annotations
 
@@ -30,7 +28,6 @@ from explorer.lecture import PAPER_HELP, LectureTools
 from explorer.panel_dock import PanelDock, PanelScroll, readable_tab_bars
 from explorer.panels import panel_classes
 from explorer.scaling import build_at_normal_size
-from explorer.scenes import TOUR_PATH
 from explorer.screen import ScreenClass, ScreenClassAware, classify
 from explorer.toast import StatusToast
 
@@ -42,24 +39,20 @@ SHORTCUTS_HELP = ("← / →  previous / next step\nSpace  play / pause\nHome / 
 EAGER_PANELS = ("decoding",)  # it reflows on every resize: built with the window
 
 
-def default_settings() -> QSettings:
-    return QSettings("TransformerExplorer", "explorer")
-
-
 class MainWindow(QMainWindow):
     """One window: the input toolbar on top, every panel in a dock."""
 
     def __init__(self, state, runner, settings: QSettings | None = None, restore: bool = True,
                  persist: bool = True, parent=None):
-        """restore: put back the saved layout; persist: save the layout on close (not for figures)."""
+        """restore: put back the saved layout; persist: save it on close (not for figures)."""
         super().__init__(parent)
         self.state, self.runner = state, runner
         self.persist = persist
         self._shown_once = False
-        self.settings = settings if settings is not None else default_settings()
+        self.settings = settings if settings is not None else QSettings("TransformerExplorer", "explorer")
         self.setWindowTitle("Transformer Explorer — Attention Is All You Need")
         self.setDockNestingEnabled(True)
-        # No AnimatedDocks: geometry must be final at once for figures and for hide_stale_tab_bars.
+        # No AnimatedDocks: geometry is final at once (figures, hide_stale_tab_bars).
         self.setDockOptions(QMainWindow.AllowTabbedDocks | QMainWindow.AllowNestedDocks)
         self.setTabPosition(Qt.AllDockWidgetAreas, QTabWidget.North)
 
@@ -76,8 +69,7 @@ class MainWindow(QMainWindow):
         self.panels = LazyPanels((cls.panel_name for cls in panel_classes()), self._build_panel, self,
                                  still_wanted=self._dock_wants_panel)
         self._panel_classes = {cls.panel_name: cls for cls in panel_classes()}
-        # One tidy of the tab bars after a burst of dock changes (a scene or restoreState moves every
-        # dock and fires dozens of signals), not one per signal: a child timer dies with the window.
+        # One tidy of the tab bars after a burst of dock changes, not one per signal.
         self._tidy_timer = QTimer(self, singleShot=True, interval=0)
         self._tidy_timer.timeout.connect(self.hide_stale_tab_bars)
         self._columns_state: QByteArray | None = None  # the two-column layout, while narrow stacks the docks
@@ -89,13 +81,12 @@ class MainWindow(QMainWindow):
         self.lecture.presentation.toggled.connect(lambda *_: self.reclassify(tell=True))
         self.resize(1280, 800)
         self._default_state = self.saveState(LAYOUT_VERSION)
-        self._default_geometry = self.saveGeometry()
         if restore:
             self.restore_layout()
 
     # -- assembly ----------------------------------------------------------------------------
     def _add_docks(self) -> None:
-        """Architecture (and positions) on the left, the other panels tabbed on the right."""
+        """The diagrams (LEFT_PANELS) tabbed on the left, the other panels tabbed on the right."""
         areas: dict[bool, list[QDockWidget]] = {True: [], False: []}
         for cls in panel_classes():
             dock = PanelDock(cls.title, getattr(cls, "tab_title", None), self)
@@ -117,7 +108,7 @@ class MainWindow(QMainWindow):
 
     def _default_front(self) -> None:
         """The eager panels built, the architecture and the stepper in front, the columns shared."""
-        for name in EAGER_PANELS:  # reflows on every resize from the first: built with the window
+        for name in EAGER_PANELS:
             if name in self.docks:
                 self.panels[name]
         for name in ("architecture", "step"):
@@ -133,8 +124,8 @@ class MainWindow(QMainWindow):
         return panel
 
     def _on_dock_shown(self, name: str, visible: bool) -> None:
-        """A dock shown with the window gets its panel now (start-up); one shown later, a turn
-        later (`LazyPanels.build_soon`): a scene or a layout that shows several is not one long turn."""
+        """A dock shown with the window gets its panel now; one shown later, a turn later
+        (`LazyPanels.build_soon`), so a scene showing several is not one long turn."""
         if not visible or not self._dock_wants_panel(name):
             return
         if self._shown_once:
@@ -158,7 +149,7 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         self.file_menu = file_menu = self.menuBar().addMenu("&File")
         open_action = QAction("&Open checkpoint folder…", self, shortcut=QKeySequence.Open)
-        open_action.triggered.connect(self._open_checkpoint)
+        open_action.triggered.connect(self.input_bar.model_combo.open_folder)
         shot_action = QAction("Save &screenshot…", self)
         shot_action.triggered.connect(self._save_screenshot)
         quit_action = QAction("&Quit", self, shortcut=QKeySequence.Quit)
@@ -182,16 +173,13 @@ class MainWindow(QMainWindow):
         self.reset_layout_action.triggered.connect(self.reset_layout)
         view_menu.addAction(self.reset_layout_action)
 
-        help_menu = self.menuBar().addMenu("&Help")
-        self.paper_help_action = QAction("The &paper, section by section", self)
-        self.paper_help_action.triggered.connect(
+        self.help_menu = self.menuBar().addMenu("&Help")  # (the lecture tools add "Start the paper tour")
+        paper = QAction("The &paper, section by section", self)
+        paper.triggered.connect(
             lambda: QMessageBox.information(self, "Attention Is All You Need, section by section", PAPER_HELP))
-        self.start_tour_action = QAction("Start the &tour", self)
-        self.start_tour_action.triggered.connect(lambda: self.lecture.deck.open(TOUR_PATH))  # (lecture: built next)
         keys = QAction("&Keyboard shortcuts", self)
         keys.triggered.connect(lambda: QMessageBox.information(self, "Keyboard shortcuts", SHORTCUTS_HELP))
-        for action in (self.paper_help_action, self.start_tour_action, keys):
-            help_menu.addAction(action)
+        self.help_menu.addActions([paper, keys])
 
     def _build_status_bar(self) -> None:
         self.busy_bar = QProgressBar()
@@ -213,8 +201,7 @@ class MainWindow(QMainWindow):
 
     # -- public ------------------------------------------------------------------------------
     def focus_panel(self, name: str) -> QDockWidget:
-        """Bring a panel's dock to the front and give it most of the room (headless figures);
-        while presenting, it is the one panel on screen."""
+        """Bring a panel's dock to the front with most of the room; presenting, the one panel shown."""
         dock = self.docks[name]
         self.current_panel = name
         lecture = getattr(self, "lecture", None)
@@ -229,9 +216,8 @@ class MainWindow(QMainWindow):
         return dock
 
     def reclassify(self, tell: bool = False) -> ScreenClass:
-        """The window's screen class from its size and whether it is presenting; on a change (or
-        with `tell`: presentation toggled, which some panels' projector layouts depend on) every
-        panel built so far is told (`apply_screen_class`); panels built later are told at once."""
+        """The window's screen class from its size and presenting; on a change (or with `tell`:
+        presentation toggled) every panel built so far is told (`apply_screen_class`)."""
         lecture = getattr(self, "lecture", None)
         presenting = lecture is not None and lecture.presentation.active
         cls = classify(self.width(), self.height(), presenting)
@@ -245,8 +231,8 @@ class MainWindow(QMainWindow):
         return cls
 
     def _arrange_docks(self, one_column: bool) -> None:
-        """NARROW: every docked panel a tab of one column, the one in front kept in front; wider:
-        the two-column layout from before, as it was."""
+        """NARROW: every docked panel a tab of one column, the front one kept in front; wider:
+        the two-column layout from before."""
         if one_column == (self._columns_state is not None) or not self.isVisible():  # (showEvent comes back)
             return
         if not one_column:
@@ -272,8 +258,7 @@ class MainWindow(QMainWindow):
         self._tidy_tab_bars_later()
 
     def show_every_dock(self) -> None:
-        """Every dock back: docked ones shown (tab groups keep their front tab), each at least its
-        panel's smallest useful size, the left and right columns shared as at start."""
+        """Every dock shown (tab groups keep their front tab), the columns shared as at start."""
         for dock in self.docks.values():
             if not dock.toggleViewAction().isChecked():  # closed (a tabbed dock behind its front is not)
                 dock.show()
@@ -355,7 +340,7 @@ class MainWindow(QMainWindow):
     def _on_message(self, level: str, text: str) -> None:
         role = "error" if level == "error" else ("text" if level == "info" else "accent_text")
         style.set_sheet(self.statusBar(), f"color: {{{role}}};")
-        self.toast.set_level(level)
+        self.toast.say(level, text)
         self.statusBar().showMessage(text, 15000)
 
     def _on_bundle(self, bundle) -> None:
@@ -363,11 +348,6 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"Transformer Explorer — {bundle.name} ({bundle.model_kind.dashed_name}, "
                             f"N={max(cfg.n_encoder_layers, cfg.n_decoder_layers)}, d_model={cfg.d_model}, "
                             f"h={cfg.n_heads}, {'pre' if cfg.norm_first else 'post'}-LN)")
-
-    def _open_checkpoint(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Open a checkpoint folder")
-        if folder:
-            self.runner.load(folder)
 
     def _save_screenshot(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "explorer.png", "PNG images (*.png)")

@@ -1,18 +1,16 @@
-"""The model chooser: the bundled checkpoints (each with what it does), the installed
-pretrained models, and "Open checkpoint folder…". It always names the session's own model,
-never a training run's copy the panels show in its place, and after a load that failed it
-names the model still in use.
-"""
+"""The model chooser: the bundled checkpoints (each with what it does), the installed pretrained
+models, and "Open checkpoint folder…". It names the session's own model (never a training run's
+copy shown in its place), and after a failed load the model still in use."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import QComboBox, QFileDialog
 
 from explorer.eliding_combo import ElidingComboBox
-from explorer.input_text import model_description
 from explorer.runner import bundled_checkpoints, pretrained_models
+from model.interpret.input_texts import model_description
 
 OPEN_ITEM = "Open checkpoint folder…"
 PRETRAINED_SUFFIX = " (pretrained)"
@@ -20,8 +18,7 @@ LOAD_ROLE = Qt.UserRole + 1  # what `Runner.load` is given for a row, when not i
 
 
 class ModelChooser(ElidingComboBox):
-    """Choosing a row loads that model through `runner` (choosing the session's own model
-    again shows it in every panel again)."""
+    """Choosing a row loads that model (the session's own again: shown in every panel again)."""
 
     def __init__(self, state, runner, parent=None):
         super().__init__(parent)
@@ -37,39 +34,34 @@ class ModelChooser(ElidingComboBox):
         self._fill_models()
 
     def list_models(self) -> None:
-        """The rows again, the session's model selected (not for each copy a training run shows)."""
+        """The rows again, the session's model selected (not for a training run's copies)."""
         if self.state.session.bundle is not self._listed:
             self._listed = self.state.session.bundle
             self._fill_models()
             self._select_current_model()
 
     def _fill_models(self) -> None:
-        self.blockSignals(True)
-        self.clear()
-        for name, path in sorted(bundled_checkpoints().items()):
-            self.addItem(model_description(name, path), str(path))
-            self.setItemData(self.count() - 1, name, Qt.ToolTipRole)
-        pretrained = sorted(pretrained_models().items())
-        if pretrained:
+        with QSignalBlocker(self):
+            self.clear()
+            for name, path in sorted(bundled_checkpoints().items()):
+                self.addItem(model_description(name, path), str(path))
+                self.setItemData(self.count() - 1, name, Qt.ToolTipRole)
+            pretrained = sorted(pretrained_models().items())
+            if pretrained:
+                self.insertSeparator(self.count())
+            for name, path in pretrained:  # real models (BERT / Marian) loaded into our Transformer
+                self.addItem(name + PRETRAINED_SUFFIX, str(path))
+                self.setItemData(self.count() - 1, name, LOAD_ROLE)
+                self.setItemData(self.count() - 1, f"Pretrained, from {path}", Qt.ToolTipRole)
             self.insertSeparator(self.count())
-        for name, path in pretrained:  # real models (BERT / Marian) loaded into our Transformer
-            self.addItem(name + PRETRAINED_SUFFIX, str(path))
-            self.setItemData(self.count() - 1, name, LOAD_ROLE)
-            self.setItemData(self.count() - 1, f"Pretrained, from {path}", Qt.ToolTipRole)
-        self.insertSeparator(self.count())
-        self.addItem(OPEN_ITEM, None)
-        metrics = self.fontMetrics()
-        widest = max(metrics.horizontalAdvance(self.itemText(i)) for i in range(self.count()))
-        self.view().setMinimumWidth(widest + 40)
-        self.blockSignals(False)
+            self.addItem(OPEN_ITEM, None)
+            metrics = self.fontMetrics()
+            widest = max(metrics.horizontalAdvance(self.itemText(i)) for i in range(self.count()))
+            self.view().setMinimumWidth(widest + 40)
 
     def _model_chosen(self, row: int) -> None:
         if self.itemText(row) == OPEN_ITEM:
-            folder = QFileDialog.getExistingDirectory(self, "Open a checkpoint folder (ours, or a Hugging Face model)")
-            if folder:
-                self.runner.load(folder)  # the runner tells a Hugging Face folder from ours
-            else:
-                self._select_current_model()
+            self.open_folder()
             return
         path = self.itemData(row)
         own = self.state.session.bundle
@@ -81,6 +73,14 @@ class ModelChooser(ElidingComboBox):
         if key:
             self.runner.load(key)
 
+    def open_folder(self) -> None:
+        """Load a folder the user picks (the runner tells a Hugging Face folder from ours)."""
+        folder = QFileDialog.getExistingDirectory(self, "Open a checkpoint folder (ours, or a Hugging Face model)")
+        if folder:
+            self.runner.load(folder)
+        else:
+            self._select_current_model()
+
     def _restore_selection(self, *_args) -> None:
         """Show the model actually in use (after a load that failed, the previous one)."""
         if self.state.session.bundle is not None:
@@ -91,16 +91,12 @@ class ModelChooser(ElidingComboBox):
         bundle = self.state.session.bundle  # the session's own, never a training run's copy shown
         if bundle is None:
             return
-        self.blockSignals(True)
-        for row in range(self.count()):
-            data = self.itemData(row)
-            if data and bundle.path and Path(data).resolve() == Path(bundle.path).resolve():
-                self.setCurrentIndex(row)
-                break
-        else:  # an opened folder or an untrained model: list it at the top
-            self.insertItem(0, bundle.name, str(bundle.path) if bundle.path else None)
-            self.setCurrentIndex(0)
-        self.blockSignals(False)
-
-
-__all__ = ["LOAD_ROLE", "OPEN_ITEM", "PRETRAINED_SUFFIX", "ModelChooser"]
+        with QSignalBlocker(self):
+            for row in range(self.count()):
+                data = self.itemData(row)
+                if data and bundle.path and Path(data).resolve() == Path(bundle.path).resolve():
+                    self.setCurrentIndex(row)
+                    break
+            else:  # an opened folder or an untrained model: list it at the top
+                self.insertItem(0, bundle.name, str(bundle.path) if bundle.path else None)
+                self.setCurrentIndex(0)

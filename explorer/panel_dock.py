@@ -25,9 +25,8 @@ def full_title(dock: QDockWidget) -> str:
 
 
 def readable_tab_bars(window) -> None:
-    """Every dock tab bar of `window`: whole words (no eliding; scroll arrows where the window
-    is too narrow), and the full title as each tab's tooltip. Qt makes and re-uses these bars
-    as docks are re-tabbed, so this runs after every change of the dock layout."""
+    """Every dock tab bar of `window`: whole words (scroll arrows where too narrow) and the full
+    title as each tab's tooltip (Qt re-makes these bars: run after every dock layout change)."""
     titles = {d.windowTitle(): full_title(d) for d in window.findChildren(QDockWidget)}
     for bar in window.findChildren(QTabBar, options=Qt.FindDirectChildrenOnly):
         if bar.elideMode() != Qt.ElideNone:
@@ -73,8 +72,7 @@ class PanelScroll(QScrollArea):
 
     def _fit(self) -> None:
         """The viewport's size, or the panel's minimum where that is larger; a scroll bar needed
-        in one direction takes its breadth from the other (else it would push the panel's right
-        edge under a second, horizontal, scroll bar)."""
+        in one direction takes its breadth from the other."""
         panel, view = self.widget(), self.maximumViewportSize()
         least = panel.minimumSizeHint().expandedTo(panel.minimumSize())
         width, height = view.width(), view.height()

@@ -1,9 +1,5 @@
-"""`offered_room(panel)`: the room a panel's dock offers it, not the panel's own size.
-
-A panel in its dock's scroll area grows to its minimum when that is larger than the dock: a
-choice made from the panel's own size (one line or two, texts beside or below) then depended
-on the arrangement shown before it. Panels that reflow ask this instead.
-"""
+"""`offered_room(panel)`: the room a panel's dock offers it, not the panel's own size (which
+grows to its minimum in a smaller dock): panels that reflow decide from this."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSize

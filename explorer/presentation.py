@@ -1,36 +1,29 @@
 """Lecture mode: full screen, everything larger, one panel at a time, a light or dark theme.
 
-The application font is set once at the larger size and, while presenting, the stylesheet gives
-every widget that size (`presentation_sheet`); Qt puts each widget's own font back when the rule
-goes. pyqtgraph canvases do not follow the application font: `scaling.set_scale` redraws their
-axes, titles and pens. Themes are data (`explorer.theme.Palette`) from which the QPalette, the
-stylesheet and pyqtgraph's colours are generated. Scale and theme persist in QSettings.
+Presenting is the same session re-laid at a larger base font: the application font and, while
+presenting, the stylesheet's (`presentation_sheet`; each widget's own font comes back when the
+rule goes); pyqtgraph canvases, which follow neither, are redrawn by `scaling.set_scale`. The
+QPalette, stylesheet and plot colours come from the theme's palette. Both persist in QSettings.
 """
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QSettings, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QComboBox, QWidget
 
 from explorer import style, theme
+from explorer.dock_layout import LEFT_PANELS
 from explorer.drawing import plot_style
 from explorer.eliding_combo import ElidingComboBox
 from explorer.panel_dock import full_title
-from explorer.scaling import applied_scale, plot_views, register_window, set_scale, window_widgets, windows
+from explorer.scaling import applied_scale, plot_views, register_window, set_scale, windows
 
 SCALE_KEY = "presentation/scale"
 THEME_KEY = "appearance/theme"
 SWITCHER_CHARS = 12  # the panel chooser's width in characters: "Architecture" whole
 FRONT_PANEL = "architecture"  # presenting opens on Figure 1, with the tour offered
 DEFAULT_SCALE = 1.5  # 12 pt → 18 pt: legible from the back of a large room
-SEQUENTIAL = style.SEQUENTIAL  # one colour map in every theme and in presentation mode
-
 THEMES = theme.PALETTES
-
-
-
-def current_theme() -> str:
-    return theme.current().name
 
 
 def read_scale(settings: QSettings) -> float:
@@ -49,8 +42,8 @@ def read_theme(settings: QSettings) -> str:
 
 # -- themes ---------------------------------------------------------------------------------------
 def apply_theme(app: QApplication, name: str) -> theme.Palette:
-    """Palette + stylesheet for every widget, pyqtgraph plots recoloured in place, widgets whose
-    own stylesheet uses roles refilled, and everything repainted with the new palette."""
+    """Palette and stylesheet for every widget, plots recoloured in place, role style sheets
+    refilled, and views that pick colours per update redrawn."""
     if name not in THEMES:
         raise ValueError(f"unknown theme {name!r}; themes: {', '.join(THEMES)}")
     p = THEMES[name]
@@ -60,21 +53,19 @@ def apply_theme(app: QApplication, name: str) -> theme.Palette:
     if app.styleSheet() != sheet:  # an app-wide sheet re-polishes every widget: only when it changes
         app.setStyleSheet(sheet)
     pg.setConfigOptions(background=p.canvas, foreground=p.text)
-    widgets = window_widgets()
+    widgets = [w for window in windows() for w in (window, *window.findChildren(QWidget))]
     theme.refresh_sheets(widgets)
     restyle_plots(app, p)
     for widget in widgets:
         widget.update()
-    for window in windows():  # views that pick colours per update redraw with the new palette
-        state = getattr(window, "state", None)
-        if state is not None and getattr(state, "result", None) is not None:
-            state.stepChanged.emit(state.step)
+    for window in windows():  # views that pick colours per update redraw
+        if window.state.result is not None:
+            window.state.stepChanged.emit(window.state.step)
     return p
 
 
 def presentation_sheet(scale: float) -> str:
-    """While presenting (scale > 1), one font size for every widget and a larger one for the tour's
-    caption; nothing otherwise, so each widget's own font comes back."""
+    """Presenting (scale > 1): one font size for every widget, a larger one for the tour's caption."""
     if scale <= 1.0:
         return ""
     return (f"QWidget {{ font-size: {style.BASE_POINT_SIZE * scale:.1f}pt; }}"
@@ -83,24 +74,14 @@ def presentation_sheet(scale: float) -> str:
 
 def restyle_plots(app: QApplication, p: theme.Palette | None = None) -> None:
     """Every pyqtgraph canvas in the palette's colours (again after a panel reset its titles)."""
-    p = p or theme.current()
     for view in plot_views(app):
-        plot_style.restyle_view(view, p)
-
-
-def rescale(app: QApplication, factor: float) -> float:
-    """Draw everything at `factor` × the normal size (1.0 = normal). Returns the ratio applied."""
-    ratio = set_scale(app, factor)
-    if abs(ratio - 1.0) >= 1e-6:
-        apply_theme(app, current_theme())  # the stylesheet's point sizes follow the scale
-    return ratio
+        plot_style.restyle_view(view, p or theme.current())
 
 
 # -- the mode -------------------------------------------------------------------------------------
 class PresentationMode(QObject):
-    """F11: full screen, the larger scale, and one panel (or a scene's pair) filling the window
-    without its dock title; a panel chooser at the end of the input bar switches. F11 / Esc:
-    back to the dock layout saved on entering."""
+    """F11: full screen, the larger scale, one panel (or a scene's pair) filling the window
+    without its dock title, a panel chooser in the input bar. F11 / Esc: the dock layout back."""
 
     toggled = Signal(bool)
 
@@ -109,8 +90,7 @@ class PresentationMode(QObject):
         self.window = window
         register_window(window)
         self.settings = settings if settings is not None else window.settings
-        # Theme and scale are the session's (explorer.session); the application follows them.
-        self.session = window.state.session
+        self.session = window.state.session  # theme and scale are the session's; the application follows
         window.state.themeChanged.connect(self._on_theme)
         window.state.scaleChanged.connect(self._on_scale)
         self.active = False
@@ -132,29 +112,21 @@ class PresentationMode(QObject):
         if self.active:
             self.session.set_scale(factor)
 
-    def set_theme(self, name: str) -> None:
-        """The user's choice: saved for the next start, and the session's theme."""
-        self.settings.setValue(THEME_KEY, name)
-        if self.session.theme == name:
-            self._on_theme(name)  # applied again (a figure may have put the application back)
-        else:
-            self.session.set_theme(name)
-
     def _on_theme(self, name: str) -> None:
-        apply_theme(QApplication.instance(), name)  # (it also redraws views that pick colours per update)
+        apply_theme(QApplication.instance(), name)
 
     def _on_scale(self, factor: float) -> None:
-        rescale(QApplication.instance(), factor)
+        if abs(set_scale(QApplication.instance(), factor) - 1.0) >= 1e-6:
+            apply_theme(QApplication.instance(), theme.current().name)  # the stylesheet's sizes follow
 
     def toggle(self) -> None:
         self.leave() if self.active else self.enter()
 
     def enter(self, full_screen: bool = True, panel: str | None = None) -> None:
-        """Full screen, the larger font, and one panel filling the window: `panel`, or the scene's
-        while a tour is open, else Figure 1 (with "Start the tour" offered beside the chooser)."""
+        """Full screen, the larger font, and one panel: `panel`, or the scene's while a tour is
+        open, else Figure 1 (with "Start the tour" offered)."""
         if self.active:
             return
-        # (panels not built yet are built when first shown, at the scale of that moment)
         self.active = True
         self.session.set_scale(self.scale)
         self._hidden = [w for w in self._lecture_hidden() if w.isVisible()]
@@ -172,7 +144,7 @@ class PresentationMode(QObject):
         self.toggled.emit(True)
 
     def leave(self) -> None:
-        """Back to the whole window: every dock shown at its own size, the normal font."""
+        """Back to the whole window at the normal font."""
         if not self.active:
             return
         self.active = False
@@ -192,14 +164,13 @@ class PresentationMode(QObject):
     # -- one panel at a time ---------------------------------------------------------------------
     def _opening_panel(self) -> str:
         """A tour's scene keeps its panel; otherwise the room first sees Figure 1."""
-        deck = getattr(getattr(self.window, "lecture", None), "deck", None)
-        if deck is not None and deck.tour is not None:
-            return self.front_panel()
-        return FRONT_PANEL if FRONT_PANEL in self.window.docks else self.front_panel()
+        if self.window.lecture.deck.tour is None and FRONT_PANEL in self.window.docks:
+            return FRONT_PANEL
+        return self.front_panel()
 
     def front_panel(self) -> str:
-        """The panel a lecturer is looking at: the one with the keyboard focus, else the last one
-        brought forward, else the first visible dock on the right (the detail), else any."""
+        """The panel with the keyboard focus, else the last one brought forward, else the first
+        visible dock on the right (the detail), else any."""
         docks = self.window.docks
         focus = QApplication.focusWidget()
         for name, dock in docks.items():
@@ -208,7 +179,6 @@ class PresentationMode(QObject):
         last = getattr(self.window, "current_panel", None)
         if last in docks and docks[last].isVisible() and not docks[last].visibleRegion().isEmpty():
             return last
-        from explorer.dock_layout import LEFT_PANELS
         seen = [n for n, d in docks.items() if d.isVisible() and not d.visibleRegion().isEmpty()]
         right = [n for n in seen if n not in LEFT_PANELS]
         return (right or seen or list(docks))[0]
@@ -231,9 +201,8 @@ class PresentationMode(QObject):
             w = max(self.window.width(), 800)
             self.window.resizeDocks([docks[n] for n in names], [int(w * 0.42), int(w * 0.58)], Qt.Horizontal)
         if self.switcher is not None:
-            self.switcher.blockSignals(True)
-            self.switcher.setCurrentIndex(max(self.switcher.findData(names[-1]), 0))
-            self.switcher.blockSignals(False)
+            with QSignalBlocker(self.switcher):
+                self.switcher.setCurrentIndex(max(self.switcher.findData(names[-1]), 0))
 
     def _show_switcher(self, on: bool) -> None:
         if self.switcher is None:
@@ -250,8 +219,7 @@ class PresentationMode(QObject):
         self.switcher.setVisible(on)
 
     def _restore_docks(self) -> None:
-        """The dock layout from before presenting, then every dock shown (a tour's solo scene or
-        the presentation's one-panel view hid some) and given its share of the window."""
+        """The dock layout from before presenting, every dock shown and given its share."""
         for dock in self.window.docks.values():
             old = dock.titleBarWidget()
             if old is not None:
@@ -264,15 +232,13 @@ class PresentationMode(QObject):
         self.window.show_every_dock()
 
     def _cover_screen(self) -> None:
-        """Without a window manager (a bare X server, some kiosk set-ups) full screen is only a
-        hint: make the window cover its screen anyway, so nothing hangs below the screen."""
+        """Without a window manager full screen is only a hint: cover the screen anyway."""
         screen = self.window.screen()
         if self.active and screen is not None and self.window.geometry() != screen.geometry():
             self.window.setGeometry(screen.geometry())
 
     def _lecture_hidden(self) -> list[QWidget]:
-        """What a lecture does not need: the menu bar (its shortcuts stay live), the device label,
-        the first-screen hint (the lecturer drives) and the status bar (its messages float over the
-        window's bottom edge instead, `explorer.toast`)."""
+        """The menu bar (its shortcuts stay live), the device label, the first-screen hint and the
+        status bar (its messages float over the window instead, `explorer.toast`)."""
         bar = self.window.input_bar
         return [self.window.menuBar(), self.window.statusBar(), bar.device_label, bar.hint]

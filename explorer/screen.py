@@ -1,9 +1,5 @@
-"""Screen classes: the few layouts each panel declares, and how the window picks one.
-
-A panel does not fit itself to every pixel size. It declares a layout for each class below
-(`apply_screen_class(cls)`), the window classifies its own size (and whether it is presenting)
-and tells every panel on a change. Qt's layouts do the rest within a class.
-"""
+"""Screen classes: a panel declares a layout per class (`apply_screen_class(cls)`); the window
+classifies its size (and whether it is presenting) and tells every panel on a change."""
 from __future__ import annotations
 
 from enum import Enum

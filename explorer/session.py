@@ -1,14 +1,10 @@
-"""`Session`: everything that decides a picture, as one Qt-free evented model (napari's
-`Dims` / `Camera` are the example).
+"""`Session`: everything that decides a picture, as one Qt-free evented model.
 
-The model, the text and target, the decoding settings, the selection (trace step, attention
-kind / layer / head, decoding step), each panel's view tab, the theme and scale, and the
-model a training run shows in place of the session's own, and the checkpoint the compare
-panel sets beside it. Each change emits one psygnal event; `SessionState` (explorer.state) is
-the thin Qt adapter panels connect to, and the pipeline (explorer.runner) turns the session
-into a `Frame`. A scene is this object serialised (`to_scene_dict` / `apply_scene_dict`):
-loading one sets every field, so the same scene gives the same picture whatever was clicked
-before.
+The model, text and target, decoding settings, the selection (trace step, attention head,
+decoding step), each panel's view tab, theme and scale, head edits, the compared checkpoint and
+a training run's model shown in place of the session's own. Each change emits one psygnal
+event; `SessionState` is the Qt adapter, the runner turns the session into a `Frame`, and a
+scene is this object serialised (`to_scene_dict` / `reset_view_state`).
 """
 from __future__ import annotations
 
@@ -28,8 +24,8 @@ DEFAULT_VIEWS = {"attention": "grid", "attention_grid": "selected", "decoding": 
 
 @dataclass(frozen=True)
 class AttentionSelection:
-    """The head a user looks at: kind ("encoder" | "decoder_self" | "cross"), layer and head,
-    counted from 0 here (the screen counts from 1)."""
+    """The head a user looks at: kind ("encoder" | "decoder_self" | "cross"), layer and head
+    from 0 (the screen counts from 1)."""
 
     kind: str = "encoder"
     layer: int = 0
@@ -38,8 +34,7 @@ class AttentionSelection:
 
 @dataclass(frozen=True)
 class ShownModel:
-    """A model shown in place of the session's own (a live training run): its bundle and the
-    name the header gives it ("training run")."""
+    """A model shown in place of the session's own (a live training run), and its name."""
 
     bundle: object
     label: str
@@ -86,6 +81,12 @@ class Session:
         self.chat = True  # (only a model with a chat template uses it: `uses_chat`)
 
     # -- events ----------------------------------------------------------------------------------
+    def _set(self, name: str, value) -> None:
+        """Field `name` to `value`, and its event (of the same name) when it really changed."""
+        if value != getattr(self, name):
+            setattr(self, name, value)
+            self._emit(name, value)
+
     def _emit(self, name: str, *args) -> None:
         if self._batching:
             self._queued.pop(name, None)
@@ -96,8 +97,7 @@ class Session:
     @contextmanager
     def batch(self):
         """Change several fields as one step: listeners hear each changed field once, after all
-        of them are set, so nothing computes on a half-changed session (a model and the text it
-        can read; a scene)."""
+        of them are set, so nothing computes on a half-changed session."""
         self._batching += 1
         try:
             yield self
@@ -136,21 +136,17 @@ class Session:
         return self.chat and self.model is not None and self.model.chat_template is not None
 
     def set_chat(self, on: bool) -> None:
-        """Chat on: a chat model reads what is typed as the user's message, laid out by its chat
-        template (the answer is the assistant's); off: as a plain prompt to continue."""
-        if bool(on) != self.chat:
-            self.chat = bool(on)
-            self._emit("chat", self.chat)
+        """On: a chat model reads what is typed as the user's message in its chat template; off:
+        as a plain prompt to continue."""
+        self._set("chat", bool(on))
 
     def set_input(self, source: str, target: str | None = None) -> None:
+        """The text; a typed target is followed step by step, clearing it returns to greedy."""
         target = target if target and target.strip() else None
+        if (source, target) == (self.source, self.target):
+            return
         with self.batch():  # the strategy a target switches and the text: one step
-            self._set_input(source, target)
-
-    def _set_input(self, source: str, target: str | None) -> None:
-        if (source, target) != (self.source, self.target):
             self.source, self.target = source, target
-            # A typed target is followed step by step; clearing it returns to greedy decoding.
             if target is not None and self.decoding.strategy != "target":
                 self.set_decoding(strategy="target")
             elif target is None and self.decoding.strategy == "target":
@@ -158,9 +154,8 @@ class Session:
             self._emit("input", source, target)
 
     def revert_input(self, source: str, target: str | None, decoding: DecodeSettings | None = None) -> None:
-        """Back to the text (and the decoding settings a typed target switched) the picture
-        shows, after a text the model refused. No input event: the picture did not change, and
-        the input field keeps what was typed, to be fixed."""
+        """Back to the text (and decoding settings) the picture shows, after a refused text; no
+        input event: the input field keeps what was typed, to be fixed."""
         self.source, self.target = source, target
         if decoding is not None:
             self.set_decoding(decoding)
@@ -169,24 +164,17 @@ class Session:
         settings = replace(settings or self.decoding, **changes)
         if settings.strategy not in STRATEGIES:
             raise ValueError(f"unknown decoding strategy {settings.strategy!r}; use one of {', '.join(STRATEGIES)}")
-        if settings != self.decoding:
-            self.decoding = settings
-            self._emit("decoding", settings)
+        self._set("decoding", settings)
 
     def set_causal_mask(self, on: bool) -> None:
-        if bool(on) != self.causal_mask:
-            self.causal_mask = bool(on)
-            self._emit("causal_mask", self.causal_mask)
+        self._set("causal_mask", bool(on))
 
     def show_model(self, shown: ShownModel | None) -> None:
         """Show a training run's model in every panel (None: back to the session's own)."""
-        if shown != self.shown_model:
-            self.shown_model = shown
-            self._emit("shown_model", shown)
+        self._set("shown_model", shown)
 
     def set_interventions(self, heads: dict | None) -> None:
-        """Head surgery: the heads edited for every frame ({} edits none). Checked against a
-        model when a frame is computed (model.interpret.interventions.intervene)."""
+        """Head surgery: the heads edited for every frame ({} edits none)."""
         heads = dict(heads or {})
         for key, op in heads.items():
             if op not in OPERATIONS or not (isinstance(key, tuple) and len(key) == 3 and key[0] in ATTENTION_KINDS):
@@ -205,29 +193,19 @@ class Session:
 
     def set_compare(self, checkpoint: str | None) -> None:
         """The checkpoint the compare panel runs beside the model (None: nothing compared)."""
-        checkpoint = str(checkpoint) if checkpoint else None
-        if checkpoint != self.compare:
-            self.compare = checkpoint
-            self._emit("compare", checkpoint)
+        self._set("compare", str(checkpoint) if checkpoint else None)
 
     # -- selection and view --------------------------------------------------------------------
     def set_step(self, name: str | None) -> None:
-        if name != self.step:
-            self.step = name
-            self._emit("step", name)
+        self._set("step", name)
 
     def set_attention(self, kind: str, layer: int, head: int) -> None:
         if kind not in ATTENTION_KINDS:
             raise ValueError(f"unknown attention kind {kind!r}; use one of {', '.join(ATTENTION_KINDS)}")
-        selection = AttentionSelection(kind, max(0, int(layer)), max(0, int(head)))
-        if selection != self.attention:
-            self.attention = selection
-            self._emit("attention", selection)
+        self._set("attention", AttentionSelection(kind, max(0, int(layer)), max(0, int(head))))
 
     def set_decode_step(self, t: int | None) -> None:
-        if t != self.decode_step:
-            self.decode_step = t
-            self._emit("decode_step", t)
+        self._set("decode_step", t)
 
     def view(self, panel: str) -> str | None:
         return self.views.get(panel)
@@ -238,14 +216,10 @@ class Session:
             self._emit("view", panel, tab)
 
     def set_theme(self, theme: str) -> None:
-        if theme != self.theme:
-            self.theme = theme
-            self._emit("theme", theme)
+        self._set("theme", theme)
 
     def set_scale(self, scale: float) -> None:
-        if float(scale) != self.scale:
-            self.scale = float(scale)
-            self._emit("scale", self.scale)
+        self._set("scale", float(scale))
 
     # -- scenes ----------------------------------------------------------------------------------
     def to_scene_dict(self) -> dict:
@@ -259,8 +233,8 @@ class Session:
     def reset_view_state(self, views: dict | None = None, decoding: dict | None = None,
                          causal_mask: bool = True, compare: str | None = None,
                          interventions: str | None = None, chat: bool = True) -> None:
-        """Set the view fields a scene decides, each to the scene's value or its default, so
-        nothing clicked before leaks into the picture (head edits: `parse_heads` text)."""
+        """Every view field a scene decides, to the scene's value or its default (head edits:
+        `parse_heads` text)."""
         self.set_interventions(parse_heads(interventions or ""))
         self.set_chat(chat)
         self.set_decoding(DecodeSettings(**{f.name: (decoding or {}).get(f.name, f.default)

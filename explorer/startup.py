@@ -1,10 +1,5 @@
-"""The window shown while the explorer starts, so something responds within a second.
-
-Importing torch, pyqtgraph and the panels takes seconds on a small machine. This window needs
-PySide6 alone: it opens first, says what is loading with a progress bar, and keeps painting
-while torch is imported on a worker thread (`import_in_background`); the main window then
-takes its place.
-"""
+"""The window shown while the explorer starts (PySide6 alone: it responds within a second and
+keeps painting while torch is imported on a worker thread), until the main window takes its place."""
 from __future__ import annotations
 
 import importlib
@@ -48,8 +43,7 @@ class StartupWindow(QWidget):
 
 
 def import_in_background(*modules: str) -> None:
-    """Import `modules` on a worker thread while the Qt event loop keeps running (windows
-    repaint and respond); raise here whatever the import raised."""
+    """Import `modules` on a worker thread while the Qt event loop runs; raise what it raised."""
     done, errors = threading.Event(), []
 
     def work() -> None:

@@ -1,10 +1,8 @@
-"""`SessionState`: the one object every panel observes (napari's components / glue's state).
+"""`SessionState`: the one object every panel observes, the Qt adapter of the Qt-free `Session`.
 
-The Qt adapter of the Qt-free `Session` (explorer.session): it re-emits the session's events
-as Qt signals, holds the `Frame` drawn now (computed by `explorer.runner` off the GUI thread),
-and maps the selected step's name to an index into the Frame's trace. Panels read it, listen
-to its signals, and change the session through its setters; they never call each other.
-Nothing here runs a model.
+It re-emits the session's events as Qt signals, holds the `Frame` drawn now (computed off the
+GUI thread by `explorer.runner`) and maps the selected step's name to an index into its trace.
+Panels read it and change the session through its setters; they never call each other.
 """
 from __future__ import annotations
 
@@ -33,11 +31,8 @@ def attention_of_step(name: str) -> tuple[str, int] | None:
 
 
 class SessionState(QObject):
-    """The Qt face of one window's `Session` (explorer.session) and of the `Frame` drawn now.
-
-    Panels connect to these signals and read `frame` / the selection; they write choices back
-    through the setters, which change the Qt-free `session`. `bundle` is the model the panels
-    show (a training run's while it is shown), `session.bundle` the session's own."""
+    """The Qt face of one window's `Session` and of the `Frame` drawn now. `bundle` is the model
+    the panels show (a training run's while it is shown), `session.bundle` the session's own."""
 
     bundleChanged = Signal(object)  # ModelBundle the panels show
     resultChanged = Signal(object)  # ForwardResult (a new trace)
@@ -79,8 +74,8 @@ class SessionState(QObject):
         ev.interventions.connect(self.interventionsChanged.emit)
         ev.compare.connect(self.compareChanged.emit)
         ev.chat.connect(self.chatChanged.emit)
-        # Qt-side listeners connect to these Qt signals, never to the session's events directly:
-        # Qt disconnects them when their object dies, so a session outliving its window is safe.
+        # Qt listeners connect to these signals, not to the session's events: Qt disconnects them
+        # when their object dies, so a session outliving its window is safe.
         ev.theme.connect(self.themeChanged.emit)
         ev.scale.connect(self.scaleChanged.emit)
         ev.attention.connect(lambda a: self.attentionSelected.emit(a.kind, a.layer, a.head))
@@ -93,10 +88,6 @@ class SessionState(QObject):
     @property
     def source_text(self) -> str:
         return self.session.source
-
-    @property
-    def target_text(self) -> str | None:
-        return self.session.target
 
     @property
     def kind(self) -> str:
@@ -218,8 +209,7 @@ class SessionState(QObject):
         self.session.set_attention(self.kind, *self._clamped(self.kind, self.layer, head))
 
     def _clamped(self, kind: str, layer: int, head: int) -> tuple[int, int]:
-        """(layer, head) within what the model shown has: the session never holds a head that
-        is not there (a scene or another kind's layer number may ask for one)."""
+        """(layer, head) within what the model shown has (a scene may ask for one it lacks)."""
         layer, head = max(0, int(layer)), max(0, int(head))
         if self.bundle is None:
             return layer, head
@@ -245,8 +235,7 @@ class SessionState(QObject):
         return None
 
     def axis_title(self, axis: str) -> str | None:
-        """What a token axis holds where the encoder-decoder names ("source" / "target tokens")
-        would mislead (`ModelKind.axis_title`); None: the usual title."""
+        """A token axis's title where "source" / "target tokens" would mislead; None: the usual."""
         return self.bundle.model_kind.axis_title(axis) if self.bundle is not None else None
 
     # -- settings and view (written by panels, kept in the session) ---------------------------
@@ -257,7 +246,7 @@ class SessionState(QObject):
         self.session.set_view(panel, tab)
 
     def request_panel(self, panel: str, view: str = "") -> None:
-        """Ask the window to bring `panel` forward (showing `view` when given): a link between panels."""
+        """Ask the window to bring `panel` forward (showing `view` when given)."""
         if view:
             self.set_view(panel, view)
         self.panelRequested.emit(panel, view)

@@ -1,9 +1,6 @@
-"""Fonts, colours and colormaps every panel shares, chosen for a projector at the back of a room.
-
-Why one module: a lecturer's audience should learn one visual language — the same orange
-for multi-head attention in the diagram and in the stepper, the same diverging map for
-every signed tensor, the same grey hatching for "blocked by the mask" everywhere.
-"""
+"""Fonts, colours and colormaps every panel shares, chosen for a projector at the back of a room:
+one visual language (the same colour for a block everywhere, one diverging map for every
+signed tensor, one grey hatching for "blocked by the mask")."""
 from __future__ import annotations
 
 import numpy as np
@@ -27,8 +24,7 @@ TITLE_POINT_SIZE = 14
 MONO_FAMILY = "DejaVu Sans Mono"
 SANS_FAMILY = "DejaVu Sans"
 
-# Colours are roles of the current theme's palette (explorer.theme). The old constant names
-# still work (`style.TEXT`, `style.ERROR` …) and give the *current* theme's colour each time.
+# `style.TEXT`, `style.ERROR` …: the current theme's colour of that role, each time.
 _LEGACY = {"TEXT": "text", "MUTED": "muted", "ACCENT": "accent", "ERROR": "error", "OK": "success",
            "WARNING": "warning", "MASKED": "masked", "MASKED_HATCH": "mask_hatch"}
 
@@ -41,13 +37,11 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# Lecture mode (explorer.presentation) enlarges everything by this factor; widgets built after a
-# change read it through `font()`, widgets already built are rescaled by the presentation module.
-_scale = 1.0
+_scale = 1.0  # presenting enlarges everything by this factor (`font()` reads it; explorer.scaling)
 
 
 def scale() -> float:
-    """The current font / line-width factor (1.0 normally, larger in presentation mode)."""
+    """The current font / line-width factor (1.0 normally, larger while presenting)."""
     return _scale
 
 
@@ -57,9 +51,8 @@ def set_scale(factor: float) -> None:
 
 
 def css_pt(point_size: float = SMALL_POINT_SIZE) -> str:
-    """A size for rich text (a pyqtgraph axis title's "font-size") at the current scale: HTML
-    sizes win over the item's font, so the scaling pass's font change alone does not reach them
-    and an axis title would stay smaller than its enlarged ticks."""
+    """A rich-text size (a pyqtgraph axis title's "font-size") at the current scale: HTML sizes
+    win over the item's font."""
     return f"{point_size * _scale:.1f}pt"
 
 
@@ -89,8 +82,7 @@ def apply_app_style(app: QApplication) -> None:
 
 
 def still_plot(plot: pg.PlotItem) -> pg.PlotItem:
-    """A plot shown as a fixed picture: no context menu, no autoscale button, no mouse pan or
-    zoom (a stray drag in a lecture must not move the view)."""
+    """A plot shown as a fixed picture: no menu, no autoscale button, no mouse pan or zoom."""
     plot.setMenuEnabled(False)
     plot.hideButtons()
     plot.setMouseEnabled(x=False, y=False)
@@ -98,9 +90,8 @@ def still_plot(plot: pg.PlotItem) -> pg.PlotItem:
 
 
 def eliding_line(text: str = "", alignment: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft) -> QElidingLabel:
-    """One line of plain text that ends in "…" where its row is too narrow and never asks the row
-    for more width (a long model output must not widen its panel); callers put the whole text in
-    its tooltip."""
+    """One line of plain text that ends in "…" where its row is too narrow and never widens the
+    row; its tooltip holds the whole text."""
     label = QElidingLabel()
     label.setTextFormat(Qt.TextFormat.PlainText)  # a model's output "<b>…" is no markup
     label.setAlignment(alignment | Qt.AlignmentFlag.AlignVCenter)
@@ -111,8 +102,7 @@ def eliding_line(text: str = "", alignment: Qt.AlignmentFlag = Qt.AlignmentFlag.
 
 
 def prob_text(p: float) -> str:
-    """A probability over its bar, in one notation a class reads aloud: "0.92", "0.004",
-    "<0.0001" (the bars mixed "0.01" with "2e-03"); the exact value belongs in a tooltip."""
+    """A probability over its bar, in one notation a class reads aloud: "0.92", "0.004", "<0.0001"."""
     if p != p:  # NaN: a broken distribution says so, not "<0.0001"
         return "NaN"
     if p >= 0.005:

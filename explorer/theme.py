@@ -1,13 +1,9 @@
 """Theme as data: one `Palette` per theme, every colour the explorer draws with, by role.
 
-No other module holds a colour literal: they ask for a role (`current().muted`,
-`colour("chosen")`), so a new theme is complete by construction. Qt's `QPalette` and the
-application stylesheet are generated from the palette; pyqtgraph colours come from it too.
-The colour maps are the same in every theme (a map means the same thing in a lit and a dark
-room), so they are module constants here, not palette fields.
-
-Components read `current()` when they draw; those that keep colours on built items listen to
-`notifier().changed` (emitted by `set_current`) and recolour in place.
+No other module holds a colour literal: they ask for a role (`current().muted`, `colour("chosen")`),
+so a new theme is complete by construction; Qt's `QPalette` and the stylesheet are generated from
+it. The colour maps mean the same in a lit and a dark room: module constants, not palette fields.
+Items that keep colours listen to `notifier().changed` and recolour in place.
 """
 from __future__ import annotations
 
@@ -19,8 +15,7 @@ from model.io.assets import asset_path
 SEQUENTIAL = "viridis"  # probabilities, weights, non-negative activations: one map in every theme
 DIVERGING = "CET-D1A"  # blue–white–red: signed values, white is exactly zero
 
-# Data colours that mean the same thing in both themes (series, bars, beams), chosen mid-bright
-# so they read on a white and on a near-black canvas alike.
+# Series colours, mid-bright so they read on a white and on a near-black canvas alike.
 _SERIES_LIGHT = ("#0969da", "#e4572e", "#1a7f37", "#8250df", "#bf8700", "#cf222e", "#1b7c83", "#6e7781")
 _SERIES_DARK = ("#58a6ff", "#ff7b54", "#3fb950", "#bc8cff", "#d29922", "#ff7b72", "#39c5cf", "#8b949e")
 
@@ -126,7 +121,7 @@ HEAD_KINDS = {
 
 
 class Palette:
-    """Every colour of one theme, by role (hex strings: they go into stylesheets and HTML as-is):
+    """Every colour of one theme, by role, as hex strings (for stylesheets and HTML as-is):
     `p.text`, `p.blocks["attention"]`, `p.series[i]`, `p.head_kinds["induction"]`."""
 
     def __init__(self, name: str, index: int, series: tuple[str, ...]):
@@ -210,11 +205,8 @@ def tick_icon(p: Palette) -> str:
 
 
 def stylesheet(p: Palette, scale: float = 1.0, title_point_size: int = 14) -> str:
-    """The application-wide stylesheet of `p` at a font scale.
-
-    Check boxes and checked tool buttons are drawn from the palette: Fusion's own draw a dark
-    theme's box in the window's grey on the window (nearly invisible from the back of a room)
-    and a pressed "Presentation mode" like a released one."""
+    """The application-wide stylesheet of `p` at a font scale. Check boxes and checked tool
+    buttons are drawn from the palette (Fusion's are nearly invisible in the dark theme)."""
     box = round(16 * scale)
     return (f"QDockWidget::title {{ background: {p.panel}; color: {p.text}; padding: 5px; font-weight: bold; }}"
             f"QDockWidget {{ font-size: {round(title_point_size * scale)}pt; }}"
@@ -236,8 +228,8 @@ TEXT_PROPERTY = "themeText"
 
 
 def set_sheet(widget, template: str) -> None:
-    """`widget.setStyleSheet(template)` with `{role}` fields filled from the current palette; the
-    template is kept so `refresh_sheets` refills it after a theme switch."""
+    """`widget.setStyleSheet(template)` with `{role}` fields filled from the current palette,
+    refilled by `refresh_sheets` after a theme switch."""
     widget.setProperty(SHEET_PROPERTY, template)
     widget.setStyleSheet(template.format_map(_current.roles()))
 

@@ -1,6 +1,5 @@
-"""`StatusToast`: while presenting the status bar is hidden (a line's height under every panel);
-its messages, and work that runs longer than a moment, float over the window's bottom edge for
-SHOWN_MS instead, so nothing reflows when one comes and goes.
+"""`StatusToast`: while presenting the status bar is hidden; its messages, and work that runs longer
+than a moment, float over the window's bottom edge for SHOWN_MS instead (nothing reflows).
 """
 from __future__ import annotations
 
@@ -15,8 +14,8 @@ EDGE_PX = 8
 
 
 class StatusToast(QObject):
-    """Mirrors `window.statusBar()`'s message (and long busy work) into a label over the window
-    while `active`; the status bar itself keeps the message (tests and the normal layout read it)."""
+    """Shows what the window says (`say`, beside its status bar) and long busy work in a label over
+    the window while `active`; a message the status bar clears goes here too."""
 
     def __init__(self, window: QMainWindow):
         super().__init__(window)
@@ -28,55 +27,45 @@ class StatusToast(QObject):
         self.label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)  # never in the way of a click
         self.label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.label.hide()
-        self._busy_text = ""
-        self._level = "info"
+        self._message, self._level, self._busy = "", "info", ""
         self._busy_timer = QTimer(self, singleShot=True, interval=BUSY_DELAY_MS, timeout=self._refresh)
-        self._expired = ""  # the message whose time over the panel is up (shown again only if said again)
         self._expiry = QTimer(self, singleShot=True, interval=SHOWN_MS, timeout=self._expire)
-        window.statusBar().messageChanged.connect(lambda _text: self._refresh())
+        window.statusBar().messageChanged.connect(lambda text: None if text else self._expire())
         window.installEventFilter(self)
 
-    # -- inputs --------------------------------------------------------------------------------
     def set_active(self, on: bool) -> None:
         self.active = on
         self._refresh()
 
-    def set_level(self, level: str) -> None:
-        """The next message's kind: error, warning or info (its colour comes from the theme). The
-        same text again (at another level, or after its time was up) emits no `messageChanged`:
-        redrawn here."""
-        self._level = level
-        self._expired = ""
+    def say(self, level: str, text: str) -> None:
+        """A message of `level` (error, warning or info: its colour), shown for SHOWN_MS."""
+        self._message, self._level = text, level
         self._expiry.start()
         self._refresh()
 
     def set_busy(self, busy: bool, what: str) -> None:
-        self._busy_text = what if busy else ""
+        self._busy = what if busy else ""
         if busy:
             self._busy_timer.start()  # said only if it is still running then
         else:
             self._busy_timer.stop()
         self._refresh()
 
-    # -- drawing -------------------------------------------------------------------------------
     def text(self) -> str:
         """What the toast says now ("" when hidden)."""
         return self.label.text() if self.label.isVisible() else ""
 
+    def _expire(self) -> None:
+        self._message = ""
+        self._refresh()
+
     def _refresh(self) -> None:
-        message = self.window.statusBar().currentMessage()
-        if message != self._expired:
-            self._expired = ""
-        if message and message == self._expired:
-            message = ""
-        elif message and message != self.label.text():
-            self._expiry.start()
-        busy = self._busy_text if self._busy_text and not self._busy_timer.isActive() else ""
-        text = message or (f"{busy}…" if busy and not busy.endswith("…") else busy)
+        busy = self._busy if self._busy and not self._busy_timer.isActive() else ""
+        text = self._message or (f"{busy}…" if busy and not busy.endswith("…") else busy)
         if not self.active or not text:
             self.label.hide()
             return
-        role = {"error": "error", "warning": "accent_text"}.get(self._level, "text") if message else "muted"
+        role = {"error": "error", "warning": "accent_text"}.get(self._level, "text") if self._message else "muted"
         edge = role if role in ("error", "accent_text") else "muted"
         # a set_sheet template: {role} fields filled from the palette, the sheet's own braces doubled
         style.set_sheet(self.label, f"QLabel#status_toast {{{{ color: {{{role}}}; background: {{window}};"
@@ -86,16 +75,10 @@ class StatusToast(QObject):
         self.label.show()
         self.label.raise_()
 
-    def _expire(self) -> None:
-        self._expired = self.window.statusBar().currentMessage()
-        self._refresh()
-
     def _place(self) -> None:
-        """Centred over the bottom edge, at most the window's width less a margin, as tall as
-        its (wrapped) text."""
+        """Centred over the bottom edge, at most the window's width less a margin, as tall as its text."""
         room = max(100, self.window.width() - 2 * EDGE_PX)
-        natural = self.label.fontMetrics().horizontalAdvance(self.label.text()) + 40
-        width = min(room, natural)
+        width = min(room, self.label.fontMetrics().horizontalAdvance(self.label.text()) + 40)
         height = self.label.heightForWidth(width)
         height = height if height > 0 else self.label.sizeHint().height()
         self.label.setGeometry((self.window.width() - width) // 2, self.window.height() - height - EDGE_PX,

@@ -10,7 +10,8 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
-from explorer.scenes import SceneError, capture, parse_tour  # noqa: E402
+from explorer.scene_files import SceneError, parse_tour  # noqa: E402
+from explorer.scenes import capture  # noqa: E402
 from explorer.session import Session  # noqa: E402
 from model.interpret.frame import compute_frame  # noqa: E402
 from model.interpret.interventions import InterventionError, intervene  # noqa: E402

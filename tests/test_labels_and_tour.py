@@ -149,7 +149,7 @@ def test_first_screen_hint_and_model_chooser_descriptions(qtbot, tmp_path):
     assert not bar.hint.isVisible()
     menus = {m.title().replace("&", ""): m for m in w.menuBar().findChildren(type(w.menuBar().addMenu("x")))}
     help_texts = [a.text().replace("&", "") for a in menus["Help"].actions()]
-    assert "The paper, section by section" in help_texts and "Start the tour" in help_texts
+    assert "The paper, section by section" in help_texts and "Start the paper tour" in help_texts
     from explorer.lecture import PAPER_HELP
     assert all(f"§{s}" in PAPER_HELP for s in ("3.1", "3.2", "3.3", "3.4", "3.5", "5"))
 

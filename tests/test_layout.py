@@ -72,8 +72,8 @@ class Windows:
             self.close()
             self.window, self.presenting = self._build(qtbot, screen), SCREENS[screen][1]
         window = self.window
-        from explorer import presentation
-        if presentation.current_theme() != theme:
+        from explorer import theme as themes
+        if themes.current().name != theme:
             window.lecture.set_theme(theme)
         window.resize(*SCREENS[screen][0])
         return window

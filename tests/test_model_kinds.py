@@ -11,10 +11,11 @@ import torch
 
 pytest.importorskip("pytestqt")
 
-from explorer.input_bar import InputBar, field_texts  # noqa: E402
+from explorer.input_bar import InputBar  # noqa: E402
 from explorer.runner import Runner, load_bundle  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from model.cli.main import build_parser  # noqa: E402
+from model.interpret.input_texts import field_texts  # noqa: E402
 from model.io.checkpoints import random_bundle  # noqa: E402
 from model.nn.kinds import DECODER_ONLY, ENCODER_DECODER, ENCODER_ONLY, MODEL_KINDS, InputFields, model_kind  # noqa: E402
 

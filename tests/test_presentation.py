@@ -15,7 +15,7 @@ from PySide6.QtCore import QSettings, Qt, QThreadPool  # noqa: E402
 from PySide6.QtGui import QImage, QPalette  # noqa: E402
 from PySide6.QtWidgets import QApplication, QLabel, QToolButton  # noqa: E402
 
-from explorer import presentation, style  # noqa: E402
+from explorer import presentation, style, theme  # noqa: E402
 from support import build_main_window, make_main_window  # noqa: E402
 
 
@@ -43,7 +43,7 @@ def window(shared, qtbot):
     # application only once it is done (a worker's garbage collection mid-polish segfaulted)
     QApplication.processEvents()  # (the panel's refresh waits for the queued events)
     QThreadPool.globalInstance().waitForDone(30_000)
-    if presentation.current_theme() != "light":
+    if theme.current().name != "light":
         shared.lecture.set_theme("light")
     presentation.apply_theme(QApplication.instance(), "light")
 
@@ -82,12 +82,11 @@ def test_enter_scales_fonts_axes_and_curves_and_leave_restores(window, qtbot):
     assert window.menuBar().isHidden() and window.input_bar.device_label.isHidden()
     assert window.lecture.present_action.isChecked()
     assert_one_line_of_lecture_chrome(window, qtbot)
-    assert style.SEQUENTIAL == presentation.SEQUENTIAL  # one colour map in every mode and theme
     window.lecture.presentation.leave()
     assert source.font().pointSizeF() == pytest.approx(size0)
     assert pg.mkPen(curve.opts["pen"]).widthF() == pytest.approx(width0)
-    assert style.scale() == 1.0 and style.SEQUENTIAL == presentation.SEQUENTIAL
-    assert not window.menuBar().isHidden() and not window.lecture.toolbar.isVisible()
+    assert style.scale() == 1.0
+    assert not window.menuBar().isHidden() and not window.lecture.caption_bar.isVisible()
     assert not window.lecture.strip.isVisible()
 
 
@@ -97,7 +96,7 @@ def assert_one_line_of_lecture_chrome(window, qtbot):
     whole on each screen class: the layout sweep's top bar.)"""
     lecture, bar = window.lecture, window.input_bar
     qtbot.waitUntil(lambda: lecture.strip.isVisible())
-    assert not lecture.toolbar.isVisible()  # (no tour open: the tour row stays hidden too)
+    assert not lecture.caption_bar.isVisible()  # (no tour open: the tour row stays hidden too)
     assert bar.isAncestorOf(lecture.strip)  # in the input bar's row
     switcher = lecture.presentation.switcher
     front = switcher.itemText(switcher.currentIndex())

@@ -84,7 +84,8 @@ def test_an_unsupported_hugging_face_folder_is_a_clear_error(tmp_path):
 
 
 def test_the_chooser_lists_pretrained_models_and_a_failed_load_keeps_the_model(qtbot, tmp_path, monkeypatch):
-    from explorer.input_bar import LOAD_ROLE, OPEN_ITEM, PRETRAINED_SUFFIX, InputBar
+    from explorer.input_bar import InputBar
+    from explorer.model_chooser import LOAD_ROLE, OPEN_ITEM, PRETRAINED_SUFFIX
     broken = tmp_path / "broken-bert"
     broken.mkdir()
     (broken / "config.json").write_text(json.dumps({"model_type": "bert", "hidden_size": 8}))
@@ -108,7 +109,8 @@ def test_the_chooser_lists_pretrained_models_and_a_failed_load_keeps_the_model(q
 
 def test_choosing_minilm_loads_it_off_the_gui_thread(qtbot):
     needs_minilm()
-    from explorer.input_bar import PRETRAINED_SUFFIX, InputBar
+    from explorer.input_bar import InputBar
+    from explorer.model_chooser import PRETRAINED_SUFFIX
     state = SessionState()
     runner = Runner(state)
     bar = InputBar(state, runner)
@@ -378,7 +380,8 @@ def test_figure1_of_minilm(qtbot):
 def test_open_folder_in_the_chooser_accepts_a_hugging_face_folder(qtbot, marian_folder, monkeypatch):
     from PySide6.QtWidgets import QFileDialog
 
-    from explorer.input_bar import OPEN_ITEM, InputBar
+    from explorer.input_bar import InputBar
+    from explorer.model_chooser import OPEN_ITEM
     state = SessionState()
     runner = Runner(state, synchronous=True)
     bar = InputBar(state, runner)

@@ -14,7 +14,7 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import presentation, style  # noqa: E402
-from explorer.scenes import TOUR_PATH  # noqa: E402
+from explorer.scene_files import TOUR_PATH  # noqa: E402
 from explorer.screen import ScreenClass  # noqa: E402
 
 

@@ -195,14 +195,16 @@ def test_pieces_read_as_the_text_they_stand_for(bundle):
 
 @needs_model
 def test_the_input_bar_shows_a_frame_of_smollm2(bundle):
-    from explorer.input_text import output_html, token_echo_html
+    from explorer.input_text import output_html
+    from explorer.theme import current
     from model.interpret.frame import compute_frame
+    from model.interpret.input_texts import token_echo
     frame = compute_frame(bundle, PROMPTS[0])
     html_text = output_html(frame.forward, bundle, decoded=frame.decoded)
     assert PROMPTS[0] in html_text and frame.forward.output_text.strip()
     assert frame.forward.output_text.strip().split()[0] in html_text
-    echo, count = token_echo_html(bundle, PROMPTS[0])
-    assert count == 5 and "␣capital" in echo and "Ġ" not in echo
+    echo = token_echo(bundle, PROMPTS[0], current())  # a plain prompt: no chat template around it
+    assert echo.least.startswith("5 tokens") and "␣capital" in echo.html and "Ġ" not in echo.html
 
 
 @pytest.fixture(scope="module")
@@ -287,7 +289,8 @@ def test_the_input_bar_offers_chat_for_smollm2_and_shows_its_answer(qtbot, bundl
     """Through the widget: the toggle is shown and on, the question runs as a chat message (the
     frame the runner would compute is given as the one on screen, which it reuses), the output
     line shows the assistant's answer; chat off runs the same text as a plain prompt."""
-    from explorer.input_bar import InputBar, printable
+    from explorer.input_bar import InputBar
+    from explorer.input_text import printable
     from explorer.runner import Runner
     from explorer.state import SessionState
     state = SessionState()

@@ -14,7 +14,8 @@ import torch
 
 pytest.importorskip("pytestqt")
 
-from explorer.input_bar import InputBar, output_html  # noqa: E402
+from explorer.input_bar import InputBar  # noqa: E402
+from explorer.input_text import output_html  # noqa: E402
 from explorer.panels.attention.panel import AttentionPanel  # noqa: E402
 from explorer.panels.stepper.panel import StepperPanel  # noqa: E402
 from explorer.panels.training import worker as training_worker  # noqa: E402
