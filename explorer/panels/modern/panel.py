@@ -180,6 +180,10 @@ class ModernPanel(QWidget):
         if self.modern is not None:
             QTimer.singleShot(0, self, lambda: self._show(*self.modern))
 
+    def wait_until_drawn(self, msecs: int = 60000) -> bool:
+        """Block until the 2024 side's config is read and drawn (headless figures, tests)."""
+        return self.job.wait(msecs)
+
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
         QTimer.singleShot(0, self.table, self.table.resizeRowsToContents)  # the columns' real widths are known now
