@@ -74,18 +74,18 @@ def window(qtbot, tmp_path):
 def test_clicking_the_grid_changes_the_output_view_and_the_maps_and_heads_are_ranked(window, qtbot, tmp_path):
     panel = window.panels["heads"]
     window.focus_panel("heads")
-    assert "No head is edited" in panel.changes.label.text()
+    assert "No head is edited" in panel.changes.text()
     panel.edit_box.setCurrentIndex(panel.edit_box.findData("uniform"))
-    qtbot.mouseClick(panel.grid.buttons[("encoder", 1, 3)], Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(panel.grid.cells[("encoder", 1, 3)], Qt.MouseButton.LeftButton)
     window.runner.wait()
     frame = window.state.frame
     assert window.state.session.interventions == {("encoder", 1, 3): "uniform"}
     assert frame.interventions == {("encoder", 1, 3): "uniform"}
     weights = frame.forward.trace.attention("encoder", 1)[0, 3]
     assert torch.allclose(weights, torch.full_like(weights, 1 / weights.size(-1)))
-    text = panel.changes.label.text()
+    text = panel.changes.text()
     assert "before:" in text and "after:" in text
-    assert panel.grid.buttons[("encoder", 1, 3)].text() == "≡"
+    assert panel.grid.cells[("encoder", 1, 3)].text() == "≡"
     assert capture(window, "s").interventions == "encoder:1:3=uniform"
     attention = window.panels["attention"]
     window.focus_panel("attention")
@@ -98,7 +98,7 @@ def test_clicking_the_grid_changes_the_output_view_and_the_maps_and_heads_are_ra
     figure.set_expanded(True)  # Figure 1 rings the edited sublayer's block
     assert [k for k, b in figure.blocks().items() if b.edited] == ["encoder.layers.1.self_attn"]
     assert "head 4 uniform" in figure.block("encoder.layers.1.self_attn").toolTip()
-    qtbot.mouseClick(panel.grid.buttons[("encoder", 1, 3)], Qt.MouseButton.LeftButton)  # again: restored
+    qtbot.mouseClick(panel.grid.cells[("encoder", 1, 3)], Qt.MouseButton.LeftButton)  # again: restored
     window.runner.wait()
     assert window.state.session.interventions == {} and not window.state.frame.interventions
 
@@ -168,13 +168,13 @@ def test_a_deep_stack_is_paged_ten_layers_at_a_time_and_every_head_is_reachable(
     grid.headClicked.connect(lambda *key: clicked.append(key))
     for page in range(tabs.count()):
         tabs.setCurrentIndex(page)
-        shown = [layer for layer in range(30) if not grid.buttons[("decoder_self", layer, 0)].isHidden()]
+        shown = [layer for layer in range(30) if not grid.cells[("decoder_self", layer, 0)].isHidden()]
         assert shown == list(grid.shown_layers("decoder_self")) == list(range(10 * page, 10 * page + PAGE_LAYERS))
         for layer in shown:
-            qtbot.mouseClick(grid.buttons[("decoder_self", layer, 8)], Qt.MouseButton.LeftButton)
+            qtbot.mouseClick(grid.cells[("decoder_self", layer, 8)], Qt.MouseButton.LeftButton)
     assert clicked == [("decoder_self", layer, 8) for layer in range(30)]
     grid.set_heads({("decoder_self", 3, 2): "zero", ("decoder_self", 29, 0): "mean", ("decoder_self", 28, 1): "zero"})
     assert [tabs.tabText(i) for i in range(3)] == ["L1–10 (1 edited)", "L11–20", "L21–30 (2 edited)"]
     grid.set_model({"encoder": 2, "decoder_self": 2, "cross": 2}, 4)  # a small model: one page, no tabs
     assert all(tabs.isHidden() and len(pages) == 1 for tabs, pages, _rows, _grid in grid.pages.values())
-    assert not any(button.isHidden() for button in grid.buttons.values())
+    assert not any(button.isHidden() for button in grid.cells.values())

@@ -1,24 +1,15 @@
-"""The head atlas: what every attention head of the model does, at a glance.
-
-`model.interpret.head_scores` runs the model once over repeated random token sequences and
-scores each head as previous-token, duplicate-token, induction, first-token (a sink) or self;
-this panel draws a layers × heads grid per attention kind, each cell coloured by its head's
-type (the legend names the colours), every score in the cell's tooltip. The scoring runs on a
-pool thread with progress, when the panel is shown and whenever the model changes.
-
-Clicking a head selects it in the session and asks for the Attention maps panel on that head
-(the session's attention selection, its "single" view and `SessionState.request_panel`): the panel
-never calls another panel.
-"""
+"""The head atlas (model.interpret.head_scores): a layers × heads grid per attention kind, each
+cell coloured and lettered by its head's type, every score in its tooltip; scored off the GUI
+thread whenever the model changes. A click selects the head and asks for its Attention map."""
 from __future__ import annotations
 
 import weakref
 
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout
 
 from explorer.drawing import plot_style as st
-from explorer.latest_job import LatestJob
 from explorer.panels.atlas.atlas_grid import AtlasGrid, Legend
+from explorer.panels.base import Panel
 from explorer.panels.job_bar import JobBar
 from explorer.panels.texts import text_label
 from explorer.state import SessionState
@@ -40,27 +31,16 @@ def lengths_text(atlas) -> str:
     return ", ".join(f"{n} ({'source' if axis == 'src' else 'target'})" for axis, n in lengths.items())
 
 
-class AtlasPanel(QWidget):
+class AtlasPanel(Panel):
     panel_name = "atlas"
     title = "Head atlas"
     tab_title = "Atlas"
 
     def __init__(self, state: SessionState, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.atlas = None
-        self._scored_bundle = lambda: None  # (weakly) the bundle the atlas (or the running worker) belongs to
-        self.job = LatestJob(self)
-        self.job.done.connect(self._on_done)
-        self.job.failed.connect(self._on_error)
-        self._build()
-        state.bundleChanged.connect(self._on_bundle)
-        state.attentionSelected.connect(self._on_selected)
-        notifier().changed.connect(self._restyle)  # (a bound method: dropped with the panel)
-        if state.bundle is not None:
-            self._on_bundle(state.bundle)
-
-    def _build(self) -> None:
+        self._scored_bundle = lambda: None  # (weakly) the bundle the atlas (or the running job) belongs to
+        self.add_job(self._on_done, self._on_error)
         self.status = text_label("Load a model to see what its heads do.", st.LABEL_PT)
         self.bar = JobBar(self.job, self.status.setText)
         self.legend = Legend()
@@ -78,14 +58,15 @@ class AtlasPanel(QWidget):
         lay.addWidget(self.grid, 1)
         lay.addWidget(self.readout)
         lay.addStretch(0)
+        state.attentionSelected.connect(self._on_selected)
+        notifier().changed.connect(self._restyle)
+        self.follow(bundle=self._on_bundle)
 
-    # -- scoring ---------------------------------------------------------------------------------
     def _on_bundle(self, bundle) -> None:
         if bundle is not self._scored_bundle():
             self.compute()
 
     def compute(self) -> None:
-        """Score the shown model's heads off the GUI thread (a newer model replaces one queued)."""
         bundle = self.state.bundle
         if bundle is None:
             return
@@ -109,9 +90,7 @@ class AtlasPanel(QWidget):
         self.status.setText(message)
         self.state.inform(message, "warning")
 
-    # -- selection -------------------------------------------------------------------------------
     def _on_head_clicked(self, kind: str, layer: int, head: int) -> None:
-        """Select the head for every panel and ask for the Attention maps on it."""
         self.state.select_attention(kind, layer, head)
         self.state.set_view("attention", "single")
         self.state.request_panel("attention")
@@ -128,10 +107,3 @@ class AtlasPanel(QWidget):
     def _restyle(self) -> None:
         self.legend.restyle()
         self.grid.restyle()
-
-    def wait_until_drawn(self, msecs: int = 60000) -> bool:
-        """Block until the running scoring is drawn (headless figures, tests)."""
-        return self.job.wait(msecs)
-
-    def shutdown(self) -> None:
-        self.job.stop()

@@ -1,15 +1,10 @@
-"""The output before → after head surgery: both outputs as text, and each changed position with
-its token and probability before and after (`model.interpret.output_change`)."""
+"""The output before → after head surgery, as rich text: both outputs, and each changed position
+with its token and probability before and after (`model.interpret.output_change`)."""
 from __future__ import annotations
 
 import html
 
-from PySide6.QtWidgets import QVBoxLayout, QWidget
-
-from explorer.drawing import plot_style as st
-from explorer.panels.texts import text_label
 from explorer.style import prob_text
-from explorer.theme import set_text
 from model.interpret.frame import Frame
 from model.interpret.output_change import TokenChange, describe_changes, output_changes
 
@@ -41,9 +36,7 @@ def _line(changes: list[TokenChange], before: bool) -> str:
 
 
 def _unit(frame) -> str:
-    """What an output's number counts, as the panel that shows it counts it: a decoder's step
-    ("step 3", the decoding panel's), a masked LM's blank ("[MASK] 2", the fill-in view's);
-    not "position", which counts from 0 (<bos> is position 0) everywhere else."""
+    """What an output's number counts, as the panel showing it does: a decoder's step or a [MASK]."""
     decoded = getattr(frame, "decode", None) is not None \
         or getattr(getattr(frame, "baseline", None), "decode", None) is not None
     return "step" if decoded else "[MASK]"
@@ -81,17 +74,3 @@ def describe(frame: Frame | None) -> str:
                          f"{_token(worst.after, worst.after_prob)}")
     return "<br>".join(lines)
 
-
-class ChangesView(QWidget):
-    """A word-wrapped label; `show_frame` refills it."""
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.label = text_label(" ", st.LABEL_PT)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 4, 0, 0)
-        lay.addWidget(self.label)
-        self.show_frame(None)
-
-    def show_frame(self, frame: Frame | None) -> None:
-        set_text(self.label, describe(frame))

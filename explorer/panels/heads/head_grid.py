@@ -1,13 +1,6 @@
-"""Grids of attention heads: one layers × heads block of buttons per attention kind.
-
-`HeadBlocks` lays the blocks out (each kind's title, the head numbers on top, the layer numbers
-on the left, a button per head that grows with the room up to MAX_CELL_PX: a big target on a
-projector); `headClicked(kind, layer, head)` says which was clicked. A deep stack (SmolLM2's 30
-layers) is shown `PAGE_LAYERS` layers at a time, a tab per page of layers above the block. The
-surgery grid (`HeadGrid`: each head's edit; its tabs count the edited heads on each page) and the
-head atlas (`explorer.panels.atlas.atlas_grid`: each head's type) are the same blocks with their
-own text and colours.
-"""
+"""Grids of attention heads: one layers × heads block of buttons per attention kind, a deep stack
+shown `PAGE_LAYERS` layers at a time (a tab per page). The surgery grid (`HeadGrid`) and the head
+atlas (`AtlasGrid`) are these blocks with their own texts and colours."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
@@ -79,7 +72,7 @@ class HeadBlocks(QWidget):
         block = QWidget()
         column = QVBoxLayout(block)
         column.setContentsMargins(2, 0, 2, 0)
-        column.setSizeConstraint(QLayout.SizeConstraint.SetMinAndMaxSize)  # (so the grid is, see __init__)
+        column.setSizeConstraint(QLayout.SizeConstraint.SetMinAndMaxSize)
         column.addWidget(_fixed_label(KIND_TITLES[kind], st.LABEL_PT, bold=True))
         pages = layer_pages(n_layers)
         tabs = QTabBar()
@@ -134,16 +127,12 @@ class HeadBlocks(QWidget):
 
 
 class HeadGrid(HeadBlocks):
-    """The surgery grid: each head's button shows its edit (`set_heads`)."""
+    """The surgery grid: each head's button shows its edit."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.model_shape: tuple = ()
         self.heads: dict = {}
-
-    @property
-    def buttons(self) -> dict[tuple[str, int, int], QToolButton]:
-        return self.cells
 
     def set_model(self, layers: dict[str, int], n_heads: int) -> None:
         """Rebuild the blocks for a model with these kinds ({kind: layers}) and heads per layer."""

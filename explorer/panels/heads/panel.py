@@ -1,12 +1,6 @@
-"""Head surgery panel: edit any attention head and see what the output does; rank the heads.
-
-"Surgery": a layers × heads grid per attention kind; clicking a head applies the edit chosen
-above it (zero, mean, uniform; clicking an edited head restores it). The edits are part of the
-session, so every panel (attention maps, Figure 1, decoding) redraws with them, and this panel
-shows the output before → after. "Importance": Michel et al. 2019's experiment on the model's
-held-out pairs, off the GUI thread with progress: each head's importance and the pruning curve,
-exportable as CSV.
-"""
+"""Head surgery: click heads in a layers × heads grid per kind to zero them, replace them by their
+mean or make them uniform (session edits every panel redraws with), and see the output before →
+after; "Importance" ranks the heads as Michel et al. 2019 do, off the GUI thread, with CSV export."""
 from __future__ import annotations
 
 import weakref
@@ -25,15 +19,15 @@ from PySide6.QtWidgets import (
 from superqt import QFlowLayout
 
 from explorer.drawing import plot_style as st
-from explorer.latest_job import LatestJob
-from explorer.panels.heads.changes_view import ChangesView
+from explorer.panels.base import Panel
+from explorer.panels.heads.changes_view import describe
 from explorer.panels.heads.head_grid import HeadGrid
 from explorer.panels.heads.importance_view import ImportanceView
 from explorer.panels.job_bar import JobBar
 from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
-from explorer.theme import notifier
+from explorer.theme import notifier, set_text
 from model.interpret.importance import head_importance
 from model.interpret.interventions import attention_layers
 
@@ -42,30 +36,23 @@ IMPORTANCE_NOTE = "Held-out pairs of the model's task; removes heads least impor
 CURVE_POINTS = 25  # at most this many points on the pruning curve (a big model has 100+ heads)
 
 
-class HeadsPanel(QWidget):
+class HeadsPanel(Panel):
     panel_name = "heads"
     title = "Head surgery"
-    tab_title = "Heads"  # nine tabs share the right dock area: each must be readable
+    tab_title = "Heads"  # many tabs share the right dock area: each must be readable
 
     def __init__(self, state: SessionState, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.importance = None
         self._ranked_bundle = lambda: None  # a weak reference: a replaced model is not kept alive
         self.curve_points = CURVE_POINTS
-        self.job = LatestJob(self)
-        self.job.done.connect(self._on_done)
-        self.job.failed.connect(self._on_error)
+        self.add_job(self._on_done, self._on_error)
         self._build()
-        state.bundleChanged.connect(self._on_bundle)
         state.interventionsChanged.connect(self.grid.set_heads)
-        state.frameChanged.connect(self.changes.show_frame)
-        notifier().changed.connect(self.view.restyle)  # a bound method: disconnected when the view is deleted
-        if state.bundle is not None:
-            self._on_bundle(state.bundle)
+        notifier().changed.connect(self.view.restyle)
         self.grid.set_heads(state.session.interventions)
-        if state.frame is not None:
-            self.changes.show_frame(state.frame)
+        self.show_changes(None)
+        self.follow(bundle=self._on_bundle, frame=self.show_changes)
 
     def _build(self) -> None:
         self.edit_box = QComboBox()
@@ -82,15 +69,13 @@ class HeadsPanel(QWidget):
             flow.addWidget(w)
         self.grid = HeadGrid()
         self.grid.headClicked.connect(self._on_head_clicked)
-        self.changes = ChangesView()
+        self.changes = text_label(" ", st.LABEL_PT)
         surgery = QWidget()
         col = QVBoxLayout(surgery)
         col.addWidget(top)
-        # the heads take the room a projector leaves (cells up to MAX_CELL_PX tall: big targets, big
-        # marks; no large empty area), the effect right under them
-        col.addWidget(self.grid, 1)
+        col.addWidget(self.grid, 1)  # the heads take the room (up to their cells' largest), the effect under them
         col.addWidget(self.changes)
-        col.addStretch(0)  # what the heads cannot use (HeadGrid is never taller than its cells allow)
+        col.addStretch(0)
 
         self.pairs_spin = QSpinBox()
         self.pairs_spin.setRange(10, 2000)
@@ -126,8 +111,8 @@ class HeadsPanel(QWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(surgery, "Surgery")
         self.tabs.addTab(ranking, "Importance")
-        for page in (surgery, ranking):  # the window's colour, not the style's lighter tab pane
-            page.setAutoFillBackground(True)  # (a mid-grey slab on the dark theme, unlike every other panel)
+        for page in (surgery, ranking):
+            page.setAutoFillBackground(True)  # the window's colour, not the style's lighter tab pane
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.tabs)
@@ -139,7 +124,9 @@ class HeadsPanel(QWidget):
         self.click_label.setVisible(not narrow)
         self.edit_box.setToolTip("Click a head to: what the edit does to it" if narrow else "")
 
-    # -- surgery -----------------------------------------------------------------------------
+    def show_changes(self, frame) -> None:
+        set_text(self.changes, describe(frame))
+
     def _on_bundle(self, bundle) -> None:
         self.grid.set_model(attention_layers(bundle.model), bundle.config.n_heads)
         self.grid.set_heads(self.state.session.interventions)
@@ -154,7 +141,6 @@ class HeadsPanel(QWidget):
         current = self.state.session.interventions.get((kind, layer, head))
         self.state.session.set_head_intervention(kind, layer, head, None if current == op else op)
 
-    # -- importance --------------------------------------------------------------------------
     def run_importance(self) -> None:
         """Rank the session's own model's heads off the GUI thread, with progress."""
         bundle = self.state.session.bundle
@@ -196,6 +182,3 @@ class HeadsPanel(QWidget):
                 self.state.inform(f"Wrote {self.export_csv(path)}")
             except (OSError, ValueError) as exc:
                 self.state.inform(f"Could not write {path}: {exc}", "error")
-
-    def shutdown(self) -> None:
-        self.job.stop()

@@ -1,17 +1,7 @@
-"""The KV cache: what a decoder-only model keeps for every token it has read or generated.
-
-When the query at position t is read, the cache of one layer holds the keys and values of
-positions 0 … t (the prompt, read in one pass, then one row per generated token); that query
-reads all of them (its attention row), and nothing is recomputed. From the prompt's last
-position on, each such read is a generation step (steps counted from 1, positions from 0).
-The maps show one layer's one key/value head, the rows not cached yet hatched; the row under
-them shows the query heads that share that key/value head reading the cache at position t.
-The numbers below are this model's cache in bytes, per token, now, at full context, and
-against full multi-head attention (GQA).
-
-Everything drawn is the session's recorded forward: in a causal decoder the keys and values
-at positions ≤ t are the same whether computed in one pass or step by step with a cache.
-"""
+"""The KV cache of a decoder-only model: one layer's keys and values of positions 0 … t (the rows
+not cached yet hatched), the query heads sharing that key/value head reading them at t, and the
+cache's size in bytes (per token, now, at full context, against full multi-head attention). All
+drawn from the recorded forward: causally, one pass and step-by-step caching give the same K, V."""
 from __future__ import annotations
 
 import numpy as np
@@ -24,27 +14,24 @@ from PySide6.QtWidgets import (
     QSlider,
     QSpinBox,
     QVBoxLayout,
-    QWidget,
 )
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
 from explorer.input_text import printable
+from explorer.panels.base import Panel
 from explorer.panels.texts import say, text_label
 from model.inference.kv_cache import cached_tensors, describe_cache
 
 PLAY_MS = 600  # one generation step a beat when playing
 
 
-class KVCachePanel(QWidget):
-    """One layer's cache growing step by step, the new query's read of it, and its size."""
-
+class KVCachePanel(Panel):
     panel_name = "kvcache"
     title = "KV cache"
 
     def __init__(self, state, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.tensors = None  # (K, V, weights) of the layer shown
         self.pieces: list[str] = []
         self.n_prompt = 0
@@ -59,10 +46,8 @@ class KVCachePanel(QWidget):
         self.play.setCheckable(True)
         self.play.setToolTip("Step through the generation, one token a beat")
         controls = QHBoxLayout()
-        for widget in (self.layer, self.kv_head):
-            controls.addWidget(widget)
-        controls.addWidget(self.step, 1)
-        controls.addWidget(self.play)
+        for widget, stretch in ((self.layer, 0), (self.kv_head, 0), (self.step, 1), (self.play, 0)):
+            controls.addWidget(widget, stretch)
         self.keys = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, colour_bar=False)
         self.values = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, colour_bar=True)
         self.reads = Heatmap(square=False, colour_bar=True)
@@ -70,22 +55,19 @@ class KVCachePanel(QWidget):
                                     (self.reads, "", "cached position")):
             heatmap.set_axis_names(rows, cols)
         self.memory = text_label(rich=True, top_left=True)
-        # The cache's rows need the height: the numbers go beside them, in a column that scrolls
-        # when it is taller than the maps (a wrapped text's height must not starve the reads row).
         self.memory_column = QScrollArea()
         self.memory_column.setWidgetResizable(True)
         self.memory_column.setFrameShape(QFrame.Shape.NoFrame)
         self.memory_column.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.memory_column.setWidget(self.memory)
-        maps = QHBoxLayout()
-        maps.addWidget(self.keys, 3)
-        maps.addWidget(self.values, 3)
-        maps.addWidget(self.memory_column, 3)
+        maps = QHBoxLayout()  # the sizes beside the maps, in a column that scrolls: the rows keep the height
+        for widget in (self.keys, self.values, self.memory_column):
+            maps.addWidget(widget, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.note)
         layout.addLayout(controls)
-        layout.addLayout(maps, 3)  # the maps and the reads row share the height by these stretches
+        layout.addLayout(maps, 3)
         layout.addWidget(self.reads, 2)
         self.timer = QTimer(self)
         self.timer.setInterval(PLAY_MS)
@@ -94,14 +76,8 @@ class KVCachePanel(QWidget):
         self.layer.valueChanged.connect(self._load_layer)
         self.kv_head.valueChanged.connect(self.redraw)
         self.step.valueChanged.connect(self.redraw)
-        state.bundleChanged.connect(self._on_bundle)
-        state.frameChanged.connect(self._on_frame)
-        if state.bundle is not None:
-            self._on_bundle(state.bundle)
-        if state.frame is not None:
-            self._on_frame(state.frame)
+        self.follow(bundle=self._on_bundle, frame=self._on_frame)
 
-    # -- session -> view -----------------------------------------------------------------------------
     def _on_bundle(self, bundle) -> None:
         self.tensors = None
         self.play.setChecked(False)
@@ -142,7 +118,6 @@ class KVCachePanel(QWidget):
         self.tensors = cached_tensors(trace, self.layer.value() - 1)
         self.redraw()
 
-    # -- drawing -------------------------------------------------------------------------------------
     def redraw(self, *_) -> None:
         if self.tensors is None:
             return
@@ -184,5 +159,3 @@ class KVCachePanel(QWidget):
             return
         self.step.setValue(self.step.value() + 1)
 
-
-__all__ = ["KVCachePanel"]

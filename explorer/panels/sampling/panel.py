@@ -1,12 +1,8 @@
 """The sampling playground: temperature, top-k and top-p on the model's next-token distribution.
 
-The model runs once per prompt, off the GUI thread (`distribution.next_token_logits`); every
-move of a control re-filters that one row with `filter_logits`, the function sampling itself
-uses, and redraws the bars at once (a 49k-token row in a few milliseconds:
-benchmarks/sampling_redraw.py). Bars: outline = softmax(logits / T), filled = the renormalised
-probability sampling draws with; a token cut by top-k or top-p keeps a grey outline and says
-which filter cut it. Generate runs the chosen method (seeded sampling, greedy, beam search)
-with these settings on the session's input, also off the GUI thread.
+The model runs once per prompt, off the GUI thread; each control move re-filters that row with
+`filter_logits` (what sampling uses) and redraws at once. Generate runs seeded sampling, greedy or
+beam search with these settings, also off the GUI thread.
 """
 from __future__ import annotations
 
@@ -14,29 +10,27 @@ import html
 import time
 
 import numpy as np
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
 
 from explorer import theme
 from explorer.input_text import printable
 from explorer.latest_job import LatestJob
+from explorer.panels.base import Panel
 from explorer.panels.sampling.bars import ROWS, SamplingBars
 from explorer.panels.sampling.controls import SamplingControls
 from explorer.panels.texts import say, text_label
 from model.inference.next_token import filtered, from_decode_step, next_token_logits, token_text
 
 
-class SamplingPanel(QWidget):
-    """Live next-token bars under temperature / top-k / top-p, and a seeded Generate."""
-
+class SamplingPanel(Panel):
     panel_name = "sampling"
     title = "Sampling"
 
     def __init__(self, state, parent=None, synchronous: bool = False):
-        super().__init__(parent)
-        self.state = state
-        self.next_token = None  # distribution.NextToken for the session's input
-        self.steps = []  # the Frame's recorded decoding steps (each one's row is drawn on request)
-        self.current = None  # distribution.Filtered drawn now
+        super().__init__(state, parent)
+        self.next_token = None  # the NextToken row drawn
+        self.steps = []  # the Frame's recorded decoding steps
+        self.current = None  # its Filtered row drawn now
         self.redraw_ms = 0.0  # the last control change's filter + draw time
         self._source = None
         self.note = text_label()
@@ -55,9 +49,7 @@ class SamplingPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.note)
         layout.addLayout(row, 1)
-        self.logits_job = LatestJob(self, synchronous)
-        self.logits_job.done.connect(self._on_logits)
-        self.logits_job.failed.connect(lambda text: say(self.note, text, "warning"))
+        self.logits_job = self.add_job(self._on_logits, lambda text: say(self.note, text, "warning"), synchronous)
         self.generate_job = LatestJob(self, synchronous)
         self.generate_job.done.connect(self._on_generated)
         self.generate_job.failed.connect(lambda text: self.output.setText(html.escape(text)))
@@ -65,15 +57,9 @@ class SamplingPanel(QWidget):
         self.controls.changed.connect(self.redraw)
         self.controls.step.valueChanged.connect(self._show_step)
         self.controls.generate.connect(self.generate)
-        state.bundleChanged.connect(self._on_bundle)
-        state.frameChanged.connect(self._on_frame)
-        theme.notifier().changed.connect(self._on_theme)
-        if state.bundle is not None:
-            self._on_bundle(state.bundle)
-        if state.frame is not None:
-            self._on_frame(state.frame)
+        theme.notifier().changed.connect(self.redraw)
+        self.follow(bundle=self._on_bundle, frame=self._on_frame)
 
-    # -- session -> model work -----------------------------------------------------------------------
     def _on_bundle(self, bundle) -> None:
         self.next_token = self.current = None
         self._source = None
@@ -119,8 +105,7 @@ class SamplingPanel(QWidget):
                   "renormalised.", "info")
         self.redraw()
 
-    # -- controls -> view ----------------------------------------------------------------------------
-    def redraw(self) -> None:
+    def redraw(self, *_) -> None:
         """Re-filter the row with the controls' settings and redraw the bars (no model run)."""
         if self.next_token is None:
             return
@@ -153,10 +138,3 @@ class SamplingPanel(QWidget):
         method, seed, text = result
         how = f"sampled, seed {seed}" if method == "sample" else method
         self.output.setText(f"<b>Output</b> ({html.escape(how)}):<br>{html.escape(text)}")
-
-    # -- drawing -------------------------------------------------------------------------------------
-    def _on_theme(self, *_) -> None:
-        self.redraw()
-
-
-__all__ = ["SamplingPanel"]
