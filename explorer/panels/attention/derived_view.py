@@ -1,4 +1,4 @@
-"""View 4: mean over heads and attention rollout, side by side, labelled as derived."""
+"""The derived view: mean over heads and attention rollout side by side, labelled as derived."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,7 +15,7 @@ ROLLOUT_SOURCE = " (Abnar & Zuidema 2020: Π over layers of 0.5·mean_h A + 0.5�
 
 
 class DerivedView(QWidget):
-    """Left: mean_h A for the selected layer. Right: rollout through layers 1..selected (as read)."""
+    """Left: mean_h A of the selected layer. Right: rollout through layers 1..selected."""
 
     hovered = Signal(str)
 
@@ -42,10 +42,6 @@ class DerivedView(QWidget):
         self.rollout.describe = lambda q, k: weight_text(self.rollout, q, k, "rollout", 6, ROLLOUT_SOURCE)
         self.mean.hovered.connect(self.hovered)
         self.rollout.hovered.connect(self.hovered)
-
-    @property
-    def rollout_defined(self) -> bool:
-        return self.selection[0] in ROLLOUT_KINDS
 
     def set_data(self, data: AttentionData, kind: str, layer: int) -> None:
         self.selection = (kind, layer)

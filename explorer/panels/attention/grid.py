@@ -1,22 +1,17 @@
-"""The all-heads view: every head of every layer, for one kind or for every kind, one `Heatmap`
-per head ("L2 H3") in a `HeatmapGrid` that scrolls when they do not fit. A model with more maps
-than ALL_LAYERS_MAX shows the selected layer's heads (72 live maps would stall a frame).
-Clicking a map opens that head.
-"""
+"""The all-heads view: a map per head ("L2 H3") of one kind or every kind, in a scrolling
+`HeatmapGrid`; beyond ALL_LAYERS_MAX maps only the selected layer's. A click opens that head."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap_grid import HeatmapGrid
+from explorer.panels.heads.head_grid import SYMBOLS
 from model.interpret.attention_maps import AttentionData
 from model.nn.kinds import AttentionKind
 
 SCALE_RULE = "attention weight: 0–1 on every map"
 SCALE_NAME = "attention weight (0–1)"
-EDIT_SYMBOLS = {"zero": "0", "mean": "μ", "uniform": "≡"}  # as the head surgery panel writes them
-
-
 ALL_LAYERS_MAX = 48  # maps drawn at once before the grid shows one layer at a time
 
 
@@ -47,17 +42,12 @@ class AttentionGrid(HeatmapGrid):
         self._sections: list[tuple[str, int]] = []  # (kind, layer) of each section drawn, in order
         self.mapClicked.connect(lambda section, head: self.cellClicked.emit(*self._sections[section], head))
 
-    def show_kinds(self, kinds: list[str]) -> None:
-        """One section of maps per kind."""
-        self.shown = list(kinds)
+    def show_kinds(self, kinds: list[str], edits: dict | None = None) -> None:
+        """The kinds drawn, a section each, and the heads the frame edited (marked in their titles)."""
+        self.shown, self.edits = list(kinds), dict(edits or {})
         st.restyle_view(self.bar_canvas)  # a bar built before a theme change wears the new theme
 
-    def set_edits(self, edits: dict) -> None:
-        """The heads the drawn frame was computed with edited (marked in their titles)."""
-        self.edits = dict(edits)
-
     def layer_of(self, kind: str) -> int:
-        """The layer drawn for `kind`: the selected one, within the kind's layers."""
         layer = self._selection[1]
         return max(0, min(layer, self.data.n_layers(kind) - 1)) if self.data is not None else 0
 
@@ -68,7 +58,6 @@ class AttentionGrid(HeatmapGrid):
         return list(range(data.n_layers(kind))) if total <= ALL_LAYERS_MAX else [self.layer_of(kind)]
 
     def set_data(self, data: AttentionData) -> None:
-        """Draw the heads of every shown kind, layer by layer, labelled with this frame's tokens."""
         self.data = data
         kinds = [k for k in self.shown if k in data.weights]
         self.drawn = {kind: self.layers_drawn(kind) for kind in kinds}
@@ -89,7 +78,7 @@ class AttentionGrid(HeatmapGrid):
 
     def _edit_mark(self, kind: str, layer: int, head: int) -> str:
         op = self.edits.get((kind, layer, head))
-        return f" ({EDIT_SYMBOLS.get(op, op)})" if op else ""
+        return f" ({SYMBOLS[op]})" if op else ""
 
     def select(self, kind: str, layer: int, head: int) -> None:
         """Frame the selected head; a layer not drawn draws that layer's heads."""
@@ -106,6 +95,5 @@ class AttentionGrid(HeatmapGrid):
                 m.mark(key == (kind, self.layer_of(kind)) and h == head)
 
     def map_of(self, kind: str, head: int, layer: int | None = None):
-        """The map drawing `head` of `kind` in `layer` (default: the selected layer)."""
         key = (kind, self.layer_of(kind) if layer is None else layer)
         return self.maps[self._sections.index(key)][head]

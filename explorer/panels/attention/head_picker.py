@@ -1,9 +1,6 @@
-"""`HeadPicker`: the attention kind, layer and head as three combo boxes, for every panel that
-shows one head (attention, compare). The selection is the session's: a choice here calls
-`select`, so the stepper, the diagram and the other panels follow; `kind`, `layer` and `head` are
-the session's selection clamped to what the panel shows (never stored), and `sync` shows them
-without echoing them back.
-"""
+"""`HeadPicker`: the attention kind, layer and head as three combo boxes (attention, compare).
+The selection is the session's: `kind`, `layer` and `head` are it clamped to what the panel
+shows, `select` changes it, `sync` shows it without echoing it back."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -36,7 +33,7 @@ class HeadPicker(QWidget):
             box.currentIndexChanged.connect(self._on_box)
 
     def select(self, kind: str, layer: int, head: int) -> None:
-        """Make (kind, layer, head) the session's selection (a bare trace's too: no model loaded)."""
+        """Make (kind, layer, head) the session's selection (also with no model: a bare trace)."""
         if self.state.bundle is not None and kind in self.state.available_kinds():
             self.state.select_attention(kind, layer, head)
         else:

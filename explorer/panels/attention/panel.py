@@ -1,24 +1,12 @@
-"""Attention maps panel: every head of every layer, one head large, the line view, and the
-derived maps (mean over heads, rollout) — for the three kinds of attention of Section 3.2.3.
-
-It observes `SessionState`: a new result redraws, `attentionSelected` moves the selection,
-and picking a head here calls `state.select_attention` so the stepper and diagram follow.
-`show_result(result_or_trace)` is public so a training run can stream snapshots into it.
-"""
+"""Attention maps: every head of every layer, one head large, the line view, and the derived maps
+(mean over heads, rollout), for the three kinds of attention of Section 3.2.3. The selected head
+is the session's; `show_result` also takes a bare Trace (a training run's snapshots)."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QHBoxLayout,
-    QLabel,
-    QScrollArea,
-    QStackedWidget,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QScrollArea, QStackedWidget, QTabWidget, QVBoxLayout
 
+from explorer import style
 from explorer.deferred_pages import DeferredPages
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
@@ -26,7 +14,7 @@ from explorer.panels.attention.derived_view import DerivedView
 from explorer.panels.attention.grid import SCALE_NAME, AttentionGrid, weight_text
 from explorer.panels.attention.head_picker import HeadPicker
 from explorer.panels.attention.lines import LineView
-from explorer.panels.attention.tab_corner import TabCorner
+from explorer.panels.base import Panel
 from explorer.state import SessionState
 from explorer.theme import set_sheet, set_text
 from model.interpret.attention_maps import AttentionData
@@ -44,62 +32,49 @@ def head_title(kind: str, layer: int, head: int) -> str:
     return f"{AttentionKind(kind).title} — layer {layer + 1}, head {head + 1}"  # counted from 1, as everywhere
 
 
-class AttentionPanel(QWidget):
+class AttentionPanel(Panel):
     panel_name = "attention"
     title = "Attention maps"
-    tab_title = "Attention"  # nine tabs share the right dock area: each must be readable
+    tab_title = "Attention"  # many tabs share the right dock area: each must be readable
 
     def __init__(self, state: SessionState, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.data: AttentionData | None = None
         self._drawn_kind: str | None = None  # the kind the grid shows now (a change redraws it)
         self._dirty = set(VIEWS)
         self._build()
         self._on_view(self.panel_name, state.session.view(self.panel_name) or VIEWS[0])
         self.pages.start()
-        state.bundleChanged.connect(self._on_bundle)
-        state.resultChanged.connect(self.show_result)
         state.attentionSelected.connect(self._follow)
-        if state.bundle is not None:
-            self._on_bundle(state.bundle)
-        if state.result is not None:
-            self.show_result(state.result)
+        self.follow(bundle=self._on_bundle, result=self.show_result)
 
-    # -- construction -------------------------------------------------------------------------
     def _build(self) -> None:
         self.picker = HeadPicker(self.state, self._kinds, self._shape)
         self.kind_box, self.layer_box, self.head_box = self.picker.kind_box, self.picker.layer_box, self.picker.head_box
         self.all_kinds = QCheckBox("all kinds")
         self.all_kinds.setToolTip("Show encoder, decoder and cross-attention grids side by side")
         self.all_kinds.setFont(st.font(st.LABEL_PT))
+        self.mask_legend = QLabel()
+        set_text(self.mask_legend, MASK_LEGEND)
+        self.mask_legend.setFont(st.font(st.TICK_PT))
+        self.mask_legend.setToolTip(MASK_TIP)
+        self.mask_legend.setVisible(False)  # only where something is masked (see _refresh)
+        self.readout = style.eliding_line(" ")  # the hovered cell, on the controls' row: the maps keep every line
+        self.readout.setFont(st.font(st.LABEL_PT))
         controls = QHBoxLayout()
-        controls.addWidget(self.picker)
-        controls.addWidget(self.all_kinds)
-        controls.addStretch(1)
-
+        for widget, stretch in ((self.picker, 0), (self.all_kinds, 0), (self.readout, 1), (self.mask_legend, 0)):
+            controls.addWidget(widget, stretch)
         self.tabs = QTabWidget()
         self.tabs.setFont(st.font(st.LABEL_PT))
         self.pages = DeferredPages(self.tabs, on_built=self._on_page_built)  # each view built when first shown
         for name, make, text in zip(VIEWS, (AttentionGrid, self._make_single, self._make_lines, DerivedView), VIEW_TITLES):
             self.pages.add(name, text, make)
-        self.mask_legend = legend = QLabel()
-        set_text(legend, MASK_LEGEND)
-        legend.setFont(st.font(st.TICK_PT))
-        legend.setToolTip(MASK_TIP)
-        legend.setVisible(False)  # only where something is masked (see _refresh)
-        self.corner = TabCorner(self.tabs, legend)  # the readout and the key beside the tabs: no line of their own
-        self.readout = self.corner.readout
-        self.readout.setFont(st.font(st.LABEL_PT))
-        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-
         self.empty = QLabel("Load a model and run an input to see its attention maps.")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setFont(st.font(st.TITLE_PT))
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
         self.stack.addWidget(self.tabs)
-
         lay = QVBoxLayout(self)
         lay.addLayout(controls)
         lay.addWidget(self.stack, 1)
@@ -109,7 +84,7 @@ class AttentionPanel(QWidget):
         self.tabs.currentChanged.connect(self._on_tab)
         self.state.viewChanged.connect(self._on_view)
 
-    # -- the views: each built when first needed (explorer.deferred_pages) -----------------------
+    # the views, each built when first needed (explorer.deferred_pages)
     grid = property(lambda self: self.pages.page("grid"))
     single = property(lambda self: self.pages.page("single"))
     derived = property(lambda self: self.pages.page("derived"))
@@ -131,7 +106,7 @@ class AttentionPanel(QWidget):
         set_sheet(scroll, "background: {canvas};")
         return scroll
 
-    def _on_page_built(self, name: str, page: QWidget) -> None:
+    def _on_page_built(self, name: str, page) -> None:
         view = page.widget() if name == "lines" else page
         view.hovered.connect(self._on_hover)
         if name == "grid":
@@ -139,7 +114,6 @@ class AttentionPanel(QWidget):
             view.select(self.kind, self.layer, self.head)
         self._dirty.add(name)  # drawn when it is the view shown (see _refresh)
 
-    # -- public ----------------------------------------------------------------------------------
     @property
     def view(self) -> str:
         return VIEWS[self.tabs.currentIndex()]
@@ -179,10 +153,9 @@ class AttentionPanel(QWidget):
         self._refresh()
 
     def select(self, kind: str, layer: int, head: int) -> None:
-        """Select a head: the selection is the session's, so the stepper and diagram follow."""
         self.picker.select(kind, layer, head)
 
-    # -- the selection: the session's, clamped to what the shown data has (never stored here) ----
+    # the selection: the session's, clamped to what the shown data has
     kind = property(lambda self: self.picker.kind)
     layer = property(lambda self: self.picker.layer)
     head = property(lambda self: self.picker.head)
@@ -193,7 +166,6 @@ class AttentionPanel(QWidget):
             return self.data.n_layers(kind), self.data.n_heads(kind)
         return self.state.n_layers(kind), self.state.bundle.config.n_heads if self.state.bundle is not None else 0
 
-    # -- state → view -------------------------------------------------------------------------
     def _kinds(self) -> list[str]:
         kinds = self.state.available_kinds() if self.state.bundle is not None else []
         if self.data is not None:
@@ -206,7 +178,6 @@ class AttentionPanel(QWidget):
         self.picker.sync()
 
     def _follow(self, *_selection) -> None:
-        """The session's head changed (here, in the stepper, the diagram or a scene)."""
         kind = self.kind
         self.picker.sync()
         self._dirty |= {"single", "lines", "derived"} | ({"grid"} if kind != self._drawn_kind else set())
@@ -221,7 +192,6 @@ class AttentionPanel(QWidget):
             return
         view = self.view
         self.all_kinds.setEnabled(view == "grid")
-        # the key follows the view shown now, drawn afresh or not (it kept another view's answer)
         shown = self.data.kinds if view == "grid" and self.all_kinds.isChecked() else [self.kind]
         self.mask_legend.setVisible(any(k in self.data.allowed and not self.data.allowed[k].all() for k in shown))
         if not force and view not in self._dirty:
@@ -232,9 +202,9 @@ class AttentionPanel(QWidget):
         d, kind, layer, head = self.data, self.kind, self.layer, self.head
         if view == "grid":
             self._drawn_kind = kind
-            self.grid.show_kinds(d.kinds if self.all_kinds.isChecked() else [kind])
             frame = self.state.frame
-            self.grid.set_edits(frame.interventions if frame is not None else {})
+            self.grid.show_kinds(d.kinds if self.all_kinds.isChecked() else [kind],
+                                 frame.interventions if frame is not None else {})
             self.grid.set_data(d)
             self.grid.select(kind, layer, head)
         elif view == "single" and kind in d.weights:
@@ -251,7 +221,6 @@ class AttentionPanel(QWidget):
         elif view == "derived":
             self.derived.set_data(d, kind, layer)
 
-    # -- view → state -------------------------------------------------------------------------
     def _on_grid_click(self, kind: str, layer: int, head: int) -> None:
         self.select(kind, layer, head)
         self.set_view("single")
