@@ -1,12 +1,6 @@
-"""A's map, B's map and their difference B − A for one head, side by side on one canvas.
-
-A and B use the weights' own map (viridis on [0, 1]); the difference uses the theme's
-diverging map on a symmetric scale ±m, where m is the largest |B − A| of this head (white is
-exactly no change), and the scale is written on the map's title and colour bar. A difference
-that is zero everywhere is not drawn as a box of the map's middle colour (a glaring pale square
-on the dark theme, saying nothing): the map's place says "identical". Plot items are created
-once and updated in place.
-"""
+"""A's map, B's map and B − A for one head, side by side. The difference is on a symmetric scale
+±m (m: this head's largest |B − A|, written on its title); a difference of exactly zero is not
+drawn as a box of the map's middle colour: its place says "identical"."""
 from __future__ import annotations
 
 import numpy as np
@@ -22,8 +16,8 @@ MIN_SCALE = 1e-6  # a zero difference still needs a non-empty colour scale
 
 
 def symmetric_scale(diff: np.ndarray, allowed: np.ndarray | None = None) -> tuple[float, bool]:
-    """(m, zero): m for the diverging scale ±m, the largest |B − A| among the cells a query may
-    attend; `zero` when that is exactly 0 (not merely below the colour scale's floor)."""
+    """(m, zero): the largest |B − A| among the cells a query may attend (at least MIN_SCALE), and
+    whether it is exactly 0."""
     cells = diff[allowed] if allowed is not None and allowed.any() else diff
     m = float(np.abs(cells).max()) if cells.size else 0.0
     return max(m, MIN_SCALE), m == 0.0
@@ -70,7 +64,7 @@ class ComparisonMaps(QWidget):
         self.map_b.set_title(f"B · {head}")
         self.map_diff.set_title("B − A = 0" if zero else f"B − A (±{self.scale:.2g})")
         self.map_diff.image.setVisible(not zero)
-        self.diff_bar.setVisible(not zero)  # a ±1e-06 scale for nothing invited a misreading
+        self.diff_bar.setVisible(not zero)
         self.identical.setVisible(zero)
         self.identical.setPos(diff.shape[1] / 2, diff.shape[0] / 2)
 

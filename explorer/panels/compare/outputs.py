@@ -1,10 +1,5 @@
-"""Each model's output, scored by both: two bar charts over the output tokens.
-
-Left: A's output; each token's bar pair is the probability A gave it and the probability B
-gives the same token after the same prefix. Right: B's output, the same way round. Bars of A
-are always A's colour, bars of B always B's (series colours of the theme), so "A gives 0.93
-to 'x', B gives 0.41" reads off one pair of bars.
-"""
+"""Each model's output, scored by both: a bar chart per output, a pair of bars per token (the
+probability A gives it, and B after the same prefix), A always in A's colour, B in B's."""
 from __future__ import annotations
 
 import math
@@ -81,8 +76,7 @@ class ScoredBars:
 
 
 def describe_token(output, i: int) -> str:
-    """"A's step 3 “x”: A gives it 0.93, B gives it 0.41" (probabilities in the order A, B; steps
-    counted from 1, as the decoding panel counts the step that wrote the token)."""
+    """"A's step 3 “x”: A gives it 0.93, B gives it 0.41" (steps counted from 1, as the decoding panel does)."""
     p = {output.writer: float(output.own[i]), ("B" if output.writer == "A" else "A"): float(output.other[i])}
     return (f"{output.writer}'s step {i + 1} “{output.pieces[i]}”: A gives it {prob_text(p['A'])}, "
             f"B gives it {prob_text(p['B'])}")

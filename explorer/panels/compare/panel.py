@@ -1,11 +1,7 @@
-"""Compare panel: the model (A) and another checkpoint of the same architecture (B) side by side.
-
-The same input through both: each model's output with the probability both give every token,
-A's and B's attention map of the selected head with their difference B − A, and which heads
-changed most. B is the session's `compare` field (a scene saves it); a slider steps through
-the saved snapshots of B's training run (`transformer-explorer train --snapshots DIR`). The
-comparison runs off the GUI thread (`ComparisonJobs`), only while the panel is on screen.
-"""
+"""Compare checkpoints: the model (A) and another of the same architecture (B) on the same input:
+each output scored by both, A's and B's map of the selected head with B − A, and which heads
+changed most. B is the session's `compare` (a scene saves it); a slider steps through B's run's
+saved snapshots. The comparison runs off the GUI thread, only while the panel is on screen."""
 from __future__ import annotations
 
 from functools import partial
@@ -29,12 +25,13 @@ from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
 from explorer.panels.attention.head_picker import HeadPicker
+from explorer.panels.base import Panel
 from explorer.panels.compare.maps import MIN_SCALE, ComparisonMaps
 from explorer.panels.compare.outputs import OutputBars, describe_token
-from explorer.panels.compare.worker import ComparisonJobs, ModelCache, describe_reference, run_comparison
+from explorer.panels.compare.worker import ModelCache, describe_reference, run_comparison
+from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
 from explorer.state import KIND_LABELS, SessionState
-from explorer.theme import set_sheet
 from model.interpret.attention_maps import token_names
 from model.io.checkpoints import UNTRAINED
 from model.io.snapshots import run_snapshots
@@ -42,43 +39,33 @@ from model.io.snapshots import run_snapshots
 VIEWS = ("maps", "outputs", "heads")
 AGREE_WITHIN = 0.005  # probabilities closer than this print the same at two decimals
 VIEW_TITLES = ("Attention: A | B | B − A", "Outputs, scored by both", "Which heads changed")
-NOTE_SHEETS = {"info": "background: {info_bg}; color: {info_text}; padding: 4px;",
-               "error": "background: {error_bg}; color: {error_text}; padding: 4px;"}
 HINT = ("Compare the model (A) with another checkpoint of the same architecture (B): “Untrained B” shows what "
         "training changed; “Open B…” takes a checkpoint, or start with --compare DIR. A run trained with "
         "--snapshots DIR gives a slider over its steps.")
 SLIDER_DELAY_MS = 150  # dragging the slider: compare where it rests, not every snapshot passed
 
 
-class ComparePanel(QWidget):
+class ComparePanel(Panel):
     panel_name = "compare"
     title = "Compare checkpoints"
-    tab_title = "Compare"  # nine tabs share the right dock area: each must be readable
+    tab_title = "Compare"  # many tabs share the right dock area: each must be readable
 
     def __init__(self, state: SessionState, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.comparison = None
         self.snapshots = []
         self._dirty = True  # the comparison shown is not the session's: compute when on screen
-        self.jobs = ComparisonJobs(self)
+        self.cache = ModelCache()  # checkpoint B, loaded once (the job's thread alone reads it)
         self._slider_timer = QTimer(self, singleShot=True, interval=SLIDER_DELAY_MS)
         self._build()
-        self.jobs.done.connect(self.show_comparison)
-        self.jobs.failed.connect(self._on_failed)
-        self.jobs.busy.connect(self._on_busy)
+        self.add_job(self.show_comparison, self._on_failed)
+        self.job.busy.connect(self._on_busy)
         self._slider_timer.timeout.connect(self._on_slider_rest)
         state.frameChanged.connect(self._invalidate)
         state.bundleChanged.connect(self._invalidate)
         state.compareChanged.connect(self._on_compare)
         state.attentionSelected.connect(self._redraw)
         self._on_compare(state.session.compare)
-
-    # -- construction -------------------------------------------------------------------------
-    def _label(self, text: str) -> QLabel:
-        label = QLabel(text)
-        label.setFont(st.font(st.LABEL_PT))
-        return label
 
     def _build(self) -> None:
         self.b_name = style.eliding_line("nothing compared yet")
@@ -95,7 +82,7 @@ class ComparePanel(QWidget):
                                             "(the largest mean |B − A|, as in “Which heads changed”)")
         self.most_changed_button.setEnabled(False)
         which = QHBoxLayout()  # which model is B
-        which.addWidget(self._label("B:"))
+        which.addWidget(text_label("B:", st.LABEL_PT))
         which.addWidget(self.b_name, 1)
         which.addWidget(self.untrained_button)
         which.addWidget(self.open_button)
@@ -103,25 +90,22 @@ class ComparePanel(QWidget):
         heads.addWidget(self.picker)
         heads.addWidget(self.most_changed_button)
         heads.addStretch(1)  # on a line of its own, the head choice stays left, under B's name
-        for row in (which, heads):
-            row.setSpacing(6)  # their own spacing: not the box's, which changes with the direction
-        self.which_row, self.heads_row = which, heads
+        self.which_row = which
         top = QBoxLayout(QBoxLayout.Direction.TopToBottom)  # one line on a wide screen (`apply_screen_class`)
         top.addLayout(which, 1)
         top.addLayout(heads)
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setToolTip("The saved snapshots of B's training run: drag to compare A with another step")
-        self.slider_label = self._label("")
+        self.slider_label = QLabel()
+        self.slider_label.setFont(st.font(st.LABEL_PT))
         self.slider_row = QWidget()
         row = QHBoxLayout(self.slider_row)
         row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self._label("Snapshot of B:"))
+        row.addWidget(text_label("Snapshot of B:", st.LABEL_PT))
         row.addWidget(self.slider, 1)
         row.addWidget(self.slider_label)
-        self.note = QLabel(HINT)
-        self.note.setWordWrap(True)
-        self.note.setFont(st.font(st.LABEL_PT))
-        set_sheet(self.note, NOTE_SHEETS["info"])
+        self.note = text_label("", st.LABEL_PT)
+        say(self.note, HINT)
         self.outputs_line = style.eliding_line()  # both outputs (a long one is cut, whole in the tooltip)
         self.shared_line = style.eliding_line()  # what both maps read: a line of its own, never cut for an output
         for line in (self.outputs_line, self.shared_line):
@@ -140,12 +124,9 @@ class ComparePanel(QWidget):
         lay = QVBoxLayout(self)
         self.top_rows = top
         lay.addLayout(top)
-        lay.addWidget(self.slider_row)
-        lay.addWidget(self.note)
-        lay.addWidget(self.outputs_line)
-        lay.addWidget(self.shared_line)
-        lay.addWidget(self.tabs, 1)
-        lay.addWidget(self.readout)
+        for widget, stretch in ((self.slider_row, 0), (self.note, 0), (self.outputs_line, 0), (self.shared_line, 0),
+                                (self.tabs, 1), (self.readout, 0)):
+            lay.addWidget(widget, stretch)
         self.open_button.clicked.connect(self._choose_b)
         self.untrained_button.clicked.connect(lambda: self.state.session.set_compare(UNTRAINED))
         self.slider.valueChanged.connect(lambda _v: self._slider_timer.start())
@@ -159,21 +140,17 @@ class ComparePanel(QWidget):
         self.apply_screen_class(ScreenClass.PROJECTOR)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """B's row and the head choice on one line on a wide screen; on a projector or a narrow
-        one, the head choice on a line of its own, so B's name keeps the row's width."""
+        """B's row and the head choice on one line on a wide screen, else two (B's name keeps the width)."""
         one_line = cls is ScreenClass.WIDE
         self.top_rows.setDirection(QBoxLayout.Direction.LeftToRight if one_line else QBoxLayout.Direction.TopToBottom)
         self.top_rows.setSpacing(16 if one_line else 4)
         self.top_rows.setStretchFactor(self.which_row, 1 if one_line else 0)  # width, not height
 
     def _show_content(self, on: bool) -> None:
-        self.tabs.setVisible(on)
         self.most_changed_button.setEnabled(on)
-        self.outputs_line.setVisible(on)
-        self.shared_line.setVisible(on)
-        self.readout.setVisible(on)
+        for widget in (self.tabs, self.outputs_line, self.shared_line, self.readout):
+            widget.setVisible(on)
 
-    # -- B, and when to compare -------------------------------------------------------------------
     def _choose_b(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Checkpoint to compare with (B)")
         if folder:
@@ -208,7 +185,7 @@ class ComparePanel(QWidget):
             self.select_snapshot(index)
 
     def select_snapshot(self, index: int) -> None:
-        """Make the run's snapshot `index` (in step order) B: a session change, so a scene keeps it."""
+        """Make the run's snapshot `index` (in step order) B: a session change, a scene keeps it."""
         self.state.session.set_compare(str(self.snapshots[index].path))
 
     def _invalidate(self, *_args) -> None:
@@ -226,23 +203,21 @@ class ComparePanel(QWidget):
         session, bundle, frame = self.state.session, self.state.bundle, self.state.frame
         self._dirty = False
         if not session.compare:
-            self.jobs.cancel()
+            self.job.stop()
             self._clear(HINT, "info")
             return
         if bundle is None or frame is None or not session.source:
             self._dirty = True  # A's frame is on its way; its frameChanged comes back here
             return
         frame_a = frame if frame.bundle is bundle else None
-        self.jobs.submit(partial(run_comparison, self.jobs.cache, bundle, session.model_label, session.compare,
+        self.job.submit(partial(run_comparison, self.cache, bundle, session.model_label, session.compare,
                                  frame.source, session.target, session.decoding, frame_a))  # (as the model read it)
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
-        """Block until the comparison for the session is drawn (headless figures, tests)."""
         if self._dirty:
             self.request()
-        return self.jobs.wait(msecs)
+        return super().wait_until_drawn(msecs)
 
-    # -- results ----------------------------------------------------------------------------------
     def _on_busy(self, busy: bool) -> None:
         if busy:
             self._note(f"Comparing with {self.b_name.text()}…", "info")
@@ -251,8 +226,7 @@ class ComparePanel(QWidget):
         self._clear(f"Cannot compare: {message}", "error")
 
     def _note(self, text: str, level: str) -> None:
-        self.note.setText(text)
-        set_sheet(self.note, NOTE_SHEETS[level])
+        say(self.note, text, level)
         self.note.setVisible(bool(text))
 
     def _clear(self, text: str, level: str) -> None:
@@ -281,7 +255,7 @@ class ComparePanel(QWidget):
         self.picker.sync()
         self._redraw()
 
-    # -- the selection: the session's, clamped to what the comparison has ---------------------------
+    # the selection: the session's, clamped to what the comparison has
     kind = property(lambda self: self.picker.kind)
     layer = property(lambda self: self.picker.layer)
     head = property(lambda self: self.picker.head)

@@ -1,30 +1,18 @@
-"""The compare panel's one job at a time, off the GUI thread: load checkpoint B, run both models.
-
-A comparison is two Frames and two teacher-forced passes: too slow for the GUI thread on a
-big model. `ComparisonJobs` runs one job at a time with superqt's `create_worker` (the
-pattern `explorer.runner` uses), keeps only the newest request queued, and delivers only the
-newest request's result, so dragging the snapshot slider never shows a stale comparison.
-"""
+"""The compare panel's work, run off the GUI thread: load checkpoint B (cached) and compare it with A."""
 from __future__ import annotations
 
 from collections import OrderedDict
 from pathlib import Path
 
-from PySide6.QtCore import QObject
-
-from explorer.latest_job import LatestJob
-from model.inference.bundle import InputError
 from model.interpret.comparison import ComparisonError, compare
 from model.io.checkpoints import UNTRAINED, untrained_like
 from model.io.snapshots import latest_snapshot
 
-EXPECTED = (ComparisonError, InputError, ValueError, OSError, KeyError)
 CACHED_MODELS = 6  # snapshots of a small run: reloading one the slider passes again costs nothing
 
 
 class ModelCache:
-    """Checkpoint B by reference, loaded once (a run's snapshots are small; the last few stay).
-    Only the worker thread calls `get`; one job runs at a time, so it needs no lock."""
+    """Checkpoint B by reference, loaded once; the last few stay (a run's snapshots are small)."""
 
     def __init__(self, capacity: int = CACHED_MODELS):
         self.capacity = capacity
@@ -71,17 +59,3 @@ def describe_reference(reference: str, bundle=None) -> str:
         return f"{path.parent.name}, step {int(path.name[5:]):,}"
     return path.name if path.exists() else reference
 
-
-class ComparisonJobs(LatestJob):
-    """`LatestJob` with checkpoint B's cache, and `cancel`. Signals: done(Comparison), failed, busy."""
-
-    expected_errors = EXPECTED
-
-    def __init__(self, parent: QObject | None = None):
-        super().__init__(parent)
-        self.cache = ModelCache()
-
-    def cancel(self) -> None:
-        """Forget what is queued and drop the result of what runs (nothing to compare any more)."""
-        self._latest += 1
-        self._queued = None
