@@ -49,3 +49,7 @@ class Panel(QWidget):
     def shutdown(self) -> None:
         if self.job is not None:
             self.job.stop()
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        self.shutdown()
+        super().closeEvent(event)

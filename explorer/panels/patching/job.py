@@ -1,6 +1,5 @@
-"""The patching work, for the panel's `LatestJob`: a generator that reports (done, total, what)
-once per patched forward and returns a `PatchingView` (the patching result and the clean
-input's direct logit attribution; numpy arrays and strings only)."""
+"""The patching panel's work, off the GUI thread: a generator reporting (done, total, what) per
+patched forward and returning a `PatchingView` (the result and the clean input's direct logit attribution)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,17 +14,6 @@ def parameters_beyond_auto_run(bundle) -> int:
     """The model's parameter count when it is too large to patch unasked, else 0."""
     size = sum(p.numel() for p in bundle.model.parameters())
     return size if size > AUTO_RUN_PARAMETERS else 0
-
-
-def cell_view(key: str, layer: int, column: int) -> str:
-    return f"cell {key} {layer} {column}"
-
-
-def parse_cell(view: str | None) -> tuple[str, int, int] | None:
-    parts = (view or "").split()
-    if len(parts) == 4 and parts[0] == "cell" and parts[2].isdigit() and parts[3].isdigit():
-        return parts[1], int(parts[2]), int(parts[3])
-    return None
 
 
 @dataclass(frozen=True)

@@ -1,21 +1,13 @@
-"""Activation patching panel: which activations carry the difference between two inputs
-(model.interpret.patching), and which heads and MLPs write the answer directly
-(model.interpret.logit_attribution).
-
-Two inputs of the same length: the clean one (the session's text) and a corrupted one (its last
-token swapped). Run patches every residual stream, attention output, MLP output (layer × position)
-and head output (layer × head) from the clean run into the corrupted one, off the GUI thread; a
-cell is the share of the clean − corrupted logit difference that patch restores (white = 0).
-A clicked cell (the panel's view, "cell <map> <layer> <column>") shows that run's top tokens;
-beside the maps, the clean input's direct logit attribution.
-"""
+"""Activation patching (model.interpret.patching): which activations carry the difference between
+a clean and a corrupted input of the same length. Each cell is the share of the clean − corrupted
+logit difference one patch restores; a click (the panel's view) shows that run's top tokens, and
+beside the maps, the clean input's direct logit attribution (model.interpret.logit_attribution)."""
 from __future__ import annotations
 
 import functools
 import html
 
 import numpy as np
-from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -32,19 +24,12 @@ from explorer import style, theme
 from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.label_axis import display_piece
 from explorer.input_text import printable
-from explorer.latest_job import LatestJob
 from explorer.panel_room import offered_room
+from explorer.panels.base import Panel
 from explorer.panels.job_bar import JobBar
 from explorer.panels.patching.dla_bars import LogitBars
-from explorer.panels.patching.job import (
-    PatchingRequest,
-    PatchingView,
-    cell_view,
-    compute,
-    parameters_beyond_auto_run,
-    parse_cell,
-)
-from explorer.panels.texts import text_label
+from explorer.panels.patching.job import PatchingRequest, PatchingView, compute, parameters_beyond_auto_run
+from explorer.panels.texts import cell_view, parse_cell, text_label
 from explorer.screen import ScreenClass
 from model.interpret.patching_inputs import corrupted_default
 
@@ -53,31 +38,23 @@ SIDE_BY_SIDE_WIDTH = 960  # room below which (a dock beside the diagram) maps an
 DEFAULT_TOKEN = ""  # an empty answer / wrong box: the default token (the runs' own top tokens)
 
 
-class PatchingPanel(QWidget):
+class PatchingPanel(Panel):
     panel_name = "patching"
     title = "Activation patching"
     tab_title = "Patching"  # many tabs share the right dock area: each must be readable
 
     def __init__(self, state, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.shown: PatchingView | None = None
         self.screen_class = ScreenClass.PROJECTOR  # the window's class (`apply_screen_class`)
         self.asked: PatchingRequest | None = None  # what the job computes now
-        self.job = LatestJob(self)
-        self.job.done.connect(self._on_done)
-        self.job.failed.connect(self._on_failed)
         self._filled_for: tuple | None = None  # (model, text) the fields were prefilled for
+        self.add_job(self._on_done, self._on_failed)
         self._build()
-        state.frameChanged.connect(lambda _frame: self._on_frame())
         state.viewChanged.connect(self._on_view)
         theme.notifier().changed.connect(self._on_theme)
-        app = QCoreApplication.instance()
-        if app is not None:
-            app.aboutToQuit.connect(self.shutdown)
-        self._on_frame()
+        self.follow(frame=self._on_frame)
 
-    # -- construction -------------------------------------------------------------------------
     def _build(self) -> None:
         self.clean_edit, self.corrupted_edit = QLineEdit(), QLineEdit()
         self.clean_edit.setToolTip("The clean input: the run whose activations are patched in")
@@ -106,7 +83,7 @@ class PatchingPanel(QWidget):
             second.addWidget(widget)
         second.addStretch(1)
         second.addWidget(self.run_button)
-        # All maps share one symmetric scale, so the right-hand column's colour bars serve their row.
+        # one symmetric scale for every map: the right-hand column's colour bars serve their row
         self.maps = [Heatmap(colormap=style.colormap(style.DIVERGING), levels=(-1.0, 1.0), colour_bar=k % 2 == 1,
                              square=False) for k in range(MAPS_SHOWN)]
         self.grid = QGridLayout()
@@ -117,8 +94,7 @@ class PatchingPanel(QWidget):
         self.detail = text_label(point_size=None, rich=True, top_left=True)
         self.bars = LogitBars()
         self.bars_title = style.eliding_line("Direct logit attribution (clean input)")
-        # The maps (and, NARROW, the clicked cell's detail under them) on one page, the detail and the
-        # bars on another: side by side, or (NARROW) a tab each, so every map keeps a readable height.
+        # the maps on one page, the detail and the bars on another: side by side, or a tab each (`_arrange`)
         self.maps_page, self.side_page = QWidget(), QWidget()
         self.maps_column, self.side_column = QVBoxLayout(self.maps_page), QVBoxLayout(self.side_page)
         for page, column in ((self.maps_page, self.maps_column), (self.side_page, self.side_column)):
@@ -144,9 +120,8 @@ class PatchingPanel(QWidget):
         self.restyle()
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """Maps beside the clicked cell's detail and the attribution bars; NARROW, or a dock narrower
-        than SIDE_BY_SIDE_WIDTH (beside the architecture diagram): the maps with the detail under
-        them in one tab, the bars in another, so the maps get the dock's whole width."""
+        """Maps beside the detail and the bars; NARROW, or a dock narrower than SIDE_BY_SIDE_WIDTH: the
+        maps with the detail under them in one tab, the bars in another."""
         self.screen_class = cls
         self._arrange()
 
@@ -183,12 +158,8 @@ class PatchingPanel(QWidget):
         self.bars.restyle()
         self._show_cell()
 
-    # -- the session ------------------------------------------------------------------------------
-    def _on_frame(self) -> None:
+    def _on_frame(self, frame) -> None:
         """A new model or text: prefill both inputs from it (and run, when on screen)."""
-        frame = self.state.frame
-        if frame is None:
-            return
         key = (id(frame.bundle), frame.source)
         if key == self._filled_for:
             return
@@ -215,7 +186,6 @@ class PatchingPanel(QWidget):
         return PatchingRequest(frame.bundle, frame.model_label, self.clean_edit.text(), self.corrupted_edit.text(),
                                answer, wrong)
 
-    # -- work ------------------------------------------------------------------------------------
     def run(self) -> None:
         request = self.request()
         if request is not None and request != self.asked:
@@ -240,13 +210,6 @@ class PatchingPanel(QWidget):
         self.bars.clear_data()
         self.detail.setText("")
 
-    def wait_until_drawn(self, msecs: int = 60000) -> bool:
-        """Block until the running and queued work is drawn (headless figures, tests)."""
-        return self.job.wait(msecs)
-
-    def shutdown(self) -> None:
-        self.job.stop()
-
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
         if self.shown is None and not self.job.running and self.state.frame is not None and self._runs_by_itself():
@@ -260,11 +223,6 @@ class PatchingPanel(QWidget):
             self._say(f"{frame.model_label}: {size / 1e6:,.0f} M parameters, so patching starts on Run.")
         return frame is not None and not size
 
-    def closeEvent(self, event) -> None:  # noqa: N802
-        self.shutdown()
-        super().closeEvent(event)
-
-    # -- drawing -------------------------------------------------------------------------------
     def _draw(self, view: PatchingView) -> None:
         self.shown = view
         r = view.result
@@ -294,10 +252,8 @@ class PatchingPanel(QWidget):
 
     def stack_maps(self) -> list:
         """The result's maps of the chosen stack, in the order they are drawn."""
-        if self.shown is None:
-            return []
         stack = self.stack_box.currentText().lower()
-        return [m for m in self.shown.result.maps if m.stack == stack]
+        return [m for m in self.shown.result.maps if m.stack == stack] if self.shown is not None else []
 
     def _draw_maps(self) -> None:
         maps = self.stack_maps()
@@ -311,8 +267,7 @@ class PatchingPanel(QWidget):
             m = maps[k]
             rows = list(range(len(m.rows) - 1, -1, -1))  # the last layer on top, as in Figure 1
             heatmap.set_levels((-peak, peak))
-            heatmap.set_title(m.title)
-            # (no numbers in the cells: every column stays in view; a cell's number is in its hover text)
+            heatmap.set_title(m.title)  # (no numbers in the cells: a cell's number is in its hover text)
             heatmap.set_data(m.restored[rows], [m.rows[l].capitalize() for l in rows],
                              [printable(c) for c in m.columns], row_names=True)
             heatmap.describe = lambda row, col, m=m: self._describe(m, len(m.rows) - 1 - row, col)
@@ -336,7 +291,7 @@ class PatchingPanel(QWidget):
         maps = self.stack_maps()
         if not maps:
             return None
-        cell = parse_cell(self.state.session.view(self.panel_name))
+        cell = parse_cell(self.state.session.view(self.panel_name), 3)
         by_key = {m.key: m for m in maps}
         if cell is not None and cell[0] in by_key:
             m = by_key[cell[0]]
