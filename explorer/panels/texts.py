@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QLabel
 from explorer import style
 
 NOTE_SHEET = "background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;"
+PLAIN_SHEET = "color: {text};"
 
 
 def text_label(text: str = "", point_size: float | None = style.BASE_POINT_SIZE, *, bold: bool = False,
@@ -30,8 +31,8 @@ def text_label(text: str = "", point_size: float | None = style.BASE_POINT_SIZE,
 
 
 def say(note: QLabel, text: str, level: str = "info") -> None:
-    """Show `text` in the note, tinted by its level."""
-    style.set_sheet(note, NOTE_SHEET.format(level=level))
+    """Show `text` in the note, tinted by its level ("info", "warning", "error"; "plain": untinted)."""
+    style.set_sheet(note, PLAIN_SHEET if level == "plain" else NOTE_SHEET.format(level=level))
     note.setText(text)
 
 

@@ -1,41 +1,24 @@
-"""Attribution panel: which input tokens mattered for one output token, by seven methods
-side by side (raw attention, one head, rollout, flow, gradient × input, integrated gradients,
-occlusion) and the Spearman table of how far they agree (model.interpret.attribution).
-
-It follows the session's Frame (model, text, target) and keeps its choices in the session:
-the explained output token (`view("attribution_output")`) and the head
-(`view("attribution_head")`, "layer,head"). The work runs in a superqt worker with a
-progress bar, only while the panel is on screen; a newer request replaces a queued one, and
-a result that no longer matches the session is not drawn. Closing the window stops the work at
-its next progress report (a method, or a refinement of integrated gradients).
-"""
+"""Attribution: which input tokens mattered for one output token, by seven methods side by side
+(model.interpret.attribution) and the Spearman table of how far they agree. The explained output
+and the head are session views; the work runs off the GUI thread with progress, only on screen."""
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
 
-from PySide6.QtCore import QCoreApplication, QTimer
-from PySide6.QtWidgets import (
-    QBoxLayout,
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QBoxLayout, QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.token_heatmap import display_piece
-from explorer.latest_job import LatestJob
 from explorer.panels.attribution.bars import SHORT_NAMES, MethodBars, legend_html
 from explorer.panels.attribution.table import SpearmanTable
+from explorer.panels.base import Panel
 from explorer.panels.job_bar import JobBar
 from explorer.panels.stops_with_window import StopsWithWindow
-from explorer.panels.texts import text_label
+from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
-from explorer.theme import set_sheet
 from model.interpret.attribution.gradients import saturation_note
 from model.interpret.attribution.side_by_side import MethodComparison, compare_methods
 
@@ -56,7 +39,7 @@ class AttributionRequest:
 
 
 def compute(request: AttributionRequest):
-    """The job (a generator: its reports are the progress): returns (request, MethodComparison)."""
+    """The job (a generator reporting progress): returns (request, MethodComparison)."""
     return request, (yield from compare_methods(request.bundle, request.source, request.target, request.position,
                                                 request.head, request.output_ids))
 
@@ -65,9 +48,8 @@ _preloaded = False
 
 
 def preload_libraries() -> None:
-    """Import captum (and the matplotlib it pulls in), networkx and scipy.stats here, on the GUI
-    thread, once (~1 s). Imported for the first time on the worker while the GUI thread re-polishes
-    every widget (F11), they can crash the process (SIGSEGV)."""
+    """Import captum, networkx and scipy.stats on the GUI thread, once: imported first on the worker
+    while the GUI thread re-polishes every widget, they can crash the process."""
     global _preloaded
     if not _preloaded:
         import captum.attr  # noqa: F401
@@ -76,31 +58,29 @@ def preload_libraries() -> None:
         _preloaded = True
 
 
-class AttributionPanel(StopsWithWindow, QWidget):
+def n_layers(config) -> int:
+    """The layers whose heads the "one head" method may pick: the decoder's, else the encoder's."""
+    return config.n_decoder_layers if config.has_decoder else config.n_encoder_layers
+
+
+class AttributionPanel(StopsWithWindow, Panel):
     panel_name = "attribution"
     title = "Attribution"
 
     def __init__(self, state: SessionState, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.shown: MethodComparison | None = None
         self.shown_request: AttributionRequest | None = None  # what `shown` was computed for
         self.asked: AttributionRequest | None = None  # what the job computes now
         self._filling = False
-        self.job = LatestJob(self)
-        self.job.done.connect(self._on_done)
-        self.job.failed.connect(self._on_failed)
+        self.add_job(self._on_done, self._on_failed)
         self._build()
         state.frameChanged.connect(lambda _frame: self.refresh())
         state.viewChanged.connect(self._on_view)
         state.themeChanged.connect(lambda _name: self.restyle())
         state.scaleChanged.connect(lambda _scale: self.restyle())
-        app = QCoreApplication.instance()
-        if app is not None:
-            app.aboutToQuit.connect(self.shutdown)
         self.refresh()
 
-    # -- construction -------------------------------------------------------------------------
     def _build(self) -> None:
         self.output_box, self.layer_box, self.head_box = QComboBox(), QComboBox(), QComboBox()
         self.output_box.setToolTip("The output token whose inputs are scored: a decoding step, a [MASK], "
@@ -150,7 +130,6 @@ class AttributionPanel(StopsWithWindow, QWidget):
         if self.shown is not None:
             self._draw(self.shown_request, self.shown)
 
-    # -- the session's choices ----------------------------------------------------------------------
     def chosen_position(self) -> int:
         text = self.state.session.view(OUTPUT_VIEW)
         return int(text) if text and text.lstrip("-").isdigit() else 0
@@ -183,13 +162,11 @@ class AttributionPanel(StopsWithWindow, QWidget):
         if panel in (OUTPUT_VIEW, HEAD_VIEW):
             self.refresh()
 
-    # -- work ------------------------------------------------------------------------------------
     def request(self) -> AttributionRequest | None:
         frame = self.state.frame
         if frame is None:
             return None
-        bundle = frame.bundle
-        layers = bundle.config.n_decoder_layers if bundle.config.has_decoder else bundle.config.n_encoder_layers
+        bundle, layers = frame.bundle, n_layers(frame.bundle.config)
         layer, head = self.chosen_head()
         head = (min(layer, layers - 1) if layer >= 0 else layers - 1, min(head, bundle.config.n_heads - 1))
         run = frame.decode  # the greedy output the frame decoded, reused (an LLM's decode is seconds)
@@ -221,21 +198,14 @@ class AttributionPanel(StopsWithWindow, QWidget):
             self._say(f"No attribution for this model and input: {reason}", "warning")
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
-        """Block until the running and queued work is drawn (headless figures, tests)."""
         self.refresh()  # (a show's refresh waits for the queued events: it may not have started yet)
-        return self.job.wait(msecs)
-
-    def shutdown(self) -> None:
-        self.job.stop()
+        return super().wait_until_drawn(msecs)
 
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
-        # After the events now queued: entering presentation builds every panel and then hides
-        # all but one; deferred, this panel's work (importing captum, seconds on the GUI thread,
-        # then integrated gradients) runs only when the panel is still shown.
+        # after the queued events: entering presentation shows every panel, then hides all but one
         QTimer.singleShot(0, self, self.refresh)
 
-    # -- drawing -------------------------------------------------------------------------------
     def _draw(self, request: AttributionRequest, view: MethodComparison) -> None:
         self.shown, self.shown_request = view, request
         self._fill_boxes(request, view)
@@ -249,14 +219,13 @@ class AttributionPanel(StopsWithWindow, QWidget):
 
     def _fill_boxes(self, request: AttributionRequest, view: MethodComparison) -> None:
         bundle = request.bundle
-        layers = bundle.config.n_decoder_layers if bundle.config.has_decoder else bundle.config.n_encoder_layers
         self._filling = True
         try:
             self.output_box.clear()
             self.output_box.addItems([f"{k + 1}: {display_piece(p)}" for k, p in enumerate(view.outputs)])
             self.output_box.setCurrentIndex(view.position)
             self.layer_box.clear()
-            self.layer_box.addItems([f"layer {l + 1}" for l in range(layers)])
+            self.layer_box.addItems([f"layer {i + 1}" for i in range(n_layers(bundle.config))])
             self.layer_box.setCurrentIndex(request.head[0])
             self.head_box.clear()
             self.head_box.addItems([f"head {h + 1}" for h in range(bundle.config.n_heads)])
@@ -266,7 +235,5 @@ class AttributionPanel(StopsWithWindow, QWidget):
         self.previous_button.setEnabled(view.position > 0)
         self.next_button.setEnabled(view.position < len(view.outputs) - 1)
 
-    def _say(self, text: str, level: str = "info") -> None:
-        self.status.setText(text)
-        set_sheet(self.status, "color: {warning_text}; background: {warning_bg};" if level == "warning"
-                  else "color: {text};")
+    def _say(self, text: str, level: str = "plain") -> None:
+        say(self.status, text, level)

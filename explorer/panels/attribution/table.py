@@ -36,7 +36,6 @@ class SpearmanTable(QTableWidget):
         self.setToolTip("Spearman's ρ between two methods' scores over the input tokens: 1 = the same "
                         "ranking, 0 = unrelated, −1 = reversed. Blank: undefined (a method gave every "
                         "token the same score, or there is one token).")
-        # tight cells: seven columns of "−.21" beside the bars
         set_sheet(self, "QTableWidget::item {{ padding: 0px; }} QHeaderView::section {{ padding: 0px 1px; }}")
         self.restyle()
 
@@ -46,8 +45,7 @@ class SpearmanTable(QTableWidget):
         self._fit_header()
 
     def _fit_header(self) -> None:
-        """The column names at the largest size (down to 8 pt) at which each fits its column,
-        so neighbouring names never run into each other in narrow stretched columns."""
+        """The column names at the largest size (down to 8 pt) at which each fits its column."""
         names = [self.horizontalHeaderItem(i).text() for i in range(self.columnCount()) if self.horizontalHeaderItem(i)]
         header = self.horizontalHeader()
         sections = [header.sectionSize(i) for i in range(self.columnCount())] or [self.viewport().width()]

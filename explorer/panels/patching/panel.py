@@ -29,7 +29,7 @@ from explorer.panels.base import Panel
 from explorer.panels.job_bar import JobBar
 from explorer.panels.patching.dla_bars import LogitBars
 from explorer.panels.patching.job import PatchingRequest, PatchingView, compute, parameters_beyond_auto_run
-from explorer.panels.texts import cell_view, parse_cell, text_label
+from explorer.panels.texts import cell_view, parse_cell, say, text_label
 from explorer.screen import ScreenClass
 from model.interpret.patching_inputs import corrupted_default
 
@@ -323,7 +323,5 @@ class PatchingPanel(Panel):
             f"<br>top: {tops}<br><span style='color:{muted};'>clean: {html.escape(printable(r.clean_top[0][0]))}, "
             f"corrupted: {html.escape(printable(r.corrupted_top[0][0]))}</span>")
 
-    def _say(self, text: str, level: str = "info") -> None:
-        self.status.setText(text)
-        style.set_sheet(self.status, "color: {warning_text}; background: {warning_bg};" if level == "warning"
-                        else "color: {text};")
+    def _say(self, text: str, level: str = "plain") -> None:
+        say(self.status, text, level)
