@@ -4,7 +4,6 @@ and the head are session views; the work runs off the GUI thread with progress, 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QBoxLayout, QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
@@ -20,28 +19,9 @@ from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from model.interpret.attribution.gradients import saturation_note
-from model.interpret.attribution.side_by_side import MethodComparison, compare_methods
+from model.interpret.attribution.side_by_side import AttributionRequest, MethodComparison, compare_request
 
 OUTPUT_VIEW, HEAD_VIEW = "attribution_output", "attribution_head"
-
-
-@dataclass(frozen=True)
-class AttributionRequest:
-    """Everything the picture depends on: the model, its text, which output token, which head."""
-
-    bundle: object
-    model_label: str
-    source: str
-    target: str | None
-    position: int
-    head: tuple[int, int]
-    output_ids: tuple[int, ...] | None = None  # the frame's greedy output: not decoded again
-
-
-def compute(request: AttributionRequest):
-    """The job (a generator reporting progress): returns (request, MethodComparison)."""
-    return request, (yield from compare_methods(request.bundle, request.source, request.target, request.position,
-                                                request.head, request.output_ids))
 
 
 _preloaded = False
@@ -182,7 +162,7 @@ class AttributionPanel(StopsWithWindow, Panel):
             return
         self.asked = request
         preload_libraries()
-        self.job.submit(functools.partial(compute, request))
+        self.job.submit(functools.partial(compare_request, request))
 
     def _on_done(self, done: tuple[AttributionRequest, MethodComparison]) -> None:
         request, result = done

@@ -28,10 +28,10 @@ from explorer.panel_room import offered_room
 from explorer.panels.base import Panel
 from explorer.panels.job_bar import JobBar
 from explorer.panels.patching.dla_bars import LogitBars
-from explorer.panels.patching.job import PatchingRequest, PatchingView, compute, parameters_beyond_auto_run
 from explorer.panels.texts import cell_view, parse_cell, say, text_label
 from explorer.screen import ScreenClass
 from model.interpret.patching_inputs import corrupted_default
+from model.interpret.patching_view import PatchingRequest, PatchingView, compute_patching, parameters_beyond_auto_run
 
 MAPS_SHOWN = 6  # the most maps one stack has: residual, self-, cross-attention, MLP, self- and cross-heads
 SIDE_BY_SIDE_WIDTH = 960  # room below which (a dock beside the diagram) maps and bars become tabs
@@ -190,7 +190,7 @@ class PatchingPanel(Panel):
         request = self.request()
         if request is not None and request != self.asked:
             self.asked = request
-            self.job.submit(functools.partial(compute, request))
+            self.job.submit(functools.partial(compute_patching, request))
 
     def _on_done(self, view: PatchingView) -> None:
         self.asked = None

@@ -1,5 +1,6 @@
-"""The patching panel's work, off the GUI thread: a generator reporting (done, total, what) per
-patched forward and returning a `PatchingView` (the result and the clean input's direct logit attribution)."""
+"""Activation patching with progress, for a GUI's worker: `compute_patching` reports (done, total,
+what) per patched forward and returns a `PatchingView`, the patching result and the clean input's
+direct logit attribution."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ class PatchingView:
     dla: LogitAttribution
 
 
-def compute(request: PatchingRequest):
+def compute_patching(request: PatchingRequest):
     """Generator: yields (done, total, what); returns the PatchingView."""
     steps = iter_activation_patching(request.bundle, request.clean, request.corrupted, request.answer, request.wrong)
     while True:
