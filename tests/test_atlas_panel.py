@@ -4,7 +4,6 @@ session, and brings that panel forward."""
 import pytest
 from PySide6.QtCore import Qt
 
-from explorer.panels.atlas.atlas_grid import letter
 from explorer.theme import DARK, LIGHT
 from model.interpret.head_scores import head_scores
 from model.interpret.interventions import all_heads
@@ -25,7 +24,7 @@ def test_the_atlas_scores_every_head_off_the_gui_thread_and_draws_it(window):
     same = head_scores(bundle)  # deterministic: the panel shows these numbers
     for h in same.heads:
         cell = panel.grid.cells[h.key]
-        assert cell.text() == letter(h)
+        assert cell.text() == h.letter
         assert LIGHT.head_kinds[h.kind] in cell.styleSheet()
         for name, score in h.scores.items():
             assert f"{name}: {score:.2f}" in cell.toolTip()

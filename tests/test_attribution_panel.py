@@ -175,7 +175,7 @@ def test_closing_the_window_stops_the_work_at_its_next_report(qtbot, monkeypatch
         finally:
             ended.append(True)
 
-    monkeypatch.setattr(attribution_panel, "compute", endless)
+    monkeypatch.setattr(attribution_panel, "compare_request", endless)
     state = SessionState()
     runner = Runner(state, synchronous=True)
     window = QWidget()

@@ -1,11 +1,6 @@
-"""The atlas grid: one layers × heads block of cells per attention kind, each cell coloured by
-its head's type, and the legend that names the colours.
-
-A cell is a button (a big click target, keyboard reachable) showing its type's letter, so the
-grid reads without colour too; a mixed head shows its strongest pattern's letter in lower case.
-Its tooltip holds every score. `headClicked(kind, layer, head)`
-asks the panel to select the head; `headHovered` gives the readout the head under the pointer.
-"""
+"""The atlas grid: a layers × heads block of buttons per attention kind, each coloured by its head's
+type and showing its letter (the grid reads without colour too), every score in its tooltip; and
+the legend that names the colours."""
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Signal
@@ -15,27 +10,17 @@ from superqt import QFlowLayout
 from explorer.drawing import plot_style as st
 from explorer.panels.heads.head_grid import HeadBlocks
 from explorer.theme import current, set_sheet
-from model.interpret.head_scores import KINDS, MEANINGS, HeadAtlas, HeadScore
+from model.interpret.head_scores import KINDS, LETTERS, MEANINGS, HeadAtlas, HeadScore
 from model.nn.kinds import AttentionKind
 
-LETTERS = {"previous-token": "P", "duplicate-token": "D", "induction": "I", "first-token": "F", "self": "S",
-           "mixed": "p d i f s"}
 CELL_SHEET = "QToolButton {{ color: {text}; background: %s; border: 1px solid {grid}; }}"
 SELECTED_SHEET = "QToolButton {{ color: {text}; background: %s; border: 3px solid {selected}; font-weight: bold; }}"
 SWATCH_SHEET = "QLabel {{ color: {text}; background: %s; border: 1px solid {grid}; padding: 1px 6px; }}"
 
 
 def cell_sheet(kind: str, selected: bool) -> str:
-    """The cell's stylesheet template: its type's fill from the theme (kept as a literal
-    of the current palette, so a theme change re-colours through `restyle`)."""
+    """The cell's stylesheet: its type's fill from the current theme (`restyle` re-colours it)."""
     return (SELECTED_SHEET if selected else CELL_SHEET) % current().head_kinds[kind]
-
-
-def letter(h: HeadScore) -> str:
-    """The cell's text: the type's letter, or a mixed head's strongest pattern in lower case."""
-    if h.kind != "mixed":
-        return LETTERS[h.kind]
-    return LETTERS[max(h.scores, key=h.scores.get)].lower()
 
 
 def meaning(kind: str) -> str:
@@ -92,7 +77,7 @@ class AtlasGrid(HeadBlocks):
                    1 + max((h.head for h in heads), default=-1))
         for h in heads:
             cell = self.cells[h.key]
-            cell.setText(letter(h))
+            cell.setText(h.letter)
             cell.setToolTip(tooltip(h))
             cell.setAccessibleName(f"{h.attention.short_title} layer {h.layer + 1} head {h.head + 1}: {h.kind}")
             cell.installEventFilter(self)

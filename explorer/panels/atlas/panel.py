@@ -23,14 +23,6 @@ ABOUT = ("Each head read {n} random sequences of {L} tokens, each repeated; its 
 CROSS_NOTE = " Cross-attention reads another sequence: only first-token applies to it."
 
 
-def lengths_text(atlas) -> str:
-    """The copies' lengths in words: "12", or "12 (source), 3 (target)" where they differ."""
-    lengths = atlas.segment_lens
-    if len(set(lengths.values())) == 1:
-        return str(next(iter(lengths.values())))
-    return ", ".join(f"{n} ({'source' if axis == 'src' else 'target'})" for axis, n in lengths.items())
-
-
 class AtlasPanel(Panel):
     panel_name = "atlas"
     title = "Head atlas"
@@ -82,7 +74,7 @@ class AtlasPanel(Panel):
         self._on_selected(self.state.kind, self.state.layer, self.state.head)
         counts = ", ".join(f"{n} {kind}" for kind, n in atlas.counts().items() if n)
         self.status.setText(f"{atlas.model_name}: {counts}.")
-        self.about.setText(ABOUT.format(n=len(next(iter(atlas.tokens.values()))), L=lengths_text(atlas),
+        self.about.setText(ABOUT.format(n=len(next(iter(atlas.tokens.values()))), L=atlas.lengths_text(),
                                         t=atlas.threshold,
                                         cross=CROSS_NOTE if AttentionKind.CROSS in atlas.attention_kinds else ""))
 
