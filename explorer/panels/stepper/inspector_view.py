@@ -1,6 +1,5 @@
-"""The tensor inspector: one recorded tensor as a heatmap with token labels, exact values
-under the mouse, and masked entries that can never be mistaken for small ones. A `TensorView`
-knows nothing of the session: it is given a step's matrix and the labels of its axes."""
+"""The tensor inspector: one recorded tensor as a heatmap with token labels, the exact value under
+the mouse, and masked entries that can never be mistaken for small ones."""
 from __future__ import annotations
 
 import numpy as np
@@ -21,15 +20,12 @@ def visible_text(piece: str) -> str:
 
 
 class TensorView(Heatmap):
-    """A 2-D slice of a step's tensor: the shared map component (`explorer.drawing.heatmap`)
-    with a colour scale chosen by meaning, −∞ scores and blocked entries hatched, and the exact
-    value under the mouse (`readout_at`, emitted as `hovered`)."""
+    """A step's 2-D slice: a colour scale chosen by meaning, −∞ scores and blocked entries hatched,
+    the exact value under the mouse (`readout_at`, emitted as `hovered`)."""
 
     def __init__(self, parent=None):
         super().__init__(colour_bar=True, square=False, parent=parent)
-        self.widget, self.colorbar = self.canvas, self.bar
-        self.left, self.bottom = self.rows_axis, self.cols_axis
-        free_colorbar_axis(self.colorbar)  # "−0.2" as whole as "0.2"
+        free_colorbar_axis(self.bar)  # "−0.2" as whole as "0.2"
         self.data = np.zeros((1, 1), dtype=np.float32)
         self.is_bool = False
         self.row_axis = self.col_axis = ""
@@ -38,8 +34,7 @@ class TensorView(Heatmap):
 
     def show_matrix(self, data: np.ndarray, row_axis: str, col_axis: str, row_labels: list[str] | None,
                     col_labels: list[str] | None, kind: str, titles: tuple[str, str]) -> None:
-        """data (R, C): float (maybe with −∞) or bool. kind: "probs" | "signed" | "mask" | "auto".
-        titles: the (row, column) axis titles (`step_summary.step_axis_titles`)."""
+        """data (R, C): float (maybe −∞) or bool; kind: "probs" | "signed" | "mask" | "auto"; titles: the axes'."""
         data = np.asarray(data)
         self.is_bool = data.dtype == bool
         self.data = data.astype(np.float32)
@@ -50,7 +45,7 @@ class TensorView(Heatmap):
         cmap = style.mask_colormap() if scale == "mask" else style.colormap(self.colormap_name)
         self.set_colormap(cmap)
         self.set_levels(levels)
-        self.colorbar.getAxis("right").setLabel(SCALE_RULE if kind == "probs" else "")
+        self.bar.getAxis("right").setLabel(SCALE_RULE if kind == "probs" else "")
         self.square = row_axis in TOKEN_AXES and col_axis in TOKEN_AXES  # query × key: square cells
         self.set_axis_names(*titles)
         self.set_data(self.data, [visible_text(t) for t in row_labels] if row_labels else [str(i) for i in range(rows)],
@@ -58,9 +53,8 @@ class TensorView(Heatmap):
                       allowed=~self.masked(), row_names=True)
         # tall enough for a few token rows' labels (a longer input strides them, and says so)
         few = min(rows, FEW_ROWS) if row_labels else 0
-        self.canvas.setMinimumHeight(int(few * self.left.min_cell_px() + 110) if few else 60)
+        self.canvas.setMinimumHeight(int(few * self.rows_axis.min_cell_px() + 110) if few else 60)
 
-    # -- reading ------------------------------------------------------------------------------
     def masked(self) -> np.ndarray:
         """Cells drawn as masked: −∞ scores, or blocked (0) entries of a boolean mask."""
         return self.data == 0 if self.is_bool else np.isneginf(self.data)
@@ -79,13 +73,11 @@ class TensorView(Heatmap):
             value = "1  (may attend)" if v else "0  (blocked)"
         else:
             value = format_value(float(v)) + ("  (masked)" if np.isneginf(v) else "")
-        row_name = f"{self.row_axis} {row}" + ("" if self.left.numeric else f" “{self.row_labels[row]}”")
-        col_name = f"{self.col_axis} {col}" + ("" if self.bottom.numeric else f" “{self.col_labels[col]}”")
+        row_name = f"{self.row_axis} {row}" + ("" if self.rows_axis.numeric else f" “{self.row_labels[row]}”")
+        col_name = f"{self.col_axis} {col}" + ("" if self.cols_axis.numeric else f" “{self.col_labels[col]}”")
         return f"{row_name},  {col_name}  =  {value}"
 
     def cell_to_scene(self, row: int, col: int) -> QPointF:
         """Scene position of a cell's centre (tests move the mouse there)."""
         return self.plot.vb.mapViewToScene(QPointF(col + 0.5, row + 0.5))
 
-
-__all__ = ["TensorView", "visible_text"]

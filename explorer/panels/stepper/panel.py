@@ -1,10 +1,6 @@
-"""The forward-pass stepper and tensor inspector: walk every recorded step of the forward, in
-order, and look at the exact tensor each one produced.
-
-Navigation: |◀ ◀ Play ▶ ▶| buttons, an adjustable play speed, a scrub slider, a jump list
-grouped by block, a find box, and the keys ← → Space Home End (window-wide shortcuts, which
-Qt hands to a text field first, so typing an input never moves the stepper).
-"""
+"""The forward-pass stepper: walk every recorded step of the forward in order and inspect the
+exact tensor each produced (buttons, play, slider, a jump list by block, a find box, and the keys
+← → Space Home End as window-wide shortcuts, which a focused text field takes first)."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer
@@ -27,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer import style
+from explorer.panels.base import Panel
 from explorer.panels.stepper.inspector_view import TensorView
 from explorer.panels.stepper.step_texts import STEP_ROLE, fill_jump_list
 from explorer.panels.texts import text_label
@@ -38,15 +35,12 @@ HOVER_HINT = "Hover a cell: its value."  # short: one line beside the map
 INFO_MIN_WIDTH, INFO_MAX_WIDTH = 300, 560  # the texts' column beside the map
 
 
-class StepperPanel(QWidget):
-    """Every step of the recorded forward pass, one at a time, with its tensor inspected."""
-
+class StepperPanel(Panel):
     panel_name = "step"
     title = "Forward pass"
 
     def __init__(self, state, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self._shown_head = -1
         self.timer = QTimer(self)
         self.timer.timeout.connect(self._tick)
@@ -55,17 +49,10 @@ class StepperPanel(QWidget):
         self.view.hovered.connect(self._on_hover)
         self._build_layout()
         self.setFocusPolicy(Qt.StrongFocus)  # a click on the panel takes focus from the input field
-
-        state.resultChanged.connect(self._on_result)
         state.stepChanged.connect(self._on_step)
         state.attentionSelected.connect(self._on_attention)
-        state.bundleChanged.connect(self._on_bundle)
-        if state.bundle is not None:
-            self._on_bundle()
-        if state.result is not None:
-            self._on_result()
+        self.follow(bundle=self._on_bundle, result=self._on_result)
 
-    # -- construction -------------------------------------------------------------------------
     def _button(self, text: str, tip: str, slot) -> QToolButton:
         b = QToolButton(text=text)
         b.setToolTip(tip)
@@ -74,8 +61,6 @@ class StepperPanel(QWidget):
         return b
 
     def _build_controls(self) -> None:
-        """The navigation buttons, each with its window-wide key (a focused text field takes the key
-        first: Qt's ShortcutOverride), the speed, slider, counter, jump list, find box and head."""
         self.nav_buttons = []
         for text, tip, key, slot in (("|◀", "First step (Home)", Qt.Key_Home, self.first),
                                      ("◀", "Previous step (←)", Qt.Key_Left, self.previous),
@@ -88,9 +73,7 @@ class StepperPanel(QWidget):
         self.speed = QDoubleSpinBox(minimum=0.25, maximum=20.0, value=2.0, singleStep=0.5, suffix=" /s")
         self.speed.setToolTip("Play speed")
         self.speed.valueChanged.connect(self._speed_changed)
-        self.slider = QSlider(Qt.Horizontal)
-        self.slider.setMinimum(0)
-        self.slider.setPageStep(5)
+        self.slider = QSlider(Qt.Horizontal, pageStep=5)
         self.slider.valueChanged.connect(self.state.select_step)
         self.counter = QLabel("– / –")
         self.counter.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
@@ -101,8 +84,8 @@ class StepperPanel(QWidget):
         self.jump.setMinimumContentsLength(12)
         self.jump.setToolTip("Jump to a step, grouped by block")
         self.jump.activated.connect(self._jumped)
-        self.find = QLineEdit(placeholderText="find step…")
-        self.find.setToolTip("Type part of a step name (e.g. 'cross_attn.weights') and press Enter")
+        self.find = QLineEdit(placeholderText="find step…",
+                              toolTip="Type part of a step name (e.g. 'cross_attn.weights') and press Enter")
         self.find.returnPressed.connect(self._find)
         self.head = QComboBox()
         self.head.setToolTip("Which attention head a (batch, head, …) tensor shows")
@@ -115,21 +98,15 @@ class StepperPanel(QWidget):
                                        lambda: self.view.reset_view())
 
     def _build_layout(self) -> None:
-        self.row1 = row1 = QHBoxLayout()
-        for w in self.nav_buttons:
-            row1.addWidget(w)
-        row1.addWidget(self.speed)
-        row1.addStretch(1)
-        row1.addWidget(self.counter)
-        self.row2 = row2 = QHBoxLayout()
-        row2.addWidget(self.slider, 1)
-        row_jump = QHBoxLayout()
-        row_jump.addWidget(QLabel("Jump to:"))
-        row_jump.addWidget(self.jump, 3)
-        row_jump.addWidget(self.find, 1)
-        row_jump.addWidget(self.head_label)
-        row_jump.addWidget(self.head)
-        row_jump.addWidget(self.fit_button)
+        self.row1, self.row2, row_jump = QHBoxLayout(), QHBoxLayout(), QHBoxLayout()
+        for w in (*self.nav_buttons, self.speed):
+            self.row1.addWidget(w)
+        self.row1.addStretch(1)
+        self.row1.addWidget(self.counter)
+        self.row2.addWidget(self.slider, 1)
+        for widget, stretch in ((QLabel("Jump to:"), 0), (self.jump, 3), (self.find, 1), (self.head_label, 0),
+                                (self.head, 0), (self.fit_button, 0)):
+            row_jump.addWidget(widget, stretch)
 
         self.name_label = text_label("", style.TITLE_POINT_SIZE, bold=True)  # the step read aloud ("Encoder layer 1 · …")
         self.path_label = text_label("", style.SMALL_POINT_SIZE, mono=True, sheet="color: {muted};")  # the recorder's name
@@ -147,12 +124,10 @@ class StepperPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.setSpacing(4)
-        layout.addLayout(row1)
-        layout.addLayout(row2)
-        layout.addLayout(row_jump)
-        # The texts about the step: its title, formula and description (`intro`), its readout, shape,
-        # statistics and code path (`details`); above and below the map, or beside it in a column that
-        # scrolls when they are taller than the panel (`apply_screen_class`).
+        for row in (self.row1, self.row2, row_jump):
+            layout.addLayout(row)
+        # the step's title, formula, description (`intro`) and readout, shape, statistics, code path
+        # (`details`): above and below the map, or beside it in a column that scrolls (`_arrange`)
         self.intro, self.details = QWidget(), QWidget()
         for box, widgets in ((self.intro, (self.name_label, self.formula_label, self.description_label)),
                              (self.details, (self.readout, self.shape_label, self.stats_label, self.path_label))):
@@ -162,13 +137,9 @@ class StepperPanel(QWidget):
                 column.addWidget(widget)
         self.above, self.below = QVBoxLayout(), QVBoxLayout()
         self.body = QBoxLayout(QBoxLayout.TopToBottom)
-        self.info = QScrollArea()
-        self.info.setObjectName("step_texts")  # (a column that scrolls by design when it is taller)
-        self.info.setWidgetResizable(True)
-        self.info.setFrameShape(QFrame.NoFrame)
-        self.info.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        self.info.setMinimumWidth(INFO_MIN_WIDTH)
-        self.info.setMaximumWidth(INFO_MAX_WIDTH)
+        self.info = QScrollArea(objectName="step_texts", widgetResizable=True, frameShape=QFrame.NoFrame,
+                                horizontalScrollBarPolicy=Qt.ScrollBarAlwaysOff, minimumWidth=INFO_MIN_WIDTH,
+                                maximumWidth=INFO_MAX_WIDTH)  # (a column that scrolls by design when it is taller)
         column = QWidget()
         self.column = QVBoxLayout(column)
         self.column.setContentsMargins(0, 0, 0, 0)
@@ -184,8 +155,8 @@ class StepperPanel(QWidget):
         self._arrange(False)
 
     def _arrange(self, beside: bool) -> None:
-        """Texts beside the map (a wide panel: the step's title heads the column, and the slider
-        joins the buttons' row, so the map gets the height) or above and below it (a tall one)."""
+        """Texts beside the map (the slider joins the buttons' row: the map gets the height) or above
+        and below it."""
         if beside == self.beside:
             return
         self.beside = beside
@@ -211,17 +182,14 @@ class StepperPanel(QWidget):
             group.layout().setSpacing((self.column if beside else self.layout()).spacing())
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """WIDE, and a projector while presenting (the panel fills the window): the texts beside
-        the map in a column that scrolls, so the map keeps the height. PROJECTOR in a window
-        shared with other docks: above and below the map. Presenting folds the code path away and
-        NARROW the shape too (the title's tooltip names the step)."""
+        """WIDE, and a projector while presenting: the texts beside the map; else above and below it.
+        Presenting folds the code path away, NARROW the shape too (the title's tooltip names the step)."""
         presentation = getattr(getattr(self.window(), "lecture", None), "presentation", None)
         presenting = presentation is not None and presentation.active
         self._arrange(cls is ScreenClass.WIDE or (cls is ScreenClass.PROJECTOR and presenting))
         self.path_label.setVisible(cls is not ScreenClass.NARROW and not presenting)  # (the title's tooltip)
         self.shape_label.setVisible(cls is not ScreenClass.NARROW)
 
-    # -- navigation ---------------------------------------------------------------------------
     def next(self) -> None:
         self.state.select_step(self.state.step + 1)
 
@@ -280,7 +248,6 @@ class StepperPanel(QWidget):
         if index >= 0 and index != self.state.head:
             self.state.select_head(index)
 
-    # -- observing the state ------------------------------------------------------------------
     def _on_bundle(self, *_) -> None:
         self.head.blockSignals(True)
         self.head.clear()
