@@ -1,14 +1,6 @@
-"""2017 vs 2024: the paper's base model beside SmolLM2-135M, and what changed between them.
-
-Left: both models' Figure 1, drawn from their configs by the Architecture panel's builder.
-Right: one row per aspect (stacks, width, norm and its place, positions, feed-forward, heads
-and KV heads, biases, parameters, vocabulary, context) with the real numbers of the two
-configs, and a button that opens the panel showing that aspect on the loaded model.
-
-The 2024 side is the loaded model when it is one of the Llama family (RMSNorm, rotary
-positions or SwiGLU); otherwise SmolLM2 is loaded off the GUI thread for its config, and if it
-cannot be (not installed) the loaded model stands in, and the panel says so.
-"""
+"""2017 vs 2024: the paper's base model beside SmolLM2-135M: both Figure 1s, and a table of what
+changed (from the two configs), each row with a button to the panel that shows it. The 2024 side
+is the loaded model when it is Llama-like, else SmolLM2's config read off the GUI thread."""
 from __future__ import annotations
 
 import functools
@@ -29,9 +21,9 @@ from PySide6.QtWidgets import (
 )
 
 from explorer import style
-from explorer.latest_job import LatestJob
 from explorer.panels.architecture.figure1 import Figure1Builder
 from explorer.panels.architecture.zoom_view import ZoomView
+from explorer.panels.base import Panel
 from explorer.panels.texts import say, text_label
 from model.nn.config_changes import config_changes, is_modern, paper_config
 
@@ -40,16 +32,14 @@ MODERN_FILE = "SmolLM2-135M-Instruct"  # the installed model whose file holds th
 ASPECT_PANELS = {"Stacks": "architecture", "Width": "architecture", "Norm": "step", "Positions": "positional rope",
                  "FFN": "step", "Heads": "kvcache", "Biases": "step", "Parameters": "architecture",
                  "Vocabulary": "sampling", "Context": "kvcache"}  # the panel (and its view) that shows each aspect
-PANEL_TITLES = {"architecture": "Figure 1", "step": "Steps", "positional": "RoPE", "kvcache": "KV cache",
-                "sampling": "Sampling"}  # short: the button column leaves the numbers their room
-PANEL_NAMES = {"architecture": "Architecture", "step": "Forward pass (step by step)", "positional": "Positional (RoPE tab)",
-               "kvcache": "KV cache", "sampling": "Sampling"}
+PANEL_TITLES = {"architecture": ("Figure 1", "Architecture"), "step": ("Steps", "Forward pass (step by step)"),
+                "positional": ("RoPE", "Positional (RoPE tab)"), "kvcache": ("KV cache", "KV cache"),
+                "sampling": ("Sampling", "Sampling")}  # (the button's short text, the panel's name)
 
 
 @functools.lru_cache(maxsize=1)
 def load_modern():
-    """(name, config, parameters) of SmolLM2 from its GGUF file, without reading the weights
-    (worker thread; once a process: the file does not change)."""
+    """(name, config, parameters) of SmolLM2 from its GGUF file, without reading the weights."""
     from model.io.pretrained import available_pretrained
     from model.io.pretrained.gguf_llama import gguf_config
     path = available_pretrained().get(MODERN_FILE)
@@ -84,15 +74,12 @@ class FigureView(QWidget):
         self.view.fit()
 
 
-class ModernPanel(QWidget):
-    """The paper's model and SmolLM2 side by side, with a table of what changed."""
-
+class ModernPanel(Panel):
     panel_name = "modern"
     title = "2017 vs 2024"
 
     def __init__(self, state, parent=None, synchronous: bool = False):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.rows = []
         self.modern = None  # (name, config, parameters) of the 2024 side
         self.note = text_label()
@@ -109,8 +96,6 @@ class ModernPanel(QWidget):
                                        QHeaderView.ResizeToContents)):
             header.setSectionResizeMode(column, mode)
         header.sectionResized.connect(lambda *_: self.table.resizeRowsToContents())  # wrapped text: rows follow
-        # Two tabs, each given the whole panel: the two diagrams large enough to read side by side,
-        # then the table (a lecture shows one, then the other).
         figures = QWidget()
         pair = QHBoxLayout(figures)
         pair.setContentsMargins(0, 0, 0, 0)
@@ -123,14 +108,10 @@ class ModernPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.note)
         layout.addWidget(self.tabs, 1)
-        self.job = LatestJob(self, synchronous)
-        self.job.done.connect(self._on_modern)
-        self.job.failed.connect(self._on_no_modern)
+        self.add_job(self._on_modern, self._on_no_modern, synchronous)
         self.old_figure.draw("2017: the paper's base model", paper_config())
-        state.bundleChanged.connect(self._on_bundle)
         state.scaleChanged.connect(self._reshow)
-        if state.bundle is not None:
-            self._on_bundle(state.bundle)
+        self.follow(bundle=self._on_bundle)
 
     def _on_bundle(self, bundle) -> None:
         if is_modern(bundle.config):
@@ -169,8 +150,8 @@ class ModernPanel(QWidget):
                     item.setFont(bold)
                 self.table.setItem(i, column, item)
             panel, _, view = ASPECT_PANELS[row.aspect].partition(" ")
-            button = QPushButton(f"{PANEL_TITLES[panel]} ▸")
-            button.setToolTip(f"Open the {PANEL_NAMES[panel]} panel")
+            short, name = PANEL_TITLES[panel]
+            button = QPushButton(f"{short} ▸", toolTip=f"Open the {name} panel")
             button.clicked.connect(lambda _checked=False, p=panel, v=view: self.state.request_panel(p, v))
             self.table.setCellWidget(i, 3, button)
         self.table.resizeRowsToContents()
@@ -184,5 +165,3 @@ class ModernPanel(QWidget):
         super().showEvent(event)
         QTimer.singleShot(0, self.table, self.table.resizeRowsToContents)  # the columns' real widths are known now
 
-
-__all__ = ["ModernPanel"]
