@@ -1,8 +1,6 @@
-"""`LogitBars`: direct logit attribution as horizontal bars, the largest contributions first.
-
-One bar per head or MLP (the largest |values|, as many as the plot's height gives a readable
-label; every value is in the tooltip's table), signed: right raises logit(answer) − logit(wrong), left lowers it (its own colour).
-"""
+"""`LogitBars`: direct logit attribution as horizontal bars, the largest |contributions| on top (as
+many as the height gives a readable label, every value in the tooltip): right raises the logit
+difference, left lowers it (its own colour)."""
 from __future__ import annotations
 
 import html

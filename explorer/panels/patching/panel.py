@@ -8,6 +8,7 @@ import functools
 import html
 
 import numpy as np
+from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -35,7 +36,6 @@ from model.interpret.patching_view import PatchingRequest, PatchingView, compute
 
 MAPS_SHOWN = 6  # the most maps one stack has: residual, self-, cross-attention, MLP, self- and cross-heads
 SIDE_BY_SIDE_WIDTH = 960  # room below which (a dock beside the diagram) maps and bars become tabs
-DEFAULT_TOKEN = ""  # an empty answer / wrong box: the default token (the runs' own top tokens)
 
 
 class PatchingPanel(Panel):
@@ -56,9 +56,8 @@ class PatchingPanel(Panel):
         self.follow(frame=self._on_frame)
 
     def _build(self) -> None:
-        self.clean_edit, self.corrupted_edit = QLineEdit(), QLineEdit()
-        self.clean_edit.setToolTip("The clean input: the run whose activations are patched in")
-        self.corrupted_edit.setToolTip("The corrupted input, the same number of tokens: the run that is patched")
+        self.clean_edit = QLineEdit(toolTip="The clean input: the run whose activations are patched in")
+        self.corrupted_edit = QLineEdit(toolTip="The corrupted input, the same number of tokens: the run that is patched")
         self.answer_box, self.wrong_box = QComboBox(), QComboBox()
         for box, default in ((self.answer_box, "the clean run's top token"),
                              (self.wrong_box, "the corrupted run's top token")):
@@ -66,11 +65,9 @@ class PatchingPanel(Panel):
             box.lineEdit().setPlaceholderText("default")
             box.setToolTip(f"The logit difference compares answer and wrong; empty: {default}")
             box.setMinimumContentsLength(8)
-        self.stack_box = QComboBox()
-        self.stack_box.setToolTip("Which stack's maps to show")
+        self.stack_box = QComboBox(toolTip="Which stack's maps to show")
         self.stack_box.currentIndexChanged.connect(lambda _i: self._draw_maps())
-        self.run_button = QPushButton("Run")
-        self.run_button.setToolTip("Patch every site from the clean run into the corrupted one")
+        self.run_button = QPushButton("Run", toolTip="Patch every site from the clean run into the corrupted one")
         self.run_button.clicked.connect(self.run)
         for edit in (self.clean_edit, self.corrupted_edit):
             edit.returnPressed.connect(self.run)
@@ -79,10 +76,9 @@ class PatchingPanel(Panel):
         for widget, stretch in ((self._labels[0], 0), (self.clean_edit, 1), (self._labels[1], 0),
                                 (self.corrupted_edit, 1)):
             first.addWidget(widget, stretch)
-        for widget in (self._labels[2], self.answer_box, self._labels[3], self.wrong_box, self.stack_box):
-            second.addWidget(widget)
-        second.addStretch(1)
-        second.addWidget(self.run_button)
+        for widget, stretch in ((self._labels[2], 0), (self.answer_box, 0), (self._labels[3], 0), (self.wrong_box, 0),
+                                (self.stack_box, 0), (QWidget(), 1), (self.run_button, 0)):
+            second.addWidget(widget, stretch)
         # one symmetric scale for every map: the right-hand column's colour bars serve their row
         self.maps = [Heatmap(colormap=style.colormap(style.DIVERGING), levels=(-1.0, 1.0), colour_bar=k % 2 == 1,
                              square=False) for k in range(MAPS_SHOWN)]
@@ -103,8 +99,7 @@ class PatchingPanel(Panel):
         self.maps_column.addLayout(self.grid, 1)
         for widget, stretch in ((self.detail, 0), (self.bars_title, 0), (self.bars, 1)):
             self.side_column.addWidget(widget, stretch)
-        self.tabs = QTabWidget()
-        self.tabs.setVisible(False)
+        self.tabs = QTabWidget(visible=False)
         self.body = QHBoxLayout()
         self.body.addWidget(self.maps_page, 5)
         self.body.addWidget(self.side_page, 3)
@@ -115,8 +110,8 @@ class PatchingPanel(Panel):
         lay.setContentsMargins(4, 4, 4, 4)
         for row, stretch in ((first, 0), (second, 0), (self.body, 1)):
             lay.addLayout(row, stretch)
-        for widget in (self.progress, self.status):
-            lay.addWidget(widget)
+        lay.addWidget(self.progress)
+        lay.addWidget(self.status)
         self.restyle()
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
@@ -168,7 +163,7 @@ class PatchingPanel(Panel):
         self.corrupted_edit.setText(corrupted_default(frame.bundle, frame.source))
         for box in (self.answer_box, self.wrong_box):
             box.clear()
-            box.setEditText(DEFAULT_TOKEN)
+            box.setEditText("")  # the default: the runs' own top tokens
         if self.isVisible() and self._runs_by_itself():
             self.run()
         else:  # drawn again when next shown (or on Run): no maps of another model or text meanwhile
@@ -178,17 +173,14 @@ class PatchingPanel(Panel):
         if panel == self.panel_name:
             self._show_cell()
 
-    def request(self) -> PatchingRequest | None:
+    def run(self) -> None:
         frame = self.state.frame
         if frame is None:
-            return None
+            return
         answer, wrong = (box.currentText().strip() or None for box in (self.answer_box, self.wrong_box))
-        return PatchingRequest(frame.bundle, frame.model_label, self.clean_edit.text(), self.corrupted_edit.text(),
-                               answer, wrong)
-
-    def run(self) -> None:
-        request = self.request()
-        if request is not None and request != self.asked:
+        request = PatchingRequest(frame.bundle, frame.model_label, self.clean_edit.text(), self.corrupted_edit.text(),
+                                  answer, wrong)
+        if request != self.asked:
             self.asked = request
             self.job.submit(functools.partial(compute_patching, request))
 
@@ -216,7 +208,7 @@ class PatchingPanel(Panel):
             self.run()
 
     def _runs_by_itself(self) -> bool:
-        """A small model is patched as soon as the panel shows a new input; a large one waits for Run."""
+        """A small model is patched as soon as a new input is shown; a large one waits for Run."""
         frame = self.state.frame
         size = parameters_beyond_auto_run(frame.bundle) if frame is not None else 0
         if size:
@@ -228,20 +220,18 @@ class PatchingPanel(Panel):
         r = view.result
         stacks = list(dict.fromkeys(m.stack for m in r.maps))
         keep = self.stack_box.currentText().lower()
-        self.stack_box.blockSignals(True)
-        self.stack_box.clear()
-        self.stack_box.addItems([s.capitalize() for s in stacks])
-        self.stack_box.setCurrentIndex(stacks.index(keep) if keep in stacks else 0)
-        self.stack_box.blockSignals(False)
+        with QSignalBlocker(self.stack_box):
+            self.stack_box.clear()
+            self.stack_box.addItems([s.capitalize() for s in stacks])
+            self.stack_box.setCurrentIndex(stacks.index(keep) if keep in stacks else 0)
         self.stack_box.setVisible(len(stacks) > 1)
         for box, top, chosen in ((self.answer_box, r.clean_top, r.answer), (self.wrong_box, r.corrupted_top, r.wrong)):
             typed = box.currentText()
-            box.blockSignals(True)
-            box.clear()
-            box.addItems([printable(piece) for piece, _ in top])
-            box.setEditText(typed)
-            box.lineEdit().setPlaceholderText(printable(chosen))
-            box.blockSignals(False)
+            with QSignalBlocker(box):
+                box.clear()
+                box.addItems([printable(piece) for piece, _ in top])
+                box.setEditText(typed)
+                box.lineEdit().setPlaceholderText(printable(chosen))
         self.bars.set_data(view.dla.labels, view.dla.values)
         self._draw_maps()
         where = f"after “{display_piece(printable(r.position_piece))}” (position {r.position})"
@@ -262,9 +252,7 @@ class PatchingPanel(Panel):
         peak = max([1.0] + [float(np.nanmax(np.abs(m.restored))) for m in self.shown.result.maps])
         for k, heatmap in enumerate(self.maps):
             heatmap.setVisible(k < len(maps))
-            if k >= len(maps):
-                continue
-            m = maps[k]
+        for heatmap, m in zip(self.maps, maps):
             rows = list(range(len(m.rows) - 1, -1, -1))  # the last layer on top, as in Figure 1
             heatmap.set_levels((-peak, peak))
             heatmap.set_title(m.title)  # (no numbers in the cells: a cell's number is in its hover text)
@@ -286,8 +274,7 @@ class PatchingPanel(Panel):
             self.state.set_view(self.panel_name, cell_view(m.key, len(m.rows) - 1 - row, col))
 
     def selected(self):
-        """(map, layer, column) of the session's cell, or the default: the last layer's
-        residual stream at the measured position."""
+        """(map, layer, column) of the session's cell; by default the last layer's stream at the measured position."""
         maps = self.stack_maps()
         if not maps:
             return None
@@ -297,11 +284,9 @@ class PatchingPanel(Panel):
             m = by_key[cell[0]]
             return m, min(cell[1], len(m.rows) - 1), min(cell[2], len(m.columns) - 1)
         m = maps[0]
-        position = self.shown.result.position if m.stack == self._output_stack() else len(m.columns) - 1
+        output_stack = "decoder" if self.shown.request.bundle.model_kind.has_decoder else "encoder"
+        position = self.shown.result.position if m.stack == output_stack else len(m.columns) - 1
         return m, len(m.rows) - 1, min(position, len(m.columns) - 1)
-
-    def _output_stack(self) -> str:
-        return "decoder" if self.shown.request.bundle.model_kind.has_decoder else "encoder"
 
     def _show_cell(self) -> None:
         chosen = self.selected()
