@@ -113,6 +113,11 @@ class Comparison:
         allowed = self.allowed[kind]
         return diff[..., allowed].mean(-1) if allowed.any() else np.zeros(diff.shape[:2], np.float32)
 
+    def most_changed(self, kind: str) -> tuple[int, int] | None:
+        """(layer, head) of `kind` whose map differs most between A and B (the largest mean |B − A|)."""
+        changes = self.mean_abs_difference(kind)
+        return tuple(int(i) for i in np.unravel_index(int(np.argmax(changes)), changes.shape)) if changes.size else None
+
 
 def check_finite(label: str, result: ForwardResult) -> None:
     """Refuse a model whose outputs are NaN or infinite (e.g. a diverged run's weights): every

@@ -7,13 +7,11 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-import numpy as np
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import (
     QBoxLayout,
     QFileDialog,
     QHBoxLayout,
-    QLabel,
     QPushButton,
     QSlider,
     QTabWidget,
@@ -70,40 +68,32 @@ class ComparePanel(Panel):
     def _build(self) -> None:
         self.b_name = style.eliding_line("nothing compared yet")
         self.b_name.setFont(st.font(st.LABEL_PT, bold=True))
-        self.open_button = QPushButton("Open B…")
-        self.open_button.setToolTip("Choose a checkpoint folder (or a run's folder of step-… snapshots) as B")
-        self.untrained_button = QPushButton("Untrained B")
-        self.untrained_button.setToolTip("B = this model's architecture with fresh weights (seeded): which heads, "
-                                         "maps and outputs training changed")
+        self.open_button = QPushButton("Open B…", toolTip="Choose a checkpoint folder (or a run's folder of "
+                                       "step-… snapshots) as B")
+        self.untrained_button = QPushButton("Untrained B", toolTip="B = this model's architecture with fresh weights "
+                                            "(seeded): which heads, maps and outputs training changed")
         self.picker = HeadPicker(self.state, lambda: self.comparison.kinds if self.comparison is not None else [],
                                  self._shape)
-        self.most_changed_button = QPushButton("Most changed")
-        self.most_changed_button.setToolTip("Show the head of this kind of attention whose map training changed most "
-                                            "(the largest mean |B − A|, as in “Which heads changed”)")
-        self.most_changed_button.setEnabled(False)
-        which = QHBoxLayout()  # which model is B
-        which.addWidget(text_label("B:", st.LABEL_PT))
-        which.addWidget(self.b_name, 1)
-        which.addWidget(self.untrained_button)
-        which.addWidget(self.open_button)
-        heads = QHBoxLayout()  # which head the maps show
+        self.most_changed_button = QPushButton("Most changed", enabled=False, toolTip="Show the head of this kind "
+                                               "whose map training changed most (the largest mean |B − A|)")
+        self.which_row, heads = QHBoxLayout(), QHBoxLayout()  # which model is B; which head the maps show
+        for widget, stretch in ((text_label("B:", st.LABEL_PT), 0), (self.b_name, 1), (self.untrained_button, 0),
+                                (self.open_button, 0)):
+            self.which_row.addWidget(widget, stretch)
         heads.addWidget(self.picker)
         heads.addWidget(self.most_changed_button)
         heads.addStretch(1)  # on a line of its own, the head choice stays left, under B's name
-        self.which_row = which
-        top = QBoxLayout(QBoxLayout.Direction.TopToBottom)  # one line on a wide screen (`apply_screen_class`)
-        top.addLayout(which, 1)
-        top.addLayout(heads)
-        self.slider = QSlider(Qt.Orientation.Horizontal)
-        self.slider.setToolTip("The saved snapshots of B's training run: drag to compare A with another step")
-        self.slider_label = QLabel()
-        self.slider_label.setFont(st.font(st.LABEL_PT))
+        self.top_rows = QBoxLayout(QBoxLayout.Direction.TopToBottom)  # one line on a wide screen
+        self.top_rows.addLayout(self.which_row, 1)
+        self.top_rows.addLayout(heads)
+        self.slider = QSlider(Qt.Orientation.Horizontal, toolTip="The saved snapshots of B's training run: drag to "
+                              "compare A with another step")
+        self.slider_label = text_label("", st.LABEL_PT)
         self.slider_row = QWidget()
         row = QHBoxLayout(self.slider_row)
         row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(text_label("Snapshot of B:", st.LABEL_PT))
-        row.addWidget(self.slider, 1)
-        row.addWidget(self.slider_label)
+        for widget, stretch in ((text_label("Snapshot of B:", st.LABEL_PT), 0), (self.slider, 1), (self.slider_label, 0)):
+            row.addWidget(widget, stretch)
         self.note = text_label("", st.LABEL_PT)
         say(self.note, HINT)
         self.outputs_line = style.eliding_line()  # both outputs (a long one is cut, whole in the tooltip)
@@ -122,8 +112,7 @@ class ComparePanel(Panel):
         self.readout = style.eliding_line(" ")
         self.readout.setFont(st.font(st.LABEL_PT))
         lay = QVBoxLayout(self)
-        self.top_rows = top
-        lay.addLayout(top)
+        lay.addLayout(self.top_rows)
         for widget, stretch in ((self.slider_row, 0), (self.note, 0), (self.outputs_line, 0), (self.shared_line, 0),
                                 (self.tabs, 1), (self.readout, 0)):
             lay.addWidget(widget, stretch)
@@ -169,24 +158,15 @@ class ComparePanel(Panel):
             return
         resolved = Path(ModelCache.resolve(reference)).resolve()
         index = next((i for i, s in enumerate(self.snapshots) if s.path.resolve() == resolved), len(self.snapshots) - 1)
-        self.slider.blockSignals(True)
-        self.slider.setRange(0, len(self.snapshots) - 1)
-        self.slider.setValue(index)
-        self.slider.blockSignals(False)
-        self._label_slider(index)
-
-    def _label_slider(self, index: int) -> None:
+        with QSignalBlocker(self.slider):
+            self.slider.setRange(0, len(self.snapshots) - 1)
+            self.slider.setValue(index)
         self.slider_label.setText(f"{self.snapshots[index].label} ({index + 1} of {len(self.snapshots)})")
 
     def _on_slider_rest(self) -> None:
-        index = self.slider.value()
-        if 0 <= index < len(self.snapshots):
-            self._label_slider(index)
-            self.select_snapshot(index)
-
-    def select_snapshot(self, index: int) -> None:
-        """Make the run's snapshot `index` (in step order) B: a session change, a scene keeps it."""
-        self.state.session.set_compare(str(self.snapshots[index].path))
+        """The snapshot where the slider rests becomes B: a session change (`_on_compare` labels it)."""
+        if 0 <= self.slider.value() < len(self.snapshots):
+            self.state.session.set_compare(str(self.snapshots[self.slider.value()].path))
 
     def _invalidate(self, *_args) -> None:
         self._dirty = True
@@ -265,14 +245,9 @@ class ComparePanel(Panel):
             return 0, 0
         return self.comparison.attention_a[kind].shape[:2]
 
-    def most_changed(self) -> tuple[int, int] | None:
-        """(layer, head) of the shown kind whose map differs most between A and B (the largest mean |B − A|)."""
-        changes = self.heads.values
-        return tuple(int(i) for i in np.unravel_index(int(np.argmax(changes)), changes.shape)) if changes.size else None
-
     def show_most_changed(self) -> None:
         """Select the head of the shown kind whose map differs most between A and B."""
-        head = self.most_changed()
+        head = self.comparison.most_changed(self.kind) if self.comparison is not None else None
         if head is not None:
             self.picker.select(self.kind, *head)
 
