@@ -5,7 +5,7 @@ drawn from the recorded forward: causally, one pass and step-by-step caching giv
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -105,10 +105,9 @@ class KVCachePanel(Panel):
             return
         self.pieces = list(frame.forward.tgt_pieces)
         self.n_prompt = frame.forward.n_prompt
-        self.step.blockSignals(True)
-        self.step.setRange(0, len(self.pieces) - 1)
-        self.step.setValue(min(self.n_prompt, len(self.pieces) - 1))  # the prompt read: the first step generates
-        self.step.blockSignals(False)
+        with QSignalBlocker(self.step):
+            self.step.setRange(0, len(self.pieces) - 1)
+            self.step.setValue(min(self.n_prompt, len(self.pieces) - 1))  # the prompt read: the first step generates
         self._load_layer()
 
     def _load_layer(self, *_) -> None:

@@ -10,6 +10,7 @@ import html
 import time
 
 import numpy as np
+from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
 
 from explorer import theme
@@ -79,11 +80,10 @@ class SamplingPanel(Panel):
             return
         steps = frame.decode.steps if frame.decode is not None else []
         self.steps = steps
-        self.controls.step.blockSignals(True)
-        self.controls.step.setRange(1, max(len(steps), 1))  # counted from 1, as a lecturer reads it
-        self.controls.step.setSuffix(f" of {len(steps)}" if steps else "")
-        self.controls.step.setValue(1)
-        self.controls.step.blockSignals(False)
+        with QSignalBlocker(self.controls.step):
+            self.controls.step.setRange(1, max(len(steps), 1))  # counted from 1, as a lecturer reads it
+            self.controls.step.setSuffix(f" of {len(steps)}" if steps else "")
+            self.controls.step.setValue(1)
         self.controls.step.setEnabled(len(steps) > 1)
         if steps:  # the recorded decode has every step's row already
             self._source = None

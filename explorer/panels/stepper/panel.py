@@ -3,7 +3,7 @@ exact tensor each produced (buttons, play, slider, a jump list by block, a find 
 ← → Space Home End as window-wide shortcuts, which a focused text field takes first)."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut, QStandardItemModel
 from PySide6.QtWidgets import (
     QBoxLayout,
@@ -249,18 +249,16 @@ class StepperPanel(Panel):
             self.state.select_head(index)
 
     def _on_bundle(self, *_) -> None:
-        self.head.blockSignals(True)
-        self.head.clear()
-        self.head.addItems([f"{i + 1}" for i in range(self.state.bundle.config.n_heads)])
-        self.head.setCurrentIndex(min(self.state.head, self.head.count() - 1))
-        self.head.blockSignals(False)
+        with QSignalBlocker(self.head):
+            self.head.clear()
+            self.head.addItems([f"{i + 1}" for i in range(self.state.bundle.config.n_heads)])
+            self.head.setCurrentIndex(min(self.state.head, self.head.count() - 1))
 
     def _on_result(self, *_) -> None:
         trace = self.state.trace
         self.stop()
-        self.slider.blockSignals(True)
-        self.slider.setMaximum(max(0, len(trace) - 1))
-        self.slider.blockSignals(False)
+        with QSignalBlocker(self.slider):
+            self.slider.setMaximum(max(0, len(trace) - 1))
         fill_jump_list(self.jump.model(), trace)
         if self.find.completer() is not None:
             self.find.completer().deleteLater()
@@ -271,21 +269,17 @@ class StepperPanel(Panel):
         self._on_step(self.state.step)
 
     def _on_attention(self, kind: str, layer: int, head: int) -> None:
-        if self.head.currentIndex() != head:
-            self.head.blockSignals(True)
+        with QSignalBlocker(self.head):
             self.head.setCurrentIndex(head)
-            self.head.blockSignals(False)
         if self._shown_head != head:
             self._show_step()
 
     def _on_step(self, index: int) -> None:
         if self.state.trace is None:
             return
-        n = self.state.n_steps()
-        self.slider.blockSignals(True)
-        self.slider.setValue(index)
-        self.slider.blockSignals(False)
-        self.counter.setText(f"{index + 1:>3} / {n}")
+        with QSignalBlocker(self.slider):
+            self.slider.setValue(index)
+        self.counter.setText(f"{index + 1:>3} / {self.state.n_steps()}")
         row = self.jump.findData(index, STEP_ROLE)
         if row >= 0:
             self.jump.setCurrentIndex(row)
