@@ -25,26 +25,22 @@ class DerivedView(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         self.mean = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, numbers=True)
         self.rollout = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, colour_bar=True, numbers=True)
-        self.note = QLabel(ROLLOUT_UNDEFINED)
-        self.note.setWordWrap(True)
-        self.note.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.note.setFont(st.font(st.LABEL_PT))
+        self.note = QLabel(ROLLOUT_UNDEFINED, wordWrap=True, alignment=Qt.AlignmentFlag.AlignCenter,
+                           font=st.font(st.LABEL_PT))
         set_sheet(self.note, "background: {canvas}; color: {muted}; padding: 24px;")
         self.right = QStackedWidget()
         self.right.addWidget(self.rollout)
         self.right.addWidget(self.note)
         lay.addWidget(self.mean, 1)
         lay.addWidget(self.right, 1)
-        self.selection = ("encoder", 0)
         self.mean_values: np.ndarray | None = None
         self.rollout_values: np.ndarray | None = None
         self.mean.describe = lambda q, k: weight_text(self.mean, q, k, "mean over heads", 6)
         self.rollout.describe = lambda q, k: weight_text(self.rollout, q, k, "rollout", 6, ROLLOUT_SOURCE)
-        self.mean.hovered.connect(self.hovered)
-        self.rollout.hovered.connect(self.hovered)
+        for heatmap in (self.mean, self.rollout):
+            heatmap.hovered.connect(self.hovered)
 
     def set_data(self, data: AttentionData, kind: str, layer: int) -> None:
-        self.selection = (kind, layer)
         if kind not in data.weights or layer >= data.n_layers(kind):
             self.mean.clear_data()
             self.rollout.clear_data()

@@ -28,10 +28,6 @@ MASK_TIP = ("Grey hatched cells were blocked before the softmax (future position
             "model computed to be near 0, drawn dark in the colour map.")
 
 
-def head_title(kind: str, layer: int, head: int) -> str:
-    return f"{AttentionKind(kind).title} — layer {layer + 1}, head {head + 1}"  # counted from 1, as everywhere
-
-
 class AttentionPanel(Panel):
     panel_name = "attention"
     title = "Attention maps"
@@ -51,36 +47,28 @@ class AttentionPanel(Panel):
     def _build(self) -> None:
         self.picker = HeadPicker(self.state, self._kinds, self._shape)
         self.kind_box, self.layer_box, self.head_box = self.picker.kind_box, self.picker.layer_box, self.picker.head_box
-        self.all_kinds = QCheckBox("all kinds")
-        self.all_kinds.setToolTip("Show encoder, decoder and cross-attention grids side by side")
-        self.all_kinds.setFont(st.font(st.LABEL_PT))
-        self.mask_legend = QLabel()
+        self.all_kinds = QCheckBox("all kinds", font=st.font(st.LABEL_PT),
+                                   toolTip="Show encoder, decoder and cross-attention grids side by side")
+        self.mask_legend = QLabel(font=st.font(st.TICK_PT), toolTip=MASK_TIP, visible=False)  # (where something is masked)
         set_text(self.mask_legend, MASK_LEGEND)
-        self.mask_legend.setFont(st.font(st.TICK_PT))
-        self.mask_legend.setToolTip(MASK_TIP)
-        self.mask_legend.setVisible(False)  # only where something is masked (see _refresh)
         self.readout = style.eliding_line(" ")  # the hovered cell, on the controls' row: the maps keep every line
         self.readout.setFont(st.font(st.LABEL_PT))
         controls = QHBoxLayout()
         for widget, stretch in ((self.picker, 0), (self.all_kinds, 0), (self.readout, 1), (self.mask_legend, 0)):
             controls.addWidget(widget, stretch)
-        self.tabs = QTabWidget()
-        self.tabs.setFont(st.font(st.LABEL_PT))
+        self.tabs = QTabWidget(font=st.font(st.LABEL_PT))
         self.pages = DeferredPages(self.tabs, on_built=self._on_page_built)  # each view built when first shown
         for name, make, text in zip(VIEWS, (AttentionGrid, self._make_single, self._make_lines, DerivedView), VIEW_TITLES):
             self.pages.add(name, text, make)
-        self.empty = QLabel("Load a model and run an input to see its attention maps.")
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty.setFont(st.font(st.TITLE_PT))
+        self.empty = QLabel("Load a model and run an input to see its attention maps.", font=st.font(st.TITLE_PT),
+                            alignment=Qt.AlignmentFlag.AlignCenter)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
         self.stack.addWidget(self.tabs)
         lay = QVBoxLayout(self)
         lay.addLayout(controls)
         lay.addWidget(self.stack, 1)
-
-        self.all_kinds.toggled.connect(
-            lambda on: self.state.set_view("attention_grid", "all" if on else "selected"))
+        self.all_kinds.toggled.connect(lambda on: self.state.set_view("attention_grid", "all" if on else "selected"))
         self.tabs.currentChanged.connect(self._on_tab)
         self.state.viewChanged.connect(self._on_view)
 
@@ -100,9 +88,8 @@ class AttentionPanel(Panel):
         return single
 
     def _make_lines(self) -> QScrollArea:
-        scroll = QScrollArea()
+        scroll = QScrollArea(widgetResizable=True)
         scroll.setWidget(LineView())
-        scroll.setWidgetResizable(True)
         set_sheet(scroll, "background: {canvas};")
         return scroll
 
@@ -137,10 +124,7 @@ class AttentionPanel(Panel):
 
     def show_result(self, result) -> None:
         """Show every map of a `ForwardResult` or a bare `Trace` (e.g. a training snapshot)."""
-        if result is None:
-            self.show_data(None)
-            return
-        self.show_data(AttentionData.from_result(result))
+        self.show_data(AttentionData.from_result(result) if result is not None else None)
 
     def show_data(self, data: AttentionData | None) -> None:
         self.data = data
@@ -197,8 +181,7 @@ class AttentionPanel(Panel):
         if not force and view not in self._dirty:
             return
         self._dirty.discard(view)
-        self.readout.setText(" ")  # a value read from another map would now be wrong
-        self.readout.setToolTip("")
+        self._on_hover("")  # a value read from another map would now be wrong
         d, kind, layer, head = self.data, self.kind, self.layer, self.head
         if view == "grid":
             self._drawn_kind = kind
@@ -207,17 +190,16 @@ class AttentionPanel(Panel):
                                  frame.interventions if frame is not None else {})
             self.grid.set_data(d)
             self.grid.select(kind, layer, head)
-        elif view == "single" and kind in d.weights:
+        elif view in ("single", "lines") and kind in d.weights:
             q_name, k_name = d.axis_names(kind)
-            self.single.set_data(d.head(kind, layer, head), *d.labels[kind], allowed=d.allowed[kind])
-            self.single.set_axis_names(f"query ({q_name})", f"key ({k_name})")
-            self.single.set_title(head_title(kind, layer, head))
-        elif view == "lines" and kind in d.weights:
-            q_labels, k_labels = d.labels[kind]
-            q_name, k_name = d.axis_names(kind)
-            self.lines.set_map(d.head(kind, layer, head), d.allowed[kind], q_labels, k_labels,
-                               head_title(kind, layer, head) + " — hover a token",
-                               (f"queries ({q_name})", f"keys ({k_name})"))
+            title = f"{AttentionKind(kind).title} — layer {layer + 1}, head {head + 1}"
+            if view == "single":
+                self.single.set_data(d.head(kind, layer, head), *d.labels[kind], allowed=d.allowed[kind])
+                self.single.set_axis_names(f"query ({q_name})", f"key ({k_name})")
+                self.single.set_title(title)
+            else:
+                self.lines.set_map(d.head(kind, layer, head), d.allowed[kind], *d.labels[kind], title + " — hover a token",
+                                   (f"queries ({q_name})", f"keys ({k_name})"))
         elif view == "derived":
             self.derived.set_data(d, kind, layer)
 

@@ -13,10 +13,8 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSpinBox,
     QTabWidget,
-    QVBoxLayout,
     QWidget,
 )
-from superqt import QFlowLayout
 
 from explorer.drawing import plot_style as st
 from explorer.panels.base import Panel
@@ -24,6 +22,7 @@ from explorer.panels.heads.changes_view import describe
 from explorer.panels.heads.head_grid import HeadGrid
 from explorer.panels.heads.importance_view import ImportanceView
 from explorer.panels.job_bar import JobBar
+from explorer.panels.layouts import column, flow
 from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
@@ -60,62 +59,35 @@ class HeadsPanel(Panel):
             self.edit_box.addItem(text, op)
         self.reset_button = QPushButton("Reset all heads")
         self.reset_button.clicked.connect(lambda: self.state.session.set_interventions({}))
-        top = QWidget()  # the controls wrap onto a second line where one is too narrow
-        flow = QFlowLayout(top)
-        flow.setContentsMargins(0, 0, 0, 0)
         self.click_label = QLabel("Click a head to:")
-        for w in (self.click_label, self.edit_box, self.reset_button):
-            w.setFont(st.font(st.LABEL_PT))
-            flow.addWidget(w)
         self.grid = HeadGrid()
         self.grid.headClicked.connect(self._on_head_clicked)
         self.changes = text_label(" ", st.LABEL_PT)
-        surgery = QWidget()
-        col = QVBoxLayout(surgery)
-        col.addWidget(top)
-        col.addWidget(self.grid, 1)  # the heads take the room (up to their cells' largest), the effect under them
-        col.addWidget(self.changes)
-        col.addStretch(0)
-
-        self.pairs_spin = QSpinBox()
-        self.pairs_spin.setRange(10, 2000)
-        self.pairs_spin.setValue(200)
-        self.pairs_spin.setSuffix(" pairs")
-        self.by_box = QComboBox()
+        surgery = QWidget()  # the heads take the room (up to their cells' largest), the effect under them
+        column(flow(self.click_label, self.edit_box, self.reset_button, font=st.font(st.LABEL_PT)), (self.grid, 1),
+               self.changes, (None, 0), parent=surgery)
+        self.pairs_spin = QSpinBox(minimum=10, maximum=2000, value=200, suffix=" pairs")
+        self.by_box = QComboBox(toolTip="Which importance orders the heads: the loss increase when a head is zeroed, "
+                                "or Michel et al. 2019's |∂L/∂ξ_h| with a gate ξ_h = 1 on each head")
         self.by_box.addItem("masking (Δ loss)", "masking")
         self.by_box.addItem("gradient (Michel)", "gradient")
-        self.by_box.setToolTip("Which importance orders the heads: the loss increase when a head is zeroed, "
-                               "or Michel et al. 2019's |∂L/∂ξ_h| with a gate ξ_h = 1 on each head")
         self.by_box.currentIndexChanged.connect(self._redraw_importance)
         self.run_button = QPushButton("Rank heads")
         self.run_button.clicked.connect(self.run_importance)
-        self.export_button = QPushButton("Export CSV…")
-        self.export_button.setEnabled(False)
+        self.export_button = QPushButton("Export CSV…", enabled=False)
         self.export_button.clicked.connect(self._export)
         self.status = text_label(IMPORTANCE_NOTE, st.TICK_PT)
         self.bar = JobBar(self.job, self.status.setText, self.run_button)
-        row = QWidget()
-        flow = QFlowLayout(row)
-        flow.setContentsMargins(0, 0, 0, 0)
-        for w in (self.run_button, self.pairs_spin, self.by_box, self.export_button):
-            w.setFont(st.font(st.LABEL_PT))
-            flow.addWidget(w)
         self.view = ImportanceView()
         ranking = QWidget()
-        col = QVBoxLayout(ranking)
-        col.addWidget(row)
-        col.addWidget(self.bar)
-        col.addWidget(self.status)
-        col.addWidget(self.view, 1)
-
+        column(flow(self.run_button, self.pairs_spin, self.by_box, self.export_button, font=st.font(st.LABEL_PT)),
+               self.bar, self.status, (self.view, 1), parent=ranking)
         self.tabs = QTabWidget()
         self.tabs.addTab(surgery, "Surgery")
         self.tabs.addTab(ranking, "Importance")
         for page in (surgery, ranking):
             page.setAutoFillBackground(True)  # the window's colour, not the style's lighter tab pane
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
-        lay.addWidget(self.tabs)
+        column(self.tabs, parent=self, margins=4)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """Controls flow onto more lines as needed in every class; NARROW folds "Click a head to:"
