@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import weakref
 
-from PySide6.QtWidgets import QVBoxLayout
-
 from explorer.drawing import plot_style as st
 from explorer.panels.atlas.atlas_grid import AtlasGrid, Legend
 from explorer.panels.base import Panel
 from explorer.panels.job_bar import JobBar
+from explorer.panels.layouts import column
 from explorer.panels.texts import text_label
 from explorer.state import SessionState
 from explorer.theme import notifier
@@ -41,15 +40,8 @@ class AtlasPanel(Panel):
         self.grid.headClicked.connect(self._on_head_clicked)
         self.grid.headHovered.connect(self._show_scores)
         self.readout = text_label(" ", st.TICK_PT)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
-        lay.addWidget(self.status)
-        lay.addWidget(self.bar)
-        lay.addWidget(self.legend)
-        lay.addWidget(self.about)
-        lay.addWidget(self.grid, 1)
-        lay.addWidget(self.readout)
-        lay.addStretch(0)
+        column(self.status, self.bar, self.legend, self.about, (self.grid, 1), self.readout, (None, 0),
+               parent=self, margins=4)
         state.attentionSelected.connect(self._on_selected)
         notifier().changed.connect(self._restyle)
         self.follow(bundle=self._on_bundle)

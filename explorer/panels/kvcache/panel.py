@@ -8,18 +8,17 @@ import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import (
     QFrame,
-    QHBoxLayout,
     QPushButton,
     QScrollArea,
     QSlider,
     QSpinBox,
-    QVBoxLayout,
 )
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
 from explorer.input_text import printable
 from explorer.panels.base import Panel
+from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from model.inference.kv_cache import cached_tensors, describe_cache
 
@@ -45,9 +44,6 @@ class KVCachePanel(Panel):
         self.play = QPushButton("Play ▶")
         self.play.setCheckable(True)
         self.play.setToolTip("Step through the generation, one token a beat")
-        controls = QHBoxLayout()
-        for widget, stretch in ((self.layer, 0), (self.kv_head, 0), (self.step, 1), (self.play, 0)):
-            controls.addWidget(widget, stretch)
         self.keys = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, colour_bar=False)
         self.values = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, colour_bar=True)
         self.reads = Heatmap(square=False, colour_bar=True)
@@ -60,15 +56,10 @@ class KVCachePanel(Panel):
         self.memory_column.setFrameShape(QFrame.Shape.NoFrame)
         self.memory_column.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.memory_column.setWidget(self.memory)
-        maps = QHBoxLayout()  # the sizes beside the maps, in a column that scrolls: the rows keep the height
-        for widget in (self.keys, self.values, self.memory_column):
-            maps.addWidget(widget, 1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.note)
-        layout.addLayout(controls)
-        layout.addLayout(maps, 3)
-        layout.addWidget(self.reads, 2)
+        # the sizes beside the maps, in a column that scrolls: the rows keep the height
+        maps = row((self.keys, 1), (self.values, 1), (self.memory_column, 1))
+        column(self.note, row(self.layer, self.kv_head, (self.step, 1), self.play), (maps, 3), (self.reads, 2),
+               parent=self, margins=4)
         self.timer = QTimer(self)
         self.timer.setInterval(PLAY_MS)
         self.timer.timeout.connect(self._advance)

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
-
 from explorer import style, theme
 from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.label_axis import display_piece
 from explorer.input_text import printable
 from explorer.panels.base import Panel
+from explorer.panels.layouts import column, row
 from explorer.panels.texts import cell_view, parse_cell, say, text_label
 from model.inference.bundle import smoothed_target
 from model.interpret.frame import forward_lens
@@ -37,13 +36,7 @@ class LensPanel(Panel):
         self.grid.cellClicked.connect(self._on_cell_clicked)
         self.detail = text_label(rich=True, top_left=True)
         self.detail.setMinimumWidth(180)
-        row = QHBoxLayout()
-        row.addWidget(self.grid, 4)
-        row.addWidget(self.detail, 1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.note)
-        layout.addLayout(row, 1)
+        column(self.note, (row((self.grid, 4), (self.detail, 1)), 1), parent=self, margins=4)
         state.viewChanged.connect(self._on_view)
         theme.notifier().changed.connect(self._show_cell)  # the label-smoothing note's colour is in its HTML
         self.follow(bundle=self._on_bundle, frame=self._on_frame)

@@ -8,7 +8,6 @@ import functools
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QGraphicsScene,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
@@ -16,7 +15,6 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -24,6 +22,7 @@ from explorer import style
 from explorer.panels.architecture.figure1 import Figure1Builder
 from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.panels.base import Panel
+from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from model.nn.config_changes import config_changes, is_modern, paper_config
 
@@ -58,10 +57,7 @@ class FigureView(QWidget):
         self.caption = QLabel()
         self.caption.setAlignment(Qt.AlignCenter)
         self.caption.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.caption)
-        layout.addWidget(self.view, 1)
+        column(self.caption, (self.view, 1), parent=self, margins=0)
         self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # the table's stretch decides the width
         self.caption.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         self.caption.setWordWrap(True)
@@ -92,22 +88,16 @@ class ModernPanel(Panel):
         self.table.setEditTriggers(QTableWidget.NoEditTriggers)
         self.table.setSelectionMode(QTableWidget.NoSelection)
         header = self.table.horizontalHeader()
-        for column, mode in enumerate((QHeaderView.ResizeToContents, QHeaderView.Stretch, QHeaderView.Stretch,
-                                       QHeaderView.ResizeToContents)):
-            header.setSectionResizeMode(column, mode)
+        for index, mode in enumerate((QHeaderView.ResizeToContents, QHeaderView.Stretch, QHeaderView.Stretch,
+                                      QHeaderView.ResizeToContents)):
+            header.setSectionResizeMode(index, mode)
         header.sectionResized.connect(lambda *_: self.table.resizeRowsToContents())  # wrapped text: rows follow
         figures = QWidget()
-        pair = QHBoxLayout(figures)
-        pair.setContentsMargins(0, 0, 0, 0)
-        pair.addWidget(self.old_figure)
-        pair.addWidget(self.new_figure)
+        row(self.old_figure, self.new_figure, parent=figures, margins=0)
         self.tabs = QTabWidget()
         self.tabs.addTab(figures, "Figure 1, then and now")
         self.tabs.addTab(self.table, "What changed")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.note)
-        layout.addWidget(self.tabs, 1)
+        column(self.note, (self.tabs, 1), parent=self, margins=4)
         self.add_job(self._on_modern, self._on_no_modern, synchronous)
         self.old_figure.draw("2017: the paper's base model", paper_config())
         state.scaleChanged.connect(self._reshow)
@@ -139,17 +129,17 @@ class ModernPanel(Panel):
         self.table.setRowCount(len(self.rows))
         bold = self.table.font()  # the table's own size (scaled while presenting), in bold
         bold.setBold(True)
-        for i, row in enumerate(self.rows):
-            aspect = QTableWidgetItem(row.aspect)
+        for i, change in enumerate(self.rows):
+            aspect = QTableWidgetItem(change.aspect)
             aspect.setFont(bold)
             self.table.setItem(i, 0, aspect)
-            for column, text in ((1, row.old), (2, row.new)):
+            for col, text in ((1, change.old), (2, change.new)):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
-                if row.old != row.new and column == 2:
+                if change.old != change.new and col == 2:
                     item.setFont(bold)
-                self.table.setItem(i, column, item)
-            panel, _, view = ASPECT_PANELS[row.aspect].partition(" ")
+                self.table.setItem(i, col, item)
+            panel, _, view = ASPECT_PANELS[change.aspect].partition(" ")
             short, name = PANEL_TITLES[panel]
             button = QPushButton(f"{short} ▸", toolTip=f"Open the {name} panel")
             button.clicked.connect(lambda _checked=False, p=panel, v=view: self.state.request_panel(p, v))

@@ -11,12 +11,12 @@ import time
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout
 
 from explorer import theme
 from explorer.input_text import printable
 from explorer.latest_job import LatestJob
 from explorer.panels.base import Panel
+from explorer.panels.layouts import column, row
 from explorer.panels.sampling.bars import ROWS, SamplingBars
 from explorer.panels.sampling.controls import SamplingControls
 from explorer.panels.texts import say, text_label
@@ -39,17 +39,8 @@ class SamplingPanel(Panel):
         self.bars = SamplingBars()
         self.summary = text_label()
         self.output = text_label(rich=True, selectable=True)
-        side = QVBoxLayout()
-        side.addWidget(self.controls)
-        side.addWidget(self.summary)
-        side.addWidget(self.output, 1)
-        row = QHBoxLayout()
-        row.addWidget(self.bars, 3)
-        row.addLayout(side, 2)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.note)
-        layout.addLayout(row, 1)
+        side = column(self.controls, self.summary, (self.output, 1))
+        column(self.note, (row((self.bars, 3), (side, 2)), 1), parent=self, margins=4)
         self.logits_job = self.add_job(self._on_logits, lambda text: say(self.note, text, "warning"), synchronous)
         self.generate_job = LatestJob(self, synchronous)
         self.generate_job.done.connect(self._on_generated)
