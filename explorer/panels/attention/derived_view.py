@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QStackedWidget, QWidget
+from PySide6.QtWidgets import QLabel, QStackedWidget, QWidget
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
 from explorer.panels.attention.grid import weight_text
+from explorer.panels.layouts import row
 from explorer.theme import set_sheet
 from model.interpret.attention_maps import ROLLOUT_KINDS, ROLLOUT_UNDEFINED, AttentionData, mean_over_heads, rollout
 
@@ -21,8 +22,6 @@ class DerivedView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
         self.mean = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, numbers=True)
         self.rollout = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, colour_bar=True, numbers=True)
         self.note = QLabel(ROLLOUT_UNDEFINED, wordWrap=True, alignment=Qt.AlignmentFlag.AlignCenter,
@@ -31,8 +30,7 @@ class DerivedView(QWidget):
         self.right = QStackedWidget()
         self.right.addWidget(self.rollout)
         self.right.addWidget(self.note)
-        lay.addWidget(self.mean, 1)
-        lay.addWidget(self.right, 1)
+        row((self.mean, 1), (self.right, 1), parent=self, margins=0)
         self.mean_values: np.ndarray | None = None
         self.rollout_values: np.ndarray | None = None
         self.mean.describe = lambda q, k: weight_text(self.mean, q, k, "mean over heads", 6)

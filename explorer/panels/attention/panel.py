@@ -4,7 +4,7 @@ is the session's; `show_result` also takes a bare Trace (a training run's snapsh
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QScrollArea, QStackedWidget, QTabWidget, QVBoxLayout
+from PySide6.QtWidgets import QCheckBox, QLabel, QScrollArea, QStackedWidget, QTabWidget
 
 from explorer import style
 from explorer.deferred_pages import DeferredPages
@@ -15,6 +15,7 @@ from explorer.panels.attention.grid import SCALE_NAME, AttentionGrid, weight_tex
 from explorer.panels.attention.head_picker import HeadPicker
 from explorer.panels.attention.lines import LineView
 from explorer.panels.base import Panel
+from explorer.panels.layouts import column, row
 from explorer.state import SessionState
 from explorer.theme import set_sheet, set_text
 from model.interpret.attention_maps import AttentionData
@@ -53,9 +54,6 @@ class AttentionPanel(Panel):
         set_text(self.mask_legend, MASK_LEGEND)
         self.readout = style.eliding_line(" ")  # the hovered cell, on the controls' row: the maps keep every line
         self.readout.setFont(st.font(st.LABEL_PT))
-        controls = QHBoxLayout()
-        for widget, stretch in ((self.picker, 0), (self.all_kinds, 0), (self.readout, 1), (self.mask_legend, 0)):
-            controls.addWidget(widget, stretch)
         self.tabs = QTabWidget(font=st.font(st.LABEL_PT))
         self.pages = DeferredPages(self.tabs, on_built=self._on_page_built)  # each view built when first shown
         for name, make, text in zip(VIEWS, (AttentionGrid, self._make_single, self._make_lines, DerivedView), VIEW_TITLES):
@@ -65,9 +63,7 @@ class AttentionPanel(Panel):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
         self.stack.addWidget(self.tabs)
-        lay = QVBoxLayout(self)
-        lay.addLayout(controls)
-        lay.addWidget(self.stack, 1)
+        column(row(self.picker, self.all_kinds, (self.readout, 1), self.mask_legend), (self.stack, 1), parent=self)
         self.all_kinds.toggled.connect(lambda on: self.state.set_view("attention_grid", "all" if on else "selected"))
         self.tabs.currentChanged.connect(self._on_tab)
         self.state.viewChanged.connect(self._on_view)

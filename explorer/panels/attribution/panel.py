@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QBoxLayout, QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QBoxLayout, QComboBox, QLabel, QPushButton
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.token_heatmap import display_piece
@@ -14,6 +14,7 @@ from explorer.panels.attribution.bars import SHORT_NAMES, MethodBars, legend_htm
 from explorer.panels.attribution.table import SpearmanTable
 from explorer.panels.base import Panel
 from explorer.panels.job_bar import JobBar
+from explorer.panels.layouts import column, row
 from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
@@ -62,35 +63,26 @@ class AttributionPanel(StopsWithWindow, Panel):
         self.refresh()
 
     def _build(self) -> None:
-        self.output_box, self.layer_box, self.head_box = QComboBox(), QComboBox(), QComboBox()
-        self.output_box.setToolTip("The output token whose inputs are scored: a decoding step, a [MASK], "
-                                   "or a next-token position after the prompt")
-        self.output_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.previous_button, self.next_button = QPushButton("◀"), QPushButton("▶")
-        self.previous_button.setToolTip("The previous output token")
-        self.next_button.setToolTip("The next output token")
+        self.output_box = QComboBox(toolTip="The output token whose inputs are scored: a decoding step, a [MASK], "
+                                    "or a next-token position after the prompt",
+                                    sizeAdjustPolicy=QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.layer_box, self.head_box = QComboBox(), QComboBox()
+        self.previous_button = QPushButton("◀", toolTip="The previous output token")
+        self.next_button = QPushButton("▶", toolTip="The next output token")
         self.previous_button.clicked.connect(lambda: self._step_output(-1))
         self.next_button.clicked.connect(lambda: self._step_output(+1))
-        controls = QHBoxLayout()
         self._labels = [QLabel("Explain output:"), QLabel("One head:")]
-        for widget in (self._labels[0], self.previous_button, self.output_box, self.next_button):
-            controls.addWidget(widget)
-        controls.addStretch(1)
-        for widget in (self._labels[1], self.layer_box, self.head_box):
-            controls.addWidget(widget)
         self.bars = MethodBars()
         self.table = SpearmanTable()
         self.table.setToolTip(legend_html() + self.table.toolTip())
-        self.views = views = QBoxLayout(QBoxLayout.LeftToRight)  # side by side, or stacked (NARROW)
-        views.addWidget(self.bars, 5)
-        views.addWidget(self.table, 4)
+        self.views = QBoxLayout(QBoxLayout.LeftToRight)  # side by side, or stacked (NARROW)
+        self.views.addWidget(self.bars, 5)
+        self.views.addWidget(self.table, 4)
         self.progress = JobBar(self.job, self._say)
         self.status = text_label(" ", point_size=None, selectable=True)
-        lay = QVBoxLayout(self)
-        lay.addLayout(controls)
-        lay.addLayout(views, 1)
-        lay.addWidget(self.progress)
-        lay.addWidget(self.status)
+        controls = row(self._labels[0], self.previous_button, self.output_box, self.next_button, None,
+                       self._labels[1], self.layer_box, self.head_box)
+        column(controls, (self.views, 1), self.progress, self.status, parent=self)
         self.output_box.currentIndexChanged.connect(self._on_output_box)
         self.layer_box.currentIndexChanged.connect(self._on_head_boxes)
         self.head_box.currentIndexChanged.connect(self._on_head_boxes)

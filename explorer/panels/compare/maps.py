@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
+from explorer.panels.layouts import row
 from explorer.theme import notifier
 
 MIN_SCALE = 1e-6  # a zero difference still needs a non-empty colour scale
@@ -35,10 +36,8 @@ class ComparisonMaps(QWidget):
         self.map_diff = Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), colour_bar=True)
         self.diff_bar = self.map_diff.bar
         self.plots = (self.map_a, self.map_b, self.map_diff)
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
+        row(*((heatmap, 1) for heatmap in self.plots), parent=self, margins=0)  # the maps share the width equally
         for heatmap in self.plots:
-            lay.addWidget(heatmap, 1)  # the three maps share the width equally
             heatmap.describe = lambda q, k, h=heatmap: self._describe(h, q, k)
             heatmap.hovered.connect(self.hovered)
         self.identical = pg.TextItem("identical", anchor=(0.5, 0.5))  # B − A = 0 everywhere

@@ -7,12 +7,13 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from explorer import theme
 from explorer.drawing import plot_style as st
 from explorer.drawing.label_axis import LabelAxis
 from explorer.drawing.token_heatmap import display_piece
+from explorer.panels.layouts import column
 from explorer.style import prob_text
 
 BAR = 0.38  # two bars per token, side by side
@@ -90,9 +91,7 @@ class OutputBars(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.canvas = st.graphics_widget()
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.canvas)
+        column(self.canvas, parent=self, margins=0)
         self.bars_a = ScoredBars(self.canvas.ci, 0)
         self.bars_b = ScoredBars(self.canvas.ci, 1)
         self.recolour()

@@ -11,11 +11,9 @@ from PySide6.QtCore import QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import (
     QBoxLayout,
     QFileDialog,
-    QHBoxLayout,
     QPushButton,
     QSlider,
     QTabWidget,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -27,6 +25,7 @@ from explorer.panels.base import Panel
 from explorer.panels.compare.maps import MIN_SCALE, ComparisonMaps
 from explorer.panels.compare.outputs import OutputBars, describe_token
 from explorer.panels.compare.worker import ModelCache, describe_reference, run_comparison
+from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
 from explorer.state import KIND_LABELS, SessionState
@@ -76,24 +75,16 @@ class ComparePanel(Panel):
                                  self._shape)
         self.most_changed_button = QPushButton("Most changed", enabled=False, toolTip="Show the head of this kind "
                                                "whose map training changed most (the largest mean |B − A|)")
-        self.which_row, heads = QHBoxLayout(), QHBoxLayout()  # which model is B; which head the maps show
-        for widget, stretch in ((text_label("B:", st.LABEL_PT), 0), (self.b_name, 1), (self.untrained_button, 0),
-                                (self.open_button, 0)):
-            self.which_row.addWidget(widget, stretch)
-        heads.addWidget(self.picker)
-        heads.addWidget(self.most_changed_button)
-        heads.addStretch(1)  # on a line of its own, the head choice stays left, under B's name
+        self.which_row = row(text_label("B:", st.LABEL_PT), (self.b_name, 1), self.untrained_button, self.open_button)
         self.top_rows = QBoxLayout(QBoxLayout.Direction.TopToBottom)  # one line on a wide screen
         self.top_rows.addLayout(self.which_row, 1)
-        self.top_rows.addLayout(heads)
+        self.top_rows.addLayout(row(self.picker, self.most_changed_button, None))  # (the head choice stays left)
         self.slider = QSlider(Qt.Orientation.Horizontal, toolTip="The saved snapshots of B's training run: drag to "
                               "compare A with another step")
         self.slider_label = text_label("", st.LABEL_PT)
         self.slider_row = QWidget()
-        row = QHBoxLayout(self.slider_row)
-        row.setContentsMargins(0, 0, 0, 0)
-        for widget, stretch in ((text_label("Snapshot of B:", st.LABEL_PT), 0), (self.slider, 1), (self.slider_label, 0)):
-            row.addWidget(widget, stretch)
+        row(text_label("Snapshot of B:", st.LABEL_PT), (self.slider, 1), self.slider_label, parent=self.slider_row,
+            margins=0)
         self.note = text_label("", st.LABEL_PT)
         say(self.note, HINT)
         self.outputs_line = style.eliding_line()  # both outputs (a long one is cut, whole in the tooltip)
@@ -105,17 +96,13 @@ class ComparePanel(Panel):
         self.heads.set_axis_names("layer", "head")
         self.heads.describe = lambda layer, head: (f"layer {layer + 1}, head {head + 1}: mean |B − A| = "
                                                    f"{self.heads.values[layer, head]:.4f} (click to show this head)")
-        self.tabs = QTabWidget()
-        self.tabs.setFont(st.font(st.LABEL_PT))
+        self.tabs = QTabWidget(font=st.font(st.LABEL_PT))
         for widget, text in zip((self.maps, self.bars, self.heads), VIEW_TITLES):
             self.tabs.addTab(widget, text)
         self.readout = style.eliding_line(" ")
         self.readout.setFont(st.font(st.LABEL_PT))
-        lay = QVBoxLayout(self)
-        lay.addLayout(self.top_rows)
-        for widget, stretch in ((self.slider_row, 0), (self.note, 0), (self.outputs_line, 0), (self.shared_line, 0),
-                                (self.tabs, 1), (self.readout, 0)):
-            lay.addWidget(widget, stretch)
+        column(self.top_rows, self.slider_row, self.note, self.outputs_line, self.shared_line, (self.tabs, 1),
+               self.readout, parent=self)
         self.open_button.clicked.connect(self._choose_b)
         self.untrained_button.clicked.connect(lambda: self.state.session.set_compare(UNTRAINED))
         self.slider.valueChanged.connect(lambda _v: self._slider_timer.start())

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from explorer.drawing import plot_style as st
+from explorer.panels.layouts import column
 from explorer.panels.texts import text_label
 from explorer.theme import current
 from model.interpret.importance import HeadImportance
@@ -38,10 +39,7 @@ class ImportanceView(QWidget):
         self.bars: list[pg.BarGraphItem] = []
         self.curve = self.curve_plot.plot([], [], symbol="o", symbolSize=6)
         self.ranking = text_label(" ", st.TICK_PT)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.canvas, 1)
-        lay.addWidget(self.ranking)
+        column((self.canvas, 1), self.ranking, parent=self, margins=0)
         self.result: HeadImportance | None = None
         self.by = "masking"
         self.restyle()
