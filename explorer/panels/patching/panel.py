@@ -12,12 +12,10 @@ from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
     QTabWidget,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -28,6 +26,7 @@ from explorer.input_text import printable
 from explorer.panel_room import offered_room
 from explorer.panels.base import Panel
 from explorer.panels.job_bar import JobBar
+from explorer.panels.layouts import column, row
 from explorer.panels.patching.dla_bars import LogitBars
 from explorer.panels.texts import cell_view, parse_cell, say, text_label
 from explorer.screen import ScreenClass
@@ -72,13 +71,6 @@ class PatchingPanel(Panel):
         for edit in (self.clean_edit, self.corrupted_edit):
             edit.returnPressed.connect(self.run)
         self._labels = [QLabel("Clean:"), QLabel("Corrupted:"), QLabel("Answer:"), QLabel("Wrong:")]
-        first, second = QHBoxLayout(), QHBoxLayout()
-        for widget, stretch in ((self._labels[0], 0), (self.clean_edit, 1), (self._labels[1], 0),
-                                (self.corrupted_edit, 1)):
-            first.addWidget(widget, stretch)
-        for widget, stretch in ((self._labels[2], 0), (self.answer_box, 0), (self._labels[3], 0), (self.wrong_box, 0),
-                                (self.stack_box, 0), (QWidget(), 1), (self.run_button, 0)):
-            second.addWidget(widget, stretch)
         # one symmetric scale for every map: the right-hand column's colour bars serve their row
         self.maps = [Heatmap(colormap=style.colormap(style.DIVERGING), levels=(-1.0, 1.0), colour_bar=k % 2 == 1,
                              square=False) for k in range(MAPS_SHOWN)]
@@ -91,27 +83,18 @@ class PatchingPanel(Panel):
         self.bars = LogitBars()
         self.bars_title = style.eliding_line("Direct logit attribution (clean input)")
         # the maps on one page, the detail and the bars on another: side by side, or a tab each (`_arrange`)
-        self.maps_page, self.side_page = QWidget(), QWidget()
-        self.maps_column, self.side_column = QVBoxLayout(self.maps_page), QVBoxLayout(self.side_page)
-        for page, column in ((self.maps_page, self.maps_column), (self.side_page, self.side_column)):
-            column.setContentsMargins(0, 0, 0, 0)
-            page.setAutoFillBackground(True)  # (in a tab: the window's colour, not the style's tab pane)
-        self.maps_column.addLayout(self.grid, 1)
-        for widget, stretch in ((self.detail, 0), (self.bars_title, 0), (self.bars, 1)):
-            self.side_column.addWidget(widget, stretch)
+        # (autoFillBackground: in a tab, the window's colour, not the style's tab pane)
+        self.maps_page, self.side_page = QWidget(autoFillBackground=True), QWidget(autoFillBackground=True)
+        self.maps_column = column((self.grid, 1), parent=self.maps_page, margins=0)
+        self.side_column = column(self.detail, self.bars_title, (self.bars, 1), parent=self.side_page, margins=0)
         self.tabs = QTabWidget(visible=False)
-        self.body = QHBoxLayout()
-        self.body.addWidget(self.maps_page, 5)
-        self.body.addWidget(self.side_page, 3)
-        self.body.addWidget(self.tabs)
+        self.body = row((self.maps_page, 5), (self.side_page, 3), self.tabs)
         self.progress = JobBar(self.job, self._say, self.run_button)
         self.status = text_label(" ", point_size=None)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
-        for row, stretch in ((first, 0), (second, 0), (self.body, 1)):
-            lay.addLayout(row, stretch)
-        lay.addWidget(self.progress)
-        lay.addWidget(self.status)
+        labels = self._labels
+        column(row(labels[0], (self.clean_edit, 1), labels[1], (self.corrupted_edit, 1)),
+               row(labels[2], self.answer_box, labels[3], self.wrong_box, self.stack_box, None, self.run_button),
+               (self.body, 1), self.progress, self.status, parent=self, margins=4)
         self.restyle()
 
     def apply_screen_class(self, cls: ScreenClass) -> None:

@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QCompleter,
     QDoubleSpinBox,
     QFrame,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QScrollArea,
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from explorer import style
 from explorer.panels.base import Panel
+from explorer.panels.layouts import column, row
 from explorer.panels.stepper.inspector_view import TensorView
 from explorer.panels.stepper.step_texts import STEP_ROLE, fill_jump_list
 from explorer.panels.texts import text_label
@@ -98,16 +98,8 @@ class StepperPanel(Panel):
                                        lambda: self.view.reset_view())
 
     def _build_layout(self) -> None:
-        self.row1, self.row2, row_jump = QHBoxLayout(), QHBoxLayout(), QHBoxLayout()
-        for w in (*self.nav_buttons, self.speed):
-            self.row1.addWidget(w)
-        self.row1.addStretch(1)
-        self.row1.addWidget(self.counter)
-        self.row2.addWidget(self.slider, 1)
-        for widget, stretch in ((QLabel("Jump to:"), 0), (self.jump, 3), (self.find, 1), (self.head_label, 0),
-                                (self.head, 0), (self.fit_button, 0)):
-            row_jump.addWidget(widget, stretch)
-
+        self.row1, self.row2 = row(*self.nav_buttons, self.speed, None, self.counter), row((self.slider, 1))
+        row_jump = row(QLabel("Jump to:"), (self.jump, 3), (self.find, 1), self.head_label, self.head, self.fit_button)
         self.name_label = text_label("", style.TITLE_POINT_SIZE, bold=True)  # the step read aloud ("Encoder layer 1 · …")
         self.path_label = text_label("", style.SMALL_POINT_SIZE, mono=True, sheet="color: {muted};")  # the recorder's name
         self.path_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -121,36 +113,23 @@ class StepperPanel(Panel):
         self.readout.setMinimumHeight(30)
         self.readout.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Minimum)
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-        layout.setSpacing(4)
-        for row in (self.row1, self.row2, row_jump):
-            layout.addLayout(row)
         # the step's title, formula, description (`intro`) and readout, shape, statistics, code path
         # (`details`): above and below the map, or beside it in a column that scrolls (`_arrange`)
         self.intro, self.details = QWidget(), QWidget()
-        for box, widgets in ((self.intro, (self.name_label, self.formula_label, self.description_label)),
-                             (self.details, (self.readout, self.shape_label, self.stats_label, self.path_label))):
-            column = QVBoxLayout(box)
-            column.setContentsMargins(0, 0, 0, 0)
-            for widget in widgets:
-                column.addWidget(widget)
+        column(self.name_label, self.formula_label, self.description_label, parent=self.intro, margins=0)
+        column(self.readout, self.shape_label, self.stats_label, self.path_label, parent=self.details, margins=0)
         self.above, self.below = QVBoxLayout(), QVBoxLayout()
         self.body = QBoxLayout(QBoxLayout.TopToBottom)
         self.info = QScrollArea(objectName="step_texts", widgetResizable=True, frameShape=QFrame.NoFrame,
                                 horizontalScrollBarPolicy=Qt.ScrollBarAlwaysOff, minimumWidth=INFO_MIN_WIDTH,
                                 maximumWidth=INFO_MAX_WIDTH)  # (a column that scrolls by design when it is taller)
-        column = QWidget()
-        self.column = QVBoxLayout(column)
-        self.column.setContentsMargins(0, 0, 0, 0)
-        self.column.addStretch(1)
-        self.info.setWidget(column)
+        self.info.setWidget(QWidget())
+        self.column = column(None, parent=self.info.widget(), margins=0)
         self.info.setVisible(False)
         self.body.addWidget(self.view, 3)
         self.body.addWidget(self.info, 1)
-        layout.addLayout(self.above)
-        layout.addLayout(self.body, 1)
-        layout.addLayout(self.below)
+        layout = column(self.row1, self.row2, row_jump, self.above, (self.body, 1), self.below, parent=self, margins=6)
+        layout.setSpacing(4)
         self.beside = None
         self._arrange(False)
 
