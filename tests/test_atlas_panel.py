@@ -31,7 +31,7 @@ def test_the_atlas_scores_every_head_off_the_gui_thread_and_draws_it(window):
     window.lecture.set_theme("dark")
     h = same.heads[0]
     assert DARK.head_kinds[h.kind] in panel.grid.cells[h.key].styleSheet()
-    assert all(DARK.head_kinds[k] in panel.legend.swatches[k].styleSheet() for k in DARK.head_kinds)
+    assert all(DARK.head_kinds[k] in panel.swatches[k].styleSheet() for k in DARK.head_kinds)
 
 
 def test_clicking_a_head_selects_it_for_the_attention_panel_and_brings_that_forward(window, qtbot):

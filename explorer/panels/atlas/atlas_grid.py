@@ -4,8 +4,7 @@ the legend that names the colours."""
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Signal
-from PySide6.QtWidgets import QLabel, QWidget
-from superqt import QFlowLayout
+from PySide6.QtWidgets import QLabel
 
 from explorer.drawing import plot_style as st
 from explorer.panels.heads.head_grid import HeadBlocks
@@ -36,25 +35,16 @@ def tooltip(h: HeadScore) -> str:
     return "\n".join(lines)
 
 
-class Legend(QWidget):
-    """Each type's colour and letter with its name; wraps onto more lines where narrow."""
+def legend_swatches() -> dict[str, QLabel]:
+    """Each type's letter and name, coloured as its cells (`restyle_swatches`)."""
+    swatches = {kind: QLabel(f"{LETTERS[kind]}  {kind}", font=st.font(st.TICK_PT), toolTip=meaning(kind)) for kind in KINDS}
+    restyle_swatches(swatches)
+    return swatches
 
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        flow = QFlowLayout(self)
-        flow.setContentsMargins(0, 0, 0, 0)
-        self.swatches: dict[str, QLabel] = {}
-        for kind in KINDS:
-            label = QLabel(f"{LETTERS[kind]}  {kind}")
-            label.setFont(st.font(st.TICK_PT))
-            label.setToolTip(meaning(kind))
-            self.swatches[kind] = label
-            flow.addWidget(label)
-        self.restyle()
 
-    def restyle(self) -> None:
-        for kind, label in self.swatches.items():
-            set_sheet(label, SWATCH_SHEET % current().head_kinds[kind])
+def restyle_swatches(swatches: dict[str, QLabel]) -> None:
+    for kind, label in swatches.items():
+        set_sheet(label, SWATCH_SHEET % current().head_kinds[kind])
 
 
 class AtlasGrid(HeadBlocks):

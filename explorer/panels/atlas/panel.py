@@ -6,10 +6,10 @@ from __future__ import annotations
 import weakref
 
 from explorer.drawing import plot_style as st
-from explorer.panels.atlas.atlas_grid import AtlasGrid, Legend
+from explorer.panels.atlas.atlas_grid import AtlasGrid, legend_swatches, restyle_swatches
 from explorer.panels.base import Panel
 from explorer.panels.job_bar import JobBar
-from explorer.panels.layouts import column
+from explorer.panels.layouts import column, flow
 from explorer.panels.texts import text_label
 from explorer.state import SessionState
 from explorer.theme import notifier
@@ -34,7 +34,8 @@ class AtlasPanel(Panel):
         self.add_job(self._on_done, self._on_error)
         self.status = text_label("Load a model to see what its heads do.", st.LABEL_PT)
         self.bar = JobBar(self.job, self.status.setText)
-        self.legend = Legend()
+        self.swatches = legend_swatches()
+        self.legend = flow(*self.swatches.values())  # wraps onto more lines where narrow
         self.about = text_label("", st.TICK_PT)
         self.grid = AtlasGrid()
         self.grid.headClicked.connect(self._on_head_clicked)
@@ -89,5 +90,5 @@ class AtlasPanel(Panel):
             self.readout.setText(self.atlas.head(kind, layer, head).describe())
 
     def _restyle(self) -> None:
-        self.legend.restyle()
+        restyle_swatches(self.swatches)
         self.grid.restyle()
