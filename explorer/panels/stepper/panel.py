@@ -3,7 +3,7 @@ exact tensor each produced (buttons, play, slider, a jump list by block, a find 
 ← → Space Home End as window-wide shortcuts, which a focused text field takes first)."""
 from __future__ import annotations
 
-from PySide6.QtCore import QSignalBlocker, Qt, QTimer
+from PySide6.QtCore import QSignalBlocker, QSize, Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut, QStandardItemModel
 from PySide6.QtWidgets import (
     QBoxLayout,
@@ -54,11 +54,9 @@ class StepperPanel(Panel):
         self.follow(bundle=self._on_bundle, result=self._on_result)
 
     def _button(self, text: str, tip: str, slot) -> QToolButton:
-        b = QToolButton(text=text)
-        b.setToolTip(tip)
-        b.setMinimumSize(40, 34)
-        b.clicked.connect(slot)
-        return b
+        button = QToolButton(text=text, toolTip=tip, minimumSize=QSize(40, 34))
+        button.clicked.connect(slot)
+        return button
 
     def _build_controls(self) -> None:
         self.nav_buttons = []
@@ -70,29 +68,23 @@ class StepperPanel(Panel):
             self.nav_buttons.append(self._button(text, tip, slot))
             QShortcut(QKeySequence(key), self, context=Qt.WindowShortcut).activated.connect(slot)
         self.first_button, self.prev_button, self.play_button, self.next_button, self.last_button = self.nav_buttons
-        self.speed = QDoubleSpinBox(minimum=0.25, maximum=20.0, value=2.0, singleStep=0.5, suffix=" /s")
-        self.speed.setToolTip("Play speed")
-        self.speed.valueChanged.connect(self._speed_changed)
+        self.speed = QDoubleSpinBox(minimum=0.25, maximum=20.0, value=2.0, singleStep=0.5, suffix=" /s",
+                                    toolTip="Play speed")
+        self.speed.valueChanged.connect(lambda per_second: self.timer.setInterval(int(1000 / per_second)))
         self.slider = QSlider(Qt.Horizontal, pageStep=5)
         self.slider.valueChanged.connect(self.state.select_step)
-        self.counter = QLabel("– / –")
-        self.counter.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
-        self.jump = QComboBox()
+        self.counter = QLabel("– / –", font=style.font(style.BASE_POINT_SIZE, mono=True))
+        self.jump = QComboBox(maxVisibleItems=25, sizeAdjustPolicy=QComboBox.AdjustToMinimumContentsLengthWithIcon,
+                              minimumContentsLength=12, toolTip="Jump to a step, grouped by block")
         self.jump.setModel(QStandardItemModel(self.jump))
-        self.jump.setMaxVisibleItems(25)
-        self.jump.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-        self.jump.setMinimumContentsLength(12)
-        self.jump.setToolTip("Jump to a step, grouped by block")
         self.jump.activated.connect(self._jumped)
         self.find = QLineEdit(placeholderText="find step…",
                               toolTip="Type part of a step name (e.g. 'cross_attn.weights') and press Enter")
         self.find.returnPressed.connect(self._find)
-        self.head = QComboBox()
-        self.head.setToolTip("Which attention head a (batch, head, …) tensor shows")
-        self.head.currentIndexChanged.connect(self._head_chosen)
-        self.head.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        self.head = QComboBox(toolTip="Which attention head a (batch, head, …) tensor shows", maximumWidth=72,
+                              sizeAdjustPolicy=QComboBox.AdjustToContents)
         self.head.setSizePolicy(QSizePolicy.Fixed, QSizePolicy.Fixed)
-        self.head.setMaximumWidth(72)
+        self.head.currentIndexChanged.connect(self._head_chosen)
         self.head_label = QLabel("Head:")
         self.fit_button = self._button("Fit", "Show the whole tensor again (wheel zooms, drag pans)",
                                        lambda: self.view.reset_view())
@@ -107,9 +99,8 @@ class StepperPanel(Panel):
         self.description_label = text_label("", None)
         self.shape_label = text_label("", style.BASE_POINT_SIZE, mono=True)
         self.stats_label = text_label("", style.BASE_POINT_SIZE, mono=True)
-        self.readout = text_label("", style.BASE_POINT_SIZE, mono=True,
-                             sheet="background: {readout_bg}; color: {readout_text}; padding: 4px; border-radius: 4px;")
-        self.readout.setText(HOVER_HINT)
+        self.readout = text_label(HOVER_HINT, style.BASE_POINT_SIZE, mono=True,
+                                  sheet="background: {readout_bg}; color: {readout_text}; padding: 4px; border-radius: 4px;")
         self.readout.setMinimumHeight(30)
         self.readout.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Minimum)
 
@@ -202,10 +193,6 @@ class StepperPanel(Panel):
         else:
             self.next()
 
-    def _speed_changed(self, value: float) -> None:
-        if self.timer.isActive():
-            self.timer.setInterval(int(1000 / value))
-
     def _jumped(self, row: int) -> None:
         index = self.jump.itemData(row, STEP_ROLE)
         if index is not None:
@@ -215,8 +202,7 @@ class StepperPanel(Panel):
         text = self.find.text().strip()
         if not text or self.state.trace is None:
             return
-        names = self.state.trace.names()
-        hits = [i for i, n in enumerate(names) if text in n]
+        hits = [i for i, name in enumerate(self.state.trace.names()) if text in name]
         if not hits:
             self.state.inform(f"No step name contains {text!r}.", "warning")
             return
@@ -241,10 +227,8 @@ class StepperPanel(Panel):
         fill_jump_list(self.jump.model(), trace)
         if self.find.completer() is not None:
             self.find.completer().deleteLater()
-        completer = QCompleter(trace.names(), self.find)
-        completer.setFilterMode(Qt.MatchContains)
-        completer.setCaseSensitivity(Qt.CaseInsensitive)
-        self.find.setCompleter(completer)
+        self.find.setCompleter(QCompleter(trace.names(), self.find, filterMode=Qt.MatchContains,
+                                          caseSensitivity=Qt.CaseInsensitive))
         self._on_step(self.state.step)
 
     def _on_attention(self, kind: str, layer: int, head: int) -> None:
