@@ -35,15 +35,10 @@ class KVCachePanel(Panel):
         self.pieces: list[str] = []
         self.n_prompt = 0
         self.note = text_label()
-        self.layer = QSpinBox()
-        self.layer.setPrefix("layer ")
-        self.kv_head = QSpinBox()
-        self.kv_head.setPrefix("KV head ")
-        self.step = QSlider(Qt.Horizontal)
-        self.step.setToolTip("The newest query's position t (from 0): the cache holds positions 0 … t")
-        self.play = QPushButton("Play ▶")
-        self.play.setCheckable(True)
-        self.play.setToolTip("Step through the generation, one token a beat")
+        self.layer, self.kv_head = QSpinBox(prefix="layer "), QSpinBox(prefix="KV head ")
+        self.step = QSlider(Qt.Horizontal, toolTip="The newest query's position t (from 0): the cache holds "
+                            "positions 0 … t")
+        self.play = QPushButton("Play ▶", checkable=True, toolTip="Step through the generation, one token a beat")
         self.keys = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, colour_bar=False)
         self.values = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, colour_bar=True)
         self.reads = Heatmap(square=False, colour_bar=True)
@@ -51,10 +46,8 @@ class KVCachePanel(Panel):
                                     (self.reads, "", "cached position")):
             heatmap.set_axis_names(rows, cols)
         self.memory = text_label(rich=True, top_left=True)
-        self.memory_column = QScrollArea()
-        self.memory_column.setWidgetResizable(True)
-        self.memory_column.setFrameShape(QFrame.Shape.NoFrame)
-        self.memory_column.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.memory_column = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame,
+                                         horizontalScrollBarPolicy=Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.memory_column.setWidget(self.memory)
         # the sizes beside the maps, in a column that scrolls: the rows keep the height
         maps = row((self.keys, 1), (self.values, 1), (self.memory_column, 1))

@@ -12,12 +12,11 @@ MAX_TOP_K = 1000
 
 
 def _slider(low: float, high: float, value: float, tip: str) -> QLabeledDoubleSlider:
-    slider = QLabeledDoubleSlider(Qt.Horizontal)
+    slider = QLabeledDoubleSlider(Qt.Horizontal, toolTip=tip)
     slider.setRange(low, high)
     slider.setDecimals(2)
     slider.setSingleStep(0.05)
     slider.setValue(value)
-    slider.setToolTip(tip)
     return slider
 
 
@@ -31,41 +30,31 @@ class SamplingControls(QWidget):
         super().__init__(parent)
         self.temperature = _slider(0.05, 3.0, 1.0, "Temperature T: the logits are divided by T before the "
                                    "softmax. T < 1 sharpens the distribution, T > 1 flattens it.")
-        self.top_k = QSpinBox()
-        self.top_k.setRange(0, MAX_TOP_K)
-        self.top_k.setSpecialValueText("off")
-        self.top_k.setToolTip("Top-k: keep only the k most probable tokens (0 = off).")
+        self.top_k = QSpinBox(maximum=MAX_TOP_K, specialValueText="off",
+                              toolTip="Top-k: keep only the k most probable tokens (0 = off).")
         self.top_p = _slider(0.05, 1.0, 1.0, "Top-p (nucleus): keep the smallest set of tokens, most "
                              "probable first, whose probability adds up to at least p (1 = off).")
         self.method = QComboBox()
         for key, text in METHODS.items():
             self.method.addItem(text, key)
-        self.seed = QSpinBox()
-        self.seed.setRange(0, 2**31 - 1)
-        self.seed.setPrefix("seed ")
-        self.seed.setToolTip("The random seed of a sampled generation: the same seed, the same text.")
-        self.step = QSpinBox()
-        self.step.setPrefix("decoding step ")
-        self.step.setToolTip("Which step of the recorded decode: step k is the distribution after the prompt and "
-                             "the output's first k − 1 tokens")
-        self.button = QPushButton("Generate")
-        self.button.setToolTip("Generate a continuation with the chosen method (off the GUI thread).")
+        self.seed = QSpinBox(maximum=2**31 - 1, prefix="seed ",
+                             toolTip="The random seed of a sampled generation: the same seed, the same text.")
+        self.step = QSpinBox(prefix="decoding step ", toolTip="Which step of the recorded decode: step k is the "
+                             "distribution after the prompt and the output's first k − 1 tokens")
+        self.button = QPushButton("Generate", toolTip="Generate a continuation with the chosen method (off the GUI thread).")
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         for row, (name, widget) in enumerate((("Temperature", self.temperature), ("Top-k", self.top_k),
                                               ("Top-p", self.top_p))):
-            label = QLabel(name)
-            label.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
-            grid.addWidget(label, row, 0)
+            grid.addWidget(QLabel(name, font=style.font(style.BASE_POINT_SIZE, bold=True)), row, 0)
             grid.addWidget(widget, row, 1, 1, 3)
         grid.addWidget(self.step, 3, 0, 1, 4)
         grid.addWidget(self.method, 4, 0, 1, 2)
         grid.addWidget(self.seed, 4, 2)
         grid.addWidget(self.button, 4, 3)
         grid.setColumnStretch(1, 1)
-        self.temperature.valueChanged.connect(lambda _v: self.changed.emit())
-        self.top_p.valueChanged.connect(lambda _v: self.changed.emit())
-        self.top_k.valueChanged.connect(lambda _v: self.changed.emit())
+        for control in (self.temperature, self.top_p, self.top_k):
+            control.valueChanged.connect(lambda _v: self.changed.emit())
         self.button.clicked.connect(self.generate.emit)
 
     def settings(self) -> tuple[float, int, float]:
@@ -75,5 +64,3 @@ class SamplingControls(QWidget):
     def chosen_method(self) -> str:
         return self.method.currentData()
 
-
-__all__ = ["METHODS", "SamplingControls"]
