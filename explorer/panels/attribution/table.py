@@ -23,13 +23,11 @@ MIN_HEADER_PT = 8  # before the presentation scale
 
 class SpearmanTable(QTableWidget):
     def __init__(self, parent=None):
-        super().__init__(parent)
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.setTextElideMode(Qt.TextElideMode.ElideNone)  # "-.21" whole, never "-…"
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        super().__init__(parent, editTriggers=QAbstractItemView.EditTrigger.NoEditTriggers,
+                         selectionMode=QAbstractItemView.SelectionMode.NoSelection, focusPolicy=Qt.FocusPolicy.NoFocus,
+                         textElideMode=Qt.TextElideMode.ElideNone,  # "-.21" whole, never "-…"
+                         verticalScrollBarPolicy=Qt.ScrollBarPolicy.ScrollBarAlwaysOff,
+                         horizontalScrollBarPolicy=Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.horizontalHeader().setMinimumSectionSize(8)

@@ -80,13 +80,10 @@ class ModernPanel(Panel):
         self.modern = None  # (name, config, parameters) of the 2024 side
         self.note = text_label()
         self.old_figure, self.new_figure = FigureView(), FigureView()
-        self.table = QTableWidget(0, 4)
+        self.table = QTableWidget(0, 4, wordWrap=True, textElideMode=Qt.ElideNone,
+                                  editTriggers=QTableWidget.NoEditTriggers, selectionMode=QTableWidget.NoSelection)
         self.table.setHorizontalHeaderLabels(["", "2017 (paper)", "2024", ""])
         self.table.verticalHeader().setVisible(False)
-        self.table.setWordWrap(True)
-        self.table.setTextElideMode(Qt.ElideNone)
-        self.table.setEditTriggers(QTableWidget.NoEditTriggers)
-        self.table.setSelectionMode(QTableWidget.NoSelection)
         header = self.table.horizontalHeader()
         for index, mode in enumerate((QHeaderView.ResizeToContents, QHeaderView.Stretch, QHeaderView.Stretch,
                                       QHeaderView.ResizeToContents)):
