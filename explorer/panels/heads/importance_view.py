@@ -1,9 +1,5 @@
-"""Head importance as a figure: each head's importance (bars, one colour per attention kind) and
-the pruning curve (held-out score versus heads removed, least important first).
-
-Plot items are created once and refilled (`show_result`); the ranking per kind is a text line
-under the plots.
-"""
+"""Head importance as a figure: each head's importance (bars, a colour per attention kind), the
+pruning curve (held-out score versus heads removed, least important first), the ranking per kind."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,15 +9,11 @@ from PySide6.QtWidgets import QWidget
 from explorer.drawing import plot_style as st
 from explorer.panels.layouts import column
 from explorer.panels.texts import text_label
+from explorer.style import still_plot
 from explorer.theme import current
 from model.interpret.importance import HeadImportance
 
 KIND_SHORT = {"encoder": "enc", "decoder_self": "dec-self", "cross": "cross"}
-
-
-def head_name(key) -> str:
-    kind, layer, head = key
-    return f"{KIND_SHORT[kind]} L{layer + 1}H{head + 1}"
 
 
 class ImportanceView(QWidget):
@@ -30,12 +22,8 @@ class ImportanceView(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.canvas = st.graphics_widget()
-        self.bars_plot = self.canvas.addPlot(row=0, col=0, enableMenu=False)
-        self.curve_plot = self.canvas.addPlot(row=0, col=1, enableMenu=False)
-        for plot in (self.bars_plot, self.curve_plot):
-            plot.setMenuEnabled(False)
-            plot.setMouseEnabled(x=False, y=False)
-            plot.hideButtons()
+        self.bars_plot = still_plot(self.canvas.addPlot(row=0, col=0))
+        self.curve_plot = still_plot(self.canvas.addPlot(row=0, col=1))
         self.bars: list[pg.BarGraphItem] = []
         self.curve = self.curve_plot.plot([], [], symbol="o", symbolSize=6)
         self.ranking = text_label(" ", st.TICK_PT)
@@ -80,9 +68,7 @@ class ImportanceView(QWidget):
         self.curve_plot.setYRange(0, 1.02)
         if result.curve_counts:
             self.curve_plot.setXRange(0, max(result.curve_counts))
-        lines = []
-        for kind in kinds:
-            top = result.ranking(kind, by)[:3]
-            lines.append(f"<b>{KIND_SHORT[kind]}</b>: " + ", ".join(f"{head_name(k).split(' ')[1]} {scores[k]:.3g}"
-                                                                      for k in top))
-        self.ranking.setText("Most important per kind — " + "; ".join(lines))
+        self.ranking.setText("Most important per kind — " + "; ".join(
+            f"<b>{KIND_SHORT[kind]}</b>: " + ", ".join(f"L{layer + 1}H{head + 1} {scores[(kind, layer, head)]:.3g}"
+                                                    for _k, layer, head in result.ranking(kind, by)[:3])
+            for kind in kinds))

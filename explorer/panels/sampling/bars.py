@@ -1,10 +1,6 @@
-"""`SamplingBars`: the top of one next-token distribution, before and after filtering.
-
-Horizontal bars, the most probable token on top. For each token: an outline at its tempered
-probability softmax(logits / T) and, when it survives top-k and top-p, a filled bar at its
-renormalised probability (what sampling draws with). A token a filter removed keeps only a
-greyed outline and says which filter cut it.
-"""
+"""`SamplingBars`: the top of one next-token distribution, the most probable token on top: an
+outline at its tempered probability softmax(logits / T) and, if it survives top-k and top-p, a
+filled bar at its renormalised probability; a cut token keeps a grey outline and names its filter."""
 from __future__ import annotations
 
 import numpy as np
@@ -20,7 +16,7 @@ BAR_HEIGHT = 0.7
 
 
 class SamplingBars(pg.PlotWidget):
-    """The ROWS most probable tokens; `show(pieces, tempered, final, cut_k, cut_p)` redraws them."""
+    """The ROWS most probable tokens; `show_rows` redraws them."""
 
     def __init__(self, parent=None):
         super().__init__(parent=parent, enableMenu=False)
@@ -32,21 +28,16 @@ class SamplingBars(pg.PlotWidget):
         plot.getAxis("bottom").enableAutoSIPrefix(False)  # probabilities, never "× 0.001"
         self.kept_bars = pg.BarGraphItem(x0=[0], y=[0], width=[0], height=BAR_HEIGHT)
         self.outlines = pg.BarGraphItem(x0=[0], y=[0], width=[0], height=BAR_HEIGHT)
-        plot.addItem(self.kept_bars)
-        plot.addItem(self.outlines)
-        self.labels: list[pg.TextItem] = []
-        for _ in range(ROWS):
-            label = pg.TextItem(anchor=(0, 0.5))
-            label.setFont(style.font(style.SMALL_POINT_SIZE))
-            plot.addItem(label, ignoreBounds=True)
-            self.labels.append(label)
+        self.labels = [pg.TextItem(anchor=(0, 0.5)) for _ in range(ROWS)]  # each row's probability or cut
+        for item in (self.kept_bars, self.outlines, *self.labels):
+            plot.addItem(item, ignoreBounds=isinstance(item, pg.TextItem))
+            if isinstance(item, pg.TextItem):
+                item.setFont(style.font(style.SMALL_POINT_SIZE))
         self.rows: list[int] = []  # token ids drawn, top row first
         self.final = np.zeros(0, dtype=np.float32)  # their renormalised probabilities
         self.tempered = np.zeros(0, dtype=np.float32)
         self.notes: list[str] = []  # "" kept, "top-k" / "top-p": the filter that cut the row's token
         self._ticks: list = []
-        plot.setMouseEnabled(x=False, y=False)
-        plot.hideButtons()
 
     def show_rows(self, ids: list[int], pieces: list[str], tempered: np.ndarray, final: np.ndarray,
                   notes: list[str]) -> None:
