@@ -14,7 +14,7 @@ from explorer.drawing import plot_style as st
 from explorer.drawing.label_axis import LabelAxis
 from explorer.drawing.token_heatmap import display_piece
 from explorer.panels.layouts import column
-from explorer.style import prob_text
+from explorer.style import prob_text, still_plot
 
 BAR = 0.38  # two bars per token, side by side
 
@@ -30,19 +30,15 @@ class ScoredBars:
 
     def __init__(self, layout: pg.GraphicsLayout, col: int):
         self.axis = LabelAxis("bottom")
-        self.plot: pg.PlotItem = layout.addPlot(row=0, col=col, enableMenu=False, axisItems={"bottom": self.axis})
-        self.plot.hideButtons()
-        self.plot.setMenuEnabled(False)
-        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot: pg.PlotItem = still_plot(layout.addPlot(row=0, col=col, axisItems={"bottom": self.axis}))
         self.plot.setYRange(0, 1.05, padding=0)
         st.style_axis(self.plot.getAxis("left"), "probability")
         st.style_axis(self.axis, "output token")
         self.axis.name_with_count("output token")  # "output token · 12 of 25 labels" when strided
         st.let_shrink(self.plot.titleLabel)
-        self.own = pg.BarGraphItem(x=[], height=[], width=BAR)
-        self.other = pg.BarGraphItem(x=[], height=[], width=BAR)
-        self.plot.addItem(self.own)
-        self.plot.addItem(self.other)
+        self.own, self.other = pg.BarGraphItem(x=[], height=[], width=BAR), pg.BarGraphItem(x=[], height=[], width=BAR)
+        for bars in (self.own, self.other):
+            self.plot.addItem(bars)
         self.output = None
 
     def set_output(self, output) -> None:
@@ -57,10 +53,6 @@ class ScoredBars:
         self.plot.setXRange(-0.6, max(len(x), 1) - 0.4, padding=0)
         key = " · ".join(f"<b style='color:{colours[m]}'>■ {m}</b>" for m in "AB")  # the bars' colours: no legend over them
         st.set_title(self.plot, f"{output.writer}'s output, scored by {key}")
-
-    def recolour(self) -> None:
-        if self.output is not None:
-            self.set_output(self.output)
 
     def clear(self) -> None:
         self.output = None
@@ -92,8 +84,7 @@ class OutputBars(QWidget):
         super().__init__(parent)
         self.canvas = st.graphics_widget()
         column(self.canvas, parent=self, margins=0)
-        self.bars_a = ScoredBars(self.canvas.ci, 0)
-        self.bars_b = ScoredBars(self.canvas.ci, 1)
+        self.bars_a, self.bars_b = ScoredBars(self.canvas.ci, 0), ScoredBars(self.canvas.ci, 1)
         self.recolour()
         self.canvas.scene().sigMouseMoved.connect(self._on_move)
         theme.notifier().changed.connect(self.recolour)
@@ -104,12 +95,13 @@ class OutputBars(QWidget):
 
     def recolour(self, *_args) -> None:
         st.restyle_view(self.canvas)  # axes and titles in the palette's colours (the titles name the bars')
-        self.bars_a.recolour()
-        self.bars_b.recolour()
+        for bars in (self.bars_a, self.bars_b):
+            if bars.output is not None:
+                bars.set_output(bars.output)
 
     def clear(self) -> None:
-        self.bars_a.clear()
-        self.bars_b.clear()
+        for bars in (self.bars_a, self.bars_b):
+            bars.clear()
 
     def _on_move(self, scene_pos) -> None:
         for bars in (self.bars_a, self.bars_b):
