@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QSignalBlocker, QTimer
 from PySide6.QtWidgets import QBoxLayout, QComboBox, QLabel, QPushButton
 
 from explorer.drawing import plot_style as st
@@ -53,7 +53,6 @@ class AttributionPanel(StopsWithWindow, Panel):
         self.shown: MethodComparison | None = None
         self.shown_request: AttributionRequest | None = None  # what `shown` was computed for
         self.asked: AttributionRequest | None = None  # what the job computes now
-        self._filling = False
         self.add_job(self._on_done, self._on_failed)
         self._build()
         state.frameChanged.connect(lambda _frame: self.refresh())
@@ -107,12 +106,9 @@ class AttributionPanel(StopsWithWindow, Panel):
         return int(text) if text and text.lstrip("-").isdigit() else 0
 
     def chosen_head(self) -> tuple[int, int]:
-        text = self.state.session.view(HEAD_VIEW) or ""
-        try:
-            layer, head = (int(v) for v in text.split(","))
-        except ValueError:
-            return (-1, 0)
-        return layer, head
+        """(layer, head) of the session's view "layer,head"; by default (-1, 0): the last layer's first head."""
+        parts = (self.state.session.view(HEAD_VIEW) or "").split(",")
+        return (int(parts[0]), int(parts[1])) if len(parts) == 2 and all(p.isdigit() for p in parts) else (-1, 0)
 
     def choose_output(self, position: int) -> None:
         self.state.set_view(OUTPUT_VIEW, str(position))
@@ -123,11 +119,11 @@ class AttributionPanel(StopsWithWindow, Panel):
             self.choose_output(max(0, min(n - 1, self.output_box.currentIndex() + delta)))
 
     def _on_output_box(self, index: int) -> None:
-        if not self._filling and index >= 0:
+        if index >= 0:
             self.choose_output(index)
 
     def _on_head_boxes(self, _index: int) -> None:
-        if not self._filling and self.layer_box.currentIndex() >= 0 and self.head_box.currentIndex() >= 0:
+        if self.layer_box.currentIndex() >= 0 and self.head_box.currentIndex() >= 0:
             self.state.set_view(HEAD_VIEW, f"{self.layer_box.currentIndex()},{self.head_box.currentIndex()}")
 
     def _on_view(self, panel: str, _value: str) -> None:
@@ -190,20 +186,15 @@ class AttributionPanel(StopsWithWindow, Panel):
         self.bars.setToolTip(legend_html() + self.bars.toolTip())
 
     def _fill_boxes(self, request: AttributionRequest, view: MethodComparison) -> None:
-        bundle = request.bundle
-        self._filling = True
-        try:
-            self.output_box.clear()
-            self.output_box.addItems([f"{k + 1}: {display_piece(p)}" for k, p in enumerate(view.outputs)])
-            self.output_box.setCurrentIndex(view.position)
-            self.layer_box.clear()
-            self.layer_box.addItems([f"layer {i + 1}" for i in range(n_layers(bundle.config))])
-            self.layer_box.setCurrentIndex(request.head[0])
-            self.head_box.clear()
-            self.head_box.addItems([f"head {h + 1}" for h in range(bundle.config.n_heads)])
-            self.head_box.setCurrentIndex(request.head[1])
-        finally:
-            self._filling = False
+        config = request.bundle.config
+        for box, items, index in (
+                (self.output_box, [f"{k + 1}: {display_piece(p)}" for k, p in enumerate(view.outputs)], view.position),
+                (self.layer_box, [f"layer {i + 1}" for i in range(n_layers(config))], request.head[0]),
+                (self.head_box, [f"head {h + 1}" for h in range(config.n_heads)], request.head[1])):
+            with QSignalBlocker(box):
+                box.clear()
+                box.addItems(items)
+                box.setCurrentIndex(index)
         self.previous_button.setEnabled(view.position > 0)
         self.next_button.setEnabled(view.position < len(view.outputs) - 1)
 
