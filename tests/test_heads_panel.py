@@ -122,20 +122,21 @@ def test_an_edit_that_moves_nothing_says_so_not_a_drop_of_zero(monkeypatch):
     above it names the drop."""
     from types import SimpleNamespace
 
-    from explorer.panels.heads import changes_view
-    from model.interpret.output_change import TokenChange
+    from explorer.style import prob_text
+    from model.interpret import output_change
+    from model.interpret.output_change import TokenChange, describe_html
 
     frame = SimpleNamespace(interventions={("cross", 0, 1): "zero"}, decode=object())  # a decoder's frame
     same = [TokenChange(0, "r", 0.921, "r", 0.919), TokenChange(1, "e", 0.80, "e", 0.80)]
-    monkeypatch.setattr(changes_view, "output_changes", lambda _frame: same)
-    text = changes_view.describe(frame)
+    monkeypatch.setattr(output_change, "output_changes", lambda _frame: same)
+    text = describe_html(frame, prob_text)
     assert "Largest drop" not in text and "changes nothing" in text
     dropped = [TokenChange(0, "r", 0.92, "r", 0.61), TokenChange(1, "e", 0.80, "e", 0.80)]
-    monkeypatch.setattr(changes_view, "output_changes", lambda _frame: dropped)
-    text = changes_view.describe(frame)
+    monkeypatch.setattr(output_change, "output_changes", lambda _frame: dropped)
+    text = describe_html(frame, prob_text)
     assert "Largest drop: step 1" in text and "0.61" in text  # counted as the decoding panel counts steps
     frame.decode = None  # a masked LM's: its outputs are the [MASK]s, numbered as the fill-in view does
-    assert "Largest drop: [MASK] 1" in changes_view.describe(frame)
+    assert "Largest drop: [MASK] 1" in describe_html(frame, prob_text)
 
 
 def test_a_deep_stack_is_paged_ten_layers_at_a_time_and_every_head_is_reachable(qtbot):

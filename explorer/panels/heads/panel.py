@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
 
 from explorer.drawing import plot_style as st
 from explorer.panels.base import Panel
-from explorer.panels.heads.changes_view import describe
 from explorer.panels.heads.head_grid import HeadGrid
 from explorer.panels.heads.importance_view import ImportanceView
 from explorer.panels.job_bar import JobBar
@@ -26,9 +25,11 @@ from explorer.panels.layouts import column, flow
 from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
-from explorer.theme import notifier, set_text
+from explorer.style import prob_text
+from explorer.theme import notifier
 from model.interpret.importance import head_importance
 from model.interpret.interventions import attention_layers
+from model.interpret.output_change import describe_html
 
 EDITS = (("zero", "Zero the head"), ("mean", "Mean over positions"), ("uniform", "Uniform attention"))
 IMPORTANCE_NOTE = "Held-out pairs of the model's task; removes heads least important first."
@@ -48,9 +49,10 @@ class HeadsPanel(Panel):
         self.add_job(self._on_done, self._on_error)
         self._build()
         state.interventionsChanged.connect(self.grid.set_heads)
-        notifier().changed.connect(self.view.restyle)
+        for slot in (self.view.restyle, self.show_changes):
+            notifier().changed.connect(slot)
         self.grid.set_heads(state.session.interventions)
-        self.show_changes(None)
+        self.show_changes()
         self.follow(bundle=self._on_bundle, frame=self.show_changes)
 
     def _build(self) -> None:
@@ -96,8 +98,10 @@ class HeadsPanel(Panel):
         self.click_label.setVisible(not narrow)
         self.edit_box.setToolTip("Click a head to: what the edit does to it" if narrow else "")
 
-    def show_changes(self, frame) -> None:
-        set_text(self.changes, describe(frame))
+    def show_changes(self, *_) -> None:
+        """The output before → after the edits, the changed tokens in the theme's accent."""
+        mark = f"<b><u><span style='color:{st.colour('accent_text').name()}'>{{}}</span></u></b>"
+        self.changes.setText(describe_html(self.state.frame, prob_text, mark))
 
     def _on_bundle(self, bundle) -> None:
         self.grid.set_model(attention_layers(bundle.model), bundle.config.n_heads)
