@@ -24,14 +24,14 @@ from explorer.panels.attention.head_picker import HeadPicker
 from explorer.panels.base import Panel
 from explorer.panels.compare.maps import MIN_SCALE, ComparisonMaps
 from explorer.panels.compare.outputs import OutputBars, describe_token
-from explorer.panels.compare.worker import ModelCache, describe_reference, run_comparison
+from explorer.panels.compare.worker import ModelCache, run_comparison
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
 from explorer.state import KIND_LABELS, SessionState
 from model.interpret.attention_maps import token_names
 from model.io.checkpoints import UNTRAINED
-from model.io.snapshots import run_snapshots
+from model.io.snapshots import describe_reference, run_snapshots
 
 VIEWS = ("maps", "outputs", "heads")
 AGREE_WITHIN = 0.005  # probabilities closer than this print the same at two decimals

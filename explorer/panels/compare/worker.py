@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from pathlib import Path
 
 from model.interpret.comparison import ComparisonError, compare
 from model.io.checkpoints import UNTRAINED, untrained_like
-from model.io.snapshots import latest_snapshot
+from model.io.snapshots import describe_reference, resolve_reference
 
 CACHED_MODELS = 6  # snapshots of a small run: reloading one the slider passes again costs nothing
 
@@ -18,11 +17,7 @@ class ModelCache:
         self.capacity = capacity
         self._bundles: OrderedDict[str, object] = OrderedDict()
 
-    @staticmethod
-    def resolve(reference: str) -> str:
-        """A folder of step folders means its newest snapshot."""
-        newest = latest_snapshot(reference) if Path(reference).expanduser().is_dir() else None
-        return str(newest) if newest is not None else reference
+    resolve = staticmethod(resolve_reference)
 
     def get(self, reference: str, model_a=None):
         """B for `reference`; "untrained" is A's architecture freshly initialised (one per A)."""
@@ -49,13 +44,4 @@ def run_comparison(cache: ModelCache, model_a, label_a: str, reference: str, sou
     return compare(model_a, bundle_b, source, target, settings, label_a, describe_reference(reference),
                    frame_a=frame_a)
 
-
-def describe_reference(reference: str, bundle=None) -> str:
-    """How the panel names B: a snapshot's run and step, a folder's name, a bundled name."""
-    if reference == UNTRAINED:
-        return "untrained copy"
-    path = Path(ModelCache.resolve(reference))
-    if path.name.startswith("step-") and path.name[5:].isdigit():
-        return f"{path.parent.name}, step {int(path.name[5:]):,}"
-    return path.name if path.exists() else reference
 
