@@ -1,26 +1,81 @@
-"""The sampling playground: temperature, top-k and top-p on the model's next-token distribution.
-
-The model runs once per prompt, off the GUI thread; each control move re-filters that row with
-`filter_logits` (what sampling uses) and redraws at once. Generate runs seeded sampling, greedy or
-beam search with these settings, also off the GUI thread.
-"""
+"""The sampling playground: temperature, top-k and top-p on the model's next-token distribution,
+computed once per prompt off the GUI thread and re-filtered at once on each control move (as
+sampling filters); Generate runs seeded sampling, greedy or beam search with these settings."""
 from __future__ import annotations
 
 import html
 import time
 
 import numpy as np
-from PySide6.QtCore import QSignalBlocker
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QPushButton, QSpinBox, QWidget
+from superqt import QLabeledDoubleSlider
 
-from explorer import theme
+from explorer import style, theme
 from explorer.input_text import printable
 from explorer.latest_job import LatestJob
 from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.panels.sampling.bars import ROWS, SamplingBars
-from explorer.panels.sampling.controls import SamplingControls
 from explorer.panels.texts import say, text_label
 from model.inference.next_token import filtered, from_decode_step, next_token_logits, token_text
+
+METHODS = {"sample": "Sample (these settings)", "greedy": "Greedy (argmax)", "beam": "Beam search (4, α 0.6)"}
+MAX_TOP_K = 1000
+
+
+def _slider(low: float, high: float, value: float, tip: str) -> QLabeledDoubleSlider:
+    slider = QLabeledDoubleSlider(Qt.Horizontal, toolTip=tip)
+    slider.setRange(low, high)
+    slider.setDecimals(2)
+    slider.setSingleStep(0.05)
+    slider.setValue(value)
+    return slider
+
+
+class SamplingControls(QWidget):
+    """Emits `changed` when temperature, top-k or top-p moves, `generate` for the button."""
+
+    changed = Signal()
+    generate = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.temperature = _slider(0.05, 3.0, 1.0, "Temperature T: the logits are divided by T before the "
+                                   "softmax. T < 1 sharpens the distribution, T > 1 flattens it.")
+        self.top_k = QSpinBox(maximum=MAX_TOP_K, specialValueText="off",
+                              toolTip="Top-k: keep only the k most probable tokens (0 = off).")
+        self.top_p = _slider(0.05, 1.0, 1.0, "Top-p (nucleus): keep the smallest set of tokens, most "
+                             "probable first, whose probability adds up to at least p (1 = off).")
+        self.method = QComboBox()
+        for key, text in METHODS.items():
+            self.method.addItem(text, key)
+        self.seed = QSpinBox(maximum=2**31 - 1, prefix="seed ",
+                             toolTip="The random seed of a sampled generation: the same seed, the same text.")
+        self.step = QSpinBox(prefix="decoding step ", toolTip="Which step of the recorded decode: step k is the "
+                             "distribution after the prompt and the output's first k − 1 tokens")
+        self.button = QPushButton("Generate", toolTip="Generate a continuation with the chosen method (off the GUI thread).")
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        for line, (name, widget) in enumerate((("Temperature", self.temperature), ("Top-k", self.top_k),
+                                               ("Top-p", self.top_p))):
+            grid.addWidget(QLabel(name, font=style.font(style.BASE_POINT_SIZE, bold=True)), line, 0)
+            grid.addWidget(widget, line, 1, 1, 3)
+        grid.addWidget(self.step, 3, 0, 1, 4)
+        grid.addWidget(self.method, 4, 0, 1, 2)
+        grid.addWidget(self.seed, 4, 2)
+        grid.addWidget(self.button, 4, 3)
+        grid.setColumnStretch(1, 1)
+        for control in (self.temperature, self.top_p, self.top_k):
+            control.valueChanged.connect(lambda _v: self.changed.emit())
+        self.button.clicked.connect(self.generate.emit)
+
+    def settings(self) -> tuple[float, int, float]:
+        """(temperature, top_k, top_p) as the controls read now."""
+        return float(self.temperature.value()), int(self.top_k.value()), float(self.top_p.value())
+
+    def chosen_method(self) -> str:
+        return self.method.currentData()
 
 
 class SamplingPanel(Panel):

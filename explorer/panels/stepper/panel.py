@@ -4,7 +4,7 @@ exact tensor each produced (buttons, play, slider, a jump list by block, a find 
 from __future__ import annotations
 
 from PySide6.QtCore import QSignalBlocker, QSize, Qt, QTimer
-from PySide6.QtGui import QKeySequence, QShortcut, QStandardItemModel
+from PySide6.QtGui import QFont, QKeySequence, QShortcut, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QBoxLayout,
     QComboBox,
@@ -25,7 +25,6 @@ from explorer import style
 from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.panels.stepper.inspector_view import TensorView
-from explorer.panels.stepper.step_texts import STEP_ROLE, fill_jump_list
 from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
 from model.nn.step_summary import format_shape, step_axis_titles, tensor_stats
@@ -33,6 +32,26 @@ from model.nn.steps import readable_step_name, slice_for_view, view_kind
 
 HOVER_HINT = "Hover a cell: its value."  # short: one line beside the map
 INFO_MIN_WIDTH, INFO_MAX_WIDTH = 300, 560  # the texts' column beside the map
+STEP_ROLE = Qt.UserRole + 1  # the jump list's item data: the step's index in the trace
+
+
+def fill_jump_list(model: QStandardItemModel, trace) -> None:
+    """One row per step, under an unselectable header per block; each row's STEP_ROLE is its index."""
+    model.clear()
+    block = None
+    bold = QFont(style.font(style.BASE_POINT_SIZE, bold=True))
+    for i, step in enumerate(trace):
+        if step.block != block:
+            block = step.block
+            header = QStandardItem(readable_step_name(block))
+            header.setToolTip(block)
+            header.setFlags(Qt.NoItemFlags)
+            header.setFont(bold)
+            model.appendRow(header)
+        item = QStandardItem(f"    {step.name.rsplit('.', 1)[-1]}   {format_shape(step.shape)}")
+        item.setData(i, STEP_ROLE)
+        item.setToolTip(step.name)
+        model.appendRow(item)
 
 
 class StepperPanel(Panel):
