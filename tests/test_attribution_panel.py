@@ -88,7 +88,7 @@ def test_the_spearman_table_column_names_fit_their_columns(qtbot):
     import numpy as np
     from PySide6.QtGui import QFontMetricsF
 
-    from explorer.panels.attribution.table import SpearmanTable
+    from explorer.panels.attribution.panel import SpearmanTable
 
     table = SpearmanTable()
     qtbot.addWidget(table)

@@ -115,7 +115,7 @@ def test_a_scene_keeps_the_compared_checkpoint():
 def test_a_zero_difference_says_identical_instead_of_a_blank_box(qtbot):
     """B − A = 0 everywhere drew a box of the diverging map's middle colour (a glaring pale
     square on the dark theme); the map's place now says "identical". A real difference draws."""
-    from explorer.panels.compare.maps import ComparisonMaps
+    from explorer.panels.compare.panel import ComparisonMaps
 
     maps = ComparisonMaps()
     qtbot.addWidget(maps)
