@@ -11,10 +11,11 @@ from explorer import style
 from explorer.deferred_pages import DeferredPages
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
-from explorer.panels.attention.grid import SCALE_NAME, AttentionGrid, weight_text
+from explorer.drawing.heatmap_grid import HeatmapGrid
 from explorer.panels.attention.head_picker import HeadPicker
 from explorer.panels.attention.lines import LineView
 from explorer.panels.base import Panel
+from explorer.panels.heads.head_grid import SYMBOLS
 from explorer.panels.layouts import column, row
 from explorer.state import SessionState
 from explorer.theme import set_sheet, set_text
@@ -30,6 +31,93 @@ MASK_TIP = ("Grey hatched cells were blocked before the softmax (future position
 
 
 ROLLOUT_SOURCE = " (Abnar & Zuidema 2020: Π over layers of 0.5·mean_h A + 0.5·I, rows renormalised)"
+SCALE_RULE = "attention weight: 0–1 on every map"
+SCALE_NAME = "attention weight (0–1)"
+ALL_LAYERS_MAX = 48  # maps drawn at once before the grid shows one layer at a time
+
+
+def weight_text(m, q: int, k: int, what: str = "weight", digits: int = 4, extra: str = "") -> str:
+    """Map `m`'s cell (q, k) as the readout says it, the number first (the line may be elided)."""
+    value = (f"{float(m.values[q, k]):.{digits}f}" if m.allowed is None or m.allowed[q, k]
+             else "blocked by the mask: score set to −∞, weight exactly 0")
+    return f"{what} {value} · query {q} “{m.row_labels[q]}” → key {k} “{m.col_labels[k]}”{extra}"
+
+
+def head_label(layer: int, head: int) -> str:
+    """A head as the user reads it, counted from 1 ("L2 H3" is layer index 1, head index 2)."""
+    return f"L{layer + 1} H{head + 1}"
+
+
+class AttentionGrid(HeatmapGrid):
+    """All heads of one layer of the shown kinds. Signals: cellClicked(kind, layer, head), hovered(text)."""
+
+    cellClicked = Signal(str, int, int)
+
+    def __init__(self, parent=None):
+        super().__init__(st.weight_cmap(), st.WEIGHT_LEVELS, SCALE_RULE, parent)
+        self.shown: list[str] = []
+        self.data: AttentionData | None = None
+        self.edits: dict = {}  # {(kind, layer, head): op} of the frame drawn
+        self._selection = ("encoder", 0, 0)
+        self.drawn: dict[str, list[int]] = {}  # kind → the layers its maps show
+        self._sections: list[tuple[str, int]] = []  # (kind, layer) of each section drawn, in order
+        self.mapClicked.connect(lambda section, head: self.cellClicked.emit(*self._sections[section], head))
+
+    def show_kinds(self, kinds: list[str], edits: dict | None = None) -> None:
+        """The kinds drawn, a section each, and the heads the frame edited (marked in their titles)."""
+        self.shown, self.edits = list(kinds), dict(edits or {})
+        st.restyle_view(self.bar_canvas)  # a bar built before a theme change wears the new theme
+
+    def layer_of(self, kind: str) -> int:
+        layer = self._selection[1]
+        return max(0, min(layer, self.data.n_layers(kind) - 1)) if self.data is not None else 0
+
+    def layers_drawn(self, kind: str) -> list[int]:
+        """Every layer of `kind` when the shown kinds' maps are few enough, else the selected one."""
+        data = self.data
+        total = sum(data.n_layers(k) * data.n_heads(k) for k in self.shown if k in data.weights)
+        return list(range(data.n_layers(kind))) if total <= ALL_LAYERS_MAX else [self.layer_of(kind)]
+
+    def set_data(self, data: AttentionData) -> None:
+        self.data = data
+        kinds = [k for k in self.shown if k in data.weights]
+        self.drawn = {kind: self.layers_drawn(kind) for kind in kinds}
+        keys = [(kind, layer) for kind in kinds for layer in self.drawn[kind]]
+        sections = []
+        for kind, layer in keys:
+            titles = [head_label(layer, h) + self._edit_mark(kind, layer, h) for h in range(data.n_heads(kind))]
+            sections.append((f"{AttentionKind(kind).title} · layer {layer + 1}", titles))
+        for (kind, layer), maps in zip(keys, self.set_sections(sections)):
+            queries, tokens = data.labels[kind]
+            heads = data.weights.layers(kind)[layer]
+            for h, m in enumerate(maps):
+                m.set_data(heads[h], queries, tokens, allowed=data.allowed[kind])
+                what = f"{head_label(layer, h)} weight"
+                m.describe = lambda q, k, m=m, what=what: weight_text(m, q, k, what, extra=" · click to open")
+        self._sections = keys
+        self._mark_selection()
+
+    def _edit_mark(self, kind: str, layer: int, head: int) -> str:
+        op = self.edits.get((kind, layer, head))
+        return f" ({SYMBOLS[op]})" if op else ""
+
+    def select(self, kind: str, layer: int, head: int) -> None:
+        """Frame the selected head; a layer not drawn draws that layer's heads."""
+        self._selection = (kind, layer, head)
+        if self.data is not None and kind in self.drawn and self.layer_of(kind) not in self.drawn[kind]:
+            self.set_data(self.data)
+            return
+        self._mark_selection()
+
+    def _mark_selection(self) -> None:
+        kind, layer, head = self._selection
+        for key, maps in zip(self._sections, self.maps):
+            for h, m in enumerate(maps):
+                m.mark(key == (kind, self.layer_of(kind)) and h == head)
+
+    def map_of(self, kind: str, head: int, layer: int | None = None):
+        key = (kind, self.layer_of(kind) if layer is None else layer)
+        return self.maps[self._sections.index(key)][head]
 
 
 class DerivedView(QWidget):
