@@ -27,7 +27,7 @@ class LineView(QWidget):
         self.setMouseTracking(True)
         self.setMinimumSize(420, 200)
         self.weights: np.ndarray | None = None
-        self.allowed: np.ndarray | None = None
+        self.allowed: np.ndarray | None = None  # (set_map: a map's weights and its mask)
         self.q_labels, self.k_labels, self.title = [], [], ""
         self.q_name, self.k_name = "query", "key"
         self.hover: tuple[str, int] | None = None  # ("q" | "k", index)
@@ -56,15 +56,11 @@ class LineView(QWidget):
         """Where a token's label is drawn (and where hovering picks it)."""
         row = self._row_height()
         xq, xk = self._columns()
-        y = self.HEADER + index * row
-        if side == "q":
-            return QRectF(xq - 190, y, 182, row)
-        return QRectF(xk + 8, y, 182, row)
+        return QRectF(xq - 190 if side == "q" else xk + 8, self.HEADER + index * row, 182, row)
 
     def _anchor(self, side: str, index: int) -> QPointF:
-        row = self._row_height()
         xq, xk = self._columns()
-        return QPointF(xq if side == "q" else xk, self.HEADER + (index + 0.5) * row)
+        return QPointF(xq if side == "q" else xk, self.HEADER + (index + 0.5) * self._row_height())
 
     def drawn_lines(self) -> list[tuple[int, int, float]]:
         """(query, key, weight) of every line on screen: all of them, or only the hovered token's."""

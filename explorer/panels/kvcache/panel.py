@@ -110,8 +110,8 @@ class KVCachePanel(Panel):
         total, d_k = keys.shape[1], keys.shape[2]
         labels = [f"{i} {printable(p)}" for i, p in enumerate(self.pieces[:total])]
         dims = [str(i) for i in range(d_k)]
-        allowed = np.zeros((total, d_k), dtype=bool)
-        allowed[: t + 1] = True
+        cached = np.arange(total) <= t  # the positions in the cache now
+        allowed = np.repeat(cached[:, None], d_k, axis=1)
         bound = float(max(np.abs(keys[g]).max(), np.abs(values[g]).max())) or 1.0  # one scale: one colour bar
         for heatmap, data, name in ((self.keys, keys[g], "K"), (self.values, values[g], "V")):
             heatmap.set_levels((-bound, bound))
@@ -119,10 +119,8 @@ class KVCachePanel(Panel):
             heatmap.set_title(f"{name}, layer {self.layer.value()}, KV head {g + 1}: {t + 1} rows")
         group = config.n_heads // config.kv_heads
         heads = list(range(g * group, (g + 1) * group))  # the query heads reading this key/value head
-        row_allowed = np.zeros((len(heads), total), dtype=bool)
-        row_allowed[:, : t + 1] = True
         self.reads.set_data(weights[heads, t, :], [f"q head {h + 1}" for h in heads], [str(i) for i in range(total)],
-                            allowed=row_allowed, row_names=True)  # positions: the maps above name their tokens
+                            allowed=np.tile(cached, (len(heads), 1)), row_names=True)  # (the maps name the tokens)
         where = "prompt" if t <= self.n_prompt else "generated"
         token = printable(self.pieces[t]) if t < len(self.pieces) else ""
         generating = f"Generation step {t - self.n_prompt + 1}: " if t >= self.n_prompt else ""

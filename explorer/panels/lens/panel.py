@@ -71,15 +71,12 @@ class LensPanel(Panel):
                   f"{' (after the final LayerNorm)' if frame.bundle.config.norm_first else ''}; "
                   f"each column: {reads}. Top row: the last layer (the model's output). Colour = probability; "
                   f"click a cell for its top 5.{marked}", "info")
-        n = lens.n_layers
-        rows = list(range(n - 1, -1, -1))  # the output layer's row on top, as in Figure 1
+        rows = list(range(lens.n_layers - 1, -1, -1))  # the output layer's row on top, as in Figure 1
         probs = lens.top_probs[..., 0].numpy()  # (L, T)
-        values = probs[rows]
         texts = [[[display_piece(printable(lens.top_pieces[layer][t][0])), f"{probs[layer, t]:.2f}"]
                   for t in range(len(lens.positions))] for layer in rows]
-        labels = [f"Layer {layer + 1}" for layer in rows]
-        columns = [display_piece(printable(p)) for p in lens.positions]
-        self.grid.set_data(values, labels, columns, texts=texts, row_names=True)
+        self.grid.set_data(probs[rows], [f"Layer {layer + 1}" for layer in rows],
+                           [display_piece(printable(p)) for p in lens.positions], texts=texts, row_names=True)
         self.grid.mark_columns(lens.marked)
         self.grid.describe = self._describe
         self._show_cell()

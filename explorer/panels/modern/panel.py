@@ -54,13 +54,10 @@ class FigureView(QWidget):
         super().__init__(parent)
         self.scene = QGraphicsScene(self)
         self.view = ZoomView(self.scene, self)
-        self.caption = QLabel()
-        self.caption.setAlignment(Qt.AlignCenter)
-        self.caption.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
+        self.caption = QLabel(alignment=Qt.AlignCenter, wordWrap=True, font=style.font(style.BASE_POINT_SIZE, bold=True))
         column(self.caption, (self.view, 1), parent=self, margins=0)
-        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # the table's stretch decides the width
-        self.caption.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
-        self.caption.setWordWrap(True)
+        for widget in (self, self.caption):  # the layout's stretch decides the width
+            widget.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
 
     def draw(self, name: str, config) -> None:
         self.caption.setText(name)
