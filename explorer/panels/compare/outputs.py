@@ -19,12 +19,6 @@ from explorer.style import prob_text, still_plot
 BAR = 0.38  # two bars per token, side by side
 
 
-def model_colours() -> dict[str, str]:
-    """A's and B's colours in the current theme."""
-    series = theme.current().series
-    return {"A": series[0], "B": series[1]}
-
-
 class ScoredBars:
     """One output's bar pairs in one plot: the writer's bar left, the other model's right."""
 
@@ -45,7 +39,7 @@ class ScoredBars:
         """`output`: a ScoredOutput (model.interpret.comparison)."""
         self.output = output
         x = np.arange(len(output.pieces), dtype=float)
-        colours = model_colours()
+        colours = dict(zip("AB", theme.current().series))  # A's and B's colours in the current theme
         other_writer = "B" if output.writer == "A" else "A"
         self.own.setOpts(x=x - BAR / 2, height=output.own, width=BAR, brush=colours[output.writer], pen=None)
         self.other.setOpts(x=x + BAR / 2, height=output.other, width=BAR, brush=colours[other_writer], pen=None)

@@ -58,9 +58,8 @@ class LogitBars(pg.PlotWidget):
         """The theme's colours and fonts (called again on a theme change)."""
         self.setBackground(st.colour("canvas"))
         plot = self.getPlotItem()
-        st.style_axis(plot.getAxis("bottom"))  # (the panel's heading above the plot names the axis)
-        st.style_axis(plot.getAxis("left"))
-        for name in ("left", "bottom"):
+        for name in ("left", "bottom"):  # (the panel's heading above the plot names the axis)
+            st.style_axis(plot.getAxis(name))
             plot.getAxis(name).setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))
         self.zero.setPen(pg.mkPen(st.colour("text"), width=1))
         if len(self.values):
@@ -211,7 +210,7 @@ class PatchingPanel(Panel):
 
     def _on_theme(self, *_) -> None:
         self.bars.restyle()
-        self._show_cell()
+        self._show_cell()  # (the detail's muted colour is in its HTML)
 
     def _on_frame(self, frame) -> None:
         """A new model or text: prefill both inputs from it (and run, when on screen)."""
@@ -257,8 +256,7 @@ class PatchingPanel(Panel):
 
     def _clear(self) -> None:
         self.shown = None
-        for heatmap in self.maps:
-            heatmap.setVisible(False)
+        self._draw_maps()
         self.bars.clear_data()
         self.detail.setText("")
 
@@ -306,12 +304,12 @@ class PatchingPanel(Panel):
         return [m for m in self.shown.result.maps if m.stack == stack] if self.shown is not None else []
 
     def _draw_maps(self) -> None:
-        maps = self.stack_maps()
+        maps = self.stack_maps()  # (none without a result: every heatmap hidden)
+        for k, heatmap in enumerate(self.maps):
+            heatmap.setVisible(k < len(maps))
         if self.shown is None:
             return
         peak = max([1.0] + [float(np.nanmax(np.abs(m.restored))) for m in self.shown.result.maps])
-        for k, heatmap in enumerate(self.maps):
-            heatmap.setVisible(k < len(maps))
         for heatmap, m in zip(self.maps, maps):
             rows = list(range(len(m.rows) - 1, -1, -1))  # the last layer on top, as in Figure 1
             heatmap.set_levels((-peak, peak))
