@@ -42,6 +42,11 @@ class Panel(QWidget):
             app.aboutToQuit.connect(self.shutdown)
         return self.job
 
+    def tell_failure(self, message: str) -> None:
+        """A failed job's message in the panel's `status` line and the window's message bar."""
+        self.status.setText(message)
+        self.state.inform(message, "warning")
+
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
         """Block until the panel's work is done and drawn (headless figures, tests)."""
         return self.job.wait(msecs) if self.job is not None else True

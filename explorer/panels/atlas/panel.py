@@ -116,7 +116,7 @@ class AtlasPanel(Panel):
         super().__init__(state, parent)
         self.atlas = None
         self._scored_bundle = lambda: None  # (weakly) the bundle the atlas (or the running job) belongs to
-        self.add_job(self._on_done, self._on_error)
+        self.add_job(self._on_done, self.tell_failure)
         self.status = text_label("Load a model to see what its heads do.", st.LABEL_PT)
         self.bar = JobBar(self.job, self.status.setText)
         self.swatches = legend_swatches()
@@ -155,10 +155,6 @@ class AtlasPanel(Panel):
         self.about.setText(ABOUT.format(n=len(next(iter(atlas.tokens.values()))), L=atlas.lengths_text(),
                                         t=atlas.threshold,
                                         cross=CROSS_NOTE if AttentionKind.CROSS in atlas.attention_kinds else ""))
-
-    def _on_error(self, message: str) -> None:
-        self.status.setText(message)
-        self.state.inform(message, "warning")
 
     def _on_head_clicked(self, kind: str, layer: int, head: int) -> None:
         self.state.select_attention(kind, layer, head)

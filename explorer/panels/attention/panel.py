@@ -270,9 +270,6 @@ class AttentionPanel(Panel):
         self._dirty = set(VIEWS)
         self._refresh()
 
-    def select(self, kind: str, layer: int, head: int) -> None:
-        self.picker.select(kind, layer, head)
-
     # the selection: the session's, clamped to what the shown data has
     kind = property(lambda self: self.picker.kind)
     layer = property(lambda self: self.picker.layer)
@@ -338,7 +335,7 @@ class AttentionPanel(Panel):
             self.derived.set_data(d, kind, layer)
 
     def _on_grid_click(self, kind: str, layer: int, head: int) -> None:
-        self.select(kind, layer, head)
+        self.picker.select(kind, layer, head)
         self.set_view("single")
 
     def _on_hover(self, text: str) -> None:

@@ -25,7 +25,7 @@ from explorer.drawing.heatmap import Heatmap
 from explorer.panels.attention.head_picker import HeadPicker
 from explorer.panels.base import Panel
 from explorer.panels.compare.outputs import OutputBars, describe_token
-from explorer.panels.compare.worker import ModelCache, run_comparison
+from explorer.panels.compare.worker import ModelCache
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
@@ -33,7 +33,7 @@ from explorer.state import KIND_LABELS, SessionState
 from explorer.theme import notifier
 from model.interpret.attention_maps import token_names
 from model.io.checkpoints import UNTRAINED
-from model.io.snapshots import describe_reference, run_snapshots
+from model.io.snapshots import describe_reference, resolve_reference, run_snapshots
 
 VIEWS = ("maps", "outputs", "heads")
 AGREE_WITHIN = 0.005  # probabilities closer than this print the same at two decimals
@@ -218,7 +218,7 @@ class ComparePanel(Panel):
         self.slider_row.setVisible(len(self.snapshots) >= 2)
         if len(self.snapshots) < 2:
             return
-        resolved = Path(ModelCache.resolve(reference)).resolve()
+        resolved = Path(resolve_reference(reference)).resolve()
         index = next((i for i, s in enumerate(self.snapshots) if s.path.resolve() == resolved), len(self.snapshots) - 1)
         with QSignalBlocker(self.slider):
             self.slider.setRange(0, len(self.snapshots) - 1)
@@ -252,8 +252,8 @@ class ComparePanel(Panel):
             self._dirty = True  # A's frame is on its way; its frameChanged comes back here
             return
         frame_a = frame if frame.bundle is bundle else None
-        self.job.submit(partial(run_comparison, self.cache, bundle, session.model_label, session.compare,
-                                 frame.source, session.target, session.decoding, frame_a))  # (as the model read it)
+        self.job.submit(partial(self.cache.compare, bundle, session.model_label, session.compare,
+                                frame.source, session.target, session.decoding, frame_a))  # (as the model read it)
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
         if self._dirty:

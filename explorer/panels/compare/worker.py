@@ -36,12 +36,9 @@ class ModelCache:
             self._bundles.popitem(last=False)
         return bundle
 
-
-def run_comparison(cache: ModelCache, model_a, label_a: str, reference: str, source: str, target,
-                   settings, frame_a=None):
-    """Load B (cached) and compare it with A on the session's input; runs on the worker thread."""
-    bundle_b = cache.get(reference, model_a)
-    return compare(model_a, bundle_b, source, target, settings, label_a, describe_reference(reference),
-                   frame_a=frame_a)
+    def compare(self, model_a, label_a: str, reference: str, source: str, target, settings, frame_a=None):
+        """Load B (cached) and compare it with A on the session's input (on the worker thread)."""
+        return compare(model_a, self.get(reference, model_a), source, target, settings, label_a,
+                       describe_reference(reference), frame_a=frame_a)
 
 

@@ -106,7 +106,7 @@ class HeadsPanel(Panel):
         self.importance = None
         self._ranked_bundle = lambda: None  # a weak reference: a replaced model is not kept alive
         self.curve_points = CURVE_POINTS
-        self.add_job(self._on_done, self._on_error)
+        self.add_job(self._on_done, self.tell_failure)
         self._build()
         state.interventionsChanged.connect(self.grid.set_heads)
         for slot in (self.view.restyle, self.show_changes):
@@ -194,10 +194,6 @@ class HeadsPanel(Panel):
                             f"with every head; exact match {result.curve_scores[0]:.2f} → "
                             f"{result.curve_scores[-1]:.2f} with none.")
         self._redraw_importance()
-
-    def _on_error(self, message: str) -> None:
-        self.status.setText(message)
-        self.state.inform(message, "warning")
 
     def _redraw_importance(self, *_) -> None:
         if self.importance is not None:
