@@ -11,8 +11,6 @@ from explorer.latest_job import LatestJob
 
 
 class Panel(QWidget):
-    panel_name = ""
-    title = ""
     job: LatestJob | None = None
 
     def __init__(self, state, parent=None):

@@ -135,8 +135,6 @@ class KVCachePanel(Panel):
         self.timer.start() if on else self.timer.stop()
 
     def _advance(self) -> None:
-        if self.step.value() >= self.step.maximum():
-            self.play.setChecked(False)
-            return
         self.step.setValue(self.step.value() + 1)
+        self.play.setChecked(self.step.value() < self.step.maximum())  # the last step shown: stop
 
