@@ -211,9 +211,7 @@ class AttentionPanel(Panel):
     single = property(lambda self: self.pages.page("single"))
     derived = property(lambda self: self.pages.page("derived"))
 
-    @property
-    def lines(self) -> LineView:
-        return self.pages.page("lines").widget()  # (the page is its scroll area)
+    lines = property(lambda self: self.pages.page("lines").widget())  # (the page is its scroll area)
 
     @staticmethod
     def _make_single() -> Heatmap:

@@ -152,8 +152,10 @@ class ComparePanel(Panel):
                                                "whose map training changed most (the largest mean |B − A|)")
         self.which_row = row(text_label("B:", st.LABEL_PT), (self.b_name, 1), self.untrained_button, self.open_button)
         self.top_rows = QBoxLayout(QBoxLayout.Direction.TopToBottom)  # one line on a wide screen
-        self.top_rows.addLayout(self.which_row, 1)
-        self.top_rows.addLayout(row(self.picker, self.most_changed_button, None))  # (the head choice stays left)
+        heads = row(self.picker, self.most_changed_button, None)  # (the head choice stays left)
+        for line in (self.which_row, heads):
+            line.setSpacing(6)  # their own spacing: not the box's, which changes with the direction
+            self.top_rows.addLayout(line, int(line is self.which_row))
         self.slider = QSlider(Qt.Orientation.Horizontal, toolTip="The saved snapshots of B's training run: drag to "
                               "compare A with another step")
         self.slider_label = text_label("", st.LABEL_PT)

@@ -376,5 +376,4 @@ class StepperPanel(Panel):
         return None
 
     def _on_hover(self, text: str) -> None:
-        if text:
-            self.readout.setText(text)
+        self.readout.setText(text or self.readout.text())
