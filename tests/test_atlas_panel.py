@@ -4,7 +4,6 @@ session, and brings that panel forward."""
 import pytest
 from PySide6.QtCore import Qt
 
-from explorer.panels.atlas.atlas_grid import letter
 from explorer.theme import DARK, LIGHT
 from model.interpret.head_scores import head_scores
 from model.interpret.interventions import all_heads
@@ -25,14 +24,14 @@ def test_the_atlas_scores_every_head_off_the_gui_thread_and_draws_it(window):
     same = head_scores(bundle)  # deterministic: the panel shows these numbers
     for h in same.heads:
         cell = panel.grid.cells[h.key]
-        assert cell.text() == letter(h)
+        assert cell.text() == h.letter
         assert LIGHT.head_kinds[h.kind] in cell.styleSheet()
         for name, score in h.scores.items():
             assert f"{name}: {score:.2f}" in cell.toolTip()
     window.lecture.set_theme("dark")
     h = same.heads[0]
     assert DARK.head_kinds[h.kind] in panel.grid.cells[h.key].styleSheet()
-    assert all(DARK.head_kinds[k] in panel.legend.swatches[k].styleSheet() for k in DARK.head_kinds)
+    assert all(DARK.head_kinds[k] in panel.swatches[k].styleSheet() for k in DARK.head_kinds)
 
 
 def test_clicking_a_head_selects_it_for_the_attention_panel_and_brings_that_forward(window, qtbot):

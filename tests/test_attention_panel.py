@@ -179,7 +179,7 @@ def test_rollout_rows_sum_to_one_and_match_an_independent_computation(setup):
         mean = result.trace.attention(kind, n - 1)[0].double().mean(0).numpy()
         np.testing.assert_allclose(panel.derived.mean_values, mean, atol=1e-6)
     state.select_attention("cross", 0, 0)
-    assert not panel.derived.rollout_defined
+    assert panel.derived.rollout_values is None
     assert panel.derived.right.currentWidget() is panel.derived.note
 
 

@@ -251,18 +251,20 @@ def test_integrated_gradients_add_up_to_the_change_in_log_p_within_one_percent()
 
 def test_compare_methods_reports_each_method_and_returns_what_attribute_gives(bundles, monkeypatch):
     from model.interpret.attribution import METHODS, gradients
-    from model.interpret.attribution.side_by_side import compare_methods
+    from model.interpret.attribution.side_by_side import AttributionRequest, compare_request
 
     monkeypatch.setattr(gradients, "IG_STEPS", 8)
     bundle = bundles["reverse"]
-    steps = compare_methods(bundle, "abcd", None, 99, (0, 1))  # a position past the end: the last token
+    request = AttributionRequest(bundle, "reverse", "abcd", None, 99, (0, 1))  # past the end: the last token
+    steps = compare_request(request)  # (the GUI's job: compare_methods for a request)
     reports = []
     while True:
         try:
             reports.append(next(steps))
         except StopIteration as stop:
-            result = stop.value
+            answered, result = stop.value
             break
+    assert answered is request
     done = [done for done, _, _ in reports]  # (integrated gradients' refinements repeat its count)
     assert done == sorted(done) and sorted(set(done)) == list(range(len(METHODS) + 1))
     assert all(total == len(METHODS) + 1 for _, total, _ in reports)

@@ -88,7 +88,7 @@ def test_the_spearman_table_column_names_fit_their_columns(qtbot):
     import numpy as np
     from PySide6.QtGui import QFontMetricsF
 
-    from explorer.panels.attribution.table import SpearmanTable
+    from explorer.panels.attribution.panel import SpearmanTable
 
     table = SpearmanTable()
     qtbot.addWidget(table)
@@ -175,7 +175,7 @@ def test_closing_the_window_stops_the_work_at_its_next_report(qtbot, monkeypatch
         finally:
             ended.append(True)
 
-    monkeypatch.setattr(attribution_panel, "compute", endless)
+    monkeypatch.setattr(attribution_panel, "compare_request", endless)
     state = SessionState()
     runner = Runner(state, synchronous=True)
     window = QWidget()

@@ -54,7 +54,7 @@ def test_slider_changes_b_and_the_view(qtbot, tmp_path, run_folder):
     np.testing.assert_array_equal(panel.maps.values[0], a)  # A's is unchanged
     state.select_attention("cross", 1, 2)  # the session's head: the maps follow without recomputing
     np.testing.assert_array_equal(panel.maps.values[2], second.difference("cross")[1, 2])
-    assert panel.most_changed() == np.unravel_index(
+    assert second.most_changed("cross") == np.unravel_index(
         np.argmax(second.mean_abs_difference("cross")), second.mean_abs_difference("cross").shape)
     assert state.session.to_scene_dict()["compare"] == str(run_folder / "step-000100")  # a scene saves B
     # a mismatch: said in the error colours, the model's own picture kept
@@ -115,7 +115,7 @@ def test_a_scene_keeps_the_compared_checkpoint():
 def test_a_zero_difference_says_identical_instead_of_a_blank_box(qtbot):
     """B − A = 0 everywhere drew a box of the diverging map's middle colour (a glaring pale
     square on the dark theme); the map's place now says "identical". A real difference draws."""
-    from explorer.panels.compare.maps import ComparisonMaps
+    from explorer.panels.compare.panel import ComparisonMaps
 
     maps = ComparisonMaps()
     qtbot.addWidget(maps)

@@ -124,6 +124,10 @@ def test_train_snapshots_keeps_step_folders_that_load(tmp_path, capsys):
     assert not any(torch.equal(p, q) for p, q in zip(first.model.state_dict().values(),
                                                       last.model.state_dict().values()) if p.dim() == 2)
     assert run_snapshots(out) == []  # a lone checkpoint is no run
+    from model.io.snapshots import describe_reference, resolve_reference
+    assert resolve_reference(str(run)) == str(snaps[-1].path)  # a run's folder: its newest snapshot
+    assert describe_reference(str(run)) == "run-steps, step 4" and describe_reference(str(out)) == "run"
+    assert describe_reference("untrained") == "untrained copy"
     code = train_main(["--task", "reverse", "--out", str(out), "--snapshots", str(out / "steps"), "--steps", "2",
                        *TINY])
     assert code == 2 and "--snapshots" in capsys.readouterr().err

@@ -145,3 +145,15 @@ def test_bad_settings_are_refused_with_a_sentence(built):
     tiny = CharTokenizer(["<pad>", "<bos>", "<eos>", "<unk>", "a"])
     with pytest.raises(HeadScoreError, match="at least 3"):
         head_scores(ModelBundle(bundle.model, tiny, tiny), segment_len=8)
+
+
+def test_a_heads_letter_names_its_kind_and_a_mixed_heads_its_strongest_pattern():
+    from model.interpret.head_scores import HeadAtlas, HeadScore
+
+    scores = {PREVIOUS: 0.1, INDUCTION: 0.3, SELF: 0.2}
+    assert HeadScore(AttentionKind.ENCODER, 0, 0, scores, INDUCTION).letter == "I"
+    assert HeadScore(AttentionKind.ENCODER, 0, 1, scores, MIXED).letter == "i"  # lower case: not past the threshold
+    atlas = HeadAtlas("m", [], 0.4, {"src": 12, "tgt": 12}, {})
+    assert atlas.lengths_text() == "12"
+    atlas.segment_lens["tgt"] = 3
+    assert atlas.lengths_text() == "12 (source), 3 (target)"

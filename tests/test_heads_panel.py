@@ -75,18 +75,18 @@ def window(qtbot, tmp_path):
 def test_clicking_the_grid_changes_the_output_view_and_the_maps_and_heads_are_ranked(window, qtbot, tmp_path):
     panel = window.panels["heads"]
     window.focus_panel("heads")
-    assert "No head is edited" in panel.changes.label.text()
+    assert "No head is edited" in panel.changes.text()
     panel.edit_box.setCurrentIndex(panel.edit_box.findData("uniform"))
-    qtbot.mouseClick(panel.grid.buttons[("encoder", 1, 3)], Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(panel.grid.cells[("encoder", 1, 3)], Qt.MouseButton.LeftButton)
     window.runner.wait()
     frame = window.state.frame
     assert window.state.session.interventions == {("encoder", 1, 3): "uniform"}
     assert frame.interventions == {("encoder", 1, 3): "uniform"}
     weights = frame.forward.trace.attention("encoder", 1)[0, 3]
     assert torch.allclose(weights, torch.full_like(weights, 1 / weights.size(-1)))
-    text = panel.changes.label.text()
+    text = panel.changes.text()
     assert "before:" in text and "after:" in text
-    assert panel.grid.buttons[("encoder", 1, 3)].text() == "≡"
+    assert panel.grid.cells[("encoder", 1, 3)].text() == "≡"
     assert capture(window, "s").interventions == "encoder:1:3=uniform"
     attention = window.panels["attention"]
     window.focus_panel("attention")
@@ -99,7 +99,7 @@ def test_clicking_the_grid_changes_the_output_view_and_the_maps_and_heads_are_ra
     figure.set_expanded(True)  # Figure 1 rings the edited sublayer's block
     assert [k for k, b in figure.blocks().items() if b.edited] == ["encoder.layers.1.self_attn"]
     assert "head 4 uniform" in figure.block("encoder.layers.1.self_attn").toolTip()
-    qtbot.mouseClick(panel.grid.buttons[("encoder", 1, 3)], Qt.MouseButton.LeftButton)  # again: restored
+    qtbot.mouseClick(panel.grid.cells[("encoder", 1, 3)], Qt.MouseButton.LeftButton)  # again: restored
     window.runner.wait()
     assert window.state.session.interventions == {} and not window.state.frame.interventions
 
@@ -123,20 +123,21 @@ def test_an_edit_that_moves_nothing_says_so_not_a_drop_of_zero(monkeypatch):
     above it names the drop."""
     from types import SimpleNamespace
 
-    from explorer.panels.heads import changes_view
-    from model.interpret.output_change import TokenChange
+    from explorer.style import prob_text
+    from model.interpret import output_change
+    from model.interpret.output_change import TokenChange, describe_html
 
     frame = SimpleNamespace(interventions={("cross", 0, 1): "zero"}, decode=object())  # a decoder's frame
     same = [TokenChange(0, "r", 0.921, "r", 0.919), TokenChange(1, "e", 0.80, "e", 0.80)]
-    monkeypatch.setattr(changes_view, "output_changes", lambda _frame: same)
-    text = changes_view.describe(frame)
+    monkeypatch.setattr(output_change, "output_changes", lambda _frame: same)
+    text = describe_html(frame, prob_text)
     assert "Largest drop" not in text and "changes nothing" in text
     dropped = [TokenChange(0, "r", 0.92, "r", 0.61), TokenChange(1, "e", 0.80, "e", 0.80)]
-    monkeypatch.setattr(changes_view, "output_changes", lambda _frame: dropped)
-    text = changes_view.describe(frame)
+    monkeypatch.setattr(output_change, "output_changes", lambda _frame: dropped)
+    text = describe_html(frame, prob_text)
     assert "Largest drop: step 1" in text and "0.61" in text  # counted as the decoding panel counts steps
     frame.decode = None  # a masked LM's: its outputs are the [MASK]s, numbered as the fill-in view does
-    assert "Largest drop: [MASK] 1" in changes_view.describe(frame)
+    assert "Largest drop: [MASK] 1" in describe_html(frame, prob_text)
 
 
 def test_a_deep_stack_is_paged_ten_layers_at_a_time_and_every_head_is_reachable(qtbot):
@@ -169,13 +170,13 @@ def test_a_deep_stack_is_paged_ten_layers_at_a_time_and_every_head_is_reachable(
     grid.headClicked.connect(lambda *key: clicked.append(key))
     for page in range(tabs.count()):
         tabs.setCurrentIndex(page)
-        shown = [layer for layer in range(30) if not grid.buttons[("decoder_self", layer, 0)].isHidden()]
+        shown = [layer for layer in range(30) if not grid.cells[("decoder_self", layer, 0)].isHidden()]
         assert shown == list(grid.shown_layers("decoder_self")) == list(range(10 * page, 10 * page + PAGE_LAYERS))
         for layer in shown:
-            qtbot.mouseClick(grid.buttons[("decoder_self", layer, 8)], Qt.MouseButton.LeftButton)
+            qtbot.mouseClick(grid.cells[("decoder_self", layer, 8)], Qt.MouseButton.LeftButton)
     assert clicked == [("decoder_self", layer, 8) for layer in range(30)]
     grid.set_heads({("decoder_self", 3, 2): "zero", ("decoder_self", 29, 0): "mean", ("decoder_self", 28, 1): "zero"})
     assert [tabs.tabText(i) for i in range(3)] == ["L1–10 (1 edited)", "L11–20", "L21–30 (2 edited)"]
     grid.set_model({"encoder": 2, "decoder_self": 2, "cross": 2}, 4)  # a small model: one page, no tabs
     assert all(tabs.isHidden() and len(pages) == 1 for tabs, pages, _rows, _grid in grid.pages.values())
-    assert not any(button.isHidden() for button in grid.buttons.values())
+    assert not any(button.isHidden() for button in grid.cells.values())

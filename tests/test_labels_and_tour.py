@@ -59,7 +59,7 @@ def test_the_stepper_scales_attention_weights_0_to_1(window, qtbot):
     window.focus_panel("step")
     assert window.state.select_step_named("encoder.layers.0.self_attn.weights")
     settle(qtbot)
-    assert window.panels["step"].view.colorbar.levels() == (0.0, 1.0)
+    assert window.panels["step"].view.bar.levels() == (0.0, 1.0)
 
 
 def test_grid_names_its_selected_head_and_the_masked_key_follows_the_mask(window, qtbot):

@@ -7,7 +7,8 @@ import torch
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
 
-from explorer.panels.lens.panel import LensPanel, parse_cell
+from explorer.panels.lens.panel import LensPanel
+from explorer.panels.texts import parse_cell
 from explorer.runner import Runner
 from explorer.state import SessionState
 from model.io.checkpoints import bundled_checkpoints, load_checkpoint, random_bundle
@@ -53,7 +54,7 @@ def test_clicking_a_cell_selects_it_in_the_session(qtbot, bert):
     grid, lens = panel.grid, state.frame.lens
     scene = grid.plot.vb.mapViewToScene(QPointF(1.5, grid.values.shape[0] - 0.5))  # the bottom row: layer 1
     QTest.mouseClick(grid.canvas.viewport(), Qt.LeftButton, Qt.NoModifier, grid.canvas.mapFromScene(scene))
-    assert parse_cell(state.session.view("lens")) == (0, 1)
+    assert parse_cell(state.session.view("lens"), 2) == (0, 1)
     assert grid.selected == (grid.values.shape[0] - 1, 1)
     assert "Layer 1, position 1" in panel.detail.text()  # positions from 0, as pos in PE
     assert f"<b>{lens.top_pieces[0][1][4]}</b>" in panel.detail.text()  # the fifth of that cell too

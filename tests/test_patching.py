@@ -195,3 +195,24 @@ def test_unknown_sites_and_tokens_are_refused_clearly(bundles):
         activation_patching(bundles["gpt-facts"], *PAIRS["gpt-facts"], sites=("heads",))
     with pytest.raises(PatchingError, match="not one token"):
         activation_patching(bundles["gpt-facts"], *PAIRS["gpt-facts"], answer="zebra")
+
+
+def test_the_progress_run_reports_up_to_its_total_and_returns_the_plain_results(bundles, results):
+    """`compute_patching` (the panel's worker) reports monotone progress ending one short of its
+    total before the attribution, and returns what the plain functions compute."""
+    from model.interpret.patching_view import PatchingRequest, compute_patching
+
+    bundle = bundles["gpt-facts"]
+    steps = compute_patching(PatchingRequest(bundle, "gpt-facts", *PAIRS["gpt-facts"], None, None))
+    reports = []
+    try:
+        while True:
+            reports.append(next(steps))
+    except StopIteration as stop:
+        view = stop.value
+    done = [d for d, _total, _what in reports]
+    assert done == sorted(done) and reports[-1][0] == reports[-1][1] - 1
+    plain = results["gpt-facts"]
+    assert (view.result.answer_id, view.result.clean_diff) == (plain.answer_id, pytest.approx(plain.clean_diff))
+    dla = direct_logit_attribution(bundle, PAIRS["gpt-facts"][0], plain.answer_id, plain.wrong_id)
+    assert view.dla.labels == dla.labels and torch.allclose(torch.as_tensor(view.dla.values), torch.as_tensor(dla.values))

@@ -7,8 +7,8 @@ import torch
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
 
-from explorer.panels.patching.job import parse_cell
 from explorer.panels.patching.panel import PatchingPanel
+from explorer.panels.texts import parse_cell
 from explorer.runner import Runner
 from explorer.state import SessionState
 from model.io.checkpoints import bundled_checkpoints, load_checkpoint
@@ -61,7 +61,7 @@ def test_clicking_a_cell_shows_that_cells_patched_output(qtbot, gpt):
     layer, position = 0, 2  # the bottom row (layer 1), the changed word
     scene = heatmap.plot.vb.mapViewToScene(QPointF(position + 0.5, len(mlp.rows) - 0.5))
     QTest.mouseClick(heatmap.canvas.viewport(), Qt.LeftButton, Qt.NoModifier, heatmap.canvas.mapFromScene(scene))
-    assert parse_cell(state.session.view("patching")) == (mlp.key, layer, position)
+    assert parse_cell(state.session.view("patching"), 3) == (mlp.key, layer, position)
     assert heatmap.selected == (len(mlp.rows) - 1, position)
     text = panel.detail.text()
     assert f"layer {layer + 1}, position {position}" in text

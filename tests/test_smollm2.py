@@ -367,7 +367,7 @@ def test_the_compare_panel_shows_what_q8_0_changes_against_q4_1(qtbot, bundle, f
     shown = panel.heads.values
     tok = bundle.tgt_tokenizer
     ids = [tok.bos_id] + tok.encode(PROMPTS[2]).ids + [i for i in frame.decode.output_ids if i != tok.eos_id]
-    model_b = panel.jobs.cache.get(str(q8_file)).model
+    model_b = panel.cache.get(str(q8_file)).model
     maps = []
     with torch.no_grad():
         for model in (bundle.model, model_b):

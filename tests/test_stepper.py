@@ -54,8 +54,8 @@ def hover(qtbot, panel, row, col):
     qtbot.wait(30)  # pyqtgraph drops mouse moves closer together than its rate limit
     # the cell where it is once painted (a colour bar's axis takes its labels' width on its first paint)
     scene_pos = view.cell_to_scene(row, col)
-    widget_pos = view.widget.mapFromScene(scene_pos)
-    QTest.mouseMove(view.widget.viewport(), QPoint(int(widget_pos.x()), int(widget_pos.y())))
+    widget_pos = view.canvas.mapFromScene(scene_pos)
+    QTest.mouseMove(view.canvas.viewport(), QPoint(int(widget_pos.x()), int(widget_pos.y())))
     expected_start = f"{view.row_axis} {row} “{view.row_labels[row]}”,  {view.col_axis} {col} "
     qtbot.waitUntil(lambda: panel.readout.text().startswith(expected_start), timeout=2000)
     return panel.readout.text()
@@ -160,10 +160,10 @@ def test_masked_scores_are_drawn_as_masked_not_small(setup, qtbot):
     assert panel.view.overlay_contains(r, c) and not panel.view.overlay_contains(fr, fc)
     assert "−∞" in hover(qtbot, panel, r, c)
     # and on screen: the masked cell is grey, the most negative real score is a saturated colour
-    image = panel.view.widget.grab().toImage()
+    image = panel.view.canvas.grab().toImage()
 
     def colour_at(row, col):
-        p = panel.view.widget.mapFromScene(panel.view.cell_to_scene(row, col))
+        p = panel.view.canvas.mapFromScene(panel.view.cell_to_scene(row, col))
         return QColor(image.pixel(int(p.x()), int(p.y())))
 
     masked, smallest = colour_at(r, c), colour_at(fr, fc)

@@ -212,7 +212,7 @@ def test_the_grid_colour_bar_added_after_a_theme_change_wears_the_new_theme(qapp
     dark: it was built in the light theme and was in no scene when the theme changed (it joins
     one with the first input), so the recolouring missed it."""
     from explorer import presentation
-    from explorer.panels.attention.grid import AttentionGrid
+    from explorer.panels.attention.panel import AttentionGrid
     from explorer.theme import DARK, LIGHT
 
     presentation.apply_theme(QApplication.instance(), "light")

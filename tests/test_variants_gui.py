@@ -103,11 +103,11 @@ def test_the_stepper_names_the_decoder_only_axes_prompt_and_continuation(qtbot):
     runner.set_bundle(gpt(), then_run="the duck")
     assert state.select_step_named("decoder.embedding.tokens")
     view = panel.view
-    assert view.left.labelText == "tokens: <bos> prompt | continuation"
+    assert view.rows_axis.labelText == "tokens: <bos> prompt | continuation"
     assert view.row_labels[:3] == ["<bos>", "the", "duck"] and len(view.row_labels) == len(state.result.tgt_pieces)
     runner.set_bundle(bert(), then_run="the [MASK] says moo")
     assert state.select_step_named("encoder.embedding.tokens")
-    assert view.left.labelText == "input tokens" and view.row_labels == ["the", "[MASK]", "says", "moo"]
+    assert view.rows_axis.labelText == "input tokens" and view.row_labels == ["the", "[MASK]", "says", "moo"]
 
 
 @pytest.mark.parametrize("make, text, kinds, names", [

@@ -1,10 +1,6 @@
-"""`StopsWithWindow`: a panel with a worker of its own (training, the mask-leak lab) stops it
-when its window closes, not only when the panel itself is closed.
-
-A dock's panel gets no closeEvent when the main window closes, so the panel watches the
-top-level window it is shown in and calls its own `shutdown()` on that window's Close.
-Put it before QWidget in the bases: `class TrainingPanel(StopsWithWindow, QWidget)`.
-"""
+"""`StopsWithWindow`: a panel with a worker of its own calls its `shutdown()` when its window
+closes too (a dock's panel gets no closeEvent then). Put it first in the bases:
+`class TrainingPanel(StopsWithWindow, QWidget)`."""
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent
@@ -12,9 +8,6 @@ from PySide6.QtCore import QEvent
 
 class StopsWithWindow:
     _watched = None  # the top-level window whose Close stops the worker
-
-    def shutdown(self) -> None:  # pragma: no cover - every user defines it
-        raise NotImplementedError
 
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)

@@ -1,5 +1,5 @@
-"""Panel text made one way: word-wrapped labels (`text_label`) and the note over a panel,
-tinted by its level (`say`: "info", "warning")."""
+"""Panel text made one way: word-wrapped labels (`text_label`), the note over a panel tinted by
+its level (`say`), and a clicked cell as the panel's session view (`cell_view`, `parse_cell`)."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QLabel
 from explorer import style
 
 NOTE_SHEET = "background:{{{level}_bg}}; color:{{{level}_text}}; padding:6px; border-radius:4px;"
+PLAIN_SHEET = "color: {text};"
 
 
 def text_label(text: str = "", point_size: float | None = style.BASE_POINT_SIZE, *, bold: bool = False,
@@ -30,6 +31,19 @@ def text_label(text: str = "", point_size: float | None = style.BASE_POINT_SIZE,
 
 
 def say(note: QLabel, text: str, level: str = "info") -> None:
-    """Show `text` in the note, tinted by its level."""
-    style.set_sheet(note, NOTE_SHEET.format(level=level))
+    """Show `text` in the note, tinted by its level ("info", "warning", "error"; "plain": untinted)."""
+    style.set_sheet(note, PLAIN_SHEET if level == "plain" else NOTE_SHEET.format(level=level))
     note.setText(text)
+
+
+def cell_view(*parts) -> str:
+    """A clicked cell as a panel's view: "cell <part> <part> …"."""
+    return " ".join(["cell", *map(str, parts)])
+
+
+def parse_cell(view: str | None, n: int) -> tuple | None:
+    """The `n` parts a cell view names (digits as ints, the last two always numbers), or None."""
+    parts = (view or "").split()
+    if len(parts) != n + 1 or parts[0] != "cell" or not all(p.isdigit() for p in parts[-2:]):
+        return None
+    return tuple(int(p) if p.isdigit() else p for p in parts[1:])

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from model.inference.bundle import ForwardResult, ModelBundle
+from model.interpret.attention_maps import AttentionData
 from model.interpret.frame import DecodeSettings, Frame, compute_frame
 
 # Config fields that do not change what an eval-mode forward computes (dropout is off at eval).
@@ -112,6 +113,11 @@ class Comparison:
         allowed = self.allowed[kind]
         return diff[..., allowed].mean(-1) if allowed.any() else np.zeros(diff.shape[:2], np.float32)
 
+    def most_changed(self, kind: str) -> tuple[int, int] | None:
+        """(layer, head) of `kind` whose map differs most between A and B (the largest mean |B − A|)."""
+        changes = self.mean_abs_difference(kind)
+        return tuple(int(i) for i in np.unravel_index(int(np.argmax(changes)), changes.shape)) if changes.size else None
+
 
 def check_finite(label: str, result: ForwardResult) -> None:
     """Refuse a model whose outputs are NaN or infinite (e.g. a diverged run's weights): every
@@ -165,25 +171,6 @@ def _scored(writer: str, own_bundle: ModelBundle, own: ForwardResult, other: For
     return ScoredOutput(writer, pieces, _token_probs(own, scored, kind), _token_probs(other, scored, kind))
 
 
-# -- attention -------------------------------------------------------------------------------------
-def attention_maps(result: ForwardResult) -> tuple[dict, dict, dict]:
-    """(weights, allowed, labels) per attention kind of one recorded forward."""
-    trace = result.trace
-    pieces = {"src": list(result.src_pieces), "tgt": list(result.tgt_pieces)}
-    weights, allowed, labels = {}, {}, {}
-    for kind in trace.attention_kinds():
-        n = trace.n_layers(kind)
-        weights[kind] = np.stack([trace.attention(kind, i)[0].numpy() for i in range(n)]).astype(np.float32)
-        mask_name = kind.module_name(0) + ".mask"
-        tq, tk = weights[kind].shape[-2:]
-        allowed[kind] = (trace[mask_name].tensor[0].numpy().astype(bool).reshape(tq, tk)
-                         if mask_name in trace else np.ones((tq, tk), bool))
-        q, k = kind.axes
-        labels[kind] = (pieces[q] if len(pieces[q]) == tq else [str(i) for i in range(tq)],
-                        pieces[k] if len(pieces[k]) == tk else [str(i) for i in range(tk)])
-    return weights, allowed, labels
-
-
 def compare(a: ModelBundle, b: ModelBundle, source: str, target: str | None = None,
             settings: DecodeSettings | None = None, label_a: str | None = None, label_b: str | None = None,
             frame_a: Frame | None = None) -> Comparison:
@@ -206,12 +193,12 @@ def compare(a: ModelBundle, b: ModelBundle, source: str, target: str | None = No
         a_on_b = frame_a.forward if ids_a == ids_b else _forward_over(a, frame_a, enc_a, ids_b)
     out_a = _scored("A", a, frame_a.forward, b_on_a, ids_a)
     out_b = _scored("B", b, frame_b.forward, a_on_b, ids_b)
-    weights_a, allowed, labels = attention_maps(frame_a.forward)
-    weights_b, _, _ = attention_maps(b_on_a)
+    maps_a = AttentionData.from_trace(frame_a.forward.trace, frame_a.forward.src_pieces, frame_a.forward.tgt_pieces)
+    maps_b = AttentionData.from_trace(b_on_a.trace)
     shared = "the target" if frame_a.target else ("A's output" if a.config.has_decoder else "the input")
-    return Comparison(label_a, label_b, frame_a, frame_b, out_a, out_b, shared, weights_a, weights_b,
-                      allowed, labels)
+    return Comparison(label_a, label_b, frame_a, frame_b, out_a, out_b, shared, dict(maps_a.weights),
+                      dict(maps_b.weights), maps_a.allowed, maps_a.labels)
 
 
-__all__ = ["Comparison", "ComparisonError", "ScoredOutput", "attention_maps", "check_comparable", "check_finite", "compare",
+__all__ = ["Comparison", "ComparisonError", "ScoredOutput", "check_comparable", "check_finite", "compare",
            "mismatches", "output_ids"]

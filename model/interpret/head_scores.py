@@ -48,6 +48,7 @@ MEANINGS = {PREVIOUS: "attends the token just before", DUPLICATE: "attends an ea
             INDUCTION: "attends the token after an earlier copy (continues a repeat)",
             FIRST: "parks its attention on the first position (a sink)", SELF: "attends its own position",
             MIXED: "no pattern reaches the threshold"}  # each kind in words
+LETTERS = {PREVIOUS: "P", DUPLICATE: "D", INDUCTION: "I", FIRST: "F", SELF: "S", MIXED: "p d i f s"}
 # Which scores an attention kind has: cross-attention's keys are another sequence's positions.
 APPLIES = {AttentionKind.ENCODER: SCORE_NAMES, AttentionKind.DECODER_SELF: SCORE_NAMES,
            AttentionKind.CROSS: (FIRST,)}
@@ -75,6 +76,11 @@ class HeadScore:
         """(attention kind, layer, head): the key head surgery and importance use."""
         return (self.attention.value, self.layer, self.head)
 
+    @property
+    def letter(self) -> str:
+        """Its kind's letter; a mixed head's strongest pattern's, in lower case."""
+        return LETTERS[self.kind] if self.kind != MIXED else LETTERS[max(self.scores, key=self.scores.get)].lower()
+
     def describe(self) -> str:
         """One line: where the head is, its kind and every score."""
         scores = " · ".join(f"{name} {score:.2f}" for name, score in self.scores.items())
@@ -91,6 +97,12 @@ class HeadAtlas:
     segment_lens: dict[str, int]  # "src"/"tgt" → L: each sequence is [prefix] L tokens, the same L tokens [suffix]
     offsets: dict[str, int]  # "src"/"tgt" → where the first copy starts (the prefix's length)
     tokens: dict[str, torch.Tensor] = field(default_factory=dict, repr=False)  # "src"/"tgt" → (B, T) ids
+
+    def lengths_text(self) -> str:
+        """The repeated copies' length in words: "12", or "12 (source), 3 (target)" where they differ."""
+        if len(set(self.segment_lens.values())) == 1:
+            return str(next(iter(self.segment_lens.values())))
+        return ", ".join(f"{n} ({'source' if axis == 'src' else 'target'})" for axis, n in self.segment_lens.items())
 
     def head(self, attention: str, layer: int, head: int) -> HeadScore:
         for h in self.heads:

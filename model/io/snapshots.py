@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from model.io.checkpoints import CONFIG, save_checkpoint
+from model.io.checkpoints import CONFIG, UNTRAINED, save_checkpoint
 
 STEP_FOLDER = re.compile(r"^step-(\d+)$")
 
@@ -72,4 +72,21 @@ def latest_snapshot(path: str | Path) -> Path | None:
     return snaps[-1].path if snaps else None
 
 
-__all__ = ["RunSnapshot", "latest_snapshot", "run_snapshots", "save_snapshot", "snapshot_folder"]
+def resolve_reference(reference: str) -> str:
+    """A checkpoint to compare with: a folder of step folders means its newest snapshot."""
+    newest = latest_snapshot(reference) if Path(reference).expanduser().is_dir() else None
+    return str(newest) if newest is not None else reference
+
+
+def describe_reference(reference: str) -> str:
+    """A compared checkpoint in words: a snapshot's run and step, a folder's name, a bundled name."""
+    if reference == UNTRAINED:
+        return "untrained copy"
+    path = Path(resolve_reference(reference))
+    if path.name.startswith("step-") and path.name[5:].isdigit():
+        return f"{path.parent.name}, step {int(path.name[5:]):,}"
+    return path.name if path.exists() else reference
+
+
+__all__ = ["RunSnapshot", "describe_reference", "latest_snapshot", "resolve_reference", "run_snapshots",
+           "save_snapshot", "snapshot_folder"]

@@ -1,91 +1,142 @@
-"""The head atlas: what every attention head of the model does, at a glance.
-
-`model.interpret.head_scores` runs the model once over repeated random token sequences and
-scores each head as previous-token, duplicate-token, induction, first-token (a sink) or self;
-this panel draws a layers × heads grid per attention kind, each cell coloured by its head's
-type (the legend names the colours), every score in the cell's tooltip. The scoring runs on a
-pool thread with progress, when the panel is shown and whenever the model changes.
-
-Clicking a head selects it in the session and asks for the Attention maps panel on that head
-(the session's attention selection, its "single" view and `SessionState.request_panel`): the panel
-never calls another panel.
-"""
+"""The head atlas (model.interpret.head_scores): a layers × heads grid per attention kind, each
+cell coloured and lettered by its head's type, every score in its tooltip; scored off the GUI
+thread whenever the model changes. A click selects the head and asks for its Attention map."""
 from __future__ import annotations
 
 import weakref
 
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, Signal
+from PySide6.QtWidgets import QLabel
 
 from explorer.drawing import plot_style as st
-from explorer.latest_job import LatestJob
-from explorer.panels.atlas.atlas_grid import AtlasGrid, Legend
+from explorer.panels.base import Panel
+from explorer.panels.heads.head_grid import HeadBlocks
 from explorer.panels.job_bar import JobBar
+from explorer.panels.layouts import column, flow
 from explorer.panels.texts import text_label
 from explorer.state import SessionState
-from explorer.theme import notifier
-from model.interpret.head_scores import head_scores
+from explorer.theme import current, notifier, set_sheet
+from model.interpret.head_scores import KINDS, LETTERS, MEANINGS, HeadAtlas, HeadScore, head_scores
 from model.nn.kinds import AttentionKind
 
 ABOUT = ("Each head read {n} random sequences of {L} tokens, each repeated; its colour is the pattern "
          "that takes the largest share of its attention when that share is at least {t:.0%}.{cross} "
          "Hover or click a head for its scores.")
 CROSS_NOTE = " Cross-attention reads another sequence: only first-token applies to it."
+CELL_SHEET = "QToolButton {{ color: {text}; background: %s; border: 1px solid {grid}; }}"
+SELECTED_SHEET = "QToolButton {{ color: {text}; background: %s; border: 3px solid {selected}; font-weight: bold; }}"
+SWATCH_SHEET = "QLabel {{ color: {text}; background: %s; border: 1px solid {grid}; padding: 1px 6px; }}"
 
 
-def lengths_text(atlas) -> str:
-    """The copies' lengths in words: "12", or "12 (source), 3 (target)" where they differ."""
-    lengths = atlas.segment_lens
-    if len(set(lengths.values())) == 1:
-        return str(next(iter(lengths.values())))
-    return ", ".join(f"{n} ({'source' if axis == 'src' else 'target'})" for axis, n in lengths.items())
+def cell_sheet(kind: str, selected: bool) -> str:
+    """The cell's stylesheet: its type's fill from the current theme (`restyle` re-colours it)."""
+    return (SELECTED_SHEET if selected else CELL_SHEET) % current().head_kinds[kind]
 
 
-class AtlasPanel(QWidget):
+def meaning(kind: str) -> str:
+    return MEANINGS[kind] + ("; the lower-case letter is its strongest" if kind == "mixed" else "")
+
+
+def tooltip(h: HeadScore) -> str:
+    lines = [f"{h.attention.short_title} L{h.layer + 1} H{h.head + 1}: {h.kind} ({meaning(h.kind)})"]
+    lines += [f"  {name}: {score:.2f}" for name, score in h.scores.items()]
+    if h.attention is AttentionKind.CROSS:
+        lines.append("  (cross-attention: only first-token applies)")
+    lines.append("Click: show this head in Attention maps")
+    return "\n".join(lines)
+
+
+def legend_swatches() -> dict[str, QLabel]:
+    """Each type's letter and name, coloured as its cells (`restyle_swatches`)."""
+    swatches = {kind: QLabel(f"{LETTERS[kind]}  {kind}", font=st.font(st.TICK_PT), toolTip=meaning(kind)) for kind in KINDS}
+    restyle_swatches(swatches)
+    return swatches
+
+
+def restyle_swatches(swatches: dict[str, QLabel]) -> None:
+    for kind, label in swatches.items():
+        set_sheet(label, SWATCH_SHEET % current().head_kinds[kind])
+
+
+class AtlasGrid(HeadBlocks):
+    """Cells for every head of an atlas. Signals headClicked / headHovered(kind, layer, head)."""
+
+    headHovered = Signal(str, int, int)
+    bold_cells = True
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.atlas: HeadAtlas | None = None
+        self.chosen: tuple[str, int, int] | None = None
+
+    def set_atlas(self, atlas: HeadAtlas | None) -> None:
+        """Rebuild the blocks for `atlas` (None: empty)."""
+        self.atlas = atlas
+        heads = atlas.heads if atlas is not None else []
+        kinds = [k.value for k in atlas.attention_kinds] if atlas is not None else []
+        self.build({kind: 1 + max(h.layer for h in heads if h.key[0] == kind) for kind in kinds},
+                   1 + max((h.head for h in heads), default=-1))
+        for h in heads:
+            cell = self.cells[h.key]
+            cell.setText(h.letter)
+            cell.setToolTip(tooltip(h))
+            cell.setAccessibleName(f"{h.attention.short_title} layer {h.layer + 1} head {h.head + 1}: {h.kind}")
+            cell.installEventFilter(self)
+        self.restyle()
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.Enter:
+            for key, cell in self.cells.items():
+                if cell is obj:
+                    self.headHovered.emit(*key)
+                    break
+        return False
+
+    def select(self, key: tuple[str, int, int] | None) -> None:
+        """Outline the session's selected head (None: none)."""
+        self.chosen = key
+        self.restyle()
+
+    def restyle(self) -> None:
+        """Colour every cell from the current theme."""
+        if self.atlas is None:
+            return
+        for h in self.atlas.heads:
+            cell = self.cells.get(h.key)
+            if cell is not None:
+                set_sheet(cell, cell_sheet(h.kind, h.key == self.chosen))
+
+
+class AtlasPanel(Panel):
     panel_name = "atlas"
     title = "Head atlas"
     tab_title = "Atlas"
 
     def __init__(self, state: SessionState, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.atlas = None
-        self._scored_bundle = lambda: None  # (weakly) the bundle the atlas (or the running worker) belongs to
-        self.job = LatestJob(self)
-        self.job.done.connect(self._on_done)
-        self.job.failed.connect(self._on_error)
-        self._build()
-        state.bundleChanged.connect(self._on_bundle)
-        state.attentionSelected.connect(self._on_selected)
-        notifier().changed.connect(self._restyle)  # (a bound method: dropped with the panel)
-        if state.bundle is not None:
-            self._on_bundle(state.bundle)
-
-    def _build(self) -> None:
+        self._scored_bundle = lambda: None  # (weakly) the bundle the atlas (or the running job) belongs to
+        self.add_job(self._on_done, self.tell_failure)
         self.status = text_label("Load a model to see what its heads do.", st.LABEL_PT)
         self.bar = JobBar(self.job, self.status.setText)
-        self.legend = Legend()
+        self.swatches = legend_swatches()
+        self.legend = flow(*self.swatches.values())  # wraps onto more lines where narrow
         self.about = text_label("", st.TICK_PT)
         self.grid = AtlasGrid()
         self.grid.headClicked.connect(self._on_head_clicked)
         self.grid.headHovered.connect(self._show_scores)
         self.readout = text_label(" ", st.TICK_PT)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
-        lay.addWidget(self.status)
-        lay.addWidget(self.bar)
-        lay.addWidget(self.legend)
-        lay.addWidget(self.about)
-        lay.addWidget(self.grid, 1)
-        lay.addWidget(self.readout)
-        lay.addStretch(0)
+        column(self.status, self.bar, self.legend, self.about, (self.grid, 1), self.readout, (None, 0),
+               parent=self, margins=4)
+        state.attentionSelected.connect(self._on_selected)
+        notifier().changed.connect(self._restyle)
+        self.follow(bundle=self._on_bundle)
 
-    # -- scoring ---------------------------------------------------------------------------------
     def _on_bundle(self, bundle) -> None:
         if bundle is not self._scored_bundle():
             self.compute()
 
     def compute(self) -> None:
-        """Score the shown model's heads off the GUI thread (a newer model replaces one queued)."""
         bundle = self.state.bundle
         if bundle is None:
             return
@@ -101,17 +152,11 @@ class AtlasPanel(QWidget):
         self._on_selected(self.state.kind, self.state.layer, self.state.head)
         counts = ", ".join(f"{n} {kind}" for kind, n in atlas.counts().items() if n)
         self.status.setText(f"{atlas.model_name}: {counts}.")
-        self.about.setText(ABOUT.format(n=len(next(iter(atlas.tokens.values()))), L=lengths_text(atlas),
+        self.about.setText(ABOUT.format(n=len(next(iter(atlas.tokens.values()))), L=atlas.lengths_text(),
                                         t=atlas.threshold,
                                         cross=CROSS_NOTE if AttentionKind.CROSS in atlas.attention_kinds else ""))
 
-    def _on_error(self, message: str) -> None:
-        self.status.setText(message)
-        self.state.inform(message, "warning")
-
-    # -- selection -------------------------------------------------------------------------------
     def _on_head_clicked(self, kind: str, layer: int, head: int) -> None:
-        """Select the head for every panel and ask for the Attention maps on it."""
         self.state.select_attention(kind, layer, head)
         self.state.set_view("attention", "single")
         self.state.request_panel("attention")
@@ -126,12 +171,5 @@ class AtlasPanel(QWidget):
             self.readout.setText(self.atlas.head(kind, layer, head).describe())
 
     def _restyle(self) -> None:
-        self.legend.restyle()
+        restyle_swatches(self.swatches)
         self.grid.restyle()
-
-    def wait_until_drawn(self, msecs: int = 60000) -> bool:
-        """Block until the running scoring is drawn (headless figures, tests)."""
-        return self.job.wait(msecs)
-
-    def shutdown(self) -> None:
-        self.job.stop()

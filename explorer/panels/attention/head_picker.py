@@ -1,14 +1,11 @@
-"""`HeadPicker`: the attention kind, layer and head as three combo boxes, for every panel that
-shows one head (attention, compare). The selection is the session's: a choice here calls
-`select`, so the stepper, the diagram and the other panels follow; `kind`, `layer` and `head` are
-the session's selection clamped to what the panel shows (never stored), and `sync` shows them
-without echoing them back.
-"""
+"""`HeadPicker`: the attention kind, layer and head as three combo boxes (attention, compare).
+The selection is the session's: `kind`, `layer` and `head` are it clamped to what the panel
+shows, `select` changes it, `sync` shows it without echoing it back."""
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from explorer.drawing import plot_style as st
@@ -36,7 +33,7 @@ class HeadPicker(QWidget):
             box.currentIndexChanged.connect(self._on_box)
 
     def select(self, kind: str, layer: int, head: int) -> None:
-        """Make (kind, layer, head) the session's selection (a bare trace's too: no model loaded)."""
+        """Make (kind, layer, head) the session's selection (also with no model: a bare trace)."""
         if self.state.bundle is not None and kind in self.state.available_kinds():
             self.state.select_attention(kind, layer, head)
         else:
@@ -59,22 +56,18 @@ class HeadPicker(QWidget):
         """Offer the kinds, layers and heads shown, and show the selection, without echoing."""
         kinds, kind = self.kinds(), self.kind
         n_layers, n_heads = self.shape(kind)
-        boxes = (self.kind_box, self.layer_box, self.head_box)
-        for box in boxes:
-            box.blockSignals(True)
-        for box, texts, values in ((self.kind_box, [AttentionKind(k).short_title for k in kinds], kinds),
-                                   (self.layer_box, [str(i + 1) for i in range(n_layers)], list(range(n_layers))),
-                                   (self.head_box, [str(i + 1) for i in range(n_heads)], list(range(n_heads)))):
-            if [box.itemData(i) for i in range(box.count())] != values:
-                box.clear()
-                for text, value in zip(texts, values):
-                    box.addItem(text, value)
+        for box, texts, values, index in (
+                (self.kind_box, [AttentionKind(k).short_title for k in kinds], kinds, kinds.index(kind) if kind in kinds else -1),
+                (self.layer_box, [str(i + 1) for i in range(n_layers)], list(range(n_layers)), self.layer if n_layers else -1),
+                (self.head_box, [str(i + 1) for i in range(n_heads)], list(range(n_heads)), self.head if n_heads else -1)):
+            with QSignalBlocker(box):
+                if [box.itemData(i) for i in range(box.count())] != values:
+                    box.clear()
+                    for text, value in zip(texts, values):
+                        box.addItem(text, value)
+                box.setCurrentIndex(index)
         for i, k in enumerate(kinds):
             self.kind_box.setItemData(i, AttentionKind(k).title, Qt.ItemDataRole.ToolTipRole)
-        for box, index in zip(boxes, (kinds.index(kind) if kind in kinds else -1, self.layer if n_layers else -1,
-                                      self.head if n_heads else -1)):
-            box.setCurrentIndex(index)
-            box.blockSignals(False)
 
     def _on_box(self, _index: int) -> None:
         kind = self.kind_box.currentData()

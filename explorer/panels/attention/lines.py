@@ -1,7 +1,6 @@
-"""The head view (like BertViz's head view / tensor2tensor's attention view): the query tokens
-in one column, the key tokens in another, a line from each query to each key whose opacity is
-the weight. Hovering a token keeps only its lines and writes their weights beside them, which
-is how a lecturer walks through "what does this word look at?"."""
+"""The line view (as BertViz's head view): query tokens in one column, key tokens in another, a
+line from each query to each key whose opacity is the weight. Hovering a token keeps only its
+lines and writes their weights beside them: "what does this word look at?"."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,10 +10,10 @@ from PySide6.QtWidgets import QWidget
 
 from explorer.drawing import plot_style as st
 
-# Colours are theme roles (legible on both canvases): every line in the accent colour, its
-# opacity the weight (0–1, the same rule as every map); the hovered token's lines in "chosen".
-LINE_ROLE, FOCUS_ROLE = "accent", "chosen"
-MIN_WEIGHT = 0.01  # lighter lines are invisible on screen anyway; skipping them keeps painting fast
+LINE_ROLE, FOCUS_ROLE = "accent", "chosen"  # theme roles: every line, the hovered token's lines
+MIN_WEIGHT = 0.01  # lighter lines are invisible anyway; skipping them keeps painting fast
+RIGHT, LEFT = (Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+               Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
 
 class LineView(QWidget):
@@ -28,10 +27,8 @@ class LineView(QWidget):
         self.setMouseTracking(True)
         self.setMinimumSize(420, 200)
         self.weights: np.ndarray | None = None
-        self.allowed: np.ndarray | None = None
-        self.q_labels: list[str] = []
-        self.k_labels: list[str] = []
-        self.title = ""
+        self.allowed: np.ndarray | None = None  # (set_map: a map's weights and its mask)
+        self.q_labels, self.k_labels, self.title = [], [], ""
         self.q_name, self.k_name = "query", "key"
         self.hover: tuple[str, int] | None = None  # ("q" | "k", index)
 
@@ -47,7 +44,6 @@ class LineView(QWidget):
         self.setMinimumHeight(self.HEADER + self.ROW_MIN * max(len(self.q_labels), len(self.k_labels)) + 10)
         self.update()
 
-    # -- geometry --------------------------------------------------------------------------------
     def _row_height(self) -> float:
         n = max(len(self.q_labels), len(self.k_labels), 1)
         return max(self.ROW_MIN, min(self.ROW_MAX, (self.height() - self.HEADER - 10) / n))  # fill the panel
@@ -60,17 +56,12 @@ class LineView(QWidget):
         """Where a token's label is drawn (and where hovering picks it)."""
         row = self._row_height()
         xq, xk = self._columns()
-        y = self.HEADER + index * row
-        if side == "q":
-            return QRectF(xq - 190, y, 182, row)
-        return QRectF(xk + 8, y, 182, row)
+        return QRectF(xq - 190 if side == "q" else xk + 8, self.HEADER + index * row, 182, row)
 
     def _anchor(self, side: str, index: int) -> QPointF:
-        row = self._row_height()
         xq, xk = self._columns()
-        return QPointF(xq if side == "q" else xk, self.HEADER + (index + 0.5) * row)
+        return QPointF(xq if side == "q" else xk, self.HEADER + (index + 0.5) * self._row_height())
 
-    # -- what is drawn ---------------------------------------------------------------------------
     def drawn_lines(self) -> list[tuple[int, int, float]]:
         """(query, key, weight) of every line on screen: all of them, or only the hovered token's."""
         if self.weights is None:
@@ -80,10 +71,7 @@ class LineView(QWidget):
         if self.hover is not None:
             side, i = self.hover
             only = np.zeros_like(keep)
-            if side == "q":
-                only[i, :] = True
-            else:
-                only[:, i] = True
+            only[(i, slice(None)) if side == "q" else (slice(None), i)] = True
             keep &= only
         qs, ks = np.nonzero(keep)
         return [(int(q), int(k), float(w[q, k])) for q, k in zip(qs, ks)]
@@ -107,16 +95,10 @@ class LineView(QWidget):
             self.hovered.emit(f"key {i} “{self.k_labels[i]}”: total weight received {col.sum():.3f} "
                               f"from {int((col >= MIN_WEIGHT).sum())} queries")
 
-    # -- Qt events -------------------------------------------------------------------------------
     def mouseMoveEvent(self, event):  # noqa: N802
         pos = event.position()
-        found = None
-        for side, labels in (("q", self.q_labels), ("k", self.k_labels)):
-            for i in range(len(labels)):
-                if self.token_rect(side, i).contains(pos):
-                    found = (side, i)
-                    break
-        self.set_hover(found)
+        self.set_hover(next(((side, i) for side, labels in (("q", self.q_labels), ("k", self.k_labels))
+                             for i in range(len(labels)) if self.token_rect(side, i).contains(pos)), None))
 
     def leaveEvent(self, event):  # noqa: N802
         self.set_hover(None)
@@ -131,8 +113,8 @@ class LineView(QWidget):
         p.drawText(QRectF(0, 4, self.width(), 28), Qt.AlignmentFlag.AlignCenter, self.title)
         p.setFont(st.font(st.LABEL_PT))
         p.setPen(st.colour("muted"))
-        p.drawText(QRectF(xq - 260, 32, 252, 26), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, self.q_name)
-        p.drawText(QRectF(xk + 8, 32, 260, 26), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self.k_name)
+        p.drawText(QRectF(xq - 260, 32, 252, 26), RIGHT, self.q_name)
+        p.drawText(QRectF(xk + 8, 32, 260, 26), LEFT, self.k_name)
         if self.weights is None:
             return
         focus = self.hover is not None
@@ -153,7 +135,7 @@ class LineView(QWidget):
             for q, k, w in self.drawn_lines():
                 weights_shown[("k", k) if side == "q" else ("q", q)] = w
         for side, labels in (("q", self.q_labels), ("k", self.k_labels)):
-            align = (Qt.AlignmentFlag.AlignRight if side == "q" else Qt.AlignmentFlag.AlignLeft) | Qt.AlignmentFlag.AlignVCenter
+            align = RIGHT if side == "q" else LEFT
             for i, text in enumerate(labels):
                 rect = self.token_rect(side, i)
                 blocked = (self.hover is not None and self.hover[0] != side and
@@ -162,13 +144,8 @@ class LineView(QWidget):
                     p.fillRect(rect, st.colour("hover_fill"))
                 p.setPen(st.colour("masked") if blocked else st.colour("text"))
                 p.drawText(rect.adjusted(4, 0, -4, 0), align, text + ("  (masked)" if blocked and side == "k" else ""))
-                if (side, i) in weights_shown:
+                if (side, i) in weights_shown:  # the weight beside the token, away from the lines
                     p.setPen(st.colour("chosen_text"))
-                    note = f"{weights_shown[(side, i)]:.2f}"
                     advance = p.fontMetrics().horizontalAdvance(text)
-                    if side == "k":
-                        box = QRectF(rect.left() + advance + 16, rect.top(), 80, rect.height())
-                        p.drawText(box, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, note)
-                    else:
-                        box = QRectF(rect.right() - advance - 96, rect.top(), 80, rect.height())
-                        p.drawText(box, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, note)
+                    left = rect.left() + advance + 16 if side == "k" else rect.right() - advance - 96
+                    p.drawText(QRectF(left, rect.top(), 80, rect.height()), align, f"{weights_shown[(side, i)]:.2f}")

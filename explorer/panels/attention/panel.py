@@ -1,35 +1,25 @@
-"""Attention maps panel: every head of every layer, one head large, the line view, and the
-derived maps (mean over heads, rollout) — for the three kinds of attention of Section 3.2.3.
-
-It observes `SessionState`: a new result redraws, `attentionSelected` moves the selection,
-and picking a head here calls `state.select_attention` so the stepper and diagram follow.
-`show_result(result_or_trace)` is public so a training run can stream snapshots into it.
-"""
+"""Attention maps: every head of every layer, one head large, the line view, and the derived maps
+(mean over heads, rollout), for the three kinds of attention of Section 3.2.3. The selected head
+is the session's; `show_result` also takes a bare Trace (a training run's snapshots)."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QHBoxLayout,
-    QLabel,
-    QScrollArea,
-    QStackedWidget,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
-)
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QCheckBox, QLabel, QScrollArea, QStackedWidget, QTabWidget, QWidget
 
+from explorer import style
 from explorer.deferred_pages import DeferredPages
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
-from explorer.panels.attention.derived_view import DerivedView
-from explorer.panels.attention.grid import SCALE_NAME, AttentionGrid, weight_text
+from explorer.drawing.heatmap_grid import HeatmapGrid
 from explorer.panels.attention.head_picker import HeadPicker
 from explorer.panels.attention.lines import LineView
-from explorer.panels.attention.tab_corner import TabCorner
+from explorer.panels.base import Panel
+from explorer.panels.heads.head_grid import SYMBOLS
+from explorer.panels.layouts import column, row
 from explorer.state import SessionState
 from explorer.theme import set_sheet, set_text
-from model.interpret.attention_maps import AttentionData
+from model.interpret.attention_maps import ROLLOUT_KINDS, ROLLOUT_UNDEFINED, AttentionData, mean_over_heads, rollout
 from model.nn.kinds import AttentionKind
 
 VIEWS = ("grid", "single", "lines", "derived")
@@ -40,83 +30,188 @@ MASK_TIP = ("Grey hatched cells were blocked before the softmax (future position
             "model computed to be near 0, drawn dark in the colour map.")
 
 
-def head_title(kind: str, layer: int, head: int) -> str:
-    return f"{AttentionKind(kind).title} — layer {layer + 1}, head {head + 1}"  # counted from 1, as everywhere
+ROLLOUT_SOURCE = " (Abnar & Zuidema 2020: Π over layers of 0.5·mean_h A + 0.5·I, rows renormalised)"
+SCALE_RULE = "attention weight: 0–1 on every map"
+SCALE_NAME = "attention weight (0–1)"
+ALL_LAYERS_MAX = 48  # maps drawn at once before the grid shows one layer at a time
 
 
-class AttentionPanel(QWidget):
+def weight_text(m, q: int, k: int, what: str = "weight", digits: int = 4, extra: str = "") -> str:
+    """Map `m`'s cell (q, k) as the readout says it, the number first (the line may be elided)."""
+    value = (f"{float(m.values[q, k]):.{digits}f}" if m.allowed is None or m.allowed[q, k]
+             else "blocked by the mask: score set to −∞, weight exactly 0")
+    return f"{what} {value} · query {q} “{m.row_labels[q]}” → key {k} “{m.col_labels[k]}”{extra}"
+
+
+def head_label(layer: int, head: int) -> str:
+    """A head as the user reads it, counted from 1 ("L2 H3" is layer index 1, head index 2)."""
+    return f"L{layer + 1} H{head + 1}"
+
+
+class AttentionGrid(HeatmapGrid):
+    """All heads of one layer of the shown kinds. Signals: cellClicked(kind, layer, head), hovered(text)."""
+
+    cellClicked = Signal(str, int, int)
+
+    def __init__(self, parent=None):
+        super().__init__(st.weight_cmap(), st.WEIGHT_LEVELS, SCALE_RULE, parent)
+        self.shown: list[str] = []
+        self.data: AttentionData | None = None
+        self.edits: dict = {}  # {(kind, layer, head): op} of the frame drawn
+        self._selection = ("encoder", 0, 0)
+        self.drawn: dict[str, list[int]] = {}  # kind → the layers its maps show
+        self._sections: list[tuple[str, int]] = []  # (kind, layer) of each section drawn, in order
+        self.mapClicked.connect(lambda section, head: self.cellClicked.emit(*self._sections[section], head))
+
+    def show_kinds(self, kinds: list[str], edits: dict | None = None) -> None:
+        """The kinds drawn, a section each, and the heads the frame edited (marked in their titles)."""
+        self.shown, self.edits = list(kinds), dict(edits or {})
+        st.restyle_view(self.bar_canvas)  # a bar built before a theme change wears the new theme
+
+    def layer_of(self, kind: str) -> int:
+        layer = self._selection[1]
+        return max(0, min(layer, self.data.n_layers(kind) - 1)) if self.data is not None else 0
+
+    def layers_drawn(self, kind: str) -> list[int]:
+        """Every layer of `kind` when the shown kinds' maps are few enough, else the selected one."""
+        data = self.data
+        total = sum(data.n_layers(k) * data.n_heads(k) for k in self.shown if k in data.weights)
+        return list(range(data.n_layers(kind))) if total <= ALL_LAYERS_MAX else [self.layer_of(kind)]
+
+    def set_data(self, data: AttentionData) -> None:
+        self.data = data
+        kinds = [k for k in self.shown if k in data.weights]
+        self.drawn = {kind: self.layers_drawn(kind) for kind in kinds}
+        keys = [(kind, layer) for kind in kinds for layer in self.drawn[kind]]
+        sections = []
+        for kind, layer in keys:
+            titles = [head_label(layer, h) + self._edit_mark(kind, layer, h) for h in range(data.n_heads(kind))]
+            sections.append((f"{AttentionKind(kind).title} · layer {layer + 1}", titles))
+        for (kind, layer), maps in zip(keys, self.set_sections(sections)):
+            queries, tokens = data.labels[kind]
+            heads = data.weights.layers(kind)[layer]
+            for h, m in enumerate(maps):
+                m.set_data(heads[h], queries, tokens, allowed=data.allowed[kind])
+                what = f"{head_label(layer, h)} weight"
+                m.describe = lambda q, k, m=m, what=what: weight_text(m, q, k, what, extra=" · click to open")
+        self._sections = keys
+        self._mark_selection()
+
+    def _edit_mark(self, kind: str, layer: int, head: int) -> str:
+        op = self.edits.get((kind, layer, head))
+        return f" ({SYMBOLS[op]})" if op else ""
+
+    def select(self, kind: str, layer: int, head: int) -> None:
+        """Frame the selected head; a layer not drawn draws that layer's heads."""
+        self._selection = (kind, layer, head)
+        if self.data is not None and kind in self.drawn and self.layer_of(kind) not in self.drawn[kind]:
+            self.set_data(self.data)
+            return
+        self._mark_selection()
+
+    def _mark_selection(self) -> None:
+        kind, layer, head = self._selection
+        for key, maps in zip(self._sections, self.maps):
+            for h, m in enumerate(maps):
+                m.mark(key == (kind, self.layer_of(kind)) and h == head)
+
+    def map_of(self, kind: str, head: int, layer: int | None = None):
+        key = (kind, self.layer_of(kind) if layer is None else layer)
+        return self.maps[self._sections.index(key)][head]
+
+
+class DerivedView(QWidget):
+    """Left: mean_h A of the selected layer. Right: rollout through layers 1..selected."""
+
+    hovered = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.mean = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, numbers=True)
+        self.rollout = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, colour_bar=True, numbers=True)
+        self.note = QLabel(ROLLOUT_UNDEFINED, wordWrap=True, alignment=Qt.AlignmentFlag.AlignCenter,
+                           font=st.font(st.LABEL_PT))
+        set_sheet(self.note, "background: {canvas}; color: {muted}; padding: 24px;")
+        self.right = QStackedWidget()
+        self.right.addWidget(self.rollout)
+        self.right.addWidget(self.note)
+        row((self.mean, 1), (self.right, 1), parent=self, margins=0)
+        self.mean_values: np.ndarray | None = None
+        self.rollout_values: np.ndarray | None = None
+        self.mean.describe = lambda q, k: weight_text(self.mean, q, k, "mean over heads", 6)
+        self.rollout.describe = lambda q, k: weight_text(self.rollout, q, k, "rollout", 6, ROLLOUT_SOURCE)
+        for heatmap in (self.mean, self.rollout):
+            heatmap.hovered.connect(self.hovered)
+
+    def set_data(self, data: AttentionData, kind: str, layer: int) -> None:
+        if kind not in data.weights or layer >= data.n_layers(kind):
+            self.mean.clear_data()
+            self.rollout.clear_data()
+            return
+        w, allowed = data.weights[kind], data.allowed[kind]
+        q_labels, k_labels = data.labels[kind]
+        q_name, k_name = data.axis_names(kind)
+        self.mean_values = mean_over_heads(w[layer])
+        self.mean.set_data(self.mean_values, q_labels, k_labels, allowed=allowed)
+        self.mean.set_axis_names(f"query ({q_name})", f"key ({k_name})")
+        self.mean.set_title(f"Derived: mean of {w.shape[1]} heads, L{layer + 1}")
+        if kind in ROLLOUT_KINDS:
+            self.rollout_values = rollout(w, upto=layer)
+            self.rollout.set_data(self.rollout_values, q_labels, k_labels, allowed=allowed)
+            self.rollout.set_axis_names(f"after L{layer + 1}", f"input ({k_name})")
+            self.rollout.set_title(f"Derived: rollout, L1–L{layer + 1}" if layer else "Derived: rollout, L1")
+            self.right.setCurrentWidget(self.rollout)
+        else:
+            self.rollout_values = None
+            self.rollout.clear_data()
+            self.right.setCurrentWidget(self.note)
+
+
+class AttentionPanel(Panel):
     panel_name = "attention"
     title = "Attention maps"
-    tab_title = "Attention"  # nine tabs share the right dock area: each must be readable
+    tab_title = "Attention"  # many tabs share the right dock area: each must be readable
 
     def __init__(self, state: SessionState, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.data: AttentionData | None = None
         self._drawn_kind: str | None = None  # the kind the grid shows now (a change redraws it)
         self._dirty = set(VIEWS)
         self._build()
         self._on_view(self.panel_name, state.session.view(self.panel_name) or VIEWS[0])
         self.pages.start()
-        state.bundleChanged.connect(self._on_bundle)
-        state.resultChanged.connect(self.show_result)
         state.attentionSelected.connect(self._follow)
-        if state.bundle is not None:
-            self._on_bundle(state.bundle)
-        if state.result is not None:
-            self.show_result(state.result)
+        self.follow(bundle=self._on_bundle, result=self.show_result)
 
-    # -- construction -------------------------------------------------------------------------
     def _build(self) -> None:
         self.picker = HeadPicker(self.state, self._kinds, self._shape)
         self.kind_box, self.layer_box, self.head_box = self.picker.kind_box, self.picker.layer_box, self.picker.head_box
-        self.all_kinds = QCheckBox("all kinds")
-        self.all_kinds.setToolTip("Show encoder, decoder and cross-attention grids side by side")
-        self.all_kinds.setFont(st.font(st.LABEL_PT))
-        controls = QHBoxLayout()
-        controls.addWidget(self.picker)
-        controls.addWidget(self.all_kinds)
-        controls.addStretch(1)
-
-        self.tabs = QTabWidget()
-        self.tabs.setFont(st.font(st.LABEL_PT))
+        self.all_kinds = QCheckBox("all kinds", font=st.font(st.LABEL_PT),
+                                   toolTip="Show encoder, decoder and cross-attention grids side by side")
+        self.mask_legend = QLabel(font=st.font(st.TICK_PT), toolTip=MASK_TIP, visible=False)  # (where something is masked)
+        set_text(self.mask_legend, MASK_LEGEND)
+        self.readout = style.eliding_line(" ")  # the hovered cell, on the controls' row: the maps keep every line
+        self.readout.setFont(st.font(st.LABEL_PT))
+        self.tabs = QTabWidget(font=st.font(st.LABEL_PT))
         self.pages = DeferredPages(self.tabs, on_built=self._on_page_built)  # each view built when first shown
         for name, make, text in zip(VIEWS, (AttentionGrid, self._make_single, self._make_lines, DerivedView), VIEW_TITLES):
             self.pages.add(name, text, make)
-        self.mask_legend = legend = QLabel()
-        set_text(legend, MASK_LEGEND)
-        legend.setFont(st.font(st.TICK_PT))
-        legend.setToolTip(MASK_TIP)
-        legend.setVisible(False)  # only where something is masked (see _refresh)
-        self.corner = TabCorner(self.tabs, legend)  # the readout and the key beside the tabs: no line of their own
-        self.readout = self.corner.readout
-        self.readout.setFont(st.font(st.LABEL_PT))
-        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-
-        self.empty = QLabel("Load a model and run an input to see its attention maps.")
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty.setFont(st.font(st.TITLE_PT))
+        self.empty = QLabel("Load a model and run an input to see its attention maps.", font=st.font(st.TITLE_PT),
+                            alignment=Qt.AlignmentFlag.AlignCenter)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
         self.stack.addWidget(self.tabs)
-
-        lay = QVBoxLayout(self)
-        lay.addLayout(controls)
-        lay.addWidget(self.stack, 1)
-
-        self.all_kinds.toggled.connect(
-            lambda on: self.state.set_view("attention_grid", "all" if on else "selected"))
+        column(row(self.picker, self.all_kinds, (self.readout, 1), self.mask_legend), (self.stack, 1), parent=self)
+        self.all_kinds.toggled.connect(lambda on: self.state.set_view("attention_grid", "all" if on else "selected"))
         self.tabs.currentChanged.connect(self._on_tab)
         self.state.viewChanged.connect(self._on_view)
 
-    # -- the views: each built when first needed (explorer.deferred_pages) -----------------------
+    # the views, each built when first needed (explorer.deferred_pages)
     grid = property(lambda self: self.pages.page("grid"))
     single = property(lambda self: self.pages.page("single"))
     derived = property(lambda self: self.pages.page("derived"))
 
-    @property
-    def lines(self) -> LineView:
-        return self.pages.page("lines").widget()  # (the page is its scroll area)
+    lines = property(lambda self: self.pages.page("lines").widget())  # (the page is its scroll area)
 
     @staticmethod
     def _make_single() -> Heatmap:
@@ -125,13 +220,12 @@ class AttentionPanel(QWidget):
         return single
 
     def _make_lines(self) -> QScrollArea:
-        scroll = QScrollArea()
+        scroll = QScrollArea(widgetResizable=True)
         scroll.setWidget(LineView())
-        scroll.setWidgetResizable(True)
         set_sheet(scroll, "background: {canvas};")
         return scroll
 
-    def _on_page_built(self, name: str, page: QWidget) -> None:
+    def _on_page_built(self, name: str, page) -> None:
         view = page.widget() if name == "lines" else page
         view.hovered.connect(self._on_hover)
         if name == "grid":
@@ -139,7 +233,6 @@ class AttentionPanel(QWidget):
             view.select(self.kind, self.layer, self.head)
         self._dirty.add(name)  # drawn when it is the view shown (see _refresh)
 
-    # -- public ----------------------------------------------------------------------------------
     @property
     def view(self) -> str:
         return VIEWS[self.tabs.currentIndex()]
@@ -163,10 +256,7 @@ class AttentionPanel(QWidget):
 
     def show_result(self, result) -> None:
         """Show every map of a `ForwardResult` or a bare `Trace` (e.g. a training snapshot)."""
-        if result is None:
-            self.show_data(None)
-            return
-        self.show_data(AttentionData.from_result(result))
+        self.show_data(AttentionData.from_result(result) if result is not None else None)
 
     def show_data(self, data: AttentionData | None) -> None:
         self.data = data
@@ -178,11 +268,7 @@ class AttentionPanel(QWidget):
         self._dirty = set(VIEWS)
         self._refresh()
 
-    def select(self, kind: str, layer: int, head: int) -> None:
-        """Select a head: the selection is the session's, so the stepper and diagram follow."""
-        self.picker.select(kind, layer, head)
-
-    # -- the selection: the session's, clamped to what the shown data has (never stored here) ----
+    # the selection: the session's, clamped to what the shown data has
     kind = property(lambda self: self.picker.kind)
     layer = property(lambda self: self.picker.layer)
     head = property(lambda self: self.picker.head)
@@ -193,7 +279,6 @@ class AttentionPanel(QWidget):
             return self.data.n_layers(kind), self.data.n_heads(kind)
         return self.state.n_layers(kind), self.state.bundle.config.n_heads if self.state.bundle is not None else 0
 
-    # -- state → view -------------------------------------------------------------------------
     def _kinds(self) -> list[str]:
         kinds = self.state.available_kinds() if self.state.bundle is not None else []
         if self.data is not None:
@@ -206,7 +291,6 @@ class AttentionPanel(QWidget):
         self.picker.sync()
 
     def _follow(self, *_selection) -> None:
-        """The session's head changed (here, in the stepper, the diagram or a scene)."""
         kind = self.kind
         self.picker.sync()
         self._dirty |= {"single", "lines", "derived"} | ({"grid"} if kind != self._drawn_kind else set())
@@ -221,39 +305,35 @@ class AttentionPanel(QWidget):
             return
         view = self.view
         self.all_kinds.setEnabled(view == "grid")
-        # the key follows the view shown now, drawn afresh or not (it kept another view's answer)
         shown = self.data.kinds if view == "grid" and self.all_kinds.isChecked() else [self.kind]
         self.mask_legend.setVisible(any(k in self.data.allowed and not self.data.allowed[k].all() for k in shown))
         if not force and view not in self._dirty:
             return
         self._dirty.discard(view)
-        self.readout.setText(" ")  # a value read from another map would now be wrong
-        self.readout.setToolTip("")
+        self._on_hover("")  # a value read from another map would now be wrong
         d, kind, layer, head = self.data, self.kind, self.layer, self.head
         if view == "grid":
             self._drawn_kind = kind
-            self.grid.show_kinds(d.kinds if self.all_kinds.isChecked() else [kind])
             frame = self.state.frame
-            self.grid.set_edits(frame.interventions if frame is not None else {})
+            self.grid.show_kinds(d.kinds if self.all_kinds.isChecked() else [kind],
+                                 frame.interventions if frame is not None else {})
             self.grid.set_data(d)
             self.grid.select(kind, layer, head)
-        elif view == "single" and kind in d.weights:
+        elif view in ("single", "lines") and kind in d.weights:
             q_name, k_name = d.axis_names(kind)
-            self.single.set_data(d.head(kind, layer, head), *d.labels[kind], allowed=d.allowed[kind])
-            self.single.set_axis_names(f"query ({q_name})", f"key ({k_name})")
-            self.single.set_title(head_title(kind, layer, head))
-        elif view == "lines" and kind in d.weights:
-            q_labels, k_labels = d.labels[kind]
-            q_name, k_name = d.axis_names(kind)
-            self.lines.set_map(d.head(kind, layer, head), d.allowed[kind], q_labels, k_labels,
-                               head_title(kind, layer, head) + " — hover a token",
-                               (f"queries ({q_name})", f"keys ({k_name})"))
+            title = f"{AttentionKind(kind).title} — layer {layer + 1}, head {head + 1}"
+            if view == "single":
+                self.single.set_data(d.head(kind, layer, head), *d.labels[kind], allowed=d.allowed[kind])
+                self.single.set_axis_names(f"query ({q_name})", f"key ({k_name})")
+                self.single.set_title(title)
+            else:
+                self.lines.set_map(d.head(kind, layer, head), d.allowed[kind], *d.labels[kind], title + " — hover a token",
+                                   (f"queries ({q_name})", f"keys ({k_name})"))
         elif view == "derived":
             self.derived.set_data(d, kind, layer)
 
-    # -- view → state -------------------------------------------------------------------------
     def _on_grid_click(self, kind: str, layer: int, head: int) -> None:
-        self.select(kind, layer, head)
+        self.picker.select(kind, layer, head)
         self.set_view("single")
 
     def _on_hover(self, text: str) -> None:

@@ -1,12 +1,6 @@
-"""`MethodBars`: every method's scores as a row of bars over one shared token axis.
-
-One plot, one row per method, the input tokens once along the bottom: a lecturer compares
-the methods by looking down a column, and the token labels get the plot's whole width (seven
-plots side by side would leave each token a few pixels). Each row is scaled to its own largest
-|score| (the methods' units differ: attention weights, log-probabilities, gradients), which is
-printed on the right-hand axis; a negative score is drawn in its own colour, and each method's
-top-1 token is outlined.
-"""
+"""`MethodBars`: every method's scores as a row of bars over one shared token axis (compare the
+methods down a column). Each row is scaled to its own largest |score|, printed on the right (the
+methods' units differ); a negative score has its own colour, each method's top-1 token is outlined."""
 from __future__ import annotations
 
 import html
@@ -120,9 +114,8 @@ class MethodBars(pg.PlotWidget):
     def clear_data(self) -> None:
         self.pieces, self.scores = [], {}
         self.bars.setVisible(False)
-        for name in ("bottom", "right"):
+        for name in ("bottom", "right", "left"):
             self.getPlotItem().getAxis(name).setTicks([[]])
-        self.getPlotItem().getAxis("left").setTicks([[]])
 
     def bar_count(self) -> int:
         """How many bars are drawn (tests look at the view)."""

@@ -1,73 +1,49 @@
-"""Attribution panel: which input tokens mattered for one output token, by seven methods
-side by side (raw attention, one head, rollout, flow, gradient × input, integrated gradients,
-occlusion) and the Spearman table of how far they agree (model.interpret.attribution).
-
-It follows the session's Frame (model, text, target) and keeps its choices in the session:
-the explained output token (`view("attribution_output")`) and the head
-(`view("attribution_head")`, "layer,head"). The work runs in a superqt worker with a
-progress bar, only while the panel is on screen; a newer request replaces a queued one, and
-a result that no longer matches the session is not drawn. Closing the window stops the work at
-its next progress report (a method, or a refinement of integrated gradients).
-"""
+"""Attribution: which input tokens mattered for one output token, by seven methods side by side
+(model.interpret.attribution) and the Spearman table of how far they agree. The explained output
+and the head are session views; the work runs off the GUI thread with progress, only on screen."""
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
-from PySide6.QtCore import QCoreApplication, QTimer
+import numpy as np
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QBoxLayout,
     QComboBox,
-    QHBoxLayout,
+    QHeaderView,
     QLabel,
     QPushButton,
-    QVBoxLayout,
-    QWidget,
+    QStyle,
+    QTableWidget,
+    QTableWidgetItem,
 )
 
+from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.token_heatmap import display_piece
-from explorer.latest_job import LatestJob
 from explorer.panels.attribution.bars import SHORT_NAMES, MethodBars, legend_html
-from explorer.panels.attribution.table import SpearmanTable
+from explorer.panels.base import Panel
 from explorer.panels.job_bar import JobBar
+from explorer.panels.layouts import column, row
 from explorer.panels.stops_with_window import StopsWithWindow
-from explorer.panels.texts import text_label
+from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from explorer.theme import set_sheet
 from model.interpret.attribution.gradients import saturation_note
-from model.interpret.attribution.side_by_side import MethodComparison, compare_methods
+from model.interpret.attribution.side_by_side import AttributionRequest, MethodComparison, compare_request
 
 OUTPUT_VIEW, HEAD_VIEW = "attribution_output", "attribution_head"
-
-
-@dataclass(frozen=True)
-class AttributionRequest:
-    """Everything the picture depends on: the model, its text, which output token, which head."""
-
-    bundle: object
-    model_label: str
-    source: str
-    target: str | None
-    position: int
-    head: tuple[int, int]
-    output_ids: tuple[int, ...] | None = None  # the frame's greedy output: not decoded again
-
-
-def compute(request: AttributionRequest):
-    """The job (a generator: its reports are the progress): returns (request, MethodComparison)."""
-    return request, (yield from compare_methods(request.bundle, request.source, request.target, request.position,
-                                                request.head, request.output_ids))
 
 
 _preloaded = False
 
 
 def preload_libraries() -> None:
-    """Import captum (and the matplotlib it pulls in), networkx and scipy.stats here, on the GUI
-    thread, once (~1 s). Imported for the first time on the worker while the GUI thread re-polishes
-    every widget (F11), they can crash the process (SIGSEGV)."""
+    """Import captum, networkx and scipy.stats on the GUI thread, once: imported first on the worker
+    while the GUI thread re-polishes every widget, they can crash the process."""
     global _preloaded
     if not _preloaded:
         import captum.attr  # noqa: F401
@@ -76,61 +52,124 @@ def preload_libraries() -> None:
         _preloaded = True
 
 
-class AttributionPanel(StopsWithWindow, QWidget):
+def n_layers(config) -> int:
+    """The layers whose heads the "one head" method may pick: the decoder's, else the encoder's."""
+    return config.n_decoder_layers if config.has_decoder else config.n_encoder_layers
+
+
+def short_rho(value: float) -> str:
+    """ρ in 4 characters, as tables in papers print it: ".93", "−.21", "1"."""
+    if abs(value) > 0.995:
+        return "1" if value > 0 else "-1"
+    return f"{value:.2f}".replace("0.", ".")  # ASCII "-": the narrow minus fits a narrow cell
+
+
+MIN_HEADER_PT = 8  # before the presentation scale
+
+
+class SpearmanTable(QTableWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent, editTriggers=QAbstractItemView.EditTrigger.NoEditTriggers,
+                         selectionMode=QAbstractItemView.SelectionMode.NoSelection, focusPolicy=Qt.FocusPolicy.NoFocus,
+                         textElideMode=Qt.TextElideMode.ElideNone,  # "-.21" whole, never "-…"
+                         verticalScrollBarPolicy=Qt.ScrollBarPolicy.ScrollBarAlwaysOff,
+                         horizontalScrollBarPolicy=Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.horizontalHeader().setMinimumSectionSize(8)
+        self.setToolTip("Spearman's ρ between two methods' scores over the input tokens: 1 = the same "
+                        "ranking, 0 = unrelated, −1 = reversed. Blank: undefined (a method gave every "
+                        "token the same score, or there is one token).")
+        set_sheet(self, "QTableWidget::item {{ padding: 0px; }} QHeaderView::section {{ padding: 0px 1px; }}")
+        self.restyle()
+
+    def restyle(self) -> None:
+        self.setFont(style.font(style.BASE_POINT_SIZE))
+        self.verticalHeader().setFont(style.font(style.SMALL_POINT_SIZE, bold=True))
+        self._fit_header()
+
+    def _fit_header(self) -> None:
+        """The column names at the largest size (down to 8 pt) at which each fits its column."""
+        names = [self.horizontalHeaderItem(i).text() for i in range(self.columnCount()) if self.horizontalHeaderItem(i)]
+        header = self.horizontalHeader()
+        sections = [header.sectionSize(i) for i in range(self.columnCount())] or [self.viewport().width()]
+        margin = 2 * self.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header) + 2
+        room = min(sections) - margin
+        for pt in range(style.SMALL_POINT_SIZE, MIN_HEADER_PT - 1, -1):
+            font = style.font(pt, bold=True)
+            if not names or max(QFontMetricsF(font).horizontalAdvance(n) for n in names) <= room:
+                break
+        self.horizontalHeader().setFont(font)
+        for i in range(self.columnCount()):  # (an item's own font, set or not, is what the header draws)
+            item = self.horizontalHeaderItem(i)
+            if item is not None:
+                item.setFont(font)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._fit_header()
+
+    def set_data(self, short_names: list[str], rho: np.ndarray) -> None:
+        n = len(short_names)
+        self.setRowCount(n)
+        self.setColumnCount(n)
+        self.setHorizontalHeaderLabels(short_names)
+        self.setVerticalHeaderLabels(short_names)
+        self._fit_header()
+        for i in range(n):
+            for j in range(n):
+                value = rho[i, j]
+                item = QTableWidgetItem("" if np.isnan(value) else short_rho(value))
+                item.setToolTip("" if np.isnan(value) else f"ρ({short_names[i]}, {short_names[j]}) = {value:.4f}")
+                item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+                item.setFont(style.font(style.SMALL_POINT_SIZE))
+                if i == j:
+                    item.setForeground(st.colour("muted"))
+                self.setItem(i, j, item)
+
+    def value(self, i: int, j: int) -> str:
+        item = self.item(i, j)
+        return item.text() if item is not None else ""
+
+
+class AttributionPanel(StopsWithWindow, Panel):
     panel_name = "attribution"
     title = "Attribution"
 
     def __init__(self, state: SessionState, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.shown: MethodComparison | None = None
         self.shown_request: AttributionRequest | None = None  # what `shown` was computed for
         self.asked: AttributionRequest | None = None  # what the job computes now
-        self._filling = False
-        self.job = LatestJob(self)
-        self.job.done.connect(self._on_done)
-        self.job.failed.connect(self._on_failed)
+        self.add_job(self._on_done, self._on_failed)
         self._build()
         state.frameChanged.connect(lambda _frame: self.refresh())
         state.viewChanged.connect(self._on_view)
         state.themeChanged.connect(lambda _name: self.restyle())
         state.scaleChanged.connect(lambda _scale: self.restyle())
-        app = QCoreApplication.instance()
-        if app is not None:
-            app.aboutToQuit.connect(self.shutdown)
         self.refresh()
 
-    # -- construction -------------------------------------------------------------------------
     def _build(self) -> None:
-        self.output_box, self.layer_box, self.head_box = QComboBox(), QComboBox(), QComboBox()
-        self.output_box.setToolTip("The output token whose inputs are scored: a decoding step, a [MASK], "
-                                   "or a next-token position after the prompt")
-        self.output_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.previous_button, self.next_button = QPushButton("◀"), QPushButton("▶")
-        self.previous_button.setToolTip("The previous output token")
-        self.next_button.setToolTip("The next output token")
+        self.output_box = QComboBox(toolTip="The output token whose inputs are scored: a decoding step, a [MASK], "
+                                    "or a next-token position after the prompt",
+                                    sizeAdjustPolicy=QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.layer_box, self.head_box = QComboBox(), QComboBox()
+        self.previous_button = QPushButton("◀", toolTip="The previous output token")
+        self.next_button = QPushButton("▶", toolTip="The next output token")
         self.previous_button.clicked.connect(lambda: self._step_output(-1))
         self.next_button.clicked.connect(lambda: self._step_output(+1))
-        controls = QHBoxLayout()
         self._labels = [QLabel("Explain output:"), QLabel("One head:")]
-        for widget in (self._labels[0], self.previous_button, self.output_box, self.next_button):
-            controls.addWidget(widget)
-        controls.addStretch(1)
-        for widget in (self._labels[1], self.layer_box, self.head_box):
-            controls.addWidget(widget)
         self.bars = MethodBars()
         self.table = SpearmanTable()
         self.table.setToolTip(legend_html() + self.table.toolTip())
-        self.views = views = QBoxLayout(QBoxLayout.LeftToRight)  # side by side, or stacked (NARROW)
-        views.addWidget(self.bars, 5)
-        views.addWidget(self.table, 4)
+        self.views = QBoxLayout(QBoxLayout.LeftToRight)  # side by side, or stacked (NARROW)
+        self.views.addWidget(self.bars, 5)
+        self.views.addWidget(self.table, 4)
         self.progress = JobBar(self.job, self._say)
         self.status = text_label(" ", point_size=None, selectable=True)
-        lay = QVBoxLayout(self)
-        lay.addLayout(controls)
-        lay.addLayout(views, 1)
-        lay.addWidget(self.progress)
-        lay.addWidget(self.status)
+        controls = row(self._labels[0], self.previous_button, self.output_box, self.next_button, None,
+                       self._labels[1], self.layer_box, self.head_box)
+        column(controls, (self.views, 1), self.progress, self.status, parent=self)
         self.output_box.currentIndexChanged.connect(self._on_output_box)
         self.layer_box.currentIndexChanged.connect(self._on_head_boxes)
         self.head_box.currentIndexChanged.connect(self._on_head_boxes)
@@ -150,18 +189,14 @@ class AttributionPanel(StopsWithWindow, QWidget):
         if self.shown is not None:
             self._draw(self.shown_request, self.shown)
 
-    # -- the session's choices ----------------------------------------------------------------------
     def chosen_position(self) -> int:
         text = self.state.session.view(OUTPUT_VIEW)
         return int(text) if text and text.lstrip("-").isdigit() else 0
 
     def chosen_head(self) -> tuple[int, int]:
-        text = self.state.session.view(HEAD_VIEW) or ""
-        try:
-            layer, head = (int(v) for v in text.split(","))
-        except ValueError:
-            return (-1, 0)
-        return layer, head
+        """(layer, head) of the session's view "layer,head"; by default (-1, 0): the last layer's first head."""
+        parts = (self.state.session.view(HEAD_VIEW) or "").split(",")
+        return (int(parts[0]), int(parts[1])) if len(parts) == 2 and all(p.isdigit() for p in parts) else (-1, 0)
 
     def choose_output(self, position: int) -> None:
         self.state.set_view(OUTPUT_VIEW, str(position))
@@ -172,24 +207,22 @@ class AttributionPanel(StopsWithWindow, QWidget):
             self.choose_output(max(0, min(n - 1, self.output_box.currentIndex() + delta)))
 
     def _on_output_box(self, index: int) -> None:
-        if not self._filling and index >= 0:
+        if index >= 0:
             self.choose_output(index)
 
     def _on_head_boxes(self, _index: int) -> None:
-        if not self._filling and self.layer_box.currentIndex() >= 0 and self.head_box.currentIndex() >= 0:
+        if self.layer_box.currentIndex() >= 0 and self.head_box.currentIndex() >= 0:
             self.state.set_view(HEAD_VIEW, f"{self.layer_box.currentIndex()},{self.head_box.currentIndex()}")
 
     def _on_view(self, panel: str, _value: str) -> None:
         if panel in (OUTPUT_VIEW, HEAD_VIEW):
             self.refresh()
 
-    # -- work ------------------------------------------------------------------------------------
     def request(self) -> AttributionRequest | None:
         frame = self.state.frame
         if frame is None:
             return None
-        bundle = frame.bundle
-        layers = bundle.config.n_decoder_layers if bundle.config.has_decoder else bundle.config.n_encoder_layers
+        bundle, layers = frame.bundle, n_layers(frame.bundle.config)
         layer, head = self.chosen_head()
         head = (min(layer, layers - 1) if layer >= 0 else layers - 1, min(head, bundle.config.n_heads - 1))
         run = frame.decode  # the greedy output the frame decoded, reused (an LLM's decode is seconds)
@@ -205,7 +238,7 @@ class AttributionPanel(StopsWithWindow, QWidget):
             return
         self.asked = request
         preload_libraries()
-        self.job.submit(functools.partial(compute, request))
+        self.job.submit(functools.partial(compare_request, request))
 
     def _on_done(self, done: tuple[AttributionRequest, MethodComparison]) -> None:
         request, result = done
@@ -221,21 +254,14 @@ class AttributionPanel(StopsWithWindow, QWidget):
             self._say(f"No attribution for this model and input: {reason}", "warning")
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
-        """Block until the running and queued work is drawn (headless figures, tests)."""
         self.refresh()  # (a show's refresh waits for the queued events: it may not have started yet)
-        return self.job.wait(msecs)
-
-    def shutdown(self) -> None:
-        self.job.stop()
+        return super().wait_until_drawn(msecs)
 
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
-        # After the events now queued: entering presentation builds every panel and then hides
-        # all but one; deferred, this panel's work (importing captum, seconds on the GUI thread,
-        # then integrated gradients) runs only when the panel is still shown.
+        # after the queued events: entering presentation shows every panel, then hides all but one
         QTimer.singleShot(0, self, self.refresh)
 
-    # -- drawing -------------------------------------------------------------------------------
     def _draw(self, request: AttributionRequest, view: MethodComparison) -> None:
         self.shown, self.shown_request = view, request
         self._fill_boxes(request, view)
@@ -248,25 +274,17 @@ class AttributionPanel(StopsWithWindow, QWidget):
         self.bars.setToolTip(legend_html() + self.bars.toolTip())
 
     def _fill_boxes(self, request: AttributionRequest, view: MethodComparison) -> None:
-        bundle = request.bundle
-        layers = bundle.config.n_decoder_layers if bundle.config.has_decoder else bundle.config.n_encoder_layers
-        self._filling = True
-        try:
-            self.output_box.clear()
-            self.output_box.addItems([f"{k + 1}: {display_piece(p)}" for k, p in enumerate(view.outputs)])
-            self.output_box.setCurrentIndex(view.position)
-            self.layer_box.clear()
-            self.layer_box.addItems([f"layer {l + 1}" for l in range(layers)])
-            self.layer_box.setCurrentIndex(request.head[0])
-            self.head_box.clear()
-            self.head_box.addItems([f"head {h + 1}" for h in range(bundle.config.n_heads)])
-            self.head_box.setCurrentIndex(request.head[1])
-        finally:
-            self._filling = False
+        config = request.bundle.config
+        for box, items, index in (
+                (self.output_box, [f"{k + 1}: {display_piece(p)}" for k, p in enumerate(view.outputs)], view.position),
+                (self.layer_box, [f"layer {i + 1}" for i in range(n_layers(config))], request.head[0]),
+                (self.head_box, [f"head {h + 1}" for h in range(config.n_heads)], request.head[1])):
+            with QSignalBlocker(box):
+                box.clear()
+                box.addItems(items)
+                box.setCurrentIndex(index)
         self.previous_button.setEnabled(view.position > 0)
         self.next_button.setEnabled(view.position < len(view.outputs) - 1)
 
-    def _say(self, text: str, level: str = "info") -> None:
-        self.status.setText(text)
-        set_sheet(self.status, "color: {warning_text}; background: {warning_bg};" if level == "warning"
-                  else "color: {text};")
+    def _say(self, text: str, level: str = "plain") -> None:
+        say(self.status, text, level)

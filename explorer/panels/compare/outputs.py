@@ -1,10 +1,5 @@
-"""Each model's output, scored by both: two bar charts over the output tokens.
-
-Left: A's output; each token's bar pair is the probability A gave it and the probability B
-gives the same token after the same prefix. Right: B's output, the same way round. Bars of A
-are always A's colour, bars of B always B's (series colours of the theme), so "A gives 0.93
-to 'x', B gives 0.41" reads off one pair of bars.
-"""
+"""Each model's output, scored by both: a bar chart per output, a pair of bars per token (the
+probability A gives it, and B after the same prefix), A always in A's colour, B in B's."""
 from __future__ import annotations
 
 import math
@@ -12,21 +7,16 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from explorer import theme
 from explorer.drawing import plot_style as st
 from explorer.drawing.label_axis import LabelAxis
 from explorer.drawing.token_heatmap import display_piece
-from explorer.style import prob_text
+from explorer.panels.layouts import column
+from explorer.style import prob_text, still_plot
 
 BAR = 0.38  # two bars per token, side by side
-
-
-def model_colours() -> dict[str, str]:
-    """A's and B's colours in the current theme."""
-    series = theme.current().series
-    return {"A": series[0], "B": series[1]}
 
 
 class ScoredBars:
@@ -34,26 +24,22 @@ class ScoredBars:
 
     def __init__(self, layout: pg.GraphicsLayout, col: int):
         self.axis = LabelAxis("bottom")
-        self.plot: pg.PlotItem = layout.addPlot(row=0, col=col, enableMenu=False, axisItems={"bottom": self.axis})
-        self.plot.hideButtons()
-        self.plot.setMenuEnabled(False)
-        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot: pg.PlotItem = still_plot(layout.addPlot(row=0, col=col, axisItems={"bottom": self.axis}))
         self.plot.setYRange(0, 1.05, padding=0)
         st.style_axis(self.plot.getAxis("left"), "probability")
         st.style_axis(self.axis, "output token")
         self.axis.name_with_count("output token")  # "output token · 12 of 25 labels" when strided
         st.let_shrink(self.plot.titleLabel)
-        self.own = pg.BarGraphItem(x=[], height=[], width=BAR)
-        self.other = pg.BarGraphItem(x=[], height=[], width=BAR)
-        self.plot.addItem(self.own)
-        self.plot.addItem(self.other)
+        self.own, self.other = pg.BarGraphItem(x=[], height=[], width=BAR), pg.BarGraphItem(x=[], height=[], width=BAR)
+        for bars in (self.own, self.other):
+            self.plot.addItem(bars)
         self.output = None
 
     def set_output(self, output) -> None:
         """`output`: a ScoredOutput (model.interpret.comparison)."""
         self.output = output
         x = np.arange(len(output.pieces), dtype=float)
-        colours = model_colours()
+        colours = dict(zip("AB", theme.current().series))  # A's and B's colours in the current theme
         other_writer = "B" if output.writer == "A" else "A"
         self.own.setOpts(x=x - BAR / 2, height=output.own, width=BAR, brush=colours[output.writer], pen=None)
         self.other.setOpts(x=x + BAR / 2, height=output.other, width=BAR, brush=colours[other_writer], pen=None)
@@ -61,10 +47,6 @@ class ScoredBars:
         self.plot.setXRange(-0.6, max(len(x), 1) - 0.4, padding=0)
         key = " · ".join(f"<b style='color:{colours[m]}'>■ {m}</b>" for m in "AB")  # the bars' colours: no legend over them
         st.set_title(self.plot, f"{output.writer}'s output, scored by {key}")
-
-    def recolour(self) -> None:
-        if self.output is not None:
-            self.set_output(self.output)
 
     def clear(self) -> None:
         self.output = None
@@ -81,8 +63,7 @@ class ScoredBars:
 
 
 def describe_token(output, i: int) -> str:
-    """"A's step 3 “x”: A gives it 0.93, B gives it 0.41" (probabilities in the order A, B; steps
-    counted from 1, as the decoding panel counts the step that wrote the token)."""
+    """"A's step 3 “x”: A gives it 0.93, B gives it 0.41" (steps counted from 1, as the decoding panel does)."""
     p = {output.writer: float(output.own[i]), ("B" if output.writer == "A" else "A"): float(output.other[i])}
     return (f"{output.writer}'s step {i + 1} “{output.pieces[i]}”: A gives it {prob_text(p['A'])}, "
             f"B gives it {prob_text(p['B'])}")
@@ -96,11 +77,8 @@ class OutputBars(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.canvas = st.graphics_widget()
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.canvas)
-        self.bars_a = ScoredBars(self.canvas.ci, 0)
-        self.bars_b = ScoredBars(self.canvas.ci, 1)
+        column(self.canvas, parent=self, margins=0)
+        self.bars_a, self.bars_b = ScoredBars(self.canvas.ci, 0), ScoredBars(self.canvas.ci, 1)
         self.recolour()
         self.canvas.scene().sigMouseMoved.connect(self._on_move)
         theme.notifier().changed.connect(self.recolour)
@@ -111,12 +89,13 @@ class OutputBars(QWidget):
 
     def recolour(self, *_args) -> None:
         st.restyle_view(self.canvas)  # axes and titles in the palette's colours (the titles name the bars')
-        self.bars_a.recolour()
-        self.bars_b.recolour()
+        for bars in (self.bars_a, self.bars_b):
+            if bars.output is not None:
+                bars.set_output(bars.output)
 
     def clear(self) -> None:
-        self.bars_a.clear()
-        self.bars_b.clear()
+        for bars in (self.bars_a, self.bars_b):
+            bars.clear()
 
     def _on_move(self, scene_pos) -> None:
         for bars in (self.bars_a, self.bars_b):

@@ -1,27 +1,21 @@
-"""Compare panel: the model (A) and another checkpoint of the same architecture (B) side by side.
-
-The same input through both: each model's output with the probability both give every token,
-A's and B's attention map of the selected head with their difference B − A, and which heads
-changed most. B is the session's `compare` field (a scene saves it); a slider steps through
-the saved snapshots of B's training run (`transformer-explorer train --snapshots DIR`). The
-comparison runs off the GUI thread (`ComparisonJobs`), only while the panel is on screen.
-"""
+"""Compare checkpoints: the model (A) and another of the same architecture (B) on the same input:
+each output scored by both, A's and B's map of the selected head with B − A, and which heads
+changed most. B is the session's `compare` (a scene saves it); a slider steps through B's run's
+saved snapshots. The comparison runs off the GUI thread, only while the panel is on screen."""
 from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer
+import pyqtgraph as pg
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QBoxLayout,
     QFileDialog,
-    QHBoxLayout,
-    QLabel,
     QPushButton,
     QSlider,
     QTabWidget,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -29,44 +23,115 @@ from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
 from explorer.panels.attention.head_picker import HeadPicker
-from explorer.panels.compare.maps import MIN_SCALE, ComparisonMaps
+from explorer.panels.base import Panel
 from explorer.panels.compare.outputs import OutputBars, describe_token
-from explorer.panels.compare.worker import ComparisonJobs, ModelCache, describe_reference, run_comparison
+from explorer.panels.compare.worker import ModelCache
+from explorer.panels.layouts import column, row
+from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
 from explorer.state import KIND_LABELS, SessionState
-from explorer.theme import set_sheet
+from explorer.theme import notifier
 from model.interpret.attention_maps import token_names
 from model.io.checkpoints import UNTRAINED
-from model.io.snapshots import run_snapshots
+from model.io.snapshots import describe_reference, resolve_reference, run_snapshots
 
 VIEWS = ("maps", "outputs", "heads")
 AGREE_WITHIN = 0.005  # probabilities closer than this print the same at two decimals
 VIEW_TITLES = ("Attention: A | B | B − A", "Outputs, scored by both", "Which heads changed")
-NOTE_SHEETS = {"info": "background: {info_bg}; color: {info_text}; padding: 4px;",
-               "error": "background: {error_bg}; color: {error_text}; padding: 4px;"}
 HINT = ("Compare the model (A) with another checkpoint of the same architecture (B): “Untrained B” shows what "
         "training changed; “Open B…” takes a checkpoint, or start with --compare DIR. A run trained with "
         "--snapshots DIR gives a slider over its steps.")
 SLIDER_DELAY_MS = 150  # dragging the slider: compare where it rests, not every snapshot passed
+MIN_SCALE = 1e-6  # a zero difference still needs a non-empty colour scale
 
 
-class ComparePanel(QWidget):
+def symmetric_scale(diff: np.ndarray, allowed: np.ndarray | None = None) -> tuple[float, bool]:
+    """(m, zero): the largest |B − A| among the cells a query may attend (at least MIN_SCALE), and
+    whether it is exactly 0."""
+    cells = diff[allowed] if allowed is not None and allowed.any() else diff
+    m = float(np.abs(cells).max()) if cells.size else 0.0
+    return max(m, MIN_SCALE), m == 0.0
+
+
+class ComparisonMaps(QWidget):
+    """Signals: hovered(text) with A's, B's weight and their difference under the mouse."""
+
+    hovered = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.map_a = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS)
+        self.map_b = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, colour_bar=True)
+        self.map_diff = Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), colour_bar=True)
+        self.diff_bar = self.map_diff.bar
+        self.plots = (self.map_a, self.map_b, self.map_diff)
+        row(*((heatmap, 1) for heatmap in self.plots), parent=self, margins=0)  # the maps share the width equally
+        for heatmap in self.plots:
+            heatmap.describe = lambda q, k, h=heatmap: self._describe(h, q, k)
+            heatmap.hovered.connect(self.hovered)
+        self.identical = pg.TextItem("identical", anchor=(0.5, 0.5))  # B − A = 0 everywhere
+        self.identical.setFont(st.font(st.LABEL_PT, bold=True))
+        self.identical.setVisible(False)
+        self.map_diff.plot.addItem(self.identical, ignoreBounds=True)
+        notifier().changed.connect(self._recolour)  # a TextItem keeps the colour it was given
+        self._recolour()
+        self.scale = 1.0
+        self.values: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def set_maps(self, a: np.ndarray, b: np.ndarray, allowed: np.ndarray, q_labels: list[str], k_labels: list[str],
+                 head: str, axis_names: tuple[str, str] = ("query", "key")) -> None:
+        """Draw one head of A and B (T_q × T_k each) and B − A; `head` names it ("L1 H2")."""
+        diff = b - a
+        self.values = (a, b, diff)
+        self.scale, zero = symmetric_scale(diff, allowed)
+        self.map_diff.set_levels((-self.scale, self.scale))
+        for heatmap, values in zip(self.plots, self.values):
+            heatmap.set_data(values, q_labels, k_labels, allowed=allowed)
+        self.map_a.set_axis_names(f"query ({axis_names[0]})", "key")
+        self.map_a.set_title(f"A · {head}")
+        self.map_b.set_title(f"B · {head}")
+        self.map_diff.set_title("B − A = 0" if zero else f"B − A (±{self.scale:.2g})")
+        self.map_diff.image.setVisible(not zero)
+        self.diff_bar.setVisible(not zero)
+        self.identical.setVisible(zero)
+        self.identical.setPos(diff.shape[1] / 2, diff.shape[0] / 2)
+
+    def _recolour(self, _theme: str = "") -> None:
+        self.identical.setColor(st.colour("text"))
+
+    def clear(self) -> None:
+        self.values = None
+        self.identical.setVisible(False)
+        self.map_diff.image.setVisible(True)
+        self.diff_bar.setVisible(True)
+        for heatmap in self.plots:
+            heatmap.clear_data()
+            heatmap.set_title("")
+
+    def _describe(self, heatmap: Heatmap, q: int, k: int) -> str:
+        qs, ks = heatmap.row_labels, heatmap.col_labels
+        a, b, d = (float(v[q, k]) for v in self.values)
+        where = f"query {q} “{qs[q]}” → key {k} “{ks[k]}”"
+        if heatmap.allowed is not None and not heatmap.allowed[q, k]:
+            return f"{where}: blocked by the mask in both (weight exactly 0)"
+        return f"{where}: A {a:.4f}, B {b:.4f}, B − A {d:+.4f}"
+
+
+class ComparePanel(Panel):
     panel_name = "compare"
     title = "Compare checkpoints"
-    tab_title = "Compare"  # nine tabs share the right dock area: each must be readable
+    tab_title = "Compare"  # many tabs share the right dock area: each must be readable
 
     def __init__(self, state: SessionState, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.comparison = None
         self.snapshots = []
         self._dirty = True  # the comparison shown is not the session's: compute when on screen
-        self.jobs = ComparisonJobs(self)
+        self.cache = ModelCache()  # checkpoint B, loaded once (the job's thread alone reads it)
         self._slider_timer = QTimer(self, singleShot=True, interval=SLIDER_DELAY_MS)
         self._build()
-        self.jobs.done.connect(self.show_comparison)
-        self.jobs.failed.connect(self._on_failed)
-        self.jobs.busy.connect(self._on_busy)
+        self.add_job(self.show_comparison, self._on_failed)
+        self.job.busy.connect(self._on_busy)
         self._slider_timer.timeout.connect(self._on_slider_rest)
         state.frameChanged.connect(self._invalidate)
         state.bundleChanged.connect(self._invalidate)
@@ -74,54 +139,31 @@ class ComparePanel(QWidget):
         state.attentionSelected.connect(self._redraw)
         self._on_compare(state.session.compare)
 
-    # -- construction -------------------------------------------------------------------------
-    def _label(self, text: str) -> QLabel:
-        label = QLabel(text)
-        label.setFont(st.font(st.LABEL_PT))
-        return label
-
     def _build(self) -> None:
         self.b_name = style.eliding_line("nothing compared yet")
         self.b_name.setFont(st.font(st.LABEL_PT, bold=True))
-        self.open_button = QPushButton("Open B…")
-        self.open_button.setToolTip("Choose a checkpoint folder (or a run's folder of step-… snapshots) as B")
-        self.untrained_button = QPushButton("Untrained B")
-        self.untrained_button.setToolTip("B = this model's architecture with fresh weights (seeded): which heads, "
-                                         "maps and outputs training changed")
+        self.open_button = QPushButton("Open B…", toolTip="Choose a checkpoint folder (or a run's folder of "
+                                       "step-… snapshots) as B")
+        self.untrained_button = QPushButton("Untrained B", toolTip="B = this model's architecture with fresh weights "
+                                            "(seeded): which heads, maps and outputs training changed")
         self.picker = HeadPicker(self.state, lambda: self.comparison.kinds if self.comparison is not None else [],
                                  self._shape)
-        self.most_changed_button = QPushButton("Most changed")
-        self.most_changed_button.setToolTip("Show the head of this kind of attention whose map training changed most "
-                                            "(the largest mean |B − A|, as in “Which heads changed”)")
-        self.most_changed_button.setEnabled(False)
-        which = QHBoxLayout()  # which model is B
-        which.addWidget(self._label("B:"))
-        which.addWidget(self.b_name, 1)
-        which.addWidget(self.untrained_button)
-        which.addWidget(self.open_button)
-        heads = QHBoxLayout()  # which head the maps show
-        heads.addWidget(self.picker)
-        heads.addWidget(self.most_changed_button)
-        heads.addStretch(1)  # on a line of its own, the head choice stays left, under B's name
-        for row in (which, heads):
-            row.setSpacing(6)  # their own spacing: not the box's, which changes with the direction
-        self.which_row, self.heads_row = which, heads
-        top = QBoxLayout(QBoxLayout.Direction.TopToBottom)  # one line on a wide screen (`apply_screen_class`)
-        top.addLayout(which, 1)
-        top.addLayout(heads)
-        self.slider = QSlider(Qt.Orientation.Horizontal)
-        self.slider.setToolTip("The saved snapshots of B's training run: drag to compare A with another step")
-        self.slider_label = self._label("")
+        self.most_changed_button = QPushButton("Most changed", enabled=False, toolTip="Show the head of this kind "
+                                               "whose map training changed most (the largest mean |B − A|)")
+        self.which_row = row(text_label("B:", st.LABEL_PT), (self.b_name, 1), self.untrained_button, self.open_button)
+        self.top_rows = QBoxLayout(QBoxLayout.Direction.TopToBottom)  # one line on a wide screen
+        heads = row(self.picker, self.most_changed_button, None)  # (the head choice stays left)
+        for line in (self.which_row, heads):
+            line.setSpacing(6)  # their own spacing: not the box's, which changes with the direction
+            self.top_rows.addLayout(line, int(line is self.which_row))
+        self.slider = QSlider(Qt.Orientation.Horizontal, toolTip="The saved snapshots of B's training run: drag to "
+                              "compare A with another step")
+        self.slider_label = text_label("", st.LABEL_PT)
         self.slider_row = QWidget()
-        row = QHBoxLayout(self.slider_row)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self._label("Snapshot of B:"))
-        row.addWidget(self.slider, 1)
-        row.addWidget(self.slider_label)
-        self.note = QLabel(HINT)
-        self.note.setWordWrap(True)
-        self.note.setFont(st.font(st.LABEL_PT))
-        set_sheet(self.note, NOTE_SHEETS["info"])
+        row(text_label("Snapshot of B:", st.LABEL_PT), (self.slider, 1), self.slider_label, parent=self.slider_row,
+            margins=0)
+        self.note = text_label("", st.LABEL_PT)
+        say(self.note, HINT)
         self.outputs_line = style.eliding_line()  # both outputs (a long one is cut, whole in the tooltip)
         self.shared_line = style.eliding_line()  # what both maps read: a line of its own, never cut for an output
         for line in (self.outputs_line, self.shared_line):
@@ -131,21 +173,13 @@ class ComparePanel(QWidget):
         self.heads.set_axis_names("layer", "head")
         self.heads.describe = lambda layer, head: (f"layer {layer + 1}, head {head + 1}: mean |B − A| = "
                                                    f"{self.heads.values[layer, head]:.4f} (click to show this head)")
-        self.tabs = QTabWidget()
-        self.tabs.setFont(st.font(st.LABEL_PT))
+        self.tabs = QTabWidget(font=st.font(st.LABEL_PT))
         for widget, text in zip((self.maps, self.bars, self.heads), VIEW_TITLES):
             self.tabs.addTab(widget, text)
         self.readout = style.eliding_line(" ")
         self.readout.setFont(st.font(st.LABEL_PT))
-        lay = QVBoxLayout(self)
-        self.top_rows = top
-        lay.addLayout(top)
-        lay.addWidget(self.slider_row)
-        lay.addWidget(self.note)
-        lay.addWidget(self.outputs_line)
-        lay.addWidget(self.shared_line)
-        lay.addWidget(self.tabs, 1)
-        lay.addWidget(self.readout)
+        column(self.top_rows, self.slider_row, self.note, self.outputs_line, self.shared_line, (self.tabs, 1),
+               self.readout, parent=self)
         self.open_button.clicked.connect(self._choose_b)
         self.untrained_button.clicked.connect(lambda: self.state.session.set_compare(UNTRAINED))
         self.slider.valueChanged.connect(lambda _v: self._slider_timer.start())
@@ -159,21 +193,17 @@ class ComparePanel(QWidget):
         self.apply_screen_class(ScreenClass.PROJECTOR)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """B's row and the head choice on one line on a wide screen; on a projector or a narrow
-        one, the head choice on a line of its own, so B's name keeps the row's width."""
+        """B's row and the head choice on one line on a wide screen, else two (B's name keeps the width)."""
         one_line = cls is ScreenClass.WIDE
         self.top_rows.setDirection(QBoxLayout.Direction.LeftToRight if one_line else QBoxLayout.Direction.TopToBottom)
         self.top_rows.setSpacing(16 if one_line else 4)
         self.top_rows.setStretchFactor(self.which_row, 1 if one_line else 0)  # width, not height
 
     def _show_content(self, on: bool) -> None:
-        self.tabs.setVisible(on)
         self.most_changed_button.setEnabled(on)
-        self.outputs_line.setVisible(on)
-        self.shared_line.setVisible(on)
-        self.readout.setVisible(on)
+        for widget in (self.tabs, self.outputs_line, self.shared_line, self.readout):
+            widget.setVisible(on)
 
-    # -- B, and when to compare -------------------------------------------------------------------
     def _choose_b(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Checkpoint to compare with (B)")
         if folder:
@@ -190,26 +220,17 @@ class ComparePanel(QWidget):
         self.slider_row.setVisible(len(self.snapshots) >= 2)
         if len(self.snapshots) < 2:
             return
-        resolved = Path(ModelCache.resolve(reference)).resolve()
+        resolved = Path(resolve_reference(reference)).resolve()
         index = next((i for i, s in enumerate(self.snapshots) if s.path.resolve() == resolved), len(self.snapshots) - 1)
-        self.slider.blockSignals(True)
-        self.slider.setRange(0, len(self.snapshots) - 1)
-        self.slider.setValue(index)
-        self.slider.blockSignals(False)
-        self._label_slider(index)
-
-    def _label_slider(self, index: int) -> None:
+        with QSignalBlocker(self.slider):
+            self.slider.setRange(0, len(self.snapshots) - 1)
+            self.slider.setValue(index)
         self.slider_label.setText(f"{self.snapshots[index].label} ({index + 1} of {len(self.snapshots)})")
 
     def _on_slider_rest(self) -> None:
-        index = self.slider.value()
-        if 0 <= index < len(self.snapshots):
-            self._label_slider(index)
-            self.select_snapshot(index)
-
-    def select_snapshot(self, index: int) -> None:
-        """Make the run's snapshot `index` (in step order) B: a session change, so a scene keeps it."""
-        self.state.session.set_compare(str(self.snapshots[index].path))
+        """The snapshot where the slider rests becomes B: a session change (`_on_compare` labels it)."""
+        if 0 <= self.slider.value() < len(self.snapshots):
+            self.state.session.set_compare(str(self.snapshots[self.slider.value()].path))
 
     def _invalidate(self, *_args) -> None:
         self._dirty = True
@@ -226,23 +247,21 @@ class ComparePanel(QWidget):
         session, bundle, frame = self.state.session, self.state.bundle, self.state.frame
         self._dirty = False
         if not session.compare:
-            self.jobs.cancel()
+            self.job.stop()
             self._clear(HINT, "info")
             return
         if bundle is None or frame is None or not session.source:
             self._dirty = True  # A's frame is on its way; its frameChanged comes back here
             return
         frame_a = frame if frame.bundle is bundle else None
-        self.jobs.submit(partial(run_comparison, self.jobs.cache, bundle, session.model_label, session.compare,
-                                 frame.source, session.target, session.decoding, frame_a))  # (as the model read it)
+        self.job.submit(partial(self.cache.compare, bundle, session.model_label, session.compare,
+                                frame.source, session.target, session.decoding, frame_a))  # (as the model read it)
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
-        """Block until the comparison for the session is drawn (headless figures, tests)."""
         if self._dirty:
             self.request()
-        return self.jobs.wait(msecs)
+        return super().wait_until_drawn(msecs)
 
-    # -- results ----------------------------------------------------------------------------------
     def _on_busy(self, busy: bool) -> None:
         if busy:
             self._note(f"Comparing with {self.b_name.text()}…", "info")
@@ -251,8 +270,7 @@ class ComparePanel(QWidget):
         self._clear(f"Cannot compare: {message}", "error")
 
     def _note(self, text: str, level: str) -> None:
-        self.note.setText(text)
-        set_sheet(self.note, NOTE_SHEETS[level])
+        say(self.note, text, level)
         self.note.setVisible(bool(text))
 
     def _clear(self, text: str, level: str) -> None:
@@ -281,7 +299,7 @@ class ComparePanel(QWidget):
         self.picker.sync()
         self._redraw()
 
-    # -- the selection: the session's, clamped to what the comparison has ---------------------------
+    # the selection: the session's, clamped to what the comparison has
     kind = property(lambda self: self.picker.kind)
     layer = property(lambda self: self.picker.layer)
     head = property(lambda self: self.picker.head)
@@ -291,14 +309,9 @@ class ComparePanel(QWidget):
             return 0, 0
         return self.comparison.attention_a[kind].shape[:2]
 
-    def most_changed(self) -> tuple[int, int] | None:
-        """(layer, head) of the shown kind whose map differs most between A and B (the largest mean |B − A|)."""
-        changes = self.heads.values
-        return tuple(int(i) for i in np.unravel_index(int(np.argmax(changes)), changes.shape)) if changes.size else None
-
     def show_most_changed(self) -> None:
         """Select the head of the shown kind whose map differs most between A and B."""
-        head = self.most_changed()
+        head = self.comparison.most_changed(self.kind) if self.comparison is not None else None
         if head is not None:
             self.picker.select(self.kind, *head)
 

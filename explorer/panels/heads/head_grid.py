@@ -1,16 +1,9 @@
-"""Grids of attention heads: one layers × heads block of buttons per attention kind.
-
-`HeadBlocks` lays the blocks out (each kind's title, the head numbers on top, the layer numbers
-on the left, a button per head that grows with the room up to MAX_CELL_PX: a big target on a
-projector); `headClicked(kind, layer, head)` says which was clicked. A deep stack (SmolLM2's 30
-layers) is shown `PAGE_LAYERS` layers at a time, a tab per page of layers above the block. The
-surgery grid (`HeadGrid`: each head's edit; its tabs count the edited heads on each page) and the
-head atlas (`explorer.panels.atlas.atlas_grid`: each head's type) are the same blocks with their
-own text and colours.
-"""
+"""Grids of attention heads: one layers × heads block of buttons per attention kind, a deep stack
+shown `PAGE_LAYERS` layers at a time (a tab per page). The surgery grid (`HeadGrid`) and the head
+atlas (`AtlasGrid`) are these blocks with their own texts and colours."""
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QSize, Signal
 from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
@@ -38,8 +31,7 @@ EDITED_SHEET = ("QToolButton {{ color: {text}; background: {changed}; border: 2p
 
 
 def _fixed_label(text: str, point_size: float, bold: bool = False) -> QLabel:
-    label = QLabel(text)
-    label.setFont(st.font(point_size, bold=bold))
+    label = QLabel(text, font=st.font(point_size, bold=bold))
     label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)  # the rows of heads grow, not this
     return label
 
@@ -77,39 +69,33 @@ class HeadBlocks(QWidget):
 
     def _block(self, kind: str, n_layers: int, n_heads: int) -> QWidget:
         block = QWidget()
-        column = QVBoxLayout(block)
-        column.setContentsMargins(2, 0, 2, 0)
-        column.setSizeConstraint(QLayout.SizeConstraint.SetMinAndMaxSize)  # (so the grid is, see __init__)
-        column.addWidget(_fixed_label(KIND_TITLES[kind], st.LABEL_PT, bold=True))
         pages = layer_pages(n_layers)
-        tabs = QTabBar()
-        tabs.setFont(st.font(st.LABEL_PT))
-        tabs.setExpanding(False)
+        tabs = QTabBar(font=st.font(st.LABEL_PT), expanding=False)
         for page in pages:
             tabs.addTab(f"L{page.start + 1}–{page.stop}")
-        column.addWidget(tabs)
+        grid = QGridLayout(spacing=3)
+        column = QVBoxLayout(block)
+        column.setContentsMargins(2, 0, 2, 0)
+        column.setSizeConstraint(QLayout.SizeConstraint.SetMinAndMaxSize)
+        for item, stretch in ((_fixed_label(KIND_TITLES[kind], st.LABEL_PT, bold=True), 0), (tabs, 0)):
+            column.addWidget(item, stretch)
+        column.addLayout(grid, 1)
         tabs.setVisible(len(pages) > 1)  # (after it has a parent: shown parentless it would be a window of its own)
         rows: dict[int, list[QWidget]] = {}  # a layer's label and cells: shown with its page
-        grid = QGridLayout()
-        grid.setSpacing(3)
         for head in range(n_heads):
             grid.addWidget(_fixed_label(f"H{head + 1}", st.TICK_PT), 0, head + 1)
         for layer in range(n_layers):
-            label = QLabel(f"L{layer + 1}")
-            label.setFont(st.font(st.TICK_PT))
+            label = QLabel(f"L{layer + 1}", font=st.font(st.TICK_PT))
             grid.addWidget(label, layer + 1, 0)
             rows[layer] = [label]
             for head in range(n_heads):
-                cell = QToolButton()
-                cell.setFont(st.font(st.LABEL_PT, bold=self.bold_cells))
-                cell.setMinimumSize(30, 28)
-                cell.setMaximumHeight(MAX_CELL_PX)
+                cell = QToolButton(font=st.font(st.LABEL_PT, bold=self.bold_cells), minimumSize=QSize(30, 28),
+                                   maximumHeight=MAX_CELL_PX)
                 cell.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
                 cell.clicked.connect(lambda _=False, key=(kind, layer, head): self.headClicked.emit(*key))
                 self.cells[(kind, layer, head)] = cell
                 rows[layer].append(cell)
                 grid.addWidget(cell, layer + 1, head + 1)
-        column.addLayout(grid, 1)
         self.pages[kind] = (tabs, pages, rows, grid)
         tabs.currentChanged.connect(lambda index, k=kind: self.show_page(k, index))
         self.show_page(kind, 0)
@@ -134,16 +120,12 @@ class HeadBlocks(QWidget):
 
 
 class HeadGrid(HeadBlocks):
-    """The surgery grid: each head's button shows its edit (`set_heads`)."""
+    """The surgery grid: each head's button shows its edit."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.model_shape: tuple = ()
         self.heads: dict = {}
-
-    @property
-    def buttons(self) -> dict[tuple[str, int, int], QToolButton]:
-        return self.cells
 
     def set_model(self, layers: dict[str, int], n_heads: int) -> None:
         """Rebuild the blocks for a model with these kinds ({kind: layers}) and heads per layer."""

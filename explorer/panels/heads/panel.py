@@ -1,17 +1,13 @@
-"""Head surgery panel: edit any attention head and see what the output does; rank the heads.
-
-"Surgery": a layers × heads grid per attention kind; clicking a head applies the edit chosen
-above it (zero, mean, uniform; clicking an edited head restores it). The edits are part of the
-session, so every panel (attention maps, Figure 1, decoding) redraws with them, and this panel
-shows the output before → after. "Importance": Michel et al. 2019's experiment on the model's
-held-out pairs, off the GUI thread with progress: each head's importance and the pruning curve,
-exportable as CSV.
-"""
+"""Head surgery: click heads in a layers × heads grid per kind to zero them, replace them by their
+mean or make them uniform (session edits every panel redraws with), and see the output before →
+after; "Importance" ranks the heads as Michel et al. 2019 do, off the GUI thread, with CSV export."""
 from __future__ import annotations
 
 import weakref
 from pathlib import Path
 
+import numpy as np
+import pyqtgraph as pg
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -19,53 +15,105 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSpinBox,
     QTabWidget,
-    QVBoxLayout,
     QWidget,
 )
-from superqt import QFlowLayout
 
 from explorer.drawing import plot_style as st
-from explorer.latest_job import LatestJob
-from explorer.panels.heads.changes_view import ChangesView
+from explorer.panels.base import Panel
 from explorer.panels.heads.head_grid import HeadGrid
-from explorer.panels.heads.importance_view import ImportanceView
 from explorer.panels.job_bar import JobBar
+from explorer.panels.layouts import column, flow
 from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
-from explorer.theme import notifier
-from model.interpret.importance import head_importance
+from explorer.style import prob_text, still_plot
+from explorer.theme import current, notifier
+from model.interpret.importance import HeadImportance, head_importance
 from model.interpret.interventions import attention_layers
+from model.interpret.output_change import describe_html
 
 EDITS = (("zero", "Zero the head"), ("mean", "Mean over positions"), ("uniform", "Uniform attention"))
 IMPORTANCE_NOTE = "Held-out pairs of the model's task; removes heads least important first."
 CURVE_POINTS = 25  # at most this many points on the pruning curve (a big model has 100+ heads)
+KIND_SHORT = {"encoder": "enc", "decoder_self": "dec-self", "cross": "cross"}
 
 
-class HeadsPanel(QWidget):
+class ImportanceView(QWidget):
+    """Bars of one importance measure and the pruning curve; `by` picks the measure drawn."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.canvas = st.graphics_widget()
+        self.bars_plot = still_plot(self.canvas.addPlot(row=0, col=0))
+        self.curve_plot = still_plot(self.canvas.addPlot(row=0, col=1))
+        self.bars: list[pg.BarGraphItem] = []
+        self.curve = self.curve_plot.plot([], [], symbol="o", symbolSize=6)
+        self.ranking = text_label(" ", st.TICK_PT)
+        column((self.canvas, 1), self.ranking, parent=self, margins=0)
+        self.result: HeadImportance | None = None
+        self.by = "masking"
+        self.restyle()
+
+    def restyle(self, *_) -> None:
+        self.canvas.setBackground(current().canvas)
+        st.style_axis(self.bars_plot.getAxis("left"), "Δ loss" if self.by == "masking" else "|∂L/∂ξ|")
+        st.style_axis(self.bars_plot.getAxis("bottom"), "head (by kind)")
+        st.style_axis(self.curve_plot.getAxis("left"), "exact match")
+        st.style_axis(self.curve_plot.getAxis("bottom"), "heads removed")
+        st.set_title(self.bars_plot, "Importance" + (" (masking)" if self.by == "masking" else " (gradient)"))
+        st.set_title(self.curve_plot, "Pruning curve")
+        self.curve.setPen(pg.mkPen(current().exact, width=2))
+        self.curve.setSymbolBrush(current().exact)
+        if self.result is not None:
+            self.show_result(self.result, self.by)
+
+    def show_result(self, result: HeadImportance, by: str = "masking") -> None:
+        self.result, self.by = result, by
+        for item in self.bars:
+            self.bars_plot.removeItem(item)
+        self.bars = []
+        scores = result.scores(by)
+        kinds = list(dict.fromkeys(k[0] for k in result.heads))
+        x = 0
+        ticks = []
+        for i, kind in enumerate(kinds):
+            heads = [k for k in result.heads if k[0] == kind]
+            xs = np.arange(x, x + len(heads))
+            colour = current().series[i % len(current().series)]
+            bar = pg.BarGraphItem(x=xs, height=[scores[k] for k in heads], width=0.8, brush=colour, pen=colour)
+            self.bars_plot.addItem(bar)
+            self.bars.append(bar)
+            ticks.append((float(xs.mean()), KIND_SHORT[kind]))
+            x += len(heads) + 1
+        self.bars_plot.getAxis("bottom").setTicks([ticks])
+        self.curve.setData(result.curve_counts, result.curve_scores)
+        self.curve_plot.setYRange(0, 1.02)
+        if result.curve_counts:
+            self.curve_plot.setXRange(0, max(result.curve_counts))
+        self.ranking.setText("Most important per kind — " + "; ".join(
+            f"<b>{KIND_SHORT[kind]}</b>: " + ", ".join(f"L{layer + 1}H{head + 1} {scores[(kind, layer, head)]:.3g}"
+                                                    for _k, layer, head in result.ranking(kind, by)[:3])
+            for kind in kinds))
+
+
+class HeadsPanel(Panel):
     panel_name = "heads"
     title = "Head surgery"
-    tab_title = "Heads"  # nine tabs share the right dock area: each must be readable
+    tab_title = "Heads"  # many tabs share the right dock area: each must be readable
 
     def __init__(self, state: SessionState, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.importance = None
         self._ranked_bundle = lambda: None  # a weak reference: a replaced model is not kept alive
         self.curve_points = CURVE_POINTS
-        self.job = LatestJob(self)
-        self.job.done.connect(self._on_done)
-        self.job.failed.connect(self._on_error)
+        self.add_job(self._on_done, self.tell_failure)
         self._build()
-        state.bundleChanged.connect(self._on_bundle)
         state.interventionsChanged.connect(self.grid.set_heads)
-        state.frameChanged.connect(self.changes.show_frame)
-        notifier().changed.connect(self.view.restyle)  # a bound method: disconnected when the view is deleted
-        if state.bundle is not None:
-            self._on_bundle(state.bundle)
+        for slot in (self.view.restyle, self.show_changes):
+            notifier().changed.connect(slot)
         self.grid.set_heads(state.session.interventions)
-        if state.frame is not None:
-            self.changes.show_frame(state.frame)
+        self.show_changes()
+        self.follow(bundle=self._on_bundle, frame=self.show_changes)
 
     def _build(self) -> None:
         self.edit_box = QComboBox()
@@ -73,64 +121,35 @@ class HeadsPanel(QWidget):
             self.edit_box.addItem(text, op)
         self.reset_button = QPushButton("Reset all heads")
         self.reset_button.clicked.connect(lambda: self.state.session.set_interventions({}))
-        top = QWidget()  # the controls wrap onto a second line where one is too narrow
-        flow = QFlowLayout(top)
-        flow.setContentsMargins(0, 0, 0, 0)
         self.click_label = QLabel("Click a head to:")
-        for w in (self.click_label, self.edit_box, self.reset_button):
-            w.setFont(st.font(st.LABEL_PT))
-            flow.addWidget(w)
         self.grid = HeadGrid()
         self.grid.headClicked.connect(self._on_head_clicked)
-        self.changes = ChangesView()
-        surgery = QWidget()
-        col = QVBoxLayout(surgery)
-        col.addWidget(top)
-        # the heads take the room a projector leaves (cells up to MAX_CELL_PX tall: big targets, big
-        # marks; no large empty area), the effect right under them
-        col.addWidget(self.grid, 1)
-        col.addWidget(self.changes)
-        col.addStretch(0)  # what the heads cannot use (HeadGrid is never taller than its cells allow)
-
-        self.pairs_spin = QSpinBox()
-        self.pairs_spin.setRange(10, 2000)
-        self.pairs_spin.setValue(200)
-        self.pairs_spin.setSuffix(" pairs")
-        self.by_box = QComboBox()
+        self.changes = text_label(" ", st.LABEL_PT)
+        surgery = QWidget()  # the heads take the room (up to their cells' largest), the effect under them
+        column(flow(self.click_label, self.edit_box, self.reset_button, font=st.font(st.LABEL_PT)), (self.grid, 1),
+               self.changes, (None, 0), parent=surgery)
+        self.pairs_spin = QSpinBox(minimum=10, maximum=2000, value=200, suffix=" pairs")
+        self.by_box = QComboBox(toolTip="Which importance orders the heads: the loss increase when a head is zeroed, "
+                                "or Michel et al. 2019's |∂L/∂ξ_h| with a gate ξ_h = 1 on each head")
         self.by_box.addItem("masking (Δ loss)", "masking")
         self.by_box.addItem("gradient (Michel)", "gradient")
-        self.by_box.setToolTip("Which importance orders the heads: the loss increase when a head is zeroed, "
-                               "or Michel et al. 2019's |∂L/∂ξ_h| with a gate ξ_h = 1 on each head")
         self.by_box.currentIndexChanged.connect(self._redraw_importance)
         self.run_button = QPushButton("Rank heads")
         self.run_button.clicked.connect(self.run_importance)
-        self.export_button = QPushButton("Export CSV…")
-        self.export_button.setEnabled(False)
+        self.export_button = QPushButton("Export CSV…", enabled=False)
         self.export_button.clicked.connect(self._export)
         self.status = text_label(IMPORTANCE_NOTE, st.TICK_PT)
         self.bar = JobBar(self.job, self.status.setText, self.run_button)
-        row = QWidget()
-        flow = QFlowLayout(row)
-        flow.setContentsMargins(0, 0, 0, 0)
-        for w in (self.run_button, self.pairs_spin, self.by_box, self.export_button):
-            w.setFont(st.font(st.LABEL_PT))
-            flow.addWidget(w)
         self.view = ImportanceView()
         ranking = QWidget()
-        col = QVBoxLayout(ranking)
-        col.addWidget(row)
-        col.addWidget(self.bar)
-        col.addWidget(self.status)
-        col.addWidget(self.view, 1)
-
+        column(flow(self.run_button, self.pairs_spin, self.by_box, self.export_button, font=st.font(st.LABEL_PT)),
+               self.bar, self.status, (self.view, 1), parent=ranking)
         self.tabs = QTabWidget()
         self.tabs.addTab(surgery, "Surgery")
         self.tabs.addTab(ranking, "Importance")
-        for page in (surgery, ranking):  # the window's colour, not the style's lighter tab pane
-            page.setAutoFillBackground(True)  # (a mid-grey slab on the dark theme, unlike every other panel)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
-        lay.addWidget(self.tabs)
+        for page in (surgery, ranking):
+            page.setAutoFillBackground(True)  # the window's colour, not the style's lighter tab pane
+        column(self.tabs, parent=self, margins=4)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """Controls flow onto more lines as needed in every class; NARROW folds "Click a head to:"
@@ -139,7 +158,11 @@ class HeadsPanel(QWidget):
         self.click_label.setVisible(not narrow)
         self.edit_box.setToolTip("Click a head to: what the edit does to it" if narrow else "")
 
-    # -- surgery -----------------------------------------------------------------------------
+    def show_changes(self, *_) -> None:
+        """The output before → after the edits, the changed tokens in the theme's accent."""
+        mark = f"<b><u><span style='color:{st.colour('accent_text').name()}'>{{}}</span></u></b>"
+        self.changes.setText(describe_html(self.state.frame, prob_text, mark))
+
     def _on_bundle(self, bundle) -> None:
         self.grid.set_model(attention_layers(bundle.model), bundle.config.n_heads)
         self.grid.set_heads(self.state.session.interventions)
@@ -154,7 +177,6 @@ class HeadsPanel(QWidget):
         current = self.state.session.interventions.get((kind, layer, head))
         self.state.session.set_head_intervention(kind, layer, head, None if current == op else op)
 
-    # -- importance --------------------------------------------------------------------------
     def run_importance(self) -> None:
         """Rank the session's own model's heads off the GUI thread, with progress."""
         bundle = self.state.session.bundle
@@ -172,10 +194,6 @@ class HeadsPanel(QWidget):
                             f"with every head; exact match {result.curve_scores[0]:.2f} → "
                             f"{result.curve_scores[-1]:.2f} with none.")
         self._redraw_importance()
-
-    def _on_error(self, message: str) -> None:
-        self.status.setText(message)
-        self.state.inform(message, "warning")
 
     def _redraw_importance(self, *_) -> None:
         if self.importance is not None:
@@ -196,6 +214,3 @@ class HeadsPanel(QWidget):
                 self.state.inform(f"Wrote {self.export_csv(path)}")
             except (OSError, ValueError) as exc:
                 self.state.inform(f"Could not write {path}: {exc}", "error")
-
-    def shutdown(self) -> None:
-        self.job.stop()

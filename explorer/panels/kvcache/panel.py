@@ -1,68 +1,44 @@
-"""The KV cache: what a decoder-only model keeps for every token it has read or generated.
-
-When the query at position t is read, the cache of one layer holds the keys and values of
-positions 0 … t (the prompt, read in one pass, then one row per generated token); that query
-reads all of them (its attention row), and nothing is recomputed. From the prompt's last
-position on, each such read is a generation step (steps counted from 1, positions from 0).
-The maps show one layer's one key/value head, the rows not cached yet hatched; the row under
-them shows the query heads that share that key/value head reading the cache at position t.
-The numbers below are this model's cache in bytes, per token, now, at full context, and
-against full multi-head attention (GQA).
-
-Everything drawn is the session's recorded forward: in a causal decoder the keys and values
-at positions ≤ t are the same whether computed in one pass or step by step with a cache.
-"""
+"""The KV cache of a decoder-only model: one layer's keys and values of positions 0 … t (the rows
+not cached yet hatched), the query heads sharing that key/value head reading them at t, and the
+cache's size in bytes (per token, now, at full context, against full multi-head attention). All
+drawn from the recorded forward: causally, one pass and step-by-step caching give the same K, V."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import (
     QFrame,
-    QHBoxLayout,
     QPushButton,
     QScrollArea,
     QSlider,
     QSpinBox,
-    QVBoxLayout,
-    QWidget,
 )
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
 from explorer.input_text import printable
+from explorer.panels.base import Panel
+from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from model.inference.kv_cache import cached_tensors, describe_cache
 
 PLAY_MS = 600  # one generation step a beat when playing
 
 
-class KVCachePanel(QWidget):
-    """One layer's cache growing step by step, the new query's read of it, and its size."""
-
+class KVCachePanel(Panel):
     panel_name = "kvcache"
     title = "KV cache"
 
     def __init__(self, state, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.tensors = None  # (K, V, weights) of the layer shown
         self.pieces: list[str] = []
         self.n_prompt = 0
         self.note = text_label()
-        self.layer = QSpinBox()
-        self.layer.setPrefix("layer ")
-        self.kv_head = QSpinBox()
-        self.kv_head.setPrefix("KV head ")
-        self.step = QSlider(Qt.Horizontal)
-        self.step.setToolTip("The newest query's position t (from 0): the cache holds positions 0 … t")
-        self.play = QPushButton("Play ▶")
-        self.play.setCheckable(True)
-        self.play.setToolTip("Step through the generation, one token a beat")
-        controls = QHBoxLayout()
-        for widget in (self.layer, self.kv_head):
-            controls.addWidget(widget)
-        controls.addWidget(self.step, 1)
-        controls.addWidget(self.play)
+        self.layer, self.kv_head = QSpinBox(prefix="layer "), QSpinBox(prefix="KV head ")
+        self.step = QSlider(Qt.Horizontal, toolTip="The newest query's position t (from 0): the cache holds "
+                            "positions 0 … t")
+        self.play = QPushButton("Play ▶", checkable=True, toolTip="Step through the generation, one token a beat")
         self.keys = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, colour_bar=False)
         self.values = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, colour_bar=True)
         self.reads = Heatmap(square=False, colour_bar=True)
@@ -70,23 +46,13 @@ class KVCachePanel(QWidget):
                                     (self.reads, "", "cached position")):
             heatmap.set_axis_names(rows, cols)
         self.memory = text_label(rich=True, top_left=True)
-        # The cache's rows need the height: the numbers go beside them, in a column that scrolls
-        # when it is taller than the maps (a wrapped text's height must not starve the reads row).
-        self.memory_column = QScrollArea()
-        self.memory_column.setWidgetResizable(True)
-        self.memory_column.setFrameShape(QFrame.Shape.NoFrame)
-        self.memory_column.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.memory_column = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame,
+                                         horizontalScrollBarPolicy=Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.memory_column.setWidget(self.memory)
-        maps = QHBoxLayout()
-        maps.addWidget(self.keys, 3)
-        maps.addWidget(self.values, 3)
-        maps.addWidget(self.memory_column, 3)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.note)
-        layout.addLayout(controls)
-        layout.addLayout(maps, 3)  # the maps and the reads row share the height by these stretches
-        layout.addWidget(self.reads, 2)
+        # the sizes beside the maps, in a column that scrolls: the rows keep the height
+        maps = row((self.keys, 1), (self.values, 1), (self.memory_column, 1))
+        column(self.note, row(self.layer, self.kv_head, (self.step, 1), self.play), (maps, 3), (self.reads, 2),
+               parent=self, margins=4)
         self.timer = QTimer(self)
         self.timer.setInterval(PLAY_MS)
         self.timer.timeout.connect(self._advance)
@@ -94,14 +60,8 @@ class KVCachePanel(QWidget):
         self.layer.valueChanged.connect(self._load_layer)
         self.kv_head.valueChanged.connect(self.redraw)
         self.step.valueChanged.connect(self.redraw)
-        state.bundleChanged.connect(self._on_bundle)
-        state.frameChanged.connect(self._on_frame)
-        if state.bundle is not None:
-            self._on_bundle(state.bundle)
-        if state.frame is not None:
-            self._on_frame(state.frame)
+        self.follow(bundle=self._on_bundle, frame=self._on_frame)
 
-    # -- session -> view -----------------------------------------------------------------------------
     def _on_bundle(self, bundle) -> None:
         self.tensors = None
         self.play.setChecked(False)
@@ -129,10 +89,9 @@ class KVCachePanel(QWidget):
             return
         self.pieces = list(frame.forward.tgt_pieces)
         self.n_prompt = frame.forward.n_prompt
-        self.step.blockSignals(True)
-        self.step.setRange(0, len(self.pieces) - 1)
-        self.step.setValue(min(self.n_prompt, len(self.pieces) - 1))  # the prompt read: the first step generates
-        self.step.blockSignals(False)
+        with QSignalBlocker(self.step):
+            self.step.setRange(0, len(self.pieces) - 1)
+            self.step.setValue(min(self.n_prompt, len(self.pieces) - 1))  # the prompt read: the first step generates
         self._load_layer()
 
     def _load_layer(self, *_) -> None:
@@ -142,7 +101,6 @@ class KVCachePanel(QWidget):
         self.tensors = cached_tensors(trace, self.layer.value() - 1)
         self.redraw()
 
-    # -- drawing -------------------------------------------------------------------------------------
     def redraw(self, *_) -> None:
         if self.tensors is None:
             return
@@ -152,8 +110,8 @@ class KVCachePanel(QWidget):
         total, d_k = keys.shape[1], keys.shape[2]
         labels = [f"{i} {printable(p)}" for i, p in enumerate(self.pieces[:total])]
         dims = [str(i) for i in range(d_k)]
-        allowed = np.zeros((total, d_k), dtype=bool)
-        allowed[: t + 1] = True
+        cached = np.arange(total) <= t  # the positions in the cache now
+        allowed = np.repeat(cached[:, None], d_k, axis=1)
         bound = float(max(np.abs(keys[g]).max(), np.abs(values[g]).max())) or 1.0  # one scale: one colour bar
         for heatmap, data, name in ((self.keys, keys[g], "K"), (self.values, values[g], "V")):
             heatmap.set_levels((-bound, bound))
@@ -161,10 +119,8 @@ class KVCachePanel(QWidget):
             heatmap.set_title(f"{name}, layer {self.layer.value()}, KV head {g + 1}: {t + 1} rows")
         group = config.n_heads // config.kv_heads
         heads = list(range(g * group, (g + 1) * group))  # the query heads reading this key/value head
-        row_allowed = np.zeros((len(heads), total), dtype=bool)
-        row_allowed[:, : t + 1] = True
         self.reads.set_data(weights[heads, t, :], [f"q head {h + 1}" for h in heads], [str(i) for i in range(total)],
-                            allowed=row_allowed, row_names=True)  # positions: the maps above name their tokens
+                            allowed=np.tile(cached, (len(heads), 1)), row_names=True)  # (the maps name the tokens)
         where = "prompt" if t <= self.n_prompt else "generated"
         token = printable(self.pieces[t]) if t < len(self.pieces) else ""
         generating = f"Generation step {t - self.n_prompt + 1}: " if t >= self.n_prompt else ""
@@ -179,10 +135,6 @@ class KVCachePanel(QWidget):
         self.timer.start() if on else self.timer.stop()
 
     def _advance(self) -> None:
-        if self.step.value() >= self.step.maximum():
-            self.play.setChecked(False)
-            return
         self.step.setValue(self.step.value() + 1)
+        self.play.setChecked(self.step.value() < self.step.maximum())  # the last step shown: stop
 
-
-__all__ = ["KVCachePanel"]

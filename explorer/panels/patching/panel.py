@@ -1,87 +1,138 @@
-"""Activation patching panel: which activations carry the difference between two inputs
-(model.interpret.patching), and which heads and MLPs write the answer directly
-(model.interpret.logit_attribution).
-
-Two inputs of the same length: the clean one (the session's text) and a corrupted one (its last
-token swapped). Run patches every residual stream, attention output, MLP output (layer × position)
-and head output (layer × head) from the clean run into the corrupted one, off the GUI thread; a
-cell is the share of the clean − corrupted logit difference that patch restores (white = 0).
-A clicked cell (the panel's view, "cell <map> <layer> <column>") shows that run's top tokens;
-beside the maps, the clean input's direct logit attribution.
-"""
+"""Activation patching (model.interpret.patching): which activations carry the difference between
+a clean and a corrupted input of the same length. Each cell is the share of the clean − corrupted
+logit difference one patch restores; a click (the panel's view) shows that run's top tokens, and
+beside the maps, the clean input's direct logit attribution (model.interpret.logit_attribution)."""
 from __future__ import annotations
 
 import functools
 import html
 
 import numpy as np
-from PySide6.QtCore import QCoreApplication
+import pyqtgraph as pg
+from PySide6.QtCore import QSignalBlocker
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
     QTabWidget,
-    QVBoxLayout,
     QWidget,
 )
 
 from explorer import style, theme
+from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.label_axis import display_piece
 from explorer.input_text import printable
-from explorer.latest_job import LatestJob
 from explorer.panel_room import offered_room
+from explorer.panels.base import Panel
 from explorer.panels.job_bar import JobBar
-from explorer.panels.patching.dla_bars import LogitBars
-from explorer.panels.patching.job import (
-    PatchingRequest,
-    PatchingView,
-    cell_view,
-    compute,
-    parameters_beyond_auto_run,
-    parse_cell,
-)
-from explorer.panels.texts import text_label
+from explorer.panels.layouts import column, row
+from explorer.panels.texts import cell_view, parse_cell, say, text_label
 from explorer.screen import ScreenClass
 from model.interpret.patching_inputs import corrupted_default
+from model.interpret.patching_view import PatchingRequest, PatchingView, compute_patching, parameters_beyond_auto_run
 
 MAPS_SHOWN = 6  # the most maps one stack has: residual, self-, cross-attention, MLP, self- and cross-heads
 SIDE_BY_SIDE_WIDTH = 960  # room below which (a dock beside the diagram) maps and bars become tabs
-DEFAULT_TOKEN = ""  # an empty answer / wrong box: the default token (the runs' own top tokens)
+MOST_SHOWN = 12  # bars drawn at most: the largest |contributions|
 
 
-class PatchingPanel(QWidget):
+class LogitBars(pg.PlotWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent=parent, enableMenu=False)
+        plot = style.still_plot(self.getPlotItem())
+        self.bars = pg.BarGraphItem(x0=[0], y=[0], width=[0], height=0.7)
+        self.bars.setVisible(False)
+        plot.addItem(self.bars)
+        self.zero = pg.InfiniteLine(pos=0, angle=90)
+        plot.addItem(self.zero)
+        self.labels: list[str] = []
+        self.values = np.zeros(0)
+        self.shown: list[int] = []
+        self.restyle()
+
+    def restyle(self) -> None:
+        """The theme's colours and fonts (called again on a theme change)."""
+        self.setBackground(st.colour("canvas"))
+        plot = self.getPlotItem()
+        for name in ("left", "bottom"):  # (the panel's heading above the plot names the axis)
+            st.style_axis(plot.getAxis(name))
+            plot.getAxis(name).setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))
+        self.zero.setPen(pg.mkPen(st.colour("text"), width=1))
+        if len(self.values):
+            self.set_data(self.labels, self.values)
+
+    def set_data(self, labels: list[str], values: np.ndarray) -> None:
+        """labels: "L1 H2", "L1 MLP" …; values: each one's direct effect (logit units)."""
+        self.labels, self.values = list(labels), np.asarray(values, float)
+        order = np.argsort(-np.abs(self.values), kind="stable")[:self.fitting()]
+        self.shown = [int(i) for i in order]
+        n = len(self.shown)
+        ys = list(range(n))
+        widths = [float(self.values[i]) for i in self.shown]
+        brushes = [st.colour("bar" if w >= 0 else "attribution_negative") for w in widths]
+        self.bars.setOpts(x0=[0.0] * n, y=ys, width=widths, height=0.7, brushes=brushes,
+                          pens=[pg.mkPen(st.colour("bar_edge"))] * n)
+        self.bars.setVisible(bool(n))
+        plot = self.getPlotItem()
+        plot.invertY(True)  # the largest on top
+        plot.getAxis("left").setTicks([[(y, self.labels[i]) for y, i in zip(ys, self.shown)]])
+        low, high = min(0.0, *widths) if n else 0.0, max(0.0, *widths) if n else 1.0
+        pad = 0.05 * max(high - low, 1e-6)
+        plot.setXRange(low - pad, high + pad, padding=0)
+        plot.setYRange(-0.6, max(n, 1) - 0.4, padding=0)
+        self.setToolTip(self._tooltip())
+
+    def _tooltip(self) -> str:
+        rows = "".join(f"<tr><td>{html.escape(label)}</td><td align='right'>{value:+.3f}</td></tr>"
+                       for label, value in zip(self.labels, self.values))
+        return (f"Each head's and MLP's direct effect on the logit difference (the {len(self.shown)} largest "
+                f"are drawn):<table>{rows}</table>")
+
+    def fitting(self) -> int:
+        """How many bars the plot's height gives a label line each."""
+        height = self.getPlotItem().getViewBox().height()
+        line = QFontMetricsF(style.font(style.SMALL_POINT_SIZE)).lineSpacing() * 1.15
+        return max(3, min(MOST_SHOWN, int(height / line))) if height > 0 else MOST_SHOWN
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if "values" in self.__dict__ and len(self.values) and self.fitting() != len(self.shown):
+            self.set_data(self.labels, self.values)
+
+    def clear_data(self) -> None:
+        self.labels, self.values, self.shown = [], np.zeros(0), []
+        self.bars.setVisible(False)
+        self.getPlotItem().getAxis("left").setTicks([[]])
+
+    def drawn_labels(self) -> list[str]:
+        """The bars' labels, top first (tests look at the view)."""
+        return [self.labels[i] for i in self.shown] if self.bars.isVisible() else []
+
+
+class PatchingPanel(Panel):
     panel_name = "patching"
     title = "Activation patching"
     tab_title = "Patching"  # many tabs share the right dock area: each must be readable
 
     def __init__(self, state, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.shown: PatchingView | None = None
         self.screen_class = ScreenClass.PROJECTOR  # the window's class (`apply_screen_class`)
         self.asked: PatchingRequest | None = None  # what the job computes now
-        self.job = LatestJob(self)
-        self.job.done.connect(self._on_done)
-        self.job.failed.connect(self._on_failed)
         self._filled_for: tuple | None = None  # (model, text) the fields were prefilled for
+        self.add_job(self._on_done, self._on_failed)
         self._build()
-        state.frameChanged.connect(lambda _frame: self._on_frame())
         state.viewChanged.connect(self._on_view)
         theme.notifier().changed.connect(self._on_theme)
-        app = QCoreApplication.instance()
-        if app is not None:
-            app.aboutToQuit.connect(self.shutdown)
-        self._on_frame()
+        self.follow(frame=self._on_frame)
 
-    # -- construction -------------------------------------------------------------------------
     def _build(self) -> None:
-        self.clean_edit, self.corrupted_edit = QLineEdit(), QLineEdit()
-        self.clean_edit.setToolTip("The clean input: the run whose activations are patched in")
-        self.corrupted_edit.setToolTip("The corrupted input, the same number of tokens: the run that is patched")
+        self.clean_edit = QLineEdit(toolTip="The clean input: the run whose activations are patched in")
+        self.corrupted_edit = QLineEdit(toolTip="The corrupted input, the same number of tokens: the run that is patched")
         self.answer_box, self.wrong_box = QComboBox(), QComboBox()
         for box, default in ((self.answer_box, "the clean run's top token"),
                              (self.wrong_box, "the corrupted run's top token")):
@@ -89,24 +140,14 @@ class PatchingPanel(QWidget):
             box.lineEdit().setPlaceholderText("default")
             box.setToolTip(f"The logit difference compares answer and wrong; empty: {default}")
             box.setMinimumContentsLength(8)
-        self.stack_box = QComboBox()
-        self.stack_box.setToolTip("Which stack's maps to show")
+        self.stack_box = QComboBox(toolTip="Which stack's maps to show")
         self.stack_box.currentIndexChanged.connect(lambda _i: self._draw_maps())
-        self.run_button = QPushButton("Run")
-        self.run_button.setToolTip("Patch every site from the clean run into the corrupted one")
+        self.run_button = QPushButton("Run", toolTip="Patch every site from the clean run into the corrupted one")
         self.run_button.clicked.connect(self.run)
         for edit in (self.clean_edit, self.corrupted_edit):
             edit.returnPressed.connect(self.run)
         self._labels = [QLabel("Clean:"), QLabel("Corrupted:"), QLabel("Answer:"), QLabel("Wrong:")]
-        first, second = QHBoxLayout(), QHBoxLayout()
-        for widget, stretch in ((self._labels[0], 0), (self.clean_edit, 1), (self._labels[1], 0),
-                                (self.corrupted_edit, 1)):
-            first.addWidget(widget, stretch)
-        for widget in (self._labels[2], self.answer_box, self._labels[3], self.wrong_box, self.stack_box):
-            second.addWidget(widget)
-        second.addStretch(1)
-        second.addWidget(self.run_button)
-        # All maps share one symmetric scale, so the right-hand column's colour bars serve their row.
+        # one symmetric scale for every map: the right-hand column's colour bars serve their row
         self.maps = [Heatmap(colormap=style.colormap(style.DIVERGING), levels=(-1.0, 1.0), colour_bar=k % 2 == 1,
                              square=False) for k in range(MAPS_SHOWN)]
         self.grid = QGridLayout()
@@ -117,36 +158,24 @@ class PatchingPanel(QWidget):
         self.detail = text_label(point_size=None, rich=True, top_left=True)
         self.bars = LogitBars()
         self.bars_title = style.eliding_line("Direct logit attribution (clean input)")
-        # The maps (and, NARROW, the clicked cell's detail under them) on one page, the detail and the
-        # bars on another: side by side, or (NARROW) a tab each, so every map keeps a readable height.
-        self.maps_page, self.side_page = QWidget(), QWidget()
-        self.maps_column, self.side_column = QVBoxLayout(self.maps_page), QVBoxLayout(self.side_page)
-        for page, column in ((self.maps_page, self.maps_column), (self.side_page, self.side_column)):
-            column.setContentsMargins(0, 0, 0, 0)
-            page.setAutoFillBackground(True)  # (in a tab: the window's colour, not the style's tab pane)
-        self.maps_column.addLayout(self.grid, 1)
-        for widget, stretch in ((self.detail, 0), (self.bars_title, 0), (self.bars, 1)):
-            self.side_column.addWidget(widget, stretch)
-        self.tabs = QTabWidget()
-        self.tabs.setVisible(False)
-        self.body = QHBoxLayout()
-        self.body.addWidget(self.maps_page, 5)
-        self.body.addWidget(self.side_page, 3)
-        self.body.addWidget(self.tabs)
+        # the maps on one page, the detail and the bars on another: side by side, or a tab each (`_arrange`)
+        # (autoFillBackground: in a tab, the window's colour, not the style's tab pane)
+        self.maps_page, self.side_page = QWidget(autoFillBackground=True), QWidget(autoFillBackground=True)
+        self.maps_column = column((self.grid, 1), parent=self.maps_page, margins=0)
+        self.side_column = column(self.detail, self.bars_title, (self.bars, 1), parent=self.side_page, margins=0)
+        self.tabs = QTabWidget(visible=False)
+        self.body = row((self.maps_page, 5), (self.side_page, 3), self.tabs)
         self.progress = JobBar(self.job, self._say, self.run_button)
         self.status = text_label(" ", point_size=None)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
-        for row, stretch in ((first, 0), (second, 0), (self.body, 1)):
-            lay.addLayout(row, stretch)
-        for widget in (self.progress, self.status):
-            lay.addWidget(widget)
+        labels = self._labels
+        column(row(labels[0], (self.clean_edit, 1), labels[1], (self.corrupted_edit, 1)),
+               row(labels[2], self.answer_box, labels[3], self.wrong_box, self.stack_box, None, self.run_button),
+               (self.body, 1), self.progress, self.status, parent=self, margins=4)
         self.restyle()
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """Maps beside the clicked cell's detail and the attribution bars; NARROW, or a dock narrower
-        than SIDE_BY_SIDE_WIDTH (beside the architecture diagram): the maps with the detail under
-        them in one tab, the bars in another, so the maps get the dock's whole width."""
+        """Maps beside the detail and the bars; NARROW, or a dock narrower than SIDE_BY_SIDE_WIDTH: the
+        maps with the detail under them in one tab, the bars in another."""
         self.screen_class = cls
         self._arrange()
 
@@ -181,14 +210,10 @@ class PatchingPanel(QWidget):
 
     def _on_theme(self, *_) -> None:
         self.bars.restyle()
-        self._show_cell()
+        self._show_cell()  # (the detail's muted colour is in its HTML)
 
-    # -- the session ------------------------------------------------------------------------------
-    def _on_frame(self) -> None:
+    def _on_frame(self, frame) -> None:
         """A new model or text: prefill both inputs from it (and run, when on screen)."""
-        frame = self.state.frame
-        if frame is None:
-            return
         key = (id(frame.bundle), frame.source)
         if key == self._filled_for:
             return
@@ -197,7 +222,7 @@ class PatchingPanel(QWidget):
         self.corrupted_edit.setText(corrupted_default(frame.bundle, frame.source))
         for box in (self.answer_box, self.wrong_box):
             box.clear()
-            box.setEditText(DEFAULT_TOKEN)
+            box.setEditText("")  # the default: the runs' own top tokens
         if self.isVisible() and self._runs_by_itself():
             self.run()
         else:  # drawn again when next shown (or on Run): no maps of another model or text meanwhile
@@ -207,20 +232,16 @@ class PatchingPanel(QWidget):
         if panel == self.panel_name:
             self._show_cell()
 
-    def request(self) -> PatchingRequest | None:
+    def run(self) -> None:
         frame = self.state.frame
         if frame is None:
-            return None
+            return
         answer, wrong = (box.currentText().strip() or None for box in (self.answer_box, self.wrong_box))
-        return PatchingRequest(frame.bundle, frame.model_label, self.clean_edit.text(), self.corrupted_edit.text(),
-                               answer, wrong)
-
-    # -- work ------------------------------------------------------------------------------------
-    def run(self) -> None:
-        request = self.request()
-        if request is not None and request != self.asked:
+        request = PatchingRequest(frame.bundle, frame.model_label, self.clean_edit.text(), self.corrupted_edit.text(),
+                                  answer, wrong)
+        if request != self.asked:
             self.asked = request
-            self.job.submit(functools.partial(compute, request))
+            self.job.submit(functools.partial(compute_patching, request))
 
     def _on_done(self, view: PatchingView) -> None:
         self.asked = None
@@ -235,17 +256,9 @@ class PatchingPanel(QWidget):
 
     def _clear(self) -> None:
         self.shown = None
-        for heatmap in self.maps:
-            heatmap.setVisible(False)
+        self._draw_maps()
         self.bars.clear_data()
         self.detail.setText("")
-
-    def wait_until_drawn(self, msecs: int = 60000) -> bool:
-        """Block until the running and queued work is drawn (headless figures, tests)."""
-        return self.job.wait(msecs)
-
-    def shutdown(self) -> None:
-        self.job.stop()
 
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
@@ -253,37 +266,30 @@ class PatchingPanel(QWidget):
             self.run()
 
     def _runs_by_itself(self) -> bool:
-        """A small model is patched as soon as the panel shows a new input; a large one waits for Run."""
+        """A small model is patched as soon as a new input is shown; a large one waits for Run."""
         frame = self.state.frame
         size = parameters_beyond_auto_run(frame.bundle) if frame is not None else 0
         if size:
             self._say(f"{frame.model_label}: {size / 1e6:,.0f} M parameters, so patching starts on Run.")
         return frame is not None and not size
 
-    def closeEvent(self, event) -> None:  # noqa: N802
-        self.shutdown()
-        super().closeEvent(event)
-
-    # -- drawing -------------------------------------------------------------------------------
     def _draw(self, view: PatchingView) -> None:
         self.shown = view
         r = view.result
         stacks = list(dict.fromkeys(m.stack for m in r.maps))
         keep = self.stack_box.currentText().lower()
-        self.stack_box.blockSignals(True)
-        self.stack_box.clear()
-        self.stack_box.addItems([s.capitalize() for s in stacks])
-        self.stack_box.setCurrentIndex(stacks.index(keep) if keep in stacks else 0)
-        self.stack_box.blockSignals(False)
+        with QSignalBlocker(self.stack_box):
+            self.stack_box.clear()
+            self.stack_box.addItems([s.capitalize() for s in stacks])
+            self.stack_box.setCurrentIndex(stacks.index(keep) if keep in stacks else 0)
         self.stack_box.setVisible(len(stacks) > 1)
         for box, top, chosen in ((self.answer_box, r.clean_top, r.answer), (self.wrong_box, r.corrupted_top, r.wrong)):
             typed = box.currentText()
-            box.blockSignals(True)
-            box.clear()
-            box.addItems([printable(piece) for piece, _ in top])
-            box.setEditText(typed)
-            box.lineEdit().setPlaceholderText(printable(chosen))
-            box.blockSignals(False)
+            with QSignalBlocker(box):
+                box.clear()
+                box.addItems([printable(piece) for piece, _ in top])
+                box.setEditText(typed)
+                box.lineEdit().setPlaceholderText(printable(chosen))
         self.bars.set_data(view.dla.labels, view.dla.values)
         self._draw_maps()
         where = f"after “{display_piece(printable(r.position_piece))}” (position {r.position})"
@@ -294,25 +300,20 @@ class PatchingPanel(QWidget):
 
     def stack_maps(self) -> list:
         """The result's maps of the chosen stack, in the order they are drawn."""
-        if self.shown is None:
-            return []
         stack = self.stack_box.currentText().lower()
-        return [m for m in self.shown.result.maps if m.stack == stack]
+        return [m for m in self.shown.result.maps if m.stack == stack] if self.shown is not None else []
 
     def _draw_maps(self) -> None:
-        maps = self.stack_maps()
+        maps = self.stack_maps()  # (none without a result: every heatmap hidden)
+        for k, heatmap in enumerate(self.maps):
+            heatmap.setVisible(k < len(maps))
         if self.shown is None:
             return
         peak = max([1.0] + [float(np.nanmax(np.abs(m.restored))) for m in self.shown.result.maps])
-        for k, heatmap in enumerate(self.maps):
-            heatmap.setVisible(k < len(maps))
-            if k >= len(maps):
-                continue
-            m = maps[k]
+        for heatmap, m in zip(self.maps, maps):
             rows = list(range(len(m.rows) - 1, -1, -1))  # the last layer on top, as in Figure 1
             heatmap.set_levels((-peak, peak))
-            heatmap.set_title(m.title)
-            # (no numbers in the cells: every column stays in view; a cell's number is in its hover text)
+            heatmap.set_title(m.title)  # (no numbers in the cells: a cell's number is in its hover text)
             heatmap.set_data(m.restored[rows], [m.rows[l].capitalize() for l in rows],
                              [printable(c) for c in m.columns], row_names=True)
             heatmap.describe = lambda row, col, m=m: self._describe(m, len(m.rows) - 1 - row, col)
@@ -331,22 +332,19 @@ class PatchingPanel(QWidget):
             self.state.set_view(self.panel_name, cell_view(m.key, len(m.rows) - 1 - row, col))
 
     def selected(self):
-        """(map, layer, column) of the session's cell, or the default: the last layer's
-        residual stream at the measured position."""
+        """(map, layer, column) of the session's cell; by default the last layer's stream at the measured position."""
         maps = self.stack_maps()
         if not maps:
             return None
-        cell = parse_cell(self.state.session.view(self.panel_name))
+        cell = parse_cell(self.state.session.view(self.panel_name), 3)
         by_key = {m.key: m for m in maps}
         if cell is not None and cell[0] in by_key:
             m = by_key[cell[0]]
             return m, min(cell[1], len(m.rows) - 1), min(cell[2], len(m.columns) - 1)
         m = maps[0]
-        position = self.shown.result.position if m.stack == self._output_stack() else len(m.columns) - 1
+        output_stack = "decoder" if self.shown.request.bundle.model_kind.has_decoder else "encoder"
+        position = self.shown.result.position if m.stack == output_stack else len(m.columns) - 1
         return m, len(m.rows) - 1, min(position, len(m.columns) - 1)
-
-    def _output_stack(self) -> str:
-        return "decoder" if self.shown.request.bundle.model_kind.has_decoder else "encoder"
 
     def _show_cell(self) -> None:
         chosen = self.selected()
@@ -368,7 +366,5 @@ class PatchingPanel(QWidget):
             f"<br>top: {tops}<br><span style='color:{muted};'>clean: {html.escape(printable(r.clean_top[0][0]))}, "
             f"corrupted: {html.escape(printable(r.corrupted_top[0][0]))}</span>")
 
-    def _say(self, text: str, level: str = "info") -> None:
-        self.status.setText(text)
-        style.set_sheet(self.status, "color: {warning_text}; background: {warning_bg};" if level == "warning"
-                        else "color: {text};")
+    def _say(self, text: str, level: str = "plain") -> None:
+        say(self.status, text, level)

@@ -1,1 +1,0 @@
-"""The sampling playground: temperature, top-k and top-p on one next-token distribution."""

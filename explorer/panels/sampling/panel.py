@@ -1,42 +1,154 @@
-"""The sampling playground: temperature, top-k and top-p on the model's next-token distribution.
-
-The model runs once per prompt, off the GUI thread (`distribution.next_token_logits`); every
-move of a control re-filters that one row with `filter_logits`, the function sampling itself
-uses, and redraws the bars at once (a 49k-token row in a few milliseconds:
-benchmarks/sampling_redraw.py). Bars: outline = softmax(logits / T), filled = the renormalised
-probability sampling draws with; a token cut by top-k or top-p keeps a grey outline and says
-which filter cut it. Generate runs the chosen method (seeded sampling, greedy, beam search)
-with these settings on the session's input, also off the GUI thread.
-"""
+"""The sampling playground: temperature, top-k and top-p on the model's next-token distribution,
+computed once per prompt off the GUI thread and re-filtered at once on each control move (as
+sampling filters); Generate runs seeded sampling, greedy or beam search with these settings."""
 from __future__ import annotations
 
 import html
 import time
 
 import numpy as np
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
+import pyqtgraph as pg
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QPushButton, QSpinBox, QWidget
+from superqt import QLabeledDoubleSlider
 
-from explorer import theme
+from explorer import style, theme
+from explorer.drawing.label_axis import display_piece
 from explorer.input_text import printable
 from explorer.latest_job import LatestJob
-from explorer.panels.sampling.bars import ROWS, SamplingBars
-from explorer.panels.sampling.controls import SamplingControls
+from explorer.panels.base import Panel
+from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from model.inference.next_token import filtered, from_decode_step, next_token_logits, token_text
 
+METHODS = {"sample": "Sample (these settings)", "greedy": "Greedy (argmax)", "beam": "Beam search (4, α 0.6)"}
+MAX_TOP_K = 1000
 
-class SamplingPanel(QWidget):
-    """Live next-token bars under temperature / top-k / top-p, and a seeded Generate."""
 
+def _slider(low: float, high: float, value: float, tip: str) -> QLabeledDoubleSlider:
+    slider = QLabeledDoubleSlider(Qt.Horizontal, toolTip=tip)
+    slider.setRange(low, high)
+    slider.setDecimals(2)
+    slider.setSingleStep(0.05)
+    slider.setValue(value)
+    return slider
+
+
+ROWS = 12  # tokens shown: the top of the ranking (the rest are counted in the panel's summary)
+BAR_HEIGHT = 0.7
+
+
+class SamplingBars(pg.PlotWidget):
+    """The ROWS most probable tokens; `show_rows` redraws them."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent=parent, enableMenu=False)
+        plot = style.still_plot(self.getPlotItem())
+        plot.showGrid(x=True, alpha=0.25)
+        plot.setLabel("bottom", "probability", **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
+        plot.getAxis("left").setStyle(tickFont=style.font(style.BASE_POINT_SIZE, bold=True, mono=True), tickLength=0)
+        plot.getAxis("bottom").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))
+        plot.getAxis("bottom").enableAutoSIPrefix(False)  # probabilities, never "× 0.001"
+        self.kept_bars = pg.BarGraphItem(x0=[0], y=[0], width=[0], height=BAR_HEIGHT)
+        self.outlines = pg.BarGraphItem(x0=[0], y=[0], width=[0], height=BAR_HEIGHT)
+        self.labels = [pg.TextItem(anchor=(0, 0.5)) for _ in range(ROWS)]  # each row's probability or cut
+        for item in (self.kept_bars, self.outlines, *self.labels):
+            plot.addItem(item, ignoreBounds=isinstance(item, pg.TextItem))
+            if isinstance(item, pg.TextItem):
+                item.setFont(style.font(style.SMALL_POINT_SIZE))
+        self.rows: list[int] = []  # token ids drawn, top row first
+        self.final = np.zeros(0, dtype=np.float32)  # their renormalised probabilities
+        self.tempered = np.zeros(0, dtype=np.float32)
+        self.notes: list[str] = []  # "" kept, "top-k" / "top-p": the filter that cut the row's token
+        self._ticks: list = []
+
+    def show_rows(self, ids: list[int], pieces: list[str], tempered: np.ndarray, final: np.ndarray,
+                  notes: list[str]) -> None:
+        """Draw these tokens (best first) with their tempered and final probabilities."""
+        n = len(ids)
+        self.rows, self.tempered, self.final, self.notes = list(ids), tempered, final, list(notes)
+        y = np.arange(n, dtype=float)[::-1]  # the best token at the top
+        self.kept_bars.setOpts(x0=np.zeros(n), y=y, width=final, height=BAR_HEIGHT,
+                               brush=style.colour("bar"), pen=pg.mkPen(style.colour("bar_edge")))
+        cut = np.array([bool(note) for note in notes])
+        edge = [pg.mkPen(style.colour("masked") if c else style.TEXT, width=2, style=Qt.DashLine) for c in cut]
+        self.outlines.setOpts(x0=np.zeros(n), y=y, width=tempered, height=BAR_HEIGHT, brush=None,
+                              pen=pg.mkPen(style.TEXT), pens=edge or None)  # (pyqtgraph needs a pen for no bars)
+        top = float(max(final.max(initial=0.0), tempered.max(initial=0.0), 1e-6))
+        plot = self.getPlotItem()
+        plot.setXRange(0, min(1.0, top) * 1.25, padding=0)
+        plot.setYRange(-0.6, max(n, 1) - 0.4, padding=0)
+        ticks = [[(float(y[i]), display_piece(printable(pieces[i]))) for i in range(n)]]
+        if ticks != self._ticks:  # the ranking is the logits': a temperature never changes it
+            self._ticks = ticks
+            plot.getAxis("left").setTicks(ticks)
+        for i, label in enumerate(self.labels):
+            label.setVisible(i < n)
+            if i >= n:
+                continue
+            text = f"✂ {notes[i]}  (was {tempered[i]:.3f})" if notes[i] else f"{final[i]:.3f}"
+            label.setColor(style.colour("muted") if notes[i] else style.TEXT)
+            label.setText(text)
+            label.setPos(max(final[i], tempered[i]) + 0.005 * top, float(y[i]))
+
+
+__all__ = ["ROWS", "SamplingBars"]
+
+
+class SamplingControls(QWidget):
+    """Emits `changed` when temperature, top-k or top-p moves, `generate` for the button."""
+
+    changed = Signal()
+    generate = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.temperature = _slider(0.05, 3.0, 1.0, "Temperature T: the logits are divided by T before the "
+                                   "softmax. T < 1 sharpens the distribution, T > 1 flattens it.")
+        self.top_k = QSpinBox(maximum=MAX_TOP_K, specialValueText="off",
+                              toolTip="Top-k: keep only the k most probable tokens (0 = off).")
+        self.top_p = _slider(0.05, 1.0, 1.0, "Top-p (nucleus): keep the smallest set of tokens, most "
+                             "probable first, whose probability adds up to at least p (1 = off).")
+        self.method = QComboBox()
+        for key, text in METHODS.items():
+            self.method.addItem(text, key)
+        self.seed = QSpinBox(maximum=2**31 - 1, prefix="seed ",
+                             toolTip="The random seed of a sampled generation: the same seed, the same text.")
+        self.step = QSpinBox(prefix="decoding step ", toolTip="Which step of the recorded decode: step k is the "
+                             "distribution after the prompt and the output's first k − 1 tokens")
+        self.button = QPushButton("Generate", toolTip="Generate a continuation with the chosen method (off the GUI thread).")
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        for line, (name, widget) in enumerate((("Temperature", self.temperature), ("Top-k", self.top_k),
+                                               ("Top-p", self.top_p))):
+            grid.addWidget(QLabel(name, font=style.font(style.BASE_POINT_SIZE, bold=True)), line, 0)
+            grid.addWidget(widget, line, 1, 1, 3)
+        grid.addWidget(self.step, 3, 0, 1, 4)
+        grid.addWidget(self.method, 4, 0, 1, 2)
+        grid.addWidget(self.seed, 4, 2)
+        grid.addWidget(self.button, 4, 3)
+        grid.setColumnStretch(1, 1)
+        for control in (self.temperature, self.top_p, self.top_k):
+            control.valueChanged.connect(lambda _v: self.changed.emit())
+        self.button.clicked.connect(self.generate.emit)
+
+    def settings(self) -> tuple[float, int, float]:
+        """(temperature, top_k, top_p) as the controls read now."""
+        return float(self.temperature.value()), int(self.top_k.value()), float(self.top_p.value())
+
+    def chosen_method(self) -> str:
+        return self.method.currentData()
+
+
+class SamplingPanel(Panel):
     panel_name = "sampling"
     title = "Sampling"
 
     def __init__(self, state, parent=None, synchronous: bool = False):
-        super().__init__(parent)
-        self.state = state
-        self.next_token = None  # distribution.NextToken for the session's input
-        self.steps = []  # the Frame's recorded decoding steps (each one's row is drawn on request)
-        self.current = None  # distribution.Filtered drawn now
+        super().__init__(state, parent)
+        self.next_token = None  # the NextToken row drawn
+        self.steps = []  # the Frame's recorded decoding steps
+        self.current = None  # its Filtered row drawn now
         self.redraw_ms = 0.0  # the last control change's filter + draw time
         self._source = None
         self.note = text_label()
@@ -44,20 +156,9 @@ class SamplingPanel(QWidget):
         self.bars = SamplingBars()
         self.summary = text_label()
         self.output = text_label(rich=True, selectable=True)
-        side = QVBoxLayout()
-        side.addWidget(self.controls)
-        side.addWidget(self.summary)
-        side.addWidget(self.output, 1)
-        row = QHBoxLayout()
-        row.addWidget(self.bars, 3)
-        row.addLayout(side, 2)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.note)
-        layout.addLayout(row, 1)
-        self.logits_job = LatestJob(self, synchronous)
-        self.logits_job.done.connect(self._on_logits)
-        self.logits_job.failed.connect(lambda text: say(self.note, text, "warning"))
+        side = column(self.controls, self.summary, (self.output, 1))
+        column(self.note, (row((self.bars, 3), (side, 2)), 1), parent=self, margins=4)
+        self.logits_job = self.add_job(self._on_logits, lambda text: say(self.note, text, "warning"), synchronous)
         self.generate_job = LatestJob(self, synchronous)
         self.generate_job.done.connect(self._on_generated)
         self.generate_job.failed.connect(lambda text: self.output.setText(html.escape(text)))
@@ -65,15 +166,9 @@ class SamplingPanel(QWidget):
         self.controls.changed.connect(self.redraw)
         self.controls.step.valueChanged.connect(self._show_step)
         self.controls.generate.connect(self.generate)
-        state.bundleChanged.connect(self._on_bundle)
-        state.frameChanged.connect(self._on_frame)
-        theme.notifier().changed.connect(self._on_theme)
-        if state.bundle is not None:
-            self._on_bundle(state.bundle)
-        if state.frame is not None:
-            self._on_frame(state.frame)
+        theme.notifier().changed.connect(self.redraw)
+        self.follow(bundle=self._on_bundle, frame=self._on_frame)
 
-    # -- session -> model work -----------------------------------------------------------------------
     def _on_bundle(self, bundle) -> None:
         self.next_token = self.current = None
         self._source = None
@@ -93,11 +188,10 @@ class SamplingPanel(QWidget):
             return
         steps = frame.decode.steps if frame.decode is not None else []
         self.steps = steps
-        self.controls.step.blockSignals(True)
-        self.controls.step.setRange(1, max(len(steps), 1))  # counted from 1, as a lecturer reads it
-        self.controls.step.setSuffix(f" of {len(steps)}" if steps else "")
-        self.controls.step.setValue(1)
-        self.controls.step.blockSignals(False)
+        with QSignalBlocker(self.controls.step):
+            self.controls.step.setRange(1, max(len(steps), 1))  # counted from 1, as a lecturer reads it
+            self.controls.step.setSuffix(f" of {len(steps)}" if steps else "")
+            self.controls.step.setValue(1)
         self.controls.step.setEnabled(len(steps) > 1)
         if steps:  # the recorded decode has every step's row already
             self._source = None
@@ -119,8 +213,7 @@ class SamplingPanel(QWidget):
                   "renormalised.", "info")
         self.redraw()
 
-    # -- controls -> view ----------------------------------------------------------------------------
-    def redraw(self) -> None:
+    def redraw(self, *_) -> None:
         """Re-filter the row with the controls' settings and redraw the bars (no model run)."""
         if self.next_token is None:
             return
@@ -153,10 +246,3 @@ class SamplingPanel(QWidget):
         method, seed, text = result
         how = f"sampled, seed {seed}" if method == "sample" else method
         self.output.setText(f"<b>Output</b> ({html.escape(how)}):<br>{html.escape(text)}")
-
-    # -- drawing -------------------------------------------------------------------------------------
-    def _on_theme(self, *_) -> None:
-        self.redraw()
-
-
-__all__ = ["SamplingPanel"]

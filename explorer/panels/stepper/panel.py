@@ -1,21 +1,17 @@
-"""The forward-pass stepper and tensor inspector: walk every recorded step of the forward, in
-order, and look at the exact tensor each one produced.
-
-Navigation: |◀ ◀ Play ▶ ▶| buttons, an adjustable play speed, a scrub slider, a jump list
-grouped by block, a find box, and the keys ← → Space Home End (window-wide shortcuts, which
-Qt hands to a text field first, so typing an input never moves the stepper).
-"""
+"""The forward-pass stepper: walk every recorded step of the forward in order and inspect the
+exact tensor each produced (buttons, play, slider, a jump list by block, a find box, and the keys
+← → Space Home End as window-wide shortcuts, which a focused text field takes first)."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QKeySequence, QShortcut, QStandardItemModel
+import numpy as np
+from PySide6.QtCore import QPointF, QSignalBlocker, QSize, Qt, QTimer
+from PySide6.QtGui import QFont, QKeySequence, QShortcut, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QBoxLayout,
     QComboBox,
     QCompleter,
     QDoubleSpinBox,
     QFrame,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QScrollArea,
@@ -27,26 +23,116 @@ from PySide6.QtWidgets import (
 )
 
 from explorer import style
-from explorer.panels.stepper.inspector_view import TensorView
-from explorer.panels.stepper.step_texts import STEP_ROLE, fill_jump_list
+from explorer.drawing.heatmap import Heatmap
+from explorer.panels.base import Panel
+from explorer.panels.layouts import column, row
 from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
-from model.nn.step_summary import format_shape, step_axis_titles, tensor_stats
+from model.nn.step_summary import TOKEN_AXES, colour_scale, format_shape, format_value, step_axis_titles, tensor_stats
 from model.nn.steps import readable_step_name, slice_for_view, view_kind
 
 HOVER_HINT = "Hover a cell: its value."  # short: one line beside the map
 INFO_MIN_WIDTH, INFO_MAX_WIDTH = 300, 560  # the texts' column beside the map
+STEP_ROLE = Qt.UserRole + 1  # the jump list's item data: the step's index in the trace
 
 
-class StepperPanel(QWidget):
-    """Every step of the recorded forward pass, one at a time, with its tensor inspected."""
+def fill_jump_list(model: QStandardItemModel, trace) -> None:
+    """One row per step, under an unselectable header per block; each row's STEP_ROLE is its index."""
+    model.clear()
+    block = None
+    bold = QFont(style.font(style.BASE_POINT_SIZE, bold=True))
+    for i, step in enumerate(trace):
+        if step.block != block:
+            block = step.block
+            header = QStandardItem(readable_step_name(block))
+            header.setToolTip(block)
+            header.setFlags(Qt.NoItemFlags)
+            header.setFont(bold)
+            model.appendRow(header)
+        item = QStandardItem(f"    {step.name.rsplit('.', 1)[-1]}   {format_shape(step.shape)}")
+        item.setData(i, STEP_ROLE)
+        item.setToolTip(step.name)
+        model.appendRow(item)
 
+
+SCALE_RULE = "weight: 0–1 on every map"
+FEW_ROWS = 8  # token rows whose labels the view always has room for
+
+
+def visible_text(piece: str) -> str:
+    """Spaces and control characters as visible symbols, so a label is never blank."""
+    return piece.replace(" ", "␣").replace("\n", "⏎").replace("\t", "⇥") if piece.strip() else "␣" * len(piece) or "∅"
+
+
+class TensorView(Heatmap):
+    """A step's 2-D slice: a colour scale chosen by meaning, −∞ scores and blocked entries hatched,
+    the exact value under the mouse (`readout_at`, emitted as `hovered`)."""
+
+    def __init__(self, parent=None):
+        super().__init__(colour_bar=True, square=False, parent=parent)
+        self.bar.axis.setWidth(None)  # the width its labels need: "−0.2" as whole as "0.2"
+        self.data = np.zeros((1, 1), dtype=np.float32)
+        self.is_bool = False
+        self.row_axis = self.col_axis = ""
+        self.colormap_name = style.SEQUENTIAL
+        self.describe = self.readout_at
+
+    def show_matrix(self, data: np.ndarray, row_axis: str, col_axis: str, row_labels: list[str] | None,
+                    col_labels: list[str] | None, kind: str, titles: tuple[str, str]) -> None:
+        """data (R, C): float (maybe −∞) or bool; kind: "probs" | "signed" | "mask" | "auto"; titles: the axes'."""
+        data = np.asarray(data)
+        self.is_bool = data.dtype == bool
+        self.data = data.astype(np.float32)
+        rows, cols = self.data.shape
+        self.row_axis, self.col_axis = row_axis, col_axis
+        scale, levels = colour_scale(data, kind)
+        self.colormap_name = {"sequential": style.SEQUENTIAL, "diverging": style.DIVERGING}.get(scale, scale)
+        cmap = style.mask_colormap() if scale == "mask" else style.colormap(self.colormap_name)
+        self.set_colormap(cmap)
+        self.set_levels(levels)
+        self.bar.getAxis("right").setLabel(SCALE_RULE if kind == "probs" else "")
+        self.square = row_axis in TOKEN_AXES and col_axis in TOKEN_AXES  # query × key: square cells
+        self.set_axis_names(*titles)
+        self.set_data(self.data, [visible_text(t) for t in row_labels] if row_labels else [str(i) for i in range(rows)],
+                      [visible_text(t) for t in col_labels] if col_labels else [str(i) for i in range(cols)],
+                      allowed=~self.masked(), row_names=True)
+        # tall enough for a few token rows' labels (a longer input strides them, and says so)
+        few = min(rows, FEW_ROWS) if row_labels else 0
+        self.canvas.setMinimumHeight(int(few * self.rows_axis.min_cell_px() + 110) if few else 60)
+
+    def masked(self) -> np.ndarray:
+        """Cells drawn as masked: −∞ scores, or blocked (0) entries of a boolean mask."""
+        return self.data == 0 if self.is_bool else np.isneginf(self.data)
+
+    def overlay_contains(self, row: int, col: int) -> bool:
+        return self.hatch.contains_cell(row, col)
+
+    def value_at(self, row: int, col: int) -> float:
+        return float(self.data[row, col])
+
+    def readout_at(self, row: int, col: int) -> str:
+        if not (0 <= row < self.data.shape[0] and 0 <= col < self.data.shape[1]):
+            return ""
+        v = self.data[row, col]
+        if self.is_bool:
+            value = "1  (may attend)" if v else "0  (blocked)"
+        else:
+            value = format_value(float(v)) + ("  (masked)" if np.isneginf(v) else "")
+        row_name = f"{self.row_axis} {row}" + ("" if self.rows_axis.numeric else f" “{self.row_labels[row]}”")
+        col_name = f"{self.col_axis} {col}" + ("" if self.cols_axis.numeric else f" “{self.col_labels[col]}”")
+        return f"{row_name},  {col_name}  =  {value}"
+
+    def cell_to_scene(self, row: int, col: int) -> QPointF:
+        """Scene position of a cell's centre (tests move the mouse there)."""
+        return self.plot.vb.mapViewToScene(QPointF(col + 0.5, row + 0.5))
+
+
+class StepperPanel(Panel):
     panel_name = "step"
     title = "Forward pass"
 
     def __init__(self, state, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self._shown_head = -1
         self.timer = QTimer(self)
         self.timer.timeout.connect(self._tick)
@@ -55,27 +141,16 @@ class StepperPanel(QWidget):
         self.view.hovered.connect(self._on_hover)
         self._build_layout()
         self.setFocusPolicy(Qt.StrongFocus)  # a click on the panel takes focus from the input field
-
-        state.resultChanged.connect(self._on_result)
         state.stepChanged.connect(self._on_step)
         state.attentionSelected.connect(self._on_attention)
-        state.bundleChanged.connect(self._on_bundle)
-        if state.bundle is not None:
-            self._on_bundle()
-        if state.result is not None:
-            self._on_result()
+        self.follow(bundle=self._on_bundle, result=self._on_result)
 
-    # -- construction -------------------------------------------------------------------------
     def _button(self, text: str, tip: str, slot) -> QToolButton:
-        b = QToolButton(text=text)
-        b.setToolTip(tip)
-        b.setMinimumSize(40, 34)
-        b.clicked.connect(slot)
-        return b
+        button = QToolButton(text=text, toolTip=tip, minimumSize=QSize(40, 34))
+        button.clicked.connect(slot)
+        return button
 
     def _build_controls(self) -> None:
-        """The navigation buttons, each with its window-wide key (a focused text field takes the key
-        first: Qt's ShortcutOverride), the speed, slider, counter, jump list, find box and head."""
         self.nav_buttons = []
         for text, tip, key, slot in (("|◀", "First step (Home)", Qt.Key_Home, self.first),
                                      ("◀", "Previous step (←)", Qt.Key_Left, self.previous),
@@ -85,52 +160,30 @@ class StepperPanel(QWidget):
             self.nav_buttons.append(self._button(text, tip, slot))
             QShortcut(QKeySequence(key), self, context=Qt.WindowShortcut).activated.connect(slot)
         self.first_button, self.prev_button, self.play_button, self.next_button, self.last_button = self.nav_buttons
-        self.speed = QDoubleSpinBox(minimum=0.25, maximum=20.0, value=2.0, singleStep=0.5, suffix=" /s")
-        self.speed.setToolTip("Play speed")
-        self.speed.valueChanged.connect(self._speed_changed)
-        self.slider = QSlider(Qt.Horizontal)
-        self.slider.setMinimum(0)
-        self.slider.setPageStep(5)
+        self.speed = QDoubleSpinBox(minimum=0.25, maximum=20.0, value=2.0, singleStep=0.5, suffix=" /s",
+                                    toolTip="Play speed")
+        self.speed.valueChanged.connect(lambda per_second: self.timer.setInterval(int(1000 / per_second)))
+        self.slider = QSlider(Qt.Horizontal, pageStep=5)
         self.slider.valueChanged.connect(self.state.select_step)
-        self.counter = QLabel("– / –")
-        self.counter.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
-        self.jump = QComboBox()
+        self.counter = QLabel("– / –", font=style.font(style.BASE_POINT_SIZE, mono=True))
+        self.jump = QComboBox(maxVisibleItems=25, sizeAdjustPolicy=QComboBox.AdjustToMinimumContentsLengthWithIcon,
+                              minimumContentsLength=12, toolTip="Jump to a step, grouped by block")
         self.jump.setModel(QStandardItemModel(self.jump))
-        self.jump.setMaxVisibleItems(25)
-        self.jump.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-        self.jump.setMinimumContentsLength(12)
-        self.jump.setToolTip("Jump to a step, grouped by block")
         self.jump.activated.connect(self._jumped)
-        self.find = QLineEdit(placeholderText="find step…")
-        self.find.setToolTip("Type part of a step name (e.g. 'cross_attn.weights') and press Enter")
+        self.find = QLineEdit(placeholderText="find step…",
+                              toolTip="Type part of a step name (e.g. 'cross_attn.weights') and press Enter")
         self.find.returnPressed.connect(self._find)
-        self.head = QComboBox()
-        self.head.setToolTip("Which attention head a (batch, head, …) tensor shows")
-        self.head.currentIndexChanged.connect(self._head_chosen)
-        self.head.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        self.head = QComboBox(toolTip="Which attention head a (batch, head, …) tensor shows", maximumWidth=72,
+                              sizeAdjustPolicy=QComboBox.AdjustToContents)
         self.head.setSizePolicy(QSizePolicy.Fixed, QSizePolicy.Fixed)
-        self.head.setMaximumWidth(72)
+        self.head.currentIndexChanged.connect(self._head_chosen)
         self.head_label = QLabel("Head:")
         self.fit_button = self._button("Fit", "Show the whole tensor again (wheel zooms, drag pans)",
                                        lambda: self.view.reset_view())
 
     def _build_layout(self) -> None:
-        self.row1 = row1 = QHBoxLayout()
-        for w in self.nav_buttons:
-            row1.addWidget(w)
-        row1.addWidget(self.speed)
-        row1.addStretch(1)
-        row1.addWidget(self.counter)
-        self.row2 = row2 = QHBoxLayout()
-        row2.addWidget(self.slider, 1)
-        row_jump = QHBoxLayout()
-        row_jump.addWidget(QLabel("Jump to:"))
-        row_jump.addWidget(self.jump, 3)
-        row_jump.addWidget(self.find, 1)
-        row_jump.addWidget(self.head_label)
-        row_jump.addWidget(self.head)
-        row_jump.addWidget(self.fit_button)
-
+        self.row1, self.row2 = row(*self.nav_buttons, self.speed, None, self.counter), row((self.slider, 1))
+        row_jump = row(QLabel("Jump to:"), (self.jump, 3), (self.find, 1), self.head_label, self.head, self.fit_button)
         self.name_label = text_label("", style.TITLE_POINT_SIZE, bold=True)  # the step read aloud ("Encoder layer 1 · …")
         self.path_label = text_label("", style.SMALL_POINT_SIZE, mono=True, sheet="color: {muted};")  # the recorder's name
         self.path_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -138,54 +191,34 @@ class StepperPanel(QWidget):
         self.description_label = text_label("", None)
         self.shape_label = text_label("", style.BASE_POINT_SIZE, mono=True)
         self.stats_label = text_label("", style.BASE_POINT_SIZE, mono=True)
-        self.readout = text_label("", style.BASE_POINT_SIZE, mono=True,
-                             sheet="background: {readout_bg}; color: {readout_text}; padding: 4px; border-radius: 4px;")
-        self.readout.setText(HOVER_HINT)
+        self.readout = text_label(HOVER_HINT, style.BASE_POINT_SIZE, mono=True,
+                                  sheet="background: {readout_bg}; color: {readout_text}; padding: 4px; border-radius: 4px;")
         self.readout.setMinimumHeight(30)
         self.readout.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Minimum)
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-        layout.setSpacing(4)
-        layout.addLayout(row1)
-        layout.addLayout(row2)
-        layout.addLayout(row_jump)
-        # The texts about the step: its title, formula and description (`intro`), its readout, shape,
-        # statistics and code path (`details`); above and below the map, or beside it in a column that
-        # scrolls when they are taller than the panel (`apply_screen_class`).
+        # the step's title, formula, description (`intro`) and readout, shape, statistics, code path
+        # (`details`): above and below the map, or beside it in a column that scrolls (`_arrange`)
         self.intro, self.details = QWidget(), QWidget()
-        for box, widgets in ((self.intro, (self.name_label, self.formula_label, self.description_label)),
-                             (self.details, (self.readout, self.shape_label, self.stats_label, self.path_label))):
-            column = QVBoxLayout(box)
-            column.setContentsMargins(0, 0, 0, 0)
-            for widget in widgets:
-                column.addWidget(widget)
+        column(self.name_label, self.formula_label, self.description_label, parent=self.intro, margins=0)
+        column(self.readout, self.shape_label, self.stats_label, self.path_label, parent=self.details, margins=0)
         self.above, self.below = QVBoxLayout(), QVBoxLayout()
         self.body = QBoxLayout(QBoxLayout.TopToBottom)
-        self.info = QScrollArea()
-        self.info.setObjectName("step_texts")  # (a column that scrolls by design when it is taller)
-        self.info.setWidgetResizable(True)
-        self.info.setFrameShape(QFrame.NoFrame)
-        self.info.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        self.info.setMinimumWidth(INFO_MIN_WIDTH)
-        self.info.setMaximumWidth(INFO_MAX_WIDTH)
-        column = QWidget()
-        self.column = QVBoxLayout(column)
-        self.column.setContentsMargins(0, 0, 0, 0)
-        self.column.addStretch(1)
-        self.info.setWidget(column)
+        self.info = QScrollArea(objectName="step_texts", widgetResizable=True, frameShape=QFrame.NoFrame,
+                                horizontalScrollBarPolicy=Qt.ScrollBarAlwaysOff, minimumWidth=INFO_MIN_WIDTH,
+                                maximumWidth=INFO_MAX_WIDTH)  # (a column that scrolls by design when it is taller)
+        self.info.setWidget(QWidget())
+        self.column = column(None, parent=self.info.widget(), margins=0)
         self.info.setVisible(False)
         self.body.addWidget(self.view, 3)
         self.body.addWidget(self.info, 1)
-        layout.addLayout(self.above)
-        layout.addLayout(self.body, 1)
-        layout.addLayout(self.below)
+        layout = column(self.row1, self.row2, row_jump, self.above, (self.body, 1), self.below, parent=self, margins=6)
+        layout.setSpacing(4)
         self.beside = None
         self._arrange(False)
 
     def _arrange(self, beside: bool) -> None:
-        """Texts beside the map (a wide panel: the step's title heads the column, and the slider
-        joins the buttons' row, so the map gets the height) or above and below it (a tall one)."""
+        """Texts beside the map (the slider joins the buttons' row: the map gets the height) or above
+        and below it."""
         if beside == self.beside:
             return
         self.beside = beside
@@ -211,17 +244,14 @@ class StepperPanel(QWidget):
             group.layout().setSpacing((self.column if beside else self.layout()).spacing())
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """WIDE, and a projector while presenting (the panel fills the window): the texts beside
-        the map in a column that scrolls, so the map keeps the height. PROJECTOR in a window
-        shared with other docks: above and below the map. Presenting folds the code path away and
-        NARROW the shape too (the title's tooltip names the step)."""
+        """WIDE, and a projector while presenting: the texts beside the map; else above and below it.
+        Presenting folds the code path away, NARROW the shape too (the title's tooltip names the step)."""
         presentation = getattr(getattr(self.window(), "lecture", None), "presentation", None)
         presenting = presentation is not None and presentation.active
         self._arrange(cls is ScreenClass.WIDE or (cls is ScreenClass.PROJECTOR and presenting))
         self.path_label.setVisible(cls is not ScreenClass.NARROW and not presenting)  # (the title's tooltip)
         self.shape_label.setVisible(cls is not ScreenClass.NARROW)
 
-    # -- navigation ---------------------------------------------------------------------------
     def next(self) -> None:
         self.state.select_step(self.state.step + 1)
 
@@ -255,10 +285,6 @@ class StepperPanel(QWidget):
         else:
             self.next()
 
-    def _speed_changed(self, value: float) -> None:
-        if self.timer.isActive():
-            self.timer.setInterval(int(1000 / value))
-
     def _jumped(self, row: int) -> None:
         index = self.jump.itemData(row, STEP_ROLE)
         if index is not None:
@@ -268,8 +294,7 @@ class StepperPanel(QWidget):
         text = self.find.text().strip()
         if not text or self.state.trace is None:
             return
-        names = self.state.trace.names()
-        hits = [i for i, n in enumerate(names) if text in n]
+        hits = [i for i, name in enumerate(self.state.trace.names()) if text in name]
         if not hits:
             self.state.inform(f"No step name contains {text!r}.", "warning")
             return
@@ -280,45 +305,36 @@ class StepperPanel(QWidget):
         if index >= 0 and index != self.state.head:
             self.state.select_head(index)
 
-    # -- observing the state ------------------------------------------------------------------
     def _on_bundle(self, *_) -> None:
-        self.head.blockSignals(True)
-        self.head.clear()
-        self.head.addItems([f"{i + 1}" for i in range(self.state.bundle.config.n_heads)])
-        self.head.setCurrentIndex(min(self.state.head, self.head.count() - 1))
-        self.head.blockSignals(False)
+        with QSignalBlocker(self.head):
+            self.head.clear()
+            self.head.addItems([f"{i + 1}" for i in range(self.state.bundle.config.n_heads)])
+            self.head.setCurrentIndex(min(self.state.head, self.head.count() - 1))
 
     def _on_result(self, *_) -> None:
         trace = self.state.trace
         self.stop()
-        self.slider.blockSignals(True)
-        self.slider.setMaximum(max(0, len(trace) - 1))
-        self.slider.blockSignals(False)
+        with QSignalBlocker(self.slider):
+            self.slider.setMaximum(max(0, len(trace) - 1))
         fill_jump_list(self.jump.model(), trace)
         if self.find.completer() is not None:
             self.find.completer().deleteLater()
-        completer = QCompleter(trace.names(), self.find)
-        completer.setFilterMode(Qt.MatchContains)
-        completer.setCaseSensitivity(Qt.CaseInsensitive)
-        self.find.setCompleter(completer)
+        self.find.setCompleter(QCompleter(trace.names(), self.find, filterMode=Qt.MatchContains,
+                                          caseSensitivity=Qt.CaseInsensitive))
         self._on_step(self.state.step)
 
     def _on_attention(self, kind: str, layer: int, head: int) -> None:
-        if self.head.currentIndex() != head:
-            self.head.blockSignals(True)
+        with QSignalBlocker(self.head):
             self.head.setCurrentIndex(head)
-            self.head.blockSignals(False)
         if self._shown_head != head:
             self._show_step()
 
     def _on_step(self, index: int) -> None:
         if self.state.trace is None:
             return
-        n = self.state.n_steps()
-        self.slider.blockSignals(True)
-        self.slider.setValue(index)
-        self.slider.blockSignals(False)
-        self.counter.setText(f"{index + 1:>3} / {n}")
+        with QSignalBlocker(self.slider):
+            self.slider.setValue(index)
+        self.counter.setText(f"{index + 1:>3} / {self.state.n_steps()}")
         row = self.jump.findData(index, STEP_ROLE)
         if row >= 0:
             self.jump.setCurrentIndex(row)
@@ -359,5 +375,4 @@ class StepperPanel(QWidget):
         return None
 
     def _on_hover(self, text: str) -> None:
-        if text:
-            self.readout.setText(text)
+        self.readout.setText(text or self.readout.text())

@@ -33,6 +33,19 @@ class MethodComparison:
         return self.outputs[self.position]
 
 
+@dataclass(frozen=True)
+class AttributionRequest:
+    """Everything a comparison depends on: the model, its text, which output token, which head."""
+
+    bundle: object
+    model_label: str
+    source: str
+    target: str | None
+    position: int
+    head: tuple[int, int]
+    output_ids: tuple[int, ...] | None = None  # the greedy output already decoded: not decoded again
+
+
 def compare_methods(bundle, source: str, target: str | None, position: int, head: tuple[int, int],
                     output_ids: tuple[int, ...] | None = None) -> Generator[tuple[int, int, str], None, MethodComparison]:
     """Yields (done, total, what) before each method and each refinement of integrated gradients
@@ -60,4 +73,10 @@ def compare_methods(bundle, source: str, target: str | None, position: int, head
     return result
 
 
-__all__ = ["MethodComparison", "compare_methods"]
+def compare_request(request: AttributionRequest):
+    """`compare_methods` for a request (a GUI's job): yields its progress, returns (request, comparison)."""
+    return request, (yield from compare_methods(request.bundle, request.source, request.target, request.position,
+                                                request.head, request.output_ids))
+
+
+__all__ = ["AttributionRequest", "MethodComparison", "compare_methods", "compare_request"]

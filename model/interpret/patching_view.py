@@ -1,6 +1,6 @@
-"""The patching work, for the panel's `LatestJob`: a generator that reports (done, total, what)
-once per patched forward and returns a `PatchingView` (the patching result and the clean
-input's direct logit attribution; numpy arrays and strings only)."""
+"""Activation patching with progress, for a GUI's worker: `compute_patching` reports (done, total,
+what) per patched forward and returns a `PatchingView`, the patching result and the clean input's
+direct logit attribution."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,17 +15,6 @@ def parameters_beyond_auto_run(bundle) -> int:
     """The model's parameter count when it is too large to patch unasked, else 0."""
     size = sum(p.numel() for p in bundle.model.parameters())
     return size if size > AUTO_RUN_PARAMETERS else 0
-
-
-def cell_view(key: str, layer: int, column: int) -> str:
-    return f"cell {key} {layer} {column}"
-
-
-def parse_cell(view: str | None) -> tuple[str, int, int] | None:
-    parts = (view or "").split()
-    if len(parts) == 4 and parts[0] == "cell" and parts[2].isdigit() and parts[3].isdigit():
-        return parts[1], int(parts[2]), int(parts[3])
-    return None
 
 
 @dataclass(frozen=True)
@@ -47,7 +36,7 @@ class PatchingView:
     dla: LogitAttribution
 
 
-def compute(request: PatchingRequest):
+def compute_patching(request: PatchingRequest):
     """Generator: yields (done, total, what); returns the PatchingView."""
     steps = iter_activation_patching(request.bundle, request.clean, request.corrupted, request.answer, request.wrong)
     while True:
