@@ -1,14 +1,10 @@
 """Induction heads: a time-lapse of the phase change of Olsson et al. (2022).
 
-A two-layer attention-only decoder of its own (model.train.induction) trains on random tokens
-with one segment repeated. For a while it can predict nothing; then, within a few hundred
-steps, a head in layer 2 learns to look back at the token after the current token's earlier
-occurrence — an induction head — and the loss on the repeat collapses. The panel plots the
-training loss, the in-context-learning score and every head's induction score as they come,
-marks the detected phase change, and shows the best induction head's attention over one
-repeated sequence (refreshed every MAP_EVERY steps): the stripe one token right of the
-diagonal of the two copies appears when the head forms. Training runs on a worker thread
-(`explorer.panels.live_lab`); this panel only draws what the worker sends.
+A two-layer attention-only decoder (model.train.induction) trains on random tokens with one
+segment repeated. For a while it predicts nothing; then a layer-2 head learns to look at the
+token after the current token's earlier occurrence (an induction head) and the loss on the
+repeat collapses. The panel plots the loss, the ICL score and every head's induction score,
+marks the phase change, and shows the best head's attention over one repeated sequence.
 """
 from __future__ import annotations
 
@@ -17,24 +13,19 @@ import numpy as np
 from explorer.drawing.token_heatmap import TokenHeatmap
 from explorer.panels.induction.plots import HeadScorePlot, IclPlot, LossPlot
 from explorer.panels.live_lab.lab_panel import LabPanel
-from explorer.panels.live_lab.run import StepRows
-from model.train.induction import InductionConfig, InductionLab, InductionMeasure, InductionStep, phase_measure
+from model.train.induction import (
+    InductionConfig,
+    InductionLab,
+    InductionMeasure,
+    InductionStep,
+    phase_measure,
+    phase_text,
+)
+from model.train.lab_stream import StepRows
 
 MAP_EVERY = 100  # steps between redraws of the attention map (a map costs the GUI thread more than a curve)
 MAP_PENDING = "drawn as\ntraining runs"
 MAP_TITLE = "Best head"
-
-
-def phase_text(measure: InductionMeasure | None, last: InductionMeasure | None) -> str:
-    """The run in one sentence, from its numbers."""
-    if last is None:
-        return ""
-    layer, head = last.best_head()
-    now = (f"Step {last.step}: loss {last.loss:.2f}, ICL score {last.icl:+.2f} nats, best induction head "
-           f"L{layer + 1}H{head + 1} at {last.scores.max():.0%}.")
-    if measure is None:
-        return now + " No phase change yet."
-    return now + f" Phase change at step {measure.step} ({measure.elapsed:.0f} s of training)."
 
 
 class InductionPanel(LabPanel):
@@ -54,11 +45,6 @@ class InductionPanel(LabPanel):
         self.phase: InductionMeasure | None = None  # the measurement where the phase change is
         self.map_step = -MAP_EVERY  # the step the map last showed
         super().__init__(state, parent)
-
-    def lab_model_text(self, config: InductionConfig) -> tuple[str, str]:
-        shape = f"Own model: {config.n_layers} layers × {config.n_heads} heads, attention only"
-        return shape, (f"{shape}, d_model {config.d_model}, vocabulary {config.vocab - 1} tokens, sequences "
-                       f"of {config.seq_len} with a {config.min_len}–{config.max_len}-token segment repeated")
 
     def build_views(self) -> list:
         self.loss_plot, self.icl_plot, self.head_plot = LossPlot(), IclPlot(), HeadScorePlot()
@@ -80,7 +66,7 @@ class InductionPanel(LabPanel):
         self.icl_plot.set_points([], [])
         self.head_plot.set_heads(config.n_layers, config.n_heads)
         self.head_plot.set_points([], np.zeros((0, config.n_layers, config.n_heads)))
-        for plot in (self.icl_plot, self.head_plot):
+        for plot in (self.loss_plot, self.icl_plot, self.head_plot):
             plot.show_phase(None)
         self.map.clear_data(MAP_PENDING)
         self.map.set_title(MAP_TITLE)

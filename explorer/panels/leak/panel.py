@@ -1,11 +1,9 @@
 """The mask-leak lab: one GPT-like decoder trained twice, with and without the causal mask.
 
-The classic bug (Section 3.2.3 left out): without the look-ahead mask, position t reads token
-t+1 — the answer it is trained to give. Its training loss falls below what any honest model
-can reach, its teacher-forced accuracy beats the best possible, and its attention sits above
-the diagonal; asked to generate, where the next token does not exist yet, it does worse than
-the run with the mask. Run trains both (model.interpret.leak_lab) on a worker thread
-(`explorer.panels.live_lab`); this panel draws what the worker sends.
+Without the look-ahead mask (Section 3.2.3), position t reads token t+1, the answer it is
+trained to give: its loss falls below what any honest model can reach, its teacher-forced
+accuracy beats the best possible, its attention sits above the diagonal, and it generates worse
+than the run with the mask. The lab is model.interpret.leak_lab; this panel draws what it sends.
 """
 from __future__ import annotations
 
@@ -14,9 +12,7 @@ from PySide6.QtWidgets import QComboBox
 from explorer import style
 from explorer.panels.leak.views import AccuracyBars, AttentionPair, LossCurves
 from explorer.panels.live_lab.lab_panel import LabPanel
-from explorer.panels.live_lab.run import StepRows
 from model.interpret.leak_lab import (
-    RUN_LABELS,
     RUNS,
     LeakConfig,
     LeakLab,
@@ -25,8 +21,10 @@ from model.interpret.leak_lab import (
     LeakStep,
     generation_lines,
     leakiest_head,
+    step_text,
     verdict,
 )
+from model.train.lab_stream import StepRows
 
 
 class LeakPanel(LabPanel):
@@ -43,6 +41,7 @@ class LeakPanel(LabPanel):
     wide_ratio = 1.6
     row_stretches = (5, 6, 9)  # two maps: each needs ~60 px of token labels beside it
     stop_args, shutdown_args = (True,), (False,)  # Stop still scores the runs; closing does not
+    timed = True
     config_class, lab_class, step_type = LeakConfig, LeakLab, LeakStep
 
     def __init__(self, state, parent=None):
@@ -55,10 +54,6 @@ class LeakPanel(LabPanel):
             self.column.addWidget(label)
         self.head_combo.currentIndexChanged.connect(lambda _: self._draw_maps())
         self._fill_head_combo(LeakConfig.n_layers, LeakConfig.n_heads)
-
-    def lab_model_text(self, config: LeakConfig) -> tuple[str, str]:
-        shape = f"Own model: {config.n_layers} layer{'s' if config.n_layers != 1 else ''} × {config.n_heads} heads"
-        return shape, f"{shape}, d_model {config.d_model}, facts corpus"
 
     def extra_controls(self) -> list:
         self.head_combo = QComboBox()
@@ -73,26 +68,17 @@ class LeakPanel(LabPanel):
             plot.setMinimumSize(220, 170)
         return [self.loss_plot, self.bars, self.maps]
 
-    def _fill_head_combo(self, layers: int, heads: int, leakiest: tuple[int, int] | None = None) -> None:
-        """Layer × (mean, head …) choices; `leakiest` is named and chosen (the clearest picture)."""
+    def _fill_head_combo(self, layers: int, heads: int, leakiest=None, chosen=None) -> None:
+        """Layer × (mean, head …) choices; `leakiest` is named; `chosen` (layer, head or None) selected."""
         self.head_combo.blockSignals(True)
         self.head_combo.clear()
-        for layer in range(layers):
-            self.head_combo.addItem(f"layer {layer + 1} · mean of heads", (layer, None))
-            for head in range(heads):
-                note = " (most ahead)" if (layer, head) == leakiest else ""
-                self.head_combo.addItem(f"layer {layer + 1} · head {head + 1}{note}", (layer, head))
+        for layer, head in ((layer, head) for layer in range(layers) for head in (None, *range(heads))):
+            note = " (most ahead)" if (layer, head) == leakiest else ""
+            what = "mean of heads" if head is None else f"head {head + 1}{note}"
+            self.head_combo.addItem(f"layer {layer + 1} · {what}", (layer, head))
+            if (layer, head) == chosen:
+                self.head_combo.setCurrentIndex(self.head_combo.count() - 1)
         self.head_combo.blockSignals(False)
-
-    def _choose(self, layer_head) -> None:
-        """Select the (layer, head) entry (head None: the mean); nothing else is drawn."""
-        data = [tuple(self.head_combo.itemData(i)) for i in range(self.head_combo.count())]
-        self.head_combo.blockSignals(True)
-        self.head_combo.setCurrentIndex(data.index(tuple(layer_head)) if tuple(layer_head) in data else 0)
-        self.head_combo.blockSignals(False)
-
-    def timed_config(self, seconds: float) -> LeakConfig:
-        return self.config(seconds=seconds)  # the lab times its own training, then scores it
 
     def clear_views(self, config: LeakConfig) -> None:
         self.result = None
@@ -107,9 +93,7 @@ class LeakPanel(LabPanel):
         for run, (steps, losses) in rows.columns.items():
             if len(steps):
                 self.loss_plot.extend(run, steps, losses)
-        last = {run: self.loss_plot.losses[run][-1] for run in RUNS if len(self.loss_plot.losses[run])}
-        losses = " · ".join(f"{RUN_LABELS[r]} {v:.2f}" for r, v in last.items())
-        self.message.setText(f"Step {self.step} of {self.total_steps}. Loss on the last batch: {losses}")
+        self.message.setText(step_text(self.step, self.total_steps, self.loss_plot.last_losses()))
 
     def show_event(self, event) -> None:
         if isinstance(event, LeakPhase):
@@ -121,9 +105,9 @@ class LeakPanel(LabPanel):
         """Draw a finished lab (the worker's, or one computed elsewhere)."""
         cfg = result.config
         self._name_lab_model(cfg)
-        chosen = self.head_combo.currentData() if self.result is result else leakiest_head(result)
-        self._fill_head_combo(cfg.n_layers, cfg.n_heads, leakiest_head(result))
-        self._choose(chosen)
+        leakiest = leakiest_head(result)
+        chosen = tuple(self.head_combo.currentData()) if self.result is result else leakiest
+        self._fill_head_combo(cfg.n_layers, cfg.n_heads, leakiest, chosen)
         self.result = result
         self.loss_plot.show_floor(result.loss_floor)
         self.bars.set_result(result)

@@ -1,8 +1,11 @@
 """The labs' plots share one look: a title at the presentation scale, axes in the theme's
-colours with small tick labels, and a legend in a row under the plot (never over the curves);
-`StepPlot` is a plot over training steps with that look."""
+colours with small tick labels, and a legend in a row under the plot (never over the curves).
+`LabPlot` is a plot with that look, recoloured on a theme change."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
@@ -41,21 +44,61 @@ def recolour_legend(legend: pg.LegendItem) -> None:
         label.setText(label.text, color=style.TEXT.name())
 
 
-class StepPlot(pg.PlotWidget):
-    """One still plot over training steps: its title, "step" under it, its y label, a y grid."""
+def theme_colour(role: str | int) -> str:
+    """A colour of the current theme: a role ("muted", "loss" …) or a data series by index."""
+    palette = style.current()
+    return palette.series[role % len(palette.series)] if isinstance(role, int) else getattr(palette, role)
 
-    def __init__(self, title: str, y_label: str, tooltip: str = "", parent=None):
+
+def theme_pen(role: str | int, width: float, dash=Qt.SolidLine) -> Callable[[object], None]:
+    """Sets an item's pen in a theme colour (for `LabPlot.keep`)."""
+    return lambda item: item.setPen(pg.mkPen(theme_colour(role), width=width, style=dash))
+
+
+def theme_text(role: str | int) -> Callable[[object], None]:
+    """Sets a text item's colour (for `LabPlot.keep`)."""
+    return lambda item: item.setColor(theme_colour(role))
+
+
+def small_text(text: str = "", anchor=(0.5, 0.5)) -> pg.TextItem:
+    item = pg.TextItem(text, anchor=anchor)
+    item.setFont(style.font(style.SMALL_POINT_SIZE))
+    return item
+
+
+def extend(curve: pg.PlotDataItem, x: np.ndarray, y: np.ndarray) -> None:
+    """Append points to a curve."""
+    old_x, old_y = curve.getData()
+    if old_x is not None:
+        x, y = np.concatenate([old_x, x]), np.concatenate([old_y, y])
+    curve.setData(x, y)
+
+
+class LabPlot(pg.PlotWidget):
+    """One still plot of a lab: its title, its axes' labels ("step" under it unless told), and
+    the items it `keep`s in the theme's colours after a theme change."""
+
+    def __init__(self, title: str, y_label: str, tooltip: str = "", x_label: str = "step", parent=None):
         super().__init__(parent=parent, enableMenu=False, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
         plot = style.still_plot(self.getPlotItem())
-        self.title_text, self.y_label = title, y_label
+        self.title_text, self.x_label, self.y_label = title, x_label, y_label
+        self.legend: pg.LegendItem | None = None
+        self.themed: dict[object, Callable[[object], None]] = {}  # item → sets its theme colours
         plot.getAxis("left").enableAutoSIPrefix(False)
         plot.showGrid(y=True, alpha=0.2)
         self.setToolTip(tooltip)
-        self._look()
+        self.restyle()
 
-    def _look(self) -> None:
-        set_title(self.getPlotItem(), self.title_text)
-        colour_axes(self.getPlotItem(), "step", self.y_label)
+    def keep(self, item, paint: Callable[[object], None]):
+        """Colour `item` with `paint(item)` now and after every theme change; returns the item."""
+        paint(item)
+        self.themed[item] = paint
+        return item
 
     def restyle(self) -> None:
-        self._look()
+        set_title(self.getPlotItem(), self.title_text)
+        colour_axes(self.getPlotItem(), self.x_label, self.y_label)
+        for item, paint in self.themed.items():
+            paint(item)
+        if self.legend is not None:
+            recolour_legend(self.legend)
