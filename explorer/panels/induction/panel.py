@@ -13,14 +13,8 @@ import numpy as np
 from explorer.drawing.token_heatmap import TokenHeatmap
 from explorer.panels.induction.plots import HeadScorePlot, IclPlot, LossPlot
 from explorer.panels.live_lab.lab_panel import LabPanel
-from model.train.induction import (
-    InductionConfig,
-    InductionLab,
-    InductionMeasure,
-    InductionStep,
-    phase_measure,
-    phase_text,
-)
+from model.train import induction
+from model.train.induction import InductionConfig, InductionLab, InductionMeasure, InductionStep
 from model.train.lab_stream import StepRows
 
 MAP_EVERY = 100  # steps between redraws of the attention map (a map costs the GUI thread more than a curve)
@@ -72,12 +66,11 @@ class InductionPanel(LabPanel):
         self.map.set_title(MAP_TITLE)
 
     # -- what the worker sends ------------------------------------------------------------------
-    def show_rows(self, rows: StepRows) -> None:
-        self.loss_plot.extend(*rows.columns[""])
-
-    def show_event(self, event) -> None:
-        if isinstance(event, InductionMeasure):
-            self.show_measure(event)
+    def show(self, message) -> None:
+        if isinstance(message, StepRows):
+            self.loss_plot.extend(*message.columns[""])
+        elif isinstance(message, InductionMeasure):
+            self.show_measure(message)
 
     def show_measure(self, measure: InductionMeasure) -> None:
         """Add one measurement: the ICL and head curves, the phase change, now and then the map."""
@@ -86,13 +79,13 @@ class InductionPanel(LabPanel):
         self.icl_plot.set_points(steps, [m.icl for m in self.measures])
         self.head_plot.set_heads(*measure.scores.shape)
         self.head_plot.set_points(steps, np.stack([m.scores for m in self.measures]))
-        self.phase = phase_measure(self.measures)
+        self.phase = induction.phase_measure(self.measures)
         step = self.phase.step if self.phase is not None else None
         for plot in (self.loss_plot, self.icl_plot, self.head_plot):
             plot.show_phase(step)
         if measure.step - self.map_step >= MAP_EVERY or (self.run is not None and self.run.is_done()):
             self.draw_map(measure)
-        self.message.setText(phase_text(self.phase, measure))
+        self.message.setText(induction.phase_text(self.phase, measure))
 
     def draw_map(self, measure: InductionMeasure) -> None:
         """The best head's attention over the example's two copies (queries × keys)."""

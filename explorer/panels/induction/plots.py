@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetricsF
 
 from explorer import style
-from explorer.panels.live_lab.plot_look import LabPlot, extend, legend_below, theme_pen, theme_text
+from explorer.panels.live_lab.plot_look import LabPlot, extend, theme_pen, theme_text
 
 PHASE_LABEL = "phase\nchange"  # two short lines: beside the line on a narrow plot
 
@@ -99,7 +99,7 @@ class HeadScorePlot(PhasePlot):
         plot = self.getPlotItem()
         plot.setYRange(0, 1, padding=0.02)
         plot.enableAutoRange(y=False)
-        self.legend = legend_below(plot, 5, horSpacing=8, verSpacing=-6)
+        self.legend_below(5, horSpacing=8, verSpacing=-6)
         self.curves: dict[tuple[int, int], pg.PlotDataItem] = {}
         self.layers = 0
 

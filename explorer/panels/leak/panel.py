@@ -12,18 +12,8 @@ from PySide6.QtWidgets import QComboBox
 from explorer import style
 from explorer.panels.leak.views import AccuracyBars, AttentionPair, LossCurves
 from explorer.panels.live_lab.lab_panel import LabPanel
-from model.interpret.leak_lab import (
-    RUNS,
-    LeakConfig,
-    LeakLab,
-    LeakPhase,
-    LeakResult,
-    LeakStep,
-    generation_lines,
-    leakiest_head,
-    step_text,
-    verdict,
-)
+from model.interpret import leak_lab
+from model.interpret.leak_lab import LeakConfig, LeakLab, LeakPhase, LeakResult, LeakStep
 from model.train.lab_stream import StepRows
 
 
@@ -48,19 +38,16 @@ class LeakPanel(LabPanel):
         self.result: LeakResult | None = None
         super().__init__(state, parent)
         # one line per run, so neither run's sentence is cut for the other's (all examples: tooltip)
-        self.generations = {run: style.eliding_line() for run in RUNS}
+        self.generations = {run: style.eliding_line() for run in leak_lab.RUNS}
         for label in self.generations.values():
             label.hide()  # until the runs are scored
             self.column.addWidget(label)
-        self.head_combo.currentIndexChanged.connect(lambda _: self._draw_maps())
-        self._fill_head_combo(LeakConfig.n_layers, LeakConfig.n_heads)
-
-    def extra_controls(self) -> list:
-        self.head_combo = QComboBox()
+        self.head_combo = QComboBox(sizeAdjustPolicy=QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.head_combo.setToolTip("Which decoder self-attention the two maps show; 'ahead' is the weight on "
                                    "later positions (above the diagonal)")
-        self.head_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        return [self.head_combo]
+        self.controls.insertWidget(3, self.head_combo)  # after the steps
+        self.head_combo.currentIndexChanged.connect(lambda _: self._draw_maps())
+        self._fill_head_combo(LeakConfig.n_layers, LeakConfig.n_heads)
 
     def build_views(self) -> list:
         self.loss_plot, self.bars, self.maps = LossCurves(), AccuracyBars(), AttentionPair()
@@ -89,32 +76,30 @@ class LeakPanel(LabPanel):
             label.hide()  # until the runs are scored
 
     # -- what the worker sends ------------------------------------------------------------------
-    def show_rows(self, rows: StepRows) -> None:
-        for run, (steps, losses) in rows.columns.items():
-            if len(steps):
+    def show(self, message) -> None:
+        if isinstance(message, StepRows):
+            for run, (steps, losses) in message.columns.items():
                 self.loss_plot.extend(run, steps, losses)
-        self.message.setText(step_text(self.step, self.total_steps, self.loss_plot.last_losses()))
-
-    def show_event(self, event) -> None:
-        if isinstance(event, LeakPhase):
-            self.show_stage(event.text)
-        elif isinstance(event, LeakResult):
-            self.show_result(event)
+            self.message.setText(leak_lab.step_text(self.step, self.total_steps, self.loss_plot.last_losses()))
+        elif isinstance(message, LeakPhase):
+            self.show_stage(message.text)
+        elif isinstance(message, LeakResult):
+            self.show_result(message)
 
     def show_result(self, result: LeakResult) -> None:
         """Draw a finished lab (the worker's, or one computed elsewhere)."""
         cfg = result.config
         self._name_lab_model(cfg)
-        leakiest = leakiest_head(result)
+        leakiest = leak_lab.leakiest_head(result)
         chosen = tuple(self.head_combo.currentData()) if self.result is result else leakiest
         self._fill_head_combo(cfg.n_layers, cfg.n_heads, leakiest, chosen)
         self.result = result
         self.loss_plot.show_floor(result.loss_floor)
         self.bars.set_result(result)
         self._draw_maps()
-        self.message.setText(verdict(result))
+        self.message.setText(leak_lab.verdict(result))
         style.set_sheet(self.message, "")
-        lines, every = generation_lines(result)
+        lines, every = leak_lab.generation_lines(result)
         for run, label in self.generations.items():
             label.setText(lines[run])
             label.setToolTip(every)

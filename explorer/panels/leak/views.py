@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from explorer import style
 from explorer.drawing.token_heatmap import TokenHeatmap
-from explorer.panels.live_lab.plot_look import LabPlot, extend, legend_below, small_text, theme_pen, theme_text
+from explorer.panels.live_lab.plot_look import LabPlot, extend, small_text, theme_pen, theme_text
 from model.interpret.leak_lab import RUN_LABELS, RUNS, LeakResult, ceiling_tip, floor_tip
 
 # (RunScores field, axis name): two short lines each, so the axis stays narrow
@@ -49,7 +49,7 @@ class LossCurves(LabPlot):
         super().__init__("Training loss", "cross-entropy", parent=parent)
         plot = self.getPlotItem()
         plot.getAxis("left").setWidth(62)
-        self.legend = legend_below(plot, 1)  # one entry above the other, never over the steep start
+        self.legend_below(1)  # one entry above the other, never over the steep start
         self.curves = {run: self.keep(plot.plot([], [], antialias=False), theme_pen(RUNS.index(run), 3))
                        for run in RUNS}
         for run, curve in self.curves.items():

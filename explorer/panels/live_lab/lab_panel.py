@@ -3,8 +3,7 @@ the mask leak): Start/Stop, the steps, a progress bar and the lab's model on one
 then the lab's pictures in a grid (one row on a wide, low panel, else two a row).
 
 A subclass names its lab (`config_class`, `lab_class`, `step_type`), builds its pictures
-(`build_views`) and draws what its `TrainingRun` sends (`show_rows`, `show_event`); messages of a
-run no longer current are dropped.
+(`build_views`) and draws what its `TrainingRun` sends (`show`); a stale run's messages are dropped.
 """
 from __future__ import annotations
 
@@ -65,17 +64,11 @@ class LabPanel(StopsWithWindow, QWidget):
     def build_views(self) -> list[QWidget]:
         raise NotImplementedError
 
-    def extra_controls(self) -> list[QWidget]:
-        return []
-
     def clear_views(self, config) -> None:
         """A new run begins: empty the pictures."""
 
-    def show_rows(self, rows: StepRows) -> None:
-        """New training losses."""
-
-    def show_event(self, event) -> None:
-        """Any other event of the lab (a measurement, a stage, a result)."""
+    def show(self, message) -> None:
+        """A message of the lab's (`StepRows`, a measurement, a result), the step counted already."""
 
     def finished(self) -> None:
         """The run has ended (stopped, done or failed)."""
@@ -100,11 +93,11 @@ class LabPanel(StopsWithWindow, QWidget):
         self.message = QLabel(self.intro, wordWrap=True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.views = self.build_views()
-        controls = QHBoxLayout()
-        controls.setSpacing(6)
-        for widget in (self.start_button, self.stop_button, self.steps_spin, *self.extra_controls(), self.progress):
-            controls.addWidget(widget)
-        controls.addWidget(self.lab_model, 1)
+        self.controls = QHBoxLayout()
+        self.controls.setSpacing(6)
+        for widget in (self.start_button, self.stop_button, self.steps_spin, self.progress):
+            self.controls.addWidget(widget)
+        self.controls.addWidget(self.lab_model, 1)
         self.grid = QGridLayout()
         self.grid.setSpacing(4)
         self.in_a_row: bool | None = None
@@ -112,12 +105,12 @@ class LabPanel(StopsWithWindow, QWidget):
         self.column = QVBoxLayout(self)
         self.column.setContentsMargins(4, 2, 4, 2)
         self.column.setSpacing(3)
-        self.column.addLayout(controls)
+        self.column.addLayout(self.controls)
         self.column.addWidget(self.message)
         self.column.addLayout(self.grid, 1)
         self.start_button.clicked.connect(lambda: self.start())
         self.stop_button.clicked.connect(self.stop)
-        self._show_stage()
+        self.show_stage("idle")
 
     def _arrange(self, in_a_row: bool) -> None:
         """The pictures in one row, or two a row (an odd last one across both columns)."""
@@ -213,11 +206,10 @@ class LabPanel(StopsWithWindow, QWidget):
         if isinstance(message, StepRows):
             self.step = max(self.step, message.last_step)
             self.progress.setValue(int(1000 * self.step / max(self.total_steps, 1)))
-            self.show_rows(message)
-        elif isinstance(message, str):
+        if isinstance(message, str):
             self.show_stage(message)
         else:
-            self.show_event(message)
+            self.show(message)
 
     def _on_error(self, run: TrainingRun, exc: BaseException) -> None:
         text = run.error(exc)  # printed too: a bug never ends the thread silently
@@ -234,9 +226,6 @@ class LabPanel(StopsWithWindow, QWidget):
 
     def show_stage(self, stage: str) -> None:
         self.stage = stage
-        self._show_stage()
-
-    def _show_stage(self) -> None:
         running = self.run is not None
         self.start_button.setEnabled(not running)
         self.stop_button.setEnabled(running and self.stage != "evaluating")

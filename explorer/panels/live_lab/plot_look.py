@@ -1,6 +1,6 @@
-"""The labs' plots share one look: a title at the presentation scale, axes in the theme's
-colours with small tick labels, and a legend in a row under the plot (never over the curves).
-`LabPlot` is a plot with that look, recoloured on a theme change."""
+"""`LabPlot`, the look the labs' plots share: a title at the presentation scale, axes in the
+theme's colours with small tick labels, a legend in a row under the plot (never over the
+curves), and items kept in the theme's colours after a theme change."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -12,36 +12,6 @@ from PySide6.QtCore import Qt
 from explorer import style
 from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.drawing.spaced_axis import SpacedAxis
-
-
-def set_title(plot: pg.PlotItem, text: str) -> None:
-    plot.setTitle(text, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE * style.scale():.1f}pt")
-    let_shrink(plot.titleLabel)
-    fit_title_row(plot)
-
-
-def colour_axes(plot: pg.PlotItem, bottom: str, left: str) -> None:
-    """Both axes in the theme's colours, small ticks, and their labels ("" for none)."""
-    for name, label in (("bottom", bottom), ("left", left)):
-        axis = plot.getAxis(name)
-        axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
-        axis.setPen(style.MUTED.name())
-        axis.setTextPen(style.TEXT.name())
-        if label:
-            axis.setLabel(label, color=style.TEXT.name(), **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
-
-
-def legend_below(plot: pg.PlotItem, columns: int, **options) -> pg.LegendItem:
-    legend = pg.LegendItem(colCount=columns, frame=False, labelTextColor=style.TEXT.name(),
-                           labelTextSize=f"{style.SMALL_POINT_SIZE * style.scale():.0f}pt", **options)
-    plot.layout.addItem(legend, 4, 1)
-    plot.layout.setAlignment(legend, Qt.AlignHCenter)
-    return legend
-
-
-def recolour_legend(legend: pg.LegendItem) -> None:
-    for _, label in legend.items:  # (pyqtgraph recolours a legend's text only when it is set again)
-        label.setText(label.text, color=style.TEXT.name())
 
 
 def theme_colour(role: str | int) -> str:
@@ -75,8 +45,7 @@ def extend(curve: pg.PlotDataItem, x: np.ndarray, y: np.ndarray) -> None:
 
 
 class LabPlot(pg.PlotWidget):
-    """One still plot of a lab: its title, its axes' labels ("step" under it unless told), and
-    the items it `keep`s in the theme's colours after a theme change."""
+    """One still plot of a lab: its title, its axes' labels ("step" under it unless told), a y grid."""
 
     def __init__(self, title: str, y_label: str, tooltip: str = "", x_label: str = "step", parent=None):
         super().__init__(parent=parent, enableMenu=False, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
@@ -95,10 +64,26 @@ class LabPlot(pg.PlotWidget):
         self.themed[item] = paint
         return item
 
+    def legend_below(self, columns: int, **options) -> pg.LegendItem:
+        self.legend = pg.LegendItem(colCount=columns, frame=False, labelTextColor=style.TEXT.name(),
+                                    labelTextSize=f"{style.SMALL_POINT_SIZE * style.scale():.0f}pt", **options)
+        self.getPlotItem().layout.addItem(self.legend, 4, 1)
+        self.getPlotItem().layout.setAlignment(self.legend, Qt.AlignHCenter)
+        return self.legend
+
     def restyle(self) -> None:
-        set_title(self.getPlotItem(), self.title_text)
-        colour_axes(self.getPlotItem(), self.x_label, self.y_label)
+        plot = self.getPlotItem()
+        plot.setTitle(self.title_text, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE * style.scale():.1f}pt")
+        let_shrink(plot.titleLabel)
+        fit_title_row(plot)
+        for name, label in (("bottom", self.x_label), ("left", self.y_label)):
+            axis = plot.getAxis(name)
+            axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
+            axis.setPen(style.MUTED.name())
+            axis.setTextPen(style.TEXT.name())
+            if label:
+                axis.setLabel(label, color=style.TEXT.name(), **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
         for item, paint in self.themed.items():
             paint(item)
-        if self.legend is not None:
-            recolour_legend(self.legend)
+        for _, label in self.legend.items if self.legend is not None else ():
+            label.setText(label.text, color=style.TEXT.name())  # (pyqtgraph recolours it only when set again)
