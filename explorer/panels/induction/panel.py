@@ -66,7 +66,7 @@ class InductionPanel(LabPanel):
         self.map.set_title(MAP_TITLE)
 
     # -- what the worker sends ------------------------------------------------------------------
-    def show(self, message) -> None:
+    def show_message(self, message) -> None:
         if isinstance(message, StepRows):
             self.loss_plot.extend(*message.columns[""])
         elif isinstance(message, InductionMeasure):

@@ -76,7 +76,7 @@ class LeakPanel(LabPanel):
             label.hide()  # until the runs are scored
 
     # -- what the worker sends ------------------------------------------------------------------
-    def show(self, message) -> None:
+    def show_message(self, message) -> None:
         if isinstance(message, StepRows):
             for run, (steps, losses) in message.columns.items():
                 self.loss_plot.extend(run, steps, losses)

@@ -3,7 +3,7 @@ the mask leak): Start/Stop, the steps, a progress bar and the lab's model on one
 then the lab's pictures in a grid (one row on a wide, low panel, else two a row).
 
 A subclass names its lab (`config_class`, `lab_class`, `step_type`), builds its pictures
-(`build_views`) and draws what its `TrainingRun` sends (`show`); a stale run's messages are dropped.
+(`build_views`) and draws what its `TrainingRun` sends (`show_message`); a stale run's messages are dropped.
 """
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ class LabPanel(StopsWithWindow, QWidget):
     def clear_views(self, config) -> None:
         """A new run begins: empty the pictures."""
 
-    def show(self, message) -> None:
+    def show_message(self, message) -> None:
         """A message of the lab's (`StepRows`, a measurement, a result), the step counted already."""
 
     def finished(self) -> None:
@@ -209,7 +209,7 @@ class LabPanel(StopsWithWindow, QWidget):
         if isinstance(message, str):
             self.show_stage(message)
         else:
-            self.show(message)
+            self.show_message(message)
 
     def _on_error(self, run: TrainingRun, exc: BaseException) -> None:
         text = run.error(exc)  # printed too: a bug never ends the thread silently
