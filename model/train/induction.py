@@ -95,6 +95,13 @@ class InductionMeasure:
         layer, head = np.unravel_index(int(self.scores.argmax()), self.scores.shape)
         return int(layer), int(head)
 
+    def best_map(self) -> tuple[int, int, np.ndarray, list[str]]:
+        """The best head (layer, head), its attention over the example's two copies (queries × keys)
+        and their tokens."""
+        layer, head = self.best_head()
+        window = slice(self.example_start, self.example_start + 2 * self.example_length)
+        return layer, head, self.attention[layer, head][window, window], [str(t) for t in self.example[window]]
+
 
 def measure(model: Transformer, batch: RepeatBatch, step: int = 0, elapsed: float = 0.0) -> InductionMeasure:
     """Score `model` on `batch`: losses, ICL score, every head's induction score (attention read

@@ -1,11 +1,7 @@
-"""Induction heads: a time-lapse of the phase change of Olsson et al. (2022).
-
-A two-layer attention-only decoder (model.train.induction) trains on random tokens with one
-segment repeated. For a while it predicts nothing; then a layer-2 head learns to look at the
-token after the current token's earlier occurrence (an induction head) and the loss on the
-repeat collapses. The panel plots the loss, the ICL score and every head's induction score,
-marks the phase change, and shows the best head's attention over one repeated sequence.
-"""
+"""Induction heads: a time-lapse of the phase change of Olsson et al. (2022). A two-layer
+attention-only decoder (model.train.induction) trains on random tokens with one segment repeated;
+suddenly a layer-2 head learns to read the token after the current token's earlier occurrence (an
+induction head) and the loss on the repeat collapses. The panel plots it and shows that head."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,6 +9,7 @@ import numpy as np
 from explorer.drawing.token_heatmap import TokenHeatmap
 from explorer.panels.induction.plots import HeadScorePlot, IclPlot, LossPlot
 from explorer.panels.live_lab.lab_panel import LabPanel
+from explorer.panels.live_lab.plot_look import extend
 from model.train import induction
 from model.train.induction import InductionConfig, InductionLab, InductionMeasure, InductionStep
 from model.train.lab_stream import StepRows
@@ -68,7 +65,7 @@ class InductionPanel(LabPanel):
     # -- what the worker sends ------------------------------------------------------------------
     def show_message(self, message) -> None:
         if isinstance(message, StepRows):
-            self.loss_plot.extend(*message.columns[""])
+            extend(self.loss_plot.curve, *message.columns[""])
         elif isinstance(message, InductionMeasure):
             self.show_measure(message)
 
@@ -90,13 +87,9 @@ class InductionPanel(LabPanel):
     def draw_map(self, measure: InductionMeasure) -> None:
         """The best head's attention over the example's two copies (queries × keys)."""
         self.map_step = measure.step
-        layer, head = measure.best_head()
-        s, n = measure.example_start, measure.example_length
-        window = slice(s, s + 2 * n)
-        matrix = measure.attention[layer, head][window, window]
-        tokens = [str(t) for t in measure.example[window]]
+        layer, head, matrix, tokens = measure.best_map()
         blocked = np.triu(np.ones_like(matrix, dtype=bool), 1)
-        self.map.set_data(matrix, tokens, tokens, blocked=blocked, separator=n)
+        self.map.set_data(matrix, tokens, tokens, blocked=blocked, separator=measure.example_length)
         self.map.set_title(f"L{layer + 1}H{head + 1} · {measure.scores[layer, head]:.0%}")
 
     def finished(self) -> None:
@@ -104,8 +97,6 @@ class InductionPanel(LabPanel):
             self.draw_map(self.measures[-1])  # the map of the end, whatever MAP_EVERY says
 
     def restyle(self) -> None:
-        for plot in (self.loss_plot, self.icl_plot, self.head_plot):
-            plot.restyle()
         if self.measures and self.map_step >= 0:
             last = next((m for m in self.measures if m.step == self.map_step), self.measures[-1])
             self.draw_map(last)

@@ -1,9 +1,5 @@
-"""The induction lab's three curves over training steps: the training loss, the in-context
-learning score and every head's induction score, each with a dashed line at the phase change.
-
-Colours come from the theme: the loss in `loss`, the ICL score in `accent`, the heads in the
-data series by head number (layer 1 dashed, layer 2 solid), the phase change in `warning`.
-"""
+"""The induction lab's curves over steps: the training loss, the in-context-learning score and
+every head's induction score (colour: the head; layer 1 dashed), each marking the phase change."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetricsF
 
 from explorer import style
-from explorer.panels.live_lab.plot_look import LabPlot, extend, theme_pen, theme_text
+from explorer.panels.live_lab.plot_look import LabPlot, theme_pen, theme_text
 
 PHASE_LABEL = "phase\nchange"  # two short lines: beside the line on a narrow plot
 
@@ -63,9 +59,6 @@ class LossPlot(PhasePlot):
         self.uniform.setValue(float(np.log(vocab - 1)))
         self.uniform.setToolTip(f"ln({vocab - 1}) = {np.log(vocab - 1):.2f}: the loss of a uniform guess")
         self.uniform.show()
-
-    def extend(self, steps: np.ndarray, losses: np.ndarray) -> None:
-        extend(self.curve, steps, losses)
 
 
 class IclPlot(PhasePlot):

@@ -1,10 +1,7 @@
-"""The mask-leak lab: one GPT-like decoder trained twice, with and without the causal mask.
-
-Without the look-ahead mask (Section 3.2.3), position t reads token t+1, the answer it is
-trained to give: its loss falls below what any honest model can reach, its teacher-forced
-accuracy beats the best possible, its attention sits above the diagonal, and it generates worse
-than the run with the mask. The lab is model.interpret.leak_lab; this panel draws what it sends.
-"""
+"""The mask-leak lab (model.interpret.leak_lab): one GPT-like decoder trained twice, with and
+without the causal mask. Without it (Section 3.2.3) position t reads token t+1, the answer: its
+loss falls below what any honest model reaches, its teacher-forced accuracy beats the best
+possible, its attention sits above the diagonal, and it generates worse than the masked run."""
 from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox
@@ -12,6 +9,7 @@ from PySide6.QtWidgets import QComboBox
 from explorer import style
 from explorer.panels.leak.views import AccuracyBars, AttentionPair, LossCurves
 from explorer.panels.live_lab.lab_panel import LabPanel
+from explorer.panels.live_lab.plot_look import extend
 from model.interpret import leak_lab
 from model.interpret.leak_lab import LeakConfig, LeakLab, LeakPhase, LeakResult, LeakStep
 from model.train.lab_stream import StepRows
@@ -79,7 +77,7 @@ class LeakPanel(LabPanel):
     def show_message(self, message) -> None:
         if isinstance(message, StepRows):
             for run, (steps, losses) in message.columns.items():
-                self.loss_plot.extend(run, steps, losses)
+                extend(self.loss_plot.curves[run], steps, losses)
             self.message.setText(leak_lab.step_text(self.step, self.total_steps, self.loss_plot.last_losses()))
         elif isinstance(message, LeakPhase):
             self.show_stage(message.text)
@@ -114,9 +112,5 @@ class LeakPanel(LabPanel):
         self.maps.set_result(self.result, layer, head)
 
     def restyle(self) -> None:
-        self.loss_plot.restyle()
-        self.bars.restyle()
-        if self.result is not None:
-            self.show_result(self.result)
-        elif self.run is not None and self.stage != "failed":
-            self.maps.set_result(None, 0, None)  # the empty maps' note in the new theme's colour
+        if self.result is not None or (self.run is not None and self.stage != "failed"):
+            self._draw_maps()  # the maps, or their note, in the new theme's colours

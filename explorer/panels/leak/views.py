@@ -1,10 +1,6 @@
-"""The leak lab's three pictures: both loss curves in one plot, held-out accuracies as bars, and
-the two runs' decoder self-attention over one sentence side by side.
-
-The runs are the theme's first two data series (masked, leaking) in all three; the references
-(the loss floor, the accuracy ceiling: the best a model that reads only the past can do) are
-dashed in the muted colour.
-"""
+"""The leak lab's pictures: both runs' loss curves, held-out accuracies as bars, and both runs'
+decoder self-attention over one sentence; the runs in the theme's first two data series, the
+references a model that reads only the past cannot pass (loss floor, accuracy ceiling) dashed."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,7 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from explorer import style
 from explorer.drawing.token_heatmap import TokenHeatmap
-from explorer.panels.live_lab.plot_look import LabPlot, extend, small_text, theme_pen, theme_text
+from explorer.panels.live_lab.plot_look import LabPlot, small_text, theme_pen, theme_text
 from model.interpret.leak_lab import RUN_LABELS, RUNS, LeakResult, ceiling_tip, floor_tip
 
 # (RunScores field, axis name): two short lines each, so the axis stays narrow
@@ -66,9 +62,6 @@ class LossCurves(LabPlot):
         for curve in self.curves.values():
             curve.setData([], [])
         self.floor.hide()
-
-    def extend(self, run: str, steps: np.ndarray, losses: np.ndarray) -> None:
-        extend(self.curves[run], steps, losses)
 
     def last_losses(self) -> dict[str, float]:
         data = {run: curve.getData()[1] for run, curve in self.curves.items()}

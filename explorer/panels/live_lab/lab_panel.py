@@ -1,17 +1,13 @@
 """`LabPanel`: the frame of a panel that trains its own small model live (the induction heads,
 the mask leak): Start/Stop, the steps, a progress bar and the lab's model on one row, a message,
-then the lab's pictures in a grid (one row on a wide, low panel, else two a row).
-
-A subclass names its lab (`config_class`, `lab_class`, `step_type`), builds its pictures
-(`build_views`) and draws what its `TrainingRun` sends (`show_message`); a stale run's messages are dropped.
+then the lab's pictures (`build_views`) in a grid: one row on a wide, low panel, else two a row.
 """
 from __future__ import annotations
 
 from functools import partial
 
-from PySide6.QtCore import QEventLoop, Qt, QTimer
+from PySide6.QtCore import QCoreApplication, QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import (
-    QApplication,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -56,7 +52,7 @@ class LabPanel(StopsWithWindow, QWidget):
         self.step = self.total_steps = 0
         self._build()
         theme.notifier().changed.connect(self.restyle)  # (a bound method: dropped with the panel)
-        app = QApplication.instance()
+        app = QCoreApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
 
@@ -74,7 +70,7 @@ class LabPanel(StopsWithWindow, QWidget):
         """The run has ended (stopped, done or failed)."""
 
     def restyle(self) -> None:
-        """Recolour the pictures (a theme change)."""
+        """Recolour what the plots do not recolour themselves (a theme change)."""
 
     # -- the frame -------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -196,10 +192,10 @@ class LabPanel(StopsWithWindow, QWidget):
         if self.run is run and not run.is_done():  # ran out of time: stop it and take what it has
             self.shutdown()
         for _ in range(5):  # queued messages, then `finished`
-            QApplication.processEvents()
+            QCoreApplication.processEvents()
         return self.step
 
-    # -- worker messages (GUI thread) --------------------------------------------------------------
+    # -- worker messages (GUI thread; a stale run's are dropped) -----------------------------------
     def _on_message(self, run: TrainingRun, message) -> None:
         if run is not self.run:
             return

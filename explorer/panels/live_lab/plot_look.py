@@ -9,7 +9,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
-from explorer import style
+from explorer import style, theme
 from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.drawing.spaced_axis import SpacedAxis
 
@@ -57,6 +57,7 @@ class LabPlot(pg.PlotWidget):
         plot.showGrid(y=True, alpha=0.2)
         self.setToolTip(tooltip)
         self.restyle()
+        theme.notifier().changed.connect(self.restyle)  # (a bound method: dropped with the plot)
 
     def keep(self, item, paint: Callable[[object], None]):
         """Colour `item` with `paint(item)` now and after every theme change; returns the item."""
