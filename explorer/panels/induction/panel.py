@@ -34,7 +34,7 @@ class InductionPanel(LabPanel):
     def __init__(self, state, parent=None):
         self.measures: list[InductionMeasure] = []
         self.phase: InductionMeasure | None = None  # the measurement where the phase change is
-        self.map_step = -MAP_EVERY  # the step the map last showed
+        self.mapped: InductionMeasure | None = None  # the measurement the map shows
         super().__init__(state, parent)
 
     def build_views(self) -> list:
@@ -52,13 +52,10 @@ class InductionPanel(LabPanel):
         return views
 
     def clear_views(self, config: InductionConfig) -> None:
-        self.measures, self.phase, self.map_step = [], None, -MAP_EVERY
+        self.measures, self.mapped = [], None
         self.loss_plot.clear_run(config.vocab)
-        self.icl_plot.set_points([], [])
         self.head_plot.set_heads(config.n_layers, config.n_heads)
-        self.head_plot.set_points([], np.zeros((0, config.n_layers, config.n_heads)))
-        for plot in (self.loss_plot, self.icl_plot, self.head_plot):
-            plot.show_phase(None)
+        self._draw_curves(np.zeros((0, config.n_layers, config.n_heads)))
         self.map.clear_data(MAP_PENDING)
         self.map.set_title(MAP_TITLE)
 
@@ -72,33 +69,35 @@ class InductionPanel(LabPanel):
     def show_measure(self, measure: InductionMeasure) -> None:
         """Add one measurement: the ICL and head curves, the phase change, now and then the map."""
         self.measures.append(measure)
-        steps = [m.step for m in self.measures]
-        self.icl_plot.set_points(steps, [m.icl for m in self.measures])
         self.head_plot.set_heads(*measure.scores.shape)
-        self.head_plot.set_points(steps, np.stack([m.scores for m in self.measures]))
-        self.phase = induction.phase_measure(self.measures)
-        step = self.phase.step if self.phase is not None else None
-        for plot in (self.loss_plot, self.icl_plot, self.head_plot):
-            plot.show_phase(step)
-        if measure.step - self.map_step >= MAP_EVERY or (self.run is not None and self.run.is_done()):
+        self._draw_curves(np.stack([m.scores for m in self.measures]))
+        if self.mapped is None or measure.step - self.mapped.step >= MAP_EVERY:
             self.draw_map(measure)
         self.message.setText(induction.phase_text(self.phase, measure))
 
+    def _draw_curves(self, scores: np.ndarray) -> None:
+        """The ICL and head curves of the measurements so far, and the phase change if there is one."""
+        steps = [m.step for m in self.measures]
+        self.icl_plot.set_points(steps, [m.icl for m in self.measures])
+        self.head_plot.set_points(steps, scores)
+        self.phase = induction.phase_measure(self.measures)
+        for plot in (self.loss_plot, self.icl_plot, self.head_plot):
+            plot.show_phase(self.phase.step if self.phase is not None else None)
+
     def draw_map(self, measure: InductionMeasure) -> None:
         """The best head's attention over the example's two copies (queries × keys)."""
-        self.map_step = measure.step
+        self.mapped = measure
         layer, head, matrix, tokens = measure.best_map()
         blocked = np.triu(np.ones_like(matrix, dtype=bool), 1)
         self.map.set_data(matrix, tokens, tokens, blocked=blocked, separator=measure.example_length)
         self.map.set_title(f"L{layer + 1}H{head + 1} · {measure.scores[layer, head]:.0%}")
 
     def finished(self) -> None:
-        if self.measures and self.map_step != self.measures[-1].step:
+        if self.measures and self.mapped is not self.measures[-1]:
             self.draw_map(self.measures[-1])  # the map of the end, whatever MAP_EVERY says
 
     def restyle(self) -> None:
-        if self.measures and self.map_step >= 0:
-            last = next((m for m in self.measures if m.step == self.map_step), self.measures[-1])
-            self.draw_map(last)
+        if self.mapped is not None:
+            self.draw_map(self.mapped)
         elif self.stage != "failed":
             self.map.clear_data(MAP_PENDING)  # the empty map's note in the new theme's colour

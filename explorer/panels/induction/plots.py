@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetricsF
 
 from explorer import style
-from explorer.panels.live_lab.plot_look import LabPlot, theme_pen, theme_text
+from explorer.panels.live_lab.plot_look import LabPlot, mark, theme_pen
 
 PHASE_LABEL = "phase\nchange"  # two short lines: beside the line on a narrow plot
 
@@ -23,22 +23,13 @@ class PhasePlot(LabPlot):
     def __init__(self, title: str, y_label: str, tooltip: str, label_phase: bool = False, parent=None):
         super().__init__(title, y_label, tooltip, parent=parent)
         # the label near the top, on the side of the line towards the middle of the view
-        opts = dict(position=0.97, anchors=[(0, 0), (1, 0)]) if label_phase else None
-        self.phase = pg.InfiniteLine(angle=90, movable=False, label=PHASE_LABEL if label_phase else None,
-                                     labelOpts=opts)
-        self.keep(self.phase, theme_pen("warning", 2, Qt.DashLine))
-        if label_phase:
-            self.phase.label.setFont(style.font(style.SMALL_POINT_SIZE))
-            self.keep(self.phase.label, theme_text("warning"))
+        self.phase = self.line(90, theme_pen("warning", 2, Qt.DashLine), PHASE_LABEL if label_phase else None,
+                               "warning", position=0.97, anchors=[(0, 0), (1, 0)])
         self.phase.hide()
-        self.getPlotItem().addItem(self.phase, ignoreBounds=True)
 
     def show_phase(self, step: int | None) -> None:
-        self.phase.setVisible(step is not None)
-        if step is not None:
-            self.phase.setValue(step)
-            self.phase.setToolTip(f"The phase change, at step {step}: the ICL score has come half its way "
-                                  "from where it started to where it is now, and stays past that point")
+        mark(self.phase, step, f"The phase change, at step {step}: the ICL score has come half its way from "
+                               "where it started to where it is now, and stays past that point")
 
 
 class LossPlot(PhasePlot):
@@ -50,15 +41,13 @@ class LossPlot(PhasePlot):
                          "can be predicted (the dashed line: a uniform guess); after it the second copy can.",
                          parent=parent)
         self.curve = self.keep(self.plot([], [], antialias=False), theme_pen("loss", 2))
-        self.uniform = self.keep(pg.InfiniteLine(angle=0, movable=False), theme_pen("muted", 1.5, Qt.DotLine))
+        self.uniform = self.line(0, theme_pen("muted", 1.5, Qt.DotLine))
         self.uniform.hide()
-        self.addItem(self.uniform)
 
     def clear_run(self, vocab: int) -> None:
         self.curve.setData([], [])
-        self.uniform.setValue(float(np.log(vocab - 1)))
-        self.uniform.setToolTip(f"ln({vocab - 1}) = {np.log(vocab - 1):.2f}: the loss of a uniform guess")
-        self.uniform.show()
+        uniform = float(np.log(vocab - 1))
+        mark(self.uniform, uniform, f"ln({vocab - 1}) = {uniform:.2f}: the loss of a uniform guess")
 
 
 class IclPlot(PhasePlot):
@@ -70,8 +59,7 @@ class IclPlot(PhasePlot):
                          "0: the repeat is no easier; strongly negative: the model copies from context "
                          "(Olsson et al.'s ICL score: late-token minus early-token loss).", parent=parent)
         self.curve = self.keep(self.plot([], [], antialias=False), theme_pen("accent", 3))
-        self.zero = self.keep(pg.InfiniteLine(0.0, angle=0, movable=False), theme_pen("muted", 1))
-        self.addItem(self.zero)
+        self.zero = self.line(0, theme_pen("muted", 1))
 
     def set_points(self, steps: list[int], values: list[float]) -> None:
         """The curve, in a range that holds at least -1 … 0.2 nats (early noise is no swing)."""
@@ -120,7 +108,7 @@ class HeadScorePlot(PhasePlot):
     def set_points(self, steps: list[int], scores: np.ndarray) -> None:
         """scores: (n, layers, heads), one row per step."""
         for (layer, head), curve in self.curves.items():
-            curve.setData(steps, scores[:, layer, head] if len(steps) else np.zeros(0))
+            curve.setData(steps, scores[:, layer, head])
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         self._fit_legend()  # first: pyqtgraph then fits the plot within the legend's new least width

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QComboBox
 from explorer import style
 from explorer.panels.leak.views import AccuracyBars, AttentionPair, LossCurves
 from explorer.panels.live_lab.lab_panel import LabPanel
-from explorer.panels.live_lab.plot_look import extend
+from explorer.panels.live_lab.plot_look import extend, mark
 from model.interpret import leak_lab
 from model.interpret.leak_lab import LeakConfig, LeakLab, LeakPhase, LeakResult, LeakStep
 from model.train.lab_stream import StepRows
@@ -29,7 +29,6 @@ class LeakPanel(LabPanel):
     wide_ratio = 1.6
     row_stretches = (5, 6, 9)  # two maps: each needs ~60 px of token labels beside it
     stop_args, shutdown_args = (True,), (False,)  # Stop still scores the runs; closing does not
-    timed = True
     config_class, lab_class, step_type = LeakConfig, LeakLab, LeakStep
 
     def __init__(self, state, parent=None):
@@ -53,15 +52,15 @@ class LeakPanel(LabPanel):
             plot.setMinimumSize(220, 170)
         return [self.loss_plot, self.bars, self.maps]
 
-    def _fill_head_combo(self, layers: int, heads: int, leakiest=None, chosen=None) -> None:
-        """Layer × (mean, head …) choices; `leakiest` is named; `chosen` (layer, head or None) selected."""
+    def _fill_head_combo(self, layers: int, heads: int, leakiest=None) -> None:
+        """Layer × (mean, head …) choices; `leakiest` (layer, head) named and chosen: the clearest picture."""
         self.head_combo.blockSignals(True)
         self.head_combo.clear()
         for layer, head in ((layer, head) for layer in range(layers) for head in (None, *range(heads))):
             note = " (most ahead)" if (layer, head) == leakiest else ""
             what = "mean of heads" if head is None else f"head {head + 1}{note}"
             self.head_combo.addItem(f"layer {layer + 1} · {what}", (layer, head))
-            if (layer, head) == chosen:
+            if (layer, head) == leakiest:
                 self.head_combo.setCurrentIndex(self.head_combo.count() - 1)
         self.head_combo.blockSignals(False)
 
@@ -69,7 +68,7 @@ class LeakPanel(LabPanel):
         self.result = None
         self.loss_plot.clear_runs()
         self.bars.set_result(None)
-        self.maps.set_result(None, 0, None)
+        self._draw_maps()  # empty, saying when they come
         for label in self.generations.values():
             label.hide()  # until the runs are scored
 
@@ -88,11 +87,9 @@ class LeakPanel(LabPanel):
         """Draw a finished lab (the worker's, or one computed elsewhere)."""
         cfg = result.config
         self._name_lab_model(cfg)
-        leakiest = leak_lab.leakiest_head(result)
-        chosen = tuple(self.head_combo.currentData()) if self.result is result else leakiest
-        self._fill_head_combo(cfg.n_layers, cfg.n_heads, leakiest, chosen)
+        self._fill_head_combo(cfg.n_layers, cfg.n_heads, leak_lab.leakiest_head(result))
         self.result = result
-        self.loss_plot.show_floor(result.loss_floor)
+        mark(self.loss_plot.floor, result.loss_floor, leak_lab.floor_tip(result.loss_floor))
         self.bars.set_result(result)
         self._draw_maps()
         self.message.setText(leak_lab.verdict(result))

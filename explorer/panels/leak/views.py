@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QHBoxLayout, QWidget
 from explorer import style
 from explorer.drawing.token_heatmap import TokenHeatmap
 from explorer.panels.live_lab.plot_look import LabPlot, small_text, theme_pen, theme_text
-from model.interpret.leak_lab import RUN_LABELS, RUNS, LeakResult, ceiling_tip, floor_tip
+from model.interpret.leak_lab import RUN_LABELS, RUNS, LeakResult, ceiling_tip
 
 # (RunScores field, axis name): two short lines each, so the axis stays narrow
 CATEGORIES = (("teacher_forced", "teacher-\nforced"), ("free_running", "free-\nrunning"),
@@ -51,12 +51,8 @@ class LossCurves(LabPlot):
         for run, curve in self.curves.items():
             self.legend.addItem(curve, RUN_LABELS[run])
         # "floor", short, right-aligned under the line: where the leaking curve has fallen to 0 already
-        self.floor = self.keep(pg.InfiniteLine(angle=0, movable=False, label="floor", labelOpts=dict(
-            position=0.98, anchors=[(1, 0), (1, 0)])), theme_pen("muted", 2, Qt.DashLine))
-        self.floor.label.setFont(style.font(style.SMALL_POINT_SIZE))
-        self.keep(self.floor.label, theme_text("muted"))
+        self.floor = self.line(0, theme_pen("muted", 2, Qt.DashLine), "floor", position=0.98, anchors=[(1, 0), (1, 0)])
         self.floor.hide()
-        plot.addItem(self.floor)
 
     def clear_runs(self) -> None:
         for curve in self.curves.values():
@@ -67,10 +63,6 @@ class LossCurves(LabPlot):
         data = {run: curve.getData()[1] for run, curve in self.curves.items()}
         return {run: float(losses[-1]) for run, losses in data.items() if losses is not None and len(losses)}
 
-    def show_floor(self, value: float) -> None:
-        self.floor.setValue(value)
-        self.floor.setToolTip(floor_tip(value))
-        self.floor.show()
 
 
 class AccuracyBars(LabPlot):
@@ -146,10 +138,9 @@ class AccuracyBars(LabPlot):
                 item.setText(f"{v:.0%}" if scores else "")
                 item.setPos(float(v) + 0.02, float(yy))
         self.pending.setVisible(result is None)
+        for item in (self.ceiling, self.band, self.ceiling_label):
+            item.setVisible(result is not None)
         if result is None:
-            self.ceiling.setData([], [])
-            self.band.setOpts(x0=[], y0=[], width=[], height=[])
-            self.ceiling_label.setText("")
             return
         best, spread = result.best_accuracy, result.ceiling_spread  # next-word categories only
         top, bottom = NAME_ROOM - 0.05, NAME_ROOM + 2 * BAR + 0.05

@@ -38,7 +38,6 @@ class LabPanel(StopsWithWindow, QWidget):
     row_stretches: tuple[int, ...] = ()  # each picture's share of one row (default: equal)
     stop_args: tuple = ()  # what Stop hands the lab's `stop`
     shutdown_args: tuple = ()  # … and what closing the window does
-    timed = False  # the lab's config takes `seconds` (it times itself); else `train_for` stops it
     config_class: type
     lab_class: type
     step_type: type
@@ -48,7 +47,6 @@ class LabPanel(StopsWithWindow, QWidget):
         self.state = state
         self.run: TrainingRun | None = None
         self.stage = "idle"  # idle, starting, building, training, evaluating or failed
-        self.started = False
         self.step = self.total_steps = 0
         self._build()
         theme.notifier().changed.connect(self.restyle)  # (a bound method: dropped with the panel)
@@ -137,16 +135,12 @@ class LabPanel(StopsWithWindow, QWidget):
         self.lab_model.setToolTip(whole)
 
     # -- controls ----------------------------------------------------------------------------------
-    def config(self, **overrides):
-        """The lab the controls describe (keyword arguments override fields: tests, figures)."""
-        return self.config_class(**{"steps": self.steps_spin.value(), **overrides})
-
     def start(self, config=None, threads: int | None = None) -> None:
         """Train a fresh lab on a worker thread (nothing if one runs already)."""
         if self.run is not None:
             return
-        config = config or self.config()
-        self.started, self.step, self.total_steps = True, 0, config.steps
+        config = config or self.config_class(steps=self.steps_spin.value())
+        self.step, self.total_steps = 0, config.steps
         self.progress.reset()  # (no "37 %" of a run before)
         style.set_sheet(self.message, "")
         self._name_lab_model(config)
@@ -161,7 +155,7 @@ class LabPanel(StopsWithWindow, QWidget):
 
     def start_for_scene(self) -> None:
         """A tour scene's start: the lab once; coming back shows the run going on, or its end."""
-        if self.run is None and not self.started:
+        if self.run is None and self.total_steps == 0:  # (set by `start`)
             self.start()
 
     def stop(self) -> None:
@@ -181,10 +175,11 @@ class LabPanel(StopsWithWindow, QWidget):
     def train_for(self, seconds: float) -> int:
         """Headless figures (`--train-seconds`): train for `seconds` (or all steps) with the event
         loop running, then stop; returns the steps trained."""
-        self.start(self.config(seconds=seconds) if self.timed else None)
+        timed = hasattr(self.config_class, "seconds")  # a lab that times itself
+        self.start(self.config_class(steps=self.steps_spin.value(), seconds=seconds) if timed else None)
         run, loop = self.run, QEventLoop()
         run.worker.finished.connect(loop.quit)
-        if not self.timed:
+        if not timed:
             QTimer.singleShot(int(seconds * 1000), self.stop)
         QTimer.singleShot(int((2 * START_TIMEOUT + seconds) * 1000), loop.quit)
         if not run.is_done():

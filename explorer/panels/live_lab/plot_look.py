@@ -30,6 +30,14 @@ def theme_text(role: str | int) -> Callable[[object], None]:
     return lambda item: item.setColor(theme_colour(role))
 
 
+def mark(line: pg.InfiniteLine, value: float | None, tip: str = "") -> None:
+    """Show a reference line at `value` with its tooltip, or hide it (None)."""
+    line.setVisible(value is not None)
+    if value is not None:
+        line.setValue(value)
+        line.setToolTip(tip)
+
+
 def small_text(text: str = "", anchor=(0.5, 0.5)) -> pg.TextItem:
     item = pg.TextItem(text, anchor=anchor)
     item.setFont(style.font(style.SMALL_POINT_SIZE))
@@ -64,6 +72,16 @@ class LabPlot(pg.PlotWidget):
         paint(item)
         self.themed[item] = paint
         return item
+
+    def line(self, angle: int, pen, label: str | None = None, role: str = "muted", **label_opts) -> pg.InfiniteLine:
+        """A reference line (a floor, a phase change: `mark` it) with its small label in `role`'s
+        colour; a vertical one never widens the step range."""
+        line = self.keep(pg.InfiniteLine(angle=angle, movable=False, label=label, labelOpts=label_opts), pen)
+        if label:
+            line.label.setFont(style.font(style.SMALL_POINT_SIZE))
+            self.keep(line.label, theme_text(role))
+        self.getPlotItem().addItem(line, ignoreBounds=angle == 90)
+        return line
 
     def legend_below(self, columns: int, **options) -> pg.LegendItem:
         self.legend = pg.LegendItem(colCount=columns, frame=False, labelTextColor=style.TEXT.name(),
