@@ -13,10 +13,6 @@ from explorer.panels.live_lab.plot_look import LabPlot, mark, theme_pen
 PHASE_LABEL = "phase\nchange"  # two short lines: beside the line on a narrow plot
 
 
-def head_pen(layer: int, head: int):
-    return theme_pen(head, 3 if layer else 2, Qt.DashLine if layer == 0 else Qt.SolidLine)
-
-
 class PhasePlot(LabPlot):
     """A plot over steps with the phase-change line (hidden until there is one)."""
 
@@ -82,11 +78,10 @@ class HeadScorePlot(PhasePlot):
         plot.enableAutoRange(y=False)
         self.legend_below(5, horSpacing=8, verSpacing=-6)
         self.curves: dict[tuple[int, int], pg.PlotDataItem] = {}
-        self.layers = 0
 
     def set_heads(self, layers: int, heads: int) -> None:
         """One curve per head (made again only when the shape changes; `set_points` empties them)."""
-        if self.layers == layers and len(self.curves) == layers * heads:
+        if sorted(self.curves) == [(layer, head) for layer in range(layers) for head in range(heads)]:
             return
         for curve in self.curves.values():
             self.removeItem(curve)
@@ -95,14 +90,14 @@ class HeadScorePlot(PhasePlot):
         self.curves = {}
         for layer in range(layers):
             for head in range(heads):
-                curve = self.keep(self.plot([], [], antialias=False), head_pen(layer, head))
-                self.curves[(layer, head)] = curve
-                if layer == layers - 1:
+                last = layer == layers - 1  # solid; the layers below dashed
+                pen = theme_pen(head, 3 if last else 2, Qt.SolidLine if last else Qt.DashLine)
+                self.curves[(layer, head)] = curve = self.keep(self.plot([], [], antialias=False), pen)
+                if last:
                     self.legend.addItem(curve, f"H{head + 1}")
         if layers > 1:  # a sample line for the legend only, never drawn in the plot
             lower = self.keep(pg.PlotDataItem([], []), theme_pen("muted", 2, Qt.DashLine))
             self.legend.addItem(lower, f"L1{f'–{layers - 1}' if layers > 2 else ''}")
-        self.layers = layers
         self._fit_legend()
 
     def set_points(self, steps: list[int], scores: np.ndarray) -> None:
@@ -126,4 +121,4 @@ class HeadScorePlot(PhasePlot):
         self.legend.setColumnCount(max(1, min(len(entries), int(room // entry))))
 
 
-__all__ = ["LossPlot", "IclPlot", "HeadScorePlot", "PhasePlot", "head_pen", "PHASE_LABEL"]
+__all__ = ["LossPlot", "IclPlot", "HeadScorePlot", "PhasePlot", "PHASE_LABEL"]

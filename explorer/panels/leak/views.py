@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from explorer import style
 from explorer.drawing.token_heatmap import TokenHeatmap
-from explorer.panels.live_lab.plot_look import LabPlot, small_text, theme_pen, theme_text
+from explorer.panels.live_lab.plot_look import LabPlot, small_text, theme_colour, theme_pen, theme_text
 from model.interpret.leak_lab import RUN_LABELS, RUNS, LeakResult, ceiling_tip
 
 # (RunScores field, axis name): two short lines each, so the axis stays narrow
@@ -25,10 +25,6 @@ NAME_ROOM = 0.2  # above a category's two bars
 X_RIGHT = 1.38  # room right of a full bar for its value
 MAP_PENDING = "drawn when\ntraining ends"  # (short lines: a map or a plot may be narrow)
 PENDING = "scored after\ntraining"
-
-
-def run_colour(run: str) -> str:
-    return style.current().series[RUNS.index(run)]
 
 
 def _band(item) -> None:
@@ -97,7 +93,7 @@ class AccuracyBars(LabPlot):
 
     @staticmethod
     def _run_brush(run: str):
-        return lambda item: item.setOpts(brush=run_colour(run), pen=run_colour(run))
+        return lambda item: item.setOpts(brush=theme_colour(RUNS.index(run)), pen=theme_colour(RUNS.index(run)))
 
     @staticmethod
     def _label_colours(item) -> None:
@@ -187,4 +183,4 @@ class AttentionPair(QWidget):
             heatmap.set_title(f"{ahead:.0%} ahead · {RUN_LABELS[run]}")
 
 
-__all__ = ["LossCurves", "AccuracyBars", "AttentionPair", "CATEGORIES", "run_colour"]
+__all__ = ["LossCurves", "AccuracyBars", "AttentionPair"]
