@@ -31,28 +31,22 @@ class InductionPanel(LabPanel):
     stage_texts = {"building": "Building the model …"}
     config_class, lab_class, step_type = InductionConfig, InductionLab, InductionStep
 
-    def __init__(self, state, parent=None):
-        self.measures: list[InductionMeasure] = []
-        self.phase: InductionMeasure | None = None  # the measurement where the phase change is
-        self.mapped: InductionMeasure | None = None  # the measurement the map shows
-        super().__init__(state, parent)
-
     def build_views(self) -> list:
         self.loss_plot, self.icl_plot, self.head_plot = LossPlot(), IclPlot(), HeadScorePlot()
-        self.head_plot.set_heads(InductionConfig.n_layers, InductionConfig.n_heads)
         self.map = TokenHeatmap(MAP_TITLE)
         self.map.set_axis_names("query", "key")
-        self.map.clear_data(MAP_PENDING)
         self.map.setToolTip("The best induction head's attention over one sequence's two copies (the line: "
                             "where the repeat starts). An induction head reads the stripe one step right of the "
                             "repeat's diagonal: the token after the current token's first occurrence.")
         views = [self.loss_plot, self.icl_plot, self.head_plot, self.map]
         for view in views:
             view.setMinimumSize(200, 160)
+        self.clear_views(InductionConfig())
         return views
 
     def clear_views(self, config: InductionConfig) -> None:
-        self.measures, self.mapped = [], None
+        self.measures: list[InductionMeasure] = []
+        self.mapped: InductionMeasure | None = None  # the measurement the map shows
         self.loss_plot.clear_run(config.vocab)
         self.head_plot.set_heads(config.n_layers, config.n_heads)
         self._draw_curves(np.zeros((0, config.n_layers, config.n_heads)))
@@ -80,7 +74,7 @@ class InductionPanel(LabPanel):
         steps = [m.step for m in self.measures]
         self.icl_plot.set_points(steps, [m.icl for m in self.measures])
         self.head_plot.set_points(steps, scores)
-        self.phase = induction.phase_measure(self.measures)
+        self.phase = induction.phase_measure(self.measures)  # the measurement at the phase change
         for plot in (self.loss_plot, self.icl_plot, self.head_plot):
             plot.show_phase(self.phase.step if self.phase is not None else None)
 

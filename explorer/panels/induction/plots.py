@@ -21,7 +21,6 @@ class PhasePlot(LabPlot):
         # the label near the top, on the side of the line towards the middle of the view
         self.phase = self.line(90, theme_pen("warning", 2, Qt.DashLine), PHASE_LABEL if label_phase else None,
                                "warning", position=0.97, anchors=[(0, 0), (1, 0)])
-        self.phase.hide()
 
     def show_phase(self, step: int | None) -> None:
         mark(self.phase, step, f"The phase change, at step {step}: the ICL score has come half its way from "
@@ -38,7 +37,6 @@ class LossPlot(PhasePlot):
                          parent=parent)
         self.curve = self.keep(self.plot([], [], antialias=False), theme_pen("loss", 2))
         self.uniform = self.line(0, theme_pen("muted", 1.5, Qt.DotLine))
-        self.uniform.hide()
 
     def clear_run(self, vocab: int) -> None:
         self.curve.setData([], [])
@@ -56,6 +54,7 @@ class IclPlot(PhasePlot):
                          "(Olsson et al.'s ICL score: late-token minus early-token loss).", parent=parent)
         self.curve = self.keep(self.plot([], [], antialias=False), theme_pen("accent", 3))
         self.zero = self.line(0, theme_pen("muted", 1))
+        mark(self.zero, 0.0)
 
     def set_points(self, steps: list[int], values: list[float]) -> None:
         """The curve, in a range that holds at least -1 … 0.2 nats (early noise is no swing)."""

@@ -4,6 +4,7 @@ loss falls below what any honest model reaches, its teacher-forced accuracy beat
 possible, its attention sits above the diagonal, and it generates worse than the masked run."""
 from __future__ import annotations
 
+from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import QComboBox
 
 from explorer import style
@@ -54,15 +55,14 @@ class LeakPanel(LabPanel):
 
     def _fill_head_combo(self, layers: int, heads: int, leakiest=None) -> None:
         """Layer × (mean, head …) choices; `leakiest` (layer, head) named and chosen: the clearest picture."""
-        self.head_combo.blockSignals(True)
-        self.head_combo.clear()
-        for layer, head in ((layer, head) for layer in range(layers) for head in (None, *range(heads))):
-            note = " (most ahead)" if (layer, head) == leakiest else ""
-            what = "mean of heads" if head is None else f"head {head + 1}{note}"
-            self.head_combo.addItem(f"layer {layer + 1} · {what}", (layer, head))
-            if (layer, head) == leakiest:
-                self.head_combo.setCurrentIndex(self.head_combo.count() - 1)
-        self.head_combo.blockSignals(False)
+        with QSignalBlocker(self.head_combo):
+            self.head_combo.clear()
+            for layer, head in ((layer, head) for layer in range(layers) for head in (None, *range(heads))):
+                note = " (most ahead)" if (layer, head) == leakiest else ""
+                what = "mean of heads" if head is None else f"head {head + 1}{note}"
+                self.head_combo.addItem(f"layer {layer + 1} · {what}", (layer, head))
+                if (layer, head) == leakiest:
+                    self.head_combo.setCurrentIndex(self.head_combo.count() - 1)
 
     def clear_views(self, config: LeakConfig) -> None:
         self.result = None
@@ -85,9 +85,8 @@ class LeakPanel(LabPanel):
 
     def show_result(self, result: LeakResult) -> None:
         """Draw a finished lab (the worker's, or one computed elsewhere)."""
-        cfg = result.config
-        self._name_lab_model(cfg)
-        self._fill_head_combo(cfg.n_layers, cfg.n_heads, leak_lab.leakiest_head(result))
+        self._name_lab_model(result.config)
+        self._fill_head_combo(result.config.n_layers, result.config.n_heads, leak_lab.leakiest_head(result))
         self.result = result
         mark(self.loss_plot.floor, result.loss_floor, leak_lab.floor_tip(result.loss_floor))
         self.bars.set_result(result)

@@ -48,7 +48,6 @@ class LossCurves(LabPlot):
             self.legend.addItem(curve, RUN_LABELS[run])
         # "floor", short, right-aligned under the line: where the leaking curve has fallen to 0 already
         self.floor = self.line(0, theme_pen("muted", 2, Qt.DashLine), "floor", position=0.98, anchors=[(1, 0), (1, 0)])
-        self.floor.hide()
 
     def clear_runs(self) -> None:
         for curve in self.curves.values():
@@ -58,7 +57,6 @@ class LossCurves(LabPlot):
     def last_losses(self) -> dict[str, float]:
         data = {run: curve.getData()[1] for run, curve in self.curves.items()}
         return {run: float(losses[-1]) for run, losses in data.items() if losses is not None and len(losses)}
-
 
 
 class AccuracyBars(LabPlot):
@@ -102,9 +100,8 @@ class AccuracyBars(LabPlot):
         item.setZValue(5)
 
     def _fit_range(self, *_) -> None:
-        """Room above the first bars for the ceiling's label (u = n·L / (h − L) data units for n
-        categories and a line of L px), right of a full bar for "100%", and "50%" only where it
-        stands apart from "100%"."""
+        """Room above the first bars for the ceiling's label (u = n·L / (h − L) data units for n categories,
+        a line of L px), right of a full bar for "100%", and "50%" only where it stands apart from "100%"."""
         metrics = QFontMetricsF(self.ceiling_label.textItem.font())  # as drawn (presentation scales it)
         ticks = QFontMetricsF(self.getPlotItem().getAxis("bottom").style.get("tickFont") or metrics)
         line = metrics.height() * 1.1

@@ -74,13 +74,14 @@ class LabPlot(pg.PlotWidget):
         return item
 
     def line(self, angle: int, pen, label: str | None = None, role: str = "muted", **label_opts) -> pg.InfiniteLine:
-        """A reference line (a floor, a phase change: `mark` it) with its small label in `role`'s
-        colour; a vertical one never widens the step range."""
+        """A reference line (a floor, a phase change), hidden until `mark`ed, with its small label in
+        `role`'s colour; a vertical one never widens the step range."""
         line = self.keep(pg.InfiniteLine(angle=angle, movable=False, label=label, labelOpts=label_opts), pen)
         if label:
             line.label.setFont(style.font(style.SMALL_POINT_SIZE))
             self.keep(line.label, theme_text(role))
         self.getPlotItem().addItem(line, ignoreBounds=angle == 90)
+        line.hide()
         return line
 
     def legend_below(self, columns: int, **options) -> pg.LegendItem:
