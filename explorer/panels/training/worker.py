@@ -33,9 +33,8 @@ def train(request: TrainingRequest, steering: Steering):
 
 
 class TrainingRun:
-    """One run: `messages(request, steering)` in a GeneratorWorker (`train` and a `Steering`
-    unless a lab's are given); `worker.yielded` its messages, `worker.errored` a bug (`error()`
-    says it), then `worker.finished`. Join it on close."""
+    """One run: `messages(request, steering)` in a GeneratorWorker (`train`, a `Steering`, unless a lab's);
+    `worker.yielded` its messages, `worker.errored` a bug (`error()` says it), then `worker.finished`. Join it."""
 
     def __init__(self, request, messages=train, steering=None):
         self.steering = steering or Steering(request)
