@@ -10,9 +10,9 @@ pytest.importorskip("pytestqt")
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import presentation, style  # noqa: E402
-from explorer.panels.induction.panel import InductionPanel, phase_text  # noqa: E402
+from explorer.panels.induction.panel import InductionPanel  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
-from model.train.induction import InductionConfig, InductionMeasure  # noqa: E402
+from model.train.induction import InductionConfig, InductionMeasure, phase_text  # noqa: E402
 
 TIMEOUT = 60_000  # ms: CI machines are shared
 TINY = dict(vocab=12, seq_len=16, min_len=3, max_len=6, d_model=16, n_heads=2, batch_size=8, eval_size=8,

@@ -68,6 +68,11 @@ class LeakConfig:
         return TrainConfig(steps=self.steps, batch_size=self.batch_size, warmup=self.warmup, seed=self.seed,
                            label_smoothing=0.0, device=self.device, causal_mask=causal_mask)
 
+    def describe(self) -> tuple[str, str]:
+        """(short, whole): the lab's own model named (a panel's input bar names the session's)."""
+        shape = f"Own model: {self.n_layers} layer{'s' if self.n_layers != 1 else ''} × {self.n_heads} heads"
+        return shape, f"{shape}, d_model {self.d_model}, facts corpus"
+
 
 @dataclass
 class LeakStep:
@@ -232,6 +237,26 @@ def verdict(result: LeakResult) -> str:
             f"{verdict}. Yet {leak.generated:.0%} of its generated sentences are right (with mask {m.generated:.0%}).")
 
 
+def floor_tip(floor: float) -> str:
+    return (f"The loss floor, {floor:.2f}: the lowest cross-entropy a model that reads only the past can reach on "
+            f"this corpus (its choices of words are free). Below it, a model reads the answer.")
+
+
+def ceiling_tip(result: LeakResult) -> str:
+    """The accuracy ceiling and its band (± 2 standard deviations of its score on the held-out sentences)."""
+    best, spread = result.best_accuracy, result.ceiling_spread
+    return (f"The ceiling, {best:.1%}: what the best possible guess from the words so far scores on average "
+            f"(the exact sentence distribution). The band, {best - spread:.0%}–{best + spread:.0%}, is that "
+            f"score's typical scatter (± 2 standard deviations) on {result.eval_n} sentences drawn at random: "
+            f"a model that reads only the past ends at or below it; one past the band reads the answer.")
+
+
+def step_text(step: int, total: int, last_losses: dict[str, float]) -> str:
+    """Training under way: the step, and each run's loss on its last batch."""
+    losses = " · ".join(f"{RUN_LABELS[run]} {loss:.2f}" for run, loss in last_losses.items())
+    return f"Step {step} of {total}. Loss on the last batch: {losses}"
+
+
 def generation_lines(result: LeakResult) -> tuple[dict[str, str], str]:
     """(one line per run: the first held-out opening as it continued it; all examples, for a tooltip)."""
     lines = {}
@@ -250,5 +275,5 @@ def leakiest_head(result: LeakResult) -> tuple[int, int]:
     return int(layer), int(head)
 
 
-__all__ = ["LeakConfig", "LeakLab", "leakiest_head", "verdict", "generation_lines", "LeakStep",
-           "LeakPhase", "LeakResult", "RunScores", "RUNS", "RUN_LABELS"]
+__all__ = ["LeakConfig", "LeakLab", "leakiest_head", "verdict", "step_text", "floor_tip", "ceiling_tip",
+           "generation_lines", "LeakStep", "LeakPhase", "LeakResult", "RunScores", "RUNS", "RUN_LABELS"]

@@ -61,6 +61,12 @@ class InductionConfig:
                                  n_encoder_layers=0, n_decoder_layers=self.n_layers, dropout=0.0,
                                  max_len=self.seq_len, kind="decoder_only", norm_first=True, positional="learned")
 
+    def describe(self) -> tuple[str, str]:
+        """(short, whole): the lab's own model named (a panel's input bar names the session's)."""
+        shape = f"Own model: {self.n_layers} layers × {self.n_heads} heads, attention only"
+        return shape, (f"{shape}, d_model {self.d_model}, vocabulary {self.vocab - 1} tokens, sequences "
+                       f"of {self.seq_len} with a {self.min_len}–{self.max_len}-token segment repeated")
+
 
 @dataclass
 class InductionStep:
@@ -88,6 +94,13 @@ class InductionMeasure:
     def best_head(self) -> tuple[int, int]:
         layer, head = np.unravel_index(int(self.scores.argmax()), self.scores.shape)
         return int(layer), int(head)
+
+    def best_map(self) -> tuple[int, int, np.ndarray, list[str]]:
+        """The best head (layer, head), its attention over the example's two copies (queries × keys)
+        and their tokens."""
+        layer, head = self.best_head()
+        window = slice(self.example_start, self.example_start + 2 * self.example_length)
+        return layer, head, self.attention[layer, head][window, window], [str(t) for t in self.example[window]]
 
 
 def measure(model: Transformer, batch: RepeatBatch, step: int = 0, elapsed: float = 0.0) -> InductionMeasure:
@@ -184,5 +197,17 @@ def phase_measure(measures: list[InductionMeasure]) -> InductionMeasure | None:
     return next((m for m in measures if m.step == step), None)
 
 
+def phase_text(phase: InductionMeasure | None, last: InductionMeasure | None) -> str:
+    """The run in one sentence, from its last measurement and the one at the phase change."""
+    if last is None:
+        return ""
+    layer, head = last.best_head()
+    now = (f"Step {last.step}: loss {last.loss:.2f}, ICL score {last.icl:+.2f} nats, best induction head "
+           f"L{layer + 1}H{head + 1} at {last.scores.max():.0%}.")
+    if phase is None:
+        return now + " No phase change yet."
+    return now + f" Phase change at step {phase.step} ({phase.elapsed:.0f} s of training)."
+
+
 __all__ = ["InductionConfig", "InductionLab", "InductionStep", "InductionMeasure", "measure", "phase_measure",
-           "ICL_MIN_CHANGE"]
+           "phase_text", "ICL_MIN_CHANGE"]

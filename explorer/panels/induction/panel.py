@@ -1,15 +1,7 @@
-"""Induction heads: a time-lapse of the phase change of Olsson et al. (2022).
-
-A two-layer attention-only decoder of its own (model.train.induction) trains on random tokens
-with one segment repeated. For a while it can predict nothing; then, within a few hundred
-steps, a head in layer 2 learns to look back at the token after the current token's earlier
-occurrence — an induction head — and the loss on the repeat collapses. The panel plots the
-training loss, the in-context-learning score and every head's induction score as they come,
-marks the detected phase change, and shows the best induction head's attention over one
-repeated sequence (refreshed every MAP_EVERY steps): the stripe one token right of the
-diagonal of the two copies appears when the head forms. Training runs on a worker thread
-(`explorer.panels.live_lab`); this panel only draws what the worker sends.
-"""
+"""Induction heads: a time-lapse of the phase change of Olsson et al. (2022). A two-layer
+attention-only decoder (model.train.induction) trains on random tokens with one segment repeated;
+suddenly a layer-2 head learns to read the token after the current token's earlier occurrence (an
+induction head) and the loss on the repeat collapses. The panel plots it and shows that head."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,24 +9,14 @@ import numpy as np
 from explorer.drawing.token_heatmap import TokenHeatmap
 from explorer.panels.induction.plots import HeadScorePlot, IclPlot, LossPlot
 from explorer.panels.live_lab.lab_panel import LabPanel
-from explorer.panels.live_lab.run import StepRows
-from model.train.induction import InductionConfig, InductionLab, InductionMeasure, InductionStep, phase_measure
+from explorer.panels.live_lab.plot_look import extend
+from model.train import induction
+from model.train.induction import InductionConfig, InductionLab, InductionMeasure, InductionStep
+from model.train.lab_stream import StepRows
 
 MAP_EVERY = 100  # steps between redraws of the attention map (a map costs the GUI thread more than a curve)
 MAP_PENDING = "drawn as\ntraining runs"
 MAP_TITLE = "Best head"
-
-
-def phase_text(measure: InductionMeasure | None, last: InductionMeasure | None) -> str:
-    """The run in one sentence, from its numbers."""
-    if last is None:
-        return ""
-    layer, head = last.best_head()
-    now = (f"Step {last.step}: loss {last.loss:.2f}, ICL score {last.icl:+.2f} nats, best induction head "
-           f"L{layer + 1}H{head + 1} at {last.scores.max():.0%}.")
-    if measure is None:
-        return now + " No phase change yet."
-    return now + f" Phase change at step {measure.step} ({measure.elapsed:.0f} s of training)."
 
 
 class InductionPanel(LabPanel):
@@ -49,86 +31,67 @@ class InductionPanel(LabPanel):
     stage_texts = {"building": "Building the model …"}
     config_class, lab_class, step_type = InductionConfig, InductionLab, InductionStep
 
-    def __init__(self, state, parent=None):
-        self.measures: list[InductionMeasure] = []
-        self.phase: InductionMeasure | None = None  # the measurement where the phase change is
-        self.map_step = -MAP_EVERY  # the step the map last showed
-        super().__init__(state, parent)
-
-    def lab_model_text(self, config: InductionConfig) -> tuple[str, str]:
-        shape = f"Own model: {config.n_layers} layers × {config.n_heads} heads, attention only"
-        return shape, (f"{shape}, d_model {config.d_model}, vocabulary {config.vocab - 1} tokens, sequences "
-                       f"of {config.seq_len} with a {config.min_len}–{config.max_len}-token segment repeated")
-
     def build_views(self) -> list:
         self.loss_plot, self.icl_plot, self.head_plot = LossPlot(), IclPlot(), HeadScorePlot()
-        self.head_plot.set_heads(InductionConfig.n_layers, InductionConfig.n_heads)
         self.map = TokenHeatmap(MAP_TITLE)
         self.map.set_axis_names("query", "key")
-        self.map.clear_data(MAP_PENDING)
         self.map.setToolTip("The best induction head's attention over one sequence's two copies (the line: "
                             "where the repeat starts). An induction head reads the stripe one step right of the "
                             "repeat's diagonal: the token after the current token's first occurrence.")
         views = [self.loss_plot, self.icl_plot, self.head_plot, self.map]
         for view in views:
             view.setMinimumSize(200, 160)
+        self.clear_views(InductionConfig())
         return views
 
     def clear_views(self, config: InductionConfig) -> None:
-        self.measures, self.phase, self.map_step = [], None, -MAP_EVERY
+        self.measures: list[InductionMeasure] = []
+        self.mapped: InductionMeasure | None = None  # the measurement the map shows
         self.loss_plot.clear_run(config.vocab)
-        self.icl_plot.set_points([], [])
         self.head_plot.set_heads(config.n_layers, config.n_heads)
-        self.head_plot.set_points([], np.zeros((0, config.n_layers, config.n_heads)))
-        for plot in (self.icl_plot, self.head_plot):
-            plot.show_phase(None)
+        self._draw_curves(np.zeros((0, config.n_layers, config.n_heads)))
         self.map.clear_data(MAP_PENDING)
         self.map.set_title(MAP_TITLE)
 
     # -- what the worker sends ------------------------------------------------------------------
-    def show_rows(self, rows: StepRows) -> None:
-        self.loss_plot.extend(*rows.columns[""])
-
-    def show_event(self, event) -> None:
-        if isinstance(event, InductionMeasure):
-            self.show_measure(event)
+    def show_message(self, message) -> None:
+        if isinstance(message, StepRows):
+            extend(self.loss_plot.curve, *message.columns[""])
+        elif isinstance(message, InductionMeasure):
+            self.show_measure(message)
 
     def show_measure(self, measure: InductionMeasure) -> None:
         """Add one measurement: the ICL and head curves, the phase change, now and then the map."""
         self.measures.append(measure)
+        self.head_plot.set_heads(*measure.scores.shape)
+        self._draw_curves(np.stack([m.scores for m in self.measures]))
+        if self.mapped is None or measure.step - self.mapped.step >= MAP_EVERY:
+            self.draw_map(measure)
+        self.message.setText(induction.phase_text(self.phase, measure))
+
+    def _draw_curves(self, scores: np.ndarray) -> None:
+        """The ICL and head curves of the measurements so far, and the phase change if there is one."""
         steps = [m.step for m in self.measures]
         self.icl_plot.set_points(steps, [m.icl for m in self.measures])
-        self.head_plot.set_heads(*measure.scores.shape)
-        self.head_plot.set_points(steps, np.stack([m.scores for m in self.measures]))
-        self.phase = phase_measure(self.measures)
-        step = self.phase.step if self.phase is not None else None
+        self.head_plot.set_points(steps, scores)
+        self.phase = induction.phase_measure(self.measures)  # the measurement at the phase change
         for plot in (self.loss_plot, self.icl_plot, self.head_plot):
-            plot.show_phase(step)
-        if measure.step - self.map_step >= MAP_EVERY or (self.run is not None and self.run.is_done()):
-            self.draw_map(measure)
-        self.message.setText(phase_text(self.phase, measure))
+            plot.show_phase(self.phase.step if self.phase is not None else None)
 
     def draw_map(self, measure: InductionMeasure) -> None:
         """The best head's attention over the example's two copies (queries × keys)."""
-        self.map_step = measure.step
-        layer, head = measure.best_head()
-        s, n = measure.example_start, measure.example_length
-        window = slice(s, s + 2 * n)
-        matrix = measure.attention[layer, head][window, window]
-        tokens = [str(t) for t in measure.example[window]]
+        self.mapped = measure
+        layer, head, matrix, tokens = measure.best_map()
         blocked = np.triu(np.ones_like(matrix, dtype=bool), 1)
-        self.map.set_data(matrix, tokens, tokens, blocked=blocked, separator=n)
+        self.map.set_data(matrix, tokens, tokens, blocked=blocked, separator=measure.example_length)
         self.map.set_title(f"L{layer + 1}H{head + 1} · {measure.scores[layer, head]:.0%}")
 
     def finished(self) -> None:
-        if self.measures and self.map_step != self.measures[-1].step:
+        if self.measures and self.mapped is not self.measures[-1]:
             self.draw_map(self.measures[-1])  # the map of the end, whatever MAP_EVERY says
 
     def restyle(self) -> None:
-        for plot in (self.loss_plot, self.icl_plot, self.head_plot):
-            plot.restyle()
-        if self.measures and self.map_step >= 0:
-            last = next((m for m in self.measures if m.step == self.map_step), self.measures[-1])
-            self.draw_map(last)
+        if self.mapped is not None:
+            self.draw_map(self.mapped)
         elif self.stage != "failed":
             self.map.clear_data(MAP_PENDING)  # the empty map's note in the new theme's colour

@@ -1,13 +1,5 @@
-"""The induction lab's three curves over training steps: the training loss, the in-context
-learning score, and every head's induction score, each with a dashed vertical line at the
-detected phase change.
-
-Colours come from the theme: the loss in its `loss` colour, the ICL score in `accent`, the
-heads in the first data series by head number, layer 1 dashed and layer 2 solid (so the
-legend's eight entries stay readable), the phase change in `warning`. Legends stand in a row
-under their plot, never over the curves. Items are made once and updated in place;
-`restyle()` recolours them after a theme change.
-"""
+"""The induction lab's curves over steps: the training loss, the in-context-learning score and
+every head's induction score (colour: the head; layer 1 dashed), each marking the phase change."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,50 +8,23 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetricsF
 
 from explorer import style
-from explorer.panels.live_lab.plot_look import StepPlot, legend_below, recolour_legend
+from explorer.panels.live_lab.plot_look import LabPlot, mark, theme_pen
 
 PHASE_LABEL = "phase\nchange"  # two short lines: beside the line on a narrow plot
 
 
-def head_pen(layer: int, head: int) -> pg.QtGui.QPen:
-    colour = style.current().series[head % len(style.current().series)]
-    return pg.mkPen(colour, width=3 if layer else 2, style=Qt.DashLine if layer == 0 else Qt.SolidLine)
-
-
-def _phase_pen():
-    return pg.mkPen(style.current().warning, width=2, style=Qt.DashLine)
-
-
-class PhasePlot(StepPlot):
+class PhasePlot(LabPlot):
     """A plot over steps with the phase-change line (hidden until there is one)."""
 
     def __init__(self, title: str, y_label: str, tooltip: str, label_phase: bool = False, parent=None):
-        super().__init__(title, y_label, tooltip, parent)
-        # the label near the top, on the side of the line towards the middle of the view (pyqtgraph
-        # picks between the two anchors), so it never runs off the plot's edge
-        opts = dict(position=0.97, anchors=[(0, 0), (1, 0)], color=style.current().warning) if label_phase else None
-        self.phase = pg.InfiniteLine(angle=90, movable=False, pen=_phase_pen(),
-                                     label=PHASE_LABEL if label_phase else None, labelOpts=opts)
-        self.phase_label = self.phase.label if label_phase else None  # (pyqtgraph makes one only when asked)
-        if self.phase_label is not None:
-            self.phase_label.setFont(style.font(style.SMALL_POINT_SIZE))
-        self.phase.hide()
-        self.getPlotItem().addItem(self.phase, ignoreBounds=True)
+        super().__init__(title, y_label, tooltip, parent=parent)
+        # the label near the top, on the side of the line towards the middle of the view
+        self.phase = self.line(90, theme_pen("warning", 2, Qt.DashLine), PHASE_LABEL if label_phase else None,
+                               "warning", position=0.97, anchors=[(0, 0), (1, 0)])
 
     def show_phase(self, step: int | None) -> None:
-        if step is None:
-            self.phase.hide()
-            return
-        self.phase.setValue(step)
-        self.phase.show()
-        self.phase.setToolTip(f"The phase change, at step {step}: the ICL score has come half its way "
-                              "from where it started to where it is now, and stays past that point")
-
-    def restyle(self) -> None:
-        super().restyle()
-        self.phase.setPen(_phase_pen())
-        if self.phase_label is not None:
-            self.phase_label.setColor(style.current().warning)
+        mark(self.phase, step, f"The phase change, at step {step}: the ICL score has come half its way from "
+                               "where it started to where it is now, and stays past that point")
 
 
 class LossPlot(PhasePlot):
@@ -70,30 +35,13 @@ class LossPlot(PhasePlot):
                          "Next-token cross-entropy of each training batch. Before the phase change nothing "
                          "can be predicted (the dashed line: a uniform guess); after it the second copy can.",
                          parent=parent)
-        self.curve = self.plot([], [], pen=pg.mkPen(style.current().loss, width=2), antialias=False)
-        self.uniform = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(style.MUTED.name(), width=1.5,
-                                                                            style=Qt.DotLine))
-        self.uniform.hide()
-        self.addItem(self.uniform)
-        self.steps, self.losses = np.zeros(0), np.zeros(0)
+        self.curve = self.keep(self.plot([], [], antialias=False), theme_pen("loss", 2))
+        self.uniform = self.line(0, theme_pen("muted", 1.5, Qt.DotLine))
 
     def clear_run(self, vocab: int) -> None:
-        self.steps, self.losses = np.zeros(0), np.zeros(0)
         self.curve.setData([], [])
-        self.uniform.setValue(float(np.log(vocab - 1)))
-        self.uniform.setToolTip(f"ln({vocab - 1}) = {np.log(vocab - 1):.2f}: the loss of a uniform guess")
-        self.uniform.show()
-        self.show_phase(None)
-
-    def extend(self, steps: np.ndarray, losses: np.ndarray) -> None:
-        self.steps = np.concatenate([self.steps, steps])
-        self.losses = np.concatenate([self.losses, losses])
-        self.curve.setData(self.steps, self.losses)
-
-    def restyle(self) -> None:
-        super().restyle()
-        self.curve.setPen(pg.mkPen(style.current().loss, width=2))
-        self.uniform.setPen(pg.mkPen(style.MUTED.name(), width=1.5, style=Qt.DotLine))
+        uniform = float(np.log(vocab - 1))
+        mark(self.uniform, uniform, f"ln({vocab - 1}) = {uniform:.2f}: the loss of a uniform guess")
 
 
 class IclPlot(PhasePlot):
@@ -104,28 +52,19 @@ class IclPlot(PhasePlot):
                          "Loss on the second copy minus loss on the first copy (nats), on a fixed batch. "
                          "0: the repeat is no easier; strongly negative: the model copies from context "
                          "(Olsson et al.'s ICL score: late-token minus early-token loss).", parent=parent)
-        self.curve = self.plot([], [], pen=pg.mkPen(style.current().accent, width=3), antialias=False,
-                               symbol=None)
-        self.zero = pg.InfiniteLine(0.0, angle=0, movable=False, pen=pg.mkPen(style.MUTED.name(), width=1))
-        self.addItem(self.zero)
+        self.curve = self.keep(self.plot([], [], antialias=False), theme_pen("accent", 3))
+        self.zero = self.line(0, theme_pen("muted", 1))
+        mark(self.zero, 0.0)
 
     def set_points(self, steps: list[int], values: list[float]) -> None:
-        """The curve, in a range that holds at least -1 … 0.2 nats: early noise of a few hundredths
-        must not look like a swing."""
+        """The curve, in a range that holds at least -1 … 0.2 nats (early noise is no swing)."""
         self.curve.setData(steps, values)
-        low = min([-1.0, *values])
-        high = max([0.2, *values])
-        self.getPlotItem().setYRange(low, high, padding=0.05)
-
-    def restyle(self) -> None:
-        super().restyle()
-        self.curve.setPen(pg.mkPen(style.current().accent, width=3))
-        self.zero.setPen(pg.mkPen(style.MUTED.name(), width=1))
+        self.getPlotItem().setYRange(min([-1.0, *values]), max([0.2, *values]), padding=0.05)
 
 
 class HeadScorePlot(PhasePlot):
-    """Each head's induction score over steps. The legend under the plot names the heads by colour
-    (the last layer's, solid) and says that the layers below are dashed: short enough for a beamer."""
+    """Each head's induction score over steps; the legend names the heads by colour (the last
+    layer's, solid) and says that the layers below are dashed."""
 
     def __init__(self, parent=None):
         super().__init__("Induction", "score",
@@ -136,47 +75,41 @@ class HeadScorePlot(PhasePlot):
         plot = self.getPlotItem()
         plot.setYRange(0, 1, padding=0.02)
         plot.enableAutoRange(y=False)
-        self.legend = legend_below(plot, 5, horSpacing=8, verSpacing=-6)
+        self.legend_below(5, horSpacing=8, verSpacing=-6)
         self.curves: dict[tuple[int, int], pg.PlotDataItem] = {}
-        self.lower: pg.PlotDataItem | None = None  # the legend's "layers below: dashed" sample
-        self.layers = 0
 
     def set_heads(self, layers: int, heads: int) -> None:
         """One curve per head (made again only when the shape changes; `set_points` empties them)."""
-        if self.layers == layers and len(self.curves) == layers * heads:
+        if sorted(self.curves) == [(layer, head) for layer in range(layers) for head in range(heads)]:
             return
         for curve in self.curves.values():
             self.removeItem(curve)
         self.legend.clear()
+        self.themed = {item: paint for item, paint in self.themed.items() if not isinstance(item, pg.PlotDataItem)}
         self.curves = {}
         for layer in range(layers):
             for head in range(heads):
-                curve = self.plot([], [], pen=head_pen(layer, head), antialias=False)
-                self.curves[(layer, head)] = curve
-                if layer == layers - 1:
+                last = layer == layers - 1  # solid; the layers below dashed
+                pen = theme_pen(head, 3 if last else 2, Qt.SolidLine if last else Qt.DashLine)
+                self.curves[(layer, head)] = curve = self.keep(self.plot([], [], antialias=False), pen)
+                if last:
                     self.legend.addItem(curve, f"H{head + 1}")
-        if layers > 1:  # a sample line only, never drawn in the plot
-            self.lower = pg.PlotDataItem([], [], pen=self._lower_pen())
-            self.legend.addItem(self.lower, f"L1{f'–{layers - 1}' if layers > 2 else ''}")
-        self.layers = layers
+        if layers > 1:  # a sample line for the legend only, never drawn in the plot
+            lower = self.keep(pg.PlotDataItem([], []), theme_pen("muted", 2, Qt.DashLine))
+            self.legend.addItem(lower, f"L1{f'–{layers - 1}' if layers > 2 else ''}")
         self._fit_legend()
-
-    @staticmethod
-    def _lower_pen():
-        return pg.mkPen(style.MUTED.name(), width=2, style=Qt.DashLine)
 
     def set_points(self, steps: list[int], scores: np.ndarray) -> None:
         """scores: (n, layers, heads), one row per step."""
         for (layer, head), curve in self.curves.items():
-            curve.setData(steps, scores[:, layer, head] if len(steps) else np.zeros(0))
+            curve.setData(steps, scores[:, layer, head])
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         self._fit_legend()  # first: pyqtgraph then fits the plot within the legend's new least width
         super().resizeEvent(event)
 
     def _fit_legend(self) -> None:
-        """As many entries a row as fit (a legend wider than the view would widen the plot past
-        its cell)."""
+        """As many entries a row as fit (a legend wider than the view would widen the plot)."""
         if getattr(self, "legend", None) is None or not self.curves:
             return
         metrics = QFontMetricsF(style.font(style.SMALL_POINT_SIZE))
@@ -186,13 +119,5 @@ class HeadScorePlot(PhasePlot):
         room = self.width() - self.getPlotItem().getAxis("left").width() - 16
         self.legend.setColumnCount(max(1, min(len(entries), int(room // entry))))
 
-    def restyle(self) -> None:
-        super().restyle()
-        for (layer, head), curve in self.curves.items():
-            curve.setPen(head_pen(layer, head))
-        if getattr(self, "lower", None) is not None:
-            self.lower.setPen(self._lower_pen())
-        recolour_legend(self.legend)
 
-
-__all__ = ["LossPlot", "IclPlot", "HeadScorePlot", "PhasePlot", "head_pen", "PHASE_LABEL"]
+__all__ = ["LossPlot", "IclPlot", "HeadScorePlot", "PhasePlot", "PHASE_LABEL"]

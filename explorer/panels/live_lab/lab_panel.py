@@ -1,18 +1,13 @@
 """`LabPanel`: the frame of a panel that trains its own small model live (the induction heads,
-the mask leak): Start/Stop, the number of steps, a progress bar and the lab's model named on one
-row, a message under it, then the lab's pictures in a grid — in one row on a wide, low panel,
-else two a row (an odd last one across both columns).
-
-A subclass names its lab (`config_class`, `lab_class`, `step_type`), builds its pictures
-(`build_views`, returning them in grid order) and draws what the worker sends
-(`show_rows(StepRows)`, `show_event(event)`). Training runs in a `LabRun` on a worker thread;
-messages of a run no longer current are dropped.
+the mask leak): Start/Stop, the steps, a progress bar and the lab's model on one row, a message,
+then the lab's pictures (`build_views`) in a grid: one row on a wide, low panel, else two a row.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QEventLoop, Qt, QTimer
+from functools import partial
+
+from PySide6.QtCore import QCoreApplication, QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import (
-    QApplication,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -24,9 +19,10 @@ from PySide6.QtWidgets import (
 )
 
 from explorer import style, theme
-from explorer.panels.live_lab.run import LabRun, StepRows
 from explorer.panels.stops_with_window import StopsWithWindow
+from explorer.panels.training.worker import TrainingRun
 from explorer.state import SessionState
+from model.train.lab_stream import LabSteering, StepRows, lab_messages
 
 STACK_HEIGHT = 720  # px: lower than this, two rows would leave a plot too short to read …
 ROW_WIDTH = 900  # px: … if one row has the width (a narrow dock stays two a row)
@@ -49,86 +45,61 @@ class LabPanel(StopsWithWindow, QWidget):
     def __init__(self, state: SessionState, parent=None):
         super().__init__(parent)
         self.state = state
-        self.run: LabRun | None = None
+        self.run: TrainingRun | None = None
         self.stage = "idle"  # idle, starting, building, training, evaluating or failed
-        self.started = False
-        self.step = 0
-        self.total_steps = 0
+        self.step = self.total_steps = 0
         self._build()
-        theme.notifier().changed.connect(self._restyle)
-        app = QApplication.instance()
+        theme.notifier().changed.connect(self.restyle)  # (a bound method: dropped with the panel)
+        app = QCoreApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
 
-    # -- what a subclass gives -----------------------------------------------------------------
-    def lab_model_text(self, config) -> tuple[str, str]:
-        """(shown, tooltip): the lab's own model, since the input bar above names the session's."""
-        raise NotImplementedError
-
+    # -- what a subclass gives: its pictures, and how it draws each message ----------------------
     def build_views(self) -> list[QWidget]:
         raise NotImplementedError
-
-    def extra_controls(self) -> list[QWidget]:
-        return []
 
     def clear_views(self, config) -> None:
         """A new run begins: empty the pictures."""
 
-    def show_rows(self, rows: StepRows) -> None:
-        """New training losses."""
-
-    def show_event(self, event) -> None:
-        """Any other event of the lab (a measurement, a stage, a result)."""
+    def show_message(self, message) -> None:
+        """A message of the lab's (`StepRows`, a measurement, a result), the step counted already."""
 
     def finished(self) -> None:
         """The run has ended (stopped, done or failed)."""
 
     def restyle(self) -> None:
-        """Recolour the pictures (a theme change)."""
+        """Recolour what the plots do not recolour themselves (a theme change)."""
 
     # -- the frame -------------------------------------------------------------------------------
     def _build(self) -> None:
-        self.start_button = QPushButton(self.start_text)
-        self.start_button.setToolTip(self.start_tip)
-        self.stop_button = QPushButton("Stop")
-        self.stop_button.setToolTip(self.stop_tip)
-        self.steps_spin = QSpinBox()
+        self.start_button = QPushButton(self.start_text, toolTip=self.start_tip)
+        self.stop_button = QPushButton("Stop", toolTip=self.stop_tip)
         low, high, single = self.steps_range
-        self.steps_spin.setRange(low, high)
-        self.steps_spin.setSingleStep(single)
+        self.steps_spin = QSpinBox(minimum=low, maximum=high, singleStep=single, suffix=" steps",
+                                   toolTip=self.steps_tip)
         self.steps_spin.setValue(self.config_class.steps)
-        self.steps_spin.setSuffix(" steps")
-        self.steps_spin.setToolTip(self.steps_tip)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 1000)
-        self.progress.setFormat("%p %")  # how far training is (the message names the step)
-        self.progress.setMaximumWidth(160)
+        self.progress = QProgressBar(maximum=1000, format="%p %", maximumWidth=160)  # the message names the step
         self.lab_model = style.eliding_line(alignment=Qt.AlignmentFlag.AlignRight)
         self.lab_model.setObjectName("lab_model")
         style.set_sheet(self.lab_model, "color: {muted};")
         self._name_lab_model(self.config_class())
-        self.message = QLabel(self.intro)
-        self.message.setWordWrap(True)
-        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message = QLabel(self.intro, wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
         self.views = self.build_views()
-        controls = QHBoxLayout()
-        controls.setSpacing(6)
-        for widget in (self.start_button, self.stop_button, self.steps_spin, *self.extra_controls(), self.progress):
-            controls.addWidget(widget)
-        controls.addWidget(self.lab_model, 1)
-        self.grid = QGridLayout()
-        self.grid.setSpacing(4)
+        self.controls = QHBoxLayout(spacing=6)
+        for widget in (self.start_button, self.stop_button, self.steps_spin, self.progress):
+            self.controls.addWidget(widget)
+        self.controls.addWidget(self.lab_model, 1)
+        self.grid = QGridLayout(spacing=4)
         self.in_a_row: bool | None = None
         self._arrange(False)
-        self.column = QVBoxLayout(self)
+        self.column = QVBoxLayout(self, spacing=3)
         self.column.setContentsMargins(4, 2, 4, 2)
-        self.column.setSpacing(3)
-        self.column.addLayout(controls)
+        self.column.addLayout(self.controls)
         self.column.addWidget(self.message)
         self.column.addLayout(self.grid, 1)
         self.start_button.clicked.connect(lambda: self.start())
-        self.stop_button.clicked.connect(lambda: self.stop())
-        self._show_stage()
+        self.stop_button.clicked.connect(self.stop)
+        self.show_stage("idle")
 
     def _arrange(self, in_a_row: bool) -> None:
         """The pictures in one row, or two a row (an odd last one across both columns)."""
@@ -136,9 +107,8 @@ class LabPanel(StopsWithWindow, QWidget):
             return
         self.in_a_row = in_a_row
         n = len(self.views)
-        for widget in self.views:
-            self.grid.removeWidget(widget)
         for i, widget in enumerate(self.views):
+            self.grid.removeWidget(widget)
             if in_a_row:
                 self.grid.addWidget(widget, 0, i)
             else:
@@ -155,111 +125,93 @@ class LabPanel(StopsWithWindow, QWidget):
         self._arrange(wide or (self.height() < STACK_HEIGHT and self.width() >= ROW_WIDTH))
 
     def _name_lab_model(self, config) -> None:
-        shown, whole = self.lab_model_text(config)
+        shown, whole = config.describe()
         self.lab_model.setText(shown)
         self.lab_model.setToolTip(whole)
 
     # -- controls ----------------------------------------------------------------------------------
-    def config(self, **overrides):
-        """The lab the controls describe (keyword arguments override fields: tests, figures)."""
-        return self.config_class(**{"steps": self.steps_spin.value(), **overrides})
-
     def start(self, config=None, threads: int | None = None) -> None:
         """Train a fresh lab on a worker thread (nothing if one runs already)."""
         if self.run is not None:
             return
-        config = config or self.config()
-        self.started, self.step, self.total_steps = True, 0, config.steps
+        config = config or self.config_class(steps=self.steps_spin.value())
+        self.step, self.total_steps = 0, config.steps
         self.progress.reset()  # (no "37 %" of a run before)
         style.set_sheet(self.message, "")
         self._name_lab_model(config)
         self.clear_views(config)
-        self.run = run = LabRun(lambda: self.lab_class(config), self.step_type, threads)
-        run.worker.yielded.connect(self._on_message)
-        run.worker.errored.connect(self._on_error)
-        run.worker.finished.connect(self._on_finished)
-        self.stage = "starting"
-        self._show_stage()
+        messages = partial(lab_messages, self.lab_class, self.step_type, threads)
+        self.run = run = TrainingRun(config, messages, LabSteering())
+        run.worker.yielded.connect(lambda message: self._on_message(run, message))
+        run.worker.errored.connect(lambda exc: self._on_error(run, exc))
+        run.worker.finished.connect(lambda: self._on_finished(run))
+        self.show_stage("starting")
         run.start()
 
     def start_for_scene(self) -> None:
         """A tour scene's start: the lab once; coming back shows the run going on, or its end."""
-        if self.run is None and not self.started:
+        if self.run is None and self.total_steps == 0:  # (set by `start`)
             self.start()
 
     def stop(self) -> None:
         """End training after the current step (its last measurement still comes)."""
         if self.run is not None:
-            self.run.stop(*self.stop_args)
+            self.run.steering.stop(*self.stop_args)
 
     def shutdown(self) -> None:
         """Stop for good (window closing, app quitting) and wait for the thread."""
         run, self.run = self.run, None
         if run is None:
             return
-        run.stop(*self.shutdown_args)
+        run.steering.stop(*self.shutdown_args)
         run.join()
-        self.stage = "idle"
-        self._show_stage()
-
-    def timed_config(self, seconds: float):
-        """The config of a run `train_for` times; None: the panel stops it after `seconds`."""
-        return None
+        self.show_stage("idle")
 
     def train_for(self, seconds: float) -> int:
-        """Headless figures (`--train-seconds`): train for `seconds` (or all steps), then stop,
-        and return the steps trained. The event loop runs meanwhile."""
-        config = self.timed_config(seconds)
-        self.start(config)
-        run = self.run
-        loop = QEventLoop()
+        """Headless figures (`--train-seconds`): train for `seconds` (or all steps) with the event
+        loop running, then stop; returns the steps trained."""
+        timed = hasattr(self.config_class, "seconds")  # a lab that times itself
+        self.start(self.config_class(steps=self.steps_spin.value(), seconds=seconds) if timed else None)
+        run, loop = self.run, QEventLoop()
         run.worker.finished.connect(loop.quit)
-        if config is None:
-            QTimer.singleShot(int(seconds * 1000), lambda: run.stop(*self.stop_args))
+        if not timed:
+            QTimer.singleShot(int(seconds * 1000), self.stop)
         QTimer.singleShot(int((2 * START_TIMEOUT + seconds) * 1000), loop.quit)
         if not run.is_done():
             loop.exec()
         if self.run is run and not run.is_done():  # ran out of time: stop it and take what it has
             self.shutdown()
         for _ in range(5):  # queued messages, then `finished`
-            QApplication.processEvents()
+            QCoreApplication.processEvents()
         return self.step
 
-    # -- worker messages (GUI thread; those of a run no longer current are dropped) --------------
-    def _mine(self) -> bool:
-        return self.run is not None and self.sender() is self.run.worker.signals
-
-    def _on_message(self, message) -> None:
-        if not self._mine():
+    # -- worker messages (GUI thread; a stale run's are dropped) -----------------------------------
+    def _on_message(self, run: TrainingRun, message) -> None:
+        if run is not self.run:
             return
         if isinstance(message, StepRows):
             self.step = max(self.step, message.last_step)
             self.progress.setValue(int(1000 * self.step / max(self.total_steps, 1)))
-            self.show_rows(message)
-        elif isinstance(message, str):
+        if isinstance(message, str):
             self.show_stage(message)
         else:
-            self.show_event(message)
+            self.show_message(message)
 
-    def _on_error(self, exc: BaseException) -> None:
-        if self._mine():
+    def _on_error(self, run: TrainingRun, exc: BaseException) -> None:
+        text = run.error(exc)  # printed too: a bug never ends the thread silently
+        if run is self.run:
             self.stage = "failed"
-            self.message.setText(f"The lab failed: {type(exc).__name__}: {exc}")
+            self.message.setText(f"The lab failed: {text}")
             style.set_sheet(self.message, "color: {error};")
 
-    def _on_finished(self) -> None:
-        if self._mine():
+    def _on_finished(self, run: TrainingRun) -> None:
+        if run is self.run:
             self.run = None
-            if self.stage != "failed":
-                self.stage = "idle"
             self.finished()
-            self._show_stage()
+            self.show_stage("failed" if self.stage == "failed" else "idle")
 
     def show_stage(self, stage: str) -> None:
         self.stage = stage
-        self._show_stage()
-
-    def _show_stage(self) -> None:
         running = self.run is not None
         self.start_button.setEnabled(not running)
         self.stop_button.setEnabled(running and self.stage != "evaluating")
@@ -268,9 +220,6 @@ class LabPanel(StopsWithWindow, QWidget):
         self.progress.setRange(0, 0 if self.stage == "evaluating" else 1000)  # evaluating: busy, no steps
         if self.stage in self.stage_texts:
             self.message.setText(self.stage_texts[self.stage])
-
-    def _restyle(self, *_) -> None:
-        self.restyle()
 
 
 __all__ = ["LabPanel"]

@@ -1,61 +1,109 @@
-"""The labs' plots share one look: a title at the presentation scale, axes in the theme's
-colours with small tick labels, and a legend in a row under the plot (never over the curves);
-`StepPlot` is a plot over training steps with that look."""
+"""`LabPlot`, the look the labs' plots share: a title at the presentation scale, axes in the
+theme's colours with small tick labels, a legend in a row under the plot (never over the
+curves), and items kept in the theme's colours after a theme change."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
-from explorer import style
+from explorer import style, theme
 from explorer.drawing.plot_style import fit_title_row, let_shrink
 from explorer.drawing.spaced_axis import SpacedAxis
 
 
-def set_title(plot: pg.PlotItem, text: str) -> None:
-    plot.setTitle(text, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE * style.scale():.1f}pt")
-    let_shrink(plot.titleLabel)
-    fit_title_row(plot)
+def theme_colour(role: str | int) -> str:
+    """A colour of the current theme: a role ("muted", "loss" …) or a data series by index."""
+    palette = style.current()
+    return palette.series[role % len(palette.series)] if isinstance(role, int) else getattr(palette, role)
 
 
-def colour_axes(plot: pg.PlotItem, bottom: str, left: str) -> None:
-    """Both axes in the theme's colours, small ticks, and their labels ("" for none)."""
-    for name, label in (("bottom", bottom), ("left", left)):
-        axis = plot.getAxis(name)
-        axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
-        axis.setPen(style.MUTED.name())
-        axis.setTextPen(style.TEXT.name())
-        if label:
-            axis.setLabel(label, color=style.TEXT.name(), **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
+def theme_pen(role: str | int, width: float, dash=Qt.SolidLine) -> Callable[[object], None]:
+    """Sets an item's pen in a theme colour (for `LabPlot.keep`)."""
+    return lambda item: item.setPen(pg.mkPen(theme_colour(role), width=width, style=dash))
 
 
-def legend_below(plot: pg.PlotItem, columns: int, **options) -> pg.LegendItem:
-    legend = pg.LegendItem(colCount=columns, frame=False, labelTextColor=style.TEXT.name(),
-                           labelTextSize=f"{style.SMALL_POINT_SIZE * style.scale():.0f}pt", **options)
-    plot.layout.addItem(legend, 4, 1)
-    plot.layout.setAlignment(legend, Qt.AlignHCenter)
-    return legend
+def theme_text(role: str | int) -> Callable[[object], None]:
+    """Sets a text item's colour (for `LabPlot.keep`)."""
+    return lambda item: item.setColor(theme_colour(role))
 
 
-def recolour_legend(legend: pg.LegendItem) -> None:
-    for _, label in legend.items:  # (pyqtgraph recolours a legend's text only when it is set again)
-        label.setText(label.text, color=style.TEXT.name())
+def mark(line: pg.InfiniteLine, value: float | None, tip: str = "") -> None:
+    """Show a reference line at `value` with its tooltip, or hide it (None)."""
+    line.setVisible(value is not None)
+    if value is not None:
+        line.setValue(value)
+        line.setToolTip(tip)
 
 
-class StepPlot(pg.PlotWidget):
-    """One still plot over training steps: its title, "step" under it, its y label, a y grid."""
+def small_text(text: str = "", anchor=(0.5, 0.5)) -> pg.TextItem:
+    item = pg.TextItem(text, anchor=anchor)
+    item.setFont(style.font(style.SMALL_POINT_SIZE))
+    return item
 
-    def __init__(self, title: str, y_label: str, tooltip: str = "", parent=None):
+
+def extend(curve: pg.PlotDataItem, x: np.ndarray, y: np.ndarray) -> None:
+    """Append points to a curve."""
+    old_x, old_y = curve.getData()
+    if old_x is not None:
+        x, y = np.concatenate([old_x, x]), np.concatenate([old_y, y])
+    curve.setData(x, y)
+
+
+class LabPlot(pg.PlotWidget):
+    """One still plot of a lab: its title, its axes' labels ("step" under it unless told), a y grid."""
+
+    def __init__(self, title: str, y_label: str, tooltip: str = "", x_label: str = "step", parent=None):
         super().__init__(parent=parent, enableMenu=False, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
         plot = style.still_plot(self.getPlotItem())
-        self.title_text, self.y_label = title, y_label
+        self.title_text, self.x_label, self.y_label = title, x_label, y_label
+        self.legend: pg.LegendItem | None = None
+        self.themed: dict[object, Callable[[object], None]] = {}  # item → sets its theme colours
         plot.getAxis("left").enableAutoSIPrefix(False)
         plot.showGrid(y=True, alpha=0.2)
         self.setToolTip(tooltip)
-        self._look()
+        self.restyle()
+        theme.notifier().changed.connect(self.restyle)  # (a bound method: dropped with the plot)
 
-    def _look(self) -> None:
-        set_title(self.getPlotItem(), self.title_text)
-        colour_axes(self.getPlotItem(), "step", self.y_label)
+    def keep(self, item, paint: Callable[[object], None]):
+        """Colour `item` with `paint(item)` now and after every theme change; returns the item."""
+        paint(item)
+        self.themed[item] = paint
+        return item
+
+    def line(self, angle: int, pen, label: str | None = None, role: str = "muted", **label_opts) -> pg.InfiniteLine:
+        """A reference line (a floor, a phase change), hidden until `mark`ed, with its small label in
+        `role`'s colour; a vertical one never widens the step range."""
+        line = self.keep(pg.InfiniteLine(angle=angle, movable=False, label=label, labelOpts=label_opts), pen)
+        if label:
+            line.label.setFont(style.font(style.SMALL_POINT_SIZE))
+            self.keep(line.label, theme_text(role))
+        self.getPlotItem().addItem(line, ignoreBounds=angle == 90)
+        line.hide()
+        return line
+
+    def legend_below(self, columns: int, **options) -> pg.LegendItem:
+        self.legend = pg.LegendItem(colCount=columns, frame=False, labelTextColor=style.TEXT.name(),
+                                    labelTextSize=f"{style.SMALL_POINT_SIZE * style.scale():.0f}pt", **options)
+        self.getPlotItem().layout.addItem(self.legend, 4, 1)
+        self.getPlotItem().layout.setAlignment(self.legend, Qt.AlignHCenter)
+        return self.legend
 
     def restyle(self) -> None:
-        self._look()
+        plot = self.getPlotItem()
+        plot.setTitle(self.title_text, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE * style.scale():.1f}pt")
+        let_shrink(plot.titleLabel)
+        fit_title_row(plot)
+        for name, label in (("bottom", self.x_label), ("left", self.y_label)):
+            axis = plot.getAxis(name)
+            axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
+            axis.setPen(style.MUTED.name())
+            axis.setTextPen(style.TEXT.name())
+            if label:
+                axis.setLabel(label, color=style.TEXT.name(), **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
+        for item, paint in self.themed.items():
+            paint(item)
+        for _, label in self.legend.items if self.legend is not None else ():
+            label.setText(label.text, color=style.TEXT.name())  # (pyqtgraph recolours it only when set again)

@@ -1,7 +1,7 @@
-"""The training loop (`model.train.live_loop.TrainingLoop`) in a superqt generator worker: its
-messages (`model.train.live_messages`) come in order on the GUI thread through `worker.yielded`.
-The GUI steers the run through `model.train.steering.Steering`: a paused run still serves it,
-a stopped one still saves."""
+"""A training run in a superqt generator worker: the training loop (`model.train.live_loop`) or
+a lab's (`model.train.lab_stream`). Its messages come in order on the GUI thread through
+`worker.yielded`; the GUI steers it through its `steering` (`model.train.steering.Steering`:
+a paused run still serves it, a stopped one still saves)."""
 from __future__ import annotations
 
 import sys
@@ -33,13 +33,13 @@ def train(request: TrainingRequest, steering: Steering):
 
 
 class TrainingRun:
-    """One run: `train` in a GeneratorWorker; `worker.yielded` its messages, `worker.errored` a
-    bug (`error()` says it), then `worker.finished`. Join it on close."""
+    """One run: `messages(request, steering)` in a GeneratorWorker (`train`, a `Steering`, unless a lab's);
+    `worker.yielded` its messages, `worker.errored` a bug (`error()` says it), then `worker.finished`. Join it."""
 
-    def __init__(self, request: TrainingRequest):
-        self.steering = Steering(request)
+    def __init__(self, request, messages=train, steering=None):
+        self.steering = steering or Steering(request)
         self._done = threading.Event()
-        self.worker = create_worker(train, request, self.steering, _start_thread=False, _ignore_errors=True,
+        self.worker = create_worker(messages, request, self.steering, _start_thread=False, _ignore_errors=True,
                                     _worker_class=GeneratorWorker)
         self.worker.warned.connect(lambda w: sys.stderr.write(warnings.formatwarning(*w[:4])))
 
