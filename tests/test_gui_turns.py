@@ -60,13 +60,18 @@ def test_loading_a_checkpoint_leaves_the_event_loop_running_while_it_loads(qtbot
 
 def test_closing_drops_a_frame_queued_behind_a_load_and_hands_a_late_result_to_nobody(qtbot, monkeypatch):
     monkeypatch.setattr("explorer.runner.load_bundle", slow_load)
+    frames = []
+    monkeypatch.setattr("explorer.runner.compute_frame", lambda *a, **k: frames.append(a))
     state = SessionState()
     runner = Runner(state)
     runner.load("anything", then_run="abc")  # the load runs; its frame would follow it
     assert runner.shutdown(msecs=5000)  # the load ends inside the wait …
     assert state.bundle is not None
-    assert QThreadPool.globalInstance().activeThreadCount() == 0  # … and the frame after it never started
-    assert state.frame is None and not state.busy
+    assert QThreadPool.globalInstance().waitForDone(5000)
+    qtbot.wait(50)
+    assert frames == [] and state.frame is None and not state.busy  # … and the frame after it never started
+    monkeypatch.undo()
+    monkeypatch.setattr("explorer.runner.load_bundle", slow_load)
 
     runner.load("again")
     assert not runner.shutdown(msecs=50)  # still loading when the window goes

@@ -119,7 +119,7 @@ def test_the_tour_follows_the_paper_and_each_scene_selects_its_step(window, qtbo
             assert scene.decoding["strategy"] != "beam" or decoding.beam_size == scene.decoding["beam_size"]
         if scene.interventions and "dates" in bundled_checkpoints():  # the edit shown, and what it does
             assert state.session.interventions == {("cross", 0, 3): "zero"} and state.frame.baseline is not None
-            said = window.panels["heads"].changes.label.text()
+            said = window.panels["heads"].changes.text()
             assert "unchanged" not in said.lower() and "→" in said, said  # the caption's "22 → 02" happens
             # the top bar's output is the edited model's, and says so
             assert "Output (1 head edited): 2026-11-02" in plain_text(window.input_bar.status.text())
