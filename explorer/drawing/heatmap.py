@@ -27,6 +27,7 @@ from explorer import style
 from explorer.drawing.cell_text import CellText
 from explorer.drawing.label_axis import LabelAxis, display_piece, label_font, plan
 from explorer.drawing.map_overlays import MapEdges, MaskOverlay, blocked_rects
+from explorer.drawing.map_plot import MapPlot
 
 ZOOM_HINT = "wheel: zoom"
 
@@ -88,10 +89,9 @@ class Heatmap(QWidget):
         self.canvas.setMinimumSize(60, 60)
         self.rows_axis, self.cols_axis = LabelAxis("left"), LabelAxis("bottom")
         self.rows_axis.sizes_itself = self.cols_axis.sizes_itself = False  # `_square` sizes them
-        self.plot = self.canvas.addPlot(enableMenu=False, axisItems={"left": self.rows_axis, "bottom": self.cols_axis})
+        self.plot = MapPlot({"left": self.rows_axis, "bottom": self.cols_axis})
+        self.canvas.addItem(self.plot)
         self.plot.invertY(True)  # row 0 at the top, as in the paper's figures
-        self.plot.hideButtons()
-        self.plot.setMenuEnabled(False)
         self.plot.vb.setDefaultPadding(0.0)
         self.canvas.ci.setContentsMargins(0, 0, 0, 0)
         self.cmap = colormap or style.colormap(style.SEQUENTIAL)
