@@ -25,6 +25,7 @@ from superqt import QElidingLabel
 
 from explorer import style
 from explorer.drawing.cell_text import CellText
+from explorer.drawing.colour_bar import ColourBar
 from explorer.drawing.label_axis import LabelAxis, display_piece, label_font, plan
 from explorer.drawing.map_overlays import MapEdges, MaskOverlay, blocked_rects
 from explorer.drawing.map_plot import MapPlot
@@ -35,7 +36,7 @@ ZOOM_HINT = "wheel: zoom"
 def colour_bar_canvas(cmap: pg.ColorMap, levels: tuple[float, float], name: str = ""):
     """(canvas, bar): a colour bar beside maps, its ticks (and its `name`, along it) at the label font."""
     canvas = pg.GraphicsLayoutWidget()
-    bar = pg.ColorBarItem(values=levels, colorMap=cmap, interactive=False, width=14)
+    bar = ColourBar(values=levels, colorMap=cmap, width=14)
     axis = bar.getAxis("right")
     axis.setTickFont(label_font())
     axis.enableAutoSIPrefix(False)  # the values themselves: "0.9", never "900" and a hidden "×0.001"
