@@ -42,3 +42,33 @@ def test_a_map_with_a_bar_builds_no_plot_item_and_still_draws_its_labels(qtbot):
     assert heatmap.plot.getAxis("left").tokens == list("abcd")  # the axes are the map's, linked to its view
     assert heatmap.plot.getAxis("bottom").linkedView() is heatmap.plot.vb
     assert heatmap.bar.axis.labelText == "weight"
+
+
+def test_a_grid_makes_its_maps_a_few_a_turn_then_says_so(qtbot):
+    from PySide6.QtCore import QTimer
+
+    from explorer.drawing.heatmap_grid import MAPS_PER_TURN, HeatmapGrid
+    grid = HeatmapGrid()
+    qtbot.addWidget(grid)
+    titles = [f"L1 H{h + 1}" for h in range(10)]
+    maps, = grid.set_sections([("layer 1", titles)], at_most_new=2)
+    assert len(maps) == 2 and len(grid.pool) == 2 and not grid.complete  # this turn: two maps only
+    made = []
+    grid.mapsMade.connect(lambda: made.append(len(grid.pool)))
+    counts: list[int] = []  # the pool's size at each turn of the event loop
+    turns = QTimer(interval=0)
+    turns.timeout.connect(lambda: counts.append(len(grid.pool)))
+    turns.start()
+    qtbot.waitUntil(lambda: bool(made), timeout=10000)
+    turns.stop()
+    assert made == [10] and grid.complete
+    steps = [b - a for a, b in zip([2] + counts, counts)]
+    assert max(steps) <= MAPS_PER_TURN and len([s for s in steps if s]) >= (10 - 2) // MAPS_PER_TURN
+    maps, = grid.set_sections([("layer 1", titles)], at_most_new=2)  # drawn again: every map now
+    assert len(maps) == 10 and [m.title.text() for m in maps] == titles
+
+    more = [f"L2 H{h + 1}" for h in range(5)]
+    grid.set_sections([("layer 1", titles), ("layer 2", more)], at_most_new=0)
+    assert len(grid.pool) == 10
+    grid.make_all_maps()  # a figure or a test: the rest at once
+    assert len(grid.pool) == 15 and grid.complete and made[-1] == 15

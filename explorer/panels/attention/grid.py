@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 
 from explorer.drawing import plot_style as st
-from explorer.drawing.heatmap_grid import HeatmapGrid
+from explorer.drawing.heatmap_grid import MAPS_PER_TURN, HeatmapGrid
 from model.interpret.attention_maps import AttentionData
 from model.nn.kinds import AttentionKind
 
@@ -46,6 +46,7 @@ class AttentionGrid(HeatmapGrid):
         self.drawn: dict[str, list[int]] = {}  # kind → the layers its maps show
         self._sections: list[tuple[str, int]] = []  # (kind, layer) of each section drawn, in order
         self.mapClicked.connect(lambda section, head: self.cellClicked.emit(*self._sections[section], head))
+        self.mapsMade.connect(lambda: self.set_data(self.data) if self.data is not None else None)
 
     def show_kinds(self, kinds: list[str]) -> None:
         """One section of maps per kind."""
@@ -77,7 +78,7 @@ class AttentionGrid(HeatmapGrid):
         for kind, layer in keys:
             titles = [head_label(layer, h) + self._edit_mark(kind, layer, h) for h in range(data.n_heads(kind))]
             sections.append((f"{AttentionKind(kind).title} · layer {layer + 1}", titles))
-        for (kind, layer), maps in zip(keys, self.set_sections(sections)):
+        for (kind, layer), maps in zip(keys, self.set_sections(sections, at_most_new=MAPS_PER_TURN)):
             queries, tokens = data.labels[kind]
             heads = data.weights.layers(kind)[layer]
             for h, m in enumerate(maps):
@@ -108,4 +109,5 @@ class AttentionGrid(HeatmapGrid):
     def map_of(self, kind: str, head: int, layer: int | None = None):
         """The map drawing `head` of `kind` in `layer` (default: the selected layer)."""
         key = (kind, self.layer_of(kind) if layer is None else layer)
+        self.make_all_maps()  # (a map still to be made: made and drawn now)
         return self.maps[self._sections.index(key)][head]

@@ -118,6 +118,13 @@ class AttentionPanel(QWidget):
     def lines(self) -> LineView:
         return self.pages.page("lines").widget()  # (the page is its scroll area)
 
+    def wait_until_drawn(self, msecs: int = 60000) -> bool:
+        """The grid's maps still to be made (a few a turn), made and drawn now (headless figures)."""
+        grid = self.pages.built_pages().get("grid")
+        if grid is not None:
+            grid.make_all_maps()
+        return True
+
     @staticmethod
     def _make_single() -> Heatmap:
         single = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, colour_bar=SCALE_NAME, numbers=True)
