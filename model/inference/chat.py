@@ -7,6 +7,8 @@ installed, and otherwise writes the ChatML layout such templates describe.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 CHATML = "<|im_start|>"
 
 
@@ -20,21 +22,28 @@ def render_chat(template: str, messages: list[dict[str, str]], add_generation_pr
     reads; with `add_generation_prompt` it ends where the assistant's answer begins.
     `specials` (bos_token, eos_token) are the names templates may use."""
     try:
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
+        from jinja2 import TemplateError
     except ImportError:
         return _chatml(template, messages, add_generation_prompt)
-    from jinja2 import TemplateError
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-
-    def raise_exception(message: str):  # templates call it to refuse a conversation
-        raise ChatTemplateError(message)
-
-    env.globals["raise_exception"] = raise_exception
     try:
-        return env.from_string(template).render(messages=messages, add_generation_prompt=add_generation_prompt,
-                                                **specials)
+        return _compiled(template).render(messages=messages, add_generation_prompt=add_generation_prompt,
+                                          **specials)
     except TemplateError as exc:
         raise ChatTemplateError(f"the model's chat template could not be applied ({exc})") from None
+
+
+def _raise_exception(message: str):
+    """What templates call to refuse a conversation."""
+    raise ChatTemplateError(message)
+
+
+@lru_cache(maxsize=8)
+def _compiled(template: str):
+    """The template compiled once (tens of ms each time: a model change renders it several times)."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    env.globals["raise_exception"] = _raise_exception
+    return env.from_string(template)
 
 
 def _chatml(template: str, messages: list[dict[str, str]], add_generation_prompt: bool) -> str:
