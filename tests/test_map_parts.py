@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+import pytest
 from PySide6.QtWidgets import QApplication
 
 from explorer import style
@@ -72,3 +73,16 @@ def test_a_grid_makes_its_maps_a_few_a_turn_then_says_so(qtbot):
     assert len(grid.pool) == 10
     grid.make_all_maps()  # a figure or a test: the rest at once
     assert len(grid.pool) == 15 and grid.complete and made[-1] == 15
+
+
+def test_the_maps_edge_reaches_one_device_pixel_past_the_map_at_every_size(qtbot):
+    heatmap = Heatmap()
+    qtbot.addWidget(heatmap)
+    heatmap.show()
+    heatmap.set_data(np.eye(5), list("abcde"), list("vwxyz"))
+    for size in ((300, 300), (700, 420), (240, 500)):
+        heatmap.resize(*size)
+        QApplication.processEvents()
+        px, py = heatmap.edges.pixelSize()  # measured now, as the item is drawn
+        rect = heatmap.edges.boundingRect()
+        assert rect.width() == pytest.approx(5 + 2 * abs(px)) and rect.height() == pytest.approx(5 + 2 * abs(py))

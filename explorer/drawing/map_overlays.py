@@ -79,24 +79,33 @@ class MapEdges(_Rects):
     """A thin outline around each map, so a map of near-zero (dark purple) or near-one (yellow)
     weights keeps its edge on either canvas. One device pixel wide at any zoom."""
 
+    _pad = (0.0, 0.0)  # one device pixel, in view coordinates (see viewTransformChanged)
+
     def __init__(self):
         super().__init__()
         self.setZValue(2)  # over the image and a zoom's detail, under the selection box
 
     def boundingRect(self):
-        """The rects and the pen's pixel around them (else a shrinking map left trails)."""
-        pad_x = pad_y = 0.0
-        if self.getViewBox() is not None and not self._path.isEmpty():
-            try:
-                px = self.pixelSize()  # (None, None) or an error while the view has no size yet
-            except Exception:  # (a singular transform: pyqtgraph raises from inside)
-                px = None
-            if px and px[0] is not None and px[1] is not None:
-                pad_x, pad_y = abs(px[0]), abs(px[1])
+        """The rects and the pen's pixel around them (else a shrinking map left trails). Asked
+        for many times a frame: the pixel's size is measured when the view's transform changes."""
+        pad_x, pad_y = self._pad
         return self._path.boundingRect().adjusted(-pad_x, -pad_y, pad_x, pad_y)
 
     def viewTransformChanged(self):
         self.prepareGeometryChange()
+        self._pad = self._pixel()
+
+    def _pixel(self) -> tuple[float, float]:
+        """One device pixel in view coordinates, (0, 0) while the view has no size yet."""
+        if self.getViewBox() is None:
+            return 0.0, 0.0
+        try:
+            px = self.pixelSize()  # (None, None) or an error while the view has no size yet
+        except Exception:  # (a singular transform: pyqtgraph raises from inside)
+            return 0.0, 0.0
+        if px and px[0] is not None and px[1] is not None:
+            return abs(px[0]), abs(px[1])
+        return 0.0, 0.0
 
     def paint(self, p, *args):
         if self._path.isEmpty():
