@@ -30,3 +30,17 @@ def test_a_refusing_or_broken_template_is_a_chat_template_error():
         render_chat(refusing, [{"role": "user", "content": "hi"}])
     with pytest.raises(ChatTemplateError, match="could not be applied"):
         render_chat("{% for m in messages %}", [{"role": "user", "content": "hi"}])
+
+
+def test_a_loaders_thread_prepares_the_template_the_gui_thread_then_only_renders():
+    import threading
+
+    from model.inference.chat import prepare_chat_template
+    _compiled.cache_clear()
+    worker = threading.Thread(target=prepare_chat_template, args=(CHATML_TEMPLATE,))
+    worker.start()
+    worker.join()
+    render_chat(CHATML_TEMPLATE, [{"role": "user", "content": "hi"}])
+    assert (_compiled.cache_info().misses, _compiled.cache_info().hits) == (1, 1)  # compiled there, not here
+    prepare_chat_template("{% for m in messages %}")  # broken: left for render_chat to report
+    prepare_chat_template(None)

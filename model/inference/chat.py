@@ -7,6 +7,7 @@ installed, and otherwise writes the ChatML layout such templates describe.
 """
 from __future__ import annotations
 
+from contextlib import suppress
 from functools import lru_cache
 
 CHATML = "<|im_start|>"
@@ -32,6 +33,20 @@ def render_chat(template: str, messages: list[dict[str, str]], add_generation_pr
         raise ChatTemplateError(f"the model's chat template could not be applied ({exc})") from None
 
 
+def prepare_chat_template(template: str | None) -> None:
+    """Import jinja2 and compile `template` now, on the caller's (a loader's) thread: the first
+    chat prompt then does neither on the GUI thread (the import alone is ~0.1 s). A template
+    that does not compile is left for `render_chat` to report."""
+    if not template:
+        return
+    try:
+        from jinja2 import TemplateError
+    except ImportError:
+        return
+    with suppress(TemplateError):
+        _compiled(template)
+
+
 def _raise_exception(message: str):
     """What templates call to refuse a conversation."""
     raise ChatTemplateError(message)
@@ -55,4 +70,4 @@ def _chatml(template: str, messages: list[dict[str, str]], add_generation_prompt
     return text + ("<|im_start|>assistant\n" if add_generation_prompt else "")
 
 
-__all__ = ["ChatTemplateError", "render_chat"]
+__all__ = ["ChatTemplateError", "prepare_chat_template", "render_chat"]
