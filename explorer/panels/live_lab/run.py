@@ -19,7 +19,6 @@ import numpy as np
 from PySide6.QtCore import Qt, QThreadPool
 from superqt.utils import GeneratorWorker, create_worker
 
-from explorer.gil_share import TRAINING_THREADS
 from model.train.request import worker_threads
 
 EMIT_INTERVAL = 0.2  # s between batches of loss rows: the curves look live, the GUI thread stays idle
@@ -109,7 +108,6 @@ class LabRun:
         pool = QThreadPool.globalInstance()
         pool.setMaxThreadCount(pool.maxThreadCount() + 1)  # the lab holds a pool thread all its life
         self._started = True
-        TRAINING_THREADS.started()  # (the GUI thread's waits for the GIL stay short: `gil_share`)
         self.worker.start()
 
     def stop(self, *args) -> None:
@@ -126,7 +124,6 @@ class LabRun:
     def _mark_done(self) -> None:
         pool = QThreadPool.globalInstance()
         pool.setMaxThreadCount(pool.maxThreadCount() - 1)
-        TRAINING_THREADS.ended()
         self._done.set()
 
 

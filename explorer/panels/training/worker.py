@@ -17,7 +17,6 @@ from functools import partial
 from PySide6.QtCore import Qt, QThreadPool, Signal
 from superqt.utils import GeneratorWorker, create_worker
 
-from explorer.gil_share import TRAINING_THREADS
 from model.inference.bundle import ModelBundle
 from model.train.live_loop import TrainingLoop
 from model.train.live_messages import (
@@ -101,7 +100,6 @@ class TrainingRun:
     def start(self) -> None:
         pool = QThreadPool.globalInstance()
         pool.setMaxThreadCount(pool.maxThreadCount() + 1)  # the run holds a pool thread all its life
-        TRAINING_THREADS.started()  # (the GUI thread's waits for the GIL stay short: `gil_share`)
         self.worker.start()
 
     def is_running(self) -> bool:
@@ -134,7 +132,6 @@ def _mark_done(done: threading.Event) -> None:
     """On the worker thread, after its last message: what `join` waits for."""
     pool = QThreadPool.globalInstance()
     pool.setMaxThreadCount(pool.maxThreadCount() - 1)
-    TRAINING_THREADS.ended()
     done.set()
 
 
