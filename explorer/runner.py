@@ -61,6 +61,14 @@ def is_pretrained_folder(path: str | Path) -> bool:
     return isinstance(data, dict) and "model_type" in data and "format" not in data
 
 
+def ready_to_show(bundle: ModelBundle) -> ModelBundle:
+    """On the loader's thread: what the GUI thread would otherwise do first when the model is
+    shown (its chat template imported and compiled)."""
+    from model.inference.chat import prepare_chat_template
+    prepare_chat_template(bundle.chat_template)
+    return bundle
+
+
 def load_bundle(path_or_name: str | Path) -> ModelBundle:
     """A checkpoint folder, the name of a bundled one ("reverse"), the name of an installed
     pretrained model ("all-MiniLM-L6-v2", "SmolLM2-135M-Instruct"), a Hugging Face folder or a
@@ -206,7 +214,7 @@ class Runner(QObject):
 
     def load(self, path_or_name: str | Path, then_run: str | None = None, then_target: str | None = None) -> int:
         """Load a checkpoint (folder or bundled name), make it the session's model, run an input."""
-        return self._submit(lambda: load_bundle(path_or_name),
+        return self._submit(lambda: ready_to_show(load_bundle(path_or_name)),
                             lambda b: self._apply_bundle(b, then_run, then_target), f"Loading {path_or_name}…",
                             load=True)
 

@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.drawing.colour_bar import ColourBar
+
 MIN_PLOT = (160, 120)  # the smallest plot area (ViewBox) a back row can read, in screen pixels
 READABLE_PT = 8  # the smallest tick / token label a view may draw; fewer labels (counted) instead
 BUTTON_MARGIN = 6  # a tool button's frame and padding, both sides together
@@ -283,7 +285,7 @@ def unreadable_ticks(root: QWidget, floor: float = READABLE_PT) -> list[str]:
 def _in_colorbar(item) -> bool:
     parent = item.parentItem()
     while parent is not None:
-        if isinstance(parent, (pg.ColorBarItem, pg.HistogramLUTItem)):
+        if isinstance(parent, (ColourBar, pg.ColorBarItem, pg.HistogramLUTItem)):
             return True
         parent = parent.parentItem()
     return False

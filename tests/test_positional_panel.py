@@ -190,3 +190,19 @@ def test_the_formula_wraps_between_its_two_halves_and_never_widens_the_plot(qtbo
         lines[width] = round(label.heightForWidth(label.width()) / label.fontMetrics().lineSpacing())
     assert "sin" in waves.formula.text() and "cos" in waves.formula.text()
     assert lines[1400] < lines[700]
+
+
+def test_a_hidden_panel_redraws_its_views_when_shown_not_while_hidden(qtbot):
+    _, panel, _ = make_panel(qtbot)
+    panel.show()
+    qtbot.waitExposed(panel)
+    waves = panel.pages.built_pages()["waves"]  # (not `panel.waves`: asking draws at once)
+    drawn = []
+    original = waves.set_table
+    waves.set_table = lambda table, *rest: (drawn.append(table.shape), original(table, *rest))
+    panel.hide()
+    panel.set_d_model(64)  # another scene's model, while the panel is not on screen
+    assert drawn == [] and panel.table.shape[1] == 64
+    panel.show()
+    assert drawn == [panel.table.shape]  # shown: the current table, once
+    assert waves.pairs_list.count() == 32

@@ -22,8 +22,10 @@ from superqt import QElidingLabel
 
 from explorer import style
 from explorer.drawing.cell_text import CellText
+from explorer.drawing.colour_bar import ColourBar
 from explorer.drawing.label_axis import LabelAxis, display_piece, label_font, plan
 from explorer.drawing.map_overlays import MaskOverlay, blocked_rects
+from explorer.drawing.map_plot import MapPlot
 from explorer.theme import notifier
 from model.inference.labels import label_count
 
@@ -33,7 +35,7 @@ ZOOM_HINT = "wheel: zoom"
 def colour_bar_canvas(cmap: pg.ColorMap, levels: tuple[float, float], name: str = ""):
     """(canvas, bar): a colour bar beside maps, its ticks (and its `name`, along it) at the label font."""
     canvas = pg.GraphicsLayoutWidget()
-    bar = pg.ColorBarItem(values=levels, colorMap=cmap, interactive=False, width=14)
+    bar = ColourBar(values=levels, colorMap=cmap, width=14)
     axis = bar.getAxis("right")
     axis.setTickFont(label_font())
     axis.enableAutoSIPrefix(False)  # the values themselves: "0.9", never "900" and a hidden "×0.001"
@@ -85,10 +87,9 @@ class Heatmap(QWidget):
         self.canvas.setMinimumSize(60, 60)
         self.rows_axis, self.cols_axis = LabelAxis("left"), LabelAxis("bottom")
         self.rows_axis.sizes_itself = self.cols_axis.sizes_itself = False  # `_square` sizes them
-        self.plot = self.canvas.addPlot(enableMenu=False, axisItems={"left": self.rows_axis, "bottom": self.cols_axis})
+        self.plot = MapPlot({"left": self.rows_axis, "bottom": self.cols_axis})
+        self.canvas.addItem(self.plot)
         self.plot.invertY(True)  # row 0 at the top, as in the paper's figures
-        self.plot.hideButtons()
-        self.plot.setMenuEnabled(False)
         self.plot.vb.setDefaultPadding(0.0)
         self.canvas.ci.setContentsMargins(0, 0, 0, 0)
         self.cmap = colormap or style.colormap(style.SEQUENTIAL)

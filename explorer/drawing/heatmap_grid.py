@@ -1,11 +1,13 @@
 """`HeatmapGrid`: sections of titled `Heatmap`s in the columns that make them largest, with one
-shared colour bar; below the size where `MIN_LABELLED` labels fit, the grid scrolls instead."""
+shared colour bar; below the size where `MIN_LABELLED` labels fit, the grid scrolls instead.
+Maps are made MAPS_PER_TURN a turn of the event loop (`set_sections(..., at_most_new=k)`), then
+`mapsMade` says the rest are there; `make_all_maps()` makes them at once (a figure, a test)."""
 from __future__ import annotations
 
 import math
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import (
     QGridLayout,
@@ -22,6 +24,7 @@ from model.inference.labels import LINE_SHARE, STACK_GAP_PX, grid_layout
 
 MIN_LABELLED = 6  # labels a map of the grid can always draw side by side, at the label font
 MIN_VIEW = 168  # px: the least map area a back row reads (the layout sweep's floor is 160)
+MAPS_PER_TURN = 3  # maps made in one turn of the event loop (each ~20 ms to build, more to lay out)
 
 
 def least_side() -> int:
@@ -36,6 +39,7 @@ class HeatmapGrid(QWidget):
 
     hovered = Signal(str)
     mapClicked = Signal(int, int)
+    mapsMade = Signal()  # the maps a `set_sections` lacked are made: draw again
 
     def __init__(self, colormap: pg.ColorMap | None = None, levels: tuple[float, float] = (0.0, 1.0),
                  scale_note: str = "", parent=None):
@@ -60,22 +64,26 @@ class HeatmapGrid(QWidget):
         self.headings: list[QLabel] = []
         self.maps: list[list[Heatmap]] = []
         self.pool: list[Heatmap] = []  # every map made so far, reused by later sections
+        self.wanted = 0  # maps the last sections asked for (the pool grows to this many)
+        self._making = QTimer(self, singleShot=True, interval=0)
+        self._making.timeout.connect(self._make_some)
         self._columns = 0
 
-    def set_sections(self, sections: list[tuple[str, list[str]]]) -> list[list[Heatmap]]:
-        """Lay out one heading and its titled maps per section (maps are reused, never remade)."""
-        wanted = sum(len(titles) for _h, titles in sections)
-        while len(self.pool) < wanted:
-            m = Heatmap(colormap=self.cmap, levels=self.levels)
-            m.hovered.connect(self.hovered)
-            m.cellClicked.connect(lambda _r, _c, m=m: self._clicked(m))
-            self.pool.append(m)
+    def set_sections(self, sections: list[tuple[str, list[str]]],
+                     at_most_new: int | None = None) -> list[list[Heatmap]]:
+        """Lay out one heading and its titled maps per section (maps are reused, never remade).
+        `at_most_new`: make at most this many maps now; a section then has only its first maps
+        until the rest are made in later turns (`mapsMade`)."""
+        self.wanted = sum(len(titles) for _h, titles in sections)
+        self._make(self.wanted - len(self.pool) if at_most_new is None else at_most_new)
+        if len(self.pool) < self.wanted:
+            self._making.start()
         while len(self.headings) < len(sections):
             self.headings.append(QLabel(font=style.font(style.BASE_POINT_SIZE, bold=True)))
         used, self.maps = 0, []
         for (heading, titles), label in zip(sections, self.headings):
             label.setText(heading)
-            maps = self.pool[used:used + len(titles)]
+            maps = self.pool[used:used + len(titles)]  # (fewer while the pool grows)
             for m, title in zip(maps, titles):
                 m.set_title(title)
             self.maps.append(maps)
@@ -83,6 +91,33 @@ class HeatmapGrid(QWidget):
         self._columns = 0  # placed again
         self._place()
         return self.maps
+
+    @property
+    def complete(self) -> bool:
+        """Every map the sections ask for is made."""
+        return len(self.pool) >= self.wanted
+
+    def make_all_maps(self) -> None:
+        """The maps still to make, now (then `mapsMade`)."""
+        if not self.complete:
+            self._making.stop()
+            self._make(self.wanted - len(self.pool))
+            self.mapsMade.emit()
+
+    def _make_some(self) -> None:
+        """MAPS_PER_TURN more maps this turn; the next ones in a later turn, or `mapsMade`."""
+        self._make(MAPS_PER_TURN)
+        if self.complete:
+            self.mapsMade.emit()
+        else:
+            self._making.start()
+
+    def _make(self, count: int) -> None:
+        for _ in range(max(0, min(count, self.wanted - len(self.pool)))):
+            m = Heatmap(colormap=self.cmap, levels=self.levels)
+            m.hovered.connect(self.hovered)
+            m.cellClicked.connect(lambda _r, _c, m=m: self._clicked(m))
+            self.pool.append(m)
 
     def _clicked(self, m: Heatmap) -> None:
         for section, maps in enumerate(self.maps):

@@ -7,6 +7,9 @@ installed, and otherwise writes the ChatML layout such templates describe.
 """
 from __future__ import annotations
 
+from contextlib import suppress
+from functools import lru_cache
+
 CHATML = "<|im_start|>"
 
 
@@ -20,21 +23,42 @@ def render_chat(template: str, messages: list[dict[str, str]], add_generation_pr
     reads; with `add_generation_prompt` it ends where the assistant's answer begins.
     `specials` (bos_token, eos_token) are the names templates may use."""
     try:
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
+        from jinja2 import TemplateError
     except ImportError:
         return _chatml(template, messages, add_generation_prompt)
-    from jinja2 import TemplateError
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-
-    def raise_exception(message: str):  # templates call it to refuse a conversation
-        raise ChatTemplateError(message)
-
-    env.globals["raise_exception"] = raise_exception
     try:
-        return env.from_string(template).render(messages=messages, add_generation_prompt=add_generation_prompt,
-                                                **specials)
+        return _compiled(template).render(messages=messages, add_generation_prompt=add_generation_prompt,
+                                          **specials)
     except TemplateError as exc:
         raise ChatTemplateError(f"the model's chat template could not be applied ({exc})") from None
+
+
+def prepare_chat_template(template: str | None) -> None:
+    """Import jinja2 and compile `template` now, on the caller's (a loader's) thread: the first
+    chat prompt then does neither on the GUI thread (the import alone is ~0.1 s). A template
+    that does not compile is left for `render_chat` to report."""
+    if not template:
+        return
+    try:
+        from jinja2 import TemplateError
+    except ImportError:
+        return
+    with suppress(TemplateError):
+        _compiled(template)
+
+
+def _raise_exception(message: str):
+    """What templates call to refuse a conversation."""
+    raise ChatTemplateError(message)
+
+
+@lru_cache(maxsize=8)
+def _compiled(template: str):
+    """The template compiled once (tens of ms each time: a model change renders it several times)."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    env.globals["raise_exception"] = _raise_exception
+    return env.from_string(template)
 
 
 def _chatml(template: str, messages: list[dict[str, str]], add_generation_prompt: bool) -> str:
@@ -46,4 +70,4 @@ def _chatml(template: str, messages: list[dict[str, str]], add_generation_prompt
     return text + ("<|im_start|>assistant\n" if add_generation_prompt else "")
 
 
-__all__ = ["ChatTemplateError", "render_chat"]
+__all__ = ["ChatTemplateError", "prepare_chat_template", "render_chat"]

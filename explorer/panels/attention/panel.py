@@ -11,7 +11,7 @@ from explorer import style
 from explorer.deferred_pages import DeferredPages
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
-from explorer.drawing.heatmap_grid import HeatmapGrid
+from explorer.drawing.heatmap_grid import MAPS_PER_TURN, HeatmapGrid
 from explorer.panels.attention.head_picker import HeadPicker
 from explorer.panels.attention.lines import LineView
 from explorer.panels.base import Panel
@@ -62,6 +62,7 @@ class AttentionGrid(HeatmapGrid):
         self.drawn: dict[str, list[int]] = {}  # kind → the layers its maps show
         self._sections: list[tuple[str, int]] = []  # (kind, layer) of each section drawn, in order
         self.mapClicked.connect(lambda section, head: self.cellClicked.emit(*self._sections[section], head))
+        self.mapsMade.connect(lambda: self.set_data(self.data) if self.data is not None else None)
 
     def show_kinds(self, kinds: list[str], edits: dict | None = None) -> None:
         """The kinds drawn, a section each, and the heads the frame edited (marked in their titles)."""
@@ -87,7 +88,7 @@ class AttentionGrid(HeatmapGrid):
         for kind, layer in keys:
             titles = [head_label(layer, h) + self._edit_mark(kind, layer, h) for h in range(data.n_heads(kind))]
             sections.append((f"{AttentionKind(kind).title} · layer {layer + 1}", titles))
-        for (kind, layer), maps in zip(keys, self.set_sections(sections)):
+        for (kind, layer), maps in zip(keys, self.set_sections(sections, at_most_new=MAPS_PER_TURN)):
             queries, tokens = data.labels[kind]
             heads = data.weights.layers(kind)[layer]
             for h, m in enumerate(maps):
@@ -117,6 +118,7 @@ class AttentionGrid(HeatmapGrid):
 
     def map_of(self, kind: str, head: int, layer: int | None = None):
         key = (kind, self.layer_of(kind) if layer is None else layer)
+        self.make_all_maps()  # (a map still to be made: made and drawn now)
         return self.maps[self._sections.index(key)][head]
 
 
@@ -212,6 +214,13 @@ class AttentionPanel(Panel):
     derived = property(lambda self: self.pages.page("derived"))
 
     lines = property(lambda self: self.pages.page("lines").widget())  # (the page is its scroll area)
+
+    def wait_until_drawn(self, msecs: int = 60000) -> bool:
+        """The grid's maps still to be made (a few a turn), made and drawn now (headless figures)."""
+        grid = self.pages.built_pages().get("grid")
+        if grid is not None:
+            grid.make_all_maps()
+        return True
 
     @staticmethod
     def _make_single() -> Heatmap:

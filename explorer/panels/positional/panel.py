@@ -37,6 +37,7 @@ class PositionalPanel(QWidget):
         self.source = "formula"  # "model" (the buffer), "learned" (the parameter) or "formula"
         self.pe_layout = "interleaved"  # sin/cos in dims (2i, 2i+1) as in the paper; "halves" for Marian
         self._drawn_args: tuple | None = None  # what the table views draw (refresh), for a view built later
+        self._views_stale = False  # refreshed while hidden: the views draw when the panel is shown
         self._build()
         state.bundleChanged.connect(self._on_bundle)
         state.resultChanged.connect(self._on_result)
@@ -47,11 +48,18 @@ class PositionalPanel(QWidget):
         self.pages.start()  # the tab shown now; the other views when first shown
 
     # -- the views: each built when first needed (explorer.deferred_pages) -----------------------
-    waves = property(lambda self: self.pages.page("waves"))
-    heatmap = property(lambda self: self.pages.page("heatmap"))
-    similarity = property(lambda self: self.pages.page("similarity"))
+    waves = property(lambda self: self.current_page("waves"))
+    heatmap = property(lambda self: self.current_page("heatmap"))
+    similarity = property(lambda self: self.current_page("similarity"))
     input_view = property(lambda self: self.pages.page("input_view"))
     rope_view = property(lambda self: self.pages.page("rope_view"))
+
+    def current_page(self, name: str) -> QWidget:
+        """The view, built if it was not, drawing the current table (code that asks for a view
+        gets it drawn, even while the panel is hidden)."""
+        if self._views_stale:
+            self._draw_views()
+        return self.pages.page(name)
 
     def _draw_page(self, name: str, view: QWidget) -> None:
         """Draw the current table (or input) into one view: at refresh, or when the view is built."""
@@ -172,6 +180,17 @@ class PositionalPanel(QWidget):
         title = (f"{'Learned P' if learned else 'P'}ositional encoding: {length} positions × d_model = {d}"
                  + (" (sin dims, then cos dims)" if self.pe_layout == "halves" else ""))
         self._drawn_args = (self.table, learned, kind, title, self.pe_layout)
+        self._views_stale = True
+        if self.isVisible():  # a hidden panel (another scene's) draws when it is shown again
+            self._draw_views()
+
+    def _draw_views(self) -> None:
+        self._views_stale = False
         for name, view in self.pages.built_pages().items():  # views not built yet draw it when they are
             if name != "input_view":
                 self._draw_page(name, view)
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if self._views_stale:
+            self._draw_views()
