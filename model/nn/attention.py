@@ -15,7 +15,7 @@ from model.nn.dropout import Dropout
 from model.nn.hooks import hooked, site
 from model.nn.positional import rotate_pairs
 from model.nn.steps import ATTENTION
-from model.nn.weight_layout import joined_linear
+from model.nn.weight_layout import joined_product
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None,
@@ -100,39 +100,36 @@ class MultiHeadAttention(nn.Module):
         self.step_axes = {"q": self.q_axis, "k": self.k_axis}
 
     def _project(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor):
-        """Q W^Q, K W^K, V W^V. When the inputs are one tensor (self-attention) or key is value
-        (cross-attention), the projections run as one wider matrix product: the same numbers
-        and parameters, fewer and larger kernels. Weights laid out side by side
-        (`model.nn.weight_layout`) join at any size; otherwise joining them costs a copy, worth
-        it only for many rows (few rows, a cached decoding step, run them one by one)."""
+        """(Q W^Q, K W^K, V W^V, QKV). When the inputs are one tensor (self-attention) or key is
+        value (cross-attention), the projections run as one wider matrix product: the same
+        numbers and parameters, fewer and larger kernels. Weights laid out side by side
+        (`model.nn.weight_layout`) join at any size, and QKV is then self-attention's product
+        q | k | v itself (None otherwise); other weights are joined by a copy, worth it only for
+        many rows (few rows, a cached decoding step, run them one by one)."""
         if query is key and key is value:
             layers = (self.w_q, self.w_k, self.w_v)
         elif key is value:
             layers = (self.w_k, self.w_v)
         else:
-            return self.w_q(query), self.w_k(key), self.w_v(value)
-        parts = joined_linear(key, layers)
-        if parts is None:
+            return self.w_q(query), self.w_k(key), self.w_v(value), None
+        sizes = [m.out_features for m in layers]
+        product = joined_product(key, layers)
+        if product is None:
             if key.numel() < FUSE_ROWS * key.size(-1):
-                return self.w_q(query), self.w_k(key), self.w_v(value)
+                return self.w_q(query), self.w_k(key), self.w_v(value), None
             weight = torch.cat([m.weight for m in layers])  # (d_q + 2·d_kv | 2·d_kv, d_model)
             bias = torch.cat([m.bias for m in layers]) if self.w_q.bias is not None else None
-            parts = F.linear(key, weight, bias).split([m.out_features for m in layers], dim=-1)
-        return parts if len(parts) == 3 else (self.w_q(query), *parts)
+            product = F.linear(key, weight, bias)
+        parts = product.split(sizes, dim=-1)
+        return (*parts, product) if len(parts) == 3 else (self.w_q(query), *parts, None)
 
-    def _rotate_together(self, q: torch.Tensor, k: torch.Tensor, rotary) -> tuple[torch.Tensor, torch.Tensor] | None:
-        """RoPE on q and k (B, T, ·) in one pass when they lie side by side in one tensor (the
-        joined projection's views): the same products as rotating each, half the kernels.
-        Returns them split into heads (B, h | kv, T, d_k), or None when they are apart."""
-        B, T, d_q = q.shape
-        width = d_q + k.size(-1)
-        if (k.data_ptr() != q.data_ptr() + d_q * q.element_size() or q.stride() != k.stride()
-                or q.stride(-1) != 1 or q.stride(-2) < width
-                or q.untyped_storage().data_ptr() != k.untyped_storage().data_ptr()):
-            return None
-        both = q.as_strided((B, T, width), q.stride())  # (B, T, d_q + d_kv): each row's q then its k
+    def _rotate_together(self, qkv: torch.Tensor, rotary) -> tuple[torch.Tensor, torch.Tensor]:
+        """RoPE on q and k in one pass over the joined product q | k | v (B, T, ·): the same
+        products as rotating each, half the kernels. Returns them split into heads, (B, h, T, d_k)
+        and (B, kv_heads, T, d_k)."""
         cos, sin = rotary
-        turned = rotate_pairs(both.unflatten(-1, (-1, self.d_k)), cos[:, None], sin[:, None])  # (B, T, h + kv, d_k)
+        both = qkv[..., :(self.n_heads + self.kv_heads) * self.d_k].unflatten(-1, (-1, self.d_k))  # (B, T, h + kv, d_k)
+        turned = rotate_pairs(both, cos[:, None], sin[:, None])
         return turned[:, :, :self.n_heads].transpose(1, 2), turned[:, :, self.n_heads:].transpose(1, 2)
 
     def _split(self, x: torch.Tensor, heads: int) -> torch.Tensor:
@@ -149,16 +146,15 @@ class MultiHeadAttention(nn.Module):
         every key and value so far; the mask then covers all of them.
         """
         B, T_q, d_model = query.shape
-        q, k, v = self._project(query, key, value)
+        q, k, v, qkv = self._project(query, key, value)
         dropout_p = self.dropout_p if self.training else 0.0
         spelled_out = hooked(self)  # recording, head surgery, patching: Eq. 1 spelled out, every step a hook site
 
         def hook(local: str, tensor: torch.Tensor) -> torch.Tensor:
             return site(self, local, tensor, mask) if spelled_out else tensor
 
-        turned = None if spelled_out or rotary is None else self._rotate_together(q, k, rotary)
-        if turned is not None:
-            (q, k), v = turned, self._split(v, self.kv_heads)
+        if qkv is not None and rotary is not None and not spelled_out:
+            (q, k), v = self._rotate_together(qkv, rotary), self._split(v, self.kv_heads)
         else:
             q, k, v = self._split(q, self.n_heads), self._split(k, self.kv_heads), self._split(v, self.kv_heads)
             q, k, v = hook("q", q), hook("k", k), hook("v", v)

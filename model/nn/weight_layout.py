@@ -81,26 +81,31 @@ def joined_weight(*layers: nn.Linear) -> torch.Tensor | None:
         return first.t().as_strided((first.size(1), width), (stride[1], 1))
 
 
-def joined_linear(x: torch.Tensor, layers: tuple[nn.Linear, ...]) -> tuple[torch.Tensor, ...] | None:
-    """Each layer's output x Wᵀ + b, from one product with their `joined_weight` (views of one
-    tensor); None when there is none, or when gradients are wanted (the view reaches past
-    each weight, so it would not carry them back)."""
+def joined_product(x: torch.Tensor, layers: tuple[nn.Linear, ...]) -> torch.Tensor | None:
+    """x [W₁ᵀ | W₂ᵀ | …] + [b₁ | b₂ | …]: every layer's output side by side (…, Σ out), from one
+    product with their `joined_weight`; None when there is none, or when gradients are wanted
+    (the view reaches past each weight, so it would not carry them back)."""
     weights = [layer.weight for layer in layers]
     if weights[0].requires_grad and torch.is_grad_enabled():
         return None
-    # Kept on the first layer (living as long as it does): the weights' addresses, their joined
-    # Wᵀ (Σ out, in) or None, the output sizes. Comparing addresses is all a forward repeats:
-    # the view keeps the memory it reads, so an address seen again is the same matrix.
+    # Kept on the first layer (living as long as it does): the weights' addresses and their joined
+    # Wᵀ (Σ out, in), or None. Comparing addresses is all a forward repeats: the view keeps the
+    # memory it reads, so an address seen again is the same matrix.
     addresses = tuple(w.data_ptr() for w in weights)
     found = layers[0].__dict__.get("joined_with")
     if found is None or found[0] != addresses:
         joined = joined_weight(*layers)
-        found = (addresses, None if joined is None else joined.t(), [layer.out_features for layer in layers])
-        layers[0].__dict__["joined_with"] = found
+        found = layers[0].__dict__["joined_with"] = (addresses, None if joined is None else joined.t())
     if found[1] is None:
         return None
     bias = None if layers[0].bias is None else torch.cat([layer.bias for layer in layers])
-    return F.linear(x, found[1], bias).split(found[2], dim=-1)
+    return F.linear(x, found[1], bias)
 
 
-__all__ = ["is_column_major", "joined_linear", "joined_weight", "store_weights_transposed"]
+def joined_linear(x: torch.Tensor, layers: tuple[nn.Linear, ...]) -> tuple[torch.Tensor, ...] | None:
+    """Each layer's output x Wᵀ + b, as views of one `joined_product`; None when there is none."""
+    product = joined_product(x, layers)
+    return None if product is None else product.split([layer.out_features for layer in layers], dim=-1)
+
+
+__all__ = ["is_column_major", "joined_linear", "joined_product", "joined_weight", "store_weights_transposed"]
