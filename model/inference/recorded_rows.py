@@ -20,7 +20,7 @@ from torch import nn
 from model.inference.bundle import ForwardResult, ModelBundle
 from model.inference.generation import generate
 from model.inference.kv_cache import KVCache
-from model.nn.hooks import HookSet, Site, activate
+from model.nn.hooks import Site, hooks
 from model.nn.steps import site_axes
 from model.nn.trace import Step, Trace
 
@@ -56,7 +56,6 @@ class RowRecording:
         self._token_axes: dict[str, tuple[int | None, int | None]] = {}  # name → (query axis, key axis)
         self._filled: list[tuple[int, int]] = []  # the (start, end) rows of each recorded forward
         self._start = self._end = 0
-        self._hooks = HookSet(model, {"*": self._keep}, reads_only=True)  # one set: its site names looked up once
 
     @contextmanager
     def rows(self, start: int, count: int) -> Iterator[RowRecording]:
@@ -67,7 +66,7 @@ class RowRecording:
             raise ValueError(f"rows {start}…{start + count - 1} do not continue the {end} recorded "
                              f"of at most {self.positions}")
         self._start, self._end = start, start + count
-        with activate(self._hooks):
+        with hooks(self.model, {"*": self._keep}, reads_only=True):
             yield self
         self._filled.append((start, start + count))
 

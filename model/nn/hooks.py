@@ -30,8 +30,7 @@ from torch import nn
 from model.nn.steps import StepText, step_text
 from model.nn.trace import Step, Trace
 
-__all__ = ["HookFn", "HookSet", "Site", "Step", "Trace", "activate", "any_active", "hooked", "hooks", "patch", "record",
-           "site", "wants"]
+__all__ = ["HookFn", "HookSet", "Site", "Step", "Trace", "any_active", "hooked", "hooks", "patch", "record", "site", "wants"]
 
 
 @dataclass(slots=True)
@@ -108,20 +107,13 @@ _active: ContextVar[tuple[HookSet, ...]] = ContextVar("transformer_explorer_hook
 def hooks(model: nn.Module, fns: Mapping[str, HookFn], reads_only: bool = False) -> Iterator[HookSet]:
     """Run `fns` at the matching sites of every forward of `model` inside the block, in this
     thread only; nested blocks add their hooks (an inner editing set runs after the outer ones)."""
-    with activate(HookSet(model, fns, reads_only)) as added:
-        yield added
-
-
-@contextmanager
-def activate(hook_set: HookSet) -> Iterator[HookSet]:
-    """`hooks` for a set made once and activated again and again (a recording over several
-    forwards), so its lookups of site names are made once."""
+    added = HookSet(model, fns, reads_only)
     active = _active.get()
     editing = tuple(h for h in active if not h.reads_only)
     reading = tuple(h for h in active if h.reads_only)
-    token = _active.set(editing + reading + (hook_set,) if hook_set.reads_only else editing + (hook_set,) + reading)
+    token = _active.set(editing + reading + (added,) if reads_only else editing + (added,) + reading)
     try:
-        yield hook_set
+        yield added
     finally:
         _active.reset(token)
 
