@@ -1,7 +1,7 @@
 """A map's parts are cheap to build and draw: `ColourBar` shows its colour map's gradient and
 values as pyqtgraph's ColorBarItem would; a `Heatmap` (and its bar) build no PlotItem, whose
 option menus were most of a map's build time; a grid makes its maps a few a turn; a map's edge
-measures its device pixel when the view changes, yet always reaches one pixel past the map."""
+always reaches one pixel past the map."""
 from __future__ import annotations
 
 import numpy as np

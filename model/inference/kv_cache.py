@@ -31,11 +31,11 @@ class LayerCache:
 
     @property
     def keys(self) -> torch.Tensor | None:
-        return None if self._keys is None else self._keys[:, :, :self.length]
+        return None if self._keys is None else self._keys.narrow(2, 0, self.length)
 
     @property
     def values(self) -> torch.Tensor | None:
-        return None if self._values is None else self._values[:, :, :self.length]
+        return None if self._values is None else self._values.narrow(2, 0, self.length)
 
     def append(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Add the new positions' keys and values (already rotated, for RoPE); return all of them."""
@@ -48,8 +48,8 @@ class LayerCache:
                 keys[:, :, :self.length] = self.keys
                 values[:, :, :self.length] = self.values
             self._keys, self._values = keys, values
-        self._keys[:, :, self.length:end] = k
-        self._values[:, :, self.length:end] = v
+        self._keys.narrow(2, self.length, k.size(2)).copy_(k)  # this step's positions, written in place
+        self._values.narrow(2, self.length, v.size(2)).copy_(v)
         self.length = end
         return self.keys, self.values
 

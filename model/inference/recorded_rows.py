@@ -75,15 +75,15 @@ class RowRecording:
         if step is None:
             step = self._steps[where.name] = self._new_step(tensor, where)
         query, key = self._token_axes[where.name]
-        index = [slice(None)] * tensor.dim()
+        place = step.tensor
         if query is not None:
             if tensor.size(query) != self._end - self._start:
                 raise ValueError(f"{where.name} has {tensor.size(query)} rows; this forward was to compute "
                                  f"{self._end - self._start}")
-            index[query] = slice(self._start, self._end)
+            place = place.narrow(query, self._start, self._end - self._start)
         if key is not None:  # the new keys (before the cache), or all of them (after it)
-            index[key] = slice(self._end - tensor.size(key), self._end)
-        step.tensor[tuple(index)].copy_(tensor.detach())  # one copy, into place (to float32, to the CPU)
+            place = place.narrow(key, self._end - tensor.size(key), tensor.size(key))
+        place.copy_(tensor.detach())  # one copy, into place (to float32, to the CPU)
 
     def _new_step(self, tensor: torch.Tensor, where: Site) -> Step:
         axes = site_axes(where.module, where.local)

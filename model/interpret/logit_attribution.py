@@ -106,7 +106,7 @@ def direct_logit_attribution(bundle: ModelBundle, text: str, answer: str | int |
                 kinds.append("mlp")
             else:
                 context = cache[f"{prefix}.{sub}.context"][:, p]  # (h, d_k)
-                w_o = module.w_o.weight.double().view(-1, module.n_heads, module.d_k)  # (d_model, h, d_k)
+                w_o = module.w_o.weight.double().unflatten(-1, (module.n_heads, module.d_k))  # (d_model, h, d_k)
                 for h in range(module.n_heads):
                     key = f"L{l + 1} {'cross ' if sub == 'cross_attn' else ''}H{h + 1}"
                     terms[key] = w_o[:, h] @ context[h]

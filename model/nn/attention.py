@@ -15,6 +15,7 @@ from model.nn.dropout import Dropout
 from model.nn.hooks import hooked, site
 from model.nn.positional import rotate_pairs
 from model.nn.steps import ATTENTION
+from model.nn.weight_layout import joined_product
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None,
@@ -76,6 +77,7 @@ class MultiHeadAttention(nn.Module):
     """
 
     STEP_GROUP = "attention"
+    JOINED_LINEARS = (("w_q", "w_k", "w_v"),)  # one input, side by side (model.nn.weight_layout)
     HOOK_SITES = tuple(ATTENTION)  # q, k, v, q_rot, k_rot, k_shared, v_shared, scores, …, output
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, axes: tuple[str, str] = ("src", "src"),
@@ -98,22 +100,37 @@ class MultiHeadAttention(nn.Module):
         self.step_axes = {"q": self.q_axis, "k": self.k_axis}
 
     def _project(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor):
-        """Q W^Q, K W^K, V W^V. When the inputs are one tensor (self-attention) or key is value
-        (cross-attention), the projections run as one wider matrix product: the same numbers
-        and parameters, fewer and larger kernels. Few rows (a cached decoding step) run them one
-        by one: joining the matrices would then cost as much as multiplying by them."""
-        if key.numel() < FUSE_ROWS * key.size(-1):
-            return self.w_q(query), self.w_k(key), self.w_v(value)
+        """(Q W^Q, K W^K, V W^V, QKV). When the inputs are one tensor (self-attention) or key is
+        value (cross-attention), the projections run as one wider matrix product: the same
+        numbers and parameters, fewer and larger kernels. Weights laid out side by side
+        (`model.nn.weight_layout`) join at any size, and QKV is then self-attention's product
+        q | k | v itself (None otherwise); other weights are joined by a copy, worth it only for
+        many rows (few rows, a cached decoding step, run them one by one)."""
         if query is key and key is value:
             layers = (self.w_q, self.w_k, self.w_v)
         elif key is value:
             layers = (self.w_k, self.w_v)
         else:
-            return self.w_q(query), self.w_k(key), self.w_v(value)
-        weight = torch.cat([m.weight for m in layers])  # (d_q + 2·d_kv | 2·d_kv, d_model)
-        bias = torch.cat([m.bias for m in layers]) if self.w_q.bias is not None else None
-        parts = F.linear(key, weight, bias).split([m.out_features for m in layers], dim=-1)
-        return parts if len(parts) == 3 else (self.w_q(query), *parts)
+            return self.w_q(query), self.w_k(key), self.w_v(value), None
+        sizes = [m.out_features for m in layers]
+        product = joined_product(key, layers)
+        if product is None:
+            if key.numel() < FUSE_ROWS * key.size(-1):
+                return self.w_q(query), self.w_k(key), self.w_v(value), None
+            weight = torch.cat([m.weight for m in layers])  # (d_q + 2·d_kv | 2·d_kv, d_model)
+            bias = torch.cat([m.bias for m in layers]) if self.w_q.bias is not None else None
+            product = F.linear(key, weight, bias)
+        parts = product.split(sizes, dim=-1)
+        return (*parts, product) if len(parts) == 3 else (self.w_q(query), *parts, None)
+
+    def _rotate_together(self, qkv: torch.Tensor, rotary) -> tuple[torch.Tensor, torch.Tensor]:
+        """RoPE on q and k in one pass over the joined product q | k | v (B, T, ·): the same
+        products as rotating each, half the kernels. Returns them split into heads, (B, h, T, d_k)
+        and (B, kv_heads, T, d_k)."""
+        cos, sin = rotary
+        both = qkv[..., :(self.n_heads + self.kv_heads) * self.d_k].unflatten(-1, (-1, self.d_k))  # (B, T, h + kv, d_k)
+        turned = rotate_pairs(both, cos[:, None], sin[:, None])
+        return turned[:, :, :self.n_heads].transpose(1, 2), turned[:, :, self.n_heads:].transpose(1, 2)
 
     def _split(self, x: torch.Tensor, heads: int) -> torch.Tensor:
         B, T, _ = x.shape
@@ -129,17 +146,20 @@ class MultiHeadAttention(nn.Module):
         every key and value so far; the mask then covers all of them.
         """
         B, T_q, d_model = query.shape
-        q, k, v = self._project(query, key, value)
-        q, k, v = self._split(q, self.n_heads), self._split(k, self.kv_heads), self._split(v, self.kv_heads)
+        q, k, v, qkv = self._project(query, key, value)
         dropout_p = self.dropout_p if self.training else 0.0
         spelled_out = hooked(self)  # recording, head surgery, patching: Eq. 1 spelled out, every step a hook site
 
         def hook(local: str, tensor: torch.Tensor) -> torch.Tensor:
             return site(self, local, tensor, mask) if spelled_out else tensor
 
-        q, k, v = hook("q", q), hook("k", k), hook("v", v)
-        if rotary is not None:
-            q, k = hook("q_rot", rotate_pairs(q, *rotary)), hook("k_rot", rotate_pairs(k, *rotary))
+        if qkv is not None and rotary is not None and not spelled_out:
+            (q, k), v = self._rotate_together(qkv, rotary), self._split(v, self.kv_heads)
+        else:
+            q, k, v = self._split(q, self.n_heads), self._split(k, self.kv_heads), self._split(v, self.kv_heads)
+            q, k, v = hook("q", q), hook("k", k), hook("v", v)
+            if rotary is not None:
+                q, k = hook("q_rot", rotate_pairs(q, *rotary)), hook("k_rot", rotate_pairs(k, *rotary))
         if cache is not None:
             k, v = cache.append(k, v)  # (B, kv_heads, T_past + T_k, d_k)
         if spelled_out or (dropout_p > 0 and q.device.type == "cpu"):

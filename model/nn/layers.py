@@ -10,6 +10,7 @@ from model.nn.attention import MultiHeadAttention
 from model.nn.config import TransformerConfig
 from model.nn.dropout import Dropout
 from model.nn.hooks import site
+from model.nn.weight_layout import joined_linear
 
 # The FFN's non-linearity. Eq. 2 uses ReLU; BERT uses GELU (Hendrycks & Gimpel 2016, the exact
 # erf form, as torch's default), Marian/opus-mt uses swish = x·sigmoid(x) (torch's SiLU).
@@ -28,6 +29,7 @@ class FeedForward(nn.Module):
 
     STEP_GROUP = "ffn"
     HOOK_SITES = ("gate", "up", "hidden", "output")
+    JOINED_LINEARS = (("w_1", "w_3"),)  # SwiGLU's gate and up read one input (model.nn.weight_layout)
 
     def __init__(self, d_model: int, d_ff: int, dropout: float, axis: str, activation: str = "relu",
                  bias: bool = True):
@@ -45,8 +47,9 @@ class FeedForward(nn.Module):
         if self.w_3 is None:
             hidden = site(self, "hidden", self.act(self.w_1(x)))  # (B, T, d_ff)
         else:
-            gate = site(self, "gate", self.act(self.w_1(x)))  # (B, T, d_ff)
-            hidden = site(self, "hidden", gate * site(self, "up", self.w_3(x)))
+            w1x, w3x = joined_linear(x, (self.w_1, self.w_3)) or (self.w_1(x), self.w_3(x))
+            gate = site(self, "gate", self.act(w1x))  # (B, T, d_ff)
+            hidden = site(self, "hidden", gate * site(self, "up", w3x))
         return site(self, "output", self.w_2(self.dropout(hidden)))  # (B, T, d_model)
 
 

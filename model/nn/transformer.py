@@ -6,7 +6,7 @@ from torch import nn
 
 from model.nn.config import TransformerConfig
 from model.nn.dropout import Dropout
-from model.nn.hooks import site, wants
+from model.nn.hooks import any_active, site, wants
 from model.nn.layers import Decoder, Encoder
 from model.nn.positional import (
     LearnedPositionalEmbedding,
@@ -162,7 +162,10 @@ class Transformer(nn.Module):
         else:
             start = cache.length
             seen = tgt if cache.ids is None else torch.cat([cache.ids, tgt], dim=1)  # (B, start + T_tgt)
-            tgt_mask = decoder_mask(seen, self.config.pad_id, causal)[:, :, start:]  # (B, 1, T_tgt, start + T_tgt)
+            if tgt.size(1) == 1 and not any_active() and not (seen[:, 1:] == self.config.pad_id).any():
+                tgt_mask = None  # one new token and no padding: it may attend every key, nothing to mask
+            else:
+                tgt_mask = decoder_mask(seen, self.config.pad_id, causal)[:, :, start:]  # (B, 1, T_tgt, start + T_tgt)
             cache.ids = seen
         x = self.embed(tgt, self.tgt_embed, "decoder", start)
         return self.decoder(x, memory, src_mask, tgt_mask, self.rotary(start, tgt.size(1), x.dtype), cache)

@@ -29,6 +29,7 @@ from model.io.pretrained.gguf_tokenizer import gguf_tokenizer, special_ids
 from model.nn.config import ConfigError, TransformerConfig
 from model.nn.kinds import DECODER_ONLY
 from model.nn.transformer import Transformer
+from model.nn.weight_layout import store_weights_transposed
 
 SUPPORTED = ("llama",)
 EXAMPLES = ["The capital of France is", "Once upon a time, there was a little robot who",
@@ -123,7 +124,7 @@ def load_gguf(path: str | Path, name: str | None = None) -> ModelBundle:
     if len(tokenizer) != config.tgt_vocab_size:
         raise PretrainedError(f"{file.path}: the tokenizer has {len(tokenizer):,} tokens but the model "
                               f"{config.tgt_vocab_size:,} embeddings")
-    model = Transformer.empty(config)
+    model = store_weights_transposed(Transformer.empty(config), keep_values=False)  # faster decoding steps
     notes = load_llama_weights(model, file) + notes
     model.eval()
     template = file.meta("tokenizer.chat_template")
