@@ -36,6 +36,7 @@ class LatestJob(QObject):
         self._latest = 0
         self._queued: tuple[int, Callable[[], object]] | None = None
         self._worker = None
+        self._closing = False  # (close) nothing new starts
 
     def submit(self, fn: Callable[[], object]) -> int:
         """Run `fn` off the GUI thread; a queued, not yet started job is replaced (it is stale)."""
@@ -71,6 +72,23 @@ class LatestJob(QObject):
         if self._worker is not None:
             self._worker.quit()
 
+    def close(self, msecs: int) -> bool:
+        """The window closes: drop what is queued, deliver the running job's result if it ends
+        within `msecs` (starting nothing after it), else drop it and forget it (later jobs start at
+        once). True when none was left running."""
+        self._queued = None
+        self._closing = True
+        try:
+            done = self.wait(msecs)
+        finally:
+            self._closing = False
+        if not done:
+            self.stop()
+            self._worker.finished.disconnect(self._on_finished)
+            self._worker = None
+            self.busy.emit(False)
+        return done
+
     @property
     def running(self) -> bool:
         return self._worker is not None or self._queued is not None
@@ -87,7 +105,7 @@ class LatestJob(QObject):
 
     def _start_next(self) -> None:
         job, self._queued = self._queued, None
-        if job is None:
+        if job is None or self._closing:
             self.busy.emit(False)
             return
         request, fn = job
