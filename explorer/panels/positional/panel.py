@@ -17,7 +17,7 @@ from explorer.panels.positional.waves import WavesView
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from explorer.theme import set_sheet
-from model.interpret.positions import pair_layout, positional_table
+from model.interpret.positions import pair_layout, positional_table, table_titles
 
 PAPER_D_MODEL = 512
 DEFAULT_POSITIONS = 100
@@ -168,18 +168,9 @@ class PositionalPanel(QWidget):
         self.table, self.source, text = positional_table(bundle, self.d_spin.value(), self.len_spin.value(),
                                                          self.learned_box.isChecked())  # the model's own values if it has them
         self.pe_layout = "interleaved" if self.source == "learned" else pair_layout(bundle)
-        learned = self.source == "learned"
         self.source_label.setText(text)
-        length, d = self.table.shape
-        if learned:
-            kind = "Learned positional embedding"
-        elif self.pe_layout == "halves":
-            kind = "PE(pos, i) = sin(pos/10000^(2i/d)) · PE(pos, d/2+i) = cos(…)"
-        else:
-            kind = "PE(pos, 2i) = sin(pos/10000^(2i/d)) · PE(pos, 2i+1) = cos(…)"
-        title = (f"{'Learned P' if learned else 'P'}ositional encoding: {length} positions × d_model = {d}"
-                 + (" (sin dims, then cos dims)" if self.pe_layout == "halves" else ""))
-        self._drawn_args = (self.table, learned, kind, title, self.pe_layout)
+        formula, title = table_titles(self.source, self.pe_layout, *self.table.shape)
+        self._drawn_args = (self.table, self.source == "learned", formula, title, self.pe_layout)
         self._views_stale = True
         if self.isVisible():  # a hidden panel (another scene's) draws when it is shown again
             self._draw_views()

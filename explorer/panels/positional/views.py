@@ -10,7 +10,7 @@ from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
 from explorer.theme import notifier
-from model.interpret.positions import rotation, shift_error, similarity, symmetric_levels
+from model.interpret.positions import rotation, shift_error, shift_texts, similarity, symmetric_levels
 
 
 class PEHeatmapView(QWidget):
@@ -131,25 +131,15 @@ class SimilarityShiftView(QWidget):
                                          f" {name}</span>" for colour, mark, name in
                                          ((p.pe_pos, "━", "PE(pos)"), (p.pe_target, "━━", "PE(pos + k)"),
                                           (p.pe_rotated, "✕", "M_k · PE(pos)"))[:3 if rotates else 2]))
-        if not rotates:
+        if rotates:
+            self.curve_target.setData(dims, table[pos + k])
+            self.curve_rotated.setData(dims, rotation(d, k, self.pe_layout) @ table[pos].astype(np.float64))  # M_k·PE(pos)
+            self.error = shift_error(table, k, self.pe_layout)
+        else:
             self.curve_target.setData(dims, table[min(pos + k, length - 1)] if pos >= 0 else [])
             self.curve_rotated.setData([], [])
             self.error = None
-            self._title("Shift by k: a rotation exists for sinusoids only")
-            self.result.setText("Learned embeddings have no built-in M_k: the linear-shift property of "
-                                "Section 3.5 is a property of the sinusoids." if self.learned
-                                else "Increase the number of positions to try an offset.")
-            return
-        rotated = rotation(d, k, self.pe_layout) @ table[pos].astype(np.float64)  # M_k · PE(pos)
-        self.curve_target.setData(dims, table[pos + k])
-        self.curve_rotated.setData(dims, rotated)
-        self.error = shift_error(table, k, self.pe_layout)
-        self._title(f"PE({pos} + {k}) and M_{k} · PE({pos}) coincide")
-        where = " (dims i and d/2 + i in this model)" if self.pe_layout == "halves" else ""
-        self.result.setText(f"M_k rotates each (sin, cos) pair{where} by the angle ω_i·k, whatever pos is.  "
-                            f"max |M_{k}·PE(pos) − PE(pos+{k})| over all {length - k} positions × {d} dims = "
-                            f"{self.error:.1e} (float32 rounding): PE(pos+k) is a linear function of PE(pos).")
-
-    def _title(self, text: str) -> None:
-        self.shift_title.setText(text)
-        self.shift_title.setToolTip(text)
+        title, text = shift_texts(self.learned, pos, k, length, d, self.pe_layout, self.error)
+        self.shift_title.setText(title)
+        self.shift_title.setToolTip(title)
+        self.result.setText(text)
