@@ -69,11 +69,13 @@ class Clickable:
 
 class BlockItem(Clickable, QGraphicsObject):
     """A rounded box with its name and the tensor shape flowing out of it, under each other or
-    side by side (`inline`); framed for the current step, ringed where head surgery edited it."""
+    side by side (`inline`); framed for the current step, ringed where head surgery edited it.
+    `template`, `shape_template`: the step it stands for, `{layer}` open in a collapsed figure."""
 
     def __init__(self, spec: Element, inline: bool = False):
         super().__init__()
         self.title, self.role, self.w, self.h, self.inline = spec.title, spec.role, spec.w, spec.h, inline
+        self.stack, self.template, self.shape_template = spec.stack, spec.template, spec.shape_template
         self.shape_text = ""
         self.highlighted = self.edited = False
         self.setCursor(Qt.PointingHandCursor)
@@ -141,9 +143,6 @@ class SymbolItem(BlockItem):
         self.kind, self.label_right = spec.kind, spec.label_right
         super().__init__(spec, inline)
 
-    def texts(self) -> list[QGraphicsSimpleTextItem]:
-        return [self.title_item] if self.kind == "wave" else [self.shape_item] if self.shape_text else []
-
     def _place_texts(self) -> None:
         if self.kind == "wave":
             self.title_item.setPos(-self.title_item.boundingRect().width() / 2, self.h / 2 + 4)
@@ -179,10 +178,11 @@ class SymbolItem(BlockItem):
 
 
 class StackBox(Clickable, QGraphicsPathItem):
-    """The grey rounded box around a layer; clicking it selects the layer."""
+    """The grey rounded box around a layer; clicking it selects the layer (`template`, as a block's)."""
 
-    def __init__(self, rect: QRectF):
+    def __init__(self, rect: QRectF, stack: str, template: str):
         super().__init__()
+        self.stack, self.template = stack, template
         path = QPainterPath()
         path.addRoundedRect(rect, 16, 16)
         self.setPath(path)
@@ -196,21 +196,11 @@ class StackBox(Clickable, QGraphicsPathItem):
 
 
 @dataclass
-class Placed:
-    """A drawn clickable item and what it stands for (`{layer}` open in a collapsed figure)."""
-
-    item: BlockItem
-    stack: str
-    template: str
-    shape_template: str
-
-
-@dataclass
 class Figure:
     """What was drawn: elements and layer boxes to update, texts to refresh per input."""
 
-    elements: list[Placed] = field(default_factory=list)
-    boxes: list[tuple[StackBox, str, str]] = field(default_factory=list)  # (box, stack, template)
+    elements: list[BlockItem] = field(default_factory=list)
+    boxes: list[StackBox] = field(default_factory=list)
     token_texts: dict[str, QGraphicsSimpleTextItem] = field(default_factory=dict)  # "src" | "tgt" | "out"
     token_labels: dict[str, QGraphicsSimpleTextItem] = field(default_factory=dict)  # "Inputs" … of each line
     layer_labels: dict[str, QGraphicsSimpleTextItem] = field(default_factory=dict)  # collapsed: "layer i/N"
@@ -219,22 +209,27 @@ class Figure:
 
 
 class Figure1Builder:
-    """Draws Figure 1 of `config` into `scene`; `build()` returns the `Figure` bookkeeping."""
+    """Draws Figure 1 of `config` into `scene`; `build()` returns the `Figure` bookkeeping. A click
+    on a block or a layer's box calls `on_click(key)`."""
 
-    def __init__(self, scene: QGraphicsScene, config, expanded: bool, inline: bool = False):
+    def __init__(self, scene: QGraphicsScene, config, expanded: bool, inline: bool = False,
+                 on_click: Callable[[str], None] | None = None):
         self.scene, self.config, self.expanded, self.inline = scene, config, expanded, inline
+        self.on_click = on_click
 
     def build(self) -> Figure:
         plan = figure1_layout(self.config, self.expanded, self.inline, FontMeasure())
         fig = Figure(column_width=plan.column_width, inline=plan.inline)
         for e in plan.elements:
             item = (BlockItem if e.kind == "block" else SymbolItem)(e, self.inline)
+            item.on_click = self.on_click
             self.scene.addItem(item)
-            fig.elements.append(Placed(item, e.stack, e.template, e.shape_template))
+            fig.elements.append(item)
         for b in plan.boxes:
-            box = StackBox(QRectF(b.x, b.y, b.w, b.h))
+            box = StackBox(QRectF(b.x, b.y, b.w, b.h), b.stack, b.template)
+            box.on_click = self.on_click
             self.scene.addItem(box)
-            fig.boxes.append((box, b.stack, b.template))
+            fig.boxes.append(box)
         for a in plan.arrows:
             self._arrow(a)
         named = {"tokens": fig.token_texts, "label": fig.token_labels, "layer": fig.layer_labels}
