@@ -64,14 +64,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _parse_ablate(text: str | None) -> dict:
-    """--ablate's heads (torch is imported only when it is given: start-up stays fast)."""
-    if not text:
-        return {}
-    from model.interpret.interventions import parse_heads
-    return parse_heads(text)
-
-
 def present_at_start(window, args) -> None:
     """`--presentation`: full screen on Figure 1, unless a panel was asked for (`--panel`, `--compare`)."""
     asked = getattr(args, "panel_given", args.panel is not None) or args.compare
@@ -88,7 +80,10 @@ def run_app(argv: list[str] | None = None) -> int:
         return screenshot(args)
     try:
         check_panel(args.panel)
-        heads = _parse_ablate(args.ablate)
+        heads = {}
+        if args.ablate:  # (torch is imported only then: start-up stays fast)
+            from model.interpret.interventions import parse_heads
+            heads = parse_heads(args.ablate)
     except ValueError as exc:
         print(f"transformer-explorer: error: {exc}", file=sys.stderr)
         return 2

@@ -1,13 +1,7 @@
-"""`LatestJob`: one panel's model work off the GUI thread, only the newest request delivered.
-
-A panel that runs its model itself (the sampling playground's next-token row, its Generate
-button, the KV-cache panel's generation) submits a function; it runs on superqt's worker
-thread, one at a time, a queued request replaced by a newer one, and only the newest request's
-result reaches `done` (a stale answer never overwrites a newer prompt's). Expected failures
-(bad input, a model that cannot do it) arrive as `failed(message)`; anything else is printed
-with its traceback too. A generator function reports progress: each value it yields arrives
-as `progress(report)`, and its return value as `done`.
-"""
+"""`LatestJob`: model work off the GUI thread (the runner's, a panel's own), one job at a time on
+superqt's worker thread; a queued job is replaced by a newer one and only the newest result
+reaches `done`. Expected failures arrive as `failed(message)`; anything else also prints its
+traceback. A generator function's yields arrive as `progress`, its return value as `done`."""
 from __future__ import annotations
 
 import inspect

@@ -1,9 +1,5 @@
-"""Everything slow, off the GUI thread: loading a checkpoint and computing the Frame.
-
-Workers never touch widgets; they hand back a finished `Frame` / `ModelBundle` (plain Python
-objects holding detached CPU tensors), and a result for a request that is no longer the
-latest is dropped.
-"""
+"""Everything slow, off the GUI thread: loading a model and computing the Frame. Workers never
+touch widgets; they hand back a `Frame` or `ModelBundle` (detached CPU tensors)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -25,7 +21,7 @@ from model.io.open_model import load_model as load_bundle
 DEFAULT_TASK = "reverse"
 
 
-# -- where models come from (`load_bundle`: a bundled or installed name, a folder, a .gguf file) -------
+# -- where models come from (`load_bundle`: a bundled or installed name, a folder, a .gguf file) --
 def ready_to_show(bundle: ModelBundle) -> ModelBundle:
     """On the loader's thread: what the GUI thread would otherwise do first when the model is
     shown (its chat template imported and compiled)."""
@@ -67,14 +63,10 @@ class _Request:
 
 
 class Runner(QObject):
-    """The explorer's one pipeline: session → `compute_frame` → `state.set_frame`.
-
-    It watches the session (model, model shown, text, decoding settings) and recomputes the
-    Frame off the GUI thread through one `LatestJob`: a change made while a job runs waits for
-    it, and only the newest request's result is shown, so typing fast or switching models never
-    shows a stale frame. A frame asked for while a model loads waits for the load (the new model
-    computes it). A failure leaves the previous frame on screen and says why (`state.inform`,
-    `failed`). `synchronous=True` (headless figures, tests) does the same work on the calling thread.
+    """The explorer's one pipeline: session → `compute_frame` → `state.set_frame`, recomputed off
+    the GUI thread through one `LatestJob` whenever the session changes; only the newest request's
+    result is shown, and a frame asked for while a model loads waits for it. A failure leaves the
+    previous frame on screen and says why (`failed`). `synchronous`: on the calling thread (figures, tests).
     """
 
     failed = Signal(str)

@@ -1,7 +1,7 @@
 """Figure 1 drawn into a `QGraphicsScene`: the Qt-free layout (`model.inference.figure1_layout`) turned
 into vector items (crisp at any zoom) — blocks, the ⊕ and ∿ symbols, layer boxes, arrows and texts —
 and the bookkeeping the panel refreshes per input. Items know nothing of the session: a click calls
-the panel's `on_click(key)`."""
+`on_click(key)`."""
 from __future__ import annotations
 
 import math
@@ -208,68 +208,58 @@ class Figure:
     inline: bool = False  # shapes beside names; token lines beside their labels
 
 
-class Figure1Builder:
-    """Draws Figure 1 of `config` into `scene`; `build()` returns the `Figure` bookkeeping. A click
-    on a block or a layer's box calls `on_click(key)`."""
+def draw_figure1(scene: QGraphicsScene, config, expanded: bool, inline: bool = False,
+                 on_click: Callable[[str], None] | None = None) -> Figure:
+    """Draw Figure 1 of `config` into `scene`; a click on a block or a layer's box calls `on_click(key)`."""
+    plan = figure1_layout(config, expanded, inline, FontMeasure())
+    fig = Figure(column_width=plan.column_width, inline=plan.inline)
+    fig.elements = [(BlockItem if e.kind == "block" else SymbolItem)(e, inline) for e in plan.elements]
+    fig.boxes = [StackBox(QRectF(b.x, b.y, b.w, b.h), b.stack, b.template) for b in plan.boxes]
+    for item in fig.elements + fig.boxes:
+        item.on_click = on_click
+        scene.addItem(item)
+    for a in plan.arrows:
+        scene.addItem(_arrow(a))
+    named = {"tokens": fig.token_texts, "label": fig.token_labels, "layer": fig.layer_labels}
+    for t in plan.texts:
+        item = _text(t)
+        scene.addItem(item)
+        if t.name:
+            kind, key = t.name.split(".")
+            named[kind][key] = item
+    return fig
 
-    def __init__(self, scene: QGraphicsScene, config, expanded: bool, inline: bool = False,
-                 on_click: Callable[[str], None] | None = None):
-        self.scene, self.config, self.expanded, self.inline = scene, config, expanded, inline
-        self.on_click = on_click
 
-    def build(self) -> Figure:
-        plan = figure1_layout(self.config, self.expanded, self.inline, FontMeasure())
-        fig = Figure(column_width=plan.column_width, inline=plan.inline)
-        for e in plan.elements:
-            item = (BlockItem if e.kind == "block" else SymbolItem)(e, self.inline)
-            item.on_click = self.on_click
-            self.scene.addItem(item)
-            fig.elements.append(item)
-        for b in plan.boxes:
-            box = StackBox(QRectF(b.x, b.y, b.w, b.h), b.stack, b.template)
-            box.on_click = self.on_click
-            self.scene.addItem(box)
-            fig.boxes.append(box)
-        for a in plan.arrows:
-            self._arrow(a)
-        named = {"tokens": fig.token_texts, "label": fig.token_labels, "layer": fig.layer_labels}
-        for t in plan.texts:
-            item = self._text(t)
-            if t.name:
-                kind, key = t.name.split(".")
-                named[kind][key] = item
-        return fig
+def _arrow(a: Arrow) -> QGraphicsPathItem:
+    """A polyline in the palette role `a.colour`, with a filled head at its last point."""
+    points = [QPointF(*p) for p in a.points]
+    path = QPainterPath(points[0])
+    for p in points[1:]:
+        path.lineTo(p)
+    colour = style.colour(a.colour)
+    item = QGraphicsPathItem(path)
+    item.setData(THEME_ROLE, a.colour)
+    item.setPen(QPen(colour, 1.8, Qt.SolidLine, Qt.RoundCap, Qt.RoundJoin))
+    item.setZValue(-5)
+    if a.head:
+        b, angle = points[-1], math.atan2(points[-1].y() - points[-2].y(), points[-1].x() - points[-2].x())
+        corners = [QPointF(b.x() - 10 * math.cos(angle + d), b.y() - 10 * math.sin(angle + d)) for d in (-0.45, 0.45)]
+        tip = QPainterPath()
+        tip.addPolygon(QPolygonF([b, *corners, b]))
+        head = QGraphicsPathItem(tip, item)
+        head.setData(THEME_ROLE, a.colour)
+        head.setBrush(QBrush(colour))
+        head.setPen(QPen(colour, 1))
+    return item
 
-    def _arrow(self, a: Arrow) -> None:
-        """A polyline in the palette role `a.colour`, with a filled head at its last point."""
-        points = [QPointF(*p) for p in a.points]
-        path = QPainterPath(points[0])
-        for p in points[1:]:
-            path.lineTo(p)
-        colour = style.colour(a.colour)
-        item = QGraphicsPathItem(path)
-        item.setData(THEME_ROLE, a.colour)
-        item.setPen(QPen(colour, 1.8, Qt.SolidLine, Qt.RoundCap, Qt.RoundJoin))
-        item.setZValue(-5)
-        self.scene.addItem(item)
-        if a.head:
-            b, angle = points[-1], math.atan2(points[-1].y() - points[-2].y(), points[-1].x() - points[-2].x())
-            corners = [QPointF(b.x() - 10 * math.cos(angle + d), b.y() - 10 * math.sin(angle + d)) for d in (-0.45, 0.45)]
-            tip = QPainterPath()
-            tip.addPolygon(QPolygonF([b, *corners, b]))
-            head = QGraphicsPathItem(tip, item)
-            head.setData(THEME_ROLE, a.colour)
-            head.setBrush(QBrush(colour))
-            head.setPen(QPen(colour, 1))
 
-    def _text(self, t: Text) -> QGraphicsSimpleTextItem:
-        """A text item anchored at its centre, or its left or right edge, in its palette role."""
-        item = QGraphicsSimpleTextItem(t.value)
-        item.setFont(diagram_font(t.font))
-        item.setData(THEME_ROLE, t.colour)
-        item.setBrush(QBrush(style.colour(t.colour)))
-        self.scene.addItem(item)
-        br = item.boundingRect()
-        x = {"left": t.x, "right": t.x - br.width()}.get(t.align, t.x - br.width() / 2)
-        item.setPos(x, t.y - br.height() / 2)
-        return item
+def _text(t: Text) -> QGraphicsSimpleTextItem:
+    """A text item anchored at its centre, or its left or right edge, in its palette role."""
+    item = QGraphicsSimpleTextItem(t.value)
+    item.setFont(diagram_font(t.font))
+    item.setData(THEME_ROLE, t.colour)
+    item.setBrush(QBrush(style.colour(t.colour)))
+    br = item.boundingRect()
+    x = {"left": t.x, "right": t.x - br.width()}.get(t.align, t.x - br.width() / 2)
+    item.setPos(x, t.y - br.height() / 2)
+    return item

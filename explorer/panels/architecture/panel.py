@@ -10,7 +10,7 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QGraphicsScene, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from explorer import style
-from explorer.panels.architecture.figure1 import BlockItem, Figure, Figure1Builder
+from explorer.panels.architecture.figure1 import BlockItem, Figure, draw_figure1
 from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.screen import ScreenClass
 from explorer.state import attention_of_step
@@ -121,7 +121,7 @@ class ArchitecturePanel(QWidget):
         self._extents = {}
         for inline in (False, True):
             scratch = QGraphicsScene()
-            Figure1Builder(scratch, self.state.bundle.config, self.expanded, inline).build()
+            draw_figure1(scratch, self.state.bundle.config, self.expanded, inline)
             self._extents[inline] = scratch.itemsBoundingRect().size()
 
     def _better_inline(self) -> bool:
@@ -147,8 +147,8 @@ class ArchitecturePanel(QWidget):
         if measure:
             self._measure()
             self.inline = self._better_inline()
-        self.figure = Figure1Builder(self.scene, self.state.bundle.config, self.expanded, self.inline,
-                                     on_click=self.state.select_step_named).build()
+        self.figure = draw_figure1(self.scene, self.state.bundle.config, self.expanded, self.inline,
+                                   on_click=self.state.select_step_named)
         self._resolve_keys()
         self._refresh()
         self.view.fit()
