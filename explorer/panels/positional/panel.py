@@ -10,6 +10,7 @@ from superqt import QFlowLayout
 
 from explorer.deferred_pages import DeferredPages
 from explorer.drawing import plot_style as st
+from explorer.panels.base import Panel
 from explorer.panels.positional.input_view import InputView
 from explorer.panels.positional.rope_view import RopeView
 from explorer.panels.positional.views import PEHeatmapView, SimilarityShiftView
@@ -25,26 +26,21 @@ MAX_D_MODEL = 2048
 MAX_POSITIONS = 1024
 
 
-class PositionalPanel(QWidget):
+class PositionalPanel(Panel):
     panel_name = "positional"
     title = "Positional encoding"
     tab_title = "Positional"  # its dock tab and the presentation chooser (the whole name on the title bar)
 
     def __init__(self, state: SessionState, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.table: np.ndarray | None = None
         self.source = "formula"  # "model" (the buffer), "learned" (the parameter) or "formula"
         self.pe_layout = "interleaved"  # sin/cos in dims (2i, 2i+1) as in the paper; "halves" for Marian
         self._drawn_args: tuple | None = None  # what the table views draw (refresh), for a view built later
         self._views_stale = False  # refreshed while hidden: the views draw when the panel is shown
         self._build()
-        state.bundleChanged.connect(self._on_bundle)
-        state.resultChanged.connect(self._on_result)
-        if state.bundle is not None:
-            self._on_bundle(state.bundle)
-        else:
-            self.refresh()
+        self.refresh()  # (the formula until a model is loaded)
+        self.follow(bundle=self._on_bundle, result=self._on_result)
         self.pages.start()  # the tab shown now; the other views when first shown
 
     # -- the views: each built when first needed (explorer.deferred_pages) -----------------------
