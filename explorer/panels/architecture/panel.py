@@ -7,11 +7,12 @@ import re
 
 from PySide6.QtCore import QSizeF, Qt, QTimer
 from PySide6.QtGui import QFontMetricsF
-from PySide6.QtWidgets import QGraphicsScene, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsScene, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from explorer import style
 from explorer.panels.architecture.figure1 import BlockItem, Figure, draw_figure1
 from explorer.panels.architecture.zoom_view import ZoomView
+from explorer.panels.layouts import column
 from explorer.screen import ScreenClass
 from explorer.state import attention_of_step
 from model.inference.figure1 import block_for_step, joined_characters, output_pieces
@@ -70,10 +71,7 @@ class ArchitecturePanel(QWidget):
         self.caption.setWordWrap(True)
         self.caption.setMinimumWidth(80)
         buttons.insertWidget(1, self.caption, 1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(buttons)
-        layout.addWidget(self.view, 1)
+        column(buttons, (self.view, 1), parent=self, margins=4)
         self.view.resized.connect(self._relayout.start)
 
         state.bundleChanged.connect(self._rebuild)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker
-from PySide6.QtWidgets import QCheckBox, QLabel, QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget
-from superqt import QFlowLayout
+from PySide6.QtWidgets import QCheckBox, QLabel, QPushButton, QSpinBox, QTabWidget, QWidget
 
 from explorer.deferred_pages import DeferredPages
 from explorer.drawing import plot_style as st
 from explorer.panels.base import Panel
+from explorer.panels.layouts import column, flow
 from explorer.panels.positional.input_view import InputView
 from explorer.panels.positional.rope_view import RopeView
 from explorer.panels.positional.views import PEHeatmapView, SimilarityShiftView
@@ -80,12 +80,8 @@ class PositionalPanel(Panel):
         self.reset_button = QPushButton("Model's sizes", font=font, toolTip="Back to the loaded model's d_model and length")
         self.source_label = QLabel(" ", wordWrap=True, font=st.font(st.TICK_PT))
         set_sheet(self.source_label, "color: {muted};")
-        row = QWidget()  # the sizes and buttons wrap onto a second line where one is too narrow
-        flow = QFlowLayout(row)
-        flow.setContentsMargins(0, 0, 0, 0)
-        for widget in (QLabel("d_model", font=font), self.d_spin, QLabel("positions", font=font), self.len_spin,
-                       self.learned_box, self.reset_button):
-            flow.addWidget(widget)
+        sizes = flow(QLabel("d_model"), self.d_spin, QLabel("positions"), self.len_spin, self.learned_box,
+                     self.reset_button, font=font)  # wraps onto a second line where one is too narrow
 
         self.state.panelRequested.connect(self._on_requested)
         self.tabs = QTabWidget(font=font)
@@ -95,10 +91,7 @@ class PositionalPanel(Panel):
                                     ("input_view", "This input", InputView),
                                     ("rope_view", "RoPE", lambda: RopeView(self.state))):
             self.pages.add(name, text, factory)
-        lay = QVBoxLayout(self)
-        lay.addWidget(row)
-        lay.addWidget(self.source_label)
-        lay.addWidget(self.tabs, 1)
+        column(sizes, self.source_label, (self.tabs, 1), parent=self)
         if self.state.session.view(self.panel_name) == "rope":  # asked for before this panel was built
             self.tabs.setCurrentWidget(self.pages.holder("rope_view"))
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSpinBox, QWidget
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
 from explorer.input_text import printable
+from explorer.panels.layouts import column, row
 from model.interpret.positions import model_scores, rope_note, turns
 
 SHOWN_POSITIONS = 48
@@ -31,17 +32,8 @@ class RopeView(QWidget):
         self.head = QSpinBox(prefix="head ")
         self.head.valueChanged.connect(self.refresh)
         self.verdict = QLabel(wordWrap=True, textFormat=Qt.RichText, font=style.font(style.BASE_POINT_SIZE))
-        right = QVBoxLayout()
-        right.addWidget(self.head, 0, Qt.AlignLeft)
-        right.addWidget(self.table, 1)
-        right.addWidget(self.verdict)
-        row = QHBoxLayout()
-        row.addWidget(self.angles, 1)
-        row.addLayout(right, 1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.note)
-        layout.addLayout(row, 1)
+        right = column(row(self.head, None), (self.table, 1), self.verdict)
+        column(self.note, (row((self.angles, 1), (right, 1)), 1), parent=self, margins=0)
         state.bundleChanged.connect(self.refresh)  # bound methods: Qt drops them with the view
         state.resultChanged.connect(self.refresh)
         self.refresh()

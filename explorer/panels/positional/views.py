@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QLabel, QSpinBox, QWidget
 
 from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
+from explorer.panels.layouts import column, row
 from explorer.theme import notifier
 from model.interpret.positions import rotation, shift_error, shift_texts, similarity, symmetric_levels
 
@@ -22,10 +23,7 @@ class PEHeatmapView(QWidget):
         self.grouped = QCheckBox("sin dims first, then cos dims", font=st.font(st.TICK_PT))
         self.heatmap = Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), colour_bar="PE(pos, i)", square=False)
         self.heatmap.set_axis_names("position pos", "dimension i")
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.grouped)
-        lay.addWidget(self.heatmap, 1)
+        column(self.grouped, (self.heatmap, 1), parent=self, margins=0)
         self.table: np.ndarray | None = None
         self.columns: np.ndarray | None = None  # which model dimension each shown column is
         self._args = None
@@ -78,21 +76,10 @@ class SimilarityShiftView(QWidget):
             spin.valueChanged.connect(self._update_shift)
         self.k_spin.setMinimum(1)
         self.result = QLabel(" ", font=st.font(st.LABEL_PT), wordWrap=True)
-        controls = QHBoxLayout()
-        for text, spin in (("pos", self.pos_spin), ("offset k", self.k_spin)):
-            controls.addWidget(QLabel(text, font=st.font(st.LABEL_PT)))
-            controls.addWidget(spin)
-        controls.addStretch(1)
-        right = QVBoxLayout()
-        right.addWidget(self.shift_title)
-        right.addWidget(self.shift_canvas, 1)
-        right.addWidget(self.key)
-        right.addLayout(controls)
-        right.addWidget(self.result)
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.sim, 1)
-        lay.addLayout(right, 1)
+        font = st.font(st.LABEL_PT)
+        controls = row(QLabel("pos", font=font), self.pos_spin, QLabel("offset k", font=font), self.k_spin, None)
+        right = column(self.shift_title, (self.shift_canvas, 1), self.key, controls, self.result)
+        row((self.sim, 1), (right, 1), parent=self, margins=0)
         self.table: np.ndarray | None = None
         self.learned = False
         self.pe_layout = "interleaved"
