@@ -7,12 +7,12 @@ import re
 
 from PySide6.QtCore import QSizeF, Qt, QTimer
 from PySide6.QtGui import QFontMetricsF
-from PySide6.QtWidgets import QGraphicsScene, QHBoxLayout, QLabel, QToolButton, QWidget
+from PySide6.QtWidgets import QGraphicsScene, QLabel, QToolButton, QWidget
 
 from explorer import style
 from explorer.panels.architecture.figure1 import BlockItem, Figure, draw_figure1
 from explorer.panels.architecture.zoom_view import ZoomView
-from explorer.panels.layouts import column
+from explorer.panels.layouts import column, row
 from explorer.screen import ScreenClass
 from explorer.state import attention_of_step
 from model.inference.figure1 import block_for_step, joined_characters, output_pieces
@@ -56,22 +56,14 @@ class ArchitecturePanel(QWidget):
         self.expand_button = QToolButton(text="Expand all layers", checkable=True,
                                          toolTip="Draw every layer instead of one layer marked N×")
         self.expand_button.toggled.connect(self.set_expanded)
-        self.row = buttons = QHBoxLayout()
-        buttons.addWidget(self.expand_button)
-        self.zoom_buttons: list[QToolButton] = []
-        for label, tip, slot in (("−", "Zoom out", lambda: self.view.zoom(1 / 1.25)),
-                                 ("+", "Zoom in", lambda: self.view.zoom(1.25)),
-                                 ("Fit", "Fit the whole figure", self.view.fit)):
-            b = QToolButton(text=label, toolTip=tip, minimumWidth=40)
-            self.zoom_buttons.append(b)
-            b.clicked.connect(slot)
-            buttons.addWidget(b)
-        self.caption = QLabel("Click a block to step to it.")  # one row with the buttons: room for the figure
-        self.caption.setFont(style.font(style.BASE_POINT_SIZE, mono=False))
-        self.caption.setWordWrap(True)
-        self.caption.setMinimumWidth(80)
-        buttons.insertWidget(1, self.caption, 1)
-        column(buttons, (self.view, 1), parent=self, margins=4)
+        self.zoom_buttons = [QToolButton(text=label, toolTip=tip, minimumWidth=40, clicked=slot) for label, tip, slot in
+                             (("−", "Zoom out", lambda: self.view.zoom(1 / 1.25)),
+                              ("+", "Zoom in", lambda: self.view.zoom(1.25)),
+                              ("Fit", "Fit the whole figure", self.view.fit))]
+        self.caption = QLabel("Click a block to step to it.", wordWrap=True, minimumWidth=80,
+                              font=style.font(style.BASE_POINT_SIZE, mono=False))  # beside the buttons: room for the figure
+        self.row = row(self.expand_button, (self.caption, 1), *self.zoom_buttons)
+        column(self.row, (self.view, 1), parent=self, margins=4)
         self.view.resized.connect(self._relayout.start)
 
         state.bundleChanged.connect(self._rebuild)
