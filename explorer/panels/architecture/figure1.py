@@ -27,10 +27,7 @@ FONTS = {"title": (18, True, False), "shape": (14, False, True), "label": (18, T
 def diagram_font(name: str) -> QFont:
     """A font of the drawing by its name in `FONTS`, at the drawing's own size (the view zooms it)."""
     point_size, bold, mono = FONTS[name]
-    f = QFont(style.MONO_FAMILY if mono else style.SANS_FAMILY)
-    f.setPointSizeF(point_size)
-    f.setBold(bold)
-    return f
+    return QFont(style.MONO_FAMILY if mono else style.SANS_FAMILY, point_size, QFont.Bold if bold else QFont.Normal)
 
 
 class FontMeasure:
@@ -44,12 +41,13 @@ class FontMeasure:
         return QFontMetricsF(diagram_font(font)).height()
 
 
-def _child_text(parent: QGraphicsItem, font: str, role: str) -> QGraphicsSimpleTextItem:
+def _styled_text(font: str, role: str, parent: QGraphicsItem | None = None) -> QGraphicsSimpleTextItem:
+    """A text item in a font of the drawing and a palette role (followed by the view's restyle)."""
     item = QGraphicsSimpleTextItem(parent)
     item.setFont(diagram_font(font))
     item.setData(THEME_ROLE, role)
     item.setBrush(QBrush(style.colour(role)))
-    item.setAcceptedMouseButtons(Qt.NoButton)  # a click on the name is a click on the block
+    item.setAcceptedMouseButtons(Qt.NoButton)  # a click on a block's name is a click on the block
     return item
 
 
@@ -81,9 +79,9 @@ class BlockItem(Clickable, QGraphicsObject):
         self.setCursor(Qt.PointingHandCursor)
         self.setAcceptHoverEvents(True)  # (Qt repaints on hover: `isUnderMouse` lightens the fill)
         self.setPos(spec.x, spec.y)
-        self.title_item = _child_text(self, "small" if spec.kind == "wave" else "title", "block_text")
+        self.title_item = _styled_text("small" if spec.kind == "wave" else "title", "block_text", self)
         self.title_item.setText(spec.title if spec.label is None else spec.label)
-        self.shape_item = _child_text(self, "shape", "block_shape_text")
+        self.shape_item = _styled_text("shape", "block_shape_text", self)
         self._place_texts()
 
     def texts(self) -> list[QGraphicsSimpleTextItem]:
@@ -255,10 +253,8 @@ def _arrow(a: Arrow) -> QGraphicsPathItem:
 
 def _text(t: Text) -> QGraphicsSimpleTextItem:
     """A text item anchored at its centre, or its left or right edge, in its palette role."""
-    item = QGraphicsSimpleTextItem(t.value)
-    item.setFont(diagram_font(t.font))
-    item.setData(THEME_ROLE, t.colour)
-    item.setBrush(QBrush(style.colour(t.colour)))
+    item = _styled_text(t.font, t.colour)
+    item.setText(t.value)
     br = item.boundingRect()
     x = {"left": t.x, "right": t.x - br.width()}.get(t.align, t.x - br.width() / 2)
     item.setPos(x, t.y - br.height() / 2)
