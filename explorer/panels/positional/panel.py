@@ -92,8 +92,7 @@ class PositionalPanel(Panel):
                                     ("rope_view", "RoPE", lambda: RopeView(self.state))):
             self.pages.add(name, text, factory)
         column(sizes, self.source_label, (self.tabs, 1), parent=self)
-        if self.state.session.view(self.panel_name) == "rope":  # asked for before this panel was built
-            self.tabs.setCurrentWidget(self.pages.holder("rope_view"))
+        self._on_requested(self.panel_name, self.state.session.view(self.panel_name))  # asked before it was built
 
         for spin in (self.d_spin, self.len_spin):
             spin.setKeyboardTracking(False)  # typing "128" must not redraw for 1 and 12 first
@@ -141,9 +140,7 @@ class PositionalPanel(Panel):
         with QSignalBlocker(self.learned_box):
             self.learned_box.setEnabled(learned)
             self.learned_box.setChecked(learned)
-        shown = self.pages.built_pages().get("input_view")
-        if shown is not None:
-            shown.set_result(None)
+        self._on_result(None)  # (the new model's result follows)
         self.use_model_sizes()
 
     def refresh(self) -> None:
