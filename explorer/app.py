@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from explorer.launch import DEFAULT_INPUT, check_panel, close_window, panel_names, parse_size  # noqa: F401
+from explorer.launch import DEFAULT_INPUT, check_panel, close_window
 
 
 def icon_path() -> Path:
@@ -64,14 +64,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _parse_ablate(text: str | None) -> dict:
-    """--ablate's heads (torch is imported only when it is given: start-up stays fast)."""
-    if not text:
-        return {}
-    from model.interpret.interventions import parse_heads
-    return parse_heads(text)
-
-
 def present_at_start(window, args) -> None:
     """`--presentation`: full screen on Figure 1, unless a panel was asked for (`--panel`, `--compare`)."""
     asked = getattr(args, "panel_given", args.panel is not None) or args.compare
@@ -88,11 +80,15 @@ def run_app(argv: list[str] | None = None) -> int:
         return screenshot(args)
     try:
         check_panel(args.panel)
-        heads = _parse_ablate(args.ablate)
+        heads = {}
+        if args.ablate:  # (torch is imported only then: start-up stays fast)
+            from model.interpret.interventions import parse_heads
+            heads = parse_heads(args.ablate)
     except ValueError as exc:
         print(f"transformer-explorer: error: {exc}", file=sys.stderr)
         return 2
 
+    from PySide6.QtCore import Qt
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
@@ -134,24 +130,20 @@ def run_app(argv: list[str] | None = None) -> int:
         window.lecture.set_theme(args.theme)
     if args.presentation:
         present_at_start(window, args)
-    if args.scene:
-        def open_scene(_result) -> None:  # after the first model is in: the scene may keep it
-            state.resultChanged.disconnect(open_scene)
-            window.lecture.deck.open(args.scene)
-        state.resultChanged.connect(open_scene)
+    once = Qt.ConnectionType.SingleShotConnection
+    if args.scene:  # after the first model is in: the scene may keep it
+        state.resultChanged.connect(lambda _result: window.lecture.deck.open(args.scene), once)
     if args.step:
-        def select_once(_result) -> None:
-            state.resultChanged.disconnect(select_once)
+        def select_step(_result) -> None:
             if not state.select_step_named(args.step):
                 state.inform(f"No step named {args.step!r} in this trace.", "warning")
-        state.resultChanged.connect(select_once)
+        state.resultChanged.connect(select_step, once)
     text = args.input or DEFAULT_INPUT
     if args.checkpoint:
         def fall_back(_message: str) -> None:  # a bad --checkpoint: say so, but still open a model
-            runner.failed.disconnect(fall_back)
             if state.bundle is None:
                 runner.load_default(then_run=text)
-        runner.failed.connect(fall_back)
+        runner.failed.connect(fall_back, once)
         runner.load(args.checkpoint, then_run=text, then_target=args.target)
     else:
         runner.load_default(then_run=text, then_target=args.target)

@@ -1,13 +1,7 @@
-"""`LatestJob`: one panel's model work off the GUI thread, only the newest request delivered.
-
-A panel that runs its model itself (the sampling playground's next-token row, its Generate
-button, the KV-cache panel's generation) submits a function; it runs on superqt's worker
-thread, one at a time, a queued request replaced by a newer one, and only the newest request's
-result reaches `done` (a stale answer never overwrites a newer prompt's). Expected failures
-(bad input, a model that cannot do it) arrive as `failed(message)`; anything else is printed
-with its traceback too. A generator function reports progress: each value it yields arrives
-as `progress(report)`, and its return value as `done`.
-"""
+"""`LatestJob`: model work off the GUI thread (the runner's, a panel's own), one job at a time on
+superqt's worker thread; a queued job is replaced by a newer one and only the newest result
+reaches `done`. Expected failures arrive as `failed(message)`; anything else also prints its
+traceback. A generator function's yields arrive as `progress`, its return value as `done`."""
 from __future__ import annotations
 
 import inspect
@@ -36,6 +30,7 @@ class LatestJob(QObject):
         self._latest = 0
         self._queued: tuple[int, Callable[[], object]] | None = None
         self._worker = None
+        self._closing = False  # (close) nothing new starts
 
     def submit(self, fn: Callable[[], object]) -> int:
         """Run `fn` off the GUI thread; a queued, not yet started job is replaced (it is stale)."""
@@ -71,6 +66,23 @@ class LatestJob(QObject):
         if self._worker is not None:
             self._worker.quit()
 
+    def close(self, msecs: int) -> bool:
+        """The window closes: drop what is queued, deliver the running job's result if it ends
+        within `msecs` (starting nothing after it), else drop it and forget it (later jobs start at
+        once). True when none was left running."""
+        self._queued = None
+        self._closing = True
+        try:
+            done = self.wait(msecs)
+        finally:
+            self._closing = False
+        if not done:
+            self.stop()
+            self._worker.finished.disconnect(self._on_finished)
+            self._worker = None
+            self.busy.emit(False)
+        return done
+
     @property
     def running(self) -> bool:
         return self._worker is not None or self._queued is not None
@@ -87,7 +99,7 @@ class LatestJob(QObject):
 
     def _start_next(self) -> None:
         job, self._queued = self._queued, None
-        if job is None:
+        if job is None or self._closing:
             self.busy.emit(False)
             return
         request, fn = job

@@ -21,11 +21,17 @@ from PySide6.QtWidgets import (
 )
 
 from explorer import style
-from explorer.dock_layout import CHAPTERS, LAYOUT_VERSION, LEFT_PANELS
 from explorer.input_bar import InputBar
-from explorer.lazy_panels import LazyPanels
 from explorer.lecture import PAPER_HELP, LectureTools
-from explorer.panel_dock import PanelDock, PanelScroll, readable_tab_bars
+from explorer.panel_dock import (
+    CHAPTERS,
+    LAYOUT_VERSION,
+    LEFT_PANELS,
+    LazyPanels,
+    PanelDock,
+    PanelScroll,
+    readable_tab_bars,
+)
 from explorer.panels import panel_classes
 from explorer.scaling import build_at_normal_size
 from explorer.screen import ScreenClass, ScreenClassAware, classify

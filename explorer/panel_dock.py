@@ -1,9 +1,23 @@
-"""A panel's dock and its scroll area: the tab says a short name (`tab_title`), the title bar
-the whole one, and tab bars never elide (scroll arrows instead of cut words)."""
+"""Where a panel lives in the window: its dock (the tab says a short name, the title bar the whole
+one; tab bars never elide), its scroll area and the room it offers, the panels built when first
+shown, and the dock layout's constants."""
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Qt
-from PySide6.QtWidgets import QDockWidget, QFrame, QScrollArea, QTabBar, QWidget
+from collections.abc import Callable, Iterable, Mapping
+
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
+from PySide6.QtWidgets import QAbstractScrollArea, QDockWidget, QFrame, QScrollArea, QTabBar, QWidget
+
+LAYOUT_VERSION = 2  # bump when the default layout changes so old saved layouts are not restored
+LEFT_PANELS = ("architecture", "positional", "modern")  # the diagrams; the rest share the right side
+
+# The View menu's sections: the panels by what a lecture uses them for (others are listed at the end).
+CHAPTERS = (
+    ("The paper", ("architecture", "step", "attention", "positional", "decoding", "training")),
+    ("Inside a trained model", ("heads", "lens", "attribution", "compare", "leak")),
+    ("Causal experiments", ("patching", "atlas", "induction")),
+    ("Since 2017", ("modern", "kvcache", "sampling")),
+)
 
 
 class PanelDock(QDockWidget):
@@ -81,3 +95,70 @@ class PanelScroll(QScrollArea):
         if least.width() > width:
             height -= self.horizontalScrollBar().sizeHint().height()
         panel.resize(max(width, least.width()), max(height, least.height()))
+
+
+def offered_room(panel) -> QSize:
+    """The viewport of the scroll area showing `panel` (without scroll bars), else its own size:
+    the room its dock offers, which panels that reflow decide from (not their own grown size)."""
+    viewport = panel.parentWidget()
+    scroll = viewport.parentWidget() if viewport is not None else None
+    if isinstance(scroll, QAbstractScrollArea):
+        return scroll.maximumViewportSize()
+    return panel.size()
+
+
+class LazyPanels(Mapping):
+    """The window's panels by name, each built the first time its dock is shown or code asks for it
+    (it then draws the session as it is). `built(name)` peeks without building; `build_soon(name)`
+    builds it in a later event-loop turn, one panel a turn, so a scene revealing three panels is
+    four short turns, not one long one."""
+
+    def __init__(self, names: Iterable[str], build: Callable[[str], QWidget], parent: QObject | None = None,
+                 still_wanted: Callable[[str], bool] = lambda _name: True):
+        self._names = list(names)
+        self._build = build
+        self._built: dict[str, QWidget] = {}
+        self._soon: list[str] = []  # asked for by build_soon, oldest first
+        self._still_wanted = still_wanted  # checked when its turn comes (a dock hidden again: not built)
+        self._timer = QTimer(parent, singleShot=True, interval=0)  # (a child of the window: dies with it)
+        self._timer.timeout.connect(self._build_next)
+
+    def __getitem__(self, name: str) -> QWidget:
+        if name not in self._names:
+            raise KeyError(name)
+        if name not in self._built:
+            self._built[name] = self._build(name)
+        return self._built[name]
+
+    def __contains__(self, name) -> bool:
+        return name in self._names
+
+    def __iter__(self):
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def built(self, name: str) -> QWidget | None:
+        """The panel if it has been built, else None (shutting down need not build one)."""
+        return self._built.get(name)
+
+    def build_all(self) -> list[QWidget]:
+        return [self[name] for name in self._names]
+
+    def build_soon(self, name: str) -> None:
+        """Build `name` in a later turn of the event loop (asking again for a queued one keeps its place)."""
+        if name in self._names and name not in self._built and name not in self._soon:
+            self._soon.append(name)
+            self._timer.start()
+
+    def _build_next(self) -> None:
+        """One panel this turn; a timer (not a posted event) for the next, so the event loop's
+        timers and input run between two builds."""
+        while self._soon:
+            name = self._soon.pop(0)
+            if name not in self._built and self._still_wanted(name):
+                self[name]
+                break
+        if self._soon:
+            self._timer.start()

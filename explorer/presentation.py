@@ -12,10 +12,9 @@ from PySide6.QtCore import QObject, QSettings, QSignalBlocker, Qt, QTimer, Signa
 from PySide6.QtWidgets import QApplication, QComboBox, QWidget
 
 from explorer import style, theme
-from explorer.dock_layout import LEFT_PANELS
 from explorer.drawing import plot_style
 from explorer.eliding_combo import ElidingComboBox
-from explorer.panel_dock import full_title
+from explorer.panel_dock import LEFT_PANELS, full_title
 from explorer.scaling import applied_scale, plot_views, register_window, set_scale, windows
 
 SCALE_KEY = "presentation/scale"

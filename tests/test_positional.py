@@ -109,3 +109,17 @@ def test_symmetric_levels_centre_zero_and_cover_every_value():
     lo, hi = symmetric_levels(a, b)
     assert lo == -hi and lo <= min(a.min(), b.min()) and hi >= max(a.max(), b.max()) and hi == 3.5
     assert symmetric_levels(np.zeros(3)) == (-1.0, 1.0) and symmetric_levels() == (-1.0, 1.0)
+
+
+def test_the_titles_and_the_shift_texts_follow_the_layout_and_the_table():
+    from model.interpret.positions import shift_error, shift_texts, sinusoid_table, table_titles
+
+    formula, title = table_titles("model", "halves", 50, 16)
+    assert "PE(pos, d/2+i)" in formula and "50 positions × d_model = 16 (sin dims, then cos dims)" in title
+    formula, title = table_titles("learned", "interleaved", 8, 4)
+    assert formula.startswith("Learned") and title.startswith("Learned P") and "sin dims" not in title
+    table = sinusoid_table(16, 30)
+    error = shift_error(table, 5, "interleaved")
+    heading, text = shift_texts(False, 3, 5, 30, 16, "interleaved", error)
+    assert heading == "PE(3 + 5) and M_5 · PE(3) coincide" and f"{error:.1e}" in text and "25 positions × 16" in text
+    assert "no built-in M_k" in shift_texts(True, 3, 5, 30, 16, "interleaved", None)[1]

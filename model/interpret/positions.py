@@ -157,6 +157,33 @@ def positional_table(bundle, d_model: int, length: int, learned: bool = True) ->
     return sinusoid_table(d_model, length, layout), "formula", f"{whose} for d_model = {d_model}{halves_note} ({why})"
 
 
+def table_titles(source: str, layout: str, length: int, d_model: int) -> tuple[str, str]:
+    """(the formula line over the waves, the maps' title) of a table from `positional_table`."""
+    if source == "learned":
+        formula = "Learned positional embedding"
+    else:
+        where = ("PE(pos, i)", "PE(pos, d/2+i)") if layout == "halves" else ("PE(pos, 2i)", "PE(pos, 2i+1)")
+        formula = f"{where[0]} = sin(pos/10000^(2i/d)) · {where[1]} = cos(…)"
+    title = (f"{'Learned P' if source == 'learned' else 'P'}ositional encoding: {length} positions × d_model = "
+             f"{d_model}" + (" (sin dims, then cos dims)" if layout == "halves" else ""))
+    return formula, title
+
+
+def shift_texts(learned: bool, pos: int, k: int, length: int, d_model: int, layout: str,
+                error: float | None) -> tuple[str, str]:
+    """(title, explanation) of the linear-shift plot: PE(pos+k) against M_k·PE(pos) and its
+    largest error over every position, or why there is no such rotation (`error` None)."""
+    if error is None:
+        why = ("Learned embeddings have no built-in M_k: the linear-shift property of Section 3.5 is a property of "
+               "the sinusoids." if learned else "Increase the number of positions to try an offset.")
+        return "Shift by k: a rotation exists for sinusoids only", why
+    where = " (dims i and d/2 + i in this model)" if layout == "halves" else ""
+    return (f"PE({pos} + {k}) and M_{k} · PE({pos}) coincide",
+            f"M_k rotates each (sin, cos) pair{where} by the angle ω_i·k, whatever pos is.  "
+            f"max |M_{k}·PE(pos) − PE(pos+{k})| over all {length - k} positions × {d_model} dims = "
+            f"{error:.1e} (float32 rounding): PE(pos+k) is a linear function of PE(pos).")
+
+
 OFFSETS = (0, 1, 2, 4, 8, 16)
 STARTS = (0, 5, 20, 60, 200)
 
@@ -189,6 +216,25 @@ class OffsetScores:
         """How much the rows' first values differ: the offset matters."""
         first = self.scores[:, 0]
         return float(first.max() - first.min())
+
+    @property
+    def verdict(self) -> str:
+        """What the rows show (rich text): one number per offset with RoPE, not with added sinusoids."""
+        if self.rotary:
+            return (f"Along each row (one m − n) the score varies by at most <b>{self.spread_within:.1e}</b> "
+                    f"(float rounding); between offsets by {self.spread_between:.3f}: <b>only m − n matters</b>.")
+        return (f"Along each row (one m − n) the score varies by <b>{self.spread_within:.3f}</b>: with added "
+                "sinusoids the absolute positions enter the score too (RoPE would give one number per row).")
+
+
+def rope_note(name: str, positional: str, d_k: int) -> str:
+    """What the RoPE tab shows for a model named `name` with `positional` positions."""
+    if positional == "rope":
+        return (f"{name} uses rotary positions (RoPE): nothing is added to the embedding; each layer turns every "
+                "pair (2i, 2i+1) of q and k by m·θ_i, the sinusoids' angles. A score then sees only the distance m − n.")
+    return (f"{name} adds the paper's positions to its embeddings ({positional}). Left: the rotations RoPE would "
+            f"apply to its d_k = {d_k} head vectors (the same angles as the sinusoids). Right: the model's own "
+            "scores, which depend on where the tokens are, not only on their distance.")
 
 
 def _grid(max_len: int, key_at: int = 0) -> tuple[tuple[int, ...], tuple[int, ...]]:

@@ -1,7 +1,7 @@
 """Figure 1 drawn into a `QGraphicsScene`: the Qt-free layout (`model.inference.figure1_layout`) turned
 into vector items (crisp at any zoom) — blocks, the ⊕ and ∿ symbols, layer boxes, arrows and texts —
 and the bookkeeping the panel refreshes per input. Items know nothing of the session: a click calls
-the panel's `on_click(key)`."""
+`on_click(key)`."""
 from __future__ import annotations
 
 import math
@@ -27,10 +27,7 @@ FONTS = {"title": (18, True, False), "shape": (14, False, True), "label": (18, T
 def diagram_font(name: str) -> QFont:
     """A font of the drawing by its name in `FONTS`, at the drawing's own size (the view zooms it)."""
     point_size, bold, mono = FONTS[name]
-    f = QFont(style.MONO_FAMILY if mono else style.SANS_FAMILY)
-    f.setPointSizeF(point_size)
-    f.setBold(bold)
-    return f
+    return QFont(style.MONO_FAMILY if mono else style.SANS_FAMILY, point_size, QFont.Bold if bold else QFont.Normal)
 
 
 class FontMeasure:
@@ -44,12 +41,13 @@ class FontMeasure:
         return QFontMetricsF(diagram_font(font)).height()
 
 
-def _child_text(parent: QGraphicsItem, font: str, role: str) -> QGraphicsSimpleTextItem:
+def _styled_text(font: str, role: str, parent: QGraphicsItem | None = None) -> QGraphicsSimpleTextItem:
+    """A text item in a font of the drawing and a palette role (followed by the view's restyle)."""
     item = QGraphicsSimpleTextItem(parent)
     item.setFont(diagram_font(font))
     item.setData(THEME_ROLE, role)
     item.setBrush(QBrush(style.colour(role)))
-    item.setAcceptedMouseButtons(Qt.NoButton)  # a click on the name is a click on the block
+    item.setAcceptedMouseButtons(Qt.NoButton)  # a click on a block's name is a click on the block
     return item
 
 
@@ -69,19 +67,21 @@ class Clickable:
 
 class BlockItem(Clickable, QGraphicsObject):
     """A rounded box with its name and the tensor shape flowing out of it, under each other or
-    side by side (`inline`); framed for the current step, ringed where head surgery edited it."""
+    side by side (`inline`); framed for the current step, ringed where head surgery edited it.
+    `template`, `shape_template`: the step it stands for, `{layer}` open in a collapsed figure."""
 
     def __init__(self, spec: Element, inline: bool = False):
         super().__init__()
         self.title, self.role, self.w, self.h, self.inline = spec.title, spec.role, spec.w, spec.h, inline
+        self.stack, self.template, self.shape_template = spec.stack, spec.template, spec.shape_template
         self.shape_text = ""
         self.highlighted = self.edited = False
         self.setCursor(Qt.PointingHandCursor)
         self.setAcceptHoverEvents(True)  # (Qt repaints on hover: `isUnderMouse` lightens the fill)
         self.setPos(spec.x, spec.y)
-        self.title_item = _child_text(self, "small" if spec.kind == "wave" else "title", "block_text")
+        self.title_item = _styled_text("small" if spec.kind == "wave" else "title", "block_text", self)
         self.title_item.setText(spec.title if spec.label is None else spec.label)
-        self.shape_item = _child_text(self, "shape", "block_shape_text")
+        self.shape_item = _styled_text("shape", "block_shape_text", self)
         self._place_texts()
 
     def texts(self) -> list[QGraphicsSimpleTextItem]:
@@ -141,9 +141,6 @@ class SymbolItem(BlockItem):
         self.kind, self.label_right = spec.kind, spec.label_right
         super().__init__(spec, inline)
 
-    def texts(self) -> list[QGraphicsSimpleTextItem]:
-        return [self.title_item] if self.kind == "wave" else [self.shape_item] if self.shape_text else []
-
     def _place_texts(self) -> None:
         if self.kind == "wave":
             self.title_item.setPos(-self.title_item.boundingRect().width() / 2, self.h / 2 + 4)
@@ -179,10 +176,11 @@ class SymbolItem(BlockItem):
 
 
 class StackBox(Clickable, QGraphicsPathItem):
-    """The grey rounded box around a layer; clicking it selects the layer."""
+    """The grey rounded box around a layer; clicking it selects the layer (`template`, as a block's)."""
 
-    def __init__(self, rect: QRectF):
+    def __init__(self, rect: QRectF, stack: str, template: str):
         super().__init__()
+        self.stack, self.template = stack, template
         path = QPainterPath()
         path.addRoundedRect(rect, 16, 16)
         self.setPath(path)
@@ -196,21 +194,11 @@ class StackBox(Clickable, QGraphicsPathItem):
 
 
 @dataclass
-class Placed:
-    """A drawn clickable item and what it stands for (`{layer}` open in a collapsed figure)."""
-
-    item: BlockItem
-    stack: str
-    template: str
-    shape_template: str
-
-
-@dataclass
 class Figure:
     """What was drawn: elements and layer boxes to update, texts to refresh per input."""
 
-    elements: list[Placed] = field(default_factory=list)
-    boxes: list[tuple[StackBox, str, str]] = field(default_factory=list)  # (box, stack, template)
+    elements: list[BlockItem] = field(default_factory=list)
+    boxes: list[StackBox] = field(default_factory=list)
     token_texts: dict[str, QGraphicsSimpleTextItem] = field(default_factory=dict)  # "src" | "tgt" | "out"
     token_labels: dict[str, QGraphicsSimpleTextItem] = field(default_factory=dict)  # "Inputs" … of each line
     layer_labels: dict[str, QGraphicsSimpleTextItem] = field(default_factory=dict)  # collapsed: "layer i/N"
@@ -218,63 +206,56 @@ class Figure:
     inline: bool = False  # shapes beside names; token lines beside their labels
 
 
-class Figure1Builder:
-    """Draws Figure 1 of `config` into `scene`; `build()` returns the `Figure` bookkeeping."""
+def draw_figure1(scene: QGraphicsScene, config, expanded: bool, inline: bool = False,
+                 on_click: Callable[[str], None] | None = None) -> Figure:
+    """Draw Figure 1 of `config` into `scene`; a click on a block or a layer's box calls `on_click(key)`."""
+    plan = figure1_layout(config, expanded, inline, FontMeasure())
+    fig = Figure(column_width=plan.column_width, inline=plan.inline)
+    fig.elements = [(BlockItem if e.kind == "block" else SymbolItem)(e, inline) for e in plan.elements]
+    fig.boxes = [StackBox(QRectF(b.x, b.y, b.w, b.h), b.stack, b.template) for b in plan.boxes]
+    for item in fig.elements + fig.boxes:
+        item.on_click = on_click
+        scene.addItem(item)
+    for a in plan.arrows:
+        scene.addItem(_arrow(a))
+    named = {"tokens": fig.token_texts, "label": fig.token_labels, "layer": fig.layer_labels}
+    for t in plan.texts:
+        item = _text(t)
+        scene.addItem(item)
+        if t.name:
+            kind, key = t.name.split(".")
+            named[kind][key] = item
+    return fig
 
-    def __init__(self, scene: QGraphicsScene, config, expanded: bool, inline: bool = False):
-        self.scene, self.config, self.expanded, self.inline = scene, config, expanded, inline
 
-    def build(self) -> Figure:
-        plan = figure1_layout(self.config, self.expanded, self.inline, FontMeasure())
-        fig = Figure(column_width=plan.column_width, inline=plan.inline)
-        for e in plan.elements:
-            item = (BlockItem if e.kind == "block" else SymbolItem)(e, self.inline)
-            self.scene.addItem(item)
-            fig.elements.append(Placed(item, e.stack, e.template, e.shape_template))
-        for b in plan.boxes:
-            box = StackBox(QRectF(b.x, b.y, b.w, b.h))
-            self.scene.addItem(box)
-            fig.boxes.append((box, b.stack, b.template))
-        for a in plan.arrows:
-            self._arrow(a)
-        named = {"tokens": fig.token_texts, "label": fig.token_labels, "layer": fig.layer_labels}
-        for t in plan.texts:
-            item = self._text(t)
-            if t.name:
-                kind, key = t.name.split(".")
-                named[kind][key] = item
-        return fig
+def _arrow(a: Arrow) -> QGraphicsPathItem:
+    """A polyline in the palette role `a.colour`, with a filled head at its last point."""
+    points = [QPointF(*p) for p in a.points]
+    path = QPainterPath(points[0])
+    for p in points[1:]:
+        path.lineTo(p)
+    colour = style.colour(a.colour)
+    item = QGraphicsPathItem(path)
+    item.setData(THEME_ROLE, a.colour)
+    item.setPen(QPen(colour, 1.8, Qt.SolidLine, Qt.RoundCap, Qt.RoundJoin))
+    item.setZValue(-5)
+    if a.head:
+        b, angle = points[-1], math.atan2(points[-1].y() - points[-2].y(), points[-1].x() - points[-2].x())
+        corners = [QPointF(b.x() - 10 * math.cos(angle + d), b.y() - 10 * math.sin(angle + d)) for d in (-0.45, 0.45)]
+        tip = QPainterPath()
+        tip.addPolygon(QPolygonF([b, *corners, b]))
+        head = QGraphicsPathItem(tip, item)
+        head.setData(THEME_ROLE, a.colour)
+        head.setBrush(QBrush(colour))
+        head.setPen(QPen(colour, 1))
+    return item
 
-    def _arrow(self, a: Arrow) -> None:
-        """A polyline in the palette role `a.colour`, with a filled head at its last point."""
-        points = [QPointF(*p) for p in a.points]
-        path = QPainterPath(points[0])
-        for p in points[1:]:
-            path.lineTo(p)
-        colour = style.colour(a.colour)
-        item = QGraphicsPathItem(path)
-        item.setData(THEME_ROLE, a.colour)
-        item.setPen(QPen(colour, 1.8, Qt.SolidLine, Qt.RoundCap, Qt.RoundJoin))
-        item.setZValue(-5)
-        self.scene.addItem(item)
-        if a.head:
-            b, angle = points[-1], math.atan2(points[-1].y() - points[-2].y(), points[-1].x() - points[-2].x())
-            corners = [QPointF(b.x() - 10 * math.cos(angle + d), b.y() - 10 * math.sin(angle + d)) for d in (-0.45, 0.45)]
-            tip = QPainterPath()
-            tip.addPolygon(QPolygonF([b, *corners, b]))
-            head = QGraphicsPathItem(tip, item)
-            head.setData(THEME_ROLE, a.colour)
-            head.setBrush(QBrush(colour))
-            head.setPen(QPen(colour, 1))
 
-    def _text(self, t: Text) -> QGraphicsSimpleTextItem:
-        """A text item anchored at its centre, or its left or right edge, in its palette role."""
-        item = QGraphicsSimpleTextItem(t.value)
-        item.setFont(diagram_font(t.font))
-        item.setData(THEME_ROLE, t.colour)
-        item.setBrush(QBrush(style.colour(t.colour)))
-        self.scene.addItem(item)
-        br = item.boundingRect()
-        x = {"left": t.x, "right": t.x - br.width()}.get(t.align, t.x - br.width() / 2)
-        item.setPos(x, t.y - br.height() / 2)
-        return item
+def _text(t: Text) -> QGraphicsSimpleTextItem:
+    """A text item anchored at its centre, or its left or right edge, in its palette role."""
+    item = _styled_text(t.font, t.colour)
+    item.setText(t.value)
+    br = item.boundingRect()
+    x = {"left": t.x, "right": t.x - br.width()}.get(t.align, t.x - br.width() / 2)
+    item.setPos(x, t.y - br.height() / 2)
+    return item

@@ -7,11 +7,12 @@ import re
 
 from PySide6.QtCore import QSizeF, Qt, QTimer
 from PySide6.QtGui import QFontMetricsF
-from PySide6.QtWidgets import QGraphicsScene, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsScene, QLabel, QToolButton, QWidget
 
 from explorer import style
-from explorer.panels.architecture.figure1 import BlockItem, Figure, Figure1Builder
+from explorer.panels.architecture.figure1 import BlockItem, Figure, draw_figure1
 from explorer.panels.architecture.zoom_view import ZoomView
+from explorer.panels.layouts import column, row
 from explorer.screen import ScreenClass
 from explorer.state import attention_of_step
 from model.inference.figure1 import block_for_step, joined_characters, output_pieces
@@ -55,25 +56,14 @@ class ArchitecturePanel(QWidget):
         self.expand_button = QToolButton(text="Expand all layers", checkable=True,
                                          toolTip="Draw every layer instead of one layer marked N×")
         self.expand_button.toggled.connect(self.set_expanded)
-        self.row = buttons = QHBoxLayout()
-        buttons.addWidget(self.expand_button)
-        self.zoom_buttons: list[QToolButton] = []
-        for label, tip, slot in (("−", "Zoom out", lambda: self.view.zoom(1 / 1.25)),
-                                 ("+", "Zoom in", lambda: self.view.zoom(1.25)),
-                                 ("Fit", "Fit the whole figure", self.view.fit)):
-            b = QToolButton(text=label, toolTip=tip, minimumWidth=40)
-            self.zoom_buttons.append(b)
-            b.clicked.connect(slot)
-            buttons.addWidget(b)
-        self.caption = QLabel("Click a block to step to it.")  # one row with the buttons: room for the figure
-        self.caption.setFont(style.font(style.BASE_POINT_SIZE, mono=False))
-        self.caption.setWordWrap(True)
-        self.caption.setMinimumWidth(80)
-        buttons.insertWidget(1, self.caption, 1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(buttons)
-        layout.addWidget(self.view, 1)
+        self.zoom_buttons = [QToolButton(text=label, toolTip=tip, minimumWidth=40, clicked=slot) for label, tip, slot in
+                             (("−", "Zoom out", lambda: self.view.zoom(1 / 1.25)),
+                              ("+", "Zoom in", lambda: self.view.zoom(1.25)),
+                              ("Fit", "Fit the whole figure", self.view.fit))]
+        self.caption = QLabel("Click a block to step to it.", wordWrap=True, minimumWidth=80,
+                              font=style.font(style.BASE_POINT_SIZE, mono=False))  # beside the buttons: room for the figure
+        self.row = row(self.expand_button, (self.caption, 1), *self.zoom_buttons)
+        column(self.row, (self.view, 1), parent=self, margins=4)
         self.view.resized.connect(self._relayout.start)
 
         state.bundleChanged.connect(self._rebuild)
@@ -85,13 +75,13 @@ class ArchitecturePanel(QWidget):
     # -- public, for tests and the window ---------------------------------------------------
     def blocks(self) -> dict[str, BlockItem]:
         """Every clickable block by the step prefix it currently stands for."""
-        return {e.item.key: e.item for e in self.figure.elements}
+        return {e.key: e for e in self.figure.elements}
 
     def block(self, key: str) -> BlockItem:
         return self.blocks()[key]
 
     def highlighted_keys(self) -> list[str]:
-        return [e.item.key for e in self.figure.elements if e.item.highlighted]
+        return [e.key for e in self.figure.elements if e.highlighted]
 
     def set_expanded(self, on: bool) -> None:
         if bool(on) == self.expanded:
@@ -121,7 +111,7 @@ class ArchitecturePanel(QWidget):
         self._extents = {}
         for inline in (False, True):
             scratch = QGraphicsScene()
-            Figure1Builder(scratch, self.state.bundle.config, self.expanded, inline).build()
+            draw_figure1(scratch, self.state.bundle.config, self.expanded, inline)
             self._extents[inline] = scratch.itemsBoundingRect().size()
 
     def _better_inline(self) -> bool:
@@ -147,11 +137,8 @@ class ArchitecturePanel(QWidget):
         if measure:
             self._measure()
             self.inline = self._better_inline()
-        self.figure = Figure1Builder(self.scene, self.state.bundle.config, self.expanded, self.inline).build()
-        for element in self.figure.elements:
-            element.item.on_click = self._clicked
-        for box, _stack, _template in self.figure.boxes:
-            box.on_click = self._clicked
+        self.figure = draw_figure1(self.scene, self.state.bundle.config, self.expanded, self.inline,
+                                   on_click=self.state.select_step_named)
         self._resolve_keys()
         self._refresh()
         self.view.fit()
@@ -159,9 +146,9 @@ class ArchitecturePanel(QWidget):
     def _resolve_keys(self) -> None:
         """Fill `{layer}` with the layer each collapsed stack currently shows."""
         for e in self.figure.elements:
-            e.item.key = e.template.format(layer=self.shown_layer.get(e.stack, 0))
-        for box, stack, template in self.figure.boxes:
-            box.key = template.format(layer=self.shown_layer.get(stack, 0))
+            e.key = e.template.format(layer=self.shown_layer.get(e.stack, 0))
+        for box in self.figure.boxes:
+            box.key = box.template.format(layer=self.shown_layer.get(box.stack, 0))
         for stack, label in self.figure.layer_labels.items():
             n = self.state.n_layers("encoder" if stack == "encoder" else "decoder_self")
             label.setText(f"layer {self.shown_layer[stack] + 1}/{n}")
@@ -174,17 +161,17 @@ class ArchitecturePanel(QWidget):
         for e in self.figure.elements:
             shape_name = e.shape_template.format(layer=self.shown_layer.get(e.stack, 0))
             shape = ""
-            tip = [e.item.title.replace("\n", " ")]
+            tip = [e.title.replace("\n", " ")]
             if trace is not None and shape_name in trace:
                 shape = style.format_shape(trace[shape_name].shape)
                 tip += [f"{s.name}  {style.format_shape(s.shape)}" for s in trace
-                        if s.name == e.item.key or s.name.startswith(e.item.key + ".")]
-            e.item.set_shape_text(shape)
-            sublayer = attention_of_step(e.item.key + ".")
+                        if s.name == e.key or s.name.startswith(e.key + ".")]
+            e.set_shape_text(shape)
+            sublayer = attention_of_step(e.key + ".")
             edited = sorted((h, op) for (k, l, h), op in edits.items() if sublayer == (k, l))
-            e.item.set_edited(bool(edited))
+            e.set_edited(bool(edited))
             tip += [f"Head surgery: head {h + 1} {op}" for h, op in edited]
-            e.item.setToolTip("\n".join(tip))
+            e.setToolTip("\n".join(tip))
         result = self.state.result
         pieces = {"src": result.src_pieces, "tgt": result.tgt_pieces, "out": output_pieces(result)} if result else {}
         bundle = self.state.bundle
@@ -216,9 +203,6 @@ class ArchitecturePanel(QWidget):
         room = widths.get(axis) or widths.get("tgt") or widths.get("src") or 200.0
         return 2 * room if axis == "out" else room
 
-    def _clicked(self, key: str) -> None:
-        self.state.select_step_named(key)
-
     def _on_step(self, _index: int = 0) -> None:
         step = self.state.current_step
         name = step.name if step is not None else ""
@@ -228,13 +212,13 @@ class ArchitecturePanel(QWidget):
             self._resolve_keys()
             self._refresh()
             return  # _refresh calls back here with the keys resolved
-        key = block_for_step(name, [e.item.key for e in self.figure.elements])
-        best = next((e for e in self.figure.elements if e.item.key == key), None)
+        key = block_for_step(name, [e.key for e in self.figure.elements])
+        best = next((e for e in self.figure.elements if e.key == key), None)
         for e in self.figure.elements:
-            e.item.set_highlighted(e is best)
+            e.set_highlighted(e is best)
         if step is not None:
             self.caption.setText(f"Step {self.state.step + 1}/{self.state.n_steps()}:  <b>{readable_step_name(name)}</b>  "
                                  f"<tt>{style.format_shape(step.shape)}</tt>")
             self.caption.setToolTip(name)
         if best is not None and not self.view.auto_fit:
-            self.view.ensureVisible(best.item, 40, 40)
+            self.view.ensureVisible(best, 40, 40)

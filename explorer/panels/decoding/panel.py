@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QSplitter, QStackedWidget, QTabWidget, QVBoxLayout
 
 from explorer import style, theme
 from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
-from explorer.panel_room import offered_room
+from explorer.panel_dock import offered_room
 from explorer.panels.decoding.bars import TopKBars
 from explorer.panels.decoding.beam_view import BeamTreeView
 from explorer.panels.decoding.chips import chip, chips_room, prefix_chips

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer import style
-from explorer.panels.architecture.figure1 import Figure1Builder
+from explorer.panels.architecture.figure1 import draw_figure1
 from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
@@ -62,7 +62,7 @@ class FigureView(QWidget):
     def draw(self, name: str, config) -> None:
         self.caption.setText(name)
         self.scene.clear()
-        Figure1Builder(self.scene, config, expanded=False).build()
+        draw_figure1(self.scene, config, expanded=False)
         self.view.restyle()
         self.view.fit()
 

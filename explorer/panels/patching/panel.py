@@ -26,7 +26,7 @@ from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.label_axis import display_piece
 from explorer.input_text import printable
-from explorer.panel_room import offered_room
+from explorer.panel_dock import offered_room
 from explorer.panels.base import Panel
 from explorer.panels.job_bar import JobBar
 from explorer.panels.layouts import column, row

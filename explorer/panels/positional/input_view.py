@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
+from explorer.panels.layouts import column, row
 from model.interpret.positions import embedding_sum, symmetric_levels
 
 STACKS = {"encoder": "Encoder (source)", "decoder": "Decoder (target)"}
@@ -20,22 +21,13 @@ class InputView(QWidget):
         super().__init__(parent)
         self.stack_box = QComboBox(font=st.font(st.LABEL_PT))
         self.check = QLabel(" ", font=st.font(st.TICK_PT), wordWrap=True)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("Side:", font=st.font(st.LABEL_PT)))
-        row.addWidget(self.stack_box)
-        row.addWidget(self.check, 1)
         self.maps = [Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), square=False) for _ in range(MAX_MAPS)]
         self.maps[0].set_axis_names("token", "dimension")
         self.bar_canvas, self.bar = colour_bar_canvas(st.signed_cmap(), (-1.0, 1.0), "value")
-        maps = QHBoxLayout()
         for i, m in enumerate(self.maps):
-            maps.addWidget(m, 1)
             m.setVisible(i < 3)  # E, + PE, = sum: the paper's three until a BERT input shows five
-        maps.addWidget(self.bar_canvas)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addLayout(row)
-        lay.addLayout(maps, 1)
+        side = row(QLabel("Side:", font=st.font(st.LABEL_PT)), self.stack_box, (self.check, 1))
+        column(side, (row(*((m, 1) for m in self.maps), self.bar_canvas), 1), parent=self, margins=0)
         self.result = None
         self.model = None  # the loaded model: its embedding LayerNorm's γ, β, ε check BERT's norm
         self.values: tuple[np.ndarray, ...] | None = None  # the maps shown, left to right

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker
-from PySide6.QtWidgets import QCheckBox, QLabel, QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget
-from superqt import QFlowLayout
+from PySide6.QtWidgets import QCheckBox, QLabel, QPushButton, QSpinBox, QTabWidget, QWidget
 
 from explorer.deferred_pages import DeferredPages
 from explorer.drawing import plot_style as st
+from explorer.panels.base import Panel
+from explorer.panels.layouts import column, flow
 from explorer.panels.positional.input_view import InputView
 from explorer.panels.positional.rope_view import RopeView
 from explorer.panels.positional.views import PEHeatmapView, SimilarityShiftView
@@ -17,7 +18,7 @@ from explorer.panels.positional.waves import WavesView
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from explorer.theme import set_sheet
-from model.interpret.positions import pair_layout, positional_table
+from model.interpret.positions import pair_layout, positional_table, table_titles
 
 PAPER_D_MODEL = 512
 DEFAULT_POSITIONS = 100
@@ -25,26 +26,21 @@ MAX_D_MODEL = 2048
 MAX_POSITIONS = 1024
 
 
-class PositionalPanel(QWidget):
+class PositionalPanel(Panel):
     panel_name = "positional"
     title = "Positional encoding"
     tab_title = "Positional"  # its dock tab and the presentation chooser (the whole name on the title bar)
 
     def __init__(self, state: SessionState, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.table: np.ndarray | None = None
         self.source = "formula"  # "model" (the buffer), "learned" (the parameter) or "formula"
         self.pe_layout = "interleaved"  # sin/cos in dims (2i, 2i+1) as in the paper; "halves" for Marian
         self._drawn_args: tuple | None = None  # what the table views draw (refresh), for a view built later
         self._views_stale = False  # refreshed while hidden: the views draw when the panel is shown
         self._build()
-        state.bundleChanged.connect(self._on_bundle)
-        state.resultChanged.connect(self._on_result)
-        if state.bundle is not None:
-            self._on_bundle(state.bundle)
-        else:
-            self.refresh()
+        self.refresh()  # (the formula until a model is loaded)
+        self.follow(bundle=self._on_bundle, result=self._on_result)
         self.pages.start()  # the tab shown now; the other views when first shown
 
     # -- the views: each built when first needed (explorer.deferred_pages) -----------------------
@@ -84,12 +80,8 @@ class PositionalPanel(QWidget):
         self.reset_button = QPushButton("Model's sizes", font=font, toolTip="Back to the loaded model's d_model and length")
         self.source_label = QLabel(" ", wordWrap=True, font=st.font(st.TICK_PT))
         set_sheet(self.source_label, "color: {muted};")
-        row = QWidget()  # the sizes and buttons wrap onto a second line where one is too narrow
-        flow = QFlowLayout(row)
-        flow.setContentsMargins(0, 0, 0, 0)
-        for widget in (QLabel("d_model", font=font), self.d_spin, QLabel("positions", font=font), self.len_spin,
-                       self.learned_box, self.reset_button):
-            flow.addWidget(widget)
+        sizes = flow(QLabel("d_model"), self.d_spin, QLabel("positions"), self.len_spin, self.learned_box,
+                     self.reset_button, font=font)  # wraps onto a second line where one is too narrow
 
         self.state.panelRequested.connect(self._on_requested)
         self.tabs = QTabWidget(font=font)
@@ -99,12 +91,8 @@ class PositionalPanel(QWidget):
                                     ("input_view", "This input", InputView),
                                     ("rope_view", "RoPE", lambda: RopeView(self.state))):
             self.pages.add(name, text, factory)
-        lay = QVBoxLayout(self)
-        lay.addWidget(row)
-        lay.addWidget(self.source_label)
-        lay.addWidget(self.tabs, 1)
-        if self.state.session.view(self.panel_name) == "rope":  # asked for before this panel was built
-            self.tabs.setCurrentWidget(self.pages.holder("rope_view"))
+        column(sizes, self.source_label, (self.tabs, 1), parent=self)
+        self._on_requested(self.panel_name, self.state.session.view(self.panel_name))  # asked before it was built
 
         for spin in (self.d_spin, self.len_spin):
             spin.setKeyboardTracking(False)  # typing "128" must not redraw for 1 and 12 first
@@ -152,9 +140,7 @@ class PositionalPanel(QWidget):
         with QSignalBlocker(self.learned_box):
             self.learned_box.setEnabled(learned)
             self.learned_box.setChecked(learned)
-        shown = self.pages.built_pages().get("input_view")
-        if shown is not None:
-            shown.set_result(None)
+        self._on_result(None)  # (the new model's result follows)
         self.use_model_sizes()
 
     def refresh(self) -> None:
@@ -168,18 +154,9 @@ class PositionalPanel(QWidget):
         self.table, self.source, text = positional_table(bundle, self.d_spin.value(), self.len_spin.value(),
                                                          self.learned_box.isChecked())  # the model's own values if it has them
         self.pe_layout = "interleaved" if self.source == "learned" else pair_layout(bundle)
-        learned = self.source == "learned"
         self.source_label.setText(text)
-        length, d = self.table.shape
-        if learned:
-            kind = "Learned positional embedding"
-        elif self.pe_layout == "halves":
-            kind = "PE(pos, i) = sin(pos/10000^(2i/d)) · PE(pos, d/2+i) = cos(…)"
-        else:
-            kind = "PE(pos, 2i) = sin(pos/10000^(2i/d)) · PE(pos, 2i+1) = cos(…)"
-        title = (f"{'Learned P' if learned else 'P'}ositional encoding: {length} positions × d_model = {d}"
-                 + (" (sin dims, then cos dims)" if self.pe_layout == "halves" else ""))
-        self._drawn_args = (self.table, learned, kind, title, self.pe_layout)
+        formula, title = table_titles(self.source, self.pe_layout, *self.table.shape)
+        self._drawn_args = (self.table, self.source == "learned", formula, title, self.pe_layout)
         self._views_stale = True
         if self.isVisible():  # a hidden panel (another scene's) draws when it is shown again
             self._draw_views()

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSpinBox, QWidget
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
 from explorer.input_text import printable
-from model.interpret.positions import model_scores, turns
+from explorer.panels.layouts import column, row
+from model.interpret.positions import model_scores, rope_note, turns
 
 SHOWN_POSITIONS = 48
 ROPE_BASE = 10000.0  # the paper's base, for a model without rotary positions
@@ -31,17 +32,8 @@ class RopeView(QWidget):
         self.head = QSpinBox(prefix="head ")
         self.head.valueChanged.connect(self.refresh)
         self.verdict = QLabel(wordWrap=True, textFormat=Qt.RichText, font=style.font(style.BASE_POINT_SIZE))
-        right = QVBoxLayout()
-        right.addWidget(self.head, 0, Qt.AlignLeft)
-        right.addWidget(self.table, 1)
-        right.addWidget(self.verdict)
-        row = QHBoxLayout()
-        row.addWidget(self.angles, 1)
-        row.addLayout(right, 1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.note)
-        layout.addLayout(row, 1)
+        right = column(row(self.head, None), (self.table, 1), self.verdict)
+        column(self.note, (row((self.angles, 1), (right, 1)), 1), parent=self, margins=0)
         state.bundleChanged.connect(self.refresh)  # bound methods: Qt drops them with the view
         state.resultChanged.connect(self.refresh)
         self.refresh()
@@ -62,15 +54,7 @@ class RopeView(QWidget):
         self.angles.set_title("Turns of pair i at m: m·θ_i / 2π")
         self.angles.setToolTip(f"θ_i = {base:g}^(−2i/{cfg.d_k}): pair 0 turns a radian per position, "
                                f"pair {cfg.d_k // 2 - 1} {base ** (-(cfg.d_k - 2) / cfg.d_k):.2g} rad")
-        if rotary:
-            self.note.setText(f"{bundle.name} uses rotary positions (RoPE): nothing is added to the embedding; each "
-                              f"layer turns every pair (2i, 2i+1) of q and k by m·θ_i, the sinusoids' angles. "
-                              "A score then sees only the distance m − n.")
-        else:
-            self.note.setText(f"{bundle.name} adds the paper's positions to its embeddings ({cfg.positional}). "
-                              f"Left: the rotations RoPE would apply to its d_k = {cfg.d_k} head vectors (the same "
-                              "angles as the sinusoids). Right: the model's own scores, which depend on where the "
-                              "tokens are, not only on their distance.")
+        self.note.setText(rope_note(bundle.name, cfg.positional, cfg.d_k))
         self.scores = model_scores(bundle, result, self.head.value() - 1) if result is not None else None
         self._show_scores()
 
@@ -87,14 +71,6 @@ class RopeView(QWidget):
         self.table.set_data(values, [f"{o:+d}" if o else "0" for o in s.offsets], [f"n={n}" for n in s.starts],
                             texts=texts, row_names=True)
         self.table.set_title(f"score(q “{printable(s.query)}” at m, k “{printable(s.key)}” at n), head {s.head + 1}")
-        if s.rotary:
-            self.verdict.setText(f"Along each row (one m − n) the score varies by at most <b>{s.spread_within:.1e}</b> "
-                                 f"(float rounding); between offsets by {s.spread_between:.3f}: "
-                                 "<b>only m − n matters</b>.")
-        else:
-            self.verdict.setText(f"Along each row (one m − n) the score varies by <b>{s.spread_within:.3f}</b>: with "
-                                 "added sinusoids the absolute positions enter the score too (RoPE would give one "
-                                 "number per row).")
-
+        self.verdict.setText(s.verdict)
 
 __all__ = ["RopeView"]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QLabel, QSpinBox, QWidget
 
 from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
+from explorer.panels.layouts import column, row
 from explorer.theme import notifier
-from model.interpret.positions import rotation, shift_error, similarity, symmetric_levels
+from model.interpret.positions import rotation, shift_error, shift_texts, similarity, symmetric_levels
 
 
 class PEHeatmapView(QWidget):
@@ -22,10 +23,7 @@ class PEHeatmapView(QWidget):
         self.grouped = QCheckBox("sin dims first, then cos dims", font=st.font(st.TICK_PT))
         self.heatmap = Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), colour_bar="PE(pos, i)", square=False)
         self.heatmap.set_axis_names("position pos", "dimension i")
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.grouped)
-        lay.addWidget(self.heatmap, 1)
+        column(self.grouped, (self.heatmap, 1), parent=self, margins=0)
         self.table: np.ndarray | None = None
         self.columns: np.ndarray | None = None  # which model dimension each shown column is
         self._args = None
@@ -78,21 +76,10 @@ class SimilarityShiftView(QWidget):
             spin.valueChanged.connect(self._update_shift)
         self.k_spin.setMinimum(1)
         self.result = QLabel(" ", font=st.font(st.LABEL_PT), wordWrap=True)
-        controls = QHBoxLayout()
-        for text, spin in (("pos", self.pos_spin), ("offset k", self.k_spin)):
-            controls.addWidget(QLabel(text, font=st.font(st.LABEL_PT)))
-            controls.addWidget(spin)
-        controls.addStretch(1)
-        right = QVBoxLayout()
-        right.addWidget(self.shift_title)
-        right.addWidget(self.shift_canvas, 1)
-        right.addWidget(self.key)
-        right.addLayout(controls)
-        right.addWidget(self.result)
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.sim, 1)
-        lay.addLayout(right, 1)
+        font = st.font(st.LABEL_PT)
+        controls = row(QLabel("pos", font=font), self.pos_spin, QLabel("offset k", font=font), self.k_spin, None)
+        right = column(self.shift_title, (self.shift_canvas, 1), self.key, controls, self.result)
+        row((self.sim, 1), (right, 1), parent=self, margins=0)
         self.table: np.ndarray | None = None
         self.learned = False
         self.pe_layout = "interleaved"
@@ -131,25 +118,15 @@ class SimilarityShiftView(QWidget):
                                          f" {name}</span>" for colour, mark, name in
                                          ((p.pe_pos, "━", "PE(pos)"), (p.pe_target, "━━", "PE(pos + k)"),
                                           (p.pe_rotated, "✕", "M_k · PE(pos)"))[:3 if rotates else 2]))
-        if not rotates:
+        if rotates:
+            self.curve_target.setData(dims, table[pos + k])
+            self.curve_rotated.setData(dims, rotation(d, k, self.pe_layout) @ table[pos].astype(np.float64))  # M_k·PE(pos)
+            self.error = shift_error(table, k, self.pe_layout)
+        else:
             self.curve_target.setData(dims, table[min(pos + k, length - 1)] if pos >= 0 else [])
             self.curve_rotated.setData([], [])
             self.error = None
-            self._title("Shift by k: a rotation exists for sinusoids only")
-            self.result.setText("Learned embeddings have no built-in M_k: the linear-shift property of "
-                                "Section 3.5 is a property of the sinusoids." if self.learned
-                                else "Increase the number of positions to try an offset.")
-            return
-        rotated = rotation(d, k, self.pe_layout) @ table[pos].astype(np.float64)  # M_k · PE(pos)
-        self.curve_target.setData(dims, table[pos + k])
-        self.curve_rotated.setData(dims, rotated)
-        self.error = shift_error(table, k, self.pe_layout)
-        self._title(f"PE({pos} + {k}) and M_{k} · PE({pos}) coincide")
-        where = " (dims i and d/2 + i in this model)" if self.pe_layout == "halves" else ""
-        self.result.setText(f"M_k rotates each (sin, cos) pair{where} by the angle ω_i·k, whatever pos is.  "
-                            f"max |M_{k}·PE(pos) − PE(pos+{k})| over all {length - k} positions × {d} dims = "
-                            f"{self.error:.1e} (float32 rounding): PE(pos+k) is a linear function of PE(pos).")
-
-    def _title(self, text: str) -> None:
-        self.shift_title.setText(text)
-        self.shift_title.setToolTip(text)
+        title, text = shift_texts(self.learned, pos, k, length, d, self.pe_layout, self.error)
+        self.shift_title.setText(title)
+        self.shift_title.setToolTip(title)
+        self.result.setText(text)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QLabel, QListWidget, QListWidgetItem, QWidget
 
 from explorer import style
 from explorer.drawing import plot_style as st
+from explorer.panels.layouts import column, row
 from explorer.panels.texts import text_label
 from explorer.theme import notifier
 from model.interpret.positions import default_pairs, pair_dims, pair_wavelength, sinusoid_curve
@@ -30,9 +31,6 @@ class WavesView(QWidget):
         self.pairs_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.pairs_list.setFont(st.font(st.TICK_PT))
         self.pairs_list.setMaximumWidth(230)
-        left = QVBoxLayout()
-        left.addWidget(QLabel("Dimension pairs\nctrl-click: several", font=st.font(st.TICK_PT)))
-        left.addWidget(self.pairs_list, 1)
         self.canvas = st.graphics_widget()
         self.plot = self.canvas.addPlot(row=0, col=0)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
@@ -45,15 +43,10 @@ class WavesView(QWidget):
         self.legend = text_label("", st.TICK_PT, sheet="background: {canvas}; color: {text}; padding: 4px 10px;")
         self.formula = text_label("", st.TITLE_PT, sheet="background: {canvas}; color: {text}; padding: 2px 10px;")
         self.formula.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-        right = QVBoxLayout()
+        left = column(QLabel("Dimension pairs\nctrl-click: several", font=st.font(st.TICK_PT)), (self.pairs_list, 1))
+        right = column(self.formula, (self.canvas, 1), self.legend)
         right.setSpacing(0)
-        right.addWidget(self.formula)
-        right.addWidget(self.canvas, 1)
-        right.addWidget(self.legend)
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addLayout(left)
-        lay.addLayout(right, 1)
+        row(left, (right, 1), parent=self, margins=0)
         self.curves: list[tuple[int, pg.PlotDataItem]] = []
         self.lines: list[tuple[int, pg.PlotDataItem]] = []
         self.table: np.ndarray | None = None
