@@ -127,3 +127,14 @@ def test_without_a_recorded_decode_one_forward_gives_the_same_first_row(panel, g
     direct = next_token_logits(gpt, PROMPT).logits.softmax(-1)
     recorded = from_decode_step(panel.state.frame.decode.steps[0], gpt).logits.softmax(-1)
     assert torch.allclose(direct, recorded, atol=1e-6)
+
+
+def test_the_summary_counts_the_tokens_the_model_rules_out(panel, gpt):
+    """<bos> and <pad> are never sampled: with no filter every other token is kept, and the
+    summary says why the count is short of the vocabulary."""
+    panel.controls.temperature.setValue(1.0)
+    logits = reference_logits(gpt)
+    vocab, ruled_out = logits.size, int((~np.isfinite(logits)).sum())
+    assert ruled_out == 2
+    assert f"{vocab - ruled_out:,} of {vocab:,} tokens kept ({ruled_out:,} ruled out by the model)" \
+        in panel.summary.text()

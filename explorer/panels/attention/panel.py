@@ -203,7 +203,8 @@ class AttentionPanel(Panel):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
         self.stack.addWidget(self.tabs)
-        column(row(self.picker, self.all_kinds, (self.readout, 1), self.mask_legend), (self.stack, 1), parent=self)
+        self.tabs.setCornerWidget(self.mask_legend, Qt.Corner.TopRightCorner)  # room the view tabs leave
+        column(row(self.picker, self.all_kinds, (self.readout, 1)), (self.stack, 1), parent=self)
         self.all_kinds.toggled.connect(lambda on: self.state.set_view("attention_grid", "all" if on else "selected"))
         self.tabs.currentChanged.connect(self._on_tab)
         self.state.viewChanged.connect(self._on_view)

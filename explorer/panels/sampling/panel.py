@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 import pyqtgraph as pg
+import torch
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QPushButton, QSpinBox, QWidget
 from superqt import QLabeledDoubleSlider
@@ -227,7 +228,9 @@ class SamplingPanel(Panel):
             [str(i) for i in ids]
         self.bars.show_rows(ids, pieces, top.values.numpy(), f.final[ids].numpy(), notes)
         vocab = f.final.numel()
-        self.summary.setText(f"T = {temperature:g}: {f.kept:,} of {vocab:,} tokens kept "
+        possible = int(torch.isfinite(self.next_token.logits).sum())  # the model rules some out (−∞ logits)
+        ruled_out = f" ({vocab - possible:,} ruled out by the model)" if possible < vocab else ""
+        self.summary.setText(f"T = {temperature:g}: {f.kept:,} of {vocab:,} tokens kept{ruled_out} "
                              f"(top-k {top_k or 'off'}, top-p {top_p:g}); they held "
                              f"{f.kept_mass:.1%} of the tempered probability, renormalised to 100%.")
         self.redraw_ms = (time.perf_counter() - start) * 1000
