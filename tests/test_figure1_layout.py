@@ -83,6 +83,9 @@ def test_rotary_positions_add_nothing_and_bert_adds_token_types():
 
     assert into_adder(config())
     assert not into_adder(config(positional="rope"))
+    rope = {e.template: e for e in figure1_layout(config(positional="rope"), False, False, CharMeasure()).elements}
+    assert "encoder.input" not in rope and "decoder.input" not in rope  # no ⊕ with nothing to add
+    assert "decoder.positional" in rope  # the rotation is still shown, beside the stack
     bert = config(kind="encoder_only", n_decoder_layers=0, type_vocab_size=2, embedding_norm=True)
     fig = figure1_layout(bert, False, False, CharMeasure())
     blocks = {e.template: e for e in fig.elements}

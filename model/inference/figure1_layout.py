@@ -202,17 +202,19 @@ class _Layout:
                         shape=f"{stack}.embedding.scaled")
         self._arrow(prev, emb.bottom())
         y -= self.block_h / 2 + GAP + ADDER_R
-        adder = self._add("⊕", "add", stack, f"{stack}.input", cx, y, kind="adder", label="",
-                          label_right=not residual_right)
-        self._arrow(emb.top(), adder.at(0, ADDER_R))
         wave_title, short = positional_titles(cfg)
         wave = self._add(wave_title, "positional", stack, f"{stack}.positional", cx + outer * self.wave_offset, y,
                          kind="wave", label=short)
-        if cfg.positional != "rope":  # RoPE adds nothing to the embeddings: it turns q and k inside attention
+        if cfg.positional == "rope":  # RoPE adds nothing to the embeddings (no ⊕): it turns q and k in attention
+            flow_top = emb.top()
+        else:
+            adder = self._add("⊕", "add", stack, f"{stack}.input", cx, y, kind="adder", label="",
+                              label_right=not residual_right)
+            self._arrow(emb.top(), adder.at(0, ADDER_R))
             self._arrow(wave.at(-outer * WAVE_R, 0), adder.at(outer * ADDER_R, 0))
-        if stack == "encoder" and cfg.type_vocab_size:
-            self._token_type(stack, cx, emb, adder, -outer)
-        flow_top = adder.at(0, -ADDER_R)
+            if stack == "encoder" and cfg.type_vocab_size:
+                self._token_type(stack, cx, emb, adder, -outer)
+            flow_top = adder.at(0, -ADDER_R)
         y -= ADDER_R + GAP
         if cfg.embedding_norm:  # BERT: LayerNorm(E + P + T) is what enters layer 0
             y -= self.block_h / 2
