@@ -218,7 +218,7 @@ class ArchitecturePanel(QWidget):
             e.set_highlighted(e is best)
         if step is not None:
             self.caption.setText(f"Step {self.state.step + 1}/{self.state.n_steps()}:  <b>{readable_step_name(name)}</b>  "
-                                 f"<tt>{style.format_shape(step.shape)}</tt>")
+                                 f"<tt>{style.format_shape(step.shape).replace(' ', '&nbsp;')}</tt>")  # one piece
             self.caption.setToolTip(name)
         if best is not None and not self.view.auto_fit:
             self.view.ensureVisible(best, 40, 40)
