@@ -177,7 +177,7 @@ class AttentionPair(QWidget):
             blocked = np.triu(np.ones_like(matrix, dtype=bool), 1) if result.runs[run].causal_mask else None
             heatmap.set_data(matrix, result.example, result.example, blocked=blocked, boundary=blocked is None)
             ahead = float(np.triu(matrix, 1).sum(-1).mean())  # the weight on later positions
-            heatmap.set_title(f"{ahead:.0%} ahead · {RUN_LABELS[run]}")
+            heatmap.set_title(f"{RUN_LABELS[run]} · {ahead:.0%} ahead")  # which map first: a cut keeps it
 
 
 __all__ = ["LossCurves", "AccuracyBars", "AttentionPair"]
