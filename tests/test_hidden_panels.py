@@ -1,0 +1,80 @@
+"""A panel hidden in a shown window (a tab behind another, a closed dock) draws no session change
+while hidden, and draws the latest one, once, when shown; a panel outside a shown window (tests,
+figures being built) draws every change at once."""
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QLabel, QTabWidget
+
+from explorer.panels.base import Panel
+
+
+class FakeState(QObject):
+    """What `Panel.follow` reads of a session: its three signals and the values they carried."""
+
+    bundleChanged = Signal(object)
+    frameChanged = Signal(object)
+    resultChanged = Signal(object)
+    bundle = frame = result = None
+
+
+class CountingPanel(Panel):
+    """Records every call of its handlers, in order."""
+
+    def __init__(self, state):
+        super().__init__(state)
+        self.calls: list[tuple[str, object]] = []
+        self.follow(bundle=lambda b: self.calls.append(("bundle", b)),
+                    frame=lambda f: self.calls.append(("frame", f)))
+
+
+def _tabs(qtbot, state):
+    tabs = QTabWidget()
+    qtbot.addWidget(tabs)
+    front, panel = QLabel("in front"), CountingPanel(state)
+    tabs.addTab(front, "front")
+    tabs.addTab(panel, "panel")
+    tabs.show()
+    qtbot.waitExposed(tabs)
+    return tabs, panel
+
+
+def test_a_hidden_panel_draws_no_frame_until_it_is_shown_then_the_latest_once(qtbot):
+    state = FakeState()
+    tabs, panel = _tabs(qtbot, state)
+    assert not panel.isVisible()
+    for frame in ("f1", "f2", "f3"):
+        state.frameChanged.emit(frame)
+    assert panel.calls == []
+    tabs.setCurrentWidget(panel)
+    assert panel.isVisible()
+    assert panel.calls == [("frame", "f3")]
+    state.frameChanged.emit("f4")  # seen now: drawn at once
+    assert panel.calls == [("frame", "f3"), ("frame", "f4")]
+    tabs.setCurrentIndex(0)
+    tabs.setCurrentWidget(panel)  # nothing new while hidden: nothing drawn again
+    assert panel.calls == [("frame", "f3"), ("frame", "f4")]
+
+
+def test_held_changes_are_drawn_in_the_order_their_latest_came(qtbot):
+    state = FakeState()
+    tabs, panel = _tabs(qtbot, state)
+    state.frameChanged.emit("old model's frame")
+    state.bundleChanged.emit("new model")  # after the frame: the panel must end on the new model
+    panel.draw_now()  # what a figure or a test reading the hidden panel calls
+    assert panel.calls == [("frame", "old model's frame"), ("bundle", "new model")]
+    state.bundleChanged.emit("third model")
+    state.frameChanged.emit("third model's frame")
+    assert panel.wait_until_drawn()
+    assert panel.calls[2:] == [("bundle", "third model"), ("frame", "third model's frame")]
+    tabs.setCurrentWidget(panel)
+    assert len(panel.calls) == 4  # drawn already: showing draws nothing twice
+
+
+def test_a_panel_outside_a_shown_window_draws_every_change_at_once(qtbot):
+    state = FakeState()
+    panel = CountingPanel(state)
+    qtbot.addWidget(panel)
+    state.frameChanged.emit("f1")
+    state.bundleChanged.emit("b1")
+    assert panel.calls == [("frame", "f1"), ("bundle", "b1")]
