@@ -11,6 +11,12 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QWidget
 
 
+def unseen(widget: QWidget) -> bool:
+    """In a shown window but not shown itself (a hidden tab, a closed dock)."""
+    window = widget.window()
+    return window is not widget and window.isVisible() and not widget.isVisible()
+
+
 class _Relay(QObject):
     """One signal's handler: a QObject child, so Qt drops the connection with the widget."""
 
@@ -40,9 +46,7 @@ class WhenSeen(QObject):
         signal.connect(relay.receive)
 
     def unseen(self) -> bool:
-        """In a shown window but not shown itself (a hidden tab, a closed dock)."""
-        window = self.watched.window()
-        return window is not self.watched and window.isVisible() and not self.watched.isVisible()
+        return unseen(self.watched)
 
     def deliver(self, relay: _Relay, values: tuple) -> None:
         if self.unseen():

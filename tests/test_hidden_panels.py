@@ -3,6 +3,7 @@ while hidden, and draws the latest one, once, when shown; a panel outside a show
 figures being built) draws every change at once."""
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QLabel, QTabWidget
 
@@ -78,3 +79,24 @@ def test_a_panel_outside_a_shown_window_draws_every_change_at_once(qtbot):
     state.frameChanged.emit("f1")
     state.bundleChanged.emit("b1")
     assert panel.calls == [("frame", "f1"), ("bundle", "b1")]
+
+
+def test_a_hidden_training_panel_draws_its_curves_when_shown(qtbot):
+    from explorer.panels.training.panel import TrainingPanel
+    from explorer.state import SessionState
+    from model.train.live_messages import MetricRows
+
+    tabs = QTabWidget()
+    qtbot.addWidget(tabs)
+    panel = TrainingPanel(SessionState())
+    tabs.addTab(QLabel("in front"), "front")
+    tabs.addTab(panel, "training")
+    tabs.show()
+    qtbot.waitExposed(tabs)
+    loss = panel.curves.curves["loss_raw"]
+    panel.display.add_rows(MetricRows.from_tuples([(s, 3.0 - s / 10, 0.5, 1e-3, 900.0, s / 10) for s in (1, 2, 3)]))
+    panel.redraw()
+    assert len(loss.getData()[0] if loss.getData()[0] is not None else []) == 0  # hidden: not handed to the plot
+    tabs.setCurrentWidget(panel)
+    x, y = loss.getData()
+    assert list(x) == [1, 2, 3] and list(y) == pytest.approx([2.9, 2.8, 2.7])

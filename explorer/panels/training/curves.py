@@ -48,7 +48,12 @@ def colour_key_title(metric: str = "exact_match", two_lines: bool = False) -> st
 
 def make_plot(canvas: pg.GraphicsLayoutWidget, title: str, y_label: str, tooltip: str) -> pg.PlotItem:
     """A plot titled over its whole width (value axis included), its axes in the theme's colours."""
-    plot = canvas.addPlot(enableMenu=False, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
+    axes = {"bottom": SpacedAxis("bottom"), "left": pg.AxisItem("left")}  # (steps never run together)
+    for axis in axes.values():  # no "(x0.001)", and no relabelling at every range change, which costs
+        axis.enableAutoSIPrefix(False)
+    plot = canvas.addPlot(enableMenu=False, axisItems=axes)
+    for side in ("top", "right"):  # (hidden, and following the range all the same)
+        plot.getAxis(side).enableAutoSIPrefix(False)
     plot.setTitle(title, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
     let_shrink(plot.titleLabel)
     plot.layout.removeItem(plot.titleLabel)
@@ -61,7 +66,6 @@ def make_plot(canvas: pg.GraphicsLayoutWidget, title: str, y_label: str, tooltip
         axis.setPen(style.MUTED.name())
         axis.setTextPen(style.TEXT.name())
         axis.setLabel(label, color=style.TEXT.name(), **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
-    plot.getAxis("left").enableAutoSIPrefix(False)  # relabelling on every range change costs
     plot.setPreferredSize(1, 1)  # equal shares: the layout splits the room by stretch only
     return plot
 
