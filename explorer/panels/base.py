@@ -27,12 +27,12 @@ class Panel(QWidget):
         state = self.state
         if self.seen is None:
             self.seen = WhenSeen(self)
-        for signal, slot, now in ((state.bundleChanged, bundle, state.bundle), (state.frameChanged, frame, state.frame),
-                                  (state.resultChanged, result, state.result)):
+        for signal, slot, name in ((state.bundleChanged, bundle, "bundle"), (state.frameChanged, frame, "frame"),
+                                   (state.resultChanged, result, "result")):
             if slot is not None:
-                self.seen.follow(signal, slot)
-                if now is not None:
-                    slot(now)
+                self.seen.follow(signal, slot, current=lambda name=name: getattr(self.state, name))
+                if getattr(state, name) is not None:
+                    slot(getattr(state, name))
 
     def draw_now(self) -> None:
         """Draw the session's changes held back while the panel was hidden (figures, tests)."""

@@ -80,7 +80,7 @@ class ArchitecturePanel(QWidget):
         self.seen = seen = WhenSeen(self)  # the session's changes drawn when the panel can be seen
         for signal, handler in ((state.bundleChanged, self._rebuild), (state.resultChanged, self._refresh),
                                 (state.stepChanged, self._on_step)):
-            seen.follow(signal, handler)
+            seen.follow(signal, handler, current=tuple)  # (each reads the session itself)
         if state.bundle is not None:
             self._rebuild()
 

@@ -57,11 +57,10 @@ class DecodingPanel(QWidget):
         self._player.timeout.connect(self._tick)
         self._build()
         self.seen = seen = WhenSeen(self)  # the session's changes drawn when the panel can be seen
-        for signal, handler in ((state.bundleChanged, self._on_bundle), (state.frameChanged, self._on_frame),
-                                (state.resultChanged, self._on_result),
-                                (state.decodeStepChanged, lambda _t: self._show_step()),
-                                (state.attentionSelected, self._on_attention_selected)):
-            seen.follow(signal, handler)
+        for name, handler in (("bundle", self._on_bundle), ("frame", self._on_frame), ("result", self._on_result)):
+            seen.follow(getattr(state, f"{name}Changed"), handler, current=lambda name=name: getattr(state, name))
+        seen.follow(state.decodeStepChanged, lambda *_: self._show_step(), current=tuple)  # (both read the session)
+        seen.follow(state.attentionSelected, self._on_attention_selected, current=tuple)
         state.decodingChanged.connect(self.controls.show_settings)
         state.causalMaskChanged.connect(lambda on: self.parallel.remove_mask.setChecked(not on))
         state.frameFailed.connect(self._on_frame_failed)
