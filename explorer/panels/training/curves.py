@@ -13,7 +13,7 @@ from PySide6.QtGui import QColor
 
 from explorer import presentation, style
 from explorer.drawing.plot_style import fit_title_row, let_shrink
-from explorer.drawing.spaced_axis import SpacedAxis
+from explorer.drawing.spaced_axis import no_prefix_on_hidden_axes, step_and_value_axes
 from explorer.panels.training.warmup_mark import WarmupMark
 from explorer.screen import ScreenClass
 from model.train.curve_texts import AXIS_LABELS, KEY_WORDS, TITLES, TOOLTIPS, held_out_name, lr_tooltip, rate_axis
@@ -48,12 +48,8 @@ def colour_key_title(metric: str = "exact_match", two_lines: bool = False) -> st
 
 def make_plot(canvas: pg.GraphicsLayoutWidget, title: str, y_label: str, tooltip: str) -> pg.PlotItem:
     """A plot titled over its whole width (value axis included), its axes in the theme's colours."""
-    axes = {"bottom": SpacedAxis("bottom"), "left": pg.AxisItem("left")}  # (steps never run together)
-    for axis in axes.values():  # no "(x0.001)", and no relabelling at every range change, which costs
-        axis.enableAutoSIPrefix(False)
-    plot = canvas.addPlot(enableMenu=False, axisItems=axes)
-    for side in ("top", "right"):  # (hidden, and following the range all the same)
-        plot.getAxis(side).enableAutoSIPrefix(False)
+    plot = canvas.addPlot(enableMenu=False, axisItems=step_and_value_axes())  # steps never run together
+    no_prefix_on_hidden_axes(plot)
     plot.setTitle(title, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
     let_shrink(plot.titleLabel)
     plot.layout.removeItem(plot.titleLabel)
