@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QWidget
 
 
@@ -29,23 +29,31 @@ class _Relay(QObject):
     def receive(self, *values) -> None:
         self.gate.deliver(self, values)
 
-    def catch_up(self, values: tuple | None) -> None:
-        """Draw what was held back: the session's value now where there is a `current`."""
+    def catch_up(self, values: tuple | None) -> bool:
+        """Draw what was held back: the session's value now where there is a `current` (nothing,
+        and False, where that is None)."""
         if self.current is None:
             self.handler(*values)
         elif (value := self.current()) is not None:
             self.handler(value)
+        else:
+            return False
+        return True
 
 
 class WhenSeen(QObject):
     """Holds back the session's changes while `watched` cannot be seen; draws the latest of each,
-    in the order they came, when it is shown (or `draw_now` is called)."""
+    in the order they came, when it is shown: the first with the show, each other one in a turn
+    of the event loop of its own (a new model, then its frame: not one long turn). `draw_now`
+    draws them all at once."""
 
     def __init__(self, watched: QWidget):
         super().__init__(watched)
         self.watched = watched
         self.pending: dict[int, tuple[int, _Relay, tuple | None]] = {}  # relay id → (arrival, relay, values)
         self.arrivals = itertools.count()
+        self.next_turn = QTimer(self, singleShot=True, interval=0)
+        self.next_turn.timeout.connect(self.catch_up_one)
         watched.installEventFilter(self)
 
     def follow(self, signal, handler: Callable, current: Callable[[], object] | None = None) -> None:
@@ -67,12 +75,23 @@ class WhenSeen(QObject):
 
     def draw_now(self) -> None:
         """Draw what was held back (a figure or a test reading a hidden panel)."""
+        self.next_turn.stop()
         held = sorted(self.pending.values(), key=lambda entry: entry[0])
         self.pending.clear()
         for _arrival, relay, values in held:
             relay.catch_up(values)
 
+    def catch_up_one(self) -> None:
+        """Draw the earliest change held back; the next one in the next turn (while still seen)."""
+        drawn = False
+        while self.pending and not drawn and not self.unseen():
+            key, (_arrival, relay, values) = min(self.pending.items(), key=lambda item: item[1][0])
+            del self.pending[key]
+            drawn = relay.catch_up(values)
+        if self.pending:
+            self.next_turn.start()
+
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
         if watched is self.watched and event.type() == QEvent.Type.Show and self.pending:
-            self.draw_now()
+            self.catch_up_one()
         return False

@@ -77,6 +77,19 @@ def test_held_changes_are_drawn_in_the_order_their_latest_came(qtbot):
     assert len(panel.calls) == 4  # drawn already: showing draws nothing twice
 
 
+def test_held_changes_are_drawn_one_a_turn_once_shown(qtbot):
+    """A new model and its frame, held back: the model with the show, its frame a turn later (two
+    short turns of the event loop, not one long one)."""
+    state = FakeState()
+    tabs, panel = _tabs(qtbot, state)
+    state.change("bundle", "new model")
+    state.change("frame", "its frame")
+    tabs.setCurrentWidget(panel)
+    assert panel.calls == [("bundle", "new model")]
+    qtbot.waitUntil(lambda: len(panel.calls) == 2, timeout=2000)
+    assert panel.calls == [("bundle", "new model"), ("frame", "its frame")]
+
+
 def test_a_held_change_keeps_no_old_value_alive(qtbot):
     """What a hidden panel draws when shown is the session's value then: the frame of a model the
     session has replaced since (it drops its frame and says so with bundleChanged) is not kept."""
