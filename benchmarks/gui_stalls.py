@@ -10,6 +10,7 @@ while the gap lasts, so a stall is reported with the code that caused it, not on
 Prints per phase `stall_ms[PHASE]: worst`, then `worst_stall_ms:`, `stalls_over_threshold:` and
 `stalled_s:` (their total), `turn_cpu_ms:` (per phase, the GUI thread's own CPU time between two
 ticks at worst: what our code costs a turn, apart from the machine's load and other threads),
+`gui_cpu_s:` (the GUI thread's CPU time in all, while training, over the scenes, in the whole run),
 the longest garbage-collection pass of each generation, how many replaced models are still alive,
 then, for the N longest stalls, the project's frames seen most often in their stack samples.
 Goal: no stall over 200 ms.
@@ -55,6 +56,7 @@ class StallWatch:
         self.phase = "start"
         self.worst: dict[str, float] = {}
         self.worst_cpu: dict[str, float] = {}  # the GUI thread's own CPU time in its longest turn
+        self.total_cpu: dict[str, float] = {}  # … and in all its turns
         self.stalls: list[list] = []  # [seconds, phase, [stack samples]]
         self.timer = QTimer()
         self.timer.setTimerType(Qt.PreciseTimer)
@@ -74,6 +76,7 @@ class StallWatch:
         self.worst[self.phase] = max(self.worst.get(self.phase, 0.0), gap)
         cpu = time.thread_time()
         self.worst_cpu[self.phase] = max(self.worst_cpu.get(self.phase, 0.0), cpu - self.last_cpu)
+        self.total_cpu[self.phase] = self.total_cpu.get(self.phase, 0.0) + cpu - self.last_cpu
         self.last_cpu = cpu
 
     def _watch(self) -> None:
@@ -215,6 +218,9 @@ def main(argv=None) -> int:
     print(f"stalled_s: {sum(gap for gap, _, _ in watch.stalls):.1f}")  # the time those stalls took together
     print("turn_cpu_ms: " + " ".join(f"{phase}={cpu * 1000:.0f}" for phase, cpu in watch.worst_cpu.items())
           + f" (worst {max(watch.worst_cpu.values(), default=0.0) * 1000:.0f})")
+    tour = sum(cpu for phase, cpu in watch.total_cpu.items() if phase.startswith("scene"))
+    print(f"gui_cpu_s: train={watch.total_cpu.get('train', 0.0):.2f} scenes={tour:.2f} "
+          f"all={sum(watch.total_cpu.values()):.2f}")
     for gen, took in sorted(watch.gc_worst.items()):
         print(f"gc_ms[generation {gen}]: {took * 1000:.0f}")  # the longest collection of that generation
     started = time.perf_counter()

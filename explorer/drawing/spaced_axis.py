@@ -29,3 +29,19 @@ class SpacedAxis(pg.AxisItem):
         spaced = nice_at_least(least)
         mantissa = round(spaced / 10.0 ** math.floor(math.log10(spaced)))
         return [(spaced, 0), (spaced / (2 if mantissa == 2 else 5), 0)]  # minor ticks: unlabelled marks
+
+
+def step_and_value_axes() -> dict[str, pg.AxisItem]:
+    """A `SpacedAxis` of steps under a plot and a value axis left of it, for `axisItems`, both
+    without pyqtgraph's automatic SI prefix: no "(x0.001)" on a label, and no label re-rendered
+    at every change of the range (a run's curves change it with each redraw)."""
+    axes = {"bottom": SpacedAxis("bottom"), "left": pg.AxisItem("left")}
+    for axis in axes.values():
+        axis.enableAutoSIPrefix(False)
+    return axes
+
+
+def no_prefix_on_hidden_axes(plot: pg.PlotItem) -> None:
+    """The hidden top and right axes follow the range too: no SI prefix to recompute there either."""
+    for side in ("top", "right"):
+        plot.getAxis(side).enableAutoSIPrefix(False)

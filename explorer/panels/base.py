@@ -1,5 +1,6 @@
-"""`Panel`: the QWidget a panel builds on: the session it observes (`follow`) and its one job off
-the GUI thread (`add_job`), which figures and tests wait for and a closing window stops."""
+"""`Panel`: the QWidget a panel builds on: the session it observes (`follow`, drawn when the panel
+can be seen: `explorer.when_seen`) and its one job off the GUI thread (`add_job`), which figures
+and tests wait for and a closing window stops."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -8,10 +9,12 @@ from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QWidget
 
 from explorer.latest_job import LatestJob
+from explorer.when_seen import WhenSeen
 
 
 class Panel(QWidget):
     job: LatestJob | None = None
+    seen: WhenSeen | None = None
 
     def __init__(self, state, parent=None):
         super().__init__(parent)
@@ -19,14 +22,22 @@ class Panel(QWidget):
 
     def follow(self, bundle: Callable | None = None, frame: Callable | None = None,
                result: Callable | None = None) -> None:
-        """Call each handler on its session change, and now with what the session has."""
+        """Call each handler on its session change, and now with what the session has. A change
+        while the panel is hidden in a shown window is drawn when the panel is shown."""
         state = self.state
-        for signal, slot, now in ((state.bundleChanged, bundle, state.bundle), (state.frameChanged, frame, state.frame),
-                                  (state.resultChanged, result, state.result)):
+        if self.seen is None:
+            self.seen = WhenSeen(self)
+        for signal, slot, name in ((state.bundleChanged, bundle, "bundle"), (state.frameChanged, frame, "frame"),
+                                   (state.resultChanged, result, "result")):
             if slot is not None:
-                signal.connect(slot)
-                if now is not None:
-                    slot(now)
+                self.seen.follow(signal, slot, current=lambda name=name: getattr(self.state, name))
+                if getattr(state, name) is not None:
+                    slot(getattr(state, name))
+
+    def draw_now(self) -> None:
+        """Draw the session's changes held back while the panel was hidden (figures, tests)."""
+        if self.seen is not None:
+            self.seen.draw_now()
 
     def add_job(self, done: Callable, failed: Callable | None = None, synchronous: bool = False,
                 job: LatestJob | None = None) -> LatestJob:
@@ -47,6 +58,7 @@ class Panel(QWidget):
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
         """Block until the panel's work is done and drawn (headless figures, tests)."""
+        self.draw_now()
         return self.job.wait(msecs) if self.job is not None else True
 
     def shutdown(self) -> None:

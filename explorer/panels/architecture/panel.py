@@ -15,6 +15,7 @@ from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.panels.layouts import column, row
 from explorer.screen import ScreenClass
 from explorer.state import attention_of_step
+from explorer.when_seen import WhenSeen
 from model.inference.figure1 import block_for_step, joined_characters, output_pieces
 from model.nn.steps import readable_step_name
 
@@ -66,9 +67,10 @@ class ArchitecturePanel(QWidget):
         column(self.row, (self.view, 1), parent=self, margins=4)
         self.view.resized.connect(self._relayout.start)
 
-        state.bundleChanged.connect(self._rebuild)
-        state.resultChanged.connect(self._refresh)
-        state.stepChanged.connect(self._on_step)
+        self.seen = seen = WhenSeen(self)  # the session's changes drawn when the panel can be seen
+        for signal, handler in ((state.bundleChanged, self._rebuild), (state.resultChanged, self._refresh),
+                                (state.stepChanged, self._on_step)):
+            seen.follow(signal, handler, current=tuple)  # (each reads the session itself)
         if state.bundle is not None:
             self._rebuild()
 

@@ -218,6 +218,7 @@ class AttentionPanel(Panel):
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
         """The grid's maps still to be made (a few a turn), made and drawn now (headless figures)."""
+        self.draw_now()
         grid = self.pages.built_pages().get("grid")
         if grid is not None:
             grid.make_all_maps()

@@ -62,7 +62,8 @@ class BeamTreeView(pg.PlotWidget):
         self.scatter = pg.ScatterPlotItem(size=15, pxMode=True, hoverable=True, tip=self._tip)
         for item in (*self.edges.values(), self.scatter):
             plot.addItem(item)
-        self.labels: list[pg.TextItem] = []
+        self.labels: list[pg.TextItem] = []  # reused between results; only labels shown are filled
+        self.label_html: list[str] = []  # what each label item shows now (set again only when it changes)
         self.colours: list[QColor] = []  # per node, in BeamResult order (what the tests inspect)
         self.result = None
         notifier().changed.connect(self._restyle)  # a bound method: disconnected with the view
@@ -86,10 +87,13 @@ class BeamTreeView(pg.PlotWidget):
             box.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
 
     def _label(self, i: int) -> pg.TextItem:
+        """The i-th label item, made when first needed and kept for every later result."""
         while len(self.labels) <= i:
             item = pg.TextItem(anchor=(-0.08, 0.5))
+            item.setVisible(False)  # (shown when filled)
             self.getPlotItem().addItem(item)
             self.labels.append(item)
+            self.label_html.append("")
         return self.labels[i]
 
     def _tip(self, x, y, data) -> str:
@@ -116,15 +120,14 @@ class BeamTreeView(pg.PlotWidget):
             item.setData(xy[:, 0], xy[:, 1])
         self._label_parts = []
         stem = any(n.prompt for n in nodes)
-        for i, (n, state) in enumerate(zip(nodes, states)):
-            label, (x, y) = self._label(i), pos[n.id]
+        for n, state in zip(nodes, states):
+            x, y = pos[n.id]
             colour = getattr(style.current(), LABEL_ROLES.get(state, "text"))
             token, score = node_label(n, pieces, display_piece)
-            self._label_parts.append((n, n.id in best or n.prompt, (colour, "bold" if n.id in best else "normal", token),
-                                      score))
-            label.setPos(x, y)
             # the stem's labels centred under their dots, every other one lower, so long words never overlap
-            label.setAnchor((0.5, -0.35 if int(-x) % 2 else -1.35) if stem and y == 0.0 and x < 0 else (-0.08, 0.5))
+            anchor = (0.5, -0.35 if int(-x) % 2 else -1.35) if stem and y == 0.0 and x < 0 else None
+            self._label_parts.append((n, n.id in best or n.prompt, (colour, "bold" if n.id in best else "normal", token),
+                                      score, (x, y), anchor))
         for label in self.labels[len(nodes):]:
             label.setVisible(False)
         xs, ys = [p[0] for p in pos.values()], [p[1] for p in pos.values()]
@@ -159,13 +162,23 @@ class BeamTreeView(pg.PlotWidget):
             return
         self._density = density
         kept_tokens, kept_scores, pruned_tokens, crowded, _ = density
-        for label, (node, on_best, (colour, weight, token), score) in zip(self.labels, self._label_parts):
+        for i, (node, on_best, (colour, weight, token), score, (x, y), anchor) in enumerate(self._label_parts):
+            if not (on_best or (pruned_tokens if node.pruned else kept_tokens)):
+                if i < len(self.labels):
+                    self.labels[i].setVisible(False)
+                continue  # a hidden label is neither made nor filled
+            label = self._label(i)
             with_score = score and (on_best or (kept_scores and not node.pruned))
-            label.setHtml(label_html(colour, weight, token, score if with_score else "", scale))
-            label.setVisible(on_best or (pruned_tokens if node.pruned else kept_tokens))
-            if label.pos().x() >= 0:  # the stem (x < 0) keeps its own placement
-                above = crowded and on_best and int(round(label.pos().x())) % 2 == 1
-                label.setAnchor((0.5, 1.5) if above else (-0.08, 0.5))
+            text = label_html(colour, weight, token, score if with_score else "", scale)
+            if text != self.label_html[i]:
+                label.setHtml(text)
+                self.label_html[i] = text
+            label.setPos(x, y)
+            if anchor is None:  # (the stem keeps its own placement)
+                above = crowded and on_best and int(round(x)) % 2 == 1
+                anchor = (0.5, 1.5) if above else (-0.08, 0.5)
+            label.setAnchor(anchor)
+            label.setVisible(True)
 
     def _label_heights(self, scale: float) -> tuple[float, float]:
         """Screen px of a one-line (token) and a two-line (token and score) label's text, as the labels lay it out."""
@@ -182,11 +195,11 @@ class BeamTreeView(pg.PlotWidget):
         tokens = QFontMetricsF(style.font(style.BASE_POINT_SIZE, bold=True, mono=True))
         scores = QFontMetricsF(style.font(style.SMALL_POINT_SIZE))
         return max((max(tokens.horizontalAdvance(token), scores.horizontalAdvance(score))
-                    for _n, on_best, (_c, _w, token), score in self._label_parts if on_best), default=0.0)
+                    for _n, on_best, (_c, _w, token), score, *_place in self._label_parts if on_best), default=0.0)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        if "_label_parts" in self.__dict__:
+        if "_label_parts" in self.__dict__ and self.getPlotItem() is not None:  # (None once closed)
             self._apply_density()
 
     def set_current_step(self, t: int | None) -> None:

@@ -20,6 +20,7 @@ from explorer.panels.decoding.parallel_view import ParallelPassView
 from explorer.panels.decoding.plot_grid import PlotGrid
 from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
+from explorer.when_seen import WhenSeen
 from model.inference.beam_tree import beam_summary
 from model.interpret.decode_run import STRATEGIES, DecodeRun
 from model.interpret.decode_texts import StepMaps, step_caption, unknown_note
@@ -55,13 +56,13 @@ class DecodingPanel(QWidget):
         self._player = QTimer(self, interval=PLAY_INTERVAL_MS)
         self._player.timeout.connect(self._tick)
         self._build()
-        state.bundleChanged.connect(self._on_bundle)
-        state.frameChanged.connect(self._on_frame)
-        state.resultChanged.connect(self._on_result)
+        self.seen = seen = WhenSeen(self)  # the session's changes drawn when the panel can be seen
+        for name, handler in (("bundle", self._on_bundle), ("frame", self._on_frame), ("result", self._on_result)):
+            seen.follow(getattr(state, f"{name}Changed"), handler, current=lambda name=name: getattr(state, name))
+        seen.follow(state.decodeStepChanged, lambda *_: self._show_step(), current=tuple)  # (both read the session)
+        seen.follow(state.attentionSelected, self._on_attention_selected, current=tuple)
         state.decodingChanged.connect(self.controls.show_settings)
         state.causalMaskChanged.connect(lambda on: self.parallel.remove_mask.setChecked(not on))
-        state.decodeStepChanged.connect(lambda _t: self._show_step())
-        state.attentionSelected.connect(self._on_attention_selected)
         state.frameFailed.connect(self._on_frame_failed)
         state.busyChanged.connect(self._on_busy)
         state.viewChanged.connect(self._on_view)
@@ -125,6 +126,7 @@ class DecodingPanel(QWidget):
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
         """Block until work left to a view (an LLM's pass without the mask) is drawn (headless figures)."""
+        self.seen.draw_now()
         return self.parallel.wait_until_drawn(msecs)
 
     # -- the frame and the model ----------------------------------------------------------------

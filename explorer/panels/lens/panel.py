@@ -92,6 +92,7 @@ class LensPanel(Panel):
             self.job.submit(lambda: (frame, forward_lens(frame.bundle, frame.forward)))
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
+        self.draw_now()
         self._start_lens()
         return self.job.wait(msecs)
 

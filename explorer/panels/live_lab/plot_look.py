@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 
 from explorer import style, theme
 from explorer.drawing.plot_style import fit_title_row, let_shrink
-from explorer.drawing.spaced_axis import SpacedAxis
+from explorer.drawing.spaced_axis import no_prefix_on_hidden_axes, step_and_value_axes
 
 
 def theme_colour(role: str | int) -> str:
@@ -56,12 +56,12 @@ class LabPlot(pg.PlotWidget):
     """One still plot of a lab: its title, its axes' labels ("step" under it unless told), a y grid."""
 
     def __init__(self, title: str, y_label: str, tooltip: str = "", x_label: str = "step", parent=None):
-        super().__init__(parent=parent, enableMenu=False, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
+        super().__init__(parent=parent, enableMenu=False, axisItems=step_and_value_axes())  # steps never run together
         plot = style.still_plot(self.getPlotItem())
+        no_prefix_on_hidden_axes(plot)
         self.title_text, self.x_label, self.y_label = title, x_label, y_label
         self.legend: pg.LegendItem | None = None
         self.themed: dict[object, Callable[[object], None]] = {}  # item → sets its theme colours
-        plot.getAxis("left").enableAutoSIPrefix(False)
         plot.showGrid(y=True, alpha=0.2)
         self.setToolTip(tooltip)
         self.restyle()

@@ -13,7 +13,7 @@ from PySide6.QtGui import QColor
 
 from explorer import presentation, style
 from explorer.drawing.plot_style import fit_title_row, let_shrink
-from explorer.drawing.spaced_axis import SpacedAxis
+from explorer.drawing.spaced_axis import no_prefix_on_hidden_axes, step_and_value_axes
 from explorer.panels.training.warmup_mark import WarmupMark
 from explorer.screen import ScreenClass
 from model.train.curve_texts import AXIS_LABELS, KEY_WORDS, TITLES, TOOLTIPS, held_out_name, lr_tooltip, rate_axis
@@ -48,7 +48,8 @@ def colour_key_title(metric: str = "exact_match", two_lines: bool = False) -> st
 
 def make_plot(canvas: pg.GraphicsLayoutWidget, title: str, y_label: str, tooltip: str) -> pg.PlotItem:
     """A plot titled over its whole width (value axis included), its axes in the theme's colours."""
-    plot = canvas.addPlot(enableMenu=False, axisItems={"bottom": SpacedAxis("bottom")})  # steps never run together
+    plot = canvas.addPlot(enableMenu=False, axisItems=step_and_value_axes())  # steps never run together
+    no_prefix_on_hidden_axes(plot)
     plot.setTitle(title, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
     let_shrink(plot.titleLabel)
     plot.layout.removeItem(plot.titleLabel)
@@ -61,7 +62,6 @@ def make_plot(canvas: pg.GraphicsLayoutWidget, title: str, y_label: str, tooltip
         axis.setPen(style.MUTED.name())
         axis.setTextPen(style.TEXT.name())
         axis.setLabel(label, color=style.TEXT.name(), **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
-    plot.getAxis("left").enableAutoSIPrefix(False)  # relabelling on every range change costs
     plot.setPreferredSize(1, 1)  # equal shares: the layout splits the room by stretch only
     return plot
 

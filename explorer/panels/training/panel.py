@@ -24,6 +24,7 @@ from explorer.panels.training.sandbox import PUBLISH_INTERVAL, Sandbox  # noqa: 
 from explorer.panels.training.worker import TrainingRun, save_in_background
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
+from explorer.when_seen import unseen
 from model.train.live_messages import Offer, RunInfo, Snapshot
 from model.train.request import TrainingRequest
 
@@ -51,6 +52,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.state = state
         self.run: TrainingRun | None = None
         self.phase = "idle"
+        self.redraw_when_shown = False  # data came while the panel was hidden: drawn when it is shown
         self.step = self.total_steps = 0
         self.info: RunInfo | None = None
         self.trained: Offer | None = None  # the last model a run handed over
@@ -238,8 +240,16 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         return self.display.live
 
     def redraw(self) -> None:
-        """Hand everything received since the last redraw to the plots (`LiveDisplay`, paced by its cost)."""
-        self.display.redraw(self.step, self.total_steps, self.phase, done=self.run is None)
+        """Hand everything received since the last redraw to the plots (`LiveDisplay`, paced by its
+        cost); while the panel is hidden in a shown window, once it is shown again."""
+        self.redraw_when_shown = unseen(self)
+        if not self.redraw_when_shown:
+            self.display.redraw(self.step, self.total_steps, self.phase, done=self.run is None)
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if self.redraw_when_shown:
+            self.redraw()
 
     # -- controls -----------------------------------------------------------------------------
     def _on_save_clicked(self) -> None:

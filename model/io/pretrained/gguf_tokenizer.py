@@ -102,6 +102,19 @@ def special_ids(file: GGUFFile) -> dict[str, int]:
     return {"pad_id": pad, "bos_id": bos, "eos_id": eos, "unk_id": unk if unk is not None else pad}
 
 
+def vocabulary_digest(tokens: list[str], merges: list[str], types: list[str], pre: str, chunk: int = 4096) -> str:
+    """SHA-256 of what decides a GGUF tokenizer's ids, fed a chunk of pieces at a time: each piece
+    length-prefixed (no separator can be mistaken for text), and no single call long enough to hold
+    the interpreter while a window waits to paint."""
+    digest = hashlib.sha256()
+    for label, pieces in (("tokens", tokens), ("merges", merges), ("types", types), ("pre", [pre])):
+        digest.update(f"{label}:{len(pieces)};".encode())
+        for start in range(0, len(pieces), chunk):
+            encoded = [piece.encode("utf-8", "surrogatepass") for piece in pieces[start:start + chunk]]
+            digest.update(b"".join(len(b).to_bytes(4, "little") + b for b in encoded))
+    return digest.hexdigest()
+
+
 def gguf_tokenizer(file: GGUFFile) -> tuple[GGUFTokenizer, list[str]]:
     """The file's tokenizer, and notes on what it could not reproduce exactly."""
     model = file.meta("tokenizer.ggml.model")
@@ -131,7 +144,7 @@ def gguf_tokenizer(file: GGUFFile) -> tuple[GGUFTokenizer, list[str]]:
     tok.add_tokens([kept(t, special=False, normalized=False) for t, k in zip(tokens, types) if k == USER_DEFINED])
     ids = special_ids(file)
     add_bos = bool(file.meta("tokenizer.ggml.add_bos_token", False))
-    digest = hashlib.sha256(repr((tokens, merges, types, pre)).encode("utf-8")).hexdigest()
+    digest = vocabulary_digest(tokens, [" ".join(m) for m in merges], [str(t) for t in types], pre)
     wrapped = GGUFTokenizer(tok, drop_leading=ids["bos_id"], source={"gguf": str(file.path)}, digest=digest, **ids)
     if not add_bos:
         notes.append(f"every input starts with {tokens[ids['bos_id']]!r} (the explorer's start symbol), "
@@ -139,4 +152,4 @@ def gguf_tokenizer(file: GGUFFile) -> tuple[GGUFTokenizer, list[str]]:
     return wrapped, notes
 
 
-__all__ = ["GGUFTokenizer", "gguf_tokenizer", "special_ids"]
+__all__ = ["GGUFTokenizer", "gguf_tokenizer", "special_ids", "vocabulary_digest"]

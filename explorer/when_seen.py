@@ -1,0 +1,97 @@
+"""`WhenSeen`: a widget's session handlers run at once while it can be seen, and otherwise once,
+with the latest value of each, when it is shown. A panel tabbed away or closed in a shown window
+draws no frame that nobody sees; a widget outside any shown window (a test, a figure still being
+built) draws every value at once, as before."""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QWidget
+
+
+def unseen(widget: QWidget) -> bool:
+    """In a shown window but not shown itself (a hidden tab, a closed dock)."""
+    window = widget.window()
+    return window is not widget and window.isVisible() and not widget.isVisible()
+
+
+class _Relay(QObject):
+    """One signal's handler: a QObject child, so Qt drops the connection with the widget."""
+
+    def __init__(self, gate: WhenSeen, handler: Callable, current: Callable[[], object] | None):
+        super().__init__(gate)
+        self.gate = gate
+        self.handler = handler
+        self.current = current
+
+    def receive(self, *values) -> None:
+        self.gate.deliver(self, values)
+
+    def catch_up(self, values: tuple | None) -> bool:
+        """Draw what was held back: the session's value now where there is a `current` (nothing,
+        and False, where that is None)."""
+        if self.current is None:
+            self.handler(*values)
+        elif (value := self.current()) is not None:
+            self.handler(value)
+        else:
+            return False
+        return True
+
+
+class WhenSeen(QObject):
+    """Holds back the session's changes while `watched` cannot be seen; draws the latest of each,
+    in the order they came, when it is shown: the first with the show, each other one in a turn
+    of the event loop of its own (a new model, then its frame: not one long turn). `draw_now`
+    draws them all at once."""
+
+    def __init__(self, watched: QWidget):
+        super().__init__(watched)
+        self.watched = watched
+        self.pending: dict[int, tuple[int, _Relay, tuple | None]] = {}  # relay id → (arrival, relay, values)
+        self.arrivals = itertools.count()
+        self.next_turn = QTimer(self, singleShot=True, interval=0)
+        self.next_turn.timeout.connect(self.catch_up_one)
+        watched.installEventFilter(self)
+
+    def follow(self, signal, handler: Callable, current: Callable[[], object] | None = None) -> None:
+        """Call `handler(*values)` for what `signal` sends, when the widget can be seen. With
+        `current` (the session's value now), a change held back is drawn with `current()`, so
+        nothing held keeps an old value (a replaced model's frame) alive."""
+        relay = _Relay(self, handler, current)
+        signal.connect(relay.receive)
+
+    def unseen(self) -> bool:
+        return unseen(self.watched)
+
+    def deliver(self, relay: _Relay, values: tuple) -> None:
+        if self.unseen():
+            self.pending[id(relay)] = (next(self.arrivals), relay, values if relay.current is None else None)
+            return
+        self.pending.pop(id(relay), None)
+        relay.handler(*values)
+
+    def draw_now(self) -> None:
+        """Draw what was held back (a figure or a test reading a hidden panel)."""
+        self.next_turn.stop()
+        held = sorted(self.pending.values(), key=lambda entry: entry[0])
+        self.pending.clear()
+        for _arrival, relay, values in held:
+            relay.catch_up(values)
+
+    def catch_up_one(self) -> None:
+        """Draw the earliest change held back; the next one in the next turn (while still seen)."""
+        drawn = False
+        while self.pending and not drawn and not self.unseen():
+            key, (_arrival, relay, values) = min(self.pending.items(), key=lambda item: item[1][0])
+            del self.pending[key]
+            drawn = relay.catch_up(values)
+        if self.pending:
+            self.next_turn.start()
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
+        if watched is self.watched and event.type() == QEvent.Type.Show and self.pending:
+            self.catch_up_one()
+        return False
