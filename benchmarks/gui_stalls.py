@@ -11,7 +11,8 @@ Prints per phase `stall_ms[PHASE]: worst`, then `worst_stall_ms:`, `stalls_over_
 `stalled_s:` (their total), `turn_cpu_ms:` (per phase, the GUI thread's own CPU time between two
 ticks at worst: what our code costs a turn, apart from the machine's load and other threads),
 `gui_cpu_s:` (the GUI thread's CPU time in all, while training, over the scenes, in the whole run),
-the longest garbage-collection pass of each generation, how many replaced models are still alive,
+the longest garbage-collection pass of each generation, how many replaced models are still alive
+(and, where any are, whether a reference keeps them after unfreezing, and what refers to them),
 then, for the N longest stalls, the project's frames seen most often in their stack samples.
 Goal: no stall over 200 ms.
 """
@@ -225,10 +226,19 @@ def main(argv=None) -> int:
         print(f"gc_ms[generation {gen}]: {took * 1000:.0f}")  # the longest collection of that generation
     started = time.perf_counter()
     gc.collect()
+    full_gc_ms = (time.perf_counter() - started) * 1000
     current = state.bundle.model if state.bundle is not None else None
     alive = [i + 1 for i, ref in enumerate(models) if ref() is not None and ref() is not current]
     print(f"replaced_models_alive: {len(alive)} of {len(models) - 1} (shown {alive})")  # frozen cycles stay
-    print(f"full_gc_ms_at_end: {(time.perf_counter() - started) * 1000:.0f} "
+    if alive:  # kept by a reference, or only in a frozen cycle (freed once the collector unfreezes)?
+        gc.unfreeze()
+        gc.collect()
+        held = [i + 1 for i, ref in enumerate(models) if ref() is not None and ref() is not current]
+        print(f"replaced_models_referenced: {len(held)} (alive after unfreezing and a full collection: {held})")
+        for i in held:
+            kinds = [type(r).__name__ for r in gc.get_referrers(models[i - 1]())][:8]
+            print(f"  model {i} referrers: {kinds}")
+    print(f"full_gc_ms_at_end: {full_gc_ms:.0f} "
           f"({len(gc.get_objects())} objects tracked, {gc.get_freeze_count()} frozen)")
     for gap, phase, samples in sorted(watch.stalls, key=lambda st: -st[0])[:args.report]:
         print(f"--- {gap * 1000:.0f} ms during {phase}; {len(samples)} samples, where our code was:")
