@@ -23,7 +23,9 @@ from support import build_main_window, make_main_window  # noqa: E402
 def shared(qapp, tmp_path_factory):
     """One 1280×720 window for the module: entering and leaving presentation is what these tests
     check, so each test starts from (and its fixture puts back) the window as it was."""
+    from explorer import style
     from explorer.launch import close_window
+    style.apply_app_style(qapp)  # as the app starts: its style sheet sizes the dock titles
     w = build_main_window(tmp_path_factory.mktemp("present"), size=(1280, 720))
     yield w
     close_window(qapp, w)
