@@ -25,7 +25,9 @@ def settle(qtbot) -> None:
 @pytest.fixture(scope="module")
 def shared(qapp, tmp_path_factory):
     """One 1280×720 window for the tests that only read it or put back what they change."""
+    from explorer import style
     from explorer.launch import close_window
+    style.apply_app_style(qapp)  # as the app starts (else what fits depends on the tests run before)
     w = build_main_window(tmp_path_factory.mktemp("labels"), size=(1280, 720))
     yield w
     close_window(qapp, w)
@@ -103,7 +105,9 @@ def test_input_bar_echo_counts_what_it_leaves_out_and_the_output_is_plain(window
     bar.source.setText("abcdefghijklmnopqrstuvwxyz" * 3)  # 78 tokens: more than the line holds at 1280
     settle(qtbot)
     plain = plain_text(bar.echo.shown_text())  # (what is drawn; `text()` is the whole echo)
-    assert "more" in plain and "78" in plain  # shortened, saying how many
+    assert plain.startswith("78 tokens") and plain.endswith(("more", "…"))  # shortened, saying how many
+    limit = window.state.bundle.config.max_len
+    assert f"over the limit of {limit}" in plain  # and why the model cannot take it
     assert style.OK.name() not in bar.status.text()  # nobody checked the output: not "success" green
     assert "Output" in bar.status.text()
     bar.source.setText(LONG)
