@@ -18,6 +18,19 @@ def small_bundle(**overrides):
     return random_bundle("reverse", **params)
 
 
+def tiny_llama(bias: bool = False, kv_heads: int = 2):
+    """A small Llama-style decoder (RoPE, grouped-query attention, RMSNorm, SwiGLU, tied
+    embeddings), seeded, in eval mode: the modern options without a GGUF file."""
+    from model.nn.config import TransformerConfig
+    from model.nn.transformer import Transformer
+    torch.manual_seed(0)
+    config = TransformerConfig(50, 50, kind="decoder_only", d_model=32, n_heads=4, n_kv_heads=kv_heads, d_ff=48,
+                               n_decoder_layers=2, max_len=64, dropout=0.0, positional="rope", norm="rms",
+                               activation="swiglu", bias=bias, share_embeddings=True, norm_first=True,
+                               scale_embeddings=False)
+    return Transformer(config).eval()
+
+
 def make_main_window(qtbot, tmp_path, size=(1280, 800), settings: QSettings | None = None,
                      name: str = "s.ini", show: bool = True) -> MainWindow:
     """The real main window with a synchronous runner, its settings in `tmp_path` (or the given

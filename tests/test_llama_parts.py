@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
+import support
 from model.io.pretrained.files import PretrainedError
 from model.nn.attention import MultiHeadAttention
 from model.nn.hooks import record
@@ -111,14 +112,7 @@ def test_step_by_step_decoding_with_the_cache_shows_the_full_prefix_pass(tiny_ll
 
 @pytest.fixture(scope="module")
 def tiny_llama():
-    from model.nn.config import TransformerConfig
-    from model.nn.transformer import Transformer
-    torch.manual_seed(0)
-    config = TransformerConfig(50, 50, kind="decoder_only", d_model=32, n_heads=4, n_kv_heads=2, d_ff=48,
-                               n_decoder_layers=2, max_len=64, dropout=0.0, positional="rope", norm="rms",
-                               activation="swiglu", bias=False, share_embeddings=True, norm_first=True,
-                               scale_embeddings=False)
-    return Transformer(config).eval()
+    return support.tiny_llama()
 
 
 def test_a_tiny_llama_counts_its_parameters_as_estimated(tiny_llama):

@@ -5,15 +5,14 @@ the panels get must be what recording every step without the cache gives."""
 import pytest
 import torch
 
+import support
 from frame_checks import assert_same_forward, assert_same_run, assert_same_trace
 from model import bundled_checkpoints, compute_frame, load_checkpoint
 from model.inference.generation import generate
 from model.inference.kv_cache import KVCache
 from model.inference.recorded_rows import RowRecording, record_greedy_continuation
 from model.interpret.decode_run import recorded_greedy_run
-from model.nn.config import TransformerConfig
 from model.nn.hooks import hooks, record
-from model.nn.transformer import Transformer
 
 
 @pytest.fixture(scope="module")
@@ -24,12 +23,7 @@ def gpt():
 @pytest.fixture(scope="module")
 def tiny_llama():
     """RoPE, grouped-query attention (2 key/value heads for 4 query heads), RMSNorm, SwiGLU."""
-    torch.manual_seed(0)
-    config = TransformerConfig(50, 50, kind="decoder_only", d_model=32, n_heads=4, n_kv_heads=2, d_ff=48,
-                               n_decoder_layers=2, max_len=64, dropout=0.0, positional="rope", norm="rms",
-                               activation="swiglu", bias=False, share_embeddings=True, norm_first=True,
-                               scale_embeddings=False)
-    return Transformer(config).eval()
+    return support.tiny_llama()
 
 
 def uncached_continuation(bundle, text: str, max_new: int) -> list[int]:

@@ -6,21 +6,16 @@ import copy
 import pytest
 import torch
 
+import support
 from model.inference.generation import generate
 from model.inference.kv_cache import KVCache
-from model.nn.config import TransformerConfig
 from model.nn.hooks import record
 from model.nn.transformer import Transformer
 from model.nn.weight_layout import is_column_major, joined_linear, store_weights_transposed
 
 
 def _llama(bias: bool, kv_heads: int) -> Transformer:
-    torch.manual_seed(0)
-    config = TransformerConfig(50, 50, kind="decoder_only", d_model=32, n_heads=4, n_kv_heads=kv_heads, d_ff=48,
-                               n_decoder_layers=2, max_len=64, dropout=0.0, positional="rope", norm="rms",
-                               activation="swiglu", bias=bias, share_embeddings=True, norm_first=True,
-                               scale_embeddings=False)
-    model = Transformer(config).eval()
+    model = support.tiny_llama(bias, kv_heads)
     if bias:  # non-zero biases, so a wrong join of them would show
         with torch.no_grad():
             for name, p in model.named_parameters():
