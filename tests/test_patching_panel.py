@@ -126,9 +126,9 @@ def test_a_dock_too_narrow_for_maps_beside_bars_gets_the_tabs_whatever_the_windo
     dock.show()
     qtbot.waitUntil(lambda: panel.tabs.isVisible(), timeout=3000)
     assert panel.tabs.count() == 2 and panel.maps[0].isVisible() and not panel.bars.isVisible()
-    qtbot.waitUntil(lambda: panel.maps[0].cols_axis.drawn > 0, timeout=3000)
     shown = [m for m in panel.maps if m.isVisible()]
-    assert all(m.cols_axis.drawn == m.cols_axis.in_view for m in shown)  # every token label drawn
+    # every token label drawn, once each map has laid out (a loaded machine may take a few turns)
+    qtbot.waitUntil(lambda: all(0 < m.cols_axis.drawn == m.cols_axis.in_view for m in shown), timeout=5000)
     dock.resize(SIDE_BY_SIDE_WIDTH + 200, 650)
     qtbot.waitUntil(lambda: not panel.tabs.isVisible(), timeout=3000)
     assert panel.maps[0].isVisible() and panel.bars.isVisible()
