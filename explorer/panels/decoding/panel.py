@@ -1,15 +1,15 @@
 """Masked vs. unmasked decoding (Section 3.2.3): one token at a time (the prefix, the growing causal
 mask, the step's attention and next-token bars) beside the teacher-forced parallel pass with its
-mask switch, or the beam tree; tabs on a small page. It only draws the session's `Frame.decode`; a
-masked LM gets its [MASK] guesses instead, a sentence encoder its similarities."""
+mask switch, or the beam tree. A masked LM gets its [MASK] guesses, a sentence encoder its similarities."""
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QSignalBlocker, Qt, QTimer
-from PySide6.QtWidgets import QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QSplitter, QStackedWidget, QTabWidget, QWidget
 
 from explorer import style, theme
 from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
 from explorer.panel_dock import offered_room
+from explorer.panels.base import Panel
 from explorer.panels.decoding.bars import TopKBars
 from explorer.panels.decoding.beam_view import BeamTreeView
 from explorer.panels.decoding.chips import chip, chips_room, prefix_chips
@@ -18,9 +18,9 @@ from explorer.panels.decoding.embedding_view import EmbeddingView
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 from explorer.panels.decoding.parallel_view import ParallelPassView
 from explorer.panels.decoding.plot_grid import PlotGrid
+from explorer.panels.layouts import column
 from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
-from explorer.when_seen import WhenSeen
 from model.inference.beam_tree import beam_summary
 from model.interpret.decode_run import STRATEGIES, DecodeRun
 from model.interpret.decode_texts import StepMaps, step_caption, unknown_note
@@ -32,50 +32,38 @@ DECODER_KINDS = ("decoder_self", "cross")
 NO_BEAM = "Choose “Beam search” as the strategy to grow its tree of hypotheses here."
 
 
-def column(*widgets: QWidget, margin: int = 4) -> QWidget:
+def page(*widgets: QWidget, margins: int = 4) -> QWidget:
     """A page of `widgets` one under the other, the last taking the room left."""
-    page = QWidget()
-    lay = QVBoxLayout(page)
-    lay.setContentsMargins(margin, margin, margin, margin)
-    for w in widgets:
-        lay.addWidget(w, 1 if w is widgets[-1] else 0)
-    return page
+    holder = QWidget()
+    column(*widgets[:-1], (widgets[-1], 1), parent=holder, margins=margins)
+    return holder
 
 
-class DecodingPanel(QWidget):
+class DecodingPanel(Panel):
     """Decoding step by step, the parallel pass with/without the causal mask, and beam search."""
 
     panel_name = "decoding"
     title = "Decoding"
 
     def __init__(self, state, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.run: DecodeRun | None = None
         self.smoothing = 0.0  # the shown model's label smoothing ε (ModelBundle.label_smoothing)
         self._player = QTimer(self, interval=PLAY_INTERVAL_MS)
         self._player.timeout.connect(self._tick)
         self._build()
-        self.seen = seen = WhenSeen(self)  # the session's changes drawn when the panel can be seen
-        for name, handler in (("bundle", self._on_bundle), ("frame", self._on_frame), ("result", self._on_result)):
-            seen.follow(getattr(state, f"{name}Changed"), handler, current=lambda name=name: getattr(state, name))
-        seen.follow(state.decodeStepChanged, lambda *_: self._show_step(), current=tuple)  # (both read the session)
-        seen.follow(state.attentionSelected, self._on_attention_selected, current=tuple)
+        self.job = self.parallel.job  # the pass without the mask: what figures and tests wait for
+        self.controls.show_settings(state.session.decoding)
+        self._show_message("Load a model to watch it decode.", "info")
+        self.follow(bundle=self._on_bundle, frame=self._on_frame, result=self._on_result)
+        self.seen.follow(state.decodeStepChanged, lambda *_: self._show_step())
+        self.seen.follow(state.attentionSelected, self._on_attention_selected)
         state.decodingChanged.connect(self.controls.show_settings)
         state.causalMaskChanged.connect(lambda on: self.parallel.remove_mask.setChecked(not on))
         state.frameFailed.connect(self._on_frame_failed)
         state.busyChanged.connect(self._on_busy)
         state.viewChanged.connect(self._on_view)
         theme.notifier().changed.connect(self._on_theme)  # a bound method: disconnected with the panel
-        self.controls.show_settings(state.session.decoding)
-        if state.bundle is not None:
-            self._on_bundle(state.bundle)
-            if state.frame is not None:
-                self._on_frame(state.frame)
-            if state.result is not None:
-                self._on_result(state.result)
-        else:
-            self._show_message("Load a model to watch it decode.", "info")
 
     def _build(self) -> None:
         self.controls = DecodingControls()
@@ -85,7 +73,6 @@ class DecodingPanel(QWidget):
         self.controls.sharpestRequested.connect(self.show_sharpest_head)
         self.controls.sharpest.setEnabled(False)  # until a run is drawn
         self.banner = text_label(bold=True)
-        self.banner.setVisible(False)
         self.prefix = text_label(point_size=style.TITLE_POINT_SIZE, rich=True)
         self._prefix_width = -1
         self.prefix.installEventFilter(self)
@@ -94,12 +81,12 @@ class DecodingPanel(QWidget):
         self.cross_map = TokenHeatmap("Cross")
         self.bars = TopKBars()
         self.plots = PlotGrid([self.mask_map, self.self_map, self.cross_map], self.bars)
-        self.step_page = column(self.prefix, self.plots)
+        self.step_page = page(self.prefix, self.plots)
         self.parallel = ParallelPassView()
         self.parallel.causalChanged.connect(self.state.session.set_causal_mask)
         self.beam_summary = text_label()
         self.beam_view = BeamTreeView()
-        self.beam_page = column(self.beam_summary, self.beam_view)
+        self.beam_page = page(self.beam_summary, self.beam_view)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.parallel, "Masked vs. unmasked")
         self.tabs.addTab(self.beam_page, "Beam tree")
@@ -113,21 +100,13 @@ class DecodingPanel(QWidget):
         self.splitter.setStretchFactor(1, 9)
         self.splitter.setSizes([1100, 900])
         self.side_by_side = True  # the two halves beside each other, or all pages as tabs (reflow)
-        self.decode_page = column(self.controls, self.splitter, margin=0)
+        self.decode_page = page(self.controls, self.splitter, margins=0)
         self.mask_view = MaskPredictionsView()  # a masked LM has no decoder: its [MASK] guesses
         self.embedding_view = EmbeddingView()  # no LM head: what it computes instead
         self.pages = QStackedWidget()
-        for page in (self.decode_page, self.mask_view, self.embedding_view):
-            self.pages.addWidget(page)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.banner)
-        layout.addWidget(self.pages, 1)
-
-    def wait_until_drawn(self, msecs: int = 60000) -> bool:
-        """Block until work left to a view (an LLM's pass without the mask) is drawn (headless figures)."""
-        self.seen.draw_now()
-        return self.parallel.wait_until_drawn(msecs)
+        for widget in (self.decode_page, self.mask_view, self.embedding_view):
+            self.pages.addWidget(widget)
+        column(self.banner, (self.pages, 1), parent=self, margins=4)
 
     # -- the frame and the model ----------------------------------------------------------------
     def _on_frame(self, frame) -> None:
@@ -149,12 +128,10 @@ class DecodingPanel(QWidget):
             self._refuse(frame.decode_error, "info" if frame.settings.strategy == "target" else "error")
 
     def _on_result(self, result) -> None:
-        """A masked LM's [MASK] guesses are part of its recorded forward."""
         if self.state.bundle is not None and self.state.bundle.fills_masks:
             self.mask_view.set_result(result)
 
     def _on_frame_failed(self, text: str) -> None:
-        """The pipeline refused the input: say so here too, keeping the last good decode."""
         if self.state.bundle is not None and not self.state.bundle.fills_masks:
             self._refuse(text, "error")
 
@@ -172,8 +149,8 @@ class DecodingPanel(QWidget):
         else:
             self.beam_view.clear_data()
             self.beam_summary.setText(NO_BEAM)
-            if self.state.session.view(self.panel_name) == "beam":  # no tree to show: the steps, as a
-                self.state.set_view(self.panel_name, "steps")  # fresh window would open
+            if self.state.session.view(self.panel_name) == "beam":  # no tree to show: the steps instead
+                self.state.set_view(self.panel_name, "steps")
         self._show_step()
 
     def _refuse(self, text: str, level: str) -> None:
@@ -204,7 +181,7 @@ class DecodingPanel(QWidget):
         self._show_message(text, level)
 
     def _show_message(self, text: str, level: str) -> None:
-        say(self.banner, text, level if level in ("info", "warning", "error") else "info")
+        say(self.banner, text, level)
         self.banner.setVisible(bool(text))
 
     def _on_bundle(self, bundle) -> None:
@@ -247,8 +224,8 @@ class DecodingPanel(QWidget):
             self.state.select_attention(kind, layer, head)
 
     def show_sharpest_head(self) -> None:
-        """Select the head whose rows align most clearly on the decoded text (`ParallelPass.alignment`
-        over the masked parallel pass): cross-attention where the model has it."""
+        """Select the head whose rows align most clearly on the decoded text (`ParallelPass.alignment`):
+        cross-attention where the model has it."""
         if self.run is None or self.state.bundle is None:
             return
         layer, head = self.run.masked.sharpest_head()
@@ -258,21 +235,20 @@ class DecodingPanel(QWidget):
 
     # -- the views as tabs ---------------------------------------------------------------------------
     def view_pages(self) -> dict:
-        """Each view's page. "steps" is the step-by-step half: a tab of its own when the halves
-        are folded into tabs, beside the parallel pass (the right half's page) when not."""
+        """Each view's page; "steps" is the right half's page while the halves stand side by side."""
         return {"steps": self.parallel if self.side_by_side else self.step_page, "parallel": self.parallel,
                 "beam": self.beam_page}
 
     def _on_tab(self, index: int) -> None:
-        page = self.tabs.widget(index)
-        if page is not self.view_pages().get(self.state.session.view(self.panel_name)):
-            view = {self.step_page: "steps", self.parallel: "parallel", self.beam_page: "beam"}[page]
+        widget = self.tabs.widget(index)
+        if widget is not self.view_pages().get(self.state.session.view(self.panel_name)):
+            view = {self.step_page: "steps", self.parallel: "parallel", self.beam_page: "beam"}[widget]
             self.state.set_view(self.panel_name, view)
 
     def _on_view(self, panel: str, view: str) -> None:
-        page = self.view_pages().get(view) if panel == self.panel_name else None
-        if page is not None and self.tabs.indexOf(page) >= 0:
-            self.tabs.setCurrentWidget(page)
+        widget = self.view_pages().get(view) if panel == self.panel_name else None
+        if widget is not None and self.tabs.indexOf(widget) >= 0:
+            self.tabs.setCurrentWidget(widget)
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
@@ -280,8 +256,8 @@ class DecodingPanel(QWidget):
         self.set_side_by_side(room.width() >= SIDE_BY_SIDE[0] and room.height() >= SIDE_BY_SIDE[1])
 
     def set_side_by_side(self, on: bool) -> None:
-        """Wide and tall: step by step beside the parallel pass. Otherwise one tab each, so no
-        map shrinks below a readable size. The session's view stays what it was."""
+        """Step by step beside the parallel pass, or one tab each so no map shrinks below a
+        readable size. The session's view stays what it was."""
         if on == self.side_by_side:
             return
         self.side_by_side = on
@@ -297,7 +273,6 @@ class DecodingPanel(QWidget):
         blocker.unblock()
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """The maps and bars as `cls` declares them (`PlotGrid`)."""
         self.plots.apply_screen_class(cls)
 
     # -- stepping and drawing a step -----------------------------------------------------------------
@@ -352,9 +327,9 @@ class DecodingPanel(QWidget):
             return
         t, step = self.t, run.steps[self.t]
         m = StepMaps.of(run, t, self.layer, self.head)
-        frame = dict(highlight_row=m.query, frame=(m.n, m.n))
-        self.mask_map.set_data(m.mask.astype("float32"), m.rows, m.rows, blocked=~m.mask, separator=m.separator, **frame)
-        self.self_map.set_data(m.self_attention, m.rows, m.rows, blocked=~m.mask, separator=m.separator, **frame)
+        framed = dict(highlight_row=m.query, frame=(m.n, m.n), blocked=~m.mask, separator=m.separator)
+        self.mask_map.set_data(m.mask.astype("float32"), m.rows, m.rows, **framed)
+        self.self_map.set_data(m.self_attention, m.rows, m.rows, **framed)
         self.mask_map.set_title(*m.titles["mask"])
         self.self_map.set_title(*m.titles["self"])
         self.plots.set_shown(self.cross_map, m.cross is not None)
@@ -394,6 +369,6 @@ class DecodingPanel(QWidget):
         """The step's chips and bars take their colours as they are drawn: draw them again."""
         self._show_step()
 
-    def closeEvent(self, event) -> None:  # noqa: N802
+    def shutdown(self) -> None:
         self._stop_play()
-        super().closeEvent(event)
+        super().shutdown()
