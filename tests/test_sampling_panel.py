@@ -138,3 +138,23 @@ def test_the_summary_counts_the_tokens_the_model_rules_out(panel, gpt):
     assert ruled_out == 2
     assert f"{vocab - ruled_out:,} of {vocab:,} tokens kept ({ruled_out:,} ruled out by the model)" \
         in panel.summary.text()
+
+
+def test_a_low_plot_draws_the_top_rows_that_fit_and_says_how_many_of_the_vocabulary(panel, gpt, qtbot):
+    """A short plot draws fewer tokens, still the most probable first, each row at least a line of
+    its label high, and its title counts them against the whole vocabulary."""
+    from PySide6.QtGui import QFontMetricsF
+    from PySide6.QtWidgets import QApplication
+    counts = {}
+    for height in (1200, 500):
+        panel.resize(1000, height)
+        QApplication.processEvents()
+        bars = panel.bars
+        n = counts[height] = len(bars.rows)
+        expected = softmax(reference_logits(gpt))
+        assert bars.rows == list(np.argsort(-expected)[:n])
+        vocab = expected.size
+        assert bars.getPlotItem().titleLabel.text == f"The {n} most probable of {vocab:,} tokens"
+        line = QFontMetricsF(bars.getPlotItem().getAxis("left").style["tickFont"]).height()
+        assert bars.getPlotItem().getViewBox().height() / n >= line  # labels never overlap
+    assert 3 <= counts[500] < counts[1200]

@@ -7,6 +7,7 @@ itself uses (`model.inference.decoding.filter_logits`), so the bars show exactly
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,14 @@ class NextToken:
     prefix_tokens: int  # how many tokens the decoder read (with <bos>)
     prefix_text: str  # what they read as text (without <bos>)
     what: str  # in words: what this is the next token of
+
+    def describe(self, show: Callable[[str], str] = str) -> str:
+        """What the bars show: which row this is, what the decoder read (the last 60 characters of it
+        as `show` writes them), what outline and fill mean."""
+        prefix = show(self.prefix_text)[-60:]
+        read = f": “{prefix}”" if prefix.strip() else ""
+        return (f"The model's next token after {self.what} ({self.prefix_tokens} tokens with <bos>{read}). Outline: "
+                "softmax(logits / T); filled: what sampling draws from after top-k and top-p, renormalised.")
 
 
 def token_text(tokenizer, ids: list[int]) -> list[str]:
@@ -63,6 +72,20 @@ def filtered(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p: fl
     kept = torch.isfinite(after_p) if top_p < 1.0 else kept_k
     return Filtered(tempered, after_p.softmax(-1), possible & ~kept_k, kept_k & ~kept, int(kept.sum()),
                     float(tempered[kept].sum()))
+
+
+def cut_by(f: Filtered, ids: list[int]) -> list[str]:
+    """The filter that cut each token: "top-k", "top-p", or "" where it is kept."""
+    return ["top-k" if bool(f.cut_by_k[i]) else "top-p" if bool(f.cut_by_p[i]) else "" for i in ids]
+
+
+def filter_summary(f: Filtered, logits: torch.Tensor, temperature: float, top_k: int, top_p: float) -> str:
+    """The filters' effect in a sentence: tokens kept of the vocabulary (and those the model rules
+    out with −∞ logits), and the tempered mass they held before renormalising."""
+    vocab, possible = f.final.numel(), int(torch.isfinite(logits).sum())
+    ruled_out = f" ({vocab - possible:,} ruled out by the model)" if possible < vocab else ""
+    return (f"T = {temperature:g}: {f.kept:,} of {vocab:,} tokens kept{ruled_out} (top-k {top_k or 'off'}, "
+            f"top-p {top_p:g}); they held {f.kept_mass:.1%} of the tempered probability, renormalised to 100%.")
 
 
 def from_decode_step(step, bundle) -> NextToken:
@@ -149,5 +172,6 @@ def smoothing_tip(epsilon: float, vocab_size: int) -> str:
             "so a well-trained model is never sure: its best guess stops near this line, the rest near ε/V.")
 
 
-__all__ = ["Filtered", "NextToken", "bar_order", "bars_that_fit", "caption_lines", "filtered", "from_decode_step",
+__all__ = ["Filtered", "NextToken", "bar_order", "bars_that_fit", "caption_lines", "cut_by", "filter_summary", "filtered",
+           "from_decode_step",
            "next_token_logits", "ranked_ids", "smoothing_tip", "token_text"]

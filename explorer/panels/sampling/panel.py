@@ -8,22 +8,26 @@ import time
 
 import numpy as np
 import pyqtgraph as pg
-import torch
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QPushButton, QSpinBox, QWidget
 from superqt import QLabeledDoubleSlider
 
 from explorer import style, theme
 from explorer.drawing.label_axis import display_piece
+from explorer.drawing.plot_style import set_title
 from explorer.input_text import printable
 from explorer.latest_job import LatestJob
 from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
-from model.inference.next_token import filtered, from_decode_step, next_token_logits, token_text
+from model.inference.next_token import cut_by, filter_summary, filtered, from_decode_step, next_token_logits, token_text
 
 METHODS = {"sample": "Sample (these settings)", "greedy": "Greedy (argmax)", "beam": "Beam search (4, α 0.6)"}
 MAX_TOP_K = 1000
+ROWS = 12  # the most tokens drawn: the top of the ranking, as many as the plot's height holds
+BAR_HEIGHT = 0.7
+ROW_LINES = 1.15  # a row's height in lines of its token's font: fewer rows, never overlapping labels
 
 
 def _slider(low: float, high: float, value: float, tip: str) -> QLabeledDoubleSlider:
@@ -35,12 +39,9 @@ def _slider(low: float, high: float, value: float, tip: str) -> QLabeledDoubleSl
     return slider
 
 
-ROWS = 12  # tokens shown: the top of the ranking (the rest are counted in the panel's summary)
-BAR_HEIGHT = 0.7
-
-
 class SamplingBars(pg.PlotWidget):
-    """The ROWS most probable tokens; `show_rows` redraws them."""
+    """The most probable tokens as horizontal bars, as many as fit the height (its title says how
+    many of the vocabulary): outline tempered, filled what sampling draws from."""
 
     def __init__(self, parent=None):
         super().__init__(parent=parent, enableMenu=False)
@@ -53,47 +54,61 @@ class SamplingBars(pg.PlotWidget):
         self.kept_bars = pg.BarGraphItem(x0=[0], y=[0], width=[0], height=BAR_HEIGHT)
         self.outlines = pg.BarGraphItem(x0=[0], y=[0], width=[0], height=BAR_HEIGHT)
         self.labels = [pg.TextItem(anchor=(0, 0.5)) for _ in range(ROWS)]  # each row's probability or cut
-        for item in (self.kept_bars, self.outlines, *self.labels):
-            plot.addItem(item, ignoreBounds=isinstance(item, pg.TextItem))
-            if isinstance(item, pg.TextItem):
-                item.setFont(style.font(style.SMALL_POINT_SIZE))
+        for item in (self.kept_bars, self.outlines):
+            plot.addItem(item)
+        for label in self.labels:
+            plot.addItem(label, ignoreBounds=True)
+            label.setFont(style.font(style.SMALL_POINT_SIZE))
+        self.offered = ([], [], np.zeros(0), np.zeros(0), [], 0)  # every row offered (`show_rows`)
         self.rows: list[int] = []  # token ids drawn, top row first
         self.final = np.zeros(0, dtype=np.float32)  # their renormalised probabilities
         self.tempered = np.zeros(0, dtype=np.float32)
         self.notes: list[str] = []  # "" kept, "top-k" / "top-p": the filter that cut the row's token
-        self._ticks: list = []
+        self.ticks: list = []
 
     def show_rows(self, ids: list[int], pieces: list[str], tempered: np.ndarray, final: np.ndarray,
-                  notes: list[str]) -> None:
-        """Draw these tokens (best first) with their tempered and final probabilities."""
-        n = len(ids)
-        self.rows, self.tempered, self.final, self.notes = list(ids), tempered, final, list(notes)
+                  notes: list[str], vocab: int = 0) -> None:
+        """Draw the first of these tokens (best first, of `vocab`) that fit, with their tempered and final probabilities."""
+        self.offered = (list(ids), pieces, tempered, final, list(notes), vocab)
+        self._draw()
+
+    def rows_that_fit(self) -> int:
+        """As many rows as the plot's height holds at `ROW_LINES` lines of the token font each (at least 3)."""
+        height = self.getPlotItem().getViewBox().height()
+        line = QFontMetricsF(self.getPlotItem().getAxis("left").style["tickFont"]).height() * ROW_LINES
+        return ROWS if height <= 0 else max(3, min(ROWS, int(height // line)))
+
+    def _draw(self) -> None:
+        ids, pieces, tempered, final, notes, vocab = self.offered
+        n = min(len(ids), self.rows_that_fit())
+        self.rows, self.tempered, self.final, self.notes = ids[:n], tempered[:n], final[:n], notes[:n]
         y = np.arange(n, dtype=float)[::-1]  # the best token at the top
-        self.kept_bars.setOpts(x0=np.zeros(n), y=y, width=final, height=BAR_HEIGHT,
+        self.kept_bars.setOpts(x0=np.zeros(n), y=y, width=self.final, height=BAR_HEIGHT,
                                brush=style.colour("bar"), pen=pg.mkPen(style.colour("bar_edge")))
-        cut = np.array([bool(note) for note in notes])
-        edge = [pg.mkPen(style.colour("masked") if c else style.TEXT, width=2, style=Qt.DashLine) for c in cut]
-        self.outlines.setOpts(x0=np.zeros(n), y=y, width=tempered, height=BAR_HEIGHT, brush=None,
+        edge = [pg.mkPen(style.colour("masked") if note else style.TEXT, width=2, style=Qt.DashLine) for note in self.notes]
+        self.outlines.setOpts(x0=np.zeros(n), y=y, width=self.tempered, height=BAR_HEIGHT, brush=None,
                               pen=pg.mkPen(style.TEXT), pens=edge or None)  # (pyqtgraph needs a pen for no bars)
-        top = float(max(final.max(initial=0.0), tempered.max(initial=0.0), 1e-6))
+        top = float(max(self.final.max(initial=0.0), self.tempered.max(initial=0.0), 1e-6))
         plot = self.getPlotItem()
         plot.setXRange(0, min(1.0, top) * 1.25, padding=0)
         plot.setYRange(-0.6, max(n, 1) - 0.4, padding=0)
         ticks = [[(float(y[i]), display_piece(printable(pieces[i]))) for i in range(n)]]
-        if ticks != self._ticks:  # the ranking is the logits': a temperature never changes it
-            self._ticks = ticks
+        if ticks != self.ticks:  # the ranking is the logits': a temperature never changes it
+            self.ticks = ticks
             plot.getAxis("left").setTicks(ticks)
+            set_title(plot, f"The {n} most probable of {vocab:,} tokens" if n else "")
         for i, label in enumerate(self.labels):
             label.setVisible(i < n)
-            if i >= n:
-                continue
-            text = f"✂ {notes[i]}  (was {tempered[i]:.3f})" if notes[i] else f"{final[i]:.3f}"
-            label.setColor(style.colour("muted") if notes[i] else style.TEXT)
-            label.setText(text)
-            label.setPos(max(final[i], tempered[i]) + 0.005 * top, float(y[i]))
+            if i < n:
+                note = self.notes[i]
+                label.setColor(style.colour("muted") if note else style.TEXT)
+                label.setText(f"✂ {note}  (was {self.tempered[i]:.3f})" if note else f"{self.final[i]:.3f}")
+                label.setPos(max(self.final[i], self.tempered[i]) + 0.005 * top, float(y[i]))
 
-
-__all__ = ["ROWS", "SamplingBars"]
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        if getattr(self, "offered", None) and self.offered[0] and self.rows_that_fit() != len(self.rows):
+            self._draw()
 
 
 class SamplingControls(QWidget):
@@ -137,9 +152,6 @@ class SamplingControls(QWidget):
         """(temperature, top_k, top_p) as the controls read now."""
         return float(self.temperature.value()), int(self.top_k.value()), float(self.top_p.value())
 
-    def chosen_method(self) -> str:
-        return self.method.currentData()
-
 
 class SamplingPanel(Panel):
     panel_name = "sampling"
@@ -157,8 +169,9 @@ class SamplingPanel(Panel):
         self.bars = SamplingBars()
         self.summary = text_label()
         self.output = text_label(rich=True, selectable=True)
-        side = column(self.controls, self.summary, (self.output, 1))
-        column(self.note, (row((self.bars, 3), (side, 2)), 1), parent=self, margins=4)
+        # the bars take the whole width under the controls: every token and value readable
+        column(self.note, row((self.controls, 3), (column(self.summary, (self.output, 1)), 2)), (self.bars, 1),
+               parent=self, margins=4)
         self.logits_job = self.add_job(self._on_logits, lambda text: say(self.note, text, "warning"), synchronous)
         self.generate_job = LatestJob(self, synchronous)
         self.generate_job.done.connect(self._on_generated)
@@ -171,24 +184,22 @@ class SamplingPanel(Panel):
         self.follow(bundle=self._on_bundle, frame=self._on_frame)
 
     def _on_bundle(self, bundle) -> None:
-        self.next_token = self.current = None
-        self._source = None
+        self.next_token = self.current = self._source = None
         self.bars.show_rows([], [], np.zeros(0), np.zeros(0), [])
         self.output.setText("")
         if bundle.model_kind.generates:
             say(self.note, "Run an input: its next-token distribution appears here.", "info")
         else:
-            say(self.note, f"{bundle.name} is encoder-only: it does not generate text, so there is nothing to sample.",
-                      "warning")
+            say(self.note, f"{bundle.name} is encoder-only: it does not generate text, so there is nothing to "
+                "sample.", "warning")
         self.controls.setEnabled(bundle.model_kind.generates)
-        self.controls.top_k.setMaximum(min(bundle.output_size, 1000))
+        self.controls.top_k.setMaximum(min(bundle.output_size, MAX_TOP_K))
 
     def _on_frame(self, frame) -> None:
         bundle = frame.bundle
         if not bundle.model_kind.generates:
             return
-        steps = frame.decode.steps if frame.decode is not None else []
-        self.steps = steps
+        self.steps = steps = frame.decode.steps if frame.decode is not None else []
         with QSignalBlocker(self.controls.step):
             self.controls.step.setRange(1, max(len(steps), 1))  # counted from 1, as a lecturer reads it
             self.controls.step.setSuffix(f" of {len(steps)}" if steps else "")
@@ -207,11 +218,7 @@ class SamplingPanel(Panel):
 
     def _on_logits(self, next_token) -> None:
         self.next_token = next_token
-        prefix = printable(next_token.prefix_text)[-60:].replace("␣", " ")
-        read = f": “{prefix}”" if prefix.strip() else ""
-        say(self.note, f"The model's next token after {next_token.what} ({next_token.prefix_tokens} tokens with <bos>"
-                  f"{read}). Outline: softmax(logits / T); filled: what sampling draws from after top-k and top-p, "
-                  "renormalised.", "info")
+        say(self.note, next_token.describe(lambda text: printable(text).replace("␣", " ")), "info")
         self.redraw()
 
     def redraw(self, *_) -> None:
@@ -220,19 +227,14 @@ class SamplingPanel(Panel):
             return
         start = time.perf_counter()
         temperature, top_k, top_p = self.controls.settings()
-        self.current = f = filtered(self.next_token.logits, temperature, top_k, top_p)
+        logits = self.next_token.logits
+        self.current = f = filtered(logits, temperature, top_k, top_p)
         top = f.tempered.topk(min(ROWS, f.tempered.numel()))
         ids = top.indices.tolist()
-        notes = ["top-k" if bool(f.cut_by_k[i]) else "top-p" if bool(f.cut_by_p[i]) else "" for i in ids]
-        pieces = token_text(self.state.bundle.tgt_tokenizer, ids) if self.state.bundle is not None else \
-            [str(i) for i in ids]
-        self.bars.show_rows(ids, pieces, top.values.numpy(), f.final[ids].numpy(), notes)
-        vocab = f.final.numel()
-        possible = int(torch.isfinite(self.next_token.logits).sum())  # the model rules some out (−∞ logits)
-        ruled_out = f" ({vocab - possible:,} ruled out by the model)" if possible < vocab else ""
-        self.summary.setText(f"T = {temperature:g}: {f.kept:,} of {vocab:,} tokens kept{ruled_out} "
-                             f"(top-k {top_k or 'off'}, top-p {top_p:g}); they held "
-                             f"{f.kept_mass:.1%} of the tempered probability, renormalised to 100%.")
+        bundle = self.state.bundle
+        pieces = token_text(bundle.tgt_tokenizer, ids) if bundle is not None else [str(i) for i in ids]
+        self.bars.show_rows(ids, pieces, top.values.numpy(), f.final[ids].numpy(), cut_by(f, ids), f.final.numel())
+        self.summary.setText(filter_summary(f, logits, temperature, top_k, top_p))
         self.redraw_ms = (time.perf_counter() - start) * 1000
 
     def generate(self) -> None:
@@ -240,7 +242,7 @@ class SamplingPanel(Panel):
         if frame is None or bundle is None or not bundle.model_kind.generates:
             return
         temperature, top_k, top_p = self.controls.settings()
-        method, seed = self.controls.chosen_method(), int(self.controls.seed.value())
+        method, seed = self.controls.method.currentData(), int(self.controls.seed.value())
         self.output.setText("<i>generating…</i>")
         self.generate_job.submit(lambda: (method, seed, bundle.translate(
             frame.source, method=method, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)))
