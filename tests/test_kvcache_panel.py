@@ -124,3 +124,19 @@ def test_the_maps_are_what_a_real_kv_cache_holds_fed_one_token_at_a_time(qtbot, 
     assert np.allclose(panel.values.values, layer.values[0, 0].numpy(), atol=1e-5)
     per_token = cache.nbytes() // len(seq)
     assert human(per_token) in panel.memory.text()  # the bytes the real cache takes per token
+
+
+def test_k_and_v_are_shown_one_at_a_time_each_with_its_title_and_ticks_whole(qtbot, gqa):
+    """K and V share the maps' place as two tabs: the one chosen is shown, its title not cut and
+    its tick labels readable (or their omission counted)."""
+    from PySide6.QtWidgets import QApplication
+
+    from layout_checks import cramped_titles, unreadable_ticks
+    _state, panel = _panel(qtbot, gqa, "abcd")
+    panel.resize(1024, 700)
+    for shown, hidden in ((panel.values, panel.keys), (panel.keys, panel.values)):
+        panel.maps.setCurrentWidget(shown)
+        for _ in range(3):
+            QApplication.processEvents()
+        assert shown.isVisible() and not hidden.isVisible()
+        assert cramped_titles(panel) == [] and unreadable_ticks(panel) == []

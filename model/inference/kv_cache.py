@@ -168,4 +168,22 @@ def describe_cache(config, dtype: torch.dtype, cached: int) -> str:
     return "<br>".join(lines)
 
 
-__all__ = ["CacheBudget", "cached_tensors", "describe_cache", "KVCache", "LayerCache", "budget", "cache_bytes_per_token", "human"]
+def cache_note(name: str, config) -> str:
+    """What a decoder-only model's cache keeps, and how its query heads share key/value heads."""
+    kv, heads = config.kv_heads, config.n_heads
+    gqa = (f"{heads} query heads share {kv} key/value head{'s' if kv > 1 else ''} (GQA)" if kv < heads
+           else f"no GQA: each of the {heads} query heads has its own key/value head")
+    return (f"Each new token needs the keys and values of every earlier position, in every layer: the cache keeps "
+            f"them (hatched: not cached yet). {name}: {gqa}.")
+
+
+def reads_title(t: int, n_prompt: int, token: str) -> str:
+    """The title over position t's query reading the cache: generation steps count from 1 at the
+    prompt's last position (<bos> is position 0)."""
+    where = "prompt" if t <= n_prompt else "generated"
+    generating = f"Generation step {t - n_prompt + 1}: " if t >= n_prompt else ""
+    return f"{generating}pos {t}, “{token}” ({where}): its query reads the {t + 1} cached keys"
+
+
+__all__ = ["CacheBudget", "KVCache", "LayerCache", "budget", "cache_bytes_per_token", "cache_note", "cached_tensors",
+           "describe_cache", "human", "reads_title"]

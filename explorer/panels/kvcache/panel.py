@@ -1,18 +1,12 @@
 """The KV cache of a decoder-only model: one layer's keys and values of positions 0 … t (the rows
 not cached yet hatched), the query heads sharing that key/value head reading them at t, and the
-cache's size in bytes (per token, now, at full context, against full multi-head attention). All
-drawn from the recorded forward: causally, one pass and step-by-step caching give the same K, V."""
+cache's size in bytes. Drawn from the recorded forward: causally, one pass and step-by-step caching
+give the same K, V."""
 from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer
-from PySide6.QtWidgets import (
-    QFrame,
-    QPushButton,
-    QScrollArea,
-    QSlider,
-    QSpinBox,
-)
+from PySide6.QtWidgets import QFrame, QPushButton, QScrollArea, QSlider, QSpinBox, QTabWidget
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
@@ -20,7 +14,7 @@ from explorer.input_text import printable
 from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
-from model.inference.kv_cache import cached_tensors, describe_cache
+from model.inference.kv_cache import cache_note, cached_tensors, describe_cache, reads_title
 
 PLAY_MS = 600  # one generation step a beat when playing
 
@@ -39,22 +33,22 @@ class KVCachePanel(Panel):
         self.step = QSlider(Qt.Horizontal, toolTip="The newest query's position t (from 0): the cache holds "
                             "positions 0 … t")
         self.play = QPushButton("Play ▶", checkable=True, toolTip="Step through the generation, one token a beat")
-        self.keys = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, colour_bar=False)
+        self.keys = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, colour_bar=True)
         self.values = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, colour_bar=True)
         self.reads = Heatmap(square=False, colour_bar=True)
         for heatmap, rows, cols in ((self.keys, "position", "d_k"), (self.values, "position", "d_k"),
                                     (self.reads, "", "cached position")):
             heatmap.set_axis_names(rows, cols)
+        self.maps = QTabWidget()  # K or V at a time: each map as wide as the page lets it be
+        self.maps.addTab(self.keys, "K: the cached keys")
+        self.maps.addTab(self.values, "V: the cached values")
         self.memory = text_label(rich=True, top_left=True)
-        self.memory_column = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame,
-                                         horizontalScrollBarPolicy=Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.memory_column.setWidget(self.memory)
-        # the sizes beside the maps, in a column that scrolls: the rows keep the height
-        maps = row((self.keys, 1), (self.values, 1), (self.memory_column, 1))
-        column(self.note, row(self.layer, self.kv_head, (self.step, 1), self.play), (maps, 3), (self.reads, 2),
-               parent=self, margins=4)
-        self.timer = QTimer(self)
-        self.timer.setInterval(PLAY_MS)
+        memory_column = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame,
+                                    horizontalScrollBarPolicy=Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        memory_column.setWidget(self.memory)  # the sizes beside the map, in a column that scrolls
+        column(self.note, row(self.layer, self.kv_head, (self.step, 1), self.play),
+               (row((self.maps, 2), (memory_column, 1)), 3), (self.reads, 2), parent=self, margins=4)
+        self.timer = QTimer(self, interval=PLAY_MS)
         self.timer.timeout.connect(self._advance)
         self.play.toggled.connect(self._on_play)
         self.layer.valueChanged.connect(self._load_layer)
@@ -74,15 +68,11 @@ class KVCachePanel(Panel):
             widget.setEnabled(decoder_only)
         if not decoder_only:
             say(self.note, f"{bundle.name} is not a decoder-only model. A KV cache is what a decoder keeps between "
-                      "generation steps; open gpt-facts or SmolLM2 to watch one grow.", "warning")
+                "generation steps; open gpt-facts or SmolLM2 to watch one grow.", "warning")
             return
         self.layer.setRange(1, config.n_decoder_layers)  # counted from 1, as every panel names layers
-        self.kv_head.setRange(1, config.kv_heads)  # heads too
-        gqa = (f"{config.n_heads} query heads share {config.kv_heads} key/value head{'s' if config.kv_heads > 1 else ''} (GQA)"
-               if config.kv_heads < config.n_heads else
-               f"no GQA: each of the {config.n_heads} query heads has its own key/value head")
-        say(self.note, f"Each new token needs the keys and values of every earlier position, in every layer: the cache "
-                  f"keeps them (hatched: not cached yet). {bundle.name}: {gqa}.", "info")
+        self.kv_head.setRange(1, config.kv_heads)
+        say(self.note, cache_note(bundle.name, config), "info")
 
     def _on_frame(self, frame) -> None:
         if frame.bundle.config.kind != "decoder_only":
@@ -112,7 +102,7 @@ class KVCachePanel(Panel):
         dims = [str(i) for i in range(d_k)]
         cached = np.arange(total) <= t  # the positions in the cache now
         allowed = np.repeat(cached[:, None], d_k, axis=1)
-        bound = float(max(np.abs(keys[g]).max(), np.abs(values[g]).max())) or 1.0  # one scale: one colour bar
+        bound = float(max(np.abs(keys[g]).max(), np.abs(values[g]).max())) or 1.0  # one scale for K and V
         for heatmap, data, name in ((self.keys, keys[g], "K"), (self.values, values[g], "V")):
             heatmap.set_levels((-bound, bound))
             heatmap.set_data(data, labels, dims, allowed=allowed, row_names=True)
@@ -121,10 +111,8 @@ class KVCachePanel(Panel):
         heads = list(range(g * group, (g + 1) * group))  # the query heads reading this key/value head
         self.reads.set_data(weights[heads, t, :], [f"q head {h + 1}" for h in heads], [str(i) for i in range(total)],
                             allowed=np.tile(cached, (len(heads), 1)), row_names=True)  # (the maps name the tokens)
-        where = "prompt" if t <= self.n_prompt else "generated"
         token = printable(self.pieces[t]) if t < len(self.pieces) else ""
-        generating = f"Generation step {t - self.n_prompt + 1}: " if t >= self.n_prompt else ""
-        self.reads.set_title(f"{generating}pos {t}, “{token}” ({where}): its query reads the {t + 1} cached keys")
+        self.reads.set_title(reads_title(t, self.n_prompt, token))
         dtype = next(self.state.bundle.model.parameters()).dtype
         self.memory.setText(describe_cache(config, dtype, t + 1))
 
@@ -137,4 +125,3 @@ class KVCachePanel(Panel):
     def _advance(self) -> None:
         self.step.setValue(self.step.value() + 1)
         self.play.setChecked(self.step.value() < self.step.maximum())  # the last step shown: stop
-
