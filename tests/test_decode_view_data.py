@@ -17,7 +17,7 @@ from model.inference.beam_tree import (
     tree_layout,
 )
 from model.inference.decoding import BeamNode, BeamResult
-from model.inference.next_token import bar_order, bars_that_fit, caption_lines, ranked_ids, smoothing_tip
+from model.inference.next_token import bar_order, caption_lines, ranked_ids, rows_that_fit, smoothing_tip
 from model.interpret.decode_run import DecodeSettings, compute_run
 from model.interpret.decode_texts import (
     EQUAL_ATOL,
@@ -165,12 +165,12 @@ def test_the_bars_caption_names_the_chosen_token_and_its_probability(run):
     assert tip.startswith(f"Next token at step {t + 1}: argmax") and "dashed" not in tip
 
 
-def test_as_many_bars_as_keep_their_tokens_whole_and_captions_break_between_parts():
-    tokens = [10.0, 10.0, 10.0, 10.0, 40.0, 10.0]  # the fifth token is wide
-    assert bars_that_fit(tokens, 1000, 20) == 6
-    assert bars_that_fit(tokens, 4.2 * 42, 20) == 4  # five slots of 34 px: the wide token does not fit
-    assert bars_that_fit(tokens, 40, 20) == 3  # never fewer than three
-    assert bars_that_fit(tokens, 0, 20) == 6  # not laid out yet: all
+def test_as_many_rows_as_the_height_reads_and_captions_break_between_parts():
+    assert rows_that_fit(6, 1000, 20) == 6
+    assert rows_that_fit(6, 99, 20) == 4  # four whole 20-px lines in 99 px
+    assert rows_that_fit(6, 40, 20) == 3  # never fewer than three
+    assert rows_that_fit(2, 40, 20) == 2  # nor more than there are
+    assert rows_that_fit(6, 0, 20) == 6  # not laid out yet: all
     width = len  # a character a pixel
     assert caption_lines(["argmax", "'<eos>',", "p = 0.91"], width, 100) == ["argmax '<eos>', p = 0.91"]
     assert caption_lines(["argmax", "'<eos>',", "p = 0.91"], width, 15) == ["argmax '<eos>',", "p = 0.91"]

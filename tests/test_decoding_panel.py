@@ -173,13 +173,13 @@ def test_topk_bars_are_the_models_softmax(qtbot, panel, bundle):
             probs = bundle.model(src, prefix)[0, -1].softmax(-1)  # the model's own logits → softmax
         k = panel.bars.k
         top = probs.topk(k)
-        drawn = np.asarray(panel.bars.bars.opts["height"], dtype=np.float64)[:k]
+        drawn = np.asarray(panel.bars.bars.opts["width"], dtype=np.float64)[:k]  # (horizontal bars)
         np.testing.assert_allclose(drawn, top.values.numpy(), atol=1e-5)
         assert panel.bars.token_ids[:k] == top.indices.tolist() or np.allclose(
             probs[panel.bars.token_ids[:k]].numpy(), top.values.numpy(), atol=1e-6)  # ties may swap order
         assert panel.bars.chosen == ids[t]
         colours = [pg.mkBrush(b).color().name() for b in panel.bars.bars.opts["brushes"]]
-        assert [c == colour("chosen").name() for c in colours] == [i == ids[t] for i in panel.bars.token_ids]
+        assert [c == colour("chosen").name() for c in colours] == [i == ids[t] for i in panel.bars.token_ids[:len(colours)]]
 
 
 def test_sampling_with_a_seed_matches_sample_decode(qtbot, panel, bundle):

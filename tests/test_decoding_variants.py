@@ -217,7 +217,7 @@ def test_masked_lm_shows_one_bar_group_per_mask(qtbot, bert):
         assert group.position == pos
         assert group.bars.token_ids == list(range(5)) and group.bars.chosen == 0  # the model's top-5, best first
         np.testing.assert_allclose(group.bars.heights, probs, atol=1e-5)
-        np.testing.assert_allclose(np.asarray(group.bars.bars.opts["height"], dtype=float), probs, atol=1e-5)
+        np.testing.assert_allclose(np.asarray(group.bars.bars.opts["width"], dtype=float), probs, atol=1e-5)
         assert f"“{pieces[0]}”" in group.heading.text()
     assert not view.hint.isVisible()
     assert panel.run is None  # nothing was decoded

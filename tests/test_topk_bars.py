@@ -1,4 +1,4 @@
-"""`TopKBars` (explorer.panels.decoding.bars) on its own: which bars a narrow plot shows, in what
+"""`TopKBars` (explorer.panels.decoding.bars) on its own: which rows a low plot shows, in what
 order, and the chosen token kept in view — checked against the probabilities given."""
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from layout_checks import drawn_labels  # noqa: E402
 PIECES = [f"t{i}" for i in range(30)]
 
 
-def shown_bars(qtbot, width: int, probs, chosen, sample=None) -> TopKBars:
+def shown_bars(qtbot, height: int, probs, chosen, sample=None, width: int = 400) -> TopKBars:
     bars = TopKBars()
     qtbot.addWidget(bars)
-    bars.resize(width, 320)
+    bars.resize(width, height)
     bars.show()
     bars.set_data(probs, PIECES[: len(probs)], chosen, sample)
     for _ in range(3):
@@ -28,8 +28,8 @@ def shown_bars(qtbot, width: int, probs, chosen, sample=None) -> TopKBars:
 
 
 def visible_count(bars: TopKBars) -> int:
-    x0, x1 = bars.getPlotItem().getViewBox().viewRange()[0]
-    return int(round(x1 + 0.4))
+    y0, y1 = bars.getPlotItem().getViewBox().viewRange()[1]
+    return int(round(y1 + 0.4))
 
 
 def probabilities(n: int = 30) -> np.ndarray:
@@ -37,10 +37,10 @@ def probabilities(n: int = 30) -> np.ndarray:
     return p / p.sum()
 
 
-def test_a_narrow_plot_shows_the_most_probable_in_order_and_moves_a_lower_chosen_token_into_view(qtbot):
+def test_a_low_plot_shows_the_most_probable_in_order_and_moves_a_lower_chosen_token_into_view(qtbot):
     probs = probabilities()
     chosen = 20  # sampled from the tail: rank 21, below the top 10
-    bars = shown_bars(qtbot, 300, probs, chosen)
+    bars = shown_bars(qtbot, 200, probs, chosen)
     n = visible_count(bars)
     assert 3 <= n < 10
     assert bars.token_ids[: n - 1] == list(range(n - 1))  # the most probable first, in order
@@ -48,9 +48,9 @@ def test_a_narrow_plot_shows_the_most_probable_in_order_and_moves_a_lower_chosen
     assert np.allclose(bars.heights[:n], probs[bars.token_ids[:n]])
     assert bars.skip_line.isVisible() and bars.skip_line.value() == pytest.approx(n - 1.5)
     assert "below the top 10" in bars.labels[n - 1].toolTip()
-    assert [t for _r, t in drawn_labels(bars.getPlotItem().getAxis("bottom"))] == PIECES[: n - 1] + [PIECES[chosen]]
-    # wide: every one of the top 10 and the chosen one after them, no line needed
-    bars.resize(1600, 320)
+    assert [t for _r, t in drawn_labels(bars.getPlotItem().getAxis("left"))] == PIECES[: n - 1] + [PIECES[chosen]]
+    # tall: every one of the top 10 and the chosen one after them, no line needed
+    bars.resize(400, 1600)
     for _ in range(3):
         QApplication.processEvents()
     assert bars.token_ids == list(range(10)) + [chosen] and not bars.skip_line.isVisible()
@@ -58,7 +58,7 @@ def test_a_narrow_plot_shows_the_most_probable_in_order_and_moves_a_lower_chosen
 
 def test_a_chosen_token_in_the_top_k_but_out_of_view_comes_forward(qtbot):
     probs = probabilities()
-    bars = shown_bars(qtbot, 300, probs, 8)
+    bars = shown_bars(qtbot, 200, probs, 8)
     n = visible_count(bars)
     assert n < 9 and bars.token_ids[n - 1] == 8 and "rank 9" in bars.labels[n - 1].toolTip()
     assert sorted(bars.token_ids) == list(range(10))  # nothing lost from the data
@@ -66,7 +66,7 @@ def test_a_chosen_token_in_the_top_k_but_out_of_view_comes_forward(qtbot):
 
 def test_a_small_vocabulary_and_a_cleared_plot(qtbot):
     probs = np.array([0.5, 0.3, 0.2])
-    bars = shown_bars(qtbot, 600, probs, 0)
+    bars = shown_bars(qtbot, 400, probs, 0)
     assert bars.token_ids == [0, 1, 2] and not bars.skip_line.isVisible()
     bars.clear_data()
     assert bars.token_ids == [] and not bars.bars.isVisible()
@@ -87,7 +87,7 @@ def test_probabilities_are_written_in_one_notation(p, text):
 
 def test_the_bars_write_small_probabilities_as_decimals_with_the_exact_value_in_the_tooltip(qtbot):
     probs = np.array([0.9, 0.0958, 0.0042, 2e-6])
-    bars = shown_bars(qtbot, 1600, probs / probs.sum(), 0)
+    bars = shown_bars(qtbot, 600, probs / probs.sum(), 0)
     texts = [bars.labels[j].toPlainText() for j in range(4)]
     assert texts == ["0.90", "0.10", "0.004", "<0.0001"], texts
     assert "p = 0.000002" in bars.labels[3].toolTip()
@@ -95,14 +95,14 @@ def test_the_bars_write_small_probabilities_as_decimals_with_the_exact_value_in_
 
 def test_a_label_smoothed_models_bars_show_its_target_and_name_it_clear_of_the_values(qtbot):
     """Section 5.4: trained with ε = 0.1 over 30 tokens the best guess aims at 1 − ε + ε/V
-    (0.903), every other token at ε/V; the line is drawn there, its name under it inside the
+    (0.903), every other token at ε/V; the line is drawn there, its name beside it inside the
     plot and clear of the top bar's value; none for a model whose ε is not known."""
     from model.io.checkpoints import bundled_checkpoints, load_checkpoint, random_bundle
     assert load_checkpoint(bundled_checkpoints()["reverse"]).label_smoothing == 0.1
     assert random_bundle("reverse").label_smoothing == 0.0
     probs = np.array([0.92] + [0.08 / 29] * 29)
     for width in (300, 900):
-        bars = shown_bars(qtbot, width, probs, 0)
+        bars = shown_bars(qtbot, 320, probs, 0, width=width)
         bars.set_smoothing(0.1, 30)
         for _ in range(3):
             QApplication.processEvents()

@@ -140,17 +140,10 @@ def bar_order(n: int, chosen: int, shown: int) -> list[int]:
     return order
 
 
-def bars_that_fit(token_px: list[float], width: float, least_slot: float) -> int:
-    """How many of the ranked bars (their tokens `token_px` wide) a plot `width` px wide shows with
-    every token whole, at least 3 and none in a slot under `least_slot` px: ten slivers with shrunk
-    labels read worse than five whole ones."""
-    total = len(token_px)
-    if width <= 0:
-        return total
-    for n in range(max(3, min(total, int(width // least_slot))), 3, -1):
-        if max(token_px[:n]) <= width / (n + 0.2) - 2:
-            return n
-    return min(3, total)
+def rows_that_fit(n: int, height: float, line: float, least: int = 3) -> int:
+    """How many of n ranked rows a plot `height` px high shows, each at least `line` px (at least
+    `least`; all of them before it is laid out): five readable rows beat ten overlapping ones."""
+    return n if height <= 0 else min(n, max(least, int(height // line)))
 
 
 def caption_lines(parts, width_of, room: float) -> list[str]:
@@ -172,6 +165,5 @@ def smoothing_tip(epsilon: float, vocab_size: int) -> str:
             "so a well-trained model is never sure: its best guess stops near this line, the rest near ε/V.")
 
 
-__all__ = ["Filtered", "NextToken", "bar_order", "bars_that_fit", "caption_lines", "cut_by", "filter_summary", "filtered",
-           "from_decode_step",
-           "next_token_logits", "ranked_ids", "smoothing_tip", "token_text"]
+__all__ = ["Filtered", "NextToken", "bar_order", "caption_lines", "cut_by", "filter_summary", "filtered",
+           "from_decode_step", "next_token_logits", "ranked_ids", "rows_that_fit", "smoothing_tip", "token_text"]

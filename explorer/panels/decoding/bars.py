@@ -1,10 +1,10 @@
-"""`TopKBars`: the next-token distribution of one decoding step as labelled bars: the model's own
-softmax (DecodeStep.model_probs), and when sampling the distribution sampled from (after
-temperature / top-k / top-p) as dashed outlines on top."""
+"""Next-token distributions as horizontal bars, best at the top, each token on a line of its own:
+`TokenBars` draws the rows that fit the height; `TopKBars` is one decoding step (the model's
+softmax, the chosen token always in view, the sampled-from distribution dashed, a label-smoothed
+model's target); the sampling panel and the [MASK] guesses draw with them too."""
 from __future__ import annotations
 
 import html
-import math
 
 import numpy as np
 import pyqtgraph as pg
@@ -12,202 +12,200 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetricsF
 
 from explorer import style
-from explorer.drawing.label_axis import MIN_LABEL_PT
 from explorer.drawing.plot_style import fit_title_row, let_shrink
-from explorer.drawing.token_heatmap import display_piece, fitted_ticks
+from explorer.drawing.token_heatmap import display_piece
 from model.inference.bundle import smoothed_target
-from model.inference.next_token import bar_order, bars_that_fit, caption_lines, ranked_ids, smoothing_tip
+from model.inference.next_token import bar_order, caption_lines, ranked_ids, rows_that_fit, smoothing_tip
 
-Y_TOP = 1.2  # room above a bar of p = 1 for its number
-BAR_WIDTH = 0.7  # in slots
-MIN_SLOT_CHARS = 4.5  # a bar's slot holds a 4-letter token ("<eos") or its value ("0.93")
+BAR_HEIGHT = 0.7  # in rows
+ROW_LINES = 1.15  # a row's least height in lines of its token's font: labels never overlap
+X_TOP = 1.25  # a bar of p = 1 and its value
 
 
 def _pen(role: str, dash=Qt.PenStyle.DashLine, width: float = 2):
     return pg.mkPen(style.colour(role), width=width, style=dash)
 
 
-def _tick_font():
-    return style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True)
+class TokenBars(pg.PlotWidget):
+    """Rows of (token, filled bar, dashed outline) drawn by `draw_rows`; `fit` draws again for the
+    rows the height reads (`rows_that_fit`). Bars of p = 1 span the plot unless `zoom`."""
 
-
-class TopKBars(pg.PlotWidget):
-    """The k most probable next tokens (plus the chosen one if it ranks lower), as many as the
-    width shows with their tokens whole; the rest stay in the data and the tooltips."""
-
-    def __init__(self, k: int = 10, parent=None):
+    def __init__(self, most: int, zoom: bool = False, parent=None):
         super().__init__(parent=parent, enableMenu=False)
-        self.k = k
-        self.caption: list[str] = []
+        self.most, self.zoom = most, zoom
         plot = style.still_plot(self.getPlotItem())
-        plot.showGrid(y=True, alpha=0.25)
-        plot.setLabel("left", "probability", **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
-        plot.getAxis("bottom").setStyle(tickFont=_tick_font(), tickLength=0)
-        plot.getAxis("left").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))
-        plot.getAxis("left").setTicks([[(v, f"{v:g}") for v in (0, 0.2, 0.4, 0.6, 0.8, 1.0)]])  # no "1.2"
-        self.bars = pg.BarGraphItem(x=[0], height=[0], width=BAR_WIDTH, brush=style.colour("bar"),
+        plot.invertY(True)  # row 0, the most probable, at the top
+        plot.showGrid(x=True, alpha=0.25)
+        plot.setLabel("bottom", "probability", **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
+        plot.getAxis("left").setStyle(tickFont=style.font(style.BASE_POINT_SIZE, bold=True, mono=True), tickLength=0)
+        plot.getAxis("bottom").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))
+        plot.getAxis("bottom").enableAutoSIPrefix(False)  # probabilities, never "× 0.001"
+        self.bars = pg.BarGraphItem(x0=[0], y=[0], width=[0], height=BAR_HEIGHT, brush=style.colour("bar"),
                                     pen=style.colour("bar"))  # pyqtgraph rejects empty pens
-        self.sampled = pg.BarGraphItem(x=[], height=[], width=BAR_WIDTH, brush=None, pen=_pen("text"))
-        self.skip_line = pg.InfiniteLine(angle=90, movable=False, pen=_pen("muted", Qt.PenStyle.DotLine))
-        self.skip_line.setToolTip("The chosen token, from further down the ranking (its rank in its value's tooltip)")
-        # Section 5.4: a model trained on smoothed targets aims its best guess at 1 − ε + ε/V
-        self.smoothed = pg.InfiniteLine(angle=0, movable=False, pen=_pen("muted"))
-        self.smoothed.setZValue(5)  # across the bar it concerns
-        self.smoothed_label = pg.TextItem(anchor=(0, 0), color=style.MUTED)  # under the line, right of the top bar
-        self.smoothed_label.setFont(style.font(style.SMALL_POINT_SIZE))
-        for item in (self.bars, self.sampled, self.skip_line):
+        self.outlines = pg.BarGraphItem(x0=[], y=[], width=[], height=BAR_HEIGHT, brush=None, pen=_pen("text"))
+        self.labels = [pg.TextItem(anchor=(0, 0.5)) for _ in range(most)]  # each row's value, right of its bar
+        for item in (self.bars, self.outlines):
             plot.addItem(item)
-        for item in (self.skip_line, self.smoothed, self.smoothed_label):
-            item.setVisible(False)
-        for item in (self.smoothed, self.smoothed_label):
-            plot.addItem(item, ignoreBounds=True)
-        self.smoothing = 0.0
-        self.labels = [pg.TextItem(anchor=(0.5, 1.0), color=style.TEXT) for _ in range(k + 1)]  # above their bars
         for label in self.labels:
             label.setFont(style.font(style.SMALL_POINT_SIZE))
             label.setVisible(False)
-            plot.addItem(label)
-        self.token_ids: list[int] = []
-        self.heights = np.zeros(0, dtype=np.float32)
-        self.chosen: int | None = None
-        self._ranked: list[int] = []
-        plot.setYRange(0, Y_TOP, padding=0)
+            plot.addItem(label, ignoreBounds=True)
+        self.ticks: list = []
         let_shrink(plot.titleLabel)  # a caption never widens its cell
 
+    def rows_that_fit(self, n: int) -> int:
+        line = QFontMetricsF(self.getPlotItem().getAxis("left").style["tickFont"]).height() * ROW_LINES
+        return rows_that_fit(n, self.getPlotItem().getViewBox().height(), line)
+
+    def draw_rows(self, pieces: list[str], filled, outline=None, fills=None, edges=None, texts=(), tips=(),
+                  colours=None) -> None:
+        """Row i: token pieces[i], a bar of filled[i] (palette role fills[i]), a dashed outline of
+        outline[i] (role edges[i]), and texts[i] right of them (colour colours[i], tooltip tips[i])."""
+        n = len(pieces)
+        for i, label in enumerate(self.labels):
+            label.setVisible(i < n)
+        if n == 0:
+            self.bars.setVisible(False)
+            self.outlines.setVisible(False)
+            self.ticks = [[]]
+            self.getPlotItem().getAxis("left").setTicks(self.ticks)
+            return
+        y, zeros = np.arange(n, dtype=float), np.zeros(n)
+        fills = fills or ["bar"] * n
+        self.bars.setOpts(x0=zeros, y=y, width=filled, height=BAR_HEIGHT, brushes=[style.colour(r) for r in fills],
+                          pens=[pg.mkPen(style.colour("chosen_text" if r == "chosen" else "bar_edge"), width=1.5)
+                                for r in fills])
+        self.bars.setVisible(True)
+        self.outlines.setVisible(outline is not None)
+        if outline is not None:
+            self.outlines.setOpts(x0=zeros, y=y, width=outline, height=BAR_HEIGHT,
+                                  pens=[_pen(r) for r in (edges or ["text"] * n)] or None)
+        top = float(max(np.max(filled, initial=0.0), np.max(outline, initial=0.0) if outline is not None else 0.0))
+        plot = self.getPlotItem()
+        plot.setXRange(0, min(1.0, max(top, 1e-6)) * X_TOP if self.zoom else X_TOP, padding=0)
+        plot.setYRange(-0.6, max(n, 1) - 0.4, padding=0)
+        ticks = [[(float(i), display_piece(p)) for i, p in enumerate(pieces)]]
+        if ticks != self.ticks:  # unchanged rows: the axis is not laid out again
+            self.ticks = ticks
+            plot.getAxis("left").setTicks(ticks)
+        right = np.maximum(filled, outline) if outline is not None else np.asarray(filled)
+        for i, label in enumerate(self.labels[:n]):
+            label.setText(texts[i])
+            label.setColor(style.colour(colours[i]) if colours else style.TEXT)
+            label.setToolTip(tips[i] if tips else "")
+            label.setPos(float(right[i]) + 0.005 * (top if self.zoom else 1.0), float(i))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        if hasattr(self, "ticks"):  # (not while pyqtgraph builds the widget)
+            self.fit()
+
+    def fit(self) -> None:
+        """Draw the rows the height reads (a subclass's data)."""
+
+    def set_title(self, *parts: str) -> None:
+        """The title: its parts on as few lines as the plot's width needs (a part is never broken)."""
+        plot = self.getPlotItem()
+        size = style.TITLE_POINT_SIZE * style.scale()
+        metrics = QFontMetricsF(style.font(style.TITLE_POINT_SIZE))
+        room = self.width() - plot.getAxis("left").width() - 12
+        # the title is rich text: a token such as <eos> would otherwise vanish as an unknown tag
+        title = "<br>".join(html.escape(line) for line in caption_lines(parts, metrics.horizontalAdvance, room))
+        if title != plot.titleLabel.text:
+            plot.setTitle(title, size=f"{size:.1f}pt", color=style.current().text)
+            fit_title_row(plot)
+
+
+class TopKBars(TokenBars):
+    """One step's k most probable next tokens (and the chosen one if it ranks lower), as many as
+    the height reads, the chosen one moved into view after a dotted line; the rest stay in the data."""
+
+    def __init__(self, k: int = 10, parent=None):
+        super().__init__(k + 1, parent=parent)
+        self.k = k
+        self.caption: list[str] = []
+        self.sampled = self.outlines  # what sampling drew from (after temperature / top-k / top-p)
+        self.skip_line = pg.InfiniteLine(angle=0, movable=False, pen=_pen("muted", Qt.PenStyle.DotLine))
+        self.skip_line.setToolTip("The chosen token, from further down the ranking (its rank in its value's tooltip)")
+        # Section 5.4: a model trained on smoothed targets aims its best guess at 1 − ε + ε/V
+        self.smoothed = pg.InfiniteLine(angle=90, movable=False, pen=_pen("muted"))
+        self.smoothed_label = pg.TextItem(anchor=(0, 1), color=style.MUTED)  # right of the line, at the bottom
+        self.smoothed_label.setFont(style.font(style.SMALL_POINT_SIZE))
+        for item in (self.skip_line, self.smoothed, self.smoothed_label):
+            item.setVisible(False)
+            self.getPlotItem().addItem(item, ignoreBounds=True)
+        self.smoothing = 0.0
+        self.clear_data()
+
     def set_smoothing(self, epsilon: float, vocab_size: int) -> None:
-        """The model was trained with label smoothing ε over `vocab_size` tokens (0: it was not,
-        or that is not known): a dashed line at the smoothed target's top, 1 − ε + ε/V."""
+        """The model was trained with label smoothing ε over `vocab_size` tokens (0: it was not, or
+        that is not known): a dashed line at the smoothed target's top, 1 − ε + ε/V."""
         self.smoothing = epsilon if epsilon > 0 and vocab_size > 0 else 0.0
         on = self.smoothing > 0
         self.smoothed.setVisible(on)
         self.smoothed_label.setVisible(on)
-        if not on:
-            return
-        self.smoothed.setValue(smoothed_target(epsilon, vocab_size))
-        self.smoothed.setPen(_pen("muted"))  # (the theme's now)
-        self.smoothed_label.setColor(style.MUTED)
-        for item in (self.smoothed, self.smoothed_label):
-            item.setToolTip(smoothing_tip(epsilon, vocab_size))
-        self._place_smoothed()
+        if on:
+            self.smoothed.setValue(smoothed_target(epsilon, vocab_size))
+            self.smoothed.setPen(_pen("muted"))  # (the theme's now)
+            self.smoothed_label.setColor(style.MUTED)
+            for item in (self.smoothed, self.smoothed_label):
+                item.setToolTip(smoothing_tip(epsilon, vocab_size))
+            self._place_smoothed()
 
     def _place_smoothed(self) -> None:
-        """The line's name under it, right of the top bar (over it, it would hide the bar's
-        value): the longest form that fits before the plot's right end."""
+        """The line's name right of it, under the last row: the longest form that fits the plot."""
         if self.smoothing <= 0:
             return
         view = self.getPlotItem().getViewBox()
-        (x0, x1), _ = view.viewRange()
-        left = BAR_WIDTH / 2 + 0.05
-        room = (x1 - left) * view.width() / max(x1 - x0, 1e-9) - 4
+        (x0, x1), (y0, y1) = view.viewRange()
         top = self.smoothed.value()
+        room = (x1 - top) * view.width() / max(x1 - x0, 1e-9) - 6
         metrics = QFontMetricsF(self.smoothed_label.textItem.font())
         forms = (f"smoothed target {top:.2f}", f"target {top:.2f}", f"{top:.2f}")
-        text = next((t for t in forms if metrics.horizontalAdvance(t) <= room), forms[-1])
-        if self.smoothed_label.toPlainText() != text:
-            self.smoothed_label.setText(text)
-        self.smoothed_label.setPos(left, top)
+        self.smoothed_label.setText(next((t for t in forms if metrics.horizontalAdvance(t) <= room), forms[-1]))
+        self.smoothed_label.setPos(top, max(y0, y1))
 
     def set_caption(self, *parts: str) -> None:
-        """The caption: its parts on one line, or on as many lines as the plot's width needs
-        (a part is never broken): always whole."""
         self.caption = list(parts)
-        self._show_caption()
-
-    def _show_caption(self) -> None:
-        plot = self.getPlotItem()
-        size = style.BASE_POINT_SIZE * style.scale()
-        f = style.font(style.BASE_POINT_SIZE)
-        f.setPointSizeF(size)
-        metrics = QFontMetricsF(f)
-        room = self.width() - plot.getAxis("left").width() - 12  # centred over the bars
-        # the title is rich text: a token such as <eos> would otherwise vanish as an unknown tag
-        title = "<br>".join(html.escape(line) for line in caption_lines(self.caption, metrics.horizontalAdvance, room))
-        if title != plot.titleLabel.text or plot.titleLabel.opts.get("size") != f"{size:.1f}pt":
-            plot.setTitle(title, size=f"{size:.1f}pt")
-            fit_title_row(plot)
+        self.set_title(*parts)
 
     def set_data(self, probs, pieces: list[str], chosen: int | None, sample_probs=None) -> None:
-        """probs: (V,) the model's distribution; pieces: the target vocabulary; chosen: the id
-        the decoder emitted; sample_probs: (V,) what sampling drew from, or None."""
+        """probs: (V,) the model's distribution; pieces: the vocabulary; chosen: the id the decoder
+        emitted; sample_probs: (V,) what sampling drew from, or None."""
         probs = np.asarray(probs, dtype=np.float64)
         self._ranked = ids = ranked_ids(probs, self.k, chosen)
         self._probs = probs[ids].astype(np.float32)
         self._sample = None if sample_probs is None else np.asarray(sample_probs, dtype=np.float64)[ids]
         self._pieces = [pieces[i] for i in ids]
         self.chosen = chosen
-        self.bars.setVisible(True)
-        self._fit()
+        self.fit()
 
-    def _fit(self) -> None:
-        """Bars, values and tokens for the plot's width: the most probable first, the chosen
-        token moved into view (after a dotted line) when it ranks below the bars shown."""
-        if not self._ranked:
+    def fit(self) -> None:
+        """The most probable rows that fit, the chosen token moved into the last one when it ranks below them."""
+        if not getattr(self, "_ranked", None):
             return
-        plot, view = self.getPlotItem(), self.getPlotItem().getViewBox()
-        metrics = QFontMetricsF(_tick_font())
-        shown = bars_that_fit([metrics.horizontalAdvance(display_piece(t)) for t in self._pieces], view.width(),
-                              MIN_SLOT_CHARS * metrics.horizontalAdvance("m"))
-        order = bar_order(len(self._ranked), self._ranked.index(self.chosen) if self.chosen in self._ranked else -1, shown)
-        ids = [self._ranked[j] for j in order]
-        self.token_ids, self.heights = ids, self._probs[order]
-        x = np.arange(len(ids))
-        self.bars.setOpts(x=x, height=self.heights, width=BAR_WIDTH,
-                          brushes=[style.colour("chosen" if i == self.chosen else "bar") for i in ids],
-                          pens=[pg.mkPen(style.colour("chosen_text" if i == self.chosen else "bar_edge"), width=1.5)
-                                for i in ids])
-        self.sampled.setVisible(self._sample is not None)
-        if self._sample is not None:
-            self.sampled.setOpts(x=x, height=self._sample[order], width=BAR_WIDTH)
-        slot = view.width() / (shown + 0.2) if view.width() > 0 else 60.0
-        value_metrics = QFontMetricsF(style.font(style.SMALL_POINT_SIZE))
-        # "0.003" over every tail bar runs together on a narrow plot: then only the readable ones
-        roomy = all(value_metrics.horizontalAdvance(style.prob_text(float(h))) + 6 <= slot for h in self.heights[:shown])
-        for j, (label, i, h) in enumerate(zip(self.labels, ids, self.heights)):
-            label.setText(style.prob_text(float(h)))
-            rank = order[j] + 1 if order[j] < self.k else None
-            label.setToolTip(f"p = {h:.6f}, " + (f"rank {rank}" if rank else f"below the top {self.k}"))
-            label.setColor(style.colour("chosen_text") if i == self.chosen else style.TEXT)
-            label.setPos(j, float(h) + 0.01)
-            label.setVisible(j < shown and bool(roomy or h >= 0.005))  # (none beyond the plot's edge)
-        for label in self.labels[len(ids):]:
-            label.setVisible(False)
+        shown = self.rows_that_fit(len(self._ranked))
+        chosen = self._ranked.index(self.chosen) if self.chosen in self._ranked else -1
+        order = bar_order(len(self._ranked), chosen, shown)
+        self.token_ids, self.heights = [self._ranked[j] for j in order], self._probs[order]  # (all: the data)
+        order, heights = order[:shown], self.heights[:shown]
+        tips = [f"p = {h:.6f}, " + (f"rank {r + 1}" if r < self.k else f"below the top {self.k}")
+                for r, h in zip(order, heights)]
+        roles = ["chosen" if i == self.chosen else "bar" for i in self.token_ids[:shown]]
+        self.draw_rows([self._pieces[j] for j in order], heights, None if self._sample is None else self._sample[order],
+                       roles, texts=[style.prob_text(float(h)) for h in heights], tips=tips,
+                       colours=["chosen_text" if r == "chosen" else "text" for r in roles])
         moved = next((j for j, r in enumerate(order) if r != j), None)
         self.skip_line.setVisible(moved is not None)
         if moved is not None:
             self.skip_line.setValue(moved - 0.5)
             self.skip_line.setPen(_pen("muted", Qt.PenStyle.DotLine))  # (the theme's now)
-        plot.setXRange(-0.6, max(shown, 1) - 0.4, padding=0)
         self._place_smoothed()
-        self._fit_tokens([self._pieces[j] for j in order], shown, slot)
-
-    def _fit_tokens(self, pieces: list[str], shown: int, slot: float) -> None:
-        """The tokens under the bars: a token wider than its slot shrinks, down to the legible
-        minimum, before it is cut to "<eo…"; the axis as tall as its labels."""
-        axis = self.getPlotItem().getAxis("bottom")
-        font = _tick_font()
-        widest = max((display_piece(t) for t in pieces[:shown]), key=len, default="")
-        while font.pointSizeF() > MIN_LABEL_PT and QFontMetricsF(font).horizontalAdvance(widest) > slot - 2:
-            font.setPointSizeF(max(MIN_LABEL_PT, font.pointSizeF() - 1))
-        if axis.style.get("tickFont") != font:
-            axis.setTickFont(font)
-        metrics = QFontMetricsF(font)
-        # pyqtgraph sizes the axis from the text it last painted: an enlarged font would lose its descenders
-        need = math.ceil(metrics.height() + axis.style["tickTextOffset"][1] + max(0, axis.style["tickLength"]))
-        if axis.fixedHeight != need:
-            axis.setHeight(need)
-        axis.setTicks([fitted_ticks(pieces, slot, metrics.horizontalAdvance("m"))])
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        if getattr(self, "caption", None):
-            self._show_caption()
-        if getattr(self, "_ranked", None):
-            self._fit()
+        if self.caption:
+            self.set_title(*self.caption)
 
     def clear_data(self) -> None:
         self.set_smoothing(0.0, 0)  # no bars: no target line
-        self.bars.setOpts(x=[0], height=[0], brushes=[style.colour("bar")], pens=[pg.mkPen(style.colour("bar"))])
-        for item in (self.bars, self.sampled, self.skip_line, *self.labels):
-            item.setVisible(False)
         self.token_ids, self.heights, self.chosen, self._ranked = [], np.zeros(0, dtype=np.float32), None, []
-        self.getPlotItem().getAxis("bottom").setTicks([[]])
+        self.draw_rows([], np.zeros(0))
+        self.skip_line.setVisible(False)

@@ -7,18 +7,15 @@ import html
 import time
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QPushButton, QSpinBox, QWidget
 from superqt import QLabeledDoubleSlider
 
 from explorer import style, theme
-from explorer.drawing.label_axis import display_piece
-from explorer.drawing.plot_style import set_title
 from explorer.input_text import printable
 from explorer.latest_job import LatestJob
 from explorer.panels.base import Panel
+from explorer.panels.decoding.bars import TokenBars
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from model.inference.next_token import cut_by, filter_summary, filtered, from_decode_step, next_token_logits, token_text
@@ -26,8 +23,6 @@ from model.inference.next_token import cut_by, filter_summary, filtered, from_de
 METHODS = {"sample": "Sample (these settings)", "greedy": "Greedy (argmax)", "beam": "Beam search (4, α 0.6)"}
 MAX_TOP_K = 1000
 ROWS = 12  # the most tokens drawn: the top of the ranking, as many as the plot's height holds
-BAR_HEIGHT = 0.7
-ROW_LINES = 1.15  # a row's height in lines of its token's font: fewer rows, never overlapping labels
 
 
 def _slider(low: float, high: float, value: float, tip: str) -> QLabeledDoubleSlider:
@@ -39,76 +34,35 @@ def _slider(low: float, high: float, value: float, tip: str) -> QLabeledDoubleSl
     return slider
 
 
-class SamplingBars(pg.PlotWidget):
-    """The most probable tokens as horizontal bars, as many as fit the height (its title says how
-    many of the vocabulary): outline tempered, filled what sampling draws from."""
+class SamplingBars(TokenBars):
+    """The most probable tokens, as many as the height reads (its title says how many of the
+    vocabulary): outline tempered, filled what sampling draws from, a cut token's filter named."""
 
     def __init__(self, parent=None):
-        super().__init__(parent=parent, enableMenu=False)
-        plot = style.still_plot(self.getPlotItem())
-        plot.showGrid(x=True, alpha=0.25)
-        plot.setLabel("bottom", "probability", **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
-        plot.getAxis("left").setStyle(tickFont=style.font(style.BASE_POINT_SIZE, bold=True, mono=True), tickLength=0)
-        plot.getAxis("bottom").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))
-        plot.getAxis("bottom").enableAutoSIPrefix(False)  # probabilities, never "× 0.001"
-        self.kept_bars = pg.BarGraphItem(x0=[0], y=[0], width=[0], height=BAR_HEIGHT)
-        self.outlines = pg.BarGraphItem(x0=[0], y=[0], width=[0], height=BAR_HEIGHT)
-        self.labels = [pg.TextItem(anchor=(0, 0.5)) for _ in range(ROWS)]  # each row's probability or cut
-        for item in (self.kept_bars, self.outlines):
-            plot.addItem(item)
-        for label in self.labels:
-            plot.addItem(label, ignoreBounds=True)
-            label.setFont(style.font(style.SMALL_POINT_SIZE))
-        self.offered = ([], [], np.zeros(0), np.zeros(0), [], 0)  # every row offered (`show_rows`)
+        super().__init__(ROWS, zoom=True, parent=parent)
+        self.offered = None  # every row offered (`show_rows`)
         self.rows: list[int] = []  # token ids drawn, top row first
         self.final = np.zeros(0, dtype=np.float32)  # their renormalised probabilities
         self.tempered = np.zeros(0, dtype=np.float32)
         self.notes: list[str] = []  # "" kept, "top-k" / "top-p": the filter that cut the row's token
-        self.ticks: list = []
 
     def show_rows(self, ids: list[int], pieces: list[str], tempered: np.ndarray, final: np.ndarray,
                   notes: list[str], vocab: int = 0) -> None:
-        """Draw the first of these tokens (best first, of `vocab`) that fit, with their tempered and final probabilities."""
-        self.offered = (list(ids), pieces, tempered, final, list(notes), vocab)
-        self._draw()
+        """Draw these tokens (best first, of `vocab`) with their tempered and final probabilities."""
+        self.offered = (list(ids), [printable(p) for p in pieces], tempered, final, list(notes), vocab)
+        self.fit()
 
-    def rows_that_fit(self) -> int:
-        """As many rows as the plot's height holds at `ROW_LINES` lines of the token font each (at least 3)."""
-        height = self.getPlotItem().getViewBox().height()
-        line = QFontMetricsF(self.getPlotItem().getAxis("left").style["tickFont"]).height() * ROW_LINES
-        return ROWS if height <= 0 else max(3, min(ROWS, int(height // line)))
-
-    def _draw(self) -> None:
+    def fit(self) -> None:
+        if not getattr(self, "offered", None):
+            return
         ids, pieces, tempered, final, notes, vocab = self.offered
-        n = min(len(ids), self.rows_that_fit())
+        n = self.rows_that_fit(len(ids))
         self.rows, self.tempered, self.final, self.notes = ids[:n], tempered[:n], final[:n], notes[:n]
-        y = np.arange(n, dtype=float)[::-1]  # the best token at the top
-        self.kept_bars.setOpts(x0=np.zeros(n), y=y, width=self.final, height=BAR_HEIGHT,
-                               brush=style.colour("bar"), pen=pg.mkPen(style.colour("bar_edge")))
-        edge = [pg.mkPen(style.colour("masked") if note else style.TEXT, width=2, style=Qt.DashLine) for note in self.notes]
-        self.outlines.setOpts(x0=np.zeros(n), y=y, width=self.tempered, height=BAR_HEIGHT, brush=None,
-                              pen=pg.mkPen(style.TEXT), pens=edge or None)  # (pyqtgraph needs a pen for no bars)
-        top = float(max(self.final.max(initial=0.0), self.tempered.max(initial=0.0), 1e-6))
-        plot = self.getPlotItem()
-        plot.setXRange(0, min(1.0, top) * 1.25, padding=0)
-        plot.setYRange(-0.6, max(n, 1) - 0.4, padding=0)
-        ticks = [[(float(y[i]), display_piece(printable(pieces[i]))) for i in range(n)]]
-        if ticks != self.ticks:  # the ranking is the logits': a temperature never changes it
-            self.ticks = ticks
-            plot.getAxis("left").setTicks(ticks)
-            set_title(plot, f"The {n} most probable of {vocab:,} tokens" if n else "")
-        for i, label in enumerate(self.labels):
-            label.setVisible(i < n)
-            if i < n:
-                note = self.notes[i]
-                label.setColor(style.colour("muted") if note else style.TEXT)
-                label.setText(f"✂ {note}  (was {self.tempered[i]:.3f})" if note else f"{self.final[i]:.3f}")
-                label.setPos(max(self.final[i], self.tempered[i]) + 0.005 * top, float(y[i]))
-
-    def resizeEvent(self, event) -> None:  # noqa: N802
-        super().resizeEvent(event)
-        if getattr(self, "offered", None) and self.offered[0] and self.rows_that_fit() != len(self.rows):
-            self._draw()
+        self.draw_rows(pieces[:n], self.final, self.tempered, edges=["masked" if note else "text" for note in self.notes],
+                       texts=[f"✂ {note}  (was {t:.3f})" if note else f"{f:.3f}"
+                              for note, t, f in zip(self.notes, self.tempered, self.final)],
+                       colours=["muted" if note else "text" for note in self.notes])
+        self.set_title(f"The {n} most probable of {vocab:,} tokens" if n else "")
 
 
 class SamplingControls(QWidget):
