@@ -22,7 +22,6 @@ from model.interpret.decode_run import DecodeSettings, compute_run
 from model.interpret.decode_texts import (
     EQUAL_ATOL,
     StepMaps,
-    band_size,
     changed_predictions,
     chips_that_fit,
     chosen_how,
@@ -175,11 +174,3 @@ def test_as_many_rows_as_the_height_reads_and_captions_break_between_parts():
     assert caption_lines(["argmax", "'<eos>',", "p = 0.91"], width, 100) == ["argmax '<eos>', p = 0.91"]
     assert caption_lines(["argmax", "'<eos>',", "p = 0.91"], width, 15) == ["argmax '<eos>',", "p = 0.91"]
     assert caption_lines(["argmax", "'<eos>',"], width, 3) == ["argmax", "'<eos>',"]  # a part is never broken
-
-
-def test_the_parallel_table_bands_only_where_they_fit():
-    assert band_size(20, 10, 100, 30, 200) == 10  # two bands of ten
-    assert band_size(20, 10, 15, 30, 200) == 20  # not two columns: one band that scrolls
-    assert band_size(40, 10, 100, 30, 200) == 40  # four bands: more than two
-    assert band_size(20, 10, 100, 30, 50) == 20  # two bands taller than the room
-    assert band_size(8, 10, 100, 30, 10) == 10  # one band needs no room below

@@ -358,3 +358,18 @@ def test_each_screen_class_declares_where_the_plots_go(panel, qtbot):
     assert all(w.isVisibleTo(panel) for w in everything)
     tops = {w: w.mapTo(panel, w.rect().topLeft()).y() for w in everything}
     assert tops[panel.mask_map] == tops[panel.self_map] == tops[panel.cross_map] < tops[panel.bars]  # maps in a row
+
+
+def test_the_parallel_table_keeps_the_steps_position_in_sight(qtbot, panel):
+    """A row per position, scrolled so the step's row is whole in the table's view, first and last step alike."""
+    from PySide6.QtWidgets import QApplication
+    panel.state.set_view("decoding", "parallel")
+    panel.resize(900, 420)
+    view = panel.parallel
+    assert view.table.rowCount() == view.positions()
+    for t in (len(panel.run.steps) - 1, 0):
+        panel.set_step(t)
+        for _ in range(3):
+            QApplication.processEvents()
+        box = view.table.visualItemRect(view.cell(0, panel.run.row(t)))
+        assert view.table.viewport().rect().contains(box), (t, box)

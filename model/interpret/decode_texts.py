@@ -114,17 +114,6 @@ def table_marks(run: DecodeRun, t: int) -> list[list[str]]:
             for r in range(3)]
 
 
-def band_size(n: int, column_px: float, room_px: float, band_px: float, height_px: float, max_bands: int = 2) -> int:
-    """Positions per band of the parallel table: as many columns as `room_px` holds, or all n (one
-    band that scrolls) where fewer than two columns fit, or more than `max_bands` bands, or bands
-    taller than `height_px`, would be needed."""
-    if room_px <= 2 * column_px:
-        return n
-    per_band = int(room_px // column_px)
-    bands = -(-n // per_band)
-    return n if bands > max_bands or (bands > 1 and bands * band_px > height_px) else per_band
-
-
 def chips_that_fit(prefix: list[str], room_px: float, chip_px) -> int:
     """How many of the prefix's last chips fit in `room_px` (`chip_px(piece)` measures one), at
     least one, so a long decode's row keeps the newest tokens instead of growing line after line."""
@@ -152,5 +141,5 @@ def unknown_note(run: DecodeRun) -> str:
     return f"Unknown symbols read as <unk>: {', '.join(repr(p) for _, p in run.unknown[:6])}."
 
 
-__all__ = ["EQUAL_ATOL", "MAX_DP", "StepMaps", "band_size", "changed_predictions", "chips_that_fit", "chosen_how",
+__all__ = ["EQUAL_ATOL", "MAX_DP", "StepMaps", "changed_predictions", "chips_that_fit", "chosen_how",
            "folded_prefix", "future_note", "head_shown", "mask_equality", "step_caption", "table_marks", "unknown_note"]

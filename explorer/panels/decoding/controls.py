@@ -1,9 +1,5 @@
-"""`DecodingControls`: the strategy and its knobs, the step transport, and the layer/head choice.
-
-It only reads widgets and emits: `settingsChanged(DecodeSettings)` when the strategy or a knob
-changes, `transport(str)` for reset/back/step/play, `headChanged(layer, head)` and
-`sharpestRequested()`. Defaults follow Section 6.1 (beam 4, α = 0.6). The groups flow onto as
-many lines as the width needs (superqt's QFlowLayout)."""
+"""`DecodingControls`: the strategy and its knobs (Section 6.1's beam 4, α = 0.6 by default), the step
+transport and the layer/head choice, flowing onto as many lines as the width needs. It only emits."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSignalBlocker, Signal
@@ -13,9 +9,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QSizePolicy,
     QSpinBox,
-    QStackedWidget,
     QStyle,
     QWidget,
 )
@@ -69,10 +63,9 @@ class DecodingControls(QWidget):
         for key, label in STRATEGIES.items():
             self.strategy.addItem(label, key)
         self.strategy.setToolTip("How the next token is chosen from the model's distribution")
-        self.params = QStackedWidget()
-        pages = {"sample": SAMPLE_KNOBS, "beam": BEAM_KNOBS}
-        for key in STRATEGIES:  # greedy and "follow the target": a page without knobs
-            self.params.addWidget(group(*(self._knob(*knob) for knob in pages.get(key, ()))))
+        # each strategy's knobs, only the chosen one's shown (greedy and "follow the target" have none)
+        self.params = {"sample": group(*(self._knob(*knob) for knob in SAMPLE_KNOBS)),
+                       "beam": group(*(self._knob(*knob) for knob in BEAM_KNOBS))}
         icons = self.style()
         for name, icon in (("reset", QStyle.SP_MediaSkipBackward), ("back", QStyle.SP_MediaSeekBackward),
                            ("step", QStyle.SP_MediaSeekForward), ("play", QStyle.SP_MediaPlay)):
@@ -94,7 +87,7 @@ class DecodingControls(QWidget):
         flow.setContentsMargins(4, 2, 4, 2)
         flow.setHorizontalSpacing(16)
         flow.setVerticalSpacing(2)
-        flow.addWidget(group("Strategy", self.strategy, self.params))
+        flow.addWidget(group("Strategy", self.strategy, *self.params.values()))
         flow.addWidget(group(self.reset, self.back, self.step, self.play, self.step_label))
         flow.addWidget(group("Layer", self.layer, "Head", self.head, self.sharpest))
         self._show_page()
@@ -128,13 +121,8 @@ class DecodingControls(QWidget):
         self._show_page()
 
     def _show_page(self) -> None:
-        """The current strategy's knobs; only that page asks for width."""
-        index = max(self.strategy.currentIndex(), 0)
-        for i in range(self.params.count()):
-            policy = QSizePolicy.Preferred if i == index else QSizePolicy.Ignored
-            self.params.widget(i).setSizePolicy(policy, policy)
-        self.params.setCurrentIndex(index)
-        self.params.updateGeometry()
+        for key, knobs in self.params.items():
+            knobs.setVisible(key == self.strategy.currentData())
 
     def set_target_label(self, text: str) -> None:
         """Name the "follow a given text" strategy as the input bar names that text."""
