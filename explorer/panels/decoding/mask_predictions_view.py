@@ -89,7 +89,6 @@ class MaskPredictionsView(QWidget):
         for w in (self.sentence, self.explain, self.hint):
             layout.addWidget(w)
         layout.addWidget(scroll, 1)
-        self.groups: list[MaskGroup] = []  # a pool: grows to the most masks seen, extras hidden
         self.shown_groups: list[MaskGroup] = []
         self.set_mask_token(None)
         self.set_result(None)
@@ -100,19 +99,19 @@ class MaskPredictionsView(QWidget):
         self.example = example or f"the {self.mask_token} says moo"
 
     def set_result(self, result) -> None:
-        """Show a ForwardResult's mask predictions (None: nothing yet)."""
+        """Show a ForwardResult's mask predictions (None: nothing yet): a group per [MASK], in two
+        columns (a single one gets the whole width)."""
         predictions = list(getattr(result, "mask_predictions", None) or [])
         pieces = list(result.src_pieces) if result is not None else []
-        while len(self.groups) < len(predictions):
-            self.groups.append(MaskGroup())
-        for i, (group, prediction) in enumerate(zip(self.groups, predictions)):
+        for group in self.shown_groups:  # the last input's groups go: none stays on screen stale
+            group.setParent(None)
+            group.deleteLater()
+        self.shown_groups = [MaskGroup() for _ in predictions]
+        for i, (group, prediction) in enumerate(zip(self.shown_groups, predictions)):
             group.set_prediction(i + 1, prediction, pieces)
-            slot = divmod(i, 1 if len(predictions) == 1 else GROUP_COLUMNS)  # a single [MASK]: the whole width
-            if self.grid.indexOf(group) < 0 or self.grid.getItemPosition(self.grid.indexOf(group))[:2] != slot:
-                self.grid.addWidget(group, *slot)
-        for i, group in enumerate(self.groups):
-            group.setVisible(i < len(predictions))
-        self.shown_groups = self.groups[:len(predictions)]
+            self.grid.addWidget(group, *divmod(i, 1 if len(predictions) == 1 else GROUP_COLUMNS))
+            if self.isVisible():  # (a widget added to a shown page is otherwise shown only later)
+                group.show()
         chips = {p.position: blank(p.pieces[0] if p.pieces else "?") + f"<sub>{i + 1}</sub>"
                  for i, p in enumerate(predictions)}
         self.sentence.setText(f"<b>{'Filled in' if predictions else 'Input'}:</b>&nbsp; " + words_html(pieces, chips))
