@@ -49,3 +49,27 @@ def test_labels_are_reused_between_results_and_hidden_ones_are_not_made(qtbot, m
     for i in visible:
         assert node_label(second.nodes[i], pieces, str)[0] in _plain(view.labels[i])
     assert all(not label.isVisible() for label in view.labels[len(second.nodes):])
+
+
+def test_node_labels_name_every_node_as_the_search_left_it(make_model):
+    """`node_labels`: one per node in result order, at its `tree_layout` place; the winner's path
+    (walked here from the best finished node) marked best; a scored node's score its own."""
+    from model.inference.beam_tree import node_labels, tree_layout
+    model = make_model()
+    pieces = [f"t{i}" for i in range(11)]
+    result = _result(model, 0)
+    labels = node_labels(result, pieces)
+    pos = tree_layout(result.nodes)
+    winner = max(result.finished, key=lambda i: result.nodes[i].score)
+    path = set()
+    while winner is not None:
+        path.add(winner)
+        winner = result.nodes[winner].parent
+    assert [label.node.id for label in labels] == list(range(len(result.nodes)))
+    assert all(label.pos == pos[label.node.id] and label.token == pieces[label.node.token] for label in labels)
+    assert {label.node.id for label in labels if label.best} == path
+    assert all(label.always == (label.best or label.node.prompt) for label in labels)
+    assert all(label.state == "pruned" for label in labels if label.node.pruned and not label.best)
+    scored = [label for label in labels if label.node.parent is not None]
+    assert all(abs(float(label.score) - label.node.score) <= 0.005 + 1e-9 for label in scored)
+    assert labels[0].score == "" and labels[0].anchor is None  # the root: given, not scored; no prompt stem

@@ -5,6 +5,7 @@ words a hover says. A GUI draws these; nothing here draws.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from model.inference.decoding import BeamNode, BeamResult
 
@@ -88,6 +89,39 @@ def node_label(node: BeamNode, pieces: list[str], show: Callable[[str], str] = s
     return token, f"{node.score:.2f}" if node.parent is not None and not node.prompt else ""
 
 
+@dataclass(frozen=True)
+class NodeLabel:
+    """A node's label: its state, whether it is on the best path, its token and score (`node_label`),
+    its place, and the anchor a prompt stem's label takes (None: the view's own)."""
+
+    node: BeamNode
+    state: str
+    best: bool
+    token: str
+    score: str
+    pos: tuple[float, float]
+    anchor: tuple[float, float] | None
+
+    @property
+    def always(self) -> bool:
+        """Labelled at any size: on the best path or given in the prompt."""
+        return self.best or self.node.prompt
+
+
+def node_labels(result: BeamResult, pieces: list[str], show: Callable[[str], str] = str) -> list[NodeLabel]:
+    """Every node's label, in BeamResult order; a prompt stem's centred under their dots, every
+    other one lower, so long words never overlap."""
+    nodes, pos, best = result.nodes, tree_layout(result.nodes), best_path(result)
+    stem = any(n.prompt for n in nodes)
+    labels = []
+    for n in nodes:
+        x, y = pos[n.id]
+        anchor = (0.5, -0.35 if int(-x) % 2 else -1.35) if stem and y == 0.0 and x < 0 else None
+        labels.append(NodeLabel(n, node_state(n, n.id in best), n.id in best, *node_label(n, pieces, show), (x, y),
+                                anchor))
+    return labels
+
+
 def label_density(column_px: float, row_px: float, one_line: float, two_lines: float) -> tuple[bool, bool, bool]:
     """Which labels a tree drawn at this size shows besides the best path's: (kept tokens, kept
     scores, pruned tokens), each once a step's column is wide enough and its slots tall enough (a
@@ -104,5 +138,5 @@ def beam_summary(result: BeamResult, beam_size: int, alpha: float, best_text: st
             f"Orange = best, green = finished, grey = pruned.{stem}")
 
 
-__all__ = ["STATES", "beam_summary", "best_path", "edge_state", "label_density", "node_label", "node_state", "node_tip",
-           "step_ticks", "tree_layout"]
+__all__ = ["STATES", "NodeLabel", "beam_summary", "best_path", "edge_state", "label_density", "node_label", "node_labels",
+           "node_state", "node_tip", "step_ticks", "tree_layout"]

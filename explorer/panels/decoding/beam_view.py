@@ -13,16 +13,7 @@ from PySide6.QtGui import QColor, QFontMetricsF, QTextDocument
 from explorer import presentation, style
 from explorer.drawing.token_heatmap import display_piece
 from explorer.theme import notifier
-from model.inference.beam_tree import (
-    best_path,
-    edge_state,
-    label_density,
-    node_label,
-    node_state,
-    node_tip,
-    step_ticks,
-    tree_layout,
-)
+from model.inference.beam_tree import edge_state, label_density, node_labels, node_tip, step_ticks
 
 EDGE_PENS = {"pruned": ("beam_pruned", 1.5), "live": ("beam_alive", 2), "best": ("beam_best", 4),
              "prompt": ("prompt", 4)}  # kind of edge → (palette role, width), in drawing order
@@ -105,32 +96,22 @@ class BeamTreeView(pg.PlotWidget):
     def set_result(self, result, pieces: list[str]) -> None:
         """Draw `result` (a BeamResult); `pieces` is the target vocabulary for token labels."""
         self.result, self._pieces, nodes = result, pieces, result.nodes
-        pos, best = tree_layout(nodes), best_path(result)
-        states = [node_state(n, n.id in best) for n in nodes]
-        self.colours = [style.colour(NODE_ROLES[state]) for state in states]
+        self._label_parts = parts = node_labels(result, pieces, display_piece)
+        self.colours = [style.colour(NODE_ROLES[p.state]) for p in parts]
         self.scatter.setData(
-            [{"pos": pos[n.id], "brush": pg.mkBrush(c), "pen": pg.mkPen(c.darker(140), width=1.5),
-              "symbol": "s" if n.finished else ("d" if n.prompt else "o"), "data": n.id}
-             for n, c in zip(nodes, self.colours)])
+            [{"pos": p.pos, "brush": pg.mkBrush(c), "pen": pg.mkPen(c.darker(140), width=1.5),
+              "symbol": "s" if p.node.finished else ("d" if p.node.prompt else "o"), "data": p.node.id}
+             for p, c in zip(parts, self.colours)])
         edges = {kind: [] for kind in EDGE_PENS}
-        for n in (n for n in nodes if n.parent is not None):
-            edges[edge_state(n, n.id in best)] += [pos[n.parent], pos[n.id]]
+        for p in (p for p in parts if p.node.parent is not None):
+            edges[edge_state(p.node, p.best)] += [parts[p.node.parent].pos, p.pos]
         for kind, item in self.edges.items():
             xy = np.array(edges[kind], dtype=float).reshape(-1, 2)
             item.setData(xy[:, 0], xy[:, 1])
-        self._label_parts = []
         stem = any(n.prompt for n in nodes)
-        for n, state in zip(nodes, states):
-            x, y = pos[n.id]
-            colour = getattr(style.current(), LABEL_ROLES.get(state, "text"))
-            token, score = node_label(n, pieces, display_piece)
-            # the stem's labels centred under their dots, every other one lower, so long words never overlap
-            anchor = (0.5, -0.35 if int(-x) % 2 else -1.35) if stem and y == 0.0 and x < 0 else None
-            self._label_parts.append((n, n.id in best or n.prompt, (colour, "bold" if n.id in best else "normal", token),
-                                      score, (x, y), anchor))
         for label in self.labels[len(nodes):]:
             label.setVisible(False)
-        xs, ys = [p[0] for p in pos.values()], [p[1] for p in pos.values()]
+        xs, ys = [p.pos[0] for p in parts], [p.pos[1] for p in parts]
         self._y_range = self._y_applied = (min(ys) - 1.0, max(ys) + 0.7)  # (y points down: room above is off `min`)
         left = 0.6 if stem else 0.3  # a centred stem label reaches half a word left of <bos>
         self.getPlotItem().setRange(xRange=(min(xs) - left, max(xs) + 1.4), yRange=self._y_range, padding=0)
@@ -162,20 +143,23 @@ class BeamTreeView(pg.PlotWidget):
             return
         self._density = density
         kept_tokens, kept_scores, pruned_tokens, crowded, _ = density
-        for i, (node, on_best, (colour, weight, token), score, (x, y), anchor) in enumerate(self._label_parts):
-            if not (on_best or (pruned_tokens if node.pruned else kept_tokens)):
+        for i, part in enumerate(self._label_parts):
+            if not (part.always or (pruned_tokens if part.node.pruned else kept_tokens)):
                 if i < len(self.labels):
                     self.labels[i].setVisible(False)
                 continue  # a hidden label is neither made nor filled
             label = self._label(i)
-            with_score = score and (on_best or (kept_scores and not node.pruned))
-            text = label_html(colour, weight, token, score if with_score else "", scale)
+            with_score = part.score and (part.always or (kept_scores and not part.node.pruned))
+            colour = getattr(style.current(), LABEL_ROLES.get(part.state, "text"))
+            text = label_html(colour, "bold" if part.best else "normal", part.token, part.score if with_score else "",
+                              scale)
             if text != self.label_html[i]:
                 label.setHtml(text)
                 self.label_html[i] = text
-            label.setPos(x, y)
+            label.setPos(*part.pos)
+            anchor = part.anchor
             if anchor is None:  # (the stem keeps its own placement)
-                above = crowded and on_best and int(round(x)) % 2 == 1
+                above = crowded and part.always and int(round(part.pos[0])) % 2 == 1
                 anchor = (0.5, 1.5) if above else (-0.08, 0.5)
             label.setAnchor(anchor)
             label.setVisible(True)
@@ -194,8 +178,8 @@ class BeamTreeView(pg.PlotWidget):
         """Screen px of the widest best-path label line (`style.font` sizes by the presentation scale)."""
         tokens = QFontMetricsF(style.font(style.BASE_POINT_SIZE, bold=True, mono=True))
         scores = QFontMetricsF(style.font(style.SMALL_POINT_SIZE))
-        return max((max(tokens.horizontalAdvance(token), scores.horizontalAdvance(score))
-                    for _n, on_best, (_c, _w, token), score, *_place in self._label_parts if on_best), default=0.0)
+        return max((max(tokens.horizontalAdvance(p.token), scores.horizontalAdvance(p.score))
+                    for p in self._label_parts if p.always), default=0.0)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
