@@ -1,7 +1,6 @@
-"""`BeamTreeView`: beam search (Section 6.1: beam 4, α = 0.6) drawn as its tree of hypotheses, laid
-out by `model.inference.beam_tree`: x the decoding step, y a slot within it. One dot per node, labelled
-with its token and length-penalised score: pruned grey, finished green, the winner orange; a
-decoder-only model's prompt a fixed purple stem left of step 0."""
+"""`BeamTreeView`: beam search (Section 6.1) as its tree of hypotheses (`model.inference.beam_tree`):
+x the step, a dot per node with its token and score; pruned grey, finished green, the winner orange,
+a prompt a purple stem."""
 from __future__ import annotations
 
 import html

@@ -1,9 +1,5 @@
-"""`MaskPredictionsView`: what a masked language model (BERT-like, encoder-only) guesses for each [MASK].
-
-It reads the whole sentence at once (no causal mask) and predicts the token behind each [MASK]
-from both sides. Per [MASK]: its position, its context and the top-5 candidates as the decoding
-panel's bars (`TopKBars`, the best in orange), from `ForwardResult.mask_predictions`.
-"""
+"""`MaskPredictionsView`: a masked LM's (BERT-like) guesses for each [MASK], read from both sides:
+its position, context and top-5 candidates as bars (`ForwardResult.mask_predictions`)."""
 from __future__ import annotations
 
 import html

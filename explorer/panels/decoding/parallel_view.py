@@ -1,9 +1,6 @@
-"""`ParallelPassView`: the teacher-forced pass beside the sequential run, and the mask ablation.
-
-The causal mask (Section 3.2.3) is what makes row t of the parallel pass equal step t of decoding
-one token at a time: the view shows that as a number (max |Δp|), and a switch that removes the
-mask, so the attention reaches into the future and predictions change (red in the table).
-"""
+"""`ParallelPassView`: the causal mask (Section 3.2.3) makes row t of the teacher-forced parallel pass
+equal step t of decoding one token at a time (max |Δp|); removing it lets attention reach the future
+and predictions change (red in the table)."""
 from __future__ import annotations
 
 import numpy as np
