@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetricsF
 
 from explorer import style
-from explorer.drawing.plot_style import fit_title_row, let_shrink
+from explorer.drawing.plot_style import let_shrink, set_title
 from explorer.drawing.token_heatmap import display_piece
 from model.inference.bundle import smoothed_target
 from model.inference.next_token import bar_order, caption_lines, ranked_ids, rows_that_fit, smoothing_tip
@@ -106,14 +106,12 @@ class TokenBars(pg.PlotWidget):
     def set_title(self, *parts: str) -> None:
         """The title: its parts on as few lines as the plot's width needs (a part is never broken)."""
         plot = self.getPlotItem()
-        size = style.TITLE_POINT_SIZE * style.scale()
         metrics = QFontMetricsF(style.font(style.TITLE_POINT_SIZE))
         room = self.width() - plot.getAxis("left").width() - 12
         # the title is rich text: a token such as <eos> would otherwise vanish as an unknown tag
         title = "<br>".join(html.escape(line) for line in caption_lines(parts, metrics.horizontalAdvance, room))
         if title != plot.titleLabel.text:
-            plot.setTitle(title, size=f"{size:.1f}pt", color=style.current().text)
-            fit_title_row(plot)
+            set_title(plot, title)
 
 
 class TopKBars(TokenBars):
