@@ -3,15 +3,18 @@
 is the session's; `show_result` also takes a bare Trace (a training run's snapshots)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QCheckBox, QLabel, QScrollArea, QStackedWidget, QTabWidget, QWidget
 
 from explorer import style
 from explorer.deferred_pages import DeferredPages
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
-from explorer.drawing.heatmap_grid import MAPS_PER_TURN, HeatmapGrid
+from explorer.drawing.heatmap_grid import MAPS_PER_TURN, HeatmapGrid, least_side
 from explorer.panels.attention.head_picker import HeadPicker
 from explorer.panels.attention.lines import LineView
 from explorer.panels.base import Panel
@@ -19,6 +22,7 @@ from explorer.panels.heads.head_grid import SYMBOLS
 from explorer.panels.layouts import column, row
 from explorer.state import SessionState
 from explorer.theme import set_sheet, set_text
+from model.inference.labels import grid_layout
 from model.interpret.attention_maps import ROLLOUT_KINDS, ROLLOUT_UNDEFINED, AttentionData, mean_over_heads, rollout
 from model.nn.kinds import AttentionKind
 
@@ -74,10 +78,24 @@ class AttentionGrid(HeatmapGrid):
         return max(0, min(layer, self.data.n_layers(kind) - 1)) if self.data is not None else 0
 
     def layers_drawn(self, kind: str) -> list[int]:
-        """Every layer of `kind` when the shown kinds' maps are few enough, else the selected one."""
+        """Every layer of `kind` where all the shown kinds' maps fit without scrolling (at least
+        `least_side` each), else the selected layer: its heads get the room."""
         data = self.data
-        total = sum(data.n_layers(k) * data.n_heads(k) for k in self.shown if k in data.weights)
-        return list(range(data.n_layers(kind))) if total <= ALL_LAYERS_MAX else [self.layer_of(kind)]
+        counts = [data.n_heads(k) for k in self.shown if k in data.weights for _ in range(data.n_layers(k))]
+        return list(range(data.n_layers(kind))) if self.fits(counts) else [self.layer_of(kind)]
+
+    def fits(self, counts: list[int]) -> bool:
+        """Whether sections of `counts` maps all fit the grid's room at `least_side` or more."""
+        view, least = self.scroll_area.viewport().size(), least_side()
+        heading = QFontMetricsF(style.font(style.BASE_POINT_SIZE, bold=True)).height() + 6
+        cols, side = grid_layout(counts, view.width(), view.height(), heading, least, self.grid.spacing())
+        rows = sum(math.ceil(c / cols) for c in counts)
+        return sum(counts) <= ALL_LAYERS_MAX and rows * (side + self.grid.spacing()) + len(counts) * heading <= view.height()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        if self.data is not None and any(self.layers_drawn(k) != layers for k, layers in self.drawn.items()):
+            self.set_data(self.data)  # room for every layer now, or no longer
 
     def set_data(self, data: AttentionData) -> None:
         self.data = data
