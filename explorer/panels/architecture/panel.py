@@ -12,10 +12,10 @@ from PySide6.QtWidgets import QGraphicsScene, QLabel, QToolButton, QWidget
 from explorer import style
 from explorer.panels.architecture.figure1 import BlockItem, Figure, draw_figure1
 from explorer.panels.architecture.zoom_view import ZoomView
+from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.screen import ScreenClass
 from explorer.state import attention_of_step
-from explorer.when_seen import WhenSeen
 from model.inference.figure1 import block_for_step, joined_characters, output_pieces
 from model.nn.steps import readable_step_name
 
@@ -35,15 +35,14 @@ def _tokens_line(pieces: list[str] | None, font, width: float, characters: bool 
     return metrics.elidedText(line, Qt.ElideRight, width)
 
 
-class ArchitecturePanel(QWidget):
+class ArchitecturePanel(Panel):
     """Figure 1 from the model's config, with shapes from the trace; clicks select steps."""
 
     panel_name = "architecture"
     title = "Architecture (Figure 1)"
 
     def __init__(self, state, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.expanded = False
         self.inline = False  # shapes beside the block names (wide view) or under them (tall view)
         self._extents: dict[bool, QSizeF] = {}  # the figure's size in each arrangement, per model
@@ -67,12 +66,8 @@ class ArchitecturePanel(QWidget):
         column(self.row, (self.view, 1), parent=self, margins=4)
         self.view.resized.connect(self._relayout.start)
 
-        self.seen = seen = WhenSeen(self)  # the session's changes drawn when the panel can be seen
-        for signal, handler in ((state.bundleChanged, self._rebuild), (state.resultChanged, self._refresh),
-                                (state.stepChanged, self._on_step)):
-            seen.follow(signal, handler, current=tuple)  # (each reads the session itself)
-        if state.bundle is not None:
-            self._rebuild()
+        self.follow(bundle=self._rebuild, result=self._refresh)  # (each reads the session itself)
+        self.seen.follow(state.stepChanged, self._on_step, current=tuple)
 
     # -- public, for tests and the window ---------------------------------------------------
     def blocks(self) -> dict[str, BlockItem]:
