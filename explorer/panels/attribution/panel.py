@@ -25,7 +25,13 @@ from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from model.interpret.attribution.gradients import saturation_note
-from model.interpret.attribution.side_by_side import AttributionRequest, MethodComparison, compare_request
+from model.interpret.attribution.side_by_side import (
+    AttributionRequest,
+    MethodComparison,
+    compare_request,
+    head_layers,
+    request_for,
+)
 
 OUTPUT_VIEW, HEAD_VIEW = "attribution_output", "attribution_head"
 
@@ -42,11 +48,6 @@ def preload_libraries() -> None:
         import networkx.algorithms.flow  # noqa: F401
         import scipy.stats  # noqa: F401
         _preloaded = True
-
-
-def n_layers(config) -> int:
-    """The layers whose heads the "one head" method may pick: the decoder's, else the encoder's."""
-    return config.n_decoder_layers if config.has_decoder else config.n_encoder_layers
 
 
 class AttributionPanel(StopsWithWindow, Panel):
@@ -105,15 +106,6 @@ class AttributionPanel(StopsWithWindow, Panel):
         if self.shown is not None:
             self._draw(self.shown_request, self.shown)
 
-    def chosen_position(self) -> int:
-        text = self.state.session.view(OUTPUT_VIEW)
-        return int(text) if text and text.lstrip("-").isdigit() else 0
-
-    def chosen_head(self) -> tuple[int, int]:
-        """(layer, head) of the session's view "layer,head"; by default (-1, 0): the last layer's first head."""
-        parts = (self.state.session.view(HEAD_VIEW) or "").split(",")
-        return (int(parts[0]), int(parts[1])) if len(parts) == 2 and all(p.isdigit() for p in parts) else (-1, 0)
-
     def choose_output(self, position: int) -> None:
         self.state.set_view(OUTPUT_VIEW, str(position))
 
@@ -135,17 +127,8 @@ class AttributionPanel(StopsWithWindow, Panel):
             self.refresh()
 
     def request(self) -> AttributionRequest | None:
-        frame = self.state.frame
-        if frame is None:
-            return None
-        bundle, layers = frame.bundle, n_layers(frame.bundle.config)
-        layer, head = self.chosen_head()
-        head = (min(layer, layers - 1) if layer >= 0 else layers - 1, min(head, bundle.config.n_heads - 1))
-        run = frame.decode  # the greedy output the frame decoded, reused (an LLM's decode is seconds)
-        own = (tuple(i for i in run.output_ids if i != run.eos_id)
-               if run is not None and frame.target is None and frame.settings.strategy == "greedy" else None)
-        return AttributionRequest(bundle, frame.model_label, frame.source, frame.target, self.chosen_position(), head,
-                                  own)
+        frame, session = self.state.frame, self.state.session
+        return request_for(frame, session.view(OUTPUT_VIEW), session.view(HEAD_VIEW)) if frame is not None else None
 
     def refresh(self) -> None:
         """Compute for the session as it is now (when on screen; else when next shown)."""
@@ -193,7 +176,7 @@ class AttributionPanel(StopsWithWindow, Panel):
         config = request.bundle.config
         for box, items, index in (
                 (self.output_box, [f"{k + 1}: {display_piece(p)}" for k, p in enumerate(view.outputs)], view.position),
-                (self.layer_box, [f"layer {i + 1}" for i in range(n_layers(config))], request.head[0]),
+                (self.layer_box, [f"layer {i + 1}" for i in range(head_layers(config))], request.head[0]),
                 (self.head_box, [f"head {h + 1}" for h in range(config.n_heads)], request.head[1])):
             with QSignalBlocker(box):
                 box.clear()
