@@ -46,7 +46,9 @@ class MethodBars(pg.PlotWidget):
         plot = self.getPlotItem()
         plot.showAxis("right")
         st.style_axis(plot.getAxis("left"))
-        st.style_axis(self.tokens_axis, "input token")
+        st.style_axis(self.tokens_axis)
+        self.tokens_axis.setLabel("input token", color=st.current().text,  # at the labels' size: the axis holds it
+                                  **{"font-size": style.css_pt(st.TICK_PT)})
         st.style_axis(plot.getAxis("right"), "row's largest |score|")  # what the numbers there are
         plot.getAxis("right").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE), tickLength=0)
         plot.getAxis("left").setStyle(tickFont=style.font(style.BASE_POINT_SIZE), tickLength=0)
