@@ -23,33 +23,25 @@ from explorer.panels.layouts import column, row
 from explorer.state import SessionState
 from explorer.theme import set_sheet, set_text
 from model.inference.labels import grid_layout
-from model.interpret.attention_maps import ROLLOUT_KINDS, ROLLOUT_UNDEFINED, AttentionData, mean_over_heads, rollout
+from model.interpret.attention_maps import (
+    MASK_TIP,
+    ROLLOUT_KINDS,
+    ROLLOUT_SOURCE,
+    ROLLOUT_UNDEFINED,
+    AttentionData,
+    cell_text,
+    head_label,
+    mean_over_heads,
+    rollout,
+)
 from model.nn.kinds import AttentionKind
 
 VIEWS = ("grid", "single", "lines", "derived")
 VIEW_TITLES = ("All heads", "One head", "Lines", "Mean && rollout (derived)")
 MASK_LEGEND = "<span style='background:{masked};color:{mask_legend_text}'>&nbsp;╱╱╱&nbsp;</span>&nbsp;masked (not a 0 weight)"
-MASK_TIP = ("Grey hatched cells were blocked before the softmax (future positions in the decoder, padding): "
-            "their score was set to −∞, so the weight is exactly 0 by construction — unlike a weight the "
-            "model computed to be near 0, drawn dark in the colour map.")
-
-
-ROLLOUT_SOURCE = " (Abnar & Zuidema 2020: Π over layers of 0.5·mean_h A + 0.5·I, rows renormalised)"
 SCALE_RULE = "attention weight: 0–1 on every map"
 SCALE_NAME = "attention weight (0–1)"
 ALL_LAYERS_MAX = 48  # maps drawn at once before the grid shows one layer at a time
-
-
-def weight_text(m, q: int, k: int, what: str = "weight", digits: int = 4, extra: str = "") -> str:
-    """Map `m`'s cell (q, k) as the readout says it, the number first (the line may be elided)."""
-    value = (f"{float(m.values[q, k]):.{digits}f}" if m.allowed is None or m.allowed[q, k]
-             else "blocked by the mask: score set to −∞, weight exactly 0")
-    return f"{what} {value} · query {q} “{m.row_labels[q]}” → key {k} “{m.col_labels[k]}”{extra}"
-
-
-def head_label(layer: int, head: int) -> str:
-    """A head as the user reads it, counted from 1 ("L2 H3" is layer index 1, head index 2)."""
-    return f"L{layer + 1} H{head + 1}"
 
 
 class AttentionGrid(HeatmapGrid):
@@ -112,7 +104,7 @@ class AttentionGrid(HeatmapGrid):
             for h, m in enumerate(maps):
                 m.set_data(heads[h], queries, tokens, allowed=data.allowed[kind])
                 what = f"{head_label(layer, h)} weight"
-                m.describe = lambda q, k, m=m, what=what: weight_text(m, q, k, what, extra=" · click to open")
+                m.describe = lambda q, k, m=m, what=what: cell_text(m, q, k, what, extra=" · click to open")
         self._sections = keys
         self._mark_selection()
 
@@ -158,8 +150,8 @@ class DerivedView(QWidget):
         row((self.mean, 1), (self.right, 1), parent=self, margins=0)
         self.mean_values: np.ndarray | None = None
         self.rollout_values: np.ndarray | None = None
-        self.mean.describe = lambda q, k: weight_text(self.mean, q, k, "mean over heads", 6)
-        self.rollout.describe = lambda q, k: weight_text(self.rollout, q, k, "rollout", 6, ROLLOUT_SOURCE)
+        self.mean.describe = lambda q, k: cell_text(self.mean, q, k, "mean over heads", 6)
+        self.rollout.describe = lambda q, k: cell_text(self.rollout, q, k, "rollout", 6, ROLLOUT_SOURCE)
         for heatmap in (self.mean, self.rollout):
             heatmap.hovered.connect(self.hovered)
 
@@ -245,7 +237,7 @@ class AttentionPanel(Panel):
     @staticmethod
     def _make_single() -> Heatmap:
         single = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, colour_bar=SCALE_NAME, numbers=True)
-        single.describe = lambda q, k: weight_text(single, q, k, digits=6)
+        single.describe = lambda q, k: cell_text(single, q, k, digits=6)
         return single
 
     def _make_lines(self) -> QScrollArea:
