@@ -32,6 +32,7 @@ from explorer.screen import ScreenClass
 from explorer.state import KIND_LABELS, SessionState
 from explorer.theme import notifier
 from model.interpret.attention_maps import token_names
+from model.interpret.comparison import MIN_SCALE, symmetric_scale
 from model.io.checkpoints import UNTRAINED
 from model.io.snapshots import describe_reference, resolve_reference, run_snapshots
 
@@ -42,15 +43,6 @@ HINT = ("Compare the model (A) with another checkpoint of the same architecture 
         "training changed; “Open B…” takes a checkpoint, or start with --compare DIR. A run trained with "
         "--snapshots DIR gives a slider over its steps.")
 SLIDER_DELAY_MS = 150  # dragging the slider: compare where it rests, not every snapshot passed
-MIN_SCALE = 1e-6  # a zero difference still needs a non-empty colour scale
-
-
-def symmetric_scale(diff: np.ndarray, allowed: np.ndarray | None = None) -> tuple[float, bool]:
-    """(m, zero): the largest |B − A| among the cells a query may attend (at least MIN_SCALE), and
-    whether it is exactly 0."""
-    cells = diff[allowed] if allowed is not None and allowed.any() else diff
-    m = float(np.abs(cells).max()) if cells.size else 0.0
-    return max(m, MIN_SCALE), m == 0.0
 
 
 class ComparisonMaps(QWidget):
