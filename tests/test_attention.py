@@ -149,3 +149,19 @@ def test_gradients_flow_through_both_paths_equally():
 def test_indivisible_heads_rejected():
     with pytest.raises(ValueError, match="divisible"):
         MultiHeadAttention(30, 4)
+
+
+def test_a_cell_is_read_out_with_its_tokens_and_a_masked_one_says_why_it_is_zero():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from model.interpret.attention_maps import cell_text, head_label
+
+    values = np.array([[1.0, 0.0], [0.25, 0.75]], dtype=np.float32)
+    m = SimpleNamespace(values=values, allowed=np.array([[True, False], [True, True]]),
+                        row_labels=["a", "b"], col_labels=["x", "y"])
+    assert cell_text(m, 1, 1) == "weight 0.7500 · query 1 “b” → key 1 “y”"
+    assert cell_text(m, 1, 0, "mean", 2, " · more") == "mean 0.25 · query 1 “b” → key 0 “x” · more"
+    assert "blocked by the mask" in cell_text(m, 0, 1) and "0.0000" not in cell_text(m, 0, 1)
+    assert head_label(1, 2) == "L2 H3"

@@ -256,3 +256,21 @@ def test_value_under_the_mouse_is_the_exact_weight(setup, qtbot):
     weight = float(result.trace.attention("decoder_self", 1)[0, 2, 4, 1])
     assert f"{weight:.6f}" in text and f"“{result.tgt_pieces[4]}”" in text
     assert "blocked" in hover(1, 4)  # a future position: masked, not a number
+
+
+def test_the_grid_draws_every_layer_only_where_they_fit_unscrolled(setup, qtbot):
+    """A short panel draws the selected layer's heads alone (larger); a tall one every layer."""
+    from explorer.drawing.heatmap_grid import least_side
+
+    state, panel, result = setup
+    panel.set_view("grid")
+    state.select_attention("encoder", 1, 0)
+    layers = result.trace.n_layers("encoder")
+    panel.resize(1280, int(least_side() * 1.5))
+    qtbot.waitUntil(lambda: panel.grid.drawn.get("encoder") == [1])
+    one_side = panel.grid.map_of("encoder", 0).height()
+    panel.resize(900, least_side() * (layers + 1) * 4)
+    qtbot.waitUntil(lambda: panel.grid.drawn.get("encoder") == list(range(layers)))
+    assert panel.grid.scroll_area.verticalScrollBar().maximum() == 0  # every layer, unscrolled
+    assert all(m.height() >= least_side() for maps in panel.grid.maps for m in maps)
+    assert one_side >= least_side()

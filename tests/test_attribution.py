@@ -274,3 +274,23 @@ def test_compare_methods_reports_each_method_and_returns_what_attribute_gives(bu
         np.testing.assert_allclose(result.scores[method], values, atol=1e-6)
     names, rho = rank_correlations(result.scores)
     assert result.names == names and np.allclose(result.rho, rho, equal_nan=True)
+
+
+def test_a_request_reads_the_sessions_views_and_clamps_the_head_to_the_model():
+    from types import SimpleNamespace
+
+    from model.interpret.attribution.side_by_side import request_for
+
+    config = SimpleNamespace(has_decoder=True, n_decoder_layers=3, n_encoder_layers=2, n_heads=4)
+    run = SimpleNamespace(output_ids=[5, 6, 2], eos_id=2)
+    frame = SimpleNamespace(bundle=SimpleNamespace(config=config), model_label="m", source="ab", target=None,
+                            decode=run, settings=SimpleNamespace(strategy="greedy"))
+    default = request_for(frame, None, None)
+    assert (default.position, default.head, default.output_ids) == (0, (2, 0), (5, 6))  # last layer, eos dropped
+    assert request_for(frame, "4", "1,2").head == (1, 2) and request_for(frame, "4", "1,2").position == 4
+    assert request_for(frame, "x", "9,9").head == (2, 3)  # past the model: its last layer and head
+    assert request_for(frame, None, "1;2").head == (2, 0)  # not "layer,head": the default
+    frame.settings.strategy = "beam"
+    assert request_for(frame, None, None).output_ids is None  # only a greedy decode is reused
+    frame.bundle.config.has_decoder = False
+    assert request_for(frame, None, None).head == (1, 0)  # an encoder's last layer

@@ -42,7 +42,7 @@ def test_panel_draws_bars_for_the_sessions_text_and_a_click_changes_them(setup, 
     state, runner, panel, bundle = setup
     assert panel.bars.pieces == list(SOURCE)
     assert panel.bars.bar_count() == len(METHODS) * len(SOURCE)
-    assert panel.table.rowCount() == panel.table.columnCount() == len(METHODS)
+    assert panel.table.values.shape == (len(METHODS), len(METHODS))
     first = attribute(bundle, SOURCE, position=0, methods=["occlusion", "attention"])
     drawn = panel.bars.heights_of("occlusion")
     np.testing.assert_allclose(drawn, np.abs(first["occlusion"]) / np.abs(first["occlusion"]).max(), atol=1e-6)
@@ -82,26 +82,28 @@ def test_a_model_without_an_output_token_is_named_not_drawn(setup):
     assert "masked-LM head" in panel.status.text()
 
 
-def test_the_spearman_table_column_names_fit_their_columns(qtbot):
-    """Seven stretched columns on a 1024-px projector ran "attn" into "head": the names are drawn
-    at the largest size at which each fits its column."""
+def test_the_spearman_table_writes_each_rho_and_every_method_name_is_drawn(qtbot):
+    """Each cell says its ρ as papers print it; the methods' names stay readable on a narrow
+    table (the map's label policy: all drawn, turned if need be, none cut)."""
     import numpy as np
-    from PySide6.QtGui import QFontMetricsF
+    from scipy.stats import spearmanr
 
-    from explorer.panels.attribution.panel import SpearmanTable
+    from explorer.panels.attribution.spearman import SpearmanTable
 
     table = SpearmanTable()
     qtbot.addWidget(table)
     names = ["attn", "head", "roll", "flow", "g×i", "IG", "occl"]
-    table.set_data(names, np.eye(7))
+    scores = np.random.default_rng(0).normal(size=(7, 9))
+    rho = spearmanr(scores, axis=1).statistic
+    rho[2, 3] = rho[3, 2] = np.nan  # undefined: blank
+    table.show_rho(names, rho)
+    assert table.value(0, 0) == "1" and table.value(2, 3) == ""
+    assert table.value(0, 1) == f"{rho[0, 1]:.2f}".replace("0.", ".")
     for width in (700, 330):
-        table.resize(width, 300)
+        table.resize(width, 320)
         table.show()
-        qtbot.wait(20)
-        header = table.horizontalHeader()
-        font = table.horizontalHeaderItem(1).font()
-        widest = max(QFontMetricsF(font).horizontalAdvance(n) for n in names)
-        assert widest <= min(header.sectionSize(i) for i in range(7)) - 2, (width, font.pointSizeF())
+        qtbot.waitUntil(lambda: table.label_counts()[1][0] > 0)
+        assert table.label_counts() == [(7, 7), (7, 7)], width  # every name drawn, rows and columns
 
 
 def test_a_panel_just_shown_is_drawn_by_wait_until_drawn(qtbot, monkeypatch):

@@ -197,3 +197,24 @@ def test_the_output_bars_count_the_labels_they_stride_and_keep_no_legend_over_th
     assert axis_b.drawn == axis_b.in_view == 3 and axis_b.labelText == "output token"
     assert not any(isinstance(item, pg.LegendItem) for item in bars.canvas.scene().items())
     assert "A" in bars.bars_a.plot.titleLabel.text and "B" in bars.bars_a.plot.titleLabel.text
+
+
+def test_a_b_and_their_difference_are_drawn_the_same_size_side_by_side(qtbot):
+    """The colour bars stand beside the maps, not inside one of them: A, B and B − A get equal room."""
+    from explorer.panels.compare.panel import ComparisonMaps
+
+    maps = ComparisonMaps()
+    qtbot.addWidget(maps)
+    maps.resize(1100, 420)
+    maps.show()
+    qtbot.waitExposed(maps)
+    a = np.random.default_rng(1).dirichlet(np.ones(6), size=6).astype(np.float32)
+    tokens = list("abcdef")
+    maps.set_maps(a, a[::-1].copy(), np.ones((6, 6), dtype=bool), tokens, tokens, "L1 H1")
+    settle(qtbot)
+    boxes = [m.plot.vb.sceneBoundingRect() for m in maps.plots]
+    widths, heights = [b.width() for b in boxes], [b.height() for b in boxes]
+    assert min(widths) > 0 and max(widths) - min(widths) <= 0.02 * max(widths), widths
+    assert max(heights) - min(heights) <= 0.02 * max(heights), heights
+    lefts = [m.mapTo(maps, m.rect().topLeft()).x() for m in maps.plots]
+    assert lefts == sorted(lefts)  # side by side, A then B then B − A

@@ -131,3 +131,14 @@ def test_train_snapshots_keeps_step_folders_that_load(tmp_path, capsys):
     code = train_main(["--task", "reverse", "--out", str(out), "--snapshots", str(out / "steps"), "--steps", "2",
                        *TINY])
     assert code == 2 and "--snapshots" in capsys.readouterr().err
+
+
+def test_the_difference_scale_reads_only_cells_a_query_may_attend_and_says_when_it_is_zero():
+    from model.interpret.comparison import MIN_SCALE, symmetric_scale
+
+    diff = np.array([[0.1, -0.9], [-0.3, 0.2]])
+    allowed = np.array([[True, False], [True, True]])  # the −0.9 is masked: no weight either model gave
+    assert symmetric_scale(diff, allowed) == (pytest.approx(0.3), False)
+    assert symmetric_scale(diff) == (pytest.approx(0.9), False)
+    assert symmetric_scale(np.zeros((2, 2)), allowed) == (MIN_SCALE, True)  # a scale still, and "identical"
+    assert symmetric_scale(np.full((2, 2), 1e-9)) == (MIN_SCALE, False)  # tiny is not zero

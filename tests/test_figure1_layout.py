@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from model.inference.figure1_layout import figure1_layout
+from model.inference.figure1_layout import PAD_X, TEXT_GAP, better_inline, figure1_extent, figure1_layout
 from model.nn.config import TransformerConfig
 
 
@@ -72,7 +72,21 @@ def test_inline_is_wider_and_lower_and_the_text_is_measured():
     tall, wide = cross(False), cross(True)
     assert wide.w > tall.w and wide.h < tall.h
     assert tall.w >= 8.0 * len("Multi-Head Cross-Attention")  # its name fits
-    assert wide.w >= 8.0 * len("Multi-Head Cross-Attention (1, 999, 64)")  # name and shape side by side
+    assert wide.w >= 8.0 * len("Multi-Head Cross-Attention (1, 32, 32)")  # name and the largest shape side by side
+
+
+def test_a_tall_figure_puts_a_shape_beside_every_name_it_fits_beside():
+    """Tall: names short enough share their line with the shape (a lower figure, larger when
+    fitted); the longest names keep it under them; both stacks' blocks are one width."""
+    fig = figure1_layout(config(), False, False, CharMeasure())
+    blocks = [e for e in fig.elements if e.kind == "block"]
+    room = 8.0 * len("(1, 32, 32)")
+    for e in blocks:
+        fits = 8.0 * len(e.title) + TEXT_GAP + room <= e.w - 2 * PAD_X
+        assert e.beside == fits, e.title
+        assert e.h < max(b.h for b in blocks) if e.beside else e.h == max(b.h for b in blocks)
+    assert any(e.beside for e in blocks) and not all(e.beside for e in blocks)
+    assert len({e.w for e in blocks}) == 1
 
 
 def test_rotary_positions_add_nothing_and_bert_adds_token_types():
@@ -91,3 +105,16 @@ def test_rotary_positions_add_nothing_and_bert_adds_token_types():
     blocks = {e.template: e for e in fig.elements}
     assert blocks["encoder.input"].y > blocks["encoder.input_norm"].y  # the LayerNorm over the ⊕
     assert blocks["encoder.embedding.token_type"].y == blocks["encoder.embedding"].y
+
+
+def test_the_extent_holds_every_block_and_picks_the_arrangement_the_room_draws_larger():
+    for expanded in (False, True):
+        tall, wide = (figure1_extent(config(), expanded, inline, CharMeasure()) for inline in (False, True))
+        for size, inline in ((tall, False), (wide, True)):
+            blocks = figure1_layout(config(), expanded, inline, CharMeasure()).elements
+            assert size[0] >= max(e.x for e in blocks) - min(e.x for e in blocks)
+            assert size[1] >= max(e.y + e.h / 2 for e in blocks) - min(e.y - e.h / 2 for e in blocks)
+        assert wide[0] > tall[0] and wide[1] < tall[1]
+        assert better_inline(wide, tall, (10 * wide[0], wide[1]), False)  # a wide, low room
+        assert not better_inline(wide, tall, (tall[0], 10 * tall[1]), True)  # a narrow, tall one
+        assert better_inline(wide, tall, (0, 0), True) and not better_inline(wide, tall, (0, 0), False)  # no room yet

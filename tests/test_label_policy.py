@@ -81,9 +81,9 @@ def test_masked_runs_cover_the_mask_and_best_columns_make_maps_largest():
 
 def test_the_count_names_the_axis_missing_most_and_says_when_only_part_is_in_view():
     assert label_count([(24, 24, 24), (10, 10, 10)]) == ("", "")  # every label drawn: no count
-    assert label_count([(8, 24, 24), (5, 6, 6)]) == ("8/24", "8 of 24 labels")  # 8/24 < 5/6
+    assert label_count([(8, 24, 24), (5, 6, 6)]) == ("8/24 labels", "8 of 24 labels")  # 8/24 < 5/6
     assert label_count([(6, 6, 24)]) == ("6 of 24 in view", "6 of 6 labels, 24 in all")
-    assert label_count([(4, 12, 48)]) == ("4/12 of 48", "4 of 12 labels, 48 in all")
+    assert label_count([(4, 12, 48)]) == ("4/12 of 48 labels", "4 of 12 labels, 48 in all")
 
 
 @pytest.mark.parametrize("counts, width, height", [([12], 900, 700), ([4, 4, 4], 600, 900), ([16], 300, 300),

@@ -60,6 +60,7 @@ class Element:
     shape_template: str  # the step whose tensor shape it shows
     label: str | None = None  # the name drawn, when not the title ("" for the ⊕, a short one for the ∿)
     label_right: bool = True  # the ⊕'s shape on its right
+    beside: bool = False  # a block's shape beside its name (else under it)
 
     def at(self, dx: float, dy: float) -> Point:
         return self.x + dx, self.y + dy
@@ -117,6 +118,42 @@ class Figure1:
     inline: bool = False  # shapes beside the block names, token lines beside their labels
 
 
+def figure1_extent(cfg, expanded: bool, inline: bool, measure: Measure) -> tuple[float, float]:
+    """(width, height) of the figure drawn (token lines still empty): every block, symbol with its
+    name under it, layer box, arrow and text."""
+    fig = figure1_layout(cfg, expanded, inline, measure)
+    xs, ys = [], []
+    for e in fig.elements:
+        below = measure.height("small") * (e.label or "").count("\n") + measure.height("small") + 4 if e.kind == "wave" else 0
+        half = max(e.w, measure.width(e.label or "", "small")) / 2 if e.kind == "wave" else e.w / 2
+        xs += [e.x - half, e.x + half]
+        ys += [e.y - e.h / 2, e.y + e.h / 2 + below]
+    for b in fig.boxes:
+        xs += [b.x, b.x + b.w]
+        ys += [b.y, b.y + b.h]
+    for a in fig.arrows:
+        xs += [p[0] for p in a.points]
+        ys += [p[1] for p in a.points]
+    for t in (t for t in fig.texts if t.value):
+        w, h = measure.width(t.value, t.font), measure.height(t.font) * (t.value.count("\n") + 1)
+        left = {"left": t.x, "right": t.x - w}.get(t.align, t.x - w / 2)
+        xs += [left, left + w]
+        ys += [t.y - h / 2, t.y + h / 2]
+    return (max(xs) - min(xs), max(ys) - min(ys)) if xs else (0.0, 0.0)
+
+
+def better_inline(wide: tuple[float, float], tall: tuple[float, float], room: tuple[float, float],
+                  inline: bool) -> bool:
+    """Whether the wide arrangement (shapes beside names) is drawn over 2 % larger than the tall one
+    in a view of `room` (no flapping at the edge); with no room yet, `inline` (the arrangement now)."""
+    if room[0] <= 0 or room[1] <= 0:
+        return inline
+
+    def fit(size: tuple[float, float]) -> float:
+        return min(room[0] / max(size[0], 1.0), room[1] / max(size[1], 1.0))
+    return fit(wide) > fit(tall) * 1.02
+
+
 def figure1_layout(cfg, expanded: bool, inline: bool, measure: Measure) -> Figure1:
     """Figure 1 for `cfg`: every layer drawn (`expanded`) or one "N×" layer; `inline` puts each
     block's shape beside its name (a wide, low figure) instead of under it (a narrow, tall one)."""
@@ -127,12 +164,15 @@ class _Layout:
     def __init__(self, cfg, expanded: bool, inline: bool, measure: Measure):
         self.cfg, self.expanded, self.inline, self.m = cfg, expanded, inline, measure
         self.fig = Figure1(inline=inline)
-        widest = max(cfg.d_model, cfg.d_ff, getattr(cfg, "src_vocab_size", 0) or 0,
+        widest = max(cfg.d_model, getattr(cfg, "src_vocab_size", 0) or 0,
                      getattr(cfg, "tgt_vocab_size", 0) or 0)
-        self.shape_room = measure.width(f"(1, {MAX_TOKENS_SHOWN}, {widest})", "shape")
+        self.shape_room = measure.width(f"(1, {min(cfg.max_len, MAX_TOKENS_SHOWN)}, {widest})", "shape")
         self.widths = {}
         for stack in ("encoder", "decoder"):
             self.widths[stack], self.block_h = self.block_size(block_titles(cfg, stack))
+        self.line_h = max(measure.height("title"), measure.height("shape")) + 2 * PAD_Y
+        if not inline:  # one width: a name whose shape fits beside it in one column does in both
+            self.widths = dict.fromkeys(self.widths, max(self.widths.values()))
         self.block_w, self.wave_offset = self.widths["encoder"], 0.0
 
     def block_size(self, titles: list[str]) -> tuple[float, float]:
@@ -142,6 +182,14 @@ class _Layout:
         if self.inline:
             return tw + TEXT_GAP + self.shape_room + 2 * PAD_X, max(th, sh) + 2 * PAD_Y
         return max(tw, self.shape_room) + 2 * PAD_X, th + sh + 2 * PAD_Y
+
+    def beside(self, title: str) -> bool:
+        """Whether a block's shape goes beside its name: always inline, else where both fit its width
+        (a tall figure stays lower: only its long names keep the shape under them)."""
+        return self.inline or self.m.width(title, "title") + TEXT_GAP + self.shape_room + 2 * PAD_X <= self.block_w
+
+    def _h(self, title: str) -> float:
+        return self.line_h if self.beside(title) else self.block_h
 
     def build(self) -> Figure1:
         kind = self.cfg.model_kind
@@ -164,8 +212,8 @@ class _Layout:
     def _add(self, title: str, role: str, stack: str, template: str, x: float, y: float, shape: str = "",
              kind: str = "block", width: float | None = None, **more) -> Element:
         size = {"adder": 2 * ADDER_R, "wave": 2 * WAVE_R}.get(kind)
-        e = Element(kind, title, role, x, y, size or width or self.block_w, size or self.block_h, stack, template,
-                    shape or template, **more)
+        e = Element(kind, title, role, x, y, size or width or self.block_w, size or self._h(title), stack, template,
+                    shape or template, beside=kind == "block" and self.beside(title), **more)
         self.fig.elements.append(e)
         return e
 
@@ -197,11 +245,11 @@ class _Layout:
         tokens_y = 0.0 if self.inline else label_h / 2 + self.m.height("shape") / 2  # beside or under it
         self._text("", cx, tokens_y, "tokens", colour="muted", name=f"tokens.{axis}")
         prev = (cx, -label_h / 2 - 2)
-        y = prev[1] - GAP - self.block_h / 2
+        y = prev[1] - GAP - self._h(embedding_title(cfg, stack)) / 2
         emb = self._add(embedding_title(cfg, stack), "embedding", stack, f"{stack}.embedding", cx, y,
                         shape=f"{stack}.embedding.scaled")
         self._arrow(prev, emb.bottom())
-        y -= self.block_h / 2 + GAP + ADDER_R
+        y -= emb.h / 2 + GAP + ADDER_R
         wave_title, short = positional_titles(cfg)
         wave = self._add(wave_title, "positional", stack, f"{stack}.positional", cx + outer * self.wave_offset, y,
                          kind="wave", label=short)
@@ -217,15 +265,15 @@ class _Layout:
             flow_top = adder.at(0, -ADDER_R)
         y -= ADDER_R + GAP
         if cfg.embedding_norm:  # BERT: LayerNorm(E + P + T) is what enters layer 0
-            y -= self.block_h / 2
+            y -= self._h("LayerNorm") / 2
             norm = self._add("LayerNorm", "norm", stack, f"{stack}.input_norm", cx, y)
             self._arrow(flow_top, norm.bottom())
             flow_top = norm.top()
-            y -= self.block_h / 2 + GAP
+            y -= norm.h / 2 + GAP
         for layer in range(self._n_layers(stack)) if self.expanded else [None]:
             y, flow_top = self._layer(stack, cx, y, flow_top, layer, outer, memory)
         if cfg.norm_first:
-            y -= self.block_h / 2
+            y -= self._h(f"Final {norm_title(cfg)}") / 2
             final = self._add(f"Final {norm_title(cfg)}", "norm", stack, f"{stack}.final_norm", cx, y)
             self._arrow(flow_top, final.bottom())
             flow_top = final.top()
@@ -234,6 +282,8 @@ class _Layout:
     def _token_type(self, stack: str, cx: float, emb: Element, adder: Element, side: float) -> None:
         """BERT's token-type (segment) embedding beside the token embedding, into the ⊕ from below."""
         width = self.block_size(["Token Type"])[0]
+        if self.beside("Token Type"):
+            width = self.m.width("Token Type", "title") + TEXT_GAP + self.shape_room + 2 * PAD_X
         x = cx + side * (self.block_w / 2 + 36 + width / 2)
         block = self._add("Token Type", "embedding", stack, f"{stack}.embedding.token_type", x, emb.y, width=width)
         entry = adder.at(side * ADDER_R * 0.7, ADDER_R * 0.7)
@@ -278,16 +328,16 @@ class _Layout:
         y -= SUB_GAP - GAP
         inp = flow_top
         if self.cfg.norm_first:
-            y -= self.block_h / 2
+            y -= self._h(norm_title(self.cfg)) / 2
             norm = self._add(norm_title(self.cfg), "norm", stack, f"{add_key}.norm", cx, y)
             self._arrow(flow_top, norm.bottom())
-            y -= self.block_h / 2 + SUB_GAP
+            y -= norm.h / 2 + SUB_GAP
             inp = norm.top()
-        y -= self.block_h / 2
+        y -= self._h(title) / 2
         block = self._add(title, role, stack, key, cx, y, shape=f"{key}.output")
         first_bottom = norm.bottom() if self.cfg.norm_first else block.bottom()
         self._enter(block, inp, entry, outer, memory)
-        y -= self.block_h / 2 + GAP
+        y -= block.h / 2 + GAP
         if self.cfg.norm_first:
             y -= ADDER_R
             add = self._add("Add", "add", stack, f"{add_key}.residual", cx, y, kind="adder", label="",
@@ -296,11 +346,11 @@ class _Layout:
             target, out_top = add.at(outer * ADDER_R, 0), add.at(0, -ADDER_R)
             y -= ADDER_R + GAP
         else:
-            y -= self.block_h / 2
+            y -= self._h("Add & Norm") / 2
             add = self._add("Add & Norm", "norm", stack, add_key, cx, y, shape=f"{add_key}.norm")
             self._arrow(block.top(), add.bottom())
             target, out_top = add.side(outer > 0), add.top()
-            y -= self.block_h / 2 + GAP
+            y -= add.h / 2 + GAP
         branch = (cx, first_bottom[1] + SUB_GAP - 10)  # below any Q/K/V fork
         self._arrow(branch, (side_x, branch[1]), (side_x, target[1]), target)
         return y, out_top, branch[1]
@@ -334,15 +384,15 @@ class _Layout:
         """Linear → Softmax → output probabilities (Section 3.4)."""
         self._use_column("encoder" if axis == "src" else "decoder")
         self.fig.column_width["out"] = self.block_w
-        y = flow_top[1] - GAP - self.block_h / 2
+        y = flow_top[1] - GAP - self._h("Linear") / 2
         linear = self._add("Linear", "linear", "generator", "generator.logits", cx, y)
         self._arrow(flow_top, linear.bottom())
-        y -= self.block_h + GAP
+        y -= (linear.h + self._h("Softmax")) / 2 + GAP
         soft = self._add("Softmax", "softmax", "generator", "generator.probs", cx, y)
         self._arrow(linear.top(), soft.bottom())
         tokens_h, label_h = self.m.height("shape"), self.m.height("label")
         first = label_h if self.inline else tokens_h
-        y -= self.block_h / 2 + GAP + first / 2
+        y -= soft.h / 2 + GAP + first / 2
         self._arrow(soft.top(), (cx, y + first / 2 + 2))
         self._text("", cx, y, "tokens", colour="muted", name="tokens.out")
         label_y = y if self.inline else y - (tokens_h + label_h) / 2

@@ -76,7 +76,8 @@ def label_count(counts: list[tuple[int, int, int]]) -> tuple[str, str]:
         return "", ""
     drawn, in_view, total = min(short, key=lambda c: c[0] / max(c[2], 1))
     some = in_view < total  # the view shows only some cells: the rest is a drag away
-    brief = f"{in_view} of {total} in view" if drawn == in_view else f"{drawn}/{in_view}" + (f" of {total}" if some else "")
+    brief = (f"{in_view} of {total} in view" if drawn == in_view
+             else f"{drawn}/{in_view}" + (f" of {total}" if some else "") + " labels")  # says what it counts
     return brief, f"{drawn} of {in_view} labels" + (f", {total} in all" if some else "")
 
 

@@ -194,3 +194,22 @@ def rollout(weights: np.ndarray, upto: int | None = None) -> np.ndarray:
         a = a / a.sum(axis=-1, keepdims=True)
         result = a @ result  # later layers act on what earlier layers already mixed
     return result.astype(np.float32)
+
+
+ROLLOUT_SOURCE = " (Abnar & Zuidema 2020: Π over layers of 0.5·mean_h A + 0.5·I, rows renormalised)"
+MASK_TIP = ("Grey hatched cells were blocked before the softmax (future positions in the decoder, padding): "
+            "their score was set to −∞, so the weight is exactly 0 by construction — unlike a weight the "
+            "model computed to be near 0, drawn dark in the colour map.")
+
+
+def head_label(layer: int, head: int) -> str:
+    """A head as the user reads it, counted from 1 ("L2 H3" is layer index 1, head index 2)."""
+    return f"L{layer + 1} H{head + 1}"
+
+
+def cell_text(m, q: int, k: int, what: str = "weight", digits: int = 4, extra: str = "") -> str:
+    """Cell (q, k) of a drawn map `m` (its values, allowed, row_labels, col_labels) as a readout
+    says it, the number first (the line may be elided)."""
+    value = (f"{float(m.values[q, k]):.{digits}f}" if m.allowed is None or m.allowed[q, k]
+             else "blocked by the mask: score set to −∞, weight exactly 0")
+    return f"{what} {value} · query {q} “{m.row_labels[q]}” → key {k} “{m.col_labels[k]}”{extra}"

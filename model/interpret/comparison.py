@@ -119,6 +119,17 @@ class Comparison:
         return tuple(int(i) for i in np.unravel_index(int(np.argmax(changes)), changes.shape)) if changes.size else None
 
 
+MIN_SCALE = 1e-6  # a zero difference still needs a non-empty colour scale
+
+
+def symmetric_scale(diff: np.ndarray, allowed: np.ndarray | None = None) -> tuple[float, bool]:
+    """(m, zero): the largest |B − A| among the cells a query may attend (at least MIN_SCALE), and
+    whether it is exactly 0."""
+    cells = diff[allowed] if allowed is not None and allowed.any() else diff
+    m = float(np.abs(cells).max()) if cells.size else 0.0
+    return max(m, MIN_SCALE), m == 0.0
+
+
 def check_finite(label: str, result: ForwardResult) -> None:
     """Refuse a model whose outputs are NaN or infinite (e.g. a diverged run's weights): every
     probability and attention difference with it would be NaN, not a comparison."""
@@ -200,5 +211,5 @@ def compare(a: ModelBundle, b: ModelBundle, source: str, target: str | None = No
                       dict(maps_b.weights), maps_a.allowed, maps_a.labels)
 
 
-__all__ = ["Comparison", "ComparisonError", "ScoredOutput", "check_comparable", "check_finite", "compare",
-           "mismatches", "output_ids"]
+__all__ = ["MIN_SCALE", "Comparison", "ComparisonError", "ScoredOutput", "check_comparable", "check_finite", "compare",
+           "mismatches", "output_ids", "symmetric_scale"]

@@ -19,9 +19,9 @@ THEME_ROLE = 0  # QGraphicsItem.data key: the palette role of an item's pen and 
 
 # The figure is one drawing: its fonts are not multiplied by the presentation scale; the view
 # scales text, boxes and arrows together. (point size, bold, mono) by the layout's font names.
-FONTS = {"title": (18, True, False), "shape": (14, False, True), "label": (18, True, False),
-         "small": (15, False, False), "small_bold": (15, True, False), "stack": (28, True, False),
-         "tokens": (15, False, True)}
+FONTS = {"title": (18, True, False), "shape": (16, False, True), "label": (18, True, False),
+         "small": (16, False, False), "small_bold": (16, True, False), "stack": (28, True, False),
+         "tokens": (16, False, True)}
 
 
 def diagram_font(name: str) -> QFont:
@@ -70,9 +70,9 @@ class BlockItem(Clickable, QGraphicsObject):
     side by side (`inline`); framed for the current step, ringed where head surgery edited it.
     `template`, `shape_template`: the step it stands for, `{layer}` open in a collapsed figure."""
 
-    def __init__(self, spec: Element, inline: bool = False):
+    def __init__(self, spec: Element):
         super().__init__()
-        self.title, self.role, self.w, self.h, self.inline = spec.title, spec.role, spec.w, spec.h, inline
+        self.title, self.role, self.w, self.h, self.inline = spec.title, spec.role, spec.w, spec.h, spec.beside
         self.stack, self.template, self.shape_template = spec.stack, spec.template, spec.shape_template
         self.shape_text = ""
         self.highlighted = self.edited = False
@@ -137,9 +137,9 @@ class SymbolItem(BlockItem):
     """A round symbol of Figure 1, clicked on its circle only: the ⊕ with its shape beside it, or
     the positional ∿ with its short name under it (full name and shape in its tooltip)."""
 
-    def __init__(self, spec: Element, inline: bool = False):
+    def __init__(self, spec: Element):
         self.kind, self.label_right = spec.kind, spec.label_right
-        super().__init__(spec, inline)
+        super().__init__(spec)
 
     def _place_texts(self) -> None:
         if self.kind == "wave":
@@ -211,7 +211,7 @@ def draw_figure1(scene: QGraphicsScene, config, expanded: bool, inline: bool = F
     """Draw Figure 1 of `config` into `scene`; a click on a block or a layer's box calls `on_click(key)`."""
     plan = figure1_layout(config, expanded, inline, FontMeasure())
     fig = Figure(column_width=plan.column_width, inline=plan.inline)
-    fig.elements = [(BlockItem if e.kind == "block" else SymbolItem)(e, inline) for e in plan.elements]
+    fig.elements = [(BlockItem if e.kind == "block" else SymbolItem)(e) for e in plan.elements]
     fig.boxes = [StackBox(QRectF(b.x, b.y, b.w, b.h), b.stack, b.template) for b in plan.boxes]
     for item in fig.elements + fig.boxes:
         item.on_click = on_click

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import QSizeF, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QGraphicsScene, QLabel, QToolButton, QWidget
 
 from explorer import style
-from explorer.panels.architecture.figure1 import BlockItem, Figure, draw_figure1
+from explorer.panels.architecture.figure1 import BlockItem, Figure, FontMeasure, draw_figure1
 from explorer.panels.architecture.zoom_view import ZoomView
+from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.screen import ScreenClass
 from explorer.state import attention_of_step
-from explorer.when_seen import WhenSeen
 from model.inference.figure1 import block_for_step, joined_characters, output_pieces
+from model.inference.figure1_layout import better_inline, figure1_extent
 from model.nn.steps import readable_step_name
 
 TOKENS_GAP = 14.0  # between "Inputs" and its tokens on one line
@@ -35,18 +36,17 @@ def _tokens_line(pieces: list[str] | None, font, width: float, characters: bool 
     return metrics.elidedText(line, Qt.ElideRight, width)
 
 
-class ArchitecturePanel(QWidget):
+class ArchitecturePanel(Panel):
     """Figure 1 from the model's config, with shapes from the trace; clicks select steps."""
 
     panel_name = "architecture"
     title = "Architecture (Figure 1)"
 
     def __init__(self, state, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.expanded = False
         self.inline = False  # shapes beside the block names (wide view) or under them (tall view)
-        self._extents: dict[bool, QSizeF] = {}  # the figure's size in each arrangement, per model
+        self._extents: dict[bool, tuple[float, float]] = {}  # the figure's size in each arrangement, per model
         self._relayout = QTimer(self, singleShot=True, interval=0)
         self._relayout.timeout.connect(self._choose_arrangement)
         self.shown_layer = {"encoder": 0, "decoder": 0}
@@ -67,12 +67,8 @@ class ArchitecturePanel(QWidget):
         column(self.row, (self.view, 1), parent=self, margins=4)
         self.view.resized.connect(self._relayout.start)
 
-        self.seen = seen = WhenSeen(self)  # the session's changes drawn when the panel can be seen
-        for signal, handler in ((state.bundleChanged, self._rebuild), (state.resultChanged, self._refresh),
-                                (state.stepChanged, self._on_step)):
-            seen.follow(signal, handler, current=tuple)  # (each reads the session itself)
-        if state.bundle is not None:
-            self._rebuild()
+        self.follow(bundle=self._rebuild, result=self._refresh)  # (each reads the session itself)
+        self.seen.follow(state.stepChanged, self._on_step, current=tuple)
 
     # -- public, for tests and the window ---------------------------------------------------
     def blocks(self) -> dict[str, BlockItem]:
@@ -109,22 +105,14 @@ class ArchitecturePanel(QWidget):
 
     # -- building ---------------------------------------------------------------------------
     def _measure(self) -> None:
-        """The figure's size shapes-under-names and shapes-beside-names, built once off screen."""
-        self._extents = {}
-        for inline in (False, True):
-            scratch = QGraphicsScene()
-            draw_figure1(scratch, self.state.bundle.config, self.expanded, inline)
-            self._extents[inline] = scratch.itemsBoundingRect().size()
+        """The figure's size shapes-under-names and shapes-beside-names."""
+        self._extents = {inline: figure1_extent(self.state.bundle.config, self.expanded, inline, FontMeasure())
+                         for inline in (False, True)}
 
     def _better_inline(self) -> bool:
         """The arrangement the view shows larger (a wide dock: shapes beside the names)."""
-        view = self.view.viewport().size()
-        if not self._extents or view.width() <= 0 or view.height() <= 0:
-            return self.inline
-
-        def fit(size: QSizeF) -> float:
-            return min(view.width() / max(size.width(), 1.0), view.height() / max(size.height(), 1.0))
-        return fit(self._extents[True]) > fit(self._extents[False]) * 1.02  # no flapping at the edge
+        room = self.view.viewport().size().toTuple()
+        return better_inline(self._extents[True], self._extents[False], room, self.inline) if self._extents else self.inline
 
     def _choose_arrangement(self) -> None:
         if self.state.bundle is not None and self._better_inline() != self.inline:

@@ -3,15 +3,18 @@
 is the session's; `show_result` also takes a bare Trace (a training run's snapshots)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QCheckBox, QLabel, QScrollArea, QStackedWidget, QTabWidget, QWidget
 
 from explorer import style
 from explorer.deferred_pages import DeferredPages
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
-from explorer.drawing.heatmap_grid import MAPS_PER_TURN, HeatmapGrid
+from explorer.drawing.heatmap_grid import MAPS_PER_TURN, HeatmapGrid, least_side
 from explorer.panels.attention.head_picker import HeadPicker
 from explorer.panels.attention.lines import LineView
 from explorer.panels.base import Panel
@@ -19,33 +22,26 @@ from explorer.panels.heads.head_grid import SYMBOLS
 from explorer.panels.layouts import column, row
 from explorer.state import SessionState
 from explorer.theme import set_sheet, set_text
-from model.interpret.attention_maps import ROLLOUT_KINDS, ROLLOUT_UNDEFINED, AttentionData, mean_over_heads, rollout
+from model.inference.labels import grid_layout
+from model.interpret.attention_maps import (
+    MASK_TIP,
+    ROLLOUT_KINDS,
+    ROLLOUT_SOURCE,
+    ROLLOUT_UNDEFINED,
+    AttentionData,
+    cell_text,
+    head_label,
+    mean_over_heads,
+    rollout,
+)
 from model.nn.kinds import AttentionKind
 
 VIEWS = ("grid", "single", "lines", "derived")
 VIEW_TITLES = ("All heads", "One head", "Lines", "Mean && rollout (derived)")
 MASK_LEGEND = "<span style='background:{masked};color:{mask_legend_text}'>&nbsp;╱╱╱&nbsp;</span>&nbsp;masked (not a 0 weight)"
-MASK_TIP = ("Grey hatched cells were blocked before the softmax (future positions in the decoder, padding): "
-            "their score was set to −∞, so the weight is exactly 0 by construction — unlike a weight the "
-            "model computed to be near 0, drawn dark in the colour map.")
-
-
-ROLLOUT_SOURCE = " (Abnar & Zuidema 2020: Π over layers of 0.5·mean_h A + 0.5·I, rows renormalised)"
 SCALE_RULE = "attention weight: 0–1 on every map"
 SCALE_NAME = "attention weight (0–1)"
 ALL_LAYERS_MAX = 48  # maps drawn at once before the grid shows one layer at a time
-
-
-def weight_text(m, q: int, k: int, what: str = "weight", digits: int = 4, extra: str = "") -> str:
-    """Map `m`'s cell (q, k) as the readout says it, the number first (the line may be elided)."""
-    value = (f"{float(m.values[q, k]):.{digits}f}" if m.allowed is None or m.allowed[q, k]
-             else "blocked by the mask: score set to −∞, weight exactly 0")
-    return f"{what} {value} · query {q} “{m.row_labels[q]}” → key {k} “{m.col_labels[k]}”{extra}"
-
-
-def head_label(layer: int, head: int) -> str:
-    """A head as the user reads it, counted from 1 ("L2 H3" is layer index 1, head index 2)."""
-    return f"L{layer + 1} H{head + 1}"
 
 
 class AttentionGrid(HeatmapGrid):
@@ -74,10 +70,24 @@ class AttentionGrid(HeatmapGrid):
         return max(0, min(layer, self.data.n_layers(kind) - 1)) if self.data is not None else 0
 
     def layers_drawn(self, kind: str) -> list[int]:
-        """Every layer of `kind` when the shown kinds' maps are few enough, else the selected one."""
+        """Every layer of `kind` where all the shown kinds' maps fit without scrolling (at least
+        `least_side` each), else the selected layer: its heads get the room."""
         data = self.data
-        total = sum(data.n_layers(k) * data.n_heads(k) for k in self.shown if k in data.weights)
-        return list(range(data.n_layers(kind))) if total <= ALL_LAYERS_MAX else [self.layer_of(kind)]
+        counts = [data.n_heads(k) for k in self.shown if k in data.weights for _ in range(data.n_layers(k))]
+        return list(range(data.n_layers(kind))) if self.fits(counts) else [self.layer_of(kind)]
+
+    def fits(self, counts: list[int]) -> bool:
+        """Whether sections of `counts` maps all fit the grid's room at `least_side` or more."""
+        view, least = self.scroll_area.viewport().size(), least_side()
+        heading = QFontMetricsF(style.font(style.BASE_POINT_SIZE, bold=True)).height() + 6
+        cols, side = grid_layout(counts, view.width(), view.height(), heading, least, self.grid.spacing())
+        rows = sum(math.ceil(c / cols) for c in counts)
+        return sum(counts) <= ALL_LAYERS_MAX and rows * (side + self.grid.spacing()) + len(counts) * heading <= view.height()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        if self.data is not None and any(self.layers_drawn(k) != layers for k, layers in self.drawn.items()):
+            self.set_data(self.data)  # room for every layer now, or no longer
 
     def set_data(self, data: AttentionData) -> None:
         self.data = data
@@ -94,7 +104,7 @@ class AttentionGrid(HeatmapGrid):
             for h, m in enumerate(maps):
                 m.set_data(heads[h], queries, tokens, allowed=data.allowed[kind])
                 what = f"{head_label(layer, h)} weight"
-                m.describe = lambda q, k, m=m, what=what: weight_text(m, q, k, what, extra=" · click to open")
+                m.describe = lambda q, k, m=m, what=what: cell_text(m, q, k, what, extra=" · click to open")
         self._sections = keys
         self._mark_selection()
 
@@ -140,8 +150,8 @@ class DerivedView(QWidget):
         row((self.mean, 1), (self.right, 1), parent=self, margins=0)
         self.mean_values: np.ndarray | None = None
         self.rollout_values: np.ndarray | None = None
-        self.mean.describe = lambda q, k: weight_text(self.mean, q, k, "mean over heads", 6)
-        self.rollout.describe = lambda q, k: weight_text(self.rollout, q, k, "rollout", 6, ROLLOUT_SOURCE)
+        self.mean.describe = lambda q, k: cell_text(self.mean, q, k, "mean over heads", 6)
+        self.rollout.describe = lambda q, k: cell_text(self.rollout, q, k, "rollout", 6, ROLLOUT_SOURCE)
         for heatmap in (self.mean, self.rollout):
             heatmap.hovered.connect(self.hovered)
 
@@ -227,7 +237,7 @@ class AttentionPanel(Panel):
     @staticmethod
     def _make_single() -> Heatmap:
         single = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, colour_bar=SCALE_NAME, numbers=True)
-        single.describe = lambda q, k: weight_text(single, q, k, digits=6)
+        single.describe = lambda q, k: cell_text(single, q, k, digits=6)
         return single
 
     def _make_lines(self) -> QScrollArea:

@@ -7,11 +7,11 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QFontMetricsF
 
 from explorer import style
 from explorer.drawing import plot_style as st
-from explorer.drawing.token_heatmap import display_piece, fitted_ticks
+from explorer.drawing.label_axis import LabelAxis
+from explorer.drawing.token_heatmap import display_piece
 from model.interpret.attribution import METHOD_TITLES, METHODS, top1
 from model.interpret.attribution.gradients import short_value
 
@@ -28,7 +28,8 @@ def legend_html() -> str:
 
 class MethodBars(pg.PlotWidget):
     def __init__(self, parent=None):
-        super().__init__(parent=parent, enableMenu=False)
+        self.tokens_axis = LabelAxis("bottom")  # the one label policy: readable, turned, or strided and counted
+        super().__init__(parent=parent, enableMenu=False, axisItems={"bottom": self.tokens_axis})
         plot = style.still_plot(self.getPlotItem())
         self.bars = pg.BarGraphItem(x=[0], y0=[0], height=[0], width=0.72, brush=st.colour("bar"), pen=st.colour("bar"))
         self.bars.setVisible(False)
@@ -37,18 +38,19 @@ class MethodBars(pg.PlotWidget):
         self.scores: dict[str, np.ndarray] = {}
         self.titles: dict[str, str] = {}
         self.restyle()
+        self.tokens_axis.name_with_count("input token")
 
     def restyle(self) -> None:
         """The theme's colours and fonts (called again on a theme change)."""
         self.setBackground(st.colour("canvas"))
         plot = self.getPlotItem()
         plot.showAxis("right")
-        for name in ("left", "bottom"):
-            st.style_axis(plot.getAxis(name))
+        st.style_axis(plot.getAxis("left"))
+        st.style_axis(self.tokens_axis)
+        self.tokens_axis.setLabel("input token", color=st.current().text,  # at the labels' size: the axis holds it
+                                  **{"font-size": style.css_pt(st.TICK_PT)})
         st.style_axis(plot.getAxis("right"), "row's largest |score|")  # what the numbers there are
         plot.getAxis("right").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE), tickLength=0)
-        plot.getAxis("bottom").setStyle(tickFont=style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True),
-                                        tickLength=0)
         plot.getAxis("left").setStyle(tickFont=style.font(style.BASE_POINT_SIZE), tickLength=0)
         if self.scores:
             self.set_data(self.pieces, self.scores, self.titles)
@@ -78,8 +80,8 @@ class MethodBars(pg.PlotWidget):
         plot.setXRange(-0.5, max(n, 1) - 0.5, padding=0.01)
         plot.getAxis("left").setTicks([[(n_rows - 1 - r + 0.45, titles.get(m, m)) for r, m in enumerate(scores)]])
         plot.getAxis("right").setTicks([maxima])
+        self.tokens_axis.set_tokens([display_piece(p) for p in self.pieces], numeric=False, origin=-0.5)
         self.setToolTip(self._tooltip())
-        self._fit_ticks()
 
     def _tooltip(self) -> str:
         rows = ["<tr><th></th>" + "".join(f"<th>{html.escape(p)}</th>" for p in self.pieces) + "</tr>"]
@@ -88,34 +90,12 @@ class MethodBars(pg.PlotWidget):
             rows.append(f"<tr><td>{html.escape(self.titles.get(method, method))}</td>{cells}</tr>")
         return "<table>" + "".join(rows) + "</table>"
 
-    def _fit_ticks(self) -> None:
-        axis = self.getPlotItem().getAxis("bottom")
-        width = self.getPlotItem().getViewBox().width()
-        tick_font = style.font(style.BASE_POINT_SIZE + 1, bold=True, mono=True)  # at today's scale
-        axis.setStyle(tickFont=tick_font)
-        metrics = QFontMetricsF(tick_font)
-        char = metrics.horizontalAdvance("m")
-        slot = width / max(len(self.pieces), 1) if width > 0 else 60.0
-        longest = max((len(display_piece(p)) for p in self.pieces), default=1)
-        if slot - 2 >= longest * char or len(self.pieces) < 2:
-            axis.setHeight(None)
-            axis.setTicks([fitted_ticks(self.pieces, slot, char)])
-            return
-        axis.setHeight(2 * metrics.lineSpacing() + 8)
-        # Too narrow for whole words: every other label one line lower, so each gets two slots.
-        ticks = fitted_ticks(self.pieces, 2 * slot, char)
-        axis.setTicks([[(x, text if int(x) % 2 == 0 else "\n" + text) for x, text in ticks]])
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        if "pieces" in self.__dict__:
-            self._fit_ticks()
-
     def clear_data(self) -> None:
         self.pieces, self.scores = [], {}
         self.bars.setVisible(False)
-        for name in ("bottom", "right", "left"):
+        for name in ("right", "left"):
             self.getPlotItem().getAxis(name).setTicks([[]])
+        self.tokens_axis.set_tokens([], numeric=False)
 
     def bar_count(self) -> int:
         """How many bars are drawn (tests look at the view)."""

@@ -5,25 +5,18 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
-from PySide6.QtCore import QSignalBlocker, Qt, QTimer
-from PySide6.QtGui import QFontMetricsF
+from PySide6.QtCore import QSignalBlocker, QTimer
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QBoxLayout,
     QComboBox,
-    QHeaderView,
     QLabel,
     QPushButton,
-    QStyle,
-    QTableWidget,
-    QTableWidgetItem,
 )
 
-from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.token_heatmap import display_piece
 from explorer.panels.attribution.bars import SHORT_NAMES, MethodBars, legend_html
+from explorer.panels.attribution.spearman import RHO_TIP, SpearmanTable
 from explorer.panels.base import Panel
 from explorer.panels.job_bar import JobBar
 from explorer.panels.layouts import column, row
@@ -31,9 +24,14 @@ from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
-from explorer.theme import set_sheet
 from model.interpret.attribution.gradients import saturation_note
-from model.interpret.attribution.side_by_side import AttributionRequest, MethodComparison, compare_request
+from model.interpret.attribution.side_by_side import (
+    AttributionRequest,
+    MethodComparison,
+    compare_request,
+    head_layers,
+    request_for,
+)
 
 OUTPUT_VIEW, HEAD_VIEW = "attribution_output", "attribution_head"
 
@@ -50,86 +48,6 @@ def preload_libraries() -> None:
         import networkx.algorithms.flow  # noqa: F401
         import scipy.stats  # noqa: F401
         _preloaded = True
-
-
-def n_layers(config) -> int:
-    """The layers whose heads the "one head" method may pick: the decoder's, else the encoder's."""
-    return config.n_decoder_layers if config.has_decoder else config.n_encoder_layers
-
-
-def short_rho(value: float) -> str:
-    """ρ in 4 characters, as tables in papers print it: ".93", "−.21", "1"."""
-    if abs(value) > 0.995:
-        return "1" if value > 0 else "-1"
-    return f"{value:.2f}".replace("0.", ".")  # ASCII "-": the narrow minus fits a narrow cell
-
-
-MIN_HEADER_PT = 8  # before the presentation scale
-
-
-class SpearmanTable(QTableWidget):
-    def __init__(self, parent=None):
-        super().__init__(parent, editTriggers=QAbstractItemView.EditTrigger.NoEditTriggers,
-                         selectionMode=QAbstractItemView.SelectionMode.NoSelection, focusPolicy=Qt.FocusPolicy.NoFocus,
-                         textElideMode=Qt.TextElideMode.ElideNone,  # "-.21" whole, never "-…"
-                         verticalScrollBarPolicy=Qt.ScrollBarPolicy.ScrollBarAlwaysOff,
-                         horizontalScrollBarPolicy=Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.horizontalHeader().setMinimumSectionSize(8)
-        self.setToolTip("Spearman's ρ between two methods' scores over the input tokens: 1 = the same "
-                        "ranking, 0 = unrelated, −1 = reversed. Blank: undefined (a method gave every "
-                        "token the same score, or there is one token).")
-        set_sheet(self, "QTableWidget::item {{ padding: 0px; }} QHeaderView::section {{ padding: 0px 1px; }}")
-        self.restyle()
-
-    def restyle(self) -> None:
-        self.setFont(style.font(style.BASE_POINT_SIZE))
-        self.verticalHeader().setFont(style.font(style.SMALL_POINT_SIZE, bold=True))
-        self._fit_header()
-
-    def _fit_header(self) -> None:
-        """The column names at the largest size (down to 8 pt) at which each fits its column."""
-        names = [self.horizontalHeaderItem(i).text() for i in range(self.columnCount()) if self.horizontalHeaderItem(i)]
-        header = self.horizontalHeader()
-        sections = [header.sectionSize(i) for i in range(self.columnCount())] or [self.viewport().width()]
-        margin = 2 * self.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header) + 2
-        room = min(sections) - margin
-        for pt in range(style.SMALL_POINT_SIZE, MIN_HEADER_PT - 1, -1):
-            font = style.font(pt, bold=True)
-            if not names or max(QFontMetricsF(font).horizontalAdvance(n) for n in names) <= room:
-                break
-        self.horizontalHeader().setFont(font)
-        for i in range(self.columnCount()):  # (an item's own font, set or not, is what the header draws)
-            item = self.horizontalHeaderItem(i)
-            if item is not None:
-                item.setFont(font)
-
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        super().resizeEvent(event)
-        self._fit_header()
-
-    def set_data(self, short_names: list[str], rho: np.ndarray) -> None:
-        n = len(short_names)
-        self.setRowCount(n)
-        self.setColumnCount(n)
-        self.setHorizontalHeaderLabels(short_names)
-        self.setVerticalHeaderLabels(short_names)
-        self._fit_header()
-        for i in range(n):
-            for j in range(n):
-                value = rho[i, j]
-                item = QTableWidgetItem("" if np.isnan(value) else short_rho(value))
-                item.setToolTip("" if np.isnan(value) else f"ρ({short_names[i]}, {short_names[j]}) = {value:.4f}")
-                item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-                item.setFont(style.font(style.SMALL_POINT_SIZE))
-                if i == j:
-                    item.setForeground(st.colour("muted"))
-                self.setItem(i, j, item)
-
-    def value(self, i: int, j: int) -> str:
-        item = self.item(i, j)
-        return item.text() if item is not None else ""
 
 
 class AttributionPanel(StopsWithWindow, Panel):
@@ -161,7 +79,7 @@ class AttributionPanel(StopsWithWindow, Panel):
         self._labels = [QLabel("Explain output:"), QLabel("One head:")]
         self.bars = MethodBars()
         self.table = SpearmanTable()
-        self.table.setToolTip(legend_html() + self.table.toolTip())
+        self.table.setToolTip(legend_html() + RHO_TIP)
         self.views = QBoxLayout(QBoxLayout.LeftToRight)  # side by side, or stacked (NARROW)
         self.views.addWidget(self.bars, 5)
         self.views.addWidget(self.table, 4)
@@ -185,18 +103,8 @@ class AttributionPanel(StopsWithWindow, Panel):
                        self.previous_button, self.next_button):
             widget.setFont(st.font(st.LABEL_PT))
         self.bars.restyle()
-        self.table.restyle()
         if self.shown is not None:
             self._draw(self.shown_request, self.shown)
-
-    def chosen_position(self) -> int:
-        text = self.state.session.view(OUTPUT_VIEW)
-        return int(text) if text and text.lstrip("-").isdigit() else 0
-
-    def chosen_head(self) -> tuple[int, int]:
-        """(layer, head) of the session's view "layer,head"; by default (-1, 0): the last layer's first head."""
-        parts = (self.state.session.view(HEAD_VIEW) or "").split(",")
-        return (int(parts[0]), int(parts[1])) if len(parts) == 2 and all(p.isdigit() for p in parts) else (-1, 0)
 
     def choose_output(self, position: int) -> None:
         self.state.set_view(OUTPUT_VIEW, str(position))
@@ -219,17 +127,8 @@ class AttributionPanel(StopsWithWindow, Panel):
             self.refresh()
 
     def request(self) -> AttributionRequest | None:
-        frame = self.state.frame
-        if frame is None:
-            return None
-        bundle, layers = frame.bundle, n_layers(frame.bundle.config)
-        layer, head = self.chosen_head()
-        head = (min(layer, layers - 1) if layer >= 0 else layers - 1, min(head, bundle.config.n_heads - 1))
-        run = frame.decode  # the greedy output the frame decoded, reused (an LLM's decode is seconds)
-        own = (tuple(i for i in run.output_ids if i != run.eos_id)
-               if run is not None and frame.target is None and frame.settings.strategy == "greedy" else None)
-        return AttributionRequest(bundle, frame.model_label, frame.source, frame.target, self.chosen_position(), head,
-                                  own)
+        frame, session = self.state.frame, self.state.session
+        return request_for(frame, session.view(OUTPUT_VIEW), session.view(HEAD_VIEW)) if frame is not None else None
 
     def refresh(self) -> None:
         """Compute for the session as it is now (when on screen; else when next shown)."""
@@ -250,7 +149,7 @@ class AttributionPanel(StopsWithWindow, Panel):
         if self.asked == self.request():
             self.shown, self.shown_request, self.asked = None, None, None
             self.bars.clear_data()
-            self.table.setRowCount(0)
+            self.table.clear_data()
             self._say(f"No attribution for this model and input: {reason}", "warning")
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
@@ -267,7 +166,7 @@ class AttributionPanel(StopsWithWindow, Panel):
         self._fill_boxes(request, view)
         titles = {m: SHORT_NAMES[m] for m in view.scores}
         self.bars.set_data(view.input_pieces, view.scores, titles)
-        self.table.set_data([SHORT_NAMES[m] for m in view.names], view.rho)
+        self.table.show_rho([SHORT_NAMES[m] for m in view.names], view.rho)
         self._say(f"Why “{display_piece(view.output_piece)}” (output {view.position + 1} of {len(view.outputs)})? "
                   f"Each row scaled to its largest |score| (right); outlined: top token; reddish: lowers p. "
                   f"head = {view.head_label}; table: Spearman ρ.{saturation_note(view.scores, view.probability)}")
@@ -277,7 +176,7 @@ class AttributionPanel(StopsWithWindow, Panel):
         config = request.bundle.config
         for box, items, index in (
                 (self.output_box, [f"{k + 1}: {display_piece(p)}" for k, p in enumerate(view.outputs)], view.position),
-                (self.layer_box, [f"layer {i + 1}" for i in range(n_layers(config))], request.head[0]),
+                (self.layer_box, [f"layer {i + 1}" for i in range(head_layers(config))], request.head[0]),
                 (self.head_box, [f"head {h + 1}" for h in range(config.n_heads)], request.head[1])):
             with QSignalBlocker(box):
                 box.clear()

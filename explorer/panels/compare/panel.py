@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from explorer import style
 from explorer.drawing import plot_style as st
-from explorer.drawing.heatmap import Heatmap
+from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
 from explorer.panels.attention.head_picker import HeadPicker
 from explorer.panels.base import Panel
 from explorer.panels.compare.outputs import OutputBars, describe_token
@@ -32,6 +32,7 @@ from explorer.screen import ScreenClass
 from explorer.state import KIND_LABELS, SessionState
 from explorer.theme import notifier
 from model.interpret.attention_maps import token_names
+from model.interpret.comparison import MIN_SCALE, symmetric_scale
 from model.io.checkpoints import UNTRAINED
 from model.io.snapshots import describe_reference, resolve_reference, run_snapshots
 
@@ -42,15 +43,6 @@ HINT = ("Compare the model (A) with another checkpoint of the same architecture 
         "training changed; “Open B…” takes a checkpoint, or start with --compare DIR. A run trained with "
         "--snapshots DIR gives a slider over its steps.")
 SLIDER_DELAY_MS = 150  # dragging the slider: compare where it rests, not every snapshot passed
-MIN_SCALE = 1e-6  # a zero difference still needs a non-empty colour scale
-
-
-def symmetric_scale(diff: np.ndarray, allowed: np.ndarray | None = None) -> tuple[float, bool]:
-    """(m, zero): the largest |B − A| among the cells a query may attend (at least MIN_SCALE), and
-    whether it is exactly 0."""
-    cells = diff[allowed] if allowed is not None and allowed.any() else diff
-    m = float(np.abs(cells).max()) if cells.size else 0.0
-    return max(m, MIN_SCALE), m == 0.0
 
 
 class ComparisonMaps(QWidget):
@@ -61,11 +53,13 @@ class ComparisonMaps(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.map_a = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS)
-        self.map_b = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS, colour_bar=True)
-        self.map_diff = Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), colour_bar=True)
-        self.diff_bar = self.map_diff.bar
+        self.map_b = Heatmap(colormap=st.weight_cmap(), levels=st.WEIGHT_LEVELS)
+        self.map_diff = Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0))
         self.plots = (self.map_a, self.map_b, self.map_diff)
-        row(*((heatmap, 1) for heatmap in self.plots), parent=self, margins=0)  # the maps share the width equally
+        weight_canvas, _ = colour_bar_canvas(st.weight_cmap(), st.WEIGHT_LEVELS)
+        diff_canvas, self.diff_bar = colour_bar_canvas(st.signed_cmap(), (-1.0, 1.0))
+        row((self.map_a, 1), (self.map_b, 1), weight_canvas, (self.map_diff, 1), diff_canvas,  # bars beside:
+            parent=self, margins=0)  # the three maps are one size
         for heatmap in self.plots:
             heatmap.describe = lambda q, k, h=heatmap: self._describe(h, q, k)
             heatmap.hovered.connect(self.hovered)
@@ -85,9 +79,11 @@ class ComparisonMaps(QWidget):
         self.values = (a, b, diff)
         self.scale, zero = symmetric_scale(diff, allowed)
         self.map_diff.set_levels((-self.scale, self.scale))
+        self.diff_bar.setLevels((-self.scale, self.scale))
         for heatmap, values in zip(self.plots, self.values):
             heatmap.set_data(values, q_labels, k_labels, allowed=allowed)
-        self.map_a.set_axis_names(f"query ({axis_names[0]})", "key")
+        for heatmap in self.plots:  # every map named alike: equal room for each
+            heatmap.set_axis_names(f"query ({axis_names[0]})", "key")
         self.map_a.set_title(f"A · {head}")
         self.map_b.set_title(f"B · {head}")
         self.map_diff.set_title("B − A = 0" if zero else f"B − A (±{self.scale:.2g})")

@@ -46,6 +46,25 @@ class AttributionRequest:
     output_ids: tuple[int, ...] | None = None  # the greedy output already decoded: not decoded again
 
 
+def head_layers(config) -> int:
+    """The layers whose heads the "one head" method may pick: the decoder's, else the encoder's."""
+    return config.n_decoder_layers if config.has_decoder else config.n_encoder_layers
+
+
+def request_for(frame, output_view: str | None, head_view: str | None) -> AttributionRequest:
+    """The request for a frame and the session's views: the output position ("3"; default 0) and
+    the head ("layer,head"; default the last layer's first head), clamped to the model's."""
+    position = int(output_view) if output_view and output_view.lstrip("-").isdigit() else 0
+    parts = (head_view or "").split(",")
+    layer, head = (int(parts[0]), int(parts[1])) if len(parts) == 2 and all(p.isdigit() for p in parts) else (-1, 0)
+    config, layers = frame.bundle.config, head_layers(frame.bundle.config)
+    head = (min(layer, layers - 1) if layer >= 0 else layers - 1, min(head, config.n_heads - 1))
+    run = frame.decode  # the greedy output the frame decoded, reused (an LLM's decode is seconds)
+    own = (tuple(i for i in run.output_ids if i != run.eos_id)
+           if run is not None and frame.target is None and frame.settings.strategy == "greedy" else None)
+    return AttributionRequest(frame.bundle, frame.model_label, frame.source, frame.target, position, head, own)
+
+
 def compare_methods(bundle, source: str, target: str | None, position: int, head: tuple[int, int],
                     output_ids: tuple[int, ...] | None = None) -> Generator[tuple[int, int, str], None, MethodComparison]:
     """Yields (done, total, what) before each method and each refinement of integrated gradients
@@ -79,4 +98,4 @@ def compare_request(request: AttributionRequest):
                                                 request.head, request.output_ids))
 
 
-__all__ = ["AttributionRequest", "MethodComparison", "compare_methods", "compare_request"]
+__all__ = ["AttributionRequest", "MethodComparison", "compare_methods", "compare_request", "head_layers", "request_for"]
