@@ -8,6 +8,13 @@ from explorer import style
 from model.interpret.input_texts import printable  # (the panels import it from here too)
 
 
+def token_counts(result) -> str:
+    """The tokens read and written, as the panels count them: "9 in + 9 out" (no <bos>, no <eos>)."""
+    decoder_only = result.src_pieces == [] and result.tgt_pieces
+    read = result.n_prompt if decoder_only else len(result.src_pieces)
+    return f"{read} in + {max(len(result.tgt_pieces) - 1 - result.n_prompt, 0)} out"
+
+
 def output_html(result, bundle, edited: int = 0, decoded: tuple[str, str] | None = None,
                 notes: list[str] | tuple = (), message: str | None = None) -> str:
     """The status line's rich text for a result: the output, the continuation after its prompt
@@ -41,14 +48,15 @@ def output_html(result, bundle, edited: int = 0, decoded: tuple[str, str] | None
     if decoded is not None and decoded[1] in ("beam search", "sampling") and not result.target_text:
         out, strategy = decoded[0], f" ({decoded[1]})"  # what the decoding panels show for these settings
     text = html.escape(out) or "(empty)"
+    counted = f" ({token_counts(result)}){heads}"  # what the panels count, then the edits
     if message is not None:  # chat: the assistant's answer, as prose
         given = " (given)" if result.target_text else ""
-        return f'Assistant{given}{strategy}{heads}: <b style="color:{ok};">{text}</b>{warn}'
+        return f'Assistant{given}{strategy}{counted}: <b style="color:{ok};">{text}</b>{warn}'
 
     if result.src_pieces == [] and result.tgt_pieces:  # decoder-only: the prompt, then what it wrote
         given = " (given continuation)" if result.target_text else ""
         prompt = html.escape(bundle.tgt_tokenizer.join(result.tgt_pieces[1:1 + result.n_prompt])) if bundle else ""
-        return (f'Output{given}{strategy}{heads}: <span style="{mono} color:{style.MUTED.name()};">{prompt}</span> '
+        return (f'Output{given}{strategy}{counted}: <span style="{mono} color:{style.MUTED.name()};">{prompt}</span> '
                 f'<b style="{mono} color:{ok};">{text}</b>{warn}')
     forced = " (teacher-forced target)" if result.target_text else ""
-    return f'Output{forced}{strategy}{heads}: <b style="{mono} color:{ok};">{text}</b>{warn}'
+    return f'Output{forced}{strategy}{counted}: <b style="{mono} color:{ok};">{text}</b>{warn}'

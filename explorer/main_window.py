@@ -221,6 +221,12 @@ class MainWindow(QMainWindow):
         self._tidy_tab_bars_later()
         return dock
 
+    def own_model(self, names: list[str]) -> tuple[str, str] | None:
+        """(short, whole) description of the model the panels `names` train themselves, when each
+        trains one (a lab declares its `config_class`); None when any shows the session's."""
+        configs = [getattr(self._panel_classes[name], "config_class", None) for name in names]
+        return configs[-1]().describe() if configs and all(configs) else None
+
     def reclassify(self, tell: bool = False) -> ScreenClass:
         """The window's screen class from its size and presenting; on a change (or with `tell`:
         presentation toggled) every panel built so far is told (`apply_screen_class`)."""

@@ -153,6 +153,7 @@ class PresentationMode(QObject):
         self._hidden = []
         self.window.toast.set_active(False)
         self._show_switcher(False)
+        self.window.input_bar.show_own_model(None)
         if self.window.isFullScreen():
             self.window.showMaximized() if self._was_maximized else self.window.showNormal()
         if not self._was_maximized and self._geometry is not None:
@@ -199,6 +200,7 @@ class PresentationMode(QObject):
         if len(names) == 2:  # a scene's pair: side by side, the detail wider
             w = max(self.window.width(), 800)
             self.window.resizeDocks([docks[n] for n in names], [int(w * 0.42), int(w * 0.58)], Qt.Horizontal)
+        self.window.input_bar.show_own_model(self.window.own_model(names))
         if self.switcher is not None:
             with QSignalBlocker(self.switcher):
                 self.switcher.setCurrentIndex(max(self.switcher.findData(names[-1]), 0))
