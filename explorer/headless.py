@@ -42,7 +42,7 @@ def _screenshot(args) -> int:
     if args.train_seconds is not None and not 0 < args.train_seconds <= 3600:
         raise HeadlessError(f"--train-seconds must be between 0 and 3600, got {args.train_seconds:g}")
     if args.scene:  # a bad scene file is refused before any window is built
-        from explorer.scene_files import SceneError, load_tour
+        from model.io.scenes import SceneError, load_tour
         try:
             load_tour(args.scene)
         except SceneError as exc:

@@ -26,9 +26,9 @@ from explorer.caption_label import CaptionLabel
 from explorer.export_dialog import ExportDialog
 from explorer.panel_dock import full_title
 from explorer.presentation import THEME_KEY, THEMES, PresentationMode, apply_theme, read_theme
-from explorer.scene_files import TOUR_PATH, SceneError, Tour, save_tour
 from explorer.scenes import SceneDeck, capture
 from model.io.assets import asset_path
+from model.io.scenes import TOUR_PATH, SceneError, Tour, save_tour
 
 # Help → "The paper, section by section": where each section of the paper is in this app
 PAPER_HELP = asset_path("scenes", "paper-map.md").read_text(encoding="utf-8").strip()

@@ -2,7 +2,7 @@
 
 A scene is the session serialised: applying one sets every field that decides a picture to the
 scene's value or its default, so the same scene gives the same picture whatever was clicked
-before. The file format is `explorer.scene_files` (schema: assets/scenes/README.md);
+before. The file format is `model.io.scenes` (schema: assets/scenes/README.md);
 `SceneDeck` applies scenes to a window and steps through them (PageDown / PageUp).
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QObject, QTimer, Signal
 
 from explorer.panel_dock import LAYOUT_VERSION, LEFT_PANELS
-from explorer.scene_files import Scene, SceneError, Tour, check_scene_fits, load_tour
+from model.io.scenes import Scene, SceneError, Tour, check_scene_fits, load_tour
 
 
 def capture(window, name: str, caption: str = "") -> Scene:

@@ -13,9 +13,9 @@ import pytest  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
 from explorer.runner import pretrained_models, random_bundle  # noqa: E402
-from explorer.scene_files import TOUR_PATH, Scene, SceneError, Tour, load_tour, save_tour  # noqa: E402
 from explorer.scenes import capture  # noqa: E402
 from model.io.checkpoints import bundled_checkpoints  # noqa: E402
+from model.io.scenes import TOUR_PATH, Scene, SceneError, Tour, load_tour, save_tour  # noqa: E402
 from support import build_main_window, make_main_window, messages_of  # noqa: E402
 
 TOUR_ORDER = ["transformer", "embedding", "positional", "self-attention", "multi-head", "masking", "decoder attention",

@@ -14,8 +14,8 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import presentation, style  # noqa: E402
-from explorer.scene_files import TOUR_PATH  # noqa: E402
 from explorer.screen import ScreenClass  # noqa: E402
+from model.io.scenes import TOUR_PATH  # noqa: E402
 
 
 def _settle(qtbot, rounds: int = 4) -> None:

@@ -1,5 +1,5 @@
-"""The scene file format (schema: assets/scenes/README.md): `Scene` and `Tour`, checked field by
-field on reading. Qt-free: a script or a test reads, checks and writes tours without a display."""
+"""The explorer's scene file format (schema: assets/scenes/README.md): `Scene` and `Tour`, checked
+field by field on reading, so a script or a test reads, checks and writes tours without a display."""
 from __future__ import annotations
 
 import base64
@@ -9,10 +9,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.session import ATTENTION_KINDS
 from model.interpret.decode_run import DecodeSettings, DecodeSettingsError
 from model.interpret.interventions import InterventionError, parse_heads, validate_heads
 from model.io.assets import asset_path
+from model.nn.kinds import ATTENTION_KINDS
 
 SCENE_VERSION = 2
 READABLE_VERSIONS = (1, 2)
