@@ -1,5 +1,5 @@
-"""Pictures and numbers for slides: any panel as PNG or SVG, the forward-pass stepper as a PNG
-sequence (and an animated GIF with Pillow), the training curves as CSV.
+"""Pictures for slides: any panel as PNG or SVG, the forward-pass stepper as a PNG sequence (and
+an animated GIF with Pillow).
 
 A panel is laid out at the size asked for (not a blurry upscale of its dock), rendered into a
 `QImage` or Qt's `QSvgGenerator`, and put back.
@@ -7,7 +7,6 @@ A panel is laid out at the size asked for (not a blurry upscale of its dock), re
 from __future__ import annotations
 
 import contextlib
-import csv
 import importlib.util
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -179,40 +178,3 @@ def _write_gif(images: list[QImage], path: Path, frame_ms: int) -> Path:
                                        "raw", "RGBA", rgba.bytesPerLine(), 1).convert("RGB"))
     frames[0].save(path, save_all=True, append_images=frames[1:], duration=frame_ms, loop=0)
     return path
-
-
-# -- training metrics ------------------------------------------------------------------------------
-CSV_COLUMNS = ("step", "loss", "loss_smoothed", "accuracy", "lr", "tokens_per_s", "exact_match")
-
-
-def training_rows(curves) -> list[dict]:
-    """One row per recorded step of the training panel's curves, plus the smoothed loss."""
-    series = curves.series
-    rows: dict[int, dict] = {}
-    for name, s in series.items():
-        for x, y in zip(s.x, s.y):
-            rows.setdefault(int(x), {"step": int(x)})[name] = float(y)
-    loss = series.get("loss")
-    if loss is not None:
-        for x, y in zip(loss.x, loss.smoothed):
-            rows[int(x)]["loss_smoothed"] = float(y)
-    for x, y in zip(getattr(curves, "exact_steps", []), getattr(curves, "exact_values", [])):
-        rows.setdefault(int(x), {"step": int(x)})["exact_match"] = float(y)
-    return [rows[k] for k in sorted(rows)]
-
-
-def export_training_csv(curves, path: str | Path) -> int:
-    """The training metrics as CSV (empty where not measured); returns the number of rows."""
-    path = Path(path)
-    _check_folder(path)
-    rows = training_rows(curves)
-    if not rows:
-        raise ExportError("no training metrics yet: start a training run first")
-    try:
-        with path.open("w", newline="", encoding="utf-8") as f:
-            writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS, restval="")
-            writer.writeheader()
-            writer.writerows(rows)
-    except OSError as exc:
-        raise ExportError(f"could not write {path}: {exc.strerror or exc}") from None
-    return len(rows)

@@ -28,6 +28,7 @@ from explorer.panel_dock import full_title
 from explorer.presentation import THEME_KEY, THEMES, PresentationMode, apply_theme, read_theme
 from explorer.scenes import SceneDeck, capture
 from model.io.assets import asset_path
+from model.io.metrics_csv import MetricsCsvError, write_training_csv
 from model.io.scenes import TOUR_PATH, SceneError, Tour, save_tour
 
 # Help → "The paper, section by section": where each section of the paper is in this app
@@ -225,7 +226,7 @@ class LectureTools(QObject):
         try:
             self.window.focus_panel(panel)
             out = write(built)
-        except (export.ExportError, OSError) as exc:
+        except (export.ExportError, MetricsCsvError, OSError) as exc:
             self.state.inform(f"Export failed: {exc}", "error")
             return None
         self.state.inform(said(out), "info")
@@ -255,7 +256,7 @@ class LectureTools(QObject):
 
     def export_csv(self, path: str | Path) -> int:
         n = self._export("training", "There is no training panel to export.",
-                         lambda panel: export.export_training_csv(panel.curves, path),
+                         lambda panel: write_training_csv(panel.curves, path),
                          lambda n: f"Wrote {n} rows of training metrics to {path}.")
         return n or 0
 

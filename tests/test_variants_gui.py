@@ -90,7 +90,7 @@ def test_the_masked_lms_fill_ins_are_marked_and_the_prompt_is_set_apart(session)
     runner.set_bundle(gpt(), then_run="the duck")
     text = output_html(state.result, state.bundle)
     prompt_at, continuation_at = text.index("the duck"), text.index("<b")
-    assert text.startswith("Output:") and prompt_at < continuation_at
+    assert text.startswith("Output (") and prompt_at < continuation_at
     assert text.count("Continuation") == 0  # (the input field beside it is "Continuation:")
 
 
