@@ -1,9 +1,5 @@
-"""`SessionState`: the one object every panel observes, the Qt adapter of the Qt-free `Session`.
-
-It re-emits the session's events as Qt signals, holds the `Frame` drawn now (computed off the
-GUI thread by `explorer.runner`) and maps the selected step's name to an index into its trace.
-Panels read it and change the session through its setters; they never call each other.
-"""
+"""`SessionState`: the one object every panel observes, the Qt adapter of the Qt-free `Session`:
+its events as Qt signals, the `Frame` drawn now, the selected step as an index into its trace."""
 from __future__ import annotations
 
 import re
@@ -74,8 +70,7 @@ class SessionState(QObject):
         ev.interventions.connect(self.interventionsChanged.emit)
         ev.compare.connect(self.compareChanged.emit)
         ev.chat.connect(self.chatChanged.emit)
-        # Qt listeners connect to these signals, not to the session's events: Qt disconnects them
-        # when their object dies, so a session outliving its window is safe.
+        # (Qt disconnects its signals' listeners when they die: a session may outlive its window)
         ev.theme.connect(self.themeChanged.emit)
         ev.scale.connect(self.scaleChanged.emit)
         ev.attention.connect(lambda a: self.attentionSelected.emit(a.kind, a.layer, a.head))
@@ -143,7 +138,7 @@ class SessionState(QObject):
         self.frameChanged.emit(frame)
 
     def set_result(self, result: ForwardResult) -> None:
-        """A new recorded forward: keep the step's name if it still exists, else clamp."""
+        """A new recorded forward: the step of the same name if it exists, else clamped."""
         old_name = self.session.step if self.session.step is not None else (
             self.current_step.name if self.current_step is not None else None)
         self.result = result
