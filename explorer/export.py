@@ -1,5 +1,5 @@
-"""Pictures for slides: any panel as PNG or SVG, the forward-pass stepper as a PNG sequence (and
-an animated GIF with Pillow).
+"""Pictures for slides: any panel as PNG or SVG (File → Export panel…, `ExportDialog`), the
+forward-pass stepper as a PNG sequence (and an animated GIF with Pillow).
 
 A panel is laid out at the size asked for (not a blurry upscale of its dock), rendered into a
 `QImage` or Qt's `QSvgGenerator`, and put back.
@@ -13,7 +13,22 @@ from pathlib import Path
 
 from PySide6.QtCore import QPoint, QRect, QSize
 from PySide6.QtGui import QColor, QImage, QPainter
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QWidget,
+)
+
+from explorer.panel_dock import full_title
 
 FORMATS = ("png", "svg")
 MIN_SIDE, MAX_SIDE = 100, 8000
@@ -178,3 +193,51 @@ def _write_gif(images: list[QImage], path: Path, frame_ms: int) -> Path:
                                        "raw", "RGBA", rgba.bytesPerLine(), 1).convert("RGB"))
     frames[0].save(path, save_all=True, append_images=frames[1:], duration=frame_ms, loop=0)
     return path
+
+
+class ExportDialog(QDialog):
+    """File → Export panel…: which dock, what size, which format, where."""
+
+    def __init__(self, window, parent=None):
+        super().__init__(parent or window)
+        self.setWindowTitle("Export a panel")
+        self.panel = QComboBox()
+        for name, dock in window.docks.items():
+            self.panel.addItem(full_title(dock), name)
+        self.width_box = QSpinBox(minimum=MIN_SIDE, maximum=MAX_SIDE, value=1920, suffix=" px")
+        self.height_box = QSpinBox(minimum=MIN_SIDE, maximum=MAX_SIDE, value=1080, suffix=" px")
+        self.format = QComboBox()
+        self.format.addItem("PNG (bitmap)", "png")
+        self.format.addItem("SVG (vector)", "svg")
+        self.path = QLineEdit(str(Path.home() / "panel.png"))
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        self.format.currentIndexChanged.connect(self._suffix)
+        size_row, path_row = QHBoxLayout(), QHBoxLayout()
+        size_row.addWidget(self.width_box)
+        size_row.addWidget(QLabel("×"))
+        size_row.addWidget(self.height_box)
+        path_row.addWidget(self.path, 1)
+        path_row.addWidget(browse)
+        form = QFormLayout(self)
+        form.addRow("Panel", self.panel)
+        form.addRow("Size", size_row)
+        form.addRow("Format", self.format)
+        form.addRow("File", path_row)
+        buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def choice(self) -> tuple[str, Path, QSize, str]:
+        return (self.panel.currentData(), Path(self.path.text()),
+                QSize(self.width_box.value(), self.height_box.value()), self.format.currentData())
+
+    def _suffix(self) -> None:
+        self.path.setText(str(Path(self.path.text()).with_suffix("." + self.format.currentData())))
+
+    def _browse(self) -> None:
+        fmt = self.format.currentData()
+        path, _ = QFileDialog.getSaveFileName(self, "Export to", self.path.text(), f"{fmt.upper()} (*.{fmt})")
+        if path:
+            self.path.setText(path)

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from explorer import export
 from explorer.caption_label import CaptionLabel
-from explorer.export_dialog import ExportDialog
+from explorer.export import ExportDialog
 from explorer.panel_dock import full_title
 from explorer.presentation import THEME_KEY, THEMES, PresentationMode, apply_theme, read_theme
 from explorer.scenes import SceneDeck, capture
