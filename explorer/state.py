@@ -2,28 +2,15 @@
 its events as Qt signals, the `Frame` drawn now, the selected step as an index into its trace."""
 from __future__ import annotations
 
-import re
-
 from PySide6.QtCore import QObject, Signal
 
 from explorer.session import Session
 from model.inference.bundle import ForwardResult, ModelBundle
 from model.interpret.frame import Frame
 from model.nn.kinds import ATTENTION_KINDS, AttentionKind
-
-_ATTN_STEP = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.(self_attn|cross_attn)\.")
+from model.nn.step_names import attention_of_step, find_step
 
 KIND_LABELS = {kind.value: kind.title for kind in AttentionKind}  # kind → its name in full
-
-
-def attention_of_step(name: str) -> tuple[str, int] | None:
-    """(kind, layer) of the attention sublayer a step belongs to, or None."""
-    m = _ATTN_STEP.match(name)
-    if not m:
-        return None
-    stack, layer, sub = m.groups()
-    kind = "encoder" if stack == "encoder" else ("decoder_self" if sub == "self_attn" else "cross")
-    return kind, int(layer)
 
 
 class SessionState(QObject):
@@ -176,17 +163,10 @@ class SessionState(QObject):
 
     def select_step_named(self, name: str) -> bool:
         """Select the last step called `name`, or the first whose name starts with `name.`."""
-        if self.result is None:
-            return False
-        names = self.result.trace.names()
-        if name in names:
-            self.select_step(len(names) - 1 - names[::-1].index(name))
-            return True
-        for i, n in enumerate(names):
-            if n.startswith(name + "."):
-                self.select_step(i)
-                return True
-        return False
+        index = find_step(self.result.trace.names(), name) if self.result is not None else None
+        if index is not None:
+            self.select_step(index)
+        return index is not None
 
     def select_attention(self, kind: str, layer: int, head: int) -> None:
         """Select a head; the stepper follows to that sublayer's softmax weights."""
