@@ -1,9 +1,5 @@
-"""The input bar: which model, what it reads, (optionally) what it should output.
-
-Enter runs the model; while typing, the bar echoes the tokens the model will read; a refused
-input is explained and the previous trace stays. It names the model the panels show: a training
-run's (with "Back to <the session's model>"), or while presenting a lab, the lab's own.
-"""
+"""The input bar: which model, what it reads, (optionally) what it should output; the tokens it
+will read, echoed while typing; its output; the model the panels show when not the session's."""
 from __future__ import annotations
 
 import html
@@ -33,11 +29,6 @@ from model.interpret.input_texts import describe_unknown, field_texts, mask_tool
 FIRST_HINT = "Type a sentence and press Enter — or press PageDown for the paper tour"
 
 MAX_CHARS = 1 << 24  # QLineEdit's default (32767) silently cuts a long paste, so the length message would be wrong
-
-
-def _plain(rich: str) -> str:
-    """What a line of our rich text reads as."""
-    return QTextDocumentFragment.fromHtml(rich).toPlainText()
 
 
 class InputBar(QWidget):
@@ -134,7 +125,6 @@ class InputBar(QWidget):
         field.returnPressed.connect(self.run)
         return field
 
-    # -- layout --------------------------------------------------------------------------------
     def apply_screen_class(self, cls: ScreenClass) -> None:
         self.screen_class = cls
         self.arrange()
@@ -186,7 +176,6 @@ class InputBar(QWidget):
             self._show_field_texts(self.state.bundle)  # (the target and chat box as the model has them)
         self._show_model_label()
 
-    # -- actions ------------------------------------------------------------------------------
     def run(self) -> None:
         """Validate and run what is typed; a refusal leaves the current view as it is."""
         self.status.setText("")
@@ -203,7 +192,6 @@ class InputBar(QWidget):
                             f'⚠ {html.escape(message)}</span>')
         self.status.setToolTip(message)
 
-    # -- observing -----------------------------------------------------------------------------
     def _on_bundle(self, bundle) -> None:
         self.model_combo.list_models()
         self.device_label.setText(f"on {describe_device(bundle)}")
@@ -214,7 +202,6 @@ class InputBar(QWidget):
         self._echo(self.source.text())
 
     def _on_chat(self, on: bool) -> None:
-        """Chat switched (by the toggle or a scene): the fields' names and the echo follow."""
         with QSignalBlocker(self.chat_box):
             self.chat_box.setChecked(on)
         if self.state.bundle is not None:
@@ -222,8 +209,7 @@ class InputBar(QWidget):
             self._echo(self.source.text())
 
     def _show_field_texts(self, bundle) -> None:
-        """The fields' names for this kind of model (Source / Prompt / Message / Text with [MASK]);
-        the chat toggle only for a model with a chat template."""
+        """The fields' names for this kind of model; the chat toggle only with a chat template."""
         free = self.own_model.isHidden()
         self.chat_box.setVisible(free and bundle.chat_template is not None)
         label, hint, target_label, target_hint, target_tip = field_texts(bundle, self.state.session.uses_chat)
@@ -262,8 +248,7 @@ class InputBar(QWidget):
             self.run()
 
     def _on_input(self, source: str, target) -> None:
-        """Text set from elsewhere (an example, a scene, --input) shows from its start; the
-        user's own typing keeps its cursor."""
+        """Text set from elsewhere shows from its start; the user's own typing keeps its cursor."""
         for field, text in ((self.source, source), (self.target, target or "")):
             if field.text() != text:
                 field.setText(text)
@@ -296,7 +281,7 @@ class InputBar(QWidget):
         text = output_html(result, self.state.bundle, edited=len(frame.interventions) if ours else 0,
                            **(dict(decoded=frame.decoded, notes=notes, message=frame.message) if ours else {}))
         self.status.setText(text)
-        line = _plain(text)
+        line = QTextDocumentFragment.fromHtml(text).toPlainText()
         self.status.setToolTip("\n".join(filter(None, [line, mask_tooltip(result), *(n for n in notes if n not in line)])))
 
     def _on_theme(self, *_) -> None:

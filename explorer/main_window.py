@@ -3,7 +3,7 @@ back between runs), menus, the input toolbar and the status bar."""
 from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
@@ -145,16 +145,10 @@ class MainWindow(QMainWindow):
 
     def _build_menus(self) -> None:
         self.file_menu = file_menu = self.menuBar().addMenu("&File")
-        open_action = QAction("&Open checkpoint folder…", self, shortcut=QKeySequence.Open)
-        open_action.triggered.connect(self.input_bar.model_combo.open_folder)
-        shot_action = QAction("Save &screenshot…", self)
-        shot_action.triggered.connect(self._save_screenshot)
-        quit_action = QAction("&Quit", self, shortcut=QKeySequence.Quit)
-        quit_action.triggered.connect(self.close)
-        for action in (open_action, shot_action):
-            file_menu.addAction(action)
+        file_menu.addAction("&Open checkpoint folder…", QKeySequence.Open, self.input_bar.model_combo.open_folder)
+        file_menu.addAction("Save &screenshot…", self._save_screenshot)
         file_menu.addSeparator()
-        file_menu.addAction(quit_action)
+        file_menu.addAction("&Quit", QKeySequence.Quit, self.close)
 
         self.view_menu = view_menu = self.menuBar().addMenu("&View")
         listed = set()
@@ -166,17 +160,13 @@ class MainWindow(QMainWindow):
                 view_menu.addAction(self.docks[name].toggleViewAction())
                 listed.add(name)
         view_menu.addSeparator()
-        self.reset_layout_action = QAction("&Reset layout", self)
-        self.reset_layout_action.triggered.connect(self.reset_layout)
-        view_menu.addAction(self.reset_layout_action)
+        self.reset_layout_action = view_menu.addAction("&Reset layout", self.reset_layout)
 
-        self.help_menu = self.menuBar().addMenu("&Help")
-        paper = QAction("The &paper, section by section", self)
-        paper.triggered.connect(
-            lambda: QMessageBox.information(self, "Attention Is All You Need, section by section", PAPER_HELP))
-        keys = QAction("&Keyboard shortcuts", self)
-        keys.triggered.connect(lambda: QMessageBox.information(self, "Keyboard shortcuts", SHORTCUTS_HELP))
-        self.help_menu.addActions([paper, keys])
+        self.help_menu = help_menu = self.menuBar().addMenu("&Help")
+        help_menu.addAction("The &paper, section by section", lambda: QMessageBox.information(
+            self, "Attention Is All You Need, section by section", PAPER_HELP))
+        help_menu.addAction("&Keyboard shortcuts",
+                            lambda: QMessageBox.information(self, "Keyboard shortcuts", SHORTCUTS_HELP))
 
     def _build_status_bar(self) -> None:
         self.busy_bar = QProgressBar()
