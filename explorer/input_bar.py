@@ -19,12 +19,12 @@ from PySide6.QtWidgets import (
 )
 
 from explorer import style, theme
-from explorer.input_text import output_html
 from explorer.model_chooser import ModelChooser
 from explorer.rich_eliding_label import RichElidingLabel
 from explorer.runner import describe_device
 from explorer.screen import ScreenClass
 from model.interpret.input_texts import describe_unknown, field_texts, mask_tooltip, printable, token_echo
+from model.interpret.output_line import output_html
 
 FIRST_HINT = "Type a sentence and press Enter — or press PageDown for the paper tour"
 
@@ -278,8 +278,8 @@ class InputBar(QWidget):
         frame = self.state.frame
         ours = frame is not None and frame.forward is result
         notes = list(frame.notes) if ours else []
-        text = output_html(result, self.state.bundle, edited=len(frame.interventions) if ours else 0,
-                           **(dict(decoded=frame.decoded, notes=notes, message=frame.message) if ours else {}))
+        said = dict(edited=len(frame.interventions), decoded=frame.decoded, notes=notes, message=frame.message) if ours else {}
+        text = output_html(result, self.state.bundle, theme.current(), style.MONO_FAMILY, **said)
         self.status.setText(text)
         line = QTextDocumentFragment.fromHtml(text).toPlainText()
         self.status.setToolTip("\n".join(filter(None, [line, mask_tooltip(result), *(n for n in notes if n not in line)])))
