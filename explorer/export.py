@@ -1,9 +1,5 @@
-"""Pictures for slides: any panel as PNG or SVG (File → Export panel…, `ExportDialog`), the
-forward-pass stepper as a PNG sequence (and an animated GIF with Pillow).
-
-A panel is laid out at the size asked for (not a blurry upscale of its dock), rendered into a
-`QImage` or Qt's `QSvgGenerator`, and put back.
-"""
+"""Pictures for slides: any panel as PNG or SVG (File → Export panel…, `ExportDialog`) laid out
+at the size asked for, not upscaled; the forward-pass stepper as PNG frames (a GIF with Pillow)."""
 from __future__ import annotations
 
 import contextlib

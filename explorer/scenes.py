@@ -1,10 +1,6 @@
-"""Scenes: named, saved states of the explorer that a lecture steps through like slides.
-
-A scene is the session serialised: applying one sets every field that decides a picture to the
-scene's value or its default, so the same scene gives the same picture whatever was clicked
-before. The file format is `model.io.scenes` (schema: assets/scenes/README.md);
-`SceneDeck` applies scenes to a window and steps through them (PageDown / PageUp).
-"""
+"""Scenes: saved states of the explorer a lecture steps through like slides. Applying one sets
+every field that decides a picture to the scene's value or its default, whatever was clicked
+before; the file format is `model.io.scenes`."""
 from __future__ import annotations
 
 from pathlib import Path
