@@ -12,8 +12,7 @@ from explorer.launch import DEFAULT_INPUT, check_panel, close_window
 
 
 def icon_path() -> Path:
-    """The app's icon, found without importing `model` (torch: the start-up window must not wait):
-    `model/assets/` in a wheel, the top-level `assets/` in a checkout."""
+    """The app's icon, found without importing `model` (torch): in a wheel or a checkout."""
     package = Path(importlib.util.find_spec("model").origin).parent
     name = ("icons", "transformer-explorer.svg")
     packaged = package.joinpath("assets", *name)

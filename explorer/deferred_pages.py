@@ -1,13 +1,6 @@
-"""`DeferredPages`: a tab widget's pages built when they are needed, not all with their panel.
-
-A panel with several views in tabs shows one of them; building every view's plots with the
-panel makes its first appearance one long turn of the event loop, and building the hidden ones
-later, unasked, only moves that work into turns where the user does something else. Here each
-page starts as an empty placeholder and is built when its tab becomes current or code asks for
-it (`page(name)`); a view nobody opens costs nothing. `on_built(name, widget)` lets the panel
-draw its current data into a page that comes late; the panel draws only the pages
-`built_pages()` lists.
-"""
+"""`DeferredPages`: a tab widget's pages, each built when its tab first becomes current or code
+asks for it (`page(name)`), so a panel's first appearance builds one view, not all of them.
+`on_built(name, widget)` lets the panel draw its current data into a page built late."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -37,15 +30,12 @@ class DeferredPages(QObject):
         self.tabs.addTab(holder, title)
 
     def start(self) -> None:
-        """Build the current page (the others wait until shown or asked for)."""
         self._on_current(self.tabs.currentIndex())
 
     def build_all(self) -> list[QWidget]:
-        """Every page, built now (a figure or a check that needs them all)."""
         return [self.page(name) for name in self._factories]
 
     def page(self, name: str) -> QWidget:
-        """The page's widget, built now if it was not yet."""
         if name not in self._built:
             widget = self._factories[name]()
             self._built[name] = widget
@@ -58,11 +48,9 @@ class DeferredPages(QObject):
         return self._built[name]
 
     def built_pages(self) -> dict[str, QWidget]:
-        """name → widget of the pages built so far (the ones to draw now)."""
         return dict(self._built)
 
     def holder(self, name: str) -> QWidget:
-        """The tab's own widget for `name` (what `QTabWidget.setCurrentWidget` takes)."""
         return self._holders[name]
 
     def name_of(self, index: int) -> str | None:
@@ -74,5 +62,3 @@ class DeferredPages(QObject):
         if name is not None:
             self.page(name)
 
-
-__all__ = ["DeferredPages"]

@@ -1,20 +1,30 @@
-"""Pictures and numbers for slides: any panel as PNG or SVG, the forward-pass stepper as a PNG
-sequence (and an animated GIF with Pillow), the training curves as CSV.
-
-A panel is laid out at the size asked for (not a blurry upscale of its dock), rendered into a
-`QImage` or Qt's `QSvgGenerator`, and put back.
-"""
+"""Pictures for slides: any panel as PNG or SVG (File → Export panel…, `ExportDialog`) laid out
+at the size asked for, not upscaled; the forward-pass stepper as PNG frames (a GIF with Pillow)."""
 from __future__ import annotations
 
 import contextlib
-import csv
 import importlib.util
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from PySide6.QtCore import QPoint, QRect, QSize
 from PySide6.QtGui import QColor, QImage, QPainter
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QWidget,
+)
+
+from explorer.panel_dock import full_title
 
 FORMATS = ("png", "svg")
 MIN_SIDE, MAX_SIDE = 100, 8000
@@ -181,38 +191,49 @@ def _write_gif(images: list[QImage], path: Path, frame_ms: int) -> Path:
     return path
 
 
-# -- training metrics ------------------------------------------------------------------------------
-CSV_COLUMNS = ("step", "loss", "loss_smoothed", "accuracy", "lr", "tokens_per_s", "exact_match")
+class ExportDialog(QDialog):
+    """File → Export panel…: which dock, what size, which format, where."""
 
+    def __init__(self, window, parent=None):
+        super().__init__(parent or window)
+        self.setWindowTitle("Export a panel")
+        self.panel = QComboBox()
+        for name, dock in window.docks.items():
+            self.panel.addItem(full_title(dock), name)
+        self.width_box = QSpinBox(minimum=MIN_SIDE, maximum=MAX_SIDE, value=1920, suffix=" px")
+        self.height_box = QSpinBox(minimum=MIN_SIDE, maximum=MAX_SIDE, value=1080, suffix=" px")
+        self.format = QComboBox()
+        self.format.addItem("PNG (bitmap)", "png")
+        self.format.addItem("SVG (vector)", "svg")
+        self.path = QLineEdit(str(Path.home() / "panel.png"))
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        self.format.currentIndexChanged.connect(self._suffix)
+        size_row, path_row = QHBoxLayout(), QHBoxLayout()
+        size_row.addWidget(self.width_box)
+        size_row.addWidget(QLabel("×"))
+        size_row.addWidget(self.height_box)
+        path_row.addWidget(self.path, 1)
+        path_row.addWidget(browse)
+        form = QFormLayout(self)
+        form.addRow("Panel", self.panel)
+        form.addRow("Size", size_row)
+        form.addRow("Format", self.format)
+        form.addRow("File", path_row)
+        buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
 
-def training_rows(curves) -> list[dict]:
-    """One row per recorded step of the training panel's curves, plus the smoothed loss."""
-    series = curves.series
-    rows: dict[int, dict] = {}
-    for name, s in series.items():
-        for x, y in zip(s.x, s.y):
-            rows.setdefault(int(x), {"step": int(x)})[name] = float(y)
-    loss = series.get("loss")
-    if loss is not None:
-        for x, y in zip(loss.x, loss.smoothed):
-            rows[int(x)]["loss_smoothed"] = float(y)
-    for x, y in zip(getattr(curves, "exact_steps", []), getattr(curves, "exact_values", [])):
-        rows.setdefault(int(x), {"step": int(x)})["exact_match"] = float(y)
-    return [rows[k] for k in sorted(rows)]
+    def choice(self) -> tuple[str, Path, QSize, str]:
+        return (self.panel.currentData(), Path(self.path.text()),
+                QSize(self.width_box.value(), self.height_box.value()), self.format.currentData())
 
+    def _suffix(self) -> None:
+        self.path.setText(str(Path(self.path.text()).with_suffix("." + self.format.currentData())))
 
-def export_training_csv(curves, path: str | Path) -> int:
-    """The training metrics as CSV (empty where not measured); returns the number of rows."""
-    path = Path(path)
-    _check_folder(path)
-    rows = training_rows(curves)
-    if not rows:
-        raise ExportError("no training metrics yet: start a training run first")
-    try:
-        with path.open("w", newline="", encoding="utf-8") as f:
-            writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS, restval="")
-            writer.writeheader()
-            writer.writerows(rows)
-    except OSError as exc:
-        raise ExportError(f"could not write {path}: {exc.strerror or exc}") from None
-    return len(rows)
+    def _browse(self) -> None:
+        fmt = self.format.currentData()
+        path, _ = QFileDialog.getSaveFileName(self, "Export to", self.path.text(), f"{fmt.upper()} (*.{fmt})")
+        if path:
+            self.path.setText(path)

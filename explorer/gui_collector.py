@@ -1,24 +1,9 @@
-"""`GuiCollector`: Python's cyclic garbage collection, run only on the GUI thread, in short passes.
+"""`GuiCollector`: Python's cyclic garbage collection on the GUI thread only, in short passes.
 
-Automatic collection runs in whichever thread allocates: a worker's (training, a frame,
-attribution) could destroy Qt objects caught in dead cycles off the GUI thread. So automatic
-collection is off and a timer on the GUI thread collects instead (as pyqtgraph's
-`GarbageCollector` does), with two changes that keep every pass short:
-
-- the young generations are checked ten times a second, not once: a pass walks only what was
-  allocated since the last one, not a second's worth of a panel being built;
-- the oldest generation is collected only when it has grown by MIN_GROWTH objects since the
-  last full pass, not after every tenth middle-generation pass, and what survives a full pass is
-  frozen (`gc.freeze`): the next full pass walks only what came since (tens of milliseconds),
-  not every live object (0.2–1 s with a model and the panels loaded). Garbage cycles cannot
-  pile up: they count towards the growth.
-
-The price of freezing: an object frozen while alive is freed by its reference count when it is
-dropped, but never by a collection, so a dead *cycle* of frozen objects stays until the heap is
-unfrozen. Every UNFREEZE_EVERY-th full pass therefore unfreezes first and walks everything (one
-long pass in a long session, not one a minute), so what an hour of lecturing leaves in cycles is
-bounded. A replaced model has no such cycle (benchmarks/gui_stalls.py checks that every replaced
-model is freed).
+A worker's automatic collection could destroy Qt objects off the GUI thread, so it is off and a
+timer collects here instead: the young generations ten times a second; the oldest only after it
+grew by MIN_GROWTH, then frozen (`gc.freeze`), so a full pass walks only what came since. Every
+UNFREEZE_EVERY-th full pass unfreezes first, so dead cycles among frozen objects stay bounded.
 """
 from __future__ import annotations
 
@@ -31,8 +16,7 @@ UNFREEZE_EVERY = 10  # every this-many full passes, the frozen heap is walked to
 
 
 class GuiCollector(QObject):
-    """Collects on a timer of this (the GUI) thread; `check()` is one pass, `full_passes` counts
-    the collections of the whole heap."""
+    """Collects on a timer of the GUI thread; `check()` is one pass, `full_passes` counts full ones."""
 
     def __init__(self, interval_ms: int = 100, parent: QObject | None = None):
         super().__init__(parent)
@@ -46,8 +30,7 @@ class GuiCollector(QObject):
         self.timer.start()
 
     def check(self) -> None:
-        """Collect the youngest generation when it is over its threshold; the middle one every
-        threshold-th time (as automatic collection would); the oldest when it has grown enough."""
+        """The young generations as automatic collection would; the oldest when it has grown enough."""
         young, middle, _old = gc.get_count()
         if young <= self.thresholds[0]:
             return
@@ -69,11 +52,8 @@ class GuiCollector(QObject):
 
 
 def collect_on_gui_thread() -> GuiCollector:
-    """A `GuiCollector` for the app. What start-up made is collected and frozen first, so no pass
-    walks torch's and Qt's ~200,000 objects."""
+    """A `GuiCollector` for the app; what start-up made is frozen first (no pass walks torch's and Qt's)."""
     gc.collect()
     gc.freeze()
     return GuiCollector()
 
-
-__all__ = ["GuiCollector", "collect_on_gui_thread"]

@@ -1,8 +1,5 @@
-"""Figures without a screen: `transformer-explorer --panel NAME --screenshot FILE.png`.
-
-The real window, offscreen, with the forward run synchronously; the panel in front, a PNG of
-the window saved. Any problem: a one-line message on stderr and a non-zero exit status.
-"""
+"""Figures without a screen (`--screenshot FILE.png`): the real window offscreen, the forward run
+synchronously, a PNG saved; any problem is one line on stderr and a non-zero exit status."""
 from __future__ import annotations
 
 import sys
@@ -42,7 +39,7 @@ def _screenshot(args) -> int:
     if args.train_seconds is not None and not 0 < args.train_seconds <= 3600:
         raise HeadlessError(f"--train-seconds must be between 0 and 3600, got {args.train_seconds:g}")
     if args.scene:  # a bad scene file is refused before any window is built
-        from explorer.scene_files import SceneError, load_tour
+        from model.io.scenes import SceneError, load_tour
         try:
             load_tour(args.scene)
         except SceneError as exc:
@@ -112,8 +109,7 @@ def _check_compare(bundle, reference: str | None) -> None:
 
 
 def first_readable_input(bundle) -> str:
-    """Without --input: the default sentence if the model reads it, else its first example
-    that it does (as the window does when a model is opened)."""
+    """Without --input: the default sentence if the model reads it, else its first example it does."""
     from explorer.launch import DEFAULT_INPUT
     from model.inference.bundle import InputError
     for text in (DEFAULT_INPUT, *bundle.examples):

@@ -1,10 +1,5 @@
-"""The input bar: which model, what it reads, (optionally) what it should output.
-
-Enter runs the model; while typing, the bar echoes the tokens the model will see and their
-count; a refused input is explained and the previous trace stays. While the panels show a
-training run's model, it says so, with a "Back to <the session's model>" button. The echo and
-the output line elide their own rich text, whole in their tooltips.
-"""
+"""The input bar: which model, what it reads, (optionally) what it should output; the tokens it
+will read, echoed while typing; its output; the model the panels show when not the session's."""
 from __future__ import annotations
 
 import html
@@ -19,35 +14,33 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QWidget,
 )
 
 from explorer import style, theme
-from explorer.input_text import output_html
 from explorer.model_chooser import ModelChooser
 from explorer.rich_eliding_label import RichElidingLabel
 from explorer.runner import describe_device
 from explorer.screen import ScreenClass
 from model.interpret.input_texts import describe_unknown, field_texts, mask_tooltip, printable, token_echo
+from model.interpret.output_line import output_html
 
 FIRST_HINT = "Type a sentence and press Enter — or press PageDown for the paper tour"
 
 MAX_CHARS = 1 << 24  # QLineEdit's default (32767) silently cuts a long paste, so the length message would be wrong
 
 
-def _plain(rich: str) -> str:
-    """What a line of our rich text reads as."""
-    return QTextDocumentFragment.fromHtml(rich).toPlainText()
-
-
 class InputBar(QWidget):
-    """Model chooser, source and target fields, Run; a token echo line and a status line."""
+    """Model chooser, source and target fields, Run; a token echo, the output line, a hint."""
 
     def __init__(self, state, runner, parent=None):
         super().__init__(parent)
         self.state, self.runner = state, runner
         self.screen_class = None  # the rows' arrangement (`apply_screen_class`)
         self.model_combo = ModelChooser(state, runner)
+        self.own_model = QLabel()  # presenting a lab: the model it trains, in place of the fields
+        self.own_model.setObjectName("own_model")
         label, hint, target_label, target_hint, target_tip = field_texts(None)
         self.source = self._field(hint, style.TITLE_POINT_SIZE, 160)
         self.source.textChanged.connect(self._echo)
@@ -58,35 +51,33 @@ class InputBar(QWidget):
         self.chat_box.setToolTip("On: what you type is the user's message, laid out by the model's chat template; "
                                  "the output is the assistant's answer. Off: a plain prompt to continue.")
         self.chat_box.setChecked(state.session.chat)
-        self.chat_box.setVisible(False)
         self.chat_box.toggled.connect(state.session.set_chat)  # (the runner recomputes the frame)
         self.target_label = QLabel(target_label)
-        self.examples = QComboBox()
-        self.examples.setToolTip("Example inputs for this model: pick one to run it")
+        self.examples = QComboBox(toolTip="Example inputs for this model: pick one to run it")
         self.examples.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.examples.setMinimumContentsLength(8)
         self.examples.activated.connect(self._example_chosen)
         self.run_button = QPushButton("Run ⏎")
         self.run_button.clicked.connect(self.run)
-        self.device_label = QLabel("–")
+        self.device_label = QLabel("–", toolTip="The device the model runs on")
         style.set_sheet(self.device_label, "color: {muted};")
         self.hint = QLabel(FIRST_HINT)  # the first screen says what to do; gone after the first run
         style.set_sheet(self.hint, "background: {info_bg}; color: {info_text}; padding: 2px 8px; border-radius: 4px;")
         self.hint.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
-
         self.shown_label = RichElidingLabel("Showing: m…")  # what computed the frames, when not the session's own
         self.shown_label.setToolTip("The panels show this model in place of the session's own (the one chosen "
                                     "under Model); its output is the one beside")
-        self.shown_label.setVisible(False)
         self.back_button = QPushButton("Back")
-        self.back_button.setToolTip("Show the session's own model in every panel again")
         self.back_button.clicked.connect(lambda: self.state.session.show_model(None))
-        self.back_button.setVisible(False)
         self.echo = RichElidingLabel()  # its least: the count and what is unknown (`_echo`)
         self.echo.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
         self.status = RichElidingLabel("Output: m…")
-        for label in (self.echo, self.status, self.shown_label):
-            label.setMinimumHeight(26)
+        for line in (self.echo, self.status, self.shown_label):
+            line.setMinimumHeight(26)
+        for line in (self.echo, self.status):  # their room set by the row alone, never by their text
+            line.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        for widget in (self.chat_box, self.shown_label, self.back_button, self.own_model):
+            widget.setVisible(False)
 
         grid = QGridLayout(self)
         grid.setContentsMargins(6, 2, 6, 2)
@@ -94,6 +85,7 @@ class InputBar(QWidget):
         grid.setVerticalSpacing(2)
         grid.addWidget(QLabel("Model:"), 0, 0)
         grid.addWidget(self.model_combo, 0, 1)
+        grid.addWidget(self.own_model, 0, 1, 1, 6)
         source_cell = QHBoxLayout()  # the field's label, and the chat toggle beside it
         source_cell.setSpacing(6)
         source_cell.addWidget(self.chat_box)
@@ -103,13 +95,12 @@ class InputBar(QWidget):
         grid.addWidget(self.target_label, 0, 4)
         grid.addWidget(self.target, 0, 5)
         grid.addWidget(self.run_button, 0, 6)
-        self._second = QHBoxLayout()  # examples, echo, "Showing:" and Back, the output (, the tail)
-        self._third = QHBoxLayout()  # what row 2 has no room for in this arrangement (`arrange`)
-        for row, number in ((self._second, 1), (self._third, 2)):
+        self._rows = (QHBoxLayout(), QHBoxLayout())  # the lines under the fields (`arrange`)
+        for number, row in enumerate(self._rows, start=1):
             row.setSpacing(8)
             grid.addLayout(row, number, 0, 1, 8)
         self._tail: QWidget | None = None
-        self._arranged = None  # (narrow, crowded) the rows were last arranged for
+        self._arranged = None  # (narrow, presenting) the rows were last arranged for
         grid.addWidget(self.hint, 3, 0, 1, 8)  # its own line, on the first screen only
         grid.setColumnStretch(3, 3)
         grid.setColumnStretch(5, 2)  # the source gets more of the room: it is what the audience reads
@@ -119,10 +110,8 @@ class InputBar(QWidget):
         state.chatChanged.connect(self._on_chat)
         state.resultChanged.connect(self._on_result)
         state.frameChanged.connect(self._warn_unknown)
-        state.frameChanged.connect(self._show_model_label)
-        state.frameFailed.connect(self._show_model_label)
-        state.bundleChanged.connect(self._show_model_label)
-        state.shownModelChanged.connect(self._show_model_label)
+        for signal in (state.frameChanged, state.frameFailed, state.bundleChanged, state.shownModelChanged):
+            signal.connect(self._show_model_label)
         state.busyChanged.connect(self._on_busy)
         theme.notifier().changed.connect(self._on_theme)
         runner.failed.connect(self.show_error)
@@ -136,49 +125,63 @@ class InputBar(QWidget):
         field.returnPressed.connect(self.run)
         return field
 
-    # -- layout --------------------------------------------------------------------------------
     def apply_screen_class(self, cls: ScreenClass) -> None:
         self.screen_class = cls
         self.arrange()
 
     def add_tail(self, widget: QWidget) -> None:
-        """`widget` at the end of the second row (the presenter's panel chooser and Leave)."""
+        """`widget` at the end of the first line under the fields (the presenter's panel chooser and Leave)."""
         self._tail = widget
-        self._second.addWidget(widget)
         self._arranged = None
         self.arrange()
 
     def arrange(self) -> None:
-        """Row 2: the examples, the echo, "Showing:" and Back, the output, the tail. Narrow, the
-        echo and the device go to row 3; narrow or with the tail shown, "Showing:" and Back do."""
+        """One line: the examples, the echo, "Showing:" and Back, the output. Presenting (the tail
+        shown) the output, "Showing:" and Back get a line of their own; narrow, the echo and the
+        device do."""
         narrow = self.screen_class is ScreenClass.NARROW
-        crowded = narrow or (self._tail is not None and not self._tail.isHidden())
-        if (narrow, crowded) == self._arranged:
+        presenting = self._tail is not None and not self._tail.isHidden()
+        if (narrow, presenting) == self._arranged:
             return
-        self._arranged = narrow, crowded
-        below = ([self.echo, self.device_label] if narrow else []) + ([self.shown_label, self.back_button]
-                                                                     if crowded else [])
-        second = [w for w in (self.examples, self.echo, self.shown_label, self.back_button, self.status, self._tail)
-                  if w is not None and w not in below]
-        self.layout().removeWidget(self.device_label)
+        self._arranged = narrow, presenting
+        shown = [self.shown_label, self.back_button]
+        if narrow:
+            lines = [[self.examples, *shown, self.status, self._tail], [self.echo, self.device_label]]
+        elif presenting:
+            lines = [[self.examples, self.echo, self._tail], [*shown, self.status]]
+        else:
+            lines = [[self.examples, self.echo, *shown, self.status, self._tail], []]
+        grid = self.layout()
+        grid.removeWidget(self.device_label)
         if not narrow:
-            self.layout().addWidget(self.device_label, 0, 7)
-        for row, widgets in ((self._second, second), (self._third, below)):
-            for widget in widgets:
-                self._second.removeWidget(widget)
-                self._third.removeWidget(widget)
-            spare = self.echo if self.echo in widgets else self.status if row is self._second else self.shown_label
-            for widget in widgets:  # the row's spare room: to the echo, else to the output or "Showing:"
-                row.addWidget(widget, int(widget is spare))
+            grid.addWidget(self.device_label, 0, 7)
+        for row, widgets in zip(self._rows, lines):
+            for widget in filter(None, widgets):
+                for other in self._rows:
+                    other.removeWidget(widget)
+                row.addWidget(widget, int(widget in (self.echo, self.status)))
 
-    # -- actions ------------------------------------------------------------------------------
+    def show_own_model(self, described: tuple[str, str] | None) -> None:
+        """(short, whole) names the model the panel on screen trains itself, in place of the model
+        chooser and the fields for the session's model; None: those back."""
+        own = described is not None
+        if own:
+            self.own_model.setText(f"this panel's own — {described[0].removeprefix('Own model: ')}, trained live")
+            self.own_model.setToolTip(described[1])
+        self.own_model.setVisible(own)
+        for widget in (self.model_combo, self.source_label, self.source, self.run_button, self.examples,
+                       self.echo, self.status, self.chat_box, self.target_label, self.target):
+            widget.setVisible(not own)
+        if self.state.bundle is not None:
+            self._show_field_texts(self.state.bundle)  # (the target and chat box as the model has them)
+        self._show_model_label()
+
     def run(self) -> None:
         """Validate and run what is typed; a refusal leaves the current view as it is."""
         self.status.setText("")
         self.hint.hide()
-        text = self.source.text()
         target = "" if self.target.isHidden() else self.target.text()  # hidden: an encoder-only model
-        self.runner.run(text, target or None)
+        self.runner.run(self.source.text(), target or None)
 
     def _warn_unknown(self, frame) -> None:
         if frame.forward.source is not None and (symbols := describe_unknown(frame.forward.source)):
@@ -189,11 +192,9 @@ class InputBar(QWidget):
                             f'⚠ {html.escape(message)}</span>')
         self.status.setToolTip(message)
 
-    # -- observing -----------------------------------------------------------------------------
     def _on_bundle(self, bundle) -> None:
         self.model_combo.list_models()
         self.device_label.setText(f"on {describe_device(bundle)}")
-        self.device_label.setToolTip("The device the model runs on")
         examples = ", ".join(bundle.examples[:3])
         self.source.setToolTip(f"At most {bundle.max_input_len} tokens." + (f" Try: {examples}" if examples else ""))
         self._show_field_texts(bundle)
@@ -201,7 +202,6 @@ class InputBar(QWidget):
         self._echo(self.source.text())
 
     def _on_chat(self, on: bool) -> None:
-        """Chat switched (by the toggle or a scene): the fields' names and the echo follow."""
         with QSignalBlocker(self.chat_box):
             self.chat_box.setChecked(on)
         if self.state.bundle is not None:
@@ -209,9 +209,9 @@ class InputBar(QWidget):
             self._echo(self.source.text())
 
     def _show_field_texts(self, bundle) -> None:
-        """The fields' names for this kind of model (Source / Prompt / Message / Text with [MASK]);
-        the chat toggle only for a model with a chat template."""
-        self.chat_box.setVisible(bundle.chat_template is not None)
+        """The fields' names for this kind of model; the chat toggle only with a chat template."""
+        free = self.own_model.isHidden()
+        self.chat_box.setVisible(free and bundle.chat_template is not None)
         label, hint, target_label, target_hint, target_tip = field_texts(bundle, self.state.session.uses_chat)
         self.source_label.setText(label)
         self.source.setPlaceholderText(hint)
@@ -219,8 +219,8 @@ class InputBar(QWidget):
         grid = self.layout()
         grid.removeWidget(self.source)  # without a target field the source takes its room
         grid.addWidget(self.source, 0, 3, 1, 1 if has_target else 3)
-        self.target_label.setVisible(has_target)
-        self.target.setVisible(has_target)
+        self.target_label.setVisible(free and has_target)
+        self.target.setVisible(free and has_target)
         if has_target:
             self.target_label.setText(target_label)
             self.target.setPlaceholderText(target_hint)
@@ -248,8 +248,7 @@ class InputBar(QWidget):
             self.run()
 
     def _on_input(self, source: str, target) -> None:
-        """Text set from elsewhere (an example, a scene, --input) shows from its start; the
-        user's own typing keeps its cursor."""
+        """Text set from elsewhere shows from its start; the user's own typing keeps its cursor."""
         for field, text in ((self.source, source), (self.target, target or "")):
             if field.text() != text:
                 field.setText(text)
@@ -264,10 +263,11 @@ class InputBar(QWidget):
             other, label = frame.bundle is not own, frame.model_label
         else:
             other, label = session.shown_model is not None, session.model_label
+        other = other and self.own_model.isHidden()
         self.shown_label.setVisible(other)
         self.shown_label.setText(f'Showing: <b style="color:{style.ACCENT.name()};">{html.escape(label)}</b>'
                                  if other else "")
-        back = session.shown_model is not None and own is not None
+        back = session.shown_model is not None and own is not None and self.own_model.isHidden()
         self.back_button.setVisible(back)
         if back:
             self.back_button.setText(f"Back to {own.name}")
@@ -275,14 +275,13 @@ class InputBar(QWidget):
 
     def _on_result(self, result) -> None:
         """The output line; its tooltip holds it whole, each [MASK]'s candidates and the notes."""
-        bundle, frame = self.state.bundle, self.state.frame
+        frame = self.state.frame
         ours = frame is not None and frame.forward is result
-        edited = len(frame.interventions) if ours else 0
         notes = list(frame.notes) if ours else []
-        text = output_html(result, bundle, edited=edited,
-                           **(dict(decoded=frame.decoded, notes=notes, message=frame.message) if ours else {}))
+        said = dict(edited=len(frame.interventions), decoded=frame.decoded, notes=notes, message=frame.message) if ours else {}
+        text = output_html(result, self.state.bundle, theme.current(), style.MONO_FAMILY, **said)
         self.status.setText(text)
-        line = _plain(text)
+        line = QTextDocumentFragment.fromHtml(text).toPlainText()
         self.status.setToolTip("\n".join(filter(None, [line, mask_tooltip(result), *(n for n in notes if n not in line)])))
 
     def _on_theme(self, *_) -> None:
@@ -304,4 +303,5 @@ class InputBar(QWidget):
         echo = token_echo(bundle, text, theme.current(), self.state.session.uses_chat)
         self.echo.least = echo.least
         self.echo.setText(echo.html, echo.stops, echo.more)
+        self.echo.setMinimumWidth(self.echo.minimumSizeHint().width())  # (its policy ignores the hint)
         self.echo.setToolTip(echo.tooltip)

@@ -1,8 +1,5 @@
-"""The lecture tools of the main window: presentation mode, themes, scenes and exports.
-
-Menu entries, keys (F11, PageUp/PageDown for a clicker), the tour's row and the presenting
-strip; the logic is in `presentation`, `scenes` and `export`. A failure ends in a message.
-"""
+"""The main window's lecture tools: menu entries, keys (F11, PageUp/PageDown for a clicker), the
+tour's row and the presenting strip for `presentation`, `scenes` and `export`."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,14 +20,14 @@ from PySide6.QtWidgets import (
 
 from explorer import export
 from explorer.caption_label import CaptionLabel
-from explorer.export_dialog import ExportDialog
+from explorer.export import ExportDialog
 from explorer.panel_dock import full_title
 from explorer.presentation import THEME_KEY, THEMES, PresentationMode, apply_theme, read_theme
-from explorer.scene_files import TOUR_PATH, SceneError, Tour, save_tour
 from explorer.scenes import SceneDeck, capture
 from model.io.assets import asset_path
+from model.io.metrics_csv import MetricsCsvError, write_training_csv
+from model.io.scenes import TOUR_PATH, SceneError, Tour, save_tour
 
-# Help → "The paper, section by section": where each section of the paper is in this app
 PAPER_HELP = asset_path("scenes", "paper-map.md").read_text(encoding="utf-8").strip()
 CAPTION_SCALE = 1.4  # tour captions: this × the window's base font, readable from the back row
 
@@ -53,7 +50,6 @@ class LectureTools(QObject):
         self.state.themeChanged.connect(self._on_theme)
         self.state.session.set_theme(read_theme(window.settings))  # the saved theme is the session's
 
-    # -- assembly -----------------------------------------------------------------------------------
     def _action(self, text: str, slot, shortcut=None, checkable: bool = False) -> QAction:
         action = QAction(text, self.window)
         if shortcut is not None:
@@ -102,8 +98,7 @@ class LectureTools(QObject):
                                 self.prev_action, self.next_action, self.exit_tour_action])
 
     def _build_toolbar(self) -> None:
-        """The tour's row (its caption, ◀ n/N ▶, Exit tour) while a tour is open; presenting, the
-        panel chooser and Leave at the end of the input bar's second row."""
+        """The tour's row (caption, ◀ n/N ▶, Exit tour); presenting, the panel chooser and Leave."""
         self.caption_bar = QToolBar("Tour", self.window)
         self.caption_bar.setObjectName("toolbar_caption")
         self.caption_bar.setMovable(False)
@@ -154,8 +149,7 @@ class LectureTools(QObject):
         return button
 
     def _place_tour_controls(self) -> None:
-        """The tour's row while a tour is open; presenting without one, "Start the tour" on the
-        Architecture panel's button row, where presenting opens."""
+        """The tour's row while a tour is open; presenting without one, "Start the tour" on Figure 1's row."""
         touring = self.deck.tour is not None
         self.exit_tour_action.setEnabled(touring)
         self.caption_bar.setVisible(touring)
@@ -172,9 +166,8 @@ class LectureTools(QObject):
         else:
             self.deck.next()
 
-    # -- actions ------------------------------------------------------------------------------------
     def set_theme(self, name: str) -> None:
-        """The user picked a theme (menu, --theme): saved for the next start, and the session's."""
+        """A theme picked (menu, --theme): the session's, and saved for the next start."""
         self.window.settings.setValue(THEME_KEY, name)
         if self.state.session.theme == name:  # applied again (a figure may have put the application back)
             apply_theme(QApplication.instance(), name)
@@ -192,8 +185,8 @@ class LectureTools(QObject):
             self.presentation.set_scale(value)
 
     def _open_tour(self) -> None:
-        start = str(TOUR_PATH.parent) if TOUR_PATH.parent.is_dir() else ""
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open a tour or scene", start, "Scenes (*.json)")
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open a tour or scene", str(TOUR_PATH.parent),
+                                              "Scenes (*.json)")
         if path:
             self.deck.open(path)
 
@@ -225,7 +218,7 @@ class LectureTools(QObject):
         try:
             self.window.focus_panel(panel)
             out = write(built)
-        except (export.ExportError, OSError) as exc:
+        except (export.ExportError, MetricsCsvError, OSError) as exc:
             self.state.inform(f"Export failed: {exc}", "error")
             return None
         self.state.inform(said(out), "info")
@@ -248,23 +241,22 @@ class LectureTools(QObject):
         return self._export("step", "There is no forward-pass panel to export.",
                             lambda panel: export.export_steps(self.state, panel, folder, size, gif=gif), said)
 
+    def export_csv(self, path: str | Path) -> int:
+        n = self._export("training", "There is no training panel to export.",
+                         lambda panel: write_training_csv(panel.curves, path),
+                         lambda n: f"Wrote {n} rows of training metrics to {path}.")
+        return n or 0
+
     def _export_steps(self) -> None:
         folder = QFileDialog.getExistingDirectory(self.window, "Folder for the frames")
         if folder:
             self.export_steps(folder)
-
-    def export_csv(self, path: str | Path) -> int:
-        n = self._export("training", "There is no training panel to export.",
-                         lambda panel: export.export_training_csv(panel.curves, path),
-                         lambda n: f"Wrote {n} rows of training metrics to {path}.")
-        return n or 0
 
     def _export_csv(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self.window, "Export training metrics", "training.csv", "CSV (*.csv)")
         if path:
             self.export_csv(path)
 
-    # -- feedback -----------------------------------------------------------------------------------
     def _on_presenting(self, active: bool) -> None:
         self.present_action.setChecked(active)
         self.leave_action.setEnabled(active)
@@ -281,7 +273,7 @@ class LectureTools(QObject):
         self.caption_bar.setVisible(True)
 
     def _on_tour_closed(self) -> None:
-        """No tour: its row goes; the layout is whole again (presenting: the front panel alone)."""
+        """No tour: its row goes, the layout is whole again (presenting: the front panel alone)."""
         self.scene_label.setText("")
         self.caption.setText("")
         self._place_tour_controls()

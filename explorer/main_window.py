@@ -1,12 +1,9 @@
-"""The main window: assembly only (docks, menus, toolbar, status bar, saved layout).
-
-Every registered panel becomes a dock named `dock_<panel_name>`, so Qt's `saveState` /
-`restoreState` can put the layout back between runs.
-"""
+"""The main window: docks (one per panel, `dock_<panel_name>`, so `saveState` can put the layout
+back between runs), menus, the input toolbar and the status bar."""
 from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
@@ -50,7 +47,6 @@ class MainWindow(QMainWindow):
 
     def __init__(self, state, runner, settings: QSettings | None = None, restore: bool = True,
                  persist: bool = True, parent=None):
-        """restore: put back the saved layout; persist: save it on close (not for figures)."""
         super().__init__(parent)
         self.state, self.runner = state, runner
         self.persist = persist
@@ -58,7 +54,6 @@ class MainWindow(QMainWindow):
         self.settings = settings if settings is not None else QSettings("TransformerExplorer", "explorer")
         self.setWindowTitle("Transformer Explorer — Attention Is All You Need")
         self.setDockNestingEnabled(True)
-        # No AnimatedDocks: geometry is final at once (figures, hide_stale_tab_bars).
         self.setDockOptions(QMainWindow.AllowTabbedDocks | QMainWindow.AllowNestedDocks)
         self.setTabPosition(Qt.AllDockWidgetAreas, QTabWidget.North)
 
@@ -75,7 +70,6 @@ class MainWindow(QMainWindow):
         self.panels = LazyPanels((cls.panel_name for cls in panel_classes()), self._build_panel, self,
                                  still_wanted=self._dock_wants_panel)
         self._panel_classes = {cls.panel_name: cls for cls in panel_classes()}
-        # One tidy of the tab bars after a burst of dock changes, not one per signal.
         self._tidy_timer = QTimer(self, singleShot=True, interval=0)
         self._tidy_timer.timeout.connect(self.hide_stale_tab_bars)
         self._columns_state: QByteArray | None = None  # the two-column layout, while narrow stacks the docks
@@ -90,7 +84,6 @@ class MainWindow(QMainWindow):
         if restore:
             self.restore_layout()
 
-    # -- assembly ----------------------------------------------------------------------------
     def _add_docks(self) -> None:
         """The diagrams (LEFT_PANELS) tabbed on the left, the other panels tabbed on the right."""
         areas: dict[bool, list[QDockWidget]] = {True: [], False: []}
@@ -113,7 +106,6 @@ class MainWindow(QMainWindow):
         self._default_front()
 
     def _default_front(self) -> None:
-        """The eager panels built, the architecture and the stepper in front, the columns shared."""
         for name in EAGER_PANELS:
             if name in self.docks:
                 self.panels[name]
@@ -130,8 +122,7 @@ class MainWindow(QMainWindow):
         return panel
 
     def _on_dock_shown(self, name: str, visible: bool) -> None:
-        """A dock shown with the window gets its panel now; one shown later, a turn later
-        (`LazyPanels.build_soon`), so a scene showing several is not one long turn."""
+        """A dock shown with the window gets its panel now; one shown later, a turn later."""
         if not visible or not self._dock_wants_panel(name):
             return
         if self._shown_once:
@@ -154,16 +145,10 @@ class MainWindow(QMainWindow):
 
     def _build_menus(self) -> None:
         self.file_menu = file_menu = self.menuBar().addMenu("&File")
-        open_action = QAction("&Open checkpoint folder…", self, shortcut=QKeySequence.Open)
-        open_action.triggered.connect(self.input_bar.model_combo.open_folder)
-        shot_action = QAction("Save &screenshot…", self)
-        shot_action.triggered.connect(self._save_screenshot)
-        quit_action = QAction("&Quit", self, shortcut=QKeySequence.Quit)
-        quit_action.triggered.connect(self.close)
-        for action in (open_action, shot_action):
-            file_menu.addAction(action)
+        file_menu.addAction("&Open checkpoint folder…", QKeySequence.Open, self.input_bar.model_combo.open_folder)
+        file_menu.addAction("Save &screenshot…", self._save_screenshot)
         file_menu.addSeparator()
-        file_menu.addAction(quit_action)
+        file_menu.addAction("&Quit", QKeySequence.Quit, self.close)
 
         self.view_menu = view_menu = self.menuBar().addMenu("&View")
         listed = set()
@@ -175,17 +160,13 @@ class MainWindow(QMainWindow):
                 view_menu.addAction(self.docks[name].toggleViewAction())
                 listed.add(name)
         view_menu.addSeparator()
-        self.reset_layout_action = QAction("&Reset layout", self)
-        self.reset_layout_action.triggered.connect(self.reset_layout)
-        view_menu.addAction(self.reset_layout_action)
+        self.reset_layout_action = view_menu.addAction("&Reset layout", self.reset_layout)
 
-        self.help_menu = self.menuBar().addMenu("&Help")  # (the lecture tools add "Start the paper tour")
-        paper = QAction("The &paper, section by section", self)
-        paper.triggered.connect(
-            lambda: QMessageBox.information(self, "Attention Is All You Need, section by section", PAPER_HELP))
-        keys = QAction("&Keyboard shortcuts", self)
-        keys.triggered.connect(lambda: QMessageBox.information(self, "Keyboard shortcuts", SHORTCUTS_HELP))
-        self.help_menu.addActions([paper, keys])
+        self.help_menu = help_menu = self.menuBar().addMenu("&Help")
+        help_menu.addAction("The &paper, section by section", lambda: QMessageBox.information(
+            self, "Attention Is All You Need, section by section", PAPER_HELP))
+        help_menu.addAction("&Keyboard shortcuts",
+                            lambda: QMessageBox.information(self, "Keyboard shortcuts", SHORTCUTS_HELP))
 
     def _build_status_bar(self) -> None:
         self.busy_bar = QProgressBar()
@@ -195,17 +176,12 @@ class MainWindow(QMainWindow):
         self.busy_label = QLabel()
         self.statusBar().addPermanentWidget(self.busy_label)
         self.statusBar().addPermanentWidget(self.busy_bar)
-        self.toast = StatusToast(self)  # the bar's message over the window while presenting (no bar then)
+        self.toast = StatusToast(self)
         self.state.busyChanged.connect(self._on_busy)
         self.state.message.connect(self._on_message)
         self.state.bundleChanged.connect(self._on_bundle)
-        self.state.panelRequested.connect(self._on_panel_requested)
+        self.state.panelRequested.connect(lambda name, _view: name in self.docks and self.focus_panel(name))
 
-    def _on_panel_requested(self, name: str, _view: str) -> None:
-        if name in self.docks:
-            self.focus_panel(name)
-
-    # -- public ------------------------------------------------------------------------------
     def focus_panel(self, name: str) -> QDockWidget:
         """Bring a panel's dock to the front with most of the room; presenting, the one panel shown."""
         dock = self.docks[name]
@@ -221,13 +197,18 @@ class MainWindow(QMainWindow):
         self._tidy_tab_bars_later()
         return dock
 
+    def own_model(self, names: list[str]) -> tuple[str, str] | None:
+        """(short, whole) description of the model the panels `names` train themselves, when each
+        trains one (a lab declares its `config_class`); None when any shows the session's."""
+        configs = [getattr(self._panel_classes[name], "config_class", None) for name in names]
+        return configs[-1]().describe() if configs and all(configs) else None
+
     def reclassify(self, tell: bool = False) -> ScreenClass:
-        """The window's screen class from its size and presenting; on a change (or with `tell`:
-        presentation toggled) every panel built so far is told (`apply_screen_class`)."""
+        """The window's screen class; on a change (or `tell`) every panel built so far is told."""
         lecture = getattr(self, "lecture", None)
         presenting = lecture is not None and lecture.presentation.active
         cls = classify(self.width(), self.height(), presenting)
-        if not presenting:  # (presenting shows one panel; leaving puts back the layout it found)
+        if not presenting:
             self._arrange_docks(cls is ScreenClass.NARROW)
         if cls != self.screen_class or tell:
             self.screen_class = cls
@@ -239,7 +220,7 @@ class MainWindow(QMainWindow):
     def _arrange_docks(self, one_column: bool) -> None:
         """NARROW: every docked panel a tab of one column, the front one kept in front; wider:
         the two-column layout from before."""
-        if one_column == (self._columns_state is not None) or not self.isVisible():  # (showEvent comes back)
+        if one_column == (self._columns_state is not None) or not self.isVisible():
             return
         if not one_column:
             state, self._columns_state = self._columns_state, None
@@ -250,8 +231,8 @@ class MainWindow(QMainWindow):
         docks = [d for d in self.docks.values() if not d.isFloating()]
         front = self.docks.get(self.current_panel) or next((d for d in docks if not d.visibleRegion().isEmpty()), None)
         closed = [d for d in docks if not d.toggleViewAction().isChecked()]
-        area = self.dockWidgetArea(docks[0])  # the column stays on its side
-        for dock in docks:  # (taken out first: one raised at once would otherwise stay behind)
+        area = self.dockWidgetArea(docks[0])
+        for dock in docks:  # taken out first: one raised at once would otherwise stay behind
             self.removeDockWidget(dock)
             if dock is docks[0]:
                 self.addDockWidget(area, dock)
@@ -264,7 +245,7 @@ class MainWindow(QMainWindow):
         self._tidy_tab_bars_later()
 
     def show_every_dock(self) -> None:
-        """Every dock shown (tab groups keep their front tab), the columns shared as at start."""
+        """Every dock shown (tab groups keep their front tab), the columns shared."""
         for dock in self.docks.values():
             if not dock.toggleViewAction().isChecked():  # closed (a tabbed dock behind its front is not)
                 dock.show()
@@ -300,7 +281,7 @@ class MainWindow(QMainWindow):
         return restored
 
     def _tidy_tab_bars_later(self, *_) -> None:
-        self._tidy_timer.start()  # (already pending: still one run)
+        self._tidy_timer.start()  # one tidy after a burst of dock changes
 
     def hide_stale_tab_bars(self) -> int:
         """Hide dock tab bars Qt leaves painted at a stale place after re-tabbing docks or
@@ -318,7 +299,6 @@ class MainWindow(QMainWindow):
             hidden += 1
         return hidden
 
-    # -- events ------------------------------------------------------------------------------
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
         self.reclassify()
@@ -332,7 +312,7 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self.panels["step"], self.panels["step"].setFocus)
 
     def closeEvent(self, event) -> None:  # noqa: N802
-        self._closing = True  # docks hidden while closing must not build their panels now
+        self._closing = True  # docks hidden while closing build no panel
         if self.persist:
             self.save_layout()
         self.runner.shutdown(10000)  # never leave a worker running against a dying window

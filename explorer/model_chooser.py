@@ -1,6 +1,5 @@
 """The model chooser: the bundled checkpoints (each with what it does), the installed pretrained
-models, and "Open checkpoint folder…". It names the session's own model (never a training run's
-copy shown in its place), and after a failed load the model still in use."""
+models, "Open checkpoint folder…"; it names the session's own model (after a failed load too)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,12 +29,12 @@ class ModelChooser(ElidingComboBox):
         self.setToolTip("The model to explore: a bundled checkpoint, an installed pretrained model, "
                         "or open a folder (ours, or a Hugging Face folder with config.json)")
         self.activated.connect(self._model_chosen)
-        runner.failed.connect(self._restore_selection)  # a failed load keeps (and shows) the previous model
+        runner.failed.connect(lambda *_: self.list_models(again=True))  # a failed load: the model still in use
         self._fill_models()
 
-    def list_models(self) -> None:
+    def list_models(self, again: bool = False) -> None:
         """The rows again, the session's model selected (not for a training run's copies)."""
-        if self.state.session.bundle is not self._listed:
+        if self.state.session.bundle is not None and (again or self.state.session.bundle is not self._listed):
             self._listed = self.state.session.bundle
             self._fill_models()
             self._select_current_model()
@@ -79,12 +78,6 @@ class ModelChooser(ElidingComboBox):
         if folder:
             self.runner.load(folder)
         else:
-            self._select_current_model()
-
-    def _restore_selection(self, *_args) -> None:
-        """Show the model actually in use (after a load that failed, the previous one)."""
-        if self.state.session.bundle is not None:
-            self._fill_models()
             self._select_current_model()
 
     def _select_current_model(self) -> None:

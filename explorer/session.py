@@ -1,11 +1,6 @@
-"""`Session`: everything that decides a picture, as one Qt-free evented model.
-
-The model, text and target, decoding settings, the selection (trace step, attention head,
-decoding step), each panel's view tab, theme and scale, head edits, the compared checkpoint and
-a training run's model shown in place of the session's own. Each change emits one psygnal
-event; `SessionState` is the Qt adapter, the runner turns the session into a `Frame`, and a
-scene is this object serialised (`to_scene_dict` / `reset_view_state`).
-"""
+"""`Session`: everything that decides a picture (model, text, decoding, selection, views, theme,
+head edits, a training run's model shown), one Qt-free psygnal event per change. `SessionState`
+is its Qt adapter, the runner turns it into a `Frame`, a scene is it serialised."""
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -18,14 +13,12 @@ from model.interpret.interventions import OPERATIONS, format_heads, heads_that_f
 from model.nn.kinds import ATTENTION_KINDS as RECORDED_ATTENTION
 
 ATTENTION_KINDS = tuple(RECORDED_ATTENTION)  # "encoder", "decoder_self", "cross": the recorder's names
-# The tab each panel opens on when a scene (or a new session) does not name one.
 DEFAULT_VIEWS = {"attention": "grid", "attention_grid": "selected", "decoding": "steps"}
 
 
 @dataclass(frozen=True)
 class AttentionSelection:
-    """The head a user looks at: kind ("encoder" | "decoder_self" | "cross"), layer and head
-    from 0 (the screen counts from 1)."""
+    """The head a user looks at: kind, layer and head from 0 (the screen counts from 1)."""
 
     kind: str = "encoder"
     layer: int = 0
@@ -82,7 +75,7 @@ class Session:
 
     # -- events ----------------------------------------------------------------------------------
     def _set(self, name: str, value) -> None:
-        """Field `name` to `value`, and its event (of the same name) when it really changed."""
+        """Field `name` to `value`, and its event of the same name when it changed."""
         if value != getattr(self, name):
             setattr(self, name, value)
             self._emit(name, value)
@@ -96,8 +89,7 @@ class Session:
 
     @contextmanager
     def batch(self):
-        """Change several fields as one step: listeners hear each changed field once, after all
-        of them are set, so nothing computes on a half-changed session."""
+        """Several fields as one step: listeners hear each changed field once, after all are set."""
         self._batching += 1
         try:
             yield self
@@ -136,8 +128,7 @@ class Session:
         return self.chat and self.model is not None and self.model.chat_template is not None
 
     def set_chat(self, on: bool) -> None:
-        """On: a chat model reads what is typed as the user's message in its chat template; off:
-        as a plain prompt to continue."""
+        """On: a chat model reads the text as the user's message; off: as a prompt to continue."""
         self._set("chat", bool(on))
 
     def set_input(self, source: str, target: str | None = None) -> None:
@@ -154,8 +145,8 @@ class Session:
             self._emit("input", source, target)
 
     def revert_input(self, source: str, target: str | None, decoding: DecodeSettings | None = None) -> None:
-        """Back to the text (and decoding settings) the picture shows, after a refused text; no
-        input event: the input field keeps what was typed, to be fixed."""
+        """Back to the text the picture shows after a refused one, without an input event (the
+        field keeps what was typed, to be fixed)."""
         self.source, self.target = source, target
         if decoding is not None:
             self.set_decoding(decoding)
@@ -233,8 +224,7 @@ class Session:
     def reset_view_state(self, views: dict | None = None, decoding: dict | None = None,
                          causal_mask: bool = True, compare: str | None = None,
                          interventions: str | None = None, chat: bool = True) -> None:
-        """Every view field a scene decides, to the scene's value or its default (head edits:
-        `parse_heads` text)."""
+        """Every view field a scene decides, to the scene's value or its default."""
         self.set_interventions(parse_heads(interventions or ""))
         self.set_chat(chat)
         self.set_decoding(DecodeSettings(**{f.name: (decoding or {}).get(f.name, f.default)

@@ -1,12 +1,6 @@
-"""`SessionState`: the one object every panel observes, the Qt adapter of the Qt-free `Session`.
-
-It re-emits the session's events as Qt signals, holds the `Frame` drawn now (computed off the
-GUI thread by `explorer.runner`) and maps the selected step's name to an index into its trace.
-Panels read it and change the session through its setters; they never call each other.
-"""
+"""`SessionState`: the one object every panel observes, the Qt adapter of the Qt-free `Session`:
+its events as Qt signals, the `Frame` drawn now, the selected step as an index into its trace."""
 from __future__ import annotations
-
-import re
 
 from PySide6.QtCore import QObject, Signal
 
@@ -14,20 +8,9 @@ from explorer.session import Session
 from model.inference.bundle import ForwardResult, ModelBundle
 from model.interpret.frame import Frame
 from model.nn.kinds import ATTENTION_KINDS, AttentionKind
-
-_ATTN_STEP = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.(self_attn|cross_attn)\.")
+from model.nn.step_names import attention_of_step, find_step
 
 KIND_LABELS = {kind.value: kind.title for kind in AttentionKind}  # kind → its name in full
-
-
-def attention_of_step(name: str) -> tuple[str, int] | None:
-    """(kind, layer) of the attention sublayer a step belongs to, or None."""
-    m = _ATTN_STEP.match(name)
-    if not m:
-        return None
-    stack, layer, sub = m.groups()
-    kind = "encoder" if stack == "encoder" else ("decoder_self" if sub == "self_attn" else "cross")
-    return kind, int(layer)
 
 
 class SessionState(QObject):
@@ -74,8 +57,7 @@ class SessionState(QObject):
         ev.interventions.connect(self.interventionsChanged.emit)
         ev.compare.connect(self.compareChanged.emit)
         ev.chat.connect(self.chatChanged.emit)
-        # Qt listeners connect to these signals, not to the session's events: Qt disconnects them
-        # when their object dies, so a session outliving its window is safe.
+        # (Qt disconnects its signals' listeners when they die: a session may outlive its window)
         ev.theme.connect(self.themeChanged.emit)
         ev.scale.connect(self.scaleChanged.emit)
         ev.attention.connect(lambda a: self.attentionSelected.emit(a.kind, a.layer, a.head))
@@ -143,7 +125,7 @@ class SessionState(QObject):
         self.frameChanged.emit(frame)
 
     def set_result(self, result: ForwardResult) -> None:
-        """A new recorded forward: keep the step's name if it still exists, else clamp."""
+        """A new recorded forward: the step of the same name if it exists, else clamped."""
         old_name = self.session.step if self.session.step is not None else (
             self.current_step.name if self.current_step is not None else None)
         self.result = result
@@ -181,17 +163,10 @@ class SessionState(QObject):
 
     def select_step_named(self, name: str) -> bool:
         """Select the last step called `name`, or the first whose name starts with `name.`."""
-        if self.result is None:
-            return False
-        names = self.result.trace.names()
-        if name in names:
-            self.select_step(len(names) - 1 - names[::-1].index(name))
-            return True
-        for i, n in enumerate(names):
-            if n.startswith(name + "."):
-                self.select_step(i)
-                return True
-        return False
+        index = find_step(self.result.trace.names(), name) if self.result is not None else None
+        if index is not None:
+            self.select_step(index)
+        return index is not None
 
     def select_attention(self, kind: str, layer: int, head: int) -> None:
         """Select a head; the stepper follows to that sublayer's softmax weights."""

@@ -1,6 +1,5 @@
-"""`StatusToast`: while presenting the status bar is hidden; its messages, and work that runs longer
-than a moment, float over the window's bottom edge for SHOWN_MS instead (nothing reflows).
-"""
+"""`StatusToast`: presenting hides the status bar; its messages, and work that runs longer than a
+moment, float over the window's bottom edge for SHOWN_MS instead (nothing reflows)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
@@ -14,8 +13,7 @@ EDGE_PX = 8
 
 
 class StatusToast(QObject):
-    """Shows what the window says (`say`, beside its status bar) and long busy work in a label over
-    the window while `active`; a message the status bar clears goes here too."""
+    """What the window says (`say`) and long busy work, in a label over the window while `active`."""
 
     def __init__(self, window: QMainWindow):
         super().__init__(window)
@@ -76,7 +74,7 @@ class StatusToast(QObject):
         self.label.raise_()
 
     def _place(self) -> None:
-        """Centred over the bottom edge, at most the window's width less a margin, as tall as its text."""
+        """Centred over the bottom edge, at most the window's width, as tall as its text."""
         room = max(100, self.window.width() - 2 * EDGE_PX)
         width = min(room, self.label.fontMetrics().horizontalAdvance(self.label.text()) + 40)
         height = self.label.heightForWidth(width)

@@ -1,7 +1,7 @@
 """Scene files under bad input (issue 36): JSON true is not a version or a layer number, a
 caption has a length limit, a head the scene's model lacks is refused once the model is known
 (not dropped without a word), and random documents give a Tour or a SceneError, never another
-exception. explorer.scene_files reads and checks scenes without a display; one test opens a scene
+exception. model.io.scenes reads and checks scenes without a display; one test opens a scene
 in a window."""
 import json
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from explorer.scene_files import MAX_CAPTION_CHARS, SCENE_KEYS, Scene, SceneError, check_scene_fits, parse_tour
 from model.io.checkpoints import random_bundle
+from model.io.scenes import MAX_CAPTION_CHARS, SCENE_KEYS, Scene, SceneError, check_scene_fits, parse_tour
 
 
 def scene(**fields) -> dict:

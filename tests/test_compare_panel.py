@@ -98,8 +98,8 @@ def test_most_changed_shows_the_head_that_differs_most(qtbot, tmp_path, run_fold
 
 
 def test_a_scene_keeps_the_compared_checkpoint():
-    from explorer.scene_files import parse_tour
     from explorer.session import Session
+    from model.io.scenes import parse_tour
 
     scene = parse_tour({"version": 2, "scenes": [{"name": "x", "compare": "runs/a/step-000100",
                                                    "views": {"compare": "heads"}}]}).scenes[0]

@@ -1,8 +1,8 @@
 """Decoding settings out of range are refused with the reason, wherever they come from."""
 import pytest
 
-from explorer.scene_files import SceneError, parse_tour
 from model.interpret.decode_run import DecodeSettings, DecodeSettingsError
+from model.io.scenes import SceneError, parse_tour
 
 
 @pytest.mark.parametrize(("field", "value", "words"), [

@@ -16,7 +16,7 @@ from PySide6.QtCore import QSize  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
 
 from explorer import export  # noqa: E402
-from explorer.export_dialog import ExportDialog  # noqa: E402
+from explorer.export import ExportDialog  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
 from model.train.live_messages import MetricRows  # noqa: E402
 from model.train.trainer import EvalEvent  # noqa: E402

@@ -25,7 +25,8 @@ def test_with_beam_search_the_header_shows_the_beam_and_names_it(qtbot, tmp_path
     qtbot.waitUntil(lambda: window.state.frame.settings.strategy == "beam", timeout=20_000)
     beam_text, what = window.state.frame.decoded
     assert what == "beam search"
-    qtbot.waitUntil(lambda: f"(beam search): {beam_text}" in header_text(window), timeout=5_000)
+    qtbot.waitUntil(lambda: f"out): {beam_text}" in header_text(window), timeout=5_000)
+    assert header_text(window).startswith("Output (beam search) (")
 
 
 def test_an_input_longer_than_training_gets_a_note(qtbot, tmp_path):

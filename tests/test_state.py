@@ -8,8 +8,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from explorer.state import SessionState, attention_of_step  # noqa: E402
+from explorer.state import SessionState  # noqa: E402
 from model.io.checkpoints import random_bundle  # noqa: E402
+from model.nn.step_names import attention_of_step, find_step  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +33,14 @@ def test_attention_of_step_names_kind_and_layer():
     assert attention_of_step("decoder.layers.0.self_attn.weights") == ("decoder_self", 0)
     assert attention_of_step("decoder.layers.3.cross_attn.mask") == ("cross", 3)
     assert attention_of_step("decoder.layers.0.ffn.hidden") is None
+
+
+def test_a_short_step_name_picks_the_last_exact_step_else_the_first_below_it():
+    names = ["embed", "encoder.layers.0.ffn", "encoder.layers.0.ffn.out", "embed", "encoder.layers.1.x"]
+    assert find_step(names, "embed") == 3  # the last of two
+    assert find_step(names, "encoder.layers.0") == 1  # the first step under it
+    assert find_step(names, "encoder.layers.1") == 4
+    assert find_step(names, "encoder.layers.2") is None and find_step(names, "embe") is None
 
 
 def test_select_step_clamps_and_emits_once(state, qtbot):

@@ -15,14 +15,15 @@ import torch
 pytest.importorskip("pytestqt")
 
 from explorer.input_bar import InputBar  # noqa: E402
-from explorer.input_text import output_html  # noqa: E402
 from explorer.panels.attention.panel import AttentionPanel  # noqa: E402
 from explorer.panels.stepper.panel import StepperPanel  # noqa: E402
 from explorer.panels.training import worker as training_worker  # noqa: E402
 from explorer.panels.training.panel import TrainingPanel  # noqa: E402
 from explorer.runner import Runner  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
+from explorer.theme import current as palette  # noqa: E402
 from model.data.tasks import CORPUS_TASKS, get_task  # noqa: E402
+from model.interpret.output_line import output_html  # noqa: E402
 from model.io.checkpoints import random_bundle  # noqa: E402
 from model.train.request import TrainingRequest, build_trainer, default_probe  # noqa: E402
 from model.train.run_setup import CONTINUE  # noqa: E402
@@ -88,9 +89,9 @@ def test_the_masked_lms_fill_ins_are_marked_and_the_prompt_is_set_apart(session)
     assert text.startswith("Filled (1 mask)")
     assert f"{filled} " in bar.status.toolTip() and "%" in bar.status.toolTip()  # top-k candidates
     runner.set_bundle(gpt(), then_run="the duck")
-    text = output_html(state.result, state.bundle)
+    text = output_html(state.result, state.bundle, palette())
     prompt_at, continuation_at = text.index("the duck"), text.index("<b")
-    assert text.startswith("Output:") and prompt_at < continuation_at
+    assert text.startswith("Output (") and prompt_at < continuation_at
     assert text.count("Continuation") == 0  # (the input field beside it is "Continuation:")
 
 

