@@ -169,7 +169,7 @@ def main(argv=None) -> int:
     from explorer.launch import parse_size
     from explorer.main_window import MainWindow
     from explorer.runner import Runner
-    from explorer.scene_files import TOUR_PATH
+    from model.io.scenes import TOUR_PATH
     from explorer.state import SessionState
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
