@@ -1,14 +1,16 @@
-"""The logit lens (model.interpret.lens): a layer × position grid of the token the output layer
-would pick from each layer's stream, the last layer on top as in Figure 1; a click (the panel's
-view, "cell <layer> <position>") lists that cell's top 5. An LLM's lens is computed here, off the
-GUI thread and only when the panel is shown (`Frame.lens_deferred`)."""
+"""The logit lens (model.interpret.lens): layer × position, each cell the token the output layer
+would pick from that layer's stream (last layer on top, as in Figure 1); a click lists its top 5.
+An LLM's lens is computed off the GUI thread, only when the panel is shown (`Frame.lens_deferred`)."""
 from __future__ import annotations
 
 import html
 
+from PySide6.QtGui import QFontMetricsF
+
 from explorer import style, theme
+from explorer.drawing.cell_text import CellText
 from explorer.drawing.heatmap import Heatmap
-from explorer.drawing.label_axis import display_piece
+from explorer.drawing.label_axis import display_piece, label_font
 from explorer.input_text import printable
 from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
@@ -19,6 +21,22 @@ from model.interpret.frame import forward_lens
 NO_HEAD = ("{name} has no output layer (no language-model head): there is nothing to read its layers "
            "through, so it has no logit lens. It is a sentence encoder: its sentence embeddings and their "
            "similarities are in the Decoding panel.")
+
+
+class TokenCellText(CellText):
+    """Cell text asking for columns as wide as its widest line, so a predicted token is never cut
+    (columns that do not fit are a drag away, and the map counts them)."""
+
+    def room(self) -> tuple[float, float]:
+        block, number = super().room()
+        metrics = QFontMetricsF(label_font())
+        lines = (line for row in self.texts for cell in row for line in cell)
+        return block, max(number, max(map(metrics.horizontalAdvance, lines), default=0.0) + 8)
+
+
+def position_labels(pieces: list[str]) -> list[str]:
+    """Each column's position and the token read there ("3 frog")."""
+    return [f"{t}\u2009{display_piece(printable(piece))}" for t, piece in enumerate(pieces)]
 
 
 class LensPanel(Panel):
@@ -33,6 +51,10 @@ class LensPanel(Panel):
         self.add_job(self._on_lens, self._on_lens_failed)
         self.note = text_label()
         self.grid = Heatmap(colour_bar=True, square=False)  # layers × positions: cells fill the room
+        self.grid.plot.removeItem(self.grid.cell_text)
+        self.grid.cell_text = TokenCellText()
+        self.grid.plot.addItem(self.grid.cell_text)
+        self.grid.set_axis_names("", "position · token read")
         self.grid.cellClicked.connect(self._on_cell_clicked)
         self.detail = text_label(rich=True, top_left=True)
         self.detail.setMinimumWidth(180)
@@ -76,12 +98,12 @@ class LensPanel(Panel):
         texts = [[[display_piece(printable(lens.top_pieces[layer][t][0])), f"{probs[layer, t]:.2f}"]
                   for t in range(len(lens.positions))] for layer in rows]
         self.grid.set_data(probs[rows], [f"Layer {layer + 1}" for layer in rows],
-                           [display_piece(printable(p)) for p in lens.positions], texts=texts, row_names=True)
+                           position_labels(lens.positions), texts=texts, row_names=True)
         self.grid.mark_columns(lens.marked)
         self.grid.describe = self._describe
         self._show_cell()
 
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
         self._start_lens()
 
@@ -109,7 +131,8 @@ class LensPanel(Panel):
 
     def _describe(self, row: int, col: int) -> str:
         token, prob = self.grid.texts[row][col]
-        return f"{self.grid.row_labels[row]}, position {col} ({self.grid.col_labels[col]}): {token} {prob} · click for the top 5"
+        piece = display_piece(printable(self.lens.positions[col]))
+        return f"{self.grid.row_labels[row]}, position {col} ({piece}): {token} {prob} · click for the top 5"
 
     def _on_view(self, panel: str, _view: str) -> None:
         if panel == self.panel_name:
