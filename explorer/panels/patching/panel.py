@@ -32,12 +32,15 @@ from explorer.panels.job_bar import JobBar
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import cell_view, parse_cell, say, text_label
 from explorer.screen import ScreenClass
+from explorer.theme import set_sheet
 from model.interpret.patching_inputs import corrupted_default
 from model.interpret.patching_view import PatchingRequest, PatchingView, compute_patching, parameters_beyond_auto_run
 
 MAPS_SHOWN = 6  # the most maps one stack has: residual, self-, cross-attention, MLP, self- and cross-heads
 SIDE_BY_SIDE_WIDTH = 960  # room below which (a dock beside the diagram) maps and bars become tabs
 MOST_SHOWN = 12  # bars drawn at most: the largest |contributions|
+ANSWER_SHEET = "QLineEdit {{ placeholder-text-color: {text}; }}"  # the default token reads as the value it is
+LEVELS = (-1.0, 1.0)  # every map's colours: 1 = all restored, 0 = none; beyond ±1 the ends (the hover tells)
 
 
 class LogitBars(pg.PlotWidget):
@@ -140,6 +143,7 @@ class PatchingPanel(Panel):
             box.lineEdit().setPlaceholderText("default")
             box.setToolTip(f"The logit difference compares answer and wrong; empty: {default}")
             box.setMinimumContentsLength(8)
+            set_sheet(box.lineEdit(), ANSWER_SHEET)
         self.stack_box = QComboBox(toolTip="Which stack's maps to show")
         self.stack_box.currentIndexChanged.connect(lambda _i: self._draw_maps())
         self.run_button = QPushButton("Run", toolTip="Patch every site from the clean run into the corrupted one")
@@ -148,7 +152,7 @@ class PatchingPanel(Panel):
             edit.returnPressed.connect(self.run)
         self._labels = [QLabel("Clean:"), QLabel("Corrupted:"), QLabel("Answer:"), QLabel("Wrong:")]
         # one symmetric scale for every map: the right-hand column's colour bars serve their row
-        self.maps = [Heatmap(colormap=style.colormap(style.DIVERGING), levels=(-1.0, 1.0), colour_bar=k % 2 == 1,
+        self.maps = [Heatmap(colormap=style.colormap(style.DIVERGING), levels=LEVELS, colour_bar=k % 2 == 1,
                              square=False) for k in range(MAPS_SHOWN)]
         self.grid = QGridLayout()
         for k, heatmap in enumerate(self.maps):
@@ -309,10 +313,8 @@ class PatchingPanel(Panel):
             heatmap.setVisible(k < len(maps))
         if self.shown is None:
             return
-        peak = max([1.0] + [float(np.nanmax(np.abs(m.restored))) for m in self.shown.result.maps])
         for heatmap, m in zip(self.maps, maps):
             rows = list(range(len(m.rows) - 1, -1, -1))  # the last layer on top, as in Figure 1
-            heatmap.set_levels((-peak, peak))
             heatmap.set_title(m.title)  # (no numbers in the cells: a cell's number is in its hover text)
             heatmap.set_data(m.restored[rows], [m.rows[l].capitalize() for l in rows],
                              [printable(c) for c in m.columns], row_names=True)
