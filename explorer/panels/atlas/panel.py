@@ -19,10 +19,11 @@ from explorer.theme import current, notifier, set_sheet
 from model.interpret.head_scores import KINDS, LETTERS, MEANINGS, HeadAtlas, HeadScore, head_scores
 from model.nn.kinds import AttentionKind
 
-ABOUT = ("Each head read {n} random sequences of {L} tokens, each repeated; its colour is the pattern "
-         "that takes the largest share of its attention when that share is at least {t:.0%}.{cross} "
+ABOUT = ("The model read {n} random sequences of {L} tokens, each written twice. A head gets the colour "
+         "and capital letter of the pattern with the largest share of its attention, when that share is at "
+         "least {t:.0%}; otherwise it is mixed, lettered in lower case by its strongest pattern.{cross} "
          "Hover or click a head for its scores.")
-CROSS_NOTE = " Cross-attention reads another sequence: only first-token applies to it."
+CROSS_NOTE = " Cross-attention looks at the other sentence, so only first-token can apply to it."
 CELL_SHEET = "QToolButton {{ color: {text}; background: %s; border: 1px solid {grid}; }}"
 SELECTED_SHEET = "QToolButton {{ color: {text}; background: %s; border: 3px solid {selected}; font-weight: bold; }}"
 SWATCH_SHEET = "QLabel {{ color: {text}; background: %s; border: 1px solid {grid}; padding: 1px 6px; }}"
