@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
@@ -149,16 +149,27 @@ class AccuracyBars(LabPlot):
 
 class AttentionPair(QWidget):
     """The masked and the leaking run's decoder self-attention over the same sentence: the
-    masked one hatched above the diagonal (blocked), the leaking one with the mask's edge drawn."""
+    masked one hatched above the diagonal (blocked), the leaking one with the mask's edge drawn.
+    The maps are built a turn after the panel (or when first asked for): a lighter first build."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.maps = {run: TokenHeatmap(RUN_LABELS[run]) for run in RUNS}
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(6)
-        for heatmap in self.maps.values():
-            layout.addWidget(heatmap, 1)
+        self.row = QHBoxLayout(self)
+        self.row.setContentsMargins(0, 0, 0, 0)
+        self.row.setSpacing(6)
+        self.built: dict[str, TokenHeatmap] = {}
+        QTimer.singleShot(0, self, self.build_maps)
+
+    @property
+    def maps(self) -> dict[str, TokenHeatmap]:
+        return self.build_maps()
+
+    def build_maps(self) -> dict[str, TokenHeatmap]:
+        if not self.built:
+            self.built = {run: TokenHeatmap(RUN_LABELS[run]) for run in RUNS}
+            for heatmap in self.built.values():
+                self.row.addWidget(heatmap, 1)
+        return self.built
 
     def clear(self, note: str = "") -> None:
         """Empty maps with a note (none: nothing is on its way, a lab that failed)."""
