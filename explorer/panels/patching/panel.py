@@ -5,7 +5,6 @@ beside the maps, the clean input's direct logit attribution (model.interpret.log
 from __future__ import annotations
 
 import functools
-import html
 
 import numpy as np
 import pyqtgraph as pg
@@ -24,7 +23,6 @@ from PySide6.QtWidgets import (
 from explorer import style, theme
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
-from explorer.drawing.label_axis import display_piece
 from explorer.input_text import printable
 from explorer.panel_dock import offered_room
 from explorer.panels.base import Panel
@@ -33,6 +31,7 @@ from explorer.panels.layouts import column, row
 from explorer.panels.texts import cell_view, parse_cell, say, text_label
 from explorer.screen import ScreenClass
 from explorer.theme import set_sheet
+from model.interpret import patching_text
 from model.interpret.patching_inputs import corrupted_default
 from model.interpret.patching_view import PatchingRequest, PatchingView, compute_patching, parameters_beyond_auto_run
 
@@ -87,13 +86,7 @@ class LogitBars(pg.PlotWidget):
         pad = 0.05 * max(high - low, 1e-6)
         plot.setXRange(low - pad, high + pad, padding=0)
         plot.setYRange(-0.6, max(n, 1) - 0.4, padding=0)
-        self.setToolTip(self._tooltip())
-
-    def _tooltip(self) -> str:
-        rows = "".join(f"<tr><td>{html.escape(label)}</td><td align='right'>{value:+.3f}</td></tr>"
-                       for label, value in zip(self.labels, self.values))
-        return (f"Each head's and MLP's direct effect on the logit difference (the {len(self.shown)} largest "
-                f"are drawn):<table>{rows}</table>")
+        self.setToolTip(patching_text.attribution_table(self.labels, self.values, n))
 
     def fitting(self) -> int:
         """How many bars the plot's height gives a label line each."""
@@ -296,11 +289,7 @@ class PatchingPanel(Panel):
                 box.lineEdit().setPlaceholderText(printable(chosen))
         self.bars.set_data(view.dla.labels, view.dla.values)
         self._draw_maps()
-        where = f"after “{display_piece(printable(r.position_piece))}” (position {r.position})"
-        self._say(f"Logit difference “{printable(r.answer)}” − “{printable(r.wrong)}” {where}: clean "
-                  f"{r.clean_diff:+.2f}, corrupted {r.corrupted_diff:+.2f}. Each cell: the share of it one patch "
-                  f"restores (1 = all, 0 = none). {r.forwards} patched forwards in {r.seconds:.2f} s. "
-                  "Bars: the clean input's direct logit attribution (LayerNorms frozen at their scale).")
+        self._say(patching_text.summary(r))
 
     def stack_maps(self) -> list:
         """The result's maps of the chosen stack, in the order they are drawn."""
@@ -318,14 +307,8 @@ class PatchingPanel(Panel):
             heatmap.set_title(m.title)  # (no numbers in the cells: a cell's number is in its hover text)
             heatmap.set_data(m.restored[rows], [m.rows[l].capitalize() for l in rows],
                              [printable(c) for c in m.columns], row_names=True)
-            heatmap.describe = lambda row, col, m=m: self._describe(m, len(m.rows) - 1 - row, col)
+            heatmap.describe = lambda row, col, m=m: patching_text.cell_hover(m, len(m.rows) - 1 - row, col)
         self._show_cell()
-
-    def _describe(self, m, layer: int, col: int) -> str:
-        what = (f"head {col + 1} (at every position)" if m.site == "head"
-                else f"position {col} ({printable(m.columns[col])})")
-        return (f"{m.title}, layer {layer + 1}, {what}: restores {m.restored[layer, col] + 0.0:.2f} "
-                "of the logit difference · click for the patched output")
 
     def _on_cell_clicked(self, k: int, row: int, col: int) -> None:
         maps = self.stack_maps()
@@ -334,19 +317,12 @@ class PatchingPanel(Panel):
             self.state.set_view(self.panel_name, cell_view(m.key, len(m.rows) - 1 - row, col))
 
     def selected(self):
-        """(map, layer, column) of the session's cell; by default the last layer's stream at the measured position."""
-        maps = self.stack_maps()
-        if not maps:
+        """(map, layer, column) of the session's cell, or the default one (`patching_text.chosen_cell`)."""
+        if self.shown is None:
             return None
-        cell = parse_cell(self.state.session.view(self.panel_name), 3)
-        by_key = {m.key: m for m in maps}
-        if cell is not None and cell[0] in by_key:
-            m = by_key[cell[0]]
-            return m, min(cell[1], len(m.rows) - 1), min(cell[2], len(m.columns) - 1)
-        m = maps[0]
         output_stack = "decoder" if self.shown.request.bundle.model_kind.has_decoder else "encoder"
-        position = self.shown.result.position if m.stack == output_stack else len(m.columns) - 1
-        return m, len(m.rows) - 1, min(position, len(m.columns) - 1)
+        return patching_text.chosen_cell(self.shown.result, self.stack_maps(),
+                                         parse_cell(self.state.session.view(self.panel_name), 3), output_stack)
 
     def _show_cell(self) -> None:
         chosen = self.selected()
@@ -356,17 +332,7 @@ class PatchingPanel(Panel):
         maps = self.stack_maps()
         for k, heatmap in enumerate(self.maps[:len(maps)]):
             heatmap.select((len(m.rows) - 1 - layer, col) if maps[k] is m else None)
-        r = self.shown.result
-        what = (f"head {col + 1} (all positions)" if m.site == "head"
-                else f"position {col} “{html.escape(printable(m.columns[col]))}”")
-        tops = " · ".join(f"<b>{html.escape(printable(piece))}</b> {float(m.top_probs[layer, col, k]):.2f}"
-                          for k, piece in enumerate(m.top_pieces[layer][col]))
-        muted = style.MUTED.name()
-        self.detail.setText(
-            f"<b>{html.escape(m.title)}</b>, layer {layer + 1}, {what} patched:<br>"
-            f"restores <b>{m.restored[layer, col]:.2f}</b> (logit difference {m.logit_diff[layer, col]:+.2f})"
-            f"<br>top: {tops}<br><span style='color:{muted};'>clean: {html.escape(printable(r.clean_top[0][0]))}, "
-            f"corrupted: {html.escape(printable(r.corrupted_top[0][0]))}</span>")
+        self.detail.setText(patching_text.cell_detail(self.shown.result, m, layer, col, style.MUTED.name()))
 
     def _say(self, text: str, level: str = "plain") -> None:
         say(self.status, text, level)
