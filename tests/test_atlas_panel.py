@@ -96,11 +96,3 @@ def test_a_replaced_model_is_not_kept_alive_by_the_atlas_or_the_head_ranking(qtb
     gc.collect()
     assert gone() is None
 
-
-def test_the_explanation_names_the_measured_numbers_in_plain_sentences():
-    """The sentence over the grid states the sequences read, the threshold and the mixed case."""
-    from explorer.panels.atlas.panel import ABOUT, CROSS_NOTE
-    text = ABOUT.format(n=16, L="12", t=0.4, cross=CROSS_NOTE)
-    assert "16 random sequences of 12 tokens" in text and "at least 40%" in text and "mixed" in text
-    sentences = [s.strip() for s in text.split(". ") if s.strip()]
-    assert all(s[0].isupper() for s in sentences) and text.endswith(".")
