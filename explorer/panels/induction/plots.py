@@ -83,7 +83,7 @@ class HeadScorePlot(PhasePlot):
         if sorted(self.curves) == [(layer, head) for layer in range(layers) for head in range(heads)]:
             return
         for curve in self.curves.values():
-            self.removeItem(curve)
+            self.axes.removeItem(curve)
         self.legend.clear()
         self.themed = {item: paint for item, paint in self.themed.items() if not isinstance(item, pg.PlotDataItem)}
         self.curves = {}
