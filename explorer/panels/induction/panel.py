@@ -51,6 +51,7 @@ class InductionPanel(LabPanel):
         config = InductionConfig()
         self.measures, self.mapped, self.phase = [], None, None
         self.loss_plot.clear_run(config.vocab)
+        self.icl_plot.set_points([], [])
         self.map.clear_data(MAP_PENDING)
         # the heads' curves and legend a turn later: the panel's first build stays light
         QTimer.singleShot(0, self, lambda: self.head_plot.set_heads(config.n_layers, config.n_heads))

@@ -85,6 +85,7 @@ class HeadScorePlot(PhasePlot):
         for curve in self.curves.values():
             self.axes.removeItem(curve)
         self.legend.clear()
+        self.legend.setLabelTextSize(f"{style.SMALL_POINT_SIZE * style.scale():.0f}pt")  # the size in use now
         self.themed = {item: paint for item, paint in self.themed.items() if not isinstance(item, pg.PlotDataItem)}
         self.curves = {}
         for layer in range(layers):

@@ -83,11 +83,14 @@ class LabPlot(pg.GraphicsLayoutWidget):
 
     def __init__(self, title: str, y_label: str, tooltip: str = "", x_label: str = "step", parent=None):
         super().__init__(parent=parent)
+        self.ci.setContentsMargins(0, 0, 0, 0)  # (as a PlotWidget: the plot has the room)
+        self.ci.setSpacing(0)
         self.title_label = self.ci.addLabel(title, row=0, col=0)
         let_shrink(self.title_label)
         self.axes = LabAxes(step_and_value_axes())  # steps never run together
         self.axes.vb.setMouseEnabled(x=False, y=False)
         self.ci.addItem(self.axes, row=1, col=0)
+        self.ci.layout.setRowStretchFactor(1, 100)  # the plot takes the height; title and legend their own
         self.title_text, self.x_label, self.y_label = title, x_label, y_label
         self.legend: pg.LegendItem | None = None
         self.themed: dict[object, Callable[[object], None]] = {}  # item → sets its theme colours
