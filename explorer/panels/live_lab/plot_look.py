@@ -53,31 +53,6 @@ def extend(curve: pg.PlotDataItem, x: np.ndarray, y: np.ndarray) -> None:
     curve.setData(x, y)
 
 
-class LabAxes(MapPlot):
-    """A `MapPlot` (no option menus, no hidden axes: light to build) with the few `PlotItem`
-    calls the labs' plots make: curves, ranges and a value grid."""
-
-    def plot(self, *args, **kwargs) -> pg.PlotDataItem:
-        curve = pg.PlotDataItem(*args, **kwargs)
-        self.addItem(curve)
-        return curve
-
-    def getViewBox(self) -> pg.ViewBox:  # noqa: N802 - PlotItem's name
-        return self.vb
-
-    def setXRange(self, *args, **kwargs) -> None:  # noqa: N802 - PlotItem's name
-        self.vb.setXRange(*args, **kwargs)
-
-    def setYRange(self, *args, **kwargs) -> None:  # noqa: N802 - PlotItem's name
-        self.vb.setYRange(*args, **kwargs)
-
-    def enableAutoRange(self, **axes) -> None:  # noqa: N802 - PlotItem's name
-        self.vb.enableAutoRange(**axes)
-
-    def showGrid(self, y: bool = True, alpha: float = 0.2) -> None:  # noqa: N802 - PlotItem's name
-        self.getAxis("left").setGrid(int(alpha * 255) if y else False)
-
-
 class LabPlot(pg.GraphicsLayoutWidget):
     """One still plot of a lab: its title, its axes' labels ("step" under it unless told), a y grid."""
 
@@ -87,23 +62,23 @@ class LabPlot(pg.GraphicsLayoutWidget):
         self.ci.setSpacing(0)
         self.title_label = self.ci.addLabel(title, row=0, col=0)
         let_shrink(self.title_label)
-        self.axes = LabAxes(step_and_value_axes())  # steps never run together
+        self.axes = MapPlot(step_and_value_axes())  # light to build; steps never run together
         self.axes.vb.setMouseEnabled(x=False, y=False)
         self.ci.addItem(self.axes, row=1, col=0)
         self.ci.layout.setRowStretchFactor(1, 100)  # the plot takes the height; title and legend their own
         self.title_text, self.x_label, self.y_label = title, x_label, y_label
         self.legend: pg.LegendItem | None = None
         self.themed: dict[object, Callable[[object], None]] = {}  # item → sets its theme colours
-        self.axes.showGrid(y=True, alpha=0.2)
+        self.axes.getAxis("left").setGrid(51)  # a faint value grid
         self.setToolTip(tooltip)
         self.restyle()
         theme.notifier().changed.connect(self.restyle)  # (a bound method: dropped with the plot)
 
-    def getPlotItem(self) -> LabAxes:  # noqa: N802 - PlotWidget's name
-        return self.axes
-
     def plot(self, *args, **kwargs) -> pg.PlotDataItem:
-        return self.axes.plot(*args, **kwargs)
+        """A curve in the plot (as `PlotWidget.plot`)."""
+        curve = pg.PlotDataItem(*args, **kwargs)
+        self.axes.addItem(curve)
+        return curve
 
     def keep(self, item, paint: Callable[[object], None]):
         """Colour `item` with `paint(item)` now and after every theme change; returns the item."""
