@@ -1,6 +1,5 @@
-"""The head atlas (model.interpret.head_scores): a layers × heads grid per attention kind, each
-cell coloured and lettered by its head's type, every score in its tooltip; scored off the GUI
-thread whenever the model changes. A click selects the head and asks for its Attention map."""
+"""The head atlas (model.interpret.head_scores): every head coloured and lettered by its pattern,
+scored off the GUI thread per model; a click opens the head in Attention maps."""
 from __future__ import annotations
 
 import weakref

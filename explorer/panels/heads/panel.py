@@ -1,6 +1,5 @@
-"""Head surgery: click heads in a layers × heads grid per kind to zero them, replace them by their
-mean or make them uniform (session edits every panel redraws with), and see the output before →
-after; "Importance" ranks the heads as Michel et al. 2019 do, off the GUI thread, with CSV export."""
+"""Head surgery: click heads to zero them, average them or make them uniform (session edits every
+panel redraws with) and see the output change; "Importance" ranks them (Michel et al. 2019)."""
 from __future__ import annotations
 
 import weakref

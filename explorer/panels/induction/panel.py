@@ -1,7 +1,5 @@
-"""Induction heads: a time-lapse of the phase change of Olsson et al. (2022). A two-layer
-attention-only decoder (model.train.induction) trains on random tokens with one segment repeated;
-suddenly a layer-2 head learns to read the token after the current token's earlier occurrence (an
-induction head) and the loss on the repeat collapses. The panel plots it and shows that head."""
+"""Induction heads (Olsson et al. 2022): a two-layer attention-only model trains on random tokens with
+a segment repeated; the panel plots the phase change and shows the induction head that forms."""
 from __future__ import annotations
 
 import numpy as np

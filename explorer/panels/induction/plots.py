@@ -1,5 +1,5 @@
-"""The induction lab's curves over steps: the training loss, the in-context-learning score and
-every head's induction score (colour: the head; layer 1 dashed), each marking the phase change."""
+"""The induction lab's curves over steps: loss, in-context-learning score and every head's induction
+score (colour: the head; lower layers dashed), each marking the phase change."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,5 @@
-"""The leak lab's pictures: both runs' loss curves, held-out accuracies as bars, and both runs'
-decoder self-attention over one sentence; the runs in the theme's first two data series, the
-references a model that reads only the past cannot pass (loss floor, accuracy ceiling) dashed."""
+"""The leak lab's pictures: both runs' loss curves, held-out accuracies as bars and both runs'
+self-attention; the limits of a model that reads only the past (floor, ceiling) dashed."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,5 @@
-"""`LabPlot`, the look the labs' plots share: a title at the presentation scale, axes in the
-theme's colours with small tick labels, a legend in a row under the plot (never over the
-curves), and items kept in the theme's colours after a theme change."""
+"""`LabPlot`, the look the labs' plots share: a title, axes in the theme's colours, a legend under
+the plot (never over the curves), items recoloured after a theme change."""
 from __future__ import annotations
 
 from collections.abc import Callable

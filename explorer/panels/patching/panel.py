@@ -1,7 +1,5 @@
-"""Activation patching (model.interpret.patching): which activations carry the difference between
-a clean and a corrupted input of the same length. Each cell is the share of the clean − corrupted
-logit difference one patch restores; a click (the panel's view) shows that run's top tokens, and
-beside the maps, the clean input's direct logit attribution (model.interpret.logit_attribution)."""
+"""Activation patching (model.interpret.patching): each cell, the share of the clean − corrupted logit
+difference one patch restores; a click shows the patched run; beside, the direct logit attribution."""
 from __future__ import annotations
 
 import functools

@@ -1,6 +1,5 @@
-"""The forward-pass stepper: walk every recorded step of the forward in order and inspect the
-exact tensor each produced (buttons, play, slider, a jump list by block, a find box, and the keys
-← → Space Home End as window-wide shortcuts, which a focused text field takes first)."""
+"""The forward-pass stepper: walk every recorded step in order and inspect the exact tensor it
+produced (buttons, play, slider, a jump list by block, a find box; keys ← → Space Home End)."""
 from __future__ import annotations
 
 import numpy as np
