@@ -95,3 +95,4 @@ def test_a_replaced_model_is_not_kept_alive_by_the_atlas_or_the_head_ranking(qtb
     del first
     gc.collect()
     assert gone() is None
+

@@ -95,6 +95,8 @@ def test_importance_ranking_curve_and_csv(bundle, pairs):
     assert len(rows) == n + 1 and rows[0]["score_after_pruning"] == f"{result.curve_scores[0]:.6f}"
     sixth = next(r for r in rows if r["pruned_at"] == "6")
     assert sixth["score_after_pruning"] == f"{result.curve_scores[1]:.6f}"
+    top = result.ranking("cross", "gradient")[0]  # the summary names each kind's most important first
+    assert f"<b>cross</b>: L{top[1] + 1}H{top[2] + 1} {result.gradient[top]:.3g}" in result.summary("gradient")
 
 
 def test_a_model_without_a_task_is_refused(bundle):

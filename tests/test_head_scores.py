@@ -132,6 +132,7 @@ def test_every_attention_kind_is_scored_and_cross_has_only_the_first_token():
     assert len(atlas.of("encoder")) == cfg.n_encoder_layers * cfg.n_heads
     assert len(atlas.of("cross")) == cfg.n_decoder_layers * cfg.n_heads
     assert all(set(h.scores) == {"first-token"} for h in atlas.of("cross"))
+    assert "only first-token can apply" in atlas.about()
     again = head_scores(bundle, n_sequences=4, seed=1)
     assert [h.scores for h in again.heads] == [h.scores for h in atlas.heads]  # seeded: the same numbers
     rows = atlas.to_csv().splitlines()
@@ -157,3 +158,16 @@ def test_a_heads_letter_names_its_kind_and_a_mixed_heads_its_strongest_pattern()
     assert atlas.lengths_text() == "12"
     atlas.segment_lens["tgt"] = 3
     assert atlas.lengths_text() == "12 (source), 3 (target)"
+
+
+def test_the_atlas_explains_itself_with_its_own_numbers_and_each_head_lists_its_scores(built):
+    _bundle, atlas = built
+    text = atlas.about()
+    n = len(next(iter(atlas.tokens.values())))
+    assert f"{n} random sequences of {atlas.lengths_text()} tokens" in text
+    assert f"at least {atlas.threshold:.0%}" in text and "mixed" in text and "Cross-attention" not in text
+    assert all(s.strip()[0].isupper() for s in text.split(". ")) and text.endswith(".")
+    h = atlas.heads[0]
+    lines = h.tooltip().splitlines()
+    assert lines[0].startswith(f"{h.attention.short_title} L{h.layer + 1} H{h.head + 1}: {h.kind}")
+    assert lines[1:] == [f"  {name}: {score:.2f}" for name, score in h.scores.items()]

@@ -113,6 +113,8 @@ def test_clicking_the_grid_changes_the_output_view_and_the_maps_and_heads_are_ra
     result = panel.importance
     assert result is not None and result.n_pairs == 10 and len(result.curve_scores) == 3
     assert panel.view.curve.getData()[0].tolist() == result.curve_counts
+    assert panel.view.bars.opts["height"] == [result.masking[k] for k in result.heads]  # one bar a head
+    assert panel.view.ranking.text() == result.summary("masking")
     with open(panel.export_csv(tmp_path / "heads.csv"), encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == len(result.heads) + 1

@@ -61,7 +61,11 @@ def test_start_draws_the_curves_and_the_map_and_stop_stops(panel, qtbot):
     s, n = last.example_start, last.example_length
     assert not panel.map.note.isVisible()
     assert np.allclose(panel.map.matrix, last.attention[layer, head][s:s + 2 * n, s:s + 2 * n])
-    assert panel.map.row_labels == [str(t) for t in last.example[s:s + 2 * n]]
+    ids = list(last.example[s:s + 2 * n])
+    labels = panel.map.row_labels  # one letter per token id: the same id, the same letter, and only it
+    assert labels == panel.map.col_labels and len(labels) == len(ids)
+    assert all((a == b) == (i == j) for a, i in zip(labels, ids) for b, j in zip(labels, ids))
+    assert all(len(label) == 1 for label in labels) and labels[:n] == labels[n:]
     assert panel.map.title.text().startswith(f"L{layer + 1}H{head + 1}")
     assert panel.message.text() == phase_text(panel.phase, last)
 
@@ -94,3 +98,14 @@ def test_presenting_dark_restyles_without_losing_the_run(panel, qtbot, qapp):
     finally:
         presentation.apply_theme(qapp, "light")
 
+
+
+def test_the_first_build_leaves_the_head_curves_to_a_later_turn(qtbot):
+    """Building the panel is light: every head's curve and the legend come a turn later."""
+    p = InductionPanel(SessionState())
+    qtbot.addWidget(p)
+    assert not p.head_plot.curves
+    cfg = InductionConfig()
+    qtbot.waitUntil(lambda: len(p.head_plot.curves) == cfg.n_layers * cfg.n_heads)
+    assert [label.text for _, label in p.head_plot.legend.items][:cfg.n_heads] == [
+        f"H{h + 1}" for h in range(cfg.n_heads)]

@@ -127,3 +127,12 @@ def test_closing_mid_run_stops_and_joins_the_worker(qtbot, panel):
     assert time.monotonic() - start < 10
     QApplication.processEvents()  # late messages of the old run are dropped quietly
     assert panel.result is None
+
+
+def test_the_first_build_leaves_the_attention_maps_to_a_later_turn(qtbot):
+    """Building the panel is light: the two maps come a turn later (or when first asked for)."""
+    p = LeakPanel(SessionState())
+    qtbot.addWidget(p)
+    assert not p.maps.built  # the panel's own build did not make them
+    qtbot.waitUntil(lambda: len(p.maps.built) == len(RUNS))
+    assert list(p.maps.maps) == list(RUNS)

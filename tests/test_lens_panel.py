@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtTest import QTest
 
+from explorer.drawing.label_axis import label_font
 from explorer.panels.lens.panel import LensPanel
 from explorer.panels.texts import parse_cell
 from explorer.runner import Runner
@@ -98,3 +100,19 @@ def test_a_costly_lens_is_computed_off_the_gui_thread_when_the_panel_shows(qtbot
     assert state.frame.lens is panel.lens and not state.frame.lens_deferred
     torch.testing.assert_close(panel.lens.top_probs, expected.top_probs)
     assert np.allclose(panel.grid.values[0], expected.top_probs[-1, :, 0].numpy())
+
+
+def test_every_column_is_numbered_and_every_token_in_view_fits_its_cell(qtbot, bert):
+    """Columns carry their position and token; the view shows only as many columns as are wide
+    enough for the widest predicted token (the rest a drag away), so no cell cuts its token."""
+    state, panel = _panel(qtbot, bert, "the cat can [MASK] .")
+    panel.resize(520, 400)
+    qtbot.waitUntil(lambda: panel.grid.width() < 560)
+    grid, lens = panel.grid, state.frame.lens
+    for t, (label, piece) in enumerate(zip(grid.col_labels, lens.positions)):
+        assert label.split("\u2009")[0] == str(t) and piece.strip() in label
+    metrics = QFontMetricsF(label_font())
+    widest = max(metrics.horizontalAdvance(line) for row in grid.texts for cell in row for line in cell)
+    (x0, x1), _ = grid.plot.vb.viewRange()
+    assert grid.plot.vb.width() / (x1 - x0) >= widest
+    assert x1 - x0 < len(lens.positions)  # this narrow, not every column fits: the view says so

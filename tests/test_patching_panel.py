@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QPalette
 from PySide6.QtTest import QTest
 
+from explorer import style
 from explorer.panels.patching.panel import PatchingPanel
 from explorer.panels.texts import parse_cell
 from explorer.runner import Runner
@@ -133,3 +135,17 @@ def test_a_dock_too_narrow_for_maps_beside_bars_gets_the_tabs_whatever_the_windo
     qtbot.waitUntil(lambda: not panel.tabs.isVisible(), timeout=3000)
     assert panel.maps[0].isVisible() and panel.bars.isVisible()
     dock.takeWidget()  # (the panel is qtbot's to close)
+
+
+def test_the_maps_share_one_scale_symmetric_about_zero_and_the_default_tokens_read_as_text(qtbot, gpt):
+    """Every map's colours span −1 … 1 around a zero at the diverging map's middle (1 = all
+    restored), whatever one map's largest value; the default answer and wrong tokens are drawn in
+    the text colour, not a faint hint's."""
+    _state, panel = _panel(qtbot, gpt, "the duck says")
+    shown = [h for h in panel.maps if h.isVisible()]
+    assert shown and all(h.levels == (-1.0, 1.0) for h in shown)
+    for box in (panel.answer_box, panel.wrong_box):
+        edit = box.lineEdit()
+        assert edit.text() == "" and edit.placeholderText()
+        placeholder = edit.palette().color(QPalette.ColorRole.PlaceholderText)
+        assert placeholder == style.colour("text") != style.colour("muted")

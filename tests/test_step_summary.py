@@ -66,3 +66,11 @@ def test_a_step_lights_the_longest_block_that_holds_it():
     assert block_for_step("encoder.layers.0.self_attn.weights", keys) == "encoder.layers.0.self_attn"
     assert block_for_step("encoder.layers.0.ffn.output", keys) == "encoder.layers.0"
     assert block_for_step("decoder.layers.0.ffn", keys) is None
+
+
+def test_a_label_is_never_blank_and_a_readout_names_masked_and_blocked_cells():
+    from model.nn.step_summary import cell_readout, visible_text
+    assert visible_text(" a\tb\n") == "␣a⇥b⏎" and visible_text("  ") == "␣␣" and visible_text("") == "∅"
+    assert cell_readout(float("-inf"), False, "tgt 1", "tgt 2").endswith("(masked)")
+    assert cell_readout(0.0, True, "tgt 0", "tgt 1") == "tgt 0,  tgt 1  =  0  (blocked)"
+    assert cell_readout(1.0, True, "tgt 1", "tgt 0").endswith("(may attend)")

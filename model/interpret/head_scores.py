@@ -57,6 +57,11 @@ _MARKER = re.compile(r"^(\[.+\]|<.+>)$")  # [MASK], [unused0], <pad>, <|endoftex
 Progress = Callable[[int, int, str], object]
 
 
+def meaning(kind: str) -> str:
+    """A kind in words (a mixed head's lower-case letter explained)."""
+    return MEANINGS[kind] + ("; the lower-case letter is its strongest" if kind == MIXED else "")
+
+
 class HeadScoreError(ValueError):
     """A model the atlas cannot score (too few ordinary tokens or positions); the message says why."""
 
@@ -81,6 +86,14 @@ class HeadScore:
         """Its kind's letter; a mixed head's strongest pattern's, in lower case."""
         return LETTERS[self.kind] if self.kind != MIXED else LETTERS[max(self.scores, key=self.scores.get)].lower()
 
+    def tooltip(self) -> str:
+        """Lines: where the head is, its kind in words and every score."""
+        lines = [f"{self.attention.short_title} L{self.layer + 1} H{self.head + 1}: {self.kind} ({meaning(self.kind)})"]
+        lines += [f"  {name}: {score:.2f}" for name, score in self.scores.items()]
+        if self.attention is AttentionKind.CROSS:
+            lines.append("  (cross-attention: only first-token applies)")
+        return "\n".join(lines)
+
     def describe(self) -> str:
         """One line: where the head is, its kind and every score."""
         scores = " · ".join(f"{name} {score:.2f}" for name, score in self.scores.items())
@@ -97,6 +110,16 @@ class HeadAtlas:
     segment_lens: dict[str, int]  # "src"/"tgt" → L: each sequence is [prefix] L tokens, the same L tokens [suffix]
     offsets: dict[str, int]  # "src"/"tgt" → where the first copy starts (the prefix's length)
     tokens: dict[str, torch.Tensor] = field(default_factory=dict, repr=False)  # "src"/"tgt" → (B, T) ids
+
+    def about(self) -> str:
+        """How the heads were scored and coloured, in plain sentences."""
+        cross = (" Cross-attention looks at the other sentence, so only first-token can apply to it."
+                 if AttentionKind.CROSS in self.attention_kinds else "")
+        n = len(next(iter(self.tokens.values()))) if self.tokens else 0
+        return (f"The model read {n} random sequences of {self.lengths_text()} tokens, each written twice. A head "
+                "gets the colour and capital letter of the pattern with the largest share of its attention, when "
+                f"that share is at least {self.threshold:.0%}; otherwise it is mixed, lettered in lower case by "
+                f"its strongest pattern.{cross} Hover or click a head for its scores.")
 
     def lengths_text(self) -> str:
         """The repeated copies' length in words: "12", or "12 (source), 3 (target)" where they differ."""

@@ -78,6 +78,9 @@ def heldout_score(bundle: ModelBundle, pairs: list[tuple[str, str]]) -> float:
     return next_token_accuracy(bundle.model, bundle.tgt_tokenizer, [s for s, _ in pairs])[0]
 
 
+KIND_SHORT = {"encoder": "enc", "decoder_self": "dec-self", "cross": "cross"}  # attention kinds, briefly
+
+
 @dataclass
 class HeadImportance:
     """Both importance estimates for every head, and the pruning curve once computed."""
@@ -106,6 +109,15 @@ class HeadImportance:
         scores = self.scores(by)
         heads = [k for k in scores if kind is None or k[0] == kind]
         return sorted(heads, key=lambda k: (-scores[k], k))
+
+    def summary(self, by: str = "masking", per_kind: int = 3) -> str:
+        """HTML: the most important heads of each attention kind, with their scores."""
+        scores = self.scores(by)
+        kinds = dict.fromkeys(k[0] for k in self.heads)
+        return "Most important per kind — " + "; ".join(
+            f"<b>{KIND_SHORT[kind]}</b>: " + ", ".join(f"L{layer + 1}H{head + 1} {scores[(kind, layer, head)]:.3g}"
+                                                    for _k, layer, head in self.ranking(kind, by)[:per_kind])
+            for kind in kinds)
 
     def to_csv(self) -> str:
         """One row per head: both importances, rank within its kind, when pruning removed it and

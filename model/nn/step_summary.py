@@ -69,3 +69,17 @@ def colour_scale(data: np.ndarray, kind: str) -> tuple[str, tuple[float, float]]
         return "sequential", (0.0, hi if hi > 0 else 1.0)
     a = max(abs(lo), abs(hi)) or 1.0
     return "diverging", (-a, a)
+
+
+def visible_text(piece: str) -> str:
+    """Spaces and control characters as visible symbols, so a label is never blank."""
+    return piece.replace(" ", "␣").replace("\n", "⏎").replace("\t", "⇥") if piece.strip() else "␣" * len(piece) or "∅"
+
+
+def cell_readout(value: float, is_bool: bool, row: str, col: str) -> str:
+    """A cell's hover line: its row and column (named) and its value, saying when it is masked."""
+    if is_bool:
+        shown = "1  (may attend)" if value else "0  (blocked)"
+    else:
+        shown = format_value(float(value)) + ("  (masked)" if np.isneginf(value) else "")
+    return f"{row},  {col}  =  {shown}"

@@ -1,6 +1,5 @@
-"""The head atlas (model.interpret.head_scores): a layers × heads grid per attention kind, each
-cell coloured and lettered by its head's type, every score in its tooltip; scored off the GUI
-thread whenever the model changes. A click selects the head and asks for its Attention map."""
+"""The head atlas (model.interpret.head_scores): every head coloured and lettered by its pattern,
+scored off the GUI thread per model; a click opens the head in Attention maps."""
 from __future__ import annotations
 
 import weakref
@@ -16,13 +15,8 @@ from explorer.panels.layouts import column, flow
 from explorer.panels.texts import text_label
 from explorer.state import SessionState
 from explorer.theme import current, notifier, set_sheet
-from model.interpret.head_scores import KINDS, LETTERS, MEANINGS, HeadAtlas, HeadScore, head_scores
-from model.nn.kinds import AttentionKind
+from model.interpret.head_scores import KINDS, LETTERS, HeadAtlas, head_scores, meaning
 
-ABOUT = ("Each head read {n} random sequences of {L} tokens, each repeated; its colour is the pattern "
-         "that takes the largest share of its attention when that share is at least {t:.0%}.{cross} "
-         "Hover or click a head for its scores.")
-CROSS_NOTE = " Cross-attention reads another sequence: only first-token applies to it."
 CELL_SHEET = "QToolButton {{ color: {text}; background: %s; border: 1px solid {grid}; }}"
 SELECTED_SHEET = "QToolButton {{ color: {text}; background: %s; border: 3px solid {selected}; font-weight: bold; }}"
 SWATCH_SHEET = "QLabel {{ color: {text}; background: %s; border: 1px solid {grid}; padding: 1px 6px; }}"
@@ -31,19 +25,6 @@ SWATCH_SHEET = "QLabel {{ color: {text}; background: %s; border: 1px solid {grid
 def cell_sheet(kind: str, selected: bool) -> str:
     """The cell's stylesheet: its type's fill from the current theme (`restyle` re-colours it)."""
     return (SELECTED_SHEET if selected else CELL_SHEET) % current().head_kinds[kind]
-
-
-def meaning(kind: str) -> str:
-    return MEANINGS[kind] + ("; the lower-case letter is its strongest" if kind == "mixed" else "")
-
-
-def tooltip(h: HeadScore) -> str:
-    lines = [f"{h.attention.short_title} L{h.layer + 1} H{h.head + 1}: {h.kind} ({meaning(h.kind)})"]
-    lines += [f"  {name}: {score:.2f}" for name, score in h.scores.items()]
-    if h.attention is AttentionKind.CROSS:
-        lines.append("  (cross-attention: only first-token applies)")
-    lines.append("Click: show this head in Attention maps")
-    return "\n".join(lines)
 
 
 def legend_swatches() -> dict[str, QLabel]:
@@ -79,7 +60,7 @@ class AtlasGrid(HeadBlocks):
         for h in heads:
             cell = self.cells[h.key]
             cell.setText(h.letter)
-            cell.setToolTip(tooltip(h))
+            cell.setToolTip(h.tooltip() + "\nClick: show this head in Attention maps")
             cell.setAccessibleName(f"{h.attention.short_title} layer {h.layer + 1} head {h.head + 1}: {h.kind}")
             cell.installEventFilter(self)
         self.restyle()
@@ -152,9 +133,7 @@ class AtlasPanel(Panel):
         self._on_selected(self.state.kind, self.state.layer, self.state.head)
         counts = ", ".join(f"{n} {kind}" for kind, n in atlas.counts().items() if n)
         self.status.setText(f"{atlas.model_name}: {counts}.")
-        self.about.setText(ABOUT.format(n=len(next(iter(atlas.tokens.values()))), L=atlas.lengths_text(),
-                                        t=atlas.threshold,
-                                        cross=CROSS_NOTE if AttentionKind.CROSS in atlas.attention_kinds else ""))
+        self.about.setText(atlas.about())
 
     def _on_head_clicked(self, kind: str, layer: int, head: int) -> None:
         self.state.select_attention(kind, layer, head)

@@ -1,6 +1,5 @@
-"""Grids of attention heads: one layers × heads block of buttons per attention kind, a deep stack
-shown `PAGE_LAYERS` layers at a time (a tab per page). The surgery grid (`HeadGrid`) and the head
-atlas (`AtlasGrid`) are these blocks with their own texts and colours."""
+"""Grids of attention heads: a layers × heads block of buttons per attention kind, paged by
+`PAGE_LAYERS` layers; the surgery grid and the head atlas are these blocks."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Signal

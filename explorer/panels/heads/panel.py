@@ -1,12 +1,10 @@
-"""Head surgery: click heads in a layers × heads grid per kind to zero them, replace them by their
-mean or make them uniform (session edits every panel redraws with), and see the output before →
-after; "Importance" ranks the heads as Michel et al. 2019 do, off the GUI thread, with CSV export."""
+"""Head surgery: click heads to zero them, average them or make them uniform (session edits every
+panel redraws with) and see the output change; "Importance" ranks them (Michel et al. 2019)."""
 from __future__ import annotations
 
 import weakref
 from pathlib import Path
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import (
     QComboBox,
@@ -28,14 +26,13 @@ from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from explorer.style import prob_text, still_plot
 from explorer.theme import current, notifier
-from model.interpret.importance import HeadImportance, head_importance
+from model.interpret.importance import KIND_SHORT, HeadImportance, head_importance
 from model.interpret.interventions import attention_layers
 from model.interpret.output_change import describe_html
 
 EDITS = (("zero", "Zero the head"), ("mean", "Mean over positions"), ("uniform", "Uniform attention"))
 IMPORTANCE_NOTE = "Held-out pairs of the model's task; removes heads least important first."
 CURVE_POINTS = 25  # at most this many points on the pruning curve (a big model has 100+ heads)
-KIND_SHORT = {"encoder": "enc", "decoder_self": "dec-self", "cross": "cross"}
 
 
 class ImportanceView(QWidget):
@@ -46,7 +43,8 @@ class ImportanceView(QWidget):
         self.canvas = st.graphics_widget()
         self.bars_plot = still_plot(self.canvas.addPlot(row=0, col=0))
         self.curve_plot = still_plot(self.canvas.addPlot(row=0, col=1))
-        self.bars: list[pg.BarGraphItem] = []
+        self.bars = pg.BarGraphItem(x=[], height=[], width=0.8)
+        self.bars_plot.addItem(self.bars)
         self.curve = self.curve_plot.plot([], [], symbol="o", symbolSize=6)
         self.ranking = text_label(" ", st.TICK_PT)
         column((self.canvas, 1), self.ranking, parent=self, margins=0)
@@ -68,32 +66,25 @@ class ImportanceView(QWidget):
             self.show_result(self.result, self.by)
 
     def show_result(self, result: HeadImportance, by: str = "masking") -> None:
+        """One bar per head, grouped by attention kind (a gap and a colour each), and the curve."""
         self.result, self.by = result, by
-        for item in self.bars:
-            self.bars_plot.removeItem(item)
-        self.bars = []
         scores = result.scores(by)
         kinds = list(dict.fromkeys(k[0] for k in result.heads))
-        x = 0
-        ticks = []
+        xs, heights, brushes, ticks = [], [], [], []
         for i, kind in enumerate(kinds):
             heads = [k for k in result.heads if k[0] == kind]
-            xs = np.arange(x, x + len(heads))
-            colour = current().series[i % len(current().series)]
-            bar = pg.BarGraphItem(x=xs, height=[scores[k] for k in heads], width=0.8, brush=colour, pen=colour)
-            self.bars_plot.addItem(bar)
-            self.bars.append(bar)
-            ticks.append((float(xs.mean()), KIND_SHORT[kind]))
-            x += len(heads) + 1
+            start = len(xs) + i  # a gap between kinds
+            xs += range(start, start + len(heads))
+            heights += [scores[k] for k in heads]
+            brushes += [current().series[i % len(current().series)]] * len(heads)
+            ticks.append((start + (len(heads) - 1) / 2, KIND_SHORT[kind]))
+        self.bars.setOpts(x=xs, height=heights, width=0.8, brushes=brushes, pens=brushes)
         self.bars_plot.getAxis("bottom").setTicks([ticks])
         self.curve.setData(result.curve_counts, result.curve_scores)
         self.curve_plot.setYRange(0, 1.02)
         if result.curve_counts:
             self.curve_plot.setXRange(0, max(result.curve_counts))
-        self.ranking.setText("Most important per kind — " + "; ".join(
-            f"<b>{KIND_SHORT[kind]}</b>: " + ", ".join(f"L{layer + 1}H{head + 1} {scores[(kind, layer, head)]:.3g}"
-                                                    for _k, layer, head in result.ranking(kind, by)[:3])
-            for kind in kinds))
+        self.ranking.setText(result.summary(by))
 
 
 class HeadsPanel(Panel):

@@ -1,10 +1,9 @@
-"""Induction heads: a time-lapse of the phase change of Olsson et al. (2022). A two-layer
-attention-only decoder (model.train.induction) trains on random tokens with one segment repeated;
-suddenly a layer-2 head learns to read the token after the current token's earlier occurrence (an
-induction head) and the loss on the repeat collapses. The panel plots it and shows that head."""
+"""Induction heads (Olsson et al. 2022): a two-layer attention-only model trains on random tokens with
+a segment repeated; the panel plots the phase change and shows the induction head that forms."""
 from __future__ import annotations
 
 import numpy as np
+from PySide6.QtCore import QTimer
 
 from explorer.drawing.token_heatmap import TokenHeatmap
 from explorer.panels.induction.plots import HeadScorePlot, IclPlot, LossPlot
@@ -17,6 +16,12 @@ from model.train.lab_stream import StepRows
 MAP_EVERY = 100  # steps between redraws of the attention map (a map costs the GUI thread more than a curve)
 MAP_PENDING = "drawn as\ntraining runs"
 MAP_TITLE = "Best head"
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZαβγδεζηθικλμνξοπρστυφχψω"  # the tokens' names on the map
+
+
+def token_letters(tokens: list[str]) -> list[str]:
+    """Token ids as letters (1 → A): single glyphs keep apart where strided numbers would run together."""
+    return [LETTERS[int(t) - 1] if 0 < int(t) <= len(LETTERS) else t for t in tokens]
 
 
 class InductionPanel(LabPanel):
@@ -41,7 +46,13 @@ class InductionPanel(LabPanel):
         views = [self.loss_plot, self.icl_plot, self.head_plot, self.map]
         for view in views:
             view.setMinimumSize(200, 160)
-        self.clear_views(InductionConfig())
+        config = InductionConfig()
+        self.measures, self.mapped, self.phase = [], None, None
+        self.loss_plot.clear_run(config.vocab)
+        self.icl_plot.set_points([], [])
+        self.map.clear_data(MAP_PENDING)
+        # the heads' curves and legend a turn later: the panel's first build stays light
+        QTimer.singleShot(0, self, lambda: self.head_plot.set_heads(config.n_layers, config.n_heads))
         return views
 
     def clear_views(self, config: InductionConfig) -> None:
@@ -83,7 +94,8 @@ class InductionPanel(LabPanel):
         self.mapped = measure
         layer, head, matrix, tokens = measure.best_map()
         blocked = np.triu(np.ones_like(matrix, dtype=bool), 1)
-        self.map.set_data(matrix, tokens, tokens, blocked=blocked, separator=measure.example_length)
+        letters = token_letters(tokens)
+        self.map.set_data(matrix, letters, letters, blocked=blocked, separator=measure.example_length)
         self.map.set_title(f"L{layer + 1}H{head + 1} · {measure.scores[layer, head]:.0%}")
 
     def finished(self) -> None:

@@ -1,5 +1,5 @@
-"""The induction lab's curves over steps: the training loss, the in-context-learning score and
-every head's induction score (colour: the head; layer 1 dashed), each marking the phase change."""
+"""The induction lab's curves over steps: loss, in-context-learning score and every head's induction
+score (colour: the head; lower layers dashed), each marking the phase change."""
 from __future__ import annotations
 
 import numpy as np
@@ -59,7 +59,7 @@ class IclPlot(PhasePlot):
     def set_points(self, steps: list[int], values: list[float]) -> None:
         """The curve, in a range that holds at least -1 … 0.2 nats (early noise is no swing)."""
         self.curve.setData(steps, values)
-        self.getPlotItem().setYRange(min([-1.0, *values]), max([0.2, *values]), padding=0.05)
+        self.axes.vb.setYRange(min([-1.0, *values]), max([0.2, *values]), padding=0.05)
 
 
 class HeadScorePlot(PhasePlot):
@@ -72,9 +72,8 @@ class HeadScorePlot(PhasePlot):
                          "first occurrence (the key an induction head reads). Colour: the head; the last layer solid, the "
                          "layers below dashed.",
                          label_phase=True, parent=parent)
-        plot = self.getPlotItem()
-        plot.setYRange(0, 1, padding=0.02)
-        plot.enableAutoRange(y=False)
+        self.axes.vb.setYRange(0, 1, padding=0.02)
+        self.axes.vb.enableAutoRange(y=False)
         self.legend_below(5, horSpacing=8, verSpacing=-6)
         self.curves: dict[tuple[int, int], pg.PlotDataItem] = {}
 
@@ -83,8 +82,9 @@ class HeadScorePlot(PhasePlot):
         if sorted(self.curves) == [(layer, head) for layer in range(layers) for head in range(heads)]:
             return
         for curve in self.curves.values():
-            self.removeItem(curve)
+            self.axes.removeItem(curve)
         self.legend.clear()
+        self.legend.setLabelTextSize(f"{style.SMALL_POINT_SIZE * style.scale():.0f}pt")  # the size in use now
         self.themed = {item: paint for item, paint in self.themed.items() if not isinstance(item, pg.PlotDataItem)}
         self.curves = {}
         for layer in range(layers):
@@ -116,7 +116,7 @@ class HeadScorePlot(PhasePlot):
         entries = [label.text for _, label in self.legend.items]
         # every column as wide as the widest entry: its line sample, the text and the spacing
         entry = max(metrics.horizontalAdvance(text) for text in entries) + 2.5 * metrics.height() + 8
-        room = self.width() - self.getPlotItem().getAxis("left").width() - 16
+        room = self.width() - self.axes.getAxis("left").width() - 16
         self.legend.setColumnCount(max(1, min(len(entries), int(room // entry))))
 
 

@@ -1,7 +1,5 @@
-"""The mask-leak lab (model.interpret.leak_lab): one GPT-like decoder trained twice, with and
-without the causal mask. Without it (Section 3.2.3) position t reads token t+1, the answer: its
-loss falls below what any honest model reaches, its teacher-forced accuracy beats the best
-possible, its attention sits above the diagonal, and it generates worse than the masked run."""
+"""The mask-leak lab (model.interpret.leak_lab): one small decoder trained with and without the causal
+mask; without it (Section 3.2.3) position t reads the answer, and the pictures show the cheat."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSignalBlocker

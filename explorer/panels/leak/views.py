@@ -1,11 +1,10 @@
-"""The leak lab's pictures: both runs' loss curves, held-out accuracies as bars, and both runs'
-decoder self-attention over one sentence; the runs in the theme's first two data series, the
-references a model that reads only the past cannot pass (loss floor, accuracy ceiling) dashed."""
+"""The leak lab's pictures: both runs' loss curves, held-out accuracies as bars and both runs'
+self-attention; the limits of a model that reads only the past (floor, ceiling) dashed."""
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
@@ -39,10 +38,9 @@ class LossCurves(LabPlot):
 
     def __init__(self, parent=None):
         super().__init__("Training loss", "cross-entropy", parent=parent)
-        plot = self.getPlotItem()
-        plot.getAxis("left").setWidth(62)
+        self.axes.getAxis("left").setWidth(62)
         self.legend_below(1)  # one entry above the other, never over the steep start
-        self.curves = {run: self.keep(plot.plot([], [], antialias=False), theme_pen(RUNS.index(run), 3))
+        self.curves = {run: self.keep(self.plot([], [], antialias=False), theme_pen(RUNS.index(run), 3))
                        for run in RUNS}
         for run, curve in self.curves.items():
             self.legend.addItem(curve, RUN_LABELS[run])
@@ -65,8 +63,8 @@ class AccuracyBars(LabPlot):
 
     def __init__(self, parent=None):
         super().__init__("Accuracy", "", CATEGORY_TIP, x_label="", parent=parent)
-        plot = self.getPlotItem()
-        plot.showGrid(y=False)
+        plot = self.axes
+        plot.getAxis("left").setGrid(False)
         left = plot.getAxis("left")
         left.setTicks([[(i + 0.5, name) for i, (_, name) in enumerate(CATEGORIES)]])
         left.setStyle(tickLength=0)
@@ -86,7 +84,7 @@ class AccuracyBars(LabPlot):
         for item in (*self.bars.values(), *(i for items in self.labels.values() for i in items), self.ceiling,
                      self.band, self.ceiling_label, self.pending):
             plot.addItem(item)
-        plot.getViewBox().sigResized.connect(self._fit_range)
+        plot.vb.sigResized.connect(self._fit_range)
         self._fit_range()
 
     @staticmethod
@@ -103,18 +101,18 @@ class AccuracyBars(LabPlot):
         """Room above the first bars for the ceiling's label (u = n·L / (h − L) data units for n categories,
         a line of L px), right of a full bar for "100%", and "50%" only where it stands apart from "100%"."""
         metrics = QFontMetricsF(self.ceiling_label.textItem.font())  # as drawn (presentation scales it)
-        ticks = QFontMetricsF(self.getPlotItem().getAxis("bottom").style.get("tickFont") or metrics)
+        ticks = QFontMetricsF(self.axes.getAxis("bottom").style.get("tickFont") or metrics)
         line = metrics.height() * 1.1
-        box = self.getPlotItem().getViewBox()
+        box = self.axes.vb
         top = len(CATEGORIES) * line / (max(box.height(), 2 * line) - line)
-        self.getPlotItem().setYRange(-top, len(CATEGORIES), padding=0)
+        box.setYRange(-top, len(CATEGORIES), padding=0)
         width = max(box.width(), 1.0)
         right = max(X_RIGHT, 1.02 / max(1 - (metrics.horizontalAdvance("100%") + 6) / width, 0.2))
-        self.getPlotItem().setXRange(0, right, padding=0)
+        box.setXRange(0, right, padding=0)
         self.pending.setPos(right / 2, len(CATEGORIES) / 2)
         gap = 0.5 * width / right - (ticks.horizontalAdvance("50%") + ticks.horizontalAdvance("100%")) / 2
         marks = (0, 0.5, 1.0) if gap >= ticks.horizontalAdvance("0") * 1.5 else (0, 1.0)
-        self.getPlotItem().getAxis("bottom").setTicks([[(v, f"{v:.0%}") for v in marks]])
+        self.axes.getAxis("bottom").setTicks([[(v, f"{v:.0%}") for v in marks]])
 
     @staticmethod
     def _rows(run: str) -> np.ndarray:
@@ -149,16 +147,27 @@ class AccuracyBars(LabPlot):
 
 class AttentionPair(QWidget):
     """The masked and the leaking run's decoder self-attention over the same sentence: the
-    masked one hatched above the diagonal (blocked), the leaking one with the mask's edge drawn."""
+    masked one hatched above the diagonal (blocked), the leaking one with the mask's edge drawn.
+    The maps are built a turn after the panel (or when first asked for): a lighter first build."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.maps = {run: TokenHeatmap(RUN_LABELS[run]) for run in RUNS}
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(6)
-        for heatmap in self.maps.values():
-            layout.addWidget(heatmap, 1)
+        self.row = QHBoxLayout(self)
+        self.row.setContentsMargins(0, 0, 0, 0)
+        self.row.setSpacing(6)
+        self.built: dict[str, TokenHeatmap] = {}
+        QTimer.singleShot(0, self, self.build_maps)
+
+    @property
+    def maps(self) -> dict[str, TokenHeatmap]:
+        return self.build_maps()
+
+    def build_maps(self) -> dict[str, TokenHeatmap]:
+        if not self.built:
+            self.built = {run: TokenHeatmap(RUN_LABELS[run]) for run in RUNS}
+            for heatmap in self.built.values():
+                self.row.addWidget(heatmap, 1)
+        return self.built
 
     def clear(self, note: str = "") -> None:
         """Empty maps with a note (none: nothing is on its way, a lab that failed)."""

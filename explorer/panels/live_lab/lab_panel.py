@@ -1,7 +1,5 @@
-"""`LabPanel`: the frame of a panel that trains its own small model live (the induction heads,
-the mask leak): Start/Stop, the steps, a progress bar and the lab's model on one row, a message,
-then the lab's pictures (`build_views`) in a grid: one row on a wide, low panel, else two a row.
-"""
+"""`LabPanel`: the frame of a panel that trains its own small model live: Start/Stop, steps, progress
+and the lab's model on one row, a message, then the lab's pictures in a grid."""
 from __future__ import annotations
 
 from functools import partial

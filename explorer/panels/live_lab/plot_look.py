@@ -1,6 +1,5 @@
-"""`LabPlot`, the look the labs' plots share: a title at the presentation scale, axes in the
-theme's colours with small tick labels, a legend in a row under the plot (never over the
-curves), and items kept in the theme's colours after a theme change."""
+"""`LabPlot`, the look the labs' plots share: a title, axes in the theme's colours, a legend under
+the plot (never over the curves), items recoloured after a theme change."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -10,8 +9,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from explorer import style, theme
-from explorer.drawing.plot_style import fit_title_row, let_shrink
-from explorer.drawing.spaced_axis import no_prefix_on_hidden_axes, step_and_value_axes
+from explorer.drawing.map_plot import MapPlot
+from explorer.drawing.plot_style import let_shrink
+from explorer.drawing.spaced_axis import step_and_value_axes
 
 
 def theme_colour(role: str | int) -> str:
@@ -52,20 +52,32 @@ def extend(curve: pg.PlotDataItem, x: np.ndarray, y: np.ndarray) -> None:
     curve.setData(x, y)
 
 
-class LabPlot(pg.PlotWidget):
+class LabPlot(pg.GraphicsLayoutWidget):
     """One still plot of a lab: its title, its axes' labels ("step" under it unless told), a y grid."""
 
     def __init__(self, title: str, y_label: str, tooltip: str = "", x_label: str = "step", parent=None):
-        super().__init__(parent=parent, enableMenu=False, axisItems=step_and_value_axes())  # steps never run together
-        plot = style.still_plot(self.getPlotItem())
-        no_prefix_on_hidden_axes(plot)
+        super().__init__(parent=parent)
+        self.ci.setContentsMargins(0, 0, 0, 0)  # (as a PlotWidget: the plot has the room)
+        self.ci.setSpacing(0)
+        self.title_label = self.ci.addLabel(title, row=0, col=0)
+        let_shrink(self.title_label)
+        self.axes = MapPlot(step_and_value_axes())  # light to build; steps never run together
+        self.axes.vb.setMouseEnabled(x=False, y=False)
+        self.ci.addItem(self.axes, row=1, col=0)
+        self.ci.layout.setRowStretchFactor(1, 100)  # the plot takes the height; title and legend their own
         self.title_text, self.x_label, self.y_label = title, x_label, y_label
         self.legend: pg.LegendItem | None = None
         self.themed: dict[object, Callable[[object], None]] = {}  # item → sets its theme colours
-        plot.showGrid(y=True, alpha=0.2)
+        self.axes.getAxis("left").setGrid(51)  # a faint value grid
         self.setToolTip(tooltip)
         self.restyle()
         theme.notifier().changed.connect(self.restyle)  # (a bound method: dropped with the plot)
+
+    def plot(self, *args, **kwargs) -> pg.PlotDataItem:
+        """A curve in the plot (as `PlotWidget.plot`)."""
+        curve = pg.PlotDataItem(*args, **kwargs)
+        self.axes.addItem(curve)
+        return curve
 
     def keep(self, item, paint: Callable[[object], None]):
         """Colour `item` with `paint(item)` now and after every theme change; returns the item."""
@@ -80,22 +92,21 @@ class LabPlot(pg.PlotWidget):
         if label:
             line.label.setFont(style.font(style.SMALL_POINT_SIZE))
             self.keep(line.label, theme_text(role))
-        self.getPlotItem().addItem(line, ignoreBounds=angle == 90)
+        self.axes.addItem(line, ignoreBounds=angle == 90)
         line.hide()
         return line
 
     def legend_below(self, columns: int, **options) -> pg.LegendItem:
         self.legend = pg.LegendItem(colCount=columns, frame=False, labelTextColor=style.TEXT.name(),
                                     labelTextSize=f"{style.SMALL_POINT_SIZE * style.scale():.0f}pt", **options)
-        self.getPlotItem().layout.addItem(self.legend, 4, 1)
-        self.getPlotItem().layout.setAlignment(self.legend, Qt.AlignHCenter)
+        self.ci.addItem(self.legend, row=2, col=0)
+        self.ci.layout.setAlignment(self.legend, Qt.AlignHCenter)
         return self.legend
 
     def restyle(self) -> None:
-        plot = self.getPlotItem()
-        plot.setTitle(self.title_text, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE * style.scale():.1f}pt")
-        let_shrink(plot.titleLabel)
-        fit_title_row(plot)
+        plot = self.axes
+        self.title_label.setText(self.title_text, color=style.TEXT.name(),
+                                 size=f"{style.TITLE_POINT_SIZE * style.scale():.1f}pt")
         for name, label in (("bottom", self.x_label), ("left", self.y_label)):
             axis = plot.getAxis(name)
             axis.setTickFont(style.font(style.SMALL_POINT_SIZE))

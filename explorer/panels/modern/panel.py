@@ -1,6 +1,5 @@
-"""2017 vs 2024: the paper's base model beside SmolLM2-135M: both Figure 1s, and a table of what
-changed (from the two configs), each row with a button to the panel that shows it. The 2024 side
-is the loaded model when it is Llama-like, else SmolLM2's config read off the GUI thread."""
+"""2017 vs 2024: the paper's base model beside SmolLM2-135M (or the loaded Llama-like model): both
+Figure 1s, and a table of what changed, each row with a button to the panel that shows it."""
 from __future__ import annotations
 
 import functools

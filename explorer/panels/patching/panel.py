@@ -1,11 +1,8 @@
-"""Activation patching (model.interpret.patching): which activations carry the difference between
-a clean and a corrupted input of the same length. Each cell is the share of the clean − corrupted
-logit difference one patch restores; a click (the panel's view) shows that run's top tokens, and
-beside the maps, the clean input's direct logit attribution (model.interpret.logit_attribution)."""
+"""Activation patching (model.interpret.patching): each cell, the share of the clean − corrupted logit
+difference one patch restores; a click shows the patched run; beside, the direct logit attribution."""
 from __future__ import annotations
 
 import functools
-import html
 
 import numpy as np
 import pyqtgraph as pg
@@ -24,7 +21,6 @@ from PySide6.QtWidgets import (
 from explorer import style, theme
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
-from explorer.drawing.label_axis import display_piece
 from explorer.input_text import printable
 from explorer.panel_dock import offered_room
 from explorer.panels.base import Panel
@@ -32,12 +28,16 @@ from explorer.panels.job_bar import JobBar
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import cell_view, parse_cell, say, text_label
 from explorer.screen import ScreenClass
+from explorer.theme import set_sheet
+from model.interpret import patching_text
 from model.interpret.patching_inputs import corrupted_default
 from model.interpret.patching_view import PatchingRequest, PatchingView, compute_patching, parameters_beyond_auto_run
 
 MAPS_SHOWN = 6  # the most maps one stack has: residual, self-, cross-attention, MLP, self- and cross-heads
 SIDE_BY_SIDE_WIDTH = 960  # room below which (a dock beside the diagram) maps and bars become tabs
 MOST_SHOWN = 12  # bars drawn at most: the largest |contributions|
+ANSWER_SHEET = "QLineEdit {{ placeholder-text-color: {text}; }}"  # the default token reads as the value it is
+LEVELS = (-1.0, 1.0)  # every map's colours: 1 = all restored, 0 = none; beyond ±1 the ends (the hover tells)
 
 
 class LogitBars(pg.PlotWidget):
@@ -84,13 +84,7 @@ class LogitBars(pg.PlotWidget):
         pad = 0.05 * max(high - low, 1e-6)
         plot.setXRange(low - pad, high + pad, padding=0)
         plot.setYRange(-0.6, max(n, 1) - 0.4, padding=0)
-        self.setToolTip(self._tooltip())
-
-    def _tooltip(self) -> str:
-        rows = "".join(f"<tr><td>{html.escape(label)}</td><td align='right'>{value:+.3f}</td></tr>"
-                       for label, value in zip(self.labels, self.values))
-        return (f"Each head's and MLP's direct effect on the logit difference (the {len(self.shown)} largest "
-                f"are drawn):<table>{rows}</table>")
+        self.setToolTip(patching_text.attribution_table(self.labels, self.values, n))
 
     def fitting(self) -> int:
         """How many bars the plot's height gives a label line each."""
@@ -140,6 +134,7 @@ class PatchingPanel(Panel):
             box.lineEdit().setPlaceholderText("default")
             box.setToolTip(f"The logit difference compares answer and wrong; empty: {default}")
             box.setMinimumContentsLength(8)
+            set_sheet(box.lineEdit(), ANSWER_SHEET)
         self.stack_box = QComboBox(toolTip="Which stack's maps to show")
         self.stack_box.currentIndexChanged.connect(lambda _i: self._draw_maps())
         self.run_button = QPushButton("Run", toolTip="Patch every site from the clean run into the corrupted one")
@@ -148,7 +143,7 @@ class PatchingPanel(Panel):
             edit.returnPressed.connect(self.run)
         self._labels = [QLabel("Clean:"), QLabel("Corrupted:"), QLabel("Answer:"), QLabel("Wrong:")]
         # one symmetric scale for every map: the right-hand column's colour bars serve their row
-        self.maps = [Heatmap(colormap=style.colormap(style.DIVERGING), levels=(-1.0, 1.0), colour_bar=k % 2 == 1,
+        self.maps = [Heatmap(colormap=style.colormap(style.DIVERGING), levels=LEVELS, colour_bar=k % 2 == 1,
                              square=False) for k in range(MAPS_SHOWN)]
         self.grid = QGridLayout()
         for k, heatmap in enumerate(self.maps):
@@ -292,11 +287,7 @@ class PatchingPanel(Panel):
                 box.lineEdit().setPlaceholderText(printable(chosen))
         self.bars.set_data(view.dla.labels, view.dla.values)
         self._draw_maps()
-        where = f"after “{display_piece(printable(r.position_piece))}” (position {r.position})"
-        self._say(f"Logit difference “{printable(r.answer)}” − “{printable(r.wrong)}” {where}: clean "
-                  f"{r.clean_diff:+.2f}, corrupted {r.corrupted_diff:+.2f}. Each cell: the share of it one patch "
-                  f"restores (1 = all, 0 = none). {r.forwards} patched forwards in {r.seconds:.2f} s. "
-                  "Bars: the clean input's direct logit attribution (LayerNorms frozen at their scale).")
+        self._say(patching_text.summary(r))
 
     def stack_maps(self) -> list:
         """The result's maps of the chosen stack, in the order they are drawn."""
@@ -309,21 +300,13 @@ class PatchingPanel(Panel):
             heatmap.setVisible(k < len(maps))
         if self.shown is None:
             return
-        peak = max([1.0] + [float(np.nanmax(np.abs(m.restored))) for m in self.shown.result.maps])
         for heatmap, m in zip(self.maps, maps):
             rows = list(range(len(m.rows) - 1, -1, -1))  # the last layer on top, as in Figure 1
-            heatmap.set_levels((-peak, peak))
             heatmap.set_title(m.title)  # (no numbers in the cells: a cell's number is in its hover text)
             heatmap.set_data(m.restored[rows], [m.rows[l].capitalize() for l in rows],
                              [printable(c) for c in m.columns], row_names=True)
-            heatmap.describe = lambda row, col, m=m: self._describe(m, len(m.rows) - 1 - row, col)
+            heatmap.describe = lambda row, col, m=m: patching_text.cell_hover(m, len(m.rows) - 1 - row, col)
         self._show_cell()
-
-    def _describe(self, m, layer: int, col: int) -> str:
-        what = (f"head {col + 1} (at every position)" if m.site == "head"
-                else f"position {col} ({printable(m.columns[col])})")
-        return (f"{m.title}, layer {layer + 1}, {what}: restores {m.restored[layer, col] + 0.0:.2f} "
-                "of the logit difference · click for the patched output")
 
     def _on_cell_clicked(self, k: int, row: int, col: int) -> None:
         maps = self.stack_maps()
@@ -332,19 +315,12 @@ class PatchingPanel(Panel):
             self.state.set_view(self.panel_name, cell_view(m.key, len(m.rows) - 1 - row, col))
 
     def selected(self):
-        """(map, layer, column) of the session's cell; by default the last layer's stream at the measured position."""
-        maps = self.stack_maps()
-        if not maps:
+        """(map, layer, column) of the session's cell, or the default one (`patching_text.chosen_cell`)."""
+        if self.shown is None:
             return None
-        cell = parse_cell(self.state.session.view(self.panel_name), 3)
-        by_key = {m.key: m for m in maps}
-        if cell is not None and cell[0] in by_key:
-            m = by_key[cell[0]]
-            return m, min(cell[1], len(m.rows) - 1), min(cell[2], len(m.columns) - 1)
-        m = maps[0]
         output_stack = "decoder" if self.shown.request.bundle.model_kind.has_decoder else "encoder"
-        position = self.shown.result.position if m.stack == output_stack else len(m.columns) - 1
-        return m, len(m.rows) - 1, min(position, len(m.columns) - 1)
+        return patching_text.chosen_cell(self.shown.result, self.stack_maps(),
+                                         parse_cell(self.state.session.view(self.panel_name), 3), output_stack)
 
     def _show_cell(self) -> None:
         chosen = self.selected()
@@ -354,17 +330,7 @@ class PatchingPanel(Panel):
         maps = self.stack_maps()
         for k, heatmap in enumerate(self.maps[:len(maps)]):
             heatmap.select((len(m.rows) - 1 - layer, col) if maps[k] is m else None)
-        r = self.shown.result
-        what = (f"head {col + 1} (all positions)" if m.site == "head"
-                else f"position {col} “{html.escape(printable(m.columns[col]))}”")
-        tops = " · ".join(f"<b>{html.escape(printable(piece))}</b> {float(m.top_probs[layer, col, k]):.2f}"
-                          for k, piece in enumerate(m.top_pieces[layer][col]))
-        muted = style.MUTED.name()
-        self.detail.setText(
-            f"<b>{html.escape(m.title)}</b>, layer {layer + 1}, {what} patched:<br>"
-            f"restores <b>{m.restored[layer, col]:.2f}</b> (logit difference {m.logit_diff[layer, col]:+.2f})"
-            f"<br>top: {tops}<br><span style='color:{muted};'>clean: {html.escape(printable(r.clean_top[0][0]))}, "
-            f"corrupted: {html.escape(printable(r.corrupted_top[0][0]))}</span>")
+        self.detail.setText(patching_text.cell_detail(self.shown.result, m, layer, col, style.MUTED.name()))
 
     def _say(self, text: str, level: str = "plain") -> None:
         say(self.status, text, level)

@@ -1,6 +1,5 @@
-"""The forward-pass stepper: walk every recorded step of the forward in order and inspect the
-exact tensor each produced (buttons, play, slider, a jump list by block, a find box, and the keys
-← → Space Home End as window-wide shortcuts, which a focused text field takes first)."""
+"""The forward-pass stepper: walk every recorded step in order and inspect the exact tensor it
+produced (buttons, play, slider, a jump list by block, a find box; keys ← → Space Home End)."""
 from __future__ import annotations
 
 import numpy as np
@@ -28,7 +27,15 @@ from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
-from model.nn.step_summary import TOKEN_AXES, colour_scale, format_shape, format_value, step_axis_titles, tensor_stats
+from model.nn.step_summary import (
+    TOKEN_AXES,
+    cell_readout,
+    colour_scale,
+    format_shape,
+    step_axis_titles,
+    tensor_stats,
+    visible_text,
+)
 from model.nn.steps import readable_step_name, slice_for_view, view_kind
 
 HOVER_HINT = "Hover a cell: its value."  # short: one line beside the map
@@ -57,11 +64,6 @@ def fill_jump_list(model: QStandardItemModel, trace) -> None:
 
 SCALE_RULE = "weight: 0–1 on every map"
 FEW_ROWS = 8  # token rows whose labels the view always has room for
-
-
-def visible_text(piece: str) -> str:
-    """Spaces and control characters as visible symbols, so a label is never blank."""
-    return piece.replace(" ", "␣").replace("\n", "⏎").replace("\t", "⇥") if piece.strip() else "␣" * len(piece) or "∅"
 
 
 class TensorView(Heatmap):
@@ -113,14 +115,9 @@ class TensorView(Heatmap):
     def readout_at(self, row: int, col: int) -> str:
         if not (0 <= row < self.data.shape[0] and 0 <= col < self.data.shape[1]):
             return ""
-        v = self.data[row, col]
-        if self.is_bool:
-            value = "1  (may attend)" if v else "0  (blocked)"
-        else:
-            value = format_value(float(v)) + ("  (masked)" if np.isneginf(v) else "")
         row_name = f"{self.row_axis} {row}" + ("" if self.rows_axis.numeric else f" “{self.row_labels[row]}”")
         col_name = f"{self.col_axis} {col}" + ("" if self.cols_axis.numeric else f" “{self.col_labels[col]}”")
-        return f"{row_name},  {col_name}  =  {value}"
+        return cell_readout(self.data[row, col], self.is_bool, row_name, col_name)
 
     def cell_to_scene(self, row: int, col: int) -> QPointF:
         """Scene position of a cell's centre (tests move the mouse there)."""

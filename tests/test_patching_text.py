@@ -1,0 +1,40 @@
+"""The patching picture's words (model.interpret.patching_text): the numbers they quote are the
+result's own, a cell asked for is clamped to its map, and the default cell is the measured one."""
+import pytest
+import torch
+
+from model.interpret import patching_text
+from model.interpret.patching import activation_patching
+from model.io.checkpoints import bundled_checkpoints, load_checkpoint
+
+
+@pytest.fixture(scope="module")
+def result():
+    torch.set_num_threads(1)
+    bundle = load_checkpoint(bundled_checkpoints()["gpt-facts"])
+    return activation_patching(bundle, "the duck says", "the cow says")
+
+
+def test_the_summary_quotes_the_results_numbers(result):
+    text = patching_text.summary(result)
+    assert f"{result.clean_diff:+.2f}" in text and f"{result.corrupted_diff:+.2f}" in text
+    assert f"position {result.position}" in text and f"{result.forwards} patched forwards" in text
+
+
+def test_a_cell_is_clamped_to_its_map_and_the_default_is_the_measured_position(result):
+    maps = [m for m in result.maps if m.stack == "decoder"]
+    m, layer, col = patching_text.chosen_cell(result, maps, None, "decoder")
+    assert m is maps[0] and layer == len(m.rows) - 1 and col == min(result.position, len(m.columns) - 1)
+    far = patching_text.chosen_cell(result, maps, (maps[1].key, 99, 99), "decoder")
+    assert far == (maps[1], len(maps[1].rows) - 1, len(maps[1].columns) - 1)
+    assert patching_text.chosen_cell(result, [], None, "decoder") is None
+
+
+def test_a_cells_detail_and_hover_carry_its_share_and_top_tokens(result):
+    m = result.maps[0]
+    detail = patching_text.cell_detail(result, m, 0, 1, "#888888")
+    assert f"restores <b>{m.restored[0, 1]:.2f}</b>" in detail and f"{m.logit_diff[0, 1]:+.2f}" in detail
+    assert all(f"<b>{piece}</b>" in detail for piece in m.top_pieces[0][1] if piece.isalpha())
+    assert f"restores {m.restored[0, 1] + 0.0:.2f}" in patching_text.cell_hover(m, 0, 1)
+    heads = next(m for m in result.maps if m.site == "head")
+    assert "head 2 (all positions)" in patching_text.cell_hover(heads, 0, 1)
