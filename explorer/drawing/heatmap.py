@@ -22,7 +22,7 @@ from superqt import QElidingLabel
 
 from explorer import style
 from explorer.drawing.cell_text import CellText
-from explorer.drawing.colour_bar import ColourBar
+from explorer.drawing.colour_bar import colour_bar_canvas
 from explorer.drawing.label_axis import LabelAxis, display_piece, label_font, plan
 from explorer.drawing.map_overlays import MaskOverlay, blocked_rects
 from explorer.drawing.map_plot import MapPlot
@@ -30,24 +30,6 @@ from explorer.theme import notifier
 from model.inference.labels import label_count
 
 ZOOM_HINT = "wheel: zoom"
-
-
-def colour_bar_canvas(cmap: pg.ColorMap, levels: tuple[float, float], name: str = ""):
-    """(canvas, bar): a colour bar beside maps, its ticks (and its `name`, along it) at the label font."""
-    canvas = pg.GraphicsLayoutWidget()
-    bar = ColourBar(values=levels, colorMap=cmap, width=14)
-    axis = bar.getAxis("right")
-    axis.setTickFont(label_font())
-    axis.enableAutoSIPrefix(False)  # the values themselves: "0.9", never "900" and a hidden "×0.001"
-    metrics = QFontMetricsF(label_font())
-    room = metrics.horizontalAdvance("−0.00") + 20
-    if name:
-        axis.setLabel(name, **{"font-size": f"{label_font().pointSizeF():.1f}pt"})
-        room += metrics.height() + 6
-    axis.setWidth(int(room))
-    canvas.addItem(bar)
-    canvas.setFixedWidth(int(room + 40))  # the axis, the bar (14) and the layout's margins
-    return canvas, bar
 
 
 class _Canvas(pg.GraphicsLayoutWidget):
@@ -69,11 +51,11 @@ class Heatmap(QWidget):
     def __init__(self, title: str = "", colormap: pg.ColorMap | None = None,
                  levels: tuple[float, float] = (0.0, 1.0), colour_bar: bool | str = False, square: bool = True,
                  numbers: bool = False, parent=None):
-        """`colour_bar`: a bar beside the map (a string: its name along it); `square`: square cells
-        (rows and columns both tokens; else the cells fill the room); `numbers`: values in the cells."""
+        """`colour_bar`: a bar beside the map (a string: its name); `square`: square cells (else they
+        fill the room); `numbers`: values in the cells."""
         super().__init__(parent)
         self.square = square
-        self.title = QElidingLabel(self)  # (parented before it is shown: never a window of its own)
+        self.title = QElidingLabel(self)
         self.title.setFont(style.font(style.BASE_POINT_SIZE))
         self.set_title(title)
         self.count = QLabel(self)  # "12 of 24 labels": what the axes drew of what is in view
@@ -148,7 +130,6 @@ class Heatmap(QWidget):
         return item
 
     def _recolour(self, *_) -> None:
-        """The overlays in the new theme's colours."""
         for item in self.overlays:
             pen = item.pen()
             pen.setColor(style.colour(item.data(0)))
@@ -158,8 +139,8 @@ class Heatmap(QWidget):
     def set_data(self, values: np.ndarray, row_labels: list[str], col_labels: list[str],
                  allowed: np.ndarray | None = None, texts: list[list[list[str]]] | None = None,
                  row_names: bool = False) -> None:
-        """Show `values` (rows × cols) with these labels; cells where `allowed` is False hatched;
-        `texts[r][c]`: a cell's lines; `row_names`: rows are names ("Layer 2"), not tokens."""
+        """`values` (rows × cols) with these labels; cells where `allowed` is False hatched; `texts[r][c]`:
+        a cell's lines; `row_names`: rows are names ("Layer 2"), not tokens."""
         values = np.asarray(values, dtype=np.float32)
         rows, cols = values.shape if values.ndim == 2 else (0, 0)
         shape_changed = values.shape != self.values.shape
@@ -179,7 +160,7 @@ class Heatmap(QWidget):
         if shape_changed or not (rows and cols):
             self.plot.vb.setLimits(xMin=0, xMax=max(cols, 1), yMin=0, yMax=max(rows, 1),
                                    maxXRange=max(cols, 1), maxYRange=max(rows, 1))
-            self.user_view = False  # a new shape: the whole map again (or as much as its text allows)
+            self.user_view = False  # a new shape: the whole map again
         self._square()
 
     def clear_data(self) -> None:
@@ -187,7 +168,7 @@ class Heatmap(QWidget):
         self.select(None)
 
     def set_title(self, text: str, tip: str = "") -> None:
-        """A title elided to the map's width (tooltip: `tip` or the whole title); "" hides it."""
+        """A title elided to the map's width (tooltip: `tip` or the title); "" hides it."""
         self.title.setText(text)
         self.title.setToolTip(tip or text)
         self.title.setVisible(bool(text))
@@ -215,13 +196,11 @@ class Heatmap(QWidget):
         self.user_view = True
 
     def _on_view_resized(self, *_) -> None:
-        """The map area has its new size (after the layout): as many text columns as it shows."""
         if not self.user_view and self.texts and not self.square:
             self._fit_view()
 
     @property
     def texts(self) -> list[list[list[str]]]:
-        """Each cell's lines of text, as given to `set_data`."""
         return self.cell_text.texts
 
     def mark_columns(self, cols) -> None:
@@ -234,7 +213,7 @@ class Heatmap(QWidget):
         self.marks.setPath(path)
 
     def select(self, cell: tuple[int, int] | None) -> None:
-        """Frame one cell in the selection colour (None: no frame)."""
+        """Frame one cell (None: no frame)."""
         self.selected = cell
         if cell is None:
             self.selection.hide()
@@ -248,7 +227,7 @@ class Heatmap(QWidget):
         style.set_sheet(self.canvas, "border: 3px solid {selected};" if on else "border: 3px solid transparent;")
 
     def zoom(self, factor: float, center: tuple[float, float] | None = None) -> None:
-        """Zoom the view by `factor` (> 1: in) around `center` (x, y in cells), as the wheel does."""
+        """Zoom by `factor` (> 1: in) around `center` (x, y in cells), as the wheel does."""
         (x0, x1), (y0, y1) = self.plot.vb.viewRange()
         cx, cy = center or ((x0 + x1) / 2, (y0 + y1) / 2)
         self.user_view = True
@@ -256,13 +235,12 @@ class Heatmap(QWidget):
                               yRange=(cy - (y1 - y0) / factor / 2, cy + (y1 - y0) / factor / 2), padding=0)
 
     def reset_view(self) -> None:
-        """The whole map (or, where its cells carry text, as many columns as show it)."""
         self.user_view = False
         self._fit_view()
 
     def _fit_view(self) -> None:
-        """All rows; all columns, unless the cells' text would not fit: then as many columns as
-        show it, around the selected cell (the rest a drag away)."""
+        """All rows; all columns, or where the cells' text would not fit, as many as show it around the
+        selected cell (the rest a drag away)."""
         rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
         rows, cols = max(rows, 1), max(cols, 1)
         span = cols
@@ -277,11 +255,9 @@ class Heatmap(QWidget):
             start = min(max(0, self.selected[1] - span // 2), cols - span)
         self.plot.vb.setRange(xRange=(start, start + span), yRange=(0, rows), padding=0)
 
-    # -- square cells -----------------------------------------------------------------------------------
     def _square(self) -> None:
-        """Size the axes for their labels (upright or turned, by the policy), then give the room
-        square cells leave to the margins, so the axes sit against the map; a row lower than a
-        line keeps room above the first cell for its label."""
+        """Axes sized for their labels (upright or turned), the room square cells leave given to the
+        margins (the axes against the map), and room above a row lower than its label."""
         rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
         ci = self.canvas.ci
         left = self.rows_axis.extent(False) if rows else 10
@@ -313,29 +289,25 @@ class Heatmap(QWidget):
         if not self.user_view:
             self._fit_view()
 
-    # -- labels count --------------------------------------------------------------------------------
     def label_counts(self) -> list[tuple[int, int]]:
         """(drawn, in view) for the row axis and the column axis, as last painted."""
         return [(a.drawn, a.in_view) for a in (self.rows_axis, self.cols_axis)]
 
     def _label_count(self) -> tuple[str, str]:
-        """(short, full) count of the labels drawn; an axis not painted yet is left out, and so is a
-        numbered one (numbers are a scale: every 5th reads as all of them)."""
+        """(short, full) count of the labels drawn, of the painted token axes (numbers are a scale)."""
         return label_count([(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis)
                             if a.drawn and not a.numeric])
 
     def count_text(self) -> str:
-        """"" when every label is drawn, else "k of n labels" (n: those in view; "…, 24 in all")."""
+        """"" when every label is drawn, else "k of n labels" (n: those in view)."""
         return self._label_count()[1]
 
     def _show_count(self) -> None:
-        """Beside the title, short ("8/24", "6/6 of 24"); in full in its tooltip."""
         text, full = self._label_count()
         if self.count.text() != text:
             self.count.setText(text)
             self.count.setToolTip(f"{full} drawn · {ZOOM_HINT}, drag to pan" if full else "")
 
-    # -- mouse ------------------------------------------------------------------------------------------
     def cell_at(self, scene_pos) -> tuple[int, int] | None:
         if not self.plot.vb.sceneBoundingRect().contains(scene_pos):
             return None
@@ -345,7 +317,7 @@ class Heatmap(QWidget):
         return (r, c) if 0 <= r < rows and 0 <= c < cols else None
 
     def default_description(self, r: int, c: int) -> str:
-        """Row and column token and the value; a cell's text too when it has one."""
+        """Row and column token, the value and the cell's text."""
         row = self.row_labels[r] if r < len(self.row_labels) else str(r)
         col = self.col_labels[c] if c < len(self.col_labels) else str(c)
         blocked = self.allowed is not None and not bool(self.allowed[r, c])
