@@ -1,6 +1,5 @@
-"""Fonts, colours and colormaps every panel shares, chosen for a projector at the back of a room:
-one visual language (the same colour for a block everywhere, one diverging map for every
-signed tensor, one grey hatching for "blocked by the mask")."""
+"""Fonts, colours and colormaps every panel shares, for a projector at the back of a room: one visual
+language (a block's colour everywhere, one diverging map for signed tensors, one mask hatching)."""
 from __future__ import annotations
 
 import numpy as np
@@ -51,8 +50,7 @@ def set_scale(factor: float) -> None:
 
 
 def css_pt(point_size: float = SMALL_POINT_SIZE) -> str:
-    """A rich-text size (a pyqtgraph axis title's "font-size") at the current scale: HTML sizes
-    win over the item's font."""
+    """A rich-text size (a pyqtgraph title's "font-size") at the current scale (HTML sizes win over fonts)."""
     return f"{point_size * _scale:.1f}pt"
 
 
@@ -90,8 +88,7 @@ def still_plot(plot: pg.PlotItem) -> pg.PlotItem:
 
 
 def eliding_line(text: str = "", alignment: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft) -> QElidingLabel:
-    """One line of plain text that ends in "…" where its row is too narrow and never widens the
-    row; its tooltip holds the whole text."""
+    """One line of plain text, "…" where its row is too narrow (never widening it); the tooltip whole."""
     label = QElidingLabel()
     label.setTextFormat(Qt.TextFormat.PlainText)  # a model's output "<b>…" is no markup
     label.setAlignment(alignment | Qt.AlignmentFlag.AlignVCenter)

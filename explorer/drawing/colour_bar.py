@@ -61,15 +61,15 @@ class ColourBar(MapPlot):
         self.axis.setRange(low, high)
 
 
-def colour_bar_canvas(cmap: pg.ColorMap, levels: tuple[float, float], name: str = ""):
-    """(canvas, bar): a colour bar beside maps, its ticks (and its `name`, along it) at the label font."""
+def colour_bar_canvas(cmap: pg.ColorMap, levels: tuple[float, float], name: str | bool = ""):
+    """(canvas, bar): a colour bar beside maps, its ticks (and its `name`, a string, along it) at the label font."""
     canvas = pg.GraphicsLayoutWidget()
     bar = ColourBar(values=levels, colorMap=cmap, width=14)
     bar.axis.setTickFont(label_font())
     bar.axis.enableAutoSIPrefix(False)  # the values themselves: "0.9", never "900" and a hidden "×0.001"
     metrics = QFontMetricsF(label_font())
     room = metrics.horizontalAdvance("−0.00") + 20
-    if name:
+    if isinstance(name, str) and name:
         bar.axis.setLabel(name, **{"font-size": f"{label_font().pointSizeF():.1f}pt"})
         room += metrics.height() + 6
     bar.axis.setWidth(int(room))

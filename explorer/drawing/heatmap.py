@@ -9,15 +9,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QFontMetricsF, QPainterPath, QPen
-from PySide6.QtWidgets import (
-    QGraphicsItem,
-    QGraphicsPathItem,
-    QGraphicsRectItem,
-    QHBoxLayout,
-    QLabel,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QLabel, QWidget
 from superqt import QElidingLabel
 
 from explorer import style
@@ -26,6 +18,7 @@ from explorer.drawing.colour_bar import colour_bar_canvas
 from explorer.drawing.label_axis import LabelAxis, display_piece, label_font, plan
 from explorer.drawing.map_overlays import MaskOverlay, blocked_rects
 from explorer.drawing.map_plot import MapPlot
+from explorer.panels.layouts import column, row
 from explorer.theme import notifier
 from model.inference.labels import label_count
 
@@ -33,8 +26,6 @@ ZOOM_HINT = "wheel: zoom"
 
 
 class _Canvas(pg.GraphicsLayoutWidget):
-    """The map's graphics view; tells its owner when it has a new size."""
-
     resized = Signal()
 
     def resizeEvent(self, event) -> None:
@@ -56,15 +47,9 @@ class Heatmap(QWidget):
         super().__init__(parent)
         self.square = square
         self.title = QElidingLabel(self)
-        self.title.setFont(style.font(style.BASE_POINT_SIZE))
         self.set_title(title)
-        self.count = QLabel(self)  # "12 of 24 labels": what the axes drew of what is in view
-        self.count.setFont(label_font())
+        self.count = QLabel(self, font=label_font())  # "12 of 24 labels": what the axes drew of those in view
         style.set_sheet(self.count, "color: {muted};")
-        header = QHBoxLayout()
-        header.setContentsMargins(0, 0, 0, 0)
-        header.addWidget(self.title, 1)
-        header.addWidget(self.count)
         self.canvas = _Canvas()
         self.canvas.setMinimumSize(60, 60)
         self.rows_axis, self.cols_axis = LabelAxis("left"), LabelAxis("bottom")
@@ -87,25 +72,15 @@ class Heatmap(QWidget):
         self.selection = self.overlay(QGraphicsRectItem(), "selected", 3, 5)
         self.selection.hide()
         self.selected: tuple[int, int] | None = None
-        # dashed outlines of marked columns (a lens's [MASK] columns)
-        self.marks = self.overlay(QGraphicsPathItem(), "text", 2, 4, dash=True)
-        self.marked_cols: set[int] = set()
+        self.marks = self.overlay(QGraphicsPathItem(), "text", 2, 4, dash=True)  # marked columns ([MASK])
         self.user_view = False  # zoomed or panned by the user: a resize keeps the view
         self.plot.vb.sigRangeChangedManually.connect(self._on_user_view)
         self.plot.vb.sigResized.connect(self._on_view_resized)
-        row = QHBoxLayout()
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.canvas, 1)
-        self.bar = None
-        if colour_bar:
-            name = colour_bar if isinstance(colour_bar, str) else ""
-            self.bar_canvas, self.bar = colour_bar_canvas(self.cmap, self.levels, name)
-            row.addWidget(self.bar_canvas)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
-        layout.addLayout(header)
-        layout.addLayout(row, 1)
+        self.bar_canvas, self.bar = colour_bar_canvas(self.cmap, self.levels, colour_bar) if colour_bar else (None, None)
+        maps = row((self.canvas, 1), margins=0)
+        if self.bar_canvas is not None:
+            maps.addWidget(self.bar_canvas)
+        column(row((self.title, 1), self.count, margins=0), (maps, 1), parent=self, margins=0).setSpacing(2)
         self.values = np.zeros((0, 0), dtype=np.float32)
         self.allowed: np.ndarray | None = None
         self.row_labels: list[str] = []
@@ -205,10 +180,9 @@ class Heatmap(QWidget):
 
     def mark_columns(self, cols) -> None:
         """Outline these columns with a dashed line (e.g. the [MASK] positions)."""
-        self.marked_cols = set(cols)
         rows = self.values.shape[0] if self.values.ndim == 2 else 0
         path = QPainterPath()
-        for c in sorted(self.marked_cols):
+        for c in sorted(set(cols)):
             path.addRect(QRectF(c, 0, 1, rows))
         self.marks.setPath(path)
 
