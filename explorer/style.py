@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QSizePolicy
 from superqt import QElidingLabel
 
@@ -31,8 +31,6 @@ _LEGACY = {"TEXT": "text", "MUTED": "muted", "ACCENT": "accent", "ERROR": "error
 def __getattr__(name: str):
     if name in _LEGACY:
         return colour(_LEGACY[name])
-    if name == "BLOCK_COLOURS":
-        return {role: QColor(value) for role, value in current().blocks.items()}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
