@@ -102,6 +102,8 @@ def restyle_view(view, p=None) -> None:
             item.setBrush(pg.mkBrush(fill))
             item.setPen(pg.mkPen(p.muted))
             item.setLabelTextColor(p.text)
+            for _sample, label in item.items:  # (the colour is stored; the text keeps the old one)
+                label.setText(label.text)
         elif isinstance(item, pg.LabelItem):
             _restyle_label(item, p, ratio)
         elif ratio == 1.0:
