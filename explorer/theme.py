@@ -36,6 +36,7 @@ ROLES = {
     "warning": ("#9a6700", "#d29922"),
     # the architecture diagram (Figure 1)
     "line": ("#30363d", "#9ea7b3"),  # block outlines, the ⊕ and ∿ symbols
+    "arrow": ("#30363d", "#9ea7b3"),
     "stack_edge": ("#8c959f", "#6e7681"),
     "block_text": ("#1f2328", "#f0f3f6"),
     "block_shape_text": ("#24292f", "#d0d7de"),
