@@ -117,7 +117,9 @@ class Heatmap(QWidget):
         """`values` (rows × cols) with these labels; cells where `allowed` is False hatched; `texts[r][c]`:
         a cell's lines; `row_names`: rows are names ("Layer 2"), not tokens."""
         values = np.asarray(values, dtype=np.float32)
-        rows, cols = values.shape if values.ndim == 2 else (0, 0)
+        if values.ndim != 2:
+            raise ValueError(f"a heatmap shows a matrix (rows × columns), not an array of shape {values.shape}")
+        rows, cols = values.shape
         shape_changed = values.shape != self.values.shape
         self.values, self.allowed = values, allowed
         self.row_labels, self.col_labels = list(row_labels), list(col_labels)
@@ -151,7 +153,7 @@ class Heatmap(QWidget):
     def set_axis_names(self, rows: str, cols: str) -> None:
         """Short names beside and under the labels ("query", "key"); "" for none."""
         for axis, text in ((self.rows_axis, rows), (self.cols_axis, cols)):
-            axis.setLabel(text or None, color=style.current().text, **{"font-size": f"{label_font().pointSizeF():.1f}pt"})
+            axis.setLabel(text or None, color=style.current().text, **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
             axis.showLabel(bool(text))
         self._square()
 
@@ -180,7 +182,7 @@ class Heatmap(QWidget):
 
     def mark_columns(self, cols) -> None:
         """Outline these columns with a dashed line (e.g. the [MASK] positions)."""
-        rows = self.values.shape[0] if self.values.ndim == 2 else 0
+        rows = self.values.shape[0]
         path = QPainterPath()
         for c in sorted(set(cols)):
             path.addRect(QRectF(c, 0, 1, rows))
@@ -189,12 +191,9 @@ class Heatmap(QWidget):
     def select(self, cell: tuple[int, int] | None) -> None:
         """Frame one cell (None: no frame)."""
         self.selected = cell
-        if cell is None:
-            self.selection.hide()
-            return
-        r, c = cell
-        self.selection.setRect(QRectF(c, r, 1, 1))
-        self.selection.show()
+        self.selection.setVisible(cell is not None)
+        if cell is not None:
+            self.selection.setRect(QRectF(cell[1], cell[0], 1, 1))
 
     def mark(self, on: bool) -> None:
         """Frame the whole map in the selection colour (a grid's selected head)."""
@@ -215,7 +214,7 @@ class Heatmap(QWidget):
     def _fit_view(self) -> None:
         """All rows; all columns, or where the cells' text would not fit, as many as show it around the
         selected cell (the rest a drag away)."""
-        rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
+        rows, cols = self.values.shape
         rows, cols = max(rows, 1), max(cols, 1)
         span = cols
         if self.texts and not self.square:
@@ -232,7 +231,7 @@ class Heatmap(QWidget):
     def _square(self) -> None:
         """Axes sized for their labels (upright or turned), the room square cells leave given to the
         margins (the axes against the map), and room above a row lower than its label."""
-        rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
+        rows, cols = self.values.shape
         ci = self.canvas.ci
         left = self.rows_axis.extent(False) if rows else 10
         self.rows_axis.setWidth(int(left))
@@ -287,7 +286,7 @@ class Heatmap(QWidget):
             return None
         pt = self.plot.vb.mapSceneToView(scene_pos)
         r, c = math.floor(pt.y()), math.floor(pt.x())
-        rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
+        rows, cols = self.values.shape
         return (r, c) if 0 <= r < rows and 0 <= c < cols else None
 
     def default_description(self, r: int, c: int) -> str:
