@@ -73,6 +73,7 @@ class Heatmap(QWidget):
         self.selection.hide()
         self.selected: tuple[int, int] | None = None
         self.marks = self.overlay(QGraphicsPathItem(), "text", 2, 4, dash=True)  # marked columns ([MASK])
+        self.marked_cols: set[int] = set()
         self.user_view = False  # zoomed or panned by the user: a resize keeps the view
         self.plot.vb.sigRangeChangedManually.connect(self._on_user_view)
         self.plot.vb.sigResized.connect(self._on_view_resized)
@@ -183,8 +184,9 @@ class Heatmap(QWidget):
     def mark_columns(self, cols) -> None:
         """Outline these columns with a dashed line (e.g. the [MASK] positions)."""
         rows = self.values.shape[0]
+        self.marked_cols = set(cols)
         path = QPainterPath()
-        for c in sorted(set(cols)):
+        for c in sorted(self.marked_cols):
             path.addRect(QRectF(c, 0, 1, rows))
         self.marks.setPath(path)
 
