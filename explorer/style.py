@@ -11,7 +11,8 @@ from superqt import QElidingLabel
 
 from explorer import theme as _theme
 from explorer.theme import DIVERGING, SEQUENTIAL, Palette, colour, current, set_sheet, set_text  # noqa: F401
-from model.nn.step_summary import format_shape, format_value  # noqa: F401 - the panels' shared names
+from model.inference.prob_text import prob_text  # noqa: F401 - the panels' shared names
+from model.nn.step_summary import format_shape, format_value  # noqa: F401
 
 # pyqtgraph's default image order is column-major: a [query, key] map would show transposed.
 pg.setConfigOptions(imageAxisOrder="row-major", antialias=True, background=_theme.current().canvas,
@@ -94,14 +95,3 @@ def eliding_line(text: str = "", alignment: Qt.AlignmentFlag = Qt.AlignmentFlag.
     label.setText(text)
     label.setToolTip(text)
     return label
-
-
-def prob_text(p: float) -> str:
-    """A probability over its bar, in one notation a class reads aloud: "0.92", "0.004", "<0.0001"."""
-    if p != p:  # NaN: a broken distribution says so, not "<0.0001"
-        return "NaN"
-    if p >= 0.005:
-        return f"{p:.2f}"
-    if p <= 0:
-        return "0"
-    return f"{p:.1g}" if p >= 0.0001 else "<0.0001"
