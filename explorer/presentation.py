@@ -2,7 +2,7 @@
 
 Presenting is the same session re-laid at a larger base font: the application font and, while
 presenting, the stylesheet's (`presentation_sheet`; each widget's own font comes back when the
-rule goes); pyqtgraph canvases, which follow neither, are redrawn by `scaling.set_scale`. The
+rule goes); pyqtgraph canvases, which follow neither, are redrawn at it by `plot_style.restyle_view`. The
 QPalette, stylesheet and plot colours come from the theme's palette. Both persist in QSettings.
 """
 from __future__ import annotations
@@ -116,7 +116,7 @@ class PresentationMode(QObject):
 
     def _on_scale(self, factor: float) -> None:
         if abs(set_scale(QApplication.instance(), factor) - 1.0) >= 1e-6:
-            apply_theme(QApplication.instance(), theme.current().name)  # the stylesheet's sizes follow
+            apply_theme(QApplication.instance(), theme.current().name)  # the stylesheet and the canvases follow
 
     def toggle(self) -> None:
         self.leave() if self.active else self.enter()

@@ -1,5 +1,5 @@
-"""The presentation's size: the application font at a factor of the normal one; each pyqtgraph canvas
-(which does not follow it) is brought to the factor by `plot_style.restyle_view`, from the scale
+"""The presentation's size: the application font at a factor of the normal one. A pyqtgraph canvas,
+which does not follow it, is brought to the factor by `plot_style.restyle_view` from the scale
 recorded on it, so a canvas built at any size ends at the size in use."""
 from __future__ import annotations
 
@@ -38,20 +38,18 @@ def plot_views(_app: QApplication | None = None) -> list[pg.GraphicsView]:
 
 
 def set_scale(app: QApplication, factor: float) -> float:
-    """The application's font at `factor` × normal (`style.font` gives later items the same) and
-    every canvas redrawn at it. Returns the ratio applied."""
+    """The application's font at `factor` × normal (`style.font` gives later items the same); each
+    canvas keeps the scale it is drawn at until `restyle_view` (`presentation.apply_theme`). Returns
+    the ratio applied."""
     factor = max(1.0, min(float(factor), 3.0))
     ratio = factor / style.scale()
     if abs(ratio - 1.0) < 1e-6:
         return 1.0
-    views = plot_views(app)
-    for view in views:  # (a canvas not restyled yet is at the old scale)
+    for view in plot_views(app):  # (a canvas never restyled is at the old scale)
         if not view.property(SCALE_PROPERTY):
             view.setProperty(SCALE_PROPERTY, style.scale())
     style.set_scale(factor)
     app.setFont(style.font(style.BASE_POINT_SIZE))
-    for view in views:
-        restyle_view(view)
     return ratio
 
 

@@ -140,7 +140,8 @@ def _restyle_label(label: pg.LabelItem, p, ratio: float) -> None:
     """A title or legend entry: the theme's text colour unless its colour is deliberate, its size scaled."""
     opts = {}
     now = label.opts.get("color")
-    if (_in_legend(label) or _is_plain_text_colour(now)) and (now is None or pg.mkColor(now) != p.q("text")):
+    plain = isinstance(label.parentItem(), pg.LegendItem) or _is_plain_text_colour(now)  # legend entries: text
+    if plain and (now is None or pg.mkColor(now) != p.q("text")):
         opts["color"] = p.text
     size = str(label.opts.get("size") or f"{_app.BASE_POINT_SIZE}pt")
     if ratio != 1.0 and size.endswith("pt"):
@@ -166,13 +167,6 @@ def _scaled_pen(pen, ratio: float) -> QPen:
     pen = QPen(pg.mkPen(pen))
     pen.setWidthF(max(1.0, pen.widthF()) * ratio)
     return pen
-
-
-def _in_legend(item) -> bool:
-    parent = item.parentItem()
-    while parent is not None and not isinstance(parent, pg.LegendItem):
-        parent = parent.parentItem()
-    return parent is not None
 
 
 def _own_pen(item) -> bool:
