@@ -56,3 +56,30 @@ def test_a_canvas_built_at_the_scale_in_use_is_not_scaled_again(qapp):
     finally:
         style.set_scale(1.0)
     panel.deleteLater()
+
+
+def test_a_maps_label_axis_grows_with_the_base_font_without_a_resize(qtbot):
+    """Presenting at a larger scale, the map keeps its size: its row axis still fits its labels."""
+    import numpy as np
+    from PySide6.QtWidgets import QApplication
+
+    from explorer.drawing.heatmap import Heatmap
+
+    app = QApplication.instance()
+    heatmap = Heatmap()  # (no title: nothing else in the widget relays it out)
+    qtbot.addWidget(heatmap)
+    heatmap.resize(500, 400)
+    heatmap.show()
+    heatmap.set_data(np.eye(4), ["alpha", "beta", "gamma", "delta"], list("abcd"))
+    qtbot.waitUntil(lambda: heatmap.rows_axis.width() == heatmap.rows_axis.extent(False))
+    normal = heatmap.rows_axis.width()
+    restyle_view(heatmap.canvas)
+    style.set_scale(2.0)
+    try:
+        app.setFont(style.font(style.BASE_POINT_SIZE))
+        restyle_view(heatmap.canvas)
+        qtbot.waitUntil(lambda: heatmap.rows_axis.width() > normal * 1.5)
+        assert heatmap.rows_axis.width() == heatmap.rows_axis.extent(False)  # as wide as its labels at 2×
+    finally:
+        style.set_scale(1.0)
+        app.setFont(style.font(style.BASE_POINT_SIZE))

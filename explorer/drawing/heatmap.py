@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QFontMetricsF, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QLabel, QWidget
 from superqt import QElidingLabel
@@ -93,6 +93,12 @@ class Heatmap(QWidget):
         self.canvas.scene().sigMouseMoved.connect(self._hover)
         self.canvas.scene().sigMouseClicked.connect(self._click)
         notifier().changed.connect(self._recolour)
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """The base font changed (presenting): the axes sized again once the canvas wears it."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            QTimer.singleShot(0, self, self._square)
 
     def overlay(self, item, role: str, width: float, z: float, dash: bool = False):
         """`item` drawn over the map in `role`'s colour, `width` screen pixels wide at any zoom."""
