@@ -1,6 +1,7 @@
-"""Lecture mode: full screen, one panel at a time, everything larger (the application's and the
-stylesheet's font; pyqtgraph canvases by `scaling.set_scale`), and a light or dark theme
-(palette, stylesheet, plot colours). Scale and theme persist in QSettings."""
+"""Lecture mode: full screen, one panel at a time, everything larger, a light or dark theme.
+
+The same session re-laid at a larger base font: the application font and stylesheet; pyqtgraph
+canvases are redrawn at it by `plot_style.restyle_view`. Scale and theme persist in QSettings."""
 from __future__ import annotations
 
 import pyqtgraph as pg
@@ -111,7 +112,7 @@ class PresentationMode(QObject):
 
     def _on_scale(self, factor: float) -> None:
         if abs(set_scale(QApplication.instance(), factor) - 1.0) >= 1e-6:
-            apply_theme(QApplication.instance(), theme.current().name)  # the stylesheet's sizes follow
+            apply_theme(QApplication.instance(), theme.current().name)  # the stylesheet and the canvases follow
 
     def toggle(self) -> None:
         self.leave() if self.active else self.enter()

@@ -1,9 +1,6 @@
-"""`RichElidingLabel`: one line of rich text that fits the width its layout gives it.
-
-superqt's QElidingLabel elides plain text; this keeps coloured spans: where the line does not
-fit, it is cut at the last character (or allowed stop) that leaves room for a marker ("…", or
-e.g. "… +12 more"). `text()` is the whole text, `shown_text()` what is drawn.
-"""
+"""`RichElidingLabel`: one line of rich text cut to its width, coloured spans kept (superqt's
+QElidingLabel elides plain text) at the last character or allowed stop that leaves room for a
+marker ("…", "… +12 more"). `text()` is the whole text, `shown_text()` what is drawn."""
 from __future__ import annotations
 
 import math
@@ -79,15 +76,17 @@ class RichElidingLabel(QLabel):
         if shown != QLabel.text(self):
             QLabel.setText(self, shown)
 
+    def _around(self, width: float) -> int:
+        """`width` of text plus the label's margins."""
+        margins = self.contentsMargins()
+        return math.ceil(width) + margins.left() + margins.right() + 2 * self.margin() + 1
+
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
-        hint = super().sizeHint()
-        extra = self.contentsMargins().left() + self.contentsMargins().right() + 2 * self.margin()
-        return QSize(math.ceil(_document(self.whole, self.font()).idealWidth()) + extra + 1, hint.height())
+        return QSize(self._around(_document(self.whole, self.font()).idealWidth()), super().sizeHint().height())
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
-        extra = self.contentsMargins().left() + self.contentsMargins().right() + 2 * self.margin()
         least = QFontMetricsF(self.font()).horizontalAdvance(self.least) if self.whole else 0
-        return QSize(math.ceil(least) + extra + 1, super().minimumSizeHint().height())
+        return QSize(self._around(least), super().minimumSizeHint().height())
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)

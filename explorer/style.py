@@ -1,18 +1,18 @@
-"""Fonts, colours and colormaps every panel shares, chosen for a projector at the back of a room:
-one visual language (the same colour for a block everywhere, one diverging map for every
-signed tensor, one grey hatching for "blocked by the mask")."""
+"""Fonts, colours and colormaps every panel shares, for a projector at the back of a room: one visual
+language (a block's colour everywhere, one diverging map for signed tensors, one mask hatching)."""
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QSizePolicy
 from superqt import QElidingLabel
 
 from explorer import theme as _theme
 from explorer.theme import DIVERGING, SEQUENTIAL, Palette, colour, current, set_sheet, set_text  # noqa: F401
-from model.nn.step_summary import format_shape, format_value  # noqa: F401 - the panels' shared names
+from model.inference.prob_text import prob_text  # noqa: F401 - the panels' shared names
+from model.nn.step_summary import format_shape, format_value  # noqa: F401
 
 # pyqtgraph's default image order is column-major: a [query, key] map would show transposed.
 pg.setConfigOptions(imageAxisOrder="row-major", antialias=True, background=_theme.current().canvas,
@@ -32,8 +32,6 @@ _LEGACY = {"TEXT": "text", "MUTED": "muted", "ACCENT": "accent", "ERROR": "error
 def __getattr__(name: str):
     if name in _LEGACY:
         return colour(_LEGACY[name])
-    if name == "BLOCK_COLOURS":
-        return {role: QColor(value) for role, value in current().blocks.items()}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -51,8 +49,7 @@ def set_scale(factor: float) -> None:
 
 
 def css_pt(point_size: float = SMALL_POINT_SIZE) -> str:
-    """A rich-text size (a pyqtgraph axis title's "font-size") at the current scale: HTML sizes
-    win over the item's font."""
+    """A rich-text size (a pyqtgraph title's "font-size") at the current scale (HTML sizes win over fonts)."""
     return f"{point_size * _scale:.1f}pt"
 
 
@@ -90,8 +87,7 @@ def still_plot(plot: pg.PlotItem) -> pg.PlotItem:
 
 
 def eliding_line(text: str = "", alignment: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft) -> QElidingLabel:
-    """One line of plain text that ends in "…" where its row is too narrow and never widens the
-    row; its tooltip holds the whole text."""
+    """One line of plain text, "…" where its row is too narrow (never widening it); the tooltip whole."""
     label = QElidingLabel()
     label.setTextFormat(Qt.TextFormat.PlainText)  # a model's output "<b>…" is no markup
     label.setAlignment(alignment | Qt.AlignmentFlag.AlignVCenter)
@@ -99,14 +95,3 @@ def eliding_line(text: str = "", alignment: Qt.AlignmentFlag = Qt.AlignmentFlag.
     label.setText(text)
     label.setToolTip(text)
     return label
-
-
-def prob_text(p: float) -> str:
-    """A probability over its bar, in one notation a class reads aloud: "0.92", "0.004", "<0.0001"."""
-    if p != p:  # NaN: a broken distribution says so, not "<0.0001"
-        return "NaN"
-    if p >= 0.005:
-        return f"{p:.2f}"
-    if p <= 0:
-        return "0"
-    return f"{p:.1g}" if p >= 0.0001 else "<0.0001"

@@ -1,10 +1,6 @@
-"""Theme as data: one `Palette` per theme, every colour the explorer draws with, by role.
-
-No other module holds a colour literal: they ask for a role (`current().muted`, `colour("chosen")`),
-so a new theme is complete by construction; Qt's `QPalette` and the stylesheet are generated from
-it. The colour maps mean the same in a lit and a dark room: module constants, not palette fields.
-Items that keep colours listen to `notifier().changed` and recolour in place.
-"""
+"""Theme as data: one `Palette` per theme, every colour the explorer draws with, by role (no other
+module holds a colour literal), Qt's `QPalette` and the stylesheet generated from it. Items that keep
+colours listen to `notifier().changed` and recolour in place."""
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
@@ -121,8 +117,7 @@ HEAD_KINDS = {
 
 
 class Palette:
-    """Every colour of one theme, by role, as hex strings (for stylesheets and HTML as-is):
-    `p.text`, `p.blocks["attention"]`, `p.series[i]`, `p.head_kinds["induction"]`."""
+    """Every colour of one theme, by role, as hex strings: `p.text`, `p.blocks["attention"]`, `p.series[i]`."""
 
     def __init__(self, name: str, index: int, series: tuple[str, ...]):
         self.name, self.series = name, series
@@ -132,7 +127,7 @@ class Palette:
         self.head_kinds = {kind: pair[index] for kind, pair in HEAD_KINDS.items()}
 
     def roles(self) -> dict[str, str]:
-        """Role → colour for every single-colour role (for `str.format_map` in stylesheets)."""
+        """Role → colour (for `str.format_map` in stylesheets)."""
         return {"name": self.name, **{role: getattr(self, role) for role in ROLES}}
 
     def q(self, role: str) -> QColor:
@@ -167,7 +162,7 @@ def current() -> Palette:
 
 
 def set_current(name: str) -> Palette:
-    """Make `name` the current palette and tell every listener (no-op signal if unchanged)."""
+    """Make `name` the current palette and tell every listener (when it changed)."""
     global _current
     if name not in PALETTES:
         raise ValueError(f"unknown theme {name!r}; themes: {', '.join(PALETTES)}")
@@ -179,7 +174,6 @@ def set_current(name: str) -> Palette:
 
 
 def colour(role: str) -> QColor:
-    """A fresh QColor of `role` in the current palette."""
     return QColor(getattr(_current, role))
 
 
@@ -199,14 +193,9 @@ def qpalette(p: Palette) -> QPalette:
     return pal
 
 
-def tick_icon(p: Palette) -> str:
-    """The check box tick drawn on the palette's accent (a bundled asset: it works from a wheel)."""
-    return asset_path("icons", f"check-{p.name}.svg").as_posix()
-
-
 def stylesheet(p: Palette, scale: float = 1.0, title_point_size: int = 14) -> str:
-    """The application-wide stylesheet of `p` at a font scale. Check boxes and checked tool
-    buttons are drawn from the palette (Fusion's are nearly invisible in the dark theme)."""
+    """The application's stylesheet of `p` at a font scale; check boxes and checked tool buttons drawn
+    from the palette (Fusion's are nearly invisible in the dark theme)."""
     box = round(16 * scale)
     return (f"QDockWidget::title {{ background: {p.panel}; color: {p.text}; padding: 5px; font-weight: bold; }}"
             f"QDockWidget {{ font-size: {round(title_point_size * scale)}pt; }}"
@@ -215,7 +204,7 @@ def stylesheet(p: Palette, scale: float = 1.0, title_point_size: int = 14) -> st
             f"border-radius: 3px; background: {p.base}; }}"
             f"QCheckBox::indicator:hover {{ border-color: {p.accent}; }}"
             f"QCheckBox::indicator:checked {{ background: {p.accent}; border-color: {p.accent}; "
-            f"image: url({tick_icon(p)}); }}"
+            f"image: url({asset_path('icons', f'check-{p.name}.svg').as_posix()}); }}"
             f"QCheckBox::indicator:disabled {{ border-color: {p.disabled_text}; background: {p.window}; }}"
             f"QCheckBox::indicator:checked:disabled {{ background: {p.disabled_text}; }}"
             f"QToolButton:checked {{ background: {p.accent}; color: {p.on_accent}; border: 1px solid {p.accent}; "
@@ -228,14 +217,13 @@ TEXT_PROPERTY = "themeText"
 
 
 def set_sheet(widget, template: str) -> None:
-    """`widget.setStyleSheet(template)` with `{role}` fields filled from the current palette,
-    refilled by `refresh_sheets` after a theme switch."""
+    """`widget.setStyleSheet(template)`, `{role}` fields filled from the palette (again by `refresh_sheets`)."""
     widget.setProperty(SHEET_PROPERTY, template)
     widget.setStyleSheet(template.format_map(_current.roles()))
 
 
 def set_text(label, template: str) -> None:
-    """`label.setText(template)` with `{role}` fields filled (rich text with coloured spans)."""
+    """`label.setText(template)`, `{role}` fields filled (rich text with coloured spans)."""
     label.setProperty(TEXT_PROPERTY, template)
     label.setText(template.format_map(_current.roles()))
 

@@ -254,9 +254,8 @@ def test_the_beam_tree_follows_the_theme(window, qtbot):
 def test_a_plot_axis_title_stays_in_the_text_colour_when_the_presentation_scale_changes(qapp, theme_name):
     """pyqtgraph gives an axis title its line's colour: a rescale (entering presentation) that sets
     the line's pen must leave the title in the text colour, not the muted line colour."""
-    from explorer import presentation
+    from explorer import presentation, style
     from explorer.drawing.plot_style import graphics_widget, restyle_view, style_axis
-    from explorer.scaling import rescale_scene
 
     presentation.apply_theme(QApplication.instance(), theme_name)
     try:
@@ -266,8 +265,14 @@ def test_a_plot_axis_title_stays_in_the_text_colour_when_the_presentation_scale_
         style_axis(axis, "step")
         palette = PALETTES[theme_name]
         assert axis.labelStyle["color"] == palette.text
-        rescale_scene(canvas, 1.5)
+        restyle_view(canvas)  # drawn at the normal scale
+        style.set_scale(1.5)
+        try:
+            restyle_view(canvas)
+        finally:
+            style.set_scale(1.0)
         assert axis.labelStyle["color"] == palette.text and axis.pen().color().name() == palette.muted
+        assert axis.style["tickFont"].pointSizeF() == pytest.approx(style.BASE_POINT_SIZE * 1.5)  # grown with the scale
         other = PALETTES["dark" if theme_name == "light" else "light"]
         restyle_view(canvas, other)
         assert axis.labelStyle["color"] == other.text and axis.pen().color().name() == other.muted

@@ -1,5 +1,5 @@
-"""`CellText`: the text a heatmap writes in its cells (a lens's token and probability, or each
-weight as 0.00) at the label font, only in the cells in view and only where a cell holds it."""
+"""`CellText`: the text a heatmap writes in its cells (a lens's token and probability, or each weight
+as 0.00) at the label font, in the cells in view where it fits."""
 from __future__ import annotations
 
 import math
@@ -14,7 +14,7 @@ from explorer.drawing.label_axis import label_font
 
 
 class CellText(pg.GraphicsObject):
-    """Each cell's lines (or, `numbers`, its value as 0.00); the map's tooltip carries them too."""
+    """Each cell's lines (or, `numbers`, its value as 0.00)."""
 
     def __init__(self, numbers: bool = False):
         super().__init__()
@@ -48,8 +48,7 @@ class CellText(pg.GraphicsObject):
         return lines * m.height(), m.horizontalAdvance("0.00") + 4
 
     def paint(self, p, *args):
-        """Upright where a cell is wide enough for "0.00", else turned where it is tall enough,
-        else none; lines elided to the cell."""
+        """Upright where a cell is wide enough for "0.00", else turned where it is tall enough; elided."""
         self.drawn = False
         if self.values is None or self.values.ndim != 2 or not (self.texts or self.numbers):
             return

@@ -7,52 +7,25 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QFontMetricsF, QPainterPath, QPen
-from PySide6.QtWidgets import (
-    QGraphicsItem,
-    QGraphicsPathItem,
-    QGraphicsRectItem,
-    QHBoxLayout,
-    QLabel,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QLabel, QWidget
 from superqt import QElidingLabel
 
 from explorer import style
 from explorer.drawing.cell_text import CellText
-from explorer.drawing.colour_bar import ColourBar
+from explorer.drawing.colour_bar import colour_bar_canvas
 from explorer.drawing.label_axis import LabelAxis, display_piece, label_font, plan
 from explorer.drawing.map_overlays import MaskOverlay, blocked_rects
 from explorer.drawing.map_plot import MapPlot
+from explorer.panels.layouts import column, row
 from explorer.theme import notifier
 from model.inference.labels import label_count
 
 ZOOM_HINT = "wheel: zoom"
 
 
-def colour_bar_canvas(cmap: pg.ColorMap, levels: tuple[float, float], name: str = ""):
-    """(canvas, bar): a colour bar beside maps, its ticks (and its `name`, along it) at the label font."""
-    canvas = pg.GraphicsLayoutWidget()
-    bar = ColourBar(values=levels, colorMap=cmap, width=14)
-    axis = bar.getAxis("right")
-    axis.setTickFont(label_font())
-    axis.enableAutoSIPrefix(False)  # the values themselves: "0.9", never "900" and a hidden "×0.001"
-    metrics = QFontMetricsF(label_font())
-    room = metrics.horizontalAdvance("−0.00") + 20
-    if name:
-        axis.setLabel(name, **{"font-size": f"{label_font().pointSizeF():.1f}pt"})
-        room += metrics.height() + 6
-    axis.setWidth(int(room))
-    canvas.addItem(bar)
-    canvas.setFixedWidth(int(room + 40))  # the axis, the bar (14) and the layout's margins
-    return canvas, bar
-
-
 class _Canvas(pg.GraphicsLayoutWidget):
-    """The map's graphics view; tells its owner when it has a new size."""
-
     resized = Signal()
 
     def resizeEvent(self, event) -> None:
@@ -69,20 +42,14 @@ class Heatmap(QWidget):
     def __init__(self, title: str = "", colormap: pg.ColorMap | None = None,
                  levels: tuple[float, float] = (0.0, 1.0), colour_bar: bool | str = False, square: bool = True,
                  numbers: bool = False, parent=None):
-        """`colour_bar`: a bar beside the map (a string: its name along it); `square`: square cells
-        (rows and columns both tokens; else the cells fill the room); `numbers`: values in the cells."""
+        """`colour_bar`: a bar beside the map (a string: its name); `square`: square cells (else they
+        fill the room); `numbers`: values in the cells."""
         super().__init__(parent)
         self.square = square
-        self.title = QElidingLabel(self)  # (parented before it is shown: never a window of its own)
-        self.title.setFont(style.font(style.BASE_POINT_SIZE))
+        self.title = QElidingLabel(self)
         self.set_title(title)
-        self.count = QLabel(self)  # "12 of 24 labels": what the axes drew of what is in view
-        self.count.setFont(label_font())
+        self.count = QLabel(self, font=label_font())  # "12 of 24 labels": what the axes drew of those in view
         style.set_sheet(self.count, "color: {muted};")
-        header = QHBoxLayout()
-        header.setContentsMargins(0, 0, 0, 0)
-        header.addWidget(self.title, 1)
-        header.addWidget(self.count)
         self.canvas = _Canvas()
         self.canvas.setMinimumSize(60, 60)
         self.rows_axis, self.cols_axis = LabelAxis("left"), LabelAxis("bottom")
@@ -105,25 +72,16 @@ class Heatmap(QWidget):
         self.selection = self.overlay(QGraphicsRectItem(), "selected", 3, 5)
         self.selection.hide()
         self.selected: tuple[int, int] | None = None
-        # dashed outlines of marked columns (a lens's [MASK] columns)
-        self.marks = self.overlay(QGraphicsPathItem(), "text", 2, 4, dash=True)
+        self.marks = self.overlay(QGraphicsPathItem(), "text", 2, 4, dash=True)  # marked columns ([MASK])
         self.marked_cols: set[int] = set()
         self.user_view = False  # zoomed or panned by the user: a resize keeps the view
         self.plot.vb.sigRangeChangedManually.connect(self._on_user_view)
         self.plot.vb.sigResized.connect(self._on_view_resized)
-        row = QHBoxLayout()
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.canvas, 1)
-        self.bar = None
-        if colour_bar:
-            name = colour_bar if isinstance(colour_bar, str) else ""
-            self.bar_canvas, self.bar = colour_bar_canvas(self.cmap, self.levels, name)
-            row.addWidget(self.bar_canvas)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
-        layout.addLayout(header)
-        layout.addLayout(row, 1)
+        self.bar_canvas, self.bar = colour_bar_canvas(self.cmap, self.levels, colour_bar) if colour_bar else (None, None)
+        maps = row((self.canvas, 1), margins=0)
+        if self.bar_canvas is not None:
+            maps.addWidget(self.bar_canvas)
+        column(row((self.title, 1), self.count, margins=0), (maps, 1), parent=self, margins=0).setSpacing(2)
         self.values = np.zeros((0, 0), dtype=np.float32)
         self.allowed: np.ndarray | None = None
         self.row_labels: list[str] = []
@@ -135,6 +93,12 @@ class Heatmap(QWidget):
         self.canvas.scene().sigMouseMoved.connect(self._hover)
         self.canvas.scene().sigMouseClicked.connect(self._click)
         notifier().changed.connect(self._recolour)
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """The base font changed (presenting): the axes sized again once the canvas wears it."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            QTimer.singleShot(0, self, self._square)
 
     def overlay(self, item, role: str, width: float, z: float, dash: bool = False):
         """`item` drawn over the map in `role`'s colour, `width` screen pixels wide at any zoom."""
@@ -148,7 +112,6 @@ class Heatmap(QWidget):
         return item
 
     def _recolour(self, *_) -> None:
-        """The overlays in the new theme's colours."""
         for item in self.overlays:
             pen = item.pen()
             pen.setColor(style.colour(item.data(0)))
@@ -158,10 +121,12 @@ class Heatmap(QWidget):
     def set_data(self, values: np.ndarray, row_labels: list[str], col_labels: list[str],
                  allowed: np.ndarray | None = None, texts: list[list[list[str]]] | None = None,
                  row_names: bool = False) -> None:
-        """Show `values` (rows × cols) with these labels; cells where `allowed` is False hatched;
-        `texts[r][c]`: a cell's lines; `row_names`: rows are names ("Layer 2"), not tokens."""
+        """`values` (rows × cols) with these labels; cells where `allowed` is False hatched; `texts[r][c]`:
+        a cell's lines; `row_names`: rows are names ("Layer 2"), not tokens."""
         values = np.asarray(values, dtype=np.float32)
-        rows, cols = values.shape if values.ndim == 2 else (0, 0)
+        if values.ndim != 2:
+            raise ValueError(f"a heatmap shows a matrix (rows × columns), not an array of shape {values.shape}")
+        rows, cols = values.shape
         shape_changed = values.shape != self.values.shape
         self.values, self.allowed = values, allowed
         self.row_labels, self.col_labels = list(row_labels), list(col_labels)
@@ -179,7 +144,7 @@ class Heatmap(QWidget):
         if shape_changed or not (rows and cols):
             self.plot.vb.setLimits(xMin=0, xMax=max(cols, 1), yMin=0, yMax=max(rows, 1),
                                    maxXRange=max(cols, 1), maxYRange=max(rows, 1))
-            self.user_view = False  # a new shape: the whole map again (or as much as its text allows)
+            self.user_view = False  # a new shape: the whole map again
         self._square()
 
     def clear_data(self) -> None:
@@ -187,7 +152,7 @@ class Heatmap(QWidget):
         self.select(None)
 
     def set_title(self, text: str, tip: str = "") -> None:
-        """A title elided to the map's width (tooltip: `tip` or the whole title); "" hides it."""
+        """A title elided to the map's width (tooltip: `tip` or the title); "" hides it."""
         self.title.setText(text)
         self.title.setToolTip(tip or text)
         self.title.setVisible(bool(text))
@@ -195,7 +160,7 @@ class Heatmap(QWidget):
     def set_axis_names(self, rows: str, cols: str) -> None:
         """Short names beside and under the labels ("query", "key"); "" for none."""
         for axis, text in ((self.rows_axis, rows), (self.cols_axis, cols)):
-            axis.setLabel(text or None, color=style.current().text, **{"font-size": f"{label_font().pointSizeF():.1f}pt"})
+            axis.setLabel(text or None, color=style.current().text, **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
             axis.showLabel(bool(text))
         self._square()
 
@@ -215,40 +180,35 @@ class Heatmap(QWidget):
         self.user_view = True
 
     def _on_view_resized(self, *_) -> None:
-        """The map area has its new size (after the layout): as many text columns as it shows."""
         if not self.user_view and self.texts and not self.square:
             self._fit_view()
 
     @property
     def texts(self) -> list[list[list[str]]]:
-        """Each cell's lines of text, as given to `set_data`."""
         return self.cell_text.texts
 
     def mark_columns(self, cols) -> None:
         """Outline these columns with a dashed line (e.g. the [MASK] positions)."""
+        rows = self.values.shape[0]
         self.marked_cols = set(cols)
-        rows = self.values.shape[0] if self.values.ndim == 2 else 0
         path = QPainterPath()
         for c in sorted(self.marked_cols):
             path.addRect(QRectF(c, 0, 1, rows))
         self.marks.setPath(path)
 
     def select(self, cell: tuple[int, int] | None) -> None:
-        """Frame one cell in the selection colour (None: no frame)."""
+        """Frame one cell (None: no frame)."""
         self.selected = cell
-        if cell is None:
-            self.selection.hide()
-            return
-        r, c = cell
-        self.selection.setRect(QRectF(c, r, 1, 1))
-        self.selection.show()
+        self.selection.setVisible(cell is not None)
+        if cell is not None:
+            self.selection.setRect(QRectF(cell[1], cell[0], 1, 1))
 
     def mark(self, on: bool) -> None:
         """Frame the whole map in the selection colour (a grid's selected head)."""
         style.set_sheet(self.canvas, "border: 3px solid {selected};" if on else "border: 3px solid transparent;")
 
     def zoom(self, factor: float, center: tuple[float, float] | None = None) -> None:
-        """Zoom the view by `factor` (> 1: in) around `center` (x, y in cells), as the wheel does."""
+        """Zoom by `factor` (> 1: in) around `center` (x, y in cells), as the wheel does."""
         (x0, x1), (y0, y1) = self.plot.vb.viewRange()
         cx, cy = center or ((x0 + x1) / 2, (y0 + y1) / 2)
         self.user_view = True
@@ -256,14 +216,13 @@ class Heatmap(QWidget):
                               yRange=(cy - (y1 - y0) / factor / 2, cy + (y1 - y0) / factor / 2), padding=0)
 
     def reset_view(self) -> None:
-        """The whole map (or, where its cells carry text, as many columns as show it)."""
         self.user_view = False
         self._fit_view()
 
     def _fit_view(self) -> None:
-        """All rows; all columns, unless the cells' text would not fit: then as many columns as
-        show it, around the selected cell (the rest a drag away)."""
-        rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
+        """All rows; all columns, or where the cells' text would not fit, as many as show it around the
+        selected cell (the rest a drag away)."""
+        rows, cols = self.values.shape
         rows, cols = max(rows, 1), max(cols, 1)
         span = cols
         if self.texts and not self.square:
@@ -277,12 +236,10 @@ class Heatmap(QWidget):
             start = min(max(0, self.selected[1] - span // 2), cols - span)
         self.plot.vb.setRange(xRange=(start, start + span), yRange=(0, rows), padding=0)
 
-    # -- square cells -----------------------------------------------------------------------------------
     def _square(self) -> None:
-        """Size the axes for their labels (upright or turned, by the policy), then give the room
-        square cells leave to the margins, so the axes sit against the map; a row lower than a
-        line keeps room above the first cell for its label."""
-        rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
+        """Axes sized for their labels (upright or turned), the room square cells leave given to the
+        margins (the axes against the map), and room above a row lower than its label."""
+        rows, cols = self.values.shape
         ci = self.canvas.ci
         left = self.rows_axis.extent(False) if rows else 10
         self.rows_axis.setWidth(int(left))
@@ -313,39 +270,35 @@ class Heatmap(QWidget):
         if not self.user_view:
             self._fit_view()
 
-    # -- labels count --------------------------------------------------------------------------------
     def label_counts(self) -> list[tuple[int, int]]:
         """(drawn, in view) for the row axis and the column axis, as last painted."""
         return [(a.drawn, a.in_view) for a in (self.rows_axis, self.cols_axis)]
 
     def _label_count(self) -> tuple[str, str]:
-        """(short, full) count of the labels drawn; an axis not painted yet is left out, and so is a
-        numbered one (numbers are a scale: every 5th reads as all of them)."""
+        """(short, full) count of the labels drawn, of the painted token axes (numbers are a scale)."""
         return label_count([(a.drawn, a.in_view, len(a.tokens)) for a in (self.rows_axis, self.cols_axis)
                             if a.drawn and not a.numeric])
 
     def count_text(self) -> str:
-        """"" when every label is drawn, else "k of n labels" (n: those in view; "…, 24 in all")."""
+        """"" when every label is drawn, else "k of n labels" (n: those in view)."""
         return self._label_count()[1]
 
     def _show_count(self) -> None:
-        """Beside the title, short ("8/24", "6/6 of 24"); in full in its tooltip."""
         text, full = self._label_count()
         if self.count.text() != text:
             self.count.setText(text)
             self.count.setToolTip(f"{full} drawn · {ZOOM_HINT}, drag to pan" if full else "")
 
-    # -- mouse ------------------------------------------------------------------------------------------
     def cell_at(self, scene_pos) -> tuple[int, int] | None:
         if not self.plot.vb.sceneBoundingRect().contains(scene_pos):
             return None
         pt = self.plot.vb.mapSceneToView(scene_pos)
         r, c = math.floor(pt.y()), math.floor(pt.x())
-        rows, cols = self.values.shape if self.values.ndim == 2 else (0, 0)
+        rows, cols = self.values.shape
         return (r, c) if 0 <= r < rows and 0 <= c < cols else None
 
     def default_description(self, r: int, c: int) -> str:
-        """Row and column token and the value; a cell's text too when it has one."""
+        """Row and column token, the value and the cell's text."""
         row = self.row_labels[r] if r < len(self.row_labels) else str(r)
         col = self.col_labels[c] if c < len(self.col_labels) else str(c)
         blocked = self.allowed is not None and not bool(self.allowed[r, c])

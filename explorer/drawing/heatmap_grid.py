@@ -1,7 +1,6 @@
-"""`HeatmapGrid`: sections of titled `Heatmap`s in the columns that make them largest, with one
-shared colour bar; below the size where `MIN_LABELLED` labels fit, the grid scrolls instead.
-Maps are made MAPS_PER_TURN a turn of the event loop (`set_sections(..., at_most_new=k)`), then
-`mapsMade` says the rest are there; `make_all_maps()` makes them at once (a figure, a test)."""
+"""`HeatmapGrid`: sections of titled `Heatmap`s in the columns that make them largest, one shared
+colour bar; below the size where `MIN_LABELLED` labels fit, the grid scrolls. Maps are made a few a
+turn of the event loop (`at_most_new`; then `mapsMade`), or all at once (`make_all_maps`)."""
 from __future__ import annotations
 
 import math
@@ -9,17 +8,12 @@ import math
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontMetricsF
-from PySide6.QtWidgets import (
-    QGridLayout,
-    QHBoxLayout,
-    QLabel,
-    QScrollArea,
-    QWidget,
-)
+from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QWidget
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
 from explorer.drawing.label_axis import label_font
+from explorer.panels.layouts import row
 from model.inference.labels import LINE_SHARE, STACK_GAP_PX, grid_layout
 
 MIN_LABELLED = 6  # labels a map of the grid can always draw side by side, at the label font
@@ -57,23 +51,19 @@ class HeatmapGrid(QWidget):
         self.scroll_area.setWidget(self.body)
         self.bar_canvas, self.colorbar = colour_bar_canvas(self.cmap, levels)
         self.bar_canvas.setToolTip(scale_note)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.scroll_area, 1)
-        row.addWidget(self.bar_canvas)
+        row((self.scroll_area, 1), self.bar_canvas, parent=self, margins=0)
         self.headings: list[QLabel] = []
         self.maps: list[list[Heatmap]] = []
         self.pool: list[Heatmap] = []  # every map made so far, reused by later sections
         self.wanted = 0  # maps the last sections asked for (the pool grows to this many)
         self._making = QTimer(self, singleShot=True, interval=0)
         self._making.timeout.connect(self._make_some)
-        self._columns = 0
+        self._columns = self._side = 0
 
     def set_sections(self, sections: list[tuple[str, list[str]]],
                      at_most_new: int | None = None) -> list[list[Heatmap]]:
-        """Lay out one heading and its titled maps per section (maps are reused, never remade).
-        `at_most_new`: make at most this many maps now; a section then has only its first maps
-        until the rest are made in later turns (`mapsMade`)."""
+        """One heading and its titled maps per section (maps reused). `at_most_new`: make at most this
+        many now; a section then has only its first maps until the rest are made (`mapsMade`)."""
         self.wanted = sum(len(titles) for _h, titles in sections)
         self._make(self.wanted - len(self.pool) if at_most_new is None else at_most_new)
         if len(self.pool) < self.wanted:
@@ -94,11 +84,9 @@ class HeatmapGrid(QWidget):
 
     @property
     def complete(self) -> bool:
-        """Every map the sections ask for is made."""
         return len(self.pool) >= self.wanted
 
     def make_all_maps(self) -> None:
-        """The maps still to make, now (then `mapsMade`)."""
         if not self.complete:
             self._making.stop()
             self._make(self.wanted - len(self.pool))
@@ -130,7 +118,7 @@ class HeatmapGrid(QWidget):
         heading = QFontMetricsF(style.font(style.BASE_POINT_SIZE, bold=True)).height() + 6
         cols, side = grid_layout([len(maps) for maps in self.maps], view.width(), view.height(), heading, least,
                                  self.grid.spacing())
-        if cols == self._columns and side == getattr(self, "_side", 0):
+        if cols == self._columns and side == self._side:
             return
         self._columns, self._side = cols, side
         while self.grid.count():
@@ -139,19 +127,19 @@ class HeatmapGrid(QWidget):
             m.hide()
         for label in self.headings:
             label.hide()
-        row = 0
+        line = 0
         for label, maps in zip(self.headings, self.maps):
             if len(self.maps) > 1 or label.text():
-                self.grid.addWidget(label, row, 0, 1, cols)
+                self.grid.addWidget(label, line, 0, 1, cols)
                 label.show()
-                row += 1
+                line += 1
             for i, m in enumerate(maps):
                 m.setFixedHeight(side)
                 m.setMinimumWidth(least)
-                self.grid.addWidget(m, row + i // cols, i % cols)
+                self.grid.addWidget(m, line + i // cols, i % cols)
                 m.show()
-            row += math.ceil(len(maps) / cols)
-        self.grid.setRowStretch(row, 1)
+            line += math.ceil(len(maps) / cols)
+        self.grid.setRowStretch(line, 1)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

@@ -1,8 +1,6 @@
 """`LabelAxis`: token labels at cell centres under the one label policy of every map: one readable
-font (`label_font`, never smaller); a column label wider than its column turned by 90°; then every
-k-th label, counted (`drawn` of `in_view`) so the map can say "k of n labels"; zooming recomputes
-them for the visible range. Only pyqtgraph's public AxisItem API (`tickValues`, `tickStrings`,
-`drawPicture`, …) is used."""
+font (`label_font`); a column label wider than its column turned by 90°; then every k-th label,
+counted (`drawn` of `in_view`: "k of n labels"), recomputed for the range in view."""
 from __future__ import annotations
 
 import math
@@ -12,6 +10,7 @@ from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetricsF
 
 from explorer import style
+from explorer.drawing.plot_style import set_axis_pen
 from model.inference.labels import LINE_SHARE, STACK_GAP_PX, nice_at_least, plan
 from model.inference.labels import display_piece as display_piece  # (the maps' callers import it here)
 
@@ -44,12 +43,12 @@ class LabelAxis(pg.AxisItem):
         self.in_view = 0
         self.setTickFont(label_font())
         self.setTextPen(style.current().text)
-        self.setPen(pg.mkPen(None))
+        set_axis_pen(self, pg.mkPen(None))
         self.name = ""  # the axis title without its count (`name_with_count`)
 
     def name_with_count(self, name: str) -> None:
-        """Title the axis `name`, followed by "k of n labels" whenever the policy strides (an axis
-        outside a map, which has no header to say it): the count follows every paint."""
+        """Title the axis `name` and "k of n labels" whenever the policy strides (outside a map,
+        which says it in its header), after every paint."""
         self.name = name
         self.counted.connect(self._title_with_count, Qt.ConnectionType.QueuedConnection)
         self._title_with_count()
@@ -66,20 +65,13 @@ class LabelAxis(pg.AxisItem):
         if text != self.labelText:
             self.setLabel(text, **self.labelStyle)
 
-    def setPen(self, *args, **kwargs) -> None:  # noqa: N802 - pyqtgraph's name
-        """The axis line's pen; the title keeps the text's colour (pyqtgraph gives it the pen's)."""
-        super().setPen(*args, **kwargs)
-        if hasattr(self, "tokens"):  # (pyqtgraph's constructor sets the pen before the text pen exists)
-            self.setTextPen(self.textPen())
-
     @property
     def horizontal(self) -> bool:
         return self.orientation in ("bottom", "top")
 
     def set_tokens(self, tokens: list[str], numeric: bool | None = None, origin: float = 0.0) -> None:
-        """Label the cells with `tokens` (already display text), replacing any earlier ones.
-        `numeric` (default: whether they read 0, 1, 2, …) strides at round numbers; `origin`:
-        where cell 0 starts in view coordinates."""
+        """Label the cells with `tokens` (display text). `numeric` (default: whether they read 0, 1,
+        2, …) strides at round numbers; `origin`: where cell 0 starts in view coordinates."""
         self.tokens = list(tokens)
         self.numeric = self.tokens == [str(i) for i in range(len(self.tokens))] if numeric is None else numeric
         self.origin = float(origin)
@@ -94,8 +86,7 @@ class LabelAxis(pg.AxisItem):
         return [m.horizontalAdvance(t) for t in self.tokens]
 
     def extent(self, turned: bool) -> float:
-        """Pixels the axis needs across the map: the widest label beside a vertical axis or under
-        a horizontal one turned, else one line."""
+        """Pixels the axis needs across the map: its widest label (turned, under the map), else a line."""
         m = self.metrics()
         widest = max(self.widths(), default=0.0)
         across = widest if not self.horizontal else max(widest, m.height()) if turned else m.height()
@@ -131,8 +122,7 @@ class LabelAxis(pg.AxisItem):
         return [self.tokens[i] if 0 <= i < n else "" for i in cells]
 
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
-        """pyqtgraph's drawing, column labels turned (bottom to top, ending at the axis) when the
-        policy says so; counts what it drew."""
+        """pyqtgraph's drawing, column labels turned (ending at the axis) by the policy; counts them."""
         lo, hi = self.range
         self.in_view = len(self.cells_in(lo, hi)) if self.tokens else 0
         self.drawn = len(textSpecs) if self.tokens else 0

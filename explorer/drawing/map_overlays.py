@@ -1,5 +1,5 @@
-"""The hatch under a map's blocked cells: one path of rectangles in view coordinates, painted in
-device pixels (a fine hatch at any zoom) and cached, as the mask changes only with the input."""
+"""The hatch under a map's blocked cells: one path of rectangles, painted in device pixels (a fine
+hatch at any zoom) and cached (the mask changes only with the input)."""
 from __future__ import annotations
 
 import numpy as np
@@ -18,7 +18,6 @@ def blocked_rects(allowed: np.ndarray) -> list[tuple[int, int, int, int]]:
 
 
 class MaskOverlay(pg.GraphicsObject):
-    """Grey, hatched rectangles under blocked cells (the image is transparent, NaN, there)."""
 
     def __init__(self):
         super().__init__()

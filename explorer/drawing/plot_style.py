@@ -1,27 +1,23 @@
 """The plots' look, legible on a projector: big type at the presentation scale, viridis for weights
 (it survives a washed-out projector and colour-blind viewers), a diverging map for signed values,
-colours from the current theme."""
+colours from the current theme. `restyle_view` brings a canvas to the current theme and scale."""
 from __future__ import annotations
+
+import contextlib
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFont, QPen
+from PySide6.QtWidgets import QGraphicsSimpleTextItem, QGraphicsTextItem
 
 from explorer import style as _app
-from explorer.theme import DIVERGING, SEQUENTIAL, current  # noqa: F401  (one map in every theme)
+from explorer.theme import DIVERGING, PALETTES, SEQUENTIAL, colour, current  # noqa: F401  (one map in every theme)
 
 TICK_PT = _app.BASE_POINT_SIZE
 LABEL_PT = TICK_PT + 1
 TITLE_PT = _app.TITLE_POINT_SIZE
 WEIGHT_LEVELS = (0.0, 1.0)
-
-
-def colour(role: str, alpha: int | None = None) -> QColor:
-    """`role` of the current palette as a QColor (optionally with an alpha of 0–255)."""
-    c = QColor(getattr(current(), role))
-    if alpha is not None:
-        c.setAlpha(alpha)
-    return c
+SCALE_PROPERTY = "plotScale"  # (a dynamic Qt property of a canvas) the scale its fonts and pens are drawn at
 
 
 def weight_cmap() -> pg.ColorMap:
@@ -39,8 +35,7 @@ css_pt = _app.css_pt  # a rich-text size at the current scale (HTML sizes win ov
 
 
 def set_axis_pen(axis: pg.AxisItem, pen) -> None:
-    """The axis line's pen. pyqtgraph gives the axis title the line's colour too (a muted grey,
-    pale from the back row): the title keeps the text pen's colour."""
+    """The axis line's pen; the axis title keeps the text's colour (pyqtgraph gives it the line's)."""
     axis.setPen(pen)
     axis.setTextPen(axis.textPen())
 
@@ -55,14 +50,12 @@ def style_axis(axis: pg.AxisItem, label: str | None = None, line: bool = True) -
 
 def set_title(plot: pg.PlotItem, text: str) -> None:
     """A plot title at the current presentation scale, its row as high as the title."""
-    factor = _app.scale()
-    plot.setTitle(text, color=current().text, size=f"{TITLE_PT * factor:.1f}pt")
+    plot.setTitle(text, color=current().text, size=css_pt(TITLE_PT))
     fit_title_row(plot)
 
 
 def fit_title_row(plot: pg.PlotItem) -> None:
-    """Give a plot's title row the title's real height (pyqtgraph fixes it at 30 px: a larger title
-    would print over the plot)."""
+    """A plot's title row as high as its title (pyqtgraph fixes it at 30 px, too low for a large title)."""
     label = plot.titleLabel
     if not label.isVisible() or not label.text:
         return
@@ -92,52 +85,103 @@ def let_shrink(label: pg.LabelItem, width: float = 40) -> None:
     update_min()
 
 
-# -- recolouring a canvas in place ------------------------------------------------------------------
+# -- a canvas in the current theme and at the current scale, in place --------------------------------
 def restyle_view(view, p=None) -> None:
-    """One pyqtgraph canvas in the palette's colours: background, axes, legends and plain-coloured
-    titles (a deliberate colour stays); `presentation.apply_theme` does it for every canvas."""
+    """Background, axes, legends, plain-coloured titles (a deliberate colour stays) in the palette's
+    colours; fonts and line widths from the scale the canvas was drawn at to the current one."""
     p = p or current()
-    legend_fill = p.q("canvas")
-    legend_fill.setAlpha(230)
+    ratio = _app.scale() / (view.property(SCALE_PROPERTY) or _app.scale())
+    view.setProperty(SCALE_PROPERTY, _app.scale())
     view.setBackground(p.canvas)
-    muted, text = p.q("muted"), p.q("text")
     for item in view.scene().items():  # (a colour already right is not set again: each set re-lays text)
         if isinstance(item, pg.AxisItem):
-            pen = item.pen()
-            if pen.style() != Qt.PenStyle.NoPen and pen.color() != muted:  # an axis without a line keeps none
-                set_axis_pen(item, pg.mkPen(p.muted, width=pen.widthF()))  # as style_axis
-            if item.textPen().color() != text:
-                item.setTextPen(pg.mkPen(p.text))
+            _restyle_axis(item, p, ratio)
         elif isinstance(item, pg.LegendItem):
-            item.setBrush(pg.mkBrush(legend_fill))
+            fill = p.q("canvas")
+            fill.setAlpha(230)
+            item.setBrush(pg.mkBrush(fill))
             item.setPen(pg.mkPen(p.muted))
             item.setLabelTextColor(p.text)
-            for _sample, label in item.items:  # setLabelTextColor stores the colour; the text keeps the old one
+            for _sample, label in item.items:  # (the colour is stored; the text keeps the old one)
                 label.setText(label.text)
-        elif isinstance(item, pg.LabelItem) and not _in_legend(item):
-            colour = item.opts.get("color")
-            if _is_plain_text_colour(colour) and (colour is None or pg.mkColor(colour) != text):
-                item.setText(item.text, color=p.text)  # titles in the theme's text colour
+        elif isinstance(item, pg.LabelItem):
+            _restyle_label(item, p, ratio)
+        elif ratio == 1.0:
+            continue
+        elif _own_pen(item):
+            item.setPen(_scaled_pen(item.opts["pen"], ratio))
+        elif isinstance(item, (QGraphicsSimpleTextItem, QGraphicsTextItem)) and not isinstance(
+                item.parentItem(), pg.LabelItem):
+            item.setFont(_scaled_font(item.font(), ratio))
     view.viewport().update()  # (a QGraphicsView's update() does not repaint its viewport)
 
 
-def _in_legend(item) -> bool:
-    """Legend entries are coloured with their legend (`setLabelTextColor`)."""
-    parent = item.parentItem()
-    while parent is not None:
-        if isinstance(parent, pg.LegendItem):
-            return True
-        parent = parent.parentItem()
-    return False
+def _restyle_axis(axis: pg.AxisItem, p, ratio: float) -> None:
+    """Line (an axis without one keeps none) and text colours; tick font, line width and the title's
+    size, which lives in its HTML (pyqtgraph's labelStyle)."""
+    pen = axis.pen()
+    if pen.style() != Qt.PenStyle.NoPen and (ratio != 1.0 or pen.color() != p.q("muted")):
+        width = pen.widthF() if ratio == 1.0 else max(1.0, pen.widthF()) * ratio
+        set_axis_pen(axis, pg.mkPen(p.muted, width=width))
+    if axis.textPen().color() != p.q("text"):
+        axis.setTextPen(pg.mkPen(p.text))
+    if ratio == 1.0:
+        return
+    tick = axis.style.get("tickFont")
+    axis.setStyle(tickFont=font(_app.SMALL_POINT_SIZE) if tick is None else _scaled_font(tick, ratio))
+    size = axis.labelStyle.get("font-size")
+    if isinstance(size, str) and size.endswith("pt") and axis.label.isVisible():
+        with contextlib.suppress(ValueError):
+            size = f"{max(6.0, float(size[:-2]) * ratio):.1f}pt"
+            axis.setLabel(axis.labelText, axis.labelUnits, axis.labelUnitPrefix, **{**axis.labelStyle, "font-size": size})
 
 
-def _is_plain_text_colour(colour) -> bool:
+def _restyle_label(label: pg.LabelItem, p, ratio: float) -> None:
+    """A title or legend entry: the theme's text colour unless its colour is deliberate, its size scaled."""
+    opts = {}
+    now = label.opts.get("color")
+    plain = isinstance(label.parentItem(), pg.LegendItem) or _is_plain_text_colour(now)  # legend entries: text
+    if plain and (now is None or pg.mkColor(now) != p.q("text")):
+        opts["color"] = p.text
+    size = str(label.opts.get("size") or f"{_app.BASE_POINT_SIZE}pt")
+    if ratio != 1.0 and size.endswith("pt"):
+        with contextlib.suppress(ValueError):
+            opts["size"] = f"{float(size[:-2]) * ratio:.1f}pt"
+    if opts:
+        label.setText(label.text, **opts)
+    plot = label.parentItem()
+    if "size" in opts and isinstance(plot, pg.PlotItem) and plot.titleLabel is label and label.isVisible():
+        fit_title_row(plot)
+
+
+def _scaled_font(f: QFont, ratio: float) -> QFont:
+    f = QFont(f)
+    if f.pointSizeF() > 0:
+        f.setPointSizeF(max(6.0, f.pointSizeF() * ratio))
+    elif f.pixelSize() > 0:
+        f.setPixelSize(max(8, round(f.pixelSize() * ratio)))
+    return f
+
+
+def _scaled_pen(pen, ratio: float) -> QPen:
+    pen = QPen(pg.mkPen(pen))
+    pen.setWidthF(max(1.0, pen.widthF()) * ratio)
+    return pen
+
+
+def _own_pen(item) -> bool:
+    """A curve with a pen of its own (a PlotDataItem's curve follows the PlotDataItem's)."""
+    if isinstance(item, pg.PlotDataItem):
+        return item.opts.get("pen") is not None
+    return isinstance(item, pg.PlotCurveItem) and not isinstance(item.parentItem(), pg.PlotDataItem)
+
+
+def _is_plain_text_colour(spec) -> bool:
     """Whether a title's colour is a theme's text or muted colour (others are deliberate)."""
-    if colour is None:
+    if spec is None:
         return True
-    from explorer.theme import PALETTES
     plain = {QColor(c).name() for q in PALETTES.values() for c in (q.text, q.muted)}
     try:
-        return pg.mkColor(colour).name() in plain
+        return pg.mkColor(spec).name() in plain
     except Exception:  # noqa: BLE001 - an unusual colour spec: leave it alone
         return False

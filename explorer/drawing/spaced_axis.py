@@ -1,5 +1,5 @@
-"""`SpacedAxis`: a horizontal number axis whose labels never run together: pyqtgraph spaces ticks by
-the axis' length alone, so this widens the spacing (1, 2, 5 × 10ⁿ) until the widest label has a gap."""
+"""`SpacedAxis`: a horizontal number axis whose labels never run together (pyqtgraph spaces ticks by
+length alone): the spacing widens (1, 2, 5 × 10ⁿ) until the widest label has a gap."""
 from __future__ import annotations
 
 import math
@@ -13,7 +13,6 @@ GAP_CHARS = 2  # the room between two labels, in widths of "0"
 
 
 class SpacedAxis(pg.AxisItem):
-    """A bottom or top axis of numbers, spaced for its labels' width at the tick font in use."""
 
     def tickSpacing(self, minVal, maxVal, size):  # noqa: N802 - pyqtgraph's name
         levels = super().tickSpacing(minVal, maxVal, size)
@@ -21,7 +20,6 @@ class SpacedAxis(pg.AxisItem):
             return levels
         metrics = QFontMetricsF(self.style.get("tickFont") or self.font())
         major = levels[0][0]
-        # the widest label this range can print, and the gap a reader needs between two
         widest = max(metrics.horizontalAdvance(text) for text in self.tickStrings([minVal, maxVal], 1.0, major))
         least = (widest + GAP_CHARS * metrics.horizontalAdvance("0")) * (maxVal - minVal) / size  # in axis units
         if major >= least:
@@ -32,9 +30,8 @@ class SpacedAxis(pg.AxisItem):
 
 
 def step_and_value_axes() -> dict[str, pg.AxisItem]:
-    """A `SpacedAxis` of steps under a plot and a value axis left of it, for `axisItems`, both
-    without pyqtgraph's automatic SI prefix: no "(x0.001)" on a label, and no label re-rendered
-    at every change of the range (a run's curves change it with each redraw)."""
+    """A `SpacedAxis` of steps and a value axis for `axisItems`, without pyqtgraph's SI prefix (no
+    "(x0.001)", no title re-rendered at every change of the range)."""
     axes = {"bottom": SpacedAxis("bottom"), "left": pg.AxisItem("left")}
     for axis in axes.values():
         axis.enableAutoSIPrefix(False)
@@ -42,6 +39,6 @@ def step_and_value_axes() -> dict[str, pg.AxisItem]:
 
 
 def no_prefix_on_hidden_axes(plot: pg.PlotItem) -> None:
-    """The hidden top and right axes follow the range too: no SI prefix to recompute there either."""
+    """No SI prefix to recompute on the hidden top and right axes either."""
     for side in ("top", "right"):
         plot.getAxis(side).enableAutoSIPrefix(False)

@@ -1,6 +1,6 @@
-"""`TokenHeatmap`: a `Heatmap` of [query, key] weights in a fixed T×T frame, so a decoding step's
-map grows by a row and a column per step (Section 3.2.3), with the query row framed, the causal
-mask's edge (mask off) and the line after a decoder-only model's prompt."""
+"""`TokenHeatmap`: a `Heatmap` of [query, key] weights in a fixed T×T frame (a decoding step's map
+grows by a row and a column, Section 3.2.3), the query row framed, the causal mask's edge and the
+line after a decoder-only model's prompt."""
 from __future__ import annotations
 
 import numpy as np
@@ -31,7 +31,7 @@ def _staircase(rows: int, cols: int) -> QPainterPath:
 
 
 class TokenHeatmap(Heatmap):
-    """An image of a (rows × cols) matrix in a (frame_rows × frame_cols) token grid, titled."""
+    """A (rows × cols) matrix in a (frame_rows × frame_cols) token grid."""
 
     def __init__(self, title: str = "", colormap: pg.ColorMap | None = None, parent=None):
         super().__init__(title, colormap, parent=parent)
@@ -39,8 +39,7 @@ class TokenHeatmap(Heatmap):
         self.outline = self.overlay(QGraphicsRectItem(), "muted", 1, 0, dash=True)  # the full grid: growth shows
         self.boundary = self.overlay(QGraphicsPathItem(), "error", 3, 9, dash=True)  # the causal mask's edge (mask off)
         self.separator = self.overlay(QGraphicsPathItem(), "prompt", 3, 8)  # <bos> + prompt | generated tokens
-        # what an empty map is waiting for ("drawn when training ends"), in its middle
-        self.note = pg.TextItem("", anchor=(0.5, 0.5))
+        self.note = pg.TextItem("", anchor=(0.5, 0.5))  # what an empty map waits for, in its middle
         self.note.setFont(label_font())
         self.note.hide()
         self.plot.addItem(self.note)
@@ -53,9 +52,8 @@ class TokenHeatmap(Heatmap):
                  frame: tuple[int, int] | None = None, blocked: np.ndarray | None = None,
                  highlight_row: int | None = None, levels: tuple[float, float] = (0.0, 1.0),
                  boundary: bool = False, separator: int | None = None) -> None:
-        """`matrix` (r × c) in the top-left of a `frame` grid labelled with its tokens; `blocked`
-        cells hatched, `highlight_row` framed, `boundary`: the causal mask's edge, `separator`: a
-        line after that many tokens (<bos> + a decoder-only model's prompt)."""
+        """`matrix` (r × c) in the top-left of a `frame` grid; `blocked` cells hatched, `highlight_row`
+        framed, `boundary`: the causal mask's edge, `separator`: a line after that many tokens."""
         matrix = np.asarray(matrix, dtype=np.float32)
         rows, cols = matrix.shape
         fr, fc = frame or (rows, cols)
@@ -93,7 +91,7 @@ class TokenHeatmap(Heatmap):
             self.note.setText(note, color=style.current().muted)
             self.note.setPos(0.5, 0.5)  # the middle of the empty 1 × 1 view
         self.note.setVisible(bool(note))
-        self._show_axes(not note)  # the note alone: bare axes beside it look like a broken drawing
+        self._show_axes(not note)  # (bare axes beside the note look like a broken drawing)
 
     def _show_axes(self, on: bool) -> None:
         for name in ("left", "bottom"):

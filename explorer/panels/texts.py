@@ -14,11 +14,11 @@ PLAIN_SHEET = "color: {text};"
 def text_label(text: str = "", point_size: float | None = style.BASE_POINT_SIZE, *, bold: bool = False,
                mono: bool = False, rich: bool = False, selectable: bool = False, top_left: bool = False,
                sheet: str = "") -> QLabel:
-    """A word-wrapped label (in the app's font where `point_size` is None)."""
+    """A word-wrapped label; a font of its own only where it differs from the app's (which presenting scales)."""
     label = QLabel(text)
     label.setWordWrap(True)
-    if point_size is not None:
-        label.setFont(style.font(point_size, bold=bold, mono=mono))
+    if bold or mono or point_size not in (None, style.BASE_POINT_SIZE):
+        label.setFont(style.font(point_size or style.BASE_POINT_SIZE, bold=bold, mono=mono))
     if rich:
         label.setTextFormat(Qt.TextFormat.RichText)
     if selectable:
