@@ -169,8 +169,8 @@ def main(argv=None) -> int:
     from explorer.launch import parse_size
     from explorer.main_window import MainWindow
     from explorer.runner import Runner
-    from model.io.scenes import TOUR_PATH
     from explorer.state import SessionState
+    from model.io.scenes import TOUR_PATH
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     style.apply_app_style(app)
