@@ -55,9 +55,9 @@ def test_the_rate_plot_shows_the_whole_runs_schedule_ahead(qtbot, panel):
     assert lr.y == pytest.approx(np.interp(lr.x, plan_x, plan_y), rel=1e-9)  # the run kept to its plan
     assert list(panel.curves.curves["lr_now"].getData()[0]) == [lr.x[-1]]
     for plot in (panel.curves.lr_plot, panel.curves.loss_plot):
-        plot.getViewBox().updateAutoRange()  # (pyqtgraph auto-ranges when it paints; this panel is not shown)
-    rate_left, rate_right = panel.curves.lr_plot.getViewBox().viewRange()[0]
-    loss_right = panel.curves.loss_plot.getViewBox().viewRange()[0][1]
+        plot.vb.updateAutoRange()  # (pyqtgraph auto-ranges when it paints; this panel is not shown)
+    rate_left, rate_right = panel.curves.lr_plot.vb.viewRange()[0]
+    loss_right = panel.curves.loss_plot.vb.viewRange()[0][1]
     assert rate_left <= 1 and rate_right >= 400, rate_right
     assert lr.x[-1] <= loss_right <= lr.x[-1] * 1.1 + 1 < rate_right, (loss_right, lr.x[-1])  # the steps trained
 
@@ -135,7 +135,7 @@ def _check_warmup_label(qtbot, curves, decay_steps: int) -> None:
     label = curves.warmup.label
     assert label.isVisible() and label.toPlainText().startswith("warm-up")
     box = label.sceneBoundingRect()
-    vb = curves.lr_plot.getViewBox()
+    vb = curves.lr_plot.vb
     inside = [s for s, y in zip(steps, lr) if box.contains(vb.mapViewToScene(QPointF(float(s), y)))]
     assert not inside, f"the rate curve runs through the label at steps {inside[:5]}…"
     assert box.left() > vb.sceneBoundingRect().left()  # whole, inside the plot
@@ -165,7 +165,7 @@ def test_the_warmup_label_stays_whole_when_the_warmup_just_ended(qtbot):
         curves.add_rows(MetricRows(step=steps, loss=ones, accuracy=ones, lr=lr, tokens_per_s=ones, wall=ones))
         curves.refresh()
         qtbot.wait(50)
-        label, vb = curves.warmup.label, curves.lr_plot.getViewBox()
+        label, vb = curves.warmup.label, curves.lr_plot.vb
         assert label.isVisible()
         assert vb.sceneBoundingRect().contains(label.sceneBoundingRect()), (label.sceneBoundingRect(),
                                                                             vb.sceneBoundingRect())
@@ -237,7 +237,7 @@ def test_the_waiting_notes_sit_inside_their_plots_on_a_second_run(qtbot):
         curves.reset(warmup=10)  # the second run
         qtbot.wait(50)
         for note, plot in zip(curves.waiting, (curves.loss_plot, curves.acc_plot, curves.speed_plot)):
-            view = plot.getViewBox()
+            view = plot.vb
             (x0, x1), (y0, y1) = view.viewRange()
             assert note.isVisible() and x0 <= note.pos().x() <= x1 and y0 <= note.pos().y() <= y1, view.viewRange()
             text = note.textItem
