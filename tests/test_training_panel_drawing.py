@@ -63,8 +63,9 @@ def test_the_rate_plot_shows_the_whole_runs_schedule_ahead(qtbot, panel):
 
 
 def test_narrow_curves_trade_the_legend_for_a_colour_key_title(qtbot):
-    from explorer.panels.training.curves import NARROW, TITLES, TrainingCurves
+    from explorer.panels.training.curves import TrainingCurves
     from explorer.screen import ScreenClass
+    from model.train.curve_texts import NARROW, TITLES
 
     curves = TrainingCurves()
     qtbot.addWidget(curves)

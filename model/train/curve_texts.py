@@ -17,8 +17,8 @@ TOOLTIPS = {
     "speed": "Training throughput in thousands of tokens per second (smoothed).",
 }
 AXIS_LABELS = {  # each value axis' name: in full, or abbreviated (compact)
-    False: {"loss": "cross-entropy", "acc": "accuracy", "speed": "k tokens / s"},
-    True: {"loss": "CE", "acc": "accuracy", "speed": "k tok/s"},
+    False: {"loss": "cross-entropy", "acc": "accuracy", "lr": "lr", "speed": "k tokens / s"},
+    True: {"loss": "CE", "acc": "accuracy", "lr": "lr", "speed": "k tok/s"},
 }
 KEY_WORDS = {"exact_match": "exact", "masked_accuracy": "masked", "next_token_accuracy": "next"}  # colour keys
 SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -35,6 +35,9 @@ def lr_tooltip(decay_steps: int = 0) -> str:
     rule = (f"warm-up, then a linear decay to step {decay_steps:,}" if decay_steps
             else "Eq. 3: warm-up, then decay as 1/√step")
     return f"Learning rate ({rule}), over the whole run: dashed ahead, a dot where the run is now."
+
+
+TOOLTIPS["lr"] = lr_tooltip()
 
 
 def rate_axis(peak: float) -> tuple[int, str]:

@@ -16,35 +16,20 @@ from explorer.drawing.map_plot import MapPlot
 from explorer.drawing.plot_style import let_shrink
 from explorer.drawing.spaced_axis import step_and_value_axes
 from explorer.screen import ScreenClass
-from model.train.curve_texts import (
-    AXIS_LABELS,
-    NARROW,
-    TITLES,
-    TOOLTIPS,
-    colour_key_title,
-    curve_shape,
-    held_out_name,
-    lr_tooltip,
-    rate_axis,
-)
+from model.train import curve_texts as texts
 from model.train.live_messages import MetricRows
 from model.train.timeline import Series
 
+PLOTS = ("loss", "acc", "lr", "speed")  # their order: 2 × 2 row by row, or one row
 WAITING = "waiting for\nthe first steps"  # in each empty plot while a run starts
 WARMUP_TEXTS = ("warm-up ends", "warm-up")  # a wide plot's, a narrow one's
 LEFT_OF, RIGHT_OF = (1, 1), (0, 1)  # anchors: the text's bottom right / bottom left corner at the line
 # each curve's theme colour (Palette field); the faint ones: the raw loss, the rate ahead of the run
 CURVE_ROLES = {"loss_raw": "loss", "loss": "loss", "accuracy": "accuracy", "exact": "exact", "lr": "lr",
                "lr_now": "lr", "lr_plan": "lr", "tokens_per_s": "speed"}
-CURVES = {  # key: (plot, pen width, PlotDataItem options)
-    "loss_raw": (0, 1, {}),
-    "loss": (0, 3, {}),
-    "accuracy": (1, 3, {}),
-    "exact": (1, 3, {"symbol": "o", "symbolSize": 8, "symbolPen": None}),
-    "lr": (2, 3, {}),
-    "lr_now": (2, 0, {"symbol": "o", "symbolSize": 10, "symbolPen": None}),  # where the run is now: a dot
-    "tokens_per_s": (3, 3, {}),
-}
+DOT = {"symbol": "o", "symbolPen": None}
+CURVES = {"loss_raw": (0, 1, {}), "loss": (0, 3, {}), "accuracy": (1, 3, {}), "exact": (1, 3, {**DOT, "symbolSize": 8}),
+          "lr": (2, 3, {}), "lr_now": (2, 0, {**DOT, "symbolSize": 10}), "tokens_per_s": (3, 3, {})}  # plot, width
 
 
 def curve_colour(key: str) -> QColor:
@@ -54,15 +39,15 @@ def curve_colour(key: str) -> QColor:
     return colour
 
 
-def make_plot(title: str, y_label: str, tooltip: str) -> MapPlot:
+def make_plot(key: str) -> MapPlot:
     """A plot with its title (`titleLabel`, laid out over it) and axes in the theme's colours."""
     plot = MapPlot(step_and_value_axes())  # steps never run together
-    plot.titleLabel = pg.LabelItem(title, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
+    plot.titleLabel = pg.LabelItem(texts.TITLES[key], color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
     let_shrink(plot.titleLabel)
     plot.titleLabel.setPreferredWidth(1)  # (the plots, not their titles' lengths, share the width)
     for item in (plot, plot.titleLabel):
-        item.setToolTip(tooltip)  # what the short title leaves out
-    for name, label in (("bottom", "step"), ("left", y_label)):
+        item.setToolTip(texts.TOOLTIPS[key])  # what the short title leaves out
+    for name, label in (("bottom", "step"), ("left", texts.AXIS_LABELS[False][key])):
         axis = plot.getAxis(name)
         axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
         axis.setPen(style.MUTED.name())
@@ -148,11 +133,7 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         self.rate_exponent = 0  # the rate axis counts in units of 10**rate_exponent
         self._dirty = False
         self.in_a_row = self.short_rows = None
-        labels = AXIS_LABELS[False]
-        self.plots = (make_plot(TITLES["loss"], labels["loss"], TOOLTIPS["loss"]),
-                      make_plot(TITLES["acc"], labels["acc"], TOOLTIPS["acc"]),
-                      make_plot(TITLES["lr"], "lr", lr_tooltip()),
-                      make_plot(TITLES["speed"], labels["speed"], TOOLTIPS["speed"]))
+        self.plots = tuple(make_plot(key) for key in PLOTS)
         self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot = self.plots
         for plot in (self.acc_plot, self.speed_plot):
             plot.vb.setXLink(self.loss_plot.vb)
@@ -170,7 +151,7 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         self.legend.setParentItem(self.acc_plot.vb)
         self.legend.setZValue(10)
         self.legend.addItem(self.curves["accuracy"], "token accuracy (train)")
-        self.legend.addItem(self.curves["exact"], held_out_name(self.held_out_metric))
+        self.legend.addItem(self.curves["exact"], texts.held_out_name(self.held_out_metric))
         self.warmup = WarmupMark(self.lr_plot)
         # until the first steps arrive the step-by-step plots say so: empty axes read as a failed run
         self.waiting = []
@@ -239,7 +220,7 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
     def _relayout(self) -> None:
         if self.legend is None:
             return
-        shape = curve_shape(self.width(), self.height(), self.screen_class is ScreenClass.NARROW, self.compact)
+        shape = texts.curve_shape(self.width(), self.height(), self.screen_class is ScreenClass.NARROW, self.compact)
         self._arrange(shape.in_a_row)
         self._thin_axes(shape.short_rows)
         if shape.legend != self.legend.isVisible():
@@ -254,9 +235,9 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         names its colours while the legend is folded away."""
         size = f"{style.TITLE_POINT_SIZE * presentation.applied_scale():.1f}pt"
         p = style.current()
-        key = colour_key_title(self.held_out_metric, p.accuracy, p.exact, self.screen_class is ScreenClass.NARROW)
-        titles = (TITLES["loss"], TITLES["acc"] if self.legend.isVisible() else key, TITLES["lr"], TITLES["speed"])
-        for plot, title in zip(self.plots, titles):
+        key = texts.colour_key_title(self.held_out_metric, p.accuracy, p.exact, self.screen_class is ScreenClass.NARROW)
+        for plot, name in zip(self.plots, PLOTS):
+            title = key if name == "acc" and not self.legend.isVisible() else texts.TITLES[name]
             plot.titleLabel.setText(title, color=p.text, size=size)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
@@ -264,8 +245,9 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         no legend over the data (the accuracy title names the colours), abbreviated axis names."""
         self.screen_class = cls
         self.compact = cls is not ScreenClass.WIDE
-        for plot, key in ((self.loss_plot, "loss"), (self.acc_plot, "acc"), (self.speed_plot, "speed")):
-            plot.getAxis("left").setLabel(AXIS_LABELS[self.compact][key])  # (the label's style is kept)
+        for plot, key in zip(self.plots, PLOTS):
+            if key != "lr":  # (the rate's names its unit: `_scale_rate_axis`)
+                plot.getAxis("left").setLabel(texts.AXIS_LABELS[self.compact][key])  # (its style is kept)
         self._relayout()
         self._show_titles()
 
@@ -274,7 +256,7 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         if decay_steps != self.lr_decay_steps:
             self.lr_decay_steps = decay_steps
             for item in (self.lr_plot, self.lr_plot.titleLabel):
-                item.setToolTip(lr_tooltip(decay_steps))
+                item.setToolTip(texts.lr_tooltip(decay_steps))
         for s in self.series.values():
             s.clear()
         self.exact_steps.clear()
@@ -340,7 +322,7 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
 
     def _scale_rate_axis(self, peak: float) -> None:
         """Rates in units of their peak's power of ten (`rate_axis`), set only when it changes."""
-        exponent, label = rate_axis(peak)
+        exponent, label = texts.rate_axis(peak)
         if exponent != self.rate_exponent:
             self.rate_exponent = exponent
             axis = self.lr_plot.getAxis("left")
@@ -362,9 +344,9 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         self.held_out_metric = metric
         curve = self.curves["exact"]
         self.legend.removeItem(curve)
-        self.legend.addItem(curve, held_out_name(metric))
+        self.legend.addItem(curve, texts.held_out_name(metric))
         if not self.legend.isVisible():  # folded away: the accuracy title names the colours
             self._show_titles()
 
 
-__all__ = ["NARROW", "TITLES", "TrainingCurves"]
+__all__ = ["TrainingCurves"]

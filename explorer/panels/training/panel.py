@@ -65,6 +65,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         for view, stretch in ((self.curves, 3), (self.probe, 2)):
             self.splitter.addWidget(view)
             self.splitter.setStretchFactor(self.splitter.count() - 1, stretch)
+        self.splitter.setSizes([5500, 4500])  # shares of the width (scaled to fit), whatever the probe shows
         self.tabs = QTabWidget()  # NARROW: the curves and the probe a tab each
         self.tabs.setVisible(False)
         self.probe.setAutoFillBackground(True)  # (in a tab: the window's colour, not the style's tab pane)
