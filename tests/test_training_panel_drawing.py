@@ -264,3 +264,43 @@ def test_narrow_puts_the_curves_and_the_probe_in_tabs_and_back(qtbot, panel):
     assert panel.splitter.isVisible() and not panel.tabs.isVisible() and panel.tabs.count() == 0
     assert [panel.splitter.widget(k) for k in range(panel.splitter.count())] == [panel.curves, panel.probe]
     assert panel.curves.isVisible() and panel.probe.isVisible()
+
+
+def test_the_probe_map_comes_with_the_first_snapshot(qtbot, state):
+    """Before any snapshot the probe says where its map will be; the first snapshot makes the map
+    in that place, drawing the snapshot's attention."""
+    from explorer.panels.training.probe import NO_MAP_YET, ProbeView
+
+    probe = ProbeView()
+    qtbot.addWidget(probe)
+    probe.resize(600, 500)
+    probe.show()
+    assert probe.map is None and probe.map_note.isVisible() and probe.map_note.text() == NO_MAP_YET
+    result = state.bundle.run("abc")
+    probe.show_snapshot(3, result, "abc")
+    assert probe.map is not None and probe.map.isVisible() and not probe.map_note.isVisible()
+    assert np.allclose(probe.map.values, result.trace.attention("cross", 1)[0].mean(0).numpy())
+    probe.clear()
+    assert probe.map.values.size == 0 and probe.shown_probe() is None
+
+
+def test_the_curves_are_light_plots_in_one_canvas(qtbot):
+    """The four plots are view boxes with two axes each (no PlotItem: no menus, no hidden axes),
+    in the one canvas, each with its title over it."""
+    import pyqtgraph as pg
+
+    from explorer.drawing.map_plot import MapPlot
+    from explorer.panels.training.curves import TrainingCurves
+
+    curves = TrainingCurves()
+    qtbot.addWidget(curves)
+    items = curves.scene().items()
+    assert not any(isinstance(item, pg.PlotItem) for item in items)
+    assert sum(isinstance(item, pg.AxisItem) for item in items) == 8
+    assert all(isinstance(plot, MapPlot) and plot.titleLabel.scene() is curves.scene() for plot in curves.plots)
+    curves.resize(900, 600)
+    curves.show()
+    qtbot.waitExposed(curves)
+    for plot in curves.plots:  # each title sits right over its own plot
+        title, box = plot.titleLabel.sceneBoundingRect(), plot.sceneBoundingRect()
+        assert title.bottom() <= box.top() + 1 and title.left() < box.center().x() < title.right()

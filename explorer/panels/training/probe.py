@@ -200,6 +200,7 @@ class ProbeView(QWidget):
             self.map.canvas.setMinimumSize(160, 120)
             self.grid.replaceWidget(self.map_note, self.map)
             self.map_note.hide()
+            self.map.show()  # (a layout shows a late child only in a later turn)
         head = self.head_box.currentIndex() - 1
         shown = ProbeMap.of(self.result, self.kind, max(0, self.layer_box.currentIndex()), None if head < 0 else head)
         self.map.set_data(shown.values, shown.rows, shown.cols)
