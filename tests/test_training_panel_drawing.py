@@ -286,7 +286,7 @@ def test_the_probe_map_comes_with_the_first_snapshot(qtbot, state):
 
 def test_the_curves_are_light_plots_in_one_canvas(qtbot):
     """The four plots are view boxes with two axes each (no PlotItem: no menus, no hidden axes),
-    in the one canvas, each with its title over it."""
+    in the one canvas, each with its title over it, made in the turn after the canvas."""
     import pyqtgraph as pg
 
     from explorer.drawing.map_plot import MapPlot
@@ -294,6 +294,8 @@ def test_the_curves_are_light_plots_in_one_canvas(qtbot):
 
     curves = TrainingCurves()
     qtbot.addWidget(curves)
+    assert not curves.built and not any(isinstance(item, pg.AxisItem) for item in curves.scene().items())
+    qtbot.waitUntil(lambda: curves.built)
     items = curves.scene().items()
     assert not any(isinstance(item, pg.PlotItem) for item in items)
     assert sum(isinstance(item, pg.AxisItem) for item in items) == 8

@@ -8,10 +8,10 @@ import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor
 
-from explorer import presentation, style
+from explorer import presentation, scaling, style
 from explorer.drawing.map_plot import MapPlot
 from explorer.drawing.plot_style import let_shrink
 from explorer.drawing.spaced_axis import step_and_value_axes
@@ -21,6 +21,8 @@ from model.train.live_messages import MetricRows
 from model.train.timeline import Series
 
 PLOTS = ("loss", "acc", "lr", "speed")  # their order: 2 × 2 row by row, or one row
+BUILT_LATER = {"plots", "loss_plot", "acc_plot", "lr_plot", "speed_plot", "curves", "plan", "legend", "warmup",
+               "waiting"}  # `TrainingCurves.build` makes them
 WAITING = "waiting for\nthe first steps"  # in each empty plot while a run starts
 WARMUP_TEXTS = ("warm-up ends", "warm-up")  # a wide plot's, a narrow one's
 LEFT_OF, RIGHT_OF = (1, 1), (0, 1)  # anchors: the text's bottom right / bottom left corner at the line
@@ -112,12 +114,13 @@ class WarmupMark:
 
 
 class TrainingCurves(pg.GraphicsLayoutWidget):
-    """Four plots sharing the step axis (the rate plot spans the whole run). It adds up the time its
-    paints take (`take_paint_time`): redraws are spaced by their cost, as painting holds the GIL."""
+    """Four plots sharing the step axis (the rate plot spans the whole run), made in the turn after
+    the canvas (`build`), or when first used. It adds up the time its paints take
+    (`take_paint_time`): redraws are spaced by their cost, as painting holds the GIL."""
 
     compact = False  # no legend: the accuracy title names the colours (`apply_screen_class`)
     screen_class = ScreenClass.WIDE
-    legend = None  # (pyqtgraph resizes the canvas before __init__ is done)
+    built = False
     paint_seconds = 0.0
 
     def __init__(self, parent=None):
@@ -133,6 +136,34 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         self.rate_exponent = 0  # the rate axis counts in units of 10**rate_exponent
         self._dirty = False
         self.in_a_row = self.short_rows = None
+        self.plan_steps, self.plan_rates = np.zeros(0), np.zeros(0)
+        self.pending: tuple[int | None, int] | None = None  # a reset's (warmup, decay steps) for `build`
+        QTimer.singleShot(0, self, self.build)
+
+    def __getattr__(self, name: str):
+        """The plots and their items, made on first use where `build` has not run yet."""
+        if name in BUILT_LATER and not self.built:
+            self.build()
+            return getattr(self, name)
+        raise AttributeError(f"'TrainingCurves' object has no attribute {name!r}")
+
+    def build(self) -> None:
+        """The plots and their items, at the normal size, then scaled as the canvas is shown."""
+        if self.built:
+            return
+        self.built, factor = True, style.scale()
+        style.set_scale(1.0)
+        try:
+            self._make_items()
+        finally:
+            style.set_scale(factor)
+        if factor != 1.0:
+            scaling.rescale_scene(self, factor)
+        self.apply_screen_class(self.screen_class)
+        if self.pending is not None:
+            self._reset_items()
+
+    def _make_items(self) -> None:
         self.plots = tuple(make_plot(key) for key in PLOTS)
         self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot = self.plots
         for plot in (self.acc_plot, self.speed_plot):
@@ -143,7 +174,6 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         self.curves = {key: make_curve(self.plots[i], key, width, **opts) for key, (i, width, opts) in CURVES.items()}
         self.plan = make_curve(self.lr_plot, "lr_plan", 2, dashed=True)  # the rate ahead (`set_plan`)
         self.plan.setZValue(-5)
-        self.plan_steps, self.plan_rates = np.zeros(0), np.zeros(0)
         fill = style.current().q("canvas")
         fill.setAlpha(230)
         # top left: accuracy rises from the bottom left, so that corner stays empty all run long
@@ -174,6 +204,8 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
 
     def restyle_marks(self) -> None:
         """The curves, the warm-up line and the notes in the current theme's colours."""
+        if not self.built:
+            return
         for key, curve in (*self.curves.items(), ("lr_plan", self.plan)):
             if curve.opts["pen"] is not None:
                 pen = pg.mkPen(curve.opts["pen"])
@@ -218,7 +250,7 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         self._relayout()
 
     def _relayout(self) -> None:
-        if self.legend is None:
+        if not self.built:
             return
         shape = texts.curve_shape(self.width(), self.height(), self.screen_class is ScreenClass.NARROW, self.compact)
         self._arrange(shape.in_a_row)
@@ -245,6 +277,8 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         no legend over the data (the accuracy title names the colours), abbreviated axis names."""
         self.screen_class = cls
         self.compact = cls is not ScreenClass.WIDE
+        if not self.built:
+            return
         for plot, key in zip(self.plots, PLOTS):
             if key != "lr":  # (the rate's names its unit: `_scale_rate_axis`)
                 plot.getAxis("left").setLabel(texts.AXIS_LABELS[self.compact][key])  # (its style is kept)
@@ -253,14 +287,18 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
 
     # -- data --------------------------------------------------------------------------------------
     def reset(self, warmup: int | None = None, decay_steps: int = 0) -> None:
-        if decay_steps != self.lr_decay_steps:
-            self.lr_decay_steps = decay_steps
-            for item in (self.lr_plot, self.lr_plot.titleLabel):
-                item.setToolTip(texts.lr_tooltip(decay_steps))
         for s in self.series.values():
             s.clear()
         self.exact_steps.clear()
         self.exact_values.clear()
+        self._dirty, self.pending, self.lr_decay_steps = False, (warmup, decay_steps), decay_steps
+        if self.built:
+            self._reset_items()
+
+    def _reset_items(self) -> None:
+        warmup, decay_steps = self.pending
+        for item in (self.lr_plot, self.lr_plot.titleLabel):
+            item.setToolTip(texts.lr_tooltip(decay_steps))
         self._scale_rate_axis(0.0)  # plain "lr" until the run's first rates
         for c in self.curves.values():
             c.setData([], [])
@@ -268,7 +306,6 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         for plot in (self.loss_plot, self.speed_plot):  # the empty 0–1 ranges the notes sit in
             plot.vb.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
             plot.vb.enableAutoRange()
-        self._dirty = False
         self.warmup.show_at(warmup)
         for note in self.waiting:
             note.setColor(style.current().muted)
@@ -282,6 +319,7 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
     def set_plan(self, steps: np.ndarray, rates: np.ndarray) -> None:
         """The rate the run will use at each step (`RunInfo.planned_rates`), dashed across the whole
         run: the run's own rates trace over it. The rate plot then spans the whole run."""
+        self.build()  # (first: a reset waiting for it clears the plan)
         self.plan_steps, self.plan_rates = np.asarray(steps, float), np.asarray(rates, float)
         self.plan.setData(self.plan_steps, self.plan_rates)
         vb = self.lr_plot.vb
@@ -342,6 +380,8 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         if metric == self.held_out_metric:
             return
         self.held_out_metric = metric
+        if not self.built:  # (the legend is made with it)
+            return
         curve = self.curves["exact"]
         self.legend.removeItem(curve)
         self.legend.addItem(curve, texts.held_out_name(metric))

@@ -58,8 +58,6 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.screen_class = ScreenClass.WIDE
         self.controls, self.curves, self.probe, self.message = TrainingControls(), TrainingCurves(), ProbeView(), RunMessage()
         self.curves.setMinimumSize(330, 260)  # below this the 2 × 2 plots would be clipped
-        self.curves.setUpdatesEnabled(False)  # its first paint in a turn of its own, after the panel's
-        QTimer.singleShot(0, self.curves, lambda: self.curves.setUpdatesEnabled(True))
         self.splitter = QSplitter(Qt.Horizontal)
         self.splitter.setChildrenCollapsible(False)
         for view, stretch in ((self.curves, 3), (self.probe, 2)):
