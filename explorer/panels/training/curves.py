@@ -138,7 +138,7 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         self.in_a_row = self.short_rows = None
         self.plan_steps, self.plan_rates = np.zeros(0), np.zeros(0)
         self.pending: tuple[int | None, int] | None = None  # a reset's (warmup, decay steps) for `build`
-        QTimer.singleShot(0, self, self.build)
+        QTimer.singleShot(1, self, self.build)  # (a timer: 0 ms would run it with the events already posted)
 
     def __getattr__(self, name: str):
         """The plots and their items, made on first use where `build` has not run yet."""
@@ -162,6 +162,8 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         self.apply_screen_class(self.screen_class)
         if self.pending is not None:
             self._reset_items()
+        self.setUpdatesEnabled(False)  # their first paint in a turn of its own
+        QTimer.singleShot(1, self, lambda: self.setUpdatesEnabled(True))
 
     def _make_items(self) -> None:
         self.plots = tuple(make_plot(key) for key in PLOTS)
