@@ -71,8 +71,7 @@ def make_curve(plot: MapPlot, key: str, width: float, dashed: bool = False, **kw
 
 
 class WarmupMark:
-    """The dashed line where the warm-up ends (Eq. 3's peak); its label near the plot's bottom, on
-    the side with more room, clear of the rate curve (high there)."""
+    """The dashed line where the warm-up ends (Eq. 3's peak), labelled low on the side with more room."""
 
     def __init__(self, plot: MapPlot):
         self.plot = plot
@@ -237,8 +236,7 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
             grid.setRowStretchFactor(i, 1 if i % 2 and (i == 1 or not in_a_row) else 0)
 
     def _thin_axes(self, short: bool) -> None:
-        """Short rows: no "step" under every plot (the titles say it), and in 2 × 2 the accuracy
-        plot leaves its step numbers to the throughput plot under it, which shares them."""
+        """Short rows: no "step" under the plots; in 2 × 2 accuracy leaves its steps to throughput (shared)."""
         if self.short_rows == short:
             return
         self.short_rows = short
@@ -265,8 +263,7 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
             self.warmup.set_texts(not shape.legend)
 
     def _show_titles(self) -> None:
-        """The titles in the theme's text colour at the presentation's scale; the accuracy plot's
-        names its colours while the legend is folded away."""
+        """At the presentation's scale; the accuracy plot's names its colours while there is no legend."""
         size = f"{style.TITLE_POINT_SIZE * presentation.applied_scale():.1f}pt"
         p = style.current()
         key = texts.colour_key_title(self.held_out_metric, p.accuracy, p.exact, self.screen_class is ScreenClass.NARROW)
@@ -275,8 +272,7 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
             plot.titleLabel.setText(title, color=p.text, size=size)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """WIDE: a legend in the accuracy plot and the value axes' full names; PROJECTOR and NARROW:
-        no legend over the data (the accuracy title names the colours), abbreviated axis names."""
+        """WIDE: a legend and the value axes' full names; else no legend over the data, short names."""
         self.screen_class = cls
         self.compact = cls is not ScreenClass.WIDE
         if not self.built:
@@ -319,8 +315,7 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
             note.hide()
 
     def set_plan(self, steps: np.ndarray, rates: np.ndarray) -> None:
-        """The rate the run will use at each step (`RunInfo.planned_rates`), dashed across the whole
-        run: the run's own rates trace over it. The rate plot then spans the whole run."""
+        """The run's planned rates (`RunInfo.planned_rates`), dashed over the whole run it then spans."""
         self.build()  # (first: a reset waiting for it clears the plan)
         self.plan_steps, self.plan_rates = np.asarray(steps, float), np.asarray(rates, float)
         self.plan.setData(self.plan_steps, self.plan_rates)
@@ -377,8 +372,7 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         self._dirty = True
 
     def set_metric(self, metric: str) -> None:
-        """Name the held-out points by their metric: exact match (encoder-decoder), masked-token
-        accuracy (masked LM) or next-token accuracy (decoder-only LM)."""
+        """The held-out points named by their metric (exact match, masked- or next-token accuracy)."""
         if metric == self.held_out_metric:
             return
         self.held_out_metric = metric
