@@ -42,3 +42,27 @@ def test_a_short_line_keeps_whole_sentences():
     assert whole_sentences(text, lambda t: len(t) <= 70) == "Training stopped after 47 steps. The panels show “reverse” again. …"
     assert whole_sentences("p = 0.92 and loss 1.07. Done.", lambda t: len(t) < 26) == "p = 0.92 and loss 1.07. …"
     assert whole_sentences(text, lambda t: len(t) < 10) == ""
+
+
+@pytest.mark.parametrize("width,height", [(1800, 400), (1200, 800), (700, 700), (500, 300), (2400, 600)])
+def test_the_curves_shape_follows_the_canvas(width, height):
+    """A wide, low canvas puts the plots in one row (never on a narrow screen); a row lower than
+    SHORT_ROW drops the step names; the legend needs NARROW px beside the data, and no compact screen."""
+    from model.train.curve_texts import NARROW, ROW_RATIO, SHORT_ROW, curve_shape
+
+    shape = curve_shape(width, height, narrow_screen=False, compact=False)
+    assert shape.in_a_row == (width > ROW_RATIO * height)
+    rows = 1 if shape.in_a_row else 2
+    assert shape.short_rows == (height / rows < SHORT_ROW)
+    assert shape.legend == (width / (2 if shape.in_a_row else 1) >= NARROW)
+    assert not curve_shape(width, height, narrow_screen=True, compact=False).in_a_row
+    assert not curve_shape(width, height, narrow_screen=False, compact=True).legend
+
+
+def test_the_colour_key_title_names_each_colour_and_the_held_out_metric():
+    from model.train.curve_texts import colour_key_title
+
+    title = colour_key_title("masked_accuracy", "#111111", "#222222")
+    assert "color:#111111'>tokens<" in title and "color:#222222'>masked<" in title and "<br>" not in title
+    assert "<br>" in colour_key_title("exact_match", "#111111", "#222222", two_lines=True)
+    assert ">exact<" in colour_key_title("exact_match", "#111111", "#222222")

@@ -135,7 +135,7 @@ def test_a_hidden_training_panel_draws_its_curves_when_shown(qtbot):
     tabs.show()
     qtbot.waitExposed(tabs)
     loss = panel.curves.curves["loss_raw"]
-    panel.display.add_rows(MetricRows.from_tuples([(s, 3.0 - s / 10, 0.5, 1e-3, 900.0, s / 10) for s in (1, 2, 3)]))
+    panel.curves.add_rows(MetricRows.from_tuples([(s, 3.0 - s / 10, 0.5, 1e-3, 900.0, s / 10) for s in (1, 2, 3)]))
     panel.redraw()
     assert len(loss.getData()[0] if loss.getData()[0] is not None else []) == 0  # hidden: not handed to the plot
     tabs.setCurrentWidget(panel)

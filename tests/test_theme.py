@@ -164,6 +164,7 @@ def _status_colour(window) -> str:
 def test_switching_to_dark_recolours_real_widgets(window, qtbot):
     arch_view = window.panels["architecture"].view
     plot = window.panels["training"].curves
+    qtbot.waitUntil(lambda: plot.built)  # (its plots are made in the turn after the canvas)
     window.state.message.emit("info", "hello")
     assert arch_view.backgroundBrush().color().name() == LIGHT.canvas
     assert plot.backgroundBrush().color().name() == LIGHT.canvas

@@ -55,16 +55,17 @@ def test_the_rate_plot_shows_the_whole_runs_schedule_ahead(qtbot, panel):
     assert lr.y == pytest.approx(np.interp(lr.x, plan_x, plan_y), rel=1e-9)  # the run kept to its plan
     assert list(panel.curves.curves["lr_now"].getData()[0]) == [lr.x[-1]]
     for plot in (panel.curves.lr_plot, panel.curves.loss_plot):
-        plot.getViewBox().updateAutoRange()  # (pyqtgraph auto-ranges when it paints; this panel is not shown)
-    rate_left, rate_right = panel.curves.lr_plot.getViewBox().viewRange()[0]
-    loss_right = panel.curves.loss_plot.getViewBox().viewRange()[0][1]
+        plot.vb.updateAutoRange()  # (pyqtgraph auto-ranges when it paints; this panel is not shown)
+    rate_left, rate_right = panel.curves.lr_plot.vb.viewRange()[0]
+    loss_right = panel.curves.loss_plot.vb.viewRange()[0][1]
     assert rate_left <= 1 and rate_right >= 400, rate_right
     assert lr.x[-1] <= loss_right <= lr.x[-1] * 1.1 + 1 < rate_right, (loss_right, lr.x[-1])  # the steps trained
 
 
 def test_narrow_curves_trade_the_legend_for_a_colour_key_title(qtbot):
-    from explorer.panels.training.curves import NARROW, TITLES, TrainingCurves
+    from explorer.panels.training.curves import TrainingCurves
     from explorer.screen import ScreenClass
+    from model.train.curve_texts import NARROW, TITLES
 
     curves = TrainingCurves()
     qtbot.addWidget(curves)
@@ -135,7 +136,7 @@ def _check_warmup_label(qtbot, curves, decay_steps: int) -> None:
     label = curves.warmup.label
     assert label.isVisible() and label.toPlainText().startswith("warm-up")
     box = label.sceneBoundingRect()
-    vb = curves.lr_plot.getViewBox()
+    vb = curves.lr_plot.vb
     inside = [s for s, y in zip(steps, lr) if box.contains(vb.mapViewToScene(QPointF(float(s), y)))]
     assert not inside, f"the rate curve runs through the label at steps {inside[:5]}…"
     assert box.left() > vb.sceneBoundingRect().left()  # whole, inside the plot
@@ -165,7 +166,7 @@ def test_the_warmup_label_stays_whole_when_the_warmup_just_ended(qtbot):
         curves.add_rows(MetricRows(step=steps, loss=ones, accuracy=ones, lr=lr, tokens_per_s=ones, wall=ones))
         curves.refresh()
         qtbot.wait(50)
-        label, vb = curves.warmup.label, curves.lr_plot.getViewBox()
+        label, vb = curves.warmup.label, curves.lr_plot.vb
         assert label.isVisible()
         assert vb.sceneBoundingRect().contains(label.sceneBoundingRect()), (label.sceneBoundingRect(),
                                                                             vb.sceneBoundingRect())
@@ -237,7 +238,7 @@ def test_the_waiting_notes_sit_inside_their_plots_on_a_second_run(qtbot):
         curves.reset(warmup=10)  # the second run
         qtbot.wait(50)
         for note, plot in zip(curves.waiting, (curves.loss_plot, curves.acc_plot, curves.speed_plot)):
-            view = plot.getViewBox()
+            view = plot.vb
             (x0, x1), (y0, y1) = view.viewRange()
             assert note.isVisible() and x0 <= note.pos().x() <= x1 and y0 <= note.pos().y() <= y1, view.viewRange()
             text = note.textItem
@@ -263,3 +264,45 @@ def test_narrow_puts_the_curves_and_the_probe_in_tabs_and_back(qtbot, panel):
     assert panel.splitter.isVisible() and not panel.tabs.isVisible() and panel.tabs.count() == 0
     assert [panel.splitter.widget(k) for k in range(panel.splitter.count())] == [panel.curves, panel.probe]
     assert panel.curves.isVisible() and panel.probe.isVisible()
+
+
+def test_the_probe_map_comes_with_the_first_snapshot(qtbot, state):
+    """Before any snapshot the probe says where its map will be; the first snapshot makes the map
+    in that place, drawing the snapshot's attention."""
+    from explorer.panels.training.probe import NO_MAP_YET, ProbeView
+
+    probe = ProbeView()
+    qtbot.addWidget(probe)
+    probe.resize(600, 500)
+    probe.show()
+    assert probe.map is None and probe.map_note.isVisible() and probe.map_note.text() == NO_MAP_YET
+    result = state.bundle.run("abc")
+    probe.show_snapshot(3, result, "abc")
+    assert probe.map is not None and probe.map.isVisible() and not probe.map_note.isVisible()
+    assert np.allclose(probe.map.values, result.trace.attention("cross", 1)[0].mean(0).numpy())
+    probe.clear()
+    assert probe.map.values.size == 0 and probe.shown_probe() is None
+
+
+def test_the_curves_are_light_plots_in_one_canvas(qtbot):
+    """The four plots are view boxes with two axes each (no PlotItem: no menus, no hidden axes),
+    in the one canvas, each with its title over it, made in the turn after the canvas."""
+    import pyqtgraph as pg
+
+    from explorer.drawing.map_plot import MapPlot
+    from explorer.panels.training.curves import TrainingCurves
+
+    curves = TrainingCurves()
+    qtbot.addWidget(curves)
+    assert not curves.built and not any(isinstance(item, pg.AxisItem) for item in curves.scene().items())
+    qtbot.waitUntil(lambda: curves.built)
+    items = curves.scene().items()
+    assert not any(isinstance(item, pg.PlotItem) for item in items)
+    assert sum(isinstance(item, pg.AxisItem) for item in items) == 8
+    assert all(isinstance(plot, MapPlot) and plot.titleLabel.scene() is curves.scene() for plot in curves.plots)
+    curves.resize(900, 600)
+    curves.show()
+    qtbot.waitExposed(curves)
+    for plot in curves.plots:  # each title sits right over its own plot
+        title, box = plot.titleLabel.sceneBoundingRect(), plot.sceneBoundingRect()
+        assert title.bottom() <= box.top() + 1 and title.left() < box.center().x() < title.right()

@@ -1,5 +1,5 @@
 """The training panel's controls: what to learn, how big a model, where, for how long
-(`model.train.run_setup.RunSetup`); the run's buttons, its progress, and what to do with the
+(`model.train.run_setup.RunSetup`), the run's buttons and progress, and what to do with the
 trained model. Pure widgets: they enable what the run's phase allows; the panel decides."""
 from __future__ import annotations
 
@@ -48,12 +48,35 @@ SPINS = (  # attribute, label, top, value, single step, most width, tooltip
      "Steps of linearly rising learning rate before the 1/√step decay (Section 5.3)"),
     ("batch_spin", "Batch", 2048, 64, 1, 70, "Sentence pairs per optimisation step"),
 )
+KIND_TIP = ("The kind of new model: the paper's encoder-decoder, or one of its two descendants (an encoder-only "
+            "masked LM like BERT, a decoder-only next-token LM like GPT), which learn from a text corpus")
+# the run's buttons, bar and line: (row, column, columns) in one row (WIDE), else in two
+PLACES = {True: {"start_button": (0, 0, 1), "pause_button": (0, 1, 1), "step_button": (0, 2, 1),
+                 "stop_button": (0, 3, 1), "progress": (0, 4, 1), "progress_line": (0, 5, 1),
+                 "save_button": (0, 6, 1), "use_button": (0, 7, 1), "back_button": (0, 8, 1)},
+          False: {"start_button": (0, 0, 1), "pause_button": (0, 1, 1), "step_button": (0, 2, 1),
+                  "stop_button": (0, 3, 1), "progress": (0, 4, 4), "save_button": (1, 0, 1),
+                  "use_button": (1, 1, 1), "back_button": (1, 2, 1), "progress_line": (1, 3, 5)}}
+STRETCHES = {True: {4: 1, 5: 3}, False: {7: 1}}  # column → stretch
 
 
 def _label(text: str) -> QLabel:
     label = QLabel(text)
     label.setFont(style.font(style.BASE_POINT_SIZE))
     return label
+
+
+def _combo(items, tip: str, chars: int, box: QComboBox | None = None) -> QComboBox:
+    """A box of (text, data, item tooltip) at the base size, `chars` characters wide at least."""
+    box = box or QComboBox()
+    for text, data, item_tip in items:
+        box.addItem(text, data)
+        box.setItemData(box.count() - 1, item_tip, Qt.ToolTipRole)
+    box.setToolTip(tip)
+    box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+    box.setMinimumContentsLength(chars)
+    box.setFont(style.font(style.BASE_POINT_SIZE))
+    return box
 
 
 class TrainingControls(QWidget):
@@ -66,41 +89,26 @@ class TrainingControls(QWidget):
         self.tsv_path: str | None = None
         self._locked = False  # a run's settings are fixed while it runs
         self._continue_kind: str | None = None
-        self.task_box, self.tokenizer_box, self.kind_box = QComboBox(), QComboBox(), QComboBox()
-        self.model_box, self.device_box = ElidingComboBox(), QComboBox()
-        for name in BUILTIN_TASKS:
-            self.task_box.addItem(name, name)
-        self.task_box.addItem("TSV file…", run_setup.TSV)
+        self.task_box = _combo([(n, n, None) for n in BUILTIN_TASKS] + [("TSV file…", run_setup.TSV, None)],
+                               "A built-in task, or your own UTF-8 'source<TAB>target' file", 7)
         self.task_box.setCurrentIndex(self.task_box.findData("reverse"))
-        self.task_box.setToolTip("A built-in task, or your own UTF-8 'source<TAB>target' file")
         self.task_box.activated.connect(self._on_task_activated)
-        self.tokenizer_box.addItems(["char", "word"])
-        self.tokenizer_box.setToolTip("How the TSV file's text is split into tokens")
+        self.tokenizer_box = _combo([("char", "char", None), ("word", "word", None)],
+                                    "How the TSV file's text is split into tokens", 4)
         self.tokenizer_box.setVisible(False)
-        for key, text in MODEL_KINDS.items():
-            self.kind_box.addItem(run_setup.KIND_SHORT[key], key)
-            self.kind_box.setItemData(self.kind_box.count() - 1, text, Qt.ToolTipRole)
-        self.kind_box.setToolTip("The kind of new model: the paper's encoder-decoder, or one of its two descendants "
-                                 "(an encoder-only masked LM like BERT, a decoder-only next-token LM like GPT), "
-                                 "which learn from a text corpus")
+        self.kind_box = _combo([(run_setup.KIND_SHORT[k], k, text) for k, text in MODEL_KINDS.items()], KIND_TIP, 8)
         self.kind_box.currentIndexChanged.connect(self._on_kind_changed)
-        for name in (*MODEL_PRESETS, LECTURE, run_setup.CONTINUE):
-            self.model_box.addItem(PRESET_LABELS.get(name, ""), name)
-        self.model_box.setToolTip("A new model of a preset size, or a copy of the model the other panels show")
+        self.model_box = _combo([(PRESET_LABELS.get(n, ""), n, None) for n in (*MODEL_PRESETS, LECTURE, run_setup.CONTINUE)],
+                                "A new model of a preset size, or a copy of the model the other panels show", 6,
+                                ElidingComboBox())
         self.model_box.currentIndexChanged.connect(self._on_model_changed)
         self.model_box.currentIndexChanged.connect(self._apply_lecture)
         self.set_continue_available(None)
-        for key, text in run_setup.DEVICES:
-            self.device_box.addItem(text, key)
+        self.device_box = _combo([(text, key, None) for key, text in run_setup.DEVICES], "", 4)
         if not torch.cuda.is_available():  # greyed out, with the reason in the tooltip
             item = self.device_box.model().item(self.device_box.findData("cuda"))
             item.setEnabled(False)
             item.setToolTip("PyTorch sees no CUDA GPU on this machine")
-        for box, chars in ((self.task_box, 7), (self.kind_box, 8), (self.model_box, 6), (self.device_box, 4)):
-            box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-            box.setMinimumContentsLength(chars)
-            box.setFont(style.font(style.BASE_POINT_SIZE))
-        self.tokenizer_box.setFont(style.font(style.BASE_POINT_SIZE))
 
         grid = QGridLayout()  # the task, kind and device; then the model and the run's numbers
         grid.setContentsMargins(0, 0, 0, 0)
@@ -109,22 +117,18 @@ class TrainingControls(QWidget):
         task_row = QHBoxLayout()
         task_row.addWidget(self.task_box, 1)
         task_row.addWidget(self.tokenizer_box)
-        grid.addWidget(_label("Task"), 0, 0)
         grid.addLayout(task_row, 0, 1)
-        for col, (text, box) in enumerate((("Kind", self.kind_box), ("Device", self.device_box)), start=1):
+        for col, (text, box) in enumerate((("Task", None), ("Kind", self.kind_box), ("Device", self.device_box))):
             grid.addWidget(_label(text), 0, 2 * col)
-            grid.addWidget(box, 0, 2 * col + 1)
+            if box is not None:
+                grid.addWidget(box, 0, 2 * col + 1)
         numbers = QHBoxLayout()
         numbers.setSpacing(6)
         numbers.addWidget(_label("Model"))
         numbers.addWidget(self.model_box, 1)
         for name, text, top, value, step, most, tip in SPINS:
-            spin = QSpinBox()
-            spin.setRange(1, top)
-            spin.setValue(value)
-            spin.setSingleStep(step)
+            spin = QSpinBox(minimum=1, maximum=top, value=value, singleStep=step, toolTip=tip)
             spin.setGroupSeparatorShown(True)
-            spin.setToolTip(tip)
             spin.setMaximumWidth(most)  # (a hint sized for its top value would widen the panel past its dock)
             spin.setFont(style.font(style.BASE_POINT_SIZE))
             setattr(self, name, spin)
@@ -144,10 +148,8 @@ class TrainingControls(QWidget):
             button.setMinimumHeight(32)
             setattr(self, name, button)
         self.back_button.setEnabled(False)
-        # The run's line beside the bar, elided (a bar's own text would wrap and be clipped); whole in the tooltips.
-        self.progress = QProgressBar()
-        self.progress.setTextVisible(False)
-        self.progress.setMinimumHeight(28)
+        # the run's line beside the bar, elided (a bar's own text would wrap and be clipped); whole in the tooltips
+        self.progress = QProgressBar(textVisible=False, minimumHeight=28)
         self.progress_line = QElidingLabel()
         self.progress_line.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
         self.set_progress(0, run_setup.DEFAULT_STEPS, "not started")
@@ -170,27 +172,12 @@ class TrainingControls(QWidget):
         one_row = cls is ScreenClass.WIDE
         if one_row == self.one_row:
             return
-        self.one_row, g = one_row, self.button_grid
-        run = (self.start_button, self.pause_button, self.step_button, self.stop_button)
-        model = (self.save_button, self.use_button, self.back_button)
-        for w in run + model + (self.progress, self.progress_line):
-            g.removeWidget(w)
-        for c in range(10):
-            g.setColumnStretch(c, 0)
-        for c, w in enumerate(run):
-            g.addWidget(w, 0, c)
-        row, first = (0, 6) if one_row else (1, 0)
-        for c, w in enumerate(model):
-            g.addWidget(w, row, first + c)
-        if one_row:
-            g.addWidget(self.progress, 0, 4)
-            g.addWidget(self.progress_line, 0, 5)
-            g.setColumnStretch(4, 1)
-            g.setColumnStretch(5, 3)
-        else:
-            g.addWidget(self.progress, 0, 4, 1, 4)
-            g.addWidget(self.progress_line, 1, 3, 1, 5)
-            g.setColumnStretch(7, 1)
+        self.one_row, grid = one_row, self.button_grid
+        for name, (row, col, span) in PLACES[one_row].items():
+            grid.removeWidget(getattr(self, name))
+            grid.addWidget(getattr(self, name), row, col, 1, span)
+        for col in range(10):
+            grid.setColumnStretch(col, STRETCHES[one_row].get(col, 0))
 
     def set_phase(self, phase: str, has_model: bool) -> None:
         """Enable what makes sense in the run's phase (`phase_actions`)."""

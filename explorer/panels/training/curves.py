@@ -1,62 +1,55 @@
-"""Live training curves: loss, accuracy (training batches, and a held-out score), the learning
-rate of Section 5.3 and throughput. Plot items are made once; rows are appended to `Series`
-buffers and `refresh()` hands them to `setData` (clipped to the view, downsampled). Noisy series
-are drawn raw (faint) and smoothed (bold), as TensorBoard does. Words: `model.train.curve_texts`."""
+"""Live training curves: loss, accuracy (training batches and a held-out score), Section 5.3's
+learning rate and throughput: four light plots (`MapPlot`) in one canvas. Rows go to `Series`
+buffers; `refresh()` hands them to the curves (clipped to the view, downsampled). Noisy series are
+drawn raw (faint) and smoothed (bold). Words and shape: `model.train.curve_texts`."""
 from __future__ import annotations
 
 import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor
 
-from explorer import presentation, style
-from explorer.drawing.plot_style import fit_title_row, let_shrink
-from explorer.drawing.spaced_axis import no_prefix_on_hidden_axes, step_and_value_axes
-from explorer.panels.training.warmup_mark import WarmupMark
+from explorer import presentation, scaling, style
+from explorer.drawing.map_plot import MapPlot
+from explorer.drawing.plot_style import let_shrink
+from explorer.drawing.spaced_axis import step_and_value_axes
 from explorer.screen import ScreenClass
-from model.train.curve_texts import AXIS_LABELS, KEY_WORDS, TITLES, TOOLTIPS, held_out_name, lr_tooltip, rate_axis
+from model.train import curve_texts as texts
 from model.train.live_messages import MetricRows
-from model.train.timeline import SMOOTHING, Series
+from model.train.timeline import Series
 
+PLOTS = ("loss", "acc", "lr", "speed")  # their order: 2 × 2 row by row, or one row
+BUILT_LATER = {"plots", "loss_plot", "acc_plot", "lr_plot", "speed_plot", "curves", "plan", "legend", "warmup",
+               "waiting"}  # `TrainingCurves.build` makes them
 WAITING = "waiting for\nthe first steps"  # in each empty plot while a run starts
-ROW_RATIO = 2.4  # wider than this × its height: the four plots in one row
-SHORT_ROW = 230  # px: a row of plots lower than this drops the step axis' label
-NARROW = 620  # px: below this the legend would hide the curves and long titles would collide
+WARMUP_TEXTS = ("warm-up ends", "warm-up")  # a wide plot's, a narrow one's
+LEFT_OF, RIGHT_OF = (1, 1), (0, 1)  # anchors: the text's bottom right / bottom left corner at the line
 # each curve's theme colour (Palette field); the faint ones: the raw loss, the rate ahead of the run
 CURVE_ROLES = {"loss_raw": "loss", "loss": "loss", "accuracy": "accuracy", "exact": "exact", "lr": "lr",
                "lr_now": "lr", "lr_plan": "lr", "tokens_per_s": "speed"}
+DOT = {"symbol": "o", "symbolPen": None}
+CURVES = {"loss_raw": (0, 1, {}), "loss": (0, 3, {}), "accuracy": (1, 3, {}), "exact": (1, 3, {**DOT, "symbolSize": 8}),
+          "lr": (2, 3, {}), "lr_now": (2, 0, {**DOT, "symbolSize": 10}), "tokens_per_s": (3, 3, {})}  # plot, width
 
 
 def curve_colour(key: str) -> QColor:
-    """A curve's colour in the current theme: the raw loss faint (stronger on the dark canvas,
-    where a faint blue would vanish), the planned rate lighter than the run's own."""
+    """The raw loss faint (less so on the dark canvas), the planned rate lighter than the run's own."""
     colour = pg.mkColor(getattr(style.current(), CURVE_ROLES[key]))
-    dark = style.current().name == "dark"
-    colour.setAlpha({"loss_raw": 150 if dark else 70, "lr_plan": 150}.get(key, 255))
+    colour.setAlpha({"loss_raw": 150 if style.current().name == "dark" else 70, "lr_plan": 150}.get(key, 255))
     return colour
 
 
-def colour_key_title(metric: str = "exact_match", two_lines: bool = False) -> str:
-    """The accuracy title that names its colours ("tokens · exact") where the legend is folded away;
-    on two lines for a NARROW screen's plots."""
-    tokens = f"<span style='color:{style.current().accuracy}'>tokens</span>"
-    held_out = f"<span style='color:{style.current().exact}'>{KEY_WORDS.get(metric, metric)}</span>"
-    return f"{tokens} ·{'<br>' if two_lines else ' '}{held_out}"
-
-
-def make_plot(canvas: pg.GraphicsLayoutWidget, title: str, y_label: str, tooltip: str) -> pg.PlotItem:
-    """A plot titled over its whole width (value axis included), its axes in the theme's colours."""
-    plot = canvas.addPlot(enableMenu=False, axisItems=step_and_value_axes())  # steps never run together
-    no_prefix_on_hidden_axes(plot)
-    plot.setTitle(title, color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
+def make_plot(key: str) -> MapPlot:
+    """A plot with its title (`titleLabel`, laid out over it) and axes in the theme's colours."""
+    plot = MapPlot(step_and_value_axes())  # steps never run together
+    plot.titleLabel = pg.LabelItem(texts.TITLES[key], color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
     let_shrink(plot.titleLabel)
-    plot.layout.removeItem(plot.titleLabel)
-    plot.layout.addItem(plot.titleLabel, 0, 0, 1, 3)
-    plot.setMenuEnabled(False)
-    plot.setToolTip(tooltip)  # what the short title leaves out
-    for name, label in (("bottom", "step"), ("left", y_label)):
+    plot.titleLabel.setPreferredWidth(1)  # (the plots, not their titles' lengths, share the width)
+    for item in (plot, plot.titleLabel):
+        item.setToolTip(texts.TOOLTIPS[key])  # what the short title leaves out
+    for name, label in (("bottom", "step"), ("left", texts.AXIS_LABELS[False][key])):
         axis = plot.getAxis(name)
         axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
         axis.setPen(style.MUTED.name())
@@ -66,35 +59,68 @@ def make_plot(canvas: pg.GraphicsLayoutWidget, title: str, y_label: str, tooltip
     return plot
 
 
-def make_curve(plot: pg.PlotItem, key: str, width: float, dashed: bool = False, **kwargs) -> pg.PlotDataItem:
+def make_curve(plot: MapPlot, key: str, width: float, dashed: bool = False, **kwargs) -> pg.PlotDataItem:
     """No antialiasing: it doubles the paint time, which the GUI thread takes from the training thread."""
-    pen = pg.mkPen(curve_colour(key), width=width, style=Qt.DashLine if dashed else Qt.SolidLine)
-    return plot.plot([], [], pen=pen, clipToView=True, autoDownsample=True, downsampleMethod="peak",
-                     antialias=False, **kwargs)
+    pen = pg.mkPen(curve_colour(key), width=width, style=Qt.DashLine if dashed else Qt.SolidLine) if width else None
+    if "symbol" in kwargs:
+        kwargs["symbolBrush"] = getattr(style.current(), CURVE_ROLES[key])
+    curve = pg.PlotDataItem([], [], pen=pen, clipToView=True, autoDownsample=True, downsampleMethod="peak",
+                            antialias=False, **kwargs)
+    plot.addItem(curve)
+    return curve
 
 
-class TimedCanvas(pg.GraphicsLayoutWidget):
-    """A canvas that adds up the time its paints take (`take_paint_time()` reads and resets it), so
-    redraws can be spaced by their real cost: painting holds the GIL the training thread needs."""
+class WarmupMark:
+    """The dashed line where the warm-up ends (Eq. 3's peak), labelled low on the side with more room."""
 
-    paint_seconds = 0.0
+    def __init__(self, plot: MapPlot):
+        self.plot = plot
+        self.line = pg.InfiniteLine(angle=90, movable=False, label=WARMUP_TEXTS[0],
+                                    labelOpts=dict(position=0.04, anchors=[RIGHT_OF, RIGHT_OF]))
+        self.line.setZValue(-10)  # under the curve
+        self.label = self.line.label
+        self.label.setFont(style.font(style.SMALL_POINT_SIZE))
+        self.restyle()
+        self.line.hide()
+        plot.addItem(self.line)
+        plot.vb.sigRangeChanged.connect(lambda *_: self.place())
 
-    def paintEvent(self, event) -> None:  # noqa: N802
-        start = time.perf_counter()
-        super().paintEvent(event)
-        self.paint_seconds += time.perf_counter() - start
+    def restyle(self) -> None:
+        """The theme's colours; the canvas behind the text hides the dashed line there."""
+        p = style.current()
+        self.line.setPen(pg.mkPen(p.muted, width=1.5, style=Qt.DashLine))
+        self.label.setColor(p.muted)
+        self.label.fill = pg.mkBrush(p.canvas)
+        self.label.update()
 
-    def take_paint_time(self) -> float:
-        spent, self.paint_seconds = self.paint_seconds, 0.0
-        return spent
+    def show_at(self, step: int | None) -> None:
+        self.line.setVisible(bool(step))
+        if step:
+            self.line.setValue(step)
+            self.place()
+
+    def set_texts(self, narrow: bool) -> None:
+        self.label.setFormat(WARMUP_TEXTS[narrow])
+        self.label.setText(WARMUP_TEXTS[narrow])  # (setFormat alone skips a hidden label)
+
+    def place(self) -> None:
+        """Beside the line, towards the middle of the view."""
+        (left, right), _ = self.plot.vb.viewRange()
+        anchor = LEFT_OF if self.line.value() > (left + right) / 2 else RIGHT_OF
+        if self.label.anchors[0] != anchor:
+            self.label.anchors = [anchor, anchor]
+            self.label.updatePosition()
 
 
-class TrainingCurves(TimedCanvas):
-    """Four plots sharing the step axis (the rate plot spans the whole run)."""
+class TrainingCurves(pg.GraphicsLayoutWidget):
+    """Four plots sharing the step axis (the rate plot spans the whole run), made in the turn after
+    the canvas (`build`), or when first used. It adds up the time its paints take
+    (`take_paint_time`): redraws are spaced by their cost, as painting holds the GIL."""
 
     compact = False  # no legend: the accuracy title names the colours (`apply_screen_class`)
     screen_class = ScreenClass.WIDE
-    legend = None  # (pyqtgraph resizes the canvas before __init__ is done)
+    built = False
+    paint_seconds = 0.0
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -109,38 +135,54 @@ class TrainingCurves(TimedCanvas):
         self.rate_exponent = 0  # the rate axis counts in units of 10**rate_exponent
         self._dirty = False
         self.in_a_row = self.short_rows = None
-        labels = AXIS_LABELS[False]
-        self.loss_plot = make_plot(self, TITLES["loss"], labels["loss"], TOOLTIPS["loss"])
-        self.acc_plot = make_plot(self, TITLES["acc"], labels["acc"], TOOLTIPS["acc"])
-        self.lr_plot = make_plot(self, TITLES["lr"], "lr", lr_tooltip())
-        self.speed_plot = make_plot(self, TITLES["speed"], labels["speed"], TOOLTIPS["speed"])
-        self.plots = (self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot)
+        self.plan_steps, self.plan_rates = np.zeros(0), np.zeros(0)
+        self.pending: tuple[int | None, int] | None = None  # a reset's (warmup, decay steps) for `build`
+        QTimer.singleShot(1, self, self.build)  # (a timer: 0 ms would run it with the events already posted)
+
+    def __getattr__(self, name: str):
+        """The plots and their items, made on first use where `build` has not run yet."""
+        if name in BUILT_LATER and not self.built:
+            self.build()
+            return getattr(self, name)
+        raise AttributeError(f"'TrainingCurves' object has no attribute {name!r}")
+
+    def build(self) -> None:
+        """The plots and their items, at the normal size, then scaled as the canvas is shown."""
+        if self.built:
+            return
+        self.built, factor = True, style.scale()
+        style.set_scale(1.0)
+        try:
+            self._make_items()
+        finally:
+            style.set_scale(factor)
+        if factor != 1.0:
+            scaling.rescale_scene(self, factor)
+        self.apply_screen_class(self.screen_class)
+        if self.pending is not None:
+            self._reset_items()
+        self.setUpdatesEnabled(False)  # their first paint in a turn of its own
+        QTimer.singleShot(1, self, lambda: self.setUpdatesEnabled(True))
+
+    def _make_items(self) -> None:
+        self.plots = tuple(make_plot(key) for key in PLOTS)
+        self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot = self.plots
         for plot in (self.acc_plot, self.speed_plot):
-            plot.setXLink(self.loss_plot)
+            plot.vb.setXLink(self.loss_plot.vb)
         self._arrange(False)
-        self.acc_plot.setYRange(-0.03, 1.02, padding=0)  # a first score of 0 above the axis
-        self.acc_plot.setLimits(yMin=-0.03, yMax=1.05)
+        self.acc_plot.vb.setYRange(-0.03, 1.02, padding=0)  # a first score of 0 above the axis
+        self.acc_plot.vb.setLimits(yMin=-0.03, yMax=1.05)
+        self.curves = {key: make_curve(self.plots[i], key, width, **opts) for key, (i, width, opts) in CURVES.items()}
+        self.plan = make_curve(self.lr_plot, "lr_plan", 2, dashed=True)  # the rate ahead (`set_plan`)
+        self.plan.setZValue(-5)
         fill = style.current().q("canvas")
         fill.setAlpha(230)
         # top left: accuracy rises from the bottom left, so that corner stays empty all run long
-        self.legend = self.acc_plot.addLegend(offset=(8, 4), labelTextSize=f"{style.SMALL_POINT_SIZE}pt",
-                                              brush=pg.mkBrush(fill))
+        self.legend = pg.LegendItem(offset=(8, 4), labelTextSize=f"{style.SMALL_POINT_SIZE}pt", brush=pg.mkBrush(fill))
+        self.legend.setParentItem(self.acc_plot.vb)
         self.legend.setZValue(10)
-        self.curves = {
-            "loss_raw": make_curve(self.loss_plot, "loss_raw", 1),
-            "loss": make_curve(self.loss_plot, "loss", 3),
-            "accuracy": make_curve(self.acc_plot, "accuracy", 3, name="token accuracy (train)"),
-            "exact": make_curve(self.acc_plot, "exact", 3, name=held_out_name("exact_match"), symbol="o",
-                                symbolSize=8, symbolBrush=style.current().exact, symbolPen=None),
-            "lr": make_curve(self.lr_plot, "lr", 3),
-            "lr_now": make_curve(self.lr_plot, "lr", 0, symbol="o", symbolSize=10, symbolBrush=style.current().lr,
-                                 symbolPen=None),
-            "tokens_per_s": make_curve(self.speed_plot, "tokens_per_s", 3),
-        }
-        self.curves["lr_now"].setPen(None)  # a dot where the run is now, no line
-        self.plan = make_curve(self.lr_plot, "lr_plan", 2, dashed=True)  # the rate ahead (`set_plan`)
-        self.plan.setZValue(-5)
-        self.plan_steps, self.plan_rates = np.zeros(0), np.zeros(0)
+        self.legend.addItem(self.curves["accuracy"], "token accuracy (train)")
+        self.legend.addItem(self.curves["exact"], texts.held_out_name(self.held_out_metric))
         self.warmup = WarmupMark(self.lr_plot)
         # until the first steps arrive the step-by-step plots say so: empty axes read as a failed run
         self.waiting = []
@@ -152,36 +194,49 @@ class TrainingCurves(TimedCanvas):
             plot.addItem(note, ignoreBounds=True)
             self.waiting.append(note)
 
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        start = time.perf_counter()
+        super().paintEvent(event)
+        self.paint_seconds += time.perf_counter() - start
+
+    def take_paint_time(self) -> float:
+        spent, self.paint_seconds = self.paint_seconds, 0.0
+        return spent
+
     def restyle_marks(self) -> None:
         """The curves, the warm-up line and the notes in the current theme's colours."""
+        if not self.built:
+            return
         for key, curve in (*self.curves.items(), ("lr_plan", self.plan)):
-            pen = pg.mkPen(curve.opts["pen"])  # (the dot's NoPen stays NoPen)
-            pen.setColor(curve_colour(key))
-            curve.setPen(pen)
-        self.curves["exact"].setSymbolBrush(style.current().exact)
-        self.curves["lr_now"].setSymbolBrush(style.current().lr)
+            if curve.opts["pen"] is not None:
+                pen = pg.mkPen(curve.opts["pen"])
+                pen.setColor(curve_colour(key))
+                curve.setPen(pen)
+            if curve.opts["symbol"] is not None:
+                curve.setSymbolBrush(getattr(style.current(), CURVE_ROLES[key]))
         for note in self.waiting:
             note.setColor(style.current().muted)
         self.warmup.restyle()
 
     # -- arrangement, declared by the canvas' shape and the screen class ---------------------------
     def _arrange(self, in_a_row: bool) -> None:
-        """2 × 2, or the four plots in one row on a wide, low canvas (no four flat strips)."""
+        """2 × 2, or the four plots in one row; each title in the row over its plot."""
         if self.in_a_row == in_a_row:
             return
+        grid, placed = self.ci.layout, self.in_a_row is not None
         self.in_a_row, self.short_rows = in_a_row, None
-        for plot in self.plots:
-            self.ci.removeItem(plot)
         for i, plot in enumerate(self.plots):
             row, col = (0, i) if in_a_row else divmod(i, 2)
-            self.ci.addItem(plot, row=row, col=col)
+            for item, at in ((plot.titleLabel, 2 * row), (plot, 2 * row + 1)):
+                if placed:
+                    grid.removeItem(item)
+                grid.addItem(item, at, col)
         for i in range(4):
-            self.ci.layout.setColumnStretchFactor(i, 1 if in_a_row or i < 2 else 0)
-            self.ci.layout.setRowStretchFactor(i, 1 if (i == 0 or not in_a_row and i < 2) else 0)
+            grid.setColumnStretchFactor(i, 1 if in_a_row or i < 2 else 0)
+            grid.setRowStretchFactor(i, 1 if i % 2 and (i == 1 or not in_a_row) else 0)
 
     def _thin_axes(self, short: bool) -> None:
-        """Short rows: no "step" under every plot (the titles say it), and in 2 × 2 the accuracy
-        plot leaves its step numbers to the throughput plot under it, which shares them."""
+        """Short rows: no "step" under the plots; in 2 × 2 accuracy leaves its steps to throughput (shared)."""
         if self.short_rows == short:
             return
         self.short_rows = short
@@ -190,63 +245,65 @@ class TrainingCurves(TimedCanvas):
             axis.showLabel(not short)
             axis.setStyle(showValues=not (short and not self.in_a_row and plot is self.acc_plot))
 
-    def resizeEvent(self, event) -> None:  # noqa: N802
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
         self._relayout()
 
     def _relayout(self) -> None:
-        """Compact screens, or a canvas too narrow for a legend beside the data: no legend, the
-        accuracy title names the colours instead."""
-        if self.legend is None:
+        if not self.built:
             return
-        self._arrange(self.screen_class is not ScreenClass.NARROW and self.width() > ROW_RATIO * self.height())
-        self._thin_axes(self.height() / (1 if self.in_a_row else 2) < SHORT_ROW)
-        narrow = self.compact or self.width() / (2 if self.in_a_row else 1) < NARROW
-        if narrow != self.legend.isVisible():
-            return
-        self.legend.setVisible(not narrow)
-        self._show_titles()
-        for plot in self.plots:
-            plot.getAxis("bottom").setStyle(maxTextLevel=0 if narrow else 1)  # "0 1000", not "0 5001000"
-        self.warmup.set_texts(narrow)
+        shape = texts.curve_shape(self.width(), self.height(), self.screen_class is ScreenClass.NARROW, self.compact)
+        self._arrange(shape.in_a_row)
+        self._thin_axes(shape.short_rows)
+        if shape.legend != self.legend.isVisible():
+            self.legend.setVisible(shape.legend)
+            self._show_titles()
+            for plot in self.plots:
+                plot.getAxis("bottom").setStyle(maxTextLevel=int(shape.legend))  # "0 1000", not "0 5001000"
+            self.warmup.set_texts(not shape.legend)
 
     def _show_titles(self) -> None:
-        """The declared titles in the theme's text colour and presentation scale; the accuracy
-        plot's names its colours while the legend is folded away."""
+        """At the presentation's scale; the accuracy plot's names its colours while there is no legend."""
         size = f"{style.TITLE_POINT_SIZE * presentation.applied_scale():.1f}pt"
-        key = colour_key_title(self.held_out_metric, two_lines=self.screen_class is ScreenClass.NARROW)
-        titles = (TITLES["loss"], TITLES["acc"] if self.legend.isVisible() else key, TITLES["lr"], TITLES["speed"])
-        for plot, title in zip(self.plots, titles):
-            plot.setTitle(title, color=style.current().text, size=size)
-            fit_title_row(plot)
+        p = style.current()
+        key = texts.colour_key_title(self.held_out_metric, p.accuracy, p.exact, self.screen_class is ScreenClass.NARROW)
+        for plot, name in zip(self.plots, PLOTS):
+            title = key if name == "acc" and not self.legend.isVisible() else texts.TITLES[name]
+            plot.titleLabel.setText(title, color=p.text, size=size)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """WIDE: legends in their plots and the value axes' full names; PROJECTOR and NARROW: no
-        legend over the data (the accuracy title names the colours) and abbreviated axis names."""
+        """WIDE: a legend and the value axes' full names; else no legend over the data, short names."""
         self.screen_class = cls
         self.compact = cls is not ScreenClass.WIDE
-        for plot, key in ((self.loss_plot, "loss"), (self.acc_plot, "acc"), (self.speed_plot, "speed")):
-            plot.getAxis("left").setLabel(AXIS_LABELS[self.compact][key])  # (the label's style is kept)
+        if not self.built:
+            return
+        for plot, key in zip(self.plots, PLOTS):
+            if key != "lr":  # (the rate's names its unit: `_scale_rate_axis`)
+                plot.getAxis("left").setLabel(texts.AXIS_LABELS[self.compact][key])  # (its style is kept)
         self._relayout()
         self._show_titles()
 
     # -- data --------------------------------------------------------------------------------------
     def reset(self, warmup: int | None = None, decay_steps: int = 0) -> None:
-        if decay_steps != self.lr_decay_steps:
-            self.lr_decay_steps = decay_steps
-            self.lr_plot.setToolTip(lr_tooltip(decay_steps))
         for s in self.series.values():
             s.clear()
         self.exact_steps.clear()
         self.exact_values.clear()
+        self._dirty, self.pending, self.lr_decay_steps = False, (warmup, decay_steps), decay_steps
+        if self.built:
+            self._reset_items()
+
+    def _reset_items(self) -> None:
+        warmup, decay_steps = self.pending
+        for item in (self.lr_plot, self.lr_plot.titleLabel):
+            item.setToolTip(texts.lr_tooltip(decay_steps))
         self._scale_rate_axis(0.0)  # plain "lr" until the run's first rates
         for c in self.curves.values():
             c.setData([], [])
         self.set_plan(np.zeros(0), np.zeros(0))
         for plot in (self.loss_plot, self.speed_plot):  # the empty 0–1 ranges the notes sit in
-            plot.getViewBox().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
-            plot.getViewBox().enableAutoRange()
-        self._dirty = False
+            plot.vb.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+            plot.vb.enableAutoRange()
         self.warmup.show_at(warmup)
         for note in self.waiting:
             note.setColor(style.current().muted)
@@ -258,12 +315,11 @@ class TrainingCurves(TimedCanvas):
             note.hide()
 
     def set_plan(self, steps: np.ndarray, rates: np.ndarray) -> None:
-        """The rate the run will use at each step (`RunInfo.planned_rates`), dashed across the whole
-        run from its start: the run's own rates trace over it, a dot where it is now. The rate plot
-        then spans the whole run; with no plan it follows the run."""
+        """The run's planned rates (`RunInfo.planned_rates`), dashed over the whole run it then spans."""
+        self.build()  # (first: a reset waiting for it clears the plan)
         self.plan_steps, self.plan_rates = np.asarray(steps, float), np.asarray(rates, float)
         self.plan.setData(self.plan_steps, self.plan_rates)
-        vb = self.lr_plot.getViewBox()
+        vb = self.lr_plot.vb
         if len(self.plan_steps):
             vb.setXRange(0, float(self.plan_steps[-1]), padding=0.05)  # (the "0" under the start stays)
             vb.setYRange(0, float(self.plan_rates.max()), padding=0.05)
@@ -296,18 +352,17 @@ class TrainingCurves(TimedCanvas):
         peak = max(float(np.max(lr.y)) if lr.n else 0.0, planned)
         self._scale_rate_axis(peak)
         if planned and peak > planned * 1.05:  # (not as planned)
-            self.lr_plot.getViewBox().setYRange(0, peak, padding=0.05)
+            self.lr_plot.vb.setYRange(0, peak, padding=0.05)
         self.curves["exact"].setData(np.asarray(self.exact_steps, float), np.asarray(self.exact_values, float))
 
     def _scale_rate_axis(self, peak: float) -> None:
         """Rates in units of their peak's power of ten (`rate_axis`), set only when it changes."""
-        exponent, label = rate_axis(peak)
-        if exponent == self.rate_exponent:
-            return
-        self.rate_exponent = exponent
-        axis = self.lr_plot.getAxis("left")
-        axis.setScale(10.0 ** -exponent)
-        axis.setLabel(label)
+        exponent, label = texts.rate_axis(peak)
+        if exponent != self.rate_exponent:
+            self.rate_exponent = exponent
+            axis = self.lr_plot.getAxis("left")
+            axis.setScale(10.0 ** -exponent)
+            axis.setLabel(label)
 
     def add_eval(self, event) -> None:
         """A held-out evaluation (`EvalEvent`), its points named by what it measured."""
@@ -317,16 +372,17 @@ class TrainingCurves(TimedCanvas):
         self._dirty = True
 
     def set_metric(self, metric: str) -> None:
-        """Name the held-out curve by its metric: exact match (encoder-decoder), masked-token
-        accuracy (masked LM) or next-token accuracy (decoder-only LM)."""
+        """The held-out points named by their metric (exact match, masked- or next-token accuracy)."""
         if metric == self.held_out_metric:
             return
         self.held_out_metric = metric
+        if not self.built:  # (the legend is made with it)
+            return
         curve = self.curves["exact"]
         self.legend.removeItem(curve)
-        self.legend.addItem(curve, held_out_name(metric))
+        self.legend.addItem(curve, texts.held_out_name(metric))
         if not self.legend.isVisible():  # folded away: the accuracy title names the colours
             self._show_titles()
 
 
-__all__ = ["TrainingCurves", "Series", "SMOOTHING"]
+__all__ = ["TrainingCurves"]

@@ -1,7 +1,6 @@
 """Live training panel: train a Transformer with the paper's recipe (Section 5) and watch the loss
-fall, the accuracy rise, Eq. 3's learning rate warm up then decay, and a fixed probe's output and
-attention map change. The run goes on in `worker` off the GUI thread; this panel draws what it
-sends and forwards clicks. A run never replaces the session's model unless asked (`sandbox`)."""
+fall, the accuracy rise, Eq. 3's learning rate warm up then decay and a probe's attention change.
+The run goes on off the GUI thread (`worker`); it replaces the session's model only when asked."""
 from __future__ import annotations
 
 import os
@@ -16,7 +15,6 @@ from explorer import style
 from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.panels.training.controls import ACTIVE_PHASES, TrainingControls
 from explorer.panels.training.curves import TrainingCurves
-from explorer.panels.training.live import LiveDisplay
 from explorer.panels.training.probe import ProbeView
 from explorer.panels.training.run_message import RunMessage
 from explorer.panels.training.run_reports import RunReports
@@ -24,7 +22,6 @@ from explorer.panels.training.sandbox import PUBLISH_INTERVAL, Sandbox  # noqa: 
 from explorer.panels.training.worker import TrainingRun, save_in_background
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
-from explorer.when_seen import unseen
 from model.train.live_messages import Offer, RunInfo, Snapshot
 from model.train.request import TrainingRequest
 
@@ -62,11 +59,11 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.controls, self.curves, self.probe, self.message = TrainingControls(), TrainingCurves(), ProbeView(), RunMessage()
         self.curves.setMinimumSize(330, 260)  # below this the 2 × 2 plots would be clipped
         self.splitter = QSplitter(Qt.Horizontal)
-        self.splitter.addWidget(self.curves)
-        self.splitter.addWidget(self.probe)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
         self.splitter.setChildrenCollapsible(False)
+        for view, stretch in ((self.curves, 3), (self.probe, 2)):
+            self.splitter.addWidget(view)
+            self.splitter.setStretchFactor(self.splitter.count() - 1, stretch)
+        self.splitter.setSizes([5500, 4500])  # shares of the width (scaled to fit), whatever the probe shows
         self.tabs = QTabWidget()  # NARROW: the curves and the probe a tab each
         self.tabs.setVisible(False)
         self.probe.setAutoFillBackground(True)  # (in a tab: the window's colour, not the style's tab pane)
@@ -85,8 +82,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.probe.probeEdited.connect(self._on_probe_edited)
         self.probe.timelineMoved.connect(self.select_snapshot)
         self.probe.liveRequested.connect(self.follow_live)
-        self.display = LiveDisplay(self.curves, self.probe, self.controls, self)
-        self.timeline = self.display.timeline  # (cleared for each run, never replaced)
+        self.init_display()
         self.sandbox = Sandbox(self)
         self.probe.showInOthersChanged.connect(self.sandbox.on_show_others)
         self._on_task_changed(c.task_name())
@@ -109,8 +105,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
             return
         request = request or self.request()
         self.total_steps, self.step, self.info = request.train.steps, 0, None
-        self.display.reset(request.train.warmup, request.model_kind().metric, request.target,
-                           request.train.lr_decay_steps)
+        self.reset_display(request)
         self.sandbox.reset()
         self.run = run = TrainingRun(request)
         self.follow(run)
@@ -126,6 +121,12 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
     def resume(self) -> None:
         if self.run is not None:
             self.run.steering.resume()
+
+    def start_or_resume(self) -> None:
+        if self.run is None:
+            self.start()
+        else:
+            self.resume()
 
     def keep_to_itself(self) -> None:
         """The other panels show the session's model, not this run (a tour's next scene)."""
@@ -163,7 +164,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.say(f"Saving a checkpoint to {folder} …")
 
     def use_model(self) -> None:
-        """Make the model being trained (a CPU copy of it now), or the last run's, the session's model."""
+        """The model being trained (a CPU copy of it now), or the last run's, becomes the session's."""
         if self.run is not None:
             self.run.steering.offer("asked")
         elif self.trained is not None:
@@ -174,25 +175,10 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.probe.show_others.setChecked(False)  # else the next copy would be shown at once
         self.sandbox.unshow()
 
-    def select_snapshot(self, index: int) -> None:
-        """Show an earlier snapshot in the probe (the newest: follow live). Snapshots keep no
-        weights: while the probe looks back, the other panels hold the model they show."""
-        if self.display.select(index) and self.live:
-            self.sandbox.publish_later()
-
-    def follow_live(self) -> None:
-        self.select_snapshot(len(self.timeline) - 1)
-
-    def start_or_resume(self) -> None:
-        if self.run is None:
-            self.start()
-        else:
-            self.resume()
-
     def train_for(self, seconds: float) -> int:
-        """Headless use (`--train-seconds`): train for `seconds` from the first trained step (waiting
-        at most START_TIMEOUT for it) with the event loop running, then stop, wait for the worker
-        and deliver its last signals. Returns the steps trained."""
+        """Headless (`--train-seconds`): train `seconds` from the first step (waiting at most
+        START_TIMEOUT for it) with the event loop running, stop, deliver the worker's last
+        signals. Returns the steps trained."""
         self.start_or_resume()
         loop, started, waiting = QEventLoop(), self.step, QTimer(self, interval=50)
         self.run.worker.finished.connect(loop.quit)  # the run finished (all steps) or could not start
@@ -235,17 +221,6 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.tell(*report)
         return folder if report[1] == "info" else None
 
-    @property
-    def live(self) -> bool:
-        return self.display.live
-
-    def redraw(self) -> None:
-        """Hand everything received since the last redraw to the plots (`LiveDisplay`, paced by its
-        cost); while the panel is hidden in a shown window, once it is shown again."""
-        self.redraw_when_shown = unseen(self)
-        if not self.redraw_when_shown:
-            self.display.redraw(self.step, self.total_steps, self.phase, done=self.run is None)
-
     def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
         if self.redraw_when_shown:
@@ -263,13 +238,13 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
     def _on_task_changed(self, name: str) -> None:
         """The next run's task and its default probe; a finished run's map of another task gives way."""
         if self.run is None and self.info is not None and name != self.info.task:
-            self.display.clear_probe()
+            self.clear_probe()
         if self.probe.shown_probe() is None:
             self.probe.set_task(name, self.controls.kind())
 
     def _on_probe_edited(self, text: str) -> None:
         """During a run the worker probes the new text; after it, the run's last model does (off the
-        GUI thread), and its snapshot ends the timeline."""
+        GUI thread), its snapshot ending the timeline."""
         text = text.strip()
         if self.run is not None:
             self.run.steering.set_probe(text)
@@ -282,10 +257,10 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
 
     def _on_probed(self, offer: Offer, snap: Snapshot) -> None:
         if self.run is None and self.trained is offer:  # (not once a new run has begun)
-            self.display.add_snapshot(snap, follow=True)
+            self.add_snapshot(snap, follow=True)
 
     def _on_bundle(self, *_args) -> None:
-        """The session's own model changed: a run may continue it and learns its task with its kind
+        """The session's own model changed: a run may continue it, and learns its task with its kind
         by default (once the current run ends)."""
         own = self.state.session.bundle
         self.sandbox.show_back()

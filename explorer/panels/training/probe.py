@@ -1,6 +1,6 @@
-"""Live internals during training: a fixed probe input, the model's greedy output for it, and one
-attention map (`model.train.probe_map`: cross-attention where the model has it), so students
-watch the reverse task's anti-diagonal appear; a timeline slider scrubs back through snapshots."""
+"""Live internals during training: a fixed probe input, the model's greedy output for it and one
+attention map (`model.train.probe_map`), so students watch the reverse task's anti-diagonal
+appear; a timeline slider scrubs back through snapshots."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
@@ -24,9 +24,10 @@ from model.train.timeline import timeline_texts
 SHOW_OTHERS_TIP = ("Show a copy of the model being trained (about once a second) in every other panel, on the "
                    "session's text, in place of the loaded model; it comes back when the run ends, on “Back to …”, "
                    "or when this is turned off")
+NO_MAP_YET = "The attention map comes with the run's first snapshot."
 
 
-def _label(text: str, pt: int = style.BASE_POINT_SIZE) -> QLabel:
+def bold_label(text: str, pt: int = style.BASE_POINT_SIZE) -> QLabel:
     label = QLabel(text)
     label.setFont(style.font(pt, bold=True))
     return label
@@ -65,31 +66,34 @@ class ProbeView(QWidget):
             box.currentIndexChanged.connect(lambda _i: self._redraw())
         self.layer_box.setToolTip("The layer whose attention the map shows (counted from 1; L2 = layer 2)")
         self.head_box.setToolTip("One head (counted from 1; H1 = head 1), or the mean over the layer's heads")
-        self.map = Heatmap(colour_bar=True, square=False)  # cells fill the room: a long babble stays readable
-        self.map.canvas.setMinimumSize(160, 120)
+        self.map: Heatmap | None = None  # made with the first snapshot (`_redraw`); a note holds its place
+        self.map_note = QLabel(NO_MAP_YET)
+        self.map_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.map_note.setWordWrap(True)
+        self.map_note.setMinimumSize(160, 120)
+        style.set_sheet(self.map_note, "color: {muted};")
         self.slider = QSlider(Qt.Horizontal)
         self.slider.setToolTip("Go back to a snapshot taken earlier in the run")
         self.slider.valueChanged.connect(self.timelineMoved)
         self.live_button = QPushButton("Live")
         self.live_button.setToolTip("Follow the newest snapshot again")
         self.live_button.clicked.connect(self.liveRequested)
-        self.timeline_label = _label("step —", style.SMALL_POINT_SIZE)
+        self.timeline_label = bold_label("step —", style.SMALL_POINT_SIZE)
         self.show_others = QCheckBox("Show in other panels")
         self.show_others.setChecked(True)
         self.show_others.setToolTip(SHOW_OTHERS_TIP)
         self.show_others.toggled.connect(self.showInOthersChanged)
 
-        grid = QGridLayout(self)  # probe, output, the map's title and pickers, the map, the timeline
+        self.grid = grid = QGridLayout(self)  # probe, output, the map's title and pickers, map, timeline
         grid.setContentsMargins(4, 0, 0, 0)
         grid.setHorizontalSpacing(8)
-        grid.addWidget(_label("Probe"), 0, 0)
-        grid.addWidget(self.probe_edit, 0, 1, 1, 3)
-        grid.addWidget(_label("Output"), 1, 0)
-        grid.addWidget(self.output_label, 1, 1, 1, 3)
+        for row, (text, widget) in enumerate((("Probe", self.probe_edit), ("Output", self.output_label))):
+            grid.addWidget(bold_label(text), row, 0)
+            grid.addWidget(widget, row, 1, 1, 3)
         grid.addWidget(self.map_title, 2, 0, 1, 2)
         grid.addWidget(self.layer_box, 2, 2)
         grid.addWidget(self.head_box, 2, 3)
-        grid.addWidget(self.map, 3, 0, 1, 4)
+        grid.addWidget(self.map_note, 3, 0, 1, 4)
         timeline = QHBoxLayout()
         for widget, stretch in ((self.timeline_label, 0), (self.slider, 1), (self.live_button, 0)):
             timeline.addWidget(widget, stretch)
@@ -167,7 +171,7 @@ class ProbeView(QWidget):
 
     def clear(self) -> None:
         self.result, self.kind = None, None
-        self.map.clear_data()
+        self._redraw()
         self.output_label.setText("—")
         for box in (self.layer_box, self.head_box):  # back to their placeholders
             box.blockSignals(True)
@@ -188,8 +192,15 @@ class ProbeView(QWidget):
 
     def _redraw(self) -> None:
         if self.result is None or self.kind is None:
-            self.map.clear_data()
+            if self.map is not None:
+                self.map.clear_data()
             return
+        if self.map is None:  # cells fill the room: a long babble stays readable
+            self.map = Heatmap(colour_bar=True, square=False)
+            self.map.canvas.setMinimumSize(160, 120)
+            self.grid.replaceWidget(self.map_note, self.map)
+            self.map_note.hide()
+            self.map.show()  # (a layout shows a late child only in a later turn)
         head = self.head_box.currentIndex() - 1
         shown = ProbeMap.of(self.result, self.kind, max(0, self.layer_box.currentIndex()), None if head < 0 else head)
         self.map.set_data(shown.values, shown.rows, shown.cols)

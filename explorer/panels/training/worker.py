@@ -1,7 +1,6 @@
-"""A training run in a superqt generator worker: the training loop (`model.train.live_loop`) or
-a lab's (`model.train.lab_stream`). Its messages come in order on the GUI thread through
-`worker.yielded`; the GUI steers it through its `steering` (`model.train.steering.Steering`:
-a paused run still serves it, a stopped one still saves)."""
+"""A training run in a superqt generator worker: the training loop (`model.train.live_loop`) or a
+lab's (`model.train.lab_stream`); its messages reach the GUI thread in order (`worker.yielded`),
+the GUI steers it through its `steering` (`model.train.steering.Steering`)."""
 from __future__ import annotations
 
 import sys
@@ -33,8 +32,8 @@ def train(request: TrainingRequest, steering: Steering):
 
 
 class TrainingRun:
-    """One run: `messages(request, steering)` in a GeneratorWorker (`train`, a `Steering`, unless a lab's);
-    `worker.yielded` its messages, `worker.errored` a bug (`error()` says it), then `worker.finished`. Join it."""
+    """`messages(request, steering)` in a GeneratorWorker: `worker.yielded` its messages,
+    `worker.errored` a bug (`error()` says it), then `worker.finished`."""
 
     def __init__(self, request, messages=train, steering=None):
         self.steering = steering or Steering(request)
