@@ -80,6 +80,9 @@ class LabPanel(StopsWithWindow, QWidget):
         self.lab_model = style.eliding_line(alignment=Qt.AlignmentFlag.AlignRight)
         self.lab_model.setObjectName("lab_model")
         style.set_sheet(self.lab_model, "color: {muted};")
+        policy = self.lab_model.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)  # hidden, its room stays: the buttons keep their widths
+        self.lab_model.setSizePolicy(policy)
         self._name_lab_model(self.config_class())
         self.message = QLabel(self.intro, wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
         self.views = self.build_views()
@@ -121,6 +124,16 @@ class LabPanel(StopsWithWindow, QWidget):
         super().resizeEvent(event)
         wide = self.width() > self.wide_ratio * self.height()
         self._arrange(wide or (self.height() < STACK_HEIGHT and self.width() >= ROW_WIDTH))
+
+    def apply_screen_class(self, _cls) -> None:
+        """Presenting this lab alone, the window's header names its model: the row does not repeat it."""
+        presentation = getattr(getattr(self.window(), "lecture", None), "presentation", None)
+        alone = presentation is not None and presentation.active and list(presentation.shown) == [self.panel_name]
+        self.lab_model.setVisible(not alone)
+
+    def showEvent(self, event) -> None:  # noqa: N802
+        super().showEvent(event)
+        self.apply_screen_class(None)  # (a lab brought forward while presenting)
 
     def _name_lab_model(self, config) -> None:
         shown, whole = config.describe()
