@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QComboBox
 from explorer import style
 from explorer.panels.leak.views import AccuracyBars, AttentionPair, LossCurves
 from explorer.panels.live_lab.lab_panel import LabPanel
-from explorer.panels.live_lab.plot_look import extend, mark
+from explorer.panels.live_lab.plot_look import mark
 from model.interpret import leak_lab
 from model.interpret.leak_lab import LeakConfig, LeakLab, LeakPhase, LeakResult, LeakStep
 from model.train.lab_stream import StepRows
@@ -47,6 +47,7 @@ class LeakPanel(LabPanel):
 
     def build_views(self) -> list:
         self.loss_plot, self.bars, self.maps = LossCurves(), AccuracyBars(), AttentionPair()
+        self.curves = self.loss_plot.curves
         for plot in (self.loss_plot, self.bars):
             plot.setMinimumSize(220, 170)
         return [self.loss_plot, self.bars, self.maps]
@@ -73,8 +74,6 @@ class LeakPanel(LabPanel):
     # -- what the worker sends ------------------------------------------------------------------
     def show_message(self, message) -> None:
         if isinstance(message, StepRows):
-            for run, (steps, losses) in message.columns.items():
-                extend(self.loss_plot.curves[run], steps, losses)
             self.message.setText(leak_lab.step_text(self.step, self.total_steps, self.loss_plot.last_losses()))
         elif isinstance(message, LeakPhase):
             self.show_stage(message.text)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer import style, theme
+from explorer.panels.live_lab.plot_look import extend
 from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.panels.training.worker import TrainingRun
 from explorer.state import SessionState
@@ -46,6 +47,7 @@ class LabPanel(StopsWithWindow, QWidget):
         self.run: TrainingRun | None = None
         self.stage = "idle"  # idle, starting, building, training, evaluating or failed
         self.step = self.total_steps = 0
+        self.curves: dict = {}
         self._build()
         theme.notifier().changed.connect(self.restyle)  # (a bound method: dropped with the panel)
         app = QCoreApplication.instance()
@@ -54,13 +56,14 @@ class LabPanel(StopsWithWindow, QWidget):
 
     # -- what a subclass gives: its pictures, and how it draws each message ----------------------
     def build_views(self) -> list[QWidget]:
+        """The lab's pictures; `self.curves` maps each StepRows column to the curve it extends."""
         raise NotImplementedError
 
     def clear_views(self, config) -> None:
         """A new run begins: empty the pictures."""
 
     def show_message(self, message) -> None:
-        """A message of the lab's (`StepRows`, a measurement, a result), the step counted already."""
+        """A message of the lab's (`StepRows`, a measurement, a result), counted and its curves extended."""
 
     def finished(self) -> None:
         """The run has ended (stopped, done or failed)."""
@@ -203,6 +206,8 @@ class LabPanel(StopsWithWindow, QWidget):
         if isinstance(message, StepRows):
             self.step = max(self.step, message.last_step)
             self.progress.setValue(int(1000 * self.step / max(self.total_steps, 1)))
+            for key, (steps, values) in message.columns.items():
+                extend(self.curves[key], steps, values)
         if isinstance(message, str):
             self.show_stage(message)
         else:
