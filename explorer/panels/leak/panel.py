@@ -54,14 +54,12 @@ class LeakPanel(LabPanel):
 
     def _fill_head_combo(self, layers: int, heads: int, leakiest=None) -> None:
         """Layer × (mean, head …) choices; `leakiest` (layer, head) named and chosen: the clearest picture."""
+        choices = leak_lab.head_choices(layers, heads, leakiest)
         with QSignalBlocker(self.head_combo):
             self.head_combo.clear()
-            for layer, head in ((layer, head) for layer in range(layers) for head in (None, *range(heads))):
-                note = " (most ahead)" if (layer, head) == leakiest else ""
-                what = "mean of heads" if head is None else f"head {head + 1}{note}"
-                self.head_combo.addItem(f"layer {layer + 1} · {what}", (layer, head))
-                if (layer, head) == leakiest:
-                    self.head_combo.setCurrentIndex(self.head_combo.count() - 1)
+            for text, choice in choices:
+                self.head_combo.addItem(text, choice)
+            self.head_combo.setCurrentIndex([choice for _, choice in choices].index(leakiest) if leakiest else 0)
 
     def clear_views(self, config: LeakConfig) -> None:
         self.result = None
