@@ -26,6 +26,7 @@ class LeakPanel(LabPanel):
     steps_range = (20, 5000, 100)
     stage_texts = {"building": "Building the two models …", "evaluating": "Scoring both runs on held-out sentences …"}
     wide_ratio = 1.6
+    view_minimum = (220, 170)
     row_stretches = (5, 6, 9)  # two maps: each needs ~60 px of token labels beside it
     stop_args, shutdown_args = (True,), (False,)  # Stop still scores the runs; closing does not
     config_class, lab_class, step_type = LeakConfig, LeakLab, LeakStep
@@ -48,8 +49,6 @@ class LeakPanel(LabPanel):
     def build_views(self) -> list:
         self.loss_plot, self.bars, self.maps = LossCurves(), AccuracyBars(), AttentionPair()
         self.curves = self.loss_plot.curves
-        for plot in (self.loss_plot, self.bars):
-            plot.setMinimumSize(220, 170)
         return [self.loss_plot, self.bars, self.maps]
 
     def _fill_head_combo(self, layers: int, heads: int, leakiest=None) -> None:

@@ -1,5 +1,5 @@
-"""`LabPanel`: the frame of a panel that trains its own small model live: Start/Stop, steps, progress
-and the lab's model on one row, a message, then the lab's pictures in a grid."""
+"""`LabPanel`: the frame of a panel that trains its own small model live: Start/Stop, steps and
+progress on one row, the lab's model and a message under it, then the lab's pictures in a grid."""
 from __future__ import annotations
 
 from functools import partial
@@ -35,6 +35,7 @@ class LabPanel(StopsWithWindow, QWidget):
     stage_texts: dict[str, str] = {}  # the message while the lab is in a stage ("building" …)
     wide_ratio = 1.8  # wider than this × its height: the pictures in one row
     row_stretches: tuple[int, ...] = ()  # each picture's share of one row (default: equal)
+    view_minimum = (200, 160)  # each picture's least size (px): readable, never squeezed to nothing
     stop_args: tuple = ()  # what Stop hands the lab's `stop`
     shutdown_args: tuple = ()  # … and what closing the window does
     config_class: type
@@ -80,25 +81,25 @@ class LabPanel(StopsWithWindow, QWidget):
                                    toolTip=self.steps_tip)
         self.steps_spin.setValue(self.config_class.steps)
         self.progress = QProgressBar(maximum=1000, format="%p %", maximumWidth=160)  # the message names the step
-        self.lab_model = style.eliding_line(alignment=Qt.AlignmentFlag.AlignRight)
+        self.lab_model = style.eliding_line()  # a line of its own: the buttons leave the row no room for it
         self.lab_model.setObjectName("lab_model")
         style.set_sheet(self.lab_model, "color: {muted};")
-        policy = self.lab_model.sizePolicy()
-        policy.setRetainSizeWhenHidden(True)  # hidden, its room stays: the buttons keep their widths
-        self.lab_model.setSizePolicy(policy)
         self._name_lab_model(self.config_class())
         self.message = QLabel(self.intro, wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
         self.views = self.build_views()
+        for view in self.views:
+            view.setMinimumSize(*self.view_minimum)
         self.controls = QHBoxLayout(spacing=6)
         for widget in (self.start_button, self.stop_button, self.steps_spin, self.progress):
             self.controls.addWidget(widget)
-        self.controls.addWidget(self.lab_model, 1)
+        self.controls.addStretch(1)
         self.grid = QGridLayout(spacing=4)
         self.in_a_row: bool | None = None
         self._arrange(False)
         self.column = QVBoxLayout(self, spacing=3)
         self.column.setContentsMargins(4, 2, 4, 2)
         self.column.addLayout(self.controls)
+        self.column.addWidget(self.lab_model)
         self.column.addWidget(self.message)
         self.column.addLayout(self.grid, 1)
         self.start_button.clicked.connect(lambda: self.start())
