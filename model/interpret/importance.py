@@ -119,6 +119,11 @@ class HeadImportance:
                                                     for _k, layer, head in self.ranking(kind, by)[:per_kind])
             for kind in kinds)
 
+    def headline(self) -> str:
+        """The ranking in one sentence: the pairs it used, the loss with every head, the curve's ends."""
+        return (f"{self.task}: {self.n_pairs} held-out pairs, loss {self.base_loss:.3f} with every head; "
+                f"exact match {self.curve_scores[0]:.2f} → {self.curve_scores[-1]:.2f} with none.")
+
     def bars(self, by: str = "masking") -> tuple[list[float], list[float], list[int], list[tuple[float, str]]]:
         """A bar chart of `by` grouped by attention kind, a gap between kinds: each head's x, height
         and kind's index, and one tick (x, short name) at the middle of each kind's bars."""

@@ -174,9 +174,7 @@ class HeadsPanel(Panel):
     def _on_done(self, result) -> None:
         self.importance = result
         self.export_button.setEnabled(True)
-        self.status.setText(f"{result.task}: {result.n_pairs} held-out pairs, loss {result.base_loss:.3f} "
-                            f"with every head; exact match {result.curve_scores[0]:.2f} → "
-                            f"{result.curve_scores[-1]:.2f} with none.")
+        self.status.setText(result.headline())
         self._redraw_importance()
 
     def _redraw_importance(self, *_) -> None:
