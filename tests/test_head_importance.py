@@ -9,6 +9,8 @@ import torch.nn.functional as F
 from model.data.user_data import make_batch
 from model.inference.evaluation import exact_match
 from model.interpret.importance import (
+    KIND_SHORT,
+    HeadImportance,
     ImportanceError,
     gradient_importance,
     head_importance,
@@ -103,3 +105,15 @@ def test_a_model_without_a_task_is_refused(bundle):
     from dataclasses import replace
     with pytest.raises(ImportanceError, match="names none"):
         heldout_pairs(replace(bundle, task={}), 4)
+
+
+def test_the_bars_group_heads_by_kind_with_a_gap_and_a_tick_per_kind():
+    masking = {("encoder", 0, 0): 0.3, ("encoder", 0, 1): 0.1, ("cross", 0, 0): 0.5, ("cross", 1, 0): 0.2}
+    result = HeadImportance("reverse", 10, 1.0, masking, {k: 2 * v for k, v in masking.items()})
+    xs, heights, groups, ticks = result.bars("gradient")
+    assert xs == [0, 1, 3, 4]  # one empty slot between the kinds
+    assert heights == [2 * masking[k] for k in masking] and groups == [0, 0, 1, 1]
+    assert ticks == [(0.5, KIND_SHORT["encoder"]), (3.5, KIND_SHORT["cross"])]
+    result.curve_scores = [0.97, 0.41, 0.02]
+    assert result.headline() == ("reverse: 10 held-out pairs, loss 1.000 with every head; "
+                                 "exact match 0.97 → 0.02 with none.")

@@ -148,7 +148,8 @@ def test_a_deep_stack_is_paged_ten_layers_at_a_time_and_every_head_is_reachable(
     from PySide6.QtCore import QEvent, QObject
     from PySide6.QtWidgets import QApplication, QWidget
 
-    from explorer.panels.heads.head_grid import PAGE_LAYERS, HeadGrid
+    from explorer.panels.heads.head_grid import HeadGrid
+    from model.interpret.surgery_labels import PAGE_LAYERS
 
     class WindowsShown(QObject):  # a widget shown while it is a window of its own takes the focus
         seen: list = []

@@ -98,7 +98,10 @@ def test_best_map_is_the_best_heads_attention_over_the_two_copies():
     layer, head, matrix, tokens = _measure(50, -2.0, scores).best_map()
     assert (layer, head) == (1, 0)
     expected = [[(((1 * 2 + 0) * 12) + q) * 12 + k for k in range(2, 10)] for q in range(2, 10)]  # a hand loop
-    assert np.array_equal(matrix, expected) and tokens == [str(t) for t in range(3, 11)]
+    assert np.array_equal(matrix, expected) and tokens == list("CDEFGHIJ")  # ids 3 … 10 as letters
+    late = _measure(50, -2.0, scores)
+    late.example = [60 + t for t in late.example]  # past the letters: the id itself
+    assert late.best_map()[3] == [str(t) for t in range(63, 71)]
 
 
 def test_phase_text_says_the_step_the_best_head_and_the_phase_change():

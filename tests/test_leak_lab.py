@@ -13,7 +13,7 @@ import torch
 
 from model.data.corpus import sentence_distribution
 from model.data.tokenizers import BOS_ID, EOS_ID, PAD_ID
-from model.interpret.leak_lab import RUNS, LeakConfig, LeakLab, LeakPhase, LeakResult, LeakStep
+from model.interpret.leak_lab import RUNS, LeakConfig, LeakLab, LeakPhase, LeakResult, LeakStep, head_choices
 from model.interpret.leak_scores import (
     animal_prompt,
     entropy_floor,
@@ -224,3 +224,11 @@ def test_the_leakiest_head_is_the_one_with_most_weight_above_the_diagonal(result
              for layer in range(att.shape[0]) for head in range(att.shape[1])}
     assert leakiest_head(result) == max(ahead, key=ahead.get)
     assert f"loss {result.runs['leaking'].final_loss:.2f}" in verdict(result)
+
+
+def test_the_map_choices_are_each_layers_mean_then_its_heads_the_leakiest_named():
+    choices = head_choices(2, 3, leakiest=(1, 2))
+    assert [choice for _, choice in choices] == [(layer, head) for layer in range(2) for head in (None, 0, 1, 2)]
+    named = [text for text, choice in choices if "most ahead" in text]
+    assert named == ["layer 2 · head 3 (most ahead)"]
+    assert choices[0][0] == "layer 1 · mean of heads"

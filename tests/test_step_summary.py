@@ -5,7 +5,15 @@ import pytest
 
 from model.inference.figure1 import block_for_step, block_titles, joined_characters, positional_titles
 from model.nn.config import TransformerConfig
-from model.nn.step_summary import colour_scale, format_shape, step_axis_titles, tensor_stats
+from model.nn.step_summary import (
+    colour_scale,
+    find_step,
+    format_shape,
+    jump_rows,
+    shape_and_stats,
+    step_axis_titles,
+    tensor_stats,
+)
 
 
 def test_stats_are_numpys_over_the_finite_entries_and_count_the_masked_ones():
@@ -74,3 +82,41 @@ def test_a_label_is_never_blank_and_a_readout_names_masked_and_blocked_cells():
     assert cell_readout(float("-inf"), False, "tgt 1", "tgt 2").endswith("(masked)")
     assert cell_readout(0.0, True, "tgt 0", "tgt 1") == "tgt 0,  tgt 1  =  0  (blocked)"
     assert cell_readout(1.0, True, "tgt 1", "tgt 0").endswith("(may attend)")
+
+
+def _steps():
+    import torch
+
+    from model.nn.trace import Step
+    return [Step("encoder.layers.0.self_attn.weights", torch.rand(1, 4, 3, 3), "", "", ("batch", "head", "src", "src")),
+            Step("encoder.layers.0.self_attn.output", torch.rand(1, 3, 8), "", "", ("batch", "src", "d_model")),
+            Step("encoder.layers.0.ffn.hidden", torch.rand(1, 3, 16), "", "", ("batch", "src", "d_ff"))]
+
+
+def test_the_jump_list_heads_each_block_once_and_points_at_every_step_in_order():
+    steps = _steps()
+    rows = jump_rows(steps)
+    assert [index for _, _, index in rows if index is not None] == list(range(len(steps)))
+    headers = [tip for _, tip, index in rows if index is None]
+    assert headers == list(dict.fromkeys(step.block for step in steps))  # one per block, in order
+    for text, tip, index in rows:
+        if index is not None:
+            assert tip == steps[index].name and text.strip().startswith(steps[index].name.rsplit(".", 1)[-1])
+            assert format_shape(steps[index].shape) in text
+
+
+def test_find_goes_to_the_next_match_then_wraps_and_says_none():
+    names = ["a.weights", "b.output", "c.weights", "d.weights"]
+    assert find_step(names, "weights", 0) == 2
+    assert find_step(names, "weights", 2) == 3
+    assert find_step(names, "weights", 3) == 0  # past the last match: the first again
+    assert find_step(names, "nothing", 1) is None
+
+
+def test_the_statistics_of_a_head_tensor_are_the_whole_tensors_and_say_so():
+    weights, output, _ = _steps()
+    shape, shown, stats = shape_and_stats(weights, 2)
+    assert shape == "shape (1, 4, 3, 3)\n= batch × head × src × src" and shown.endswith("head 3")
+    assert stats == "all 4 heads: " + tensor_stats(weights.tensor.numpy())
+    shape, shown, stats = shape_and_stats(output, 2)
+    assert "head" not in shown and stats == tensor_stats(output.tensor.numpy())

@@ -119,6 +119,24 @@ class HeadImportance:
                                                     for _k, layer, head in self.ranking(kind, by)[:per_kind])
             for kind in kinds)
 
+    def headline(self) -> str:
+        """The ranking in one sentence: the pairs it used, the loss with every head, the curve's ends."""
+        return (f"{self.task}: {self.n_pairs} held-out pairs, loss {self.base_loss:.3f} with every head; "
+                f"exact match {self.curve_scores[0]:.2f} → {self.curve_scores[-1]:.2f} with none.")
+
+    def bars(self, by: str = "masking") -> tuple[list[float], list[float], list[int], list[tuple[float, str]]]:
+        """A bar chart of `by` grouped by attention kind, a gap between kinds: each head's x, height
+        and kind's index, and one tick (x, short name) at the middle of each kind's bars."""
+        scores, xs, heights, groups, ticks = self.scores(by), [], [], [], []
+        for i, kind in enumerate(dict.fromkeys(k[0] for k in self.heads)):
+            heads = [k for k in self.heads if k[0] == kind]
+            start = len(xs) + i
+            xs += range(start, start + len(heads))
+            heights += [scores[k] for k in heads]
+            groups += [i] * len(heads)
+            ticks.append((start + (len(heads) - 1) / 2, KIND_SHORT[kind]))
+        return xs, heights, groups, ticks
+
     def to_csv(self) -> str:
         """One row per head: both importances, rank within its kind, when pruning removed it and
         the held-out score after that removal (the curve; k = 0 is the unablated score)."""

@@ -275,5 +275,12 @@ def leakiest_head(result: LeakResult) -> tuple[int, int]:
     return int(layer), int(head)
 
 
-__all__ = ["LeakConfig", "LeakLab", "leakiest_head", "verdict", "step_text", "floor_tip", "ceiling_tip",
+def head_choices(layers: int, heads: int, leakiest: tuple[int, int] | None = None) -> list[tuple[str, tuple]]:
+    """The maps' choices (text, (layer, head or None for the mean)), layer by layer, the leakiest named."""
+    return [(f"layer {layer + 1} · " + ("mean of heads" if head is None else
+                                        f"head {head + 1}" + (" (most ahead)" if (layer, head) == leakiest else "")),
+             (layer, head)) for layer in range(layers) for head in (None, *range(heads))]
+
+
+__all__ = ["LeakConfig", "head_choices", "LeakLab", "leakiest_head", "verdict", "step_text", "floor_tip", "ceiling_tip",
            "generation_lines", "LeakStep", "LeakPhase", "LeakResult", "RunScores", "RUNS", "RUN_LABELS"]

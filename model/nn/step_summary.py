@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from model.nn.steps import readable_step_name
+
 TOKEN_AXES = ("src", "tgt")
 AXIS_TITLES = {"src": "source tokens", "tgt": "target tokens", "d_model": "feature (d_model)",
                "d_k": "feature within a head (d_k)", "d_ff": "hidden unit (d_ff)", "vocab": "vocabulary",
@@ -83,3 +85,33 @@ def cell_readout(value: float, is_bool: bool, row: str, col: str) -> str:
     else:
         shown = format_value(float(value)) + ("  (masked)" if np.isneginf(value) else "")
     return f"{row},  {col}  =  {shown}"
+
+
+def jump_rows(trace) -> list[tuple[str, str, int | None]]:
+    """The jump list's rows (text, tooltip, step index): a header per block (index None), then
+    each of its steps by its last name and shape."""
+    rows, block = [], None
+    for i, step in enumerate(trace):
+        if step.block != block:
+            block = step.block
+            rows.append((readable_step_name(block), block, None))
+        rows.append((f"    {step.name.rsplit('.', 1)[-1]}   {format_shape(step.shape)}", step.name, i))
+    return rows
+
+
+def find_step(names: list[str], text: str, current: int) -> int | None:
+    """The first step after `current` whose name contains `text`, else the first overall (Enter
+    again: the next match); None when no name contains it."""
+    hits = [i for i, name in enumerate(names) if text in name]
+    later = [i for i in hits if i > current]
+    return (later or hits or [None])[0]
+
+
+def shape_and_stats(step, head: int) -> tuple[str, str, str]:
+    """(shape text, what the map shows of it, statistics): the statistics are the whole tensor's,
+    saying so when the map shows one head of several."""
+    heads = step.tensor.shape[step.axes.index("head")] if "head" in step.axes else 1
+    shown = "Shown: batch item 0" + (f", head {head + 1}" if "head" in step.axes else "")
+    stats = tensor_stats(step.tensor.numpy())
+    return (f"shape {format_shape(step.shape)}\n= {' × '.join(step.axes)}", shown,
+            f"all {heads} heads: {stats}" if heads > 1 else stats)

@@ -35,6 +35,8 @@ from model.train.optimizer import make_optimizer
 
 ICL_MIN_CHANGE = 1.0  # nats: a smaller fall of the ICL score is not called a phase change
 
+TOKEN_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZαβγδεζηθικλμνξοπρστυφχψω"  # the tokens' names on a map
+
 
 @dataclass
 class InductionConfig:
@@ -97,10 +99,11 @@ class InductionMeasure:
 
     def best_map(self) -> tuple[int, int, np.ndarray, list[str]]:
         """The best head (layer, head), its attention over the example's two copies (queries × keys)
-        and their tokens."""
+        and their tokens as letters (1 → A: single glyphs keep apart where strided numbers run together)."""
         layer, head = self.best_head()
         window = slice(self.example_start, self.example_start + 2 * self.example_length)
-        return layer, head, self.attention[layer, head][window, window], [str(t) for t in self.example[window]]
+        letters = [TOKEN_LETTERS[t - 1] if 0 < t <= len(TOKEN_LETTERS) else str(t) for t in self.example[window]]
+        return layer, head, self.attention[layer, head][window, window], letters
 
 
 def measure(model: Transformer, batch: RepeatBatch, step: int = 0, elapsed: float = 0.0) -> InductionMeasure:

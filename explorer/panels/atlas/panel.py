@@ -22,23 +22,6 @@ SELECTED_SHEET = "QToolButton {{ color: {text}; background: %s; border: 3px soli
 SWATCH_SHEET = "QLabel {{ color: {text}; background: %s; border: 1px solid {grid}; padding: 1px 6px; }}"
 
 
-def cell_sheet(kind: str, selected: bool) -> str:
-    """The cell's stylesheet: its type's fill from the current theme (`restyle` re-colours it)."""
-    return (SELECTED_SHEET if selected else CELL_SHEET) % current().head_kinds[kind]
-
-
-def legend_swatches() -> dict[str, QLabel]:
-    """Each type's letter and name, coloured as its cells (`restyle_swatches`)."""
-    swatches = {kind: QLabel(f"{LETTERS[kind]}  {kind}", font=st.font(st.TICK_PT), toolTip=meaning(kind)) for kind in KINDS}
-    restyle_swatches(swatches)
-    return swatches
-
-
-def restyle_swatches(swatches: dict[str, QLabel]) -> None:
-    for kind, label in swatches.items():
-        set_sheet(label, SWATCH_SHEET % current().head_kinds[kind])
-
-
 class AtlasGrid(HeadBlocks):
     """Cells for every head of an atlas. Signals headClicked / headHovered(kind, layer, head)."""
 
@@ -85,7 +68,8 @@ class AtlasGrid(HeadBlocks):
         for h in self.atlas.heads:
             cell = self.cells.get(h.key)
             if cell is not None:
-                set_sheet(cell, cell_sheet(h.kind, h.key == self.chosen))
+                sheet = SELECTED_SHEET if h.key == self.chosen else CELL_SHEET
+                set_sheet(cell, sheet % current().head_kinds[h.kind])
 
 
 class AtlasPanel(Panel):
@@ -100,7 +84,8 @@ class AtlasPanel(Panel):
         self.add_job(self._on_done, self.tell_failure)
         self.status = text_label("Load a model to see what its heads do.", st.LABEL_PT)
         self.bar = JobBar(self.job, self.status.setText)
-        self.swatches = legend_swatches()
+        self.swatches = {kind: QLabel(f"{LETTERS[kind]}  {kind}", font=st.font(st.TICK_PT), toolTip=meaning(kind))
+                         for kind in KINDS}  # each type's letter and name, coloured as its cells
         self.legend = flow(*self.swatches.values())  # wraps onto more lines where narrow
         self.about = text_label("", st.TICK_PT)
         self.grid = AtlasGrid()
@@ -111,6 +96,7 @@ class AtlasPanel(Panel):
                parent=self, margins=4)
         state.attentionSelected.connect(self._on_selected)
         notifier().changed.connect(self._restyle)
+        self._restyle()
         self.follow(bundle=self._on_bundle)
 
     def _on_bundle(self, bundle) -> None:
@@ -150,5 +136,6 @@ class AtlasPanel(Panel):
             self.readout.setText(self.atlas.head(kind, layer, head).describe())
 
     def _restyle(self) -> None:
-        restyle_swatches(self.swatches)
+        for kind, label in self.swatches.items():
+            set_sheet(label, SWATCH_SHEET % current().head_kinds[kind])
         self.grid.restyle()

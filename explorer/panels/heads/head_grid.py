@@ -1,5 +1,5 @@
-"""Grids of attention heads: a layers × heads block of buttons per attention kind, paged by
-`PAGE_LAYERS` layers; the surgery grid and the head atlas are these blocks."""
+"""Grids of attention heads: a layers × heads block of buttons per attention kind, paged
+(`surgery_labels.layer_pages`); the surgery grid and the head atlas are these blocks."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Signal
@@ -17,13 +17,9 @@ from PySide6.QtWidgets import (
 
 from explorer.drawing import plot_style as st
 from explorer.theme import set_sheet
-from model.nn.kinds import AttentionKind
+from model.interpret.surgery_labels import KIND_TITLES, SYMBOLS, head_cell, layer_pages, page_titles
 
-SYMBOLS = {None: "–", "zero": "0", "mean": "μ", "uniform": "≡"}
-NAMES = {None: "unchanged", "zero": "zeroed", "mean": "replaced by its mean", "uniform": "uniform attention"}
-KIND_TITLES = {kind.value: kind.short_title for kind in AttentionKind}
 MAX_CELL_PX = 88  # a head's button grows with the room up to this
-PAGE_LAYERS = 10  # a stack of more layers than this (and a few) is paged: ten rows of heads stay a big target
 PLAIN_SHEET = "QToolButton {{ color: {text}; background: {button}; border: 1px solid {grid}; }}"
 EDITED_SHEET = ("QToolButton {{ color: {text}; background: {changed}; border: 2px solid {accent_text}; "
                 "font-weight: bold; }}")
@@ -33,13 +29,6 @@ def _fixed_label(text: str, point_size: float, bold: bool = False) -> QLabel:
     label = QLabel(text, font=st.font(point_size, bold=bold))
     label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)  # the rows of heads grow, not this
     return label
-
-
-def layer_pages(n_layers: int, per_page: int = PAGE_LAYERS) -> list[range]:
-    """The layers of each page: all on one up to a few more than `per_page`, else pages of `per_page`."""
-    if n_layers <= per_page + 2:
-        return [range(n_layers)]
-    return [range(start, min(start + per_page, n_layers)) for start in range(0, n_layers, per_page)]
 
 
 class HeadBlocks(QWidget):
@@ -70,8 +59,8 @@ class HeadBlocks(QWidget):
         block = QWidget()
         pages = layer_pages(n_layers)
         tabs = QTabBar(font=st.font(st.LABEL_PT), expanding=False)
-        for page in pages:
-            tabs.addTab(f"L{page.start + 1}–{page.stop}")
+        for title in page_titles(kind, pages, {}):
+            tabs.addTab(title)
         grid = QGridLayout(spacing=3)
         column = QVBoxLayout(block)
         column.setContentsMargins(2, 0, 2, 0)
@@ -138,11 +127,13 @@ class HeadGrid(HeadBlocks):
         """Draw the edits {(kind, layer, head): op}."""
         self.heads = dict(heads)
         for key, button in self.cells.items():
-            op = self.heads.get(key)
-            button.setText(SYMBOLS[op])
-            button.setToolTip(f"{KIND_TITLES[key[0]]} L{key[1] + 1} H{key[2] + 1}: {NAMES[op]} (click to change)")
-            set_sheet(button, EDITED_SHEET if op else PLAIN_SHEET)
+            symbol, tip = head_cell(key, self.heads.get(key))
+            button.setText(symbol)
+            button.setToolTip(tip)
+            set_sheet(button, EDITED_SHEET if key in self.heads else PLAIN_SHEET)
         for kind, (tabs, pages, _rows, _grid) in self.pages.items():
-            for index, page in enumerate(pages):  # an edit on another page stays in sight: its tab says so
-                edited = sum(1 for (k, layer, _h) in self.heads if k == kind and layer in page)
-                tabs.setTabText(index, f"L{page.start + 1}–{page.stop}" + (f" ({edited} edited)" if edited else ""))
+            for index, title in enumerate(page_titles(kind, pages, self.heads)):
+                tabs.setTabText(index, title)
+
+
+__all__ = ["HeadBlocks", "HeadGrid", "SYMBOLS"]  # SYMBOLS: the attention panel names an edited head with it

@@ -26,7 +26,7 @@ from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from explorer.style import prob_text, still_plot
 from explorer.theme import current, notifier
-from model.interpret.importance import KIND_SHORT, HeadImportance, head_importance
+from model.interpret.importance import HeadImportance, head_importance
 from model.interpret.interventions import attention_layers
 from model.interpret.output_change import describe_html
 
@@ -68,16 +68,9 @@ class ImportanceView(QWidget):
     def show_result(self, result: HeadImportance, by: str = "masking") -> None:
         """One bar per head, grouped by attention kind (a gap and a colour each), and the curve."""
         self.result, self.by = result, by
-        scores = result.scores(by)
-        kinds = list(dict.fromkeys(k[0] for k in result.heads))
-        xs, heights, brushes, ticks = [], [], [], []
-        for i, kind in enumerate(kinds):
-            heads = [k for k in result.heads if k[0] == kind]
-            start = len(xs) + i  # a gap between kinds
-            xs += range(start, start + len(heads))
-            heights += [scores[k] for k in heads]
-            brushes += [current().series[i % len(current().series)]] * len(heads)
-            ticks.append((start + (len(heads) - 1) / 2, KIND_SHORT[kind]))
+        xs, heights, groups, ticks = result.bars(by)
+        series = current().series
+        brushes = [series[i % len(series)] for i in groups]
         self.bars.setOpts(x=xs, height=heights, width=0.8, brushes=brushes, pens=brushes)
         self.bars_plot.getAxis("bottom").setTicks([ticks])
         self.curve.setData(result.curve_counts, result.curve_scores)
@@ -181,9 +174,7 @@ class HeadsPanel(Panel):
     def _on_done(self, result) -> None:
         self.importance = result
         self.export_button.setEnabled(True)
-        self.status.setText(f"{result.task}: {result.n_pairs} held-out pairs, loss {result.base_loss:.3f} "
-                            f"with every head; exact match {result.curve_scores[0]:.2f} → "
-                            f"{result.curve_scores[-1]:.2f} with none.")
+        self.status.setText(result.headline())
         self._redraw_importance()
 
     def _redraw_importance(self, *_) -> None:

@@ -8,20 +8,12 @@ from PySide6.QtCore import QTimer
 from explorer.drawing.token_heatmap import TokenHeatmap
 from explorer.panels.induction.plots import HeadScorePlot, IclPlot, LossPlot
 from explorer.panels.live_lab.lab_panel import LabPanel
-from explorer.panels.live_lab.plot_look import extend
 from model.train import induction
 from model.train.induction import InductionConfig, InductionLab, InductionMeasure, InductionStep
-from model.train.lab_stream import StepRows
 
 MAP_EVERY = 100  # steps between redraws of the attention map (a map costs the GUI thread more than a curve)
 MAP_PENDING = "drawn as\ntraining runs"
 MAP_TITLE = "Best head"
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZαβγδεζηθικλμνξοπρστυφχψω"  # the tokens' names on the map
-
-
-def token_letters(tokens: list[str]) -> list[str]:
-    """Token ids as letters (1 → A): single glyphs keep apart where strided numbers would run together."""
-    return [LETTERS[int(t) - 1] if 0 < int(t) <= len(LETTERS) else t for t in tokens]
 
 
 class InductionPanel(LabPanel):
@@ -38,14 +30,12 @@ class InductionPanel(LabPanel):
 
     def build_views(self) -> list:
         self.loss_plot, self.icl_plot, self.head_plot = LossPlot(), IclPlot(), HeadScorePlot()
+        self.curves = {"": self.loss_plot.curve}
         self.map = TokenHeatmap(MAP_TITLE)
         self.map.set_axis_names("query", "key")
         self.map.setToolTip("The best induction head's attention over one sequence's two copies (the line: "
                             "where the repeat starts). An induction head reads the stripe one step right of the "
                             "repeat's diagonal: the token after the current token's first occurrence.")
-        views = [self.loss_plot, self.icl_plot, self.head_plot, self.map]
-        for view in views:
-            view.setMinimumSize(200, 160)
         config = InductionConfig()
         self.measures, self.mapped, self.phase = [], None, None
         self.loss_plot.clear_run(config.vocab)
@@ -53,7 +43,7 @@ class InductionPanel(LabPanel):
         self.map.clear_data(MAP_PENDING)
         # the heads' curves and legend a turn later: the panel's first build stays light
         QTimer.singleShot(0, self, lambda: self.head_plot.set_heads(config.n_layers, config.n_heads))
-        return views
+        return [self.loss_plot, self.icl_plot, self.head_plot, self.map]
 
     def clear_views(self, config: InductionConfig) -> None:
         self.measures: list[InductionMeasure] = []
@@ -66,9 +56,7 @@ class InductionPanel(LabPanel):
 
     # -- what the worker sends ------------------------------------------------------------------
     def show_message(self, message) -> None:
-        if isinstance(message, StepRows):
-            extend(self.loss_plot.curve, *message.columns[""])
-        elif isinstance(message, InductionMeasure):
+        if isinstance(message, InductionMeasure):
             self.show_measure(message)
 
     def show_measure(self, measure: InductionMeasure) -> None:
@@ -92,9 +80,8 @@ class InductionPanel(LabPanel):
     def draw_map(self, measure: InductionMeasure) -> None:
         """The best head's attention over the example's two copies (queries × keys)."""
         self.mapped = measure
-        layer, head, matrix, tokens = measure.best_map()
+        layer, head, matrix, letters = measure.best_map()
         blocked = np.triu(np.ones_like(matrix, dtype=bool), 1)
-        letters = token_letters(tokens)
         self.map.set_data(matrix, letters, letters, blocked=blocked, separator=measure.example_length)
         self.map.set_title(f"L{layer + 1}H{head + 1} · {measure.scores[layer, head]:.0%}")
 

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QComboBox
 from explorer import style
 from explorer.panels.leak.views import AccuracyBars, AttentionPair, LossCurves
 from explorer.panels.live_lab.lab_panel import LabPanel
-from explorer.panels.live_lab.plot_look import extend, mark
+from explorer.panels.live_lab.plot_look import mark
 from model.interpret import leak_lab
 from model.interpret.leak_lab import LeakConfig, LeakLab, LeakPhase, LeakResult, LeakStep
 from model.train.lab_stream import StepRows
@@ -26,6 +26,7 @@ class LeakPanel(LabPanel):
     steps_range = (20, 5000, 100)
     stage_texts = {"building": "Building the two models …", "evaluating": "Scoring both runs on held-out sentences …"}
     wide_ratio = 1.6
+    view_minimum = (220, 170)
     row_stretches = (5, 6, 9)  # two maps: each needs ~60 px of token labels beside it
     stop_args, shutdown_args = (True,), (False,)  # Stop still scores the runs; closing does not
     config_class, lab_class, step_type = LeakConfig, LeakLab, LeakStep
@@ -47,20 +48,17 @@ class LeakPanel(LabPanel):
 
     def build_views(self) -> list:
         self.loss_plot, self.bars, self.maps = LossCurves(), AccuracyBars(), AttentionPair()
-        for plot in (self.loss_plot, self.bars):
-            plot.setMinimumSize(220, 170)
+        self.curves = self.loss_plot.curves
         return [self.loss_plot, self.bars, self.maps]
 
     def _fill_head_combo(self, layers: int, heads: int, leakiest=None) -> None:
         """Layer × (mean, head …) choices; `leakiest` (layer, head) named and chosen: the clearest picture."""
+        choices = leak_lab.head_choices(layers, heads, leakiest)
         with QSignalBlocker(self.head_combo):
             self.head_combo.clear()
-            for layer, head in ((layer, head) for layer in range(layers) for head in (None, *range(heads))):
-                note = " (most ahead)" if (layer, head) == leakiest else ""
-                what = "mean of heads" if head is None else f"head {head + 1}{note}"
-                self.head_combo.addItem(f"layer {layer + 1} · {what}", (layer, head))
-                if (layer, head) == leakiest:
-                    self.head_combo.setCurrentIndex(self.head_combo.count() - 1)
+            for text, choice in choices:
+                self.head_combo.addItem(text, choice)
+            self.head_combo.setCurrentIndex([choice for _, choice in choices].index(leakiest) if leakiest else 0)
 
     def clear_views(self, config: LeakConfig) -> None:
         self.result = None
@@ -73,8 +71,6 @@ class LeakPanel(LabPanel):
     # -- what the worker sends ------------------------------------------------------------------
     def show_message(self, message) -> None:
         if isinstance(message, StepRows):
-            for run, (steps, losses) in message.columns.items():
-                extend(self.loss_plot.curves[run], steps, losses)
             self.message.setText(leak_lab.step_text(self.step, self.total_steps, self.loss_plot.last_losses()))
         elif isinstance(message, LeakPhase):
             self.show_stage(message.text)

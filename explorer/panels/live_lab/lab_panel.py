@@ -1,5 +1,5 @@
-"""`LabPanel`: the frame of a panel that trains its own small model live: Start/Stop, steps, progress
-and the lab's model on one row, a message, then the lab's pictures in a grid."""
+"""`LabPanel`: the frame of a panel that trains its own small model live: Start/Stop, steps and
+progress on one row, the lab's model and a message under it, then the lab's pictures in a grid."""
 from __future__ import annotations
 
 from functools import partial
@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer import style, theme
+from explorer.panels.live_lab.plot_look import extend
 from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.panels.training.worker import TrainingRun
 from explorer.state import SessionState
@@ -34,6 +35,7 @@ class LabPanel(StopsWithWindow, QWidget):
     stage_texts: dict[str, str] = {}  # the message while the lab is in a stage ("building" …)
     wide_ratio = 1.8  # wider than this × its height: the pictures in one row
     row_stretches: tuple[int, ...] = ()  # each picture's share of one row (default: equal)
+    view_minimum = (200, 160)  # each picture's least size (px): readable, never squeezed to nothing
     stop_args: tuple = ()  # what Stop hands the lab's `stop`
     shutdown_args: tuple = ()  # … and what closing the window does
     config_class: type
@@ -46,6 +48,7 @@ class LabPanel(StopsWithWindow, QWidget):
         self.run: TrainingRun | None = None
         self.stage = "idle"  # idle, starting, building, training, evaluating or failed
         self.step = self.total_steps = 0
+        self.curves: dict = {}
         self._build()
         theme.notifier().changed.connect(self.restyle)  # (a bound method: dropped with the panel)
         app = QCoreApplication.instance()
@@ -54,13 +57,14 @@ class LabPanel(StopsWithWindow, QWidget):
 
     # -- what a subclass gives: its pictures, and how it draws each message ----------------------
     def build_views(self) -> list[QWidget]:
+        """The lab's pictures; `self.curves` maps each StepRows column to the curve it extends."""
         raise NotImplementedError
 
     def clear_views(self, config) -> None:
         """A new run begins: empty the pictures."""
 
     def show_message(self, message) -> None:
-        """A message of the lab's (`StepRows`, a measurement, a result), the step counted already."""
+        """A message of the lab's (`StepRows`, a measurement, a result), counted and its curves extended."""
 
     def finished(self) -> None:
         """The run has ended (stopped, done or failed)."""
@@ -77,22 +81,25 @@ class LabPanel(StopsWithWindow, QWidget):
                                    toolTip=self.steps_tip)
         self.steps_spin.setValue(self.config_class.steps)
         self.progress = QProgressBar(maximum=1000, format="%p %", maximumWidth=160)  # the message names the step
-        self.lab_model = style.eliding_line(alignment=Qt.AlignmentFlag.AlignRight)
+        self.lab_model = style.eliding_line()  # a line of its own: the buttons leave the row no room for it
         self.lab_model.setObjectName("lab_model")
         style.set_sheet(self.lab_model, "color: {muted};")
         self._name_lab_model(self.config_class())
         self.message = QLabel(self.intro, wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
         self.views = self.build_views()
+        for view in self.views:
+            view.setMinimumSize(*self.view_minimum)
         self.controls = QHBoxLayout(spacing=6)
         for widget in (self.start_button, self.stop_button, self.steps_spin, self.progress):
             self.controls.addWidget(widget)
-        self.controls.addWidget(self.lab_model, 1)
+        self.controls.addStretch(1)
         self.grid = QGridLayout(spacing=4)
         self.in_a_row: bool | None = None
         self._arrange(False)
         self.column = QVBoxLayout(self, spacing=3)
         self.column.setContentsMargins(4, 2, 4, 2)
         self.column.addLayout(self.controls)
+        self.column.addWidget(self.lab_model)
         self.column.addWidget(self.message)
         self.column.addLayout(self.grid, 1)
         self.start_button.clicked.connect(lambda: self.start())
@@ -121,6 +128,16 @@ class LabPanel(StopsWithWindow, QWidget):
         super().resizeEvent(event)
         wide = self.width() > self.wide_ratio * self.height()
         self._arrange(wide or (self.height() < STACK_HEIGHT and self.width() >= ROW_WIDTH))
+
+    def apply_screen_class(self, _cls) -> None:
+        """Presenting this lab alone, the window's header names its model: the row does not repeat it."""
+        presentation = getattr(getattr(self.window(), "lecture", None), "presentation", None)
+        alone = presentation is not None and presentation.active and list(presentation.shown) == [self.panel_name]
+        self.lab_model.setVisible(not alone)
+
+    def showEvent(self, event) -> None:  # noqa: N802
+        super().showEvent(event)
+        self.apply_screen_class(None)  # (a lab brought forward while presenting)
 
     def _name_lab_model(self, config) -> None:
         shown, whole = config.describe()
@@ -190,6 +207,8 @@ class LabPanel(StopsWithWindow, QWidget):
         if isinstance(message, StepRows):
             self.step = max(self.step, message.last_step)
             self.progress.setValue(int(1000 * self.step / max(self.total_steps, 1)))
+            for key, (steps, values) in message.columns.items():
+                extend(self.curves[key], steps, values)
         if isinstance(message, str):
             self.show_stage(message)
         else:

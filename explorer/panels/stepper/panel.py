@@ -31,9 +31,10 @@ from model.nn.step_summary import (
     TOKEN_AXES,
     cell_readout,
     colour_scale,
-    format_shape,
+    find_step,
+    jump_rows,
+    shape_and_stats,
     step_axis_titles,
-    tensor_stats,
     visible_text,
 )
 from model.nn.steps import readable_step_name, slice_for_view, view_kind
@@ -44,21 +45,16 @@ STEP_ROLE = Qt.UserRole + 1  # the jump list's item data: the step's index in th
 
 
 def fill_jump_list(model: QStandardItemModel, trace) -> None:
-    """One row per step, under an unselectable header per block; each row's STEP_ROLE is its index."""
+    """The jump list's rows (`jump_rows`): block headers bold and unselectable; STEP_ROLE: the index."""
     model.clear()
-    block = None
     bold = QFont(style.font(style.BASE_POINT_SIZE, bold=True))
-    for i, step in enumerate(trace):
-        if step.block != block:
-            block = step.block
-            header = QStandardItem(readable_step_name(block))
-            header.setToolTip(block)
-            header.setFlags(Qt.NoItemFlags)
-            header.setFont(bold)
-            model.appendRow(header)
-        item = QStandardItem(f"    {step.name.rsplit('.', 1)[-1]}   {format_shape(step.shape)}")
-        item.setData(i, STEP_ROLE)
-        item.setToolTip(step.name)
+    for text, tip, index in jump_rows(trace):
+        item = QStandardItem(text)
+        item.setToolTip(tip)
+        if index is None:
+            item.setFlags(Qt.NoItemFlags)
+            item.setFont(bold)
+        item.setData(index, STEP_ROLE)
         model.appendRow(item)
 
 
@@ -289,14 +285,12 @@ class StepperPanel(Panel):
 
     def _find(self) -> None:
         text = self.find.text().strip()
-        if not text or self.state.trace is None:
-            return
-        hits = [i for i, name in enumerate(self.state.trace.names()) if text in name]
-        if not hits:
-            self.state.inform(f"No step name contains {text!r}.", "warning")
-            return
-        later = [i for i in hits if i > self.state.step]  # Enter again → next match
-        self.state.select_step(later[0] if later else hits[0])
+        if text and self.state.trace is not None:
+            index = find_step(self.state.trace.names(), text, self.state.step)
+            if index is None:
+                self.state.inform(f"No step name contains {text!r}.", "warning")
+            else:
+                self.state.select_step(index)
 
     def _head_chosen(self, index: int) -> None:
         if index >= 0 and index != self.state.head:
@@ -341,12 +335,11 @@ class StepperPanel(Panel):
         step = self.state.current_step
         if step is None:
             return
-        tensor = step.tensor.numpy()
         has_head = "head" in step.axes
         self.head.setVisible(has_head)
         self.head_label.setVisible(has_head)
         self._shown_head = self.state.head
-        matrix, row_axis, col_axis = slice_for_view(tensor, step.axes, self.state.head)
+        matrix, row_axis, col_axis = slice_for_view(step.tensor.numpy(), step.axes, self.state.head)
         self.view.show_matrix(matrix, row_axis, col_axis, self._labels(row_axis), self._labels(col_axis),
                               view_kind(step.name, step.tensor),
                               step_axis_titles(step.name, row_axis, col_axis, self.state.axis_title))
@@ -355,11 +348,10 @@ class StepperPanel(Panel):
         self.path_label.setText("step " + step.name.replace(".", ".\u200b"))  # may break after a dot
         self.formula_label.setText(step.formula)
         self.description_label.setText(step.description)
-        self.shape_label.setText(f"shape {format_shape(step.shape)}\n= {' × '.join(step.axes)}")
-        self.shape_label.setToolTip("Shown: batch item 0" + (f", head {self.state.head + 1}" if has_head else ""))
-        stats = tensor_stats(step.tensor.numpy())  # of the whole tensor: say so when the map shows one head
-        heads = tensor.shape[step.axes.index("head")] if has_head else 1
-        self.stats_label.setText(f"all {heads} heads: {stats}" if heads > 1 else stats)
+        shape, shown, stats = shape_and_stats(step, self.state.head)
+        self.shape_label.setText(shape)
+        self.shape_label.setToolTip(shown)
+        self.stats_label.setText(stats)
         self.readout.setText(HOVER_HINT)
 
     def _labels(self, axis: str) -> list[str] | None:
