@@ -8,7 +8,15 @@ import os
 import sys
 from pathlib import Path
 
-from explorer.launch import DEFAULT_INPUT, check_panel, close_window
+from explorer.launch import (
+    DEFAULT_INPUT,
+    apply_run_flags,
+    check_panel,
+    close_window,
+    fail,
+    set_session_flags,
+    show_with_flags,
+)
 
 
 def icon_path() -> Path:
@@ -63,15 +71,17 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def present_at_start(window, args) -> None:
-    """`--presentation`: full screen on Figure 1, unless a panel was asked for (`--panel`, `--compare`)."""
-    asked = getattr(args, "panel_given", args.panel is not None) or args.compare
-    window.lecture.presentation.enter(panel=window.current_panel if asked else None)
+def parse_args(argv: list[str] | None = None):
+    """The flags; `panel` is the one asked for (--panel, else with --compare the compare panel), else
+    the forward pass, `panel_given` whether one was asked for."""
+    args = build_parser().parse_args(argv)
+    args.panel_given = args.panel is not None or bool(args.compare)
+    args.panel = args.panel or ("compare" if args.compare else "step")
+    return args
 
 
 def run_app(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    args.panel_given, args.panel = args.panel is not None, args.panel or "step"
+    args = parse_args(argv)
     if args.screenshot:
         if not os.environ.get("QT_QPA_PLATFORM"):
             os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before any QApplication exists
@@ -84,8 +94,7 @@ def run_app(argv: list[str] | None = None) -> int:
             from model.interpret.interventions import parse_heads
             heads = parse_heads(args.ablate)
     except ValueError as exc:
-        print(f"transformer-explorer: error: {exc}", file=sys.stderr)
-        return 2
+        return fail(str(exc))
 
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QIcon
@@ -114,29 +123,19 @@ def run_app(argv: list[str] | None = None) -> int:
     state = SessionState()
     runner = Runner(state)
     window = MainWindow(state, runner, restore=not args.reset_layout)
-    state.session.set_interventions(heads)  # (heads the model lacks are dropped when it loads)
-    state.session.set_chat(not args.no_chat)
-    if args.compare:
-        state.session.set_compare(args.compare)
-    if args.panel_given or args.compare:
-        window.focus_panel("compare" if args.compare and not args.panel_given else args.panel)
-    window.show()
+    set_session_flags(state.session, args, heads)  # (heads the model lacks are dropped when it loads)
+    show_with_flags(window, args)
     startup.close()
     startup.deleteLater()
     from explorer.gui_collector import collect_on_gui_thread
     collector = collect_on_gui_thread()  # (held until the event loop ends)
-    if args.theme:
-        window.lecture.set_theme(args.theme)
-    if args.presentation:
-        present_at_start(window, args)
+
+    def after_first_run(_result) -> None:  # the scene may keep the model loaded first
+        problem = apply_run_flags(window, args)
+        if problem:
+            state.inform(problem, "warning")
     once = Qt.ConnectionType.SingleShotConnection
-    if args.scene:  # after the first model is in: the scene may keep it
-        state.resultChanged.connect(lambda _result: window.lecture.deck.open(args.scene), once)
-    if args.step:
-        def select_step(_result) -> None:
-            if not state.select_step_named(args.step):
-                state.inform(f"No step named {args.step!r} in this trace.", "warning")
-        state.resultChanged.connect(select_step, once)
+    state.resultChanged.connect(after_first_run, once)
     text = args.input or DEFAULT_INPUT
     if args.checkpoint:
         def fall_back(_message: str) -> None:  # a bad --checkpoint: say so, but still open a model

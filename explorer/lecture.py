@@ -166,9 +166,10 @@ class LectureTools(QObject):
         else:
             self.deck.next()
 
-    def set_theme(self, name: str) -> None:
-        """A theme picked (menu, --theme): the session's, and saved for the next start."""
-        self.window.settings.setValue(THEME_KEY, name)
+    def set_theme(self, name: str, save: bool = True) -> None:
+        """A theme picked (menu, --theme): the session's, and (`save`) the next start's."""
+        if save:
+            self.window.settings.setValue(THEME_KEY, name)
         if self.state.session.theme == name:  # applied again (a figure may have put the application back)
             apply_theme(QApplication.instance(), name)
         else:
