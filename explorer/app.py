@@ -8,15 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from explorer.launch import (
-    DEFAULT_INPUT,
-    apply_run_flags,
-    check_panel,
-    close_window,
-    fail,
-    set_session_flags,
-    show_with_flags,
-)
+from explorer import launch
 
 
 def icon_path() -> Path:
@@ -47,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "'transformer-explorer train --help' trains a model.")
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     p.add_argument("--checkpoint", metavar="DIR", help="a checkpoint folder, or the name of a bundled one")
-    p.add_argument("--input", metavar="TEXT", help=f"the source text to run (default: {DEFAULT_INPUT!r})")
+    p.add_argument("--input", metavar="TEXT", help=f"the source text to run (default: {launch.DEFAULT_INPUT!r})")
     p.add_argument("--target", metavar="TEXT", help="teacher-force the decoder on this target")
     p.add_argument("--no-chat", action="store_true", help="give a chat model (smollm2) the input as a plain prompt to "
                    "continue, not as a user's message in its chat template")
@@ -88,13 +80,13 @@ def run_app(argv: list[str] | None = None) -> int:
         from explorer.headless import screenshot
         return screenshot(args)
     try:
-        check_panel(args.panel)
+        launch.check_panel(args.panel)
         heads = {}
         if args.ablate:  # (torch is imported only then: start-up stays fast)
             from model.interpret.interventions import parse_heads
             heads = parse_heads(args.ablate)
     except ValueError as exc:
-        return fail(str(exc))
+        return launch.fail(str(exc))
 
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QIcon
@@ -123,20 +115,20 @@ def run_app(argv: list[str] | None = None) -> int:
     state = SessionState()
     runner = Runner(state)
     window = MainWindow(state, runner, restore=not args.reset_layout)
-    set_session_flags(state.session, args, heads)  # (heads the model lacks are dropped when it loads)
-    show_with_flags(window, args)
+    launch.set_session_flags(state.session, args, heads)  # (heads the model lacks are dropped when it loads)
+    launch.show_with_flags(window, args)
     startup.close()
     startup.deleteLater()
     from explorer.gui_collector import collect_on_gui_thread
     collector = collect_on_gui_thread()  # (held until the event loop ends)
 
     def after_first_run(_result) -> None:  # the scene may keep the model loaded first
-        problem = apply_run_flags(window, args)
+        problem = launch.apply_run_flags(window, args)
         if problem:
             state.inform(problem, "warning")
     once = Qt.ConnectionType.SingleShotConnection
     state.resultChanged.connect(after_first_run, once)
-    text = args.input or DEFAULT_INPUT
+    text = args.input or launch.DEFAULT_INPUT
     if args.checkpoint:
         def fall_back(_message: str) -> None:  # a bad --checkpoint: say so, but still open a model
             if state.bundle is None:
@@ -147,6 +139,6 @@ def run_app(argv: list[str] | None = None) -> int:
         runner.load_default(then_run=text, then_target=args.target)
     code = app.exec()
     runner.wait()
-    close_window(app, window)
+    launch.close_window(app, window)
     collector.timer.stop()
     return code

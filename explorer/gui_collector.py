@@ -47,9 +47,6 @@ class GuiCollector(QObject):
             self.full_passes += 1
             self.old_objects = 0  # (all frozen)
 
-    def stop(self) -> None:
-        self.timer.stop()
-
 
 def collect_on_gui_thread() -> GuiCollector:
     """A `GuiCollector` for the app; what start-up made is frozen first (no pass walks torch's and Qt's)."""
