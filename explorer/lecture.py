@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer import export
+from explorer import export, style
 from explorer.caption_label import CaptionLabel
 from explorer.export import ExportDialog
 from explorer.panel_dock import full_title
@@ -105,10 +105,7 @@ class LectureTools(QObject):
         self.caption = CaptionLabel("")  # the row's width, as many lines as that needs
         self.caption.setObjectName("tour_caption")  # (presenting: the stylesheet's caption size)
         self.caption.setTextFormat(Qt.PlainText)
-        font = self.caption.font()
-        font.setPointSizeF(font.pointSizeF() * CAPTION_SCALE)
-        font.setBold(True)
-        self.caption.setFont(font)
+        self.caption.setFont(style.font(style.BASE_POINT_SIZE * CAPTION_SCALE, bold=True))
         self.caption.setContentsMargins(8, 4, 8, 4)
         self.caption_bar.addWidget(self.caption)
         self.scene_label = QLabel("")  # "n/N"; the scene's name in its tooltip

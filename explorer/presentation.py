@@ -157,9 +157,7 @@ class PresentationMode(QObject):
         self.toggled.emit(False)
 
     def _opening_panel(self) -> str:
-        if self.window.lecture.deck.tour is None and FRONT_PANEL in self.window.docks:
-            return FRONT_PANEL
-        return self.front_panel()
+        return FRONT_PANEL if self.window.lecture.deck.tour is None else self.front_panel()
 
     def front_panel(self) -> str:
         """The panel with the keyboard focus, else the last brought forward, else the first
@@ -169,7 +167,7 @@ class PresentationMode(QObject):
         for name, dock in docks.items():
             if focus is not None and dock.isAncestorOf(focus) and not dock.visibleRegion().isEmpty():
                 return name
-        last = getattr(self.window, "current_panel", None)
+        last = self.window.current_panel
         if last in docks and docks[last].isVisible() and not docks[last].visibleRegion().isEmpty():
             return last
         seen = [n for n, d in docks.items() if d.isVisible() and not d.visibleRegion().isEmpty()]

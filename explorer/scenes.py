@@ -119,8 +119,7 @@ class SceneDeck(QObject):
         if len(wanted) == 2 and window.lecture.presentation.active:
             window.lecture.presentation.show_only(wanted)  # the pair fills the screen, side by side
         elif wanted:
-            if wanted[-1] not in LEFT_PANELS and "architecture" in window.docks \
-                    and not scene.solo and not scene.layout and len(wanted) == 1:
+            if wanted[-1] not in LEFT_PANELS and not scene.solo and not scene.layout and len(wanted) == 1:
                 window.docks["architecture"].raise_()  # the map of the model beside the detail
             for name in wanted:
                 window.focus_panel(name)
