@@ -64,8 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse_args(argv: list[str] | None = None):
-    """The flags; `panel` is the one asked for (--panel, else with --compare the compare panel), else
-    the forward pass, `panel_given` whether one was asked for."""
+    """The flags; `panel`: --panel, else with --compare the compare panel (`panel_given`), else "step"."""
     args = build_parser().parse_args(argv)
     args.panel_given = args.panel is not None or bool(args.compare)
     args.panel = args.panel or ("compare" if args.compare else "step")

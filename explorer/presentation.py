@@ -1,7 +1,5 @@
-"""Lecture mode: full screen, one panel at a time, everything larger, a light or dark theme.
-
-The same session re-laid at a larger base font: the application font and stylesheet; pyqtgraph
-canvases are redrawn at it by `plot_style.restyle_view`. Scale and theme persist in QSettings."""
+"""Lecture mode: full screen, one panel at a time, the application's font, stylesheet and canvases
+larger (`plot_style.restyle_view`), a light or dark theme; scale and theme persist in QSettings."""
 from __future__ import annotations
 
 import pyqtgraph as pg

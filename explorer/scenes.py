@@ -1,6 +1,5 @@
-"""Scenes: saved states of the explorer a lecture steps through like slides. Applying one sets
-every field that decides a picture to the scene's value or its default, whatever was clicked
-before; the file format is `model.io.scenes`."""
+"""Scenes (format: `model.io.scenes`), saved states a lecture steps through like slides; applying one
+sets every field that decides a picture to the scene's value or its default."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -14,8 +14,7 @@ KIND_LABELS = {kind.value: kind.title for kind in AttentionKind}  # kind → its
 
 
 class SessionState(QObject):
-    """The Qt face of one window's `Session` and of the `Frame` drawn now. `bundle` is the model
-    the panels show (a training run's while it is shown), `session.bundle` the session's own."""
+    """`bundle` is the model the panels show (a training run's while shown), `session.bundle` the session's own."""
 
     bundleChanged = Signal(object)  # ModelBundle the panels show
     resultChanged = Signal(object)  # ForwardResult (a new trace)
