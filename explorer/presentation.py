@@ -151,7 +151,14 @@ class PresentationMode(QObject):
             self.window.showMaximized() if self._was_maximized else self.window.showNormal()
         if not self._was_maximized and self._geometry is not None:
             self.window.setGeometry(self._geometry)
-        self._restore_docks()
+        for dock in self.window.docks.values():  # the dock layout from before, every dock shown
+            old = dock.titleBarWidget()
+            if old is not None:
+                dock.setTitleBarWidget(None)
+                old.deleteLater()
+        self.window.restoreState(self._dock_state)
+        self.shown = []
+        self.window.show_every_dock()
         self.toggled.emit(False)
 
     def _opening_panel(self) -> str:
@@ -208,19 +215,6 @@ class PresentationMode(QObject):
             self.switcher.activated.connect(lambda i: self.window.focus_panel(self.switcher.itemData(i)))
             self.window.lecture.strip.layout().insertWidget(0, self.switcher)
         self.switcher.setVisible(on)
-
-    def _restore_docks(self) -> None:
-        """The dock layout from before presenting, every dock shown."""
-        for dock in self.window.docks.values():
-            old = dock.titleBarWidget()
-            if old is not None:
-                dock.setTitleBarWidget(None)
-                old.deleteLater()
-        if self._dock_state is not None:
-            self.window.restoreState(self._dock_state)
-        self._dock_state = None
-        self.shown = []
-        self.window.show_every_dock()
 
     def _cover_screen(self) -> None:
         """Without a window manager full screen is only a hint: cover the screen anyway."""
