@@ -193,8 +193,7 @@ class MainWindow(QMainWindow):
         return dock
 
     def own_model(self, names: list[str]) -> tuple[str, str] | None:
-        """(short, whole) description of the model the panels `names` train themselves, when each
-        trains one (a lab declares its `config_class`); None when any shows the session's."""
+        """(short, whole) description of the model the labs `names` train (their `config_class`), else None."""
         configs = [getattr(self._panel_classes[name], "config_class", None) for name in names]
         return configs[-1]().describe() if configs and all(configs) else None
 
@@ -213,8 +212,7 @@ class MainWindow(QMainWindow):
         return cls
 
     def _arrange_docks(self, one_column: bool) -> None:
-        """NARROW: every docked panel a tab of one column, the front one kept in front; wider:
-        the two-column layout from before."""
+        """NARROW: every docked panel a tab of one column, the front one in front; wider: the two columns back."""
         if one_column == (self._columns_state is not None) or not self.isVisible():
             return
         if not one_column:

@@ -180,8 +180,7 @@ class PresentationMode(QObject):
         return (right or seen or list(docks))[0]
 
     def show_only(self, names: list[str]) -> None:
-        """While presenting: these panels' docks (one, or a pair side by side) and no other; the
-        input bar names a lab's own model when it is alone."""
+        """While presenting: these panels' docks (one, or a pair side by side) and no other."""
         docks = self.window.docks
         names = [n for n in names if n in docks] or [self.front_panel()]
         self.shown = names

@@ -62,8 +62,7 @@ class SceneDeck(QObject):
         return True
 
     def close(self) -> None:
-        """Exit the tour: no scene controls, no caption; the panels keep what they show (a run
-        the current scene started goes on)."""
+        """Exit the tour; the panels keep what they show (a run the scene started goes on)."""
         self._started = None
         self._show_solo_hidden()
         self.tour, self.index, self._pending = None, -1, None
@@ -193,8 +192,7 @@ class SceneDeck(QObject):
         self._restyle.start()  # plot titles in the theme's colours once the panels are laid out again
 
     def _pause_started(self) -> None:
-        """Leaving a scene whose run goes on: a training run pauses (it would slow every later
-        scene); the short mask-leak lab runs to its end."""
+        """Leaving a scene: its training run pauses (it would slow every later scene); a lab runs to its end."""
         panel, self._started = self._started, None
         if panel is not None and hasattr(panel, "pause"):
             panel.pause()
