@@ -1,7 +1,5 @@
-"""Entry point: `transformer-explorer [train|average|bleu ...]` and `python -m explorer`.
-
-The headless commands are dispatched before any Qt import so a GPU box never needs a display.
-"""
+"""`transformer-explorer [train|average|bleu ...]` and `python -m explorer`; the commands without
+a window run before any Qt import, so a GPU box needs no display."""
 import sys
 
 

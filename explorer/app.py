@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from explorer.launch import DEFAULT_INPUT, check_panel, close_window
+from explorer import launch
 
 
 def icon_path() -> Path:
@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "'transformer-explorer train --help' trains a model.")
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     p.add_argument("--checkpoint", metavar="DIR", help="a checkpoint folder, or the name of a bundled one")
-    p.add_argument("--input", metavar="TEXT", help=f"the source text to run (default: {DEFAULT_INPUT!r})")
+    p.add_argument("--input", metavar="TEXT", help=f"the source text to run (default: {launch.DEFAULT_INPUT!r})")
     p.add_argument("--target", metavar="TEXT", help="teacher-force the decoder on this target")
     p.add_argument("--no-chat", action="store_true", help="give a chat model (smollm2) the input as a plain prompt to "
                    "continue, not as a user's message in its chat template")
@@ -63,29 +63,29 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def present_at_start(window, args) -> None:
-    """`--presentation`: full screen on Figure 1, unless a panel was asked for (`--panel`, `--compare`)."""
-    asked = getattr(args, "panel_given", args.panel is not None) or args.compare
-    window.lecture.presentation.enter(panel=window.current_panel if asked else None)
+def parse_args(argv: list[str] | None = None):
+    """The flags; `panel`: --panel, else with --compare the compare panel (`panel_given`), else "step"."""
+    args = build_parser().parse_args(argv)
+    args.panel_given = args.panel is not None or bool(args.compare)
+    args.panel = args.panel or ("compare" if args.compare else "step")
+    return args
 
 
 def run_app(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    args.panel_given, args.panel = args.panel is not None, args.panel or "step"
+    args = parse_args(argv)
     if args.screenshot:
         if not os.environ.get("QT_QPA_PLATFORM"):
             os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before any QApplication exists
         from explorer.headless import screenshot
         return screenshot(args)
     try:
-        check_panel(args.panel)
+        launch.check_panel(args.panel)
         heads = {}
         if args.ablate:  # (torch is imported only then: start-up stays fast)
             from model.interpret.interventions import parse_heads
             heads = parse_heads(args.ablate)
     except ValueError as exc:
-        print(f"transformer-explorer: error: {exc}", file=sys.stderr)
-        return 2
+        return launch.fail(str(exc))
 
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QIcon
@@ -114,30 +114,20 @@ def run_app(argv: list[str] | None = None) -> int:
     state = SessionState()
     runner = Runner(state)
     window = MainWindow(state, runner, restore=not args.reset_layout)
-    state.session.set_interventions(heads)  # (heads the model lacks are dropped when it loads)
-    state.session.set_chat(not args.no_chat)
-    if args.compare:
-        state.session.set_compare(args.compare)
-    if args.panel_given or args.compare:
-        window.focus_panel("compare" if args.compare and not args.panel_given else args.panel)
-    window.show()
+    launch.set_session_flags(state.session, args, heads)  # (heads the model lacks are dropped when it loads)
+    launch.show_with_flags(window, args)
     startup.close()
     startup.deleteLater()
     from explorer.gui_collector import collect_on_gui_thread
     collector = collect_on_gui_thread()  # (held until the event loop ends)
-    if args.theme:
-        window.lecture.set_theme(args.theme)
-    if args.presentation:
-        present_at_start(window, args)
+
+    def after_first_run(_result) -> None:  # the scene may keep the model loaded first
+        problem = launch.apply_run_flags(window, args)
+        if problem:
+            state.inform(problem, "warning")
     once = Qt.ConnectionType.SingleShotConnection
-    if args.scene:  # after the first model is in: the scene may keep it
-        state.resultChanged.connect(lambda _result: window.lecture.deck.open(args.scene), once)
-    if args.step:
-        def select_step(_result) -> None:
-            if not state.select_step_named(args.step):
-                state.inform(f"No step named {args.step!r} in this trace.", "warning")
-        state.resultChanged.connect(select_step, once)
-    text = args.input or DEFAULT_INPUT
+    state.resultChanged.connect(after_first_run, once)
+    text = args.input or launch.DEFAULT_INPUT
     if args.checkpoint:
         def fall_back(_message: str) -> None:  # a bad --checkpoint: say so, but still open a model
             if state.bundle is None:
@@ -148,6 +138,6 @@ def run_app(argv: list[str] | None = None) -> int:
         runner.load_default(then_run=text, then_target=args.target)
     code = app.exec()
     runner.wait()
-    close_window(app, window)
+    launch.close_window(app, window)
     collector.timer.stop()
     return code

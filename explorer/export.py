@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from PySide6.QtCore import QPoint, QRect, QSize
-from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -67,48 +67,34 @@ def laid_out_at(widget: QWidget, size: QSize | None):
         _settle(1)
 
 
-def _background(widget: QWidget) -> QColor:
-    return widget.palette().color(widget.backgroundRole())
+def _paint(widget: QWidget, device) -> None:
+    """The widget as it is laid out now, on its own background, onto `device` (an image or SVG)."""
+    painter = QPainter()
+    if not painter.begin(device):
+        raise ExportError("could not start drawing the picture")
+    painter.setRenderHint(QPainter.Antialiasing)
+    painter.fillRect(QRect(QPoint(), widget.size()), widget.palette().color(widget.backgroundRole()))
+    widget.render(painter, QPoint())
+    painter.end()
 
 
 def _picture(widget: QWidget) -> QImage:
-    """The widget as it is laid out now, drawn on its own background."""
     image = QImage(widget.size(), QImage.Format_ARGB32)
-    image.fill(_background(widget))
-    painter = QPainter(image)
-    painter.setRenderHint(QPainter.Antialiasing)
-    widget.render(painter, QPoint())
-    painter.end()
+    _paint(widget, image)
     return image
 
 
-def _export_png(widget: QWidget, path: Path, size) -> Path:
-    with laid_out_at(widget, _check_size(size)):
-        image = _picture(widget)
-    if image.isNull() or not image.save(str(path), "PNG"):
-        raise ExportError(f"could not write {path}")
-    return path
-
-
-def _export_svg(widget: QWidget, path: Path, size) -> Path:
+def _export_svg(widget: QWidget, path: Path) -> None:
     """Vector output through Qt's SVG generator (text stays text, lines stay lines)."""
     from PySide6.QtSvg import QSvgGenerator
 
-    with laid_out_at(widget, _check_size(size)) as actual:
-        gen = QSvgGenerator()
-        gen.setFileName(str(path))
-        gen.setSize(actual)
-        gen.setViewBox(QRect(0, 0, actual.width(), actual.height()))
-        gen.setTitle(widget.windowTitle() or "Transformer Explorer")
-        gen.setDescription("Exported from Transformer Explorer")
-        painter = QPainter()
-        if not painter.begin(gen):
-            raise ExportError(f"could not write {path}")
-        painter.fillRect(QRect(0, 0, actual.width(), actual.height()), _background(widget))
-        widget.render(painter, QPoint())
-        painter.end()
-    check_svg(path)
-    return path
+    gen = QSvgGenerator()
+    gen.setFileName(str(path))
+    gen.setSize(widget.size())
+    gen.setViewBox(QRect(QPoint(), widget.size()))
+    gen.setTitle(widget.windowTitle() or "Transformer Explorer")
+    gen.setDescription("Exported from Transformer Explorer")
+    _paint(widget, gen)
 
 
 def check_svg(path: str | Path, min_elements: int = 10) -> int:
@@ -131,13 +117,16 @@ def export_panel(widget: QWidget, path: str | Path, size=None, fmt: str | None =
         raise ExportError(f"{path}: choose a .png or .svg file (got {fmt or 'no suffix'!r})")
     if path.suffix.lower() != f".{fmt}":
         path = path.with_suffix(f".{fmt}")
-    _check_folder(path)
-    return _export_png(widget, path, size) if fmt == "png" else _export_svg(widget, path, size)
-
-
-def _check_folder(path: Path) -> None:
     if not path.parent.is_dir():
         raise ExportError(f"the folder {path.parent} does not exist")
+    with laid_out_at(widget, _check_size(size)):
+        if fmt == "svg":
+            _export_svg(widget, path)
+        elif not _picture(widget).save(str(path), "PNG"):
+            raise ExportError(f"could not write {path}")
+    if fmt == "svg":
+        check_svg(path)
+    return path
 
 
 # -- the forward pass as an animation -----------------------------------------------------------------

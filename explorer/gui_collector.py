@@ -1,10 +1,6 @@
-"""`GuiCollector`: Python's cyclic garbage collection on the GUI thread only, in short passes.
-
-A worker's automatic collection could destroy Qt objects off the GUI thread, so it is off and a
-timer collects here instead: the young generations ten times a second; the oldest only after it
-grew by MIN_GROWTH, then frozen (`gc.freeze`), so a full pass walks only what came since. Every
-UNFREEZE_EVERY-th full pass unfreezes first, so dead cycles among frozen objects stay bounded.
-"""
+"""`GuiCollector`: cyclic garbage collection on the GUI thread only (a worker's could destroy Qt
+objects off it), in short passes: the oldest generation only after it grew by MIN_GROWTH, then
+frozen (`gc.freeze`) so a full pass walks only what came since."""
 from __future__ import annotations
 
 import gc
@@ -46,9 +42,6 @@ class GuiCollector(QObject):
             gc.freeze()
             self.full_passes += 1
             self.old_objects = 0  # (all frozen)
-
-    def stop(self) -> None:
-        self.timer.stop()
 
 
 def collect_on_gui_thread() -> GuiCollector:

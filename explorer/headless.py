@@ -10,18 +10,14 @@ class HeadlessError(Exception):
     """A problem with the request (panel, checkpoint, input, step, file); the message says which."""
 
 
-def _fail(message: str) -> int:
-    print(f"transformer-explorer: error: {message}", file=sys.stderr)
-    return 2
-
-
 def screenshot(args) -> int:
+    from explorer.launch import fail
     try:
         return _screenshot(args)
     except HeadlessError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     except Exception as exc:  # noqa: BLE001 - a figure run must end with a message, not a traceback
-        return _fail(f"unexpected {type(exc).__name__}: {exc}")
+        return fail(f"unexpected {type(exc).__name__}: {exc}")
 
 
 def _screenshot(args) -> int:
@@ -122,36 +118,25 @@ def first_readable_input(bundle) -> str:
 
 
 def _render(app, window, state, runner, errors, bundle, args, out) -> int:
-    state.session.set_compare(args.compare)
-    state.session.set_chat(not args.no_chat)
-    state.set_bundle(bundle)
+    from explorer.launch import apply_run_flags, set_session_flags, show_with_flags
+    heads = {}
     if args.ablate:
         from model.interpret.interventions import InterventionError, parse_heads, validate_heads
         try:
-            state.session.set_interventions(validate_heads(bundle.model, parse_heads(args.ablate)))
+            heads = validate_heads(bundle.model, parse_heads(args.ablate))
         except InterventionError as exc:
             raise HeadlessError(f"--ablate: {exc}") from None
+    set_session_flags(state.session, args, heads)
+    state.set_bundle(bundle)
     runner.run(args.input, args.target)
     if errors:
         raise HeadlessError(f"bad input: {errors[0]}")
-    if args.step and not state.select_step_named(args.step):
-        names = state.trace.names()
-        hint = ", ".join(n for n in names if args.step.split(".")[0] in n)[:300] or ", ".join(names[:8])
-        raise HeadlessError(f"no step named {args.step!r} in the trace; e.g. {hint}")
-    if args.theme:  # before the panels are all built and scaled: one re-style less
-        window.state.session.set_theme(args.theme)  # for this figure only: the saved theme is not changed
-    size = window.size()
-    window.show()  # (shown in two columns first: a narrow figure gets its one column, then its size back)
-    window.resize(size)
-    asked = args.panel_given  # (the default panel is the forward pass; presenting, Figure 1)
-    if args.presentation:  # the figure keeps the --size asked for
-        window.lecture.presentation.enter(full_screen=False, panel=args.panel if asked else None)
-    if args.scene:  # (checked by _screenshot before the window was built)
-        window.lecture.deck.open(args.scene)
-        if errors:
-            raise HeadlessError(f"scene {args.scene}: {errors[-1]}")
-    if asked or not (args.scene or args.presentation):
-        window.focus_panel(args.panel)
+    show_with_flags(window, args, figure=True)
+    problem = apply_run_flags(window, args)
+    if problem:
+        raise HeadlessError(problem)
+    if args.scene and errors:  # (the file was checked by _screenshot before the window was built)
+        raise HeadlessError(f"scene {args.scene}: {errors[-1]}")
     waiting = getattr(window.panels.get(args.panel), "wait_until_drawn", None)
     if waiting is not None:  # a panel with work of its own (compare, attribution) finishes it first
         waiting()

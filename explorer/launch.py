@@ -1,6 +1,8 @@
 """What the window (explorer.app) and the headless figures (explorer.headless) share: the default
-input, checks of --size and --panel, and an orderly close."""
+input, checks of --size and --panel, the flags applied to a window, and an orderly close."""
 from __future__ import annotations
+
+import sys
 
 DEFAULT_INPUT = "attention"
 
@@ -29,6 +31,47 @@ PANEL_NAMES = ("architecture", "step", "attention", "positional", "decoding", "s
 def check_panel(name: str) -> None:
     if name not in PANEL_NAMES:
         raise ValueError(f"unknown panel {name!r}; valid panels: {', '.join(PANEL_NAMES)}")
+
+
+def fail(message: str) -> int:
+    """A refused request: one line on stderr, exit status 2."""
+    print(f"transformer-explorer: error: {message}", file=sys.stderr)
+    return 2
+
+
+def set_session_flags(session, args, heads: dict) -> None:
+    """--ablate (as `heads`), --no-chat and --compare: the session's, before its first run."""
+    session.set_interventions(heads)
+    session.set_chat(not args.no_chat)
+    session.set_compare(args.compare)
+
+
+def show_with_flags(window, args, figure: bool = False) -> None:
+    """Show the window with --theme, --panel and --presentation (presenting: the panel asked for,
+    else Figure 1); a `figure` keeps its size and its theme is not saved."""
+    if args.theme:
+        window.lecture.set_theme(args.theme, save=not figure)
+    size = window.size()
+    window.show()
+    if figure:  # (shown in two columns first: a narrow figure gets its one column, then its size back)
+        window.resize(size)
+    asked = args.panel if args.panel_given else None
+    if asked is not None or figure:  # (a figure's docks shared at its size)
+        window.focus_panel(args.panel)
+    if args.presentation:
+        window.lecture.presentation.enter(not figure, asked)
+
+
+def apply_run_flags(window, args) -> str | None:
+    """--scene and --step, once the first model has run; what is wrong with --step, or None."""
+    if args.scene:
+        window.lecture.deck.open(args.scene)
+    state = window.state
+    if not args.step or state.select_step_named(args.step):
+        return None
+    names = state.trace.names() if state.trace is not None else []
+    hint = ", ".join(n for n in names if args.step.split(".")[0] in n)[:300] or ", ".join(names[:8])
+    return f"no step named {args.step!r} in the trace; e.g. {hint}"
 
 
 WORKERS_EXIT_WAIT_MS = 5000  # the longest a closing window waits for its panels' workers

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer import export
+from explorer import export, style
 from explorer.caption_label import CaptionLabel
 from explorer.export import ExportDialog
 from explorer.panel_dock import full_title
@@ -105,10 +105,7 @@ class LectureTools(QObject):
         self.caption = CaptionLabel("")  # the row's width, as many lines as that needs
         self.caption.setObjectName("tour_caption")  # (presenting: the stylesheet's caption size)
         self.caption.setTextFormat(Qt.PlainText)
-        font = self.caption.font()
-        font.setPointSizeF(font.pointSizeF() * CAPTION_SCALE)
-        font.setBold(True)
-        self.caption.setFont(font)
+        self.caption.setFont(style.font(style.BASE_POINT_SIZE * CAPTION_SCALE, bold=True))
         self.caption.setContentsMargins(8, 4, 8, 4)
         self.caption_bar.addWidget(self.caption)
         self.scene_label = QLabel("")  # "n/N"; the scene's name in its tooltip
@@ -166,9 +163,10 @@ class LectureTools(QObject):
         else:
             self.deck.next()
 
-    def set_theme(self, name: str) -> None:
-        """A theme picked (menu, --theme): the session's, and saved for the next start."""
-        self.window.settings.setValue(THEME_KEY, name)
+    def set_theme(self, name: str, save: bool = True) -> None:
+        """A theme picked (menu, --theme): the session's, and (`save`) the next start's."""
+        if save:
+            self.window.settings.setValue(THEME_KEY, name)
         if self.state.session.theme == name:  # applied again (a figure may have put the application back)
             apply_theme(QApplication.instance(), name)
         else:

@@ -67,9 +67,8 @@ class MainWindow(QMainWindow):
         self.current_panel: str | None = None  # the panel last brought forward (focus_panel)
         self.screen_class = ScreenClass.PROJECTOR  # the class every panel's layout is declared for now
         self._closing = False
-        self.panels = LazyPanels((cls.panel_name for cls in panel_classes()), self._build_panel, self,
-                                 still_wanted=self._dock_wants_panel)
         self._panel_classes = {cls.panel_name: cls for cls in panel_classes()}
+        self.panels = LazyPanels(self._panel_classes, self._build_panel, self, still_wanted=self._dock_wants_panel)
         self._tidy_timer = QTimer(self, singleShot=True, interval=0)
         self._tidy_timer.timeout.connect(self.hide_stale_tab_bars)
         self._columns_state: QByteArray | None = None  # the two-column layout, while narrow stacks the docks
@@ -87,7 +86,7 @@ class MainWindow(QMainWindow):
     def _add_docks(self) -> None:
         """The diagrams (LEFT_PANELS) tabbed on the left, the other panels tabbed on the right."""
         areas: dict[bool, list[QDockWidget]] = {True: [], False: []}
-        for cls in panel_classes():
+        for cls in self._panel_classes.values():
             dock = PanelDock(cls.title, getattr(cls, "tab_title", None), self)
             dock.setObjectName(f"dock_{cls.panel_name}")
             dock.setWidget(PanelScroll())  # the panel itself is built when the dock is first shown
@@ -107,11 +106,9 @@ class MainWindow(QMainWindow):
 
     def _default_front(self) -> None:
         for name in EAGER_PANELS:
-            if name in self.docks:
-                self.panels[name]
+            self.panels[name]
         for name in ("architecture", "step"):
-            if name in self.docks:
-                self.docks[name].raise_()
+            self.docks[name].raise_()
         self._size_docks()
 
     def _build_panel(self, name: str) -> QWidget:
@@ -136,12 +133,10 @@ class MainWindow(QMainWindow):
     def _size_docks(self, focus: str | None = None) -> None:
         if self._columns_state is not None:  # one column: nothing to share
             return
-        left = [self.docks[n] for n in LEFT_PANELS if n in self.docks]
-        right = [d for n, d in self.docks.items() if n not in LEFT_PANELS]
-        if left and right:
-            share = 0.58 if focus in LEFT_PANELS else 0.45
-            w = max(self.width(), 800)
-            self.resizeDocks([left[0], right[0]], [int(w * share), int(w * (1 - share))], Qt.Horizontal)
+        right = next(d for n, d in self.docks.items() if n not in LEFT_PANELS)
+        share = 0.58 if focus in LEFT_PANELS else 0.45
+        w = max(self.width(), 800)
+        self.resizeDocks([self.docks[LEFT_PANELS[0]], right], [int(w * share), int(w * (1 - share))], Qt.Horizontal)
 
     def _build_menus(self) -> None:
         self.file_menu = file_menu = self.menuBar().addMenu("&File")
@@ -198,8 +193,7 @@ class MainWindow(QMainWindow):
         return dock
 
     def own_model(self, names: list[str]) -> tuple[str, str] | None:
-        """(short, whole) description of the model the panels `names` train themselves, when each
-        trains one (a lab declares its `config_class`); None when any shows the session's."""
+        """(short, whole) description of the model the labs `names` train (their `config_class`), else None."""
         configs = [getattr(self._panel_classes[name], "config_class", None) for name in names]
         return configs[-1]().describe() if configs and all(configs) else None
 
@@ -218,8 +212,7 @@ class MainWindow(QMainWindow):
         return cls
 
     def _arrange_docks(self, one_column: bool) -> None:
-        """NARROW: every docked panel a tab of one column, the front one kept in front; wider:
-        the two-column layout from before."""
+        """NARROW: every docked panel a tab of one column, the front one in front; wider: the two columns back."""
         if one_column == (self._columns_state is not None) or not self.isVisible():
             return
         if not one_column:
@@ -307,7 +300,7 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         self.reclassify()
         self._tidy_tab_bars_later()
-        if "step" in self.panels and not self._shown_once:  # ← → step at once, not move a text cursor
+        if not self._shown_once:  # ← → step at once, not move a text cursor
             self._shown_once = True
             QTimer.singleShot(0, self.panels["step"], self.panels["step"].setFocus)
 

@@ -1,7 +1,5 @@
-"""Lecture mode: full screen, one panel at a time, everything larger, a light or dark theme.
-
-The same session re-laid at a larger base font: the application font and stylesheet; pyqtgraph
-canvases are redrawn at it by `plot_style.restyle_view`. Scale and theme persist in QSettings."""
+"""Lecture mode: full screen, one panel at a time, the application's font, stylesheet and canvases
+larger (`plot_style.restyle_view`), a light or dark theme; scale and theme persist in QSettings."""
 from __future__ import annotations
 
 import pyqtgraph as pg
@@ -153,13 +151,18 @@ class PresentationMode(QObject):
             self.window.showMaximized() if self._was_maximized else self.window.showNormal()
         if not self._was_maximized and self._geometry is not None:
             self.window.setGeometry(self._geometry)
-        self._restore_docks()
+        for dock in self.window.docks.values():  # the dock layout from before, every dock shown
+            old = dock.titleBarWidget()
+            if old is not None:
+                dock.setTitleBarWidget(None)
+                old.deleteLater()
+        self.window.restoreState(self._dock_state)
+        self.shown = []
+        self.window.show_every_dock()
         self.toggled.emit(False)
 
     def _opening_panel(self) -> str:
-        if self.window.lecture.deck.tour is None and FRONT_PANEL in self.window.docks:
-            return FRONT_PANEL
-        return self.front_panel()
+        return FRONT_PANEL if self.window.lecture.deck.tour is None else self.front_panel()
 
     def front_panel(self) -> str:
         """The panel with the keyboard focus, else the last brought forward, else the first
@@ -169,7 +172,7 @@ class PresentationMode(QObject):
         for name, dock in docks.items():
             if focus is not None and dock.isAncestorOf(focus) and not dock.visibleRegion().isEmpty():
                 return name
-        last = getattr(self.window, "current_panel", None)
+        last = self.window.current_panel
         if last in docks and docks[last].isVisible() and not docks[last].visibleRegion().isEmpty():
             return last
         seen = [n for n, d in docks.items() if d.isVisible() and not d.visibleRegion().isEmpty()]
@@ -177,8 +180,7 @@ class PresentationMode(QObject):
         return (right or seen or list(docks))[0]
 
     def show_only(self, names: list[str]) -> None:
-        """While presenting: these panels' docks (one, or a pair side by side) and no other; the
-        input bar names a lab's own model when it is alone."""
+        """While presenting: these panels' docks (one, or a pair side by side) and no other."""
         docks = self.window.docks
         names = [n for n in names if n in docks] or [self.front_panel()]
         self.shown = names
@@ -212,19 +214,6 @@ class PresentationMode(QObject):
             self.switcher.activated.connect(lambda i: self.window.focus_panel(self.switcher.itemData(i)))
             self.window.lecture.strip.layout().insertWidget(0, self.switcher)
         self.switcher.setVisible(on)
-
-    def _restore_docks(self) -> None:
-        """The dock layout from before presenting, every dock shown."""
-        for dock in self.window.docks.values():
-            old = dock.titleBarWidget()
-            if old is not None:
-                dock.setTitleBarWidget(None)
-                old.deleteLater()
-        if self._dock_state is not None:
-            self.window.restoreState(self._dock_state)
-        self._dock_state = None
-        self.shown = []
-        self.window.show_every_dock()
 
     def _cover_screen(self) -> None:
         """Without a window manager full screen is only a hint: cover the screen anyway."""

@@ -1,6 +1,5 @@
-"""Scenes: saved states of the explorer a lecture steps through like slides. Applying one sets
-every field that decides a picture to the scene's value or its default, whatever was clicked
-before; the file format is `model.io.scenes`."""
+"""Scenes (format: `model.io.scenes`), saved states a lecture steps through like slides; applying one
+sets every field that decides a picture to the scene's value or its default."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -63,8 +62,7 @@ class SceneDeck(QObject):
         return True
 
     def close(self) -> None:
-        """Exit the tour: no scene controls, no caption; the panels keep what they show (a run
-        the current scene started goes on)."""
+        """Exit the tour; the panels keep what they show (a run the scene started goes on)."""
         self._started = None
         self._show_solo_hidden()
         self.tour, self.index, self._pending = None, -1, None
@@ -119,8 +117,7 @@ class SceneDeck(QObject):
         if len(wanted) == 2 and window.lecture.presentation.active:
             window.lecture.presentation.show_only(wanted)  # the pair fills the screen, side by side
         elif wanted:
-            if wanted[-1] not in LEFT_PANELS and "architecture" in window.docks \
-                    and not scene.solo and not scene.layout and len(wanted) == 1:
+            if wanted[-1] not in LEFT_PANELS and not scene.solo and not scene.layout and len(wanted) == 1:
                 window.docks["architecture"].raise_()  # the map of the model beside the detail
             for name in wanted:
                 window.focus_panel(name)
@@ -195,8 +192,7 @@ class SceneDeck(QObject):
         self._restyle.start()  # plot titles in the theme's colours once the panels are laid out again
 
     def _pause_started(self) -> None:
-        """Leaving a scene whose run goes on: a training run pauses (it would slow every later
-        scene); the short mask-leak lab runs to its end."""
+        """Leaving a scene: its training run pauses (it would slow every later scene); a lab runs to its end."""
         panel, self._started = self._started, None
         if panel is not None and hasattr(panel, "pause"):
             panel.pause()

@@ -145,8 +145,7 @@ class Session:
             self._emit("input", source, target)
 
     def revert_input(self, source: str, target: str | None, decoding: DecodeSettings | None = None) -> None:
-        """Back to the text the picture shows after a refused one, without an input event (the
-        field keeps what was typed, to be fixed)."""
+        """Back to the text the picture shows, without an input event (the field keeps the refused text)."""
         self.source, self.target = source, target
         if decoding is not None:
             self.set_decoding(decoding)

@@ -14,8 +14,7 @@ KIND_LABELS = {kind.value: kind.title for kind in AttentionKind}  # kind → its
 
 
 class SessionState(QObject):
-    """The Qt face of one window's `Session` and of the `Frame` drawn now. `bundle` is the model
-    the panels show (a training run's while it is shown), `session.bundle` the session's own."""
+    """`bundle` is the model the panels show (a training run's while shown), `session.bundle` the session's own."""
 
     bundleChanged = Signal(object)  # ModelBundle the panels show
     resultChanged = Signal(object)  # ForwardResult (a new trace)
@@ -49,17 +48,12 @@ class SessionState(QObject):
         ev = self.session.events
         ev.bundle.connect(self._on_session_model)
         ev.shown_model.connect(self._on_shown_model)
-        ev.input.connect(self.inputChanged.emit)
-        ev.decoding.connect(self.decodingChanged.emit)
-        ev.causal_mask.connect(self.causalMaskChanged.emit)
-        ev.decode_step.connect(self.decodeStepChanged.emit)
-        ev.view.connect(self.viewChanged.emit)
-        ev.interventions.connect(self.interventionsChanged.emit)
-        ev.compare.connect(self.compareChanged.emit)
-        ev.chat.connect(self.chatChanged.emit)
-        # (Qt disconnects its signals' listeners when they die: a session may outlive its window)
-        ev.theme.connect(self.themeChanged.emit)
-        ev.scale.connect(self.scaleChanged.emit)
+        relayed = {ev.input: self.inputChanged, ev.decoding: self.decodingChanged, ev.view: self.viewChanged,
+                   ev.causal_mask: self.causalMaskChanged, ev.decode_step: self.decodeStepChanged,
+                   ev.interventions: self.interventionsChanged, ev.compare: self.compareChanged,
+                   ev.chat: self.chatChanged, ev.theme: self.themeChanged, ev.scale: self.scaleChanged}
+        for event, signal in relayed.items():  # (Qt disconnects a dead listener: a session may outlive its window)
+            event.connect(signal.emit)
         ev.attention.connect(lambda a: self.attentionSelected.emit(a.kind, a.layer, a.head))
 
     # -- data ------------------------------------------------------------------------------------

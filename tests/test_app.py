@@ -248,6 +248,17 @@ def test_train_seconds_trains_before_the_training_figure(tmp_path, qapp, capsys,
     assert QImage(str(out)).width() == 1000
 
 
+def test_compare_alone_brings_its_panel_forward_and_a_figure_keeps_the_saved_theme(tmp_path, qapp, capsys):
+    """`--compare` without `--panel` shows the compare panel (window and figure apply the flags
+    alike); a figure's `--theme` is its own: the saved theme is not changed."""
+    from explorer.presentation import THEME_KEY
+    out = tmp_path / "compare.png"
+    argv = ["--compare", "untrained", "--theme", "dark", "--size", "1000x700", "--screenshot", str(out)]
+    assert run_app(argv) == 0
+    assert "panel compare" in capsys.readouterr().out
+    assert QSettings().value(THEME_KEY) is None
+
+
 @pytest.mark.parametrize("argv, words", [
     (["--panel", "nope"], "valid panels: architecture, step"),
     (["--checkpoint", "{tmp}/missing"], "does not exist"),

@@ -118,9 +118,10 @@ def test_presenting_opens_on_figure_one_with_the_tour_offered(window, qtbot):
 
 def test_the_presentation_flag_starts_on_figure_one_with_the_tour_offered(window, qtbot):
     """`explorer --presentation` as the app applies it after building its window."""
-    from explorer.app import build_parser, present_at_start
+    from explorer.app import parse_args
+    from explorer.launch import show_with_flags
 
-    present_at_start(window, build_parser().parse_args(["--presentation"]))
+    show_with_flags(window, parse_args(["--presentation"]))
     _settle(qtbot)
     assert window.lecture.presentation.active
     assert [n for n, d in window.docks.items() if d.isVisible()] == ["architecture"]

@@ -291,9 +291,9 @@ def test_the_input_bar_offers_chat_for_smollm2_and_shows_its_answer(qtbot, bundl
     frame the runner would compute is given as the one on screen, which it reuses), the output
     line shows the assistant's answer; chat off runs the same text as a plain prompt."""
     from explorer.input_bar import InputBar
-    from explorer.input_text import printable
     from explorer.runner import Runner
     from explorer.state import SessionState
+    from model.interpret.input_texts import printable
     state = SessionState()
     runner = Runner(state, synchronous=True)
     bar = InputBar(state, runner)

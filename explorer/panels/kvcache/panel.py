@@ -10,11 +10,11 @@ from PySide6.QtWidgets import QFrame, QPushButton, QScrollArea, QSlider, QSpinBo
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
-from explorer.input_text import printable
 from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from model.inference.kv_cache import cache_note, cached_tensors, describe_cache, reads_title
+from model.interpret.input_texts import printable
 
 PLAY_MS = 600  # one generation step a beat when playing
 

@@ -9,12 +9,12 @@ from explorer import style, theme
 from explorer.drawing.cell_text import CellText
 from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.label_axis import display_piece, label_font
-from explorer.input_text import printable
 from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import cell_view, parse_cell, say, text_label
 from model.interpret import lens_text
 from model.interpret.frame import forward_lens
+from model.interpret.input_texts import printable
 
 
 class TokenCellText(CellText):

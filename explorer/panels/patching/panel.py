@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
 from explorer import style, theme
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
-from explorer.input_text import printable
 from explorer.panel_dock import offered_room
 from explorer.panels.base import Panel
 from explorer.panels.job_bar import JobBar
@@ -30,6 +29,7 @@ from explorer.panels.texts import cell_view, parse_cell, say, text_label
 from explorer.screen import ScreenClass
 from explorer.theme import set_sheet
 from model.interpret import patching_text
+from model.interpret.input_texts import printable
 from model.interpret.patching_inputs import corrupted_default
 from model.interpret.patching_view import PatchingRequest, PatchingView, compute_patching, parameters_beyond_auto_run
 

@@ -9,8 +9,8 @@ from PySide6.QtWidgets import QLabel, QSpinBox, QWidget
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
-from explorer.input_text import printable
 from explorer.panels.layouts import column, row
+from model.interpret.input_texts import printable
 from model.interpret.positions import model_scores, rope_note, turns
 
 SHOWN_POSITIONS = 48

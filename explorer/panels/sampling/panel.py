@@ -12,13 +12,13 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QPushButton, QSpin
 from superqt import QLabeledDoubleSlider
 
 from explorer import style, theme
-from explorer.input_text import printable
 from explorer.latest_job import LatestJob
 from explorer.panels.base import Panel
 from explorer.panels.decoding.bars import TokenBars
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from model.inference.next_token import cut_by, filter_summary, filtered, from_decode_step, next_token_logits, token_text
+from model.interpret.input_texts import printable
 
 METHODS = {"sample": "Sample (these settings)", "greedy": "Greedy (argmax)", "beam": "Beam search (4, α 0.6)"}
 MAX_TOP_K = 1000
