@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox, QStylePainter
 
-NAME_SEPARATOR = " — "  # "name — what it does" (explorer.input_text.model_description)
+NAME_SEPARATOR = " — "  # "name — what it does" (model.interpret.input_texts.model_description)
 
 
 class ElidingComboBox(QComboBox):
