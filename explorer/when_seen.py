@@ -20,7 +20,7 @@ def unseen(widget: QWidget) -> bool:
 class _Relay(QObject):
     """One signal's handler: a QObject child, so Qt drops the connection with the widget."""
 
-    def __init__(self, gate: WhenSeen, handler: Callable, current: Callable[[], object] | None):
+    def __init__(self, gate: WhenSeen, handler: Callable, current: Callable[[], object]):
         super().__init__(gate)
         self.gate = gate
         self.handler = handler
@@ -29,15 +29,12 @@ class _Relay(QObject):
     def receive(self, *values) -> None:
         self.gate.deliver(self, values)
 
-    def catch_up(self, values: tuple | None) -> bool:
-        """Draw what was held back: the session's value now where there is a `current` (nothing,
-        and False, where that is None)."""
-        if self.current is None:
-            self.handler(*values)
-        elif (value := self.current()) is not None:
-            self.handler(value)
-        else:
+    def catch_up(self) -> bool:
+        """Draw the session's value now (nothing, and False, where it is None)."""
+        value = self.current()
+        if value is None:
             return False
+        self.handler(value)
         return True
 
 
@@ -50,16 +47,16 @@ class WhenSeen(QObject):
     def __init__(self, watched: QWidget):
         super().__init__(watched)
         self.watched = watched
-        self.pending: dict[int, tuple[int, _Relay, tuple | None]] = {}  # relay id → (arrival, relay, values)
+        self.pending: dict[int, tuple[int, _Relay]] = {}  # relay id → (arrival, relay): no value is held
         self.arrivals = itertools.count()
         self.next_turn = QTimer(self, singleShot=True, interval=0)
         self.next_turn.timeout.connect(self.catch_up_one)
         watched.installEventFilter(self)
 
-    def follow(self, signal, handler: Callable, current: Callable[[], object] | None = None) -> None:
-        """Call `handler(*values)` for what `signal` sends, when the widget can be seen. With
-        `current` (the session's value now), a change held back is drawn with `current()`, so
-        nothing held keeps an old value (a replaced model's frame) alive."""
+    def follow(self, signal, handler: Callable, current: Callable[[], object]) -> None:
+        """Call `handler(*values)` for what `signal` sends, when the widget can be seen; a change
+        held back is drawn with `current()` (the session's value then), so nothing held keeps an
+        old value (a replaced model, its frame) alive."""
         relay = _Relay(self, handler, current)
         signal.connect(relay.receive)
 
@@ -68,7 +65,7 @@ class WhenSeen(QObject):
 
     def deliver(self, relay: _Relay, values: tuple) -> None:
         if self.unseen():
-            self.pending[id(relay)] = (next(self.arrivals), relay, values if relay.current is None else None)
+            self.pending[id(relay)] = (next(self.arrivals), relay)
             return
         self.pending.pop(id(relay), None)
         relay.handler(*values)
@@ -78,16 +75,16 @@ class WhenSeen(QObject):
         self.next_turn.stop()
         held = sorted(self.pending.values(), key=lambda entry: entry[0])
         self.pending.clear()
-        for _arrival, relay, values in held:
-            relay.catch_up(values)
+        for _arrival, relay in held:
+            relay.catch_up()
 
     def catch_up_one(self) -> None:
         """Draw the earliest change held back; the next one in the next turn (while still seen)."""
         drawn = False
         while self.pending and not drawn and not self.unseen():
-            key, (_arrival, relay, values) = min(self.pending.items(), key=lambda item: item[1][0])
+            key, (_arrival, relay) = min(self.pending.items(), key=lambda item: item[1][0])
             del self.pending[key]
-            drawn = relay.catch_up(values)
+            drawn = relay.catch_up()
         if self.pending:
             self.next_turn.start()
 
