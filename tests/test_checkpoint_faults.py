@@ -198,7 +198,7 @@ def test_a_deeply_nested_config_is_a_checkpoint_error(tmp_path, bundle):
 
 
 def test_a_deeply_nested_tour_is_a_scene_error(tmp_path):
-    from explorer.scenes import SceneError, load_tour
+    from model.io.scenes import SceneError, load_tour
     tour = tmp_path / "tour.json"
     tour.write_text('{"scenes": ' + "[" * 100_000 + "]" * 100_000 + "}")
     with pytest.raises(SceneError, match=r"tour.json: nested too deeply"):

@@ -32,6 +32,7 @@ from model.io.checkpoint_format import (
 )
 from model.io.checkpoint_saving import check_save_target, recover_interrupted_save, save_checkpoint
 from model.nn.config import ConfigError, TransformerConfig
+from model.nn.skip_init import without_init
 from model.nn.transformer import Transformer
 
 
@@ -215,10 +216,10 @@ def _check_shapes(config: TransformerConfig, tensors: dict[str, torch.Tensor], a
     meta device (no memory) before the real model is allocated — or, for a model small enough
     that building it twice costs less than the meta device's first use, on the CPU. Tied tensors (`aliases`) are
     stored once, under another name."""
-    if config.parameter_estimate() <= CHEAP_TO_BUILD:  # (torch's meta device costs ~1 s on first use)
+    if config.parameter_estimate() <= CHEAP_TO_BUILD:  # (the meta device's first use costs ~1 s)
         expected = {name: tuple(t.shape) for name, t in Transformer(config).state_dict().items()}
     else:
-        with torch.device("meta"):
+        with torch.device("meta"), without_init():
             expected = {name: tuple(t.shape) for name, t in Transformer(config).state_dict().items()}
     missing = sorted(set(expected) - set(tensors) - set(aliases))
     unexpected = sorted(set(tensors) - set(expected))

@@ -23,10 +23,10 @@ def get_positional_encoding(d_model: int, max_len: int, layout: str = "interleav
         raise ValueError(f"d_model must be a positive even number, got {d_model}")
     if max_len <= 0:
         raise ValueError(f"max_len must be positive, got {max_len}")
-    pos = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)  # (max_len, 1)
-    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (d_model/2,)
+    pos = torch.arange(max_len, dtype=torch.float64, device="cpu").unsqueeze(1)  # (max_len, 1)
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64, device="cpu")  # (d_model/2,)
     angle = pos / torch.pow(10000.0, two_i / d_model)  # (max_len, d_model/2)
-    pe = torch.zeros(max_len, d_model, dtype=torch.float64)
+    pe = torch.zeros(max_len, d_model, dtype=torch.float64, device="cpu")
     if layout == "halves":
         pe[:, : d_model // 2] = torch.sin(angle)
         pe[:, d_model // 2:] = torch.cos(angle)
@@ -139,7 +139,7 @@ class RotaryPositions(nn.Module):
     def __init__(self, d_k: int, max_len: int, base: float):
         super().__init__()
         self.d_k, self.base = d_k, float(base)
-        angles = rope_angles(torch.arange(max_len), d_k, base)
+        angles = rope_angles(torch.arange(max_len, device="cpu"), d_k, base)
         self.register_buffer("angles", angles, persistent=False)
         self.register_buffer("cos", angles.cos(), persistent=False)
         self.register_buffer("sin", angles.sin(), persistent=False)

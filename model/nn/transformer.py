@@ -14,6 +14,7 @@ from model.nn.positional import (
     SinusoidalPositionalEncoding,
     TokenEmbedding,
 )
+from model.nn.skip_init import without_init
 
 
 def subsequent_mask(size: int, device: torch.device | str | None = None) -> torch.Tensor:
@@ -93,15 +94,11 @@ class Transformer(nn.Module):
 
     @classmethod
     def empty(cls, config: TransformerConfig) -> Transformer:
-        """The model with uninitialised weights (built on the meta device, then given CPU memory),
-        for a loader that overwrites every weight: it skips initialising ~10⁸ numbers for nothing.
-        The fixed positional tables are computed as usual; tied weights stay tied."""
-        with torch.device("meta"):
-            model = cls(config)
-        model.to_empty(device="cpu")
-        model.positional = cls._positional(config)
-        model._tie()
-        return model
+        """The model with uninitialised weights, for a loader that overwrites every weight: it
+        skips initialising ~10⁸ numbers for nothing. The fixed positional tables are computed as
+        usual; tied weights stay tied."""
+        with without_init():
+            return cls(config)
 
     def _init_weights(self) -> None:
         for name, p in self.named_parameters():
