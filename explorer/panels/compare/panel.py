@@ -24,7 +24,7 @@ from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
 from explorer.panels.attention.head_picker import HeadPicker
 from explorer.panels.base import Panel
-from explorer.panels.compare.outputs import OutputBars, describe_token
+from explorer.panels.compare.outputs import OutputBars
 from explorer.panels.compare.worker import ModelCache
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
@@ -33,11 +33,11 @@ from explorer.state import KIND_LABELS, SessionState
 from explorer.theme import notifier
 from model.interpret.attention_maps import token_names
 from model.interpret.comparison import MIN_SCALE, symmetric_scale
+from model.interpret.comparison_texts import cell_text, disagreement_text, outputs_line
 from model.io.checkpoints import UNTRAINED
 from model.io.snapshots import describe_reference, resolve_reference, run_snapshots
 
 VIEWS = ("maps", "outputs", "heads")
-AGREE_WITHIN = 0.005  # probabilities closer than this print the same at two decimals
 VIEW_TITLES = ("Attention: A | B | B − A", "Outputs, scored by both", "Which heads changed")
 HINT = ("Compare the model (A) with another checkpoint of the same architecture (B): “Untrained B” shows what "
         "training changed; “Open B…” takes a checkpoint, or start with --compare DIR. A run trained with "
@@ -105,12 +105,7 @@ class ComparisonMaps(QWidget):
             heatmap.set_title("")
 
     def _describe(self, heatmap: Heatmap, q: int, k: int) -> str:
-        qs, ks = heatmap.row_labels, heatmap.col_labels
-        a, b, d = (float(v[q, k]) for v in self.values)
-        where = f"query {q} “{qs[q]}” → key {k} “{ks[k]}”"
-        if heatmap.allowed is not None and not heatmap.allowed[q, k]:
-            return f"{where}: blocked by the mask in both (weight exactly 0)"
-        return f"{where}: A {a:.4f}, B {b:.4f}, B − A {d:+.4f}"
+        return cell_text(*self.values[:2], q, k, heatmap.row_labels, heatmap.col_labels, heatmap.allowed)
 
 
 class ComparePanel(Panel):
@@ -283,15 +278,11 @@ class ComparePanel(Panel):
         self.comparison = comparison
         self._note("", "info")
         self._show_content(True)
-        c = comparison
-        a_text, b_text = (text.replace("\n", "⏎") if text else "(empty)"  # one line: ⏎ as on the token axes
-                          for text in (c.frame_a.output_text, c.frame_b.output_text))
-        same = "Same output" if c.same_output else "Different outputs"  # first: a short line cuts the rest
-        outputs = f"{same} — A ({c.label_a}): «{a_text}»   B ({c.label_b}): «{b_text}»"
+        outputs = outputs_line(comparison)
         self.outputs_line.setText(outputs)
         self.outputs_line.setToolTip(outputs)
-        self.shared_line.setText(f"Both maps read {c.shared_input}")
-        self.bars.set_outputs(c.output_a, c.output_b)
+        self.shared_line.setText(f"Both maps read {comparison.shared_input}")
+        self.bars.set_outputs(comparison.output_a, comparison.output_b)
         self.picker.sync()
         self._redraw()
 
@@ -325,20 +316,10 @@ class ComparePanel(Panel):
         self.heads.set_data(changes, [f"L{i + 1}" for i in range(changes.shape[0])],
                             [f"H{h + 1}" for h in range(changes.shape[1])], row_names=True)
         self.heads.set_title(f"Mean |B − A| per head: {KIND_LABELS[kind]}")
-        self._read_out(self._disagreement())
-
-    def _disagreement(self) -> str:
-        """The token the models disagree on most, in words (the readout until the mouse moves)."""
-        out = self.comparison.output_a
-        i = out.largest_disagreement()
-        if i is None:
-            return " "
-        if abs(float(out.own[i]) - float(out.other[i])) < AGREE_WITHIN:  # "0.92 vs 0.92" said nothing
-            return f"A and B agree: no output token's probability differs by {AGREE_WITHIN} or more."
-        return f"Largest disagreement — {describe_token(out, i)}"
+        self._read_out(disagreement_text(c.output_a))  # (the readout until the mouse moves)
 
     def _on_hover(self, text: str) -> None:
-        self._read_out(text or (self._disagreement() if self.comparison is not None else " "))
+        self._read_out(text or (disagreement_text(self.comparison.output_a) if self.comparison is not None else " "))
 
     def _read_out(self, text: str) -> None:
         self.readout.setText(text)
