@@ -23,6 +23,7 @@ from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
 from explorer.panels.attention.head_picker import HeadPicker
+from explorer.panels.attention.view_tabs import ViewTabs
 from explorer.panels.base import Panel
 from explorer.panels.compare.outputs import OutputBars
 from explorer.panels.compare.worker import ModelCache
@@ -178,8 +179,7 @@ class ComparePanel(Panel):
             view.hovered.connect(self._on_hover)
         self.heads.cellClicked.connect(lambda layer, head: self.picker.select(self.kind, layer, head))
         self.most_changed_button.clicked.connect(self.show_most_changed)
-        self.tabs.currentChanged.connect(lambda i: self.state.set_view(self.panel_name, VIEWS[i]))
-        self.state.viewChanged.connect(self._on_view)
+        ViewTabs(self.tabs, self.state, self.panel_name, VIEWS)
         self._show_content(False)
         self.apply_screen_class(ScreenClass.PROJECTOR)
 
@@ -324,7 +324,3 @@ class ComparePanel(Panel):
     def _read_out(self, text: str) -> None:
         self.readout.setText(text)
         self.readout.setToolTip(text.strip())  # whole, where the line is cut
-
-    def _on_view(self, panel: str, view: str) -> None:
-        if panel == self.panel_name and view in VIEWS and VIEWS[self.tabs.currentIndex()] != view:
-            self.tabs.setCurrentIndex(VIEWS.index(view))
