@@ -1,7 +1,7 @@
 """Compare checkpoints: the model (A) and another of the same architecture (B) on the same input:
 each output scored by both, A's and B's map of the selected head with B − A, and which heads
 changed most. B is the session's `compare` (a scene saves it); a slider steps through B's run's
-saved snapshots. The comparison runs off the GUI thread, only while the panel is on screen."""
+saved snapshots. The comparison runs off the GUI thread, when the panel can be seen."""
 from __future__ import annotations
 
 from functools import partial
@@ -118,18 +118,16 @@ class ComparePanel(Panel):
         super().__init__(state, parent)
         self.comparison = None
         self.snapshots = []
-        self._dirty = True  # the comparison shown is not the session's: compute when on screen
         self.cache = ModelCache()  # checkpoint B, loaded once (the job's thread alone reads it)
         self._slider_timer = QTimer(self, singleShot=True, interval=SLIDER_DELAY_MS)
         self._build()
         self.add_job(self.show_comparison, self._on_failed)
         self.job.busy.connect(self._on_busy)
         self._slider_timer.timeout.connect(self._on_slider_rest)
-        state.frameChanged.connect(self._invalidate)
-        state.bundleChanged.connect(self._invalidate)
-        state.compareChanged.connect(self._on_compare)
         state.attentionSelected.connect(self._redraw)
-        self._on_compare(state.session.compare)
+        self._show_reference(state.session.compare)
+        self.follow(frame=lambda _frame: self.request())  # (drawn when the panel can be seen)
+        self.seen.follow(state.compareChanged, self._on_compare)
 
     def _build(self) -> None:
         self.b_name = style.eliding_line("nothing compared yet")
@@ -201,11 +199,14 @@ class ComparePanel(Panel):
             self.state.session.set_compare(folder)
 
     def _on_compare(self, reference) -> None:
+        self._show_reference(reference)
+        self.request()
+
+    def _show_reference(self, reference) -> None:
         self.snapshots = run_snapshots(reference) if reference else []
         self._sync_slider(reference)
         self.b_name.setText(describe_reference(reference) if reference else "nothing compared yet")
         self.b_name.setToolTip(str(reference or ""))
-        self._invalidate()
 
     def _sync_slider(self, reference) -> None:
         self.slider_row.setVisible(len(self.snapshots) >= 2)
@@ -223,35 +224,18 @@ class ComparePanel(Panel):
         if 0 <= self.slider.value() < len(self.snapshots):
             self.state.session.set_compare(str(self.snapshots[self.slider.value()].path))
 
-    def _invalidate(self, *_args) -> None:
-        self._dirty = True
-        if self.isVisible():
-            self.request()
-
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        super().showEvent(event)
-        if self._dirty:
-            self.request()
-
     def request(self) -> None:
         """Compare A (the model shown) with B on the session's input, off the GUI thread."""
         session, bundle, frame = self.state.session, self.state.bundle, self.state.frame
-        self._dirty = False
         if not session.compare:
             self.job.stop()
             self._clear(HINT, "info")
             return
         if bundle is None or frame is None or not session.source:
-            self._dirty = True  # A's frame is on its way; its frameChanged comes back here
-            return
+            return  # (A's frame is on its way: its frameChanged comes back here)
         frame_a = frame if frame.bundle is bundle else None
         self.job.submit(partial(self.cache.compare, bundle, session.model_label, session.compare,
                                 frame.source, session.target, session.decoding, frame_a))  # (as the model read it)
-
-    def wait_until_drawn(self, msecs: int = 60000) -> bool:
-        if self._dirty:
-            self.request()
-        return super().wait_until_drawn(msecs)
 
     def _on_busy(self, busy: bool) -> None:
         if busy:
