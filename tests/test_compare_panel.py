@@ -218,3 +218,18 @@ def test_a_b_and_their_difference_are_drawn_the_same_size_side_by_side(qtbot):
     assert max(heights) - min(heights) <= 0.02 * max(heights), heights
     lefts = [m.mapTo(maps, m.rect().topLeft()).x() for m in maps.plots]
     assert lefts == sorted(lefts)  # side by side, A then B then B − A
+
+
+def test_a_compare_panel_out_of_sight_compares_nothing_until_shown(qtbot, tmp_path, run_folder):
+    window = make_main_window(qtbot, tmp_path)
+    state, panel = window.state, window.panels["compare"]
+    window.focus_panel("compare")
+    window.docks["compare"].hide()  # its dock closed, the window shown
+    assert window.isVisible() and not panel.isVisible()
+    submitted = []
+    panel.job.busy.connect(lambda busy: busy and submitted.append(state.session.compare))
+    state.session.set_compare(str(run_folder))
+    qtbot.wait(50)
+    assert submitted == [] and panel.comparison is None
+    window.docks["compare"].show()
+    assert panel.wait_until_drawn() and panel.comparison is not None and submitted

@@ -86,6 +86,13 @@ def test_the_count_names_the_axis_missing_most_and_says_when_only_part_is_in_vie
     assert label_count([(4, 12, 48)]) == ("4/12 of 48 labels", "4 of 12 labels, 48 in all")
 
 
+def test_grid_layout_fits_sections_with_their_headings_where_the_maps_stay_readable():
+    heading, least, spacing = 30.0, 200, 6
+    cols, side = grid_layout([4, 4], 1150, 560, heading, least, spacing)
+    rows = 2 * math.ceil(4 / cols)
+    assert side >= least and rows * (side + spacing) + 2 * heading <= 560  # both sections, no scrolling
+
+
 @pytest.mark.parametrize("counts, width, height", [([12], 900, 700), ([4, 4, 4], 600, 900), ([16], 300, 300),
                                                    ([7], 1200, 200), ([], 500, 500)])
 def test_grid_layout_fits_every_map_or_keeps_them_readable_and_scrolls(counts, width, height):
@@ -94,6 +101,6 @@ def test_grid_layout_fits_every_map_or_keeps_them_readable_and_scrolls(counts, w
     assert cols >= 1 and side >= least
     rows = sum(math.ceil(c / cols) for c in counts)
     assert cols * (side + spacing) <= width or cols == 1  # never wider than the grid
-    if rows * (side + spacing) > height:  # too many for one screen: it scrolls, a map at a time fits
-        assert side <= max(least, height - heading - spacing)
+    if rows * (side + spacing) + max(len(counts), 1) * heading > height:  # too many for one screen: it scrolls,
+        assert side <= max(least, height - heading - spacing)  # a map at a time fits
         assert max(counts) % cols == 0 or cols == min(max(counts), int(width // (least + spacing)))  # whole rows

@@ -89,3 +89,20 @@ def test_the_maps_edge_reaches_one_device_pixel_past_the_map_at_every_size(qtbot
         px, py = heatmap.plot.vb.viewPixelSize()
         drawn = QRectF(0, 0, 5, 5).adjusted(-abs(px), -abs(py), abs(px), abs(py))
         assert heatmap.edges.boundingRect().contains(drawn), size
+
+
+def test_a_grid_of_one_row_of_maps_uses_the_height_below_it(qtbot):
+    """Four maps in a wide, short grid: one row, as wide as the width allows, and taller than wide
+    (the room under the row is the maps', not empty)."""
+    from explorer.drawing.heatmap_grid import HeatmapGrid
+    grid = HeatmapGrid()
+    qtbot.addWidget(grid)
+    grid.resize(1400, 450)
+    grid.show()
+    qtbot.waitExposed(grid)
+    maps, = grid.set_sections([("layer 1", [f"L1 H{h + 1}" for h in range(4)])])
+    qtbot.wait(20)
+    assert len({m.geometry().top() for m in maps}) == 1  # one row
+    assert all(m.height() > m.width() for m in maps)
+    spare = grid.scroll_area.viewport().height() - max(m.geometry().bottom() for m in maps)
+    assert 0 <= spare < maps[0].height() / 10

@@ -193,16 +193,23 @@ def test_the_formula_wraps_between_its_two_halves_and_never_widens_the_plot(qtbo
 
 
 def test_a_hidden_panel_redraws_its_views_when_shown_not_while_hidden(qtbot):
-    _, panel, _ = make_panel(qtbot)
-    panel.show()
-    qtbot.waitExposed(panel)
-    waves = panel.pages.built_pages()["waves"]  # (not `panel.waves`: asking draws at once)
+    from PySide6.QtWidgets import QLabel, QTabWidget
+    state, panel, _ = make_panel(qtbot)
+    tabs = QTabWidget()  # a shown window where the panel is a tab behind another
+    qtbot.addWidget(tabs)
+    tabs.addTab(QLabel("another panel"), "front")
+    tabs.addTab(panel, "positional")
+    tabs.show()
+    qtbot.waitExposed(tabs)
+    waves = panel.pages.built_pages()["waves"]
     drawn = []
     original = waves.set_table
     waves.set_table = lambda table, *rest: (drawn.append(table.shape), original(table, *rest))
-    panel.hide()
-    panel.set_d_model(64)  # another scene's model, while the panel is not on screen
-    assert drawn == [] and panel.table.shape[1] == 64
-    panel.show()
-    assert drawn == [panel.table.shape]  # shown: the current table, once
+    state.set_bundle(random_bundle("reverse", d_model=64, n_heads=4, d_ff=64, n_encoder_layers=1,
+                                   n_decoder_layers=1, dropout=0.0, max_len=40))  # another scene's model
+    assert drawn == []
+    tabs.setCurrentWidget(panel)
+    assert drawn == [panel.table.shape] and panel.table.shape[1] == 64  # shown: the new table, once
     assert waves.pairs_list.count() == 32
+    tabs.removeTab(1)
+    panel.setParent(None)  # (qtbot closes the panel and the tabs each)

@@ -12,7 +12,7 @@ from pathlib import Path  # noqa: E402
 import pyqtgraph as pg  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtGui import QColor, QPalette  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtWidgets import QApplication, QGraphicsPathItem, QGraphicsSimpleTextItem  # noqa: E402
 
 from explorer import presentation, theme  # noqa: E402
 from explorer.theme import DARK, LIGHT, PALETTES, SEQUENTIAL  # noqa: E402
@@ -161,6 +161,15 @@ def _status_colour(window) -> str:
     return m.group(1) if m else bar.palette().color(QPalette.WindowText).name()
 
 
+def _assert_figure_in(view, palette, other) -> None:
+    """Figure 1's texts and arrows (those on screen now) wear `palette`'s colours, none of `other`'s."""
+    items = view.scene().items()
+    texts = {i.brush().color().name() for i in items if isinstance(i, QGraphicsSimpleTextItem) and i.text()}
+    arrows = {i.pen().color().name() for i in items if type(i) is QGraphicsPathItem}
+    assert {palette.text, palette.block_text} <= texts and palette.arrow in arrows
+    assert not (texts | arrows) & {other.text, other.block_text, other.arrow}
+
+
 def test_switching_to_dark_recolours_real_widgets(window, qtbot):
     arch_view = window.panels["architecture"].view
     plot = window.panels["training"].curves
@@ -181,13 +190,12 @@ def test_switching_to_dark_recolours_real_widgets(window, qtbot):
     axis = plot.getPlotItem().getAxis("left") if hasattr(plot, "getPlotItem") else next(
         i for i in plot.scene().items() if isinstance(i, pg.AxisItem))
     assert axis.textPen().color().name() == DARK.text
-    texts = [i for i in arch_view.scene().items() if i.data(0) == "text"]
-    assert texts and all(t.brush().color().name() == DARK.text for t in texts)
+    _assert_figure_in(arch_view, DARK, LIGHT)
 
     window.lecture.set_theme("light")
     assert arch_view.backgroundBrush().color().name() == LIGHT.canvas
     assert _status_colour(window) == LIGHT.text
-    assert all(t.brush().color().name() == LIGHT.text for t in texts)
+    _assert_figure_in(arch_view, LIGHT, DARK)
 
 
 def test_legend_entries_and_the_positional_note_follow_the_theme(window, qtbot, monkeypatch):

@@ -102,7 +102,7 @@ class HeatmapGrid(QWidget):
 
     def _make(self, count: int) -> None:
         for _ in range(max(0, min(count, self.wanted - len(self.pool)))):
-            m = Heatmap(colormap=self.cmap, levels=self.levels)
+            m = Heatmap(colormap=self.cmap, levels=self.levels, square=False)  # (as tall as the room allows)
             m.hovered.connect(self.hovered)
             m.cellClicked.connect(lambda _r, _c, m=m: self._clicked(m))
             self.pool.append(m)
@@ -113,7 +113,8 @@ class HeatmapGrid(QWidget):
                 self.mapClicked.emit(section, maps.index(m))
 
     def _place(self) -> None:
-        """Columns for the room the scroll area has; each map square, at least `least_side`."""
+        """Columns for the room the scroll area has, each map at least `least_side` wide and the
+        maps as tall as the rows share of the room (cells need not be square)."""
         view, least = self.scroll_area.viewport().size(), least_side()
         heading = QFontMetricsF(style.font(style.BASE_POINT_SIZE, bold=True)).height() + 6
         cols, side = grid_layout([len(maps) for maps in self.maps], view.width(), view.height(), heading, least,
@@ -127,6 +128,9 @@ class HeatmapGrid(QWidget):
             m.hide()
         for label in self.headings:
             label.hide()
+        shown = [label for label in self.headings[:len(self.maps)] if len(self.maps) > 1 or label.text()]
+        rows = sum(math.ceil(len(maps) / cols) for maps in self.maps)
+        tall = max(side, int((view.height() - len(shown) * heading) / max(rows, 1) - self.grid.spacing()))
         line = 0
         for label, maps in zip(self.headings, self.maps):
             if len(self.maps) > 1 or label.text():
@@ -134,7 +138,7 @@ class HeatmapGrid(QWidget):
                 label.show()
                 line += 1
             for i, m in enumerate(maps):
-                m.setFixedHeight(side)
+                m.setFixedHeight(tall)
                 m.setMinimumWidth(least)
                 self.grid.addWidget(m, line + i // cols, i % cols)
                 m.show()

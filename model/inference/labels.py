@@ -87,8 +87,9 @@ def grid_layout(counts: list[int], width: float, height: float, heading: float, 
     maps that all fit; below `least`, whole rows as wide as fit (the grid then scrolls)."""
     n = max(counts, default=0)
     sections = max(len(counts), 1)
-    cols = best_columns(n, width, (height - sections * heading) / sections, least)
-    side = int(min(width / cols - spacing, height / max(1, sum(math.ceil(c / cols) for c in counts)) - spacing))
+    room = height - sections * heading  # the headings' lines are not the maps'
+    cols = best_columns(n, width, room / sections, least)
+    side = int(min(width / cols - spacing, room / max(1, sum(math.ceil(c / cols) for c in counts)) - spacing))
     if side < least:
         most = max(1, min(n, int(width // (least + spacing))))
         cols = max(c for c in range(1, most + 1) if n % c == 0 or c == most and most == n)

@@ -15,8 +15,6 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem,
 from explorer import style
 from model.inference.figure1_layout import PAD_X, Arrow, Element, Text, figure1_layout
 
-THEME_ROLE = 0  # QGraphicsItem.data key: the palette role of an item's pen and brush
-
 # The figure is one drawing: its fonts are not multiplied by the presentation scale; the view
 # scales text, boxes and arrows together. (point size, bold, mono) by the layout's font names.
 FONTS = {"title": (18, True, False), "shape": (16, False, True), "label": (18, True, False),
@@ -42,10 +40,10 @@ class FontMeasure:
 
 
 def _styled_text(font: str, role: str, parent: QGraphicsItem | None = None) -> QGraphicsSimpleTextItem:
-    """A text item in a font of the drawing and a palette role (followed by the view's restyle)."""
+    """A text item in a font of the drawing, coloured by a palette role (the panel redraws the
+    figure on a theme change)."""
     item = QGraphicsSimpleTextItem(parent)
     item.setFont(diagram_font(font))
-    item.setData(THEME_ROLE, role)
     item.setBrush(QBrush(style.colour(role)))
     item.setAcceptedMouseButtons(Qt.NoButton)  # a click on a block's name is a click on the block
     return item
@@ -184,13 +182,9 @@ class StackBox(Clickable, QGraphicsPathItem):
         path = QPainterPath()
         path.addRoundedRect(rect, 16, 16)
         self.setPath(path)
-        self.restyle()
-        self.setZValue(-10)
-
-    def restyle(self) -> None:
-        """Fill and edge from the current palette (again after a theme switch)."""
         self.setBrush(QBrush(QColor(style.current().blocks["stack"])))
         self.setPen(QPen(style.colour("stack_edge"), 1.6))
+        self.setZValue(-10)
 
 
 @dataclass
@@ -236,7 +230,6 @@ def _arrow(a: Arrow) -> QGraphicsPathItem:
         path.lineTo(p)
     colour = style.colour(a.colour)
     item = QGraphicsPathItem(path)
-    item.setData(THEME_ROLE, a.colour)
     item.setPen(QPen(colour, 1.8, Qt.SolidLine, Qt.RoundCap, Qt.RoundJoin))
     item.setZValue(-5)
     if a.head:
@@ -245,7 +238,6 @@ def _arrow(a: Arrow) -> QGraphicsPathItem:
         tip = QPainterPath()
         tip.addPolygon(QPolygonF([b, *corners, b]))
         head = QGraphicsPathItem(tip, item)
-        head.setData(THEME_ROLE, a.colour)
         head.setBrush(QBrush(colour))
         head.setPen(QPen(colour, 1))
     return item

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QGraphicsScene, QLabel, QToolButton, QWidget
 
-from explorer import style
+from explorer import style, theme
 from explorer.panels.architecture.figure1 import BlockItem, Figure, FontMeasure, draw_figure1
 from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.panels.base import Panel
@@ -68,6 +68,7 @@ class ArchitecturePanel(Panel):
         self.view.resized.connect(self._relayout.start)
 
         self.follow(bundle=self._rebuild, result=self._refresh)  # (each reads the session itself)
+        theme.notifier().changed.connect(self._on_theme)
         self.seen.follow(state.stepChanged, self._on_step, current=tuple)
 
     # -- public, for tests and the window ---------------------------------------------------
@@ -119,6 +120,10 @@ class ArchitecturePanel(Panel):
             self.inline = not self.inline
             self._rebuild(measure=False)
 
+    def _on_theme(self, _name: str) -> None:
+        """The figure drawn again: its items in the new theme's colours, the user's zoom kept."""
+        self._rebuild(measure=False)
+
     def _rebuild(self, *_, measure: bool = True) -> None:
         self.scene.clear()
         self.figure = Figure()
@@ -130,8 +135,9 @@ class ArchitecturePanel(Panel):
         self.figure = draw_figure1(self.scene, self.state.bundle.config, self.expanded, self.inline,
                                    on_click=self.state.select_step_named)
         self._resolve_keys()
-        self._refresh()
-        self.view.fit()
+        self._refresh()  # (fitted there, unless the user zoomed)
+        if measure:
+            self.view.fit()
 
     def _resolve_keys(self) -> None:
         """Fill `{layer}` with the layer each collapsed stack currently shows."""

@@ -3,10 +3,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QPainter
-from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsScene, QGraphicsSimpleTextItem, QGraphicsView
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsView
 
 from explorer import style, theme
-from explorer.panels.architecture.figure1 import THEME_ROLE, StackBox
 
 
 class ZoomView(QGraphicsView):
@@ -29,22 +28,8 @@ class ZoomView(QGraphicsView):
         theme.notifier().changed.connect(self.restyle)
 
     def restyle(self, *_) -> None:
-        """The canvas and every item built with a palette role, in the current palette."""
+        """The canvas in the current palette (the panel redraws the figure's items)."""
         self.setBackgroundBrush(QBrush(style.colour("canvas")))
-        scene = self.scene()
-        for item in scene.items() if scene is not None else []:
-            role = item.data(THEME_ROLE)
-            if isinstance(item, StackBox):
-                item.restyle()
-            elif role and isinstance(item, QGraphicsSimpleTextItem):
-                item.setBrush(QBrush(style.colour(role)))
-            elif role and isinstance(item, QGraphicsPathItem):
-                pen = item.pen()
-                pen.setColor(style.colour(role))
-                item.setPen(pen)
-                if item.brush().style() != Qt.NoBrush:
-                    item.setBrush(QBrush(style.colour(role)))
-        self.viewport().update()
 
     def zoom(self, factor: float) -> None:
         current = self.transform().m11()

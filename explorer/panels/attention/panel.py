@@ -17,6 +17,7 @@ from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.heatmap_grid import MAPS_PER_TURN, HeatmapGrid, least_side
 from explorer.panels.attention.head_picker import HeadPicker
 from explorer.panels.attention.lines import LineView
+from explorer.panels.attention.view_tabs import ViewTabs
 from explorer.panels.base import Panel
 from explorer.panels.heads.head_grid import SYMBOLS
 from explorer.panels.layouts import column, row
@@ -190,7 +191,6 @@ class AttentionPanel(Panel):
         self._drawn_kind: str | None = None  # the kind the grid shows now (a change redraws it)
         self._dirty = set(VIEWS)
         self._build()
-        self._on_view(self.panel_name, state.session.view(self.panel_name) or VIEWS[0])
         self.pages.start()
         state.attentionSelected.connect(self._follow)
         self.follow(bundle=self._on_bundle, result=self.show_result)
@@ -216,8 +216,9 @@ class AttentionPanel(Panel):
         self.tabs.setCornerWidget(self.mask_legend, Qt.Corner.TopRightCorner)  # room the view tabs leave
         column(row(self.picker, self.all_kinds, (self.readout, 1)), (self.stack, 1), parent=self)
         self.all_kinds.toggled.connect(lambda on: self.state.set_view("attention_grid", "all" if on else "selected"))
-        self.tabs.currentChanged.connect(self._on_tab)
-        self.state.viewChanged.connect(self._on_view)
+        self.view_tabs = ViewTabs(self.tabs, self.state, self.panel_name, VIEWS)
+        self.tabs.currentChanged.connect(lambda _index: self._refresh())
+        self.state.viewChanged.connect(self._on_grid_view)
 
     # the views, each built when first needed (explorer.deferred_pages)
     grid = property(lambda self: self.pages.page("grid"))
@@ -254,26 +255,17 @@ class AttentionPanel(Panel):
             view.select(self.kind, self.layer, self.head)
         self._dirty.add(name)  # drawn when it is the view shown (see _refresh)
 
-    @property
-    def view(self) -> str:
-        return VIEWS[self.tabs.currentIndex()]
+    view = property(lambda self: self.view_tabs.current)
 
     def set_view(self, view: str) -> None:
         self.state.set_view(self.panel_name, view)  # the tab is the session's: a scene sets it
 
-    def _on_tab(self, index: int) -> None:
-        if 0 <= index < len(VIEWS):
-            self.state.set_view(self.panel_name, VIEWS[index])
-        self._refresh()
-
-    def _on_view(self, panel: str, view: str) -> None:
-        if panel == "attention_grid":  # one kind's grid or every kind's side by side
+    def _on_grid_view(self, panel: str, view: str) -> None:
+        """One kind's grid or every kind's side by side (the session's, as a scene saves it)."""
+        if panel == "attention_grid":
             if self.all_kinds.isChecked() != (view == "all"):
                 self.all_kinds.setChecked(view == "all")
             self._refresh(force=True)
-            return
-        if panel == self.panel_name and view in VIEWS and self.view != view:
-            self.tabs.setCurrentIndex(VIEWS.index(view))
 
     def show_result(self, result) -> None:
         """Show every map of a `ForwardResult` or a bare `Trace` (e.g. a training snapshot)."""

@@ -14,7 +14,8 @@ from explorer.drawing import plot_style as st
 from explorer.drawing.label_axis import LabelAxis
 from explorer.drawing.token_heatmap import display_piece
 from explorer.panels.layouts import column
-from explorer.style import prob_text, still_plot
+from explorer.style import still_plot
+from model.interpret.comparison_texts import token_text
 
 BAR = 0.38  # two bars per token, side by side
 
@@ -62,13 +63,6 @@ class ScoredBars:
         return i if 0 <= i < len(self.output.pieces) else None
 
 
-def describe_token(output, i: int) -> str:
-    """"A's step 3 “x”: A gives it 0.93, B gives it 0.41" (steps counted from 1, as the decoding panel does)."""
-    p = {output.writer: float(output.own[i]), ("B" if output.writer == "A" else "A"): float(output.other[i])}
-    return (f"{output.writer}'s step {i + 1} “{output.pieces[i]}”: A gives it {prob_text(p['A'])}, "
-            f"B gives it {prob_text(p['B'])}")
-
-
 class OutputBars(QWidget):
     """Both outputs' bar charts; hovered(text) names the token and both probabilities."""
 
@@ -101,6 +95,6 @@ class OutputBars(QWidget):
         for bars in (self.bars_a, self.bars_b):
             i = bars.token_at(scene_pos)
             if i is not None:
-                self.hovered.emit(describe_token(bars.output, i))
+                self.hovered.emit(token_text(bars.output, i))
                 return
         self.hovered.emit("")

@@ -1,7 +1,7 @@
 """Compare checkpoints: the model (A) and another of the same architecture (B) on the same input:
 each output scored by both, A's and B's map of the selected head with B − A, and which heads
 changed most. B is the session's `compare` (a scene saves it); a slider steps through B's run's
-saved snapshots. The comparison runs off the GUI thread, only while the panel is on screen."""
+saved snapshots. The comparison runs off the GUI thread, when the panel can be seen."""
 from __future__ import annotations
 
 from functools import partial
@@ -23,8 +23,9 @@ from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
 from explorer.panels.attention.head_picker import HeadPicker
+from explorer.panels.attention.view_tabs import ViewTabs
 from explorer.panels.base import Panel
-from explorer.panels.compare.outputs import OutputBars, describe_token
+from explorer.panels.compare.outputs import OutputBars
 from explorer.panels.compare.worker import ModelCache
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
@@ -33,11 +34,11 @@ from explorer.state import KIND_LABELS, SessionState
 from explorer.theme import notifier
 from model.interpret.attention_maps import token_names
 from model.interpret.comparison import MIN_SCALE, symmetric_scale
+from model.interpret.comparison_texts import cell_text, disagreement_text, outputs_line
 from model.io.checkpoints import UNTRAINED
 from model.io.snapshots import describe_reference, resolve_reference, run_snapshots
 
 VIEWS = ("maps", "outputs", "heads")
-AGREE_WITHIN = 0.005  # probabilities closer than this print the same at two decimals
 VIEW_TITLES = ("Attention: A | B | B − A", "Outputs, scored by both", "Which heads changed")
 HINT = ("Compare the model (A) with another checkpoint of the same architecture (B): “Untrained B” shows what "
         "training changed; “Open B…” takes a checkpoint, or start with --compare DIR. A run trained with "
@@ -105,12 +106,7 @@ class ComparisonMaps(QWidget):
             heatmap.set_title("")
 
     def _describe(self, heatmap: Heatmap, q: int, k: int) -> str:
-        qs, ks = heatmap.row_labels, heatmap.col_labels
-        a, b, d = (float(v[q, k]) for v in self.values)
-        where = f"query {q} “{qs[q]}” → key {k} “{ks[k]}”"
-        if heatmap.allowed is not None and not heatmap.allowed[q, k]:
-            return f"{where}: blocked by the mask in both (weight exactly 0)"
-        return f"{where}: A {a:.4f}, B {b:.4f}, B − A {d:+.4f}"
+        return cell_text(*self.values[:2], q, k, heatmap.row_labels, heatmap.col_labels, heatmap.allowed)
 
 
 class ComparePanel(Panel):
@@ -122,18 +118,16 @@ class ComparePanel(Panel):
         super().__init__(state, parent)
         self.comparison = None
         self.snapshots = []
-        self._dirty = True  # the comparison shown is not the session's: compute when on screen
         self.cache = ModelCache()  # checkpoint B, loaded once (the job's thread alone reads it)
         self._slider_timer = QTimer(self, singleShot=True, interval=SLIDER_DELAY_MS)
         self._build()
         self.add_job(self.show_comparison, self._on_failed)
         self.job.busy.connect(self._on_busy)
         self._slider_timer.timeout.connect(self._on_slider_rest)
-        state.frameChanged.connect(self._invalidate)
-        state.bundleChanged.connect(self._invalidate)
-        state.compareChanged.connect(self._on_compare)
         state.attentionSelected.connect(self._redraw)
-        self._on_compare(state.session.compare)
+        self._show_reference(state.session.compare)
+        self.follow(frame=lambda _frame: self.request())  # (drawn when the panel can be seen)
+        self.seen.follow(state.compareChanged, self._on_compare)
 
     def _build(self) -> None:
         self.b_name = style.eliding_line("nothing compared yet")
@@ -183,8 +177,7 @@ class ComparePanel(Panel):
             view.hovered.connect(self._on_hover)
         self.heads.cellClicked.connect(lambda layer, head: self.picker.select(self.kind, layer, head))
         self.most_changed_button.clicked.connect(self.show_most_changed)
-        self.tabs.currentChanged.connect(lambda i: self.state.set_view(self.panel_name, VIEWS[i]))
-        self.state.viewChanged.connect(self._on_view)
+        ViewTabs(self.tabs, self.state, self.panel_name, VIEWS)
         self._show_content(False)
         self.apply_screen_class(ScreenClass.PROJECTOR)
 
@@ -206,11 +199,14 @@ class ComparePanel(Panel):
             self.state.session.set_compare(folder)
 
     def _on_compare(self, reference) -> None:
+        self._show_reference(reference)
+        self.request()
+
+    def _show_reference(self, reference) -> None:
         self.snapshots = run_snapshots(reference) if reference else []
         self._sync_slider(reference)
         self.b_name.setText(describe_reference(reference) if reference else "nothing compared yet")
         self.b_name.setToolTip(str(reference or ""))
-        self._invalidate()
 
     def _sync_slider(self, reference) -> None:
         self.slider_row.setVisible(len(self.snapshots) >= 2)
@@ -228,35 +224,18 @@ class ComparePanel(Panel):
         if 0 <= self.slider.value() < len(self.snapshots):
             self.state.session.set_compare(str(self.snapshots[self.slider.value()].path))
 
-    def _invalidate(self, *_args) -> None:
-        self._dirty = True
-        if self.isVisible():
-            self.request()
-
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        super().showEvent(event)
-        if self._dirty:
-            self.request()
-
     def request(self) -> None:
         """Compare A (the model shown) with B on the session's input, off the GUI thread."""
         session, bundle, frame = self.state.session, self.state.bundle, self.state.frame
-        self._dirty = False
         if not session.compare:
             self.job.stop()
             self._clear(HINT, "info")
             return
         if bundle is None or frame is None or not session.source:
-            self._dirty = True  # A's frame is on its way; its frameChanged comes back here
-            return
+            return  # (A's frame is on its way: its frameChanged comes back here)
         frame_a = frame if frame.bundle is bundle else None
         self.job.submit(partial(self.cache.compare, bundle, session.model_label, session.compare,
                                 frame.source, session.target, session.decoding, frame_a))  # (as the model read it)
-
-    def wait_until_drawn(self, msecs: int = 60000) -> bool:
-        if self._dirty:
-            self.request()
-        return super().wait_until_drawn(msecs)
 
     def _on_busy(self, busy: bool) -> None:
         if busy:
@@ -283,15 +262,11 @@ class ComparePanel(Panel):
         self.comparison = comparison
         self._note("", "info")
         self._show_content(True)
-        c = comparison
-        a_text, b_text = (text.replace("\n", "⏎") if text else "(empty)"  # one line: ⏎ as on the token axes
-                          for text in (c.frame_a.output_text, c.frame_b.output_text))
-        same = "Same output" if c.same_output else "Different outputs"  # first: a short line cuts the rest
-        outputs = f"{same} — A ({c.label_a}): «{a_text}»   B ({c.label_b}): «{b_text}»"
+        outputs = outputs_line(comparison)
         self.outputs_line.setText(outputs)
         self.outputs_line.setToolTip(outputs)
-        self.shared_line.setText(f"Both maps read {c.shared_input}")
-        self.bars.set_outputs(c.output_a, c.output_b)
+        self.shared_line.setText(f"Both maps read {comparison.shared_input}")
+        self.bars.set_outputs(comparison.output_a, comparison.output_b)
         self.picker.sync()
         self._redraw()
 
@@ -325,25 +300,11 @@ class ComparePanel(Panel):
         self.heads.set_data(changes, [f"L{i + 1}" for i in range(changes.shape[0])],
                             [f"H{h + 1}" for h in range(changes.shape[1])], row_names=True)
         self.heads.set_title(f"Mean |B − A| per head: {KIND_LABELS[kind]}")
-        self._read_out(self._disagreement())
-
-    def _disagreement(self) -> str:
-        """The token the models disagree on most, in words (the readout until the mouse moves)."""
-        out = self.comparison.output_a
-        i = out.largest_disagreement()
-        if i is None:
-            return " "
-        if abs(float(out.own[i]) - float(out.other[i])) < AGREE_WITHIN:  # "0.92 vs 0.92" said nothing
-            return f"A and B agree: no output token's probability differs by {AGREE_WITHIN} or more."
-        return f"Largest disagreement — {describe_token(out, i)}"
+        self._read_out(disagreement_text(c.output_a))  # (the readout until the mouse moves)
 
     def _on_hover(self, text: str) -> None:
-        self._read_out(text or (self._disagreement() if self.comparison is not None else " "))
+        self._read_out(text or (disagreement_text(self.comparison.output_a) if self.comparison is not None else " "))
 
     def _read_out(self, text: str) -> None:
         self.readout.setText(text)
         self.readout.setToolTip(text.strip())  # whole, where the line is cut
-
-    def _on_view(self, panel: str, view: str) -> None:
-        if panel == self.panel_name and view in VIEWS and VIEWS[self.tabs.currentIndex()] != view:
-            self.tabs.setCurrentIndex(VIEWS.index(view))

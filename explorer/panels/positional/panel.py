@@ -37,39 +37,32 @@ class PositionalPanel(Panel):
         self.source = "formula"  # "model" (the buffer), "learned" (the parameter) or "formula"
         self.pe_layout = "interleaved"  # sin/cos in dims (2i, 2i+1) as in the paper; "halves" for Marian
         self._drawn_args: tuple | None = None  # what the table views draw (refresh), for a view built later
-        self._views_stale = False  # refreshed while hidden: the views draw when the panel is shown
         self._build()
         self.refresh()  # (the formula until a model is loaded)
         self.follow(bundle=self._on_bundle, result=self._on_result)
         self.pages.start()  # the tab shown now; the other views when first shown
 
     # -- the views: each built when first needed (explorer.deferred_pages) -----------------------
-    waves = property(lambda self: self.current_page("waves"))
-    heatmap = property(lambda self: self.current_page("heatmap"))
-    similarity = property(lambda self: self.current_page("similarity"))
+    waves = property(lambda self: self.pages.page("waves"))
+    heatmap = property(lambda self: self.pages.page("heatmap"))
+    similarity = property(lambda self: self.pages.page("similarity"))
     input_view = property(lambda self: self.pages.page("input_view"))
     rope_view = property(lambda self: self.pages.page("rope_view"))
-
-    def current_page(self, name: str) -> QWidget:
-        """The view, built if it was not, drawing the current table (code that asks for a view
-        gets it drawn, even while the panel is hidden)."""
-        if self._views_stale:
-            self._draw_views()
-        return self.pages.page(name)
 
     def _draw_page(self, name: str, view: QWidget) -> None:
         """Draw the current table (or input) into one view: at refresh, or when the view is built."""
         if name == "input_view":
-            if self.state.result is not None:
-                view.set_result(self.state.result, self.state.bundle)
-        elif name != "rope_view" and self._drawn_args is not None:  # (the RoPE view follows the session)
+            view.set_result(self.state.result, self.state.bundle)
+        elif name == "rope_view":
+            view.refresh()
+        elif self._drawn_args is not None:
             table, learned, formula, title, layout = self._drawn_args
             view.set_table(table, learned, formula if name == "waves" else title, layout)
 
-    def _on_result(self, result) -> None:
-        shown = self.pages.built_pages().get("input_view")
-        if shown is not None:
-            shown.set_result(result, self.state.bundle)
+    def _on_result(self, _result) -> None:
+        for name, view in self.pages.built_pages().items():
+            if name in ("input_view", "rope_view"):
+                self._draw_page(name, view)
 
     def _build(self) -> None:
         font = st.font(st.LABEL_PT)
@@ -140,7 +133,6 @@ class PositionalPanel(Panel):
         with QSignalBlocker(self.learned_box):
             self.learned_box.setEnabled(learned)
             self.learned_box.setChecked(learned)
-        self._on_result(None)  # (the new model's result follows)
         self.use_model_sizes()
 
     def refresh(self) -> None:
@@ -157,17 +149,5 @@ class PositionalPanel(Panel):
         self.source_label.setText(text)
         formula, title = table_titles(self.source, self.pe_layout, *self.table.shape)
         self._drawn_args = (self.table, self.source == "learned", formula, title, self.pe_layout)
-        self._views_stale = True
-        if self.isVisible():  # a hidden panel (another scene's) draws when it is shown again
-            self._draw_views()
-
-    def _draw_views(self) -> None:
-        self._views_stale = False
         for name, view in self.pages.built_pages().items():  # views not built yet draw it when they are
-            if name != "input_view":
-                self._draw_page(name, view)
-
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        super().showEvent(event)
-        if self._views_stale:
-            self._draw_views()
+            self._draw_page(name, view)

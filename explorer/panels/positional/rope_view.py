@@ -34,9 +34,6 @@ class RopeView(QWidget):
         self.verdict = QLabel(wordWrap=True, textFormat=Qt.RichText, font=style.font(style.BASE_POINT_SIZE))
         right = column(row(self.head, None), (self.table, 1), self.verdict)
         column(self.note, (row((self.angles, 1), (right, 1)), 1), parent=self, margins=0)
-        state.bundleChanged.connect(self.refresh)  # bound methods: Qt drops them with the view
-        state.resultChanged.connect(self.refresh)
-        self.refresh()
 
     def refresh(self, *_) -> None:
         bundle, result = self.state.bundle, self.state.result
