@@ -11,9 +11,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor
 
-from explorer import presentation, scaling, style
+from explorer import presentation, style
 from explorer.drawing.map_plot import MapPlot
-from explorer.drawing.plot_style import let_shrink
+from explorer.drawing.plot_style import SCALE_PROPERTY, let_shrink, restyle_view
 from explorer.drawing.spaced_axis import step_and_value_axes
 from explorer.screen import ScreenClass
 from model.train import curve_texts as texts
@@ -157,7 +157,8 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         finally:
             style.set_scale(factor)
         if factor != 1.0:
-            scaling.rescale_scene(self, factor)
+            self.setProperty(SCALE_PROPERTY, 1.0)
+            restyle_view(self)
         self.apply_screen_class(self.screen_class)
         if self.pending is not None:
             self._reset_items()
