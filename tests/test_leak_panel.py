@@ -136,3 +136,16 @@ def test_the_first_build_leaves_the_attention_maps_to_a_later_turn(qtbot):
     assert not p.maps.built  # the panel's own build did not make them
     qtbot.waitUntil(lambda: len(p.maps.built) == len(RUNS))
     assert list(p.maps.maps) == list(RUNS)
+
+
+def test_a_panel_deleted_mid_run_ends_its_run_and_drops_its_late_messages(qtbot, capsys):
+    import shiboken6
+    panel = LeakPanel(SessionState())
+    panel.start(LeakConfig(**{**TINY, "steps": 100_000}), threads=1)
+    run = panel.run
+    qtbot.waitUntil(lambda: panel.step >= 2, timeout=TIMEOUT)
+    shiboken6.delete(panel)  # (a dock rebuilt or a window torn down without a close event)
+    qtbot.waitUntil(run.is_done, timeout=TIMEOUT)
+    for _ in range(5):
+        QApplication.processEvents()
+    assert "already deleted" not in capsys.readouterr().err

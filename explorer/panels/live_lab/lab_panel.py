@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
+import shiboken6
 from PySide6.QtCore import QCoreApplication, QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import (
     QGridLayout,
@@ -157,9 +158,10 @@ class LabPanel(StopsWithWindow, QWidget):
         self.clear_views(config)
         messages = partial(lab_messages, self.lab_class, self.step_type, threads)
         self.run = run = TrainingRun(config, messages, LabSteering())
-        run.worker.yielded.connect(lambda message: self._on_message(run, message))
-        run.worker.errored.connect(lambda exc: self._on_error(run, exc))
-        run.worker.finished.connect(lambda: self._on_finished(run))
+        run.worker.yielded.connect(self._while_alive(self._on_message, run))
+        run.worker.errored.connect(self._while_alive(self._on_error, run))
+        run.worker.finished.connect(self._while_alive(self._on_finished, run))
+        self.destroyed.connect(partial(run.steering.stop, *self.shutdown_args))  # a deleted panel's run ends
         self.show_stage("starting")
         run.start()
 
@@ -201,6 +203,11 @@ class LabPanel(StopsWithWindow, QWidget):
         return self.step
 
     # -- worker messages (GUI thread; a stale run's are dropped) -----------------------------------
+    def _while_alive(self, handler, run: TrainingRun):
+        """`handler(run, *args)` for as long as this panel's widgets exist (a deleted panel's run
+        may still deliver its last messages)."""
+        return lambda *args: handler(run, *args) if shiboken6.isValid(self) else None
+
     def _on_message(self, run: TrainingRun, message) -> None:
         if run is not self.run:
             return
