@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from model.inference.figure1_layout import PAD_X, TEXT_GAP, better_inline, figure1_extent, figure1_layout
+from model.inference.figure1_fit import better_inline, figure1_extent
+from model.inference.figure1_layout import PAD_X, TEXT_GAP, figure1_layout
 from model.nn.config import TransformerConfig
 
 

@@ -1,11 +1,7 @@
-"""Figure 1 of the paper as data: every block, symbol, arrow, text and layer box, placed for a given
-config in drawing units (y grows downwards; the flow goes up, as in the paper).
-
-Drawn from the real config: which stacks exist, how many layers, pre-LN or post-LN, the
-positional scheme, and BERT's token-type input and embedding LayerNorm (Devlin et al. 2019,
-Fig. 2). The encoder's residual connections run on its left, the decoder's on its right.
-Qt-free: text sizes come from a `Measure` the painter supplies with its fonts.
-"""
+"""Figure 1 of the paper as data, drawn from the real config (stacks, layers, pre-/post-LN,
+positional scheme, BERT's token-type input and embedding norm): every block, symbol, arrow, text
+and layer box, in drawing units (y grows downwards; the flow goes up). Qt-free: text sizes come
+from a `Measure` the painter supplies."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -118,42 +114,6 @@ class Figure1:
     inline: bool = False  # shapes beside the block names, token lines beside their labels
 
 
-def figure1_extent(cfg, expanded: bool, inline: bool, measure: Measure) -> tuple[float, float]:
-    """(width, height) of the figure drawn (token lines still empty): every block, symbol with its
-    name under it, layer box, arrow and text."""
-    fig = figure1_layout(cfg, expanded, inline, measure)
-    xs, ys = [], []
-    for e in fig.elements:
-        below = measure.height("small") * (e.label or "").count("\n") + measure.height("small") + 4 if e.kind == "wave" else 0
-        half = max(e.w, measure.width(e.label or "", "small")) / 2 if e.kind == "wave" else e.w / 2
-        xs += [e.x - half, e.x + half]
-        ys += [e.y - e.h / 2, e.y + e.h / 2 + below]
-    for b in fig.boxes:
-        xs += [b.x, b.x + b.w]
-        ys += [b.y, b.y + b.h]
-    for a in fig.arrows:
-        xs += [p[0] for p in a.points]
-        ys += [p[1] for p in a.points]
-    for t in (t for t in fig.texts if t.value):
-        w, h = measure.width(t.value, t.font), measure.height(t.font) * (t.value.count("\n") + 1)
-        left = {"left": t.x, "right": t.x - w}.get(t.align, t.x - w / 2)
-        xs += [left, left + w]
-        ys += [t.y - h / 2, t.y + h / 2]
-    return (max(xs) - min(xs), max(ys) - min(ys)) if xs else (0.0, 0.0)
-
-
-def better_inline(wide: tuple[float, float], tall: tuple[float, float], room: tuple[float, float],
-                  inline: bool) -> bool:
-    """Whether the wide arrangement (shapes beside names) is drawn over 2 % larger than the tall one
-    in a view of `room` (no flapping at the edge); with no room yet, `inline` (the arrangement now)."""
-    if room[0] <= 0 or room[1] <= 0:
-        return inline
-
-    def fit(size: tuple[float, float]) -> float:
-        return min(room[0] / max(size[0], 1.0), room[1] / max(size[1], 1.0))
-    return fit(wide) > fit(tall) * 1.02
-
-
 def figure1_layout(cfg, expanded: bool, inline: bool, measure: Measure) -> Figure1:
     """Figure 1 for `cfg`: every layer drawn (`expanded`) or one "N×" layer; `inline` puts each
     block's shape beside its name (a wide, low figure) instead of under it (a narrow, tall one)."""
@@ -184,8 +144,7 @@ class _Layout:
         return max(tw, self.shape_room) + 2 * PAD_X, th + sh + 2 * PAD_Y
 
     def beside(self, title: str) -> bool:
-        """Whether a block's shape goes beside its name: always inline, else where both fit its width
-        (a tall figure stays lower: only its long names keep the shape under them)."""
+        """A block's shape beside its name: always inline, else where both fit its width."""
         return self.inline or self.m.width(title, "title") + TEXT_GAP + self.shape_room + 2 * PAD_X <= self.block_w
 
     def _h(self, title: str) -> float:

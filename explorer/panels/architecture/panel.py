@@ -17,7 +17,7 @@ from explorer.panels.layouts import column, row
 from explorer.screen import ScreenClass
 from explorer.state import attention_of_step
 from model.inference.figure1 import block_for_step, joined_characters, output_pieces
-from model.inference.figure1_layout import better_inline, figure1_extent
+from model.inference.figure1_fit import better_inline, figure1_extent
 from model.nn.steps import readable_step_name
 
 TOKENS_GAP = 14.0  # between "Inputs" and its tokens on one line
