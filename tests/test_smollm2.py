@@ -194,6 +194,16 @@ def test_pieces_read_as_the_text_they_stand_for(bundle):
 
 
 @needs_model
+def test_the_byte_pieces_taken_from_the_files_list_are_the_tokenizers_own_vocabulary(bundle):
+    """The GGUF's token list stands in for `get_vocab` (one long GIL-holding call): id by id the same."""
+    from transformers import AutoTokenizer
+    file = _smollm2_file()
+    reference = AutoTokenizer.from_pretrained(str(file.parent), gguf_file=file.name)
+    by_id = {i: piece for piece, i in reference.get_vocab().items()}
+    assert bundle.tgt_tokenizer.byte_pieces == [by_id[i] for i in range(len(by_id))]
+
+
+@needs_model
 def test_the_input_bar_shows_a_frame_of_smollm2(bundle):
     from explorer.theme import current
     from explorer.theme import current as palette

@@ -51,8 +51,8 @@ class GGUFTokenizer(HFTokenizer):
     `vocab` (what `pieces` and every label show) holds each piece as the text it stands for
     (" Paris", "⏎"; `model.io.pretrained.byte_level`); `byte_pieces` the file's own byte-level forms."""
 
-    def __init__(self, tok, *, drop_leading: int | None = None, digest: str = "", **ids):
-        super().__init__(tok, "byte-level BPE", **ids)
+    def __init__(self, tok, *, drop_leading: int | None = None, digest: str = "", vocab=None, **ids):
+        super().__init__(tok, "byte-level BPE", vocab=vocab, **ids)
         self.drop_leading = drop_leading
         self.digest = digest  # of the file's tokens, types, merges and split: what decides the ids
         self.byte_pieces = self.vocab
@@ -145,7 +145,9 @@ def gguf_tokenizer(file: GGUFFile) -> tuple[GGUFTokenizer, list[str]]:
     ids = special_ids(file)
     add_bos = bool(file.meta("tokenizer.ggml.add_bos_token", False))
     digest = vocabulary_digest(tokens, [" ".join(m) for m in merges], [str(t) for t in types], pre)
-    wrapped = GGUFTokenizer(tok, drop_leading=ids["bos_id"], source={"gguf": str(file.path)}, digest=digest, **ids)
+    unique = len(set(tokens)) == len(tokens)  # then the file's list is the vocabulary, id by id
+    wrapped = GGUFTokenizer(tok, drop_leading=ids["bos_id"], source={"gguf": str(file.path)}, digest=digest,
+                            vocab=tokens if unique else None, **ids)
     if not add_bos:
         notes.append(f"every input starts with {tokens[ids['bos_id']]!r} (the explorer's start symbol), "
                      "which llama.cpp would not add to plain text")

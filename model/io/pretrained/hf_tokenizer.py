@@ -100,17 +100,18 @@ class PretrainedTokenizer:
 class HFTokenizer(PretrainedTokenizer):
     """A `tokenizers.Tokenizer` (tokenizer.json: BERT's WordPiece, BPE, Unigram)."""
 
-    def __init__(self, tok, kind: str, **ids):
+    def __init__(self, tok, kind: str, vocab: list[str] | None = None, **ids):
         # The file may pad every input to 128 and cut longer ones (MiniLM's does): the
         # explorer wants exactly the input's tokens, and says so when an input is too long.
         tok.no_padding()
         tok.no_truncation()
         self._tok = tok
         size = tok.get_vocab_size(with_added_tokens=True)
-        vocab = [f"<id {i}>" for i in range(size)]
-        for piece, i in tok.get_vocab(with_added_tokens=True).items():
-            if 0 <= i < size:
-                vocab[i] = piece
+        if vocab is None or len(vocab) != size:  # `vocab`: the pieces by id, where the caller has them
+            vocab = [f"<id {i}>" for i in range(size)]
+            for piece, i in tok.get_vocab(with_added_tokens=True).items():  # (one long call holding the GIL)
+                if 0 <= i < size:
+                    vocab[i] = piece
         specials = [i for i, t in tok.get_added_tokens_decoder().items() if t.special]
         self.kind = kind
         super().__init__(vocab, special_ids=specials, **ids)
