@@ -20,7 +20,7 @@ def unseen(widget: QWidget) -> bool:
 class _Relay(QObject):
     """One signal's handler: a QObject child, so Qt drops the connection with the widget."""
 
-    def __init__(self, gate: WhenSeen, handler: Callable, current: Callable[[], object]):
+    def __init__(self, gate: WhenSeen, handler: Callable, current: Callable[[], object] | None):
         super().__init__(gate)
         self.gate = gate
         self.handler = handler
@@ -29,8 +29,15 @@ class _Relay(QObject):
     def receive(self, *values) -> None:
         self.gate.deliver(self, values)
 
+    def draw(self, values: tuple) -> None:
+        """What the signal sent, or nothing for a handler that reads the session itself."""
+        self.handler(*values) if self.current is not None else self.handler()
+
     def catch_up(self) -> bool:
         """Draw the session's value now (nothing, and False, where it is None)."""
+        if self.current is None:
+            self.handler()
+            return True
         value = self.current()
         if value is None:
             return False
@@ -53,10 +60,11 @@ class WhenSeen(QObject):
         self.next_turn.timeout.connect(self.catch_up_one)
         watched.installEventFilter(self)
 
-    def follow(self, signal, handler: Callable, current: Callable[[], object]) -> None:
+    def follow(self, signal, handler: Callable, current: Callable[[], object] | None = None) -> None:
         """Call `handler(*values)` for what `signal` sends, when the widget can be seen; a change
         held back is drawn with `current()` (the session's value then), so nothing held keeps an
-        old value (a replaced model, its frame) alive."""
+        old value (a replaced model, its frame) alive. Without `current`, `handler()` reads the
+        session itself and gets no values."""
         relay = _Relay(self, handler, current)
         signal.connect(relay.receive)
 
@@ -68,7 +76,7 @@ class WhenSeen(QObject):
             self.pending[id(relay)] = (next(self.arrivals), relay)
             return
         self.pending.pop(id(relay), None)
-        relay.handler(*values)
+        relay.draw(values)
 
     def draw_now(self) -> None:
         """Draw what was held back (a figure or a test reading a hidden panel)."""

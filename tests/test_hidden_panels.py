@@ -141,3 +141,17 @@ def test_a_hidden_training_panel_draws_its_curves_when_shown(qtbot):
     tabs.setCurrentWidget(panel)
     x, y = loss.getData()
     assert list(x) == [1, 2, 3] and list(y) == pytest.approx([2.9, 2.8, 2.7])
+
+
+def test_a_handler_that_reads_the_session_itself_is_called_without_values_seen_or_held(qtbot):
+    state = FakeState()
+    tabs, panel = _tabs(qtbot, state)
+    reads = []
+    panel.seen.follow(state.resultChanged, lambda: reads.append(state.result))
+    state.change("result", "while hidden")
+    state.change("result", "latest")
+    assert reads == []
+    tabs.setCurrentWidget(panel)
+    qtbot.waitUntil(lambda: reads == ["latest"])  # once, on show
+    state.change("result", "while shown")
+    assert reads == ["latest", "while shown"]

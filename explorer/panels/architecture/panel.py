@@ -69,7 +69,7 @@ class ArchitecturePanel(Panel):
 
         self.follow(bundle=self._rebuild, result=self._refresh)  # (each reads the session itself)
         theme.notifier().changed.connect(self._on_theme)
-        self.seen.follow(state.stepChanged, self._on_step, current=tuple)
+        self.seen.follow(state.stepChanged, self._on_step)
 
     # -- public, for tests and the window ---------------------------------------------------
     def blocks(self) -> dict[str, BlockItem]:

@@ -127,7 +127,7 @@ class ComparePanel(Panel):
         state.attentionSelected.connect(self._redraw)
         self._show_reference(state.session.compare)
         self.follow(frame=lambda _frame: self.request())  # (drawn when the panel can be seen)
-        self.seen.follow(state.compareChanged, lambda *_: self._on_compare(state.session.compare), current=tuple)
+        self.seen.follow(state.compareChanged, lambda: self._on_compare(state.session.compare))
 
     def _build(self) -> None:
         self.b_name = style.eliding_line("nothing compared yet")

@@ -56,8 +56,8 @@ class DecodingPanel(Panel):
         self.controls.show_settings(state.session.decoding)
         self._show_message("Load a model to watch it decode.", "info")
         self.follow(bundle=self._on_bundle, frame=self._on_frame, result=self._on_result)
-        self.seen.follow(state.decodeStepChanged, lambda *_: self._show_step(), current=tuple)
-        self.seen.follow(state.attentionSelected, self._on_attention_selected, current=tuple)
+        self.seen.follow(state.decodeStepChanged, self._show_step)
+        self.seen.follow(state.attentionSelected, self._on_attention_selected)
         state.decodingChanged.connect(self.controls.show_settings)
         state.causalMaskChanged.connect(lambda on: self.parallel.remove_mask.setChecked(not on))
         state.frameFailed.connect(self._on_frame_failed)
@@ -212,7 +212,7 @@ class DecodingPanel(Panel):
     def head(self) -> int:
         return self.state.head
 
-    def _on_attention_selected(self, *_selection) -> None:
+    def _on_attention_selected(self) -> None:
         self.controls.select_head(self.layer, self.head)
         self.parallel.set_head(self.layer, self.head)
         self._show_step()
