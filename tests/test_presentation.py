@@ -340,3 +340,22 @@ def test_a_panel_first_built_while_presenting_has_its_own_fonts_after_leaving(wi
         by_kind.setdefault(kind, set()).add(pt)
     after = fonts(window.panels["heads"])  # (a layout of another screen class may hold a widget more)
     assert all(pt in by_kind.get(kind, {pt for _k, pt in expected}) for kind, pt in after), (after, expected)
+
+
+def test_presenting_the_attention_grid_leaves_no_map_below_the_view(window, qtbot):
+    """The grid's maps take the height under the heading at the presenting font: where they are
+    above their least size nothing needs scrolling (a map's column labels stay in view)."""
+    from explorer.drawing.heatmap_grid import least_side
+    window.runner.load("dates", then_run="22 November 2026")  # 16 tokens: labels strided, maps tall
+    window.runner.wait()
+    window.lecture.presentation.enter(full_screen=False)
+    window.focus_panel("attention")
+    panel = window.panels["attention"]
+    panel.set_view("grid")
+    window.state.select_attention("encoder", 1, 0)
+    _settle(qtbot, 8)
+    qtbot.waitUntil(lambda: bool(panel.grid.drawn.get("encoder")))
+    _settle(qtbot)
+    maps = [m for m in panel.grid.maps[0] if m.isVisible()]
+    assert maps and min(m.height() for m in maps) > least_side()
+    assert panel.grid.scroll_area.verticalScrollBar().maximum() == 0

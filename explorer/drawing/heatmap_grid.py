@@ -58,7 +58,7 @@ class HeatmapGrid(QWidget):
         self.wanted = 0  # maps the last sections asked for (the pool grows to this many)
         self._making = QTimer(self, singleShot=True, interval=0)
         self._making.timeout.connect(self._make_some)
-        self._columns = self._side = 0
+        self._placed = (0, 0, 0)  # (columns, least side, height) of the maps as placed
 
     def set_sections(self, sections: list[tuple[str, list[str]]],
                      at_most_new: int | None = None) -> list[list[Heatmap]]:
@@ -78,7 +78,7 @@ class HeatmapGrid(QWidget):
                 m.set_title(title)
             self.maps.append(maps)
             used += len(titles)
-        self._columns = 0  # placed again
+        self._placed = (0, 0, 0)  # placed again
         self._place()
         return self.maps
 
@@ -116,21 +116,25 @@ class HeatmapGrid(QWidget):
         """Columns for the room the scroll area has, each map at least `least_side` wide and the
         maps as tall as the rows share of the room (cells need not be square)."""
         view, least = self.scroll_area.viewport().size(), least_side()
-        heading = QFontMetricsF(style.font(style.BASE_POINT_SIZE, bold=True)).height() + 6
+        shown = [label for label in self.headings[:len(self.maps)] if len(self.maps) > 1 or label.text()]
+        for label in shown:
+            label.ensurePolished()  # (the presenting style sheet's font decides its height)
+        spacing, margins = self.grid.spacing(), self.grid.contentsMargins()
+        heading = max((label.sizeHint().height() for label in shown), default=0) + spacing
         cols, side = grid_layout([len(maps) for maps in self.maps], view.width(), view.height(), heading, least,
-                                 self.grid.spacing())
-        if cols == self._columns and side == self._side:
+                                 spacing)
+        rows = sum(math.ceil(len(maps) / cols) for maps in self.maps)
+        room = view.height() - margins.top() - margins.bottom() - len(shown) * heading - (rows - 1) * spacing
+        tall = max(side, int(room / max(rows, 1)))
+        if (cols, side, tall) == self._placed:
             return
-        self._columns, self._side = cols, side
+        self._placed = (cols, side, tall)
         while self.grid.count():
             self.grid.takeAt(0)
         for m in self.pool:
             m.hide()
         for label in self.headings:
             label.hide()
-        shown = [label for label in self.headings[:len(self.maps)] if len(self.maps) > 1 or label.text()]
-        rows = sum(math.ceil(len(maps) / cols) for maps in self.maps)
-        tall = max(side, int((view.height() - len(shown) * heading) / max(rows, 1) - self.grid.spacing()))
         line = 0
         for label, maps in zip(self.headings, self.maps):
             if len(self.maps) > 1 or label.text():
