@@ -89,3 +89,19 @@ def test_a_headless_figure_waits_for_the_2024_side(qtbot):
     assert panel.wait_until_drawn()
     assert panel.modern is not None and panel.modern[0] == "SmolLM2-135M"
     assert "Loading" not in panel.note.text() and panel.table.rowCount() == len(panel.rows) > 0
+
+
+def test_both_figures_are_drawn_at_one_zoom_the_wider_given_more_room(qtbot, llama_like):
+    """The paper's two-column figure is not shrunk to half the panel beside a one-column one."""
+    state = SessionState()
+    panel = ModernPanel(state, synchronous=True)
+    qtbot.addWidget(panel)
+    state.set_bundle(llama_like)
+    panel.resize(1000, 600)
+    panel.show()
+    qtbot.waitExposed(panel)
+    for figure in (panel.old_figure, panel.new_figure):
+        figure.view.fit()
+    old, new = (f.view.transform().m11() for f in (panel.old_figure, panel.new_figure))
+    assert panel.old_figure.width() > panel.new_figure.width()
+    assert old == pytest.approx(new, rel=0.25)

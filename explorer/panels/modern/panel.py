@@ -72,7 +72,7 @@ class ModernPanel(Panel):
             header.setSectionResizeMode(index, mode)
         header.sectionResized.connect(lambda *_: self.table.resizeRowsToContents())  # wrapped text: rows follow
         figures = QWidget()
-        row(self.old_figure, self.new_figure, parent=figures, margins=0)
+        self.figure_row = row(self.old_figure, self.new_figure, parent=figures, margins=0)
         self.tabs = QTabWidget()
         self.tabs.addTab(figures, "Figure 1, then and now")
         self.tabs.addTab(self.table, "What changed")
@@ -104,6 +104,8 @@ class ModernPanel(Panel):
 
     def _show(self, name: str, config, parameters: int) -> None:
         self.new_figure.draw(f"2024: {name.removesuffix('-Instruct')}", config)
+        for index, figure in enumerate((self.old_figure, self.new_figure)):  # widths as the drawings': one zoom
+            self.figure_row.setStretch(index, max(1, round(figure.scene.itemsBoundingRect().width())))
         self.rows = config_changes(paper_config(), config, parameters)
         self.table.setRowCount(len(self.rows))
         bold = self.table.font()  # the table's own size (scaled while presenting), in bold
