@@ -106,3 +106,13 @@ def test_every_head_of_a_12_head_grid_has_its_own_title(qtbot):
     grid.scroll_area.ensureWidgetVisible(maps[-1])  # every map reachable
     qtbot.wait(20)
     assert grid.scroll_area.viewport().rect().intersects(maps[-1].geometry().translated(grid.scroll_area.widget().pos()))
+
+
+def test_cell_text_is_dark_on_bright_cells_and_light_on_dark_ones_for_any_colour_map(qapp):
+    """A diverging map is dark at both ends and bright in the middle (the Spearman table)."""
+    from explorer.drawing.plot_style import signed_cmap
+    signed = Heatmap(colormap=signed_cmap(), levels=(-1.0, 1.0), numbers=True)
+    assert not signed.cell_text.is_bright(0.99) and not signed.cell_text.is_bright(-0.9)
+    assert signed.cell_text.is_bright(0.12) and signed.cell_text.is_bright(-0.18)
+    sequential = Heatmap(numbers=True)
+    assert sequential.cell_text.is_bright(0.9) and not sequential.cell_text.is_bright(0.1)

@@ -22,7 +22,19 @@ class CellText(pg.GraphicsObject):
         self.texts: list[list[list[str]]] = []
         self.values: np.ndarray | None = None
         self.drawn = False  # whether the last paint wrote the texts
+        self.cmap: pg.ColorMap | None = None  # the map's colours and levels (set by its Heatmap): the
+        self.levels = (0.0, 1.0)  # text is dark on a bright cell and light on a dark one, whatever the map
         self.setZValue(3)
+
+    def is_bright(self, v: float) -> bool:
+        """Whether the cell coloured for `v` is bright (luma above 0.45: viridis above ~0.55)."""
+        if not np.isfinite(v):
+            return False
+        if self.cmap is None:
+            return v > 0.55
+        lo, hi = self.levels
+        c = self.cmap.map(float(np.clip((v - lo) / (hi - lo), 0, 1)) if hi > lo else 0.5, mode="qcolor")
+        return 0.299 * c.redF() + 0.587 * c.greenF() + 0.114 * c.blueF() > 0.45
 
     def set_texts(self, texts, values) -> None:
         self.prepareGeometryChange()
@@ -77,8 +89,7 @@ class CellText(pg.GraphicsObject):
                 if not lines:
                     continue
                 v = self.values[r, c]
-                bright = np.isfinite(v) and v > 0.55  # viridis is bright above ~0.55
-                p.setPen(style.colour("on_bright_cell" if bright else "on_dark_cell"))
+                p.setPen(style.colour("on_bright_cell" if self.is_bright(v) else "on_dark_cell"))
                 shown = "\n".join(m.elidedText(line, Qt.TextElideMode.ElideRight, along - 4) for line in lines)
                 box = tr.mapRect(QRectF(c, r, 1, 1))
                 if upright:
