@@ -26,15 +26,18 @@ class CellText(pg.GraphicsObject):
         self.levels = (0.0, 1.0)  # text is dark on a bright cell and light on a dark one, whatever the map
         self.setZValue(3)
 
-    def is_bright(self, v: float) -> bool:
-        """Whether the cell coloured for `v` is bright (luma above 0.45: viridis above ~0.55)."""
-        if not np.isfinite(v):
-            return False
+    def bright_cells(self, values: np.ndarray) -> np.ndarray:
+        """Which cells are coloured bright (luma above 0.45: viridis above ~0.55), in one lookup."""
+        values = np.asarray(values, dtype=np.float64)
         if self.cmap is None:
-            return v > 0.55
+            return np.isfinite(values) & (values > 0.55)
         lo, hi = self.levels
-        c = self.cmap.map(float(np.clip((v - lo) / (hi - lo), 0, 1)) if hi > lo else 0.5, mode="qcolor")
-        return 0.299 * c.redF() + 0.587 * c.greenF() + 0.114 * c.blueF() > 0.45
+        t = np.clip((values - lo) / (hi - lo), 0, 1) if hi > lo else np.full_like(values, 0.5)
+        rgb = self.cmap.map(np.nan_to_num(t).ravel(), mode="float")[:, :3].reshape(*values.shape, 3)
+        return np.isfinite(values) & (rgb @ np.array([0.299, 0.587, 0.114]) > 0.45)
+
+    def is_bright(self, v: float) -> bool:
+        return bool(self.bright_cells(np.array([[v]]))[0, 0])
 
     def set_texts(self, texts, values) -> None:
         self.prepareGeometryChange()
@@ -83,13 +86,13 @@ class CellText(pg.GraphicsObject):
         p.save()
         p.resetTransform()
         p.setFont(label_font())
+        bright = self.bright_cells(self.values[r0:r1, c0:c1])
         for r in range(r0, r1):
             for c in range(c0, c1):
                 lines = self.lines_of(r, c)
                 if not lines:
                     continue
-                v = self.values[r, c]
-                p.setPen(style.colour("on_bright_cell" if self.is_bright(v) else "on_dark_cell"))
+                p.setPen(style.colour("on_bright_cell" if bright[r - r0, c - c0] else "on_dark_cell"))
                 shown = "\n".join(m.elidedText(line, Qt.TextElideMode.ElideRight, along - 4) for line in lines)
                 box = tr.mapRect(QRectF(c, r, 1, 1))
                 if upright:
