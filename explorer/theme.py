@@ -10,6 +10,7 @@ from model.io.assets import asset_path
 
 SEQUENTIAL = "viridis"  # probabilities, weights, non-negative activations: one map in every theme
 DIVERGING = "CET-D1A"  # blue–white–red: signed values, white is exactly zero
+DIVERGING_DARK = "CET-D4"  # blue–black–red: the same on a dark canvas, where a white zero would glare
 
 # Series colours, mid-bright so they read on a white and on a near-black canvas alike.
 _SERIES_LIGHT = ("#0969da", "#e4572e", "#1a7f37", "#8250df", "#bf8700", "#cf222e", "#1b7c83", "#6e7781")
@@ -171,6 +172,11 @@ def set_current(name: str) -> Palette:
     if changed:
         notifier().changed.emit(name)
     return _current
+
+
+def diverging() -> str:
+    """The current theme's diverging map: zero in the canvas' lightness, so only a signed value stands out."""
+    return DIVERGING_DARK if _current.name == "dark" else DIVERGING
 
 
 def colour(role: str) -> QColor:

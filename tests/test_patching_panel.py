@@ -149,3 +149,22 @@ def test_the_maps_share_one_scale_symmetric_about_zero_and_the_default_tokens_re
         assert edit.text() == "" and edit.placeholderText()
         placeholder = edit.palette().color(QPalette.ColorRole.PlaceholderText)
         assert placeholder == style.colour("text") != style.colour("muted")
+
+
+def test_zero_is_drawn_near_the_canvas_in_either_theme_and_the_summary_counts_the_cells_shown(qtbot, gpt):
+    """On a dark canvas the maps' zero is dark (a white zero made every map pale), on a light one
+    light; the −1 … 1 scale stays; the summary counts the cells of the maps drawn."""
+    from explorer import theme
+
+    _state, panel = _panel(qtbot, gpt, "the duck says")
+    try:
+        for name in ("dark", "light"):
+            theme.set_current(name)
+            canvas = style.colour("canvas").lightnessF()
+            for heatmap in panel.maps:
+                zero, end = (heatmap.cmap.map(x, mode="qcolor").lightnessF() for x in (0.5, 1.0))
+                assert abs(zero - canvas) < abs(end - canvas) and heatmap.levels == (-1.0, 1.0)
+    finally:
+        theme.set_current("light")
+    cells = sum(len(m.rows) * len(m.columns) for m in panel.stack_maps())
+    assert f"one patched run a cell ({cells})" in panel.status.text()

@@ -18,7 +18,25 @@ def result():
 def test_the_summary_quotes_the_results_numbers(result):
     text = patching_text.summary(result)
     assert f"{result.clean_diff:+.2f}" in text and f"{result.corrupted_diff:+.2f}" in text
-    assert f"position {result.position}" in text and f"{result.forwards} patched forwards" in text
+    assert f"position {result.position}" in text and f"batched into {result.forwards} forwards" in text
+
+
+def test_the_summary_counts_the_cells_drawn_and_every_cell(result):
+    """One patched run per cell: the count said is the maps' cells (rows × columns), not the batches."""
+    cells = sum(len(m.rows) * len(m.columns) for m in result.maps)
+    assert f"one patched run a cell ({cells})" in patching_text.summary(result, "decoder")
+    some = result.maps[:2]
+    result = type(result)(**{**vars(result), "maps": some + [type(m)(**{**vars(m), "stack": "encoder"})
+                                                              for m in result.maps[2:]]})
+    shown = sum(len(m.rows) * len(m.columns) for m in some)
+    assert f"({shown} on these maps, {cells} in all)" in patching_text.summary(result, "decoder")
+
+
+def test_a_maps_title_under_its_stack_drops_the_stack(result):
+    for m in result.maps:
+        title = patching_text.map_title(m)
+        assert title[0].isupper() and m.stack not in title.lower()
+        assert m.title.lower() == f"{m.stack} {title.lower()}"
 
 
 def test_a_cell_is_clamped_to_its_map_and_the_default_is_the_measured_position(result):

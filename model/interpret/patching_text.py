@@ -6,16 +6,27 @@ import html
 
 from model.inference.labels import display_piece
 from model.interpret.input_texts import printable
-from model.interpret.patching import PatchingResult, PatchMap
+from model.interpret.patching import SITE_TITLES, SUBLAYER_TITLES, PatchingResult, PatchMap
 
 
-def summary(result: PatchingResult) -> str:
-    """What the maps measure, for this run."""
+def summary(result: PatchingResult, stack: str | None = None) -> str:
+    """What the maps measure, for this run; `stack`: the stack whose maps are shown (their cells counted)."""
     where = f"after “{display_piece(printable(result.position_piece))}” (position {result.position})"
+    cells = sum(m.restored.size for m in result.maps)
+    shown = sum(m.restored.size for m in result.maps if m.stack == stack)
+    counted = f"{shown} on these maps, {cells} in all" if stack is not None and shown != cells else f"{cells}"
     return (f"Logit difference “{printable(result.answer)}” − “{printable(result.wrong)}” {where}: clean "
             f"{result.clean_diff:+.2f}, corrupted {result.corrupted_diff:+.2f}. Each cell: the share of it one "
-            f"patch restores (1 = all, 0 = none). {result.forwards} patched forwards in {result.seconds:.2f} s. "
+            f"patch restores (1 = all, 0 = none); one patched run a cell ({counted}), batched into "
+            f"{result.forwards} forwards, {result.seconds:.2f} s. "
             "Bars: the clean input's direct logit attribution (LayerNorms frozen at their scale).")
+
+
+def map_title(m: PatchMap) -> str:
+    """A map's title under its stack's name (the stack is chosen above the maps): "Self-attention heads"."""
+    words = [SUBLAYER_TITLES[m.sublayer], SITE_TITLES[m.site]]
+    title = " ".join(w for w in words if w)
+    return title[:1].upper() + title[1:]
 
 
 def patched_what(m: PatchMap, col: int) -> str:

@@ -142,7 +142,7 @@ class PatchingPanel(Panel):
         for edit in (self.clean_edit, self.corrupted_edit):
             edit.returnPressed.connect(self.run)
         # one symmetric scale for every map: the right-hand column's colour bars serve their row
-        self.maps = [Heatmap(colormap=style.colormap(style.DIVERGING), levels=LEVELS, colour_bar=k % 2 == 1,
+        self.maps = [Heatmap(colormap=style.colormap(theme.diverging()), levels=LEVELS, colour_bar=k % 2 == 1,
                              square=False) for k in range(MAPS_SHOWN)]
         self.grid = QGridLayout()
         for k, heatmap in enumerate(self.maps):
@@ -151,7 +151,8 @@ class PatchingPanel(Panel):
             self.grid.addWidget(heatmap, k // 2, k % 2)
         self.detail = text_label(point_size=None, rich=True, top_left=True)
         self.bars = LogitBars()
-        self.bars_title = style.eliding_line("Direct logit attribution (clean input)")
+        self.bars_title = style.eliding_line("Direct logit attribution")
+        self.bars_title.setToolTip("Direct logit attribution of the clean input")
         # the maps on one page, the detail and the bars on another: side by side, or a tab each (`_arrange`)
         # (autoFillBackground: in a tab, the window's colour, not the style's tab pane)
         self.maps_page, self.side_page = QWidget(autoFillBackground=True), QWidget(autoFillBackground=True)
@@ -197,6 +198,8 @@ class PatchingPanel(Panel):
 
     def _on_theme(self, *_) -> None:
         self.bars.restyle()
+        for heatmap in self.maps:
+            heatmap.set_colormap(style.colormap(theme.diverging()))
         self._show_cell()  # (the detail's muted colour is in its HTML)
 
     def _on_frame(self, frame) -> None:
@@ -279,7 +282,6 @@ class PatchingPanel(Panel):
                 box.lineEdit().setPlaceholderText(printable(chosen))
         self.bars.set_data(view.dla.labels, view.dla.values)
         self._draw_maps()
-        self._say(patching_text.summary(r))
 
     def stack_maps(self) -> list:
         """The result's maps of the chosen stack, in the order they are drawn."""
@@ -294,11 +296,12 @@ class PatchingPanel(Panel):
             return
         for heatmap, m in zip(self.maps, maps):
             rows = list(range(len(m.rows) - 1, -1, -1))  # the last layer on top, as in Figure 1
-            heatmap.set_title(m.title)  # (no numbers in the cells: a cell's number is in its hover text)
+            heatmap.set_title(patching_text.map_title(m), m.title)  # (a cell's number: in its hover text)
             heatmap.set_data(m.restored[rows], [m.rows[l].capitalize() for l in rows],
                              [printable(c) for c in m.columns], row_names=True)
             heatmap.describe = lambda row, col, m=m: patching_text.cell_hover(m, len(m.rows) - 1 - row, col)
         self._show_cell()
+        self._say(patching_text.summary(self.shown.result, self.stack_box.currentText().lower()))
 
     def _on_cell_clicked(self, k: int, row: int, col: int) -> None:
         maps = self.stack_maps()

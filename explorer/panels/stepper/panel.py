@@ -6,18 +6,17 @@ import numpy as np
 from PySide6.QtCore import QPointF, QSignalBlocker, QSize, Qt, QTimer
 from PySide6.QtGui import QFont, QKeySequence, QShortcut, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
-    QBoxLayout,
     QComboBox,
     QCompleter,
     QDoubleSpinBox,
     QFrame,
+    QGridLayout,
     QLabel,
     QLineEdit,
     QScrollArea,
     QSizePolicy,
     QSlider,
     QToolButton,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -60,6 +59,15 @@ def fill_jump_list(model: QStandardItemModel, trace) -> None:
 
 SCALE_RULE = "weight: 0–1 on every map"
 FEW_ROWS = 8  # token rows whose labels the view always has room for
+# each part's cell (row, column[, rows, columns]) in the panel's grid, per arrangement: "beside" puts the
+# slider on the buttons' row and the title and details in a column right of the map (it scrolls when taller)
+ARRANGEMENTS = {
+    "beside": {"buttons": (0, 0), "slider": (0, 1), "counter": (0, 2), "jump": (1, 0, 1, 3), "view": (2, 0, 1, 2),
+               "texts": (2, 2)},
+    "stacked": {"buttons": (0, 0), "counter": (0, 2), "slider": (1, 0, 1, 3), "jump": (2, 0, 1, 3),
+                "intro": (3, 0, 1, 3), "view": (4, 0, 1, 3), "details": (5, 0, 1, 3)},
+}
+COLUMN_STRETCHES = {"beside": (0, 3, 1), "stacked": (0, 1, 0)}
 
 
 class TensorView(Heatmap):
@@ -158,7 +166,7 @@ class StepperPanel(Panel):
         self.speed.valueChanged.connect(lambda per_second: self.timer.setInterval(int(1000 / per_second)))
         self.slider = QSlider(Qt.Horizontal, pageStep=5)
         self.slider.valueChanged.connect(self.state.select_step)
-        self.counter = QLabel("– / –", font=style.font(style.BASE_POINT_SIZE, mono=True))
+        self.counter = QLabel("– / –", font=style.font(style.BASE_POINT_SIZE, mono=True), alignment=Qt.AlignRight | Qt.AlignVCenter)
         self.jump = QComboBox(maxVisibleItems=25, sizeAdjustPolicy=QComboBox.AdjustToMinimumContentsLengthWithIcon,
                               minimumContentsLength=12, toolTip="Jump to a step, grouped by block")
         self.jump.setModel(QStandardItemModel(self.jump))
@@ -175,8 +183,6 @@ class StepperPanel(Panel):
                                        lambda: self.view.reset_view())
 
     def _build_layout(self) -> None:
-        self.row1, self.row2 = row(*self.nav_buttons, self.speed, None, self.counter), row((self.slider, 1))
-        row_jump = row(QLabel("Jump to:"), (self.jump, 3), (self.find, 1), self.head_label, self.head, self.fit_button)
         self.name_label = text_label("", style.TITLE_POINT_SIZE, bold=True)  # the step read aloud ("Encoder layer 1 · …")
         self.path_label = text_label("", style.SMALL_POINT_SIZE, mono=True, sheet="color: {muted};")  # the recorder's name
         self.path_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -188,60 +194,52 @@ class StepperPanel(Panel):
                                   sheet="background: {readout_bg}; color: {readout_text}; padding: 4px; border-radius: 4px;")
         self.readout.setMinimumHeight(30)
         self.readout.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Minimum)
+        self.parts = {"buttons": QWidget(), "slider": self.slider, "counter": self.counter, "jump": QWidget(),
+                      "intro": QWidget(), "view": self.view, "details": QWidget(),
+                      "texts": QScrollArea(objectName="step_texts", widgetResizable=True, frameShape=QFrame.NoFrame,
+                                           horizontalScrollBarPolicy=Qt.ScrollBarAlwaysOff,
+                                           minimumWidth=INFO_MIN_WIDTH, maximumWidth=INFO_MAX_WIDTH)}
+        row(*self.nav_buttons, self.speed, parent=self.parts["buttons"], margins=0)
+        row(QLabel("Jump to:"), (self.jump, 3), (self.find, 1), self.head_label, self.head, self.fit_button,
+            parent=self.parts["jump"], margins=0)
+        column(self.name_label, self.formula_label, self.description_label, parent=self.parts["intro"], margins=0)
+        column(self.readout, self.shape_label, self.stats_label, self.path_label, parent=self.parts["details"],
+               margins=0)
+        self.parts["texts"].setWidget(QWidget())
+        self.texts = column(None, parent=self.parts["texts"].widget(), margins=0)
+        self.grid = QGridLayout(self, spacing=4)
+        self.grid.setContentsMargins(6, 6, 6, 6)
+        self.arrangement = None
+        self._arrange("stacked")
 
-        # the step's title, formula, description (`intro`) and readout, shape, statistics, code path
-        # (`details`): above and below the map, or beside it in a column that scrolls (`_arrange`)
-        self.intro, self.details = QWidget(), QWidget()
-        column(self.name_label, self.formula_label, self.description_label, parent=self.intro, margins=0)
-        column(self.readout, self.shape_label, self.stats_label, self.path_label, parent=self.details, margins=0)
-        self.above, self.below = QVBoxLayout(), QVBoxLayout()
-        self.body = QBoxLayout(QBoxLayout.TopToBottom)
-        self.info = QScrollArea(objectName="step_texts", widgetResizable=True, frameShape=QFrame.NoFrame,
-                                horizontalScrollBarPolicy=Qt.ScrollBarAlwaysOff, minimumWidth=INFO_MIN_WIDTH,
-                                maximumWidth=INFO_MAX_WIDTH)  # (a column that scrolls by design when it is taller)
-        self.info.setWidget(QWidget())
-        self.column = column(None, parent=self.info.widget(), margins=0)
-        self.info.setVisible(False)
-        self.body.addWidget(self.view, 3)
-        self.body.addWidget(self.info, 1)
-        layout = column(self.row1, self.row2, row_jump, self.above, (self.body, 1), self.below, parent=self, margins=6)
-        layout.setSpacing(4)
-        self.beside = None
-        self._arrange(False)
-
-    def _arrange(self, beside: bool) -> None:
-        """Texts beside the map (the slider joins the buttons' row: the map gets the height) or above
-        and below it."""
-        if beside == self.beside:
+    def _arrange(self, arrangement: str) -> None:
+        """Place every part where ARRANGEMENTS says; beside the map, the title and details are in
+        the texts' column."""
+        if arrangement == self.arrangement:
             return
-        self.beside = beside
-        for box in (self.above, self.below, self.column):
-            box.removeWidget(self.intro)
-            box.removeWidget(self.details)
-        for box in (self.row1, self.row2):
-            box.removeWidget(self.slider)
-        if beside:
-            self.column.insertWidget(0, self.intro)
-            self.column.insertWidget(1, self.details)
-            self.row1.insertWidget(self.row1.count() - 1, self.slider, 4)  # before the counter
-            self.body.setDirection(QBoxLayout.LeftToRight)
-        else:
-            self.above.addWidget(self.intro)
-            self.below.addWidget(self.details)
-            self.row2.addWidget(self.slider, 1)
-            self.body.setDirection(QBoxLayout.TopToBottom)
-        self.info.setVisible(beside)
-        for widget in (self.intro, self.details, self.slider):
-            widget.setVisible(True)
-        for group in (self.intro, self.details):  # the spacing of the layout they stand in
-            group.layout().setSpacing((self.column if beside else self.layout()).spacing())
+        self.arrangement = arrangement
+        places = ARRANGEMENTS[arrangement]
+        for name, part in self.parts.items():
+            self.grid.removeWidget(part)
+            self.texts.removeWidget(part)
+            part.setVisible(name in places or name in ("intro", "details"))
+            if name in places:
+                self.grid.addWidget(part, *places[name])
+        for position, name in enumerate(("intro", "details")):
+            if name not in places:
+                self.texts.insertWidget(position, self.parts[name])
+        for index in range(self.grid.rowCount()):
+            self.grid.setRowStretch(index, int(index == places["view"][0]))
+        for index, stretch in enumerate(COLUMN_STRETCHES[arrangement]):
+            self.grid.setColumnStretch(index, stretch)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """WIDE, and a projector while presenting: the texts beside the map; else above and below it.
         Presenting folds the code path away, NARROW the shape too (the title's tooltip names the step)."""
         presentation = getattr(getattr(self.window(), "lecture", None), "presentation", None)
         presenting = presentation is not None and presentation.active
-        self._arrange(cls is ScreenClass.WIDE or (cls is ScreenClass.PROJECTOR and presenting))
+        beside = cls is ScreenClass.WIDE or (cls is ScreenClass.PROJECTOR and presenting)
+        self._arrange("beside" if beside else "stacked")
         self.path_label.setVisible(cls is not ScreenClass.NARROW and not presenting)  # (the title's tooltip)
         self.shape_label.setVisible(cls is not ScreenClass.NARROW)
 
