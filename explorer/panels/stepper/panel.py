@@ -166,7 +166,8 @@ class StepperPanel(Panel):
         self.speed.valueChanged.connect(lambda per_second: self.timer.setInterval(int(1000 / per_second)))
         self.slider = QSlider(Qt.Horizontal, pageStep=5)
         self.slider.valueChanged.connect(self.state.select_step)
-        self.counter = QLabel("– / –", font=style.font(style.BASE_POINT_SIZE, mono=True), alignment=Qt.AlignRight | Qt.AlignVCenter)
+        self.counter = QLabel("– / –", font=style.font(style.BASE_POINT_SIZE, mono=True),
+                              alignment=Qt.AlignRight | Qt.AlignVCenter)
         self.jump = QComboBox(maxVisibleItems=25, sizeAdjustPolicy=QComboBox.AdjustToMinimumContentsLengthWithIcon,
                               minimumContentsLength=12, toolTip="Jump to a step, grouped by block")
         self.jump.setModel(QStandardItemModel(self.jump))
