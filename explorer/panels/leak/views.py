@@ -6,7 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFontMetricsF
-from PySide6.QtWidgets import QHBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from explorer import style
 from explorer.drawing.token_heatmap import TokenHeatmap
@@ -148,13 +148,18 @@ class AccuracyBars(LabPlot):
 class AttentionPair(QWidget):
     """The masked and the leaking run's decoder self-attention over the same sentence: the
     masked one hatched above the diagonal (blocked), the leaking one with the mask's edge drawn.
-    The maps are built a turn after the panel (or when first asked for): a lighter first build."""
+    Each map's title wraps above it (the map's own title row keeps its label count); the maps are
+    built a turn after the panel (or when first asked for): a lighter first build."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.row = QHBoxLayout(self)
-        self.row.setContentsMargins(0, 0, 0, 0)
-        self.row.setSpacing(6)
+        self.grid = QGridLayout(self, horizontalSpacing=6, verticalSpacing=2)
+        self.grid.setContentsMargins(0, 0, 0, 0)
+        self.grid.setRowStretch(1, 1)
+        self.titles = {run: QLabel(RUN_LABELS[run], wordWrap=True, alignment=Qt.AlignHCenter) for run in RUNS}
+        for col, title in enumerate(self.titles.values()):
+            self.grid.addWidget(title, 0, col)
+            self.grid.setColumnStretch(col, 1)
         self.built: dict[str, TokenHeatmap] = {}
         QTimer.singleShot(0, self, self.build_maps)
 
@@ -164,16 +169,16 @@ class AttentionPair(QWidget):
 
     def build_maps(self) -> dict[str, TokenHeatmap]:
         if not self.built:
-            self.built = {run: TokenHeatmap(RUN_LABELS[run]) for run in RUNS}
-            for heatmap in self.built.values():
-                self.row.addWidget(heatmap, 1)
+            self.built = {run: TokenHeatmap() for run in RUNS}
+            for col, heatmap in enumerate(self.built.values()):
+                self.grid.addWidget(heatmap, 1, col)
         return self.built
 
     def clear(self, note: str = "") -> None:
         """Empty maps with a note (none: nothing is on its way, a lab that failed)."""
         for run, heatmap in self.maps.items():
             heatmap.clear_data(note)
-            heatmap.set_title(RUN_LABELS[run])
+            self.titles[run].setText(RUN_LABELS[run])
 
     def set_result(self, result: LeakResult | None, layer: int, head: int | None) -> None:
         """head None: the mean over heads of `layer`; result None: a lab under way."""
@@ -186,7 +191,7 @@ class AttentionPair(QWidget):
             blocked = np.triu(np.ones_like(matrix, dtype=bool), 1) if result.runs[run].causal_mask else None
             heatmap.set_data(matrix, result.example, result.example, blocked=blocked, boundary=blocked is None)
             ahead = float(np.triu(matrix, 1).sum(-1).mean())  # the weight on later positions
-            heatmap.set_title(f"{RUN_LABELS[run]} · {ahead:.0%} ahead")  # which map first: a cut keeps it
+            self.titles[run].setText(f"{RUN_LABELS[run]} · {ahead:.0%} ahead")
 
 
 __all__ = ["LossCurves", "AccuracyBars", "AttentionPair"]
