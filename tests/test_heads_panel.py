@@ -140,6 +140,11 @@ def test_an_edit_that_moves_nothing_says_so_not_a_drop_of_zero(monkeypatch):
     assert "Largest drop: step 1" in text and "0.61" in text  # counted as the decoding panel counts steps
     frame.decode = None  # a masked LM's: its outputs are the [MASK]s, numbered as the fill-in view does
     assert "Largest drop: [MASK] 1" in describe_html(frame, prob_text)
+    changed = [TokenChange(0, "r", 0.92, "e", 0.61), TokenChange(1, "<eos>", 0.80, "<eos>", 0.80)]
+    monkeypatch.setattr(output_change, "output_changes", lambda _frame: changed)
+    assert "1 of 2 [MASK] fill-ins changed" in describe_html(frame, prob_text)  # what is counted, said
+    frame.decode = object()
+    assert "1 of 2 decoding steps changed" in describe_html(frame, prob_text)  # <eos> a step, as listed
 
 
 def test_a_deep_stack_is_paged_ten_layers_at_a_time_and_every_head_is_reachable(qtbot):

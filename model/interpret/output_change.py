@@ -63,12 +63,12 @@ def output_changes(frame: Frame) -> list[TokenChange]:
     return changes
 
 
-def describe_changes(changes: list[TokenChange]) -> str:
-    """One line for a status bar or a screenshot: how many positions changed."""
+def describe_changes(changes: list[TokenChange], counted: str = "output tokens") -> str:
+    """One line for a status bar or a screenshot: how many positions (`counted`: what they are) changed."""
     if not changes:
         return "No output to compare."
     n = sum(c.changed for c in changes)
-    return "The output is unchanged." if n == 0 else f"{n} of {len(changes)} output tokens changed."
+    return "The output is unchanged." if n == 0 else f"{n} of {len(changes)} {counted} changed."
 
 
 MAX_LISTED = 3  # changed positions listed one by one (the rest are counted): it fits a projector
@@ -93,10 +93,12 @@ def describe_html(frame: Frame | None, prob_text: Callable[[float], str], mark: 
     before = " ".join(html.escape(c.before) for c in changes if c.before is not None) or "(nothing)"
     after = " ".join(mark.format(html.escape(c.after)) if c.changed else html.escape(c.after)
                      for c in changes if c.after is not None) or "(nothing)"
-    lines = [f"<b>{describe_changes(changes)}</b>", f"before: {before}", f"after: {after}"]
     decoded = getattr(frame, "decode", None) is not None \
         or getattr(getattr(frame, "baseline", None), "decode", None) is not None
     unit = "step" if decoded else "[MASK]"
+    # a decoder counts its steps, the last one's <eos> included (the output line counts tokens without it)
+    counted = "decoding steps" if decoded else "[MASK] fill-ins"
+    lines = [f"<b>{describe_changes(changes, counted)}</b>", f"before: {before}", f"after: {after}"]
     changed = [c for c in changes if c.changed]
     if changed:
         items = [f"{c.position + 1}: {_token(c.before, c.before_prob, prob_text)} → "
