@@ -109,3 +109,23 @@ def test_the_first_build_leaves_the_head_curves_to_a_later_turn(qtbot):
     qtbot.waitUntil(lambda: len(p.head_plot.curves) == cfg.n_layers * cfg.n_heads)
     assert [label.text for _, label in p.head_plot.legend.items][:cfg.n_heads] == [
         f"H{h + 1}" for h in range(cfg.n_heads)]
+
+
+def test_runs_do_not_pile_up_connections_and_a_deleted_panel_ends_its_run(qtbot):
+    """However many runs a panel has started, one handler stops the run under way when the panel is
+    deleted (its widgets gone)."""
+    from PySide6.QtCore import SIGNAL
+
+    panel = InductionPanel(SessionState())
+    receivers = []
+    for _ in range(3):
+        panel.start(InductionConfig(**TINY, steps=10), threads=1)
+        qtbot.waitUntil(lambda: panel.run is None, timeout=TIMEOUT)
+        receivers.append(panel.receivers(SIGNAL("destroyed(QObject*)")))
+    assert receivers[0] == receivers[-1]
+    panel.start(InductionConfig(**TINY, steps=100_000), threads=1)
+    run = panel.run
+    qtbot.waitUntil(lambda: panel.step >= 2, timeout=TIMEOUT)
+    panel.deleteLater()
+    qtbot.waitUntil(run.is_done, timeout=TIMEOUT)
+    assert run.steering.stop_asked == InductionPanel.shutdown_args

@@ -29,6 +29,12 @@ ROW_WIDTH = 900  # px: … if one row has the width (a narrow dock stays two a r
 START_TIMEOUT = 60.0  # s: `train_for` waits at most this long for the lab to be built (and scored)
 
 
+def _end_runs(running: list[TrainingRun], args: tuple) -> None:
+    """A deleted panel's run ends (its widgets are gone: the handler holds only the run)."""
+    for run in running:
+        run.steering.stop(*args)
+
+
 class LabPanel(StopsWithWindow, QWidget):
     intro = ""
     start_text, start_tip, stop_tip, steps_tip = "Start", "", "", ""
@@ -50,6 +56,8 @@ class LabPanel(StopsWithWindow, QWidget):
         self.stage = "idle"  # idle, starting, building, training, evaluating or failed
         self.step = self.total_steps = 0
         self.curves: dict = {}
+        self.under_way: list[TrainingRun] = []  # the run under way (the panel's `destroyed` stops it)
+        self.destroyed.connect(partial(_end_runs, self.under_way, self.shutdown_args))  # once per panel
         self._build()
         theme.notifier().changed.connect(self.restyle)  # (a bound method: dropped with the panel)
         app = QCoreApplication.instance()
@@ -161,7 +169,7 @@ class LabPanel(StopsWithWindow, QWidget):
         run.worker.yielded.connect(self._while_alive(self._on_message, run))
         run.worker.errored.connect(self._while_alive(self._on_error, run))
         run.worker.finished.connect(self._while_alive(self._on_finished, run))
-        self.destroyed.connect(partial(run.steering.stop, *self.shutdown_args))  # a deleted panel's run ends
+        self.under_way[:] = [run]
         self.show_stage("starting")
         run.start()
 
