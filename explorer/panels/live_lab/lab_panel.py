@@ -8,16 +8,15 @@ import shiboken6
 from PySide6.QtCore import QCoreApplication, QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import (
     QGridLayout,
-    QHBoxLayout,
     QLabel,
     QProgressBar,
     QPushButton,
     QSpinBox,
-    QVBoxLayout,
     QWidget,
 )
 
 from explorer import style, theme
+from explorer.panels.layouts import column, row
 from explorer.panels.live_lab.plot_look import extend
 from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.panels.training.worker import TrainingRun
@@ -98,19 +97,13 @@ class LabPanel(StopsWithWindow, QWidget):
         self.views = self.build_views()
         for view in self.views:
             view.setMinimumSize(*self.view_minimum)
-        self.controls = QHBoxLayout(spacing=6)
-        for widget in (self.start_button, self.stop_button, self.steps_spin, self.progress):
-            self.controls.addWidget(widget)
-        self.controls.addStretch(1)
+        self.controls = row(self.start_button, self.stop_button, self.steps_spin, self.progress, None)
         self.grid = QGridLayout(spacing=4)
         self.in_a_row: bool | None = None
         self._arrange(False)
-        self.column = QVBoxLayout(self, spacing=3)
+        self.column = column(self.controls, self.lab_model, self.message, (self.grid, 1), parent=self)
         self.column.setContentsMargins(4, 2, 4, 2)
-        self.column.addLayout(self.controls)
-        self.column.addWidget(self.lab_model)
-        self.column.addWidget(self.message)
-        self.column.addLayout(self.grid, 1)
+        self.column.setSpacing(3)
         self.start_button.clicked.connect(lambda: self.start())
         self.stop_button.clicked.connect(self.stop)
         self.show_stage("idle")
@@ -130,8 +123,8 @@ class LabPanel(StopsWithWindow, QWidget):
         stretches = self.row_stretches or (1,) * n
         for col in range(n):
             self.grid.setColumnStretch(col, stretches[col] if in_a_row else int(col < 2))
-        for row in range((n + 1) // 2):
-            self.grid.setRowStretch(row, int(row == 0 or not in_a_row))
+        for index in range((n + 1) // 2):
+            self.grid.setRowStretch(index, int(index == 0 or not in_a_row))
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
