@@ -130,7 +130,7 @@ def test_hover_readout_is_the_trace_value(setup, qtbot):
     for row, col in [(0, 0), (3, 5), (6, 1)]:
         text = hover(qtbot, panel, row, col)
         value = float(tensor[0, 2, row, col])
-        assert panel.view.value_at(row, col) == value
+        assert panel.view.data[row, col] == value
         assert style.format_value(value) in text
         labels = state.axis_labels("src")
         assert f"“{labels[row]}”" in text and f"“{labels[col]}”" in text
@@ -157,7 +157,7 @@ def test_masked_scores_are_drawn_as_masked_not_small(setup, qtbot):
     np.testing.assert_array_equal(panel.view.masked(), neg_inf)
     r, c = map(int, np.argwhere(neg_inf)[0])
     fr, fc = map(int, np.unravel_index(np.where(neg_inf, np.inf, scores).argmin(), scores.shape))  # smallest finite
-    assert panel.view.overlay_contains(r, c) and not panel.view.overlay_contains(fr, fc)
+    assert panel.view.hatch.contains_cell(r, c) and not panel.view.hatch.contains_cell(fr, fc)
     assert "−∞" in hover(qtbot, panel, r, c)
     # and on screen: the masked cell is grey, the most negative real score is a saturated colour
     image = panel.view.canvas.grab().toImage()

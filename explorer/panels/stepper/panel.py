@@ -110,12 +110,6 @@ class TensorView(Heatmap):
         """Cells drawn as masked: −∞ scores, or blocked (0) entries of a boolean mask."""
         return self.data == 0 if self.is_bool else np.isneginf(self.data)
 
-    def overlay_contains(self, row: int, col: int) -> bool:
-        return self.hatch.contains_cell(row, col)
-
-    def value_at(self, row: int, col: int) -> float:
-        return float(self.data[row, col])
-
     def readout_at(self, row: int, col: int) -> str:
         if not (0 <= row < self.data.shape[0] and 0 <= col < self.data.shape[1]):
             return ""
