@@ -148,15 +148,15 @@ class AccuracyBars(LabPlot):
 class AttentionPair(QWidget):
     """The masked and the leaking run's decoder self-attention over the same sentence: the
     masked one hatched above the diagonal (blocked), the leaking one with the mask's edge drawn.
-    Each map's title wraps above it (the map's own title row keeps its label count); the maps are
-    built a turn after the panel (or when first asked for): a lighter first build."""
+    Each map's title stands above it on two short lines (the map's own title row keeps its label
+    count); the maps are built a turn after the panel (or when first asked for): a lighter first build."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.grid = QGridLayout(self, horizontalSpacing=6, verticalSpacing=2)
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.grid.setRowStretch(1, 1)
-        self.titles = {run: QLabel(RUN_LABELS[run], wordWrap=True, alignment=Qt.AlignHCenter) for run in RUNS}
+        self.titles = {run: QLabel(RUN_LABELS[run], alignment=Qt.AlignHCenter) for run in RUNS}
         for col, title in enumerate(self.titles.values()):
             self.grid.addWidget(title, 0, col)
             self.grid.setColumnStretch(col, 1)
@@ -191,7 +191,7 @@ class AttentionPair(QWidget):
             blocked = np.triu(np.ones_like(matrix, dtype=bool), 1) if result.runs[run].causal_mask else None
             heatmap.set_data(matrix, result.example, result.example, blocked=blocked, boundary=blocked is None)
             ahead = float(np.triu(matrix, 1).sum(-1).mean())  # the weight on later positions
-            self.titles[run].setText(f"{RUN_LABELS[run]} · {ahead:.0%} ahead")
+            self.titles[run].setText(f"{RUN_LABELS[run]}\n{ahead:.0%} ahead")
 
 
 __all__ = ["LossCurves", "AccuracyBars", "AttentionPair"]
