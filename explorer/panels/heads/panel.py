@@ -20,11 +20,12 @@ from explorer.drawing import plot_style as st
 from explorer.panels.base import Panel
 from explorer.panels.heads.head_grid import HeadGrid
 from explorer.panels.job_bar import JobBar
-from explorer.panels.layouts import column, flow
+from explorer.panels.layouts import column, flow, row
+from explorer.panels.live_lab.plot_look import LabPlot
 from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
-from explorer.style import prob_text, still_plot
+from explorer.style import prob_text
 from explorer.theme import current, notifier
 from model.interpret.importance import HeadImportance, head_importance
 from model.interpret.interventions import attention_layers
@@ -36,48 +37,46 @@ CURVE_POINTS = 25  # at most this many points on the pruning curve (a big model 
 
 
 class ImportanceView(QWidget):
-    """Bars of one importance measure and the pruning curve; `by` picks the measure drawn."""
+    """Bars of one importance measure and the pruning curve (the labs' plot look); `by` picks the measure."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.canvas = st.graphics_widget()
-        self.bars_plot = still_plot(self.canvas.addPlot(row=0, col=0))
-        self.curve_plot = still_plot(self.canvas.addPlot(row=0, col=1))
-        self.bars = pg.BarGraphItem(x=[], height=[], width=0.8)
-        self.bars_plot.addItem(self.bars)
-        self.curve = self.curve_plot.plot([], [], symbol="o", symbolSize=6)
-        self.ranking = text_label(" ", st.TICK_PT)
-        column((self.canvas, 1), self.ranking, parent=self, margins=0)
         self.result: HeadImportance | None = None
         self.by = "masking"
-        self.restyle()
+        self.bars_plot = LabPlot("Importance (masking)", "Δ loss", x_label="head (by kind)")
+        self.curve_plot = LabPlot("Pruning curve", "exact match", x_label="heads removed")
+        self.bars = self.bars_plot.keep(pg.BarGraphItem(x=[], height=[], width=0.8), self._colour_bars)
+        self.bars_plot.axes.addItem(self.bars)
+        self.curve = self.curve_plot.keep(self.curve_plot.plot([], [], symbol="o", symbolSize=6), _exact_curve)
+        self.ranking = text_label(" ", st.TICK_PT)
+        column((row(self.bars_plot, self.curve_plot), 1), self.ranking, parent=self, margins=0)
 
-    def restyle(self, *_) -> None:
-        self.canvas.setBackground(current().canvas)
-        st.style_axis(self.bars_plot.getAxis("left"), "Δ loss" if self.by == "masking" else "|∂L/∂ξ|")
-        st.style_axis(self.bars_plot.getAxis("bottom"), "head (by kind)")
-        st.style_axis(self.curve_plot.getAxis("left"), "exact match")
-        st.style_axis(self.curve_plot.getAxis("bottom"), "heads removed")
-        st.set_title(self.bars_plot, "Importance" + (" (masking)" if self.by == "masking" else " (gradient)"))
-        st.set_title(self.curve_plot, "Pruning curve")
-        self.curve.setPen(pg.mkPen(current().exact, width=2))
-        self.curve.setSymbolBrush(current().exact)
+    def _colour_bars(self, bars) -> None:
+        """A colour per attention kind, from the theme's series."""
         if self.result is not None:
-            self.show_result(self.result, self.by)
+            series = current().series
+            brushes = [series[i % len(series)] for i in self.result.bars(self.by)[2]]
+            bars.setOpts(brushes=brushes, pens=brushes)
 
     def show_result(self, result: HeadImportance, by: str = "masking") -> None:
         """One bar per head, grouped by attention kind (a gap and a colour each), and the curve."""
         self.result, self.by = result, by
-        xs, heights, groups, ticks = result.bars(by)
-        series = current().series
-        brushes = [series[i % len(series)] for i in groups]
-        self.bars.setOpts(x=xs, height=heights, width=0.8, brushes=brushes, pens=brushes)
-        self.bars_plot.getAxis("bottom").setTicks([ticks])
+        xs, heights, _groups, ticks = result.bars(by)
+        self.bars.setOpts(x=xs, height=heights, width=0.8)
+        self.bars_plot.title_text = "Importance" + (" (masking)" if by == "masking" else " (gradient)")
+        self.bars_plot.y_label = "Δ loss" if by == "masking" else "|∂L/∂ξ|"
+        self.bars_plot.restyle()  # (the title, the axis' name and the bars' colours)
+        self.bars_plot.axes.getAxis("bottom").setTicks([ticks])
         self.curve.setData(result.curve_counts, result.curve_scores)
-        self.curve_plot.setYRange(0, 1.02)
+        self.curve_plot.axes.vb.setYRange(0, 1.02)
         if result.curve_counts:
-            self.curve_plot.setXRange(0, max(result.curve_counts))
+            self.curve_plot.axes.vb.setXRange(0, max(result.curve_counts))
         self.ranking.setText(result.summary(by))
+
+
+def _exact_curve(curve) -> None:
+    curve.setPen(pg.mkPen(current().exact, width=2))
+    curve.setSymbolBrush(current().exact)
 
 
 class HeadsPanel(Panel):
@@ -93,8 +92,7 @@ class HeadsPanel(Panel):
         self.add_job(self._on_done, self.tell_failure)
         self._build()
         state.interventionsChanged.connect(self.grid.set_heads)
-        for slot in (self.view.restyle, self.show_changes):
-            notifier().changed.connect(slot)
+        notifier().changed.connect(self.show_changes)
         self.grid.set_heads(state.session.interventions)
         self.show_changes()
         self.follow(bundle=self._on_bundle, frame=self.show_changes)
