@@ -25,6 +25,7 @@ from explorer.panel_dock import offered_room
 from explorer.panels.base import Panel
 from explorer.panels.job_bar import JobBar
 from explorer.panels.layouts import column, row
+from explorer.panels.live_lab.plot_look import LabPlot, mark, theme_pen
 from explorer.panels.texts import cell_view, parse_cell, say, text_label
 from explorer.screen import ScreenClass
 from explorer.theme import set_sheet
@@ -40,30 +41,28 @@ ANSWER_SHEET = "QLineEdit {{ placeholder-text-color: {text}; }}"  # the default 
 LEVELS = (-1.0, 1.0)  # every map's colours: 1 = all restored, 0 = none; beyond ±1 the ends (the hover tells)
 
 
-class LogitBars(pg.PlotWidget):
+class LogitBars(LabPlot):
+    """The clean input's direct logit attribution: the largest effects the height has a line for each,
+    the largest on top (the tooltip lists them all)."""
+
     def __init__(self, parent=None):
-        super().__init__(parent=parent, enableMenu=False)
-        plot = style.still_plot(self.getPlotItem())
-        self.bars = pg.BarGraphItem(x0=[0], y=[0], width=[0], height=0.7)
-        self.bars.setVisible(False)
-        plot.addItem(self.bars)
-        self.zero = pg.InfiniteLine(pos=0, angle=90)
-        plot.addItem(self.zero)
+        super().__init__("Direct logit attribution", "", x_label="", parent=parent)
         self.labels: list[str] = []
         self.values = np.zeros(0)
         self.shown: list[int] = []
-        self.restyle()
+        self.bars = self.keep(pg.BarGraphItem(x0=[0], y=[0], width=[0], height=0.7), self._colour_bars)
+        self.bars.setVisible(False)
+        self.axes.addItem(self.bars)
+        mark(self.line(90, theme_pen("text", 1)), 0.0)
+        self.axes.getAxis("left").setGrid(False)
+        self.axes.invertY(True)  # the largest on top
 
-    def restyle(self) -> None:
-        """The theme's colours and fonts (called again on a theme change)."""
-        self.setBackground(st.colour("canvas"))
-        plot = self.getPlotItem()
-        for name in ("left", "bottom"):  # (the panel's heading above the plot names the axis)
-            st.style_axis(plot.getAxis(name))
-            plot.getAxis(name).setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))
-        self.zero.setPen(pg.mkPen(st.colour("text"), width=1))
-        if len(self.values):
-            self.set_data(self.labels, self.values)
+    def _colour_bars(self, bars) -> None:
+        """Bars that raise the logit difference and bars that lower it, in the theme's colours."""
+        widths = [float(self.values[i]) for i in self.shown]
+        if widths:
+            bars.setOpts(brushes=[st.colour("bar" if w >= 0 else "attribution_negative") for w in widths],
+                         pens=[pg.mkPen(st.colour("bar_edge"))] * len(widths))
 
     def set_data(self, labels: list[str], values: np.ndarray) -> None:
         """labels: "L1 H2", "L1 MLP" …; values: each one's direct effect (logit units)."""
@@ -73,22 +72,18 @@ class LogitBars(pg.PlotWidget):
         n = len(self.shown)
         ys = list(range(n))
         widths = [float(self.values[i]) for i in self.shown]
-        brushes = [st.colour("bar" if w >= 0 else "attribution_negative") for w in widths]
-        self.bars.setOpts(x0=[0.0] * n, y=ys, width=widths, height=0.7, brushes=brushes,
-                          pens=[pg.mkPen(st.colour("bar_edge"))] * n)
+        self.bars.setOpts(x0=[0.0] * n, y=ys, width=widths, height=0.7)
+        self._colour_bars(self.bars)
         self.bars.setVisible(bool(n))
-        plot = self.getPlotItem()
-        plot.invertY(True)  # the largest on top
-        plot.getAxis("left").setTicks([[(y, self.labels[i]) for y, i in zip(ys, self.shown)]])
+        self.axes.getAxis("left").setTicks([[(y, self.labels[i]) for y, i in zip(ys, self.shown)]])
         low, high = min(0.0, *widths) if n else 0.0, max(0.0, *widths) if n else 1.0
         pad = 0.05 * max(high - low, 1e-6)
-        plot.setXRange(low - pad, high + pad, padding=0)
-        plot.setYRange(-0.6, max(n, 1) - 0.4, padding=0)
+        self.axes.vb.setRange(xRange=(low - pad, high + pad), yRange=(-0.6, max(n, 1) - 0.4), padding=0)
         self.setToolTip(patching_text.attribution_table(self.labels, self.values, n))
 
     def fitting(self) -> int:
         """How many bars the plot's height gives a label line each."""
-        height = self.getPlotItem().getViewBox().height()
+        height = self.axes.vb.height()
         line = QFontMetricsF(style.font(style.SMALL_POINT_SIZE)).lineSpacing() * 1.15
         return max(3, min(MOST_SHOWN, int(height / line))) if height > 0 else MOST_SHOWN
 
@@ -100,7 +95,7 @@ class LogitBars(pg.PlotWidget):
     def clear_data(self) -> None:
         self.labels, self.values, self.shown = [], np.zeros(0), []
         self.bars.setVisible(False)
-        self.getPlotItem().getAxis("left").setTicks([[]])
+        self.axes.getAxis("left").setTicks([[]])
 
     def drawn_labels(self) -> list[str]:
         """The bars' labels, top first (tests look at the view)."""
@@ -151,13 +146,11 @@ class PatchingPanel(Panel):
             self.grid.addWidget(heatmap, k // 2, k % 2)
         self.detail = text_label(point_size=None, rich=True, top_left=True)
         self.bars = LogitBars()
-        self.bars_title = style.eliding_line("Direct logit attribution")
-        self.bars_title.setToolTip("Direct logit attribution of the clean input")
         # the maps on one page, the detail and the bars on another: side by side, or a tab each (`_arrange`)
         # (autoFillBackground: in a tab, the window's colour, not the style's tab pane)
         self.maps_page, self.side_page = QWidget(autoFillBackground=True), QWidget(autoFillBackground=True)
         self.maps_column = column((self.grid, 1), parent=self.maps_page, margins=0)
-        self.side_column = column(self.detail, self.bars_title, (self.bars, 1), parent=self.side_page, margins=0)
+        self.side_column = column(self.detail, (self.bars, 1), parent=self.side_page, margins=0)
         self.tabs = QTabWidget(visible=False)
         self.body = row((self.maps_page, 5), (self.side_page, 3), self.tabs)
         self.progress = JobBar(self.job, self._say, self.run_button)
@@ -197,7 +190,6 @@ class PatchingPanel(Panel):
         self.tabs.setVisible(narrow)
 
     def _on_theme(self, *_) -> None:
-        self.bars.restyle()
         for heatmap in self.maps:
             heatmap.set_colormap(style.colormap(theme.diverging()))
         self._show_cell()  # (the detail's muted colour is in its HTML)
