@@ -33,3 +33,8 @@ def test_the_detail_lists_the_cells_top_k_and_the_smoothing_note_appears_only_wi
     assert f"{1 - 0.1 + 0.1 / 100:.2f}" in note and "[MASK]" not in note
     assert "at a [MASK]" in lens_text.smoothing_note(0.1, 100, True, "#888")
     assert "Dashed columns" in lens_text.reading_note(_lens(marked=[1]), False)
+
+
+def test_a_cells_hover_names_its_layer_position_and_top_token():
+    assert lens_text.cell_hover(_lens(), 1, 2) == "Layer 2, position 2 (frog): q 0.70 · click for the top 5"
+    assert lens_text.cell_hover(_lens(), 0, 1).startswith("Layer 1, position 1 (␣the): c 0.40")

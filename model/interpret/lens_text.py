@@ -39,6 +39,13 @@ def cell_texts(lens: LensView, layers: list[int]) -> list[list[list[str]]]:
              for t in range(len(lens.positions))] for layer in layers]
 
 
+def cell_hover(lens: LensView, layer: int, t: int) -> str:
+    """A cell's hover line: where it reads, its top token and that token's probability."""
+    token, prob = cell_texts(lens, [layer])[0][t]
+    piece = display_piece(printable(lens.positions[t]))
+    return f"Layer {layer + 1}, position {t} ({piece}): {token} {prob} · click for the top 5"
+
+
 def default_cell(lens: LensView, cell: tuple[int, int] | None) -> tuple[int, int]:
     """(layer, position) of `cell`, clamped; by default the last layer at the first [MASK] (or the end)."""
     if cell is None:

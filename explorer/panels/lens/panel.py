@@ -8,13 +8,12 @@ from PySide6.QtGui import QFontMetricsF
 from explorer import style, theme
 from explorer.drawing.cell_text import CellText
 from explorer.drawing.heatmap import Heatmap
-from explorer.drawing.label_axis import display_piece, label_font
+from explorer.drawing.label_axis import label_font
 from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import cell_view, parse_cell, say, text_label
 from model.interpret import lens_text
 from model.interpret.frame import forward_lens
-from model.interpret.input_texts import printable
 
 
 class TokenCellText(CellText):
@@ -82,7 +81,7 @@ class LensPanel(Panel):
         self.grid.set_data(probs[rows], [f"Layer {layer + 1}" for layer in rows],
                            lens_text.position_labels(lens.positions), texts=texts, row_names=True)
         self.grid.mark_columns(lens.marked)
-        self.grid.describe = self._describe
+        self.grid.describe = lambda row, col: lens_text.cell_hover(lens, lens.n_layers - 1 - row, col)
         self._show_cell()
 
     def showEvent(self, event) -> None:  # noqa: N802
@@ -110,11 +109,6 @@ class LensPanel(Panel):
     def _on_lens_failed(self, message: str) -> None:
         self.computing = self.waiting = None
         say(self.note, f"The logit lens could not be computed: {message}", "warning")
-
-    def _describe(self, row: int, col: int) -> str:
-        token, prob = self.grid.texts[row][col]
-        piece = display_piece(printable(self.lens.positions[col]))
-        return f"{self.grid.row_labels[row]}, position {col} ({piece}): {token} {prob} · click for the top 5"
 
     def _on_view(self, panel: str, _view: str) -> None:
         if panel == self.panel_name:
