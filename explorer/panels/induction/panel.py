@@ -36,13 +36,10 @@ class InductionPanel(LabPanel):
         self.map.setToolTip("The best induction head's attention over one sequence's two copies (the line: "
                             "where the repeat starts). An induction head reads the stripe one step right of the "
                             "repeat's diagonal: the token after the current token's first occurrence.")
-        config = InductionConfig()
         self.measures, self.mapped, self.phase = [], None, None
-        self.loss_plot.clear_run(config.vocab)
-        self.icl_plot.set_points([], [])
         self.map.clear_data(MAP_PENDING)
-        # the heads' curves and legend a turn later: the panel's first build stays light
-        QTimer.singleShot(0, self, lambda: self.head_plot.set_heads(config.n_layers, config.n_heads))
+        # the rest (the heads' curves and legend) a turn later, unless a run has begun: a light first build
+        QTimer.singleShot(0, self, lambda: self.run is None and self.clear_views(InductionConfig()))
         return [self.loss_plot, self.icl_plot, self.head_plot, self.map]
 
     def clear_views(self, config: InductionConfig) -> None:
