@@ -189,9 +189,9 @@ class StepperPanel(Panel):
                                   sheet="background: {readout_bg}; color: {readout_text}; padding: 4px; border-radius: 4px;")
         self.readout.setMinimumHeight(30)
         self.readout.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Minimum)
-        self.parts = {"buttons": QWidget(), "slider": self.slider, "counter": self.counter, "jump": QWidget(),
-                      "intro": QWidget(), "view": self.view, "details": QWidget(),
-                      "texts": QScrollArea(objectName="step_texts", widgetResizable=True, frameShape=QFrame.NoFrame,
+        self.parts = {"buttons": QWidget(self), "slider": self.slider, "counter": self.counter, "jump": QWidget(self),
+                      "intro": QWidget(self), "view": self.view, "details": QWidget(self),
+                      "texts": QScrollArea(self, objectName="step_texts", widgetResizable=True, frameShape=QFrame.NoFrame,
                                            horizontalScrollBarPolicy=Qt.ScrollBarAlwaysOff,
                                            minimumWidth=INFO_MIN_WIDTH, maximumWidth=INFO_MAX_WIDTH)}
         row(*self.nav_buttons, self.speed, parent=self.parts["buttons"], margins=0)
@@ -217,12 +217,13 @@ class StepperPanel(Panel):
         for name, part in self.parts.items():
             self.grid.removeWidget(part)
             self.texts.removeWidget(part)
-            part.setVisible(name in places or name in ("intro", "details"))
             if name in places:
                 self.grid.addWidget(part, *places[name])
         for position, name in enumerate(("intro", "details")):
             if name not in places:
                 self.texts.insertWidget(position, self.parts[name])
+        for name, part in self.parts.items():  # (shown once placed: a part without a parent would be a window)
+            part.setVisible(name in places or name in ("intro", "details"))
         for index in range(self.grid.rowCount()):
             self.grid.setRowStretch(index, int(index == places["view"][0]))
         for index, stretch in enumerate(COLUMN_STRETCHES[arrangement]):
