@@ -232,3 +232,19 @@ def test_the_map_choices_are_each_layers_mean_then_its_heads_the_leakiest_named(
     named = [text for text, choice in choices if "most ahead" in text]
     assert named == ["layer 2 · head 3 (most ahead)"]
     assert choices[0][0] == "layer 1 · mean of heads"
+
+
+def test_a_runs_map_is_its_head_or_the_layers_mean_the_masked_one_blocked_above_the_diagonal(result):
+    from model.interpret.leak_lab import attention_map
+
+    for run in RUNS:
+        att = result.runs[run].attention
+        matrix, blocked, ahead = attention_map(result, run, 0, 1)
+        assert np.array_equal(matrix, att[0, 1])
+        n = matrix.shape[0]
+        later = [sum(matrix[q, k] for k in range(q + 1, n)) for q in range(n)]
+        assert ahead == pytest.approx(sum(later) / n)
+        assert (blocked is None) == (not result.runs[run].causal_mask)
+        if blocked is not None:
+            assert all(blocked[q, k] == (k > q) for q in range(n) for k in range(n))
+        assert np.allclose(attention_map(result, run, 0, None)[0], att[0].mean(0))

@@ -275,6 +275,16 @@ def leakiest_head(result: LeakResult) -> tuple[int, int]:
     return int(layer), int(head)
 
 
+def attention_map(result: LeakResult, run: str, layer: int, head: int | None) -> tuple[np.ndarray, np.ndarray | None,
+                                                                                      float]:
+    """A run's map (head None: the mean of `layer`'s heads), its blocked cells (the masked run's
+    future; None without a mask) and its mean weight per query on later positions."""
+    att = result.runs[run].attention[layer]  # (h, T, T)
+    matrix = att.mean(0) if head is None else att[head]
+    blocked = np.triu(np.ones_like(matrix, dtype=bool), 1) if result.runs[run].causal_mask else None
+    return matrix, blocked, float(np.triu(matrix, 1).sum(-1).mean())
+
+
 def head_choices(layers: int, heads: int, leakiest: tuple[int, int] | None = None) -> list[tuple[str, tuple]]:
     """The maps' choices (text, (layer, head or None for the mean)), layer by layer, the leakiest named."""
     return [(f"layer {layer + 1} · " + ("mean of heads" if head is None else
@@ -282,5 +292,6 @@ def head_choices(layers: int, heads: int, leakiest: tuple[int, int] | None = Non
              (layer, head)) for layer in range(layers) for head in (None, *range(heads))]
 
 
-__all__ = ["LeakConfig", "head_choices", "LeakLab", "leakiest_head", "verdict", "step_text", "floor_tip", "ceiling_tip",
-           "generation_lines", "LeakStep", "LeakPhase", "LeakResult", "RunScores", "RUNS", "RUN_LABELS"]
+__all__ = ["LeakConfig", "attention_map", "head_choices", "LeakLab", "leakiest_head", "verdict", "step_text",
+           "floor_tip", "ceiling_tip", "generation_lines", "LeakStep", "LeakPhase", "LeakResult", "RunScores", "RUNS",
+           "RUN_LABELS"]

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 from explorer import style
 from explorer.drawing.token_heatmap import TokenHeatmap
 from explorer.panels.live_lab.plot_look import LabPlot, small_text, theme_colour, theme_pen, theme_text
-from model.interpret.leak_lab import RUN_LABELS, RUNS, LeakResult, ceiling_tip
+from model.interpret.leak_lab import RUN_LABELS, RUNS, LeakResult, attention_map, ceiling_tip
 
 # (RunScores field, axis name): two short lines each, so the axis stays narrow
 CATEGORIES = (("teacher_forced", "teacher-\nforced"), ("free_running", "free-\nrunning"),
@@ -186,11 +186,8 @@ class AttentionPair(QWidget):
             self.clear(MAP_PENDING)
             return
         for run, heatmap in self.maps.items():
-            att = result.runs[run].attention[layer]  # (h, T, T)
-            matrix = att.mean(0) if head is None else att[head]
-            blocked = np.triu(np.ones_like(matrix, dtype=bool), 1) if result.runs[run].causal_mask else None
+            matrix, blocked, ahead = attention_map(result, run, layer, head)
             heatmap.set_data(matrix, result.example, result.example, blocked=blocked, boundary=blocked is None)
-            ahead = float(np.triu(matrix, 1).sum(-1).mean())  # the weight on later positions
             self.titles[run].setText(f"{RUN_LABELS[run]}\n{ahead:.0%} ahead")
 
 
