@@ -60,10 +60,10 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.curves.setMinimumSize(330, 260)  # below this the 2 × 2 plots would be clipped
         self.splitter = QSplitter(Qt.Horizontal)
         self.splitter.setChildrenCollapsible(False)
-        for view, stretch in ((self.curves, 3), (self.probe, 2)):
+        for view in (self.curves, self.probe):  # half the width each: the map's title in full
             self.splitter.addWidget(view)
-            self.splitter.setStretchFactor(self.splitter.count() - 1, stretch)
-        self.splitter.setSizes([5500, 4500])  # shares of the width (scaled to fit), whatever the probe shows
+            self.splitter.setStretchFactor(self.splitter.count() - 1, 1)
+        self.splitter.setSizes([5000, 5000])  # shares of the width (scaled to fit), whatever the probe shows
         self.tabs = QTabWidget()  # NARROW: the curves and the probe a tab each
         self.tabs.setVisible(False)
         self.probe.setAutoFillBackground(True)  # (in a tab: the window's colour, not the style's tab pane)
