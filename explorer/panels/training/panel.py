@@ -22,7 +22,7 @@ from explorer.panels.training.sandbox import PUBLISH_INTERVAL, Sandbox  # noqa: 
 from explorer.panels.training.worker import TrainingRun, save_in_background
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
-from model.train.live_messages import Offer, RunInfo, Snapshot
+from model.train.live_messages import Offer, ProbeFailed, RunInfo, Saved, SaveFailed, Snapshot
 from model.train.request import TrainingRequest
 
 EVAL_SIZE = 50  # held-out pairs per live evaluation (a full evaluation is the CLI's job)
@@ -158,7 +158,8 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         if self.run is not None:
             self.run.steering.save(folder)
         elif self.trained is not None:  # a finished run's copy: a pool thread writes it
-            save_in_background(self.trained.bundle, folder, self._on_saved, self._on_save_failed)
+            save_in_background(self.trained.bundle, folder, lambda done: self.report(Saved(done)),
+                               lambda error: self.report(SaveFailed(str(error))))
         else:
             return
         self.say(f"Saving a checkpoint to {folder} …")
@@ -252,7 +253,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
             offer = self.trained
             worker = create_worker(offer.bundle.run, text, _start_thread=False, _ignore_errors=True)
             worker.returned.connect(lambda result: self._on_probed(offer, Snapshot(offer.step, result, text)))
-            worker.errored.connect(lambda error: self.say(f"Probe input: {error}", "warning"))
+            worker.errored.connect(lambda error: self.report(ProbeFailed(str(error))))
             worker.start()
 
     def _on_probed(self, offer: Offer, snap: Snapshot) -> None:
