@@ -151,5 +151,5 @@ def report(message: ProbeFailed | Saved | SaveFailed | Failed) -> tuple[str, str
     return words.format(message.text), level, everywhere
 
 
-__all__ = ["COLUMNS", "REPORTS", "report", "MetricRows", "RunInfo", "Snapshot", "Offer", "Phase", "Saved", "SaveFailed", "ProbeFailed",
-           "Failed", "run_ended", "shown_elsewhere", "whole_sentences"]
+__all__ = ["COLUMNS", "REPORTS", "MetricRows", "RunInfo", "Snapshot", "Offer", "Phase", "Saved", "SaveFailed",
+           "ProbeFailed", "Failed", "report", "run_ended", "shown_elsewhere", "whole_sentences"]
