@@ -61,13 +61,22 @@ def make_plot(key: str) -> MapPlot:
 
 def make_curve(plot: MapPlot, key: str, width: float, dashed: bool = False, **kwargs) -> pg.PlotDataItem:
     """No antialiasing: it doubles the paint time, which the GUI thread takes from the training thread."""
-    pen = pg.mkPen(curve_colour(key), width=width, style=Qt.DashLine if dashed else Qt.SolidLine) if width else None
-    if "symbol" in kwargs:
-        kwargs["symbolBrush"] = getattr(style.current(), CURVE_ROLES[key])
+    pen = pg.mkPen(width=width, style=Qt.DashLine if dashed else Qt.SolidLine) if width else None
     curve = pg.PlotDataItem([], [], pen=pen, clipToView=True, autoDownsample=True, downsampleMethod="peak",
                             antialias=False, **kwargs)
+    paint_curve(curve, key)
     plot.addItem(curve)
     return curve
+
+
+def paint_curve(curve: pg.PlotDataItem, key: str) -> None:
+    """The curve's line and dots in the current theme's colours (`curve_colour`)."""
+    if curve.opts["pen"] is not None:
+        pen = pg.mkPen(curve.opts["pen"])
+        pen.setColor(curve_colour(key))
+        curve.setPen(pen)
+    if curve.opts["symbol"] is not None:
+        curve.setSymbolBrush(getattr(style.current(), CURVE_ROLES[key]))
 
 
 class WarmupMark:
@@ -203,12 +212,7 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
         if not self.built:
             return
         for key, curve in (*self.curves.items(), ("lr_plan", self.plan)):
-            if curve.opts["pen"] is not None:
-                pen = pg.mkPen(curve.opts["pen"])
-                pen.setColor(curve_colour(key))
-                curve.setPen(pen)
-            if curve.opts["symbol"] is not None:
-                curve.setSymbolBrush(getattr(style.current(), CURVE_ROLES[key]))
+            paint_curve(curve, key)
         for note in self.waiting:
             note.setColor(style.current().muted)
         self.warmup.restyle()
@@ -296,13 +300,12 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
             plot.vb.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
             plot.vb.enableAutoRange()
         self.warmup.show_at(self.warmup_step)
-        self.stop_waiting(False)
+        self.show_waiting(True)
 
-    def stop_waiting(self, over: bool = True) -> None:
-        """The run is over: the empty plots no longer say the first steps are coming."""
+    def show_waiting(self, on: bool) -> None:
+        """Whether the empty plots say the first steps are coming (not once the run is over)."""
         for note in self.waiting:
-            note.setColor(style.current().muted)
-            note.setVisible(not over)
+            note.setVisible(on)
 
     def set_plan(self, steps: np.ndarray, rates: np.ndarray) -> None:
         """The run's planned rates, dashed over the whole run the rate plot then spans."""
@@ -322,8 +325,7 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
         if not self.dirty:
             return
         frame = self.frame()
-        for note in self.waiting:
-            note.setVisible(frame.waiting)
+        self.show_waiting(frame.waiting)
         for key, (x, y) in frame.lines.items():
             self.curves[key].setData(x, y)
         self._scale_rate_axis(frame.rate_unit)

@@ -114,7 +114,7 @@ class RunReports:
         run.join()
         self.phase = "idle"
         self._show_phase()
-        self.curves.stop_waiting()  # (a run that ended before its first step: nothing is coming)
+        self.curves.show_waiting(False)  # (a run that ended before its first step: nothing is coming)
         self.redraw()
         was_shown = self.sandbox.shown is not None
         self.sandbox.close()  # the panels show the session's own model again
