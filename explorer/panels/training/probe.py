@@ -34,12 +34,9 @@ def bold_label(text: str, pt: int = style.BASE_POINT_SIZE) -> QLabel:
 
 
 class ProbeView(QWidget):
-    """Signals: probeEdited(text), timelineMoved(index), showInOthersChanged(on), liveRequested."""
+    """Signal: probeEdited(text). The panel follows `slider`, `live_button` and `show_others` itself."""
 
     probeEdited = Signal(str)
-    timelineMoved = Signal(int)
-    showInOthersChanged = Signal(bool)
-    liveRequested = Signal()
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -74,15 +71,12 @@ class ProbeView(QWidget):
         style.set_sheet(self.map_note, "color: {muted};")
         self.slider = QSlider(Qt.Horizontal)
         self.slider.setToolTip("Go back to a snapshot taken earlier in the run")
-        self.slider.valueChanged.connect(self.timelineMoved)
         self.live_button = QPushButton("Live")
         self.live_button.setToolTip("Follow the newest snapshot again")
-        self.live_button.clicked.connect(self.liveRequested)
         self.timeline_label = bold_label("step —", style.SMALL_POINT_SIZE)
         self.show_others = QCheckBox("Show in other panels")
         self.show_others.setChecked(True)
         self.show_others.setToolTip(SHOW_OTHERS_TIP)
-        self.show_others.toggled.connect(self.showInOthersChanged)
 
         # the pickers beside the probe and its output, so the map's title has the column's width
         self.grid = grid = QGridLayout(self)
