@@ -129,3 +129,16 @@ def test_each_phase_allows_what_steering_can_do_then(phase):
         assert actions["stop"] == (phase in ACTIVE_PHASES and phase != "finishing")  # (finishing: stopping already)
         assert actions["keep"] == (phase in ("running", "paused") or phase == "idle" and has_model)
         assert not (actions["start"] and actions["pause"])
+
+
+def test_each_text_message_has_its_words_its_level_and_where_it_is_said():
+    """The run's text messages read as sentences: a probe it cannot read is a warning here only;
+    a save, a failed save and a training error are said in the status line too."""
+    from model.train.live_messages import REPORTS, Failed, ProbeFailed, Saved, SaveFailed, report
+
+    assert report(ProbeFailed("unknown symbol 'Z'")) == ("Probe input: unknown symbol 'Z'", "warning", False)
+    assert report(Saved("/tmp/run")) == ("Checkpoint saved to /tmp/run", "info", True)
+    text, level, everywhere = report(SaveFailed("disk full"))
+    assert "disk full" in text and level == "error" and everywhere
+    assert report(Failed("NaN loss at step 12")) == ("NaN loss at step 12", "error", True)
+    assert set(REPORTS) == {ProbeFailed, Saved, SaveFailed, Failed}

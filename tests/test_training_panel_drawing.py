@@ -306,3 +306,22 @@ def test_the_curves_are_light_plots_in_one_canvas(qtbot):
     for plot in curves.plots:  # each title sits right over its own plot
         title, box = plot.titleLabel.sceneBoundingRect(), plot.sceneBoundingRect()
         assert title.bottom() <= box.top() + 1 and title.left() < box.center().x() < title.right()
+
+
+def test_the_probe_maps_title_has_its_row_to_itself_and_the_probe_half_the_width(qtbot, panel):
+    """The layer and head pickers sit beside the probe and its output, so the map's title spans
+    the probe's column; the curves and the probe share the panel's width evenly."""
+    from explorer.screen import ScreenClass
+
+    panel.apply_screen_class(ScreenClass.PROJECTOR)
+    panel.resize(1016, 700)
+    panel.show()
+    qtbot.waitExposed(panel)
+    probe, grid = panel.probe, panel.probe.grid
+    title_row = grid.getItemPosition(grid.indexOf(probe.map_title))
+    assert title_row[3] == grid.columnCount()  # across every column
+    for box, beside in ((probe.layer_box, probe.probe_edit), (probe.head_box, probe.output_label)):
+        assert grid.getItemPosition(grid.indexOf(box))[0] == grid.getItemPosition(grid.indexOf(beside))[0]
+    assert probe.map_title.width() >= probe.map_note.width()  # as wide as the map below it
+    curves_width, probe_width = panel.splitter.sizes()
+    assert abs(curves_width - probe_width) <= 0.05 * (curves_width + probe_width)

@@ -140,5 +140,16 @@ class Failed:
     text: str  # a training error: the run pauses (or could not start), nothing is lost
 
 
-__all__ = ["COLUMNS", "MetricRows", "RunInfo", "Snapshot", "Offer", "Phase", "Saved", "SaveFailed", "ProbeFailed",
-           "Failed", "run_ended", "shown_elsewhere", "whole_sentences"]
+# What a GUI says of each text message: (its words, its level, also in the window's status line)
+REPORTS = {ProbeFailed: ("Probe input: {}", "warning", False), Saved: ("Checkpoint saved to {}", "info", True),
+           SaveFailed: ("Could not save the checkpoint: {}", "error", True), Failed: ("{}", "error", True)}
+
+
+def report(message: ProbeFailed | Saved | SaveFailed | Failed) -> tuple[str, str, bool]:
+    """(text, level, whether the status line says it too) of a text message (`REPORTS`)."""
+    words, level, everywhere = REPORTS[type(message)]
+    return words.format(message.text), level, everywhere
+
+
+__all__ = ["COLUMNS", "REPORTS", "MetricRows", "RunInfo", "Snapshot", "Offer", "Phase", "Saved", "SaveFailed",
+           "ProbeFailed", "Failed", "report", "run_ended", "shown_elsewhere", "whole_sentences"]

@@ -1,7 +1,7 @@
 """Live training curves: loss, accuracy (training batches and a held-out score), Section 5.3's
-learning rate and throughput: four light plots (`MapPlot`) in one canvas. Rows go to `Series`
-buffers; `refresh()` hands them to the curves (clipped to the view, downsampled). Noisy series are
-drawn raw (faint) and smoothed (bold). Words and shape: `model.train.curve_texts`."""
+learning rate and throughput: four light plots (`MapPlot`) in one canvas drawing what
+`model.train.curve_data.CurveData` hands them (clipped to the view, downsampled). Words and
+shape: `model.train.curve_texts`."""
 from __future__ import annotations
 
 import time
@@ -17,8 +17,8 @@ from explorer.drawing.plot_style import SCALE_PROPERTY, let_shrink, restyle_view
 from explorer.drawing.spaced_axis import step_and_value_axes
 from explorer.screen import ScreenClass
 from model.train import curve_texts as texts
-from model.train.live_messages import MetricRows
-from model.train.timeline import Series
+from model.train.curve_data import CurveData
+from model.train.curve_texts import rate_axis
 
 PLOTS = ("loss", "acc", "lr", "speed")  # their order: 2 × 2 row by row, or one row
 BUILT_LATER = {"plots", "loss_plot", "acc_plot", "lr_plot", "speed_plot", "curves", "plan", "legend", "warmup",
@@ -61,13 +61,22 @@ def make_plot(key: str) -> MapPlot:
 
 def make_curve(plot: MapPlot, key: str, width: float, dashed: bool = False, **kwargs) -> pg.PlotDataItem:
     """No antialiasing: it doubles the paint time, which the GUI thread takes from the training thread."""
-    pen = pg.mkPen(curve_colour(key), width=width, style=Qt.DashLine if dashed else Qt.SolidLine) if width else None
-    if "symbol" in kwargs:
-        kwargs["symbolBrush"] = getattr(style.current(), CURVE_ROLES[key])
+    pen = pg.mkPen(width=width, style=Qt.DashLine if dashed else Qt.SolidLine) if width else None
     curve = pg.PlotDataItem([], [], pen=pen, clipToView=True, autoDownsample=True, downsampleMethod="peak",
                             antialias=False, **kwargs)
+    paint_curve(curve, key)
     plot.addItem(curve)
     return curve
+
+
+def paint_curve(curve: pg.PlotDataItem, key: str) -> None:
+    """The curve's line and dots in the current theme's colours (`curve_colour`)."""
+    if curve.opts["pen"] is not None:
+        pen = pg.mkPen(curve.opts["pen"])
+        pen.setColor(curve_colour(key))
+        curve.setPen(pen)
+    if curve.opts["symbol"] is not None:
+        curve.setSymbolBrush(getattr(style.current(), CURVE_ROLES[key]))
 
 
 class WarmupMark:
@@ -112,7 +121,7 @@ class WarmupMark:
             self.label.updatePosition()
 
 
-class TrainingCurves(pg.GraphicsLayoutWidget):
+class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
     """Four plots sharing the step axis (the rate plot spans the whole run), made in the turn after
     the canvas (`build`), or when first used. It adds up the time its paints take
     (`take_paint_time`): redraws are spaced by their cost, as painting holds the GIL."""
@@ -123,20 +132,14 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
     paint_seconds = 0.0
 
     def __init__(self, parent=None):
-        super().__init__(parent)
+        pg.GraphicsLayoutWidget.__init__(self, parent)
+        CurveData.__init__(self)
         self.setBackground(style.current().canvas)
         self.ci.layout.setContentsMargins(2, 2, 2, 2)
         self.ci.layout.setSpacing(3)
-        self.series = {name: Series() for name in ("loss", "accuracy", "lr", "tokens_per_s")}
-        self.exact_steps: list[int] = []
-        self.exact_values: list[float] = []
-        self.held_out_metric = "exact_match"  # (not `metric`: a QPaintDevice method Qt calls)
-        self.lr_decay_steps = 0  # the run's TrainConfig.lr_decay_steps (0: Eq. 3)
         self.rate_exponent = 0  # the rate axis counts in units of 10**rate_exponent
-        self._dirty = False
         self.in_a_row = self.short_rows = None
-        self.plan_steps, self.plan_rates = np.zeros(0), np.zeros(0)
-        self.pending: tuple[int | None, int] | None = None  # a reset's (warmup, decay steps) for `build`
+        self.reset_pending = False  # a reset came before `build`
         QTimer.singleShot(1, self, self.build)  # (a timer: 0 ms would run it with the events already posted)
 
     def __getattr__(self, name: str):
@@ -160,7 +163,7 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
             self.setProperty(SCALE_PROPERTY, 1.0)
             restyle_view(self)
         self.apply_screen_class(self.screen_class)
-        if self.pending is not None:
+        if self.reset_pending:
             self._reset_items()
         self.setUpdatesEnabled(False)  # their first paint in a turn of its own
         QTimer.singleShot(1, self, lambda: self.setUpdatesEnabled(True))
@@ -209,12 +212,7 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         if not self.built:
             return
         for key, curve in (*self.curves.items(), ("lr_plan", self.plan)):
-            if curve.opts["pen"] is not None:
-                pen = pg.mkPen(curve.opts["pen"])
-                pen.setColor(curve_colour(key))
-                curve.setPen(pen)
-            if curve.opts["symbol"] is not None:
-                curve.setSymbolBrush(getattr(style.current(), CURVE_ROLES[key]))
+            paint_curve(curve, key)
         for note in self.waiting:
             note.setColor(style.current().muted)
         self.warmup.restyle()
@@ -284,81 +282,59 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
         self._relayout()
         self._show_titles()
 
-    # -- data --------------------------------------------------------------------------------------
+    # -- data: `CurveData` keeps it, the plots draw its `frame` ----------------------------------
     def reset(self, warmup: int | None = None, decay_steps: int = 0) -> None:
-        for s in self.series.values():
-            s.clear()
-        self.exact_steps.clear()
-        self.exact_values.clear()
-        self._dirty, self.pending, self.lr_decay_steps = False, (warmup, decay_steps), decay_steps
+        CurveData.reset(self, warmup, decay_steps)
+        self.reset_pending = not self.built
         if self.built:
             self._reset_items()
 
     def _reset_items(self) -> None:
-        warmup, decay_steps = self.pending
         for item in (self.lr_plot, self.lr_plot.titleLabel):
-            item.setToolTip(texts.lr_tooltip(decay_steps))
-        self._scale_rate_axis(0.0)  # plain "lr" until the run's first rates
+            item.setToolTip(texts.lr_tooltip(self.lr_decay_steps))
+        self._scale_rate_axis(rate_axis(0.0))  # plain "lr" until the run's first rates
         for c in self.curves.values():
             c.setData([], [])
         self.set_plan(np.zeros(0), np.zeros(0))
         for plot in (self.loss_plot, self.speed_plot):  # the empty 0–1 ranges the notes sit in
             plot.vb.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
             plot.vb.enableAutoRange()
-        self.warmup.show_at(warmup)
-        for note in self.waiting:
-            note.setColor(style.current().muted)
-            note.show()
+        self.warmup.show_at(self.warmup_step)
+        self.show_waiting(True)
 
-    def stop_waiting(self) -> None:
-        """The run is over: the empty plots no longer say the first steps are coming."""
+    def show_waiting(self, on: bool) -> None:
+        """Whether the empty plots say the first steps are coming (not once the run is over)."""
         for note in self.waiting:
-            note.hide()
+            note.setVisible(on)
 
     def set_plan(self, steps: np.ndarray, rates: np.ndarray) -> None:
-        """The run's planned rates (`RunInfo.planned_rates`), dashed over the whole run it then spans."""
+        """The run's planned rates, dashed over the whole run the rate plot then spans."""
         self.build()  # (first: a reset waiting for it clears the plan)
-        self.plan_steps, self.plan_rates = np.asarray(steps, float), np.asarray(rates, float)
+        CurveData.set_plan(self, steps, rates)
         self.plan.setData(self.plan_steps, self.plan_rates)
-        vb = self.lr_plot.vb
-        if len(self.plan_steps):
-            vb.setXRange(0, float(self.plan_steps[-1]), padding=0.05)  # (the "0" under the start stays)
-            vb.setYRange(0, float(self.plan_rates.max()), padding=0.05)
-            vb.disableAutoRange()
-            self._scale_rate_axis(float(self.plan_rates.max()))
-        else:
+        ranges, vb = self.plan_range(), self.lr_plot.vb
+        if ranges is None:
             vb.enableAutoRange()
-
-    def add_rows(self, rows: MetricRows) -> None:
-        """Append to the buffers only; `refresh()` hands them to the plot items."""
-        x = rows.step.astype(float)
-        for name, series in self.series.items():
-            series.extend(x, getattr(rows, name))
-        self._dirty = True
+            return
+        vb.setRange(xRange=ranges[0], yRange=ranges[1], padding=0.05)  # (the "0" under the start stays)
+        vb.disableAutoRange()
+        self._scale_rate_axis(rate_axis(ranges[1][1]))
 
     def refresh(self) -> None:
-        if not self._dirty:
+        """Hand what came since the last refresh to the plot items."""
+        if not self.dirty:
             return
-        self._dirty = False
-        loss, acc, speed, lr = (self.series[k] for k in ("loss", "accuracy", "tokens_per_s", "lr"))
-        for note in self.waiting:
-            note.setVisible(loss.n == 0)
-        self.curves["loss_raw"].setData(loss.x, loss.y)
-        self.curves["loss"].setData(loss.x, loss.smoothed)
-        self.curves["accuracy"].setData(acc.x, acc.smoothed)
-        self.curves["tokens_per_s"].setData(speed.x, speed.smoothed / 1000)  # short tick labels
-        self.curves["lr"].setData(lr.x, lr.y)  # exact, not smoothed: the schedule is the point
-        self.curves["lr_now"].setData(lr.x[-1:], lr.y[-1:])
-        planned = float(self.plan_rates.max()) if len(self.plan_rates) else 0.0
-        peak = max(float(np.max(lr.y)) if lr.n else 0.0, planned)
-        self._scale_rate_axis(peak)
-        if planned and peak > planned * 1.05:  # (not as planned)
-            self.lr_plot.vb.setYRange(0, peak, padding=0.05)
-        self.curves["exact"].setData(np.asarray(self.exact_steps, float), np.asarray(self.exact_values, float))
+        frame = self.frame()
+        self.show_waiting(frame.waiting)
+        for key, (x, y) in frame.lines.items():
+            self.curves[key].setData(x, y)
+        self._scale_rate_axis(frame.rate_unit)
+        if frame.rate_top is not None:
+            self.lr_plot.vb.setYRange(0, frame.rate_top, padding=0.05)
 
-    def _scale_rate_axis(self, peak: float) -> None:
+    def _scale_rate_axis(self, unit: tuple[int, str]) -> None:
         """Rates in units of their peak's power of ten (`rate_axis`), set only when it changes."""
-        exponent, label = texts.rate_axis(peak)
+        exponent, label = unit
         if exponent != self.rate_exponent:
             self.rate_exponent = exponent
             axis = self.lr_plot.getAxis("left")
@@ -366,22 +342,22 @@ class TrainingCurves(pg.GraphicsLayoutWidget):
             axis.setLabel(label)
 
     def add_eval(self, event) -> None:
-        """A held-out evaluation (`EvalEvent`), its points named by what it measured."""
-        self.set_metric(getattr(event, "metric", "exact_match"))
-        self.exact_steps.append(event.step)
-        self.exact_values.append(event.score)
-        self._dirty = True
+        """A held-out evaluation (`EvalEvent`), its points named by what it measured (`set_metric`)."""
+        self.add_score(event.step, event.score, getattr(event, "metric", "exact_match"))
 
-    def set_metric(self, metric: str) -> None:
+    def set_metric(self, metric: str) -> bool:
+        if CurveData.set_metric(self, metric):
+            self._name_held_out()
+            return True
+        return False
+
+    def _name_held_out(self) -> None:
         """The held-out points named by their metric (exact match, masked- or next-token accuracy)."""
-        if metric == self.held_out_metric:
-            return
-        self.held_out_metric = metric
         if not self.built:  # (the legend is made with it)
             return
         curve = self.curves["exact"]
         self.legend.removeItem(curve)
-        self.legend.addItem(curve, texts.held_out_name(metric))
+        self.legend.addItem(curve, texts.held_out_name(self.held_out_metric))
         if not self.legend.isVisible():  # folded away: the accuracy title names the colours
             self._show_titles()
 

@@ -22,7 +22,7 @@ from explorer.panels.training.sandbox import PUBLISH_INTERVAL, Sandbox  # noqa: 
 from explorer.panels.training.worker import TrainingRun, save_in_background
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
-from model.train.live_messages import Offer, RunInfo, Snapshot
+from model.train.live_messages import Offer, ProbeFailed, RunInfo, Saved, SaveFailed, Snapshot
 from model.train.request import TrainingRequest
 
 EVAL_SIZE = 50  # held-out pairs per live evaluation (a full evaluation is the CLI's job)
@@ -60,10 +60,10 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.curves.setMinimumSize(330, 260)  # below this the 2 × 2 plots would be clipped
         self.splitter = QSplitter(Qt.Horizontal)
         self.splitter.setChildrenCollapsible(False)
-        for view, stretch in ((self.curves, 3), (self.probe, 2)):
+        for view in (self.curves, self.probe):  # half the width each: the map's title in full
             self.splitter.addWidget(view)
-            self.splitter.setStretchFactor(self.splitter.count() - 1, stretch)
-        self.splitter.setSizes([5500, 4500])  # shares of the width (scaled to fit), whatever the probe shows
+            self.splitter.setStretchFactor(self.splitter.count() - 1, 1)
+        self.splitter.setSizes([5000, 5000])  # shares of the width (scaled to fit), whatever the probe shows
         self.tabs = QTabWidget()  # NARROW: the curves and the probe a tab each
         self.tabs.setVisible(False)
         self.probe.setAutoFillBackground(True)  # (in a tab: the window's colour, not the style's tab pane)
@@ -80,11 +80,11 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
             button.clicked.connect(slot)
         c.taskChanged.connect(self._on_task_changed)
         self.probe.probeEdited.connect(self._on_probe_edited)
-        self.probe.timelineMoved.connect(self.select_snapshot)
-        self.probe.liveRequested.connect(self.follow_live)
+        self.probe.slider.valueChanged.connect(self.select_snapshot)
+        self.probe.live_button.clicked.connect(lambda: self.follow_live())
         self.init_display()
         self.sandbox = Sandbox(self)
-        self.probe.showInOthersChanged.connect(self.sandbox.on_show_others)
+        self.probe.show_others.toggled.connect(self.sandbox.on_show_others)
         self._on_task_changed(c.task_name())
         self._show_phase()
         state.bundleChanged.connect(self._on_bundle)
@@ -158,7 +158,8 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         if self.run is not None:
             self.run.steering.save(folder)
         elif self.trained is not None:  # a finished run's copy: a pool thread writes it
-            save_in_background(self.trained.bundle, folder, self._on_saved, self._on_save_failed)
+            save_in_background(self.trained.bundle, folder, lambda done: self.report(Saved(done)),
+                               lambda error: self.report(SaveFailed(str(error))))
         else:
             return
         self.say(f"Saving a checkpoint to {folder} …")
@@ -252,7 +253,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
             offer = self.trained
             worker = create_worker(offer.bundle.run, text, _start_thread=False, _ignore_errors=True)
             worker.returned.connect(lambda result: self._on_probed(offer, Snapshot(offer.step, result, text)))
-            worker.errored.connect(lambda error: self.say(f"Probe input: {error}", "warning"))
+            worker.errored.connect(lambda error: self.report(ProbeFailed(str(error))))
             worker.start()
 
     def _on_probed(self, offer: Offer, snap: Snapshot) -> None:

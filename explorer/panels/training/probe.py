@@ -34,12 +34,9 @@ def bold_label(text: str, pt: int = style.BASE_POINT_SIZE) -> QLabel:
 
 
 class ProbeView(QWidget):
-    """Signals: probeEdited(text), timelineMoved(index), showInOthersChanged(on), liveRequested."""
+    """Signal: probeEdited(text). The panel follows `slider`, `live_button` and `show_others` itself."""
 
     probeEdited = Signal(str)
-    timelineMoved = Signal(int)
-    showInOthersChanged = Signal(bool)
-    liveRequested = Signal()
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -54,7 +51,7 @@ class ProbeView(QWidget):
         self.output_label = style.eliding_line("—")  # a long untrained babble ends in "…"
         self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.output_label.setFont(style.font(style.TITLE_POINT_SIZE + 2, bold=True, mono=True))
-        self.map_title = style.eliding_line()  # elided where the pickers need the room
+        self.map_title = style.eliding_line()  # elided only where the column is narrower
         self.map_title.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
         self._set_title(*kind_title("cross"))
         self.layer_box, self.head_box = QComboBox(), QComboBox()
@@ -74,31 +71,29 @@ class ProbeView(QWidget):
         style.set_sheet(self.map_note, "color: {muted};")
         self.slider = QSlider(Qt.Horizontal)
         self.slider.setToolTip("Go back to a snapshot taken earlier in the run")
-        self.slider.valueChanged.connect(self.timelineMoved)
         self.live_button = QPushButton("Live")
         self.live_button.setToolTip("Follow the newest snapshot again")
-        self.live_button.clicked.connect(self.liveRequested)
         self.timeline_label = bold_label("step —", style.SMALL_POINT_SIZE)
         self.show_others = QCheckBox("Show in other panels")
         self.show_others.setChecked(True)
         self.show_others.setToolTip(SHOW_OTHERS_TIP)
-        self.show_others.toggled.connect(self.showInOthersChanged)
 
-        self.grid = grid = QGridLayout(self)  # probe, output, the map's title and pickers, map, timeline
+        # the pickers beside the probe and its output, so the map's title has the column's width
+        self.grid = grid = QGridLayout(self)
         grid.setContentsMargins(4, 0, 0, 0)
         grid.setHorizontalSpacing(8)
-        for row, (text, widget) in enumerate((("Probe", self.probe_edit), ("Output", self.output_label))):
+        for row, (text, widget, box) in enumerate((("Probe", self.probe_edit, self.layer_box),
+                                                   ("Output", self.output_label, self.head_box))):
             grid.addWidget(bold_label(text), row, 0)
-            grid.addWidget(widget, row, 1, 1, 3)
-        grid.addWidget(self.map_title, 2, 0, 1, 2)
-        grid.addWidget(self.layer_box, 2, 2)
-        grid.addWidget(self.head_box, 2, 3)
-        grid.addWidget(self.map_note, 3, 0, 1, 4)
+            grid.addWidget(widget, row, 1)
+            grid.addWidget(box, row, 2)
+        grid.addWidget(self.map_title, 2, 0, 1, 3)
+        grid.addWidget(self.map_note, 3, 0, 1, 3)
         timeline = QHBoxLayout()
         for widget, stretch in ((self.timeline_label, 0), (self.slider, 1), (self.live_button, 0)):
             timeline.addWidget(widget, stretch)
-        grid.addLayout(timeline, 4, 0, 1, 4)
-        grid.addWidget(self.show_others, 5, 0, 1, 4)
+        grid.addLayout(timeline, 4, 0, 1, 3)
+        grid.addWidget(self.show_others, 5, 0, 1, 3)
         grid.setColumnStretch(1, 1)
         grid.setRowStretch(3, 1)
         self.clear()
@@ -108,7 +103,7 @@ class ProbeView(QWidget):
         self.probeEdited.emit(self.probe_edit.text())
 
     def set_compact(self, compact: bool) -> None:
-        """A short screen: the pickers say "L2" and "H1" and give their width to the map's title."""
+        """A short screen: the pickers say "L2" and "H1" and give their width to the probe and output."""
         if compact != self.compact:
             self.compact = compact
             for box in (self.layer_box, self.head_box):

@@ -20,9 +20,7 @@ from model.train.trainer import EvalEvent
 FRAME_MIN = 0.25  # s between redraws of the curves and the probe (at most 4 a second) …
 GUI_BUDGET = 0.025  # … and their measured cost stays under this share of the time
 HANDLERS = {lm.RunInfo: "_on_info", lm.MetricRows: "_on_rows", EvalEvent: "_on_evaluated", lm.Snapshot: "_on_snapshot",
-            lm.Offer: "_on_offered", lm.ProbeFailed: "_on_probe_failed", lm.Saved: "_on_saved",
-            lm.SaveFailed: "_on_save_failed", lm.Failed: "_on_failed", lm.Phase: "_on_phase"}
-TEXT_MESSAGES = (lm.ProbeFailed, lm.Saved, lm.SaveFailed, lm.Failed, lm.Phase)  # each handled by its text
+            lm.Offer: "_on_offered", lm.Phase: "_on_phase"}  # the text messages: `report`
 
 
 class RunReports:
@@ -53,9 +51,17 @@ class RunReports:
         run.worker.finished.connect(lambda: self._on_finished(run))  # after the last message
 
     def _on_message(self, run: TrainingRun, message) -> None:
-        if run is self.run:
-            handler = getattr(self, HANDLERS[type(message)])
-            handler(message.text if isinstance(message, TEXT_MESSAGES) else message)
+        if run is not self.run:
+            return
+        if type(message) in lm.REPORTS:
+            self.report(message)
+        else:
+            getattr(self, HANDLERS[type(message)])(message)
+
+    def report(self, message) -> None:
+        """A text message's words (`live_messages.report`), here and maybe in the status line."""
+        text, level, everywhere = lm.report(message)
+        (self.tell if everywhere else self.say)(text, level)
 
     def _on_error(self, run: TrainingRun, exc: BaseException) -> None:
         text = run.error(exc)  # a bug in the loop reaches the user; the thread never ends silently
@@ -89,9 +95,6 @@ class RunReports:
         if self.live:
             self.sandbox.publish_later()
 
-    def _on_probe_failed(self, text: str) -> None:
-        self.say(f"Probe input: {text}", "warning")
-
     def _on_offered(self, offer: lm.Offer) -> None:
         self.trained = offer
         if offer.reason == "show":
@@ -99,17 +102,8 @@ class RunReports:
         elif offer.reason == "asked":
             self.sandbox.use(offer)
 
-    def _on_saved(self, folder: str) -> None:
-        self.tell(f"Checkpoint saved to {folder}")
-
-    def _on_save_failed(self, error: str | BaseException) -> None:
-        self.tell(f"Could not save the checkpoint: {error}", "error")
-
-    def _on_failed(self, text: str) -> None:
-        self.tell(text, "error")
-
-    def _on_phase(self, phase: str) -> None:
-        self.phase = phase
+    def _on_phase(self, phase: lm.Phase) -> None:
+        self.phase = phase.text
         self._show_phase()
         self.show_progress()
 
@@ -120,7 +114,7 @@ class RunReports:
         run.join()
         self.phase = "idle"
         self._show_phase()
-        self.curves.stop_waiting()  # (a run that ended before its first step: nothing is coming)
+        self.curves.show_waiting(False)  # (a run that ended before its first step: nothing is coming)
         self.redraw()
         was_shown = self.sandbox.shown is not None
         self.sandbox.close()  # the panels show the session's own model again
