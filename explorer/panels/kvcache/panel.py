@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer
-from PySide6.QtWidgets import QFrame, QPushButton, QScrollArea, QSlider, QSpinBox, QTabWidget
+from PySide6.QtWidgets import QPushButton, QSlider, QSpinBox, QTabWidget
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
@@ -42,12 +42,10 @@ class KVCachePanel(Panel):
         self.maps = QTabWidget()  # K or V at a time: each map as wide as the page lets it be
         self.maps.addTab(self.keys, "K: the cached keys")
         self.maps.addTab(self.values, "V: the cached values")
-        self.memory = text_label(rich=True, top_left=True)
-        memory_column = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame,
-                                    horizontalScrollBarPolicy=Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        memory_column.setWidget(self.memory)  # the sizes beside the map, in a column that scrolls
-        column(self.note, row(self.layer, self.kv_head, (self.step, 1), self.play),
-               (row((self.maps, 2), (memory_column, 1)), 3), (self.reads, 2), parent=self, margins=4)
+        self.memory = text_label(rich=True)
+        # K or V across the whole width, the query heads' reads under it, the bytes in full below
+        column(self.note, row(self.layer, self.kv_head, (self.step, 1), self.play), (self.maps, 3), (self.reads, 2),
+               self.memory, parent=self, margins=4)
         self.timer = QTimer(self, interval=PLAY_MS)
         self.timer.timeout.connect(self._advance)
         self.play.toggled.connect(self._on_play)
