@@ -18,6 +18,7 @@ from explorer.panels.decoding.bars import TokenBars
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from model.inference.next_token import cut_by, filter_summary, filtered, from_decode_step, next_token_logits, token_text
+from model.inference.token_rows import generated_heading, rows_title, sampled_rows
 from model.interpret.input_texts import printable
 
 METHODS = {"sample": "Sample (these settings)", "greedy": "Greedy (argmax)", "beam": "Beam search (4, α 0.6)"}
@@ -59,10 +60,9 @@ class SamplingBars(TokenBars):
         n = self.rows_that_fit(len(ids))
         self.rows, self.tempered, self.final, self.notes = ids[:n], tempered[:n], final[:n], notes[:n]
         self.draw_rows(pieces[:n], self.final, self.tempered, edges=["masked" if note else "text" for note in self.notes],
-                       texts=[f"✂ {note}  (was {t:.3f})" if note else f"{f:.3f}"
-                              for note, t, f in zip(self.notes, self.tempered, self.final)],
+                       texts=sampled_rows(self.notes, self.tempered, self.final),
                        colours=["muted" if note else "text" for note in self.notes])
-        self.set_title(f"The {n} most probable of {vocab:,} tokens" if n else "")
+        self.set_title(rows_title(n, vocab))
 
 
 class SamplingControls(QWidget):
@@ -203,5 +203,4 @@ class SamplingPanel(Panel):
 
     def _on_generated(self, result) -> None:
         method, seed, text = result
-        how = f"sampled, seed {seed}" if method == "sample" else method
-        self.output.setText(f"<b>Output</b> ({html.escape(how)}):<br>{html.escape(text)}")
+        self.output.setText(f"<b>Output</b> ({html.escape(generated_heading(method, seed))}):<br>{html.escape(text)}")
