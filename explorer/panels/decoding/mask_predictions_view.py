@@ -3,11 +3,12 @@ its position, context and top-5 candidates as bars (`ForwardResult.mask_predicti
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QGridLayout, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QGridLayout, QScrollArea, QWidget
 
 from explorer import style
 from explorer.panels.decoding.bars import TopKBars
 from explorer.panels.decoding.chips import chip
+from explorer.panels.layouts import column
 from explorer.panels.texts import text_label
 from model.inference.token_rows import MASK_EXPLAIN, mask_heading, mask_hint, words_html
 
@@ -32,10 +33,7 @@ class MaskGroup(QFrame):
         self.context = text_label(point_size=style.TITLE_POINT_SIZE, rich=True)
         self.bars = TopKBars(TOP_K)
         self.bars.setFixedHeight(BARS_HEIGHT)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-        for w in (self.heading, self.context, self.bars):
-            layout.addWidget(w)
+        column(self.heading, self.context, self.bars, parent=self, margins=6)
         self.position = -1
 
     def set_prediction(self, number: int, prediction, pieces: list[str]) -> None:
@@ -59,19 +57,10 @@ class MaskPredictionsView(QWidget):
         grid_host = QWidget()
         self.grid = QGridLayout()
         self.grid.setContentsMargins(0, 0, 0, 0)
-        column = QVBoxLayout(grid_host)  # the groups stand at the top of the page
-        column.setContentsMargins(0, 0, 0, 0)
-        column.addLayout(self.grid)
-        column.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.NoFrame)
+        column(self.grid, None, parent=grid_host, margins=0)  # the groups stand at the top of the page
+        scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
         scroll.setWidget(grid_host)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-        for w in (self.sentence, self.explain, self.hint):
-            layout.addWidget(w)
-        layout.addWidget(scroll, 1)
+        column(self.sentence, self.explain, self.hint, (scroll, 1), parent=self, margins=6)
         self.shown_groups: list[MaskGroup] = []
         self.set_mask_token(None)
         self.set_result(None)
