@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QPushButton, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QPushButton, QSpinBox, QWidget
 from superqt import QLabeledDoubleSlider
 
 from explorer import style, theme
@@ -87,17 +87,12 @@ class SamplingControls(QWidget):
         self.step = QSpinBox(prefix="decoding step ", toolTip="Which step of the recorded decode: step k is the "
                              "distribution after the prompt and the output's first k − 1 tokens")
         self.button = QPushButton("Generate", toolTip="Generate a continuation with the chosen method (off the GUI thread).")
-        grid = QGridLayout(self)
-        grid.setContentsMargins(0, 0, 0, 0)
-        for line, (name, widget) in enumerate((("Temperature", self.temperature), ("Top-k", self.top_k),
-                                               ("Top-p", self.top_p))):
-            grid.addWidget(QLabel(name, font=style.font(style.BASE_POINT_SIZE, bold=True)), line, 0)
-            grid.addWidget(widget, line, 1, 1, 3)
-        grid.addWidget(self.step, 3, 0, 1, 4)
-        grid.addWidget(self.method, 4, 0, 1, 2)
-        grid.addWidget(self.seed, 4, 2)
-        grid.addWidget(self.button, 4, 3)
-        grid.setColumnStretch(1, 1)
+        form = QFormLayout(self)
+        form.setContentsMargins(0, 0, 0, 0)
+        for name, widget in (("Temperature", self.temperature), ("Top-k", self.top_k), ("Top-p", self.top_p)):
+            form.addRow(QLabel(name, font=style.font(style.BASE_POINT_SIZE, bold=True)), widget)
+        form.addRow(self.step)
+        form.addRow(row((self.method, 1), self.seed, self.button))
         for control in (self.temperature, self.top_p, self.top_k):
             control.valueChanged.connect(lambda _v: self.changed.emit())
         self.button.clicked.connect(self.generate.emit)
