@@ -14,7 +14,7 @@ from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from model.inference.kv_cache import cache_note, cached_tensors, describe_cache, reads_title
-from model.interpret.input_texts import printable
+from model.interpret.kv_view import cache_view
 
 PLAY_MS = 600  # one generation step a beat when playing
 
@@ -92,27 +92,19 @@ class KVCachePanel(Panel):
     def redraw(self, *_) -> None:
         if self.tensors is None:
             return
-        keys, values, weights = self.tensors
-        config = self.state.bundle.config
         g, t = self.kv_head.value() - 1, self.step.value()
-        total, d_k = keys.shape[1], keys.shape[2]
-        labels = [f"{i} {printable(p)}" for i, p in enumerate(self.pieces[:total])]
-        dims = [str(i) for i in range(d_k)]
-        cached = np.arange(total) <= t  # the positions in the cache now
-        allowed = np.repeat(cached[:, None], d_k, axis=1)
-        bound = float(max(np.abs(keys[g]).max(), np.abs(values[g]).max())) or 1.0  # one scale for K and V
-        for heatmap, data, name in ((self.keys, keys[g], "K"), (self.values, values[g], "V")):
-            heatmap.set_levels((-bound, bound))
-            heatmap.set_data(data, labels, dims, allowed=allowed, row_names=True)
+        view = cache_view(*self.tensors, self.pieces, g, t)
+        d_k = view.keys.shape[1]
+        for heatmap, data, name in ((self.keys, view.keys, "K"), (self.values, view.values, "V")):
+            heatmap.set_levels((-view.bound, view.bound))
+            heatmap.set_data(data, view.rows, [str(i) for i in range(d_k)],
+                             allowed=np.repeat(view.cached[:, None], d_k, axis=1), row_names=True)
             heatmap.set_title(f"{name}, layer {self.layer.value()}, KV head {g + 1}: {t + 1} rows")
-        group = config.n_heads // config.kv_heads
-        heads = list(range(g * group, (g + 1) * group))  # the query heads reading this key/value head
-        self.reads.set_data(weights[heads, t, :], [f"q head {h + 1}" for h in heads], [str(i) for i in range(total)],
-                            allowed=np.tile(cached, (len(heads), 1)), row_names=True)  # (the maps name the tokens)
-        token = printable(self.pieces[t]) if t < len(self.pieces) else ""
-        self.reads.set_title(reads_title(t, self.n_prompt, token))
+        self.reads.set_data(view.reads, [f"q head {h + 1}" for h in view.heads], [str(i) for i in range(len(view.cached))],
+                            allowed=np.tile(view.cached, (len(view.heads), 1)), row_names=True)  # (the maps name the tokens)
+        self.reads.set_title(reads_title(t, self.n_prompt, view.token))
         dtype = next(self.state.bundle.model.parameters()).dtype
-        self.memory.setText(describe_cache(config, dtype, t + 1))
+        self.memory.setText(describe_cache(self.state.bundle.config, dtype, t + 1))
 
     def _on_play(self, on: bool) -> None:
         self.play.setText("Pause ⏸" if on else "Play ▶")
