@@ -140,3 +140,18 @@ def test_k_and_v_are_shown_one_at_a_time_each_with_its_title_and_ticks_whole(qtb
             QApplication.processEvents()
         assert shown.isVisible() and not hidden.isVisible()
         assert cramped_titles(panel) == [] and unreadable_ticks(panel) == []
+
+
+def test_the_bytes_are_shown_whole_and_k_is_as_wide_as_the_reads_under_it(qtbot, gqa):
+    """The memory text is never cut (no scrolling column beside the map) and the K map takes the
+    page's width, as the query heads' reads under it do."""
+    from PySide6.QtWidgets import QApplication
+
+    from layout_checks import clipped_texts
+    _state, panel = _panel(qtbot, gqa, "abcdefgh")
+    for size in ((1024, 600), (1280, 560)):
+        panel.resize(*size)
+        for _ in range(3):
+            QApplication.processEvents()
+        assert panel.memory.isVisible() and clipped_texts(panel) == []
+        assert panel.maps.width() >= panel.reads.width()

@@ -16,6 +16,7 @@ from explorer.drawing.plot_style import let_shrink, set_title
 from explorer.drawing.token_heatmap import display_piece
 from model.inference.bundle import smoothed_target
 from model.inference.next_token import bar_order, caption_lines, ranked_ids, rows_that_fit, smoothing_tip
+from model.inference.token_rows import rank_tips
 
 BAR_HEIGHT = 0.7  # in rows
 ROW_LINES = 1.15  # a row's least height in lines of its token's font: labels never overlap
@@ -187,8 +188,7 @@ class TopKBars(TokenBars):
         order = bar_order(len(self._ranked), chosen, shown)
         self.token_ids, self.heights = [self._ranked[j] for j in order], self._probs[order]  # (all: the data)
         order, heights = order[:shown], self.heights[:shown]
-        tips = [f"p = {h:.6f}, " + (f"rank {r + 1}" if r < self.k else f"below the top {self.k}")
-                for r, h in zip(order, heights)]
+        tips = rank_tips(order, heights, self.k)
         roles = ["chosen" if i == self.chosen else "bar" for i in self.token_ids[:shown]]
         self.draw_rows([self._pieces[j] for j in order], heights, None if self._sample is None else self._sample[order],
                        roles, texts=[style.prob_text(float(h)) for h in heights], tips=tips,

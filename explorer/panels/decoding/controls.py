@@ -6,7 +6,6 @@ from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
-    QHBoxLayout,
     QLabel,
     QPushButton,
     QSpinBox,
@@ -16,6 +15,7 @@ from PySide6.QtWidgets import (
 from superqt import QFlowLayout
 
 from explorer import style
+from explorer.panels.layouts import row
 from model.interpret.decode_run import STRATEGIES, DecodeSettings
 
 # the knobs of the sampling page, then the beam page: (name, label, spin box, tooltip)
@@ -43,11 +43,7 @@ SHARPEST_TIP = ("Show the decoder head that aligns most clearly on this text: ea
 def group(*widgets) -> QWidget:
     """One unit of the flowing row: widgets (or label texts) side by side, never split."""
     unit = QWidget()
-    row = QHBoxLayout(unit)
-    row.setContentsMargins(0, 0, 0, 0)
-    row.setSpacing(6)
-    for w in widgets:
-        row.addWidget(QLabel(w) if isinstance(w, str) else w)
+    row(*(QLabel(w) if isinstance(w, str) else w for w in widgets), parent=unit, margins=0).setSpacing(6)
     return unit
 
 

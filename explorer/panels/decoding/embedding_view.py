@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from explorer.drawing.heatmap import Heatmap
+from explorer.panels.layouts import column, row
 from explorer.panels.texts import NOTE_SHEET, text_label
 
 NO_HEAD = ("This model has no language-model head: it does not decode, predict or fill in words. "
@@ -23,13 +24,7 @@ class EmbeddingView(QWidget):
         self.note = text_label(sheet=NOTE_SHEET.format(level="info"))
         self.sentences = text_label(rich=True, top_left=True)
         self.matrix = Heatmap("cosine similarity")
-        row = QHBoxLayout()
-        row.addWidget(self.matrix, 3)
-        row.addWidget(self.sentences, 2)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.note)
-        layout.addLayout(row, 1)
+        column(self.note, (row((self.matrix, 3), (self.sentences, 2)), 1), parent=self, margins=4)
         self.embedding = None
 
     def set_embedding(self, embedding, dim: int) -> None:

@@ -2,20 +2,16 @@
 its position, context and top-5 candidates as bars (`ForwardResult.mask_predictions`)."""
 from __future__ import annotations
 
-import html
-
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QGridLayout, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QGridLayout, QScrollArea, QWidget
 
 from explorer import style
-from explorer.drawing.token_heatmap import display_piece
 from explorer.panels.decoding.bars import TopKBars
 from explorer.panels.decoding.chips import chip
+from explorer.panels.layouts import column
 from explorer.panels.texts import text_label
+from model.inference.token_rows import MASK_EXPLAIN, mask_heading, mask_hint, words_html
 
-EXPLAIN = ("Encoder-only (BERT-like): the whole sentence is read at once — no causal mask, so each blank is "
-           "guessed from the words on both sides. Bars: the model's softmax at that position (top 5; orange = the "
-           "filling).")
 TOP_K = 5
 GROUP_COLUMNS = 2  # side by side on a wide dock; a single [MASK] gets the whole width
 CONTEXT = 4  # words each side of a blank in its group's context line
@@ -25,13 +21,6 @@ BARS_HEIGHT = 260  # px: five bars with their values and tokens
 def blank(text: str) -> str:
     """A [MASK]'s place in a sentence: a chip of its filling (or "____")."""
     return chip(text, style.current().mask_blank, style.current().chosen_text, True)
-
-
-def words_html(pieces: list[str], chips: dict[int, str], lo: int = 0, hi: int | None = None) -> str:
-    """Pieces lo…hi as words, the rich text `chips[i]` at each position i it has; "…" where words are left out."""
-    hi = len(pieces) if hi is None else hi
-    words = [chips[i] if i in chips else html.escape(display_piece(pieces[i])) for i in range(lo, hi)]
-    return ("… " if lo > 0 else "") + " ".join(words) + (" …" if hi < len(pieces) else "")
 
 
 class MaskGroup(QFrame):
@@ -44,16 +33,12 @@ class MaskGroup(QFrame):
         self.context = text_label(point_size=style.TITLE_POINT_SIZE, rich=True)
         self.bars = TopKBars(TOP_K)
         self.bars.setFixedHeight(BARS_HEIGHT)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-        for w in (self.heading, self.context, self.bars):
-            layout.addWidget(w)
+        column(self.heading, self.context, self.bars, parent=self, margins=6)
         self.position = -1
 
     def set_prediction(self, number: int, prediction, pieces: list[str]) -> None:
         self.position = int(prediction.position)
-        best = prediction.pieces[0] if prediction.pieces else "?"
-        self.heading.setText(f"[MASK] {number} · position {self.position}: best guess “{display_piece(best)}”")
+        self.heading.setText(mask_heading(number, self.position, prediction.pieces))
         self.context.setText(words_html(pieces, {self.position: blank("____")}, max(0, self.position - CONTEXT),
                                         min(len(pieces), self.position + CONTEXT + 1)))
         self.bars.set_data(prediction.probs, list(prediction.pieces), 0 if prediction.pieces else None)
@@ -68,23 +53,14 @@ class MaskPredictionsView(QWidget):
         self.hint = text_label(point_size=style.TITLE_POINT_SIZE,
                                sheet="background:{info_bg}; color:{info_text}; padding:18px; border-radius:6px;")
         self.hint.setAlignment(Qt.AlignCenter)
-        self.explain = text_label(EXPLAIN, sheet="color: {muted}")
+        self.explain = text_label(MASK_EXPLAIN, sheet="color: {muted}")
         grid_host = QWidget()
         self.grid = QGridLayout()
         self.grid.setContentsMargins(0, 0, 0, 0)
-        column = QVBoxLayout(grid_host)  # the groups stand at the top of the page
-        column.setContentsMargins(0, 0, 0, 0)
-        column.addLayout(self.grid)
-        column.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.NoFrame)
+        column(self.grid, None, parent=grid_host, margins=0)  # the groups stand at the top of the page
+        scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
         scroll.setWidget(grid_host)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-        for w in (self.sentence, self.explain, self.hint):
-            layout.addWidget(w)
-        layout.addWidget(scroll, 1)
+        column(self.sentence, self.explain, self.hint, (scroll, 1), parent=self, margins=6)
         self.shown_groups: list[MaskGroup] = []
         self.set_mask_token(None)
         self.set_result(None)
@@ -114,8 +90,7 @@ class MaskPredictionsView(QWidget):
         self.sentence.setVisible(result is not None)
         self.explain.setVisible(bool(predictions))
         self.hint.setVisible(not predictions)
-        self.hint.setText(f"No {self.mask_token} in the input. Type {self.mask_token} where a word is missing, "
-                          f"e.g. “{self.example}”, and the model guesses the word from the words around it.")
+        self.hint.setText(mask_hint(self.mask_token, self.example))
 
     def clear_data(self) -> None:
         self.set_result(None)

@@ -62,9 +62,7 @@ class PlotGrid(QTabWidget):
                 grid.setRowStretch(r, stretch[r])
                 for c, j in enumerate(row):  # a lone plot in a row spans it
                     grid.addWidget(self.plots[j], r, c, 1, width if len(row) == 1 else 1)
-            scroll = QScrollArea()
-            scroll.setWidgetResizable(True)
-            scroll.setFrameShape(QFrame.NoFrame)
+            scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
             scroll.setWidget(page)
             self.addTab(scroll, name)
         for page in old:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer
-from PySide6.QtWidgets import QFrame, QPushButton, QScrollArea, QSlider, QSpinBox, QTabWidget
+from PySide6.QtWidgets import QPushButton, QSlider, QSpinBox, QTabWidget
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
@@ -14,7 +14,7 @@ from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from model.inference.kv_cache import cache_note, cached_tensors, describe_cache, reads_title
-from model.interpret.input_texts import printable
+from model.interpret.kv_view import cache_view
 
 PLAY_MS = 600  # one generation step a beat when playing
 
@@ -42,12 +42,10 @@ class KVCachePanel(Panel):
         self.maps = QTabWidget()  # K or V at a time: each map as wide as the page lets it be
         self.maps.addTab(self.keys, "K: the cached keys")
         self.maps.addTab(self.values, "V: the cached values")
-        self.memory = text_label(rich=True, top_left=True)
-        memory_column = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame,
-                                    horizontalScrollBarPolicy=Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        memory_column.setWidget(self.memory)  # the sizes beside the map, in a column that scrolls
-        column(self.note, row(self.layer, self.kv_head, (self.step, 1), self.play),
-               (row((self.maps, 2), (memory_column, 1)), 3), (self.reads, 2), parent=self, margins=4)
+        self.memory = text_label(rich=True)
+        # K or V across the whole width, the query heads' reads under it, the bytes in full below
+        column(self.note, row(self.layer, self.kv_head, (self.step, 1), self.play), (self.maps, 3), (self.reads, 2),
+               self.memory, parent=self, margins=4)
         self.timer = QTimer(self, interval=PLAY_MS)
         self.timer.timeout.connect(self._advance)
         self.play.toggled.connect(self._on_play)
@@ -94,27 +92,19 @@ class KVCachePanel(Panel):
     def redraw(self, *_) -> None:
         if self.tensors is None:
             return
-        keys, values, weights = self.tensors
-        config = self.state.bundle.config
         g, t = self.kv_head.value() - 1, self.step.value()
-        total, d_k = keys.shape[1], keys.shape[2]
-        labels = [f"{i} {printable(p)}" for i, p in enumerate(self.pieces[:total])]
-        dims = [str(i) for i in range(d_k)]
-        cached = np.arange(total) <= t  # the positions in the cache now
-        allowed = np.repeat(cached[:, None], d_k, axis=1)
-        bound = float(max(np.abs(keys[g]).max(), np.abs(values[g]).max())) or 1.0  # one scale for K and V
-        for heatmap, data, name in ((self.keys, keys[g], "K"), (self.values, values[g], "V")):
-            heatmap.set_levels((-bound, bound))
-            heatmap.set_data(data, labels, dims, allowed=allowed, row_names=True)
+        view = cache_view(*self.tensors, self.pieces, g, t)
+        d_k = view.keys.shape[1]
+        for heatmap, data, name in ((self.keys, view.keys, "K"), (self.values, view.values, "V")):
+            heatmap.set_levels((-view.bound, view.bound))
+            heatmap.set_data(data, view.rows, [str(i) for i in range(d_k)],
+                             allowed=np.repeat(view.cached[:, None], d_k, axis=1), row_names=True)
             heatmap.set_title(f"{name}, layer {self.layer.value()}, KV head {g + 1}: {t + 1} rows")
-        group = config.n_heads // config.kv_heads
-        heads = list(range(g * group, (g + 1) * group))  # the query heads reading this key/value head
-        self.reads.set_data(weights[heads, t, :], [f"q head {h + 1}" for h in heads], [str(i) for i in range(total)],
-                            allowed=np.tile(cached, (len(heads), 1)), row_names=True)  # (the maps name the tokens)
-        token = printable(self.pieces[t]) if t < len(self.pieces) else ""
-        self.reads.set_title(reads_title(t, self.n_prompt, token))
+        self.reads.set_data(view.reads, [f"q head {h + 1}" for h in view.heads], [str(i) for i in range(len(view.cached))],
+                            allowed=np.tile(view.cached, (len(view.heads), 1)), row_names=True)  # (the maps name the tokens)
+        self.reads.set_title(reads_title(t, self.n_prompt, view.token))
         dtype = next(self.state.bundle.model.parameters()).dtype
-        self.memory.setText(describe_cache(config, dtype, t + 1))
+        self.memory.setText(describe_cache(self.state.bundle.config, dtype, t + 1))
 
     def _on_play(self, on: bool) -> None:
         self.play.setText("Pause ⏸" if on else "Play ▶")

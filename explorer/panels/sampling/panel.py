@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QPushButton, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QPushButton, QSpinBox, QWidget
 from superqt import QLabeledDoubleSlider
 
 from explorer import style, theme
@@ -18,6 +18,7 @@ from explorer.panels.decoding.bars import TokenBars
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from model.inference.next_token import cut_by, filter_summary, filtered, from_decode_step, next_token_logits, token_text
+from model.inference.token_rows import generated_heading, rows_title, sampled_rows
 from model.interpret.input_texts import printable
 
 METHODS = {"sample": "Sample (these settings)", "greedy": "Greedy (argmax)", "beam": "Beam search (4, α 0.6)"}
@@ -59,10 +60,9 @@ class SamplingBars(TokenBars):
         n = self.rows_that_fit(len(ids))
         self.rows, self.tempered, self.final, self.notes = ids[:n], tempered[:n], final[:n], notes[:n]
         self.draw_rows(pieces[:n], self.final, self.tempered, edges=["masked" if note else "text" for note in self.notes],
-                       texts=[f"✂ {note}  (was {t:.3f})" if note else f"{f:.3f}"
-                              for note, t, f in zip(self.notes, self.tempered, self.final)],
+                       texts=sampled_rows(self.notes, self.tempered, self.final),
                        colours=["muted" if note else "text" for note in self.notes])
-        self.set_title(f"The {n} most probable of {vocab:,} tokens" if n else "")
+        self.set_title(rows_title(n, vocab))
 
 
 class SamplingControls(QWidget):
@@ -87,17 +87,12 @@ class SamplingControls(QWidget):
         self.step = QSpinBox(prefix="decoding step ", toolTip="Which step of the recorded decode: step k is the "
                              "distribution after the prompt and the output's first k − 1 tokens")
         self.button = QPushButton("Generate", toolTip="Generate a continuation with the chosen method (off the GUI thread).")
-        grid = QGridLayout(self)
-        grid.setContentsMargins(0, 0, 0, 0)
-        for line, (name, widget) in enumerate((("Temperature", self.temperature), ("Top-k", self.top_k),
-                                               ("Top-p", self.top_p))):
-            grid.addWidget(QLabel(name, font=style.font(style.BASE_POINT_SIZE, bold=True)), line, 0)
-            grid.addWidget(widget, line, 1, 1, 3)
-        grid.addWidget(self.step, 3, 0, 1, 4)
-        grid.addWidget(self.method, 4, 0, 1, 2)
-        grid.addWidget(self.seed, 4, 2)
-        grid.addWidget(self.button, 4, 3)
-        grid.setColumnStretch(1, 1)
+        form = QFormLayout(self)
+        form.setContentsMargins(0, 0, 0, 0)
+        for name, widget in (("Temperature", self.temperature), ("Top-k", self.top_k), ("Top-p", self.top_p)):
+            form.addRow(QLabel(name, font=style.font(style.BASE_POINT_SIZE, bold=True)), widget)
+        form.addRow(self.step)
+        form.addRow(row((self.method, 1), self.seed, self.button))
         for control in (self.temperature, self.top_p, self.top_k):
             control.valueChanged.connect(lambda _v: self.changed.emit())
         self.button.clicked.connect(self.generate.emit)
@@ -203,5 +198,4 @@ class SamplingPanel(Panel):
 
     def _on_generated(self, result) -> None:
         method, seed, text = result
-        how = f"sampled, seed {seed}" if method == "sample" else method
-        self.output.setText(f"<b>Output</b> ({html.escape(how)}):<br>{html.escape(text)}")
+        self.output.setText(f"<b>Output</b> ({html.escape(generated_heading(method, seed))}):<br>{html.escape(text)}")
