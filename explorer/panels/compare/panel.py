@@ -308,11 +308,10 @@ class ComparePanel(Panel):
         self.heads.set_data(changes, [f"L{i + 1}" for i in range(changes.shape[0])],
                             [f"H{h + 1}" for h in range(changes.shape[1])], row_names=True)
         self.heads.set_title(f"Mean |B − A| per head: {KIND_LABELS[kind]}")
-        self._read_out(disagreement_text(c.output_a))  # (the readout until the mouse moves)
+        self._on_hover("")  # (the readout until the mouse moves)
 
     def _on_hover(self, text: str) -> None:
-        self._read_out(text or (disagreement_text(self.comparison.output_a) if self.comparison is not None else " "))
-
-    def _read_out(self, text: str) -> None:
+        """The hovered value, else where A and B disagree most."""
+        text = text or (disagreement_text(self.comparison.output_a) if self.comparison is not None else " ")
         self.readout.setText(text)
         self.readout.setToolTip(text.strip())  # whole, where the line is cut
