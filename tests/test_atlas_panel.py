@@ -44,7 +44,7 @@ def test_clicking_a_head_selects_it_for_the_attention_panel_and_brings_that_forw
     assert state.session.view("attention") == "single"
     attention = window.panels["attention"]
     assert (attention.kind, attention.layer, attention.head) == ("cross", 1, 2)
-    assert attention.head_box.currentData() == 2 and attention.kind_box.currentData() == "cross"
+    assert attention.picker.head_box.currentData() == 2 and attention.picker.kind_box.currentData() == "cross"
     def in_front(name):  # on screen, not behind another dock's tab
         return window.docks[name].isVisible() and not window.docks[name].visibleRegion().isEmpty()
 

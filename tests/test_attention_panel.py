@@ -52,7 +52,8 @@ def test_single_view_shows_the_selected_trace_tensor(setup, kind, layer, head):
     state.select_attention(kind, layer, head)
     want, _ = expected(result.trace, kind, layer, head)
     np.testing.assert_array_equal(panel.single.image.image, want)
-    assert (panel.kind_box.currentData(), panel.layer_box.currentData(), panel.head_box.currentData()) == (kind, layer, head)
+    picker = panel.picker
+    assert (picker.kind_box.currentData(), picker.layer_box.currentData(), picker.head_box.currentData()) == (kind, layer, head)
     # axis labels come from the result's pieces
     q_axis = result.tgt_pieces if kind != "encoder" else result.src_pieces
     assert panel.single.rows_axis.tokens == q_axis
@@ -61,9 +62,9 @@ def test_single_view_shows_the_selected_trace_tensor(setup, kind, layer, head):
 def test_combo_boxes_change_the_shared_selection_and_the_image(setup):
     state, panel, result = setup
     panel.set_view("single")
-    panel.kind_box.setCurrentIndex(panel.kind_box.findData("cross"))
-    panel.layer_box.setCurrentIndex(2)
-    panel.head_box.setCurrentIndex(1)
+    panel.picker.kind_box.setCurrentIndex(panel.picker.kind_box.findData("cross"))
+    panel.picker.layer_box.setCurrentIndex(2)
+    panel.picker.head_box.setCurrentIndex(1)
     assert (state.kind, state.layer, state.head) == ("cross", 2, 1)
     want, _ = expected(result.trace, "cross", 2, 1)
     np.testing.assert_array_equal(panel.single.image.image, want)
@@ -138,7 +139,7 @@ def test_panel_follows_a_selection_made_elsewhere(setup):
     state, panel, _ = setup
     state.select_attention("decoder_self", 2, 3)
     assert (panel.kind, panel.layer, panel.head) == ("decoder_self", 2, 3)
-    assert panel.head_box.currentData() == 3
+    assert panel.picker.head_box.currentData() == 3
 
 
 def test_hovering_a_token_in_the_line_view_keeps_only_its_lines(setup, qtbot):
@@ -195,7 +196,7 @@ def test_only_the_models_kinds_are_offered(qtbot):
     qtbot.addWidget(panel)
     state.set_bundle(bundle)
     state.set_result(bundle.run("abc", target="cba"))
-    kinds = [panel.kind_box.itemData(i) for i in range(panel.kind_box.count())]
+    kinds = [panel.picker.kind_box.itemData(i) for i in range(panel.picker.kind_box.count())]
     assert kinds == ["decoder_self"]
 
 

@@ -129,13 +129,15 @@ def test_a_zero_difference_says_identical_instead_of_a_blank_box(qtbot):
     b[2, 3] += 0.1
     maps.set_maps(a, b, allowed, tokens, tokens, "L1 H1")
     assert not maps.identical.isVisible() and maps.map_diff.image.isVisible() and maps.diff_bar.isVisible()
-    assert maps.map_diff.title.text() == "B − A (±0.1)"
+    assert maps.map_diff.title.text() == "B − A" and "0.1" in maps.map_diff.title.toolTip()
+    assert maps.diff_bar.levels() == pytest.approx((-0.1, 0.1))  # the scale on the bar: its ends named
+    assert [text for _, text in maps.diff_ticks] == ["−0.1", "0", "0.1"]
     b = a.copy()
     b[0, 0] += 3e-7  # below the colour scale's floor, but not zero: drawn, and its size said
     maps.set_maps(a, b, allowed, tokens, tokens, "L1 H1")
     tiny = float(np.abs(b - a).max())
     assert 0 < tiny < 1e-6 and not maps.identical.isVisible()
-    assert maps.map_diff.title.text() == f"B − A (±{max(tiny, 1e-6):.2g})"
+    assert maps.diff_ticks[-1][1] == f"{max(tiny, 1e-6):.2g}"
 
 
 def test_untrained_b_is_the_models_own_architecture_freshly_initialised(qtbot, tmp_path):

@@ -53,7 +53,7 @@ def test_single_head_view_numbers_from_1_and_scales_0_to_1(window, qtbot):
     assert "0–1" in panel.single.bar.axis.labelText
     # one numbering: index 1 is read "layer 2", index 2 "head 3", in the title and the combo boxes
     assert "layer 2, head 3" in heatmap.title.text()
-    assert panel.layer_box.currentText() == "2" and panel.head_box.currentText() == "3"
+    assert panel.picker.layer_box.currentText() == "2" and panel.picker.head_box.currentText() == "3"
     assert not panel.mask_legend.isVisible()  # encoder self-attention: nothing is masked
 
 

@@ -120,7 +120,7 @@ def test_the_attention_panel_offers_only_the_kinds_the_model_has(qtbot, make, te
     panel = AttentionPanel(state)
     qtbot.addWidget(panel)
     runner.set_bundle(make(), then_run=text)
-    offered = [panel.kind_box.itemData(i) for i in range(panel.kind_box.count())]
+    offered = [panel.picker.kind_box.itemData(i) for i in range(panel.picker.kind_box.count())]
     assert offered == kinds
     assert panel.data.axis_names(kinds[0]) == (names, names)
     panel.set_view("single")

@@ -197,7 +197,6 @@ class AttentionPanel(Panel):
 
     def _build(self) -> None:
         self.picker = HeadPicker(self.state, self._kinds, self._shape)
-        self.kind_box, self.layer_box, self.head_box = self.picker.kind_box, self.picker.layer_box, self.picker.head_box
         self.all_kinds = QCheckBox("all kinds", font=st.font(st.LABEL_PT),
                                    toolTip="Show encoder, decoder and cross-attention grids side by side")
         self.mask_legend = QLabel(font=st.font(st.TICK_PT), toolTip=MASK_TIP, visible=False)  # (where something is masked)

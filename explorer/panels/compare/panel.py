@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import (
     QBoxLayout,
     QFileDialog,
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
 from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
+from explorer.drawing.label_axis import label_font
 from explorer.panels.attention.head_picker import HeadPicker
 from explorer.panels.attention.view_tabs import ViewTabs
 from explorer.panels.base import Panel
@@ -59,6 +61,9 @@ class ComparisonMaps(QWidget):
         self.plots = (self.map_a, self.map_b, self.map_diff)
         weight_canvas, _ = colour_bar_canvas(st.weight_cmap(), st.WEIGHT_LEVELS)
         diff_canvas, self.diff_bar = colour_bar_canvas(st.signed_cmap(), (-1.0, 1.0))
+        sign = int(QFontMetricsF(label_font()).horizontalAdvance("−0"))  # room for "−0.56", the scale's low end
+        self.diff_bar.axis.setWidth(int(self.diff_bar.axis.width()) + sign)
+        diff_canvas.setFixedWidth(diff_canvas.width() + sign)
         row((self.map_a, 1), (self.map_b, 1), weight_canvas, (self.map_diff, 1), diff_canvas,  # bars beside:
             parent=self, margins=0)  # the three maps are one size
         for heatmap in self.plots:
@@ -72,6 +77,7 @@ class ComparisonMaps(QWidget):
         self._recolour()
         self.scale = 1.0
         self.values: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.diff_ticks: list[tuple[float, str]] = []  # B − A's bar: its values named, the scale's ends too
 
     def set_maps(self, a: np.ndarray, b: np.ndarray, allowed: np.ndarray, q_labels: list[str], k_labels: list[str],
                  head: str, axis_names: tuple[str, str] = ("query", "key")) -> None:
@@ -81,13 +87,15 @@ class ComparisonMaps(QWidget):
         self.scale, zero = symmetric_scale(diff, allowed)
         self.map_diff.set_levels((-self.scale, self.scale))
         self.diff_bar.setLevels((-self.scale, self.scale))
+        self.diff_ticks = [(-self.scale, f"−{self.scale:.2g}"), (0.0, "0"), (self.scale, f"{self.scale:.2g}")]
+        self.diff_bar.axis.setTicks([self.diff_ticks])
         for heatmap, values in zip(self.plots, self.values):
             heatmap.set_data(values, q_labels, k_labels, allowed=allowed)
         for heatmap in self.plots:  # every map named alike: equal room for each
             heatmap.set_axis_names(f"query ({axis_names[0]})", "key")
         self.map_a.set_title(f"A · {head}")
         self.map_b.set_title(f"B · {head}")
-        self.map_diff.set_title("B − A = 0" if zero else f"B − A (±{self.scale:.2g})")
+        self.map_diff.set_title("B − A = 0" if zero else "B − A", f"B − A, coloured from −{self.scale:.2g} to +{self.scale:.2g}")
         self.map_diff.image.setVisible(not zero)
         self.diff_bar.setVisible(not zero)
         self.identical.setVisible(zero)
@@ -300,11 +308,10 @@ class ComparePanel(Panel):
         self.heads.set_data(changes, [f"L{i + 1}" for i in range(changes.shape[0])],
                             [f"H{h + 1}" for h in range(changes.shape[1])], row_names=True)
         self.heads.set_title(f"Mean |B − A| per head: {KIND_LABELS[kind]}")
-        self._read_out(disagreement_text(c.output_a))  # (the readout until the mouse moves)
+        self._on_hover("")  # (the readout until the mouse moves)
 
     def _on_hover(self, text: str) -> None:
-        self._read_out(text or (disagreement_text(self.comparison.output_a) if self.comparison is not None else " "))
-
-    def _read_out(self, text: str) -> None:
+        """The hovered value, else where A and B disagree most."""
+        text = text or (disagreement_text(self.comparison.output_a) if self.comparison is not None else " ")
         self.readout.setText(text)
         self.readout.setToolTip(text.strip())  # whole, where the line is cut
