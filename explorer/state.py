@@ -105,8 +105,7 @@ class SessionState(QObject):
         kinds = self.available_kinds()
         a = self.session.attention
         kind = a.kind if a.kind in kinds else (kinds[0] if kinds else "encoder")
-        self.session.set_attention(kind, min(a.layer, max(0, self.n_layers(kind) - 1)),
-                                   min(a.head, bundle.config.n_heads - 1))
+        self.session.set_attention(kind, *self._clamped(kind, a.layer, a.head))
         self.bundleChanged.emit(bundle)
 
     def set_input(self, source: str, target: str | None = None) -> None:
