@@ -70,12 +70,16 @@ class LectureTools(QObject):
         self.prev_action = self._action("&Previous scene", self.deck.previous, Qt.Key_PageUp)
         self.exit_tour_action = self._action("E&xit tour", self.deck.close)
         self.exit_tour_action.setEnabled(False)
-        self.tour_action = self._action("Open &tour…", self._open_tour)
+        self.tour_action = self._action("Open &tour…", lambda: self._ask(self.deck.open, QFileDialog.getOpenFileName(
+            self.window, "Open a tour or scene", str(TOUR_PATH.parent), "Scenes (*.json)")[0]))
         self.default_tour_action = self._action("Start the &paper tour", lambda: self.deck.open(TOUR_PATH))
         self.save_scene_action = self._action("Save current s&cene…", self._save_scene)
         self.export_action = self._action("&Export panel…", self._export_dialog, "Ctrl+E")
-        self.export_steps_action = self._action("Export forward pass as &frames / GIF…", self._export_steps)
-        self.export_csv_action = self._action("Export training &metrics (CSV)…", self._export_csv)
+        self.export_steps_action = self._action("Export forward pass as &frames / GIF…", lambda: self._ask(
+            self.export_steps, QFileDialog.getExistingDirectory(self.window, "Folder for the frames")))
+        self.export_csv_action = self._action("Export training &metrics (CSV)…", lambda: self._ask(
+            self.export_csv, QFileDialog.getSaveFileName(self.window, "Export training metrics", "training.csv",
+                                                         "CSV (*.csv)")[0]))
         self.theme_group = QActionGroup(self)
         self.theme_actions = {}
         for name in THEMES:
@@ -182,11 +186,11 @@ class LectureTools(QObject):
         if ok:
             self.presentation.set_scale(value)
 
-    def _open_tour(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open a tour or scene", str(TOUR_PATH.parent),
-                                              "Scenes (*.json)")
+    @staticmethod
+    def _ask(act, path: str) -> None:
+        """`act(path)` for the path a file dialog gave; nothing when it was cancelled ("")."""
         if path:
-            self.deck.open(path)
+            act(path)
 
     def save_scene(self, path: str | Path, name: str, caption: str = "") -> bool:
         """The current state as a one-scene tour file."""
@@ -244,16 +248,6 @@ class LectureTools(QObject):
                          lambda panel: write_training_csv(panel.curves, path),
                          lambda n: f"Wrote {n} rows of training metrics to {path}.")
         return n or 0
-
-    def _export_steps(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self.window, "Folder for the frames")
-        if folder:
-            self.export_steps(folder)
-
-    def _export_csv(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self.window, "Export training metrics", "training.csv", "CSV (*.csv)")
-        if path:
-            self.export_csv(path)
 
     def _on_presenting(self, active: bool) -> None:
         self.present_action.setChecked(active)

@@ -10,6 +10,7 @@ from model.interpret.frame import Frame
 from model.nn.kinds import ATTENTION_KINDS, AttentionKind
 from model.nn.step_names import attention_of_step, find_step
 
+READ_THROUGH = ("set_bundle", "set_input", "set_decoding", "set_view")  # Session's, as written there
 KIND_LABELS = {kind.value: kind.title for kind in AttentionKind}  # kind → its name in full
 
 
@@ -56,6 +57,12 @@ class SessionState(QObject):
             event.connect(signal.emit)
         ev.attention.connect(lambda a: self.attentionSelected.emit(a.kind, a.layer, a.head))
 
+    def __getattr__(self, name: str):
+        """The session's setters that panels call on the state (`READ_THROUGH`), the session's own."""
+        if name in READ_THROUGH:
+            return getattr(self.session, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     # -- data ------------------------------------------------------------------------------------
     @property
     def bundle(self) -> ModelBundle | None:
@@ -81,10 +88,6 @@ class SessionState(QObject):
     def trace(self):
         return self.result.trace if self.result is not None else None
 
-    def set_bundle(self, bundle: ModelBundle) -> None:
-        """Make `bundle` the session's own model (a training run shown is put away)."""
-        self.session.set_bundle(bundle)
-
     def _on_session_model(self, bundle) -> None:
         if self.session.shown_model is None:
             self._model_changed(bundle)
@@ -105,12 +108,8 @@ class SessionState(QObject):
         kinds = self.available_kinds()
         a = self.session.attention
         kind = a.kind if a.kind in kinds else (kinds[0] if kinds else "encoder")
-        self.session.set_attention(kind, min(a.layer, max(0, self.n_layers(kind) - 1)),
-                                   min(a.head, bundle.config.n_heads - 1))
+        self.session.set_attention(kind, *self._clamped(kind, a.layer, a.head))
         self.bundleChanged.emit(bundle)
-
-    def set_input(self, source: str, target: str | None = None) -> None:
-        self.session.set_input(source, target)
 
     def set_frame(self, frame: Frame) -> None:
         """A newly computed Frame: its forward becomes the trace every panel reads."""
@@ -208,12 +207,6 @@ class SessionState(QObject):
         return self.bundle.model_kind.axis_title(axis) if self.bundle is not None else None
 
     # -- settings and view (written by panels, kept in the session) ---------------------------
-    def set_decoding(self, settings=None, **changes) -> None:
-        self.session.set_decoding(settings, **changes)
-
-    def set_view(self, panel: str, tab: str) -> None:
-        self.session.set_view(panel, tab)
-
     def request_panel(self, panel: str, view: str = "") -> None:
         """Ask the window to bring `panel` forward (showing `view` when given)."""
         if view:

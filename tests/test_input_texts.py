@@ -70,3 +70,15 @@ def test_a_checkpoint_is_described_by_its_task_and_kind(tmp_path):
     expected = f"rev — {DECODER_ONLY.objective}: reverse a string ({DECODER_ONLY.title})"
     assert model_description("rev", tmp_path) == expected
     assert model_description("gone", tmp_path / "missing") == "gone"  # no config: the name alone
+
+
+def test_whole_word_tokens_are_echoed_apart_and_cut_after_a_whole_word():
+    words = random_bundle("translation")
+    text = " ".join(words.src_tokenizer.vocab[4:9])  # five words the model knows
+    pieces = words.src_tokenizer.encode(text).pieces
+    echo = token_echo(words, text, PALETTE)
+    line = plain(echo.html)
+    prefix = f"{len(pieces)} tokens: "
+    assert line == prefix + " ".join(pieces)  # as the text reads, never "thefrog"
+    for k, stop in enumerate(echo.stops):
+        assert line[:stop] == prefix + " ".join(pieces[:k])

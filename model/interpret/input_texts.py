@@ -42,10 +42,24 @@ def _utf16(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+def _word_gaps(tokenizer, pieces: list[str]) -> list[bool]:
+    """For each two neighbouring pieces, whether the tokenizer's text puts a space between them
+    (whole-word pieces carry no space of their own: echoed side by side they would read as one)."""
+    def join(part: list[str]) -> str | None:
+        try:
+            return tokenizer.join(part)
+        except ValueError:  # a piece the tokenizer cannot turn back into text: no gap claimed
+            return None
+
+    alone = [join([piece]) for piece in pieces]
+    return [None not in (a, b) and join([x, y]) == f"{a} {b}"
+            for x, y, a, b in zip(pieces, pieces[1:], alone, alone[1:])]
+
+
 def token_echo(bundle, text: str, palette, chat: bool = False) -> Echo:
     """The tokens `text` becomes: the count (against the model's limit where near or over it), how
-    many are unknown, then each token on alternating tints (`token_a`, `token_b`: spaces would
-    double a character model's width), unknown ones red and underlined. A chat message's line is
+    many are unknown, then each token on alternating tints (`token_a`, `token_b`), a space between
+    two where the tokenizer's text has one (`_word_gaps`), unknown ones red and underlined. A chat message's line is
     its count and the chat template's around it ("7+29 tokens"); the tooltip lists the tokens.
     `palette`: the colours by role (`error`, `token_a`, `token_b`, `token_unknown`, as hex)."""
     limit = bundle.max_input_len
@@ -78,16 +92,19 @@ def token_echo(bundle, text: str, palette, chat: bool = False) -> Echo:
     at = _utf16(plain_count + ": ")
     stops = [at] if lead else []  # the line may end after the count, or after a whole token
     at += _utf16(lead)
-    token_stops = []
+    token_stops = [at]  # the k-th: where the line ends after k whole tokens
     bad, parts = {i for i, _ in enc.unknown}, []
+    gaps = _word_gaps(bundle.src_tokenizer, enc.pieces[:MAX_ECHO])
     for i, shown in enumerate(listed):
-        token_stops.append(at)
-        at += _utf16(shown)
+        if i and gaps[i - 1]:
+            parts.append(" ")
+            at += 1
         tint = f"background-color:{palette.token_b if i % 2 else palette.token_a};"
         mark = (f" color:{palette.token_unknown}; text-decoration: underline; font-weight: bold;"
                 if i in bad else "")
         parts.append(f'<span style="{tint}{mark}">{html.escape(shown)}</span>')
-    token_stops.append(at)
+        at += _utf16(shown)
+        token_stops.append(at)
     rest = len(enc.pieces) - len(listed)
 
     def more(kept: int) -> str:  # (no token shown: the count says how many)
