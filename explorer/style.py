@@ -60,6 +60,33 @@ def font(point_size: int = BASE_POINT_SIZE, bold: bool = False, mono: bool = Fal
     return f
 
 
+# -- fonts by role: a widget names its role; the style sheet of each scale sizes every role at once ----
+FONT_ROLES = {"body": (BASE_POINT_SIZE, False), "small": (SMALL_POINT_SIZE, False),
+              "heading": (BASE_POINT_SIZE, True), "title": (TITLE_POINT_SIZE, True)}
+ROLE_PROPERTY = "fontRole"  # a dynamic Qt property (not a Python attribute: shiboken-safe)
+
+
+def role_font(role: str) -> QFont:
+    """The font of a role ("body", "small", "heading", "title") at the current scale."""
+    if role not in FONT_ROLES:
+        raise ValueError(f"unknown font role {role!r}; roles: {', '.join(FONT_ROLES)}")
+    size, bold = FONT_ROLES[role]
+    return font(size, bold=bold)
+
+
+def set_font_role(widget, role: str):
+    """`widget` in `role`'s font now and, through `role_sheet`, at every later scale; returns it."""
+    widget.setFont(role_font(role))
+    widget.setProperty(ROLE_PROPERTY, role)
+    return widget
+
+
+def role_sheet(scale: float) -> str:
+    """Style-sheet rules sizing each role's widgets at `scale` (they outrank a plain `QWidget` rule)."""
+    return "".join(f'QWidget[{ROLE_PROPERTY}="{role}"] {{ font-size: {size * scale:.1f}pt; '
+                   f'font-weight: {"bold" if bold else "normal"}; }}' for role, (size, bold) in FONT_ROLES.items())
+
+
 def colormap(name: str) -> pg.ColorMap:
     return pg.colormap.get(name)
 
@@ -75,7 +102,7 @@ def apply_app_style(app: QApplication) -> None:
     app.setStyle("Fusion")
     app.setFont(font(BASE_POINT_SIZE))
     app.setPalette(_theme.qpalette(current()))
-    app.setStyleSheet(_theme.stylesheet(current(), _scale, TITLE_POINT_SIZE))
+    app.setStyleSheet(_theme.stylesheet(current(), _scale, TITLE_POINT_SIZE) + role_sheet(_scale))
 
 
 def still_plot(plot: pg.PlotItem) -> pg.PlotItem:
