@@ -61,17 +61,20 @@ def font(point_size: int = BASE_POINT_SIZE, bold: bool = False, mono: bool = Fal
 
 
 # -- fonts by role: a widget names its role; the style sheet of each scale sizes every role at once ----
-FONT_ROLES = {"body": (BASE_POINT_SIZE, False), "small": (SMALL_POINT_SIZE, False),
-              "heading": (BASE_POINT_SIZE, True), "title": (TITLE_POINT_SIZE, True)}
+FONT_ROLES = {  # role: (points at scale 1, bold, monospaced)
+    "body": (BASE_POINT_SIZE, False, False), "small": (SMALL_POINT_SIZE, False, False),
+    "label": (BASE_POINT_SIZE + 1, False, False), "heading": (BASE_POINT_SIZE, True, False),
+    "title": (TITLE_POINT_SIZE, False, False), "mono": (BASE_POINT_SIZE, False, True),
+}
 ROLE_PROPERTY = "fontRole"  # a dynamic Qt property (not a Python attribute: shiboken-safe)
 
 
 def role_font(role: str) -> QFont:
-    """The font of a role ("body", "small", "heading", "title") at the current scale."""
+    """The font of a role (`FONT_ROLES`) at the current scale."""
     if role not in FONT_ROLES:
         raise ValueError(f"unknown font role {role!r}; roles: {', '.join(FONT_ROLES)}")
-    size, bold = FONT_ROLES[role]
-    return font(size, bold=bold)
+    size, bold, mono = FONT_ROLES[role]
+    return font(size, bold=bold, mono=mono)
 
 
 def set_font_role(widget, role: str):
@@ -84,7 +87,8 @@ def set_font_role(widget, role: str):
 def role_sheet(scale: float) -> str:
     """Style-sheet rules sizing each role's widgets at `scale` (they outrank a plain `QWidget` rule)."""
     return "".join(f'QWidget[{ROLE_PROPERTY}="{role}"] {{ font-size: {size * scale:.1f}pt; '
-                   f'font-weight: {"bold" if bold else "normal"}; }}' for role, (size, bold) in FONT_ROLES.items())
+                   f'font-weight: {"bold" if bold else "normal"}; font-family: "{MONO_FAMILY if mono else SANS_FAMILY}"; }}'
+                   for role, (size, bold, mono) in FONT_ROLES.items())
 
 
 def colormap(name: str) -> pg.ColorMap:

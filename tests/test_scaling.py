@@ -95,14 +95,16 @@ def test_a_widget_with_a_font_role_keeps_its_role_size_under_the_presentation_sh
     holder = QWidget()
     heading = style.set_font_role(QLabel("Layer 2", holder), "heading")
     small = style.set_font_role(QLabel("3 of 9 labels", holder), "small")
+    code = style.set_font_role(QLabel("x = 1", holder), "mono")
     plain = QLabel("text", holder)
     try:
         qapp.setStyleSheet(presentation_sheet(2.0) + style.role_sheet(2.0))
-        for label in (heading, small, plain):
+        for label in (heading, small, code, plain):
             label.ensurePolished()
         assert heading.font().pointSizeF() == pytest.approx(style.BASE_POINT_SIZE * 2.0)
         assert heading.font().bold() and not small.font().bold()
         assert small.font().pointSizeF() == pytest.approx(style.SMALL_POINT_SIZE * 2.0)
+        assert code.font().family() == style.MONO_FAMILY and plain.font().family() != style.MONO_FAMILY
         assert plain.font().pointSizeF() == pytest.approx(style.BASE_POINT_SIZE * 2.0)
     finally:
         qapp.setStyleSheet(before)

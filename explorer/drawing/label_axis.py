@@ -18,8 +18,8 @@ TEXT_OFFSET_PX = 3  # between the axis and its labels
 
 
 def label_font() -> QFont:
-    """The one font of every token label: the app's small font at the current scale."""
-    return style.font(style.SMALL_POINT_SIZE)
+    """The one font of every token label: the "small" role's font at the current scale."""
+    return style.role_font("small")
 
 
 class LabelAxis(pg.AxisItem):
