@@ -11,10 +11,7 @@ from explorer import style
 from explorer.drawing.plot_style import SCALE_PROPERTY, restyle_view
 
 _windows: list[QWidget] = []  # the main windows whose plots a theme / scale change reaches
-
-
-def applied_scale() -> float:
-    return style.scale()
+applied_scale = style.scale  # the scale in use (presentation and panels read it here)
 
 
 def register_window(window: QWidget) -> None:

@@ -60,6 +60,37 @@ def font(point_size: int = BASE_POINT_SIZE, bold: bool = False, mono: bool = Fal
     return f
 
 
+# -- fonts by role: a widget names its role; the style sheet of each scale sizes every role at once ----
+FONT_ROLES = {  # role: (points at scale 1, bold, monospaced)
+    "body": (BASE_POINT_SIZE, False, False), "small": (SMALL_POINT_SIZE, False, False),
+    "label": (BASE_POINT_SIZE + 1, False, False), "heading": (BASE_POINT_SIZE, True, False),
+    "title": (TITLE_POINT_SIZE, False, False), "mono": (BASE_POINT_SIZE, False, True),
+}
+ROLE_PROPERTY = "fontRole"  # a dynamic Qt property (not a Python attribute: shiboken-safe)
+
+
+def role_font(role: str) -> QFont:
+    """The font of a role (`FONT_ROLES`) at the current scale."""
+    if role not in FONT_ROLES:
+        raise ValueError(f"unknown font role {role!r}; roles: {', '.join(FONT_ROLES)}")
+    size, bold, mono = FONT_ROLES[role]
+    return font(size, bold=bold, mono=mono)
+
+
+def set_font_role(widget, role: str):
+    """`widget` in `role`'s font now and, through `role_sheet`, at every later scale; returns it."""
+    widget.setFont(role_font(role))
+    widget.setProperty(ROLE_PROPERTY, role)
+    return widget
+
+
+def role_sheet(scale: float) -> str:
+    """Style-sheet rules sizing each role's widgets at `scale` (they outrank a plain `QWidget` rule)."""
+    return "".join(f'QWidget[{ROLE_PROPERTY}="{role}"] {{ font-size: {size * scale:.1f}pt; '
+                   f'font-weight: {"bold" if bold else "normal"}; font-family: "{MONO_FAMILY if mono else SANS_FAMILY}"; }}'
+                   for role, (size, bold, mono) in FONT_ROLES.items())
+
+
 def colormap(name: str) -> pg.ColorMap:
     return pg.colormap.get(name)
 
@@ -75,7 +106,7 @@ def apply_app_style(app: QApplication) -> None:
     app.setStyle("Fusion")
     app.setFont(font(BASE_POINT_SIZE))
     app.setPalette(_theme.qpalette(current()))
-    app.setStyleSheet(_theme.stylesheet(current(), _scale, TITLE_POINT_SIZE))
+    app.setStyleSheet(_theme.stylesheet(current(), _scale, TITLE_POINT_SIZE) + role_sheet(_scale))
 
 
 def still_plot(plot: pg.PlotItem) -> pg.PlotItem:

@@ -35,8 +35,7 @@ def make_main_window(qtbot, tmp_path, size=(1280, 800), settings: QSettings | No
                      name: str = "s.ini", show: bool = True) -> MainWindow:
     """The real main window with a synchronous runner, its settings in `tmp_path` (or the given
     ones, then restored from), the untrained reverse model loaded and "attention" run."""
-    w = build_main_window(tmp_path, size, settings, name, show, register=qtbot.addWidget)
-    return w
+    return build_main_window(tmp_path, size, settings, name, show, register=qtbot.addWidget)
 
 
 def build_main_window(folder, size=(1280, 800), settings: QSettings | None = None, name: str = "s.ini",

@@ -83,3 +83,30 @@ def test_a_maps_label_axis_grows_with_the_base_font_without_a_resize(qtbot):
     finally:
         style.set_scale(1.0)
         app.setFont(style.font(style.BASE_POINT_SIZE))
+
+
+def test_a_widget_with_a_font_role_keeps_its_role_size_under_the_presentation_sheet(qapp):
+    """The presentation sheet sizes every widget alike; the role rules size a heading and a small label
+    at their own sizes × the scale, whatever that sheet says."""
+    from PySide6.QtWidgets import QLabel
+
+    from explorer.presentation import presentation_sheet
+    before = qapp.styleSheet()
+    holder = QWidget()
+    heading = style.set_font_role(QLabel("Layer 2", holder), "heading")
+    small = style.set_font_role(QLabel("3 of 9 labels", holder), "small")
+    code = style.set_font_role(QLabel("x = 1", holder), "mono")
+    plain = QLabel("text", holder)
+    try:
+        qapp.setStyleSheet(presentation_sheet(2.0) + style.role_sheet(2.0))
+        for label in (heading, small, code, plain):
+            label.ensurePolished()
+        assert heading.font().pointSizeF() == pytest.approx(style.BASE_POINT_SIZE * 2.0)
+        assert heading.font().bold() and not small.font().bold()
+        assert small.font().pointSizeF() == pytest.approx(style.SMALL_POINT_SIZE * 2.0)
+        assert code.font().family() == style.MONO_FAMILY and plain.font().family() != style.MONO_FAMILY
+        assert plain.font().pointSizeF() == pytest.approx(style.BASE_POINT_SIZE * 2.0)
+    finally:
+        qapp.setStyleSheet(before)
+    with pytest.raises(ValueError, match="font role"):
+        style.role_font("huge")

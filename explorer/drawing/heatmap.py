@@ -22,8 +22,6 @@ from explorer.panels.layouts import column, row
 from explorer.theme import notifier
 from model.inference.labels import label_count
 
-ZOOM_HINT = "wheel: zoom"
-
 
 class _Canvas(pg.GraphicsLayoutWidget):
     resized = Signal()
@@ -48,7 +46,7 @@ class Heatmap(QWidget):
         self.square = square
         self.title = QElidingLabel(self)
         self.set_title(title)
-        self.count = QLabel(self, font=label_font())  # "12 of 24 labels": what the axes drew of those in view
+        self.count = style.set_font_role(QLabel(self), "small")  # "12 of 24 labels": drawn of those in view
         style.set_sheet(self.count, "color: {muted};")
         self.canvas = _Canvas()
         self.canvas.setMinimumSize(60, 60)
@@ -74,7 +72,6 @@ class Heatmap(QWidget):
         self.selection.hide()
         self.selected: tuple[int, int] | None = None
         self.marks = self.overlay(QGraphicsPathItem(), "text", 2, 4, dash=True)  # marked columns ([MASK])
-        self.marked_cols: set[int] = set()
         self.user_view = False  # zoomed or panned by the user: a resize keeps the view
         self.plot.vb.sigRangeChangedManually.connect(self._on_user_view)
         self.plot.vb.sigResized.connect(self._on_view_resized)
@@ -190,11 +187,9 @@ class Heatmap(QWidget):
 
     def mark_columns(self, cols) -> None:
         """Outline these columns with a dashed line (e.g. the [MASK] positions)."""
-        rows = self.values.shape[0]
-        self.marked_cols = set(cols)
         path = QPainterPath()
-        for c in sorted(self.marked_cols):
-            path.addRect(QRectF(c, 0, 1, rows))
+        for c in sorted(set(cols)):
+            path.addRect(QRectF(c, 0, 1, self.values.shape[0]))
         self.marks.setPath(path)
 
     def select(self, cell: tuple[int, int] | None) -> None:
@@ -288,7 +283,7 @@ class Heatmap(QWidget):
         text, full = self._label_count()
         if self.count.text() != text:
             self.count.setText(text)
-            self.count.setToolTip(f"{full} drawn · {ZOOM_HINT}, drag to pan" if full else "")
+            self.count.setToolTip(f"{full} drawn · wheel: zoom, drag to pan" if full else "")
 
     def cell_at(self, scene_pos) -> tuple[int, int] | None:
         if not self.plot.vb.sceneBoundingRect().contains(scene_pos):

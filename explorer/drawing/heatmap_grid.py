@@ -69,7 +69,7 @@ class HeatmapGrid(QWidget):
         if len(self.pool) < self.wanted:
             self._making.start()
         while len(self.headings) < len(sections):
-            self.headings.append(QLabel(font=style.font(style.BASE_POINT_SIZE, bold=True)))
+            self.headings.append(style.set_font_role(QLabel(), "heading"))
         used, self.maps = 0, []
         for (heading, titles), label in zip(sections, self.headings):
             label.setText(heading)

@@ -14,13 +14,12 @@ from explorer.drawing.plot_style import set_axis_pen
 from model.inference.labels import LINE_SHARE, STACK_GAP_PX, nice_at_least, plan
 from model.inference.labels import display_piece as display_piece  # (the maps' callers import it here)
 
-MIN_LABEL_PT = 8  # the smallest text the bar charts' and probe's own labels shrink to (maps never shrink)
 TEXT_OFFSET_PX = 3  # between the axis and its labels
 
 
 def label_font() -> QFont:
-    """The one font of every token label: the app's small font at the current scale."""
-    return style.font(style.SMALL_POINT_SIZE)
+    """The one font of every token label: the "small" role's font at the current scale."""
+    return style.role_font("small")
 
 
 class LabelAxis(pg.AxisItem):

@@ -13,9 +13,9 @@ from PySide6.QtWidgets import QGraphicsSimpleTextItem, QGraphicsTextItem
 from explorer import style as _app
 from explorer.theme import DIVERGING, PALETTES, SEQUENTIAL, colour, current  # noqa: F401  (one map in every theme)
 
-TICK_PT = _app.BASE_POINT_SIZE
-LABEL_PT = TICK_PT + 1
-TITLE_PT = _app.TITLE_POINT_SIZE
+TICK_PT = _app.FONT_ROLES["body"][0]  # the plots' sizes are the font roles' (one table decides them)
+LABEL_PT = _app.FONT_ROLES["label"][0]
+TITLE_PT = _app.FONT_ROLES["title"][0]
 WEIGHT_LEVELS = (0.0, 1.0)
 SCALE_PROPERTY = "plotScale"  # (a dynamic Qt property of a canvas) the scale its fonts and pens are drawn at
 

@@ -36,9 +36,3 @@ def step_and_value_axes() -> dict[str, pg.AxisItem]:
     for axis in axes.values():
         axis.enableAutoSIPrefix(False)
     return axes
-
-
-def no_prefix_on_hidden_axes(plot: pg.PlotItem) -> None:
-    """No SI prefix to recompute on the hidden top and right axes either."""
-    for side in ("top", "right"):
-        plot.getAxis(side).enableAutoSIPrefix(False)

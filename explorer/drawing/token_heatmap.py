@@ -12,8 +12,7 @@ from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.label_axis import label_font
-from model.inference.labels import display_piece as display_piece  # (the bar charts import these here)
-from model.inference.labels import fitted_ticks as fitted_ticks
+from model.inference.labels import display_piece as display_piece  # (the bar charts import it here)
 
 
 def _staircase(rows: int, cols: int) -> QPainterPath:
