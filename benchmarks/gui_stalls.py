@@ -97,18 +97,18 @@ class StallWatch:
                 self.stalls[-1][0] = gap
                 self.stalls[-1][2].append(stack)
 
-    def _gui_stack(self) -> str:
-        """The GUI thread's stack, written by faulthandler (no Python frame object is held here:
+    def _gui_stack(self) -> tuple[str, list[str]]:
+        """The GUI thread's stack and every other thread's (one of them holds the interpreter while the
+        GUI thread waits for it), written by faulthandler (no Python frame object is held here:
         dropping one on this thread could free the GUI thread's Qt objects from the wrong thread)."""
         with tempfile.TemporaryFile("w+") as out:
             faulthandler.dump_traceback(out, all_threads=True)
             out.seek(0)
             text = out.read()
         mine = f"Thread 0x{self.gui_id:016x}"
-        for block in text.split("\n\n"):
-            if mine in block:
-                return "\n".join(block.splitlines()[:40])
-        return text
+        gui = next((block for block in text.split("\n\n") if mine in block), text)
+        others = [block for block in text.split("\n\n") if mine not in block and block.strip()]
+        return "\n".join(gui.splitlines()[:40]), others
 
     def stop(self) -> None:
         self._stop.set()
@@ -136,6 +136,13 @@ def own_frames(samples: list[str]) -> list[tuple[str, int]]:
         key = own.replace(root, "") + ("" if not lines or lines[0] == own else f"  ← {lines[0].split('/')[-1]}")
         counts[key] = counts.get(key, 0) + 1
     return sorted(counts.items(), key=lambda kv: -kv[1])
+
+
+def worker_frames(samples: list[list[str]]) -> list[tuple[str, int]]:
+    """The other threads' innermost project frames over a stall's samples, most often seen first:
+    while the GUI thread waits for the interpreter, the one running Python code there holds it."""
+    flat = [block for blocks in samples for block in blocks]
+    return [(line, count) for line, count in own_frames(flat) if not line.startswith("?")]
 
 
 def spin(seconds: float) -> None:
@@ -242,8 +249,10 @@ def main(argv=None) -> int:
           f"({len(gc.get_objects())} objects tracked, {gc.get_freeze_count()} frozen)")
     for gap, phase, samples in sorted(watch.stalls, key=lambda st: -st[0])[:args.report]:
         print(f"--- {gap * 1000:.0f} ms during {phase}; {len(samples)} samples, where our code was:")
-        for line, count in own_frames(samples)[:6]:
+        for line, count in own_frames([gui for gui, _ in samples])[:6]:
             print(f"  {count:3d}× {line}")
+        for line, count in worker_frames([others for _, others in samples])[:4]:
+            print(f"  {count:3d}× (other thread) {line}")
     from explorer.launch import close_window
     close_window(app, window)  # as the app closes: its workers finish before the interpreter does
     return 0

@@ -5,7 +5,7 @@ with `struct`: `gguf.GGUFReader` makes a numpy view per value, seconds for a voc
 ~50,000 strings and as many merges, while this reads it in a fraction of one. The layout is the
 GGUF specification's (versions 2 and 3, little-endian); the `gguf` package supplies the types'
 names and block sizes, and `gguf.quants.dequantize` turns each tensor into float32 (F32, F16,
-BF16, Q8_0, Q4_0, Q4_1, Q5_*, the K-quants …). GGUF lists a tensor's sizes innermost first
+BF16, Q4_0, Q5_*, the K-quants …; Q8_0 and Q4_1 with torch: `gguf_dequant`). GGUF lists a tensor's sizes innermost first
 (ggml's ne[0] is a row's length), so a (out, in) weight is listed as [in, out].
 """
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from model.io.pretrained.files import PretrainedError
+from model.io.pretrained.gguf_dequant import dequantize_blocks
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)
@@ -167,6 +168,9 @@ class GGUFFile:
         if info.offset + n_bytes > self.data.size:
             raise PretrainedError(f"{self.path}: tensor {name!r} runs past the end of the file (a cut download?)")
         raw = self.data[info.offset:info.offset + n_bytes].reshape(*shape[:-1], shape[-1] // block * size)
+        fast = dequantize_blocks(raw, info.tensor_type.name)
+        if fast is not None:
+            return fast.reshape(shape)
         try:
             values = self.gguf.quants.dequantize(raw, info.tensor_type)
         except NotImplementedError:
