@@ -43,7 +43,8 @@ def test_the_grid_is_the_frames_lens_with_the_output_layer_on_top(qtbot, bert):
     assert np.allclose(grid.values[0], lens.top_probs[-1, :, 0].numpy())  # top row = the last layer
     assert np.allclose(grid.values[-1], lens.top_probs[0, :, 0].numpy())
     mask = state.result.mask_predictions[0]
-    assert grid.marked_cols == {mask.position}
+    marked = grid.marks.path().boundingRect()  # the dashed outline drawn over the [MASK] column
+    assert (marked.left(), marked.width(), marked.height()) == (mask.position, 1, n)
     assert grid.texts[0][mask.position][0] == mask.pieces[0]  # the last layer's pick = the model's guess
     # by default the last layer at the [MASK] is selected, and its top 5 are listed
     assert grid.selected == (0, mask.position)
