@@ -6,6 +6,7 @@ watchdog thread notes every gap over the threshold and samples the GUI thread's 
 while the gap lasts, so a stall is reported with the code that caused it, not only its length.
 
     .venv/bin/python benchmarks/gui_stalls.py [--train-seconds 20] [--scene-seconds 2] [--threshold-ms 200] [--report N]
+    [--scenes 15-17]
 
 Prints per phase `stall_ms[PHASE]: worst`, then `worst_stall_ms:`, `stalls_over_threshold:` and
 `stalled_s:` (their total), `turn_cpu_ms:` (per phase, the GUI thread's own CPU time between two
@@ -14,6 +15,8 @@ ticks at worst: what our code costs a turn, apart from the machine's load and ot
 the longest garbage-collection pass of each generation, how many replaced models are still alive
 (and, where any are, whether a reference keeps them after unfreezing, and what refers to them),
 then, for the N longest stalls, the project's frames seen most often in their stack samples.
+`--scenes A-B` plays only those tour scenes (numbered as the phases are) and `--train-seconds 0`
+skips the training run: a quick look at one stall, before and after a change.
 Goal: no stall over 200 ms.
 """
 from __future__ import annotations
@@ -41,7 +44,21 @@ def parse_args(argv=None):
     p.add_argument("--threshold-ms", type=float, default=200.0)
     p.add_argument("--size", default="1280x720")
     p.add_argument("--report", type=int, default=1, help="how many of the longest stalls to profile")
+    p.add_argument("--scenes", type=scene_range, default=None, help="only these tour scenes: N or A-B (from 2)")
     return p.parse_args(argv)
+
+
+def scene_range(text: str) -> range:
+    """"15-17" or "16" → the tour's scene indices (0-based) whose phases are named "scene 15" … "scene 17"."""
+    first, _, last = text.partition("-")
+    try:
+        first_n, last_n = int(first), int(last or first)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a scene number or a range such as 15-17") from None
+    if not 2 <= first_n <= last_n:
+        raise argparse.ArgumentTypeError(f"{text!r}: scenes are numbered from 2 (the first is the tour's start), "
+                                         "and a range goes up")
+    return range(first_n - 1, last_n)
 
 
 class StallWatch:
@@ -187,22 +204,26 @@ def main(argv=None) -> int:
     spin_until(lambda: state.result is not None, 120)
     watch = StallWatch(args.threshold_ms)
 
-    watch.phase = "train"
-    window.focus_panel("training")
-    panel = window.panels["training"]
-    panel.probe.show_others.setChecked(True)
-    panel.start()
-    spin(args.train_seconds)
-    watch.phase = "stop"
-    panel.stop()
-    spin_until(lambda: panel.run is None, 60)
-    spin(2.0)
+    if args.train_seconds > 0:
+        watch.phase = "train"
+        window.focus_panel("training")
+        panel = window.panels["training"]
+        panel.probe.show_others.setChecked(True)
+        panel.start()
+        spin(args.train_seconds)
+        watch.phase = "stop"
+        panel.stop()
+        spin_until(lambda: panel.run is None, 60)
+        spin(2.0)
 
     watch.phase = "tour"
     window.lecture.deck.open(TOUR_PATH)
     spin(args.scene_seconds)
     deck = window.lecture.deck
-    for index in range(1, len(deck.tour.scenes)):
+    played = range(1, len(deck.tour.scenes)) if args.scenes is None else args.scenes
+    for index in played:
+        if index >= len(deck.tour.scenes):
+            break
         watch.phase = f"scene {index + 1}"
         deck.go(index)
         spin(args.scene_seconds)
