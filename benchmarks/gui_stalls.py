@@ -44,6 +44,8 @@ def parse_args(argv=None):
     p.add_argument("--threshold-ms", type=float, default=200.0)
     p.add_argument("--size", default="1280x720")
     p.add_argument("--report", type=int, default=1, help="how many of the longest stalls to profile")
+    p.add_argument("--switch-interval-ms", type=float, default=None,
+                   help="sys.setswitchinterval for this run (how soon a thread waiting for the GIL gets it)")
     p.add_argument("--scenes", type=scene_range, default=None, help="only these tour scenes: N or A-B (from 2)")
     return p.parse_args(argv)
 
@@ -61,6 +63,9 @@ def scene_range(text: str) -> range:
     return range(first_n - 1, last_n)
 
 
+IDLE_FRAMES = ("threading.py", "queue.py", "selectors.py", "in _worker")  # a thread waiting for work
+
+
 class StallWatch:
     """GUI-thread ticks every 10 ms; a watchdog thread measures the gaps and samples the stack."""
 
@@ -75,7 +80,7 @@ class StallWatch:
         self.worst: dict[str, float] = {}
         self.worst_cpu: dict[str, float] = {}  # the GUI thread's own CPU time in its longest turn
         self.total_cpu: dict[str, float] = {}  # … and in all its turns
-        self.stalls: list[list] = []  # [seconds, phase, [stack samples]]
+        self.stalls: list[list] = []  # [seconds, phase, [GUI stack samples], [busy threads' samples]]
         self.timer = QTimer()
         self.timer.setTimerType(Qt.PreciseTimer)
         self.timer.timeout.connect(self._tick)
@@ -106,26 +111,36 @@ class StallWatch:
             if gap <= self.threshold:
                 seen_for = None
                 continue
-            stack = self._gui_stack()
+            stack, others = self._stacks()
             if seen_for != self.last:  # a new stall
                 seen_for = self.last
-                self.stalls.append([gap, self.phase, [stack]])
+                self.stalls.append([gap, self.phase, [stack], others])
             else:
                 self.stalls[-1][0] = gap
                 self.stalls[-1][2].append(stack)
+                self.stalls[-1][3].extend(others)
 
-    def _gui_stack(self) -> str:
-        """The GUI thread's stack, written by faulthandler (no Python frame object is held here:
-        dropping one on this thread could free the GUI thread's Qt objects from the wrong thread)."""
+    def _stacks(self) -> tuple[str, list[str]]:
+        """The GUI thread's stack, and those of the other threads that are busy (not waiting on a
+        lock or a queue): a GUI thread stalled in a cheap call waits for the interpreter lock,
+        and a busy thread's stack says who holds it. Written by faulthandler (no Python frame
+        object is held here: dropping one on this thread could free the GUI thread's Qt objects
+        from the wrong thread)."""
         with tempfile.TemporaryFile("w+") as out:
             faulthandler.dump_traceback(out, all_threads=True)
             out.seek(0)
             text = out.read()
         mine = f"Thread 0x{self.gui_id:016x}"
+        gui, others = text, []
         for block in text.split("\n\n"):
-            if mine in block:
-                return "\n".join(block.splitlines()[:40])
-        return text
+            lines = block.strip().splitlines()
+            if not lines or lines[0].startswith("Current thread"):
+                continue
+            if mine in lines[0]:
+                gui = "\n".join(lines[:40])
+            elif len(lines) > 1 and not any(idle in lines[1] for idle in IDLE_FRAMES):
+                others.append("\n".join(lines[:40]))
+        return gui, others
 
     def stop(self) -> None:
         self._stop.set()
@@ -178,6 +193,8 @@ def spin_until(condition, timeout: float) -> bool:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.switch_interval_ms is not None:
+        sys.setswitchinterval(args.switch_interval_ms / 1000)
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
@@ -237,7 +254,7 @@ def main(argv=None) -> int:
     worst = max(watch.worst.values(), default=0.0)
     print(f"worst_stall_ms: {worst * 1000:.0f}")
     print(f"stalls_over_threshold: {len(watch.stalls)}")
-    print(f"stalled_s: {sum(gap for gap, _, _ in watch.stalls):.1f}")  # the time those stalls took together
+    print(f"stalled_s: {sum(stall[0] for stall in watch.stalls):.1f}")  # the time those stalls took together
     print("turn_cpu_ms: " + " ".join(f"{phase}={cpu * 1000:.0f}" for phase, cpu in watch.worst_cpu.items())
           + f" (worst {max(watch.worst_cpu.values(), default=0.0) * 1000:.0f})")
     tour = sum(cpu for phase, cpu in watch.total_cpu.items() if phase.startswith("scene"))
@@ -261,10 +278,14 @@ def main(argv=None) -> int:
             print(f"  model {i} referrers: {kinds}")
     print(f"full_gc_ms_at_end: {full_gc_ms:.0f} "
           f"({len(gc.get_objects())} objects tracked, {gc.get_freeze_count()} frozen)")
-    for gap, phase, samples in sorted(watch.stalls, key=lambda st: -st[0])[:args.report]:
+    for gap, phase, samples, others in sorted(watch.stalls, key=lambda st: -st[0])[:args.report]:
         print(f"--- {gap * 1000:.0f} ms during {phase}; {len(samples)} samples, where our code was:")
         for line, count in own_frames(samples)[:6]:
             print(f"  {count:3d}× {line}")
+        if others:
+            print("  meanwhile, busy threads were in:")
+            for line, count in own_frames(others)[:4]:
+                print(f"  {count:3d}× {line}")
     from explorer.launch import close_window
     close_window(app, window)  # as the app closes: its workers finish before the interpreter does
     return 0
