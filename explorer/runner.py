@@ -2,6 +2,7 @@
 touch widgets; they hand back a `Frame` or `ModelBundle` (detached CPU tensors)."""
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,6 +20,15 @@ from model.io.open_model import is_pretrained_folder, pretrained_alias  # noqa: 
 from model.io.open_model import load_model as load_bundle
 
 DEFAULT_TASK = "reverse"
+GUI_SWITCH_INTERVAL_S = 0.001  # how long a worker running Python keeps the interpreter lock from the GUI thread
+
+
+def share_interpreter_with_gui() -> None:
+    """Every Qt call the GUI thread makes lets go of the interpreter lock and takes it back; while a
+    worker runs Python (a model's tokenizer being built), each taking-back waits for the worker's
+    switch interval. At Python's 5 ms a paint of a hundred items waits half a second; at 1 ms, a fifth."""
+    if sys.getswitchinterval() > GUI_SWITCH_INTERVAL_S:
+        sys.setswitchinterval(GUI_SWITCH_INTERVAL_S)
 
 
 # -- where models come from (`load_bundle`: a bundled or installed name, a folder, a .gguf file) --
@@ -76,6 +86,8 @@ class Runner(QObject):
         super().__init__(parent)
         self.state = state
         self.job = LatestJob(self, synchronous)
+        if not synchronous:
+            share_interpreter_with_gui()
         self.job.expected_errors = (ValueError, OSError, KeyError)  # (InputError is one) anything else: a bug
         self.job.done.connect(self._on_done)
         self.job.failed.connect(self._on_failed)
