@@ -54,7 +54,7 @@ def readable_piece(piece: str) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return _partial(data)
-    return text.translate(SHOWN_TABLE)
+    return text if text.isprintable() else text.translate(SHOWN_TABLE)
 
 
 def _partial(data: bytes) -> str:
