@@ -6,6 +6,7 @@ watchdog thread notes every gap over the threshold and samples the GUI thread's 
 while the gap lasts, so a stall is reported with the code that caused it, not only its length.
 
     .venv/bin/python benchmarks/gui_stalls.py [--train-seconds 20] [--scene-seconds 2] [--threshold-ms 200] [--report N]
+    [--scenes 15-17]
 
 Prints per phase `stall_ms[PHASE]: worst`, then `worst_stall_ms:`, `stalls_over_threshold:` and
 `stalled_s:` (their total), `turn_cpu_ms:` (per phase, the GUI thread's own CPU time between two
@@ -14,6 +15,8 @@ ticks at worst: what our code costs a turn, apart from the machine's load and ot
 the longest garbage-collection pass of each generation, how many replaced models are still alive
 (and, where any are, whether a reference keeps them after unfreezing, and what refers to them),
 then, for the N longest stalls, the project's frames seen most often in their stack samples.
+`--scenes A-B` plays only those tour scenes (numbered as the phases are) and `--train-seconds 0`
+skips the training run: a quick look at one stall, before and after a change.
 Goal: no stall over 200 ms.
 """
 from __future__ import annotations
@@ -41,7 +44,26 @@ def parse_args(argv=None):
     p.add_argument("--threshold-ms", type=float, default=200.0)
     p.add_argument("--size", default="1280x720")
     p.add_argument("--report", type=int, default=1, help="how many of the longest stalls to profile")
+    p.add_argument("--switch-interval-ms", type=float, default=None,
+                   help="sys.setswitchinterval for this run (how soon a thread waiting for the GIL gets it)")
+    p.add_argument("--scenes", type=scene_range, default=None, help="only these tour scenes: N or A-B (from 2)")
     return p.parse_args(argv)
+
+
+def scene_range(text: str) -> range:
+    """"15-17" or "16" → the tour's scene indices (0-based) whose phases are named "scene 15" … "scene 17"."""
+    first, _, last = text.partition("-")
+    try:
+        first_n, last_n = int(first), int(last or first)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a scene number or a range such as 15-17") from None
+    if not 2 <= first_n <= last_n:
+        raise argparse.ArgumentTypeError(f"{text!r}: scenes are numbered from 2 (the first is the tour's start), "
+                                         "and a range goes up")
+    return range(first_n - 1, last_n)
+
+
+IDLE_FRAMES = ("threading.py", "queue.py", "selectors.py", "in _worker")  # a thread waiting for work
 
 
 class StallWatch:
@@ -58,7 +80,7 @@ class StallWatch:
         self.worst: dict[str, float] = {}
         self.worst_cpu: dict[str, float] = {}  # the GUI thread's own CPU time in its longest turn
         self.total_cpu: dict[str, float] = {}  # … and in all its turns
-        self.stalls: list[list] = []  # [seconds, phase, [stack samples]]
+        self.stalls: list[list] = []  # [seconds, phase, [GUI stack samples], [busy threads' samples]]
         self.timer = QTimer()
         self.timer.setTimerType(Qt.PreciseTimer)
         self.timer.timeout.connect(self._tick)
@@ -89,26 +111,36 @@ class StallWatch:
             if gap <= self.threshold:
                 seen_for = None
                 continue
-            stack = self._gui_stack()
+            stack, others = self._stacks()
             if seen_for != self.last:  # a new stall
                 seen_for = self.last
-                self.stalls.append([gap, self.phase, [stack]])
+                self.stalls.append([gap, self.phase, [stack], others])
             else:
                 self.stalls[-1][0] = gap
                 self.stalls[-1][2].append(stack)
+                self.stalls[-1][3].extend(others)
 
-    def _gui_stack(self) -> tuple[str, list[str]]:
-        """The GUI thread's stack and every other thread's (one of them holds the interpreter while the
-        GUI thread waits for it), written by faulthandler (no Python frame object is held here:
-        dropping one on this thread could free the GUI thread's Qt objects from the wrong thread)."""
+    def _stacks(self) -> tuple[str, list[str]]:
+        """The GUI thread's stack, and those of the other threads that are busy (not waiting on a
+        lock or a queue): a GUI thread stalled in a cheap call waits for the interpreter lock,
+        and a busy thread's stack says who holds it. Written by faulthandler (no Python frame
+        object is held here: dropping one on this thread could free the GUI thread's Qt objects
+        from the wrong thread)."""
         with tempfile.TemporaryFile("w+") as out:
             faulthandler.dump_traceback(out, all_threads=True)
             out.seek(0)
             text = out.read()
         mine = f"Thread 0x{self.gui_id:016x}"
-        gui = next((block for block in text.split("\n\n") if mine in block), text)
-        others = [block for block in text.split("\n\n") if mine not in block and block.strip()]
-        return "\n".join(gui.splitlines()[:40]), others
+        gui, others = text, []
+        for block in text.split("\n\n"):
+            lines = block.strip().splitlines()
+            if not lines or lines[0].startswith("Current thread"):
+                continue
+            if mine in lines[0]:
+                gui = "\n".join(lines[:40])
+            elif len(lines) > 1 and not any(idle in lines[1] for idle in IDLE_FRAMES):
+                others.append("\n".join(lines[:40]))
+        return gui, others
 
     def stop(self) -> None:
         self._stop.set()
@@ -138,13 +170,6 @@ def own_frames(samples: list[str]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda kv: -kv[1])
 
 
-def worker_frames(samples: list[list[str]]) -> list[tuple[str, int]]:
-    """The other threads' innermost project frames over a stall's samples, most often seen first:
-    while the GUI thread waits for the interpreter, the one running Python code there holds it."""
-    flat = [block for blocks in samples for block in blocks]
-    return [(line, count) for line, count in own_frames(flat) if not line.startswith("?")]
-
-
 def spin(seconds: float) -> None:
     from PySide6.QtWidgets import QApplication
 
@@ -168,6 +193,8 @@ def spin_until(condition, timeout: float) -> bool:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.switch_interval_ms is not None:
+        sys.setswitchinterval(args.switch_interval_ms / 1000)
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
@@ -194,22 +221,26 @@ def main(argv=None) -> int:
     spin_until(lambda: state.result is not None, 120)
     watch = StallWatch(args.threshold_ms)
 
-    watch.phase = "train"
-    window.focus_panel("training")
-    panel = window.panels["training"]
-    panel.probe.show_others.setChecked(True)
-    panel.start()
-    spin(args.train_seconds)
-    watch.phase = "stop"
-    panel.stop()
-    spin_until(lambda: panel.run is None, 60)
-    spin(2.0)
+    if args.train_seconds > 0:
+        watch.phase = "train"
+        window.focus_panel("training")
+        panel = window.panels["training"]
+        panel.probe.show_others.setChecked(True)
+        panel.start()
+        spin(args.train_seconds)
+        watch.phase = "stop"
+        panel.stop()
+        spin_until(lambda: panel.run is None, 60)
+        spin(2.0)
 
     watch.phase = "tour"
     window.lecture.deck.open(TOUR_PATH)
     spin(args.scene_seconds)
     deck = window.lecture.deck
-    for index in range(1, len(deck.tour.scenes)):
+    played = range(1, len(deck.tour.scenes)) if args.scenes is None else args.scenes
+    for index in played:
+        if index >= len(deck.tour.scenes):
+            break
         watch.phase = f"scene {index + 1}"
         deck.go(index)
         spin(args.scene_seconds)
@@ -223,7 +254,7 @@ def main(argv=None) -> int:
     worst = max(watch.worst.values(), default=0.0)
     print(f"worst_stall_ms: {worst * 1000:.0f}")
     print(f"stalls_over_threshold: {len(watch.stalls)}")
-    print(f"stalled_s: {sum(gap for gap, _, _ in watch.stalls):.1f}")  # the time those stalls took together
+    print(f"stalled_s: {sum(stall[0] for stall in watch.stalls):.1f}")  # the time those stalls took together
     print("turn_cpu_ms: " + " ".join(f"{phase}={cpu * 1000:.0f}" for phase, cpu in watch.worst_cpu.items())
           + f" (worst {max(watch.worst_cpu.values(), default=0.0) * 1000:.0f})")
     tour = sum(cpu for phase, cpu in watch.total_cpu.items() if phase.startswith("scene"))
@@ -247,12 +278,14 @@ def main(argv=None) -> int:
             print(f"  model {i} referrers: {kinds}")
     print(f"full_gc_ms_at_end: {full_gc_ms:.0f} "
           f"({len(gc.get_objects())} objects tracked, {gc.get_freeze_count()} frozen)")
-    for gap, phase, samples in sorted(watch.stalls, key=lambda st: -st[0])[:args.report]:
+    for gap, phase, samples, others in sorted(watch.stalls, key=lambda st: -st[0])[:args.report]:
         print(f"--- {gap * 1000:.0f} ms during {phase}; {len(samples)} samples, where our code was:")
-        for line, count in own_frames([gui for gui, _ in samples])[:6]:
+        for line, count in own_frames(samples)[:6]:
             print(f"  {count:3d}× {line}")
-        for line, count in worker_frames([others for _, others in samples])[:4]:
-            print(f"  {count:3d}× (other thread) {line}")
+        if others:
+            print("  meanwhile, busy threads were in:")
+            for line, count in own_frames(others)[:4]:
+                print(f"  {count:3d}× {line}")
     from explorer.launch import close_window
     close_window(app, window)  # as the app closes: its workers finish before the interpreter does
     return 0

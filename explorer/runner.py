@@ -20,6 +20,15 @@ from model.io.open_model import is_pretrained_folder, pretrained_alias  # noqa: 
 from model.io.open_model import load_model as load_bundle
 
 DEFAULT_TASK = "reverse"
+GUI_SWITCH_INTERVAL_S = 0.001  # how long a worker running Python keeps the interpreter lock from the GUI thread
+
+
+def share_interpreter_with_gui() -> None:
+    """Every Qt call the GUI thread makes lets go of the interpreter lock and takes it back; while a
+    worker runs Python (a model's tokenizer being built), each taking-back waits for the worker's
+    switch interval. At Python's 5 ms a paint of a hundred items waits half a second; at 1 ms, a fifth."""
+    if sys.getswitchinterval() > GUI_SWITCH_INTERVAL_S:
+        sys.setswitchinterval(GUI_SWITCH_INTERVAL_S)
 
 
 # -- where models come from (`load_bundle`: a bundled or installed name, a folder, a .gguf file) --
@@ -61,17 +70,6 @@ class _Request:
     on_done: Callable[[object], None]
     on_failed: Callable[[], None] | None = None
     load: bool = False
-
-
-# How long a worker running Python code keeps the interpreter once the GUI thread asks for it. The
-# GUI thread gives the interpreter up in most Qt calls and waits up to this long each time it takes
-# it back: a paint of a few hundred Qt calls beside a model load waited ~0.5 s at Python's 5 ms.
-GUI_SWITCH_INTERVAL_S = 0.0005
-
-
-def share_interpreter_with_gui() -> None:
-    """Shorten the interpreter's thread switch interval (never lengthen it) for workers beside the GUI."""
-    sys.setswitchinterval(min(sys.getswitchinterval(), GUI_SWITCH_INTERVAL_S))
 
 
 class Runner(QObject):

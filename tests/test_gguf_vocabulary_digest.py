@@ -23,5 +23,6 @@ def test_the_digest_changes_with_what_decides_the_ids():
         vocabulary_digest(TOKENS, MERGES, TYPES[:-1] + ["1"], "smollm"),
         vocabulary_digest(TOKENS, MERGES, TYPES, "llama3"),
         vocabulary_digest(TOKENS, [], MERGES + TYPES, "smollm"),  # the same pieces, another field
+        vocabulary_digest(TOKENS, ['Ġ t", "h e'] + MERGES[2:], TYPES, "smollm"),  # two pieces' text in one
     ]
     assert base not in changed and len(set(changed)) == len(changed)

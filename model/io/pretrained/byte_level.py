@@ -28,18 +28,33 @@ def byte_decoder() -> dict[str, int]:
     return {chr(c): b for b, c in zip(kept, chars)}
 
 
+NOT_BYTE_LEVEL = "\ufffe"  # what `spelled_bytes` turns a character outside GPT-2's table into
+
+
+@lru_cache(maxsize=1)
+def spelled_bytes() -> dict[int, str]:
+    """A `str.translate` table: each character of GPT-2's table → the Latin-1 character of its
+    byte, every other character up to U+00FF → NOT_BYTE_LEVEL (characters above stay above U+00FF).
+    One C-level pass per piece, instead of a Python loop over its characters."""
+    table = {ord(c): chr(b) for c, b in byte_decoder().items()}
+    return {**{c: NOT_BYTE_LEVEL for c in range(256) if c not in table}, **table}
+
+
+SHOWN_TABLE = str.maketrans(SHOWN)
+
+
 def readable_piece(piece: str) -> str:
     """One byte-level piece as text; a piece that is not byte-level (a control token such as
     <|im_start|>, whose characters are outside the table) is returned as it is."""
-    table = byte_decoder()
-    if not piece or any(c not in table for c in piece):
+    latin = piece.translate(spelled_bytes())
+    if not latin or max(latin) > "\xff":
         return piece
-    data = bytes(table[c] for c in piece)
+    data = latin.encode("latin-1")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return _partial(data)
-    return "".join(SHOWN.get(c, c) for c in text)
+    return text if text.isprintable() else text.translate(SHOWN_TABLE)
 
 
 def _partial(data: bytes) -> str:
@@ -71,4 +86,4 @@ def readable_vocab(vocab: list[str], keep: set[int] | frozenset[int] = frozenset
     return out
 
 
-__all__ = ["byte_decoder", "readable_piece", "readable_vocab"]
+__all__ = ["byte_decoder", "readable_piece", "readable_vocab", "spelled_bytes"]

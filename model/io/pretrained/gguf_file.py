@@ -29,6 +29,7 @@ SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?
 NUMPY = {0: np.uint8, 1: np.int8, 2: np.uint16, 3: np.int16, 4: np.uint32, 5: np.int32, 6: np.float32,
          7: np.bool_, 10: np.uint64, 11: np.int64, 12: np.float64}
 STRING, ARRAY = 8, 9
+SIZE = struct.Struct("<Q")  # a string's length in bytes, before its bytes
 
 
 @dataclass(frozen=True)
@@ -66,13 +67,27 @@ class _Header:
         self.pos += size
         return raw.decode("utf-8", errors="replace")
 
+    def strings(self, count: int) -> list[str]:
+        """`count` strings in a row (a vocabulary, its merges) in one tight loop: ~100,000 of them
+        while the GUI thread shares the interpreter."""
+        data, pos, end_of_file, read_size = self.data, self.pos, len(self.data), SIZE.unpack_from
+        out = []
+        for _ in range(count):
+            start = pos + 8
+            pos = start + read_size(data, pos)[0]
+            if pos > end_of_file:
+                raise struct.error("a string runs past the end of the file")
+            out.append(str(data[start:pos], "utf-8", "replace"))
+        self.pos = pos
+        return out
+
     def value(self, kind: int):
         if kind == STRING:
             return self.string()
         if kind == ARRAY:
             item, count = self.scalar("<I"), self.scalar("<Q")
             if item == STRING:
-                return [self.string() for _ in range(count)]
+                return self.strings(count)
             if item not in NUMPY:
                 raise struct.error(f"an array of value type {item}")
             dtype = np.dtype(NUMPY[item]).newbyteorder("<")

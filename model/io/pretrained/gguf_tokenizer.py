@@ -9,6 +9,7 @@ GPT-2 byte alphabet, the BPE merges, the control tokens kept whole.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 from model.io.pretrained.byte_level import readable_vocab
@@ -104,14 +105,13 @@ def special_ids(file: GGUFFile) -> dict[str, int]:
 
 def vocabulary_digest(tokens: list[str], merges: list[str], types: list[str], pre: str, chunk: int = 4096) -> str:
     """SHA-256 of what decides a GGUF tokenizer's ids, fed a chunk of pieces at a time: each piece
-    length-prefixed (no separator can be mistaken for text), and no single call long enough to hold
-    the interpreter while a window waits to paint."""
+    as a JSON string literal (no separator can be mistaken for text), each chunk encoded in one
+    C-level call, and no single call long enough to hold the interpreter while a window waits to paint."""
     digest = hashlib.sha256()
     for label, pieces in (("tokens", tokens), ("merges", merges), ("types", types), ("pre", [pre])):
         digest.update(f"{label}:{len(pieces)};".encode())
         for start in range(0, len(pieces), chunk):
-            encoded = [piece.encode("utf-8", "surrogatepass") for piece in pieces[start:start + chunk]]
-            digest.update(b"".join(len(b).to_bytes(4, "little") + b for b in encoded))
+            digest.update(json.dumps(pieces[start:start + chunk])[1:-1].encode("ascii") + b", ")
     return digest.hexdigest()
 
 
@@ -127,7 +127,8 @@ def gguf_tokenizer(file: GGUFFile) -> tuple[GGUFTokenizer, list[str]]:
         raise PretrainedError(f"{file.path}: reading its tokenizer needs the `tokenizers` package "
                               "(pip install 'transformer-explorer[llm]')") from None
     tokens = [str(t) for t in file.require("tokenizer.ggml.tokens")]
-    merges = [tuple(str(m).split(" ", 1)) for m in file.require("tokenizer.ggml.merges")]
+    merge_lines = [str(m) for m in file.require("tokenizer.ggml.merges")]
+    merges = [tuple(m.split(" ", 1)) for m in merge_lines]
     types = list(file.meta("tokenizer.ggml.token_type") or [])
     notes = []
     pre = str(file.meta("tokenizer.ggml.pre", "default"))
@@ -144,7 +145,7 @@ def gguf_tokenizer(file: GGUFFile) -> tuple[GGUFTokenizer, list[str]]:
     tok.add_tokens([kept(t, special=False, normalized=False) for t, k in zip(tokens, types) if k == USER_DEFINED])
     ids = special_ids(file)
     add_bos = bool(file.meta("tokenizer.ggml.add_bos_token", False))
-    digest = vocabulary_digest(tokens, [" ".join(m) for m in merges], [str(t) for t in types], pre)
+    digest = vocabulary_digest(tokens, merge_lines, [str(t) for t in types], pre)
     unique = len(set(tokens)) == len(tokens)  # then the file's list is the vocabulary, id by id
     wrapped = GGUFTokenizer(tok, drop_leading=ids["bos_id"], source={"gguf": str(file.path)}, digest=digest,
                             vocab=tokens if unique else None, **ids)
