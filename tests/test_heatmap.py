@@ -116,3 +116,21 @@ def test_cell_text_is_dark_on_bright_cells_and_light_on_dark_ones_for_any_colour
     assert signed.cell_text.is_bright(0.12) and signed.cell_text.is_bright(-0.18)
     sequential = Heatmap(numbers=True)
     assert sequential.cell_text.is_bright(0.9) and not sequential.cell_text.is_bright(0.1)
+
+
+def test_text_cells_plan_their_column_labels_at_the_width_of_the_columns_shown(qtbot):
+    """A lens shows only the columns whose text fits; labels that fit those wide columns stay upright
+    (an axis planned for all the columns turned them and left its title floating under empty room)."""
+    lens = Heatmap(square=False)
+    qtbot.addWidget(lens)
+    cols = 12
+    texts = [[["q", "0.50"] for _ in range(cols)] for _ in range(2)]
+    lens.set_data(np.random.rand(2, cols), ["Layer 2", "Layer 1"], [f"w{c:02d}" for c in range(cols)],
+                  texts=texts, row_names=True)
+    shown(qtbot, lens, (360, 400))
+    (x0, x1), _ = lens.plot.vb.viewRange()
+    assert x1 - x0 < cols  # the text needs wider columns than an even share: some are a drag away
+    shown_cell = lens.plot.vb.width() / (x1 - x0)
+    assert max(lens.cols_axis.widths()) < shown_cell  # each label fits a shown column upright …
+    assert not lens.cols_axis.turned
+    assert lens.cols_axis.height() <= lens.cols_axis.extent(False) + 1  # … so the axis is one line tall

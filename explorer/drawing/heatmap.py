@@ -220,17 +220,21 @@ class Heatmap(QWidget):
         selected cell (the rest a drag away)."""
         rows, cols = self.values.shape
         rows, cols = max(rows, 1), max(cols, 1)
-        span = cols
-        if self.texts and not self.square:
-            tall = self.plot.vb.height() / rows
-            block, number = self.cell_text.room()
-            need = number if block <= tall else block if number <= tall else 0.0
-            if need:
-                span = min(cols, max(1, int(self.plot.vb.width() // need)))
+        span = self._text_span(self.plot.vb.width(), self.plot.vb.height())
         start = 0
         if span < cols and self.selected is not None:
             start = min(max(0, self.selected[1] - span // 2), cols - span)
         self.plot.vb.setRange(xRange=(start, start + span), yRange=(0, rows), padding=0)
+
+    def _text_span(self, view_width: float, view_height: float) -> int:
+        """How many columns the view shows: all, or where the cells' text would not fit, as many as show it."""
+        rows, cols = (max(n, 1) for n in self.values.shape)
+        if not self.texts or self.square:
+            return cols
+        tall = view_height / rows
+        block, number = self.cell_text.room()
+        need = number if block <= tall else block if number <= tall else 0.0
+        return min(cols, max(1, int(view_width // need))) if need else cols
 
     def _square(self) -> None:
         """Axes sized for their labels (upright or turned), the room square cells leave given to the
@@ -248,7 +252,8 @@ class Heatmap(QWidget):
             tall = min((width - left) / cols, (height - bottom) / rows) if self.square else (height - bottom) / rows
             top = max(0.0, (line - tall) / 2)  # (the first label is centred on row 0)
             height -= top
-            cell = min((width - left) / cols, (height - bottom) / rows) if self.square else (width - left) / cols
+            cell = (min((width - left) / cols, (height - bottom) / rows) if self.square
+                    else (width - left) / self._text_span(width - left, height - bottom))  # the columns shown
             turned, _ = plan(self.cols_axis.widths(), line, cell, True)
             if turned:
                 bottom = self.cols_axis.extent(True)
