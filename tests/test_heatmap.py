@@ -134,3 +134,17 @@ def test_text_cells_plan_their_column_labels_at_the_width_of_the_columns_shown(q
     assert max(lens.cols_axis.widths()) < shown_cell  # each label fits a shown column upright …
     assert not lens.cols_axis.turned
     assert lens.cols_axis.height() <= lens.cols_axis.extent(False) + 1  # … so the axis is one line tall
+
+
+def test_the_title_comes_before_the_label_count(qtbot):
+    """A map too narrow for its title and "6/11 labels" keeps its title whole and counts in short ("6/11")."""
+    heatmap = Heatmap("Residual stream")
+    qtbot.addWidget(heatmap)
+    heatmap.set_data(np.random.rand(2, 30), ["Layer 2", "Layer 1"], TOKENS[:30], row_names=True)
+    title_width = heatmap.title.fontMetrics().horizontalAdvance("Residual stream")
+    shown(qtbot, heatmap, (int(title_width * 1.5), 300))
+    qtbot.waitUntil(lambda: heatmap.count.text() != "")
+    assert heatmap.title.width() >= title_width and "labels" not in heatmap.count.text()  # whole, not elided
+    assert heatmap.title.geometry().right() < heatmap.count.geometry().left()  # side by side, not over each other
+    heatmap.resize(int(title_width * 4), 300)
+    qtbot.waitUntil(lambda: heatmap.count.text().endswith("labels"))  # room for both: the count in full

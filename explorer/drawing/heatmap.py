@@ -45,7 +45,6 @@ class Heatmap(QWidget):
         super().__init__(parent)
         self.square = square
         self.title = QElidingLabel(self)
-        self.set_title(title)
         self.count = style.set_font_role(QLabel(self), "small")  # "12 of 24 labels": drawn of those in view
         style.set_sheet(self.count, "color: {muted};")
         self.canvas = _Canvas()
@@ -80,6 +79,7 @@ class Heatmap(QWidget):
         if self.bar_canvas is not None:
             maps.addWidget(self.bar_canvas)
         column(row((self.title, 1), self.count, margins=0), (maps, 1), parent=self, margins=0).setSpacing(2)
+        self.set_title(title)
         self.values = np.zeros((0, 0), dtype=np.float32)
         self.allowed: np.ndarray | None = None
         self.row_labels: list[str] = []
@@ -154,6 +154,7 @@ class Heatmap(QWidget):
         self.title.setText(text)
         self.title.setToolTip(tip or text)
         self.title.setVisible(bool(text))
+        self._show_count()
 
     def set_axis_names(self, rows: str, cols: str) -> None:
         """Short names beside and under the labels ("query", "key"); "" for none."""
@@ -285,10 +286,18 @@ class Heatmap(QWidget):
         return self._label_count()[1]
 
     def _show_count(self) -> None:
+        """The count beside the title; where both do not fit, its short form ("6/11"): the title comes first."""
         text, full = self._label_count()
+        title = QFontMetricsF(self.title.font()).horizontalAdvance(self.title.text()) if not self.title.isHidden() else 0
+        if title + QFontMetricsF(self.count.font()).horizontalAdvance(text) + 12 > self.width():
+            text = text.removesuffix(" labels")
         if self.count.text() != text:
             self.count.setText(text)
             self.count.setToolTip(f"{full} drawn · wheel: zoom, drag to pan" if full else "")
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._show_count()
 
     def cell_at(self, scene_pos) -> tuple[int, int] | None:
         if not self.plot.vb.sceneBoundingRect().contains(scene_pos):
