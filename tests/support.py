@@ -1,8 +1,11 @@
 """Helpers shared by the GUI tests (pytest puts tests/ on sys.path, so `from support import …`)."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import torch
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QEvent, QObject, QSettings
+from PySide6.QtWidgets import QApplication, QWidget
 
 from explorer.main_window import MainWindow
 from explorer.runner import Runner
@@ -68,3 +71,27 @@ def plain_text(rich: str) -> str:
     doc = QTextDocument()
     doc.setHtml(rich)
     return doc.toPlainText()
+
+
+class _WindowsShown(QObject):
+    """Names the widgets shown while they are windows of their own (such a widget takes the focus)."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen: list[str] = []
+
+    def eventFilter(self, obj, event):  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.Show and isinstance(obj, QWidget) and obj.isWindow():
+            self.seen.append(type(obj).__name__)
+        return False
+
+
+@contextmanager
+def windows_shown():
+    """The list of widgets shown as windows of their own while the block runs."""
+    watcher = _WindowsShown()
+    QApplication.instance().installEventFilter(watcher)
+    try:
+        yield watcher.seen
+    finally:
+        QApplication.instance().removeEventFilter(watcher)

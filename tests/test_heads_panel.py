@@ -150,28 +150,16 @@ def test_an_edit_that_moves_nothing_says_so_not_a_drop_of_zero(monkeypatch):
 def test_a_deep_stack_is_paged_ten_layers_at_a_time_and_every_head_is_reachable(qtbot):
     """SmolLM2's shape (30 decoder layers of 9 heads): the grid shows one page of layers, each
     head reachable through its page's tab, and an edit on a hidden page is named on its tab."""
-    from PySide6.QtCore import QEvent, QObject
-    from PySide6.QtWidgets import QApplication, QWidget
-
     from explorer.panels.heads.head_grid import HeadGrid
     from model.interpret.surgery_labels import PAGE_LAYERS
-
-    class WindowsShown(QObject):  # a widget shown while it is a window of its own takes the focus
-        seen: list = []
-
-        def eventFilter(self, obj, event):  # noqa: N802 - Qt's name
-            if event.type() == QEvent.Type.Show and isinstance(obj, QWidget) and obj.isWindow():
-                self.seen.append(type(obj).__name__)
-            return False
+    from support import windows_shown
 
     grid = HeadGrid()
     qtbot.addWidget(grid)
     grid.show()
-    watcher = WindowsShown()
-    QApplication.instance().installEventFilter(watcher)
-    grid.set_model({"decoder_self": 30}, 9)  # (a model loaded while the panel is on screen)
-    QApplication.instance().removeEventFilter(watcher)
-    assert watcher.seen == []
+    with windows_shown() as seen:
+        grid.set_model({"decoder_self": 30}, 9)  # (a model loaded while the panel is on screen)
+    assert seen == []
     tabs = grid.pages["decoder_self"][0]
     assert not tabs.isHidden() and [tabs.tabText(i) for i in range(tabs.count())] == ["L1–10", "L11–20", "L21–30"]
     clicked = []

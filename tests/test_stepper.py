@@ -250,26 +250,12 @@ def test_slicing_and_label_density():
 def test_building_and_rearranging_show_no_window_of_their_own(qtbot):
     """Every part is placed before it is shown: a part shown without a parent would be a window of
     its own and take the focus from the main window."""
-    from PySide6.QtCore import QEvent, QObject
-    from PySide6.QtWidgets import QApplication
-
     from explorer.screen import ScreenClass
+    from support import windows_shown
 
-    class WindowsShown(QObject):
-        seen: list = []
-
-        def eventFilter(self, obj, event):  # noqa: N802 - Qt's name
-            if event.type() == QEvent.Type.Show and isinstance(obj, QWidget) and obj.isWindow():
-                self.seen.append(type(obj).__name__)
-            return False
-
-    watcher = WindowsShown()
-    QApplication.instance().installEventFilter(watcher)
-    try:
+    with windows_shown() as seen:
         panel = StepperPanel(SessionState())
         qtbot.addWidget(panel)
         for cls in (ScreenClass.WIDE, ScreenClass.NARROW, ScreenClass.WIDE):
             panel.apply_screen_class(cls)
-    finally:
-        QApplication.instance().removeEventFilter(watcher)
-    assert watcher.seen == []
+    assert seen == []
