@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QSignalBlocker
-from PySide6.QtGui import QTextDocumentFragment
+from PySide6.QtGui import QFontMetricsF, QTextDocumentFragment
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -28,6 +28,7 @@ from model.interpret.output_line import output_html
 
 FIRST_HINT = "Type a sentence and press Enter — or press PageDown for the paper tour"
 
+ECHO_ROOM = 36  # characters: a count ("10 tokens: ") and a few tokens, what the room needs to read
 MAX_CHARS = 1 << 24  # QLineEdit's default (32767) silently cuts a long paste, so the length message would be wrong
 
 
@@ -76,7 +77,9 @@ class InputBar(QWidget):
             line.setMinimumHeight(26)
         for line in (self.echo, self.status):  # their room set by the row alone, never by their text
             line.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        for widget in (self.chat_box, self.shown_label, self.back_button, self.own_model):
+        self.row_gap = QWidget(self)  # presenting: pushes the tail to the line's end
+        self.row_gap.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        for widget in (self.chat_box, self.shown_label, self.back_button, self.own_model, self.row_gap):
             widget.setVisible(False)
 
         grid = QGridLayout(self)
@@ -95,13 +98,13 @@ class InputBar(QWidget):
         grid.addWidget(self.target_label, 0, 4)
         grid.addWidget(self.target, 0, 5)
         grid.addWidget(self.run_button, 0, 6)
-        self._rows = (QHBoxLayout(), QHBoxLayout())  # the lines under the fields (`arrange`)
+        self._rows = (QHBoxLayout(), QHBoxLayout(), QHBoxLayout())  # the lines under the fields (`arrange`)
         for number, row in enumerate(self._rows, start=1):
             row.setSpacing(8)
             grid.addLayout(row, number, 0, 1, 8)
         self._tail: QWidget | None = None
-        self._arranged = None  # (narrow, presenting) the rows were last arranged for
-        grid.addWidget(self.hint, 3, 0, 1, 8)  # its own line, on the first screen only
+        self._arranged = None  # (narrow, presenting, the echo on its own line) the rows were last arranged for
+        grid.addWidget(self.hint, 4, 0, 1, 8)  # its own line, on the first screen only
         grid.setColumnStretch(3, 3)
         grid.setColumnStretch(5, 2)  # the source gets more of the room: it is what the audience reads
 
@@ -135,22 +138,35 @@ class InputBar(QWidget):
         self._arranged = None
         self.arrange()
 
+    def _echo_gets_a_line(self) -> bool:
+        """Presenting: whether the line with the examples and the tail leaves the echo too little
+        room for its count and a few tokens (`ECHO_ROOM` characters); then it gets a line."""
+        if self._tail is None:
+            return False
+        beside = self.examples.sizeHint().width() + self._tail.sizeHint().width() + 3 * 8
+        room = QFontMetricsF(self.echo.font()).horizontalAdvance("m" * ECHO_ROOM)
+        return self.width() - beside < room
+
     def arrange(self) -> None:
         """One line: the examples, the echo, "Showing:" and Back, the output. Presenting (the tail
-        shown) the output, "Showing:" and Back get a line of their own; narrow, the echo and the
-        device do."""
+        shown) the output, "Showing:" and Back get a line, and the echo too where the tail's line
+        leaves it too little room; narrow, the echo and the device get a line."""
         narrow = self.screen_class is ScreenClass.NARROW
         presenting = self._tail is not None and not self._tail.isHidden()
-        if (narrow, presenting) == self._arranged:
+        own_echo = presenting and not narrow and self._echo_gets_a_line()
+        if (narrow, presenting, own_echo) == self._arranged:
             return
-        self._arranged = narrow, presenting
+        self._arranged = narrow, presenting, own_echo
         shown = [self.shown_label, self.back_button]
         if narrow:
-            lines = [[self.examples, *shown, self.status, self._tail], [self.echo, self.device_label]]
+            lines = [[self.examples, *shown, self.status, self._tail], [self.echo, self.device_label], []]
+        elif own_echo:
+            lines = [[self.examples, *shown, self.row_gap, self._tail], [self.echo], [self.status]]
         elif presenting:
-            lines = [[self.examples, self.echo, self._tail], [*shown, self.status]]
+            lines = [[self.examples, self.echo, self._tail], [*shown, self.status], []]
         else:
-            lines = [[self.examples, self.echo, *shown, self.status, self._tail], []]
+            lines = [[self.examples, self.echo, *shown, self.status, self._tail], [], []]
+        self.row_gap.setVisible(own_echo)
         grid = self.layout()
         grid.removeWidget(self.device_label)
         if not narrow:
@@ -160,6 +176,10 @@ class InputBar(QWidget):
                 for other in self._rows:
                     other.removeWidget(widget)
                 row.addWidget(widget, int(widget in (self.echo, self.status)))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self.arrange()  # (presenting: the echo's line depends on the room)
 
     def show_own_model(self, described: tuple[str, str] | None) -> None:
         """(short, whole) names the model the panel on screen trains itself, in place of the model

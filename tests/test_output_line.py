@@ -22,3 +22,20 @@ def test_a_teacher_forced_run_reads_its_source_and_writes_its_target():
 def test_a_decoder_only_run_counts_its_prompt_in_and_its_continuation_out():
     result = SimpleNamespace(src_pieces=[], tgt_pieces=["<bos>", "the", "frog", "lives", "here"], n_prompt=2)
     assert token_counts(result) == "2 in + 2 out"
+
+
+def test_a_note_leads_the_line_and_a_long_prompt_shows_its_end_then_the_whole_continuation():
+    """A cut line keeps what matters: the out-of-range note first, the model's own words whole."""
+    bundle = random_bundle("reverse")
+    result = bundle.run("abcde")
+    line = output_html(result, bundle, PALETTE, notes=["32 letters: this model was trained on 1–24", "second"])
+    assert line.startswith('<span style="color:#000003;">⚠ 32 letters') and "second" not in line
+    assert line.index("⚠") < line.index("Output (5 in")
+    words = ["one", "two", "three", "four", "five", "six", "seven"]
+    result = SimpleNamespace(src_pieces=[], tgt_pieces=["<bos>", *words, "eight", "nine"], n_prompt=len(words),
+                             mask_predictions=None, output_text="eight nine", target_text=None)
+    gpt = SimpleNamespace(has_output_layer=True, tgt_tokenizer=SimpleNamespace(join=" ".join))
+    line = output_html(result, gpt, PALETTE)
+    assert "… four five six seven</span>" in line and "three" not in line and "eight nine</b>" in line
+    result.n_prompt, result.tgt_pieces = 2, ["<bos>", "one", "two", "eight", "nine"]
+    assert '">one two</span>' in output_html(result, gpt, PALETTE)  # short: the whole prompt, no "…"

@@ -6,6 +6,8 @@ import html
 
 from model.interpret.input_texts import printable
 
+PROMPT_SHOWN = 4  # a decoder-only output line's prompt: its last tokens, the rest is in the field above
+
 
 def token_counts(result) -> str:
     """The tokens read and written, as the panels count them: "9 in + 9 out" (no <bos>, no <eos>)."""
@@ -43,7 +45,7 @@ def output_html(result, bundle, palette, mono_family: str = "monospace", edited:
         n = len(fills)
         return (f'Filled ({n} mask{"s" if n != 1 else ""}){heads}: '
                 f'<span style="{mono} color:{palette.text};">{tok.join(parts)}</span>')
-    warn = "".join(f' <span style="color:{palette.warning};">⚠ {html.escape(n)}</span>' for n in notes[:1])
+    warn = "".join(f'<span style="color:{palette.warning};">⚠ {html.escape(n)}</span> · ' for n in notes[:1])
     out, strategy = result.output_text, ""
     if decoded is not None and decoded[1] in ("beam search", "sampling") and not result.target_text:
         out, strategy = decoded[0], f" ({decoded[1]})"  # what the decoding panels show for these settings
@@ -51,12 +53,14 @@ def output_html(result, bundle, palette, mono_family: str = "monospace", edited:
     counted = f" ({token_counts(result)}){heads}"  # what the panels count, then the edits
     if message is not None:  # chat: the assistant's answer, as prose
         given = " (given)" if result.target_text else ""
-        return f'Assistant{given}{strategy}{counted}: <b style="color:{ok};">{text}</b>{warn}'
+        return f'{warn}Assistant{given}{strategy}{counted}: <b style="color:{ok};">{text}</b>'
 
     if result.src_pieces == [] and result.tgt_pieces:  # decoder-only: the prompt, then what it wrote
         given = " (given continuation)" if result.target_text else ""
-        prompt = html.escape(bundle.tgt_tokenizer.join(result.tgt_pieces[1:1 + result.n_prompt])) if bundle else ""
-        return (f'Output{given}{strategy}{counted}: <span style="{mono} color:{palette.muted};">{prompt}</span> '
-                f'<b style="{mono} color:{ok};">{text}</b>{warn}')
+        first = max(1, 1 + result.n_prompt - PROMPT_SHOWN)
+        prompt = html.escape(bundle.tgt_tokenizer.join(result.tgt_pieces[first:1 + result.n_prompt])) if bundle else ""
+        prompt = ("… " if first > 1 else "") + prompt
+        return (f'{warn}Output{given}{strategy}{counted}: <span style="{mono} color:{palette.muted};">{prompt}</span> '
+                f'<b style="{mono} color:{ok};">{text}</b>')
     forced = " (teacher-forced target)" if result.target_text else ""
-    return f'Output{forced}{strategy}{counted}: <b style="{mono} color:{ok};">{text}</b>{warn}'
+    return f'{warn}Output{forced}{strategy}{counted}: <b style="{mono} color:{ok};">{text}</b>'
