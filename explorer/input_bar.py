@@ -28,7 +28,7 @@ from model.interpret.output_line import output_html
 
 FIRST_HINT = "Type a sentence and press Enter — or press PageDown for the paper tour"
 
-ECHO_ROOM = 36  # characters: a count ("10 tokens: ") and a few tokens, what the room needs to read
+ECHO_ROOM = 30  # characters: a count ("10 tokens: ") and a few tokens, what the room needs to read
 MAX_CHARS = 1 << 24  # QLineEdit's default (32767) silently cuts a long paste, so the length message would be wrong
 
 

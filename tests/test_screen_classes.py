@@ -246,26 +246,35 @@ def test_an_input_with_unknown_symbols_fits_a_1024_projector(window, qtbot):
 
 
 def test_presenting_on_a_1024_projector_the_echo_shows_tokens_and_the_output_its_note(window, qtbot):
-    """The room reads the tokens the model reads, and why an answer may be wrong: where the panel
-    chooser's row leaves the echo too little room (1024 px), the echo gets a whole row and shows
-    tokens, not just its count; an out-of-range input's note is on screen whole, ahead of the
-    output it qualifies."""
+    """The room reads the tokens the model reads, and why an answer may be wrong: at 1024 px the
+    echo shows tokens, not just its count, at the default scale and at a larger one (where the
+    panel chooser's row leaves it too little room, it gets a whole row); an out-of-range input's
+    note is on screen whole, ahead of the output it qualifies."""
     from PySide6.QtGui import QTextDocumentFragment
 
+    from explorer.presentation import DEFAULT_SCALE
     from model.io.checkpoints import random_bundle
 
     def shown(label) -> str:
         return QTextDocumentFragment.fromHtml(label.shown_text()).toPlainText()
 
-    window.lecture.presentation.enter(full_screen=False)
+    def row(widget) -> int:
+        return widget.mapTo(bar, widget.rect().center()).y()
+
+    presentation = window.lecture.presentation
+    presentation.enter(full_screen=False)
     window.resize(1024, 768)
     bar, long = window.input_bar, "abcdefghijklmnopqrstuvwxyzabcdef"
     window.runner.set_bundle(random_bundle("reverse"), then_run="attention")
     bar.source.setText("abcdefghij")
-    _settle(qtbot)
-    assert shown(bar.echo).startswith("10 tokens: abcd")
-    strip = window.lecture.strip
-    assert bar.echo.width() > 0.9 * bar.width() and bar.echo.y() > strip.mapTo(bar, strip.rect().bottomLeft()).y()
+    try:
+        for scale in (DEFAULT_SCALE, 2.2):
+            presentation.set_scale(scale)
+            _settle(qtbot)
+            assert shown(bar.echo).startswith("10 tokens: abc"), scale
+        assert row(bar.echo) > row(window.lecture.strip) and bar.echo.width() > 0.9 * bar.width()
+    finally:
+        presentation.set_scale(DEFAULT_SCALE)
     window.runner.run(long)
     qtbot.waitUntil(lambda: window.state.frame is not None and window.state.frame.source == long, timeout=20_000)
     _settle(qtbot)

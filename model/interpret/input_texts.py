@@ -88,11 +88,8 @@ def token_echo(bundle, text: str, palette, chat: bool = False) -> Echo:
         line = count + (f', <span style="color:{error};">{unknown}</span>' if unknown else "")
         return Echo(line, plain_count, (), None, tip)
     tip = f"{note}:\n" + " ".join(listed) + (f"\nunknown symbols, read as <unk>: {symbols}" if symbols else "")
-    lead = f"{unknown} · " if unknown else ""
     at = _utf16(plain_count + ": ")
-    stops = [at] if lead else []  # the line may end after the count, or after a whole token
-    at += _utf16(lead)
-    token_stops = [at]  # the k-th: where the line ends after k whole tokens
+    token_stops = [at]  # the k-th: where the line ends after k whole tokens (the count always shows)
     bad, parts = {i for i, _ in enc.unknown}, []
     gaps = _word_gaps(bundle.src_tokenizer, enc.pieces[:MAX_ECHO])
     for i, shown in enumerate(listed):
@@ -107,13 +104,16 @@ def token_echo(bundle, text: str, palette, chat: bool = False) -> Echo:
         token_stops.append(at)
     rest = len(enc.pieces) - len(listed)
 
-    def more(kept: int) -> str:  # (no token shown: the count says how many)
+    def more(kept: int) -> str:
+        """The cut's marker: how many more, or (the count leads the line) how many are unknown."""
+        if unknown:
+            return f" … · {unknown}"
         left = len(enc.pieces) - max((i for i, stop in enumerate(token_stops) if stop <= kept), default=0)
-        return f" … +{left} more" if left < len(enc.pieces) else "…"
+        return f" … +{left} more" if left < len(enc.pieces) else "…"  # (no token shown: the count says how many)
 
-    line = (f"{count}: " + (f'<span style="color:{error};">{unknown}</span> · ' if unknown else "")
-            + "".join(parts) + (f" … +{rest} more" if rest > 0 else ""))
-    return Echo(line, f"{plain_count}: …", tuple(stops + token_stops), more, tip)
+    line = (f"{count}: " + "".join(parts) + (f" … +{rest} more" if rest > 0 else "")
+            + (f' · <span style="color:{error};">{unknown}</span>' if unknown else ""))
+    return Echo(line, f"{plain_count}: …", tuple(token_stops), more, tip)
 
 
 def model_description(name: str, folder) -> str:

@@ -22,13 +22,14 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def _unknown_note(unknown: list[tuple[int, str]], alphabet: str) -> list[str]:
+def _unknown_note(unknown: list[tuple[int, str]], alphabet: str, word_level: bool = False) -> list[str]:
+    """How many, then which (a cut line keeps the count), then what the model knows."""
     symbols = sorted({piece for _, piece in unknown})
     if not symbols:
         return []
     shown = ", ".join(repr(s) for s in symbols[:6]) + (" …" if len(symbols) > 6 else "")
-    what = "is not a symbol" if len(symbols) == 1 else "are not symbols"
-    return [f"{shown} {what} this model was trained on ({alphabet}): read as unknown"]
+    what = _plural(len(symbols), "word" if word_level else "symbol")
+    return [f"{what} this model was not trained on, read as unknown: {shown} (it knows {alphabet})"]
 
 
 def _string_notes(source: str, params: dict) -> list[str]:
@@ -72,7 +73,7 @@ def range_notes(task: dict | None, source: str, n_tokens: int, unknown: list[tup
     if not task or task.get("pretrained"):
         return []
     name, params = task.get("name", ""), dict(task.get("params") or {})
-    notes = _unknown_note(unknown or [], alphabet) if alphabet else []
+    notes = _unknown_note(unknown or [], alphabet, word_level) if alphabet else []
     if name in STRING_TASKS:
         return notes + _string_notes(source, params)
     if name == "addition":
