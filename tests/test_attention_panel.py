@@ -275,3 +275,14 @@ def test_the_grid_draws_every_layer_only_where_they_fit_unscrolled(setup, qtbot)
     assert panel.grid.scroll_area.verticalScrollBar().maximum() == 0  # every layer, unscrolled
     assert all(m.height() >= least_side() for maps in panel.grid.maps for m in maps)
     assert one_side >= least_side()
+
+
+def test_a_panel_built_after_a_scene_chose_every_kind_shows_every_kind(qtbot):
+    """The session's view (a scene's "attention_grid": "all") holds for a panel built later."""
+    state = SessionState()
+    state.session.set_view("attention_grid", "all")
+    panel = AttentionPanel(state)
+    qtbot.addWidget(panel)
+    assert panel.all_kinds.isChecked()
+    panel.all_kinds.setChecked(False)
+    assert state.session.view("attention_grid") == "selected"

@@ -214,6 +214,7 @@ class AttentionPanel(Panel):
         self.stack.addWidget(self.tabs)
         self.tabs.setCornerWidget(self.mask_legend, Qt.Corner.TopRightCorner)  # room the view tabs leave
         column(row(self.picker, self.all_kinds, (self.readout, 1)), (self.stack, 1), parent=self)
+        self.all_kinds.setChecked(self.state.session.view("attention_grid") == "all")  # a panel built after a scene set it
         self.all_kinds.toggled.connect(lambda on: self.state.set_view("attention_grid", "all" if on else "selected"))
         self.view_tabs = ViewTabs(self.tabs, self.state, self.panel_name, VIEWS)
         self.tabs.currentChanged.connect(lambda _index: self._refresh())
