@@ -148,3 +148,22 @@ def test_the_title_comes_before_the_label_count(qtbot):
     assert heatmap.title.geometry().right() < heatmap.count.geometry().left()  # side by side, not over each other
     heatmap.resize(int(title_width * 4), 300)
     qtbot.waitUntil(lambda: heatmap.count.text().endswith("labels"))  # room for both: the count in full
+
+
+def test_label_widths_follow_the_tokens_and_the_font(qapp):
+    """The axis measures its labels once, and again for other tokens or another font."""
+    from PySide6.QtGui import QFontMetricsF
+
+    from explorer.drawing.label_axis import LabelAxis, label_font
+
+    axis = LabelAxis("bottom")
+    axis.set_tokens(["a", "wide label"])
+    first = axis.widths()
+    assert first == [QFontMetricsF(label_font()).horizontalAdvance(t) for t in ("a", "wide label")]
+    assert axis.widths() is first  # measured once
+    big = label_font()
+    big.setPointSizeF(big.pointSizeF() * 2)
+    axis.setTickFont(big)
+    assert axis.widths()[1] > 1.5 * first[1]
+    axis.set_tokens(["a", "wide label", "third"])
+    assert len(axis.widths()) == 3

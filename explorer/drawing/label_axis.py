@@ -34,6 +34,7 @@ class LabelAxis(pg.AxisItem):
         self.setStyle(tickLength=0, tickTextOffset=TEXT_OFFSET_PX, hideOverlappingLabels=10_000,
                       autoReduceTextSpace=False)
         self.tokens: list[str] = []
+        self.measured: tuple[list[str] | None, str, list[float]] = (None, "", [])  # (tokens, font, widths)
         self.numeric = False  # position / dimension numbers: labelled every 1, 2, 5, 10, … cells
         self.origin = 0.0  # the view coordinate where cell 0 starts
         self.turned = False
@@ -81,8 +82,13 @@ class LabelAxis(pg.AxisItem):
         return QFontMetricsF(self.style["tickFont"] or label_font())
 
     def widths(self) -> list[float]:
-        m = self.metrics()
-        return [m.horizontalAdvance(t) for t in self.tokens]
+        """Each label's width in the tick font, measured once per labels and font (every layout
+        pass and paint asks, a map of a long text has hundreds)."""
+        font_key = (self.style["tickFont"] or label_font()).key()
+        if self.measured[0] is not self.tokens or self.measured[1] != font_key:
+            m = self.metrics()
+            self.measured = (self.tokens, font_key, [m.horizontalAdvance(t) for t in self.tokens])
+        return self.measured[2]
 
     def extent(self, turned: bool) -> float:
         """Pixels the axis needs across the map: its widest label (turned, under the map), else a line."""
