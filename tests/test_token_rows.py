@@ -11,9 +11,11 @@ from model.inference.token_rows import (
     generated_heading,
     mask_heading,
     mask_hint,
+    probability_axis_end,
     rank_tips,
     rows_title,
     sampled_rows,
+    values_inside,
     words_html,
 )
 
@@ -57,3 +59,16 @@ def test_rank_tips_count_from_one_and_say_when_a_token_ranks_below_the_top_k():
     assert tips[3].endswith("below the top 3")
     assert rows_title(0, 100) == "" and "12,345" in rows_title(5, 12345)
     assert generated_heading("sample", 4) == "sampled, seed 4" and generated_heading("beam", 4) == "beam"
+
+
+def test_a_probability_axis_never_passes_1_and_a_zoomed_one_leaves_room_past_the_largest():
+    assert probability_axis_end(0.93, zoom=False) == 1.0
+    assert probability_axis_end(0.93, zoom=True) == 1.0  # 0.93 × room would pass 1
+    end = probability_axis_end(0.2, zoom=True)
+    assert 0.2 < end < 1.0
+
+
+def test_only_numbers_that_would_pass_the_axis_end_go_inside_their_bars():
+    rights, widths = [0.95, 0.5, 0.001], [0.1, 0.1, 0.1]
+    assert values_inside(rights, widths, 1.0) == [True, False, False]
+    assert values_inside(rights, widths, 0.55) == [True, True, False]

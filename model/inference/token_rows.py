@@ -50,3 +50,17 @@ def rank_tips(ranks: Sequence[int], probs: Sequence[float], k: int) -> list[str]
 def generated_heading(method: str, seed: int) -> str:
     """How a generated text was made: "sampled, seed s", or the method's name."""
     return f"sampled, seed {seed}" if method == "sample" else method
+
+
+ZOOM_ROOM = 1.25  # a zoomed axis reaches this far past the largest value (room for its number)
+
+
+def probability_axis_end(top: float, zoom: bool) -> float:
+    """Where a probability axis ends: at 1, or zoomed just past the largest value, never past 1."""
+    return min(1.0, max(top, 1e-6) * ZOOM_ROOM) if zoom else 1.0
+
+
+def values_inside(rights: Sequence[float], widths: Sequence[float], end: float) -> list[bool]:
+    """Which rows' numbers go inside their bar's end rather than right of it: those whose number,
+    `widths` wide (axis units), would reach past the axis's `end`."""
+    return [right + width > end for right, width in zip(rights, widths)]

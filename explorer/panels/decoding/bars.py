@@ -16,11 +16,10 @@ from explorer.drawing.plot_style import let_shrink, set_title
 from explorer.drawing.token_heatmap import display_piece
 from model.inference.bundle import smoothed_target
 from model.inference.next_token import bar_order, caption_lines, ranked_ids, rows_that_fit, smoothing_tip
-from model.inference.token_rows import rank_tips
+from model.inference.token_rows import probability_axis_end, rank_tips, values_inside
 
 BAR_HEIGHT = 0.7  # in rows
 ROW_LINES = 1.15  # a row's least height in lines of its token's font: labels never overlap
-X_TOP = 1.25  # a bar of p = 1 and its value
 
 
 def _pen(role: str, dash=Qt.PenStyle.DashLine, width: float = 2):
@@ -29,7 +28,8 @@ def _pen(role: str, dash=Qt.PenStyle.DashLine, width: float = 2):
 
 class TokenBars(pg.PlotWidget):
     """Rows of (token, filled bar, dashed outline) drawn by `draw_rows`; `fit` draws again for the
-    rows the height reads (`rows_that_fit`). Bars of p = 1 span the plot unless `zoom`."""
+    rows the height reads (`rows_that_fit`). The axis ends at 1, or with `zoom` just past the
+    largest value (the label says so); a number that would pass the end sits inside its bar."""
 
     def __init__(self, most: int, zoom: bool = False, parent=None):
         super().__init__(parent=parent, enableMenu=False)
@@ -53,6 +53,7 @@ class TokenBars(pg.PlotWidget):
             plot.addItem(label, ignoreBounds=True)
         self.ticks: list = []
         let_shrink(plot.titleLabel)  # a caption never widens its cell
+        plot.getViewBox().sigResized.connect(lambda *_: self.fit())  # rows and numbers for the new room
 
     def rows_that_fit(self, n: int) -> int:
         line = QFontMetricsF(self.getPlotItem().getAxis("left").style["tickFont"]).height() * ROW_LINES
@@ -83,23 +84,30 @@ class TokenBars(pg.PlotWidget):
                                   pens=[_pen(r) for r in (edges or ["text"] * n)] or None)
         top = float(max(np.max(filled, initial=0.0), np.max(outline, initial=0.0) if outline is not None else 0.0))
         plot = self.getPlotItem()
-        plot.setXRange(0, min(1.0, max(top, 1e-6)) * X_TOP if self.zoom else X_TOP, padding=0)
+        end = probability_axis_end(top, self.zoom)
+        plot.setXRange(0, end, padding=0)
         plot.setYRange(-0.6, max(n, 1) - 0.4, padding=0)
+        name = "probability" if end >= 1.0 else f"probability (zoomed: 0 – {end:.2g})"
+        if plot.getAxis("bottom").labelText != name:
+            plot.setLabel("bottom", name, **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
         ticks = [[(float(i), display_piece(p)) for i, p in enumerate(pieces)]]
         if ticks != self.ticks:  # unchanged rows: the axis is not laid out again
             self.ticks = ticks
             plot.getAxis("left").setTicks(ticks)
         right = np.maximum(filled, outline) if outline is not None else np.asarray(filled)
+        for label, text in zip(self.labels, texts):
+            label.setText(text)
+        per_px = end / max(plot.getViewBox().width(), 1.0)
+        gap = 4 * per_px
+        inside = values_inside(right, [(label.textItem.boundingRect().width() + 4) * per_px for label in self.labels[:n]],
+                               end)
         for i, label in enumerate(self.labels[:n]):
-            label.setText(texts[i])
-            label.setColor(style.colour(colours[i]) if colours else style.TEXT)
+            role = colours[i] if colours else "text"
+            on_bar = "on_chosen" if fills[i] == "chosen" else "text"
+            label.setColor(style.colour(on_bar if inside[i] else role))
             label.setToolTip(tips[i] if tips else "")
-            label.setPos(float(right[i]) + 0.005 * (top if self.zoom else 1.0), float(i))
-
-    def resizeEvent(self, event) -> None:  # noqa: N802
-        super().resizeEvent(event)
-        if hasattr(self, "ticks"):  # (not while pyqtgraph builds the widget)
-            self.fit()
+            label.setAnchor((1, 0.5) if inside[i] else (0, 0.5))
+            label.setPos(float(right[i]) + (-gap if inside[i] else gap), float(i))
 
     def fit(self) -> None:
         """Draw the rows the height reads (a subclass's data)."""
@@ -152,16 +160,19 @@ class TopKBars(TokenBars):
             self._place_smoothed()
 
     def _place_smoothed(self) -> None:
-        """The line's name right of it, under the last row: the longest form that fits the plot."""
+        """The line's name under the last row, right of it or else left: the longest form that fits."""
         if self.smoothing <= 0:
             return
         view = self.getPlotItem().getViewBox()
         (x0, x1), (y0, y1) = view.viewRange()
         top = self.smoothed.value()
-        room = (x1 - top) * view.width() / max(x1 - x0, 1e-9) - 6
+        per_unit = view.width() / max(x1 - x0, 1e-9)
         metrics = QFontMetricsF(self.smoothed_label.textItem.font())
         forms = (f"smoothed target {top:.2f}", f"target {top:.2f}", f"{top:.2f}")
-        self.smoothed_label.setText(next((t for t in forms if metrics.horizontalAdvance(t) <= room), forms[-1]))
+        right = next((t for t in forms if metrics.horizontalAdvance(t) <= (x1 - top) * per_unit - 6), None)
+        left = next((t for t in forms if metrics.horizontalAdvance(t) <= (top - x0) * per_unit - 6), forms[-1])
+        self.smoothed_label.setText(right or left)
+        self.smoothed_label.setAnchor((0, 1) if right else (1, 1))
         self.smoothed_label.setPos(top, max(y0, y1))
 
     def set_caption(self, *parts: str) -> None:
