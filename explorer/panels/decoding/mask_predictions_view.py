@@ -7,10 +7,10 @@ from PySide6.QtWidgets import QFrame, QGridLayout, QScrollArea, QWidget
 
 from explorer import style
 from explorer.panels.decoding.bars import TopKBars
-from explorer.panels.decoding.chips import chip
 from explorer.panels.layouts import column
 from explorer.panels.texts import text_label
 from model.inference.token_rows import MASK_EXPLAIN, mask_heading, mask_hint, words_html
+from model.interpret.token_chips import blank as blank_chip
 
 TOP_K = 5
 GROUP_COLUMNS = 2  # side by side on a wide dock; a single [MASK] gets the whole width
@@ -20,7 +20,7 @@ BARS_HEIGHT = 260  # px: five bars with their values and tokens
 
 def blank(text: str) -> str:
     """A [MASK]'s place in a sentence: a chip of its filling (or "____")."""
-    return chip(text, style.current().mask_blank, style.current().chosen_text, True)
+    return blank_chip(text, style.current(), style.MONO_FAMILY)
 
 
 class MaskGroup(QFrame):
