@@ -198,7 +198,7 @@ def test_sampling_with_a_seed_matches_sample_decode(qtbot, panel, bundle):
                         temperature=1.5, top_k=5, generator=gen)[0, 1:].tolist()
     ref = ref[: ref.index(EOS_ID) + 1] if EOS_ID in ref else ref
     assert panel.run.output_ids == ref
-    assert panel.bars.sampled.isVisible()  # the filtered distribution is drawn over the model's
+    assert panel.bars.outlines.isVisible()  # the filtered distribution (dashed) is drawn over the model's
 
 
 # -- beam search -------------------------------------------------------------------------------------

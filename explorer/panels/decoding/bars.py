@@ -53,7 +53,8 @@ class TokenBars(pg.PlotWidget):
             plot.addItem(label, ignoreBounds=True)
         self.ticks: list = []
         let_shrink(plot.titleLabel)  # a caption never widens its cell
-        plot.getViewBox().sigResized.connect(lambda *_: self.fit())  # rows and numbers for the new room
+        self.caption: tuple[str, ...] = ()
+        plot.getViewBox().sigResized.connect(self._on_resized)
 
     def rows_that_fit(self, n: int) -> int:
         line = QFontMetricsF(self.getPlotItem().getAxis("left").style["tickFont"]).height() * ROW_LINES
@@ -112,8 +113,14 @@ class TokenBars(pg.PlotWidget):
     def fit(self) -> None:
         """Draw the rows the height reads (a subclass's data)."""
 
+    def _on_resized(self, *_) -> None:
+        """Rows, numbers and title for the new room."""
+        self.fit()
+        self.set_title(*self.caption)
+
     def set_title(self, *parts: str) -> None:
         """The title: its parts on as few lines as the plot's width needs (a part is never broken)."""
+        self.caption = parts
         plot = self.getPlotItem()
         metrics = QFontMetricsF(style.font(style.TITLE_POINT_SIZE))
         room = self.width() - plot.getAxis("left").width() - 12
@@ -130,54 +137,27 @@ class TopKBars(TokenBars):
     def __init__(self, k: int = 10, parent=None):
         super().__init__(k + 1, parent=parent)
         self.k = k
-        self.caption: list[str] = []
-        self.sampled = self.outlines  # what sampling drew from (after temperature / top-k / top-p)
         self.skip_line = pg.InfiniteLine(angle=0, movable=False, pen=_pen("muted", Qt.PenStyle.DotLine))
         self.skip_line.setToolTip("The chosen token, from further down the ranking (its rank in its value's tooltip)")
-        # Section 5.4: a model trained on smoothed targets aims its best guess at 1 − ε + ε/V
-        self.smoothed = pg.InfiniteLine(angle=90, movable=False, pen=_pen("muted"))
-        self.smoothed_label = pg.TextItem(anchor=(0, 1), color=style.MUTED)  # right of the line, at the bottom
-        self.smoothed_label.setFont(style.font(style.SMALL_POINT_SIZE))
-        for item in (self.skip_line, self.smoothed, self.smoothed_label):
+        # Section 5.4: a model trained on smoothed targets aims its best guess at 1 − ε + ε/V; named left of the line
+        self.smoothed = pg.InfiniteLine(angle=90, movable=False, pen=_pen("muted"), label="smoothed target {value:.2f}",
+                                        labelOpts={"position": 0.98, "anchors": [(1, 1), (1, 1)]})
+        self.smoothed.label.setFont(style.font(style.SMALL_POINT_SIZE))
+        for item in (self.skip_line, self.smoothed):
             item.setVisible(False)
             self.getPlotItem().addItem(item, ignoreBounds=True)
-        self.smoothing = 0.0
         self.clear_data()
 
     def set_smoothing(self, epsilon: float, vocab_size: int) -> None:
         """The model was trained with label smoothing ε over `vocab_size` tokens (0: it was not, or
         that is not known): a dashed line at the smoothed target's top, 1 − ε + ε/V."""
-        self.smoothing = epsilon if epsilon > 0 and vocab_size > 0 else 0.0
-        on = self.smoothing > 0
+        on = epsilon > 0 and vocab_size > 0
         self.smoothed.setVisible(on)
-        self.smoothed_label.setVisible(on)
         if on:
             self.smoothed.setValue(smoothed_target(epsilon, vocab_size))
             self.smoothed.setPen(_pen("muted"))  # (the theme's now)
-            self.smoothed_label.setColor(style.MUTED)
-            for item in (self.smoothed, self.smoothed_label):
-                item.setToolTip(smoothing_tip(epsilon, vocab_size))
-            self._place_smoothed()
-
-    def _place_smoothed(self) -> None:
-        """The line's name under the last row, right of it or else left: the longest form that fits."""
-        if self.smoothing <= 0:
-            return
-        view = self.getPlotItem().getViewBox()
-        (x0, x1), (y0, y1) = view.viewRange()
-        top = self.smoothed.value()
-        per_unit = view.width() / max(x1 - x0, 1e-9)
-        metrics = QFontMetricsF(self.smoothed_label.textItem.font())
-        forms = (f"smoothed target {top:.2f}", f"target {top:.2f}", f"{top:.2f}")
-        right = next((t for t in forms if metrics.horizontalAdvance(t) <= (x1 - top) * per_unit - 6), None)
-        left = next((t for t in forms if metrics.horizontalAdvance(t) <= (top - x0) * per_unit - 6), forms[-1])
-        self.smoothed_label.setText(right or left)
-        self.smoothed_label.setAnchor((0, 1) if right else (1, 1))
-        self.smoothed_label.setPos(top, max(y0, y1))
-
-    def set_caption(self, *parts: str) -> None:
-        self.caption = list(parts)
-        self.set_title(*parts)
+            self.smoothed.label.setColor(style.MUTED)
+            self.smoothed.setToolTip(smoothing_tip(epsilon, vocab_size))
 
     def set_data(self, probs, pieces: list[str], chosen: int | None, sample_probs=None) -> None:
         """probs: (V,) the model's distribution; pieces: the vocabulary; chosen: the id the decoder
@@ -209,9 +189,6 @@ class TopKBars(TokenBars):
         if moved is not None:
             self.skip_line.setValue(moved - 0.5)
             self.skip_line.setPen(_pen("muted", Qt.PenStyle.DotLine))  # (the theme's now)
-        self._place_smoothed()
-        if self.caption:
-            self.set_title(*self.caption)
 
     def clear_data(self) -> None:
         self.set_smoothing(0.0, 0)  # no bars: no target line

@@ -359,7 +359,7 @@ class DecodingPanel(Panel):
         self.bars.set_smoothing(self.smoothing, len(run.vocab))
         self.bars.set_data(step.model_probs.numpy(), run.vocab, step.chosen, sampled)
         caption, tip = step_caption(run, t, display_piece)
-        self.bars.set_caption(*caption)
+        self.bars.set_title(*caption)
         self.bars.setToolTip(tip)
         self._draw_prefix()
         self.parallel.set_step(t)
