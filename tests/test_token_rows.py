@@ -9,6 +9,7 @@ from model.inference.labels import display_piece
 from model.inference.next_token import cut_by, filtered
 from model.inference.token_rows import (
     generated_heading,
+    mask_context,
     mask_heading,
     mask_hint,
     probability_axis_end,
@@ -29,10 +30,16 @@ def test_words_show_the_window_escaped_with_the_marks_in_place_and_say_what_is_l
     assert not words_html(pieces, {}, 0, 3).startswith("…") and words_html(pieces, {}, 0, 3).endswith("…")
 
 
+def test_a_mask_in_its_context_is_a_blank_among_its_neighbours():
+    pieces = ["<bos>", "the", "[MASK]", "lives", "in", "the", "lake"]
+    assert mask_context(pieces, 2, 1) == "… the ____ lives …"
+    assert mask_context(pieces, 2, 9) == " ".join([display_piece("<bos>"), "the", "____", "lives", "in", "the", "lake"])
+
+
 def test_a_mask_heading_names_its_position_and_its_first_candidate():
-    assert mask_heading(2, 7, ["a very long word", "b"]).endswith(f"“{display_piece('a very long word')}”")
-    assert "[MASK] 2" in mask_heading(2, 7, ["b"]) and "position 7" in mask_heading(2, 7, ["b"])
-    assert mask_heading(1, 0, []).endswith("“?”")
+    assert mask_heading(2, 7, ["a very long word", "b"])[1].endswith(f"“{display_piece('a very long word')}”")
+    assert "[MASK] 2" in mask_heading(2, 7, ["b"])[0] and "position 7" in mask_heading(2, 7, ["b"])[0]
+    assert mask_heading(1, 0, [])[1].endswith("“?”")
     assert mask_hint("<mask>", "the <mask> sat").count("<mask>") == 3
 
 
