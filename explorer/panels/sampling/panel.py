@@ -19,6 +19,7 @@ from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from model.inference.next_token import cut_by, filter_summary, filtered, from_decode_step, next_token_logits, token_text
 from model.inference.token_rows import generated_heading, rows_title, sampled_rows
+from model.interpret.decode_knobs import KNOBS, Knob
 from model.interpret.input_texts import printable
 
 METHODS = {"sample": "Sample (these settings)", "greedy": "Greedy (argmax)", "beam": "Beam search (4, α 0.6)"}
@@ -26,12 +27,13 @@ MAX_TOP_K = 1000
 ROWS = 12  # the most tokens drawn: the top of the ranking, as many as the plot's height holds
 
 
-def _slider(low: float, high: float, value: float, tip: str) -> QLabeledDoubleSlider:
-    slider = QLabeledDoubleSlider(Qt.Horizontal, toolTip=tip)
-    slider.setRange(low, high)
+def _slider(knob: Knob, high: float) -> QLabeledDoubleSlider:
+    """A slider over the knob's range up to `high`, at its default."""
+    slider = QLabeledDoubleSlider(Qt.Horizontal, toolTip=knob.tip)
+    slider.setRange(knob.low, high)
     slider.setDecimals(2)
     slider.setSingleStep(0.05)
-    slider.setValue(value)
+    slider.setValue(knob.default)
     return slider
 
 
@@ -73,17 +75,13 @@ class SamplingControls(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.temperature = _slider(0.05, 3.0, 1.0, "Temperature T: the logits are divided by T before the "
-                                   "softmax. T < 1 sharpens the distribution, T > 1 flattens it.")
-        self.top_k = QSpinBox(maximum=MAX_TOP_K, specialValueText="off",
-                              toolTip="Top-k: keep only the k most probable tokens (0 = off).")
-        self.top_p = _slider(0.05, 1.0, 1.0, "Top-p (nucleus): keep the smallest set of tokens, most "
-                             "probable first, whose probability adds up to at least p (1 = off).")
+        self.temperature = _slider(KNOBS["temperature"], 3.0)
+        self.top_k = QSpinBox(maximum=MAX_TOP_K, specialValueText=KNOBS["top_k"].off, toolTip=KNOBS["top_k"].tip)
+        self.top_p = _slider(KNOBS["top_p"], KNOBS["top_p"].high)
         self.method = QComboBox()
         for key, text in METHODS.items():
             self.method.addItem(text, key)
-        self.seed = QSpinBox(maximum=2**31 - 1, prefix="seed ",
-                             toolTip="The random seed of a sampled generation: the same seed, the same text.")
+        self.seed = QSpinBox(maximum=2**31 - 1, prefix="seed ", toolTip=KNOBS["seed"].tip)
         self.step = QSpinBox(prefix="decoding step ", toolTip="Which step of the recorded decode: step k is the "
                              "distribution after the prompt and the output's first k − 1 tokens")
         self.button = QPushButton("Generate", toolTip="Generate a continuation with the chosen method (off the GUI thread).")
