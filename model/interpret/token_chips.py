@@ -75,4 +75,18 @@ def sentences_html(sentences: Sequence[str], n_tokens: Sequence[int]) -> str:
             f"Colour and number: cosine similarity (1 = same direction).{hint}")
 
 
-__all__ = ["blank", "chip", "coloured", "prefix_chips", "sentences_html", "step_line"]
+def node_label(colour: str, bold: bool, token: str, score: str, point_sizes: tuple[float, float],
+               family: str = MONO) -> str:
+    """A beam-tree node's label: its token (`point_sizes[0]`), its score under it ("" for none, the
+    smaller size)."""
+    big, small = point_sizes
+    return (f"<div style='color:{colour}; line-height:90%'><span style='font-size:{big:.1f}pt; "
+            f"font-weight:{'bold' if bold else 'normal'}; font-family:{family}'>{html.escape(token)}</span>"
+            + (f"<br><span style='font-size:{small:.1f}pt'>{score}</span>" if score else "") + "</div>")
+
+
+NO_HEAD = ("This model has no language-model head: it does not decode, predict or fill in words. "
+           "It is a sentence encoder: each sentence becomes one {dim}-number vector (the mean of the last "
+           "layer over its tokens, normalised to length 1). Type sentences separated by | to compare them.")
+
+__all__ = ["NO_HEAD", "blank", "chip", "coloured", "node_label", "prefix_chips", "sentences_html", "step_line"]

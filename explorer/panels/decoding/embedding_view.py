@@ -8,11 +8,7 @@ from PySide6.QtWidgets import QWidget
 from explorer.drawing.heatmap import Heatmap
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import NOTE_SHEET, text_label
-from model.interpret.token_chips import sentences_html
-
-NO_HEAD = ("This model has no language-model head: it does not decode, predict or fill in words. "
-           "It is a sentence encoder: each sentence becomes one {dim}-number vector (the mean of the last "
-           "layer over its tokens, normalised to length 1). Type sentences separated by | to compare them.")
+from model.interpret.token_chips import NO_HEAD, sentences_html
 
 
 class EmbeddingView(QWidget):
