@@ -39,7 +39,7 @@ class TokenBars(pg.PlotWidget):
         plot.showGrid(x=True, alpha=0.25)
         plot.setLabel("bottom", "probability", **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
         plot.getAxis("left").setStyle(tickFont=style.font(style.BASE_POINT_SIZE, bold=True, mono=True), tickLength=0)
-        plot.getAxis("bottom").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))
+        plot.getAxis("bottom").setStyle(tickFont=style.role_font("small"))
         plot.getAxis("bottom").enableAutoSIPrefix(False)  # probabilities, never "× 0.001"
         self.bars = pg.BarGraphItem(x0=[0], y=[0], width=[0], height=BAR_HEIGHT, brush=style.colour("bar"),
                                     pen=style.colour("bar"))  # pyqtgraph rejects empty pens
@@ -48,7 +48,7 @@ class TokenBars(pg.PlotWidget):
         for item in (self.bars, self.outlines):
             plot.addItem(item)
         for label in self.labels:
-            label.setFont(style.font(style.SMALL_POINT_SIZE))
+            label.setFont(style.role_font("small"))
             label.setVisible(False)
             plot.addItem(label, ignoreBounds=True)
         self.ticks: list = []
@@ -122,7 +122,7 @@ class TokenBars(pg.PlotWidget):
         """The title: its parts on as few lines as the plot's width needs (a part is never broken)."""
         self.caption = parts
         plot = self.getPlotItem()
-        metrics = QFontMetricsF(style.font(style.TITLE_POINT_SIZE))
+        metrics = QFontMetricsF(style.role_font("title"))
         room = self.width() - plot.getAxis("left").width() - 12
         # the title is rich text: a token such as <eos> would otherwise vanish as an unknown tag
         title = "<br>".join(html.escape(line) for line in caption_lines(parts, metrics.horizontalAdvance, room))
@@ -142,7 +142,7 @@ class TopKBars(TokenBars):
         # Section 5.4: a model trained on smoothed targets aims its best guess at 1 − ε + ε/V; named left of the line
         self.smoothed = pg.InfiniteLine(angle=90, movable=False, pen=_pen("muted"), label="smoothed target {value:.2f}",
                                         labelOpts={"position": 0.98, "anchors": [(1, 1), (1, 1)]})
-        self.smoothed.label.setFont(style.font(style.SMALL_POINT_SIZE))
+        self.smoothed.label.setFont(style.role_font("small"))
         for item in (self.skip_line, self.smoothed):
             item.setVisible(False)
             self.getPlotItem().addItem(item, ignoreBounds=True)

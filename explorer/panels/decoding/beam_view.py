@@ -38,7 +38,7 @@ class BeamTreeView(pg.PlotWidget):
         plot.invertY(True)
         plot.setLabel("bottom", "decoding step (the token each hypothesis ends with)",
                       **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
-        plot.getAxis("bottom").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))
+        plot.getAxis("bottom").setStyle(tickFont=style.role_font("small"))
         self.current = pg.LinearRegionItem(values=(0.5, 1.5), movable=False,
                                            brush=pg.mkBrush(QColor(9, 105, 218, 28)), pen=pg.mkPen(None))
         plot.addItem(self.current)
@@ -172,7 +172,7 @@ class BeamTreeView(pg.PlotWidget):
     def _best_label_width(self) -> float:
         """Screen px of the widest best-path label line (`style.font` sizes by the presentation scale)."""
         tokens = QFontMetricsF(style.font(style.BASE_POINT_SIZE, bold=True, mono=True))
-        scores = QFontMetricsF(style.font(style.SMALL_POINT_SIZE))
+        scores = QFontMetricsF(style.role_font("small"))
         return max((max(tokens.horizontalAdvance(p.token), scores.horizontalAdvance(p.score))
                     for p in self._label_parts if p.always), default=0.0)
 

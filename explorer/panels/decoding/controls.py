@@ -48,8 +48,7 @@ class DecodingControls(QWidget):
             button.clicked.connect(lambda _=False, n=name: self.transport.emit(n))
             setattr(self, name, button)
         self.play.setCheckable(True)
-        self.step_label = QLabel("–")
-        self.step_label.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
+        self.step_label = style.set_font_role(QLabel("–"), "heading")
         self.layer, self.head = QComboBox(), QComboBox()
         for combo, tip in ((self.layer, "Decoder layer whose attention is shown"), (self.head, "Attention head shown")):
             combo.setMaximumWidth(70)

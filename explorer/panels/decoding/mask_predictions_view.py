@@ -24,9 +24,9 @@ class MaskPredictionsView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.sentence = text_label(point_size=style.TITLE_POINT_SIZE, rich=True)
-        self.hint = text_label(point_size=style.TITLE_POINT_SIZE,
-                               sheet="background:{info_bg}; color:{info_text}; padding:18px; border-radius:6px;")
+        self.sentence = style.set_font_role(text_label(rich=True), "title")
+        self.hint = style.set_font_role(text_label(sheet="background:{info_bg}; color:{info_text}; padding:18px; "
+                                                       "border-radius:6px;"), "title")
         self.hint.setAlignment(Qt.AlignCenter)
         self.explain = text_label(MASK_EXPLAIN, sheet="color: {muted}")
         grid_host = QWidget()

@@ -91,7 +91,7 @@ class DecodingPanel(Panel):
         self.controls.sharpestRequested.connect(self.show_sharpest_head)
         self.controls.sharpest.setEnabled(False)  # until a run is drawn
         self.banner = text_label(bold=True)
-        self.prefix = text_label(point_size=style.TITLE_POINT_SIZE, rich=True)
+        self.prefix = style.set_font_role(text_label(rich=True), "title")
         self._prefix_width = -1
         self.prefix.installEventFilter(self)
         self.mask_map = TokenHeatmap("Mask", style.mask_colormap())

@@ -43,19 +43,19 @@ class ParallelPassView(QWidget):
         self.remove_mask = QCheckBox("Remove the causal mask")
         self.remove_mask.setToolTip("Ablation: run the parallel pass with causal=False, so every position "
                                     "can attend the tokens after it — the future the mask hides in training.")
-        self.remove_mask.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
+        style.set_font_role(self.remove_mask, "heading")
         self.remove_mask.toggled.connect(self._on_toggle)
-        self.equality = text_label(point_size=style.BASE_POINT_SIZE + 1, bold=True)
+        self.equality = style.set_font_role(text_label(), "heading")
         self.heatmap = TokenHeatmap()
         self.future = text_label()
         self.table = table = QTableWidget(0, len(COLUMNS))
         notifier().changed.connect(self._on_theme)  # a bound method: disconnected with the view
-        table.setFont(style.font(style.BASE_POINT_SIZE, bold=True, mono=True))
+        style.set_font_role(table, "mono")
         table.setToolTip("Column 'input': what the decoder reads at each position (<bos> y1 y2 …). "
                          "The columns after it: the token it predicts there, with and without the causal mask.")
         table.setHorizontalHeaderLabels(COLUMNS)
         table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
-        table.verticalHeader().setFont(style.font(style.SMALL_POINT_SIZE))
+        style.set_font_role(table.verticalHeader(), "small")
         table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
         table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         table.setSelectionMode(QAbstractItemView.NoSelection)

@@ -88,7 +88,7 @@ class SamplingControls(QWidget):
         form = QFormLayout(self)
         form.setContentsMargins(0, 0, 0, 0)
         for name, widget in (("Temperature", self.temperature), ("Top-k", self.top_k), ("Top-p", self.top_p)):
-            form.addRow(QLabel(name, font=style.font(style.BASE_POINT_SIZE, bold=True)), widget)
+            form.addRow(style.set_font_role(QLabel(name), "heading"), widget)
         form.addRow(self.step)
         form.addRow(row((self.method, 1), self.seed, self.button))
         for control in (self.temperature, self.top_p, self.top_k):
