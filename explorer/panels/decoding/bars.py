@@ -27,8 +27,8 @@ def _pen(role: str, dash=Qt.PenStyle.DashLine, width: float = 2):
 
 
 class TokenBars(pg.PlotWidget):
-    """Rows of (token, filled bar, dashed outline) drawn by `draw_rows`; `fit` draws again for the
-    rows the height reads (`rows_that_fit`). The axis ends at 1, or with `zoom` just past the
+    """Rows of (token, filled bar, dashed outline) drawn by `draw_rows`: of the rows `offer`ed, those
+    the height reads (`rows_that_fit`), again on each resize. The axis ends at 1, or with `zoom` just past the
     largest value (the label says so); a number that would pass the end sits inside its bar."""
 
     def __init__(self, most: int, zoom: bool = False, parent=None):
@@ -54,6 +54,7 @@ class TokenBars(pg.PlotWidget):
         self.ticks: list = []
         let_shrink(plot.titleLabel)  # a caption never widens its cell
         self.caption: tuple[str, ...] = ()
+        self.offered = None  # (`offer`)
         plot.getViewBox().sigResized.connect(self._on_resized)
 
     def rows_that_fit(self, n: int) -> int:
@@ -110,8 +111,23 @@ class TokenBars(pg.PlotWidget):
             label.setAnchor((1, 0.5) if inside[i] else (0, 0.5))
             label.setPos(float(right[i]) + (-gap if inside[i] else gap), float(i))
 
+    def offer(self, ids: list[int], pieces: list[str], filled, outline=None, marks=(), title=None, **looks) -> None:
+        """Rows best first (token ids, pieces, filled and outline values, a mark each); `looks`: per-row
+        lists of `draw_rows`' fills, edges, texts, tips, colours; `title(n)` names n rows drawn."""
+        self.offered = (list(ids), list(pieces), np.asarray(filled), outline, list(marks), title, looks)
+        self.fit()
+
     def fit(self) -> None:
-        """Draw the rows the height reads (a subclass's data)."""
+        """Draw the offered rows the height reads: `rows`, `filled`, `outline`, `marks` are theirs."""
+        if not self.offered:
+            return
+        ids, pieces, filled, outline, marks, title, looks = self.offered
+        n = self.rows_that_fit(len(ids))
+        self.rows, self.filled, self.marks = ids[:n], filled[:n], marks[:n]
+        self.outline = None if outline is None else np.asarray(outline)[:n]
+        self.draw_rows(pieces[:n], self.filled, self.outline, **{key: list(v)[:n] for key, v in looks.items()})
+        if title is not None:
+            self.set_title(title(n))
 
     def _on_resized(self, *_) -> None:
         """Rows, numbers and title for the new room."""

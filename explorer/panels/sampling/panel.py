@@ -37,36 +37,6 @@ def _slider(knob: Knob, high: float) -> QLabeledDoubleSlider:
     return slider
 
 
-class SamplingBars(TokenBars):
-    """The most probable tokens, as many as the height reads (its title says how many of the
-    vocabulary): outline tempered, filled what sampling draws from, a cut token's filter named."""
-
-    def __init__(self, parent=None):
-        super().__init__(ROWS, zoom=True, parent=parent)
-        self.offered = None  # every row offered (`show_rows`)
-        self.rows: list[int] = []  # token ids drawn, top row first
-        self.final = np.zeros(0, dtype=np.float32)  # their renormalised probabilities
-        self.tempered = np.zeros(0, dtype=np.float32)
-        self.notes: list[str] = []  # "" kept, "top-k" / "top-p": the filter that cut the row's token
-
-    def show_rows(self, ids: list[int], pieces: list[str], tempered: np.ndarray, final: np.ndarray,
-                  notes: list[str], vocab: int = 0) -> None:
-        """Draw these tokens (best first, of `vocab`) with their tempered and final probabilities."""
-        self.offered = (list(ids), [printable(p) for p in pieces], tempered, final, list(notes), vocab)
-        self.fit()
-
-    def fit(self) -> None:
-        if not getattr(self, "offered", None):
-            return
-        ids, pieces, tempered, final, notes, vocab = self.offered
-        n = self.rows_that_fit(len(ids))
-        self.rows, self.tempered, self.final, self.notes = ids[:n], tempered[:n], final[:n], notes[:n]
-        self.draw_rows(pieces[:n], self.final, self.tempered, edges=["masked" if note else "text" for note in self.notes],
-                       texts=sampled_rows(self.notes, self.tempered, self.final),
-                       colours=["muted" if note else "text" for note in self.notes])
-        self.set_title(rows_title(n, vocab))
-
-
 class SamplingControls(QWidget):
     """Emits `changed` when temperature, top-k or top-p moves, `generate` for the button."""
 
@@ -113,7 +83,7 @@ class SamplingPanel(Panel):
         self._source = None
         self.note = text_label()
         self.controls = SamplingControls()
-        self.bars = SamplingBars()
+        self.bars = TokenBars(ROWS, zoom=True)  # outline tempered, filled what sampling draws from
         self.summary = text_label()
         self.output = text_label(rich=True, selectable=True)
         # the bars take the whole width under the controls: every token and value readable
@@ -132,7 +102,7 @@ class SamplingPanel(Panel):
 
     def _on_bundle(self, bundle) -> None:
         self.next_token = self.current = self._source = None
-        self.bars.show_rows([], [], np.zeros(0), np.zeros(0), [])
+        self.bars.offer([], [], np.zeros(0))
         self.output.setText("")
         if bundle.model_kind.generates:
             say(self.note, "Run an input: its next-token distribution appears here.", "info")
@@ -180,7 +150,10 @@ class SamplingPanel(Panel):
         ids = top.indices.tolist()
         bundle = self.state.bundle
         pieces = token_text(bundle.tgt_tokenizer, ids) if bundle is not None else [str(i) for i in ids]
-        self.bars.show_rows(ids, pieces, top.values.numpy(), f.final[ids].numpy(), cut_by(f, ids), f.final.numel())
+        tempered, final, notes = top.values.numpy(), f.final[ids].numpy(), cut_by(f, ids)  # notes: the filter that cut
+        self.bars.offer(ids, [printable(p) for p in pieces], final, tempered, notes,
+                        lambda n: rows_title(n, f.final.numel()), edges=["masked" if m else "text" for m in notes],
+                        texts=sampled_rows(notes, tempered, final), colours=["muted" if m else "text" for m in notes])
         self.summary.setText(filter_summary(f, logits, temperature, top_k, top_p))
         self.redraw_ms = (time.perf_counter() - start) * 1000
 
