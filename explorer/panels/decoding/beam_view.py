@@ -20,10 +20,9 @@ NODE_ROLES = {"prompt": "prompt", "best": "beam_best", "pruned": "beam_pruned", 
 LABEL_ROLES = {"pruned": "disabled_text", "prompt": "prompt_text"}  # (else the text's own colour)
 
 
-def label_html(colour: str, bold: bool, token: str, score: str, scale: float) -> str:
-    """A node's label sized for the presentation `scale`."""
-    sizes = (style.BASE_POINT_SIZE * scale, style.SMALL_POINT_SIZE * scale)
-    return node_label(colour, bold, token, score, sizes, style.MONO_FAMILY)
+def label_sizes(scale: float) -> tuple[float, float]:
+    """A node label's token and score point sizes at the presentation `scale` (the HTML carries them)."""
+    return style.BASE_POINT_SIZE * scale, style.SMALL_POINT_SIZE * scale
 
 
 class BeamTreeView(pg.PlotWidget):
@@ -146,8 +145,8 @@ class BeamTreeView(pg.PlotWidget):
             label = self._label(i)
             with_score = part.score and (part.always or (kept_scores and not part.node.pruned))
             colour = getattr(style.current(), LABEL_ROLES.get(part.state, "text"))
-            text = label_html(colour, part.best, part.token, part.score if with_score else "",
-                              scale)
+            text = node_label(colour, part.best, part.token, part.score if with_score else "", label_sizes(scale),
+                              style.MONO_FAMILY)
             if text != self.label_html[i]:
                 label.setHtml(text)
                 self.label_html[i] = text
@@ -165,7 +164,7 @@ class BeamTreeView(pg.PlotWidget):
         doc.setDefaultFont(self.labels[0].textItem.font() if self.labels else style.font())
         heights = []
         for score in ("", "-0.00"):
-            doc.setHtml(label_html(style.current().text, True, "0", score, scale))
+            doc.setHtml(node_label(style.current().text, True, "0", score, label_sizes(scale), style.MONO_FAMILY))
             heights.append(doc.size().height() - 2 * doc.documentMargin())
         return heights[0], heights[1]
 
