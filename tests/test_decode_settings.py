@@ -1,4 +1,6 @@
 """Decoding settings out of range are refused with the reason, wherever they come from."""
+from dataclasses import fields
+
 import pytest
 
 from model.interpret.decode_run import DecodeSettings, DecodeSettingsError
@@ -32,3 +34,13 @@ def test_a_scene_with_a_beam_of_zero_is_refused_when_read():
     tour = {"version": 2, "scenes": [{"name": "bad beam", "decoding": {"strategy": "beam", "beam_size": 0}}]}
     with pytest.raises(SceneError, match="beam size 0 must be ≥ 1"):
         parse_tour(tour, "tour.json")
+
+
+def test_every_knob_starts_at_the_settings_default_and_its_whole_range_is_accepted():
+    """The controls built from the knobs can only ever ask for settings the decoder follows."""
+    from model.interpret.decode_knobs import KNOBS
+    assert set(KNOBS) == {f.name for f in fields(DecodeSettings)} - {"strategy"}
+    for knob in KNOBS.values():
+        assert knob.low <= getattr(DecodeSettings(), knob.name) <= knob.high
+        for value in (knob.low, knob.high):
+            assert getattr(DecodeSettings(**{knob.name: value}), knob.name) == value

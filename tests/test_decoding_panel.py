@@ -2,6 +2,8 @@
 the mask ablation really shows the future, the bars are the model's probabilities, the beam
 tree draws every node, and bad input gives a message. Every reference is computed here
 directly from the model, not through the panel's helpers."""
+from types import SimpleNamespace
+
 import numpy as np
 import pyqtgraph as pg
 import pytest
@@ -196,7 +198,7 @@ def test_sampling_with_a_seed_matches_sample_decode(qtbot, panel, bundle):
                         temperature=1.5, top_k=5, generator=gen)[0, 1:].tolist()
     ref = ref[: ref.index(EOS_ID) + 1] if EOS_ID in ref else ref
     assert panel.run.output_ids == ref
-    assert panel.bars.sampled.isVisible()  # the filtered distribution is drawn over the model's
+    assert panel.bars.outlines.isVisible()  # the filtered distribution (dashed) is drawn over the model's
 
 
 # -- beam search -------------------------------------------------------------------------------------
@@ -286,31 +288,35 @@ def test_compute_run_is_exact_and_qt_free_in_its_inputs(bundle):
     assert max(run.difference(t, causal=False) for t in range(len(run.steps))) > 1e-3
 
 
+PALETTE = SimpleNamespace(**dict.fromkeys(("prompt", "muted", "source_bg", "source_text", "prompt_fill", "prompt_text",
+                                           "chip_bg", "chip_text"), "#123456"))  # any colours: the chips are Qt-free
+
+
 def test_a_long_prefix_keeps_its_newest_chips_and_counts_the_rest():
-    from explorer.panels.decoding.chips import prefix_chips
     from model.interpret.decode_texts import chips_that_fit
+    from model.interpret.token_chips import prefix_chips
     prefix = ["<bos>"] + list("zyxwvutsrqponmlkjihgfedcba")
     keep = chips_that_fit(prefix[1:], room_px=100, chip_px=lambda piece: 10.0)
     assert keep == 10
-    html = prefix_chips(prefix, 0, keep_last=keep)
+    html = prefix_chips(prefix, 0, PALETTE, keep_last=keep)
     assert "… 16 earlier" in html and "&lt;bos&gt;" in html
     shown = [p for p in prefix[1:] if f"&nbsp;{p}&nbsp;" in html]
     assert shown == prefix[-10:]  # the newest ten, in order; the query (last) among them
-    assert "earlier" not in prefix_chips(prefix, 0, keep_last=len(prefix))  # room for all: nothing hidden
+    assert "earlier" not in prefix_chips(prefix, 0, PALETTE, keep_last=len(prefix))  # room for all: nothing hidden
 
 
 def test_a_folded_prompt_is_counted_as_prompt_not_called_the_prompt_of_generated_tokens():
     """"prompt: … 4 earlier" labelled two generated words as the prompt (gpt-facts, "the duck",
     on a 1024-px beamer): the hidden prompt tokens are counted apart, and "prompt:" stands only
     before a prompt token on screen."""
-    from explorer.panels.decoding.chips import prefix_chips
+    from model.interpret.token_chips import prefix_chips
     from support import plain_text
     prefix = ["<bos>", "the", "duck", "says", "quack", "and", "is", "white"]
-    folded = plain_text(prefix_chips(prefix, 2, keep_last=3))  # "and is white" shown
+    folded = plain_text(prefix_chips(prefix, 2, PALETTE, keep_last=3))  # "and is white" shown
     assert "… 2 prompt + 2 earlier" in folded.replace("\xa0", " ") and "prompt:" not in folded
-    partly = plain_text(prefix_chips(prefix, 2, keep_last=6))  # "duck" and on shown: one prompt token hidden
+    partly = plain_text(prefix_chips(prefix, 2, PALETTE, keep_last=6))  # "duck" and on shown: one prompt token hidden
     assert "… 1 prompt" in partly.replace("\xa0", " ") and "prompt:" in partly and "earlier" not in partly
-    whole = plain_text(prefix_chips(prefix, 2))
+    whole = plain_text(prefix_chips(prefix, 2, PALETTE))
     assert "prompt:" in whole and "…" not in whole
 
 

@@ -215,10 +215,10 @@ def test_masked_lm_shows_one_bar_group_per_mask(qtbot, bert):
     assert all(g.isVisible() for g in view.shown_groups)
     for group, (pos, (pieces, probs)) in zip(view.shown_groups, sorted(reference.items())):
         assert group.position == pos
-        assert group.bars.token_ids == list(range(5)) and group.bars.chosen == 0  # the model's top-5, best first
-        np.testing.assert_allclose(group.bars.heights, probs, atol=1e-5)
-        np.testing.assert_allclose(np.asarray(group.bars.bars.opts["width"], dtype=float), probs, atol=1e-5)
-        assert f"“{pieces[0]}”" in group.heading.text()
+        assert group.token_ids == list(range(5)) and group.chosen == 0  # the model's top-5, best first
+        np.testing.assert_allclose(group.heights, probs, atol=1e-5)
+        np.testing.assert_allclose(np.asarray(group.bars.opts["width"], dtype=float), probs, atol=1e-5)
+        assert f"“{pieces[0]}”" in group.caption[1] and "____" in group.caption[2]
     assert not view.hint.isVisible()
     assert panel.run is None  # nothing was decoded
 

@@ -70,12 +70,12 @@ def test_generation_steps_count_from_1_at_the_prompts_last_position(qtbot, gqa):
     n = panel.n_prompt
     assert n == len(state.result.source.ids)  # position n: the prompt's last token (<bos> at 0)
     panel.step.setValue(0)
-    assert panel.reads.title.text().startswith("pos 0, “<bos>” (prompt)")
+    assert panel.reading.text().startswith("pos 0, “<bos>” (prompt)")
     panel.step.setValue(n)
-    assert panel.reads.title.text().startswith(f"Generation step 1: pos {n}, ")
+    assert panel.reading.text().startswith(f"Generation step 1: pos {n}, ")
     panel.step.setValue(n + 1)
-    assert panel.reads.title.text().startswith(f"Generation step 2: pos {n + 1}, ")
-    assert f"reads the {n + 2} cached keys" in panel.reads.title.text()
+    assert panel.reading.text().startswith(f"Generation step 2: pos {n + 1}, ")
+    assert f"reads the {n + 2} cached keys" in panel.reading.text()
 
 
 def test_the_memory_text_is_this_models_bytes_and_gqas_saving(qtbot, gqa):
@@ -142,9 +142,9 @@ def test_k_and_v_are_shown_one_at_a_time_each_with_its_title_and_ticks_whole(qtb
         assert cramped_titles(panel) == [] and unreadable_ticks(panel) == []
 
 
-def test_the_bytes_are_shown_whole_and_k_is_as_wide_as_the_reads_under_it(qtbot, gqa):
-    """The memory text is never cut (no scrolling column beside the map) and the K map takes the
-    page's width, as the query heads' reads under it do."""
+def test_the_bytes_are_shown_whole_and_k_is_as_wide_as_the_reads_beside_it(qtbot, gqa):
+    """The memory text is never cut (no scrolling column beside the map) and the K map takes at
+    least the width the query heads' reads beside it take."""
     from PySide6.QtWidgets import QApplication
 
     from layout_checks import clipped_texts
@@ -155,3 +155,22 @@ def test_the_bytes_are_shown_whole_and_k_is_as_wide_as_the_reads_under_it(qtbot,
             QApplication.processEvents()
         assert panel.memory.isVisible() and clipped_texts(panel) == []
         assert panel.maps.width() >= panel.reads.width()
+
+
+def test_every_cached_rows_label_is_drawn_and_the_reads_ticks_are_whole(qtbot):
+    """K takes the page's height: each position's label ("i token") is drawn, none strided away, and
+    the reads' ticks (positions, colour bar) stay readable."""
+    from PySide6.QtWidgets import QApplication
+
+    from layout_checks import unreadable_ticks
+    from model.io.checkpoints import load_checkpoint
+    bundle = load_checkpoint(bundled_checkpoints()["gpt-facts"])
+    _state, panel = _panel(qtbot, bundle, "the frog lives in the")
+    for size in ((1024, 560), (1280, 500)):
+        panel.resize(*size)
+        for _ in range(3):
+            QApplication.processEvents()
+        rows = len(panel.keys.row_labels)
+        assert rows == len(panel.pieces) > 8
+        assert panel.keys.label_counts()[0] == (rows, rows)
+        assert unreadable_ticks(panel) == []

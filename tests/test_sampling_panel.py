@@ -50,14 +50,14 @@ def softmax(x: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("temperature", [0.5, 2.0])
 def test_temperature_redraws_the_bars_as_softmax_of_logits_over_t(panel, gpt, temperature):
-    before = panel.bars.tempered.copy()
+    before = panel.bars.outline.copy()
     panel.controls.temperature.setValue(temperature)
     expected = softmax(reference_logits(gpt) / temperature)
     drawn = panel.bars.rows
     assert drawn == list(np.argsort(-expected)[:len(drawn)])  # the most probable tokens, best first
-    assert np.allclose(panel.bars.tempered, expected[drawn], atol=1e-5)
-    assert np.allclose(panel.bars.final, expected[drawn], atol=1e-5)  # nothing cut: final = tempered
-    assert not np.allclose(before, panel.bars.tempered, atol=1e-4)  # the change is visible
+    assert np.allclose(panel.bars.outline, expected[drawn], atol=1e-5)
+    assert np.allclose(panel.bars.filled, expected[drawn], atol=1e-5)  # nothing cut: final = tempered
+    assert not np.allclose(before, panel.bars.outline, atol=1e-4)  # the change is visible
     assert f"T = {temperature:g}" in panel.summary.text()
 
 
@@ -76,7 +76,7 @@ def test_top_p_keeps_the_smallest_set_whose_mass_reaches_p(panel, gpt):
     assert np.isclose(float(panel.current.final.sum()), 1.0, atol=1e-5)
     kept_list = sorted(kept)
     assert np.allclose(panel.current.final[kept_list].numpy(), probs[kept_list] / probs[kept_list].sum(), atol=1e-5)
-    notes = dict(zip(panel.bars.rows, panel.bars.notes))
+    notes = dict(zip(panel.bars.rows, panel.bars.marks))
     assert all((notes[i] == "") == (i in nucleus) for i in notes)  # the rest say they were cut
     assert "top-p" in notes.values()
 
@@ -87,8 +87,8 @@ def test_top_k_cuts_all_but_k_tokens(panel, gpt):
     probs = softmax(reference_logits(gpt) / 2.0)
     top3 = list(np.argsort(-probs)[:3])
     assert panel.current.kept == 3
-    assert np.allclose(panel.bars.final[:3], probs[top3] / probs[top3].sum(), atol=1e-5)
-    assert panel.bars.notes[3:] == ["top-k"] * (len(panel.bars.rows) - 3)
+    assert np.allclose(panel.bars.filled[:3], probs[top3] / probs[top3].sum(), atol=1e-5)
+    assert panel.bars.marks[3:] == ["top-k"] * (len(panel.bars.rows) - 3)
 
 
 def test_generate_decodes_with_the_chosen_method_and_seed(panel, gpt):
@@ -118,7 +118,7 @@ def test_a_later_decoding_step_shows_that_steps_distribution(panel, gpt):
     logits[[tok.bos_id, gpt.config.pad_id]] = -np.inf
     expected = softmax(logits)
     assert panel.bars.rows[0] == int(np.argmax(expected))
-    assert np.allclose(panel.bars.tempered, expected[panel.bars.rows], atol=1e-5)
+    assert np.allclose(panel.bars.outline, expected[panel.bars.rows], atol=1e-5)
     assert "2 generated tokens" in panel.note.text()
 
 

@@ -108,13 +108,30 @@ def test_a_label_smoothed_models_bars_show_its_target_and_name_it_clear_of_the_v
             QApplication.processEvents()
         qtbot.wait(20)  # (a TextItem places its text for the view's transform when painted)
         assert bars.smoothed.isVisible() and bars.smoothed.value() == pytest.approx(1 - 0.1 + 0.1 / 30)
-        name = bars.smoothed_label.textItem.mapRectToScene(bars.smoothed_label.textItem.boundingRect())
+        name = bars.smoothed.label.mapRectToScene(bars.smoothed.label.boundingRect())
         view = bars.getPlotItem().getViewBox().sceneBoundingRect()
         value = bars.labels[0].textItem.mapRectToScene(bars.labels[0].textItem.boundingRect())
         assert view.contains(name) and not name.intersects(value), (width, name, value, view)
-        assert "0.90" in bars.smoothed_label.toPlainText() and "ε = 0.1" in bars.smoothed.toolTip()
+        assert "0.90" in bars.smoothed.label.toPlainText() and "ε = 0.1" in bars.smoothed.toolTip()
         bars.set_smoothing(0.0, 30)
-        assert not bars.smoothed.isVisible() and not bars.smoothed_label.isVisible()
+        assert not bars.smoothed.isVisible() and not bars.smoothed.label.isVisible()
         bars.set_smoothing(0.1, 30)
         bars.clear_data()  # (the next model, refused before it decodes: no line of the last one's)
-        assert not bars.smoothed.isVisible() and not bars.smoothed_label.isVisible()
+        assert not bars.smoothed.isVisible() and not bars.smoothed.label.isVisible()
+
+
+@pytest.mark.parametrize("width", [300, 900])
+def test_the_probability_axis_ends_at_1_and_every_value_stays_inside_the_plot(qtbot, width):
+    """A near-certain token: the axis stops at p = 1, and its number (inside its bar) and every other
+    row's number lie within the plot's view."""
+    probs = np.full(30, 0.05 / 29)
+    probs[3] = 0.95
+    bars = shown_bars(qtbot, 500, probs, 3, width=width)
+    box = bars.getPlotItem().getViewBox()
+    assert box.viewRange()[0][1] == pytest.approx(1.0)
+    view = box.sceneBoundingRect()
+    shown = [label for label in bars.labels if label.isVisible()]
+    assert len(shown) >= 3
+    for label in shown:
+        rect = label.sceneBoundingRect()
+        assert view.left() <= rect.left() and rect.right() <= view.right(), label.toPlainText()

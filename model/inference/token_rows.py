@@ -21,10 +21,11 @@ def words_html(pieces: Sequence[str], marks: dict[int, str], lo: int = 0, hi: in
     return ("… " if lo > 0 else "") + " ".join(words) + (" …" if hi < len(pieces) else "")
 
 
-def mask_heading(number: int, position: int, candidates: Sequence[str]) -> str:
-    """The heading of the number-th [MASK] (counted from 1): where it is and its best guess."""
+def mask_heading(number: int, position: int, candidates: Sequence[str]) -> tuple[str, str]:
+    """The heading of the number-th [MASK] (counted from 1), in two parts a title may set on two
+    lines: where it is, and its best guess."""
     best = candidates[0] if candidates else "?"
-    return f"[MASK] {number} · position {position}: best guess “{display_piece(best)}”"
+    return f"[MASK] {number} · position {position}:", f"best guess “{display_piece(best)}”"
 
 
 def mask_hint(mask_token: str, example: str) -> str:
@@ -50,3 +51,24 @@ def rank_tips(ranks: Sequence[int], probs: Sequence[float], k: int) -> list[str]
 def generated_heading(method: str, seed: int) -> str:
     """How a generated text was made: "sampled, seed s", or the method's name."""
     return f"sampled, seed {seed}" if method == "sample" else method
+
+
+ZOOM_ROOM = 1.25  # a zoomed axis reaches this far past the largest value (room for its number)
+
+
+def probability_axis_end(top: float, zoom: bool) -> float:
+    """Where a probability axis ends: at 1, or zoomed just past the largest value, never past 1."""
+    return min(1.0, max(top, 1e-6) * ZOOM_ROOM) if zoom else 1.0
+
+
+def values_inside(rights: Sequence[float], widths: Sequence[float], end: float) -> list[bool]:
+    """Which rows' numbers go inside their bar's end rather than right of it: those whose number,
+    `widths` wide (axis units), would reach past the axis's `end`."""
+    return [right + width > end for right, width in zip(rights, widths)]
+
+
+def mask_context(pieces: Sequence[str], position: int, around: int) -> str:
+    """A [MASK] in its context as plain text: `around` words each side, the blank as "____"."""
+    lo, hi = max(0, position - around), min(len(pieces), position + around + 1)
+    words = ["____" if i == position else display_piece(pieces[i]) for i in range(lo, hi)]
+    return ("… " if lo > 0 else "") + " ".join(words) + (" …" if hi < len(pieces) else "")

@@ -16,11 +16,10 @@ from explorer.drawing.plot_style import let_shrink, set_title
 from explorer.drawing.token_heatmap import display_piece
 from model.inference.bundle import smoothed_target
 from model.inference.next_token import bar_order, caption_lines, ranked_ids, rows_that_fit, smoothing_tip
-from model.inference.token_rows import rank_tips
+from model.inference.token_rows import probability_axis_end, rank_tips, values_inside
 
 BAR_HEIGHT = 0.7  # in rows
 ROW_LINES = 1.15  # a row's least height in lines of its token's font: labels never overlap
-X_TOP = 1.25  # a bar of p = 1 and its value
 
 
 def _pen(role: str, dash=Qt.PenStyle.DashLine, width: float = 2):
@@ -28,8 +27,9 @@ def _pen(role: str, dash=Qt.PenStyle.DashLine, width: float = 2):
 
 
 class TokenBars(pg.PlotWidget):
-    """Rows of (token, filled bar, dashed outline) drawn by `draw_rows`; `fit` draws again for the
-    rows the height reads (`rows_that_fit`). Bars of p = 1 span the plot unless `zoom`."""
+    """Rows of (token, filled bar, dashed outline) drawn by `draw_rows`: of the rows `offer`ed, those
+    the height reads (`rows_that_fit`), again on each resize. The axis ends at 1, or with `zoom` just past the
+    largest value (the label says so); a number that would pass the end sits inside its bar."""
 
     def __init__(self, most: int, zoom: bool = False, parent=None):
         super().__init__(parent=parent, enableMenu=False)
@@ -39,7 +39,7 @@ class TokenBars(pg.PlotWidget):
         plot.showGrid(x=True, alpha=0.25)
         plot.setLabel("bottom", "probability", **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
         plot.getAxis("left").setStyle(tickFont=style.font(style.BASE_POINT_SIZE, bold=True, mono=True), tickLength=0)
-        plot.getAxis("bottom").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))
+        plot.getAxis("bottom").setStyle(tickFont=style.role_font("small"))
         plot.getAxis("bottom").enableAutoSIPrefix(False)  # probabilities, never "× 0.001"
         self.bars = pg.BarGraphItem(x0=[0], y=[0], width=[0], height=BAR_HEIGHT, brush=style.colour("bar"),
                                     pen=style.colour("bar"))  # pyqtgraph rejects empty pens
@@ -48,11 +48,14 @@ class TokenBars(pg.PlotWidget):
         for item in (self.bars, self.outlines):
             plot.addItem(item)
         for label in self.labels:
-            label.setFont(style.font(style.SMALL_POINT_SIZE))
+            label.setFont(style.role_font("small"))
             label.setVisible(False)
             plot.addItem(label, ignoreBounds=True)
         self.ticks: list = []
         let_shrink(plot.titleLabel)  # a caption never widens its cell
+        self.caption: tuple[str, ...] = ()
+        self.offered = None  # (`offer`)
+        plot.getViewBox().sigResized.connect(self._on_resized)
 
     def rows_that_fit(self, n: int) -> int:
         line = QFontMetricsF(self.getPlotItem().getAxis("left").style["tickFont"]).height() * ROW_LINES
@@ -83,31 +86,59 @@ class TokenBars(pg.PlotWidget):
                                   pens=[_pen(r) for r in (edges or ["text"] * n)] or None)
         top = float(max(np.max(filled, initial=0.0), np.max(outline, initial=0.0) if outline is not None else 0.0))
         plot = self.getPlotItem()
-        plot.setXRange(0, min(1.0, max(top, 1e-6)) * X_TOP if self.zoom else X_TOP, padding=0)
+        end = probability_axis_end(top, self.zoom)
+        plot.setXRange(0, end, padding=0)
         plot.setYRange(-0.6, max(n, 1) - 0.4, padding=0)
+        name = "probability" if end >= 1.0 else f"probability (zoomed: 0 – {end:.2g})"
+        if plot.getAxis("bottom").labelText != name:
+            plot.setLabel("bottom", name, **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
         ticks = [[(float(i), display_piece(p)) for i, p in enumerate(pieces)]]
         if ticks != self.ticks:  # unchanged rows: the axis is not laid out again
             self.ticks = ticks
             plot.getAxis("left").setTicks(ticks)
         right = np.maximum(filled, outline) if outline is not None else np.asarray(filled)
+        for label, text in zip(self.labels, texts):
+            label.setText(text)
+        per_px = end / max(plot.getViewBox().width(), 1.0)
+        gap = 4 * per_px
+        inside = values_inside(right, [(label.textItem.boundingRect().width() + 4) * per_px for label in self.labels[:n]],
+                               end)
         for i, label in enumerate(self.labels[:n]):
-            label.setText(texts[i])
-            label.setColor(style.colour(colours[i]) if colours else style.TEXT)
+            role = colours[i] if colours else "text"
+            on_bar = "on_chosen" if fills[i] == "chosen" else "text"
+            label.setColor(style.colour(on_bar if inside[i] else role))
             label.setToolTip(tips[i] if tips else "")
-            label.setPos(float(right[i]) + 0.005 * (top if self.zoom else 1.0), float(i))
+            label.setAnchor((1, 0.5) if inside[i] else (0, 0.5))
+            label.setPos(float(right[i]) + (-gap if inside[i] else gap), float(i))
 
-    def resizeEvent(self, event) -> None:  # noqa: N802
-        super().resizeEvent(event)
-        if hasattr(self, "ticks"):  # (not while pyqtgraph builds the widget)
-            self.fit()
+    def offer(self, ids: list[int], pieces: list[str], filled, outline=None, marks=(), title=None, **looks) -> None:
+        """Rows best first (token ids, pieces, filled and outline values, a mark each); `looks`: per-row
+        lists of `draw_rows`' fills, edges, texts, tips, colours; `title(n)` names n rows drawn."""
+        self.offered = (list(ids), list(pieces), np.asarray(filled), outline, list(marks), title, looks)
+        self.fit()
 
     def fit(self) -> None:
-        """Draw the rows the height reads (a subclass's data)."""
+        """Draw the offered rows the height reads: `rows`, `filled`, `outline`, `marks` are theirs."""
+        if not self.offered:
+            return
+        ids, pieces, filled, outline, marks, title, looks = self.offered
+        n = self.rows_that_fit(len(ids))
+        self.rows, self.filled, self.marks = ids[:n], filled[:n], marks[:n]
+        self.outline = None if outline is None else np.asarray(outline)[:n]
+        self.draw_rows(pieces[:n], self.filled, self.outline, **{key: list(v)[:n] for key, v in looks.items()})
+        if title is not None:
+            self.set_title(title(n))
+
+    def _on_resized(self, *_) -> None:
+        """Rows, numbers and title for the new room."""
+        self.fit()
+        self.set_title(*self.caption)
 
     def set_title(self, *parts: str) -> None:
         """The title: its parts on as few lines as the plot's width needs (a part is never broken)."""
+        self.caption = parts
         plot = self.getPlotItem()
-        metrics = QFontMetricsF(style.font(style.TITLE_POINT_SIZE))
+        metrics = QFontMetricsF(style.role_font("title"))
         room = self.width() - plot.getAxis("left").width() - 12
         # the title is rich text: a token such as <eos> would otherwise vanish as an unknown tag
         title = "<br>".join(html.escape(line) for line in caption_lines(parts, metrics.horizontalAdvance, room))
@@ -122,51 +153,27 @@ class TopKBars(TokenBars):
     def __init__(self, k: int = 10, parent=None):
         super().__init__(k + 1, parent=parent)
         self.k = k
-        self.caption: list[str] = []
-        self.sampled = self.outlines  # what sampling drew from (after temperature / top-k / top-p)
         self.skip_line = pg.InfiniteLine(angle=0, movable=False, pen=_pen("muted", Qt.PenStyle.DotLine))
         self.skip_line.setToolTip("The chosen token, from further down the ranking (its rank in its value's tooltip)")
-        # Section 5.4: a model trained on smoothed targets aims its best guess at 1 − ε + ε/V
-        self.smoothed = pg.InfiniteLine(angle=90, movable=False, pen=_pen("muted"))
-        self.smoothed_label = pg.TextItem(anchor=(0, 1), color=style.MUTED)  # right of the line, at the bottom
-        self.smoothed_label.setFont(style.font(style.SMALL_POINT_SIZE))
-        for item in (self.skip_line, self.smoothed, self.smoothed_label):
+        # Section 5.4: a model trained on smoothed targets aims its best guess at 1 − ε + ε/V; named left of the line
+        self.smoothed = pg.InfiniteLine(angle=90, movable=False, pen=_pen("muted"), label="smoothed target {value:.2f}",
+                                        labelOpts={"position": 0.98, "anchors": [(1, 1), (1, 1)]})
+        self.smoothed.label.setFont(style.role_font("small"))
+        for item in (self.skip_line, self.smoothed):
             item.setVisible(False)
             self.getPlotItem().addItem(item, ignoreBounds=True)
-        self.smoothing = 0.0
         self.clear_data()
 
     def set_smoothing(self, epsilon: float, vocab_size: int) -> None:
         """The model was trained with label smoothing ε over `vocab_size` tokens (0: it was not, or
         that is not known): a dashed line at the smoothed target's top, 1 − ε + ε/V."""
-        self.smoothing = epsilon if epsilon > 0 and vocab_size > 0 else 0.0
-        on = self.smoothing > 0
+        on = epsilon > 0 and vocab_size > 0
         self.smoothed.setVisible(on)
-        self.smoothed_label.setVisible(on)
         if on:
             self.smoothed.setValue(smoothed_target(epsilon, vocab_size))
             self.smoothed.setPen(_pen("muted"))  # (the theme's now)
-            self.smoothed_label.setColor(style.MUTED)
-            for item in (self.smoothed, self.smoothed_label):
-                item.setToolTip(smoothing_tip(epsilon, vocab_size))
-            self._place_smoothed()
-
-    def _place_smoothed(self) -> None:
-        """The line's name right of it, under the last row: the longest form that fits the plot."""
-        if self.smoothing <= 0:
-            return
-        view = self.getPlotItem().getViewBox()
-        (x0, x1), (y0, y1) = view.viewRange()
-        top = self.smoothed.value()
-        room = (x1 - top) * view.width() / max(x1 - x0, 1e-9) - 6
-        metrics = QFontMetricsF(self.smoothed_label.textItem.font())
-        forms = (f"smoothed target {top:.2f}", f"target {top:.2f}", f"{top:.2f}")
-        self.smoothed_label.setText(next((t for t in forms if metrics.horizontalAdvance(t) <= room), forms[-1]))
-        self.smoothed_label.setPos(top, max(y0, y1))
-
-    def set_caption(self, *parts: str) -> None:
-        self.caption = list(parts)
-        self.set_title(*parts)
+            self.smoothed.label.setColor(style.MUTED)
+            self.smoothed.setToolTip(smoothing_tip(epsilon, vocab_size))
 
     def set_data(self, probs, pieces: list[str], chosen: int | None, sample_probs=None) -> None:
         """probs: (V,) the model's distribution; pieces: the vocabulary; chosen: the id the decoder
@@ -198,9 +205,6 @@ class TopKBars(TokenBars):
         if moved is not None:
             self.skip_line.setValue(moved - 0.5)
             self.skip_line.setPen(_pen("muted", Qt.PenStyle.DotLine))  # (the theme's now)
-        self._place_smoothed()
-        if self.caption:
-            self.set_title(*self.caption)
 
     def clear_data(self) -> None:
         self.set_smoothing(0.0, 0)  # no bars: no target line

@@ -3,8 +3,6 @@ x the step, a dot per node with its token and score; pruned grey, finished green
 a prompt a purple stem."""
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFontMetricsF, QTextDocument
@@ -13,6 +11,7 @@ from explorer import presentation, style
 from explorer.drawing.token_heatmap import display_piece
 from explorer.theme import notifier
 from model.inference.beam_tree import edge_state, label_density, node_labels, node_tip, step_ticks
+from model.interpret.token_chips import node_label
 
 EDGE_PENS = {"pruned": ("beam_pruned", 1.5), "live": ("beam_alive", 2), "best": ("beam_best", 4),
              "prompt": ("prompt", 4)}  # kind of edge → (palette role, width), in drawing order
@@ -21,13 +20,9 @@ NODE_ROLES = {"prompt": "prompt", "best": "beam_best", "pruned": "beam_pruned", 
 LABEL_ROLES = {"pruned": "disabled_text", "prompt": "prompt_text"}  # (else the text's own colour)
 
 
-def label_html(colour: str, weight: str, token: str, score: str, scale: float) -> str:
-    """A node's label: its token, and its score under it ("" for none), sized for `scale`."""
-    return (f"<div style='color:{colour}; line-height:90%'><span style='font-size:"
-            f"{style.BASE_POINT_SIZE * scale:.1f}pt; font-weight:{weight}; font-family:"
-            f"{style.MONO_FAMILY}'>{html.escape(token)}</span>"
-            + (f"<br><span style='font-size:{style.SMALL_POINT_SIZE * scale:.1f}pt'>{score}</span>" if score else "")
-            + "</div>")
+def label_sizes(scale: float) -> tuple[float, float]:
+    """A node label's token and score point sizes at the presentation `scale` (the HTML carries them)."""
+    return style.BASE_POINT_SIZE * scale, style.SMALL_POINT_SIZE * scale
 
 
 class BeamTreeView(pg.PlotWidget):
@@ -42,7 +37,7 @@ class BeamTreeView(pg.PlotWidget):
         plot.invertY(True)
         plot.setLabel("bottom", "decoding step (the token each hypothesis ends with)",
                       **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
-        plot.getAxis("bottom").setStyle(tickFont=style.font(style.SMALL_POINT_SIZE))
+        plot.getAxis("bottom").setStyle(tickFont=style.role_font("small"))
         self.current = pg.LinearRegionItem(values=(0.5, 1.5), movable=False,
                                            brush=pg.mkBrush(QColor(9, 105, 218, 28)), pen=pg.mkPen(None))
         plot.addItem(self.current)
@@ -150,8 +145,8 @@ class BeamTreeView(pg.PlotWidget):
             label = self._label(i)
             with_score = part.score and (part.always or (kept_scores and not part.node.pruned))
             colour = getattr(style.current(), LABEL_ROLES.get(part.state, "text"))
-            text = label_html(colour, "bold" if part.best else "normal", part.token, part.score if with_score else "",
-                              scale)
+            text = node_label(colour, part.best, part.token, part.score if with_score else "", label_sizes(scale),
+                              style.MONO_FAMILY)
             if text != self.label_html[i]:
                 label.setHtml(text)
                 self.label_html[i] = text
@@ -169,14 +164,14 @@ class BeamTreeView(pg.PlotWidget):
         doc.setDefaultFont(self.labels[0].textItem.font() if self.labels else style.font())
         heights = []
         for score in ("", "-0.00"):
-            doc.setHtml(label_html(style.current().text, "bold", "0", score, scale))
+            doc.setHtml(node_label(style.current().text, True, "0", score, label_sizes(scale), style.MONO_FAMILY))
             heights.append(doc.size().height() - 2 * doc.documentMargin())
         return heights[0], heights[1]
 
     def _best_label_width(self) -> float:
         """Screen px of the widest best-path label line (`style.font` sizes by the presentation scale)."""
         tokens = QFontMetricsF(style.font(style.BASE_POINT_SIZE, bold=True, mono=True))
-        scores = QFontMetricsF(style.font(style.SMALL_POINT_SIZE))
+        scores = QFontMetricsF(style.role_font("small"))
         return max((max(tokens.horizontalAdvance(p.token), scores.horizontalAdvance(p.score))
                     for p in self._label_parts if p.always), default=0.0)
 

@@ -16,28 +16,8 @@ from superqt import QFlowLayout
 
 from explorer import style
 from explorer.panels.layouts import row
+from model.interpret.decode_knobs import BEAM_KNOBS, KNOBS, SAMPLE_KNOBS, SHARPEST_TIP, Knob
 from model.interpret.decode_run import STRATEGIES, DecodeSettings
-
-# the knobs of the sampling page, then the beam page: (name, label, spin box, tooltip)
-SAMPLE_KNOBS = (
-    ("temperature", "T", lambda: QDoubleSpinBox(minimum=0.05, maximum=5.0, singleStep=0.1, value=1.0),
-     "Temperature: logits are divided by T before the softmax"),
-    ("top_k", "top-k", lambda: QSpinBox(minimum=0, maximum=1000, value=0, specialValueText="off"),
-     "Keep only the k most probable tokens (0 = off)"),
-    ("top_p", "top-p", lambda: QDoubleSpinBox(minimum=0.05, maximum=1.0, singleStep=0.05, value=1.0),
-     "Keep the smallest set of tokens whose probabilities sum to p (nucleus sampling)"),
-    ("seed", "seed", lambda: QSpinBox(minimum=0, maximum=999_999, value=0),
-     "Random seed: the same seed gives the same sample"),
-)
-BEAM_KNOBS = (
-    ("beam_size", "beam", lambda: QSpinBox(minimum=1, maximum=12, value=4), "Beam size (the paper uses 4)"),
-    ("alpha", "α", lambda: QDoubleSpinBox(minimum=0.0, maximum=2.0, singleStep=0.1, value=0.6),
-     "Length penalty α: score = log p / ((5 + |Y|) / 6)^α (the paper uses 0.6)"),
-)
-KNOBS = tuple(knob[0] for knob in SAMPLE_KNOBS + BEAM_KNOBS)
-SHARPEST_TIP = ("Show the decoder head that aligns most clearly on this text: each row's largest weight, averaged, "
-                "times the share of different tokens the rows pick (a head that puts every row on one token is sharp "
-                "and shows nothing); cross-attention where the model has it, else masked self-attention")
 
 
 def group(*widgets) -> QWidget:
@@ -60,8 +40,7 @@ class DecodingControls(QWidget):
             self.strategy.addItem(label, key)
         self.strategy.setToolTip("How the next token is chosen from the model's distribution")
         # each strategy's knobs, only the chosen one's shown (greedy and "follow the target" have none)
-        self.params = {"sample": group(*(self._knob(*knob) for knob in SAMPLE_KNOBS)),
-                       "beam": group(*(self._knob(*knob) for knob in BEAM_KNOBS))}
+        self.params = {"sample": group(*map(self._knob, SAMPLE_KNOBS)), "beam": group(*map(self._knob, BEAM_KNOBS))}
         icons = self.style()
         for name, icon in (("reset", QStyle.SP_MediaSkipBackward), ("back", QStyle.SP_MediaSeekBackward),
                            ("step", QStyle.SP_MediaSeekForward), ("play", QStyle.SP_MediaPlay)):
@@ -69,8 +48,7 @@ class DecodingControls(QWidget):
             button.clicked.connect(lambda _=False, n=name: self.transport.emit(n))
             setattr(self, name, button)
         self.play.setCheckable(True)
-        self.step_label = QLabel("–")
-        self.step_label.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
+        self.step_label = style.set_font_role(QLabel("–"), "heading")
         self.layer, self.head = QComboBox(), QComboBox()
         for combo, tip in ((self.layer, "Decoder layer whose attention is shown"), (self.head, "Attention head shown")):
             combo.setMaximumWidth(70)
@@ -89,17 +67,18 @@ class DecodingControls(QWidget):
         self._show_page()
         self.strategy.currentIndexChanged.connect(self._strategy_changed)
 
-    def _knob(self, name: str, label: str, make, tip: str) -> QWidget:
+    def _knob(self, knob: Knob) -> QWidget:
         """A labelled spin box, kept as `self.<name>`; it decodes again when the user is done typing."""
-        spin = make()
-        spin.setToolTip(tip)
+        spin = QSpinBox() if knob.whole else QDoubleSpinBox(singleStep=knob.step)
+        spin.setRange(knob.low, knob.high)
+        spin.setValue(knob.default)
+        spin.setSpecialValueText(knob.off)
+        spin.setToolTip(knob.tip)
         spin.setMaximumWidth(90)
         spin.setKeyboardTracking(False)
         spin.valueChanged.connect(lambda _v: self.settingsChanged.emit(self.settings()))
-        setattr(self, name, spin)
-        text = QLabel(label)
-        text.setToolTip(tip)
-        return group(text, spin)
+        setattr(self, knob.name, spin)
+        return group(QLabel(knob.label, toolTip=knob.tip), spin)
 
     def settings(self) -> DecodeSettings:
         return DecodeSettings(strategy=self.strategy.currentData(), **{k: getattr(self, k).value() for k in KNOBS})

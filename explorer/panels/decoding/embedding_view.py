@@ -3,17 +3,12 @@ per "|"-separated sentence (`Frame.embedding`), shown as their cosine similariti
 number in each cell), under a note that the model has no LM head."""
 from __future__ import annotations
 
-import html
-
 from PySide6.QtWidgets import QWidget
 
 from explorer.drawing.heatmap import Heatmap
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import NOTE_SHEET, text_label
-
-NO_HEAD = ("This model has no language-model head: it does not decode, predict or fill in words. "
-           "It is a sentence encoder: each sentence becomes one {dim}-number vector (the mean of the last "
-           "layer over its tokens, normalised to length 1). Type sentences separated by | to compare them.")
+from model.interpret.token_chips import NO_HEAD, sentences_html
 
 
 class EmbeddingView(QWidget):
@@ -40,11 +35,7 @@ class EmbeddingView(QWidget):
         sims = embedding.similarity.numpy()
         texts = [[[f"{sims[r, c]:.2f}"] for c in range(n)] for r in range(n)]
         self.matrix.set_data(sims.clip(0.0, 1.0), names, names, texts=texts)
-        items = "".join(f"<li><b>S{i + 1}</b> ({k} tokens): {html.escape(s)}</li>"
-                        for i, (s, k) in enumerate(zip(embedding.sentences, embedding.n_tokens)))
-        hint = "" if n > 1 else "<br>Add a second sentence after a | to compare them."
-        self.sentences.setText(f"<ol style='margin-left:0; -qt-list-indent:0;'>{items}</ol>"
-                               f"Colour and number: cosine similarity (1 = same direction).{hint}")
+        self.sentences.setText(sentences_html(embedding.sentences, embedding.n_tokens))
 
     def clear_data(self) -> None:
         self.set_embedding(None, 0)

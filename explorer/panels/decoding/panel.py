@@ -3,7 +3,10 @@ mask, the step's attention and next-token bars) beside the teacher-forced parall
 mask switch, or the beam tree. A masked LM gets its [MASK] guesses, a sentence encoder its similarities."""
 from __future__ import annotations
 
+import bisect
+
 from PySide6.QtCore import QEvent, QSignalBlocker, Qt, QTimer
+from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QSplitter, QStackedWidget, QTabWidget, QWidget
 
 from explorer import style, theme
@@ -12,7 +15,6 @@ from explorer.panel_dock import offered_room
 from explorer.panels.base import Panel
 from explorer.panels.decoding.bars import TopKBars
 from explorer.panels.decoding.beam_view import BeamTreeView
-from explorer.panels.decoding.chips import chip, chips_room, prefix_chips
 from explorer.panels.decoding.controls import DecodingControls
 from explorer.panels.decoding.embedding_view import EmbeddingView
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
@@ -24,12 +26,28 @@ from explorer.screen import ScreenClass
 from model.inference.beam_tree import beam_summary
 from model.interpret.decode_run import STRATEGIES, DecodeRun
 from model.interpret.decode_texts import StepMaps, step_caption, unknown_note
+from model.interpret.token_chips import step_line
 
 PLAY_INTERVAL_MS = 800
 SIDE_BY_SIDE = (1200, 680)  # below this the halves become tabs, each with readable maps
 STEP_TAB = "Step by step (autoregressive)"
 DECODER_KINDS = ("decoder_self", "cross")
 NO_BEAM = "Choose “Beam search” as the strategy to grow its tree of hypotheses here."
+
+
+def newest_that_fit(label, line, most: int) -> int | None:
+    """How many of the newest chips `line(keep)` may keep to stay on one line of `label` (None: all);
+    a second line would take height from the maps, which name every token anyway."""
+    doc = QTextDocument()
+    doc.setDefaultFont(label.font())
+    doc.setDocumentMargin(0)
+    room = max(200, label.width()) - 12
+
+    def too_wide(keep: int | None) -> bool:
+        doc.setHtml(line(keep))
+        return doc.idealWidth() > room
+
+    return max(bisect.bisect_left(range(most), True, key=too_wide) - 1, 0) if too_wide(None) else None
 
 
 def page(*widgets: QWidget, margins: int = 4) -> QWidget:
@@ -73,7 +91,7 @@ class DecodingPanel(Panel):
         self.controls.sharpestRequested.connect(self.show_sharpest_head)
         self.controls.sharpest.setEnabled(False)  # until a run is drawn
         self.banner = text_label(bold=True)
-        self.prefix = text_label(point_size=style.TITLE_POINT_SIZE, rich=True)
+        self.prefix = style.set_font_role(text_label(rich=True), "title")
         self._prefix_width = -1
         self.prefix.installEventFilter(self)
         self.mask_map = TokenHeatmap("Mask", style.mask_colormap())
@@ -341,7 +359,7 @@ class DecodingPanel(Panel):
         self.bars.set_smoothing(self.smoothing, len(run.vocab))
         self.bars.set_data(step.model_probs.numpy(), run.vocab, step.chosen, sampled)
         caption, tip = step_caption(run, t, display_piece)
-        self.bars.set_caption(*caption)
+        self.bars.set_title(*caption)
         self.bars.setToolTip(tip)
         self._draw_prefix()
         self.parallel.set_step(t)
@@ -355,9 +373,11 @@ class DecodingPanel(Panel):
             return
         step = self.run.steps[self.t]
         prefix, chosen = self.run.pieces(step.prefix), self.run.vocab[step.chosen]
-        chips = prefix_chips(prefix, self.run.n_prompt, chips_room(self.prefix, prefix, chosen))
-        self.prefix.setText(f"<b>Step {self.t + 1}</b>&nbsp; {chips} &nbsp;→&nbsp;"
-                            f"{chip(chosen, style.current().chosen, style.current().on_chosen)}")
+
+        def line(keep: int | None) -> str:
+            return step_line(self.t, prefix, chosen, self.run.n_prompt, style.current(), keep, style.MONO_FAMILY)
+
+        self.prefix.setText(line(newest_that_fit(self.prefix, line, len(prefix) - 1)))
         self._prefix_width = self.prefix.width() if self.prefix.isVisible() else -1  # hidden: again when shown
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802

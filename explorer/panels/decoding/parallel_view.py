@@ -43,19 +43,19 @@ class ParallelPassView(QWidget):
         self.remove_mask = QCheckBox("Remove the causal mask")
         self.remove_mask.setToolTip("Ablation: run the parallel pass with causal=False, so every position "
                                     "can attend the tokens after it — the future the mask hides in training.")
-        self.remove_mask.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
+        style.set_font_role(self.remove_mask, "heading")
         self.remove_mask.toggled.connect(self._on_toggle)
-        self.equality = text_label(point_size=style.BASE_POINT_SIZE + 1, bold=True)
+        self.equality = style.set_font_role(text_label(), "heading")
         self.heatmap = TokenHeatmap()
         self.future = text_label()
         self.table = table = QTableWidget(0, len(COLUMNS))
-        notifier().changed.connect(self._on_theme)  # a bound method: disconnected with the view
-        table.setFont(style.font(style.BASE_POINT_SIZE, bold=True, mono=True))
+        notifier().changed.connect(self._fill_table)  # a bound method: disconnected with the view
+        style.set_font_role(table, "mono")
         table.setToolTip("Column 'input': what the decoder reads at each position (<bos> y1 y2 …). "
                          "The columns after it: the token it predicts there, with and without the causal mask.")
         table.setHorizontalHeaderLabels(COLUMNS)
         table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
-        table.verticalHeader().setFont(style.font(style.SMALL_POINT_SIZE))
+        style.set_font_role(table.verticalHeader(), "small")
         table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
         table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         table.setSelectionMode(QAbstractItemView.NoSelection)
@@ -82,7 +82,6 @@ class ParallelPassView(QWidget):
         self.remove_mask.setEnabled(not pending)
         if pending and self.remove_mask.isChecked():
             self.remove_mask.setChecked(False)
-        self._fill_table()
         self.refresh()
         if pending:
             self.job.submit(run.ensure_unmasked)
@@ -111,6 +110,7 @@ class ParallelPassView(QWidget):
     # -- drawing ----------------------------------------------------------------------------------
     def refresh(self) -> None:
         run, causal = self.run, self.causal
+        self._fill_table()
         if run is None:
             self.heatmap.clear_data()
             self.equality.setText("")
@@ -127,7 +127,6 @@ class ParallelPassView(QWidget):
         self.equality.setText(text)
         style.set_sheet(self.equality, "color: {success}" if same else "color: {error}")
         self.future.setText(future_note(run, self.t, self.layer, self.head, causal))
-        self._mark_cells()
         self._scroll()
 
     def _scroll(self) -> None:
@@ -140,9 +139,10 @@ class ParallelPassView(QWidget):
             self._scroll()
         return False
 
-    def _fill_table(self) -> None:
+    def _fill_table(self, *_) -> None:
         """A row per position: its number, the token read there and the predictions with and
-        without the mask ("…" while that pass still runs)."""
+        without the mask ("…" while that pass still runs), marked as `table_marks` says: the current
+        position, the prompt and the predictions the mask ablation changes (again on a theme change)."""
         table, n, run = self.table, self.positions(), self.run
         table.clearContents()
         table.setRowCount(n)
@@ -152,16 +152,19 @@ class ParallelPassView(QWidget):
         columns = [[display_piece(p) for p in run.pieces(seq)] if seq else ["…"] * n
                    for seq in (run.masked.tgt_in, run.masked.predicted, unmasked)]
         table.setVerticalHeaderLabels([str(i) for i in range(n)])
-        for c, texts in enumerate(columns):
-            for r, text in enumerate(texts):
-                item = QTableWidgetItem(text)
+        for r, marks in enumerate(table_marks(run, self.t)):  # (a row of marks per column)
+            for c, mark in enumerate(marks):
+                item = QTableWidgetItem(columns[r][c])
                 item.setTextAlignment(Qt.AlignCenter)
-                table.setItem(r, c, item)
-        self._mark_cells()
-
-    def _on_theme(self, _name: str) -> None:
-        """The prompt and change colours are set per item: set them again."""
-        self._mark_cells()
+                if mark:
+                    item.setBackground(QBrush(style.colour(BACKGROUNDS[mark])))
+                if mark == "changed":
+                    item.setForeground(QBrush(style.ERROR))
+                    item.setToolTip(f"with the mask: {run.masked.predicted[c]!r}, without: {run.unmasked.predicted[c]!r}")
+                if r == 0 and 1 <= c <= run.n_prompt:
+                    item.setForeground(QBrush(style.colour("prompt")))
+                    item.setToolTip("given in the prompt, not generated")
+                table.setItem(c, r, item)
 
     def cell(self, column: int, position: int) -> QTableWidgetItem | None:
         """The item of COLUMNS[column] at a decoder position."""
@@ -169,20 +172,6 @@ class ParallelPassView(QWidget):
 
     def positions(self) -> int:
         return len(self.run.masked.predicted) if self.run is not None else 0
-
-    def _mark_cells(self) -> None:
-        """The current position, the prompt and the predictions the mask ablation changes (`table_marks`)."""
-        run = self.run
-        for r, marks in enumerate(table_marks(run, self.t) if run is not None else []):
-            for c, mark in enumerate(marks):
-                item = self.cell(r, c)
-                item.setBackground(QBrush(style.colour(BACKGROUNDS[mark])) if mark else QBrush(Qt.NoBrush))
-                if mark == "changed":
-                    item.setForeground(QBrush(style.ERROR))
-                    item.setToolTip(f"with the mask: {run.masked.predicted[c]!r}, without: {run.unmasked.predicted[c]!r}")
-                if r == 0 and 1 <= c <= run.n_prompt:
-                    item.setForeground(QBrush(style.colour("prompt")))
-                    item.setToolTip("given in the prompt, not generated")
 
     def displayed_attention(self) -> np.ndarray:
         return self.heatmap.matrix

@@ -40,12 +40,14 @@ class KVCachePanel(Panel):
                                     (self.reads, "", "cached position")):
             heatmap.set_axis_names(rows, cols)
         self.maps = QTabWidget()  # K or V at a time: each map as wide as the page lets it be
-        self.maps.addTab(self.keys, "K: the cached keys")
-        self.maps.addTab(self.values, "V: the cached values")
+        self.maps.addTab(self.keys, "K: keys")
+        self.maps.addTab(self.values, "V: values")
+        self.reading = text_label()  # the reads' title, wrapped: which query reads how many keys
         self.memory = text_label(rich=True)
-        # K or V across the whole width, the query heads' reads under it, the bytes in full below
-        column(self.note, row(self.layer, self.kv_head, (self.step, 1), self.play), (self.maps, 3), (self.reads, 2),
-               self.memory, parent=self, margins=4)
+        # K or V the page's whole height (every cached row's label readable), the reads and bytes beside it
+        beside = column(self.reading, (self.reads, 1), self.memory, margins=0)
+        column(self.note, row(self.layer, self.kv_head, (self.step, 1), self.play), (row((self.maps, 1), (beside, 1)), 1),
+               parent=self, margins=4)
         self.timer = QTimer(self, interval=PLAY_MS)
         self.timer.timeout.connect(self._advance)
         self.play.toggled.connect(self._on_play)
@@ -60,6 +62,7 @@ class KVCachePanel(Panel):
         for heatmap in (self.keys, self.values, self.reads):
             heatmap.clear_data()
         self.memory.setText("")
+        self.reading.setText("")
         config = bundle.config
         decoder_only = config.kind == "decoder_only"
         for widget in (self.layer, self.kv_head, self.step, self.play):
@@ -102,7 +105,7 @@ class KVCachePanel(Panel):
             heatmap.set_title(f"{name}, layer {self.layer.value()}, KV head {g + 1}: {t + 1} rows")
         self.reads.set_data(view.reads, [f"q head {h + 1}" for h in view.heads], [str(i) for i in range(len(view.cached))],
                             allowed=np.tile(view.cached, (len(view.heads), 1)), row_names=True)  # (the maps name the tokens)
-        self.reads.set_title(reads_title(t, self.n_prompt, view.token))
+        self.reading.setText(reads_title(t, self.n_prompt, view.token))
         dtype = next(self.state.bundle.model.parameters()).dtype
         self.memory.setText(describe_cache(self.state.bundle.config, dtype, t + 1))
 

@@ -19,6 +19,7 @@ from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from model.inference.next_token import cut_by, filter_summary, filtered, from_decode_step, next_token_logits, token_text
 from model.inference.token_rows import generated_heading, rows_title, sampled_rows
+from model.interpret.decode_knobs import KNOBS, Knob
 from model.interpret.input_texts import printable
 
 METHODS = {"sample": "Sample (these settings)", "greedy": "Greedy (argmax)", "beam": "Beam search (4, α 0.6)"}
@@ -26,43 +27,14 @@ MAX_TOP_K = 1000
 ROWS = 12  # the most tokens drawn: the top of the ranking, as many as the plot's height holds
 
 
-def _slider(low: float, high: float, value: float, tip: str) -> QLabeledDoubleSlider:
-    slider = QLabeledDoubleSlider(Qt.Horizontal, toolTip=tip)
-    slider.setRange(low, high)
+def _slider(knob: Knob, high: float) -> QLabeledDoubleSlider:
+    """A slider over the knob's range up to `high`, at its default."""
+    slider = QLabeledDoubleSlider(Qt.Horizontal, toolTip=knob.tip)
+    slider.setRange(knob.low, high)
     slider.setDecimals(2)
     slider.setSingleStep(0.05)
-    slider.setValue(value)
+    slider.setValue(knob.default)
     return slider
-
-
-class SamplingBars(TokenBars):
-    """The most probable tokens, as many as the height reads (its title says how many of the
-    vocabulary): outline tempered, filled what sampling draws from, a cut token's filter named."""
-
-    def __init__(self, parent=None):
-        super().__init__(ROWS, zoom=True, parent=parent)
-        self.offered = None  # every row offered (`show_rows`)
-        self.rows: list[int] = []  # token ids drawn, top row first
-        self.final = np.zeros(0, dtype=np.float32)  # their renormalised probabilities
-        self.tempered = np.zeros(0, dtype=np.float32)
-        self.notes: list[str] = []  # "" kept, "top-k" / "top-p": the filter that cut the row's token
-
-    def show_rows(self, ids: list[int], pieces: list[str], tempered: np.ndarray, final: np.ndarray,
-                  notes: list[str], vocab: int = 0) -> None:
-        """Draw these tokens (best first, of `vocab`) with their tempered and final probabilities."""
-        self.offered = (list(ids), [printable(p) for p in pieces], tempered, final, list(notes), vocab)
-        self.fit()
-
-    def fit(self) -> None:
-        if not getattr(self, "offered", None):
-            return
-        ids, pieces, tempered, final, notes, vocab = self.offered
-        n = self.rows_that_fit(len(ids))
-        self.rows, self.tempered, self.final, self.notes = ids[:n], tempered[:n], final[:n], notes[:n]
-        self.draw_rows(pieces[:n], self.final, self.tempered, edges=["masked" if note else "text" for note in self.notes],
-                       texts=sampled_rows(self.notes, self.tempered, self.final),
-                       colours=["muted" if note else "text" for note in self.notes])
-        self.set_title(rows_title(n, vocab))
 
 
 class SamplingControls(QWidget):
@@ -73,24 +45,20 @@ class SamplingControls(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.temperature = _slider(0.05, 3.0, 1.0, "Temperature T: the logits are divided by T before the "
-                                   "softmax. T < 1 sharpens the distribution, T > 1 flattens it.")
-        self.top_k = QSpinBox(maximum=MAX_TOP_K, specialValueText="off",
-                              toolTip="Top-k: keep only the k most probable tokens (0 = off).")
-        self.top_p = _slider(0.05, 1.0, 1.0, "Top-p (nucleus): keep the smallest set of tokens, most "
-                             "probable first, whose probability adds up to at least p (1 = off).")
+        self.temperature = _slider(KNOBS["temperature"], 3.0)
+        self.top_k = QSpinBox(maximum=MAX_TOP_K, specialValueText=KNOBS["top_k"].off, toolTip=KNOBS["top_k"].tip)
+        self.top_p = _slider(KNOBS["top_p"], KNOBS["top_p"].high)
         self.method = QComboBox()
         for key, text in METHODS.items():
             self.method.addItem(text, key)
-        self.seed = QSpinBox(maximum=2**31 - 1, prefix="seed ",
-                             toolTip="The random seed of a sampled generation: the same seed, the same text.")
+        self.seed = QSpinBox(maximum=2**31 - 1, prefix="seed ", toolTip=KNOBS["seed"].tip)
         self.step = QSpinBox(prefix="decoding step ", toolTip="Which step of the recorded decode: step k is the "
                              "distribution after the prompt and the output's first k − 1 tokens")
         self.button = QPushButton("Generate", toolTip="Generate a continuation with the chosen method (off the GUI thread).")
         form = QFormLayout(self)
         form.setContentsMargins(0, 0, 0, 0)
         for name, widget in (("Temperature", self.temperature), ("Top-k", self.top_k), ("Top-p", self.top_p)):
-            form.addRow(QLabel(name, font=style.font(style.BASE_POINT_SIZE, bold=True)), widget)
+            form.addRow(style.set_font_role(QLabel(name), "heading"), widget)
         form.addRow(self.step)
         form.addRow(row((self.method, 1), self.seed, self.button))
         for control in (self.temperature, self.top_p, self.top_k):
@@ -115,7 +83,7 @@ class SamplingPanel(Panel):
         self._source = None
         self.note = text_label()
         self.controls = SamplingControls()
-        self.bars = SamplingBars()
+        self.bars = TokenBars(ROWS, zoom=True)  # outline tempered, filled what sampling draws from
         self.summary = text_label()
         self.output = text_label(rich=True, selectable=True)
         # the bars take the whole width under the controls: every token and value readable
@@ -134,7 +102,7 @@ class SamplingPanel(Panel):
 
     def _on_bundle(self, bundle) -> None:
         self.next_token = self.current = self._source = None
-        self.bars.show_rows([], [], np.zeros(0), np.zeros(0), [])
+        self.bars.offer([], [], np.zeros(0))
         self.output.setText("")
         if bundle.model_kind.generates:
             say(self.note, "Run an input: its next-token distribution appears here.", "info")
@@ -182,7 +150,10 @@ class SamplingPanel(Panel):
         ids = top.indices.tolist()
         bundle = self.state.bundle
         pieces = token_text(bundle.tgt_tokenizer, ids) if bundle is not None else [str(i) for i in ids]
-        self.bars.show_rows(ids, pieces, top.values.numpy(), f.final[ids].numpy(), cut_by(f, ids), f.final.numel())
+        tempered, final, notes = top.values.numpy(), f.final[ids].numpy(), cut_by(f, ids)  # notes: the filter that cut
+        self.bars.offer(ids, [printable(p) for p in pieces], final, tempered, notes,
+                        lambda n: rows_title(n, f.final.numel()), edges=["masked" if m else "text" for m in notes],
+                        texts=sampled_rows(notes, tempered, final), colours=["muted" if m else "text" for m in notes])
         self.summary.setText(filter_summary(f, logits, temperature, top_k, top_p))
         self.redraw_ms = (time.perf_counter() - start) * 1000
 
