@@ -23,7 +23,6 @@ from model.interpret.decode_texts import (
     EQUAL_ATOL,
     StepMaps,
     changed_predictions,
-    chips_that_fit,
     chosen_how,
     folded_prefix,
     future_note,
@@ -151,8 +150,6 @@ def test_a_long_prefix_folds_its_oldest_tokens_and_counts_the_prompts_apart():
     hidden, prompt = folded_prefix(8, 2, keep_last=3)  # <bos> p1 p2 g1 g2 | g3 g4 g5
     assert list(hidden) == [1, 2, 3, 4] and prompt == 2
     assert folded_prefix(8, 2, keep_last=7) == (range(0), 0) and folded_prefix(8, 2, None) == (range(0), 0)
-    assert chips_that_fit(list("abcdef"), 35, lambda piece: 10.0) == 3
-    assert chips_that_fit(list("abc"), 5, lambda piece: 10.0) == 1  # at least the query
 
 
 def test_the_bars_caption_names_the_chosen_token_and_its_probability(run):

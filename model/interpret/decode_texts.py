@@ -114,18 +114,6 @@ def table_marks(run: DecodeRun, t: int) -> list[list[str]]:
             for r in range(3)]
 
 
-def chips_that_fit(prefix: list[str], room_px: float, chip_px) -> int:
-    """How many of the prefix's last chips fit in `room_px` (`chip_px(piece)` measures one), at
-    least one, so a long decode's row keeps the newest tokens instead of growing line after line."""
-    used, n = 0.0, 0
-    for piece in reversed(prefix):
-        used += chip_px(piece)
-        if used > room_px:
-            break
-        n += 1
-    return max(1, n)
-
-
 def folded_prefix(n: int, n_prompt: int, keep_last: int | None) -> tuple[range, int]:
     """The positions of an n-token prefix folded into one mark when only <bos> and the newest
     `keep_last` tokens are shown, and how many of them are the prompt's (counted apart, so the mark
@@ -141,5 +129,5 @@ def unknown_note(run: DecodeRun) -> str:
     return f"Unknown symbols read as <unk>: {', '.join(repr(p) for _, p in run.unknown[:6])}."
 
 
-__all__ = ["EQUAL_ATOL", "MAX_DP", "StepMaps", "changed_predictions", "chips_that_fit", "chosen_how",
+__all__ = ["EQUAL_ATOL", "MAX_DP", "StepMaps", "changed_predictions", "chosen_how",
            "folded_prefix", "future_note", "head_shown", "mask_equality", "step_caption", "table_marks", "unknown_note"]
