@@ -49,7 +49,7 @@ class ParallelPassView(QWidget):
         self.heatmap = TokenHeatmap()
         self.future = text_label()
         self.table = table = QTableWidget(0, len(COLUMNS))
-        notifier().changed.connect(self._fill_table)  # a bound method: disconnected with the view
+        notifier().changed.connect(self._mark_cells)  # a bound method: disconnected with the view
         style.set_font_role(table, "mono")
         table.setToolTip("Column 'input': what the decoder reads at each position (<bos> y1 y2 …). "
                          "The columns after it: the token it predicts there, with and without the causal mask.")
@@ -82,6 +82,7 @@ class ParallelPassView(QWidget):
         self.remove_mask.setEnabled(not pending)
         if pending and self.remove_mask.isChecked():
             self.remove_mask.setChecked(False)
+        self._fill_table()
         self.refresh()
         if pending:
             self.job.submit(run.ensure_unmasked)
@@ -110,7 +111,7 @@ class ParallelPassView(QWidget):
     # -- drawing ----------------------------------------------------------------------------------
     def refresh(self) -> None:
         run, causal = self.run, self.causal
-        self._fill_table()
+        self._mark_cells()
         if run is None:
             self.heatmap.clear_data()
             self.equality.setText("")
@@ -139,10 +140,9 @@ class ParallelPassView(QWidget):
             self._scroll()
         return False
 
-    def _fill_table(self, *_) -> None:
+    def _fill_table(self) -> None:
         """A row per position: its number, the token read there and the predictions with and
-        without the mask ("…" while that pass still runs), marked as `table_marks` says: the current
-        position, the prompt and the predictions the mask ablation changes (again on a theme change)."""
+        without the mask ("…" while that pass still runs); once a run (a step only re-marks them)."""
         table, n, run = self.table, self.positions(), self.run
         table.clearContents()
         table.setRowCount(n)
@@ -152,19 +152,26 @@ class ParallelPassView(QWidget):
         columns = [[display_piece(p) for p in run.pieces(seq)] if seq else ["…"] * n
                    for seq in (run.masked.tgt_in, run.masked.predicted, unmasked)]
         table.setVerticalHeaderLabels([str(i) for i in range(n)])
-        for r, marks in enumerate(table_marks(run, self.t)):  # (a row of marks per column)
-            for c, mark in enumerate(marks):
-                item = QTableWidgetItem(columns[r][c])
+        for c, texts in enumerate(columns):
+            for r, text in enumerate(texts):
+                item = QTableWidgetItem(text)
                 item.setTextAlignment(Qt.AlignCenter)
-                if mark:
-                    item.setBackground(QBrush(style.colour(BACKGROUNDS[mark])))
+                table.setItem(r, c, item)
+
+    def _mark_cells(self, *_) -> None:
+        """The current position, the prompt and the predictions the mask ablation changes
+        (`table_marks`), in the theme's colours."""
+        run = self.run
+        for r, marks in enumerate(table_marks(run, self.t) if run is not None else []):
+            for c, mark in enumerate(marks):
+                item = self.cell(r, c)
+                item.setBackground(QBrush(style.colour(BACKGROUNDS[mark])) if mark else QBrush(Qt.NoBrush))
                 if mark == "changed":
                     item.setForeground(QBrush(style.ERROR))
                     item.setToolTip(f"with the mask: {run.masked.predicted[c]!r}, without: {run.unmasked.predicted[c]!r}")
                 if r == 0 and 1 <= c <= run.n_prompt:
                     item.setForeground(QBrush(style.colour("prompt")))
                     item.setToolTip("given in the prompt, not generated")
-                table.setItem(c, r, item)
 
     def cell(self, column: int, position: int) -> QTableWidgetItem | None:
         """The item of COLUMNS[column] at a decoder position."""
