@@ -197,6 +197,7 @@ class Figure:
     token_labels: dict[str, QGraphicsSimpleTextItem] = field(default_factory=dict)  # "Inputs" … of each line
     layer_labels: dict[str, QGraphicsSimpleTextItem] = field(default_factory=dict)  # collapsed: "layer i/N"
     column_width: dict[str, float] = field(default_factory=dict)  # the blocks' width under each token line
+    anchors: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # name: x, y, stacked y
     inline: bool = False  # shapes beside names; token lines beside their labels
 
 
@@ -219,6 +220,7 @@ def draw_figure1(scene: QGraphicsScene, config, expanded: bool, inline: bool = F
         if t.name:
             kind, key = t.name.split(".")
             named[kind][key] = item
+            fig.anchors[t.name] = (t.x, t.y, t.y if t.stacked_y is None else t.stacked_y)
     return fig
 
 

@@ -36,6 +36,12 @@ def _tokens_line(pieces: list[str] | None, font, width: float, characters: bool 
     return metrics.elidedText(line, Qt.ElideRight, width)
 
 
+def _centre_at(item, x: float, y: float) -> None:
+    """Put a text item's centre at (x, y)."""
+    rect = item.boundingRect()
+    item.setPos(x - rect.width() / 2, y - rect.height() / 2)
+
+
 class ArchitecturePanel(Panel):
     """Figure 1 from the model's config, with shapes from the trace; clicks select steps."""
 
@@ -51,6 +57,7 @@ class ArchitecturePanel(Panel):
         self._relayout.timeout.connect(self._choose_arrangement)
         self.shown_layer = {"encoder": 0, "decoder": 0}
         self.figure = Figure()
+        self._lines: dict[str, tuple[list[str] | None, bool]] = {}  # token line: its pieces, character tokens?
         self.scene = QGraphicsScene(self)
         self.view = ZoomView(self.scene, self)
 
@@ -119,6 +126,10 @@ class ArchitecturePanel(Panel):
         if self.state.bundle is not None and self._better_inline() != self.inline:
             self.inline = not self.inline
             self._rebuild(measure=False)
+        elif self.figure.inline:
+            self._place_lines()
+            if self.view.auto_fit:
+                self.view.fit()
 
     def _on_theme(self, _name: str) -> None:
         """The figure drawn again: its items in the new theme's colours, the user's zoom kept."""
@@ -173,31 +184,47 @@ class ArchitecturePanel(Panel):
         bundle = self.state.bundle
         tokenizers = {"src": getattr(bundle, "src_tokenizer", None), "tgt": getattr(bundle, "tgt_tokenizer", None)}
         tokenizers["out"] = tokenizers["tgt"] or tokenizers["src"]
+        self._lines = {axis: (pieces.get(axis), getattr(tokenizers.get(axis), "kind", "") == "char")
+                       for axis in self.figure.token_texts}
         for axis, item in self.figure.token_texts.items():
-            characters = getattr(tokenizers.get(axis), "kind", "") == "char"
             item.setToolTip(" ".join(pieces.get(axis) or []))
-            label = self.figure.token_labels.get(axis)
-            centre = (label or item).sceneBoundingRect().center().x()
-            if self.figure.inline and label is not None:  # "Inputs  a t t e n t i o n" on one line
-                room = self._token_room(axis) - label.boundingRect().width() - TOKENS_GAP
-                item.setText(_tokens_line(pieces.get(axis), item.font(), room, characters))
-                both = label.boundingRect().width() + (TOKENS_GAP + item.boundingRect().width() if item.text() else 0)
-                label.setPos(centre - both / 2, label.pos().y())
-                item.setPos(label.pos().x() + label.boundingRect().width() + TOKENS_GAP,
-                            label.sceneBoundingRect().center().y() - item.boundingRect().height() / 2)
-            else:
-                item.setText(_tokens_line(pieces.get(axis), item.font(), self._token_room(axis), characters))
-                item.setPos(centre - item.boundingRect().width() / 2, item.pos().y())
+        self._place_lines()
         if self.view.auto_fit:  # longer token lines change the figure's extent
             self.view.fit()
         self._on_step(self.state.step)
 
-    def _token_room(self, axis: str) -> float:
-        """A token line's width: its column's, clear of the ∿ beside it; the output line, with
-        nothing beside it, twice that."""
-        widths = self.figure.column_width
-        room = widths.get(axis) or widths.get("tgt") or widths.get("src") or 200.0
-        return 2 * room if axis == "out" else room
+    def _place_lines(self) -> None:
+        """The token lines beside their labels (a wide figure) or under/over them, whichever the
+        view shows larger."""
+        scales = {}
+        for beside in (False, True) if self.figure.inline else (False,):
+            for axis, (pieces, characters) in self._lines.items():
+                self._place_line(axis, pieces, characters, beside)
+            rect, room = self.scene.itemsBoundingRect(), self.view.viewport().size()
+            scales[beside] = min(room.width() / max(rect.width(), 1.0), room.height() / max(rect.height(), 1.0))
+        if scales.get(True, 0.0) < scales[False]:
+            for axis, (pieces, characters) in self._lines.items():
+                self._place_line(axis, pieces, characters, False)
+
+    def _place_line(self, axis: str, pieces: list[str] | None, characters: bool, beside: bool) -> None:
+        """A token line beside its label (where it fits whole), else under (inputs) or over (outputs) it."""
+        item, label = self.figure.token_texts[axis], self.figure.token_labels[axis]
+        x, _, stacked_y = self.figure.anchors[f"tokens.{axis}"]
+        label_x, label_y, label_stacked_y = self.figure.anchors[f"label.{axis}"]
+        column = self.figure.column_width.get(axis) or max(self.figure.column_width.values())
+        alone = axis == "out" or len(self.figure.column_width) == 2  # nothing beside the line: twice the room
+        if beside:
+            room = (2 if alone else 1) * column - label.boundingRect().width() - TOKENS_GAP
+            item.setText(_tokens_line(pieces, item.font(), room, characters))
+            if not item.text().endswith("…"):  # "Inputs  a t t e n t i o n" on one line
+                both = label.boundingRect().width() + (TOKENS_GAP + item.boundingRect().width() if item.text() else 0)
+                _centre_at(label, label_x - both / 2 + label.boundingRect().width() / 2, label_y)
+                _centre_at(item, label_x + both / 2 - item.boundingRect().width() / 2, label_y)
+                return
+        room = 2 * column if alone else column
+        item.setText(_tokens_line(pieces, item.font(), room, characters))
+        _centre_at(item, x, stacked_y)
+        _centre_at(label, label_x, label_stacked_y)
 
     def _on_step(self, _index: int = 0) -> None:
         step = self.state.current_step
