@@ -32,8 +32,8 @@ class RopeView(QWidget):
         self.head = QSpinBox(prefix="head ")
         self.head.valueChanged.connect(self.refresh)
         self.verdict = QLabel(wordWrap=True, textFormat=Qt.RichText, font=style.font(style.BASE_POINT_SIZE))
-        right = column(row(self.head, None), (self.table, 1), self.verdict)
-        column(self.note, (row((self.angles, 1), (right, 1)), 1), parent=self, margins=0)
+        right = column(row(self.head, None), (self.table, 1))
+        column(self.note, (row((self.angles, 1), (right, 1)), 1), self.verdict, parent=self, margins=0)  # full width
 
     def refresh(self, *_) -> None:
         bundle, result = self.state.bundle, self.state.result
