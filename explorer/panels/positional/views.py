@@ -11,6 +11,7 @@ from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
 from explorer.panels.layouts import column, row
 from explorer.theme import notifier
+from model.interpret.position_texts import grouped_columns, shift_key
 from model.interpret.positions import rotation, shift_error, shift_texts, similarity, symmetric_levels
 
 
@@ -37,8 +38,7 @@ class PEHeatmapView(QWidget):
         self.grouped.setEnabled(not halves)
         self.grouped.setToolTip("This model already stores the sines in dims 0…d/2−1 and the cosines in d/2…d−1"
                                 if halves else "Every sin dimension, then every cos one; the labels keep the true dimension")
-        self.columns = (np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
-                        if self.grouped.isChecked() and not halves else np.arange(d))
+        self.columns = grouped_columns(d, self.grouped.isChecked(), layout)
         levels = symmetric_levels(table) if learned else (-1.0, 1.0)
         self.heatmap.set_levels(levels)
         self.heatmap.set_data(table[:, self.columns], [str(i) for i in range(table.shape[0])], [str(c) for c in self.columns],
@@ -114,10 +114,7 @@ class SimilarityShiftView(QWidget):
         dims = np.arange(d)
         self.curve_pos.setData(dims, table[pos])
         rotates = not (self.learned or k < 1 or pos < 0)
-        self.key.setText(" &nbsp; ".join(f"<span style='white-space:nowrap'><span style='color:{colour}'>{mark}</span>"
-                                         f" {name}</span>" for colour, mark, name in
-                                         ((p.pe_pos, "━", "PE(pos)"), (p.pe_target, "━━", "PE(pos + k)"),
-                                          (p.pe_rotated, "✕", "M_k · PE(pos)"))[:3 if rotates else 2]))
+        self.key.setText(shift_key((p.pe_pos, p.pe_target, p.pe_rotated), rotates))
         if rotates:
             self.curve_target.setData(dims, table[pos + k])
             self.curve_rotated.setData(dims, rotation(d, k, self.pe_layout) @ table[pos].astype(np.float64))  # M_k·PE(pos)
