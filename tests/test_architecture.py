@@ -141,7 +141,7 @@ def test_a_character_models_token_line_packs_its_letters_before_it_elides(qapp):
     even one-letter words."""
     from PySide6.QtGui import QFont, QFontMetricsF
 
-    from explorer.panels.architecture.panel import _tokens_line
+    from explorer.panels.architecture.figure1 import tokens_line as _tokens_line
 
     font = QFont("DejaVu Sans Mono", 10)
     width = QFontMetricsF(font).horizontalAdvance
@@ -205,3 +205,15 @@ def test_a_long_output_line_stands_over_its_label_where_that_draws_the_figure_la
         rect = panel.view.mapToScene(panel.view.viewport().rect()).boundingRect()
         assert rect.contains(panel.scene.itemsBoundingRect())  # the whole figure, token lines too
     assert stacked == {(1000, 620): True, (3000, 500): False}
+
+
+def test_the_figure_takes_the_arrangement_its_view_draws_larger(setup):
+    """Shapes beside the block names in a wide, low view; under them in a narrow, tall one; the
+    view fits the whole figure either way, and a resize back draws the first one again."""
+    state, panel, _ = setup
+    for size, inline in (((2400, 500), True), ((500, 1400), False), ((2400, 500), True)):
+        panel.resize(*size)
+        panel._relayout.timeout.emit()
+        assert panel.figure.inline is inline
+        rect = panel.view.mapToScene(panel.view.viewport().rect()).boundingRect()
+        assert rect.contains(panel.scene.itemsBoundingRect())
