@@ -1,7 +1,6 @@
-"""`MethodBars`: every method's scores as a row of bars over one shared token axis (compare the
-methods down a column), drawn from `model.interpret.attribution.method_texts.bar_rows`: each row
-scaled to its own largest |score|, printed on the right; a negative score has its own colour, each
-method's top-1 token is outlined."""
+"""`MethodBars`: every method's scores as a row of bars over one shared token axis (`bar_rows`: each
+row scaled to its largest |score|, printed on the right), negative scores in their own colour,
+each method's top-1 token outlined."""
 from __future__ import annotations
 
 import numpy as np

@@ -37,18 +37,13 @@ from model.interpret.attribution.side_by_side import (
 OUTPUT_VIEW, HEAD_VIEW = "attribution_output", "attribution_head"
 
 
-_preloaded = False
-
-
+@functools.cache
 def preload_libraries() -> None:
     """Import captum, networkx and scipy.stats on the GUI thread, once: imported first on the worker
     while the GUI thread re-polishes every widget, they can crash the process."""
-    global _preloaded
-    if not _preloaded:
-        import captum.attr  # noqa: F401
-        import networkx.algorithms.flow  # noqa: F401
-        import scipy.stats  # noqa: F401
-        _preloaded = True
+    import captum.attr  # noqa: F401
+    import networkx.algorithms.flow  # noqa: F401
+    import scipy.stats  # noqa: F401
 
 
 class AttributionPanel(StopsWithWindow, Panel):
