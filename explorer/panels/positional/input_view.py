@@ -22,7 +22,8 @@ class InputView(QWidget):
         self.stack_box = QComboBox(font=st.font(st.LABEL_PT))
         self.check = QLabel(" ", font=st.font(st.TICK_PT), wordWrap=True)
         self.maps = [Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), square=False) for _ in range(MAX_MAPS)]
-        self.maps[0].set_axis_names("token", "dimension")
+        for i, m in enumerate(self.maps):  # each named under it: the maps' rows stand level
+            m.set_axis_names("token" if i == 0 else "", "dimension")
         self.bar_canvas, self.bar = colour_bar_canvas(st.signed_cmap(), (-1.0, 1.0), "value")
         for i, m in enumerate(self.maps):
             m.setVisible(i < 3)  # E, + PE, = sum: the paper's three until a BERT input shows five
