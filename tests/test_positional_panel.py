@@ -231,3 +231,15 @@ def test_this_inputs_maps_stand_level_so_each_row_reads_across(qtbot):
                   round(m.plot.vb.height())) for m in shown}
         return len(spans) == 1
     qtbot.waitUntil(rows_level, timeout=3000)
+
+
+def test_the_shift_verdict_runs_under_both_views_leaving_the_plot_its_height(qtbot):
+    state, panel, bundle = make_panel(qtbot)
+    panel.resize(760, 470)
+    panel.show()
+    panel.tabs.setCurrentWidget(panel.pages.holder("similarity"))
+    view = panel.similarity
+    qtbot.waitExposed(panel)
+    assert view.result.text().strip()
+    assert view.result.width() > view.sim.width() + view.shift_canvas.width()
+    assert view.shift_canvas.height() > view.result.height()

@@ -60,8 +60,7 @@ class ArchitecturePanel(Panel):
                              (("−", "Zoom out", lambda: self.view.zoom(1 / 1.25)),
                               ("+", "Zoom in", lambda: self.view.zoom(1.25)),
                               ("Fit", "Fit the whole figure", self.view.fit))]
-        self.caption = QLabel("Click a block to step to it.", wordWrap=True, minimumWidth=80,
-                              font=style.font(style.BASE_POINT_SIZE, mono=False))  # beside the buttons: room for the figure
+        self.caption = QLabel("Click a block to step to it.", wordWrap=True, minimumWidth=80)  # beside the buttons
         self.row = row(self.expand_button, (self.caption, 1), *self.zoom_buttons)
         column(self.row, (self.view, 1), parent=self, margins=4)
         self.view.resized.connect(self._relayout.start)

@@ -164,17 +164,17 @@ class ComparePanel(Panel):
         self.outputs_line = style.eliding_line()  # both outputs (a long one is cut, whole in the tooltip)
         self.shared_line = style.eliding_line()  # what both maps read: a line of its own, never cut for an output
         for line in (self.outputs_line, self.shared_line):
-            line.setFont(st.font(st.LABEL_PT))
+            style.set_font_role(line, "label")
         self.maps, self.bars = ComparisonMaps(), OutputBars()
         self.heads = Heatmap(colormap=st.weight_cmap(), colour_bar="mean |B − A|", square=False)  # layers × heads
         self.heads.set_axis_names("layer", "head")
         self.heads.describe = lambda layer, head: (f"layer {layer + 1}, head {head + 1}: mean |B − A| = "
                                                    f"{self.heads.values[layer, head]:.4f} (click to show this head)")
-        self.tabs = QTabWidget(font=st.font(st.LABEL_PT))
+        self.tabs = style.set_font_role(QTabWidget(), "label")
         for widget, text in zip((self.maps, self.bars, self.heads), VIEW_TITLES):
             self.tabs.addTab(widget, text)
         self.readout = style.eliding_line(" ")
-        self.readout.setFont(st.font(st.LABEL_PT))
+        style.set_font_role(self.readout, "label")
         column(self.top_rows, self.slider_row, self.note, self.outputs_line, self.shared_line, (self.tabs, 1),
                self.readout, parent=self)
         self.open_button.clicked.connect(self._choose_b)

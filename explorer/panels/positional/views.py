@@ -21,7 +21,7 @@ class PEHeatmapView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.grouped = QCheckBox("sin dims first, then cos dims", font=st.font(st.TICK_PT))
+        self.grouped = QCheckBox("sin dims first, then cos dims")
         self.heatmap = Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), colour_bar="PE(pos, i)", square=False)
         self.heatmap.set_axis_names("position pos", "dimension i")
         column(self.grouped, (self.heatmap, 1), parent=self, margins=0)
@@ -62,24 +62,22 @@ class SimilarityShiftView(QWidget):
         st.style_axis(self.shift_plot.getAxis("left"), "value")
         self.shift_plot.getAxis("left").enableAutoSIPrefix(False)
         self.shift_title = style.eliding_line()  # over the plot, never a reason for it to widen
-        self.shift_title.setFont(st.font(st.TICK_PT))
         self.key = QLabel()  # the curves' key under the plot, never over the waves
-        self.key.setFont(st.font(st.TICK_PT))
         self.key.setWordWrap(True)
         self.curve_pos, self.curve_target = self.shift_plot.plot(), self.shift_plot.plot()
         self.curve_rotated = self.shift_plot.plot(pen=None, symbol="x", symbolSize=9)
         self.pos_spin, self.k_spin = QSpinBox(), QSpinBox()
         for spin, value in ((self.pos_spin, 3), (self.k_spin, 5)):
-            spin.setFont(st.font(st.LABEL_PT))
+            style.set_font_role(spin, "label")
             spin.setRange(0, 10_000)
             spin.setValue(value)
             spin.valueChanged.connect(self._update_shift)
         self.k_spin.setMinimum(1)
-        self.result = QLabel(" ", font=st.font(st.LABEL_PT), wordWrap=True)
-        font = st.font(st.LABEL_PT)
-        controls = row(QLabel("pos", font=font), self.pos_spin, QLabel("offset k", font=font), self.k_spin, None)
-        right = column(self.shift_title, (self.shift_canvas, 1), self.key, controls, self.result)
-        row((self.sim, 1), (right, 1), parent=self, margins=0)
+        self.result = style.set_font_role(QLabel(" ", wordWrap=True), "label")
+        controls = row(style.set_font_role(QLabel("pos"), "label"), self.pos_spin,
+                       style.set_font_role(QLabel("offset k"), "label"), self.k_spin, None)
+        right = column(self.shift_title, (self.shift_canvas, 1), self.key, controls)
+        column((row((self.sim, 1), (right, 1)), 1), self.result, parent=self, margins=0)  # the verdict full width
         self.table: np.ndarray | None = None
         self.learned = False
         self.pe_layout = "interleaved"
