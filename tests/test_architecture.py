@@ -141,7 +141,7 @@ def test_a_character_models_token_line_packs_its_letters_before_it_elides(qapp):
     even one-letter words."""
     from PySide6.QtGui import QFont, QFontMetricsF
 
-    from explorer.panels.architecture.panel import _tokens_line
+    from explorer.panels.architecture.figure1 import tokens_line as _tokens_line
 
     font = QFont("DejaVu Sans Mono", 10)
     width = QFontMetricsF(font).horizontalAdvance
@@ -156,3 +156,64 @@ def test_a_character_models_token_line_packs_its_letters_before_it_elides(qapp):
     assert short.endswith("…") and short.startswith("the goat")
     assert _tokens_line(["a", "I", "a", "b", "c"], font, width("a I a") + 1).startswith("a I")  # words: not "aIa"
     assert _tokens_line([], font, 100) == ""
+
+
+def _drawn_rect(item):
+    """An item's scene rectangle with its children's (an arrow with its head)."""
+    return item.sceneBoundingRect().united(item.mapRectToScene(item.childrenBoundingRect()))
+
+
+@pytest.mark.parametrize("size", [(1400, 420), (700, 900)])  # a wide view (shapes beside names) and a tall one
+def test_no_arrow_is_drawn_over_a_token_line_and_the_output_arrow_has_a_shaft(setup, size):
+    from PySide6.QtWidgets import QGraphicsPathItem
+
+    state, panel, bundle = setup
+    panel.resize(*size)
+    panel._relayout.timeout.emit()  # (the arrangement is chosen after the resize's events)
+    texts = [*panel.figure.token_texts.values(), *panel.figure.token_labels.values()]
+    assert all(t.text() for t in texts)
+    arrows = [i for i in panel.scene.items() if isinstance(i, QGraphicsPathItem) and i.zValue() == -5]
+    for text in texts:
+        assert not any(_drawn_rect(a).intersects(text.sceneBoundingRect()) for a in arrows), text.text()
+    line = panel.figure.token_texts["out"].sceneBoundingRect().united(panel.figure.token_labels["out"].sceneBoundingRect())
+    into_line = [a for a in arrows if line.left() < _drawn_rect(a).center().x() < line.right()
+                 and 0 < _drawn_rect(a).top() - line.bottom() < line.height()]
+    assert len(into_line) == 1  # Softmax → the output line
+    arrow = into_line[0]
+    head = arrow.childrenBoundingRect().height()
+    assert arrow.sceneBoundingRect().height() > 2 * head  # a shaft, not a head squeezed under the text
+    assert _drawn_rect(arrow).top() - line.bottom() > head / 4  # and its tip clear of the letters
+
+
+def test_a_long_output_line_stands_over_its_label_where_that_draws_the_figure_larger(qtbot):
+    """A decoder's long continuation beside "Output Probabilities" would make the figure as wide as
+    the line: in a view with height to spare it stands under the label, and the figure is drawn larger."""
+    state = SessionState()
+    panel = ArchitecturePanel(state)
+    qtbot.addWidget(panel)
+    panel.show()
+    bundle = make_bundle(kind="decoder_only")
+    state.set_bundle(bundle)
+    state.set_result(bundle.run("abcdefghijklmnopqrstuvwxyz"))
+    stacked = {}
+    for size in ((1000, 620), (3000, 500)):
+        panel.resize(*size)
+        panel._relayout.timeout.emit()
+        assert panel.figure.inline  # both views wide enough for shapes beside the names
+        label, tokens = panel.figure.token_labels["out"], panel.figure.token_texts["out"]
+        stacked[size] = label.sceneBoundingRect().center().y() < tokens.sceneBoundingRect().top()
+        rect = panel.view.mapToScene(panel.view.viewport().rect()).boundingRect()
+        assert rect.contains(panel.scene.itemsBoundingRect())  # the whole figure, token lines too
+    assert stacked == {(1000, 620): True, (3000, 500): False}
+
+
+def test_the_figure_takes_the_arrangement_its_view_draws_larger(setup):
+    """Shapes beside the block names in a wide, low view; under them in a narrow, tall one; the
+    view fits the whole figure either way, and a resize back draws the first one again."""
+    state, panel, _ = setup
+    for size, inline in (((2400, 500), True), ((500, 1400), False), ((2400, 500), True)):
+        panel.resize(*size)
+        panel._relayout.timeout.emit()
+        assert panel.figure.inline is inline
+        rect = panel.view.mapToScene(panel.view.viewport().rect()).boundingRect()
+        assert rect.contains(panel.scene.itemsBoundingRect())

@@ -77,7 +77,11 @@ def test_a_comparison_names_b_and_says_what_both_maps_read(qtbot, tmp_path, run_
     assert panel.b_name.text() == "rev-steps, step 200"
     assert panel.most_changed_button.isVisible() and panel.most_changed_button.isEnabled()
     assert panel.outputs_line.text().startswith(("Same output", "Different outputs"))
-    assert panel.shared_line.isVisible() and panel.shared_line.text() == f"Both maps read {panel.comparison.shared_input}"
+    from model.interpret.attention_maps import token_names
+    queries, _ = token_names(panel.comparison.frame_a.bundle.model_kind, panel.kind)
+    shared = panel.shared_line.text()  # what the maps read, and which tokens their rows and columns are
+    assert panel.shared_line.isVisible() and shared.startswith(f"Both maps read {panel.comparison.shared_input} · ")
+    assert queries in shared and "query" in shared and "key" in shared
 
 
 def test_most_changed_shows_the_head_that_differs_most(qtbot, tmp_path, run_folder):
@@ -235,3 +239,22 @@ def test_a_compare_panel_out_of_sight_compares_nothing_until_shown(qtbot, tmp_pa
     assert submitted == [] and panel.comparison is None
     window.docks["compare"].show()
     assert panel.wait_until_drawn() and panel.comparison is not None and submitted
+
+
+def test_presenting_on_a_small_projector_every_tab_keeps_its_titles_whole(qtbot, tmp_path):
+    from layout_checks import panel_problems, settle_until_still
+
+    window = make_main_window(qtbot, tmp_path, size=(1024, 768))
+    window.lecture.presentation.enter(full_screen=False)
+    try:
+        window.resize(1024, 768)
+        window.focus_panel("compare")
+        window.state.session.set_compare("untrained")
+        panel = window.panels["compare"]
+        assert panel.wait_until_drawn() and panel.comparison is not None
+        for index in range(panel.tabs.count()):
+            panel.tabs.setCurrentIndex(index)
+            settle_until_still(qtbot, window)
+            assert panel_problems(panel, window) == [], panel.tabs.tabText(index)
+    finally:
+        window.lecture.presentation.leave()

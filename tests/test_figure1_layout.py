@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from model.inference.figure1_fit import better_inline, figure1_extent
 from model.inference.figure1_layout import PAD_X, TEXT_GAP, figure1_layout
 from model.nn.config import TransformerConfig
 
@@ -106,16 +105,3 @@ def test_rotary_positions_add_nothing_and_bert_adds_token_types():
     blocks = {e.template: e for e in fig.elements}
     assert blocks["encoder.input"].y > blocks["encoder.input_norm"].y  # the LayerNorm over the ⊕
     assert blocks["encoder.embedding.token_type"].y == blocks["encoder.embedding"].y
-
-
-def test_the_extent_holds_every_block_and_picks_the_arrangement_the_room_draws_larger():
-    for expanded in (False, True):
-        tall, wide = (figure1_extent(config(), expanded, inline, CharMeasure()) for inline in (False, True))
-        for size, inline in ((tall, False), (wide, True)):
-            blocks = figure1_layout(config(), expanded, inline, CharMeasure()).elements
-            assert size[0] >= max(e.x for e in blocks) - min(e.x for e in blocks)
-            assert size[1] >= max(e.y + e.h / 2 for e in blocks) - min(e.y - e.h / 2 for e in blocks)
-        assert wide[0] > tall[0] and wide[1] < tall[1]
-        assert better_inline(wide, tall, (10 * wide[0], wide[1]), False)  # a wide, low room
-        assert not better_inline(wide, tall, (tall[0], 10 * tall[1]), True)  # a narrow, tall one
-        assert better_inline(wide, tall, (0, 0), True) and not better_inline(wide, tall, (0, 0), False)  # no room yet

@@ -213,3 +213,33 @@ def test_a_hidden_panel_redraws_its_views_when_shown_not_while_hidden(qtbot):
     assert waves.pairs_list.count() == 32
     tabs.removeTab(1)
     panel.setParent(None)  # (qtbot closes the panel and the tabs each)
+
+
+def test_this_inputs_maps_stand_level_so_each_row_reads_across(qtbot):
+    """E, + PE and = sum side by side: a token's row at the same height in each map."""
+    state, panel, bundle = make_panel(qtbot)
+    state.set_result(bundle.run("abcdefgh", target="hgfedcba"))
+    panel.show()
+    panel.tabs.setCurrentWidget(panel.pages.holder("input_view"))
+    view = panel.input_view
+    qtbot.waitExposed(panel)
+    shown = [m for m in view.maps if m.isVisible()]
+    assert len(shown) == 3
+
+    def rows_level() -> bool:
+        spans = {(round(m.plot.vb.sceneBoundingRect().top() + m.canvas.mapTo(view, m.canvas.rect().topLeft()).y()),
+                  round(m.plot.vb.height())) for m in shown}
+        return len(spans) == 1
+    qtbot.waitUntil(rows_level, timeout=3000)
+
+
+def test_the_shift_verdict_runs_under_both_views_leaving_the_plot_its_height(qtbot):
+    state, panel, bundle = make_panel(qtbot)
+    panel.resize(760, 470)
+    panel.show()
+    panel.tabs.setCurrentWidget(panel.pages.holder("similarity"))
+    view = panel.similarity
+    qtbot.waitExposed(panel)
+    assert view.result.text().strip()
+    assert view.result.width() > view.sim.width() + view.shift_canvas.width()
+    assert view.shift_canvas.height() > view.result.height()

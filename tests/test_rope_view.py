@@ -62,3 +62,18 @@ def test_the_angle_map_is_m_times_theta_in_turns(qtbot):
     d_k, m, i = 8, 7, 1
     theta = 10000.0 ** (-2 * i / d_k)
     assert np.isclose(view.angles.values[m, i], (m * theta / (2 * np.pi)) % 1.0, atol=1e-5)
+
+
+def test_the_score_table_names_every_offset_in_a_low_view(qtbot):
+    """The verdict runs under both maps, so the table keeps the height for a label per row."""
+    _state, view = _view(qtbot)
+    panel = view.parent()
+    while not isinstance(panel, PositionalPanel):
+        panel = panel.parent()
+    panel.resize(760, 470)
+    panel.show()
+    panel.tabs.setCurrentWidget(panel.pages.holder("rope_view"))
+    qtbot.waitExposed(panel)
+    rows = len(view.scores.offsets)
+    qtbot.waitUntil(lambda: view.table.label_counts()[0] == (rows, rows), timeout=3000)
+    assert view.verdict.width() > view.table.width() + view.angles.width()

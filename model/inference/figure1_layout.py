@@ -27,6 +27,7 @@ LABEL_GAP = 10.0  # between a layer's box and its "Encoder / N× / layer" labels
 ADDER_R, WAVE_R = 15.0, 20.0
 PAD_X, PAD_Y, TEXT_GAP = 10.0, 4.0, 14.0  # inside a block: around and between its texts
 MAX_TOKENS_SHOWN = 999  # the shape room is reserved for up to this many positions
+ARROW_ROOM = 26.0  # Softmax up to the output line: an arrow with a visible shaft, clear of the text
 
 Point = tuple[float, float]
 
@@ -81,7 +82,8 @@ class Arrow:
 @dataclass
 class Text:
     """A text anchored at (x, y): its centre, or its left or right edge (`align`). `name`
-    ("tokens.src", "label.out", "layer.encoder") marks the texts a panel refreshes."""
+    ("tokens.src", "label.out", "layer.encoder") marks the texts a panel refreshes; `stacked_y` is
+    where a token line or its label goes when the line stands under its label instead of beside it."""
 
     value: str
     x: float
@@ -90,6 +92,7 @@ class Text:
     colour: str = "text"
     align: str = "center"
     name: str = ""
+    stacked_y: float | None = None  # None: y
 
 
 @dataclass
@@ -201,8 +204,9 @@ class _Layout:
         outer = 1.0 if residual_right else -1.0
         label_h = self.m.height("label")
         self._text(inputs_title(cfg, stack), cx, 0.0, "label", name=f"label.{axis}")
-        tokens_y = 0.0 if self.inline else label_h / 2 + self.m.height("shape") / 2  # beside or under it
-        self._text("", cx, tokens_y, "tokens", colour="muted", name=f"tokens.{axis}")
+        under = label_h / 2 + self.m.height("shape") / 2
+        self._text("", cx, 0.0 if self.inline else under, "tokens", colour="muted", name=f"tokens.{axis}",
+                   stacked_y=under)  # beside its label, or under it
         prev = (cx, -label_h / 2 - 2)
         y = prev[1] - GAP - self._h(embedding_title(cfg, stack)) / 2
         emb = self._add(embedding_title(cfg, stack), "embedding", stack, f"{stack}.embedding", cx, y,
@@ -351,11 +355,11 @@ class _Layout:
         self._arrow(linear.top(), soft.bottom())
         tokens_h, label_h = self.m.height("shape"), self.m.height("label")
         first = label_h if self.inline else tokens_h
-        y -= soft.h / 2 + GAP + first / 2
-        self._arrow(soft.top(), (cx, y + first / 2 + 2))
+        y -= soft.h / 2 + ARROW_ROOM + first / 2
+        self._arrow(soft.top(), (cx, y + first / 2 + 4))
         self._text("", cx, y, "tokens", colour="muted", name="tokens.out")
-        label_y = y if self.inline else y - (tokens_h + label_h) / 2
-        self._text("Output Probabilities", cx, label_y, "label", name="label.out")
+        over = y - (tokens_h + label_h) / 2
+        self._text("Output Probabilities", cx, y if self.inline else over, "label", name="label.out", stacked_y=over)
 
     def _no_head(self, cx: float, flow_top: Point) -> None:
         """A model without an output layer (all-MiniLM-L6-v2): say so where Linear → Softmax would be."""

@@ -13,6 +13,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPaint
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem, QGraphicsScene, QGraphicsSimpleTextItem
 
 from explorer import style
+from model.inference.figure1 import joined_characters
 from model.inference.figure1_layout import PAD_X, Arrow, Element, Text, figure1_layout
 
 # The figure is one drawing: its fonts are not multiplied by the presentation scale; the view
@@ -20,6 +21,7 @@ from model.inference.figure1_layout import PAD_X, Arrow, Element, Text, figure1_
 FONTS = {"title": (18, True, False), "shape": (16, False, True), "label": (18, True, False),
          "small": (16, False, False), "small_bold": (16, True, False), "stack": (28, True, False),
          "tokens": (16, False, True)}
+TOKENS_GAP = 14.0  # between "Inputs" and its tokens on one line
 
 
 def diagram_font(name: str) -> QFont:
@@ -197,6 +199,7 @@ class Figure:
     token_labels: dict[str, QGraphicsSimpleTextItem] = field(default_factory=dict)  # "Inputs" … of each line
     layer_labels: dict[str, QGraphicsSimpleTextItem] = field(default_factory=dict)  # collapsed: "layer i/N"
     column_width: dict[str, float] = field(default_factory=dict)  # the blocks' width under each token line
+    anchors: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # name: x, y, stacked y
     inline: bool = False  # shapes beside names; token lines beside their labels
 
 
@@ -219,6 +222,7 @@ def draw_figure1(scene: QGraphicsScene, config, expanded: bool, inline: bool = F
         if t.name:
             kind, key = t.name.split(".")
             named[kind][key] = item
+            fig.anchors[t.name] = (t.x, t.y, t.y if t.stacked_y is None else t.stacked_y)
     return fig
 
 
@@ -251,3 +255,41 @@ def _text(t: Text) -> QGraphicsSimpleTextItem:
     x = {"left": t.x, "right": t.x - br.width()}.get(t.align, t.x - br.width() / 2)
     item.setPos(x, t.y - br.height() / 2)
     return item
+
+
+def tokens_line(pieces: list[str] | None, font, width: float, characters: bool = False) -> str:
+    """The tokens separated by spaces, in `width`; too wide for a character tokenizer, its letters
+    stand together ("<bos> 2026-11-22"); only then is the line elided."""
+    if not pieces:
+        return ""
+    metrics = QFontMetricsF(font)
+    line = " ".join(pieces)
+    if characters and metrics.horizontalAdvance(line) > width:
+        line = joined_characters(pieces)
+    return metrics.elidedText(line, Qt.ElideRight, width)
+
+
+def place_token_lines(fig: Figure, lines: dict[str, tuple[list[str] | None, bool]], beside: bool) -> None:
+    """Each token line (axis: pieces, character tokens?) beside its label where `beside` and it fits
+    whole, else under (inputs) or over (outputs) it; a line with nothing beside it gets twice the room."""
+    for axis, (pieces, characters) in lines.items():
+        item, label = fig.token_texts[axis], fig.token_labels[axis]
+        x, _, stacked_y = fig.anchors[f"tokens.{axis}"]
+        label_x, label_y, label_stacked_y = fig.anchors[f"label.{axis}"]
+        column = fig.column_width.get(axis) or max(fig.column_width.values())
+        room = (2 if axis == "out" or len(fig.column_width) == 2 else 1) * column
+        if beside:
+            item.setText(tokens_line(pieces, item.font(), room - label.boundingRect().width() - TOKENS_GAP, characters))
+            if not item.text().endswith("…"):  # "Inputs  a t t e n t i o n" on one line
+                both = label.boundingRect().width() + (TOKENS_GAP + item.boundingRect().width() if item.text() else 0)
+                _centre_at(label, label_x - both / 2 + label.boundingRect().width() / 2, label_y)
+                _centre_at(item, label_x + both / 2 - item.boundingRect().width() / 2, label_y)
+                continue
+        item.setText(tokens_line(pieces, item.font(), room, characters))
+        _centre_at(item, x, stacked_y)
+        _centre_at(label, label_x, label_stacked_y)
+
+
+def _centre_at(item: QGraphicsSimpleTextItem, x: float, y: float) -> None:
+    rect = item.boundingRect()
+    item.setPos(x - rect.width() / 2, y - rect.height() / 2)

@@ -5,35 +5,31 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QFontMetricsF
+from PySide6.QtCore import QSizeF, QTimer
 from PySide6.QtWidgets import QGraphicsScene, QLabel, QToolButton, QWidget
 
 from explorer import style, theme
-from explorer.panels.architecture.figure1 import BlockItem, Figure, FontMeasure, draw_figure1
+from explorer.panels.architecture.figure1 import BlockItem, Figure, draw_figure1, place_token_lines
 from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.screen import ScreenClass
 from explorer.state import attention_of_step
-from model.inference.figure1 import block_for_step, joined_characters, output_pieces
-from model.inference.figure1_fit import better_inline, figure1_extent
+from model.inference.figure1 import block_for_step, output_pieces
 from model.nn.steps import readable_step_name
 
-TOKENS_GAP = 14.0  # between "Inputs" and its tokens on one line
 _LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.")
 
 
-def _tokens_line(pieces: list[str] | None, font, width: float, characters: bool = False) -> str:
-    """The tokens separated by spaces, in `width`; too wide for a character tokenizer, its letters
-    stand together ("<bos> 2026-11-22"); only then is the line elided."""
-    if not pieces:
-        return ""
-    metrics = QFontMetricsF(font)
-    line = " ".join(pieces)
-    if characters and metrics.horizontalAdvance(line) > width:
-        line = joined_characters(pieces)
-    return metrics.elidedText(line, Qt.ElideRight, width)
+def token_lines(state, axes) -> dict[str, tuple[list[str] | None, bool]]:
+    """Each token line of the figure (`axes` of "src", "tgt", "out"): its pieces, and whether its
+    tokenizer reads characters (their letters may stand together)."""
+    result, bundle = state.result, state.bundle
+    pieces = {"src": result.src_pieces, "tgt": result.tgt_pieces, "out": output_pieces(result)} if result else {}
+    kinds = {"src": getattr(getattr(bundle, "src_tokenizer", None), "kind", ""),
+             "tgt": getattr(getattr(bundle, "tgt_tokenizer", None), "kind", "")}
+    kinds["out"] = kinds["tgt"] or kinds["src"]
+    return {axis: (pieces.get(axis), kinds[axis] == "char") for axis in axes}
 
 
 class ArchitecturePanel(Panel):
@@ -46,11 +42,14 @@ class ArchitecturePanel(Panel):
         super().__init__(state, parent)
         self.expanded = False
         self.inline = False  # shapes beside the block names (wide view) or under them (tall view)
-        self._extents: dict[bool, tuple[float, float]] = {}  # the figure's size in each arrangement, per model
+        self._sizes: dict[tuple[bool, bool], QSizeF] = {}  # (inline, token lines beside): the figure's size
+        self._measured: tuple | None = None  # what `_sizes` were measured for
+        self._arranged: tuple[bool, bool] | None = None
         self._relayout = QTimer(self, singleShot=True, interval=0)
-        self._relayout.timeout.connect(self._choose_arrangement)
+        self._relayout.timeout.connect(self._arrange)
         self.shown_layer = {"encoder": 0, "decoder": 0}
         self.figure = Figure()
+        self._lines: dict[str, tuple[list[str] | None, bool]] = {}  # `token_lines`
         self.scene = QGraphicsScene(self)
         self.view = ZoomView(self.scene, self)
 
@@ -61,8 +60,7 @@ class ArchitecturePanel(Panel):
                              (("−", "Zoom out", lambda: self.view.zoom(1 / 1.25)),
                               ("+", "Zoom in", lambda: self.view.zoom(1.25)),
                               ("Fit", "Fit the whole figure", self.view.fit))]
-        self.caption = QLabel("Click a block to step to it.", wordWrap=True, minimumWidth=80,
-                              font=style.font(style.BASE_POINT_SIZE, mono=False))  # beside the buttons: room for the figure
+        self.caption = QLabel("Click a block to step to it.", wordWrap=True, minimumWidth=80)  # beside the buttons
         self.row = row(self.expand_button, (self.caption, 1), *self.zoom_buttons)
         column(self.row, (self.view, 1), parent=self, margins=4)
         self.view.resized.connect(self._relayout.start)
@@ -105,39 +103,51 @@ class ArchitecturePanel(Panel):
             button.setVisible(not narrow and not (presenting and button.text() != "Fit"))
 
     # -- building ---------------------------------------------------------------------------
-    def _measure(self) -> None:
-        """The figure's size shapes-under-names and shapes-beside-names."""
-        self._extents = {inline: figure1_extent(self.state.bundle.config, self.expanded, inline, FontMeasure())
-                         for inline in (False, True)}
+    def _measure(self) -> dict[tuple[bool, bool], QSizeF]:
+        """The figure's size with this input's token lines in each arrangement: shapes under or
+        beside the names (`inline`), token lines under or beside their labels."""
+        sizes = {}
+        for inline in (False, True):
+            scene = QGraphicsScene()
+            figure = draw_figure1(scene, self.state.bundle.config, self.expanded, inline)
+            for beside in (False, True) if inline else (False,):
+                place_token_lines(figure, self._lines, beside)
+                sizes[inline, beside] = scene.itemsBoundingRect().size()
+        return sizes
 
-    def _better_inline(self) -> bool:
-        """The arrangement the view shows larger (a wide dock: shapes beside the names)."""
-        room = self.view.viewport().size().toTuple()
-        return better_inline(self._extents[True], self._extents[False], room, self.inline) if self._extents else self.inline
+    def _arrange(self) -> None:
+        """Draw the arrangement the view shows largest (the one shown wins ties within 2 %: no flapping)."""
+        if self.state.bundle is None or not self._sizes:
+            return
+        room = self.view.viewport().size()
 
-    def _choose_arrangement(self) -> None:
-        if self.state.bundle is not None and self._better_inline() != self.inline:
-            self.inline = not self.inline
-            self._rebuild(measure=False)
+        def scale(arrangement: tuple[bool, bool]) -> float:
+            size = self._sizes[arrangement]
+            fit = min(room.width() / max(size.width(), 1.0), room.height() / max(size.height(), 1.0))
+            return fit * (1.02 if arrangement == self._arranged else 1.0)
+        self._arranged = inline, beside = max(self._sizes, key=scale)
+        if inline != self.figure.inline:
+            self.inline = inline
+            self._rebuild(fit=False)  # (comes back here, to this arrangement)
+            return
+        place_token_lines(self.figure, self._lines, beside)
+        if self.view.auto_fit:
+            self.view.fit()
 
     def _on_theme(self, _name: str) -> None:
         """The figure drawn again: its items in the new theme's colours, the user's zoom kept."""
-        self._rebuild(measure=False)
+        self._rebuild(fit=False)
 
-    def _rebuild(self, *_, measure: bool = True) -> None:
+    def _rebuild(self, *_, fit: bool = True) -> None:
         self.scene.clear()
         self.figure = Figure()
         if self.state.bundle is None:
             return
-        if measure:
-            self._measure()
-            self.inline = self._better_inline()
         self.figure = draw_figure1(self.scene, self.state.bundle.config, self.expanded, self.inline,
                                    on_click=self.state.select_step_named)
         self._resolve_keys()
-        self._refresh()  # (fitted there, unless the user zoomed)
-        if measure:
-            self.view.fit()
+        self.view.auto_fit = self.view.auto_fit or fit
+        self._refresh()
 
     def _resolve_keys(self) -> None:
         """Fill `{layer}` with the layer each collapsed stack currently shows."""
@@ -168,36 +178,14 @@ class ArchitecturePanel(Panel):
             e.set_edited(bool(edited))
             tip += [f"Head surgery: head {h + 1} {op}" for h, op in edited]
             e.setToolTip("\n".join(tip))
-        result = self.state.result
-        pieces = {"src": result.src_pieces, "tgt": result.tgt_pieces, "out": output_pieces(result)} if result else {}
-        bundle = self.state.bundle
-        tokenizers = {"src": getattr(bundle, "src_tokenizer", None), "tgt": getattr(bundle, "tgt_tokenizer", None)}
-        tokenizers["out"] = tokenizers["tgt"] or tokenizers["src"]
+        self._lines = token_lines(self.state, self.figure.token_texts)
         for axis, item in self.figure.token_texts.items():
-            characters = getattr(tokenizers.get(axis), "kind", "") == "char"
-            item.setToolTip(" ".join(pieces.get(axis) or []))
-            label = self.figure.token_labels.get(axis)
-            centre = (label or item).sceneBoundingRect().center().x()
-            if self.figure.inline and label is not None:  # "Inputs  a t t e n t i o n" on one line
-                room = self._token_room(axis) - label.boundingRect().width() - TOKENS_GAP
-                item.setText(_tokens_line(pieces.get(axis), item.font(), room, characters))
-                both = label.boundingRect().width() + (TOKENS_GAP + item.boundingRect().width() if item.text() else 0)
-                label.setPos(centre - both / 2, label.pos().y())
-                item.setPos(label.pos().x() + label.boundingRect().width() + TOKENS_GAP,
-                            label.sceneBoundingRect().center().y() - item.boundingRect().height() / 2)
-            else:
-                item.setText(_tokens_line(pieces.get(axis), item.font(), self._token_room(axis), characters))
-                item.setPos(centre - item.boundingRect().width() / 2, item.pos().y())
-        if self.view.auto_fit:  # longer token lines change the figure's extent
-            self.view.fit()
+            item.setToolTip(" ".join(self._lines[axis][0] or []))
+        measured = (id(self.state.bundle), self.expanded, repr(self._lines))
+        if measured != self._measured:
+            self._measured, self._sizes = measured, self._measure()
+        self._arrange()
         self._on_step(self.state.step)
-
-    def _token_room(self, axis: str) -> float:
-        """A token line's width: its column's, clear of the ∿ beside it; the output line, with
-        nothing beside it, twice that."""
-        widths = self.figure.column_width
-        room = widths.get(axis) or widths.get("tgt") or widths.get("src") or 200.0
-        return 2 * room if axis == "out" else room
 
     def _on_step(self, _index: int = 0) -> None:
         step = self.state.current_step

@@ -13,10 +13,10 @@ from PySide6.QtWidgets import (
     QPushButton,
 )
 
-from explorer.drawing import plot_style as st
+from explorer import style
 from explorer.drawing.token_heatmap import display_piece
-from explorer.panels.attribution.bars import SHORT_NAMES, MethodBars, legend_html
-from explorer.panels.attribution.spearman import RHO_TIP, SpearmanTable
+from explorer.panels.attribution.bars import MethodBars
+from explorer.panels.attribution.spearman import SpearmanTable
 from explorer.panels.base import Panel
 from explorer.panels.job_bar import JobBar
 from explorer.panels.layouts import column, row
@@ -25,6 +25,7 @@ from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from model.interpret.attribution.gradients import saturation_note
+from model.interpret.attribution.method_texts import SHORT_NAMES
 from model.interpret.attribution.side_by_side import (
     AttributionRequest,
     MethodComparison,
@@ -36,18 +37,13 @@ from model.interpret.attribution.side_by_side import (
 OUTPUT_VIEW, HEAD_VIEW = "attribution_output", "attribution_head"
 
 
-_preloaded = False
-
-
+@functools.cache
 def preload_libraries() -> None:
     """Import captum, networkx and scipy.stats on the GUI thread, once: imported first on the worker
     while the GUI thread re-polishes every widget, they can crash the process."""
-    global _preloaded
-    if not _preloaded:
-        import captum.attr  # noqa: F401
-        import networkx.algorithms.flow  # noqa: F401
-        import scipy.stats  # noqa: F401
-        _preloaded = True
+    import captum.attr  # noqa: F401
+    import networkx.algorithms.flow  # noqa: F401
+    import scipy.stats  # noqa: F401
 
 
 class AttributionPanel(StopsWithWindow, Panel):
@@ -79,7 +75,6 @@ class AttributionPanel(StopsWithWindow, Panel):
         self._labels = [QLabel("Explain output:"), QLabel("One head:")]
         self.bars = MethodBars()
         self.table = SpearmanTable()
-        self.table.setToolTip(legend_html() + RHO_TIP)
         self.views = QBoxLayout(QBoxLayout.LeftToRight)  # side by side, or stacked (NARROW)
         self.views.addWidget(self.bars, 5)
         self.views.addWidget(self.table, 4)
@@ -87,6 +82,9 @@ class AttributionPanel(StopsWithWindow, Panel):
         self.status = text_label(" ", point_size=None, selectable=True)
         controls = row(self._labels[0], self.previous_button, self.output_box, self.next_button, None,
                        self._labels[1], self.layer_box, self.head_box)
+        for widget in (*self._labels, self.output_box, self.layer_box, self.head_box, self.status,
+                       self.previous_button, self.next_button):
+            style.set_font_role(widget, "label")
         column(controls, (self.views, 1), self.progress, self.status, parent=self)
         self.output_box.currentIndexChanged.connect(self._on_output_box)
         self.layer_box.currentIndexChanged.connect(self._on_head_boxes)
@@ -99,9 +97,6 @@ class AttributionPanel(StopsWithWindow, Panel):
         self.views.setDirection(QBoxLayout.TopToBottom if narrow else QBoxLayout.LeftToRight)
 
     def restyle(self) -> None:
-        for widget in (*self._labels, self.output_box, self.layer_box, self.head_box, self.status,
-                       self.previous_button, self.next_button):
-            widget.setFont(st.font(st.LABEL_PT))
         self.bars.restyle()
         if self.shown is not None:
             self._draw(self.shown_request, self.shown)
@@ -164,13 +159,11 @@ class AttributionPanel(StopsWithWindow, Panel):
     def _draw(self, request: AttributionRequest, view: MethodComparison) -> None:
         self.shown, self.shown_request = view, request
         self._fill_boxes(request, view)
-        titles = {m: SHORT_NAMES[m] for m in view.scores}
-        self.bars.set_data(view.input_pieces, view.scores, titles)
+        self.bars.set_data(view.input_pieces, view.scores)
         self.table.show_rho([SHORT_NAMES[m] for m in view.names], view.rho)
         self._say(f"Why “{display_piece(view.output_piece)}” (output {view.position + 1} of {len(view.outputs)})? "
                   f"Each row scaled to its largest |score| (right); outlined: top token; reddish: lowers p. "
                   f"head = {view.head_label}; table: Spearman ρ.{saturation_note(view.scores, view.probability)}")
-        self.bars.setToolTip(legend_html() + self.bars.toolTip())
 
     def _fill_boxes(self, request: AttributionRequest, view: MethodComparison) -> None:
         config = request.bundle.config

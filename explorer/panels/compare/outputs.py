@@ -47,7 +47,7 @@ class ScoredBars:
         self.axis.set_tokens([display_piece(p) for p in output.pieces], numeric=False, origin=-0.5)
         self.plot.setXRange(-0.6, max(len(x), 1) - 0.4, padding=0)
         key = " · ".join(f"<b style='color:{colours[m]}'>■ {m}</b>" for m in "AB")  # the bars' colours: no legend over them
-        st.set_title(self.plot, f"{output.writer}'s output, scored by {key}")
+        st.set_title(self.plot, f"{output.writer}'s output: {key}")  # (the tab says "scored by both")
 
     def clear(self) -> None:
         self.output = None

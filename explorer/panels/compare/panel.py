@@ -66,7 +66,8 @@ class ComparisonMaps(QWidget):
         diff_canvas.setFixedWidth(diff_canvas.width() + sign)
         row((self.map_a, 1), (self.map_b, 1), weight_canvas, (self.map_diff, 1), diff_canvas,  # bars beside:
             parent=self, margins=0)  # the three maps are one size
-        for heatmap in self.plots:
+        for heatmap in self.plots:  # every map named alike: equal room for each (the tokens: the shared line)
+            heatmap.set_axis_names("query", "key")
             heatmap.describe = lambda q, k, h=heatmap: self._describe(h, q, k)
             heatmap.hovered.connect(self.hovered)
         self.identical = pg.TextItem("identical", anchor=(0.5, 0.5))  # B − A = 0 everywhere
@@ -80,7 +81,7 @@ class ComparisonMaps(QWidget):
         self.diff_ticks: list[tuple[float, str]] = []  # B − A's bar: its values named, the scale's ends too
 
     def set_maps(self, a: np.ndarray, b: np.ndarray, allowed: np.ndarray, q_labels: list[str], k_labels: list[str],
-                 head: str, axis_names: tuple[str, str] = ("query", "key")) -> None:
+                 head: str) -> None:
         """Draw one head of A and B (T_q × T_k each) and B − A; `head` names it ("L1 H2")."""
         diff = b - a
         self.values = (a, b, diff)
@@ -91,8 +92,6 @@ class ComparisonMaps(QWidget):
         self.diff_bar.axis.setTicks([self.diff_ticks])
         for heatmap, values in zip(self.plots, self.values):
             heatmap.set_data(values, q_labels, k_labels, allowed=allowed)
-        for heatmap in self.plots:  # every map named alike: equal room for each
-            heatmap.set_axis_names(f"query ({axis_names[0]})", "key")
         self.map_a.set_title(f"A · {head}")
         self.map_b.set_title(f"B · {head}")
         self.map_diff.set_title("B − A = 0" if zero else "B − A", f"B − A, coloured from −{self.scale:.2g} to +{self.scale:.2g}")
@@ -165,17 +164,17 @@ class ComparePanel(Panel):
         self.outputs_line = style.eliding_line()  # both outputs (a long one is cut, whole in the tooltip)
         self.shared_line = style.eliding_line()  # what both maps read: a line of its own, never cut for an output
         for line in (self.outputs_line, self.shared_line):
-            line.setFont(st.font(st.LABEL_PT))
+            style.set_font_role(line, "label")
         self.maps, self.bars = ComparisonMaps(), OutputBars()
         self.heads = Heatmap(colormap=st.weight_cmap(), colour_bar="mean |B − A|", square=False)  # layers × heads
         self.heads.set_axis_names("layer", "head")
         self.heads.describe = lambda layer, head: (f"layer {layer + 1}, head {head + 1}: mean |B − A| = "
                                                    f"{self.heads.values[layer, head]:.4f} (click to show this head)")
-        self.tabs = QTabWidget(font=st.font(st.LABEL_PT))
+        self.tabs = style.set_font_role(QTabWidget(), "label")
         for widget, text in zip((self.maps, self.bars, self.heads), VIEW_TITLES):
             self.tabs.addTab(widget, text)
         self.readout = style.eliding_line(" ")
-        self.readout.setFont(st.font(st.LABEL_PT))
+        style.set_font_role(self.readout, "label")
         column(self.top_rows, self.slider_row, self.note, self.outputs_line, self.shared_line, (self.tabs, 1),
                self.readout, parent=self)
         self.open_button.clicked.connect(self._choose_b)
@@ -273,7 +272,6 @@ class ComparePanel(Panel):
         outputs = outputs_line(comparison)
         self.outputs_line.setText(outputs)
         self.outputs_line.setToolTip(outputs)
-        self.shared_line.setText(f"Both maps read {comparison.shared_input}")
         self.bars.set_outputs(comparison.output_a, comparison.output_b)
         self.picker.sync()
         self._redraw()
@@ -302,7 +300,10 @@ class ComparePanel(Panel):
         kind, layer, head = self.kind, self.layer, self.head
         q_labels, k_labels = c.labels[kind]
         self.maps.set_maps(c.attention_a[kind][layer, head], c.attention_b[kind][layer, head], c.allowed[kind],
-                           q_labels, k_labels, f"L{layer + 1} H{head + 1}", token_names(c.frame_a.bundle.model_kind, kind))
+                           q_labels, k_labels, f"L{layer + 1} H{head + 1}")
+        queries, keys = token_names(c.frame_a.bundle.model_kind, kind)
+        self.shared_line.setText(f"Both maps read {c.shared_input} · "
+                                 + (f"query and key: {queries}" if queries == keys else f"query: {queries} · key: {keys}"))
         changes = c.mean_abs_difference(kind)
         self.heads.set_levels((0.0, max(float(changes.max()) if changes.size else 0.0, MIN_SCALE)))
         self.heads.set_data(changes, [f"L{i + 1}" for i in range(changes.shape[0])],

@@ -7,6 +7,7 @@ import numpy as np
 from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
+from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
 from explorer.panels.layouts import column, row
@@ -19,14 +20,15 @@ MAX_MAPS = 5  # E, + P, + T, = sum, LayerNorm (BERT); three for the paper's mode
 class InputView(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.stack_box = QComboBox(font=st.font(st.LABEL_PT))
-        self.check = QLabel(" ", font=st.font(st.TICK_PT), wordWrap=True)
+        self.stack_box = style.set_font_role(QComboBox(), "label")
+        self.check = QLabel(" ", wordWrap=True)
         self.maps = [Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), square=False) for _ in range(MAX_MAPS)]
-        self.maps[0].set_axis_names("token", "dimension")
+        for i, m in enumerate(self.maps):  # each named under it: the maps' rows stand level
+            m.set_axis_names("token" if i == 0 else "", "dimension")
         self.bar_canvas, self.bar = colour_bar_canvas(st.signed_cmap(), (-1.0, 1.0), "value")
         for i, m in enumerate(self.maps):
             m.setVisible(i < 3)  # E, + PE, = sum: the paper's three until a BERT input shows five
-        side = row(QLabel("Side:", font=st.font(st.LABEL_PT)), self.stack_box, (self.check, 1))
+        side = row(style.set_font_role(QLabel("Side:"), "label"), self.stack_box, (self.check, 1))
         column(side, (row(*((m, 1) for m in self.maps), self.bar_canvas), 1), parent=self, margins=0)
         self.result = None
         self.model = None  # the loaded model: its embedding LayerNorm's γ, β, ε check BERT's norm

@@ -71,7 +71,7 @@ class PositionalPanel(Panel):
         self.learned_box = QCheckBox("learned table", font=font,
                                      toolTip="This model learns its positional embeddings (Table 3 row E): show them")
         self.reset_button = QPushButton("Model's sizes", font=font, toolTip="Back to the loaded model's d_model and length")
-        self.source_label = QLabel(" ", wordWrap=True, font=st.font(st.TICK_PT))
+        self.source_label = QLabel(" ", wordWrap=True)
         set_sheet(self.source_label, "color: {muted};")
         sizes = flow(QLabel("d_model"), self.d_spin, QLabel("positions"), self.len_spin, self.learned_box,
                      self.reset_button, font=font)  # wraps onto a second line where one is too narrow

@@ -24,16 +24,16 @@ class RopeView(QWidget):
         super().__init__(parent)
         self.state = state
         self.scores = None  # positions.OffsetScores drawn now
-        self.note = QLabel(wordWrap=True, font=style.font(style.BASE_POINT_SIZE))
+        self.note = QLabel(wordWrap=True)
         self.angles = Heatmap(colour_bar=True, square=False)
         self.angles.set_axis_names("position m", "pair i")
         self.table = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, numbers=True, colour_bar=False)
         self.table.set_axis_names("m − n", "key at n")
         self.head = QSpinBox(prefix="head ")
         self.head.valueChanged.connect(self.refresh)
-        self.verdict = QLabel(wordWrap=True, textFormat=Qt.RichText, font=style.font(style.BASE_POINT_SIZE))
-        right = column(row(self.head, None), (self.table, 1), self.verdict)
-        column(self.note, (row((self.angles, 1), (right, 1)), 1), parent=self, margins=0)
+        self.verdict = QLabel(wordWrap=True, textFormat=Qt.RichText)
+        right = column(row(self.head, None), (self.table, 1))
+        column(self.note, (row((self.angles, 1), (right, 1)), 1), self.verdict, parent=self, margins=0)  # full width
 
     def refresh(self, *_) -> None:
         bundle, result = self.state.bundle, self.state.result

@@ -11,6 +11,7 @@ from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
 from explorer.panels.layouts import column, row
 from explorer.theme import notifier
+from model.interpret.position_texts import grouped_columns, shift_key
 from model.interpret.positions import rotation, shift_error, shift_texts, similarity, symmetric_levels
 
 
@@ -20,7 +21,7 @@ class PEHeatmapView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.grouped = QCheckBox("sin dims first, then cos dims", font=st.font(st.TICK_PT))
+        self.grouped = QCheckBox("sin dims first, then cos dims")
         self.heatmap = Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), colour_bar="PE(pos, i)", square=False)
         self.heatmap.set_axis_names("position pos", "dimension i")
         column(self.grouped, (self.heatmap, 1), parent=self, margins=0)
@@ -37,8 +38,7 @@ class PEHeatmapView(QWidget):
         self.grouped.setEnabled(not halves)
         self.grouped.setToolTip("This model already stores the sines in dims 0…d/2−1 and the cosines in d/2…d−1"
                                 if halves else "Every sin dimension, then every cos one; the labels keep the true dimension")
-        self.columns = (np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
-                        if self.grouped.isChecked() and not halves else np.arange(d))
+        self.columns = grouped_columns(d, self.grouped.isChecked(), layout)
         levels = symmetric_levels(table) if learned else (-1.0, 1.0)
         self.heatmap.set_levels(levels)
         self.heatmap.set_data(table[:, self.columns], [str(i) for i in range(table.shape[0])], [str(c) for c in self.columns],
@@ -62,24 +62,22 @@ class SimilarityShiftView(QWidget):
         st.style_axis(self.shift_plot.getAxis("left"), "value")
         self.shift_plot.getAxis("left").enableAutoSIPrefix(False)
         self.shift_title = style.eliding_line()  # over the plot, never a reason for it to widen
-        self.shift_title.setFont(st.font(st.TICK_PT))
         self.key = QLabel()  # the curves' key under the plot, never over the waves
-        self.key.setFont(st.font(st.TICK_PT))
         self.key.setWordWrap(True)
         self.curve_pos, self.curve_target = self.shift_plot.plot(), self.shift_plot.plot()
         self.curve_rotated = self.shift_plot.plot(pen=None, symbol="x", symbolSize=9)
         self.pos_spin, self.k_spin = QSpinBox(), QSpinBox()
         for spin, value in ((self.pos_spin, 3), (self.k_spin, 5)):
-            spin.setFont(st.font(st.LABEL_PT))
+            style.set_font_role(spin, "label")
             spin.setRange(0, 10_000)
             spin.setValue(value)
             spin.valueChanged.connect(self._update_shift)
         self.k_spin.setMinimum(1)
-        self.result = QLabel(" ", font=st.font(st.LABEL_PT), wordWrap=True)
-        font = st.font(st.LABEL_PT)
-        controls = row(QLabel("pos", font=font), self.pos_spin, QLabel("offset k", font=font), self.k_spin, None)
-        right = column(self.shift_title, (self.shift_canvas, 1), self.key, controls, self.result)
-        row((self.sim, 1), (right, 1), parent=self, margins=0)
+        self.result = style.set_font_role(QLabel(" ", wordWrap=True), "label")
+        controls = row(style.set_font_role(QLabel("pos"), "label"), self.pos_spin,
+                       style.set_font_role(QLabel("offset k"), "label"), self.k_spin, None)
+        right = column(self.shift_title, (self.shift_canvas, 1), self.key, controls)
+        column((row((self.sim, 1), (right, 1)), 1), self.result, parent=self, margins=0)  # the verdict full width
         self.table: np.ndarray | None = None
         self.learned = False
         self.pe_layout = "interleaved"
@@ -114,10 +112,7 @@ class SimilarityShiftView(QWidget):
         dims = np.arange(d)
         self.curve_pos.setData(dims, table[pos])
         rotates = not (self.learned or k < 1 or pos < 0)
-        self.key.setText(" &nbsp; ".join(f"<span style='white-space:nowrap'><span style='color:{colour}'>{mark}</span>"
-                                         f" {name}</span>" for colour, mark, name in
-                                         ((p.pe_pos, "━", "PE(pos)"), (p.pe_target, "━━", "PE(pos + k)"),
-                                          (p.pe_rotated, "✕", "M_k · PE(pos)"))[:3 if rotates else 2]))
+        self.key.setText(shift_key((p.pe_pos, p.pe_target, p.pe_rotated), rotates))
         if rotates:
             self.curve_target.setData(dims, table[pos + k])
             self.curve_rotated.setData(dims, rotation(d, k, self.pe_layout) @ table[pos].astype(np.float64))  # M_k·PE(pos)

@@ -13,13 +13,13 @@ from explorer.drawing import plot_style as st
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import text_label
 from explorer.theme import notifier
-from model.interpret.positions import default_pairs, pair_dims, pair_wavelength, sinusoid_curve
+from model.interpret.position_texts import pair_entry, waves_legend
+from model.interpret.positions import default_pairs, pair_dims, sinusoid_curve
 
 SMOOTH = 8  # formula samples per position for the line between the dots
 
 
 COMPACT_HEIGHT = 280  # px at the normal scale (× the presentation's): lower, the legend takes one line
-KEY = "dots: the model's values · lines: the formula between positions · λ = 2π·10000^(2i/d)"
 
 
 class WavesView(QWidget):
@@ -29,8 +29,6 @@ class WavesView(QWidget):
         super().__init__(parent)
         self.pairs_list = QListWidget()
         self.pairs_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.pairs_list.setFont(st.font(st.TICK_PT))
-        self.pairs_list.setMaximumWidth(230)
         self.canvas = st.graphics_widget()
         self.plot = self.canvas.addPlot(row=0, col=0)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
@@ -43,7 +41,7 @@ class WavesView(QWidget):
         self.legend = text_label("", st.TICK_PT, sheet="background: {canvas}; color: {text}; padding: 4px 10px;")
         self.formula = text_label("", st.TITLE_PT, sheet="background: {canvas}; color: {text}; padding: 2px 10px;")
         self.formula.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-        left = column(QLabel("Dimension pairs\nctrl-click: several", font=st.font(st.TICK_PT)), (self.pairs_list, 1))
+        left = column(QLabel("Dimension pairs\nctrl-click: several"), (self.pairs_list, 1))
         right = column(self.formula, (self.canvas, 1), self.legend)
         right.setSpacing(0)
         row(left, (right, 1), parent=self, margins=0)
@@ -62,12 +60,11 @@ class WavesView(QWidget):
         super().resizeEvent(event)
         widest = self.pairs_list.sizeHintForColumn(0) if self.pairs_list.count() else 0
         room = widest + self.pairs_list.verticalScrollBar().sizeHint().width() + 2 * self.pairs_list.frameWidth() + 8
-        self.pairs_list.setMaximumWidth(max(230, min(room, self.width() // 3)))
-        self.pairs_list.setMinimumWidth(min(room, self.width() // 3))
+        self.pairs_list.setFixedWidth(min(room, self.width() // 3))
         self._fit_height()
 
     def _fit_height(self) -> None:
-        """Short: the legend's second line (what dots and lines are) goes to its tooltip."""
+        """Short: the legend's key (what dots and lines are) goes to its tooltip."""
         compact = self.height() < COMPACT_HEIGHT * style.scale()
         if compact != self.compact:
             self.compact = compact
@@ -93,8 +90,7 @@ class WavesView(QWidget):
             with QSignalBlocker(self.pairs_list):
                 self.pairs_list.clear()
                 for i in range(d_model // 2):
-                    a, b = pair_dims(d_model, i, layout)
-                    item = QListWidgetItem(f"{a}, {b}" if learned else f"{a}, {b}   λ = {pair_wavelength(d_model, i):.5g}")
+                    item = QListWidgetItem(pair_entry(d_model, i, layout, learned))
                     item.setData(Qt.ItemDataRole.UserRole, i)
                     self.pairs_list.addItem(item)
         self.formula.setText(" · ".join(f"<span style='white-space:nowrap'>{part}</span>"  # breaks between
@@ -106,39 +102,25 @@ class WavesView(QWidget):
         for _, item in self.curves + self.lines:
             self.plot.removeItem(item)
         self.curves, self.lines = [], []
-        entries, tips = [], []
         if self.table is None:
             return
         length = self.table.shape[0]
         pos = np.arange(length)
         fine = np.linspace(0, length - 1, (length - 1) * SMOOTH + 1)
-        for n, i in enumerate(self.selected_pairs()):
-            series = st.current().series
-            color = series[n % len(series)]
-            lam = f"{pair_wavelength(self._d_model, i):.5g}"
-            sin_dim, cos_dim = pair_dims(self._d_model, i, self.pe_layout)
-            if self.learned:
-                entries.append(f"<span style='color:{color}; white-space:nowrap'>━━ dim {sin_dim} &nbsp;╍╍ dim {cos_dim}</span>")
-            else:  # one entry never breaks across lines; "dim": "sin 0" read as sin(0)
-                entries.append(f"<span style='white-space:nowrap'><span style='color:{color}'>"
-                               f"<b>━━ sin</b> dim {sin_dim} &nbsp;<b>╍╍ cos</b> dim {cos_dim}</span> λ = {lam}</span>")
-                tips.append(f"dims {sin_dim}, {cos_dim}: λ = 2π·10000^({2 * i}/{self._d_model}) = {lam}")
-            for dim, dash in ((sin_dim, Qt.PenStyle.SolidLine), (cos_dim, Qt.PenStyle.DashLine)):
+        series = st.current().series
+        pairs = self.selected_pairs()
+        colours = [series[n % len(series)] for n in range(len(pairs))]
+        for i, color in zip(pairs, colours):
+            for dim, dash in zip(pair_dims(self._d_model, i, self.pe_layout), (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine)):
                 pen = pg.mkPen(color, width=2.2, style=dash)
-                if self.learned:
-                    dots = self.plot.plot(pos, self.table[:, dim], pen=pen, symbol="o", symbolSize=5,
-                                          symbolBrush=color, symbolPen=None)
-                else:
+                if not self.learned:  # the formula between the dots
                     line = self.plot.plot(fine, sinusoid_curve(self._d_model, dim, fine, self.pe_layout), pen=pen)
                     self.lines.append((dim, line))
-                    dots = self.plot.plot(pos, self.table[:, dim], pen=None, symbol="o", symbolSize=6,
-                                          symbolBrush=color, symbolPen=None)
+                dots = self.plot.plot(pos, self.table[:, dim], pen=pen if self.learned else None, symbol="o",
+                                      symbolSize=5 if self.learned else 6, symbolBrush=color, symbolPen=None)
                 self.curves.append((dim, dots))
-        sep = " &nbsp;&nbsp;&nbsp; "
-        if self.learned:
-            self.legend.setText("<b>Learned</b> dimensions: " + sep.join(entries))
-        else:
-            key = f"<br><span style='color:{st.current().muted}'>{KEY}</span>"
-            self.legend.setText(sep.join(entries) + ("" if self.compact else key))
-            self.legend.setToolTip("\n".join(tips + ([KEY] if self.compact else [])))
+        legend, tip = waves_legend(self._d_model, pairs, colours, self.pe_layout, self.learned, bool(self.compact),
+                                   st.current().muted)
+        self.legend.setText(legend)
+        self.legend.setToolTip(tip)
         self.plot.enableAutoRange()

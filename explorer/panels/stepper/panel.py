@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPointF, QSignalBlocker, QSize, Qt, QTimer
-from PySide6.QtGui import QFont, QKeySequence, QShortcut, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QKeySequence, QShortcut, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
     QCompleter,
@@ -46,7 +46,7 @@ STEP_ROLE = Qt.UserRole + 1  # the jump list's item data: the step's index in th
 def fill_jump_list(model: QStandardItemModel, trace) -> None:
     """The jump list's rows (`jump_rows`): block headers bold and unselectable; STEP_ROLE: the index."""
     model.clear()
-    bold = QFont(style.font(style.BASE_POINT_SIZE, bold=True))
+    bold = style.role_font("heading")
     for text, tip, index in jump_rows(trace):
         item = QStandardItem(text)
         item.setToolTip(tip)
@@ -160,8 +160,7 @@ class StepperPanel(Panel):
         self.speed.valueChanged.connect(lambda per_second: self.timer.setInterval(int(1000 / per_second)))
         self.slider = QSlider(Qt.Horizontal, pageStep=5)
         self.slider.valueChanged.connect(self.state.select_step)
-        self.counter = QLabel("– / –", font=style.font(style.BASE_POINT_SIZE, mono=True),
-                              alignment=Qt.AlignRight | Qt.AlignVCenter)
+        self.counter = style.set_font_role(QLabel("– / –", alignment=Qt.AlignRight | Qt.AlignVCenter), "mono")
         self.jump = QComboBox(maxVisibleItems=25, sizeAdjustPolicy=QComboBox.AdjustToMinimumContentsLengthWithIcon,
                               minimumContentsLength=12, toolTip="Jump to a step, grouped by block")
         self.jump.setModel(QStandardItemModel(self.jump))
