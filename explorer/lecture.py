@@ -29,7 +29,6 @@ from model.io.metrics_csv import MetricsCsvError, write_training_csv
 from model.io.scenes import TOUR_PATH, SceneError, Tour, save_tour
 
 PAPER_HELP = asset_path("scenes", "paper-map.md").read_text(encoding="utf-8").strip()
-CAPTION_SCALE = 1.4  # tour captions: this × the window's base font, readable from the back row
 
 
 class LectureTools(QObject):
@@ -107,9 +106,9 @@ class LectureTools(QObject):
         self.caption_bar.setObjectName("toolbar_caption")
         self.caption_bar.setMovable(False)
         self.caption = CaptionLabel("")  # the row's width, as many lines as that needs
-        self.caption.setObjectName("tour_caption")  # (presenting: the stylesheet's caption size)
+        self.caption.setObjectName("tour_caption")
         self.caption.setTextFormat(Qt.PlainText)
-        self.caption.setFont(style.font(style.BASE_POINT_SIZE * CAPTION_SCALE, bold=True))
+        style.set_font_role(self.caption, "caption")  # readable from the back row
         self.caption.setContentsMargins(8, 4, 8, 4)
         self.caption_bar.addWidget(self.caption)
         self.scene_label = QLabel("")  # "n/N"; the scene's name in its tooltip

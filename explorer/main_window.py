@@ -30,7 +30,7 @@ from explorer.panel_dock import (
     readable_tab_bars,
 )
 from explorer.panels import panel_classes
-from explorer.scaling import build_at_normal_size
+from explorer.presentation import build_at_normal_size
 from explorer.screen import ScreenClass, ScreenClassAware, classify
 from explorer.toast import StatusToast
 

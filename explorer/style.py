@@ -35,7 +35,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-_scale = 1.0  # presenting enlarges everything by this factor (`font()` reads it; explorer.scaling)
+_scale = 1.0  # presenting enlarges everything by this factor (`font()` reads it; `presentation.set_scale`)
 
 
 def scale() -> float:
@@ -60,13 +60,15 @@ def font(point_size: int = BASE_POINT_SIZE, bold: bool = False, mono: bool = Fal
     return f
 
 
-# -- fonts by role: a widget names its role; the style sheet of each scale sizes every role at once ----
+# -- fonts by role: one table of role → size; presenting multiplies the base (`font_sheet`) ----------
 FONT_ROLES = {  # role: (points at scale 1, bold, monospaced)
     "body": (BASE_POINT_SIZE, False, False), "small": (SMALL_POINT_SIZE, False, False),
     "label": (BASE_POINT_SIZE + 1, False, False), "heading": (BASE_POINT_SIZE, True, False),
-    "title": (TITLE_POINT_SIZE, False, False), "mono": (BASE_POINT_SIZE, False, True),
+    "title": (TITLE_POINT_SIZE, False, False), "caption": (TITLE_POINT_SIZE, True, False),
+    "mono": (BASE_POINT_SIZE, False, True),
 }
 ROLE_PROPERTY = "fontRole"  # a dynamic Qt property (not a Python attribute: shiboken-safe)
+CLASS_ROLES = {"QToolTip": "body", "QDockWidget": "title"}  # Qt's own widgets, by class
 
 
 def role_font(role: str) -> QFont:
@@ -78,17 +80,32 @@ def role_font(role: str) -> QFont:
 
 
 def set_font_role(widget, role: str):
-    """`widget` in `role`'s font now and, through `role_sheet`, at every later scale; returns it."""
+    """`widget` in `role`'s font now and, through `font_sheet`, at every later scale; returns it."""
     widget.setFont(role_font(role))
     widget.setProperty(ROLE_PROPERTY, role)
     return widget
 
 
-def role_sheet(scale: float) -> str:
-    """Style-sheet rules sizing each role's widgets at `scale` (they outrank a plain `QWidget` rule)."""
-    return "".join(f'QWidget[{ROLE_PROPERTY}="{role}"] {{ font-size: {size * scale:.1f}pt; '
-                   f'font-weight: {"bold" if bold else "normal"}; font-family: "{MONO_FAMILY if mono else SANS_FAMILY}"; }}'
-                   for role, (size, bold, mono) in FONT_ROLES.items())
+def _rule(selector: str, role: str, scale: float, weight: bool = True) -> str:
+    size, bold, mono = FONT_ROLES[role]
+    family = f'font-family: "{MONO_FAMILY if mono else SANS_FAMILY}"; ' if weight else ""
+    bolds = f'font-weight: {"bold" if bold else "normal"}; ' if weight else ""
+    return f"{selector} {{ font-size: {size * scale:.1f}pt; {bolds}{family}}}"
+
+
+def font_sheet(scale: float) -> str:
+    """Style-sheet rules sizing every role's widgets (and Qt's tooltips and dock titles) at `scale`.
+    Presenting (scale > 1), a widget whose font was set by hand rather than by role is sized as body
+    text, so nothing stays at the normal size on a projector."""
+    base = _rule("QWidget", "body", scale, weight=False) if scale > 1.0 else ""
+    classes = "".join(_rule(cls, role, scale, weight=False) for cls, role in CLASS_ROLES.items())
+    return base + classes + "".join(_rule(f'QWidget[{ROLE_PROPERTY}="{role}"]', role, scale)
+                                    for role in FONT_ROLES)
+
+
+def app_sheet(scale: float) -> str:
+    """The application's style sheet: the current theme's rules and the font roles at `scale`."""
+    return _theme.stylesheet(current(), scale) + font_sheet(scale)
 
 
 def colormap(name: str) -> pg.ColorMap:
@@ -106,7 +123,7 @@ def apply_app_style(app: QApplication) -> None:
     app.setStyle("Fusion")
     app.setFont(font(BASE_POINT_SIZE))
     app.setPalette(_theme.qpalette(current()))
-    app.setStyleSheet(_theme.stylesheet(current(), _scale, TITLE_POINT_SIZE) + role_sheet(_scale))
+    app.setStyleSheet(app_sheet(_scale))
 
 
 def still_plot(plot: pg.PlotItem) -> pg.PlotItem:
