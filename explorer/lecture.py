@@ -88,17 +88,12 @@ class LectureTools(QObject):
             self.theme_actions[name] = action
         self.theme_actions[read_theme(w.settings)].setChecked(True)
 
-        before_quit = w.file_menu.actions()[-2]  # the separator over Quit
-        for action in (self.tour_action, self.default_tour_action, self.save_scene_action, None,
-                       self.export_action, self.export_steps_action, self.export_csv_action, None):
-            if action is None:
-                w.file_menu.insertSeparator(before_quit)
-            else:
-                w.file_menu.insertAction(before_quit, action)
-        w.help_menu.insertAction(w.help_menu.actions()[-1], self.default_tour_action)
-        w.view_menu.addSeparator()
-        w.view_menu.addActions([self.present_action, self.scale_action, *self.theme_actions.values(),
-                                self.prev_action, self.next_action, self.exit_tour_action])
+        # (the window's menus list these: `file_actions` over Quit, `view_actions`, `help_actions`)
+        self.file_actions = (self.tour_action, self.default_tour_action, self.save_scene_action, None,
+                             self.export_action, self.export_steps_action, self.export_csv_action)
+        self.view_actions = (self.present_action, self.scale_action, *self.theme_actions.values(),
+                             self.prev_action, self.next_action, self.exit_tour_action)
+        self.help_actions = (self.default_tour_action,)
 
     def _build_toolbar(self) -> None:
         """The tour's row (caption, ◀ n/N ▶, Exit tour); presenting, the panel chooser and Leave."""

@@ -74,9 +74,9 @@ class MainWindow(QMainWindow):
         self._columns_state: QByteArray | None = None  # the two-column layout, while narrow stacks the docks
         self.docks: dict[str, QDockWidget] = {}
         self._add_docks()
-        self._build_menus()
         self._build_status_bar()
         self.lecture = LectureTools(self)  # presentation mode, themes, scenes, exports
+        self._build_menus()
         self.lecture.presentation.toggled.connect(lambda *_: self.reclassify(tell=True))
         self.resize(1280, 800)
         self._default_state = self.saveState(LAYOUT_VERSION)
@@ -142,6 +142,11 @@ class MainWindow(QMainWindow):
         self.file_menu = file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction("&Open checkpoint folder…", QKeySequence.Open, self.input_bar.model_combo.open_folder)
         file_menu.addAction("Save &screenshot…", self._save_screenshot)
+        for action in self.lecture.file_actions:
+            if action is None:
+                file_menu.addSeparator()
+            else:
+                file_menu.addAction(action)
         file_menu.addSeparator()
         file_menu.addAction("&Quit", QKeySequence.Quit, self.close)
 
@@ -156,10 +161,13 @@ class MainWindow(QMainWindow):
                 listed.add(name)
         view_menu.addSeparator()
         self.reset_layout_action = view_menu.addAction("&Reset layout", self.reset_layout)
+        view_menu.addSeparator()
+        view_menu.addActions(self.lecture.view_actions)
 
         self.help_menu = help_menu = self.menuBar().addMenu("&Help")
         help_menu.addAction("The &paper, section by section", lambda: QMessageBox.information(
             self, "Attention Is All You Need, section by section", PAPER_HELP))
+        help_menu.addActions(self.lecture.help_actions)
         help_menu.addAction("&Keyboard shortcuts",
                             lambda: QMessageBox.information(self, "Keyboard shortcuts", SHORTCUTS_HELP))
 
