@@ -176,7 +176,7 @@ class LectureTools(QObject):
     def _ask_scale(self) -> None:
         value, ok = QInputDialog.getDouble(self.window, "Presentation scale",
                                            "Fonts and lines in presentation mode, × normal size:",
-                                           self.presentation.scale, 1.0, 3.0, 2)
+                                           self.presentation.scale, *style.SCALES, 2)
         if ok:
             self.presentation.set_scale(value)
 

@@ -30,7 +30,7 @@ def read_scale(settings: QSettings) -> float:
         value = float(settings.value(SCALE_KEY, DEFAULT_SCALE))
     except (TypeError, ValueError):
         return DEFAULT_SCALE
-    return value if 1.0 <= value <= 3.0 else DEFAULT_SCALE
+    return value if style.SCALES[0] <= value <= style.SCALES[1] else DEFAULT_SCALE
 
 
 def read_theme(settings: QSettings) -> str:
@@ -92,13 +92,12 @@ def restyle_plots(p: theme.Palette | None = None) -> None:
 def set_scale(app: QApplication, factor: float) -> bool:
     """The base font at `factor` × normal (the roles' sheet follows in `apply_theme`); each canvas
     keeps the scale it is drawn at until `restyle_view`. Returns whether the scale changed."""
-    factor = max(1.0, min(float(factor), 3.0))
-    if abs(factor - style.scale()) < 1e-6:
+    old = style.scale()
+    if abs(style.set_scale(factor) - old) < 1e-6:
         return False
     for view in plot_views():  # (a canvas never restyled is at the old scale)
         if not view.property(SCALE_PROPERTY):
-            view.setProperty(SCALE_PROPERTY, style.scale())
-    style.set_scale(factor)
+            view.setProperty(SCALE_PROPERTY, old)
     app.setFont(style.font(style.BASE_POINT_SIZE))
     return True
 
@@ -149,7 +148,7 @@ class PresentationMode(QObject):
 
     def set_scale(self, factor: float) -> None:
         """Persist the presentation scale (and apply it at once when presenting)."""
-        factor = max(1.0, min(float(factor), 3.0))
+        factor = max(style.SCALES[0], min(float(factor), style.SCALES[1]))
         self.settings.setValue(SCALE_KEY, factor)
         if self.active:
             self.session.set_scale(factor)

@@ -43,9 +43,14 @@ def scale() -> float:
     return _scale
 
 
-def set_scale(factor: float) -> None:
+SCALES = (1.0, 3.0)  # the least and the largest scale: normal size, and 36 pt text
+
+
+def set_scale(factor: float) -> float:
+    """The scale in use: `factor`, within `SCALES`; returns it."""
     global _scale
-    _scale = max(0.5, min(float(factor), 4.0))
+    _scale = max(SCALES[0], min(float(factor), SCALES[1]))
+    return _scale
 
 
 def css_pt(point_size: float = SMALL_POINT_SIZE) -> str:
