@@ -109,3 +109,26 @@ def test_a_widget_with_a_font_role_keeps_its_role_size_under_the_presentation_sh
         qapp.setStyleSheet(before)
     with pytest.raises(ValueError, match="font role"):
         style.role_font("huge")
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0])
+def test_one_font_sheet_at_every_scale_sizes_dock_titles_by_role_and_hand_set_fonts_only_when_presenting(qapp, scale):
+    """The same sheet serves the normal window and presenting: a dock is in the title role × the scale;
+    a font set by hand stays its own at the normal scale and is body text × the scale presenting."""
+    from PySide6.QtWidgets import QDockWidget, QLabel
+
+    before = qapp.styleSheet()
+    dock = QDockWidget("Attention")
+    hand = QLabel("probe")
+    hand.setFont(style.font(style.TITLE_POINT_SIZE + 2))
+    try:
+        qapp.setStyleSheet(style.font_sheet(scale))
+        for widget in (dock, hand):
+            widget.ensurePolished()
+        assert dock.font().pointSizeF() == pytest.approx(style.FONT_ROLES["title"][0] * scale)
+        own = style.TITLE_POINT_SIZE + 2 if scale == 1.0 else style.BASE_POINT_SIZE * scale
+        assert hand.font().pointSizeF() == pytest.approx(own)
+    finally:
+        qapp.setStyleSheet(before)
+        dock.deleteLater()
+        hand.deleteLater()
