@@ -134,9 +134,12 @@ class MainWindow(QMainWindow):
         if self._columns_state is not None:  # one column: nothing to share
             return
         right = next(d for n, d in self.docks.items() if n not in LEFT_PANELS)
-        share = 0.58 if focus in LEFT_PANELS else 0.45
+        self.share_width(self.docks[LEFT_PANELS[0]], right, 0.58 if focus in LEFT_PANELS else 0.45)
+
+    def share_width(self, left: QDockWidget, right: QDockWidget, left_share: float) -> None:
+        """Two docks side by side, `left_share` of the window's width to the left one."""
         w = max(self.width(), 800)
-        self.resizeDocks([self.docks[LEFT_PANELS[0]], right], [int(w * share), int(w * (1 - share))], Qt.Horizontal)
+        self.resizeDocks([left, right], [int(w * left_share), int(w * (1 - left_share))], Qt.Horizontal)
 
     def _build_menus(self) -> None:
         self.file_menu = file_menu = self.menuBar().addMenu("&File")

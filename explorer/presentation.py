@@ -215,17 +215,12 @@ class PresentationMode(QObject):
     def front_panel(self) -> str:
         """The panel with the keyboard focus, else the last brought forward, else the first
         visible on the right (the detail), else any."""
-        docks = self.window.docks
         focus = QApplication.focusWidget()
-        for name, dock in docks.items():
-            if focus is not None and dock.isAncestorOf(focus) and not dock.visibleRegion().isEmpty():
-                return name
-        last = self.window.current_panel
-        if last in docks and docks[last].isVisible() and not docks[last].visibleRegion().isEmpty():
-            return last
-        seen = [n for n, d in docks.items() if d.isVisible() and not d.visibleRegion().isEmpty()]
+        seen = [n for n, d in self.window.docks.items() if d.isVisible() and not d.visibleRegion().isEmpty()]
+        focused = [n for n in seen if focus is not None and self.window.docks[n].isAncestorOf(focus)]
+        last = [self.window.current_panel] if self.window.current_panel in seen else []
         right = [n for n in seen if n not in LEFT_PANELS]
-        return (right or seen or list(docks))[0]
+        return (focused or last or right or seen or list(self.window.docks))[0]
 
     def show_only(self, names: list[str]) -> None:
         """While presenting: these panels' docks (one, or a pair side by side) and no other."""
@@ -242,8 +237,7 @@ class PresentationMode(QObject):
             dock.show()
             dock.raise_()
         if len(names) == 2:  # a scene's pair: side by side, the detail wider
-            w = max(self.window.width(), 800)
-            self.window.resizeDocks([docks[n] for n in names], [int(w * 0.42), int(w * 0.58)], Qt.Horizontal)
+            self.window.share_width(docks[names[0]], docks[names[1]], 0.42)
         self.window.input_bar.show_own_model(self.window.own_model(names))
         if self.switcher is not None:
             with QSignalBlocker(self.switcher):
