@@ -91,21 +91,18 @@ def set_font_role(widget, role: str):
     return widget
 
 
-def _rule(selector: str, role: str, scale: float, weight: bool = True) -> str:
-    size, bold, mono = FONT_ROLES[role]
-    family = f'font-family: "{MONO_FAMILY if mono else SANS_FAMILY}"; ' if weight else ""
-    bolds = f'font-weight: {"bold" if bold else "normal"}; ' if weight else ""
-    return f"{selector} {{ font-size: {size * scale:.1f}pt; {bolds}{family}}}"
-
-
 def font_sheet(scale: float) -> str:
     """Style-sheet rules sizing every role's widgets (and Qt's tooltips and dock titles) at `scale`.
     Presenting (scale > 1), a widget whose font was set by hand rather than by role is sized as body
     text, so nothing stays at the normal size on a projector."""
-    base = _rule("QWidget", "body", scale, weight=False) if scale > 1.0 else ""
-    classes = "".join(_rule(cls, role, scale, weight=False) for cls, role in CLASS_ROLES.items())
-    return base + classes + "".join(_rule(f'QWidget[{ROLE_PROPERTY}="{role}"]', role, scale)
-                                    for role in FONT_ROLES)
+    def size(role: str) -> str:
+        return f"font-size: {FONT_ROLES[role][0] * scale:.1f}pt;"
+
+    sheet = f"QWidget {{ {size('body')} }}" if scale > 1.0 else ""
+    sheet += "".join(f"{cls} {{ {size(role)} }}" for cls, role in CLASS_ROLES.items())
+    return sheet + "".join(f'QWidget[{ROLE_PROPERTY}="{role}"] {{ {size(role)} font-weight: {"bold" if bold else "normal"}; '
+                           f'font-family: "{MONO_FAMILY if mono else SANS_FAMILY}"; }}'
+                           for role, (_points, bold, mono) in FONT_ROLES.items())
 
 
 def app_sheet(scale: float) -> str:
