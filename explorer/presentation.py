@@ -98,7 +98,7 @@ def set_scale(app: QApplication, factor: float) -> bool:
     for view in plot_views():  # (a canvas never restyled is at the old scale)
         if not view.property(SCALE_PROPERTY):
             view.setProperty(SCALE_PROPERTY, old)
-    app.setFont(style.font(style.BASE_POINT_SIZE))
+    app.setFont(style.role_font("body"))
     return True
 
 

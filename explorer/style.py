@@ -123,7 +123,7 @@ def mask_colormap() -> pg.ColorMap:
 def apply_app_style(app: QApplication) -> None:
     """Big default font and the current theme's palette for the whole application."""
     app.setStyle("Fusion")
-    app.setFont(font(BASE_POINT_SIZE))
+    app.setFont(role_font("body"))
     app.setPalette(_theme.qpalette(current()))
     app.setStyleSheet(app_sheet(_scale))
 
