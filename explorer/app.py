@@ -105,16 +105,7 @@ def run_app(argv: list[str] | None = None) -> int:
         return 0
     startup.stage(1)
 
-    from explorer import style
-    from explorer.main_window import MainWindow
-    from explorer.runner import Runner
-    from explorer.state import SessionState
-
-    style.apply_app_style(app)
-    state = SessionState()
-    runner = Runner(state)
-    window = MainWindow(state, runner, restore=not args.reset_layout)
-    launch.set_session_flags(state.session, args, heads)  # (heads the model lacks are dropped when it loads)
+    state, runner, window = launch.open_window(app, args, heads, restore=not args.reset_layout)
     launch.show_with_flags(window, args)
     startup.close()
     startup.deleteLater()

@@ -44,48 +44,52 @@ def _screenshot(args) -> int:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from explorer import style
-    from explorer.main_window import MainWindow
-    from explorer.runner import Runner, default_bundle, load_bundle
-    from explorer.state import SessionState
+    from explorer.launch import close_window, open_window
+    from explorer.runner import default_bundle, load_bundle
 
     owned = QApplication.instance() is None  # this process is the figure's alone: nothing to put back after
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    style.apply_app_style(app)
     try:
         bundle = load_bundle(args.checkpoint) if args.checkpoint else default_bundle()
     except (ValueError, OSError) as exc:
         raise HeadlessError(f"cannot load checkpoint {args.checkpoint}: {exc}") from None
-    from model.inference.bundle import InputError
-    if args.input is None:
-        args.input = first_readable_input(bundle)
-    try:  # the same check the runner makes, before a window is built for nothing
-        bundle.encode_source(bundle.chat_input(args.input, not args.no_chat))
-        if args.target and args.target.strip():
-            bundle.encode_target(args.target)
-    except InputError as exc:
-        raise HeadlessError(f"bad input: {exc}") from None
-    _check_compare(bundle, args.compare)
-
-    state = SessionState()
-    runner = Runner(state, synchronous=True)
-    errors: list[str] = []
-    runner.failed.connect(errors.append)
+    heads = _check_request(bundle, args)
     # Figures always use the default layout, and never overwrite the user's saved one.
-    window = MainWindow(state, runner, settings=QSettings(), restore=False, persist=False)
+    state, runner, window = open_window(app, args, heads, synchronous=True, settings=QSettings(),
+                                        restore=False, persist=False)
     window.resize(width, height)
     try:
-        return _render(app, window, state, runner, errors, bundle, args, out)
+        return _render(app, window, bundle, args, out)
     finally:
-        from explorer.launch import close_window
-        from explorer.presentation import apply_theme
         if not owned:  # scale and theme are process-wide: put them back for the app's other windows
+            from explorer.presentation import apply_theme
             window.lecture.presentation.leave()  # (each re-styles every widget: ~1 s of a 10-s figure)
             apply_theme(app, "light")
         for name in ("training", "leak", "induction"):
             if window.panels.built(name) is not None:  # (a panel never shown was never built)
                 window.panels[name].shutdown()
         close_window(app, window)
+
+
+def _check_request(bundle, args) -> dict:
+    """--input (the first the model reads when not given), --target, --ablate (its heads returned)
+    and --compare checked against the model, before a window is built for nothing."""
+    from model.inference.bundle import InputError
+    from model.interpret.interventions import InterventionError, parse_heads, validate_heads
+    if args.input is None:
+        args.input = first_readable_input(bundle)
+    try:  # the same check the runner makes
+        bundle.encode_source(bundle.chat_input(args.input, not args.no_chat))
+        if args.target and args.target.strip():
+            bundle.encode_target(args.target)
+    except InputError as exc:
+        raise HeadlessError(f"bad input: {exc}") from None
+    try:
+        heads = validate_heads(bundle.model, parse_heads(args.ablate)) if args.ablate else {}
+    except InterventionError as exc:
+        raise HeadlessError(f"--ablate: {exc}") from None
+    _check_compare(bundle, args.compare)
+    return heads
 
 
 def _check_compare(bundle, reference: str | None) -> None:
@@ -117,18 +121,13 @@ def first_readable_input(bundle) -> str:
     return DEFAULT_INPUT
 
 
-def _render(app, window, state, runner, errors, bundle, args, out) -> int:
-    from explorer.launch import apply_run_flags, set_session_flags, show_with_flags
-    heads = {}
-    if args.ablate:
-        from model.interpret.interventions import InterventionError, parse_heads, validate_heads
-        try:
-            heads = validate_heads(bundle.model, parse_heads(args.ablate))
-        except InterventionError as exc:
-            raise HeadlessError(f"--ablate: {exc}") from None
-    set_session_flags(state.session, args, heads)
+def _render(app, window, bundle, args, out) -> int:
+    from explorer.export import ExportError, export_panel
+    from explorer.launch import apply_run_flags, show_with_flags
+    state, errors = window.state, []
+    window.runner.failed.connect(errors.append)
     state.set_bundle(bundle)
-    runner.run(args.input, args.target)
+    window.runner.run(args.input, args.target)
     if errors:
         raise HeadlessError(f"bad input: {errors[0]}")
     show_with_flags(window, args, figure=True)
@@ -144,12 +143,13 @@ def _render(app, window, state, runner, errors, bundle, args, out) -> int:
         trainer = window.panels.get(args.panel)
         trained = (trainer if hasattr(trainer, "train_for") else window.panels["training"]).train_for(args.train_seconds)
         print(f"trained {trained} steps in {'at most ' if args.panel in ('leak', 'induction') else ''}{args.train_seconds:g} s")
-    for _ in range(6):  # layout, then pyqtgraph's deferred axis/label updates, then paint
+    for _ in range(2):  # layout, then pyqtgraph's deferred axis/label updates (the export settles the rest)
         app.processEvents()
-    image = window.grab()
-    if image.isNull() or not image.save(str(out), "PNG"):
-        raise HeadlessError(f"could not write {out}")
+    try:
+        export_panel(window, out, fmt="png")
+    except ExportError as exc:
+        raise HeadlessError(str(exc)) from None
     frame = state.frame
     shown = f", model {frame.model_label}, output {frame.output_text!r}" if frame is not None else ""
-    print(f"wrote {out} ({image.width()}×{image.height()}, panel {args.panel}{shown})")
+    print(f"wrote {out} ({window.width()}×{window.height()}, panel {args.panel}{shown})")
     return 0

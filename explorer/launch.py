@@ -39,11 +39,22 @@ def fail(message: str) -> int:
     return 2
 
 
-def set_session_flags(session, args, heads: dict) -> None:
-    """--ablate (as `heads`), --no-chat and --compare: the session's, before its first run."""
-    session.set_interventions(heads)
-    session.set_chat(not args.no_chat)
-    session.set_compare(args.compare)
+def open_window(app, args, heads: dict, synchronous: bool = False, **window_options):
+    """The application styled, a session with --ablate (as `heads`), --no-chat and --compare, its
+    runner and the main window over it: (state, runner, window), nothing run or shown yet."""
+    from explorer import style
+    from explorer.main_window import MainWindow
+    from explorer.runner import Runner
+    from explorer.state import SessionState
+
+    style.apply_app_style(app)
+    state = SessionState()
+    runner = Runner(state, synchronous=synchronous)
+    window = MainWindow(state, runner, **window_options)
+    state.session.set_interventions(heads)  # (heads the model lacks are dropped when it loads)
+    state.session.set_chat(not args.no_chat)
+    state.session.set_compare(args.compare)
+    return state, runner, window
 
 
 def show_with_flags(window, args, figure: bool = False) -> None:

@@ -29,7 +29,6 @@ from model.io.metrics_csv import MetricsCsvError, write_training_csv
 from model.io.scenes import TOUR_PATH, SceneError, Tour, save_tour
 
 PAPER_HELP = asset_path("scenes", "paper-map.md").read_text(encoding="utf-8").strip()
-CAPTION_SCALE = 1.4  # tour captions: this × the window's base font, readable from the back row
 
 
 class LectureTools(QObject):
@@ -89,17 +88,12 @@ class LectureTools(QObject):
             self.theme_actions[name] = action
         self.theme_actions[read_theme(w.settings)].setChecked(True)
 
-        before_quit = w.file_menu.actions()[-2]  # the separator over Quit
-        for action in (self.tour_action, self.default_tour_action, self.save_scene_action, None,
-                       self.export_action, self.export_steps_action, self.export_csv_action, None):
-            if action is None:
-                w.file_menu.insertSeparator(before_quit)
-            else:
-                w.file_menu.insertAction(before_quit, action)
-        w.help_menu.insertAction(w.help_menu.actions()[-1], self.default_tour_action)
-        w.view_menu.addSeparator()
-        w.view_menu.addActions([self.present_action, self.scale_action, *self.theme_actions.values(),
-                                self.prev_action, self.next_action, self.exit_tour_action])
+        # (the window's menus list these: `file_actions` over Quit, `view_actions`, `help_actions`)
+        self.file_actions = (self.tour_action, self.default_tour_action, self.save_scene_action, None,
+                             self.export_action, self.export_steps_action, self.export_csv_action)
+        self.view_actions = (self.present_action, self.scale_action, *self.theme_actions.values(),
+                             self.prev_action, self.next_action, self.exit_tour_action)
+        self.help_actions = (self.default_tour_action,)
 
     def _build_toolbar(self) -> None:
         """The tour's row (caption, ◀ n/N ▶, Exit tour); presenting, the panel chooser and Leave."""
@@ -107,9 +101,9 @@ class LectureTools(QObject):
         self.caption_bar.setObjectName("toolbar_caption")
         self.caption_bar.setMovable(False)
         self.caption = CaptionLabel("")  # the row's width, as many lines as that needs
-        self.caption.setObjectName("tour_caption")  # (presenting: the stylesheet's caption size)
+        self.caption.setObjectName("tour_caption")
         self.caption.setTextFormat(Qt.PlainText)
-        self.caption.setFont(style.font(style.BASE_POINT_SIZE * CAPTION_SCALE, bold=True))
+        style.set_font_role(self.caption, "caption")  # readable from the back row
         self.caption.setContentsMargins(8, 4, 8, 4)
         self.caption_bar.addWidget(self.caption)
         self.scene_label = QLabel("")  # "n/N"; the scene's name in its tooltip
@@ -182,7 +176,7 @@ class LectureTools(QObject):
     def _ask_scale(self) -> None:
         value, ok = QInputDialog.getDouble(self.window, "Presentation scale",
                                            "Fonts and lines in presentation mode, × normal size:",
-                                           self.presentation.scale, 1.0, 3.0, 2)
+                                           self.presentation.scale, *style.SCALES, 2)
         if ok:
             self.presentation.set_scale(value)
 

@@ -30,7 +30,7 @@ from explorer.panel_dock import (
     readable_tab_bars,
 )
 from explorer.panels import panel_classes
-from explorer.scaling import build_at_normal_size
+from explorer.presentation import build_at_normal_size
 from explorer.screen import ScreenClass, ScreenClassAware, classify
 from explorer.toast import StatusToast
 
@@ -74,9 +74,9 @@ class MainWindow(QMainWindow):
         self._columns_state: QByteArray | None = None  # the two-column layout, while narrow stacks the docks
         self.docks: dict[str, QDockWidget] = {}
         self._add_docks()
-        self._build_menus()
         self._build_status_bar()
         self.lecture = LectureTools(self)  # presentation mode, themes, scenes, exports
+        self._build_menus()
         self.lecture.presentation.toggled.connect(lambda *_: self.reclassify(tell=True))
         self.resize(1280, 800)
         self._default_state = self.saveState(LAYOUT_VERSION)
@@ -134,14 +134,22 @@ class MainWindow(QMainWindow):
         if self._columns_state is not None:  # one column: nothing to share
             return
         right = next(d for n, d in self.docks.items() if n not in LEFT_PANELS)
-        share = 0.58 if focus in LEFT_PANELS else 0.45
+        self.share_width(self.docks[LEFT_PANELS[0]], right, 0.58 if focus in LEFT_PANELS else 0.45)
+
+    def share_width(self, left: QDockWidget, right: QDockWidget, left_share: float) -> None:
+        """Two docks side by side, `left_share` of the window's width to the left one."""
         w = max(self.width(), 800)
-        self.resizeDocks([self.docks[LEFT_PANELS[0]], right], [int(w * share), int(w * (1 - share))], Qt.Horizontal)
+        self.resizeDocks([left, right], [int(w * left_share), int(w * (1 - left_share))], Qt.Horizontal)
 
     def _build_menus(self) -> None:
         self.file_menu = file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction("&Open checkpoint folder…", QKeySequence.Open, self.input_bar.model_combo.open_folder)
         file_menu.addAction("Save &screenshot…", self._save_screenshot)
+        for action in self.lecture.file_actions:
+            if action is None:
+                file_menu.addSeparator()
+            else:
+                file_menu.addAction(action)
         file_menu.addSeparator()
         file_menu.addAction("&Quit", QKeySequence.Quit, self.close)
 
@@ -156,10 +164,13 @@ class MainWindow(QMainWindow):
                 listed.add(name)
         view_menu.addSeparator()
         self.reset_layout_action = view_menu.addAction("&Reset layout", self.reset_layout)
+        view_menu.addSeparator()
+        view_menu.addActions(self.lecture.view_actions)
 
         self.help_menu = help_menu = self.menuBar().addMenu("&Help")
         help_menu.addAction("The &paper, section by section", lambda: QMessageBox.information(
             self, "Attention Is All You Need, section by section", PAPER_HELP))
+        help_menu.addActions(self.lecture.help_actions)
         help_menu.addAction("&Keyboard shortcuts",
                             lambda: QMessageBox.information(self, "Keyboard shortcuts", SHORTCUTS_HELP))
 

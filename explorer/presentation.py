@@ -1,16 +1,18 @@
-"""Lecture mode: full screen, one panel at a time, the application's font, stylesheet and canvases
-larger (`plot_style.restyle_view`), a light or dark theme; scale and theme persist in QSettings."""
+"""Lecture mode: full screen, one panel at a time, the same session at a larger base font (the font
+roles of `explorer.style` times the scale; canvases by `plot_style.restyle_view`), a light or dark
+theme; scale and theme persist in QSettings."""
 from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, QSettings, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QComboBox, QWidget
+from shiboken6 import isValid
 
 from explorer import style, theme
 from explorer.drawing import plot_style
+from explorer.drawing.plot_style import SCALE_PROPERTY, restyle_view
 from explorer.eliding_combo import ElidingComboBox
 from explorer.panel_dock import LEFT_PANELS, full_title
-from explorer.scaling import applied_scale, plot_views, register_window, set_scale, windows
 
 SCALE_KEY = "presentation/scale"
 THEME_KEY = "appearance/theme"
@@ -18,6 +20,8 @@ SWITCHER_CHARS = 12  # the panel chooser's width in characters: "Architecture" w
 FRONT_PANEL = "architecture"  # presenting opens on Figure 1, with the tour offered
 DEFAULT_SCALE = 1.5  # 12 pt → 18 pt: legible from the back of a large room
 THEMES = theme.PALETTES
+applied_scale = style.scale  # the scale in use (panels read it here)
+_windows: list[QWidget] = []  # the main windows whose plots a theme / scale change reaches
 
 
 def read_scale(settings: QSettings) -> float:
@@ -26,7 +30,7 @@ def read_scale(settings: QSettings) -> float:
         value = float(settings.value(SCALE_KEY, DEFAULT_SCALE))
     except (TypeError, ValueError):
         return DEFAULT_SCALE
-    return value if 1.0 <= value <= 3.0 else DEFAULT_SCALE
+    return value if style.SCALES[0] <= value <= style.SCALES[1] else DEFAULT_SCALE
 
 
 def read_theme(settings: QSettings) -> str:
@@ -34,21 +38,43 @@ def read_theme(settings: QSettings) -> str:
     return value if value in THEMES else "light"
 
 
-# -- themes ---------------------------------------------------------------------------------------
+# -- the windows a theme or scale reaches ---------------------------------------------------------
+def register_window(window: QWidget) -> None:
+    """Only our own live windows are reached, never `QApplication.allWidgets()`: that can hold
+    widgets of closed windows awaiting deletion, and touching those aborts the process."""
+    if window not in _windows:
+        _windows.append(window)
+        window.destroyed.connect(lambda *_: _windows.remove(window) if window in _windows else None)
+
+
+def windows() -> list[QWidget]:
+    """The registered main windows still alive."""
+    for window in list(_windows):
+        if not isValid(window):
+            _windows.remove(window)
+    return list(_windows)
+
+
+def plot_views() -> list[pg.GraphicsView]:
+    return [v for window in windows() for v in window.findChildren(pg.GraphicsView)]
+
+
+# -- theme and scale ------------------------------------------------------------------------------
 def apply_theme(app: QApplication, name: str) -> theme.Palette:
-    """The theme's palette and stylesheet for every widget, its colours for every plot and view."""
+    """The theme's palette, and the style sheet of it and of the font roles at the scale in use, for
+    every widget; its colours and the scale for every plot and view."""
     if name not in THEMES:
         raise ValueError(f"unknown theme {name!r}; themes: {', '.join(THEMES)}")
     p = THEMES[name]
     theme.set_current(name)  # listeners (the diagram, …) recolour their items
     app.setPalette(theme.qpalette(p))
-    sheet = theme.stylesheet(p, applied_scale(), style.TITLE_POINT_SIZE) + presentation_sheet(applied_scale())
+    sheet = style.app_sheet(applied_scale())
     if app.styleSheet() != sheet:  # an app-wide sheet re-polishes every widget: only when it changes
         app.setStyleSheet(sheet)
     pg.setConfigOptions(background=p.canvas, foreground=p.text)
     widgets = [w for window in windows() for w in (window, *window.findChildren(QWidget))]
     theme.refresh_sheets(widgets)
-    restyle_plots(app, p)
+    restyle_plots(p)
     for widget in widgets:
         widget.update()
     for window in windows():  # views that pick colours per update redraw
@@ -57,18 +83,40 @@ def apply_theme(app: QApplication, name: str) -> theme.Palette:
     return p
 
 
-def presentation_sheet(scale: float) -> str:
-    """Presenting (scale > 1): one font size for every widget, a larger one for the tour's caption."""
-    if scale <= 1.0:
-        return ""
-    return (f"QWidget {{ font-size: {style.BASE_POINT_SIZE * scale:.1f}pt; }}"
-            f"QDockWidget, #tour_caption {{ font-size: {style.TITLE_POINT_SIZE * scale:.1f}pt; }}")
-
-
-def restyle_plots(app: QApplication, p: theme.Palette | None = None) -> None:
+def restyle_plots(p: theme.Palette | None = None) -> None:
     """Every pyqtgraph canvas in the palette's colours (again after a panel reset its titles)."""
-    for view in plot_views(app):
+    for view in plot_views():
         plot_style.restyle_view(view, p or theme.current())
+
+
+def set_scale(app: QApplication, factor: float) -> bool:
+    """The base font at `factor` × normal (the roles' sheet follows in `apply_theme`); each canvas
+    keeps the scale it is drawn at until `restyle_view`. Returns whether the scale changed."""
+    old = style.scale()
+    if abs(style.set_scale(factor) - old) < 1e-6:
+        return False
+    for view in plot_views():  # (a canvas never restyled is at the old scale)
+        if not view.property(SCALE_PROPERTY):
+            view.setProperty(SCALE_PROPERTY, old)
+    app.setFont(style.role_font("body"))
+    return True
+
+
+def build_at_normal_size(make):
+    """`make()` run at the normal size, then its canvases redrawn at the size in use: a widget's own
+    font is what it gets back when the presentation's sizes go."""
+    factor = style.scale()
+    if factor == 1.0:
+        return make()
+    style.set_scale(1.0)
+    try:
+        widget = make()
+    finally:
+        style.set_scale(factor)
+    for view in widget.findChildren(pg.GraphicsView):
+        view.setProperty(SCALE_PROPERTY, 1.0)
+        restyle_view(view)
+    return widget
 
 
 # -- the mode -------------------------------------------------------------------------------------
@@ -100,7 +148,7 @@ class PresentationMode(QObject):
 
     def set_scale(self, factor: float) -> None:
         """Persist the presentation scale (and apply it at once when presenting)."""
-        factor = max(1.0, min(float(factor), 3.0))
+        factor = max(style.SCALES[0], min(float(factor), style.SCALES[1]))
         self.settings.setValue(SCALE_KEY, factor)
         if self.active:
             self.session.set_scale(factor)
@@ -109,7 +157,7 @@ class PresentationMode(QObject):
         apply_theme(QApplication.instance(), name)
 
     def _on_scale(self, factor: float) -> None:
-        if abs(set_scale(QApplication.instance(), factor) - 1.0) >= 1e-6:
+        if set_scale(QApplication.instance(), factor):
             apply_theme(QApplication.instance(), theme.current().name)  # the stylesheet and the canvases follow
 
     def toggle(self) -> None:
@@ -167,17 +215,12 @@ class PresentationMode(QObject):
     def front_panel(self) -> str:
         """The panel with the keyboard focus, else the last brought forward, else the first
         visible on the right (the detail), else any."""
-        docks = self.window.docks
         focus = QApplication.focusWidget()
-        for name, dock in docks.items():
-            if focus is not None and dock.isAncestorOf(focus) and not dock.visibleRegion().isEmpty():
-                return name
-        last = self.window.current_panel
-        if last in docks and docks[last].isVisible() and not docks[last].visibleRegion().isEmpty():
-            return last
-        seen = [n for n, d in docks.items() if d.isVisible() and not d.visibleRegion().isEmpty()]
+        seen = [n for n, d in self.window.docks.items() if d.isVisible() and not d.visibleRegion().isEmpty()]
+        focused = [n for n in seen if focus is not None and self.window.docks[n].isAncestorOf(focus)]
+        last = [self.window.current_panel] if self.window.current_panel in seen else []
         right = [n for n in seen if n not in LEFT_PANELS]
-        return (right or seen or list(docks))[0]
+        return (focused or last or right or seen or list(self.window.docks))[0]
 
     def show_only(self, names: list[str]) -> None:
         """While presenting: these panels' docks (one, or a pair side by side) and no other."""
@@ -194,8 +237,7 @@ class PresentationMode(QObject):
             dock.show()
             dock.raise_()
         if len(names) == 2:  # a scene's pair: side by side, the detail wider
-            w = max(self.window.width(), 800)
-            self.window.resizeDocks([docks[n] for n in names], [int(w * 0.42), int(w * 0.58)], Qt.Horizontal)
+            self.window.share_width(docks[names[0]], docks[names[1]], 0.42)
         self.window.input_bar.show_own_model(self.window.own_model(names))
         if self.switcher is not None:
             with QSignalBlocker(self.switcher):

@@ -41,7 +41,7 @@ class SceneDeck(QObject):
         self._started = None  # the panel whose live run a scene started, paused when the tour moves on
         from explorer.presentation import restyle_plots
         self._restyle = QTimer(self, singleShot=True, interval=150)  # a child: dies with the window
-        self._restyle.timeout.connect(lambda: restyle_plots(None))
+        self._restyle.timeout.connect(restyle_plots)
         window.state.resultChanged.connect(self._on_result)
         window.runner.failed.connect(self._on_failed)
 

@@ -35,7 +35,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-_scale = 1.0  # presenting enlarges everything by this factor (`font()` reads it; explorer.scaling)
+_scale = 1.0  # presenting enlarges everything by this factor (`font()` reads it; `presentation.set_scale`)
 
 
 def scale() -> float:
@@ -43,9 +43,14 @@ def scale() -> float:
     return _scale
 
 
-def set_scale(factor: float) -> None:
+SCALES = (1.0, 3.0)  # the least and the largest scale: normal size, and 36 pt text
+
+
+def set_scale(factor: float) -> float:
+    """The scale in use: `factor`, within `SCALES`; returns it."""
     global _scale
-    _scale = max(0.5, min(float(factor), 4.0))
+    _scale = max(SCALES[0], min(float(factor), SCALES[1]))
+    return _scale
 
 
 def css_pt(point_size: float = SMALL_POINT_SIZE) -> str:
@@ -60,13 +65,15 @@ def font(point_size: int = BASE_POINT_SIZE, bold: bool = False, mono: bool = Fal
     return f
 
 
-# -- fonts by role: a widget names its role; the style sheet of each scale sizes every role at once ----
+# -- fonts by role: one table of role → size; presenting multiplies the base (`font_sheet`) ----------
 FONT_ROLES = {  # role: (points at scale 1, bold, monospaced)
     "body": (BASE_POINT_SIZE, False, False), "small": (SMALL_POINT_SIZE, False, False),
     "label": (BASE_POINT_SIZE + 1, False, False), "heading": (BASE_POINT_SIZE, True, False),
-    "title": (TITLE_POINT_SIZE, False, False), "mono": (BASE_POINT_SIZE, False, True),
+    "title": (TITLE_POINT_SIZE, False, False), "caption": (TITLE_POINT_SIZE, True, False),
+    "mono": (BASE_POINT_SIZE, False, True),
 }
 ROLE_PROPERTY = "fontRole"  # a dynamic Qt property (not a Python attribute: shiboken-safe)
+CLASS_ROLES = {"QToolTip": "body", "QDockWidget": "title"}  # Qt's own widgets, by class
 
 
 def role_font(role: str) -> QFont:
@@ -78,17 +85,29 @@ def role_font(role: str) -> QFont:
 
 
 def set_font_role(widget, role: str):
-    """`widget` in `role`'s font now and, through `role_sheet`, at every later scale; returns it."""
+    """`widget` in `role`'s font now and, through `font_sheet`, at every later scale; returns it."""
     widget.setFont(role_font(role))
     widget.setProperty(ROLE_PROPERTY, role)
     return widget
 
 
-def role_sheet(scale: float) -> str:
-    """Style-sheet rules sizing each role's widgets at `scale` (they outrank a plain `QWidget` rule)."""
-    return "".join(f'QWidget[{ROLE_PROPERTY}="{role}"] {{ font-size: {size * scale:.1f}pt; '
-                   f'font-weight: {"bold" if bold else "normal"}; font-family: "{MONO_FAMILY if mono else SANS_FAMILY}"; }}'
-                   for role, (size, bold, mono) in FONT_ROLES.items())
+def font_sheet(scale: float) -> str:
+    """Style-sheet rules sizing every role's widgets (and Qt's tooltips and dock titles) at `scale`.
+    Presenting (scale > 1), a widget whose font was set by hand rather than by role is sized as body
+    text, so nothing stays at the normal size on a projector."""
+    def size(role: str) -> str:
+        return f"font-size: {FONT_ROLES[role][0] * scale:.1f}pt;"
+
+    sheet = f"QWidget {{ {size('body')} }}" if scale > 1.0 else ""
+    sheet += "".join(f"{cls} {{ {size(role)} }}" for cls, role in CLASS_ROLES.items())
+    return sheet + "".join(f'QWidget[{ROLE_PROPERTY}="{role}"] {{ {size(role)} font-weight: {"bold" if bold else "normal"}; '
+                           f'font-family: "{MONO_FAMILY if mono else SANS_FAMILY}"; }}'
+                           for role, (_points, bold, mono) in FONT_ROLES.items())
+
+
+def app_sheet(scale: float) -> str:
+    """The application's style sheet: the current theme's rules and the font roles at `scale`."""
+    return _theme.stylesheet(current(), scale) + font_sheet(scale)
 
 
 def colormap(name: str) -> pg.ColorMap:
@@ -104,9 +123,9 @@ def mask_colormap() -> pg.ColorMap:
 def apply_app_style(app: QApplication) -> None:
     """Big default font and the current theme's palette for the whole application."""
     app.setStyle("Fusion")
-    app.setFont(font(BASE_POINT_SIZE))
+    app.setFont(role_font("body"))
     app.setPalette(_theme.qpalette(current()))
-    app.setStyleSheet(_theme.stylesheet(current(), _scale, TITLE_POINT_SIZE) + role_sheet(_scale))
+    app.setStyleSheet(app_sheet(_scale))
 
 
 def still_plot(plot: pg.PlotItem) -> pg.PlotItem:

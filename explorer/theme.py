@@ -199,13 +199,12 @@ def qpalette(p: Palette) -> QPalette:
     return pal
 
 
-def stylesheet(p: Palette, scale: float = 1.0, title_point_size: int = 14) -> str:
-    """The application's stylesheet of `p` at a font scale; check boxes and checked tool buttons drawn
-    from the palette (Fusion's are nearly invisible in the dark theme)."""
+def stylesheet(p: Palette, scale: float = 1.0) -> str:
+    """The application's colour rules of `p` (its fonts: `style.font_sheet`); check boxes and checked
+    tool buttons drawn from the palette (Fusion's are nearly invisible in the dark theme)."""
     box = round(16 * scale)
     return (f"QDockWidget::title {{ background: {p.panel}; color: {p.text}; padding: 5px; font-weight: bold; }}"
-            f"QDockWidget {{ font-size: {round(title_point_size * scale)}pt; }}"
-            f"QToolTip {{ font-size: {round(12 * scale)}pt; color: {p.text}; background: {p.base}; }}"
+            f"QToolTip {{ color: {p.text}; background: {p.base}; }}"
             f"QCheckBox::indicator {{ width: {box}px; height: {box}px; border: 2px solid {p.muted}; "
             f"border-radius: 3px; background: {p.base}; }}"
             f"QCheckBox::indicator:hover {{ border-color: {p.accent}; }}"

@@ -68,7 +68,7 @@ def test_screenshot_cli_presentation_dark_and_light(tmp_path, qapp):
 def test_enter_scales_fonts_axes_and_curves_and_leave_restores(window, qtbot):
     source = window.input_bar.source
     size0 = source.font().pointSizeF()
-    axis = next(i for v in presentation.plot_views(QApplication.instance()) for i in v.scene().items()
+    axis = next(i for v in presentation.plot_views() for i in v.scene().items()
                 if isinstance(i, pg.AxisItem))
     tick0 = axis.style["tickFont"].pointSizeF() if axis.style.get("tickFont") else style.SMALL_POINT_SIZE
     curve = window.panels["training"].curves.curves["loss"]
@@ -182,14 +182,14 @@ def test_dark_theme_recolours_palette_and_plots_and_role_sheets(window):
     app = QApplication.instance()
     assert app.palette().color(QPalette.Window).lightnessF() < 0.2
     assert app.palette().color(QPalette.WindowText).lightnessF() > 0.8
-    views = presentation.plot_views(app)
+    views = presentation.plot_views()
     assert views and all(v.backgroundBrush().color().lightnessF() < 0.2 for v in views)
     dark = presentation.THEMES["dark"]
     assert f"background: {dark.readout_bg}; color: {dark.readout_text}" in readout.styleSheet()
     assert window.settings.value(presentation.THEME_KEY) == "dark"
     window.lecture.set_theme("light")
     assert app.palette().color(QPalette.Window).lightnessF() > 0.8
-    assert all(v.backgroundBrush().color().lightnessF() > 0.8 for v in presentation.plot_views(app))
+    assert all(v.backgroundBrush().color().lightnessF() > 0.8 for v in presentation.plot_views())
 
 
 def test_training_titles_keep_theme_and_scale_when_the_panel_narrows(window):
@@ -244,8 +244,8 @@ def test_leaving_restores_docks_and_title_size(window, qtbot):
 
 def test_every_widget_font_is_the_presentations_while_presenting_and_its_own_after(window, qtbot):
     """No widget is walked: the style sheet gives each widget with a font of its own (a combo's
-    popup among them) the presentation's size while presenting, and Qt gives its own size back
-    after leaving (the positional and training panels, in one presentation)."""
+    popup among them) its font role's size × the scale while presenting (body text without a role),
+    and Qt gives its own size back after leaving (the positional and training panels, in one presentation)."""
     from PySide6.QtWidgets import QDockWidget, QWidget
     names = ("positional", "training")
     for name in names:  # views in tabs are built when first shown (DeferredPages): all of them
@@ -255,27 +255,28 @@ def test_every_widget_font_is_the_presentations_while_presenting_and_its_own_aft
 
     def fonts(name) -> dict[int, tuple[str, float]]:
         panel = window.panels[name]
-        return {id(w): (type(w).__name__, w.font().pointSizeF()) for w in [panel, *panel.findChildren(QWidget)]
+        return {id(w): (type(w).__name__, w.font().pointSizeF(), w.property(style.ROLE_PROPERTY) or "body")
+                for w in [panel, *panel.findChildren(QWidget)]
                 if w.testAttribute(Qt.WA_SetFont) and w.font().pointSizeF() > 0}
 
     before = {name: fonts(name) for name in names}
     for name in names:
-        assert any(kind == "QFrame" for kind, _pt in before[name].values()), name  # (a combo's popup is among them)
+        assert any(kind == "QFrame" for kind, _pt, _role in before[name].values()), name  # (a combo's popup)
     window.lecture.presentation.enter(full_screen=False)
-    size = style.BASE_POINT_SIZE * style.scale()
     assert style.scale() > 1.0
     for name in names:
         window.focus_panel(name)
         _settle(qtbot)
         during = fonts(name)
-        wrong = {kind: (pt, during[key][1]) for key, (kind, pt) in before[name].items()
-                 if key in during and kind != QDockWidget.__name__ and during[key][1] != pytest.approx(size, abs=0.05)}
+        wrong = {kind: (pt, during[key][1]) for key, (kind, pt, role) in before[name].items()
+                 if key in during and kind != QDockWidget.__name__
+                 and during[key][1] != pytest.approx(style.FONT_ROLES[role][0] * style.scale(), abs=0.05)}
         assert not wrong, (name, wrong)
     window.lecture.presentation.leave()
     _settle(qtbot)
     for name in names:
         after = fonts(name)
-        wrong = {kind: (pt, after[key][1]) for key, (kind, pt) in before[name].items()
+        wrong = {kind: (pt, after[key][1]) for key, (kind, pt, _role) in before[name].items()
                  if key in after and after[key][1] != pytest.approx(pt, abs=0.05)}
         assert not wrong, (name, wrong)
 

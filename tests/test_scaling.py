@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer import style
 from explorer.drawing.plot_style import TICK_PT, TITLE_PT, graphics_widget, restyle_view, set_title, style_axis
-from explorer.scaling import build_at_normal_size
+from explorer.presentation import build_at_normal_size
 
 
 def _panel() -> QWidget:
@@ -86,11 +86,10 @@ def test_a_maps_label_axis_grows_with_the_base_font_without_a_resize(qtbot):
 
 
 def test_a_widget_with_a_font_role_keeps_its_role_size_under_the_presentation_sheet(qapp):
-    """The presentation sheet sizes every widget alike; the role rules size a heading and a small label
-    at their own sizes × the scale, whatever that sheet says."""
+    """Presenting, the font sheet sizes a widget without a role as body text; a heading, a small label
+    and code keep their own roles' sizes × the scale."""
     from PySide6.QtWidgets import QLabel
 
-    from explorer.presentation import presentation_sheet
     before = qapp.styleSheet()
     holder = QWidget()
     heading = style.set_font_role(QLabel("Layer 2", holder), "heading")
@@ -98,7 +97,7 @@ def test_a_widget_with_a_font_role_keeps_its_role_size_under_the_presentation_sh
     code = style.set_font_role(QLabel("x = 1", holder), "mono")
     plain = QLabel("text", holder)
     try:
-        qapp.setStyleSheet(presentation_sheet(2.0) + style.role_sheet(2.0))
+        qapp.setStyleSheet(style.font_sheet(2.0))
         for label in (heading, small, code, plain):
             label.ensurePolished()
         assert heading.font().pointSizeF() == pytest.approx(style.BASE_POINT_SIZE * 2.0)
@@ -110,3 +109,26 @@ def test_a_widget_with_a_font_role_keeps_its_role_size_under_the_presentation_sh
         qapp.setStyleSheet(before)
     with pytest.raises(ValueError, match="font role"):
         style.role_font("huge")
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0])
+def test_one_font_sheet_at_every_scale_sizes_dock_titles_by_role_and_hand_set_fonts_only_when_presenting(qapp, scale):
+    """The same sheet serves the normal window and presenting: a dock is in the title role × the scale;
+    a font set by hand stays its own at the normal scale and is body text × the scale presenting."""
+    from PySide6.QtWidgets import QDockWidget, QLabel
+
+    before = qapp.styleSheet()
+    dock = QDockWidget("Attention")
+    hand = QLabel("probe")
+    hand.setFont(style.font(style.TITLE_POINT_SIZE + 2))
+    try:
+        qapp.setStyleSheet(style.font_sheet(scale))
+        for widget in (dock, hand):
+            widget.ensurePolished()
+        assert dock.font().pointSizeF() == pytest.approx(style.FONT_ROLES["title"][0] * scale)
+        own = style.TITLE_POINT_SIZE + 2 if scale == 1.0 else style.BASE_POINT_SIZE * scale
+        assert hand.font().pointSizeF() == pytest.approx(own)
+    finally:
+        qapp.setStyleSheet(before)
+        dock.deleteLater()
+        hand.deleteLater()
