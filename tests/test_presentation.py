@@ -246,16 +246,20 @@ def test_every_widget_font_is_the_presentations_while_presenting_and_its_own_aft
     """No widget is walked: the style sheet gives each widget with a font of its own (a combo's
     popup among them) its font role's size × the scale while presenting (body text without a role),
     and Qt gives its own size back after leaving (the positional and training panels, in one presentation)."""
-    from PySide6.QtWidgets import QDockWidget, QWidget
+    from PySide6.QtWidgets import QComboBox, QDockWidget, QWidget
     names = ("positional", "training")
     for name in names:  # views in tabs are built when first shown (DeferredPages): all of them
         pages = getattr(window.panels[name], "pages", None)
         if pages is not None:
             pages.build_all()
 
+    def role(w) -> str:  # a combo's popup is sized as its combo
+        owner = w.parent() if isinstance(w.parent(), QComboBox) else w
+        return owner.property(style.ROLE_PROPERTY) or "body"
+
     def fonts(name) -> dict[int, tuple[str, float]]:
         panel = window.panels[name]
-        return {id(w): (type(w).__name__, w.font().pointSizeF(), w.property(style.ROLE_PROPERTY) or "body")
+        return {id(w): (type(w).__name__, w.font().pointSizeF(), role(w))
                 for w in [panel, *panel.findChildren(QWidget)]
                 if w.testAttribute(Qt.WA_SetFont) and w.font().pointSizeF() > 0}
 
