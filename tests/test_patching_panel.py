@@ -9,7 +9,7 @@ from PySide6.QtGui import QPalette
 from PySide6.QtTest import QTest
 
 from explorer import style
-from explorer.panels.patching.panel import PatchingPanel
+from explorer.panels.patching.panel import PatchingPanel, flat_caption
 from explorer.panels.texts import parse_cell
 from explorer.runner import Runner
 from explorer.state import SessionState
@@ -168,3 +168,16 @@ def test_zero_is_drawn_near_the_canvas_in_either_theme_and_the_summary_counts_th
         theme.set_current("light")
     cells = sum(len(m.rows) * len(m.columns) for m in panel.stack_maps())
     assert f"one patched run a cell ({cells})" in panel.status.text()
+
+
+def test_a_flat_map_says_so_under_it_and_a_map_with_an_effect_does_not(qtbot, gpt):
+    """A map whose every cell restores less than 0.01 reads as one colour: its caption says it is
+    flat; a map with a larger cell has no such caption (checked against the result's own numbers)."""
+    _state, panel = _panel(qtbot, gpt, "the duck says")
+    for heatmap, m in zip(panel.maps, panel.stack_maps()):
+        flat = bool(np.abs(m.restored).max() < 0.01)
+        caption = heatmap.cols_axis.labelText if heatmap.cols_axis.label.isVisible() else ""
+        assert ("flat" in caption) == flat, (m.title, caption)
+    restored = panel.shown.result.maps[0].restored
+    assert flat_caption(np.full_like(restored, 0.009)) and flat_caption(-np.full_like(restored, 0.009))
+    assert not flat_caption(np.full_like(restored, 0.011)) and not flat_caption(restored[:0])

@@ -32,7 +32,8 @@ class InductionPanel(LabPanel):
         self.loss_plot, self.icl_plot, self.head_plot = LossPlot(), IclPlot(), HeadScorePlot()
         self.curves = {"": self.loss_plot.curve}
         self.map = TokenHeatmap(MAP_TITLE)
-        self.map.set_axis_names("query", "key")
+        self.name_axes()
+        self.state.scaleChanged.connect(self.name_axes)  # (the axis titles' size is fixed when they are set)
         self.map.setToolTip("The best induction head's attention over one sequence's two copies (the line: "
                             "where the repeat starts). An induction head reads the stripe one step right of the "
                             "repeat's diagonal: the token after the current token's first occurrence.")
@@ -41,6 +42,10 @@ class InductionPanel(LabPanel):
         # the rest (the heads' curves and legend) a turn later, unless a run has begun: a light first build
         QTimer.singleShot(0, self, lambda: self.run is None and self.clear_views(InductionConfig()))
         return [self.loss_plot, self.icl_plot, self.head_plot, self.map]
+
+    def name_axes(self, *_) -> None:
+        """The map's axis titles at the current text size (presenting scales it)."""
+        self.map.set_axis_names("query", "key")
 
     def clear_views(self, config: InductionConfig) -> None:
         self.measures: list[InductionMeasure] = []

@@ -39,6 +39,12 @@ SIDE_BY_SIDE_WIDTH = 960  # room below which (a dock beside the diagram) maps an
 MOST_SHOWN = 12  # bars drawn at most: the largest |contributions|
 ANSWER_SHEET = "QLineEdit {{ placeholder-text-color: {text}; }}"  # the default token reads as the value it is
 LEVELS = (-1.0, 1.0)  # every map's colours: 1 = all restored, 0 = none; beyond ±1 the ends (the hover tells)
+FLAT_BELOW = 0.01  # a map whose every |share| is below this reads as one flat colour: its caption says so
+
+
+def flat_caption(restored: np.ndarray) -> str:
+    """The caption under a map whose cells all restore about nothing (a flat map gives no cue itself)."""
+    return f"flat: all |restored| < {FLAT_BELOW}" if restored.size and np.abs(restored).max() < FLAT_BELOW else ""
 
 
 class LogitBars(LabPlot):
@@ -291,6 +297,7 @@ class PatchingPanel(Panel):
             heatmap.set_title(patching_text.map_title(m), m.title)  # (a cell's number: in its hover text)
             heatmap.set_data(m.restored[rows], [m.rows[l].capitalize() for l in rows],
                              [printable(c) for c in m.columns], row_names=True)
+            heatmap.set_axis_names("", flat_caption(m.restored))
             heatmap.describe = lambda row, col, m=m: patching_text.cell_hover(m, len(m.rows) - 1 - row, col)
         self._show_cell()
         self._say(patching_text.summary(self.shown.result, self.stack_box.currentText().lower()))
