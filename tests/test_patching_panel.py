@@ -177,7 +177,7 @@ def test_a_flat_map_says_so_under_it_and_a_map_with_an_effect_does_not(qtbot, gp
     for heatmap, m in zip(panel.maps, panel.stack_maps()):
         flat = bool(np.abs(m.restored).max() < 0.01)
         caption = heatmap.cols_axis.labelText if heatmap.cols_axis.label.isVisible() else ""
-        assert ("flat" in caption) == flat, (m.title, caption)
+        assert ("all |Δ| < 0.01" in caption) == flat, (m.title, caption)
     restored = panel.shown.result.maps[0].restored
     assert flat_caption(np.full_like(restored, 0.009)) and flat_caption(-np.full_like(restored, 0.009))
     assert not flat_caption(np.full_like(restored, 0.011)) and not flat_caption(restored[:0])

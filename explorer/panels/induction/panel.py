@@ -32,8 +32,7 @@ class InductionPanel(LabPanel):
         self.loss_plot, self.icl_plot, self.head_plot = LossPlot(), IclPlot(), HeadScorePlot()
         self.curves = {"": self.loss_plot.curve}
         self.map = TokenHeatmap(MAP_TITLE)
-        self.name_axes()
-        self.state.scaleChanged.connect(self.name_axes)  # (the axis titles' size is fixed when they are set)
+        self.map.set_axis_names("query", "key")
         self.map.setToolTip("The best induction head's attention over one sequence's two copies (the line: "
                             "where the repeat starts). An induction head reads the stripe one step right of the "
                             "repeat's diagonal: the token after the current token's first occurrence.")
@@ -42,10 +41,6 @@ class InductionPanel(LabPanel):
         # the rest (the heads' curves and legend) a turn later, unless a run has begun: a light first build
         QTimer.singleShot(0, self, lambda: self.run is None and self.clear_views(InductionConfig()))
         return [self.loss_plot, self.icl_plot, self.head_plot, self.map]
-
-    def name_axes(self, *_) -> None:
-        """The map's axis titles at the current text size (presenting scales it)."""
-        self.map.set_axis_names("query", "key")
 
     def clear_views(self, config: InductionConfig) -> None:
         self.measures: list[InductionMeasure] = []
@@ -86,6 +81,7 @@ class InductionPanel(LabPanel):
         blocked = np.triu(np.ones_like(matrix, dtype=bool), 1)
         self.map.set_data(matrix, letters, letters, blocked=blocked, separator=measure.example_length)
         self.map.set_title(f"L{layer + 1}H{head + 1} · {measure.scores[layer, head]:.0%}")
+        self.map.set_axis_names("query", "key")  # at the text size in use (hidden axes are not rescaled)
 
     def finished(self) -> None:
         if self.measures and self.mapped is not self.measures[-1]:

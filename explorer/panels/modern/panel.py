@@ -65,7 +65,8 @@ class ModernPanel(Panel):
         self.old_figure, self.new_figure = FigureView(), FigureView()
         self.table = QTableWidget(0, 4, wordWrap=True, textElideMode=Qt.ElideNone,
                                   editTriggers=QTableWidget.NoEditTriggers, selectionMode=QTableWidget.NoSelection)
-        self.table.setHorizontalHeaderLabels(["", "2017 (paper)", "2024", ""])
+        self.table.setHorizontalHeaderLabels(["", "2017 (paper)", "2024", "Shown in"])
+        self.table.horizontalHeaderItem(3).setToolTip("Each row's button opens the panel that shows it on the loaded model")
         self.table.verticalHeader().setVisible(False)
         header = self.table.horizontalHeader()
         for index, mode in enumerate((QHeaderView.ResizeToContents, QHeaderView.Stretch, QHeaderView.Stretch,
@@ -118,8 +119,7 @@ class ModernPanel(Panel):
     def _on_modern(self, modern) -> None:
         self.modern = modern
         name, config, parameters = modern
-        say(self.note, f"What changed between the paper's model (2017) and {name} (2024), read from their configs. "
-                  "Each row's button opens the panel that shows it on the loaded model.", "info")
+        say(self.note, f"The paper's model (2017) and {name} (2024), read from their configs.", "info")
         self._show(name, config, parameters)
 
     def _on_no_modern(self, why: str) -> None:

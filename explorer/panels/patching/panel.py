@@ -44,7 +44,7 @@ FLAT_BELOW = 0.01  # a map whose every |share| is below this reads as one flat c
 
 def flat_caption(restored: np.ndarray) -> str:
     """The caption under a map whose cells all restore about nothing (a flat map gives no cue itself)."""
-    return f"flat: all |restored| < {FLAT_BELOW}" if restored.size and np.abs(restored).max() < FLAT_BELOW else ""
+    return f"all |Δ| < {FLAT_BELOW}" if restored.size and np.abs(restored).max() < FLAT_BELOW else ""
 
 
 class LogitBars(LabPlot):
