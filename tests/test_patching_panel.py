@@ -97,13 +97,13 @@ def test_narrow_puts_the_maps_and_the_bars_in_tabs_and_back(qtbot, gpt):
     from explorer.screen import ScreenClass
     state, panel = _panel(qtbot, gpt, "the duck says")
     panel.apply_screen_class(ScreenClass.NARROW)
-    assert panel.tabs.isVisible() and panel.tabs.count() == 2
+    assert panel.body.tabBar().isVisible() and panel.body.count() == 2
     assert panel.maps[0].isVisible() and not panel.bars.isVisible()  # the maps' tab in front
     assert panel.detail.isVisible()  # the clicked cell's output stays with the maps
-    panel.tabs.setCurrentIndex(1)
+    panel.body.setCurrentIndex(1)
     assert panel.bars.isVisible() and not panel.maps[0].isVisible()
     panel.apply_screen_class(ScreenClass.PROJECTOR)
-    assert not panel.tabs.isVisible() and panel.tabs.count() == 0
+    assert not panel.body.tabBar().isVisible() and panel.body.count() == 1
     assert all(w.isVisible() for w in (panel.maps[0], panel.detail, panel.bars))
     qtbot.waitUntil(lambda: panel.maps[0].geometry().width() > 0)
     right_of_map = panel.maps[0].mapTo(panel, panel.maps[0].rect().topRight()).x()
@@ -126,13 +126,13 @@ def test_a_dock_too_narrow_for_maps_beside_bars_gets_the_tabs_whatever_the_windo
     panel.apply_screen_class(ScreenClass.PROJECTOR)
     dock.resize(SIDE_BY_SIDE_WIDTH * 3 // 4, 650)
     dock.show()
-    qtbot.waitUntil(lambda: panel.tabs.isVisible(), timeout=3000)
-    assert panel.tabs.count() == 2 and panel.maps[0].isVisible() and not panel.bars.isVisible()
+    qtbot.waitUntil(lambda: panel.body.tabBar().isVisible(), timeout=3000)
+    assert panel.body.count() == 2 and panel.maps[0].isVisible() and not panel.bars.isVisible()
     shown = [m for m in panel.maps if m.isVisible()]
     # every token label drawn, once each map has laid out (a loaded machine may take a few turns)
     qtbot.waitUntil(lambda: all(0 < m.cols_axis.drawn == m.cols_axis.in_view for m in shown), timeout=5000)
     dock.resize(SIDE_BY_SIDE_WIDTH + 200, 650)
-    qtbot.waitUntil(lambda: not panel.tabs.isVisible(), timeout=3000)
+    qtbot.waitUntil(lambda: not panel.body.tabBar().isVisible(), timeout=3000)
     assert panel.maps[0].isVisible() and panel.bars.isVisible()
     dock.takeWidget()  # (the panel is qtbot's to close)
 

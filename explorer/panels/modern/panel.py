@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
-    QTabWidget,
     QWidget,
 )
 
@@ -19,7 +18,8 @@ from explorer import style
 from explorer.panels.architecture.figure1 import draw_figure1
 from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.panels.base import Panel
-from explorer.panels.layouts import column, row
+from explorer.panels.layouts import column
+from explorer.panels.split_pages import SplitPages
 from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
 from model.io.modern_reference import MODERN_NAME, load_modern
@@ -73,10 +73,8 @@ class ModernPanel(Panel):
                                       QHeaderView.ResizeToContents)):
             header.setSectionResizeMode(index, mode)
         header.sectionResized.connect(lambda *_: self.table.resizeRowsToContents())  # wrapped text: rows follow
-        self.figures = QWidget()
-        self.figure_row = row(parent=self.figures, margins=0)
-        self.tabs = QTabWidget()
-        self.apply_screen_class(ScreenClass.WIDE)
+        self.tabs = SplitPages([(self.old_figure, "2017: Figure 1", 1), (self.new_figure, "2024: Figure 1", 1)],
+                               "Figure 1, then and now", ((self.table, "What changed"),))
         column(self.note, (self.tabs, 1), parent=self, margins=4)
         self.add_job(self._on_modern, self._on_no_modern, synchronous)
         self.old_figure.draw("2017: the paper's base model", paper_config())
@@ -84,30 +82,9 @@ class ModernPanel(Panel):
         self.follow(bundle=self._on_bundle)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """WIDE: both Figure 1s side by side in one tab; otherwise a tab each, so that each drawing
-        is fitted to the whole room and its labels stay readable."""
-        apart = cls is not ScreenClass.WIDE
-        if apart == (self.tabs.indexOf(self.figures) < 0) and self.tabs.count():
-            return
-        on_table = self.tabs.currentWidget() is self.table
-        self.tabs.clear()
-        if apart:
-            self.tabs.addTab(self.old_figure, "2017: Figure 1")
-            self.tabs.addTab(self.new_figure, "2024: Figure 1")
-        else:
-            self.figure_row.addWidget(self.old_figure)
-            self.figure_row.addWidget(self.new_figure)
-            self._share_width()
-            self.tabs.addTab(self.figures, "Figure 1, then and now")
-            for figure in (self.old_figure, self.new_figure):
-                figure.setVisible(True)  # (a tab widget hides the pages it does not show)
-        self.tabs.addTab(self.table, "What changed")
-        self.tabs.setCurrentWidget(self.table if on_table else self.tabs.widget(0))
-
-    def _share_width(self) -> None:
-        """Side by side, each figure as wide as its drawing: both at one zoom."""
-        for index, figure in enumerate((self.old_figure, self.new_figure)):
-            self.figure_row.setStretch(index, max(1, round(figure.scene.itemsBoundingRect().width())))
+        """WIDE: both Figure 1s side by side; otherwise a tab each, so that each drawing is fitted to
+        the whole room and its labels stay readable."""
+        self.tabs.set_apart(cls is not ScreenClass.WIDE)
 
     def _on_bundle(self, bundle) -> None:
         if is_modern(bundle.config):
@@ -130,7 +107,8 @@ class ModernPanel(Panel):
 
     def _show(self, name: str, config, parameters: int) -> None:
         self.new_figure.draw(f"2024: {name.removesuffix('-Instruct')}", config)
-        self._share_width()
+        figures = (self.old_figure, self.new_figure)  # side by side, as wide as their drawings: one zoom
+        self.tabs.share_row([max(1, round(f.scene.itemsBoundingRect().width())) for f in figures])
         self.rows = config_changes(paper_config(), config, parameters)
         self.table.setRowCount(len(self.rows))
         bold = self.table.font()  # the table's own size (scaled while presenting), in bold

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QTabWidget,
     QWidget,
 )
 
@@ -26,6 +25,7 @@ from explorer.panels.base import Panel
 from explorer.panels.job_bar import JobBar
 from explorer.panels.layouts import column, row
 from explorer.panels.live_lab.plot_look import LabPlot, mark, theme_pen
+from explorer.panels.split_pages import SplitPages
 from explorer.panels.texts import cell_view, parse_cell, say, text_label
 from explorer.screen import ScreenClass
 from explorer.theme import set_sheet
@@ -153,12 +153,11 @@ class PatchingPanel(Panel):
         self.detail = text_label(point_size=None, rich=True, top_left=True)
         self.bars = LogitBars()
         # the maps on one page, the detail and the bars on another: side by side, or a tab each (`_arrange`)
-        # (autoFillBackground: in a tab, the window's colour, not the style's tab pane)
-        self.maps_page, self.side_page = QWidget(autoFillBackground=True), QWidget(autoFillBackground=True)
+        self.maps_page, self.side_page = QWidget(), QWidget()
         self.maps_column = column((self.grid, 1), parent=self.maps_page, margins=0)
         self.side_column = column(self.detail, (self.bars, 1), parent=self.side_page, margins=0)
-        self.tabs = QTabWidget(visible=False)
-        self.body = row((self.maps_page, 5), (self.side_page, 3), self.tabs)
+        self.body = SplitPages([(self.maps_page, "Maps", 5), (self.side_page, "Direct logit attribution", 3)],
+                               documentMode=True)
         self.progress = JobBar(self.job, self._say, self.run_button)
         self.status = text_label(" ", point_size=None)
         column(row(QLabel("Clean:"), (self.clean_edit, 1), QLabel("Corrupted:"), (self.corrupted_edit, 1)),
@@ -178,22 +177,11 @@ class PatchingPanel(Panel):
 
     def _arrange(self) -> None:
         room = offered_room(self).width()  # the dock's, not this panel's own size: no history in the choice
-        narrow = self.screen_class is ScreenClass.NARROW or room < SIDE_BY_SIDE_WIDTH
-        if narrow == self.tabs.isVisibleTo(self):
-            return
-        if narrow:
-            self.maps_column.addWidget(self.detail)
-            self.tabs.addTab(self.maps_page, "Maps")
-            self.tabs.addTab(self.side_page, "Direct logit attribution")
-        else:
-            self.tabs.clear()
-            self.body.insertWidget(0, self.maps_page, 5)
-            self.body.insertWidget(1, self.side_page, 3)
-            self.side_column.insertWidget(0, self.detail)
-            for page in (self.maps_page, self.side_page):
-                page.setVisible(True)  # (a tab widget hides the pages it does not show)
-        self.detail.setVisible(True)  # (now, not once the moved label's deferred show comes)
-        self.tabs.setVisible(narrow)
+        apart = self.screen_class is ScreenClass.NARROW or room < SIDE_BY_SIDE_WIDTH
+        if apart != self.body.apart:
+            (self.maps_column if apart else self.side_column).insertWidget(1 if apart else 0, self.detail)
+            self.body.set_apart(apart)
+            self.detail.setVisible(True)  # (now, not once the moved label's deferred show comes)
 
     def _on_theme(self, *_) -> None:
         for heatmap in self.maps:
