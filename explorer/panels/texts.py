@@ -14,11 +14,17 @@ PLAIN_SHEET = "color: {text};"
 def text_label(text: str = "", point_size: float | None = style.BASE_POINT_SIZE, *, bold: bool = False,
                mono: bool = False, rich: bool = False, selectable: bool = False, top_left: bool = False,
                sheet: str = "") -> QLabel:
-    """A word-wrapped label; a font of its own only where it differs from the app's (which presenting scales)."""
+    """A word-wrapped label; a font of its own only where it differs from the app's: the font role of
+    that size (`style.FONT_ROLES`, which presenting scales), else a plain font."""
     label = QLabel(text)
     label.setWordWrap(True)
     if bold or mono or point_size not in (None, style.BASE_POINT_SIZE):
-        label.setFont(style.font(point_size or style.BASE_POINT_SIZE, bold=bold, mono=mono))
+        spec = (point_size or style.BASE_POINT_SIZE, bold, mono)
+        role = next((role for role, role_spec in style.FONT_ROLES.items() if role_spec == spec), None)
+        if role is not None:
+            style.set_font_role(label, role)
+        else:
+            label.setFont(style.font(*spec))
     if rich:
         label.setTextFormat(Qt.TextFormat.RichText)
     if selectable:

@@ -84,7 +84,7 @@ class AtlasPanel(Panel):
         self.add_job(self._on_done, self.tell_failure)
         self.status = text_label("Load a model to see what its heads do.", st.LABEL_PT)
         self.bar = JobBar(self.job, self.status.setText)
-        self.swatches = {kind: QLabel(f"{LETTERS[kind]}  {kind}", font=st.font(st.TICK_PT), toolTip=meaning(kind))
+        self.swatches = {kind: QLabel(f"{LETTERS[kind]}  {kind}", toolTip=meaning(kind))
                          for kind in KINDS}  # each type's letter and name, coloured as its cells
         self.legend = flow(*self.swatches.values())  # wraps onto more lines where narrow
         self.about = text_label("", st.TICK_PT)

@@ -108,7 +108,7 @@ class HeadsPanel(Panel):
         self.grid.headClicked.connect(self._on_head_clicked)
         self.changes = text_label(" ", st.LABEL_PT)
         surgery = QWidget()  # the heads take the room (up to their cells' largest), the effect under them
-        column(flow(self.click_label, self.edit_box, self.reset_button, font=st.font(st.LABEL_PT)), (self.grid, 1),
+        column(flow(self.click_label, self.edit_box, self.reset_button, role="label"), (self.grid, 1),
                self.changes, (None, 0), parent=surgery)
         self.pairs_spin = QSpinBox(minimum=10, maximum=2000, value=200, suffix=" pairs")
         self.by_box = QComboBox(toolTip="Which importance orders the heads: the loss increase when a head is zeroed, "
@@ -124,7 +124,7 @@ class HeadsPanel(Panel):
         self.bar = JobBar(self.job, self.status.setText, self.run_button)
         self.view = ImportanceView()
         ranking = QWidget()
-        column(flow(self.run_button, self.pairs_spin, self.by_box, self.export_button, font=st.font(st.LABEL_PT)),
+        column(flow(self.run_button, self.pairs_spin, self.by_box, self.export_button, role="label"),
                self.bar, self.status, (self.view, 1), parent=ranking)
         self.tabs = QTabWidget()
         self.tabs.addTab(surgery, "Surgery")

@@ -40,7 +40,7 @@ class FigureView(QWidget):
         super().__init__(parent)
         self.scene = QGraphicsScene(self)
         self.view = ZoomView(self.scene, self)
-        self.caption = QLabel(alignment=Qt.AlignCenter, wordWrap=True, font=style.font(style.BASE_POINT_SIZE, bold=True))
+        self.caption = style.set_font_role(QLabel(alignment=Qt.AlignCenter, wordWrap=True), "heading")
         column(self.caption, (self.view, 1), parent=self, margins=0)
         for widget in (self, self.caption):  # the layout's stretch decides the width
             widget.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
