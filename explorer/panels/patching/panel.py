@@ -3,6 +3,7 @@ difference one patch restores; a click shows the patched run; beside, the direct
 from __future__ import annotations
 
 import functools
+import html
 
 import numpy as np
 import pyqtgraph as pg
@@ -285,7 +286,7 @@ class PatchingPanel(Panel):
             heatmap.set_title(patching_text.map_title(m), m.title)  # (a cell's number: in its hover text)
             heatmap.set_data(m.restored[rows], [m.rows[l].capitalize() for l in rows],
                              [printable(c) for c in m.columns], row_names=True)
-            heatmap.set_axis_names("", flat_caption(m.restored))
+            heatmap.set_axis_names("", html.escape(flat_caption(m.restored)))  # (axis titles are HTML)
             heatmap.describe = lambda row, col, m=m: patching_text.cell_hover(m, len(m.rows) - 1 - row, col)
         self._show_cell()
         self._say(patching_text.summary(self.shown.result, self.stack_box.currentText().lower()))
