@@ -23,7 +23,6 @@ from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
 from explorer.panel_dock import offered_room
 from explorer.panels.base import Panel
-from explorer.panels.job_bar import JobBar
 from explorer.panels.layouts import column, row
 from explorer.panels.live_lab.plot_look import LabPlot, mark, theme_pen
 from explorer.panels.split_pages import SplitPages
@@ -120,7 +119,6 @@ class PatchingPanel(Panel):
         self.screen_class = ScreenClass.PROJECTOR  # the window's class (`apply_screen_class`)
         self.asked: PatchingRequest | None = None  # what the job computes now
         self._filled_for: tuple | None = None  # (model, text) the fields were prefilled for
-        self.add_job(self._on_done, self._on_failed)
         self._build()
         state.viewChanged.connect(self._on_view)
         theme.notifier().changed.connect(self._on_theme)
@@ -159,12 +157,12 @@ class PatchingPanel(Panel):
         self.side_column = column(self.detail, (self.bars, 1), parent=self.side_page, margins=0)
         self.body = SplitPages([(self.maps_page, "Maps", 5), (self.side_page, "Direct logit attribution", 3)],
                                documentMode=True)
-        self.progress = JobBar(self.job, self._say, self.run_button)
+        self.add_job(self._on_done, self._on_failed, progress_to=self._say, button=self.run_button)
         self.status = text_label(" ", point_size=None)
         column(row(QLabel("Clean:"), (self.clean_edit, 1), QLabel("Corrupted:"), (self.corrupted_edit, 1)),
                row(QLabel("Answer:"), self.answer_box, QLabel("Wrong:"), self.wrong_box, self.stack_box, None,
                    self.run_button),
-               (self.body, 1), self.progress, self.status, parent=self, margins=4)
+               (self.body, 1), self.bar, self.status, parent=self, margins=4)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """Maps beside the detail and the bars; NARROW, or a dock narrower than SIDE_BY_SIDE_WIDTH: the
