@@ -26,10 +26,11 @@ from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.panels.live_lab.plot_look import LabPlot, mark, theme_pen
 from explorer.panels.split_pages import SplitPages
-from explorer.panels.texts import cell_view, parse_cell, say, text_label
+from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
 from explorer.theme import set_sheet
 from model.interpret import patching_text
+from model.interpret.cell_views import cell_view, parse_cell
 from model.interpret.input_texts import printable
 from model.interpret.patching_inputs import corrupted_default
 from model.interpret.patching_view import PatchingRequest, PatchingView, compute_patching, parameters_beyond_auto_run
