@@ -153,7 +153,7 @@ class PatchingPanel(Panel):
         self.detail = text_label(point_size=None, rich=True, top_left=True)
         self.bars = LogitBars()
         # the maps on one page, the detail and the bars on another: side by side, or a tab each (`_arrange`)
-        self.maps_page, self.side_page = QWidget(), QWidget()
+        self.maps_page, self.side_page = QWidget(autoFillBackground=True), QWidget(autoFillBackground=True)
         self.maps_column = column((self.grid, 1), parent=self.maps_page, margins=0)
         self.side_column = column(self.detail, (self.bars, 1), parent=self.side_page, margins=0)
         self.body = SplitPages([(self.maps_page, "Maps", 5), (self.side_page, "Direct logit attribution", 3)],
