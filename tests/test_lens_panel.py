@@ -10,9 +10,9 @@ from PySide6.QtTest import QTest
 
 from explorer.drawing.label_axis import label_font
 from explorer.panels.lens.panel import LensPanel
-from explorer.panels.texts import parse_cell
 from explorer.runner import Runner
 from explorer.state import SessionState
+from model.interpret.cell_views import parse_cell
 from model.io.checkpoints import bundled_checkpoints, load_checkpoint, random_bundle
 
 

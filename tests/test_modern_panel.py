@@ -105,3 +105,31 @@ def test_both_figures_are_drawn_at_one_zoom_the_wider_given_more_room(qtbot, lla
     old, new = (f.view.transform().m11() for f in (panel.old_figure, panel.new_figure))
     assert panel.old_figure.width() > panel.new_figure.width()
     assert old == pytest.approx(new, rel=0.25)
+
+
+def test_each_figure_gets_a_tab_of_its_own_unless_the_screen_is_wide(qtbot, llama_like):
+    """Side by side, the two drawings share the width; on a projector or a narrow screen each has a
+    tab, so each is fitted to the whole room (a larger zoom); the table tab stays chosen across."""
+    from explorer.screen import ScreenClass
+
+    state = SessionState()
+    panel = ModernPanel(state, synchronous=True)
+    qtbot.addWidget(panel)
+    panel.resize(1000, 600)
+    panel.show()
+    state.set_bundle(llama_like)
+    qtbot.waitExposed(panel)
+    titles = lambda: [panel.tabs.tabText(i) for i in range(panel.tabs.count())]  # noqa: E731
+    assert titles() == ["Figure 1, then and now", "What changed"]
+    qtbot.wait(20)
+    together = panel.old_figure.view.transform().m11()
+    panel.apply_screen_class(ScreenClass.PROJECTOR)
+    assert titles() == ["2017: Figure 1", "2024: Figure 1", "What changed"]
+    qtbot.wait(20)
+    assert panel.old_figure.view.transform().m11() > together * 1.2
+    panel.tabs.setCurrentWidget(panel.table)
+    panel.apply_screen_class(ScreenClass.WIDE)
+    assert titles() == ["Figure 1, then and now", "What changed"] and panel.tabs.currentWidget() is panel.table
+    panel.tabs.setCurrentIndex(0)
+    qtbot.wait(20)
+    assert abs(panel.old_figure.view.transform().m11() - together) < 1e-3 * together

@@ -9,10 +9,10 @@ from PySide6.QtGui import QPalette
 from PySide6.QtTest import QTest
 
 from explorer import style
-from explorer.panels.patching.panel import PatchingPanel
-from explorer.panels.texts import parse_cell
+from explorer.panels.patching.panel import PatchingPanel, flat_caption
 from explorer.runner import Runner
 from explorer.state import SessionState
+from model.interpret.cell_views import parse_cell
 from model.io.checkpoints import bundled_checkpoints, load_checkpoint
 
 
@@ -97,13 +97,13 @@ def test_narrow_puts_the_maps_and_the_bars_in_tabs_and_back(qtbot, gpt):
     from explorer.screen import ScreenClass
     state, panel = _panel(qtbot, gpt, "the duck says")
     panel.apply_screen_class(ScreenClass.NARROW)
-    assert panel.tabs.isVisible() and panel.tabs.count() == 2
+    assert panel.body.tabBar().isVisible() and panel.body.count() == 2
     assert panel.maps[0].isVisible() and not panel.bars.isVisible()  # the maps' tab in front
     assert panel.detail.isVisible()  # the clicked cell's output stays with the maps
-    panel.tabs.setCurrentIndex(1)
+    panel.body.setCurrentIndex(1)
     assert panel.bars.isVisible() and not panel.maps[0].isVisible()
     panel.apply_screen_class(ScreenClass.PROJECTOR)
-    assert not panel.tabs.isVisible() and panel.tabs.count() == 0
+    assert not panel.body.tabBar().isVisible() and panel.body.count() == 1
     assert all(w.isVisible() for w in (panel.maps[0], panel.detail, panel.bars))
     qtbot.waitUntil(lambda: panel.maps[0].geometry().width() > 0)
     right_of_map = panel.maps[0].mapTo(panel, panel.maps[0].rect().topRight()).x()
@@ -126,13 +126,13 @@ def test_a_dock_too_narrow_for_maps_beside_bars_gets_the_tabs_whatever_the_windo
     panel.apply_screen_class(ScreenClass.PROJECTOR)
     dock.resize(SIDE_BY_SIDE_WIDTH * 3 // 4, 650)
     dock.show()
-    qtbot.waitUntil(lambda: panel.tabs.isVisible(), timeout=3000)
-    assert panel.tabs.count() == 2 and panel.maps[0].isVisible() and not panel.bars.isVisible()
+    qtbot.waitUntil(lambda: panel.body.tabBar().isVisible(), timeout=3000)
+    assert panel.body.count() == 2 and panel.maps[0].isVisible() and not panel.bars.isVisible()
     shown = [m for m in panel.maps if m.isVisible()]
     # every token label drawn, once each map has laid out (a loaded machine may take a few turns)
     qtbot.waitUntil(lambda: all(0 < m.cols_axis.drawn == m.cols_axis.in_view for m in shown), timeout=5000)
     dock.resize(SIDE_BY_SIDE_WIDTH + 200, 650)
-    qtbot.waitUntil(lambda: not panel.tabs.isVisible(), timeout=3000)
+    qtbot.waitUntil(lambda: not panel.body.tabBar().isVisible(), timeout=3000)
     assert panel.maps[0].isVisible() and panel.bars.isVisible()
     dock.takeWidget()  # (the panel is qtbot's to close)
 
@@ -168,3 +168,16 @@ def test_zero_is_drawn_near_the_canvas_in_either_theme_and_the_summary_counts_th
         theme.set_current("light")
     cells = sum(len(m.rows) * len(m.columns) for m in panel.stack_maps())
     assert f"one patched run a cell ({cells})" in panel.status.text()
+
+
+def test_a_flat_map_says_so_under_it_and_a_map_with_an_effect_does_not(qtbot, gpt):
+    """A map whose every cell restores less than 0.01 reads as one colour: its caption says it is
+    flat; a map with a larger cell has no such caption (checked against the result's own numbers)."""
+    _state, panel = _panel(qtbot, gpt, "the duck says")
+    for heatmap, m in zip(panel.maps, panel.stack_maps()):
+        flat = bool(np.abs(m.restored).max() < 0.01)
+        caption = heatmap.cols_axis.label.toPlainText() if heatmap.cols_axis.label.isVisible() else ""  # as drawn
+        assert ("all |Δ| < 0.01" in caption) == flat, (m.title, caption)
+    restored = panel.shown.result.maps[0].restored
+    assert flat_caption(np.full_like(restored, 0.009)) and flat_caption(-np.full_like(restored, 0.009))
+    assert not flat_caption(np.full_like(restored, 0.011)) and not flat_caption(restored[:0])

@@ -9,11 +9,13 @@ from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QWidget
 
 from explorer.latest_job import LatestJob
+from explorer.panels.job_bar import JobBar
 from explorer.when_seen import WhenSeen
 
 
 class Panel(QWidget):
     job: LatestJob | None = None
+    bar: JobBar | None = None
     seen: WhenSeen | None = None
 
     def __init__(self, state, parent=None):
@@ -40,9 +42,14 @@ class Panel(QWidget):
             self.seen.draw_now()
 
     def add_job(self, done: Callable, failed: Callable | None = None, synchronous: bool = False,
-                job: LatestJob | None = None) -> LatestJob:
-        """The panel's `LatestJob` (or `job`), its results to `done` and failures to `failed`."""
+                job: LatestJob | None = None, progress_to: Callable[[str], None] | None = None,
+                button: QWidget | None = None) -> LatestJob:
+        """The panel's `LatestJob` (or `job`), its results to `done` and failures to `failed`; with
+        `progress_to`, `self.bar` shows its progress while it runs, each report's text handed to
+        `progress_to` (`button`, which starts it, disabled meanwhile)."""
         self.job = job if job is not None else LatestJob(self, synchronous)
+        if progress_to is not None:
+            self.bar = JobBar(self.job, progress_to, button)
         self.job.done.connect(done)
         if failed is not None:
             self.job.failed.connect(failed)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from PySide6.QtWidgets import QBoxLayout, QHBoxLayout, QLayout, QVBoxLayout, QWidget
 from superqt import QFlowLayout
 
+from explorer import style
+
 
 def _fill(layout: QBoxLayout, items, margins: int | None) -> QBoxLayout:
     if margins is not None:
@@ -28,13 +30,16 @@ def column(*items, parent: QWidget | None = None, margins: int | None = None) ->
     return _fill(QVBoxLayout(parent) if parent is not None else QVBoxLayout(), items, margins)
 
 
-def flow(*widgets: QWidget, font=None) -> QWidget:
-    """A widget holding `widgets` in a QFlowLayout (in `font` where given)."""
+def flow(*widgets: QWidget, role: str | None = None, font=None) -> QWidget:
+    """A widget holding `widgets` in a QFlowLayout, in the font `role` (`style.FONT_ROLES`: presenting
+    scales it) or `font` where given."""
     holder = QWidget()
     layout = QFlowLayout(holder)
     layout.setContentsMargins(0, 0, 0, 0)
     for widget in widgets:
-        if font is not None:
+        if role is not None:
+            style.set_font_role(widget, role)
+        elif font is not None:
             widget.setFont(font)
         layout.addWidget(widget)
     return holder

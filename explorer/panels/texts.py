@@ -1,5 +1,5 @@
-"""Panel text made one way: word-wrapped labels (`text_label`), the note over a panel tinted by
-its level (`say`), and a clicked cell as the panel's session view (`cell_view`, `parse_cell`)."""
+"""Panel text made one way: word-wrapped labels (`text_label`) and the note over a panel tinted by
+its level (`say`)."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
@@ -14,11 +14,17 @@ PLAIN_SHEET = "color: {text};"
 def text_label(text: str = "", point_size: float | None = style.BASE_POINT_SIZE, *, bold: bool = False,
                mono: bool = False, rich: bool = False, selectable: bool = False, top_left: bool = False,
                sheet: str = "") -> QLabel:
-    """A word-wrapped label; a font of its own only where it differs from the app's (which presenting scales)."""
+    """A word-wrapped label; a font of its own only where it differs from the app's: the font role of
+    that size (`style.FONT_ROLES`, which presenting scales), else a plain font."""
     label = QLabel(text)
     label.setWordWrap(True)
     if bold or mono or point_size not in (None, style.BASE_POINT_SIZE):
-        label.setFont(style.font(point_size or style.BASE_POINT_SIZE, bold=bold, mono=mono))
+        spec = (point_size or style.BASE_POINT_SIZE, bold, mono)
+        role = next((role for role, role_spec in style.FONT_ROLES.items() if role_spec == spec), None)
+        if role is not None:
+            style.set_font_role(label, role)
+        else:
+            label.setFont(style.font(*spec))
     if rich:
         label.setTextFormat(Qt.TextFormat.RichText)
     if selectable:
@@ -34,16 +40,3 @@ def say(note: QLabel, text: str, level: str = "info") -> None:
     """Show `text` in the note, tinted by its level ("info", "warning", "error"; "plain": untinted)."""
     style.set_sheet(note, PLAIN_SHEET if level == "plain" else NOTE_SHEET.format(level=level))
     note.setText(text)
-
-
-def cell_view(*parts) -> str:
-    """A clicked cell as a panel's view: "cell <part> <part> …"."""
-    return " ".join(["cell", *map(str, parts)])
-
-
-def parse_cell(view: str | None, n: int) -> tuple | None:
-    """The `n` parts a cell view names (digits as ints, the last two always numbers), or None."""
-    parts = (view or "").split()
-    if len(parts) != n + 1 or parts[0] != "cell" or not all(p.isdigit() for p in parts[-2:]):
-        return None
-    return tuple(int(p) if p.isdigit() else p for p in parts[1:])

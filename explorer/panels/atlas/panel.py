@@ -10,7 +10,6 @@ from PySide6.QtWidgets import QLabel
 from explorer.drawing import plot_style as st
 from explorer.panels.base import Panel
 from explorer.panels.heads.head_grid import HeadBlocks
-from explorer.panels.job_bar import JobBar
 from explorer.panels.layouts import column, flow
 from explorer.panels.texts import text_label
 from explorer.state import SessionState
@@ -81,10 +80,9 @@ class AtlasPanel(Panel):
         super().__init__(state, parent)
         self.atlas = None
         self._scored_bundle = lambda: None  # (weakly) the bundle the atlas (or the running job) belongs to
-        self.add_job(self._on_done, self.tell_failure)
         self.status = text_label("Load a model to see what its heads do.", st.LABEL_PT)
-        self.bar = JobBar(self.job, self.status.setText)
-        self.swatches = {kind: QLabel(f"{LETTERS[kind]}  {kind}", font=st.font(st.TICK_PT), toolTip=meaning(kind))
+        self.add_job(self._on_done, self.tell_failure, progress_to=self.status.setText)
+        self.swatches = {kind: QLabel(f"{LETTERS[kind]}  {kind}", toolTip=meaning(kind))
                          for kind in KINDS}  # each type's letter and name, coloured as its cells
         self.legend = flow(*self.swatches.values())  # wraps onto more lines where narrow
         self.about = text_label("", st.TICK_PT)

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
 from explorer.drawing import plot_style as st
 from explorer.panels.base import Panel
 from explorer.panels.heads.head_grid import HeadGrid
-from explorer.panels.job_bar import JobBar
 from explorer.panels.layouts import column, flow, row
 from explorer.panels.live_lab.plot_look import LabPlot
 from explorer.panels.texts import text_label
@@ -89,7 +88,6 @@ class HeadsPanel(Panel):
         self.importance = None
         self._ranked_bundle = lambda: None  # a weak reference: a replaced model is not kept alive
         self.curve_points = CURVE_POINTS
-        self.add_job(self._on_done, self.tell_failure)
         self._build()
         state.interventionsChanged.connect(self.grid.set_heads)
         notifier().changed.connect(self.show_changes)
@@ -108,7 +106,7 @@ class HeadsPanel(Panel):
         self.grid.headClicked.connect(self._on_head_clicked)
         self.changes = text_label(" ", st.LABEL_PT)
         surgery = QWidget()  # the heads take the room (up to their cells' largest), the effect under them
-        column(flow(self.click_label, self.edit_box, self.reset_button, font=st.font(st.LABEL_PT)), (self.grid, 1),
+        column(flow(self.click_label, self.edit_box, self.reset_button, role="label"), (self.grid, 1),
                self.changes, (None, 0), parent=surgery)
         self.pairs_spin = QSpinBox(minimum=10, maximum=2000, value=200, suffix=" pairs")
         self.by_box = QComboBox(toolTip="Which importance orders the heads: the loss increase when a head is zeroed, "
@@ -121,10 +119,10 @@ class HeadsPanel(Panel):
         self.export_button = QPushButton("Export CSV…", enabled=False)
         self.export_button.clicked.connect(self._export)
         self.status = text_label(IMPORTANCE_NOTE, st.TICK_PT)
-        self.bar = JobBar(self.job, self.status.setText, self.run_button)
+        self.add_job(self._on_done, self.tell_failure, progress_to=self.status.setText, button=self.run_button)
         self.view = ImportanceView()
         ranking = QWidget()
-        column(flow(self.run_button, self.pairs_spin, self.by_box, self.export_button, font=st.font(st.LABEL_PT)),
+        column(flow(self.run_button, self.pairs_spin, self.by_box, self.export_button, role="label"),
                self.bar, self.status, (self.view, 1), parent=ranking)
         self.tabs = QTabWidget()
         self.tabs.addTab(surgery, "Surgery")

@@ -81,6 +81,7 @@ class InductionPanel(LabPanel):
         blocked = np.triu(np.ones_like(matrix, dtype=bool), 1)
         self.map.set_data(matrix, letters, letters, blocked=blocked, separator=measure.example_length)
         self.map.set_title(f"L{layer + 1}H{head + 1} · {measure.scores[layer, head]:.0%}")
+        self.map.set_axis_names("query", "key")  # at the text size in use (hidden axes are not rescaled)
 
     def finished(self) -> None:
         if self.measures and self.mapped is not self.measures[-1]:

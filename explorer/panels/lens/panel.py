@@ -11,8 +11,9 @@ from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.label_axis import label_font
 from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
-from explorer.panels.texts import cell_view, parse_cell, say, text_label
+from explorer.panels.texts import say, text_label
 from model.interpret import lens_text
+from model.interpret.cell_views import cell_view, parse_cell
 from model.interpret.frame import forward_lens
 
 

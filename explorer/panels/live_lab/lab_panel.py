@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer import style, theme
+from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.panels.live_lab.plot_look import extend
 from explorer.panels.stops_with_window import StopsWithWindow
@@ -34,7 +35,7 @@ def _end_runs(running: list[TrainingRun], args: tuple) -> None:
         run.steering.stop(*args)
 
 
-class LabPanel(StopsWithWindow, QWidget):
+class LabPanel(StopsWithWindow, Panel):
     intro = ""
     start_text, start_tip, stop_tip, steps_tip = "Start", "", "", ""
     steps_range = (100, 20000, 500)  # least, most, one click
@@ -49,8 +50,7 @@ class LabPanel(StopsWithWindow, QWidget):
     step_type: type
 
     def __init__(self, state: SessionState, parent=None):
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, parent)
         self.run: TrainingRun | None = None
         self.stage = "idle"  # idle, starting, building, training, evaluating or failed
         self.step = self.total_steps = 0

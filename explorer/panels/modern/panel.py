@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
-    QTabWidget,
     QWidget,
 )
 
@@ -19,8 +18,10 @@ from explorer import style
 from explorer.panels.architecture.figure1 import draw_figure1
 from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.panels.base import Panel
-from explorer.panels.layouts import column, row
+from explorer.panels.layouts import column
+from explorer.panels.split_pages import SplitPages
 from explorer.panels.texts import say, text_label
+from explorer.screen import ScreenClass
 from model.io.modern_reference import MODERN_NAME, load_modern
 from model.nn.config_changes import config_changes, is_modern, paper_config
 
@@ -39,7 +40,7 @@ class FigureView(QWidget):
         super().__init__(parent)
         self.scene = QGraphicsScene(self)
         self.view = ZoomView(self.scene, self)
-        self.caption = QLabel(alignment=Qt.AlignCenter, wordWrap=True, font=style.font(style.BASE_POINT_SIZE, bold=True))
+        self.caption = style.set_font_role(QLabel(alignment=Qt.AlignCenter, wordWrap=True), "heading")
         column(self.caption, (self.view, 1), parent=self, margins=0)
         for widget in (self, self.caption):  # the layout's stretch decides the width
             widget.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
@@ -64,23 +65,26 @@ class ModernPanel(Panel):
         self.old_figure, self.new_figure = FigureView(), FigureView()
         self.table = QTableWidget(0, 4, wordWrap=True, textElideMode=Qt.ElideNone,
                                   editTriggers=QTableWidget.NoEditTriggers, selectionMode=QTableWidget.NoSelection)
-        self.table.setHorizontalHeaderLabels(["", "2017 (paper)", "2024", ""])
+        self.table.setHorizontalHeaderLabels(["", "2017 (paper)", "2024", "Shown in"])
+        self.table.horizontalHeaderItem(3).setToolTip("Each row's button opens the panel that shows it on the loaded model")
         self.table.verticalHeader().setVisible(False)
         header = self.table.horizontalHeader()
         for index, mode in enumerate((QHeaderView.ResizeToContents, QHeaderView.Stretch, QHeaderView.Stretch,
                                       QHeaderView.ResizeToContents)):
             header.setSectionResizeMode(index, mode)
         header.sectionResized.connect(lambda *_: self.table.resizeRowsToContents())  # wrapped text: rows follow
-        figures = QWidget()
-        self.figure_row = row(self.old_figure, self.new_figure, parent=figures, margins=0)
-        self.tabs = QTabWidget()
-        self.tabs.addTab(figures, "Figure 1, then and now")
-        self.tabs.addTab(self.table, "What changed")
+        self.tabs = SplitPages([(self.old_figure, "2017: Figure 1", 1), (self.new_figure, "2024: Figure 1", 1)],
+                               "Figure 1, then and now", ((self.table, "What changed"),))
         column(self.note, (self.tabs, 1), parent=self, margins=4)
         self.add_job(self._on_modern, self._on_no_modern, synchronous)
         self.old_figure.draw("2017: the paper's base model", paper_config())
         state.scaleChanged.connect(self._reshow)
         self.follow(bundle=self._on_bundle)
+
+    def apply_screen_class(self, cls: ScreenClass) -> None:
+        """WIDE: both Figure 1s side by side; otherwise a tab each, so that each drawing is fitted to
+        the whole room and its labels stay readable."""
+        self.tabs.set_apart(cls is not ScreenClass.WIDE)
 
     def _on_bundle(self, bundle) -> None:
         if is_modern(bundle.config):
@@ -92,8 +96,7 @@ class ModernPanel(Panel):
     def _on_modern(self, modern) -> None:
         self.modern = modern
         name, config, parameters = modern
-        say(self.note, f"What changed between the paper's model (2017) and {name} (2024), read from their configs. "
-                  "Each row's button opens the panel that shows it on the loaded model.", "info")
+        say(self.note, f"The paper's model (2017) and {name} (2024), read from their configs.", "info")
         self._show(name, config, parameters)
 
     def _on_no_modern(self, why: str) -> None:
@@ -104,8 +107,8 @@ class ModernPanel(Panel):
 
     def _show(self, name: str, config, parameters: int) -> None:
         self.new_figure.draw(f"2024: {name.removesuffix('-Instruct')}", config)
-        for index, figure in enumerate((self.old_figure, self.new_figure)):  # widths as the drawings': one zoom
-            self.figure_row.setStretch(index, max(1, round(figure.scene.itemsBoundingRect().width())))
+        figures = (self.old_figure, self.new_figure)  # side by side, as wide as their drawings: one zoom
+        self.tabs.share_row([max(1, round(f.scene.itemsBoundingRect().width())) for f in figures])
         self.rows = config_changes(paper_config(), config, parameters)
         self.table.setRowCount(len(self.rows))
         bold = self.table.font()  # the table's own size (scaled while presenting), in bold

@@ -3,6 +3,7 @@ difference one patch restores; a click shows the patched run; beside, the direct
 from __future__ import annotations
 
 import functools
+import html
 
 import numpy as np
 import pyqtgraph as pg
@@ -14,7 +15,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QTabWidget,
     QWidget,
 )
 
@@ -23,13 +23,14 @@ from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
 from explorer.panel_dock import offered_room
 from explorer.panels.base import Panel
-from explorer.panels.job_bar import JobBar
 from explorer.panels.layouts import column, row
 from explorer.panels.live_lab.plot_look import LabPlot, mark, theme_pen
-from explorer.panels.texts import cell_view, parse_cell, say, text_label
+from explorer.panels.split_pages import SplitPages
+from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
 from explorer.theme import set_sheet
 from model.interpret import patching_text
+from model.interpret.cell_views import cell_view, parse_cell
 from model.interpret.input_texts import printable
 from model.interpret.patching_inputs import corrupted_default
 from model.interpret.patching_view import PatchingRequest, PatchingView, compute_patching, parameters_beyond_auto_run
@@ -39,6 +40,12 @@ SIDE_BY_SIDE_WIDTH = 960  # room below which (a dock beside the diagram) maps an
 MOST_SHOWN = 12  # bars drawn at most: the largest |contributions|
 ANSWER_SHEET = "QLineEdit {{ placeholder-text-color: {text}; }}"  # the default token reads as the value it is
 LEVELS = (-1.0, 1.0)  # every map's colours: 1 = all restored, 0 = none; beyond ±1 the ends (the hover tells)
+FLAT_BELOW = 0.01  # a map whose every |share| is below this reads as one flat colour: its caption says so
+
+
+def flat_caption(restored: np.ndarray) -> str:
+    """The caption under a map whose cells all restore about nothing (a flat map gives no cue itself)."""
+    return f"all |Δ| < {FLAT_BELOW}" if restored.size and np.abs(restored).max() < FLAT_BELOW else ""
 
 
 class LogitBars(LabPlot):
@@ -113,7 +120,6 @@ class PatchingPanel(Panel):
         self.screen_class = ScreenClass.PROJECTOR  # the window's class (`apply_screen_class`)
         self.asked: PatchingRequest | None = None  # what the job computes now
         self._filled_for: tuple | None = None  # (model, text) the fields were prefilled for
-        self.add_job(self._on_done, self._on_failed)
         self._build()
         state.viewChanged.connect(self._on_view)
         theme.notifier().changed.connect(self._on_theme)
@@ -147,18 +153,17 @@ class PatchingPanel(Panel):
         self.detail = text_label(point_size=None, rich=True, top_left=True)
         self.bars = LogitBars()
         # the maps on one page, the detail and the bars on another: side by side, or a tab each (`_arrange`)
-        # (autoFillBackground: in a tab, the window's colour, not the style's tab pane)
         self.maps_page, self.side_page = QWidget(autoFillBackground=True), QWidget(autoFillBackground=True)
         self.maps_column = column((self.grid, 1), parent=self.maps_page, margins=0)
         self.side_column = column(self.detail, (self.bars, 1), parent=self.side_page, margins=0)
-        self.tabs = QTabWidget(visible=False)
-        self.body = row((self.maps_page, 5), (self.side_page, 3), self.tabs)
-        self.progress = JobBar(self.job, self._say, self.run_button)
+        self.body = SplitPages([(self.maps_page, "Maps", 5), (self.side_page, "Direct logit attribution", 3)],
+                               documentMode=True)
+        self.add_job(self._on_done, self._on_failed, progress_to=self._say, button=self.run_button)
         self.status = text_label(" ", point_size=None)
         column(row(QLabel("Clean:"), (self.clean_edit, 1), QLabel("Corrupted:"), (self.corrupted_edit, 1)),
                row(QLabel("Answer:"), self.answer_box, QLabel("Wrong:"), self.wrong_box, self.stack_box, None,
                    self.run_button),
-               (self.body, 1), self.progress, self.status, parent=self, margins=4)
+               (self.body, 1), self.bar, self.status, parent=self, margins=4)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """Maps beside the detail and the bars; NARROW, or a dock narrower than SIDE_BY_SIDE_WIDTH: the
@@ -172,22 +177,11 @@ class PatchingPanel(Panel):
 
     def _arrange(self) -> None:
         room = offered_room(self).width()  # the dock's, not this panel's own size: no history in the choice
-        narrow = self.screen_class is ScreenClass.NARROW or room < SIDE_BY_SIDE_WIDTH
-        if narrow == self.tabs.isVisibleTo(self):
-            return
-        if narrow:
-            self.maps_column.addWidget(self.detail)
-            self.tabs.addTab(self.maps_page, "Maps")
-            self.tabs.addTab(self.side_page, "Direct logit attribution")
-        else:
-            self.tabs.clear()
-            self.body.insertWidget(0, self.maps_page, 5)
-            self.body.insertWidget(1, self.side_page, 3)
-            self.side_column.insertWidget(0, self.detail)
-            for page in (self.maps_page, self.side_page):
-                page.setVisible(True)  # (a tab widget hides the pages it does not show)
-        self.detail.setVisible(True)  # (now, not once the moved label's deferred show comes)
-        self.tabs.setVisible(narrow)
+        apart = self.screen_class is ScreenClass.NARROW or room < SIDE_BY_SIDE_WIDTH
+        if apart != self.body.apart:
+            (self.maps_column if apart else self.side_column).insertWidget(1 if apart else 0, self.detail)
+            self.body.set_apart(apart)
+            self.detail.setVisible(True)  # (now, not once the moved label's deferred show comes)
 
     def _on_theme(self, *_) -> None:
         for heatmap in self.maps:
@@ -291,6 +285,7 @@ class PatchingPanel(Panel):
             heatmap.set_title(patching_text.map_title(m), m.title)  # (a cell's number: in its hover text)
             heatmap.set_data(m.restored[rows], [m.rows[l].capitalize() for l in rows],
                              [printable(c) for c in m.columns], row_names=True)
+            heatmap.set_axis_names("", html.escape(flat_caption(m.restored)))  # (axis titles are HTML)
             heatmap.describe = lambda row, col, m=m: patching_text.cell_hover(m, len(m.rows) - 1 - row, col)
         self._show_cell()
         self._say(patching_text.summary(self.shown.result, self.stack_box.currentText().lower()))
