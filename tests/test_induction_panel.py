@@ -134,16 +134,16 @@ def test_runs_do_not_pile_up_connections_and_a_deleted_panel_ends_its_run(qtbot)
 def test_the_maps_axis_titles_are_drawn_at_the_text_size_in_use(panel, qapp):
     """A map first drawn while presenting has its axis titles at the presenting size (its axes were
     hidden under the waiting note when the canvases were rescaled)."""
-    from explorer import scaling
+    from explorer.presentation import set_scale
 
     cfg = InductionConfig(**TINY)
     scores = np.full((cfg.n_layers, cfg.n_heads), 0.5)
     attention = np.full((cfg.n_layers, cfg.n_heads, cfg.seq_len, cfg.seq_len), 0.1)
-    scaling.set_scale(qapp, 1.6)
+    set_scale(qapp, 1.6)
     try:
         panel.show_measure(InductionMeasure(0, 0.0, 3.0, 3.3, 3.3, 0.0, scores, attention, list(range(1, 17)), 2, 5))
         for name, text in (("left", "query"), ("bottom", "key")):
             axis = panel.map.plot.getAxis(name)
             assert axis.labelText == text and axis.labelStyle["font-size"] == style.css_pt(style.SMALL_POINT_SIZE)
     finally:
-        scaling.set_scale(qapp, 1.0)
+        set_scale(qapp, 1.0)

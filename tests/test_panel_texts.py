@@ -6,7 +6,6 @@ from PySide6.QtWidgets import QLabel, QPushButton
 from explorer import style
 from explorer.panels.layouts import flow
 from explorer.panels.texts import text_label
-from explorer.presentation import presentation_sheet
 
 
 def test_labels_at_a_roles_size_keep_that_size_under_the_presentation_sheet(qapp):
@@ -19,7 +18,7 @@ def test_labels_at_a_roles_size_keep_that_size_under_the_presentation_sheet(qapp
     assert [w.property(style.ROLE_PROPERTY) for w in (small, label, heading, plain, odd)] == \
         ["small", "label", "heading", None, None]
     try:
-        qapp.setStyleSheet(presentation_sheet(2.0) + style.role_sheet(2.0))
+        qapp.setStyleSheet(style.font_sheet(2.0))
         for widget in (small, label, heading, plain, *flowed):
             widget.ensurePolished()
         assert small.font().pointSizeF() == pytest.approx(style.SMALL_POINT_SIZE * 2.0)

@@ -242,24 +242,27 @@ def test_leaving_restores_docks_and_title_size(window, qtbot):
 
 
 
+def _role(widget) -> str:
+    """The font role a widget is sized by: its own, a combo popup's combo's, else body text."""
+    from PySide6.QtWidgets import QComboBox
+    owner = widget.parent() if isinstance(widget.parent(), QComboBox) else widget
+    return owner.property(style.ROLE_PROPERTY) or "body"
+
+
 def test_every_widget_font_is_the_presentations_while_presenting_and_its_own_after(window, qtbot):
     """No widget is walked: the style sheet gives each widget with a font of its own (a combo's
     popup among them) its font role's size × the scale while presenting (body text without a role),
     and Qt gives its own size back after leaving (the positional and training panels, in one presentation)."""
-    from PySide6.QtWidgets import QComboBox, QDockWidget, QWidget
+    from PySide6.QtWidgets import QDockWidget, QWidget
     names = ("positional", "training")
     for name in names:  # views in tabs are built when first shown (DeferredPages): all of them
         pages = getattr(window.panels[name], "pages", None)
         if pages is not None:
             pages.build_all()
 
-    def role(w) -> str:  # a combo's popup is sized as its combo
-        owner = w.parent() if isinstance(w.parent(), QComboBox) else w
-        return owner.property(style.ROLE_PROPERTY) or "body"
-
     def fonts(name) -> dict[int, tuple[str, float]]:
         panel = window.panels[name]
-        return {id(w): (type(w).__name__, w.font().pointSizeF(), role(w))
+        return {id(w): (type(w).__name__, w.font().pointSizeF(), _role(w))
                 for w in [panel, *panel.findChildren(QWidget)]
                 if w.testAttribute(Qt.WA_SetFont) and w.font().pointSizeF() > 0}
 
@@ -335,9 +338,11 @@ def test_a_panel_first_built_while_presenting_has_its_own_fonts_after_leaving(wi
     window.focus_panel("heads")
     _settle(qtbot)
     assert window.panels.built("heads") is not None
-    size = style.BASE_POINT_SIZE * style.scale()
-    during = fonts(window.panels["heads"])
-    assert during and all(pt == pytest.approx(size, abs=0.05) for kind, pt in during if kind != "QDockWidget")
+    panel = window.panels["heads"]
+    roles = [(type(w).__name__, round(w.font().pointSizeF(), 1), _role(w)) for w in [panel, *panel.findChildren(QWidget)]
+             if w.testAttribute(Qt.WA_SetFont) and w.font().pointSizeF() > 0]
+    assert roles and all(pt == pytest.approx(style.FONT_ROLES[role][0] * style.scale(), abs=0.05)
+                         for kind, pt, role in roles if kind != "QDockWidget"), roles  # each its role's size, scaled
     window.lecture.presentation.leave()
     _settle(qtbot)
     by_kind: dict[str, set[float]] = {}
