@@ -91,10 +91,11 @@ class AttentionGrid(HeatmapGrid):
 
     def prepare(self, shapes: list[tuple[int, int]]) -> None:
         """Before a new model's first frame: make, a few a turn while the panel waits, the maps a
-        frame of these (layers, heads) per kind will draw, so its first paint makes none."""
+        frame of these (layers, heads) per kind may draw (every layer where few enough to ever fit),
+        so its first paint makes none."""
         self.data, self.drawn, self._sections = None, {}, []
         counts = [heads for layers, heads in shapes for _ in range(layers)]
-        wanted = sum(counts) if self.fits(counts) else sum(heads for _layers, heads in shapes)
+        wanted = sum(counts) if sum(counts) <= ALL_LAYERS_MAX else sum(heads for _layers, heads in shapes)
         self.set_sections([("", [""] * wanted)], at_most_new=0)
 
     def fits(self, counts: list[int]) -> bool:
