@@ -94,6 +94,7 @@ class AttentionGrid(HeatmapGrid):
         frame of these (layers, heads) per kind may draw (every layer where few enough to ever fit),
         so its first paint makes none."""
         self.data, self.drawn, self._sections = None, {}, []
+        self._shows.clear()  # (no old frame's weights kept alive)
         counts = [heads for layers, heads in shapes for _ in range(layers)]
         wanted = sum(counts) if sum(counts) <= ALL_LAYERS_MAX else sum(heads for _layers, heads in shapes)
         self.set_sections([("", [""] * wanted)], at_most_new=0)
