@@ -115,8 +115,26 @@ def vocabulary_digest(tokens: list[str], merges: list[str], types: list[str], pr
     return digest.hexdigest()
 
 
+BUILT_KEPT = 2  # files whose built tokenizer is kept for the next load of the same file
+_built: dict[tuple[str, int, int], tuple[GGUFTokenizer, list[str]]] = {}
+
+
 def gguf_tokenizer(file: GGUFFile) -> tuple[GGUFTokenizer, list[str]]:
-    """The file's tokenizer, and notes on what it could not reproduce exactly."""
+    """The file's tokenizer, and notes on what it could not reproduce exactly. Built once per
+    file (its path, size and modification time): the BPE build is one long call that holds the
+    interpreter, so loading the same model again reuses the tokenizer (it keeps no state)."""
+    stat = file.path.stat()
+    key = (str(file.path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _built:
+        while len(_built) >= BUILT_KEPT:
+            del _built[next(iter(_built))]
+        _built[key] = build_gguf_tokenizer(file)
+    tokenizer, notes = _built[key]
+    return tokenizer, list(notes)
+
+
+def build_gguf_tokenizer(file: GGUFFile) -> tuple[GGUFTokenizer, list[str]]:
+    """`gguf_tokenizer`, built anew from the file's metadata."""
     model = file.meta("tokenizer.ggml.model")
     if model != "gpt2":
         raise PretrainedError(f"{file.path}: tokenizer model {model!r} is not supported; this explorer reads "
@@ -155,4 +173,4 @@ def gguf_tokenizer(file: GGUFFile) -> tuple[GGUFTokenizer, list[str]]:
     return wrapped, notes
 
 
-__all__ = ["GGUFTokenizer", "gguf_tokenizer", "special_ids", "vocabulary_digest"]
+__all__ = ["GGUFTokenizer", "build_gguf_tokenizer", "gguf_tokenizer", "special_ids", "vocabulary_digest"]
