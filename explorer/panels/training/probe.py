@@ -42,6 +42,7 @@ class ProbeView(QWidget):
         super().__init__(parent)
         self.result, self._probe, self.kind = None, "", None
         self.compact = False  # short picker names ("L2", "H1")
+        self.map: Heatmap | None = None  # made with the first snapshot (`_redraw`); a note holds its place
         self.probe_edit = QLineEdit()
         self.probe_edit.setFont(style.font(style.TITLE_POINT_SIZE, mono=True))
         self.probe_edit.setPlaceholderText("probe input (default: the task's first example)")
@@ -51,8 +52,7 @@ class ProbeView(QWidget):
         self.output_label = style.eliding_line("—")  # a long untrained babble ends in "…"
         self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.output_label.setFont(style.font(style.TITLE_POINT_SIZE + 2, bold=True, mono=True))
-        self.map_title = style.eliding_line()  # elided only where the column is narrower
-        self.map_title.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
+        self.map_title = style.set_font_role(style.eliding_line(), "heading")  # elided only where the column is narrower
         self._set_title(*kind_title("cross"))
         self.layer_box, self.head_box = QComboBox(), QComboBox()
         for box, word in ((self.layer_box, "layer"), (self.head_box, "head")):
@@ -63,7 +63,6 @@ class ProbeView(QWidget):
             box.currentIndexChanged.connect(lambda _i: self._redraw())
         self.layer_box.setToolTip("The layer whose attention the map shows (counted from 1; L2 = layer 2)")
         self.head_box.setToolTip("One head (counted from 1; H1 = head 1), or the mean over the layer's heads")
-        self.map: Heatmap | None = None  # made with the first snapshot (`_redraw`); a note holds its place
         self.map_note = QLabel(NO_MAP_YET)
         self.map_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.map_note.setWordWrap(True)
@@ -161,8 +160,11 @@ class ProbeView(QWidget):
         self.live_button.setEnabled(not live and count > 0)
 
     def _set_title(self, title: str, tip: str) -> None:
+        """The line over the note before the first snapshot; then the map's own title line."""
         self.map_title.setText(title)
         self.map_title.setToolTip(tip)
+        if self.map is not None:
+            self.map.set_title(title, tip)
 
     def clear(self) -> None:
         self.result, self.kind = None, None
@@ -193,8 +195,10 @@ class ProbeView(QWidget):
         if self.map is None:  # cells fill the room: a long babble stays readable
             self.map = Heatmap(colour_bar=True, square=False)
             self.map.canvas.setMinimumSize(160, 120)
+            style.set_font_role(self.map.title, "heading")
             self.grid.replaceWidget(self.map_note, self.map)
             self.map_note.hide()
+            self.map_title.hide()  # the map's title line holds it, beside its label count
             self.map.show()  # (a layout shows a late child only in a later turn)
         head = self.head_box.currentIndex() - 1
         shown = ProbeMap.of(self.result, self.kind, max(0, self.layer_box.currentIndex()), None if head < 0 else head)
