@@ -260,7 +260,7 @@ def test_narrow_puts_the_curves_and_the_probe_in_tabs_and_back(qtbot, panel):
 
 def test_the_probe_map_comes_with_the_first_snapshot(qtbot, state):
     """Before any snapshot the probe says where its map will be; the first snapshot makes the map
-    in that place, drawing the snapshot's attention under its title."""
+    in that place, drawing the snapshot's attention."""
     from explorer.panels.training.probe import NO_MAP_YET, ProbeView
 
     probe = ProbeView()
@@ -272,9 +272,6 @@ def test_the_probe_map_comes_with_the_first_snapshot(qtbot, state):
     probe.show_snapshot(3, result, "abc")
     assert probe.map is not None and probe.map.isVisible() and not probe.map_note.isVisible()
     assert np.allclose(probe.map.values, result.trace.attention("cross", 1)[0].mean(0).numpy())
-    # the map's own title line names it (beside its label count): no separate row above it
-    assert probe.map.title.text() == probe.map_title.text() == "Encoder–decoder (cross) attention"
-    assert probe.map.title.isVisible() and not probe.map_title.isVisible()
     probe.clear()
     assert probe.map.values.size == 0 and probe.shown_probe() is None
 

@@ -27,12 +27,6 @@ SHOW_OTHERS_TIP = ("Show a copy of the model being trained (about once a second)
 NO_MAP_YET = "The attention map comes with the run's first snapshot."
 
 
-def bold_label(text: str, pt: int = style.BASE_POINT_SIZE) -> QLabel:
-    label = QLabel(text)
-    label.setFont(style.font(pt, bold=True))
-    return label
-
-
 class ProbeView(QWidget):
     """Signal: probeEdited(text). The panel follows `slider`, `live_button` and `show_others` itself."""
 
@@ -56,7 +50,7 @@ class ProbeView(QWidget):
         self._set_title(*kind_title("cross"))
         self.layer_box, self.head_box = QComboBox(), QComboBox()
         for box, word in ((self.layer_box, "layer"), (self.head_box, "head")):
-            box.setFont(style.font(style.SMALL_POINT_SIZE))
+            style.set_font_role(box, "small")
             box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
             box.setMinimumContentsLength(6)
             box.setPlaceholderText(word)  # (empty until the run's first snapshot)
@@ -72,7 +66,7 @@ class ProbeView(QWidget):
         self.slider.setToolTip("Go back to a snapshot taken earlier in the run")
         self.live_button = QPushButton("Live")
         self.live_button.setToolTip("Follow the newest snapshot again")
-        self.timeline_label = bold_label("step —", style.SMALL_POINT_SIZE)
+        self.timeline_label = style.set_font_role(QLabel("step —"), "heading")
         self.show_others = QCheckBox("Show in other panels")
         self.show_others.setChecked(True)
         self.show_others.setToolTip(SHOW_OTHERS_TIP)
@@ -83,7 +77,7 @@ class ProbeView(QWidget):
         grid.setHorizontalSpacing(8)
         for row, (text, widget, box) in enumerate((("Probe", self.probe_edit, self.layer_box),
                                                    ("Output", self.output_label, self.head_box))):
-            grid.addWidget(bold_label(text), row, 0)
+            grid.addWidget(style.set_font_role(QLabel(text), "heading"), row, 0)
             grid.addWidget(widget, row, 1)
             grid.addWidget(box, row, 2)
         grid.addWidget(self.map_title, 2, 0, 1, 3)
@@ -160,11 +154,8 @@ class ProbeView(QWidget):
         self.live_button.setEnabled(not live and count > 0)
 
     def _set_title(self, title: str, tip: str) -> None:
-        """The line over the note before the first snapshot; then the map's own title line."""
         self.map_title.setText(title)
         self.map_title.setToolTip(tip)
-        if self.map is not None:
-            self.map.set_title(title, tip)
 
     def clear(self) -> None:
         self.result, self.kind = None, None
@@ -195,10 +186,8 @@ class ProbeView(QWidget):
         if self.map is None:  # cells fill the room: a long babble stays readable
             self.map = Heatmap(colour_bar=True, square=False)
             self.map.canvas.setMinimumSize(160, 120)
-            style.set_font_role(self.map.title, "heading")
             self.grid.replaceWidget(self.map_note, self.map)
             self.map_note.hide()
-            self.map_title.hide()  # the map's title line holds it, beside its label count
             self.map.show()  # (a layout shows a late child only in a later turn)
         head = self.head_box.currentIndex() - 1
         shown = ProbeMap.of(self.result, self.kind, max(0, self.layer_box.currentIndex()), None if head < 0 else head)
