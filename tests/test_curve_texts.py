@@ -1,13 +1,12 @@
 """The words of the live training curves, without widgets: the rate axis counts in its peak's
 power of ten, the rate plot names the schedule the run follows, a continued model's choice
-says why it is refused, and a short line keeps whole sentences."""
+says why it is refused."""
 from __future__ import annotations
 
 import pytest
 
 from model.io.checkpoints import random_bundle
 from model.train.curve_texts import held_out_name, lr_tooltip, rate_axis
-from model.train.live_messages import whole_sentences
 from model.train.run_setup import continue_choice
 
 
@@ -35,13 +34,6 @@ def test_continuing_is_offered_only_for_a_model_the_trainer_can_train():
     bundle = random_bundle("reverse")
     text, tip, kind = continue_choice(bundle)
     assert kind == bundle.config.kind and bundle.name in text
-
-
-def test_a_short_line_keeps_whole_sentences():
-    text = "Training stopped after 47 steps. The panels show “reverse” again. Use this model."
-    assert whole_sentences(text, lambda t: len(t) <= 70) == "Training stopped after 47 steps. The panels show “reverse” again. …"
-    assert whole_sentences("p = 0.92 and loss 1.07. Done.", lambda t: len(t) < 26) == "p = 0.92 and loss 1.07. …"
-    assert whole_sentences(text, lambda t: len(t) < 10) == ""
 
 
 @pytest.mark.parametrize("width,height", [(1800, 400), (1200, 800), (700, 700), (500, 300), (2400, 600)])

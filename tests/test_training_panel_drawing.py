@@ -1,7 +1,7 @@
 """What the training panel draws: the learning-rate plot (Eq. 3 warming up then decaying, the
 whole run's schedule ahead of it), the curves' titles and legend as the canvas narrows, the
 warm-up label clear of the curve and whole inside its plot, the waiting notes inside their
-plots, the message's whole sentences, the probe output's ellipsis, and the narrow layout's tabs.
+plots, the whole message on a projector, the probe output's ellipsis, and the narrow layout's tabs.
 (tests/test_training_panel.py: driving a run.)
 """
 from __future__ import annotations
@@ -175,30 +175,22 @@ def test_the_warmup_label_stays_whole_when_the_warmup_just_ended(qtbot):
         curves.deleteLater()
 
 
-def test_a_short_panels_message_keeps_whole_sentences(qtbot):
-    """On a short projector the message is one line of whole sentences, not one cut mid-word
-    ("… “Use this mod…"), measured with the label's font; the tooltip keeps the rest."""
-    from explorer.panels.training.run_message import RunMessage
-    from model.train.live_messages import whole_sentences
+def test_a_projectors_message_says_the_whole_thing(qtbot, panel):
+    """Presenting, the run's message wraps onto as many lines as it needs: every word of it is
+    on screen (the label is as tall as its wrapped text), none replaced by "…"."""
+    from explorer.screen import ScreenClass
+    from model.train.live_messages import Offer, run_ended
 
-    stopped = ("Training stopped after 47 steps. The panels show “reverse” again. “Use this model” makes "
-               "the trained model (step 47) the session's model.")
-    two_sentences = "Training stopped after 47 steps. The panels show “reverse” again. …"
-    assert whole_sentences(stopped, lambda t: len(t) <= 70) == two_sentences
-    assert whole_sentences(stopped, lambda t: True) == stopped
-    assert whole_sentences("p = 0.92 and loss 1.07.", lambda t: len(t) < 30) == "p = 0.92 and loss 1.07."  # no break at "0.92"
-    assert whole_sentences(stopped, lambda t: len(t) < 20) == ""
-    message = RunMessage()
-    qtbot.addWidget(message)
-    message.show_text(stopped)
-    message.set_compact(True)
-    first_two = message.fontMetrics().horizontalAdvance("Training stopped after 47 steps. The panels show “reverse” again. …")
-    message.resize(first_two + 40, 30)
-    assert message.text() == "Training stopped after 47 steps. The panels show “reverse” again. …"
-    assert message.fontMetrics().horizontalAdvance(message.text()) <= message.width() - 8
-    assert message.toolTip() == stopped
-    message.resize(message.fontMetrics().horizontalAdvance("Training stopped") + 8, 30)
-    assert message.text().startswith("Training stop") and message.text().endswith("…")  # elided: even one is too long
+    panel.apply_screen_class(ScreenClass.PROJECTOR)
+    panel.resize(700, 600)
+    panel.show()
+    stopped = run_ended("stopped", 47, Offer(None, 47, "stopped"), "reverse", was_shown=True)
+    panel.say(stopped)
+    qtbot.waitUntil(lambda: panel.message.height() >= panel.message.heightForWidth(panel.message.width()))
+    message = panel.message
+    assert message.text() == stopped and "…" not in message.text()
+    assert message.heightForWidth(message.width()) > message.fontMetrics().height() * 1.5  # it wrapped
+    assert message.fontMetrics().horizontalAdvance(stopped) > message.width()  # (one line would not hold it)
 
 
 def test_a_long_probe_output_ends_in_an_ellipsis_with_the_whole_output_in_its_tooltip(qtbot, panel, state):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model.train.request import worker_threads
+from model.train.request import torch_threads, worker_threads
 
 EMIT_INTERVAL = 0.2  # s between batches of loss rows: the curves look live, the GUI thread stays idle
 
@@ -63,9 +63,11 @@ def _rows(pending: dict[str, list[tuple[int, float]]], elapsed: float) -> StepRo
 
 def lab_messages(lab_class: type, step_type: type, threads: int | None, config, steering: LabSteering):
     """The worker's generator for `lab_class(config)`: its `step_type` events batched, the rest as they are."""
-    import torch
+    with torch_threads(threads or worker_threads()):  # the GUI thread keeps a core
+        yield from _lab_events(lab_class, step_type, config, steering)
 
-    torch.set_num_threads(threads or worker_threads())  # the GUI thread keeps a core
+
+def _lab_events(lab_class: type, step_type: type, config, steering: LabSteering):
     yield "building"
     lab = lab_class(config)
     steering.attach(lab)

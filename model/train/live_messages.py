@@ -6,7 +6,6 @@ own handler (the explorer's `TrainingRun`: to the Qt signal of the same meaning,
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,7 +13,6 @@ import numpy as np
 from model.inference.bundle import ForwardResult, ModelBundle
 
 COLUMNS = ("step", "loss", "accuracy", "lr", "tokens_per_s", "wall")
-SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=\S)")  # "… 47 steps. The panels …" (not "0.92")
 
 
 @dataclass
@@ -58,8 +56,7 @@ class RunInfo:
         """What the panel says once the model is built (rich text)."""
         threads = f"{self.threads} thread{'s' if self.threads != 1 else ''}"
         sizes, _, parameters = self.model.rpartition(" · ")  # "d_model 64, … · 239,262 parameters"
-        # The essentials make the first sentence: a short screen shows one line of whole sentences
-        # (the sizes in its tooltip) rather than one long sentence cut mid-word.
+        # The essentials make the first sentence, the sizes the second.
         first = f"Training <b>{self.task}</b> on <b>{self.device}</b> ({threads}): {parameters}."
         rest = f" Sizes: {sizes}; warm-up {self.warmup:,} steps." if sizes else f" Warm-up {self.warmup:,} steps."
         return first + rest
@@ -102,18 +99,6 @@ def run_ended(outcome: str, step: int, offer: Offer | None, own_name: str | None
     return text
 
 
-def whole_sentences(text: str, fits) -> str:
-    """The most leading sentences of `text` that `fits` (one line), with " …" where sentences
-    are left out; "" when not even the first one fits. A short screen reads what happened
-    rather than a sentence cut mid-word."""
-    sentences = SENTENCE_BREAK.split(text.strip())
-    for n in range(len(sentences), 0, -1):
-        head = " ".join(sentences[:n]) + ("" if n == len(sentences) else " …")
-        if fits(head):
-            return head
-    return ""
-
-
 # One line of text each, for the run's str signals.
 @dataclass(frozen=True)
 class Phase:
@@ -152,4 +137,4 @@ def report(message: ProbeFailed | Saved | SaveFailed | Failed) -> tuple[str, str
 
 
 __all__ = ["COLUMNS", "REPORTS", "MetricRows", "RunInfo", "Snapshot", "Offer", "Phase", "Saved", "SaveFailed",
-           "ProbeFailed", "Failed", "report", "run_ended", "shown_elsewhere", "whole_sentences"]
+           "ProbeFailed", "Failed", "report", "run_ended", "shown_elsewhere"]

@@ -10,6 +10,8 @@ from __future__ import annotations
 import copy
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from model.data.tasks import CORPUS_TASKS, TASKS, Task, get_task
@@ -86,6 +88,20 @@ def warm_up_in_background() -> threading.Thread:
 def worker_threads() -> int:
     """Leave one core to the GUI thread so the window stays responsive while training."""
     return max(1, (os.cpu_count() or 2) - 1)
+
+
+@contextmanager
+def torch_threads(threads: int) -> Iterator[int]:
+    """Run the block with `threads` torch threads, then give back the count it had, so frames
+    computed after a run (and the GUI thread meanwhile) keep the app's own setting."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield threads
+    finally:
+        torch.set_num_threads(before)
 
 
 def load_task(request: TrainingRequest) -> Task:
@@ -201,4 +217,4 @@ def describe_model(trainer: Trainer) -> str:
 
 __all__ = ["LECTURE", "lecture_request", "MODEL_PRESETS", "PRESET_LABELS", "BUILTIN_TASKS", "MODEL_KINDS", "KIND_TASKS",
            "LANGUAGE_MODELS", "check_kind_task", "TrainingRequest", "build_trainer", "new_bundle", "default_probe",
-           "load_task", "worker_threads", "warm_up_in_background", "describe_model", "continue_refusal"]
+           "load_task", "worker_threads", "torch_threads", "warm_up_in_background", "describe_model", "continue_refusal"]

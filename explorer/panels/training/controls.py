@@ -60,12 +60,6 @@ PLACES = {True: {"start_button": (0, 0, 1), "pause_button": (0, 1, 1), "step_but
 STRETCHES = {True: {4: 1, 5: 3}, False: {7: 1}}  # column → stretch
 
 
-def _label(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setFont(style.font(style.BASE_POINT_SIZE))
-    return label
-
-
 def _combo(items, tip: str, chars: int, box: QComboBox | None = None) -> QComboBox:
     """A box of (text, data, item tooltip) at the base size, `chars` characters wide at least."""
     box = box or QComboBox()
@@ -75,8 +69,7 @@ def _combo(items, tip: str, chars: int, box: QComboBox | None = None) -> QComboB
     box.setToolTip(tip)
     box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
     box.setMinimumContentsLength(chars)
-    box.setFont(style.font(style.BASE_POINT_SIZE))
-    return box
+    return style.set_font_role(box, "body")
 
 
 class TrainingControls(QWidget):
@@ -119,21 +112,20 @@ class TrainingControls(QWidget):
         task_row.addWidget(self.tokenizer_box)
         grid.addLayout(task_row, 0, 1)
         for col, (text, box) in enumerate((("Task", None), ("Kind", self.kind_box), ("Device", self.device_box))):
-            grid.addWidget(_label(text), 0, 2 * col)
+            grid.addWidget(style.set_font_role(QLabel(text), "body"), 0, 2 * col)
             if box is not None:
                 grid.addWidget(box, 0, 2 * col + 1)
         numbers = QHBoxLayout()
         numbers.setSpacing(6)
-        numbers.addWidget(_label("Model"))
+        numbers.addWidget(style.set_font_role(QLabel("Model"), "body"))
         numbers.addWidget(self.model_box, 1)
         for name, text, top, value, step, most, tip in SPINS:
             spin = QSpinBox(minimum=1, maximum=top, value=value, singleStep=step, toolTip=tip)
             spin.setGroupSeparatorShown(True)
             spin.setMaximumWidth(most)  # (a hint sized for its top value would widen the panel past its dock)
-            spin.setFont(style.font(style.BASE_POINT_SIZE))
-            setattr(self, name, spin)
+            setattr(self, name, style.set_font_role(spin, "body"))
             numbers.addSpacing(10)
-            numbers.addWidget(_label(text))
+            numbers.addWidget(style.set_font_role(QLabel(text), "body"))
             numbers.addWidget(spin)
         grid.addLayout(numbers, 1, 0, 1, 6)
         for col, stretch in ((1, 2), (3, 3), (5, 1)):
@@ -143,15 +135,14 @@ class TrainingControls(QWidget):
 
         for name, text, icon, tip, _action in BUTTONS:
             button = QPushButton(self.style().standardIcon(icon), text) if icon else QPushButton(text)
-            button.setFont(style.font(style.BASE_POINT_SIZE, bold=text in ("Start", "Pause")))
+            style.set_font_role(button, "heading" if text in ("Start", "Pause") else "body")
             button.setToolTip(tip)
             button.setMinimumHeight(32)
             setattr(self, name, button)
         self.back_button.setEnabled(False)
         # the run's line beside the bar, elided (a bar's own text would wrap and be clipped); whole in the tooltips
         self.progress = QProgressBar(textVisible=False, minimumHeight=28)
-        self.progress_line = QElidingLabel()
-        self.progress_line.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
+        self.progress_line = style.set_font_role(QElidingLabel(), "heading")
         self.set_progress(0, run_setup.DEFAULT_STEPS, "not started")
         self.button_grid = QGridLayout()
         self.button_grid.setContentsMargins(0, 0, 0, 0)

@@ -88,7 +88,7 @@ class WarmupMark:
                                     labelOpts=dict(position=0.04, anchors=[RIGHT_OF, RIGHT_OF]))
         self.line.setZValue(-10)  # under the curve
         self.label = self.line.label
-        self.label.setFont(style.font(style.SMALL_POINT_SIZE))
+        self.label.setFont(style.role_font("small"))
         self.restyle()
         self.line.hide()
         plot.addItem(self.line)
@@ -192,7 +192,7 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
         self.waiting = []
         for plot in (self.loss_plot, self.acc_plot, self.speed_plot):
             note = pg.TextItem(WAITING, anchor=(0.5, 0.5), color=style.current().muted)
-            note.setFont(style.font(style.SMALL_POINT_SIZE))
+            note.setFont(style.role_font("small"))
             note.setPos(0.5, 0.5)  # the middle of an empty plot's 0–1 ranges
             note.hide()
             plot.addItem(note, ignoreBounds=True)

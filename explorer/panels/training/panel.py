@@ -8,7 +8,16 @@ import sys
 from pathlib import Path
 
 from PySide6.QtCore import QEventLoop, QStandardPaths, Qt, QTimer
-from PySide6.QtWidgets import QApplication, QFileDialog, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QFileDialog,
+    QLabel,
+    QSizePolicy,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 from superqt.utils import create_worker
 
 from explorer import style
@@ -16,7 +25,6 @@ from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.panels.training.controls import ACTIVE_PHASES, TrainingControls
 from explorer.panels.training.curves import TrainingCurves
 from explorer.panels.training.probe import ProbeView
-from explorer.panels.training.run_message import RunMessage
 from explorer.panels.training.run_reports import RunReports
 from explorer.panels.training.sandbox import PUBLISH_INTERVAL, Sandbox  # noqa: F401 - tests read it
 from explorer.panels.training.worker import TrainingRun, save_in_background
@@ -56,11 +64,16 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self._own = None  # the session's own model the controls were last set up for
         self._defaults_pending = False  # it changed during a run: its task and kind once the run ends
         self.screen_class = ScreenClass.WIDE
-        self.controls, self.curves, self.probe, self.message = TrainingControls(), TrainingCurves(), ProbeView(), RunMessage()
+        self.controls, self.curves, self.probe = TrainingControls(), TrainingCurves(), ProbeView()
+        self.message = style.set_font_role(QLabel(), "body")  # what the run did: wrapped, never cut
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the window
+        self.message.setVisible(False)  # until there is something to say
         self.curves.setMinimumSize(330, 260)  # below this the 2 × 2 plots would be clipped
         self.splitter = QSplitter(Qt.Horizontal)
         self.splitter.setChildrenCollapsible(False)
-        for view in (self.curves, self.probe):  # half the width each: the map's title in full
+        for view in (self.curves, self.probe):  # half the width each: 2 × 2 curves of readable plots
             self.splitter.addWidget(view)
             self.splitter.setStretchFactor(self.splitter.count() - 1, 1)
         self.splitter.setSizes([5000, 5000])  # shares of the width (scaled to fit), whatever the probe shows
@@ -288,8 +301,8 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
     def say(self, text: str, level: str = "info") -> None:
         colour = {"error": style.ERROR, "warning": style.WARNING}.get(level, style.TEXT)
         self.message.setStyleSheet(f"color: {colour.name()};")
-        self._arrange()
-        self.message.show_text(text)
+        self.message.setText(text)
+        self.message.setVisible(bool(text.strip()))
 
     def tell(self, text: str, level: str = "info") -> None:
         """Say it here and in the window's status line."""
@@ -297,7 +310,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.state.inform(text, level)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """WIDE: curves beside the probe, the message in full, the buttons in one row. PROJECTOR:
+        """WIDE: curves beside the probe, the buttons in one row. PROJECTOR:
         side by side but compact (`_arrange`), the buttons in two rows. NARROW: compact, the curves
         and the probe a tab each."""
         self.screen_class = cls
@@ -318,8 +331,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self._arrange()
 
     def _arrange(self) -> None:
-        """Compact classes: a one-line message, short picker names, the settings folded during a run."""
+        """Compact classes: short picker names, the settings folded during a run."""
         short = self.screen_class is not ScreenClass.WIDE
-        self.message.set_compact(short)
         self.probe.set_compact(short)
         self.controls.settings.setVisible(not (short and self.phase in ACTIVE_PHASES))

@@ -27,12 +27,6 @@ SHOW_OTHERS_TIP = ("Show a copy of the model being trained (about once a second)
 NO_MAP_YET = "The attention map comes with the run's first snapshot."
 
 
-def bold_label(text: str, pt: int = style.BASE_POINT_SIZE) -> QLabel:
-    label = QLabel(text)
-    label.setFont(style.font(pt, bold=True))
-    return label
-
-
 class ProbeView(QWidget):
     """Signal: probeEdited(text). The panel follows `slider`, `live_button` and `show_others` itself."""
 
@@ -42,6 +36,7 @@ class ProbeView(QWidget):
         super().__init__(parent)
         self.result, self._probe, self.kind = None, "", None
         self.compact = False  # short picker names ("L2", "H1")
+        self.map: Heatmap | None = None  # made with the first snapshot (`_redraw`); a note holds its place
         self.probe_edit = QLineEdit()
         self.probe_edit.setFont(style.font(style.TITLE_POINT_SIZE, mono=True))
         self.probe_edit.setPlaceholderText("probe input (default: the task's first example)")
@@ -51,19 +46,17 @@ class ProbeView(QWidget):
         self.output_label = style.eliding_line("—")  # a long untrained babble ends in "…"
         self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.output_label.setFont(style.font(style.TITLE_POINT_SIZE + 2, bold=True, mono=True))
-        self.map_title = style.eliding_line()  # elided only where the column is narrower
-        self.map_title.setFont(style.font(style.BASE_POINT_SIZE, bold=True))
+        self.map_title = style.set_font_role(style.eliding_line(), "heading")  # elided only where the column is narrower
         self._set_title(*kind_title("cross"))
         self.layer_box, self.head_box = QComboBox(), QComboBox()
         for box, word in ((self.layer_box, "layer"), (self.head_box, "head")):
-            box.setFont(style.font(style.SMALL_POINT_SIZE))
+            style.set_font_role(box, "small")
             box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
             box.setMinimumContentsLength(6)
             box.setPlaceholderText(word)  # (empty until the run's first snapshot)
             box.currentIndexChanged.connect(lambda _i: self._redraw())
         self.layer_box.setToolTip("The layer whose attention the map shows (counted from 1; L2 = layer 2)")
         self.head_box.setToolTip("One head (counted from 1; H1 = head 1), or the mean over the layer's heads")
-        self.map: Heatmap | None = None  # made with the first snapshot (`_redraw`); a note holds its place
         self.map_note = QLabel(NO_MAP_YET)
         self.map_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.map_note.setWordWrap(True)
@@ -73,7 +66,7 @@ class ProbeView(QWidget):
         self.slider.setToolTip("Go back to a snapshot taken earlier in the run")
         self.live_button = QPushButton("Live")
         self.live_button.setToolTip("Follow the newest snapshot again")
-        self.timeline_label = bold_label("step —", style.SMALL_POINT_SIZE)
+        self.timeline_label = style.set_font_role(QLabel("step —"), "heading")
         self.show_others = QCheckBox("Show in other panels")
         self.show_others.setChecked(True)
         self.show_others.setToolTip(SHOW_OTHERS_TIP)
@@ -84,7 +77,7 @@ class ProbeView(QWidget):
         grid.setHorizontalSpacing(8)
         for row, (text, widget, box) in enumerate((("Probe", self.probe_edit, self.layer_box),
                                                    ("Output", self.output_label, self.head_box))):
-            grid.addWidget(bold_label(text), row, 0)
+            grid.addWidget(style.set_font_role(QLabel(text), "heading"), row, 0)
             grid.addWidget(widget, row, 1)
             grid.addWidget(box, row, 2)
         grid.addWidget(self.map_title, 2, 0, 1, 3)

@@ -14,20 +14,18 @@ from superqt.utils import GeneratorWorker, create_worker
 
 from model.io.checkpoints import save_checkpoint
 from model.train.live_loop import TrainingLoop
-from model.train.request import TrainingRequest, worker_threads
+from model.train.request import TrainingRequest, torch_threads, worker_threads
 from model.train.steering import Steering
 from model.train.trainer import Trainer
 
 
 def train(request: TrainingRequest, steering: Steering):
     """The generator the worker runs: yields messages, returns "finished", "stopped" or "failed"."""
-    import torch
-
     if not steering.begin():
         steering.outcome = "stopped"
         return steering.outcome
-    torch.set_num_threads(request.threads or worker_threads())  # the GUI thread keeps a core
-    steering.outcome = yield from TrainingLoop(request, steering, save_checkpoint).run()
+    with torch_threads(request.threads or worker_threads()):  # the GUI thread keeps a core
+        steering.outcome = yield from TrainingLoop(request, steering, save_checkpoint).run()
     return steering.outcome
 
 
