@@ -167,3 +167,17 @@ def test_label_widths_follow_the_tokens_and_the_font(qapp):
     assert axis.widths()[1] > 1.5 * first[1]
     axis.set_tokens(["a", "wide label", "third"])
     assert len(axis.widths()) == 3
+
+
+def test_a_map_without_title_or_count_gives_their_line_to_the_map(qtbot):
+    """No title and every label drawn: the header line is gone and the map is that much taller."""
+    heatmap = Heatmap()
+    qtbot.addWidget(heatmap)
+    heatmap.resize(400, 400)
+    heatmap.show()
+    heatmap.set_data(np.eye(3), ["a", "b", "c"], ["a", "b", "c"])
+    qtbot.waitUntil(lambda: heatmap.rows_axis.drawn == 3)
+    assert heatmap.count_text() == "" and heatmap.count.isHidden()
+    bare = heatmap.canvas.height()
+    heatmap.set_title("a title")
+    qtbot.waitUntil(lambda: heatmap.canvas.height() < bare)  # the title's line, taken from the map

@@ -286,7 +286,8 @@ class Heatmap(QWidget):
         return self._label_count()[1]
 
     def _show_count(self) -> None:
-        """The count beside the title; where both do not fit, its short form ("6/11"): the title comes first."""
+        """The count beside the title; where both do not fit, its short form ("6/11"): the title comes
+        first. With neither, their line is the map's."""
         text, full = self._label_count()
         title = QFontMetricsF(self.title.font()).horizontalAdvance(self.title.text()) if not self.title.isHidden() else 0
         if title + QFontMetricsF(self.count.font()).horizontalAdvance(text) + 12 > self.width():
@@ -294,6 +295,7 @@ class Heatmap(QWidget):
         if self.count.text() != text:
             self.count.setText(text)
             self.count.setToolTip(f"{full} drawn · wheel: zoom, drag to pan" if full else "")
+        self.count.setVisible(bool(text) or not self.title.isHidden())  # no title, no count: the map has the line
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
