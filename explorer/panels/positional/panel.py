@@ -38,8 +38,9 @@ class PositionalPanel(Panel):
         self.pe_layout = "interleaved"  # sin/cos in dims (2i, 2i+1) as in the paper; "halves" for Marian
         self._drawn_args: tuple | None = None  # what the table views draw (refresh), for a view built later
         self._build()
-        self.refresh()  # (the formula until a model is loaded)
         self.follow(bundle=self._on_bundle, result=self._on_result)
+        if self._drawn_args is None:
+            self.refresh()  # (the formula until a model is loaded)
         self.pages.start()  # the tab shown now; the other views when first shown
 
     # -- the views: each built when first needed (explorer.deferred_pages) -----------------------

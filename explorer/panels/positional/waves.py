@@ -68,7 +68,7 @@ class WavesView(QWidget):
         compact = self.height() < COMPACT_HEIGHT * style.scale()
         if compact != self.compact:
             self.compact = compact
-            self._rebuild()
+            self._show_legend()
 
     def selected_pairs(self) -> list[int]:
         return sorted(item.data(Qt.ItemDataRole.UserRole) for item in self.pairs_list.selectedItems())
@@ -84,6 +84,7 @@ class WavesView(QWidget):
         d_model = table.shape[1]
         same = (d_model, learned, layout) == (self._d_model, self.learned, self.pe_layout)
         keep = self.selected_pairs() if same else default_pairs(d_model)
+        drawn = same and self.table is not None and np.array_equal(table, self.table) and self.curves
         self.table, self.learned, self.pe_layout = table, learned, layout
         if not same or self.pairs_list.count() == 0:
             self._d_model = d_model
@@ -95,7 +96,8 @@ class WavesView(QWidget):
                     self.pairs_list.addItem(item)
         self.formula.setText(" · ".join(f"<span style='white-space:nowrap'>{part}</span>"  # breaks between
                                          for part in title.split(" · ")))                   # formulas only
-        self.select_pairs(keep)
+        if not drawn:  # (the same table again: its curves stay)
+            self.select_pairs(keep)
 
     def _rebuild(self) -> None:
         """Curves for the chosen pairs (rebuilt on a selection or table change, not per frame)."""
@@ -119,8 +121,17 @@ class WavesView(QWidget):
                 dots = self.plot.plot(pos, self.table[:, dim], pen=pen if self.learned else None, symbol="o",
                                       symbolSize=5 if self.learned else 6, symbolBrush=color, symbolPen=None)
                 self.curves.append((dim, dots))
+        self._show_legend()
+        self.plot.enableAutoRange()
+
+    def _show_legend(self) -> None:
+        """What each curve is, in the curves' colours; its key in the tooltip when short (`compact`)."""
+        if self.table is None:
+            return
+        pairs = self.selected_pairs()
+        series = st.current().series
+        colours = [series[n % len(series)] for n in range(len(pairs))]
         legend, tip = waves_legend(self._d_model, pairs, colours, self.pe_layout, self.learned, bool(self.compact),
                                    st.current().muted)
         self.legend.setText(legend)
         self.legend.setToolTip(tip)
-        self.plot.enableAutoRange()
