@@ -176,3 +176,21 @@ def test_a_deep_stack_is_paged_ten_layers_at_a_time_and_every_head_is_reachable(
     grid.set_model({"encoder": 2, "decoder_self": 2, "cross": 2}, 4)  # a small model: one page, no tabs
     assert all(tabs.isHidden() and len(pages) == 1 for tabs, pages, _rows, _grid in grid.pages.values())
     assert not any(button.isHidden() for button in grid.cells.values())
+
+
+def test_an_edit_restyles_only_the_heads_it_changes(qtbot, monkeypatch):
+    """270 heads (SmolLM2): an edit re-styles the edited head, not every button (a style sheet
+    re-polishes its widget); the edited head wears the edited sheet, and loses it when undone."""
+    from explorer.panels.heads import head_grid
+
+    grid = head_grid.HeadGrid()
+    qtbot.addWidget(grid)
+    grid.set_model({"decoder_self": 30}, 9)
+    styled = []
+    monkeypatch.setattr(head_grid, "set_sheet", lambda button, sheet: styled.append((button, sheet)))
+    key = ("decoder_self", 3, 2)
+    grid.set_heads({key: "zero"})
+    assert styled == [(grid.cells[key], head_grid.EDITED_SHEET)]
+    styled.clear()
+    grid.set_heads({})
+    assert styled == [(grid.cells[key], head_grid.PLAIN_SHEET)]

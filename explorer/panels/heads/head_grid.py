@@ -114,6 +114,7 @@ class HeadGrid(HeadBlocks):
         super().__init__(parent)
         self.model_shape: tuple = ()
         self.heads: dict = {}
+        self.sheets: dict = {}  # each button's sheet now
 
     def set_model(self, layers: dict[str, int], n_heads: int) -> None:
         """Rebuild the blocks for a model with these kinds ({kind: layers}) and heads per layer."""
@@ -121,6 +122,7 @@ class HeadGrid(HeadBlocks):
         if shape != self.model_shape:
             self.model_shape = shape
             self.build(layers, n_heads)
+            self.sheets = {}
             self.set_heads(self.heads)
 
     def set_heads(self, heads: dict) -> None:
@@ -130,7 +132,10 @@ class HeadGrid(HeadBlocks):
             symbol, tip = head_cell(key, self.heads.get(key))
             button.setText(symbol)
             button.setToolTip(tip)
-            set_sheet(button, EDITED_SHEET if key in self.heads else PLAIN_SHEET)
+            sheet = EDITED_SHEET if key in self.heads else PLAIN_SHEET
+            if self.sheets.get(key) != sheet:  # (a style sheet re-polishes its button: only where it changes)
+                self.sheets[key] = sheet
+                set_sheet(button, sheet)
         for kind, (tabs, pages, _rows, _grid) in self.pages.items():
             for index, title in enumerate(page_titles(kind, pages, self.heads)):
                 tabs.setTabText(index, title)
