@@ -44,6 +44,7 @@ class Heatmap(QWidget):
         fill the room); `numbers`: values in the cells."""
         super().__init__(parent)
         self.square = square
+        self.framed: bool | None = None  # the selection frame drawn now (`mark`)
         self.title = QElidingLabel(self)
         self.count = style.set_font_role(QLabel(self), "small")  # "12 of 24 labels": drawn of those in view
         style.set_sheet(self.count, "color: {muted};")
@@ -201,8 +202,11 @@ class Heatmap(QWidget):
             self.selection.setRect(QRectF(cell[1], cell[0], 1, 1))
 
     def mark(self, on: bool) -> None:
-        """Frame the whole map in the selection colour (a grid's selected head)."""
-        style.set_sheet(self.canvas, "border: 3px solid {selected};" if on else "border: 3px solid transparent;")
+        """Frame the whole map in the selection colour (a grid's selected head); a style sheet
+        re-polishes the canvas, so only when the frame turns on or off."""
+        if on != self.framed:
+            self.framed = on
+            style.set_sheet(self.canvas, "border: 3px solid {selected};" if on else "border: 3px solid transparent;")
 
     def zoom(self, factor: float, center: tuple[float, float] | None = None) -> None:
         """Zoom by `factor` (> 1: in) around `center` (x, y in cells), as the wheel does."""
