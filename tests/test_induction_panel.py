@@ -147,3 +147,20 @@ def test_the_maps_axis_titles_are_drawn_at_the_text_size_in_use(panel, qapp):
             assert axis.labelText == text and axis.labelStyle["font-size"] == style.css_pt(style.SMALL_POINT_SIZE)
     finally:
         set_scale(qapp, 1.0)
+
+
+def test_lab_plot_axis_titles_read_at_the_body_size_larger_than_the_tick_numbers(qtbot):
+    from explorer.panels.live_lab.plot_look import LabPlot
+    for scale in (1.0, 1.6):
+        style.set_scale(scale)
+        try:
+            plot = LabPlot("Loss", "nats / token")
+            qtbot.addWidget(plot)
+            plot.restyle()
+            for name in ("bottom", "left"):
+                axis = plot.axes.getAxis(name)
+                title_pt = float(axis.labelStyle["font-size"].removesuffix("pt"))
+                assert title_pt == pytest.approx(style.role_font("body").pointSizeF(), abs=0.1)
+                assert title_pt > axis.style["tickFont"].pointSizeF()
+        finally:
+            style.set_scale(1.0)

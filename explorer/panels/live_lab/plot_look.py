@@ -113,7 +113,7 @@ class LabPlot(pg.GraphicsLayoutWidget):
             axis.setPen(style.MUTED.name())
             axis.setTextPen(style.TEXT.name())
             if label:
-                axis.setLabel(label, color=style.TEXT.name(), **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
+                axis.setLabel(label, color=style.TEXT.name(), **{"font-size": style.css_pt(style.BASE_POINT_SIZE)})
         for item, paint in self.themed.items():
             paint(item)
         for _, label in self.legend.items if self.legend is not None else ():
