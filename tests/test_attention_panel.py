@@ -288,30 +288,24 @@ def test_a_panel_built_after_a_scene_chose_every_kind_shows_every_kind(qtbot):
     assert state.session.view("attention_grid") == "selected"
 
 
-def test_a_new_models_maps_are_made_before_its_first_frame_and_a_redraw_reframes_only_what_changed(qtbot, monkeypatch):
-    """Set a model, let the event loop idle: its first frame's grid makes no map (all drawn at
-    once, each head's weights); selecting another head re-frames only the two maps concerned."""
-    from explorer.drawing.heatmap import Heatmap
 
-    bundle, state = make_bundle(), SessionState()
-    panel = AttentionPanel(state)
-    qtbot.addWidget(panel)
-    panel.resize(1280, 720)
-    panel.show()
-    qtbot.waitExposed(panel)
-    grid = panel.grid
-    state.set_bundle(bundle)
-    qtbot.waitUntil(lambda: grid.complete and len(grid.pool) >= bundle.config.n_heads)
-    made = len(grid.pool)
-    result = bundle.run(SOURCE, target=TARGET)
-    state.set_result(result)
-    assert grid.complete and len(grid.pool) == made  # no map left to make in later turns
-    kind, layer = panel.kind, panel.layer
-    for head, heatmap in enumerate(grid.maps[grid.drawn[kind].index(layer)]):
-        want, _ = expected(result.trace, kind, layer, head)
-        np.testing.assert_array_equal(np.where(heatmap.allowed, heatmap.values, np.nan), want)
-    reframed = []
-    monkeypatch.setattr(Heatmap, "mark", lambda self, on: reframed.append((self, on)))
-    state.select_attention(kind, layer, 2)
-    assert sorted(on for _m, on in reframed) == [False, True]
-    assert [m for m, on in reframed if on] == [grid.map_of(kind, 2)]
+def test_every_maps_label_count_is_drawn_whole_in_a_wide_window(qtbot, tmp_path):
+    """The dates model at 1920x1080: every map of the grid shows its "k/n labels" whole, the
+    second row's as the first's."""
+    from PySide6.QtGui import QFontMetricsF
+
+    from explorer.runner import load_bundle
+    from support import make_main_window
+
+    window = make_main_window(qtbot, tmp_path, size=(1920, 1080))
+    window.runner.set_bundle(load_bundle("dates"), then_run="22 November 2026")
+    window.focus_panel("attention")
+    panel = window.panels["attention"]
+    qtbot.waitUntil(lambda: panel.grid.maps and all(m.count.text() for maps in panel.grid.maps for m in maps),
+                    timeout=20_000)
+    for _ in range(5):
+        qtbot.wait(20)
+    counts = [m.count for maps in panel.grid.maps for m in maps]
+    assert len(counts) >= 8
+    for label in counts:
+        assert label.width() >= QFontMetricsF(label.font()).horizontalAdvance(label.text()), (label.text(), label.width())

@@ -58,20 +58,8 @@ class AttentionGrid(HeatmapGrid):
         self._selection = ("encoder", 0, 0)
         self.drawn: dict[str, list[int]] = {}  # kind → the layers its maps show
         self._sections: list[tuple[str, int]] = []  # (kind, layer) of each section drawn, in order
-        self._shows: dict[Heatmap, tuple] = {}  # map → (data, kind, layer, head) it draws now
-        self._marked: dict[Heatmap, bool] = {}  # map → whether its selection frame is on
         self.mapClicked.connect(lambda section, head: self.cellClicked.emit(*self._sections[section], head))
-        self.mapsMade.connect(self._on_maps_made)
-
-    def _on_maps_made(self) -> None:
-        """New maps get their (unselected) frame now, while the panel may still wait for data; with
-        data shown, they draw it."""
-        for m in self.pool:
-            if m not in self._marked:
-                m.mark(False)
-                self._marked[m] = False
-        if self.data is not None:
-            self.set_data(self.data)
+        self.mapsMade.connect(lambda: self.set_data(self.data) if self.data is not None else None)
 
     def show_kinds(self, kinds: list[str], edits: dict | None = None) -> None:
         """The kinds drawn, a section each, and the heads the frame edited (marked in their titles)."""
@@ -88,16 +76,6 @@ class AttentionGrid(HeatmapGrid):
         data = self.data
         counts = [data.n_heads(k) for k in self.shown if k in data.weights for _ in range(data.n_layers(k))]
         return list(range(data.n_layers(kind))) if self.fits(counts) else [self.layer_of(kind)]
-
-    def prepare(self, shapes: list[tuple[int, int]]) -> None:
-        """Before a new model's first frame: make, a few a turn while the panel waits, the maps a
-        frame of these (layers, heads) per kind may draw (every layer where few enough to ever fit),
-        so its first paint makes none."""
-        self.data, self.drawn, self._sections = None, {}, []
-        self._shows.clear()  # (no old frame's weights kept alive)
-        counts = [heads for layers, heads in shapes for _ in range(layers)]
-        wanted = sum(counts) if sum(counts) <= ALL_LAYERS_MAX else sum(heads for _layers, heads in shapes)
-        self.set_sections([("", [""] * wanted)], at_most_new=0)
 
     def fits(self, counts: list[int]) -> bool:
         """Whether sections of `counts` maps all fit the grid's room at `least_side` or more."""
@@ -125,10 +103,7 @@ class AttentionGrid(HeatmapGrid):
             queries, tokens = data.labels[kind]
             heads = data.weights.layers(kind)[layer]
             for h, m in enumerate(maps):
-                shows = self._shows.get(m)
-                if shows is None or shows[0] is not data or shows[1:] != (kind, layer, h):  # (else drawn already)
-                    m.set_data(heads[h], queries, tokens, allowed=data.allowed[kind])
-                    self._shows[m] = (data, kind, layer, h)
+                m.set_data(heads[h], queries, tokens, allowed=data.allowed[kind])
                 what = f"{head_label(layer, h)} weight"
                 m.describe = lambda q, k, m=m, what=what: cell_text(m, q, k, what, extra=" · click to open")
         self._sections = keys
@@ -150,10 +125,7 @@ class AttentionGrid(HeatmapGrid):
         kind, layer, head = self._selection
         for key, maps in zip(self._sections, self.maps):
             for h, m in enumerate(maps):
-                on = key == (kind, self.layer_of(kind)) and h == head
-                if self._marked.get(m) != on:  # (a style sheet set again costs a re-polish)
-                    m.mark(on)
-                    self._marked[m] = on
+                m.mark(key == (kind, self.layer_of(kind)) and h == head)
 
     def map_of(self, kind: str, head: int, layer: int | None = None):
         key = (kind, self.layer_of(kind) if layer is None else layer)
@@ -330,10 +302,6 @@ class AttentionPanel(Panel):
         self.data = None
         self.stack.setCurrentWidget(self.empty)
         self.picker.sync()
-        grid = self.pages.built_pages().get("grid")
-        if grid is not None and bundle is not None:
-            kinds = self._kinds() if self.all_kinds.isChecked() else [self.kind]
-            grid.prepare([self._shape(kind) for kind in kinds if kind])
 
     def _follow(self, *_selection) -> None:
         kind = self.kind
