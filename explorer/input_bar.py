@@ -143,7 +143,7 @@ class InputBar(QWidget):
         room for its count and a few tokens (`ECHO_ROOM` characters); then it gets a line."""
         if self._tail is None:
             return False
-        beside = self.examples.sizeHint().width() + self._tail.sizeHint().width() + 3 * 8
+        beside = self.examples.sizeHint().width() + self._tail.sizeHint().width() + 3 * self._rows[0].spacing()
         room = QFontMetricsF(self.echo.font()).horizontalAdvance("m" * ECHO_ROOM)
         return self.width() - beside < room
 

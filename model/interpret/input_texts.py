@@ -57,10 +57,11 @@ def _word_gaps(tokenizer, pieces: list[str]) -> list[bool]:
 
 
 def token_echo(bundle, text: str, palette, chat: bool = False) -> Echo:
-    """The tokens `text` becomes: the count (against the model's limit where near or over it), how
-    many are unknown, then each token on alternating tints (`token_a`, `token_b`), a space between
-    two where the tokenizer's text has one (`_word_gaps`), unknown ones red and underlined. A chat message's line is
-    its count and the chat template's around it ("7+29 tokens"); the tooltip lists the tokens.
+    """The tokens `text` becomes: the count (against the model's limit where near or over it), then
+    each token on alternating tints (`token_a`, `token_b`), a space between two where the
+    tokenizer's text has one (`_word_gaps`), unknown ones red and underlined, then how many are
+    unknown (a cut line says it in its marker). A chat message's line is its count and the chat
+    template's around it ("7+29 tokens"); the tooltip lists the tokens.
     `palette`: the colours by role (`error`, `token_a`, `token_b`, `token_unknown`, as hex)."""
     limit = bundle.max_input_len
     model_text = bundle.chat_input(text, chat)

@@ -109,10 +109,8 @@ class WavesView(QWidget):
         length = self.table.shape[0]
         pos = np.arange(length)
         fine = np.linspace(0, length - 1, (length - 1) * SMOOTH + 1)
-        series = st.current().series
         pairs = self.selected_pairs()
-        colours = [series[n % len(series)] for n in range(len(pairs))]
-        for i, color in zip(pairs, colours):
+        for i, color in zip(pairs, self._colours(len(pairs))):
             for dim, dash in zip(pair_dims(self._d_model, i, self.pe_layout), (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine)):
                 pen = pg.mkPen(color, width=2.2, style=dash)
                 if not self.learned:  # the formula between the dots
@@ -124,14 +122,18 @@ class WavesView(QWidget):
         self._show_legend()
         self.plot.enableAutoRange()
 
+    @staticmethod
+    def _colours(n: int) -> list[str]:
+        """The first `n` chosen pairs' colours: the theme's data series, in turn."""
+        series = st.current().series
+        return [series[k % len(series)] for k in range(n)]
+
     def _show_legend(self) -> None:
         """What each curve is, in the curves' colours; its key in the tooltip when short (`compact`)."""
         if self.table is None:
             return
         pairs = self.selected_pairs()
-        series = st.current().series
-        colours = [series[n % len(series)] for n in range(len(pairs))]
-        legend, tip = waves_legend(self._d_model, pairs, colours, self.pe_layout, self.learned, bool(self.compact),
-                                   st.current().muted)
+        legend, tip = waves_legend(self._d_model, pairs, self._colours(len(pairs)), self.pe_layout, self.learned,
+                                   bool(self.compact), st.current().muted)
         self.legend.setText(legend)
         self.legend.setToolTip(tip)
