@@ -171,12 +171,12 @@ def own_frames(samples: list[str]) -> list[tuple[str, int]]:
 
 
 def spin(seconds: float) -> None:
-    from PySide6.QtWidgets import QApplication
+    """Run the event loop for `seconds`, as the app's own loop runs (it sleeps when idle)."""
+    from PySide6.QtCore import QEventLoop, QTimer
 
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        QApplication.processEvents()
-        time.sleep(0.005)
+    loop = QEventLoop()
+    QTimer.singleShot(int(seconds * 1000), loop.quit)
+    loop.exec()
 
 
 def spin_until(condition, timeout: float) -> bool:
