@@ -24,7 +24,7 @@ from explorer.rich_eliding_label import RichElidingLabel
 from explorer.runner import describe_device
 from explorer.screen import ScreenClass
 from model.interpret.input_texts import describe_unknown, field_texts, mask_tooltip, printable, token_echo
-from model.interpret.output_line import output_html
+from model.interpret.output_line import output_forms
 
 FIRST_HINT = "Type a sentence and press Enter — or press PageDown for the paper tour"
 
@@ -299,8 +299,8 @@ class InputBar(QWidget):
         ours = frame is not None and frame.forward is result
         notes = list(frame.notes) if ours else []
         said = dict(edited=len(frame.interventions), decoded=frame.decoded, notes=notes, message=frame.message) if ours else {}
-        text = output_html(result, self.state.bundle, theme.current(), style.MONO_FAMILY, **said)
-        self.status.setText(text)
+        text, *shorter = output_forms(result, self.state.bundle, theme.current(), style.MONO_FAMILY, **said)
+        self.status.setText(text, shorter=shorter)
         line = QTextDocumentFragment.fromHtml(text).toPlainText()
         self.status.setToolTip("\n".join(filter(None, [line, mask_tooltip(result), *(n for n in notes if n not in line)])))
 

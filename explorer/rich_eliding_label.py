@@ -1,6 +1,7 @@
 """`RichElidingLabel`: one line of rich text cut to its width, coloured spans kept (superqt's
 QElidingLabel elides plain text) at the last character or allowed stop that leaves room for a
-marker ("…", "… +12 more"). `text()` is the whole text, `shown_text()` what is drawn."""
+marker ("…", "… +12 more"), after trying the shorter forms it was given whole. `text()` is the
+whole text, `shown_text()` what is drawn."""
 from __future__ import annotations
 
 import math
@@ -45,7 +46,8 @@ def elide_rich(text: str, font, width: float, stops: Sequence[int] = (),
 
 class RichElidingLabel(QLabel):
     """A one-line rich-text label that elides. `least`: the plain text whose width is the least it
-    asks of its layout; `stops` / `marker`: where it may be cut and what it says there."""
+    asks of its layout; `stops` / `marker`: where it may be cut and what it says there;
+    `shorter`: forms of the text, shortest last, shown whole where the text does not fit."""
 
     def __init__(self, least: str = "m…", parent=None):
         super().__init__(parent)
@@ -56,9 +58,11 @@ class RichElidingLabel(QLabel):
         self.stops: Sequence[int] = ()
         self.marker: Callable[[int], str] = lambda kept: "…"
         self.whole = ""
+        self.shorter: Sequence[str] = ()
 
-    def setText(self, text: str, stops: Sequence[int] = (), marker: Callable[[int], str] | None = None) -> None:  # noqa: N802
-        self.whole, self.stops = text, stops
+    def setText(self, text: str, stops: Sequence[int] = (), marker: Callable[[int], str] | None = None,  # noqa: N802
+                shorter: Sequence[str] = ()) -> None:
+        self.whole, self.stops, self.shorter = text, stops, shorter
         self.marker = marker or (lambda kept: "…")
         self._elide()
         self.updateGeometry()
@@ -72,7 +76,9 @@ class RichElidingLabel(QLabel):
 
     def _elide(self) -> None:
         room = self.contentsRect().width() - 2 * self.margin() - max(self.indent(), 0)
-        shown = elide_rich(self.whole, self.font(), room, self.stops, self.marker)
+        forms = (self.whole, *self.shorter)
+        fits = next((form for form in forms[:-1] if _document(form, self.font()).idealWidth() <= room), None)
+        shown = fits or elide_rich(forms[-1], self.font(), room, self.stops if not self.shorter else (), self.marker)
         if shown != QLabel.text(self):
             QLabel.setText(self, shown)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from model.interpret.output_line import output_html, token_counts
+from model.interpret.output_line import output_forms, output_html, token_counts
 from model.io.checkpoints import random_bundle
 
 PALETTE = SimpleNamespace(text="#000001", accent="#000002", warning="#000003", muted="#000004")
@@ -39,3 +39,18 @@ def test_a_note_leads_the_line_and_a_long_prompt_shows_its_end_then_the_whole_co
     assert "… four five six seven</span>" in line and "three" not in line and "eight nine</b>" in line
     result.n_prompt, result.tgt_pieces = 2, ["<bos>", "one", "two", "eight", "nine"]
     assert '">one two</span>' in output_html(result, gpt, PALETTE)  # short: the whole prompt, no "…"
+
+
+def test_a_narrow_line_gives_up_the_prompt_before_the_output():
+    """The forms a narrow line tries: fewer prompt tokens each time, the output whole in every one."""
+    words = ["one", "two", "three", "four", "five", "six"]
+    result = SimpleNamespace(src_pieces=[], tgt_pieces=["<bos>", *words, "seven"], n_prompt=len(words),
+                             mask_predictions=None, output_text="seven", target_text=None)
+    gpt = SimpleNamespace(has_output_layer=True, tgt_tokenizer=SimpleNamespace(join=" ".join))
+    forms = output_forms(result, gpt, PALETTE)
+    assert forms[0] == output_html(result, gpt, PALETTE)
+    assert all("seven</b>" in form for form in forms) and len(forms) == 5
+    assert [len(form) for form in forms] == sorted((len(form) for form in forms), reverse=True)
+    assert '">… </span>' in forms[-1] and "six" not in forms[-1]
+    bundle = random_bundle("reverse")
+    assert output_forms(bundle.run("abc"), bundle, PALETTE) == [output_html(bundle.run("abc"), bundle, PALETTE)]

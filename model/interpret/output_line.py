@@ -16,14 +16,23 @@ def token_counts(result) -> str:
     return f"{read} in + {max(len(result.tgt_pieces) - 1 - result.n_prompt, 0)} out"
 
 
+def output_forms(result, bundle, palette, mono_family: str = "monospace", **said) -> list[str]:
+    """`output_html` whole, then with fewer of a decoder-only prompt's tokens down to none: the
+    forms a narrow line tries in turn, so what gives way is the prompt (in the field above), not
+    the model's output."""
+    forms = [output_html(result, bundle, palette, mono_family, prompt_shown=k, **said) for k in range(PROMPT_SHOWN, -1, -1)]
+    return list(dict.fromkeys(forms))
+
+
 def output_html(result, bundle, palette, mono_family: str = "monospace", edited: int = 0,
-                decoded: tuple[str, str] | None = None, notes: list[str] | tuple = (), message: str | None = None) -> str:
+                decoded: tuple[str, str] | None = None, notes: list[str] | tuple = (), message: str | None = None,
+                prompt_shown: int = PROMPT_SHOWN) -> str:
     """The status line's rich text for a result: the output, the continuation after its prompt
     (decoder-only), the sentence with each [MASK]'s fill marked (masked LM), or a chat model's
     answer alone (`message` given). `edited`: heads edited (said); `decoded`: the frame's (text,
     strategy), beam search's or sampling's output named; `notes`: the first is shown after it.
     `palette`: each role's colour as hex (`text`, `accent`, `warning`, `muted`). No colour says
-    "correct": nothing here checks the answer."""
+    "correct": nothing here checks the answer. `prompt_shown`: a decoder-only prompt's last tokens shown."""
     ok = palette.text
     mark = palette.accent  # a masked LM's fills are marked as fills, not as right answers
     mono = f"font-family:{mono_family};"
@@ -57,7 +66,7 @@ def output_html(result, bundle, palette, mono_family: str = "monospace", edited:
 
     if result.src_pieces == [] and result.tgt_pieces:  # decoder-only: the prompt, then what it wrote
         given = " (given continuation)" if result.target_text else ""
-        first = max(1, 1 + result.n_prompt - PROMPT_SHOWN)
+        first = max(1, 1 + result.n_prompt - prompt_shown)
         prompt = html.escape(bundle.tgt_tokenizer.join(result.tgt_pieces[first:1 + result.n_prompt])) if bundle else ""
         prompt = ("… " if first > 1 else "") + prompt
         return (f'{warn}Output{given}{strategy}{counted}: <span style="{mono} color:{palette.muted};">{prompt}</span> '
