@@ -152,7 +152,7 @@ class InputBar(QWidget):
         shown) the output, "Showing:" and Back get a line, and the echo too where the tail's line
         leaves it too little room; narrow, the echo and the device get a line."""
         narrow = self.screen_class is ScreenClass.NARROW
-        presenting = self._tail is not None and not self._tail.isHidden()
+        presenting = self._presenting()
         own_echo = presenting and not narrow and self._echo_gets_a_line()
         if (narrow, presenting, own_echo) == self._arranged:
             return
@@ -204,8 +204,15 @@ class InputBar(QWidget):
         self.runner.run(self.source.text(), target or None)
 
     def _warn_unknown(self, frame) -> None:
-        if frame.forward.source is not None and (symbols := describe_unknown(frame.forward.source)):
+        """Said in the status bar; presenting, not where the output line's ⚠ note says it already
+        (the message would float over the panels with the same words)."""
+        if frame.forward.source is None or not (symbols := describe_unknown(frame.forward.source)):
+            return
+        if not (self._presenting() and frame.notes):
             self.state.inform(f"The model does not know {symbols}; it reads them as <unk>.", "warning")
+
+    def _presenting(self) -> bool:
+        return self._tail is not None and not self._tail.isHidden()
 
     def show_error(self, message: str) -> None:
         self.status.setText(f'<span style="color:{style.ERROR.name()}; font-weight:bold;">'

@@ -151,6 +151,23 @@ def test_presenting_floats_status_messages_over_the_window_instead_of_a_status_b
     assert toast.text() == "" and window.statusBar().currentMessage() == "an export was written"
 
 
+def test_presenting_an_unknown_symbol_is_said_once_in_the_output_line_not_over_the_panels(window, qtbot):
+    window.lecture.presentation.enter(full_screen=False)
+    _settle(qtbot)
+    window.statusBar().clearMessage()
+    window.runner.run("ab1c")
+    window.runner.wait()
+    qtbot.waitUntil(lambda: window.state.result is not None and window.state.source_text == "ab1c", timeout=30000)
+    assert window.state.result.source.unknown  # (the 1 is read as <unk>)
+    assert window.toast.text() == ""
+    assert "⚠ 1 symbol this model was not trained on" in window.input_bar.status.shown_text()
+    window.lecture.presentation.leave()
+    window.runner.run("ab2c")
+    window.runner.wait()
+    qtbot.waitUntil(lambda: window.state.source_text == "ab2c", timeout=30000)
+    assert "<unk>" in window.statusBar().currentMessage()  # not presenting: the bar says it too
+
+
 def test_f11_toggles_full_screen_and_escape_leaves(window, qtbot):
     qtbot.keyClick(window, Qt.Key_F11)
     assert window.lecture.presentation.active and window.isFullScreen()
