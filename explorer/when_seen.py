@@ -87,13 +87,14 @@ class WhenSeen(QObject):
             relay.catch_up()
 
     def catch_up_one(self) -> None:
-        """Draw the earliest change held back; the next one in the next turn (while still seen)."""
+        """Draw the earliest change held back; the next one in the next turn while still seen
+        (hidden again, the rest waits for the next show, not a timer that fires every turn)."""
         drawn = False
         while self.pending and not drawn and not self.unseen():
             key, (_arrival, relay) = min(self.pending.items(), key=lambda item: item[1][0])
             del self.pending[key]
             drawn = relay.catch_up()
-        if self.pending:
+        if self.pending and not self.unseen():
             self.next_turn.start()
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name

@@ -90,6 +90,20 @@ def test_held_changes_are_drawn_one_a_turn_once_shown(qtbot):
     assert panel.calls == [("bundle", "new model"), ("frame", "its frame")]
 
 
+def test_a_panel_hidden_again_before_its_changes_are_drawn_waits_for_its_next_show(qtbot):
+    """No timer left firing every turn for a panel nobody sees: the rest is drawn when it is shown."""
+    state = FakeState()
+    tabs, panel = _tabs(qtbot, state)
+    state.change("bundle", "b1")
+    state.change("frame", "f1")
+    tabs.setCurrentWidget(panel)  # the bundle with the show; the frame would come a turn later
+    tabs.setCurrentIndex(0)  # hidden again first
+    qtbot.wait(50)
+    assert panel.calls == [("bundle", "b1")] and not panel.seen.next_turn.isActive()
+    tabs.setCurrentWidget(panel)
+    assert panel.calls == [("bundle", "b1"), ("frame", "f1")]
+
+
 def test_a_held_change_keeps_no_old_value_alive(qtbot):
     """What a hidden panel draws when shown is the session's value then: the frame of a model the
     session has replaced since (it drops its frame and says so with bundleChanged) is not kept."""
