@@ -30,26 +30,44 @@ from model.train.presets import LECTURE_PRESETS
 from model.train.request import BUILTIN_TASKS, LECTURE, MODEL_KINDS, MODEL_PRESETS, PRESET_LABELS
 from model.train.steering import ACTIVE_PHASES, phase_actions
 
-BUTTONS = (  # attribute, text, icon, tooltip, the `phase_actions` entry that enables it
-    ("start_button", "Start", QStyle.SP_MediaPlay, "Start training (or resume)", "start"),
-    ("pause_button", "Pause", QStyle.SP_MediaPause, "Pause after this step", "pause"),
-    ("step_button", "Step", QStyle.SP_MediaSkipForward, "Exactly one optimisation step, then pause", "step"),
+BUTTONS = (  # attribute, text, icon, tooltip, the `phase_actions` entry that enables it, the panel's slot
+    ("start_button", "Start", QStyle.SP_MediaPlay, "Start training (or resume)", "start", "start_or_resume"),
+    ("pause_button", "Pause", QStyle.SP_MediaPause, "Pause after this step", "pause", "pause"),
+    ("step_button", "Step", QStyle.SP_MediaSkipForward, "Exactly one optimisation step, then pause", "step",
+     "single_step"),
     ("stop_button", "Stop", QStyle.SP_MediaStop,
-     "End the run; the other panels show the loaded model again (“Use this model” keeps the trained one)", "stop"),
-    ("save_button", "Save…", None, "Save a checkpoint: the current weights, written to a folder", "keep"),
+     "End the run; the other panels show the loaded model again (“Use this model” keeps the trained one)", "stop",
+     "stop"),
+    ("save_button", "Save…", None, "Save a checkpoint: the current weights, written to a folder", "keep",
+     "choose_save_folder"),
     ("use_button", "Use this model", None,
-     "Make the trained model (a copy of it now) the session's model, in place of the loaded one", "keep"),
+     "Make the trained model (a copy of it now) the session's model, in place of the loaded one", "keep", "use_model"),
     ("back_button", "Back to the loaded model", None,
-     "Show the session's own model in the other panels again (the run goes on)", None),
-)
-SPINS = (  # attribute, label, top, value, single step, most width, tooltip
-    ("steps_spin", "Steps", 1_000_000, run_setup.DEFAULT_STEPS, 500, 105, "Optimisation steps of the run"),
-    ("warmup_spin", "Warm-up", 100_000, 400, 1, 85,
-     "Steps of linearly rising learning rate before the 1/√step decay (Section 5.3)"),
-    ("batch_spin", "Batch", 2048, 64, 1, 70, "Sentence pairs per optimisation step"),
+     "Show the session's own model in the other panels again (the run goes on)", None, "back_to_session_model"),
 )
 KIND_TIP = ("The kind of new model: the paper's encoder-decoder, or one of its two descendants (an encoder-only "
             "masked LM like BERT, a decoder-only next-token LM like GPT), which learn from a text corpus")
+COMBOS = {  # attribute: items (text, data, item tooltip), tooltip, least characters shown
+    "task_box": ([(n, n, None) for n in BUILTIN_TASKS] + [("TSV file…", run_setup.TSV, None)],
+                 "A built-in task, or your own UTF-8 'source<TAB>target' file", 7),
+    "tokenizer_box": ([("char", "char", None), ("word", "word", None)], "How the TSV file's text is split into tokens",
+                      4),
+    "kind_box": ([(run_setup.KIND_SHORT[k], k, text) for k, text in MODEL_KINDS.items()], KIND_TIP, 8),
+    "model_box": ([(PRESET_LABELS.get(n, ""), n, None) for n in (*MODEL_PRESETS, LECTURE, run_setup.CONTINUE)],
+                  "A new model of a preset size, or a copy of the model the other panels show", 6),
+    "device_box": ([(text, key, None) for key, text in run_setup.DEVICES],
+                   "Where the run trains (auto: a CUDA GPU if PyTorch sees one, else the CPU)", 4),
+}
+SPINS = {  # attribute: top, value, single step, most width, tooltip
+    "steps_spin": (1_000_000, run_setup.DEFAULT_STEPS, 500, 105, "Optimisation steps of the run"),
+    "warmup_spin": (100_000, 400, 1, 85, "Steps of linearly rising learning rate before the 1/√step decay (Section 5.3)"),
+    "batch_spin": (2048, 64, 1, 70, "Sentence pairs per optimisation step"),
+}
+KNOBS = (  # the settings' two rows: row, label (none: the one before's), attribute, stretch
+    (0, "Task", "task_box", 2), (0, None, "tokenizer_box", 0), (0, "Kind", "kind_box", 3),
+    (0, "Device", "device_box", 1), (1, "Model", "model_box", 1), (1, "Steps", "steps_spin", 0),
+    (1, "Warm-up", "warmup_spin", 0), (1, "Batch", "batch_spin", 0),
+)
 # the run's buttons, bar and line: (row, column, columns) in one row (WIDE), else in two
 PLACES = {True: {"start_button": (0, 0, 1), "pause_button": (0, 1, 1), "step_button": (0, 2, 1),
                  "stop_button": (0, 3, 1), "progress": (0, 4, 1), "progress_line": (0, 5, 1),
@@ -60,9 +78,10 @@ PLACES = {True: {"start_button": (0, 0, 1), "pause_button": (0, 1, 1), "step_but
 STRETCHES = {True: {4: 1, 5: 3}, False: {7: 1}}  # column → stretch
 
 
-def _combo(items, tip: str, chars: int, box: QComboBox | None = None) -> QComboBox:
-    """A box of (text, data, item tooltip) at the base size, `chars` characters wide at least."""
-    box = box or QComboBox()
+def _combo(items, tip: str, chars: int) -> QComboBox:
+    """A box of (text, data, item tooltip) at the body size, `chars` characters wide at least; a
+    long entry shows its name alone, then ends in "…"."""
+    box = ElidingComboBox()
     for text, data, item_tip in items:
         box.addItem(text, data)
         box.setItemData(box.count() - 1, item_tip, Qt.ToolTipRole)
@@ -70,6 +89,13 @@ def _combo(items, tip: str, chars: int, box: QComboBox | None = None) -> QComboB
     box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
     box.setMinimumContentsLength(chars)
     return style.set_font_role(box, "body")
+
+
+def _spin(top: int, value: int, step: int, most: int, tip: str) -> QSpinBox:
+    spin = QSpinBox(minimum=1, maximum=top, value=value, singleStep=step, toolTip=tip)
+    spin.setGroupSeparatorShown(True)
+    spin.setMaximumWidth(most)  # (a hint sized for its top value would widen the panel past its dock)
+    return style.set_font_role(spin, "body")
 
 
 class TrainingControls(QWidget):
@@ -82,58 +108,35 @@ class TrainingControls(QWidget):
         self.tsv_path: str | None = None
         self._locked = False  # a run's settings are fixed while it runs
         self._continue_kind: str | None = None
-        self.task_box = _combo([(n, n, None) for n in BUILTIN_TASKS] + [("TSV file…", run_setup.TSV, None)],
-                               "A built-in task, or your own UTF-8 'source<TAB>target' file", 7)
+        self.settings = QWidget()  # folded away during a run on a short screen
+        settings = QVBoxLayout(self.settings)
+        settings.setContentsMargins(0, 0, 0, 0)
+        settings.setSpacing(4)
+        rows = (QHBoxLayout(), QHBoxLayout())
+        for row, text, name, stretch in KNOBS:  # the knobs, declared once
+            widget = _combo(*COMBOS[name]) if name in COMBOS else _spin(*SPINS[name])
+            setattr(self, name, widget)
+            if text is not None:
+                rows[row].addWidget(style.set_font_role(QLabel(text), "body"))
+            rows[row].addWidget(widget, stretch)
+        for row in rows:
+            row.setSpacing(8)
+            settings.addLayout(row)
         self.task_box.setCurrentIndex(self.task_box.findData("reverse"))
         self.task_box.activated.connect(self._on_task_activated)
-        self.tokenizer_box = _combo([("char", "char", None), ("word", "word", None)],
-                                    "How the TSV file's text is split into tokens", 4)
+        self.task_box.currentIndexChanged.connect(
+            lambda _i: self.tokenizer_box.setVisible(self.task_box.currentData() == run_setup.TSV))
         self.tokenizer_box.setVisible(False)
-        self.kind_box = _combo([(run_setup.KIND_SHORT[k], k, text) for k, text in MODEL_KINDS.items()], KIND_TIP, 8)
         self.kind_box.currentIndexChanged.connect(self._on_kind_changed)
-        self.model_box = _combo([(PRESET_LABELS.get(n, ""), n, None) for n in (*MODEL_PRESETS, LECTURE, run_setup.CONTINUE)],
-                                "A new model of a preset size, or a copy of the model the other panels show", 6,
-                                ElidingComboBox())
         self.model_box.currentIndexChanged.connect(self._on_model_changed)
         self.model_box.currentIndexChanged.connect(self._apply_lecture)
         self.set_continue_available(None)
-        self.device_box = _combo([(text, key, None) for key, text in run_setup.DEVICES], "", 4)
         if not torch.cuda.is_available():  # greyed out, with the reason in the tooltip
             item = self.device_box.model().item(self.device_box.findData("cuda"))
             item.setEnabled(False)
             item.setToolTip("PyTorch sees no CUDA GPU on this machine")
 
-        grid = QGridLayout()  # the task, kind and device; then the model and the run's numbers
-        grid.setContentsMargins(0, 0, 0, 0)
-        grid.setHorizontalSpacing(6)
-        grid.setVerticalSpacing(4)
-        task_row = QHBoxLayout()
-        task_row.addWidget(self.task_box, 1)
-        task_row.addWidget(self.tokenizer_box)
-        grid.addLayout(task_row, 0, 1)
-        for col, (text, box) in enumerate((("Task", None), ("Kind", self.kind_box), ("Device", self.device_box))):
-            grid.addWidget(style.set_font_role(QLabel(text), "body"), 0, 2 * col)
-            if box is not None:
-                grid.addWidget(box, 0, 2 * col + 1)
-        numbers = QHBoxLayout()
-        numbers.setSpacing(6)
-        numbers.addWidget(style.set_font_role(QLabel("Model"), "body"))
-        numbers.addWidget(self.model_box, 1)
-        for name, text, top, value, step, most, tip in SPINS:
-            spin = QSpinBox(minimum=1, maximum=top, value=value, singleStep=step, toolTip=tip)
-            spin.setGroupSeparatorShown(True)
-            spin.setMaximumWidth(most)  # (a hint sized for its top value would widen the panel past its dock)
-            setattr(self, name, style.set_font_role(spin, "body"))
-            numbers.addSpacing(10)
-            numbers.addWidget(style.set_font_role(QLabel(text), "body"))
-            numbers.addWidget(spin)
-        grid.addLayout(numbers, 1, 0, 1, 6)
-        for col, stretch in ((1, 2), (3, 3), (5, 1)):
-            grid.setColumnStretch(col, stretch)
-        self.settings = QWidget()  # folded away during a run on a short screen
-        self.settings.setLayout(grid)
-
-        for name, text, icon, tip, _action in BUTTONS:
+        for name, text, icon, tip, _action, _slot in BUTTONS:
             button = QPushButton(self.style().standardIcon(icon), text) if icon else QPushButton(text)
             style.set_font_role(button, "heading" if text in ("Start", "Pause") else "body")
             button.setToolTip(tip)
@@ -157,6 +160,11 @@ class TrainingControls(QWidget):
         self.apply_screen_class(ScreenClass.WIDE)
         self.set_phase("idle", has_model=False)
 
+    def connect_buttons(self, panel) -> None:
+        """Each button to its slot on the panel (`BUTTONS`)."""
+        for name, _text, _icon, _tip, _action, slot in BUTTONS:
+            getattr(self, name).clicked.connect(getattr(panel, slot))
+
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """WIDE: the run's buttons, its bar and line and the model's buttons in one row; else two
         rows: Start … Stop and the bar over Save…, Use this model, Back and the run's line."""
@@ -178,7 +186,7 @@ class TrainingControls(QWidget):
         self._on_model_changed()
         self.start_button.setText("Resume" if phase == "paused" else "Start")
         actions = phase_actions(phase, has_model)
-        for name, _text, _icon, _tip, action in BUTTONS:
+        for name, _text, _icon, _tip, action, _slot in BUTTONS:
             if action is not None:
                 getattr(self, name).setEnabled(actions[action])
 
@@ -209,7 +217,6 @@ class TrainingControls(QWidget):
 
     def _choose_task(self, task: str) -> None:
         self.task_box.setCurrentIndex(max(0, self.task_box.findData(task)))
-        self.tokenizer_box.setVisible(task == run_setup.TSV)
 
     def kind(self) -> str:
         """The kind of model the run trains: the loaded model's own when continuing it."""
@@ -273,7 +280,6 @@ class TrainingControls(QWidget):
                 self.set_tsv(path)
             elif self.tsv_path is None:
                 self._choose_task("reverse")
-        self.tokenizer_box.setVisible(self.task_box.currentData() == run_setup.TSV)
         self._apply_lecture()
         self.taskChanged.emit(self.task_name())
 
@@ -283,7 +289,6 @@ class TrainingControls(QWidget):
         self.task_box.setItemText(index, f"file: {Path(path).name}")
         self.task_box.setItemData(index, path, Qt.ToolTipRole)
         self.task_box.setCurrentIndex(index)
-        self.tokenizer_box.setVisible(True)
 
     def setup(self) -> run_setup.RunSetup:
         """The settings shown."""

@@ -145,6 +145,7 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
             self._make_items()
         finally:
             style.set_scale(factor)
+        self._relayout()  # (in the canvas' scene, so that the restyle reaches them)
         if factor != 1.0:
             self.setProperty(SCALE_PROPERTY, 1.0)
             restyle_view(self)

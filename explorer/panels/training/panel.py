@@ -86,11 +86,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         for widget, stretch in ((self.controls, 0), (self.message, 0), (self.splitter, 1), (self.tabs, 1)):
             lay.addWidget(widget, stretch)
         c = self.controls
-        for button, slot in ((c.start_button, self.start_or_resume), (c.pause_button, self.pause),
-                             (c.step_button, self.single_step), (c.stop_button, self.stop),
-                             (c.save_button, self._on_save_clicked), (c.use_button, self.use_model),
-                             (c.back_button, self.back_to_session_model)):
-            button.clicked.connect(slot)
+        c.connect_buttons(self)
         c.taskChanged.connect(self._on_task_changed)
         self.probe.probeEdited.connect(self._on_probe_edited)
         self.probe.slider.valueChanged.connect(self.select_snapshot)
@@ -241,7 +237,8 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
             self.redraw()
 
     # -- controls -----------------------------------------------------------------------------
-    def _on_save_clicked(self) -> None:
+    def choose_save_folder(self) -> None:
+        """Save… : a folder of the user's (a new one inside it where it holds other files)."""
         folder = QFileDialog.getExistingDirectory(self, "Save the checkpoint into a folder")
         if folder:
             path = Path(folder)
