@@ -242,20 +242,21 @@ def test_the_waiting_notes_sit_inside_their_plots_on_a_second_run(qtbot):
 
 def test_narrow_puts_the_curves_and_the_probe_in_tabs_and_back(qtbot, panel):
     """NARROW: the curves and the probe a tab each (each the whole height); any other class puts
-    them side by side again, both shown."""
+    them side by side again, both shown, in one page without a tab bar."""
     from explorer.screen import ScreenClass
     panel.resize(900, 700)
     panel.show()
     panel.apply_screen_class(ScreenClass.NARROW)
-    assert panel.tabs.isVisible() and not panel.splitter.isVisible()
-    assert [panel.tabs.widget(k) for k in range(panel.tabs.count())] == [panel.curves, panel.probe]
+    tabs = panel.pages
+    assert [tabs.widget(k) for k in range(tabs.count())] == [panel.curves, panel.probe]
     assert panel.curves.isVisible() and not panel.probe.isVisible()
-    panel.tabs.setCurrentWidget(panel.probe)
+    tabs.setCurrentWidget(panel.probe)
     assert panel.probe.isVisible() and not panel.curves.isVisible()
+    assert panel.probe.height() > panel.height() / 2
     panel.apply_screen_class(ScreenClass.PROJECTOR)
-    assert panel.splitter.isVisible() and not panel.tabs.isVisible() and panel.tabs.count() == 0
-    assert [panel.splitter.widget(k) for k in range(panel.splitter.count())] == [panel.curves, panel.probe]
+    assert tabs.count() == 1 and not tabs.tabBar().isVisible()
     assert panel.curves.isVisible() and panel.probe.isVisible()
+    assert panel.curves.geometry().right() < panel.probe.geometry().left()  # side by side, in this order
 
 
 def test_the_probe_map_comes_with_the_first_snapshot(qtbot, state):
@@ -315,5 +316,5 @@ def test_the_probe_maps_title_has_its_row_to_itself_and_the_probe_half_the_width
     for box, beside in ((probe.layer_box, probe.probe_edit), (probe.head_box, probe.output_label)):
         assert grid.getItemPosition(grid.indexOf(box))[0] == grid.getItemPosition(grid.indexOf(beside))[0]
     assert probe.map_title.width() >= probe.map_note.width()  # as wide as the map below it
-    curves_width, probe_width = panel.splitter.sizes()
+    curves_width, probe_width = panel.curves.width(), panel.probe.width()
     assert abs(curves_width - probe_width) <= 0.05 * (curves_width + probe_width)

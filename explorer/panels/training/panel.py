@@ -8,19 +8,12 @@ import sys
 from pathlib import Path
 
 from PySide6.QtCore import QEventLoop, QStandardPaths, Qt, QTimer
-from PySide6.QtWidgets import (
-    QApplication,
-    QFileDialog,
-    QLabel,
-    QSizePolicy,
-    QSplitter,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QSizePolicy, QWidget
 from superqt.utils import create_worker
 
 from explorer import style
+from explorer.panels.layouts import column
+from explorer.panels.split_pages import SplitPages
 from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.panels.training.controls import ACTIVE_PHASES, TrainingControls
 from explorer.panels.training.curves import TrainingCurves
@@ -71,20 +64,10 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.message.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the window
         self.message.setVisible(False)  # until there is something to say
         self.curves.setMinimumSize(330, 260)  # below this the 2 × 2 plots would be clipped
-        self.splitter = QSplitter(Qt.Horizontal)
-        self.splitter.setChildrenCollapsible(False)
-        for view in (self.curves, self.probe):  # half the width each: 2 × 2 curves of readable plots
-            self.splitter.addWidget(view)
-            self.splitter.setStretchFactor(self.splitter.count() - 1, 1)
-        self.splitter.setSizes([5000, 5000])  # shares of the width (scaled to fit), whatever the probe shows
-        self.tabs = QTabWidget()  # NARROW: the curves and the probe a tab each
-        self.tabs.setVisible(False)
+        # half the width each (2 × 2 curves of readable plots), or a tab each on a narrow screen
+        self.pages = SplitPages([(self.curves, "Curves", 1), (self.probe, "Probe", 1)])
         self.probe.setAutoFillBackground(True)  # (in a tab: the window's colour, not the style's tab pane)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 2, 4, 2)
-        lay.setSpacing(3)
-        for widget, stretch in ((self.controls, 0), (self.message, 0), (self.splitter, 1), (self.tabs, 1)):
-            lay.addWidget(widget, stretch)
+        column(self.controls, self.message, (self.pages, 1), parent=self, margins=2).setSpacing(3)
         c = self.controls
         c.connect_buttons(self)
         c.taskChanged.connect(self._on_task_changed)
@@ -311,18 +294,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         side by side but compact (`_arrange`), the buttons in two rows. NARROW: compact, the curves
         and the probe a tab each."""
         self.screen_class = cls
-        in_tabs = cls is ScreenClass.NARROW
-        if in_tabs != self.tabs.isVisibleTo(self):
-            if in_tabs:
-                self.tabs.addTab(self.curves, "Curves")
-                self.tabs.addTab(self.probe, "Probe")
-            else:
-                self.tabs.clear()
-                for k, view in enumerate((self.curves, self.probe)):
-                    self.splitter.insertWidget(k, view)
-                    view.setVisible(True)  # (a tab widget hides the page it does not show)
-            self.splitter.setVisible(not in_tabs)
-            self.tabs.setVisible(in_tabs)
+        self.pages.set_apart(cls is ScreenClass.NARROW)
         self.controls.apply_screen_class(cls)
         self.curves.apply_screen_class(cls)
         self._arrange()
