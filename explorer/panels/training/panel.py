@@ -7,14 +7,14 @@ import os
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QEventLoop, QStandardPaths, Qt, QTimer
-from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QSizePolicy, QWidget
+from PySide6.QtCore import QEventLoop, QStandardPaths, QTimer
+from PySide6.QtWidgets import QApplication, QFileDialog, QSizePolicy, QWidget
 from superqt.utils import create_worker
 
-from explorer import style
 from explorer.panels.layouts import column
 from explorer.panels.split_pages import SplitPages
 from explorer.panels.stops_with_window import StopsWithWindow
+from explorer.panels.texts import say, text_label
 from explorer.panels.training.controls import ACTIVE_PHASES, TrainingControls
 from explorer.panels.training.curves import TrainingCurves
 from explorer.panels.training.probe import ProbeView
@@ -58,9 +58,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self._defaults_pending = False  # it changed during a run: its task and kind once the run ends
         self.screen_class = ScreenClass.WIDE
         self.controls, self.curves, self.probe = TrainingControls(), TrainingCurves(), ProbeView()
-        self.message = style.set_font_role(QLabel(), "body")  # what the run did: wrapped, never cut
-        self.message.setWordWrap(True)
-        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message = text_label(selectable=True)  # what the run did: wrapped, never cut
         self.message.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the window
         self.message.setVisible(False)  # until there is something to say
         self.curves.setMinimumSize(330, 260)  # below this the 2 × 2 plots would be clipped
@@ -276,12 +274,13 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
     def _show_phase(self) -> None:
         self.controls.set_phase(self.phase, has_model=self.trained is not None)
         self.probe.show_others.setEnabled(self.run is not None)  # after a run there is nothing to show
-        self._arrange()
+        short = self.screen_class is not ScreenClass.WIDE  # compact: short picker names, the settings folded
+        self.probe.set_compact(short)
+        self.controls.settings.setVisible(not (short and self.phase in ACTIVE_PHASES))  # (during a run)
 
     def say(self, text: str, level: str = "info") -> None:
-        colour = {"error": style.ERROR, "warning": style.WARNING}.get(level, style.TEXT)
-        self.message.setStyleSheet(f"color: {colour.name()};")
-        self.message.setText(text)
+        """What the run did, tinted by its level (`texts.say`)."""
+        say(self.message, text, level)
         self.message.setVisible(bool(text.strip()))
 
     def tell(self, text: str, level: str = "info") -> None:
@@ -290,17 +289,10 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.state.inform(text, level)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """WIDE: curves beside the probe, the buttons in one row. PROJECTOR:
-        side by side but compact (`_arrange`), the buttons in two rows. NARROW: compact, the curves
-        and the probe a tab each."""
+        """WIDE: curves beside the probe, the buttons in one row. PROJECTOR: side by side but compact
+        (`_show_phase`), the buttons in two rows. NARROW: compact, the curves and the probe a tab each."""
         self.screen_class = cls
         self.pages.set_apart(cls is ScreenClass.NARROW)
         self.controls.apply_screen_class(cls)
         self.curves.apply_screen_class(cls)
-        self._arrange()
-
-    def _arrange(self) -> None:
-        """Compact classes: short picker names, the settings folded during a run."""
-        short = self.screen_class is not ScreenClass.WIDE
-        self.probe.set_compact(short)
-        self.controls.settings.setVisible(not (short and self.phase in ACTIVE_PHASES))
+        self._show_phase()
