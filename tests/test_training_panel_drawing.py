@@ -318,3 +318,24 @@ def test_the_probe_maps_title_has_its_row_to_itself_and_the_probe_half_the_width
     assert probe.map_title.width() >= probe.map_note.width()  # as wide as the map below it
     curves_width, probe_width = panel.curves.width(), panel.probe.width()
     assert abs(curves_width - probe_width) <= 0.05 * (curves_width + probe_width)
+
+
+def test_curves_built_while_presenting_are_drawn_at_the_presenting_size(qtbot, qapp):
+    """Curves made while presenting (their plots come in a later turn) have their tick numbers,
+    axis names and titles at the presenting size, as curves made before it was entered."""
+    from explorer import style
+    from explorer.panels.training.curves import TrainingCurves
+    from explorer.presentation import set_scale
+
+    set_scale(qapp, 1.6)
+    try:
+        curves = TrainingCurves()
+        qtbot.addWidget(curves)
+        qtbot.waitUntil(lambda: curves.built)
+        for plot in curves.plots:
+            axis = plot.getAxis("left")
+            assert axis.style["tickFont"].pointSizeF() == pytest.approx(style.font(style.SMALL_POINT_SIZE).pointSizeF())
+            assert axis.labelStyle["font-size"] == style.css_pt(style.SMALL_POINT_SIZE)
+            assert plot.titleLabel.opts["size"] == style.css_pt(style.TITLE_POINT_SIZE)
+    finally:
+        set_scale(qapp, 1.0)
