@@ -247,7 +247,7 @@ def test_narrow_puts_the_curves_and_the_probe_in_tabs_and_back(qtbot, panel):
     panel.resize(900, 700)
     panel.show()
     panel.apply_screen_class(ScreenClass.NARROW)
-    tabs = panel.pages
+    tabs = panel.body
     assert [tabs.widget(k) for k in range(tabs.count())] == [panel.curves, panel.probe]
     assert panel.curves.isVisible() and not panel.probe.isVisible()
     tabs.setCurrentWidget(panel.probe)

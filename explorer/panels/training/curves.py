@@ -20,6 +20,8 @@ from model.train.curve_data import CurveData
 from model.train.curve_texts import rate_axis
 
 PLOTS = ("loss", "acc", "lr", "speed")  # their order: 2 × 2 row by row, or one row
+BUILT_LATER = {"plots", "loss_plot", "acc_plot", "lr_plot", "speed_plot", "curves", "plan", "legend", "warmup",
+               "waiting"}  # `TrainingCurves.build` makes them
 WAITING = "waiting for\nthe first steps"  # in each empty plot while a run starts
 WARMUP_TEXTS = ("warm-up ends", "warm-up")  # a wide plot's, a narrow one's
 LEFT_OF, RIGHT_OF = (1, 1), (0, 1)  # anchors: the text's bottom right / bottom left corner at the line
@@ -118,7 +120,7 @@ class WarmupMark:
 
 class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
     """Four plots sharing the step axis (the rate plot spans the whole run), made in the turn after
-    the canvas (`build`), or by the first reset, plan, score or refresh. It adds up the time its paints
+    the canvas (`build`), or when first used. It adds up the time its paints
     take (`take_paint_time`): redraws are spaced by their cost, as painting holds the GIL."""
 
     screen_class = ScreenClass.WIDE
@@ -134,6 +136,13 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
         self.rate_exponent = 0  # the rate axis counts in units of 10**rate_exponent
         self.shape: texts.CurveShape | None = None  # how the plots are laid out now (`_relayout`)
         QTimer.singleShot(1, self, self.build)  # (a timer: 0 ms would run it with the events already posted)
+
+    def __getattr__(self, name: str):
+        """The plots and their items, made on first use where `build` has not run yet."""
+        if name in BUILT_LATER and not self.built:
+            self.build()
+            return getattr(self, name)
+        raise AttributeError(f"'TrainingCurves' object has no attribute {name!r}")
 
     def build(self) -> None:
         """The plots and their items, at the normal size, then scaled as the canvas is shown."""
@@ -260,7 +269,6 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
     # -- data: `CurveData` keeps it, the plots draw its `frame` ----------------------------------
     def reset(self, warmup: int | None = None, decay_steps: int = 0) -> None:
         CurveData.reset(self, warmup, decay_steps)
-        self.build()
         self._reset_items()
 
     def _reset_items(self) -> None:
@@ -282,7 +290,6 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
 
     def set_plan(self, steps: np.ndarray, rates: np.ndarray) -> None:
         """The run's planned rates, dashed over the whole run the rate plot then spans."""
-        self.build()
         CurveData.set_plan(self, steps, rates)
         self.plan.setData(self.plan_steps, self.plan_rates)
         ranges, vb = self.plan_range(), self.lr_plot.vb
@@ -297,7 +304,6 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
         """Hand what came since the last refresh to the plot items."""
         if not self.dirty:
             return
-        self.build()
         frame = self.frame()
         self.show_waiting(frame.waiting)
         for key, (x, y) in frame.lines.items():
@@ -317,7 +323,6 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
 
     def add_eval(self, event) -> None:
         """A held-out evaluation (`EvalEvent`), its points named by what it measured (`set_metric`)."""
-        self.build()
         self.add_score(event.step, event.score, getattr(event, "metric", "exact_match"))
 
     def set_metric(self, metric: str) -> bool:

@@ -63,9 +63,9 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.message.setVisible(False)  # until there is something to say
         self.curves.setMinimumSize(330, 260)  # below this the 2 × 2 plots would be clipped
         # half the width each (2 × 2 curves of readable plots), or a tab each on a narrow screen
-        self.pages = SplitPages([(self.curves, "Curves", 1), (self.probe, "Probe", 1)])
+        self.body = SplitPages([(self.curves, "Curves", 1), (self.probe, "Probe", 1)])
         self.probe.setAutoFillBackground(True)  # (in a tab: the window's colour, not the style's tab pane)
-        column(self.controls, self.message, (self.pages, 1), parent=self, margins=2).setSpacing(3)
+        column(self.controls, self.message, (self.body, 1), parent=self, margins=2).setSpacing(3)
         c = self.controls
         c.connect_buttons(self)
         c.taskChanged.connect(self._on_task_changed)
@@ -292,7 +292,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         """WIDE: curves beside the probe, the buttons in one row. PROJECTOR: side by side but compact
         (`_show_phase`), the buttons in two rows. NARROW: compact, the curves and the probe a tab each."""
         self.screen_class = cls
-        self.pages.set_apart(cls is ScreenClass.NARROW)
+        self.body.set_apart(cls is ScreenClass.NARROW)
         self.controls.apply_screen_class(cls)
         self.curves.apply_screen_class(cls)
         self._show_phase()
