@@ -58,15 +58,16 @@ COMBOS = {  # attribute: items (text, data, item tooltip), tooltip, least charac
     "device_box": ([(text, key, None) for key, text in run_setup.DEVICES],
                    "Where the run trains (auto: a CUDA GPU if PyTorch sees one, else the CPU)", 4),
 }
-SPINS = {  # attribute: top, value, single step, most width, tooltip
-    "steps_spin": (1_000_000, run_setup.DEFAULT_STEPS, 500, 105, "Optimisation steps of the run"),
-    "warmup_spin": (100_000, 400, 1, 85, "Steps of linearly rising learning rate before the 1/√step decay (Section 5.3)"),
-    "batch_spin": (2048, 64, 1, 70, "Sentence pairs per optimisation step"),
+SPINS = {  # attribute: top, single step, most width, tooltip
+    "steps_spin": (1_000_000, 500, 105, "Optimisation steps of the run"),
+    "warmup_spin": (100_000, 1, 85, "Steps of linearly rising learning rate before the 1/√step decay (Section 5.3)"),
+    "batch_spin": (2048, 1, 70, "Sentence pairs per optimisation step"),
 }
-KNOBS = (  # the settings' two rows: row, label (none: the one before's), attribute, stretch
-    (0, "Task", "task_box", 2), (0, None, "tokenizer_box", 0), (0, "Kind", "kind_box", 3),
-    (0, "Device", "device_box", 1), (1, "Model", "model_box", 1), (1, "Steps", "steps_spin", 0),
-    (1, "Warm-up", "warmup_spin", 0), (1, "Batch", "batch_spin", 0),
+KNOBS = (  # the settings' two rows: row, label (none: the one before's), attribute, its `RunSetup` field, stretch
+    (0, "Task", "task_box", "task", 2), (0, None, "tokenizer_box", "tsv_tokenizer", 0),
+    (0, "Kind", "kind_box", "kind", 3), (0, "Device", "device_box", "device", 1),
+    (1, "Model", "model_box", "preset", 1), (1, "Steps", "steps_spin", "steps", 0),
+    (1, "Warm-up", "warmup_spin", "warmup", 0), (1, "Batch", "batch_spin", "batch_size", 0),
 )
 # the run's buttons, bar and line: (row, column, columns) in one row (WIDE), else in two
 PLACES = {True: {"start_button": (0, 0, 1), "pause_button": (0, 1, 1), "step_button": (0, 2, 1),
@@ -78,20 +79,21 @@ PLACES = {True: {"start_button": (0, 0, 1), "pause_button": (0, 1, 1), "step_but
 STRETCHES = {True: {4: 1, 5: 3}, False: {7: 1}}  # column → stretch
 
 
-def _combo(items, tip: str, chars: int) -> QComboBox:
-    """A box of (text, data, item tooltip) at the body size, `chars` characters wide at least; a
-    long entry shows its name alone, then ends in "…"."""
+def _combo(value, items, tip: str, chars: int) -> QComboBox:
+    """A box of (text, data, item tooltip) showing `value`'s at the body size, `chars` characters
+    wide at least; a long entry shows its name alone, then ends in "…"."""
     box = ElidingComboBox()
     for text, data, item_tip in items:
         box.addItem(text, data)
         box.setItemData(box.count() - 1, item_tip, Qt.ToolTipRole)
+    box.setCurrentIndex(box.findData(value))
     box.setToolTip(tip)
     box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
     box.setMinimumContentsLength(chars)
     return style.set_font_role(box, "body")
 
 
-def _spin(top: int, value: int, step: int, most: int, tip: str) -> QSpinBox:
+def _spin(value: int, top: int, step: int, most: int, tip: str) -> QSpinBox:
     spin = QSpinBox(minimum=1, maximum=top, value=value, singleStep=step, toolTip=tip)
     spin.setGroupSeparatorShown(True)
     spin.setMaximumWidth(most)  # (a hint sized for its top value would widen the panel past its dock)
@@ -112,17 +114,19 @@ class TrainingControls(QWidget):
         settings = QVBoxLayout(self.settings)
         settings.setContentsMargins(0, 0, 0, 0)
         settings.setSpacing(4)
-        rows = (QHBoxLayout(), QHBoxLayout())
-        for row, text, name, stretch in KNOBS:  # the knobs, declared once
-            widget = _combo(*COMBOS[name]) if name in COMBOS else _spin(*SPINS[name])
+        rows, defaults = (QHBoxLayout(), QHBoxLayout()), run_setup.RunSetup()
+        self.knobs: dict[str, QComboBox | QSpinBox] = {}  # `RunSetup` field → its knob
+        for row, text, name, field, stretch in KNOBS:  # the knobs, declared once, at a new run's settings
+            value = getattr(defaults, field)
+            widget = _combo(value, *COMBOS[name]) if name in COMBOS else _spin(value, *SPINS[name])
             setattr(self, name, widget)
+            self.knobs[field] = widget
             if text is not None:
                 rows[row].addWidget(style.set_font_role(QLabel(text), "body"))
             rows[row].addWidget(widget, stretch)
         for row in rows:
             row.setSpacing(8)
             settings.addLayout(row)
-        self.task_box.setCurrentIndex(self.task_box.findData("reverse"))
         self.task_box.activated.connect(self._on_task_activated)
         self.task_box.currentIndexChanged.connect(
             lambda _i: self.tokenizer_box.setVisible(self.task_box.currentData() == run_setup.TSV))
@@ -253,7 +257,8 @@ class TrainingControls(QWidget):
         return self.model_box.currentData() == run_setup.CONTINUE
 
     def task_name(self) -> str:
-        return self.task_box.currentData() if self.task_box.currentData() != run_setup.TSV else "tsv"
+        """A built-in task's name, or "tsv" (`run_setup.TSV`) for a file of pairs."""
+        return self.task_box.currentData()
 
     def _on_model_changed(self, _index: int = 0) -> None:
         """Continuing a model trains it on its own task with its kind: those boxes have nothing to say."""
@@ -291,12 +296,10 @@ class TrainingControls(QWidget):
         self.task_box.setCurrentIndex(index)
 
     def setup(self) -> run_setup.RunSetup:
-        """The settings shown."""
-        return run_setup.RunSetup(task=self.task_name(), tsv_path=self.tsv_path,
-                                  tsv_tokenizer=self.tokenizer_box.currentText(), kind=self.kind(),
-                                  preset=self.model_box.currentData(), device=self.device_box.currentData(),
-                                  steps=self.steps_spin.value(), warmup=self.warmup_spin.value(),
-                                  batch_size=self.batch_spin.value())
+        """The settings shown (the kind: the loaded model's own when continuing it)."""
+        shown = {field: knob.currentData() if isinstance(knob, QComboBox) else knob.value()
+                 for field, knob in self.knobs.items()}
+        return run_setup.RunSetup(**{**shown, "kind": self.kind()}, tsv_path=self.tsv_path)
 
 
 __all__ = ["ACTIVE_PHASES", "TrainingControls"]

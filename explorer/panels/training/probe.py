@@ -3,7 +3,7 @@ attention map (`model.train.probe_map`), so students watch the reverse task's an
 appear; a timeline slider scrubs back through snapshots."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -142,10 +142,9 @@ class ProbeView(QWidget):
 
     def set_timeline(self, count: int, index: int, step: int, live: bool, running: bool = False) -> None:
         """The slider over `count` snapshots at `index`, and its words (`timeline_texts`)."""
-        self.slider.blockSignals(True)
-        self.slider.setRange(0, max(0, count - 1))
-        self.slider.setValue(max(0, index))
-        self.slider.blockSignals(False)
+        with QSignalBlocker(self.slider):
+            self.slider.setRange(0, max(0, count - 1))
+            self.slider.setValue(max(0, index))
         label, tip, slider_tip = timeline_texts(count, index, step, live, running)
         self.timeline_label.setText(label)
         self.timeline_label.setToolTip(tip)
@@ -162,21 +161,19 @@ class ProbeView(QWidget):
         self._redraw()
         self.output_label.setText("—")
         for box in (self.layer_box, self.head_box):  # back to their placeholders
-            box.blockSignals(True)
-            box.clear()
-            box.blockSignals(False)
+            with QSignalBlocker(box):
+                box.clear()
         self.set_timeline(0, 0, 0, True)
 
     def _fill_boxes(self, result) -> None:
         n_layers = result.trace.n_layers(self.kind) if self.kind else 0
         n_heads = result.trace.attention(self.kind, 0).shape[1] if self.kind else 0
         for box, count, default in ((self.layer_box, n_layers, n_layers - 1), (self.head_box, n_heads + 1, 0)):
-            box.blockSignals(True)
             keep = box.currentIndex() if box.count() == count else default
-            box.clear()
-            box.addItems(self._pick_names(box, count))
-            box.setCurrentIndex(max(0, keep))
-            box.blockSignals(False)
+            with QSignalBlocker(box):
+                box.clear()
+                box.addItems(self._pick_names(box, count))
+                box.setCurrentIndex(max(0, keep))
 
     def _redraw(self) -> None:
         if self.result is None or self.kind is None:
