@@ -141,11 +141,10 @@ class TrainingControls(QWidget):
             item.setToolTip("PyTorch sees no CUDA GPU on this machine")
 
         for name, text, icon, tip, _action, _slot in BUTTONS:
-            button = QPushButton(self.style().standardIcon(icon), text) if icon else QPushButton(text)
-            style.set_font_role(button, "heading" if text in ("Start", "Pause") else "body")
-            button.setToolTip(tip)
-            button.setMinimumHeight(32)
-            setattr(self, name, button)
+            button = QPushButton(text, toolTip=tip, minimumHeight=32)
+            if icon is not None:
+                button.setIcon(self.style().standardIcon(icon))
+            setattr(self, name, style.set_font_role(button, "heading" if text in ("Start", "Pause") else "body"))
         self.back_button.setEnabled(False)
         # the run's line beside the bar, elided (a bar's own text would wrap and be clipped); whole in the tooltips
         self.progress = QProgressBar(textVisible=False, minimumHeight=28)

@@ -279,8 +279,8 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.controls.settings.setVisible(not (short and self.phase in ACTIVE_PHASES))  # (during a run)
 
     def say(self, text: str, level: str = "info") -> None:
-        """What the run did, tinted by its level (`texts.say`)."""
-        say(self.message, text, level)
+        """What the run did: plain text; a warning or an error tinted by its level (`texts.say`)."""
+        say(self.message, text, "plain" if level == "info" else level)
         self.message.setVisible(bool(text.strip()))
 
     def tell(self, text: str, level: str = "info") -> None:
