@@ -11,19 +11,18 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QGridLayout,
-    QHBoxLayout,
     QLabel,
     QProgressBar,
     QPushButton,
     QSpinBox,
     QStyle,
-    QVBoxLayout,
     QWidget,
 )
 from superqt import QElidingLabel
 
 from explorer import style
 from explorer.eliding_combo import ElidingComboBox
+from explorer.panels.layouts import column, row
 from explorer.screen import ScreenClass
 from model.train import run_setup
 from model.train.presets import LECTURE_PRESETS
@@ -110,23 +109,21 @@ class TrainingControls(QWidget):
         self.tsv_path: str | None = None
         self._locked = False  # a run's settings are fixed while it runs
         self._continue_kind: str | None = None
-        self.settings = QWidget()  # folded away during a run on a short screen
-        settings = QVBoxLayout(self.settings)
-        settings.setContentsMargins(0, 0, 0, 0)
-        settings.setSpacing(4)
-        rows, defaults = (QHBoxLayout(), QHBoxLayout()), run_setup.RunSetup()
+        rows, defaults = ([], []), run_setup.RunSetup()
         self.knobs: dict[str, QComboBox | QSpinBox] = {}  # `RunSetup` field → its knob
-        for row, text, name, field, stretch in KNOBS:  # the knobs, declared once, at a new run's settings
+        for at, text, name, field, stretch in KNOBS:  # the knobs, declared once, at a new run's settings
             value = getattr(defaults, field)
             widget = _combo(value, *COMBOS[name]) if name in COMBOS else _spin(value, *SPINS[name])
             setattr(self, name, widget)
             self.knobs[field] = widget
             if text is not None:
-                rows[row].addWidget(style.set_font_role(QLabel(text), "body"))
-            rows[row].addWidget(widget, stretch)
-        for row in rows:
-            row.setSpacing(8)
-            settings.addLayout(row)
+                rows[at].append(style.set_font_role(QLabel(text), "body"))
+            rows[at].append((widget, stretch))
+        self.settings = QWidget()  # folded away during a run on a short screen
+        layouts = [row(*items) for items in rows]
+        for layout in layouts:
+            layout.setSpacing(8)  # room between one knob and the next label
+        column(*layouts, parent=self.settings, margins=0).setSpacing(4)
         self.task_box.activated.connect(self._on_task_activated)
         self.task_box.currentIndexChanged.connect(
             lambda _i: self.tokenizer_box.setVisible(self.task_box.currentData() == run_setup.TSV))
@@ -150,16 +147,9 @@ class TrainingControls(QWidget):
         self.progress = QProgressBar(textVisible=False, minimumHeight=28)
         self.progress_line = style.set_font_role(QElidingLabel(), "heading")
         self.set_progress(0, run_setup.DEFAULT_STEPS, "not started")
-        self.button_grid = QGridLayout()
-        self.button_grid.setContentsMargins(0, 0, 0, 0)
-        self.button_grid.setHorizontalSpacing(6)
-        self.button_grid.setVerticalSpacing(3)
+        self.button_grid = QGridLayout(horizontalSpacing=6, verticalSpacing=3)
         self.one_row: bool | None = None
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(3)
-        lay.addWidget(self.settings)
-        lay.addLayout(self.button_grid)
+        column(self.settings, self.button_grid, parent=self, margins=0).setSpacing(3)
         self.apply_screen_class(ScreenClass.WIDE)
         self.set_phase("idle", has_model=False)
 
@@ -175,9 +165,9 @@ class TrainingControls(QWidget):
         if one_row == self.one_row:
             return
         self.one_row, grid = one_row, self.button_grid
-        for name, (row, col, span) in PLACES[one_row].items():
+        for name, (at, col, span) in PLACES[one_row].items():
             grid.removeWidget(getattr(self, name))
-            grid.addWidget(getattr(self, name), row, col, 1, span)
+            grid.addWidget(getattr(self, name), at, col, 1, span)
         for col in range(10):
             grid.setColumnStretch(col, STRETCHES[one_row].get(col, 0))
 
@@ -231,9 +221,9 @@ class TrainingControls(QWidget):
     def _on_kind_changed(self, _index: int = 0) -> None:
         """Only the tasks this kind can learn stay selectable; a task it cannot learn gives way."""
         kind = self.kind_box.currentData()
-        for row in range(self.task_box.count()):
-            why = run_setup.task_refusal(kind, self.task_box.itemData(row))
-            item = self.task_box.model().item(row)
+        for index in range(self.task_box.count()):
+            why = run_setup.task_refusal(kind, self.task_box.itemData(index))
+            item = self.task_box.model().item(index)
             item.setEnabled(why is None)
             item.setToolTip(why or "")
         task = run_setup.fitting_task(kind, self.task_box.currentData())
