@@ -40,9 +40,9 @@ class ProbeView(QWidget):
         self.map: Heatmap | None = None  # made with the first snapshot (`_redraw`); a note holds its place
         self.probe_edit = QLineEdit(placeholderText="probe input (default: the task's first example)",
                                     toolTip="A fixed input the model is run on while it trains; press Enter to "
-                                            "change it (after a run: to run its last model on it)")
+                                            "change it (after a run: to run its last model on it)",
+                                    returnPressed=self._on_return)
         self.probe_edit.setFont(style.font(style.TITLE_POINT_SIZE, mono=True))
-        self.probe_edit.returnPressed.connect(self._on_return)
         self.output_label = style.eliding_line("—")  # a long untrained babble ends in "…"
         self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.output_label.setFont(style.font(style.TITLE_POINT_SIZE + 2, bold=True, mono=True))

@@ -31,8 +31,7 @@ class RunReports:
         self.clock = RunClock()
         self.show_newest = False  # a new snapshot to show at the next redraw
         self.pacer = Pacer(FRAME_MIN, GUI_BUDGET)
-        self.redraw_timer = QTimer(self, singleShot=True)
-        self.redraw_timer.timeout.connect(self.redraw)
+        self.redraw_timer = QTimer(self, singleShot=True, timeout=self.redraw)
 
     @property
     def live(self) -> bool:
