@@ -76,33 +76,31 @@ def paint_curve(curve: pg.PlotDataItem, key: str) -> None:
         curve.setSymbolBrush(getattr(p, role))
 
 
-class WarmupMark:
+class WarmupMark(pg.InfiniteLine):
     """The dashed line where the warm-up ends (Eq. 3's peak), labelled low on the side with more room."""
 
     def __init__(self, plot: MapPlot):
-        self.plot = plot
-        self.line = pg.InfiniteLine(angle=90, movable=False, label=WARMUP_TEXTS[0],
-                                    labelOpts=dict(position=0.04, anchors=[RIGHT_OF, RIGHT_OF]))
-        self.line.setZValue(-10)  # under the curve
-        self.label = self.line.label
+        super().__init__(angle=90, movable=False, label=WARMUP_TEXTS[0],
+                         labelOpts=dict(position=0.04, anchors=[RIGHT_OF, RIGHT_OF]))
+        self.setZValue(-10)  # under the curve
         self.label.setFont(style.role_font("small"))
         self.restyle()
-        self.line.hide()
-        plot.addItem(self.line)
+        self.hide()
+        plot.addItem(self)
         plot.vb.sigRangeChanged.connect(lambda *_: self.place())
 
     def restyle(self) -> None:
         """The theme's colours; the canvas behind the text hides the dashed line there."""
         p = style.current()
-        self.line.setPen(pg.mkPen(p.muted, width=1.5, style=Qt.DashLine))
+        self.setPen(pg.mkPen(p.muted, width=1.5, style=Qt.DashLine))
         self.label.setColor(p.muted)
         self.label.fill = pg.mkBrush(p.canvas)
         self.label.update()
 
     def show_at(self, step: int | None) -> None:
-        self.line.setVisible(bool(step))
+        self.setVisible(bool(step))
         if step:
-            self.line.setValue(step)
+            self.setValue(step)
             self.place()
 
     def set_texts(self, narrow: bool) -> None:
@@ -111,8 +109,8 @@ class WarmupMark:
 
     def place(self) -> None:
         """Beside the line, towards the middle of the view."""
-        (left, right), _ = self.plot.vb.viewRange()
-        anchor = LEFT_OF if self.line.value() > (left + right) / 2 else RIGHT_OF
+        (left, right), _ = self.getViewBox().viewRange()
+        anchor = LEFT_OF if self.value() > (left + right) / 2 else RIGHT_OF
         if self.label.anchors[0] != anchor:
             self.label.anchors = [anchor, anchor]
             self.label.updatePosition()
