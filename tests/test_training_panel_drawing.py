@@ -296,8 +296,8 @@ def test_the_curves_are_light_plots_in_one_canvas(qtbot):
     curves.resize(900, 600)
     curves.show()
     qtbot.waitExposed(curves)
-    for plot in curves.plots:  # each title sits right over its own plot
-        title, box = plot.titleLabel.sceneBoundingRect(), plot.sceneBoundingRect()
+    for plot in curves.plots:  # each title sits right over its own plot's data
+        title, box = plot.titleLabel.sceneBoundingRect(), plot.vb.sceneBoundingRect()
         assert title.bottom() <= box.top() + 1 and title.left() < box.center().x() < title.right()
 
 

@@ -35,11 +35,13 @@ CURVES = {"loss_raw": (0, 1, False, "loss", None, {}), "loss": (0, 3, False, "lo
 
 
 def make_plot(key: str) -> MapPlot:
-    """A plot with its title (`titleLabel`, laid out over it) and axes in the theme's colours."""
+    """A plot with its title (`titleLabel`, in the plot's own layout over its view, where a PlotItem
+    has it) and axes in the theme's colours."""
     plot = MapPlot(step_and_value_axes())  # steps never run together
     plot.titleLabel = pg.LabelItem(texts.TITLES[key], color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
     let_shrink(plot.titleLabel)
     plot.titleLabel.setPreferredWidth(1)  # (the plots, not their titles' lengths, share the width)
+    plot.grid.addItem(plot.titleLabel, 0, 0, 1, 2)  # over the value axis and the view (no top axis here)
     for item in (plot, plot.titleLabel):
         item.setToolTip(texts.TOOLTIPS[key])  # what the short title leaves out
     for name, label in (("bottom", "step"), ("left", texts.AXIS_LABELS[False][key])):
@@ -214,9 +216,9 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
         self._relayout()
 
     def _relayout(self) -> None:
-        """The canvas' shape (`curve_shape`): 2 × 2 or one row, each title in the row over its plot;
-        short rows without "step" under the plots (in 2 × 2 accuracy leaves its steps to the shared
-        throughput's); a legend only with room for it, else short warm-up words."""
+        """The canvas' shape (`curve_shape`): 2 × 2 or one row; short rows without "step" under the
+        plots (in 2 × 2 accuracy leaves its steps to the shared throughput's); a legend only with room
+        for it, else short warm-up words."""
         if not self.built:
             return
         shape = texts.curve_shape(self.width(), self.height(), self.screen_class is ScreenClass.NARROW,
@@ -226,14 +228,12 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
             return
         if before is None or shape.in_a_row != before.in_a_row:
             for i, plot in enumerate(self.plots):
-                row, col = (0, i) if shape.in_a_row else divmod(i, 2)
-                for item, at in ((plot.titleLabel, 2 * row), (plot, 2 * row + 1)):
-                    if before is not None:
-                        grid.removeItem(item)
-                    grid.addItem(item, at, col)
+                if before is not None:
+                    grid.removeItem(plot)
+                grid.addItem(plot, *((0, i) if shape.in_a_row else divmod(i, 2)))
             for i in range(4):
                 grid.setColumnStretchFactor(i, 1 if shape.in_a_row or i < 2 else 0)
-                grid.setRowStretchFactor(i, 1 if i % 2 and (i == 1 or not shape.in_a_row) else 0)
+                grid.setRowStretchFactor(i, 1 if i == 0 or (i == 1 and not shape.in_a_row) else 0)
         for plot in self.plots:
             axis = plot.getAxis("bottom")
             axis.showLabel(not shape.short_rows)
