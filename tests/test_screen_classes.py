@@ -172,11 +172,11 @@ def test_a_panel_is_told_when_the_window_crosses_into_another_class(window, qtbo
         window.resize(900, 700)
         _settle(qtbot)
         assert told == [ScreenClass.NARROW] and window.screen_class is ScreenClass.NARROW
-        assert panel.tabs.isVisibleTo(panel) and panel.tabs.count() == 2  # its declared narrow layout: tabs
+        assert panel.body.count() == 2  # its declared narrow layout: the curves and the probe a tab each
         window.resize(1280, 720)
         _settle(qtbot)
-        assert told[-1] is ScreenClass.PROJECTOR and not panel.tabs.isVisibleTo(panel)
-        assert panel.splitter.count() == 2 and panel.splitter.orientation() == Qt.Horizontal
+        assert told[-1] is ScreenClass.PROJECTOR and panel.body.count() == 1  # side by side in one page
+        assert panel.curves.geometry().right() < panel.probe.geometry().left()
     finally:
         del panel.apply_screen_class
 

@@ -242,20 +242,21 @@ def test_the_waiting_notes_sit_inside_their_plots_on_a_second_run(qtbot):
 
 def test_narrow_puts_the_curves_and_the_probe_in_tabs_and_back(qtbot, panel):
     """NARROW: the curves and the probe a tab each (each the whole height); any other class puts
-    them side by side again, both shown."""
+    them side by side again, both shown, in one page without a tab bar."""
     from explorer.screen import ScreenClass
     panel.resize(900, 700)
     panel.show()
     panel.apply_screen_class(ScreenClass.NARROW)
-    assert panel.tabs.isVisible() and not panel.splitter.isVisible()
-    assert [panel.tabs.widget(k) for k in range(panel.tabs.count())] == [panel.curves, panel.probe]
+    tabs = panel.body
+    assert [tabs.widget(k) for k in range(tabs.count())] == [panel.curves, panel.probe]
     assert panel.curves.isVisible() and not panel.probe.isVisible()
-    panel.tabs.setCurrentWidget(panel.probe)
+    tabs.setCurrentWidget(panel.probe)
     assert panel.probe.isVisible() and not panel.curves.isVisible()
+    assert panel.probe.height() > panel.height() / 2
     panel.apply_screen_class(ScreenClass.PROJECTOR)
-    assert panel.splitter.isVisible() and not panel.tabs.isVisible() and panel.tabs.count() == 0
-    assert [panel.splitter.widget(k) for k in range(panel.splitter.count())] == [panel.curves, panel.probe]
+    assert tabs.count() == 1 and not tabs.tabBar().isVisible()
     assert panel.curves.isVisible() and panel.probe.isVisible()
+    assert panel.curves.geometry().right() < panel.probe.geometry().left()  # side by side, in this order
 
 
 def test_the_probe_map_comes_with_the_first_snapshot(qtbot, state):
@@ -295,8 +296,8 @@ def test_the_curves_are_light_plots_in_one_canvas(qtbot):
     curves.resize(900, 600)
     curves.show()
     qtbot.waitExposed(curves)
-    for plot in curves.plots:  # each title sits right over its own plot
-        title, box = plot.titleLabel.sceneBoundingRect(), plot.sceneBoundingRect()
+    for plot in curves.plots:  # each title sits right over its own plot's data
+        title, box = plot.titleLabel.sceneBoundingRect(), plot.vb.sceneBoundingRect()
         assert title.bottom() <= box.top() + 1 and title.left() < box.center().x() < title.right()
 
 
@@ -315,5 +316,26 @@ def test_the_probe_maps_title_has_its_row_to_itself_and_the_probe_half_the_width
     for box, beside in ((probe.layer_box, probe.probe_edit), (probe.head_box, probe.output_label)):
         assert grid.getItemPosition(grid.indexOf(box))[0] == grid.getItemPosition(grid.indexOf(beside))[0]
     assert probe.map_title.width() >= probe.map_note.width()  # as wide as the map below it
-    curves_width, probe_width = panel.splitter.sizes()
+    curves_width, probe_width = panel.curves.width(), panel.probe.width()
     assert abs(curves_width - probe_width) <= 0.05 * (curves_width + probe_width)
+
+
+def test_curves_built_while_presenting_are_drawn_at_the_presenting_size(qtbot, qapp):
+    """Curves made while presenting (their plots come in a later turn) have their tick numbers,
+    axis names and titles at the presenting size, as curves made before it was entered."""
+    from explorer import style
+    from explorer.panels.training.curves import TrainingCurves
+    from explorer.presentation import set_scale
+
+    set_scale(qapp, 1.6)
+    try:
+        curves = TrainingCurves()
+        qtbot.addWidget(curves)
+        qtbot.waitUntil(lambda: curves.built)
+        for plot in curves.plots:
+            axis = plot.getAxis("left")
+            assert axis.style["tickFont"].pointSizeF() == pytest.approx(style.font(style.SMALL_POINT_SIZE).pointSizeF())
+            assert axis.labelStyle["font-size"] == style.css_pt(style.SMALL_POINT_SIZE)
+            assert plot.titleLabel.opts["size"] == style.css_pt(style.TITLE_POINT_SIZE)
+    finally:
+        set_scale(qapp, 1.0)

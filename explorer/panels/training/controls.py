@@ -11,45 +11,63 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QGridLayout,
-    QHBoxLayout,
     QLabel,
     QProgressBar,
     QPushButton,
     QSpinBox,
     QStyle,
-    QVBoxLayout,
     QWidget,
 )
 from superqt import QElidingLabel
 
 from explorer import style
 from explorer.eliding_combo import ElidingComboBox
+from explorer.panels.layouts import column, row
 from explorer.screen import ScreenClass
 from model.train import run_setup
 from model.train.presets import LECTURE_PRESETS
 from model.train.request import BUILTIN_TASKS, LECTURE, MODEL_KINDS, MODEL_PRESETS, PRESET_LABELS
 from model.train.steering import ACTIVE_PHASES, phase_actions
 
-BUTTONS = (  # attribute, text, icon, tooltip, the `phase_actions` entry that enables it
-    ("start_button", "Start", QStyle.SP_MediaPlay, "Start training (or resume)", "start"),
-    ("pause_button", "Pause", QStyle.SP_MediaPause, "Pause after this step", "pause"),
-    ("step_button", "Step", QStyle.SP_MediaSkipForward, "Exactly one optimisation step, then pause", "step"),
+BUTTONS = (  # attribute, text, icon, tooltip, the `phase_actions` entry that enables it, the panel's slot
+    ("start_button", "Start", QStyle.SP_MediaPlay, "Start training (or resume)", "start", "start_or_resume"),
+    ("pause_button", "Pause", QStyle.SP_MediaPause, "Pause after this step", "pause", "pause"),
+    ("step_button", "Step", QStyle.SP_MediaSkipForward, "Exactly one optimisation step, then pause", "step",
+     "single_step"),
     ("stop_button", "Stop", QStyle.SP_MediaStop,
-     "End the run; the other panels show the loaded model again (“Use this model” keeps the trained one)", "stop"),
-    ("save_button", "Save…", None, "Save a checkpoint: the current weights, written to a folder", "keep"),
+     "End the run; the other panels show the loaded model again (“Use this model” keeps the trained one)", "stop",
+     "stop"),
+    ("save_button", "Save…", None, "Save a checkpoint: the current weights, written to a folder", "keep",
+     "choose_save_folder"),
     ("use_button", "Use this model", None,
-     "Make the trained model (a copy of it now) the session's model, in place of the loaded one", "keep"),
+     "Make the trained model (a copy of it now) the session's model, in place of the loaded one", "keep", "use_model"),
     ("back_button", "Back to the loaded model", None,
-     "Show the session's own model in the other panels again (the run goes on)", None),
-)
-SPINS = (  # attribute, label, top, value, single step, most width, tooltip
-    ("steps_spin", "Steps", 1_000_000, run_setup.DEFAULT_STEPS, 500, 105, "Optimisation steps of the run"),
-    ("warmup_spin", "Warm-up", 100_000, 400, 1, 85,
-     "Steps of linearly rising learning rate before the 1/√step decay (Section 5.3)"),
-    ("batch_spin", "Batch", 2048, 64, 1, 70, "Sentence pairs per optimisation step"),
+     "Show the session's own model in the other panels again (the run goes on)", None, "back_to_session_model"),
 )
 KIND_TIP = ("The kind of new model: the paper's encoder-decoder, or one of its two descendants (an encoder-only "
             "masked LM like BERT, a decoder-only next-token LM like GPT), which learn from a text corpus")
+COMBOS = {  # attribute: items (text, data, item tooltip), tooltip, least characters shown
+    "task_box": ([(n, n, None) for n in BUILTIN_TASKS] + [("TSV file…", run_setup.TSV, None)],
+                 "A built-in task, or your own UTF-8 'source<TAB>target' file", 7),
+    "tokenizer_box": ([("char", "char", None), ("word", "word", None)], "How the TSV file's text is split into tokens",
+                      4),
+    "kind_box": ([(run_setup.KIND_SHORT[k], k, text) for k, text in MODEL_KINDS.items()], KIND_TIP, 8),
+    "model_box": ([(PRESET_LABELS.get(n, ""), n, None) for n in (*MODEL_PRESETS, LECTURE, run_setup.CONTINUE)],
+                  "A new model of a preset size, or a copy of the model the other panels show", 6),
+    "device_box": ([(text, key, None) for key, text in run_setup.DEVICES],
+                   "Where the run trains (auto: a CUDA GPU if PyTorch sees one, else the CPU)", 4),
+}
+SPINS = {  # attribute: top, single step, most width, tooltip
+    "steps_spin": (1_000_000, 500, 105, "Optimisation steps of the run"),
+    "warmup_spin": (100_000, 1, 85, "Steps of linearly rising learning rate before the 1/√step decay (Section 5.3)"),
+    "batch_spin": (2048, 1, 70, "Sentence pairs per optimisation step"),
+}
+KNOBS = (  # the settings' two rows: row, label (none: the one before's), attribute, its `RunSetup` field, stretch
+    (0, "Task", "task_box", "task", 2), (0, None, "tokenizer_box", "tsv_tokenizer", 0),
+    (0, "Kind", "kind_box", "kind", 3), (0, "Device", "device_box", "device", 1),
+    (1, "Model", "model_box", "preset", 1), (1, "Steps", "steps_spin", "steps", 0),
+    (1, "Warm-up", "warmup_spin", "warmup", 0), (1, "Batch", "batch_spin", "batch_size", 0),
+)
 # the run's buttons, bar and line: (row, column, columns) in one row (WIDE), else in two
 PLACES = {True: {"start_button": (0, 0, 1), "pause_button": (0, 1, 1), "step_button": (0, 2, 1),
                  "stop_button": (0, 3, 1), "progress": (0, 4, 1), "progress_line": (0, 5, 1),
@@ -60,16 +78,25 @@ PLACES = {True: {"start_button": (0, 0, 1), "pause_button": (0, 1, 1), "step_but
 STRETCHES = {True: {4: 1, 5: 3}, False: {7: 1}}  # column → stretch
 
 
-def _combo(items, tip: str, chars: int, box: QComboBox | None = None) -> QComboBox:
-    """A box of (text, data, item tooltip) at the base size, `chars` characters wide at least."""
-    box = box or QComboBox()
+def _combo(value, items, tip: str, chars: int) -> QComboBox:
+    """A box of (text, data, item tooltip) showing `value`'s at the body size, `chars` characters
+    wide at least; a long entry shows its name alone, then ends in "…"."""
+    box = ElidingComboBox()
     for text, data, item_tip in items:
         box.addItem(text, data)
         box.setItemData(box.count() - 1, item_tip, Qt.ToolTipRole)
+    box.setCurrentIndex(box.findData(value))
     box.setToolTip(tip)
     box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
     box.setMinimumContentsLength(chars)
     return style.set_font_role(box, "body")
+
+
+def _spin(value: int, top: int, step: int, most: int, tip: str) -> QSpinBox:
+    spin = QSpinBox(minimum=1, maximum=top, value=value, singleStep=step, toolTip=tip)
+    spin.setGroupSeparatorShown(True)
+    spin.setMaximumWidth(most)  # (a hint sized for its top value would widen the panel past its dock)
+    return style.set_font_role(spin, "body")
 
 
 class TrainingControls(QWidget):
@@ -82,80 +109,54 @@ class TrainingControls(QWidget):
         self.tsv_path: str | None = None
         self._locked = False  # a run's settings are fixed while it runs
         self._continue_kind: str | None = None
-        self.task_box = _combo([(n, n, None) for n in BUILTIN_TASKS] + [("TSV file…", run_setup.TSV, None)],
-                               "A built-in task, or your own UTF-8 'source<TAB>target' file", 7)
-        self.task_box.setCurrentIndex(self.task_box.findData("reverse"))
+        rows, defaults = ([], []), run_setup.RunSetup()
+        self.knobs: dict[str, QComboBox | QSpinBox] = {}  # `RunSetup` field → its knob
+        for at, text, name, field, stretch in KNOBS:  # the knobs, declared once, at a new run's settings
+            value = getattr(defaults, field)
+            widget = _combo(value, *COMBOS[name]) if name in COMBOS else _spin(value, *SPINS[name])
+            setattr(self, name, widget)
+            self.knobs[field] = widget
+            if text is not None:
+                rows[at].append(style.set_font_role(QLabel(text), "body"))
+            rows[at].append((widget, stretch))
+        self.settings = QWidget()  # folded away during a run on a short screen
+        layouts = [row(*items) for items in rows]
+        for layout in layouts:
+            layout.setSpacing(8)  # room between one knob and the next label
+        column(*layouts, parent=self.settings, margins=0).setSpacing(4)
         self.task_box.activated.connect(self._on_task_activated)
-        self.tokenizer_box = _combo([("char", "char", None), ("word", "word", None)],
-                                    "How the TSV file's text is split into tokens", 4)
+        self.task_box.currentIndexChanged.connect(
+            lambda _i: self.tokenizer_box.setVisible(self.task_box.currentData() == run_setup.TSV))
         self.tokenizer_box.setVisible(False)
-        self.kind_box = _combo([(run_setup.KIND_SHORT[k], k, text) for k, text in MODEL_KINDS.items()], KIND_TIP, 8)
         self.kind_box.currentIndexChanged.connect(self._on_kind_changed)
-        self.model_box = _combo([(PRESET_LABELS.get(n, ""), n, None) for n in (*MODEL_PRESETS, LECTURE, run_setup.CONTINUE)],
-                                "A new model of a preset size, or a copy of the model the other panels show", 6,
-                                ElidingComboBox())
         self.model_box.currentIndexChanged.connect(self._on_model_changed)
         self.model_box.currentIndexChanged.connect(self._apply_lecture)
         self.set_continue_available(None)
-        self.device_box = _combo([(text, key, None) for key, text in run_setup.DEVICES], "", 4)
         if not torch.cuda.is_available():  # greyed out, with the reason in the tooltip
             item = self.device_box.model().item(self.device_box.findData("cuda"))
             item.setEnabled(False)
             item.setToolTip("PyTorch sees no CUDA GPU on this machine")
 
-        grid = QGridLayout()  # the task, kind and device; then the model and the run's numbers
-        grid.setContentsMargins(0, 0, 0, 0)
-        grid.setHorizontalSpacing(6)
-        grid.setVerticalSpacing(4)
-        task_row = QHBoxLayout()
-        task_row.addWidget(self.task_box, 1)
-        task_row.addWidget(self.tokenizer_box)
-        grid.addLayout(task_row, 0, 1)
-        for col, (text, box) in enumerate((("Task", None), ("Kind", self.kind_box), ("Device", self.device_box))):
-            grid.addWidget(style.set_font_role(QLabel(text), "body"), 0, 2 * col)
-            if box is not None:
-                grid.addWidget(box, 0, 2 * col + 1)
-        numbers = QHBoxLayout()
-        numbers.setSpacing(6)
-        numbers.addWidget(style.set_font_role(QLabel("Model"), "body"))
-        numbers.addWidget(self.model_box, 1)
-        for name, text, top, value, step, most, tip in SPINS:
-            spin = QSpinBox(minimum=1, maximum=top, value=value, singleStep=step, toolTip=tip)
-            spin.setGroupSeparatorShown(True)
-            spin.setMaximumWidth(most)  # (a hint sized for its top value would widen the panel past its dock)
-            setattr(self, name, style.set_font_role(spin, "body"))
-            numbers.addSpacing(10)
-            numbers.addWidget(style.set_font_role(QLabel(text), "body"))
-            numbers.addWidget(spin)
-        grid.addLayout(numbers, 1, 0, 1, 6)
-        for col, stretch in ((1, 2), (3, 3), (5, 1)):
-            grid.setColumnStretch(col, stretch)
-        self.settings = QWidget()  # folded away during a run on a short screen
-        self.settings.setLayout(grid)
-
-        for name, text, icon, tip, _action in BUTTONS:
-            button = QPushButton(self.style().standardIcon(icon), text) if icon else QPushButton(text)
-            style.set_font_role(button, "heading" if text in ("Start", "Pause") else "body")
-            button.setToolTip(tip)
-            button.setMinimumHeight(32)
-            setattr(self, name, button)
+        for name, text, icon, tip, _action, _slot in BUTTONS:
+            button = QPushButton(text, toolTip=tip, minimumHeight=32)
+            if icon is not None:
+                button.setIcon(self.style().standardIcon(icon))
+            setattr(self, name, style.set_font_role(button, "heading" if text in ("Start", "Pause") else "body"))
         self.back_button.setEnabled(False)
         # the run's line beside the bar, elided (a bar's own text would wrap and be clipped); whole in the tooltips
         self.progress = QProgressBar(textVisible=False, minimumHeight=28)
         self.progress_line = style.set_font_role(QElidingLabel(), "heading")
         self.set_progress(0, run_setup.DEFAULT_STEPS, "not started")
-        self.button_grid = QGridLayout()
-        self.button_grid.setContentsMargins(0, 0, 0, 0)
-        self.button_grid.setHorizontalSpacing(6)
-        self.button_grid.setVerticalSpacing(3)
+        self.button_grid = QGridLayout(horizontalSpacing=6, verticalSpacing=3)
         self.one_row: bool | None = None
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(3)
-        lay.addWidget(self.settings)
-        lay.addLayout(self.button_grid)
+        column(self.settings, self.button_grid, parent=self, margins=0).setSpacing(3)
         self.apply_screen_class(ScreenClass.WIDE)
         self.set_phase("idle", has_model=False)
+
+    def connect_buttons(self, panel) -> None:
+        """Each button to its slot on the panel (`BUTTONS`)."""
+        for name, _text, _icon, _tip, _action, slot in BUTTONS:
+            getattr(self, name).clicked.connect(getattr(panel, slot))
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """WIDE: the run's buttons, its bar and line and the model's buttons in one row; else two
@@ -164,9 +165,9 @@ class TrainingControls(QWidget):
         if one_row == self.one_row:
             return
         self.one_row, grid = one_row, self.button_grid
-        for name, (row, col, span) in PLACES[one_row].items():
+        for name, (at, col, span) in PLACES[one_row].items():
             grid.removeWidget(getattr(self, name))
-            grid.addWidget(getattr(self, name), row, col, 1, span)
+            grid.addWidget(getattr(self, name), at, col, 1, span)
         for col in range(10):
             grid.setColumnStretch(col, STRETCHES[one_row].get(col, 0))
 
@@ -178,7 +179,7 @@ class TrainingControls(QWidget):
         self._on_model_changed()
         self.start_button.setText("Resume" if phase == "paused" else "Start")
         actions = phase_actions(phase, has_model)
-        for name, _text, _icon, _tip, action in BUTTONS:
+        for name, _text, _icon, _tip, action, _slot in BUTTONS:
             if action is not None:
                 getattr(self, name).setEnabled(actions[action])
 
@@ -209,7 +210,6 @@ class TrainingControls(QWidget):
 
     def _choose_task(self, task: str) -> None:
         self.task_box.setCurrentIndex(max(0, self.task_box.findData(task)))
-        self.tokenizer_box.setVisible(task == run_setup.TSV)
 
     def kind(self) -> str:
         """The kind of model the run trains: the loaded model's own when continuing it."""
@@ -221,9 +221,9 @@ class TrainingControls(QWidget):
     def _on_kind_changed(self, _index: int = 0) -> None:
         """Only the tasks this kind can learn stay selectable; a task it cannot learn gives way."""
         kind = self.kind_box.currentData()
-        for row in range(self.task_box.count()):
-            why = run_setup.task_refusal(kind, self.task_box.itemData(row))
-            item = self.task_box.model().item(row)
+        for index in range(self.task_box.count()):
+            why = run_setup.task_refusal(kind, self.task_box.itemData(index))
+            item = self.task_box.model().item(index)
             item.setEnabled(why is None)
             item.setToolTip(why or "")
         task = run_setup.fitting_task(kind, self.task_box.currentData())
@@ -246,7 +246,8 @@ class TrainingControls(QWidget):
         return self.model_box.currentData() == run_setup.CONTINUE
 
     def task_name(self) -> str:
-        return self.task_box.currentData() if self.task_box.currentData() != run_setup.TSV else "tsv"
+        """A built-in task's name, or "tsv" (`run_setup.TSV`) for a file of pairs."""
+        return self.task_box.currentData()
 
     def _on_model_changed(self, _index: int = 0) -> None:
         """Continuing a model trains it on its own task with its kind: those boxes have nothing to say."""
@@ -273,7 +274,6 @@ class TrainingControls(QWidget):
                 self.set_tsv(path)
             elif self.tsv_path is None:
                 self._choose_task("reverse")
-        self.tokenizer_box.setVisible(self.task_box.currentData() == run_setup.TSV)
         self._apply_lecture()
         self.taskChanged.emit(self.task_name())
 
@@ -283,15 +283,12 @@ class TrainingControls(QWidget):
         self.task_box.setItemText(index, f"file: {Path(path).name}")
         self.task_box.setItemData(index, path, Qt.ToolTipRole)
         self.task_box.setCurrentIndex(index)
-        self.tokenizer_box.setVisible(True)
 
     def setup(self) -> run_setup.RunSetup:
-        """The settings shown."""
-        return run_setup.RunSetup(task=self.task_name(), tsv_path=self.tsv_path,
-                                  tsv_tokenizer=self.tokenizer_box.currentText(), kind=self.kind(),
-                                  preset=self.model_box.currentData(), device=self.device_box.currentData(),
-                                  steps=self.steps_spin.value(), warmup=self.warmup_spin.value(),
-                                  batch_size=self.batch_spin.value())
+        """The settings shown (the kind: the loaded model's own when continuing it)."""
+        shown = {field: knob.currentData() if isinstance(knob, QComboBox) else knob.value()
+                 for field, knob in self.knobs.items()}
+        return run_setup.RunSetup(**{**shown, "kind": self.kind()}, tsv_path=self.tsv_path)
 
 
 __all__ = ["ACTIVE_PHASES", "TrainingControls"]

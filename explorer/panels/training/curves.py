@@ -9,7 +9,6 @@ import time
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QColor
 
 from explorer import presentation, style
 from explorer.drawing.map_plot import MapPlot
@@ -26,27 +25,23 @@ BUILT_LATER = {"plots", "loss_plot", "acc_plot", "lr_plot", "speed_plot", "curve
 WAITING = "waiting for\nthe first steps"  # in each empty plot while a run starts
 WARMUP_TEXTS = ("warm-up ends", "warm-up")  # a wide plot's, a narrow one's
 LEFT_OF, RIGHT_OF = (1, 1), (0, 1)  # anchors: the text's bottom right / bottom left corner at the line
-# each curve's theme colour (Palette field); the faint ones: the raw loss, the rate ahead of the run
-CURVE_ROLES = {"loss_raw": "loss", "loss": "loss", "accuracy": "accuracy", "exact": "exact", "lr": "lr",
-               "lr_now": "lr", "lr_plan": "lr", "tokens_per_s": "speed"}
 DOT = {"symbol": "o", "symbolPen": None}
-CURVES = {"loss_raw": (0, 1, {}), "loss": (0, 3, {}), "accuracy": (1, 3, {}), "exact": (1, 3, {**DOT, "symbolSize": 8}),
-          "lr": (2, 3, {}), "lr_now": (2, 0, {**DOT, "symbolSize": 10}), "tokens_per_s": (3, 3, {})}  # plot, width
-
-
-def curve_colour(key: str) -> QColor:
-    """The raw loss faint (less so on the dark canvas), the planned rate lighter than the run's own."""
-    colour = pg.mkColor(getattr(style.current(), CURVE_ROLES[key]))
-    colour.setAlpha({"loss_raw": 150 if style.current().name == "dark" else 70, "lr_plan": 150}.get(key, 255))
-    return colour
+# each curve: its plot, pen width (0: dots only), dashed, theme colour (Palette field) and its alpha
+# (the raw loss faint, the rate ahead of the run lighter than the run's own), and its dots
+CURVES = {"loss_raw": (0, 1, False, "loss", None, {}), "loss": (0, 3, False, "loss", 255, {}),
+          "accuracy": (1, 3, False, "accuracy", 255, {}), "exact": (1, 3, False, "exact", 255, {**DOT, "symbolSize": 8}),
+          "lr_plan": (2, 2, True, "lr", 150, {}), "lr": (2, 3, False, "lr", 255, {}),
+          "lr_now": (2, 0, False, "lr", 255, {**DOT, "symbolSize": 10}), "tokens_per_s": (3, 3, False, "speed", 255, {})}
 
 
 def make_plot(key: str) -> MapPlot:
-    """A plot with its title (`titleLabel`, laid out over it) and axes in the theme's colours."""
+    """A plot with its title (`titleLabel`, in the plot's own layout over its view, where a PlotItem
+    has it) and axes in the theme's colours."""
     plot = MapPlot(step_and_value_axes())  # steps never run together
     plot.titleLabel = pg.LabelItem(texts.TITLES[key], color=style.TEXT.name(), size=f"{style.TITLE_POINT_SIZE}pt")
     let_shrink(plot.titleLabel)
     plot.titleLabel.setPreferredWidth(1)  # (the plots, not their titles' lengths, share the width)
+    plot.grid.addItem(plot.titleLabel, 0, 0, 1, 2)  # over the value axis and the view (no top axis here)
     for item in (plot, plot.titleLabel):
         item.setToolTip(texts.TOOLTIPS[key])  # what the short title leaves out
     for name, label in (("bottom", "step"), ("left", texts.AXIS_LABELS[False][key])):
@@ -59,53 +54,55 @@ def make_plot(key: str) -> MapPlot:
     return plot
 
 
-def make_curve(plot: MapPlot, key: str, width: float, dashed: bool = False, **kwargs) -> pg.PlotDataItem:
+def make_curve(plot: MapPlot, key: str) -> pg.PlotDataItem:
     """No antialiasing: it doubles the paint time, which the GUI thread takes from the training thread."""
+    _i, width, dashed, _role, _alpha, opts = CURVES[key]
     pen = pg.mkPen(width=width, style=Qt.DashLine if dashed else Qt.SolidLine) if width else None
     curve = pg.PlotDataItem([], [], pen=pen, clipToView=True, autoDownsample=True, downsampleMethod="peak",
-                            antialias=False, **kwargs)
+                            antialias=False, **opts)
     paint_curve(curve, key)
     plot.addItem(curve)
     return curve
 
 
 def paint_curve(curve: pg.PlotDataItem, key: str) -> None:
-    """The curve's line and dots in the current theme's colours (`curve_colour`)."""
+    """The curve's line and dots in the current theme's colours (the raw loss fainter on a light canvas)."""
+    p, (_i, _width, _dashed, role, alpha, _opts) = style.current(), CURVES[key]
     if curve.opts["pen"] is not None:
         pen = pg.mkPen(curve.opts["pen"])
-        pen.setColor(curve_colour(key))
+        colour = pg.mkColor(getattr(p, role))
+        colour.setAlpha(alpha or (150 if p.name == "dark" else 70))
+        pen.setColor(colour)
         curve.setPen(pen)
     if curve.opts["symbol"] is not None:
-        curve.setSymbolBrush(getattr(style.current(), CURVE_ROLES[key]))
+        curve.setSymbolBrush(getattr(p, role))
 
 
-class WarmupMark:
+class WarmupMark(pg.InfiniteLine):
     """The dashed line where the warm-up ends (Eq. 3's peak), labelled low on the side with more room."""
 
     def __init__(self, plot: MapPlot):
-        self.plot = plot
-        self.line = pg.InfiniteLine(angle=90, movable=False, label=WARMUP_TEXTS[0],
-                                    labelOpts=dict(position=0.04, anchors=[RIGHT_OF, RIGHT_OF]))
-        self.line.setZValue(-10)  # under the curve
-        self.label = self.line.label
+        super().__init__(angle=90, movable=False, label=WARMUP_TEXTS[0],
+                         labelOpts=dict(position=0.04, anchors=[RIGHT_OF, RIGHT_OF]))
+        self.setZValue(-10)  # under the curve
         self.label.setFont(style.role_font("small"))
         self.restyle()
-        self.line.hide()
-        plot.addItem(self.line)
+        self.hide()
+        plot.addItem(self)
         plot.vb.sigRangeChanged.connect(lambda *_: self.place())
 
     def restyle(self) -> None:
         """The theme's colours; the canvas behind the text hides the dashed line there."""
         p = style.current()
-        self.line.setPen(pg.mkPen(p.muted, width=1.5, style=Qt.DashLine))
+        self.setPen(pg.mkPen(p.muted, width=1.5, style=Qt.DashLine))
         self.label.setColor(p.muted)
         self.label.fill = pg.mkBrush(p.canvas)
         self.label.update()
 
     def show_at(self, step: int | None) -> None:
-        self.line.setVisible(bool(step))
+        self.setVisible(bool(step))
         if step:
-            self.line.setValue(step)
+            self.setValue(step)
             self.place()
 
     def set_texts(self, narrow: bool) -> None:
@@ -114,8 +111,8 @@ class WarmupMark:
 
     def place(self) -> None:
         """Beside the line, towards the middle of the view."""
-        (left, right), _ = self.plot.vb.viewRange()
-        anchor = LEFT_OF if self.line.value() > (left + right) / 2 else RIGHT_OF
+        (left, right), _ = self.getViewBox().viewRange()
+        anchor = LEFT_OF if self.value() > (left + right) / 2 else RIGHT_OF
         if self.label.anchors[0] != anchor:
             self.label.anchors = [anchor, anchor]
             self.label.updatePosition()
@@ -123,10 +120,9 @@ class WarmupMark:
 
 class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
     """Four plots sharing the step axis (the rate plot spans the whole run), made in the turn after
-    the canvas (`build`), or when first used. It adds up the time its paints take
-    (`take_paint_time`): redraws are spaced by their cost, as painting holds the GIL."""
+    the canvas (`build`), or when first used. It adds up the time its paints
+    take (`take_paint_time`): redraws are spaced by their cost, as painting holds the GIL."""
 
-    compact = False  # no legend: the accuracy title names the colours (`apply_screen_class`)
     screen_class = ScreenClass.WIDE
     built = False
     paint_seconds = 0.0
@@ -138,8 +134,7 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
         self.ci.layout.setContentsMargins(2, 2, 2, 2)
         self.ci.layout.setSpacing(3)
         self.rate_exponent = 0  # the rate axis counts in units of 10**rate_exponent
-        self.in_a_row = self.short_rows = None
-        self.reset_pending = False  # a reset came before `build`
+        self.shape: texts.CurveShape | None = None  # how the plots are laid out now (`_relayout`)
         QTimer.singleShot(1, self, self.build)  # (a timer: 0 ms would run it with the events already posted)
 
     def __getattr__(self, name: str):
@@ -159,12 +154,11 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
             self._make_items()
         finally:
             style.set_scale(factor)
+        self._relayout()  # (in the canvas' scene, so that the restyle reaches them)
         if factor != 1.0:
             self.setProperty(SCALE_PROPERTY, 1.0)
             restyle_view(self)
         self.apply_screen_class(self.screen_class)
-        if self.reset_pending:
-            self._reset_items()
         self.setUpdatesEnabled(False)  # their first paint in a turn of its own
         QTimer.singleShot(1, self, lambda: self.setUpdatesEnabled(True))
 
@@ -173,11 +167,10 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
         self.loss_plot, self.acc_plot, self.lr_plot, self.speed_plot = self.plots
         for plot in (self.acc_plot, self.speed_plot):
             plot.vb.setXLink(self.loss_plot.vb)
-        self._arrange(False)
         self.acc_plot.vb.setYRange(-0.03, 1.02, padding=0)  # a first score of 0 above the axis
         self.acc_plot.vb.setLimits(yMin=-0.03, yMax=1.05)
-        self.curves = {key: make_curve(self.plots[i], key, width, **opts) for key, (i, width, opts) in CURVES.items()}
-        self.plan = make_curve(self.lr_plot, "lr_plan", 2, dashed=True)  # the rate ahead (`set_plan`)
+        self.curves = {key: make_curve(self.plots[spec[0]], key) for key, spec in CURVES.items()}
+        self.plan = self.curves["lr_plan"]  # the rate ahead (`set_plan`)
         self.plan.setZValue(-5)
         fill = style.current().q("canvas")
         fill.setAlpha(230)
@@ -211,55 +204,45 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
         """The curves, the warm-up line and the notes in the current theme's colours."""
         if not self.built:
             return
-        for key, curve in (*self.curves.items(), ("lr_plan", self.plan)):
+        for key, curve in self.curves.items():
             paint_curve(curve, key)
         for note in self.waiting:
             note.setColor(style.current().muted)
         self.warmup.restyle()
 
     # -- arrangement, declared by the canvas' shape and the screen class ---------------------------
-    def _arrange(self, in_a_row: bool) -> None:
-        """2 × 2, or the four plots in one row; each title in the row over its plot."""
-        if self.in_a_row == in_a_row:
-            return
-        grid, placed = self.ci.layout, self.in_a_row is not None
-        self.in_a_row, self.short_rows = in_a_row, None
-        for i, plot in enumerate(self.plots):
-            row, col = (0, i) if in_a_row else divmod(i, 2)
-            for item, at in ((plot.titleLabel, 2 * row), (plot, 2 * row + 1)):
-                if placed:
-                    grid.removeItem(item)
-                grid.addItem(item, at, col)
-        for i in range(4):
-            grid.setColumnStretchFactor(i, 1 if in_a_row or i < 2 else 0)
-            grid.setRowStretchFactor(i, 1 if i % 2 and (i == 1 or not in_a_row) else 0)
-
-    def _thin_axes(self, short: bool) -> None:
-        """Short rows: no "step" under the plots; in 2 × 2 accuracy leaves its steps to throughput (shared)."""
-        if self.short_rows == short:
-            return
-        self.short_rows = short
-        for plot in self.plots:
-            axis = plot.getAxis("bottom")
-            axis.showLabel(not short)
-            axis.setStyle(showValues=not (short and not self.in_a_row and plot is self.acc_plot))
-
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
         self._relayout()
 
     def _relayout(self) -> None:
+        """The canvas' shape (`curve_shape`): 2 × 2 or one row; short rows without "step" under the
+        plots (in 2 × 2 accuracy leaves its steps to the shared throughput's); a legend only with room
+        for it, else short warm-up words."""
         if not self.built:
             return
-        shape = texts.curve_shape(self.width(), self.height(), self.screen_class is ScreenClass.NARROW, self.compact)
-        self._arrange(shape.in_a_row)
-        self._thin_axes(shape.short_rows)
-        if shape.legend != self.legend.isVisible():
+        shape = texts.curve_shape(self.width(), self.height(), self.screen_class is ScreenClass.NARROW,
+                                  self.screen_class is not ScreenClass.WIDE)
+        before, self.shape, grid = self.shape, shape, self.ci.layout
+        if shape == before:
+            return
+        if before is None or shape.in_a_row != before.in_a_row:
+            for i, plot in enumerate(self.plots):
+                if before is not None:
+                    grid.removeItem(plot)
+                grid.addItem(plot, *((0, i) if shape.in_a_row else divmod(i, 2)))
+            for i in range(4):
+                grid.setColumnStretchFactor(i, 1 if shape.in_a_row or i < 2 else 0)
+                grid.setRowStretchFactor(i, 1 if i == 0 or (i == 1 and not shape.in_a_row) else 0)
+        for plot in self.plots:
+            axis = plot.getAxis("bottom")
+            axis.showLabel(not shape.short_rows)
+            axis.setStyle(showValues=not (shape.short_rows and not shape.in_a_row and plot is self.acc_plot),
+                          maxTextLevel=int(shape.legend))  # "0 1000", not "0 5001000"
+        if before is None or shape.legend != before.legend:
             self.legend.setVisible(shape.legend)
-            self._show_titles()
-            for plot in self.plots:
-                plot.getAxis("bottom").setStyle(maxTextLevel=int(shape.legend))  # "0 1000", not "0 5001000"
             self.warmup.set_texts(not shape.legend)
+            self._show_titles()
 
     def _show_titles(self) -> None:
         """At the presentation's scale; the accuracy plot's names its colours while there is no legend."""
@@ -273,21 +256,18 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """WIDE: a legend and the value axes' full names; else no legend over the data, short names."""
         self.screen_class = cls
-        self.compact = cls is not ScreenClass.WIDE
         if not self.built:
             return
         for plot, key in zip(self.plots, PLOTS):
             if key != "lr":  # (the rate's names its unit: `_scale_rate_axis`)
-                plot.getAxis("left").setLabel(texts.AXIS_LABELS[self.compact][key])  # (its style is kept)
+                plot.getAxis("left").setLabel(texts.AXIS_LABELS[cls is not ScreenClass.WIDE][key])  # (style kept)
         self._relayout()
         self._show_titles()
 
     # -- data: `CurveData` keeps it, the plots draw its `frame` ----------------------------------
     def reset(self, warmup: int | None = None, decay_steps: int = 0) -> None:
         CurveData.reset(self, warmup, decay_steps)
-        self.reset_pending = not self.built
-        if self.built:
-            self._reset_items()
+        self._reset_items()
 
     def _reset_items(self) -> None:
         for item in (self.lr_plot, self.lr_plot.titleLabel):
@@ -295,7 +275,6 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
         self._scale_rate_axis(rate_axis(0.0))  # plain "lr" until the run's first rates
         for c in self.curves.values():
             c.setData([], [])
-        self.set_plan(np.zeros(0), np.zeros(0))
         for plot in (self.loss_plot, self.speed_plot):  # the empty 0–1 ranges the notes sit in
             plot.vb.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
             plot.vb.enableAutoRange()
@@ -309,7 +288,6 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
 
     def set_plan(self, steps: np.ndarray, rates: np.ndarray) -> None:
         """The run's planned rates, dashed over the whole run the rate plot then spans."""
-        self.build()  # (first: a reset waiting for it clears the plan)
         CurveData.set_plan(self, steps, rates)
         self.plan.setData(self.plan_steps, self.plan_rates)
         ranges, vb = self.plan_range(), self.lr_plot.vb
@@ -346,20 +324,12 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
         self.add_score(event.step, event.score, getattr(event, "metric", "exact_match"))
 
     def set_metric(self, metric: str) -> bool:
-        if CurveData.set_metric(self, metric):
-            self._name_held_out()
-            return True
-        return False
-
-    def _name_held_out(self) -> None:
         """The held-out points named by their metric (exact match, masked- or next-token accuracy)."""
-        if not self.built:  # (the legend is made with it)
-            return
-        curve = self.curves["exact"]
-        self.legend.removeItem(curve)
-        self.legend.addItem(curve, texts.held_out_name(self.held_out_metric))
-        if not self.legend.isVisible():  # folded away: the accuracy title names the colours
-            self._show_titles()
+        changed = CurveData.set_metric(self, metric)
+        if changed and self.built:
+            self.legend.getLabel(self.curves["exact"]).setText(texts.held_out_name(self.held_out_metric))
+            self._show_titles()  # (the accuracy title names the colours while the legend is folded away)
+        return changed
 
 
 __all__ = ["TrainingCurves"]

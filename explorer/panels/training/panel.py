@@ -7,21 +7,14 @@ import os
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QEventLoop, QStandardPaths, Qt, QTimer
-from PySide6.QtWidgets import (
-    QApplication,
-    QFileDialog,
-    QLabel,
-    QSizePolicy,
-    QSplitter,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import QEventLoop, QStandardPaths, QTimer
+from PySide6.QtWidgets import QApplication, QFileDialog, QSizePolicy, QWidget
 from superqt.utils import create_worker
 
-from explorer import style
+from explorer.panels.layouts import column
+from explorer.panels.split_pages import SplitPages
 from explorer.panels.stops_with_window import StopsWithWindow
+from explorer.panels.texts import say, text_label
 from explorer.panels.training.controls import ACTIVE_PHASES, TrainingControls
 from explorer.panels.training.curves import TrainingCurves
 from explorer.panels.training.probe import ProbeView
@@ -65,32 +58,16 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self._defaults_pending = False  # it changed during a run: its task and kind once the run ends
         self.screen_class = ScreenClass.WIDE
         self.controls, self.curves, self.probe = TrainingControls(), TrainingCurves(), ProbeView()
-        self.message = style.set_font_role(QLabel(), "body")  # what the run did: wrapped, never cut
-        self.message.setWordWrap(True)
-        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message = text_label(selectable=True)  # what the run did: wrapped, never cut
         self.message.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the window
         self.message.setVisible(False)  # until there is something to say
         self.curves.setMinimumSize(330, 260)  # below this the 2 × 2 plots would be clipped
-        self.splitter = QSplitter(Qt.Horizontal)
-        self.splitter.setChildrenCollapsible(False)
-        for view in (self.curves, self.probe):  # half the width each: 2 × 2 curves of readable plots
-            self.splitter.addWidget(view)
-            self.splitter.setStretchFactor(self.splitter.count() - 1, 1)
-        self.splitter.setSizes([5000, 5000])  # shares of the width (scaled to fit), whatever the probe shows
-        self.tabs = QTabWidget()  # NARROW: the curves and the probe a tab each
-        self.tabs.setVisible(False)
+        # half the width each (2 × 2 curves of readable plots), or a tab each on a narrow screen
+        self.body = SplitPages([(self.curves, "Curves", 1), (self.probe, "Probe", 1)])
         self.probe.setAutoFillBackground(True)  # (in a tab: the window's colour, not the style's tab pane)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 2, 4, 2)
-        lay.setSpacing(3)
-        for widget, stretch in ((self.controls, 0), (self.message, 0), (self.splitter, 1), (self.tabs, 1)):
-            lay.addWidget(widget, stretch)
+        column(self.controls, self.message, (self.body, 1), parent=self, margins=2).setSpacing(3)
         c = self.controls
-        for button, slot in ((c.start_button, self.start_or_resume), (c.pause_button, self.pause),
-                             (c.step_button, self.single_step), (c.stop_button, self.stop),
-                             (c.save_button, self._on_save_clicked), (c.use_button, self.use_model),
-                             (c.back_button, self.back_to_session_model)):
-            button.clicked.connect(slot)
+        c.connect_buttons(self)
         c.taskChanged.connect(self._on_task_changed)
         self.probe.probeEdited.connect(self._on_probe_edited)
         self.probe.slider.valueChanged.connect(self.select_snapshot)
@@ -241,7 +218,8 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
             self.redraw()
 
     # -- controls -----------------------------------------------------------------------------
-    def _on_save_clicked(self) -> None:
+    def choose_save_folder(self) -> None:
+        """Save… : a folder of the user's (a new one inside it where it holds other files)."""
         folder = QFileDialog.getExistingDirectory(self, "Save the checkpoint into a folder")
         if folder:
             path = Path(folder)
@@ -296,12 +274,13 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
     def _show_phase(self) -> None:
         self.controls.set_phase(self.phase, has_model=self.trained is not None)
         self.probe.show_others.setEnabled(self.run is not None)  # after a run there is nothing to show
-        self._arrange()
+        short = self.screen_class is not ScreenClass.WIDE  # compact: short picker names, the settings folded
+        self.probe.set_compact(short)
+        self.controls.settings.setVisible(not (short and self.phase in ACTIVE_PHASES))  # (during a run)
 
     def say(self, text: str, level: str = "info") -> None:
-        colour = {"error": style.ERROR, "warning": style.WARNING}.get(level, style.TEXT)
-        self.message.setStyleSheet(f"color: {colour.name()};")
-        self.message.setText(text)
+        """What the run did: plain text; a warning or an error tinted by its level (`texts.say`)."""
+        say(self.message, text, "plain" if level == "info" else level)
         self.message.setVisible(bool(text.strip()))
 
     def tell(self, text: str, level: str = "info") -> None:
@@ -310,28 +289,10 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.state.inform(text, level)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """WIDE: curves beside the probe, the buttons in one row. PROJECTOR:
-        side by side but compact (`_arrange`), the buttons in two rows. NARROW: compact, the curves
-        and the probe a tab each."""
+        """WIDE: curves beside the probe, the buttons in one row. PROJECTOR: side by side but compact
+        (`_show_phase`), the buttons in two rows. NARROW: compact, the curves and the probe a tab each."""
         self.screen_class = cls
-        in_tabs = cls is ScreenClass.NARROW
-        if in_tabs != self.tabs.isVisibleTo(self):
-            if in_tabs:
-                self.tabs.addTab(self.curves, "Curves")
-                self.tabs.addTab(self.probe, "Probe")
-            else:
-                self.tabs.clear()
-                for k, view in enumerate((self.curves, self.probe)):
-                    self.splitter.insertWidget(k, view)
-                    view.setVisible(True)  # (a tab widget hides the page it does not show)
-            self.splitter.setVisible(not in_tabs)
-            self.tabs.setVisible(in_tabs)
+        self.body.set_apart(cls is ScreenClass.NARROW)
         self.controls.apply_screen_class(cls)
         self.curves.apply_screen_class(cls)
-        self._arrange()
-
-    def _arrange(self) -> None:
-        """Compact classes: short picker names, the settings folded during a run."""
-        short = self.screen_class is not ScreenClass.WIDE
-        self.probe.set_compact(short)
-        self.controls.settings.setVisible(not (short and self.phase in ACTIVE_PHASES))
+        self._show_phase()

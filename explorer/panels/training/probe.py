@@ -3,12 +3,11 @@ attention map (`model.train.probe_map`), so students watch the reverse task's an
 appear; a timeline slider scrubs back through snapshots."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QGridLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -18,6 +17,8 @@ from PySide6.QtWidgets import (
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
+from explorer.panels.layouts import row
+from explorer.panels.texts import text_label
 from model.train.probe_map import ProbeMap, expected_kind, kind_title, pick_names, preferred
 from model.train.timeline import timeline_texts
 
@@ -37,12 +38,11 @@ class ProbeView(QWidget):
         self.result, self._probe, self.kind = None, "", None
         self.compact = False  # short picker names ("L2", "H1")
         self.map: Heatmap | None = None  # made with the first snapshot (`_redraw`); a note holds its place
-        self.probe_edit = QLineEdit()
+        self.probe_edit = QLineEdit(placeholderText="probe input (default: the task's first example)",
+                                    toolTip="A fixed input the model is run on while it trains; press Enter to "
+                                            "change it (after a run: to run its last model on it)",
+                                    returnPressed=self._on_return)
         self.probe_edit.setFont(style.font(style.TITLE_POINT_SIZE, mono=True))
-        self.probe_edit.setPlaceholderText("probe input (default: the task's first example)")
-        self.probe_edit.setToolTip("A fixed input the model is run on while it trains; press Enter to change it "
-                                   "(after a run: to run its last model on it)")
-        self.probe_edit.returnPressed.connect(self._on_return)
         self.output_label = style.eliding_line("—")  # a long untrained babble ends in "…"
         self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.output_label.setFont(style.font(style.TITLE_POINT_SIZE + 2, bold=True, mono=True))
@@ -57,35 +57,26 @@ class ProbeView(QWidget):
             box.currentIndexChanged.connect(lambda _i: self._redraw())
         self.layer_box.setToolTip("The layer whose attention the map shows (counted from 1; L2 = layer 2)")
         self.head_box.setToolTip("One head (counted from 1; H1 = head 1), or the mean over the layer's heads")
-        self.map_note = QLabel(NO_MAP_YET)
+        self.map_note = text_label(NO_MAP_YET, sheet="color: {muted};")
         self.map_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.map_note.setWordWrap(True)
         self.map_note.setMinimumSize(160, 120)
-        style.set_sheet(self.map_note, "color: {muted};")
-        self.slider = QSlider(Qt.Horizontal)
-        self.slider.setToolTip("Go back to a snapshot taken earlier in the run")
-        self.live_button = QPushButton("Live")
-        self.live_button.setToolTip("Follow the newest snapshot again")
+        self.slider = QSlider(Qt.Horizontal, toolTip="Go back to a snapshot taken earlier in the run")
+        self.live_button = QPushButton("Live", toolTip="Follow the newest snapshot again")
         self.timeline_label = style.set_font_role(QLabel("step —"), "heading")
-        self.show_others = QCheckBox("Show in other panels")
-        self.show_others.setChecked(True)
-        self.show_others.setToolTip(SHOW_OTHERS_TIP)
+        self.show_others = QCheckBox("Show in other panels", checked=True, toolTip=SHOW_OTHERS_TIP)
 
         # the pickers beside the probe and its output, so the map's title has the column's width
         self.grid = grid = QGridLayout(self)
         grid.setContentsMargins(4, 0, 0, 0)
         grid.setHorizontalSpacing(8)
-        for row, (text, widget, box) in enumerate((("Probe", self.probe_edit, self.layer_box),
-                                                   ("Output", self.output_label, self.head_box))):
-            grid.addWidget(style.set_font_role(QLabel(text), "heading"), row, 0)
-            grid.addWidget(widget, row, 1)
-            grid.addWidget(box, row, 2)
+        for at, (text, widget, box) in enumerate((("Probe", self.probe_edit, self.layer_box),
+                                                  ("Output", self.output_label, self.head_box))):
+            grid.addWidget(style.set_font_role(QLabel(text), "heading"), at, 0)
+            grid.addWidget(widget, at, 1)
+            grid.addWidget(box, at, 2)
         grid.addWidget(self.map_title, 2, 0, 1, 3)
         grid.addWidget(self.map_note, 3, 0, 1, 3)
-        timeline = QHBoxLayout()
-        for widget, stretch in ((self.timeline_label, 0), (self.slider, 1), (self.live_button, 0)):
-            timeline.addWidget(widget, stretch)
-        grid.addLayout(timeline, 4, 0, 1, 3)
+        grid.addLayout(row(self.timeline_label, (self.slider, 1), self.live_button), 4, 0, 1, 3)
         grid.addWidget(self.show_others, 5, 0, 1, 3)
         grid.setColumnStretch(1, 1)
         grid.setRowStretch(3, 1)
@@ -142,10 +133,9 @@ class ProbeView(QWidget):
 
     def set_timeline(self, count: int, index: int, step: int, live: bool, running: bool = False) -> None:
         """The slider over `count` snapshots at `index`, and its words (`timeline_texts`)."""
-        self.slider.blockSignals(True)
-        self.slider.setRange(0, max(0, count - 1))
-        self.slider.setValue(max(0, index))
-        self.slider.blockSignals(False)
+        with QSignalBlocker(self.slider):
+            self.slider.setRange(0, max(0, count - 1))
+            self.slider.setValue(max(0, index))
         label, tip, slider_tip = timeline_texts(count, index, step, live, running)
         self.timeline_label.setText(label)
         self.timeline_label.setToolTip(tip)
@@ -162,21 +152,19 @@ class ProbeView(QWidget):
         self._redraw()
         self.output_label.setText("—")
         for box in (self.layer_box, self.head_box):  # back to their placeholders
-            box.blockSignals(True)
-            box.clear()
-            box.blockSignals(False)
+            with QSignalBlocker(box):
+                box.clear()
         self.set_timeline(0, 0, 0, True)
 
     def _fill_boxes(self, result) -> None:
         n_layers = result.trace.n_layers(self.kind) if self.kind else 0
         n_heads = result.trace.attention(self.kind, 0).shape[1] if self.kind else 0
         for box, count, default in ((self.layer_box, n_layers, n_layers - 1), (self.head_box, n_heads + 1, 0)):
-            box.blockSignals(True)
             keep = box.currentIndex() if box.count() == count else default
-            box.clear()
-            box.addItems(self._pick_names(box, count))
-            box.setCurrentIndex(max(0, keep))
-            box.blockSignals(False)
+            with QSignalBlocker(box):
+                box.clear()
+                box.addItems(self._pick_names(box, count))
+                box.setCurrentIndex(max(0, keep))
 
     def _redraw(self) -> None:
         if self.result is None or self.kind is None:

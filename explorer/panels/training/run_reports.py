@@ -20,7 +20,7 @@ from model.train.trainer import EvalEvent
 FRAME_MIN = 0.25  # s between redraws of the curves and the probe (at most 4 a second) …
 GUI_BUDGET = 0.025  # … and their measured cost stays under this share of the time
 HANDLERS = {lm.RunInfo: "_on_info", lm.MetricRows: "_on_rows", EvalEvent: "_on_evaluated", lm.Snapshot: "_on_snapshot",
-            lm.Offer: "_on_offered", lm.Phase: "_on_phase"}  # the text messages: `report`
+            lm.Offer: "_on_offered", lm.Phase: "_on_phase", **dict.fromkeys(lm.REPORTS, "report")}  # message → slot
 
 
 class RunReports:
@@ -31,8 +31,7 @@ class RunReports:
         self.clock = RunClock()
         self.show_newest = False  # a new snapshot to show at the next redraw
         self.pacer = Pacer(FRAME_MIN, GUI_BUDGET)
-        self.redraw_timer = QTimer(self, singleShot=True)
-        self.redraw_timer.timeout.connect(self.redraw)
+        self.redraw_timer = QTimer(self, singleShot=True, timeout=self.redraw)
 
     @property
     def live(self) -> bool:
@@ -51,11 +50,7 @@ class RunReports:
         run.worker.finished.connect(lambda: self._on_finished(run))  # after the last message
 
     def _on_message(self, run: TrainingRun, message) -> None:
-        if run is not self.run:
-            return
-        if type(message) in lm.REPORTS:
-            self.report(message)
-        else:
+        if run is self.run:
             getattr(self, HANDLERS[type(message)])(message)
 
     def report(self, message) -> None:

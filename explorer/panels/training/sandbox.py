@@ -28,8 +28,7 @@ class Sandbox(QObject):
         self.text_before: tuple | None = None  # (source, target, probe): the text a shown run replaced
         self.pacer = Pacer(PUBLISH_INTERVAL, PUBLISH_SHARE)  # its cost: the last copy's frame (GUI)
         self.offer_pending = False  # a copy for the other panels is on its way from the worker
-        self.timer = QTimer(self, singleShot=True)
-        self.timer.timeout.connect(self.flush_publish)
+        self.timer = QTimer(self, singleShot=True, timeout=self.flush_publish)
         self.state.shownModelChanged.connect(self.on_shown_model)
 
     @property
