@@ -7,7 +7,7 @@ from PySide6.QtCore import QTimer
 
 from explorer.drawing.token_heatmap import TokenHeatmap
 from explorer.panels.induction.plots import HeadScorePlot, IclPlot, LossPlot
-from explorer.panels.live_lab.lab_panel import LabPanel
+from explorer.panels.live_lab.lab_panel import LabPanel, lab_knobs
 from model.train import induction
 from model.train.induction import InductionConfig, InductionLab, InductionMeasure, InductionStep
 
@@ -21,10 +21,10 @@ class InductionPanel(LabPanel):
     title = "Induction heads"
     intro = ("Trains a 2-layer attention-only model on random tokens with one segment repeated. "
              "Press Start and watch for the phase change: an induction head forms and the repeat becomes predictable.")
-    start_tip = "Train a fresh model (off the GUI thread) and measure it as it learns"
-    stop_tip = "End training after the current step"
-    steps_tip = (f"Optimisation steps (batch {InductionConfig.batch_size}); "
-                 f"measured every {InductionConfig.eval_every}")
+    knobs = lab_knobs("Start", "Train a fresh model (off the GUI thread) and measure it as it learns",
+                      "End training after the current step",
+                      f"Optimisation steps (batch {InductionConfig.batch_size}); measured every "
+                      f"{InductionConfig.eval_every}", (100, 20000, 500))
     stage_texts = {"building": "Building the model …"}
     config_class, lab_class, step_type = InductionConfig, InductionLab, InductionStep
 
