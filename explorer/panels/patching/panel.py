@@ -10,11 +10,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import (
-    QComboBox,
     QGridLayout,
     QLabel,
-    QLineEdit,
-    QPushButton,
     QWidget,
 )
 
@@ -23,6 +20,7 @@ from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
 from explorer.panel_dock import offered_room
 from explorer.panels.base import Panel
+from explorer.panels.knobs import Knob, make_knobs
 from explorer.panels.layouts import column, row
 from explorer.panels.live_lab.plot_look import LabPlot, mark, theme_pen
 from explorer.panels.split_pages import SplitPages
@@ -41,6 +39,17 @@ MOST_SHOWN = 12  # bars drawn at most: the largest |contributions|
 ANSWER_SHEET = "QLineEdit {{ placeholder-text-color: {text}; }}"  # the default token reads as the value it is
 LEVELS = (-1.0, 1.0)  # every map's colours: 1 = all restored, 0 = none; beyond ±1 the ends (the hover tells)
 FLAT_BELOW = 0.01  # a map whose every |share| is below this reads as one flat colour: its caption says so
+
+
+KNOBS = (Knob("clean_edit", "line", tip="The clean input: the run whose activations are patched in", on="run"),
+         Knob("corrupted_edit", "line", tip="The corrupted input, the same number of tokens: the run that is patched",
+              on="run"),
+         Knob("answer_box", "choice", tip="The logit difference compares answer and wrong; empty: the clean run's "
+              "top token", editable=True),
+         Knob("wrong_box", "choice", tip="The logit difference compares answer and wrong; empty: the corrupted "
+              "run's top token", editable=True),
+         Knob("stack_box", "choice", tip="Which stack's maps to show", on="draw_maps"),
+         Knob("run_button", "button", "Run", "Patch every site from the clean run into the corrupted one", "run"))
 
 
 def flat_caption(restored: np.ndarray) -> str:
@@ -126,22 +135,11 @@ class PatchingPanel(Panel):
         self.follow(frame=self._on_frame)
 
     def _build(self) -> None:
-        self.clean_edit = QLineEdit(toolTip="The clean input: the run whose activations are patched in")
-        self.corrupted_edit = QLineEdit(toolTip="The corrupted input, the same number of tokens: the run that is patched")
-        self.answer_box, self.wrong_box = QComboBox(), QComboBox()
-        for box, default in ((self.answer_box, "the clean run's top token"),
-                             (self.wrong_box, "the corrupted run's top token")):
-            box.setEditable(True)
+        make_knobs(self, KNOBS)
+        for box in (self.answer_box, self.wrong_box):
             box.lineEdit().setPlaceholderText("default")
-            box.setToolTip(f"The logit difference compares answer and wrong; empty: {default}")
             box.setMinimumContentsLength(8)
             set_sheet(box.lineEdit(), ANSWER_SHEET)
-        self.stack_box = QComboBox(toolTip="Which stack's maps to show")
-        self.stack_box.currentIndexChanged.connect(lambda _i: self._draw_maps())
-        self.run_button = QPushButton("Run", toolTip="Patch every site from the clean run into the corrupted one")
-        self.run_button.clicked.connect(self.run)
-        for edit in (self.clean_edit, self.corrupted_edit):
-            edit.returnPressed.connect(self.run)
         # one symmetric scale for every map: the right-hand column's colour bars serve their row
         self.maps = [Heatmap(colormap=style.colormap(theme.diverging()), levels=LEVELS, colour_bar=k % 2 == 1,
                              square=False) for k in range(MAPS_SHOWN)]
@@ -232,7 +230,7 @@ class PatchingPanel(Panel):
 
     def _clear(self) -> None:
         self.shown = None
-        self._draw_maps()
+        self.draw_maps()
         self.bars.clear_data()
         self.detail.setText("")
 
@@ -267,14 +265,14 @@ class PatchingPanel(Panel):
                 box.setEditText(typed)
                 box.lineEdit().setPlaceholderText(printable(chosen))
         self.bars.set_data(view.dla.labels, view.dla.values)
-        self._draw_maps()
+        self.draw_maps()
 
     def stack_maps(self) -> list:
         """The result's maps of the chosen stack, in the order they are drawn."""
         stack = self.stack_box.currentText().lower()
         return [m for m in self.shown.result.maps if m.stack == stack] if self.shown is not None else []
 
-    def _draw_maps(self) -> None:
+    def draw_maps(self) -> None:
         maps = self.stack_maps()  # (none without a result: every heatmap hidden)
         for k, heatmap in enumerate(self.maps):
             heatmap.setVisible(k < len(maps))
