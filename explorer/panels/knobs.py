@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QSpinBox, QWidget
 
 
@@ -56,3 +57,16 @@ def make_knobs(owner: QWidget, knobs: tuple[Knob, ...]) -> list[QWidget]:
         setattr(owner, knob.name, widget)
         widgets.append(widget)
     return widgets
+
+
+def refill(box: QComboBox, options: list[tuple[str, object]], chosen: int = 0) -> None:
+    """A choice's (text, data) options anew, `chosen` current; no change is signalled meanwhile
+    (an editable box keeps its typed text)."""
+    typed = box.currentText()
+    with QSignalBlocker(box):
+        box.clear()
+        for text, data in options:
+            box.addItem(text, data)
+        box.setCurrentIndex(chosen)
+        if box.isEditable():
+            box.setEditText(typed)

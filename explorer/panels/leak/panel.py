@@ -2,10 +2,8 @@
 mask; without it (Section 3.2.3) position t reads the answer, and the pictures show the cheat."""
 from __future__ import annotations
 
-from PySide6.QtCore import QSignalBlocker
-
 from explorer import style
-from explorer.panels.knobs import Knob
+from explorer.panels.knobs import Knob, refill
 from explorer.panels.leak.views import AccuracyBars, AttentionPair, LossCurves
 from explorer.panels.live_lab.lab_panel import LabPanel, lab_knobs
 from explorer.panels.live_lab.plot_look import mark
@@ -49,11 +47,7 @@ class LeakPanel(LabPanel):
     def _fill_head_combo(self, layers: int, heads: int, leakiest=None) -> None:
         """Layer × (mean, head …) choices; `leakiest` (layer, head) named and chosen: the clearest picture."""
         choices = leak_lab.head_choices(layers, heads, leakiest)
-        with QSignalBlocker(self.head_combo):
-            self.head_combo.clear()
-            for text, choice in choices:
-                self.head_combo.addItem(text, choice)
-            self.head_combo.setCurrentIndex([choice for _, choice in choices].index(leakiest) if leakiest else 0)
+        refill(self.head_combo, choices, [choice for _, choice in choices].index(leakiest) if leakiest else 0)
 
     def clear_views(self, config: LeakConfig) -> None:
         self.result = None

@@ -7,7 +7,6 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSignalBlocker
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import (
     QGridLayout,
@@ -20,7 +19,7 @@ from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
 from explorer.panel_dock import offered_room
 from explorer.panels.base import Panel
-from explorer.panels.knobs import Knob, make_knobs
+from explorer.panels.knobs import Knob, make_knobs, refill
 from explorer.panels.layouts import column, row
 from explorer.panels.live_lab.plot_look import LabPlot, mark, theme_pen
 from explorer.panels.split_pages import SplitPages
@@ -252,18 +251,11 @@ class PatchingPanel(Panel):
         r = view.result
         stacks = list(dict.fromkeys(m.stack for m in r.maps))
         keep = self.stack_box.currentText().lower()
-        with QSignalBlocker(self.stack_box):
-            self.stack_box.clear()
-            self.stack_box.addItems([s.capitalize() for s in stacks])
-            self.stack_box.setCurrentIndex(stacks.index(keep) if keep in stacks else 0)
+        refill(self.stack_box, [(s.capitalize(), s) for s in stacks], stacks.index(keep) if keep in stacks else 0)
         self.stack_box.setVisible(len(stacks) > 1)
         for box, top, chosen in ((self.answer_box, r.clean_top, r.answer), (self.wrong_box, r.corrupted_top, r.wrong)):
-            typed = box.currentText()
-            with QSignalBlocker(box):
-                box.clear()
-                box.addItems([printable(piece) for piece, _ in top])
-                box.setEditText(typed)
-                box.lineEdit().setPlaceholderText(printable(chosen))
+            refill(box, [(printable(piece), piece) for piece, _ in top])
+            box.lineEdit().setPlaceholderText(printable(chosen))
         self.bars.set_data(view.dla.labels, view.dla.values)
         self.draw_maps()
 
