@@ -37,7 +37,6 @@ SIDE_BY_SIDE_WIDTH = 960  # room below which (a dock beside the diagram) maps an
 MOST_SHOWN = 12  # bars drawn at most: the largest |contributions|
 ANSWER_SHEET = "QLineEdit {{ placeholder-text-color: {text}; }}"  # the default token reads as the value it is
 LEVELS = (-1.0, 1.0)  # every map's colours: 1 = all restored, 0 = none; beyond ±1 the ends (the hover tells)
-FLAT_BELOW = 0.01  # a map whose every |share| is below this reads as one flat colour: its caption says so
 
 
 KNOBS = (Knob("clean_edit", "line", tip="The clean input: the run whose activations are patched in", on="run"),
@@ -49,11 +48,6 @@ KNOBS = (Knob("clean_edit", "line", tip="The clean input: the run whose activati
               "run's top token", editable=True),
          Knob("stack_box", "choice", tip="Which stack's maps to show", on="draw_maps"),
          Knob("run_button", "button", "Run", "Patch every site from the clean run into the corrupted one", "run"))
-
-
-def flat_caption(restored: np.ndarray) -> str:
-    """The caption under a map whose cells all restore about nothing (a flat map gives no cue itself)."""
-    return f"all |Δ| < {FLAT_BELOW}" if restored.size and np.abs(restored).max() < FLAT_BELOW else ""
 
 
 class LogitBars(LabPlot):
@@ -275,7 +269,7 @@ class PatchingPanel(Panel):
             heatmap.set_title(patching_text.map_title(m), m.title)  # (a cell's number: in its hover text)
             heatmap.set_data(m.restored[rows], [m.rows[l].capitalize() for l in rows],
                              [printable(c) for c in m.columns], row_names=True)
-            heatmap.set_axis_names("", html.escape(flat_caption(m.restored)))  # (axis titles are HTML)
+            heatmap.set_axis_names("", html.escape(patching_text.flat_caption(m.restored)))  # (axis titles are HTML)
             heatmap.describe = lambda row, col, m=m: patching_text.cell_hover(m, len(m.rows) - 1 - row, col)
         self._show_cell()
         self._say(patching_text.summary(self.shown.result, self.stack_box.currentText().lower()))
