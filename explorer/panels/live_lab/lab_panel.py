@@ -25,8 +25,8 @@ START_TIMEOUT = 60.0  # s: `train_for` waits at most this long for the lab to be
 
 def lab_knobs(start: str, start_tip: str, stop_tip: str, steps_tip: str, steps: tuple[int, int, int]) -> tuple:
     """A lab's Start and Stop buttons and its steps box (least, most, one click)."""
-    return (Knob("start_button", "button", start, start_tip, "start"), Knob("stop_button", "button", "Stop", stop_tip,
-                                                                            "stop"),
+    return (Knob("start_button", "button", start, start_tip, "start"),
+            Knob("stop_button", "button", "Stop", stop_tip, "stop"),
             Knob("steps_spin", "spin", " steps", steps_tip, options=steps))
 
 
