@@ -10,9 +10,9 @@ from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QSpinBo
 
 @dataclass(frozen=True)
 class Knob:
-    """`kind`: "button", "spin", "choice", "line" or "label"; `text`: a button's or a label's words,
-    a spin box's suffix, a line's placeholder; `on`: the owner's method a click, a changed choice
-    or Return calls; `options`: a choice's (text, data) pairs, a spin box's (least, most, one click)."""
+    """`kind`: one of MAKERS; `text`: a button's or a label's words, a spin box's suffix, a line's
+    placeholder; `on`: the owner's method a click, a changed choice or Return calls; `options`: a
+    choice's (text, data) pairs, a spin box's (least, most, one click, value)."""
 
     name: str
     kind: str
@@ -23,24 +23,19 @@ class Knob:
     editable: bool = False
 
 
-def _make(knob: Knob) -> QWidget:
-    if knob.kind == "button":
-        return QPushButton(knob.text)
-    if knob.kind == "label":
-        return QLabel(knob.text)
-    if knob.kind == "line":
-        return QLineEdit(placeholderText=knob.text)
-    if knob.kind == "spin":
-        low, high, single = knob.options
-        return QSpinBox(minimum=low, maximum=high, singleStep=single, suffix=knob.text)
-    if knob.kind == "choice":
-        box = QComboBox(editable=knob.editable, sizeAdjustPolicy=QComboBox.SizeAdjustPolicy.AdjustToContents)
-        for text, data in knob.options:
-            box.addItem(text, data)
-        return box
-    raise ValueError(f"A knob of kind {knob.kind!r} cannot be made: use button, label, line, spin or choice.")
+def _spin(knob: Knob) -> QSpinBox:
+    low, high, single, value = knob.options
+    return QSpinBox(minimum=low, maximum=high, singleStep=single, value=value, suffix=knob.text)
 
 
+def _choice(knob: Knob) -> QComboBox:
+    box = QComboBox(editable=knob.editable, sizeAdjustPolicy=QComboBox.SizeAdjustPolicy.AdjustToContents)
+    refill(box, knob.options)
+    return box
+
+
+MAKERS = {"button": lambda knob: QPushButton(knob.text), "label": lambda knob: QLabel(knob.text),
+          "line": lambda knob: QLineEdit(placeholderText=knob.text), "spin": _spin, "choice": _choice}
 SIGNALS = {"button": "clicked", "line": "returnPressed", "choice": "currentIndexChanged"}
 
 
@@ -48,9 +43,10 @@ def make_knobs(owner: QWidget, knobs: tuple[Knob, ...]) -> list[QWidget]:
     """Each knob built, set as `owner.<name>` and wired to `owner.<on>()`; the widgets in order."""
     widgets = []
     for knob in knobs:
-        widget = _make(knob)
-        if knob.tip:
-            widget.setToolTip(knob.tip)
+        if knob.kind not in MAKERS:
+            raise ValueError(f"A knob of kind {knob.kind!r} cannot be made: the kinds are {', '.join(MAKERS)}.")
+        widget = MAKERS[knob.kind](knob)
+        widget.setToolTip(knob.tip)
         if knob.on:
             method = getattr(owner, knob.on)
             getattr(widget, SIGNALS[knob.kind]).connect(lambda *_args, method=method: method())

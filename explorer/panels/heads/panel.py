@@ -32,7 +32,7 @@ SURGERY_KNOBS = (Knob("click_label", "label", "Click a head to:"),
                                                      ("Uniform attention", "uniform"))),
                  Knob("reset_button", "button", "Reset all heads", on="reset_heads"))
 RANKING_KNOBS = (Knob("run_button", "button", "Rank heads", on="run_importance"),
-                 Knob("pairs_spin", "spin", " pairs", options=(10, 2000, 1)),
+                 Knob("pairs_spin", "spin", " pairs", options=(10, 2000, 1, 200)),
                  Knob("by_box", "choice", tip="Which importance orders the heads: the loss increase when a head is "
                       "zeroed, or Michel et al. 2019's |∂L/∂ξ_h| with a gate ξ_h = 1 on each head",
                       on="redraw_importance", options=(("masking (Δ loss)", "masking"), ("gradient (Michel)", "gradient"))),
@@ -104,7 +104,6 @@ class HeadsPanel(Panel):
     def _build(self) -> None:
         surgery_knobs, ranking_knobs = make_knobs(self, SURGERY_KNOBS), make_knobs(self, RANKING_KNOBS)
         self.export_button.setEnabled(False)
-        self.pairs_spin.setValue(200)
         self.grid = HeadGrid()
         self.grid.headClicked.connect(self._on_head_clicked)
         self.changes = text_label(" ", st.LABEL_PT)

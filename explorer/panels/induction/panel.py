@@ -25,7 +25,7 @@ class InductionPanel(LabPanel):
     knobs = lab_knobs("Start", "Train a fresh model (off the GUI thread) and measure it as it learns",
                       "End training after the current step",
                       f"Optimisation steps (batch {InductionConfig.batch_size}); measured every "
-                      f"{InductionConfig.eval_every}", (100, 20000, 500))
+                      f"{InductionConfig.eval_every}", (100, 20000, 500, InductionConfig.steps))
     stage_texts = {"building": "Building the model …"}
     config_class, lab_class, step_type = InductionConfig, InductionLab, InductionStep
 

@@ -19,7 +19,7 @@ class LeakPanel(LabPanel):
              "with and without the causal mask. Press Run.")
     knobs = (*lab_knobs("Run", "Train both runs (off the GUI thread), then score them on held-out sentences",
                         "End training now and score what was trained",
-                        "Optimisation steps per run (batch 32, warm-up 100)", (20, 5000, 100)),
+                        "Optimisation steps per run (batch 32, warm-up 100)", (20, 5000, 100, LeakConfig.steps)),
              Knob("head_combo", "choice", tip="Which decoder self-attention the two maps show; 'ahead' is the "
                   "weight on later positions (above the diagonal)", on="draw_maps"))
     stage_texts = {"building": "Building the two models …", "evaluating": "Scoring both runs on held-out sentences …"}

@@ -23,8 +23,8 @@ ROW_WIDTH = 900  # px: … if one row has the width (a narrow dock stays two a r
 START_TIMEOUT = 60.0  # s: `train_for` waits at most this long for the lab to be built (and scored)
 
 
-def lab_knobs(start: str, start_tip: str, stop_tip: str, steps_tip: str, steps: tuple[int, int, int]) -> tuple:
-    """A lab's Start and Stop buttons and its steps box (least, most, one click)."""
+def lab_knobs(start: str, start_tip: str, stop_tip: str, steps_tip: str, steps: tuple[int, int, int, int]) -> tuple:
+    """A lab's Start and Stop buttons and its steps box (least, most, one click, value)."""
     return (Knob("start_button", "button", start, start_tip, "start"),
             Knob("stop_button", "button", "Stop", stop_tip, "stop"),
             Knob("steps_spin", "spin", " steps", steps_tip, options=steps))
@@ -83,7 +83,6 @@ class LabPanel(StopsWithWindow, Panel):
     # -- the frame -------------------------------------------------------------------------------
     def _build(self) -> None:
         knobs = make_knobs(self, self.knobs)
-        self.steps_spin.setValue(self.config_class.steps)
         self.progress = QProgressBar(maximum=1000, format="%p %", maximumWidth=160)  # the message names the step
         self.lab_model = style.eliding_line()  # a line of its own: the buttons leave the row no room for it
         self.lab_model.setObjectName("lab_model")
