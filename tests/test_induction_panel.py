@@ -32,7 +32,7 @@ def panel(qtbot):
 def test_start_draws_the_curves_and_the_map_and_stop_stops(panel, qtbot):
     seen: list[InductionMeasure] = []
     panel.start(InductionConfig(**TINY, steps=100_000), threads=1)
-    panel.run.worker.yielded.connect(lambda m: seen.append(m) if isinstance(m, InductionMeasure) else None)
+    panel.job.progress.connect(lambda m: seen.append(m) if isinstance(m, InductionMeasure) else None)
     assert not panel.start_button.isEnabled() and panel.stop_button.isEnabled()
     assert panel.map.note.isVisible() and "training" in panel.map.note.toPlainText()
     assert panel.lab_model.text() == "Own model: 2 layers × 2 heads, attention only"
@@ -114,7 +114,7 @@ def test_the_first_build_leaves_the_head_curves_to_a_later_turn(qtbot):
 def test_runs_do_not_pile_up_connections_and_a_deleted_panel_ends_its_run(qtbot):
     """However many runs a panel has started, one handler stops the run under way when the panel is
     deleted (its widgets gone)."""
-    from PySide6.QtCore import SIGNAL
+    from PySide6.QtCore import SIGNAL, QThreadPool
 
     panel = InductionPanel(SessionState())
     receivers = []
@@ -124,11 +124,12 @@ def test_runs_do_not_pile_up_connections_and_a_deleted_panel_ends_its_run(qtbot)
         receivers.append(panel.receivers(SIGNAL("destroyed(QObject*)")))
     assert receivers[0] == receivers[-1]
     panel.start(InductionConfig(**TINY, steps=100_000), threads=1)
-    run = panel.run
+    steering = panel.run
     qtbot.waitUntil(lambda: panel.step >= 2, timeout=TIMEOUT)
     panel.deleteLater()
-    qtbot.waitUntil(run.is_done, timeout=TIMEOUT)
-    assert run.steering.stop_asked == InductionPanel.shutdown_args
+    qtbot.waitUntil(lambda: steering.stop_asked is not None, timeout=TIMEOUT)
+    assert QThreadPool.globalInstance().waitForDone(TIMEOUT)  # the worker has ended
+    assert steering.stop_asked == InductionPanel.shutdown_args
 
 
 def test_the_maps_axis_titles_are_drawn_at_the_text_size_in_use(panel, qapp):

@@ -9,6 +9,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from PySide6.QtCore import QThreadPool  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from explorer import presentation, theme  # noqa: E402
@@ -53,7 +54,7 @@ def test_a_run_draws_both_curves_the_bars_and_the_maps(qtbot, tmp_path):
 def check_run(qtbot, panel):
     results = []
     panel.start(LeakConfig(**TINY), threads=1)
-    panel.run.worker.yielded.connect(lambda m: results.append(m) if isinstance(m, LeakResult) else None)
+    panel.job.progress.connect(lambda m: results.append(m) if isinstance(m, LeakResult) else None)
     assert not panel.start_button.isEnabled() and panel.stop_button.isEnabled()
     assert panel.bars.pending.isVisible()  # the empty bars say when they fill, not bare axes …
     for heatmap in panel.maps.maps.values():  # the empty maps say what they wait for
@@ -128,7 +129,7 @@ def test_closing_mid_run_stops_and_joins_the_worker(qtbot, panel):
     qtbot.waitUntil(lambda: panel.step >= 2, timeout=TIMEOUT)
     start = time.monotonic()
     panel.close()  # closeEvent → shutdown: stop without scoring, join
-    assert run.is_done() and panel.run is None
+    assert not panel.job.running and panel.run is None and run.stop_asked == LeakPanel.shutdown_args
     assert time.monotonic() - start < 10
     QApplication.processEvents()  # late messages of the old run are dropped quietly
     assert panel.result is None
@@ -150,7 +151,8 @@ def test_a_panel_deleted_mid_run_ends_its_run_and_drops_its_late_messages(qtbot,
     run = panel.run
     qtbot.waitUntil(lambda: panel.step >= 2, timeout=TIMEOUT)
     shiboken6.delete(panel)  # (a dock rebuilt or a window torn down without a close event)
-    qtbot.waitUntil(run.is_done, timeout=TIMEOUT)
+    assert run.stop_asked == LeakPanel.shutdown_args
+    assert QThreadPool.globalInstance().waitForDone(TIMEOUT)  # the worker has ended
     for _ in range(5):
         QApplication.processEvents()
     assert "already deleted" not in capsys.readouterr().err

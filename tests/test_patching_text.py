@@ -1,5 +1,6 @@
 """The patching picture's words (model.interpret.patching_text): the numbers they quote are the
 result's own, a cell asked for is clamped to its map, and the default cell is the measured one."""
+import numpy as np
 import pytest
 import torch
 
@@ -56,3 +57,10 @@ def test_a_cells_detail_and_hover_carry_its_share_and_top_tokens(result):
     assert f"restores {m.restored[0, 1] + 0.0:.2f}" in patching_text.cell_hover(m, 0, 1)
     heads = next(m for m in result.maps if m.site == "head")
     assert "head 2 (all positions)" in patching_text.cell_hover(heads, 0, 1)
+
+
+def test_a_map_is_called_flat_only_when_every_cell_restores_less_than_the_threshold(result):
+    restored = result.maps[0].restored
+    flat = patching_text.flat_caption
+    assert flat(np.full_like(restored, 0.009)) and flat(-np.full_like(restored, 0.009))
+    assert not flat(np.full_like(restored, 0.011)) and not flat(restored[:0])

@@ -284,7 +284,7 @@ def test_a_scene_starts_its_run_once_and_the_tour_pauses_training_while_elsewher
     deck.go(3)
     assert induction.run is lab  # … once
     induction.shutdown()
-    assert lab.is_done()
+    assert induction.run is None and not induction.job.running  # stopped and joined
 
 
 

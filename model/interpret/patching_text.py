@@ -8,6 +8,8 @@ from model.inference.labels import display_piece
 from model.interpret.input_texts import printable
 from model.interpret.patching import SITE_TITLES, SUBLAYER_TITLES, PatchingResult, PatchMap
 
+FLAT_BELOW = 0.01  # a map whose every |share| is below this reads as one flat colour: its caption says so
+
 
 def summary(result: PatchingResult, stack: str | None = None) -> str:
     """What the maps measure, for this run; `stack`: the stack whose maps are shown (their cells counted)."""
@@ -20,6 +22,11 @@ def summary(result: PatchingResult, stack: str | None = None) -> str:
             f"patch restores (1 = all, 0 = none); one patched run a cell ({counted}), batched into "
             f"{result.forwards} forwards, {result.seconds:.2f} s. "
             "Bars: the clean input's direct logit attribution (LayerNorms frozen at their scale).")
+
+
+def flat_caption(restored) -> str:
+    """The caption under a map whose cells all restore less than FLAT_BELOW (it reads as one colour)."""
+    return f"all |Δ| < {FLAT_BELOW}" if restored.size and abs(restored).max() < FLAT_BELOW else ""
 
 
 def map_title(m: PatchMap) -> str:

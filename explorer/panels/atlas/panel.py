@@ -30,29 +30,26 @@ class AtlasGrid(HeadBlocks):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.atlas: HeadAtlas | None = None
+        self.by_key: dict = {}
         self.chosen: tuple[str, int, int] | None = None
 
     def set_atlas(self, atlas: HeadAtlas | None) -> None:
         """Rebuild the blocks for `atlas` (None: empty)."""
         self.atlas = atlas
-        heads = atlas.heads if atlas is not None else []
+        self.by_key = {h.key: h for h in atlas.heads} if atlas is not None else {}
         kinds = [k.value for k in atlas.attention_kinds] if atlas is not None else []
-        self.build({kind: 1 + max(h.layer for h in heads if h.key[0] == kind) for kind in kinds},
-                   1 + max((h.head for h in heads), default=-1))
-        for h in heads:
-            cell = self.cells[h.key]
-            cell.setText(h.letter)
-            cell.setToolTip(h.tooltip() + "\nClick: show this head in Attention maps")
-            cell.setAccessibleName(f"{h.attention.short_title} layer {h.layer + 1} head {h.head + 1}: {h.kind}")
-            cell.installEventFilter(self)
+        self.build({kind: 1 + max(layer for k, layer, _ in self.by_key if k == kind) for kind in kinds},
+                   1 + max((head for *_, head in self.by_key), default=-1))
+        for key, h in self.by_key.items():
+            self.cells[key].setAccessibleName(f"{h.attention.short_title} layer {h.layer + 1} head {h.head + 1}: {h.kind}")
+            self.cells[key].installEventFilter(self)
         self.restyle()
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802
         if event.type() == QEvent.Type.Enter:
-            for key, cell in self.cells.items():
-                if cell is obj:
-                    self.headHovered.emit(*key)
-                    break
+            key = next((key for key, cell in self.cells.items() if cell is obj), None)
+            if key is not None:
+                self.headHovered.emit(*key)
         return False
 
     def select(self, key: tuple[str, int, int] | None) -> None:
@@ -61,14 +58,13 @@ class AtlasGrid(HeadBlocks):
         self.restyle()
 
     def restyle(self) -> None:
-        """Colour every cell from the current theme."""
-        if self.atlas is None:
-            return
-        for h in self.atlas.heads:
-            cell = self.cells.get(h.key)
-            if cell is not None:
-                sheet = SELECTED_SHEET if h.key == self.chosen else CELL_SHEET
-                set_sheet(cell, sheet % current().head_kinds[h.kind])
+        """Every cell's letter, tooltip and colour (the current theme's)."""
+        self.paint(self.look)
+
+    def look(self, key: tuple[str, int, int]) -> tuple[str, str, str]:
+        h = self.by_key[key]
+        sheet = SELECTED_SHEET if key == self.chosen else CELL_SHEET
+        return h.letter, f"{h.tooltip()}\nClick: show this head in Attention maps", sheet % current().head_kinds[h.kind]
 
 
 class AtlasPanel(Panel):

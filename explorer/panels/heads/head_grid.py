@@ -43,6 +43,7 @@ class HeadBlocks(QWidget):
         self.row.setContentsMargins(0, 0, 0, 0)
         self.row.setSizeConstraint(QLayout.SizeConstraint.SetMinAndMaxSize)  # never taller than its cells allow
         self.cells: dict[tuple[str, int, int], QToolButton] = {}
+        self.sheets: dict[tuple[str, int, int], str] = {}  # each cell's sheet now
         self.pages: dict[str, tuple[QTabBar, list[range], dict[int, list[QWidget]], QGridLayout]] = {}
 
     def build(self, layers: dict[str, int], n_heads: int) -> None:
@@ -51,7 +52,7 @@ class HeadBlocks(QWidget):
             item = self.row.takeAt(0)
             if item.widget() is not None:
                 item.widget().deleteLater()
-        self.cells, self.pages = {}, {}
+        self.cells, self.sheets, self.pages = {}, {}, {}
         for kind, n_layers in layers.items():
             self.row.addWidget(self._block(kind, n_layers, n_heads), 1)
 
@@ -101,6 +102,17 @@ class HeadBlocks(QWidget):
                 widget.setVisible(layer in shown)
             grid.setRowStretch(layer + 1, int(layer in shown))  # the rows of heads grow, the head numbers stay on top
 
+    def paint(self, look) -> None:
+        """Each cell's text, tooltip and sheet from `look(key)`; a sheet only where it changes (setting
+        one re-polishes its button)."""
+        for key, cell in self.cells.items():
+            text, tip, sheet = look(key)
+            cell.setText(text)
+            cell.setToolTip(tip)
+            if self.sheets.get(key) != sheet:
+                self.sheets[key] = sheet
+                set_sheet(cell, sheet)
+
     def shown_layers(self, kind: str) -> range:
         """The layers of `kind` on screen now."""
         tabs, pages, _rows, _grid = self.pages[kind]
@@ -114,7 +126,6 @@ class HeadGrid(HeadBlocks):
         super().__init__(parent)
         self.model_shape: tuple = ()
         self.heads: dict = {}
-        self.sheets: dict = {}  # each button's sheet now
 
     def set_model(self, layers: dict[str, int], n_heads: int) -> None:
         """Rebuild the blocks for a model with these kinds ({kind: layers}) and heads per layer."""
@@ -122,20 +133,12 @@ class HeadGrid(HeadBlocks):
         if shape != self.model_shape:
             self.model_shape = shape
             self.build(layers, n_heads)
-            self.sheets = {}
             self.set_heads(self.heads)
 
     def set_heads(self, heads: dict) -> None:
         """Draw the edits {(kind, layer, head): op}."""
         self.heads = dict(heads)
-        for key, button in self.cells.items():
-            symbol, tip = head_cell(key, self.heads.get(key))
-            button.setText(symbol)
-            button.setToolTip(tip)
-            sheet = EDITED_SHEET if key in self.heads else PLAIN_SHEET
-            if self.sheets.get(key) != sheet:  # (a style sheet re-polishes its button: only where it changes)
-                self.sheets[key] = sheet
-                set_sheet(button, sheet)
+        self.paint(lambda key: (*head_cell(key, self.heads.get(key)), EDITED_SHEET if key in self.heads else PLAIN_SHEET))
         for kind, (tabs, pages, _rows, _grid) in self.pages.items():
             for index, title in enumerate(page_titles(kind, pages, self.heads)):
                 tabs.setTabText(index, title)

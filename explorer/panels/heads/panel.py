@@ -7,11 +7,7 @@ from pathlib import Path
 
 import pyqtgraph as pg
 from PySide6.QtWidgets import (
-    QComboBox,
     QFileDialog,
-    QLabel,
-    QPushButton,
-    QSpinBox,
     QTabWidget,
     QWidget,
 )
@@ -19,6 +15,7 @@ from PySide6.QtWidgets import (
 from explorer.drawing import plot_style as st
 from explorer.panels.base import Panel
 from explorer.panels.heads.head_grid import HeadGrid
+from explorer.panels.knobs import Knob, make_knobs
 from explorer.panels.layouts import column, flow, row
 from explorer.panels.live_lab.plot_look import LabPlot
 from explorer.panels.texts import text_label
@@ -30,7 +27,16 @@ from model.interpret.importance import HeadImportance, head_importance
 from model.interpret.interventions import attention_layers
 from model.interpret.output_change import describe_html
 
-EDITS = (("zero", "Zero the head"), ("mean", "Mean over positions"), ("uniform", "Uniform attention"))
+SURGERY_KNOBS = (Knob("click_label", "label", "Click a head to:"),
+                 Knob("edit_box", "choice", options=(("Zero the head", "zero"), ("Mean over positions", "mean"),
+                                                     ("Uniform attention", "uniform"))),
+                 Knob("reset_button", "button", "Reset all heads", on="reset_heads"))
+RANKING_KNOBS = (Knob("run_button", "button", "Rank heads", on="run_importance"),
+                 Knob("pairs_spin", "spin", " pairs", options=(10, 2000, 1, 200)),
+                 Knob("by_box", "choice", tip="Which importance orders the heads: the loss increase when a head is "
+                      "zeroed, or Michel et al. 2019's |∂L/∂ξ_h| with a gate ξ_h = 1 on each head",
+                      on="redraw_importance", options=(("masking (Δ loss)", "masking"), ("gradient (Michel)", "gradient"))),
+                 Knob("export_button", "button", "Export CSV…", on="export_dialog"))
 IMPORTANCE_NOTE = "Held-out pairs of the model's task; removes heads least important first."
 CURVE_POINTS = 25  # at most this many points on the pruning curve (a big model has 100+ heads)
 
@@ -96,33 +102,18 @@ class HeadsPanel(Panel):
         self.follow(bundle=self._on_bundle, frame=self.show_changes)
 
     def _build(self) -> None:
-        self.edit_box = QComboBox()
-        for op, text in EDITS:
-            self.edit_box.addItem(text, op)
-        self.reset_button = QPushButton("Reset all heads")
-        self.reset_button.clicked.connect(lambda: self.state.session.set_interventions({}))
-        self.click_label = QLabel("Click a head to:")
+        surgery_knobs, ranking_knobs = make_knobs(self, SURGERY_KNOBS), make_knobs(self, RANKING_KNOBS)
+        self.export_button.setEnabled(False)
         self.grid = HeadGrid()
         self.grid.headClicked.connect(self._on_head_clicked)
         self.changes = text_label(" ", st.LABEL_PT)
         surgery = QWidget()  # the heads take the room (up to their cells' largest), the effect under them
-        column(flow(self.click_label, self.edit_box, self.reset_button, role="label"), (self.grid, 1),
-               self.changes, (None, 0), parent=surgery)
-        self.pairs_spin = QSpinBox(minimum=10, maximum=2000, value=200, suffix=" pairs")
-        self.by_box = QComboBox(toolTip="Which importance orders the heads: the loss increase when a head is zeroed, "
-                                "or Michel et al. 2019's |∂L/∂ξ_h| with a gate ξ_h = 1 on each head")
-        self.by_box.addItem("masking (Δ loss)", "masking")
-        self.by_box.addItem("gradient (Michel)", "gradient")
-        self.by_box.currentIndexChanged.connect(self._redraw_importance)
-        self.run_button = QPushButton("Rank heads")
-        self.run_button.clicked.connect(self.run_importance)
-        self.export_button = QPushButton("Export CSV…", enabled=False)
-        self.export_button.clicked.connect(self._export)
+        column(flow(*surgery_knobs, role="label"), (self.grid, 1), self.changes, (None, 0), parent=surgery)
         self.status = text_label(IMPORTANCE_NOTE, st.TICK_PT)
         self.add_job(self._on_done, self.tell_failure, progress_to=self.status.setText, button=self.run_button)
         self.view = ImportanceView()
         ranking = QWidget()
-        column(flow(self.run_button, self.pairs_spin, self.by_box, self.export_button, role="label"),
+        column(flow(*ranking_knobs, role="label"),
                self.bar, self.status, (self.view, 1), parent=ranking)
         self.tabs = QTabWidget()
         self.tabs.addTab(surgery, "Surgery")
@@ -151,6 +142,9 @@ class HeadsPanel(Panel):
             self.export_button.setEnabled(False)
             self.status.setText("A new model: rank its heads again.")
 
+    def reset_heads(self) -> None:
+        self.state.session.set_interventions({})
+
     def _on_head_clicked(self, kind: str, layer: int, head: int) -> None:
         """Apply the chosen edit; clicking a head that already has it restores the head."""
         op = self.edit_box.currentData()
@@ -171,9 +165,9 @@ class HeadsPanel(Panel):
         self.importance = result
         self.export_button.setEnabled(True)
         self.status.setText(result.headline())
-        self._redraw_importance()
+        self.redraw_importance()
 
-    def _redraw_importance(self, *_) -> None:
+    def redraw_importance(self) -> None:
         if self.importance is not None:
             self.view.show_result(self.importance, self.by_box.currentData())
 
@@ -185,7 +179,7 @@ class HeadsPanel(Panel):
         path.write_text(self.importance.to_csv(), encoding="utf-8")
         return path
 
-    def _export(self) -> None:
+    def export_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export head importance", "head_importance.csv", "CSV (*.csv)")
         if path:
             try:

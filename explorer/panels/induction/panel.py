@@ -3,11 +3,12 @@ a segment repeated; the panel plots the phase change and shows the induction hea
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 
 from explorer.drawing.token_heatmap import TokenHeatmap
-from explorer.panels.induction.plots import HeadScorePlot, IclPlot, LossPlot
-from explorer.panels.live_lab.lab_panel import LabPanel
+from explorer.panels.induction.plots import ICL, LOSS, HeadScorePlot, PhasePlot
+from explorer.panels.live_lab.lab_panel import LabPanel, lab_knobs
+from explorer.panels.live_lab.plot_look import mark, theme_pen
 from model.train import induction
 from model.train.induction import InductionConfig, InductionLab, InductionMeasure, InductionStep
 
@@ -21,15 +22,18 @@ class InductionPanel(LabPanel):
     title = "Induction heads"
     intro = ("Trains a 2-layer attention-only model on random tokens with one segment repeated. "
              "Press Start and watch for the phase change: an induction head forms and the repeat becomes predictable.")
-    start_tip = "Train a fresh model (off the GUI thread) and measure it as it learns"
-    stop_tip = "End training after the current step"
-    steps_tip = (f"Optimisation steps (batch {InductionConfig.batch_size}); "
-                 f"measured every {InductionConfig.eval_every}")
+    knobs = lab_knobs("Start", "Train a fresh model (off the GUI thread) and measure it as it learns",
+                      "End training after the current step",
+                      f"Optimisation steps (batch {InductionConfig.batch_size}); measured every "
+                      f"{InductionConfig.eval_every}", (100, 20000, 500, InductionConfig.steps))
     stage_texts = {"building": "Building the model …"}
     config_class, lab_class, step_type = InductionConfig, InductionLab, InductionStep
 
     def build_views(self) -> list:
-        self.loss_plot, self.icl_plot, self.head_plot = LossPlot(), IclPlot(), HeadScorePlot()
+        self.loss_plot, self.icl_plot = PhasePlot(*LOSS, curve=("loss", 2)), PhasePlot(*ICL, curve=("accent", 3))
+        self.head_plot = HeadScorePlot()
+        self.uniform = self.loss_plot.line(0, theme_pen("muted", 1.5, Qt.DotLine))  # the loss of a uniform guess
+        mark(self.icl_plot.line(0, theme_pen("muted", 1)), 0.0)
         self.curves = {"": self.loss_plot.curve}
         self.map = TokenHeatmap(MAP_TITLE)
         self.map.set_axis_names("query", "key")
@@ -45,7 +49,9 @@ class InductionPanel(LabPanel):
     def clear_views(self, config: InductionConfig) -> None:
         self.measures: list[InductionMeasure] = []
         self.mapped: InductionMeasure | None = None  # the measurement the map shows
-        self.loss_plot.clear_run(config.vocab)
+        self.loss_plot.curve.setData([], [])
+        uniform = float(np.log(config.vocab - 1))
+        mark(self.uniform, uniform, f"ln({config.vocab - 1}) = {uniform:.2f}: the loss of a uniform guess")
         self.head_plot.set_heads(config.n_layers, config.n_heads)
         self._draw_curves(np.zeros((0, config.n_layers, config.n_heads)))
         self.map.clear_data(MAP_PENDING)
@@ -68,7 +74,9 @@ class InductionPanel(LabPanel):
     def _draw_curves(self, scores: np.ndarray) -> None:
         """The ICL and head curves of the measurements so far, and the phase change if there is one."""
         steps = [m.step for m in self.measures]
-        self.icl_plot.set_points(steps, [m.icl for m in self.measures])
+        icl = [m.icl for m in self.measures]
+        self.icl_plot.curve.setData(steps, icl)  # in a range of at least -1 … 0.2 nats (early noise is no swing)
+        self.icl_plot.axes.vb.setYRange(min([-1.0, *icl]), max([0.2, *icl]), padding=0.05)
         self.head_plot.set_points(steps, scores)
         self.phase = induction.phase_measure(self.measures)  # the measurement at the phase change
         for plot in (self.loss_plot, self.icl_plot, self.head_plot):

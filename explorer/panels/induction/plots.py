@@ -1,5 +1,6 @@
-"""The induction lab's curves over steps: loss, in-context-learning score and every head's induction
-score (colour: the head; lower layers dashed), each marking the phase change."""
+"""The induction lab's plots over steps, each marking the phase change: loss and in-context-learning
+score (`PhasePlot` with `LOSS`, `ICL`) and every head's induction score (colour: the head; lower
+layers dashed)."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,52 +15,27 @@ PHASE_LABEL = "phase\nchange"  # two short lines: beside the line on a narrow pl
 
 
 class PhasePlot(LabPlot):
-    """A plot over steps with the phase-change line (hidden until there is one)."""
+    """A plot over steps with the phase-change line (hidden until there is one) and, given its pen
+    (a theme role and a width), one curve."""
 
-    def __init__(self, title: str, y_label: str, tooltip: str, label_phase: bool = False, parent=None):
+    def __init__(self, title: str, y_label: str, tooltip: str, label_phase: bool = False,
+                 curve: tuple[str, float] | None = None, parent=None):
         super().__init__(title, y_label, tooltip, parent=parent)
         # the label near the top, on the side of the line towards the middle of the view
         self.phase = self.line(90, theme_pen("warning", 2, Qt.DashLine), PHASE_LABEL if label_phase else None,
                                "warning", position=0.97, anchors=[(0, 0), (1, 0)])
+        self.curve = self.keep(self.plot([], [], antialias=False), theme_pen(*curve)) if curve else None
 
     def show_phase(self, step: int | None) -> None:
         mark(self.phase, step, f"The phase change, at step {step}: the ICL score has come half its way from "
                                "where it started to where it is now, and stays past that point")
 
 
-class LossPlot(PhasePlot):
-    """The training loss per step, and ln(vocab-1): the loss of a uniform guess."""
-
-    def __init__(self, parent=None):
-        super().__init__("Loss", "nats / token",
-                         "Next-token cross-entropy of each training batch. Before the phase change nothing "
-                         "can be predicted (the dashed line: a uniform guess); after it the second copy can.",
-                         parent=parent)
-        self.curve = self.keep(self.plot([], [], antialias=False), theme_pen("loss", 2))
-        self.uniform = self.line(0, theme_pen("muted", 1.5, Qt.DotLine))
-
-    def clear_run(self, vocab: int) -> None:
-        self.curve.setData([], [])
-        uniform = float(np.log(vocab - 1))
-        mark(self.uniform, uniform, f"ln({vocab - 1}) = {uniform:.2f}: the loss of a uniform guess")
-
-
-class IclPlot(PhasePlot):
-    """The in-context-learning score: loss on the second copy minus loss on the first."""
-
-    def __init__(self, parent=None):
-        super().__init__("ICL score", "nats",
-                         "Loss on the second copy minus loss on the first copy (nats), on a fixed batch. "
-                         "0: the repeat is no easier; strongly negative: the model copies from context "
-                         "(Olsson et al.'s ICL score: late-token minus early-token loss).", parent=parent)
-        self.curve = self.keep(self.plot([], [], antialias=False), theme_pen("accent", 3))
-        self.zero = self.line(0, theme_pen("muted", 1))
-        mark(self.zero, 0.0)
-
-    def set_points(self, steps: list[int], values: list[float]) -> None:
-        """The curve, in a range that holds at least -1 … 0.2 nats (early noise is no swing)."""
-        self.curve.setData(steps, values)
-        self.axes.vb.setYRange(min([-1.0, *values]), max([0.2, *values]), padding=0.05)
+LOSS = ("Loss", "nats / token", "Next-token cross-entropy of each training batch. Before the phase change nothing "
+        "can be predicted (the dashed line: a uniform guess); after it the second copy can.")
+ICL = ("ICL score", "nats", "Loss on the second copy minus loss on the first copy (nats), on a fixed batch. 0: the "
+       "repeat is no easier; strongly negative: the model copies from context (Olsson et al.'s ICL score: "
+       "late-token minus early-token loss).")
 
 
 class HeadScorePlot(PhasePlot):
@@ -120,4 +96,4 @@ class HeadScorePlot(PhasePlot):
         self.legend.setColumnCount(max(1, min(len(entries), int(room // entry))))
 
 
-__all__ = ["LossPlot", "IclPlot", "HeadScorePlot", "PhasePlot", "PHASE_LABEL"]
+__all__ = ["HeadScorePlot", "PhasePlot", "LOSS", "ICL", "PHASE_LABEL"]

@@ -2,12 +2,10 @@
 mask; without it (Section 3.2.3) position t reads the answer, and the pictures show the cheat."""
 from __future__ import annotations
 
-from PySide6.QtCore import QSignalBlocker
-from PySide6.QtWidgets import QComboBox
-
 from explorer import style
+from explorer.panels.knobs import Knob, refill
 from explorer.panels.leak.views import AccuracyBars, AttentionPair, LossCurves
-from explorer.panels.live_lab.lab_panel import LabPanel
+from explorer.panels.live_lab.lab_panel import LabPanel, lab_knobs
 from explorer.panels.live_lab.plot_look import mark
 from model.interpret import leak_lab
 from model.interpret.leak_lab import LeakConfig, LeakLab, LeakPhase, LeakResult, LeakStep
@@ -19,11 +17,11 @@ class LeakPanel(LabPanel):
     title = "Mask leak"
     intro = ("Trains one small GPT-like decoder twice on the facts corpus: same start, same batches, "
              "with and without the causal mask. Press Run.")
-    start_text = "Run"
-    start_tip = "Train both runs (off the GUI thread), then score them on held-out sentences"
-    stop_tip = "End training now and score what was trained"
-    steps_tip = "Optimisation steps per run (batch 32, warm-up 100)"
-    steps_range = (20, 5000, 100)
+    knobs = (*lab_knobs("Run", "Train both runs (off the GUI thread), then score them on held-out sentences",
+                        "End training now and score what was trained",
+                        "Optimisation steps per run (batch 32, warm-up 100)", (20, 5000, 100, LeakConfig.steps)),
+             Knob("head_combo", "choice", tip="Which decoder self-attention the two maps show; 'ahead' is the "
+                  "weight on later positions (above the diagonal)", on="draw_maps"))
     stage_texts = {"building": "Building the two models …", "evaluating": "Scoring both runs on held-out sentences …"}
     wide_ratio = 1.6
     view_minimum = (220, 170)
@@ -39,11 +37,6 @@ class LeakPanel(LabPanel):
         for label in self.generations.values():
             label.hide()  # until the runs are scored
             self.column.addWidget(label)
-        self.head_combo = QComboBox(sizeAdjustPolicy=QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.head_combo.setToolTip("Which decoder self-attention the two maps show; 'ahead' is the weight on "
-                                   "later positions (above the diagonal)")
-        self.controls.insertWidget(3, self.head_combo)  # after the steps
-        self.head_combo.currentIndexChanged.connect(lambda _: self._draw_maps())
         self._fill_head_combo(LeakConfig.n_layers, LeakConfig.n_heads)
 
     def build_views(self) -> list:
@@ -54,17 +47,13 @@ class LeakPanel(LabPanel):
     def _fill_head_combo(self, layers: int, heads: int, leakiest=None) -> None:
         """Layer × (mean, head …) choices; `leakiest` (layer, head) named and chosen: the clearest picture."""
         choices = leak_lab.head_choices(layers, heads, leakiest)
-        with QSignalBlocker(self.head_combo):
-            self.head_combo.clear()
-            for text, choice in choices:
-                self.head_combo.addItem(text, choice)
-            self.head_combo.setCurrentIndex([choice for _, choice in choices].index(leakiest) if leakiest else 0)
+        refill(self.head_combo, choices, [choice for _, choice in choices].index(leakiest) if leakiest else 0)
 
     def clear_views(self, config: LeakConfig) -> None:
         self.result = None
         self.loss_plot.clear_runs()
         self.bars.set_result(None)
-        self._draw_maps()  # empty, saying when they come
+        self.draw_maps()  # empty, saying when they come
         for label in self.generations.values():
             label.hide()  # until the runs are scored
 
@@ -84,7 +73,7 @@ class LeakPanel(LabPanel):
         self.result = result
         mark(self.loss_plot.floor, result.loss_floor, leak_lab.floor_tip(result.loss_floor))
         self.bars.set_result(result)
-        self._draw_maps()
+        self.draw_maps()
         self.message.setText(leak_lab.verdict(result))
         style.set_sheet(self.message, "")
         lines, every = leak_lab.generation_lines(result)
@@ -97,10 +86,10 @@ class LeakPanel(LabPanel):
         if self.stage == "failed":
             self.maps.clear()  # nothing is coming: no "drawn when training ends"
 
-    def _draw_maps(self) -> None:
+    def draw_maps(self) -> None:
         layer, head = tuple(self.head_combo.currentData() or (0, None))
         self.maps.set_result(self.result, layer, head)
 
     def restyle(self) -> None:
         if self.result is not None or (self.run is not None and self.stage != "failed"):
-            self._draw_maps()  # the maps, or their note, in the new theme's colours
+            self.draw_maps()  # the maps, or their note, in the new theme's colours

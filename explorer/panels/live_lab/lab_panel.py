@@ -1,26 +1,20 @@
-"""`LabPanel`: the frame of a panel that trains its own small model live: Start/Stop, steps and
-progress on one row, the lab's model and a message under it, then the lab's pictures in a grid."""
+"""`LabPanel`: the frame of a panel that trains its own small model live: its knobs (Start, Stop,
+steps … declared as data) and progress on one row, the lab's model and a message under it, then
+the lab's pictures in a grid. The run is the panel's job (`Panel.add_job`): its messages arrive
+as the job's progress, a stale run's are dropped, and a closing window or a deleted panel stops it."""
 from __future__ import annotations
 
 from functools import partial
 
-import shiboken6
-from PySide6.QtCore import QCoreApplication, QEventLoop, Qt, QTimer
-from PySide6.QtWidgets import (
-    QGridLayout,
-    QLabel,
-    QProgressBar,
-    QPushButton,
-    QSpinBox,
-    QWidget,
-)
+from PySide6.QtCore import Qt, QThreadPool, QTimer
+from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QWidget
 
 from explorer import style, theme
 from explorer.panels.base import Panel
+from explorer.panels.knobs import Knob, make_knobs
 from explorer.panels.layouts import column, row
 from explorer.panels.live_lab.plot_look import extend
 from explorer.panels.stops_with_window import StopsWithWindow
-from explorer.panels.training.worker import TrainingRun
 from explorer.state import SessionState
 from model.train.lab_stream import LabSteering, StepRows, lab_messages
 
@@ -29,16 +23,22 @@ ROW_WIDTH = 900  # px: … if one row has the width (a narrow dock stays two a r
 START_TIMEOUT = 60.0  # s: `train_for` waits at most this long for the lab to be built (and scored)
 
 
-def _end_runs(running: list[TrainingRun], args: tuple) -> None:
-    """A deleted panel's run ends (its widgets are gone: the handler holds only the run)."""
-    for run in running:
-        run.steering.stop(*args)
+def lab_knobs(start: str, start_tip: str, stop_tip: str, steps_tip: str, steps: tuple[int, int, int, int]) -> tuple:
+    """A lab's Start and Stop buttons and its steps box (least, most, one click, value)."""
+    return (Knob("start_button", "button", start, start_tip, "start"),
+            Knob("stop_button", "button", "Stop", stop_tip, "stop"),
+            Knob("steps_spin", "spin", " steps", steps_tip, options=steps))
+
+
+def _end_runs(running: list[LabSteering], args: tuple) -> None:
+    """A deleted panel's run ends (its widgets are gone: the handler holds only the steering)."""
+    for steering in running:
+        steering.stop(*args)
 
 
 class LabPanel(StopsWithWindow, Panel):
     intro = ""
-    start_text, start_tip, stop_tip, steps_tip = "Start", "", "", ""
-    steps_range = (100, 20000, 500)  # least, most, one click
+    knobs: tuple[Knob, ...] = ()  # `lab_knobs(…)`, and any of the lab's own after them
     stage_texts: dict[str, str] = {}  # the message while the lab is in a stage ("building" …)
     wide_ratio = 1.8  # wider than this × its height: the pictures in one row
     row_stretches: tuple[int, ...] = ()  # each picture's share of one row (default: equal)
@@ -51,17 +51,17 @@ class LabPanel(StopsWithWindow, Panel):
 
     def __init__(self, state: SessionState, parent=None):
         super().__init__(state, parent)
-        self.run: TrainingRun | None = None
+        self.run: LabSteering | None = None  # the run under way
         self.stage = "idle"  # idle, starting, building, training, evaluating or failed
         self.step = self.total_steps = 0
         self.curves: dict = {}
-        self.under_way: list[TrainingRun] = []  # the run under way (the panel's `destroyed` stops it)
+        self.under_way: list[LabSteering] = []  # (the panel's `destroyed` stops it)
         self.destroyed.connect(partial(_end_runs, self.under_way, self.shutdown_args))  # once per panel
+        self.add_job(lambda _outcome: None, self._on_error)  # (its end: `busy` turns False)
+        self.job.progress.connect(self._on_message)
+        self.job.busy.connect(self._on_busy)
         self._build()
         theme.notifier().changed.connect(self.restyle)  # (a bound method: dropped with the panel)
-        app = QCoreApplication.instance()
-        if app is not None:
-            app.aboutToQuit.connect(self.shutdown)
 
     # -- what a subclass gives: its pictures, and how it draws each message ----------------------
     def build_views(self) -> list[QWidget]:
@@ -82,12 +82,7 @@ class LabPanel(StopsWithWindow, Panel):
 
     # -- the frame -------------------------------------------------------------------------------
     def _build(self) -> None:
-        self.start_button = QPushButton(self.start_text, toolTip=self.start_tip)
-        self.stop_button = QPushButton("Stop", toolTip=self.stop_tip)
-        low, high, single = self.steps_range
-        self.steps_spin = QSpinBox(minimum=low, maximum=high, singleStep=single, suffix=" steps",
-                                   toolTip=self.steps_tip)
-        self.steps_spin.setValue(self.config_class.steps)
+        knobs = make_knobs(self, self.knobs)
         self.progress = QProgressBar(maximum=1000, format="%p %", maximumWidth=160)  # the message names the step
         self.lab_model = style.eliding_line()  # a line of its own: the buttons leave the row no room for it
         self.lab_model.setObjectName("lab_model")
@@ -97,15 +92,13 @@ class LabPanel(StopsWithWindow, Panel):
         self.views = self.build_views()
         for view in self.views:
             view.setMinimumSize(*self.view_minimum)
-        self.controls = row(self.start_button, self.stop_button, self.steps_spin, self.progress, None)
+        self.controls = row(*knobs[:3], self.progress, *knobs[3:], None)
         self.grid = QGridLayout(spacing=4)
         self.in_a_row: bool | None = None
         self._arrange(False)
         self.column = column(self.controls, self.lab_model, self.message, (self.grid, 1), parent=self)
         self.column.setContentsMargins(4, 2, 4, 2)
         self.column.setSpacing(3)
-        self.start_button.clicked.connect(lambda: self.start())
-        self.stop_button.clicked.connect(self.stop)
         self.show_stage("idle")
 
     def _arrange(self, in_a_row: bool) -> None:
@@ -157,14 +150,12 @@ class LabPanel(StopsWithWindow, Panel):
         style.set_sheet(self.message, "")
         self._name_lab_model(config)
         self.clear_views(config)
-        messages = partial(lab_messages, self.lab_class, self.step_type, threads)
-        self.run = run = TrainingRun(config, messages, LabSteering())
-        run.worker.yielded.connect(self._while_alive(self._on_message, run))
-        run.worker.errored.connect(self._while_alive(self._on_error, run))
-        run.worker.finished.connect(self._while_alive(self._on_finished, run))
-        self.under_way[:] = [run]
+        self.run = steering = LabSteering()
+        self.under_way[:] = [steering]
+        pool = QThreadPool.globalInstance()
+        pool.setMaxThreadCount(pool.maxThreadCount() + 1)  # the lab holds a pool thread all its life
         self.show_stage("starting")
-        run.start()
+        self.job.submit(partial(lab_messages, self.lab_class, self.step_type, threads, config, steering))
 
     def start_for_scene(self) -> None:
         """A tour scene's start: the lab once; coming back shows the run going on, or its end."""
@@ -174,44 +165,32 @@ class LabPanel(StopsWithWindow, Panel):
     def stop(self) -> None:
         """End training after the current step (its last measurement still comes)."""
         if self.run is not None:
-            self.run.steering.stop(*self.stop_args)
+            self.run.stop(*self.stop_args)
 
     def shutdown(self) -> None:
         """Stop for good (window closing, app quitting) and wait for the thread."""
-        run, self.run = self.run, None
-        if run is None:
-            return
-        run.steering.stop(*self.shutdown_args)
-        run.join()
-        self.show_stage("idle")
+        if self.run is not None:
+            self.run.stop(*self.shutdown_args)
+            self.job.close(int(START_TIMEOUT * 1000))
+
+    def wait_until_drawn(self, msecs: int = 60000) -> bool:
+        """A lab's run is no work a figure waits for: what it has drawn so far is the figure."""
+        self.draw_now()
+        return True
 
     def train_for(self, seconds: float) -> int:
         """Headless figures (`--train-seconds`): train for `seconds` (or all steps) with the event
         loop running, then stop; returns the steps trained."""
         timed = hasattr(self.config_class, "seconds")  # a lab that times itself
         self.start(self.config_class(steps=self.steps_spin.value(), seconds=seconds) if timed else None)
-        run, loop = self.run, QEventLoop()
-        run.worker.finished.connect(loop.quit)
         if not timed:
             QTimer.singleShot(int(seconds * 1000), self.stop)
-        QTimer.singleShot(int((2 * START_TIMEOUT + seconds) * 1000), loop.quit)
-        if not run.is_done():
-            loop.exec()
-        if self.run is run and not run.is_done():  # ran out of time: stop it and take what it has
+        if not self.job.wait(int((2 * START_TIMEOUT + seconds) * 1000)):  # out of time: stop and take what it has
             self.shutdown()
-        for _ in range(5):  # queued messages, then `finished`
-            QCoreApplication.processEvents()
         return self.step
 
-    # -- worker messages (GUI thread; a stale run's are dropped) -----------------------------------
-    def _while_alive(self, handler, run: TrainingRun):
-        """`handler(run, *args)` for as long as this panel's widgets exist (a deleted panel's run
-        may still deliver its last messages)."""
-        return lambda *args: handler(run, *args) if shiboken6.isValid(self) else None
-
-    def _on_message(self, run: TrainingRun, message) -> None:
-        if run is not self.run:
-            return
+    # -- the job's messages (GUI thread; a stale run's never arrive) -------------------------------
+    def _on_message(self, message) -> None:
         if isinstance(message, StepRows):
             self.step = max(self.step, message.last_step)
             self.progress.setValue(int(1000 * self.step / max(self.total_steps, 1)))
@@ -222,18 +201,20 @@ class LabPanel(StopsWithWindow, Panel):
         else:
             self.show_message(message)
 
-    def _on_error(self, run: TrainingRun, exc: BaseException) -> None:
-        text = run.error(exc)  # printed too: a bug never ends the thread silently
-        if run is self.run:
-            self.stage = "failed"
-            self.message.setText(f"The lab failed: {text}")
-            style.set_sheet(self.message, "color: {error};")
+    def _on_error(self, text: str) -> None:
+        self.stage = "failed"
+        self.message.setText(f"The lab failed: {text}")
+        style.set_sheet(self.message, "color: {error};")
 
-    def _on_finished(self, run: TrainingRun) -> None:
-        if run is self.run:
-            self.run = None
-            self.finished()
-            self.show_stage("failed" if self.stage == "failed" else "idle")
+    def _on_busy(self, busy: bool) -> None:
+        if busy or self.run is None:
+            return
+        pool = QThreadPool.globalInstance()
+        pool.setMaxThreadCount(pool.maxThreadCount() - 1)
+        self.run = None
+        self.under_way.clear()
+        self.finished()
+        self.show_stage("failed" if self.stage == "failed" else "idle")
 
     def show_stage(self, stage: str) -> None:
         self.stage = stage
@@ -247,4 +228,4 @@ class LabPanel(StopsWithWindow, Panel):
             self.message.setText(self.stage_texts[self.stage])
 
 
-__all__ = ["LabPanel"]
+__all__ = ["LabPanel", "lab_knobs"]

@@ -7,14 +7,10 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSignalBlocker
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import (
-    QComboBox,
     QGridLayout,
     QLabel,
-    QLineEdit,
-    QPushButton,
     QWidget,
 )
 
@@ -23,6 +19,7 @@ from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
 from explorer.panel_dock import offered_room
 from explorer.panels.base import Panel
+from explorer.panels.knobs import Knob, make_knobs, refill
 from explorer.panels.layouts import column, row
 from explorer.panels.live_lab.plot_look import LabPlot, mark, theme_pen
 from explorer.panels.split_pages import SplitPages
@@ -40,12 +37,17 @@ SIDE_BY_SIDE_WIDTH = 960  # room below which (a dock beside the diagram) maps an
 MOST_SHOWN = 12  # bars drawn at most: the largest |contributions|
 ANSWER_SHEET = "QLineEdit {{ placeholder-text-color: {text}; }}"  # the default token reads as the value it is
 LEVELS = (-1.0, 1.0)  # every map's colours: 1 = all restored, 0 = none; beyond ±1 the ends (the hover tells)
-FLAT_BELOW = 0.01  # a map whose every |share| is below this reads as one flat colour: its caption says so
 
 
-def flat_caption(restored: np.ndarray) -> str:
-    """The caption under a map whose cells all restore about nothing (a flat map gives no cue itself)."""
-    return f"all |Δ| < {FLAT_BELOW}" if restored.size and np.abs(restored).max() < FLAT_BELOW else ""
+KNOBS = (Knob("clean_edit", "line", tip="The clean input: the run whose activations are patched in", on="run"),
+         Knob("corrupted_edit", "line", tip="The corrupted input, the same number of tokens: the run that is patched",
+              on="run"),
+         Knob("answer_box", "choice", tip="The logit difference compares answer and wrong; empty: the clean run's "
+              "top token", editable=True),
+         Knob("wrong_box", "choice", tip="The logit difference compares answer and wrong; empty: the corrupted "
+              "run's top token", editable=True),
+         Knob("stack_box", "choice", tip="Which stack's maps to show", on="draw_maps"),
+         Knob("run_button", "button", "Run", "Patch every site from the clean run into the corrupted one", "run"))
 
 
 class LogitBars(LabPlot):
@@ -126,22 +128,11 @@ class PatchingPanel(Panel):
         self.follow(frame=self._on_frame)
 
     def _build(self) -> None:
-        self.clean_edit = QLineEdit(toolTip="The clean input: the run whose activations are patched in")
-        self.corrupted_edit = QLineEdit(toolTip="The corrupted input, the same number of tokens: the run that is patched")
-        self.answer_box, self.wrong_box = QComboBox(), QComboBox()
-        for box, default in ((self.answer_box, "the clean run's top token"),
-                             (self.wrong_box, "the corrupted run's top token")):
-            box.setEditable(True)
+        make_knobs(self, KNOBS)
+        for box in (self.answer_box, self.wrong_box):
             box.lineEdit().setPlaceholderText("default")
-            box.setToolTip(f"The logit difference compares answer and wrong; empty: {default}")
             box.setMinimumContentsLength(8)
             set_sheet(box.lineEdit(), ANSWER_SHEET)
-        self.stack_box = QComboBox(toolTip="Which stack's maps to show")
-        self.stack_box.currentIndexChanged.connect(lambda _i: self._draw_maps())
-        self.run_button = QPushButton("Run", toolTip="Patch every site from the clean run into the corrupted one")
-        self.run_button.clicked.connect(self.run)
-        for edit in (self.clean_edit, self.corrupted_edit):
-            edit.returnPressed.connect(self.run)
         # one symmetric scale for every map: the right-hand column's colour bars serve their row
         self.maps = [Heatmap(colormap=style.colormap(theme.diverging()), levels=LEVELS, colour_bar=k % 2 == 1,
                              square=False) for k in range(MAPS_SHOWN)]
@@ -232,7 +223,7 @@ class PatchingPanel(Panel):
 
     def _clear(self) -> None:
         self.shown = None
-        self._draw_maps()
+        self.draw_maps()
         self.bars.clear_data()
         self.detail.setText("")
 
@@ -254,27 +245,20 @@ class PatchingPanel(Panel):
         r = view.result
         stacks = list(dict.fromkeys(m.stack for m in r.maps))
         keep = self.stack_box.currentText().lower()
-        with QSignalBlocker(self.stack_box):
-            self.stack_box.clear()
-            self.stack_box.addItems([s.capitalize() for s in stacks])
-            self.stack_box.setCurrentIndex(stacks.index(keep) if keep in stacks else 0)
+        refill(self.stack_box, [(s.capitalize(), s) for s in stacks], stacks.index(keep) if keep in stacks else 0)
         self.stack_box.setVisible(len(stacks) > 1)
         for box, top, chosen in ((self.answer_box, r.clean_top, r.answer), (self.wrong_box, r.corrupted_top, r.wrong)):
-            typed = box.currentText()
-            with QSignalBlocker(box):
-                box.clear()
-                box.addItems([printable(piece) for piece, _ in top])
-                box.setEditText(typed)
-                box.lineEdit().setPlaceholderText(printable(chosen))
+            refill(box, [(printable(piece), piece) for piece, _ in top])
+            box.lineEdit().setPlaceholderText(printable(chosen))
         self.bars.set_data(view.dla.labels, view.dla.values)
-        self._draw_maps()
+        self.draw_maps()
 
     def stack_maps(self) -> list:
         """The result's maps of the chosen stack, in the order they are drawn."""
         stack = self.stack_box.currentText().lower()
         return [m for m in self.shown.result.maps if m.stack == stack] if self.shown is not None else []
 
-    def _draw_maps(self) -> None:
+    def draw_maps(self) -> None:
         maps = self.stack_maps()  # (none without a result: every heatmap hidden)
         for k, heatmap in enumerate(self.maps):
             heatmap.setVisible(k < len(maps))
@@ -285,7 +269,7 @@ class PatchingPanel(Panel):
             heatmap.set_title(patching_text.map_title(m), m.title)  # (a cell's number: in its hover text)
             heatmap.set_data(m.restored[rows], [m.rows[l].capitalize() for l in rows],
                              [printable(c) for c in m.columns], row_names=True)
-            heatmap.set_axis_names("", html.escape(flat_caption(m.restored)))  # (axis titles are HTML)
+            heatmap.set_axis_names("", html.escape(patching_text.flat_caption(m.restored)))  # (axis titles are HTML)
             heatmap.describe = lambda row, col, m=m: patching_text.cell_hover(m, len(m.rows) - 1 - row, col)
         self._show_cell()
         self._say(patching_text.summary(self.shown.result, self.stack_box.currentText().lower()))
