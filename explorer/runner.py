@@ -11,13 +11,14 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from explorer.latest_job import LatestJob
-from model.inference.bundle import InputError, ModelBundle
+from model.inference.bundle import ModelBundle
 from model.interpret.frame import compute_frame
 from model.interpret.interventions import heads_that_fit
 from model.io.checkpoints import bundled_checkpoints
 from model.io.open_model import installed_pretrained as pretrained_models  # noqa: F401 - the explorer's names
 from model.io.open_model import is_pretrained_folder, pretrained_alias  # noqa: F401
 from model.io.open_model import load_model as load_bundle
+from model.io.run_request import first_readable
 
 DEFAULT_TASK = "reverse"
 GUI_SWITCH_INTERVAL_S = 0.001  # how long a worker running Python keeps the interpreter lock from the GUI thread
@@ -182,14 +183,9 @@ class Runner(QObject):
         for note in bundle.load_notes:  # NaN weights, a restored save: said, not only logged
             self.state.inform(note, "warning")
         text = then_run if then_run is not None else self.state.source_text
-        candidates = [(t, then_target if t == then_run else None) for t in (text, *bundle.examples) if t]
-        for candidate, target in candidates:
-            try:
-                bundle.encode_source(bundle.chat_input(candidate, self.state.session.chat))
-            except InputError:
-                continue
-            self.run(candidate, target)
-            return
+        readable = first_readable(bundle, (text, *bundle.examples), self.state.session.chat)
+        if readable is not None:
+            self.run(readable, then_target if readable == then_run else None)
 
     def _keep_frame_input(self) -> None:
         """A refused text: the session goes back to the text and settings of the frame still shown."""
