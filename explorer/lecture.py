@@ -171,6 +171,8 @@ class LectureTools(QObject):
             self.state.session.set_theme(name)
 
     def _on_theme(self, name: str) -> None:
+        """The session's theme: the application's, and the menu's."""
+        apply_theme(QApplication.instance(), name)
         self.theme_actions[name].setChecked(True)
 
     def _ask_scale(self) -> None:

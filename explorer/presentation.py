@@ -132,7 +132,6 @@ class PresentationMode(QObject):
         register_window(window)
         self.settings = settings if settings is not None else window.settings
         self.session = window.state.session  # theme and scale are the session's; the application follows
-        window.state.themeChanged.connect(self._on_theme)
         window.state.scaleChanged.connect(self._on_scale)
         self.active = False
         self._was_maximized = False
@@ -152,9 +151,6 @@ class PresentationMode(QObject):
         self.settings.setValue(SCALE_KEY, factor)
         if self.active:
             self.session.set_scale(factor)
-
-    def _on_theme(self, name: str) -> None:
-        apply_theme(QApplication.instance(), name)
 
     def _on_scale(self, factor: float) -> None:
         if set_scale(QApplication.instance(), factor):

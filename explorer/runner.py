@@ -81,7 +81,6 @@ class Runner(QObject):
     """
 
     failed = Signal(str)
-    succeeded = Signal()
 
     def __init__(self, state, synchronous: bool = False, parent: QObject | None = None):
         super().__init__(parent)
@@ -220,7 +219,6 @@ class Runner(QObject):
         request = self._newest
         self._loading = False
         request.on_done(result)
-        self.succeeded.emit()
 
     def _on_failed(self, message: str) -> None:
         request, waits = self._newest, self._frame_waits
