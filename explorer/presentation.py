@@ -173,7 +173,7 @@ class PresentationMode(QObject):
         self._geometry = self.window.geometry()  # the window's own rectangle, given back exactly
         self._dock_state = self.window.saveState()
         self._show_switcher(True)
-        self.show_only([panel or self._opening_panel()])
+        self.show_only([panel or (FRONT_PANEL if self.window.lecture.deck.tour is None else self.front_panel())])
         if full_screen:
             self.window.showFullScreen()
             QTimer.singleShot(300, self.window, self._cover_screen)  # cancelled if the window dies first
@@ -204,9 +204,6 @@ class PresentationMode(QObject):
         self.shown = []
         self.window.show_every_dock()
         self.toggled.emit(False)
-
-    def _opening_panel(self) -> str:
-        return FRONT_PANEL if self.window.lecture.deck.tour is None else self.front_panel()
 
     def front_panel(self) -> str:
         """The panel with the keyboard focus, else the last brought forward, else the first

@@ -163,10 +163,8 @@ class SessionState(QObject):
 
     def select_attention(self, kind: str, layer: int, head: int) -> None:
         """Select a head; the stepper follows to that sublayer's softmax weights."""
-        if kind not in ATTENTION_KINDS:
-            raise ValueError(f"unknown attention kind {kind!r}")
         layer, head = self._clamped(kind, layer, head)
-        self.session.set_attention(kind, layer, head)
+        self.session.set_attention(kind, layer, head)  # (an unknown kind: its ValueError)
         if self.result is not None:
             name = ATTENTION_KINDS[kind].format(layer=layer) + ".weights"
             if name in self.result.trace:
