@@ -21,7 +21,10 @@ FRONT_PANEL = "architecture"  # presenting opens on Figure 1, with the tour offe
 DEFAULT_SCALE = 1.5  # 12 pt → 18 pt: legible from the back of a large room
 THEMES = theme.PALETTES
 applied_scale = style.scale  # the scale in use (panels read it here)
-_windows: list[QWidget] = []  # the main windows whose plots a theme / scale change reaches
+# The main windows whose plots a theme / scale change reaches: only our own live windows, never
+# `QApplication.allWidgets()` (it can hold widgets of closed windows awaiting deletion, and touching
+# those aborts the process).
+_windows: list[QWidget] = []
 
 
 def read_scale(settings: QSettings) -> float:
@@ -39,19 +42,9 @@ def read_theme(settings: QSettings) -> str:
 
 
 # -- the windows a theme or scale reaches ---------------------------------------------------------
-def register_window(window: QWidget) -> None:
-    """Only our own live windows are reached, never `QApplication.allWidgets()`: that can hold
-    widgets of closed windows awaiting deletion, and touching those aborts the process."""
-    if window not in _windows:
-        _windows.append(window)
-        window.destroyed.connect(lambda *_: _windows.remove(window) if window in _windows else None)
-
-
 def windows() -> list[QWidget]:
-    """The registered main windows still alive."""
-    for window in list(_windows):
-        if not isValid(window):
-            _windows.remove(window)
+    """The main windows (each registered by its presentation mode) still alive."""
+    _windows[:] = [window for window in _windows if isValid(window)]
     return list(_windows)
 
 
@@ -129,7 +122,7 @@ class PresentationMode(QObject):
     def __init__(self, window, settings: QSettings | None = None):
         super().__init__(window)
         self.window = window
-        register_window(window)
+        _windows.append(window)
         self.settings = settings if settings is not None else window.settings
         self.session = window.state.session  # theme and scale are the session's; the application follows
         window.state.scaleChanged.connect(self._on_scale)

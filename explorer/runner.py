@@ -14,13 +14,13 @@ from explorer.latest_job import LatestJob
 from model.inference.bundle import ModelBundle
 from model.interpret.frame import compute_frame
 from model.interpret.interventions import heads_that_fit
-from model.io.checkpoints import bundled_checkpoints
+from model.io.checkpoints import bundled_checkpoints  # noqa: F401 - the explorer's name
 from model.io.open_model import installed_pretrained as pretrained_models  # noqa: F401 - the explorer's names
 from model.io.open_model import is_pretrained_folder, pretrained_alias  # noqa: F401
 from model.io.open_model import load_model as load_bundle
-from model.io.run_request import first_readable
+from model.io.run_request import DEFAULT_TASK, first_readable
+from model.io.run_request import default_model as default_bundle
 
-DEFAULT_TASK = "reverse"
 GUI_SWITCH_INTERVAL_S = 0.001  # how long a worker running Python keeps the interpreter lock from the GUI thread
 
 
@@ -45,14 +45,6 @@ def random_bundle(task_name: str = DEFAULT_TASK) -> ModelBundle:
     """An untrained small model for `task_name` (what the window shows when nothing is bundled)."""
     from model.io.checkpoints import random_bundle as untrained
     return untrained(task_name, dropout=0.0)
-
-
-def default_bundle() -> ModelBundle:
-    """The model the window opens with: the bundled `reverse` model, else a random one."""
-    bundled = bundled_checkpoints()
-    if DEFAULT_TASK in bundled:
-        return load_bundle(DEFAULT_TASK)
-    return random_bundle(DEFAULT_TASK)
 
 
 def describe_device(bundle: ModelBundle) -> str:

@@ -1,9 +1,12 @@
 """`model.io.run_request`: a figure's request checked against its model before a window is built."""
+from pathlib import Path
+
 import pytest
 
 from model.inference.bundle import InputError
 from model.interpret.interventions import parse_heads
-from model.io.checkpoints import random_bundle, save_checkpoint
+from model.io import run_request
+from model.io.checkpoints import bundled_checkpoints, random_bundle, save_checkpoint
 from model.io.run_request import RequestError, check_request, first_readable
 
 
@@ -36,3 +39,10 @@ def test_check_request_returns_the_heads_and_names_each_problem(bundle, tmp_path
         check_request(bundle, "abc", compare=str(wider))
     with pytest.raises(RequestError, match="cannot load --compare"):
         check_request(bundle, "abc", compare=str(tmp_path / "missing"))
+
+
+def test_the_default_model_is_the_bundled_reverse_model_else_an_untrained_one(monkeypatch):
+    assert Path(run_request.default_model().path).resolve() == Path(bundled_checkpoints()["reverse"]).resolve()
+    monkeypatch.setattr(run_request, "bundled_checkpoints", dict)  # a wheel without bundled models
+    untrained = run_request.default_model()
+    assert untrained.path is None and untrained.task["name"] == "reverse" and untrained.config.dropout == 0.0

@@ -1,17 +1,27 @@
-"""A run asked for before any window draws it (a figure's --input, --target, --ablate, --compare),
-checked against its model; and the first of some texts a model can read."""
+"""What a run starts from: the model a window opens with, the first of some texts a model can read,
+and a run asked for before any window draws it (a figure's --input, --target, --ablate, --compare)
+checked against its model."""
 from __future__ import annotations
 
 from model.inference.bundle import InputError, ModelBundle
 from model.interpret.comparison import ComparisonError, check_comparable
 from model.interpret.interventions import InterventionError, parse_heads, validate_heads
-from model.io.checkpoints import UNTRAINED
+from model.io.checkpoints import UNTRAINED, bundled_checkpoints, random_bundle
 from model.io.open_model import load_model
 from model.io.snapshots import resolve_reference
+
+DEFAULT_TASK = "reverse"  # the task of the model a window opens with
 
 
 class RequestError(ValueError):
     """A request the model cannot serve; the message names what is wrong."""
+
+
+def default_model() -> ModelBundle:
+    """The bundled `reverse` model, else an untrained model of its task."""
+    if DEFAULT_TASK in bundled_checkpoints():
+        return load_model(DEFAULT_TASK)
+    return random_bundle(DEFAULT_TASK, dropout=0.0)
 
 
 def first_readable(bundle: ModelBundle, texts, chat: bool = True) -> str | None:
