@@ -24,8 +24,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.panel_dock import full_title
-
 FORMATS = ("png", "svg")
 MIN_SIDE, MAX_SIDE = 100, 8000
 FRAME_MS = 700  # how long the GIF shows each step
@@ -189,7 +187,7 @@ class ExportDialog(QDialog):
         self.setWindowTitle("Export a panel")
         self.panel = QComboBox()
         for name, dock in window.docks.items():
-            self.panel.addItem(full_title(dock), name)
+            self.panel.addItem(dock.full_title, name)
         self.width_box = QSpinBox(minimum=MIN_SIDE, maximum=MAX_SIDE, value=1920, suffix=" px")
         self.height_box = QSpinBox(minimum=MIN_SIDE, maximum=MAX_SIDE, value=1080, suffix=" px")
         self.format = QComboBox()

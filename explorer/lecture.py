@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
 from explorer import export, style
 from explorer.caption_label import CaptionLabel
 from explorer.export import ExportDialog
-from explorer.panel_dock import full_title
 from explorer.presentation import THEME_KEY, THEMES, PresentationMode, apply_theme, read_theme
 from explorer.scenes import SceneDeck, capture
 from model.io.assets import asset_path
@@ -224,7 +223,7 @@ class LectureTools(QObject):
 
     def export_panel(self, name: str, path: str | Path, size=None, fmt: str | None = None) -> Path | None:
         return self._export(name, f"No panel named {name!r}.", lambda panel: export.export_panel(panel, path, size, fmt),
-                            lambda out: f"Exported {full_title(self.window.docks[name])} to {out}.")
+                            lambda out: f"Exported {self.window.docks[name].full_title} to {out}.")
 
     def _export_dialog(self) -> None:
         dialog = ExportDialog(self.window)

@@ -27,7 +27,6 @@ from explorer.panel_dock import (
     LazyPanels,
     PanelDock,
     PanelScroll,
-    full_title,
 )
 from explorer.panels import panel_classes
 from explorer.presentation import build_at_normal_size
@@ -292,7 +291,7 @@ class MainWindow(QMainWindow):
         narrow), each tab's full title as its tooltip; hidden where Qt leaves one painted at a stale
         place after re-tabbing docks or restoreState (Qt 6.10): a live one touches one of its docks."""
         docks = [d.geometry() for d in self.docks.values() if d.isVisible() and not d.isFloating()]
-        titles = {d.windowTitle(): full_title(d) for d in self.docks.values()}
+        titles = {d.windowTitle(): d.full_title for d in self.docks.values()}
         for bar in self.findChildren(QTabBar, options=Qt.FindDirectChildrenOnly):
             if bar.elideMode() != Qt.ElideNone:
                 bar.setElideMode(Qt.ElideNone)

@@ -32,11 +32,6 @@ class PanelDock(QDockWidget):
         option.title = self.full_title
 
 
-def full_title(dock: QDockWidget) -> str:
-    """The panel's whole name (menus, the presentation chooser, export)."""
-    return getattr(dock, "full_title", None) or dock.windowTitle()
-
-
 class PanelScroll(QScrollArea):
     """A panel larger than its dock scrolls instead of forcing the window larger; otherwise it
     gets exactly the viewport's size (unlike `widgetResizable`), so stretchable plots fill it."""

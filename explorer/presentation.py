@@ -12,7 +12,7 @@ from explorer import style, theme
 from explorer.drawing import plot_style
 from explorer.drawing.plot_style import SCALE_PROPERTY, restyle_view
 from explorer.eliding_combo import ElidingComboBox
-from explorer.panel_dock import LEFT_PANELS, full_title
+from explorer.panel_dock import LEFT_PANELS
 
 SCALE_KEY = "presentation/scale"
 THEME_KEY = "appearance/theme"
@@ -238,7 +238,7 @@ class PresentationMode(QObject):
             self.switcher.setMinimumContentsLength(SWITCHER_CHARS)  # longer names elide ("Architecture")
             for i, (name, dock) in enumerate(self.window.docks.items()):  # the tab's short name, the whole on hover
                 self.switcher.addItem(dock.windowTitle(), name)
-                self.switcher.setItemData(i, full_title(dock), Qt.ItemDataRole.ToolTipRole)
+                self.switcher.setItemData(i, dock.full_title, Qt.ItemDataRole.ToolTipRole)
             self.switcher.activated.connect(lambda i: self.window.focus_panel(self.switcher.itemData(i)))
             self.window.lecture.strip.layout().insertWidget(0, self.switcher)
         self.switcher.setVisible(on)
