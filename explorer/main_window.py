@@ -191,9 +191,8 @@ class MainWindow(QMainWindow):
         """Bring a panel's dock to the front with most of the room; presenting, the one panel shown."""
         dock = self.docks[name]
         self.current_panel = name
-        lecture = getattr(self, "lecture", None)
-        if lecture is not None and lecture.presentation.active:
-            lecture.presentation.show_only([name])
+        if self.lecture.presentation.active:
+            self.lecture.presentation.show_only([name])
             self._tidy_tab_bars_later()
             return dock
         dock.show()
@@ -209,14 +208,13 @@ class MainWindow(QMainWindow):
 
     def reclassify(self, tell: bool = False) -> ScreenClass:
         """The window's screen class; on a change (or `tell`) every panel built so far is told."""
-        lecture = getattr(self, "lecture", None)
-        presenting = lecture is not None and lecture.presentation.active
+        presenting = self.lecture.presentation.active
         cls = classify(self.width(), self.height(), presenting)
         if not presenting:
             self._arrange_docks(cls is ScreenClass.NARROW)
         if cls != self.screen_class or tell:
             self.screen_class = cls
-            for panel in [self.panels.built(name) for name in self.panels] + [getattr(self, "input_bar", None)]:
+            for panel in [self.panels.built(name) for name in self.panels] + [self.input_bar]:
                 if isinstance(panel, ScreenClassAware):
                     panel.apply_screen_class(cls)
         return cls
