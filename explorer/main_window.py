@@ -30,7 +30,7 @@ from explorer.panel_dock import (
 )
 from explorer.panels import panel_classes
 from explorer.presentation import build_at_normal_size
-from explorer.screen import ScreenClass, ScreenClassAware, classify
+from explorer.screen import ScreenClass, classify
 from explorer.toast import StatusToast
 
 SHORTCUTS_HELP = ("← / →  previous / next step\nSpace  play / pause\nHome / End  first / last step\n"
@@ -112,7 +112,7 @@ class MainWindow(QMainWindow):
 
     def _build_panel(self, name: str) -> QWidget:
         panel = build_at_normal_size(lambda: self._panel_classes[name](self.state, self))
-        if isinstance(panel, ScreenClassAware):
+        if hasattr(panel, "apply_screen_class"):
             panel.apply_screen_class(self.screen_class)
         self.docks[name].widget().place(panel)
         return panel
@@ -215,7 +215,7 @@ class MainWindow(QMainWindow):
         if cls != self.screen_class or tell:
             self.screen_class = cls
             for panel in [self.panels.built(name) for name in self.panels] + [self.input_bar]:
-                if isinstance(panel, ScreenClassAware):
+                if hasattr(panel, "apply_screen_class"):
                     panel.apply_screen_class(cls)
         return cls
 
