@@ -6,6 +6,7 @@ import sys
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -15,6 +16,7 @@ from model.inference.bundle import ModelBundle
 from model.interpret.frame import compute_frame
 from model.interpret.interventions import heads_that_fit
 from model.io.checkpoints import bundled_checkpoints  # noqa: F401 - the explorer's name
+from model.io.checkpoints import random_bundle as untrained_bundle
 from model.io.open_model import installed_pretrained as pretrained_models  # noqa: F401 - the explorer's names
 from model.io.open_model import is_pretrained_folder, pretrained_alias  # noqa: F401
 from model.io.open_model import load_model as load_bundle
@@ -41,10 +43,7 @@ def ready_to_show(bundle: ModelBundle) -> ModelBundle:
     return bundle
 
 
-def random_bundle(task_name: str = DEFAULT_TASK) -> ModelBundle:
-    """An untrained small model for `task_name` (what the window shows when nothing is bundled)."""
-    from model.io.checkpoints import random_bundle as untrained
-    return untrained(task_name, dropout=0.0)
+random_bundle = partial(untrained_bundle, dropout=0.0)  # an untrained small model of a task, as a window shows it
 
 
 def describe_device(bundle: ModelBundle) -> str:
