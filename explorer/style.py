@@ -109,8 +109,7 @@ def app_sheet(scale: float) -> str:
     return _theme.stylesheet(current(), scale) + font_sheet(scale)
 
 
-def colormap(name: str) -> pg.ColorMap:
-    return pg.colormap.get(name)
+colormap = pg.colormap.get  # a colormap by name (`SEQUENTIAL`, `DIVERGING`, …)
 
 
 def mask_colormap() -> pg.ColorMap:
