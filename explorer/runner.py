@@ -93,14 +93,6 @@ class Runner(QObject):
         for signal in (ev.bundle, ev.decoding, ev.shown_model, ev.interventions, ev.chat):  # changes that keep the text
             signal.connect(self._on_model_or_settings_changed)
 
-    @property
-    def synchronous(self) -> bool:
-        return self.job.synchronous
-
-    @synchronous.setter
-    def synchronous(self, on: bool) -> None:
-        self.job.synchronous = on
-
     # -- requests ---------------------------------------------------------------------------
     def run(self, source: str, target: str | None = None) -> None:
         """Show `source` (teacher-forced on `target` if given): one Frame, computed once."""
