@@ -25,10 +25,6 @@ class CaptionLabel(QLabel):
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         return QSize(LEAST_WIDTH // 2, self._height())
 
-    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
-        super().setText(text)
-        self.updateGeometry()
-
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
         if self._height() != self._asked:  # another width: as many lines as the text needs there

@@ -24,10 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.panel_dock import full_title
-
 FORMATS = ("png", "svg")
 MIN_SIDE, MAX_SIDE = 100, 8000
+FRAME_MS = 700  # how long the GIF shows each step
 
 
 class ExportError(Exception):
@@ -135,7 +134,7 @@ def pillow_available() -> bool:
 
 
 def export_steps(state, widget: QWidget, folder: str | Path, size=None, gif: bool = True,
-                 frame_ms: int = 700, first: int = 0, last: int | None = None) -> dict:
+                 last: int | None = None) -> dict:
     """Grab `widget` (the stepper panel) at each recorded step into frame_000.png … and, with
     Pillow and `gif`, steps.gif; the selected step is restored. {"frames": [paths], "gif": path or None}."""
     folder = Path(folder)
@@ -153,7 +152,7 @@ def export_steps(state, widget: QWidget, folder: str | Path, size=None, gif: boo
     images: list[QImage] = []
     with laid_out_at(widget, size):
         try:
-            for i in range(max(0, first), last + 1):
+            for i in range(last + 1):
                 state.select_step(i)
                 _settle(2)
                 image = _picture(widget)
@@ -164,11 +163,11 @@ def export_steps(state, widget: QWidget, folder: str | Path, size=None, gif: boo
                 images.append(image)
         finally:
             state.select_step(keep)
-    gif_path = _write_gif(images, folder / "steps.gif", frame_ms) if gif and pillow_available() else None
+    gif_path = _write_gif(images, folder / "steps.gif") if gif and pillow_available() else None
     return {"frames": frames, "gif": gif_path}
 
 
-def _write_gif(images: list[QImage], path: Path, frame_ms: int) -> Path:
+def _write_gif(images: list[QImage], path: Path) -> Path:
     from PIL import Image  # optional: only when installed
 
     frames = []
@@ -176,7 +175,7 @@ def _write_gif(images: list[QImage], path: Path, frame_ms: int) -> Path:
         rgba = image.convertToFormat(QImage.Format_RGBA8888)
         frames.append(Image.frombuffer("RGBA", (rgba.width(), rgba.height()), bytes(rgba.constBits()),
                                        "raw", "RGBA", rgba.bytesPerLine(), 1).convert("RGB"))
-    frames[0].save(path, save_all=True, append_images=frames[1:], duration=frame_ms, loop=0)
+    frames[0].save(path, save_all=True, append_images=frames[1:], duration=FRAME_MS, loop=0)
     return path
 
 
@@ -188,7 +187,7 @@ class ExportDialog(QDialog):
         self.setWindowTitle("Export a panel")
         self.panel = QComboBox()
         for name, dock in window.docks.items():
-            self.panel.addItem(full_title(dock), name)
+            self.panel.addItem(dock.full_title, name)
         self.width_box = QSpinBox(minimum=MIN_SIDE, maximum=MAX_SIDE, value=1920, suffix=" px")
         self.height_box = QSpinBox(minimum=MIN_SIDE, maximum=MAX_SIDE, value=1080, suffix=" px")
         self.format = QComboBox()

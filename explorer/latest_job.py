@@ -4,7 +4,6 @@ reaches `done`. Expected failures arrive as `failed(message)`; anything else als
 traceback. A generator function's yields arrive as `progress`, its return value as `done`."""
 from __future__ import annotations
 
-import inspect
 import traceback
 from collections.abc import Callable
 
@@ -26,7 +25,7 @@ class LatestJob(QObject):
 
     def __init__(self, parent: QObject | None = None, synchronous: bool = False):
         super().__init__(parent)
-        self.synchronous = synchronous  # tests and figures: run on the calling thread
+        self.synchronous = synchronous  # tests and figures: run on the calling thread, done when `submit` returns
         self._latest = 0
         self._queued: tuple[int, Callable[[], object]] | None = None
         self._worker = None
@@ -35,20 +34,6 @@ class LatestJob(QObject):
     def submit(self, fn: Callable[[], object]) -> int:
         """Run `fn` off the GUI thread; a queued, not yet started job is replaced (it is stale)."""
         self._latest += 1
-        if self.synchronous:
-            request = self._latest
-            try:
-                result = fn()
-                while inspect.isgenerator(result):
-                    try:
-                        self.progress.emit(next(result))
-                    except StopIteration as stop:
-                        result = stop.value
-            except Exception as exc:  # noqa: BLE001 - reported like the threaded path
-                self._on_failed(request, exc)
-            else:
-                self._on_done(request, result)
-            return request
         self._queued = (self._latest, fn)
         if self._worker is None:
             self._start_next()
@@ -111,7 +96,7 @@ class LatestJob(QObject):
         worker.errored.connect(lambda exc: self._on_failed(request, exc))
         worker.finished.connect(self._on_finished)
         self._worker = worker
-        worker.start()
+        worker.run() if self.synchronous else worker.start()  # (run: on this thread, signals delivered at once)
 
     def _on_finished(self) -> None:
         if not shiboken6.isValid(self):  # the panel closed while its job ran: nobody to tell

@@ -17,13 +17,8 @@ def parse_size(text: str) -> tuple[int, int]:
     return w, h
 
 
-def panel_names() -> list[str]:
-    from explorer.panels import panel_classes
-    return [cls.panel_name for cls in panel_classes()]
-
-
 # The panels' names, known without importing them (that imports torch and pyqtgraph): start-up
-# checks --panel before anything heavy is loaded. tests/test_app.py keeps it equal to panel_names().
+# checks --panel before anything heavy is loaded. tests/test_startup.py keeps it equal to the panels'.
 PANEL_NAMES = ("architecture", "step", "attention", "positional", "decoding", "sampling", "kvcache", "heads", "atlas",
                "lens", "attribution", "patching", "compare", "leak", "training", "induction", "modern")
 

@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
 from explorer import export, style
 from explorer.caption_label import CaptionLabel
 from explorer.export import ExportDialog
-from explorer.panel_dock import full_title
 from explorer.presentation import THEME_KEY, THEMES, PresentationMode, apply_theme, read_theme
 from explorer.scenes import SceneDeck, capture
 from model.io.assets import asset_path
@@ -171,6 +170,8 @@ class LectureTools(QObject):
             self.state.session.set_theme(name)
 
     def _on_theme(self, name: str) -> None:
+        """The session's theme: the application's, and the menu's."""
+        apply_theme(QApplication.instance(), name)
         self.theme_actions[name].setChecked(True)
 
     def _ask_scale(self) -> None:
@@ -222,7 +223,7 @@ class LectureTools(QObject):
 
     def export_panel(self, name: str, path: str | Path, size=None, fmt: str | None = None) -> Path | None:
         return self._export(name, f"No panel named {name!r}.", lambda panel: export.export_panel(panel, path, size, fmt),
-                            lambda out: f"Exported {full_title(self.window.docks[name])} to {out}.")
+                            lambda out: f"Exported {self.window.docks[name].full_title} to {out}.")
 
     def _export_dialog(self) -> None:
         dialog = ExportDialog(self.window)

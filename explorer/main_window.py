@@ -27,11 +27,10 @@ from explorer.panel_dock import (
     LazyPanels,
     PanelDock,
     PanelScroll,
-    readable_tab_bars,
 )
 from explorer.panels import panel_classes
 from explorer.presentation import build_at_normal_size
-from explorer.screen import ScreenClass, ScreenClassAware, classify
+from explorer.screen import ScreenClass, classify
 from explorer.toast import StatusToast
 
 SHORTCUTS_HELP = ("← / →  previous / next step\nSpace  play / pause\nHome / End  first / last step\n"
@@ -70,7 +69,7 @@ class MainWindow(QMainWindow):
         self._panel_classes = {cls.panel_name: cls for cls in panel_classes()}
         self.panels = LazyPanels(self._panel_classes, self._build_panel, self, still_wanted=self._dock_wants_panel)
         self._tidy_timer = QTimer(self, singleShot=True, interval=0)
-        self._tidy_timer.timeout.connect(self.hide_stale_tab_bars)
+        self._tidy_timer.timeout.connect(self.tidy_tab_bars)
         self._columns_state: QByteArray | None = None  # the two-column layout, while narrow stacks the docks
         self.docks: dict[str, QDockWidget] = {}
         self._add_docks()
@@ -113,7 +112,7 @@ class MainWindow(QMainWindow):
 
     def _build_panel(self, name: str) -> QWidget:
         panel = build_at_normal_size(lambda: self._panel_classes[name](self.state, self))
-        if isinstance(panel, ScreenClassAware):
+        if hasattr(panel, "apply_screen_class"):
             panel.apply_screen_class(self.screen_class)
         self.docks[name].widget().place(panel)
         return panel
@@ -192,9 +191,8 @@ class MainWindow(QMainWindow):
         """Bring a panel's dock to the front with most of the room; presenting, the one panel shown."""
         dock = self.docks[name]
         self.current_panel = name
-        lecture = getattr(self, "lecture", None)
-        if lecture is not None and lecture.presentation.active:
-            lecture.presentation.show_only([name])
+        if self.lecture.presentation.active:
+            self.lecture.presentation.show_only([name])
             self._tidy_tab_bars_later()
             return dock
         dock.show()
@@ -210,15 +208,14 @@ class MainWindow(QMainWindow):
 
     def reclassify(self, tell: bool = False) -> ScreenClass:
         """The window's screen class; on a change (or `tell`) every panel built so far is told."""
-        lecture = getattr(self, "lecture", None)
-        presenting = lecture is not None and lecture.presentation.active
+        presenting = self.lecture.presentation.active
         cls = classify(self.width(), self.height(), presenting)
         if not presenting:
             self._arrange_docks(cls is ScreenClass.NARROW)
         if cls != self.screen_class or tell:
             self.screen_class = cls
-            for panel in [self.panels.built(name) for name in self.panels] + [getattr(self, "input_bar", None)]:
-                if isinstance(panel, ScreenClassAware):
+            for panel in [self.panels.built(name) for name in self.panels] + [self.input_bar]:
+                if hasattr(panel, "apply_screen_class"):
                     panel.apply_screen_class(cls)
         return cls
 
@@ -287,21 +284,24 @@ class MainWindow(QMainWindow):
     def _tidy_tab_bars_later(self, *_) -> None:
         self._tidy_timer.start()  # one tidy after a burst of dock changes
 
-    def hide_stale_tab_bars(self) -> int:
-        """Hide dock tab bars Qt leaves painted at a stale place after re-tabbing docks or
-        restoreState (Qt 6.10): a live one touches the top or bottom of one of its docks."""
+    def tidy_tab_bars(self) -> None:
+        """After a change of the dock layout, every dock tab bar: whole words (scroll arrows where too
+        narrow), each tab's full title as its tooltip; hidden where Qt leaves one painted at a stale
+        place after re-tabbing docks or restoreState (Qt 6.10): a live one touches one of its docks."""
         docks = [d.geometry() for d in self.docks.values() if d.isVisible() and not d.isFloating()]
-        readable_tab_bars(self)  # (this runs after every change of the dock layout)
-        hidden = 0
+        titles = {d.windowTitle(): d.full_title for d in self.docks.values()}
         for bar in self.findChildren(QTabBar, options=Qt.FindDirectChildrenOnly):
+            if bar.elideMode() != Qt.ElideNone:
+                bar.setElideMode(Qt.ElideNone)
+                bar.setUsesScrollButtons(True)
+            for i in range(bar.count()):
+                whole = titles.get(bar.tabText(i))
+                if whole is not None and bar.tabToolTip(i) != whole:
+                    bar.setTabToolTip(i, whole)
             g = bar.geometry()
-            if not bar.isVisible() or any(
-                    min(abs(g.bottom() + 1 - d.top()), abs(g.top() - 1 - d.bottom())) <= 3
-                    and g.left() < d.right() and d.left() < g.right() for d in docks):
-                continue
-            bar.hide()
-            hidden += 1
-        return hidden
+            if bar.isVisible() and not any(min(abs(g.bottom() + 1 - d.top()), abs(g.top() - 1 - d.bottom())) <= 3
+                                           and g.left() < d.right() and d.left() < g.right() for d in docks):
+                bar.hide()
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)

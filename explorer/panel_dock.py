@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
-from PySide6.QtWidgets import QAbstractScrollArea, QDockWidget, QFrame, QScrollArea, QTabBar, QWidget
+from PySide6.QtCore import QEvent, QObject, QSize, QTimer
+from PySide6.QtWidgets import QAbstractScrollArea, QDockWidget, QFrame, QScrollArea, QWidget
 
 LAYOUT_VERSION = 2  # bump when the default layout changes so old saved layouts are not restored
 LEFT_PANELS = ("architecture", "positional", "modern")  # the diagrams; the rest share the right side
@@ -30,25 +30,6 @@ class PanelDock(QDockWidget):
     def initStyleOption(self, option) -> None:  # noqa: N802 - Qt's name: the title bar Qt paints
         super().initStyleOption(option)
         option.title = self.full_title
-
-
-def full_title(dock: QDockWidget) -> str:
-    """The panel's whole name (menus, the presentation chooser, export)."""
-    return getattr(dock, "full_title", None) or dock.windowTitle()
-
-
-def readable_tab_bars(window) -> None:
-    """Every dock tab bar of `window`: whole words (scroll arrows where too narrow), the full title
-    as each tab's tooltip (Qt re-makes these bars: run after every dock layout change)."""
-    titles = {d.windowTitle(): full_title(d) for d in window.findChildren(QDockWidget)}
-    for bar in window.findChildren(QTabBar, options=Qt.FindDirectChildrenOnly):
-        if bar.elideMode() != Qt.ElideNone:
-            bar.setElideMode(Qt.ElideNone)
-            bar.setUsesScrollButtons(True)
-        for i in range(bar.count()):
-            whole = titles.get(bar.tabText(i))
-            if whole is not None and bar.tabToolTip(i) != whole:
-                bar.setTabToolTip(i, whole)
 
 
 class PanelScroll(QScrollArea):

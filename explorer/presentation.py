@@ -12,7 +12,7 @@ from explorer import style, theme
 from explorer.drawing import plot_style
 from explorer.drawing.plot_style import SCALE_PROPERTY, restyle_view
 from explorer.eliding_combo import ElidingComboBox
-from explorer.panel_dock import LEFT_PANELS, full_title
+from explorer.panel_dock import LEFT_PANELS
 
 SCALE_KEY = "presentation/scale"
 THEME_KEY = "appearance/theme"
@@ -21,7 +21,10 @@ FRONT_PANEL = "architecture"  # presenting opens on Figure 1, with the tour offe
 DEFAULT_SCALE = 1.5  # 12 pt → 18 pt: legible from the back of a large room
 THEMES = theme.PALETTES
 applied_scale = style.scale  # the scale in use (panels read it here)
-_windows: list[QWidget] = []  # the main windows whose plots a theme / scale change reaches
+# The main windows whose plots a theme / scale change reaches: only our own live windows, never
+# `QApplication.allWidgets()` (it can hold widgets of closed windows awaiting deletion, and touching
+# those aborts the process).
+_windows: list[QWidget] = []
 
 
 def read_scale(settings: QSettings) -> float:
@@ -39,19 +42,9 @@ def read_theme(settings: QSettings) -> str:
 
 
 # -- the windows a theme or scale reaches ---------------------------------------------------------
-def register_window(window: QWidget) -> None:
-    """Only our own live windows are reached, never `QApplication.allWidgets()`: that can hold
-    widgets of closed windows awaiting deletion, and touching those aborts the process."""
-    if window not in _windows:
-        _windows.append(window)
-        window.destroyed.connect(lambda *_: _windows.remove(window) if window in _windows else None)
-
-
 def windows() -> list[QWidget]:
-    """The registered main windows still alive."""
-    for window in list(_windows):
-        if not isValid(window):
-            _windows.remove(window)
+    """The main windows (each registered by its presentation mode) still alive."""
+    _windows[:] = [window for window in _windows if isValid(window)]
     return list(_windows)
 
 
@@ -129,10 +122,9 @@ class PresentationMode(QObject):
     def __init__(self, window, settings: QSettings | None = None):
         super().__init__(window)
         self.window = window
-        register_window(window)
+        _windows.append(window)
         self.settings = settings if settings is not None else window.settings
         self.session = window.state.session  # theme and scale are the session's; the application follows
-        window.state.themeChanged.connect(self._on_theme)
         window.state.scaleChanged.connect(self._on_scale)
         self.active = False
         self._was_maximized = False
@@ -152,9 +144,6 @@ class PresentationMode(QObject):
         self.settings.setValue(SCALE_KEY, factor)
         if self.active:
             self.session.set_scale(factor)
-
-    def _on_theme(self, name: str) -> None:
-        apply_theme(QApplication.instance(), name)
 
     def _on_scale(self, factor: float) -> None:
         if set_scale(QApplication.instance(), factor):
@@ -177,7 +166,7 @@ class PresentationMode(QObject):
         self._geometry = self.window.geometry()  # the window's own rectangle, given back exactly
         self._dock_state = self.window.saveState()
         self._show_switcher(True)
-        self.show_only([panel or self._opening_panel()])
+        self.show_only([panel or (FRONT_PANEL if self.window.lecture.deck.tour is None else self.front_panel())])
         if full_screen:
             self.window.showFullScreen()
             QTimer.singleShot(300, self.window, self._cover_screen)  # cancelled if the window dies first
@@ -208,9 +197,6 @@ class PresentationMode(QObject):
         self.shown = []
         self.window.show_every_dock()
         self.toggled.emit(False)
-
-    def _opening_panel(self) -> str:
-        return FRONT_PANEL if self.window.lecture.deck.tour is None else self.front_panel()
 
     def front_panel(self) -> str:
         """The panel with the keyboard focus, else the last brought forward, else the first
@@ -252,7 +238,7 @@ class PresentationMode(QObject):
             self.switcher.setMinimumContentsLength(SWITCHER_CHARS)  # longer names elide ("Architecture")
             for i, (name, dock) in enumerate(self.window.docks.items()):  # the tab's short name, the whole on hover
                 self.switcher.addItem(dock.windowTitle(), name)
-                self.switcher.setItemData(i, full_title(dock), Qt.ItemDataRole.ToolTipRole)
+                self.switcher.setItemData(i, dock.full_title, Qt.ItemDataRole.ToolTipRole)
             self.switcher.activated.connect(lambda i: self.window.focus_panel(self.switcher.itemData(i)))
             self.window.lecture.strip.layout().insertWidget(0, self.switcher)
         self.switcher.setVisible(on)

@@ -6,20 +6,23 @@ import sys
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
 from explorer.latest_job import LatestJob
-from model.inference.bundle import InputError, ModelBundle
+from model.inference.bundle import ModelBundle
 from model.interpret.frame import compute_frame
 from model.interpret.interventions import heads_that_fit
-from model.io.checkpoints import bundled_checkpoints
+from model.io.checkpoints import bundled_checkpoints  # noqa: F401 - the explorer's name
+from model.io.checkpoints import random_bundle as untrained_bundle
 from model.io.open_model import installed_pretrained as pretrained_models  # noqa: F401 - the explorer's names
 from model.io.open_model import is_pretrained_folder, pretrained_alias  # noqa: F401
 from model.io.open_model import load_model as load_bundle
+from model.io.run_request import DEFAULT_TASK, first_readable
+from model.io.run_request import default_model as default_bundle
 
-DEFAULT_TASK = "reverse"
 GUI_SWITCH_INTERVAL_S = 0.001  # how long a worker running Python keeps the interpreter lock from the GUI thread
 
 
@@ -40,18 +43,7 @@ def ready_to_show(bundle: ModelBundle) -> ModelBundle:
     return bundle
 
 
-def random_bundle(task_name: str = DEFAULT_TASK) -> ModelBundle:
-    """An untrained small model for `task_name` (what the window shows when nothing is bundled)."""
-    from model.io.checkpoints import random_bundle as untrained
-    return untrained(task_name, dropout=0.0)
-
-
-def default_bundle() -> ModelBundle:
-    """The model the window opens with: the bundled `reverse` model, else a random one."""
-    bundled = bundled_checkpoints()
-    if DEFAULT_TASK in bundled:
-        return load_bundle(DEFAULT_TASK)
-    return random_bundle(DEFAULT_TASK)
+random_bundle = partial(untrained_bundle, dropout=0.0)  # an untrained small model of a task, as a window shows it
 
 
 def describe_device(bundle: ModelBundle) -> str:
@@ -80,7 +72,6 @@ class Runner(QObject):
     """
 
     failed = Signal(str)
-    succeeded = Signal()
 
     def __init__(self, state, synchronous: bool = False, parent: QObject | None = None):
         super().__init__(parent)
@@ -101,14 +92,6 @@ class Runner(QObject):
         ev.input.connect(self._on_session_changed)
         for signal in (ev.bundle, ev.decoding, ev.shown_model, ev.interventions, ev.chat):  # changes that keep the text
             signal.connect(self._on_model_or_settings_changed)
-
-    @property
-    def synchronous(self) -> bool:
-        return self.job.synchronous
-
-    @synchronous.setter
-    def synchronous(self, on: bool) -> None:
-        self.job.synchronous = on
 
     # -- requests ---------------------------------------------------------------------------
     def run(self, source: str, target: str | None = None) -> None:
@@ -182,14 +165,9 @@ class Runner(QObject):
         for note in bundle.load_notes:  # NaN weights, a restored save: said, not only logged
             self.state.inform(note, "warning")
         text = then_run if then_run is not None else self.state.source_text
-        candidates = [(t, then_target if t == then_run else None) for t in (text, *bundle.examples) if t]
-        for candidate, target in candidates:
-            try:
-                bundle.encode_source(bundle.chat_input(candidate, self.state.session.chat))
-            except InputError:
-                continue
-            self.run(candidate, target)
-            return
+        readable = first_readable(bundle, (text, *bundle.examples), self.state.session.chat)
+        if readable is not None:
+            self.run(readable, then_target if readable == then_run else None)
 
     def _keep_frame_input(self) -> None:
         """A refused text: the session goes back to the text and settings of the frame still shown."""
@@ -224,7 +202,6 @@ class Runner(QObject):
         request = self._newest
         self._loading = False
         request.on_done(result)
-        self.succeeded.emit()
 
     def _on_failed(self, message: str) -> None:
         request, waits = self._newest, self._frame_waits

@@ -3,7 +3,6 @@ classifies its size (and whether it is presenting) and tells every panel on a ch
 from __future__ import annotations
 
 from enum import Enum
-from typing import Protocol, runtime_checkable
 
 
 class ScreenClass(str, Enum):
@@ -20,9 +19,3 @@ def classify(width: int, height: int, presenting: bool = False) -> ScreenClass:
         return ScreenClass.PROJECTOR
     return ScreenClass.WIDE
 
-
-@runtime_checkable
-class ScreenClassAware(Protocol):
-    """A panel that declares a layout per screen class (`explorer.screen`)."""
-
-    def apply_screen_class(self, cls: ScreenClass) -> None: ...

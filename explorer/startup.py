@@ -3,7 +3,7 @@ keeps painting while torch is imported on a worker thread), until the main windo
 from __future__ import annotations
 
 import importlib
-import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from PySide6.QtCore import QEventLoop, Qt, QTimer
 from PySide6.QtGui import QFont
@@ -44,24 +44,13 @@ class StartupWindow(QWidget):
 
 def import_in_background(*modules: str) -> None:
     """Import `modules` on a worker thread while the Qt event loop runs; raise what it raised."""
-    done, errors = threading.Event(), []
-
-    def work() -> None:
-        try:
-            for name in modules:
-                importlib.import_module(name)
-        except BaseException as exc:  # noqa: BLE001 - handed to the GUI thread below
-            errors.append(exc)
-        finally:
-            done.set()
-
-    threading.Thread(target=work, name="startup-imports", daemon=True).start()
-    loop = QEventLoop()
-    poll = QTimer(interval=20)
-    poll.timeout.connect(lambda: done.is_set() and loop.quit())
-    poll.start()
-    if not done.is_set():
-        loop.exec()
-    poll.stop()
-    if errors:
-        raise errors[0]
+    with ThreadPoolExecutor(1, thread_name_prefix="startup-imports") as pool:
+        done = pool.submit(lambda: [importlib.import_module(name) for name in modules])
+        loop = QEventLoop()
+        poll = QTimer(interval=20)
+        poll.timeout.connect(lambda: done.done() and loop.quit())
+        poll.start()
+        if not done.done():
+            loop.exec()
+        poll.stop()
+        done.result()

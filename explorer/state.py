@@ -163,10 +163,8 @@ class SessionState(QObject):
 
     def select_attention(self, kind: str, layer: int, head: int) -> None:
         """Select a head; the stepper follows to that sublayer's softmax weights."""
-        if kind not in ATTENTION_KINDS:
-            raise ValueError(f"unknown attention kind {kind!r}")
         layer, head = self._clamped(kind, layer, head)
-        self.session.set_attention(kind, layer, head)
+        self.session.set_attention(kind, layer, head)  # (an unknown kind: its ValueError)
         if self.result is not None:
             name = ATTENTION_KINDS[kind].format(layer=layer) + ".weights"
             if name in self.result.trace:
@@ -194,13 +192,9 @@ class SessionState(QObject):
 
     def axis_labels(self, axis: str) -> list[str] | None:
         """Token labels for a trace axis name ("src" / "tgt"), or None for feature axes."""
-        if self.result is None:
+        if self.result is None or axis not in ("src", "tgt"):
             return None
-        if axis == "src":
-            return list(self.result.src_pieces)
-        if axis == "tgt":
-            return list(self.result.tgt_pieces)
-        return None
+        return list(self.result.src_pieces if axis == "src" else self.result.tgt_pieces)
 
     def axis_title(self, axis: str) -> str | None:
         """A token axis's title where "source" / "target tokens" would mislead; None: the usual."""

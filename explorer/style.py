@@ -25,8 +25,7 @@ MONO_FAMILY = "DejaVu Sans Mono"
 SANS_FAMILY = "DejaVu Sans"
 
 # `style.TEXT`, `style.ERROR` …: the current theme's colour of that role, each time.
-_LEGACY = {"TEXT": "text", "MUTED": "muted", "ACCENT": "accent", "ERROR": "error", "OK": "success",
-           "WARNING": "warning", "MASKED": "masked", "MASKED_HATCH": "mask_hatch"}
+_LEGACY = {"TEXT": "text", "MUTED": "muted", "ACCENT": "accent", "ERROR": "error", "OK": "success", "WARNING": "warning"}
 
 
 def __getattr__(name: str):
@@ -110,8 +109,7 @@ def app_sheet(scale: float) -> str:
     return _theme.stylesheet(current(), scale) + font_sheet(scale)
 
 
-def colormap(name: str) -> pg.ColorMap:
-    return pg.colormap.get(name)
+colormap = pg.colormap.get  # a colormap by name (`SEQUENTIAL`, `DIVERGING`, …)
 
 
 def mask_colormap() -> pg.ColorMap:

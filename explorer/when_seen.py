@@ -4,7 +4,6 @@ draws no frame that nobody sees; a widget outside any shown window (a test, a fi
 built) draws every value at once, as before."""
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QTimer
@@ -27,21 +26,17 @@ class _Relay(QObject):
         self.current = current
 
     def receive(self, *values) -> None:
-        self.gate.deliver(self, values)
-
-    def draw(self, values: tuple) -> None:
-        """What the signal sent, or nothing for a handler that reads the session itself."""
+        """What the signal sent (a handler without `current` reads the session itself), or held back."""
+        if self.gate.hold(self):
+            return
         self.handler(*values) if self.current is not None else self.handler()
 
     def catch_up(self) -> bool:
         """Draw the session's value now (nothing, and False, where it is None)."""
-        if self.current is None:
-            self.handler()
-            return True
-        value = self.current()
+        value = self.current() if self.current is not None else ()
         if value is None:
             return False
-        self.handler(value)
+        self.handler(value) if self.current is not None else self.handler()
         return True
 
 
@@ -54,8 +49,7 @@ class WhenSeen(QObject):
     def __init__(self, watched: QWidget):
         super().__init__(watched)
         self.watched = watched
-        self.pending: dict[int, tuple[int, _Relay]] = {}  # relay id → (arrival, relay): no value is held
-        self.arrivals = itertools.count()
+        self.pending: list[_Relay] = []  # in the order of their last change: no value is held
         self.next_turn = QTimer(self, singleShot=True, interval=0)
         self.next_turn.timeout.connect(self.catch_up_one)
         watched.installEventFilter(self)
@@ -65,25 +59,25 @@ class WhenSeen(QObject):
         held back is drawn with `current()` (the session's value then), so nothing held keeps an
         old value (a replaced model, its frame) alive. Without `current`, `handler()` reads the
         session itself and gets no values."""
-        relay = _Relay(self, handler, current)
-        signal.connect(relay.receive)
+        signal.connect(_Relay(self, handler, current).receive)
 
     def unseen(self) -> bool:
         return unseen(self.watched)
 
-    def deliver(self, relay: _Relay, values: tuple) -> None:
+    def hold(self, relay: _Relay) -> bool:
+        """Whether `relay`'s change waits for the widget to be shown (it then moves to the end)."""
+        if relay in self.pending:
+            self.pending.remove(relay)
         if self.unseen():
-            self.pending[id(relay)] = (next(self.arrivals), relay)
-            return
-        self.pending.pop(id(relay), None)
-        relay.draw(values)
+            self.pending.append(relay)
+            return True
+        return False
 
     def draw_now(self) -> None:
         """Draw what was held back (a figure or a test reading a hidden panel)."""
         self.next_turn.stop()
-        held = sorted(self.pending.values(), key=lambda entry: entry[0])
-        self.pending.clear()
-        for _arrival, relay in held:
+        held, self.pending = self.pending, []
+        for relay in held:
             relay.catch_up()
 
     def catch_up_one(self) -> None:
@@ -91,9 +85,7 @@ class WhenSeen(QObject):
         (hidden again, the rest waits for the next show, not a timer that fires every turn)."""
         drawn = False
         while self.pending and not drawn and not self.unseen():
-            key, (_arrival, relay) = min(self.pending.items(), key=lambda item: item[1][0])
-            del self.pending[key]
-            drawn = relay.catch_up()
+            drawn = self.pending.pop(0).catch_up()
         if self.pending and not self.unseen():
             self.next_turn.start()
 

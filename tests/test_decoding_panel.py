@@ -275,7 +275,7 @@ def test_decoding_runs_off_the_gui_thread_and_headless_is_synchronous(qtbot, bun
     state.set_bundle(bundle)
     state.set_input(TEXT)
     assert widget.run is not None and widget.t == len(widget.run.steps) - 1
-    widget.runner.synchronous = False
+    widget.runner.job.synchronous = False
     state.set_input("transformer")
     assert widget.run.source_text == TEXT  # not computed on this thread
     assert widget.runner.wait(20000) and widget.run.source_text == "transformer"

@@ -79,7 +79,7 @@ def test_closing_drops_a_frame_queued_behind_a_load_and_hands_a_late_result_to_n
     assert QThreadPool.globalInstance().waitForDone(20000)
     qtbot.wait(50)  # (anything the worker posted is delivered now)
     assert state.bundle is before  # its result went nowhere
-    runner.synchronous = True  # (the same runner serves on: no frame waits for the abandoned load)
+    runner.job.synchronous = True  # (the same runner serves on: no frame waits for the abandoned load)
     runner.run("abc")
     assert state.frame is not None and state.frame.source == "abc"
 

@@ -111,11 +111,10 @@ def test_every_head_of_a_12_head_grid_has_its_own_title(qtbot):
 def test_cell_text_is_dark_on_bright_cells_and_light_on_dark_ones_for_any_colour_map(qapp):
     """A diverging map is dark at both ends and bright in the middle (the Spearman table)."""
     from explorer.drawing.plot_style import signed_cmap
-    signed = Heatmap(colormap=signed_cmap(), levels=(-1.0, 1.0), numbers=True)
-    assert not signed.cell_text.is_bright(0.99) and not signed.cell_text.is_bright(-0.9)
-    assert signed.cell_text.is_bright(0.12) and signed.cell_text.is_bright(-0.18)
-    sequential = Heatmap(numbers=True)
-    assert sequential.cell_text.is_bright(0.9) and not sequential.cell_text.is_bright(0.1)
+    signed = Heatmap(colormap=signed_cmap(), levels=(-1.0, 1.0), numbers=True).cell_text
+    assert signed.bright_cells(np.array([[0.99, -0.9, 0.12, -0.18]])).tolist() == [[False, False, True, True]]
+    sequential = Heatmap(numbers=True).cell_text
+    assert sequential.bright_cells(np.array([[0.9, 0.1]])).tolist() == [[True, False]]
 
 
 def test_text_cells_plan_their_column_labels_at_the_width_of_the_columns_shown(qtbot):

@@ -62,8 +62,9 @@ def test_a_window_shows_before_torch_is_imported_then_the_main_window_replaces_i
 
 
 def test_panel_names_known_without_importing_the_panels_match_the_panels():
-    from explorer.launch import PANEL_NAMES, panel_names
-    assert tuple(panel_names()) == PANEL_NAMES
+    from explorer.launch import PANEL_NAMES
+    from explorer.panels import panel_classes
+    assert tuple(cls.panel_name for cls in panel_classes()) == PANEL_NAMES
 
 
 def test_import_in_background_reraises_in_the_gui_thread(qapp):

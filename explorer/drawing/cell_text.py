@@ -36,9 +36,6 @@ class CellText(pg.GraphicsObject):
         rgb = self.cmap.map(np.nan_to_num(t).ravel(), mode="float")[:, :3].reshape(*values.shape, 3)
         return np.isfinite(values) & (rgb @ np.array([0.299, 0.587, 0.114]) > 0.45)
 
-    def is_bright(self, v: float) -> bool:
-        return bool(self.bright_cells(np.array([[v]]))[0, 0])
-
     def set_texts(self, texts, values) -> None:
         self.prepareGeometryChange()
         self.texts, self.values = texts, values

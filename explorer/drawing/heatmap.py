@@ -23,14 +23,6 @@ from explorer.theme import notifier
 from model.inference.labels import label_count
 
 
-class _Canvas(pg.GraphicsLayoutWidget):
-    resized = Signal()
-
-    def resizeEvent(self, event) -> None:
-        self.resized.emit()  # the margins for the new size first: pyqtgraph then lays out within them
-        super().resizeEvent(event)
-
-
 class Heatmap(QWidget):
     """A (rows × cols) matrix with token axes. `cellClicked(row, col)`; `hovered(text)`."""
 
@@ -48,7 +40,7 @@ class Heatmap(QWidget):
         self.title = QElidingLabel(self)
         self.count = style.set_font_role(QLabel(self), "small")  # "12 of 24 labels": drawn of those in view
         style.set_sheet(self.count, "color: {muted};")
-        self.canvas = _Canvas()
+        self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setMinimumSize(60, 60)
         self.rows_axis, self.cols_axis = LabelAxis("left"), LabelAxis("bottom")
         self.rows_axis.sizes_itself = self.cols_axis.sizes_itself = False  # `_square` sizes them
@@ -88,7 +80,7 @@ class Heatmap(QWidget):
         self.describe = self.default_description  # (row, col) → hover text; a panel may replace it
         for axis in (self.rows_axis, self.cols_axis):
             axis.counted.connect(self._show_count, Qt.ConnectionType.QueuedConnection)
-        self.canvas.resized.connect(self._square)
+        self.canvas.installEventFilter(self)  # its resize: the margins first, pyqtgraph then lays out within them
         self.canvas.scene().sigMouseMoved.connect(self._hover)
         self.canvas.scene().sigMouseClicked.connect(self._click)
         notifier().changed.connect(self._recolour)
@@ -98,6 +90,11 @@ class Heatmap(QWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
             QTimer.singleShot(0, self, self._square)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
+        if watched is self.canvas and event.type() == QEvent.Type.Resize:
+            self._square()
+        return False
 
     def overlay(self, item, role: str, width: float, z: float, dash: bool = False):
         """`item` drawn over the map in `role`'s colour, `width` screen pixels wide at any zoom."""

@@ -53,15 +53,10 @@ class LabelAxis(pg.AxisItem):
         self.counted.connect(self._title_with_count, Qt.ConnectionType.QueuedConnection)
         self._title_with_count()
 
-    def count_text(self) -> str:
-        """"" when every label in view is drawn, else "k of n labels" (n: the cells in view)."""
-        if not self.tokens or self.numeric or self.drawn >= self.in_view or not self.drawn:
-            return ""
-        return f"{self.drawn} of {self.in_view} labels"
-
     def _title_with_count(self) -> None:
-        count = self.count_text()
-        text = f"{self.name} · {count}" if count else self.name
+        """`name`, and "k of n labels" where not every label in view is drawn (n: the cells in view)."""
+        strided = self.tokens and not self.numeric and 0 < self.drawn < self.in_view
+        text = f"{self.name} · {self.drawn} of {self.in_view} labels" if strided else self.name
         if text != self.labelText:
             self.setLabel(text, **self.labelStyle)
 

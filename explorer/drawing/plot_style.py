@@ -4,6 +4,7 @@ colours from the current theme. `restyle_view` brings a canvas to the current th
 from __future__ import annotations
 
 import contextlib
+from functools import partial
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
@@ -20,14 +21,8 @@ WEIGHT_LEVELS = (0.0, 1.0)
 SCALE_PROPERTY = "plotScale"  # (a dynamic Qt property of a canvas) the scale its fonts and pens are drawn at
 
 
-def weight_cmap() -> pg.ColorMap:
-    """Attention weights in [0, 1]."""
-    return pg.colormap.get(SEQUENTIAL)
-
-
-def signed_cmap() -> pg.ColorMap:
-    """Signed values (positional encodings, embeddings): blue − / white 0 / red +."""
-    return pg.colormap.get(DIVERGING)
+weight_cmap = partial(pg.colormap.get, SEQUENTIAL)  # attention weights in [0, 1]
+signed_cmap = partial(pg.colormap.get, DIVERGING)  # signed values (encodings, embeddings): blue − / white 0 / red +
 
 
 font = _app.font  # a font at the current presentation scale

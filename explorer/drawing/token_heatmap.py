@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF
-from PySide6.QtGui import QPainterPath
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QPainterPath, QPolygonF
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem
 
 from explorer import style
@@ -18,14 +18,8 @@ from model.inference.labels import display_piece as display_piece  # (the bar ch
 def _staircase(rows: int, cols: int) -> QPainterPath:
     """The edge between j <= i (allowed) and j > i (the future) of a causal mask."""
     path = QPainterPath()
-    n = min(rows, cols)
-    if n == 0:
-        return path
-    path.moveTo(1, 0)
-    for i in range(n - 1):
-        path.lineTo(i + 1, i + 1)
-        path.lineTo(i + 2, i + 1)
-    path.lineTo(n, n)
+    corners = [QPointF(i + 1, i + down) for i in range(min(rows, cols)) for down in (0, 1)]  # (1, 0) … (n, n)
+    path.addPolygon(QPolygonF(corners))
     return path
 
 
