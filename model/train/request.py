@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -79,7 +80,11 @@ def warm_up_in_background() -> threading.Thread:
     A worker that builds its optimiser while this runs waits for the same import."""
     def work() -> None:
         import importlib
-        importlib.import_module("torch._dynamo")
+        try:
+            importlib.import_module("torch._dynamo")
+        except Exception:  # noqa: BLE001 - the app quit mid-import (a run would have imported it anew)
+            if not sys.is_finalizing():
+                raise
     thread = threading.Thread(target=work, name="warm-up torch._dynamo", daemon=True)
     thread.start()
     return thread
