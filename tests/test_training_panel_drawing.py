@@ -273,6 +273,10 @@ def test_the_probe_map_comes_with_the_first_snapshot(qtbot, state):
     probe.show_snapshot(3, result, "abc")
     assert probe.map is not None and probe.map.isVisible() and not probe.map_note.isVisible()
     assert np.allclose(probe.map.values, result.trace.attention("cross", 1)[0].mean(0).numpy())
+    qtbot.waitUntil(lambda: probe.map.count.isVisible())
+    title, count = probe.map.title, probe.map.count  # the title in the map's header, on the count's line
+    assert title.text() == "Encoder–decoder (cross) attention" and not probe.map_title.isVisible()
+    assert abs(title.geometry().center().y() - count.geometry().center().y()) <= title.height() // 2
     probe.clear()
     assert probe.map.values.size == 0 and probe.shown_probe() is None
 

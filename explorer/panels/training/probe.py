@@ -144,8 +144,11 @@ class ProbeView(QWidget):
         self.live_button.setEnabled(not live and count > 0)
 
     def _set_title(self, title: str, tip: str) -> None:
+        """Over the note before the first snapshot; then in the map's own header, beside its count."""
         self.map_title.setText(title)
         self.map_title.setToolTip(tip)
+        if self.map is not None:
+            self.map.set_title(title, tip)
 
     def clear(self) -> None:
         self.result, self.kind = None, None
@@ -176,6 +179,7 @@ class ProbeView(QWidget):
             self.map.canvas.setMinimumSize(160, 120)
             self.grid.replaceWidget(self.map_note, self.map)
             self.map_note.hide()
+            self.map_title.hide()  # (the map's header line says it, beside the count: one line less)
             self.map.show()  # (a layout shows a late child only in a later turn)
         head = self.head_box.currentIndex() - 1
         shown = ProbeMap.of(self.result, self.kind, max(0, self.layer_box.currentIndex()), None if head < 0 else head)
