@@ -16,10 +16,10 @@ from explorer.panels.base import Panel
 from explorer.panels.decoding.bars import TopKBars
 from explorer.panels.decoding.beam_view import BeamTreeView
 from explorer.panels.decoding.controls import DecodingControls
+from explorer.panels.decoding.decode_tabs import DecodeTabs
 from explorer.panels.decoding.embedding_view import EmbeddingView
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 from explorer.panels.decoding.parallel_view import ParallelPassView
-from explorer.panels.decoding.view_tabs import ViewTabs
 from explorer.panels.layouts import column
 from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
@@ -102,7 +102,7 @@ class DecodingPanel(Panel):
         self.beam_summary = text_label()
         self.beam_view = BeamTreeView()
         self.beam_page = page(self.beam_summary, self.beam_view)
-        self.views = ViewTabs({"mask": self.mask_map, "self": self.self_map, "cross": self.cross_map, "bars": self.bars,
+        self.views = DecodeTabs({"mask": self.mask_map, "self": self.self_map, "cross": self.cross_map, "bars": self.bars,
                                "parallel": self.parallel, "beam": self.beam_page})
         self.views.viewChosen.connect(self._on_tab)
         self.tabs = self.views.tabs

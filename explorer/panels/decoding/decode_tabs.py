@@ -1,4 +1,4 @@
-"""`ViewTabs`: the decoding panel's views in one set of tabs as each screen class declares it
+"""`DecodeTabs`: the decoding panel's views in one set of tabs as each screen class declares it
 (`explorer.screen`): the step's plots (WIDE one page, the three maps in a row over the next-token
 bars; PROJECTOR two pages of two plots side by side; NARROW a page per plot), then the parallel
 pass and the beam tree. Side by side, the step's pages stand in tabs of their own left of the
@@ -24,7 +24,7 @@ STEP_PAGES = {
 OTHER_PAGES = (("parallel", "Masked vs. unmasked"), ("beam", "Beam tree"))  # (view, tab name): whole pages
 
 
-class ViewTabs(QSplitter):
+class DecodeTabs(QSplitter):
     """`views` (mask, self, cross, bars, parallel, beam → widget) in `tabs`, or the step's pages in
     `step_tabs` beside them; `viewChosen` names the session's view of a tab the user picks."""
 
