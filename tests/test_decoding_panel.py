@@ -339,29 +339,37 @@ def test_sharpest_selects_the_head_that_aligns_most_clearly(qtbot, panel, bundle
 # -- the layout each screen class declares --------------------------------------------------------
 def test_each_screen_class_declares_where_the_plots_go(panel, qtbot):
     """NARROW: one tab a plot; PROJECTOR: two tabs of two plots side by side (the two attention
-    maps together, then the mask and the bars), each as tall as the tab; WIDE: one grid, the
-    maps in one row."""
+    maps together, then the mask and the bars), each as tall as the tab; WIDE: one page, the
+    maps in one row. Folded, the step's tabs come first among the parallel pass's and the beam's."""
     from explorer.screen import ScreenClass
-    plots = panel.plots
-    everything = [panel.mask_map, panel.self_map, panel.cross_map, panel.bars]
+    views = panel.views
+    everything = {"mask": panel.mask_map, "self": panel.self_map, "cross": panel.cross_map, "bars": panel.bars}
+    panel.set_side_by_side(False)
     panel.apply_screen_class(ScreenClass.NARROW)
-    assert [plots.tab_of(w) for w in everything] == [0, 1, 2, 3] and plots.tabBar().isVisibleTo(panel)
-    plots.setCurrentIndex(3)  # the next-token tab: the bars shown, no map
+    assert [panel.tabs.widget(i).isAncestorOf(w) for i, w in enumerate(everything.values())] == [True] * 4
+    assert [panel.tabs.tabText(i) for i in range(4, 6)] == ["Masked vs. unmasked", "Beam tree"]
+    panel.tabs.setCurrentIndex(3)  # the next-token tab: the bars shown, no map
     assert panel.bars.isVisibleTo(panel) and not panel.self_map.isVisibleTo(panel)
+    assert panel.state.session.view("decoding") == "steps"  # a step's tab is the steps' view
+    panel.tabs.setCurrentIndex(5)
+    assert panel.state.session.view("decoding") == "beam"
+    panel.state.set_view("decoding", "steps")
+    panel.set_side_by_side(True)
     panel.apply_screen_class(ScreenClass.PROJECTOR)
-    assert plots.count() == 2 and plots.tabBar().isVisibleTo(panel)
-    pages = [[w for w in everything if plots.widget(i).isAncestorOf(w)] for i in range(2)]
+    steps = views.step_tabs
+    assert steps.count() == 2 and panel.tabs.count() == 2 and steps.isVisibleTo(panel)
+    pages = [[w for w in everything.values() if steps.widget(i).isAncestorOf(w)] for i in range(2)]
     assert pages == [[panel.self_map, panel.cross_map], [panel.mask_map, panel.bars]]
-    plots.setCurrentIndex(0)
+    assert panel.tabs.currentWidget() is panel.parallel  # beside the steps: the parallel pass
+    steps.setCurrentIndex(0)
     qtbot.waitUntil(lambda: panel.self_map.isVisible() and panel.self_map.height() > 1, timeout=3000)
     self_box, cross_box = panel.self_map.geometry(), panel.cross_map.geometry()
     assert self_box.top() == cross_box.top() and self_box.right() < cross_box.left()  # side by side
-    assert self_box.height() == plots.widget(0).height()  # the tab's whole height
+    assert self_box.height() == steps.widget(0).widget().height()  # the tab's whole height
     panel.apply_screen_class(ScreenClass.WIDE)
-    assert not plots.tabBar().isVisibleTo(panel)  # one page: no tab bar
-    assert all(w.isVisibleTo(panel) for w in everything)
-    tops = {w: w.mapTo(panel, w.rect().topLeft()).y() for w in everything}
-    assert tops[panel.mask_map] == tops[panel.self_map] == tops[panel.cross_map] < tops[panel.bars]  # maps in a row
+    assert steps.count() == 1 and all(w.isVisibleTo(panel) for w in everything.values())
+    tops = {k: w.mapTo(panel, w.rect().topLeft()).y() for k, w in everything.items()}
+    assert tops["mask"] == tops["self"] == tops["cross"] < tops["bars"]  # maps in a row
 
 
 def test_the_parallel_table_keeps_the_steps_position_in_sight(qtbot, panel):

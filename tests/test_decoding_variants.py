@@ -276,8 +276,9 @@ def test_a_decoder_only_model_has_no_cross_attention_tab_when_narrow(qtbot, gpt)
     from explorer.screen import ScreenClass
     panel = make_panel(qtbot, gpt)
     panel.apply_screen_class(ScreenClass.NARROW)
-    tabs = panel.plots
-    assert not tabs.isTabVisible(tabs.tab_of(panel.cross_map))
-    assert tabs.isTabVisible(tabs.tab_of(panel.self_map)) and tabs.isTabVisible(tabs.tab_of(panel.bars))
+    panel.set_side_by_side(False)
+    tabs = panel.tabs
+    shown = [tabs.tabText(i) for i in range(tabs.count()) if tabs.isTabVisible(i)]
+    assert shown == ["Mask", "Self-attention", "Next token", "Masked vs. unmasked", "Beam tree"]
     panel.apply_screen_class(ScreenClass.WIDE)
     assert not panel.cross_map.isVisibleTo(panel) and panel.self_map.isVisibleTo(panel)

@@ -27,9 +27,10 @@ def _pen(role: str, dash=Qt.PenStyle.DashLine, width: float = 2):
 
 
 class TokenBars(pg.PlotWidget):
-    """Rows of (token, filled bar, dashed outline) drawn by `draw_rows`: of the rows `offer`ed, those
-    the height reads (`rows_that_fit`), again on each resize. The axis ends at 1, or with `zoom` just past the
-    largest value (the label says so); a number that would pass the end sits inside its bar."""
+    """Rows of (token, filled bar, dashed outline) `offer`ed best first, of which those the height
+    reads are drawn (`rows_that_fit`), again on each resize; a row brought forward out of its rank
+    stands after a dotted line. The axis ends at 1, or with `zoom` just past the largest value (the
+    label says so); a number that would pass the end sits inside its bar."""
 
     def __init__(self, most: int, zoom: bool = False, parent=None):
         super().__init__(parent=parent, enableMenu=False)
@@ -45,12 +46,16 @@ class TokenBars(pg.PlotWidget):
                                     pen=style.colour("bar"))  # pyqtgraph rejects empty pens
         self.outlines = pg.BarGraphItem(x0=[], y=[], width=[], height=BAR_HEIGHT, brush=None, pen=_pen("text"))
         self.labels = [pg.TextItem(anchor=(0, 0.5)) for _ in range(most)]  # each row's value, right of its bar
+        self.skip_line = pg.InfiniteLine(angle=0, movable=False, pen=_pen("muted", Qt.PenStyle.DotLine))
+        self.skip_line.setToolTip("The chosen token, from further down the ranking (its rank in its value's tooltip)")
+        self.skip_line.setVisible(False)
         for item in (self.bars, self.outlines):
             plot.addItem(item)
         for label in self.labels:
             label.setFont(style.role_font("small"))
             label.setVisible(False)
-            plot.addItem(label, ignoreBounds=True)
+        for item in (*self.labels, self.skip_line):
+            plot.addItem(item, ignoreBounds=True)
         self.ticks: list = []
         let_shrink(plot.titleLabel)  # a caption never widens its cell
         self.caption: tuple[str, ...] = ()
@@ -111,21 +116,33 @@ class TokenBars(pg.PlotWidget):
             label.setAnchor((1, 0.5) if inside[i] else (0, 0.5))
             label.setPos(float(right[i]) + (-gap if inside[i] else gap), float(i))
 
-    def offer(self, ids: list[int], pieces: list[str], filled, outline=None, marks=(), title=None, **looks) -> None:
+    def offer(self, ids: list[int], pieces: list[str], filled, outline=None, marks=(), title=None, order=None,
+              **looks) -> None:
         """Rows best first (token ids, pieces, filled and outline values, a mark each); `looks`: per-row
-        lists of `draw_rows`' fills, edges, texts, tips, colours; `title(n)` names n rows drawn."""
-        self.offered = (list(ids), list(pieces), np.asarray(filled), outline, list(marks), title, looks)
+        lists of `draw_rows`' fills, edges, texts, tips, colours; `title(n)` names n rows drawn;
+        `order(n)` the rows' order when only n fit (by default as offered)."""
+        self.offered = (list(ids), list(pieces), np.asarray(filled), outline, list(marks), title, order, looks)
         self.fit()
 
     def fit(self) -> None:
-        """Draw the offered rows the height reads: `rows`, `filled`, `outline`, `marks` are theirs."""
+        """Draw the offered rows the height reads: `rows`, `filled`, `outline`, `marks` are theirs;
+        `token_ids` and `heights` every offered row's, in the order drawn."""
         if not self.offered:
             return
-        ids, pieces, filled, outline, marks, title, looks = self.offered
+        ids, pieces, filled, outline, marks, title, order, looks = self.offered
         n = self.rows_that_fit(len(ids))
-        self.rows, self.filled, self.marks = ids[:n], filled[:n], marks[:n]
-        self.outline = None if outline is None else np.asarray(outline)[:n]
-        self.draw_rows(pieces[:n], self.filled, self.outline, **{key: list(v)[:n] for key, v in looks.items()})
+        every = order(n) if order else list(range(len(ids)))
+        shown = every[:n]
+        self.token_ids, self.heights = [ids[j] for j in every], filled[every]
+        self.rows, self.filled, self.marks = self.token_ids[:n], self.heights[:n], [marks[j] for j in shown if marks]
+        self.outline = None if outline is None else np.asarray(outline)[shown]
+        self.draw_rows([pieces[j] for j in shown], self.filled, self.outline,
+                       **{key: [list(v)[j] for j in shown] for key, v in looks.items()})
+        moved = next((i for i, j in enumerate(shown) if i != j), None)
+        self.skip_line.setVisible(moved is not None)
+        if moved is not None:
+            self.skip_line.setValue(moved - 0.5)
+            self.skip_line.setPen(_pen("muted", Qt.PenStyle.DotLine))  # (the theme's now)
         if title is not None:
             self.set_title(title(n))
 
@@ -153,15 +170,12 @@ class TopKBars(TokenBars):
     def __init__(self, k: int = 10, parent=None):
         super().__init__(k + 1, parent=parent)
         self.k = k
-        self.skip_line = pg.InfiniteLine(angle=0, movable=False, pen=_pen("muted", Qt.PenStyle.DotLine))
-        self.skip_line.setToolTip("The chosen token, from further down the ranking (its rank in its value's tooltip)")
         # Section 5.4: a model trained on smoothed targets aims its best guess at 1 − ε + ε/V; named left of the line
         self.smoothed = pg.InfiniteLine(angle=90, movable=False, pen=_pen("muted"), label="smoothed target {value:.2f}",
                                         labelOpts={"position": 0.98, "anchors": [(1, 1), (1, 1)]})
         self.smoothed.label.setFont(style.role_font("small"))
-        for item in (self.skip_line, self.smoothed):
-            item.setVisible(False)
-            self.getPlotItem().addItem(item, ignoreBounds=True)
+        self.smoothed.setVisible(False)
+        self.getPlotItem().addItem(self.smoothed, ignoreBounds=True)
         self.clear_data()
 
     def set_smoothing(self, epsilon: float, vocab_size: int) -> None:
@@ -179,35 +193,17 @@ class TopKBars(TokenBars):
         """probs: (V,) the model's distribution; pieces: the vocabulary; chosen: the id the decoder
         emitted; sample_probs: (V,) what sampling drew from, or None."""
         probs = np.asarray(probs, dtype=np.float64)
-        self._ranked = ids = ranked_ids(probs, self.k, chosen)
-        self._probs = probs[ids].astype(np.float32)
-        self._sample = None if sample_probs is None else np.asarray(sample_probs, dtype=np.float64)[ids]
-        self._pieces = [pieces[i] for i in ids]
-        self.chosen = chosen
-        self.fit()
-
-    def fit(self) -> None:
-        """The most probable rows that fit, the chosen token moved into the last one when it ranks below them."""
-        if not getattr(self, "_ranked", None):
-            return
-        shown = self.rows_that_fit(len(self._ranked))
-        chosen = self._ranked.index(self.chosen) if self.chosen in self._ranked else -1
-        order = bar_order(len(self._ranked), chosen, shown)
-        self.token_ids, self.heights = [self._ranked[j] for j in order], self._probs[order]  # (all: the data)
-        order, heights = order[:shown], self.heights[:shown]
-        tips = rank_tips(order, heights, self.k)
-        roles = ["chosen" if i == self.chosen else "bar" for i in self.token_ids[:shown]]
-        self.draw_rows([self._pieces[j] for j in order], heights, None if self._sample is None else self._sample[order],
-                       roles, texts=[style.prob_text(float(h)) for h in heights], tips=tips,
-                       colours=["chosen_text" if r == "chosen" else "text" for r in roles])
-        moved = next((j for j, r in enumerate(order) if r != j), None)
-        self.skip_line.setVisible(moved is not None)
-        if moved is not None:
-            self.skip_line.setValue(moved - 0.5)
-            self.skip_line.setPen(_pen("muted", Qt.PenStyle.DotLine))  # (the theme's now)
+        ids = ranked_ids(probs, self.k, chosen)
+        self.chosen, at = chosen, ids.index(chosen) if chosen in ids else -1
+        heights = probs[ids]
+        roles = ["chosen" if i == chosen else "bar" for i in ids]
+        self.offer(ids, [pieces[i] for i in ids], heights.astype(np.float32),
+                   None if sample_probs is None else np.asarray(sample_probs, dtype=np.float64)[ids],
+                   order=lambda n: bar_order(len(ids), at, n), fills=roles, tips=rank_tips(range(len(ids)), heights, self.k),
+                   texts=[style.prob_text(float(h)) for h in heights],
+                   colours=["chosen_text" if r == "chosen" else "text" for r in roles])
 
     def clear_data(self) -> None:
         self.set_smoothing(0.0, 0)  # no bars: no target line
-        self.token_ids, self.heights, self.chosen, self._ranked = [], np.zeros(0, dtype=np.float32), None, []
-        self.draw_rows([], np.zeros(0))
-        self.skip_line.setVisible(False)
+        self.chosen = None
+        self.offer([], [], np.zeros(0, dtype=np.float32))

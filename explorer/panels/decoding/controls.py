@@ -2,7 +2,7 @@
 transport and the layer/head choice, flowing onto as many lines as the width needs. It only emits."""
 from __future__ import annotations
 
-from PySide6.QtCore import QSignalBlocker, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (
     QStyle,
     QWidget,
 )
-from superqt import QFlowLayout
+from superqt import QFlowLayout, QLabeledDoubleSlider
 
 from explorer import style
 from explorer.panels.layouts import row
@@ -25,6 +25,23 @@ def group(*widgets) -> QWidget:
     unit = QWidget()
     row(*(QLabel(w) if isinstance(w, str) else w for w in widgets), parent=unit, margins=0).setSpacing(6)
     return unit
+
+
+def knob_box(knob: Knob, slider: bool = False, high: float | None = None) -> QWidget:
+    """A control over the knob's range (up to `high`) at its default: a labelled slider, or a spin
+    box that announces its value when the user is done typing."""
+    if slider:
+        box = QLabeledDoubleSlider(Qt.Horizontal)
+        box.setDecimals(2)
+    else:
+        box = QSpinBox() if knob.whole else QDoubleSpinBox()
+        box.setSpecialValueText(knob.off)
+        box.setKeyboardTracking(False)
+    box.setRange(knob.low, knob.high if high is None else high)
+    box.setSingleStep(knob.step)
+    box.setValue(knob.default)
+    box.setToolTip(knob.tip)
+    return box
 
 
 class DecodingControls(QWidget):
@@ -69,13 +86,8 @@ class DecodingControls(QWidget):
 
     def _knob(self, knob: Knob) -> QWidget:
         """A labelled spin box, kept as `self.<name>`; it decodes again when the user is done typing."""
-        spin = QSpinBox() if knob.whole else QDoubleSpinBox(singleStep=knob.step)
-        spin.setRange(knob.low, knob.high)
-        spin.setValue(knob.default)
-        spin.setSpecialValueText(knob.off)
-        spin.setToolTip(knob.tip)
+        spin = knob_box(knob)
         spin.setMaximumWidth(90)
-        spin.setKeyboardTracking(False)
         spin.valueChanged.connect(lambda _v: self.settingsChanged.emit(self.settings()))
         setattr(self, knob.name, spin)
         return group(QLabel(knob.label, toolTip=knob.tip), spin)
@@ -110,19 +122,17 @@ class DecodingControls(QWidget):
         """Fill the layer/head choices for a model, keeping the selection where possible."""
         for combo, n in ((self.layer, n_layers), (self.head, n_heads)):
             keep = max(combo.currentIndex(), 0)
-            blocker = QSignalBlocker(combo)
-            combo.clear()
-            combo.addItems([str(i + 1) for i in range(n)])
-            combo.setCurrentIndex(min(keep, n - 1))
-            blocker.unblock()
+            with QSignalBlocker(combo):
+                combo.clear()
+                combo.addItems([str(i + 1) for i in range(n)])
+                combo.setCurrentIndex(min(keep, n - 1))
 
     def select_head(self, layer: int, head: int) -> None:
         """Show (layer, head) as selected without announcing it."""
         for combo, i in ((self.layer, layer), (self.head, head)):
             if 0 <= i < combo.count():
-                blocker = QSignalBlocker(combo)
-                combo.setCurrentIndex(i)
-                blocker.unblock()
+                with QSignalBlocker(combo):
+                    combo.setCurrentIndex(i)
 
     def _strategy_changed(self, _index: int) -> None:
         self._show_page()

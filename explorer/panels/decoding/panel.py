@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import bisect
 
-from PySide6.QtCore import QEvent, QSignalBlocker, Qt, QTimer
+from PySide6.QtCore import QEvent, QTimer
 from PySide6.QtGui import QTextDocument
-from PySide6.QtWidgets import QSplitter, QStackedWidget, QTabWidget, QWidget
+from PySide6.QtWidgets import QStackedWidget, QWidget
 
 from explorer import style, theme
 from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
@@ -16,10 +16,10 @@ from explorer.panels.base import Panel
 from explorer.panels.decoding.bars import TopKBars
 from explorer.panels.decoding.beam_view import BeamTreeView
 from explorer.panels.decoding.controls import DecodingControls
+from explorer.panels.decoding.decode_tabs import DecodeTabs
 from explorer.panels.decoding.embedding_view import EmbeddingView
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 from explorer.panels.decoding.parallel_view import ParallelPassView
-from explorer.panels.decoding.plot_grid import PlotGrid
 from explorer.panels.layouts import column
 from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
@@ -30,7 +30,6 @@ from model.interpret.token_chips import step_line
 
 PLAY_INTERVAL_MS = 800
 SIDE_BY_SIDE = (1200, 680)  # below this the halves become tabs, each with readable maps
-STEP_TAB = "Step by step (autoregressive)"
 DECODER_KINDS = ("decoder_self", "cross")
 NO_BEAM = "Choose “Beam search” as the strategy to grow its tree of hypotheses here."
 
@@ -98,27 +97,16 @@ class DecodingPanel(Panel):
         self.self_map = TokenHeatmap("Self")
         self.cross_map = TokenHeatmap("Cross")
         self.bars = TopKBars()
-        self.plots = PlotGrid([self.mask_map, self.self_map, self.cross_map], self.bars)
-        self.step_page = page(self.prefix, self.plots)
         self.parallel = ParallelPassView()
         self.parallel.causalChanged.connect(self.state.session.set_causal_mask)
         self.beam_summary = text_label()
         self.beam_view = BeamTreeView()
         self.beam_page = page(self.beam_summary, self.beam_view)
-        self.tabs = QTabWidget()
-        self.tabs.addTab(self.parallel, "Masked vs. unmasked")
-        self.tabs.addTab(self.beam_page, "Beam tree")
-        self.tabs.currentChanged.connect(self._on_tab)
-        self.left_tabs = QTabWidget()  # one tab, so both halves wear the same kind of title
-        self.left_tabs.addTab(self.step_page, STEP_TAB)
-        self.splitter = QSplitter(Qt.Horizontal)
-        self.splitter.addWidget(self.left_tabs)
-        self.splitter.addWidget(self.tabs)
-        self.splitter.setStretchFactor(0, 11)
-        self.splitter.setStretchFactor(1, 9)
-        self.splitter.setSizes([1100, 900])
-        self.side_by_side = True  # the two halves beside each other, or all pages as tabs (reflow)
-        self.decode_page = page(self.controls, self.splitter, margins=0)
+        self.views = DecodeTabs({"mask": self.mask_map, "self": self.self_map, "cross": self.cross_map, "bars": self.bars,
+                               "parallel": self.parallel, "beam": self.beam_page})
+        self.views.viewChosen.connect(self._on_tab)
+        self.tabs = self.views.tabs
+        self.decode_page = page(self.controls, self.prefix, self.views, margins=0)
         self.mask_view = MaskPredictionsView()  # a masked LM has no decoder: its [MASK] guesses
         self.embedding_view = EmbeddingView()  # no LM head: what it computes instead
         self.pages = QStackedWidget()
@@ -252,21 +240,25 @@ class DecodingPanel(Panel):
             self.state.select_attention(kind, layer, head)
 
     # -- the views as tabs ---------------------------------------------------------------------------
-    def view_pages(self) -> dict:
-        """Each view's page; "steps" is the right half's page while the halves stand side by side."""
-        return {"steps": self.parallel if self.side_by_side else self.step_page, "parallel": self.parallel,
-                "beam": self.beam_page}
+    @property
+    def side_by_side(self) -> bool:
+        """Whether the step's pages stand beside the parallel pass and the beam tree."""
+        return self.views.side_by_side
 
-    def _on_tab(self, index: int) -> None:
-        widget = self.tabs.widget(index)
-        if widget is not self.view_pages().get(self.state.session.view(self.panel_name)):
-            view = {self.step_page: "steps", self.parallel: "parallel", self.beam_page: "beam"}[widget]
+    @property
+    def step_page(self) -> QWidget:
+        """The first page of the step's plots."""
+        return self.views.step_pages[0][0]
+
+    def _on_tab(self, view: str) -> None:
+        """A tab the user picked: the session's view (side by side, "steps" shows the parallel pass)."""
+        shown = self.state.session.view(self.panel_name)
+        if view != shown and not (self.side_by_side and (view, shown) == ("parallel", "steps")):
             self.state.set_view(self.panel_name, view)
 
     def _on_view(self, panel: str, view: str) -> None:
-        widget = self.view_pages().get(view) if panel == self.panel_name else None
-        if widget is not None and self.tabs.indexOf(widget) >= 0:
-            self.tabs.setCurrentWidget(widget)
+        if panel == self.panel_name:
+            self.views.show_view(view)
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
@@ -274,24 +266,12 @@ class DecodingPanel(Panel):
         self.set_side_by_side(room.width() >= SIDE_BY_SIDE[0] and room.height() >= SIDE_BY_SIDE[1])
 
     def set_side_by_side(self, on: bool) -> None:
-        """Step by step beside the parallel pass, or one tab each so no map shrinks below a
+        """The step's pages beside the parallel pass, or among its tabs so no map shrinks below a
         readable size. The session's view stays what it was."""
-        if on == self.side_by_side:
-            return
-        self.side_by_side = on
-        blocker = QSignalBlocker(self.tabs)  # moving tabs is no choice of the user's
-        if on:
-            self.tabs.removeTab(self.tabs.indexOf(self.step_page))
-            self.left_tabs.addTab(self.step_page, STEP_TAB)
-        else:
-            self.left_tabs.removeTab(0)
-            self.tabs.insertTab(0, self.step_page, STEP_TAB)
-        self.left_tabs.setVisible(on)
-        self.tabs.setCurrentWidget(self.view_pages().get(self.state.session.view(self.panel_name), self.parallel))
-        blocker.unblock()
+        self.views.arrange(self.views.screen_class, on, self.state.session.view(self.panel_name))
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        self.plots.apply_screen_class(cls)
+        self.views.arrange(cls, self.side_by_side, self.state.session.view(self.panel_name))
 
     # -- stepping and drawing a step -----------------------------------------------------------------
     def _on_transport(self, action: str) -> None:
@@ -350,7 +330,7 @@ class DecodingPanel(Panel):
         self.self_map.set_data(m.self_attention, m.rows, m.rows, **framed)
         self.mask_map.set_title(*m.titles["mask"])
         self.self_map.set_title(*m.titles["self"])
-        self.plots.set_shown(self.cross_map, m.cross is not None)
+        self.views.set_shown("cross", m.cross is not None)
         if m.cross is not None:
             self.cross_map.set_data(m.cross, m.rows, run.src_pieces, frame=(m.n, len(run.src_pieces)),
                                     highlight_row=m.query)

@@ -7,34 +7,24 @@ import html
 import time
 
 import numpy as np
-from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QPushButton, QSpinBox, QWidget
-from superqt import QLabeledDoubleSlider
 
 from explorer import style, theme
 from explorer.latest_job import LatestJob
 from explorer.panels.base import Panel
 from explorer.panels.decoding.bars import TokenBars
+from explorer.panels.decoding.controls import knob_box
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from model.inference.next_token import cut_by, filter_summary, filtered, from_decode_step, next_token_logits, token_text
 from model.inference.token_rows import generated_heading, rows_title, sampled_rows
-from model.interpret.decode_knobs import KNOBS, Knob
+from model.interpret.decode_knobs import KNOBS
 from model.interpret.input_texts import printable
 
 METHODS = {"sample": "Sample (these settings)", "greedy": "Greedy (argmax)", "beam": "Beam search (4, α 0.6)"}
 MAX_TOP_K = 1000
 ROWS = 12  # the most tokens drawn: the top of the ranking, as many as the plot's height holds
-
-
-def _slider(knob: Knob, high: float) -> QLabeledDoubleSlider:
-    """A slider over the knob's range up to `high`, at its default."""
-    slider = QLabeledDoubleSlider(Qt.Horizontal, toolTip=knob.tip)
-    slider.setRange(knob.low, high)
-    slider.setDecimals(2)
-    slider.setSingleStep(0.05)
-    slider.setValue(knob.default)
-    return slider
 
 
 class SamplingControls(QWidget):
@@ -45,13 +35,14 @@ class SamplingControls(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.temperature = _slider(KNOBS["temperature"], 3.0)
-        self.top_k = QSpinBox(maximum=MAX_TOP_K, specialValueText=KNOBS["top_k"].off, toolTip=KNOBS["top_k"].tip)
-        self.top_p = _slider(KNOBS["top_p"], KNOBS["top_p"].high)
+        self.temperature = knob_box(KNOBS["temperature"], slider=True, high=3.0)
+        self.top_k = knob_box(KNOBS["top_k"], high=MAX_TOP_K)
+        self.top_p = knob_box(KNOBS["top_p"], slider=True)
         self.method = QComboBox()
         for key, text in METHODS.items():
             self.method.addItem(text, key)
-        self.seed = QSpinBox(maximum=2**31 - 1, prefix="seed ", toolTip=KNOBS["seed"].tip)
+        self.seed = knob_box(KNOBS["seed"])
+        self.seed.setPrefix("seed ")
         self.step = QSpinBox(prefix="decoding step ", toolTip="Which step of the recorded decode: step k is the "
                              "distribution after the prompt and the output's first k − 1 tokens")
         self.button = QPushButton("Generate", toolTip="Generate a continuation with the chosen method (off the GUI thread).")
