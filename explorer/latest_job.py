@@ -4,6 +4,7 @@ reaches `done`. Expected failures arrive as `failed(message)`; anything else als
 traceback. A generator function's yields arrive as `progress`, its return value as `done`."""
 from __future__ import annotations
 
+import inspect
 import traceback
 from collections.abc import Callable
 
@@ -89,7 +90,7 @@ class LatestJob(QObject):
             return
         request, fn = job
         self.busy.emit(True)
-        worker = create_worker(fn, _start_thread=False, _ignore_errors=True)
+        worker = create_worker(_released(fn), _start_thread=False, _ignore_errors=True)
         worker.returned.connect(lambda result: self._on_done(request, result))
         if hasattr(worker, "yielded"):  # a generator function: its reports, while it is the newest
             worker.yielded.connect(lambda report: self._on_progress(request, report))
@@ -118,6 +119,20 @@ class LatestJob(QObject):
             traceback.print_exception(exc)
         if request == self._latest and shiboken6.isValid(self):
             self.failed.emit(str(exc) if expected else f"{type(exc).__name__}: {exc}")
+
+
+def _released(fn: Callable[[], object]) -> Callable[[], object]:
+    """`fn`, let go of as it starts: a finished worker that superqt still holds (until its signals'
+    cycle is collected) keeps nothing `fn` closed over alive, such as a replaced model."""
+    held = [fn]
+    if inspect.isgeneratorfunction(fn):
+        def generator():
+            return (yield from held.pop()())
+        return generator
+
+    def call():
+        return held.pop()()
+    return call
 
 
 __all__ = ["LatestJob"]

@@ -274,8 +274,7 @@ def test_the_gui_shows_the_nan_warning(qtbot, tmp_path, bundle):
             p.fill_(float("nan"))
     path = save_checkpoint(nan, tmp_path / "ck")
     runner, state, messages = _gui_runner(qtbot)
-    with pytest.warns(CheckpointWarning):
-        runner.load(str(path))
+    runner.load(str(path))  # (the job's worker takes the Python warning; the window says it)
     assert state.bundle is not None and state.bundle.path == str(path)
     warned = [text for level, text in messages if level == "warning"]
     assert warned and "NaN" in warned[0] and "model.safetensors" in warned[0]
@@ -287,8 +286,7 @@ def test_the_gui_restores_a_checkpoint_a_killed_save_moved_aside(qtbot, tmp_path
     path = save_checkpoint(bundle, tmp_path / "ck", metrics={"v": 2})
     os.replace(path, tmp_path / ".ck.old-abc123")
     runner, state, messages = _gui_runner(qtbot)
-    with pytest.warns(CheckpointWarning):
-        runner.load(str(path))
+    runner.load(str(path))  # (the job's worker takes the Python warning; the window says it)
     assert state.bundle is not None and state.bundle.metrics == {"v": 2}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ck"]
     assert any(level == "warning" and "restored the previous checkpoint" in text for level, text in messages)

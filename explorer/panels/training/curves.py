@@ -134,7 +134,7 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
         self.ci.layout.setContentsMargins(2, 2, 2, 2)
         self.ci.layout.setSpacing(3)
         self.rate_exponent = 0  # the rate axis counts in units of 10**rate_exponent
-        self.shape: texts.CurveShape | None = None  # how the plots are laid out now (`_relayout`)
+        self.curve_shape: texts.CurveShape | None = None  # how the plots are laid out now (`_relayout`)
         QTimer.singleShot(1, self, self.build)  # (a timer: 0 ms would run it with the events already posted)
 
     def __getattr__(self, name: str):
@@ -223,7 +223,7 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
             return
         shape = texts.curve_shape(self.width(), self.height(), self.screen_class is ScreenClass.NARROW,
                                   self.screen_class is not ScreenClass.WIDE)
-        before, self.shape, grid = self.shape, shape, self.ci.layout
+        before, self.curve_shape, grid = self.curve_shape, shape, self.ci.layout
         if shape == before:
             return
         if before is None or shape.in_a_row != before.in_a_row:
