@@ -1,8 +1,8 @@
-"""The line view's content (model.interpret.attention_maps.drawn_lines, line_hover_text): which lines
+"""The line view's content (model.interpret.attention_lines): which lines
 one head draws and what a hovered token's readout says, against hand-written loops over the weights."""
 import numpy as np
 
-from model.interpret.attention_maps import MIN_LINE_WEIGHT, drawn_lines, line_hover_text
+from model.interpret.attention_lines import MIN_LINE_WEIGHT, drawn_lines, hover_marks, line_hover_text
 
 
 def _map():
@@ -40,3 +40,14 @@ def test_hover_texts_name_the_strongest_keys_and_the_weight_received():
     col = np.where(allowed[:, 4], weights[:, 4], 0.0)
     text = line_hover_text(weights, allowed, list("abcd"), list("vwxyz"), ("k", 4))
     assert f"“z”: total weight received {col.sum():.3f} from {sum(c >= MIN_LINE_WEIGHT for c in col)} queries" in text
+
+
+def test_hover_marks_are_the_reached_tokens_weights_and_the_masked_ones():
+    weights, allowed = _map()
+    reached, hidden = hover_marks(weights, allowed, ("q", 1))
+    assert reached == {("k", k): weights[1, k] for k in range(5) if allowed[1, k] and weights[1, k] >= MIN_LINE_WEIGHT}
+    assert hidden == {("k", k) for k in range(5) if not allowed[1, k]}
+    reached, hidden = hover_marks(weights, allowed, ("k", 3))
+    assert set(reached) == {("q", q) for q in range(4) if allowed[q, 3] and weights[q, 3] >= MIN_LINE_WEIGHT}
+    assert hidden == {("q", q) for q in range(4) if not allowed[q, 3]}
+    assert hover_marks(weights, allowed, None) == ({}, set())

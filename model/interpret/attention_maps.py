@@ -30,7 +30,6 @@ KIND_AXES = {kind.value: kind.axes for kind in AttentionKind}
 KIND_AXIS_NAMES = {kind.value: kind.axis_names for kind in AttentionKind}
 DECODER_ONLY_NAMES = ("prompt | continuation", "prompt | continuation")
 ENCODER_ONLY_NAMES = ("input", "input")
-MIN_LINE_WEIGHT = 0.01  # the line view leaves lighter lines out: invisible anyway, and faster to paint
 
 
 class LayerStacks(Mapping):
@@ -214,24 +213,3 @@ def cell_text(m, q: int, k: int, what: str = "weight", digits: int = 4, extra: s
     value = (f"{float(m.values[q, k]):.{digits}f}" if m.allowed is None or m.allowed[q, k]
              else "blocked by the mask: score set to −∞, weight exactly 0")
     return f"{what} {value} · query {q} “{m.row_labels[q]}” → key {k} “{m.col_labels[k]}”{extra}"
-
-
-def drawn_lines(weights: np.ndarray, allowed: np.ndarray, hover: tuple[str, int] | None = None) -> list:
-    """The line view's (query, key, weight) for each allowed weight ≥ MIN_LINE_WEIGHT; with `hover`
-    ("q" | "k", index), only that token's."""
-    w = np.where(allowed, weights, 0.0)
-    keep = w >= MIN_LINE_WEIGHT
-    if hover is not None:  # the hovered query's row, or the hovered key's column
-        keep &= (np.arange(w.shape[0])[:, None] if hover[0] == "q" else np.arange(w.shape[1])) == hover[1]
-    return [(int(q), int(k), float(w[q, k])) for q, k in zip(*np.nonzero(keep))]
-
-
-def line_hover_text(weights: np.ndarray, allowed: np.ndarray, q_labels, k_labels, hover: tuple[str, int]) -> str:
-    """The line view's readout of a hovered token: a query's three strongest keys, a key's weight received."""
-    side, i = hover
-    w = np.where(allowed, weights, 0.0)
-    if side == "q":
-        best = ", ".join(f"“{k_labels[k]}” {w[i, k]:.3f}" for k in np.argsort(-w[i])[:3] if w[i, k] > 0)
-        return f"query {i} “{q_labels[i]}” attends most to: {best}"
-    return (f"key {i} “{k_labels[i]}”: total weight received {w[:, i].sum():.3f} "
-            f"from {int((w[:, i] >= MIN_LINE_WEIGHT).sum())} queries")

@@ -9,7 +9,7 @@ from PySide6.QtGui import QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
 from explorer.drawing import plot_style as st
-from model.interpret.attention_maps import drawn_lines, line_hover_text
+from model.interpret.attention_lines import drawn_lines, hover_marks, line_hover_text
 
 LINE_ROLE, FOCUS_ROLE = "accent", "chosen"  # theme roles: every line, the hovered token's lines
 RIGHT, LEFT = (Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
@@ -108,17 +108,12 @@ class LineView(QWidget):
 
     def _paint_tokens(self, p: QPainter) -> None:
         p.setFont(st.font(st.LABEL_PT))
-        weights_shown = {}
-        if self.hover is not None:
-            side, i = self.hover
-            for q, k, w in self.drawn_lines():
-                weights_shown[("k", k) if side == "q" else ("q", q)] = w
+        weights_shown, hidden = hover_marks(self.weights, self.allowed, self.hover)
         for side, labels in (("q", self.q_labels), ("k", self.k_labels)):
             align = RIGHT if side == "q" else LEFT
             for i, text in enumerate(labels):
                 rect = self.token_rect(side, i)
-                blocked = (self.hover is not None and self.hover[0] != side and
-                           not (self.allowed[self.hover[1], i] if side == "k" else self.allowed[i, self.hover[1]]))
+                blocked = (side, i) in hidden
                 if self.hover == (side, i):
                     p.fillRect(rect, st.colour("hover_fill"))
                 p.setPen(st.colour("masked") if blocked else st.colour("text"))
