@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtWidgets import QAbstractItemView, QLabel, QListWidget, QListWidgetItem, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QLabel, QListWidget, QListWidgetItem, QSizePolicy, QWidget
 
 from explorer import style
 from explorer.drawing import plot_style as st
@@ -29,6 +29,8 @@ class WavesView(QWidget):
         super().__init__(parent)
         self.pairs_list = QListWidget()
         self.pairs_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.pairs_list.setSizeAdjustPolicy(QAbstractItemView.SizeAdjustPolicy.AdjustToContents)  # its longest entry
+        self.pairs_list.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Expanding)  # wide, not wider
         self.canvas = st.graphics_widget()
         self.plot = self.canvas.addPlot(row=0, col=0)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
@@ -56,15 +58,8 @@ class WavesView(QWidget):
         notifier().changed.connect(self._rebuild)  # the curves' colours and the legend's text follow the theme
 
     def resizeEvent(self, event) -> None:  # noqa: N802
-        """The pairs list as wide as its longest entry, at most a third of the view."""
-        super().resizeEvent(event)
-        widest = self.pairs_list.sizeHintForColumn(0) if self.pairs_list.count() else 0
-        room = widest + self.pairs_list.verticalScrollBar().sizeHint().width() + 2 * self.pairs_list.frameWidth() + 8
-        self.pairs_list.setFixedWidth(min(room, self.width() // 3))
-        self._fit_height()
-
-    def _fit_height(self) -> None:
         """Short: the legend's key (what dots and lines are) goes to its tooltip."""
+        super().resizeEvent(event)
         compact = self.height() < COMPACT_HEIGHT * style.scale()
         if compact != self.compact:
             self.compact = compact
