@@ -10,6 +10,7 @@ from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
 from explorer.panels.layouts import column, row
+from explorer.panels.positional.waves import value_plot
 from explorer.theme import notifier
 from model.interpret.position_texts import grouped_columns, shift_key
 from model.interpret.positions import rotation, shift_error, shift_texts, similarity, symmetric_levels
@@ -54,13 +55,7 @@ class SimilarityShiftView(QWidget):
         self.sim = Heatmap(colormap=st.weight_cmap(), colour_bar="PE(p) · PE(q)", square=False)
         self.sim.set_axis_names("position p", "position q")
 
-        self.shift_canvas = st.graphics_widget()
-        self.shift_plot = self.shift_canvas.addPlot()
-        self.shift_plot.hideButtons()
-        self.shift_plot.showGrid(x=True, y=True, alpha=0.25)
-        st.style_axis(self.shift_plot.getAxis("bottom"), "dimension i")
-        st.style_axis(self.shift_plot.getAxis("left"), "value")
-        self.shift_plot.getAxis("left").enableAutoSIPrefix(False)
+        self.shift_canvas, self.shift_plot = value_plot("dimension i", "value")
         self.shift_title = style.eliding_line()  # over the plot, never a reason for it to widen
         self.key = QLabel()  # the curves' key under the plot, never over the waves
         self.key.setWordWrap(True)

@@ -19,6 +19,19 @@ from model.interpret.positions import default_pairs, pair_dims, sinusoid_curve
 SMOOTH = 8  # formula samples per position for the line between the dots
 
 
+def value_plot(x_name: str, y_name: str) -> tuple[pg.GraphicsLayoutWidget, pg.PlotItem]:
+    """(canvas, plot): a gridded plot of values over `x_name`, its axis showing the values themselves
+    (no "(x0.001)")."""
+    canvas = st.graphics_widget()
+    plot = canvas.addPlot(row=0, col=0)
+    plot.hideButtons()
+    plot.showGrid(x=True, y=True, alpha=0.25)
+    st.style_axis(plot.getAxis("bottom"), x_name)
+    st.style_axis(plot.getAxis("left"), y_name)
+    plot.getAxis("left").enableAutoSIPrefix(False)
+    return canvas, plot
+
+
 COMPACT_HEIGHT = 280  # px at the normal scale (× the presentation's): lower, the legend takes one line
 
 
@@ -31,14 +44,8 @@ class WavesView(QWidget):
         self.pairs_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.pairs_list.setSizeAdjustPolicy(QAbstractItemView.SizeAdjustPolicy.AdjustToContents)  # its longest entry
         self.pairs_list.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Expanding)  # wide, not wider
-        self.canvas = st.graphics_widget()
-        self.plot = self.canvas.addPlot(row=0, col=0)
-        self.plot.showGrid(x=True, y=True, alpha=0.25)
-        self.plot.hideButtons()
-        st.style_axis(self.plot.getAxis("bottom"), "position pos")
-        st.style_axis(self.plot.getAxis("left"), "PE")  # short on any plot; the tooltip names it whole
+        self.canvas, self.plot = value_plot("position pos", "PE")  # short on any plot; the tooltip names it whole
         self.plot.getAxis("left").setToolTip("PE(pos, dim): the encoding's value at position pos, dimension dim")
-        self.plot.getAxis("left").enableAutoSIPrefix(False)  # show the values themselves, no "(x0.001)"
         # the legend under the plot, never over the waves; the formula over it, wrapped between its halves
         self.legend = text_label("", st.TICK_PT, sheet="background: {canvas}; color: {text}; padding: 4px 10px;")
         self.formula = text_label("", st.TITLE_PT, sheet="background: {canvas}; color: {text}; padding: 2px 10px;")
@@ -58,8 +65,11 @@ class WavesView(QWidget):
         notifier().changed.connect(self._rebuild)  # the curves' colours and the legend's text follow the theme
 
     def resizeEvent(self, event) -> None:  # noqa: N802
-        """Short: the legend's key (what dots and lines are) goes to its tooltip."""
         super().resizeEvent(event)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """Short: the legend's key (what dots and lines are) goes to its tooltip."""
         compact = self.height() < COMPACT_HEIGHT * style.scale()
         if compact != self.compact:
             self.compact = compact
