@@ -77,7 +77,6 @@ class TensorView(Heatmap):
     def __init__(self, parent=None):
         super().__init__(colour_bar=True, square=False, parent=parent)
         self.bar.axis.setWidth(None)  # the width its labels need: "−0.2" as whole as "0.2"
-        self.data = np.zeros((1, 1), dtype=np.float32)
         self.is_bool = False
         self.row_axis = self.col_axis = ""
         self.colormap_name = style.SEQUENTIAL
@@ -88,34 +87,34 @@ class TensorView(Heatmap):
         """data (R, C): float (maybe −∞) or bool; kind: "probs" | "signed" | "mask" | "auto"; titles: the axes'."""
         data = np.asarray(data)
         self.is_bool = data.dtype == bool
-        self.data = data.astype(np.float32)
-        rows, cols = self.data.shape
+        values = data.astype(np.float32)
         self.row_axis, self.col_axis = row_axis, col_axis
         scale, levels = colour_scale(data, kind)
         self.colormap_name = {"sequential": style.SEQUENTIAL, "diverging": style.DIVERGING}.get(scale, scale)
-        cmap = style.mask_colormap() if scale == "mask" else style.colormap(self.colormap_name)
-        self.set_colormap(cmap)
+        self.set_colormap(style.mask_colormap() if scale == "mask" else style.colormap(self.colormap_name))
         self.set_levels(levels)
         self.bar.getAxis("right").setLabel(SCALE_RULE if kind == "probs" else "")
         self.square = row_axis in TOKEN_AXES and col_axis in TOKEN_AXES  # query × key: square cells
         self.set_axis_names(*titles)
-        self.set_data(self.data, [visible_text(t) for t in row_labels] if row_labels else [str(i) for i in range(rows)],
+        rows, cols = values.shape
+        masked = values == 0 if self.is_bool else np.isneginf(values)  # blocked entries, −∞ scores
+        self.set_data(values, [visible_text(t) for t in row_labels] if row_labels else [str(i) for i in range(rows)],
                       [visible_text(t) for t in col_labels] if col_labels else [str(i) for i in range(cols)],
-                      allowed=~self.masked(), row_names=True)
+                      allowed=~masked, row_names=True)
         # tall enough for a few token rows' labels (a longer input strides them, and says so)
         few = min(rows, FEW_ROWS) if row_labels else 0
         self.canvas.setMinimumHeight(int(few * self.rows_axis.min_cell_px() + 110) if few else 60)
 
     def masked(self) -> np.ndarray:
         """Cells drawn as masked: −∞ scores, or blocked (0) entries of a boolean mask."""
-        return self.data == 0 if self.is_bool else np.isneginf(self.data)
+        return ~self.allowed
 
     def readout_at(self, row: int, col: int) -> str:
-        if not (0 <= row < self.data.shape[0] and 0 <= col < self.data.shape[1]):
+        if not (0 <= row < self.values.shape[0] and 0 <= col < self.values.shape[1]):
             return ""
         row_name = f"{self.row_axis} {row}" + ("" if self.rows_axis.numeric else f" “{self.row_labels[row]}”")
         col_name = f"{self.col_axis} {col}" + ("" if self.cols_axis.numeric else f" “{self.col_labels[col]}”")
-        return cell_readout(self.data[row, col], self.is_bool, row_name, col_name)
+        return cell_readout(self.values[row, col], self.is_bool, row_name, col_name)
 
     def cell_to_scene(self, row: int, col: int) -> QPointF:
         """Scene position of a cell's centre (tests move the mouse there)."""
