@@ -9,7 +9,6 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QPushButton, QSpinBox, QTabWidg
 
 from explorer.deferred_pages import DeferredPages
 from explorer.drawing import plot_style as st
-from explorer.panels.attention.view_tabs import ViewTabs
 from explorer.panels.base import Panel
 from explorer.panels.layouts import column, flow
 from explorer.panels.positional.input_view import InputView
@@ -25,7 +24,6 @@ PAPER_D_MODEL = 512
 DEFAULT_POSITIONS = 100
 MAX_D_MODEL = 2048
 MAX_POSITIONS = 1024
-VIEWS = ("waves", "heatmap", "similarity", "input", "rope")  # the tabs as the session names them
 
 
 class PositionalPanel(Panel):
@@ -79,6 +77,7 @@ class PositionalPanel(Panel):
         sizes = flow(QLabel("d_model"), self.d_spin, QLabel("positions"), self.len_spin, self.learned_box,
                      self.reset_button, font=font)  # wraps onto a second line where one is too narrow
 
+        self.state.panelRequested.connect(self._on_requested)
         self.tabs = QTabWidget(font=font)
         self.pages = DeferredPages(self.tabs, on_built=self._draw_page)
         for name, text, factory in (("waves", "Waves", WavesView), ("heatmap", "Position × dimension", PEHeatmapView),
@@ -87,7 +86,7 @@ class PositionalPanel(Panel):
                                     ("rope_view", "RoPE", lambda: RopeView(self.state))):
             self.pages.add(name, text, factory)
         column(sizes, self.source_label, (self.tabs, 1), parent=self)
-        ViewTabs(self.tabs, self.state, self.panel_name, VIEWS)  # the tab is the session's view ("rope": RoPE)
+        self._on_requested(self.panel_name, self.state.session.view(self.panel_name))  # asked before it was built
 
         for spin in (self.d_spin, self.len_spin):
             spin.setKeyboardTracking(False)  # typing "128" must not redraw for 1 and 12 first
@@ -95,6 +94,10 @@ class PositionalPanel(Panel):
         self.len_spin.valueChanged.connect(lambda _: self.refresh())
         self.learned_box.toggled.connect(lambda _: self.refresh())
         self.reset_button.clicked.connect(self.use_model_sizes)
+
+    def _on_requested(self, panel: str, view: str) -> None:
+        if panel == self.panel_name and view == "rope":
+            self.tabs.setCurrentWidget(self.pages.holder("rope_view"))
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """The note on where the table comes from under the controls, or (NARROW) folded into the
