@@ -73,3 +73,11 @@ class HeadPicker(QWidget):
         kind = self.kind_box.currentData()
         if kind is not None:
             self.select(kind, self.layer_box.currentData() or 0, self.head_box.currentData() or 0)
+
+
+class PickedHead:
+    """Mixin: a panel's `kind`, `layer` and `head`, the session's selection clamped by its `picker`."""
+
+    kind = property(lambda self: self.picker.kind)
+    layer = property(lambda self: self.picker.layer)
+    head = property(lambda self: self.picker.head)

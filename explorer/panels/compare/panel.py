@@ -24,7 +24,7 @@ from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
 from explorer.drawing.label_axis import label_font
-from explorer.panels.attention.head_picker import HeadPicker
+from explorer.panels.attention.head_picker import HeadPicker, PickedHead
 from explorer.panels.attention.view_tabs import ViewTabs
 from explorer.panels.base import Panel
 from explorer.panels.compare.outputs import OutputBars
@@ -116,7 +116,7 @@ class ComparisonMaps(QWidget):
         return cell_text(*self.values[:2], q, k, heatmap.row_labels, heatmap.col_labels, heatmap.allowed)
 
 
-class ComparePanel(Panel):
+class ComparePanel(PickedHead, Panel):
     panel_name = "compare"
     title = "Compare checkpoints"
     tab_title = "Compare"  # many tabs share the right dock area: each must be readable
@@ -275,11 +275,6 @@ class ComparePanel(Panel):
         self.bars.set_outputs(comparison.output_a, comparison.output_b)
         self.picker.sync()
         self._redraw()
-
-    # the selection: the session's, clamped to what the comparison has
-    kind = property(lambda self: self.picker.kind)
-    layer = property(lambda self: self.picker.layer)
-    head = property(lambda self: self.picker.head)
 
     def _shape(self, kind: str) -> tuple[int, int]:
         if self.comparison is None or kind not in self.comparison.attention_a:
