@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 
-from PySide6.QtCore import QSignalBlocker, QTimer
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QBoxLayout,
     QComboBox,
@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 
 from explorer import style
 from explorer.drawing.token_heatmap import display_piece
+from explorer.panels.attention.head_picker import refill
 from explorer.panels.attribution.bars import MethodBars
 from explorer.panels.attribution.spearman import SpearmanTable
 from explorer.panels.base import Panel
@@ -171,10 +172,7 @@ class AttributionPanel(StopsWithWindow, Panel):
                 (self.output_box, [f"{k + 1}: {display_piece(p)}" for k, p in enumerate(view.outputs)], view.position),
                 (self.layer_box, [f"layer {i + 1}" for i in range(head_layers(config))], request.head[0]),
                 (self.head_box, [f"head {h + 1}" for h in range(config.n_heads)], request.head[1])):
-            with QSignalBlocker(box):
-                box.clear()
-                box.addItems(items)
-                box.setCurrentIndex(index)
+            refill(box, items, index)
         self.previous_button.setEnabled(view.position > 0)
         self.next_button.setEnabled(view.position < len(view.outputs) - 1)
 

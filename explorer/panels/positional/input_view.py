@@ -4,12 +4,12 @@ sum, checked against its formula with the model's γ, β and ε."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
 from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
+from explorer.panels.attention.head_picker import refill
 from explorer.panels.layouts import column, row
 from model.interpret.positions import embedding_sum, symmetric_levels
 
@@ -43,12 +43,7 @@ class InputView(QWidget):
         self.result, self.model = result, getattr(bundle, "model", None)
         stacks = [s for s in STACKS if result is not None and f"{s}.input" in result.trace] if result is not None else []
         current = self.stack_box.currentData()
-        with QSignalBlocker(self.stack_box):
-            self.stack_box.clear()
-            for s in stacks:
-                self.stack_box.addItem(STACKS[s], s)
-            if current in stacks:
-                self.stack_box.setCurrentIndex(stacks.index(current))
+        refill(self.stack_box, [STACKS[s] for s in stacks], stacks.index(current) if current in stacks else 0, stacks)
         self._draw()
 
     def _draw(self) -> None:

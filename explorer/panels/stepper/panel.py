@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
+from explorer.panels.attention.head_picker import refill
 from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import text_label
@@ -289,10 +290,8 @@ class StepperPanel(Panel):
             self.state.select_head(index)
 
     def _on_bundle(self, *_) -> None:
-        with QSignalBlocker(self.head):
-            self.head.clear()
-            self.head.addItems([f"{i + 1}" for i in range(self.state.bundle.config.n_heads)])
-            self.head.setCurrentIndex(min(self.state.head, self.head.count() - 1))
+        n_heads = self.state.bundle.config.n_heads
+        refill(self.head, [f"{i + 1}" for i in range(n_heads)], min(self.state.head, n_heads - 1))
 
     def _on_result(self, *_) -> None:
         trace = self.state.trace
