@@ -147,11 +147,11 @@ class StepperPanel(Panel):
 
     def _build_controls(self) -> None:
         self.nav_buttons = []
-        for text, tip, key, slot in (("|◀", "First step (Home)", Qt.Key_Home, self.first),
-                                     ("◀", "Previous step (←)", Qt.Key_Left, self.previous),
+        for text, tip, key, slot in (("|◀", "First step (Home)", Qt.Key_Home, lambda: self.stop_at(0)),
+                                     ("◀", "Previous step (←)", Qt.Key_Left, lambda: self.step_by(-1)),
                                      ("Play", "Play / pause (Space)", Qt.Key_Space, self.toggle_play),
-                                     ("▶", "Next step (→)", Qt.Key_Right, self.next),
-                                     ("▶|", "Last step (End)", Qt.Key_End, self.last)):
+                                     ("▶", "Next step (→)", Qt.Key_Right, lambda: self.step_by(1)),
+                                     ("▶|", "Last step (End)", Qt.Key_End, lambda: self.stop_at(self.state.n_steps() - 1))):
             self.nav_buttons.append(self._button(text, tip, slot))
             QShortcut(QKeySequence(key), self, context=Qt.WindowShortcut).activated.connect(slot)
         self.first_button, self.prev_button, self.play_button, self.next_button, self.last_button = self.nav_buttons
@@ -238,19 +238,13 @@ class StepperPanel(Panel):
         self.path_label.setVisible(cls is not ScreenClass.NARROW and not presenting)  # (the title's tooltip)
         self.shape_label.setVisible(cls is not ScreenClass.NARROW)
 
-    def next(self) -> None:
-        self.state.select_step(self.state.step + 1)
+    def step_by(self, delta: int) -> None:
+        self.state.select_step(self.state.step + delta)
 
-    def previous(self) -> None:
-        self.state.select_step(self.state.step - 1)
-
-    def first(self) -> None:
+    def stop_at(self, index: int) -> None:
+        """Stop playing and show step `index` (the first or the last)."""
         self.stop()
-        self.state.select_step(0)
-
-    def last(self) -> None:
-        self.stop()
-        self.state.select_step(self.state.n_steps() - 1)
+        self.state.select_step(index)
 
     def toggle_play(self) -> None:
         if self.timer.isActive():
@@ -269,7 +263,7 @@ class StepperPanel(Panel):
         if self.state.step >= self.state.n_steps() - 1:
             self.stop()
         else:
-            self.next()
+            self.step_by(1)
 
     def _jumped(self, row: int) -> None:
         index = self.jump.itemData(row, STEP_ROLE)
