@@ -19,7 +19,6 @@ from explorer.panels.attention.head_picker import refill
 from explorer.panels.attribution.bars import MethodBars
 from explorer.panels.attribution.spearman import SpearmanTable
 from explorer.panels.base import Panel
-from explorer.panels.job_bar import JobBar
 from explorer.panels.layouts import column, row
 from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.panels.texts import say, text_label
@@ -56,7 +55,7 @@ class AttributionPanel(StopsWithWindow, Panel):
         self.shown: MethodComparison | None = None
         self.shown_request: AttributionRequest | None = None  # what `shown` was computed for
         self.asked: AttributionRequest | None = None  # what the job computes now
-        self.add_job(self._on_done, self._on_failed)
+        self.add_job(self._on_done, self._on_failed, progress_to=self._say)  # (its progress: `bar`)
         self._build()
         state.frameChanged.connect(lambda _frame: self.refresh())
         state.viewChanged.connect(self._on_view)
@@ -79,14 +78,13 @@ class AttributionPanel(StopsWithWindow, Panel):
         self.views = QBoxLayout(QBoxLayout.LeftToRight)  # side by side, or stacked (NARROW)
         self.views.addWidget(self.bars, 5)
         self.views.addWidget(self.table, 4)
-        self.progress = JobBar(self.job, self._say)
         self.status = text_label(" ", point_size=None, selectable=True)
         controls = row(self._labels[0], self.previous_button, self.output_box, self.next_button, None,
                        self._labels[1], self.layer_box, self.head_box)
         for widget in (*self._labels, self.output_box, self.layer_box, self.head_box, self.status,
                        self.previous_button, self.next_button):
             style.set_font_role(widget, "label")
-        column(controls, (self.views, 1), self.progress, self.status, parent=self)
+        column(controls, (self.views, 1), self.bar, self.status, parent=self)
         self.output_box.currentIndexChanged.connect(self._on_output_box)
         self.layer_box.currentIndexChanged.connect(self._on_head_boxes)
         self.head_box.currentIndexChanged.connect(self._on_head_boxes)
