@@ -28,7 +28,6 @@ from explorer.panels.attention.head_picker import HeadPicker, PickedHead
 from explorer.panels.attention.view_tabs import ViewTabs
 from explorer.panels.base import Panel
 from explorer.panels.compare.outputs import OutputBars
-from explorer.panels.compare.worker import ModelCache
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
@@ -38,6 +37,7 @@ from model.interpret.attention_maps import token_names
 from model.interpret.comparison import MIN_SCALE, symmetric_scale
 from model.interpret.comparison_texts import cell_text, disagreement_text, outputs_line
 from model.io.checkpoints import UNTRAINED
+from model.io.compare_cache import ModelCache
 from model.io.snapshots import describe_reference, resolve_reference, run_snapshots
 
 VIEWS = ("maps", "outputs", "heads")
