@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtWidgets import QAbstractItemView, QLabel, QListWidget, QListWidgetItem, QSizePolicy, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QLabel, QListWidget, QSizePolicy, QWidget
 
 from explorer import style
 from explorer.drawing import plot_style as st
@@ -76,13 +76,12 @@ class WavesView(QWidget):
             self._show_legend()
 
     def selected_pairs(self) -> list[int]:
-        return sorted(item.data(Qt.ItemDataRole.UserRole) for item in self.pairs_list.selectedItems())
+        return sorted(self.pairs_list.row(item) for item in self.pairs_list.selectedItems())  # (row i: pair i)
 
     def select_pairs(self, pairs: list[int]) -> None:
         with QSignalBlocker(self.pairs_list):
             for row in range(self.pairs_list.count()):
-                item = self.pairs_list.item(row)
-                item.setSelected(item.data(Qt.ItemDataRole.UserRole) in pairs)
+                self.pairs_list.item(row).setSelected(row in pairs)
         self._rebuild()
 
     def set_table(self, table: np.ndarray, learned: bool, title: str, layout: str = "interleaved") -> None:
@@ -95,10 +94,7 @@ class WavesView(QWidget):
             self._d_model = d_model
             with QSignalBlocker(self.pairs_list):
                 self.pairs_list.clear()
-                for i in range(d_model // 2):
-                    item = QListWidgetItem(pair_entry(d_model, i, layout, learned))
-                    item.setData(Qt.ItemDataRole.UserRole, i)
-                    self.pairs_list.addItem(item)
+                self.pairs_list.addItems([pair_entry(d_model, i, layout, learned) for i in range(d_model // 2)])
         self.formula.setText(" · ".join(f"<span style='white-space:nowrap'>{part}</span>"  # breaks between
                                          for part in title.split(" · ")))                   # formulas only
         if not drawn:  # (the same table again: its curves stay)
