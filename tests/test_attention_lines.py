@@ -39,7 +39,8 @@ def test_hover_texts_name_the_strongest_keys_and_the_weight_received():
     assert text.split(": ", 1)[1].split(", ") == [f"“{'vwxyz'[k]}” {row[k]:.3f}" for k in top]
     col = np.where(allowed[:, 4], weights[:, 4], 0.0)
     text = line_hover_text(weights, allowed, list("abcd"), list("vwxyz"), ("k", 4))
-    assert f"“z”: total weight received {col.sum():.3f} from {sum(c >= MIN_LINE_WEIGHT for c in col)} queries" in text
+    received = sum(c >= MIN_LINE_WEIGHT for c in col)
+    assert f"“z”: total weight received {col.sum():.3f} from {received} queries" in text
 
 
 def test_hover_marks_are_the_reached_tokens_weights_and_the_masked_ones():

@@ -23,7 +23,8 @@ def hover_marks(weights: np.ndarray, allowed: np.ndarray, hover: tuple[str, int]
         return {}, set()
     side, i = hover
     reached = {("k", k) if side == "q" else ("q", q): w for q, k, w in drawn_lines(weights, allowed, hover)}
-    hidden = np.nonzero(~np.asarray(allowed, dtype=bool)[i] if side == "q" else ~np.asarray(allowed, dtype=bool)[:, i])[0]
+    blocked = ~np.asarray(allowed, dtype=bool)
+    hidden = np.nonzero(blocked[i] if side == "q" else blocked[:, i])[0]
     return reached, {("k" if side == "q" else "q", int(j)) for j in hidden}
 
 

@@ -30,17 +30,15 @@ class ArchitecturePanel(Panel):
         self._sizes: dict[tuple[bool, bool], QSizeF] = {}  # (inline, token lines beside): the figure's size
         self._measured: tuple | None = None  # what `_sizes` were measured for
         self._arranged: tuple[bool, bool] | None = None
-        self._relayout = QTimer(self, singleShot=True, interval=0)
-        self._relayout.timeout.connect(self._arrange)
+        self._relayout = QTimer(self, singleShot=True, interval=0, timeout=self._arrange)
         self.shown_layer = {"encoder": 0, "decoder": 0}
         self.figure = Figure()
         self._lines: dict[str, tuple[list[str] | None, bool]] = {}  # `token_lines`
         self.scene = QGraphicsScene(self)
         self.view = ZoomView(self.scene, self)
 
-        self.expand_button = QToolButton(text="Expand all layers", checkable=True,
+        self.expand_button = QToolButton(text="Expand all layers", checkable=True, toggled=self.set_expanded,
                                          toolTip="Draw every layer instead of one layer marked N×")
-        self.expand_button.toggled.connect(self.set_expanded)
         self.zoom_buttons = [QToolButton(text=label, toolTip=tip, minimumWidth=40, clicked=slot) for label, tip, slot in
                              (("−", "Zoom out", lambda: self.view.zoom(1 / 1.25)),
                               ("+", "Zoom in", lambda: self.view.zoom(1.25)),

@@ -68,10 +68,9 @@ class AttributionPanel(StopsWithWindow, Panel):
                                     "or a next-token position after the prompt",
                                     sizeAdjustPolicy=QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.layer_box, self.head_box = QComboBox(), QComboBox()
-        self.previous_button = QPushButton("◀", toolTip="The previous output token")
-        self.next_button = QPushButton("▶", toolTip="The next output token")
-        self.previous_button.clicked.connect(lambda: self._step_output(-1))
-        self.next_button.clicked.connect(lambda: self._step_output(+1))
+        self.previous_button = QPushButton("◀", toolTip="The previous output token",
+                                           clicked=lambda: self._step_output(-1))
+        self.next_button = QPushButton("▶", toolTip="The next output token", clicked=lambda: self._step_output(+1))
         self._labels = [QLabel("Explain output:"), QLabel("One head:")]
         self.bars = MethodBars()
         self.table = SpearmanTable()

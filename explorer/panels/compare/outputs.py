@@ -41,8 +41,10 @@ class ScoredBars:
         x = np.arange(len(output.pieces), dtype=float)
         colours = dict(zip("AB", theme.current().series))  # A's and B's colours in the current theme
         other_writer = "B" if output.writer == "A" else "A"
-        self.bars.setOpts(x=np.concatenate([x - BAR / 2, x + BAR / 2]), height=np.concatenate([output.own, output.other]),
-                          width=BAR, brushes=[colours[output.writer]] * len(x) + [colours[other_writer]] * len(x), pen=None)
+        pairs = np.concatenate([x - BAR / 2, x + BAR / 2])  # every writer's bar, then every other's
+        brushes = [colours[output.writer]] * len(x) + [colours[other_writer]] * len(x)
+        heights = np.concatenate([output.own, output.other])
+        self.bars.setOpts(x=pairs, height=heights, width=BAR, brushes=brushes, pen=None)
         self.axis.set_tokens([display_piece(p) for p in output.pieces], numeric=False, origin=-0.5)
         self.plot.setXRange(-0.6, max(len(x), 1) - 0.4, padding=0)
         key = " · ".join(f"<b style='color:{colours[m]}'>■ {m}</b>" for m in "AB")  # the bars' colours: no legend over them

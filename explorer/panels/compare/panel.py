@@ -126,11 +126,10 @@ class ComparePanel(PickedHead, Panel):
         self.comparison = None
         self.snapshots = []
         self.cache = ModelCache()  # checkpoint B, loaded once (the job's thread alone reads it)
-        self._slider_timer = QTimer(self, singleShot=True, interval=SLIDER_DELAY_MS)
+        self._slider_timer = QTimer(self, singleShot=True, interval=SLIDER_DELAY_MS, timeout=self._on_slider_rest)
         self._build()
         self.add_job(self.show_comparison, self._on_failed)
         self.job.busy.connect(self._on_busy)
-        self._slider_timer.timeout.connect(self._on_slider_rest)
         state.attentionSelected.connect(self._redraw)
         self._show_reference(state.session.compare)
         self.follow(frame=lambda _frame: self.request())  # (drawn when the panel can be seen)

@@ -55,7 +55,8 @@ class InputView(QWidget):
                 m.set_title("")
             self.check.setText("Run an input to see its embeddings.")
             return
-        checked = embedding_sum(result.trace, stack, getattr(self.state.bundle, "model", None))  # γ, β, ε: BERT's norm
+        model = getattr(self.state.bundle, "model", None)  # its LayerNorm's γ, β, ε check BERT's norm
+        checked = embedding_sum(result.trace, stack, model)
         terms, arrays, normed, addends, total = checked.terms, checked.arrays, checked.normed, checked.addends, checked.total
         self.terms, self.values = [name for name, _, _ in terms], tuple(arrays)
         self.error, self.norm_error = checked.error, checked.norm_error

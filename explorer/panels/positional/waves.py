@@ -40,10 +40,9 @@ class WavesView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.pairs_list = QListWidget()
-        self.pairs_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.pairs_list.setSizeAdjustPolicy(QAbstractItemView.SizeAdjustPolicy.AdjustToContents)  # its longest entry
-        self.pairs_list.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Expanding)  # wide, not wider
+        self.pairs_list = QListWidget(selectionMode=QAbstractItemView.SelectionMode.ExtendedSelection,
+                                      sizeAdjustPolicy=QAbstractItemView.SizeAdjustPolicy.AdjustToContents)
+        self.pairs_list.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Expanding)  # its entries wide
         self.canvas, self.plot = value_plot("position pos", "PE")  # short on any plot; the tooltip names it whole
         self.plot.getAxis("left").setToolTip("PE(pos, dim): the encoding's value at position pos, dimension dim")
         # the legend under the plot, never over the waves; the formula over it, wrapped between its halves

@@ -129,8 +129,7 @@ class StepperPanel(Panel):
     def __init__(self, state, parent=None):
         super().__init__(state, parent)
         self._shown_head = -1
-        self.timer = QTimer(self)
-        self.timer.timeout.connect(self._tick)
+        self.timer = QTimer(self, timeout=self._tick)
         self._build_controls()
         self.view = TensorView(self)
         self.view.hovered.connect(self._on_hover)
@@ -141,9 +140,7 @@ class StepperPanel(Panel):
         self.follow(bundle=self._on_bundle, result=self._on_result)
 
     def _button(self, text: str, tip: str, slot) -> QToolButton:
-        button = QToolButton(text=text, toolTip=tip, minimumSize=QSize(40, 34))
-        button.clicked.connect(slot)
-        return button
+        return QToolButton(text=text, toolTip=tip, minimumSize=QSize(40, 34), clicked=slot)
 
     def _build_controls(self) -> None:
         self.nav_buttons = []
@@ -151,23 +148,22 @@ class StepperPanel(Panel):
                                      ("◀", "Previous step (←)", Qt.Key_Left, lambda: self.step_by(-1)),
                                      ("Play", "Play / pause (Space)", Qt.Key_Space, self.toggle_play),
                                      ("▶", "Next step (→)", Qt.Key_Right, lambda: self.step_by(1)),
-                                     ("▶|", "Last step (End)", Qt.Key_End, lambda: self.stop_at(self.state.n_steps() - 1))):
+                                     ("▶|", "Last step (End)", Qt.Key_End,
+                                      lambda: self.stop_at(self.state.n_steps() - 1))):
             self.nav_buttons.append(self._button(text, tip, slot))
             QShortcut(QKeySequence(key), self, context=Qt.WindowShortcut).activated.connect(slot)
         self.first_button, self.prev_button, self.play_button, self.next_button, self.last_button = self.nav_buttons
         self.speed = QDoubleSpinBox(minimum=0.25, maximum=20.0, value=2.0, singleStep=0.5, suffix=" /s",
-                                    toolTip="Play speed")
-        self.speed.valueChanged.connect(lambda per_second: self.timer.setInterval(int(1000 / per_second)))
-        self.slider = QSlider(Qt.Horizontal, pageStep=5)
-        self.slider.valueChanged.connect(self.state.select_step)
+                                    toolTip="Play speed",
+                                    valueChanged=lambda per_second: self.timer.setInterval(int(1000 / per_second)))
+        self.slider = QSlider(Qt.Horizontal, pageStep=5, valueChanged=self.state.select_step)
         self.counter = style.set_font_role(QLabel("– / –", alignment=Qt.AlignRight | Qt.AlignVCenter), "mono")
         self.jump = QComboBox(maxVisibleItems=25, sizeAdjustPolicy=QComboBox.AdjustToMinimumContentsLengthWithIcon,
-                              minimumContentsLength=12, toolTip="Jump to a step, grouped by block")
+                              minimumContentsLength=12, toolTip="Jump to a step, grouped by block",
+                              activated=self._jumped)
         self.jump.setModel(QStandardItemModel(self.jump))
-        self.jump.activated.connect(self._jumped)
-        self.find = QLineEdit(placeholderText="find step…",
+        self.find = QLineEdit(placeholderText="find step…", returnPressed=self._find,
                               toolTip="Type part of a step name (e.g. 'cross_attn.weights') and press Enter")
-        self.find.returnPressed.connect(self._find)
         self.head = QComboBox(toolTip="Which attention head a (batch, head, …) tensor shows", maximumWidth=72,
                               sizeAdjustPolicy=QComboBox.AdjustToContents)
         self.head.setSizePolicy(QSizePolicy.Fixed, QSizePolicy.Fixed)
