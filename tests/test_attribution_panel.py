@@ -121,7 +121,7 @@ def test_a_panel_just_shown_is_drawn_by_wait_until_drawn(qtbot, monkeypatch):
     assert not panel.job.running and panel.shown is None
     assert panel.wait_until_drawn()
     assert panel.shown is not None and panel.shown_request == panel.request()
-    assert not panel.progress.isVisible()
+    assert not panel.bar.isVisible()
 
 
 def test_the_work_records_the_attention_once_reuses_the_frames_output_and_reports_ig_refinements(monkeypatch):

@@ -130,11 +130,11 @@ def test_hover_readout_is_the_trace_value(setup, qtbot):
     for row, col in [(0, 0), (3, 5), (6, 1)]:
         text = hover(qtbot, panel, row, col)
         value = float(tensor[0, 2, row, col])
-        assert panel.view.data[row, col] == value
+        assert panel.view.values[row, col] == value
         assert style.format_value(value) in text
         labels = state.axis_labels("src")
         assert f"“{labels[row]}”" in text and f"“{labels[col]}”" in text
-    np.testing.assert_array_equal(panel.view.data, tensor[0, 2])
+    np.testing.assert_array_equal(panel.view.values, tensor[0, 2])
 
 
 def test_head_selector_follows_and_updates_the_state(setup):
@@ -143,7 +143,7 @@ def test_head_selector_follows_and_updates_the_state(setup):
     assert panel.head.isVisibleTo(panel)
     state.select_head(3)
     assert panel.head.currentIndex() == 3
-    np.testing.assert_array_equal(panel.view.data, state.current_step.tensor.numpy()[0, 3])
+    np.testing.assert_array_equal(panel.view.values, state.current_step.tensor.numpy()[0, 3])
     state.select_step_named("decoder.layers.0.ffn.hidden")  # no head axis: selector hidden
     assert not panel.head.isVisibleTo(panel)
 
@@ -203,7 +203,7 @@ def test_info_lines_show_formula_description_shape_and_stats(setup):
     t = step.tensor.numpy()
     assert style.format_value(float(t.max())) in panel.stats_label.text()
     assert not panel.stats_label.text().startswith("all")
-    assert panel.view.data.shape == (7, 32)  # a 2-D tensor is shown as it is
+    assert panel.view.values.shape == (7, 32)  # a 2-D tensor is shown as it is
     state.select_step_named("encoder.layers.0.self_attn.weights")  # one head drawn, stats of all of them: said
     weights = state.current_step.tensor.numpy()
     assert panel.stats_label.text().startswith(f"all {weights.shape[1]} heads: min\u00a0")

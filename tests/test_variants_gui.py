@@ -233,7 +233,8 @@ def test_training_a_variant_through_the_worker(qtbot, panel, kind, metric, kind_
 
 
 def test_the_diagram_shows_the_masked_lms_fill_ins_as_its_output(qtbot):
-    from explorer.panels.architecture.panel import ArchitecturePanel, output_pieces
+    from explorer.panels.architecture.panel import ArchitecturePanel
+    from model.inference.figure1 import output_pieces
 
     state = SessionState()
     runner = Runner(state, synchronous=True)

@@ -3,8 +3,6 @@ shape of the tensor flowing out of it; a click steps the forward pass there and 
 lights its block up. Layers collapse into one "N×" layer (the paper's drawing) or expand to all N."""
 from __future__ import annotations
 
-import re
-
 from PySide6.QtCore import QSizeF, QTimer
 from PySide6.QtWidgets import QGraphicsScene, QLabel, QToolButton, QWidget
 
@@ -14,22 +12,9 @@ from explorer.panels.architecture.zoom_view import ZoomView
 from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.screen import ScreenClass
-from explorer.state import attention_of_step
-from model.inference.figure1 import block_for_step, output_pieces
+from model.inference.figure1 import block_for_step
+from model.inference.figure1_texts import block_texts, step_layer, token_lines
 from model.nn.steps import readable_step_name
-
-_LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.")
-
-
-def token_lines(state, axes) -> dict[str, tuple[list[str] | None, bool]]:
-    """Each token line of the figure (`axes` of "src", "tgt", "out"): its pieces, and whether its
-    tokenizer reads characters (their letters may stand together)."""
-    result, bundle = state.result, state.bundle
-    pieces = {"src": result.src_pieces, "tgt": result.tgt_pieces, "out": output_pieces(result)} if result else {}
-    kinds = {"src": getattr(getattr(bundle, "src_tokenizer", None), "kind", ""),
-             "tgt": getattr(getattr(bundle, "tgt_tokenizer", None), "kind", "")}
-    kinds["out"] = kinds["tgt"] or kinds["src"]
-    return {axis: (pieces.get(axis), kinds[axis] == "char") for axis in axes}
 
 
 class ArchitecturePanel(Panel):
@@ -45,17 +30,15 @@ class ArchitecturePanel(Panel):
         self._sizes: dict[tuple[bool, bool], QSizeF] = {}  # (inline, token lines beside): the figure's size
         self._measured: tuple | None = None  # what `_sizes` were measured for
         self._arranged: tuple[bool, bool] | None = None
-        self._relayout = QTimer(self, singleShot=True, interval=0)
-        self._relayout.timeout.connect(self._arrange)
+        self._relayout = QTimer(self, singleShot=True, interval=0, timeout=self._arrange)
         self.shown_layer = {"encoder": 0, "decoder": 0}
         self.figure = Figure()
         self._lines: dict[str, tuple[list[str] | None, bool]] = {}  # `token_lines`
         self.scene = QGraphicsScene(self)
         self.view = ZoomView(self.scene, self)
 
-        self.expand_button = QToolButton(text="Expand all layers", checkable=True,
+        self.expand_button = QToolButton(text="Expand all layers", checkable=True, toggled=self.set_expanded,
                                          toolTip="Draw every layer instead of one layer marked N×")
-        self.expand_button.toggled.connect(self.set_expanded)
         self.zoom_buttons = [QToolButton(text=label, toolTip=tip, minimumWidth=40, clicked=slot) for label, tip, slot in
                              (("−", "Zoom out", lambda: self.view.zoom(1 / 1.25)),
                               ("+", "Zoom in", lambda: self.view.zoom(1.25)),
@@ -165,20 +148,12 @@ class ArchitecturePanel(Panel):
         frame = self.state.frame
         edits = frame.interventions if frame is not None else {}
         for e in self.figure.elements:
-            shape_name = e.shape_template.format(layer=self.shown_layer.get(e.stack, 0))
-            shape = ""
-            tip = [e.title.replace("\n", " ")]
-            if trace is not None and shape_name in trace:
-                shape = style.format_shape(trace[shape_name].shape)
-                tip += [f"{s.name}  {style.format_shape(s.shape)}" for s in trace
-                        if s.name == e.key or s.name.startswith(e.key + ".")]
+            shape_step = e.shape_template.format(layer=self.shown_layer.get(e.stack, 0))
+            shape, edited, tip = block_texts(trace, e.key, e.title, shape_step, edits)
             e.set_shape_text(shape)
-            sublayer = attention_of_step(e.key + ".")
-            edited = sorted((h, op) for (k, l, h), op in edits.items() if sublayer == (k, l))
-            e.set_edited(bool(edited))
-            tip += [f"Head surgery: head {h + 1} {op}" for h, op in edited]
-            e.setToolTip("\n".join(tip))
-        self._lines = token_lines(self.state, self.figure.token_texts)
+            e.set_edited(edited)
+            e.setToolTip(tip)
+        self._lines = token_lines(self.state.result, self.state.bundle, self.figure.token_texts)
         for axis, item in self.figure.token_texts.items():
             item.setToolTip(" ".join(self._lines[axis][0] or []))
         measured = (id(self.state.bundle), self.expanded, repr(self._lines))
@@ -190,9 +165,9 @@ class ArchitecturePanel(Panel):
     def _on_step(self, _index: int = 0) -> None:
         step = self.state.current_step
         name = step.name if step is not None else ""
-        m = _LAYER.match(name)
-        if m and not self.expanded and self.shown_layer.get(m.group(1)) != int(m.group(2)):
-            self.shown_layer[m.group(1)] = int(m.group(2))
+        layer = step_layer(name)
+        if layer and not self.expanded and self.shown_layer.get(layer[0]) != layer[1]:
+            self.shown_layer[layer[0]] = layer[1]
             self._resolve_keys()
             self._refresh()
             return  # _refresh calls back here with the keys resolved

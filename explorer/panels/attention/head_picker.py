@@ -12,6 +12,18 @@ from explorer.drawing import plot_style as st
 from model.nn.kinds import AttentionKind
 
 
+def refill(box: QComboBox, texts: list[str], index: int, values: list | None = None) -> None:
+    """Offer `texts` (item data: `values`, else their indices) with item `index` current, without a
+    signal: the box shows the session, not a choice of the user's. Items already offered are kept."""
+    values = list(range(len(texts))) if values is None else list(values)
+    with QSignalBlocker(box):
+        if [(box.itemText(i), box.itemData(i)) for i in range(box.count())] != list(zip(texts, values)):
+            box.clear()
+            for text, value in zip(texts, values):
+                box.addItem(text, value)
+        box.setCurrentIndex(index)
+
+
 class HeadPicker(QWidget):
     """"Attention: [Encoder self]  Layer: [2]  Head: [3]" (layers and heads counted from 1)."""
 
@@ -56,16 +68,10 @@ class HeadPicker(QWidget):
         """Offer the kinds, layers and heads shown, and show the selection, without echoing."""
         kinds, kind = self.kinds(), self.kind
         n_layers, n_heads = self.shape(kind)
-        for box, texts, values, index in (
-                (self.kind_box, [AttentionKind(k).short_title for k in kinds], kinds, kinds.index(kind) if kind in kinds else -1),
-                (self.layer_box, [str(i + 1) for i in range(n_layers)], list(range(n_layers)), self.layer if n_layers else -1),
-                (self.head_box, [str(i + 1) for i in range(n_heads)], list(range(n_heads)), self.head if n_heads else -1)):
-            with QSignalBlocker(box):
-                if [box.itemData(i) for i in range(box.count())] != values:
-                    box.clear()
-                    for text, value in zip(texts, values):
-                        box.addItem(text, value)
-                box.setCurrentIndex(index)
+        refill(self.kind_box, [AttentionKind(k).short_title for k in kinds], kinds.index(kind) if kind in kinds else -1,
+               kinds)
+        refill(self.layer_box, [str(i + 1) for i in range(n_layers)], self.layer if n_layers else -1)
+        refill(self.head_box, [str(i + 1) for i in range(n_heads)], self.head if n_heads else -1)
         for i, k in enumerate(kinds):
             self.kind_box.setItemData(i, AttentionKind(k).title, Qt.ItemDataRole.ToolTipRole)
 
@@ -73,3 +79,11 @@ class HeadPicker(QWidget):
         kind = self.kind_box.currentData()
         if kind is not None:
             self.select(kind, self.layer_box.currentData() or 0, self.head_box.currentData() or 0)
+
+
+class PickedHead:
+    """Mixin: a panel's `kind`, `layer` and `head`, the session's selection clamped by its `picker`."""
+
+    kind = property(lambda self: self.picker.kind)
+    layer = property(lambda self: self.picker.layer)
+    head = property(lambda self: self.picker.head)

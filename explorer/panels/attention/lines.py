@@ -9,9 +9,9 @@ from PySide6.QtGui import QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
 from explorer.drawing import plot_style as st
+from model.interpret.attention_lines import drawn_lines, hover_marks, line_hover_text
 
 LINE_ROLE, FOCUS_ROLE = "accent", "chosen"  # theme roles: every line, the hovered token's lines
-MIN_WEIGHT = 0.01  # lighter lines are invisible anyway; skipping them keeps painting fast
 RIGHT, LEFT = (Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
@@ -64,36 +64,15 @@ class LineView(QWidget):
 
     def drawn_lines(self) -> list[tuple[int, int, float]]:
         """(query, key, weight) of every line on screen: all of them, or only the hovered token's."""
-        if self.weights is None:
-            return []
-        w = np.where(self.allowed, self.weights, 0.0)
-        keep = w >= MIN_WEIGHT
-        if self.hover is not None:
-            side, i = self.hover
-            only = np.zeros_like(keep)
-            only[(i, slice(None)) if side == "q" else (slice(None), i)] = True
-            keep &= only
-        qs, ks = np.nonzero(keep)
-        return [(int(q), int(k), float(w[q, k])) for q, k in zip(qs, ks)]
+        return drawn_lines(self.weights, self.allowed, self.hover) if self.weights is not None else []
 
     def set_hover(self, hover: tuple[str, int] | None) -> None:
         if hover == self.hover:
             return
         self.hover = hover
         self.update()
-        if hover is None or self.weights is None:
-            self.hovered.emit("")
-            return
-        side, i = hover
-        if side == "q":
-            row = np.where(self.allowed[i], self.weights[i], 0.0)
-            top = np.argsort(-row)[:3]
-            best = ", ".join(f"“{self.k_labels[k]}” {row[k]:.3f}" for k in top if row[k] > 0)
-            self.hovered.emit(f"query {i} “{self.q_labels[i]}” attends most to: {best}")
-        else:
-            col = np.where(self.allowed[:, i], self.weights[:, i], 0.0)
-            self.hovered.emit(f"key {i} “{self.k_labels[i]}”: total weight received {col.sum():.3f} "
-                              f"from {int((col >= MIN_WEIGHT).sum())} queries")
+        self.hovered.emit("" if hover is None or self.weights is None else
+                          line_hover_text(self.weights, self.allowed, self.q_labels, self.k_labels, hover))
 
     def mouseMoveEvent(self, event):  # noqa: N802
         pos = event.position()
@@ -129,17 +108,12 @@ class LineView(QWidget):
 
     def _paint_tokens(self, p: QPainter) -> None:
         p.setFont(st.font(st.LABEL_PT))
-        weights_shown = {}
-        if self.hover is not None:
-            side, i = self.hover
-            for q, k, w in self.drawn_lines():
-                weights_shown[("k", k) if side == "q" else ("q", q)] = w
+        weights_shown, hidden = hover_marks(self.weights, self.allowed, self.hover)
         for side, labels in (("q", self.q_labels), ("k", self.k_labels)):
             align = RIGHT if side == "q" else LEFT
             for i, text in enumerate(labels):
                 rect = self.token_rect(side, i)
-                blocked = (self.hover is not None and self.hover[0] != side and
-                           not (self.allowed[self.hover[1], i] if side == "k" else self.allowed[i, self.hover[1]]))
+                blocked = (side, i) in hidden
                 if self.hover == (side, i):
                     p.fillRect(rect, st.colour("hover_fill"))
                 p.setPen(st.colour("masked") if blocked else st.colour("text"))

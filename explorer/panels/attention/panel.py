@@ -15,7 +15,7 @@ from explorer.deferred_pages import DeferredPages
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
 from explorer.drawing.heatmap_grid import MAPS_PER_TURN, HeatmapGrid, least_side
-from explorer.panels.attention.head_picker import HeadPicker
+from explorer.panels.attention.head_picker import HeadPicker, PickedHead
 from explorer.panels.attention.lines import LineView
 from explorer.panels.attention.view_tabs import ViewTabs
 from explorer.panels.base import Panel
@@ -180,7 +180,7 @@ class DerivedView(QWidget):
             self.right.setCurrentWidget(self.note)
 
 
-class AttentionPanel(Panel):
+class AttentionPanel(PickedHead, Panel):
     panel_name = "attention"
     title = "Attention maps"
     tab_title = "Attention"  # many tabs share the right dock area: each must be readable
@@ -280,11 +280,6 @@ class AttentionPanel(Panel):
         self.picker.sync()
         self._dirty = set(VIEWS)
         self._refresh()
-
-    # the selection: the session's, clamped to what the shown data has
-    kind = property(lambda self: self.picker.kind)
-    layer = property(lambda self: self.picker.layer)
-    head = property(lambda self: self.picker.head)
 
     def _shape(self, kind: str) -> tuple[int, int]:
         """(layers, heads) of `kind` in the data shown, else in the loaded model."""

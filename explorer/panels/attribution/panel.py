@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 
-from PySide6.QtCore import QSignalBlocker, QTimer
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QBoxLayout,
     QComboBox,
@@ -15,10 +15,10 @@ from PySide6.QtWidgets import (
 
 from explorer import style
 from explorer.drawing.token_heatmap import display_piece
+from explorer.panels.attention.head_picker import refill
 from explorer.panels.attribution.bars import MethodBars
 from explorer.panels.attribution.spearman import SpearmanTable
 from explorer.panels.base import Panel
-from explorer.panels.job_bar import JobBar
 from explorer.panels.layouts import column, row
 from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.panels.texts import say, text_label
@@ -55,7 +55,7 @@ class AttributionPanel(StopsWithWindow, Panel):
         self.shown: MethodComparison | None = None
         self.shown_request: AttributionRequest | None = None  # what `shown` was computed for
         self.asked: AttributionRequest | None = None  # what the job computes now
-        self.add_job(self._on_done, self._on_failed)
+        self.add_job(self._on_done, self._on_failed, progress_to=self._say)  # (its progress: `bar`)
         self._build()
         state.frameChanged.connect(lambda _frame: self.refresh())
         state.viewChanged.connect(self._on_view)
@@ -68,24 +68,22 @@ class AttributionPanel(StopsWithWindow, Panel):
                                     "or a next-token position after the prompt",
                                     sizeAdjustPolicy=QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.layer_box, self.head_box = QComboBox(), QComboBox()
-        self.previous_button = QPushButton("◀", toolTip="The previous output token")
-        self.next_button = QPushButton("▶", toolTip="The next output token")
-        self.previous_button.clicked.connect(lambda: self._step_output(-1))
-        self.next_button.clicked.connect(lambda: self._step_output(+1))
+        self.previous_button = QPushButton("◀", toolTip="The previous output token",
+                                           clicked=lambda: self._step_output(-1))
+        self.next_button = QPushButton("▶", toolTip="The next output token", clicked=lambda: self._step_output(+1))
         self._labels = [QLabel("Explain output:"), QLabel("One head:")]
         self.bars = MethodBars()
         self.table = SpearmanTable()
         self.views = QBoxLayout(QBoxLayout.LeftToRight)  # side by side, or stacked (NARROW)
         self.views.addWidget(self.bars, 5)
         self.views.addWidget(self.table, 4)
-        self.progress = JobBar(self.job, self._say)
         self.status = text_label(" ", point_size=None, selectable=True)
         controls = row(self._labels[0], self.previous_button, self.output_box, self.next_button, None,
                        self._labels[1], self.layer_box, self.head_box)
         for widget in (*self._labels, self.output_box, self.layer_box, self.head_box, self.status,
                        self.previous_button, self.next_button):
             style.set_font_role(widget, "label")
-        column(controls, (self.views, 1), self.progress, self.status, parent=self)
+        column(controls, (self.views, 1), self.bar, self.status, parent=self)
         self.output_box.currentIndexChanged.connect(self._on_output_box)
         self.layer_box.currentIndexChanged.connect(self._on_head_boxes)
         self.head_box.currentIndexChanged.connect(self._on_head_boxes)
@@ -171,10 +169,7 @@ class AttributionPanel(StopsWithWindow, Panel):
                 (self.output_box, [f"{k + 1}: {display_piece(p)}" for k, p in enumerate(view.outputs)], view.position),
                 (self.layer_box, [f"layer {i + 1}" for i in range(head_layers(config))], request.head[0]),
                 (self.head_box, [f"head {h + 1}" for h in range(config.n_heads)], request.head[1])):
-            with QSignalBlocker(box):
-                box.clear()
-                box.addItems(items)
-                box.setCurrentIndex(index)
+            refill(box, items, index)
         self.previous_button.setEnabled(view.position > 0)
         self.next_button.setEnabled(view.position < len(view.outputs) - 1)
 

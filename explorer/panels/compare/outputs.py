@@ -31,9 +31,8 @@ class ScoredBars:
         st.style_axis(self.axis, "output token")
         self.axis.name_with_count("output token")  # "output token · 12 of 25 labels" when strided
         st.let_shrink(self.plot.titleLabel)
-        self.own, self.other = pg.BarGraphItem(x=[], height=[], width=BAR), pg.BarGraphItem(x=[], height=[], width=BAR)
-        for bars in (self.own, self.other):
-            self.plot.addItem(bars)
+        self.bars = pg.BarGraphItem(x=[], height=[], width=BAR)  # the writer's bars, then the other model's
+        self.plot.addItem(self.bars)
         self.output = None
 
     def set_output(self, output) -> None:
@@ -42,8 +41,10 @@ class ScoredBars:
         x = np.arange(len(output.pieces), dtype=float)
         colours = dict(zip("AB", theme.current().series))  # A's and B's colours in the current theme
         other_writer = "B" if output.writer == "A" else "A"
-        self.own.setOpts(x=x - BAR / 2, height=output.own, width=BAR, brush=colours[output.writer], pen=None)
-        self.other.setOpts(x=x + BAR / 2, height=output.other, width=BAR, brush=colours[other_writer], pen=None)
+        pairs = np.concatenate([x - BAR / 2, x + BAR / 2])  # every writer's bar, then every other's
+        brushes = [colours[output.writer]] * len(x) + [colours[other_writer]] * len(x)
+        heights = np.concatenate([output.own, output.other])
+        self.bars.setOpts(x=pairs, height=heights, width=BAR, brushes=brushes, pen=None)
         self.axis.set_tokens([display_piece(p) for p in output.pieces], numeric=False, origin=-0.5)
         self.plot.setXRange(-0.6, max(len(x), 1) - 0.4, padding=0)
         key = " · ".join(f"<b style='color:{colours[m]}'>■ {m}</b>" for m in "AB")  # the bars' colours: no legend over them
@@ -51,8 +52,7 @@ class ScoredBars:
 
     def clear(self) -> None:
         self.output = None
-        for bars in (self.own, self.other):
-            bars.setOpts(x=[], height=[], width=BAR)
+        self.bars.setOpts(x=[], height=[], width=BAR, brushes=None)
         self.axis.set_tokens([], numeric=False)
         st.set_title(self.plot, "")
 

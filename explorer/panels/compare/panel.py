@@ -24,11 +24,10 @@ from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
 from explorer.drawing.label_axis import label_font
-from explorer.panels.attention.head_picker import HeadPicker
+from explorer.panels.attention.head_picker import HeadPicker, PickedHead
 from explorer.panels.attention.view_tabs import ViewTabs
 from explorer.panels.base import Panel
 from explorer.panels.compare.outputs import OutputBars
-from explorer.panels.compare.worker import ModelCache
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
@@ -38,6 +37,7 @@ from model.interpret.attention_maps import token_names
 from model.interpret.comparison import MIN_SCALE, symmetric_scale
 from model.interpret.comparison_texts import cell_text, disagreement_text, outputs_line
 from model.io.checkpoints import UNTRAINED
+from model.io.compare_cache import ModelCache
 from model.io.snapshots import describe_reference, resolve_reference, run_snapshots
 
 VIEWS = ("maps", "outputs", "heads")
@@ -116,7 +116,7 @@ class ComparisonMaps(QWidget):
         return cell_text(*self.values[:2], q, k, heatmap.row_labels, heatmap.col_labels, heatmap.allowed)
 
 
-class ComparePanel(Panel):
+class ComparePanel(PickedHead, Panel):
     panel_name = "compare"
     title = "Compare checkpoints"
     tab_title = "Compare"  # many tabs share the right dock area: each must be readable
@@ -126,11 +126,10 @@ class ComparePanel(Panel):
         self.comparison = None
         self.snapshots = []
         self.cache = ModelCache()  # checkpoint B, loaded once (the job's thread alone reads it)
-        self._slider_timer = QTimer(self, singleShot=True, interval=SLIDER_DELAY_MS)
+        self._slider_timer = QTimer(self, singleShot=True, interval=SLIDER_DELAY_MS, timeout=self._on_slider_rest)
         self._build()
         self.add_job(self.show_comparison, self._on_failed)
         self.job.busy.connect(self._on_busy)
-        self._slider_timer.timeout.connect(self._on_slider_rest)
         state.attentionSelected.connect(self._redraw)
         self._show_reference(state.session.compare)
         self.follow(frame=lambda _frame: self.request())  # (drawn when the panel can be seen)
@@ -275,11 +274,6 @@ class ComparePanel(Panel):
         self.bars.set_outputs(comparison.output_a, comparison.output_b)
         self.picker.sync()
         self._redraw()
-
-    # the selection: the session's, clamped to what the comparison has
-    kind = property(lambda self: self.picker.kind)
-    layer = property(lambda self: self.picker.layer)
-    head = property(lambda self: self.picker.head)
 
     def _shape(self, kind: str) -> tuple[int, int]:
         if self.comparison is None or kind not in self.comparison.attention_a:

@@ -4,12 +4,12 @@ sum, checked against its formula with the model's γ, β and ε."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
 from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
+from explorer.panels.attention.head_picker import refill
 from explorer.panels.layouts import column, row
 from model.interpret.positions import embedding_sum, symmetric_levels
 
@@ -18,54 +18,49 @@ MAX_MAPS = 5  # E, + P, + T, = sum, LayerNorm (BERT); three for the paper's mode
 
 
 class InputView(QWidget):
-    def __init__(self, parent=None):
+    def __init__(self, state, parent=None):
         super().__init__(parent)
+        self.state = state
         self.stack_box = style.set_font_role(QComboBox(), "label")
         self.check = QLabel(" ", wordWrap=True)
         self.maps = [Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), square=False) for _ in range(MAX_MAPS)]
         for i, m in enumerate(self.maps):  # each named under it: the maps' rows stand level
             m.set_axis_names("token" if i == 0 else "", "dimension")
-        self.bar_canvas, self.bar = colour_bar_canvas(st.signed_cmap(), (-1.0, 1.0), "value")
-        for i, m in enumerate(self.maps):
             m.setVisible(i < 3)  # E, + PE, = sum: the paper's three until a BERT input shows five
+        self.bar_canvas, self.bar = colour_bar_canvas(st.signed_cmap(), (-1.0, 1.0), "value")
         side = row(style.set_font_role(QLabel("Side:"), "label"), self.stack_box, (self.check, 1))
         column(side, (row(*((m, 1) for m in self.maps), self.bar_canvas), 1), parent=self, margins=0)
-        self.result = None
-        self.model = None  # the loaded model: its embedding LayerNorm's γ, β, ε check BERT's norm
         self.values: tuple[np.ndarray, ...] | None = None  # the maps shown, left to right
         self.terms: list[str] = []  # the recorded step each map shows
         self.error: float | None = None  # max |Σ terms − recorded sum|
         self.norm_error: float | None = None  # max |LayerNorm(sum) − recorded input_norm|
         self.stack_box.currentIndexChanged.connect(lambda _: self._draw())
 
-    def set_result(self, result, bundle=None) -> None:
-        """The forward pass to show; `bundle` supplies the LayerNorm's γ, β for BERT's check."""
-        self.result, self.model = result, getattr(bundle, "model", None)
-        stacks = [s for s in STACKS if result is not None and f"{s}.input" in result.trace] if result is not None else []
+    def refresh(self, *_) -> None:
+        """The session's forward pass: the stacks it recorded offered, the chosen one drawn."""
+        result = self.state.result
+        stacks = [s for s in STACKS if f"{s}.input" in result.trace] if result is not None else []
         current = self.stack_box.currentData()
-        with QSignalBlocker(self.stack_box):
-            self.stack_box.clear()
-            for s in stacks:
-                self.stack_box.addItem(STACKS[s], s)
-            if current in stacks:
-                self.stack_box.setCurrentIndex(stacks.index(current))
+        refill(self.stack_box, [STACKS[s] for s in stacks], stacks.index(current) if current in stacks else 0, stacks)
         self._draw()
 
     def _draw(self) -> None:
         stack = self.stack_box.currentData()
         self.error = self.norm_error = None
-        if self.result is None or stack is None:
+        result = self.state.result
+        if result is None or stack is None:
             self.values, self.terms = None, []
             for m in self.maps:
                 m.clear_data()
                 m.set_title("")
             self.check.setText("Run an input to see its embeddings.")
             return
-        checked = embedding_sum(self.result.trace, stack, self.model)
+        model = getattr(self.state.bundle, "model", None)  # its LayerNorm's γ, β, ε check BERT's norm
+        checked = embedding_sum(result.trace, stack, model)
         terms, arrays, normed, addends, total = checked.terms, checked.arrays, checked.normed, checked.addends, checked.total
         self.terms, self.values = [name for name, _, _ in terms], tuple(arrays)
         self.error, self.norm_error = checked.error, checked.norm_error
-        labels = list(self.result.src_pieces if stack == "encoder" else self.result.tgt_pieces)
+        labels = list(result.src_pieces if stack == "encoder" else result.tgt_pieces)
         labels = labels if len(labels) == total.shape[0] else [str(i) for i in range(total.shape[0])]
         levels = symmetric_levels(*addends, total)  # one scale for the terms and their sum
         self.bar.setLevels(levels)

@@ -52,9 +52,7 @@ class PositionalPanel(Panel):
 
     def _draw_page(self, name: str, view: QWidget) -> None:
         """Draw the current table (or input) into one view: at refresh, or when the view is built."""
-        if name == "input_view":
-            view.set_result(self.state.result, self.state.bundle)
-        elif name == "rope_view":
+        if name in ("input_view", "rope_view"):  # (each reads the session's input itself)
             view.refresh()
         elif self._drawn_args is not None:
             table, learned, formula, title, layout = self._drawn_args
@@ -63,7 +61,7 @@ class PositionalPanel(Panel):
     def _on_result(self, _result) -> None:
         for name, view in self.pages.built_pages().items():
             if name in ("input_view", "rope_view"):
-                self._draw_page(name, view)
+                view.refresh()
 
     def _build(self) -> None:
         font = st.font(st.LABEL_PT)
@@ -82,7 +80,7 @@ class PositionalPanel(Panel):
         self.pages = DeferredPages(self.tabs, on_built=self._draw_page)
         for name, text, factory in (("waves", "Waves", WavesView), ("heatmap", "Position × dimension", PEHeatmapView),
                                     ("similarity", "Similarity && shift", SimilarityShiftView),
-                                    ("input_view", "This input", InputView),
+                                    ("input_view", "This input", lambda: InputView(self.state)),
                                     ("rope_view", "RoPE", lambda: RopeView(self.state))):
             self.pages.add(name, text, factory)
         column(sizes, self.source_label, (self.tabs, 1), parent=self)

@@ -29,8 +29,7 @@ class RopeView(QWidget):
         self.angles.set_axis_names("position m", "pair i")
         self.table = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, numbers=True, colour_bar=False)
         self.table.set_axis_names("m − n", "key at n")
-        self.head = QSpinBox(prefix="head ")
-        self.head.valueChanged.connect(self.refresh)
+        self.head = QSpinBox(prefix="head ", valueChanged=self.refresh)
         self.verdict = QLabel(wordWrap=True, textFormat=Qt.RichText)
         right = column(row(self.head, None), (self.table, 1))
         column(self.note, (row((self.angles, 1), (right, 1)), 1), self.verdict, parent=self, margins=0)  # full width

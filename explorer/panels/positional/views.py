@@ -10,6 +10,7 @@ from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap
 from explorer.panels.layouts import column, row
+from explorer.panels.positional.waves import value_plot
 from explorer.theme import notifier
 from model.interpret.position_texts import grouped_columns, shift_key
 from model.interpret.positions import rotation, shift_error, shift_texts, similarity, symmetric_levels
@@ -54,28 +55,19 @@ class SimilarityShiftView(QWidget):
         self.sim = Heatmap(colormap=st.weight_cmap(), colour_bar="PE(p) · PE(q)", square=False)
         self.sim.set_axis_names("position p", "position q")
 
-        self.shift_canvas = st.graphics_widget()
-        self.shift_plot = self.shift_canvas.addPlot()
-        self.shift_plot.hideButtons()
-        self.shift_plot.showGrid(x=True, y=True, alpha=0.25)
-        st.style_axis(self.shift_plot.getAxis("bottom"), "dimension i")
-        st.style_axis(self.shift_plot.getAxis("left"), "value")
-        self.shift_plot.getAxis("left").enableAutoSIPrefix(False)
+        self.shift_canvas, self.shift_plot = value_plot("dimension i", "value")
         self.shift_title = style.eliding_line()  # over the plot, never a reason for it to widen
-        self.key = QLabel()  # the curves' key under the plot, never over the waves
-        self.key.setWordWrap(True)
+        self.key = QLabel(wordWrap=True)  # the curves' key under the plot, never over the waves
         self.curve_pos, self.curve_target = self.shift_plot.plot(), self.shift_plot.plot()
         self.curve_rotated = self.shift_plot.plot(pen=None, symbol="x", symbolSize=9)
-        self.pos_spin, self.k_spin = QSpinBox(), QSpinBox()
-        for spin, value in ((self.pos_spin, 3), (self.k_spin, 5)):
-            style.set_font_role(spin, "label")
-            spin.setRange(0, 10_000)
-            spin.setValue(value)
+        self.pos_spin, self.k_spin = QSpinBox(maximum=10_000, value=3), QSpinBox(minimum=1, maximum=10_000, value=5)
+        self.result = QLabel(" ", wordWrap=True)
+        pos_label, k_label = QLabel("pos"), QLabel("offset k")
+        for widget in (pos_label, self.pos_spin, k_label, self.k_spin, self.result):
+            style.set_font_role(widget, "label")
+        controls = row(pos_label, self.pos_spin, k_label, self.k_spin, None)
+        for spin in (self.pos_spin, self.k_spin):
             spin.valueChanged.connect(self._update_shift)
-        self.k_spin.setMinimum(1)
-        self.result = style.set_font_role(QLabel(" ", wordWrap=True), "label")
-        controls = row(style.set_font_role(QLabel("pos"), "label"), self.pos_spin,
-                       style.set_font_role(QLabel("offset k"), "label"), self.k_spin, None)
         right = column(self.shift_title, (self.shift_canvas, 1), self.key, controls)
         column((row((self.sim, 1), (right, 1)), 1), self.result, parent=self, margins=0)  # the verdict full width
         self.table: np.ndarray | None = None

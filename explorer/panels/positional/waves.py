@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtWidgets import QAbstractItemView, QLabel, QListWidget, QListWidgetItem, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QLabel, QListWidget, QSizePolicy, QWidget
 
 from explorer import style
 from explorer.drawing import plot_style as st
@@ -19,6 +19,19 @@ from model.interpret.positions import default_pairs, pair_dims, sinusoid_curve
 SMOOTH = 8  # formula samples per position for the line between the dots
 
 
+def value_plot(x_name: str, y_name: str) -> tuple[pg.GraphicsLayoutWidget, pg.PlotItem]:
+    """(canvas, plot): a gridded plot of values over `x_name`, its axis showing the values themselves
+    (no "(x0.001)")."""
+    canvas = st.graphics_widget()
+    plot = canvas.addPlot(row=0, col=0)
+    plot.hideButtons()
+    plot.showGrid(x=True, y=True, alpha=0.25)
+    st.style_axis(plot.getAxis("bottom"), x_name)
+    st.style_axis(plot.getAxis("left"), y_name)
+    plot.getAxis("left").enableAutoSIPrefix(False)
+    return canvas, plot
+
+
 COMPACT_HEIGHT = 280  # px at the normal scale (× the presentation's): lower, the legend takes one line
 
 
@@ -27,16 +40,11 @@ class WavesView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.pairs_list = QListWidget()
-        self.pairs_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.canvas = st.graphics_widget()
-        self.plot = self.canvas.addPlot(row=0, col=0)
-        self.plot.showGrid(x=True, y=True, alpha=0.25)
-        self.plot.hideButtons()
-        st.style_axis(self.plot.getAxis("bottom"), "position pos")
-        st.style_axis(self.plot.getAxis("left"), "PE")  # short on any plot; the tooltip names it whole
+        self.pairs_list = QListWidget(selectionMode=QAbstractItemView.SelectionMode.ExtendedSelection,
+                                      sizeAdjustPolicy=QAbstractItemView.SizeAdjustPolicy.AdjustToContents)
+        self.pairs_list.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Expanding)  # its entries wide
+        self.canvas, self.plot = value_plot("position pos", "PE")  # short on any plot; the tooltip names it whole
         self.plot.getAxis("left").setToolTip("PE(pos, dim): the encoding's value at position pos, dimension dim")
-        self.plot.getAxis("left").enableAutoSIPrefix(False)  # show the values themselves, no "(x0.001)"
         # the legend under the plot, never over the waves; the formula over it, wrapped between its halves
         self.legend = text_label("", st.TICK_PT, sheet="background: {canvas}; color: {text}; padding: 4px 10px;")
         self.formula = text_label("", st.TITLE_PT, sheet="background: {canvas}; color: {text}; padding: 2px 10px;")
@@ -56,11 +64,7 @@ class WavesView(QWidget):
         notifier().changed.connect(self._rebuild)  # the curves' colours and the legend's text follow the theme
 
     def resizeEvent(self, event) -> None:  # noqa: N802
-        """The pairs list as wide as its longest entry, at most a third of the view."""
         super().resizeEvent(event)
-        widest = self.pairs_list.sizeHintForColumn(0) if self.pairs_list.count() else 0
-        room = widest + self.pairs_list.verticalScrollBar().sizeHint().width() + 2 * self.pairs_list.frameWidth() + 8
-        self.pairs_list.setFixedWidth(min(room, self.width() // 3))
         self._fit_height()
 
     def _fit_height(self) -> None:
@@ -71,13 +75,12 @@ class WavesView(QWidget):
             self._show_legend()
 
     def selected_pairs(self) -> list[int]:
-        return sorted(item.data(Qt.ItemDataRole.UserRole) for item in self.pairs_list.selectedItems())
+        return sorted(self.pairs_list.row(item) for item in self.pairs_list.selectedItems())  # (row i: pair i)
 
     def select_pairs(self, pairs: list[int]) -> None:
         with QSignalBlocker(self.pairs_list):
             for row in range(self.pairs_list.count()):
-                item = self.pairs_list.item(row)
-                item.setSelected(item.data(Qt.ItemDataRole.UserRole) in pairs)
+                self.pairs_list.item(row).setSelected(row in pairs)
         self._rebuild()
 
     def set_table(self, table: np.ndarray, learned: bool, title: str, layout: str = "interleaved") -> None:
@@ -90,10 +93,7 @@ class WavesView(QWidget):
             self._d_model = d_model
             with QSignalBlocker(self.pairs_list):
                 self.pairs_list.clear()
-                for i in range(d_model // 2):
-                    item = QListWidgetItem(pair_entry(d_model, i, layout, learned))
-                    item.setData(Qt.ItemDataRole.UserRole, i)
-                    self.pairs_list.addItem(item)
+                self.pairs_list.addItems([pair_entry(d_model, i, layout, learned) for i in range(d_model // 2)])
         self.formula.setText(" · ".join(f"<span style='white-space:nowrap'>{part}</span>"  # breaks between
                                          for part in title.split(" · ")))                   # formulas only
         if not drawn:  # (the same table again: its curves stay)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
+from explorer.panels.attention.head_picker import refill
 from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import text_label
@@ -77,7 +78,6 @@ class TensorView(Heatmap):
     def __init__(self, parent=None):
         super().__init__(colour_bar=True, square=False, parent=parent)
         self.bar.axis.setWidth(None)  # the width its labels need: "−0.2" as whole as "0.2"
-        self.data = np.zeros((1, 1), dtype=np.float32)
         self.is_bool = False
         self.row_axis = self.col_axis = ""
         self.colormap_name = style.SEQUENTIAL
@@ -88,34 +88,34 @@ class TensorView(Heatmap):
         """data (R, C): float (maybe −∞) or bool; kind: "probs" | "signed" | "mask" | "auto"; titles: the axes'."""
         data = np.asarray(data)
         self.is_bool = data.dtype == bool
-        self.data = data.astype(np.float32)
-        rows, cols = self.data.shape
+        values = data.astype(np.float32)
         self.row_axis, self.col_axis = row_axis, col_axis
         scale, levels = colour_scale(data, kind)
         self.colormap_name = {"sequential": style.SEQUENTIAL, "diverging": style.DIVERGING}.get(scale, scale)
-        cmap = style.mask_colormap() if scale == "mask" else style.colormap(self.colormap_name)
-        self.set_colormap(cmap)
+        self.set_colormap(style.mask_colormap() if scale == "mask" else style.colormap(self.colormap_name))
         self.set_levels(levels)
         self.bar.getAxis("right").setLabel(SCALE_RULE if kind == "probs" else "")
         self.square = row_axis in TOKEN_AXES and col_axis in TOKEN_AXES  # query × key: square cells
         self.set_axis_names(*titles)
-        self.set_data(self.data, [visible_text(t) for t in row_labels] if row_labels else [str(i) for i in range(rows)],
+        rows, cols = values.shape
+        masked = values == 0 if self.is_bool else np.isneginf(values)  # blocked entries, −∞ scores
+        self.set_data(values, [visible_text(t) for t in row_labels] if row_labels else [str(i) for i in range(rows)],
                       [visible_text(t) for t in col_labels] if col_labels else [str(i) for i in range(cols)],
-                      allowed=~self.masked(), row_names=True)
+                      allowed=~masked, row_names=True)
         # tall enough for a few token rows' labels (a longer input strides them, and says so)
         few = min(rows, FEW_ROWS) if row_labels else 0
         self.canvas.setMinimumHeight(int(few * self.rows_axis.min_cell_px() + 110) if few else 60)
 
     def masked(self) -> np.ndarray:
         """Cells drawn as masked: −∞ scores, or blocked (0) entries of a boolean mask."""
-        return self.data == 0 if self.is_bool else np.isneginf(self.data)
+        return ~self.allowed
 
     def readout_at(self, row: int, col: int) -> str:
-        if not (0 <= row < self.data.shape[0] and 0 <= col < self.data.shape[1]):
+        if not (0 <= row < self.values.shape[0] and 0 <= col < self.values.shape[1]):
             return ""
         row_name = f"{self.row_axis} {row}" + ("" if self.rows_axis.numeric else f" “{self.row_labels[row]}”")
         col_name = f"{self.col_axis} {col}" + ("" if self.cols_axis.numeric else f" “{self.col_labels[col]}”")
-        return cell_readout(self.data[row, col], self.is_bool, row_name, col_name)
+        return cell_readout(self.values[row, col], self.is_bool, row_name, col_name)
 
     def cell_to_scene(self, row: int, col: int) -> QPointF:
         """Scene position of a cell's centre (tests move the mouse there)."""
@@ -129,8 +129,7 @@ class StepperPanel(Panel):
     def __init__(self, state, parent=None):
         super().__init__(state, parent)
         self._shown_head = -1
-        self.timer = QTimer(self)
-        self.timer.timeout.connect(self._tick)
+        self.timer = QTimer(self, timeout=self._tick)
         self._build_controls()
         self.view = TensorView(self)
         self.view.hovered.connect(self._on_hover)
@@ -141,33 +140,30 @@ class StepperPanel(Panel):
         self.follow(bundle=self._on_bundle, result=self._on_result)
 
     def _button(self, text: str, tip: str, slot) -> QToolButton:
-        button = QToolButton(text=text, toolTip=tip, minimumSize=QSize(40, 34))
-        button.clicked.connect(slot)
-        return button
+        return QToolButton(text=text, toolTip=tip, minimumSize=QSize(40, 34), clicked=slot)
 
     def _build_controls(self) -> None:
         self.nav_buttons = []
-        for text, tip, key, slot in (("|◀", "First step (Home)", Qt.Key_Home, self.first),
-                                     ("◀", "Previous step (←)", Qt.Key_Left, self.previous),
+        for text, tip, key, slot in (("|◀", "First step (Home)", Qt.Key_Home, lambda: self.stop_at(0)),
+                                     ("◀", "Previous step (←)", Qt.Key_Left, lambda: self.step_by(-1)),
                                      ("Play", "Play / pause (Space)", Qt.Key_Space, self.toggle_play),
-                                     ("▶", "Next step (→)", Qt.Key_Right, self.next),
-                                     ("▶|", "Last step (End)", Qt.Key_End, self.last)):
+                                     ("▶", "Next step (→)", Qt.Key_Right, lambda: self.step_by(1)),
+                                     ("▶|", "Last step (End)", Qt.Key_End,
+                                      lambda: self.stop_at(self.state.n_steps() - 1))):
             self.nav_buttons.append(self._button(text, tip, slot))
             QShortcut(QKeySequence(key), self, context=Qt.WindowShortcut).activated.connect(slot)
         self.first_button, self.prev_button, self.play_button, self.next_button, self.last_button = self.nav_buttons
         self.speed = QDoubleSpinBox(minimum=0.25, maximum=20.0, value=2.0, singleStep=0.5, suffix=" /s",
-                                    toolTip="Play speed")
-        self.speed.valueChanged.connect(lambda per_second: self.timer.setInterval(int(1000 / per_second)))
-        self.slider = QSlider(Qt.Horizontal, pageStep=5)
-        self.slider.valueChanged.connect(self.state.select_step)
+                                    toolTip="Play speed",
+                                    valueChanged=lambda per_second: self.timer.setInterval(int(1000 / per_second)))
+        self.slider = QSlider(Qt.Horizontal, pageStep=5, valueChanged=self.state.select_step)
         self.counter = style.set_font_role(QLabel("– / –", alignment=Qt.AlignRight | Qt.AlignVCenter), "mono")
         self.jump = QComboBox(maxVisibleItems=25, sizeAdjustPolicy=QComboBox.AdjustToMinimumContentsLengthWithIcon,
-                              minimumContentsLength=12, toolTip="Jump to a step, grouped by block")
+                              minimumContentsLength=12, toolTip="Jump to a step, grouped by block",
+                              activated=self._jumped)
         self.jump.setModel(QStandardItemModel(self.jump))
-        self.jump.activated.connect(self._jumped)
-        self.find = QLineEdit(placeholderText="find step…",
+        self.find = QLineEdit(placeholderText="find step…", returnPressed=self._find,
                               toolTip="Type part of a step name (e.g. 'cross_attn.weights') and press Enter")
-        self.find.returnPressed.connect(self._find)
         self.head = QComboBox(toolTip="Which attention head a (batch, head, …) tensor shows", maximumWidth=72,
                               sizeAdjustPolicy=QComboBox.AdjustToContents)
         self.head.setSizePolicy(QSizePolicy.Fixed, QSizePolicy.Fixed)
@@ -238,19 +234,13 @@ class StepperPanel(Panel):
         self.path_label.setVisible(cls is not ScreenClass.NARROW and not presenting)  # (the title's tooltip)
         self.shape_label.setVisible(cls is not ScreenClass.NARROW)
 
-    def next(self) -> None:
-        self.state.select_step(self.state.step + 1)
+    def step_by(self, delta: int) -> None:
+        self.state.select_step(self.state.step + delta)
 
-    def previous(self) -> None:
-        self.state.select_step(self.state.step - 1)
-
-    def first(self) -> None:
+    def stop_at(self, index: int) -> None:
+        """Stop playing and show step `index` (the first or the last)."""
         self.stop()
-        self.state.select_step(0)
-
-    def last(self) -> None:
-        self.stop()
-        self.state.select_step(self.state.n_steps() - 1)
+        self.state.select_step(index)
 
     def toggle_play(self) -> None:
         if self.timer.isActive():
@@ -269,7 +259,7 @@ class StepperPanel(Panel):
         if self.state.step >= self.state.n_steps() - 1:
             self.stop()
         else:
-            self.next()
+            self.step_by(1)
 
     def _jumped(self, row: int) -> None:
         index = self.jump.itemData(row, STEP_ROLE)
@@ -290,10 +280,8 @@ class StepperPanel(Panel):
             self.state.select_head(index)
 
     def _on_bundle(self, *_) -> None:
-        with QSignalBlocker(self.head):
-            self.head.clear()
-            self.head.addItems([f"{i + 1}" for i in range(self.state.bundle.config.n_heads)])
-            self.head.setCurrentIndex(min(self.state.head, self.head.count() - 1))
+        n_heads = self.state.bundle.config.n_heads
+        refill(self.head, [f"{i + 1}" for i in range(n_heads)], min(self.state.head, n_heads - 1))
 
     def _on_result(self, *_) -> None:
         trace = self.state.trace
