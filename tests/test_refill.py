@@ -1,5 +1,5 @@
 """A combo box that shows the session is refilled without a signal, and keeps items it already
-offers (explorer.panels.attention.head_picker.refill)."""
+offers (explorer.panels.knobs.refill)."""
 from __future__ import annotations
 
 import os
@@ -9,7 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QPersistentModelIndex  # noqa: E402
 from PySide6.QtWidgets import QComboBox  # noqa: E402
 
-from explorer.panels.attention.head_picker import refill  # noqa: E402
+from explorer.panels.knobs import refill  # noqa: E402
 
 
 def test_refill_offers_the_items_silently_and_keeps_unchanged_ones(qtbot):
@@ -23,6 +23,6 @@ def test_refill_offers_the_items_silently_and_keeps_unchanged_ones(qtbot):
     first = QPersistentModelIndex(box.model().index(0, 0))
     refill(box, ["a", "b", "c"], 0)
     assert first.isValid() and box.currentIndex() == 0  # the same items: not rebuilt
-    refill(box, ["x", "y"], 1, values=["enc", "dec"])
+    refill(box, [("x", "enc"), ("y", "dec")], 1)
     assert not first.isValid() and box.currentData() == "dec" and box.currentText() == "y"
     assert emitted == []  # the session's, not the user's choice

@@ -55,14 +55,17 @@ def make_knobs(owner: QWidget, knobs: tuple[Knob, ...]) -> list[QWidget]:
     return widgets
 
 
-def refill(box: QComboBox, options: list[tuple[str, object]], chosen: int = 0) -> None:
-    """A choice's (text, data) options anew, `chosen` current; no change is signalled meanwhile
-    (an editable box keeps its typed text)."""
+def refill(box: QComboBox, options: list, chosen: int = 0) -> None:
+    """Offer `options` — (text, data) pairs, or texts whose data is their index — with `chosen`
+    current, without a signal: the box shows the session, not a choice of the user's. Items
+    already offered are kept; an editable box keeps its typed text."""
+    pairs = [(option, i) if isinstance(option, str) else tuple(option) for i, option in enumerate(options)]
     typed = box.currentText()
     with QSignalBlocker(box):
-        box.clear()
-        for text, data in options:
-            box.addItem(text, data)
+        if [(box.itemText(i), box.itemData(i)) for i in range(box.count())] != pairs:
+            box.clear()
+            for text, data in pairs:
+                box.addItem(text, data)
         box.setCurrentIndex(chosen)
         if box.isEditable():
             box.setEditText(typed)

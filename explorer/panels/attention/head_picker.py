@@ -5,23 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from explorer.drawing import plot_style as st
+from explorer.panels.knobs import refill
 from model.nn.kinds import AttentionKind
-
-
-def refill(box: QComboBox, texts: list[str], index: int, values: list | None = None) -> None:
-    """Offer `texts` (item data: `values`, else their indices) with item `index` current, without a
-    signal: the box shows the session, not a choice of the user's. Items already offered are kept."""
-    values = list(range(len(texts))) if values is None else list(values)
-    with QSignalBlocker(box):
-        if [(box.itemText(i), box.itemData(i)) for i in range(box.count())] != list(zip(texts, values)):
-            box.clear()
-            for text, value in zip(texts, values):
-                box.addItem(text, value)
-        box.setCurrentIndex(index)
 
 
 class HeadPicker(QWidget):
@@ -68,8 +57,7 @@ class HeadPicker(QWidget):
         """Offer the kinds, layers and heads shown, and show the selection, without echoing."""
         kinds, kind = self.kinds(), self.kind
         n_layers, n_heads = self.shape(kind)
-        refill(self.kind_box, [AttentionKind(k).short_title for k in kinds], kinds.index(kind) if kind in kinds else -1,
-               kinds)
+        refill(self.kind_box, [(AttentionKind(k).short_title, k) for k in kinds], kinds.index(kind) if kind in kinds else -1)
         refill(self.layer_box, [str(i + 1) for i in range(n_layers)], self.layer if n_layers else -1)
         refill(self.head_box, [str(i + 1) for i in range(n_heads)], self.head if n_heads else -1)
         for i, k in enumerate(kinds):

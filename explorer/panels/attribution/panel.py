@@ -15,10 +15,10 @@ from PySide6.QtWidgets import (
 
 from explorer import style
 from explorer.drawing.token_heatmap import display_piece
-from explorer.panels.attention.head_picker import refill
 from explorer.panels.attribution.bars import MethodBars
 from explorer.panels.attribution.spearman import SpearmanTable
 from explorer.panels.base import Panel
+from explorer.panels.knobs import refill
 from explorer.panels.layouts import column, row
 from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.panels.texts import say, text_label

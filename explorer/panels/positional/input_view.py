@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 from explorer import style
 from explorer.drawing import plot_style as st
 from explorer.drawing.heatmap import Heatmap, colour_bar_canvas
-from explorer.panels.attention.head_picker import refill
+from explorer.panels.knobs import refill
 from explorer.panels.layouts import column, row
 from model.interpret.positions import embedding_sum, symmetric_levels
 
@@ -41,7 +41,7 @@ class InputView(QWidget):
         result = self.state.result
         stacks = [s for s in STACKS if f"{s}.input" in result.trace] if result is not None else []
         current = self.stack_box.currentData()
-        refill(self.stack_box, [STACKS[s] for s in stacks], stacks.index(current) if current in stacks else 0, stacks)
+        refill(self.stack_box, [(STACKS[s], s) for s in stacks], stacks.index(current) if current in stacks else 0)
         self._draw()
 
     def _draw(self) -> None:

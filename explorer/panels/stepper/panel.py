@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
-from explorer.panels.attention.head_picker import refill
 from explorer.panels.base import Panel
+from explorer.panels.knobs import refill
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
