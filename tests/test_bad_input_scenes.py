@@ -26,6 +26,9 @@ def scene(**fields) -> dict:
     (scene(caption="x" * (MAX_CAPTION_CHARS + 1)), f"'caption' has {MAX_CAPTION_CHARS + 1:,} characters"),
     (scene(caption="x" * 10_000), "at most 2,000 are shown"),
     (scene(name="n" * 500), "'name' has 500 characters"),
+    (scene(views={"attention": "bogus"}), "no view 'bogus' for panel 'attention'"),
+    (scene(views={"lens": 3}), "the view of 'lens' must be a string"),
+    (scene(views={"patching": "cell " + "9" * 100}), "at most 80 characters"),
 ])
 def test_a_scene_document_out_of_the_schema_is_refused(doc, named):
     with pytest.raises(SceneError) as info:
@@ -36,6 +39,23 @@ def test_a_scene_document_out_of_the_schema_is_refused(doc, named):
 def test_a_caption_at_the_limit_and_integer_fields_are_accepted():
     tour = parse_tour(scene(caption="x" * MAX_CAPTION_CHARS, attention={"kind": "cross", "layer": 1, "head": 0}))
     assert len(tour.scenes[0].caption) == MAX_CAPTION_CHARS
+
+
+def test_a_scene_saved_after_clicking_a_cell_or_choosing_an_output_loads_again(qtbot, tmp_path):
+    """What panels without fixed tabs keep as their view (a lens or patching cell, an attribution
+    output and head, a positional tab asked for by another panel) is saved and read back."""
+    from explorer.scenes import capture
+    from model.io.scenes import Tour, load_tour, save_tour
+    from support import make_main_window
+
+    window = make_main_window(qtbot, tmp_path)
+    views = {"lens": "cell 1 2", "patching": "cell residual 0 1", "attribution_output": "2",
+             "attribution_head": "0,1", "positional": "rope"}
+    for panel, view in views.items():
+        window.state.set_view(panel, view)
+    path = save_tour(Tour(scenes=[capture(window, "clicked")]), tmp_path / "clicked.json")
+    loaded = load_tour(path).scenes[0].views
+    assert {panel: loaded[panel] for panel in views} == views
 
 
 def test_a_head_the_scenes_model_lacks_is_refused_not_dropped():

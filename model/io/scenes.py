@@ -26,6 +26,7 @@ DECODING_KEYS = {f.name: type(f.default) for f in dataclasses.fields(DecodeSetti
 MAX_FILE_BYTES = 5_000_000
 MAX_CAPTION_CHARS = 2_000  # a caption is a line or two under the figure; the tour's are ≤ 90
 MAX_NAME_CHARS = 200
+MAX_VIEW_CHARS = 80  # a clicked cell ("cell encoder 2 3"), an output's position: panels without fixed choices
 ATTENTION_KEYS = ("kind", "layer", "head")
 
 
@@ -117,7 +118,10 @@ def _check_scene(raw, where: str) -> Scene:
         if not isinstance(views, dict):
             raise SceneError(f"{where}: 'views' must be an object, e.g. {{\"attention\": \"grid\"}}")
         for panel, tab in views.items():
-            if tab not in VIEW_CHOICES.get(panel, ()):
+            if not isinstance(tab, str) or len(tab) > MAX_VIEW_CHARS:
+                raise SceneError(f"{where}: the view of {panel!r} must be a string of at most {MAX_VIEW_CHARS} "
+                                 f"characters, e.g. \"grid\" or \"cell 2 3\"")
+            if panel in VIEW_CHOICES and tab not in VIEW_CHOICES[panel]:
                 valid = "; ".join(f"{p}: {', '.join(t)}" for p, t in VIEW_CHOICES.items())
                 raise SceneError(f"{where}: no view {tab!r} for panel {panel!r}; valid: {valid}")
     att = raw.get("attention")
