@@ -84,17 +84,23 @@ def _render(app, window, bundle, args, out) -> int:
         raise HeadlessError(problem)
     if args.scene and errors:  # (the file was checked by _screenshot before the window was built)
         raise HeadlessError(f"scene {args.scene}: {errors[-1]}")
-    waiting = getattr(window.panels.get(args.panel), "wait_until_drawn", None)
-    if waiting is not None:  # a panel with work of its own (compare, attribution) finishes it first
-        waiting()
+    front = args.panel
+    if args.scene and window.lecture.deck.tour is not None:  # the scene's panel is the one in front
+        front = window.lecture.deck.tour.scenes[window.lecture.deck.index].panel or front
+    visible = [panel for name in window.docks if (panel := window.panels.built(name)) is not None and panel.isVisible()]
+    for panel in dict.fromkeys(filter(None, (window.panels.get(front), *visible))):  # (`get` builds the front one)
+        # panels with work of their own (compare, attribution) finish it first
+        waiting = getattr(panel, "wait_until_drawn", None)
+        if waiting is not None:
+            waiting()
     if args.train_seconds:  # the front panel's own training (the leak lab), else the Training panel's
-        trainer = window.panels.get(args.panel)
+        trainer = window.panels.get(front)
         trained = (trainer if hasattr(trainer, "train_for") else window.panels["training"]).train_for(args.train_seconds)
-        print(f"trained {trained} steps in {'at most ' if args.panel in ('leak', 'induction') else ''}{args.train_seconds:g} s")
+        print(f"trained {trained} steps in {'at most ' if front in ('leak', 'induction') else ''}{args.train_seconds:g} s")
     for _ in range(2):  # layout, then pyqtgraph's deferred axis/label updates (the export settles the rest)
         app.processEvents()
     export_panel(window, out, fmt="png")
     frame = state.frame
     shown = f", model {frame.model_label}, output {frame.output_text!r}" if frame is not None else ""
-    print(f"wrote {out} ({window.width()}×{window.height()}, panel {args.panel}{shown})")
+    print(f"wrote {out} ({window.width()}×{window.height()}, panel {front}{shown})")
     return 0

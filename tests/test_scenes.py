@@ -86,6 +86,27 @@ def test_screenshot_cli_opens_a_scene_and_refuses_a_bad_one(tmp_path, qapp, caps
     assert "bad.json" in err and "'stpe'" in err and "Traceback" not in err
 
 
+def test_a_scene_figure_waits_for_the_scenes_own_panel(tmp_path, qapp, capsys, monkeypatch):
+    """A scene showing a panel with work of its own (compare) is drawn once that work is done."""
+    import explorer.export
+    from explorer.app import run_app
+    at_export = []
+    real = explorer.export.export_panel
+
+    def spy(window, *args, **kwargs):
+        compare = window.panels.built("compare")
+        at_export.append(compare is not None and not compare.job.running and compare.comparison is not None)
+        return real(window, *args, **kwargs)
+
+    monkeypatch.setattr(explorer.export, "export_panel", spy)
+    scene = tmp_path / "compare.json"
+    scene.write_text(json.dumps({"version": 2, "scenes": [{"name": "B", "task": "reverse", "input": "abc",
+                                                           "panel": "compare", "compare": "untrained",
+                                                           "views": {"compare": "outputs"}}]}))
+    assert run_app(["--scene", str(scene), "--size", "1024x640", "--screenshot", str(tmp_path / "c.png")]) == 0
+    assert at_export == [True] and "panel compare" in capsys.readouterr().out
+
+
 def test_the_tour_follows_the_paper_and_each_scene_selects_its_step(window, qtbot):
     tour = load_tour(TOUR_PATH)
     names = [s.name.lower() for s in tour.scenes]

@@ -3,11 +3,12 @@ font (`label_font`); a column label wider than its column turned by 90°; then e
 counted (`drawn` of `in_view`: "k of n labels"), recomputed for the range in view."""
 from __future__ import annotations
 
+import html
 import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
 
 from explorer import style
 from explorer.drawing.plot_style import set_axis_pen
@@ -54,11 +55,24 @@ class LabelAxis(pg.AxisItem):
         self._title_with_count()
 
     def _title_with_count(self) -> None:
-        """`name`, and "k of n labels" where not every label in view is drawn (n: the cells in view)."""
+        """`name`, and "k of n labels" where not every label in view is drawn (n: the cells in view);
+        "k/n" where the long form is longer than the axis."""
         strided = self.tokens and not self.numeric and 0 < self.drawn < self.in_view
         text = f"{self.name} · {self.drawn} of {self.in_view} labels" if strided else self.name
+        if strided and not self._fits(text):
+            text = f"{self.name} · {self.drawn}/{self.in_view}"
         if text != self.labelText:
             self.setLabel(text, **self.labelStyle)
+            self.resizeEvent()  # (pyqtgraph centres its title on a resize only: a longer one grew to the right)
+
+    def _fits(self, text: str) -> bool:
+        """Whether `text` as the axis title (in its style) is no longer than the axis."""
+        doc = QTextDocument()
+        doc.setDefaultFont(self.label.font())
+        css = "; ".join(f"{key}: {value}" for key, value in self.labelStyle.items())
+        doc.setHtml(f"<span style='{css}'>{html.escape(text)}</span>")
+        room = self.width() if self.horizontal else self.height()
+        return room <= 0 or doc.idealWidth() <= room
 
     @property
     def horizontal(self) -> bool:
