@@ -6,7 +6,14 @@ import numpy as np
 
 from model.inference.prob_text import prob_text
 from model.interpret.comparison import ScoredOutput, compare
-from model.interpret.comparison_texts import AGREE_WITHIN, cell_text, disagreement_text, outputs_line, token_text
+from model.interpret.comparison_texts import (
+    AGREE_WITHIN,
+    cell_text,
+    disagreement_text,
+    outputs_forms,
+    outputs_line,
+    token_text,
+)
 from model.io.checkpoints import bundled_checkpoints, load_checkpoint
 
 
@@ -40,3 +47,15 @@ def test_the_outputs_line_is_one_line_with_both_outputs():
     assert "\n" not in line and line.startswith("Same output")
     text = c.frame_a.output_text.replace("\n", "⏎")
     assert f"A (one): «{text}»" in line and f"B (two): «{text}»" in line
+
+
+def test_a_narrow_outputs_line_shortens_both_outputs_alike():
+    """The forms a short line tries: names dropped, then A's and B's outputs cut to the same share."""
+    reverse = load_checkpoint(bundled_checkpoints()["reverse"])
+    c = compare(reverse, reverse, "abcdefghijklmnopqrstuvwxyz", label_a="one", label_b="two")
+    forms = outputs_forms(c)
+    assert forms[0] == outputs_line(c) and len(forms) >= 3
+    assert [len(f) for f in forms] == sorted((len(f) for f in forms), reverse=True)
+    last = forms[-1]
+    a, b = last.split("«")[1].split("»")[0], last.split("«")[2].split("»")[0]
+    assert a.endswith("…") and b.endswith("…") and len(a) == len(b) <= 8

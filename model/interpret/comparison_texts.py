@@ -18,6 +18,19 @@ def outputs_line(c: Comparison) -> str:
     return f"{same} — A ({c.label_a}): «{a_text}»   B ({c.label_b}): «{b_text}»"
 
 
+def outputs_forms(c: Comparison) -> list[str]:
+    """`outputs_line`, then shorter forms for a narrow line: the models' names dropped, then each
+    output cut to the same share, so B's output is never the part that is lost."""
+    a_text, b_text = (text.replace("\n", "⏎") if text else "(empty)"
+                      for text in (c.frame_a.output_text, c.frame_b.output_text))
+    same = "Same output" if c.same_output else "Different outputs"
+    forms = [outputs_line(c)]
+    for keep in (None, 32, 16, 8):
+        a, b = (t if keep is None or len(t) <= keep else t[:keep - 1] + "…" for t in (a_text, b_text))
+        forms.append(f"{same} — A: «{a}»   B: «{b}»")
+    return list(dict.fromkeys(forms))
+
+
 def token_text(output: ScoredOutput, i: int) -> str:
     """"A's step 3 “x”: A gives it 0.93, B gives it 0.41" (steps counted from 1, as the decoding panel does)."""
     p = {output.writer: float(output.own[i]), ("B" if output.writer == "A" else "A"): float(output.other[i])}

@@ -4,6 +4,7 @@ changed most. B is the session's `compare` (a scene saves it); a slider steps th
 saved snapshots. The comparison runs off the GUI thread, when the panel can be seen."""
 from __future__ import annotations
 
+import html
 from functools import partial
 from pathlib import Path
 
@@ -30,12 +31,13 @@ from explorer.panels.base import Panel
 from explorer.panels.compare.outputs import OutputBars
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
+from explorer.rich_eliding_label import RichElidingLabel
 from explorer.screen import ScreenClass
 from explorer.state import KIND_LABELS, SessionState
 from explorer.theme import notifier
 from model.interpret.attention_maps import token_names
 from model.interpret.comparison import MIN_SCALE, symmetric_scale
-from model.interpret.comparison_texts import cell_text, disagreement_text, outputs_line
+from model.interpret.comparison_texts import cell_text, disagreement_text, outputs_forms
 from model.io.checkpoints import UNTRAINED
 from model.io.compare_cache import ModelCache
 from model.io.snapshots import describe_reference, resolve_reference, run_snapshots
@@ -160,7 +162,7 @@ class ComparePanel(PickedHead, Panel):
             margins=0)
         self.note = text_label("", st.LABEL_PT)
         say(self.note, HINT)
-        self.outputs_line = style.eliding_line()  # both outputs (a long one is cut, whole in the tooltip)
+        self.outputs_line = RichElidingLabel()  # both outputs, shortened alike where the line is short
         self.shared_line = style.eliding_line()  # what both maps read: a line of its own, never cut for an output
         for line in (self.outputs_line, self.shared_line):
             style.set_font_role(line, "label")
@@ -268,9 +270,10 @@ class ComparePanel(PickedHead, Panel):
         self.comparison = comparison
         self._note("", "info")
         self._show_content(True)
-        outputs = outputs_line(comparison)
-        self.outputs_line.setText(outputs)
-        self.outputs_line.setToolTip(outputs)
+        forms = outputs_forms(comparison)
+        whole, *shorter = (html.escape(form, quote=False) for form in forms)
+        self.outputs_line.setText(whole, shorter=shorter)
+        self.outputs_line.setToolTip(forms[0])
         self.bars.set_outputs(comparison.output_a, comparison.output_b)
         self.picker.sync()
         self._redraw()
