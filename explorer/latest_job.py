@@ -114,11 +114,16 @@ class LatestJob(QObject):
             self.done.emit(result)
 
     def _on_failed(self, request: int, exc: BaseException) -> None:
+        exc = exc.args[0] if isinstance(exc, _Raised) else exc
         expected = isinstance(exc, self.expected_errors)
         if not expected:
             traceback.print_exception(exc)
         if request == self._latest and shiboken6.isValid(self):
             self.failed.emit(str(exc) if expected else f"{type(exc).__name__}: {exc}")
+
+
+class _Raised(Exception):
+    """A generator job's RuntimeError (torch's errors are), carried past superqt to `failed`."""
 
 
 def _released(fn: Callable[[], object]) -> Callable[[], object]:
@@ -127,7 +132,10 @@ def _released(fn: Callable[[], object]) -> Callable[[], object]:
     held = [fn]
     if inspect.isgeneratorfunction(fn):
         def generator():
-            return (yield from held.pop()())
+            try:
+                return (yield from held.pop()())
+            except RuntimeError as exc:  # superqt ends a generator on its RuntimeError without a signal
+                raise _Raised(exc) from exc
         return generator
 
     def call():

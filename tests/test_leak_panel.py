@@ -146,8 +146,11 @@ def test_the_first_build_leaves_the_attention_maps_to_a_later_turn(qtbot):
 
 def test_a_panel_deleted_mid_run_ends_its_run_and_drops_its_late_messages(qtbot, capsys):
     import shiboken6
+    pool = QThreadPool.globalInstance()
+    threads_before = pool.maxThreadCount()
     panel = LeakPanel(SessionState())
     panel.start(LeakConfig(**{**TINY, "steps": 100_000}), threads=1)
+    assert pool.maxThreadCount() == threads_before + 1  # the lab holds a pool thread while it runs
     run = panel.run
     qtbot.waitUntil(lambda: panel.step >= 2, timeout=TIMEOUT)
     shiboken6.delete(panel)  # (a dock rebuilt or a window torn down without a close event)
@@ -156,3 +159,4 @@ def test_a_panel_deleted_mid_run_ends_its_run_and_drops_its_late_messages(qtbot,
     for _ in range(5):
         QApplication.processEvents()
     assert "already deleted" not in capsys.readouterr().err
+    assert pool.maxThreadCount() == threads_before  # given back by the run itself, the panel being gone

@@ -58,6 +58,7 @@ class LabPanel(StopsWithWindow, Panel):
         self.under_way: list[LabSteering] = []  # (the panel's `destroyed` stops it)
         self.destroyed.connect(partial(_end_runs, self.under_way, self.shutdown_args))  # once per panel
         self.add_job(lambda _outcome: None, self._on_error)  # (its end: `busy` turns False)
+        self.job.expected_errors = ()  # a lab's failure is a bug, not bad input: its type and traceback told
         self.job.progress.connect(self._on_message)
         self.job.busy.connect(self._on_busy)
         self._build()
@@ -155,7 +156,8 @@ class LabPanel(StopsWithWindow, Panel):
         pool = QThreadPool.globalInstance()
         pool.setMaxThreadCount(pool.maxThreadCount() + 1)  # the lab holds a pool thread all its life
         self.show_stage("starting")
-        self.job.submit(partial(lab_messages, self.lab_class, self.step_type, threads, config, steering))
+        self.job.submit(partial(_holding_a_slot, pool, lab_messages, self.lab_class, self.step_type, threads,
+                                config, steering))
 
     def start_for_scene(self) -> None:
         """A tour scene's start: the lab once; coming back shows the run going on, or its end."""
@@ -209,8 +211,6 @@ class LabPanel(StopsWithWindow, Panel):
     def _on_busy(self, busy: bool) -> None:
         if busy or self.run is None:
             return
-        pool = QThreadPool.globalInstance()
-        pool.setMaxThreadCount(pool.maxThreadCount() - 1)
         self.run = None
         self.under_way.clear()
         self.finished()
@@ -226,6 +226,15 @@ class LabPanel(StopsWithWindow, Panel):
         self.progress.setRange(0, 0 if self.stage == "evaluating" else 1000)  # evaluating: busy, no steps
         if self.stage in self.stage_texts:
             self.message.setText(self.stage_texts[self.stage])
+
+
+def _holding_a_slot(pool: QThreadPool, messages, *args):
+    """The lab's messages; the pool's extra thread given back as they end, on the worker, even
+    where the panel is gone by then."""
+    try:
+        yield from messages(*args)
+    finally:
+        pool.setMaxThreadCount(pool.maxThreadCount() - 1)
 
 
 __all__ = ["LabPanel", "lab_knobs"]
