@@ -105,3 +105,12 @@ def _top_level_widgets(app) -> frozenset:
     (a menu, a combo box's popup) gets a new Python wrapper, with a new id(), on every call."""
     from shiboken6 import getCppPointer
     return frozenset(getCppPointer(w)[0] for w in app.topLevelWidgets())
+
+
+@pytest.fixture
+def controls(qtbot):
+    """The Training panel's controls on their own (a new run's settings)."""
+    from explorer.panels.training.controls import TrainingControls
+    widget = TrainingControls()
+    qtbot.addWidget(widget)
+    return widget

@@ -14,13 +14,6 @@ from model.train.progress import progress_text, target_text  # noqa: E402
 from model.train.request import LECTURE, build_trainer  # noqa: E402
 
 
-@pytest.fixture
-def controls(qtbot):
-    c = TrainingControls()
-    qtbot.addWidget(c)
-    return c
-
-
 def choose(c: TrainingControls, task: str) -> None:
     c.task_box.setCurrentIndex(c.task_box.findData(task))
     c._on_task_activated(c.task_box.currentIndex())

@@ -8,15 +8,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from explorer.panels.training.controls import TrainingControls  # noqa: E402
 from model.train.run_setup import TSV, RunSetup  # noqa: E402
-
-
-@pytest.fixture
-def controls(qtbot):
-    widget = TrainingControls()
-    qtbot.addWidget(widget)
-    return widget
 
 
 def test_the_controls_start_at_a_new_runs_settings_and_read_every_knob_back(controls):

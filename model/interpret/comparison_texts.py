@@ -10,20 +10,23 @@ from model.interpret.comparison import Comparison, ScoredOutput
 AGREE_WITHIN = 0.005  # probabilities closer than this print the same at two decimals
 
 
-def outputs_line(c: Comparison) -> str:
-    """"Same output — A (label): «…»   B (label): «…»" on one line (⏎ for a newline, as on the axes)."""
+def _outputs(c: Comparison) -> tuple[str, str, str]:
+    """"Same output" or "Different outputs", and A's and B's outputs on one line each (⏎ for a newline)."""
     a_text, b_text = (text.replace("\n", "⏎") if text else "(empty)"
                       for text in (c.frame_a.output_text, c.frame_b.output_text))
-    same = "Same output" if c.same_output else "Different outputs"  # first: a short line cuts the rest
+    return ("Same output" if c.same_output else "Different outputs"), a_text, b_text
+
+
+def outputs_line(c: Comparison) -> str:
+    """"Same output — A (label): «…»   B (label): «…»" on one line (the verdict first: a short line cuts the rest)."""
+    same, a_text, b_text = _outputs(c)
     return f"{same} — A ({c.label_a}): «{a_text}»   B ({c.label_b}): «{b_text}»"
 
 
 def outputs_forms(c: Comparison) -> list[str]:
     """`outputs_line`, then shorter forms for a narrow line: the models' names dropped, then each
     output cut to the same share, so B's output is never the part that is lost."""
-    a_text, b_text = (text.replace("\n", "⏎") if text else "(empty)"
-                      for text in (c.frame_a.output_text, c.frame_b.output_text))
-    same = "Same output" if c.same_output else "Different outputs"
+    same, a_text, b_text = _outputs(c)
     forms = [outputs_line(c)]
     for keep in (None, 32, 16, 8):
         a, b = (t if keep is None or len(t) <= keep else t[:keep - 1] + "…" for t in (a_text, b_text))
