@@ -22,7 +22,7 @@ def screenshot(args) -> int:
 
 
 def _screenshot(args) -> int:
-    from explorer.launch import DEFAULT_INPUT, check_panel, parse_size
+    from explorer.launch import DEFAULT_INPUT, PANEL_NAMES, check_panel, parse_size
     check_panel(args.panel)
     width, height = parse_size(args.size)
     out = Path(args.screenshot)
@@ -34,7 +34,7 @@ def _screenshot(args) -> int:
         raise HeadlessError(f"--train-seconds must be between 0 and 3600, got {args.train_seconds:g}")
     if args.scene:  # a bad scene file is refused before any window is built
         from model.io.scenes import load_tour
-        load_tour(args.scene)
+        load_tour(args.scene, PANEL_NAMES)
 
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication

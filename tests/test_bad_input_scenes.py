@@ -36,6 +36,36 @@ def test_a_scene_document_out_of_the_schema_is_refused(doc, named):
     assert named in str(info.value)
 
 
+@pytest.mark.parametrize("fields, named", [
+    ({"panel": "atention"}, "'panel' names no panel 'atention'"),
+    ({"panels": ["architecture", "lense"], "panel": "architecture"}, "'panels' names no panel 'lense'"),
+    ({"views": {"decodng": "beam"}}, "'views' names no panel 'decodng'"),
+    ({"views": {"atlas_x": "1", "attentions_grid": "all"}}, "'views' names no panel 'attentions_grid'"),
+])
+def test_a_misspelt_panel_name_is_refused_where_the_panels_are_known(fields, named):
+    from explorer.launch import PANEL_NAMES
+
+    doc = scene(**fields)
+    parse_tour(doc, "tour.json")  # the file format alone does not know the explorer's panels
+    with pytest.raises(SceneError) as info:
+        parse_tour(doc, "tour.json", PANEL_NAMES)
+    assert named in str(info.value) and "panels: architecture, " in str(info.value)
+
+
+def test_a_window_refuses_a_scene_with_a_misspelt_panel_and_keeps_its_tour(qtbot, tmp_path):
+    from support import make_main_window, messages_of
+
+    window = make_main_window(qtbot, tmp_path)
+    seen = messages_of(window)
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(scene(task="reverse", input="abc", panel="attention")))
+    bad.write_text(json.dumps(scene(task="reverse", input="abc", panel="atention")))
+    assert window.lecture.deck.open(good)
+    assert not window.lecture.deck.open(bad)
+    assert window.lecture.deck.tour.path == good
+    assert any(level == "error" and "'atention'" in text for level, text in seen), seen
+
+
 def test_a_caption_at_the_limit_and_integer_fields_are_accepted():
     tour = parse_tour(scene(caption="x" * MAX_CAPTION_CHARS, attention={"kind": "cross", "layer": 1, "head": 0}))
     assert len(tour.scenes[0].caption) == MAX_CAPTION_CHARS
@@ -44,6 +74,7 @@ def test_a_caption_at_the_limit_and_integer_fields_are_accepted():
 def test_a_scene_saved_after_clicking_a_cell_or_choosing_an_output_loads_again(qtbot, tmp_path):
     """What panels without fixed tabs keep as their view (a lens or patching cell, an attribution
     output and head, a positional tab asked for by another panel) is saved and read back."""
+    from explorer.launch import PANEL_NAMES
     from explorer.scenes import capture
     from model.io.scenes import Tour, load_tour, save_tour
     from support import make_main_window
@@ -54,7 +85,7 @@ def test_a_scene_saved_after_clicking_a_cell_or_choosing_an_output_loads_again(q
     for panel, view in views.items():
         window.state.set_view(panel, view)
     path = save_tour(Tour(scenes=[capture(window, "clicked")]), tmp_path / "clicked.json")
-    loaded = load_tour(path).scenes[0].views
+    loaded = load_tour(path, PANEL_NAMES).scenes[0].views  # every key a panel's, or a panel's and a part
     assert {panel: loaded[panel] for panel in views} == views
 
 

@@ -83,7 +83,18 @@ def _is_index(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _check_scene(raw, where: str) -> Scene:
+def _check_panel_names(raw, where: str, known_panels) -> None:
+    """SceneError for a 'panel', 'panels' entry or 'views' key that names no panel of `known_panels`; a view key
+    is a panel's name or the name and a part ("attention_grid")."""
+    named = [("panel", raw["panel"])] if raw.get("panel") is not None else []
+    named += [("panels", name) for name in raw.get("panels") or ()]
+    named += [("views", key) for key in raw.get("views") or {}]
+    for field, name in named:
+        if name.split("_")[0] not in known_panels:
+            raise SceneError(f"{where}: {field!r} names no panel {name!r}; panels: {', '.join(known_panels)}")
+
+
+def _check_scene(raw, where: str, known_panels=None) -> Scene:
     if not isinstance(raw, dict):
         raise SceneError(f"{where}: a scene must be a JSON object, got {type(raw).__name__}")
     unknown = sorted(set(raw) - SCENE_KEYS)
@@ -144,6 +155,8 @@ def _check_scene(raw, where: str) -> Scene:
             DecodeSettings(**dec)
         except DecodeSettingsError as exc:
             raise SceneError(f"{where}: 'decoding': {exc}") from None
+    if known_panels is not None:
+        _check_panel_names(raw, where, known_panels)
     try:
         parse_heads(raw.get("interventions") or "")
         base64.b64decode(raw.get("layout") or "", validate=True)
@@ -154,8 +167,9 @@ def _check_scene(raw, where: str) -> Scene:
     return Scene(**raw)
 
 
-def parse_tour(data, source: str = "<scene>") -> Tour:
-    """A decoded JSON document (a tour or one scene) → Tour; SceneError where it does not fit."""
+def parse_tour(data, source: str = "<scene>", known_panels=None) -> Tour:
+    """A decoded JSON document (a tour or one scene) → Tour; SceneError where it does not fit, or where it
+    names a panel not in `known_panels` (the explorer's panel names; None: not checked)."""
     if not isinstance(data, dict):
         raise SceneError(f"{source}: expected a JSON object with \"version\" and \"scenes\"")
     version = data.get("version")
@@ -164,7 +178,7 @@ def parse_tour(data, source: str = "<scene>") -> Tour:
                          f"versions {', '.join(map(str, READABLE_VERSIONS))})")
     if "scenes" not in data:  # a single scene file
         body = {k: v for k, v in data.items() if k != "version"}
-        return Tour([_check_scene(body, source)], title=body.get("name", ""))
+        return Tour([_check_scene(body, source, known_panels)], title=body.get("name", ""))
     scenes = data["scenes"]
     if not isinstance(scenes, list) or not scenes:
         raise SceneError(f"{source}: 'scenes' must be a non-empty list")
@@ -174,7 +188,7 @@ def parse_tour(data, source: str = "<scene>") -> Tour:
     title = data.get("title", "")
     if not isinstance(title, str):
         raise SceneError(f"{source}: 'title' must be a string")
-    return Tour([_check_scene(s, f"{source}, scene {i + 1}") for i, s in enumerate(scenes)], title=title)
+    return Tour([_check_scene(s, f"{source}, scene {i + 1}", known_panels) for i, s in enumerate(scenes)], title=title)
 
 
 def check_scene_fits(scene: Scene, model) -> None:
@@ -186,7 +200,8 @@ def check_scene_fits(scene: Scene, model) -> None:
         raise SceneError(f"{where}: 'interventions': {exc}") from None
 
 
-def load_tour(path: str | Path) -> Tour:
+def load_tour(path: str | Path, known_panels=None) -> Tour:
+    """The tour (or one scene) in a file, checked as `parse_tour` checks it."""
     path = Path(path)
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
@@ -206,7 +221,7 @@ def load_tour(path: str | Path) -> Tour:
         raise SceneError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except RecursionError:
         raise SceneError(f"{path}: nested too deeply to be a scene file") from None
-    tour = parse_tour(data, str(path))
+    tour = parse_tour(data, str(path), known_panels)
     tour.path = path
     return tour
 
