@@ -116,16 +116,24 @@ def load_llama_weights(model: Transformer, file: GGUFFile) -> list[str]:
     return [f"weights stored as {', '.join(types)}, dequantized to float32"]
 
 
+def check_vocabulary_size(file: GGUFFile, n_tokens: int, config: TransformerConfig) -> None:
+    if n_tokens != config.tgt_vocab_size:
+        raise PretrainedError(f"{file.path}: the tokenizer has {n_tokens:,} tokens but the model "
+                              f"{config.tgt_vocab_size:,} embeddings")
+
+
 def load_gguf(path: str | Path, name: str | None = None) -> ModelBundle:
     """A llama-architecture GGUF file → a decoder-only `ModelBundle` on the CPU in eval mode."""
     file = GGUFFile(path)
     config = llama_config(file)
-    tokenizer, notes = gguf_tokenizer(file)
-    if len(tokenizer) != config.tgt_vocab_size:
-        raise PretrainedError(f"{file.path}: the tokenizer has {len(tokenizer):,} tokens but the model "
-                              f"{config.tgt_vocab_size:,} embeddings")
+    check_vocabulary_size(file, len(file.require("tokenizer.ggml.tokens")), config)
     model = store_weights_transposed(Transformer.empty(config), keep_values=False)  # faster decoding steps
-    notes = load_llama_weights(model, file) + notes
+    notes = load_llama_weights(model, file)
+    # The tokenizer is built last: its build is Python that holds the interpreter lock, and the first
+    # moments of a load are when the window repaints for the change; dequantizing the weights lets go of it.
+    tokenizer, tokenizer_notes = gguf_tokenizer(file)
+    check_vocabulary_size(file, len(tokenizer), config)
+    notes += tokenizer_notes
     model.eval()
     template = file.meta("tokenizer.chat_template")
     task = {"name": "pretrained:llama", "pretrained": str(file.path), "model_type": "llama", "format": "gguf",
