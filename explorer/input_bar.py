@@ -13,13 +13,14 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPushButton,
     QSizePolicy,
     QWidget,
 )
 
 from explorer import style, theme
 from explorer.model_chooser import ModelChooser
+from explorer.panels.knobs import Knob, make_knobs
+from explorer.panels.layouts import row
 from explorer.rich_eliding_label import RichElidingLabel
 from explorer.runner import describe_device
 from explorer.screen import ScreenClass
@@ -58,9 +59,9 @@ class InputBar(QWidget):
         self.examples.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.examples.setMinimumContentsLength(8)
         self.examples.activated.connect(self._example_chosen)
-        self.run_button = QPushButton("Run ⏎")
-        self.run_button.clicked.connect(self.run)
-        self.device_label = QLabel("–", toolTip="The device the model runs on")
+        make_knobs(self, (Knob("run_button", "button", "Run ⏎", on="run"),
+                          Knob("device_label", "label", "–", "The device the model runs on"),
+                          Knob("back_button", "button", "Back", on="_show_own")))
         style.set_sheet(self.device_label, "color: {muted};")
         self.hint = QLabel(FIRST_HINT)  # the first screen says what to do; gone after the first run
         style.set_sheet(self.hint, "background: {info_bg}; color: {info_text}; padding: 2px 8px; border-radius: 4px;")
@@ -68,8 +69,6 @@ class InputBar(QWidget):
         self.shown_label = RichElidingLabel("Showing: m…")  # what computed the frames, when not the session's own
         self.shown_label.setToolTip("The panels show this model in place of the session's own (the one chosen "
                                     "under Model); its output is the one beside")
-        self.back_button = QPushButton("Back")
-        self.back_button.clicked.connect(lambda: self.state.session.show_model(None))
         self.echo = RichElidingLabel()  # its least: the count and what is unknown (`_echo`)
         self.echo.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
         self.status = RichElidingLabel("Output: m…")
@@ -89,19 +88,15 @@ class InputBar(QWidget):
         grid.addWidget(QLabel("Model:"), 0, 0)
         grid.addWidget(self.model_combo, 0, 1)
         grid.addWidget(self.own_model, 0, 1, 1, 6)
-        source_cell = QHBoxLayout()  # the field's label, and the chat toggle beside it
-        source_cell.setSpacing(6)
-        source_cell.addWidget(self.chat_box)
-        source_cell.addWidget(self.source_label)
-        grid.addLayout(source_cell, 0, 2)
+        grid.addLayout(row(self.chat_box, self.source_label), 0, 2)  # the field's label, the chat toggle beside
         grid.addWidget(self.source, 0, 3)
         grid.addWidget(self.target_label, 0, 4)
         grid.addWidget(self.target, 0, 5)
         grid.addWidget(self.run_button, 0, 6)
         self._rows = (QHBoxLayout(), QHBoxLayout(), QHBoxLayout())  # the lines under the fields (`arrange`)
-        for number, row in enumerate(self._rows, start=1):
-            row.setSpacing(8)
-            grid.addLayout(row, number, 0, 1, 8)
+        for number, line in enumerate(self._rows, start=1):
+            line.setSpacing(8)
+            grid.addLayout(line, number, 0, 1, 8)
         self._tail: QWidget | None = None
         self._arranged = None  # (narrow, presenting, the echo on its own line) the rows were last arranged for
         grid.addWidget(self.hint, 4, 0, 1, 8)  # its own line, on the first screen only
@@ -171,11 +166,11 @@ class InputBar(QWidget):
         grid.removeWidget(self.device_label)
         if not narrow:
             grid.addWidget(self.device_label, 0, 7)
-        for row, widgets in zip(self._rows, lines):
+        for line, widgets in zip(self._rows, lines):
             for widget in filter(None, widgets):
                 for other in self._rows:
                     other.removeWidget(widget)
-                row.addWidget(widget, int(widget in (self.echo, self.status)))
+                line.addWidget(widget, int(widget in (self.echo, self.status)))
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
@@ -195,6 +190,9 @@ class InputBar(QWidget):
         if self.state.bundle is not None:
             self._show_field_texts(self.state.bundle)  # (the target and chat box as the model has them)
         self._show_model_label()
+
+    def _show_own(self) -> None:
+        self.state.session.show_model(None)
 
     def run(self) -> None:
         """Validate and run what is typed; a refusal leaves the current view as it is."""
