@@ -57,9 +57,7 @@ class MainWindow(QMainWindow):
         self.setTabPosition(Qt.AllDockWidgetAreas, QTabWidget.North)
 
         self.input_bar = InputBar(state, runner, self)
-        toolbar = QToolBar("Input", self)
-        toolbar.setObjectName("toolbar_input")
-        toolbar.setMovable(False)
+        toolbar = QToolBar("Input", self, objectName="toolbar_input", movable=False)
         toolbar.addWidget(self.input_bar)
         self.addToolBar(Qt.TopToolBarArea, toolbar)
 
@@ -174,10 +172,7 @@ class MainWindow(QMainWindow):
                             lambda: QMessageBox.information(self, "Keyboard shortcuts", SHORTCUTS_HELP))
 
     def _build_status_bar(self) -> None:
-        self.busy_bar = QProgressBar()
-        self.busy_bar.setRange(0, 0)  # indeterminate: something is running
-        self.busy_bar.setMaximumWidth(160)
-        self.busy_bar.hide()
+        self.busy_bar = QProgressBar(maximum=0, maximumWidth=160, visible=False)  # indeterminate: something runs
         self.busy_label = QLabel()
         self.statusBar().addPermanentWidget(self.busy_label)
         self.statusBar().addPermanentWidget(self.busy_bar)
