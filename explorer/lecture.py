@@ -59,7 +59,6 @@ class LectureTools(QObject):
         return action
 
     def _build_actions(self) -> None:
-        w = self.window
         self.present_action = self._action("&Presentation mode", self.presentation.toggle, Qt.Key_F11, True)
         self.leave_action = self._action("Leave presentation mode", self.presentation.leave, Qt.Key_Escape)
         self.leave_action.setEnabled(False)
@@ -85,10 +84,12 @@ class LectureTools(QObject):
                                   checkable=True)
             self.theme_group.addAction(action)
             self.theme_actions[name] = action
-        self.theme_actions[read_theme(w.settings)].setChecked(True)
+        self.theme_actions[read_theme(self.window.settings)].setChecked(True)
+        between = QAction(self.window)
+        between.setSeparator(True)
 
         # (the window's menus list these: `file_actions` over Quit, `view_actions`, `help_actions`)
-        self.file_actions = (self.tour_action, self.default_tour_action, self.save_scene_action, None,
+        self.file_actions = (self.tour_action, self.default_tour_action, self.save_scene_action, between,
                              self.export_action, self.export_steps_action, self.export_csv_action)
         self.view_actions = (self.present_action, self.scale_action, *self.theme_actions.values(),
                              self.prev_action, self.next_action, self.exit_tour_action)

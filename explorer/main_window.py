@@ -84,11 +84,8 @@ class MainWindow(QMainWindow):
         """The diagrams (LEFT_PANELS) tabbed on the left, the other panels tabbed on the right."""
         areas: dict[bool, list[QDockWidget]] = {True: [], False: []}
         for cls in self._panel_classes.values():
-            dock = PanelDock(cls.title, getattr(cls, "tab_title", None), self)
-            dock.setObjectName(f"dock_{cls.panel_name}")
+            dock = PanelDock(cls.title, getattr(cls, "tab_title", None), self, objectName=f"dock_{cls.panel_name}")
             dock.setWidget(PanelScroll())  # the panel itself is built when the dock is first shown
-            dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
-                             | QDockWidget.DockWidgetClosable)
             dock.visibilityChanged.connect(lambda visible, name=cls.panel_name: self._on_dock_shown(name, visible))
             self.docks[cls.panel_name] = dock
             left = cls.panel_name in LEFT_PANELS
@@ -142,11 +139,7 @@ class MainWindow(QMainWindow):
         self.file_menu = file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction("&Open checkpoint folder…", QKeySequence.Open, self.input_bar.model_combo.open_folder)
         file_menu.addAction("Save &screenshot…", self._save_screenshot)
-        for action in self.lecture.file_actions:
-            if action is None:
-                file_menu.addSeparator()
-            else:
-                file_menu.addAction(action)
+        file_menu.addActions(self.lecture.file_actions)
         file_menu.addSeparator()
         file_menu.addAction("&Quit", QKeySequence.Quit, self.close)
 
