@@ -55,9 +55,8 @@ class InputBar(QWidget):
         self.chat_box.setChecked(state.session.chat)
         self.chat_box.toggled.connect(state.session.set_chat)  # (the runner recomputes the frame)
         self.target_label = QLabel(target_label)
-        self.examples = QComboBox(toolTip="Example inputs for this model: pick one to run it")
-        self.examples.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-        self.examples.setMinimumContentsLength(8)
+        self.examples = QComboBox(toolTip="Example inputs for this model: pick one to run it", minimumContentsLength=8,
+                                  sizeAdjustPolicy=QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.examples.activated.connect(self._example_chosen)
         make_knobs(self, (Knob("run_button", "button", "Run ⏎", on="run"),
                           Knob("device_label", "label", "–", "The device the model runs on"),

@@ -98,9 +98,7 @@ class LectureTools(QObject):
     def _build_toolbar(self) -> None:
         """The tour's row (caption, ◀ n/N ▶, Exit tour); presenting, the panel chooser and Leave."""
         self.caption_bar = QToolBar("Tour", self.window, objectName="toolbar_caption", movable=False)
-        self.caption = CaptionLabel("")  # the row's width, as many lines as that needs
-        self.caption.setObjectName("tour_caption")
-        self.caption.setTextFormat(Qt.PlainText)
+        self.caption = CaptionLabel("", objectName="tour_caption", textFormat=Qt.PlainText)  # as many lines as it needs
         style.set_font_role(self.caption, "caption")  # readable from the back row
         self.caption.setContentsMargins(8, 4, 8, 4)
         self.caption_bar.addWidget(self.caption)
