@@ -41,24 +41,22 @@ class InputBar(QWidget):
         self.state, self.runner = state, runner
         self.screen_class = None  # the rows' arrangement (`apply_screen_class`)
         self.model_combo = ModelChooser(state, runner)
-        self.own_model = QLabel()  # presenting a lab: the model it trains, in place of the fields
-        self.own_model.setObjectName("own_model")
+        self.own_model = QLabel(objectName="own_model")  # presenting a lab: the model it trains, in place of the fields
         label, hint, target_label, target_hint, target_tip = field_texts(None)
         self.source = self._field(hint, style.TITLE_POINT_SIZE, 160)
         self.source.textChanged.connect(self._echo)
         self.target = self._field(target_hint, style.BASE_POINT_SIZE + 1, 90)
         self.target.setToolTip(target_tip)
-        self.source_label = QLabel(label)
         self.chat_box = QCheckBox("Chat")  # shown for a model with a chat template only (`_on_bundle`)
         self.chat_box.setToolTip("On: what you type is the user's message, laid out by the model's chat template; "
                                  "the output is the assistant's answer. Off: a plain prompt to continue.")
         self.chat_box.setChecked(state.session.chat)
         self.chat_box.toggled.connect(state.session.set_chat)  # (the runner recomputes the frame)
-        self.target_label = QLabel(target_label)
         self.examples = QComboBox(toolTip="Example inputs for this model: pick one to run it", minimumContentsLength=8,
                                   sizeAdjustPolicy=QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.examples.activated.connect(self._example_chosen)
-        make_knobs(self, (Knob("run_button", "button", "Run ⏎", on="run"),
+        make_knobs(self, (Knob("source_label", "label", label), Knob("target_label", "label", target_label),
+                          Knob("run_button", "button", "Run ⏎", on="run"),
                           Knob("device_label", "label", "–", "The device the model runs on"),
                           Knob("back_button", "button", "Back", on="_show_own")))
         style.set_sheet(self.device_label, "color: {muted};")
