@@ -9,8 +9,8 @@ LEAST_WIDTH = 200  # px: what the label asks for before it has a width (the tool
 
 
 class CaptionLabel(QLabel):
-    def __init__(self, text: str = "", parent=None):
-        super().__init__(text, parent)
+    def __init__(self, text: str = "", parent=None, **options):
+        super().__init__(text, parent, **options)
         self.setWordWrap(True)
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
         self._asked = -1  # the height the last size hint gave

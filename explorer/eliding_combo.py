@@ -9,8 +9,8 @@ NAME_SEPARATOR = " — "  # "name — what it does" (model.interpret.input_texts
 
 
 class ElidingComboBox(QComboBox):
-    def __init__(self, parent=None):
-        super().__init__(parent)
+    def __init__(self, parent=None, **options):
+        super().__init__(parent, sizeAdjustPolicy=QComboBox.AdjustToMinimumContentsLengthWithIcon, **options)
         self.currentIndexChanged.connect(self._tip)
 
     def _tip(self, _index: int = 0) -> None:

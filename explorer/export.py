@@ -11,18 +11,17 @@ from PySide6.QtCore import QPoint, QRect, QSize
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import (
     QApplication,
-    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPushButton,
-    QSpinBox,
     QWidget,
 )
+
+from explorer.panels.knobs import Knob, make_knobs
+from explorer.panels.layouts import row
 
 FORMATS = ("png", "svg")
 MIN_SIDE, MAX_SIDE = 100, 8000
@@ -185,32 +184,19 @@ class ExportDialog(QDialog):
     def __init__(self, window, parent=None):
         super().__init__(parent or window)
         self.setWindowTitle("Export a panel")
-        self.panel = QComboBox()
-        for name, dock in window.docks.items():
-            self.panel.addItem(dock.full_title, name)
-        self.width_box = QSpinBox(minimum=MIN_SIDE, maximum=MAX_SIDE, value=1920, suffix=" px")
-        self.height_box = QSpinBox(minimum=MIN_SIDE, maximum=MAX_SIDE, value=1080, suffix=" px")
-        self.format = QComboBox()
-        self.format.addItem("PNG (bitmap)", "png")
-        self.format.addItem("SVG (vector)", "svg")
+        sides = (MIN_SIDE, MAX_SIDE, 1)
+        make_knobs(self, (Knob("panel", "choice", options=tuple((d.full_title, n) for n, d in window.docks.items())),
+                          Knob("width_box", "spin", " px", options=(*sides, 1920)),
+                          Knob("height_box", "spin", " px", options=(*sides, 1080)),
+                          Knob("format", "choice", on="_suffix", options=(("PNG (bitmap)", "png"), ("SVG (vector)", "svg"))),
+                          Knob("browse", "button", "Browse…", on="_browse")))
         self.path = QLineEdit(str(Path.home() / "panel.png"))
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(self._browse)
-        self.format.currentIndexChanged.connect(self._suffix)
-        size_row, path_row = QHBoxLayout(), QHBoxLayout()
-        size_row.addWidget(self.width_box)
-        size_row.addWidget(QLabel("×"))
-        size_row.addWidget(self.height_box)
-        path_row.addWidget(self.path, 1)
-        path_row.addWidget(browse)
+        buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, accepted=self.accept,
+                                   rejected=self.reject)
         form = QFormLayout(self)
-        form.addRow("Panel", self.panel)
-        form.addRow("Size", size_row)
-        form.addRow("Format", self.format)
-        form.addRow("File", path_row)
-        buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
+        for label, field in (("Panel", self.panel), ("Size", row(self.width_box, QLabel("×"), self.height_box)),
+                             ("Format", self.format), ("File", row((self.path, 1), self.browse))):
+            form.addRow(label, field)
         form.addRow(buttons)
 
     def choice(self) -> tuple[str, Path, QSize, str]:

@@ -13,13 +13,14 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPushButton,
     QSizePolicy,
     QWidget,
 )
 
 from explorer import style, theme
 from explorer.model_chooser import ModelChooser
+from explorer.panels.knobs import Knob, make_knobs
+from explorer.panels.layouts import row
 from explorer.rich_eliding_label import RichElidingLabel
 from explorer.runner import describe_device
 from explorer.screen import ScreenClass
@@ -40,27 +41,24 @@ class InputBar(QWidget):
         self.state, self.runner = state, runner
         self.screen_class = None  # the rows' arrangement (`apply_screen_class`)
         self.model_combo = ModelChooser(state, runner)
-        self.own_model = QLabel()  # presenting a lab: the model it trains, in place of the fields
-        self.own_model.setObjectName("own_model")
+        self.own_model = QLabel(objectName="own_model")  # presenting a lab: the model it trains, in place of the fields
         label, hint, target_label, target_hint, target_tip = field_texts(None)
         self.source = self._field(hint, style.TITLE_POINT_SIZE, 160)
         self.source.textChanged.connect(self._echo)
         self.target = self._field(target_hint, style.BASE_POINT_SIZE + 1, 90)
         self.target.setToolTip(target_tip)
-        self.source_label = QLabel(label)
         self.chat_box = QCheckBox("Chat")  # shown for a model with a chat template only (`_on_bundle`)
         self.chat_box.setToolTip("On: what you type is the user's message, laid out by the model's chat template; "
                                  "the output is the assistant's answer. Off: a plain prompt to continue.")
         self.chat_box.setChecked(state.session.chat)
         self.chat_box.toggled.connect(state.session.set_chat)  # (the runner recomputes the frame)
-        self.target_label = QLabel(target_label)
-        self.examples = QComboBox(toolTip="Example inputs for this model: pick one to run it")
-        self.examples.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-        self.examples.setMinimumContentsLength(8)
+        self.examples = QComboBox(toolTip="Example inputs for this model: pick one to run it", minimumContentsLength=8,
+                                  sizeAdjustPolicy=QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.examples.activated.connect(self._example_chosen)
-        self.run_button = QPushButton("Run ⏎")
-        self.run_button.clicked.connect(self.run)
-        self.device_label = QLabel("–", toolTip="The device the model runs on")
+        make_knobs(self, (Knob("source_label", "label", label), Knob("target_label", "label", target_label),
+                          Knob("run_button", "button", "Run ⏎", on="run"),
+                          Knob("device_label", "label", "–", "The device the model runs on"),
+                          Knob("back_button", "button", "Back", on="_show_own")))
         style.set_sheet(self.device_label, "color: {muted};")
         self.hint = QLabel(FIRST_HINT)  # the first screen says what to do; gone after the first run
         style.set_sheet(self.hint, "background: {info_bg}; color: {info_text}; padding: 2px 8px; border-radius: 4px;")
@@ -68,8 +66,6 @@ class InputBar(QWidget):
         self.shown_label = RichElidingLabel("Showing: m…")  # what computed the frames, when not the session's own
         self.shown_label.setToolTip("The panels show this model in place of the session's own (the one chosen "
                                     "under Model); its output is the one beside")
-        self.back_button = QPushButton("Back")
-        self.back_button.clicked.connect(lambda: self.state.session.show_model(None))
         self.echo = RichElidingLabel()  # its least: the count and what is unknown (`_echo`)
         self.echo.setFont(style.font(style.BASE_POINT_SIZE, mono=True))
         self.status = RichElidingLabel("Output: m…")
@@ -89,19 +85,15 @@ class InputBar(QWidget):
         grid.addWidget(QLabel("Model:"), 0, 0)
         grid.addWidget(self.model_combo, 0, 1)
         grid.addWidget(self.own_model, 0, 1, 1, 6)
-        source_cell = QHBoxLayout()  # the field's label, and the chat toggle beside it
-        source_cell.setSpacing(6)
-        source_cell.addWidget(self.chat_box)
-        source_cell.addWidget(self.source_label)
-        grid.addLayout(source_cell, 0, 2)
+        grid.addLayout(row(self.chat_box, self.source_label), 0, 2)  # the field's label, the chat toggle beside
         grid.addWidget(self.source, 0, 3)
         grid.addWidget(self.target_label, 0, 4)
         grid.addWidget(self.target, 0, 5)
         grid.addWidget(self.run_button, 0, 6)
         self._rows = (QHBoxLayout(), QHBoxLayout(), QHBoxLayout())  # the lines under the fields (`arrange`)
-        for number, row in enumerate(self._rows, start=1):
-            row.setSpacing(8)
-            grid.addLayout(row, number, 0, 1, 8)
+        for number, line in enumerate(self._rows, start=1):
+            line.setSpacing(8)
+            grid.addLayout(line, number, 0, 1, 8)
         self._tail: QWidget | None = None
         self._arranged = None  # (narrow, presenting, the echo on its own line) the rows were last arranged for
         grid.addWidget(self.hint, 4, 0, 1, 8)  # its own line, on the first screen only
@@ -171,11 +163,11 @@ class InputBar(QWidget):
         grid.removeWidget(self.device_label)
         if not narrow:
             grid.addWidget(self.device_label, 0, 7)
-        for row, widgets in zip(self._rows, lines):
+        for line, widgets in zip(self._rows, lines):
             for widget in filter(None, widgets):
                 for other in self._rows:
                     other.removeWidget(widget)
-                row.addWidget(widget, int(widget in (self.echo, self.status)))
+                line.addWidget(widget, int(widget in (self.echo, self.status)))
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
@@ -195,6 +187,9 @@ class InputBar(QWidget):
         if self.state.bundle is not None:
             self._show_field_texts(self.state.bundle)  # (the target and chat box as the model has them)
         self._show_model_label()
+
+    def _show_own(self) -> None:
+        self.state.session.show_model(None)
 
     def run(self) -> None:
         """Validate and run what is typed; a refusal leaves the current view as it is."""

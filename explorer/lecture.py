@@ -10,7 +10,6 @@ from PySide6.QtWidgets import (
     QApplication,
     QDialog,
     QFileDialog,
-    QHBoxLayout,
     QInputDialog,
     QLabel,
     QToolBar,
@@ -21,6 +20,7 @@ from PySide6.QtWidgets import (
 from explorer import export, style
 from explorer.caption_label import CaptionLabel
 from explorer.export import ExportDialog
+from explorer.panels.layouts import row
 from explorer.presentation import THEME_KEY, THEMES, PresentationMode, apply_theme, read_theme
 from explorer.scenes import SceneDeck, capture
 from model.io.assets import asset_path
@@ -59,7 +59,6 @@ class LectureTools(QObject):
         return action
 
     def _build_actions(self) -> None:
-        w = self.window
         self.present_action = self._action("&Presentation mode", self.presentation.toggle, Qt.Key_F11, True)
         self.leave_action = self._action("Leave presentation mode", self.presentation.leave, Qt.Key_Escape)
         self.leave_action.setEnabled(False)
@@ -85,10 +84,12 @@ class LectureTools(QObject):
                                   checkable=True)
             self.theme_group.addAction(action)
             self.theme_actions[name] = action
-        self.theme_actions[read_theme(w.settings)].setChecked(True)
+        self.theme_actions[read_theme(self.window.settings)].setChecked(True)
+        between = QAction(self.window)
+        between.setSeparator(True)
 
         # (the window's menus list these: `file_actions` over Quit, `view_actions`, `help_actions`)
-        self.file_actions = (self.tour_action, self.default_tour_action, self.save_scene_action, None,
+        self.file_actions = (self.tour_action, self.default_tour_action, self.save_scene_action, between,
                              self.export_action, self.export_steps_action, self.export_csv_action)
         self.view_actions = (self.present_action, self.scale_action, *self.theme_actions.values(),
                              self.prev_action, self.next_action, self.exit_tour_action)
@@ -96,12 +97,8 @@ class LectureTools(QObject):
 
     def _build_toolbar(self) -> None:
         """The tour's row (caption, ◀ n/N ▶, Exit tour); presenting, the panel chooser and Leave."""
-        self.caption_bar = QToolBar("Tour", self.window)
-        self.caption_bar.setObjectName("toolbar_caption")
-        self.caption_bar.setMovable(False)
-        self.caption = CaptionLabel("")  # the row's width, as many lines as that needs
-        self.caption.setObjectName("tour_caption")
-        self.caption.setTextFormat(Qt.PlainText)
+        self.caption_bar = QToolBar("Tour", self.window, objectName="toolbar_caption", movable=False)
+        self.caption = CaptionLabel("", objectName="tour_caption", textFormat=Qt.PlainText)  # as many lines as it needs
         style.set_font_role(self.caption, "caption")  # readable from the back row
         self.caption.setContentsMargins(8, 4, 8, 4)
         self.caption_bar.addWidget(self.caption)
@@ -113,27 +110,19 @@ class LectureTools(QObject):
         self.window.addToolBarBreak(Qt.TopToolBarArea)  # its own row: the input bar keeps its width
         self.window.addToolBar(Qt.TopToolBarArea, self.caption_bar)
         self.caption_bar.hide()
-        self.strip = QWidget()
-        self.strip.setObjectName("presenter_strip")
-        row = QHBoxLayout(self.strip)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(6)
         self.leave_action.setIconText("Leave")
         self.leave_action.setToolTip("Leave presentation mode (Esc or F11)")
-        leave = self._tool(self.leave_action)
-        leave.setObjectName("presenter_leave")
-        row.addWidget(leave)
-        self.strip.hide()
-        self.tour_offer = self._tool(self.default_tour_action, "Start the tour ▶")  # on Figure 1's row
-        self.tour_offer.setObjectName("presenter_start_tour")
-        self.tour_offer.setToolTip("Start the paper tour (PageDown)")
+        self.strip = QWidget(objectName="presenter_strip", visible=False)
+        row(self._tool(self.leave_action, name="presenter_leave"), parent=self.strip, margins=0).setSpacing(6)
+        self.tour_offer = self._tool(self.default_tour_action, "Start the tour ▶", "presenter_start_tour")
+        self.tour_offer.setToolTip("Start the paper tour (PageDown)")  # (on Figure 1's row)
         self.tour_offer.hide()
         self.window.input_bar.add_tail(self.strip)
 
     @staticmethod
-    def _tool(action: QAction, text: str | None = None) -> QToolButton:
+    def _tool(action: QAction, text: str | None = None, name: str = "") -> QToolButton:
         """A text button for `action` that can be hidden without hiding its keyboard shortcut."""
-        button = QToolButton()
+        button = QToolButton(objectName=name)
         button.setDefaultAction(action)
         button.setToolButtonStyle(Qt.ToolButtonTextOnly)
         if text is not None:

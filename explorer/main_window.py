@@ -57,9 +57,7 @@ class MainWindow(QMainWindow):
         self.setTabPosition(Qt.AllDockWidgetAreas, QTabWidget.North)
 
         self.input_bar = InputBar(state, runner, self)
-        toolbar = QToolBar("Input", self)
-        toolbar.setObjectName("toolbar_input")
-        toolbar.setMovable(False)
+        toolbar = QToolBar("Input", self, objectName="toolbar_input", movable=False)
         toolbar.addWidget(self.input_bar)
         self.addToolBar(Qt.TopToolBarArea, toolbar)
 
@@ -86,11 +84,8 @@ class MainWindow(QMainWindow):
         """The diagrams (LEFT_PANELS) tabbed on the left, the other panels tabbed on the right."""
         areas: dict[bool, list[QDockWidget]] = {True: [], False: []}
         for cls in self._panel_classes.values():
-            dock = PanelDock(cls.title, getattr(cls, "tab_title", None), self)
-            dock.setObjectName(f"dock_{cls.panel_name}")
+            dock = PanelDock(cls.title, getattr(cls, "tab_title", None), self, objectName=f"dock_{cls.panel_name}")
             dock.setWidget(PanelScroll())  # the panel itself is built when the dock is first shown
-            dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
-                             | QDockWidget.DockWidgetClosable)
             dock.visibilityChanged.connect(lambda visible, name=cls.panel_name: self._on_dock_shown(name, visible))
             self.docks[cls.panel_name] = dock
             left = cls.panel_name in LEFT_PANELS
@@ -144,11 +139,7 @@ class MainWindow(QMainWindow):
         self.file_menu = file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction("&Open checkpoint folder…", QKeySequence.Open, self.input_bar.model_combo.open_folder)
         file_menu.addAction("Save &screenshot…", self._save_screenshot)
-        for action in self.lecture.file_actions:
-            if action is None:
-                file_menu.addSeparator()
-            else:
-                file_menu.addAction(action)
+        file_menu.addActions(self.lecture.file_actions)
         file_menu.addSeparator()
         file_menu.addAction("&Quit", QKeySequence.Quit, self.close)
 
@@ -174,10 +165,7 @@ class MainWindow(QMainWindow):
                             lambda: QMessageBox.information(self, "Keyboard shortcuts", SHORTCUTS_HELP))
 
     def _build_status_bar(self) -> None:
-        self.busy_bar = QProgressBar()
-        self.busy_bar.setRange(0, 0)  # indeterminate: something is running
-        self.busy_bar.setMaximumWidth(160)
-        self.busy_bar.hide()
+        self.busy_bar = QProgressBar(maximum=0, maximumWidth=160, visible=False)  # indeterminate: something runs
         self.busy_label = QLabel()
         self.statusBar().addPermanentWidget(self.busy_label)
         self.statusBar().addPermanentWidget(self.busy_bar)

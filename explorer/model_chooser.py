@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtWidgets import QComboBox, QFileDialog
+from PySide6.QtWidgets import QFileDialog
 
 from explorer.eliding_combo import ElidingComboBox
 from explorer.runner import bundled_checkpoints, pretrained_models
@@ -20,14 +20,11 @@ class ModelChooser(ElidingComboBox):
     """Choosing a row loads that model (the session's own again: shown in every panel again)."""
 
     def __init__(self, state, runner, parent=None):
-        super().__init__(parent)
+        super().__init__(parent, minimumWidth=150, minimumContentsLength=12,  # closed: short (the source field needs room)
+                         toolTip="The model to explore: a bundled checkpoint, an installed pretrained model, "
+                                 "or open a folder (ours, or a Hugging Face folder with config.json)")
         self.state, self.runner = state, runner
         self._listed = None  # the session's model the rows were last filled for
-        self.setMinimumWidth(150)
-        self.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-        self.setMinimumContentsLength(12)  # closed: short (the source field beside needs the room)
-        self.setToolTip("The model to explore: a bundled checkpoint, an installed pretrained model, "
-                        "or open a folder (ours, or a Hugging Face folder with config.json)")
         self.activated.connect(self._model_chosen)
         runner.failed.connect(lambda *_: self.list_models(again=True))  # a failed load: the model still in use
         self._fill_models()

@@ -22,8 +22,8 @@ CHAPTERS = (
 class PanelDock(QDockWidget):
     """A dock titled `tab_title` on its tab and `full_title` on its title bar."""
 
-    def __init__(self, full_title: str, tab_title: str | None = None, parent: QWidget | None = None):
-        super().__init__(tab_title or full_title, parent)
+    def __init__(self, full_title: str, tab_title: str | None = None, parent: QWidget | None = None, **options):
+        super().__init__(tab_title or full_title, parent, **options)
         self.full_title = full_title
         self.toggleViewAction().setText(full_title)  # the View menu names the whole panel
 

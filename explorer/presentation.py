@@ -231,11 +231,8 @@ class PresentationMode(QObject):
 
     def _show_switcher(self, on: bool) -> None:
         if self.switcher is None:
-            self.switcher = ElidingComboBox()
-            self.switcher.setObjectName("presentation_panel_chooser")
-            self.switcher.setToolTip("The panel shown while presenting")
-            self.switcher.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-            self.switcher.setMinimumContentsLength(SWITCHER_CHARS)  # longer names elide ("Architecture")
+            self.switcher = ElidingComboBox(objectName="presentation_panel_chooser", minimumContentsLength=SWITCHER_CHARS,
+                                            toolTip="The panel shown while presenting")  # longer names elide
             for i, (name, dock) in enumerate(self.window.docks.items()):  # the tab's short name, the whole on hover
                 self.switcher.addItem(dock.windowTitle(), name)
                 self.switcher.setItemData(i, dock.full_title, Qt.ItemDataRole.ToolTipRole)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -55,15 +54,6 @@ def describe_device(bundle: ModelBundle) -> str:
 
 
 # -- the pipeline ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Request:
-    """What to do with a job's result, and whether it is a model load (its own channel) or a frame."""
-
-    on_done: Callable[[object], None]
-    on_failed: Callable[[], None] | None = None
-    load: bool = False
-
-
 class Runner(QObject):
     """The explorer's one pipeline: session → `compute_frame` → `state.set_frame`, recomputed off
     the GUI thread through one `LatestJob` whenever the session changes; only the newest request's
@@ -83,7 +73,8 @@ class Runner(QObject):
         self.job.done.connect(self._on_done)
         self.job.failed.connect(self._on_failed)
         self.job.busy.connect(lambda on: state.set_busy(on, self._what if on else ""))
-        self._newest: _Request | None = None  # the only request whose result is delivered
+        self._deliver: Callable[[object], None] | None = None  # the newest request's result to this
+        self._undo: Callable[[], None] | None = None  # and on its failure, this first
         self._what = ""  # shown while the newest request runs
         self._loading = False  # a model load is the newest request
         self._frame_waits = False  # a frame was asked for while a model loads
@@ -195,21 +186,20 @@ class Runner(QObject):
             return
         self._frame_waits = False
         self._loading = load
-        self._newest, self._what = _Request(on_done, on_failed, load), what
+        self._deliver, self._undo, self._what = on_done, on_failed, what
         self.job.submit(fn)
 
     def _on_done(self, result) -> None:
-        request = self._newest
         self._loading = False
-        request.on_done(result)
+        self._deliver(result)
 
     def _on_failed(self, message: str) -> None:
-        request, waits = self._newest, self._frame_waits
+        load_waited = self._loading and self._frame_waits
         self._loading = self._frame_waits = False
-        if request.on_failed is not None:
-            request.on_failed()
+        if self._undo is not None:
+            self._undo()
         self._fail_now(message)
-        if request.load and waits:  # asked for while the failed load ran: the old model computes it
+        if load_waited:  # asked for while the failed load ran: the old model computes it
             self.request()
 
     def _fail_now(self, message: str) -> None:

@@ -24,10 +24,7 @@ class StartupWindow(QWidget):
         title.setFont(font)
         subtitle = QLabel("Attention Is All You Need (Vaswani et al., 2017)")
         self.status = QLabel(STAGES[0])
-        self.progress = QProgressBar()
-        self.progress.setRange(0, len(STAGES))
-        self.progress.setTextVisible(False)
-        self.progress.setFixedWidth(320)
+        self.progress = QProgressBar(maximum=len(STAGES), textVisible=False, fixedWidth=320)
         column = QVBoxLayout(self)
         column.addStretch(1)
         for widget in (title, subtitle, self.status, self.progress):

@@ -19,12 +19,9 @@ class StatusToast(QObject):
         super().__init__(window)
         self.window = window
         self.active = False
-        self.label = QLabel(window)
-        self.label.setObjectName("status_toast")
-        self.label.setWordWrap(True)
+        self.label = QLabel(window, objectName="status_toast", wordWrap=True, alignment=Qt.AlignmentFlag.AlignCenter,
+                            visible=False)
         self.label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)  # never in the way of a click
-        self.label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.label.hide()
         self._message, self._level, self._busy = "", "info", ""
         self._busy_timer = QTimer(self, singleShot=True, interval=BUSY_DELAY_MS, timeout=self._refresh)
         self._expiry = QTimer(self, singleShot=True, interval=SHOWN_MS, timeout=self._expire)

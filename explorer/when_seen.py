@@ -17,27 +17,16 @@ def unseen(widget: QWidget) -> bool:
 
 
 class _Relay(QObject):
-    """One signal's handler: a QObject child, so Qt drops the connection with the widget."""
+    """One signal's `draw`: a QObject child, so Qt drops the connection with the widget."""
 
-    def __init__(self, gate: WhenSeen, handler: Callable, current: Callable[[], object] | None):
+    def __init__(self, gate: WhenSeen, draw: Callable[[], bool]):
         super().__init__(gate)
-        self.gate = gate
-        self.handler = handler
-        self.current = current
+        self.gate, self.draw = gate, draw
 
-    def receive(self, *values) -> None:
-        """What the signal sent (a handler without `current` reads the session itself), or held back."""
-        if self.gate.hold(self):
-            return
-        self.handler(*values) if self.current is not None else self.handler()
-
-    def catch_up(self) -> bool:
-        """Draw the session's value now (nothing, and False, where it is None)."""
-        value = self.current() if self.current is not None else ()
-        if value is None:
-            return False
-        self.handler(value) if self.current is not None else self.handler()
-        return True
+    def receive(self, *_values) -> None:
+        """Drawn now (from the session's value, the one just sent), or held back."""
+        if not self.gate.hold(self):
+            self.draw()
 
 
 class WhenSeen(QObject):
@@ -55,11 +44,15 @@ class WhenSeen(QObject):
         watched.installEventFilter(self)
 
     def follow(self, signal, handler: Callable, current: Callable[[], object] | None = None) -> None:
-        """Call `handler(*values)` for what `signal` sends, when the widget can be seen; a change
-        held back is drawn with `current()` (the session's value then), so nothing held keeps an
-        old value (a replaced model, its frame) alive. Without `current`, `handler()` reads the
-        session itself and gets no values."""
-        signal.connect(_Relay(self, handler, current).receive)
+        """On `signal`, `handler(current())` (the session's value: nothing held keeps an old model or
+        frame alive) when the widget can be seen, else when it is shown; without `current`, `handler()`."""
+        def draw() -> bool:  # False: the session has no value to draw (None)
+            value = current() if current is not None else ()
+            if value is not None:
+                handler(value) if current is not None else handler()
+            return value is not None
+
+        signal.connect(_Relay(self, draw).receive)
 
     def unseen(self) -> bool:
         return unseen(self.watched)
@@ -78,14 +71,14 @@ class WhenSeen(QObject):
         self.next_turn.stop()
         held, self.pending = self.pending, []
         for relay in held:
-            relay.catch_up()
+            relay.draw()
 
     def catch_up_one(self) -> None:
         """Draw the earliest change held back; the next one in the next turn while still seen
         (hidden again, the rest waits for the next show, not a timer that fires every turn)."""
         drawn = False
         while self.pending and not drawn and not self.unseen():
-            drawn = self.pending.pop(0).catch_up()
+            drawn = self.pending.pop(0).draw()
         if self.pending and not self.unseen():
             self.next_turn.start()
 
