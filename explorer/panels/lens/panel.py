@@ -3,6 +3,8 @@ would pick from that layer's stream (last layer on top, as in Figure 1); a click
 An LLM's lens is computed off the GUI thread, only when the panel is shown (`Frame.lens_deferred`)."""
 from __future__ import annotations
 
+import weakref
+
 from explorer import style, theme
 from explorer.drawing.heatmap import Heatmap
 from explorer.panels.base import Panel
@@ -20,7 +22,7 @@ class LensPanel(Panel):
     def __init__(self, state, parent=None):
         super().__init__(state, parent)
         self.lens = None
-        self.asked = None  # the frame whose deferred lens was asked for (not again after a failure)
+        self.asked = lambda: None  # (weakly) the frame whose deferred lens was asked for: not again after a failure
         self.add_job(self._on_lens, self._on_lens_failed)
         self.note = text_label()
         self.grid = Heatmap(colour_bar=True, square=False)  # layers × positions: cells fill the room
@@ -72,8 +74,8 @@ class LensPanel(Panel):
 
     def _start_lens(self) -> None:
         frame = self.state.frame
-        if frame is not None and frame.lens_deferred and frame is not self.asked and self.isVisible():
-            self.asked = frame
+        if frame is not None and frame.lens_deferred and frame is not self.asked() and self.isVisible():
+            self.asked = weakref.ref(frame)
             self.job.submit(lambda: (frame, forward_lens(frame.bundle, frame.forward)))
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
