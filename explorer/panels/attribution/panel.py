@@ -51,7 +51,7 @@ class AttributionPanel(StopsWithWindow, Panel):
         self.shown_request: AttributionRequest | None = None  # what `shown` was computed for
         self.asked: AttributionRequest | None = None  # what the job computes now
         self.status = text_label(" ", point_size=None, selectable=True)
-        self._say = functools.partial(say, self.status)
+        self._say = functools.partial(say, self.status, level="plain")
         self.add_job(self._on_done, self._on_failed, progress_to=self._say)  # (its progress: `bar`)
         self._build()
         state.frameChanged.connect(lambda _frame: self.refresh())
@@ -136,7 +136,7 @@ class AttributionPanel(StopsWithWindow, Panel):
             self.shown, self.shown_request, self.asked = None, None, None
             self.bars.clear_data()
             self.table.clear_data()
-            self._say(f"No attribution for this model and input: {reason}", "warning")
+            self._say(f"No attribution for this model and input: {reason}", level="warning")
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
         self.refresh()  # (a show's refresh waits for the queued events: it may not have started yet)

@@ -146,7 +146,7 @@ class PatchingPanel(Panel):
         self.body = SplitPages([(self.maps_page, "Maps", 5), (self.side_page, "Direct logit attribution", 3)],
                                documentMode=True)
         self.status = text_label(" ", point_size=None)
-        self._say = functools.partial(say, self.status)
+        self._say = functools.partial(say, self.status, level="plain")
         self.add_job(self._on_done, self._on_failed, progress_to=self._say, button=self.run_button)
         column(row(QLabel("Clean:"), (self.clean_edit, 1), QLabel("Corrupted:"), (self.corrupted_edit, 1)),
                row(QLabel("Answer:"), self.answer_box, QLabel("Wrong:"), self.wrong_box, self.stack_box, None,
@@ -216,7 +216,7 @@ class PatchingPanel(Panel):
     def _on_failed(self, reason: str) -> None:
         self.asked = None
         self._clear()
-        self._say(f"No patching for these inputs: {reason}", "warning")
+        self._say(f"No patching for these inputs: {reason}", level="warning")
 
     def _clear(self) -> None:
         self.shown = None
