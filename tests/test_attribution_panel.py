@@ -56,6 +56,7 @@ def test_panel_draws_bars_for_the_sessions_text_and_a_click_changes_them(setup, 
     with torch.no_grad():
         p = bundle.model(problem.src, problem.tgt)[0, problem.row].softmax(-1)[problem.token_id].item()
     assert p > 0.8 and f"at p = {p:.2f}" in panel.status.text()
+    assert "background" not in panel.status.styleSheet()  # an explanation reads as plain text, not a warning
 
     qtbot.mouseClick(panel.next_button, Qt.MouseButton.LeftButton)  # the second output token
     assert panel.wait_until_drawn()
@@ -79,7 +80,7 @@ def test_a_model_without_an_output_token_is_named_not_drawn(setup):
     runner.set_bundle(encoder, then_run="the cow says moo")
     assert panel.wait_until_drawn()
     assert panel.bars.bar_count() == 0 and panel.shown is None
-    assert "masked-LM head" in panel.status.text()
+    assert "masked-LM head" in panel.status.text() and "background" in panel.status.styleSheet()  # a warning
 
 
 def test_the_spearman_table_writes_each_rho_and_every_method_name_is_drawn(qtbot):

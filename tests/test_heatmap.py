@@ -180,3 +180,31 @@ def test_a_map_without_title_or_count_gives_their_line_to_the_map(qtbot):
     bare = heatmap.canvas.height()
     heatmap.set_title("a title")
     qtbot.waitUntil(lambda: heatmap.canvas.height() < bare)  # the title's line, taken from the map
+
+
+def test_a_theme_change_recolours_the_axis_names_and_an_empty_maps_note(qtbot):
+    """The axis names' colour lives in their HTML and the note's in its item: both follow the theme,
+    so a map drawn before a switch never keeps the other theme's text on its canvas."""
+    from PySide6.QtGui import QColor
+    from PySide6.QtWidgets import QApplication
+
+    from explorer import presentation, theme
+    from explorer.drawing.token_heatmap import TokenHeatmap
+
+    app = QApplication.instance()
+    presentation.apply_theme(app, "light")
+    try:
+        named, empty = Heatmap(), TokenHeatmap()
+        for widget in (named, empty):
+            qtbot.addWidget(widget)
+        named.set_data(np.eye(3), list("abc"), list("xyz"))
+        named.set_axis_names("query", "key")
+        empty.clear_data("drawn when\ntraining ends")
+        assert QColor(named.cols_axis.labelStyle["color"]) == QColor(theme.LIGHT.text)
+        presentation.apply_theme(app, "dark")
+        for axis in (named.rows_axis, named.cols_axis):
+            assert QColor(axis.labelStyle["color"]) == QColor(theme.DARK.text)
+        assert (named.rows_axis.labelText, named.cols_axis.labelText) == ("query", "key")
+        assert empty.note.color == QColor(theme.DARK.muted) and empty.note.isVisible()
+    finally:
+        presentation.apply_theme(app, "light")

@@ -117,3 +117,32 @@ def test_every_column_is_numbered_and_every_token_in_view_fits_its_cell(qtbot, b
     (x0, x1), _ = grid.plot.vb.viewRange()
     assert grid.plot.vb.width() / (x1 - x0) >= widest
     assert x1 - x0 < len(lens.positions)  # this narrow, not every column fits: the view says so
+
+
+def test_a_deferred_lens_that_fails_is_said_not_retried_and_keeps_no_model_alive(qtbot, bert, monkeypatch):
+    """A lens the worker could not compute is told in words; showing the panel again does not ask
+    for it again, and a replaced model is freed (the panel remembers the frame only weakly)."""
+    import gc
+    import weakref
+
+    import model.interpret.frame as frame_module
+    from explorer.panels.lens import panel as lens_module
+
+    calls = []
+
+    def failing(bundle, forward):
+        calls.append(bundle)
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(frame_module, "LENS_EAGER_MACS", 0)
+    monkeypatch.setattr(lens_module, "forward_lens", failing)
+    state, panel = _panel(qtbot, bert, "the cat can [MASK] .")
+    qtbot.waitUntil(lambda: "could not be computed: out of memory" in panel.note.text(), timeout=10_000)
+    panel.hide()
+    panel.show()
+    assert panel.wait_until_drawn() and len(calls) == 1 and panel.lens is None
+    monkeypatch.undo()  # the next model's lens comes with its frame: nothing asks for another
+    gone = weakref.ref(state.frame)
+    Runner(state, synchronous=True).set_bundle(random_bundle("reverse", dropout=0.0), then_run="abc")
+    gc.collect()
+    assert gone() is None

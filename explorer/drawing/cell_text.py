@@ -22,6 +22,7 @@ class CellText(pg.GraphicsObject):
         self.texts: list[list[list[str]]] = []
         self.values: np.ndarray | None = None
         self.drawn = False  # whether the last paint wrote the texts
+        self.whole_lines = False  # ask for cells as wide as the widest line (the map shows fewer columns)
         self.cmap: pg.ColorMap | None = None  # the map's colours and levels (set by its Heatmap): the
         self.levels = (0.0, 1.0)  # text is dark on a bright cell and light on a dark one, whatever the map
         self.setZValue(3)
@@ -54,10 +55,13 @@ class CellText(pg.GraphicsObject):
         return [f"{v:.2f}"] if self.numbers and np.isfinite(v) else []
 
     def room(self) -> tuple[float, float]:
-        """(height of a cell's lines, width of "0.00") at the label font, in pixels."""
+        """(height of a cell's lines, width of "0.00" or, `whole_lines`, of the widest line) at the label
+        font, in pixels."""
         m = QFontMetricsF(label_font())
         lines = max((len(t) for row in self.texts for t in row), default=0) if self.texts else 1
-        return lines * m.height(), m.horizontalAdvance("0.00") + 4
+        every_line = (line for row in self.texts for t in row for line in t) if self.whole_lines else ()
+        widest = max(map(m.horizontalAdvance, every_line), default=0.0) + 8
+        return lines * m.height(), max(m.horizontalAdvance("0.00") + 4, widest)
 
     def paint(self, p, *args):
         """Upright where a cell is wide enough for "0.00", else turned where it is tall enough; elided."""

@@ -59,6 +59,7 @@ class Heatmap(QWidget):
         for item in (self.hatch, self.image, self.cell_text):
             self.plot.addItem(item)
         self.overlays: list[QGraphicsItem] = []
+        self.axis_names = ("", "")  # (`set_axis_names`)
         self.edges = self.overlay(QGraphicsRectItem(), "map_edge", 1, 2)  # an edge on either canvas
         self.selection = self.overlay(QGraphicsRectItem(), "selected", 3, 5)
         self.selection.hide()
@@ -108,6 +109,9 @@ class Heatmap(QWidget):
         return item
 
     def _recolour(self, *_) -> None:
+        """The overlays and the axis names (their colour is in their HTML) in the current theme."""
+        if any(self.axis_names):
+            self.set_axis_names(*self.axis_names)
         for item in self.overlays:
             pen = item.pen()
             pen.setColor(style.colour(item.data(0)))
@@ -156,6 +160,7 @@ class Heatmap(QWidget):
 
     def set_axis_names(self, rows: str, cols: str) -> None:
         """Short names beside and under the labels ("query", "key"); "" for none."""
+        self.axis_names = (rows, cols)
         for axis, text in ((self.rows_axis, rows), (self.cols_axis, cols)):
             axis.setLabel(text or None, color=style.current().text, **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
             axis.showLabel(bool(text))

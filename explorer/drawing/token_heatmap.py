@@ -86,6 +86,10 @@ class TokenHeatmap(Heatmap):
         self.note.setVisible(bool(note))
         self._show_axes(not note)  # (bare axes beside the note look like a broken drawing)
 
+    def _recolour(self, *_) -> None:
+        super()._recolour()
+        self.note.setColor(style.current().muted)
+
     def _show_axes(self, on: bool) -> None:
         for name in ("left", "bottom"):
             if self.plot.getAxis(name).isVisible() != on:

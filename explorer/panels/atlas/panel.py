@@ -94,12 +94,7 @@ class AtlasPanel(Panel):
         self.follow(bundle=self._on_bundle)
 
     def _on_bundle(self, bundle) -> None:
-        if bundle is not self._scored_bundle():
-            self.compute()
-
-    def compute(self) -> None:
-        bundle = self.state.bundle
-        if bundle is None:
+        if bundle is self._scored_bundle():
             return
         self._scored_bundle = weakref.ref(bundle)
         self.grid.set_atlas(None)

@@ -6,12 +6,7 @@ from __future__ import annotations
 import functools
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import (
-    QBoxLayout,
-    QComboBox,
-    QLabel,
-    QPushButton,
-)
+from PySide6.QtWidgets import QBoxLayout, QComboBox, QLabel, QPushButton
 
 from explorer import style
 from explorer.drawing.token_heatmap import display_piece
@@ -55,6 +50,8 @@ class AttributionPanel(StopsWithWindow, Panel):
         self.shown: MethodComparison | None = None
         self.shown_request: AttributionRequest | None = None  # what `shown` was computed for
         self.asked: AttributionRequest | None = None  # what the job computes now
+        self.status = text_label(" ", point_size=None, selectable=True)
+        self._say = functools.partial(say, self.status, level="plain")
         self.add_job(self._on_done, self._on_failed, progress_to=self._say)  # (its progress: `bar`)
         self._build()
         state.frameChanged.connect(lambda _frame: self.refresh())
@@ -77,7 +74,6 @@ class AttributionPanel(StopsWithWindow, Panel):
         self.views = QBoxLayout(QBoxLayout.LeftToRight)  # side by side, or stacked (NARROW)
         self.views.addWidget(self.bars, 5)
         self.views.addWidget(self.table, 4)
-        self.status = text_label(" ", point_size=None, selectable=True)
         controls = row(self._labels[0], self.previous_button, self.output_box, self.next_button, None,
                        self._labels[1], self.layer_box, self.head_box)
         for widget in (*self._labels, self.output_box, self.layer_box, self.head_box, self.status,
@@ -99,17 +95,14 @@ class AttributionPanel(StopsWithWindow, Panel):
         if self.shown is not None:
             self._draw(self.shown_request, self.shown)
 
-    def choose_output(self, position: int) -> None:
-        self.state.set_view(OUTPUT_VIEW, str(position))
-
     def _step_output(self, delta: int) -> None:
         n = self.output_box.count()
         if n:
-            self.choose_output(max(0, min(n - 1, self.output_box.currentIndex() + delta)))
+            self.state.set_view(OUTPUT_VIEW, str(max(0, min(n - 1, self.output_box.currentIndex() + delta))))
 
     def _on_output_box(self, index: int) -> None:
         if index >= 0:
-            self.choose_output(index)
+            self.state.set_view(OUTPUT_VIEW, str(index))
 
     def _on_head_boxes(self, _index: int) -> None:
         if self.layer_box.currentIndex() >= 0 and self.head_box.currentIndex() >= 0:
@@ -143,7 +136,7 @@ class AttributionPanel(StopsWithWindow, Panel):
             self.shown, self.shown_request, self.asked = None, None, None
             self.bars.clear_data()
             self.table.clear_data()
-            self._say(f"No attribution for this model and input: {reason}", "warning")
+            self._say(f"No attribution for this model and input: {reason}", level="warning")
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
         self.refresh()  # (a show's refresh waits for the queued events: it may not have started yet)
@@ -156,14 +149,6 @@ class AttributionPanel(StopsWithWindow, Panel):
 
     def _draw(self, request: AttributionRequest, view: MethodComparison) -> None:
         self.shown, self.shown_request = view, request
-        self._fill_boxes(request, view)
-        self.bars.set_data(view.input_pieces, view.scores)
-        self.table.show_rho([SHORT_NAMES[m] for m in view.names], view.rho)
-        self._say(f"Why “{display_piece(view.output_piece)}” (output {view.position + 1} of {len(view.outputs)})? "
-                  f"Each row scaled to its largest |score| (right); outlined: top token; reddish: lowers p. "
-                  f"head = {view.head_label}; table: Spearman ρ.{saturation_note(view.scores, view.probability)}")
-
-    def _fill_boxes(self, request: AttributionRequest, view: MethodComparison) -> None:
         config = request.bundle.config
         for box, items, index in (
                 (self.output_box, [f"{k + 1}: {display_piece(p)}" for k, p in enumerate(view.outputs)], view.position),
@@ -172,6 +157,8 @@ class AttributionPanel(StopsWithWindow, Panel):
             refill(box, items, index)
         self.previous_button.setEnabled(view.position > 0)
         self.next_button.setEnabled(view.position < len(view.outputs) - 1)
-
-    def _say(self, text: str, level: str = "plain") -> None:
-        say(self.status, text, level)
+        self.bars.set_data(view.input_pieces, view.scores)
+        self.table.show_rho([SHORT_NAMES[m] for m in view.names], view.rho)
+        self._say(f"Why “{display_piece(view.output_piece)}” (output {view.position + 1} of {len(view.outputs)})? "
+                  f"Each row scaled to its largest |score| (right); outlined: top token; reddish: lowers p. "
+                  f"head = {view.head_label}; table: Spearman ρ.{saturation_note(view.scores, view.probability)}")

@@ -94,9 +94,3 @@ class InductionPanel(LabPanel):
     def finished(self) -> None:
         if self.measures and self.mapped is not self.measures[-1]:
             self.draw_map(self.measures[-1])  # the map of the end, whatever MAP_EVERY says
-
-    def restyle(self) -> None:
-        if self.mapped is not None:
-            self.draw_map(self.mapped)
-        elif self.stage != "failed":
-            self.map.clear_data(MAP_PENDING)  # the empty map's note in the new theme's colour

@@ -89,7 +89,3 @@ class LeakPanel(LabPanel):
     def draw_maps(self) -> None:
         layer, head = tuple(self.head_combo.currentData() or (0, None))
         self.maps.set_result(self.result, layer, head)
-
-    def restyle(self) -> None:
-        if self.result is not None or (self.run is not None and self.stage != "failed"):
-            self.draw_maps()  # the maps, or their note, in the new theme's colours

@@ -3,29 +3,16 @@ would pick from that layer's stream (last layer on top, as in Figure 1); a click
 An LLM's lens is computed off the GUI thread, only when the panel is shown (`Frame.lens_deferred`)."""
 from __future__ import annotations
 
-from PySide6.QtGui import QFontMetricsF
+import weakref
 
 from explorer import style, theme
-from explorer.drawing.cell_text import CellText
 from explorer.drawing.heatmap import Heatmap
-from explorer.drawing.label_axis import label_font
 from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from model.interpret import lens_text
 from model.interpret.cell_views import cell_view, parse_cell
 from model.interpret.frame import forward_lens
-
-
-class TokenCellText(CellText):
-    """Cell text asking for columns as wide as its widest line, so a predicted token is never cut
-    (columns that do not fit are a drag away, and the map counts them)."""
-
-    def room(self) -> tuple[float, float]:
-        block, number = super().room()
-        metrics = QFontMetricsF(label_font())
-        lines = (line for row in self.texts for cell in row for line in cell)
-        return block, max(number, max(map(metrics.horizontalAdvance, lines), default=0.0) + 8)
 
 
 class LensPanel(Panel):
@@ -35,14 +22,11 @@ class LensPanel(Panel):
     def __init__(self, state, parent=None):
         super().__init__(state, parent)
         self.lens = None
-        self.waiting = None  # the frame whose deferred lens is asked for
-        self.computing = None  # the frame whose lens the job computes
+        self.asked = lambda: None  # (weakly) the frame whose deferred lens was asked for: not again after a failure
         self.add_job(self._on_lens, self._on_lens_failed)
         self.note = text_label()
         self.grid = Heatmap(colour_bar=True, square=False)  # layers × positions: cells fill the room
-        self.grid.plot.removeItem(self.grid.cell_text)
-        self.grid.cell_text = TokenCellText()
-        self.grid.plot.addItem(self.grid.cell_text)
+        self.grid.cell_text.whole_lines = True  # a predicted token is never cut: other columns a drag away
         self.grid.set_axis_names("", "position · token read")
         self.grid.cellClicked.connect(self._on_cell_clicked)
         self.detail = text_label(rich=True, top_left=True)
@@ -63,14 +47,13 @@ class LensPanel(Panel):
 
     def _on_frame(self, frame) -> None:
         if frame.lens is None and frame.lens_deferred and frame.bundle.has_output_layer:
-            self.lens, self.waiting = None, frame
+            self.lens = None
             self.grid.clear_data()
             self.detail.setText("")
             say(self.note, "Reading every layer at every position through the output layer "
                       f"({frame.bundle.output_size:,} tokens)…", "info")
             self._start_lens()
             return
-        self.waiting = None
         if not frame.bundle.has_output_layer or frame.lens is None:
             self._on_bundle(frame.bundle)
             return
@@ -90,9 +73,9 @@ class LensPanel(Panel):
         self._start_lens()
 
     def _start_lens(self) -> None:
-        frame = self.waiting
-        if frame is not None and frame is not self.computing and self.isVisible():
-            self.computing = frame
+        frame = self.state.frame
+        if frame is not None and frame.lens_deferred and frame is not self.asked() and self.isVisible():
+            self.asked = weakref.ref(frame)
             self.job.submit(lambda: (frame, forward_lens(frame.bundle, frame.forward)))
 
     def wait_until_drawn(self, msecs: int = 60000) -> bool:
@@ -102,13 +85,11 @@ class LensPanel(Panel):
 
     def _on_lens(self, done) -> None:
         frame, lens = done
-        self.computing = None
         frame.lens, frame.lens_deferred = lens, False  # kept on the frame: shown again without recomputing
-        if frame is self.waiting:
+        if frame is self.state.frame:
             self._on_frame(frame)
 
     def _on_lens_failed(self, message: str) -> None:
-        self.computing = self.waiting = None
         say(self.note, f"The logit lens could not be computed: {message}", "warning")
 
     def _on_view(self, panel: str, _view: str) -> None:

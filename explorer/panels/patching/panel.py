@@ -8,11 +8,7 @@ import html
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QFontMetricsF
-from PySide6.QtWidgets import (
-    QGridLayout,
-    QLabel,
-    QWidget,
-)
+from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from explorer import style, theme
 from explorer.drawing import plot_style as st
@@ -149,8 +145,9 @@ class PatchingPanel(Panel):
         self.side_column = column(self.detail, (self.bars, 1), parent=self.side_page, margins=0)
         self.body = SplitPages([(self.maps_page, "Maps", 5), (self.side_page, "Direct logit attribution", 3)],
                                documentMode=True)
-        self.add_job(self._on_done, self._on_failed, progress_to=self._say, button=self.run_button)
         self.status = text_label(" ", point_size=None)
+        self._say = functools.partial(say, self.status, level="plain")
+        self.add_job(self._on_done, self._on_failed, progress_to=self._say, button=self.run_button)
         column(row(QLabel("Clean:"), (self.clean_edit, 1), QLabel("Corrupted:"), (self.corrupted_edit, 1)),
                row(QLabel("Answer:"), self.answer_box, QLabel("Wrong:"), self.wrong_box, self.stack_box, None,
                    self.run_button),
@@ -219,7 +216,7 @@ class PatchingPanel(Panel):
     def _on_failed(self, reason: str) -> None:
         self.asked = None
         self._clear()
-        self._say(f"No patching for these inputs: {reason}", "warning")
+        self._say(f"No patching for these inputs: {reason}", level="warning")
 
     def _clear(self) -> None:
         self.shown = None
@@ -297,6 +294,3 @@ class PatchingPanel(Panel):
         for k, heatmap in enumerate(self.maps[:len(maps)]):
             heatmap.select((len(m.rows) - 1 - layer, col) if maps[k] is m else None)
         self.detail.setText(patching_text.cell_detail(self.shown.result, m, layer, col, style.MUTED.name()))
-
-    def _say(self, text: str, level: str = "plain") -> None:
-        say(self.status, text, level)
