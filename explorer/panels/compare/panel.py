@@ -13,7 +13,6 @@ import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import (
-    QBoxLayout,
     QFileDialog,
     QPushButton,
     QSlider,
@@ -163,12 +162,6 @@ class ComparePanel(PickedHead, Panel):
                                  self._shape)
         self.most_changed_button = QPushButton("Most changed", enabled=False, toolTip="Show the head of this kind "
                                                "whose map training changed most (the largest mean |B − A|)")
-        self.which_row = row(text_label("B:", st.LABEL_PT), (self.b_name, 1), self.untrained_button, self.open_button)
-        self.top_rows = QBoxLayout(QBoxLayout.Direction.TopToBottom)  # one line on a wide screen
-        heads = row(self.picker, self.most_changed_button, None)  # (the head choice stays left)
-        for line in (self.which_row, heads):
-            line.setSpacing(6)  # their own spacing: not the box's, which changes with the direction
-            self.top_rows.addLayout(line, int(line is self.which_row))
         self.slider = QSlider(Qt.Orientation.Horizontal, toolTip="The saved snapshots of B's training run: drag to "
                               "compare A with another step")
         self.slider_label = text_label("", st.LABEL_PT)
@@ -191,7 +184,8 @@ class ComparePanel(PickedHead, Panel):
             self.tabs.addTab(widget, text)
         self.readout = style.eliding_line(" ")
         style.set_font_role(self.readout, "label")
-        column(self.top_rows, self.slider_row, self.note, self.outputs_line,
+        column(row(text_label("B:", st.LABEL_PT), (self.b_name, 1), self.untrained_button, self.open_button),
+               row(self.picker, self.most_changed_button, None), self.slider_row, self.note, self.outputs_line,
                row((self.shared_line, 1), self.maps.switch), (self.tabs, 1), self.readout, parent=self)
         self.open_button.clicked.connect(self._choose_b)
         self.untrained_button.clicked.connect(lambda: self.state.session.set_compare(UNTRAINED))
@@ -206,14 +200,10 @@ class ComparePanel(PickedHead, Panel):
         self.apply_screen_class(ScreenClass.PROJECTOR)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """Wide: B's row and the head choice on one line, the three maps side by side. Else two lines
-        (B's name keeps the width) and one of A and B beside B − A: maps wide enough for their labels."""
-        one_line = cls is ScreenClass.WIDE
-        self.maps.set_together(one_line)
+        """Wide: A, B and B − A side by side. Else one of A and B (the switch's) beside B − A: maps
+        wide enough to name their tokens."""
+        self.maps.set_together(cls is ScreenClass.WIDE)
         self._show_switch()
-        self.top_rows.setDirection(QBoxLayout.Direction.LeftToRight if one_line else QBoxLayout.Direction.TopToBottom)
-        self.top_rows.setSpacing(16 if one_line else 4)
-        self.top_rows.setStretchFactor(self.which_row, 1 if one_line else 0)  # width, not height
 
     def _show_content(self, on: bool) -> None:
         self.most_changed_button.setEnabled(on)
