@@ -18,7 +18,6 @@ from explorer.panels.attention.head_picker import HeadPicker, PickedHead
 from explorer.panels.attention.lines import LineView
 from explorer.panels.attention.view_tabs import ViewTabs
 from explorer.panels.base import Panel
-from explorer.panels.heads.head_grid import SYMBOLS
 from explorer.panels.layouts import column, row
 from explorer.state import SessionState
 from explorer.theme import set_sheet, set_text
@@ -34,6 +33,7 @@ from model.interpret.attention_maps import (
     mean_over_heads,
     rollout,
 )
+from model.interpret.surgery_labels import SYMBOLS
 from model.nn.kinds import AttentionKind
 
 VIEWS = ("grid", "single", "lines", "derived")

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 
 from explorer.drawing import plot_style as st
 from explorer.theme import set_sheet
-from model.interpret.surgery_labels import KIND_TITLES, SYMBOLS, head_cell, layer_pages, page_titles
+from model.interpret.surgery_labels import KIND_TITLES, head_cell, layer_pages, page_titles
 
 MAX_CELL_PX = 88  # a head's button grows with the room up to this
 PLAIN_SHEET = "QToolButton {{ color: {text}; background: {button}; border: 1px solid {grid}; }}"
@@ -142,6 +142,3 @@ class HeadGrid(HeadBlocks):
         for kind, (tabs, pages, _rows, _grid) in self.pages.items():
             for index, title in enumerate(page_titles(kind, pages, self.heads)):
                 tabs.setTabText(index, title)
-
-
-__all__ = ["HeadBlocks", "HeadGrid", "SYMBOLS"]  # SYMBOLS: the attention panel names an edited head with it
