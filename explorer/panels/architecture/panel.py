@@ -133,10 +133,8 @@ class ArchitecturePanel(Panel):
 
     def _resolve_keys(self) -> None:
         """Fill `{layer}` with the layer each collapsed stack currently shows."""
-        for e in self.figure.elements:
-            e.key = e.template.format(layer=self.shown_layer.get(e.stack, 0))
-        for box in self.figure.boxes:
-            box.key = box.template.format(layer=self.shown_layer.get(box.stack, 0))
+        for item in self.figure.elements + self.figure.boxes:
+            item.key = item.template.format(layer=self.shown_layer.get(item.stack, 0))
         for stack, label in self.figure.layer_labels.items():
             n = self.state.n_layers("encoder" if stack == "encoder" else "decoder_self")
             label.setText(f"layer {self.shown_layer[stack] + 1}/{n}")
