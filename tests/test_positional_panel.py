@@ -74,7 +74,7 @@ def test_changing_d_model_updates_every_view(qtbot):
     for dim, curve in panel.waves.curves:
         x, y = curve.getData()
         np.testing.assert_allclose(y, [paper_pe(int(p), dim, 128) for p in x], atol=2e-6)
-    sim = panel.similarity.similarity  # similarity: PE(p)·PE(p) = d_model/2 on the diagonal
+    sim = panel.similarity.sim.values  # similarity: PE(p)·PE(p) = d_model/2 on the diagonal
     assert sim.shape == (length, length)
     np.testing.assert_allclose(np.diag(sim), 64.0, rtol=1e-5)
     assert panel.similarity.sim.values.shape == (length, length)
