@@ -165,7 +165,7 @@ def test_rollout_rows_sum_to_one_and_match_an_independent_computation(setup):
     for kind in ("encoder", "decoder_self"):
         n = result.trace.n_layers(kind)
         state.select_attention(kind, n - 1, 0)
-        shown = panel.derived.rollout_values
+        shown = panel.derived.rollout.values
         np.testing.assert_allclose(shown.sum(axis=1), 1.0, atol=1e-5)
         # independent: torch, float64, right-to-left product Ã_{L-1} ··· Ã_0
         mats = []
@@ -178,9 +178,9 @@ def test_rollout_rows_sum_to_one_and_match_an_independent_computation(setup):
             want = a @ want
         np.testing.assert_allclose(shown, want.numpy(), atol=1e-5)
         mean = result.trace.attention(kind, n - 1)[0].double().mean(0).numpy()
-        np.testing.assert_allclose(panel.derived.mean_values, mean, atol=1e-6)
+        np.testing.assert_allclose(panel.derived.mean.values, mean, atol=1e-6)
     state.select_attention("cross", 0, 0)
-    assert panel.derived.rollout_values is None
+    assert panel.derived.rollout.values.size == 0  # no rollout: its note instead
     assert panel.derived.right.currentWidget() is panel.derived.note
 
 

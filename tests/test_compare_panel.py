@@ -241,7 +241,7 @@ def test_a_compare_panel_out_of_sight_compares_nothing_until_shown(qtbot, tmp_pa
     assert panel.wait_until_drawn() and panel.comparison is not None and submitted
 
 
-def test_presenting_on_a_small_projector_every_tab_keeps_its_titles_whole(qtbot, tmp_path):
+def test_presenting_on_a_small_projector_every_tab_keeps_its_titles_whole_and_the_maps_their_labels(qtbot, tmp_path):
     from layout_checks import panel_problems, settle_until_still
 
     window = make_main_window(qtbot, tmp_path, size=(1024, 768))
@@ -256,5 +256,17 @@ def test_presenting_on_a_small_projector_every_tab_keeps_its_titles_whole(qtbot,
             panel.tabs.setCurrentIndex(index)
             settle_until_still(qtbot, window)
             assert panel_problems(panel, window) == [], panel.tabs.tabText(index)
+            assert panel.maps.switch.isVisible() == (panel.tabs.currentWidget() is panel.maps)
+        panel.tabs.setCurrentWidget(panel.maps)  # one of A and B beside B − A: every token named on both
+        for shown in (panel.maps.show_a, panel.maps.show_b):
+            shown.click()
+            settle_until_still(qtbot, window)
+            visible = [m for m in panel.maps.plots if m.isVisible()]
+            assert len(visible) == 2 and visible[-1] is panel.maps.map_diff
+            assert visible[0] is (panel.maps.map_a if shown is panel.maps.show_a else panel.maps.map_b)
+            assert all(m.count_text() == "" for m in visible), [m.label_counts() for m in visible]
     finally:
         window.lecture.presentation.leave()
+    window.resize(1920, 1080)  # wide: the three maps side by side, no switch
+    settle_until_still(qtbot, window)
+    assert all(m.isVisible() for m in panel.maps.plots) and not panel.maps.switch.isVisible()

@@ -74,7 +74,7 @@ def test_changing_d_model_updates_every_view(qtbot):
     for dim, curve in panel.waves.curves:
         x, y = curve.getData()
         np.testing.assert_allclose(y, [paper_pe(int(p), dim, 128) for p in x], atol=2e-6)
-    sim = panel.similarity.similarity  # similarity: PE(p)·PE(p) = d_model/2 on the diagonal
+    sim = panel.similarity.sim.values  # similarity: PE(p)·PE(p) = d_model/2 on the diagonal
     assert sim.shape == (length, length)
     np.testing.assert_allclose(np.diag(sim), 64.0, rtol=1e-5)
     assert panel.similarity.sim.values.shape == (length, length)
@@ -122,7 +122,7 @@ def test_this_input_view_shows_the_recorded_sum(qtbot):
     state.set_result(result)
     view = panel.input_view
     assert view.stack_box.count() == 2
-    scaled, pe, total = view.values
+    scaled, pe, total = view.checked.arrays
     trace = result.trace
     np.testing.assert_array_equal(scaled, trace["encoder.embedding.scaled"].tensor[0].numpy())
     np.testing.assert_array_equal(pe, trace["encoder.positional"].tensor.numpy())
@@ -130,7 +130,7 @@ def test_this_input_view_shows_the_recorded_sum(qtbot):
     np.testing.assert_allclose(pe, [[paper_pe(p, i, 32) for i in range(32)] for p in range(5)], atol=2e-6)
     assert view.maps[0].rows_axis.tokens == list("abcde")
     view.stack_box.setCurrentIndex(view.stack_box.findData("decoder"))
-    np.testing.assert_array_equal(view.values[2], trace["decoder.input"].tensor[0].numpy())
+    np.testing.assert_array_equal(view.checked.arrays[2], trace["decoder.input"].tensor[0].numpy())
     assert view.maps[1].values.shape == (6, 32)  # <bos> e d c b a
 
 

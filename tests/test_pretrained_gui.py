@@ -286,13 +286,14 @@ def test_this_input_shows_berts_token_type_and_layernorm(qtbot):
     state.set_result(result)
     view = panel.input_view
     trace = result.trace
-    assert view.terms == ["encoder.embedding.scaled", "encoder.positional", "encoder.embedding.token_type",
-                          "encoder.input", "encoder.input_norm"]
-    tokens, pe, types, total, normed = view.values
+    steps = [step for step, _title, _short in view.checked.terms]
+    assert steps == ["encoder.embedding.scaled", "encoder.positional", "encoder.embedding.token_type",
+                     "encoder.input", "encoder.input_norm"]
+    tokens, pe, types, total, normed = view.checked.arrays
     np.testing.assert_array_equal(types, trace["encoder.embedding.token_type"].tensor[0].numpy())
     np.testing.assert_array_equal(types[3], bundle.model.token_type.weight[0].detach().numpy())  # type 0 everywhere
     np.testing.assert_array_equal(normed, trace["encoder.input_norm"].tensor[0].numpy())
-    assert view.error < 1e-6 and view.norm_error < 1e-5
+    assert view.checked.error < 1e-6 and view.checked.norm_error < 1e-5
     reference = torch.nn.functional.layer_norm(torch.tensor(total), (32,), bundle.model.embed_norm["encoder"].weight,
                                                bundle.model.embed_norm["encoder"].bias, bundle.config.layer_norm_eps)
     np.testing.assert_allclose(normed, reference.detach().numpy(), atol=1e-5)
@@ -303,8 +304,8 @@ def test_this_input_shows_berts_token_type_and_layernorm(qtbot):
     ours = _tiny()
     state.set_bundle(ours)
     state.set_result(ours.run("abc"))
-    assert len(view.values) == 3 and sum(not m.isHidden() for m in view.maps) == 3
-    assert view.norm_error is None and view.error < 1e-6
+    assert len(view.checked.arrays) == 3 and sum(not m.isHidden() for m in view.maps) == 3
+    assert view.checked.norm_error is None and view.checked.error < 1e-6
 
 
 def test_this_input_with_minilm(qtbot):
@@ -313,7 +314,7 @@ def test_this_input_with_minilm(qtbot):
     state, panel = _positional_panel(qtbot, bundle)
     state.set_result(bundle.run("The cat sat on the mat."))
     view = panel.input_view
-    assert len(view.values) == 5 and view.error < 1e-5 and view.norm_error < 1e-4
+    assert len(view.checked.arrays) == 5 and view.checked.error < 1e-5 and view.checked.norm_error < 1e-4
     assert view.maps[0].rows_axis.tokens[0] == "[CLS]"
 
 

@@ -25,8 +25,6 @@ class ArchitecturePanel(Panel):
 
     def __init__(self, state, parent=None):
         super().__init__(state, parent)
-        self.expanded = False
-        self.inline = False  # shapes beside the block names (wide view) or under them (tall view)
         self._sizes: dict[tuple[bool, bool], QSizeF] = {}  # (inline, token lines beside): the figure's size
         self._measured: tuple | None = None  # what `_sizes` were measured for
         self._arranged: tuple[bool, bool] | None = None
@@ -37,7 +35,7 @@ class ArchitecturePanel(Panel):
         self.scene = QGraphicsScene(self)
         self.view = ZoomView(self.scene, self)
 
-        self.expand_button = QToolButton(text="Expand all layers", checkable=True, toggled=self.set_expanded,
+        self.expand_button = QToolButton(text="Expand all layers", checkable=True, toggled=self._on_expanded,
                                          toolTip="Draw every layer instead of one layer marked N×")
         self.zoom_buttons = [QToolButton(text=label, toolTip=tip, minimumWidth=40, clicked=slot) for label, tip, slot in
                              (("−", "Zoom out", lambda: self.view.zoom(1 / 1.25)),
@@ -63,12 +61,13 @@ class ArchitecturePanel(Panel):
     def highlighted_keys(self) -> list[str]:
         return [e.key for e in self.figure.elements if e.highlighted]
 
+    expanded = property(lambda self: self.expand_button.isChecked())
+
     def set_expanded(self, on: bool) -> None:
-        if bool(on) == self.expanded:
-            return
-        self.expanded = bool(on)
-        self.expand_button.setChecked(self.expanded)
-        self.expand_button.setText("Collapse to N×" if self.expanded else "Expand all layers")
+        self.expand_button.setChecked(on)  # (toggled: drawn again)
+
+    def _on_expanded(self, on: bool) -> None:
+        self.expand_button.setText("Collapse to N×" if on else "Expand all layers")
         self._rebuild()
 
     def add_to_row(self, widget: QWidget) -> None:
@@ -110,8 +109,7 @@ class ArchitecturePanel(Panel):
             return fit * (1.02 if arrangement == self._arranged else 1.0)
         self._arranged = inline, beside = max(self._sizes, key=scale)
         if inline != self.figure.inline:
-            self.inline = inline
-            self._rebuild(fit=False)  # (comes back here, to this arrangement)
+            self._rebuild(fit=False, inline=inline)  # (comes back here, to this arrangement)
             return
         place_token_lines(self.figure, self._lines, beside)
         if self.view.auto_fit:
@@ -121,12 +119,13 @@ class ArchitecturePanel(Panel):
         """The figure drawn again: its items in the new theme's colours, the user's zoom kept."""
         self._rebuild(fit=False)
 
-    def _rebuild(self, *_, fit: bool = True) -> None:
+    def _rebuild(self, *_, fit: bool = True, inline: bool | None = None) -> None:
+        inline = self.figure.inline if inline is None else inline
         self.scene.clear()
-        self.figure = Figure()
+        self.figure = Figure(inline=inline)
         if self.state.bundle is None:
             return
-        self.figure = draw_figure1(self.scene, self.state.bundle.config, self.expanded, self.inline,
+        self.figure = draw_figure1(self.scene, self.state.bundle.config, self.expanded, inline,
                                    on_click=self.state.select_step_named)
         self._resolve_keys()
         self.view.auto_fit = self.view.auto_fit or fit
@@ -134,10 +133,8 @@ class ArchitecturePanel(Panel):
 
     def _resolve_keys(self) -> None:
         """Fill `{layer}` with the layer each collapsed stack currently shows."""
-        for e in self.figure.elements:
-            e.key = e.template.format(layer=self.shown_layer.get(e.stack, 0))
-        for box in self.figure.boxes:
-            box.key = box.template.format(layer=self.shown_layer.get(box.stack, 0))
+        for item in self.figure.elements + self.figure.boxes:
+            item.key = item.template.format(layer=self.shown_layer.get(item.stack, 0))
         for stack, label in self.figure.layer_labels.items():
             n = self.state.n_layers("encoder" if stack == "encoder" else "decoder_self")
             label.setText(f"layer {self.shown_layer[stack] + 1}/{n}")

@@ -9,9 +9,8 @@ from explorer import style, theme
 
 
 class ZoomView(QGraphicsView):
-    """Wheel (with or without Ctrl) zooms around the cursor, dragging the background pans.
-
-    Until the user zooms, the view keeps the whole figure fitted to its size."""
+    """Wheel (with or without Ctrl) zooms around the cursor, dragging the background pans; until
+    the user zooms, the view keeps the whole figure fitted to its size."""
 
     MIN_SCALE, MAX_SCALE = 0.1, 6.0
     FIT_MAX = 1.25  # fitting never magnifies more (× the presentation scale): huge text helps nobody

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QCheckBox, QLabel, QScrollArea, QStackedWidget, QTabWidget, QWidget
@@ -19,7 +18,6 @@ from explorer.panels.attention.head_picker import HeadPicker, PickedHead
 from explorer.panels.attention.lines import LineView
 from explorer.panels.attention.view_tabs import ViewTabs
 from explorer.panels.base import Panel
-from explorer.panels.heads.head_grid import SYMBOLS
 from explorer.panels.layouts import column, row
 from explorer.state import SessionState
 from explorer.theme import set_sheet, set_text
@@ -35,6 +33,7 @@ from model.interpret.attention_maps import (
     mean_over_heads,
     rollout,
 )
+from model.interpret.surgery_labels import SYMBOLS
 from model.nn.kinds import AttentionKind
 
 VIEWS = ("grid", "single", "lines", "derived")
@@ -149,8 +148,6 @@ class DerivedView(QWidget):
         self.right.addWidget(self.rollout)
         self.right.addWidget(self.note)
         row((self.mean, 1), (self.right, 1), parent=self, margins=0)
-        self.mean_values: np.ndarray | None = None
-        self.rollout_values: np.ndarray | None = None
         self.mean.describe = lambda q, k: cell_text(self.mean, q, k, "mean over heads", 6)
         self.rollout.describe = lambda q, k: cell_text(self.rollout, q, k, "rollout", 6, ROLLOUT_SOURCE)
         for heatmap in (self.mean, self.rollout):
@@ -164,18 +161,15 @@ class DerivedView(QWidget):
         w, allowed = data.weights[kind], data.allowed[kind]
         q_labels, k_labels = data.labels[kind]
         q_name, k_name = data.axis_names(kind)
-        self.mean_values = mean_over_heads(w[layer])
-        self.mean.set_data(self.mean_values, q_labels, k_labels, allowed=allowed)
+        self.mean.set_data(mean_over_heads(w[layer]), q_labels, k_labels, allowed=allowed)
         self.mean.set_axis_names(f"query ({q_name})", f"key ({k_name})")
         self.mean.set_title(f"Derived: mean of {w.shape[1]} heads, L{layer + 1}")
         if kind in ROLLOUT_KINDS:
-            self.rollout_values = rollout(w, upto=layer)
-            self.rollout.set_data(self.rollout_values, q_labels, k_labels, allowed=allowed)
+            self.rollout.set_data(rollout(w, upto=layer), q_labels, k_labels, allowed=allowed)
             self.rollout.set_axis_names(f"after L{layer + 1}", f"input ({k_name})")
             self.rollout.set_title(f"Derived: rollout, L1–L{layer + 1}" if layer else "Derived: rollout, L1")
             self.right.setCurrentWidget(self.rollout)
         else:
-            self.rollout_values = None
             self.rollout.clear_data()
             self.right.setCurrentWidget(self.note)
 

@@ -13,11 +13,11 @@ import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import (
-    QBoxLayout,
     QFileDialog,
     QPushButton,
     QSlider,
     QTabWidget,
+    QToolButton,
     QWidget,
 )
 
@@ -51,7 +51,8 @@ SLIDER_DELAY_MS = 150  # dragging the slider: compare where it rests, not every 
 
 
 class ComparisonMaps(QWidget):
-    """Signals: hovered(text) with A's, B's weight and their difference under the mouse."""
+    """A, B and B − A side by side, or (`set_together(False)`) one of A and B, chosen by `switch`,
+    beside B − A. Signals: hovered(text) with A's, B's weight and their difference under the mouse."""
 
     hovered = Signal(str)
 
@@ -67,7 +68,14 @@ class ComparisonMaps(QWidget):
         self.diff_bar.axis.setWidth(int(self.diff_bar.axis.width()) + sign)
         diff_canvas.setFixedWidth(diff_canvas.width() + sign)
         row((self.map_a, 1), (self.map_b, 1), weight_canvas, (self.map_diff, 1), diff_canvas,  # bars beside:
-            parent=self, margins=0)  # the three maps are one size
+            parent=self, margins=0)  # the maps are one size
+        self.show_a, self.show_b = (QToolButton(text=m, checkable=True, autoExclusive=True,
+                                                toolTip=f"{m}'s map beside B − A") for m in "AB")
+        self.show_a.setChecked(True)
+        self.switch = QWidget()  # (the panel places it)
+        row(text_label("Map:", st.LABEL_PT), self.show_a, self.show_b, parent=self.switch, margins=0)
+        self.show_b.toggled.connect(lambda _on: self.set_together(self.together))
+        self.together = True
         for heatmap in self.plots:  # every map named alike: equal room for each (the tokens: the shared line)
             heatmap.set_axis_names("query", "key")
             heatmap.describe = lambda q, k, h=heatmap: self._describe(h, q, k)
@@ -101,6 +109,12 @@ class ComparisonMaps(QWidget):
         self.diff_bar.setVisible(not zero)
         self.identical.setVisible(zero)
         self.identical.setPos(diff.shape[1] / 2, diff.shape[0] / 2)
+
+    def set_together(self, together: bool) -> None:
+        """All three maps, or the switch's one of A and B beside B − A (each twice as wide)."""
+        self.together = together
+        self.map_a.setVisible(together or self.show_a.isChecked())
+        self.map_b.setVisible(together or self.show_b.isChecked())
 
     def _recolour(self, _theme: str = "") -> None:
         self.identical.setColor(st.colour("text"))
@@ -148,12 +162,6 @@ class ComparePanel(PickedHead, Panel):
                                  self._shape)
         self.most_changed_button = QPushButton("Most changed", enabled=False, toolTip="Show the head of this kind "
                                                "whose map training changed most (the largest mean |B − A|)")
-        self.which_row = row(text_label("B:", st.LABEL_PT), (self.b_name, 1), self.untrained_button, self.open_button)
-        self.top_rows = QBoxLayout(QBoxLayout.Direction.TopToBottom)  # one line on a wide screen
-        heads = row(self.picker, self.most_changed_button, None)  # (the head choice stays left)
-        for line in (self.which_row, heads):
-            line.setSpacing(6)  # their own spacing: not the box's, which changes with the direction
-            self.top_rows.addLayout(line, int(line is self.which_row))
         self.slider = QSlider(Qt.Orientation.Horizontal, toolTip="The saved snapshots of B's training run: drag to "
                               "compare A with another step")
         self.slider_label = text_label("", st.LABEL_PT)
@@ -176,8 +184,9 @@ class ComparePanel(PickedHead, Panel):
             self.tabs.addTab(widget, text)
         self.readout = style.eliding_line(" ")
         style.set_font_role(self.readout, "label")
-        column(self.top_rows, self.slider_row, self.note, self.outputs_line, self.shared_line, (self.tabs, 1),
-               self.readout, parent=self)
+        column(row(text_label("B:", st.LABEL_PT), (self.b_name, 1), self.untrained_button, self.open_button),
+               row(self.picker, self.most_changed_button, None), self.slider_row, self.note, self.outputs_line,
+               row((self.shared_line, 1), self.maps.switch), (self.tabs, 1), self.readout, parent=self)
         self.open_button.clicked.connect(self._choose_b)
         self.untrained_button.clicked.connect(lambda: self.state.session.set_compare(UNTRAINED))
         self.slider.valueChanged.connect(lambda _v: self._slider_timer.start())
@@ -186,20 +195,26 @@ class ComparePanel(PickedHead, Panel):
         self.heads.cellClicked.connect(lambda layer, head: self.picker.select(self.kind, layer, head))
         self.most_changed_button.clicked.connect(self.show_most_changed)
         ViewTabs(self.tabs, self.state, self.panel_name, VIEWS)
+        self.tabs.currentChanged.connect(self._show_switch)
         self._show_content(False)
         self.apply_screen_class(ScreenClass.PROJECTOR)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """B's row and the head choice on one line on a wide screen, else two (B's name keeps the width)."""
-        one_line = cls is ScreenClass.WIDE
-        self.top_rows.setDirection(QBoxLayout.Direction.LeftToRight if one_line else QBoxLayout.Direction.TopToBottom)
-        self.top_rows.setSpacing(16 if one_line else 4)
-        self.top_rows.setStretchFactor(self.which_row, 1 if one_line else 0)  # width, not height
+        """Wide: A, B and B − A side by side. Else one of A and B (the switch's) beside B − A: maps
+        wide enough to name their tokens."""
+        self.maps.set_together(cls is ScreenClass.WIDE)
+        self._show_switch()
 
     def _show_content(self, on: bool) -> None:
         self.most_changed_button.setEnabled(on)
         for widget in (self.tabs, self.outputs_line, self.shared_line, self.readout):
             widget.setVisible(on)
+        self._show_switch()
+
+    def _show_switch(self, *_) -> None:
+        """The maps' A/B switch where one of them is shown, with the maps."""
+        self.maps.switch.setVisible(not self.maps.together and self.tabs.isVisibleTo(self)
+                                    and self.tabs.currentWidget() is self.maps)
 
     def _choose_b(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Checkpoint to compare with (B)")

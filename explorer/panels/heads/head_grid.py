@@ -5,19 +5,18 @@ from __future__ import annotations
 from PySide6.QtCore import QSize, Signal
 from PySide6.QtWidgets import (
     QGridLayout,
-    QHBoxLayout,
     QLabel,
     QLayout,
     QSizePolicy,
     QTabBar,
     QToolButton,
-    QVBoxLayout,
     QWidget,
 )
 
 from explorer.drawing import plot_style as st
+from explorer.panels.layouts import column, row
 from explorer.theme import set_sheet
-from model.interpret.surgery_labels import KIND_TITLES, SYMBOLS, head_cell, layer_pages, page_titles
+from model.interpret.surgery_labels import KIND_TITLES, head_cell, layer_pages, page_titles
 
 MAX_CELL_PX = 88  # a head's button grows with the room up to this
 PLAIN_SHEET = "QToolButton {{ color: {text}; background: {button}; border: 1px solid {grid}; }}"
@@ -39,8 +38,7 @@ class HeadBlocks(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.row = QHBoxLayout(self)
-        self.row.setContentsMargins(0, 0, 0, 0)
+        self.row = row(parent=self, margins=0)
         self.row.setSizeConstraint(QLayout.SizeConstraint.SetMinAndMaxSize)  # never taller than its cells allow
         self.cells: dict[tuple[str, int, int], QToolButton] = {}
         self.sheets: dict[tuple[str, int, int], str] = {}  # each cell's sheet now
@@ -63,12 +61,9 @@ class HeadBlocks(QWidget):
         for title in page_titles(kind, pages, {}):
             tabs.addTab(title)
         grid = QGridLayout(spacing=3)
-        column = QVBoxLayout(block)
-        column.setContentsMargins(2, 0, 2, 0)
-        column.setSizeConstraint(QLayout.SizeConstraint.SetMinAndMaxSize)
-        for item, stretch in ((_fixed_label(KIND_TITLES[kind], st.LABEL_PT, bold=True), 0), (tabs, 0)):
-            column.addWidget(item, stretch)
-        column.addLayout(grid, 1)
+        lines = column(_fixed_label(KIND_TITLES[kind], st.LABEL_PT, bold=True), tabs, (grid, 1), parent=block)
+        lines.setContentsMargins(2, 0, 2, 0)
+        lines.setSizeConstraint(QLayout.SizeConstraint.SetMinAndMaxSize)
         tabs.setVisible(len(pages) > 1)  # (after it has a parent: shown parentless it would be a window of its own)
         rows: dict[int, list[QWidget]] = {}  # a layer's label and cells: shown with its page
         for head in range(n_heads):
@@ -142,6 +137,3 @@ class HeadGrid(HeadBlocks):
         for kind, (tabs, pages, _rows, _grid) in self.pages.items():
             for index, title in enumerate(page_titles(kind, pages, self.heads)):
                 tabs.setTabText(index, title)
-
-
-__all__ = ["HeadBlocks", "HeadGrid", "SYMBOLS"]  # SYMBOLS: the attention panel names an edited head with it

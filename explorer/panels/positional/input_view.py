@@ -3,7 +3,6 @@ their sum as the model recorded them (Sections 3.4–3.5); for BERT also T[0] an
 sum, checked against its formula with the model's γ, β and ε."""
 from __future__ import annotations
 
-import numpy as np
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
 from explorer import style
@@ -30,10 +29,7 @@ class InputView(QWidget):
         self.bar_canvas, self.bar = colour_bar_canvas(st.signed_cmap(), (-1.0, 1.0), "value")
         side = row(style.set_font_role(QLabel("Side:"), "label"), self.stack_box, (self.check, 1))
         column(side, (row(*((m, 1) for m in self.maps), self.bar_canvas), 1), parent=self, margins=0)
-        self.values: tuple[np.ndarray, ...] | None = None  # the maps shown, left to right
-        self.terms: list[str] = []  # the recorded step each map shows
-        self.error: float | None = None  # max |Σ terms − recorded sum|
-        self.norm_error: float | None = None  # max |LayerNorm(sum) − recorded input_norm|
+        self.checked = None  # the EmbeddingSum drawn: its terms' steps and values, left to right, and its checks
         self.stack_box.currentIndexChanged.connect(lambda _: self._draw())
 
     def refresh(self, *_) -> None:
@@ -46,20 +42,17 @@ class InputView(QWidget):
 
     def _draw(self) -> None:
         stack = self.stack_box.currentData()
-        self.error = self.norm_error = None
         result = self.state.result
         if result is None or stack is None:
-            self.values, self.terms = None, []
+            self.checked = None
             for m in self.maps:
                 m.clear_data()
                 m.set_title("")
             self.check.setText("Run an input to see its embeddings.")
             return
         model = getattr(self.state.bundle, "model", None)  # its LayerNorm's γ, β, ε check BERT's norm
-        checked = embedding_sum(result.trace, stack, model)
+        checked = self.checked = embedding_sum(result.trace, stack, model)
         terms, arrays, normed, addends, total = checked.terms, checked.arrays, checked.normed, checked.addends, checked.total
-        self.terms, self.values = [name for name, _, _ in terms], tuple(arrays)
-        self.error, self.norm_error = checked.error, checked.norm_error
         labels = list(result.src_pieces if stack == "encoder" else result.tgt_pieces)
         labels = labels if len(labels) == total.shape[0] else [str(i) for i in range(total.shape[0])]
         levels = symmetric_levels(*addends, total)  # one scale for the terms and their sum

@@ -35,11 +35,9 @@ class PositionalPanel(Panel):
         super().__init__(state, parent)
         self.table: np.ndarray | None = None
         self.source = "formula"  # "model" (the buffer), "learned" (the parameter) or "formula"
-        self.pe_layout = "interleaved"  # sin/cos in dims (2i, 2i+1) as in the paper; "halves" for Marian
-        self._drawn_args: tuple | None = None  # what the table views draw (refresh), for a view built later
         self._build()
         self.follow(bundle=self._on_bundle, result=self._on_result)
-        if self._drawn_args is None:
+        if self.table is None:
             self.refresh()  # (the formula until a model is loaded)
         self.pages.start()  # the tab shown now; the other views when first shown
 
@@ -54,9 +52,10 @@ class PositionalPanel(Panel):
         """Draw the current table (or input) into one view: at refresh, or when the view is built."""
         if name in ("input_view", "rope_view"):  # (each reads the session's input itself)
             view.refresh()
-        elif self._drawn_args is not None:
-            table, learned, formula, title, layout = self._drawn_args
-            view.set_table(table, learned, formula if name == "waves" else title, layout)
+        elif self.table is not None:  # sin/cos in dims (2i, 2i+1) as in the paper; "halves" for Marian
+            layout = "interleaved" if self.source == "learned" else pair_layout(self.state.bundle)
+            formula, title = table_titles(self.source, layout, *self.table.shape)
+            view.set_table(self.table, self.source == "learned", formula if name == "waves" else title, layout)
 
     def _on_result(self, _result) -> None:
         for name, view in self.pages.built_pages().items():
@@ -144,9 +143,6 @@ class PositionalPanel(Panel):
                 self.d_spin.setValue(bundle.config.d_model)
         self.table, self.source, text = positional_table(bundle, self.d_spin.value(), self.len_spin.value(),
                                                          self.learned_box.isChecked())  # the model's own values if it has them
-        self.pe_layout = "interleaved" if self.source == "learned" else pair_layout(bundle)
         self.source_label.setText(text)
-        formula, title = table_titles(self.source, self.pe_layout, *self.table.shape)
-        self._drawn_args = (self.table, self.source == "learned", formula, title, self.pe_layout)
         for name, view in self.pages.built_pages().items():  # views not built yet draw it when they are
             self._draw_page(name, view)

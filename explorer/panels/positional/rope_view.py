@@ -68,5 +68,3 @@ class RopeView(QWidget):
                             texts=texts, row_names=True)
         self.table.set_title(f"score(q “{printable(s.query)}” at m, k “{printable(s.key)}” at n), head {s.head + 1}")
         self.verdict.setText(s.verdict)
-
-__all__ = ["RopeView"]

@@ -26,14 +26,12 @@ class PEHeatmapView(QWidget):
         self.heatmap = Heatmap(colormap=st.signed_cmap(), levels=(-1.0, 1.0), colour_bar="PE(pos, i)", square=False)
         self.heatmap.set_axis_names("position pos", "dimension i")
         column(self.grouped, (self.heatmap, 1), parent=self, margins=0)
-        self.table: np.ndarray | None = None
         self.columns: np.ndarray | None = None  # which model dimension each shown column is
         self._args = None
         self.grouped.toggled.connect(lambda _: self._args and self.set_table(*self._args))
 
     def set_table(self, table: np.ndarray, learned: bool, title: str, layout: str = "interleaved") -> None:
         self._args = (table, learned, title, layout)
-        self.table = table
         d = table.shape[1]
         halves = layout == "halves"
         self.grouped.setEnabled(not halves)
@@ -73,18 +71,17 @@ class SimilarityShiftView(QWidget):
         self.table: np.ndarray | None = None
         self.learned = False
         self.pe_layout = "interleaved"
-        self.similarity: np.ndarray | None = None
         self.error: float | None = None
         notifier().changed.connect(self._update_shift)  # the curves and their key in the theme's colours
         self._update_shift()
 
     def set_table(self, table: np.ndarray, learned: bool, title: str, layout: str = "interleaved") -> None:
         self.table, self.learned, self.pe_layout = table, learned, layout
-        self.similarity = similarity(table)
-        lo, hi = float(self.similarity.min()), float(self.similarity.max())
+        alike = similarity(table)
+        lo, hi = float(alike.min()), float(alike.max())
         self.sim.set_levels((lo, hi))
         positions = [str(i) for i in range(table.shape[0])]
-        self.sim.set_data(self.similarity, positions, positions, row_names=True)
+        self.sim.set_data(alike, positions, positions, row_names=True)
         self.sim.set_title("PE(p)·PE(q)" + (" (learned)" if learned else ": near positions alike"))
         self.pos_spin.setMaximum(max(0, table.shape[0] - 2))
         self.k_spin.setMaximum(max(1, table.shape[0] - 1))

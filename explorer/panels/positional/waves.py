@@ -58,7 +58,6 @@ class WavesView(QWidget):
         self.table: np.ndarray | None = None
         self.learned = False
         self.pe_layout = "interleaved"  # where pair i lives: dims (2i, 2i+1), or (i, d/2 + i) for Marian
-        self._d_model = 0
         self.compact: bool | None = None  # short: the legend's key in its tooltip
         self.pairs_list.itemSelectionChanged.connect(self._rebuild)
         notifier().changed.connect(self._rebuild)  # the curves' colours and the legend's text follow the theme
@@ -85,12 +84,11 @@ class WavesView(QWidget):
 
     def set_table(self, table: np.ndarray, learned: bool, title: str, layout: str = "interleaved") -> None:
         d_model = table.shape[1]
-        same = (d_model, learned, layout) == (self._d_model, self.learned, self.pe_layout)
+        same = self.table is not None and (d_model, learned, layout) == (self.table.shape[1], self.learned, self.pe_layout)
         keep = self.selected_pairs() if same else default_pairs(d_model)
         drawn = same and self.table is not None and np.array_equal(table, self.table) and self.curves
         self.table, self.learned, self.pe_layout = table, learned, layout
         if not same or self.pairs_list.count() == 0:
-            self._d_model = d_model
             with QSignalBlocker(self.pairs_list):
                 self.pairs_list.clear()
                 self.pairs_list.addItems([pair_entry(d_model, i, layout, learned) for i in range(d_model // 2)])
@@ -106,15 +104,15 @@ class WavesView(QWidget):
         self.curves, self.lines = [], []
         if self.table is None:
             return
-        length = self.table.shape[0]
+        length, d_model = self.table.shape
         pos = np.arange(length)
         fine = np.linspace(0, length - 1, (length - 1) * SMOOTH + 1)
         pairs = self.selected_pairs()
         for i, color in zip(pairs, self._colours(len(pairs))):
-            for dim, dash in zip(pair_dims(self._d_model, i, self.pe_layout), (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine)):
+            for dim, dash in zip(pair_dims(d_model, i, self.pe_layout), (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine)):
                 pen = pg.mkPen(color, width=2.2, style=dash)
                 if not self.learned:  # the formula between the dots
-                    line = self.plot.plot(fine, sinusoid_curve(self._d_model, dim, fine, self.pe_layout), pen=pen)
+                    line = self.plot.plot(fine, sinusoid_curve(d_model, dim, fine, self.pe_layout), pen=pen)
                     self.lines.append((dim, line))
                 dots = self.plot.plot(pos, self.table[:, dim], pen=pen if self.learned else None, symbol="o",
                                       symbolSize=5 if self.learned else 6, symbolBrush=color, symbolPen=None)
@@ -133,7 +131,7 @@ class WavesView(QWidget):
         if self.table is None:
             return
         pairs = self.selected_pairs()
-        legend, tip = waves_legend(self._d_model, pairs, self._colours(len(pairs)), self.pe_layout, self.learned,
+        legend, tip = waves_legend(self.table.shape[1], pairs, self._colours(len(pairs)), self.pe_layout, self.learned,
                                    bool(self.compact), st.current().muted)
         self.legend.setText(legend)
         self.legend.setToolTip(tip)
