@@ -10,7 +10,6 @@ from PySide6.QtWidgets import (
     QCompleter,
     QDoubleSpinBox,
     QFrame,
-    QGridLayout,
     QLabel,
     QLineEdit,
     QScrollArea,
@@ -60,15 +59,6 @@ def fill_jump_list(model: QStandardItemModel, trace) -> None:
 
 SCALE_RULE = "weight: 0–1 on every map"
 FEW_ROWS = 8  # token rows whose labels the view always has room for
-# each part's cell (row, column[, rows, columns]) in the panel's grid, per arrangement: "beside" puts the
-# slider on the buttons' row and the title and details in a column right of the map (it scrolls when taller)
-ARRANGEMENTS = {
-    "beside": {"buttons": (0, 0), "slider": (0, 1), "counter": (0, 2), "jump": (1, 0, 1, 3), "view": (2, 0, 1, 2),
-               "texts": (2, 2)},
-    "stacked": {"buttons": (0, 0), "counter": (0, 2), "slider": (1, 0, 1, 3), "jump": (2, 0, 1, 3),
-                "intro": (3, 0, 1, 3), "view": (4, 0, 1, 3), "details": (5, 0, 1, 3)},
-}
-COLUMN_STRETCHES = {"beside": (0, 3, 1), "stacked": (0, 1, 0)}
 
 
 class TensorView(Heatmap):
@@ -184,45 +174,31 @@ class StepperPanel(Panel):
                                   sheet="background: {readout_bg}; color: {readout_text}; padding: 4px; border-radius: 4px;")
         self.readout.setMinimumHeight(30)
         self.readout.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Minimum)
-        self.parts = {"buttons": QWidget(self), "slider": self.slider, "counter": self.counter, "jump": QWidget(self),
-                      "intro": QWidget(self), "view": self.view, "details": QWidget(self),
-                      "texts": QScrollArea(self, objectName="step_texts", widgetResizable=True, frameShape=QFrame.NoFrame,
-                                           horizontalScrollBarPolicy=Qt.ScrollBarAlwaysOff,
-                                           minimumWidth=INFO_MIN_WIDTH, maximumWidth=INFO_MAX_WIDTH)}
-        row(*self.nav_buttons, self.speed, parent=self.parts["buttons"], margins=0)
-        row(QLabel("Jump to:"), (self.jump, 3), (self.find, 1), self.head_label, self.head, self.fit_button,
-            parent=self.parts["jump"], margins=0)
-        column(self.name_label, self.formula_label, self.description_label, parent=self.parts["intro"], margins=0)
-        column(self.readout, self.shape_label, self.stats_label, self.path_label, parent=self.parts["details"],
-               margins=0)
-        self.parts["texts"].setWidget(QWidget())
-        self.texts = column(None, parent=self.parts["texts"].widget(), margins=0)
-        self.grid = QGridLayout(self, spacing=4)
-        self.grid.setContentsMargins(6, 6, 6, 6)
-        self.arrangement = None
-        self._arrange("stacked")
+        self.intro, self.details = QWidget(self), QWidget(self)
+        column(self.name_label, self.formula_label, self.description_label, parent=self.intro, margins=0)
+        column(self.readout, self.shape_label, self.stats_label, self.path_label, parent=self.details, margins=0)
+        self.texts_area = QScrollArea(widgetResizable=True, frameShape=QFrame.NoFrame, minimumWidth=INFO_MIN_WIDTH,
+                                      maximumWidth=INFO_MAX_WIDTH, horizontalScrollBarPolicy=Qt.ScrollBarAlwaysOff)
+        self.texts_area.setWidget(QWidget())
+        self.texts = column(None, parent=self.texts_area.widget(), margins=0)
+        self.stack = column(self.view, margins=0)  # the map, and stacked the title above it and the details below
+        column(row(*self.nav_buttons, self.speed, (self.slider, 1), self.counter),
+               row(QLabel("Jump to:"), (self.jump, 3), (self.find, 1), self.head_label, self.head, self.fit_button),
+               (row((self.stack, 1), self.texts_area), 1), parent=self, margins=6).setSpacing(4)
+        self._arrange(beside=False)
 
-    def _arrange(self, arrangement: str) -> None:
-        """Place every part where ARRANGEMENTS says; beside the map, the title and details are in
-        the texts' column."""
-        if arrangement == self.arrangement:
-            return
-        self.arrangement = arrangement
-        places = ARRANGEMENTS[arrangement]
-        for name, part in self.parts.items():
-            self.grid.removeWidget(part)
+    def _arrange(self, beside: bool) -> None:
+        """Beside: the title and the details in the scrolling column right of the map; else above and below it."""
+        for part in (self.intro, self.details):
             self.texts.removeWidget(part)
-            if name in places:
-                self.grid.addWidget(part, *places[name])
-        for position, name in enumerate(("intro", "details")):
-            if name not in places:
-                self.texts.insertWidget(position, self.parts[name])
-        for name, part in self.parts.items():  # (shown once placed: a part without a parent would be a window)
-            part.setVisible(name in places or name in ("intro", "details"))
-        for index in range(self.grid.rowCount()):
-            self.grid.setRowStretch(index, int(index == places["view"][0]))
-        for index, stretch in enumerate(COLUMN_STRETCHES[arrangement]):
-            self.grid.setColumnStretch(index, stretch)
+            self.stack.removeWidget(part)
+        if beside:
+            self.texts.insertWidget(0, self.intro)
+            self.texts.insertWidget(1, self.details)
+        else:
+            self.stack.insertWidget(0, self.intro)
+            self.stack.addWidget(self.details)
+        self.texts_area.setVisible(beside)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """WIDE, and a projector while presenting: the texts beside the map; else above and below it.
@@ -230,7 +206,7 @@ class StepperPanel(Panel):
         presentation = getattr(getattr(self.window(), "lecture", None), "presentation", None)
         presenting = presentation is not None and presentation.active
         beside = cls is ScreenClass.WIDE or (cls is ScreenClass.PROJECTOR and presenting)
-        self._arrange("beside" if beside else "stacked")
+        self._arrange(beside)
         self.path_label.setVisible(cls is not ScreenClass.NARROW and not presenting)  # (the title's tooltip)
         self.shape_label.setVisible(cls is not ScreenClass.NARROW)
 
