@@ -1,5 +1,5 @@
 """`DecodingControls`: the strategy and its knobs (Section 6.1's beam 4, α = 0.6 by default), the step
-transport and the layer/head choice, flowing onto as many lines as the width needs. It only emits."""
+transport (`Transport`) and the layer/head choice, flowing onto as many lines as the width needs. It only emits."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
@@ -9,15 +9,16 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSpinBox,
-    QStyle,
     QWidget,
 )
 from superqt import QFlowLayout, QLabeledDoubleSlider
 
-from explorer import style
 from explorer.panels.layouts import row
+from explorer.panels.transport import Transport
 from model.interpret.decode_knobs import BEAM_KNOBS, KNOBS, SAMPLE_KNOBS, SHARPEST_TIP, Knob
 from model.interpret.decode_run import STRATEGIES, DecodeSettings
+
+PLAY_INTERVAL_MS = 800
 
 
 def group(*widgets) -> QWidget:
@@ -46,7 +47,6 @@ def knob_box(knob: Knob, slider: bool = False, high: float | None = None) -> QWi
 
 class DecodingControls(QWidget):
     settingsChanged = Signal(object)  # DecodeSettings
-    transport = Signal(str)  # "reset" | "back" | "step" | "play"
     headChanged = Signal(int, int)
     sharpestRequested = Signal()
 
@@ -58,14 +58,8 @@ class DecodingControls(QWidget):
         self.strategy.setToolTip("How the next token is chosen from the model's distribution")
         # each strategy's knobs, only the chosen one's shown (greedy and "follow the target" have none)
         self.params = {"sample": group(*map(self._knob, SAMPLE_KNOBS)), "beam": group(*map(self._knob, BEAM_KNOBS))}
-        icons = self.style()
-        for name, icon in (("reset", QStyle.SP_MediaSkipBackward), ("back", QStyle.SP_MediaSeekBackward),
-                           ("step", QStyle.SP_MediaSeekForward), ("play", QStyle.SP_MediaPlay)):
-            button = QPushButton(icons.standardIcon(icon), name.title())
-            button.clicked.connect(lambda _=False, n=name: self.transport.emit(n))
-            setattr(self, name, button)
-        self.play.setCheckable(True)
-        self.step_label = style.set_font_role(QLabel("–"), "heading")
+        self.transport = Transport(PLAY_INTERVAL_MS)
+        self.transport.slider.setMinimumWidth(120)
         self.layer, self.head = QComboBox(), QComboBox()
         for combo, tip in ((self.layer, "Decoder layer whose attention is shown"), (self.head, "Attention head shown")):
             combo.setMaximumWidth(70)
@@ -79,7 +73,7 @@ class DecodingControls(QWidget):
         flow.setHorizontalSpacing(16)
         flow.setVerticalSpacing(2)
         flow.addWidget(group("Strategy", self.strategy, *self.params.values()))
-        flow.addWidget(group(self.reset, self.back, self.step, self.play, self.step_label))
+        flow.addWidget(self.transport)
         flow.addWidget(group("Layer", self.layer, "Head", self.head, self.sharpest))
         self._show_page()
         self.strategy.currentIndexChanged.connect(self._strategy_changed)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import bisect
 
-from PySide6.QtCore import QEvent, QTimer
+from PySide6.QtCore import QEvent
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QStackedWidget, QWidget
 
@@ -28,7 +28,6 @@ from model.interpret.decode_run import STRATEGIES, DecodeRun
 from model.interpret.decode_texts import StepMaps, step_caption, unknown_note
 from model.interpret.token_chips import step_line
 
-PLAY_INTERVAL_MS = 800
 SIDE_BY_SIDE = (1200, 680)  # below this the halves become tabs, each with readable maps
 DECODER_KINDS = ("decoder_self", "cross")
 NO_BEAM = "Choose “Beam search” as the strategy to grow its tree of hypotheses here."
@@ -66,8 +65,6 @@ class DecodingPanel(Panel):
         super().__init__(state, parent)
         self.run: DecodeRun | None = None
         self.smoothing = 0.0  # the shown model's label smoothing ε (ModelBundle.label_smoothing)
-        self._player = QTimer(self, interval=PLAY_INTERVAL_MS)
-        self._player.timeout.connect(self._tick)
         self._build()
         self.job = self.parallel.job  # the pass without the mask: what figures and tests wait for
         self.controls.show_settings(state.session.decoding)
@@ -85,7 +82,7 @@ class DecodingPanel(Panel):
     def _build(self) -> None:
         self.controls = DecodingControls()
         self.controls.settingsChanged.connect(self.state.set_decoding)
-        self.controls.transport.connect(self._on_transport)
+        self.controls.transport.moved.connect(self.set_step)
         self.controls.headChanged.connect(self._on_head)
         self.controls.sharpestRequested.connect(self.show_sharpest_head)
         self.controls.sharpest.setEnabled(False)  # until a run is drawn
@@ -169,12 +166,12 @@ class DecodingPanel(Panel):
 
     def _on_busy(self, busy: bool, _what: str = "") -> None:
         if busy:
-            self.controls.step_label.setText("decoding…")
+            self.controls.transport.counter.setText("decoding…")
         elif self.run is not None:
             self._update_step_label()
 
     def _clear(self, text: str, level: str) -> None:
-        self._stop_play()
+        self.controls.transport.stop()
         self.run = None
         self.controls.sharpest.setEnabled(False)
         self.smoothing = 0.0
@@ -183,7 +180,7 @@ class DecodingPanel(Panel):
         self.parallel.set_run(None)
         self.prefix.setText("")
         self.beam_summary.setText("")
-        self.controls.step_label.setText("–")
+        self.controls.transport.show_position(0, 0)
         self._show_message(text, level)
 
     def _show_message(self, text: str, level: str) -> None:
@@ -220,7 +217,6 @@ class DecodingPanel(Panel):
 
     def _on_attention_selected(self) -> None:
         self.controls.select_head(self.layer, self.head)
-        self.parallel.set_head(self.layer, self.head)
         self._show_step()
 
     def _on_head(self, layer: int, head: int) -> None:
@@ -274,29 +270,6 @@ class DecodingPanel(Panel):
         self.views.arrange(cls, self.side_by_side, self.state.session.view(self.panel_name))
 
     # -- stepping and drawing a step -----------------------------------------------------------------
-    def _on_transport(self, action: str) -> None:
-        if self.run is None:
-            self.controls.play.setChecked(False)
-        elif action != "play":
-            self._stop_play()
-            self.set_step({"reset": 0, "back": self.t - 1, "step": self.t + 1}[action])
-        elif self.controls.play.isChecked():
-            if self.t >= len(self.run.steps) - 1:
-                self.set_step(0)
-            self._player.start()
-        else:
-            self._stop_play()
-
-    def _tick(self) -> None:
-        if self.run is None or self.t >= len(self.run.steps) - 1:
-            self._stop_play()
-        else:
-            self.set_step(self.t + 1)
-
-    def _stop_play(self) -> None:
-        self._player.stop()
-        self.controls.play.setChecked(False)
-
     def set_step(self, t: int) -> None:
         """Show decoding step t (clamped to the run)."""
         if self.run is not None:
@@ -312,10 +285,7 @@ class DecodingPanel(Panel):
         return len(self.run.steps) - 1 if t is None else max(0, min(t, len(self.run.steps) - 1))
 
     def _update_step_label(self) -> None:
-        n = len(self.run.steps)
-        self.controls.step_label.setText(f"step {self.t + 1} / {n}")  # counted from 1, as the beam axis
-        self.controls.back.setEnabled(self.t > 0)
-        self.controls.step.setEnabled(self.t < n - 1)
+        self.controls.transport.show_position(self.t, len(self.run.steps))
 
     def _show_step(self) -> None:
         """Step t: the prefix chips, the mask in force, the selected head's masked self- and
@@ -342,7 +312,7 @@ class DecodingPanel(Panel):
         self.bars.set_title(*caption)
         self.bars.setToolTip(tip)
         self._draw_prefix()
-        self.parallel.set_step(t)
+        self.parallel.show_step(t, self.layer, self.head)
         self.beam_view.set_current_step(t if run.beam is not None else None)
         self._update_step_label()
 
@@ -370,5 +340,5 @@ class DecodingPanel(Panel):
         self._show_step()
 
     def shutdown(self) -> None:
-        self._stop_play()
+        self.controls.transport.stop()
         super().shutdown()

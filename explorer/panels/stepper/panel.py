@@ -3,7 +3,7 @@ produced (buttons, play, slider, a jump list by block, a find box; keys ← → 
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QPointF, QSignalBlocker, QSize, Qt, QTimer
+from PySide6.QtCore import QPointF, QSignalBlocker, QSize, Qt
 from PySide6.QtGui import QKeySequence, QShortcut, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QScrollArea,
     QSizePolicy,
-    QSlider,
     QToolButton,
     QWidget,
 )
@@ -25,6 +24,7 @@ from explorer.panels.base import Panel
 from explorer.panels.knobs import refill
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import text_label
+from explorer.panels.transport import Transport
 from explorer.screen import ScreenClass
 from model.nn.step_summary import (
     TOKEN_AXES,
@@ -119,7 +119,6 @@ class StepperPanel(Panel):
     def __init__(self, state, parent=None):
         super().__init__(state, parent)
         self._shown_head = -1
-        self.timer = QTimer(self, timeout=self._tick)
         self._build_controls()
         self.view = TensorView(self)
         self.view.hovered.connect(self._on_hover)
@@ -129,25 +128,15 @@ class StepperPanel(Panel):
         state.attentionSelected.connect(self._on_attention)
         self.follow(bundle=self._on_bundle, result=self._on_result)
 
-    def _button(self, text: str, tip: str, slot) -> QToolButton:
-        return QToolButton(text=text, toolTip=tip, minimumSize=QSize(40, 34), clicked=slot)
-
     def _build_controls(self) -> None:
-        self.nav_buttons = []
-        for text, tip, key, slot in (("|◀", "First step (Home)", Qt.Key_Home, lambda: self.stop_at(0)),
-                                     ("◀", "Previous step (←)", Qt.Key_Left, lambda: self.step_by(-1)),
-                                     ("Play", "Play / pause (Space)", Qt.Key_Space, self.toggle_play),
-                                     ("▶", "Next step (→)", Qt.Key_Right, lambda: self.step_by(1)),
-                                     ("▶|", "Last step (End)", Qt.Key_End,
-                                      lambda: self.stop_at(self.state.n_steps() - 1))):
-            self.nav_buttons.append(self._button(text, tip, slot))
-            QShortcut(QKeySequence(key), self, context=Qt.WindowShortcut).activated.connect(slot)
-        self.first_button, self.prev_button, self.play_button, self.next_button, self.last_button = self.nav_buttons
-        self.speed = QDoubleSpinBox(minimum=0.25, maximum=20.0, value=2.0, singleStep=0.5, suffix=" /s",
-                                    toolTip="Play speed",
-                                    valueChanged=lambda per_second: self.timer.setInterval(int(1000 / per_second)))
-        self.slider = QSlider(Qt.Horizontal, pageStep=5, valueChanged=self.state.select_step)
-        self.counter = style.set_font_role(QLabel("– / –", alignment=Qt.AlignRight | Qt.AlignVCenter), "mono")
+        self.transport = Transport(500)
+        self.transport.moved.connect(self.state.select_step)
+        for name, key in (("first", Qt.Key_Home), ("back", Qt.Key_Left), ("play", Qt.Key_Space), ("next", Qt.Key_Right),
+                          ("last", Qt.Key_End)):
+            QShortcut(QKeySequence(key), self, context=Qt.WindowShortcut).activated.connect(getattr(self.transport, name).click)
+        self.speed = QDoubleSpinBox(minimum=0.25, maximum=20.0, value=2.0, singleStep=0.5, suffix=" /s", toolTip="Play speed",
+                                    valueChanged=lambda per_second: self.transport.timer.setInterval(int(1000 / per_second)))
+        self.transport.layout().insertWidget(5, self.speed)
         self.jump = QComboBox(maxVisibleItems=25, sizeAdjustPolicy=QComboBox.AdjustToMinimumContentsLengthWithIcon,
                               minimumContentsLength=12, toolTip="Jump to a step, grouped by block",
                               activated=self._jumped)
@@ -159,8 +148,8 @@ class StepperPanel(Panel):
         self.head.setSizePolicy(QSizePolicy.Fixed, QSizePolicy.Fixed)
         self.head.currentIndexChanged.connect(self._head_chosen)
         self.head_label = QLabel("Head:")
-        self.fit_button = self._button("Fit", "Show the whole tensor again (wheel zooms, drag pans)",
-                                       lambda: self.view.reset_view())
+        self.fit_button = QToolButton(text="Fit", toolTip="Show the whole tensor again (wheel zooms, drag pans)",
+                                      minimumSize=QSize(40, 34), clicked=lambda: self.view.reset_view())
 
     def _build_layout(self) -> None:
         self.name_label = text_label("", style.TITLE_POINT_SIZE, bold=True)  # the step read aloud ("Encoder layer 1 · …")
@@ -182,7 +171,7 @@ class StepperPanel(Panel):
         self.texts_area.setWidget(QWidget())
         self.texts = column(None, parent=self.texts_area.widget(), margins=0)
         self.stack = column(self.view, margins=0)  # the map, and stacked the title above it and the details below
-        column(row(*self.nav_buttons, self.speed, (self.slider, 1), self.counter),
+        column(self.transport,
                row(QLabel("Jump to:"), (self.jump, 3), (self.find, 1), self.head_label, self.head, self.fit_button),
                (row((self.stack, 1), self.texts_area), 1), parent=self, margins=6).setSpacing(4)
         self._arrange(beside=False)
@@ -210,33 +199,6 @@ class StepperPanel(Panel):
         self.path_label.setVisible(cls is not ScreenClass.NARROW and not presenting)  # (the title's tooltip)
         self.shape_label.setVisible(cls is not ScreenClass.NARROW)
 
-    def step_by(self, delta: int) -> None:
-        self.state.select_step(self.state.step + delta)
-
-    def stop_at(self, index: int) -> None:
-        """Stop playing and show step `index` (the first or the last)."""
-        self.stop()
-        self.state.select_step(index)
-
-    def toggle_play(self) -> None:
-        if self.timer.isActive():
-            self.stop()
-        elif self.state.n_steps():
-            if self.state.step >= self.state.n_steps() - 1:
-                self.state.select_step(0)  # play again from the start
-            self.timer.start(int(1000 / self.speed.value()))
-            self.play_button.setText("Pause")
-
-    def stop(self) -> None:
-        self.timer.stop()
-        self.play_button.setText("Play")
-
-    def _tick(self) -> None:
-        if self.state.step >= self.state.n_steps() - 1:
-            self.stop()
-        else:
-            self.step_by(1)
-
     def _jumped(self, row: int) -> None:
         index = self.jump.itemData(row, STEP_ROLE)
         if index is not None:
@@ -261,9 +223,7 @@ class StepperPanel(Panel):
 
     def _on_result(self, *_) -> None:
         trace = self.state.trace
-        self.stop()
-        with QSignalBlocker(self.slider):
-            self.slider.setMaximum(max(0, len(trace) - 1))
+        self.transport.stop()
         fill_jump_list(self.jump.model(), trace)
         if self.find.completer() is not None:
             self.find.completer().deleteLater()
@@ -280,9 +240,7 @@ class StepperPanel(Panel):
     def _on_step(self, index: int) -> None:
         if self.state.trace is None:
             return
-        with QSignalBlocker(self.slider):
-            self.slider.setValue(index)
-        self.counter.setText(f"{index + 1:>3} / {self.state.n_steps()}")
+        self.transport.show_position(index, self.state.n_steps())
         row = self.jump.findData(index, STEP_ROLE)
         if row >= 0:
             self.jump.setCurrentIndex(row)
