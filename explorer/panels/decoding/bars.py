@@ -1,7 +1,5 @@
-"""Next-token distributions as horizontal bars, best at the top, each token on a line of its own:
-`TokenBars` draws the rows that fit the height; `TopKBars` is one decoding step (the model's
-softmax, the chosen token always in view, the sampled-from distribution dashed, a label-smoothed
-model's target); the sampling panel and the [MASK] guesses draw with them too."""
+"""Next-token distributions as horizontal bars, best at the top: `TokenBars` draws the rows the
+height reads (the sampling panel's); `TopKBars` one decoding step's (and each [MASK]'s guesses)."""
 from __future__ import annotations
 
 import html

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
 )
 from superqt import QFlowLayout, QLabeledDoubleSlider
 
+from explorer.panels.knobs import refill
 from explorer.panels.layouts import row
 from explorer.panels.transport import Transport
 from model.interpret.decode_knobs import BEAM_KNOBS, KNOBS, SAMPLE_KNOBS, SHARPEST_TIP, Knob
@@ -112,21 +113,10 @@ class DecodingControls(QWidget):
     def set_strategy(self, key: str) -> None:
         self.strategy.setCurrentIndex(self.strategy.findData(key))
 
-    def set_shape(self, n_layers: int, n_heads: int) -> None:
-        """Fill the layer/head choices for a model, keeping the selection where possible."""
-        for combo, n in ((self.layer, n_layers), (self.head, n_heads)):
-            keep = max(combo.currentIndex(), 0)
-            with QSignalBlocker(combo):
-                combo.clear()
-                combo.addItems([str(i + 1) for i in range(n)])
-                combo.setCurrentIndex(min(keep, n - 1))
-
-    def select_head(self, layer: int, head: int) -> None:
-        """Show (layer, head) as selected without announcing it."""
-        for combo, i in ((self.layer, layer), (self.head, head)):
-            if 0 <= i < combo.count():
-                with QSignalBlocker(combo):
-                    combo.setCurrentIndex(i)
+    def show_heads(self, n_layers: int, n_heads: int, layer: int, head: int) -> None:
+        """Offer a model's layers and heads with (layer, head) chosen, announced to no one."""
+        for combo, n, chosen in ((self.layer, n_layers, layer), (self.head, n_heads, head)):
+            refill(combo, [str(i + 1) for i in range(n)], min(chosen, n - 1))
 
     def _strategy_changed(self, _index: int) -> None:
         self._show_page()

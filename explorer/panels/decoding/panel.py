@@ -199,9 +199,7 @@ class DecodingPanel(Panel):
             self.pages.setCurrentWidget(self.embedding_view)
         else:
             self.pages.setCurrentWidget(self.decode_page)
-            cfg = bundle.config
-            self.controls.set_shape(max(cfg.n_decoder_layers, 1), cfg.n_heads)
-            self.controls.set_target_label("Follow the continuation" if cfg.model_kind.continues_prompt
+            self.controls.set_target_label("Follow the continuation" if bundle.config.model_kind.continues_prompt
                                            else STRATEGIES["target"])
             self._on_attention_selected()
 
@@ -216,7 +214,9 @@ class DecodingPanel(Panel):
         return self.state.head
 
     def _on_attention_selected(self) -> None:
-        self.controls.select_head(self.layer, self.head)
+        if self.state.bundle is not None:
+            cfg = self.state.bundle.config
+            self.controls.show_heads(max(cfg.n_decoder_layers, 1), cfg.n_heads, self.layer, self.head)
         self._show_step()
 
     def _on_head(self, layer: int, head: int) -> None:
