@@ -64,7 +64,6 @@ class DecodingPanel(Panel):
     def __init__(self, state, parent=None):
         super().__init__(state, parent)
         self.run: DecodeRun | None = None
-        self.smoothing = 0.0  # the shown model's label smoothing ε (ModelBundle.label_smoothing)
         self._build()
         self.job = self.parallel.job  # the pass without the mask: what figures and tests wait for
         self.controls.show_settings(state.session.decoding)
@@ -124,7 +123,6 @@ class DecodingPanel(Panel):
         elif not bundle.model_kind.has_decoder:
             self._clear("This model has no decoder (encoder-only): there is nothing to decode step by step.", "info")
         elif frame.decode is not None:
-            self.smoothing = bundle.label_smoothing  # (the bars' smoothed-target line: 0 when not known)
             if frame.decode is not self.run:
                 self._on_run(frame.decode)
         elif frame.decode_error:
@@ -174,7 +172,6 @@ class DecodingPanel(Panel):
         self.controls.transport.stop()
         self.run = None
         self.controls.sharpest.setEnabled(False)
-        self.smoothing = 0.0
         for view in (self.mask_map, self.self_map, self.cross_map, self.bars, self.beam_view):
             view.clear_data()
         self.parallel.set_run(None)
@@ -306,7 +303,7 @@ class DecodingPanel(Panel):
                                     highlight_row=m.query)
             self.cross_map.set_title(*m.titles["cross"])
         sampled = step.probs.numpy() if run.settings.strategy == "sample" else None
-        self.bars.set_smoothing(self.smoothing, len(run.vocab))
+        self.bars.set_smoothing(self.state.bundle.label_smoothing, len(run.vocab))  # (0 when not known)
         self.bars.set_data(step.model_probs.numpy(), run.vocab, step.chosen, sampled)
         caption, tip = step_caption(run, t, display_piece)
         self.bars.set_title(*caption)

@@ -43,20 +43,6 @@ INFO_MIN_WIDTH, INFO_MAX_WIDTH = 300, 560  # the texts' column beside the map
 STEP_ROLE = Qt.UserRole + 1  # the jump list's item data: the step's index in the trace
 
 
-def fill_jump_list(model: QStandardItemModel, trace) -> None:
-    """The jump list's rows (`jump_rows`): block headers bold and unselectable; STEP_ROLE: the index."""
-    model.clear()
-    bold = style.role_font("heading")
-    for text, tip, index in jump_rows(trace):
-        item = QStandardItem(text)
-        item.setToolTip(tip)
-        if index is None:
-            item.setFlags(Qt.NoItemFlags)
-            item.setFont(bold)
-        item.setData(index, STEP_ROLE)
-        model.appendRow(item)
-
-
 SCALE_RULE = "weight: 0–1 on every map"
 FEW_ROWS = 8  # token rows whose labels the view always has room for
 
@@ -224,7 +210,16 @@ class StepperPanel(Panel):
     def _on_result(self, *_) -> None:
         trace = self.state.trace
         self.transport.stop()
-        fill_jump_list(self.jump.model(), trace)
+        model = self.jump.model()  # (`jump_rows`): block headers bold and unselectable; STEP_ROLE: the index
+        model.clear()
+        for text, tip, index in jump_rows(trace):
+            item = QStandardItem(text)
+            item.setToolTip(tip)
+            if index is None:
+                item.setFlags(Qt.NoItemFlags)
+                item.setFont(style.role_font("heading"))
+            item.setData(index, STEP_ROLE)
+            model.appendRow(item)
         if self.find.completer() is not None:
             self.find.completer().deleteLater()
         self.find.setCompleter(QCompleter(trace.names(), self.find, filterMode=Qt.MatchContains,
