@@ -140,7 +140,7 @@ class DecodingPanel(Panel):
         self.run = run
         self.controls.sharpest.setEnabled(True)
         self._show_message(unknown_note(run), "info")
-        self.state.session.set_decode_step(None)  # arrive complete; Reset / Step walk through it
+        self.state.session.set_decode_step(None)  # arrive complete; the transport walks through it
         self.parallel.set_run(run)
         if run.beam is not None:
             self.beam_view.set_result(run.beam, run.vocab)
