@@ -9,8 +9,8 @@ from PySide6.QtWidgets import QLabel, QSlider, QToolButton, QWidget
 from explorer import style
 from explorer.panels.layouts import row
 
-BUTTONS = (("first", "|◀", "First (Home)"), ("back", "◀", "Back (←)"), ("play", "Play", "Play / pause (Space)"),
-           ("next", "▶", "Next (→)"), ("last", "▶|", "Last (End)"))  # (attribute, text, tooltip)
+BUTTONS = (("first", "|◀", "First"), ("back", "◀", "Back"), ("play", "Play", "Play / pause"), ("next", "▶", "Next"),
+           ("last", "▶|", "Last"))  # (attribute, text, tooltip)
 
 
 class Transport(QWidget):

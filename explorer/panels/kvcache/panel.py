@@ -31,7 +31,7 @@ class KVCachePanel(Panel):
         self.note = text_label()
         self.layer, self.kv_head = QSpinBox(prefix="layer "), QSpinBox(prefix="KV head ")
         self.transport = Transport(PLAY_MS)
-        self.step = self.transport.slider  # the newest query's position t: the cache holds positions 0 … t
+        self.step = self.transport.slider
         self.step.setToolTip("The newest query's position t (from 0): the cache holds positions 0 … t")
         self.keys = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, colour_bar=True)
         self.values = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, colour_bar=True)

@@ -117,9 +117,11 @@ class StepperPanel(Panel):
     def _build_controls(self) -> None:
         self.transport = Transport(500)
         self.transport.moved.connect(self.state.select_step)
-        for name, key in (("first", Qt.Key_Home), ("back", Qt.Key_Left), ("play", Qt.Key_Space), ("next", Qt.Key_Right),
-                          ("last", Qt.Key_End)):
-            QShortcut(QKeySequence(key), self, context=Qt.WindowShortcut).activated.connect(getattr(self.transport, name).click)
+        for name, key, key_name in (("first", Qt.Key_Home, "Home"), ("back", Qt.Key_Left, "←"), ("play", Qt.Key_Space, "Space"),
+                                    ("next", Qt.Key_Right, "→"), ("last", Qt.Key_End, "End")):
+            button = getattr(self.transport, name)
+            button.setToolTip(f"{button.toolTip()} ({key_name})")
+            QShortcut(QKeySequence(key), self, context=Qt.WindowShortcut).activated.connect(button.click)
         self.speed = QDoubleSpinBox(minimum=0.25, maximum=20.0, value=2.0, singleStep=0.5, suffix=" /s", toolTip="Play speed",
                                     valueChanged=lambda per_second: self.transport.timer.setInterval(int(1000 / per_second)))
         self.transport.layout().insertWidget(5, self.speed)
