@@ -66,7 +66,7 @@ def test_window_starts_with_the_reverse_model_and_a_trace(app_window):
     assert window.docks["step"].objectName() == "dock_step"
     d = state.bundle.config.d_model
     assert window.panels["architecture"].block("encoder.layers.0.self_attn").shape_text == f"(1, 9, {d})"
-    assert window.panels["step"].slider.maximum() == state.n_steps() - 1
+    assert window.panels["step"].transport.slider.maximum() == state.n_steps() - 1
 
 
 def test_enter_runs_the_new_input_everywhere(app_window, qtbot):
@@ -78,8 +78,8 @@ def test_enter_runs_the_new_input_everywhere(app_window, qtbot):
     assert state.source_text == "hello"
     assert window.panels["architecture"].block("encoder.layers.0.self_attn").shape_text == f"(1, 5, {d})"
     stepper = window.panels["step"]
-    assert stepper.slider.maximum() == state.n_steps() - 1 == len(state.trace) - 1
-    assert stepper.counter.text().strip().endswith(f"/ {state.n_steps()}")
+    assert stepper.transport.slider.maximum() == state.n_steps() - 1 == len(state.trace) - 1
+    assert stepper.transport.counter.text().strip().endswith(f"/ {state.n_steps()}")
     assert state.result.output_text in bar.status.text()
 
 
@@ -101,7 +101,7 @@ def test_bad_input_shows_a_message_and_keeps_the_trace(app_window, qtbot, text, 
     assert words in blocker.args[0]
     assert words in window.input_bar.status.text()
     assert state.result is before and state.source_text == "attention"
-    assert window.panels["step"].slider.maximum() == len(before.trace) - 1
+    assert window.panels["step"].transport.slider.maximum() == len(before.trace) - 1
 
 
 def test_unknown_characters_are_highlighted_and_reported(app_window, qtbot):

@@ -63,16 +63,16 @@ def click(qtbot, button):
 def test_stepping_reproduces_greedy_decode_token_by_token(qtbot, panel, bundle):
     src = src_of(bundle)
     expected = greedy_decode(bundle.model, src, BOS_ID, EOS_ID, bundle.default_max_output(src.size(1)))[0, 1:].tolist()
-    controls = panel.controls
-    click(qtbot, controls.reset)
+    controls = panel.controls.transport
+    click(qtbot, controls.first)
     shown, grids = [], []
     while True:
         shown.append(panel.bars.chosen)  # the token drawn as chosen (orange) at this step
         grids.append(panel.mask_map.matrix.shape)
         assert panel.mask_map.matrix.shape == panel.self_map.matrix.shape
-        if not controls.step.isEnabled():
+        if not controls.next.isEnabled():
             break
-        click(qtbot, controls.step)
+        click(qtbot, controls.next)
     assert shown == expected
     assert grids == [(t + 1, t + 1) for t in range(len(expected))]  # the mask grows one row per step
     assert all(np.array_equal(np.tril(np.ones((t + 1, t + 1))), panel.run.steps[t].mask.numpy())
@@ -82,11 +82,12 @@ def test_stepping_reproduces_greedy_decode_token_by_token(qtbot, panel, bundle):
 
 
 def test_play_walks_to_the_end(qtbot, panel):
-    click(qtbot, panel.controls.reset)
-    panel._player.setInterval(5)
-    click(qtbot, panel.controls.play)
-    qtbot.waitUntil(lambda: not panel._player.isActive(), timeout=5000)
-    assert panel.t == len(panel.run.steps) - 1 and not panel.controls.play.isChecked()
+    transport = panel.controls.transport
+    click(qtbot, transport.first)
+    transport.timer.setInterval(5)
+    click(qtbot, transport.play)
+    qtbot.waitUntil(lambda: not transport.timer.isActive(), timeout=5000)
+    assert panel.t == len(panel.run.steps) - 1 and transport.play.text() == "Play"
 
 
 # -- masked vs. unmasked -------------------------------------------------------------------------
@@ -95,7 +96,7 @@ def test_row_t_of_the_parallel_pass_equals_step_t(qtbot, panel, bundle):
     tgt_in = [BOS_ID] + panel.run.output_ids[:-1]
     with torch.no_grad():
         reference = bundle.model(src, torch.tensor([tgt_in])).softmax(-1)[0]  # (T, V), one parallel forward
-    click(qtbot, panel.controls.reset)
+    click(qtbot, panel.controls.transport.first)
     for t in range(len(tgt_in)):
         panel.set_step(t)
         step = panel.run.steps[t]
@@ -250,7 +251,7 @@ def test_bad_input_without_a_previous_run_clears_the_views(qtbot, bundle):
     state.set_input("12345")
     widget.runner.wait()
     assert "knows none" in widget.banner.text() and widget.run is None and widget.bars.token_ids == []
-    click(qtbot, widget.controls.step)  # stepping with nothing to show does nothing
+    click(qtbot, widget.controls.transport.next)  # stepping with nothing to show does nothing
 
 
 def test_no_model_and_encoder_only_models_explain_themselves(qtbot, make_model):

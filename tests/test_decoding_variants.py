@@ -102,7 +102,7 @@ def test_step_t_equals_parallel_row_n_prompt_plus_t(qtbot, gpt):
     assert seq == [gpt.tgt_tokenizer.bos_id] + prompt_ids(gpt) + run.output_ids[:-1]
     reference = lm_probs(gpt, seq)  # one parallel forward, row n_prompt + t = step t
     assert reference.shape[0] == n_prompt + len(run.steps)
-    qtbot.mouseClick(panel.controls.reset, Qt.LeftButton)
+    qtbot.mouseClick(panel.controls.transport.first, Qt.LeftButton)
     for t, step in enumerate(run.steps):
         panel.set_step(t)
         torch.testing.assert_close(step.model_probs, reference[n_prompt + t], atol=1e-5, rtol=0)
@@ -125,7 +125,7 @@ def test_step_t_equals_parallel_row_n_prompt_plus_t(qtbot, gpt):
     diff = float((run.steps[t].model_probs - unmasked[n_prompt + t]).abs().max())
     assert abs(run.difference(t, causal=False) - diff) < 1e-6 and diff > 1e-3
     assert f"row {n_prompt + t} ≠ step {t + 1}" in panel.parallel.equality.text()
-    assert panel.controls.step_label.text() == f"step 1 / {len(run.steps)}"  # as the beam axis counts
+    assert panel.controls.transport.counter.text().strip() == f"1 / {len(run.steps)}"  # as the beam axis counts
 
 
 def test_prefix_chips_mark_the_prompt(qtbot, gpt):

@@ -76,8 +76,8 @@ def test_keyboard_walks_the_whole_trace(setup, qtbot):
     assert seen == state.trace.names()  # every step, in order
     QTest.keyClick(panel, Qt.Key_Left)
     assert state.step == n - 2
-    assert panel.counter.text().strip() == f"{n - 1} / {n}"
-    assert panel.slider.value() == n - 2
+    assert panel.transport.counter.text().strip() == f"{n - 1} / {n}"
+    assert panel.transport.slider.value() == n - 2
 
 
 def test_arrow_keys_in_a_text_field_do_not_step(setup):
@@ -93,12 +93,12 @@ def test_arrow_keys_in_a_text_field_do_not_step(setup):
 
 def test_buttons_slider_and_jump_list(setup):
     state, panel, _, _ = setup
-    panel.next_button.click()
-    panel.next_button.click()
+    panel.transport.next.click()
+    panel.transport.next.click()
     assert state.step == 2
-    panel.prev_button.click()
+    panel.transport.back.click()
     assert state.step == 1
-    panel.slider.setValue(40)
+    panel.transport.slider.setValue(40)
     assert state.step == 40
     target = state.trace.index("decoder.layers.1.cross_attn.weights")
     row = next(r for r in range(panel.jump.count()) if panel.jump.itemData(r, Qt.UserRole + 1) == target)
@@ -115,10 +115,10 @@ def test_play_advances_and_stops_at_the_end(setup, qtbot):
     n = state.n_steps()
     state.select_step(n - 4)
     panel.speed.setValue(20.0)
-    panel.toggle_play()
-    assert panel.timer.isActive()
-    qtbot.waitUntil(lambda: state.step == n - 1 and not panel.timer.isActive(), timeout=3000)
-    assert panel.play_button.text() == "Play"
+    panel.transport.toggle_play()
+    assert panel.transport.timer.isActive()
+    qtbot.waitUntil(lambda: state.step == n - 1 and not panel.transport.timer.isActive(), timeout=3000)
+    assert panel.transport.play.text() == "Play"
 
 
 def test_hover_readout_is_the_trace_value(setup, qtbot):

@@ -1,7 +1,5 @@
-"""Next-token distributions as horizontal bars, best at the top, each token on a line of its own:
-`TokenBars` draws the rows that fit the height; `TopKBars` is one decoding step (the model's
-softmax, the chosen token always in view, the sampled-from distribution dashed, a label-smoothed
-model's target); the sampling panel and the [MASK] guesses draw with them too."""
+"""Next-token distributions as horizontal bars, best at the top: `TokenBars` draws the rows the
+height reads (the sampling panel's); `TopKBars` one decoding step's (and each [MASK]'s guesses)."""
 from __future__ import annotations
 
 import html
@@ -59,76 +57,24 @@ class TokenBars(pg.PlotWidget):
         self.ticks: list = []
         let_shrink(plot.titleLabel)  # a caption never widens its cell
         self.caption: tuple[str, ...] = ()
-        self.offered = None  # (`offer`)
+        self.offered = ([], [], np.zeros(0), None, [], None, None, {})  # (`offer`)
         plot.getViewBox().sigResized.connect(self._on_resized)
 
     def rows_that_fit(self, n: int) -> int:
         line = QFontMetricsF(self.getPlotItem().getAxis("left").style["tickFont"]).height() * ROW_LINES
         return rows_that_fit(n, self.getPlotItem().getViewBox().height(), line)
 
-    def draw_rows(self, pieces: list[str], filled, outline=None, fills=None, edges=None, texts=(), tips=(),
-                  colours=None) -> None:
-        """Row i: token pieces[i], a bar of filled[i] (palette role fills[i]), a dashed outline of
-        outline[i] (role edges[i]), and texts[i] right of them (colour colours[i], tooltip tips[i])."""
-        n = len(pieces)
-        for i, label in enumerate(self.labels):
-            label.setVisible(i < n)
-        if n == 0:
-            self.bars.setVisible(False)
-            self.outlines.setVisible(False)
-            self.ticks = [[]]
-            self.getPlotItem().getAxis("left").setTicks(self.ticks)
-            return
-        y, zeros = np.arange(n, dtype=float), np.zeros(n)
-        fills = fills or ["bar"] * n
-        self.bars.setOpts(x0=zeros, y=y, width=filled, height=BAR_HEIGHT, brushes=[style.colour(r) for r in fills],
-                          pens=[pg.mkPen(style.colour("chosen_text" if r == "chosen" else "bar_edge"), width=1.5)
-                                for r in fills])
-        self.bars.setVisible(True)
-        self.outlines.setVisible(outline is not None)
-        if outline is not None:
-            self.outlines.setOpts(x0=zeros, y=y, width=outline, height=BAR_HEIGHT,
-                                  pens=[_pen(r) for r in (edges or ["text"] * n)] or None)
-        top = float(max(np.max(filled, initial=0.0), np.max(outline, initial=0.0) if outline is not None else 0.0))
-        plot = self.getPlotItem()
-        end = probability_axis_end(top, self.zoom)
-        plot.setXRange(0, end, padding=0)
-        plot.setYRange(-0.6, max(n, 1) - 0.4, padding=0)
-        name = "probability" if end >= 1.0 else f"probability (zoomed: 0 – {end:.2g})"
-        if plot.getAxis("bottom").labelText != name:
-            plot.setLabel("bottom", name, **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
-        ticks = [[(float(i), display_piece(p)) for i, p in enumerate(pieces)]]
-        if ticks != self.ticks:  # unchanged rows: the axis is not laid out again
-            self.ticks = ticks
-            plot.getAxis("left").setTicks(ticks)
-        right = np.maximum(filled, outline) if outline is not None else np.asarray(filled)
-        for label, text in zip(self.labels, texts):
-            label.setText(text)
-        per_px = end / max(plot.getViewBox().width(), 1.0)
-        gap = 4 * per_px
-        inside = values_inside(right, [(label.textItem.boundingRect().width() + 4) * per_px for label in self.labels[:n]],
-                               end)
-        for i, label in enumerate(self.labels[:n]):
-            role = colours[i] if colours else "text"
-            on_bar = "on_chosen" if fills[i] == "chosen" else "text"
-            label.setColor(style.colour(on_bar if inside[i] else role))
-            label.setToolTip(tips[i] if tips else "")
-            label.setAnchor((1, 0.5) if inside[i] else (0, 0.5))
-            label.setPos(float(right[i]) + (-gap if inside[i] else gap), float(i))
-
     def offer(self, ids: list[int], pieces: list[str], filled, outline=None, marks=(), title=None, order=None,
               **looks) -> None:
-        """Rows best first (token ids, pieces, filled and outline values, a mark each); `looks`: per-row
-        lists of `draw_rows`' fills, edges, texts, tips, colours; `title(n)` names n rows drawn;
-        `order(n)` the rows' order when only n fit (by default as offered)."""
+        """Rows best first: token ids, pieces, a filled bar and a dashed outline each, a mark each;
+        `looks`: per-row lists of fills, edges (palette roles), texts, tips, colours (the texts');
+        `title(n)` names n rows drawn; `order(n)` the rows' order when only n fit (else as offered)."""
         self.offered = (list(ids), list(pieces), np.asarray(filled), outline, list(marks), title, order, looks)
         self.fit()
 
     def fit(self) -> None:
         """Draw the offered rows the height reads: `rows`, `filled`, `outline`, `marks` are theirs;
         `token_ids` and `heights` every offered row's, in the order drawn."""
-        if not self.offered:
-            return
         ids, pieces, filled, outline, marks, title, order, looks = self.offered
         n = self.rows_that_fit(len(ids))
         every = order(n) if order else list(range(len(ids)))
@@ -136,8 +82,18 @@ class TokenBars(pg.PlotWidget):
         self.token_ids, self.heights = [ids[j] for j in every], filled[every]
         self.rows, self.filled, self.marks = self.token_ids[:n], self.heights[:n], [marks[j] for j in shown if marks]
         self.outline = None if outline is None else np.asarray(outline)[shown]
-        self.draw_rows([pieces[j] for j in shown], self.filled, self.outline,
-                       **{key: [list(v)[j] for j in shown] for key, v in looks.items()})
+        look = {key: [list(v)[j] for j in shown] for key, v in looks.items()}
+        fills, texts = look.get("fills", ["bar"] * n), look.get("texts", [""] * n)
+        colours, tips = look.get("colours", ["text"] * n), look.get("tips", [""] * n)
+        for i, label in enumerate(self.labels):
+            label.setVisible(i < n)
+        self.bars.setVisible(n > 0)
+        self.outlines.setVisible(n > 0 and outline is not None)
+        plot = self.getPlotItem()
+        ticks = [[(float(i), display_piece(pieces[j])) for i, j in enumerate(shown)]]
+        if ticks != self.ticks:  # unchanged rows: the axis is not laid out again
+            self.ticks = ticks
+            plot.getAxis("left").setTicks(ticks)
         moved = next((i for i, j in enumerate(shown) if i != j), None)
         self.skip_line.setVisible(moved is not None)
         if moved is not None:
@@ -145,6 +101,33 @@ class TokenBars(pg.PlotWidget):
             self.skip_line.setPen(_pen("muted", Qt.PenStyle.DotLine))  # (the theme's now)
         if title is not None:
             self.set_title(title(n))
+        if n == 0:
+            return
+        y, zeros = np.arange(n, dtype=float), np.zeros(n)
+        self.bars.setOpts(x0=zeros, y=y, width=self.filled, height=BAR_HEIGHT, brushes=[style.colour(r) for r in fills],
+                          pens=[pg.mkPen(style.colour("chosen_text" if r == "chosen" else "bar_edge"), width=1.5)
+                                for r in fills])
+        if outline is not None:
+            self.outlines.setOpts(x0=zeros, y=y, width=self.outline, height=BAR_HEIGHT,
+                                  pens=[_pen(r) for r in look.get("edges", ["text"] * n)])
+        right = self.filled if outline is None else np.maximum(self.filled, self.outline)
+        end = probability_axis_end(float(np.max(right)), self.zoom)
+        plot.setXRange(0, end, padding=0)
+        plot.setYRange(-0.6, n - 0.4, padding=0)
+        name = "probability" if end >= 1.0 else f"probability (zoomed: 0 – {end:.2g})"
+        if plot.getAxis("bottom").labelText != name:
+            plot.setLabel("bottom", name, **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
+        for label, text in zip(self.labels, texts):
+            label.setText(text)
+        per_px = end / max(plot.getViewBox().width(), 1.0)
+        inside = values_inside(right, [(label.textItem.boundingRect().width() + 4) * per_px for label in self.labels[:n]],
+                               end)
+        for i, label in enumerate(self.labels[:n]):
+            on_bar = "on_chosen" if fills[i] == "chosen" else "text"
+            label.setColor(style.colour(on_bar if inside[i] else colours[i]))
+            label.setToolTip(tips[i])
+            label.setAnchor((1, 0.5) if inside[i] else (0, 0.5))
+            label.setPos(float(right[i]) + (-4 if inside[i] else 4) * per_px, float(i))
 
     def _on_resized(self, *_) -> None:
         """Rows, numbers and title for the new room."""

@@ -1,5 +1,5 @@
 """`DecodingControls`: the strategy and its knobs (Section 6.1's beam 4, α = 0.6 by default), the step
-transport and the layer/head choice, flowing onto as many lines as the width needs. It only emits."""
+transport (`Transport`) and the layer/head choice, flowing onto as many lines as the width needs. It only emits."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
@@ -9,15 +9,17 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSpinBox,
-    QStyle,
     QWidget,
 )
 from superqt import QFlowLayout, QLabeledDoubleSlider
 
-from explorer import style
+from explorer.panels.knobs import refill
 from explorer.panels.layouts import row
+from explorer.panels.transport import Transport
 from model.interpret.decode_knobs import BEAM_KNOBS, KNOBS, SAMPLE_KNOBS, SHARPEST_TIP, Knob
 from model.interpret.decode_run import STRATEGIES, DecodeSettings
+
+PLAY_INTERVAL_MS = 800
 
 
 def group(*widgets) -> QWidget:
@@ -46,7 +48,6 @@ def knob_box(knob: Knob, slider: bool = False, high: float | None = None) -> QWi
 
 class DecodingControls(QWidget):
     settingsChanged = Signal(object)  # DecodeSettings
-    transport = Signal(str)  # "reset" | "back" | "step" | "play"
     headChanged = Signal(int, int)
     sharpestRequested = Signal()
 
@@ -58,14 +59,8 @@ class DecodingControls(QWidget):
         self.strategy.setToolTip("How the next token is chosen from the model's distribution")
         # each strategy's knobs, only the chosen one's shown (greedy and "follow the target" have none)
         self.params = {"sample": group(*map(self._knob, SAMPLE_KNOBS)), "beam": group(*map(self._knob, BEAM_KNOBS))}
-        icons = self.style()
-        for name, icon in (("reset", QStyle.SP_MediaSkipBackward), ("back", QStyle.SP_MediaSeekBackward),
-                           ("step", QStyle.SP_MediaSeekForward), ("play", QStyle.SP_MediaPlay)):
-            button = QPushButton(icons.standardIcon(icon), name.title())
-            button.clicked.connect(lambda _=False, n=name: self.transport.emit(n))
-            setattr(self, name, button)
-        self.play.setCheckable(True)
-        self.step_label = style.set_font_role(QLabel("–"), "heading")
+        self.transport = Transport(PLAY_INTERVAL_MS)
+        self.transport.slider.setMinimumWidth(120)
         self.layer, self.head = QComboBox(), QComboBox()
         for combo, tip in ((self.layer, "Decoder layer whose attention is shown"), (self.head, "Attention head shown")):
             combo.setMaximumWidth(70)
@@ -79,7 +74,7 @@ class DecodingControls(QWidget):
         flow.setHorizontalSpacing(16)
         flow.setVerticalSpacing(2)
         flow.addWidget(group("Strategy", self.strategy, *self.params.values()))
-        flow.addWidget(group(self.reset, self.back, self.step, self.play, self.step_label))
+        flow.addWidget(self.transport)
         flow.addWidget(group("Layer", self.layer, "Head", self.head, self.sharpest))
         self._show_page()
         self.strategy.currentIndexChanged.connect(self._strategy_changed)
@@ -118,21 +113,10 @@ class DecodingControls(QWidget):
     def set_strategy(self, key: str) -> None:
         self.strategy.setCurrentIndex(self.strategy.findData(key))
 
-    def set_shape(self, n_layers: int, n_heads: int) -> None:
-        """Fill the layer/head choices for a model, keeping the selection where possible."""
-        for combo, n in ((self.layer, n_layers), (self.head, n_heads)):
-            keep = max(combo.currentIndex(), 0)
-            with QSignalBlocker(combo):
-                combo.clear()
-                combo.addItems([str(i + 1) for i in range(n)])
-                combo.setCurrentIndex(min(keep, n - 1))
-
-    def select_head(self, layer: int, head: int) -> None:
-        """Show (layer, head) as selected without announcing it."""
-        for combo, i in ((self.layer, layer), (self.head, head)):
-            if 0 <= i < combo.count():
-                with QSignalBlocker(combo):
-                    combo.setCurrentIndex(i)
+    def show_heads(self, n_layers: int, n_heads: int, layer: int, head: int) -> None:
+        """Offer a model's layers and heads with (layer, head) chosen, announced to no one."""
+        for combo, n, chosen in ((self.layer, n_layers, layer), (self.head, n_heads, head)):
+            refill(combo, [str(i + 1) for i in range(n)], min(chosen, n - 1))
 
     def _strategy_changed(self, _index: int) -> None:
         self._show_page()

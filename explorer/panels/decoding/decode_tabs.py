@@ -1,8 +1,6 @@
-"""`DecodeTabs`: the decoding panel's views in one set of tabs as each screen class declares it
-(`explorer.screen`): the step's plots (WIDE one page, the three maps in a row over the next-token
-bars; PROJECTOR two pages of two plots side by side; NARROW a page per plot), then the parallel
-pass and the beam tree. Side by side, the step's pages stand in tabs of their own left of the
-rest. A page scrolls rather than shrink a plot below its least size."""
+"""`DecodeTabs`: the decoding panel's views in tabs: the step's plots grouped as each screen class
+declares (STEP_PAGES), then the parallel pass and the beam tree; side by side, the step's pages in
+tabs of their own on the left. A page scrolls rather than shrink a plot below its least size."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal

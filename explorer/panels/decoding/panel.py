@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import bisect
 
-from PySide6.QtCore import QEvent, QTimer
+from PySide6.QtCore import QEvent
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QStackedWidget, QWidget
 
@@ -28,7 +28,6 @@ from model.interpret.decode_run import STRATEGIES, DecodeRun
 from model.interpret.decode_texts import StepMaps, step_caption, unknown_note
 from model.interpret.token_chips import step_line
 
-PLAY_INTERVAL_MS = 800
 SIDE_BY_SIDE = (1200, 680)  # below this the halves become tabs, each with readable maps
 DECODER_KINDS = ("decoder_self", "cross")
 NO_BEAM = "Choose “Beam search” as the strategy to grow its tree of hypotheses here."
@@ -65,9 +64,6 @@ class DecodingPanel(Panel):
     def __init__(self, state, parent=None):
         super().__init__(state, parent)
         self.run: DecodeRun | None = None
-        self.smoothing = 0.0  # the shown model's label smoothing ε (ModelBundle.label_smoothing)
-        self._player = QTimer(self, interval=PLAY_INTERVAL_MS)
-        self._player.timeout.connect(self._tick)
         self._build()
         self.job = self.parallel.job  # the pass without the mask: what figures and tests wait for
         self.controls.show_settings(state.session.decoding)
@@ -85,7 +81,7 @@ class DecodingPanel(Panel):
     def _build(self) -> None:
         self.controls = DecodingControls()
         self.controls.settingsChanged.connect(self.state.set_decoding)
-        self.controls.transport.connect(self._on_transport)
+        self.controls.transport.moved.connect(self.set_step)
         self.controls.headChanged.connect(self._on_head)
         self.controls.sharpestRequested.connect(self.show_sharpest_head)
         self.controls.sharpest.setEnabled(False)  # until a run is drawn
@@ -127,7 +123,6 @@ class DecodingPanel(Panel):
         elif not bundle.model_kind.has_decoder:
             self._clear("This model has no decoder (encoder-only): there is nothing to decode step by step.", "info")
         elif frame.decode is not None:
-            self.smoothing = bundle.label_smoothing  # (the bars' smoothed-target line: 0 when not known)
             if frame.decode is not self.run:
                 self._on_run(frame.decode)
         elif frame.decode_error:
@@ -145,7 +140,7 @@ class DecodingPanel(Panel):
         self.run = run
         self.controls.sharpest.setEnabled(True)
         self._show_message(unknown_note(run), "info")
-        self.state.session.set_decode_step(None)  # arrive complete; Reset / Step walk through it
+        self.state.session.set_decode_step(None)  # arrive complete; the transport walks through it
         self.parallel.set_run(run)
         if run.beam is not None:
             self.beam_view.set_result(run.beam, run.vocab)
@@ -169,21 +164,20 @@ class DecodingPanel(Panel):
 
     def _on_busy(self, busy: bool, _what: str = "") -> None:
         if busy:
-            self.controls.step_label.setText("decoding…")
+            self.controls.transport.counter.setText("decoding…")
         elif self.run is not None:
             self._update_step_label()
 
     def _clear(self, text: str, level: str) -> None:
-        self._stop_play()
+        self.controls.transport.stop()
         self.run = None
         self.controls.sharpest.setEnabled(False)
-        self.smoothing = 0.0
         for view in (self.mask_map, self.self_map, self.cross_map, self.bars, self.beam_view):
             view.clear_data()
         self.parallel.set_run(None)
         self.prefix.setText("")
         self.beam_summary.setText("")
-        self.controls.step_label.setText("–")
+        self.controls.transport.show_position(0, 0)
         self._show_message(text, level)
 
     def _show_message(self, text: str, level: str) -> None:
@@ -202,9 +196,7 @@ class DecodingPanel(Panel):
             self.pages.setCurrentWidget(self.embedding_view)
         else:
             self.pages.setCurrentWidget(self.decode_page)
-            cfg = bundle.config
-            self.controls.set_shape(max(cfg.n_decoder_layers, 1), cfg.n_heads)
-            self.controls.set_target_label("Follow the continuation" if cfg.model_kind.continues_prompt
+            self.controls.set_target_label("Follow the continuation" if bundle.config.model_kind.continues_prompt
                                            else STRATEGIES["target"])
             self._on_attention_selected()
 
@@ -219,8 +211,9 @@ class DecodingPanel(Panel):
         return self.state.head
 
     def _on_attention_selected(self) -> None:
-        self.controls.select_head(self.layer, self.head)
-        self.parallel.set_head(self.layer, self.head)
+        if self.state.bundle is not None:
+            cfg = self.state.bundle.config
+            self.controls.show_heads(max(cfg.n_decoder_layers, 1), cfg.n_heads, self.layer, self.head)
         self._show_step()
 
     def _on_head(self, layer: int, head: int) -> None:
@@ -274,29 +267,6 @@ class DecodingPanel(Panel):
         self.views.arrange(cls, self.side_by_side, self.state.session.view(self.panel_name))
 
     # -- stepping and drawing a step -----------------------------------------------------------------
-    def _on_transport(self, action: str) -> None:
-        if self.run is None:
-            self.controls.play.setChecked(False)
-        elif action != "play":
-            self._stop_play()
-            self.set_step({"reset": 0, "back": self.t - 1, "step": self.t + 1}[action])
-        elif self.controls.play.isChecked():
-            if self.t >= len(self.run.steps) - 1:
-                self.set_step(0)
-            self._player.start()
-        else:
-            self._stop_play()
-
-    def _tick(self) -> None:
-        if self.run is None or self.t >= len(self.run.steps) - 1:
-            self._stop_play()
-        else:
-            self.set_step(self.t + 1)
-
-    def _stop_play(self) -> None:
-        self._player.stop()
-        self.controls.play.setChecked(False)
-
     def set_step(self, t: int) -> None:
         """Show decoding step t (clamped to the run)."""
         if self.run is not None:
@@ -312,10 +282,7 @@ class DecodingPanel(Panel):
         return len(self.run.steps) - 1 if t is None else max(0, min(t, len(self.run.steps) - 1))
 
     def _update_step_label(self) -> None:
-        n = len(self.run.steps)
-        self.controls.step_label.setText(f"step {self.t + 1} / {n}")  # counted from 1, as the beam axis
-        self.controls.back.setEnabled(self.t > 0)
-        self.controls.step.setEnabled(self.t < n - 1)
+        self.controls.transport.show_position(self.t, len(self.run.steps))
 
     def _show_step(self) -> None:
         """Step t: the prefix chips, the mask in force, the selected head's masked self- and
@@ -336,13 +303,13 @@ class DecodingPanel(Panel):
                                     highlight_row=m.query)
             self.cross_map.set_title(*m.titles["cross"])
         sampled = step.probs.numpy() if run.settings.strategy == "sample" else None
-        self.bars.set_smoothing(self.smoothing, len(run.vocab))
+        self.bars.set_smoothing(self.state.bundle.label_smoothing, len(run.vocab))  # (0 when not known)
         self.bars.set_data(step.model_probs.numpy(), run.vocab, step.chosen, sampled)
         caption, tip = step_caption(run, t, display_piece)
         self.bars.set_title(*caption)
         self.bars.setToolTip(tip)
         self._draw_prefix()
-        self.parallel.set_step(t)
+        self.parallel.show_step(t, self.layer, self.head)
         self.beam_view.set_current_step(t if run.beam is not None else None)
         self._update_step_label()
 
@@ -370,5 +337,5 @@ class DecodingPanel(Panel):
         self._show_step()
 
     def shutdown(self) -> None:
-        self._stop_play()
+        self.controls.transport.stop()
         super().shutdown()

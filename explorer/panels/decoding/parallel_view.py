@@ -96,12 +96,8 @@ class ParallelPassView(QWidget):
         if self.run is not None:
             self.set_run(self.run)
 
-    def set_step(self, t: int) -> None:
-        self.t = t
-        self.refresh()
-
-    def set_head(self, layer: int, head: int) -> None:
-        self.layer, self.head = layer, head
+    def show_step(self, t: int, layer: int, head: int) -> None:
+        self.t, self.layer, self.head = t, layer, head
         self.refresh()
 
     def _on_toggle(self, _checked: bool) -> None:

@@ -5,14 +5,14 @@ give the same K, V."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QSignalBlocker, Qt, QTimer
-from PySide6.QtWidgets import QPushButton, QSlider, QSpinBox, QTabWidget
+from PySide6.QtWidgets import QSpinBox, QTabWidget
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
 from explorer.panels.base import Panel
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
+from explorer.panels.transport import Transport
 from model.inference.kv_cache import cache_note, cached_tensors, describe_cache, reads_title
 from model.interpret.kv_view import cache_view
 
@@ -30,9 +30,9 @@ class KVCachePanel(Panel):
         self.n_prompt = 0
         self.note = text_label()
         self.layer, self.kv_head = QSpinBox(prefix="layer "), QSpinBox(prefix="KV head ")
-        self.step = QSlider(Qt.Horizontal, toolTip="The newest query's position t (from 0): the cache holds "
-                            "positions 0 … t")
-        self.play = QPushButton("Play ▶", checkable=True, toolTip="Step through the generation, one token a beat")
+        self.transport = Transport(PLAY_MS)
+        self.step = self.transport.slider
+        self.step.setToolTip("The newest query's position t (from 0): the cache holds positions 0 … t")
         self.keys = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, colour_bar=True)
         self.values = Heatmap(colormap=style.colormap(style.DIVERGING), square=False, colour_bar=True)
         self.reads = Heatmap(square=False, colour_bar=True)
@@ -46,26 +46,23 @@ class KVCachePanel(Panel):
         self.memory = text_label(rich=True)
         # K or V the page's whole height (every cached row's label readable), the reads and bytes beside it
         beside = column(self.reading, (self.reads, 1), self.memory, margins=0)
-        column(self.note, row(self.layer, self.kv_head, (self.step, 1), self.play), (row((self.maps, 1), (beside, 1)), 1),
+        column(self.note, row(self.layer, self.kv_head, (self.transport, 1)), (row((self.maps, 1), (beside, 1)), 1),
                parent=self, margins=4)
-        self.timer = QTimer(self, interval=PLAY_MS)
-        self.timer.timeout.connect(self._advance)
-        self.play.toggled.connect(self._on_play)
         self.layer.valueChanged.connect(self._load_layer)
         self.kv_head.valueChanged.connect(self.redraw)
-        self.step.valueChanged.connect(self.redraw)
+        self.transport.moved.connect(self.redraw)
         self.follow(bundle=self._on_bundle, frame=self._on_frame)
 
     def _on_bundle(self, bundle) -> None:
         self.tensors = None
-        self.play.setChecked(False)
+        self.transport.stop()
         for heatmap in (self.keys, self.values, self.reads):
             heatmap.clear_data()
         self.memory.setText("")
         self.reading.setText("")
         config = bundle.config
         decoder_only = config.kind == "decoder_only"
-        for widget in (self.layer, self.kv_head, self.step, self.play):
+        for widget in (self.layer, self.kv_head, self.transport):
             widget.setEnabled(decoder_only)
         if not decoder_only:
             say(self.note, f"{bundle.name} is not a decoder-only model. A KV cache is what a decoder keeps between "
@@ -80,9 +77,7 @@ class KVCachePanel(Panel):
             return
         self.pieces = list(frame.forward.tgt_pieces)
         self.n_prompt = frame.forward.n_prompt
-        with QSignalBlocker(self.step):
-            self.step.setRange(0, len(self.pieces) - 1)
-            self.step.setValue(min(self.n_prompt, len(self.pieces) - 1))  # the prompt read: the first step generates
+        self.transport.show_position(min(self.n_prompt, len(self.pieces) - 1), len(self.pieces))  # prompt read: step 1 next
         self._load_layer()
 
     def _load_layer(self, *_) -> None:
@@ -96,6 +91,7 @@ class KVCachePanel(Panel):
         if self.tensors is None:
             return
         g, t = self.kv_head.value() - 1, self.step.value()
+        self.transport.show_position(t, len(self.pieces))
         view = cache_view(*self.tensors, self.pieces, g, t)
         d_k = view.keys.shape[1]
         for heatmap, data, name in ((self.keys, view.keys, "K"), (self.values, view.values, "V")):
@@ -108,13 +104,3 @@ class KVCachePanel(Panel):
         self.reading.setText(reads_title(t, self.n_prompt, view.token))
         dtype = next(self.state.bundle.model.parameters()).dtype
         self.memory.setText(describe_cache(self.state.bundle.config, dtype, t + 1))
-
-    def _on_play(self, on: bool) -> None:
-        self.play.setText("Pause ⏸" if on else "Play ▶")
-        if on and self.step.value() >= self.step.maximum():
-            self.step.setValue(0)
-        self.timer.start() if on else self.timer.stop()
-
-    def _advance(self) -> None:
-        self.step.setValue(self.step.value() + 1)
-        self.play.setChecked(self.step.value() < self.step.maximum())  # the last step shown: stop

@@ -3,19 +3,17 @@ produced (buttons, play, slider, a jump list by block, a find box; keys ← → 
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QPointF, QSignalBlocker, QSize, Qt, QTimer
+from PySide6.QtCore import QPointF, QSignalBlocker, QSize, Qt
 from PySide6.QtGui import QKeySequence, QShortcut, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
     QCompleter,
     QDoubleSpinBox,
     QFrame,
-    QGridLayout,
     QLabel,
     QLineEdit,
     QScrollArea,
     QSizePolicy,
-    QSlider,
     QToolButton,
     QWidget,
 )
@@ -26,6 +24,7 @@ from explorer.panels.base import Panel
 from explorer.panels.knobs import refill
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import text_label
+from explorer.panels.transport import Transport
 from explorer.screen import ScreenClass
 from model.nn.step_summary import (
     TOKEN_AXES,
@@ -44,31 +43,8 @@ INFO_MIN_WIDTH, INFO_MAX_WIDTH = 300, 560  # the texts' column beside the map
 STEP_ROLE = Qt.UserRole + 1  # the jump list's item data: the step's index in the trace
 
 
-def fill_jump_list(model: QStandardItemModel, trace) -> None:
-    """The jump list's rows (`jump_rows`): block headers bold and unselectable; STEP_ROLE: the index."""
-    model.clear()
-    bold = style.role_font("heading")
-    for text, tip, index in jump_rows(trace):
-        item = QStandardItem(text)
-        item.setToolTip(tip)
-        if index is None:
-            item.setFlags(Qt.NoItemFlags)
-            item.setFont(bold)
-        item.setData(index, STEP_ROLE)
-        model.appendRow(item)
-
-
 SCALE_RULE = "weight: 0–1 on every map"
 FEW_ROWS = 8  # token rows whose labels the view always has room for
-# each part's cell (row, column[, rows, columns]) in the panel's grid, per arrangement: "beside" puts the
-# slider on the buttons' row and the title and details in a column right of the map (it scrolls when taller)
-ARRANGEMENTS = {
-    "beside": {"buttons": (0, 0), "slider": (0, 1), "counter": (0, 2), "jump": (1, 0, 1, 3), "view": (2, 0, 1, 2),
-               "texts": (2, 2)},
-    "stacked": {"buttons": (0, 0), "counter": (0, 2), "slider": (1, 0, 1, 3), "jump": (2, 0, 1, 3),
-                "intro": (3, 0, 1, 3), "view": (4, 0, 1, 3), "details": (5, 0, 1, 3)},
-}
-COLUMN_STRETCHES = {"beside": (0, 3, 1), "stacked": (0, 1, 0)}
 
 
 class TensorView(Heatmap):
@@ -129,7 +105,6 @@ class StepperPanel(Panel):
     def __init__(self, state, parent=None):
         super().__init__(state, parent)
         self._shown_head = -1
-        self.timer = QTimer(self, timeout=self._tick)
         self._build_controls()
         self.view = TensorView(self)
         self.view.hovered.connect(self._on_hover)
@@ -139,25 +114,17 @@ class StepperPanel(Panel):
         state.attentionSelected.connect(self._on_attention)
         self.follow(bundle=self._on_bundle, result=self._on_result)
 
-    def _button(self, text: str, tip: str, slot) -> QToolButton:
-        return QToolButton(text=text, toolTip=tip, minimumSize=QSize(40, 34), clicked=slot)
-
     def _build_controls(self) -> None:
-        self.nav_buttons = []
-        for text, tip, key, slot in (("|◀", "First step (Home)", Qt.Key_Home, lambda: self.stop_at(0)),
-                                     ("◀", "Previous step (←)", Qt.Key_Left, lambda: self.step_by(-1)),
-                                     ("Play", "Play / pause (Space)", Qt.Key_Space, self.toggle_play),
-                                     ("▶", "Next step (→)", Qt.Key_Right, lambda: self.step_by(1)),
-                                     ("▶|", "Last step (End)", Qt.Key_End,
-                                      lambda: self.stop_at(self.state.n_steps() - 1))):
-            self.nav_buttons.append(self._button(text, tip, slot))
-            QShortcut(QKeySequence(key), self, context=Qt.WindowShortcut).activated.connect(slot)
-        self.first_button, self.prev_button, self.play_button, self.next_button, self.last_button = self.nav_buttons
-        self.speed = QDoubleSpinBox(minimum=0.25, maximum=20.0, value=2.0, singleStep=0.5, suffix=" /s",
-                                    toolTip="Play speed",
-                                    valueChanged=lambda per_second: self.timer.setInterval(int(1000 / per_second)))
-        self.slider = QSlider(Qt.Horizontal, pageStep=5, valueChanged=self.state.select_step)
-        self.counter = style.set_font_role(QLabel("– / –", alignment=Qt.AlignRight | Qt.AlignVCenter), "mono")
+        self.transport = Transport(500)
+        self.transport.moved.connect(self.state.select_step)
+        for name, key, key_name in (("first", Qt.Key_Home, "Home"), ("back", Qt.Key_Left, "←"), ("play", Qt.Key_Space, "Space"),
+                                    ("next", Qt.Key_Right, "→"), ("last", Qt.Key_End, "End")):
+            button = getattr(self.transport, name)
+            button.setToolTip(f"{button.toolTip()} ({key_name})")
+            QShortcut(QKeySequence(key), self, context=Qt.WindowShortcut).activated.connect(button.click)
+        self.speed = QDoubleSpinBox(minimum=0.25, maximum=20.0, value=2.0, singleStep=0.5, suffix=" /s", toolTip="Play speed",
+                                    valueChanged=lambda per_second: self.transport.timer.setInterval(int(1000 / per_second)))
+        self.transport.layout().insertWidget(5, self.speed)
         self.jump = QComboBox(maxVisibleItems=25, sizeAdjustPolicy=QComboBox.AdjustToMinimumContentsLengthWithIcon,
                               minimumContentsLength=12, toolTip="Jump to a step, grouped by block",
                               activated=self._jumped)
@@ -169,8 +136,8 @@ class StepperPanel(Panel):
         self.head.setSizePolicy(QSizePolicy.Fixed, QSizePolicy.Fixed)
         self.head.currentIndexChanged.connect(self._head_chosen)
         self.head_label = QLabel("Head:")
-        self.fit_button = self._button("Fit", "Show the whole tensor again (wheel zooms, drag pans)",
-                                       lambda: self.view.reset_view())
+        self.fit_button = QToolButton(text="Fit", toolTip="Show the whole tensor again (wheel zooms, drag pans)",
+                                      minimumSize=QSize(40, 34), clicked=lambda: self.view.reset_view())
 
     def _build_layout(self) -> None:
         self.name_label = text_label("", style.TITLE_POINT_SIZE, bold=True)  # the step read aloud ("Encoder layer 1 · …")
@@ -184,45 +151,31 @@ class StepperPanel(Panel):
                                   sheet="background: {readout_bg}; color: {readout_text}; padding: 4px; border-radius: 4px;")
         self.readout.setMinimumHeight(30)
         self.readout.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Minimum)
-        self.parts = {"buttons": QWidget(self), "slider": self.slider, "counter": self.counter, "jump": QWidget(self),
-                      "intro": QWidget(self), "view": self.view, "details": QWidget(self),
-                      "texts": QScrollArea(self, objectName="step_texts", widgetResizable=True, frameShape=QFrame.NoFrame,
-                                           horizontalScrollBarPolicy=Qt.ScrollBarAlwaysOff,
-                                           minimumWidth=INFO_MIN_WIDTH, maximumWidth=INFO_MAX_WIDTH)}
-        row(*self.nav_buttons, self.speed, parent=self.parts["buttons"], margins=0)
-        row(QLabel("Jump to:"), (self.jump, 3), (self.find, 1), self.head_label, self.head, self.fit_button,
-            parent=self.parts["jump"], margins=0)
-        column(self.name_label, self.formula_label, self.description_label, parent=self.parts["intro"], margins=0)
-        column(self.readout, self.shape_label, self.stats_label, self.path_label, parent=self.parts["details"],
-               margins=0)
-        self.parts["texts"].setWidget(QWidget())
-        self.texts = column(None, parent=self.parts["texts"].widget(), margins=0)
-        self.grid = QGridLayout(self, spacing=4)
-        self.grid.setContentsMargins(6, 6, 6, 6)
-        self.arrangement = None
-        self._arrange("stacked")
+        self.intro, self.details = QWidget(self), QWidget(self)
+        column(self.name_label, self.formula_label, self.description_label, parent=self.intro, margins=0)
+        column(self.readout, self.shape_label, self.stats_label, self.path_label, parent=self.details, margins=0)
+        self.texts_area = QScrollArea(widgetResizable=True, frameShape=QFrame.NoFrame, minimumWidth=INFO_MIN_WIDTH,
+                                      maximumWidth=INFO_MAX_WIDTH, horizontalScrollBarPolicy=Qt.ScrollBarAlwaysOff)
+        self.texts_area.setWidget(QWidget())
+        self.texts = column(None, parent=self.texts_area.widget(), margins=0)
+        self.stack = column(self.view, margins=0)  # the map, and stacked the title above it and the details below
+        column(self.transport,
+               row(QLabel("Jump to:"), (self.jump, 3), (self.find, 1), self.head_label, self.head, self.fit_button),
+               (row((self.stack, 1), self.texts_area), 1), parent=self, margins=6).setSpacing(4)
+        self._arrange(beside=False)
 
-    def _arrange(self, arrangement: str) -> None:
-        """Place every part where ARRANGEMENTS says; beside the map, the title and details are in
-        the texts' column."""
-        if arrangement == self.arrangement:
-            return
-        self.arrangement = arrangement
-        places = ARRANGEMENTS[arrangement]
-        for name, part in self.parts.items():
-            self.grid.removeWidget(part)
+    def _arrange(self, beside: bool) -> None:
+        """Beside: the title and the details in the scrolling column right of the map; else above and below it."""
+        for part in (self.intro, self.details):
             self.texts.removeWidget(part)
-            if name in places:
-                self.grid.addWidget(part, *places[name])
-        for position, name in enumerate(("intro", "details")):
-            if name not in places:
-                self.texts.insertWidget(position, self.parts[name])
-        for name, part in self.parts.items():  # (shown once placed: a part without a parent would be a window)
-            part.setVisible(name in places or name in ("intro", "details"))
-        for index in range(self.grid.rowCount()):
-            self.grid.setRowStretch(index, int(index == places["view"][0]))
-        for index, stretch in enumerate(COLUMN_STRETCHES[arrangement]):
-            self.grid.setColumnStretch(index, stretch)
+            self.stack.removeWidget(part)
+        if beside:
+            self.texts.insertWidget(0, self.intro)
+            self.texts.insertWidget(1, self.details)
+        else:
+            self.stack.insertWidget(0, self.intro)
+            self.stack.addWidget(self.details)
+        self.texts_area.setVisible(beside)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
         """WIDE, and a projector while presenting: the texts beside the map; else above and below it.
@@ -230,36 +183,9 @@ class StepperPanel(Panel):
         presentation = getattr(getattr(self.window(), "lecture", None), "presentation", None)
         presenting = presentation is not None and presentation.active
         beside = cls is ScreenClass.WIDE or (cls is ScreenClass.PROJECTOR and presenting)
-        self._arrange("beside" if beside else "stacked")
+        self._arrange(beside)
         self.path_label.setVisible(cls is not ScreenClass.NARROW and not presenting)  # (the title's tooltip)
         self.shape_label.setVisible(cls is not ScreenClass.NARROW)
-
-    def step_by(self, delta: int) -> None:
-        self.state.select_step(self.state.step + delta)
-
-    def stop_at(self, index: int) -> None:
-        """Stop playing and show step `index` (the first or the last)."""
-        self.stop()
-        self.state.select_step(index)
-
-    def toggle_play(self) -> None:
-        if self.timer.isActive():
-            self.stop()
-        elif self.state.n_steps():
-            if self.state.step >= self.state.n_steps() - 1:
-                self.state.select_step(0)  # play again from the start
-            self.timer.start(int(1000 / self.speed.value()))
-            self.play_button.setText("Pause")
-
-    def stop(self) -> None:
-        self.timer.stop()
-        self.play_button.setText("Play")
-
-    def _tick(self) -> None:
-        if self.state.step >= self.state.n_steps() - 1:
-            self.stop()
-        else:
-            self.step_by(1)
 
     def _jumped(self, row: int) -> None:
         index = self.jump.itemData(row, STEP_ROLE)
@@ -285,10 +211,17 @@ class StepperPanel(Panel):
 
     def _on_result(self, *_) -> None:
         trace = self.state.trace
-        self.stop()
-        with QSignalBlocker(self.slider):
-            self.slider.setMaximum(max(0, len(trace) - 1))
-        fill_jump_list(self.jump.model(), trace)
+        self.transport.stop()
+        model = self.jump.model()  # (`jump_rows`): block headers bold and unselectable; STEP_ROLE: the index
+        model.clear()
+        for text, tip, index in jump_rows(trace):
+            item = QStandardItem(text)
+            item.setToolTip(tip)
+            if index is None:
+                item.setFlags(Qt.NoItemFlags)
+                item.setFont(style.role_font("heading"))
+            item.setData(index, STEP_ROLE)
+            model.appendRow(item)
         if self.find.completer() is not None:
             self.find.completer().deleteLater()
         self.find.setCompleter(QCompleter(trace.names(), self.find, filterMode=Qt.MatchContains,
@@ -304,9 +237,7 @@ class StepperPanel(Panel):
     def _on_step(self, index: int) -> None:
         if self.state.trace is None:
             return
-        with QSignalBlocker(self.slider):
-            self.slider.setValue(index)
-        self.counter.setText(f"{index + 1:>3} / {self.state.n_steps()}")
+        self.transport.show_position(index, self.state.n_steps())
         row = self.jump.findData(index, STEP_ROLE)
         if row >= 0:
             self.jump.setCurrentIndex(row)
