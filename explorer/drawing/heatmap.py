@@ -251,7 +251,7 @@ class Heatmap(QWidget):
         left = self.rows_axis.extent(False) if rows else 10
         self.rows_axis.setWidth(int(left))
         line = QFontMetricsF(label_font()).height()
-        view = self.canvas.viewport().size()  # (inside the selection frame's border)
+        view = self.canvas.contentsRect().size()  # (inside the selection frame's border; the viewport's size to be)
         width, height = view.width() - 2, view.height() - 2
         bottom = self.cols_axis.extent(False) if cols else 10
         top = 0.0

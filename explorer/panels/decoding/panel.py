@@ -3,10 +3,6 @@ mask, the step's attention and next-token bars) beside the teacher-forced parall
 mask switch, or the beam tree. A masked LM gets its [MASK] guesses, a sentence encoder its similarities."""
 from __future__ import annotations
 
-import bisect
-
-from PySide6.QtCore import QEvent
-from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QStackedWidget, QWidget
 
 from explorer import style, theme
@@ -22,6 +18,7 @@ from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 from explorer.panels.decoding.parallel_view import ParallelPassView
 from explorer.panels.layouts import column
 from explorer.panels.texts import say, text_label
+from explorer.rich_eliding_label import RichElidingLabel
 from explorer.screen import ScreenClass
 from model.inference.beam_tree import beam_summary
 from model.interpret.decode_run import STRATEGIES, DecodeRun
@@ -31,21 +28,6 @@ from model.interpret.token_chips import step_line
 SIDE_BY_SIDE = (1200, 680)  # below this the halves become tabs, each with readable maps
 DECODER_KINDS = ("decoder_self", "cross")
 NO_BEAM = "Choose “Beam search” as the strategy to grow its tree of hypotheses here."
-
-
-def newest_that_fit(label, line, most: int) -> int | None:
-    """How many of the newest chips `line(keep)` may keep to stay on one line of `label` (None: all);
-    a second line would take height from the maps, which name every token anyway."""
-    doc = QTextDocument()
-    doc.setDefaultFont(label.font())
-    doc.setDocumentMargin(0)
-    room = max(200, label.width()) - 12
-
-    def too_wide(keep: int | None) -> bool:
-        doc.setHtml(line(keep))
-        return doc.idealWidth() > room
-
-    return max(bisect.bisect_left(range(most), True, key=too_wide) - 1, 0) if too_wide(None) else None
 
 
 def page(*widgets: QWidget, margins: int = 4) -> QWidget:
@@ -86,9 +68,7 @@ class DecodingPanel(Panel):
         self.controls.sharpestRequested.connect(self.show_sharpest_head)
         self.controls.sharpest.setEnabled(False)  # until a run is drawn
         self.banner = text_label(bold=True)
-        self.prefix = style.set_font_role(text_label(rich=True), "title")
-        self._prefix_width = -1
-        self.prefix.installEventFilter(self)
+        self.prefix = style.set_font_role(RichElidingLabel(), "title")
         self.mask_map = TokenHeatmap("Mask", style.mask_colormap())
         self.self_map = TokenHeatmap("Self")
         self.cross_map = TokenHeatmap("Cross")
@@ -314,23 +294,11 @@ class DecodingPanel(Panel):
         self._update_step_label()
 
     def _draw_prefix(self) -> None:
-        """The step's input as chips, as many of the newest as the row holds now (drawn again
-        when the row is resized or shown: `eventFilter`)."""
-        if self.run is None:
-            return
         step = self.run.steps[self.t]
         prefix, chosen = self.run.pieces(step.prefix), self.run.vocab[step.chosen]
-
-        def line(keep: int | None) -> str:
-            return step_line(self.t, prefix, chosen, self.run.n_prompt, style.current(), keep, style.MONO_FAMILY)
-
-        self.prefix.setText(line(newest_that_fit(self.prefix, line, len(prefix) - 1)))
-        self._prefix_width = self.prefix.width() if self.prefix.isVisible() else -1  # hidden: again when shown
-
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802
-        if obj is self.prefix and event.type() in (QEvent.Resize, QEvent.Show) and self.prefix.width() != self._prefix_width:
-            self._draw_prefix()
-        return False
+        forms = [step_line(self.t, prefix, chosen, self.run.n_prompt, style.current(), keep, style.MONO_FAMILY)
+                 for keep in (None, *range(len(prefix) - 2, -1, -1))]
+        self.prefix.setText(forms[0], shorter=forms[1:])
 
     def _on_theme(self, _name: str) -> None:
         """The step's chips and bars take their colours as they are drawn: draw them again."""
