@@ -280,5 +280,8 @@ def test_a_decoder_only_model_has_no_cross_attention_tab_when_narrow(qtbot, gpt)
     tabs = panel.tabs
     shown = [tabs.tabText(i) for i in range(tabs.count()) if tabs.isTabVisible(i)]
     assert shown == ["Mask", "Self-attention", "Next token", "Masked vs. unmasked", "Beam tree"]
+    panel.apply_screen_class(ScreenClass.PROJECTOR)  # the self | cross page, left with self: named after it
+    shown = [tabs.tabText(i) for i in range(tabs.count()) if tabs.isTabVisible(i)]
+    assert shown == ["Self-attention", "Mask | next token", "Masked vs. unmasked", "Beam tree"]
     panel.apply_screen_class(ScreenClass.WIDE)
     assert not panel.cross_map.isVisibleTo(panel) and panel.self_map.isVisibleTo(panel)

@@ -10,14 +10,13 @@ from explorer.screen import ScreenClass
 
 MAP_LEAST = (230, 200)   # a map's widget: its title, token axes and a ≥ 160 × 120 plot area
 BARS_LEAST_HEIGHT = 200  # the bars' widget: caption, token labels and a ≥ 120 px high plot area
+VIEW_TITLES = {"mask": "Mask", "self": "Self-attention", "cross": "Cross-attention", "bars": "Next token"}
 # class → the step's pages: (tab name, rows of views, the rows' stretch)
 STEP_PAGES = {
     ScreenClass.WIDE: (("Step by step (autoregressive)", (("mask", "self", "cross"), ("bars",)), (3, 2)),),
     ScreenClass.PROJECTOR: (("Self | cross attention", (("self", "cross"),), (1,)),
                             ("Mask | next token", (("mask", "bars"),), (1,))),
-    ScreenClass.NARROW: tuple((name, ((key,),), (1,)) for key, name in
-                              (("mask", "Mask"), ("self", "Self-attention"), ("cross", "Cross-attention"),
-                               ("bars", "Next token"))),
+    ScreenClass.NARROW: tuple((name, ((key,),), (1,)) for key, name in VIEW_TITLES.items()),
 }
 OTHER_PAGES = (("parallel", "Masked vs. unmasked"), ("beam", "Beam tree"))  # (view, tab name): whole pages
 
@@ -89,11 +88,14 @@ class DecodeTabs(QSplitter):
         self._show()
 
     def _show(self) -> None:
-        for page, keys in self.step_pages:
+        """Each page's views shown or left out; a page left with one view is named after it."""
+        tabs = self.step_tabs if self.side_by_side else self.tabs
+        for (page, keys), (name, _rows, _stretch) in zip(self.step_pages, STEP_PAGES[self.screen_class]):
+            shown = [key for key in keys if key not in self.left_out]
             for key in keys:
-                self.views[key].setVisible(key not in self.left_out)
-            tabs = self.step_tabs if self.side_by_side else self.tabs
-            tabs.setTabVisible(tabs.indexOf(page), any(key not in self.left_out for key in keys))
+                self.views[key].setVisible(key in shown)
+            tabs.setTabVisible(tabs.indexOf(page), bool(shown))
+            tabs.setTabText(tabs.indexOf(page), VIEW_TITLES[shown[0]] if len(shown) == 1 < len(keys) else name)
 
     def view_of(self, page: QWidget | None) -> str:
         """The session's view a page shows: "steps" for the step's pages."""
