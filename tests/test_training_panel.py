@@ -335,7 +335,7 @@ def test_one_step_number_during_a_run_and_a_usable_probe_after_stop(qtbot, panel
     from model.train.request import default_probe
 
     panel.start()
-    assert panel.probe.show_others.isEnabled()
+    assert panel.controls.show_others.isEnabled()
     qtbot.waitUntil(lambda: panel.step >= 3 and len(panel.timeline) and state.session.shown_model is not None,
                     timeout=TIMEOUT)
     panel.redraw()
@@ -347,7 +347,7 @@ def test_one_step_number_during_a_run_and_a_usable_probe_after_stop(qtbot, panel
     assert last_step == panel.step == panel.trained.step
     assert probe.timeline_label.text() == f"step {panel.step:,} (latest)"
     assert f"step {panel.step:,}" in panel.controls.progress.format()
-    assert edit.text() == last.probe and not probe.show_others.isEnabled()
+    assert edit.text() == last.probe and not panel.controls.show_others.isEnabled()
     edit.clear()
     qtbot.keyClicks(edit, "hello")
     qtbot.keyClick(edit, Qt.Key.Key_Return)

@@ -253,11 +253,11 @@ def test_the_diagram_shows_the_masked_lms_fill_ins_as_its_output(qtbot):
 
 def test_before_a_run_the_probe_titles_the_attention_the_kind_will_show(panel):
     c, probe = panel.controls, panel.probe
-    assert probe.map_title.text() == "Encoder–decoder (cross) attention"  # one name per kind, in every panel
+    assert probe.map.title.text() == "Encoder–decoder (cross) attention"  # one name per kind, in every panel
     c.set_kind("decoder_only")
-    assert probe.map_title.text() == "Decoder masked self-attention"
+    assert probe.map.title.text() == "Decoder masked self-attention"
     c.set_kind("encoder_only")
-    assert probe.map_title.text() == "Encoder self-attention"
+    assert probe.map.title.text() == "Encoder self-attention"
 
 
 def test_a_narrow_accuracy_plot_names_the_held_out_metric(qtbot):

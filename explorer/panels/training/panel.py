@@ -74,7 +74,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.probe.live_button.clicked.connect(lambda: self.follow_live())
         self.init_display()
         self.sandbox = Sandbox(self)
-        self.probe.show_others.toggled.connect(self.sandbox.on_show_others)
+        self.controls.show_others.toggled.connect(self.sandbox.on_show_others)
         self._on_task_changed(c.task_name())
         self._show_phase()
         state.bundleChanged.connect(self._on_bundle)
@@ -121,14 +121,14 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
     def keep_to_itself(self) -> None:
         """The other panels show the session's model, not this run (a tour's next scene)."""
         if self.run is not None:
-            self.probe.show_others.setChecked(False)
+            self.controls.show_others.setChecked(False)
 
     def start_for_scene(self) -> None:
         """A tour scene's start: the first run (seen here only), else the run going on, resumed."""
         if self.run is not None:
             self.resume()
         elif self.total_steps == 0:  # (set by `start`: no run was ever started here)
-            self.probe.show_others.setChecked(False)
+            self.controls.show_others.setChecked(False)
             self.start()
 
     def single_step(self) -> None:
@@ -163,7 +163,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
 
     def back_to_session_model(self) -> None:
         """The session's own model in the other panels again; the run goes on, seen only here."""
-        self.probe.show_others.setChecked(False)  # else the next copy would be shown at once
+        self.controls.show_others.setChecked(False)  # else the next copy would be shown at once
         self.sandbox.unshow()
 
     def train_for(self, seconds: float) -> int:
@@ -273,7 +273,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
     # -- display ------------------------------------------------------------------------------
     def _show_phase(self) -> None:
         self.controls.set_phase(self.phase, has_model=self.trained is not None)
-        self.probe.show_others.setEnabled(self.run is not None)  # after a run there is nothing to show
+        self.controls.show_others.setEnabled(self.run is not None)  # after a run there is nothing to show
         short = self.screen_class is not ScreenClass.WIDE  # compact: short picker names, the settings folded
         self.probe.set_compact(short)
         self.controls.settings.setVisible(not (short and self.phase in ACTIVE_PHASES))  # (during a run)
@@ -289,10 +289,9 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.state.inform(text, level)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """WIDE: curves beside the probe, the buttons in one row. PROJECTOR: side by side but compact
-        (`_show_phase`), the buttons in two rows. NARROW: compact, the curves and the probe a tab each."""
+        """WIDE: curves beside the probe. PROJECTOR: side by side but compact (`_show_phase`). NARROW:
+        compact, the curves and the probe a tab each."""
         self.screen_class = cls
         self.body.set_apart(cls is ScreenClass.NARROW)
-        self.controls.apply_screen_class(cls)
         self.curves.apply_screen_class(cls)
         self._show_phase()

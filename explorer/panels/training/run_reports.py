@@ -70,7 +70,7 @@ class RunReports:
         self.probe.set_probe_text(info.probe)
         self.sandbox.publish_later()  # the untrained model, at once
         own = self.state.session.bundle
-        shown = self.probe.show_others.isChecked() and own is not None
+        shown = self.controls.show_others.isChecked() and own is not None
         self.say(info.headline() + (lm.shown_elsewhere(RUN_LABEL, own.name) if shown else ""))
 
     def _on_rows(self, rows: lm.MetricRows) -> None:

@@ -33,7 +33,7 @@ class Sandbox(QObject):
 
     @property
     def wanted(self) -> bool:
-        return self.panel.probe.show_others.isChecked()
+        return self.panel.controls.show_others.isChecked()
 
     def reset(self) -> None:
         """A new run: the first copy goes out at once."""
@@ -125,7 +125,7 @@ class Sandbox(QObject):
             self.shown = None
             self.give_text_back()
             if self.panel.run is not None and self.wanted:
-                self.panel.probe.show_others.setChecked(False)
+                self.panel.controls.show_others.setChecked(False)
                 own = self.state.session.bundle
                 self.panel.say(f"The other panels show “{own.name if own else 'the session'}” again; tick "
                                f"“Show in other panels” to watch the run there.")
