@@ -15,6 +15,7 @@ pytest.importorskip("pytestqt")
 
 from explorer.input_bar import InputBar  # noqa: E402
 from explorer.panels.training import worker as training_worker  # noqa: E402
+from explorer.panels.training.controls import choose  # noqa: E402
 from explorer.panels.training.panel import TrainingPanel  # noqa: E402
 from explorer.runner import Runner  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
@@ -202,7 +203,7 @@ def test_a_run_that_cannot_read_the_sessions_text_is_shown_on_its_probe(qtbot, s
     """A GPT-like run on the facts corpus while a reverse model reads "abcd": the panels show
     the run on its probe (never garbage), and the session's text comes back with its model."""
     state, runner, bar, panel, original = setup
-    panel.controls.set_kind("decoder_only")
+    choose(panel.controls.kind_box, "decoder_only")
     assert panel.controls.task_name() == "facts"
     panel.controls.steps_spin.setValue(10_000)
     panel.start()

@@ -84,6 +84,11 @@ def _combo(value, items, tip: str, chars: int) -> QComboBox:
     return style.set_font_role(box, "body")
 
 
+def choose(box: QComboBox, data) -> None:
+    """The item holding `data` (else the first)."""
+    box.setCurrentIndex(max(0, box.findData(data)))
+
+
 def _spin(value: int, top: int, step: int, most: int, tip: str) -> QSpinBox:
     spin = QSpinBox(minimum=1, maximum=top, value=value, singleStep=step, toolTip=tip)
     spin.setGroupSeparatorShown(True)
@@ -187,20 +192,14 @@ class TrainingControls(QWidget):
         before = self.task_name()
         kind, task = run_setup.model_defaults(bundle, self.kind_box.currentData())
         if kind is not None:
-            self.set_kind(kind)
+            choose(self.kind_box, kind)
         if task is not None:
-            self._choose_task(task)
+            choose(self.task_box, task)
         return self.task_name() != before
-
-    def _choose_task(self, task: str) -> None:
-        self.task_box.setCurrentIndex(max(0, self.task_box.findData(task)))
 
     def kind(self) -> str:
         """The kind of model the run trains: the loaded model's own when continuing it."""
         return self._continue_kind if self.continuing() and self._continue_kind else self.kind_box.currentData()
-
-    def set_kind(self, kind: str) -> None:
-        self.kind_box.setCurrentIndex(max(0, self.kind_box.findData(kind)))
 
     def _on_kind_changed(self, _index: int = 0) -> None:
         """Only the tasks this kind can learn stay selectable; a task it cannot learn gives way."""
@@ -212,7 +211,7 @@ class TrainingControls(QWidget):
             item.setToolTip(why or "")
         task = run_setup.fitting_task(kind, self.task_box.currentData())
         if task != self.task_box.currentData():
-            self._choose_task(task)
+            choose(self.task_box, task)
         self.taskChanged.emit(self.task_name())
 
     def set_continue_available(self, bundle) -> None:
@@ -248,7 +247,7 @@ class TrainingControls(QWidget):
         self.steps_spin.setValue(preset.steps)
         self.warmup_spin.setValue(preset.warmup)
         self.batch_spin.setValue(preset.batch_size)
-        self.set_kind(preset.kind)
+        choose(self.kind_box, preset.kind)
 
     def _on_task_activated(self, _index: int) -> None:
         if self.task_box.currentData() == run_setup.TSV:
@@ -257,7 +256,7 @@ class TrainingControls(QWidget):
             if path:
                 self.set_tsv(path)
             elif self.tsv_path is None:
-                self._choose_task("reverse")
+                choose(self.task_box, "reverse")
         self._apply_lecture()
         self.taskChanged.emit(self.task_name())
 
