@@ -240,6 +240,29 @@ def test_the_waiting_notes_sit_inside_their_plots_on_a_second_run(qtbot):
         curves.deleteLater()
 
 
+def test_a_short_screen_folds_the_settings_once_a_run_begins(qtbot, panel):
+    """PROJECTOR: the settings show until a run begins, then stay folded (also after it) until
+    "Settings" is clicked; WIDE shows them always, with no button to fold them."""
+    from explorer.screen import ScreenClass
+
+    panel.resize(1016, 700)
+    panel.show()
+    controls = panel.controls
+    panel.apply_screen_class(ScreenClass.PROJECTOR)
+    assert controls.settings.isVisible() and controls.settings_button.isVisible()
+    panel.start()
+    wait_steps(qtbot, panel, 1)
+    assert not controls.settings.isVisible()
+    panel.stop()
+    wait_idle(qtbot, panel)
+    assert not controls.settings.isVisible()
+    controls.settings_button.click()
+    assert controls.settings.isVisible()
+    controls.settings_button.click()
+    panel.apply_screen_class(ScreenClass.WIDE)
+    assert controls.settings.isVisible() and not controls.settings_button.isVisible()
+
+
 def test_narrow_puts_the_curves_and_the_probe_in_tabs_and_back(qtbot, panel):
     """NARROW: the curves and the probe a tab each (each the whole height); any other class puts
     them side by side again, both shown, in one page without a tab bar."""

@@ -142,6 +142,9 @@ class TrainingControls(QWidget):
         self.back_button.setEnabled(False)
         self.show_others = style.set_font_role(QCheckBox("Show in other panels", checked=True, toolTip=SHOW_OTHERS_TIP),
                                                "body")
+        self.settings_button = style.set_font_role(QPushButton(
+            "Settings", checkable=True, checked=True, toolTip="Show or fold away the next run's settings (a short "
+                                                              "screen folds them when a run begins)"), "body")
         # the run's line beside the bar, elided (a bar's own text would wrap and be clipped); whole in the tooltips
         self.progress = QProgressBar(textVisible=False, maximumHeight=8)
         self.progress_line = style.set_font_role(QElidingLabel(), "heading")
@@ -150,7 +153,7 @@ class TrainingControls(QWidget):
         self.set_progress(0, run_setup.DEFAULT_STEPS, "not started")
         # the run's buttons over the model's, the run's line beside them
         column(self.settings, row(self.start_button, self.pause_button, self.step_button, self.stop_button,
-                                  self.show_others, None),
+                                  self.show_others, None, self.settings_button),
                row(self.save_button, self.use_button, self.back_button, (self.run_state, 1)),
                parent=self, margins=0).setSpacing(3)
         self.set_phase("idle", has_model=False)
@@ -274,4 +277,4 @@ class TrainingControls(QWidget):
         return run_setup.RunSetup(**{**shown, "kind": self.kind()}, tsv_path=self.tsv_path)
 
 
-__all__ = ["ACTIVE_PHASES", "TrainingControls"]
+__all__ = ["TrainingControls"]

@@ -15,7 +15,7 @@ from explorer.panels.layouts import column
 from explorer.panels.split_pages import SplitPages
 from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.panels.texts import say, text_label
-from explorer.panels.training.controls import ACTIVE_PHASES, TrainingControls
+from explorer.panels.training.controls import TrainingControls
 from explorer.panels.training.curves import TrainingCurves
 from explorer.panels.training.probe import ProbeView
 from explorer.panels.training.run_reports import RunReports
@@ -68,6 +68,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         column(self.controls, self.message, (self.body, 1), parent=self, margins=2).setSpacing(3)
         c = self.controls
         c.connect_buttons(self)
+        c.settings_button.toggled.connect(lambda _on: self._show_phase())
         c.taskChanged.connect(self._on_task_changed)
         self.probe.probeEdited.connect(self._on_probe_edited)
         self.probe.slider.valueChanged.connect(self.select_snapshot)
@@ -99,6 +100,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.sandbox.reset()
         self.run = run = TrainingRun(request)
         self.follow(run)
+        self.controls.settings_button.setChecked(False)  # (a short screen: the map and the curves get the room)
         self.phase = "building"
         self.say("Building the model…")
         self._show_phase()
@@ -274,9 +276,10 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
     def _show_phase(self) -> None:
         self.controls.set_phase(self.phase, has_model=self.trained is not None)
         self.controls.show_others.setEnabled(self.run is not None)  # after a run there is nothing to show
-        short = self.screen_class is not ScreenClass.WIDE  # compact: short picker names, the settings folded
+        short = self.screen_class is not ScreenClass.WIDE  # compact: short picker names, the settings foldable
         self.probe.set_compact(short)
-        self.controls.settings.setVisible(not (short and self.phase in ACTIVE_PHASES))  # (during a run)
+        self.controls.settings_button.setVisible(short)
+        self.controls.settings.setVisible(not short or self.controls.settings_button.isChecked())
 
     def say(self, text: str, level: str = "info") -> None:
         """What the run did: plain text; a warning or an error tinted by its level (`texts.say`)."""
