@@ -9,7 +9,6 @@ from pathlib import Path
 
 from PySide6.QtCore import QEventLoop, QStandardPaths, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog, QSizePolicy, QWidget
-from superqt.utils import create_worker
 
 from explorer.panels.layouts import column
 from explorer.panels.split_pages import SplitPages
@@ -20,9 +19,10 @@ from explorer.panels.training.curves import TrainingCurves
 from explorer.panels.training.probe import ProbeView
 from explorer.panels.training.run_reports import RunReports
 from explorer.panels.training.sandbox import PUBLISH_INTERVAL, Sandbox  # noqa: F401 - tests read it
-from explorer.panels.training.worker import TrainingRun, save_in_background
+from explorer.panels.training.worker import TrainingRun, in_background
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
+from model.io.checkpoints import save_checkpoint
 from model.train.live_messages import Offer, ProbeFailed, RunInfo, Saved, SaveFailed, Snapshot
 from model.train.request import TrainingRequest
 
@@ -150,8 +150,8 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         if self.run is not None:
             self.run.steering.save(folder)
         elif self.trained is not None:  # a finished run's copy: a pool thread writes it
-            save_in_background(self.trained.bundle, folder, lambda done: self.report(Saved(done)),
-                               lambda error: self.report(SaveFailed(str(error))))
+            in_background(save_checkpoint, self.trained.bundle, folder, on_done=lambda done: self.report(Saved(done)),
+                          on_failed=lambda error: self.report(SaveFailed(str(error))))
         else:
             return
         self.say(f"Saving a checkpoint to {folder} …")
@@ -244,10 +244,8 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
             self.run.steering.set_probe(text)
         elif self.trained is not None and self.probe.shown_probe() is not None and text:
             offer = self.trained
-            worker = create_worker(offer.bundle.run, text, _start_thread=False, _ignore_errors=True)
-            worker.returned.connect(lambda result: self._on_probed(offer, Snapshot(offer.step, result, text)))
-            worker.errored.connect(lambda error: self.report(ProbeFailed(str(error))))
-            worker.start()
+            in_background(offer.bundle.run, text, on_failed=lambda error: self.report(ProbeFailed(str(error))),
+                          on_done=lambda result: self._on_probed(offer, Snapshot(offer.step, result, text)))
 
     def _on_probed(self, offer: Offer, snap: Snapshot) -> None:
         if self.run is None and self.trained is offer:  # (not once a new run has begun)
