@@ -255,7 +255,7 @@ def test_a_scene_starts_its_run_once_and_the_tour_pauses_training_while_elsewher
     training.shutdown()  # (the run ends: a finished run stays as it ended)
     deck.go(0)
     assert training.run is None and training.total_steps > 0  # shown, not started again
-    assert not training.probe.show_others.isChecked()  # its copies never left the panel
+    assert not training.controls.show_others.isChecked()  # its copies never left the panel
     leak.shutdown()
     induction = window.panels["induction"]
     deck.go(3)

@@ -8,6 +8,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from explorer.panels.training.controls import choose  # noqa: E402
 from model.train.run_setup import TSV, RunSetup  # noqa: E402
 
 
@@ -27,6 +28,6 @@ def test_the_tokenizer_is_offered_only_for_a_file_of_pairs(controls, tmp_path):
     controls.tokenizer_box.setCurrentIndex(controls.tokenizer_box.findData("word"))
     setup = controls.setup()
     assert controls.tokenizer_box.isVisible() and (setup.task, setup.tsv_path, setup.tsv_tokenizer) == (TSV, path, "word")
-    controls.set_kind("decoder_only")  # a next-token LM learns from a corpus: the file gives way
+    choose(controls.kind_box, "decoder_only")  # a next-token LM learns from a corpus: the file gives way
     assert controls.task_name() != TSV and not controls.tokenizer_box.isVisible()
     assert controls.setup().kind == "decoder_only"

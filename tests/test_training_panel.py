@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QMainWindow  # noqa: E402
 
 import training_panel_setup as setup  # noqa: E402
 from explorer.panels.training import panel as panel_module  # noqa: E402
+from explorer.panels.training.controls import choose  # noqa: E402
 from explorer.panels.training.panel import TrainingPanel  # noqa: E402
 from model.io.checkpoints import load_checkpoint  # noqa: E402
 from model.train import live_loop  # noqa: E402
@@ -180,7 +181,7 @@ def test_timeline_keeps_snapshots_and_the_other_panels_follow_only_live(qtbot, p
     assert panel.probe.slider.maximum() == len(panel.timeline) - 1
     panel.probe.slider.setValue(0)  # as a user dragging the slider back
     old_step, old_snap = panel.timeline[0]
-    assert not panel.live
+    assert not panel.timeline.live
     assert panel.probe.output_label.text() == (old_snap.result.output_text or "(empty)")
     assert np.allclose(panel.probe.map.values, old_snap.result.trace.attention("cross", 1)[0].mean(0).numpy())
     # Snapshots keep the probe's forward, not the weights: the other panels hold what they show.
@@ -188,10 +189,10 @@ def test_timeline_keeps_snapshots_and_the_other_panels_follow_only_live(qtbot, p
     n = len(panel.timeline)
     qtbot.waitUntil(lambda: len(panel.timeline) > n + 2, timeout=TIMEOUT)
     qtbot.wait(int(1000 * panel_module.PUBLISH_INTERVAL) + 200)
-    assert panel.probe.slider.value() == 0 and not panel.live  # stays where the user put it
+    assert panel.probe.slider.value() == 0 and not panel.timeline.live  # stays where the user put it
     assert state.session.shown_model is held and state.frame.model_label == held.label
     panel.follow_live()
-    assert panel.live
+    assert panel.timeline.live
     qtbot.waitUntil(lambda: state.session.shown_model is not held, timeout=TIMEOUT)
     assert state.frame.model_label == "training run"
     assert state.frame.output_text == state.frame.bundle.translate(state.source_text)
@@ -335,7 +336,7 @@ def test_one_step_number_during_a_run_and_a_usable_probe_after_stop(qtbot, panel
     from model.train.request import default_probe
 
     panel.start()
-    assert panel.probe.show_others.isEnabled()
+    assert panel.controls.show_others.isEnabled()
     qtbot.waitUntil(lambda: panel.step >= 3 and len(panel.timeline) and state.session.shown_model is not None,
                     timeout=TIMEOUT)
     panel.redraw()
@@ -347,7 +348,7 @@ def test_one_step_number_during_a_run_and_a_usable_probe_after_stop(qtbot, panel
     assert last_step == panel.step == panel.trained.step
     assert probe.timeline_label.text() == f"step {panel.step:,} (latest)"
     assert f"step {panel.step:,}" in panel.controls.progress.format()
-    assert edit.text() == last.probe and not probe.show_others.isEnabled()
+    assert edit.text() == last.probe and not panel.controls.show_others.isEnabled()
     edit.clear()
     qtbot.keyClicks(edit, "hello")
     qtbot.keyClick(edit, Qt.Key.Key_Return)
@@ -357,7 +358,7 @@ def test_one_step_number_during_a_run_and_a_usable_probe_after_stop(qtbot, panel
     assert np.allclose(probe.map.values, expected.trace.attention("cross", 1)[0].mean(0).numpy())
     assert panel.timeline[len(panel.timeline) - 1][0] == panel.step  # the same step: the run's last model
     # The next run's task is another: the map gives way, the field names that task's probe.
-    panel.controls.set_kind("decoder_only")
+    choose(panel.controls.kind_box, "decoder_only")
     task = panel.controls.task_name()
     assert task != "reverse" and probe.shown_probe() is None and probe.map.values.size == 0
     assert edit.text() == default_probe(get_task(task), "decoder_only")

@@ -240,6 +240,29 @@ def test_the_waiting_notes_sit_inside_their_plots_on_a_second_run(qtbot):
         curves.deleteLater()
 
 
+def test_a_short_screen_folds_the_settings_once_a_run_begins(qtbot, panel):
+    """PROJECTOR: the settings show until a run begins, then stay folded (also after it) until
+    "Settings" is clicked; WIDE shows them always, with no button to fold them."""
+    from explorer.screen import ScreenClass
+
+    panel.resize(1016, 700)
+    panel.show()
+    controls = panel.controls
+    panel.apply_screen_class(ScreenClass.PROJECTOR)
+    assert controls.settings.isVisible() and controls.settings_button.isVisible()
+    panel.start()
+    wait_steps(qtbot, panel, 1)
+    assert not controls.settings.isVisible()
+    panel.stop()
+    wait_idle(qtbot, panel)
+    assert not controls.settings.isVisible()
+    controls.settings_button.click()
+    assert controls.settings.isVisible()
+    controls.settings_button.click()
+    panel.apply_screen_class(ScreenClass.WIDE)
+    assert controls.settings.isVisible() and not controls.settings_button.isVisible()
+
+
 def test_narrow_puts_the_curves_and_the_probe_in_tabs_and_back(qtbot, panel):
     """NARROW: the curves and the probe a tab each (each the whole height); any other class puts
     them side by side again, both shown, in one page without a tab bar."""
@@ -260,25 +283,25 @@ def test_narrow_puts_the_curves_and_the_probe_in_tabs_and_back(qtbot, panel):
 
 
 def test_the_probe_map_comes_with_the_first_snapshot(qtbot, state):
-    """Before any snapshot the probe says where its map will be; the first snapshot makes the map
-    in that place, drawing the snapshot's attention."""
+    """Before any snapshot the empty map says its data is coming; the first snapshot draws the
+    snapshot's attention there, titled in the map's header beside its count."""
     from explorer.panels.training.probe import NO_MAP_YET, ProbeView
 
     probe = ProbeView()
     qtbot.addWidget(probe)
     probe.resize(600, 500)
     probe.show()
-    assert probe.map is None and probe.map_note.isVisible() and probe.map_note.text() == NO_MAP_YET
+    assert probe.map.values.size == 0 and probe.map_note.isVisible() and probe.map_note.toPlainText() == NO_MAP_YET
     result = state.bundle.run("abc")
     probe.show_snapshot(3, result, "abc")
-    assert probe.map is not None and probe.map.isVisible() and not probe.map_note.isVisible()
+    assert probe.map.isVisible() and not probe.map_note.isVisible()
     assert np.allclose(probe.map.values, result.trace.attention("cross", 1)[0].mean(0).numpy())
     qtbot.waitUntil(lambda: probe.map.count.isVisible())
     title, count = probe.map.title, probe.map.count  # the title in the map's header, on the count's line
-    assert title.text() == "Encoder–decoder (cross) attention" and not probe.map_title.isVisible()
+    assert title.text() == "Encoder–decoder (cross) attention"
     assert abs(title.geometry().center().y() - count.geometry().center().y()) <= title.height() // 2
     probe.clear()
-    assert probe.map.values.size == 0 and probe.shown_probe() is None
+    assert probe.map.values.size == 0 and probe.shown_probe() is None and probe.map_note.isVisible()
 
 
 def test_the_curves_are_light_plots_in_one_canvas(qtbot):
@@ -305,21 +328,28 @@ def test_the_curves_are_light_plots_in_one_canvas(qtbot):
         assert title.bottom() <= box.top() + 1 and title.left() < box.center().x() < title.right()
 
 
-def test_the_probe_maps_title_has_its_row_to_itself_and_the_probe_half_the_width(qtbot, panel):
-    """The layer and head pickers sit beside the probe and its output, so the map's title spans
-    the probe's column; the curves and the probe share the panel's width evenly."""
+def test_the_probe_map_has_the_columns_height_and_the_probe_half_the_width(qtbot, panel):
+    """The layer and head pickers sit beside the probe and its output, the map's title in its own
+    header: between the output and the timeline there is only the map; the curves and the probe
+    share the panel's width evenly."""
+    from PySide6.QtCore import QPoint, QRect
+
     from explorer.screen import ScreenClass
 
     panel.apply_screen_class(ScreenClass.PROJECTOR)
     panel.resize(1016, 700)
     panel.show()
     qtbot.waitExposed(panel)
-    probe, grid = panel.probe, panel.probe.grid
-    title_row = grid.getItemPosition(grid.indexOf(probe.map_title))
-    assert title_row[3] == grid.columnCount()  # across every column
-    for box, beside in ((probe.layer_box, probe.probe_edit), (probe.head_box, probe.output_label)):
-        assert grid.getItemPosition(grid.indexOf(box))[0] == grid.getItemPosition(grid.indexOf(beside))[0]
-    assert probe.map_title.width() >= probe.map_note.width()  # as wide as the map below it
+    probe = panel.probe
+
+    def box(widget):
+        return QRect(widget.mapTo(probe, QPoint(0, 0)), widget.size())
+
+    for picker, beside in ((probe.layer_box, probe.probe_edit), (probe.head_box, probe.output_label)):
+        assert abs(box(picker).center().y() - box(beside).center().y()) <= beside.height() // 2
+    spacing = probe.layout().spacing() + 2
+    assert box(probe.map).top() - box(probe.output_label).bottom() <= spacing + 8  # nothing between them
+    assert box(probe.slider).top() - box(probe.map).bottom() <= box(probe.slider).height() + spacing
     curves_width, probe_width = panel.curves.width(), panel.probe.width()
     assert abs(curves_width - probe_width) <= 0.05 * (curves_width + probe_width)
 

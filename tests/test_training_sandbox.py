@@ -15,6 +15,7 @@ pytest.importorskip("pytestqt")
 
 from explorer.input_bar import InputBar  # noqa: E402
 from explorer.panels.training import worker as training_worker  # noqa: E402
+from explorer.panels.training.controls import choose  # noqa: E402
 from explorer.panels.training.panel import TrainingPanel  # noqa: E402
 from explorer.runner import Runner  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
@@ -118,18 +119,18 @@ def test_back_to_the_checkpoint_during_a_run(qtbot, setup):
     panel.controls.back_button.click()
     assert state.session.shown_model is None and state.frame.bundle is original
     assert state.frame.output_text == original.translate(TEXT)
-    assert not panel.probe.show_others.isChecked()
+    assert not panel.controls.show_others.isChecked()
     at = panel.step
     qtbot.waitUntil(lambda: panel.step >= at + 5, timeout=TIMEOUT)  # the run goes on, unseen
     qtbot.wait(300)
     assert state.frame.bundle is original and state.session.shown_model is None
     assert_header_agrees(state, bar)
-    panel.probe.show_others.setChecked(True)  # and can be shown again
+    panel.controls.show_others.setChecked(True)  # and can be shown again
     qtbot.waitUntil(lambda: shown_run(state), timeout=TIMEOUT)
     assert_header_agrees(state, bar)
     # The header's own Back button does the same.
     bar.back_button.click()
-    assert state.frame.bundle is original and not panel.probe.show_others.isChecked()
+    assert state.frame.bundle is original and not panel.controls.show_others.isChecked()
     assert "Show in other panels" in panel.message.text()
     panel.stop()
     wait_idle(qtbot, panel)
@@ -140,7 +141,7 @@ def test_turning_show_in_other_panels_off_restores_the_checkpoint(qtbot, setup):
     state, runner, bar, panel, original = setup
     panel.start()
     qtbot.waitUntil(lambda: shown_run(state), timeout=TIMEOUT)
-    panel.probe.show_others.setChecked(False)
+    panel.controls.show_others.setChecked(False)
     assert state.frame.bundle is original and state.frame.output_text == original.translate(TEXT)
     assert_header_agrees(state, bar)
     panel.stop()
@@ -166,7 +167,7 @@ def test_use_this_model_during_the_run(qtbot, setup):
 
 def test_a_run_without_show_in_other_panels_never_touches_them(qtbot, setup):
     state, runner, bar, panel, original = setup
-    panel.probe.show_others.setChecked(False)
+    panel.controls.show_others.setChecked(False)
     frames = []
     state.frameChanged.connect(frames.append)
     panel.start()
@@ -202,7 +203,7 @@ def test_a_run_that_cannot_read_the_sessions_text_is_shown_on_its_probe(qtbot, s
     """A GPT-like run on the facts corpus while a reverse model reads "abcd": the panels show
     the run on its probe (never garbage), and the session's text comes back with its model."""
     state, runner, bar, panel, original = setup
-    panel.controls.set_kind("decoder_only")
+    choose(panel.controls.kind_box, "decoder_only")
     assert panel.controls.task_name() == "facts"
     panel.controls.steps_spin.setValue(10_000)
     panel.start()

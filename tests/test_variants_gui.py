@@ -18,6 +18,7 @@ from explorer.input_bar import InputBar  # noqa: E402
 from explorer.panels.attention.panel import AttentionPanel  # noqa: E402
 from explorer.panels.stepper.panel import StepperPanel  # noqa: E402
 from explorer.panels.training import worker as training_worker  # noqa: E402
+from explorer.panels.training.controls import choose  # noqa: E402
 from explorer.panels.training.panel import TrainingPanel  # noqa: E402
 from explorer.runner import Runner  # noqa: E402
 from explorer.state import SessionState  # noqa: E402
@@ -165,15 +166,15 @@ def enabled_tasks(controls) -> list[str]:
 def test_the_kind_chooser_restricts_the_tasks_to_the_corpus(panel):
     c = panel.controls
     assert "reverse" in enabled_tasks(c) and c.task_name() == "reverse"
-    c.set_kind("decoder_only")
+    choose(c.kind_box, "decoder_only")
     assert enabled_tasks(c) == list(CORPUS_TASKS) and c.task_name() == "facts"
     assert panel.probe.probe_edit.text() == default_probe(get_task("facts"), "decoder_only")
     assert "[MASK]" not in panel.probe.probe_edit.text()
-    c.set_kind("encoder_only")
+    choose(c.kind_box, "encoder_only")
     assert "[MASK]" in panel.probe.probe_edit.text()  # a masked LM is probed with a blank to fill
     req = panel.request()
     assert req.kind == "encoder_only" and req.task == "facts"
-    c.set_kind("encoder_decoder")
+    choose(c.kind_box, "encoder_decoder")
     assert "reverse" in enabled_tasks(c) and c.task_name() == "facts"  # the choice stays, all tasks open
 
 
@@ -203,7 +204,7 @@ def test_training_a_variant_through_the_worker(qtbot, panel, kind, metric, kind_
     from model.train.curve_texts import held_out_name
 
     c = panel.controls
-    c.set_kind(kind)
+    choose(c.kind_box, kind)
     evals = []
     panel.start()
     panel.run.worker.yielded.connect(lambda m: isinstance(m, EvalEvent) and evals.append(m))
@@ -253,11 +254,11 @@ def test_the_diagram_shows_the_masked_lms_fill_ins_as_its_output(qtbot):
 
 def test_before_a_run_the_probe_titles_the_attention_the_kind_will_show(panel):
     c, probe = panel.controls, panel.probe
-    assert probe.map_title.text() == "Encoder–decoder (cross) attention"  # one name per kind, in every panel
-    c.set_kind("decoder_only")
-    assert probe.map_title.text() == "Decoder masked self-attention"
-    c.set_kind("encoder_only")
-    assert probe.map_title.text() == "Encoder self-attention"
+    assert probe.map.title.text() == "Encoder–decoder (cross) attention"  # one name per kind, in every panel
+    choose(c.kind_box, "decoder_only")
+    assert probe.map.title.text() == "Decoder masked self-attention"
+    choose(c.kind_box, "encoder_only")
+    assert probe.map.title.text() == "Encoder self-attention"
 
 
 def test_a_narrow_accuracy_plot_names_the_held_out_metric(qtbot):

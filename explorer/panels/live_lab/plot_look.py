@@ -38,6 +38,17 @@ def mark(line: pg.InfiniteLine, value: float | None, tip: str = "") -> None:
         line.setToolTip(tip)
 
 
+def style_axes(plot, labels: dict[str, str], label_point: float) -> None:
+    """The plot's axes (name → its label; "" for none) in the theme's colours, ticks at the small size."""
+    for name, label in labels.items():
+        axis = plot.getAxis(name)
+        axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
+        axis.setPen(style.MUTED.name())
+        axis.setTextPen(style.TEXT.name())
+        if label:
+            axis.setLabel(label, color=style.TEXT.name(), **{"font-size": style.css_pt(label_point)})
+
+
 def small_text(text: str = "", anchor=(0.5, 0.5)) -> pg.TextItem:
     item = pg.TextItem(text, anchor=anchor)
     item.setFont(style.font(style.SMALL_POINT_SIZE))
@@ -104,16 +115,9 @@ class LabPlot(pg.GraphicsLayoutWidget):
         return self.legend
 
     def restyle(self) -> None:
-        plot = self.axes
         self.title_label.setText(self.title_text, color=style.TEXT.name(),
                                  size=f"{style.TITLE_POINT_SIZE * style.scale():.1f}pt")
-        for name, label in (("bottom", self.x_label), ("left", self.y_label)):
-            axis = plot.getAxis(name)
-            axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
-            axis.setPen(style.MUTED.name())
-            axis.setTextPen(style.TEXT.name())
-            if label:
-                axis.setLabel(label, color=style.TEXT.name(), **{"font-size": style.css_pt(style.BASE_POINT_SIZE)})
+        style_axes(self.axes, {"bottom": self.x_label, "left": self.y_label}, style.BASE_POINT_SIZE)
         for item, paint in self.themed.items():
             paint(item)
         for _, label in self.legend.items if self.legend is not None else ():

@@ -8,9 +8,9 @@ from pathlib import Path
 import torch
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFileDialog,
-    QGridLayout,
     QLabel,
     QProgressBar,
     QPushButton,
@@ -23,7 +23,6 @@ from superqt import QElidingLabel
 from explorer import style
 from explorer.eliding_combo import ElidingComboBox
 from explorer.panels.layouts import column, row
-from explorer.screen import ScreenClass
 from model.train import run_setup
 from model.train.presets import LECTURE_PRESETS
 from model.train.request import BUILTIN_TASKS, LECTURE, MODEL_KINDS, MODEL_PRESETS, PRESET_LABELS
@@ -68,16 +67,9 @@ KNOBS = (  # the settings' two rows: row, label (none: the one before's), attrib
     (1, "Model", "model_box", "preset", 1), (1, "Steps", "steps_spin", "steps", 0),
     (1, "Warm-up", "warmup_spin", "warmup", 0), (1, "Batch", "batch_spin", "batch_size", 0),
 )
-# the run's buttons, bar and line: (row, column, columns) in one row (WIDE), else in two
-PLACES = {True: {"start_button": (0, 0, 1), "pause_button": (0, 1, 1), "step_button": (0, 2, 1),
-                 "stop_button": (0, 3, 1), "progress": (0, 4, 1), "progress_line": (0, 5, 1),
-                 "save_button": (0, 6, 1), "use_button": (0, 7, 1), "back_button": (0, 8, 1)},
-          False: {"start_button": (0, 0, 1), "pause_button": (0, 1, 1), "step_button": (0, 2, 1),
-                  "stop_button": (0, 3, 1), "progress": (0, 4, 4), "save_button": (1, 0, 1),
-                  "use_button": (1, 1, 1), "back_button": (1, 2, 1), "progress_line": (1, 3, 5)}}
-STRETCHES = {True: {4: 1, 5: 3}, False: {7: 1}}  # column → stretch
-
-
+SHOW_OTHERS_TIP = ("Show a copy of the model being trained (about once a second) in every other panel, on the "
+                   "session's text, in place of the loaded model; it comes back when the run ends, on “Back to …”, "
+                   "or when this is turned off")
 def _combo(value, items, tip: str, chars: int) -> QComboBox:
     """A box of (text, data, item tooltip) showing `value`'s at the body size, `chars` characters
     wide at least; a long entry shows its name alone, then ends in "…"."""
@@ -90,6 +82,11 @@ def _combo(value, items, tip: str, chars: int) -> QComboBox:
     box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
     box.setMinimumContentsLength(chars)
     return style.set_font_role(box, "body")
+
+
+def choose(box: QComboBox, data) -> None:
+    """The item holding `data` (else the first)."""
+    box.setCurrentIndex(max(0, box.findData(data)))
 
 
 def _spin(value: int, top: int, step: int, most: int, tip: str) -> QSpinBox:
@@ -143,33 +140,28 @@ class TrainingControls(QWidget):
                 button.setIcon(self.style().standardIcon(icon))
             setattr(self, name, style.set_font_role(button, "heading" if text in ("Start", "Pause") else "body"))
         self.back_button.setEnabled(False)
+        self.show_others = style.set_font_role(QCheckBox("Show in other panels", checked=True, toolTip=SHOW_OTHERS_TIP),
+                                               "body")
+        self.settings_button = style.set_font_role(QPushButton(
+            "Settings", checkable=True, checked=True, toolTip="Show or fold away the next run's settings (a short "
+                                                              "screen folds them when a run begins)"), "body")
         # the run's line beside the bar, elided (a bar's own text would wrap and be clipped); whole in the tooltips
-        self.progress = QProgressBar(textVisible=False, minimumHeight=28)
+        self.progress = QProgressBar(textVisible=False, maximumHeight=8)
         self.progress_line = style.set_font_role(QElidingLabel(), "heading")
+        self.run_state = QWidget()  # the run's line over a thin bar: one row's height
+        column(self.progress_line, self.progress, parent=self.run_state, margins=0).setSpacing(1)
         self.set_progress(0, run_setup.DEFAULT_STEPS, "not started")
-        self.button_grid = QGridLayout(horizontalSpacing=6, verticalSpacing=3)
-        self.one_row: bool | None = None
-        column(self.settings, self.button_grid, parent=self, margins=0).setSpacing(3)
-        self.apply_screen_class(ScreenClass.WIDE)
+        # the run's buttons over the model's, the run's line beside them
+        column(self.settings, row(self.start_button, self.pause_button, self.step_button, self.stop_button,
+                                  self.show_others, None, self.settings_button),
+               row(self.save_button, self.use_button, self.back_button, (self.run_state, 1)),
+               parent=self, margins=0).setSpacing(3)
         self.set_phase("idle", has_model=False)
 
     def connect_buttons(self, panel) -> None:
         """Each button to its slot on the panel (`BUTTONS`)."""
         for name, _text, _icon, _tip, _action, slot in BUTTONS:
             getattr(self, name).clicked.connect(getattr(panel, slot))
-
-    def apply_screen_class(self, cls: ScreenClass) -> None:
-        """WIDE: the run's buttons, its bar and line and the model's buttons in one row; else two
-        rows: Start … Stop and the bar over Save…, Use this model, Back and the run's line."""
-        one_row = cls is ScreenClass.WIDE
-        if one_row == self.one_row:
-            return
-        self.one_row, grid = one_row, self.button_grid
-        for name, (at, col, span) in PLACES[one_row].items():
-            grid.removeWidget(getattr(self, name))
-            grid.addWidget(getattr(self, name), at, col, 1, span)
-        for col in range(10):
-            grid.setColumnStretch(col, STRETCHES[one_row].get(col, 0))
 
     def set_phase(self, phase: str, has_model: bool) -> None:
         """Enable what makes sense in the run's phase (`phase_actions`)."""
@@ -203,20 +195,14 @@ class TrainingControls(QWidget):
         before = self.task_name()
         kind, task = run_setup.model_defaults(bundle, self.kind_box.currentData())
         if kind is not None:
-            self.set_kind(kind)
+            choose(self.kind_box, kind)
         if task is not None:
-            self._choose_task(task)
+            choose(self.task_box, task)
         return self.task_name() != before
-
-    def _choose_task(self, task: str) -> None:
-        self.task_box.setCurrentIndex(max(0, self.task_box.findData(task)))
 
     def kind(self) -> str:
         """The kind of model the run trains: the loaded model's own when continuing it."""
         return self._continue_kind if self.continuing() and self._continue_kind else self.kind_box.currentData()
-
-    def set_kind(self, kind: str) -> None:
-        self.kind_box.setCurrentIndex(max(0, self.kind_box.findData(kind)))
 
     def _on_kind_changed(self, _index: int = 0) -> None:
         """Only the tasks this kind can learn stay selectable; a task it cannot learn gives way."""
@@ -228,7 +214,7 @@ class TrainingControls(QWidget):
             item.setToolTip(why or "")
         task = run_setup.fitting_task(kind, self.task_box.currentData())
         if task != self.task_box.currentData():
-            self._choose_task(task)
+            choose(self.task_box, task)
         self.taskChanged.emit(self.task_name())
 
     def set_continue_available(self, bundle) -> None:
@@ -264,7 +250,7 @@ class TrainingControls(QWidget):
         self.steps_spin.setValue(preset.steps)
         self.warmup_spin.setValue(preset.warmup)
         self.batch_spin.setValue(preset.batch_size)
-        self.set_kind(preset.kind)
+        choose(self.kind_box, preset.kind)
 
     def _on_task_activated(self, _index: int) -> None:
         if self.task_box.currentData() == run_setup.TSV:
@@ -273,7 +259,7 @@ class TrainingControls(QWidget):
             if path:
                 self.set_tsv(path)
             elif self.tsv_path is None:
-                self._choose_task("reverse")
+                choose(self.task_box, "reverse")
         self._apply_lecture()
         self.taskChanged.emit(self.task_name())
 
@@ -291,4 +277,4 @@ class TrainingControls(QWidget):
         return run_setup.RunSetup(**{**shown, "kind": self.kind()}, tsv_path=self.tsv_path)
 
 
-__all__ = ["ACTIVE_PHASES", "TrainingControls"]
+__all__ = ["TrainingControls"]

@@ -14,6 +14,7 @@ from explorer import presentation, style
 from explorer.drawing.map_plot import MapPlot
 from explorer.drawing.plot_style import SCALE_PROPERTY, let_shrink, restyle_view
 from explorer.drawing.spaced_axis import step_and_value_axes
+from explorer.panels.live_lab.plot_look import style_axes
 from explorer.screen import ScreenClass
 from model.train import curve_texts as texts
 from model.train.curve_data import CurveData
@@ -44,12 +45,7 @@ def make_plot(key: str) -> MapPlot:
     plot.grid.addItem(plot.titleLabel, 0, 0, 1, 2)  # over the value axis and the view (no top axis here)
     for item in (plot, plot.titleLabel):
         item.setToolTip(texts.TOOLTIPS[key])  # what the short title leaves out
-    for name, label in (("bottom", "step"), ("left", texts.AXIS_LABELS[False][key])):
-        axis = plot.getAxis(name)
-        axis.setTickFont(style.font(style.SMALL_POINT_SIZE))
-        axis.setPen(style.MUTED.name())
-        axis.setTextPen(style.TEXT.name())
-        axis.setLabel(label, color=style.TEXT.name(), **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
+    style_axes(plot, {"bottom": "step", "left": texts.AXIS_LABELS[False][key]}, style.SMALL_POINT_SIZE)
     plot.setPreferredSize(1, 1)  # equal shares: the layout splits the room by stretch only
     return plot
 
@@ -267,9 +263,6 @@ class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):
     # -- data: `CurveData` keeps it, the plots draw its `frame` ----------------------------------
     def reset(self, warmup: int | None = None, decay_steps: int = 0) -> None:
         CurveData.reset(self, warmup, decay_steps)
-        self._reset_items()
-
-    def _reset_items(self) -> None:
         for item in (self.lr_plot, self.lr_plot.titleLabel):
             item.setToolTip(texts.lr_tooltip(self.lr_decay_steps))
         self._scale_rate_axis(rate_axis(0.0))  # plain "lr" until the run's first rates

@@ -9,20 +9,20 @@ from pathlib import Path
 
 from PySide6.QtCore import QEventLoop, QStandardPaths, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog, QSizePolicy, QWidget
-from superqt.utils import create_worker
 
 from explorer.panels.layouts import column
 from explorer.panels.split_pages import SplitPages
 from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.panels.texts import say, text_label
-from explorer.panels.training.controls import ACTIVE_PHASES, TrainingControls
+from explorer.panels.training.controls import TrainingControls
 from explorer.panels.training.curves import TrainingCurves
 from explorer.panels.training.probe import ProbeView
 from explorer.panels.training.run_reports import RunReports
 from explorer.panels.training.sandbox import PUBLISH_INTERVAL, Sandbox  # noqa: F401 - tests read it
-from explorer.panels.training.worker import TrainingRun, save_in_background
+from explorer.panels.training.worker import TrainingRun, in_background
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
+from model.io.checkpoints import save_checkpoint
 from model.train.live_messages import Offer, ProbeFailed, RunInfo, Saved, SaveFailed, Snapshot
 from model.train.request import TrainingRequest
 
@@ -68,13 +68,14 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         column(self.controls, self.message, (self.body, 1), parent=self, margins=2).setSpacing(3)
         c = self.controls
         c.connect_buttons(self)
+        c.settings_button.toggled.connect(lambda _on: self._show_phase())
         c.taskChanged.connect(self._on_task_changed)
         self.probe.probeEdited.connect(self._on_probe_edited)
         self.probe.slider.valueChanged.connect(self.select_snapshot)
         self.probe.live_button.clicked.connect(lambda: self.follow_live())
         self.init_display()
         self.sandbox = Sandbox(self)
-        self.probe.show_others.toggled.connect(self.sandbox.on_show_others)
+        self.controls.show_others.toggled.connect(self.sandbox.on_show_others)
         self._on_task_changed(c.task_name())
         self._show_phase()
         state.bundleChanged.connect(self._on_bundle)
@@ -99,6 +100,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.sandbox.reset()
         self.run = run = TrainingRun(request)
         self.follow(run)
+        self.controls.settings_button.setChecked(False)  # (a short screen: the map and the curves get the room)
         self.phase = "building"
         self.say("Building the model…")
         self._show_phase()
@@ -121,14 +123,14 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
     def keep_to_itself(self) -> None:
         """The other panels show the session's model, not this run (a tour's next scene)."""
         if self.run is not None:
-            self.probe.show_others.setChecked(False)
+            self.controls.show_others.setChecked(False)
 
     def start_for_scene(self) -> None:
         """A tour scene's start: the first run (seen here only), else the run going on, resumed."""
         if self.run is not None:
             self.resume()
         elif self.total_steps == 0:  # (set by `start`: no run was ever started here)
-            self.probe.show_others.setChecked(False)
+            self.controls.show_others.setChecked(False)
             self.start()
 
     def single_step(self) -> None:
@@ -148,8 +150,8 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         if self.run is not None:
             self.run.steering.save(folder)
         elif self.trained is not None:  # a finished run's copy: a pool thread writes it
-            save_in_background(self.trained.bundle, folder, lambda done: self.report(Saved(done)),
-                               lambda error: self.report(SaveFailed(str(error))))
+            in_background(save_checkpoint, self.trained.bundle, folder, on_done=lambda done: self.report(Saved(done)),
+                          on_failed=lambda error: self.report(SaveFailed(str(error))))
         else:
             return
         self.say(f"Saving a checkpoint to {folder} …")
@@ -163,7 +165,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
 
     def back_to_session_model(self) -> None:
         """The session's own model in the other panels again; the run goes on, seen only here."""
-        self.probe.show_others.setChecked(False)  # else the next copy would be shown at once
+        self.controls.show_others.setChecked(False)  # else the next copy would be shown at once
         self.sandbox.unshow()
 
     def train_for(self, seconds: float) -> int:
@@ -242,10 +244,8 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
             self.run.steering.set_probe(text)
         elif self.trained is not None and self.probe.shown_probe() is not None and text:
             offer = self.trained
-            worker = create_worker(offer.bundle.run, text, _start_thread=False, _ignore_errors=True)
-            worker.returned.connect(lambda result: self._on_probed(offer, Snapshot(offer.step, result, text)))
-            worker.errored.connect(lambda error: self.report(ProbeFailed(str(error))))
-            worker.start()
+            in_background(offer.bundle.run, text, on_failed=lambda error: self.report(ProbeFailed(str(error))),
+                          on_done=lambda result: self._on_probed(offer, Snapshot(offer.step, result, text)))
 
     def _on_probed(self, offer: Offer, snap: Snapshot) -> None:
         if self.run is None and self.trained is offer:  # (not once a new run has begun)
@@ -273,10 +273,11 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
     # -- display ------------------------------------------------------------------------------
     def _show_phase(self) -> None:
         self.controls.set_phase(self.phase, has_model=self.trained is not None)
-        self.probe.show_others.setEnabled(self.run is not None)  # after a run there is nothing to show
-        short = self.screen_class is not ScreenClass.WIDE  # compact: short picker names, the settings folded
+        self.controls.show_others.setEnabled(self.run is not None)  # after a run there is nothing to show
+        short = self.screen_class is not ScreenClass.WIDE  # compact: short picker names, the settings foldable
         self.probe.set_compact(short)
-        self.controls.settings.setVisible(not (short and self.phase in ACTIVE_PHASES))  # (during a run)
+        self.controls.settings_button.setVisible(short)
+        self.controls.settings.setVisible(not short or self.controls.settings_button.isChecked())
 
     def say(self, text: str, level: str = "info") -> None:
         """What the run did: plain text; a warning or an error tinted by its level (`texts.say`)."""
@@ -289,10 +290,9 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.state.inform(text, level)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        """WIDE: curves beside the probe, the buttons in one row. PROJECTOR: side by side but compact
-        (`_show_phase`), the buttons in two rows. NARROW: compact, the curves and the probe a tab each."""
+        """WIDE: curves beside the probe. PROJECTOR: side by side but compact (`_show_phase`). NARROW:
+        compact, the curves and the probe a tab each."""
         self.screen_class = cls
         self.body.set_apart(cls is ScreenClass.NARROW)
-        self.controls.apply_screen_class(cls)
         self.curves.apply_screen_class(cls)
         self._show_phase()

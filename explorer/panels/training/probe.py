@@ -3,33 +3,22 @@ attention map (`model.train.probe_map`), so students watch the reverse task's an
 appear; a timeline slider scrubs back through snapshots."""
 from __future__ import annotations
 
+import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QGridLayout,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-    QSlider,
-    QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QLineEdit, QPushButton, QSlider, QWidget
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
-from explorer.panels.layouts import row
-from explorer.panels.texts import text_label
+from explorer.panels.layouts import column, row
 from model.train.probe_map import ProbeMap, expected_kind, kind_title, pick_names, preferred
 from model.train.timeline import timeline_texts
 
-SHOW_OTHERS_TIP = ("Show a copy of the model being trained (about once a second) in every other panel, on the "
-                   "session's text, in place of the loaded model; it comes back when the run ends, on “Back to …”, "
-                   "or when this is turned off")
-NO_MAP_YET = "The attention map comes with the run's first snapshot."
+NO_MAP_YET = "The attention map comes\nwith the run's first snapshot."
 
 
 class ProbeView(QWidget):
-    """Signal: probeEdited(text). The panel follows `slider`, `live_button` and `show_others` itself."""
+    """Signal: probeEdited(text). The panel follows `slider` and `live_button` itself. The map's
+    header names it: the map has the column's height but for the probe, its output and the timeline."""
 
     probeEdited = Signal(str)
 
@@ -37,7 +26,6 @@ class ProbeView(QWidget):
         super().__init__(parent)
         self.result, self._probe, self.kind = None, "", None
         self.compact = False  # short picker names ("L2", "H1")
-        self.map: Heatmap | None = None  # made with the first snapshot (`_redraw`); a note holds its place
         self.probe_edit = QLineEdit(placeholderText="probe input (default: the task's first example)",
                                     toolTip="A fixed input the model is run on while it trains; press Enter to "
                                             "change it (after a run: to run its last model on it)",
@@ -46,8 +34,13 @@ class ProbeView(QWidget):
         self.output_label = style.eliding_line("—")  # a long untrained babble ends in "…"
         self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.output_label.setFont(style.font(style.TITLE_POINT_SIZE + 2, bold=True, mono=True))
-        self.map_title = style.set_font_role(style.eliding_line(), "heading")  # elided only where the column is narrower
-        self._set_title(*kind_title("cross"))
+        self.map = Heatmap(colour_bar=True, square=False)  # cells fill the room: a long babble stays readable
+        self.map.canvas.setMinimumSize(160, 120)
+        self.map_note = pg.TextItem(NO_MAP_YET, anchor=(0.5, 0.5))  # in the empty map until the first snapshot
+        self.map_note.setFont(style.role_font("small"))
+        self.map_note.setPos(0.5, 0.5)  # the middle of the empty map's 0–1 ranges
+        self.map.plot.addItem(self.map_note, ignoreBounds=True)
+        self.map.set_title(*kind_title("cross"))
         self.layer_box, self.head_box = QComboBox(), QComboBox()
         for box, word in ((self.layer_box, "layer"), (self.head_box, "head")):
             style.set_font_role(box, "small")
@@ -57,29 +50,18 @@ class ProbeView(QWidget):
             box.currentIndexChanged.connect(lambda _i: self._redraw())
         self.layer_box.setToolTip("The layer whose attention the map shows (counted from 1; L2 = layer 2)")
         self.head_box.setToolTip("One head (counted from 1; H1 = head 1), or the mean over the layer's heads")
-        self.map_note = text_label(NO_MAP_YET, sheet="color: {muted};")
-        self.map_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.map_note.setMinimumSize(160, 120)
+        self.timeline_label = style.set_font_role(QLabel("step —"), "heading")
         self.slider = QSlider(Qt.Horizontal, toolTip="Go back to a snapshot taken earlier in the run")
         self.live_button = QPushButton("Live", toolTip="Follow the newest snapshot again")
-        self.timeline_label = style.set_font_role(QLabel("step —"), "heading")
-        self.show_others = QCheckBox("Show in other panels", checked=True, toolTip=SHOW_OTHERS_TIP)
-
-        # the pickers beside the probe and its output, so the map's title has the column's width
-        self.grid = grid = QGridLayout(self)
-        grid.setContentsMargins(4, 0, 0, 0)
-        grid.setHorizontalSpacing(8)
+        texts = QGridLayout(horizontalSpacing=8)  # the pickers beside the probe and its output
         for at, (text, widget, box) in enumerate((("Probe", self.probe_edit, self.layer_box),
                                                   ("Output", self.output_label, self.head_box))):
-            grid.addWidget(style.set_font_role(QLabel(text), "heading"), at, 0)
-            grid.addWidget(widget, at, 1)
-            grid.addWidget(box, at, 2)
-        grid.addWidget(self.map_title, 2, 0, 1, 3)
-        grid.addWidget(self.map_note, 3, 0, 1, 3)
-        grid.addLayout(row(self.timeline_label, (self.slider, 1), self.live_button), 4, 0, 1, 3)
-        grid.addWidget(self.show_others, 5, 0, 1, 3)
-        grid.setColumnStretch(1, 1)
-        grid.setRowStretch(3, 1)
+            texts.addWidget(style.set_font_role(QLabel(text), "heading"), at, 0)
+            texts.addWidget(widget, at, 1)
+            texts.addWidget(box, at, 2)
+        texts.setColumnStretch(1, 1)
+        column(texts, (self.map, 1), row(self.timeline_label, (self.slider, 1), self.live_button),
+               parent=self).setContentsMargins(4, 0, 0, 0)
         self.clear()
 
     def _on_return(self) -> None:
@@ -115,7 +97,7 @@ class ProbeView(QWidget):
 
         self.set_probe_text("" if name in ("tsv", "") else default_probe(get_task(name), kind))
         if self.result is None and name not in ("tsv", ""):
-            self._set_title(*kind_title(expected_kind(kind)))
+            self.map.set_title(*kind_title(expected_kind(kind)))
 
     def show_snapshot(self, step: int, result, probe: str) -> None:
         """One snapshot; the probe field names its input unless the user is typing a new one."""
@@ -143,13 +125,6 @@ class ProbeView(QWidget):
             self.slider.setToolTip(slider_tip)
         self.live_button.setEnabled(not live and count > 0)
 
-    def _set_title(self, title: str, tip: str) -> None:
-        """Over the note before the first snapshot; then in the map's own header, beside its count."""
-        self.map_title.setText(title)
-        self.map_title.setToolTip(tip)
-        if self.map is not None:
-            self.map.set_title(title, tip)
-
     def clear(self) -> None:
         self.result, self.kind = None, None
         self._redraw()
@@ -170,22 +145,16 @@ class ProbeView(QWidget):
                 box.setCurrentIndex(max(0, keep))
 
     def _redraw(self) -> None:
-        if self.result is None or self.kind is None:
-            if self.map is not None:
-                self.map.clear_data()
+        empty = self.result is None or self.kind is None
+        self.map_note.setVisible(empty)
+        if empty:
+            self.map.clear_data()
             return
-        if self.map is None:  # cells fill the room: a long babble stays readable
-            self.map = Heatmap(colour_bar=True, square=False)
-            self.map.canvas.setMinimumSize(160, 120)
-            self.grid.replaceWidget(self.map_note, self.map)
-            self.map_note.hide()
-            self.map_title.hide()  # (the map's header line says it, beside the count: one line less)
-            self.map.show()  # (a layout shows a late child only in a later turn)
         head = self.head_box.currentIndex() - 1
         shown = ProbeMap.of(self.result, self.kind, max(0, self.layer_box.currentIndex()), None if head < 0 else head)
         self.map.set_data(shown.values, shown.rows, shown.cols)
         self.map.set_axis_names(shown.row_name, shown.col_name)
-        self._set_title(shown.title, shown.tip)
+        self.map.set_title(shown.title, shown.tip)
 
 
 __all__ = ["ProbeView"]

@@ -33,11 +33,6 @@ class RunReports:
         self.pacer = Pacer(FRAME_MIN, GUI_BUDGET)
         self.redraw_timer = QTimer(self, singleShot=True, timeout=self.redraw)
 
-    @property
-    def live(self) -> bool:
-        """The probe follows the newest snapshot."""
-        return self.timeline.live
-
     def reset_display(self, request) -> None:
         self.clock = RunClock(request.target)
         self.clear_probe()
@@ -70,7 +65,7 @@ class RunReports:
         self.probe.set_probe_text(info.probe)
         self.sandbox.publish_later()  # the untrained model, at once
         own = self.state.session.bundle
-        shown = self.probe.show_others.isChecked() and own is not None
+        shown = self.controls.show_others.isChecked() and own is not None
         self.say(info.headline() + (lm.shown_elsewhere(RUN_LABEL, own.name) if shown else ""))
 
     def _on_rows(self, rows: lm.MetricRows) -> None:
@@ -87,7 +82,7 @@ class RunReports:
 
     def _on_snapshot(self, snap: lm.Snapshot) -> None:
         self.add_snapshot(snap)
-        if self.live:
+        if self.timeline.live:
             self.sandbox.publish_later()
 
     def _on_offered(self, offer: lm.Offer) -> None:
@@ -136,7 +131,7 @@ class RunReports:
         while the probe looks back, the other panels hold the model they show."""
         if self.timeline.select(index) is not None:
             self._show_viewed()
-            if self.live:
+            if self.timeline.live:
                 self.sandbox.publish_later()
 
     def follow_live(self) -> None:
@@ -166,7 +161,7 @@ class RunReports:
         start = time.perf_counter()
         self.curves.refresh()
         self.show_progress()
-        if self.show_newest and self.live and self.timeline.select(len(self.timeline) - 1) is not None:
+        if self.show_newest and self.timeline.live and self.timeline.select(len(self.timeline) - 1) is not None:
             self._show_viewed()
         else:
             self._update_timeline()

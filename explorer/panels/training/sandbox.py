@@ -33,7 +33,7 @@ class Sandbox(QObject):
 
     @property
     def wanted(self) -> bool:
-        return self.panel.probe.show_others.isChecked()
+        return self.panel.controls.show_others.isChecked()
 
     def reset(self) -> None:
         """A new run: the first copy goes out at once."""
@@ -49,7 +49,7 @@ class Sandbox(QObject):
     def publish_later(self) -> None:
         """Ask for a fresh copy when time and cost allow (copy on the worker, frame on the GUI)."""
         p = self.panel
-        if p.run is None or not self.wanted or not p.live or self.offer_pending or p.phase == "finishing":
+        if p.run is None or not self.wanted or not p.timeline.live or self.offer_pending or p.phase == "finishing":
             return
         wait = self.pacer.wait(max(self.pacer.cost, self.shown.cost if self.shown is not None else 0.0))
         if wait <= 0:
@@ -66,7 +66,7 @@ class Sandbox(QObject):
 
     def on_offered(self, offer: Offer) -> None:
         self.offer_pending = False
-        if self.wanted and self.panel.live and self.panel.phase != "finishing":
+        if self.wanted and self.panel.timeline.live and self.panel.phase != "finishing":
             start = time.perf_counter()
             self.shown = offer
             with self.state.session.batch():  # the run's model and a text it can read: one step
@@ -125,7 +125,7 @@ class Sandbox(QObject):
             self.shown = None
             self.give_text_back()
             if self.panel.run is not None and self.wanted:
-                self.panel.probe.show_others.setChecked(False)
+                self.panel.controls.show_others.setChecked(False)
                 own = self.state.session.bundle
                 self.panel.say(f"The other panels show “{own.name if own else 'the session'}” again; tick "
                                f"“Show in other panels” to watch the run there.")

@@ -79,12 +79,12 @@ def _mark_done(done: threading.Event) -> None:
     done.set()
 
 
-def save_in_background(bundle, folder: str, on_saved, on_failed) -> None:
-    """Save a model nobody trains (a finished run's copy) on a pool thread."""
-    worker = create_worker(save_checkpoint, bundle, str(folder), _start_thread=False, _ignore_errors=True)
-    worker.returned.connect(on_saved)
+def in_background(work, *args, on_done, on_failed) -> None:
+    """`work(*args)` on a pool thread (a finished run's model: saved, or run on a new probe)."""
+    worker = create_worker(work, *args, _start_thread=False, _ignore_errors=True)
+    worker.returned.connect(on_done)
     worker.errored.connect(on_failed)
     worker.start()
 
 
-__all__ = ["TrainingRun", "train", "save_in_background"]
+__all__ = ["TrainingRun", "train", "in_background"]
