@@ -226,7 +226,7 @@ def main(argv=None) -> int:
         window.focus_panel("training")
         panel = window.panels["training"]
         spin(0.5)  # a lecturer's click on Start comes after the panel is shown, not in the turn that builds it
-        panel.probe.show_others.setChecked(True)
+        panel.controls.show_others.setChecked(True)
         panel.start()
         spin(args.train_seconds)
         watch.phase = "stop"
