@@ -75,3 +75,29 @@ def test_a_labs_stream_uses_its_threads_and_gives_them_back():
     messages = list(lab_messages(OneStepLab, int, 1, None, LabSteering()))
     assert messages[-1] == "lab ran with 1 threads"
     assert torch.get_num_threads() == before
+
+
+def test_the_optimiser_imports_warm_up_once_per_process(monkeypatch):
+    """One warm-up thread however many panels ask (a panel asks each time it is shown), and none
+    where torch._dynamo is imported already."""
+    import sys
+
+    import torch._dynamo  # noqa: F401 - imported, as after any run
+
+    from model.train import request
+
+    started = []
+
+    class Recorded:
+        def __init__(self, target, name, daemon):
+            self.name = name
+
+        def start(self):
+            started.append(self.name)
+
+    monkeypatch.setattr(request.threading, "Thread", Recorded)
+    monkeypatch.setattr(request, "_warm_up", None)
+    assert request.warm_up_in_background() is None and started == []
+    monkeypatch.delitem(sys.modules, "torch._dynamo")  # (put back after the test; nothing imports it here)
+    first = request.warm_up_in_background()
+    assert request.warm_up_in_background() is first and started == ["warm-up torch._dynamo"]

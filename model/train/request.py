@@ -72,12 +72,20 @@ class TrainingRequest:
         return self.continue_from.model_kind if self.continue_from is not None else model_kind(self.kind)
 
 
-def warm_up_in_background() -> threading.Thread:
-    """Import what a run's first optimiser imports, on a daemon thread, well before the run.
+_warm_up: threading.Thread | None = None  # the process's one warm-up import
+
+
+def warm_up_in_background() -> threading.Thread | None:
+    """Import what a run's first optimiser imports, on a daemon thread, well before the run
+    (once per process; None where it is imported already).
 
     `torch.optim.Adam(...)` imports `torch._dynamo` the first time (seconds on a small laptop's
     CPU), which would otherwise delay a run's first steps and leave its curves empty.
     A worker that builds its optimiser while this runs waits for the same import."""
+    global _warm_up
+    if _warm_up is not None or "torch._dynamo" in sys.modules:
+        return _warm_up
+
     def work() -> None:
         import importlib
         try:
@@ -85,9 +93,9 @@ def warm_up_in_background() -> threading.Thread:
         except Exception:  # noqa: BLE001 - the app quit mid-import (a run would have imported it anew)
             if not sys.is_finalizing():
                 raise
-    thread = threading.Thread(target=work, name="warm-up torch._dynamo", daemon=True)
-    thread.start()
-    return thread
+    _warm_up = threading.Thread(target=work, name="warm-up torch._dynamo", daemon=True)
+    _warm_up.start()
+    return _warm_up
 
 
 def worker_threads() -> int:
