@@ -6,7 +6,6 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QObject, QTimer, Signal
 
-from explorer.launch import PANEL_NAMES
 from explorer.panel_dock import LAYOUT_VERSION, LEFT_PANELS
 from model.io import scenes as scene_format
 
@@ -50,7 +49,7 @@ class SceneDeck(QObject):
     def open(self, path: str | Path, show_first: bool = True) -> bool:
         """Load a tour (or one scene) file; a bad file → a message, the current tour kept."""
         try:
-            tour = scene_format.load_tour(path, PANEL_NAMES)
+            tour = scene_format.load_tour(path, tuple(self.window.panels))  # its panels: a misspelt one is refused
         except scene_format.SceneError as exc:
             self.window.state.inform(f"Could not open the scene file: {exc}", "error")
             return False

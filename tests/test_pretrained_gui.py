@@ -246,7 +246,7 @@ def test_a_half_split_model_shows_its_own_table_labelled_as_such(qtbot):
     import math
     bundle = _tiny(positional="sinusoidal_halves")
     _, panel = _positional_panel(qtbot, bundle)
-    assert panel.source == "model" and panel.pe_layout == "halves"
+    assert panel.source == "model" and panel.similarity.pe_layout == "halves"
     np.testing.assert_array_equal(panel.table, bundle.model.positional.table[:panel.table.shape[0]].numpy())
     # written out independently: sin in dim i, cos in dim d/2 + i, frequency 1/10000^(2i/d)
     d = 32
@@ -271,7 +271,7 @@ def test_a_half_split_model_shows_its_own_table_labelled_as_such(qtbot):
 
 def test_our_model_keeps_the_papers_interleaved_layout(qtbot):
     _, panel = _positional_panel(qtbot, _tiny())
-    assert panel.pe_layout == "interleaved" and panel.heatmap.grouped.isEnabled()
+    assert panel.similarity.pe_layout == "interleaved" and panel.heatmap.grouped.isEnabled()
     assert panel.waves.pairs_list.item(5).text().startswith("10, 11")
 
 
