@@ -363,16 +363,3 @@ def test_one_step_number_during_a_run_and_a_usable_probe_after_stop(qtbot, panel
     assert task != "reverse" and probe.shown_probe() is None and probe.map.values.size == 0
     assert edit.text() == default_probe(get_task(task), "decoder_only")
 
-
-def test_a_shown_training_panel_starts_the_optimisers_imports(qtbot, state, monkeypatch):
-    """Start, pressed seconds after the panel is shown, finds torch._dynamo's import under way."""
-    import explorer.panels.training.panel as panel_module
-
-    asked = []
-    monkeypatch.setattr(panel_module, "warm_up_in_background", lambda: asked.append(1))
-    p = TrainingPanel(state)
-    qtbot.addWidget(p)
-    assert asked == []
-    p.show()
-    qtbot.waitUntil(lambda: p.isVisible())
-    assert asked

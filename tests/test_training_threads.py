@@ -78,7 +78,7 @@ def test_a_labs_stream_uses_its_threads_and_gives_them_back():
 
 
 def test_the_optimiser_imports_warm_up_once_per_process(monkeypatch):
-    """One warm-up thread however many panels ask (a panel asks each time it is shown), and none
+    """One warm-up thread however often it is asked for (each tour with a training scene asks), and none
     where torch._dynamo is imported already."""
     import sys
 

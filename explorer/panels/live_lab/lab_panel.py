@@ -17,7 +17,6 @@ from explorer.panels.live_lab.plot_look import extend
 from explorer.panels.stops_with_window import StopsWithWindow
 from explorer.state import SessionState
 from model.train.lab_stream import LabSteering, StepRows, lab_messages
-from model.train.request import warm_up_in_background
 
 STACK_HEIGHT = 720  # px: lower than this, two rows would leave a plot too short to read …
 ROW_WIDTH = 900  # px: … if one row has the width (a narrow dock stays two a row)
@@ -134,7 +133,6 @@ class LabPanel(StopsWithWindow, Panel):
 
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
-        warm_up_in_background()  # a lab's run builds an optimiser: its imports start now
         self.apply_screen_class(None)  # (a lab brought forward while presenting)
 
     def _name_lab_model(self, config) -> None:

@@ -24,7 +24,7 @@ from explorer.screen import ScreenClass
 from explorer.state import SessionState
 from model.io.checkpoints import save_checkpoint
 from model.train.live_messages import Offer, ProbeFailed, RunInfo, Saved, SaveFailed, Snapshot
-from model.train.request import TrainingRequest, warm_up_in_background
+from model.train.request import TrainingRequest
 
 EVAL_SIZE = 50  # held-out pairs per live evaluation (a full evaluation is the CLI's job)
 START_TIMEOUT = 60.0  # s: `train_for` waits at most this long for the first step
@@ -216,7 +216,6 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
-        warm_up_in_background()  # a Start pressed in a few seconds finds the optimiser's imports done
         if self.redraw_when_shown:
             self.redraw()
 
