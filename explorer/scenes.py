@@ -73,6 +73,17 @@ class SceneDeck(QObject):
             dock.show()
         self._solo_hidden = []
 
+    def _show_only(self, wanted: list[str]) -> None:
+        """Hide every dock but `wanted`, then show those an earlier solo scene hid that are wanted now:
+        no dock is shown for a moment only to be hidden again (each would draw what nobody sees)."""
+        hide = [d for n, d in self.window.docks.items() if n not in wanted and (d.isVisible() or d in self._solo_hidden)]
+        for dock in hide:
+            dock.hide()
+        for dock in self._solo_hidden:
+            if dock not in hide:
+                dock.show()
+        self._solo_hidden = hide
+
     def go(self, index: int) -> bool:
         if self.tour is None or not self.tour.scenes:
             self.window.state.inform("No tour is open: File → Open tour…", "warning")
@@ -104,16 +115,15 @@ class SceneDeck(QObject):
             if not window.restoreState(raw, LAYOUT_VERSION):
                 state.inform(f"Scene {scene.name!r}: its saved layout does not fit this version; "
                              "keeping the current layout.", "warning")
-        self._show_solo_hidden()
         wanted = scene.shown_panels
         missing = [n for n in wanted if n not in window.docks]
         if missing:
             state.inform(f"Scene {scene.name!r}: no panel named {', '.join(map(repr, missing))}.", "warning")
         wanted = [n for n in wanted if n in window.docks]
         if scene.solo and wanted:
-            self._solo_hidden = [d for n, d in window.docks.items() if n not in wanted and d.isVisible()]
-            for dock in self._solo_hidden:
-                dock.hide()
+            self._show_only(wanted)
+        else:
+            self._show_solo_hidden()
         if len(wanted) == 2 and window.lecture.presentation.active:
             window.lecture.presentation.show_only(wanted)  # the pair fills the screen, side by side
         elif wanted:

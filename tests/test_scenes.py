@@ -367,3 +367,35 @@ def test_a_scene_for_an_absent_optional_wheel_keeps_the_model_with_a_note(shared
     assert window.lecture.deck.open(path)
     assert window.state.bundle is before
     assert not [t for level, t in seen if level == "error"] and any("smollm2" in t for _, t in seen)
+
+
+def test_a_solo_scene_after_another_shows_no_dock_only_to_hide_it_again(qtbot, tmp_path):
+    """Each dock shown for a moment draws the changes it held back, for nobody: going from one solo
+    scene to the next shows only the docks the new scene shows."""
+    from PySide6.QtCore import QEvent, QObject
+
+    window = make_main_window(qtbot, tmp_path)
+    scenes = [{"name": panel, "task": "reverse", "input": "abc", "panel": panel, "solo": True}
+              for panel in ("step", "attention", "positional")]
+    path = tmp_path / "solo.json"
+    path.write_text(json.dumps({"version": 2, "scenes": scenes}))
+    shown = []
+
+    class Shows(QObject):
+        def eventFilter(self, watched, event):  # noqa: N802
+            if event.type() == QEvent.Type.Show:
+                shown.append(watched)
+            return False
+
+    counter = Shows()
+    for dock in window.docks.values():
+        dock.installEventFilter(counter)
+    assert window.lecture.deck.open(path)
+    for index, panel in ((1, "attention"), (2, "positional"), (0, "step")):
+        shown.clear()
+        window.lecture.deck.go(index)
+        qtbot.wait(20)
+        assert window.docks[panel].isVisible()
+        assert shown and all(dock.isVisible() for dock in shown), [d.objectName() for d in shown if not d.isVisible()]
+    window.lecture.deck.close()  # Exit tour: every dock the tour hid is back
+    assert sum(dock.isVisible() for dock in window.docks.values()) > 1
