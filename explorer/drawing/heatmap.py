@@ -84,7 +84,7 @@ class Heatmap(QWidget):
         self.canvas.installEventFilter(self)  # its resize: the margins first, pyqtgraph then lays out within them
         self.canvas.scene().sigMouseMoved.connect(self._hover)
         self.canvas.scene().sigMouseClicked.connect(self._click)
-        notifier().changed.connect(self._recolour)
+        notifier().changed.connect(self.recolour)
 
     def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         """The base font changed (presenting): the axes sized again once the canvas wears it."""
@@ -108,7 +108,7 @@ class Heatmap(QWidget):
         self.overlays.append(item)
         return item
 
-    def _recolour(self, *_) -> None:
+    def recolour(self, *_) -> None:
         """The overlays and the axis names (their colour is in their HTML) in the current theme."""
         if any(self.axis_names):
             self.set_axis_names(*self.axis_names)

@@ -86,8 +86,8 @@ class TokenHeatmap(Heatmap):
         self.note.setVisible(bool(note))
         self._show_axes(not note)  # (bare axes beside the note look like a broken drawing)
 
-    def _recolour(self, *_) -> None:
-        super()._recolour()
+    def recolour(self, *_) -> None:
+        super().recolour()
         self.note.setColor(style.current().muted)
 
     def _show_axes(self, on: bool) -> None:

@@ -74,7 +74,8 @@ class LensPanel(Panel):
 
     def _start_lens(self) -> None:
         frame = self.state.frame
-        if frame is not None and frame.lens_deferred and frame is not self.asked() and self.isVisible():
+        if (frame is not None and frame.lens_deferred and frame.bundle.has_output_layer and frame is not self.asked()
+                and self.isVisible()):
             self.asked = weakref.ref(frame)
             self.job.submit(lambda: (frame, forward_lens(frame.bundle, frame.forward)))
 
