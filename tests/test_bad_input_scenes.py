@@ -52,7 +52,7 @@ def test_a_misspelt_panel_name_is_refused_where_the_panels_are_known(fields, nam
     assert named in str(info.value) and "panels: architecture, " in str(info.value)
 
 
-def test_a_window_refuses_a_scene_with_a_misspelt_panel_and_keeps_its_tour(qtbot, tmp_path):
+def test_a_window_refuses_a_misspelt_panel_a_missing_file_or_a_folder_and_keeps_its_tour(qtbot, tmp_path):
     from support import make_main_window, messages_of
 
     window = make_main_window(qtbot, tmp_path)
@@ -64,6 +64,10 @@ def test_a_window_refuses_a_scene_with_a_misspelt_panel_and_keeps_its_tour(qtbot
     assert not window.lecture.deck.open(bad)
     assert window.lecture.deck.tour.path == good
     assert any(level == "error" and "'atention'" in text for level, text in seen), seen
+    assert not window.lecture.deck.open(tmp_path / "nope.json")
+    assert "no such file" in seen[-1][1]
+    assert not window.lecture.deck.open(tmp_path)
+    assert "folder" in seen[-1][1] and window.lecture.deck.tour.path == good
 
 
 def test_a_caption_at_the_limit_and_integer_fields_are_accepted():

@@ -269,15 +269,6 @@ def test_a_scene_starts_its_run_once_and_the_tour_pauses_training_while_elsewher
 
 
 
-def test_missing_file_and_folder_are_messages(shared, tmp_path):
-    window = shared
-    seen = messages_of(window)
-    assert not window.lecture.deck.open(tmp_path / "nope.json")
-    assert "no such file" in seen[-1][1]
-    assert not window.lecture.deck.open(tmp_path)
-    assert "folder" in seen[-1][1]
-
-
 def test_a_scene_for_a_missing_checkpoint_falls_back_to_its_task(shared, tmp_path):
     window = shared
     path = tmp_path / "s.json"
