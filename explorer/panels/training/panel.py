@@ -62,9 +62,11 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.message.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the window
         self.message.setVisible(False)  # until there is something to say
         self.curves.setMinimumSize(330, 260)  # below this the 2 × 2 plots would be clipped
+        self.curves_page = QWidget(autoFillBackground=True)  # (in a tab: the window's colour, not the tab pane's)
+        self.left = column((self.curves, 1), parent=self.curves_page, margins=0)
         # half the width each (2 × 2 curves of readable plots), or a tab each on a narrow screen
-        self.body = SplitPages([(self.curves, "Curves", 1), (self.probe, "Probe", 1)])
-        self.probe.setAutoFillBackground(True)  # (in a tab: the window's colour, not the style's tab pane)
+        self.body = SplitPages([(self.curves_page, "Curves", 1), (self.probe, "Probe", 1)])
+        self.probe.setAutoFillBackground(True)
         column(self.controls, self.message, (self.body, 1), parent=self, margins=2).setSpacing(3)
         c = self.controls
         c.connect_buttons(self)
@@ -277,7 +279,9 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         short = self.screen_class is not ScreenClass.WIDE  # compact: short picker names, the settings foldable
         self.probe.set_compact(short)
         self.controls.settings_button.setVisible(short)
-        self.controls.settings.setVisible(not short or self.controls.settings_button.isChecked())
+        folded = short and not self.controls.settings_button.isChecked()
+        self.controls.settings.setVisible(not folded)
+        self._place_texts(folded and self.screen_class is ScreenClass.PROJECTOR)
 
     def say(self, text: str, level: str = "info") -> None:
         """What the run did: plain text; a warning or an error tinted by its level (`texts.say`)."""
@@ -296,3 +300,18 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
         self.body.set_apart(cls is ScreenClass.NARROW)
         self.curves.apply_screen_class(cls)
         self._show_phase()
+
+    def _place_texts(self, left: bool) -> None:
+        """A projector with the settings folded (a run): the run's message and the probe's lines over
+        the curves, which have height to spare, so that the map has its column's height for one
+        readable label a row."""
+        if (self.message.parentWidget() is self.curves_page) == left:
+            return
+        if left:
+            self.left.insertWidget(0, self.message)
+            self.left.insertWidget(1, self.probe.texts)
+        else:
+            self.layout().insertWidget(1, self.message)
+            self.probe.layout().insertWidget(0, self.probe.texts)
+        self.message.setVisible(bool(self.message.text().strip()))
+        self.probe.texts.setVisible(True)  # (now, not once the moved widget's deferred show comes)

@@ -17,8 +17,8 @@ NO_MAP_YET = "The attention map comes\nwith the run's first snapshot."
 
 
 class ProbeView(QWidget):
-    """Signal: probeEdited(text). The panel follows `slider` and `live_button` itself. The map's
-    header names it: the map has the column's height but for the probe, its output and the timeline."""
+    """Signal: probeEdited(text). The panel follows `slider` and `live_button` itself, and places
+    `texts` (the probe, its output and the pickers): over the map, or elsewhere on a short screen."""
 
     probeEdited = Signal(str)
 
@@ -53,14 +53,16 @@ class ProbeView(QWidget):
         self.timeline_label = style.set_font_role(QLabel("step —"), "heading")
         self.slider = QSlider(Qt.Horizontal, toolTip="Go back to a snapshot taken earlier in the run")
         self.live_button = QPushButton("Live", toolTip="Follow the newest snapshot again")
-        texts = QGridLayout(horizontalSpacing=8)  # the pickers beside the probe and its output
+        self.texts = QWidget()
+        texts = QGridLayout(self.texts, horizontalSpacing=8)  # the pickers beside the probe and its output
+        texts.setContentsMargins(0, 0, 0, 0)
         for at, (text, widget, box) in enumerate((("Probe", self.probe_edit, self.layer_box),
                                                   ("Output", self.output_label, self.head_box))):
             texts.addWidget(style.set_font_role(QLabel(text), "heading"), at, 0)
             texts.addWidget(widget, at, 1)
             texts.addWidget(box, at, 2)
         texts.setColumnStretch(1, 1)
-        column(texts, (self.map, 1), row(self.timeline_label, (self.slider, 1), self.live_button),
+        column(self.texts, (self.map, 1), row(self.timeline_label, (self.slider, 1), self.live_button),
                parent=self).setContentsMargins(4, 0, 0, 0)
         self.clear()
 
