@@ -176,7 +176,7 @@ def test_a_panel_is_told_when_the_window_crosses_into_another_class(window, qtbo
         window.resize(1280, 720)
         _settle(qtbot)
         assert told[-1] is ScreenClass.PROJECTOR and panel.body.count() == 1  # side by side in one page
-        assert panel.curves.geometry().right() < panel.probe.geometry().left()
+        assert panel.curves_page.geometry().right() < panel.probe.geometry().left()
     finally:
         del panel.apply_screen_class
 

@@ -271,7 +271,7 @@ def test_narrow_puts_the_curves_and_the_probe_in_tabs_and_back(qtbot, panel):
     panel.show()
     panel.apply_screen_class(ScreenClass.NARROW)
     tabs = panel.body
-    assert [tabs.widget(k) for k in range(tabs.count())] == [panel.curves, panel.probe]
+    assert [tabs.widget(k) for k in range(tabs.count())] == [panel.curves_page, panel.probe]  # (the curves' page)
     assert panel.curves.isVisible() and not panel.probe.isVisible()
     tabs.setCurrentWidget(panel.probe)
     assert panel.probe.isVisible() and not panel.curves.isVisible()
@@ -279,7 +279,7 @@ def test_narrow_puts_the_curves_and_the_probe_in_tabs_and_back(qtbot, panel):
     panel.apply_screen_class(ScreenClass.PROJECTOR)
     assert tabs.count() == 1 and not tabs.tabBar().isVisible()
     assert panel.curves.isVisible() and panel.probe.isVisible()
-    assert panel.curves.geometry().right() < panel.probe.geometry().left()  # side by side, in this order
+    assert panel.curves_page.geometry().right() < panel.probe.geometry().left()  # side by side, in this order
 
 
 def test_the_probe_map_comes_with_the_first_snapshot(qtbot, state):

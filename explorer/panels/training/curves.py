@@ -75,17 +75,17 @@ def paint_curve(curve: pg.PlotDataItem, key: str) -> None:
 
 
 class WarmupMark(pg.InfiniteLine):
-    """The dashed line where the warm-up ends (Eq. 3's peak), labelled low on the side with more room."""
+    """The dashed line where the warm-up ends (Eq. 3's peak), labelled low, beside the line towards
+    the middle of the view (pyqtgraph picks the anchor by the line's side)."""
 
     def __init__(self, plot: MapPlot):
         super().__init__(angle=90, movable=False, label=WARMUP_TEXTS[0],
-                         labelOpts=dict(position=0.04, anchors=[RIGHT_OF, RIGHT_OF]))
+                         labelOpts=dict(position=0.04, anchors=[RIGHT_OF, LEFT_OF]))
         self.setZValue(-10)  # under the curve
         self.label.setFont(style.role_font("small"))
         self.restyle()
         self.hide()
         plot.addItem(self)
-        plot.vb.sigRangeChanged.connect(lambda *_: self.place())
 
     def restyle(self) -> None:
         """The theme's colours; the canvas behind the text hides the dashed line there."""
@@ -99,19 +99,10 @@ class WarmupMark(pg.InfiniteLine):
         self.setVisible(bool(step))
         if step:
             self.setValue(step)
-            self.place()
 
     def set_texts(self, narrow: bool) -> None:
         self.label.setFormat(WARMUP_TEXTS[narrow])
         self.label.setText(WARMUP_TEXTS[narrow])  # (setFormat alone skips a hidden label)
-
-    def place(self) -> None:
-        """Beside the line, towards the middle of the view."""
-        (left, right), _ = self.getViewBox().viewRange()
-        anchor = LEFT_OF if self.value() > (left + right) / 2 else RIGHT_OF
-        if self.label.anchors[0] != anchor:
-            self.label.anchors = [anchor, anchor]
-            self.label.updatePosition()
 
 
 class TrainingCurves(CurveData, pg.GraphicsLayoutWidget):

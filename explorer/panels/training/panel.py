@@ -276,8 +276,7 @@ class TrainingPanel(StopsWithWindow, RunReports, QWidget):
     def _show_phase(self) -> None:
         self.controls.set_phase(self.phase, has_model=self.trained is not None)
         self.controls.show_others.setEnabled(self.run is not None)  # after a run there is nothing to show
-        short = self.screen_class is not ScreenClass.WIDE  # compact: short picker names, the settings foldable
-        self.probe.set_compact(short)
+        short = self.screen_class is not ScreenClass.WIDE  # the settings foldable
         self.controls.settings_button.setVisible(short)
         folded = short and not self.controls.settings_button.isChecked()
         self.controls.settings.setVisible(not folded)

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QLineEdit, QPushBu
 
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
+from explorer.panels.knobs import refill
 from explorer.panels.layouts import column, row
 from model.train.probe_map import ProbeMap, expected_kind, kind_title, pick_names, preferred
 from model.train.timeline import timeline_texts
@@ -25,7 +26,6 @@ class ProbeView(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.result, self._probe, self.kind = None, "", None
-        self.compact = False  # short picker names ("L2", "H1")
         self.probe_edit = QLineEdit(placeholderText="probe input (default: the task's first example)",
                                     toolTip="A fixed input the model is run on while it trains; press Enter to "
                                             "change it (after a run: to run its last model on it)",
@@ -45,7 +45,7 @@ class ProbeView(QWidget):
         for box, word in ((self.layer_box, "layer"), (self.head_box, "head")):
             style.set_font_role(box, "small")
             box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-            box.setMinimumContentsLength(6)
+            box.setMinimumContentsLength(4)
             box.setPlaceholderText(word)  # (empty until the run's first snapshot)
             box.currentIndexChanged.connect(lambda _i: self._redraw())
         self.layer_box.setToolTip("The layer whose attention the map shows (counted from 1; L2 = layer 2)")
@@ -69,19 +69,6 @@ class ProbeView(QWidget):
     def _on_return(self) -> None:
         self.probe_edit.setModified(False)  # the next snapshots are of this text
         self.probeEdited.emit(self.probe_edit.text())
-
-    def set_compact(self, compact: bool) -> None:
-        """A short screen: the pickers say "L2" and "H1" and give their width to the probe and output."""
-        if compact != self.compact:
-            self.compact = compact
-            for box in (self.layer_box, self.head_box):
-                box.setMinimumContentsLength(4 if compact else 6)
-                for i, name in enumerate(self._pick_names(box, box.count())):
-                    box.setItemText(i, name)
-
-    def _pick_names(self, box: QComboBox, count: int) -> list[str]:
-        heads = box is self.head_box
-        return pick_names(count - heads, heads, self.compact)
 
     def set_probe_text(self, text: str) -> None:
         if self.probe_edit.text() != text:
@@ -132,19 +119,15 @@ class ProbeView(QWidget):
         self._redraw()
         self.output_label.setText("—")
         for box in (self.layer_box, self.head_box):  # back to their placeholders
-            with QSignalBlocker(box):
-                box.clear()
+            refill(box, [])
         self.set_timeline(0, 0, 0, True)
 
     def _fill_boxes(self, result) -> None:
         n_layers = result.trace.n_layers(self.kind) if self.kind else 0
         n_heads = result.trace.attention(self.kind, 0).shape[1] if self.kind else 0
-        for box, count, default in ((self.layer_box, n_layers, n_layers - 1), (self.head_box, n_heads + 1, 0)):
-            keep = box.currentIndex() if box.count() == count else default
-            with QSignalBlocker(box):
-                box.clear()
-                box.addItems(self._pick_names(box, count))
-                box.setCurrentIndex(max(0, keep))
+        for box, names, default in ((self.layer_box, pick_names(n_layers, False, True), n_layers - 1),
+                                    (self.head_box, pick_names(n_heads, True, True), 0)):  # "L2", "H1": short
+            refill(box, names, max(0, box.currentIndex() if box.count() == len(names) else default))
 
     def _redraw(self) -> None:
         empty = self.result is None or self.kind is None

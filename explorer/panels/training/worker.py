@@ -1,6 +1,6 @@
-"""A training run in a superqt generator worker: the training loop (`model.train.live_loop`) or a
-lab's (`model.train.lab_stream`); its messages reach the GUI thread in order (`worker.yielded`),
-the GUI steers it through its `steering` (`model.train.steering.Steering`)."""
+"""A training run in a superqt generator worker: the training loop (`model.train.live_loop`); its
+messages reach the GUI thread in order (`worker.yielded`), the GUI steers it through its `steering`
+(`model.train.steering.Steering`)."""
 from __future__ import annotations
 
 import sys
@@ -30,13 +30,13 @@ def train(request: TrainingRequest, steering: Steering):
 
 
 class TrainingRun:
-    """`messages(request, steering)` in a GeneratorWorker: `worker.yielded` its messages,
+    """`train(request, steering)` in a GeneratorWorker: `worker.yielded` its messages,
     `worker.errored` a bug (`error()` says it), then `worker.finished`."""
 
-    def __init__(self, request, messages=train, steering=None):
-        self.steering = steering or Steering(request)
+    def __init__(self, request: TrainingRequest):
+        self.steering = Steering(request)
         self._done = threading.Event()
-        self.worker = create_worker(messages, request, self.steering, _start_thread=False, _ignore_errors=True,
+        self.worker = create_worker(train, request, self.steering, _start_thread=False, _ignore_errors=True,
                                     _worker_class=GeneratorWorker)
         self.worker.warned.connect(lambda w: sys.stderr.write(warnings.formatwarning(*w[:4])))
 
