@@ -22,6 +22,7 @@ from explorer.panels.split_pages import SplitPages
 from explorer.panels.texts import say, text_label
 from explorer.screen import ScreenClass
 from explorer.theme import set_sheet
+from model.inference.next_token import rows_that_fit
 from model.interpret import patching_text
 from model.interpret.cell_views import cell_view, parse_cell
 from model.interpret.input_texts import printable
@@ -88,9 +89,8 @@ class LogitBars(LabPlot):
 
     def fitting(self) -> int:
         """How many bars the plot's height gives a label line each."""
-        height = self.axes.vb.height()
         line = QFontMetricsF(style.font(style.SMALL_POINT_SIZE)).lineSpacing() * 1.15
-        return max(3, min(MOST_SHOWN, int(height / line))) if height > 0 else MOST_SHOWN
+        return rows_that_fit(MOST_SHOWN, self.axes.vb.height(), line)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
