@@ -12,7 +12,7 @@ from explorer.panels.base import Panel
 from explorer.panels.decoding.bars import TopKBars
 from explorer.panels.decoding.beam_view import BeamTreeView
 from explorer.panels.decoding.controls import DecodingControls
-from explorer.panels.decoding.decode_tabs import DecodeTabs
+from explorer.panels.decoding.decode_tabs import DecodeTabs, step_views
 from explorer.panels.decoding.embedding_view import EmbeddingView
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 from explorer.panels.decoding.parallel_view import ParallelPassView
@@ -176,6 +176,7 @@ class DecodingPanel(Panel):
             self.pages.setCurrentWidget(self.embedding_view)
         else:
             self.pages.setCurrentWidget(self.decode_page)
+            self.views.arrange(self.state.session.view(self.panel_name), shown=step_views(bundle.model_kind.attention_kinds))
             self.controls.set_target_label("Follow the continuation" if bundle.config.model_kind.continues_prompt
                                            else STRATEGIES["target"])
             self._on_attention_selected()
@@ -241,10 +242,10 @@ class DecodingPanel(Panel):
     def set_side_by_side(self, on: bool) -> None:
         """The step's pages beside the parallel pass, or among its tabs so no map shrinks below a
         readable size. The session's view stays what it was."""
-        self.views.arrange(self.views.screen_class, on, self.state.session.view(self.panel_name))
+        self.views.arrange(self.state.session.view(self.panel_name), side_by_side=on)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        self.views.arrange(cls, self.side_by_side, self.state.session.view(self.panel_name))
+        self.views.arrange(self.state.session.view(self.panel_name), cls)
 
     # -- stepping and drawing a step -----------------------------------------------------------------
     def set_step(self, t: int) -> None:
@@ -277,7 +278,6 @@ class DecodingPanel(Panel):
         self.self_map.set_data(m.self_attention, m.rows, m.rows, **framed)
         self.mask_map.set_title(*m.titles["mask"])
         self.self_map.set_title(*m.titles["self"])
-        self.views.set_shown("cross", m.cross is not None)
         if m.cross is not None:
             self.cross_map.set_data(m.cross, m.rows, run.src_pieces, frame=(m.n, len(run.src_pieces)),
                                     highlight_row=m.query)
