@@ -135,7 +135,7 @@ def test_prefix_chips_mark_the_prompt(qtbot, gpt):
     assert "prompt:" in html_text
     assert html_text.count(PROMPT.name()) >= 1  # the prompt label / separator in the prompt colour
     # the input row of the parallel table shows prompt tokens in the prompt colour
-    colours = [panel.parallel.cell(0, c).foreground().color().name() for c in range(panel.parallel.positions())]
+    colours = [panel.parallel.table.item(c, 0).foreground().color().name() for c in range(panel.parallel.table.rowCount())]
     assert colours[1:3] == [PROMPT.name()] * 2 and PROMPT.name() not in (colours[0], *colours[3:])
 
 
