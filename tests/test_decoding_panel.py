@@ -125,7 +125,7 @@ def test_removing_the_causal_mask_shows_the_future(qtbot, panel, bundle):
     from model.nn.hooks import record
     with torch.no_grad(), record(bundle.model) as trace:
         logits = bundle.model(src, tgt, causal=False)[0]
-    att = trace.attention("decoder_self", panel.layer)[0, panel.head].numpy()
+    att = trace.attention("decoder_self", panel.layer)[0, panel.state.head].numpy()
     np.testing.assert_allclose(unmasked_shown, att, atol=1e-6)
     logits[:, [BOS_ID, PAD_ID]] = float("-inf")
     no_mask_row = [view.table.item(c, 2).text() for c in range(view.table.rowCount())]

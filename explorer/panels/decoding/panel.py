@@ -49,7 +49,7 @@ class DecodingPanel(Panel):
         self._build()
         self.job = self.parallel.job  # the pass without the mask: what figures and tests wait for
         self.controls.show_settings(state.session.decoding)
-        self._show_message("Load a model to watch it decode.", "info")
+        self._clear("Load a model to watch it decode.", "info")
         self.follow(bundle=self._on_bundle, frame=self._on_frame, result=self._on_result)
         self.seen.follow(state.decodeStepChanged, self._show_step)
         self.seen.follow(state.attentionSelected, self._on_attention_selected)
@@ -58,7 +58,7 @@ class DecodingPanel(Panel):
         state.frameFailed.connect(self._on_frame_failed)
         state.busyChanged.connect(self._on_busy)
         state.viewChanged.connect(self._on_view)
-        theme.notifier().changed.connect(self._on_theme)  # a bound method: disconnected with the panel
+        theme.notifier().changed.connect(self._show_step)  # (colours taken as drawn) a bound method: disconnected with the panel
 
     def _build(self) -> None:
         self.controls = DecodingControls()
@@ -66,7 +66,6 @@ class DecodingPanel(Panel):
         self.controls.transport.moved.connect(self.set_step)
         self.controls.headChanged.connect(self._on_head)
         self.controls.sharpestRequested.connect(self.show_sharpest_head)
-        self.controls.sharpest.setEnabled(False)  # until a run is drawn
         self.banner = text_label(bold=True)
         self.prefix = style.set_font_role(RichElidingLabel(), "title")
         self.mask_map = TokenHeatmap("Mask", style.mask_colormap())
@@ -187,14 +186,10 @@ class DecodingPanel(Panel):
         n = self.state.bundle.config.n_decoder_layers if self.state.bundle is not None else 1
         return min(self.state.layer, max(n - 1, 0))
 
-    @property
-    def head(self) -> int:
-        return self.state.head
-
     def _on_attention_selected(self) -> None:
         if self.state.bundle is not None:
             cfg = self.state.bundle.config
-            self.controls.show_heads(max(cfg.n_decoder_layers, 1), cfg.n_heads, self.layer, self.head)
+            self.controls.show_heads(max(cfg.n_decoder_layers, 1), cfg.n_heads, self.layer, self.state.head)
         self._show_step()
 
     def _on_head(self, layer: int, head: int) -> None:
@@ -206,19 +201,11 @@ class DecodingPanel(Panel):
     def show_sharpest_head(self) -> None:
         """Select the head whose rows align most clearly on the decoded text (`ParallelPass.alignment`):
         cross-attention where the model has it."""
-        if self.run is None or self.state.bundle is None:
-            return
-        layer, head = self.run.masked.sharpest_head()
-        kind = "cross" if self.run.masked.cross_attention is not None else "decoder_self"
-        if kind in self.state.available_kinds():
-            self.state.select_attention(kind, layer, head)
+        if self.run is not None:
+            kind = "cross" if self.run.masked.cross_attention is not None else "decoder_self"
+            self.state.select_attention(kind, *self.run.masked.sharpest_head())
 
     # -- the views as tabs ---------------------------------------------------------------------------
-    @property
-    def side_by_side(self) -> bool:
-        """Whether the step's pages stand beside the parallel pass and the beam tree."""
-        return self.views.side_by_side
-
     @property
     def step_page(self) -> QWidget:
         """The first page of the step's plots."""
@@ -227,7 +214,7 @@ class DecodingPanel(Panel):
     def _on_tab(self, view: str) -> None:
         """A tab the user picked: the session's view (side by side, "steps" shows the parallel pass)."""
         shown = self.state.session.view(self.panel_name)
-        if view != shown and not (self.side_by_side and (view, shown) == ("parallel", "steps")):
+        if view != shown and not (self.views.side_by_side and (view, shown) == ("parallel", "steps")):
             self.state.set_view(self.panel_name, view)
 
     def _on_view(self, panel: str, view: str) -> None:
@@ -265,14 +252,14 @@ class DecodingPanel(Panel):
     def _update_step_label(self) -> None:
         self.controls.transport.show_position(self.t, len(self.run.steps))
 
-    def _show_step(self) -> None:
+    def _show_step(self, *_) -> None:
         """Step t: the prefix chips, the mask in force, the selected head's masked self- and
         cross-attention (the query row framed) and the next-token bars."""
         run = self.run
         if run is None:
             return
         t, step = self.t, run.steps[self.t]
-        m = StepMaps.of(run, t, self.layer, self.head)
+        m = StepMaps.of(run, t, self.layer, self.state.head)
         framed = dict(highlight_row=m.query, frame=(m.n, m.n), blocked=~m.mask, separator=m.separator)
         self.mask_map.set_data(m.mask.astype("float32"), m.rows, m.rows, **framed)
         self.self_map.set_data(m.self_attention, m.rows, m.rows, **framed)
@@ -289,7 +276,7 @@ class DecodingPanel(Panel):
         self.bars.set_title(*caption)
         self.bars.setToolTip(tip)
         self._draw_prefix()
-        self.parallel.show_step(t, self.layer, self.head)
+        self.parallel.show_step(t, self.layer, self.state.head)
         self.beam_view.set_current_step(t if run.beam is not None else None)
         self._update_step_label()
 
@@ -299,10 +286,6 @@ class DecodingPanel(Panel):
         forms = [step_line(self.t, prefix, chosen, self.run.n_prompt, style.current(), keep, style.MONO_FAMILY)
                  for keep in (None, *range(len(prefix) - 2, -1, -1))]
         self.prefix.setText(forms[0], shorter=forms[1:])
-
-    def _on_theme(self, _name: str) -> None:
-        """The step's chips and bars take their colours as they are drawn: draw them again."""
-        self._show_step()
 
     def shutdown(self) -> None:
         self.controls.transport.stop()
