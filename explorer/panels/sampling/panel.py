@@ -7,7 +7,7 @@ import html
 import time
 
 import numpy as np
-from PySide6.QtCore import QSignalBlocker, Signal
+from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QPushButton, QSpinBox, QWidget
 
 from explorer import style, theme
@@ -28,10 +28,7 @@ ROWS = 12  # the most tokens drawn: the top of the ranking, as many as the plot'
 
 
 class SamplingControls(QWidget):
-    """Emits `changed` when temperature, top-k or top-p moves, `generate` for the button."""
-
-    changed = Signal()
-    generate = Signal()
+    """The filters' controls (temperature, top-k, top-p), the recorded step shown, and Generate's method and seed."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -52,9 +49,6 @@ class SamplingControls(QWidget):
             form.addRow(style.set_font_role(QLabel(name), "heading"), widget)
         form.addRow(self.step)
         form.addRow(row((self.method, 1), self.seed, self.button))
-        for control in (self.temperature, self.top_p, self.top_k):
-            control.valueChanged.connect(lambda _v: self.changed.emit())
-        self.button.clicked.connect(self.generate.emit)
 
     def settings(self) -> tuple[float, int, float]:
         """(temperature, top_k, top_p) as the controls read now."""
@@ -85,9 +79,10 @@ class SamplingPanel(Panel):
         self.generate_job.done.connect(self._on_generated)
         self.generate_job.failed.connect(lambda text: self.output.setText(html.escape(text)))
         self.generate_job.busy.connect(lambda busy: self.controls.button.setEnabled(not busy))
-        self.controls.changed.connect(self.redraw)
+        for control in (self.controls.temperature, self.controls.top_p, self.controls.top_k):
+            control.valueChanged.connect(self.redraw)
         self.controls.step.valueChanged.connect(self._show_step)
-        self.controls.generate.connect(self.generate)
+        self.controls.button.clicked.connect(self.generate)
         theme.notifier().changed.connect(self.redraw)
         self.follow(bundle=self._on_bundle, frame=self._on_frame)
 
