@@ -1,5 +1,5 @@
 """`DecodingControls`: the strategy and its knobs (Section 6.1's beam 4, α = 0.6 by default), the step
-transport (`Transport`) and the layer/head choice, flowing onto as many lines as the width needs. It only emits."""
+transport (`Transport`) and the layer/head choice, flowing onto as many lines as the width needs."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
@@ -48,8 +48,6 @@ def knob_box(knob: Knob, slider: bool = False, high: float | None = None) -> QWi
 
 class DecodingControls(QWidget):
     settingsChanged = Signal(object)  # DecodeSettings
-    headChanged = Signal(int, int)
-    sharpestRequested = Signal()
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -65,10 +63,8 @@ class DecodingControls(QWidget):
         for combo, tip in ((self.layer, "Decoder layer whose attention is shown"), (self.head, "Attention head shown")):
             combo.setMaximumWidth(70)
             combo.setToolTip(tip)
-            combo.currentIndexChanged.connect(self._head_changed)
         self.sharpest = QPushButton("Sharpest")
         self.sharpest.setToolTip(SHARPEST_TIP)
-        self.sharpest.clicked.connect(self.sharpestRequested)
         flow = QFlowLayout(self)
         flow.setContentsMargins(4, 2, 4, 2)
         flow.setHorizontalSpacing(16)
@@ -121,6 +117,3 @@ class DecodingControls(QWidget):
     def _strategy_changed(self, _index: int) -> None:
         self._show_page()
         self.settingsChanged.emit(self.settings())
-
-    def _head_changed(self, *_args) -> None:
-        self.headChanged.emit(max(self.layer.currentIndex(), 0), max(self.head.currentIndex(), 0))

@@ -64,8 +64,9 @@ class DecodingPanel(Panel):
         self.controls = DecodingControls()
         self.controls.settingsChanged.connect(self.state.set_decoding)
         self.controls.transport.moved.connect(self.set_step)
-        self.controls.headChanged.connect(self._on_head)
-        self.controls.sharpestRequested.connect(self.show_sharpest_head)
+        for combo in (self.controls.layer, self.controls.head):
+            combo.currentIndexChanged.connect(self._on_head)
+        self.controls.sharpest.clicked.connect(self.show_sharpest_head)
         self.banner = text_label(bold=True)
         self.prefix = style.set_font_role(RichElidingLabel(), "title")
         self.mask_map = TokenHeatmap("Mask", style.mask_colormap())
@@ -192,11 +193,11 @@ class DecodingPanel(Panel):
             self.controls.show_heads(max(cfg.n_decoder_layers, 1), cfg.n_heads, self.layer, self.state.head)
         self._show_step()
 
-    def _on_head(self, layer: int, head: int) -> None:
+    def _on_head(self, *_) -> None:
         """A head picked here: the session's selection (a decoder kind), so every panel follows."""
         kind = self.state.kind if self.state.kind in DECODER_KINDS else "decoder_self"
         if self.state.bundle is not None and kind in self.state.available_kinds():
-            self.state.select_attention(kind, layer, head)
+            self.state.select_attention(kind, self.controls.layer.currentIndex(), self.controls.head.currentIndex())
 
     def show_sharpest_head(self) -> None:
         """Select the head whose rows align most clearly on the decoded text (`ParallelPass.alignment`):
