@@ -168,7 +168,7 @@ class DecodingPanel(Panel):
         self._clear("", "info")  # the old model's run means nothing for the new one
         mask = bundle.mask_token if bundle.fills_masks else None
         self.mask_view.set_mask_token(mask, next((e for e in bundle.examples if mask and mask in e.split()), None))
-        self.mask_view.clear_data()
+        self.mask_view.set_result(None)
         if bundle.fills_masks:
             self.pages.setCurrentWidget(self.mask_view)
         elif not bundle.has_output_layer:
