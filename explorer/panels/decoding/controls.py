@@ -90,13 +90,10 @@ class DecodingControls(QWidget):
         """Show the session's settings without announcing them back as a change."""
         if settings == self.settings():
             return
-        blockers = [QSignalBlocker(w) for w in (self.strategy, *(getattr(self, k) for k in KNOBS))]
-        self.strategy.setCurrentIndex(max(self.strategy.findData(settings.strategy), 0))
-        for name in KNOBS:
-            getattr(self, name).setValue(getattr(settings, name))
-        for blocker in blockers:
-            blocker.unblock()
-        self._show_page()
+        with QSignalBlocker(self):  # (the boxes' own signals still show the strategy's knobs)
+            self.strategy.setCurrentIndex(max(self.strategy.findData(settings.strategy), 0))
+            for name in KNOBS:
+                getattr(self, name).setValue(getattr(settings, name))
 
     def _show_page(self) -> None:
         for key, knobs in self.params.items():
