@@ -52,8 +52,7 @@ class DecodingControls(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.strategy = QComboBox()
-        for key, label in STRATEGIES.items():
-            self.strategy.addItem(label, key)
+        refill(self.strategy, [(label, key) for key, label in STRATEGIES.items()])
         self.strategy.setToolTip("How the next token is chosen from the model's distribution")
         # each strategy's knobs, only the chosen one's shown (greedy and "follow the target" have none)
         self.params = {"sample": group(*map(self._knob, SAMPLE_KNOBS)), "beam": group(*map(self._knob, BEAM_KNOBS))}

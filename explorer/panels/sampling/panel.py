@@ -15,6 +15,7 @@ from explorer.latest_job import LatestJob
 from explorer.panels.base import Panel
 from explorer.panels.decoding.bars import TokenBars
 from explorer.panels.decoding.controls import knob_box
+from explorer.panels.knobs import refill
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from model.inference.next_token import cut_by, filter_summary, filtered, from_decode_step, next_token_logits, token_text
@@ -36,8 +37,7 @@ class SamplingControls(QWidget):
         self.top_k = knob_box(KNOBS["top_k"], high=MAX_TOP_K)
         self.top_p = knob_box(KNOBS["top_p"], slider=True)
         self.method = QComboBox()
-        for key, text in METHODS.items():
-            self.method.addItem(text, key)
+        refill(self.method, [(text, key) for key, text in METHODS.items()])
         self.seed = knob_box(KNOBS["seed"])
         self.seed.setPrefix("seed ")
         self.step = QSpinBox(prefix="decoding step ", toolTip="Which step of the recorded decode: step k is the "
