@@ -276,17 +276,13 @@ class DecodingPanel(Panel):
         caption, tip = step_caption(run, t, display_piece)
         self.bars.set_title(*caption)
         self.bars.setToolTip(tip)
-        self._draw_prefix()
+        prefix = run.pieces(step.prefix)  # the step's line: as many of its chips as the width holds
+        forms = [step_line(t, prefix, run.vocab[step.chosen], run.n_prompt, style.current(), keep, style.MONO_FAMILY)
+                 for keep in (None, *range(len(prefix) - 2, -1, -1))]
+        self.prefix.setText(forms[0], shorter=forms[1:])
         self.parallel.show_step(t, self.layer, self.state.head)
         self.beam_view.set_current_step(t if run.beam is not None else None)
         self._update_step_label()
-
-    def _draw_prefix(self) -> None:
-        step = self.run.steps[self.t]
-        prefix, chosen = self.run.pieces(step.prefix), self.run.vocab[step.chosen]
-        forms = [step_line(self.t, prefix, chosen, self.run.n_prompt, style.current(), keep, style.MONO_FAMILY)
-                 for keep in (None, *range(len(prefix) - 2, -1, -1))]
-        self.prefix.setText(forms[0], shorter=forms[1:])
 
     def shutdown(self) -> None:
         self.controls.transport.stop()
