@@ -8,7 +8,6 @@ from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QGridLayout,
     QHeaderView,
     QTableWidget,
     QTableWidgetItem,
@@ -18,6 +17,7 @@ from PySide6.QtWidgets import (
 from explorer import style
 from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
 from explorer.latest_job import LatestJob
+from explorer.panels.layouts import column, row
 from explorer.panels.texts import text_label
 from explorer.theme import notifier
 from model.interpret.decode_texts import future_note, mask_equality, table_marks
@@ -39,35 +39,28 @@ class ParallelPassView(QWidget):
         self.job.done.connect(lambda _unmasked: self.set_run(self.run))  # (the newest run's: draw it)
         self.t = 0
         self.layer = self.head = 0
-        self.remove_mask = QCheckBox("Remove the causal mask")
-        self.remove_mask.setToolTip("Ablation: run the parallel pass with causal=False, so every position "
-                                    "can attend the tokens after it — the future the mask hides in training.")
+        self.remove_mask = QCheckBox("Remove the causal mask", toolTip="Ablation: run the parallel pass with "
+                                     "causal=False, so every position can attend the tokens after it — the future "
+                                     "the mask hides in training.")
         style.set_font_role(self.remove_mask, "heading")
         self.remove_mask.toggled.connect(self._on_toggle)
         self.equality = style.set_font_role(text_label(), "heading")
         self.heatmap = TokenHeatmap()
         self.future = text_label()
-        self.table = table = QTableWidget(0, len(COLUMNS))
+        self.table = table = QTableWidget(0, len(COLUMNS), editTriggers=QAbstractItemView.NoEditTriggers,
+                                          selectionMode=QAbstractItemView.NoSelection, focusPolicy=Qt.NoFocus,
+                                          toolTip="Column 'input': what the decoder reads at each position (<bos> "
+                                          "y1 y2 …). The columns after it: the token it predicts there, with and "
+                                          "without the causal mask.")
         notifier().changed.connect(self._mark_cells)  # a bound method: disconnected with the view
         style.set_font_role(table, "mono")
-        table.setToolTip("Column 'input': what the decoder reads at each position (<bos> y1 y2 …). "
-                         "The columns after it: the token it predicts there, with and without the causal mask.")
         table.setHorizontalHeaderLabels(COLUMNS)
         table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
         style.set_font_role(table.verticalHeader(), "small")
         table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
-        table.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        table.setSelectionMode(QAbstractItemView.NoSelection)
-        table.setFocusPolicy(Qt.NoFocus)
         table.viewport().installEventFilter(self)
-        grid = QGridLayout(self)
-        grid.setContentsMargins(4, 4, 4, 4)
-        grid.addWidget(self.heatmap, 0, 0, 4, 1)
-        for r, widget in enumerate((self.remove_mask, self.equality, self.future, self.table)):
-            grid.addWidget(widget, r, 1)
-        grid.setRowStretch(3, 1)
-        grid.setColumnStretch(0, 5)
-        grid.setColumnStretch(1, 4)
+        beside = column(self.remove_mask, self.equality, self.future, (table, 1), margins=0)
+        row((self.heatmap, 5), (beside, 4), parent=self, margins=4)
 
     # -- inputs from the panel ------------------------------------------------------------------
     def set_run(self, run) -> None:
