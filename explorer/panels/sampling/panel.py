@@ -4,7 +4,6 @@ sampling filters); Generate runs seeded sampling, greedy or beam search with the
 from __future__ import annotations
 
 import html
-import time
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker
@@ -64,7 +63,6 @@ class SamplingPanel(Panel):
         self.next_token = None  # the NextToken row drawn
         self.steps = []  # the Frame's recorded decoding steps
         self.current = None  # its Filtered row drawn now
-        self.redraw_ms = 0.0  # the last control change's filter + draw time
         self._source = None
         self.note = text_label()
         self.controls = SamplingControls()
@@ -128,7 +126,6 @@ class SamplingPanel(Panel):
         """Re-filter the row with the controls' settings and redraw the bars (no model run)."""
         if self.next_token is None:
             return
-        start = time.perf_counter()
         temperature, top_k, top_p = self.controls.settings()
         logits = self.next_token.logits
         self.current = f = filtered(logits, temperature, top_k, top_p)
@@ -141,7 +138,6 @@ class SamplingPanel(Panel):
                         lambda n: rows_title(n, f.final.numel()), edges=["masked" if m else "text" for m in notes],
                         texts=sampled_rows(notes, tempered, final), colours=["muted" if m else "text" for m in notes])
         self.summary.setText(filter_summary(f, logits, temperature, top_k, top_p))
-        self.redraw_ms = (time.perf_counter() - start) * 1000
 
     def generate(self) -> None:
         frame, bundle = self.state.frame, self.state.bundle
