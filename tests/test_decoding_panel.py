@@ -110,12 +110,12 @@ def test_row_t_of_the_parallel_pass_equals_step_t(qtbot, panel, bundle):
 def test_removing_the_causal_mask_shows_the_future(qtbot, panel, bundle):
     view = panel.parallel
     panel.set_step(2)
-    masked_shown = view.displayed_attention().copy()
+    masked_shown = view.heatmap.matrix.copy()
     assert np.all(np.triu(masked_shown, k=1) == 0)  # with the mask: nothing above the diagonal
     masked_text = view.equality.text()
     view.remove_mask.click()
-    assert not view.causal
-    unmasked_shown = view.displayed_attention()
+    assert view.remove_mask.isChecked()
+    unmasked_shown = view.heatmap.matrix
     assert np.triu(unmasked_shown, k=1).sum() > 0.05 * unmasked_shown.shape[0]  # the future is attended
     assert not np.allclose(unmasked_shown, masked_shown)
     assert view.equality.text() != masked_text and "Without the mask" in view.equality.text()
@@ -125,14 +125,14 @@ def test_removing_the_causal_mask_shows_the_future(qtbot, panel, bundle):
     from model.nn.hooks import record
     with torch.no_grad(), record(bundle.model) as trace:
         logits = bundle.model(src, tgt, causal=False)[0]
-    att = trace.attention("decoder_self", panel.layer)[0, panel.head].numpy()
+    att = trace.attention("decoder_self", panel.layer)[0, panel.state.head].numpy()
     np.testing.assert_allclose(unmasked_shown, att, atol=1e-6)
     logits[:, [BOS_ID, PAD_ID]] = float("-inf")
-    no_mask_row = [view.cell(2, c).text() for c in range(view.positions())]
+    no_mask_row = [view.table.item(c, 2).text() for c in range(view.table.rowCount())]
     expected = [bundle.tgt_tokenizer.vocab[i] for i in logits.argmax(-1).tolist()]
     assert no_mask_row == expected
     view.remove_mask.click()
-    np.testing.assert_array_equal(view.displayed_attention(), masked_shown)
+    np.testing.assert_array_equal(view.heatmap.matrix, masked_shown)
 
 
 def test_parallel_pass_without_the_mask_attends_the_future(make_model):
@@ -379,10 +379,10 @@ def test_the_parallel_table_keeps_the_steps_position_in_sight(qtbot, panel):
     panel.state.set_view("decoding", "parallel")
     panel.resize(900, 420)
     view = panel.parallel
-    assert view.table.rowCount() == view.positions()
+    assert view.table.rowCount() == len(panel.run.masked.predicted)
     for t in (len(panel.run.steps) - 1, 0):
         panel.set_step(t)
         for _ in range(3):
             QApplication.processEvents()
-        box = view.table.visualItemRect(view.cell(0, panel.run.row(t)))
+        box = view.table.visualItemRect(view.table.item(panel.run.row(t), 0))
         assert view.table.viewport().rect().contains(box), (t, box)

@@ -135,7 +135,7 @@ def test_prefix_chips_mark_the_prompt(qtbot, gpt):
     assert "prompt:" in html_text
     assert html_text.count(PROMPT.name()) >= 1  # the prompt label / separator in the prompt colour
     # the input row of the parallel table shows prompt tokens in the prompt colour
-    colours = [panel.parallel.cell(0, c).foreground().color().name() for c in range(panel.parallel.positions())]
+    colours = [panel.parallel.table.item(c, 0).foreground().color().name() for c in range(panel.parallel.table.rowCount())]
     assert colours[1:3] == [PROMPT.name()] * 2 and PROMPT.name() not in (colours[0], *colours[3:])
 
 
@@ -285,3 +285,41 @@ def test_a_decoder_only_model_has_no_cross_attention_tab_when_narrow(qtbot, gpt)
     assert shown == ["Self-attention", "Mask | next token", "Masked vs. unmasked", "Beam tree"]
     panel.apply_screen_class(ScreenClass.WIDE)
     assert not panel.cross_map.isVisibleTo(panel) and panel.self_map.isVisibleTo(panel)
+
+
+def test_the_step_pages_hold_only_the_maps_the_model_has(qtbot, gpt):
+    """No empty slot: every step view a page holds is drawn; a decoder-only model's pages hold no
+    cross map from the moment it is loaded, and its self map, alone, takes the cross map's room."""
+    from PySide6.QtWidgets import QApplication
+
+    from explorer.screen import ScreenClass
+
+    def in_pages(view) -> bool:
+        return any(page.isAncestorOf(view) and not view.isHidden() for page, _keys in panel.views.step_pages)
+
+    def settled_width(view) -> int:
+        for _ in range(3):
+            QApplication.processEvents()
+        return view.width()
+
+    panel = make_panel(qtbot, small_bundle(), text="abc")  # encoder-decoder: self and cross maps
+    panel.set_side_by_side(False)
+    panel.apply_screen_class(ScreenClass.PROJECTOR)
+    with_cross = settled_width(panel.self_map)
+    assert in_pages(panel.cross_map)
+    panel.state.set_bundle(gpt)  # no input run on it yet
+    assert not in_pages(panel.cross_map)
+    panel.state.set_input(PROMPT_TEXT)
+    assert panel.run is not None
+    drawn = {"mask": panel.mask_map.matrix.size, "self": panel.self_map.matrix.size, "bars": len(panel.bars.token_ids)}
+    views = {"mask": panel.mask_map, "self": panel.self_map, "cross": panel.cross_map, "bars": panel.bars}
+    for cls in ScreenClass:
+        for side_by_side in (False, True):
+            panel.apply_screen_class(cls)
+            panel.set_side_by_side(side_by_side)
+            held = {key for key, view in views.items() if in_pages(view)}
+            assert held == set(drawn) and all(drawn.values()), (cls, side_by_side, held)
+    panel.set_side_by_side(False)
+    panel.apply_screen_class(ScreenClass.PROJECTOR)
+    panel.tabs.setCurrentWidget(panel.step_page)
+    assert settled_width(panel.self_map) > 1.5 * with_cross

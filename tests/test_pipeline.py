@@ -85,8 +85,8 @@ def test_a_scene_gives_the_same_picture_whatever_was_clicked_before(qtbot, tmp_p
     state, attention, decoding = window.state, window.panels["attention"], window.panels["decoding"]
     assert window.lecture.deck.open(path)
     first = grab(window, "attention")
-    shown = lambda: (decoding.run.settings, decoding.run.output_ids, decoding.t, decoding.layer, decoding.head,  # noqa: E731
-                     decoding.tabs.currentWidget(), decoding.parallel.causal, decoding.prefix.text())
+    shown = lambda: (decoding.run.settings, decoding.run.output_ids, decoding.t, decoding.layer, decoding.state.head,  # noqa: E731
+                     decoding.tabs.currentWidget(), decoding.parallel.remove_mask.isChecked(), decoding.prefix.text())
     first_decoding = shown()
     settings = state.session.decoding
     # click around: another tab (which really changes the picture), another head, another

@@ -94,12 +94,12 @@ def test_top_k_cuts_all_but_k_tokens(panel, gpt):
 def test_generate_decodes_with_the_chosen_method_and_seed(panel, gpt):
     panel.controls.temperature.setValue(1.5)
     panel.controls.seed.setValue(7)
-    panel.controls.generate.emit()
+    panel.controls.button.click()
     src, _ = gpt.encode_source(PROMPT)
     sampled = gpt.tgt_tokenizer.decode(gpt.generate_ids(src, method="sample", temperature=1.5, seed=7))
     assert "seed 7" in panel.output.text() and sampled in panel.output.text()
     panel.controls.method.setCurrentIndex(panel.controls.method.findData("greedy"))
-    panel.controls.generate.emit()
+    panel.controls.button.click()
     assert panel.state.frame.output_text in panel.output.text()  # the frame's own output is greedy
 
 

@@ -327,7 +327,7 @@ def test_a_greedy_scene_opens_on_the_same_tab_after_a_beam_scene_as_on_its_own(p
         assert deck.open(path, show_first=False) and deck.go(index)
         for _ in range(6):
             QApplication.processEvents()
-        assert not panel.side_by_side  # folded: one tab each
+        assert not panel.views.side_by_side  # folded: one tab each
         seen.append(panel.tabs.currentWidget())
     assert seen == [panel.beam_page, panel.step_page]
     single = tmp_path / "one.json"

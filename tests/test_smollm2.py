@@ -290,8 +290,8 @@ def test_the_parallel_view_runs_the_pass_without_the_mask_off_the_gui_thread(qtb
     assert view.remove_mask.isEnabled()
     view.remove_mask.setChecked(True)
     layer, head = view.layer, view.head
-    assert (view.displayed_attention() == run.unmasked.self_attention[layer, head].numpy()).all()
-    shown = [view.cell(2, c).text() for c in range(view.positions())]
+    assert (view.heatmap.matrix == run.unmasked.self_attention[layer, head].numpy()).all()
+    shown = [view.table.item(c, 2).text() for c in range(view.table.rowCount())]
     assert "…" not in shown and len(shown) == len(run.unmasked.predicted)
 
 

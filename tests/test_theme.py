@@ -252,7 +252,7 @@ def test_the_beam_tree_follows_the_theme(window, qtbot):
             window.lecture.set_theme(name)
             (x0, x1), (y0, y1) = box.viewRange()
             assert (round(x0, 3), round(x1, 3), round(y0, 3), round(y1, 3)) == (2.0, 5.0, -1.0, 1.0)  # kept
-            assert view.pruned_edges.opts["pen"].color().name() == palette.beam_pruned.lower()
+            assert view.edges["pruned"].opts["pen"].color().name() == palette.beam_pruned.lower()
             pruned = [c for c, n in zip(view.colours, view.result.nodes) if n.pruned and n.parent is not None]
             assert pruned and all(c.name() in (palette.beam_pruned.lower(), palette.beam_best.lower()) for c in pruned)
     finally:

@@ -18,7 +18,7 @@ class Transport(QWidget):
 
     def __init__(self, interval_ms: int, parent=None):
         super().__init__(parent)
-        self.timer = QTimer(self, interval=interval_ms, timeout=self._tick)
+        self.timer = QTimer(self, interval=interval_ms, timeout=lambda: self.go(self.slider.value() + 1))
         self.slider = QSlider(Qt.Horizontal, pageStep=5)
         self.slider.valueChanged.connect(self.moved)
         self.counter = style.set_font_role(QLabel("– / –", alignment=Qt.AlignRight | Qt.AlignVCenter), "mono")
@@ -58,6 +58,3 @@ class Transport(QWidget):
     def stop(self) -> None:
         self.timer.stop()
         self.play.setText("Play")
-
-    def _tick(self) -> None:
-        self.go(self.slider.value() + 1)

@@ -32,7 +32,7 @@ class TokenBars(pg.PlotWidget):
 
     def __init__(self, most: int, zoom: bool = False, parent=None):
         super().__init__(parent=parent, enableMenu=False)
-        self.most, self.zoom = most, zoom
+        self.zoom = zoom
         plot = style.still_plot(self.getPlotItem())
         plot.invertY(True)  # row 0, the most probable, at the top
         plot.showGrid(x=True, alpha=0.25)
@@ -46,14 +46,13 @@ class TokenBars(pg.PlotWidget):
         self.labels = [pg.TextItem(anchor=(0, 0.5)) for _ in range(most)]  # each row's value, right of its bar
         self.skip_line = pg.InfiniteLine(angle=0, movable=False, pen=_pen("muted", Qt.PenStyle.DotLine))
         self.skip_line.setToolTip("The chosen token, from further down the ranking (its rank in its value's tooltip)")
-        self.skip_line.setVisible(False)
         for item in (self.bars, self.outlines):
             plot.addItem(item)
+        for item in (*self.labels, self.skip_line):  # (shown once there are rows)
+            item.setVisible(False)
+            plot.addItem(item, ignoreBounds=True)
         for label in self.labels:
             label.setFont(style.role_font("small"))
-            label.setVisible(False)
-        for item in (*self.labels, self.skip_line):
-            plot.addItem(item, ignoreBounds=True)
         self.ticks: list = []
         let_shrink(plot.titleLabel)  # a caption never widens its cell
         self.caption: tuple[str, ...] = ()

@@ -42,7 +42,6 @@ class BeamTreeView(pg.PlotWidget):
                                            brush=pg.mkBrush(QColor(9, 105, 218, 28)), pen=pg.mkPen(None))
         plot.addItem(self.current)
         self.edges = {kind: pg.PlotDataItem(connect="pairs") for kind in EDGE_PENS}
-        self.pruned_edges = self.edges["pruned"]
         self._pen_edges()
         self.scatter = pg.ScatterPlotItem(size=15, pxMode=True, hoverable=True, tip=self._tip)
         for item in (*self.edges.values(), self.scatter):
@@ -61,15 +60,10 @@ class BeamTreeView(pg.PlotWidget):
 
     def _restyle(self, *_) -> None:
         """The theme changed: edges, nodes and labels in its colours (so pruned edges stay faint
-        on the dark theme's black canvas, not the light theme's pale grey)."""
+        on the dark theme's black canvas, not the light theme's pale grey); the user's zoom and pan stay."""
         self._pen_edges()
-        if self.result is not None and self._label_parts:
-            box = self.getPlotItem().getViewBox()
-            (x0, x1), (y0, y1) = box.viewRange()  # the user's zoom and pan stay
-            applied = self._y_applied
-            self.set_result(self.result, self._pieces)
-            self._y_applied = applied
-            box.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
+        if self.result is not None:
+            self._paint_nodes()
 
     def _label(self, i: int) -> pg.TextItem:
         """The i-th label item, made when first needed and kept for every later result."""
@@ -91,11 +85,6 @@ class BeamTreeView(pg.PlotWidget):
         """Draw `result` (a BeamResult); `pieces` is the target vocabulary for token labels."""
         self.result, self._pieces, nodes = result, pieces, result.nodes
         self._label_parts = parts = node_labels(result, pieces, display_piece)
-        self.colours = [style.colour(NODE_ROLES[p.state]) for p in parts]
-        self.scatter.setData(
-            [{"pos": p.pos, "brush": pg.mkBrush(c), "pen": pg.mkPen(c.darker(140), width=1.5),
-              "symbol": "s" if p.node.finished else ("d" if p.node.prompt else "o"), "data": p.node.id}
-             for p, c in zip(parts, self.colours)])
         edges = {kind: [] for kind in EDGE_PENS}
         for p in (p for p in parts if p.node.parent is not None):
             edges[edge_state(p.node, p.best)] += [parts[p.node.parent].pos, p.pos]
@@ -112,6 +101,15 @@ class BeamTreeView(pg.PlotWidget):
         self.getPlotItem().getAxis("bottom").setTicks([step_ticks(nodes, pieces, xs)])
         self._n_steps = int(max(xs)) - int(min(xs)) + 1
         self._n_rows = max(ys) - min(ys) + 1.7  # the y range drawn, in slots
+        self._paint_nodes()
+
+    def _paint_nodes(self) -> None:
+        """The nodes and their labels in the theme's colours."""
+        self.colours = [style.colour(NODE_ROLES[p.state]) for p in self._label_parts]
+        self.scatter.setData(
+            [{"pos": p.pos, "brush": pg.mkBrush(c), "pen": pg.mkPen(c.darker(140), width=1.5),
+              "symbol": "s" if p.node.finished else ("d" if p.node.prompt else "o"), "data": p.node.id}
+             for p, c in zip(self._label_parts, self.colours)])
         self._density = None
         self._apply_density()
 

@@ -1,5 +1,5 @@
 """`DecodingControls`: the strategy and its knobs (Section 6.1's beam 4, α = 0.6 by default), the step
-transport (`Transport`) and the layer/head choice, flowing onto as many lines as the width needs. It only emits."""
+transport (`Transport`) and the layer/head choice, flowing onto as many lines as the width needs."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
@@ -48,14 +48,11 @@ def knob_box(knob: Knob, slider: bool = False, high: float | None = None) -> QWi
 
 class DecodingControls(QWidget):
     settingsChanged = Signal(object)  # DecodeSettings
-    headChanged = Signal(int, int)
-    sharpestRequested = Signal()
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.strategy = QComboBox()
-        for key, label in STRATEGIES.items():
-            self.strategy.addItem(label, key)
+        refill(self.strategy, [(label, key) for key, label in STRATEGIES.items()])
         self.strategy.setToolTip("How the next token is chosen from the model's distribution")
         # each strategy's knobs, only the chosen one's shown (greedy and "follow the target" have none)
         self.params = {"sample": group(*map(self._knob, SAMPLE_KNOBS)), "beam": group(*map(self._knob, BEAM_KNOBS))}
@@ -65,10 +62,8 @@ class DecodingControls(QWidget):
         for combo, tip in ((self.layer, "Decoder layer whose attention is shown"), (self.head, "Attention head shown")):
             combo.setMaximumWidth(70)
             combo.setToolTip(tip)
-            combo.currentIndexChanged.connect(self._head_changed)
         self.sharpest = QPushButton("Sharpest")
         self.sharpest.setToolTip(SHARPEST_TIP)
-        self.sharpest.clicked.connect(self.sharpestRequested)
         flow = QFlowLayout(self)
         flow.setContentsMargins(4, 2, 4, 2)
         flow.setHorizontalSpacing(16)
@@ -94,13 +89,10 @@ class DecodingControls(QWidget):
         """Show the session's settings without announcing them back as a change."""
         if settings == self.settings():
             return
-        blockers = [QSignalBlocker(w) for w in (self.strategy, *(getattr(self, k) for k in KNOBS))]
-        self.strategy.setCurrentIndex(max(self.strategy.findData(settings.strategy), 0))
-        for name in KNOBS:
-            getattr(self, name).setValue(getattr(settings, name))
-        for blocker in blockers:
-            blocker.unblock()
-        self._show_page()
+        with QSignalBlocker(self):  # (the boxes' own signals still show the strategy's knobs)
+            self.strategy.setCurrentIndex(max(self.strategy.findData(settings.strategy), 0))
+            for name in KNOBS:
+                getattr(self, name).setValue(getattr(settings, name))
 
     def _show_page(self) -> None:
         for key, knobs in self.params.items():
@@ -121,6 +113,3 @@ class DecodingControls(QWidget):
     def _strategy_changed(self, _index: int) -> None:
         self._show_page()
         self.settingsChanged.emit(self.settings())
-
-    def _head_changed(self, *_args) -> None:
-        self.headChanged.emit(max(self.layer.currentIndex(), 0), max(self.head.currentIndex(), 0))

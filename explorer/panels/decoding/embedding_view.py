@@ -20,11 +20,9 @@ class EmbeddingView(QWidget):
         self.sentences = text_label(rich=True, top_left=True)
         self.matrix = Heatmap("cosine similarity")
         column(self.note, (row((self.matrix, 3), (self.sentences, 2)), 1), parent=self, margins=4)
-        self.embedding = None
 
     def set_embedding(self, embedding, dim: int) -> None:
         """Show `embedding` (model.inference.embedding.SentenceEmbeddings, or None before any input)."""
-        self.embedding = embedding
         self.note.setText(NO_HEAD.format(dim=dim))
         if embedding is None:
             self.matrix.clear_data()
@@ -36,6 +34,3 @@ class EmbeddingView(QWidget):
         texts = [[[f"{sims[r, c]:.2f}"] for c in range(n)] for r in range(n)]
         self.matrix.set_data(sims.clip(0.0, 1.0), names, names, texts=texts)
         self.sentences.setText(sentences_html(embedding.sentences, embedding.n_tokens))
-
-    def clear_data(self) -> None:
-        self.set_embedding(None, 0)

@@ -77,6 +77,3 @@ class MaskPredictionsView(QWidget):
         chart.set_title(*mask_heading(number, chart.position, prediction.pieces),
                         mask_context(pieces, chart.position, CONTEXT))
         return chart
-
-    def clear_data(self) -> None:
-        self.set_result(None)

@@ -12,7 +12,7 @@ from explorer.panels.base import Panel
 from explorer.panels.decoding.bars import TopKBars
 from explorer.panels.decoding.beam_view import BeamTreeView
 from explorer.panels.decoding.controls import DecodingControls
-from explorer.panels.decoding.decode_tabs import DecodeTabs
+from explorer.panels.decoding.decode_tabs import DecodeTabs, step_views
 from explorer.panels.decoding.embedding_view import EmbeddingView
 from explorer.panels.decoding.mask_predictions_view import MaskPredictionsView
 from explorer.panels.decoding.parallel_view import ParallelPassView
@@ -49,7 +49,7 @@ class DecodingPanel(Panel):
         self._build()
         self.job = self.parallel.job  # the pass without the mask: what figures and tests wait for
         self.controls.show_settings(state.session.decoding)
-        self._show_message("Load a model to watch it decode.", "info")
+        self._clear("Load a model to watch it decode.", "info")
         self.follow(bundle=self._on_bundle, frame=self._on_frame, result=self._on_result)
         self.seen.follow(state.decodeStepChanged, self._show_step)
         self.seen.follow(state.attentionSelected, self._on_attention_selected)
@@ -58,15 +58,15 @@ class DecodingPanel(Panel):
         state.frameFailed.connect(self._on_frame_failed)
         state.busyChanged.connect(self._on_busy)
         state.viewChanged.connect(self._on_view)
-        theme.notifier().changed.connect(self._on_theme)  # a bound method: disconnected with the panel
+        theme.notifier().changed.connect(self._show_step)  # (colours taken as drawn) a bound method: disconnected with the panel
 
     def _build(self) -> None:
         self.controls = DecodingControls()
         self.controls.settingsChanged.connect(self.state.set_decoding)
         self.controls.transport.moved.connect(self.set_step)
-        self.controls.headChanged.connect(self._on_head)
-        self.controls.sharpestRequested.connect(self.show_sharpest_head)
-        self.controls.sharpest.setEnabled(False)  # until a run is drawn
+        for combo in (self.controls.layer, self.controls.head):
+            combo.currentIndexChanged.connect(self._on_head)
+        self.controls.sharpest.clicked.connect(self.show_sharpest_head)
         self.banner = text_label(bold=True)
         self.prefix = style.set_font_role(RichElidingLabel(), "title")
         self.mask_map = TokenHeatmap("Mask", style.mask_colormap())
@@ -168,7 +168,7 @@ class DecodingPanel(Panel):
         self._clear("", "info")  # the old model's run means nothing for the new one
         mask = bundle.mask_token if bundle.fills_masks else None
         self.mask_view.set_mask_token(mask, next((e for e in bundle.examples if mask and mask in e.split()), None))
-        self.mask_view.clear_data()
+        self.mask_view.set_result(None)
         if bundle.fills_masks:
             self.pages.setCurrentWidget(self.mask_view)
         elif not bundle.has_output_layer:
@@ -176,6 +176,7 @@ class DecodingPanel(Panel):
             self.pages.setCurrentWidget(self.embedding_view)
         else:
             self.pages.setCurrentWidget(self.decode_page)
+            self.views.arrange(self.state.session.view(self.panel_name), shown=step_views(bundle.model_kind.attention_kinds))
             self.controls.set_target_label("Follow the continuation" if bundle.config.model_kind.continues_prompt
                                            else STRATEGIES["target"])
             self._on_attention_selected()
@@ -186,38 +187,26 @@ class DecodingPanel(Panel):
         n = self.state.bundle.config.n_decoder_layers if self.state.bundle is not None else 1
         return min(self.state.layer, max(n - 1, 0))
 
-    @property
-    def head(self) -> int:
-        return self.state.head
-
     def _on_attention_selected(self) -> None:
         if self.state.bundle is not None:
             cfg = self.state.bundle.config
-            self.controls.show_heads(max(cfg.n_decoder_layers, 1), cfg.n_heads, self.layer, self.head)
+            self.controls.show_heads(max(cfg.n_decoder_layers, 1), cfg.n_heads, self.layer, self.state.head)
         self._show_step()
 
-    def _on_head(self, layer: int, head: int) -> None:
+    def _on_head(self, *_) -> None:
         """A head picked here: the session's selection (a decoder kind), so every panel follows."""
         kind = self.state.kind if self.state.kind in DECODER_KINDS else "decoder_self"
         if self.state.bundle is not None and kind in self.state.available_kinds():
-            self.state.select_attention(kind, layer, head)
+            self.state.select_attention(kind, self.controls.layer.currentIndex(), self.controls.head.currentIndex())
 
     def show_sharpest_head(self) -> None:
         """Select the head whose rows align most clearly on the decoded text (`ParallelPass.alignment`):
         cross-attention where the model has it."""
-        if self.run is None or self.state.bundle is None:
-            return
-        layer, head = self.run.masked.sharpest_head()
-        kind = "cross" if self.run.masked.cross_attention is not None else "decoder_self"
-        if kind in self.state.available_kinds():
-            self.state.select_attention(kind, layer, head)
+        if self.run is not None:
+            kind = "cross" if self.run.masked.cross_attention is not None else "decoder_self"
+            self.state.select_attention(kind, *self.run.masked.sharpest_head())
 
     # -- the views as tabs ---------------------------------------------------------------------------
-    @property
-    def side_by_side(self) -> bool:
-        """Whether the step's pages stand beside the parallel pass and the beam tree."""
-        return self.views.side_by_side
-
     @property
     def step_page(self) -> QWidget:
         """The first page of the step's plots."""
@@ -226,7 +215,7 @@ class DecodingPanel(Panel):
     def _on_tab(self, view: str) -> None:
         """A tab the user picked: the session's view (side by side, "steps" shows the parallel pass)."""
         shown = self.state.session.view(self.panel_name)
-        if view != shown and not (self.side_by_side and (view, shown) == ("parallel", "steps")):
+        if view != shown and not (self.views.side_by_side and (view, shown) == ("parallel", "steps")):
             self.state.set_view(self.panel_name, view)
 
     def _on_view(self, panel: str, view: str) -> None:
@@ -241,10 +230,10 @@ class DecodingPanel(Panel):
     def set_side_by_side(self, on: bool) -> None:
         """The step's pages beside the parallel pass, or among its tabs so no map shrinks below a
         readable size. The session's view stays what it was."""
-        self.views.arrange(self.views.screen_class, on, self.state.session.view(self.panel_name))
+        self.views.arrange(self.state.session.view(self.panel_name), side_by_side=on)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
-        self.views.arrange(cls, self.side_by_side, self.state.session.view(self.panel_name))
+        self.views.arrange(self.state.session.view(self.panel_name), cls)
 
     # -- stepping and drawing a step -----------------------------------------------------------------
     def set_step(self, t: int) -> None:
@@ -264,20 +253,19 @@ class DecodingPanel(Panel):
     def _update_step_label(self) -> None:
         self.controls.transport.show_position(self.t, len(self.run.steps))
 
-    def _show_step(self) -> None:
+    def _show_step(self, *_) -> None:
         """Step t: the prefix chips, the mask in force, the selected head's masked self- and
         cross-attention (the query row framed) and the next-token bars."""
         run = self.run
         if run is None:
             return
         t, step = self.t, run.steps[self.t]
-        m = StepMaps.of(run, t, self.layer, self.head)
+        m = StepMaps.of(run, t, self.layer, self.state.head)
         framed = dict(highlight_row=m.query, frame=(m.n, m.n), blocked=~m.mask, separator=m.separator)
         self.mask_map.set_data(m.mask.astype("float32"), m.rows, m.rows, **framed)
         self.self_map.set_data(m.self_attention, m.rows, m.rows, **framed)
         self.mask_map.set_title(*m.titles["mask"])
         self.self_map.set_title(*m.titles["self"])
-        self.views.set_shown("cross", m.cross is not None)
         if m.cross is not None:
             self.cross_map.set_data(m.cross, m.rows, run.src_pieces, frame=(m.n, len(run.src_pieces)),
                                     highlight_row=m.query)
@@ -288,21 +276,13 @@ class DecodingPanel(Panel):
         caption, tip = step_caption(run, t, display_piece)
         self.bars.set_title(*caption)
         self.bars.setToolTip(tip)
-        self._draw_prefix()
-        self.parallel.show_step(t, self.layer, self.head)
-        self.beam_view.set_current_step(t if run.beam is not None else None)
-        self._update_step_label()
-
-    def _draw_prefix(self) -> None:
-        step = self.run.steps[self.t]
-        prefix, chosen = self.run.pieces(step.prefix), self.run.vocab[step.chosen]
-        forms = [step_line(self.t, prefix, chosen, self.run.n_prompt, style.current(), keep, style.MONO_FAMILY)
+        prefix = run.pieces(step.prefix)  # the step's line: as many of its chips as the width holds
+        forms = [step_line(t, prefix, run.vocab[step.chosen], run.n_prompt, style.current(), keep, style.MONO_FAMILY)
                  for keep in (None, *range(len(prefix) - 2, -1, -1))]
         self.prefix.setText(forms[0], shorter=forms[1:])
-
-    def _on_theme(self, _name: str) -> None:
-        """The step's chips and bars take their colours as they are drawn: draw them again."""
-        self._show_step()
+        self.parallel.show_step(t, self.layer, self.state.head)
+        self.beam_view.set_current_step(t if run.beam is not None else None)
+        self._update_step_label()
 
     def shutdown(self) -> None:
         self.controls.transport.stop()

@@ -3,13 +3,11 @@ equal step t of decoding one token at a time (max |Δp|); removing it lets atten
 and predictions change (red in the table)."""
 from __future__ import annotations
 
-import numpy as np
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QGridLayout,
     QHeaderView,
     QTableWidget,
     QTableWidgetItem,
@@ -19,6 +17,7 @@ from PySide6.QtWidgets import (
 from explorer import style
 from explorer.drawing.token_heatmap import TokenHeatmap, display_piece
 from explorer.latest_job import LatestJob
+from explorer.panels.layouts import column, row
 from explorer.panels.texts import text_label
 from explorer.theme import notifier
 from model.interpret.decode_texts import future_note, mask_equality, table_marks
@@ -37,42 +36,31 @@ class ParallelPassView(QWidget):
         super().__init__(parent)
         self.run = None
         self.job = LatestJob(self)  # computes a run's pass without the mask when the frame left it for later
-        self.job.done.connect(self._on_unmasked)
+        self.job.done.connect(lambda _unmasked: self.set_run(self.run))  # (the newest run's: draw it)
         self.t = 0
         self.layer = self.head = 0
-        self.remove_mask = QCheckBox("Remove the causal mask")
-        self.remove_mask.setToolTip("Ablation: run the parallel pass with causal=False, so every position "
-                                    "can attend the tokens after it — the future the mask hides in training.")
+        self.remove_mask = QCheckBox("Remove the causal mask", toolTip="Ablation: run the parallel pass with "
+                                     "causal=False, so every position can attend the tokens after it — the future "
+                                     "the mask hides in training.")
         style.set_font_role(self.remove_mask, "heading")
         self.remove_mask.toggled.connect(self._on_toggle)
         self.equality = style.set_font_role(text_label(), "heading")
         self.heatmap = TokenHeatmap()
         self.future = text_label()
-        self.table = table = QTableWidget(0, len(COLUMNS))
+        self.table = table = QTableWidget(0, len(COLUMNS), editTriggers=QAbstractItemView.NoEditTriggers,
+                                          selectionMode=QAbstractItemView.NoSelection, focusPolicy=Qt.NoFocus,
+                                          toolTip="Column 'input': what the decoder reads at each position (<bos> "
+                                          "y1 y2 …). The columns after it: the token it predicts there, with and "
+                                          "without the causal mask.")
         notifier().changed.connect(self._mark_cells)  # a bound method: disconnected with the view
         style.set_font_role(table, "mono")
-        table.setToolTip("Column 'input': what the decoder reads at each position (<bos> y1 y2 …). "
-                         "The columns after it: the token it predicts there, with and without the causal mask.")
         table.setHorizontalHeaderLabels(COLUMNS)
         table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
         style.set_font_role(table.verticalHeader(), "small")
         table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
-        table.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        table.setSelectionMode(QAbstractItemView.NoSelection)
-        table.setFocusPolicy(Qt.NoFocus)
         table.viewport().installEventFilter(self)
-        grid = QGridLayout(self)
-        grid.setContentsMargins(4, 4, 4, 4)
-        grid.addWidget(self.heatmap, 0, 0, 4, 1)
-        for r, widget in enumerate((self.remove_mask, self.equality, self.future, self.table)):
-            grid.addWidget(widget, r, 1)
-        grid.setRowStretch(3, 1)
-        grid.setColumnStretch(0, 5)
-        grid.setColumnStretch(1, 4)
-
-    @property
-    def causal(self) -> bool:
-        return not self.remove_mask.isChecked()
+        beside = column(self.remove_mask, self.equality, self.future, (table, 1), margins=0)
+        row((self.heatmap, 5), (beside, 4), parent=self, margins=4)
 
     # -- inputs from the panel ------------------------------------------------------------------
     def set_run(self, run) -> None:
@@ -87,26 +75,17 @@ class ParallelPassView(QWidget):
         if pending:
             self.job.submit(run.ensure_unmasked)
 
-    def wait_until_drawn(self, msecs: int = 60000) -> bool:
-        """Block until the pass without the mask is computed and drawn (headless figures, tests)."""
-        return self.job.wait(msecs)
-
-    def _on_unmasked(self, _unmasked) -> None:
-        """The newest run's pass without the mask is in: draw it."""
-        if self.run is not None:
-            self.set_run(self.run)
-
     def show_step(self, t: int, layer: int, head: int) -> None:
         self.t, self.layer, self.head = t, layer, head
         self.refresh()
 
     def _on_toggle(self, _checked: bool) -> None:
         self.refresh()
-        self.causalChanged.emit(self.causal)
+        self.causalChanged.emit(not self.remove_mask.isChecked())
 
     # -- drawing ----------------------------------------------------------------------------------
     def refresh(self) -> None:
-        run, causal = self.run, self.causal
+        run, causal = self.run, not self.remove_mask.isChecked()
         self._mark_cells()
         if run is None:
             self.heatmap.clear_data()
@@ -129,7 +108,7 @@ class ParallelPassView(QWidget):
     def _scroll(self) -> None:
         """The step's position in sight (again when the table is laid out: `eventFilter`)."""
         if self.run is not None:
-            self.table.scrollToItem(self.cell(0, self.run.row(self.t)))
+            self.table.scrollToItem(self.table.item(self.run.row(self.t), 0))
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802
         if event.type() == QEvent.Resize:
@@ -139,7 +118,8 @@ class ParallelPassView(QWidget):
     def _fill_table(self) -> None:
         """A row per position: its number, the token read there and the predictions with and
         without the mask ("…" while that pass still runs); once a run (a step only re-marks them)."""
-        table, n, run = self.table, self.positions(), self.run
+        run = self.run
+        table, n = self.table, len(run.masked.predicted) if run is not None else 0
         table.clearContents()
         table.setRowCount(n)
         if n == 0:
@@ -160,7 +140,7 @@ class ParallelPassView(QWidget):
         run = self.run
         for r, marks in enumerate(table_marks(run, self.t) if run is not None else []):
             for c, mark in enumerate(marks):
-                item = self.cell(r, c)
+                item = self.table.item(c, r)
                 item.setBackground(QBrush(style.colour(BACKGROUNDS[mark])) if mark else QBrush(Qt.NoBrush))
                 if mark == "changed":
                     item.setForeground(QBrush(style.ERROR))
@@ -168,13 +148,3 @@ class ParallelPassView(QWidget):
                 if r == 0 and 1 <= c <= run.n_prompt:
                     item.setForeground(QBrush(style.colour("prompt")))
                     item.setToolTip("given in the prompt, not generated")
-
-    def cell(self, column: int, position: int) -> QTableWidgetItem | None:
-        """The item of COLUMNS[column] at a decoder position."""
-        return self.table.item(position, column)
-
-    def positions(self) -> int:
-        return len(self.run.masked.predicted) if self.run is not None else 0
-
-    def displayed_attention(self) -> np.ndarray:
-        return self.heatmap.matrix

@@ -81,11 +81,9 @@ class KVCachePanel(Panel):
         self._load_layer()
 
     def _load_layer(self, *_) -> None:
-        trace = self.state.trace
-        if trace is None or self.state.bundle is None or self.state.bundle.config.kind != "decoder_only":
-            return
-        self.tensors = cached_tensors(trace, self.layer.value() - 1)
-        self.redraw()
+        if self.state.trace is not None:  # (the layer box moves only for a decoder-only model)
+            self.tensors = cached_tensors(self.state.trace, self.layer.value() - 1)
+            self.redraw()
 
     def redraw(self, *_) -> None:
         if self.tensors is None:

@@ -4,10 +4,9 @@ sampling filters); Generate runs seeded sampling, greedy or beam search with the
 from __future__ import annotations
 
 import html
-import time
 
 import numpy as np
-from PySide6.QtCore import QSignalBlocker, Signal
+from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QPushButton, QSpinBox, QWidget
 
 from explorer import style, theme
@@ -15,6 +14,7 @@ from explorer.latest_job import LatestJob
 from explorer.panels.base import Panel
 from explorer.panels.decoding.bars import TokenBars
 from explorer.panels.decoding.controls import knob_box
+from explorer.panels.knobs import refill
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import say, text_label
 from model.inference.next_token import cut_by, filter_summary, filtered, from_decode_step, next_token_logits, token_text
@@ -28,10 +28,7 @@ ROWS = 12  # the most tokens drawn: the top of the ranking, as many as the plot'
 
 
 class SamplingControls(QWidget):
-    """Emits `changed` when temperature, top-k or top-p moves, `generate` for the button."""
-
-    changed = Signal()
-    generate = Signal()
+    """The filters' controls (temperature, top-k, top-p), the recorded step shown, and Generate's method and seed."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -39,8 +36,7 @@ class SamplingControls(QWidget):
         self.top_k = knob_box(KNOBS["top_k"], high=MAX_TOP_K)
         self.top_p = knob_box(KNOBS["top_p"], slider=True)
         self.method = QComboBox()
-        for key, text in METHODS.items():
-            self.method.addItem(text, key)
+        refill(self.method, [(text, key) for key, text in METHODS.items()])
         self.seed = knob_box(KNOBS["seed"])
         self.seed.setPrefix("seed ")
         self.step = QSpinBox(prefix="decoding step ", toolTip="Which step of the recorded decode: step k is the "
@@ -52,9 +48,6 @@ class SamplingControls(QWidget):
             form.addRow(style.set_font_role(QLabel(name), "heading"), widget)
         form.addRow(self.step)
         form.addRow(row((self.method, 1), self.seed, self.button))
-        for control in (self.temperature, self.top_p, self.top_k):
-            control.valueChanged.connect(lambda _v: self.changed.emit())
-        self.button.clicked.connect(self.generate.emit)
 
     def settings(self) -> tuple[float, int, float]:
         """(temperature, top_k, top_p) as the controls read now."""
@@ -70,7 +63,6 @@ class SamplingPanel(Panel):
         self.next_token = None  # the NextToken row drawn
         self.steps = []  # the Frame's recorded decoding steps
         self.current = None  # its Filtered row drawn now
-        self.redraw_ms = 0.0  # the last control change's filter + draw time
         self._source = None
         self.note = text_label()
         self.controls = SamplingControls()
@@ -85,9 +77,10 @@ class SamplingPanel(Panel):
         self.generate_job.done.connect(self._on_generated)
         self.generate_job.failed.connect(lambda text: self.output.setText(html.escape(text)))
         self.generate_job.busy.connect(lambda busy: self.controls.button.setEnabled(not busy))
-        self.controls.changed.connect(self.redraw)
+        for control in (self.controls.temperature, self.controls.top_p, self.controls.top_k):
+            control.valueChanged.connect(self.redraw)
         self.controls.step.valueChanged.connect(self._show_step)
-        self.controls.generate.connect(self.generate)
+        self.controls.button.clicked.connect(self.generate)
         theme.notifier().changed.connect(self.redraw)
         self.follow(bundle=self._on_bundle, frame=self._on_frame)
 
@@ -133,7 +126,6 @@ class SamplingPanel(Panel):
         """Re-filter the row with the controls' settings and redraw the bars (no model run)."""
         if self.next_token is None:
             return
-        start = time.perf_counter()
         temperature, top_k, top_p = self.controls.settings()
         logits = self.next_token.logits
         self.current = f = filtered(logits, temperature, top_k, top_p)
@@ -146,7 +138,6 @@ class SamplingPanel(Panel):
                         lambda n: rows_title(n, f.final.numel()), edges=["masked" if m else "text" for m in notes],
                         texts=sampled_rows(notes, tempered, final), colours=["muted" if m else "text" for m in notes])
         self.summary.setText(filter_summary(f, logits, temperature, top_k, top_p))
-        self.redraw_ms = (time.perf_counter() - start) * 1000
 
     def generate(self) -> None:
         frame, bundle = self.state.frame, self.state.bundle
