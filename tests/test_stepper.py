@@ -259,3 +259,31 @@ def test_building_and_rearranging_show_no_window_of_their_own(qtbot):
         for cls in (ScreenClass.WIDE, ScreenClass.NARROW, ScreenClass.WIDE):
             panel.apply_screen_class(cls)
     assert seen == []
+
+
+def test_an_axis_title_longer_than_its_axis_is_shortened_and_kept_whole_in_its_tooltip(qtbot):
+    """A decoder-only model names its token axes at length ("query (tokens: <bos> prompt | …)"):
+    where the map is too small for that, the axis says "query" and its tooltip the whole title;
+    given the room, the whole title again."""
+    from layout_checks import long_axis_titles, settle_until_still
+
+    torch.manual_seed(0)
+    bundle = random_bundle("facts", kind="decoder_only", n_encoder_layers=0, n_decoder_layers=1, d_model=32,
+                           n_heads=2, d_ff=64)
+    state = SessionState()
+    panel = StepperPanel(state)
+    qtbot.addWidget(panel)
+    panel.resize(420, 700)
+    panel.show()
+    state.set_bundle(bundle)
+    state.set_result(bundle.run("the frog lives in the"))
+    state.select_step_named("decoder.layers.0.self_attn.weights")
+    settle_until_still(qtbot, panel)
+    assert long_axis_titles(panel) == []
+    whole = panel.view.axis_titles
+    assert whole[0].startswith("query (") and whole[1].startswith("key (")
+    assert panel.view.axis_names == ("query", "key")
+    assert (panel.view.rows_axis.toolTip(), panel.view.cols_axis.toolTip()) == whole
+    panel.resize(1600, 1000)
+    settle_until_still(qtbot, panel)
+    assert long_axis_titles(panel) == [] and panel.view.axis_names == whole
