@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QScrollArea,
     QSizePolicy,
+    QSpinBox,
     QToolButton,
     QWidget,
 )
@@ -21,7 +22,6 @@ from PySide6.QtWidgets import (
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
 from explorer.panels.base import Panel
-from explorer.panels.knobs import refill
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import text_label
 from explorer.panels.transport import Transport
@@ -100,10 +100,6 @@ class TensorView(Heatmap):
         if tuple(names) != self.axis_names:
             self.set_axis_names(*names)
 
-    def masked(self) -> np.ndarray:
-        """Cells drawn as masked: −∞ scores, or blocked (0) entries of a boolean mask."""
-        return ~self.allowed
-
     def readout_at(self, row: int, col: int) -> str:
         if not (0 <= row < self.values.shape[0] and 0 <= col < self.values.shape[1]):
             return ""
@@ -149,11 +145,8 @@ class StepperPanel(Panel):
         self.jump.setModel(QStandardItemModel(self.jump))
         self.find = QLineEdit(placeholderText="find step…", returnPressed=self._find,
                               toolTip="Type part of a step name (e.g. 'cross_attn.weights') and press Enter")
-        self.head = QComboBox(toolTip="Which attention head a (batch, head, …) tensor shows", maximumWidth=72,
-                              sizeAdjustPolicy=QComboBox.AdjustToContents)
-        self.head.setSizePolicy(QSizePolicy.Fixed, QSizePolicy.Fixed)
-        self.head.currentIndexChanged.connect(self._head_chosen)
-        self.head_label = QLabel("Head:")
+        self.head = QSpinBox(prefix="Head ", minimum=1, toolTip="Which attention head a (batch, head, …) tensor shows",
+                             valueChanged=lambda head: self.state.select_head(head - 1))  # counted from 1
         self.fit_button = QToolButton(text="Fit", toolTip="Show the whole tensor again (wheel zooms, drag pans)",
                                       minimumSize=QSize(40, 34), clicked=lambda: self.view.reset_view())
 
@@ -178,7 +171,7 @@ class StepperPanel(Panel):
         self.texts = column(None, parent=self.texts_area.widget(), margins=0)
         self.stack = column(self.view, margins=0)  # the map, and stacked the title above it and the details below
         column(self.transport,
-               row(QLabel("Jump to:"), (self.jump, 3), (self.find, 1), self.head_label, self.head, self.fit_button),
+               row(QLabel("Jump to:"), (self.jump, 3), (self.find, 1), self.head, self.fit_button),
                (row((self.stack, 1), self.texts_area), 1), parent=self, margins=6).setSpacing(4)
         self._arrange(beside=False)
 
@@ -219,13 +212,10 @@ class StepperPanel(Panel):
             else:
                 self.state.select_step(index)
 
-    def _head_chosen(self, index: int) -> None:
-        if index >= 0 and index != self.state.head:
-            self.state.select_head(index)
-
     def _on_bundle(self, *_) -> None:
-        n_heads = self.state.bundle.config.n_heads
-        refill(self.head, [f"{i + 1}" for i in range(n_heads)], min(self.state.head, n_heads - 1))
+        with QSignalBlocker(self.head):
+            self.head.setMaximum(self.state.bundle.config.n_heads)
+            self.head.setValue(self.state.head + 1)
 
     def _on_result(self, *_) -> None:
         trace = self.state.trace
@@ -248,7 +238,7 @@ class StepperPanel(Panel):
 
     def _on_attention(self, kind: str, layer: int, head: int) -> None:
         with QSignalBlocker(self.head):
-            self.head.setCurrentIndex(head)
+            self.head.setValue(head + 1)
         if self._shown_head != head:
             self._show_step()
 
@@ -265,9 +255,7 @@ class StepperPanel(Panel):
         step = self.state.current_step
         if step is None:
             return
-        has_head = "head" in step.axes
-        self.head.setVisible(has_head)
-        self.head_label.setVisible(has_head)
+        self.head.setVisible("head" in step.axes)
         self._shown_head = self.state.head
         matrix, row_axis, col_axis = slice_for_view(step.tensor.numpy(), step.axes, self.state.head)
         self.view.show_matrix(matrix, row_axis, col_axis, self._labels(row_axis), self._labels(col_axis),
