@@ -177,15 +177,13 @@ class StepperPanel(Panel):
 
     def _arrange(self, beside: bool) -> None:
         """Beside: the title and the details in the scrolling column right of the map; else above and below it."""
-        for part in (self.intro, self.details):
+        for i, part in enumerate((self.intro, self.details)):
             self.texts.removeWidget(part)
             self.stack.removeWidget(part)
-        if beside:
-            self.texts.insertWidget(0, self.intro)
-            self.texts.insertWidget(1, self.details)
-        else:
-            self.stack.insertWidget(0, self.intro)
-            self.stack.addWidget(self.details)
+            if beside:
+                self.texts.insertWidget(i, part)  # over the column's stretch
+            else:
+                self.stack.insertWidget(2 * i, part)  # the title over the map, the details under it
         self.texts_area.setVisible(beside)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
