@@ -57,11 +57,11 @@ class ModernPanel(Panel):
         self.table.setHorizontalHeaderLabels(["", "2017 (paper)", "2024", "Shown in"])
         self.table.horizontalHeaderItem(3).setToolTip("Each row's button opens the panel that shows it on the loaded model")
         self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)  # wrapped text: rows follow
         header = self.table.horizontalHeader()
         for index, mode in enumerate((QHeaderView.ResizeToContents, QHeaderView.Stretch, QHeaderView.Stretch,
                                       QHeaderView.ResizeToContents)):
             header.setSectionResizeMode(index, mode)
-        header.sectionResized.connect(lambda *_: self.table.resizeRowsToContents())  # wrapped text: rows follow
         self.tabs = SplitPages([(old_page, "2017: Figure 1", 1), (new_page, "2024: Figure 1", 1)],
                                "Figure 1, then and now", ((self.table, "What changed"),))
         column(self.note, (self.tabs, 1), parent=self, margins=4)
@@ -119,14 +119,9 @@ class ModernPanel(Panel):
             button = QPushButton(f"{short} ▸", toolTip=f"Open the {name} panel")
             button.clicked.connect(lambda _checked=False, p=panel, v=view: self.state.request_panel(p, v))
             self.table.setCellWidget(i, 3, button)
-        self.table.resizeRowsToContents()
 
     def _reshow(self, *_) -> None:
         """Again at the current text size (presenting scales it): bold cells and row heights follow."""
         if self.modern is not None:
             QTimer.singleShot(0, self, lambda: self._show(*self.modern))
-
-    def showEvent(self, event) -> None:  # noqa: N802
-        super().showEvent(event)
-        QTimer.singleShot(0, self.table, self.table.resizeRowsToContents)  # the columns' real widths are known now
 
