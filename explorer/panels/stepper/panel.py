@@ -101,8 +101,7 @@ class TensorView(Heatmap):
             self.set_axis_names(*names)
 
     def readout_at(self, row: int, col: int) -> str:
-        if not (0 <= row < self.values.shape[0] and 0 <= col < self.values.shape[1]):
-            return ""
+        """A cell's hover line (the map calls it for cells inside it only)."""
         row_name = f"{self.row_axis} {row}" + ("" if self.rows_axis.numeric else f" “{self.row_labels[row]}”")
         col_name = f"{self.col_axis} {col}" + ("" if self.cols_axis.numeric else f" “{self.col_labels[col]}”")
         return cell_readout(self.values[row, col], self.is_bool, row_name, col_name)
