@@ -173,6 +173,7 @@ def test_presenting_on_a_small_projector_every_tab_keeps_its_layout_and_each_row
     from layout_checks import panel_problems, settle_until_still
 
     window = make_main_window(qtbot, tmp_path, size=(1024, 768))
+    normal = window.panels["modern"].table.font().pointSizeF()
     window.lecture.presentation.enter(full_screen=False)
     try:
         window.resize(1024, 768)
@@ -185,6 +186,8 @@ def test_presenting_on_a_small_projector_every_tab_keeps_its_layout_and_each_row
             assert panel_problems(modern, window) == [], modern.tabs.tabText(index)
         table = modern.table
         assert modern.tabs.currentWidget() is table and table.rowCount() > 0
+        drawn = table.item(0, 0).font().resolve(table.font())  # the aspect's name: bold, at the table's scaled size
+        assert drawn.bold() and drawn.pointSizeF() == table.font().pointSizeF() > normal
         assert [table.rowHeight(i) for i in range(table.rowCount())] == [table.sizeHintForRow(i)
                                                                          for i in range(table.rowCount())]
     finally:

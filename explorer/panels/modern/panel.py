@@ -2,7 +2,8 @@
 Figure 1s, and a table of what changed, each row with a button to the panel that shows it."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
@@ -68,7 +69,6 @@ class ModernPanel(Panel):
         self.add_job(self._on_modern, self._on_no_modern, synchronous)
         self.old_caption.setText("2017: the paper's base model")
         self.old_figure.show_figure(paper_config())
-        state.scaleChanged.connect(self._reshow)
         self.follow(bundle=self._on_bundle)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
@@ -102,8 +102,8 @@ class ModernPanel(Panel):
         self.tabs.share_row([max(1, round(f.scene().itemsBoundingRect().width())) for f in figures])
         self.rows = config_changes(paper_config(), config, parameters)
         self.table.setRowCount(len(self.rows))
-        bold = self.table.font()  # the table's own size (scaled while presenting), in bold
-        bold.setBold(True)
+        bold = QFont()
+        bold.setBold(True)  # only the weight: size and family stay the table's (scaled while presenting)
         for i, change in enumerate(self.rows):
             aspect = QTableWidgetItem(change.aspect)
             aspect.setFont(bold)
@@ -119,9 +119,3 @@ class ModernPanel(Panel):
             button = QPushButton(f"{short} ▸", toolTip=f"Open the {name} panel")
             button.clicked.connect(lambda _checked=False, p=panel, v=view: self.state.request_panel(p, v))
             self.table.setCellWidget(i, 3, button)
-
-    def _reshow(self, *_) -> None:
-        """Again at the current text size (presenting scales it): bold cells and row heights follow."""
-        if self.modern is not None:
-            QTimer.singleShot(0, self, lambda: self._show(*self.modern))
-
