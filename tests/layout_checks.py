@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.drawing.colour_bar import ColourBar
+from explorer.panels.architecture.figure_view import FigureView
 
 MIN_PLOT = (160, 120)  # the smallest plot area (ViewBox) a back row can read, in screen pixels
 READABLE_PT = 8  # the smallest tick / token label a view may draw; fewer labels (counted) instead
@@ -332,13 +333,14 @@ def outside_window(root: QWidget, window: QWidget) -> list[str]:
 
 
 def figure_problems(panel) -> list[str]:
-    """Figure 1 (the architecture panel): every block's texts inside its box, no two texts
-    overlapping, all of the figure in the view."""
+    """Each Figure 1 shown (`FigureView`: the architecture and 2017 vs 2024 panels): every block's
+    texts inside its box, no two texts overlapping, all of the figure in the view."""
+    return [p for view in panel.findChildren(FigureView) if shown(view) for p in _figure_problems(view)]
+
+
+def _figure_problems(view) -> list[str]:
     problems = []
-    figure = getattr(panel, "figure", None)
-    if not (hasattr(figure, "elements") and hasattr(panel, "scene") and hasattr(panel, "view")):
-        return problems
-    view, scene = panel.view, panel.scene
+    figure, scene = view.figure, view.scene()
     for block in figure.elements:
         if type(block).__name__ != "BlockItem":
             continue  # ⊕ and ∿ carry their texts beside them, checked by the overlap rule

@@ -169,7 +169,7 @@ def test_no_arrow_is_drawn_over_a_token_line_and_the_output_arrow_has_a_shaft(se
 
     state, panel, bundle = setup
     panel.resize(*size)
-    panel._relayout.timeout.emit()  # (the arrangement is chosen after the resize's events)
+    panel.view.arrange()  # (the arrangement is chosen after the resize's events)
     texts = [*panel.figure.token_texts.values(), *panel.figure.token_labels.values()]
     assert all(t.text() for t in texts)
     arrows = [i for i in panel.scene.items() if isinstance(i, QGraphicsPathItem) and i.zValue() == -5]
@@ -198,7 +198,7 @@ def test_a_long_output_line_stands_over_its_label_where_that_draws_the_figure_la
     stacked = {}
     for size in ((1000, 620), (3000, 500)):
         panel.resize(*size)
-        panel._relayout.timeout.emit()
+        panel.view.arrange()
         assert panel.figure.inline  # both views wide enough for shapes beside the names
         label, tokens = panel.figure.token_labels["out"], panel.figure.token_texts["out"]
         stacked[size] = label.sceneBoundingRect().center().y() < tokens.sceneBoundingRect().top()
@@ -213,7 +213,7 @@ def test_the_figure_takes_the_arrangement_its_view_draws_larger(setup):
     state, panel, _ = setup
     for size, inline in (((2400, 500), True), ((500, 1400), False), ((2400, 500), True)):
         panel.resize(*size)
-        panel._relayout.timeout.emit()
+        panel.view.arrange()
         assert panel.figure.inline is inline
         rect = panel.view.mapToScene(panel.view.viewport().rect()).boundingRect()
         assert rect.contains(panel.scene.itemsBoundingRect())

@@ -101,8 +101,8 @@ def test_both_figures_are_drawn_at_one_zoom_the_wider_given_more_room(qtbot, lla
     panel.show()
     qtbot.waitExposed(panel)
     for figure in (panel.old_figure, panel.new_figure):
-        figure.view.fit()
-    old, new = (f.view.transform().m11() for f in (panel.old_figure, panel.new_figure))
+        figure.fit()
+    old, new = (f.transform().m11() for f in (panel.old_figure, panel.new_figure))
     assert panel.old_figure.width() > panel.new_figure.width()
     assert old == pytest.approx(new, rel=0.25)
 
@@ -122,14 +122,73 @@ def test_each_figure_gets_a_tab_of_its_own_unless_the_screen_is_wide(qtbot, llam
     titles = lambda: [panel.tabs.tabText(i) for i in range(panel.tabs.count())]  # noqa: E731
     assert titles() == ["Figure 1, then and now", "What changed"]
     qtbot.wait(20)
-    together = panel.old_figure.view.transform().m11()
+    together = panel.old_figure.transform().m11()
     panel.apply_screen_class(ScreenClass.PROJECTOR)
     assert titles() == ["2017: Figure 1", "2024: Figure 1", "What changed"]
     qtbot.wait(20)
-    assert panel.old_figure.view.transform().m11() > together * 1.2
+    assert panel.old_figure.transform().m11() > together * 1.2
     panel.tabs.setCurrentWidget(panel.table)
     panel.apply_screen_class(ScreenClass.WIDE)
     assert titles() == ["Figure 1, then and now", "What changed"] and panel.tabs.currentWidget() is panel.table
     panel.tabs.setCurrentIndex(0)
     qtbot.wait(20)
-    assert abs(panel.old_figure.view.transform().m11() - together) < 1e-3 * together
+    assert abs(panel.old_figure.transform().m11() - together) < 1e-3 * together
+
+
+@pytest.mark.parametrize("size", [(1000, 560), (420, 1100)])  # wide and low, narrow and tall
+def test_each_figure_is_drawn_in_the_arrangement_that_shows_it_largest(qtbot, llama_like, size):
+    """Shapes beside or under the block names: each Figure 1 of the panel is drawn in the
+    arrangement that fits its view larger (each drawn afresh here to compare), and whole."""
+    from PySide6.QtWidgets import QGraphicsScene
+
+    from explorer.panels.architecture.figure1 import draw_figure1
+    from explorer.screen import ScreenClass
+
+    state = SessionState()
+    panel = ModernPanel(state, synchronous=True)
+    qtbot.addWidget(panel)
+    panel.resize(*size)
+    panel.show()
+    state.set_bundle(llama_like)
+    panel.apply_screen_class(ScreenClass.PROJECTOR)  # a tab each: each drawing has the whole room
+    for index, (view, config) in enumerate(((panel.old_figure, paper_config()), (panel.new_figure, llama_like.config))):
+        panel.tabs.setCurrentIndex(index)
+        qtbot.wait(30)
+        room = view.viewport().size()
+        fits = {}
+        for inline in (False, True):
+            scene = QGraphicsScene()
+            draw_figure1(scene, config, False, inline)
+            rect = scene.itemsBoundingRect()
+            fits[inline] = min(room.width() / rect.width(), room.height() / rect.height())
+        if abs(fits[True] - fits[False]) > 0.02 * max(fits.values()):  # (closer: either may stay)
+            assert view.figure.inline == (fits[True] > fits[False]), (index, fits)
+        assert view.mapToScene(view.viewport().rect()).boundingRect().contains(view.scene().itemsBoundingRect())
+
+
+def test_presenting_on_a_small_projector_every_tab_keeps_its_layout_and_each_row_its_texts_height(qtbot, tmp_path):
+    """Presenting at 1024×768: each tab (two figures, the table) passes the layout invariants, and
+    the table's rows follow the columns' final widths: none taller than its wrapped text needs
+    (rows pushed off the table), none lower (text cut)."""
+    from layout_checks import panel_problems, settle_until_still
+
+    window = make_main_window(qtbot, tmp_path, size=(1024, 768))
+    normal = window.panels["modern"].table.font().pointSizeF()
+    window.lecture.presentation.enter(full_screen=False)
+    try:
+        window.resize(1024, 768)
+        window.focus_panel("modern")
+        modern = window.panels["modern"]
+        assert modern.wait_until_drawn()  # the 2024 side read off the GUI thread (or the loaded model standing in)
+        for index in range(modern.tabs.count()):
+            modern.tabs.setCurrentIndex(index)
+            settle_until_still(qtbot, window)
+            assert panel_problems(modern, window) == [], modern.tabs.tabText(index)
+        table = modern.table
+        assert modern.tabs.currentWidget() is table and table.rowCount() > 0
+        drawn = table.item(0, 0).font().resolve(table.font())  # the aspect's name: bold, at the table's scaled size
+        assert drawn.bold() and drawn.pointSizeF() == table.font().pointSizeF() > normal
+        assert [table.rowHeight(i) for i in range(table.rowCount())] == [table.sizeHintForRow(i)
+                                                                         for i in range(table.rowCount())]
+    finally:
+        window.lecture.presentation.leave()

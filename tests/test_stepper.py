@@ -124,7 +124,7 @@ def test_play_advances_and_stops_at_the_end(setup, qtbot):
 def test_hover_readout_is_the_trace_value(setup, qtbot):
     state, panel, _, _ = setup
     state.select_step_named("encoder.layers.1.self_attn.weights")
-    panel.head.setCurrentIndex(2)
+    panel.head.setValue(3)  # heads counted from 1
     assert state.head == 2
     tensor = state.current_step.tensor.numpy()
     for row, col in [(0, 0), (3, 5), (6, 1)]:
@@ -142,7 +142,7 @@ def test_head_selector_follows_and_updates_the_state(setup):
     state.select_step_named("decoder.layers.0.self_attn.q")
     assert panel.head.isVisibleTo(panel)
     state.select_head(3)
-    assert panel.head.currentIndex() == 3
+    assert panel.head.value() == 4
     np.testing.assert_array_equal(panel.view.values, state.current_step.tensor.numpy()[0, 3])
     state.select_step_named("decoder.layers.0.ffn.hidden")  # no head axis: selector hidden
     assert not panel.head.isVisibleTo(panel)
@@ -154,7 +154,7 @@ def test_masked_scores_are_drawn_as_masked_not_small(setup, qtbot):
     scores = state.current_step.tensor.numpy()[0, state.head]
     neg_inf = np.isneginf(scores)
     assert neg_inf.any() and (~neg_inf).any()
-    np.testing.assert_array_equal(panel.view.masked(), neg_inf)
+    np.testing.assert_array_equal(~panel.view.allowed, neg_inf)
     r, c = map(int, np.argwhere(neg_inf)[0])
     fr, fc = map(int, np.unravel_index(np.where(neg_inf, np.inf, scores).argmin(), scores.shape))  # smallest finite
     assert panel.view.hatch.contains_cell(r, c) and not panel.view.hatch.contains_cell(fr, fc)
@@ -176,7 +176,7 @@ def test_mask_step_blocked_versus_allowed(setup):
     state.select_step_named("decoder.layers.0.self_attn.mask")
     mask = state.current_step.tensor.numpy()[0]
     assert panel.view.is_bool and panel.view.colormap_name == "mask"
-    np.testing.assert_array_equal(panel.view.masked(), ~mask)
+    np.testing.assert_array_equal(~panel.view.allowed, ~mask)
     assert "blocked" in panel.view.readout_at(0, 1) and "may attend" in panel.view.readout_at(1, 0)
     assert "blocked" in panel.stats_label.text()
 
@@ -259,3 +259,31 @@ def test_building_and_rearranging_show_no_window_of_their_own(qtbot):
         for cls in (ScreenClass.WIDE, ScreenClass.NARROW, ScreenClass.WIDE):
             panel.apply_screen_class(cls)
     assert seen == []
+
+
+def test_an_axis_title_longer_than_its_axis_is_shortened_and_kept_whole_in_its_tooltip(qtbot):
+    """A decoder-only model names its token axes at length ("query (tokens: <bos> prompt | …)"):
+    where the map is too small for that, the axis says "query" and its tooltip the whole title;
+    given the room, the whole title again."""
+    from layout_checks import long_axis_titles, settle_until_still
+
+    torch.manual_seed(0)
+    bundle = random_bundle("facts", kind="decoder_only", n_encoder_layers=0, n_decoder_layers=1, d_model=32,
+                           n_heads=2, d_ff=64)
+    state = SessionState()
+    panel = StepperPanel(state)
+    qtbot.addWidget(panel)
+    panel.resize(420, 700)
+    panel.show()
+    state.set_bundle(bundle)
+    state.set_result(bundle.run("the frog lives in the"))
+    state.select_step_named("decoder.layers.0.self_attn.weights")
+    settle_until_still(qtbot, panel)
+    assert long_axis_titles(panel) == []
+    whole = panel.view.axis_titles
+    assert whole[0].startswith("query (") and whole[1].startswith("key (")
+    assert panel.view.axis_names == ("query", "key")
+    assert (panel.view.rows_axis.toolTip(), panel.view.cols_axis.toolTip()) == whole
+    panel.resize(1600, 1000)
+    settle_until_still(qtbot, panel)
+    assert long_axis_titles(panel) == [] and panel.view.axis_names == whole

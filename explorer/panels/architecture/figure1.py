@@ -22,6 +22,7 @@ FONTS = {"title": (18, True, False), "shape": (16, False, True), "label": (18, T
          "small": (16, False, False), "small_bold": (16, True, False), "stack": (28, True, False),
          "tokens": (16, False, True)}
 TOKENS_GAP = 14.0  # between "Inputs" and its tokens on one line
+TokenLines = dict[str, tuple[list[str] | None, bool]]  # axis ("src", "tgt", "out"): pieces, character tokens?
 
 
 def diagram_font(name: str) -> QFont:
@@ -269,11 +270,13 @@ def tokens_line(pieces: list[str] | None, font, width: float, characters: bool =
     return metrics.elidedText(line, Qt.ElideRight, width)
 
 
-def place_token_lines(fig: Figure, lines: dict[str, tuple[list[str] | None, bool]], beside: bool) -> None:
-    """Each token line (axis: pieces, character tokens?) beside its label where `beside` and it fits
-    whole, else under (inputs) or over (outputs) it; a line with nothing beside it gets twice the room."""
-    for axis, (pieces, characters) in lines.items():
-        item, label = fig.token_texts[axis], fig.token_labels[axis]
+def place_token_lines(fig: Figure, lines: TokenLines, beside: bool) -> None:
+    """Each token line of the figure beside its label where `beside` and it fits whole, else under
+    (inputs) or over (outputs) it; a line with nothing beside it gets twice the room."""
+    for axis, item in fig.token_texts.items():
+        pieces, characters = lines.get(axis, (None, False))
+        label = fig.token_labels[axis]
+        item.setToolTip(" ".join(pieces or []))
         x, _, stacked_y = fig.anchors[f"tokens.{axis}"]
         label_x, label_y, label_stacked_y = fig.anchors[f"label.{axis}"]
         column = fig.column_width.get(axis) or max(fig.column_width.values())

@@ -2,9 +2,9 @@
 Figure 1s, and a table of what changed, each row with a button to the panel that shows it."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
-    QGraphicsScene,
     QHeaderView,
     QLabel,
     QPushButton,
@@ -15,8 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer import style
-from explorer.panels.architecture.figure1 import draw_figure1
-from explorer.panels.architecture.zoom_view import ZoomView
+from explorer.panels.architecture.figure_view import FigureView
 from explorer.panels.base import Panel
 from explorer.panels.layouts import column
 from explorer.panels.split_pages import SplitPages
@@ -33,24 +32,14 @@ PANEL_TITLES = {"architecture": ("Figure 1", "Architecture"), "step": ("Steps", 
                 "sampling": ("Sampling", "Sampling")}  # (the button's short text, the panel's name)
 
 
-class FigureView(QWidget):
-    """One model's Figure 1 under its name."""
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.scene = QGraphicsScene(self)
-        self.view = ZoomView(self.scene, self)
-        self.caption = style.set_font_role(QLabel(alignment=Qt.AlignCenter, wordWrap=True), "heading")
-        column(self.caption, (self.view, 1), parent=self, margins=0)
-        for widget in (self, self.caption):  # the layout's stretch decides the width
-            widget.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
-
-    def draw(self, name: str, config) -> None:
-        self.caption.setText(name)
-        self.scene.clear()
-        draw_figure1(self.scene, config, expanded=False)
-        self.view.restyle()
-        self.view.fit()
+def captioned(view: FigureView) -> tuple[QWidget, QLabel]:
+    """(page, caption): a Figure 1 under its model's name, its width decided by the layout's stretch."""
+    page = QWidget()
+    caption = style.set_font_role(QLabel(alignment=Qt.AlignCenter, wordWrap=True), "heading")
+    column(caption, (view, 1), parent=page, margins=0)
+    for widget in (page, caption):
+        widget.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+    return page, caption
 
 
 class ModernPanel(Panel):
@@ -63,22 +52,23 @@ class ModernPanel(Panel):
         self.modern = None  # (name, config, parameters) of the 2024 side
         self.note = text_label()
         self.old_figure, self.new_figure = FigureView(), FigureView()
+        (old_page, self.old_caption), (new_page, self.new_caption) = captioned(self.old_figure), captioned(self.new_figure)
         self.table = QTableWidget(0, 4, wordWrap=True, textElideMode=Qt.ElideNone,
                                   editTriggers=QTableWidget.NoEditTriggers, selectionMode=QTableWidget.NoSelection)
         self.table.setHorizontalHeaderLabels(["", "2017 (paper)", "2024", "Shown in"])
         self.table.horizontalHeaderItem(3).setToolTip("Each row's button opens the panel that shows it on the loaded model")
         self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)  # wrapped text: rows follow
         header = self.table.horizontalHeader()
         for index, mode in enumerate((QHeaderView.ResizeToContents, QHeaderView.Stretch, QHeaderView.Stretch,
                                       QHeaderView.ResizeToContents)):
             header.setSectionResizeMode(index, mode)
-        header.sectionResized.connect(lambda *_: self.table.resizeRowsToContents())  # wrapped text: rows follow
-        self.tabs = SplitPages([(self.old_figure, "2017: Figure 1", 1), (self.new_figure, "2024: Figure 1", 1)],
+        self.tabs = SplitPages([(old_page, "2017: Figure 1", 1), (new_page, "2024: Figure 1", 1)],
                                "Figure 1, then and now", ((self.table, "What changed"),))
         column(self.note, (self.tabs, 1), parent=self, margins=4)
         self.add_job(self._on_modern, self._on_no_modern, synchronous)
-        self.old_figure.draw("2017: the paper's base model", paper_config())
-        state.scaleChanged.connect(self._reshow)
+        self.old_caption.setText("2017: the paper's base model")
+        self.old_figure.show_figure(paper_config())
         self.follow(bundle=self._on_bundle)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
@@ -106,13 +96,14 @@ class ModernPanel(Panel):
         self._show(bundle.name, bundle.config, sum(p.numel() for p in bundle.model.parameters()))
 
     def _show(self, name: str, config, parameters: int) -> None:
-        self.new_figure.draw(f"2024: {name.removesuffix('-Instruct')}", config)
+        self.new_caption.setText(f"2024: {name.removesuffix('-Instruct')}")
+        self.new_figure.show_figure(config)
         figures = (self.old_figure, self.new_figure)  # side by side, as wide as their drawings: one zoom
-        self.tabs.share_row([max(1, round(f.scene.itemsBoundingRect().width())) for f in figures])
+        self.tabs.share_row([max(1, round(f.scene().itemsBoundingRect().width())) for f in figures])
         self.rows = config_changes(paper_config(), config, parameters)
         self.table.setRowCount(len(self.rows))
-        bold = self.table.font()  # the table's own size (scaled while presenting), in bold
-        bold.setBold(True)
+        bold = QFont()
+        bold.setBold(True)  # only the weight: size and family stay the table's (scaled while presenting)
         for i, change in enumerate(self.rows):
             aspect = QTableWidgetItem(change.aspect)
             aspect.setFont(bold)
@@ -128,14 +119,3 @@ class ModernPanel(Panel):
             button = QPushButton(f"{short} ▸", toolTip=f"Open the {name} panel")
             button.clicked.connect(lambda _checked=False, p=panel, v=view: self.state.request_panel(p, v))
             self.table.setCellWidget(i, 3, button)
-        self.table.resizeRowsToContents()
-
-    def _reshow(self, *_) -> None:
-        """Again at the current text size (presenting scales it): bold cells and row heights follow."""
-        if self.modern is not None:
-            QTimer.singleShot(0, self, lambda: self._show(*self.modern))
-
-    def showEvent(self, event) -> None:  # noqa: N802
-        super().showEvent(event)
-        QTimer.singleShot(0, self.table, self.table.resizeRowsToContents)  # the columns' real widths are known now
-

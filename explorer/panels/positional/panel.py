@@ -15,9 +15,9 @@ from explorer.panels.positional.input_view import InputView
 from explorer.panels.positional.rope_view import RopeView
 from explorer.panels.positional.views import PEHeatmapView, SimilarityShiftView
 from explorer.panels.positional.waves import WavesView
+from explorer.panels.texts import text_label
 from explorer.screen import ScreenClass
 from explorer.state import SessionState
-from explorer.theme import set_sheet
 from model.interpret.positions import pair_layout, positional_table, table_titles
 
 PAPER_D_MODEL = 512
@@ -64,13 +64,13 @@ class PositionalPanel(Panel):
 
     def _build(self) -> None:
         font = st.font(st.LABEL_PT)
-        self.d_spin = QSpinBox(minimum=2, maximum=MAX_D_MODEL, singleStep=2, value=PAPER_D_MODEL, font=font)
-        self.len_spin = QSpinBox(minimum=2, maximum=MAX_POSITIONS, value=DEFAULT_POSITIONS, font=font)
-        self.learned_box = QCheckBox("learned table", font=font,
+        self.d_spin = QSpinBox(minimum=2, maximum=MAX_D_MODEL, singleStep=2, value=PAPER_D_MODEL,
+                               keyboardTracking=False)  # typing "128" must not redraw for 1 and 12 first
+        self.len_spin = QSpinBox(minimum=2, maximum=MAX_POSITIONS, value=DEFAULT_POSITIONS, keyboardTracking=False)
+        self.learned_box = QCheckBox("learned table",
                                      toolTip="This model learns its positional embeddings (Table 3 row E): show them")
-        self.reset_button = QPushButton("Model's sizes", font=font, toolTip="Back to the loaded model's d_model and length")
-        self.source_label = QLabel(" ", wordWrap=True)
-        set_sheet(self.source_label, "color: {muted};")
+        self.reset_button = QPushButton("Model's sizes", toolTip="Back to the loaded model's d_model and length")
+        self.source_label = text_label(" ", None, sheet="color: {muted};")
         sizes = flow(QLabel("d_model"), self.d_spin, QLabel("positions"), self.len_spin, self.learned_box,
                      self.reset_button, font=font)  # wraps onto a second line where one is too narrow
 
@@ -85,8 +85,6 @@ class PositionalPanel(Panel):
         column(sizes, self.source_label, (self.tabs, 1), parent=self)
         self._on_requested(self.panel_name, self.state.session.view(self.panel_name))  # asked before it was built
 
-        for spin in (self.d_spin, self.len_spin):
-            spin.setKeyboardTracking(False)  # typing "128" must not redraw for 1 and 12 first
         self.d_spin.valueChanged.connect(lambda _: self._on_d_model())
         self.len_spin.valueChanged.connect(lambda _: self.refresh())
         self.learned_box.toggled.connect(lambda _: self.refresh())

@@ -95,21 +95,17 @@ class SimilarityShiftView(QWidget):
         table = self.table
         if table is None:
             return
-        length, d = table.shape
+        length, d = table.shape  # (at least 2 positions: 1 ≤ k and 0 ≤ pos, pos + k < length)
         k = min(self.k_spin.value(), length - 1)
         pos = min(self.pos_spin.value(), length - 1 - k)
         dims = np.arange(d)
         self.curve_pos.setData(dims, table[pos])
-        rotates = not (self.learned or k < 1 or pos < 0)
+        self.curve_target.setData(dims, table[pos + k])
+        rotates = not self.learned  # a learned table has no rotation to show
         self.key.setText(shift_key((p.pe_pos, p.pe_target, p.pe_rotated), rotates))
-        if rotates:
-            self.curve_target.setData(dims, table[pos + k])
-            self.curve_rotated.setData(dims, rotation(d, k, self.pe_layout) @ table[pos].astype(np.float64))  # M_k·PE(pos)
-            self.error = shift_error(table, k, self.pe_layout)
-        else:
-            self.curve_target.setData(dims, table[min(pos + k, length - 1)] if pos >= 0 else [])
-            self.curve_rotated.setData([], [])
-            self.error = None
+        rotated = rotation(d, k, self.pe_layout) @ table[pos].astype(np.float64) if rotates else []  # M_k·PE(pos)
+        self.curve_rotated.setData(dims if rotates else [], rotated)
+        self.error = shift_error(table, k, self.pe_layout) if rotates else None
         title, text = shift_texts(self.learned, pos, k, length, d, self.pe_layout, self.error)
         self.shift_title.setText(title)
         self.shift_title.setToolTip(title)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPointF, QSignalBlocker, QSize, Qt
-from PySide6.QtGui import QKeySequence, QShortcut, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QFontMetricsF, QKeySequence, QShortcut, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
     QCompleter,
@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QScrollArea,
     QSizePolicy,
+    QSpinBox,
     QToolButton,
     QWidget,
 )
@@ -21,7 +22,6 @@ from PySide6.QtWidgets import (
 from explorer import style
 from explorer.drawing.heatmap import Heatmap
 from explorer.panels.base import Panel
-from explorer.panels.knobs import refill
 from explorer.panels.layouts import column, row
 from explorer.panels.texts import text_label
 from explorer.panels.transport import Transport
@@ -56,6 +56,8 @@ class TensorView(Heatmap):
         self.bar.axis.setWidth(None)  # the width its labels need: "−0.2" as whole as "0.2"
         self.is_bool = False
         self.row_axis = self.col_axis = ""
+        self.axis_titles = ("", "")  # the step's whole axis titles (`fit_axis_titles` may shorten them)
+        self.plot.vb.sigResized.connect(self.fit_axis_titles)
         self.colormap_name = style.SEQUENTIAL
         self.describe = self.readout_at
 
@@ -72,7 +74,8 @@ class TensorView(Heatmap):
         self.set_levels(levels)
         self.bar.getAxis("right").setLabel(SCALE_RULE if kind == "probs" else "")
         self.square = row_axis in TOKEN_AXES and col_axis in TOKEN_AXES  # query × key: square cells
-        self.set_axis_names(*titles)
+        self.axis_titles = titles
+        self.fit_axis_titles()
         rows, cols = values.shape
         masked = values == 0 if self.is_bool else np.isneginf(values)  # blocked entries, −∞ scores
         self.set_data(values, [visible_text(t) for t in row_labels] if row_labels else [str(i) for i in range(rows)],
@@ -82,13 +85,23 @@ class TensorView(Heatmap):
         few = min(rows, FEW_ROWS) if row_labels else 0
         self.canvas.setMinimumHeight(int(few * self.rows_axis.min_cell_px() + 110) if few else 60)
 
-    def masked(self) -> np.ndarray:
-        """Cells drawn as masked: −∞ scores, or blocked (0) entries of a boolean mask."""
-        return ~self.allowed
+    def fit_axis_titles(self, *_) -> None:
+        """Each axis titled whole where the title fits along it, else by its first words ("query"
+        of "query (tokens: …)"), the whole title in the axis' tooltip."""
+        font = self.rows_axis.label.font()
+        font.setPointSizeF(float(style.css_pt().removesuffix("pt")))  # the size `set_axis_names` writes
+        metrics, margin = QFontMetricsF(font), 2 * self.rows_axis.label.document().documentMargin()
+        names = []
+        for axis, title, length in ((self.rows_axis, self.axis_titles[0], self.plot.vb.height()),
+                                    (self.cols_axis, self.axis_titles[1], self.plot.vb.width())):
+            fits = metrics.horizontalAdvance(title) + margin <= length
+            names.append(title if fits else title.split(" (")[0])
+            axis.setToolTip("" if fits else title)
+        if tuple(names) != self.axis_names:
+            self.set_axis_names(*names)
 
     def readout_at(self, row: int, col: int) -> str:
-        if not (0 <= row < self.values.shape[0] and 0 <= col < self.values.shape[1]):
-            return ""
+        """A cell's hover line (the map calls it for cells inside it only)."""
         row_name = f"{self.row_axis} {row}" + ("" if self.rows_axis.numeric else f" “{self.row_labels[row]}”")
         col_name = f"{self.col_axis} {col}" + ("" if self.cols_axis.numeric else f" “{self.col_labels[col]}”")
         return cell_readout(self.values[row, col], self.is_bool, row_name, col_name)
@@ -131,11 +144,8 @@ class StepperPanel(Panel):
         self.jump.setModel(QStandardItemModel(self.jump))
         self.find = QLineEdit(placeholderText="find step…", returnPressed=self._find,
                               toolTip="Type part of a step name (e.g. 'cross_attn.weights') and press Enter")
-        self.head = QComboBox(toolTip="Which attention head a (batch, head, …) tensor shows", maximumWidth=72,
-                              sizeAdjustPolicy=QComboBox.AdjustToContents)
-        self.head.setSizePolicy(QSizePolicy.Fixed, QSizePolicy.Fixed)
-        self.head.currentIndexChanged.connect(self._head_chosen)
-        self.head_label = QLabel("Head:")
+        self.head = QSpinBox(prefix="Head ", minimum=1, toolTip="Which attention head a (batch, head, …) tensor shows",
+                             valueChanged=lambda head: self.state.select_head(head - 1))  # counted from 1
         self.fit_button = QToolButton(text="Fit", toolTip="Show the whole tensor again (wheel zooms, drag pans)",
                                       minimumSize=QSize(40, 34), clicked=lambda: self.view.reset_view())
 
@@ -160,21 +170,19 @@ class StepperPanel(Panel):
         self.texts = column(None, parent=self.texts_area.widget(), margins=0)
         self.stack = column(self.view, margins=0)  # the map, and stacked the title above it and the details below
         column(self.transport,
-               row(QLabel("Jump to:"), (self.jump, 3), (self.find, 1), self.head_label, self.head, self.fit_button),
+               row(QLabel("Jump to:"), (self.jump, 3), (self.find, 1), self.head, self.fit_button),
                (row((self.stack, 1), self.texts_area), 1), parent=self, margins=6).setSpacing(4)
         self._arrange(beside=False)
 
     def _arrange(self, beside: bool) -> None:
         """Beside: the title and the details in the scrolling column right of the map; else above and below it."""
-        for part in (self.intro, self.details):
+        for i, part in enumerate((self.intro, self.details)):
             self.texts.removeWidget(part)
             self.stack.removeWidget(part)
-        if beside:
-            self.texts.insertWidget(0, self.intro)
-            self.texts.insertWidget(1, self.details)
-        else:
-            self.stack.insertWidget(0, self.intro)
-            self.stack.addWidget(self.details)
+            if beside:
+                self.texts.insertWidget(i, part)  # over the column's stretch
+            else:
+                self.stack.insertWidget(2 * i, part)  # the title over the map, the details under it
         self.texts_area.setVisible(beside)
 
     def apply_screen_class(self, cls: ScreenClass) -> None:
@@ -201,13 +209,10 @@ class StepperPanel(Panel):
             else:
                 self.state.select_step(index)
 
-    def _head_chosen(self, index: int) -> None:
-        if index >= 0 and index != self.state.head:
-            self.state.select_head(index)
-
     def _on_bundle(self, *_) -> None:
-        n_heads = self.state.bundle.config.n_heads
-        refill(self.head, [f"{i + 1}" for i in range(n_heads)], min(self.state.head, n_heads - 1))
+        with QSignalBlocker(self.head):
+            self.head.setMaximum(self.state.bundle.config.n_heads)
+            self.head.setValue(self.state.head + 1)
 
     def _on_result(self, *_) -> None:
         trace = self.state.trace
@@ -230,7 +235,7 @@ class StepperPanel(Panel):
 
     def _on_attention(self, kind: str, layer: int, head: int) -> None:
         with QSignalBlocker(self.head):
-            self.head.setCurrentIndex(head)
+            self.head.setValue(head + 1)
         if self._shown_head != head:
             self._show_step()
 
@@ -247,9 +252,7 @@ class StepperPanel(Panel):
         step = self.state.current_step
         if step is None:
             return
-        has_head = "head" in step.axes
-        self.head.setVisible(has_head)
-        self.head_label.setVisible(has_head)
+        self.head.setVisible("head" in step.axes)
         self._shown_head = self.state.head
         matrix, row_axis, col_axis = slice_for_view(step.tensor.numpy(), step.axes, self.state.head)
         self.view.show_matrix(matrix, row_axis, col_axis, self._labels(row_axis), self._labels(col_axis),
