@@ -9,7 +9,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QFontMetricsF, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QLabel, QWidget
+from PySide6.QtWidgets import QFrame, QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QLabel, QWidget
 from superqt import QElidingLabel
 
 from explorer import style
@@ -21,6 +21,16 @@ from explorer.drawing.map_plot import MapPlot
 from explorer.panels.layouts import column, row
 from explorer.theme import notifier
 from model.inference.labels import label_count
+
+
+def edge_cells(room: float, columns: int, last: float, most: float = math.inf) -> tuple[float, float]:
+    """(column width, room right of the last column): the widest columns, at most `most`, that leave a
+    `last` px wide label centred on the last column room to end inside `room`."""
+    cell = room / columns
+    if last > cell:
+        cell = (room - last / 2) / (columns - 0.5)
+    cell = max(1.0, min(cell, most))
+    return cell, max(0.0, (last - cell) / 2)
 
 
 class Heatmap(QWidget):
@@ -36,12 +46,14 @@ class Heatmap(QWidget):
         fill the room); `numbers`: values in the cells."""
         super().__init__(parent)
         self.square = square
-        self.framed: bool | None = None  # the selection frame drawn now (`mark`)
+        self.map_framed: bool | None = None  # the selection frame drawn now (`mark`)
         self.title = QElidingLabel(self)
         self.count = style.set_font_role(QLabel(self), "small")  # "12 of 24 labels": drawn of those in view
         style.set_sheet(self.count, "color: {muted};")
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setMinimumSize(60, 60)
+        self.map_frame = QFrame()  # the selection frame (`mark`) around the canvas: pyqtgraph lays its scene
+        column((self.canvas, 1), parent=self.map_frame, margins=0)  # out at the canvas' whole size, border or not
         self.rows_axis, self.cols_axis = LabelAxis("left"), LabelAxis("bottom")
         self.rows_axis.sizes_itself = self.cols_axis.sizes_itself = False  # `_square` sizes them
         self.plot = MapPlot({"left": self.rows_axis, "bottom": self.cols_axis})
@@ -69,7 +81,7 @@ class Heatmap(QWidget):
         self.plot.vb.sigRangeChangedManually.connect(self._on_user_view)
         self.plot.vb.sigResized.connect(self._on_view_resized)
         self.bar_canvas, self.bar = colour_bar_canvas(self.cmap, self.levels, colour_bar) if colour_bar else (None, None)
-        maps = row((self.canvas, 1), margins=0)
+        maps = row((self.map_frame, 1), margins=0)
         if self.bar_canvas is not None:
             maps.addWidget(self.bar_canvas)
         column(row((self.title, 1), self.count, margins=0), (maps, 1), parent=self, margins=0).setSpacing(2)
@@ -205,10 +217,11 @@ class Heatmap(QWidget):
 
     def mark(self, on: bool) -> None:
         """Frame the whole map in the selection colour (a grid's selected head); a style sheet
-        re-polishes the canvas, so only when the frame turns on or off."""
-        if on != self.framed:
-            self.framed = on
-            style.set_sheet(self.canvas, "border: 3px solid {selected};" if on else "border: 3px solid transparent;")
+        re-polishes the frame, so only when it turns on or off."""
+        if on != self.map_framed:
+            self.map_framed = on
+            colour = "{selected}" if on else "transparent"
+            style.set_sheet(self.map_frame, ".QFrame {{ border: 3px solid " + colour + "; }}")
 
     def zoom(self, factor: float, center: tuple[float, float] | None = None) -> None:
         """Zoom by `factor` (> 1: in) around `center` (x, y in cells), as the wheel does."""
@@ -245,36 +258,39 @@ class Heatmap(QWidget):
 
     def _square(self) -> None:
         """Axes sized for their labels (upright or turned), the room square cells leave given to the
-        margins (the axes against the map), and room above a row lower than its label."""
+        margins (the axes against the map), room above a row lower than its label and right of a last
+        column narrower than its label."""
         rows, cols = self.values.shape
         ci = self.canvas.ci
         left = self.rows_axis.extent(False) if rows else 10
         self.rows_axis.setWidth(int(left))
         line = QFontMetricsF(label_font()).height()
-        view = self.canvas.contentsRect().size()  # (inside the selection frame's border; the viewport's size to be)
-        width, height = view.width() - 2, view.height() - 2
+        width, height = self.canvas.width() - 2 - left, self.canvas.height() - 2  # (MapPlot's margins)
         bottom = self.cols_axis.extent(False) if cols else 10
-        top = 0.0
+        top = right = 0.0
         if rows and cols:
-            tall = min((width - left) / cols, (height - bottom) / rows) if self.square else (height - bottom) / rows
+            tall = min(width / cols, (height - bottom) / rows) if self.square else (height - bottom) / rows
             top = max(0.0, (line - tall) / 2)  # (the first label is centred on row 0)
             height -= top
-            cell = (min((width - left) / cols, (height - bottom) / rows) if self.square
-                    else (width - left) / self._text_span(width - left, height - bottom))  # the columns shown
+            shown = cols if self.square else self._text_span(width, height - bottom)
+            most = (height - bottom) / rows if self.square else math.inf
+            last = self.cols_axis.widths()[-1] if shown == cols else 0.0  # (the last label at the edge)
+            cell, right = edge_cells(width, shown, last, most)
             turned, _ = plan(self.cols_axis.widths(), line, cell, True)
             if turned:
                 bottom = self.cols_axis.extent(True)
+                cell, right = edge_cells(width, shown, line if shown == cols else 0.0, most)
         self.cols_axis.setHeight(int(bottom))
         if not (rows and cols and self.square):
-            ci.setContentsMargins(0, top, 0, 0)
+            ci.setContentsMargins(0, top, right, 0)
             if not self.user_view:
                 ci.layout.activate()  # (the view box's size for the text's columns)
                 self._fit_view()
             return
-        cell = max(1.0, min((width - left) / cols, (height - bottom) / rows))
-        spare_w = max(0.0, width - left - cell * cols)
+        cell = max(1.0, min(cell, (height - bottom) / rows))
+        spare_w = max(0.0, width - cell * cols - right)
         spare_h = max(0.0, height - bottom - cell * rows)
-        ci.setContentsMargins(spare_w / 2, top + spare_h / 2, spare_w / 2, spare_h / 2)
+        ci.setContentsMargins(spare_w / 2, top + spare_h / 2, spare_w / 2 + right, spare_h / 2)
         if not self.user_view:
             self._fit_view()
 

@@ -8,7 +8,7 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
+from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument, QTransform
 
 from explorer import style
 from explorer.drawing.plot_style import set_axis_pen
@@ -42,6 +42,7 @@ class LabelAxis(pg.AxisItem):
         self.sizes_itself = True  # takes the height its turned labels need (a Heatmap sizes its axes)
         self.drawn = 0
         self.in_view = 0
+        self.painted: list[tuple[str, QRectF]] = []  # each label drawn last, and its box in the axis' coordinates
         self.setTickFont(label_font())
         self.setTextPen(style.current().text)
         set_axis_pen(self, pg.mkPen(None))
@@ -145,16 +146,19 @@ class LabelAxis(pg.AxisItem):
         p.setPen(self.textPen())
         line = self.metrics().height()
         bottom = self.orientation == "bottom"
+        self.painted = []
         for rect, flags, text in textSpecs:
             if not (self.turned and self.horizontal):
                 p.drawText(rect, int(flags), text)
+                self.painted.append((text, QRectF(rect)))
                 continue
             width = self.metrics().horizontalAdvance(text) + 2
-            p.save()
-            p.translate(rect.center().x(), rect.top() if bottom else rect.bottom())
-            p.rotate(-90)
+            turn = QTransform().translate(rect.center().x(), rect.top() if bottom else rect.bottom()).rotate(-90)
             box = QRectF(-width, -line / 2, width, line) if bottom else QRectF(0, -line / 2, width, line)
             align = Qt.AlignmentFlag.AlignRight if bottom else Qt.AlignmentFlag.AlignLeft
+            p.save()
+            p.setTransform(turn, True)
             p.drawText(box, int(align | Qt.AlignmentFlag.AlignVCenter), text)
             p.restore()
+            self.painted.append((text, turn.mapRect(box)))
         self.counted.emit()
