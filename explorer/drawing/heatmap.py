@@ -65,9 +65,9 @@ class Heatmap(QWidget):
         self.levels = (float(levels[0]), float(levels[1]))
         self.image = pg.ImageItem()
         self.image.setColorMap(self.cmap)
+        self.image.setLevels(self.levels)
         self.hatch = MaskOverlay()
-        self.cell_text = CellText(numbers)
-        self.cell_text.cmap, self.cell_text.levels = self.cmap, self.levels
+        self.cell_text = CellText(self.image, numbers)
         for item in (self.hatch, self.image, self.cell_text):
             self.plot.addItem(item)
         self.overlays: list[QGraphicsItem] = []
@@ -179,13 +179,13 @@ class Heatmap(QWidget):
         self._square()
 
     def set_colormap(self, cmap: pg.ColorMap) -> None:
-        self.cmap = self.cell_text.cmap = cmap
+        self.cmap = cmap
         self.image.setColorMap(cmap)
         if self.bar is not None:
             self.bar.setColorMap(cmap)
 
     def set_levels(self, levels: tuple[float, float]) -> None:
-        self.levels = self.cell_text.levels = (float(levels[0]), float(levels[1]))
+        self.levels = (float(levels[0]), float(levels[1]))
         self.image.setLevels(self.levels)
         if self.bar is not None:
             self.bar.setLevels(self.levels)
