@@ -45,7 +45,7 @@ def painted(qtbot, widget, size) -> None:
     widget.resize(*size)
     widget.show()
     qtbot.waitExposed(widget)
-    qtbot.wait(30)
+    qtbot.wait(5)
     widget.grab()  # (a paint: the axes draw their labels)
 
 
@@ -69,13 +69,19 @@ def test_the_grid_draws_every_maps_last_column_label_whole(qtbot, scale, size):
 
 
 @pytest.mark.parametrize("square", [True, False])
-def test_a_last_label_wider_than_its_column_is_drawn_whole(qtbot, scale, square):
-    """Labels upright side by side may be wider than their own column; the map leaves the last one room."""
+@pytest.mark.parametrize("end", ["first", "last"])
+def test_an_end_label_wider_than_its_column_is_drawn_whole_at_any_width(qtbot, scale, square, end):
+    """Labels upright side by side may be wider than their own column (a narrow neighbour leaves them
+    room); the map leaves the end ones room too: at the first column, beside narrower row labels."""
     heatmap = Heatmap("map", square=square)
     qtbot.addWidget(heatmap)
-    tokens = ["a", "b", "c", "d", "e", "hippopotamus"]
-    heatmap.set_data(np.random.default_rng(0).random((6, 6)), tokens, tokens)
-    width = 6 * heatmap.cols_axis.widths()[-1] * 0.9 + heatmap.rows_axis.extent(False)  # a column a bit narrower
-    painted(qtbot, heatmap, (int(width), int(width * 1.6)))
-    assert not heatmap.cols_axis.turned and heatmap.cols_axis.drawn == 6  # the case: all upright
-    assert cut_labels(heatmap) == []
+    tokens = ["i", "j", "l", "i", "j"]
+    tokens = ["WWWWWWWWW", *tokens] if end == "first" else [*tokens, "WWWWWWWWW"]
+    heatmap.set_data(np.random.default_rng(0).random((6, 6)), list("ijlijl"), tokens)
+    long = max(heatmap.cols_axis.widths())
+    upright = 0
+    for width in range(int(3 * long), int(7 * long), max(1, int(long / 4))):  # across upright and turned
+        painted(qtbot, heatmap, (width, 3 * width))
+        assert cut_labels(heatmap) == [], width
+        upright += not heatmap.cols_axis.turned and heatmap.cols_axis.drawn == 6
+    assert upright  # the case: some widths draw every label upright

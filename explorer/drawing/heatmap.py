@@ -23,14 +23,17 @@ from explorer.theme import notifier
 from model.inference.labels import label_count
 
 
-def edge_cells(room: float, columns: int, last: float, most: float = math.inf) -> tuple[float, float]:
-    """(column width, room right of the last column): the widest columns, at most `most`, that leave a
-    `last` px wide label centred on the last column room to end inside `room`."""
-    cell = room / columns
-    if last > cell:
-        cell = (room - last / 2) / (columns - 0.5)
+def edge_cells(room: float, columns: int, ends: tuple[float, float], most: float = math.inf) -> tuple[float, float, float]:
+    """(column width, room left of the first column, room right of the last): the widest columns, at
+    most `most`, that leave labels `ends` px wide (beyond what is already free) centred on the first
+    and the last column room to end inside `room`."""
+    wide = sorted(ends, reverse=True)
+    for k in range(3 if columns > 1 else 2):  # k: how many ends are wider than their column
+        cell = (room - sum(wide[:k]) / 2) / (columns - k / 2)
+        if all(end <= cell for end in wide[k:]):
+            break
     cell = max(1.0, min(cell, most))
-    return cell, max(0.0, (last - cell) / 2)
+    return cell, *(max(0.0, (end - cell) / 2) for end in ends)
 
 
 class Heatmap(QWidget):
@@ -258,7 +261,7 @@ class Heatmap(QWidget):
 
     def _square(self) -> None:
         """Axes sized for their labels (upright or turned), the room square cells leave given to the
-        margins (the axes against the map), room above a row lower than its label and right of a last
+        margins (the axes against the map), room above a row lower than its label and beside an end
         column narrower than its label."""
         rows, cols = self.values.shape
         ci = self.canvas.ci
@@ -267,30 +270,30 @@ class Heatmap(QWidget):
         line = QFontMetricsF(label_font()).height()
         width, height = self.canvas.width() - 2 - left, self.canvas.height() - 2  # (MapPlot's margins)
         bottom = self.cols_axis.extent(False) if cols else 10
-        top = right = 0.0
+        top = before = after = 0.0
         if rows and cols:
             tall = min(width / cols, (height - bottom) / rows) if self.square else (height - bottom) / rows
             top = max(0.0, (line - tall) / 2)  # (the first label is centred on row 0)
             height -= top
             shown = cols if self.square else self._text_span(width, height - bottom)
             most = (height - bottom) / rows if self.square else math.inf
-            last = self.cols_axis.widths()[-1] if shown == cols else 0.0  # (the last label at the edge)
-            cell, right = edge_cells(width, shown, last, most)
+            widths = self.cols_axis.widths() if shown == cols else [0.0]  # (the end labels at the edges)
+            cell, before, after = edge_cells(width, shown, (widths[0] - 2 * left, widths[-1]), most)
             turned, _ = plan(self.cols_axis.widths(), line, cell, True)
             if turned:
                 bottom = self.cols_axis.extent(True)
-                cell, right = edge_cells(width, shown, line if shown == cols else 0.0, most)
+                cell, before, after = edge_cells(width, shown, (line - 2 * left, line if shown == cols else 0.0), most)
         self.cols_axis.setHeight(int(bottom))
         if not (rows and cols and self.square):
-            ci.setContentsMargins(0, top, right, 0)
+            ci.setContentsMargins(before, top, after, 0)
             if not self.user_view:
                 ci.layout.activate()  # (the view box's size for the text's columns)
                 self._fit_view()
             return
         cell = max(1.0, min(cell, (height - bottom) / rows))
-        spare_w = max(0.0, width - cell * cols - right)
+        spare_w = max(0.0, width - cell * cols - before - after)
         spare_h = max(0.0, height - bottom - cell * rows)
-        ci.setContentsMargins(spare_w / 2, top + spare_h / 2, spare_w / 2 + right, spare_h / 2)
+        ci.setContentsMargins(before + spare_w / 2, top + spare_h / 2, after + spare_w / 2, spare_h / 2)
         if not self.user_view:
             self._fit_view()
 

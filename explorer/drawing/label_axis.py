@@ -117,12 +117,25 @@ class LabelAxis(pg.AxisItem):
         lo, hi = min(lo, hi) - self.origin, max(lo, hi) - self.origin
         return range(max(0, math.ceil(lo - 0.5)), min(len(self.tokens) - 1, math.floor(hi - 0.5)) + 1)
 
+    def ends_fit(self, lo: float, hi: float) -> bool:
+        """Whether the first and the last label of the cells in view lo…hi, upright, end inside the
+        canvas' layout (the room a map leaves beside its axis included)."""
+        top, cells = self.topLevelWidget(), self.cells_in(lo, hi)  # (top: laid out in the axis' own pass)
+        if top is None or not cells:
+            return True
+        box, room = self.mapRectToScene(QRectF(0, 0, self.width(), self.height())), top.mapRectToScene(top.rect())
+        x = [box.left() + (self.origin + i + 0.5 - lo) * box.width() / (hi - lo) for i in (cells[0], cells[-1])]
+        return x[0] - self.widths()[cells[0]] / 2 >= room.left() and x[1] + self.widths()[cells[-1]] / 2 <= room.right()
+
     def tickValues(self, minVal, maxVal, size):
         cells = self.cells_in(minVal, maxVal)
         if not self.tokens or size <= 0 or maxVal == minVal:
             return []
         cell_px = size / abs(maxVal - minVal)
-        turned, stride = plan(self.widths(), self.metrics().height(), cell_px, self.horizontal)
+        line = self.metrics().height()
+        turned, stride = plan(self.widths(), line, cell_px, self.horizontal)
+        if self.horizontal and not turned and stride == 1 and not self.ends_fit(min(minVal, maxVal), max(minVal, maxVal)):
+            turned, stride = True, plan(self.widths(), line, cell_px, False)[1]  # (stacked, as turned labels are)
         if turned != self.turned and self.sizes_itself and self.horizontal:
             self.setHeight(int(self.extent(True)) if turned else None)  # (pyqtgraph sizes for upright text)
         self.turned = turned
