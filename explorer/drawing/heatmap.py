@@ -16,7 +16,7 @@ from explorer import style
 from explorer.drawing.cell_text import CellText
 from explorer.drawing.colour_bar import colour_bar_canvas
 from explorer.drawing.label_axis import LabelAxis, display_piece, label_font, plan
-from explorer.drawing.map_overlays import MaskOverlay, blocked_rects
+from explorer.drawing.map_overlays import MaskOverlay
 from explorer.drawing.map_plot import MapPlot
 from explorer.panels.layouts import column, row
 from explorer.theme import notifier
@@ -150,7 +150,7 @@ class Heatmap(QWidget):
             self.image.setImage(shown, levels=self.levels, autoLevels=False)
             self.image.setRect(QRectF(0, 0, cols, rows))
         self.image.setVisible(bool(rows and cols))
-        self.hatch.set_rects(blocked_rects(allowed) if allowed is not None else [])
+        self.hatch.set_mask(allowed)
         self.edges.setRect(QRectF(0, 0, cols, rows))
         self.edges.setVisible(bool(rows and cols))
         self.cell_text.set_texts(texts or [], shown)
