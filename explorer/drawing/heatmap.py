@@ -22,6 +22,8 @@ from explorer.panels.layouts import column, row
 from explorer.theme import notifier
 from model.inference.labels import label_count
 
+FRAME_SHEET = ".QFrame {{ border: 3px solid %s; }}"  # a `set_sheet` template: the frame alone, not the canvas in it
+
 
 def edge_cells(room: float, columns: int, ends: tuple[float, float], most: float = math.inf) -> tuple[float, float, float]:
     """(column width, room left of the first column, room right of the last): the widest columns, at
@@ -49,7 +51,7 @@ class Heatmap(QWidget):
         fill the room); `numbers`: values in the cells."""
         super().__init__(parent)
         self.square = square
-        self.map_framed: bool | None = None  # the selection frame drawn now (`mark`)
+        self.framed: bool | None = None  # the selection frame drawn now (`mark`)
         self.title = QElidingLabel(self)
         self.count = style.set_font_role(QLabel(self), "small")  # "12 of 24 labels": drawn of those in view
         style.set_sheet(self.count, "color: {muted};")
@@ -221,10 +223,9 @@ class Heatmap(QWidget):
     def mark(self, on: bool) -> None:
         """Frame the whole map in the selection colour (a grid's selected head); a style sheet
         re-polishes the frame, so only when it turns on or off."""
-        if on != self.map_framed:
-            self.map_framed = on
-            colour = "{selected}" if on else "transparent"
-            style.set_sheet(self.map_frame, ".QFrame {{ border: 3px solid " + colour + "; }}")
+        if on != self.framed:
+            self.framed = on
+            style.set_sheet(self.map_frame, FRAME_SHEET % ("{selected}" if on else "transparent"))
 
     def zoom(self, factor: float, center: tuple[float, float] | None = None) -> None:
         """Zoom by `factor` (> 1: in) around `center` (x, y in cells), as the wheel does."""
