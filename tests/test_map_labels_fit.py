@@ -85,3 +85,19 @@ def test_an_end_label_wider_than_its_column_is_drawn_whole_at_any_width(qtbot, s
         assert cut_labels(heatmap) == [], width
         upright += not heatmap.cols_axis.turned and heatmap.cols_axis.drawn == 6
     assert upright  # the case: some widths draw every label upright
+
+
+@pytest.mark.parametrize("centre", [3.55, 3.45, 5.52])
+def test_a_zoomed_map_draws_no_label_past_its_edges_and_counts_those_it_leaves_out(qtbot, centre):
+    """Zoomed in, a cell at the view's edge may have no room for its label: left out, and counted."""
+    heatmap = Heatmap("map")
+    qtbot.addWidget(heatmap)
+    tokens = [f"word{i}" for i in range(8)]
+    heatmap.set_data(np.random.default_rng(0).random((8, 8)), tokens, tokens)
+    painted(qtbot, heatmap, (600, 600))
+    heatmap.zoom(2.0, (centre, 4.0))
+    qtbot.wait(5)
+    heatmap.grab()
+    assert cut_labels(heatmap) == []
+    drawn, in_view = heatmap.label_counts()[1]
+    assert drawn == len(heatmap.cols_axis.painted) and (drawn == in_view or heatmap.count_text())

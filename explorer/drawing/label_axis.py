@@ -117,15 +117,16 @@ class LabelAxis(pg.AxisItem):
         lo, hi = min(lo, hi) - self.origin, max(lo, hi) - self.origin
         return range(max(0, math.ceil(lo - 0.5)), min(len(self.tokens) - 1, math.floor(hi - 0.5)) + 1)
 
-    def ends_fit(self, lo: float, hi: float) -> bool:
-        """Whether the first and the last label of the cells in view lo…hi, upright, end inside the
-        canvas' layout (the room a map leaves beside its axis included)."""
+    def overhanging(self, lo: float, hi: float) -> set[int]:
+        """The first and the last cell in view lo…hi whose label, upright, would end outside the canvas'
+        layout (the room a map leaves beside its axis included)."""
         top, cells = self.topLevelWidget(), self.cells_in(lo, hi)  # (top: laid out in the axis' own pass)
         if top is None or not cells:
-            return True
+            return set()
         box, room = self.mapRectToScene(QRectF(0, 0, self.width(), self.height())), top.mapRectToScene(top.rect())
-        x = [box.left() + (self.origin + i + 0.5 - lo) * box.width() / (hi - lo) for i in (cells[0], cells[-1])]
-        return x[0] - self.widths()[cells[0]] / 2 >= room.left() and x[1] + self.widths()[cells[-1]] / 2 <= room.right()
+        x = {i: box.left() + (self.origin + i + 0.5 - lo) * box.width() / (hi - lo) for i in (cells[0], cells[-1])}
+        return {i for i, centre in x.items()
+                if not room.left() <= centre - self.widths()[i] / 2 <= centre + self.widths()[i] / 2 <= room.right()}
 
     def tickValues(self, minVal, maxVal, size):
         cells = self.cells_in(minVal, maxVal)
@@ -134,15 +135,17 @@ class LabelAxis(pg.AxisItem):
         cell_px = size / abs(maxVal - minVal)
         line = self.metrics().height()
         turned, stride = plan(self.widths(), line, cell_px, self.horizontal)
-        if self.horizontal and not turned and stride == 1 and not self.ends_fit(min(minVal, maxVal), max(minVal, maxVal)):
-            turned, stride = True, plan(self.widths(), line, cell_px, False)[1]  # (stacked, as turned labels are)
+        upright_each = self.horizontal and not turned and stride == 1
+        out = self.overhanging(min(minVal, maxVal), max(minVal, maxVal)) if upright_each else set()
+        if out and (self.sizes_itself or self.height() >= self.extent(True)):  # turned where the axis has room
+            turned, stride, out = True, plan(self.widths(), line, cell_px, False)[1], set()
         if turned != self.turned and self.sizes_itself and self.horizontal:
             self.setHeight(int(self.extent(True)) if turned else None)  # (pyqtgraph sizes for upright text)
         self.turned = turned
         if self.numeric and stride > 1:  # numbers at round steps: 0, 5, 10, … not 0, 3, 6, …
             stride = int(nice_at_least(stride))
         first = cells.start + (-cells.start) % stride  # every stride-th cell, counted from cell 0
-        return [(1.0, [self.origin + i + 0.5 for i in range(first, cells.stop, stride)])]
+        return [(1.0, [self.origin + i + 0.5 for i in range(first, cells.stop, stride) if i not in out])]
 
     def tickStrings(self, values, scale, spacing):
         n = len(self.tokens)
