@@ -3,6 +3,8 @@ module holds a colour literal), Qt's `QPalette` and the stylesheet generated fro
 colours listen to `notifier().changed` and recolour in place."""
 from __future__ import annotations
 
+from functools import cache
+
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QColor, QPalette
 
@@ -147,15 +149,10 @@ class _Notifier(QObject):
     changed = Signal(str)  # the new theme's name
 
 
-_notifier: _Notifier | None = None
-
-
+@cache
 def notifier() -> _Notifier:
     """The object whose `changed` signal fires after every theme switch."""
-    global _notifier
-    if _notifier is None:
-        _notifier = _Notifier()
-    return _notifier
+    return _Notifier()
 
 
 def current() -> Palette:

@@ -14,27 +14,25 @@ from explorer.drawing.label_axis import label_font
 
 
 class CellText(pg.GraphicsObject):
-    """Each cell's lines (or, `numbers`, its value as 0.00)."""
+    """Each cell's lines (or, `numbers`, its value as 0.00), dark on a bright cell and light on a dark
+    one of `image`, whatever its colour map and levels."""
 
-    def __init__(self, numbers: bool = False):
+    def __init__(self, image: pg.ImageItem, numbers: bool = False):
         super().__init__()
+        self.image = image
         self.numbers = numbers
         self.texts: list[list[list[str]]] = []
         self.values: np.ndarray | None = None
         self.drawn = False  # whether the last paint wrote the texts
         self.whole_lines = False  # ask for cells as wide as the widest line (the map shows fewer columns)
-        self.cmap: pg.ColorMap | None = None  # the map's colours and levels (set by its Heatmap): the
-        self.levels = (0.0, 1.0)  # text is dark on a bright cell and light on a dark one, whatever the map
         self.setZValue(3)
 
     def bright_cells(self, values: np.ndarray) -> np.ndarray:
         """Which cells are coloured bright (luma above 0.45: viridis above ~0.55), in one lookup."""
         values = np.asarray(values, dtype=np.float64)
-        if self.cmap is None:
-            return np.isfinite(values) & (values > 0.55)
-        lo, hi = self.levels
+        lo, hi = self.image.getLevels()
         t = np.clip((values - lo) / (hi - lo), 0, 1) if hi > lo else np.full_like(values, 0.5)
-        rgb = self.cmap.map(np.nan_to_num(t).ravel(), mode="float")[:, :3].reshape(*values.shape, 3)
+        rgb = self.image.getColorMap().map(np.nan_to_num(t).ravel(), mode="float")[:, :3].reshape(*values.shape, 3)
         return np.isfinite(values) & (rgb @ np.array([0.299, 0.587, 0.114]) > 0.45)
 
     def set_texts(self, texts, values) -> None:

@@ -9,18 +9,33 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QFontMetricsF, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QLabel, QWidget
+from PySide6.QtWidgets import QFrame, QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QLabel, QWidget
 from superqt import QElidingLabel
 
 from explorer import style
 from explorer.drawing.cell_text import CellText
 from explorer.drawing.colour_bar import colour_bar_canvas
 from explorer.drawing.label_axis import LabelAxis, display_piece, label_font, plan
-from explorer.drawing.map_overlays import MaskOverlay, blocked_rects
+from explorer.drawing.map_overlays import MaskOverlay
 from explorer.drawing.map_plot import MapPlot
 from explorer.panels.layouts import column, row
 from explorer.theme import notifier
 from model.inference.labels import label_count
+
+FRAME_SHEET = ".QFrame {{ border: 3px solid %s; }}"  # a `set_sheet` template: the frame alone, not the canvas in it
+
+
+def edge_cells(room: float, columns: int, ends: tuple[float, float], most: float = math.inf) -> tuple[float, float, float]:
+    """(column width, room left of the first column, room right of the last): the widest columns, at
+    most `most`, that leave labels `ends` px wide (beyond what is already free) centred on the first
+    and the last column room to end inside `room`."""
+    wide = sorted(ends, reverse=True)
+    for k in range(3 if columns > 1 else 2):  # k: how many ends are wider than their column
+        cell = (room - sum(wide[:k]) / 2) / (columns - k / 2)
+        if all(end <= cell for end in wide[k:]):
+            break
+    cell = max(1.0, min(cell, most))
+    return cell, *(max(0.0, (end - cell) / 2) for end in ends)
 
 
 class Heatmap(QWidget):
@@ -42,6 +57,8 @@ class Heatmap(QWidget):
         style.set_sheet(self.count, "color: {muted};")
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setMinimumSize(60, 60)
+        self.map_frame = QFrame()  # the selection frame (`mark`) around the canvas: pyqtgraph lays its scene
+        column((self.canvas, 1), parent=self.map_frame, margins=0)  # out at the canvas' whole size, border or not
         self.rows_axis, self.cols_axis = LabelAxis("left"), LabelAxis("bottom")
         self.rows_axis.sizes_itself = self.cols_axis.sizes_itself = False  # `_square` sizes them
         self.plot = MapPlot({"left": self.rows_axis, "bottom": self.cols_axis})
@@ -53,9 +70,9 @@ class Heatmap(QWidget):
         self.levels = (float(levels[0]), float(levels[1]))
         self.image = pg.ImageItem()
         self.image.setColorMap(self.cmap)
+        self.image.setLevels(self.levels)
         self.hatch = MaskOverlay()
-        self.cell_text = CellText(numbers)
-        self.cell_text.cmap, self.cell_text.levels = self.cmap, self.levels
+        self.cell_text = CellText(self.image, numbers)
         for item in (self.hatch, self.image, self.cell_text):
             self.plot.addItem(item)
         self.overlays: list[QGraphicsItem] = []
@@ -69,7 +86,7 @@ class Heatmap(QWidget):
         self.plot.vb.sigRangeChangedManually.connect(self._on_user_view)
         self.plot.vb.sigResized.connect(self._on_view_resized)
         self.bar_canvas, self.bar = colour_bar_canvas(self.cmap, self.levels, colour_bar) if colour_bar else (None, None)
-        maps = row((self.canvas, 1), margins=0)
+        maps = row((self.map_frame, 1), margins=0)
         if self.bar_canvas is not None:
             maps.addWidget(self.bar_canvas)
         column(row((self.title, 1), self.count, margins=0), (maps, 1), parent=self, margins=0).setSpacing(2)
@@ -135,7 +152,7 @@ class Heatmap(QWidget):
             self.image.setImage(shown, levels=self.levels, autoLevels=False)
             self.image.setRect(QRectF(0, 0, cols, rows))
         self.image.setVisible(bool(rows and cols))
-        self.hatch.set_rects(blocked_rects(allowed) if allowed is not None else [])
+        self.hatch.set_mask(allowed)
         self.edges.setRect(QRectF(0, 0, cols, rows))
         self.edges.setVisible(bool(rows and cols))
         self.cell_text.set_texts(texts or [], shown)
@@ -167,13 +184,13 @@ class Heatmap(QWidget):
         self._square()
 
     def set_colormap(self, cmap: pg.ColorMap) -> None:
-        self.cmap = self.cell_text.cmap = cmap
+        self.cmap = cmap
         self.image.setColorMap(cmap)
         if self.bar is not None:
             self.bar.setColorMap(cmap)
 
     def set_levels(self, levels: tuple[float, float]) -> None:
-        self.levels = self.cell_text.levels = (float(levels[0]), float(levels[1]))
+        self.levels = (float(levels[0]), float(levels[1]))
         self.image.setLevels(self.levels)
         if self.bar is not None:
             self.bar.setLevels(self.levels)
@@ -205,10 +222,10 @@ class Heatmap(QWidget):
 
     def mark(self, on: bool) -> None:
         """Frame the whole map in the selection colour (a grid's selected head); a style sheet
-        re-polishes the canvas, so only when the frame turns on or off."""
+        re-polishes the frame, so only when it turns on or off."""
         if on != self.framed:
             self.framed = on
-            style.set_sheet(self.canvas, "border: 3px solid {selected};" if on else "border: 3px solid transparent;")
+            style.set_sheet(self.map_frame, FRAME_SHEET % ("{selected}" if on else "transparent"))
 
     def zoom(self, factor: float, center: tuple[float, float] | None = None) -> None:
         """Zoom by `factor` (> 1: in) around `center` (x, y in cells), as the wheel does."""
@@ -245,36 +262,39 @@ class Heatmap(QWidget):
 
     def _square(self) -> None:
         """Axes sized for their labels (upright or turned), the room square cells leave given to the
-        margins (the axes against the map), and room above a row lower than its label."""
+        margins (the axes against the map), room above a row lower than its label and beside an end
+        column narrower than its label."""
         rows, cols = self.values.shape
         ci = self.canvas.ci
         left = self.rows_axis.extent(False) if rows else 10
         self.rows_axis.setWidth(int(left))
         line = QFontMetricsF(label_font()).height()
-        view = self.canvas.contentsRect().size()  # (inside the selection frame's border; the viewport's size to be)
-        width, height = view.width() - 2, view.height() - 2
+        width, height = self.canvas.width() - 2 - left, self.canvas.height() - 2  # (MapPlot's margins)
         bottom = self.cols_axis.extent(False) if cols else 10
-        top = 0.0
+        top = before = after = 0.0
         if rows and cols:
-            tall = min((width - left) / cols, (height - bottom) / rows) if self.square else (height - bottom) / rows
+            tall = min(width / cols, (height - bottom) / rows) if self.square else (height - bottom) / rows
             top = max(0.0, (line - tall) / 2)  # (the first label is centred on row 0)
             height -= top
-            cell = (min((width - left) / cols, (height - bottom) / rows) if self.square
-                    else (width - left) / self._text_span(width - left, height - bottom))  # the columns shown
+            shown = cols if self.square else self._text_span(width, height - bottom)
+            most = (height - bottom) / rows if self.square else math.inf
+            widths = self.cols_axis.widths() if shown == cols else [0.0]  # (the end labels at the edges)
+            cell, before, after = edge_cells(width, shown, (widths[0] - 2 * left, widths[-1]), most)
             turned, _ = plan(self.cols_axis.widths(), line, cell, True)
             if turned:
                 bottom = self.cols_axis.extent(True)
+                cell, before, after = edge_cells(width, shown, (line - 2 * left, line if shown == cols else 0.0), most)
         self.cols_axis.setHeight(int(bottom))
         if not (rows and cols and self.square):
-            ci.setContentsMargins(0, top, 0, 0)
+            ci.setContentsMargins(before, top, after, 0)
             if not self.user_view:
                 ci.layout.activate()  # (the view box's size for the text's columns)
                 self._fit_view()
             return
-        cell = max(1.0, min((width - left) / cols, (height - bottom) / rows))
-        spare_w = max(0.0, width - left - cell * cols)
+        cell = max(1.0, min(cell, (height - bottom) / rows))
+        spare_w = max(0.0, width - cell * cols - before - after)
         spare_h = max(0.0, height - bottom - cell * rows)
-        ci.setContentsMargins(spare_w / 2, top + spare_h / 2, spare_w / 2, spare_h / 2)
+        ci.setContentsMargins(before + spare_w / 2, top + spare_h / 2, after + spare_w / 2, spare_h / 2)
         if not self.user_view:
             self._fit_view()
 

@@ -131,6 +131,8 @@ class HeatmapGrid(QWidget):
         self._placed = (cols, side, tall)
         while self.grid.count():
             self.grid.takeAt(0)
+        for c in range(max(cols, self.grid.columnCount())):  # the columns alike: one label plan for every map
+            self.grid.setColumnStretch(c, int(c < cols))
         for m in self.pool:
             m.hide()
         for label in self.headings:

@@ -8,7 +8,7 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
+from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument, QTransform
 
 from explorer import style
 from explorer.drawing.plot_style import set_axis_pen
@@ -42,6 +42,7 @@ class LabelAxis(pg.AxisItem):
         self.sizes_itself = True  # takes the height its turned labels need (a Heatmap sizes its axes)
         self.drawn = 0
         self.in_view = 0
+        self.painted: list[tuple[str, QRectF]] = []  # each label drawn last, and its box in the axis' coordinates
         self.setTickFont(label_font())
         self.setTextPen(style.current().text)
         set_axis_pen(self, pg.mkPen(None))
@@ -116,19 +117,35 @@ class LabelAxis(pg.AxisItem):
         lo, hi = min(lo, hi) - self.origin, max(lo, hi) - self.origin
         return range(max(0, math.ceil(lo - 0.5)), min(len(self.tokens) - 1, math.floor(hi - 0.5)) + 1)
 
+    def overhanging(self, lo: float, hi: float) -> set[int]:
+        """The first and the last cell in view lo…hi whose label, upright, would end outside the canvas'
+        layout (the room a map leaves beside its axis included)."""
+        top, cells = self.topLevelWidget(), self.cells_in(lo, hi)  # (top: laid out in the axis' own pass)
+        if top is None or not cells:
+            return set()
+        box, room = self.mapRectToScene(QRectF(0, 0, self.width(), self.height())), top.mapRectToScene(top.rect())
+        x = {i: box.left() + (self.origin + i + 0.5 - lo) * box.width() / (hi - lo) for i in (cells[0], cells[-1])}
+        return {i for i, centre in x.items()
+                if not room.left() <= centre - self.widths()[i] / 2 <= centre + self.widths()[i] / 2 <= room.right()}
+
     def tickValues(self, minVal, maxVal, size):
         cells = self.cells_in(minVal, maxVal)
         if not self.tokens or size <= 0 or maxVal == minVal:
             return []
         cell_px = size / abs(maxVal - minVal)
-        turned, stride = plan(self.widths(), self.metrics().height(), cell_px, self.horizontal)
+        line = self.metrics().height()
+        turned, stride = plan(self.widths(), line, cell_px, self.horizontal)
+        upright_each = self.horizontal and not turned and stride == 1
+        out = self.overhanging(min(minVal, maxVal), max(minVal, maxVal)) if upright_each else set()
+        if out and (self.sizes_itself or self.height() >= self.extent(True)):  # turned where the axis has room
+            turned, stride, out = True, plan(self.widths(), line, cell_px, False)[1], set()
         if turned != self.turned and self.sizes_itself and self.horizontal:
             self.setHeight(int(self.extent(True)) if turned else None)  # (pyqtgraph sizes for upright text)
         self.turned = turned
         if self.numeric and stride > 1:  # numbers at round steps: 0, 5, 10, … not 0, 3, 6, …
             stride = int(nice_at_least(stride))
         first = cells.start + (-cells.start) % stride  # every stride-th cell, counted from cell 0
-        return [(1.0, [self.origin + i + 0.5 for i in range(first, cells.stop, stride)])]
+        return [(1.0, [self.origin + i + 0.5 for i in range(first, cells.stop, stride) if i not in out])]
 
     def tickStrings(self, values, scale, spacing):
         n = len(self.tokens)
@@ -145,16 +162,19 @@ class LabelAxis(pg.AxisItem):
         p.setPen(self.textPen())
         line = self.metrics().height()
         bottom = self.orientation == "bottom"
+        self.painted = []
         for rect, flags, text in textSpecs:
             if not (self.turned and self.horizontal):
                 p.drawText(rect, int(flags), text)
+                self.painted.append((text, QRectF(rect)))
                 continue
             width = self.metrics().horizontalAdvance(text) + 2
-            p.save()
-            p.translate(rect.center().x(), rect.top() if bottom else rect.bottom())
-            p.rotate(-90)
+            turn = QTransform().translate(rect.center().x(), rect.top() if bottom else rect.bottom()).rotate(-90)
             box = QRectF(-width, -line / 2, width, line) if bottom else QRectF(0, -line / 2, width, line)
             align = Qt.AlignmentFlag.AlignRight if bottom else Qt.AlignmentFlag.AlignLeft
+            p.save()
+            p.setTransform(turn, True)
             p.drawText(box, int(align | Qt.AlignmentFlag.AlignVCenter), text)
             p.restore()
+            self.painted.append((text, turn.mapRect(box)))
         self.counted.emit()

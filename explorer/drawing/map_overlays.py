@@ -12,11 +12,6 @@ from explorer.drawing import plot_style as st
 from model.inference.labels import masked_runs
 
 
-def blocked_rects(allowed: np.ndarray) -> list[tuple[int, int, int, int]]:
-    """(x, y, width, height) rectangles covering the blocked (False) cells, one per run."""
-    return [(start, r, stop - start, 1) for r, start, stop in masked_runs(~np.asarray(allowed, dtype=bool))]
-
-
 class MaskOverlay(pg.GraphicsObject):
 
     def __init__(self):
@@ -25,10 +20,11 @@ class MaskOverlay(pg.GraphicsObject):
         self.setZValue(-1)
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
-    def set_rects(self, rects) -> None:
+    def set_mask(self, allowed: np.ndarray | None) -> None:
+        """Hatch the blocked (False) cells of `allowed`, a rectangle per run (None: no cell)."""
         path = QPainterPath()
-        for x, y, w, h in rects:
-            path.addRect(QRectF(x, y, w, h))
+        for r, start, stop in masked_runs(~np.asarray(allowed, dtype=bool)) if allowed is not None else ():
+            path.addRect(QRectF(start, r, stop - start, 1))
         self.prepareGeometryChange()
         self._path = path
         self.update()

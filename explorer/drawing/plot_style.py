@@ -150,11 +150,8 @@ def _restyle_label(label: pg.LabelItem, p, ratio: float) -> None:
 
 
 def _scaled_font(f: QFont, ratio: float) -> QFont:
-    f = QFont(f)
-    if f.pointSizeF() > 0:
-        f.setPointSizeF(max(6.0, f.pointSizeF() * ratio))
-    elif f.pixelSize() > 0:
-        f.setPixelSize(max(8, round(f.pixelSize() * ratio)))
+    f = QFont(f)  # (every font here is sized in points: `style.font`, Qt's and pyqtgraph's defaults)
+    f.setPointSizeF(max(6.0, f.pointSizeF() * ratio))
     return f
 
 
