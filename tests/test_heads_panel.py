@@ -156,6 +156,7 @@ def test_a_deep_stack_is_paged_ten_layers_at_a_time_and_every_head_is_reachable(
 
     grid = HeadGrid()
     qtbot.addWidget(grid)
+    grid.resize(1200, 1000)  # room for more than ten rows of heads
     grid.show()
     with windows_shown() as seen:
         grid.set_model({"decoder_self": 30}, 9)  # (a model loaded while the panel is on screen)
