@@ -1,7 +1,6 @@
 """Compare checkpoints: the model (A) and another of the same architecture (B) on the same input:
-each output scored by both, A's and B's map of the selected head with B − A, and which heads
-changed most. B is the session's `compare` (a scene saves it); a slider steps through B's run's
-saved snapshots. The comparison runs off the GUI thread, when the panel can be seen."""
+each output scored by both, the selected head's maps with B − A, and which heads changed most.
+B is the session's `compare`; a slider steps through B's run's snapshots. Computed off the GUI thread."""
 from __future__ import annotations
 
 import html
@@ -226,12 +225,10 @@ class ComparePanel(PickedHead, Panel):
         self.request()
 
     def _show_reference(self, reference) -> None:
+        """B's name, and the slider over its run's snapshots where it has two or more."""
         self.snapshots = run_snapshots(reference) if reference else []
-        self._sync_slider(reference)
         self.b_name.setText(describe_reference(reference) if reference else "nothing compared yet")
         self.b_name.setToolTip(str(reference or ""))
-
-    def _sync_slider(self, reference) -> None:
         self.slider_row.setVisible(len(self.snapshots) >= 2)
         if len(self.snapshots) < 2:
             return

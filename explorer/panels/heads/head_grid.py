@@ -134,11 +134,11 @@ class HeadBlocks(QWidget):
                 widget.setVisible(layer in shown)
             grid.setRowStretch(layer + 1, int(layer in shown))  # the rows of heads grow, the head numbers stay on top
 
-    def paint(self, look) -> None:
-        """Each cell's text, tooltip and sheet from `look(key)`; a sheet only where it changes (setting
-        one re-polishes its button)."""
+    def paint(self) -> None:
+        """Each cell's text, tooltip and sheet from `self.look(key)`; a sheet only where it changes
+        (setting one re-polishes its button)."""
         for key, cell in self.cells.items():
-            text, tip, sheet = look(key)
+            text, tip, sheet = self.look(key)
             cell.setText(text)
             cell.setToolTip(tip)
             if self.sheets.get(key) != sheet:
@@ -166,10 +166,13 @@ class HeadGrid(HeadBlocks):
             self.build(layers, n_heads)
             self.set_heads(self.heads)
 
+    def look(self, key: tuple[str, int, int]) -> tuple[str, str, str]:
+        return *head_cell(key, self.heads.get(key)), EDITED_SHEET if key in self.heads else PLAIN_SHEET
+
     def set_heads(self, heads: dict) -> None:
         """Draw the edits {(kind, layer, head): op}."""
         self.heads = dict(heads)
-        self.paint(lambda key: (*head_cell(key, self.heads.get(key)), EDITED_SHEET if key in self.heads else PLAIN_SHEET))
+        self.paint()
         for kind, (tabs, pages, _rows, _grid) in self.pages.items():
             for index, title in enumerate(page_titles(kind, pages, self.heads)):
                 tabs.setTabText(index, title)
