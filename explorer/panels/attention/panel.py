@@ -38,7 +38,8 @@ from model.nn.kinds import AttentionKind
 
 VIEWS = ("grid", "single", "lines", "derived")
 VIEW_TITLES = ("All heads", "One head", "Lines", "Mean && rollout (derived)")
-MASK_LEGEND = "<span style='background:{masked};color:{mask_legend_text}'>&nbsp;╱╱╱&nbsp;</span>&nbsp;masked (not a 0 weight)"
+MASK_SWATCH = "<span style='background:{masked};color:{mask_legend_text}'>&nbsp;╱╱╱&nbsp;</span>"
+MASK_LEGENDS = (MASK_SWATCH + "&nbsp;masked (not a 0 weight)", MASK_SWATCH + "&nbsp;masked", MASK_SWATCH)  # longest first
 SCALE_RULE = "attention weight: 0–1 on every map"
 SCALE_NAME = "attention weight (0–1)"
 ALL_LAYERS_MAX = 48  # maps drawn at once before the grid shows one layer at a time
@@ -194,7 +195,7 @@ class AttentionPanel(PickedHead, Panel):
         self.all_kinds = QCheckBox("all kinds", font=st.font(st.LABEL_PT),
                                    toolTip="Show encoder, decoder and cross-attention grids side by side")
         self.mask_legend = QLabel(font=st.font(st.TICK_PT), toolTip=MASK_TIP, visible=False)  # (where something is masked)
-        set_text(self.mask_legend, MASK_LEGEND)
+        set_text(self.mask_legend, MASK_LEGENDS[0])
         self.readout = style.eliding_line(" ")  # the hovered cell, on the controls' row: the maps keep every line
         self.readout.setFont(st.font(st.LABEL_PT))
         self.tabs = QTabWidget(font=st.font(st.LABEL_PT))
@@ -309,6 +310,7 @@ class AttentionPanel(PickedHead, Panel):
         self.all_kinds.setEnabled(view == "grid")
         shown = self.data.kinds if view == "grid" and self.all_kinds.isChecked() else [self.kind]
         self.mask_legend.setVisible(any(k in self.data.allowed and not self.data.allowed[k].all() for k in shown))
+        self._fit_legend()
         if not force and view not in self._dirty:
             return
         self._dirty.discard(view)
@@ -333,6 +335,18 @@ class AttentionPanel(PickedHead, Panel):
                                    (f"queries ({q_name})", f"keys ({k_name})"))
         elif view == "derived":
             self.derived.set_data(d, kind, layer)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._fit_legend()
+
+    def _fit_legend(self) -> None:
+        """The mask legend's longest form that leaves every view tab whole beside it."""
+        room = self.tabs.width() - self.tabs.tabBar().sizeHint().width()
+        for form in MASK_LEGENDS:
+            set_text(self.mask_legend, form)
+            if self.mask_legend.sizeHint().width() <= room:
+                break
 
     def _on_grid_click(self, kind: str, layer: int, head: int) -> None:
         self.picker.select(kind, layer, head)
