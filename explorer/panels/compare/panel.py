@@ -118,15 +118,6 @@ class ComparisonMaps(QWidget):
     def _recolour(self, _theme: str = "") -> None:
         self.identical.setColor(st.colour("text"))
 
-    def clear(self) -> None:
-        self.values = None
-        self.identical.setVisible(False)
-        self.map_diff.image.setVisible(True)
-        self.diff_bar.setVisible(True)
-        for heatmap in self.plots:
-            heatmap.clear_data()
-            heatmap.set_title("")
-
     def _describe(self, heatmap: Heatmap, q: int, k: int) -> str:
         return cell_text(*self.values[:2], q, k, heatmap.row_labels, heatmap.col_labels, heatmap.allowed)
 
@@ -269,11 +260,8 @@ class ComparePanel(PickedHead, Panel):
         self.note.setVisible(bool(text))
 
     def _clear(self, text: str, level: str) -> None:
+        """No comparison: the views hidden (each drawn anew with the next) and `text` said."""
         self.comparison = None
-        self.maps.clear()
-        self.bars.clear()
-        self.heads.clear_data()
-        self.heads.set_title("")
         self._show_content(False)
         self._note(text, level)
 

@@ -97,7 +97,6 @@ class HeadsPanel(Panel):
         self._build()
         state.interventionsChanged.connect(self.grid.set_heads)
         notifier().changed.connect(self.show_changes)
-        self.grid.set_heads(state.session.interventions)
         self.show_changes()
         self.follow(bundle=self._on_bundle, frame=self.show_changes)
 
