@@ -11,14 +11,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QFontMetricsF
-from PySide6.QtWidgets import (
-    QFileDialog,
-    QPushButton,
-    QSlider,
-    QTabWidget,
-    QToolButton,
-    QWidget,
-)
+from PySide6.QtWidgets import QFileDialog, QPushButton, QSlider, QTabWidget, QToolButton, QWidget
 
 from explorer import style
 from explorer.drawing import plot_style as st

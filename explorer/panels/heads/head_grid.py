@@ -4,15 +4,7 @@ atlas are these blocks."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSignalBlocker, QSize, Qt, Signal
-from PySide6.QtWidgets import (
-    QGridLayout,
-    QLabel,
-    QLayout,
-    QSizePolicy,
-    QTabBar,
-    QToolButton,
-    QWidget,
-)
+from PySide6.QtWidgets import QGridLayout, QLabel, QLayout, QSizePolicy, QTabBar, QToolButton, QWidget
 
 from explorer.drawing import plot_style as st
 from explorer.panels.layouts import column, row

@@ -6,11 +6,7 @@ import weakref
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import (
-    QFileDialog,
-    QTabWidget,
-    QWidget,
-)
+from PySide6.QtWidgets import QFileDialog, QTabWidget, QWidget
 
 from explorer.drawing import plot_style as st
 from explorer.panels.base import Panel
