@@ -96,3 +96,37 @@ def test_a_replaced_model_is_not_kept_alive_by_the_atlas_or_the_head_ranking(qtb
     gc.collect()
     assert gone() is None
 
+
+
+def test_a_deep_models_heads_are_paged_to_the_room_and_never_run_under_the_readout(qtbot):
+    """30 layers in a short panel (a projector): a page holds the rows of heads the room has, so
+    no shown head leaves the panel or lies under the readout, and every head is a tab away."""
+    from PySide6.QtCore import QRect
+
+    from explorer.panels.atlas.panel import AtlasPanel
+    from explorer.runner import Runner
+    from explorer.state import SessionState
+    from support import small_bundle
+
+    state = SessionState()
+    panel = AtlasPanel(state)
+    qtbot.addWidget(panel)
+    panel.resize(1000, 380)
+    panel.show()
+    Runner(state, synchronous=True).set_bundle(small_bundle(kind="decoder_only", n_encoder_layers=0,
+                                                            n_decoder_layers=30), then_run="abc")
+    assert panel.wait_until_drawn()
+    qtbot.waitUntil(lambda: len(panel.grid.cells) == 30 * 4)
+    tabs = panel.grid.pages["decoder_self"][0]
+    seen = set()
+    for page in range(tabs.count()):
+        tabs.setCurrentIndex(page)
+        qtbot.wait(20)  # (the page's rows laid out)
+        shown = {key: cell for key, cell in panel.grid.cells.items() if cell.isVisibleTo(panel)}
+        assert shown
+        for key, cell in shown.items():
+            box = QRect(cell.mapTo(panel, cell.rect().topLeft()), cell.size())
+            assert panel.rect().contains(box), key
+            assert box.bottom() < panel.readout.geometry().top(), key  # the readout stays clear of the heads
+        seen |= set(shown)
+    assert seen == set(panel.grid.cells) and tabs.count() > 3  # every head reachable; this short, more pages

@@ -309,3 +309,22 @@ def test_every_maps_label_count_is_drawn_whole_in_a_wide_window(qtbot, tmp_path)
     assert len(counts) >= 8
     for label in counts:
         assert label.width() >= QFontMetricsF(label.font()).horizontalAdvance(label.text()), (label.text(), label.width())
+
+
+def test_every_view_tab_is_whole_beside_the_mask_legend_on_a_projector(qtbot, tmp_path):
+    """Presenting at 1024x768 a decoder's masked maps put the legend beside the view tabs: the
+    legend gives up words, never a tab (a cut tab scrolls the bar), and stays on screen."""
+    from support import make_main_window
+
+    window = make_main_window(qtbot, tmp_path, size=(1024, 768))
+    window.lecture.presentation.enter()
+    window.focus_panel("attention")
+    panel = window.panels["attention"]
+    window.state.select_attention("decoder_self", 0, 0)
+    for _ in range(5):
+        qtbot.wait(20)
+    bar = panel.tabs.tabBar()
+    assert panel.mask_legend.isVisible() and "masked" in panel.mask_legend.text()
+    assert all(bar.rect().contains(bar.tabRect(i)) for i in range(bar.count())), [bar.tabText(i) for i in range(bar.count())]
+    assert panel.mask_legend.geometry().left() >= bar.geometry().right()
+    window.lecture.presentation.leave()

@@ -93,7 +93,7 @@ def test_clicking_the_grid_changes_the_output_view_and_the_maps_and_heads_are_ra
     attention.set_view("grid")
     attention._refresh(force=True)
     assert attention.grid.edits == {("encoder", 1, 3): "uniform"}
-    attention.grid.select("encoder", 1, 3)
+    window.state.select_attention("encoder", 1, 3)
     assert attention.grid.map_of("encoder", 3).title.text() == "L2 H4 (≡)"  # the edited head is marked
     figure = window.panels["architecture"]
     figure.set_expanded(True)  # Figure 1 rings the edited sublayer's block
@@ -156,6 +156,7 @@ def test_a_deep_stack_is_paged_ten_layers_at_a_time_and_every_head_is_reachable(
 
     grid = HeadGrid()
     qtbot.addWidget(grid)
+    grid.resize(1200, 1000)  # room for more than ten rows of heads
     grid.show()
     with windows_shown() as seen:
         grid.set_model({"decoder_self": 30}, 9)  # (a model loaded while the panel is on screen)

@@ -6,10 +6,16 @@ from model.interpret.surgery_labels import NAMES, PAGE_LAYERS, SYMBOLS, head_cel
 
 
 @pytest.mark.parametrize("n_layers", [1, 6, PAGE_LAYERS + 2, PAGE_LAYERS + 3, 30, 31])
-def test_pages_cover_every_layer_once_in_order(n_layers):
-    pages = layer_pages(n_layers)
+@pytest.mark.parametrize("fit", [1, 4, PAGE_LAYERS, PAGE_LAYERS + 2, 40])
+def test_pages_cover_every_layer_once_in_order_and_hold_no_more_rows_than_fit(n_layers, fit):
+    pages = layer_pages(n_layers, fit)
     assert [layer for page in pages for layer in page] == list(range(n_layers))
-    assert len(pages) == 1 if n_layers <= PAGE_LAYERS + 2 else all(len(p) <= PAGE_LAYERS for p in pages)
+    assert all(len(p) <= fit for p in pages)
+    if n_layers <= fit:
+        assert len(pages) == 1  # every layer in sight where the room holds them
+    else:
+        assert all(len(p) <= PAGE_LAYERS for p in pages) and len(pages) == -(-n_layers // min(fit, PAGE_LAYERS))
+    assert layer_pages(n_layers) == layer_pages(n_layers, PAGE_LAYERS + 2)  # room unknown: a few over ten on one page
 
 
 def test_a_tab_counts_the_edits_of_its_own_kind_on_its_page():

@@ -7,13 +7,15 @@ from model.nn.kinds import AttentionKind
 SYMBOLS = {None: "–", "zero": "0", "mean": "μ", "uniform": "≡"}
 NAMES = {None: "unchanged", "zero": "zeroed", "mean": "replaced by its mean", "uniform": "uniform attention"}
 KIND_TITLES = {kind.value: kind.short_title for kind in AttentionKind}
-PAGE_LAYERS = 10  # a stack of more layers than this (and a few) is paged: ten rows of heads stay a big target
+PAGE_LAYERS = 10  # a page of a tall stack holds at most ten rows of heads: each a big target
 
 
-def layer_pages(n_layers: int, per_page: int = PAGE_LAYERS) -> list[range]:
-    """The layers of each page: all on one up to a few more than `per_page`, else pages of `per_page`."""
-    if n_layers <= per_page + 2:
+def layer_pages(n_layers: int, fit: int = PAGE_LAYERS + 2) -> list[range]:
+    """The layers of each page where `fit` rows of heads fit the room: all on one page where they
+    fit, else pages of at most PAGE_LAYERS and at most `fit` layers (at least one)."""
+    if n_layers <= fit:
         return [range(n_layers)]
+    per_page = max(1, min(fit, PAGE_LAYERS))
     return [range(start, min(start + per_page, n_layers)) for start in range(0, n_layers, per_page)]
 
 

@@ -43,7 +43,7 @@ class AtlasGrid(HeadBlocks):
         for key, h in self.by_key.items():
             self.cells[key].setAccessibleName(f"{h.attention.short_title} layer {h.layer + 1} head {h.head + 1}: {h.kind}")
             self.cells[key].installEventFilter(self)
-        self.restyle()
+        self.paint()
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802
         if event.type() == QEvent.Type.Enter:
@@ -55,13 +55,10 @@ class AtlasGrid(HeadBlocks):
     def select(self, key: tuple[str, int, int] | None) -> None:
         """Outline the session's selected head (None: none)."""
         self.chosen = key
-        self.restyle()
-
-    def restyle(self) -> None:
-        """Every cell's letter, tooltip and colour (the current theme's)."""
-        self.paint(self.look)
+        self.paint()
 
     def look(self, key: tuple[str, int, int]) -> tuple[str, str, str]:
+        """A cell's letter, tooltip and colour (the current theme's)."""
         h = self.by_key[key]
         sheet = SELECTED_SHEET if key == self.chosen else CELL_SHEET
         return h.letter, f"{h.tooltip()}\nClick: show this head in Attention maps", sheet % current().head_kinds[h.kind]
@@ -127,4 +124,4 @@ class AtlasPanel(Panel):
     def _restyle(self) -> None:
         for kind, label in self.swatches.items():
             set_sheet(label, SWATCH_SHEET % current().head_kinds[kind])
-        self.grid.restyle()
+        self.grid.paint()

@@ -4,6 +4,7 @@ is the session's; `show_result` also takes a bare Trace (a training run's snapsh
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontMetricsF
@@ -38,23 +39,25 @@ from model.nn.kinds import AttentionKind
 
 VIEWS = ("grid", "single", "lines", "derived")
 VIEW_TITLES = ("All heads", "One head", "Lines", "Mean && rollout (derived)")
-MASK_LEGEND = "<span style='background:{masked};color:{mask_legend_text}'>&nbsp;╱╱╱&nbsp;</span>&nbsp;masked (not a 0 weight)"
+MASK_SWATCH = "<span style='background:{masked};color:{mask_legend_text}'>&nbsp;╱╱╱&nbsp;</span>"
+MASK_LEGENDS = (MASK_SWATCH + "&nbsp;masked (not a 0 weight)", MASK_SWATCH + "&nbsp;masked", MASK_SWATCH)  # longest first
 SCALE_RULE = "attention weight: 0–1 on every map"
 SCALE_NAME = "attention weight (0–1)"
 ALL_LAYERS_MAX = 48  # maps drawn at once before the grid shows one layer at a time
 
 
 class AttentionGrid(HeatmapGrid):
-    """All heads of one layer of the shown kinds. Signals: cellClicked(kind, layer, head), hovered(text)."""
+    """All heads of one layer of the shown kinds; `selection()` is the (kind, layer, head) selected.
+    Signals: cellClicked(kind, layer, head), hovered(text)."""
 
     cellClicked = Signal(str, int, int)
 
-    def __init__(self, parent=None):
+    def __init__(self, selection=lambda: ("encoder", 0, 0), parent=None):
         super().__init__(st.weight_cmap(), st.WEIGHT_LEVELS, SCALE_RULE, parent)
+        self.selection = selection
         self.shown: list[str] = []
         self.data: AttentionData | None = None
         self.edits: dict = {}  # {(kind, layer, head): op} of the frame drawn
-        self._selection = ("encoder", 0, 0)
         self.drawn: dict[str, list[int]] = {}  # kind → the layers its maps show
         self._sections: list[tuple[str, int]] = []  # (kind, layer) of each section drawn, in order
         self.mapClicked.connect(lambda section, head: self.cellClicked.emit(*self._sections[section], head))
@@ -66,7 +69,7 @@ class AttentionGrid(HeatmapGrid):
         st.restyle_view(self.bar_canvas)  # a bar built before a theme change wears the new theme
 
     def layer_of(self, kind: str) -> int:
-        layer = self._selection[1]
+        layer = self.selection()[1]
         return max(0, min(layer, self.data.n_layers(kind) - 1)) if self.data is not None else 0
 
     def layers_drawn(self, kind: str) -> list[int]:
@@ -112,16 +115,16 @@ class AttentionGrid(HeatmapGrid):
         op = self.edits.get((kind, layer, head))
         return f" ({SYMBOLS[op]})" if op else ""
 
-    def select(self, kind: str, layer: int, head: int) -> None:
+    def show_selection(self) -> None:
         """Frame the selected head; a layer not drawn draws that layer's heads."""
-        self._selection = (kind, layer, head)
+        kind = self.selection()[0]
         if self.data is not None and kind in self.drawn and self.layer_of(kind) not in self.drawn[kind]:
             self.set_data(self.data)
             return
         self._mark_selection()
 
     def _mark_selection(self) -> None:
-        kind, layer, head = self._selection
+        kind, _layer, head = self.selection()
         for key, maps in zip(self._sections, self.maps):
             for h, m in enumerate(maps):
                 m.mark(key == (kind, self.layer_of(kind)) and h == head)
@@ -182,7 +185,6 @@ class AttentionPanel(PickedHead, Panel):
     def __init__(self, state: SessionState, parent=None):
         super().__init__(state, parent)
         self.data: AttentionData | None = None
-        self._drawn_kind: str | None = None  # the kind the grid shows now (a change redraws it)
         self._dirty = set(VIEWS)
         self._build()
         self.pages.start()
@@ -194,12 +196,13 @@ class AttentionPanel(PickedHead, Panel):
         self.all_kinds = QCheckBox("all kinds", font=st.font(st.LABEL_PT),
                                    toolTip="Show encoder, decoder and cross-attention grids side by side")
         self.mask_legend = QLabel(font=st.font(st.TICK_PT), toolTip=MASK_TIP, visible=False)  # (where something is masked)
-        set_text(self.mask_legend, MASK_LEGEND)
+        set_text(self.mask_legend, MASK_LEGENDS[0])
         self.readout = style.eliding_line(" ")  # the hovered cell, on the controls' row: the maps keep every line
         self.readout.setFont(st.font(st.LABEL_PT))
         self.tabs = QTabWidget(font=st.font(st.LABEL_PT))
         self.pages = DeferredPages(self.tabs, on_built=self._on_page_built)  # each view built when first shown
-        for name, make, text in zip(VIEWS, (AttentionGrid, self._make_single, self._make_lines, DerivedView), VIEW_TITLES):
+        grid = partial(AttentionGrid, lambda: (self.kind, self.layer, self.head))
+        for name, make, text in zip(VIEWS, (grid, self._make_single, self._make_lines, DerivedView), VIEW_TITLES):
             self.pages.add(name, text, make)
         self.empty = QLabel("Load a model and run an input to see its attention maps.", font=st.font(st.TITLE_PT),
                             alignment=Qt.AlignmentFlag.AlignCenter)
@@ -246,7 +249,6 @@ class AttentionPanel(PickedHead, Panel):
         view.hovered.connect(self._on_hover)
         if name == "grid":
             view.cellClicked.connect(self._on_grid_click)
-            view.select(self.kind, self.layer, self.head)
         self._dirty.add(name)  # drawn when it is the view shown (see _refresh)
 
     view = property(lambda self: self.view_tabs.current)
@@ -293,12 +295,13 @@ class AttentionPanel(PickedHead, Panel):
         self.picker.sync()
 
     def _follow(self, *_selection) -> None:
-        kind = self.kind
         self.picker.sync()
-        self._dirty |= {"single", "lines", "derived"} | ({"grid"} if kind != self._drawn_kind else set())
+        self._dirty |= {"single", "lines", "derived"}
         grid = self.pages.built_pages().get("grid")
-        if grid is not None:  # (a grid built later selects the head then)
-            grid.select(kind, self.layer, self.head)
+        if grid is not None:
+            grid.show_selection()
+            if self.kind not in grid.shown:  # (another kind: its grid drawn)
+                self._dirty.add("grid")
         self._refresh()
 
     def _refresh(self, force: bool = False) -> None:
@@ -309,18 +312,17 @@ class AttentionPanel(PickedHead, Panel):
         self.all_kinds.setEnabled(view == "grid")
         shown = self.data.kinds if view == "grid" and self.all_kinds.isChecked() else [self.kind]
         self.mask_legend.setVisible(any(k in self.data.allowed and not self.data.allowed[k].all() for k in shown))
+        self._fit_legend()
         if not force and view not in self._dirty:
             return
         self._dirty.discard(view)
         self._on_hover("")  # a value read from another map would now be wrong
         d, kind, layer, head = self.data, self.kind, self.layer, self.head
         if view == "grid":
-            self._drawn_kind = kind
             frame = self.state.frame
             self.grid.show_kinds(d.kinds if self.all_kinds.isChecked() else [kind],
                                  frame.interventions if frame is not None else {})
             self.grid.set_data(d)
-            self.grid.select(kind, layer, head)
         elif view in ("single", "lines") and kind in d.weights:
             q_name, k_name = d.axis_names(kind)
             title = f"{AttentionKind(kind).title} — layer {layer + 1}, head {head + 1}"
@@ -333,6 +335,18 @@ class AttentionPanel(PickedHead, Panel):
                                    (f"queries ({q_name})", f"keys ({k_name})"))
         elif view == "derived":
             self.derived.set_data(d, kind, layer)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._fit_legend()
+
+    def _fit_legend(self) -> None:
+        """The mask legend's longest form that leaves every view tab whole beside it."""
+        room = self.tabs.width() - self.tabs.tabBar().sizeHint().width()
+        for form in MASK_LEGENDS:
+            set_text(self.mask_legend, form)
+            if self.mask_legend.sizeHint().width() <= room:
+                break
 
     def _on_grid_click(self, kind: str, layer: int, head: int) -> None:
         self.picker.select(kind, layer, head)

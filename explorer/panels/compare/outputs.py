@@ -50,12 +50,6 @@ class ScoredBars:
         key = " · ".join(f"<b style='color:{colours[m]}'>■ {m}</b>" for m in "AB")  # the bars' colours: no legend over them
         st.set_title(self.plot, f"{output.writer}'s output: {key}")  # (the tab says "scored by both")
 
-    def clear(self) -> None:
-        self.output = None
-        self.bars.setOpts(x=[], height=[], width=BAR, brushes=None)
-        self.axis.set_tokens([], numeric=False)
-        st.set_title(self.plot, "")
-
     def token_at(self, scene_pos) -> int | None:
         if self.output is None or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
             return None
@@ -86,10 +80,6 @@ class OutputBars(QWidget):
         for bars in (self.bars_a, self.bars_b):
             if bars.output is not None:
                 bars.set_output(bars.output)
-
-    def clear(self) -> None:
-        for bars in (self.bars_a, self.bars_b):
-            bars.clear()
 
     def _on_move(self, scene_pos) -> None:
         for bars in (self.bars_a, self.bars_b):

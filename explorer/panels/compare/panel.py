@@ -1,7 +1,6 @@
 """Compare checkpoints: the model (A) and another of the same architecture (B) on the same input:
-each output scored by both, A's and B's map of the selected head with B − A, and which heads
-changed most. B is the session's `compare` (a scene saves it); a slider steps through B's run's
-saved snapshots. The comparison runs off the GUI thread, when the panel can be seen."""
+each output scored by both, the selected head's maps with B − A, and which heads changed most.
+B is the session's `compare`; a slider steps through B's run's snapshots. Computed off the GUI thread."""
 from __future__ import annotations
 
 import html
@@ -12,14 +11,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QFontMetricsF
-from PySide6.QtWidgets import (
-    QFileDialog,
-    QPushButton,
-    QSlider,
-    QTabWidget,
-    QToolButton,
-    QWidget,
-)
+from PySide6.QtWidgets import QFileDialog, QPushButton, QSlider, QTabWidget, QToolButton, QWidget
 
 from explorer import style
 from explorer.drawing import plot_style as st
@@ -119,15 +111,6 @@ class ComparisonMaps(QWidget):
     def _recolour(self, _theme: str = "") -> None:
         self.identical.setColor(st.colour("text"))
 
-    def clear(self) -> None:
-        self.values = None
-        self.identical.setVisible(False)
-        self.map_diff.image.setVisible(True)
-        self.diff_bar.setVisible(True)
-        for heatmap in self.plots:
-            heatmap.clear_data()
-            heatmap.set_title("")
-
     def _describe(self, heatmap: Heatmap, q: int, k: int) -> str:
         return cell_text(*self.values[:2], q, k, heatmap.row_labels, heatmap.col_labels, heatmap.allowed)
 
@@ -226,12 +209,10 @@ class ComparePanel(PickedHead, Panel):
         self.request()
 
     def _show_reference(self, reference) -> None:
+        """B's name, and the slider over its run's snapshots where it has two or more."""
         self.snapshots = run_snapshots(reference) if reference else []
-        self._sync_slider(reference)
         self.b_name.setText(describe_reference(reference) if reference else "nothing compared yet")
         self.b_name.setToolTip(str(reference or ""))
-
-    def _sync_slider(self, reference) -> None:
         self.slider_row.setVisible(len(self.snapshots) >= 2)
         if len(self.snapshots) < 2:
             return
@@ -272,11 +253,8 @@ class ComparePanel(PickedHead, Panel):
         self.note.setVisible(bool(text))
 
     def _clear(self, text: str, level: str) -> None:
+        """No comparison: the views hidden (each drawn anew with the next) and `text` said."""
         self.comparison = None
-        self.maps.clear()
-        self.bars.clear()
-        self.heads.clear_data()
-        self.heads.set_title("")
         self._show_content(False)
         self._note(text, level)
 

@@ -1,17 +1,10 @@
 """Grids of attention heads: a layers × heads block of buttons per attention kind, paged
-(`surgery_labels.layer_pages`); the surgery grid and the head atlas are these blocks."""
+(`surgery_labels.layer_pages`) so that a page's rows fit the room; the surgery grid and the head
+atlas are these blocks."""
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Signal
-from PySide6.QtWidgets import (
-    QGridLayout,
-    QLabel,
-    QLayout,
-    QSizePolicy,
-    QTabBar,
-    QToolButton,
-    QWidget,
-)
+from PySide6.QtCore import QSignalBlocker, QSize, Qt, Signal
+from PySide6.QtWidgets import QGridLayout, QLabel, QLayout, QSizePolicy, QTabBar, QToolButton, QWidget
 
 from explorer.drawing import plot_style as st
 from explorer.panels.layouts import column, row
@@ -39,7 +32,8 @@ class HeadBlocks(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.row = row(parent=self, margins=0)
-        self.row.setSizeConstraint(QLayout.SizeConstraint.SetMinAndMaxSize)  # never taller than its cells allow
+        self.row.setSizeConstraint(QLayout.SizeConstraint.SetMaximumSize)  # never taller than its cells allow
+        self.heads: dict = {}  # the edits {(kind, layer, head): op} each page's tab counts
         self.cells: dict[tuple[str, int, int], QToolButton] = {}
         self.sheets: dict[tuple[str, int, int], str] = {}  # each cell's sheet now
         self.pages: dict[str, tuple[QTabBar, list[range], dict[int, list[QWidget]], QGridLayout]] = {}
@@ -53,18 +47,17 @@ class HeadBlocks(QWidget):
         self.cells, self.sheets, self.pages = {}, {}, {}
         for kind, n_layers in layers.items():
             self.row.addWidget(self._block(kind, n_layers, n_heads), 1)
+        self.setMinimumHeight(max((sum(self._room(kind)) for kind in self.pages), default=0))  # a row of heads
+        if self.testAttribute(Qt.WidgetAttribute.WA_Resized):  # (laid out before: paged for its height now)
+            self.fit_pages()
 
     def _block(self, kind: str, n_layers: int, n_heads: int) -> QWidget:
         block = QWidget()
-        pages = layer_pages(n_layers)
         tabs = QTabBar(font=st.font(st.LABEL_PT), expanding=False)
-        for title in page_titles(kind, pages, {}):
-            tabs.addTab(title)
         grid = QGridLayout(spacing=3)
         lines = column(_fixed_label(KIND_TITLES[kind], st.LABEL_PT, bold=True), tabs, (grid, 1), parent=block)
         lines.setContentsMargins(2, 0, 2, 0)
         lines.setSizeConstraint(QLayout.SizeConstraint.SetMinAndMaxSize)
-        tabs.setVisible(len(pages) > 1)  # (after it has a parent: shown parentless it would be a window of its own)
         rows: dict[int, list[QWidget]] = {}  # a layer's label and cells: shown with its page
         for head in range(n_heads):
             grid.addWidget(_fixed_label(f"H{head + 1}", st.TICK_PT), 0, head + 1)
@@ -80,10 +73,46 @@ class HeadBlocks(QWidget):
                 self.cells[(kind, layer, head)] = cell
                 rows[layer].append(cell)
                 grid.addWidget(cell, layer + 1, head + 1)
-        self.pages[kind] = (tabs, pages, rows, grid)
+        self.pages[kind] = (tabs, [], rows, grid)
         tabs.currentChanged.connect(lambda index, k=kind: self.show_page(k, index))
-        self.show_page(kind, 0)
+        self._paginate(kind, layer_pages(n_layers))
         return block
+
+    def _paginate(self, kind: str, pages: list[range]) -> None:
+        """Tabs for `pages` of the kind's layers, the page holding the first layer shown before current."""
+        tabs, old, rows, grid = self.pages[kind]
+        first = old[tabs.currentIndex()].start if old else 0
+        self.pages[kind] = (tabs, pages, rows, grid)
+        with QSignalBlocker(tabs):
+            while tabs.count():
+                tabs.removeTab(0)
+            for title in page_titles(kind, pages, self.heads):
+                tabs.addTab(title)
+        tabs.setVisible(len(pages) > 1)
+        self.show_page(kind, next((i for i, page in enumerate(pages) if first in page), 0))
+
+    def _room(self, kind: str) -> tuple[int, int]:
+        """(the height of the kind's block besides its rows of heads, its tab bar shown; one more row)."""
+        tabs, _pages, rows, grid = self.pages[kind]
+        lines = tabs.parentWidget().layout()
+        step = max((w.minimumHeight() or w.minimumSizeHint().height() for w in rows.get(0, [])), default=0)
+        numbers = grid.itemAtPosition(0, 1)  # the head numbers' row
+        parts = (lines.itemAt(0).widget(), tabs, numbers.widget() if numbers is not None else None)
+        margins = (lines.contentsMargins(), grid.contentsMargins())
+        bare = sum(w.sizeHint().height() for w in parts if w is not None) + 2 * lines.spacing()
+        return bare + sum(m.top() + m.bottom() for m in margins), step + grid.verticalSpacing()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self.fit_pages()
+
+    def fit_pages(self) -> None:
+        """Pages of as many layers as the height holds at the cells' least size (PAGE_LAYERS at most)."""
+        for kind, (_tabs, pages, rows, _grid) in self.pages.items():
+            bare, step = self._room(kind)
+            fitted = layer_pages(len(rows), (self.height() - bare) // max(step, 1))
+            if fitted != pages:
+                self._paginate(kind, fitted)
 
     def show_page(self, kind: str, index: int) -> None:
         """Show page `index` of a kind's layers (its tab selected), the other layers' rows hidden."""
@@ -92,16 +121,16 @@ class HeadBlocks(QWidget):
         if tabs.currentIndex() != pages.index(shown):
             tabs.setCurrentIndex(pages.index(shown))  # (comes back here through currentChanged)
             return
-        for layer, widgets in rows.items():
-            for widget in widgets:
+        for layer in sorted(rows, key=lambda layer: layer not in shown):  # shown first: the height never drops
+            for widget in rows[layer]:
                 widget.setVisible(layer in shown)
             grid.setRowStretch(layer + 1, int(layer in shown))  # the rows of heads grow, the head numbers stay on top
 
-    def paint(self, look) -> None:
-        """Each cell's text, tooltip and sheet from `look(key)`; a sheet only where it changes (setting
-        one re-polishes its button)."""
+    def paint(self) -> None:
+        """Each cell's text, tooltip and sheet from `self.look(key)`; a sheet only where it changes
+        (setting one re-polishes its button)."""
         for key, cell in self.cells.items():
-            text, tip, sheet = look(key)
+            text, tip, sheet = self.look(key)
             cell.setText(text)
             cell.setToolTip(tip)
             if self.sheets.get(key) != sheet:
@@ -120,7 +149,6 @@ class HeadGrid(HeadBlocks):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.model_shape: tuple = ()
-        self.heads: dict = {}
 
     def set_model(self, layers: dict[str, int], n_heads: int) -> None:
         """Rebuild the blocks for a model with these kinds ({kind: layers}) and heads per layer."""
@@ -130,10 +158,13 @@ class HeadGrid(HeadBlocks):
             self.build(layers, n_heads)
             self.set_heads(self.heads)
 
+    def look(self, key: tuple[str, int, int]) -> tuple[str, str, str]:
+        return *head_cell(key, self.heads.get(key)), EDITED_SHEET if key in self.heads else PLAIN_SHEET
+
     def set_heads(self, heads: dict) -> None:
         """Draw the edits {(kind, layer, head): op}."""
         self.heads = dict(heads)
-        self.paint(lambda key: (*head_cell(key, self.heads.get(key)), EDITED_SHEET if key in self.heads else PLAIN_SHEET))
+        self.paint()
         for kind, (tabs, pages, _rows, _grid) in self.pages.items():
             for index, title in enumerate(page_titles(kind, pages, self.heads)):
                 tabs.setTabText(index, title)

@@ -6,11 +6,7 @@ import weakref
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import (
-    QFileDialog,
-    QTabWidget,
-    QWidget,
-)
+from PySide6.QtWidgets import QFileDialog, QTabWidget, QWidget
 
 from explorer.drawing import plot_style as st
 from explorer.panels.base import Panel
@@ -97,7 +93,6 @@ class HeadsPanel(Panel):
         self._build()
         state.interventionsChanged.connect(self.grid.set_heads)
         notifier().changed.connect(self.show_changes)
-        self.grid.set_heads(state.session.interventions)
         self.show_changes()
         self.follow(bundle=self._on_bundle, frame=self.show_changes)
 

@@ -46,16 +46,12 @@ class LensPanel(Panel):
             say(self.note, lens_text.NO_HEAD.format(name=bundle.name), "warning")
 
     def _on_frame(self, frame) -> None:
-        if frame.lens is None and frame.lens_deferred and frame.bundle.has_output_layer:
-            self.lens = None
-            self.grid.clear_data()
-            self.detail.setText("")
-            say(self.note, "Reading every layer at every position through the output layer "
-                      f"({frame.bundle.output_size:,} tokens)…", "info")
-            self._start_lens()
-            return
-        if not frame.bundle.has_output_layer or frame.lens is None:
-            self._on_bundle(frame.bundle)
+        if frame.lens is None:
+            self._on_bundle(frame.bundle)  # (an empty grid and its note)
+            if frame.lens_deferred and frame.bundle.has_output_layer:
+                say(self.note, "Reading every layer at every position through the output layer "
+                          f"({frame.bundle.output_size:,} tokens)…", "info")
+                self._start_lens()
             return
         self.lens = lens = frame.lens
         say(self.note, lens_text.reading_note(lens, frame.bundle.config.norm_first), "info")
