@@ -21,7 +21,7 @@ from explorer import export, style
 from explorer.caption_label import CaptionLabel
 from explorer.export import ExportDialog
 from explorer.panels.layouts import row
-from explorer.presentation import THEME_KEY, THEMES, PresentationMode, apply_theme, read_theme
+from explorer.presentation import FRONT_PANEL, THEME_KEY, THEMES, PresentationMode, apply_theme, read_theme
 from explorer.scenes import SceneDeck, capture
 from model.io.assets import asset_path
 from model.io.metrics_csv import MetricsCsvError, write_training_csv
@@ -249,11 +249,9 @@ class LectureTools(QObject):
         self.caption_bar.setVisible(True)
 
     def _on_tour_closed(self) -> None:
-        """No tour: its row goes, the layout is whole again (presenting: the front panel alone)."""
+        """No tour: its row goes and a whole layout comes back: every dock, Figure 1 in front
+        (presenting: Figure 1 alone, as presenting opens, with the tour offered)."""
         self.scene_label.setText("")
         self.caption.setText("")
+        self.window.show_panels([FRONT_PANEL], others=True)  # (presenting: it alone)
         self._place_tour_controls()
-        if self.presentation.active:
-            self.presentation.show_only([self.presentation.front_panel()])
-        else:
-            self.window.show_every_dock()

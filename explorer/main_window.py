@@ -177,17 +177,28 @@ class MainWindow(QMainWindow):
 
     def focus_panel(self, name: str) -> QDockWidget:
         """Bring a panel's dock to the front with most of the room; presenting, the one panel shown."""
-        dock = self.docks[name]
-        self.current_panel = name
-        if self.lecture.presentation.active:
-            self.lecture.presentation.show_only([name])
-            self._tidy_tab_bars_later()
-            return dock
-        dock.show()
-        dock.raise_()
-        self._size_docks(focus=name)
+        self.show_panels([name])
+        return self.docks[name]
+
+    def show_panels(self, names: list[str], others: bool | None = None) -> None:
+        """`names` in front; every other dock shown (`others` True), hidden (False) or left as it is
+        (None). Presenting: `names` (else the panel in front) alone. Docks are hidden before any
+        is shown: none is shown only to be hidden again (it would draw for nobody)."""
+        presenting = self.lecture.presentation.active
+        if presenting:
+            names, others = names or [self.current_panel], False
+        for name, dock in self.docks.items():
+            if name not in names and others is not None and others != dock.toggleViewAction().isChecked():
+                dock.setVisible(others)
+        for name in names:
+            self.docks[name].show()
+            self.docks[name].raise_()
+        self.current_panel = names[-1] if names else self.current_panel
+        if presenting:
+            self.lecture.presentation.now_showing(names)
+        else:
+            self._size_docks(focus=self.current_panel)
         self._tidy_tab_bars_later()
-        return dock
 
     def own_model(self, names: list[str]) -> tuple[str, str] | None:
         """(short, whole) description of the model the labs `names` train (their `config_class`), else None."""
@@ -231,14 +242,6 @@ class MainWindow(QMainWindow):
         self.layout().activate()  # the new tab bar made now, so a dock raised next comes to the front
         if front is not None:
             front.raise_()
-        self._tidy_tab_bars_later()
-
-    def show_every_dock(self) -> None:
-        """Every dock shown (tab groups keep their front tab), the columns shared."""
-        for dock in self.docks.values():
-            if not dock.toggleViewAction().isChecked():  # closed (a tabbed dock behind its front is not)
-                dock.show()
-        self._size_docks(focus=self.current_panel)
         self._tidy_tab_bars_later()
 
     def reset_layout(self) -> None:

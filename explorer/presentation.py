@@ -17,7 +17,7 @@ from explorer.panel_dock import LEFT_PANELS
 SCALE_KEY = "presentation/scale"
 THEME_KEY = "appearance/theme"
 SWITCHER_CHARS = 12  # the panel chooser's width in characters: "Architecture" whole
-FRONT_PANEL = "architecture"  # presenting opens on Figure 1, with the tour offered
+FRONT_PANEL = "architecture"  # presenting opens, and Exit tour returns, on Figure 1 with the tour offered
 DEFAULT_SCALE = 1.5  # 12 pt → 18 pt: legible from the back of a large room
 THEMES = theme.PALETTES
 applied_scale = style.scale  # the scale in use (panels read it here)
@@ -165,8 +165,10 @@ class PresentationMode(QObject):
         self._was_maximized = self.window.isMaximized()
         self._geometry = self.window.geometry()  # the window's own rectangle, given back exactly
         self._dock_state = self.window.saveState()
+        for dock in self.window.docks.values():
+            dock.setTitleBarWidget(QWidget(dock))  # no title row: the chooser names the panel
         self._show_switcher(True)
-        self.show_only([panel or (FRONT_PANEL if self.window.lecture.deck.tour is None else self.front_panel())])
+        self.window.show_panels([panel or (FRONT_PANEL if self.window.lecture.deck.tour is None else self.front_panel())])
         if full_screen:
             self.window.showFullScreen()
             QTimer.singleShot(300, self.window, self._cover_screen)  # cancelled if the window dies first
@@ -189,13 +191,11 @@ class PresentationMode(QObject):
         if not self._was_maximized and self._geometry is not None:
             self.window.setGeometry(self._geometry)
         for dock in self.window.docks.values():  # the dock layout from before, every dock shown
-            old = dock.titleBarWidget()
-            if old is not None:
-                dock.setTitleBarWidget(None)
-                old.deleteLater()
+            dock.titleBarWidget().deleteLater()
+            dock.setTitleBarWidget(None)
         self.window.restoreState(self._dock_state)
         self.shown = []
-        self.window.show_every_dock()
+        self.window.show_panels([], others=True)
         self.toggled.emit(False)
 
     def front_panel(self) -> str:
@@ -208,22 +208,12 @@ class PresentationMode(QObject):
         right = [n for n in seen if n not in LEFT_PANELS]
         return (focused or last or right or seen or list(self.window.docks))[0]
 
-    def show_only(self, names: list[str]) -> None:
-        """While presenting: these panels' docks (one, or a pair side by side) and no other."""
-        docks = self.window.docks
-        names = [n for n in names if n in docks] or [self.front_panel()]
+    def now_showing(self, names: list[str]) -> None:
+        """The panels the window shows alone (a scene's pair side by side, the detail wider): named
+        in the chooser; a lab's own model in the input bar."""
         self.shown = names
-        for name, dock in docks.items():
-            if name not in names:
-                dock.hide()
-        for name in names:
-            dock = docks[name]
-            if dock.titleBarWidget() is None:
-                dock.setTitleBarWidget(QWidget(dock))  # no title row: the chooser names the panel
-            dock.show()
-            dock.raise_()
-        if len(names) == 2:  # a scene's pair: side by side, the detail wider
-            self.window.share_width(docks[names[0]], docks[names[1]], 0.42)
+        if len(names) == 2:
+            self.window.share_width(*(self.window.docks[name] for name in names), 0.42)
         self.window.input_bar.show_own_model(self.window.own_model(names))
         if self.switcher is not None:
             with QSignalBlocker(self.switcher):
