@@ -195,11 +195,11 @@ class LectureTools(QObject):
         if path:
             self.save_scene(path, name.strip())
 
-    def _export(self, panel: str, missing: str, write, said):
+    def _export(self, panel: str, write, said):
         """Bring `panel` forward and run `write(panel)`; its result, or None with the reason said."""
         built = self.window.panels.get(panel)
         if built is None:
-            self.state.inform(missing, "error")
+            self.state.inform(f"No panel named {panel!r}.", "error")
             return None
         try:
             self.window.focus_panel(panel)
@@ -211,7 +211,7 @@ class LectureTools(QObject):
         return out
 
     def export_panel(self, name: str, path: str | Path, size=None, fmt: str | None = None) -> Path | None:
-        return self._export(name, f"No panel named {name!r}.", lambda panel: export.export_panel(panel, path, size, fmt),
+        return self._export(name, lambda panel: export.export_panel(panel, path, size, fmt),
                             lambda out: f"Exported {self.window.docks[name].full_title} to {out}.")
 
     def _export_dialog(self) -> None:
@@ -224,12 +224,10 @@ class LectureTools(QObject):
         def said(out) -> str:
             note = f" and {out['gif'].name}" if out["gif"] else " (install Pillow for an animated GIF)"
             return f"Wrote {len(out['frames'])} frames to {folder}{note}."
-        return self._export("step", "There is no forward-pass panel to export.",
-                            lambda panel: export.export_steps(self.state, panel, folder, size, gif=gif), said)
+        return self._export("step", lambda panel: export.export_steps(self.state, panel, folder, size, gif=gif), said)
 
     def export_csv(self, path: str | Path) -> int:
-        n = self._export("training", "There is no training panel to export.",
-                         lambda panel: write_training_csv(panel.curves, path),
+        n = self._export("training", lambda panel: write_training_csv(panel.curves, path),
                          lambda n: f"Wrote {n} rows of training metrics to {path}.")
         return n or 0
 
@@ -246,7 +244,6 @@ class LectureTools(QObject):
         self.scene_label.setToolTip(scene.name)
         self.caption.setText(scene.caption or scene.name)
         self._place_tour_controls()
-        self.caption_bar.setVisible(True)
 
     def _on_tour_closed(self) -> None:
         """No tour: its row goes and a whole layout comes back: every dock, Figure 1 in front

@@ -310,6 +310,9 @@ class MainWindow(QMainWindow):
         self._closing = True  # docks hidden while closing build no panel
         if self.persist:
             self.save_layout()
+        for panel in filter(None, map(self.panels.built, self.panels)):
+            if hasattr(panel, "shutdown"):
+                panel.shutdown()  # (a docked panel gets no close event of its own)
         self.runner.shutdown(10000)  # never leave a worker running against a dying window
         super().closeEvent(event)
 

@@ -111,13 +111,9 @@ class SceneDeck(QObject):
             training = window.panels.built("training")
             if training is not None:
                 training.keep_to_itself()
-            try:  # every view field: the scene's value or the default, never what was clicked before
-                state.session.reset_view_state(scene.views, scene.decoding, scene.causal_mask, scene.compare,
-                                               scene.interventions, scene.chat)
-            except ValueError as exc:
-                state.inform(f"Scene {scene.name!r}: {exc}", "warning")
-                state.session.reset_view_state(scene.views, None, scene.causal_mask, scene.compare,
-                                               scene.interventions, scene.chat)
+            # every view field: the scene's value or the default, never what was clicked before
+            state.session.reset_view_state(scene.views, scene.decoding, scene.causal_mask, scene.compare,
+                                           scene.interventions, scene.chat)
         self._pending = scene
         self.sceneShown.emit(self.index, scene)
         text = scene.input if scene.input is not None else state.source_text
@@ -159,12 +155,11 @@ class SceneDeck(QObject):
         a = scene.attention if scene.attention and scene.attention["kind"] in kinds else None
         if kinds:
             kind = a["kind"] if a else kinds[0]
-            layers, heads = max(state.n_layers(kind), 1), state.bundle.config.n_heads
             layer, head = (a or {}).get("layer", 0), (a or {}).get("head", 0)
-            if layer >= layers or head >= heads:  # shown as the nearest head the model has, and said
-                state.inform(f"Scene {scene.name!r}: this model has no {kind} layer {layer + 1} head {head + 1} "
-                             f"({layers} layers of {heads} heads); showing the nearest.", "warning")
-            state.select_attention(kind, min(layer, layers - 1), min(head, heads - 1))
+            state.select_attention(kind, layer, head)  # (the nearest head the model has)
+            if (state.layer, state.head) != (layer, head):
+                state.inform(f"Scene {scene.name!r}: this model has no {kind} layer {layer + 1} head {head + 1}; "
+                             f"showing layer {state.layer + 1} head {state.head + 1}.", "warning")
         if state.result is not None:
             if scene.step and not state.select_step_named(scene.step):
                 state.inform(f"Scene {scene.name!r}: this model has no step {scene.step!r}.", "warning")
