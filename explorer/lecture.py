@@ -113,7 +113,8 @@ class LectureTools(QObject):
         self.leave_action.setIconText("Leave")
         self.leave_action.setToolTip("Leave presentation mode (Esc or F11)")
         self.strip = QWidget(objectName="presenter_strip", visible=False)
-        row(self._tool(self.leave_action, name="presenter_leave"), parent=self.strip, margins=0).setSpacing(6)
+        row(self.presentation.switcher, self._tool(self.leave_action, name="presenter_leave"), parent=self.strip,
+            margins=0).setSpacing(6)
         self.tour_offer = self._tool(self.default_tour_action, "Start the tour ▶", "presenter_start_tour")
         self.tour_offer.setToolTip("Start the paper tour (PageDown)")  # (on Figure 1's row)
         self.tour_offer.hide()

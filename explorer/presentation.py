@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, QSettings, QSignalBlocker, Qt, QTimer, Signal
-from PySide6.QtWidgets import QApplication, QComboBox, QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 from shiboken6 import isValid
 
 from explorer import style, theme
@@ -132,7 +132,12 @@ class PresentationMode(QObject):
         self._hidden: list[QWidget] = []
         self._dock_state = None  # the window's dock layout before presenting, restored on leave
         self.shown: list[str] = []  # the panels on screen while presenting
-        self.switcher: QComboBox | None = None
+        self.switcher = ElidingComboBox(objectName="presentation_panel_chooser", minimumContentsLength=SWITCHER_CHARS,
+                                        toolTip="The panel shown while presenting")  # longer names elide
+        for i, (name, dock) in enumerate(window.docks.items()):  # the tab's short name, the whole on hover
+            self.switcher.addItem(dock.windowTitle(), name)
+            self.switcher.setItemData(i, dock.full_title, Qt.ItemDataRole.ToolTipRole)
+        self.switcher.activated.connect(lambda i: window.focus_panel(self.switcher.itemData(i)))
 
     @property
     def scale(self) -> float:
@@ -167,7 +172,6 @@ class PresentationMode(QObject):
         self._dock_state = self.window.saveState()
         for dock in self.window.docks.values():
             dock.setTitleBarWidget(QWidget(dock))  # no title row: the chooser names the panel
-        self._show_switcher(True)
         self.window.show_panels([panel or (FRONT_PANEL if self.window.lecture.deck.tour is None else self.front_panel())])
         if full_screen:
             self.window.showFullScreen()
@@ -184,7 +188,6 @@ class PresentationMode(QObject):
             w.show()
         self._hidden = []
         self.window.toast.set_active(False)
-        self._show_switcher(False)
         self.window.input_bar.show_own_model(None)
         if self.window.isFullScreen():
             self.window.showMaximized() if self._was_maximized else self.window.showNormal()
@@ -215,20 +218,8 @@ class PresentationMode(QObject):
         if len(names) == 2:
             self.window.share_width(*(self.window.docks[name] for name in names), 0.42)
         self.window.input_bar.show_own_model(self.window.own_model(names))
-        if self.switcher is not None:
-            with QSignalBlocker(self.switcher):
-                self.switcher.setCurrentIndex(max(self.switcher.findData(names[-1]), 0))
-
-    def _show_switcher(self, on: bool) -> None:
-        if self.switcher is None:
-            self.switcher = ElidingComboBox(objectName="presentation_panel_chooser", minimumContentsLength=SWITCHER_CHARS,
-                                            toolTip="The panel shown while presenting")  # longer names elide
-            for i, (name, dock) in enumerate(self.window.docks.items()):  # the tab's short name, the whole on hover
-                self.switcher.addItem(dock.windowTitle(), name)
-                self.switcher.setItemData(i, dock.full_title, Qt.ItemDataRole.ToolTipRole)
-            self.switcher.activated.connect(lambda i: self.window.focus_panel(self.switcher.itemData(i)))
-            self.window.lecture.strip.layout().insertWidget(0, self.switcher)
-        self.switcher.setVisible(on)
+        with QSignalBlocker(self.switcher):
+            self.switcher.setCurrentIndex(max(self.switcher.findData(names[-1]), 0))
 
     def _cover_screen(self) -> None:
         """Without a window manager full screen is only a hint: cover the screen anyway."""
