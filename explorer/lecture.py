@@ -139,7 +139,7 @@ class LectureTools(QObject):
         self.caption_bar.setVisible(touring)
         on = self.presentation.active and not touring
         panel = self.window.panels.built("architecture") if on else None
-        if panel is not None and hasattr(panel, "add_to_row") and self.tour_offer.parentWidget() is None:
+        if panel is not None and self.tour_offer.parentWidget() is None:
             panel.add_to_row(self.tour_offer)
         self.tour_offer.setVisible(on and self.tour_offer.parentWidget() is not None)
 
