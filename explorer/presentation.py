@@ -119,11 +119,11 @@ class PresentationMode(QObject):
 
     toggled = Signal(bool)
 
-    def __init__(self, window, settings: QSettings | None = None):
+    def __init__(self, window):
         super().__init__(window)
         self.window = window
         _windows.append(window)
-        self.settings = settings if settings is not None else window.settings
+        self.settings = window.settings
         self.session = window.state.session  # theme and scale are the session's; the application follows
         window.state.scaleChanged.connect(self._on_scale)
         self.active = False

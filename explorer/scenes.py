@@ -31,8 +31,8 @@ class SceneDeck(QObject):
     sceneShown = Signal(int, object)  # index, Scene (the lecture tools show its caption)
     closed = Signal()  # the tour was exited
 
-    def __init__(self, window, parent=None):
-        super().__init__(parent or window)
+    def __init__(self, window):
+        super().__init__(window)
         self.window = window
         self.tour: scene_format.Tour | None = None
         self.index = -1
