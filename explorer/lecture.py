@@ -217,7 +217,7 @@ class LectureTools(QObject):
 
     def _export_dialog(self) -> None:
         dialog = ExportDialog(self.window)
-        dialog.panel.setCurrentIndex(max(dialog.panel.findData(self.presentation.front_panel()), 0))
+        dialog.panel.setCurrentIndex(max(dialog.panel.findData(self.window.current_panel), 0))
         if dialog.exec() == QDialog.Accepted:
             self.export_panel(*dialog.choice())
 

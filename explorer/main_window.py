@@ -61,7 +61,8 @@ class MainWindow(QMainWindow):
         toolbar.addWidget(self.input_bar)
         self.addToolBar(Qt.TopToolBarArea, toolbar)
 
-        self.current_panel: str | None = None  # the panel last brought forward (focus_panel)
+        self.current_panel = "step"  # the panel last brought forward (its tab chosen, show_panels)
+        self.tabifiedDockWidgetActivated.connect(self._on_tab_chosen)
         self.screen_class = ScreenClass.PROJECTOR  # the class every panel's layout is declared for now
         self._closing = False
         self._panel_classes = {cls.panel_name: cls for cls in panel_classes()}
@@ -120,6 +121,9 @@ class MainWindow(QMainWindow):
             self.panels.build_soon(name)
         else:
             self.panels[name]
+
+    def _on_tab_chosen(self, dock: QDockWidget) -> None:
+        self.current_panel = dock.objectName().removeprefix("dock_")
 
     def _dock_wants_panel(self, name: str) -> bool:
         return not self._closing and self.docks[name].isVisible() and self.panels.built(name) is None
@@ -229,7 +233,7 @@ class MainWindow(QMainWindow):
             return
         self._columns_state = self.saveState(LAYOUT_VERSION)
         docks = [d for d in self.docks.values() if not d.isFloating()]
-        front = self.docks.get(self.current_panel) or next((d for d in docks if not d.visibleRegion().isEmpty()), None)
+        front = self.docks[self.current_panel]
         closed = [d for d in docks if not d.toggleViewAction().isChecked()]
         area = self.dockWidgetArea(docks[0])
         for dock in docks:  # taken out first: one raised at once would otherwise stay behind
@@ -240,8 +244,7 @@ class MainWindow(QMainWindow):
                 self.tabifyDockWidget(docks[0], dock)
             dock.setVisible(dock not in closed)
         self.layout().activate()  # the new tab bar made now, so a dock raised next comes to the front
-        if front is not None:
-            front.raise_()
+        front.raise_()
         self._tidy_tab_bars_later()
 
     def reset_layout(self) -> None:

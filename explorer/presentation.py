@@ -12,7 +12,6 @@ from explorer import style, theme
 from explorer.drawing import plot_style
 from explorer.drawing.plot_style import SCALE_PROPERTY, restyle_view
 from explorer.eliding_combo import ElidingComboBox
-from explorer.panel_dock import LEFT_PANELS
 
 SCALE_KEY = "presentation/scale"
 THEME_KEY = "appearance/theme"
@@ -172,7 +171,7 @@ class PresentationMode(QObject):
         self._dock_state = self.window.saveState()
         for dock in self.window.docks.values():
             dock.setTitleBarWidget(QWidget(dock))  # no title row: the chooser names the panel
-        self.window.show_panels([panel or (FRONT_PANEL if self.window.lecture.deck.tour is None else self.front_panel())])
+        self.window.show_panels([panel or (FRONT_PANEL if self.window.lecture.deck.tour is None else self.window.current_panel)])
         if full_screen:
             self.window.showFullScreen()
             QTimer.singleShot(300, self.window, self._cover_screen)  # cancelled if the window dies first
@@ -200,16 +199,6 @@ class PresentationMode(QObject):
         self.shown = []
         self.window.show_panels([], others=True)
         self.toggled.emit(False)
-
-    def front_panel(self) -> str:
-        """The panel with the keyboard focus, else the last brought forward, else the first
-        visible on the right (the detail), else any."""
-        focus = QApplication.focusWidget()
-        seen = [n for n, d in self.window.docks.items() if d.isVisible() and not d.visibleRegion().isEmpty()]
-        focused = [n for n in seen if focus is not None and self.window.docks[n].isAncestorOf(focus)]
-        last = [self.window.current_panel] if self.window.current_panel in seen else []
-        right = [n for n in seen if n not in LEFT_PANELS]
-        return (focused or last or right or seen or list(self.window.docks))[0]
 
     def now_showing(self, names: list[str]) -> None:
         """The panels the window shows alone (a scene's pair side by side, the detail wider): named

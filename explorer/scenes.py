@@ -21,7 +21,7 @@ def capture(window, name: str, caption: str = "") -> scene_format.Scene:
     presentation = window.lecture.presentation
     pair = list(presentation.shown) if presentation.active and len(presentation.shown) == 2 else None
     return scene_format.Scene(name=name, caption=caption, checkpoint=checkpoint, task=task, layout=layout,
-                              panel=presentation.front_panel(), panels=pair,
+                              panel=window.current_panel, panels=pair,
                               **state.session.to_scene_dict() | {"step": step})
 
 
