@@ -32,15 +32,6 @@ class ExportError(Exception):
     """An export that could not be written; the message names the file and the reason."""
 
 
-def _check_size(size) -> QSize | None:
-    if size is None:
-        return None
-    w, h = (size.width(), size.height()) if isinstance(size, QSize) else (int(size[0]), int(size[1]))
-    if not (MIN_SIDE <= w <= MAX_SIDE and MIN_SIDE <= h <= MAX_SIDE):
-        raise ExportError(f"size {w}×{h}: width and height must be between {MIN_SIDE} and {MAX_SIDE} pixels")
-    return QSize(w, h)
-
-
 def _settle(rounds: int = 4) -> None:
     for _ in range(rounds):  # layout, pyqtgraph's deferred updates, paint
         QApplication.processEvents()
@@ -49,6 +40,9 @@ def _settle(rounds: int = 4) -> None:
 @contextlib.contextmanager
 def laid_out_at(widget: QWidget, size: QSize | None):
     """Temporarily give `widget` the size asked for (its layout reflows), then put it back."""
+    if size is not None and not (MIN_SIDE <= size.width() <= MAX_SIDE and MIN_SIDE <= size.height() <= MAX_SIDE):
+        raise ExportError(f"size {size.width()}×{size.height()}: width and height must be between {MIN_SIDE} and "
+                          f"{MAX_SIDE} pixels")
     _settle(2)  # pending layout first (e.g. the dock just raised), so it cannot undo the size
     if size is None or size == widget.size():
         yield widget.size()
@@ -117,7 +111,7 @@ def export_panel(widget: QWidget, path: str | Path, size=None, fmt: str | None =
         path = path.with_suffix(f".{fmt}")
     if not path.parent.is_dir():
         raise ExportError(f"the folder {path.parent} does not exist")
-    with laid_out_at(widget, _check_size(size)):
+    with laid_out_at(widget, size):
         if fmt == "svg":
             _export_svg(widget, path)
         elif not _picture(widget).save(str(path), "PNG"):
@@ -146,7 +140,6 @@ def export_steps(state, widget: QWidget, folder: str | Path, size=None, gif: boo
         raise ExportError(f"cannot create {folder}: {exc.strerror or exc}") from None
     last = n - 1 if last is None else min(last, n - 1)
     keep = state.step
-    size = _check_size(size)
     frames: list[Path] = []
     images: list[QImage] = []
     with laid_out_at(widget, size):

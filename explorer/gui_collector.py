@@ -7,6 +7,7 @@ import gc
 
 from PySide6.QtCore import QObject, QTimer
 
+INTERVAL_MS = 100  # how often the GUI thread checks
 MIN_GROWTH = 20_000  # objects the oldest generation gains before a full pass (~20–40 ms to walk)
 UNFREEZE_EVERY = 10  # every this-many full passes, the frozen heap is walked too (its dead cycles freed)
 
@@ -14,15 +15,13 @@ UNFREEZE_EVERY = 10  # every this-many full passes, the frozen heap is walked to
 class GuiCollector(QObject):
     """Collects on a timer of the GUI thread; `check()` is one pass, `full_passes` counts full ones."""
 
-    def __init__(self, interval_ms: int = 100, parent: QObject | None = None):
-        super().__init__(parent)
+    def __init__(self):
+        super().__init__()
         self.thresholds = gc.get_threshold()
         gc.disable()
         self.full_passes = 0
         self.old_objects = len(gc.get_objects(generation=2))  # its size after the last full pass
-        self.timer = QTimer(self)
-        self.timer.setInterval(interval_ms)
-        self.timer.timeout.connect(self.check)
+        self.timer = QTimer(self, interval=INTERVAL_MS, timeout=self.check)
         self.timer.start()
 
     def check(self) -> None:

@@ -63,10 +63,7 @@ def _screenshot(args) -> int:
             from explorer.presentation import apply_theme
             window.lecture.presentation.leave()  # (each re-styles every widget: ~1 s of a 10-s figure)
             apply_theme(app, "light")
-        for name in ("training", "leak", "induction"):
-            if window.panels.built(name) is not None:  # (a panel never shown was never built)
-                window.panels[name].shutdown()
-        close_window(app, window)
+        close_window(app, window)  # (it stops its panels' work)
 
 
 def _render(app, window, bundle, args, out) -> int:
@@ -84,9 +81,7 @@ def _render(app, window, bundle, args, out) -> int:
         raise HeadlessError(problem)
     if args.scene and errors:  # (the file was checked by _screenshot before the window was built)
         raise HeadlessError(f"scene {args.scene}: {errors[-1]}")
-    front = args.panel
-    if args.scene and window.lecture.deck.tour is not None:  # the scene's panel is the one in front
-        front = window.lecture.deck.tour.scenes[window.lecture.deck.index].panel or front
+    front = window.current_panel  # --panel's, presenting's or the scene's
     visible = [panel for name in window.docks if (panel := window.panels.built(name)) is not None and panel.isVisible()]
     for panel in dict.fromkeys(filter(None, (window.panels.get(front), *visible))):  # (`get` builds the front one)
         # panels with work of their own (compare, attribution) finish it first

@@ -21,7 +21,7 @@ from explorer import export, style
 from explorer.caption_label import CaptionLabel
 from explorer.export import ExportDialog
 from explorer.panels.layouts import row
-from explorer.presentation import THEME_KEY, THEMES, PresentationMode, apply_theme, read_theme
+from explorer.presentation import FRONT_PANEL, THEME_KEY, THEMES, PresentationMode, apply_theme, read_theme
 from explorer.scenes import SceneDeck, capture
 from model.io.assets import asset_path
 from model.io.metrics_csv import MetricsCsvError, write_training_csv
@@ -113,7 +113,8 @@ class LectureTools(QObject):
         self.leave_action.setIconText("Leave")
         self.leave_action.setToolTip("Leave presentation mode (Esc or F11)")
         self.strip = QWidget(objectName="presenter_strip", visible=False)
-        row(self._tool(self.leave_action, name="presenter_leave"), parent=self.strip, margins=0).setSpacing(6)
+        row(self.presentation.switcher, self._tool(self.leave_action, name="presenter_leave"), parent=self.strip,
+            margins=0).setSpacing(6)
         self.tour_offer = self._tool(self.default_tour_action, "Start the tour ▶", "presenter_start_tour")
         self.tour_offer.setToolTip("Start the paper tour (PageDown)")  # (on Figure 1's row)
         self.tour_offer.hide()
@@ -138,7 +139,7 @@ class LectureTools(QObject):
         self.caption_bar.setVisible(touring)
         on = self.presentation.active and not touring
         panel = self.window.panels.built("architecture") if on else None
-        if panel is not None and hasattr(panel, "add_to_row") and self.tour_offer.parentWidget() is None:
+        if panel is not None and self.tour_offer.parentWidget() is None:
             panel.add_to_row(self.tour_offer)
         self.tour_offer.setVisible(on and self.tour_offer.parentWidget() is not None)
 
@@ -195,11 +196,11 @@ class LectureTools(QObject):
         if path:
             self.save_scene(path, name.strip())
 
-    def _export(self, panel: str, missing: str, write, said):
+    def _export(self, panel: str, write, said):
         """Bring `panel` forward and run `write(panel)`; its result, or None with the reason said."""
         built = self.window.panels.get(panel)
         if built is None:
-            self.state.inform(missing, "error")
+            self.state.inform(f"No panel named {panel!r}.", "error")
             return None
         try:
             self.window.focus_panel(panel)
@@ -211,12 +212,12 @@ class LectureTools(QObject):
         return out
 
     def export_panel(self, name: str, path: str | Path, size=None, fmt: str | None = None) -> Path | None:
-        return self._export(name, f"No panel named {name!r}.", lambda panel: export.export_panel(panel, path, size, fmt),
+        return self._export(name, lambda panel: export.export_panel(panel, path, size, fmt),
                             lambda out: f"Exported {self.window.docks[name].full_title} to {out}.")
 
     def _export_dialog(self) -> None:
         dialog = ExportDialog(self.window)
-        dialog.panel.setCurrentIndex(max(dialog.panel.findData(self.presentation.front_panel()), 0))
+        dialog.panel.setCurrentIndex(max(dialog.panel.findData(self.window.current_panel), 0))
         if dialog.exec() == QDialog.Accepted:
             self.export_panel(*dialog.choice())
 
@@ -224,12 +225,10 @@ class LectureTools(QObject):
         def said(out) -> str:
             note = f" and {out['gif'].name}" if out["gif"] else " (install Pillow for an animated GIF)"
             return f"Wrote {len(out['frames'])} frames to {folder}{note}."
-        return self._export("step", "There is no forward-pass panel to export.",
-                            lambda panel: export.export_steps(self.state, panel, folder, size, gif=gif), said)
+        return self._export("step", lambda panel: export.export_steps(self.state, panel, folder, size, gif=gif), said)
 
     def export_csv(self, path: str | Path) -> int:
-        n = self._export("training", "There is no training panel to export.",
-                         lambda panel: write_training_csv(panel.curves, path),
+        n = self._export("training", lambda panel: write_training_csv(panel.curves, path),
                          lambda n: f"Wrote {n} rows of training metrics to {path}.")
         return n or 0
 
@@ -246,14 +245,11 @@ class LectureTools(QObject):
         self.scene_label.setToolTip(scene.name)
         self.caption.setText(scene.caption or scene.name)
         self._place_tour_controls()
-        self.caption_bar.setVisible(True)
 
     def _on_tour_closed(self) -> None:
-        """No tour: its row goes, the layout is whole again (presenting: the front panel alone)."""
+        """No tour: its row goes and a whole layout comes back: every dock, Figure 1 in front
+        (presenting: Figure 1 alone, as presenting opens, with the tour offered)."""
         self.scene_label.setText("")
         self.caption.setText("")
+        self.window.show_panels([FRONT_PANEL], others=True)  # (presenting: it alone)
         self._place_tour_controls()
-        if self.presentation.active:
-            self.presentation.show_only([self.presentation.front_panel()])
-        else:
-            self.window.show_every_dock()

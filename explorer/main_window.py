@@ -61,7 +61,8 @@ class MainWindow(QMainWindow):
         toolbar.addWidget(self.input_bar)
         self.addToolBar(Qt.TopToolBarArea, toolbar)
 
-        self.current_panel: str | None = None  # the panel last brought forward (focus_panel)
+        self.current_panel = "step"  # the panel last brought forward (its tab chosen, show_panels)
+        self.tabifiedDockWidgetActivated.connect(self._on_tab_chosen)
         self.screen_class = ScreenClass.PROJECTOR  # the class every panel's layout is declared for now
         self._closing = False
         self._panel_classes = {cls.panel_name: cls for cls in panel_classes()}
@@ -121,6 +122,9 @@ class MainWindow(QMainWindow):
         else:
             self.panels[name]
 
+    def _on_tab_chosen(self, dock: QDockWidget) -> None:
+        self.current_panel = dock.objectName().removeprefix("dock_")
+
     def _dock_wants_panel(self, name: str) -> bool:
         return not self._closing and self.docks[name].isVisible() and self.panels.built(name) is None
 
@@ -177,17 +181,28 @@ class MainWindow(QMainWindow):
 
     def focus_panel(self, name: str) -> QDockWidget:
         """Bring a panel's dock to the front with most of the room; presenting, the one panel shown."""
-        dock = self.docks[name]
-        self.current_panel = name
-        if self.lecture.presentation.active:
-            self.lecture.presentation.show_only([name])
-            self._tidy_tab_bars_later()
-            return dock
-        dock.show()
-        dock.raise_()
-        self._size_docks(focus=name)
+        self.show_panels([name])
+        return self.docks[name]
+
+    def show_panels(self, names: list[str], others: bool | None = None) -> None:
+        """`names` in front; every other dock shown (`others` True), hidden (False) or left as it is
+        (None). Presenting: `names` (else the panel in front) alone. Docks are hidden before any
+        is shown: none is shown only to be hidden again (it would draw for nobody)."""
+        presenting = self.lecture.presentation.active
+        if presenting:
+            names, others = names or [self.current_panel], False
+        for name, dock in self.docks.items():
+            if name not in names and others is not None and others != dock.toggleViewAction().isChecked():
+                dock.setVisible(others)
+        for name in names:
+            self.docks[name].show()
+            self.docks[name].raise_()
+        self.current_panel = names[-1] if names else self.current_panel
+        if presenting:
+            self.lecture.presentation.now_showing(names)
+        else:
+            self._size_docks(focus=self.current_panel)
         self._tidy_tab_bars_later()
-        return dock
 
     def own_model(self, names: list[str]) -> tuple[str, str] | None:
         """(short, whole) description of the model the labs `names` train (their `config_class`), else None."""
@@ -218,7 +233,7 @@ class MainWindow(QMainWindow):
             return
         self._columns_state = self.saveState(LAYOUT_VERSION)
         docks = [d for d in self.docks.values() if not d.isFloating()]
-        front = self.docks.get(self.current_panel) or next((d for d in docks if not d.visibleRegion().isEmpty()), None)
+        front = self.docks[self.current_panel]
         closed = [d for d in docks if not d.toggleViewAction().isChecked()]
         area = self.dockWidgetArea(docks[0])
         for dock in docks:  # taken out first: one raised at once would otherwise stay behind
@@ -229,16 +244,7 @@ class MainWindow(QMainWindow):
                 self.tabifyDockWidget(docks[0], dock)
             dock.setVisible(dock not in closed)
         self.layout().activate()  # the new tab bar made now, so a dock raised next comes to the front
-        if front is not None:
-            front.raise_()
-        self._tidy_tab_bars_later()
-
-    def show_every_dock(self) -> None:
-        """Every dock shown (tab groups keep their front tab), the columns shared."""
-        for dock in self.docks.values():
-            if not dock.toggleViewAction().isChecked():  # closed (a tabbed dock behind its front is not)
-                dock.show()
-        self._size_docks(focus=self.current_panel)
+        front.raise_()
         self._tidy_tab_bars_later()
 
     def reset_layout(self) -> None:
@@ -307,6 +313,9 @@ class MainWindow(QMainWindow):
         self._closing = True  # docks hidden while closing build no panel
         if self.persist:
             self.save_layout()
+        for panel in filter(None, map(self.panels.built, self.panels)):
+            if hasattr(panel, "shutdown"):
+                panel.shutdown()  # (a docked panel gets no close event of its own)
         self.runner.shutdown(10000)  # never leave a worker running against a dying window
         super().closeEvent(event)
 

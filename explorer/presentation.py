@@ -5,19 +5,18 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, QSettings, QSignalBlocker, Qt, QTimer, Signal
-from PySide6.QtWidgets import QApplication, QComboBox, QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 from shiboken6 import isValid
 
 from explorer import style, theme
 from explorer.drawing import plot_style
 from explorer.drawing.plot_style import SCALE_PROPERTY, restyle_view
 from explorer.eliding_combo import ElidingComboBox
-from explorer.panel_dock import LEFT_PANELS
 
 SCALE_KEY = "presentation/scale"
 THEME_KEY = "appearance/theme"
 SWITCHER_CHARS = 12  # the panel chooser's width in characters: "Architecture" whole
-FRONT_PANEL = "architecture"  # presenting opens on Figure 1, with the tour offered
+FRONT_PANEL = "architecture"  # presenting opens, and Exit tour returns, on Figure 1 with the tour offered
 DEFAULT_SCALE = 1.5  # 12 pt → 18 pt: legible from the back of a large room
 THEMES = theme.PALETTES
 applied_scale = style.scale  # the scale in use (panels read it here)
@@ -119,11 +118,11 @@ class PresentationMode(QObject):
 
     toggled = Signal(bool)
 
-    def __init__(self, window, settings: QSettings | None = None):
+    def __init__(self, window):
         super().__init__(window)
         self.window = window
         _windows.append(window)
-        self.settings = settings if settings is not None else window.settings
+        self.settings = window.settings
         self.session = window.state.session  # theme and scale are the session's; the application follows
         window.state.scaleChanged.connect(self._on_scale)
         self.active = False
@@ -132,7 +131,12 @@ class PresentationMode(QObject):
         self._hidden: list[QWidget] = []
         self._dock_state = None  # the window's dock layout before presenting, restored on leave
         self.shown: list[str] = []  # the panels on screen while presenting
-        self.switcher: QComboBox | None = None
+        self.switcher = ElidingComboBox(objectName="presentation_panel_chooser", minimumContentsLength=SWITCHER_CHARS,
+                                        toolTip="The panel shown while presenting")  # longer names elide
+        for i, (name, dock) in enumerate(window.docks.items()):  # the tab's short name, the whole on hover
+            self.switcher.addItem(dock.windowTitle(), name)
+            self.switcher.setItemData(i, dock.full_title, Qt.ItemDataRole.ToolTipRole)
+        self.switcher.activated.connect(lambda i: window.focus_panel(self.switcher.itemData(i)))
 
     @property
     def scale(self) -> float:
@@ -165,8 +169,9 @@ class PresentationMode(QObject):
         self._was_maximized = self.window.isMaximized()
         self._geometry = self.window.geometry()  # the window's own rectangle, given back exactly
         self._dock_state = self.window.saveState()
-        self._show_switcher(True)
-        self.show_only([panel or (FRONT_PANEL if self.window.lecture.deck.tour is None else self.front_panel())])
+        for dock in self.window.docks.values():
+            dock.setTitleBarWidget(QWidget(dock))  # no title row: the chooser names the panel
+        self.window.show_panels([panel or (FRONT_PANEL if self.window.lecture.deck.tour is None else self.window.current_panel)])
         if full_screen:
             self.window.showFullScreen()
             QTimer.singleShot(300, self.window, self._cover_screen)  # cancelled if the window dies first
@@ -182,63 +187,28 @@ class PresentationMode(QObject):
             w.show()
         self._hidden = []
         self.window.toast.set_active(False)
-        self._show_switcher(False)
         self.window.input_bar.show_own_model(None)
         if self.window.isFullScreen():
             self.window.showMaximized() if self._was_maximized else self.window.showNormal()
         if not self._was_maximized and self._geometry is not None:
             self.window.setGeometry(self._geometry)
         for dock in self.window.docks.values():  # the dock layout from before, every dock shown
-            old = dock.titleBarWidget()
-            if old is not None:
-                dock.setTitleBarWidget(None)
-                old.deleteLater()
+            dock.titleBarWidget().deleteLater()
+            dock.setTitleBarWidget(None)
         self.window.restoreState(self._dock_state)
         self.shown = []
-        self.window.show_every_dock()
+        self.window.show_panels([], others=True)
         self.toggled.emit(False)
 
-    def front_panel(self) -> str:
-        """The panel with the keyboard focus, else the last brought forward, else the first
-        visible on the right (the detail), else any."""
-        focus = QApplication.focusWidget()
-        seen = [n for n, d in self.window.docks.items() if d.isVisible() and not d.visibleRegion().isEmpty()]
-        focused = [n for n in seen if focus is not None and self.window.docks[n].isAncestorOf(focus)]
-        last = [self.window.current_panel] if self.window.current_panel in seen else []
-        right = [n for n in seen if n not in LEFT_PANELS]
-        return (focused or last or right or seen or list(self.window.docks))[0]
-
-    def show_only(self, names: list[str]) -> None:
-        """While presenting: these panels' docks (one, or a pair side by side) and no other."""
-        docks = self.window.docks
-        names = [n for n in names if n in docks] or [self.front_panel()]
+    def now_showing(self, names: list[str]) -> None:
+        """The panels the window shows alone (a scene's pair side by side, the detail wider): named
+        in the chooser; a lab's own model in the input bar."""
         self.shown = names
-        for name, dock in docks.items():
-            if name not in names:
-                dock.hide()
-        for name in names:
-            dock = docks[name]
-            if dock.titleBarWidget() is None:
-                dock.setTitleBarWidget(QWidget(dock))  # no title row: the chooser names the panel
-            dock.show()
-            dock.raise_()
-        if len(names) == 2:  # a scene's pair: side by side, the detail wider
-            self.window.share_width(docks[names[0]], docks[names[1]], 0.42)
+        if len(names) == 2:
+            self.window.share_width(*(self.window.docks[name] for name in names), 0.42)
         self.window.input_bar.show_own_model(self.window.own_model(names))
-        if self.switcher is not None:
-            with QSignalBlocker(self.switcher):
-                self.switcher.setCurrentIndex(max(self.switcher.findData(names[-1]), 0))
-
-    def _show_switcher(self, on: bool) -> None:
-        if self.switcher is None:
-            self.switcher = ElidingComboBox(objectName="presentation_panel_chooser", minimumContentsLength=SWITCHER_CHARS,
-                                            toolTip="The panel shown while presenting")  # longer names elide
-            for i, (name, dock) in enumerate(self.window.docks.items()):  # the tab's short name, the whole on hover
-                self.switcher.addItem(dock.windowTitle(), name)
-                self.switcher.setItemData(i, dock.full_title, Qt.ItemDataRole.ToolTipRole)
-            self.switcher.activated.connect(lambda i: self.window.focus_panel(self.switcher.itemData(i)))
-            self.window.lecture.strip.layout().insertWidget(0, self.switcher)
-        self.switcher.setVisible(on)
+        with QSignalBlocker(self.switcher):
+            self.switcher.setCurrentIndex(max(self.switcher.findData(names[-1]), 0))
 
     def _cover_screen(self) -> None:
         """Without a window manager full screen is only a hint: cover the screen anyway."""

@@ -21,7 +21,7 @@ def capture(window, name: str, caption: str = "") -> scene_format.Scene:
     presentation = window.lecture.presentation
     pair = list(presentation.shown) if presentation.active and len(presentation.shown) == 2 else None
     return scene_format.Scene(name=name, caption=caption, checkpoint=checkpoint, task=task, layout=layout,
-                              panel=presentation.front_panel(), panels=pair,
+                              panel=window.current_panel, panels=pair,
                               **state.session.to_scene_dict() | {"step": step})
 
 
@@ -31,13 +31,12 @@ class SceneDeck(QObject):
     sceneShown = Signal(int, object)  # index, Scene (the lecture tools show its caption)
     closed = Signal()  # the tour was exited
 
-    def __init__(self, window, parent=None):
-        super().__init__(parent or window)
+    def __init__(self, window):
+        super().__init__(window)
         self.window = window
         self.tour: scene_format.Tour | None = None
         self.index = -1
         self._pending: scene_format.Scene | None = None
-        self._solo_hidden: list = []  # docks a solo scene hid, shown again by the next scene
         self._started = None  # the panel whose live run a scene started, paused when the tour moves on
         from explorer.presentation import restyle_plots
         self._restyle = QTimer(self, singleShot=True, interval=150)  # a child: dies with the window
@@ -64,25 +63,8 @@ class SceneDeck(QObject):
     def close(self) -> None:
         """Exit the tour; the panels keep what they show (a run the scene started goes on)."""
         self._started = None
-        self._show_solo_hidden()
         self.tour, self.index, self._pending = None, -1, None
         self.closed.emit()
-
-    def _show_solo_hidden(self) -> None:
-        for dock in self._solo_hidden:
-            dock.show()
-        self._solo_hidden = []
-
-    def _show_only(self, wanted: list[str]) -> None:
-        """Hide every dock but `wanted`, then show those an earlier solo scene hid that are wanted now:
-        no dock is shown for a moment only to be hidden again (each would draw what nobody sees)."""
-        hide = [d for n, d in self.window.docks.items() if n not in wanted and (d.isVisible() or d in self._solo_hidden)]
-        for dock in hide:
-            dock.hide()
-        for dock in self._solo_hidden:
-            if dock not in hide:
-                dock.show()
-        self._solo_hidden = hide
 
     def go(self, index: int) -> bool:
         if self.tour is None or not self.tour.scenes:
@@ -120,29 +102,18 @@ class SceneDeck(QObject):
         if missing:
             state.inform(f"Scene {scene.name!r}: no panel named {', '.join(map(repr, missing))}.", "warning")
         wanted = [n for n in wanted if n in window.docks]
-        if scene.solo and wanted:
-            self._show_only(wanted)
-        else:
-            self._show_solo_hidden()
-        if len(wanted) == 2 and window.lecture.presentation.active:
-            window.lecture.presentation.show_only(wanted)  # the pair fills the screen, side by side
-        elif wanted:
-            if wanted[-1] not in LEFT_PANELS and not scene.solo and not scene.layout and len(wanted) == 1:
-                window.docks["architecture"].raise_()  # the map of the model beside the detail
-            for name in wanted:
-                window.focus_panel(name)
+        if len(wanted) == 1 and wanted[0] not in LEFT_PANELS and not scene.solo and not scene.layout:
+            window.docks["architecture"].raise_()  # the map of the model beside the detail
+        others = False if scene.solo and wanted else (None if scene.layout else True)
+        window.show_panels(wanted, others)  # a solo scene's alone; else its layout's docks, or every dock
         with runner.holding():  # one compute for the whole scene, after its model and text are set
             state.session.show_model(None)  # a training run shown is not part of any scene
             training = window.panels.built("training")
             if training is not None:
                 training.keep_to_itself()
-            try:  # every view field: the scene's value or the default, never what was clicked before
-                state.session.reset_view_state(scene.views, scene.decoding, scene.causal_mask, scene.compare,
-                                               scene.interventions, scene.chat)
-            except ValueError as exc:
-                state.inform(f"Scene {scene.name!r}: {exc}", "warning")
-                state.session.reset_view_state(scene.views, None, scene.causal_mask, scene.compare,
-                                               scene.interventions, scene.chat)
+            # every view field: the scene's value or the default, never what was clicked before
+            state.session.reset_view_state(scene.views, scene.decoding, scene.causal_mask, scene.compare,
+                                           scene.interventions, scene.chat)
         self._pending = scene
         self.sceneShown.emit(self.index, scene)
         text = scene.input if scene.input is not None else state.source_text
@@ -184,12 +155,11 @@ class SceneDeck(QObject):
         a = scene.attention if scene.attention and scene.attention["kind"] in kinds else None
         if kinds:
             kind = a["kind"] if a else kinds[0]
-            layers, heads = max(state.n_layers(kind), 1), state.bundle.config.n_heads
             layer, head = (a or {}).get("layer", 0), (a or {}).get("head", 0)
-            if layer >= layers or head >= heads:  # shown as the nearest head the model has, and said
-                state.inform(f"Scene {scene.name!r}: this model has no {kind} layer {layer + 1} head {head + 1} "
-                             f"({layers} layers of {heads} heads); showing the nearest.", "warning")
-            state.select_attention(kind, min(layer, layers - 1), min(head, heads - 1))
+            state.select_attention(kind, layer, head)  # (the nearest head the model has)
+            if (state.layer, state.head) != (layer, head):
+                state.inform(f"Scene {scene.name!r}: this model has no {kind} layer {layer + 1} head {head + 1}; "
+                             f"showing layer {state.layer + 1} head {state.head + 1}.", "warning")
         if state.result is not None:
             if scene.step and not state.select_step_named(scene.step):
                 state.inform(f"Scene {scene.name!r}: this model has no step {scene.step!r}.", "warning")

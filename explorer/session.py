@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 from psygnal import Signal, SignalGroup
 
-from model.interpret.decode_run import STRATEGIES, DecodeSettings
+from model.interpret.decode_run import DecodeSettings
 from model.interpret.interventions import OPERATIONS, format_heads, heads_that_fit, parse_heads
 from model.nn.kinds import ATTENTION_KINDS as RECORDED_ATTENTION
 
@@ -151,10 +151,7 @@ class Session:
             self.set_decoding(decoding)
 
     def set_decoding(self, settings: DecodeSettings | None = None, **changes) -> None:
-        settings = replace(settings or self.decoding, **changes)
-        if settings.strategy not in STRATEGIES:
-            raise ValueError(f"unknown decoding strategy {settings.strategy!r}; use one of {', '.join(STRATEGIES)}")
-        self._set("decoding", settings)
+        self._set("decoding", replace(settings or self.decoding, **changes))  # (DecodeSettings checks itself)
 
     def set_causal_mask(self, on: bool) -> None:
         self._set("causal_mask", bool(on))

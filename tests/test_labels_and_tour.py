@@ -174,7 +174,7 @@ def test_presenting_a_lab_names_its_own_model_not_the_sessions(window, qtbot):
         assert not bar.own_model.isHidden() and "layer" in bar.own_model.text()
         assert all(w.isHidden() for w in (bar.model_combo, bar.source, bar.target, bar.echo, bar.status))
         assert window.panels["leak"].lab_model.isHidden()  # the lab's own row does not say it again
-        presentation.show_only(["attention"])  # a panel of the session's model: its name back
+        window.focus_panel("attention")  # a panel of the session's model: its name back
         settle(qtbot)
         assert bar.own_model.isHidden() and not bar.model_combo.isHidden() and not bar.status.isHidden()
     finally:

@@ -132,7 +132,7 @@ def test_the_presentation_flag_starts_on_figure_one_with_the_tour_offered(window
 def test_every_way_out_gives_back_a_whole_layout(window, qtbot, way_out):
     """A tour's solo scene and presentation's one-panel view hide docks; Exit tour (not
     presenting), Esc and F11 show every dock again, none squeezed below its least size; Exit tour
-    while presenting leaves the front panel alone and whole, no neighbour as a strip."""
+    while presenting shows Figure 1 alone and whole, no neighbour as a strip."""
     lecture = window.lecture
     lecture.deck.open(TOUR_PATH)
     _settle(qtbot)
@@ -147,7 +147,7 @@ def test_every_way_out_gives_back_a_whole_layout(window, qtbot, way_out):
         lecture.exit_tour_action.trigger()
         _settle(qtbot)
         shown = [d for d in window.docks.values() if d.isVisible()]
-        assert len(shown) == 1 and shown[0].width() >= 0.9 * window.width()  # the front panel fills the window
+        assert shown == [window.docks["architecture"]] and shown[0].width() >= 0.9 * window.width()
         least = shown[0].minimumSizeHint()
         assert shown[0].width() >= least.width() and shown[0].height() >= least.height()
         lecture.presentation.leave()
@@ -158,6 +158,44 @@ def test_every_way_out_gives_back_a_whole_layout(window, qtbot, way_out):
     _settle(qtbot)
     assert not lecture.presentation.active
     assert not _whole_layout(window), _whole_layout(window)
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)])
+def test_exit_tour_while_presenting_returns_to_figure_one_whole(window, qtbot, tmp_path, size):
+    """Exit tour from any scene, whichever panel was clicked last, gives the room what presenting
+    opens on: Figure 1 alone with the tour offered, every text whole and inside the window; no
+    other dock is shown on the way (it would draw for nobody)."""
+    from PySide6.QtCore import QEvent, QObject
+
+    from layout_checks import panel_problems, settle_until_still
+
+    class Shows(QObject):
+        def eventFilter(self, watched, event):  # noqa: N802 - Qt's name
+            if event.type() == QEvent.Type.Show:
+                shown.append(watched.objectName())
+            return False
+
+    from model.io.scenes import Scene, Tour, save_tour
+    lecture = window.lecture
+    lecture.presentation.enter(full_screen=False)
+    window.resize(*size)
+    save_tour(Tour([Scene(name, task="reverse", panel=name, solo=True) for name in ("architecture", "heads")]),
+              tmp_path / "tour.json")
+    assert lecture.deck.open(tmp_path / "tour.json") and lecture.deck.next()
+    _settle(qtbot)
+    QTest.mouseClick(window.panels["heads"].reset_button, Qt.LeftButton)  # the lecturer clicked in the scene's panel
+    assert window.docks["heads"].isAncestorOf(QApplication.focusWidget())
+    shown, counter = [], Shows()
+    for dock in window.docks.values():
+        dock.installEventFilter(counter)
+    lecture.exit_tour_action.trigger()
+    assert settle_until_still(qtbot, window)
+    assert [n for n, d in window.docks.items() if d.isVisible()] == ["architecture"]
+    assert shown == ["dock_architecture"], shown
+    assert lecture.tour_offer.isVisible() and not lecture.caption_bar.isVisible()
+    parts = (window.panels["architecture"], window.input_bar, lecture.strip)
+    problems = [p for part in parts for p in panel_problems(part, window)]
+    assert not problems and window.size().toTuple() == size, problems
 
 
 def test_a_panel_is_told_when_the_window_crosses_into_another_class(window, qtbot):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QWidget
 
 from explorer.latest_job import LatestJob
@@ -53,9 +52,6 @@ class Panel(QWidget):
         self.job.done.connect(done)
         if failed is not None:
             self.job.failed.connect(failed)
-        app = QCoreApplication.instance()
-        if app is not None:
-            app.aboutToQuit.connect(self.shutdown)
         return self.job
 
     def tell_failure(self, message: str) -> None:

@@ -11,9 +11,8 @@ from explorer.latest_job import LatestJob
 
 
 class JobBar(QProgressBar):
-    def __init__(self, job: LatestJob, say: Callable[[str], None] | None = None, button: QWidget | None = None,
-                 parent=None):
-        super().__init__(parent, textVisible=False, maximum=1, visible=False)
+    def __init__(self, job: LatestJob, say: Callable[[str], None] | None = None, button: QWidget | None = None):
+        super().__init__(textVisible=False, maximum=1, visible=False)
         self.say, self.button = say, button
         job.busy.connect(self.on_busy)
         job.progress.connect(self.on_report)  # (bound methods: queued from a worker thread, dropped with the bar)
