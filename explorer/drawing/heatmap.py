@@ -76,7 +76,7 @@ class Heatmap(QWidget):
         for item in (self.hatch, self.image, self.cell_text):
             self.plot.addItem(item)
         self.overlays: list[QGraphicsItem] = []
-        self.axis_names = ("", "")  # (`set_axis_names`)
+        self.axis_titles = self.axis_names = ("", "")  # the whole names given, the names shown (`set_axis_names`)
         self.edges = self.overlay(QGraphicsRectItem(), "map_edge", 1, 2)  # an edge on either canvas
         self.selection = self.overlay(QGraphicsRectItem(), "selected", 3, 5)
         self.selection.hide()
@@ -127,8 +127,8 @@ class Heatmap(QWidget):
 
     def recolour(self, *_) -> None:
         """The overlays and the axis names (their colour is in their HTML) in the current theme."""
-        if any(self.axis_names):
-            self.set_axis_names(*self.axis_names)
+        if any(self.axis_titles):
+            self.set_axis_names(*self.axis_titles)
         for item in self.overlays:
             pen = item.pen()
             pen.setColor(style.colour(item.data(0)))
@@ -176,10 +176,27 @@ class Heatmap(QWidget):
         self._show_count()
 
     def set_axis_names(self, rows: str, cols: str) -> None:
-        """Short names beside and under the labels ("query", "key"); "" for none."""
-        self.axis_names = (rows, cols)
-        for axis, text in ((self.rows_axis, rows), (self.cols_axis, cols)):
-            axis.setLabel(text or None, color=style.current().text, **{"font-size": style.css_pt(style.SMALL_POINT_SIZE)})
+        """Names beside and under the labels ("query", "key"); "" for none. Each is shown whole where
+        it fits along its axis, else by its first words ("query" of "query (tokens: …)") with the
+        whole name in the axis' tooltip (`_name_axes`, again at each resize)."""
+        self.axis_titles = (rows, cols)
+        self._name_axes(again=True)
+
+    def _name_axes(self, again: bool = False) -> None:
+        font = self.rows_axis.label.font()
+        font.setPointSizeF(float(style.css_pt().removesuffix("pt")))  # the size the names are written at
+        metrics, margin = QFontMetricsF(font), 2 * self.rows_axis.label.document().documentMargin()
+        names = []
+        for axis, title, length in ((self.rows_axis, self.axis_titles[0], self.plot.vb.height()),
+                                    (self.cols_axis, self.axis_titles[1], self.plot.vb.width())):
+            fits = metrics.horizontalAdvance(title) + margin <= length
+            names.append(title if fits else title.split(" (")[0])
+            axis.setToolTip("" if fits else title)
+        if not again and tuple(names) == self.axis_names:
+            return
+        self.axis_names = tuple(names)
+        for axis, text in zip((self.rows_axis, self.cols_axis), names):
+            axis.setLabel(text or None, color=style.current().text, **{"font-size": style.css_pt()})
             axis.showLabel(bool(text))
         self._square()
 
@@ -199,6 +216,7 @@ class Heatmap(QWidget):
         self.user_view = True
 
     def _on_view_resized(self, *_) -> None:
+        self._name_axes()
         if not self.user_view and self.texts and not self.square:
             self._fit_view()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPointF, QSignalBlocker, QSize, Qt
-from PySide6.QtGui import QFontMetricsF, QKeySequence, QShortcut, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QKeySequence, QShortcut, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
     QCompleter,
@@ -56,8 +56,6 @@ class TensorView(Heatmap):
         self.bar.axis.setWidth(None)  # the width its labels need: "−0.2" as whole as "0.2"
         self.is_bool = False
         self.row_axis = self.col_axis = ""
-        self.axis_titles = ("", "")  # the step's whole axis titles (`fit_axis_titles` may shorten them)
-        self.plot.vb.sigResized.connect(self.fit_axis_titles)
         self.colormap_name = style.SEQUENTIAL
         self.describe = self.readout_at
 
@@ -74,8 +72,7 @@ class TensorView(Heatmap):
         self.set_levels(levels)
         self.bar.getAxis("right").setLabel(SCALE_RULE if kind == "probs" else "")
         self.square = row_axis in TOKEN_AXES and col_axis in TOKEN_AXES  # query × key: square cells
-        self.axis_titles = titles
-        self.fit_axis_titles()
+        self.set_axis_names(*titles)
         rows, cols = values.shape
         masked = values == 0 if self.is_bool else np.isneginf(values)  # blocked entries, −∞ scores
         self.set_data(values, [visible_text(t) for t in row_labels] if row_labels else [str(i) for i in range(rows)],
@@ -84,21 +81,6 @@ class TensorView(Heatmap):
         # tall enough for a few token rows' labels (a longer input strides them, and says so)
         few = min(rows, FEW_ROWS) if row_labels else 0
         self.canvas.setMinimumHeight(int(few * self.rows_axis.min_cell_px() + 110) if few else 60)
-
-    def fit_axis_titles(self, *_) -> None:
-        """Each axis titled whole where the title fits along it, else by its first words ("query"
-        of "query (tokens: …)"), the whole title in the axis' tooltip."""
-        font = self.rows_axis.label.font()
-        font.setPointSizeF(float(style.css_pt().removesuffix("pt")))  # the size `set_axis_names` writes
-        metrics, margin = QFontMetricsF(font), 2 * self.rows_axis.label.document().documentMargin()
-        names = []
-        for axis, title, length in ((self.rows_axis, self.axis_titles[0], self.plot.vb.height()),
-                                    (self.cols_axis, self.axis_titles[1], self.plot.vb.width())):
-            fits = metrics.horizontalAdvance(title) + margin <= length
-            names.append(title if fits else title.split(" (")[0])
-            axis.setToolTip("" if fits else title)
-        if tuple(names) != self.axis_names:
-            self.set_axis_names(*names)
 
     def readout_at(self, row: int, col: int) -> str:
         """A cell's hover line (the map calls it for cells inside it only)."""
